@@ -1,0 +1,83 @@
+/* lightmetal — device buffers.
+ *
+ * A buffer is a range of device memory split into pages. Interleaved buffers
+ * spread their pages round-robin over banks, as tt-metal does: page p lives in
+ * bank p % num_banks at bank-local address
+ *     address + (p / num_banks) * page_stride
+ * where page_stride is page_size rounded up to the memory's alignment. DRAM
+ * buffers use the DRAM banks; L1 buffers use one bank per worker core, in
+ * row-major core order (bank i is core (i % grid_x, i / grid_x)).
+ *
+ * Allocation is deterministic: the same sequence of calls on devices with the
+ * same options yields the same addresses, in every process. DRAM is allocated
+ * bottom-up, L1 top-down (circular buffers grow from the bottom of L1).
+ *
+ * Handles are values. Using a handle after lm_deallocate_buffer() (or after its
+ * device closed) fails with LM_ERR_INVALID_HANDLE instead of touching freed
+ * memory. Thread-safety: all functions may be called from any thread.
+ */
+#ifndef LIGHTMETAL_LM_BUFFER_H
+#define LIGHTMETAL_LM_BUFFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lm_buffer {
+    uint64_t id; /* 0 is never a valid buffer */
+} lm_buffer;
+
+typedef enum lm_buffer_type {
+    LM_BUFFER_TYPE_INVALID = 0,
+    LM_BUFFER_DRAM = 1,
+    LM_BUFFER_L1 = 2,
+} lm_buffer_type;
+
+typedef enum lm_buffer_layout {
+    LM_BUFFER_LAYOUT_INVALID = 0,
+    LM_BUFFER_INTERLEAVED = 1,
+} lm_buffer_layout;
+
+typedef struct lm_buffer_config {
+    lm_buffer_type type;     /* default LM_BUFFER_DRAM */
+    lm_buffer_layout layout; /* default LM_BUFFER_INTERLEAVED */
+    uint64_t size;           /* bytes; nonzero multiple of page_size */
+    uint64_t page_size;      /* bytes per page; nonzero */
+    bool at_address;         /* true: allocate exactly at `address` */
+    uint64_t address;        /* bank-local address when at_address is set */
+} lm_buffer_config;
+
+/* DRAM, interleaved, size and page size 0 (to be set), allocator-chosen address. */
+void lm_buffer_config_init(lm_buffer_config *cfg);
+
+/* Allocates a buffer. Errors: LM_ERR_INVALID_ARGUMENT (zero size or page size,
+ * size not a multiple of page_size, bad type or layout, a requested address
+ * that is misaligned or outside the bank), LM_ERR_OUT_OF_DEVICE_MEMORY (no free
+ * range large enough, or the requested range is taken), LM_ERR_INVALID_HANDLE
+ * (NULL device). */
+lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg,
+                           lm_buffer *out_buffer);
+
+/* Frees a buffer's device memory once no queued command still uses it (this
+ * waits for those commands). Deallocating twice is LM_ERR_INVALID_HANDLE. */
+lm_status lm_deallocate_buffer(lm_buffer buffer);
+
+/* The buffer's bank-local base address. */
+lm_status lm_buffer_address(lm_buffer buffer, uint64_t *out_address);
+
+/* The buffer's size in bytes. */
+lm_status lm_buffer_size(lm_buffer buffer, uint64_t *out_size);
+
+/* The configuration the buffer was created with (address filled in). */
+lm_status lm_buffer_get_config(lm_buffer buffer, lm_buffer_config *out_cfg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

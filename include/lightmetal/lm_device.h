@@ -1,0 +1,84 @@
+/* lightmetal — devices and command queues.
+ *
+ * A device is one simulated chip: a grid of worker cores, each with its own L1
+ * SRAM, plus DRAM banks, driven through command queues. Device memory is
+ * backed lazily: a default device with 12 GiB of DRAM costs almost no host
+ * memory until it is written.
+ *
+ * Thread-safety: a device and its queues may be used from several threads at
+ * once. lm_device_close() must not race with any other call on the device.
+ */
+#ifndef LIGHTMETAL_LM_DEVICE_H
+#define LIGHTMETAL_LM_DEVICE_H
+
+#include <stdint.h>
+
+#include "lightmetal/lm_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lm_device lm_device;
+typedef struct lm_command_queue lm_command_queue;
+
+/* Most command queues a device offers (tt-metal's devices offer two). */
+#define LM_MAX_COMMAND_QUEUES 2
+
+/* Geometry and behaviour of a simulated device. Start from
+ * lm_device_options_init(), then change what you need. */
+typedef struct lm_device_options {
+    uint32_t grid_x;             /* worker cores per row; default 8 */
+    uint32_t grid_y;             /* worker core rows; default 8 */
+    uint64_t l1_size;            /* L1 bytes per core; default 1,499,136 */
+    uint32_t dram_banks;         /* default 12 */
+    uint64_t dram_bank_size;     /* bytes per DRAM bank; default 1 GiB */
+    uint64_t trace_region_size;  /* bytes per DRAM bank kept for metal traces, at
+                                    the top of every bank; default 8 MiB */
+    uint32_t num_command_queues; /* 1..LM_MAX_COMMAND_QUEUES; default 2 */
+    uint32_t num_threads;        /* host threads simulating cores; 0 = online CPUs */
+} lm_device_options;
+
+/* Fills `opts` with the defaults above (a Wormhole-like chip). */
+void lm_device_options_init(lm_device_options *opts);
+
+/* Opens a simulated device. `opts` may be NULL for the defaults.
+ * Errors: LM_ERR_INVALID_ARGUMENT for out-of-range options (the message names
+ * the field and its limits), LM_ERR_OUT_OF_HOST_MEMORY when the host cannot
+ * reserve address space for the device memory. */
+lm_status lm_device_open(const lm_device_options *opts, lm_device **out_device);
+
+/* Waits for every queue to drain, then releases the device and every object
+ * made on it; handles to those objects become stale. A device error that no
+ * lm_finish() reported yet is returned here (the device is closed anyway).
+ * NULL is accepted and does nothing. */
+lm_status lm_device_close(lm_device *device);
+
+/* What a device is, as opened. Addresses are device addresses. */
+typedef struct lm_device_info {
+    uint32_t grid_x, grid_y;
+    uint64_t l1_size;
+    uint64_t l1_unreserved_base; /* first L1 byte free for buffers and CBs */
+    uint32_t l1_alignment;       /* L1 buffer address and page alignment */
+    uint32_t dram_banks;
+    uint64_t dram_bank_size;
+    uint64_t dram_unreserved_base; /* first bank-local DRAM byte free for buffers */
+    uint64_t trace_region_base;    /* bank-local start of the trace region */
+    uint64_t trace_region_size;
+    uint32_t dram_alignment;
+    uint32_t num_command_queues;
+    uint32_t num_threads;
+} lm_device_info;
+
+lm_status lm_device_get_info(const lm_device *device, lm_device_info *out_info);
+
+/* The device's command queue `cq_id` (0-based). Returns NULL when `device` is
+ * NULL or `cq_id` is out of range; lm_last_error() then says which. The queue
+ * lives as long as the device. */
+lm_command_queue *lm_device_command_queue(lm_device *device, uint32_t cq_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

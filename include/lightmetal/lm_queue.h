@@ -1,0 +1,48 @@
+/* lightmetal — command queues: moving data and running work on the device.
+ *
+ * Commands on one queue execute in order; commands on different queues may run
+ * concurrently. Each queue carries its commands to the device's dispatcher as
+ * a command stream, the same path program launches and metal traces take.
+ *
+ * Host memory lifetime: a blocking call is done with the host memory when it
+ * returns. A non-blocking call keeps using the host memory (`src` or `dst`)
+ * until the command completes, which is certain once lm_finish() on that
+ * queue returns: until then `src` must stay valid and unchanged, and `dst`
+ * must stay valid and must not be read. No copy of `src` is made.
+ *
+ * Device errors: when a command fails on the device (a kernel fault, say), the
+ * queue keeps the first error and skips the commands queued after it, until
+ * the error is reported, by the next lm_finish() or blocking call on that
+ * queue, with a message. The queue is then usable again.
+ *
+ * Thread-safety: any thread may enqueue on any queue; a queue keeps the order
+ * in which enqueue calls returned.
+ */
+#ifndef LIGHTMETAL_LM_QUEUE_H
+#define LIGHTMETAL_LM_QUEUE_H
+
+#include <stdbool.h>
+
+#include "lightmetal/lm_buffer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Copies buffer-size bytes from `src` into `buffer`, page by page. */
+lm_status lm_enqueue_write_buffer(lm_command_queue *cq, lm_buffer buffer, const void *src,
+                                  bool blocking);
+
+/* Copies the whole of `buffer` into `dst` (buffer-size bytes). */
+lm_status lm_enqueue_read_buffer(lm_command_queue *cq, lm_buffer buffer, void *dst,
+                                 bool blocking);
+
+/* Waits until every command enqueued on `cq` so far has completed; returns the
+ * first device error since the last report, if any. */
+lm_status lm_finish(lm_command_queue *cq);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

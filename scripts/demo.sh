@@ -1,0 +1,9 @@
+#!/bin/sh
+# The main job. Runs the project's demonstration programs in BUILD/bin/examples.
+set -eu
+build=${1:-build}
+for ex in "$build"/examples/*; do
+    [ -x "$ex" ] || continue
+    echo "== $(basename "$ex")"
+    "$ex"
+done

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Runs every benchmark binary in BUILD/bench, prints their `name: value` lines
+# and collects them into BUILD/bench.json.
+set -eu
+build=${1:-build}
+out="$build/bench.json"
+tmp="$build/bench.txt"
+: >"$tmp"
+status=0
+for b in "$build"/bench/*; do
+    [ -x "$b" ] || continue
+    if ! "$b" | tee -a "$tmp"; then
+        echo "bench: $(basename "$b") failed" >&2
+        status=1
+    fi
+done
+# name: value lines -> one JSON object; values are numbers or quoted strings.
+awk -F': ' 'BEGIN { printf "{" }
+    NF >= 2 && $1 ~ /^[a-z0-9_]+$/ {
+        v = substr($0, length($1) + 3)
+        if (v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) { gsub(/["\\]/, "\\\\&", v); v = "\"" v "\"" }
+        printf "%s\n  \"%s\": %s", (n++ ? "," : ""), $1, v
+    }
+    END { print "\n}" }' "$tmp" >"$out"
+echo "bench: wrote $out"
+exit $status

@@ -1,0 +1,68 @@
+/* Public buffer API: argument validation, then the runtime. */
+#include "base/error.h"
+#include "lightmetal/lm_buffer.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+
+void lm_buffer_config_init(lm_buffer_config *cfg) {
+    if (!cfg) return;
+    *cfg = (lm_buffer_config){.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
+}
+
+static lm_status validate_config(const lm_buffer_config *c) {
+    const char *fn = "lm_create_buffer";
+    if (c->type != LM_BUFFER_DRAM && c->type != LM_BUFFER_L1)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: type %d is not LM_BUFFER_DRAM or LM_BUFFER_L1",
+                       fn, (int)c->type);
+    if (c->layout != LM_BUFFER_INTERLEAVED)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: layout %d is not LM_BUFFER_INTERLEAVED", fn,
+                       (int)c->layout);
+    if (c->size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size is 0", fn);
+    if (c->page_size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: page_size is 0", fn);
+    if (c->size % c->page_size)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: size %llu is not a multiple of page_size %llu", fn,
+                       (unsigned long long)c->size, (unsigned long long)c->page_size);
+    return LM_OK;
+}
+
+lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg,
+                           lm_buffer *out_buffer) {
+    if (!device) return err_set(LM_ERR_INVALID_HANDLE, "lm_create_buffer: device is NULL");
+    if (!cfg) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: cfg is NULL");
+    if (!out_buffer) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: out_buffer is NULL");
+    lm_status st = validate_config(cfg);
+    if (st) return st;
+    st = rt_buffer_create(device, cfg, out_buffer);
+    return st ? err_prefix(st, "lm_create_buffer") : LM_OK;
+}
+
+lm_status lm_deallocate_buffer(lm_buffer buffer) {
+    lm_status st = rt_buffer_destroy(buffer);
+    return st ? err_prefix(st, "lm_deallocate_buffer") : LM_OK;
+}
+
+lm_status lm_buffer_get_config(lm_buffer buffer, lm_buffer_config *out_cfg) {
+    if (!out_cfg) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_buffer_get_config: out_cfg is NULL");
+    lm_status st = rt_buffer_describe(buffer, NULL, out_cfg);
+    return st ? err_prefix(st, "lm_buffer_get_config") : LM_OK;
+}
+
+lm_status lm_buffer_address(lm_buffer buffer, uint64_t *out_address) {
+    if (!out_address)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "lm_buffer_address: out_address is NULL");
+    lm_buffer_config cfg;
+    lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
+    if (st) return err_prefix(st, "lm_buffer_address");
+    *out_address = cfg.address;
+    return LM_OK;
+}
+
+lm_status lm_buffer_size(lm_buffer buffer, uint64_t *out_size) {
+    if (!out_size) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_buffer_size: out_size is NULL");
+    lm_buffer_config cfg;
+    lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
+    if (st) return err_prefix(st, "lm_buffer_size");
+    *out_size = cfg.size;
+    return LM_OK;
+}

@@ -1,0 +1,36 @@
+/* Thread-local error details behind lm_last_error().
+ *
+ * Convention: the function that detects a failure records the message once,
+ * with err_set(), and returns the status it got back; callers above pass the
+ * status through unchanged (they may add context with err_prefix()).
+ */
+#ifndef LM_BASE_ERROR_H
+#define LM_BASE_ERROR_H
+
+#include <stddef.h>
+
+#include "lightmetal/lm_status.h"
+
+#if defined(__GNUC__)
+#define ERR_PRINTF(fmt_idx, args_idx) __attribute__((format(printf, fmt_idx, args_idx)))
+#else
+#define ERR_PRINTF(fmt_idx, args_idx)
+#endif
+
+/* Longest detail message kept; longer ones are truncated with "...". */
+#define ERR_MESSAGE_MAX 1024
+
+/* Records a printf-style message for the calling thread; returns `status`. */
+lm_status err_set(lm_status status, const char *fmt, ...) ERR_PRINTF(2, 3);
+
+/* Prepends "<printf-style text>: " to the current message; returns `status`. */
+lm_status err_prefix(lm_status status, const char *fmt, ...) ERR_PRINTF(2, 3);
+
+/* Empties the calling thread's message. */
+void err_clear(void);
+
+/* Copies the calling thread's message into dst (always NUL-terminated). Used to
+ * carry a device-side failure over to the thread that will report it. */
+void err_copy(char *dst, size_t dst_size);
+
+#endif

@@ -1,0 +1,153 @@
+#include "runtime/buffer.h"
+
+#include <stdlib.h>
+
+#include "base/checked.h"
+#include "base/error.h"
+#include "base/handle.h"
+#include "runtime/device.h"
+
+enum { HANDLE_TYPE_BUFFER = 1 };
+
+/* One table for all devices: handles resolve without naming their device. */
+static handle_table buffer_handles = HANDLE_TABLE_INIT;
+
+static lm_status bad_handle(handle_check check) {
+    return err_set(LM_ERR_INVALID_HANDLE, "buffer handle %s", handle_check_string(check));
+}
+
+static void link_buffer(lm_device *dev, rt_buffer *b) {
+    b->next = dev->buffers;
+    if (dev->buffers) dev->buffers->prev = b;
+    dev->buffers = b;
+}
+
+static void unlink_buffer(lm_device *dev, rt_buffer *b) {
+    if (b->prev) b->prev->next = b->next;
+    else dev->buffers = b->next;
+    if (b->next) b->next->prev = b->prev;
+}
+
+lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffer *out_buffer) {
+    int dram = cfg->type == LM_BUFFER_DRAM;
+    uint64_t alignment = dram ? RT_DRAM_ALIGNMENT : RT_L1_ALIGNMENT;
+    uint32_t banks = dram ? dev->info.dram_banks : dev->info.grid_x * dev->info.grid_y;
+    uint64_t stride, pages = cfg->size / cfg->page_size, bytes_per_bank;
+    if (!ck_align_up_u64(cfg->page_size, alignment, &stride) ||
+        !ck_mul_u64(ck_div_ceil_u64(pages, banks), stride, &bytes_per_bank))
+        return err_set(LM_ERR_OUT_OF_DEVICE_MEMORY, "buffer of %llu bytes cannot fit any bank",
+                       (unsigned long long)cfg->size);
+
+    rt_buffer *b = calloc(1, sizeof *b);
+    if (!b) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    b->device = dev;
+    b->config = *cfg;
+    atomic_init(&b->pins, 0);
+
+    pthread_mutex_lock(&dev->mutex);
+    allocator *a = dram ? &dev->dram : &dev->l1;
+    uint64_t address = cfg->address;
+    lm_status st = cfg->at_address ? alloc_take_at(a, address, bytes_per_bank)
+                                   : alloc_take(a, bytes_per_bank, &address);
+    if (st) {
+        pthread_mutex_unlock(&dev->mutex);
+        free(b);
+        return err_prefix(st, "%s buffer of %llu bytes", dram ? "DRAM" : "L1",
+                          (unsigned long long)cfg->size);
+    }
+    b->config.address = address;
+    b->place = (rt_buffer_place){
+        .memory = (uint8_t)cfg->type,
+        .num_banks = banks,
+        .address = address,
+        .size = cfg->size,
+        .page_size = cfg->page_size,
+        .page_stride = stride,
+    };
+    link_buffer(dev, b);
+    pthread_mutex_unlock(&dev->mutex);
+
+    handle_table_lock(&buffer_handles);
+    st = handle_alloc_locked(&buffer_handles, HANDLE_TYPE_BUFFER, b, &b->handle);
+    handle_table_unlock(&buffer_handles);
+    if (st) {
+        pthread_mutex_lock(&dev->mutex);
+        alloc_give_back(a, address);
+        unlink_buffer(dev, b);
+        pthread_mutex_unlock(&dev->mutex);
+        free(b);
+        return st;
+    }
+    out_buffer->id = b->handle;
+    return LM_OK;
+}
+
+/* Frees device memory and the object; the handle is already invalid. */
+static void release(rt_buffer *b) {
+    lm_device *dev = b->device;
+    pthread_mutex_lock(&dev->mutex);
+    while (atomic_load(&b->pins) != 0) pthread_cond_wait(&dev->buffer_idle, &dev->mutex);
+    alloc_give_back(b->config.type == LM_BUFFER_DRAM ? &dev->dram : &dev->l1, b->place.address);
+    unlink_buffer(dev, b);
+    pthread_mutex_unlock(&dev->mutex);
+    free(b);
+}
+
+lm_status rt_buffer_destroy(lm_buffer buffer) {
+    void *obj;
+    handle_table_lock(&buffer_handles);
+    handle_check check = handle_get_locked(&buffer_handles, buffer.id, HANDLE_TYPE_BUFFER, &obj);
+    if (check == HANDLE_OK) handle_free_locked(&buffer_handles, buffer.id);
+    handle_table_unlock(&buffer_handles);
+    if (check != HANDLE_OK) return bad_handle(check);
+    release(obj);
+    return LM_OK;
+}
+
+lm_status rt_buffer_describe(lm_buffer buffer, lm_device **out_device, lm_buffer_config *out_cfg) {
+    void *obj;
+    handle_table_lock(&buffer_handles);
+    handle_check check = handle_get_locked(&buffer_handles, buffer.id, HANDLE_TYPE_BUFFER, &obj);
+    if (check == HANDLE_OK) {
+        const rt_buffer *b = obj;
+        if (out_device) *out_device = b->device;
+        if (out_cfg) *out_cfg = b->config;
+    }
+    handle_table_unlock(&buffer_handles);
+    return check == HANDLE_OK ? LM_OK : bad_handle(check);
+}
+
+lm_status rt_buffer_use(lm_buffer buffer, rt_buffer **out_buffer) {
+    void *obj;
+    handle_table_lock(&buffer_handles);
+    handle_check check = handle_get_locked(&buffer_handles, buffer.id, HANDLE_TYPE_BUFFER, &obj);
+    /* Pinning under the table lock: a destroy cannot slip in between. */
+    if (check == HANDLE_OK) atomic_fetch_add(&((rt_buffer *)obj)->pins, 1);
+    handle_table_unlock(&buffer_handles);
+    if (check != HANDLE_OK) return bad_handle(check);
+    *out_buffer = obj;
+    return LM_OK;
+}
+
+void rt_buffer_unuse(rt_buffer *b) {
+    /* Read the device first: once the count drops, a waiting destroy may free b. */
+    lm_device *dev = b->device;
+    if (atomic_fetch_sub(&b->pins, 1) == 1) {
+        pthread_mutex_lock(&dev->mutex);
+        pthread_cond_broadcast(&dev->buffer_idle);
+        pthread_mutex_unlock(&dev->mutex);
+    }
+}
+
+void rt_buffer_release_all(lm_device *dev) {
+    for (;;) {
+        pthread_mutex_lock(&dev->mutex);
+        rt_buffer *b = dev->buffers;
+        pthread_mutex_unlock(&dev->mutex);
+        if (!b) return;
+        handle_table_lock(&buffer_handles);
+        handle_free_locked(&buffer_handles, b->handle);
+        handle_table_unlock(&buffer_handles);
+        release(b);
+    }
+}

@@ -1,0 +1,45 @@
+/* Buffers: device memory ranges known to the host through generational handles.
+ *
+ * Every live buffer is registered in one process-wide handle table, so a handle
+ * alone (without its device) resolves, and a stale one is caught.
+ *
+ * In-flight use: rt_buffer_use() resolves a handle and pins the buffer for a
+ * queued command; rt_buffer_unuse() is called when that command completes.
+ * rt_buffer_destroy() waits for the pins to drop before freeing device memory,
+ * so no queued command ever touches a range that was handed out again.
+ */
+#ifndef LM_RUNTIME_BUFFER_H
+#define LM_RUNTIME_BUFFER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_buffer.h"
+#include "runtime/command.h"
+
+typedef struct rt_buffer {
+    lm_device *device;
+    uint64_t handle;
+    lm_buffer_config config; /* as created, with the address filled in */
+    rt_buffer_place place;
+    atomic_uint pins;        /* queued commands still using the buffer */
+    struct rt_buffer *prev, *next;
+} rt_buffer;
+
+/* Allocates from validated arguments. */
+lm_status rt_buffer_create(lm_device *device, const lm_buffer_config *cfg, lm_buffer *out_buffer);
+
+/* Invalidates the handle, waits for pins, frees the device range. */
+lm_status rt_buffer_destroy(lm_buffer buffer);
+
+/* Copies out what the buffer is. LM_ERR_INVALID_HANDLE for a bad handle. */
+lm_status rt_buffer_describe(lm_buffer buffer, lm_device **out_device, lm_buffer_config *out_cfg);
+
+/* Resolves and pins; *out_buffer must be handed to rt_buffer_unuse() later. */
+lm_status rt_buffer_use(lm_buffer buffer, rt_buffer **out_buffer);
+void rt_buffer_unuse(rt_buffer *buffer);
+
+/* Releases every buffer of a device whose queues are drained (device close). */
+void rt_buffer_release_all(lm_device *device);
+
+#endif

@@ -1,0 +1,48 @@
+/* Device commands: what a command queue carries to the device's dispatcher.
+ *
+ * Commands are plain fixed-size records. Those that name only device state
+ * (addresses, sizes, ids) can be stored in device memory and replayed by the
+ * dispatcher later (metal traces); those that carry host pointers (buffer
+ * reads and writes) can only travel through a queue.
+ */
+#ifndef LM_RUNTIME_COMMAND_H
+#define LM_RUNTIME_COMMAND_H
+
+#include <stdint.h>
+
+typedef enum rt_cmd_op {
+    RT_CMD_INVALID = 0,
+    RT_CMD_WRITE_BUFFER, /* host memory -> buffer pages */
+    RT_CMD_READ_BUFFER,  /* buffer pages -> host memory */
+    RT_CMD_FAULT,        /* fails on the device with `fault.message` (fault injection) */
+} rt_cmd_op;
+
+/* Where a buffer's pages are: everything the dispatcher needs, by value, so a
+ * command never refers to a host-side buffer object. */
+typedef struct rt_buffer_place {
+    uint8_t memory;       /* LM_BUFFER_DRAM or LM_BUFFER_L1 */
+    uint32_t num_banks;   /* DRAM banks, or worker cores for L1 */
+    uint64_t address;     /* bank-local base */
+    uint64_t size;        /* bytes */
+    uint64_t page_size;   /* bytes per page */
+    uint64_t page_stride; /* page_size rounded up to the memory's alignment */
+} rt_buffer_place;
+
+typedef struct rt_cmd {
+    rt_cmd_op op;
+    union {
+        struct {
+            rt_buffer_place place;
+            const void *src;
+        } write;
+        struct {
+            rt_buffer_place place;
+            void *dst;
+        } read;
+        struct {
+            const char *message; /* static string */
+        } fault;
+    } u;
+} rt_cmd;
+
+#endif

@@ -1,0 +1,160 @@
+#include "runtime/cq.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/error.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+
+/* Ring size: enough to keep the dispatcher busy, small enough that a runaway
+ * producer is throttled early. */
+#define CQ_RING_CAPACITY 1024u
+
+typedef struct cq_entry {
+    rt_cmd cmd;
+    struct rt_buffer *pinned;
+} cq_entry;
+
+struct lm_command_queue {
+    lm_device *device;
+    uint32_t id;
+    pthread_t thread;
+    pthread_mutex_t mutex;
+    pthread_cond_t not_empty, not_full, progress;
+    cq_entry ring[CQ_RING_CAPACITY];
+    uint32_t head, count;
+    uint64_t pushed, completed; /* sequence numbers; command n has seq n (1-based) */
+    bool stopping;
+    /* The first error since the last report, and how many commands it cost. */
+    lm_status error;
+    char error_message[ERR_MESSAGE_MAX];
+    uint64_t skipped;
+};
+
+/* The dispatcher: pops commands in order and runs them on the backend. */
+static void *dispatcher_main(void *arg) {
+    lm_command_queue *cq = arg;
+    rt_backend *backend = cq->device->backend;
+    pthread_mutex_lock(&cq->mutex);
+    for (;;) {
+        while (cq->count == 0 && !cq->stopping) pthread_cond_wait(&cq->not_empty, &cq->mutex);
+        if (cq->count == 0) break;
+        cq_entry entry = cq->ring[cq->head];
+        bool skip = cq->error != LM_OK;
+        pthread_mutex_unlock(&cq->mutex);
+
+        lm_status st = LM_OK;
+        char message[ERR_MESSAGE_MAX];
+        if (!skip) {
+            st = backend->ops->execute(backend, cq->id, &entry.cmd);
+            if (st) err_copy(message, sizeof message);
+        }
+        /* Unpin before counting the command complete, so a finished queue
+         * never holds a buffer. */
+        if (entry.pinned) rt_buffer_unuse(entry.pinned);
+
+        pthread_mutex_lock(&cq->mutex);
+        if (skip) {
+            cq->skipped++;
+        } else if (st) {
+            cq->error = st;
+            snprintf(cq->error_message, sizeof cq->error_message, "%s", message);
+        }
+        cq->head = (cq->head + 1) % CQ_RING_CAPACITY;
+        cq->count--;
+        cq->completed++;
+        pthread_cond_signal(&cq->not_full);
+        pthread_cond_broadcast(&cq->progress);
+    }
+    pthread_mutex_unlock(&cq->mutex);
+    return NULL;
+}
+
+lm_status rt_cq_create(lm_device *device, uint32_t id, lm_command_queue **out_cq) {
+    lm_command_queue *cq = calloc(1, sizeof *cq);
+    if (!cq) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    cq->device = device;
+    cq->id = id;
+    pthread_mutex_init(&cq->mutex, NULL);
+    pthread_cond_init(&cq->not_empty, NULL);
+    pthread_cond_init(&cq->not_full, NULL);
+    pthread_cond_init(&cq->progress, NULL);
+    int rc = pthread_create(&cq->thread, NULL, dispatcher_main, cq);
+    if (rc != 0) {
+        pthread_cond_destroy(&cq->progress);
+        pthread_cond_destroy(&cq->not_full);
+        pthread_cond_destroy(&cq->not_empty);
+        pthread_mutex_destroy(&cq->mutex);
+        free(cq);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY,
+                       "cannot start the dispatcher thread of command queue %u", id);
+    }
+    *out_cq = cq;
+    return LM_OK;
+}
+
+/* Hands the kept error to the caller's thread and clears it. Called locked. */
+static lm_status take_error_locked(lm_command_queue *cq) {
+    if (cq->error == LM_OK) return LM_OK;
+    lm_status st = cq->error;
+    if (cq->skipped)
+        err_set(st, "%s (%llu later command%s on queue %u skipped)", cq->error_message,
+                (unsigned long long)cq->skipped, cq->skipped == 1 ? "" : "s", cq->id);
+    else
+        err_set(st, "%s", cq->error_message);
+    cq->error = LM_OK;
+    cq->skipped = 0;
+    return st;
+}
+
+lm_status rt_cq_destroy(lm_command_queue *cq) {
+    if (!cq) return LM_OK;
+    pthread_mutex_lock(&cq->mutex);
+    cq->stopping = true;
+    pthread_cond_signal(&cq->not_empty);
+    pthread_mutex_unlock(&cq->mutex);
+    pthread_join(cq->thread, NULL);
+    lm_status st = take_error_locked(cq); /* the thread is gone: no lock needed */
+    pthread_cond_destroy(&cq->progress);
+    pthread_cond_destroy(&cq->not_full);
+    pthread_cond_destroy(&cq->not_empty);
+    pthread_mutex_destroy(&cq->mutex);
+    free(cq);
+    return st;
+}
+
+lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, struct rt_buffer *pinned,
+                     uint64_t *out_seq) {
+    pthread_mutex_lock(&cq->mutex);
+    while (cq->count == CQ_RING_CAPACITY) pthread_cond_wait(&cq->not_full, &cq->mutex);
+    cq_entry *e = &cq->ring[(cq->head + cq->count) % CQ_RING_CAPACITY];
+    e->cmd = *cmd;
+    e->pinned = pinned;
+    cq->count++;
+    uint64_t seq = ++cq->pushed;
+    pthread_cond_signal(&cq->not_empty);
+    pthread_mutex_unlock(&cq->mutex);
+    if (out_seq) *out_seq = seq;
+    return LM_OK;
+}
+
+lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq) {
+    pthread_mutex_lock(&cq->mutex);
+    while (cq->completed < seq) pthread_cond_wait(&cq->progress, &cq->mutex);
+    lm_status st = take_error_locked(cq);
+    pthread_mutex_unlock(&cq->mutex);
+    return st;
+}
+
+lm_status rt_cq_finish(lm_command_queue *cq) {
+    pthread_mutex_lock(&cq->mutex);
+    uint64_t seq = cq->pushed;
+    pthread_mutex_unlock(&cq->mutex);
+    return rt_cq_wait(cq, seq);
+}
+
+lm_device *rt_cq_device(const lm_command_queue *cq) { return cq->device; }
+uint32_t rt_cq_id(const lm_command_queue *cq) { return cq->id; }

@@ -1,0 +1,44 @@
+/* Command queues: the host side of the path to the device's dispatcher.
+ *
+ * A queue is a bounded ring of commands consumed, in order, by one dispatcher
+ * thread that hands each command to the backend. Enqueuing blocks while the
+ * ring is full (back-pressure, as a real issue queue would apply).
+ *
+ * Errors: the first failing command's status and message are kept; commands
+ * behind it are skipped (counted, not run) until a wait reports the error.
+ *
+ * Thread-safety: every function may be called from any thread.
+ */
+#ifndef LM_RUNTIME_CQ_H
+#define LM_RUNTIME_CQ_H
+
+#include <stdint.h>
+
+#include "lightmetal/lm_device.h"
+#include "runtime/backend.h"
+
+struct rt_buffer;
+
+lm_status rt_cq_create(lm_device *device, uint32_t id, lm_command_queue **out_cq);
+
+/* Runs what is queued, stops the dispatcher thread and frees the queue.
+ * Returns the unreported error, if any. NULL is accepted. */
+lm_status rt_cq_destroy(lm_command_queue *cq);
+
+/* Queues `cmd`. `pinned`, when not NULL, is a buffer the command uses; it is
+ * unpinned (rt_buffer_unuse) once the command has completed or been skipped.
+ * *out_seq receives the command's sequence number. */
+lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, struct rt_buffer *pinned,
+                     uint64_t *out_seq);
+
+/* Waits until command `seq` and all before it completed; then reports (and
+ * clears) the queue's kept error, if any. */
+lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq);
+
+/* Waits for everything pushed so far (lm_finish). */
+lm_status rt_cq_finish(lm_command_queue *cq);
+
+lm_device *rt_cq_device(const lm_command_queue *cq);
+uint32_t rt_cq_id(const lm_command_queue *cq);
+
+#endif

@@ -1,0 +1,42 @@
+/* The runtime's device object behind lm_device.
+ *
+ * Owns the backend, the two allocators (DRAM and L1, each shared by all banks
+ * of its memory) and the command queues. `mutex` guards the allocators and the
+ * list of live buffers; `buffer_idle` is signalled whenever a buffer's last
+ * in-flight command completes.
+ */
+#ifndef LM_RUNTIME_DEVICE_H
+#define LM_RUNTIME_DEVICE_H
+
+#include <pthread.h>
+
+#include "lightmetal/lm_device.h"
+#include "runtime/allocator.h"
+#include "runtime/backend.h"
+
+/* Bytes at the bottom of every L1 kept for the device itself (kernel runtime
+ * arguments, circular buffer configuration, semaphores, mailboxes). */
+#define RT_L1_RESERVED 0x10000u
+#define RT_L1_ALIGNMENT 16u
+#define RT_DRAM_ALIGNMENT 32u
+
+struct rt_buffer;
+
+struct lm_device {
+    lm_device_info info;
+    rt_backend *backend;
+    pthread_mutex_t mutex;
+    pthread_cond_t buffer_idle;
+    allocator dram, l1;
+    struct rt_buffer *buffers; /* live buffers, most recent first */
+    lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];
+};
+
+/* Opens a device from validated options. */
+lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device);
+
+/* Drains the queues, releases every buffer and the backend. Returns the first
+ * unreported device error, if any. */
+lm_status rt_device_close(lm_device *device);
+
+#endif

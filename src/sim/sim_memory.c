@@ -1,0 +1,87 @@
+/* MAP_ANONYMOUS and MAP_NORESERVE are outside POSIX 2008. */
+#define _DEFAULT_SOURCE 1
+
+#include "sim/sim_memory.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/checked.h"
+#include "base/error.h"
+
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
+/* MAP_NORESERVE: device memory is sparse by nature; do not charge the whole
+ * reservation against the host's commit limit up front. */
+static lm_status reserve(size_t bytes, const char *what, uint8_t **out) {
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY,
+                       "cannot reserve %zu bytes of host address space for %s: %s", bytes, what,
+                       strerror(errno));
+    *out = p;
+    return LM_OK;
+}
+
+lm_status sim_memory_create(const sim_geometry *g, sim_memory **out_memory) {
+    uint64_t cores = (uint64_t)g->grid_x * g->grid_y;
+    uint64_t l1_bytes, dram_bytes;
+    if (!ck_mul_u64(cores, g->l1_size, &l1_bytes) ||
+        !ck_mul_u64(g->dram_banks, g->dram_bank_size, &dram_bytes) || l1_bytes > SIZE_MAX ||
+        dram_bytes > SIZE_MAX)
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "device memory does not fit this host's address "
+                                                  "space");
+    sim_memory *m = calloc(1, sizeof *m);
+    if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    m->geometry = *g;
+    m->num_cores = (uint32_t)cores;
+    m->l1_bytes = (size_t)l1_bytes;
+    m->dram_bytes = (size_t)dram_bytes;
+    lm_status st = reserve(m->l1_bytes, "L1", &m->l1);
+    if (!st) st = reserve(m->dram_bytes, "DRAM", &m->dram);
+    if (st) {
+        sim_memory_destroy(m);
+        return st;
+    }
+    *out_memory = m;
+    return LM_OK;
+}
+
+void sim_memory_destroy(sim_memory *m) {
+    if (!m) return;
+    if (m->l1) munmap(m->l1, m->l1_bytes);
+    if (m->dram) munmap(m->dram, m->dram_bytes);
+    free(m);
+}
+
+static uint8_t *bank_base(const sim_memory *m, sim_mem_kind kind, uint32_t bank) {
+    return kind == SIM_MEM_DRAM ? sim_dram(m, bank) : sim_l1(m, bank);
+}
+
+/* One walk serves both directions: `to_device` picks which side is the source. */
+static void move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *host, int to_device) {
+    uint64_t done = 0;
+    for (uint64_t row = 0; done < pg->size; row++) {
+        uint64_t offset = pg->address + row * pg->page_stride;
+        for (uint32_t bank = 0; bank < pg->num_banks && done < pg->size; bank++) {
+            uint64_t n = pg->size - done < pg->page_size ? pg->size - done : pg->page_size;
+            uint8_t *dev = bank_base(m, pg->kind, bank) + offset;
+            if (to_device) memcpy(dev, host + done, n);
+            else memcpy(host + done, dev, n);
+            done += n;
+        }
+    }
+}
+
+void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src) {
+    move_pages(m, pages, (uint8_t *)src, 1);
+}
+
+void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *dst) {
+    move_pages(m, pages, dst, 0);
+}
