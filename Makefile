@@ -30,8 +30,10 @@ bench: build
 	@scripts/run-bench.sh $(BUILD)
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+ASAN_BUILD ?= build-asan
+
 test-asan:
-	@$(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug \
+	@$(MAKE) --no-print-directory test BUILD=$(ASAN_BUILD) BUILD_TYPE=Debug \
 	    CMAKE_ARGS="-DLM_SANITIZE=ON -DLM_BUILD_BENCH=OFF $(CMAKE_ARGS)"
 
 format:
