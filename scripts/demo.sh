@@ -3,7 +3,7 @@
 set -eu
 build=${1:-build}
 for ex in "$build"/examples/*; do
-    [ -x "$ex" ] || continue
+    [ -f "$ex" ] && [ -x "$ex" ] || continue
     echo "== $(basename "$ex")"
     "$ex"
 done

@@ -8,7 +8,7 @@ tmp="$build/bench.txt"
 : >"$tmp"
 status=0
 for b in "$build"/bench/*; do
-    [ -x "$b" ] || continue
+    [ -f "$b" ] && [ -x "$b" ] || continue
     if ! "$b" | tee -a "$tmp"; then
         echo "bench: $(basename "$b") failed" >&2
         status=1

@@ -1,0 +1,191 @@
+/* Command queues: data round trips, ordering, device errors, bad arguments. */
+#include "lightmetal/lightmetal.h"
+#include "lm_test.h"
+#include "runtime/cq.h"
+
+static lm_device *open_small(void) {
+    lm_device_options o;
+    lm_device_options_init(&o);
+    o.grid_x = 4;
+    o.grid_y = 2;
+    o.dram_banks = 6;
+    o.dram_bank_size = 16 << 20;
+    lm_device *dev = NULL;
+    return lm_device_open(&o, &dev) ? NULL : dev;
+}
+
+static lm_status make_buffer(lm_device *dev, lm_buffer_type type, uint64_t size, uint64_t page,
+                             lm_buffer *out) {
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.type = type;
+    c.size = size;
+    c.page_size = page;
+    return lm_create_buffer(dev, &c, out);
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (uint8_t)(seed >> 16);
+    }
+}
+
+/* Blocking round trips on both queues, both memories, padded page strides. */
+static void test_round_trip(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    static uint8_t src[100 * 1000], dst[100 * 1000];
+    const lm_buffer_type types[] = {LM_BUFFER_DRAM, LM_BUFFER_L1};
+    const uint64_t pages[] = {100, 1000, 4000, 100000};
+    for (int q = 0; q < 2; q++)
+        for (int t = 0; t < 2; t++)
+            for (int p = 0; p < 4; p++) {
+                lm_command_queue *cq = lm_device_command_queue(dev, (uint32_t)q);
+                lm_buffer b;
+                CHECK_OK(make_buffer(dev, types[t], sizeof src, pages[p], &b));
+                fill(src, sizeof src, (uint32_t)(q * 100 + t * 10 + p));
+                memset(dst, 0, sizeof dst);
+                CHECK_OK(lm_enqueue_write_buffer(cq, b, src, true));
+                CHECK_OK(lm_enqueue_read_buffer(cq, b, dst, true));
+                CHECK(memcmp(src, dst, sizeof src) == 0);
+                CHECK_OK(lm_deallocate_buffer(b));
+            }
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* Non-blocking commands run in order; the last write wins. */
+static void test_non_blocking_order(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 1);
+    enum { N = 3000, SIZE = 4096 };
+    static uint8_t versions[N][SIZE];
+    static uint8_t reads[N][SIZE];
+    lm_buffer b;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 512, &b));
+    for (int i = 0; i < N; i++) {
+        fill(versions[i], SIZE, (uint32_t)i);
+        CHECK_OK(lm_enqueue_write_buffer(cq, b, versions[i], false));
+        CHECK_OK(lm_enqueue_read_buffer(cq, b, reads[i], false));
+    }
+    CHECK_OK(lm_finish(cq));
+    for (int i = 0; i < N; i++) CHECK(memcmp(versions[i], reads[i], SIZE) == 0);
+    CHECK_OK(lm_finish(cq)); /* finishing an idle queue is fine */
+    CHECK_OK(lm_device_close(dev));
+}
+
+static void inject_fault(lm_command_queue *cq, const char *message) {
+    rt_cmd cmd = {.op = RT_CMD_FAULT, .u.fault.message = message};
+    rt_cq_push(cq, &cmd, NULL, NULL);
+}
+
+/* A device error reaches the next lm_finish; commands behind it are skipped;
+ * the queue works normally afterwards; the other queue is unaffected. */
+static void test_device_error_reported_by_finish(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_command_queue *other = lm_device_command_queue(dev, 1);
+    uint8_t a[1024], b[1024], out[1024];
+    fill(a, sizeof a, 1);
+    fill(b, sizeof b, 2);
+    lm_buffer buf;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, sizeof a, 256, &buf));
+    CHECK_OK(lm_enqueue_write_buffer(cq, buf, a, false));
+    inject_fault(cq, "core (1,2) DM0 kernel 'k': illegal instruction at pc 0x40000010");
+    CHECK_OK(lm_enqueue_write_buffer(cq, buf, b, false)); /* will be skipped */
+    CHECK_OK(lm_enqueue_write_buffer(other, buf, a, true));
+    CHECK_FAILS(lm_finish(cq), LM_ERR_DEVICE_FAULT,
+                "lm_finish: core (1,2) DM0 kernel 'k': illegal instruction at pc 0x40000010 (1 "
+                "later command on queue 0 skipped)");
+    CHECK_OK(lm_finish(cq)); /* reported once */
+    CHECK_OK(lm_enqueue_read_buffer(cq, buf, out, true));
+    CHECK(memcmp(out, a, sizeof a) == 0); /* the skipped write never ran */
+    CHECK_OK(lm_enqueue_write_buffer(cq, buf, b, true));
+    CHECK_OK(lm_enqueue_read_buffer(cq, buf, out, true));
+    CHECK(memcmp(out, b, sizeof b) == 0);
+    CHECK_OK(lm_device_close(dev));
+}
+
+static void test_device_error_reported_by_blocking_call(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    uint8_t data[256] = {1};
+    lm_buffer buf;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_L1, sizeof data, 32, &buf));
+    inject_fault(cq, "watchdog");
+    CHECK_FAILS(lm_enqueue_read_buffer(cq, buf, data, true), LM_ERR_DEVICE_FAULT,
+                "lm_enqueue_read_buffer: watchdog (1 later command");
+    CHECK_OK(lm_enqueue_read_buffer(cq, buf, data, true));
+    CHECK(data[0] == 0);
+    /* An error nobody reported is returned by close. */
+    inject_fault(cq, "late fault");
+    CHECK_FAILS(lm_device_close(dev), LM_ERR_DEVICE_FAULT,
+                "lm_device_close: unreported device error: late fault");
+}
+
+static void test_bad_arguments(void) {
+    lm_device *dev = open_small(), *dev2 = open_small();
+    CHECK(dev && dev2);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_buffer buf, foreign;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, 64, 64, &buf));
+    CHECK_OK(make_buffer(dev2, LM_BUFFER_DRAM, 64, 64, &foreign));
+    uint8_t data[64];
+    CHECK_FAILS(lm_enqueue_write_buffer(NULL, buf, data, true), LM_ERR_INVALID_HANDLE,
+                "lm_enqueue_write_buffer: cq is NULL");
+    CHECK_FAILS(lm_enqueue_read_buffer(NULL, buf, data, true), LM_ERR_INVALID_HANDLE,
+                "lm_enqueue_read_buffer: cq is NULL");
+    CHECK_FAILS(lm_enqueue_write_buffer(cq, buf, NULL, true), LM_ERR_INVALID_ARGUMENT,
+                "src is NULL");
+    CHECK_FAILS(lm_enqueue_read_buffer(cq, buf, NULL, true), LM_ERR_INVALID_ARGUMENT,
+                "dst is NULL");
+    CHECK_FAILS(lm_enqueue_write_buffer(cq, foreign, data, true), LM_ERR_INVALID_ARGUMENT,
+                "belongs to another device");
+    lm_buffer null_buffer = {0};
+    CHECK_FAILS(lm_enqueue_read_buffer(cq, null_buffer, data, true), LM_ERR_INVALID_HANDLE,
+                "buffer handle is null");
+    CHECK_FAILS(lm_finish(NULL), LM_ERR_INVALID_HANDLE, "lm_finish: cq is NULL");
+    /* Nothing was left pinned: both buffers free cleanly. */
+    CHECK_OK(lm_deallocate_buffer(foreign));
+    CHECK_OK(lm_deallocate_buffer(buf));
+    CHECK_OK(lm_device_close(dev));
+    CHECK_OK(lm_device_close(dev2));
+}
+
+/* Deallocating waits for queued commands that use the buffer, so a buffer
+ * allocated right after in the same place cannot be overwritten by them. */
+static void test_deallocate_waits_for_queued_commands(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    enum { SIZE = 1 << 20, N = 16 };
+    uint8_t *src = malloc(SIZE), *zeros = calloc(1, SIZE), *out = malloc(SIZE);
+    CHECK(src && zeros && out);
+    fill(src, SIZE, 5);
+    lm_buffer a, b;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 2048, &a));
+    for (int i = 0; i < N; i++) CHECK_OK(lm_enqueue_write_buffer(cq, a, src, false));
+    CHECK_OK(lm_deallocate_buffer(a));
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 2048, &b)); /* same address as a */
+    CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(dev, 1), b, zeros, true));
+    CHECK_OK(lm_finish(cq));
+    CHECK_OK(lm_enqueue_read_buffer(cq, b, out, true));
+    CHECK(memcmp(out, zeros, SIZE) == 0);
+    free(src);
+    free(zeros);
+    free(out);
+    CHECK_OK(lm_device_close(dev));
+}
+
+int main(void) {
+    TEST_RUN(test_round_trip);
+    TEST_RUN(test_non_blocking_order);
+    TEST_RUN(test_device_error_reported_by_finish);
+    TEST_RUN(test_device_error_reported_by_blocking_call);
+    TEST_RUN(test_bad_arguments);
+    TEST_RUN(test_deallocate_waits_for_queued_commands);
+    return test_summary();
+}
