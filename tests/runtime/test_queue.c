@@ -90,12 +90,13 @@ static void test_device_error_reported_by_finish(void) {
     uint8_t a[1024], b[1024], out[1024];
     fill(a, sizeof a, 1);
     fill(b, sizeof b, 2);
-    lm_buffer buf;
+    lm_buffer buf, buf2;
     CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, sizeof a, 256, &buf));
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, sizeof a, 256, &buf2));
     CHECK_OK(lm_enqueue_write_buffer(cq, buf, a, false));
     inject_fault(cq, "core (1,2) DM0 kernel 'k': illegal instruction at pc 0x40000010");
     CHECK_OK(lm_enqueue_write_buffer(cq, buf, b, false)); /* will be skipped */
-    CHECK_OK(lm_enqueue_write_buffer(other, buf, a, true));
+    CHECK_OK(lm_enqueue_write_buffer(other, buf2, a, true)); /* unaffected */
     CHECK_FAILS(lm_finish(cq), LM_ERR_DEVICE_FAULT,
                 "lm_finish: core (1,2) DM0 kernel 'k': illegal instruction at pc 0x40000010 (1 "
                 "later command on queue 0 skipped)");
