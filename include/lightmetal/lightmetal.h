@@ -11,5 +11,7 @@
 #include "lightmetal/lm_device.h"
 #include "lightmetal/lm_buffer.h"
 #include "lightmetal/lm_queue.h"
+#include "lightmetal/lm_program.h"
+#include "lightmetal/lm_tile.h"
 
 #endif

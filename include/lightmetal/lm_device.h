@@ -37,6 +37,14 @@ typedef struct lm_device_options {
                                     the top of every bank; default 8 MiB */
     uint32_t num_command_queues; /* 1..LM_MAX_COMMAND_QUEUES; default 2 */
     uint32_t num_threads;        /* host threads simulating cores; 0 = online CPUs */
+    uint64_t watchdog_instructions; /* per kernel per launch; more is a device
+                                       fault. Default 4,000,000,000 */
+    /* Receives every line a kernel prints (DPRINT), tagged with its core and
+     * processor ("DM0", "DM1", "COMPUTE"). May be called from any simulator
+     * thread, never concurrently. NULL: lines go to standard output as
+     * "[core (x,y) DM0] text". */
+    void (*print)(void *user, uint32_t x, uint32_t y, const char *processor, const char *line);
+    void *print_user;
 } lm_device_options;
 
 /* Fills `opts` with the defaults above (a Wormhole-like chip). */

@@ -24,6 +24,7 @@ void lm_device_options_init(lm_device_options *opts) {
         .trace_region_size = 8ull << 20,
         .num_command_queues = 2,
         .num_threads = 0,
+        .watchdog_instructions = 4000000000ull,
     };
 }
 
@@ -51,6 +52,8 @@ static lm_status validate_options(const lm_device_options *o) {
                           "must be a multiple of 32 and at most half of dram_bank_size");
     if (o->num_command_queues < 1 || o->num_command_queues > LM_MAX_COMMAND_QUEUES)
         return bad_option("num_command_queues", o->num_command_queues, "must be 1 or 2");
+    if (o->watchdog_instructions == 0)
+        return bad_option("watchdog_instructions", 0, "must be at least 1");
     if (o->num_threads > THREADS_MAX)
         return bad_option("num_threads", o->num_threads, "must be at most 1024 (0 = online CPUs)");
     return LM_OK;

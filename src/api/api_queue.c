@@ -17,10 +17,12 @@ static lm_status use_buffer(const char *fn, lm_command_queue *cq, lm_buffer buff
     return LM_OK;
 }
 
+static void unpin(void *buffer) { rt_buffer_unuse(buffer); }
+
 static lm_status submit(const char *fn, lm_command_queue *cq, const rt_cmd *cmd, rt_buffer *pinned,
                         bool blocking) {
     uint64_t seq;
-    lm_status st = rt_cq_push(cq, cmd, pinned, &seq);
+    lm_status st = rt_cq_push(cq, cmd, unpin, pinned, &seq);
     if (!st && blocking) st = rt_cq_wait(cq, seq);
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }

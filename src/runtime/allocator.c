@@ -123,3 +123,5 @@ uint64_t alloc_largest_free(const allocator *a) {
     }
     return best;
 }
+
+uint64_t alloc_lowest(const allocator *a) { return a->count ? a->blocks[0].address : a->end; }

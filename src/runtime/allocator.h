@@ -44,6 +44,9 @@ lm_status alloc_take_at(allocator *a, uint64_t address, uint64_t size);
 /* Returns the block starting at `address`; false when there is none. */
 bool alloc_give_back(allocator *a, uint64_t address);
 
+/* Lowest allocated address; `end` when nothing is allocated. */
+uint64_t alloc_lowest(const allocator *a);
+
 /* Bytes currently allocated, and the largest free range. */
 uint64_t alloc_used(const allocator *a);
 uint64_t alloc_largest_free(const allocator *a);

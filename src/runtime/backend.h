@@ -34,6 +34,9 @@ typedef struct rt_backend_config {
     uint32_t dram_banks;
     uint64_t dram_bank_size;
     uint32_t num_threads;
+    uint64_t watchdog_instructions;
+    void (*print)(void *user, uint32_t x, uint32_t y, const char *processor, const char *line);
+    void *print_user;
 } rt_backend_config;
 
 /* The functional simulator. */

@@ -1,14 +1,30 @@
-/* The functional simulator as a device backend. */
+/* The functional simulator as a device backend: the device side of the
+ * command queues (the dispatcher) on top of sim/. */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "lightmetal/lm_buffer.h"
+#include "lm_kernel_abi.h"
 #include "runtime/backend.h"
+#include "runtime/device.h"
+#include "runtime/program.h"
+#include "sim/sim_launch.h"
 #include "sim/sim_memory.h"
+#include "sim/sim_pool.h"
 
 typedef struct sim_backend {
     rt_backend base;
+    rt_backend_config config;
     sim_memory *memory;
+    sim_pool *pool;
+    sim_launcher *launcher;
+    /* One launch at a time: a launch owns the cores' reserved L1 and the
+     * hart-private memories from its set-up to its end. */
+    pthread_mutex_t launch_mutex;
+    pthread_mutex_t print_mutex;
 } sim_backend;
 
 static sim_pages to_pages(const rt_buffer_place *p) {
@@ -20,6 +36,79 @@ static sim_pages to_pages(const rt_buffer_place *p) {
         .page_size = p->page_size,
         .page_stride = p->page_stride,
     };
+}
+
+static void print_line(void *ctx, uint32_t x, uint32_t y, uint32_t processor, const char *line) {
+    sim_backend *sb = ctx;
+    pthread_mutex_lock(&sb->print_mutex);
+    if (sb->config.print) {
+        sb->config.print(sb->config.print_user, x, y, sim_processor_name(processor), line);
+    } else {
+        printf("[core (%u,%u) %s] %s\n", x, y, sim_processor_name(processor), line);
+        fflush(stdout);
+    }
+    pthread_mutex_unlock(&sb->print_mutex);
+}
+
+/* Writes one core's reserved L1 as the launch needs it (kernel_abi layout). */
+static void write_reserved_l1(sim_backend *sb, const rt_launch *l, const rt_launch_core *lc) {
+    uint8_t *l1 = sim_l1(sb->memory, lc->core);
+    const sim_geometry *g = &sb->memory->geometry;
+    uint32_t info[7] = {
+        [LM_CORE_INFO_X] = lc->core % g->grid_x,
+        [LM_CORE_INFO_Y] = lc->core / g->grid_x,
+        [LM_CORE_INFO_GRID_X] = g->grid_x,
+        [LM_CORE_INFO_GRID_Y] = g->grid_y,
+        [LM_CORE_INFO_DRAM_BANKS] = g->dram_banks,
+        [LM_CORE_INFO_DRAM_ALIGN] = RT_DRAM_ALIGNMENT,
+        [LM_CORE_INFO_L1_ALIGN] = RT_L1_ALIGNMENT,
+    };
+    memcpy(l1 + LM_L1_CORE_INFO, info, sizeof info);
+    memset(l1 + LM_L1_SEMAPHORES, 0, LM_MAX_SEMAPHORES * LM_SEMAPHORE_STRIDE);
+    for (uint32_t i = 0; i < lc->sem_count; i++)
+        memcpy(l1 + LM_L1_SEMAPHORES + i * LM_SEMAPHORE_STRIDE, &l->words[lc->sems + i], 4);
+    memset(l1 + LM_L1_CB_CONFIG, 0, LM_MAX_CBS * LM_CB_CONFIG_STRIDE);
+    for (uint32_t i = 0; i < lc->cb_count; i++) {
+        const uint32_t *slot = &l->words[lc->cbs + 5 * i];
+        memcpy(l1 + LM_L1_CB_CONFIG + slot[0] * LM_CB_CONFIG_STRIDE, slot + 1, 16);
+    }
+    for (uint32_t p = 0; p < LM_NUM_PROCESSORS; p++) {
+        uint32_t at = p * LM_RUNTIME_ARGS_STRIDE;
+        memcpy(l1 + LM_L1_RUNTIME_ARGS + at, &l->words[lc->args[p]], 4 * lc->args_count[p]);
+        memcpy(l1 + LM_L1_COMMON_ARGS + at, &l->words[lc->common[p]], 4 * lc->common_count[p]);
+    }
+}
+
+static lm_status run_program(sim_backend *sb, const rt_launch *l) {
+    sim_core_kernels *cores = calloc(l->core_count ? l->core_count : 1, sizeof *cores);
+    if (!cores) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory for a launch");
+    pthread_mutex_lock(&sb->launch_mutex);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l->core_count; i++) {
+        const rt_launch_core *lc = &l->cores[i];
+        write_reserved_l1(sb, l, lc);
+        sim_core_kernels *k = &cores[n];
+        *k = (sim_core_kernels){.core = lc->core};
+        bool any = false;
+        for (uint32_t p = 0; p < LM_NUM_PROCESSORS; p++) {
+            if (lc->kernel[p] == UINT32_MAX) continue;
+            k->image[p] = l->kernels[lc->kernel[p]].image;
+            k->name[p] = l->kernels[lc->kernel[p]].name;
+            any = true;
+        }
+        n += any;
+    }
+    sim_launch_desc desc = {
+        .cores = cores,
+        .core_count = n,
+        .instruction_budget = sb->config.watchdog_instructions,
+        .print = print_line,
+        .print_ctx = sb,
+    };
+    lm_status st = sim_launch_run(sb->launcher, &desc);
+    pthread_mutex_unlock(&sb->launch_mutex);
+    free(cores);
+    return st;
 }
 
 static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd) {
@@ -35,17 +124,20 @@ static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *
         sim_memory_read_pages(sb->memory, &pages, cmd->u.read.dst);
         return LM_OK;
     }
-    case RT_CMD_FAULT:
-        return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
-    case RT_CMD_INVALID:
-        break;
+    case RT_CMD_PROGRAM: return run_program(sb, cmd->u.program.launch);
+    case RT_CMD_FAULT: return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
+    case RT_CMD_INVALID: break;
     }
     return err_set(LM_ERR_INTERNAL, "command queue %u: unknown command %d", cq_id, (int)cmd->op);
 }
 
 static void sim_destroy(rt_backend *backend) {
     sim_backend *sb = (sim_backend *)backend;
+    sim_launcher_destroy(sb->launcher);
+    sim_pool_destroy(sb->pool);
     sim_memory_destroy(sb->memory);
+    pthread_mutex_destroy(&sb->print_mutex);
+    pthread_mutex_destroy(&sb->launch_mutex);
     free(sb);
 }
 
@@ -57,6 +149,10 @@ static const rt_backend_ops sim_ops = {
 lm_status rt_backend_sim_create(const rt_backend_config *config, rt_backend **out_backend) {
     sim_backend *sb = calloc(1, sizeof *sb);
     if (!sb) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    sb->base.ops = &sim_ops;
+    sb->config = *config;
+    pthread_mutex_init(&sb->launch_mutex, NULL);
+    pthread_mutex_init(&sb->print_mutex, NULL);
     sim_geometry g = {
         .grid_x = config->grid_x,
         .grid_y = config->grid_y,
@@ -65,11 +161,12 @@ lm_status rt_backend_sim_create(const rt_backend_config *config, rt_backend **ou
         .dram_bank_size = config->dram_bank_size,
     };
     lm_status st = sim_memory_create(&g, &sb->memory);
+    if (!st) st = sim_pool_create(config->num_threads, &sb->pool);
+    if (!st) st = sim_launcher_create(sb->memory, sb->pool, &sb->launcher);
     if (st) {
-        free(sb);
+        sim_destroy(&sb->base);
         return st;
     }
-    sb->base.ops = &sim_ops;
     *out_backend = &sb->base;
     return LM_OK;
 }

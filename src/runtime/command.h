@@ -14,6 +14,7 @@ typedef enum rt_cmd_op {
     RT_CMD_INVALID = 0,
     RT_CMD_WRITE_BUFFER, /* host memory -> buffer pages */
     RT_CMD_READ_BUFFER,  /* buffer pages -> host memory */
+    RT_CMD_PROGRAM,      /* runs a launch snapshot on the cores */
     RT_CMD_FAULT,        /* fails on the device with `fault.message` (fault injection) */
 } rt_cmd_op;
 
@@ -39,6 +40,9 @@ typedef struct rt_cmd {
             rt_buffer_place place;
             void *dst;
         } read;
+        struct {
+            const struct rt_launch *launch;
+        } program;
         struct {
             const char *message; /* static string */
         } fault;

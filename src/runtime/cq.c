@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "runtime/buffer.h"
 #include "runtime/device.h"
 
 /* Ring size: enough to keep the dispatcher busy, small enough that a runaway
@@ -15,7 +14,8 @@
 
 typedef struct cq_entry {
     rt_cmd cmd;
-    struct rt_buffer *pinned;
+    rt_cmd_done_fn done;
+    void *done_arg;
 } cq_entry;
 
 struct lm_command_queue {
@@ -52,9 +52,9 @@ static void *dispatcher_main(void *arg) {
             st = backend->ops->execute(backend, cq->id, &entry.cmd);
             if (st) err_copy(message, sizeof message);
         }
-        /* Unpin before counting the command complete, so a finished queue
-         * never holds a buffer. */
-        if (entry.pinned) rt_buffer_unuse(entry.pinned);
+        /* Release before counting the command complete, so a finished queue
+         * holds nothing. */
+        if (entry.done) entry.done(entry.done_arg);
 
         pthread_mutex_lock(&cq->mutex);
         if (skip) {
@@ -126,13 +126,14 @@ lm_status rt_cq_destroy(lm_command_queue *cq) {
     return st;
 }
 
-lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, struct rt_buffer *pinned,
+lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn done, void *done_arg,
                      uint64_t *out_seq) {
     pthread_mutex_lock(&cq->mutex);
     while (cq->count == CQ_RING_CAPACITY) pthread_cond_wait(&cq->not_full, &cq->mutex);
     cq_entry *e = &cq->ring[(cq->head + cq->count) % CQ_RING_CAPACITY];
     e->cmd = *cmd;
-    e->pinned = pinned;
+    e->done = done;
+    e->done_arg = done_arg;
     cq->count++;
     uint64_t seq = ++cq->pushed;
     pthread_cond_signal(&cq->not_empty);

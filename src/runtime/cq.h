@@ -17,18 +17,19 @@
 #include "lightmetal/lm_device.h"
 #include "runtime/backend.h"
 
-struct rt_buffer;
-
 lm_status rt_cq_create(lm_device *device, uint32_t id, lm_command_queue **out_cq);
 
 /* Runs what is queued, stops the dispatcher thread and frees the queue.
  * Returns the unreported error, if any. NULL is accepted. */
 lm_status rt_cq_destroy(lm_command_queue *cq);
 
-/* Queues `cmd`. `pinned`, when not NULL, is a buffer the command uses; it is
- * unpinned (rt_buffer_unuse) once the command has completed or been skipped.
- * *out_seq receives the command's sequence number. */
-lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, struct rt_buffer *pinned,
+/* Called once a command has completed or been skipped, before it counts as
+ * complete: releases what the command held (a pinned buffer, a launch). */
+typedef void (*rt_cmd_done_fn)(void *arg);
+
+/* Queues `cmd`; `done` (may be NULL) is called with `done_arg` when it is over.
+ * *out_seq (may be NULL) receives the command's sequence number. */
+lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn done, void *done_arg,
                      uint64_t *out_seq);
 
 /* Waits until command `seq` and all before it completed; then reports (and

@@ -48,6 +48,9 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
         .dram_banks = i->dram_banks,
         .dram_bank_size = i->dram_bank_size,
         .num_threads = i->num_threads,
+        .watchdog_instructions = opts->watchdog_instructions,
+        .print = opts->print,
+        .print_user = opts->print_user,
     };
     lm_status st = rt_backend_sim_create(&bc, &dev->backend);
     for (uint32_t q = 0; !st && q < i->num_command_queues; q++)

@@ -52,8 +52,6 @@ static inline uint8_t *sim_dram(const sim_memory *m, uint32_t bank) {
     return m->dram + (size_t)bank * m->geometry.dram_bank_size;
 }
 
-#endif
-
 /* Interleaved page movement, the dispatcher's data path. Page p of a buffer
  * at bank-local `address` lives in bank p % num_banks at
  * address + (p / num_banks) * page_stride; the last page may be partial when
@@ -69,3 +67,5 @@ typedef struct sim_pages {
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src);
 void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *dst);
+
+#endif

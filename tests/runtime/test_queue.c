@@ -77,7 +77,7 @@ static void test_non_blocking_order(void) {
 
 static void inject_fault(lm_command_queue *cq, const char *message) {
     rt_cmd cmd = {.op = RT_CMD_FAULT, .u.fault.message = message};
-    rt_cq_push(cq, &cmd, NULL, NULL);
+    rt_cq_push(cq, &cmd, NULL, NULL, NULL);
 }
 
 /* A device error reaches the next lm_finish; commands behind it are skipped;

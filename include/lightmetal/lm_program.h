@@ -1,0 +1,179 @@
+/* lightmetal — programs: kernels, runtime arguments, circular buffers and
+ * semaphores placed on a set of cores, launched with lm_enqueue_program().
+ *
+ * A program belongs to the device it was created on. Kernels are C sources
+ * compiled once, when created, to RV32IM binaries (see lm_create_kernel); a
+ * program launch then needs no compiler.
+ *
+ * Thread-safety: a program may be built from one thread at a time; launching
+ * it from several queues at once is allowed (each launch uses the program's
+ * state as it was when lm_enqueue_program was called).
+ */
+#ifndef LIGHTMETAL_LM_PROGRAM_H
+#define LIGHTMETAL_LM_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_buffer.h"
+#include "lightmetal/lm_tile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lm_program {
+    uint64_t id; /* 0 is never a valid program */
+} lm_program;
+
+typedef struct lm_kernel {
+    uint64_t id; /* 0 is never a valid kernel */
+} lm_kernel;
+
+typedef struct lm_circular_buffer {
+    uint64_t id;
+} lm_circular_buffer;
+
+/* A worker core by logical coordinates; x is the column, y the row. */
+typedef struct lm_core {
+    uint32_t x, y;
+} lm_core;
+
+/* The cores of an inclusive rectangle. */
+typedef struct lm_core_range {
+    lm_core start, end;
+} lm_core_range;
+
+#define LM_MAX_CORE_RANGES 16
+
+/* A set of cores as a union of rectangles (tt-metal's CoreRangeSet). */
+typedef struct lm_core_range_set {
+    uint32_t count;
+    lm_core_range ranges[LM_MAX_CORE_RANGES];
+} lm_core_range_set;
+
+/* The set holding the single rectangle (x0,y0)-(x1,y1). */
+lm_core_range_set lm_core_range_set_of(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1);
+
+typedef enum lm_processor {
+    LM_PROCESSOR_INVALID = 0,
+    LM_PROCESSOR_DM0 = 1,     /* data movement 0 (tt-metal's RISCV_0 / BRISC) */
+    LM_PROCESSOR_DM1 = 2,     /* data movement 1 (RISCV_1 / NCRISC) */
+    LM_PROCESSOR_COMPUTE = 3, /* the compute engine's processor */
+} lm_processor;
+
+typedef enum lm_noc {
+    LM_NOC_0 = 0,
+    LM_NOC_1 = 1,
+} lm_noc;
+
+typedef enum lm_math_fidelity {
+    LM_MATH_FIDELITY_INVALID = 0,
+    LM_MATH_FIDELITY_LOFI = 1,
+    LM_MATH_FIDELITY_HIFI2 = 2,
+    LM_MATH_FIDELITY_HIFI3 = 3,
+    LM_MATH_FIDELITY_HIFI4 = 4,
+} lm_math_fidelity;
+
+typedef struct lm_kernel_define {
+    const char *name;  /* a C identifier */
+    const char *value; /* NULL for a bare #define */
+} lm_kernel_define;
+
+#define LM_MAX_KERNEL_DEFINES 64
+#define LM_MAX_COMPILE_ARGS 64
+#define LM_MAX_RUNTIME_ARGS 341
+
+/* How a kernel is built and where it runs. Start from lm_kernel_config_init. */
+typedef struct lm_kernel_config {
+    lm_processor processor;
+    lm_noc noc; /* data movement kernels; default NOC_0 for DM0, NOC_1 for DM1 */
+    const uint32_t *compile_args; /* get_compile_time_arg_val(i) */
+    uint32_t compile_arg_count;
+    const lm_kernel_define *defines;
+    uint32_t define_count;
+    /* Compute kernels only. */
+    lm_math_fidelity math_fidelity; /* default HIFI4 */
+    bool fp32_dest_acc_en;          /* dst holds float32 (8 tiles instead of 16) */
+    bool math_approx_mode;
+} lm_kernel_config;
+
+void lm_kernel_config_init(lm_kernel_config *cfg, lm_processor processor);
+
+/* Creates an empty program on `device`. */
+lm_status lm_create_program(lm_device *device, lm_program *out_program);
+
+/* Releases a program and its kernels, CBs and semaphores. Launches already
+ * enqueued are unaffected. A second release is LM_ERR_INVALID_HANDLE. */
+lm_status lm_release_program(lm_program program);
+
+/* Compiles the kernel source file at `path` (see lm_create_kernel_from_string)
+ * and places it on `cores`. */
+lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_range_set *cores,
+                           const lm_kernel_config *cfg, lm_kernel *out_kernel);
+
+/* Compiles `source` (C11 with the kernel SDK: dataflow_api.h for data
+ * movement) for the processor in `cfg` and places it on `cores`. `name` labels
+ * the kernel in messages. Builds are cached on disk (see the README).
+ * Errors: LM_ERR_COMPILE with the compiler's messages; LM_ERR_INVALID_ARGUMENT
+ * for cores outside the grid, a processor already taken on one of the cores,
+ * bad defines or too many compile-time arguments. */
+lm_status lm_create_kernel_from_string(lm_program program, const char *name, const char *source,
+                                       const lm_core_range_set *cores,
+                                       const lm_kernel_config *cfg, lm_kernel *out_kernel);
+
+/* Runtime arguments of `kernel` on one of its cores (up to 341 words). Later
+ * calls replace earlier ones; launches enqueued before keep what they had. */
+lm_status lm_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              const uint32_t *args, uint32_t count);
+
+/* Arguments every core of `kernel` sees through get_common_arg_val. */
+lm_status lm_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,
+                                     uint32_t count);
+
+/* One index of a circular buffer: pages of `page_size` bytes in `format`. */
+typedef struct lm_cb_index_config {
+    uint32_t index; /* 0..31 */
+    lm_data_format format;
+    uint32_t page_size;
+} lm_cb_index_config;
+
+#define LM_MAX_CB_INDICES 32
+
+/* A circular buffer: `total_size` bytes of L1 on every core of the set,
+ * shared by the listed indices (each index sees the whole space, as in
+ * tt-metal). Without `globally_allocated`, the space comes from the bottom of
+ * the cores' free L1; with it, it is that L1 buffer's space (whose size must
+ * be at least total_size). */
+typedef struct lm_circular_buffer_config {
+    uint32_t total_size;
+    uint32_t index_count;
+    lm_cb_index_config indices[LM_MAX_CB_INDICES];
+    lm_buffer globally_allocated; /* {0}: none */
+} lm_circular_buffer_config;
+
+void lm_circular_buffer_config_init(lm_circular_buffer_config *cfg);
+
+/* Errors: LM_ERR_INVALID_ARGUMENT for indices >= 32 or used twice on a core,
+ * total_size not a multiple of every page size, cores outside the grid;
+ * LM_ERR_OUT_OF_DEVICE_MEMORY when the program's CBs no longer fit a core's
+ * L1. */
+lm_status lm_create_circular_buffer(lm_program program, const lm_core_range_set *cores,
+                                    const lm_circular_buffer_config *cfg,
+                                    lm_circular_buffer *out_cb);
+
+/* A semaphore on every core of the set, starting at `initial_value`; its id is
+ * what kernels pass to get_semaphore(). Up to 16 per core. */
+lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores,
+                              uint32_t initial_value, uint32_t *out_semaphore_id);
+
+/* Launches the program on the queue's device. Device faults (a kernel's
+ * illegal instruction, bad access, watchdog, deadlock) are reported as
+ * LM_ERR_DEVICE_FAULT by the blocking call or the next lm_finish. */
+lm_status lm_enqueue_program(lm_command_queue *cq, lm_program program, bool blocking);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,77 @@
+/* The contract between kernels and the simulated core: ecall numbers, the
+ * reserved L1 layout the dispatcher fills before a launch, and NoC addresses.
+ * Included by kernels (through the SDK headers) and by the simulator, so both
+ * sides read the same numbers.
+ */
+#ifndef LM_KERNEL_ABI_H
+#define LM_KERNEL_ABI_H
+
+/* ---- ecalls: number in a7, arguments in a0..a6, result in a0 ---- */
+#define LM_ECALL_EXIT 1         /* a0: exit code */
+#define LM_ECALL_PRINT 2        /* a0: format, a1: argument words, a2: count */
+#define LM_ECALL_NOC_READ 16    /* a0,a1: source NoC address (lo, hi), a2: L1 dst, a3: bytes */
+#define LM_ECALL_NOC_WRITE 17   /* a0: L1 src, a1,a2: destination NoC address, a3: bytes */
+#define LM_ECALL_NOC_MCAST 18   /* a0: L1 src, a1,a2: multicast address, a3: bytes, a4: dests */
+#define LM_ECALL_NOC_BARRIER 19 /* a0: 0 reads, 1 writes (transfers complete at once) */
+#define LM_ECALL_SEM_INC 20     /* a0,a1: NoC address of a semaphore, a2: increment */
+#define LM_ECALL_SEM_SET 21     /* a0: local L1 address, a1: value */
+#define LM_ECALL_SEM_WAIT 22    /* a0: local L1 address, a1: value; blocks until equal */
+#define LM_ECALL_SEM_WAIT_MIN 23 /* a0: local L1 address, a1: value; blocks until >= */
+#define LM_ECALL_SEM_SET_REMOTE 24 /* a0: L1 src of the value, a1,a2: NoC address */
+#define LM_ECALL_SEM_SET_MCAST 25  /* a0: L1 src of the value, a1,a2: multicast, a3: dests */
+#define LM_ECALL_CB_RESERVE_BACK 32 /* a0: cb, a1: pages; blocks until free */
+#define LM_ECALL_CB_PUSH_BACK 33    /* a0: cb, a1: pages */
+#define LM_ECALL_CB_WAIT_FRONT 34   /* a0: cb, a1: pages; blocks until available */
+#define LM_ECALL_CB_POP_FRONT 35    /* a0: cb, a1: pages */
+#define LM_ECALL_CB_WRITE_PTR 36    /* a0: cb -> a0: L1 address of the back */
+#define LM_ECALL_CB_READ_PTR 37     /* a0: cb -> a0: L1 address of the front */
+#define LM_ECALL_CB_PAGES_AVAILABLE 38 /* a0: cb, a1: pages -> a0: 1 when available */
+#define LM_ECALL_CB_PAGES_FREE 39      /* a0: cb, a1: pages -> a0: 1 when free */
+/* 64.. are compute engine operations (the compute kernel API). */
+#define LM_ECALL_COMPUTE_BASE 64
+
+/* ---- reserved L1 (below the device's l1_unreserved_base) ---- */
+/* Core information written by the dispatcher before every launch. */
+#define LM_L1_CORE_INFO 0x0000u
+#define LM_CORE_INFO_X 0           /* word offsets: this core's logical x */
+#define LM_CORE_INFO_Y 1           /* this core's logical y */
+#define LM_CORE_INFO_GRID_X 2
+#define LM_CORE_INFO_GRID_Y 3
+#define LM_CORE_INFO_DRAM_BANKS 4
+#define LM_CORE_INFO_DRAM_ALIGN 5  /* page stride alignment in DRAM */
+#define LM_CORE_INFO_L1_ALIGN 6    /* page stride alignment in L1 */
+/* Semaphores: LM_MAX_SEMAPHORES words, each in its own 16-byte slot. */
+#define LM_L1_SEMAPHORES 0x0100u
+#define LM_SEMAPHORE_STRIDE 16u
+#define LM_MAX_SEMAPHORES 16u
+/* Circular buffer configuration: LM_MAX_CBS slots of four words
+ * {fifo address, fifo size, page size, number of pages}; size 0 = unused. */
+#define LM_L1_CB_CONFIG 0x0200u
+#define LM_CB_CONFIG_STRIDE 16u
+/* Runtime arguments: one block per processor, then the common ones. */
+#define LM_L1_RUNTIME_ARGS 0x0400u
+#define LM_RUNTIME_ARGS_STRIDE 0x0600u /* room for LM_KERNEL_MAX_ARGS words */
+#define LM_L1_COMMON_ARGS 0x1600u
+#define LM_KERNEL_MAX_ARGS 341u
+#define LM_L1_RESERVED_END 0x10000u
+
+/* Processors of a core, as kernels are compiled for them (LM_PROCESSOR). */
+#define LM_PROC_DM0 0
+#define LM_PROC_DM1 1
+#define LM_PROC_COMPUTE 2
+#define LM_NUM_PROCESSORS 3
+
+#define LM_MAX_CBS 32u
+
+/* ---- NoC addresses (64 bits) ----
+ * unicast:   bits 0..35 local address, 36..41 x, 42..47 y
+ * multicast: bits 0..35 local address, 36..41 end x, 42..47 end y,
+ *            48..53 start x, 54..59 start y (an inclusive rectangle)
+ * Worker cores have NoC coordinates equal to their logical ones; DRAM bank b
+ * is at (b, LM_NOC_DRAM_Y), its local address the bank-local address. */
+#define LM_NOC_ADDR_BITS 36
+#define LM_NOC_COORD_BITS 6
+#define LM_NOC_COORD_MASK 0x3Fu
+#define LM_NOC_DRAM_Y 63u
+
+#endif

@@ -1,0 +1,182 @@
+/* Public program API: argument validation, then the runtime. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "lightmetal/lm_program.h"
+#include "lm_kernel_abi.h"
+#include "runtime/cq.h"
+#include "runtime/program.h"
+
+void lm_kernel_config_init(lm_kernel_config *cfg, lm_processor processor) {
+    if (!cfg) return;
+    *cfg = (lm_kernel_config){
+        .processor = processor,
+        .noc = processor == LM_PROCESSOR_DM1 ? LM_NOC_1 : LM_NOC_0,
+        .math_fidelity = LM_MATH_FIDELITY_HIFI4,
+    };
+}
+
+void lm_circular_buffer_config_init(lm_circular_buffer_config *cfg) {
+    if (cfg) memset(cfg, 0, sizeof *cfg);
+}
+
+static lm_status finish(lm_status st, const char *fn) { return st ? err_prefix(st, "%s", fn) : LM_OK; }
+
+lm_status lm_create_program(lm_device *device, lm_program *out_program) {
+    if (!device) return err_set(LM_ERR_INVALID_HANDLE, "lm_create_program: device is NULL");
+    if (!out_program)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_program: out_program is NULL");
+    return finish(rt_program_create(device, out_program), "lm_create_program");
+}
+
+lm_status lm_release_program(lm_program program) {
+    return finish(rt_program_release(program), "lm_release_program");
+}
+
+static lm_status check_cores(const char *fn, const lm_core_range_set *cores) {
+    if (!cores) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: cores is NULL", fn);
+    if (cores->count == 0 || cores->count > LM_MAX_CORE_RANGES)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: cores has %u ranges (must be 1..%d)", fn,
+                       cores->count, LM_MAX_CORE_RANGES);
+    return LM_OK;
+}
+
+static lm_status check_kernel_config(const char *fn, const lm_kernel_config *c) {
+    if (!c) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: cfg is NULL", fn);
+    if (c->processor < LM_PROCESSOR_DM0 || c->processor > LM_PROCESSOR_COMPUTE)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: processor %d is not DM0, DM1 or COMPUTE", fn,
+                       (int)c->processor);
+    if (c->noc != LM_NOC_0 && c->noc != LM_NOC_1)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: noc %d is not NOC_0 or NOC_1", fn, (int)c->noc);
+    if (c->compile_arg_count > LM_MAX_COMPILE_ARGS || (c->compile_arg_count && !c->compile_args))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u compile args (at most %d, non-NULL)", fn,
+                       c->compile_arg_count, LM_MAX_COMPILE_ARGS);
+    if (c->define_count > LM_MAX_KERNEL_DEFINES || (c->define_count && !c->defines))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u defines (at most %d, non-NULL)", fn,
+                       c->define_count, LM_MAX_KERNEL_DEFINES);
+    if (c->processor == LM_PROCESSOR_COMPUTE &&
+        (c->math_fidelity < LM_MATH_FIDELITY_LOFI || c->math_fidelity > LM_MATH_FIDELITY_HIFI4))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: math_fidelity %d is not LOFI..HIFI4", fn,
+                       (int)c->math_fidelity);
+    return LM_OK;
+}
+
+lm_status lm_create_kernel_from_string(lm_program program, const char *name, const char *source,
+                                       const lm_core_range_set *cores,
+                                       const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+    const char *fn = "lm_create_kernel_from_string";
+    if (!name || !*name) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: name is empty", fn);
+    if (!source) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: source is NULL", fn);
+    if (!out_kernel) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_kernel is NULL", fn);
+    lm_status st = check_cores(fn, cores);
+    if (!st) st = check_kernel_config(fn, cfg);
+    if (st) return st;
+    return finish(rt_kernel_create(program, name, NULL, source, cores, cfg, out_kernel), fn);
+}
+
+lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_range_set *cores,
+                           const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+    const char *fn = "lm_create_kernel";
+    if (!path || !*path) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: path is empty", fn);
+    if (!out_kernel) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_kernel is NULL", fn);
+    lm_status st = check_cores(fn, cores);
+    if (!st) st = check_kernel_config(fn, cfg);
+    if (st) return st;
+    void *source;
+    size_t size;
+    st = file_read_all(path, &source, &size);
+    if (st) return finish(st, fn);
+    if (strlen(source) != size) {
+        free(source);
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: '%s' contains a NUL byte", fn, path);
+    }
+    /* The kernel's name in messages is its file name without directories. */
+    const char *slash = strrchr(path, '/');
+    st = rt_kernel_create(program, slash ? slash + 1 : path, path, source, cores, cfg, out_kernel);
+    free(source);
+    return finish(st, fn);
+}
+
+lm_status lm_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              const uint32_t *args, uint32_t count) {
+    const char *fn = "lm_set_runtime_args";
+    if (count > LM_MAX_RUNTIME_ARGS)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u arguments (at most %d)", fn, count,
+                       LM_MAX_RUNTIME_ARGS);
+    if (count && !args) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+    return finish(rt_set_runtime_args(program, kernel, core, args, count), fn);
+}
+
+lm_status lm_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,
+                                     uint32_t count) {
+    const char *fn = "lm_set_common_runtime_args";
+    if (count > LM_MAX_RUNTIME_ARGS)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u arguments (at most %d)", fn, count,
+                       LM_MAX_RUNTIME_ARGS);
+    if (count && !args) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+    return finish(rt_set_common_runtime_args(program, kernel, args, count), fn);
+}
+
+static lm_status check_cb_config(const char *fn, const lm_circular_buffer_config *c) {
+    if (!c) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: cfg is NULL", fn);
+    if (c->total_size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: total_size is 0", fn);
+    if (c->index_count == 0 || c->index_count > LM_MAX_CB_INDICES)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: index_count %u (must be 1..32)", fn,
+                       c->index_count);
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < c->index_count; i++) {
+        const lm_cb_index_config *ic = &c->indices[i];
+        if (ic->index >= LM_MAX_CBS)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: indices[%u].index %u (must be 0..31)", fn,
+                           i, ic->index);
+        if (seen >> ic->index & 1)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: index %u is listed twice", fn, ic->index);
+        seen |= 1u << ic->index;
+        if (lm_tile_size(ic->format) == 0)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: indices[%u].format %d is not a data "
+                           "format", fn, i, (int)ic->format);
+        if (ic->page_size == 0 || c->total_size % ic->page_size)
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "%s: total_size %u is not a multiple of indices[%u].page_size %u", fn,
+                           c->total_size, i, ic->page_size);
+    }
+    return LM_OK;
+}
+
+lm_status lm_create_circular_buffer(lm_program program, const lm_core_range_set *cores,
+                                    const lm_circular_buffer_config *cfg,
+                                    lm_circular_buffer *out_cb) {
+    const char *fn = "lm_create_circular_buffer";
+    if (!out_cb) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_cb is NULL", fn);
+    lm_status st = check_cores(fn, cores);
+    if (!st) st = check_cb_config(fn, cfg);
+    if (st) return st;
+    return finish(rt_cb_create(program, cores, cfg, out_cb), fn);
+}
+
+lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores,
+                              uint32_t initial_value, uint32_t *out_semaphore_id) {
+    const char *fn = "lm_create_semaphore";
+    if (!out_semaphore_id)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_semaphore_id is NULL", fn);
+    lm_status st = check_cores(fn, cores);
+    if (st) return st;
+    return finish(rt_semaphore_create(program, cores, initial_value, out_semaphore_id), fn);
+}
+
+static void launch_done(void *launch) { rt_launch_free(launch); }
+
+lm_status lm_enqueue_program(lm_command_queue *cq, lm_program program, bool blocking) {
+    const char *fn = "lm_enqueue_program";
+    if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
+    rt_launch *launch;
+    lm_status st = rt_launch_build(program, rt_cq_device(cq), &launch);
+    if (st) return finish(st, fn);
+    rt_cmd cmd = {.op = RT_CMD_PROGRAM, .u.program.launch = launch};
+    uint64_t seq;
+    st = rt_cq_push(cq, &cmd, launch_done, launch, &seq);
+    if (!st && blocking) st = rt_cq_wait(cq, seq);
+    return finish(st, fn);
+}

@@ -1,0 +1,70 @@
+/* Programs: kernels, runtime arguments, circular buffers and semaphores on a
+ * device's cores, and the launch snapshots the dispatcher executes.
+ *
+ * Programs, kernels and CBs are reached through generational handles (a
+ * stale handle is an error, never a crash). A program is reference counted:
+ * its handle holds one reference and every launch in flight another, so
+ * releasing a program while a launch of it is queued is safe.
+ *
+ * Arguments are validated by api/ before these are called; what needs the
+ * program's state (overlaps, L1 room, ids) is checked here.
+ */
+#ifndef LM_RUNTIME_PROGRAM_H
+#define LM_RUNTIME_PROGRAM_H
+
+#include <stdint.h>
+
+#include "lightmetal/lm_program.h"
+#include "sim/rv32/rv_image.h"
+
+typedef struct rt_program rt_program;
+
+/* Everything the dispatcher needs to run one launch, fixed at enqueue time. */
+typedef struct rt_launch_kernel {
+    const rv_image *image;
+    const char *name;
+} rt_launch_kernel;
+
+typedef struct rt_launch_core {
+    uint32_t core;             /* row-major core index */
+    uint32_t kernel[3];        /* index into kernels[], or UINT32_MAX */
+    uint32_t args[3], args_count[3];     /* offsets into words[] */
+    uint32_t common[3], common_count[3]; /* offsets into words[] */
+    uint32_t sems, sem_count;            /* semaphore initial values, in words[] */
+    uint32_t cbs, cb_count;              /* CB slots (index + 4 words each), in words[] */
+} rt_launch_core;
+
+typedef struct rt_launch {
+    rt_program *program; /* holds a reference */
+    rt_launch_kernel *kernels;
+    uint32_t kernel_count;
+    rt_launch_core *cores;
+    uint32_t core_count;
+    uint32_t *words;
+    uint32_t word_count;
+} rt_launch;
+
+lm_status rt_program_create(lm_device *device, lm_program *out_program);
+lm_status rt_program_release(lm_program program);
+
+/* Compiles and places a kernel. `path` is the source's file name for file
+ * kernels (its directory joins the include path), or NULL. */
+lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
+                           const char *source, const lm_core_range_set *cores,
+                           const lm_kernel_config *cfg, lm_kernel *out_kernel);
+
+lm_status rt_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              const uint32_t *args, uint32_t count);
+lm_status rt_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,
+                                     uint32_t count);
+lm_status rt_cb_create(lm_program program, const lm_core_range_set *cores,
+                       const lm_circular_buffer_config *cfg, lm_circular_buffer *out_cb);
+lm_status rt_semaphore_create(lm_program program, const lm_core_range_set *cores,
+                              uint32_t initial_value, uint32_t *out_id);
+
+/* Snapshots the program for a launch on `device`: checks it belongs there and
+ * that its CBs do not run into L1 buffers. Free with rt_launch_free. */
+lm_status rt_launch_build(lm_program program, lm_device *device, rt_launch **out_launch);
+void rt_launch_free(rt_launch *launch);
+
+#endif

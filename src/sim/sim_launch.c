@@ -1,0 +1,700 @@
+/* MAP_ANONYMOUS and MAP_NORESERVE are outside POSIX 2008. */
+#define _DEFAULT_SOURCE 1
+
+#include "sim/sim_launch.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/error.h"
+#include "lm_kernel_abi.h"
+#include "sim/kernel_map.h"
+#include "sim/rv32/rv_hart.h"
+
+/* Instructions a hart runs before its core's other harts get a turn. */
+#define SLICE 20000u
+#define LINE_MAX_LEN 256
+#define WAIT_MAX_LEN 160
+
+enum core_state { CORE_READY, CORE_PARKED, CORE_DONE };
+
+typedef struct sim_cb {
+    uint32_t fifo_addr, fifo_size, page_size, num_pages;
+    uint32_t wr_ptr, rd_ptr;
+    uint32_t pushed, popped; /* page counters; their difference is the fill */
+} sim_cb;
+
+typedef struct sim_core sim_core;
+typedef struct launch launch;
+
+typedef struct hart_slot {
+    rv_hart hart;
+    bool present, done;
+    uint32_t processor;
+    const char *name;
+    sim_core *core;
+    char wait[WAIT_MAX_LEN]; /* what a blocked hart waits on */
+    char line[LINE_MAX_LEN]; /* print line being assembled */
+    size_t line_len;
+} hart_slot;
+
+struct sim_core {
+    uint32_t index, x, y;
+    uint8_t *l1;
+    hart_slot harts[LM_NUM_PROCESSORS];
+    sim_cb cbs[LM_MAX_CBS];
+    atomic_int state;
+    atomic_uint wakes; /* bumped by every write another core makes into this L1 */
+    launch *launch;
+};
+
+struct launch {
+    const sim_launch_desc *desc;
+    sim_memory *memory;
+    sim_core *cores;
+    sim_core **by_index; /* core index -> its sim_core, NULL when idle */
+    uint32_t threads;
+    pthread_mutex_t mutex;
+    pthread_cond_t changed;
+    uint32_t idle, active;
+    atomic_bool abort;
+    lm_status status;
+    char message[ERR_MESSAGE_MAX];
+};
+
+struct sim_launcher {
+    sim_memory *memory;
+    sim_pool *pool;
+    uint8_t *locals; /* hart-private memories, lazily committed */
+    size_t locals_size;
+};
+
+const char *sim_processor_name(uint32_t processor) {
+    static const char *const names[] = {"DM0", "DM1", "COMPUTE"};
+    return processor < LM_NUM_PROCESSORS ? names[processor] : "?";
+}
+
+lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher **out_launcher) {
+    sim_launcher *l = calloc(1, sizeof *l);
+    if (!l) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    l->memory = memory;
+    l->pool = pool;
+    l->locals_size = (size_t)memory->num_cores * LM_NUM_PROCESSORS * KMAP_LOCAL_SIZE;
+    void *p = mmap(NULL, l->locals_size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        free(l);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "cannot reserve hart-private memory");
+    }
+    l->locals = p;
+    *out_launcher = l;
+    return LM_OK;
+}
+
+void sim_launcher_destroy(sim_launcher *l) {
+    if (!l) return;
+    munmap(l->locals, l->locals_size);
+    free(l);
+}
+
+/* ---- failures ---- */
+
+/* Records the launch's first failure and stops every thread. */
+static void fail_launch(launch *ln, lm_status st, const char *fmt, ...) {
+    pthread_mutex_lock(&ln->mutex);
+    if (ln->status == LM_OK) {
+        ln->status = st;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ln->message, sizeof ln->message, fmt, ap);
+        va_end(ap);
+    }
+    atomic_store(&ln->abort, true);
+    pthread_cond_broadcast(&ln->changed);
+    pthread_mutex_unlock(&ln->mutex);
+}
+
+static void fail_hart(hart_slot *hs, const char *what) {
+    sim_core *c = hs->core;
+    fail_launch(c->launch, LM_ERR_DEVICE_FAULT, "core (%u,%u) %s kernel '%s': %s", c->x, c->y,
+                sim_processor_name(hs->processor), hs->name, what);
+}
+
+/* An ecall the kernel got wrong: the hart faults with this detail. */
+static rv_ecall_result bad_call(rv_hart *h, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->fault.detail, sizeof h->fault.detail, fmt, ap);
+    va_end(ap);
+    return RV_ECALL_FAULT;
+}
+
+static rv_ecall_result block(hart_slot *hs, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(hs->wait, sizeof hs->wait, fmt, ap);
+    va_end(ap);
+    return RV_ECALL_BLOCK;
+}
+
+/* ---- memory seen by a hart ---- */
+
+/* Host pointer for [addr, addr + size) of a hart's memory, or NULL. */
+static uint8_t *guest_ptr(rv_hart *h, uint32_t addr, uint32_t size, bool write) {
+    if (addr < h->l1_size && size <= h->l1_size - addr) return h->l1 + addr;
+    if (addr >= KMAP_LOCAL_BASE && addr - KMAP_LOCAL_BASE < KMAP_LOCAL_SIZE &&
+        size <= KMAP_LOCAL_SIZE - (addr - KMAP_LOCAL_BASE))
+        return h->local + (addr - KMAP_LOCAL_BASE);
+    if (!write && addr >= KMAP_CODE_BASE && addr - KMAP_CODE_BASE < h->image->code_size &&
+        size <= h->image->code_size - (addr - KMAP_CODE_BASE))
+        return (uint8_t *)h->image->code_bytes + (addr - KMAP_CODE_BASE);
+    return NULL;
+}
+
+/* The core's own L1 only: CB and semaphore addresses must be there. */
+static uint32_t *l1_word(rv_hart *h, uint32_t addr) {
+    if (addr % 4 || addr >= h->l1_size || h->l1_size - addr < 4) return NULL;
+    return (uint32_t *)(h->l1 + addr);
+}
+
+/* ---- the NoC ---- */
+
+typedef struct noc_target {
+    uint8_t *ptr;
+    sim_core *core; /* a worker core taking part in the launch, to wake */
+} noc_target;
+
+static bool noc_resolve(launch *ln, uint64_t noc_addr, uint32_t size, noc_target *out,
+                        char *why, size_t why_size) {
+    const sim_geometry *g = &ln->memory->geometry;
+    uint64_t local = noc_addr & ((1ull << LM_NOC_ADDR_BITS) - 1);
+    uint32_t x = (uint32_t)(noc_addr >> LM_NOC_ADDR_BITS) & LM_NOC_COORD_MASK;
+    uint32_t y = (uint32_t)(noc_addr >> (LM_NOC_ADDR_BITS + LM_NOC_COORD_BITS)) & LM_NOC_COORD_MASK;
+    if (noc_addr >> 48) {
+        snprintf(why, why_size, "NoC address 0x%llx has bits set above the unicast fields",
+                 (unsigned long long)noc_addr);
+        return false;
+    }
+    out->core = NULL;
+    if (y == LM_NOC_DRAM_Y) {
+        if (x >= g->dram_banks || local > g->dram_bank_size || size > g->dram_bank_size - local) {
+            snprintf(why, why_size, "NoC access of %u bytes at DRAM bank %u address 0x%llx is outside "
+                     "DRAM (%u banks of %llu bytes)", size, x, (unsigned long long)local,
+                     g->dram_banks, (unsigned long long)g->dram_bank_size);
+            return false;
+        }
+        out->ptr = sim_dram(ln->memory, x) + local;
+        return true;
+    }
+    if (x >= g->grid_x || y >= g->grid_y || local > g->l1_size || size > g->l1_size - local) {
+        snprintf(why, why_size, "NoC access of %u bytes at core (%u,%u) address 0x%llx is outside "
+                 "the %ux%u grid's L1", size, x, y, (unsigned long long)local, g->grid_x, g->grid_y);
+        return false;
+    }
+    uint32_t index = y * g->grid_x + x;
+    out->ptr = sim_l1(ln->memory, index) + local;
+    out->core = ln->by_index[index];
+    return true;
+}
+
+/* Another core wrote into c's L1: if c is parked, it may be able to go on. */
+static void wake(sim_core *self, sim_core *c) {
+    if (!c || c == self) return;
+    atomic_fetch_add(&c->wakes, 1);
+    if (atomic_load(&c->state) != CORE_PARKED) return;
+    launch *ln = c->launch;
+    pthread_mutex_lock(&ln->mutex);
+    int expected = CORE_PARKED;
+    if (atomic_compare_exchange_strong(&c->state, &expected, CORE_READY))
+        pthread_cond_broadcast(&ln->changed);
+    pthread_mutex_unlock(&ln->mutex);
+}
+
+typedef struct mcast_rect {
+    uint32_t x0, y0, x1, y1;
+    uint32_t local;
+} mcast_rect;
+
+static bool mcast_decode(launch *ln, uint64_t a, uint32_t size, mcast_rect *r, char *why,
+                         size_t why_size) {
+    const sim_geometry *g = &ln->memory->geometry;
+    r->local = (uint32_t)(a & ((1ull << LM_NOC_ADDR_BITS) - 1));
+    r->x1 = (uint32_t)(a >> 36) & LM_NOC_COORD_MASK;
+    r->y1 = (uint32_t)(a >> 42) & LM_NOC_COORD_MASK;
+    r->x0 = (uint32_t)(a >> 48) & LM_NOC_COORD_MASK;
+    r->y0 = (uint32_t)(a >> 54) & LM_NOC_COORD_MASK;
+    if (a >> 60 || (a & ((1ull << LM_NOC_ADDR_BITS) - 1)) >> 32 || r->x0 > r->x1 ||
+        r->y0 > r->y1 || r->x1 >= g->grid_x || r->y1 >= g->grid_y || r->local > g->l1_size ||
+        size > g->l1_size - r->local) {
+        snprintf(why, why_size, "bad multicast address 0x%llx for %u bytes (rectangle (%u,%u)-(%u,%u) "
+                 "in a %ux%u grid)", (unsigned long long)a, size, r->x0, r->y0, r->x1, r->y1,
+                 g->grid_x, g->grid_y);
+        return false;
+    }
+    return true;
+}
+
+static uint64_t arg64(const rv_hart *h, int lo) {
+    return (uint64_t)h->x[lo + 1] << 32 | h->x[lo];
+}
+
+/* ---- circular buffers ---- */
+
+static sim_cb *cb_get(hart_slot *hs, uint32_t cb, rv_ecall_result *bad) {
+    if (cb >= LM_MAX_CBS || hs->core->cbs[cb].fifo_size == 0) {
+        *bad = bad_call(&hs->hart, "circular buffer %u is not configured on this core", cb);
+        return NULL;
+    }
+    return &hs->core->cbs[cb];
+}
+
+static void cb_advance(const sim_cb *c, uint32_t *ptr, uint32_t pages) {
+    *ptr += pages * c->page_size;
+    while (*ptr >= c->fifo_addr + c->fifo_size) *ptr -= c->fifo_size;
+}
+
+static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
+    rv_hart *h = &hs->hart;
+    uint32_t id = h->x[10], pages = h->x[11];
+    rv_ecall_result bad = RV_ECALL_FAULT;
+    sim_cb *c = cb_get(hs, id, &bad);
+    if (!c) return bad;
+    uint32_t fill = c->pushed - c->popped, free_pages = c->num_pages - fill;
+    bool counted = call != LM_ECALL_CB_WRITE_PTR && call != LM_ECALL_CB_READ_PTR;
+    if (counted && pages > c->num_pages)
+        return bad_call(h, "circular buffer %u: %u pages asked for, it holds only %u", id, pages,
+                        c->num_pages);
+    switch (call) {
+    case LM_ECALL_CB_RESERVE_BACK:
+        if (free_pages < pages)
+            return block(hs, "cb_reserve_back(cb %u, %u pages): %u of %u pages free", id, pages,
+                         free_pages, c->num_pages);
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_PUSH_BACK:
+        if (free_pages < pages)
+            return bad_call(h, "cb_push_back(cb %u, %u pages) with only %u pages free (missing "
+                            "cb_reserve_back?)", id, pages, free_pages);
+        c->pushed += pages;
+        cb_advance(c, &c->wr_ptr, pages);
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_WAIT_FRONT:
+        if (fill < pages)
+            return block(hs, "cb_wait_front(cb %u, %u pages): %u pages available", id, pages,
+                         fill);
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_POP_FRONT:
+        if (fill < pages)
+            return bad_call(h, "cb_pop_front(cb %u, %u pages) with only %u pages available "
+                            "(missing cb_wait_front?)", id, pages, fill);
+        c->popped += pages;
+        cb_advance(c, &c->rd_ptr, pages);
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_WRITE_PTR: h->x[10] = c->wr_ptr; return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_READ_PTR: h->x[10] = c->rd_ptr; return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_PAGES_AVAILABLE: h->x[10] = fill >= pages; return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_PAGES_FREE: h->x[10] = free_pages >= pages; return RV_ECALL_CONTINUE;
+    }
+    return bad_call(h, "unknown circular buffer call %u", call);
+}
+
+/* ---- printing ---- */
+
+static void emit_line(hart_slot *hs) {
+    launch *ln = hs->core->launch;
+    hs->line[hs->line_len] = '\0';
+    if (ln->desc->print)
+        ln->desc->print(ln->desc->print_ctx, hs->core->x, hs->core->y, hs->processor, hs->line);
+    hs->line_len = 0;
+}
+
+static void put_text(hart_slot *hs, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\n' || hs->line_len == LINE_MAX_LEN - 1) emit_line(hs);
+        if (s[i] != '\n') hs->line[hs->line_len++] = s[i];
+    }
+}
+
+/* Reads a NUL-terminated string of at most `max` bytes from hart memory. */
+static bool guest_string(rv_hart *h, uint32_t addr, char *out, size_t max) {
+    for (size_t i = 0; i < max; i++) {
+        const uint8_t *p = guest_ptr(h, addr + (uint32_t)i, 1, false);
+        if (!p) return false;
+        out[i] = (char)*p;
+        if (!*p) return true;
+    }
+    out[max - 1] = '\0';
+    return true;
+}
+
+/* printf for kernels, formatted here from whitelisted conversions only: each
+ * conversion spec handed to snprintf is rebuilt from flag, width and precision
+ * characters and one known conversion letter, with an argument of the type
+ * that letter takes, so a kernel's format string can never misuse snprintf. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static rv_ecall_result do_print(hart_slot *hs) {
+    rv_hart *h = &hs->hart;
+    char fmt[LINE_MAX_LEN];
+    uint32_t nargs = h->x[12];
+    if (!guest_string(h, h->x[10], fmt, sizeof fmt))
+        return bad_call(h, "DPRINT format at 0x%x is outside the kernel's memory", h->x[10]);
+    if (nargs > 16) return bad_call(h, "DPRINT with %u arguments (at most 16)", nargs);
+    const uint8_t *args = guest_ptr(h, h->x[11], nargs * 4, false);
+    if (nargs && !args) return bad_call(h, "DPRINT arguments at 0x%x are unreadable", h->x[11]);
+    uint32_t used = 0;
+    for (const char *p = fmt; *p;) {
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t n = q ? (size_t)(q - p) : strlen(p);
+            put_text(hs, p, n);
+            p += n;
+            continue;
+        }
+        char spec[16] = "%";
+        size_t sl = 1;
+        p++;
+        while (*p && strchr("-+ 0#", *p) && sl < 6) spec[sl++] = *p++;
+        while (*p >= '0' && *p <= '9' && sl < 10) spec[sl++] = *p++;
+        if (*p == '.') {
+            spec[sl++] = *p++;
+            while (*p >= '0' && *p <= '9' && sl < 13) spec[sl++] = *p++;
+        }
+        char conv = *p ? *p++ : '\0';
+        if (conv == '%') {
+            put_text(hs, "%", 1);
+            continue;
+        }
+        if (!strchr("diuxXcpfs", conv) || conv == '\0')
+            return bad_call(h, "DPRINT format \"%s\": unsupported conversion '%%%c'", fmt,
+                            conv ? conv : '?');
+        if (used >= nargs)
+            return bad_call(h, "DPRINT format \"%s\" wants more than its %u arguments", fmt, nargs);
+        uint32_t v;
+        memcpy(&v, args + 4 * used++, 4);
+        char out[LINE_MAX_LEN], str[LINE_MAX_LEN];
+        spec[sl++] = conv == 'p' ? 'x' : conv;
+        spec[sl] = '\0';
+        int n;
+        switch (conv) {
+        case 'd':
+        case 'i': n = snprintf(out, sizeof out, spec, (int32_t)v); break;
+        case 'f': {
+            float f;
+            memcpy(&f, &v, 4);
+            n = snprintf(out, sizeof out, spec, (double)f);
+            break;
+        }
+        case 's':
+            if (!guest_string(h, v, str, sizeof str))
+                return bad_call(h, "DPRINT %%s argument 0x%x is outside the kernel's memory", v);
+            n = snprintf(out, sizeof out, spec, str);
+            break;
+        default: n = snprintf(out, sizeof out, spec, v); break;
+        }
+        if (n > 0) put_text(hs, out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
+    }
+    return RV_ECALL_CONTINUE;
+}
+#pragma GCC diagnostic pop
+
+/* ---- semaphores and NoC ecalls ---- */
+
+static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
+    rv_hart *h = &hs->hart;
+    launch *ln = hs->core->launch;
+    char why[200];
+    noc_target t;
+    switch (call) {
+    case LM_ECALL_NOC_READ: {
+        uint32_t dst = h->x[12], size = h->x[13];
+        if (!noc_resolve(ln, arg64(h, 10), size, &t, why, sizeof why))
+            return bad_call(h, "noc_async_read: %s", why);
+        if (dst >= h->l1_size || size > h->l1_size - dst)
+            return bad_call(h, "noc_async_read: destination [0x%x, +%u) is outside L1", dst, size);
+        memmove(h->l1 + dst, t.ptr, size);
+        return RV_ECALL_CONTINUE;
+    }
+    case LM_ECALL_NOC_WRITE: {
+        uint32_t src = h->x[10], size = h->x[13];
+        if (!noc_resolve(ln, arg64(h, 11), size, &t, why, sizeof why))
+            return bad_call(h, "noc_async_write: %s", why);
+        if (src >= h->l1_size || size > h->l1_size - src)
+            return bad_call(h, "noc_async_write: source [0x%x, +%u) is outside L1", src, size);
+        memmove(t.ptr, h->l1 + src, size);
+        wake(hs->core, t.core);
+        return RV_ECALL_CONTINUE;
+    }
+    case LM_ECALL_NOC_MCAST:
+    case LM_ECALL_SEM_SET_MCAST: {
+        bool sem = call == LM_ECALL_SEM_SET_MCAST;
+        const char *fn = sem ? "noc_semaphore_set_multicast" : "noc_async_write_multicast";
+        uint32_t src = h->x[10], size = sem ? 4 : h->x[13], dests = sem ? h->x[13] : h->x[14];
+        mcast_rect r;
+        if (!mcast_decode(ln, arg64(h, 11), size, &r, why, sizeof why))
+            return bad_call(h, "%s: %s", fn, why);
+        if (src >= h->l1_size || size > h->l1_size - src || (sem && (src % 4 || r.local % 4)))
+            return bad_call(h, "%s: source [0x%x, +%u) is outside L1 or misaligned", fn, src,
+                            size);
+        sim_core *self = hs->core;
+        bool self_in = self->x >= r.x0 && self->x <= r.x1 && self->y >= r.y0 && self->y <= r.y1;
+        uint32_t count = (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) - self_in;
+        if (dests != count)
+            return bad_call(h, "%s: num_dests is %u but the rectangle (%u,%u)-(%u,%u) has %u "
+                            "destination cores", fn, dests, r.x0, r.y0, r.x1, r.y1, count);
+        uint32_t gx = ln->memory->geometry.grid_x;
+        for (uint32_t y = r.y0; y <= r.y1; y++)
+            for (uint32_t x = r.x0; x <= r.x1; x++) {
+                if (x == self->x && y == self->y) continue;
+                uint32_t index = y * gx + x;
+                uint8_t *dst = sim_l1(ln->memory, index) + r.local;
+                if (sem) __atomic_store_n((uint32_t *)dst, *(uint32_t *)(h->l1 + src),
+                                          __ATOMIC_SEQ_CST);
+                else memmove(dst, h->l1 + src, size);
+                wake(self, ln->by_index[index]);
+            }
+        return RV_ECALL_CONTINUE;
+    }
+    case LM_ECALL_NOC_BARRIER: return RV_ECALL_CONTINUE; /* transfers are already complete */
+    case LM_ECALL_SEM_INC:
+    case LM_ECALL_SEM_SET_REMOTE: {
+        bool inc = call == LM_ECALL_SEM_INC;
+        const char *fn = inc ? "noc_semaphore_inc" : "noc_semaphore_set_remote";
+        uint64_t a = inc ? arg64(h, 10) : arg64(h, 11);
+        if (!noc_resolve(ln, a, 4, &t, why, sizeof why)) return bad_call(h, "%s: %s", fn, why);
+        if ((a & 3) || ((a >> 42) & LM_NOC_COORD_MASK) == LM_NOC_DRAM_Y)
+            return bad_call(h, "%s: semaphore address 0x%llx is not a 4-byte aligned L1 word", fn,
+                            (unsigned long long)a);
+        if (inc) {
+            __atomic_fetch_add((uint32_t *)t.ptr, h->x[12], __ATOMIC_SEQ_CST);
+        } else {
+            uint32_t *src = l1_word(h, h->x[10]);
+            if (!src) return bad_call(h, "%s: source 0x%x is not an L1 word", fn, h->x[10]);
+            __atomic_store_n((uint32_t *)t.ptr, __atomic_load_n(src, __ATOMIC_SEQ_CST),
+                             __ATOMIC_SEQ_CST);
+        }
+        wake(hs->core, t.core);
+        return RV_ECALL_CONTINUE;
+    }
+    case LM_ECALL_SEM_SET:
+    case LM_ECALL_SEM_WAIT:
+    case LM_ECALL_SEM_WAIT_MIN: {
+        uint32_t addr = h->x[10], value = h->x[11];
+        uint32_t *w = l1_word(h, addr);
+        if (!w) return bad_call(h, "semaphore address 0x%x is not a 4-byte aligned L1 word", addr);
+        if (call == LM_ECALL_SEM_SET) {
+            __atomic_store_n(w, value, __ATOMIC_SEQ_CST);
+            return RV_ECALL_CONTINUE;
+        }
+        uint32_t now = __atomic_load_n(w, __ATOMIC_SEQ_CST);
+        bool ok = call == LM_ECALL_SEM_WAIT ? now == value : now >= value;
+        if (!ok)
+            return block(hs, "%s(0x%x, %u): semaphore is %u",
+                         call == LM_ECALL_SEM_WAIT ? "noc_semaphore_wait" : "noc_semaphore_wait_min",
+                         addr, value, now);
+        return RV_ECALL_CONTINUE;
+    }
+    }
+    return bad_call(h, "unknown NoC call %u", call);
+}
+
+static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
+    hart_slot *hs = ctx;
+    uint32_t call = h->x[17];
+    if (call == LM_ECALL_EXIT) return RV_ECALL_EXIT;
+    if (call == LM_ECALL_PRINT) return do_print(hs);
+    if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) return do_noc(hs, call);
+    if (call >= LM_ECALL_CB_RESERVE_BACK && call <= LM_ECALL_CB_PAGES_FREE) return do_cb(hs, call);
+    return bad_call(h, "unknown ecall %u (a7)", call);
+}
+
+/* ---- scheduling ---- */
+
+/* Runs a core's harts until all finished, or none can make progress. */
+static void run_core(launch *ln, sim_core *c) {
+    uint64_t budget = ln->desc->instruction_budget;
+    for (;;) {
+        if (atomic_load(&ln->abort)) return;
+        unsigned wakes_seen = atomic_load(&c->wakes);
+        bool progress = false, all_done = true;
+        for (uint32_t p = 0; p < LM_NUM_PROCESSORS; p++) {
+            hart_slot *hs = &c->harts[p];
+            if (!hs->present || hs->done) continue;
+            uint64_t before = hs->hart.instret;
+            if (before >= budget) {
+                char what[96];
+                snprintf(what, sizeof what,
+                         "watchdog: more than %llu instructions (pc 0x%08x)",
+                         (unsigned long long)budget, hs->hart.pc);
+                fail_hart(hs, what);
+                return;
+            }
+            uint64_t slice = budget - before < SLICE ? budget - before : SLICE;
+            rv_stop stop = rv_run(&hs->hart, slice, on_ecall, hs);
+            progress |= hs->hart.instret != before;
+            if (stop == RV_STOP_FAULT) {
+                char what[300];
+                rv_fault_describe(&hs->hart, what, sizeof what);
+                fail_hart(hs, what);
+                return;
+            }
+            if (stop == RV_STOP_EXIT) {
+                hs->done = true;
+                progress = true;
+                if (hs->line_len) emit_line(hs);
+                continue;
+            }
+            if (stop != RV_STOP_BLOCK) hs->wait[0] = '\0';
+            all_done = false;
+        }
+        if (all_done) {
+            atomic_store(&c->state, CORE_DONE);
+            return;
+        }
+        if (progress) continue;
+        /* Nothing moved: park unless another core wrote here meanwhile. */
+        pthread_mutex_lock(&ln->mutex);
+        bool park = atomic_load(&c->wakes) == wakes_seen;
+        if (park) atomic_store(&c->state, CORE_PARKED);
+        pthread_mutex_unlock(&ln->mutex);
+        if (park) return;
+    }
+}
+
+static void describe_deadlock(launch *ln) {
+    char *m = ln->message;
+    size_t cap = sizeof ln->message;
+    size_t n = (size_t)snprintf(m, cap, "deadlock: every running kernel is blocked");
+    for (uint32_t i = 0; i < ln->desc->core_count && n < cap; i++) {
+        sim_core *c = &ln->cores[i];
+        for (uint32_t p = 0; p < LM_NUM_PROCESSORS && n < cap; p++) {
+            hart_slot *hs = &c->harts[p];
+            if (!hs->present || hs->done) continue;
+            n += (size_t)snprintf(m + n, cap - n, "; core (%u,%u) %s kernel '%s' at pc 0x%08x in %s",
+                                  c->x, c->y, sim_processor_name(p), hs->name, hs->hart.pc,
+                                  hs->wait[0] ? hs->wait : "(running)");
+        }
+    }
+    ln->status = LM_ERR_DEVICE_FAULT;
+}
+
+/* True when some core can run. Called locked: only then is it final. */
+static bool any_ready(launch *ln) {
+    for (uint32_t i = 0; i < ln->desc->core_count; i++)
+        if (atomic_load(&ln->cores[i].state) == CORE_READY) return true;
+    return false;
+}
+
+/* Called locked when the working threads might all be idle: if every thread
+ * still working waits and no core is ready, nothing can ever wake anyone. */
+static void check_deadlock(launch *ln) {
+    if (ln->active == 0 || ln->idle != ln->active || atomic_load(&ln->abort) || any_ready(ln))
+        return;
+    if (ln->status == LM_OK) describe_deadlock(ln);
+    atomic_store(&ln->abort, true);
+    pthread_cond_broadcast(&ln->changed);
+}
+
+/* Thread `t` of the launch owns cores t, t + threads, t + 2 * threads, ... */
+static void thread_main(void *ctx, uint32_t t) {
+    launch *ln = ctx;
+    for (;;) {
+        bool ran = false, left = false;
+        for (uint32_t i = t; i < ln->desc->core_count; i += ln->threads) {
+            sim_core *c = &ln->cores[i];
+            int st = atomic_load(&c->state);
+            if (st == CORE_DONE) continue;
+            left = true;
+            if (st == CORE_READY) {
+                run_core(ln, c);
+                ran = true;
+            }
+        }
+        if (atomic_load(&ln->abort) || !left) break;
+        if (ran) continue;
+        pthread_mutex_lock(&ln->mutex);
+        bool ready = false;
+        for (uint32_t i = t; i < ln->desc->core_count; i += ln->threads)
+            ready |= atomic_load(&ln->cores[i].state) == CORE_READY;
+        if (!ready && !atomic_load(&ln->abort)) {
+            ln->idle++;
+            check_deadlock(ln);
+            if (!atomic_load(&ln->abort)) pthread_cond_wait(&ln->changed, &ln->mutex);
+            ln->idle--;
+        }
+        pthread_mutex_unlock(&ln->mutex);
+    }
+    pthread_mutex_lock(&ln->mutex);
+    ln->active--;
+    check_deadlock(ln);
+    pthread_cond_broadcast(&ln->changed);
+    pthread_mutex_unlock(&ln->mutex);
+}
+
+/* Reads the CB configuration the dispatcher left in the core's L1. */
+static void load_cbs(sim_core *c) {
+    for (uint32_t i = 0; i < LM_MAX_CBS; i++) {
+        uint32_t w[4];
+        memcpy(w, c->l1 + LM_L1_CB_CONFIG + i * LM_CB_CONFIG_STRIDE, sizeof w);
+        sim_cb *cb = &c->cbs[i];
+        *cb = (sim_cb){.fifo_addr = w[0], .fifo_size = w[1], .page_size = w[2], .num_pages = w[3]};
+        cb->wr_ptr = cb->rd_ptr = cb->fifo_addr;
+    }
+}
+
+lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
+    sim_memory *mem = l->memory;
+    launch ln = {.desc = desc, .memory = mem};
+    ln.cores = calloc(desc->core_count ? desc->core_count : 1, sizeof *ln.cores);
+    ln.by_index = calloc(mem->num_cores, sizeof *ln.by_index);
+    if (!ln.cores || !ln.by_index) {
+        free(ln.cores);
+        free(ln.by_index);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory for a launch");
+    }
+    pthread_mutex_init(&ln.mutex, NULL);
+    pthread_cond_init(&ln.changed, NULL);
+    lm_status st = LM_OK;
+    for (uint32_t i = 0; i < desc->core_count && !st; i++) {
+        const sim_core_kernels *k = &desc->cores[i];
+        sim_core *c = &ln.cores[i];
+        c->index = k->core;
+        c->x = k->core % mem->geometry.grid_x;
+        c->y = k->core / mem->geometry.grid_x;
+        c->l1 = sim_l1(mem, k->core);
+        c->launch = &ln;
+        atomic_init(&c->state, CORE_READY);
+        atomic_init(&c->wakes, 0);
+        ln.by_index[k->core] = c;
+        load_cbs(c);
+        for (uint32_t p = 0; p < LM_NUM_PROCESSORS && !st; p++) {
+            hart_slot *hs = &c->harts[p];
+            if (!k->image[p]) continue;
+            hs->present = true;
+            hs->processor = p;
+            hs->name = k->name[p] ? k->name[p] : "?";
+            hs->core = c;
+            uint8_t *local = l->locals + ((size_t)k->core * LM_NUM_PROCESSORS + p) * KMAP_LOCAL_SIZE;
+            st = rv_hart_init(&hs->hart, k->image[p], c->l1, (uint32_t)mem->geometry.l1_size,
+                              local);
+        }
+    }
+    if (!st) {
+        uint32_t threads = sim_pool_threads(l->pool);
+        ln.threads = desc->core_count < threads ? desc->core_count : threads;
+        ln.active = ln.threads;
+        atomic_init(&ln.abort, false);
+        sim_pool_run(l->pool, thread_main, &ln, ln.threads);
+        if (ln.status) st = err_set(ln.status, "%s", ln.message);
+    }
+    pthread_cond_destroy(&ln.changed);
+    pthread_mutex_destroy(&ln.mutex);
+    free(ln.by_index);
+    free(ln.cores);
+    return st;
+}
