@@ -27,8 +27,48 @@
 #define LM_ECALL_CB_READ_PTR 37     /* a0: cb -> a0: L1 address of the front */
 #define LM_ECALL_CB_PAGES_AVAILABLE 38 /* a0: cb, a1: pages -> a0: 1 when available */
 #define LM_ECALL_CB_PAGES_FREE 39      /* a0: cb, a1: pages -> a0: 1 when free */
-/* 64.. are compute engine operations (the compute kernel API). */
-#define LM_ECALL_COMPUTE_BASE 64
+/* Compute engine (compute kernels only). dst indices, CB ids and tile
+ * indices are checked by the engine: misuse is a kernel fault. */
+#define LM_ECALL_TILE_REGS_ACQUIRE 64
+#define LM_ECALL_TILE_REGS_COMMIT 65
+#define LM_ECALL_TILE_REGS_WAIT 66
+#define LM_ECALL_TILE_REGS_RELEASE 67
+#define LM_ECALL_COPY_TILE 68   /* a0: cb, a1: tile, a2: dst */
+#define LM_ECALL_BINARY_TILES 69 /* a0: op | bcast << 8 | dst << 16, a1: cb_a | cb_b << 8,
+                                    a2: tile a, a3: tile b */
+#define LM_ECALL_MATMUL_TILES 70 /* a0: cb_a | cb_b << 8, a1: tile a, a2: tile b, a3: dst,
+                                    a4: transpose b */
+#define LM_ECALL_REDUCE_TILE 71  /* a0: func | dim << 8 | dst << 16, a1: cb | cb_scaler << 8,
+                                    a2: tile, a3: scaler tile */
+#define LM_ECALL_TRANSPOSE_TILE 72 /* a0: cb, a1: tile, a2: dst */
+#define LM_ECALL_SFPU_TILE 73      /* a0: op, a1: dst */
+#define LM_ECALL_PACK_TILE 74      /* a0: dst, a1: cb */
+
+/* Operation codes of the compute ecalls (the engine's own numbering). */
+#define LM_BINARY_ADD 1
+#define LM_BINARY_SUB 2
+#define LM_BINARY_MUL 3
+#define LM_BCAST_NONE 1
+#define LM_BCAST_ROW 2
+#define LM_BCAST_COL 3
+#define LM_BCAST_SCALAR 4
+#define LM_REDUCE_SUM 1
+#define LM_REDUCE_MAX 2
+#define LM_REDUCE_ROW 1
+#define LM_REDUCE_COL 2
+#define LM_REDUCE_SCALAR 3
+#define LM_SFPU_EXP 1
+#define LM_SFPU_LOG 2
+#define LM_SFPU_SQRT 3
+#define LM_SFPU_RSQRT 4
+#define LM_SFPU_RECIP 5
+#define LM_SFPU_RELU 6
+#define LM_SFPU_GELU 7
+#define LM_SFPU_SIGMOID 8
+#define LM_SFPU_TANH 9
+#define LM_SFPU_ABS 10
+#define LM_SFPU_NEG 11
+#define LM_SFPU_SQUARE 12
 
 /* ---- reserved L1 (below the device's l1_unreserved_base) ---- */
 /* Core information written by the dispatcher before every launch. */
@@ -44,14 +84,16 @@
 #define LM_L1_SEMAPHORES 0x0100u
 #define LM_SEMAPHORE_STRIDE 16u
 #define LM_MAX_SEMAPHORES 16u
-/* Circular buffer configuration: LM_MAX_CBS slots of four words
- * {fifo address, fifo size, page size, number of pages}; size 0 = unused. */
+/* Circular buffer configuration: LM_MAX_CBS slots of LM_CB_CONFIG_WORDS words
+ * {fifo address, fifo size, page size, number of pages, data format};
+ * size 0 = unused. */
 #define LM_L1_CB_CONFIG 0x0200u
-#define LM_CB_CONFIG_STRIDE 16u
+#define LM_CB_CONFIG_STRIDE 32u
+#define LM_CB_CONFIG_WORDS 5u
 /* Runtime arguments: one block per processor, then the common ones. */
-#define LM_L1_RUNTIME_ARGS 0x0400u
+#define LM_L1_RUNTIME_ARGS 0x0600u
 #define LM_RUNTIME_ARGS_STRIDE 0x0600u /* room for LM_KERNEL_MAX_ARGS words */
-#define LM_L1_COMMON_ARGS 0x1600u
+#define LM_L1_COMMON_ARGS 0x1800u
 #define LM_KERNEL_MAX_ARGS 341u
 #define LM_L1_RESERVED_END 0x10000u
 

@@ -69,8 +69,9 @@ static void write_reserved_l1(sim_backend *sb, const rt_launch *l, const rt_laun
         memcpy(l1 + LM_L1_SEMAPHORES + i * LM_SEMAPHORE_STRIDE, &l->words[lc->sems + i], 4);
     memset(l1 + LM_L1_CB_CONFIG, 0, LM_MAX_CBS * LM_CB_CONFIG_STRIDE);
     for (uint32_t i = 0; i < lc->cb_count; i++) {
-        const uint32_t *slot = &l->words[lc->cbs + 5 * i];
-        memcpy(l1 + LM_L1_CB_CONFIG + slot[0] * LM_CB_CONFIG_STRIDE, slot + 1, 16);
+        const uint32_t *slot = &l->words[lc->cbs + (1 + LM_CB_CONFIG_WORDS) * i];
+        memcpy(l1 + LM_L1_CB_CONFIG + slot[0] * LM_CB_CONFIG_STRIDE, slot + 1,
+               4 * LM_CB_CONFIG_WORDS);
     }
     for (uint32_t p = 0; p < LM_NUM_PROCESSORS; p++) {
         uint32_t at = p * LM_RUNTIME_ARGS_STRIDE;
@@ -94,6 +95,7 @@ static lm_status run_program(sim_backend *sb, const rt_launch *l) {
             if (lc->kernel[p] == UINT32_MAX) continue;
             k->image[p] = l->kernels[lc->kernel[p]].image;
             k->name[p] = l->kernels[lc->kernel[p]].name;
+            if (p == LM_PROC_COMPUTE) k->fp32_acc = l->kernels[lc->kernel[p]].fp32_acc;
             any = true;
         }
         n += any;

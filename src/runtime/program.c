@@ -37,6 +37,7 @@ typedef struct rt_kernel {
     rt_program *program;
     char *name;
     uint32_t processor; /* LM_PROC_* */
+    bool fp32_acc;      /* compute kernels: fp32_dest_acc_en */
     core_mask cores;
     rv_image *image;
     arg_list *args; /* per core index */
@@ -290,6 +291,7 @@ lm_status rt_kernel_create(lm_program program, const char *name, const char *pat
     if (!st) {
         k->program = p;
         k->processor = proc;
+        k->fp32_acc = proc == LM_PROC_COMPUTE && cfg->fp32_dest_acc_en;
         k->name = strdup(name);
         k->args = calloc(p->num_cores, sizeof *k->args);
         if (!k->name || !k->args) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -510,9 +512,11 @@ static void layout_core(const rt_program *p, uint32_t c, rt_launch_core *lc, wor
         if (!mask_has(&cb->cores, c)) continue;
         for (uint32_t j = 0; j < cb->cfg.index_count; j++) {
             const lm_cb_index_config *ic = &cb->cfg.indices[j];
-            uint32_t slot[5] = {ic->index, cb->address, cb->cfg.total_size, ic->page_size,
-                                cb->cfg.total_size / ic->page_size};
-            put_words(w, slot, 5);
+            uint32_t slot[1 + LM_CB_CONFIG_WORDS] = {ic->index,       cb->address,
+                                                     cb->cfg.total_size, ic->page_size,
+                                                     cb->cfg.total_size / ic->page_size,
+                                                     (uint32_t)ic->format};
+            put_words(w, slot, 1 + LM_CB_CONFIG_WORDS);
             lc->cb_count++;
         }
     }
@@ -571,7 +575,8 @@ lm_status rt_launch_build(lm_program program, lm_device *device, rt_launch **out
     l->words = w.words;
     l->word_count = w.count;
     for (uint32_t i = 0; i < p->kernel_count && !st; i++)
-        l->kernels[i] = (rt_launch_kernel){p->kernels[i]->image, p->kernels[i]->name};
+        l->kernels[i] = (rt_launch_kernel){p->kernels[i]->image, p->kernels[i]->name,
+                                           p->kernels[i]->fp32_acc};
     l->kernel_count = p->kernel_count;
     pthread_mutex_unlock(&p->mutex);
     if (st) {

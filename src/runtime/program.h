@@ -12,6 +12,7 @@
 #ifndef LM_RUNTIME_PROGRAM_H
 #define LM_RUNTIME_PROGRAM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_program.h"
@@ -23,6 +24,7 @@ typedef struct rt_program rt_program;
 typedef struct rt_launch_kernel {
     const rv_image *image;
     const char *name;
+    bool fp32_acc; /* compute kernels: dst holds float32 */
 } rt_launch_kernel;
 
 typedef struct rt_launch_core {
@@ -31,7 +33,7 @@ typedef struct rt_launch_core {
     uint32_t args[3], args_count[3];     /* offsets into words[] */
     uint32_t common[3], common_count[3]; /* offsets into words[] */
     uint32_t sems, sem_count;            /* semaphore initial values, in words[] */
-    uint32_t cbs, cb_count;              /* CB slots (index + 4 words each), in words[] */
+    uint32_t cbs, cb_count; /* CB slots (index + LM_CB_CONFIG_WORDS words), in words[] */
 } rt_launch_core;
 
 typedef struct rt_launch {

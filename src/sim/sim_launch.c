@@ -16,6 +16,8 @@
 #include "lm_kernel_abi.h"
 #include "sim/kernel_map.h"
 #include "sim/rv32/rv_hart.h"
+#include "sim/sim_cb.h"
+#include "sim/sim_compute.h"
 
 /* Instructions a hart runs before its core's other harts get a turn. */
 #define SLICE 20000u
@@ -23,12 +25,6 @@
 #define WAIT_MAX_LEN 160
 
 enum core_state { CORE_READY, CORE_PARKED, CORE_DONE };
-
-typedef struct sim_cb {
-    uint32_t fifo_addr, fifo_size, page_size, num_pages;
-    uint32_t wr_ptr, rd_ptr;
-    uint32_t pushed, popped; /* page counters; their difference is the fill */
-} sim_cb;
 
 typedef struct sim_core sim_core;
 typedef struct launch launch;
@@ -49,6 +45,7 @@ struct sim_core {
     uint8_t *l1;
     hart_slot harts[LM_NUM_PROCESSORS];
     sim_cb cbs[LM_MAX_CBS];
+    sim_compute *compute; /* when the core runs a compute kernel */
     atomic_int state;
     atomic_uint wakes; /* bumped by every write another core makes into this L1 */
     launch *launch;
@@ -73,6 +70,8 @@ struct sim_launcher {
     sim_pool *pool;
     uint8_t *locals; /* hart-private memories, lazily committed */
     size_t locals_size;
+    sim_compute *computes; /* one compute engine per core, lazily committed */
+    size_t computes_size;
 };
 
 const char *sim_processor_name(uint32_t processor) {
@@ -93,6 +92,15 @@ lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher *
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "cannot reserve hart-private memory");
     }
     l->locals = p;
+    l->computes_size = (size_t)memory->num_cores * sizeof(sim_compute);
+    p = mmap(NULL, l->computes_size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        munmap(l->locals, l->locals_size);
+        free(l);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "cannot reserve compute engine state");
+    }
+    l->computes = p;
     *out_launcher = l;
     return LM_OK;
 }
@@ -100,6 +108,7 @@ lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher *
 void sim_launcher_destroy(sim_launcher *l) {
     if (!l) return;
     munmap(l->locals, l->locals_size);
+    munmap(l->computes, l->computes_size);
     free(l);
 }
 
@@ -265,7 +274,7 @@ static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
     rv_ecall_result bad = RV_ECALL_FAULT;
     sim_cb *c = cb_get(hs, id, &bad);
     if (!c) return bad;
-    uint32_t fill = c->pushed - c->popped, free_pages = c->num_pages - fill;
+    uint32_t fill = sim_cb_fill(c), free_pages = c->num_pages - fill;
     bool counted = call != LM_ECALL_CB_WRITE_PTR && call != LM_ECALL_CB_READ_PTR;
     if (counted && pages > c->num_pages)
         return bad_call(h, "circular buffer %u: %u pages asked for, it holds only %u", id, pages,
@@ -275,24 +284,29 @@ static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
         if (free_pages < pages)
             return block(hs, "cb_reserve_back(cb %u, %u pages): %u of %u pages free", id, pages,
                          free_pages, c->num_pages);
+        if (pages > c->reserved) c->reserved = pages;
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_PUSH_BACK:
         if (free_pages < pages)
             return bad_call(h, "cb_push_back(cb %u, %u pages) with only %u pages free (missing "
                             "cb_reserve_back?)", id, pages, free_pages);
         c->pushed += pages;
+        c->reserved = c->reserved > pages ? c->reserved - pages : 0;
+        c->packed = c->packed > pages ? c->packed - pages : 0;
         cb_advance(c, &c->wr_ptr, pages);
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_WAIT_FRONT:
         if (fill < pages)
             return block(hs, "cb_wait_front(cb %u, %u pages): %u pages available", id, pages,
                          fill);
+        if (pages > c->waited) c->waited = pages;
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_POP_FRONT:
         if (fill < pages)
             return bad_call(h, "cb_pop_front(cb %u, %u pages) with only %u pages available "
                             "(missing cb_wait_front?)", id, pages, fill);
         c->popped += pages;
+        c->waited = c->waited > pages ? c->waited - pages : 0;
         cb_advance(c, &c->rd_ptr, pages);
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_WRITE_PTR: h->x[10] = c->wr_ptr; return RV_ECALL_CONTINUE;
@@ -510,6 +524,11 @@ static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
     if (call == LM_ECALL_PRINT) return do_print(hs);
     if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) return do_noc(hs, call);
     if (call >= LM_ECALL_CB_RESERVE_BACK && call <= LM_ECALL_CB_PAGES_FREE) return do_cb(hs, call);
+    if (call >= LM_ECALL_TILE_REGS_ACQUIRE && call <= LM_ECALL_PACK_TILE) {
+        if (hs->processor != LM_PROC_COMPUTE)
+            return bad_call(h, "compute call %u from a data movement kernel", call);
+        return sim_compute_ecall(hs->core->compute, hs->core->cbs, h, call);
+    }
     return bad_call(h, "unknown ecall %u (a7)", call);
 }
 
@@ -639,10 +658,14 @@ static void thread_main(void *ctx, uint32_t t) {
 /* Reads the CB configuration the dispatcher left in the core's L1. */
 static void load_cbs(sim_core *c) {
     for (uint32_t i = 0; i < LM_MAX_CBS; i++) {
-        uint32_t w[4];
+        uint32_t w[LM_CB_CONFIG_WORDS];
         memcpy(w, c->l1 + LM_L1_CB_CONFIG + i * LM_CB_CONFIG_STRIDE, sizeof w);
         sim_cb *cb = &c->cbs[i];
-        *cb = (sim_cb){.fifo_addr = w[0], .fifo_size = w[1], .page_size = w[2], .num_pages = w[3]};
+        *cb = (sim_cb){.fifo_addr = w[0],
+                       .fifo_size = w[1],
+                       .page_size = w[2],
+                       .num_pages = w[3],
+                       .format = w[4]};
         cb->wr_ptr = cb->rd_ptr = cb->fifo_addr;
     }
 }
@@ -672,6 +695,10 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
         atomic_init(&c->wakes, 0);
         ln.by_index[k->core] = c;
         load_cbs(c);
+        if (k->image[LM_PROC_COMPUTE]) {
+            c->compute = &l->computes[k->core];
+            sim_compute_reset(c->compute, k->fp32_acc);
+        }
         for (uint32_t p = 0; p < LM_NUM_PROCESSORS && !st; p++) {
             hart_slot *hs = &c->harts[p];
             if (!k->image[p]) continue;

@@ -20,6 +20,7 @@
 #ifndef LM_SIM_LAUNCH_H
 #define LM_SIM_LAUNCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_status.h"
@@ -32,6 +33,7 @@ typedef struct sim_core_kernels {
     uint32_t core; /* row-major core index */
     const rv_image *image[3];
     const char *name[3];
+    bool fp32_acc; /* the compute kernel's dst holds float32 (8 tiles) */
 } sim_core_kernels;
 
 /* Receives kernel prints, one line at a time (without the newline). */

@@ -1,0 +1,37 @@
+/* The compute engine of one core, as its compute kernel drives it through
+ * ecalls: the dst register file with tt-metal's ownership protocol
+ * (tile_regs_acquire -> math -> tile_regs_commit -> tile_regs_wait -> pack ->
+ * tile_regs_release), unpacking operands from the fronts of circular buffers
+ * and packing results to their backs.
+ *
+ * Misuse is a kernel fault with a message, never silent garbage: math outside
+ * acquire/commit, packing before wait, a dst index beyond the register file
+ * (16 tiles, 8 with fp32 accumulation), reading a CB tile the kernel did not
+ * wait for, packing beyond the space it reserved, a CB page too small for a
+ * tile of its format.
+ */
+#ifndef LM_SIM_COMPUTE_H
+#define LM_SIM_COMPUTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/rv32/rv_hart.h"
+#include "sim/sim_cb.h"
+#include "sim/tile/tile_engine.h"
+
+typedef struct sim_compute {
+    tile_dst dst;
+    int regs;  /* where the dst protocol stands (sim_compute.c) */
+    float a[TILE_ELEMS], b[TILE_ELEMS]; /* unpacked operands */
+} sim_compute;
+
+/* Prepares the engine for a launch. */
+void sim_compute_reset(sim_compute *c, bool fp32_acc);
+
+/* Handles a compute ecall (LM_ECALL_TILE_REGS_ACQUIRE..LM_ECALL_PACK_TILE) of
+ * the hart; `l1` is the core's L1 and `cbs` its circular buffers. On misuse
+ * returns RV_ECALL_FAULT with hart->fault.detail set. */
+rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *hart, uint32_t call);
+
+#endif
