@@ -33,45 +33,50 @@ static rv_ecall_result fault(rv_hart *h, const char *fmt, ...) {
     return RV_ECALL_FAULT;
 }
 
-/* The engine rejected an argument: its message is in the thread's error. */
-static rv_ecall_result engine_fault(rv_hart *h, const char *op) {
-    return fault(h, "%s: %s", op, lm_last_error());
+/* The engine rejected an argument; its message, in the thread's error, already
+ * names the operation. */
+static rv_ecall_result engine_fault(rv_hart *h) {
+    return fault(h, "%s", lm_last_error());
 }
 
 static bool need_state(sim_compute *c, int state, rv_hart *h, const char *op,
                        rv_ecall_result *out) {
     if (c->regs == state) return true;
     static const char *const hint[] = {"", "between tile_regs_acquire and tile_regs_commit",
-                                       "after tile_regs_commit", "between tile_regs_wait and "
+                                       "after tile_regs_commit",
+                                       "between tile_regs_wait and "
                                        "tile_regs_release"};
-    *out = fault(h, "%s outside its place in the dst protocol: it must come %s, but dst is %s",
-                 op, hint[state], regs_state_name[c->regs]);
+    *out = fault(h, "%s outside its place in the dst protocol: it must come %s, but dst is %s", op,
+                 hint[state], regs_state_name[c->regs]);
     return false;
 }
 
 /* Unpacks tile `tile` counted from the front of circular buffer `cb`. */
-static bool unpack(sim_cb *cbs, rv_hart *h, uint32_t cb, uint32_t tile, float *out,
-                   bool *out_raw, const char *op, rv_ecall_result *res) {
+static bool unpack(sim_cb *cbs, rv_hart *h, uint32_t cb, uint32_t tile, float *out, bool *out_raw,
+                   const char *op, rv_ecall_result *res) {
     if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0) {
         *res = fault(h, "%s: circular buffer %u is not configured on this core", op, cb);
         return false;
     }
     const sim_cb *c = &cbs[cb];
     if (tile >= c->waited) {
-        *res = fault(h, "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
-                     "covers %u tiles)", op, tile, cb, c->waited);
+        *res = fault(h,
+                     "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
+                     "covers %u tiles)",
+                     op, tile, cb, c->waited);
         return false;
     }
     size_t size = tile_format_size((lm_data_format)c->format);
     if (size == 0 || size > c->page_size) {
-        *res = fault(h, "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
-                     "format", op, cb, c->page_size);
+        *res = fault(h,
+                     "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
+                     "format",
+                     op, cb, c->page_size);
         return false;
     }
     uint32_t addr = sim_cb_page_addr(c, c->rd_ptr, tile);
     tile_unpack((lm_data_format)c->format, h->l1 + addr, out);
-    if (out_raw)
-        *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
+    if (out_raw) *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
     return true;
 }
 
@@ -81,15 +86,19 @@ static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t ds
         return fault(h, "%s: circular buffer %u is not configured on this core", op, cb);
     sim_cb *q = &cbs[cb];
     if (q->packed >= q->reserved)
-        return fault(h, "%s: circular buffer %u has no reserved tile left (cb_reserve_back "
-                     "reserved %u, %u already packed)", op, cb, q->reserved, q->packed);
+        return fault(h,
+                     "%s: circular buffer %u has no reserved tile left (cb_reserve_back "
+                     "reserved %u, %u already packed)",
+                     op, cb, q->reserved, q->packed);
     size_t size = tile_format_size((lm_data_format)q->format);
     if (size == 0 || size > q->page_size)
-        return fault(h, "%s: circular buffer %u has pages of %u bytes, too small for a tile of "
-                     "its format", op, cb, q->page_size);
+        return fault(h,
+                     "%s: circular buffer %u has pages of %u bytes, too small for a tile of "
+                     "its format",
+                     op, cb, q->page_size);
     uint32_t addr = sim_cb_page_addr(q, q->wr_ptr, q->packed);
     if (tile_pack_dst(&c->dst, dst, (lm_data_format)q->format, h->l1 + addr))
-        return engine_fault(h, op);
+        return engine_fault(h);
     q->packed++;
     return RV_ECALL_CONTINUE;
 }
@@ -124,7 +133,7 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
     switch (call) {
     case LM_ECALL_COPY_TILE:
         if (!unpack(cbs, h, a[0], a[1], c->a, &raw, "copy_tile", &res)) return res;
-        return tile_copy(&c->dst, a[2], c->a, raw) ? engine_fault(h, "copy_tile") : res;
+        return tile_copy(&c->dst, a[2], c->a, raw) ? engine_fault(h) : res;
     case LM_ECALL_BINARY_TILES: {
         const char *op = "binary tile operation";
         if (!unpack(cbs, h, a[1] & 0xFF, a[2], c->a, NULL, op, &res) ||
@@ -132,29 +141,27 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
             return res;
         return tile_binary(&c->dst, a[0] >> 16, (tile_binary_op)(a[0] & 0xFF),
                            (tile_bcast)(a[0] >> 8 & 0xFF), c->a, c->b)
-                   ? engine_fault(h, op)
+                   ? engine_fault(h)
                    : res;
     }
     case LM_ECALL_MATMUL_TILES:
         if (!unpack(cbs, h, a[0] & 0xFF, a[1], c->a, NULL, "matmul_tiles", &res) ||
             !unpack(cbs, h, a[0] >> 8 & 0xFF, a[2], c->b, NULL, "matmul_tiles", &res))
             return res;
-        return tile_matmul(&c->dst, a[3], c->a, c->b, a[4] != 0) ? engine_fault(h, "matmul_tiles")
-                                                                  : res;
+        return tile_matmul(&c->dst, a[3], c->a, c->b, a[4] != 0) ? engine_fault(h) : res;
     case LM_ECALL_REDUCE_TILE:
         if (!unpack(cbs, h, a[1] & 0xFF, a[2], c->a, NULL, "reduce_tile", &res) ||
             !unpack(cbs, h, a[1] >> 8 & 0xFF, a[3], c->b, NULL, "reduce_tile", &res))
             return res;
         return tile_reduce(&c->dst, a[0] >> 16, (tile_reduce_func)(a[0] & 0xFF),
                            (tile_reduce_dim)(a[0] >> 8 & 0xFF), c->a, c->b[0])
-                   ? engine_fault(h, "reduce_tile")
+                   ? engine_fault(h)
                    : res;
     case LM_ECALL_TRANSPOSE_TILE:
         if (!unpack(cbs, h, a[0], a[1], c->a, NULL, "transpose_wh_tile", &res)) return res;
-        return tile_transpose(&c->dst, a[2], c->a) ? engine_fault(h, "transpose_wh_tile") : res;
+        return tile_transpose(&c->dst, a[2], c->a) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
-        return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h, "SFPU operation")
-                                                             : res;
+        return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
     }
     return fault(h, "unknown compute call %u", call);
 }
