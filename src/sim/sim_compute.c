@@ -23,6 +23,10 @@ static const char *const regs_state_name[] = {"released", "acquired", "committed
 void sim_compute_reset(sim_compute *c, bool fp32_acc) {
     tile_dst_init(&c->dst, fp32_acc);
     c->regs = REGS_IDLE;
+    if (++c->epoch == 0) { /* after 2^32 launches, really forget everything */
+        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++) c->cache[i].epoch = 0;
+        c->epoch = 1;
+    }
 }
 
 static rv_ecall_result fault(rv_hart *h, const char *fmt, ...) {
@@ -51,33 +55,39 @@ static bool need_state(sim_compute *c, int state, rv_hart *h, const char *op,
     return false;
 }
 
-/* Unpacks tile `tile` counted from the front of circular buffer `cb`. */
-static bool unpack(sim_cb *cbs, rv_hart *h, uint32_t cb, uint32_t tile, float *out, bool *out_raw,
-                   const char *op, rv_ecall_result *res) {
+/* Tile `tile` counted from the front of circular buffer `cb`, unpacked (from
+ * the cache when it was unpacked before), or NULL after a fault. */
+static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb, uint32_t tile,
+                           bool *out_raw, const char *op, rv_ecall_result *res) {
     if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0) {
         *res = fault(h, "%s: circular buffer %u is not configured on this core", op, cb);
-        return false;
+        return NULL;
     }
     const sim_cb *c = &cbs[cb];
     if (tile >= c->waited) {
-        *res = fault(h,
-                     "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
-                     "covers %u tiles)",
+        *res = fault(h, "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
+                        "covers %u tiles)",
                      op, tile, cb, c->waited);
-        return false;
+        return NULL;
     }
     size_t size = tile_format_size((lm_data_format)c->format);
     if (size == 0 || size > c->page_size) {
-        *res = fault(h,
-                     "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
-                     "format",
+        *res = fault(h, "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
+                        "format",
                      op, cb, c->page_size);
-        return false;
+        return NULL;
     }
-    uint32_t addr = sim_cb_page_addr(c, c->rd_ptr, tile);
-    tile_unpack((lm_data_format)c->format, h->l1 + addr, out);
-    if (out_raw) *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
-    return true;
+    if (out_raw)
+        *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
+    uint32_t seq = c->popped + tile;
+    uint64_t key = cb | (uint64_t)c->format << 8 | (uint64_t)seq << 16;
+    sim_unpacked *e = &cp->cache[(seq + cb * 97u) % SIM_UNPACK_CACHE];
+    if (e->epoch != cp->epoch || e->key != key) {
+        tile_unpack((lm_data_format)c->format, h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile), e->v);
+        e->key = key;
+        e->epoch = cp->epoch;
+    }
+    return e->v;
 }
 
 static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t dst, uint32_t cb) {
@@ -106,6 +116,7 @@ static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t ds
 rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t call) {
     const uint32_t *a = &h->x[10];
     rv_ecall_result res = RV_ECALL_CONTINUE;
+    const float *x, *y;
     bool raw;
     switch (call) {
     case LM_ECALL_TILE_REGS_ACQUIRE:
@@ -132,34 +143,34 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
     if (!need_state(c, REGS_ACQUIRED, h, "a math operation", &res)) return res;
     switch (call) {
     case LM_ECALL_COPY_TILE:
-        if (!unpack(cbs, h, a[0], a[1], c->a, &raw, "copy_tile", &res)) return res;
-        return tile_copy(&c->dst, a[2], c->a, raw) ? engine_fault(h) : res;
+        if (!(x = unpack(c, cbs, h, a[0], a[1], &raw, "copy_tile", &res))) return res;
+        return tile_copy(&c->dst, a[2], x, raw) ? engine_fault(h) : res;
     case LM_ECALL_BINARY_TILES: {
         const char *op = "binary tile operation";
-        if (!unpack(cbs, h, a[1] & 0xFF, a[2], c->a, NULL, op, &res) ||
-            !unpack(cbs, h, a[1] >> 8 & 0xFF, a[3], c->b, NULL, op, &res))
+        if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, op, &res)) ||
+            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, op, &res)))
             return res;
         return tile_binary(&c->dst, a[0] >> 16, (tile_binary_op)(a[0] & 0xFF),
-                           (tile_bcast)(a[0] >> 8 & 0xFF), c->a, c->b)
+                           (tile_bcast)(a[0] >> 8 & 0xFF), x, y)
                    ? engine_fault(h)
                    : res;
     }
     case LM_ECALL_MATMUL_TILES:
-        if (!unpack(cbs, h, a[0] & 0xFF, a[1], c->a, NULL, "matmul_tiles", &res) ||
-            !unpack(cbs, h, a[0] >> 8 & 0xFF, a[2], c->b, NULL, "matmul_tiles", &res))
+        if (!(x = unpack(c, cbs, h, a[0] & 0xFF, a[1], NULL, "matmul_tiles", &res)) ||
+            !(y = unpack(c, cbs, h, a[0] >> 8 & 0xFF, a[2], NULL, "matmul_tiles", &res)))
             return res;
-        return tile_matmul(&c->dst, a[3], c->a, c->b, a[4] != 0) ? engine_fault(h) : res;
+        return tile_matmul(&c->dst, a[3], x, y, a[4] != 0) ? engine_fault(h) : res;
     case LM_ECALL_REDUCE_TILE:
-        if (!unpack(cbs, h, a[1] & 0xFF, a[2], c->a, NULL, "reduce_tile", &res) ||
-            !unpack(cbs, h, a[1] >> 8 & 0xFF, a[3], c->b, NULL, "reduce_tile", &res))
+        if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, "reduce_tile", &res)) ||
+            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, "reduce_tile", &res)))
             return res;
         return tile_reduce(&c->dst, a[0] >> 16, (tile_reduce_func)(a[0] & 0xFF),
-                           (tile_reduce_dim)(a[0] >> 8 & 0xFF), c->a, c->b[0])
+                           (tile_reduce_dim)(a[0] >> 8 & 0xFF), x, y[0])
                    ? engine_fault(h)
                    : res;
     case LM_ECALL_TRANSPOSE_TILE:
-        if (!unpack(cbs, h, a[0], a[1], c->a, NULL, "transpose_wh_tile", &res)) return res;
-        return tile_transpose(&c->dst, a[2], c->a) ? engine_fault(h) : res;
+        if (!(x = unpack(c, cbs, h, a[0], a[1], NULL, "transpose_wh_tile", &res))) return res;
+        return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
         return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
     }

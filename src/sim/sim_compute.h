@@ -20,10 +20,24 @@
 #include "sim/sim_cb.h"
 #include "sim/tile/tile_engine.h"
 
+/* Unpacked operand tiles, kept because kernels reuse them (matmul uses each
+ * A tile for a row of outputs and keeps B resident). A tile is known by its
+ * circular buffer and its page sequence number (pages ever pushed before it):
+ * every cb_push_back makes new numbers, so an entry cannot outlive the data
+ * it was made from unless a kernel rewrites a page after pushing it. */
+#define SIM_UNPACK_CACHE 256
+
+typedef struct sim_unpacked {
+    uint64_t key;   /* cb | format << 8 | sequence << 16 */
+    uint32_t epoch; /* valid when equal to the engine's epoch */
+    float v[TILE_ELEMS];
+} sim_unpacked;
+
 typedef struct sim_compute {
     tile_dst dst;
-    int regs;  /* where the dst protocol stands (sim_compute.c) */
-    float a[TILE_ELEMS], b[TILE_ELEMS]; /* unpacked operands */
+    int regs;       /* where the dst protocol stands (sim_compute.c) */
+    uint32_t epoch; /* bumped per launch: empties the cache at no cost */
+    sim_unpacked cache[SIM_UNPACK_CACHE];
 } sim_compute;
 
 /* Prepares the engine for a launch. */
