@@ -14,6 +14,10 @@ for b in "$build"/bench/*; do
         status=1
     fi
 done
+# Figures that come from an example rather than a benchmark binary.
+if [ -x "$build/examples/mlp_fashion_mnist" ]; then
+    "$build/examples/mlp_fashion_mnist" --bench | grep -E '^[a-z0-9_]+: ' | tee -a "$tmp" || status=1
+fi
 # name: value lines -> one JSON object; values are numbers or quoted strings.
 awk -F': ' 'BEGIN { printf "{" }
     NF >= 2 && $1 ~ /^[a-z0-9_]+$/ {
