@@ -29,6 +29,7 @@ void sim_compute_reset(sim_compute *c, bool fp32_acc) {
     }
 }
 
+static rv_ecall_result fault(rv_hart *h, const char *fmt, ...) ERR_PRINTF(2, 3);
 static rv_ecall_result fault(rv_hart *h, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -114,6 +114,10 @@ void sim_launcher_destroy(sim_launcher *l) {
 
 /* ---- failures ---- */
 
+static void fail_launch(launch *ln, lm_status st, const char *fmt, ...) ERR_PRINTF(3, 4);
+static rv_ecall_result bad_call(rv_hart *h, const char *fmt, ...) ERR_PRINTF(2, 3);
+static rv_ecall_result block(hart_slot *hs, const char *fmt, ...) ERR_PRINTF(2, 3);
+
 /* Records the launch's first failure and stops every thread. */
 static void fail_launch(launch *ln, lm_status st, const char *fmt, ...) {
     pthread_mutex_lock(&ln->mutex);
