@@ -1,0 +1,206 @@
+#include "sim/tile/tile_engine.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "sim/tile/tile_kern.h"
+
+/* ---- kernel selection ------------------------------------------------------ */
+
+static atomic_bool force_portable_flag;
+
+void tile_force_portable(bool force) {
+    atomic_store(&force_portable_flag, force);
+}
+
+static const tile_kernels *kernels(void) {
+#if defined(TILE_HAVE_AVX2)
+    if (!atomic_load_explicit(&force_portable_flag, memory_order_relaxed) &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return &tile_kernels_avx2;
+#endif
+    return &tile_kernels_portable;
+}
+
+const char *tile_kernels_name(void) {
+    return kernels()->name;
+}
+
+/* ---- dst registers --------------------------------------------------------- */
+
+void tile_dst_init(tile_dst *dst, bool fp32_acc) {
+    dst->fp32_acc = fp32_acc;
+    tile_dst_clear(dst);
+}
+
+uint32_t tile_dst_capacity(const tile_dst *dst) {
+    return dst->fp32_acc ? TILE_DST_TILES_FP32 : TILE_DST_TILES;
+}
+
+void tile_dst_clear(tile_dst *dst) {
+    memset(dst->reg, 0, sizeof dst->reg);
+}
+
+static lm_status check_index(const tile_dst *dst, uint32_t idx, const char *fn) {
+    if (idx >= tile_dst_capacity(dst))
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: dst index %u out of range (%u dst tiles with fp32 accumulation %s)", fn,
+                       idx, tile_dst_capacity(dst), dst->fp32_acc ? "on" : "off");
+    return LM_OK;
+}
+
+/* Writes a computed tile into dst: canonical NaNs, bf16 rounding if 16-bit. */
+static void write_back(tile_dst *dst, uint32_t idx, float *result) {
+    kernels()->finish(result, !dst->fp32_acc);
+    memcpy(dst->reg[idx], result, sizeof dst->reg[idx]);
+}
+
+/* ---- FPU ------------------------------------------------------------------- */
+
+lm_status tile_copy(tile_dst *dst, uint32_t idx, const float *a, bool raw) {
+    lm_status st = check_index(dst, idx, "copy_tile");
+    if (st) return st;
+    float t[TILE_ELEMS];
+    memcpy(t, a, sizeof t);
+    if (raw)
+        memcpy(dst->reg[idx], t, sizeof t);
+    else
+        write_back(dst, idx, t);
+    return LM_OK;
+}
+
+static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] = "add_tiles",
+                                                             [TILE_BINARY_SUB] = "sub_tiles",
+                                                             [TILE_BINARY_MUL] = "mul_tiles"};
+
+lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast bcast,
+                      const float *a, const float *b) {
+    if (op <= TILE_BINARY_INVALID || op >= TILE_BINARY_COUNT_)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "eltwise binary: unknown operation %d", (int)op);
+    const char *fn = binary_names[op];
+    if (bcast <= TILE_BCAST_INVALID || bcast >= TILE_BCAST_COUNT_)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: unknown broadcast type %d", fn, (int)bcast);
+    lm_status st = check_index(dst, idx, fn);
+    if (st) return st;
+    float t[TILE_ELEMS];
+    kernels()->binary(op, bcast, a, b, t);
+    write_back(dst, idx, t);
+    return LM_OK;
+}
+
+static void transpose(const float *a, float *out) {
+    for (int r = 0; r < TILE_DIM; r++)
+        for (int c = 0; c < TILE_DIM; c++)
+            out[c * TILE_DIM + r] = a[r * TILE_DIM + c];
+}
+
+lm_status tile_matmul(tile_dst *dst, uint32_t idx, const float *a, const float *b,
+                      bool transpose_b) {
+    lm_status st = check_index(dst, idx, "matmul_tiles");
+    if (st) return st;
+    float bt[TILE_ELEMS];
+    if (transpose_b) {
+        transpose(b, bt);
+        b = bt;
+    }
+    /* In place: the hottest op skips the copies through a temporary. */
+    const tile_kernels *k = kernels();
+    k->matmul(a, b, dst->reg[idx]);
+    k->finish(dst->reg[idx], !dst->fp32_acc);
+    return LM_OK;
+}
+
+/* max that lets a NaN win, so a NaN anywhere in the input shows in the result. */
+static float max_nan(float m, float v) {
+    return v > m || v != v ? v : m;
+}
+
+lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_reduce_dim dim,
+                      const float *a, float scaler) {
+    const char *fn = "reduce_tile";
+    if (func <= TILE_REDUCE_FUNC_INVALID || func >= TILE_REDUCE_FUNC_COUNT_)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: unknown reduce function %d", fn, (int)func);
+    if (dim <= TILE_REDUCE_DIM_INVALID || dim >= TILE_REDUCE_DIM_COUNT_)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: unknown reduce dimension %d", fn, (int)dim);
+    lm_status st = check_index(dst, idx, fn);
+    if (st) return st;
+    float t[TILE_ELEMS];
+    memcpy(t, dst->reg[idx], sizeof t);
+    /* Result slot (row-major index) of element (r, c) and how many slots. */
+    int slots = dim == TILE_REDUCE_SCALAR ? 1 : TILE_DIM;
+    for (int s = 0; s < slots; s++) {
+        int out = dim == TILE_REDUCE_ROW ? s * TILE_DIM : s;
+        float acc = t[out];
+        for (int i = 0; i < (dim == TILE_REDUCE_SCALAR ? TILE_ELEMS : TILE_DIM); i++) {
+            /* Element i of the group reduced into slot s, row-major order. */
+            int e = dim == TILE_REDUCE_ROW   ? s * TILE_DIM + i
+                    : dim == TILE_REDUCE_COL ? i * TILE_DIM + s
+                                             : i;
+            acc = func == TILE_REDUCE_SUM ? fmaf(a[e], scaler, acc) : max_nan(acc, a[e] * scaler);
+        }
+        t[out] = acc;
+    }
+    write_back(dst, idx, t);
+    return LM_OK;
+}
+
+lm_status tile_transpose(tile_dst *dst, uint32_t idx, const float *a) {
+    lm_status st = check_index(dst, idx, "transpose_wh_tile");
+    if (st) return st;
+    float t[TILE_ELEMS];
+    transpose(a, t);
+    write_back(dst, idx, t);
+    return LM_OK;
+}
+
+lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value) {
+    lm_status st = check_index(dst, idx, "fill_tile");
+    if (st) return st;
+    float t[TILE_ELEMS];
+    for (int i = 0; i < TILE_ELEMS; i++)
+        t[i] = value;
+    write_back(dst, idx, t);
+    return LM_OK;
+}
+
+/* ---- SFPU ------------------------------------------------------------------ */
+
+static const char *const sfpu_names[TILE_SFPU_COUNT_] = {
+    [TILE_SFPU_EXP] = "exp",     [TILE_SFPU_LOG] = "log",         [TILE_SFPU_SQRT] = "sqrt",
+    [TILE_SFPU_RSQRT] = "rsqrt", [TILE_SFPU_RECIP] = "recip",     [TILE_SFPU_RELU] = "relu",
+    [TILE_SFPU_GELU] = "gelu",   [TILE_SFPU_SIGMOID] = "sigmoid", [TILE_SFPU_TANH] = "tanh",
+    [TILE_SFPU_ABS] = "abs",     [TILE_SFPU_NEG] = "neg",         [TILE_SFPU_SQUARE] = "square"};
+
+const char *tile_sfpu_op_name(tile_sfpu_op op) {
+    if (op <= TILE_SFPU_INVALID || op >= TILE_SFPU_COUNT_) return "invalid";
+    return sfpu_names[op];
+}
+
+lm_status tile_sfpu(tile_dst *dst, uint32_t idx, tile_sfpu_op op) {
+    if (op <= TILE_SFPU_INVALID || op >= TILE_SFPU_COUNT_)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "sfpu: unknown operation %d", (int)op);
+    if (idx >= tile_dst_capacity(dst)) {
+        char fn[32];
+        snprintf(fn, sizeof fn, "%s_tile", sfpu_names[op]);
+        return check_index(dst, idx, fn);
+    }
+    float t[TILE_ELEMS];
+    memcpy(t, dst->reg[idx], sizeof t);
+    kernels()->sfpu(op, t);
+    write_back(dst, idx, t);
+    return LM_OK;
+}
+
+/* ---- pack ------------------------------------------------------------------ */
+
+lm_status tile_pack_dst(const tile_dst *dst, uint32_t idx, lm_data_format format, void *out) {
+    lm_status st = check_index(dst, idx, "pack_tile");
+    if (st) return st;
+    if (!tile_format_valid(format))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "pack_tile: unknown data format %d", (int)format);
+    tile_pack(format, dst->reg[idx], out);
+    return LM_OK;
+}

@@ -1,0 +1,201 @@
+/* The compute engine's tile math: dst registers, FPU and SFPU operations.
+ *
+ * Model. Source operands are tiles in working form (see tile_format.h: 1024
+ * floats, row-major), produced by tile_unpack() from a circular-buffer tile.
+ * Results go to the dst register file: 16 tiles, or 8 when fp32 accumulation
+ * is on. With fp32 accumulation dst holds float32; without it dst holds 16-bit
+ * values, modelled as bfloat16: every result written to dst is rounded to
+ * bfloat16 (nearest, ties to even) once, at the end of the operation. Each op
+ * computes in float32 with IEEE round-to-nearest (the transcendentals with
+ * float64 intermediates, see below); source registers keep full
+ * float32 (no 19-bit truncation) and math fidelity (LoFi..HiFi4) does not
+ * change results: the model behaves as HiFi4 always.
+ *
+ * How tt-metal's compute API maps here (indices and enums come from kernel
+ * code; the ops below check them):
+ *   tile_regs_acquire          tile_dst_clear (dst starts at zero)
+ *   copy_tile(cb, i, d)        tile_unpack(cb format) then tile_copy (raw for
+ *                              UInt32/Int32 CBs)
+ *   add/sub/mul_tiles[_bcast]  tile_unpack both operands, tile_binary
+ *   matmul_tiles(.., transpose) tile_matmul (accumulates into dst)
+ *   reduce_tile<func, dim>     tile_reduce, scaler = element [0][0] of the
+ *                              unpacked scaler tile
+ *   transpose_wh_tile          tile_transpose
+ *   <sfpu>_tile(d)             tile_sfpu
+ *   pack_tile(d, cb)           tile_pack_dst in the CB's data format
+ *
+ * Determinism. Results are the same bits on every host, with or without the
+ * AVX2 path, for any number of threads: every accumulation has a fixed order,
+ * only correctly rounded operations are used (+, -, *, /, sqrt and fused
+ * multiply-add, the latter in matmul and reduce only, both paths), the library
+ * is built with -ffp-contract=off, transcendental functions are our own fixed
+ * polynomial/rational approximations (no libm), and every NaN written to dst
+ * becomes the canonical quiet NaN 0x7fc00000. Subnormals are handled as IEEE
+ * specifies (the hardware's flush-to-zero is not modelled); the host must run
+ * with the default floating-point environment (no FTZ/DAZ, round to nearest).
+ * tests/tile/test_tile_ops.c holds a hash of the bits of every op on fixed
+ * inputs; it is checked for both kernel sets and, under qemu, on aarch64.
+ *
+ * Accuracy against a float64 reference, float32 dst. The bounds are asserted by
+ * tests/tile/test_tile_ops.c over random inputs (uniform and log-uniform in
+ * magnitude) plus edge values; "ulp" is the float32 ulp of the reference value
+ * (the subnormal spacing below FLT_MIN); in brackets the largest error measured:
+ *   copy, transpose, abs, neg, relu     exact
+ *   add, sub, mul, square, sqrt, recip  correctly rounded, <= 0.5 ulp
+ *   matmul (K = 32 per call)            |err| <= 2^-19 * (|dst| + sum_k |a_ik b_kj|)
+ *                                       [1.95e-7 = 1.6 * 2^-23 times that sum]
+ *   reduce sum                          same form of bound  [2.8e-7 times the sum]
+ *   reduce max                          exact
+ *   rsqrt    x >= 0                     <= 0.6 ulp          [0.50]
+ *   exp      x in [-103, 88]            <= 0.6 ulp          [0.503]
+ *   log      x > 0, subnormals too      <= 0.6 ulp          [0.54]
+ *   sigmoid  x in [-103, 88]            <= 0.6 ulp          [0.503]
+ *   tanh     all x                      <= 0.6 ulp          [0.51]
+ *   gelu     tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), against
+ *            the same form in float64   <= 0.6 ulp or 2^-126 absolute  [0.504]
+ * The same bounds are asserted over a sweep of 262,000 float32 values evenly
+ * spread over all bit patterns.
+ * The transcendental ops keep float64 intermediates (IEEE, so still identical
+ * everywhere) and round to float32 once, which is why they are nearly
+ * correctly rounded.
+ * With bfloat16 dst add the final rounding: <= 0.5 bfloat16 ulp (2^-8 relative).
+ * Specials: exp(+Inf) = +Inf, exp(-Inf) = 0, log(+-0) = -Inf, log(x < 0) = NaN,
+ * sqrt(x < 0) = NaN, recip(+-0) = +-Inf, rsqrt(0) = +Inf, sigmoid(-Inf) = 0,
+ * tanh(+-Inf) = +-1, gelu(-Inf) = -0, gelu(+Inf) = +Inf, relu(NaN) = NaN.
+ *
+ * Errors: operations validate their enum arguments and dst index and fail with
+ * LM_ERR_INVALID_ARGUMENT (message names the operation) without touching dst,
+ * because those values come from kernel code. Pointers are trusted.
+ *
+ * Thread-safety: a tile_dst belongs to one caller at a time; the operations
+ * keep no other state. tile_force_portable() is global and meant for tests and
+ * benchmarks.
+ */
+#ifndef LM_SIM_TILE_ENGINE_H
+#define LM_SIM_TILE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_status.h"
+#include "sim/tile/tile_format.h"
+
+#define TILE_DST_TILES 16
+#define TILE_DST_TILES_FP32 8
+
+typedef enum tile_binary_op {
+    TILE_BINARY_INVALID = 0,
+    TILE_BINARY_ADD,
+    TILE_BINARY_SUB,
+    TILE_BINARY_MUL,
+    TILE_BINARY_COUNT_
+} tile_binary_op;
+
+/* Which part of the B tile is combined with every element of A (tt-metal's
+ * BroadcastType): ROW repeats B's row 0 down all rows, COL repeats B's column 0
+ * across all columns, SCALAR uses B[0][0]. */
+typedef enum tile_bcast {
+    TILE_BCAST_INVALID = 0,
+    TILE_BCAST_NONE,
+    TILE_BCAST_ROW,
+    TILE_BCAST_COL,
+    TILE_BCAST_SCALAR,
+    TILE_BCAST_COUNT_
+} tile_bcast;
+
+typedef enum tile_reduce_func {
+    TILE_REDUCE_FUNC_INVALID = 0,
+    TILE_REDUCE_SUM,
+    TILE_REDUCE_MAX,
+    TILE_REDUCE_FUNC_COUNT_
+} tile_reduce_func;
+
+/* tt-metal's ReduceDim: ROW reduces each row (result in column 0), COL each
+ * column (result in row 0), SCALAR the whole tile (result at [0][0]). */
+typedef enum tile_reduce_dim {
+    TILE_REDUCE_DIM_INVALID = 0,
+    TILE_REDUCE_ROW,
+    TILE_REDUCE_COL,
+    TILE_REDUCE_SCALAR,
+    TILE_REDUCE_DIM_COUNT_
+} tile_reduce_dim;
+
+typedef enum tile_sfpu_op {
+    TILE_SFPU_INVALID = 0,
+    TILE_SFPU_EXP,
+    TILE_SFPU_LOG,
+    TILE_SFPU_SQRT,
+    TILE_SFPU_RSQRT,
+    TILE_SFPU_RECIP,
+    TILE_SFPU_RELU,
+    TILE_SFPU_GELU,
+    TILE_SFPU_SIGMOID,
+    TILE_SFPU_TANH,
+    TILE_SFPU_ABS,
+    TILE_SFPU_NEG,
+    TILE_SFPU_SQUARE,
+    TILE_SFPU_COUNT_
+} tile_sfpu_op;
+
+typedef struct tile_dst {
+    bool fp32_acc;
+    float reg[TILE_DST_TILES][TILE_ELEMS];
+} tile_dst;
+
+/* Sets the accumulation mode and zeroes every register. */
+void tile_dst_init(tile_dst *dst, bool fp32_acc);
+
+/* Usable dst tiles: 16, or 8 with fp32 accumulation. */
+uint32_t tile_dst_capacity(const tile_dst *dst);
+
+/* Zeroes every register (what tile_regs_acquire hands a kernel). */
+void tile_dst_clear(tile_dst *dst);
+
+/* dst[idx] = a. With raw, the 32-bit patterns are copied untouched (integer
+ * formats); otherwise the copy is a float result like any other. */
+lm_status tile_copy(tile_dst *dst, uint32_t idx, const float *a, bool raw);
+
+/* dst[idx] = a (op) b, with b broadcast as `bcast` says. */
+lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast bcast,
+                      const float *a, const float *b);
+
+/* dst[idx] += a x b (b transposed first when transpose_b), each element
+ * accumulated as acc = fma(a[i][k], b[k][j], acc) for k = 0..31 in order,
+ * starting from the current dst value; one rounding to bfloat16 at the end
+ * when fp32 accumulation is off. a and b must not be dst registers. */
+lm_status tile_matmul(tile_dst *dst, uint32_t idx, const float *a, const float *b,
+                      bool transpose_b);
+
+/* Reduces a (every element multiplied by `scaler`, the value tt-metal takes
+ * from the scaler tile) into dst[idx], accumulating: SUM adds to the current
+ * dst values, MAX keeps the larger of the current dst value and the tile's
+ * maximum (so clear dst to -Inf with tile_dst_fill first when data may be all
+ * negative). Only the result positions (see tile_reduce_dim) are written.
+ * Summation order: row-major over the reduced elements, fused multiply-add. */
+lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_reduce_dim dim,
+                      const float *a, float scaler);
+
+/* dst[idx] = a transposed (rows <-> columns), exactly. */
+lm_status tile_transpose(tile_dst *dst, uint32_t idx, const float *a);
+
+/* dst[idx] = f(dst[idx]) element-wise. */
+lm_status tile_sfpu(tile_dst *dst, uint32_t idx, tile_sfpu_op op);
+
+/* Every element of dst[idx] = value (rounded like any result). */
+lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value);
+
+/* dst[idx] -> memory tile in `format` (tt-metal's pack_tile). */
+lm_status tile_pack_dst(const tile_dst *dst, uint32_t idx, lm_data_format format, void *out);
+
+/* Forces the portable kernels even where AVX2 is available (tests compare the
+ * two paths; results are identical by design). */
+void tile_force_portable(bool force);
+
+/* Name of the kernel set in use: "avx2" or "portable". */
+const char *tile_kernels_name(void);
+
+/* Short names of the enum values, for messages and tests ("exp", "add", ...);
+ * "invalid" for values out of range. */
+const char *tile_sfpu_op_name(tile_sfpu_op op);
+
+#endif

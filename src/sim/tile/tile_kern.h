@@ -1,0 +1,35 @@
+/* Kernel sets behind the tile engine: the same arithmetic compiled for two
+ * targets. tile_kern_body.h holds the element-wise and SFPU kernels once; it is
+ * compiled plainly (portable) and with AVX2+FMA enabled, and both compilations
+ * perform the identical sequence of IEEE operations per element, so they give
+ * identical bits. Only matmul has a hand-written AVX2 version, which keeps the
+ * portable version's order of fused multiply-adds.
+ *
+ * Kernels trust their arguments (the engine validated them); output buffers do
+ * not alias inputs.
+ */
+#ifndef LM_SIM_TILE_KERN_H
+#define LM_SIM_TILE_KERN_H
+
+#include <stdbool.h>
+
+#include "sim/tile/tile_engine.h"
+
+typedef struct tile_kernels {
+    const char *name;
+    /* out = a (op) b with b broadcast. */
+    void (*binary)(tile_binary_op op, tile_bcast bcast, const float *a, const float *b, float *out);
+    /* acc += a x b, fma over k = 0..31 in order for each element. */
+    void (*matmul)(const float *a, const float *b, float *acc);
+    /* t = f(t) element-wise. */
+    void (*sfpu)(tile_sfpu_op op, float *t);
+    /* The end of every op that writes dst: canonical NaN, optional bf16 round. */
+    void (*finish)(float *t, bool round_bf16);
+} tile_kernels;
+
+extern const tile_kernels tile_kernels_portable;
+#if defined(TILE_HAVE_AVX2)
+extern const tile_kernels tile_kernels_avx2;
+#endif
+
+#endif
