@@ -12,6 +12,7 @@
 #include "lightmetal/lm_buffer.h"
 #include "lightmetal/lm_queue.h"
 #include "lightmetal/lm_program.h"
+#include "lightmetal/lm_trace.h"
 #include "lightmetal/lm_tile.h"
 
 #endif

@@ -3,6 +3,7 @@
 #include "lightmetal/lm_buffer.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/trace.h"
 
 void lm_buffer_config_init(lm_buffer_config *cfg) {
     if (!cfg) return;
@@ -33,12 +34,20 @@ lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg,
     if (!out_buffer) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: out_buffer is NULL");
     lm_status st = validate_config(cfg);
     if (st) return st;
+    if (rt_trace_any_capturing(device))
+        return err_set(LM_ERR_INVALID_STATE,
+                       "lm_create_buffer: not allowed while a trace is being captured");
     st = rt_buffer_create(device, cfg, out_buffer);
     return st ? err_prefix(st, "lm_create_buffer") : LM_OK;
 }
 
 lm_status lm_deallocate_buffer(lm_buffer buffer) {
-    lm_status st = rt_buffer_destroy(buffer);
+    lm_device *device;
+    lm_status st = rt_buffer_describe(buffer, &device, NULL);
+    if (!st && rt_trace_any_capturing(device))
+        return err_set(LM_ERR_INVALID_STATE,
+                       "lm_deallocate_buffer: not allowed while a trace is being captured");
+    if (!st) st = rt_buffer_destroy(buffer);
     return st ? err_prefix(st, "lm_deallocate_buffer") : LM_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "lm_kernel_abi.h"
 #include "runtime/cq.h"
 #include "runtime/program.h"
+#include "runtime/trace.h"
 
 void lm_kernel_config_init(lm_kernel_config *cfg, lm_processor processor) {
     if (!cfg) return;
@@ -174,6 +175,12 @@ lm_status lm_enqueue_program(lm_command_queue *cq, lm_program program, bool bloc
     rt_launch *launch;
     lm_status st = rt_launch_build(program, rt_cq_device(cq), &launch);
     if (st) return finish(st, fn);
+    rt_trace *trace = rt_trace_capturing(cq);
+    if (trace) { /* recorded, not run */
+        st = rt_trace_record(trace, launch);
+        if (st) rt_launch_free(launch);
+        return finish(st, fn);
+    }
     rt_cmd cmd = {.op = RT_CMD_PROGRAM, .u.program.launch = launch};
     uint64_t seq;
     st = rt_cq_push(cq, &cmd, launch_done, launch, &seq);

@@ -11,6 +11,7 @@
 #include "runtime/backend.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
+#include "runtime/trace.h"
 #include "sim/sim_launch.h"
 #include "sim/sim_memory.h"
 #include "sim/sim_pool.h"
@@ -113,6 +114,24 @@ static lm_status run_program(sim_backend *sb, const rt_launch *l) {
     return st;
 }
 
+/* Runs the launches of a trace stream, read in place from device DRAM. */
+static lm_status run_trace(sim_backend *sb, const rt_cmd *cmd) {
+    const uint8_t *at = sim_dram(sb->memory, 0) + cmd->u.trace.address;
+    const uint32_t *stream = (const uint32_t *)at;
+    size_t n = cmd->u.trace.size / sizeof(uint32_t), pos = 0;
+    uint32_t launch = 0;
+    while (pos < n) {
+        rt_launch l;
+        lm_status st = rt_trace_decode(stream, n, &pos, cmd->u.trace.kernel_count,
+                                       sb->memory->num_cores, &l);
+        l.kernels = (rt_launch_kernel *)cmd->u.trace.kernels;
+        if (!st) st = run_program(sb, &l);
+        if (st) return err_prefix(st, "trace launch %u", launch);
+        launch++;
+    }
+    return LM_OK;
+}
+
 static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd) {
     sim_backend *sb = (sim_backend *)backend;
     switch (cmd->op) {
@@ -127,6 +146,7 @@ static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *
         return LM_OK;
     }
     case RT_CMD_PROGRAM: return run_program(sb, cmd->u.program.launch);
+    case RT_CMD_TRACE: return run_trace(sb, cmd);
     case RT_CMD_FAULT: return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
     case RT_CMD_INVALID: break;
     }

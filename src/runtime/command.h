@@ -15,6 +15,7 @@ typedef enum rt_cmd_op {
     RT_CMD_WRITE_BUFFER, /* host memory -> buffer pages */
     RT_CMD_READ_BUFFER,  /* buffer pages -> host memory */
     RT_CMD_PROGRAM,      /* runs a launch snapshot on the cores */
+    RT_CMD_TRACE,        /* runs the launches of a trace stream in device DRAM */
     RT_CMD_FAULT,        /* fails on the device with `fault.message` (fault injection) */
 } rt_cmd_op;
 
@@ -43,6 +44,11 @@ typedef struct rt_cmd {
         struct {
             const struct rt_launch *launch;
         } program;
+        struct {
+            uint64_t address, size; /* the stream: bank 0 of DRAM */
+            const struct rt_launch_kernel *kernels;
+            uint32_t kernel_count;
+        } trace;
         struct {
             const char *message; /* static string */
         } fault;

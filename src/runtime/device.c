@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "runtime/buffer.h"
 #include "runtime/cq.h"
+#include "runtime/trace.h"
 
 static uint32_t online_cpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -40,6 +41,8 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
     alloc_init(&dev->dram, i->dram_unreserved_base, i->trace_region_base, RT_DRAM_ALIGNMENT,
                false);
     alloc_init(&dev->l1, i->l1_unreserved_base, i->l1_size, RT_L1_ALIGNMENT, true);
+    alloc_init(&dev->trace_region, i->trace_region_base, i->dram_bank_size, RT_DRAM_ALIGNMENT,
+               false);
 
     rt_backend_config bc = {
         .grid_x = i->grid_x,
@@ -73,10 +76,12 @@ lm_status rt_device_close(lm_device *dev) {
             err_copy(message, sizeof message);
         }
     }
+    rt_trace_release_all(dev);
     rt_buffer_release_all(dev);
     if (dev->backend) dev->backend->ops->destroy(dev->backend);
     alloc_destroy(&dev->dram);
     alloc_destroy(&dev->l1);
+    alloc_destroy(&dev->trace_region);
     pthread_cond_destroy(&dev->buffer_idle);
     pthread_mutex_destroy(&dev->mutex);
     free(dev);

@@ -1,9 +1,10 @@
 /* The runtime's device object behind lm_device.
  *
- * Owns the backend, the two allocators (DRAM and L1, each shared by all banks
- * of its memory) and the command queues. `mutex` guards the allocators and the
- * list of live buffers; `buffer_idle` is signalled whenever a buffer's last
- * in-flight command completes.
+ * Owns the backend, the allocators (DRAM and L1, each shared by all banks of
+ * its memory, and the trace region), the command queues and the traces.
+ * `mutex` guards the allocators, the list of live buffers and the trace
+ * tables; `buffer_idle` is signalled whenever the last in-flight command of a
+ * buffer or trace completes.
  */
 #ifndef LM_RUNTIME_DEVICE_H
 #define LM_RUNTIME_DEVICE_H
@@ -11,6 +12,7 @@
 #include <pthread.h>
 
 #include "lightmetal/lm_device.h"
+#include "lightmetal/lm_trace.h"
 #include "runtime/allocator.h"
 #include "runtime/backend.h"
 
@@ -21,14 +23,18 @@
 #define RT_DRAM_ALIGNMENT 32u
 
 struct rt_buffer;
+struct rt_trace;
 
 struct lm_device {
     lm_device_info info;
     rt_backend *backend;
     pthread_mutex_t mutex;
-    pthread_cond_t buffer_idle;
+    pthread_cond_t buffer_idle; /* a buffer's or trace's last user is done */
     allocator dram, l1;
+    allocator trace_region; /* bank 0's part of the trace region */
     struct rt_buffer *buffers; /* live buffers, most recent first */
+    struct rt_trace *traces[LM_MAX_TRACES];               /* by id - 1 */
+    struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES];   /* per queue */
     lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];
 };
 
