@@ -60,7 +60,8 @@ static const void *build_c(fb_builder *b, size_t *out_size) {
         }
         case 2: {
             uint32_t args[FB_BENCH_ARGS];
-            for (uint32_t k = 0; k < FB_BENCH_ARGS; k++) args[k] = fb_bench_arg(i, k);
+            for (uint32_t k = 0; k < FB_BENCH_ARGS; k++)
+                args[k] = fb_bench_arg(i, k);
             fb_ref v = fb_create_vector_u32(b, args, FB_BENCH_ARGS);
             lmb_CoreCoord core = {(uint16_t)(i % 8), (uint16_t)(i / 8 % 8)};
             lmb_SetRuntimeArgs_start(b);
@@ -81,7 +82,8 @@ static const void *build_c(fb_builder *b, size_t *out_size) {
             break;
         default: {
             uint32_t cargs[FB_BENCH_CARGS];
-            for (uint32_t k = 0; k < FB_BENCH_CARGS; k++) cargs[k] = fb_bench_arg(i, k + 20);
+            for (uint32_t k = 0; k < FB_BENCH_CARGS; k++)
+                cargs[k] = fb_bench_arg(i, k + 20);
             lmb_CoreRange range = {{0, 0}, {(uint16_t)(i % 8), 7}};
             fb_ref cores = lmb_vec_CoreRange_create(b, &range, 1);
             fb_ref ca = fb_create_vector_u32(b, cargs, FB_BENCH_CARGS);
@@ -135,10 +137,7 @@ static const void *build_c(fb_builder *b, size_t *out_size) {
  * the workload has no data region, so lmb_verify's blob checks are out of
  * scope here), then a read of every field the C++ side reads. */
 static int verify_traverse_c(const void *buf, size_t size, uint64_t *out_sum) {
-    fb_verify_options opts;
-    fb_verify_options_init(&opts);
-    opts.identifier = LMB_FILE_IDENTIFIER;
-    if (fb_verify(buf, size, &lmb_desc_LightMetalBinary, &opts, NULL) != LM_OK) return 0;
+    if (lmb_verify_table_area(buf, size, NULL) != LM_OK) return 0;
     fb_table root = lmb_root(buf);
     uint64_t sum = 0;
     fb_table sys = lmb_LightMetalBinary_system(root);
@@ -146,7 +145,8 @@ static int verify_traverse_c(const void *buf, size_t size, uint64_t *out_sum) {
            lmb_SystemDescriptor_l1_size(sys) + lmb_SystemDescriptor_dram_banks(sys) +
            lmb_SystemDescriptor_dram_bank_size(sys);
     fb_vec df = lmb_SystemDescriptor_data_formats(sys);
-    for (uint32_t k = 0; k < df.len; k++) sum += fb_vec_u8(df, k);
+    for (uint32_t k = 0; k < df.len; k++)
+        sum += fb_vec_u8(df, k);
     fb_vec cmds = lmb_LightMetalBinary_commands(root);
     for (uint32_t i = 0; i < cmds.len; i++) {
         fb_table e = fb_vec_table(cmds, i);
@@ -170,7 +170,8 @@ static int verify_traverse_c(const void *buf, size_t size, uint64_t *out_sum) {
             sum += lmb_SetRuntimeArgs_program_id(c) + lmb_SetRuntimeArgs_kernel_id(c) + core.x +
                    core.y;
             fb_vec a = lmb_SetRuntimeArgs_args(c);
-            for (uint32_t k = 0; k < a.len; k++) sum += fb_vec_u32(a, k);
+            for (uint32_t k = 0; k < a.len; k++)
+                sum += fb_vec_u32(a, k);
             break;
         }
         case LMB_Command_EnqueueProgram:
@@ -189,12 +190,14 @@ static int verify_traverse_c(const void *buf, size_t size, uint64_t *out_sum) {
             sum += lmb_KernelConfig_processor(cfg) + lmb_KernelConfig_noc(cfg) +
                    lmb_KernelConfig_math_fidelity(cfg);
             fb_vec a = lmb_KernelConfig_compile_args(cfg);
-            for (uint32_t k = 0; k < a.len; k++) sum += fb_vec_u32(a, k);
+            for (uint32_t k = 0; k < a.len; k++)
+                sum += fb_vec_u32(a, k);
             fb_str name = lmb_CreateKernel_name(c);
             sum += name.len + (uint8_t)name.ptr[0];
             break;
         }
-        default: break;
+        default:
+            break;
         }
     }
     *out_sum = sum;

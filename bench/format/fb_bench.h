@@ -17,7 +17,9 @@ extern "C" {
 
 /* Command i is of kind i % 5: CreateBuffer, EnqueueWriteBuffer,
  * SetRuntimeArgs, EnqueueProgram, CreateKernel. Field values derive from i. */
-static inline uint32_t fb_bench_arg(uint32_t i, uint32_t k) { return i * 2654435761u + k; }
+static inline uint32_t fb_bench_arg(uint32_t i, uint32_t k) {
+    return i * 2654435761u + k;
+}
 
 /* Builds the workload with the C++ FlatBuffers library; returns the size and
  * the buffer (owned by the C++ side, valid until the next call). */

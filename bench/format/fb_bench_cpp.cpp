@@ -37,7 +37,8 @@ extern "C" size_t fbcpp_build(const void **out_buf) {
         }
         case 2: {
             uint32_t args[FB_BENCH_ARGS];
-            for (uint32_t k = 0; k < FB_BENCH_ARGS; k++) args[k] = fb_bench_arg(i, k);
+            for (uint32_t k = 0; k < FB_BENCH_ARGS; k++)
+                args[k] = fb_bench_arg(i, k);
             auto v = b.CreateVector(args, FB_BENCH_ARGS);
             CoreCoord core(i % 8, i / 8 % 8);
             cmd = CreateSetRuntimeArgs(b, i / 5, i / 5 + 1, &core, v).Union();
@@ -50,7 +51,8 @@ extern "C" size_t fbcpp_build(const void **out_buf) {
             break;
         default: {
             uint32_t cargs[FB_BENCH_CARGS];
-            for (uint32_t k = 0; k < FB_BENCH_CARGS; k++) cargs[k] = fb_bench_arg(i, k + 20);
+            for (uint32_t k = 0; k < FB_BENCH_CARGS; k++)
+                cargs[k] = fb_bench_arg(i, k + 20);
             CoreRange range(CoreCoord(0, 0), CoreCoord(i % 8, 7));
             auto cores = b.CreateVectorOfStructs(&range, 1);
             auto ca = b.CreateVector(cargs, FB_BENCH_CARGS);
@@ -68,8 +70,7 @@ extern "C" size_t fbcpp_build(const void **out_buf) {
     auto producer = b.CreateString("bench");
     DataFormat formats[2] = {DataFormat::Float16_b, DataFormat::Bfp8_b};
     auto fv = b.CreateVector(formats, 2);
-    auto sys = CreateSystemDescriptor(b, 8, 8, 1499136, 12, 1ull << 30,
-                                      fv);
+    auto sys = CreateSystemDescriptor(b, 8, 8, 1499136, 12, 1ull << 30, fv);
     Version version(1, 0, 0), producer_version(0, 1, 0);
     auto root = CreateLightMetalBinary(b, &version, producer, &producer_version, sys, cmds);
     FinishLightMetalBinaryBuffer(b, root);
@@ -83,9 +84,10 @@ extern "C" int fbcpp_verify_traverse(const void *buf, size_t size, uint64_t *out
     const LightMetalBinary *root = GetLightMetalBinary(buf);
     uint64_t sum = 0;
     const SystemDescriptor *sys = root->system();
-    sum += sys->grid_x() + sys->grid_y() + sys->l1_size() + sys->dram_banks() +
-           sys->dram_bank_size();
-    for (DataFormat f : *sys->data_formats()) sum += (uint8_t)f;
+    sum +=
+        sys->grid_x() + sys->grid_y() + sys->l1_size() + sys->dram_banks() + sys->dram_bank_size();
+    for (DataFormat f : *sys->data_formats())
+        sum += (uint8_t)f;
     for (const CommandEntry *e : *root->commands()) {
         sum += (uint64_t)e->cmd_type();
         switch (e->cmd_type()) {
@@ -104,7 +106,8 @@ extern "C" int fbcpp_verify_traverse(const void *buf, size_t size, uint64_t *out
         case Command::SetRuntimeArgs: {
             auto c = e->cmd_as_SetRuntimeArgs();
             sum += c->program_id() + c->kernel_id() + c->core()->x() + c->core()->y();
-            for (uint32_t a : *c->args()) sum += a;
+            for (uint32_t a : *c->args())
+                sum += a;
             break;
         }
         case Command::EnqueueProgram: {
@@ -118,13 +121,15 @@ extern "C" int fbcpp_verify_traverse(const void *buf, size_t size, uint64_t *out
             for (const CoreRange *r : *c->cores())
                 sum += r->start().x() + r->start().y() + r->end().x() + r->end().y();
             auto cfg = c->config();
-            sum += (uint64_t)cfg->processor() + (uint64_t)cfg->noc() +
-                   (uint64_t)cfg->math_fidelity();
-            for (uint32_t a : *cfg->compile_args()) sum += a;
+            sum +=
+                (uint64_t)cfg->processor() + (uint64_t)cfg->noc() + (uint64_t)cfg->math_fidelity();
+            for (uint32_t a : *cfg->compile_args())
+                sum += a;
             sum += c->name()->size() + (uint8_t)c->name()->c_str()[0];
             break;
         }
-        default: break;
+        default:
+            break;
         }
     }
     *out_sum = sum;
