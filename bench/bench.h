@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lightmetal/lm_status.h"
+
 static inline double bench_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -22,6 +24,12 @@ static inline int bench_cmp_double(const void *a, const void *b) {
 static inline double bench_median(double *samples, int n) {
     qsort(samples, (size_t)n, sizeof *samples, bench_cmp_double);
     return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+/* Stops a benchmark that cannot go on, with lightmetal's last error. */
+static inline void bench_die(const char *what) {
+    fprintf(stderr, "benchmark failed: %s: %s\n", what, lm_last_error());
+    exit(1);
 }
 
 static inline void bench_report(const char *name, double value) {

@@ -13,17 +13,12 @@
 #define N 1024
 #define REPS 3
 
-static void die(const char *what) {
-    fprintf(stderr, "bench_matmul_e2e: %s: %s\n", what, lm_last_error());
-    exit(1);
-}
-
 int main(void) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N);
     float *c = malloc(sizeof(float) * N * N);
     uint16_t *ta = malloc(2u * N * N), *tb = malloc(2u * N * N);
-    if (!a || !b || !c || !ta || !tb) die("out of memory");
+    if (!a || !b || !c || !ta || !tb) bench_die("out of memory");
     ex_random(a, (size_t)N * N, 1, -1, 1);
     ex_random(b, (size_t)N * N, 2, -1, 1);
 
@@ -47,14 +42,14 @@ int main(void) {
         ex_buffer(dev, LM_BUFFER_DRAM, 2u * N * N, 2048, &db) ||
         ex_buffer(dev, LM_BUFFER_DRAM, 2u * N * N, 2048, &dc) ||
         ex_matmul_program(dev, &mm, da, db, dc, &prog))
-        die("set-up");
+        bench_die("set-up");
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     if (lm_enqueue_write_buffer(cq, da, ta, false) || lm_enqueue_write_buffer(cq, db, tb, false) ||
         lm_enqueue_program(cq, prog, true))
-        die("warm-up");
+        bench_die("warm-up");
     for (int r = 0; r < REPS; r++) {
         double t0 = bench_now();
-        if (lm_enqueue_program(cq, prog, true)) die("run");
+        if (lm_enqueue_program(cq, prog, true)) bench_die("run");
         t_dev[r] = bench_now() - t0;
     }
     double blas = bench_median(t_blas, REPS), dev_t = bench_median(t_dev, REPS);

@@ -8,14 +8,9 @@
 #define LAUNCHES 1000
 #define ROUNDS 5
 
-static void die(const char *what) {
-    fprintf(stderr, "bench_dispatch: %s: %s\n", what, lm_last_error());
-    exit(1);
-}
-
 int main(void) {
     lm_device *dev;
-    if (lm_device_open(NULL, &dev)) die("open");
+    if (lm_device_open(NULL, &dev)) bench_die("open");
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     lm_program prog;
     lm_kernel k;
@@ -26,19 +21,19 @@ int main(void) {
                       "void kernel_main(void) { *(volatile uint32_t *)0x20000 = get_arg_val(0); }\n";
     if (lm_create_program(dev, &prog) ||
         lm_create_kernel_from_string(prog, "tiny", src, &all, &kc, &k))
-        die("build");
+        bench_die("build");
     for (uint32_t y = 0; y < 8; y++)
         for (uint32_t x = 0; x < 8; x++) {
             uint32_t arg = y * 8 + x;
-            if (lm_set_runtime_args(prog, k, (lm_core){x, y}, &arg, 1)) die("args");
+            if (lm_set_runtime_args(prog, k, (lm_core){x, y}, &arg, 1)) bench_die("args");
         }
-    if (lm_enqueue_program(cq, prog, true)) die("warm-up");
+    if (lm_enqueue_program(cq, prog, true)) bench_die("warm-up");
     double us[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = bench_now();
         for (int i = 0; i < LAUNCHES; i++)
-            if (lm_enqueue_program(cq, prog, false)) die("enqueue");
-        if (lm_finish(cq)) die("finish");
+            if (lm_enqueue_program(cq, prog, false)) bench_die("enqueue");
+        if (lm_finish(cq)) bench_die("finish");
         us[r] = (bench_now() - t0) * 1e6 / LAUNCHES;
     }
     bench_report("dispatch_us_per_program", bench_median(us, ROUNDS));

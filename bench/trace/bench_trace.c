@@ -9,29 +9,24 @@
 
 #define ROUNDS 7
 
-static void die(const char *what) {
-    fprintf(stderr, "bench_trace: %s: %s\n", what, lm_last_error());
-    exit(1);
-}
-
 int main(void) {
     lm_device *dev;
     chain c;
     uint32_t trace;
-    if (lm_device_open(NULL, &dev) || chain_build(&c, dev) || chain_reset(&c)) die("set-up");
+    if (lm_device_open(NULL, &dev) || chain_build(&c, dev) || chain_reset(&c)) bench_die("set-up");
     if (lm_begin_trace_capture(c.cq, &trace) || chain_enqueue(&c) ||
         lm_end_trace_capture(c.cq, trace))
-        die("capture");
+        bench_die("capture");
     double eager[ROUNDS], replay[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = bench_now();
-        if (chain_enqueue(&c)) die("enqueue");
+        if (chain_enqueue(&c)) bench_die("enqueue");
         eager[r] = (bench_now() - t0) / CHAIN_LINKS;
-        if (lm_finish(c.cq)) die("finish");
+        if (lm_finish(c.cq)) bench_die("finish");
         t0 = bench_now();
-        if (lm_replay_trace(c.cq, trace, false)) die("replay");
+        if (lm_replay_trace(c.cq, trace, false)) bench_die("replay");
         replay[r] = (bench_now() - t0) / CHAIN_LINKS;
-        if (lm_finish(c.cq)) die("finish");
+        if (lm_finish(c.cq)) bench_die("finish");
     }
     double e = bench_median(eager, ROUNDS), t = bench_median(replay, ROUNDS);
     bench_report("eager_host_us_per_program", e * 1e6);

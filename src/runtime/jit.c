@@ -255,6 +255,20 @@ static lm_status compile_error(const char *log, const char *name) {
     return st;
 }
 
+/* Finishes the command line with `src -o out`, runs it with its messages in
+ * `log`, and turns a failure into LM_ERR_COMPILE with those messages. */
+static lm_status run_compiler(argbuf *a, const char *src, const char *out, const char *log,
+                              const char *name) {
+    push(a, src);
+    push(a, "-o");
+    push(a, out);
+    push(a, NULL);
+    int exit_code = 0;
+    lm_status st = run(a->argv, log, &exit_code);
+    if (!st && exit_code != 0) st = compile_error(log, name);
+    return st;
+}
+
 static lm_status hash_preprocessed(const jit_request *r, const char *src, const char *dir,
                                    const char *version, uint64_t *out_key) {
     argbuf a = {0};
@@ -266,13 +280,7 @@ static lm_status hash_preprocessed(const jit_request *r, const char *src, const 
     if (!st) {
         push(&a, "-E");
         push(&a, "-P");
-        push(&a, src);
-        push(&a, "-o");
-        push(&a, out);
-        push(&a, NULL);
-        int exit_code = 0;
-        st = run(a.argv, log, &exit_code);
-        if (!st && exit_code != 0) st = compile_error(log, r->source_name);
+        st = run_compiler(&a, src, out, log, r->source_name);
     }
     file_mapping m = {0};
     if (!st) st = file_map(out, &m);
@@ -302,15 +310,7 @@ static lm_status compile_and_link(const jit_request *r, const char *src, const c
     lm_status st = common_flags(&a, r);
     if (!st) st = push_cat(&a, "-Wl,-T,", sdk_dir(), "/link.ld", NULL);
     if (!st) st = push_cat(&a, sdk_dir(), "/crt0.S", NULL, NULL);
-    if (!st) {
-        push(&a, src);
-        push(&a, "-o");
-        push(&a, out);
-        push(&a, NULL);
-        int exit_code = 0;
-        st = run(a.argv, log, &exit_code);
-        if (!st && exit_code != 0) st = compile_error(log, r->source_name);
-    }
+    if (!st) st = run_compiler(&a, src, out, log, r->source_name);
     /* Publish atomically: concurrent builders of the same key race harmlessly. */
     if (!st && rename(out, elf_path) != 0)
         st = err_set(LM_ERR_IO, "cannot store '%s' in the kernel cache: %s", elf_path,
