@@ -3,30 +3,11 @@
  * the same run. Ratios are C++ time / our time (higher is better; >= 1.0
  * means we are at least as fast). Each figure is the median of several
  * interleaved repetitions. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
+#include "bench.h"
 #include "fb_bench.h"
 #include "format/lmb.h"
 
 #define REPS 11
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static fb_ref entries[FB_BENCH_COMMANDS];
 
@@ -211,26 +192,24 @@ int main(void) {
     size_t c_size = 0, cpp_size = 0;
     uint64_t sum_c = 0, sum_cpp = 0, sum_cross_c = 0, sum_cross_cpp = 0;
     for (int r = 0; r < REPS; r++) {
-        double t0 = now_ms();
+        double t0 = bench_now();
         const void *cbuf = build_c(&b, &c_size);
-        double t1 = now_ms();
+        double t1 = bench_now();
         const void *cppbuf;
         cpp_size = fbcpp_build(&cppbuf);
-        double t2 = now_ms();
-        if (!cbuf || !verify_traverse_c(cbuf, c_size, &sum_c)) {
-            fprintf(stderr, "fb_bench: our buffer failed our verifier: %s\n", lm_last_error());
-            return 1;
-        }
-        double t3 = now_ms();
+        double t2 = bench_now();
+        if (!cbuf || !verify_traverse_c(cbuf, c_size, &sum_c))
+            bench_die("fb_bench: our buffer failed our verifier");
+        double t3 = bench_now();
         if (!fbcpp_verify_traverse(cppbuf, cpp_size, &sum_cpp)) {
             fprintf(stderr, "fb_bench: C++ buffer failed the C++ verifier\n");
             return 1;
         }
-        double t4 = now_ms();
-        build_c_ms[r] = t1 - t0;
-        build_cpp_ms[r] = t2 - t1;
-        verify_c_ms[r] = t3 - t2;
-        verify_cpp_ms[r] = t4 - t3;
+        double t4 = bench_now();
+        build_c_ms[r] = (t1 - t0) * 1e3;
+        build_cpp_ms[r] = (t2 - t1) * 1e3;
+        verify_c_ms[r] = (t3 - t2) * 1e3;
+        verify_cpp_ms[r] = (t4 - t3) * 1e3;
         /* Each side must accept and read the other's buffer identically. */
         if (r == 0 && (!fbcpp_verify_traverse(cbuf, c_size, &sum_cross_cpp) ||
                        !verify_traverse_c(cppbuf, cpp_size, &sum_cross_c) ||
@@ -239,16 +218,16 @@ int main(void) {
             return 1;
         }
     }
-    double bc = median(build_c_ms, REPS), bcpp = median(build_cpp_ms, REPS);
-    double vc = median(verify_c_ms, REPS), vcpp = median(verify_cpp_ms, REPS);
-    printf("fb_build_c_ms: %.2f\n", bc);
-    printf("fb_build_cpp_ms: %.2f\n", bcpp);
-    printf("fb_build_vs_cpp: %.2f\n", bcpp / bc);
-    printf("fb_verify_c_ms: %.2f\n", vc);
-    printf("fb_verify_cpp_ms: %.2f\n", vcpp);
-    printf("fb_verify_vs_cpp: %.2f\n", vcpp / vc);
-    printf("fb_bench_bytes_c: %zu\n", c_size);
-    printf("fb_bench_bytes_cpp: %zu\n", cpp_size);
+    double bc = bench_median(build_c_ms, REPS), bcpp = bench_median(build_cpp_ms, REPS);
+    double vc = bench_median(verify_c_ms, REPS), vcpp = bench_median(verify_cpp_ms, REPS);
+    bench_report("fb_build_c_ms", bc);
+    bench_report("fb_build_cpp_ms", bcpp);
+    bench_report("fb_build_vs_cpp", bcpp / bc);
+    bench_report("fb_verify_c_ms", vc);
+    bench_report("fb_verify_cpp_ms", vcpp);
+    bench_report("fb_verify_vs_cpp", vcpp / vc);
+    bench_report("fb_bench_bytes_c", (double)c_size);
+    bench_report("fb_bench_bytes_cpp", (double)cpp_size);
     fb_builder_free(&b);
     return 0;
 }

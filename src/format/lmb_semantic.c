@@ -1,0 +1,487 @@
+/* Semantic verifier: replays the command list symbolically, tracking which
+ * ids exist, and checks every value against the device descriptor and the
+ * device limits. Runs on a structurally verified file, so reads cannot fail;
+ * each check that does fail names the command index, its type and the field. */
+#include "format/lmb_semantic.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/checked.h"
+#include "base/error.h"
+
+#define LMB_CB_COUNT 32
+
+void lmb_semantic_options_init(lmb_semantic_options *opts) {
+    memset(opts, 0, sizeof *opts);
+    opts->max_runtime_args = 341;
+    opts->max_grid = 32;
+    opts->max_compile_args = 64;
+}
+
+/* ------------------------------------------------------------ id tables */
+
+/* Open-addressing map from a nonzero 32-bit id to a 64-bit value. */
+typedef struct sem_map {
+    uint32_t *keys;
+    uint64_t *values;
+    size_t cap, count;
+} sem_map;
+
+static uint64_t *sem_find(const sem_map *m, uint32_t key) {
+    if (!m->cap) return NULL;
+    for (size_t i = (key * 2654435761u) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+        if (m->keys[i] == key) return &m->values[i];
+    return NULL;
+}
+
+static bool sem_put(sem_map *m, uint32_t key, uint64_t value) {
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint32_t *keys = calloc(cap, sizeof *keys);
+        uint64_t *values = calloc(cap, sizeof *values);
+        if (!keys || !values) {
+            free(keys);
+            free(values);
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i]) continue;
+            size_t j = (m->keys[i] * 2654435761u) & (cap - 1);
+            while (keys[j])
+                j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            values[j] = m->values[i];
+        }
+        free(m->keys);
+        free(m->values);
+        m->keys = keys;
+        m->values = values;
+        m->cap = cap;
+    }
+    size_t i = (key * 2654435761u) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) m->count++;
+    m->keys[i] = key;
+    m->values[i] = value;
+    return true;
+}
+
+static void sem_free(sem_map *m) {
+    free(m->keys);
+    free(m->values);
+}
+
+/* Value layout: bit 63 = released; the rest is kind-specific. */
+#define SEM_DEAD (1ull << 63)
+
+typedef struct sem {
+    const lmb_semantic_options *opts;
+    fb_table root;
+    uint16_t grid_x, grid_y;
+    uint32_t l1_size;
+    uint64_t dram_total; /* saturated at UINT64_MAX */
+    sem_map buffers;     /* id -> size */
+    sem_map programs;    /* id -> 0 */
+    sem_map kernels;     /* id -> owning program */
+    sem_map cbs, sems;
+    sem_map traces; /* id -> 1 captured/loaded, 2 capturing */
+    int64_t index;  /* current command, or -1 for file-level checks */
+    const char *type;
+    bool oom;
+} sem;
+
+static lm_status sem_fail(const sem *s, const char *field, const char *fmt, ...) ERR_PRINTF(3, 4);
+
+static lm_status sem_fail(const sem *s, const char *field, const char *fmt, ...) {
+    char detail[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    if (s->index >= 0)
+        return err_set(LM_ERR_INVALID_FILE, "invalid binary: commands[%" PRId64 "] (%s).%s: %s",
+                       s->index, s->type, field, detail);
+    return err_set(LM_ERR_INVALID_FILE, "invalid binary: %s: %s", field, detail);
+}
+
+static lm_status sem_oom(void) {
+    return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "lmb_verify_semantics: out of memory");
+}
+
+/* Defines a new id in `m`; fails if it is 0 or was ever defined before. */
+static lm_status sem_define(sem *s, sem_map *m, const char *field, const char *kind, uint32_t id,
+                            uint64_t value) {
+    if (id == 0) return sem_fail(s, field, "%s id 0 is reserved", kind);
+    if (sem_find(m, id)) return sem_fail(s, field, "%s %" PRIu32 " is defined twice", kind, id);
+    return sem_put(m, id, value) ? LM_OK : sem_oom();
+}
+
+/* Looks up a live id; *out_value receives its value. */
+static lm_status sem_use(const sem *s, const sem_map *m, const char *field, const char *kind,
+                         uint32_t id, uint64_t *out_value) {
+    const uint64_t *v = sem_find(m, id);
+    if (!v) return sem_fail(s, field, "%s %" PRIu32 " is used before it is defined", kind, id);
+    if (*v & SEM_DEAD)
+        return sem_fail(s, field, "%s %" PRIu32 " is used after its release", kind, id);
+    if (out_value) *out_value = *v;
+    return LM_OK;
+}
+
+static lm_status sem_release(sem *s, sem_map *m, const char *field, const char *kind, uint32_t id) {
+    lm_status st = sem_use(s, m, field, kind, id, NULL);
+    if (st) return st;
+    *sem_find(m, id) |= SEM_DEAD;
+    return LM_OK;
+}
+
+/* ------------------------------------------------------------ values */
+
+static lm_status sem_core(const sem *s, const char *field, lmb_CoreCoord c) {
+    if (c.x >= s->grid_x || c.y >= s->grid_y)
+        return sem_fail(s, field, "core (%u,%u) is outside the %ux%u grid", c.x, c.y, s->grid_x,
+                        s->grid_y);
+    return LM_OK;
+}
+
+static lm_status sem_core_ranges(const sem *s, const char *field, fb_vec ranges) {
+    char f[64];
+    if (ranges.len == 0) return sem_fail(s, field, "no cores");
+    for (uint32_t i = 0; i < ranges.len; i++) {
+        lmb_CoreRange r = lmb_vec_CoreRange_at(ranges, i);
+        snprintf(f, sizeof f, "%s[%" PRIu32 "]", field, i);
+        if (r.start.x > r.end.x || r.start.y > r.end.y)
+            return sem_fail(s, f, "core range (%u,%u)-(%u,%u) is reversed", r.start.x, r.start.y,
+                            r.end.x, r.end.y);
+        if (r.end.x >= s->grid_x || r.end.y >= s->grid_y)
+            return sem_fail(s, f, "core range (%u,%u)-(%u,%u) is outside the %ux%u grid", r.start.x,
+                            r.start.y, r.end.x, r.end.y, s->grid_x, s->grid_y);
+    }
+    return LM_OK;
+}
+
+static lm_status sem_args(const sem *s, const char *field, fb_vec args) {
+    if (args.len > s->opts->max_runtime_args)
+        return sem_fail(s, field, "%" PRIu32 " runtime args (limit %" PRIu32 ")", args.len,
+                        s->opts->max_runtime_args);
+    return LM_OK;
+}
+
+/* The program must be live and the kernel one of its kernels. */
+static lm_status sem_kernel_of(const sem *s, uint32_t program, uint32_t kernel) {
+    lm_status st = sem_use(s, &s->programs, "program_id", "program", program, NULL);
+    uint64_t owner;
+    if (!st) st = sem_use(s, &s->kernels, "kernel_id", "kernel", kernel, &owner);
+    if (!st && owner != program)
+        st = sem_fail(s, "kernel_id",
+                      "kernel %" PRIu32 " belongs to program %" PRIu64 ", not %" PRIu32, kernel,
+                      owner, program);
+    return st;
+}
+
+static lm_status sem_blob_fits(const sem *s, const char *field, uint32_t buffer, lmb_BlobRef ref) {
+    uint64_t size;
+    lm_status st = sem_use(s, &s->buffers, "buffer_id", "buffer", buffer, &size);
+    if (!st && ref.size > size)
+        st = sem_fail(s, field, "%" PRIu64 " bytes for buffer %" PRIu32 " of %" PRIu64 " bytes",
+                      ref.size, buffer, size);
+    return st;
+}
+
+/* ------------------------------------------------------------ kernel ELFs */
+
+#define ELF_EM_RISCV 243
+#define ELF_ET_EXEC 2
+#define ELF_PT_LOAD 1
+#define ELF_PF_X 1
+#define ELF_PF_W 2
+
+static bool elf_in(uint64_t base, uint64_t size, uint64_t addr, uint64_t len) {
+    return addr >= base && ck_range_within(addr - base, len, size);
+}
+
+lm_status lmb_check_kernel_elf(const uint8_t *elf, uint64_t size, const lmb_kernel_map *map,
+                               const char *what) {
+#define ELF_FAIL(...)                                                                              \
+    err_prefix(err_set(LM_ERR_INVALID_FILE, __VA_ARGS__), "invalid binary: %s", what)
+    if (size < 52 || memcmp(elf, "\177ELF", 4) != 0) return ELF_FAIL("not an ELF file");
+    if (elf[4] != 1 || elf[5] != 1) return ELF_FAIL("not a 32-bit little-endian ELF");
+    if (fb_rd_u16(elf + 16) != ELF_ET_EXEC)
+        return ELF_FAIL("not an executable (e_type %u)", fb_rd_u16(elf + 16));
+    if (fb_rd_u16(elf + 18) != ELF_EM_RISCV)
+        return ELF_FAIL("not a RISC-V ELF (e_machine %u)", fb_rd_u16(elf + 18));
+    uint32_t entry = fb_rd_u32(elf + 24), phoff = fb_rd_u32(elf + 28);
+    uint16_t phentsize = fb_rd_u16(elf + 42), phnum = fb_rd_u16(elf + 44);
+    if (phnum == 0) return ELF_FAIL("no program headers");
+    if (phentsize != 32) return ELF_FAIL("program header size %u (expected 32)", phentsize);
+    if (!ck_range_within(phoff, (uint64_t)phnum * 32, size))
+        return ELF_FAIL("program headers [%" PRIu32 ", +%u) outside the %" PRIu64 "-byte file",
+                        phoff, phnum * 32u, size);
+    bool has_map = map && (map->code_size || map->local_size);
+    bool entry_ok = false;
+    for (uint16_t i = 0; i < phnum; i++) {
+        const uint8_t *ph = elf + phoff + 32u * i;
+        if (fb_rd_u32(ph) != ELF_PT_LOAD) continue;
+        uint32_t off = fb_rd_u32(ph + 4), vaddr = fb_rd_u32(ph + 8), filesz = fb_rd_u32(ph + 16);
+        uint32_t memsz = fb_rd_u32(ph + 20), flags = fb_rd_u32(ph + 24);
+        if (!ck_range_within(off, filesz, size))
+            return ELF_FAIL("segment %u: file bytes [%" PRIu32 ", +%" PRIu32 ") outside the file",
+                            i, off, filesz);
+        if (filesz > memsz)
+            return ELF_FAIL("segment %u: file size %" PRIu32 " exceeds memory size %" PRIu32, i,
+                            filesz, memsz);
+        if (has_map) {
+            bool writable = flags & ELF_PF_W;
+            uint64_t base = writable ? map->local_base : map->code_base;
+            uint64_t limit = writable ? map->local_size : map->code_size;
+            if (!elf_in(base, limit, vaddr, memsz))
+                return ELF_FAIL("segment %u: %s [0x%08" PRIx32 ", +0x%" PRIx32
+                                ") outside [0x%08" PRIx64 ", +0x%" PRIx64 ")",
+                                i, writable ? "writable" : "code", vaddr, memsz, base, limit);
+        }
+        if ((flags & ELF_PF_X) && entry >= vaddr && entry - vaddr < memsz) entry_ok = true;
+    }
+    if (!entry_ok)
+        return ELF_FAIL("entry point 0x%08" PRIx32 " is not in an executable segment", entry);
+    return LM_OK;
+#undef ELF_FAIL
+}
+
+/* ------------------------------------------------------------ commands */
+
+static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
+    lm_status st = LM_OK;
+    char f[64];
+    switch (type) {
+    case LMB_Command_CreateBuffer: {
+        uint64_t size = lmb_CreateBuffer_size(c), page = lmb_CreateBuffer_page_size(c);
+        lmb_BufferType bt = lmb_CreateBuffer_type(c);
+        if (bt != LMB_BufferType_DRAM && bt != LMB_BufferType_L1)
+            return sem_fail(s, "type", "buffer type %u is not DRAM or L1", bt);
+        if (lmb_CreateBuffer_layout(c) != LMB_BufferLayout_Interleaved)
+            return sem_fail(s, "layout", "layout %u is not Interleaved",
+                            lmb_CreateBuffer_layout(c));
+        if (page == 0) return sem_fail(s, "page_size", "page size 0");
+        if (size == 0 || size % page)
+            return sem_fail(s, "size",
+                            "size %" PRIu64 " is not a nonzero multiple of page size %" PRIu64,
+                            size, page);
+        if (bt == LMB_BufferType_DRAM && size > s->dram_total)
+            return sem_fail(s, "size", "%" PRIu64 " bytes exceed the %" PRIu64 " bytes of DRAM",
+                            size, s->dram_total);
+        if (bt == LMB_BufferType_L1 && lmb_CreateBuffer_address(c) >= s->l1_size)
+            return sem_fail(s, "address", "L1 address 0x%" PRIx64 " beyond L1 size %" PRIu32,
+                            lmb_CreateBuffer_address(c), s->l1_size);
+        return sem_define(s, &s->buffers, "buffer_id", "buffer", lmb_CreateBuffer_buffer_id(c),
+                          size);
+    }
+    case LMB_Command_DeallocateBuffer:
+        return sem_release(s, &s->buffers, "buffer_id", "buffer",
+                           lmb_DeallocateBuffer_buffer_id(c));
+    case LMB_Command_EnqueueWriteBuffer:
+        return sem_blob_fits(s, "data", lmb_EnqueueWriteBuffer_buffer_id(c),
+                             lmb_EnqueueWriteBuffer_data(c));
+    case LMB_Command_EnqueueReadBuffer:
+        return sem_use(s, &s->buffers, "buffer_id", "buffer", lmb_EnqueueReadBuffer_buffer_id(c),
+                       NULL);
+    case LMB_Command_CompareToGolden:
+        return sem_blob_fits(s, "golden", lmb_CompareToGolden_buffer_id(c),
+                             lmb_CompareToGolden_golden(c));
+    case LMB_Command_FinishQueue:
+        return LM_OK;
+    case LMB_Command_CreateProgram:
+        return sem_define(s, &s->programs, "program_id", "program", lmb_CreateProgram_program_id(c),
+                          0);
+    case LMB_Command_ReleaseProgram:
+        return sem_release(s, &s->programs, "program_id", "program",
+                           lmb_ReleaseProgram_program_id(c));
+    case LMB_Command_CreateKernel: {
+        uint32_t program = lmb_CreateKernel_program_id(c);
+        lmb_BlobRef elf;
+        if ((st = sem_use(s, &s->programs, "program_id", "program", program, NULL))) return st;
+        if (!lmb_find_kernel_binary(s->root, lmb_CreateKernel_binary_hash(c), &elf))
+            return sem_fail(s, "binary_hash", "no kernel binary with hash %016" PRIx64,
+                            lmb_CreateKernel_binary_hash(c));
+        if ((st = sem_core_ranges(s, "cores", lmb_CreateKernel_cores(c)))) return st;
+        fb_table cfg = lmb_CreateKernel_config(c);
+        if (lmb_KernelConfig_processor(cfg) == LMB_Processor_Invalid)
+            return sem_fail(s, "config.processor", "processor is Invalid");
+        if (lmb_KernelConfig_compile_args(cfg).len > s->opts->max_compile_args)
+            return sem_fail(s, "config.compile_args",
+                            "%" PRIu32 " compile args (limit %" PRIu32 ")",
+                            lmb_KernelConfig_compile_args(cfg).len, s->opts->max_compile_args);
+        return sem_define(s, &s->kernels, "kernel_id", "kernel", lmb_CreateKernel_kernel_id(c),
+                          program);
+    }
+    case LMB_Command_SetRuntimeArgs:
+        if ((st = sem_kernel_of(s, lmb_SetRuntimeArgs_program_id(c),
+                                lmb_SetRuntimeArgs_kernel_id(c))))
+            return st;
+        if ((st = sem_core(s, "core", lmb_SetRuntimeArgs_core(c)))) return st;
+        return sem_args(s, "args", lmb_SetRuntimeArgs_args(c));
+    case LMB_Command_SetRuntimeArgsMulti: {
+        if ((st = sem_kernel_of(s, lmb_SetRuntimeArgsMulti_program_id(c),
+                                lmb_SetRuntimeArgsMulti_kernel_id(c))))
+            return st;
+        fb_vec per = lmb_SetRuntimeArgsMulti_per_core(c);
+        for (uint32_t i = 0; i < per.len; i++) {
+            fb_table pc = fb_vec_table(per, i);
+            snprintf(f, sizeof f, "per_core[%" PRIu32 "].core", i);
+            if ((st = sem_core(s, f, lmb_CoreArgs_core(pc)))) return st;
+            snprintf(f, sizeof f, "per_core[%" PRIu32 "].args", i);
+            if ((st = sem_args(s, f, lmb_CoreArgs_args(pc)))) return st;
+        }
+        return LM_OK;
+    }
+    case LMB_Command_SetCommonRuntimeArgs:
+        if ((st = sem_kernel_of(s, lmb_SetCommonRuntimeArgs_program_id(c),
+                                lmb_SetCommonRuntimeArgs_kernel_id(c))))
+            return st;
+        return sem_args(s, "args", lmb_SetCommonRuntimeArgs_args(c));
+    case LMB_Command_CreateCircularBuffer: {
+        if ((st = sem_use(s, &s->programs, "program_id", "program",
+                          lmb_CreateCircularBuffer_program_id(c), NULL)) ||
+            (st = sem_core_ranges(s, "cores", lmb_CreateCircularBuffer_cores(c))))
+            return st;
+        uint32_t total = lmb_CreateCircularBuffer_total_size(c);
+        if (total == 0 || total > s->l1_size)
+            return sem_fail(s, "total_size", "%" PRIu32 " bytes (L1 holds %" PRIu32 ")", total,
+                            s->l1_size);
+        fb_vec fm = lmb_CreateCircularBuffer_formats(c);
+        if (fm.len == 0) return sem_fail(s, "formats", "no CB index configured");
+        uint32_t seen = 0;
+        for (uint32_t i = 0; i < fm.len; i++) {
+            lmb_CBFormat cf = lmb_vec_CBFormat_at(fm, i);
+            snprintf(f, sizeof f, "formats[%" PRIu32 "]", i);
+            if (cf.index >= LMB_CB_COUNT)
+                return sem_fail(s, f, "CB index %u (must be < %d)", cf.index, LMB_CB_COUNT);
+            if (seen & (1u << cf.index))
+                return sem_fail(s, f, "CB index %u appears twice", cf.index);
+            seen |= 1u << cf.index;
+            if (cf.format == LMB_DataFormat_Invalid || cf.format > LMB_DataFormat_MAX)
+                return sem_fail(s, f, "data format %u is not valid", cf.format);
+            if (cf.page_size == 0 || total % cf.page_size)
+                return sem_fail(s, f, "page size %" PRIu32 " does not divide total size %" PRIu32,
+                                cf.page_size, total);
+        }
+        return sem_define(s, &s->cbs, "cb_id", "circular buffer", lmb_CreateCircularBuffer_cb_id(c),
+                          0);
+    }
+    case LMB_Command_CreateSemaphore:
+        if ((st = sem_use(s, &s->programs, "program_id", "program",
+                          lmb_CreateSemaphore_program_id(c), NULL)) ||
+            (st = sem_core_ranges(s, "cores", lmb_CreateSemaphore_cores(c))))
+            return st;
+        return sem_define(s, &s->sems, "semaphore_id", "semaphore",
+                          lmb_CreateSemaphore_semaphore_id(c), 0);
+    case LMB_Command_EnqueueProgram:
+        return sem_use(s, &s->programs, "program_id", "program", lmb_EnqueueProgram_program_id(c),
+                       NULL);
+    case LMB_Command_BeginTraceCapture:
+        return sem_define(s, &s->traces, "trace_id", "trace", lmb_BeginTraceCapture_trace_id(c), 2);
+    case LMB_Command_EndTraceCapture: {
+        uint32_t id = lmb_EndTraceCapture_trace_id(c);
+        uint64_t state;
+        if ((st = sem_use(s, &s->traces, "trace_id", "trace", id, &state))) return st;
+        if (state != 2)
+            return sem_fail(s, "trace_id", "trace %" PRIu32 " is not being captured", id);
+        *sem_find(&s->traces, id) = 1;
+        return LM_OK;
+    }
+    case LMB_Command_LoadTrace: {
+        uint32_t id = lmb_LoadTrace_trace_id(c);
+        lmb_BlobRef ref;
+        if (!lmb_find_trace(s->root, id, &ref))
+            return sem_fail(s, "trace_id", "trace %" PRIu32 " is not in the file's traces", id);
+        return sem_define(s, &s->traces, "trace_id", "trace", id, 1);
+    }
+    case LMB_Command_ReplayTrace: {
+        uint32_t id = lmb_ReplayTrace_trace_id(c);
+        uint64_t state;
+        if ((st = sem_use(s, &s->traces, "trace_id", "trace", id, &state))) return st;
+        if (state != 1)
+            return sem_fail(s, "trace_id", "trace %" PRIu32 " is still being captured", id);
+        return LM_OK;
+    }
+    case LMB_Command_ReleaseTrace:
+        return sem_release(s, &s->traces, "trace_id", "trace", lmb_ReleaseTrace_trace_id(c));
+    default:
+        return sem_fail(s, "cmd", "unknown command type %u", type);
+    }
+}
+
+lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts) {
+    lmb_semantic_options defaults;
+    if (!opts) {
+        lmb_semantic_options_init(&defaults);
+        opts = &defaults;
+    }
+    sem s;
+    memset(&s, 0, sizeof s);
+    s.opts = opts;
+    s.root = lmb_root(file);
+    s.index = -1;
+    fb_table sys = lmb_LightMetalBinary_system(s.root);
+    s.grid_x = lmb_SystemDescriptor_grid_x(sys);
+    s.grid_y = lmb_SystemDescriptor_grid_y(sys);
+    s.l1_size = lmb_SystemDescriptor_l1_size(sys);
+    lm_status st = LM_OK;
+    if (s.grid_x == 0 || s.grid_y == 0 || s.grid_x > opts->max_grid || s.grid_y > opts->max_grid)
+        return sem_fail(&s, "system", "grid %ux%u (each side must be 1..%" PRIu32 ")", s.grid_x,
+                        s.grid_y, opts->max_grid);
+    if (s.l1_size == 0) return sem_fail(&s, "system.l1_size", "L1 size 0");
+    if (lmb_SystemDescriptor_dram_banks(sys) == 0 || lmb_SystemDescriptor_dram_bank_size(sys) == 0)
+        return sem_fail(&s, "system.dram_banks", "no DRAM");
+    if (!ck_mul_u64(lmb_SystemDescriptor_dram_banks(sys), lmb_SystemDescriptor_dram_bank_size(sys),
+                    &s.dram_total))
+        s.dram_total = UINT64_MAX;
+    fb_vec df = lmb_SystemDescriptor_data_formats(sys);
+    for (uint32_t i = 0; i < df.len; i++)
+        if (fb_vec_u8(df, i) == LMB_DataFormat_Invalid)
+            return sem_fail(&s, "system.data_formats", "entry %" PRIu32 " is Invalid", i);
+
+    fb_vec kb = lmb_LightMetalBinary_kernel_binaries(s.root);
+    for (uint32_t i = 0; i < kb.len; i++) {
+        lmb_BlobRef r = lmb_vec_BlobRef_at(kb, i);
+        char what[64];
+        snprintf(what, sizeof what, "kernel_binaries[%" PRIu32 "]", i);
+        st = lmb_check_kernel_elf(lmb_blob_data(file, s.root, r), r.size, &opts->kernel_map, what);
+        if (st) return st;
+    }
+
+    fb_vec cmds = lmb_LightMetalBinary_commands(s.root);
+    for (uint32_t i = 0; i < cmds.len && !st; i++) {
+        fb_table e = fb_vec_table(cmds, i);
+        lmb_Command type = lmb_CommandEntry_cmd_type(e);
+        s.index = i;
+        s.type = lmb_command_name(type) ? lmb_command_name(type) : "?";
+        st = sem_command(&s, type, lmb_CommandEntry_cmd(e));
+    }
+    s.index = -1;
+    fb_vec names = lmb_LightMetalBinary_buffer_names(s.root);
+    for (uint32_t i = 0; i < names.len && !st; i++) {
+        fb_table n = fb_vec_table(names, i);
+        char field[64];
+        snprintf(field, sizeof field, "buffer_names[%" PRIu32 "]", i);
+        if (!sem_find(&s.buffers, lmb_BufferName_buffer_id(n)))
+            st = sem_fail(&s, field, "buffer %" PRIu32 " is never created",
+                          lmb_BufferName_buffer_id(n));
+        else if (lmb_BufferName_name(n).len == 0)
+            st = sem_fail(&s, field, "empty name");
+        for (uint32_t j = 0; j < i && !st; j++) {
+            fb_str a = lmb_BufferName_name(fb_vec_table(names, j)), b = lmb_BufferName_name(n);
+            if (a.len == b.len && !memcmp(a.ptr, b.ptr, a.len))
+                st = sem_fail(&s, field, "name \"%s\" is used twice", b.ptr);
+        }
+    }
+    sem_free(&s.buffers);
+    sem_free(&s.programs);
+    sem_free(&s.kernels);
+    sem_free(&s.cbs);
+    sem_free(&s.sems);
+    sem_free(&s.traces);
+    return st;
+}

@@ -1,0 +1,51 @@
+/* Semantic verification of a Light Metal binary: what a structurally valid
+ * file must also mean before replay may run it.
+ *
+ * Checks, in command order: every id (buffer, program, kernel, CB,
+ * semaphore, trace) is defined before use, never defined twice, and not used
+ * after release; kernels, CBs, semaphores and runtime args name a live
+ * program and (for args) a kernel of that program; core ranges are ordered
+ * and inside the descriptor's grid; CB indices < 32 and sizes consistent;
+ * runtime args per core per kernel within the device limit; buffer writes,
+ * reads and goldens fit their buffer; trace capture/load/replay/release
+ * pair up; every kernel ELF is a well-formed RV32 executable whose loadable
+ * segments fit the kernel memory map; buffer names refer to created buffers.
+ *
+ * The kernel memory map comes in as parameters so this layer does not
+ * depend on the simulator; replay passes the simulator's numbers.
+ *
+ * Errors: LM_ERR_INVALID_FILE with a message naming the command index, the
+ * command type and the field, e.g.
+ *   "invalid binary: commands[12] (CreateKernel).cores[1]: core range
+ *    (0,0)-(9,1) is outside the 8x8 grid".
+ * Thread-safety: reads the file only; allocates its own scratch.
+ */
+#ifndef LM_FORMAT_LMB_SEMANTIC_H
+#define LM_FORMAT_LMB_SEMANTIC_H
+
+#include "format/lmb.h"
+
+/* Where kernel code and writable data may be placed (see sim/kernel_map.h). */
+typedef struct lmb_kernel_map {
+    uint32_t code_base, code_size;   /* read-only / executable segments */
+    uint32_t local_base, local_size; /* writable segments (data, bss) */
+} lmb_kernel_map;
+
+typedef struct lmb_semantic_options {
+    lmb_kernel_map kernel_map; /* all zero: segments are not placed-checked */
+    uint32_t max_runtime_args; /* per core per kernel; default 341 */
+    uint32_t max_grid;         /* largest grid_x / grid_y; default 32 */
+    uint32_t max_compile_args; /* default 64 */
+} lmb_semantic_options;
+
+void lmb_semantic_options_init(lmb_semantic_options *opts);
+
+/* `file` must have passed lmb_verify(). */
+lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts);
+
+/* Checks one kernel ELF on its own (same rules as above); `what` names it in
+ * the message. */
+lm_status lmb_check_kernel_elf(const uint8_t *elf, uint64_t size, const lmb_kernel_map *map,
+                               const char *what);
+
+#endif

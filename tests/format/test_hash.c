@@ -1,0 +1,81 @@
+/* base/hash: pinned known answers, streaming equals one-shot, sensitivity. */
+#include <stdint.h>
+
+#include "base/hash.h"
+#include "lm_test.h"
+
+/* Inputs: bytes i*31+7 (mod 256) for i < len. Values computed once with this
+ * implementation and pinned: a change here changes every stored file. */
+static void kat_input(uint8_t *buf, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(i * 31 + 7);
+}
+
+static void test_known_answers(void) {
+    static const struct {
+        size_t len;
+        uint64_t seed;
+        uint64_t want;
+    } kat[] = {
+#include "hash_kat.inc"
+    };
+    uint8_t buf[4096];
+    for (size_t i = 0; i < sizeof kat / sizeof kat[0]; i++) {
+        kat_input(buf, kat[i].len);
+        uint64_t got = hash64(kat[i].len ? buf : NULL, kat[i].len, kat[i].seed);
+        if (got != kat[i].want)
+            printf("  len %zu seed %llu: got 0x%016llx\n", kat[i].len,
+                   (unsigned long long)kat[i].seed, (unsigned long long)got);
+        CHECK_EQ_U64(got, kat[i].want);
+    }
+}
+
+static void test_streaming_matches_one_shot(void) {
+    uint8_t buf[1000];
+    kat_input(buf, sizeof buf);
+    uint64_t want = hash64(buf, sizeof buf, 5);
+    static const size_t steps[] = {1, 3, 63, 64, 65, 200};
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        hash64_state st;
+        hash64_begin(&st, 5);
+        for (size_t at = 0; at < sizeof buf; at += steps[s]) {
+            size_t n = sizeof buf - at < steps[s] ? sizeof buf - at : steps[s];
+            hash64_update(&st, buf + at, n);
+        }
+        CHECK_EQ_U64(hash64_end(&st), want);
+    }
+}
+
+static void test_every_bit_matters(void) {
+    uint8_t buf[300];
+    kat_input(buf, sizeof buf);
+    uint64_t base = hash64(buf, sizeof buf, 0);
+    for (size_t bit = 0; bit < sizeof buf * 8; bit++) {
+        buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        uint64_t h = hash64(buf, sizeof buf, 0);
+        buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        CHECK(h != base);
+        /* Avalanche: a one-bit change flips about half of the output bits. */
+        int flipped = __builtin_popcountll(h ^ base);
+        CHECK(flipped > 12 && flipped < 52);
+    }
+}
+
+static void test_trailing_zeros_and_seed_matter(void) {
+    uint8_t zeros[130] = {0};
+    for (size_t n = 0; n < 129; n++)
+        CHECK(hash64(zeros, n, 0) != hash64(zeros, n + 1, 0));
+    CHECK(hash64(zeros, 10, 0) != hash64(zeros, 10, 1));
+    /* Swapping two 8-byte words (different lanes) changes the hash. */
+    uint8_t a[64] = {1}, b[64] = {0};
+    b[8] = 1;
+    CHECK(hash64(a, 64, 0) != hash64(b, 64, 0));
+}
+
+int main(void) {
+    TEST_RUN(test_known_answers);
+    TEST_RUN(test_streaming_matches_one_shot);
+    TEST_RUN(test_every_bit_matters);
+    TEST_RUN(test_trailing_zeros_and_seed_matter);
+    return test_summary();
+}

@@ -1,0 +1,231 @@
+/* Semantic verifier: a valid workload passes; each broken variant fails with
+ * a message naming the command index and the field. */
+#include <stdlib.h>
+
+#include "format/lmb_semantic.h"
+#include "lm_test.h"
+
+/* The memory map the simulator uses (sim/kernel_map.h), as the replay
+ * layer will pass it. */
+static const lmb_kernel_map test_map = {0x40000000u, 0x00100000u, 0x20000000u, 0x00020000u};
+
+/* A minimal RV32 executable: code at 0x40000000 (R+X), data at 0x20000000 (RW). */
+static size_t make_elf(uint8_t *e, uint32_t code_addr, uint32_t data_addr, uint16_t machine) {
+    memset(e, 0, 256);
+    memcpy(e, "\177ELF", 4);
+    e[4] = 1; /* 32-bit */
+    e[5] = 1; /* little-endian */
+    e[6] = 1;
+    fb_wr_u16(e + 16, 2); /* ET_EXEC */
+    fb_wr_u16(e + 18, machine);
+    fb_wr_u32(e + 20, 1);
+    fb_wr_u32(e + 24, code_addr); /* entry */
+    fb_wr_u32(e + 28, 52);        /* phoff */
+    fb_wr_u16(e + 40, 52);
+    fb_wr_u16(e + 42, 32);
+    fb_wr_u16(e + 44, 2);
+    uint8_t *ph = e + 52;
+    fb_wr_u32(ph, 1);
+    fb_wr_u32(ph + 4, 128);
+    fb_wr_u32(ph + 8, code_addr);
+    fb_wr_u32(ph + 16, 64);
+    fb_wr_u32(ph + 20, 64);
+    fb_wr_u32(ph + 24, 5); /* R+X */
+    ph += 32;
+    fb_wr_u32(ph, 1);
+    fb_wr_u32(ph + 4, 192);
+    fb_wr_u32(ph + 8, data_addr);
+    fb_wr_u32(ph + 16, 16);
+    fb_wr_u32(ph + 20, 4096);
+    fb_wr_u32(ph + 24, 6); /* R+W */
+    return 256;
+}
+
+/* One variant of the workload: everything valid unless `bug` says otherwise. */
+enum bug {
+    BUG_NONE,
+    BUG_UNDEFINED_BUFFER,
+    BUG_BUFFER_TWICE,
+    BUG_CORE_OUTSIDE_GRID,
+    BUG_CB_INDEX,
+    BUG_TOO_MANY_ARGS,
+    BUG_ELF_MACHINE,
+    BUG_ELF_SEGMENT,
+    BUG_KERNEL_OF_OTHER_PROGRAM,
+    BUG_USE_AFTER_RELEASE,
+    BUG_WRITE_TOO_BIG,
+    BUG_REPLAY_UNKNOWN_TRACE,
+    BUG_GRID,
+    BUG_NAME_UNKNOWN_BUFFER,
+};
+
+static lm_status build(enum bug bug, void **out, size_t *out_size) {
+    lmb_writer *w;
+    lm_status st = lmb_writer_create(&w);
+    if (st) return st;
+    fb_builder *b = lmb_writer_builder(w);
+    uint8_t elf[256];
+    make_elf(elf, bug == BUG_ELF_SEGMENT ? 0x3ffffff0u : 0x40000000u, 0x20000000u,
+             bug == BUG_ELF_MACHINE ? 62 : 243);
+    uint64_t hash;
+    uint8_t data[4096] = {1};
+    lmb_BlobRef ref;
+    if ((st = lmb_writer_add_kernel_binary(w, elf, sizeof elf, &hash)) ||
+        (st = lmb_writer_add_blob(w, data, bug == BUG_WRITE_TOO_BIG ? 4096 : 2048, true, &ref)))
+        goto done;
+#define CMD(type, ...)                                                                             \
+    do {                                                                                           \
+        lmb_##type##_start(b);                                                                     \
+        __VA_ARGS__;                                                                               \
+        if ((st = lmb_writer_add_command(w, LMB_Command_##type, lmb_##type##_end(b)))) goto done;  \
+    } while (0)
+    for (uint32_t id = 1; id <= (bug == BUG_BUFFER_TWICE ? 2u : 1u); id++)
+        CMD(CreateBuffer, lmb_CreateBuffer_add_buffer_id(b, 1);
+            lmb_CreateBuffer_add_type(b, LMB_BufferType_DRAM);
+            lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_Interleaved);
+            lmb_CreateBuffer_add_size(b, 2048); lmb_CreateBuffer_add_page_size(b, 1024));
+    CMD(EnqueueWriteBuffer,
+        lmb_EnqueueWriteBuffer_add_buffer_id(b, bug == BUG_UNDEFINED_BUFFER ? 5 : 1);
+        lmb_EnqueueWriteBuffer_add_data(b, &ref));
+    CMD(CreateProgram, lmb_CreateProgram_add_program_id(b, 1));
+    CMD(CreateProgram, lmb_CreateProgram_add_program_id(b, 2));
+    {
+        lmb_CoreRange r = {{0, 0}, {bug == BUG_CORE_OUTSIDE_GRID ? 8 : 7, 7}};
+        fb_ref cores = lmb_vec_CoreRange_create(b, &r, 1);
+        lmb_KernelConfig_start(b);
+        lmb_KernelConfig_add_processor(b, LMB_Processor_DM0);
+        fb_ref cfg = lmb_KernelConfig_end(b);
+        CMD(CreateKernel, lmb_CreateKernel_add_kernel_id(b, 1);
+            lmb_CreateKernel_add_program_id(b, 1); lmb_CreateKernel_add_binary_hash(b, hash);
+            lmb_CreateKernel_add_cores(b, cores); lmb_CreateKernel_add_config(b, cfg));
+    }
+    {
+        static uint32_t args[342];
+        fb_ref v = fb_create_vector_u32(b, args, bug == BUG_TOO_MANY_ARGS ? 342 : 341);
+        lmb_CoreCoord core = {3, 4};
+        CMD(SetRuntimeArgs,
+            lmb_SetRuntimeArgs_add_program_id(b, bug == BUG_KERNEL_OF_OTHER_PROGRAM ? 2 : 1);
+            lmb_SetRuntimeArgs_add_kernel_id(b, 1); lmb_SetRuntimeArgs_add_core(b, &core);
+            lmb_SetRuntimeArgs_add_args(b, v));
+    }
+    {
+        lmb_CoreRange r = {{0, 0}, {1, 1}};
+        lmb_CBFormat fmts[2] = {{0, LMB_DataFormat_Float16_b, 2048},
+                                {bug == BUG_CB_INDEX ? 32 : 31, LMB_DataFormat_Float32, 4096}};
+        fb_ref cores = lmb_vec_CoreRange_create(b, &r, 1);
+        fb_ref fv = lmb_vec_CBFormat_create(b, fmts, 2);
+        CMD(CreateCircularBuffer, lmb_CreateCircularBuffer_add_cb_id(b, 1);
+            lmb_CreateCircularBuffer_add_program_id(b, 1);
+            lmb_CreateCircularBuffer_add_cores(b, cores);
+            lmb_CreateCircularBuffer_add_total_size(b, 8192);
+            lmb_CreateCircularBuffer_add_formats(b, fv));
+    }
+    CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1));
+    CMD(BeginTraceCapture, lmb_BeginTraceCapture_add_trace_id(b, 4));
+    CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1));
+    CMD(EndTraceCapture, lmb_EndTraceCapture_add_trace_id(b, 4));
+    CMD(ReplayTrace, lmb_ReplayTrace_add_trace_id(b, bug == BUG_REPLAY_UNKNOWN_TRACE ? 5 : 4));
+    CMD(ReleaseProgram, lmb_ReleaseProgram_add_program_id(b, 1));
+    if (bug == BUG_USE_AFTER_RELEASE) CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1));
+    CMD(FinishQueue, (void)0);
+#undef CMD
+    if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
+                                     LMB_BufferRole_Output, "out")))
+        goto done;
+    lmb_header hdr;
+    lmb_header_init(&hdr);
+    hdr.grid_x = bug == BUG_GRID ? 33 : 8;
+    hdr.grid_y = 8;
+    hdr.l1_size = 1 << 20;
+    hdr.dram_banks = 12;
+    hdr.dram_bank_size = 1 << 30;
+    if ((st = lmb_writer_finish(w, &hdr))) goto done;
+    st = lmb_writer_to_memory(w, out, out_size);
+done:
+    lmb_writer_destroy(w);
+    return st;
+}
+
+static lm_status check(enum bug bug) {
+    void *d;
+    size_t n;
+    lm_status st = build(bug, &d, &n);
+    if (st) return st;
+    st = lmb_verify(d, n, NULL, NULL);
+    if (!st) {
+        lmb_semantic_options opts;
+        lmb_semantic_options_init(&opts);
+        opts.kernel_map = test_map;
+        st = lmb_verify_semantics(d, n, &opts);
+    }
+    free(d);
+    return st;
+}
+
+static void test_valid_workload(void) {
+    CHECK_OK(check(BUG_NONE));
+}
+
+static void test_ids(void) {
+    CHECK_FAILS(
+        check(BUG_UNDEFINED_BUFFER), LM_ERR_INVALID_FILE,
+        "commands[1] (EnqueueWriteBuffer).buffer_id: buffer 5 is used before it is defined");
+    CHECK_FAILS(check(BUG_BUFFER_TWICE), LM_ERR_INVALID_FILE,
+                "commands[1] (CreateBuffer).buffer_id: buffer 1 is defined twice");
+    CHECK_FAILS(check(BUG_KERNEL_OF_OTHER_PROGRAM), LM_ERR_INVALID_FILE,
+                "commands[5] (SetRuntimeArgs).kernel_id: kernel 1 belongs to program 1, not 2");
+    CHECK_FAILS(check(BUG_USE_AFTER_RELEASE), LM_ERR_INVALID_FILE,
+                "commands[13] (EnqueueProgram).program_id: program 1 is used after its release");
+    CHECK_FAILS(check(BUG_REPLAY_UNKNOWN_TRACE), LM_ERR_INVALID_FILE,
+                "commands[11] (ReplayTrace).trace_id: trace 5 is used before it is defined");
+    CHECK_FAILS(check(BUG_NAME_UNKNOWN_BUFFER), LM_ERR_INVALID_FILE,
+                "buffer_names[0]: buffer 9 is never created");
+}
+
+static void test_limits(void) {
+    CHECK_FAILS(
+        check(BUG_CORE_OUTSIDE_GRID), LM_ERR_INVALID_FILE,
+        "commands[4] (CreateKernel).cores[0]: core range (0,0)-(8,7) is outside the 8x8 grid");
+    CHECK_FAILS(check(BUG_CB_INDEX), LM_ERR_INVALID_FILE,
+                "commands[6] (CreateCircularBuffer).formats[1]: CB index 32 (must be < 32)");
+    CHECK_FAILS(check(BUG_TOO_MANY_ARGS), LM_ERR_INVALID_FILE,
+                "commands[5] (SetRuntimeArgs).args: 342 runtime args (limit 341)");
+    CHECK_FAILS(check(BUG_WRITE_TOO_BIG), LM_ERR_INVALID_FILE,
+                "commands[1] (EnqueueWriteBuffer).data: 4096 bytes for buffer 1 of 2048 bytes");
+    CHECK_FAILS(check(BUG_GRID), LM_ERR_INVALID_FILE, "system: grid 33x8");
+}
+
+static void test_kernel_elfs(void) {
+    CHECK_FAILS(check(BUG_ELF_MACHINE), LM_ERR_INVALID_FILE,
+                "kernel_binaries[0]: not a RISC-V ELF (e_machine 62)");
+    CHECK_FAILS(check(BUG_ELF_SEGMENT), LM_ERR_INVALID_FILE,
+                "kernel_binaries[0]: segment 0: code [0x3ffffff0, +0x40) outside [0x40000000");
+    uint8_t e[256];
+    make_elf(e, 0x40000000u, 0x20000000u, 243);
+    CHECK_OK(lmb_check_kernel_elf(e, sizeof e, &test_map, "k"));
+    CHECK_FAILS(lmb_check_kernel_elf(e, 40, &test_map, "k"), LM_ERR_INVALID_FILE, "k: not an ELF");
+    fb_wr_u16(e + 44, 200); /* program headers past the end */
+    CHECK_FAILS(lmb_check_kernel_elf(e, sizeof e, &test_map, "k"), LM_ERR_INVALID_FILE,
+                "program headers [52, +6400) outside the 256-byte file");
+    make_elf(e, 0x40000000u, 0x20000000u, 243);
+    fb_wr_u32(e + 52 + 4, 250); /* code bytes past the end */
+    CHECK_FAILS(lmb_check_kernel_elf(e, sizeof e, &test_map, "k"), LM_ERR_INVALID_FILE,
+                "segment 0: file bytes [250, +64) outside the file");
+    make_elf(e, 0x40000000u, 0x20000000u, 243);
+    fb_wr_u32(e + 24, 0x40001000u);
+    CHECK_FAILS(lmb_check_kernel_elf(e, sizeof e, &test_map, "k"), LM_ERR_INVALID_FILE,
+                "entry point 0x40001000 is not in an executable segment");
+    make_elf(e, 0x40000000u, 0x2001f800u, 243); /* 4 KiB of data, 2 KiB past the end */
+    CHECK_FAILS(lmb_check_kernel_elf(e, sizeof e, &test_map, "k"), LM_ERR_INVALID_FILE,
+                "segment 1: writable [0x2001f800, +0x1000) outside");
+    e[4] = 2;
+    CHECK_FAILS(lmb_check_kernel_elf(e, sizeof e, &test_map, "k"), LM_ERR_INVALID_FILE, "32-bit");
+}
+
+int main(void) {
+    TEST_RUN(test_valid_workload);
+    TEST_RUN(test_ids);
+    TEST_RUN(test_limits);
+    TEST_RUN(test_kernel_elfs);
+    return test_summary();
+}
