@@ -13,6 +13,8 @@
 #include "lightmetal/lm_queue.h"
 #include "lightmetal/lm_program.h"
 #include "lightmetal/lm_trace.h"
+#include "lightmetal/lm_capture.h"
+#include "lightmetal/lm_replay.h"
 #include "lightmetal/lm_tile.h"
 
 #endif

@@ -4,6 +4,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/trace.h"
+#include "api/api_capture_hook.h"
 
 void lm_buffer_config_init(lm_buffer_config *cfg) {
     if (!cfg) return;
@@ -21,24 +22,25 @@ static lm_status validate_config(const lm_buffer_config *c) {
     if (c->size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size is 0", fn);
     if (c->page_size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: page_size is 0", fn);
     if (c->size % c->page_size)
-        return err_set(LM_ERR_INVALID_ARGUMENT,
-                       "%s: size %llu is not a multiple of page_size %llu", fn,
-                       (unsigned long long)c->size, (unsigned long long)c->page_size);
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size %llu is not a multiple of page_size %llu",
+                       fn, (unsigned long long)c->size, (unsigned long long)c->page_size);
     return LM_OK;
 }
 
-lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg,
-                           lm_buffer *out_buffer) {
+lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg, lm_buffer *out_buffer) {
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "lm_create_buffer: device is NULL");
     if (!cfg) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: cfg is NULL");
-    if (!out_buffer) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: out_buffer is NULL");
+    if (!out_buffer)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: out_buffer is NULL");
     lm_status st = validate_config(cfg);
     if (st) return st;
     if (rt_trace_any_capturing(device))
         return err_set(LM_ERR_INVALID_STATE,
                        "lm_create_buffer: not allowed while a trace is being captured");
     st = rt_buffer_create(device, cfg, out_buffer);
-    return st ? err_prefix(st, "lm_create_buffer") : LM_OK;
+    if (st) return err_prefix(st, "lm_create_buffer");
+    CAPTURE(device, cap_create_buffer, *out_buffer);
+    return LM_OK;
 }
 
 lm_status lm_deallocate_buffer(lm_buffer buffer) {
@@ -48,6 +50,7 @@ lm_status lm_deallocate_buffer(lm_buffer buffer) {
         return err_set(LM_ERR_INVALID_STATE,
                        "lm_deallocate_buffer: not allowed while a trace is being captured");
     if (!st) st = rt_buffer_destroy(buffer);
+    if (!st) CAPTURE(device, cap_deallocate_buffer, buffer);
     return st ? err_prefix(st, "lm_deallocate_buffer") : LM_OK;
 }
 

@@ -39,8 +39,7 @@ static lm_status validate_options(const lm_device_options *o) {
     if (o->grid_y < 1 || o->grid_y > GRID_MAX)
         return bad_option("grid_y", o->grid_y, "must be 1..32");
     if (o->l1_size < L1_MIN || o->l1_size > L1_MAX || o->l1_size % RT_L1_ALIGNMENT)
-        return bad_option("l1_size", o->l1_size,
-                          "must be a multiple of 16 in [131072, 67108864]");
+        return bad_option("l1_size", o->l1_size, "must be a multiple of 16 in [131072, 67108864]");
     if (o->dram_banks < 1 || o->dram_banks > DRAM_BANKS_MAX)
         return bad_option("dram_banks", o->dram_banks, "must be 1..64");
     if (o->dram_bank_size < DRAM_BANK_MIN || o->dram_bank_size > DRAM_BANK_MAX ||

@@ -9,6 +9,7 @@
 #include "runtime/cq.h"
 #include "runtime/program.h"
 #include "runtime/trace.h"
+#include "api/api_capture_hook.h"
 
 void lm_kernel_config_init(lm_kernel_config *cfg, lm_processor processor) {
     if (!cfg) return;
@@ -23,17 +24,37 @@ void lm_circular_buffer_config_init(lm_circular_buffer_config *cfg) {
     if (cfg) memset(cfg, 0, sizeof *cfg);
 }
 
-static lm_status finish(lm_status st, const char *fn) { return st ? err_prefix(st, "%s", fn) : LM_OK; }
+static lm_status finish(lm_status st, const char *fn) {
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
 
 lm_status lm_create_program(lm_device *device, lm_program *out_program) {
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "lm_create_program: device is NULL");
     if (!out_program)
         return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_program: out_program is NULL");
-    return finish(rt_program_create(device, out_program), "lm_create_program");
+    lm_status st = rt_program_create(device, out_program);
+    if (st) return finish(st, "lm_create_program");
+    CAPTURE(device, cap_create_program, *out_program);
+    return LM_OK;
 }
 
+#if LM_ENABLE_CAPTURE
+/* After a successful call on `program`: the device to record it on. */
+static lm_device *device_of(lm_program program) {
+    lm_device *device = NULL;
+    rt_program_device(program, &device);
+    return device;
+}
+#endif
+
 lm_status lm_release_program(lm_program program) {
-    return finish(rt_program_release(program), "lm_release_program");
+#if LM_ENABLE_CAPTURE
+    lm_device *device = device_of(program); /* before it is gone */
+#endif
+    lm_status st = rt_program_release(program);
+    if (st) return finish(st, "lm_release_program");
+    CAPTURE(device, cap_release_program, program);
+    return LM_OK;
 }
 
 static lm_status check_cores(const char *fn, const lm_core_range_set *cores) {
@@ -50,7 +71,8 @@ static lm_status check_kernel_config(const char *fn, const lm_kernel_config *c) 
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: processor %d is not DM0, DM1 or COMPUTE", fn,
                        (int)c->processor);
     if (c->noc != LM_NOC_0 && c->noc != LM_NOC_1)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: noc %d is not NOC_0 or NOC_1", fn, (int)c->noc);
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: noc %d is not NOC_0 or NOC_1", fn,
+                       (int)c->noc);
     if (c->compile_arg_count > LM_MAX_COMPILE_ARGS || (c->compile_arg_count && !c->compile_args))
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u compile args (at most %d, non-NULL)", fn,
                        c->compile_arg_count, LM_MAX_COMPILE_ARGS);
@@ -65,8 +87,8 @@ static lm_status check_kernel_config(const char *fn, const lm_kernel_config *c) 
 }
 
 lm_status lm_create_kernel_from_string(lm_program program, const char *name, const char *source,
-                                       const lm_core_range_set *cores,
-                                       const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+                                       const lm_core_range_set *cores, const lm_kernel_config *cfg,
+                                       lm_kernel *out_kernel) {
     const char *fn = "lm_create_kernel_from_string";
     if (!name || !*name) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: name is empty", fn);
     if (!source) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: source is NULL", fn);
@@ -74,7 +96,10 @@ lm_status lm_create_kernel_from_string(lm_program program, const char *name, con
     lm_status st = check_cores(fn, cores);
     if (!st) st = check_kernel_config(fn, cfg);
     if (st) return st;
-    return finish(rt_kernel_create(program, name, NULL, source, cores, cfg, out_kernel), fn);
+    st = rt_kernel_create(program, name, NULL, source, cores, cfg, out_kernel);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_create_kernel, program, *out_kernel, cores, cfg);
+    return LM_OK;
 }
 
 lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_range_set *cores,
@@ -97,7 +122,9 @@ lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_r
     const char *slash = strrchr(path, '/');
     st = rt_kernel_create(program, slash ? slash + 1 : path, path, source, cores, cfg, out_kernel);
     free(source);
-    return finish(st, fn);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_create_kernel, program, *out_kernel, cores, cfg);
+    return LM_OK;
 }
 
 lm_status lm_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
@@ -107,7 +134,10 @@ lm_status lm_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u arguments (at most %d)", fn, count,
                        LM_MAX_RUNTIME_ARGS);
     if (count && !args) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: args is NULL", fn);
-    return finish(rt_set_runtime_args(program, kernel, core, args, count), fn);
+    lm_status st = rt_set_runtime_args(program, kernel, core, args, count);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_set_runtime_args, program, kernel, core, args, count);
+    return LM_OK;
 }
 
 lm_status lm_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,
@@ -117,7 +147,10 @@ lm_status lm_set_common_runtime_args(lm_program program, lm_kernel kernel, const
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u arguments (at most %d)", fn, count,
                        LM_MAX_RUNTIME_ARGS);
     if (count && !args) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: args is NULL", fn);
-    return finish(rt_set_common_runtime_args(program, kernel, args, count), fn);
+    lm_status st = rt_set_common_runtime_args(program, kernel, args, count);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_set_common_runtime_args, program, kernel, args, count);
+    return LM_OK;
 }
 
 static lm_status check_cb_config(const char *fn, const lm_circular_buffer_config *c) {
@@ -136,8 +169,10 @@ static lm_status check_cb_config(const char *fn, const lm_circular_buffer_config
             return err_set(LM_ERR_INVALID_ARGUMENT, "%s: index %u is listed twice", fn, ic->index);
         seen |= 1u << ic->index;
         if (lm_tile_size(ic->format) == 0)
-            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: indices[%u].format %d is not a data "
-                           "format", fn, i, (int)ic->format);
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "%s: indices[%u].format %d is not a data "
+                           "format",
+                           fn, i, (int)ic->format);
         if (ic->page_size == 0 || c->total_size % ic->page_size)
             return err_set(LM_ERR_INVALID_ARGUMENT,
                            "%s: total_size %u is not a multiple of indices[%u].page_size %u", fn,
@@ -154,7 +189,10 @@ lm_status lm_create_circular_buffer(lm_program program, const lm_core_range_set 
     lm_status st = check_cores(fn, cores);
     if (!st) st = check_cb_config(fn, cfg);
     if (st) return st;
-    return finish(rt_cb_create(program, cores, cfg, out_cb), fn);
+    st = rt_cb_create(program, cores, cfg, out_cb);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_create_cb, program, *out_cb, cores, cfg);
+    return LM_OK;
 }
 
 lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores,
@@ -164,26 +202,18 @@ lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_semaphore_id is NULL", fn);
     lm_status st = check_cores(fn, cores);
     if (st) return st;
-    return finish(rt_semaphore_create(program, cores, initial_value, out_semaphore_id), fn);
+    st = rt_semaphore_create(program, cores, initial_value, out_semaphore_id);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_create_semaphore, program, cores, initial_value,
+            *out_semaphore_id);
+    return LM_OK;
 }
-
-static void launch_done(void *launch) { rt_launch_free(launch); }
 
 lm_status lm_enqueue_program(lm_command_queue *cq, lm_program program, bool blocking) {
     const char *fn = "lm_enqueue_program";
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
-    rt_launch *launch;
-    lm_status st = rt_launch_build(program, rt_cq_device(cq), &launch);
+    lm_status st = rt_program_enqueue(cq, program, blocking);
     if (st) return finish(st, fn);
-    rt_trace *trace = rt_trace_capturing(cq);
-    if (trace) { /* recorded, not run */
-        st = rt_trace_record(trace, launch);
-        if (st) rt_launch_free(launch);
-        return finish(st, fn);
-    }
-    rt_cmd cmd = {.op = RT_CMD_PROGRAM, .u.program.launch = launch};
-    uint64_t seq;
-    st = rt_cq_push(cq, &cmd, launch_done, launch, &seq);
-    if (!st && blocking) st = rt_cq_wait(cq, seq);
-    return finish(st, fn);
+    CAPTURE(rt_cq_device(cq), cap_enqueue_program, rt_cq_id(cq), program, blocking);
+    return LM_OK;
 }

@@ -26,8 +26,10 @@ static uint32_t lower_bound(const allocator *a, uint64_t address) {
     uint32_t lo = 0, hi = a->count;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (a->blocks[mid].address < address) lo = mid + 1;
-        else hi = mid;
+        if (a->blocks[mid].address < address)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -110,7 +112,8 @@ bool alloc_give_back(allocator *a, uint64_t address) {
 
 uint64_t alloc_used(const allocator *a) {
     uint64_t used = 0;
-    for (uint32_t i = 0; i < a->count; i++) used += a->blocks[i].size;
+    for (uint32_t i = 0; i < a->count; i++)
+        used += a->blocks[i].size;
     return used;
 }
 
@@ -124,4 +127,6 @@ uint64_t alloc_largest_free(const allocator *a) {
     return best;
 }
 
-uint64_t alloc_lowest(const allocator *a) { return a->count ? a->blocks[0].address : a->end; }
+uint64_t alloc_lowest(const allocator *a) {
+    return a->count ? a->blocks[0].address : a->end;
+}

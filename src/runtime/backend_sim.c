@@ -56,12 +56,9 @@ static void write_reserved_l1(sim_backend *sb, const rt_launch *l, const rt_laun
     uint8_t *l1 = sim_l1(sb->memory, lc->core);
     const sim_geometry *g = &sb->memory->geometry;
     uint32_t info[7] = {
-        [LM_CORE_INFO_X] = lc->core % g->grid_x,
-        [LM_CORE_INFO_Y] = lc->core / g->grid_x,
-        [LM_CORE_INFO_GRID_X] = g->grid_x,
-        [LM_CORE_INFO_GRID_Y] = g->grid_y,
-        [LM_CORE_INFO_DRAM_BANKS] = g->dram_banks,
-        [LM_CORE_INFO_DRAM_ALIGN] = RT_DRAM_ALIGNMENT,
+        [LM_CORE_INFO_X] = lc->core % g->grid_x,   [LM_CORE_INFO_Y] = lc->core / g->grid_x,
+        [LM_CORE_INFO_GRID_X] = g->grid_x,         [LM_CORE_INFO_GRID_Y] = g->grid_y,
+        [LM_CORE_INFO_DRAM_BANKS] = g->dram_banks, [LM_CORE_INFO_DRAM_ALIGN] = RT_DRAM_ALIGNMENT,
         [LM_CORE_INFO_L1_ALIGN] = RT_L1_ALIGNMENT,
     };
     memcpy(l1 + LM_L1_CORE_INFO, info, sizeof info);
@@ -122,8 +119,8 @@ static lm_status run_trace(sim_backend *sb, const rt_cmd *cmd) {
     uint32_t launch = 0;
     while (pos < n) {
         rt_launch l;
-        lm_status st = rt_trace_decode(stream, n, &pos, cmd->u.trace.kernel_count,
-                                       sb->memory->num_cores, &l);
+        lm_status st =
+            rt_trace_decode(stream, n, &pos, cmd->u.trace.kernel_count, sb->memory->num_cores, &l);
         l.kernels = (rt_launch_kernel *)cmd->u.trace.kernels;
         if (!st) st = run_program(sb, &l);
         if (st) return err_prefix(st, "trace launch %u", launch);
@@ -145,10 +142,14 @@ static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *
         sim_memory_read_pages(sb->memory, &pages, cmd->u.read.dst);
         return LM_OK;
     }
-    case RT_CMD_PROGRAM: return run_program(sb, cmd->u.program.launch);
-    case RT_CMD_TRACE: return run_trace(sb, cmd);
-    case RT_CMD_FAULT: return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
-    case RT_CMD_INVALID: break;
+    case RT_CMD_PROGRAM:
+        return run_program(sb, cmd->u.program.launch);
+    case RT_CMD_TRACE:
+        return run_trace(sb, cmd);
+    case RT_CMD_FAULT:
+        return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
+    case RT_CMD_INVALID:
+        break;
     }
     return err_set(LM_ERR_INTERNAL, "command queue %u: unknown command %d", cq_id, (int)cmd->op);
 }

@@ -5,6 +5,7 @@
 #include "base/checked.h"
 #include "base/error.h"
 #include "base/handle.h"
+#include "runtime/cq.h"
 #include "runtime/device.h"
 
 enum { HANDLE_TYPE_BUFFER = 1 };
@@ -23,8 +24,10 @@ static void link_buffer(lm_device *dev, rt_buffer *b) {
 }
 
 static void unlink_buffer(lm_device *dev, rt_buffer *b) {
-    if (b->prev) b->prev->next = b->next;
-    else dev->buffers = b->next;
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        dev->buffers = b->next;
     if (b->next) b->next->prev = b->prev;
 }
 
@@ -86,7 +89,8 @@ lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffe
 static void release(rt_buffer *b) {
     lm_device *dev = b->device;
     pthread_mutex_lock(&dev->mutex);
-    while (atomic_load(&b->pins) != 0) pthread_cond_wait(&dev->buffer_idle, &dev->mutex);
+    while (atomic_load(&b->pins) != 0)
+        pthread_cond_wait(&dev->buffer_idle, &dev->mutex);
     alloc_give_back(b->config.type == LM_BUFFER_DRAM ? &dev->dram : &dev->l1, b->place.address);
     unlink_buffer(dev, b);
     pthread_mutex_unlock(&dev->mutex);
@@ -150,4 +154,67 @@ void rt_buffer_release_all(lm_device *dev) {
         handle_table_unlock(&buffer_handles);
         release(b);
     }
+}
+
+rt_buffer *rt_buffer_oldest(lm_device *dev) {
+    pthread_mutex_lock(&dev->mutex);
+    rt_buffer *b = dev->buffers;
+    while (b && b->next)
+        b = b->next;
+    pthread_mutex_unlock(&dev->mutex);
+    return b;
+}
+
+rt_buffer *rt_buffer_newer(lm_device *dev, rt_buffer *b) {
+    pthread_mutex_lock(&dev->mutex);
+    rt_buffer *newer = b->prev;
+    pthread_mutex_unlock(&dev->mutex);
+    return newer;
+}
+
+lm_status rt_buffer_read(lm_command_queue *cq, lm_buffer buffer, void **out_data,
+                         uint64_t *out_size) {
+    rt_buffer *b;
+    lm_status st = rt_buffer_use(buffer, &b);
+    if (st) return st;
+    void *data = malloc(b->place.size ? b->place.size : 1);
+    if (!data) {
+        rt_buffer_unuse(b);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory reading a buffer");
+    }
+    rt_cmd cmd = {.op = RT_CMD_READ_BUFFER, .u.read = {.place = b->place, .dst = data}};
+    uint64_t seq, size = b->place.size;
+    st = rt_cq_push(cq, &cmd, NULL, NULL, &seq);
+    if (!st) st = rt_cq_wait(cq, seq);
+    rt_buffer_unuse(b);
+    if (st) {
+        free(data);
+        return st;
+    }
+    *out_data = data;
+    *out_size = size;
+    return LM_OK;
+}
+
+static void unpin(void *buffer) {
+    rt_buffer_unuse(buffer);
+}
+
+lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
+                             bool blocking) {
+    rt_buffer *b;
+    lm_status st = rt_buffer_use(buffer, &b);
+    if (st) return st;
+    if (b->device != rt_cq_device(cq)) {
+        rt_buffer_unuse(b);
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "the buffer belongs to another device than the queue");
+    }
+    rt_cmd cmd =
+        to_device ? (rt_cmd){.op = RT_CMD_WRITE_BUFFER, .u.write = {.place = b->place, .src = host}}
+                  : (rt_cmd){.op = RT_CMD_READ_BUFFER, .u.read = {.place = b->place, .dst = host}};
+    uint64_t seq;
+    st = rt_cq_push(cq, &cmd, unpin, b, &seq);
+    if (!st && blocking) st = rt_cq_wait(cq, seq);
+    return st;
 }

@@ -12,6 +12,7 @@
 #define LM_RUNTIME_BUFFER_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_buffer.h"
@@ -22,7 +23,7 @@ typedef struct rt_buffer {
     uint64_t handle;
     lm_buffer_config config; /* as created, with the address filled in */
     rt_buffer_place place;
-    atomic_uint pins;        /* queued commands still using the buffer */
+    atomic_uint pins; /* queued commands still using the buffer */
     struct rt_buffer *prev, *next;
 } rt_buffer;
 
@@ -38,6 +39,24 @@ lm_status rt_buffer_describe(lm_buffer buffer, lm_device **out_device, lm_buffer
 /* Resolves and pins; *out_buffer must be handed to rt_buffer_unuse() later. */
 lm_status rt_buffer_use(lm_buffer buffer, rt_buffer **out_buffer);
 void rt_buffer_unuse(rt_buffer *buffer);
+
+/* Queues a whole-buffer copy between `host` and `buffer` on `cq` (a write
+ * when `to_device`), waiting when `blocking`. The buffer stays pinned until
+ * the copy is done. LM_ERR_INVALID_ARGUMENT when the buffer lives on another
+ * device than the queue. */
+lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
+                             bool blocking);
+
+/* Reads the whole buffer now through `cq` (waiting for what is queued before)
+ * into a malloc'ed copy the caller frees. For the runtime's own users
+ * (capture snapshots, goldens, replay outputs). */
+lm_status rt_buffer_read(lm_command_queue *cq, lm_buffer buffer, void **out_data,
+                         uint64_t *out_size);
+
+/* The device's live buffers from oldest to newest (capture snapshots). Not
+ * safe against concurrent creation or deallocation on the device. */
+rt_buffer *rt_buffer_oldest(lm_device *device);
+rt_buffer *rt_buffer_newer(lm_device *device, rt_buffer *buffer);
 
 /* Releases every buffer of a device whose queues are drained (device close). */
 void rt_buffer_release_all(lm_device *device);

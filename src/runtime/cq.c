@@ -40,7 +40,8 @@ static void *dispatcher_main(void *arg) {
     rt_backend *backend = cq->device->backend;
     pthread_mutex_lock(&cq->mutex);
     for (;;) {
-        while (cq->count == 0 && !cq->stopping) pthread_cond_wait(&cq->not_empty, &cq->mutex);
+        while (cq->count == 0 && !cq->stopping)
+            pthread_cond_wait(&cq->not_empty, &cq->mutex);
         if (cq->count == 0) break;
         cq_entry entry = cq->ring[cq->head];
         bool skip = cq->error != LM_OK;
@@ -129,7 +130,8 @@ lm_status rt_cq_destroy(lm_command_queue *cq) {
 lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn done, void *done_arg,
                      uint64_t *out_seq) {
     pthread_mutex_lock(&cq->mutex);
-    while (cq->count == CQ_RING_CAPACITY) pthread_cond_wait(&cq->not_full, &cq->mutex);
+    while (cq->count == CQ_RING_CAPACITY)
+        pthread_cond_wait(&cq->not_full, &cq->mutex);
     cq_entry *e = &cq->ring[(cq->head + cq->count) % CQ_RING_CAPACITY];
     e->cmd = *cmd;
     e->done = done;
@@ -144,7 +146,8 @@ lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn don
 
 lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq) {
     pthread_mutex_lock(&cq->mutex);
-    while (cq->completed < seq) pthread_cond_wait(&cq->progress, &cq->mutex);
+    while (cq->completed < seq)
+        pthread_cond_wait(&cq->progress, &cq->mutex);
     lm_status st = take_error_locked(cq);
     pthread_mutex_unlock(&cq->mutex);
     return st;
@@ -157,5 +160,9 @@ lm_status rt_cq_finish(lm_command_queue *cq) {
     return rt_cq_wait(cq, seq);
 }
 
-lm_device *rt_cq_device(const lm_command_queue *cq) { return cq->device; }
-uint32_t rt_cq_id(const lm_command_queue *cq) { return cq->id; }
+lm_device *rt_cq_device(const lm_command_queue *cq) {
+    return cq->device;
+}
+uint32_t rt_cq_id(const lm_command_queue *cq) {
+    return cq->id;
+}

@@ -38,8 +38,7 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
     pthread_mutex_init(&dev->mutex, NULL);
     pthread_cond_init(&dev->buffer_idle, NULL);
     const lm_device_info *i = &dev->info;
-    alloc_init(&dev->dram, i->dram_unreserved_base, i->trace_region_base, RT_DRAM_ALIGNMENT,
-               false);
+    alloc_init(&dev->dram, i->dram_unreserved_base, i->trace_region_base, RT_DRAM_ALIGNMENT, false);
     alloc_init(&dev->l1, i->l1_unreserved_base, i->l1_size, RT_L1_ALIGNMENT, true);
     alloc_init(&dev->trace_region, i->trace_region_base, i->dram_bank_size, RT_DRAM_ALIGNMENT,
                false);

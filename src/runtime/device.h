@@ -24,6 +24,7 @@
 
 struct rt_buffer;
 struct rt_trace;
+struct cap_recorder;
 
 struct lm_device {
     lm_device_info info;
@@ -31,11 +32,12 @@ struct lm_device {
     pthread_mutex_t mutex;
     pthread_cond_t buffer_idle; /* a buffer's or trace's last user is done */
     allocator dram, l1;
-    allocator trace_region; /* bank 0's part of the trace region */
-    struct rt_buffer *buffers; /* live buffers, most recent first */
-    struct rt_trace *traces[LM_MAX_TRACES];               /* by id - 1 */
-    struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES];   /* per queue */
+    allocator trace_region;                            /* bank 0's part of the trace region */
+    struct rt_buffer *buffers;                         /* live buffers, most recent first */
+    struct rt_trace *traces[LM_MAX_TRACES];            /* by id - 1 */
+    struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES]; /* per queue */
     lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];
+    struct cap_recorder *capture; /* the Light Metal capture in progress, or NULL */
 };
 
 /* Opens a device from validated options. */

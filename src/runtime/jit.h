@@ -47,8 +47,8 @@ typedef struct jit_request {
 typedef struct jit_artifact {
     void *elf; /* malloc'ed; the caller frees it */
     size_t elf_size;
-    uint64_t key;   /* the cache key */
-    int cache_hit;  /* 1 when no compiler ran for the ELF */
+    uint64_t key;  /* the cache key */
+    int cache_hit; /* 1 when no compiler ran for the ELF */
 } jit_artifact;
 
 lm_status jit_build(const jit_request *request, jit_artifact *out_artifact);

@@ -13,6 +13,8 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/jit.h"
+#include "runtime/trace.h"
+#include "runtime/cq.h"
 
 enum { HANDLE_PROGRAM = 1, HANDLE_KERNEL = 2, HANDLE_CB = 3 };
 
@@ -24,8 +26,12 @@ typedef struct core_mask {
     uint64_t bits[MAX_GRID_CORES / 64];
 } core_mask;
 
-static bool mask_has(const core_mask *m, uint32_t i) { return m->bits[i / 64] >> (i % 64) & 1; }
-static void mask_set(core_mask *m, uint32_t i) { m->bits[i / 64] |= 1ull << (i % 64); }
+static bool mask_has(const core_mask *m, uint32_t i) {
+    return m->bits[i / 64] >> (i % 64) & 1;
+}
+static void mask_set(core_mask *m, uint32_t i) {
+    m->bits[i / 64] |= 1ull << (i % 64);
+}
 
 typedef struct arg_list {
     uint32_t count;
@@ -36,8 +42,12 @@ typedef struct rt_kernel {
     uint64_t handle;
     rt_program *program;
     char *name;
-    uint32_t processor; /* LM_PROC_* */
-    bool fp32_acc;      /* compute kernels: fp32_dest_acc_en */
+    void *elf; /* the binary, kept for capture */
+    size_t elf_size;
+    char *source;            /* NULL when built from an ELF */
+    lm_kernel_config config; /* without compile args and defines */
+    uint32_t processor;      /* LM_PROC_* */
+    bool fp32_acc;           /* compute kernels: fp32_dest_acc_en */
     core_mask cores;
     rv_image *image;
     arg_list *args; /* per core index */
@@ -76,17 +86,18 @@ lm_core_range_set lm_core_range_set_of(uint32_t x0, uint32_t y0, uint32_t x1, ui
 
 /* ---- references and handles ---- */
 
+static void kernel_free(rt_kernel *k);
+
 static void program_free(rt_program *p) {
     for (uint32_t i = 0; i < p->kernel_count; i++) {
         rt_kernel *k = p->kernels[i];
-        for (uint32_t c = 0; k->args && c < p->num_cores; c++) free(k->args[c].words);
-        free(k->args);
+        for (uint32_t c = 0; k->args && c < p->num_cores; c++)
+            free(k->args[c].words);
         free(k->common.words);
-        rv_image_free(k->image);
-        free(k->name);
-        free(k);
+        kernel_free(k);
     }
-    for (uint32_t i = 0; i < p->cb_count; i++) free(p->cbs[i]);
+    for (uint32_t i = 0; i < p->cb_count; i++)
+        free(p->cbs[i]);
     free(p->kernels);
     free(p->cbs);
     free(p->placed);
@@ -185,12 +196,22 @@ lm_status rt_program_release(lm_program program) {
         handle_free_locked(&handles, program.id);
         for (uint32_t i = 0; i < p->kernel_count; i++)
             handle_free_locked(&handles, p->kernels[i]->handle);
-        for (uint32_t i = 0; i < p->cb_count; i++) handle_free_locked(&handles, p->cbs[i]->handle);
+        for (uint32_t i = 0; i < p->cb_count; i++)
+            handle_free_locked(&handles, p->cbs[i]->handle);
     }
     handle_table_unlock(&handles);
     if (check != HANDLE_OK)
         return err_set(LM_ERR_INVALID_HANDLE, "program handle %s", handle_check_string(check));
     program_unref(obj);
+    return LM_OK;
+}
+
+lm_status rt_program_device(lm_program program, lm_device **out_device) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    *out_device = p->device;
+    program_unref(p);
     return LM_OK;
 }
 
@@ -202,14 +223,15 @@ static lm_status cores_to_mask(const rt_program *p, const lm_core_range_set *set
         const lm_core_range *cr = &set->ranges[r];
         if (cr->start.x > cr->end.x || cr->start.y > cr->end.y)
             return err_set(LM_ERR_INVALID_ARGUMENT,
-                           "core range %u: start (%u,%u) is not before end (%u,%u)", r,
-                           cr->start.x, cr->start.y, cr->end.x, cr->end.y);
+                           "core range %u: start (%u,%u) is not before end (%u,%u)", r, cr->start.x,
+                           cr->start.y, cr->end.x, cr->end.y);
         if (cr->end.x >= p->grid_x || cr->end.y >= grid_y)
             return err_set(LM_ERR_INVALID_ARGUMENT,
                            "core range %u: (%u,%u)-(%u,%u) is outside the %ux%u grid", r,
                            cr->start.x, cr->start.y, cr->end.x, cr->end.y, p->grid_x, grid_y);
         for (uint32_t y = cr->start.y; y <= cr->end.y; y++)
-            for (uint32_t x = cr->start.x; x <= cr->end.x; x++) mask_set(out, y * p->grid_x + x);
+            for (uint32_t x = cr->start.x; x <= cr->end.x; x++)
+                mask_set(out, y * p->grid_x + x);
     }
     return LM_OK;
 }
@@ -221,9 +243,11 @@ static lm_status check_free_slots(const rt_program *p, const core_mask *m, uint3
         const rt_kernel *k = p->placed[c * LM_NUM_PROCESSORS + proc];
         if (mask_has(m, c) && k)
             return err_set(LM_ERR_INVALID_ARGUMENT,
-                           "core (%u,%u) already runs kernel '%s' on processor %s",
-                           c % p->grid_x, c / p->grid_x, k->name,
-                           proc == LM_PROC_DM0 ? "DM0" : proc == LM_PROC_DM1 ? "DM1" : "COMPUTE");
+                           "core (%u,%u) already runs kernel '%s' on processor %s", c % p->grid_x,
+                           c / p->grid_x, k->name,
+                           proc == LM_PROC_DM0   ? "DM0"
+                           : proc == LM_PROC_DM1 ? "DM1"
+                                                 : "COMPUTE");
     }
     return LM_OK;
 }
@@ -236,7 +260,8 @@ static lm_status build_kernel(const char *name, const char *path, const char *so
     uint32_t n = cfg->define_count;
     jit_define *defs = malloc((n + OWN) * sizeof *defs);
     if (!defs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (uint32_t i = 0; i < n; i++) defs[i] = (jit_define){cfg->defines[i].name, cfg->defines[i].value};
+    for (uint32_t i = 0; i < n; i++)
+        defs[i] = (jit_define){cfg->defines[i].name, cfg->defines[i].value};
     static const char *const digits[] = {"0", "1", "2", "3", "4"};
     defs[n++] = (jit_define){"LM_PROCESSOR", digits[proc]};
     if (proc == LM_PROC_COMPUTE) {
@@ -265,36 +290,47 @@ static lm_status build_kernel(const char *name, const char *path, const char *so
     return st;
 }
 
-lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
-                           const char *source, const lm_core_range_set *cores,
-                           const lm_kernel_config *cfg, lm_kernel *out_kernel) {
-    rt_program *p;
-    lm_status st = program_ref(program, &p);
-    if (st) return st;
+static void kernel_free(rt_kernel *k) {
+    rv_image_free(k->image);
+    free(k->elf);
+    free(k->source);
+    free(k->name);
+    free(k->args);
+    free(k);
+}
+
+/* Places a kernel whose ELF is known. `source` may be NULL; `elf` is copied
+ * when `take_elf` is false, adopted (malloc'ed) when true. */
+static lm_status kernel_place(rt_program *p, const char *name, void *elf, size_t elf_size,
+                              bool take_elf, const char *source, const core_mask *cores,
+                              const lm_kernel_config *cfg, lm_kernel *out_kernel) {
     uint32_t proc = (uint32_t)cfg->processor - 1; /* validated: DM0, DM1 or COMPUTE */
     rt_kernel *k = calloc(1, sizeof *k);
-    jit_artifact art = {0};
-    if (!k) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    if (!st) st = cores_to_mask(p, cores, &k->cores);
-    if (!st) {
-        pthread_mutex_lock(&p->mutex);
-        st = check_free_slots(p, &k->cores, proc);
-        pthread_mutex_unlock(&p->mutex);
+    if (!k) {
+        if (take_elf) free(elf);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
-    /* Compile outside the lock: it takes a while and touches no program state. */
-    if (!st) st = build_kernel(name, path, source, cfg, proc, &art);
+    k->cores = *cores;
+    k->elf = take_elf ? elf : malloc(elf_size ? elf_size : 1);
+    lm_status st = k->elf ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!st && !take_elf) memcpy(k->elf, elf, elf_size);
+    k->elf_size = elf_size;
     if (!st) {
-        st = rv_image_load(art.elf, art.elf_size, &k->image);
-        if (st) err_prefix(st, "kernel '%s' built into an unusable binary", name);
+        st = rv_image_load(k->elf, elf_size, &k->image);
+        if (st) err_prefix(st, "kernel '%s' is not a usable RV32IM binary", name);
     }
-    free(art.elf);
     if (!st) {
         k->program = p;
         k->processor = proc;
         k->fp32_acc = proc == LM_PROC_COMPUTE && cfg->fp32_dest_acc_en;
+        k->config = *cfg;
+        k->config.compile_args = NULL; /* the ELF embodies them */
+        k->config.defines = NULL;
         k->name = strdup(name);
+        k->source = source ? strdup(source) : NULL;
         k->args = calloc(p->num_cores, sizeof *k->args);
-        if (!k->name || !k->args) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        if (!k->name || !k->args || (source && !k->source))
+            st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
     bool owned = false; /* once listed, the program frees the kernel */
     if (!st) {
@@ -310,12 +346,63 @@ lm_status rt_kernel_create(lm_program program, const char *name, const char *pat
         pthread_mutex_unlock(&p->mutex);
         if (!st) out_kernel->id = k->handle;
     }
-    if (st && k && !owned) {
-        rv_image_free(k->image);
-        free(k->name);
-        free(k->args);
-        free(k);
-    }
+    if (st && !owned) kernel_free(k);
+    return st;
+}
+
+/* Checks the cores and that their processor slots are free. */
+static lm_status kernel_cores(rt_program *p, const lm_core_range_set *cores, uint32_t proc,
+                              core_mask *out) {
+    lm_status st = cores_to_mask(p, cores, out);
+    if (st) return st;
+    pthread_mutex_lock(&p->mutex);
+    st = check_free_slots(p, out, proc);
+    pthread_mutex_unlock(&p->mutex);
+    return st;
+}
+
+lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
+                           const char *source, const lm_core_range_set *cores,
+                           const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    core_mask mask;
+    jit_artifact art = {0};
+    st = kernel_cores(p, cores, (uint32_t)cfg->processor - 1, &mask);
+    /* Compile outside the lock: it takes a while and touches no program state. */
+    if (!st) st = build_kernel(name, path, source, cfg, (uint32_t)cfg->processor - 1, &art);
+    if (!st)
+        st = kernel_place(p, name, art.elf, art.elf_size, true, source, &mask, cfg, out_kernel);
+    program_unref(p);
+    return st;
+}
+
+lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const void *elf,
+                                    size_t elf_size, const lm_core_range_set *cores,
+                                    const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    core_mask mask;
+    st = kernel_cores(p, cores, (uint32_t)cfg->processor - 1, &mask);
+    if (!st) st = kernel_place(p, name, (void *)elf, elf_size, false, NULL, &mask, cfg, out_kernel);
+    program_unref(p);
+    return st;
+}
+
+lm_status rt_kernel_describe(lm_program program, lm_kernel kernel, rt_kernel_desc *out) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    rt_kernel *k;
+    st = kernel_of(p, kernel, &k);
+    if (!st)
+        *out = (rt_kernel_desc){.name = k->name,
+                                .elf = k->elf,
+                                .elf_size = k->elf_size,
+                                .source = k->source,
+                                .config = k->config};
     program_unref(p);
     return st;
 }
@@ -374,11 +461,13 @@ lm_status rt_set_common_runtime_args(lm_program program, lm_kernel kernel, const
 static lm_status place_cb(rt_program *p, rt_cb *cb) {
     const lm_circular_buffer_config *cfg = &cb->cfg;
     uint32_t indices = 0;
-    for (uint32_t i = 0; i < cfg->index_count; i++) indices |= 1u << cfg->indices[i].index;
+    for (uint32_t i = 0; i < cfg->index_count; i++)
+        indices |= 1u << cfg->indices[i].index;
     for (uint32_t c = 0; c < p->num_cores; c++)
         if (mask_has(&cb->cores, c) && (p->cb_used[c] & indices)) {
             uint32_t clash = p->cb_used[c] & indices, i = 0;
-            while (!(clash >> i & 1)) i++;
+            while (!(clash >> i & 1))
+                i++;
             return err_set(LM_ERR_INVALID_ARGUMENT,
                            "circular buffer index %u is already used on core (%u,%u)", i,
                            c % p->grid_x, c / p->grid_x);
@@ -389,12 +478,14 @@ static lm_status place_cb(rt_program *p, rt_cb *cb) {
         lm_buffer_config bc;
         lm_status st = rt_buffer_describe(cfg->globally_allocated, &dev, &bc);
         if (st) return err_prefix(st, "globally_allocated");
-        uint64_t per_bank = (bc.size / bc.page_size + p->num_cores - 1) / p->num_cores *
-                            ((bc.page_size + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
+        uint64_t per_bank =
+            (bc.size / bc.page_size + p->num_cores - 1) / p->num_cores *
+            ((bc.page_size + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
         if (dev != p->device || bc.type != LM_BUFFER_L1 || per_bank < cfg->total_size)
             return err_set(LM_ERR_INVALID_ARGUMENT,
                            "globally_allocated must be an L1 buffer of this device holding at "
-                           "least total_size (%u) bytes per core", cfg->total_size);
+                           "least total_size (%u) bytes per core",
+                           cfg->total_size);
         cb->address = (uint32_t)bc.address;
     } else {
         uint32_t address = 0;
@@ -512,8 +603,10 @@ static void layout_core(const rt_program *p, uint32_t c, rt_launch_core *lc, wor
         if (!mask_has(&cb->cores, c)) continue;
         for (uint32_t j = 0; j < cb->cfg.index_count; j++) {
             const lm_cb_index_config *ic = &cb->cfg.indices[j];
-            uint32_t slot[1 + LM_CB_CONFIG_WORDS] = {ic->index,       cb->address,
-                                                     cb->cfg.total_size, ic->page_size,
+            uint32_t slot[1 + LM_CB_CONFIG_WORDS] = {ic->index,
+                                                     cb->address,
+                                                     cb->cfg.total_size,
+                                                     ic->page_size,
                                                      cb->cfg.total_size / ic->page_size,
                                                      (uint32_t)ic->format};
             put_words(w, slot, 1 + LM_CB_CONFIG_WORDS);
@@ -575,8 +668,8 @@ lm_status rt_launch_build(lm_program program, lm_device *device, rt_launch **out
     l->words = w.words;
     l->word_count = w.count;
     for (uint32_t i = 0; i < p->kernel_count && !st; i++)
-        l->kernels[i] = (rt_launch_kernel){p->kernels[i]->image, p->kernels[i]->name,
-                                           p->kernels[i]->fp32_acc};
+        l->kernels[i] =
+            (rt_launch_kernel){p->kernels[i]->image, p->kernels[i]->name, p->kernels[i]->fp32_acc};
     l->kernel_count = p->kernel_count;
     pthread_mutex_unlock(&p->mutex);
     if (st) {
@@ -594,4 +687,25 @@ void rt_launch_free(rt_launch *l) {
     free(l->cores);
     free(l->words);
     free(l);
+}
+
+static void launch_done(void *launch) {
+    rt_launch_free(launch);
+}
+
+lm_status rt_program_enqueue(lm_command_queue *cq, lm_program program, bool blocking) {
+    rt_launch *launch;
+    lm_status st = rt_launch_build(program, rt_cq_device(cq), &launch);
+    if (st) return st;
+    rt_trace *trace = rt_trace_capturing(cq);
+    if (trace) { /* recorded, not run */
+        st = rt_trace_record(trace, launch);
+        if (st) rt_launch_free(launch);
+        return st;
+    }
+    rt_cmd cmd = {.op = RT_CMD_PROGRAM, .u.program.launch = launch};
+    uint64_t seq;
+    st = rt_cq_push(cq, &cmd, launch_done, launch, &seq);
+    if (!st && blocking) st = rt_cq_wait(cq, seq);
+    return st;
 }

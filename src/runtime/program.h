@@ -13,6 +13,7 @@
 #define LM_RUNTIME_PROGRAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_program.h"
@@ -28,8 +29,8 @@ typedef struct rt_launch_kernel {
 } rt_launch_kernel;
 
 typedef struct rt_launch_core {
-    uint32_t core;             /* row-major core index */
-    uint32_t kernel[3];        /* index into kernels[], or UINT32_MAX */
+    uint32_t core;                       /* row-major core index */
+    uint32_t kernel[3];                  /* index into kernels[], or UINT32_MAX */
     uint32_t args[3], args_count[3];     /* offsets into words[] */
     uint32_t common[3], common_count[3]; /* offsets into words[] */
     uint32_t sems, sem_count;            /* semaphore initial values, in words[] */
@@ -49,11 +50,30 @@ typedef struct rt_launch {
 lm_status rt_program_create(lm_device *device, lm_program *out_program);
 lm_status rt_program_release(lm_program program);
 
+/* The device a program belongs to. */
+lm_status rt_program_device(lm_program program, lm_device **out_device);
+
 /* Compiles and places a kernel. `path` is the source's file name for file
  * kernels (its directory joins the include path), or NULL. */
 lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
                            const char *source, const lm_core_range_set *cores,
                            const lm_kernel_config *cfg, lm_kernel *out_kernel);
+
+/* Places a kernel from its RV32 ELF (replay: no compiler). */
+lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const void *elf,
+                                    size_t elf_size, const lm_core_range_set *cores,
+                                    const lm_kernel_config *cfg, lm_kernel *out_kernel);
+
+/* What capture needs of a kernel; pointers live as long as the program. */
+typedef struct rt_kernel_desc {
+    const char *name;
+    const void *elf;
+    size_t elf_size;
+    const char *source; /* NULL when built from an ELF */
+    lm_kernel_config config;
+} rt_kernel_desc;
+
+lm_status rt_kernel_describe(lm_program program, lm_kernel kernel, rt_kernel_desc *out);
 
 lm_status rt_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
                               const uint32_t *args, uint32_t count);
@@ -63,6 +83,10 @@ lm_status rt_cb_create(lm_program program, const lm_core_range_set *cores,
                        const lm_circular_buffer_config *cfg, lm_circular_buffer *out_cb);
 lm_status rt_semaphore_create(lm_program program, const lm_core_range_set *cores,
                               uint32_t initial_value, uint32_t *out_id);
+
+/* Launches the program on `cq` (or records the launch when the queue is
+ * capturing a metal trace), waiting when `blocking`. */
+lm_status rt_program_enqueue(lm_command_queue *cq, lm_program program, bool blocking);
 
 /* Snapshots the program for a launch on `device`: checks it belongs there and
  * that its CBs do not run into L1 buffers. Free with rt_launch_free. */

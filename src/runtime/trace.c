@@ -39,13 +39,15 @@ rt_trace *rt_trace_capturing(lm_command_queue *cq) {
 bool rt_trace_any_capturing(lm_device *dev) {
     pthread_mutex_lock(&dev->mutex);
     bool any = false;
-    for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES; q++) any |= dev->capturing[q] != NULL;
+    for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES; q++)
+        any |= dev->capturing[q] != NULL;
     pthread_mutex_unlock(&dev->mutex);
     return any;
 }
 
 static void trace_free(rt_trace *t) {
-    for (uint32_t i = 0; i < t->launch_count; i++) rt_launch_free(t->launches[i]);
+    for (uint32_t i = 0; i < t->launch_count; i++)
+        rt_launch_free(t->launches[i]);
     free(t->launches);
     free(t->kernels);
     free(t);
@@ -61,7 +63,8 @@ lm_status rt_trace_begin(lm_command_queue *cq, uint32_t *out_id) {
     lm_status st = LM_OK;
     pthread_mutex_lock(&dev->mutex);
     uint32_t q = rt_cq_id(cq), slot = 0;
-    while (slot < LM_MAX_TRACES && dev->traces[slot]) slot++;
+    while (slot < LM_MAX_TRACES && dev->traces[slot])
+        slot++;
     if (dev->capturing[q])
         st = err_set(LM_ERR_INVALID_STATE, "command queue %u is already capturing trace %u", q,
                      dev->capturing[q]->id);
@@ -128,7 +131,9 @@ static lm_status encode(rt_trace *t, uint32_t **out_words, size_t *out_count) {
     return LM_OK;
 }
 
-static void free_stream(void *words) { free(words); }
+static void free_stream(void *words) {
+    free(words);
+}
 
 lm_status rt_trace_end(lm_command_queue *cq, uint32_t id) {
     lm_device *dev = rt_cq_device(cq);
@@ -152,8 +157,9 @@ lm_status rt_trace_end(lm_command_queue *cq, uint32_t id) {
         pthread_mutex_lock(&dev->mutex);
         st = bytes ? alloc_take(&dev->trace_region, bytes, &address) : LM_OK;
         pthread_mutex_unlock(&dev->mutex);
-        if (st) err_prefix(st, "trace %u of %llu bytes does not fit the trace region", id,
-                           (unsigned long long)bytes);
+        if (st)
+            err_prefix(st, "trace %u of %llu bytes does not fit the trace region", id,
+                       (unsigned long long)bytes);
     }
     if (!st && bytes) {
         /* One contiguous range of bank 0: the dispatcher reads it in place. */
@@ -229,7 +235,8 @@ lm_status rt_trace_replay(lm_command_queue *cq, uint32_t id, bool blocking) {
 /* Waits for replays in flight, then frees. The trace is out of the table. */
 static void release(lm_device *dev, rt_trace *t) {
     pthread_mutex_lock(&dev->mutex);
-    while (atomic_load(&t->pins)) pthread_cond_wait(&dev->buffer_idle, &dev->mutex);
+    while (atomic_load(&t->pins))
+        pthread_cond_wait(&dev->buffer_idle, &dev->mutex);
     if (t->size) alloc_give_back(&dev->trace_region, t->address);
     pthread_mutex_unlock(&dev->mutex);
     trace_free(t);
@@ -253,7 +260,8 @@ void rt_trace_release_all(lm_device *dev) {
         dev->traces[i] = NULL;
         release(dev, t);
     }
-    for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES; q++) dev->capturing[q] = NULL;
+    for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES; q++)
+        dev->capturing[q] = NULL;
 }
 
 /* ---- decoding, for the dispatcher ---- */
@@ -284,7 +292,8 @@ lm_status rt_trace_decode(const uint32_t *s, size_t n, size_t *pos, uint32_t ker
                   span_ok(c->cbs, c->cb_count * (1 + LM_CB_CONFIG_WORDS), words);
         for (uint32_t p = 0; ok && p < LM_NUM_PROCESSORS; p++)
             ok = (c->kernel[p] == UINT32_MAX || c->kernel[p] < kernel_count) &&
-                 c->args_count[p] <= LM_KERNEL_MAX_ARGS && span_ok(c->args[p], c->args_count[p], words) &&
+                 c->args_count[p] <= LM_KERNEL_MAX_ARGS &&
+                 span_ok(c->args[p], c->args_count[p], words) &&
                  c->common_count[p] <= LM_KERNEL_MAX_ARGS &&
                  span_ok(c->common[p], c->common_count[p], words);
         const uint32_t *w = &s[at];

@@ -1,0 +1,550 @@
+#include "capture/capture.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "format/lmb.h"
+#include "runtime/buffer.h"
+#include "runtime/cq.h"
+#include "runtime/device.h"
+#include "runtime/program.h"
+
+#define PRODUCER "lightmetal"
+
+/* Handle -> file id, for one kind of object. */
+typedef struct id_map {
+    uint64_t *handles;
+    uint32_t *ids;
+    uint32_t count, capacity;
+    uint32_t next_id;
+} id_map;
+
+struct cap_recorder {
+    pthread_mutex_t mutex;
+    lm_device *device;
+    lm_capture_options opts;
+    lmb_writer *writer;
+    id_map buffers, programs, kernels, cbs;
+    lm_status error; /* the first recording failure, reported by cap_end */
+    char error_message[ERR_MESSAGE_MAX];
+    uint8_t formats_seen[8]; /* lmb_DataFormat values used by CBs */
+};
+
+struct lm_binary {
+    lmb_writer *writer;
+    void *bytes; /* the whole file, made on first lm_binary_data */
+    size_t size;
+};
+
+/* ---- small helpers ---- */
+
+static lm_status map_add(id_map *m, uint64_t handle, uint32_t *out_id) {
+    if (m->count == m->capacity) {
+        uint32_t cap = m->capacity ? m->capacity * 2 : 16;
+        uint64_t *h = realloc(m->handles, cap * sizeof *h);
+        if (h) m->handles = h;
+        uint32_t *i = realloc(m->ids, cap * sizeof *i);
+        if (i) m->ids = i;
+        if (!h || !i) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        m->capacity = cap;
+    }
+    m->handles[m->count] = handle;
+    m->ids[m->count++] = *out_id = ++m->next_id;
+    return LM_OK;
+}
+
+/* The file id of `handle`, or 0 when the capture never saw it. */
+static uint32_t map_get(const id_map *m, uint64_t handle) {
+    for (uint32_t i = m->count; i-- > 0;)
+        if (m->handles[i] == handle) return m->ids[i];
+    return 0;
+}
+
+static void map_free(id_map *m) {
+    free(m->handles);
+    free(m->ids);
+}
+
+/* Keeps the first failure; the capture goes on recording nothing useful. */
+static void fail(cap_recorder *r, lm_status st, const char *fmt, ...) ERR_PRINTF(3, 4);
+static void fail(cap_recorder *r, lm_status st, const char *fmt, ...) {
+    if (r->error) return;
+    r->error = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error_message, sizeof r->error_message, fmt, ap);
+    va_end(ap);
+}
+
+static void fail_with_last(cap_recorder *r, lm_status st) {
+    if (st) fail(r, st, "%s", lm_last_error());
+}
+
+static cap_recorder *lock(lm_device *dev) {
+    cap_recorder *r = dev->capture;
+    if (r) pthread_mutex_lock(&r->mutex);
+    return r;
+}
+
+static void unlock(cap_recorder *r) {
+    pthread_mutex_unlock(&r->mutex);
+}
+
+static void add(cap_recorder *r, lmb_Command type, fb_ref table) {
+    fail_with_last(r, lmb_writer_add_command(r->writer, type, table));
+}
+
+static uint32_t need(cap_recorder *r, const id_map *m, uint64_t handle, const char *what) {
+    uint32_t id = map_get(m, handle);
+    if (!id && !r->error)
+        fail(r, LM_ERR_UNSUPPORTED,
+             "a %s created before lm_light_metal_begin_capture was used; only buffers are "
+             "snapshotted when a capture begins",
+             what);
+    return id;
+}
+
+static fb_ref core_ranges(fb_builder *b, const lm_core_range_set *set) {
+    lmb_CoreRange ranges[LM_MAX_CORE_RANGES];
+    for (uint32_t i = 0; i < set->count; i++)
+        ranges[i] =
+            (lmb_CoreRange){{(uint16_t)set->ranges[i].start.x, (uint16_t)set->ranges[i].start.y},
+                            {(uint16_t)set->ranges[i].end.x, (uint16_t)set->ranges[i].end.y}};
+    return lmb_vec_CoreRange_create(b, ranges, set->count);
+}
+
+/* lm_data_format and the file's DataFormat number their members differently. */
+static lmb_DataFormat file_format(lm_data_format f) {
+    switch (f) {
+    case LM_DATA_FORMAT_FLOAT32:
+        return LMB_DataFormat_Float32;
+    case LM_DATA_FORMAT_FLOAT16_B:
+        return LMB_DataFormat_Float16_b;
+    case LM_DATA_FORMAT_BFP8_B:
+        return LMB_DataFormat_Bfp8_b;
+    case LM_DATA_FORMAT_UINT32:
+        return LMB_DataFormat_UInt32;
+    case LM_DATA_FORMAT_INT32:
+        return LMB_DataFormat_Int32;
+    case LM_DATA_FORMAT_INVALID:
+        break;
+    }
+    return LMB_DataFormat_Invalid;
+}
+
+/* ---- buffers ---- */
+
+static void record_create_buffer(cap_recorder *r, lm_buffer buffer, const lm_buffer_config *c) {
+    uint32_t id;
+    lm_status st = map_add(&r->buffers, buffer.id, &id);
+    if (st) return fail_with_last(r, st);
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_CreateBuffer_start(b);
+    lmb_CreateBuffer_add_buffer_id(b, id);
+    lmb_CreateBuffer_add_type(b,
+                              c->type == LM_BUFFER_DRAM ? LMB_BufferType_DRAM : LMB_BufferType_L1);
+    lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_Interleaved);
+    lmb_CreateBuffer_add_size(b, c->size);
+    lmb_CreateBuffer_add_page_size(b, c->page_size);
+    lmb_CreateBuffer_add_address(b, c->address);
+    add(r, LMB_Command_CreateBuffer, lmb_CreateBuffer_end(b));
+}
+
+static void record_write(cap_recorder *r, uint32_t cq, uint32_t id, const void *src, uint64_t size,
+                         bool blocking) {
+    lmb_BlobRef ref;
+    lm_status st = lmb_writer_add_blob(r->writer, src, size, true, &ref);
+    if (st) return fail_with_last(r, st);
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_EnqueueWriteBuffer_start(b);
+    lmb_EnqueueWriteBuffer_add_cq_id(b, (uint8_t)cq);
+    lmb_EnqueueWriteBuffer_add_buffer_id(b, id);
+    lmb_EnqueueWriteBuffer_add_data(b, &ref);
+    lmb_EnqueueWriteBuffer_add_blocking(b, blocking);
+    add(r, LMB_Command_EnqueueWriteBuffer, lmb_EnqueueWriteBuffer_end(b));
+}
+
+void cap_create_buffer(lm_device *dev, lm_buffer buffer) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    lm_buffer_config cfg;
+    lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
+    if (st)
+        fail_with_last(r, st);
+    else
+        record_create_buffer(r, buffer, &cfg);
+    unlock(r);
+}
+
+void cap_deallocate_buffer(lm_device *dev, lm_buffer buffer) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id = need(r, &r->buffers, buffer.id, "buffer");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_DeallocateBuffer_start(b);
+    lmb_DeallocateBuffer_add_buffer_id(b, id);
+    add(r, LMB_Command_DeallocateBuffer, lmb_DeallocateBuffer_end(b));
+    unlock(r);
+}
+
+void cap_write_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, const void *src,
+                      bool blocking) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    lm_buffer_config cfg;
+    lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
+    if (st)
+        fail_with_last(r, st);
+    else
+        record_write(r, cq, need(r, &r->buffers, buffer.id, "buffer"), src, cfg.size, blocking);
+    unlock(r);
+}
+
+void cap_read_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, bool blocking) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    fb_builder *b = lmb_writer_builder(r->writer);
+    uint32_t id = need(r, &r->buffers, buffer.id, "buffer");
+    lmb_EnqueueReadBuffer_start(b);
+    lmb_EnqueueReadBuffer_add_cq_id(b, (uint8_t)cq);
+    lmb_EnqueueReadBuffer_add_buffer_id(b, id);
+    lmb_EnqueueReadBuffer_add_blocking(b, blocking);
+    add(r, LMB_Command_EnqueueReadBuffer, lmb_EnqueueReadBuffer_end(b));
+    unlock(r);
+}
+
+void cap_finish(lm_device *dev, uint32_t cq) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_FinishQueue_start(b);
+    lmb_FinishQueue_add_cq_id(b, (uint8_t)cq);
+    add(r, LMB_Command_FinishQueue, lmb_FinishQueue_end(b));
+    unlock(r);
+}
+
+/* ---- programs ---- */
+
+void cap_create_program(lm_device *dev, lm_program program) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id;
+    lm_status st = map_add(&r->programs, program.id, &id);
+    if (st) {
+        fail_with_last(r, st);
+    } else {
+        fb_builder *b = lmb_writer_builder(r->writer);
+        lmb_CreateProgram_start(b);
+        lmb_CreateProgram_add_program_id(b, id);
+        add(r, LMB_Command_CreateProgram, lmb_CreateProgram_end(b));
+    }
+    unlock(r);
+}
+
+void cap_release_program(lm_device *dev, lm_program program) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    fb_builder *b = lmb_writer_builder(r->writer);
+    uint32_t id = need(r, &r->programs, program.id, "program");
+    lmb_ReleaseProgram_start(b);
+    lmb_ReleaseProgram_add_program_id(b, id);
+    add(r, LMB_Command_ReleaseProgram, lmb_ReleaseProgram_end(b));
+    unlock(r);
+}
+
+void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
+                       const lm_core_range_set *cores, const lm_kernel_config *cfg) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program"), kid = 0;
+    rt_kernel_desc d;
+    uint64_t hash = 0;
+    lm_status st = rt_kernel_describe(program, kernel, &d);
+    if (!st) st = lmb_writer_add_kernel_binary(r->writer, d.elf, d.elf_size, &hash);
+    if (!st) st = map_add(&r->kernels, kernel.id, &kid);
+    if (st) {
+        fail_with_last(r, st);
+        unlock(r);
+        return;
+    }
+    fb_builder *b = lmb_writer_builder(r->writer);
+    fb_ref vcores = core_ranges(b, cores);
+    fb_ref vargs = fb_create_vector_u32(b, cfg->compile_args, cfg->compile_arg_count);
+    fb_ref name = fb_create_string(b, d.name, strlen(d.name));
+    fb_ref source = r->opts.include_kernel_sources && d.source
+                        ? fb_create_string(b, d.source, strlen(d.source))
+                        : 0;
+    lmb_KernelConfig_start(b);
+    lmb_KernelConfig_add_processor(b, (lmb_Processor)cfg->processor); /* same numbering */
+    lmb_KernelConfig_add_noc(b, cfg->noc == LM_NOC_1 ? LMB_NocIndex_Noc1 : LMB_NocIndex_Noc0);
+    lmb_KernelConfig_add_math_fidelity(b, (lmb_MathFidelity)cfg->math_fidelity);
+    lmb_KernelConfig_add_fp32_dest_acc_en(b, cfg->fp32_dest_acc_en);
+    lmb_KernelConfig_add_math_approx_mode(b, cfg->math_approx_mode);
+    lmb_KernelConfig_add_compile_args(b, vargs);
+    fb_ref kcfg = lmb_KernelConfig_end(b);
+    lmb_CreateKernel_start(b);
+    lmb_CreateKernel_add_kernel_id(b, kid);
+    lmb_CreateKernel_add_program_id(b, pid);
+    lmb_CreateKernel_add_binary_hash(b, hash);
+    lmb_CreateKernel_add_cores(b, vcores);
+    lmb_CreateKernel_add_config(b, kcfg);
+    lmb_CreateKernel_add_name(b, name);
+    if (source) lmb_CreateKernel_add_source(b, source);
+    add(r, LMB_Command_CreateKernel, lmb_CreateKernel_end(b));
+    unlock(r);
+}
+
+void cap_set_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel, lm_core core,
+                          const uint32_t *args, uint32_t count) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program");
+    uint32_t kid = need(r, &r->kernels, kernel.id, "kernel");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    fb_ref v = fb_create_vector_u32(b, args, count);
+    lmb_CoreCoord c = {(uint16_t)core.x, (uint16_t)core.y};
+    lmb_SetRuntimeArgs_start(b);
+    lmb_SetRuntimeArgs_add_program_id(b, pid);
+    lmb_SetRuntimeArgs_add_kernel_id(b, kid);
+    lmb_SetRuntimeArgs_add_core(b, &c);
+    lmb_SetRuntimeArgs_add_args(b, v);
+    add(r, LMB_Command_SetRuntimeArgs, lmb_SetRuntimeArgs_end(b));
+    unlock(r);
+}
+
+void cap_set_common_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel,
+                                 const uint32_t *args, uint32_t count) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program");
+    uint32_t kid = need(r, &r->kernels, kernel.id, "kernel");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    fb_ref v = fb_create_vector_u32(b, args, count);
+    lmb_SetCommonRuntimeArgs_start(b);
+    lmb_SetCommonRuntimeArgs_add_program_id(b, pid);
+    lmb_SetCommonRuntimeArgs_add_kernel_id(b, kid);
+    lmb_SetCommonRuntimeArgs_add_args(b, v);
+    add(r, LMB_Command_SetCommonRuntimeArgs, lmb_SetCommonRuntimeArgs_end(b));
+    unlock(r);
+}
+
+void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
+                   const lm_core_range_set *cores, const lm_circular_buffer_config *cfg) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program"), id = 0;
+    if (cfg->globally_allocated.id)
+        fail(r, LM_ERR_UNSUPPORTED,
+             "circular buffers over a globally allocated buffer are not captured yet");
+    lm_status st = map_add(&r->cbs, cb.id, &id);
+    if (st) fail_with_last(r, st);
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_CBFormat formats[LM_MAX_CB_INDICES];
+    for (uint32_t i = 0; i < cfg->index_count; i++) {
+        lmb_DataFormat f = file_format(cfg->indices[i].format);
+        formats[i] =
+            (lmb_CBFormat){(uint8_t)cfg->indices[i].index, (uint8_t)f, cfg->indices[i].page_size};
+        if (f < sizeof r->formats_seen) r->formats_seen[f] = 1;
+    }
+    fb_ref vcores = core_ranges(b, cores);
+    fb_ref vformats = lmb_vec_CBFormat_create(b, formats, cfg->index_count);
+    lmb_CreateCircularBuffer_start(b);
+    lmb_CreateCircularBuffer_add_cb_id(b, id);
+    lmb_CreateCircularBuffer_add_program_id(b, pid);
+    lmb_CreateCircularBuffer_add_cores(b, vcores);
+    lmb_CreateCircularBuffer_add_total_size(b, cfg->total_size);
+    lmb_CreateCircularBuffer_add_formats(b, vformats);
+    add(r, LMB_Command_CreateCircularBuffer, lmb_CreateCircularBuffer_end(b));
+    unlock(r);
+}
+
+void cap_create_semaphore(lm_device *dev, lm_program program, const lm_core_range_set *cores,
+                          uint32_t initial_value, uint32_t id) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    fb_ref vcores = core_ranges(b, cores);
+    lmb_CreateSemaphore_start(b);
+    lmb_CreateSemaphore_add_semaphore_id(b, id);
+    lmb_CreateSemaphore_add_program_id(b, pid);
+    lmb_CreateSemaphore_add_cores(b, vcores);
+    lmb_CreateSemaphore_add_initial_value(b, initial_value);
+    add(r, LMB_Command_CreateSemaphore, lmb_CreateSemaphore_end(b));
+    unlock(r);
+}
+
+void cap_enqueue_program(lm_device *dev, uint32_t cq, lm_program program, bool blocking) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_EnqueueProgram_start(b);
+    lmb_EnqueueProgram_add_cq_id(b, (uint8_t)cq);
+    lmb_EnqueueProgram_add_program_id(b, pid);
+    lmb_EnqueueProgram_add_blocking(b, blocking);
+    add(r, LMB_Command_EnqueueProgram, lmb_EnqueueProgram_end(b));
+    unlock(r);
+}
+
+void cap_unsupported(lm_device *dev, const char *what) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    fail(r, LM_ERR_UNSUPPORTED, "%s is not captured yet", what);
+    unlock(r);
+}
+
+/* ---- goldens and names ---- */
+
+lm_status cap_golden(lm_device *dev, uint32_t cq, lm_buffer buffer, const void *data,
+                     uint64_t size) {
+    cap_recorder *r = lock(dev);
+    if (!r) return err_set(LM_ERR_INVALID_STATE, "no Light Metal capture is active");
+    lm_status st = LM_OK;
+    uint32_t id = map_get(&r->buffers, buffer.id);
+    lmb_BlobRef ref;
+    if (!id) st = err_set(LM_ERR_INVALID_ARGUMENT, "the buffer is not part of the capture");
+    if (!st) st = lmb_writer_add_blob(r->writer, data, size, true, &ref);
+    if (!st) {
+        fb_builder *b = lmb_writer_builder(r->writer);
+        lmb_CompareToGolden_start(b);
+        lmb_CompareToGolden_add_cq_id(b, (uint8_t)cq);
+        lmb_CompareToGolden_add_buffer_id(b, id);
+        lmb_CompareToGolden_add_golden(b, &ref);
+        st = lmb_writer_add_command(r->writer, LMB_Command_CompareToGolden,
+                                    lmb_CompareToGolden_end(b));
+    }
+    unlock(r);
+    return st;
+}
+
+lm_status cap_name_buffer(lm_device *dev, lm_buffer buffer, const char *name) {
+    cap_recorder *r = lock(dev);
+    if (!r) return err_set(LM_ERR_INVALID_STATE, "no Light Metal capture is active");
+    lm_status st = LM_OK;
+    uint32_t id = map_get(&r->buffers, buffer.id);
+    if (!id) st = err_set(LM_ERR_INVALID_ARGUMENT, "the buffer is not part of the capture");
+    /* Every named buffer can be both: replay decides by how it is used. */
+    if (!st) st = lmb_writer_name_buffer(r->writer, id, LMB_BufferRole_Input, name);
+    unlock(r);
+    return st;
+}
+
+/* ---- begin and end ---- */
+
+/* Snapshot of the buffers alive at begin: created, then written with their
+ * current contents, so the binary needs nothing from before it. */
+static void snapshot_buffers(cap_recorder *r, lm_device *dev) {
+    lm_command_queue *cq = dev->queues[0];
+    for (rt_buffer *b = rt_buffer_oldest(dev); b && !r->error; b = rt_buffer_newer(dev, b)) {
+        lm_buffer handle = {b->handle};
+        record_create_buffer(r, handle, &b->config);
+        void *data = NULL;
+        uint64_t size = 0;
+        lm_status st = rt_buffer_read(cq, handle, &data, &size);
+        if (st) return fail_with_last(r, st);
+        record_write(r, 0, map_get(&r->buffers, handle.id), data, size, true);
+        free(data);
+    }
+}
+
+static void recorder_free(cap_recorder *r) {
+    if (!r) return;
+    lmb_writer_destroy(r->writer);
+    map_free(&r->buffers);
+    map_free(&r->programs);
+    map_free(&r->kernels);
+    map_free(&r->cbs);
+    pthread_mutex_destroy(&r->mutex);
+    free(r);
+}
+
+lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
+    if (dev->capture) return err_set(LM_ERR_INVALID_STATE, "the device is already being captured");
+    cap_recorder *r = calloc(1, sizeof *r);
+    if (!r) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    pthread_mutex_init(&r->mutex, NULL);
+    r->device = dev;
+    if (opts) r->opts = *opts;
+    lm_status st = lmb_writer_create(&r->writer);
+    if (st) {
+        recorder_free(r);
+        return st;
+    }
+    snapshot_buffers(r, dev);
+    if (r->error) {
+        st = err_set(r->error, "%s", r->error_message);
+        recorder_free(r);
+        return st;
+    }
+    dev->capture = r;
+    return LM_OK;
+}
+
+lm_status cap_end(lm_device *dev, lm_binary **out_binary) {
+    cap_recorder *r = dev->capture;
+    if (!r) return err_set(LM_ERR_INVALID_STATE, "no Light Metal capture is active");
+    pthread_mutex_lock(&r->mutex);
+    dev->capture = NULL;
+    pthread_mutex_unlock(&r->mutex);
+    lm_status st = LM_OK;
+    if (r->error) st = err_set(r->error, "%s", r->error_message);
+    lmb_header hdr;
+    lmb_header_init(&hdr);
+    uint8_t formats[8];
+    size_t nformats = 0;
+    for (uint8_t f = 0; f < sizeof r->formats_seen; f++)
+        if (r->formats_seen[f]) formats[nformats++] = f;
+    hdr.producer = PRODUCER;
+    hdr.grid_x = (uint16_t)dev->info.grid_x;
+    hdr.grid_y = (uint16_t)dev->info.grid_y;
+    hdr.l1_size = (uint32_t)dev->info.l1_size;
+    hdr.dram_banks = (uint16_t)dev->info.dram_banks;
+    hdr.dram_bank_size = dev->info.dram_bank_size;
+    hdr.data_formats = formats;
+    hdr.data_format_count = nformats;
+    if (!st) st = lmb_writer_finish(r->writer, &hdr);
+    lm_binary *bin = NULL;
+    if (!st && !(bin = calloc(1, sizeof *bin)))
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!st) {
+        bin->writer = r->writer;
+        r->writer = NULL;
+        *out_binary = bin;
+    }
+    recorder_free(r);
+    return st;
+}
+
+/* ---- binaries ---- */
+
+lm_status lm_binary_save(const lm_binary *binary, const char *path) {
+    if (!binary) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_save: binary is NULL");
+    if (!path || !*path) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_save: path is empty");
+    lm_status st = lmb_writer_save(binary->writer, path);
+    return st ? err_prefix(st, "lm_binary_save") : LM_OK;
+}
+
+lm_status lm_binary_data(const lm_binary *binary, const void **out_data, uint64_t *out_size) {
+    if (!binary || !out_data || !out_size)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_data: NULL argument");
+    lm_binary *b = (lm_binary *)binary; /* the bytes are made once, on demand */
+    if (!b->bytes) {
+        lm_status st = lmb_writer_to_memory(b->writer, &b->bytes, &b->size);
+        if (st) return err_prefix(st, "lm_binary_data");
+    }
+    *out_data = b->bytes;
+    *out_size = b->size;
+    return LM_OK;
+}
+
+void lm_binary_free(lm_binary *binary) {
+    if (!binary) return;
+    lmb_writer_destroy(binary->writer);
+    free(binary->bytes);
+    free(binary);
+}

@@ -1,0 +1,55 @@
+/* The Light Metal recorder: turns public API calls into commands of a binary.
+ *
+ * api/ calls one cap_* hook per successful call while a capture is active
+ * (device->capture != NULL), after the runtime has done the work, so the
+ * hook sees the results (addresses, handles). Hooks never fail the API call:
+ * a recording problem is kept and reported by cap_end. Recording takes the
+ * recorder's lock, so calls from several threads land in one order.
+ *
+ * Objects the capture has not seen (created before it began) are
+ * snapshotted when it begins (buffers with their contents, programs with
+ * their kernels, circular buffers, semaphores and arguments).
+ */
+#ifndef LM_CAPTURE_CAPTURE_H
+#define LM_CAPTURE_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_capture.h"
+#include "lightmetal/lm_program.h"
+
+typedef struct cap_recorder cap_recorder;
+
+lm_status cap_begin(lm_device *device, const lm_capture_options *opts);
+lm_status cap_end(lm_device *device, lm_binary **out_binary);
+
+void cap_create_buffer(lm_device *device, lm_buffer buffer);
+void cap_deallocate_buffer(lm_device *device, lm_buffer buffer);
+void cap_write_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, const void *src,
+                      bool blocking);
+void cap_read_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, bool blocking);
+void cap_finish(lm_device *device, uint32_t cq_id);
+void cap_create_program(lm_device *device, lm_program program);
+void cap_release_program(lm_device *device, lm_program program);
+void cap_create_kernel(lm_device *device, lm_program program, lm_kernel kernel,
+                       const lm_core_range_set *cores, const lm_kernel_config *cfg);
+void cap_set_runtime_args(lm_device *device, lm_program program, lm_kernel kernel, lm_core core,
+                          const uint32_t *args, uint32_t count);
+void cap_set_common_runtime_args(lm_device *device, lm_program program, lm_kernel kernel,
+                                 const uint32_t *args, uint32_t count);
+void cap_create_cb(lm_device *device, lm_program program, lm_circular_buffer cb,
+                   const lm_core_range_set *cores, const lm_circular_buffer_config *cfg);
+void cap_create_semaphore(lm_device *device, lm_program program, const lm_core_range_set *cores,
+                          uint32_t initial_value, uint32_t id);
+void cap_enqueue_program(lm_device *device, uint32_t cq_id, lm_program program, bool blocking);
+
+/* Golden checks and names: these are capture-only calls, so they report. */
+lm_status cap_golden(lm_device *device, uint32_t cq_id, lm_buffer buffer, const void *data,
+                     uint64_t size);
+lm_status cap_name_buffer(lm_device *device, lm_buffer buffer, const char *name);
+
+/* Metal trace calls are not recorded yet: they make the capture fail. */
+void cap_unsupported(lm_device *device, const char *what);
+
+#endif
