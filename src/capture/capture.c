@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "format/lmb.h"
+#include "format/lmb_enums.h"
 #include "runtime/buffer.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
@@ -115,25 +116,6 @@ static fb_ref core_ranges(fb_builder *b, const lm_core_range_set *set) {
             (lmb_CoreRange){{(uint16_t)set->ranges[i].start.x, (uint16_t)set->ranges[i].start.y},
                             {(uint16_t)set->ranges[i].end.x, (uint16_t)set->ranges[i].end.y}};
     return lmb_vec_CoreRange_create(b, ranges, set->count);
-}
-
-/* lm_data_format and the file's DataFormat number their members differently. */
-static lmb_DataFormat file_format(lm_data_format f) {
-    switch (f) {
-    case LM_DATA_FORMAT_FLOAT32:
-        return LMB_DataFormat_Float32;
-    case LM_DATA_FORMAT_FLOAT16_B:
-        return LMB_DataFormat_Float16_b;
-    case LM_DATA_FORMAT_BFP8_B:
-        return LMB_DataFormat_Bfp8_b;
-    case LM_DATA_FORMAT_UINT32:
-        return LMB_DataFormat_UInt32;
-    case LM_DATA_FORMAT_INT32:
-        return LMB_DataFormat_Int32;
-    case LM_DATA_FORMAT_INVALID:
-        break;
-    }
-    return LMB_DataFormat_Invalid;
 }
 
 /* ---- buffers ---- */
@@ -345,7 +327,7 @@ void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
     fb_builder *b = lmb_writer_builder(r->writer);
     lmb_CBFormat formats[LM_MAX_CB_INDICES];
     for (uint32_t i = 0; i < cfg->index_count; i++) {
-        lmb_DataFormat f = file_format(cfg->indices[i].format);
+        lmb_DataFormat f = lmb_data_format_from_api(cfg->indices[i].format);
         formats[i] =
             (lmb_CBFormat){(uint8_t)cfg->indices[i].index, (uint8_t)f, cfg->indices[i].page_size};
         if (f < sizeof r->formats_seen) r->formats_seen[f] = 1;

@@ -1,0 +1,626 @@
+/* Light Metal replay: verify a binary once, then execute its commands on a
+ * device through the runtime (never through the public API, so nothing is
+ * recorded again and no argument is checked twice). */
+#include "lightmetal/lm_replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "format/lmb.h"
+#include "format/lmb_enums.h"
+#include "format/lmb_semantic.h"
+#include "runtime/buffer.h"
+#include "runtime/cq.h"
+#include "runtime/device.h"
+#include "runtime/program.h"
+#include "sim/kernel_map.h"
+
+/* File id -> runtime handle, for one kind of object, during a run. */
+typedef struct id_slot {
+    uint32_t id;
+    uint64_t handle;
+} id_slot;
+
+typedef struct id_table {
+    id_slot *slots;
+    uint32_t count, capacity;
+} id_table;
+
+typedef struct named {
+    char *name;
+    uint32_t buffer_id;
+    const void *input; /* replacement for what the workload writes, or NULL */
+    uint64_t input_size;
+    void *output; /* contents at the end of the last run */
+    uint64_t output_size;
+} named;
+
+struct lm_replay {
+    file_mapping mapping; /* when opened from a file */
+    const uint8_t *data;
+    uint64_t size;
+    fb_table root;
+    fb_vec commands;
+    named *names;
+    uint32_t name_count;
+};
+
+/* What one run keeps. */
+typedef struct run_state {
+    lm_replay *r;
+    lm_device *dev;
+    const lm_replay_options *opts;
+    lm_replay_report *report;
+    id_table buffers, programs, kernels;
+    void **reads; /* host copies the workload read into, freed after the run */
+    uint32_t read_count, read_capacity;
+    uint32_t index; /* the command being run, for messages */
+} run_state;
+
+/* ---- id tables ---- */
+
+static lm_status id_put(id_table *t, uint32_t id, uint64_t handle) {
+    if (t->count == t->capacity) {
+        uint32_t cap = t->capacity ? t->capacity * 2 : 32;
+        id_slot *s = realloc(t->slots, cap * sizeof *s);
+        if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        t->slots = s;
+        t->capacity = cap;
+    }
+    t->slots[t->count++] = (id_slot){id, handle};
+    return LM_OK;
+}
+
+/* The newest handle for `id` (the verifier guarantees it was defined). */
+static uint64_t id_get(const id_table *t, uint32_t id) {
+    for (uint32_t i = t->count; i-- > 0;)
+        if (t->slots[i].id == id) return t->slots[i].handle;
+    return 0;
+}
+
+static void id_drop(id_table *t, uint32_t id) {
+    for (uint32_t i = t->count; i-- > 0;)
+        if (t->slots[i].id == id) {
+            t->slots[i] = t->slots[--t->count];
+            return;
+        }
+}
+
+/* ---- opening ---- */
+
+static lm_status load_names(lm_replay *r) {
+    fb_vec v = lmb_LightMetalBinary_buffer_names(r->root);
+    uint32_t n = v.len;
+    r->names = calloc(n ? n : 1, sizeof *r->names);
+    if (!r->names) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t i = 0; i < n; i++) {
+        fb_table t = fb_vec_table(v, i);
+        fb_str name = lmb_BufferName_name(t);
+        named *nm = &r->names[r->name_count++];
+        nm->buffer_id = lmb_BufferName_buffer_id(t);
+        nm->name = malloc(name.len + 1);
+        if (!nm->name) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        memcpy(nm->name, name.ptr, name.len);
+        nm->name[name.len] = '\0';
+    }
+    return LM_OK;
+}
+
+static lm_status open_verified(const void *data, uint64_t size, lm_replay *r) {
+    lmb_verify_options vo;
+    lmb_verify_options_init(&vo);
+    lm_status st = lmb_verify(data, size, &vo, NULL);
+    if (st) return st;
+    lmb_semantic_options so;
+    lmb_semantic_options_init(&so);
+    so.kernel_map = (lmb_kernel_map){.code_base = KMAP_CODE_BASE,
+                                     .code_size = KMAP_CODE_SIZE,
+                                     .local_base = KMAP_LOCAL_BASE,
+                                     .local_size = KMAP_LOCAL_SIZE};
+    st = lmb_verify_semantics(data, size, &so);
+    if (st) return st;
+    r->data = data;
+    r->size = size;
+    r->root = lmb_root(data);
+    r->commands = lmb_LightMetalBinary_commands(r->root);
+    return load_names(r);
+}
+
+void lm_replay_close(lm_replay *r) {
+    if (!r) return;
+    for (uint32_t i = 0; i < r->name_count; i++) {
+        free(r->names[i].name);
+        free(r->names[i].output);
+    }
+    free(r->names);
+    file_unmap(&r->mapping);
+    free(r);
+}
+
+lm_status lm_replay_open(const void *data, uint64_t size, lm_replay **out_replay) {
+    const char *fn = "lm_replay_open";
+    if (!data || !out_replay)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: data and out_replay must not be NULL", fn);
+    lm_replay *r = calloc(1, sizeof *r);
+    if (!r) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    lm_status st = open_verified(data, size, r);
+    if (st) {
+        lm_replay_close(r);
+        return err_prefix(st, "%s", fn);
+    }
+    *out_replay = r;
+    return LM_OK;
+}
+
+lm_status lm_replay_open_file(const char *path, lm_replay **out_replay) {
+    const char *fn = "lm_replay_open_file";
+    if (!path || !out_replay)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: path and out_replay must not be NULL", fn);
+    lm_replay *r = calloc(1, sizeof *r);
+    if (!r) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    lm_status st = file_map(path, &r->mapping);
+    if (!st && !r->mapping.data) st = err_set(LM_ERR_INVALID_FILE, "'%s' is empty", path);
+    if (!st) {
+        st = open_verified(r->mapping.data, r->mapping.size, r);
+        if (st) err_prefix(st, "'%s'", path);
+    }
+    if (st) {
+        lm_replay_close(r);
+        return err_prefix(st, "%s", fn);
+    }
+    *out_replay = r;
+    return LM_OK;
+}
+
+static named *find_name(lm_replay *r, const char *name) {
+    for (uint32_t i = 0; i < r->name_count; i++)
+        if (!strcmp(r->names[i].name, name)) return &r->names[i];
+    return NULL;
+}
+
+static named *find_buffer_name(lm_replay *r, uint32_t buffer_id) {
+    for (uint32_t i = 0; i < r->name_count; i++)
+        if (r->names[i].buffer_id == buffer_id) return &r->names[i];
+    return NULL;
+}
+
+/* The size the file gives the named buffer. */
+static uint64_t named_size(const lm_replay *r, uint32_t buffer_id) {
+    for (uint32_t i = 0; i < r->commands.len; i++) {
+        fb_table e = fb_vec_table(r->commands, i);
+        if (lmb_CommandEntry_cmd_type(e) != LMB_Command_CreateBuffer) continue;
+        fb_table c = lmb_CommandEntry_cmd(e);
+        if (lmb_CreateBuffer_buffer_id(c) == buffer_id) return lmb_CreateBuffer_size(c);
+    }
+    return 0;
+}
+
+lm_status lm_replay_set_input(lm_replay *r, const char *name, const void *data, uint64_t size) {
+    const char *fn = "lm_replay_set_input";
+    if (!r || !name || !data)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay, name and data must not be NULL", fn);
+    named *nm = find_name(r, name);
+    if (!nm) return err_set(LM_ERR_NOT_FOUND, "%s: the binary has no buffer named '%s'", fn, name);
+    uint64_t want = named_size(r, nm->buffer_id);
+    if (size != want)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: buffer '%s' holds %llu bytes, the input has %llu", fn, name,
+                       (unsigned long long)want, (unsigned long long)size);
+    nm->input = data;
+    nm->input_size = size;
+    return LM_OK;
+}
+
+lm_status lm_replay_get_output(lm_replay *r, const char *name, void *dst, uint64_t size) {
+    const char *fn = "lm_replay_get_output";
+    if (!r || !name || !dst)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay, name and dst must not be NULL", fn);
+    named *nm = find_name(r, name);
+    if (!nm) return err_set(LM_ERR_NOT_FOUND, "%s: the binary has no buffer named '%s'", fn, name);
+    if (!nm->output)
+        return err_set(LM_ERR_INVALID_STATE, "%s: buffer '%s' has no contents yet (run first)", fn,
+                       name);
+    if (size != nm->output_size)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: buffer '%s' holds %llu bytes, not %llu", fn,
+                       name, (unsigned long long)nm->output_size, (unsigned long long)size);
+    memcpy(dst, nm->output, size);
+    return LM_OK;
+}
+
+void lm_replay_options_init(lm_replay_options *opts) {
+    if (!opts) return;
+    *opts = (lm_replay_options){.loops = 1};
+}
+
+/* ---- running ---- */
+
+static lm_command_queue *queue(run_state *s, uint8_t cq_id) {
+    return s->dev->queues[cq_id < s->dev->info.num_command_queues ? cq_id : 0];
+}
+
+static lm_core_range_set core_set(fb_vec v) {
+    lm_core_range_set set = {.count = v.len};
+    for (uint32_t i = 0; i < set.count && i < LM_MAX_CORE_RANGES; i++) {
+        lmb_CoreRange cr = lmb_vec_CoreRange_at(v, i);
+        set.ranges[i] = (lm_core_range){{cr.start.x, cr.start.y}, {cr.end.x, cr.end.y}};
+    }
+    return set;
+}
+
+/* Runtime arguments out of the file (read as little-endian on every host).
+ * The semantic verifier has already bounded their number. */
+typedef struct arg_words {
+    uint32_t n;
+    uint32_t w[LM_MAX_RUNTIME_ARGS];
+} arg_words;
+
+static void u32_vec(fb_vec v, arg_words *out) {
+    out->n = v.len < LM_MAX_RUNTIME_ARGS ? v.len : LM_MAX_RUNTIME_ARGS;
+    for (uint32_t i = 0; i < out->n; i++)
+        out->w[i] = fb_vec_u32(v, i);
+}
+
+static lm_status keep_read(run_state *s, void *host) {
+    if (s->read_count == s->read_capacity) {
+        uint32_t cap = s->read_capacity ? s->read_capacity * 2 : 16;
+        void **p = realloc(s->reads, cap * sizeof *p);
+        if (!p) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        s->reads = p;
+        s->read_capacity = cap;
+    }
+    s->reads[s->read_count++] = host;
+    return LM_OK;
+}
+
+/* Compares a buffer's contents with a golden, bit for bit or within the
+ * tolerance; records the outcome in the report. */
+static lm_status compare(run_state *s, const uint8_t *got, const uint8_t *want, uint64_t size) {
+    lm_replay_report *rep = s->report;
+    rep->goldens_checked++;
+    if (!s->opts->tolerance) {
+        if (!memcmp(got, want, size)) return LM_OK;
+        uint64_t i = 0;
+        while (got[i] == want[i])
+            i++;
+        rep->goldens_failed++;
+        rep->first_mismatch = i;
+        return err_set(LM_ERR_MISMATCH, "golden mismatch at byte %llu: got 0x%02x, expected 0x%02x",
+                       (unsigned long long)i, got[i], want[i]);
+    }
+    uint64_t n = size / 4, first = UINT64_MAX;
+    for (uint64_t i = 0; i < n; i++) {
+        float g, w;
+        memcpy(&g, got + 4 * i, 4);
+        memcpy(&w, want + 4 * i, 4);
+        double err = fabs((double)g - (double)w), rel = w != 0 ? err / fabs((double)w) : 0;
+        bool ok = err <= s->opts->atol + s->opts->rtol * fabs((double)w) || (isnan(g) && isnan(w));
+        if (err > rep->max_abs_error) rep->max_abs_error = err;
+        if (rel > rep->max_rel_error) rep->max_rel_error = rel;
+        if (!ok && first == UINT64_MAX) first = i;
+    }
+    if (first == UINT64_MAX) return LM_OK;
+    rep->goldens_failed++;
+    rep->first_mismatch = first;
+    return err_set(LM_ERR_MISMATCH,
+                   "golden mismatch at element %llu beyond the tolerance (max abs error %g, max "
+                   "relative error %g)",
+                   (unsigned long long)first, rep->max_abs_error, rep->max_rel_error);
+}
+
+static lm_status run_command(run_state *s, fb_table e) {
+    lm_replay *r = s->r;
+    fb_table c = lmb_CommandEntry_cmd(e);
+    lm_status st = LM_OK;
+    switch (lmb_CommandEntry_cmd_type(e)) {
+    case LMB_Command_CreateBuffer: {
+        lm_buffer_config cfg = {
+            .type = lmb_CreateBuffer_type(c) == LMB_BufferType_DRAM ? LM_BUFFER_DRAM : LM_BUFFER_L1,
+            .layout = LM_BUFFER_INTERLEAVED,
+            .size = lmb_CreateBuffer_size(c),
+            .page_size = lmb_CreateBuffer_page_size(c),
+            .at_address = true,
+            .address = lmb_CreateBuffer_address(c),
+        };
+        lm_buffer b;
+        if (!cfg.page_size || cfg.size % cfg.page_size)
+            return err_set(LM_ERR_INVALID_FILE, "buffer %u: size and page size do not agree",
+                           lmb_CreateBuffer_buffer_id(c));
+        st = rt_buffer_create(s->dev, &cfg, &b);
+        if (st)
+            return err_prefix(st, "buffer %u at its recorded address 0x%llx",
+                              lmb_CreateBuffer_buffer_id(c), (unsigned long long)cfg.address);
+        return id_put(&s->buffers, lmb_CreateBuffer_buffer_id(c), b.id);
+    }
+    case LMB_Command_DeallocateBuffer: {
+        uint32_t id = lmb_DeallocateBuffer_buffer_id(c);
+        st = rt_buffer_destroy((lm_buffer){id_get(&s->buffers, id)});
+        if (!st) id_drop(&s->buffers, id);
+        return st;
+    }
+    case LMB_Command_EnqueueWriteBuffer: {
+        uint32_t id = lmb_EnqueueWriteBuffer_buffer_id(c);
+        lmb_BlobRef ref = lmb_EnqueueWriteBuffer_data(c);
+        const void *src = lmb_blob_data(r->data, r->root, ref);
+        lm_buffer b = {id_get(&s->buffers, id)};
+        lm_buffer_config cfg;
+        st = rt_buffer_describe(b, NULL, &cfg);
+        named *nm = find_buffer_name(r, id);
+        if (nm && nm->input)
+            src = nm->input;
+        else if (!st && ref.size != cfg.size)
+            return err_set(LM_ERR_INVALID_FILE, "write of %llu bytes into buffer %u of %llu bytes",
+                           (unsigned long long)ref.size, id, (unsigned long long)cfg.size);
+        if (!st)
+            st = rt_buffer_transfer(queue(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, (void *)src, true,
+                                    lmb_EnqueueWriteBuffer_blocking(c));
+        if (!st) s->report->bytes_written += cfg.size;
+        return st;
+    }
+    case LMB_Command_EnqueueReadBuffer: {
+        lm_buffer b = {id_get(&s->buffers, lmb_EnqueueReadBuffer_buffer_id(c))};
+        lm_buffer_config cfg;
+        st = rt_buffer_describe(b, NULL, &cfg);
+        void *host = st ? NULL : malloc(cfg.size ? cfg.size : 1);
+        if (!st && !host) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        if (!st) st = keep_read(s, host);
+        if (st) {
+            free(host);
+            return st;
+        }
+        st = rt_buffer_transfer(queue(s, lmb_EnqueueReadBuffer_cq_id(c)), b, host, false,
+                                lmb_EnqueueReadBuffer_blocking(c));
+        if (!st) s->report->bytes_read += cfg.size;
+        return st;
+    }
+    case LMB_Command_FinishQueue:
+        return rt_cq_finish(queue(s, lmb_FinishQueue_cq_id(c)));
+    case LMB_Command_CreateProgram: {
+        lm_program p;
+        st = rt_program_create(s->dev, &p);
+        return st ? st : id_put(&s->programs, lmb_CreateProgram_program_id(c), p.id);
+    }
+    case LMB_Command_ReleaseProgram: {
+        uint32_t id = lmb_ReleaseProgram_program_id(c);
+        st = rt_program_release((lm_program){id_get(&s->programs, id)});
+        if (!st) id_drop(&s->programs, id);
+        return st;
+    }
+    case LMB_Command_CreateKernel: {
+        lmb_BlobRef ref;
+        if (!lmb_find_kernel_binary(r->root, lmb_CreateKernel_binary_hash(c), &ref))
+            return err_set(LM_ERR_INVALID_FILE, "kernel binary %016llx is missing",
+                           (unsigned long long)lmb_CreateKernel_binary_hash(c));
+        fb_table kc = lmb_CreateKernel_config(c);
+        /* Processor and fidelity share the file's numbering (verified ranges). */
+        lm_kernel_config cfg = {
+            .processor = (lm_processor)lmb_KernelConfig_processor(kc),
+            .noc = lmb_KernelConfig_noc(kc) == LMB_NocIndex_Noc1 ? LM_NOC_1 : LM_NOC_0,
+            .math_fidelity = lmb_KernelConfig_math_fidelity(kc)
+                                 ? (lm_math_fidelity)lmb_KernelConfig_math_fidelity(kc)
+                                 : LM_MATH_FIDELITY_HIFI4,
+            .fp32_dest_acc_en = lmb_KernelConfig_fp32_dest_acc_en(kc),
+            .math_approx_mode = lmb_KernelConfig_math_approx_mode(kc),
+        };
+        fb_str name = lmb_CreateKernel_name(c);
+        char label[128];
+        snprintf(label, sizeof label, "%.*s", (int)name.len, name.len ? name.ptr : "kernel");
+        lm_core_range_set cores = core_set(lmb_CreateKernel_cores(c));
+        lm_kernel k;
+        st = rt_kernel_create_from_elf(
+            (lm_program){id_get(&s->programs, lmb_CreateKernel_program_id(c))}, label,
+            lmb_blob_data(r->data, r->root, ref), ref.size, &cores, &cfg, &k);
+        return st ? st : id_put(&s->kernels, lmb_CreateKernel_kernel_id(c), k.id);
+    }
+    case LMB_Command_SetRuntimeArgs: {
+        arg_words a;
+        u32_vec(lmb_SetRuntimeArgs_args(c), &a);
+        lmb_CoreCoord core = lmb_SetRuntimeArgs_core(c);
+        return rt_set_runtime_args(
+            (lm_program){id_get(&s->programs, lmb_SetRuntimeArgs_program_id(c))},
+            (lm_kernel){id_get(&s->kernels, lmb_SetRuntimeArgs_kernel_id(c))},
+            (lm_core){core.x, core.y}, a.w, a.n);
+    }
+    case LMB_Command_SetRuntimeArgsMulti: {
+        fb_vec per = lmb_SetRuntimeArgsMulti_per_core(c);
+        lm_program p = {id_get(&s->programs, lmb_SetRuntimeArgsMulti_program_id(c))};
+        lm_kernel k = {id_get(&s->kernels, lmb_SetRuntimeArgsMulti_kernel_id(c))};
+        for (uint32_t i = 0; i < per.len && !st; i++) {
+            fb_table ca = fb_vec_table(per, i);
+            arg_words a;
+            u32_vec(lmb_CoreArgs_args(ca), &a);
+            lmb_CoreCoord core = lmb_CoreArgs_core(ca);
+            st = rt_set_runtime_args(p, k, (lm_core){core.x, core.y}, a.w, a.n);
+        }
+        return st;
+    }
+    case LMB_Command_SetCommonRuntimeArgs: {
+        arg_words a;
+        u32_vec(lmb_SetCommonRuntimeArgs_args(c), &a);
+        return rt_set_common_runtime_args(
+            (lm_program){id_get(&s->programs, lmb_SetCommonRuntimeArgs_program_id(c))},
+            (lm_kernel){id_get(&s->kernels, lmb_SetCommonRuntimeArgs_kernel_id(c))}, a.w, a.n);
+    }
+    case LMB_Command_CreateCircularBuffer: {
+        lm_circular_buffer_config cfg = {0};
+        cfg.total_size = lmb_CreateCircularBuffer_total_size(c);
+        fb_vec f = lmb_CreateCircularBuffer_formats(c);
+        cfg.index_count = f.len;
+        for (uint32_t i = 0; i < cfg.index_count && i < LM_MAX_CB_INDICES; i++) {
+            lmb_CBFormat cf = lmb_vec_CBFormat_at(f, i);
+            cfg.indices[i] = (lm_cb_index_config){
+                cf.index, lmb_data_format_to_api((lmb_DataFormat)cf.format), cf.page_size};
+            if (!cfg.indices[i].format)
+                return err_set(LM_ERR_UNSUPPORTED, "circular buffer data format %u",
+                               (unsigned)cf.format);
+        }
+        lm_core_range_set cores = core_set(lmb_CreateCircularBuffer_cores(c));
+        lm_circular_buffer cb;
+        return rt_cb_create(
+            (lm_program){id_get(&s->programs, lmb_CreateCircularBuffer_program_id(c))}, &cores,
+            &cfg, &cb);
+    }
+    case LMB_Command_CreateSemaphore: {
+        lm_core_range_set cores = core_set(lmb_CreateSemaphore_cores(c));
+        uint32_t id;
+        st = rt_semaphore_create(
+            (lm_program){id_get(&s->programs, lmb_CreateSemaphore_program_id(c))}, &cores,
+            lmb_CreateSemaphore_initial_value(c), &id);
+        if (!st && id != lmb_CreateSemaphore_semaphore_id(c))
+            st = err_set(LM_ERR_INVALID_FILE, "semaphore got id %u, the capture had %u", id,
+                         lmb_CreateSemaphore_semaphore_id(c));
+        return st;
+    }
+    case LMB_Command_EnqueueProgram:
+        s->report->programs++;
+        return rt_program_enqueue(
+            queue(s, lmb_EnqueueProgram_cq_id(c)),
+            (lm_program){id_get(&s->programs, lmb_EnqueueProgram_program_id(c))},
+            lmb_EnqueueProgram_blocking(c));
+    case LMB_Command_CompareToGolden: {
+        lmb_BlobRef ref = lmb_CompareToGolden_golden(c);
+        void *got;
+        uint64_t size;
+        st = rt_buffer_read(queue(s, lmb_CompareToGolden_cq_id(c)),
+                            (lm_buffer){id_get(&s->buffers, lmb_CompareToGolden_buffer_id(c))},
+                            &got, &size);
+        if (st) return st;
+        if (size != ref.size)
+            st = err_set(LM_ERR_INVALID_FILE, "golden of %llu bytes for a buffer of %llu",
+                         (unsigned long long)ref.size, (unsigned long long)size);
+        else
+            st = compare(s, got, lmb_blob_data(r->data, r->root, ref), size);
+        free(got);
+        return st;
+    }
+    case LMB_Command_BeginTraceCapture:
+    case LMB_Command_EndTraceCapture:
+    case LMB_Command_LoadTrace:
+    case LMB_Command_ReplayTrace:
+    case LMB_Command_ReleaseTrace:
+        return err_set(LM_ERR_UNSUPPORTED, "metal trace commands are not replayed yet");
+    default:
+        break;
+    }
+    return err_set(LM_ERR_INVALID_FILE, "unknown command type %u",
+                   (unsigned)lmb_CommandEntry_cmd_type(e));
+}
+
+/* Keeps the named buffers' final contents, then frees what the run made so
+ * the next loop (or run) starts from the same empty device. */
+static lm_status end_run(run_state *s, lm_status st) {
+    lm_replay *r = s->r;
+    for (uint32_t q = 0; q < s->dev->info.num_command_queues; q++) {
+        lm_status fs = rt_cq_finish(s->dev->queues[q]);
+        if (!st) st = fs;
+    }
+    /* Outputs are kept even after a golden mismatch: they show what differs. */
+    for (uint32_t i = 0; i < r->name_count; i++) {
+        named *nm = &r->names[i];
+        uint64_t handle = id_get(&s->buffers, nm->buffer_id);
+        if (!handle) continue;
+        free(nm->output);
+        nm->output = NULL;
+        lm_status rs =
+            rt_buffer_read(s->dev->queues[0], (lm_buffer){handle}, &nm->output, &nm->output_size);
+        if (!st) st = rs;
+    }
+    for (uint32_t i = 0; i < s->programs.count; i++)
+        rt_program_release((lm_program){s->programs.slots[i].handle});
+    for (uint32_t i = 0; i < s->buffers.count; i++)
+        rt_buffer_destroy((lm_buffer){s->buffers.slots[i].handle});
+    s->programs.count = s->buffers.count = s->kernels.count = 0;
+    for (uint32_t i = 0; i < s->read_count; i++)
+        free(s->reads[i]);
+    s->read_count = 0;
+    return st;
+}
+
+static lm_status check_device(const lm_replay *r, lm_device *dev) {
+    fb_table sys = lmb_LightMetalBinary_system(r->root);
+    const lm_device_info *i = &dev->info;
+    if (i->grid_x != lmb_SystemDescriptor_grid_x(sys) ||
+        i->grid_y != lmb_SystemDescriptor_grid_y(sys) ||
+        i->l1_size != lmb_SystemDescriptor_l1_size(sys) ||
+        i->dram_banks != lmb_SystemDescriptor_dram_banks(sys) ||
+        i->dram_bank_size < lmb_SystemDescriptor_dram_bank_size(sys))
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "the device (%ux%u cores, %llu B of L1, %u DRAM banks of %llu B) does not "
+                       "match the binary's (%ux%u, %u B, %u banks of %llu B)",
+                       i->grid_x, i->grid_y, (unsigned long long)i->l1_size, i->dram_banks,
+                       (unsigned long long)i->dram_bank_size, lmb_SystemDescriptor_grid_x(sys),
+                       lmb_SystemDescriptor_grid_y(sys), lmb_SystemDescriptor_l1_size(sys),
+                       lmb_SystemDescriptor_dram_banks(sys),
+                       (unsigned long long)lmb_SystemDescriptor_dram_bank_size(sys));
+    return LM_OK;
+}
+
+static lm_status open_matching_device(const lm_replay *r, const lm_replay_options *opts,
+                                      lm_device **out) {
+    fb_table sys = lmb_LightMetalBinary_system(r->root);
+    lm_device_options o;
+    lm_device_options_init(&o);
+    o.grid_x = lmb_SystemDescriptor_grid_x(sys);
+    o.grid_y = lmb_SystemDescriptor_grid_y(sys);
+    o.l1_size = lmb_SystemDescriptor_l1_size(sys);
+    o.dram_banks = lmb_SystemDescriptor_dram_banks(sys);
+    o.dram_bank_size = lmb_SystemDescriptor_dram_bank_size(sys);
+    if (o.trace_region_size > o.dram_bank_size / 2) o.trace_region_size = 0;
+    o.num_threads = opts->num_threads;
+    /* The descriptor was verified, but the device has its own limits. */
+    return lm_device_open(&o, out);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options *opts,
+                        lm_replay_report *out_report) {
+    const char *fn = "lm_replay_run";
+    if (!r) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay is NULL", fn);
+    lm_replay_options defaults;
+    lm_replay_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    if (opts->loops == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: loops is 0", fn);
+    if (opts->tolerance && (!(opts->atol >= 0) || !(opts->rtol >= 0)))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: atol and rtol must be >= 0", fn);
+    lm_replay_report report = {0};
+    lm_device *dev = device, *own = NULL;
+    lm_status st = dev ? check_device(r, dev) : open_matching_device(r, opts, &own);
+    if (st) return err_prefix(st, "%s", fn);
+    if (own) dev = own;
+
+    run_state s = {.r = r, .dev = dev, .opts = opts, .report = &report};
+    double t0 = now();
+    uint32_t n = r->commands.len;
+    for (uint32_t loop = 0; loop < opts->loops && !st; loop++) {
+        for (s.index = 0; s.index < n && !st; s.index++) {
+            fb_table e = fb_vec_table(r->commands, s.index);
+            st = run_command(&s, e);
+            if (st)
+                err_prefix(st, "command %u (%s)", s.index,
+                           lmb_command_name(lmb_CommandEntry_cmd_type(e)));
+            else
+                report.commands++;
+        }
+        st = end_run(&s, st);
+    }
+    report.seconds = now() - t0;
+    free(s.buffers.slots);
+    free(s.programs.slots);
+    free(s.kernels.slots);
+    free(s.reads);
+    if (own) {
+        lm_status cs = lm_device_close(own);
+        if (!st) st = cs;
+    }
+    if (out_report) *out_report = report;
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
+}

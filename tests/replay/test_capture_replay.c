@@ -1,0 +1,299 @@
+/* Light Metal end to end: capture a workload, replay it (from memory and from
+ * a file) on fresh devices, goldens, named inputs and outputs, capture
+ * beginning mid-workload, and the errors a bad binary or device gives. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lightmetal/lightmetal.h"
+#include "lm_test.h"
+
+enum { WORDS = 1024 };
+
+/* out[i] = in[i] * 5 + 1 for every word, one page per core of a 2x2 grid. */
+static const char *kernel_src = "#include \"dataflow_api.h\"\n"
+                                "void kernel_main(void) {\n"
+                                "    InterleavedAddrGenFast in = {.bank_base_address = "
+                                "get_arg_val(0), .page_size = 1024, .is_dram = true};\n"
+                                "    InterleavedAddrGenFast out = {.bank_base_address = "
+                                "get_arg_val(1), .page_size = 1024, .is_dram = true};\n"
+                                "    uint32_t page = my_y() * 2 + my_x(), l1 = 0x20000;\n"
+                                "    noc_async_read_page(page, &in, l1);\n"
+                                "    noc_async_read_barrier();\n"
+                                "    volatile uint32_t *w = (volatile uint32_t *)l1;\n"
+                                "    for (int i = 0; i < 256; i++) w[i] = w[i] * 5u + 1u;\n"
+                                "    noc_async_write_page(page, &out, l1);\n"
+                                "    noc_async_write_barrier();\n"
+                                "}\n";
+
+static lm_device *open_device(void) {
+    lm_device_options o;
+    lm_device_options_init(&o);
+    o.grid_x = 2;
+    o.grid_y = 2;
+    o.dram_banks = 2;
+    o.dram_bank_size = 16 << 20;
+    o.trace_region_size = 0;
+    lm_device *dev = NULL;
+    return lm_device_open(&o, &dev) ? NULL : dev;
+}
+
+static void input_words(uint32_t *w, uint32_t seed) {
+    for (int i = 0; i < WORDS; i++)
+        w[i] = (uint32_t)i * 2654435761u + seed;
+}
+
+typedef struct workload {
+    lm_buffer in, out;
+} workload;
+
+static lm_status make_buffers(lm_device *dev, workload *w) {
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = WORDS * 4;
+    c.page_size = 1024;
+    lm_status st = lm_create_buffer(dev, &c, &w->in);
+    return st ? st : lm_create_buffer(dev, &c, &w->out);
+}
+
+/* Writes the input, runs the kernel, reads the output, checks it as golden. */
+static lm_status run_workload(lm_device *dev, workload *w, uint32_t *result) {
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    uint32_t in[WORDS];
+    input_words(in, 7);
+    lm_program prog;
+    lm_kernel k;
+    lm_kernel_config kc;
+    lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
+    lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
+    uint64_t ia, oa;
+    lm_buffer_address(w->in, &ia);
+    lm_buffer_address(w->out, &oa);
+    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa};
+    lm_status st = lm_enqueue_write_buffer(cq, w->in, in, false);
+    if (!st) st = lm_create_program(dev, &prog);
+    if (!st) st = lm_create_kernel_from_string(prog, "scale", kernel_src, &all, &kc, &k);
+    for (uint32_t y = 0; y < 2 && !st; y++)
+        for (uint32_t x = 0; x < 2 && !st; x++)
+            st = lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 2);
+    if (!st) st = lm_enqueue_program(cq, prog, false);
+    if (!st) st = lm_enqueue_read_buffer(cq, w->out, result, true);
+    if (!st) st = lm_release_program(prog);
+    return st;
+}
+
+/* Captures the whole workload; names "in" and "out"; one golden. */
+static lm_status capture(lm_binary **out_binary, uint32_t *live_result) {
+    lm_device *dev = open_device();
+    if (!dev) return LM_ERR_INTERNAL;
+    workload w;
+    lm_status st = lm_light_metal_begin_capture(dev, NULL);
+    if (!st) st = make_buffers(dev, &w);
+    if (!st) st = lm_capture_name_buffer(w.in, "in");
+    if (!st) st = lm_capture_name_buffer(w.out, "out");
+    if (!st) st = run_workload(dev, &w, live_result);
+    if (!st) st = lm_capture_compare_to_capture(lm_device_command_queue(dev, 0), w.out);
+    if (!st) st = lm_light_metal_end_capture(dev, out_binary);
+    lm_device_close(dev);
+    return st;
+}
+
+static void test_capture_then_replay(void) {
+    static uint32_t live[WORDS], replayed[WORDS];
+    lm_binary *bin;
+    CHECK_OK(capture(&bin, live));
+    uint32_t in[WORDS];
+    input_words(in, 7);
+    CHECK_EQ_U64(live[3], in[3] * 5u + 1u);
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_report rep;
+    CHECK_OK(lm_replay_run(r, NULL, NULL, &rep)); /* opens a matching device */
+    CHECK_EQ_U64(rep.goldens_checked, 1);
+    CHECK_EQ_U64(rep.goldens_failed, 0);
+    CHECK_EQ_U64(rep.programs, 1);
+    CHECK(rep.commands >= 10);
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    /* Loops run the whole workload again on the same device. */
+    lm_replay_options o;
+    lm_replay_options_init(&o);
+    o.loops = 3;
+    CHECK_OK(lm_replay_run(r, NULL, &o, &rep));
+    CHECK_EQ_U64(rep.goldens_checked, 3);
+    lm_replay_close(r);
+
+    /* Through a file, on a device the caller owns. */
+    char path[64];
+    snprintf(path, sizeof path, "capture_test_%d.lmb", (int)getpid());
+    CHECK_OK(lm_binary_save(bin, path));
+    lm_binary_free(bin);
+    lm_device *dev = open_device();
+    CHECK(dev);
+    CHECK_OK(lm_replay_open_file(path, &r));
+    CHECK_OK(lm_replay_run(r, dev, NULL, &rep));
+    memset(replayed, 0, sizeof replayed);
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    lm_replay_close(r);
+    CHECK_OK(lm_device_close(dev));
+    unlink(path);
+}
+
+static void test_inputs_and_goldens(void) {
+    static uint32_t live[WORDS], other[WORDS], got[WORDS];
+    lm_binary *bin;
+    CHECK_OK(capture(&bin, live));
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    input_words(other, 1000);
+    CHECK_FAILS(lm_replay_set_input(r, "nope", other, sizeof other), LM_ERR_NOT_FOUND,
+                "no buffer named 'nope'");
+    CHECK_FAILS(lm_replay_set_input(r, "in", other, 12), LM_ERR_INVALID_ARGUMENT,
+                "holds 4096 bytes, the input has 12");
+    CHECK_FAILS(lm_replay_get_output(r, "out", got, sizeof got), LM_ERR_INVALID_STATE, "run first");
+    CHECK_OK(lm_replay_set_input(r, "in", other, sizeof other));
+    lm_replay_report rep;
+    /* New input, same golden: the run reports the mismatch. */
+    CHECK_FAILS(lm_replay_run(r, NULL, NULL, &rep), LM_ERR_MISMATCH, "golden mismatch at byte 0");
+    CHECK_EQ_U64(rep.goldens_failed, 1);
+    CHECK_OK(lm_replay_get_output(r, "out", got, sizeof got));
+    for (int i = 0; i < WORDS; i++)
+        CHECK_EQ_U64(got[i], other[i] * 5u + 1u);
+    CHECK_FAILS(lm_replay_get_output(r, "out", got, 8), LM_ERR_INVALID_ARGUMENT, "not 8");
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
+/* Capture begins after the buffers exist and hold data: they are snapshotted. */
+static void test_capture_mid_workload(void) {
+    static uint32_t live[WORDS], replayed[WORDS];
+    lm_device *dev = open_device();
+    CHECK(dev);
+    workload w;
+    CHECK_OK(make_buffers(dev, &w));
+    uint32_t junk[WORDS];
+    input_words(junk, 99);
+    CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(dev, 0), w.out, junk, true));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_capture_name_buffer(w.out, "out"));
+    CHECK_OK(run_workload(dev, &w, live));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_device_close(dev));
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
+static void test_capture_errors(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_binary *bin;
+    CHECK_FAILS(lm_light_metal_end_capture(dev, &bin), LM_ERR_INVALID_STATE,
+                "no Light Metal capture is active");
+    CHECK_FAILS(lm_light_metal_begin_capture(NULL, NULL), LM_ERR_INVALID_HANDLE, "device is NULL");
+    /* A program made before the capture cannot be used in it (yet). */
+    lm_program prog;
+    CHECK_OK(lm_create_program(dev, &prog));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_FAILS(lm_light_metal_begin_capture(dev, NULL), LM_ERR_INVALID_STATE,
+                "already being captured");
+    CHECK_OK(lm_enqueue_program(lm_device_command_queue(dev, 0), prog, true));
+    CHECK_FAILS(lm_light_metal_end_capture(dev, &bin), LM_ERR_UNSUPPORTED,
+                "a program created before lm_light_metal_begin_capture was used");
+    /* Metal traces inside a Light Metal capture are refused at the end. */
+    uint32_t id;
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_begin_trace_capture(lm_device_command_queue(dev, 0), &id));
+    CHECK_OK(lm_end_trace_capture(lm_device_command_queue(dev, 0), id));
+    CHECK_FAILS(lm_light_metal_end_capture(dev, &bin), LM_ERR_UNSUPPORTED, "not captured yet");
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = c.page_size = 64;
+    lm_buffer b;
+    CHECK_OK(lm_create_buffer(dev, &c, &b));
+    CHECK_FAILS(lm_capture_name_buffer(b, "x"), LM_ERR_INVALID_STATE, "no capture is active");
+    CHECK_FAILS(lm_capture_compare_to_capture(lm_device_command_queue(dev, 0), b),
+                LM_ERR_INVALID_STATE, "no capture is active");
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_FAILS(lm_capture_name_buffer(b, ""), LM_ERR_INVALID_ARGUMENT, "1..127 characters");
+    uint8_t small[8] = {0};
+    CHECK_FAILS(lm_capture_compare_to_golden(lm_device_command_queue(dev, 0), b, small, 8),
+                LM_ERR_INVALID_ARGUMENT, "size 8 is not the buffer's size 64");
+    CHECK_OK(lm_capture_name_buffer(b, "b"));
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    lm_binary_free(bin);
+    lm_release_program(prog);
+    CHECK_OK(lm_device_close(dev));
+}
+
+static void test_replay_errors(void) {
+    static uint32_t live[WORDS];
+    lm_binary *bin;
+    CHECK_OK(capture(&bin, live));
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    /* Corrupt: truncated, and one flipped byte in the table area. */
+    CHECK_FAILS(lm_replay_open(data, 40, &r), LM_ERR_INVALID_FILE, "lm_replay_open");
+    uint8_t *copy = malloc(size);
+    CHECK(copy);
+    memcpy(copy, data, size);
+    copy[4] ^= 0xFF; /* the file identifier */
+    CHECK_FAILS(lm_replay_open(copy, size, &r), LM_ERR_INVALID_FILE, "lm_replay_open");
+    free(copy);
+    CHECK_FAILS(lm_replay_open_file("no/such/file.lmb", &r), LM_ERR_IO, "cannot open");
+    CHECK_FAILS(lm_replay_open(NULL, 0, &r), LM_ERR_INVALID_ARGUMENT, "must not be NULL");
+
+    CHECK_OK(lm_replay_open(data, size, &r));
+    /* A device of another shape is refused before anything runs. */
+    lm_device *big;
+    CHECK_OK(lm_device_open(NULL, &big));
+    CHECK_FAILS(lm_replay_run(r, big, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
+                "does not match the binary's (2x2");
+    CHECK_OK(lm_device_close(big));
+    /* The recorded address is taken: a clear error naming it. */
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = 1 << 20;
+    c.page_size = 1024;
+    lm_buffer squatter;
+    CHECK_OK(lm_create_buffer(dev, &c, &squatter));
+    CHECK_FAILS(lm_replay_run(r, dev, NULL, NULL), LM_ERR_OUT_OF_DEVICE_MEMORY,
+                "at its recorded address 0x0");
+    CHECK_OK(lm_deallocate_buffer(squatter));
+    CHECK_OK(lm_replay_run(r, dev, NULL, NULL)); /* and works once it is free */
+    lm_replay_options o;
+    lm_replay_options_init(&o);
+    o.loops = 0;
+    CHECK_FAILS(lm_replay_run(r, dev, &o, NULL), LM_ERR_INVALID_ARGUMENT, "loops is 0");
+    CHECK_OK(lm_device_close(dev));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
+int main(void) {
+    setenv("LM_CACHE_DIR", "test_replay_cache", 0);
+    TEST_RUN(test_capture_then_replay);
+    TEST_RUN(test_inputs_and_goldens);
+    TEST_RUN(test_capture_mid_workload);
+    TEST_RUN(test_capture_errors);
+    TEST_RUN(test_replay_errors);
+    return test_summary();
+}
