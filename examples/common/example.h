@@ -71,3 +71,47 @@ static inline void ex_round_bf16(float *v, size_t n) {
 }
 
 #endif
+
+/* ---- Light Metal capture of an example run (--capture FILE) ---- */
+
+/* The FILE of `--capture FILE` among the arguments, or NULL. Exits with 2 on
+ * any other argument. */
+static inline const char *ex_capture_path(int argc, char **argv) {
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--capture") && i + 1 < argc && argv[i + 1][0]) {
+            path = argv[++i];
+        } else {
+            fprintf(stderr, "usage: %s [--capture FILE]\n", argv[0]);
+            exit(2);
+        }
+    }
+    return path;
+}
+
+/* Starts recording when `path` is set; returns 1 on failure. */
+static inline int ex_capture_begin(lm_device *dev, const char *path) {
+    return path && ex_failed(lm_light_metal_begin_capture(dev, NULL), "begin capture");
+}
+
+/* Names a buffer and records its current contents as a golden (capturing only). */
+static inline int ex_capture_output(lm_command_queue *cq, lm_buffer buffer, const char *name,
+                                    const char *path) {
+    return path && (ex_failed(lm_capture_name_buffer(buffer, name), "name buffer") ||
+                    ex_failed(lm_capture_compare_to_capture(cq, buffer), "record golden"));
+}
+
+static inline int ex_capture_input(lm_buffer buffer, const char *name, const char *path) {
+    return path && ex_failed(lm_capture_name_buffer(buffer, name), "name buffer");
+}
+
+/* Ends the recording and saves it to `path`; returns 1 on failure. */
+static inline int ex_capture_end(lm_device *dev, const char *path) {
+    if (!path) return 0;
+    lm_binary *bin;
+    if (ex_failed(lm_light_metal_end_capture(dev, &bin), "end capture")) return 1;
+    int bad = ex_failed(lm_binary_save(bin, path), "save capture");
+    lm_binary_free(bin);
+    if (!bad) printf("captured to %s\n", path);
+    return bad;
+}

@@ -11,11 +11,13 @@
  * It prints the accuracy from the device and from a float32 host reference;
  * PASS when they agree within 0.5 percentage points.
  *
- * Usage: mlp_fashion_mnist [--data DIR] [--weights FILE] [--bench]
+ * Usage: mlp_fashion_mnist [--data DIR] [--weights FILE] [--bench] [--capture FILE]
  *   DIR holds the uncompressed IDX files (the build prepares them from
  *   Debian's dataset-fashion-mnist package); FILE caches the trained weights.
  *   --bench runs the device inference five more times and prints the median
  *   throughput as `mlp_images_per_s: N` (for make bench).
+ *   --capture FILE records the device part of the run as a Light Metal binary
+ *   (inputs "images", "w1", "w2"; output "logits", with its golden).
  */
 #include <time.h>
 
@@ -201,12 +203,15 @@ static double now(void) {
 int main(int argc, char **argv) {
     const char *data = LM_FASHION_MNIST_DIR, *weights_path = LM_MLP_WEIGHTS;
     int bench = 0;
+    const char *capture = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--weights") && i + 1 < argc) weights_path = argv[++i];
         else if (!strcmp(argv[i], "--bench")) bench = 1;
+        else if (!strcmp(argv[i], "--capture") && i + 1 < argc) capture = argv[++i];
         else {
-            fprintf(stderr, "usage: mlp_fashion_mnist [--data DIR] [--weights FILE] [--bench]\n");
+            fprintf(stderr, "usage: mlp_fashion_mnist [--data DIR] [--weights FILE] [--bench] "
+                            "[--capture FILE]\n");
             return 2;
         }
     }
@@ -255,7 +260,7 @@ int main(int argc, char **argv) {
     if (ex_failed(lm_tilize(dx, TEST_PAD, IN_PAD, bf16, tx, 2u * TEST_PAD * IN_PAD), "tilize") ||
         ex_failed(lm_tilize(dw1, IN_PAD, HID_PAD, bf16, tw1, 2u * IN_PAD * HID_PAD), "tilize") ||
         ex_failed(lm_tilize(dw2, HID_PAD, OUT_PAD, bf16, tw2, 2u * HID_PAD * OUT_PAD), "tilize") ||
-        ex_failed(lm_device_open(NULL, &dev), "open device") ||
+        ex_failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture) ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, 2u * TEST_PAD * IN_PAD, bf16_tile, &bx), "x") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, 2u * IN_PAD * HID_PAD, bf16_tile, &bw1), "w1") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, 2u * HID_PAD * OUT_PAD, bf16_tile, &bw2), "w2") ||
@@ -274,6 +279,10 @@ int main(int argc, char **argv) {
         ex_failed(lm_enqueue_read_buffer(cq, bo, tlogits, true), "read logits"))
         return 1;
     double seconds = now() - t0;
+    if (ex_capture_input(bx, "images", capture) || ex_capture_input(bw1, "w1", capture) ||
+        ex_capture_input(bw2, "w2", capture) || ex_capture_output(cq, bo, "logits", capture) ||
+        ex_capture_end(dev, capture))
+        return 1;
     if (ex_failed(lm_untilize(tlogits, 4u * TEST_PAD * OUT_PAD, f32, TEST_PAD, OUT_PAD, logits,
                               sizeof(float) * TEST_PAD * OUT_PAD),
                   "untilize"))

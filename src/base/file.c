@@ -105,6 +105,11 @@ lm_status file_save_atomic(const char *path, const file_chunk *chunks, size_t ch
     }
     const char *step = NULL;
     int e = 0;
+    /* mkstemp makes the file private; saved files are ordinary documents. */
+    if (fchmod(fd, 0644) != 0) {
+        e = errno;
+        step = "cannot set the permissions of";
+    }
     for (size_t i = 0; i < chunk_count && !e; i++) {
         e = write_all(fd, chunks[i].data, chunks[i].size);
         if (e) step = "cannot write";

@@ -19,6 +19,7 @@ void lmb_semantic_options_init(lmb_semantic_options *opts) {
     opts->max_runtime_args = 341;
     opts->max_grid = 32;
     opts->max_compile_args = 64;
+    opts->max_semaphores = 16;
 }
 
 /* ------------------------------------------------------------ id tables */
@@ -87,7 +88,7 @@ typedef struct sem {
     sem_map buffers;     /* id -> size */
     sem_map programs;    /* id -> 0 */
     sem_map kernels;     /* id -> owning program */
-    sem_map cbs, sems;
+    sem_map cbs;
     sem_map traces; /* id -> 1 captured/loaded, 2 capturing */
     int64_t index;  /* current command, or -1 for file-level checks */
     const char *type;
@@ -375,8 +376,13 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
                           lmb_CreateSemaphore_program_id(c), NULL)) ||
             (st = sem_core_ranges(s, "cores", lmb_CreateSemaphore_cores(c))))
             return st;
-        return sem_define(s, &s->sems, "semaphore_id", "semaphore",
-                          lmb_CreateSemaphore_semaphore_id(c), 0);
+        /* A semaphore id is its index on the program's cores (0-based, as the
+         * device numbers them), not a capture-wide object id. */
+        if (lmb_CreateSemaphore_semaphore_id(c) >= s->opts->max_semaphores)
+            return sem_fail(s, "semaphore_id", "semaphore %" PRIu32 " is beyond the %" PRIu32
+                                               " semaphores of a core",
+                            lmb_CreateSemaphore_semaphore_id(c), s->opts->max_semaphores);
+        return LM_OK;
     case LMB_Command_EnqueueProgram:
         return sem_use(s, &s->programs, "program_id", "program", lmb_EnqueueProgram_program_id(c),
                        NULL);
@@ -481,7 +487,6 @@ lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semant
     sem_free(&s.programs);
     sem_free(&s.kernels);
     sem_free(&s.cbs);
-    sem_free(&s.sems);
     sem_free(&s.traces);
     return st;
 }
