@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lightmetal/lightmetal.h"
+#include "../common/example.h"
 
 #define SIZE (64 * 2048)
 
@@ -19,12 +19,14 @@ static int check(lm_status st, const char *what) {
     return 1;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *capture = ex_capture_path(argc, argv);
     static uint8_t input[SIZE], staged[SIZE], output[SIZE];
     for (int i = 0; i < SIZE; i++) input[i] = (uint8_t)(i * 7 + 3);
 
     lm_device *dev;
-    if (check(lm_device_open(NULL, &dev), "lm_device_open")) return 1;
+    if (check(lm_device_open(NULL, &dev), "lm_device_open") || ex_capture_begin(dev, capture))
+        return 1;
     lm_device_info info;
     lm_device_get_info(dev, &info);
     printf("device: %ux%u cores, %llu KiB L1 each, %u DRAM banks of %llu MiB\n", info.grid_x,
@@ -56,6 +58,7 @@ int main(void) {
            (unsigned long long)dram_addr, (unsigned long long)l1_addr, SIZE);
 
     failed |= memcmp(input, output, SIZE) != 0;
+    failed |= ex_capture_output(cq1, l1, "l1", capture) || ex_capture_end(dev, capture);
     failed |= check(lm_device_close(dev), "lm_device_close");
     printf("%s\n", failed ? "FAIL" : "PASS");
     return failed;

@@ -11,7 +11,7 @@
  * 2^-16 of sum |a_ik b_kj|, far above that bound and far below a wrong
  * result. Returns the number of values outside it, or -1 on an error. */
 static inline int ex_matmul_check(uint32_t m, uint32_t k, uint32_t n, uint32_t grid_x,
-                                  uint32_t grid_y) {
+                                  uint32_t grid_y, const char *capture) {
     float *a = malloc(sizeof(float) * m * k), *b = malloc(sizeof(float) * k * n);
     float *c = malloc(sizeof(float) * m * n);
     uint16_t *ta = malloc(2u * m * k), *tb = malloc(2u * k * n);
@@ -32,7 +32,7 @@ static inline int ex_matmul_check(uint32_t m, uint32_t k, uint32_t n, uint32_t g
     lm_command_queue *cq;
     if (ex_failed(lm_tilize(a, m, k, LM_DATA_FORMAT_FLOAT16_B, ta, 2u * m * k), "tilize a") ||
         ex_failed(lm_tilize(b, k, n, LM_DATA_FORMAT_FLOAT16_B, tb, 2u * k * n), "tilize b") ||
-        ex_failed(lm_device_open(NULL, &dev), "open device") ||
+        ex_failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture) ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, 2u * m * k, bf16_tile, &da), "buffer a") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, 2u * k * n, bf16_tile, &db), "buffer b") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, 4u * m * n, f32_tile, &dc), "buffer c") ||
@@ -45,7 +45,9 @@ static inline int ex_matmul_check(uint32_t m, uint32_t k, uint32_t n, uint32_t g
         ex_failed(lm_enqueue_read_buffer(cq, dc, tc, true), "read c") ||
         ex_failed(lm_untilize(tc, 4u * m * n, LM_DATA_FORMAT_FLOAT32, m, n, c,
                               sizeof(float) * m * n),
-                  "untilize c"))
+                  "untilize c") ||
+        ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
+        ex_capture_output(cq, dc, "c", capture) || ex_capture_end(dev, capture))
         return -1;
     int outside = 0;
     double worst = 0;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lightmetal/lightmetal.h"
+#include "../common/example.h"
 
 #define PAGE_SIZE 2048
 #define PAGES 96
@@ -28,12 +28,13 @@ static lm_status make_buffer(lm_device *dev, lm_buffer_type type, uint64_t size,
     return lm_create_buffer(dev, &cfg, out);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *capture = ex_capture_path(argc, argv);
     static uint8_t input[PAGES * PAGE_SIZE], output[PAGES * PAGE_SIZE];
     for (size_t i = 0; i < sizeof input; i++) input[i] = (uint8_t)(i * 13 + (i >> 11));
 
     lm_device *dev;
-    if (failed(lm_device_open(NULL, &dev), "open device")) return 1;
+    if (failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture)) return 1;
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     lm_buffer src, dst, staging;
     if (failed(make_buffer(dev, LM_BUFFER_DRAM, sizeof input, &src), "create src") ||
@@ -62,6 +63,8 @@ int main(void) {
               failed(lm_enqueue_program(cq, prog, false), "enqueue program") ||
               failed(lm_enqueue_read_buffer(cq, dst, output, true), "read output");
     bad = bad || memcmp(input, output, sizeof input) != 0;
+    bad = bad || ex_capture_input(src, "input", capture) ||
+          ex_capture_output(cq, dst, "output", capture) || ex_capture_end(dev, capture);
     printf("copied %d pages of %d bytes through L1 at 0x%llx\n", PAGES, PAGE_SIZE,
            (unsigned long long)l1_addr);
     lm_release_program(prog);

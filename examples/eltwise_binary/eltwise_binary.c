@@ -11,7 +11,8 @@
 #define COLS 256
 #define TILES (ROWS / 32 * COLS / 32)
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *capture = ex_capture_path(argc, argv);
     static float a[ROWS * COLS], b[ROWS * COLS], out[ROWS * COLS], ref[ROWS * COLS];
     static uint16_t ta[ROWS * COLS], tb[ROWS * COLS], tout[ROWS * COLS];
     ex_random(a, ROWS * COLS, 1, -4.0f, 4.0f);
@@ -29,7 +30,7 @@ int main(void) {
     lm_core_range_set core = lm_core_range_set_of(0, 0, 0, 0);
     if (ex_failed(lm_tilize(a, ROWS, COLS, LM_DATA_FORMAT_FLOAT16_B, ta, sizeof ta), "tilize a") ||
         ex_failed(lm_tilize(b, ROWS, COLS, LM_DATA_FORMAT_FLOAT16_B, tb, sizeof tb), "tilize b") ||
-        ex_failed(lm_device_open(NULL, &dev), "open device") ||
+        ex_failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture) ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof ta, tile, &da), "buffer a") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tb, tile, &db), "buffer b") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tout, tile, &dout), "buffer out") ||
@@ -61,7 +62,8 @@ int main(void) {
         ex_failed(lm_enqueue_read_buffer(cq, dout, tout, true), "read out") ||
         ex_failed(lm_untilize(tout, sizeof tout, LM_DATA_FORMAT_FLOAT16_B, ROWS, COLS, out,
                               sizeof out),
-                  "untilize"))
+                  "untilize") ||
+        ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) || ex_capture_output(cq, dout, "out", capture) || ex_capture_end(dev, capture))
         return 1;
     int mismatches = 0;
     for (int i = 0; i < ROWS * COLS; i++) mismatches += memcmp(&out[i], &ref[i], 4) != 0;

@@ -15,7 +15,8 @@
 #define CORES_Y 4
 #define PER_CORE (TILES / (CORES_X * CORES_Y))
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *capture = ex_capture_path(argc, argv);
     static float a[ROWS * COLS], out[ROWS * COLS], ref[ROWS * COLS];
     static uint16_t ta[ROWS * COLS], tout[ROWS * COLS];
     ex_random(a, ROWS * COLS, 3, -8.0f, 8.0f);
@@ -30,7 +31,7 @@ int main(void) {
     lm_kernel reader, compute, writer;
     lm_core_range_set cores = lm_core_range_set_of(0, 0, CORES_X - 1, CORES_Y - 1);
     if (ex_failed(lm_tilize(a, ROWS, COLS, LM_DATA_FORMAT_FLOAT16_B, ta, sizeof ta), "tilize") ||
-        ex_failed(lm_device_open(NULL, &dev), "open device") ||
+        ex_failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture) ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof ta, tile, &da), "buffer a") ||
         ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tout, tile, &dout), "buffer out") ||
         ex_failed(lm_create_program(dev, &prog), "program") ||
@@ -64,7 +65,8 @@ int main(void) {
         ex_failed(lm_enqueue_read_buffer(cq, dout, tout, true), "read out") ||
         ex_failed(lm_untilize(tout, sizeof tout, LM_DATA_FORMAT_FLOAT16_B, ROWS, COLS, out,
                               sizeof out),
-                  "untilize"))
+                  "untilize") ||
+        ex_capture_input(da, "a", capture) || ex_capture_output(cq, dout, "out", capture) || ex_capture_end(dev, capture))
         return 1;
     int outside = 0, exact = 0;
     for (int i = 0; i < ROWS * COLS; i++) {

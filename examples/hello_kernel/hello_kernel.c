@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lightmetal/lightmetal.h"
+#include "../common/example.h"
 
 #define GRID 8
 
@@ -32,12 +32,14 @@ static int failed(lm_status st, const char *what) {
     return 1;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *capture = ex_capture_path(argc, argv);
     lm_device_options opts;
     lm_device_options_init(&opts);
     opts.print = on_print;
     lm_device *dev;
-    if (failed(lm_device_open(&opts, &dev), "open device")) return 1;
+    if (failed(lm_device_open(&opts, &dev), "open device") || ex_capture_begin(dev, capture))
+        return 1;
 
     lm_program prog;
     lm_kernel k0, k1;
@@ -60,7 +62,8 @@ int main(void) {
         failed(lm_enqueue_program(lm_device_command_queue(dev, 0), prog, true), "run"))
         return 1;
     lm_release_program(prog);
-    int bad = failed(lm_device_close(dev), "close device");
+    int bad = ex_capture_end(dev, capture);
+    bad |= failed(lm_device_close(dev), "close device");
 
     for (int y = 0; y < GRID; y++)
         for (int x = 0; x < GRID; x++)

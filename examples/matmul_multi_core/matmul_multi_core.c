@@ -5,8 +5,8 @@
  * common/matmul_check.h. Prints PASS or FAIL. */
 #include "../common/matmul_check.h"
 
-int main(void) {
-    int outside = ex_matmul_check(512, 512, 512, 8, 8);
+int main(int argc, char **argv) {
+    int outside = ex_matmul_check(512, 512, 512, 8, 8, ex_capture_path(argc, argv));
     printf("%s\n", outside == 0 ? "PASS" : "FAIL");
     return outside != 0;
 }

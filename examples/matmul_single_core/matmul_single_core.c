@@ -3,8 +3,8 @@
  * examples/common). Tolerance: see common/matmul_check.h. Prints PASS or FAIL. */
 #include "../common/matmul_check.h"
 
-int main(void) {
-    int outside = ex_matmul_check(256, 256, 256, 1, 1);
+int main(int argc, char **argv) {
+    int outside = ex_matmul_check(256, 256, 256, 1, 1, ex_capture_path(argc, argv));
     printf("%s\n", outside == 0 ? "PASS" : "FAIL");
     return outside != 0;
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lightmetal/lightmetal.h"
+#include "../common/example.h"
 
 #define GX 8
 #define GY 8
@@ -22,9 +22,10 @@ static int failed(lm_status st, const char *what) {
     return 1;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *capture = ex_capture_path(argc, argv);
     lm_device *dev;
-    if (failed(lm_device_open(NULL, &dev), "open device")) return 1;
+    if (failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture)) return 1;
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
 
     /* An L1 buffer with one page per core gives every core the same block address. */
@@ -77,6 +78,7 @@ int main(void) {
 
     static uint32_t result[GX * GY * BLOCK_WORDS];
     bad |= failed(lm_enqueue_read_buffer(cq, out, result, true), "read output");
+    bad |= ex_capture_output(cq, out, "output", capture) || ex_capture_end(dev, capture);
     int mismatches = 0;
     for (uint32_t c = 1; c < GX * GY; c++)
         for (uint32_t i = 0; i < BLOCK_WORDS; i++) {
