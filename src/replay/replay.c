@@ -413,7 +413,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_kernel k;
         st = rt_kernel_create_from_elf(
             (lm_program){id_get(&s->programs, lmb_CreateKernel_program_id(c))}, label,
-            lmb_blob_data(r->data, r->root, ref), ref.size, &cores, &cfg, &k);
+            lmb_blob_data(r->data, r->root, ref), ref.size, NULL, &cores, &cfg, &k);
         return st ? st : id_put(&s->kernels, lmb_CreateKernel_kernel_id(c), k.id);
     }
     case LMB_Command_SetRuntimeArgs: {

@@ -12,7 +12,6 @@
 #include "lm_kernel_abi.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
-#include "runtime/jit.h"
 #include "runtime/trace.h"
 #include "runtime/cq.h"
 
@@ -252,44 +251,6 @@ static lm_status check_free_slots(const rt_program *p, const core_mask *m, uint3
     return LM_OK;
 }
 
-/* Defines the kernel build adds to the user's: the processor, and the compute
- * configuration the compute API reads. */
-static lm_status build_kernel(const char *name, const char *path, const char *source,
-                              const lm_kernel_config *cfg, uint32_t proc, jit_artifact *out) {
-    enum { OWN = 4 };
-    uint32_t n = cfg->define_count;
-    jit_define *defs = malloc((n + OWN) * sizeof *defs);
-    if (!defs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (uint32_t i = 0; i < n; i++)
-        defs[i] = (jit_define){cfg->defines[i].name, cfg->defines[i].value};
-    static const char *const digits[] = {"0", "1", "2", "3", "4"};
-    defs[n++] = (jit_define){"LM_PROCESSOR", digits[proc]};
-    if (proc == LM_PROC_COMPUTE) {
-        defs[n++] = (jit_define){"MATH_FIDELITY", digits[cfg->math_fidelity]};
-        defs[n++] = (jit_define){"FP32_DEST_ACC_EN", digits[cfg->fp32_dest_acc_en]};
-        defs[n++] = (jit_define){"MATH_APPROX_MODE", digits[cfg->math_approx_mode]};
-    }
-    /* A file kernel's own directory joins the include path. */
-    char dir[4096] = "";
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    if (slash && (size_t)(slash - path) < sizeof dir) {
-        memcpy(dir, path, (size_t)(slash - path));
-        dir[slash - path] = '\0';
-    }
-    jit_request req = {
-        .source = source,
-        .source_name = path ? path : name,
-        .include_dir = dir[0] ? dir : NULL,
-        .defines = defs,
-        .define_count = n,
-        .compile_args = cfg->compile_args,
-        .compile_arg_count = cfg->compile_arg_count,
-    };
-    lm_status st = jit_build(&req, out);
-    free(defs);
-    return st;
-}
-
 static void kernel_free(rt_kernel *k) {
     rv_image_free(k->image);
     free(k->elf);
@@ -299,21 +260,17 @@ static void kernel_free(rt_kernel *k) {
     free(k);
 }
 
-/* Places a kernel whose ELF is known. `source` may be NULL; `elf` is copied
- * when `take_elf` is false, adopted (malloc'ed) when true. */
-static lm_status kernel_place(rt_program *p, const char *name, void *elf, size_t elf_size,
-                              bool take_elf, const char *source, const core_mask *cores,
+/* Places a kernel whose ELF is known (copied). `source` may be NULL. */
+static lm_status kernel_place(rt_program *p, const char *name, const void *elf, size_t elf_size,
+                              const char *source, const core_mask *cores,
                               const lm_kernel_config *cfg, lm_kernel *out_kernel) {
     uint32_t proc = (uint32_t)cfg->processor - 1; /* validated: DM0, DM1 or COMPUTE */
     rt_kernel *k = calloc(1, sizeof *k);
-    if (!k) {
-        if (take_elf) free(elf);
-        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    }
+    if (!k) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     k->cores = *cores;
-    k->elf = take_elf ? elf : malloc(elf_size ? elf_size : 1);
+    k->elf = malloc(elf_size ? elf_size : 1);
     lm_status st = k->elf ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    if (!st && !take_elf) memcpy(k->elf, elf, elf_size);
+    if (!st) memcpy(k->elf, elf, elf_size);
     k->elf_size = elf_size;
     if (!st) {
         st = rv_image_load(k->elf, elf_size, &k->image);
@@ -361,32 +318,27 @@ static lm_status kernel_cores(rt_program *p, const lm_core_range_set *cores, uin
     return st;
 }
 
-lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
-                           const char *source, const lm_core_range_set *cores,
-                           const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+lm_status rt_kernel_check_placement(lm_program program, const lm_core_range_set *cores,
+                                    const lm_kernel_config *cfg) {
     rt_program *p;
     lm_status st = program_ref(program, &p);
     if (st) return st;
     core_mask mask;
-    jit_artifact art = {0};
     st = kernel_cores(p, cores, (uint32_t)cfg->processor - 1, &mask);
-    /* Compile outside the lock: it takes a while and touches no program state. */
-    if (!st) st = build_kernel(name, path, source, cfg, (uint32_t)cfg->processor - 1, &art);
-    if (!st)
-        st = kernel_place(p, name, art.elf, art.elf_size, true, source, &mask, cfg, out_kernel);
     program_unref(p);
     return st;
 }
 
 lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const void *elf,
-                                    size_t elf_size, const lm_core_range_set *cores,
-                                    const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+                                    size_t elf_size, const char *source,
+                                    const lm_core_range_set *cores, const lm_kernel_config *cfg,
+                                    lm_kernel *out_kernel) {
     rt_program *p;
     lm_status st = program_ref(program, &p);
     if (st) return st;
     core_mask mask;
     st = kernel_cores(p, cores, (uint32_t)cfg->processor - 1, &mask);
-    if (!st) st = kernel_place(p, name, (void *)elf, elf_size, false, NULL, &mask, cfg, out_kernel);
+    if (!st) st = kernel_place(p, name, elf, elf_size, source, &mask, cfg, out_kernel);
     program_unref(p);
     return st;
 }

@@ -53,16 +53,22 @@ lm_status rt_program_release(lm_program program);
 /* The device a program belongs to. */
 lm_status rt_program_device(lm_program program, lm_device **out_device);
 
-/* Compiles and places a kernel. `path` is the source's file name for file
- * kernels (its directory joins the include path), or NULL. */
+/* Compiles and places a kernel (kernel_build.c). `path` is the source's file
+ * name for file kernels (its directory joins the include path), or NULL. */
 lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
                            const char *source, const lm_core_range_set *cores,
                            const lm_kernel_config *cfg, lm_kernel *out_kernel);
 
-/* Places a kernel from its RV32 ELF (replay: no compiler). */
+/* Places a kernel from its RV32 ELF (copied; replay needs no compiler).
+ * `source` (may be NULL) is kept for capture. */
 lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const void *elf,
-                                    size_t elf_size, const lm_core_range_set *cores,
-                                    const lm_kernel_config *cfg, lm_kernel *out_kernel);
+                                    size_t elf_size, const char *source,
+                                    const lm_core_range_set *cores, const lm_kernel_config *cfg,
+                                    lm_kernel *out_kernel);
+
+/* Checks that `cores` are in the grid and free on cfg's processor. */
+lm_status rt_kernel_check_placement(lm_program program, const lm_core_range_set *cores,
+                                    const lm_kernel_config *cfg);
 
 /* What capture needs of a kernel; pointers live as long as the program. */
 typedef struct rt_kernel_desc {

@@ -1,0 +1,62 @@
+/* Kernels from C source: the JIT build, then placement as for any ELF. Kept
+ * apart from program.c so that a program that only replays binaries links no
+ * compiler driver. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "lm_kernel_abi.h"
+#include "runtime/jit.h"
+#include "runtime/program.h"
+
+/* Defines the kernel build adds to the user's: the processor, and the compute
+ * configuration the compute API reads. */
+static lm_status build_kernel(const char *name, const char *path, const char *source,
+                              const lm_kernel_config *cfg, uint32_t proc, jit_artifact *out) {
+    enum { OWN = 4 };
+    uint32_t n = cfg->define_count;
+    jit_define *defs = malloc((n + OWN) * sizeof *defs);
+    if (!defs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t i = 0; i < n; i++)
+        defs[i] = (jit_define){cfg->defines[i].name, cfg->defines[i].value};
+    static const char *const digits[] = {"0", "1", "2", "3", "4"};
+    defs[n++] = (jit_define){"LM_PROCESSOR", digits[proc]};
+    if (proc == LM_PROC_COMPUTE) {
+        defs[n++] = (jit_define){"MATH_FIDELITY", digits[cfg->math_fidelity]};
+        defs[n++] = (jit_define){"FP32_DEST_ACC_EN", digits[cfg->fp32_dest_acc_en]};
+        defs[n++] = (jit_define){"MATH_APPROX_MODE", digits[cfg->math_approx_mode]};
+    }
+    /* A file kernel's own directory joins the include path. */
+    char dir[4096] = "";
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    if (slash && (size_t)(slash - path) < sizeof dir) {
+        memcpy(dir, path, (size_t)(slash - path));
+        dir[slash - path] = '\0';
+    }
+    jit_request req = {
+        .source = source,
+        .source_name = path ? path : name,
+        .include_dir = dir[0] ? dir : NULL,
+        .defines = defs,
+        .define_count = n,
+        .compile_args = cfg->compile_args,
+        .compile_arg_count = cfg->compile_arg_count,
+    };
+    lm_status st = jit_build(&req, out);
+    free(defs);
+    return st;
+}
+
+lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
+                           const char *source, const lm_core_range_set *cores,
+                           const lm_kernel_config *cfg, lm_kernel *out_kernel) {
+    /* Check the placement first: a doomed kernel is not worth compiling. */
+    lm_status st = rt_kernel_check_placement(program, cores, cfg);
+    jit_artifact art = {0};
+    if (!st) st = build_kernel(name, path, source, cfg, (uint32_t)cfg->processor - 1, &art);
+    if (!st)
+        st = rt_kernel_create_from_elf(program, name, art.elf, art.elf_size, source, cores, cfg,
+                                       out_kernel);
+    free(art.elf);
+    return st;
+}
