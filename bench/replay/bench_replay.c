@@ -1,0 +1,194 @@
+/* Light Metal benchmarks, on a 512x512x512 bfloat16 matmul over the 8x8 grid
+ * (examples/common/matmul.h) as the workload, plus a 1 GiB binary.
+ *
+ * capture_overhead_pct   live run with capture on vs off (no goldens), %
+ * replay_vs_live_warm    replay time / live time, kernel cache warm
+ * replay_vs_live_cold    replay time / live time with an empty kernel cache
+ * load_vs_memcpy         (1 GiB / open+verify time) / memcpy bandwidth
+ * load_hashed_vs_memcpy  the same with every blob re-hashed at open
+ * replayer_static_kib    size of the statically linked minimal_replay
+ * All times are medians; every run uses an already open device. */
+#include <elf.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../examples/common/matmul.h"
+#include "bench.h"
+#include "format/lmb.h"
+
+#define N 512
+#define REPS 5
+
+static uint16_t *ta, *tb;
+
+/* The whole workload: buffers, program (kernels from the cache or compiled),
+ * inputs, launch, output. */
+static void workload(lm_device *dev) {
+    ex_matmul mm = {N / 32, N / 32, N / 32, LM_DATA_FORMAT_FLOAT16_B, LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B, false, true, 8, 8};
+    static uint16_t out[N * N];
+    lm_buffer a, b, c;
+    lm_program prog;
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    if (ex_buffer(dev, LM_BUFFER_DRAM, 2u * N * N, 2048, &a) ||
+        ex_buffer(dev, LM_BUFFER_DRAM, 2u * N * N, 2048, &b) ||
+        ex_buffer(dev, LM_BUFFER_DRAM, 2u * N * N, 2048, &c) ||
+        ex_matmul_program(dev, &mm, a, b, c, &prog) || lm_enqueue_write_buffer(cq, a, ta, false) ||
+        lm_enqueue_write_buffer(cq, b, tb, false) || lm_enqueue_program(cq, prog, false) ||
+        lm_enqueue_read_buffer(cq, c, out, true) || lm_release_program(prog) ||
+        lm_deallocate_buffer(a) || lm_deallocate_buffer(b) || lm_deallocate_buffer(c))
+        bench_die("workload");
+}
+
+static double timed_workload(lm_device *dev, lm_binary **capture) {
+    double t0 = bench_now();
+    if (capture && lm_light_metal_begin_capture(dev, NULL)) bench_die("begin capture");
+    workload(dev);
+    if (capture && lm_light_metal_end_capture(dev, capture)) bench_die("end capture");
+    return bench_now() - t0;
+}
+
+static void light_metal_figures(void) {
+    float *m = malloc(sizeof(float) * N * N);
+    ta = malloc(2u * N * N);
+    tb = malloc(2u * N * N);
+    if (!m || !ta || !tb) bench_die("out of memory");
+    ex_random(m, (size_t)N * N, 1, -1, 1);
+    lm_tilize(m, N, N, LM_DATA_FORMAT_FLOAT16_B, ta, 2u * N * N);
+    ex_random(m, (size_t)N * N, 2, -1, 1);
+    lm_tilize(m, N, N, LM_DATA_FORMAT_FLOAT16_B, tb, 2u * N * N);
+    free(m);
+
+    lm_device *dev;
+    if (lm_device_open(NULL, &dev)) bench_die("open");
+    workload(dev); /* warm the kernel cache and the device memory */
+    double off[REPS], on[REPS], replay[REPS], cold[REPS];
+    lm_binary *bin = NULL;
+    for (int r = 0; r < REPS; r++) {
+        off[r] = timed_workload(dev, NULL);
+        lm_binary_free(bin);
+        on[r] = timed_workload(dev, &bin);
+    }
+    const void *data;
+    uint64_t size;
+    lm_replay *rp;
+    if (lm_binary_data(bin, &data, &size) || lm_replay_open(data, size, &rp)) bench_die("open");
+    for (int r = 0; r < REPS; r++) {
+        double t0 = bench_now();
+        if (lm_replay_run(rp, dev, NULL, NULL)) bench_die("replay");
+        replay[r] = bench_now() - t0;
+    }
+    /* Cold: every live run compiles its kernels into a fresh cache. */
+    char dir[64];
+    for (int r = 0; r < 3; r++) {
+        snprintf(dir, sizeof dir, "bench_cold_cache_%d_%d", (int)getpid(), r);
+        setenv("LM_CACHE_DIR", dir, 1);
+        cold[r] = timed_workload(dev, NULL);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        if (system(cmd) != 0) bench_die("clean cold cache");
+    }
+    unsetenv("LM_CACHE_DIR");
+    double t_off = bench_median(off, REPS), t_on = bench_median(on, REPS);
+    double t_replay = bench_median(replay, REPS), t_cold = bench_median(cold, 3);
+    bench_report("capture_overhead_pct", (t_on - t_off) / t_off * 100.0);
+    bench_report("replay_vs_live_warm", t_replay / t_off);
+    bench_report("replay_vs_live_cold", t_replay / t_cold);
+    lm_replay_close(rp);
+    lm_binary_free(bin);
+    lm_device_close(dev);
+    free(ta);
+    free(tb);
+}
+
+/* A 1 GiB binary: one DRAM buffer written with 1 GiB of data. */
+static void load_figures(void) {
+    const uint64_t size = 1ull << 30;
+    uint8_t *blob = malloc(size), *copy = malloc(size);
+    if (!blob || !copy) bench_die("out of memory");
+    for (uint64_t i = 0; i < size; i += 4096) blob[i] = (uint8_t)(i >> 12);
+    memset(copy, 1, size);
+    lmb_writer *w;
+    lmb_BlobRef ref;
+    if (lmb_writer_create(&w) || lmb_writer_add_blob(w, blob, size, false, &ref))
+        bench_die("writer");
+    fb_builder *b = lmb_writer_builder(w);
+    lmb_CreateBuffer_start(b);
+    lmb_CreateBuffer_add_buffer_id(b, 1);
+    lmb_CreateBuffer_add_type(b, LMB_BufferType_DRAM);
+    lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_Interleaved);
+    lmb_CreateBuffer_add_size(b, size);
+    lmb_CreateBuffer_add_page_size(b, 1 << 20);
+    if (lmb_writer_add_command(w, LMB_Command_CreateBuffer, lmb_CreateBuffer_end(b)))
+        bench_die("command");
+    lmb_EnqueueWriteBuffer_start(b);
+    lmb_EnqueueWriteBuffer_add_buffer_id(b, 1);
+    lmb_EnqueueWriteBuffer_add_data(b, &ref);
+    lmb_EnqueueWriteBuffer_add_blocking(b, true);
+    if (lmb_writer_add_command(w, LMB_Command_EnqueueWriteBuffer, lmb_EnqueueWriteBuffer_end(b)))
+        bench_die("command");
+    lmb_header hdr;
+    lmb_header_init(&hdr);
+    hdr.grid_x = hdr.grid_y = 8;
+    hdr.l1_size = 1499136;
+    hdr.dram_banks = 12;
+    hdr.dram_bank_size = 1ull << 30;
+    char path[64];
+    snprintf(path, sizeof path, "bench_load_%d.lmb", (int)getpid());
+    if (lmb_writer_finish(w, &hdr) || lmb_writer_save(w, path)) bench_die("save");
+    lmb_writer_destroy(w);
+
+    double t_memcpy[REPS], t_open[REPS], t_hashed[REPS];
+    for (int r = 0; r < REPS; r++) {
+        double t0 = bench_now();
+        memcpy(copy, blob, size);
+        t_memcpy[r] = bench_now() - t0;
+        t0 = bench_now();
+        lm_replay *rp;
+        if (lm_replay_open_file(path, &rp)) bench_die("open");
+        t_open[r] = bench_now() - t0;
+        lm_replay_close(rp);
+        file_mapping m;
+        lmb_verify_options vo;
+        lmb_verify_options_init(&vo);
+        vo.check_blob_hashes = true;
+        t0 = bench_now();
+        if (file_map(path, &m) || lmb_verify(m.data, m.size, &vo, NULL)) bench_die("verify");
+        t_hashed[r] = bench_now() - t0;
+        file_unmap(&m);
+    }
+    unlink(path);
+    double mc = bench_median(t_memcpy, REPS);
+    bench_report("load_vs_memcpy", mc / bench_median(t_open, REPS));
+    bench_report("load_hashed_vs_memcpy", mc / bench_median(t_hashed, REPS));
+    free(blob);
+    free(copy);
+}
+
+/* Size of the static replayer, and whether it needs a dynamic loader. */
+static void replayer_figures(void) {
+    struct stat st;
+    if (stat(LM_STATIC_REPLAYER, &st) != 0) bench_die("the static replayer is missing");
+    bench_report("replayer_static_kib", (double)st.st_size / 1024.0);
+    FILE *f = fopen(LM_STATIC_REPLAYER, "rb");
+    Elf64_Ehdr eh;
+    int dynamic = 0;
+    if (f && fread(&eh, sizeof eh, 1, f) == 1)
+        for (int i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * eh.e_phentsize), SEEK_SET) ||
+                fread(&ph, sizeof ph, 1, f) != 1)
+                break;
+            dynamic |= ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC;
+        }
+    if (f) fclose(f);
+    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)" : "none");
+}
+
+int main(void) {
+    light_metal_figures();
+    load_figures();
+    replayer_figures();
+    return 0;
+}
