@@ -27,7 +27,7 @@ static inline double bench_median(double *samples, int n) {
 }
 
 /* Stops a benchmark that cannot go on, with lightmetal's last error. */
-static inline void bench_die(const char *what) {
+_Noreturn static inline void bench_die(const char *what) {
     fprintf(stderr, "benchmark failed: %s: %s\n", what, lm_last_error());
     exit(1);
 }

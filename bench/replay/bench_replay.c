@@ -6,7 +6,8 @@
  * replay_vs_live_cold    replay time / live time with an empty kernel cache
  * load_vs_memcpy         (1 GiB / open+verify time) / memcpy bandwidth
  * load_hashed_vs_memcpy  the same with every blob re-hashed at open
- * replayer_static_kib    size of the statically linked minimal_replay
+ * replayer_static_kib    size of minimal_replay linked statically against musl
+ * replayer_static_glibc_kib  the same against glibc (much of it glibc's own)
  * All times are medians; every run uses an already open device. */
 #include <elf.h>
 #include <stdlib.h>
@@ -166,12 +167,9 @@ static void load_figures(void) {
     free(copy);
 }
 
-/* Size of the static replayer, and whether it needs a dynamic loader. */
-static void replayer_figures(void) {
-    struct stat st;
-    if (stat(LM_STATIC_REPLAYER, &st) != 0) bench_die("the static replayer is missing");
-    bench_report("replayer_static_kib", (double)st.st_size / 1024.0);
-    FILE *f = fopen(LM_STATIC_REPLAYER, "rb");
+/* True when the executable at `path` needs a dynamic loader. */
+static int is_dynamic(const char *path) {
+    FILE *f = fopen(path, "rb");
     Elf64_Ehdr eh;
     int dynamic = 0;
     if (f && fread(&eh, sizeof eh, 1, f) == 1)
@@ -183,7 +181,24 @@ static void replayer_figures(void) {
             dynamic |= ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC;
         }
     if (f) fclose(f);
-    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)" : "none");
+    return dynamic;
+}
+
+/* Sizes of the static replayers, and whether they need a dynamic loader. */
+static void replayer_figures(void) {
+    struct stat st;
+    int dynamic = 0;
+    if (stat(LM_MUSL_REPLAYER, &st) == 0) {
+        bench_report("replayer_static_kib", (double)st.st_size / 1024.0);
+        dynamic |= is_dynamic(LM_MUSL_REPLAYER);
+    } else {
+        printf("replayer_static_kib: not built (musl-tools missing)\n");
+    }
+    if (stat(LM_STATIC_REPLAYER, &st) != 0) bench_die("the static replayer is missing");
+    bench_report("replayer_static_glibc_kib", (double)st.st_size / 1024.0);
+    dynamic |= is_dynamic(LM_STATIC_REPLAYER);
+    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)" : "none (libc, libm, "
+                                                                        "pthreads linked in)");
 }
 
 int main(void) {

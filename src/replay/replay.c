@@ -494,6 +494,7 @@ static lm_status run_command(run_state *s, fb_table e) {
                          (unsigned long long)ref.size, (unsigned long long)size);
         else
             st = compare(s, got, lmb_blob_data(r->data, r->root, ref), size);
+        s->report->bytes_read += size;
         free(got);
         return st;
     }
@@ -508,6 +509,19 @@ static lm_status run_command(run_state *s, fb_table e) {
     }
     return err_set(LM_ERR_INVALID_FILE, "unknown command type %u",
                    (unsigned)lmb_CommandEntry_cmd_type(e));
+}
+
+/* A command failed on the host; a launch queued before it may have failed on
+ * the device already. That fault came first in program order, so it is the
+ * one to report. */
+static lm_status earlier_fault(run_state *s, lm_status st) {
+    char message[ERR_MESSAGE_MAX];
+    err_copy(message, sizeof message);
+    for (uint32_t q = 0; q < s->dev->info.num_command_queues; q++) {
+        lm_status fs = rt_cq_finish(s->dev->queues[q]);
+        if (fs) return err_prefix(fs, "before command %u", s->index);
+    }
+    return err_set(st, "%s", message);
 }
 
 /* Keeps the named buffers' final contents, then frees what the run made so
@@ -604,11 +618,13 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
         for (s.index = 0; s.index < n && !st; s.index++) {
             fb_table e = fb_vec_table(r->commands, s.index);
             st = run_command(&s, e);
-            if (st)
+            if (st) {
                 err_prefix(st, "command %u (%s)", s.index,
                            lmb_command_name(lmb_CommandEntry_cmd_type(e)));
-            else
+                st = earlier_fault(&s, st);
+            } else {
                 report.commands++;
+            }
         }
         st = end_run(&s, st);
     }

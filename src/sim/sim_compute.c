@@ -47,10 +47,12 @@ static rv_ecall_result engine_fault(rv_hart *h) {
 static bool need_state(sim_compute *c, int state, rv_hart *h, const char *op,
                        rv_ecall_result *out) {
     if (c->regs == state) return true;
-    static const char *const hint[] = {"", "between tile_regs_acquire and tile_regs_commit",
-                                       "after tile_regs_commit",
-                                       "between tile_regs_wait and "
-                                       "tile_regs_release"};
+    static const char *const hint[] = {
+        [REGS_IDLE] = "",
+        [REGS_ACQUIRED] = "between tile_regs_acquire and tile_regs_commit",
+        [REGS_COMMITTED] = "after tile_regs_commit",
+        [REGS_WAITED] = "between tile_regs_wait and tile_regs_release",
+    };
     *out = fault(h, "%s outside its place in the dst protocol: it must come %s, but dst is %s", op,
                  hint[state], regs_state_name[c->regs]);
     return false;
