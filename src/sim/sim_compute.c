@@ -84,7 +84,9 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
         *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
     uint32_t seq = c->popped + tile;
     uint64_t key = cb | (uint64_t)c->format << 8 | (uint64_t)seq << 16;
-    sim_unpacked *e = &cp->cache[(seq + cb * 97u) % SIM_UNPACK_CACHE];
+    /* Consecutive pages of a CB take consecutive slots; CBs start far apart,
+     * so a resident operand (matmul's B) and a streamed one (A) rarely meet. */
+    sim_unpacked *e = &cp->cache[(seq + cb * (SIM_UNPACK_CACHE / 2 + 3)) % SIM_UNPACK_CACHE];
     if (e->epoch != cp->epoch || e->key != key) {
         tile_unpack((lm_data_format)c->format, h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile), e->v);
         e->key = key;
