@@ -20,6 +20,7 @@ void lmb_semantic_options_init(lmb_semantic_options *opts) {
     opts->max_grid = 32;
     opts->max_compile_args = 64;
     opts->max_semaphores = 16;
+    opts->max_core_ranges = 16;
 }
 
 /* ------------------------------------------------------------ id tables */
@@ -151,6 +152,9 @@ static lm_status sem_core(const sem *s, const char *field, lmb_CoreCoord c) {
 static lm_status sem_core_ranges(const sem *s, const char *field, fb_vec ranges) {
     char f[64];
     if (ranges.len == 0) return sem_fail(s, field, "no cores");
+    if (ranges.len > s->opts->max_core_ranges)
+        return sem_fail(s, field, "%" PRIu32 " core ranges (at most %" PRIu32 ")", ranges.len,
+                        s->opts->max_core_ranges);
     for (uint32_t i = 0; i < ranges.len; i++) {
         lmb_CoreRange r = lmb_vec_CoreRange_at(ranges, i);
         snprintf(f, sizeof f, "%s[%" PRIu32 "]", field, i);
@@ -379,8 +383,8 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
         /* A semaphore id is its index on the program's cores (0-based, as the
          * device numbers them), not a capture-wide object id. */
         if (lmb_CreateSemaphore_semaphore_id(c) >= s->opts->max_semaphores)
-            return sem_fail(s, "semaphore_id", "semaphore %" PRIu32 " is beyond the %" PRIu32
-                                               " semaphores of a core",
+            return sem_fail(s, "semaphore_id",
+                            "semaphore %" PRIu32 " is beyond the %" PRIu32 " semaphores of a core",
                             lmb_CreateSemaphore_semaphore_id(c), s->opts->max_semaphores);
         return LM_OK;
     case LMB_Command_EnqueueProgram:

@@ -37,6 +37,7 @@ typedef struct lmb_semantic_options {
     uint32_t max_grid;         /* largest grid_x / grid_y; default 32 */
     uint32_t max_compile_args; /* default 64 */
     uint32_t max_semaphores;   /* per core; semaphore ids are 0..max-1; default 16 */
+    uint32_t max_core_ranges;  /* rectangles in one set of cores; default 16 */
 } lmb_semantic_options;
 
 void lmb_semantic_options_init(lmb_semantic_options *opts);

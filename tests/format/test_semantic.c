@@ -57,6 +57,8 @@ enum bug {
     BUG_REPLAY_UNKNOWN_TRACE,
     BUG_GRID,
     BUG_NAME_UNKNOWN_BUFFER,
+    BUG_SEMAPHORE_ID,
+    BUG_TOO_MANY_RANGES,
 };
 
 static lm_status build(enum bug bug, void **out, size_t *out_size) {
@@ -128,6 +130,19 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
     CMD(ReleaseProgram, lmb_ReleaseProgram_add_program_id(b, 1));
     if (bug == BUG_USE_AFTER_RELEASE) CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1));
     CMD(FinishQueue, (void)0);
+    {
+        /* Semaphore ids are per-core indices: 0 is valid, 16 is not. */
+        lmb_CoreRange r[17];
+        for (uint16_t i = 0; i < 17; i++)
+            r[i] = (lmb_CoreRange){{i % 8, i / 8}, {i % 8, i / 8}};
+        fb_ref one = lmb_vec_CoreRange_create(b, r, 1);
+        CMD(CreateSemaphore, lmb_CreateSemaphore_add_semaphore_id(b, 0);
+            lmb_CreateSemaphore_add_program_id(b, 2); lmb_CreateSemaphore_add_cores(b, one));
+        fb_ref many = lmb_vec_CoreRange_create(b, r, bug == BUG_TOO_MANY_RANGES ? 17 : 16);
+        CMD(CreateSemaphore,
+            lmb_CreateSemaphore_add_semaphore_id(b, bug == BUG_SEMAPHORE_ID ? 16 : 1);
+            lmb_CreateSemaphore_add_program_id(b, 2); lmb_CreateSemaphore_add_cores(b, many));
+    }
 #undef CMD
     if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
                                      LMB_BufferRole_Output, "out")))
@@ -193,6 +208,11 @@ static void test_limits(void) {
     CHECK_FAILS(check(BUG_WRITE_TOO_BIG), LM_ERR_INVALID_FILE,
                 "commands[1] (EnqueueWriteBuffer).data: 4096 bytes for buffer 1 of 2048 bytes");
     CHECK_FAILS(check(BUG_GRID), LM_ERR_INVALID_FILE, "system: grid 33x8");
+    CHECK_FAILS(check(BUG_SEMAPHORE_ID), LM_ERR_INVALID_FILE,
+                "commands[15] (CreateSemaphore).semaphore_id: semaphore 16 is beyond the 16 "
+                "semaphores of a core");
+    CHECK_FAILS(check(BUG_TOO_MANY_RANGES), LM_ERR_INVALID_FILE,
+                "commands[15] (CreateSemaphore).cores: 17 core ranges (at most 16)");
 }
 
 static void test_kernel_elfs(void) {
