@@ -134,16 +134,11 @@ void tile_unpack(lm_data_format format, const void *src, float *out) {
             for (uint32_t c0 = 0; c0 < TILE_DIM; c0 += TILE_FACE_DIM) {
                 const uint8_t *in = bytes + 2 * tile_face_offset(r, c0);
                 float *row = out + r * TILE_DIM + c0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                uint16_t h[TILE_FACE_DIM]; /* the file's byte order is the host's */
+                uint16_t h[TILE_FACE_DIM]; /* little-endian, like the host (see above) */
                 memcpy(h, in, sizeof h);
                 uint32_t w[TILE_FACE_DIM];
                 for (uint32_t i = 0; i < TILE_FACE_DIM; i++) w[i] = (uint32_t)h[i] << 16;
                 memcpy(row, w, sizeof w);
-#else
-                for (uint32_t i = 0; i < TILE_FACE_DIM; i++)
-                    row[i] = u2f(((uint32_t)in[2 * i] | (uint32_t)in[2 * i + 1] << 8) << 16);
-#endif
             }
         break;
     case LM_DATA_FORMAT_BFP8_B:
