@@ -102,9 +102,9 @@ static void add(cap_recorder *r, lmb_Command type, fb_ref table) {
 static uint32_t need(cap_recorder *r, const id_map *m, uint64_t handle, const char *what) {
     uint32_t id = map_get(m, handle);
     if (!id && !r->error)
-        fail(r, LM_ERR_UNSUPPORTED,
-             "a %s created before lm_light_metal_begin_capture was used; only buffers are "
-             "snapshotted when a capture begins",
+        fail(r, LM_ERR_INVALID_STATE,
+             "a %s the capture does not know (released, or of another "
+             "device) was used",
              what);
     return id;
 }
@@ -434,6 +434,31 @@ static void snapshot_buffers(cap_recorder *r, lm_device *dev) {
     }
 }
 
+/* Snapshot of the programs alive at begin, through the same hooks live calls
+ * use (the recorder is installed by then). */
+static void snap_program(void *dev, lm_program p) {
+    cap_create_program(dev, p);
+}
+static void snap_kernel(void *dev, lm_program p, lm_kernel k, const lm_core_range_set *cores,
+                        const lm_kernel_config *cfg) {
+    cap_create_kernel(dev, p, k, cores, cfg);
+}
+static void snap_args(void *dev, lm_program p, lm_kernel k, lm_core core, const uint32_t *args,
+                      uint32_t n) {
+    cap_set_runtime_args(dev, p, k, core, args, n);
+}
+static void snap_common(void *dev, lm_program p, lm_kernel k, const uint32_t *args, uint32_t n) {
+    cap_set_common_runtime_args(dev, p, k, args, n);
+}
+static void snap_cb(void *dev, lm_program p, lm_circular_buffer cb, const lm_core_range_set *cores,
+                    const lm_circular_buffer_config *cfg) {
+    cap_create_cb(dev, p, cb, cores, cfg);
+}
+static void snap_semaphore(void *dev, lm_program p, const lm_core_range_set *cores,
+                           uint32_t initial, uint32_t id) {
+    cap_create_semaphore(dev, p, cores, initial, id);
+}
+
 static void recorder_free(cap_recorder *r) {
     if (!r) return;
     lmb_writer_destroy(r->writer);
@@ -458,12 +483,16 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
         return st;
     }
     snapshot_buffers(r, dev);
+    dev->capture = r;
+    rt_snapshot_visitor v = {dev,         snap_program, snap_kernel,   snap_args,
+                             snap_common, snap_cb,      snap_semaphore};
+    if (!r->error) fail_with_last(r, rt_program_snapshot(dev, &v));
     if (r->error) {
+        dev->capture = NULL;
         st = err_set(r->error, "%s", r->error_message);
         recorder_free(r);
         return st;
     }
-    dev->capture = r;
     return LM_OK;
 }
 

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "runtime/buffer.h"
 #include "runtime/cq.h"
+#include "runtime/program.h"
 #include "runtime/trace.h"
 
 static uint32_t online_cpus(void) {
@@ -76,6 +77,7 @@ lm_status rt_device_close(lm_device *dev) {
         }
     }
     rt_trace_release_all(dev);
+    rt_program_release_all(dev);
     rt_buffer_release_all(dev);
     if (dev->backend) dev->backend->ops->destroy(dev->backend);
     alloc_destroy(&dev->dram);

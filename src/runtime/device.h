@@ -23,6 +23,7 @@
 #define RT_DRAM_ALIGNMENT 32u
 
 struct rt_buffer;
+struct rt_program;
 struct rt_trace;
 struct cap_recorder;
 
@@ -34,6 +35,7 @@ struct lm_device {
     allocator dram, l1;
     allocator trace_region;                            /* bank 0's part of the trace region */
     struct rt_buffer *buffers;                         /* live buffers, most recent first */
+    struct rt_program *programs;                       /* live programs, most recent first */
     struct rt_trace *traces[LM_MAX_TRACES];            /* by id - 1 */
     struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES]; /* per queue */
     lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];

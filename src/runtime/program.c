@@ -64,7 +64,8 @@ struct rt_program {
     atomic_uint refs;
     uint64_t handle;
     lm_device *device;
-    pthread_mutex_t mutex; /* guards everything below */
+    rt_program *prev, *next; /* the device's live programs (device->mutex) */
+    pthread_mutex_t mutex;   /* guards everything below */
     uint32_t num_cores, grid_x;
     rt_kernel **kernels;
     uint32_t kernel_count;
@@ -182,8 +183,25 @@ lm_status rt_program_create(lm_device *device, lm_program *out_program) {
         program_free(p);
         return st;
     }
+    pthread_mutex_lock(&device->mutex);
+    p->next = device->programs;
+    if (p->next) p->next->prev = p;
+    device->programs = p;
+    pthread_mutex_unlock(&device->mutex);
     out_program->id = p->handle;
     return LM_OK;
+}
+
+static void unlink_program(rt_program *p) {
+    lm_device *dev = p->device;
+    pthread_mutex_lock(&dev->mutex);
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        dev->programs = p->next;
+    if (p->next) p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    pthread_mutex_unlock(&dev->mutex);
 }
 
 lm_status rt_program_release(lm_program program) {
@@ -201,8 +219,20 @@ lm_status rt_program_release(lm_program program) {
     handle_table_unlock(&handles);
     if (check != HANDLE_OK)
         return err_set(LM_ERR_INVALID_HANDLE, "program handle %s", handle_check_string(check));
+    unlink_program(obj);
     program_unref(obj);
     return LM_OK;
+}
+
+void rt_program_release_all(lm_device *dev) {
+    for (;;) {
+        pthread_mutex_lock(&dev->mutex);
+        rt_program *p = dev->programs;
+        lm_program handle = {p ? p->handle : 0};
+        pthread_mutex_unlock(&dev->mutex);
+        if (!p) return;
+        rt_program_release(handle);
+    }
 }
 
 lm_status rt_program_device(lm_program program, lm_device **out_device) {
@@ -659,5 +689,108 @@ lm_status rt_program_enqueue(lm_command_queue *cq, lm_program program, bool bloc
     uint64_t seq;
     st = rt_cq_push(cq, &cmd, launch_done, launch, &seq);
     if (!st && blocking) st = rt_cq_wait(cq, seq);
+    return st;
+}
+
+/* ---- snapshots (for a capture that begins after programs exist) ---- */
+
+/* Rectangles covering exactly the cores of `m`: runs along each row, merged
+ * down the rows where they line up. */
+static lm_status mask_to_ranges(const rt_program *p, const core_mask *m, lm_core_range_set *out) {
+    out->count = 0;
+    uint32_t grid_y = p->num_cores / p->grid_x;
+    for (uint32_t y = 0; y < grid_y; y++)
+        for (uint32_t x = 0; x < p->grid_x;) {
+            if (!mask_has(m, y * p->grid_x + x)) {
+                x++;
+                continue;
+            }
+            uint32_t x0 = x;
+            while (x < p->grid_x && mask_has(m, y * p->grid_x + x))
+                x++;
+            lm_core_range *grow = NULL;
+            for (uint32_t i = 0; i < out->count; i++) {
+                lm_core_range *r = &out->ranges[i];
+                if (r->end.y + 1 == y && r->start.x == x0 && r->end.x == x - 1) grow = r;
+            }
+            if (grow) {
+                grow->end.y = y;
+            } else if (out->count == LM_MAX_CORE_RANGES) {
+                return err_set(LM_ERR_UNSUPPORTED,
+                               "a program's cores need more than %d rectangles to describe",
+                               LM_MAX_CORE_RANGES);
+            } else {
+                out->ranges[out->count++] = (lm_core_range){{x0, y}, {x - 1, y}};
+            }
+        }
+    return LM_OK;
+}
+
+static lm_status snapshot_program(rt_program *p, const rt_snapshot_visitor *v) {
+    lm_program prog = {p->handle};
+    lm_core_range_set set;
+    lm_status st = LM_OK;
+    pthread_mutex_lock(&p->mutex);
+    v->program(v->ctx, prog);
+    for (uint32_t i = 0; i < p->kernel_count && !st; i++) {
+        const rt_kernel *k = p->kernels[i];
+        lm_kernel kernel = {k->handle};
+        st = mask_to_ranges(p, &k->cores, &set);
+        if (st) break;
+        v->kernel(v->ctx, prog, kernel, &set, &k->config);
+        for (uint32_t c = 0; c < p->num_cores; c++)
+            if (k->args[c].words)
+                v->runtime_args(v->ctx, prog, kernel, (lm_core){c % p->grid_x, c / p->grid_x},
+                                k->args[c].words, k->args[c].count);
+        if (k->common.words) v->common_args(v->ctx, prog, kernel, k->common.words, k->common.count);
+    }
+    for (uint32_t i = 0; i < p->cb_count && !st; i++) {
+        const rt_cb *cb = p->cbs[i];
+        st = mask_to_ranges(p, &cb->cores, &set);
+        if (!st) v->cb(v->ctx, prog, (lm_circular_buffer){cb->handle}, &set, &cb->cfg);
+    }
+    /* Semaphores in id order, one call per group of cores with the same
+     * initial value: replay hands out the same ids in the same order. */
+    for (uint32_t id = 0; id < LM_MAX_SEMAPHORES && !st; id++) {
+        core_mask todo = {0};
+        for (uint32_t c = 0; c < p->num_cores; c++)
+            if (p->sem_count[c] > id) mask_set(&todo, c);
+        for (uint32_t c = 0; c < p->num_cores && !st; c++) {
+            if (!mask_has(&todo, c)) continue;
+            uint32_t value = p->sem_value[c * LM_MAX_SEMAPHORES + id];
+            core_mask group = {0};
+            for (uint32_t d = c; d < p->num_cores; d++)
+                if (mask_has(&todo, d) && p->sem_value[d * LM_MAX_SEMAPHORES + id] == value) {
+                    mask_set(&group, d);
+                    todo.bits[d / 64] &= ~(1ull << (d % 64));
+                }
+            st = mask_to_ranges(p, &group, &set);
+            if (!st) v->semaphore(v->ctx, prog, &set, value, id);
+        }
+    }
+    pthread_mutex_unlock(&p->mutex);
+    return st;
+}
+
+lm_status rt_program_snapshot(lm_device *dev, const rt_snapshot_visitor *v) {
+    /* Oldest first, so the replay creates them (and their CBs) in order. */
+    pthread_mutex_lock(&dev->mutex);
+    uint32_t n = 0;
+    for (rt_program *p = dev->programs; p; p = p->next)
+        n++;
+    rt_program **list = calloc(n ? n : 1, sizeof *list);
+    uint32_t i = n;
+    for (rt_program *p = dev->programs; p && list; p = p->next) {
+        atomic_fetch_add(&p->refs, 1);
+        list[--i] = p;
+    }
+    pthread_mutex_unlock(&dev->mutex);
+    if (!list) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lm_status st = LM_OK;
+    for (i = 0; i < n; i++) {
+        if (!st) st = snapshot_program(list[i], v);
+        program_unref(list[i]);
+    }
+    free(list);
     return st;
 }

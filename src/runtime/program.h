@@ -50,6 +50,33 @@ typedef struct rt_launch {
 lm_status rt_program_create(lm_device *device, lm_program *out_program);
 lm_status rt_program_release(lm_program program);
 
+/* Releases every program of a device whose queues are drained (device close);
+ * their handles become stale. */
+void rt_program_release_all(lm_device *device);
+
+/* What a snapshot reports, in an order that recreates the programs exactly:
+ * each program, then its kernels (each followed by its arguments), its
+ * circular buffers and its semaphores. */
+typedef struct rt_snapshot_visitor {
+    void *ctx;
+    void (*program)(void *ctx, lm_program program);
+    void (*kernel)(void *ctx, lm_program program, lm_kernel kernel, const lm_core_range_set *cores,
+                   const lm_kernel_config *cfg);
+    void (*runtime_args)(void *ctx, lm_program program, lm_kernel kernel, lm_core core,
+                         const uint32_t *args, uint32_t count);
+    void (*common_args)(void *ctx, lm_program program, lm_kernel kernel, const uint32_t *args,
+                        uint32_t count);
+    void (*cb)(void *ctx, lm_program program, lm_circular_buffer cb, const lm_core_range_set *cores,
+               const lm_circular_buffer_config *cfg);
+    void (*semaphore)(void *ctx, lm_program program, const lm_core_range_set *cores,
+                      uint32_t initial_value, uint32_t id);
+} rt_snapshot_visitor;
+
+/* Reports every live program of the device, oldest first. Not safe against
+ * concurrent changes to those programs. LM_ERR_UNSUPPORTED when a set of
+ * cores needs more than LM_MAX_CORE_RANGES rectangles. */
+lm_status rt_program_snapshot(lm_device *device, const rt_snapshot_visitor *v);
+
 /* The device a program belongs to. */
 lm_status rt_program_device(lm_program program, lm_device **out_device);
 

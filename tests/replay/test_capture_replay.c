@@ -198,6 +198,71 @@ static void test_capture_mid_workload(void) {
     lm_binary_free(bin);
 }
 
+/* Programs (kernels, arguments, circular buffers, semaphores) alive when the
+ * capture begins are snapshotted, so the binary replays on its own. */
+static void test_capture_snapshots_programs(void) {
+    static uint32_t live[WORDS], replayed[WORDS];
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    workload w;
+    CHECK_OK(make_buffers(dev, &w));
+    lm_program prog;
+    lm_kernel k;
+    lm_kernel_config kc;
+    lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
+    lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
+    uint64_t ia, oa;
+    lm_buffer_address(w.in, &ia);
+    lm_buffer_address(w.out, &oa);
+    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa}, id;
+    CHECK_OK(lm_create_program(dev, &prog));
+    CHECK_OK(lm_create_kernel_from_string(prog, "scale", kernel_src, &all, &kc, &k));
+    for (uint32_t y = 0; y < 2; y++)
+        for (uint32_t x = 0; x < 2; x++)
+            CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 2));
+    lm_circular_buffer_config cc;
+    lm_circular_buffer_config_init(&cc);
+    cc.total_size = 4096;
+    cc.index_count = 1;
+    cc.indices[0] = (lm_cb_index_config){3, LM_DATA_FORMAT_FLOAT16_B, 2048};
+    lm_circular_buffer cb;
+    lm_core_range_set corner = lm_core_range_set_of(1, 1, 1, 1);
+    CHECK_OK(lm_create_circular_buffer(prog, &corner, &cc, &cb));
+    CHECK_OK(lm_create_semaphore(prog, &all, 5, &id));
+    CHECK_OK(lm_create_semaphore(prog, &corner, 9, &id));
+    CHECK_EQ_U64(id, 1);
+
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    uint32_t in[WORDS];
+    input_words(in, 3);
+    CHECK_OK(lm_enqueue_write_buffer(cq, w.in, in, false));
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_enqueue_read_buffer(cq, w.out, live, true));
+    CHECK_OK(lm_capture_name_buffer(w.out, "out"));
+    CHECK_OK(lm_capture_compare_to_capture(cq, w.out));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_release_program(prog));
+    CHECK_OK(lm_device_close(dev));
+    /* Closing the device released what was left: the handle is stale. */
+    CHECK_FAILS(lm_release_program(prog), LM_ERR_INVALID_HANDLE, "stale");
+
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_report rep;
+    CHECK_OK(lm_replay_run(r, NULL, NULL, &rep));
+    CHECK_EQ_U64(rep.goldens_checked, 1);
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    CHECK_EQ_U64(live[5], in[5] * 5u + 1u);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
 static void test_capture_errors(void) {
     lm_device *dev = open_device();
     CHECK(dev);
@@ -205,15 +270,13 @@ static void test_capture_errors(void) {
     CHECK_FAILS(lm_light_metal_end_capture(dev, &bin), LM_ERR_INVALID_STATE,
                 "no Light Metal capture is active");
     CHECK_FAILS(lm_light_metal_begin_capture(NULL, NULL), LM_ERR_INVALID_HANDLE, "device is NULL");
-    /* A program made before the capture cannot be used in it (yet). */
     lm_program prog;
     CHECK_OK(lm_create_program(dev, &prog));
     CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
     CHECK_FAILS(lm_light_metal_begin_capture(dev, NULL), LM_ERR_INVALID_STATE,
                 "already being captured");
-    CHECK_OK(lm_enqueue_program(lm_device_command_queue(dev, 0), prog, true));
-    CHECK_FAILS(lm_light_metal_end_capture(dev, &bin), LM_ERR_UNSUPPORTED,
-                "a program created before lm_light_metal_begin_capture was used");
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    lm_binary_free(bin);
     /* Metal traces inside a Light Metal capture are refused at the end. */
     uint32_t id;
     CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
@@ -293,6 +356,7 @@ int main(void) {
     TEST_RUN(test_capture_then_replay);
     TEST_RUN(test_inputs_and_goldens);
     TEST_RUN(test_capture_mid_workload);
+    TEST_RUN(test_capture_snapshots_programs);
     TEST_RUN(test_capture_errors);
     TEST_RUN(test_replay_errors);
     return test_summary();
