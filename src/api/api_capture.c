@@ -9,6 +9,7 @@
 #include "runtime/trace.h"
 
 #if LM_ENABLE_CAPTURE
+#include "api/api_binary.h"
 #include "capture/capture.h"
 #include "runtime/device.h"
 #endif
@@ -32,8 +33,13 @@ lm_status lm_light_metal_end_capture(lm_device *device, lm_binary **out_binary) 
     const char *fn = "lm_light_metal_end_capture";
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
     if (!out_binary) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_binary is NULL", fn);
-    lm_status st = cap_end(device, out_binary);
-    return st ? err_prefix(st, "%s", fn) : LM_OK;
+    lmb_header hdr;
+    api_binary_header(&device->info, &hdr);
+    lmb_writer *w;
+    lm_status st = cap_end(device, &hdr, &w);
+    if (st) return err_prefix(st, "%s", fn);
+    *out_binary = api_binary_wrap(w);
+    return *out_binary ? LM_OK : err_prefix(LM_ERR_OUT_OF_HOST_MEMORY, "%s", fn);
 }
 
 lm_status lm_capture_compare_to_capture(lm_command_queue *cq, lm_buffer buffer) {

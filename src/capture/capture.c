@@ -14,8 +14,6 @@
 #include "runtime/device.h"
 #include "runtime/program.h"
 
-#define PRODUCER "lightmetal"
-
 /* Handle -> file id, for one kind of object. */
 typedef struct id_map {
     uint64_t *handles;
@@ -33,12 +31,6 @@ struct cap_recorder {
     lm_status error; /* the first recording failure, reported by cap_end */
     char error_message[ERR_MESSAGE_MAX];
     uint8_t formats_seen[8]; /* lmb_DataFormat values used by CBs */
-};
-
-struct lm_binary {
-    lmb_writer *writer;
-    void *bytes; /* the whole file, made on first lm_binary_data */
-    size_t size;
 };
 
 /* ---- small helpers ---- */
@@ -496,7 +488,7 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
     return LM_OK;
 }
 
-lm_status cap_end(lm_device *dev, lm_binary **out_binary) {
+lm_status cap_end(lm_device *dev, const lmb_header *base, lmb_writer **out_writer) {
     cap_recorder *r = dev->capture;
     if (!r) return err_set(LM_ERR_INVALID_STATE, "no Light Metal capture is active");
     pthread_mutex_lock(&r->mutex);
@@ -504,58 +496,18 @@ lm_status cap_end(lm_device *dev, lm_binary **out_binary) {
     pthread_mutex_unlock(&r->mutex);
     lm_status st = LM_OK;
     if (r->error) st = err_set(r->error, "%s", r->error_message);
-    lmb_header hdr;
-    lmb_header_init(&hdr);
+    lmb_header hdr = *base;
     uint8_t formats[8];
     size_t nformats = 0;
     for (uint8_t f = 0; f < sizeof r->formats_seen; f++)
         if (r->formats_seen[f]) formats[nformats++] = f;
-    hdr.producer = PRODUCER;
-    hdr.grid_x = (uint16_t)dev->info.grid_x;
-    hdr.grid_y = (uint16_t)dev->info.grid_y;
-    hdr.l1_size = (uint32_t)dev->info.l1_size;
-    hdr.dram_banks = (uint16_t)dev->info.dram_banks;
-    hdr.dram_bank_size = dev->info.dram_bank_size;
     hdr.data_formats = formats;
     hdr.data_format_count = nformats;
     if (!st) st = lmb_writer_finish(r->writer, &hdr);
-    lm_binary *bin = NULL;
-    if (!st && !(bin = calloc(1, sizeof *bin)))
-        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (!st) {
-        bin->writer = r->writer;
+        *out_writer = r->writer;
         r->writer = NULL;
-        *out_binary = bin;
     }
     recorder_free(r);
     return st;
-}
-
-/* ---- binaries ---- */
-
-lm_status lm_binary_save(const lm_binary *binary, const char *path) {
-    if (!binary) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_save: binary is NULL");
-    if (!path || !*path) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_save: path is empty");
-    lm_status st = lmb_writer_save(binary->writer, path);
-    return st ? err_prefix(st, "lm_binary_save") : LM_OK;
-}
-
-lm_status lm_binary_data(const lm_binary *binary, const void **out_data, uint64_t *out_size) {
-    if (!binary || !out_data || !out_size)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_data: NULL argument");
-    lm_binary *b = (lm_binary *)binary; /* the bytes are made once, on demand */
-    if (!b->bytes) {
-        lm_status st = lmb_writer_to_memory(b->writer, &b->bytes, &b->size);
-        if (st) return err_prefix(st, "lm_binary_data");
-    }
-    *out_data = b->bytes;
-    *out_size = b->size;
-    return LM_OK;
-}
-
-void lm_binary_free(lm_binary *binary) {
-    if (!binary) return;
-    lmb_writer_destroy(binary->writer);
-    free(binary->bytes);
-    free(binary);
 }

@@ -17,12 +17,15 @@
 #include <stdint.h>
 
 #include "lightmetal/lm_capture.h"
+#include "format/lmb.h"
 #include "lightmetal/lm_program.h"
 
 typedef struct cap_recorder cap_recorder;
 
 lm_status cap_begin(lm_device *device, const lm_capture_options *opts);
-lm_status cap_end(lm_device *device, lm_binary **out_binary);
+/* Stops recording and finishes the file with `header` (its data formats are
+ * filled in here); hands over the finished writer. */
+lm_status cap_end(lm_device *device, const lmb_header *header, lmb_writer **out_writer);
 
 void cap_create_buffer(lm_device *device, lm_buffer buffer);
 void cap_deallocate_buffer(lm_device *device, lm_buffer buffer);
