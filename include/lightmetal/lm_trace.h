@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lightmetal/lm_capture.h"
 #include "lightmetal/lm_device.h"
 
 #ifdef __cplusplus
@@ -53,6 +54,21 @@ lm_status lm_replay_trace(lm_command_queue *cq, uint32_t trace_id, bool blocking
 
 /* Frees the trace (after replays already queued have run) and its id. */
 lm_status lm_release_trace(lm_device *device, uint32_t trace_id);
+
+/* Serializable traces (tt-metal's CollectTrace / LoadTrace proposal).
+ *
+ * lm_collect_trace packs a captured trace into a self-contained blob — a
+ * Light Metal binary holding the device geometry, the kernels' RV32 ELFs and
+ * the trace's command stream — that lm_binary_data / lm_binary_save hand out.
+ * lm_load_trace, in this process or another on another machine, verifies such
+ * a blob completely and makes a new trace of it on cq's device; replaying it
+ * gives the same results as the original, provided the buffers it uses exist
+ * at the same addresses with the same contents.
+ * Errors: LM_ERR_INVALID_FILE for a corrupt blob, LM_ERR_INVALID_ARGUMENT for
+ * a blob made for a device of another geometry. */
+lm_status lm_collect_trace(lm_device *device, uint32_t trace_id, lm_binary **out_blob);
+lm_status lm_load_trace(lm_command_queue *cq, const void *data, uint64_t size,
+                        uint32_t *out_trace_id);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,9 @@ typedef struct rt_program rt_program;
 typedef struct rt_launch_kernel {
     const rv_image *image;
     const char *name;
-    bool fp32_acc; /* compute kernels: dst holds float32 */
+    bool fp32_acc;   /* compute kernels: dst holds float32 */
+    const void *elf; /* the binary the image came from (serialized traces) */
+    size_t elf_size;
 } rt_launch_kernel;
 
 typedef struct rt_launch_core {

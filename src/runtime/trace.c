@@ -25,7 +25,8 @@ struct rt_trace {
     uint64_t address, size;
     rt_launch_kernel *kernels;
     uint32_t kernel_count, launch_total;
-    atomic_uint pins; /* replays queued or running */
+    bool owns_kernels; /* loaded traces own their images, names and ELFs */
+    atomic_uint pins;  /* replays queued or running */
 };
 
 rt_trace *rt_trace_capturing(lm_command_queue *cq) {
@@ -46,6 +47,11 @@ bool rt_trace_any_capturing(lm_device *dev) {
 }
 
 static void trace_free(rt_trace *t) {
+    for (uint32_t i = 0; t->owns_kernels && i < t->kernel_count; i++) {
+        rv_image_free((rv_image *)t->kernels[i].image);
+        free((void *)t->kernels[i].name);
+        free((void *)t->kernels[i].elf);
+    }
     for (uint32_t i = 0; i < t->launch_count; i++)
         rt_launch_free(t->launches[i]);
     free(t->launches);
@@ -262,6 +268,122 @@ void rt_trace_release_all(lm_device *dev) {
     }
     for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES; q++)
         dev->capturing[q] = NULL;
+}
+
+/* ---- serialized traces ---- */
+
+lm_status rt_trace_export(lm_device *dev, uint32_t id, rt_trace_contents *out) {
+    rt_trace *t;
+    pthread_mutex_lock(&dev->mutex);
+    lm_status st = find_locked(dev, id, &t);
+    pthread_mutex_unlock(&dev->mutex);
+    if (st) return st;
+    uint32_t *stream = malloc(t->size ? t->size : 4);
+    if (!stream) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (t->size) {
+        rt_cmd cmd = {.op = RT_CMD_READ_BUFFER,
+                      .u.read = {.place = {.memory = LM_BUFFER_DRAM,
+                                           .num_banks = 1,
+                                           .address = t->address,
+                                           .size = t->size,
+                                           .page_size = t->size,
+                                           .page_stride = t->size},
+                                 .dst = stream}};
+        uint64_t seq;
+        st = rt_cq_push(dev->queues[0], &cmd, NULL, NULL, &seq);
+        if (!st) st = rt_cq_wait(dev->queues[0], seq);
+    }
+    if (st) {
+        free(stream);
+        return st;
+    }
+    *out = (rt_trace_contents){stream, t->size / sizeof(uint32_t), t->kernels, t->kernel_count};
+    return LM_OK;
+}
+
+/* The kernels of a loaded trace: images from the ELFs, copies of everything. */
+static lm_status own_kernels(rt_trace *t, const rt_trace_contents *in) {
+    t->kernels = calloc(in->kernel_count ? in->kernel_count : 1, sizeof *t->kernels);
+    if (!t->kernels) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    t->owns_kernels = true;
+    for (uint32_t i = 0; i < in->kernel_count; i++) {
+        const rt_launch_kernel *k = &in->kernels[i];
+        rt_launch_kernel *mine = &t->kernels[t->kernel_count];
+        rv_image *image;
+        lm_status st = rv_image_load(k->elf, k->elf_size, &image);
+        if (st) return err_prefix(LM_ERR_INVALID_FILE, "trace kernel %u", i);
+        char *name = strdup(k->name ? k->name : "kernel");
+        void *elf = malloc(k->elf_size ? k->elf_size : 1);
+        if (name && elf) memcpy(elf, k->elf, k->elf_size);
+        *mine = (rt_launch_kernel){image, name, k->fp32_acc, elf, k->elf_size};
+        t->kernel_count++;
+        if (!name || !elf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    return LM_OK;
+}
+
+lm_status rt_trace_import(lm_command_queue *cq, const rt_trace_contents *in, uint32_t *out_id) {
+    lm_device *dev = rt_cq_device(cq);
+    /* Check every launch now: a bad stream is the file's fault, not a device's. */
+    for (size_t pos = 0; pos < in->words;) {
+        rt_launch l;
+        lm_status st = rt_trace_decode(in->stream, in->words, &pos, in->kernel_count,
+                                       dev->info.grid_x * dev->info.grid_y, &l);
+        if (st) return err_set(LM_ERR_INVALID_FILE, "%s", lm_last_error());
+    }
+    rt_trace *t = calloc(1, sizeof *t);
+    if (!t) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    t->device = dev;
+    atomic_init(&t->pins, 0);
+    lm_status st = own_kernels(t, in);
+    uint64_t bytes = in->words * sizeof(uint32_t), address = 0;
+    pthread_mutex_lock(&dev->mutex);
+    uint32_t slot = 0;
+    while (slot < LM_MAX_TRACES && dev->traces[slot])
+        slot++;
+    if (!st && slot == LM_MAX_TRACES)
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "all %d trace ids are in use", LM_MAX_TRACES);
+    if (!st && bytes) {
+        st = alloc_take(&dev->trace_region, bytes, &address);
+        if (st)
+            err_prefix(st, "a trace of %llu bytes does not fit the trace region",
+                       (unsigned long long)bytes);
+    }
+    if (!st) {
+        t->id = slot + 1;
+        t->address = address;
+        t->size = bytes;
+        dev->traces[slot] = t;
+    }
+    pthread_mutex_unlock(&dev->mutex);
+    if (st) {
+        trace_free(t);
+        return st;
+    }
+    if (bytes) {
+        void *copy = malloc(bytes);
+        if (!copy)
+            st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        else
+            memcpy(copy, in->stream, bytes);
+        rt_cmd cmd = {.op = RT_CMD_WRITE_BUFFER,
+                      .u.write = {.place = {.memory = LM_BUFFER_DRAM,
+                                            .num_banks = 1,
+                                            .address = address,
+                                            .size = bytes,
+                                            .page_size = bytes,
+                                            .page_stride = bytes},
+                                  .src = copy}};
+        uint64_t seq;
+        if (!st) st = rt_cq_push(cq, &cmd, free_stream, copy, &seq);
+        if (!st) st = rt_cq_wait(cq, seq);
+    }
+    if (st) {
+        rt_trace_release(dev, t->id);
+        return st;
+    }
+    *out_id = t->id;
+    return LM_OK;
 }
 
 /* ---- decoding, for the dispatcher ---- */

@@ -38,6 +38,24 @@ lm_status rt_trace_end(lm_command_queue *cq, uint32_t id);
 lm_status rt_trace_replay(lm_command_queue *cq, uint32_t id, bool blocking);
 lm_status rt_trace_release(lm_device *device, uint32_t id);
 
+/* A captured trace as it travels between processes: its command stream (read
+ * back from the trace region; the caller frees it) and the kernels the stream
+ * indexes (ELF, name and mode each; valid while the trace lives). */
+typedef struct rt_trace_contents {
+    uint32_t *stream;
+    size_t words;
+    const rt_launch_kernel *kernels;
+    uint32_t kernel_count;
+} rt_trace_contents;
+
+lm_status rt_trace_export(lm_device *device, uint32_t id, rt_trace_contents *out);
+
+/* Makes a new trace on cq's device from serialized contents: loads the
+ * kernels from their ELFs (the `image` fields are ignored), checks every
+ * launch of the stream, and stores it in the trace region. Errors:
+ * LM_ERR_INVALID_FILE for a stream or ELF that does not hold together. */
+lm_status rt_trace_import(lm_command_queue *cq, const rt_trace_contents *in, uint32_t *out_id);
+
 /* Releases every trace of a device whose queues are drained (device close). */
 void rt_trace_release_all(lm_device *device);
 

@@ -1,6 +1,8 @@
 /* Metal traces: replay equals eager execution bit for bit, several traces,
  * id reuse, capture-time rules, region overflow, and a corrupted stream. */
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
@@ -23,8 +25,10 @@ static lm_device *open_device(uint64_t trace_region) {
 static const char *step_kernel =
     "#include \"dataflow_api.h\"\n"
     "void kernel_main(void) {\n"
-    "    InterleavedAddrGenFast s = {.bank_base_address = get_arg_val(0), .page_size = 256, .is_dram = true};\n"
-    "    InterleavedAddrGenFast d = {.bank_base_address = get_arg_val(1), .page_size = 256, .is_dram = true};\n"
+    "    InterleavedAddrGenFast s = {.bank_base_address = get_arg_val(0), .page_size = 256, "
+    ".is_dram = true};\n"
+    "    InterleavedAddrGenFast d = {.bank_base_address = get_arg_val(1), .page_size = 256, "
+    ".is_dram = true};\n"
     "    uint32_t page = my_y() * 4 + my_x(), l1 = 0x20000;\n"
     "    noc_async_read_page(page, &s, l1);\n"
     "    noc_async_read_barrier();\n"
@@ -75,7 +79,8 @@ static lm_status set_k(chain *c, int which, uint32_t k) {
 
 static lm_status reset_input(chain *c) {
     uint32_t in[WORDS];
-    for (int i = 0; i < WORDS; i++) in[i] = (uint32_t)i * 2654435761u;
+    for (int i = 0; i < WORDS; i++)
+        in[i] = (uint32_t)i * 2654435761u;
     return lm_enqueue_write_buffer(c->cq, c->x, in, true);
 }
 
@@ -160,7 +165,7 @@ static void test_several_traces_and_id_reuse(void) {
                 "lm_replay_trace: trace 1 does not exist");
     CHECK_FAILS(lm_release_trace(dev, t1), LM_ERR_NOT_FOUND, "trace 1 does not exist");
     CHECK_OK(lm_begin_trace_capture(c.cq, &t3));
-    CHECK_EQ_U64(t3, 1); /* reused */
+    CHECK_EQ_U64(t3, 1);                      /* reused */
     CHECK_OK(lm_end_trace_capture(c.cq, t3)); /* an empty trace is fine */
     CHECK_OK(lm_replay_trace(c.cq, t3, true));
     CHECK_OK(lm_device_close(dev)); /* releases the remaining traces */
@@ -193,8 +198,7 @@ static void test_capture_rules(void) {
     CHECK_FAILS(lm_replay_trace(other, id, true), LM_ERR_INVALID_STATE,
                 "trace 1 is still being captured");
     CHECK_FAILS(lm_release_trace(dev, id), LM_ERR_INVALID_STATE, "still being captured");
-    CHECK_FAILS(lm_end_trace_capture(c.cq, 7), LM_ERR_INVALID_ARGUMENT,
-                "capturing trace 1, not 7");
+    CHECK_FAILS(lm_end_trace_capture(c.cq, 7), LM_ERR_INVALID_ARGUMENT, "capturing trace 1, not 7");
     /* The other queue works normally meanwhile. */
     CHECK_OK(lm_enqueue_read_buffer(other, c.x, data, true));
     CHECK_OK(lm_enqueue_program(c.cq, c.prog[0], false));
@@ -215,8 +219,7 @@ static void test_region_overflow(void) {
     uint32_t id;
     CHECK_OK(lm_begin_trace_capture(c.cq, &id));
     CHECK_OK(enqueue_steps(&c, 50));
-    CHECK_FAILS(lm_end_trace_capture(c.cq, id), LM_ERR_OUT_OF_DEVICE_MEMORY,
-                "trace 1 of ");
+    CHECK_FAILS(lm_end_trace_capture(c.cq, id), LM_ERR_OUT_OF_DEVICE_MEMORY, "trace 1 of ");
     CHECK_ERROR_HAS("does not fit the trace region");
     /* The failed trace is gone and the queue works. */
     CHECK_FAILS(lm_replay_trace(c.cq, id, true), LM_ERR_NOT_FOUND, "does not exist");
@@ -264,6 +267,104 @@ static void test_corrupted_stream(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* In a fresh process: a fresh device with the same buffers (same addresses:
+ * allocation is deterministic), the input, then only the loaded trace. */
+static int replay_blob_elsewhere(const void *blob, uint64_t size, uint32_t *out) {
+    lm_device *dev = open_device(1 << 20);
+    if (!dev) return 0;
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_buffer_config b;
+    lm_buffer_config_init(&b);
+    b.size = WORDS * 4;
+    b.page_size = 256;
+    chain c = {.dev = dev, .cq = cq};
+    uint32_t id;
+    int ok = !lm_create_buffer(dev, &b, &c.x) && !lm_create_buffer(dev, &b, &c.y) &&
+             !reset_input(&c) && !lm_load_trace(cq, blob, size, &id) &&
+             !lm_replay_trace(cq, id, true) && !lm_enqueue_read_buffer(cq, c.x, out, true);
+    if (!ok) printf("  elsewhere: %s\n", lm_last_error());
+    return !lm_device_close(dev) && ok;
+}
+
+static void test_collect_and_load(void) {
+    lm_device *dev = open_device(1 << 20);
+    chain c;
+    CHECK(dev && chain_init(&c, dev));
+    uint32_t id, loaded, original[WORDS], again[WORDS], theirs[WORDS];
+    CHECK_OK(lm_begin_trace_capture(c.cq, &id));
+    CHECK_OK(enqueue_steps(&c, 6));
+    CHECK_OK(lm_end_trace_capture(c.cq, id));
+    CHECK_OK(reset_input(&c));
+    CHECK_OK(lm_replay_trace(c.cq, id, true));
+    CHECK_OK(lm_enqueue_read_buffer(c.cq, c.x, original, true));
+
+    lm_binary *blob;
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_collect_trace(dev, id, &blob));
+    CHECK_OK(lm_binary_data(blob, &data, &size));
+    /* Loaded next to the original: a new id, the same results. */
+    CHECK_OK(lm_load_trace(c.cq, data, size, &loaded));
+    CHECK(loaded != id);
+    CHECK_OK(reset_input(&c));
+    CHECK_OK(lm_replay_trace(c.cq, loaded, true));
+    CHECK_OK(lm_enqueue_read_buffer(c.cq, c.x, again, true));
+    CHECK(memcmp(original, again, sizeof again) == 0);
+
+    /* In another process that never compiled anything. */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        uint32_t out[WORDS];
+        int ok = replay_blob_elsewhere(data, size, out) &&
+                 write(fds[1], out, sizeof out) == (ssize_t)sizeof out;
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    while (got < sizeof theirs) {
+        ssize_t n = read(fds[0], (char *)theirs + got, sizeof theirs - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ_U64(got, sizeof theirs);
+    CHECK(memcmp(original, theirs, sizeof theirs) == 0);
+
+    /* Corrupt and mismatched blobs are refused; nothing crashes. */
+    uint8_t *bad = malloc(size);
+    CHECK(bad);
+    CHECK_FAILS(lm_load_trace(c.cq, data, size / 2, &loaded), LM_ERR_INVALID_FILE, "lm_load_trace");
+    for (uint64_t at = 8; at < size; at += size / 97 + 1) {
+        memcpy(bad, data, size);
+        bad[at] ^= 0x5A;
+        lm_status st = lm_load_trace(c.cq, bad, size, &loaded);
+        if (st == LM_OK)
+            CHECK_OK(lm_release_trace(dev, loaded)); /* harmless flip */
+        else
+            CHECK(st == LM_ERR_INVALID_FILE);
+    }
+    free(bad);
+    CHECK_FAILS(lm_load_trace(c.cq, NULL, size, &loaded), LM_ERR_INVALID_ARGUMENT, "NULL");
+    lm_device_options o;
+    lm_device_options_init(&o);
+    o.grid_x = 2;
+    o.grid_y = 2;
+    lm_device *other;
+    CHECK_OK(lm_device_open(&o, &other));
+    CHECK_FAILS(lm_load_trace(lm_device_command_queue(other, 0), data, size, &loaded),
+                LM_ERR_INVALID_ARGUMENT, "the trace was made for a 4x2 device");
+    CHECK_OK(lm_device_close(other));
+    CHECK_FAILS(lm_collect_trace(dev, 77, &blob), LM_ERR_NOT_FOUND, "trace 77 does not exist");
+    lm_binary_free(blob);
+    CHECK_OK(lm_device_close(dev));
+}
+
 int main(void) {
     setenv("LM_CACHE_DIR", "test_trace_cache", 0);
     TEST_RUN(test_replay_equals_eager);
@@ -271,5 +372,6 @@ int main(void) {
     TEST_RUN(test_capture_rules);
     TEST_RUN(test_region_overflow);
     TEST_RUN(test_corrupted_stream);
+    TEST_RUN(test_collect_and_load);
     return test_summary();
 }
