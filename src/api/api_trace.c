@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/api_binary.h"
+#include "runtime/trace_blob.h"
 #include "base/error.h"
 #include "format/lmb_semantic.h"
 #include "sim/kernel_map.h"
@@ -47,49 +48,8 @@ lm_status lm_release_trace(lm_device *device, uint32_t trace_id) {
     return finish(rt_trace_release(device, trace_id), fn);
 }
 
-/* ---- serializable traces ----
- * The blob is a Light Metal binary with no commands: its system descriptor,
- * the kernels' ELFs in kernel_binaries, and one trace whose data is, in
- * little-endian 32-bit words: magic, version, kernel count, 0; per kernel its
- * ELF hash (low, high), fp32 accumulation flag, name length in words and the
- * NUL-padded name; then the command stream. */
-
-#define TRACE_BLOB_MAGIC 0x50544d4cu /* "LMTP" */
-#define TRACE_BLOB_VERSION 1u
-#define TRACE_NAME_MAX_WORDS 16u
-#define LM_MAX_TRACE_KERNELS 65536u
-
-static lm_status collect(lm_device *dev, uint32_t id, const rt_trace_contents *c, lmb_writer *w) {
-    size_t words = 4 + c->words;
-    for (uint32_t i = 0; i < c->kernel_count; i++)
-        words += 4 + TRACE_NAME_MAX_WORDS;
-    uint32_t *p = calloc(words, sizeof *p);
-    if (!p) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    size_t at = 0;
-    p[at++] = TRACE_BLOB_MAGIC;
-    p[at++] = TRACE_BLOB_VERSION;
-    p[at++] = c->kernel_count;
-    p[at++] = 0;
-    lm_status st = LM_OK;
-    for (uint32_t i = 0; i < c->kernel_count && !st; i++) {
-        const rt_launch_kernel *k = &c->kernels[i];
-        uint64_t hash = 0;
-        st = lmb_writer_add_kernel_binary(w, k->elf, k->elf_size, &hash);
-        p[at++] = (uint32_t)hash;
-        p[at++] = (uint32_t)(hash >> 32);
-        p[at++] = k->fp32_acc;
-        p[at++] = TRACE_NAME_MAX_WORDS;
-        strncpy((char *)&p[at], k->name, TRACE_NAME_MAX_WORDS * 4 - 1);
-        at += TRACE_NAME_MAX_WORDS;
-    }
-    memcpy(&p[at], c->stream, c->words * sizeof *p);
-    if (!st) st = lmb_writer_add_trace(w, id, p, words * sizeof *p);
-    free(p);
-    lmb_header hdr;
-    api_binary_header(&dev->info, &hdr);
-    if (!st) st = lmb_writer_finish(w, &hdr);
-    return st;
-}
+/* ---- serializable traces: a Light Metal binary with no commands, holding
+ * the device geometry, the kernels' ELFs and the one trace ---- */
 
 lm_status lm_collect_trace(lm_device *device, uint32_t trace_id, lm_binary **out_blob) {
     const char *fn = "lm_collect_trace";
@@ -99,8 +59,11 @@ lm_status lm_collect_trace(lm_device *device, uint32_t trace_id, lm_binary **out
     lm_status st = rt_trace_export(device, trace_id, &c);
     if (st) return finish(st, fn);
     lmb_writer *w;
+    lmb_header hdr;
+    api_binary_header(&device->info, &hdr);
     st = lmb_writer_create(&w);
-    if (!st) st = collect(device, trace_id, &c, w);
+    if (!st) st = trace_blob_add(w, trace_id, &c);
+    if (!st) st = lmb_writer_finish(w, &hdr);
     free(c.stream);
     if (st) {
         lmb_writer_destroy(w);
@@ -108,48 +71,6 @@ lm_status lm_collect_trace(lm_device *device, uint32_t trace_id, lm_binary **out
     }
     *out_blob = api_binary_wrap(w);
     return *out_blob ? LM_OK : finish(LM_ERR_OUT_OF_HOST_MEMORY, fn);
-}
-
-static lm_status blob_error(const char *what) {
-    return err_set(LM_ERR_INVALID_FILE, "not a serialized trace: %s", what);
-}
-
-/* Reads the payload of a verified blob into `c` (kernels point into `data`). */
-static lm_status parse_payload(const void *data, fb_table root, rt_launch_kernel *kernels,
-                               rt_trace_contents *c) {
-    fb_vec traces = lmb_LightMetalBinary_traces(root);
-    if (traces.len != 1) return blob_error("it must hold exactly one trace");
-    lmb_BlobRef ref = lmb_TraceDescriptor_data(fb_vec_table(traces, 0));
-    const uint8_t *bytes = lmb_blob_data(data, root, ref);
-    if (ref.size % 4 || ref.size < 16) return blob_error("bad payload size");
-    size_t n = ref.size / 4, at = 4;
-    uint32_t head[4];
-    memcpy(head, bytes, sizeof head);
-    if (head[0] != TRACE_BLOB_MAGIC) return blob_error("bad payload magic");
-    if (head[1] != TRACE_BLOB_VERSION) return blob_error("unsupported payload version");
-    if (head[2] > LM_MAX_TRACE_KERNELS) return blob_error("too many kernels");
-    for (uint32_t i = 0; i < head[2]; i++) {
-        uint32_t k[4];
-        if (n - at < 4) return blob_error("kernel table truncated");
-        memcpy(k, bytes + 4 * at, sizeof k);
-        at += 4;
-        if (k[3] != TRACE_NAME_MAX_WORDS || n - at < k[3]) return blob_error("bad kernel name");
-        const char *name = (const char *)bytes + 4 * at;
-        if (!memchr(name, 0, 4 * k[3])) return blob_error("kernel name not terminated");
-        at += k[3];
-        lmb_BlobRef elf;
-        if (!lmb_find_kernel_binary(root, (uint64_t)k[1] << 32 | k[0], &elf))
-            return blob_error("a kernel binary is missing");
-        kernels[i] =
-            (rt_launch_kernel){NULL, name, k[2] != 0, lmb_blob_data(data, root, elf), elf.size};
-    }
-    c->kernel_count = head[2];
-    c->kernels = kernels;
-    c->words = n - at;
-    c->stream = malloc((c->words ? c->words : 1) * sizeof *c->stream);
-    if (!c->stream) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    memcpy(c->stream, bytes + 4 * at, c->words * 4);
-    return LM_OK;
 }
 
 lm_status lm_load_trace(lm_command_queue *cq, const void *data, uint64_t size,
@@ -182,12 +103,10 @@ lm_status lm_load_trace(lm_command_queue *cq, const void *data, uint64_t size,
                        fn, lmb_SystemDescriptor_grid_x(sys), lmb_SystemDescriptor_grid_y(sys),
                        lmb_SystemDescriptor_l1_size(sys), lmb_SystemDescriptor_dram_banks(sys),
                        i->grid_x, i->grid_y, (unsigned long long)i->l1_size, i->dram_banks);
-    rt_launch_kernel *kernels = calloc(LM_MAX_TRACE_KERNELS, sizeof *kernels);
-    rt_trace_contents c = {0};
-    if (!kernels) return finish(err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory"), fn);
-    st = parse_payload(data, root, kernels, &c);
-    if (!st) st = rt_trace_import(cq, &c, out_trace_id);
-    free(c.stream);
-    free(kernels);
-    return finish(st, fn);
+    fb_vec traces = lmb_LightMetalBinary_traces(root);
+    if (traces.len != 1)
+        return err_set(LM_ERR_INVALID_FILE, "%s: a serialized trace holds exactly one trace, not %u",
+                       fn, traces.len);
+    uint32_t id = lmb_TraceDescriptor_trace_id(fb_vec_table(traces, 0));
+    return finish(trace_blob_load(cq, data, id, out_trace_id), fn);
 }
