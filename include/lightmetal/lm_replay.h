@@ -51,7 +51,7 @@ void lm_replay_options_init(lm_replay_options *opts);
 
 typedef struct lm_replay_report {
     uint64_t commands;         /* commands executed, all loops */
-    uint64_t programs;         /* program launches, trace replays counted per launch */
+    uint64_t programs;         /* program launches and trace replays */
     uint64_t bytes_written, bytes_read;
     uint32_t goldens_checked, goldens_failed;
     double max_abs_error, max_rel_error; /* tolerance mode */

@@ -212,8 +212,10 @@ lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores
 lm_status lm_enqueue_program(lm_command_queue *cq, lm_program program, bool blocking) {
     const char *fn = "lm_enqueue_program";
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
+    bool into_trace = rt_trace_capturing(cq) != NULL; /* then the trace holds the launch */
     lm_status st = rt_program_enqueue(cq, program, blocking);
     if (st) return finish(st, fn);
-    CAPTURE(rt_cq_device(cq), cap_enqueue_program, rt_cq_id(cq), program, blocking);
+    if (!into_trace)
+        CAPTURE(rt_cq_device(cq), cap_enqueue_program, rt_cq_id(cq), program, blocking);
     return LM_OK;
 }

@@ -21,15 +21,16 @@ lm_status lm_begin_trace_capture(lm_command_queue *cq, uint32_t *out_trace_id) {
     const char *fn = "lm_begin_trace_capture";
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
     if (!out_trace_id) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_trace_id is NULL", fn);
-    CAPTURE(rt_cq_device(cq), cap_unsupported,
-            "a metal trace capture during a Light Metal capture");
     return finish(rt_trace_begin(cq, out_trace_id), fn);
 }
 
 lm_status lm_end_trace_capture(lm_command_queue *cq, uint32_t trace_id) {
     const char *fn = "lm_end_trace_capture";
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
-    return finish(rt_trace_end(cq, trace_id), fn);
+    lm_status st = rt_trace_end(cq, trace_id);
+    if (st) return finish(st, fn);
+    CAPTURE(rt_cq_device(cq), cap_trace_exists, rt_cq_id(cq), trace_id);
+    return LM_OK;
 }
 
 lm_status lm_replay_trace(lm_command_queue *cq, uint32_t trace_id, bool blocking) {
@@ -37,15 +38,19 @@ lm_status lm_replay_trace(lm_command_queue *cq, uint32_t trace_id, bool blocking
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
     if (rt_trace_capturing(cq))
         return err_set(LM_ERR_INVALID_STATE, "%s: the queue is capturing a trace", fn);
-    CAPTURE(rt_cq_device(cq), cap_unsupported,
-            "replaying a metal trace during a Light Metal capture");
-    return finish(rt_trace_replay(cq, trace_id, blocking), fn);
+    lm_status st = rt_trace_replay(cq, trace_id, blocking);
+    if (st) return finish(st, fn);
+    CAPTURE(rt_cq_device(cq), cap_replay_trace, rt_cq_id(cq), trace_id, blocking);
+    return LM_OK;
 }
 
 lm_status lm_release_trace(lm_device *device, uint32_t trace_id) {
     const char *fn = "lm_release_trace";
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
-    return finish(rt_trace_release(device, trace_id), fn);
+    lm_status st = rt_trace_release(device, trace_id);
+    if (st) return finish(st, fn);
+    CAPTURE(device, cap_release_trace, trace_id);
+    return LM_OK;
 }
 
 /* ---- serializable traces: a Light Metal binary with no commands, holding
@@ -105,8 +110,11 @@ lm_status lm_load_trace(lm_command_queue *cq, const void *data, uint64_t size,
                        i->grid_x, i->grid_y, (unsigned long long)i->l1_size, i->dram_banks);
     fb_vec traces = lmb_LightMetalBinary_traces(root);
     if (traces.len != 1)
-        return err_set(LM_ERR_INVALID_FILE, "%s: a serialized trace holds exactly one trace, not %u",
-                       fn, traces.len);
+        return err_set(LM_ERR_INVALID_FILE,
+                       "%s: a serialized trace holds exactly one trace, not %u", fn, traces.len);
     uint32_t id = lmb_TraceDescriptor_trace_id(fb_vec_table(traces, 0));
-    return finish(trace_blob_load(cq, data, id, out_trace_id), fn);
+    st = trace_blob_load(cq, data, id, out_trace_id);
+    if (st) return finish(st, fn);
+    CAPTURE(rt_cq_device(cq), cap_trace_exists, rt_cq_id(cq), *out_trace_id);
+    return LM_OK;
 }

@@ -13,6 +13,7 @@
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
+#include "runtime/trace_blob.h"
 
 /* Handle -> file id, for one kind of object. */
 typedef struct id_map {
@@ -27,7 +28,7 @@ struct cap_recorder {
     lm_device *device;
     lm_capture_options opts;
     lmb_writer *writer;
-    id_map buffers, programs, kernels, cbs;
+    id_map buffers, programs, kernels, cbs, traces;
     lm_status error; /* the first recording failure, reported by cap_end */
     char error_message[ERR_MESSAGE_MAX];
     uint8_t formats_seen[8]; /* lmb_DataFormat values used by CBs */
@@ -365,10 +366,50 @@ void cap_enqueue_program(lm_device *dev, uint32_t cq, lm_program program, bool b
     unlock(r);
 }
 
-void cap_unsupported(lm_device *dev, const char *what) {
+static void record_trace(cap_recorder *r, uint32_t cq, uint32_t trace_id) {
+    rt_trace_contents c;
+    uint32_t id = 0;
+    lm_status st = rt_trace_export(r->device, trace_id, &c);
+    if (st) return fail_with_last(r, st);
+    st = map_add(&r->traces, trace_id, &id);
+    if (!st) st = trace_blob_add(r->writer, id, &c);
+    free(c.stream);
+    if (st) return fail_with_last(r, st);
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_LoadTrace_start(b);
+    lmb_LoadTrace_add_cq_id(b, (uint8_t)cq);
+    lmb_LoadTrace_add_trace_id(b, id);
+    add(r, LMB_Command_LoadTrace, lmb_LoadTrace_end(b));
+}
+
+void cap_trace_exists(lm_device *dev, uint32_t cq, uint32_t trace_id) {
     cap_recorder *r = lock(dev);
     if (!r) return;
-    fail(r, LM_ERR_UNSUPPORTED, "%s is not captured yet", what);
+    record_trace(r, cq, trace_id);
+    unlock(r);
+}
+
+void cap_replay_trace(lm_device *dev, uint32_t cq, uint32_t trace_id, bool blocking) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id = need(r, &r->traces, trace_id, "trace");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_ReplayTrace_start(b);
+    lmb_ReplayTrace_add_cq_id(b, (uint8_t)cq);
+    lmb_ReplayTrace_add_trace_id(b, id);
+    lmb_ReplayTrace_add_blocking(b, blocking);
+    add(r, LMB_Command_ReplayTrace, lmb_ReplayTrace_end(b));
+    unlock(r);
+}
+
+void cap_release_trace(lm_device *dev, uint32_t trace_id) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id = need(r, &r->traces, trace_id, "trace");
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_ReleaseTrace_start(b);
+    lmb_ReleaseTrace_add_trace_id(b, id);
+    add(r, LMB_Command_ReleaseTrace, lmb_ReleaseTrace_end(b));
     unlock(r);
 }
 
@@ -458,6 +499,7 @@ static void recorder_free(cap_recorder *r) {
     map_free(&r->programs);
     map_free(&r->kernels);
     map_free(&r->cbs);
+    map_free(&r->traces);
     pthread_mutex_destroy(&r->mutex);
     free(r);
 }
@@ -479,6 +521,9 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
     rt_snapshot_visitor v = {dev,         snap_program, snap_kernel,   snap_args,
                              snap_common, snap_cb,      snap_semaphore};
     if (!r->error) fail_with_last(r, rt_program_snapshot(dev, &v));
+    /* Traces alive at begin: stored, and loaded first thing on replay. */
+    for (uint32_t id = 1; id <= LM_MAX_TRACES && !r->error; id++)
+        if (rt_trace_exists(dev, id)) cap_trace_exists(dev, 0, id);
     if (r->error) {
         dev->capture = NULL;
         st = err_set(r->error, "%s", r->error_message);

@@ -52,7 +52,11 @@ lm_status cap_golden(lm_device *device, uint32_t cq_id, lm_buffer buffer, const 
                      uint64_t size);
 lm_status cap_name_buffer(lm_device *device, lm_buffer buffer, const char *name);
 
-/* Metal trace calls are not recorded yet: they make the capture fail. */
-void cap_unsupported(lm_device *device, const char *what);
+/* Metal traces: a trace that exists (captured or loaded) is stored in the
+ * binary with a LoadTrace command; replays and releases are recorded as such.
+ * The launches a trace records are part of it, not commands of their own. */
+void cap_trace_exists(lm_device *device, uint32_t cq_id, uint32_t trace_id);
+void cap_replay_trace(lm_device *device, uint32_t cq_id, uint32_t trace_id, bool blocking);
+void cap_release_trace(lm_device *device, uint32_t trace_id);
 
 #endif

@@ -18,6 +18,8 @@
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
+#include "runtime/trace.h"
+#include "runtime/trace_blob.h"
 #include "sim/kernel_map.h"
 
 /* File id -> runtime handle, for one kind of object, during a run. */
@@ -56,7 +58,7 @@ typedef struct run_state {
     lm_device *dev;
     const lm_replay_options *opts;
     lm_replay_report *report;
-    id_table buffers, programs, kernels;
+    id_table buffers, programs, kernels, traces;
     void **reads; /* host copies the workload read into, freed after the run */
     uint32_t read_count, read_capacity;
     uint32_t index; /* the command being run, for messages */
@@ -498,12 +500,32 @@ static lm_status run_command(run_state *s, fb_table e) {
         free(got);
         return st;
     }
-    case LMB_Command_BeginTraceCapture:
+    case LMB_Command_BeginTraceCapture: {
+        /* Launches enqueued on the queue until the end are recorded into it. */
+        uint32_t id;
+        st = rt_trace_begin(queue(s, lmb_BeginTraceCapture_cq_id(c)), &id);
+        return st ? st : id_put(&s->traces, lmb_BeginTraceCapture_trace_id(c), id);
+    }
     case LMB_Command_EndTraceCapture:
-    case LMB_Command_LoadTrace:
+        return rt_trace_end(queue(s, lmb_EndTraceCapture_cq_id(c)),
+                            (uint32_t)id_get(&s->traces, lmb_EndTraceCapture_trace_id(c)));
+    case LMB_Command_LoadTrace: {
+        uint32_t id;
+        st = trace_blob_load(queue(s, lmb_LoadTrace_cq_id(c)), r->data, lmb_LoadTrace_trace_id(c),
+                             &id);
+        return st ? st : id_put(&s->traces, lmb_LoadTrace_trace_id(c), id);
+    }
     case LMB_Command_ReplayTrace:
-    case LMB_Command_ReleaseTrace:
-        return err_set(LM_ERR_UNSUPPORTED, "metal trace commands are not replayed yet");
+        s->report->programs++;
+        return rt_trace_replay(queue(s, lmb_ReplayTrace_cq_id(c)),
+                               (uint32_t)id_get(&s->traces, lmb_ReplayTrace_trace_id(c)),
+                               lmb_ReplayTrace_blocking(c));
+    case LMB_Command_ReleaseTrace: {
+        uint32_t id = lmb_ReleaseTrace_trace_id(c);
+        st = rt_trace_release(s->dev, (uint32_t)id_get(&s->traces, id));
+        if (!st) id_drop(&s->traces, id);
+        return st;
+    }
     default:
         break;
     }
@@ -543,11 +565,13 @@ static lm_status end_run(run_state *s, lm_status st) {
             rt_buffer_read(s->dev->queues[0], (lm_buffer){handle}, &nm->output, &nm->output_size);
         if (!st) st = rs;
     }
+    for (uint32_t i = 0; i < s->traces.count; i++)
+        rt_trace_release(s->dev, (uint32_t)s->traces.slots[i].handle);
     for (uint32_t i = 0; i < s->programs.count; i++)
         rt_program_release((lm_program){s->programs.slots[i].handle});
     for (uint32_t i = 0; i < s->buffers.count; i++)
         rt_buffer_destroy((lm_buffer){s->buffers.slots[i].handle});
-    s->programs.count = s->buffers.count = s->kernels.count = 0;
+    s->programs.count = s->buffers.count = s->kernels.count = s->traces.count = 0;
     for (uint32_t i = 0; i < s->read_count; i++)
         free(s->reads[i]);
     s->read_count = 0;
@@ -632,6 +656,7 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
     free(s.buffers.slots);
     free(s.programs.slots);
     free(s.kernels.slots);
+    free(s.traces.slots);
     free(s.reads);
     if (own) {
         lm_status cs = lm_device_close(own);

@@ -209,6 +209,14 @@ static lm_status find_locked(lm_device *dev, uint32_t id, rt_trace **out) {
     return LM_OK;
 }
 
+bool rt_trace_exists(lm_device *dev, uint32_t id) {
+    pthread_mutex_lock(&dev->mutex);
+    bool ok =
+        id >= 1 && id <= LM_MAX_TRACES && dev->traces[id - 1] && !dev->traces[id - 1]->capturing;
+    pthread_mutex_unlock(&dev->mutex);
+    return ok;
+}
+
 static void unpin(void *trace) {
     rt_trace *t = trace;
     lm_device *dev = t->device; /* read first: once unpinned, a release may free t */

@@ -29,6 +29,9 @@ rt_trace *rt_trace_capturing(lm_command_queue *cq);
 /* True while any queue of the device is capturing. */
 bool rt_trace_any_capturing(lm_device *device);
 
+/* True when trace `id` exists and is not being captured. */
+bool rt_trace_exists(lm_device *device, uint32_t id);
+
 lm_status rt_trace_begin(lm_command_queue *cq, uint32_t *out_id);
 
 /* Adds a launch to the capture (the trace takes ownership of it). */

@@ -32,7 +32,7 @@ static lm_device *open_device(void) {
     o.grid_y = 2;
     o.dram_banks = 2;
     o.dram_bank_size = 16 << 20;
-    o.trace_region_size = 0;
+    o.trace_region_size = 1 << 20;
     lm_device *dev = NULL;
     return lm_device_open(&o, &dev) ? NULL : dev;
 }
@@ -263,6 +263,67 @@ static void test_capture_snapshots_programs(void) {
     lm_binary_free(bin);
 }
 
+/* Metal traces inside a Light Metal capture: one captured during it, one
+ * that existed before it began; the binary replays both. */
+static void test_capture_with_traces(void) {
+    static uint32_t live[WORDS], replayed[WORDS];
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    workload w;
+    CHECK_OK(make_buffers(dev, &w));
+    lm_program prog;
+    lm_kernel k;
+    lm_kernel_config kc;
+    lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
+    lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
+    uint64_t ia, oa;
+    lm_buffer_address(w.in, &ia);
+    lm_buffer_address(w.out, &oa);
+    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa}, before, during;
+    CHECK_OK(lm_create_program(dev, &prog));
+    CHECK_OK(lm_create_kernel_from_string(prog, "scale", kernel_src, &all, &kc, &k));
+    for (uint32_t y = 0; y < 2; y++)
+        for (uint32_t x = 0; x < 2; x++)
+            CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 2));
+    CHECK_OK(lm_begin_trace_capture(cq, &before));
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_end_trace_capture(cq, before));
+
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    uint32_t in[WORDS];
+    input_words(in, 11);
+    CHECK_OK(lm_enqueue_write_buffer(cq, w.in, in, true));
+    CHECK_OK(lm_begin_trace_capture(cq, &during));
+    CHECK_OK(lm_enqueue_program(cq, prog, false)); /* into the trace, not a command */
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_end_trace_capture(cq, during));
+    CHECK_OK(lm_replay_trace(cq, before, true));
+    CHECK_OK(lm_replay_trace(cq, during, true));
+    CHECK_OK(lm_enqueue_read_buffer(cq, w.out, live, true));
+    CHECK_OK(lm_capture_name_buffer(w.out, "out"));
+    CHECK_OK(lm_capture_compare_to_capture(cq, w.out));
+    CHECK_OK(lm_release_trace(dev, during));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_device_close(dev));
+    CHECK_EQ_U64(live[9], in[9] * 5u + 1u);
+
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_report rep;
+    CHECK_OK(lm_replay_run(r, NULL, NULL, &rep));
+    CHECK_EQ_U64(rep.goldens_checked, 1);
+    CHECK_EQ_U64(rep.programs, 2); /* the two trace replays; no loose launches */
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
 static void test_capture_errors(void) {
     lm_device *dev = open_device();
     CHECK(dev);
@@ -277,12 +338,6 @@ static void test_capture_errors(void) {
                 "already being captured");
     CHECK_OK(lm_light_metal_end_capture(dev, &bin));
     lm_binary_free(bin);
-    /* Metal traces inside a Light Metal capture are refused at the end. */
-    uint32_t id;
-    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
-    CHECK_OK(lm_begin_trace_capture(lm_device_command_queue(dev, 0), &id));
-    CHECK_OK(lm_end_trace_capture(lm_device_command_queue(dev, 0), id));
-    CHECK_FAILS(lm_light_metal_end_capture(dev, &bin), LM_ERR_UNSUPPORTED, "not captured yet");
     lm_buffer_config c;
     lm_buffer_config_init(&c);
     c.size = c.page_size = 64;
@@ -357,6 +412,7 @@ int main(void) {
     TEST_RUN(test_inputs_and_goldens);
     TEST_RUN(test_capture_mid_workload);
     TEST_RUN(test_capture_snapshots_programs);
+    TEST_RUN(test_capture_with_traces);
     TEST_RUN(test_capture_errors);
     TEST_RUN(test_replay_errors);
     return test_summary();
