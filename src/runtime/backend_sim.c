@@ -129,19 +129,39 @@ static lm_status run_trace(sim_backend *sb, const rt_cmd *cmd) {
     return LM_OK;
 }
 
+/* Transfers this large are shared out over the simulator's threads. */
+#define PARALLEL_TRANSFER_BYTES (4u << 20)
+
+typedef struct transfer {
+    const sim_memory *memory;
+    sim_pages pages;
+    uint8_t *host;
+    bool to_device;
+    uint32_t parts;
+} transfer;
+
+static void transfer_part(void *ctx, uint32_t part) {
+    const transfer *t = ctx;
+    sim_memory_move_pages(t->memory, &t->pages, t->host, t->to_device, part, t->parts);
+}
+
+static void move(sim_backend *sb, const rt_buffer_place *place, void *host, bool to_device) {
+    transfer t = {sb->memory, to_pages(place), host, to_device, sim_pool_threads(sb->pool)};
+    if (place->size < PARALLEL_TRANSFER_BYTES || t.parts == 1)
+        sim_memory_move_pages(sb->memory, &t.pages, host, to_device, 0, 1);
+    else
+        sim_pool_run(sb->pool, transfer_part, &t, t.parts);
+}
+
 static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd) {
     sim_backend *sb = (sim_backend *)backend;
     switch (cmd->op) {
-    case RT_CMD_WRITE_BUFFER: {
-        sim_pages pages = to_pages(&cmd->u.write.place);
-        sim_memory_write_pages(sb->memory, &pages, cmd->u.write.src);
+    case RT_CMD_WRITE_BUFFER:
+        move(sb, &cmd->u.write.place, (void *)cmd->u.write.src, true);
         return LM_OK;
-    }
-    case RT_CMD_READ_BUFFER: {
-        sim_pages pages = to_pages(&cmd->u.read.place);
-        sim_memory_read_pages(sb->memory, &pages, cmd->u.read.dst);
+    case RT_CMD_READ_BUFFER:
+        move(sb, &cmd->u.read.place, cmd->u.read.dst, false);
         return LM_OK;
-    }
     case RT_CMD_PROGRAM:
         return run_program(sb, cmd->u.program.launch);
     case RT_CMD_TRACE:

@@ -63,25 +63,32 @@ static uint8_t *bank_base(const sim_memory *m, sim_mem_kind kind, uint32_t bank)
     return kind == SIM_MEM_DRAM ? sim_dram(m, bank) : sim_l1(m, bank);
 }
 
-/* One walk serves both directions: `to_device` picks which side is the source. */
-static void move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *host, int to_device) {
-    uint64_t done = 0;
-    for (uint64_t row = 0; done < pg->size; row++) {
+void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *host, bool to_device,
+                           uint32_t part, uint32_t parts) {
+    /* A row is one page in every bank: part p takes a contiguous run of rows,
+     * so each part streams through its own stretch of host memory. */
+    uint64_t row_bytes = pg->page_size * pg->num_banks;
+    uint64_t rows = ck_div_ceil_u64(pg->size, row_bytes);
+    uint64_t first = rows * part / parts, last = rows * (part + 1) / parts;
+    uint64_t done = first * row_bytes;
+    for (uint64_t row = first; row < last && done < pg->size; row++) {
         uint64_t offset = pg->address + row * pg->page_stride;
         for (uint32_t bank = 0; bank < pg->num_banks && done < pg->size; bank++) {
             uint64_t n = pg->size - done < pg->page_size ? pg->size - done : pg->page_size;
             uint8_t *dev = bank_base(m, pg->kind, bank) + offset;
-            if (to_device) memcpy(dev, host + done, n);
-            else memcpy(host + done, dev, n);
+            if (to_device)
+                memcpy(dev, host + done, n);
+            else
+                memcpy(host + done, dev, n);
             done += n;
         }
     }
 }
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src) {
-    move_pages(m, pages, (uint8_t *)src, 1);
+    sim_memory_move_pages(m, pages, (uint8_t *)src, true, 0, 1);
 }
 
 void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *dst) {
-    move_pages(m, pages, dst, 0);
+    sim_memory_move_pages(m, pages, dst, false, 0, 1);
 }

@@ -15,6 +15,7 @@
 #ifndef LM_SIM_MEMORY_H
 #define LM_SIM_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,11 @@ typedef struct sim_pages {
 } sim_pages;
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src);
+
+/* Part `part` of `parts` of a transfer (a write when `to_device`): the parts
+ * cover the transfer exactly once, so several threads can share a big one. */
+void sim_memory_move_pages(const sim_memory *m, const sim_pages *pages, uint8_t *host,
+                           bool to_device, uint32_t part, uint32_t parts);
 void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *dst);
 
 #endif

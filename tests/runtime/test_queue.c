@@ -54,6 +54,30 @@ static void test_round_trip(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* Big transfers are shared out over the simulator's threads: still exact. */
+static void test_big_transfers(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    enum { SIZE = 9 * 1000 * 1024 }; /* above the parallel threshold, odd page count */
+    uint8_t *src = malloc(SIZE), *dst = malloc(SIZE);
+    CHECK(src && dst);
+    fill(src, SIZE, 77);
+    for (int t = 0; t < 2; t++) {
+        lm_buffer b;
+        CHECK_OK(
+            make_buffer(dev, t ? LM_BUFFER_L1 : LM_BUFFER_DRAM, t ? 800 * 1024 : SIZE, 1024, &b));
+        uint64_t n = t ? 800 * 1024 : SIZE;
+        memset(dst, 0, n);
+        CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(dev, t), b, src, false));
+        CHECK_OK(lm_enqueue_read_buffer(lm_device_command_queue(dev, t), b, dst, true));
+        CHECK(memcmp(src, dst, n) == 0);
+        CHECK_OK(lm_deallocate_buffer(b));
+    }
+    free(src);
+    free(dst);
+    CHECK_OK(lm_device_close(dev));
+}
+
 /* Non-blocking commands run in order; the last write wins. */
 static void test_non_blocking_order(void) {
     lm_device *dev = open_small();
@@ -70,7 +94,8 @@ static void test_non_blocking_order(void) {
         CHECK_OK(lm_enqueue_read_buffer(cq, b, reads[i], false));
     }
     CHECK_OK(lm_finish(cq));
-    for (int i = 0; i < N; i++) CHECK(memcmp(versions[i], reads[i], SIZE) == 0);
+    for (int i = 0; i < N; i++)
+        CHECK(memcmp(versions[i], reads[i], SIZE) == 0);
     CHECK_OK(lm_finish(cq)); /* finishing an idle queue is fine */
     CHECK_OK(lm_device_close(dev));
 }
@@ -95,7 +120,7 @@ static void test_device_error_reported_by_finish(void) {
     CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, sizeof a, 256, &buf2));
     CHECK_OK(lm_enqueue_write_buffer(cq, buf, a, false));
     inject_fault(cq, "core (1,2) DM0 kernel 'k': illegal instruction at pc 0x40000010");
-    CHECK_OK(lm_enqueue_write_buffer(cq, buf, b, false)); /* will be skipped */
+    CHECK_OK(lm_enqueue_write_buffer(cq, buf, b, false));    /* will be skipped */
     CHECK_OK(lm_enqueue_write_buffer(other, buf2, a, true)); /* unaffected */
     CHECK_FAILS(lm_finish(cq), LM_ERR_DEVICE_FAULT,
                 "lm_finish: core (1,2) DM0 kernel 'k': illegal instruction at pc 0x40000010 (1 "
@@ -168,7 +193,8 @@ static void test_deallocate_waits_for_queued_commands(void) {
     fill(src, SIZE, 5);
     lm_buffer a, b;
     CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 2048, &a));
-    for (int i = 0; i < N; i++) CHECK_OK(lm_enqueue_write_buffer(cq, a, src, false));
+    for (int i = 0; i < N; i++)
+        CHECK_OK(lm_enqueue_write_buffer(cq, a, src, false));
     CHECK_OK(lm_deallocate_buffer(a));
     CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 2048, &b)); /* same address as a */
     CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(dev, 1), b, zeros, true));
@@ -184,6 +210,7 @@ static void test_deallocate_waits_for_queued_commands(void) {
 int main(void) {
     TEST_RUN(test_round_trip);
     TEST_RUN(test_non_blocking_order);
+    TEST_RUN(test_big_transfers);
     TEST_RUN(test_device_error_reported_by_finish);
     TEST_RUN(test_device_error_reported_by_blocking_call);
     TEST_RUN(test_bad_arguments);

@@ -31,7 +31,8 @@ static void test_interleaved_mapping(void) {
     CHECK_OK(sim_memory_create(&small, &m));
     enum { PAGE = 40, STRIDE = 64, PAGES = 7 };
     uint8_t src[PAGE * PAGES], back[PAGE * PAGES];
-    for (int i = 0; i < PAGE * PAGES; i++) src[i] = (uint8_t)(i * 7 + 1);
+    for (int i = 0; i < PAGE * PAGES; i++)
+        src[i] = (uint8_t)(i * 7 + 1);
     sim_pages dram = {SIM_MEM_DRAM, 3, 4096, sizeof src, PAGE, STRIDE};
     sim_memory_write_pages(m, &dram, src);
     for (int p = 0; p < PAGES; p++) {
@@ -49,9 +50,35 @@ static void test_interleaved_mapping(void) {
     sim_memory_destroy(m);
 }
 
+/* Parts of a transfer cover it exactly once, whatever the number of parts. */
+static void test_parts_cover_once(void) {
+    sim_memory *m;
+    CHECK_OK(sim_memory_create(&small, &m));
+    enum { PAGE = 96, STRIDE = 96, PAGES = 41 };
+    static uint8_t src[PAGE * PAGES], back[PAGE * PAGES];
+    for (int i = 0; i < PAGE * PAGES; i++)
+        src[i] = (uint8_t)(i * 13 + 5);
+    sim_pages pg = {SIM_MEM_DRAM, 3, 8192, sizeof src, PAGE, STRIDE};
+    for (uint32_t parts = 1; parts <= 7; parts++) {
+        memset(sim_dram(m, 0) + 8192, 0, 4096);
+        memset(sim_dram(m, 1) + 8192, 0, 4096);
+        memset(sim_dram(m, 2) + 8192, 0, 4096);
+        for (uint32_t p = 0; p < parts; p++)
+            sim_memory_move_pages(m, &pg, src, true, p, parts);
+        memset(back, 0, sizeof back);
+        for (uint32_t p = parts; p-- > 0;)
+            sim_memory_move_pages(m, &pg, back, false, p, parts);
+        CHECK(memcmp(src, back, sizeof src) == 0);
+        sim_memory_read_pages(m, &pg, back);
+        CHECK(memcmp(src, back, sizeof src) == 0);
+    }
+    sim_memory_destroy(m);
+}
+
 int main(void) {
     TEST_RUN(test_create_and_zero);
     TEST_RUN(test_refuses_impossible_geometry);
     TEST_RUN(test_interleaved_mapping);
+    TEST_RUN(test_parts_cover_once);
     return test_summary();
 }
