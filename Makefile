@@ -7,7 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build test demo bench test-asan format clean
+.PHONY: all deps configure build test demo bench test-asan fuzz format clean
 
 all: build
 
@@ -38,8 +38,17 @@ test-asan:
 	@$(MAKE) --no-print-directory test BUILD=$(ASAN_BUILD) BUILD_TYPE=Debug \
 	    CMAKE_ARGS="-DLM_SANITIZE=ON -DLM_BUILD_BENCH=OFF $(CMAKE_ARGS)"
 
+# Bounded libFuzzer sessions (clang) over the binary format and the
+# interpreter: a fixed number of inputs each, from the committed corpora.
+FUZZ_BUILD ?= build-fuzz
+
+fuzz: deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLM_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_lmb fuzz_rv32 -- --no-print-directory
+	@ctest --test-dir $(FUZZ_BUILD) -L fuzz --output-on-failure
+
 format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
 
 clean:
-	@rm -rf build build-asan
+	@rm -rf build build-asan build-fuzz

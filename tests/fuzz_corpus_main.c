@@ -9,6 +9,7 @@
 #include "base/file.h"
 #include "lightmetal/lm_status.h"
 
+/* The fuzz target this runner is linked with. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int main(int argc, char **argv) {
