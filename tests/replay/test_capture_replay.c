@@ -55,12 +55,8 @@ static lm_status make_buffers(lm_device *dev, workload *w) {
     return st ? st : lm_create_buffer(dev, &c, &w->out);
 }
 
-/* Writes the input, runs the kernel, reads the output, checks it as golden. */
-static lm_status run_workload(lm_device *dev, workload *w, uint32_t *result) {
-    lm_command_queue *cq = lm_device_command_queue(dev, 0);
-    uint32_t in[WORDS];
-    input_words(in, 7);
-    lm_program prog;
+/* The scaling program over the workload's buffers, on all four cores. */
+static lm_status make_program(lm_device *dev, const workload *w, lm_program *out) {
     lm_kernel k;
     lm_kernel_config kc;
     lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
@@ -69,12 +65,22 @@ static lm_status run_workload(lm_device *dev, workload *w, uint32_t *result) {
     lm_buffer_address(w->in, &ia);
     lm_buffer_address(w->out, &oa);
     uint32_t args[] = {(uint32_t)ia, (uint32_t)oa};
-    lm_status st = lm_enqueue_write_buffer(cq, w->in, in, false);
-    if (!st) st = lm_create_program(dev, &prog);
-    if (!st) st = lm_create_kernel_from_string(prog, "scale", kernel_src, &all, &kc, &k);
+    lm_status st = lm_create_program(dev, out);
+    if (!st) st = lm_create_kernel_from_string(*out, "scale", kernel_src, &all, &kc, &k);
     for (uint32_t y = 0; y < 2 && !st; y++)
         for (uint32_t x = 0; x < 2 && !st; x++)
-            st = lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 2);
+            st = lm_set_runtime_args(*out, k, (lm_core){x, y}, args, 2);
+    return st;
+}
+
+/* Writes the input, runs the kernel, reads the output, checks it as golden. */
+static lm_status run_workload(lm_device *dev, workload *w, uint32_t *result) {
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    uint32_t in[WORDS];
+    input_words(in, 7);
+    lm_program prog;
+    lm_status st = lm_enqueue_write_buffer(cq, w->in, in, false);
+    if (!st) st = make_program(dev, w, &prog);
     if (!st) st = lm_enqueue_program(cq, prog, false);
     if (!st) st = lm_enqueue_read_buffer(cq, w->out, result, true);
     if (!st) st = lm_release_program(prog);
@@ -208,19 +214,9 @@ static void test_capture_snapshots_programs(void) {
     workload w;
     CHECK_OK(make_buffers(dev, &w));
     lm_program prog;
-    lm_kernel k;
-    lm_kernel_config kc;
-    lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
+    uint32_t id;
     lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
-    uint64_t ia, oa;
-    lm_buffer_address(w.in, &ia);
-    lm_buffer_address(w.out, &oa);
-    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa}, id;
-    CHECK_OK(lm_create_program(dev, &prog));
-    CHECK_OK(lm_create_kernel_from_string(prog, "scale", kernel_src, &all, &kc, &k));
-    for (uint32_t y = 0; y < 2; y++)
-        for (uint32_t x = 0; x < 2; x++)
-            CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 2));
+    CHECK_OK(make_program(dev, &w, &prog));
     lm_circular_buffer_config cc;
     lm_circular_buffer_config_init(&cc);
     cc.total_size = 4096;
@@ -273,19 +269,8 @@ static void test_capture_with_traces(void) {
     workload w;
     CHECK_OK(make_buffers(dev, &w));
     lm_program prog;
-    lm_kernel k;
-    lm_kernel_config kc;
-    lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
-    lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
-    uint64_t ia, oa;
-    lm_buffer_address(w.in, &ia);
-    lm_buffer_address(w.out, &oa);
-    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa}, before, during;
-    CHECK_OK(lm_create_program(dev, &prog));
-    CHECK_OK(lm_create_kernel_from_string(prog, "scale", kernel_src, &all, &kc, &k));
-    for (uint32_t y = 0; y < 2; y++)
-        for (uint32_t x = 0; x < 2; x++)
-            CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 2));
+    uint32_t before, during;
+    CHECK_OK(make_program(dev, &w, &prog));
     CHECK_OK(lm_begin_trace_capture(cq, &before));
     CHECK_OK(lm_enqueue_program(cq, prog, false));
     CHECK_OK(lm_end_trace_capture(cq, before));
