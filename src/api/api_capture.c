@@ -113,16 +113,5 @@ lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name) {
     (void)buffer, (void)name;
     return not_built("lm_capture_name_buffer");
 }
-lm_status lm_binary_save(const lm_binary *binary, const char *path) {
-    (void)binary, (void)path;
-    return not_built("lm_binary_save");
-}
-lm_status lm_binary_data(const lm_binary *binary, const void **out_data, uint64_t *out_size) {
-    (void)binary, (void)out_data, (void)out_size;
-    return not_built("lm_binary_data");
-}
-void lm_binary_free(lm_binary *binary) {
-    (void)binary;
-}
 
 #endif

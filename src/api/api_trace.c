@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/api_binary.h"
+#include "runtime/device.h"
 #include "runtime/trace_blob.h"
 #include "base/error.h"
 #include "format/lmb_semantic.h"
