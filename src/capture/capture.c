@@ -10,6 +10,7 @@
 #include "format/lmb.h"
 #include "format/lmb_enums.h"
 #include "runtime/buffer.h"
+#include "runtime/capture_sink.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
@@ -504,6 +505,27 @@ static void recorder_free(cap_recorder *r) {
     free(r);
 }
 
+static const rt_capture_sink sink = {
+    .create_buffer = cap_create_buffer,
+    .deallocate_buffer = cap_deallocate_buffer,
+    .write_buffer = cap_write_buffer,
+    .read_buffer = cap_read_buffer,
+    .finish = cap_finish,
+    .create_program = cap_create_program,
+    .release_program = cap_release_program,
+    .create_kernel = cap_create_kernel,
+    .set_runtime_args = cap_set_runtime_args,
+    .set_common_runtime_args = cap_set_common_runtime_args,
+    .create_cb = cap_create_cb,
+    .create_semaphore = cap_create_semaphore,
+    .enqueue_program = cap_enqueue_program,
+    .trace_exists = cap_trace_exists,
+    .replay_trace = cap_replay_trace,
+    .release_trace = cap_release_trace,
+    .golden = cap_golden,
+    .name_buffer = cap_name_buffer,
+};
+
 lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
     if (dev->capture) return err_set(LM_ERR_INVALID_STATE, "the device is already being captured");
     cap_recorder *r = calloc(1, sizeof *r);
@@ -518,6 +540,7 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
     }
     snapshot_buffers(r, dev);
     dev->capture = r;
+    dev->capture_sink = &sink;
     rt_snapshot_visitor v = {dev,         snap_program, snap_kernel,   snap_args,
                              snap_common, snap_cb,      snap_semaphore};
     if (!r->error) fail_with_last(r, rt_program_snapshot(dev, &v));
@@ -526,6 +549,7 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
         if (rt_trace_exists(dev, id)) cap_trace_exists(dev, 0, id);
     if (r->error) {
         dev->capture = NULL;
+        dev->capture_sink = NULL;
         st = err_set(r->error, "%s", r->error_message);
         recorder_free(r);
         return st;
@@ -538,6 +562,7 @@ lm_status cap_end(lm_device *dev, const lmb_header *base, lmb_writer **out_write
     if (!r) return err_set(LM_ERR_INVALID_STATE, "no Light Metal capture is active");
     pthread_mutex_lock(&r->mutex);
     dev->capture = NULL;
+    dev->capture_sink = NULL;
     pthread_mutex_unlock(&r->mutex);
     lm_status st = LM_OK;
     if (r->error) st = err_set(r->error, "%s", r->error_message);

@@ -15,6 +15,7 @@
 #include "format/lmb_enums.h"
 #include "format/lmb_semantic.h"
 #include "runtime/buffer.h"
+#include "runtime/capture_sink.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/program.h"
@@ -314,6 +315,19 @@ static lm_status compare(run_state *s, const uint8_t *got, const uint8_t *want, 
                    (unsigned long long)first, rep->max_abs_error, rep->max_rel_error);
 }
 
+/* When the device is being captured, the replay records itself through the
+ * recorder's table (runtime/capture_sink.h): replaying a binary under capture
+ * yields the same binary. */
+#define SINK(s, hook, ...)                                                                         \
+    do {                                                                                           \
+        const rt_capture_sink *sink_ = (s)->dev->capture_sink;                                     \
+        if (sink_) sink_->hook((s)->dev, __VA_ARGS__);                                             \
+    } while (0)
+
+static uint32_t cq_id_of(run_state *s, uint8_t cq) {
+    return rt_cq_id(queue(s, cq));
+}
+
 static lm_status run_command(run_state *s, fb_table e) {
     lm_replay *r = s->r;
     fb_table c = lmb_CommandEntry_cmd(e);
@@ -336,11 +350,16 @@ static lm_status run_command(run_state *s, fb_table e) {
         if (st)
             return err_prefix(st, "buffer %u at its recorded address 0x%llx",
                               lmb_CreateBuffer_buffer_id(c), (unsigned long long)cfg.address);
+        SINK(s, create_buffer, b);
+        named *nm = find_buffer_name(r, lmb_CreateBuffer_buffer_id(c));
+        if (nm) SINK(s, name_buffer, b, nm->name);
         return id_put(&s->buffers, lmb_CreateBuffer_buffer_id(c), b.id);
     }
     case LMB_Command_DeallocateBuffer: {
         uint32_t id = lmb_DeallocateBuffer_buffer_id(c);
-        st = rt_buffer_destroy((lm_buffer){id_get(&s->buffers, id)});
+        lm_buffer b = {id_get(&s->buffers, id)};
+        st = rt_buffer_destroy(b);
+        if (!st) SINK(s, deallocate_buffer, b);
         if (!st) id_drop(&s->buffers, id);
         return st;
     }
@@ -361,6 +380,9 @@ static lm_status run_command(run_state *s, fb_table e) {
             st = rt_buffer_transfer(queue(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, (void *)src, true,
                                     lmb_EnqueueWriteBuffer_blocking(c));
         if (!st) s->report->bytes_written += cfg.size;
+        if (!st)
+            SINK(s, write_buffer, cq_id_of(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, src,
+                 lmb_EnqueueWriteBuffer_blocking(c));
         return st;
     }
     case LMB_Command_EnqueueReadBuffer: {
@@ -377,18 +399,25 @@ static lm_status run_command(run_state *s, fb_table e) {
         st = rt_buffer_transfer(queue(s, lmb_EnqueueReadBuffer_cq_id(c)), b, host, false,
                                 lmb_EnqueueReadBuffer_blocking(c));
         if (!st) s->report->bytes_read += cfg.size;
+        if (!st)
+            SINK(s, read_buffer, cq_id_of(s, lmb_EnqueueReadBuffer_cq_id(c)), b,
+                 lmb_EnqueueReadBuffer_blocking(c));
         return st;
     }
     case LMB_Command_FinishQueue:
+        SINK(s, finish, cq_id_of(s, lmb_FinishQueue_cq_id(c)));
         return rt_cq_finish(queue(s, lmb_FinishQueue_cq_id(c)));
     case LMB_Command_CreateProgram: {
         lm_program p;
         st = rt_program_create(s->dev, &p);
+        if (!st) SINK(s, create_program, p);
         return st ? st : id_put(&s->programs, lmb_CreateProgram_program_id(c), p.id);
     }
     case LMB_Command_ReleaseProgram: {
         uint32_t id = lmb_ReleaseProgram_program_id(c);
-        st = rt_program_release((lm_program){id_get(&s->programs, id)});
+        lm_program p = {id_get(&s->programs, id)};
+        st = rt_program_release(p);
+        if (!st) SINK(s, release_program, p);
         if (!st) id_drop(&s->programs, id);
         return st;
     }
@@ -413,19 +442,21 @@ static lm_status run_command(run_state *s, fb_table e) {
         snprintf(label, sizeof label, "%.*s", (int)name.len, name.len ? name.ptr : "kernel");
         lm_core_range_set cores = core_set(lmb_CreateKernel_cores(c));
         lm_kernel k;
-        st = rt_kernel_create_from_elf(
-            (lm_program){id_get(&s->programs, lmb_CreateKernel_program_id(c))}, label,
-            lmb_blob_data(r->data, r->root, ref), ref.size, NULL, &cores, &cfg, &k);
+        lm_program p = {id_get(&s->programs, lmb_CreateKernel_program_id(c))};
+        st = rt_kernel_create_from_elf(p, label, lmb_blob_data(r->data, r->root, ref), ref.size,
+                                       NULL, &cores, &cfg, &k);
+        if (!st) SINK(s, create_kernel, p, k, &cores, &cfg);
         return st ? st : id_put(&s->kernels, lmb_CreateKernel_kernel_id(c), k.id);
     }
     case LMB_Command_SetRuntimeArgs: {
         arg_words a;
         u32_vec(lmb_SetRuntimeArgs_args(c), &a);
         lmb_CoreCoord core = lmb_SetRuntimeArgs_core(c);
-        return rt_set_runtime_args(
-            (lm_program){id_get(&s->programs, lmb_SetRuntimeArgs_program_id(c))},
-            (lm_kernel){id_get(&s->kernels, lmb_SetRuntimeArgs_kernel_id(c))},
-            (lm_core){core.x, core.y}, a.w, a.n);
+        lm_program p = {id_get(&s->programs, lmb_SetRuntimeArgs_program_id(c))};
+        lm_kernel k = {id_get(&s->kernels, lmb_SetRuntimeArgs_kernel_id(c))};
+        st = rt_set_runtime_args(p, k, (lm_core){core.x, core.y}, a.w, a.n);
+        if (!st) SINK(s, set_runtime_args, p, k, (lm_core){core.x, core.y}, a.w, a.n);
+        return st;
     }
     case LMB_Command_SetRuntimeArgsMulti: {
         fb_vec per = lmb_SetRuntimeArgsMulti_per_core(c);
@@ -437,15 +468,18 @@ static lm_status run_command(run_state *s, fb_table e) {
             u32_vec(lmb_CoreArgs_args(ca), &a);
             lmb_CoreCoord core = lmb_CoreArgs_core(ca);
             st = rt_set_runtime_args(p, k, (lm_core){core.x, core.y}, a.w, a.n);
+            if (!st) SINK(s, set_runtime_args, p, k, (lm_core){core.x, core.y}, a.w, a.n);
         }
         return st;
     }
     case LMB_Command_SetCommonRuntimeArgs: {
         arg_words a;
         u32_vec(lmb_SetCommonRuntimeArgs_args(c), &a);
-        return rt_set_common_runtime_args(
-            (lm_program){id_get(&s->programs, lmb_SetCommonRuntimeArgs_program_id(c))},
-            (lm_kernel){id_get(&s->kernels, lmb_SetCommonRuntimeArgs_kernel_id(c))}, a.w, a.n);
+        lm_program p = {id_get(&s->programs, lmb_SetCommonRuntimeArgs_program_id(c))};
+        lm_kernel k = {id_get(&s->kernels, lmb_SetCommonRuntimeArgs_kernel_id(c))};
+        st = rt_set_common_runtime_args(p, k, a.w, a.n);
+        if (!st) SINK(s, set_common_runtime_args, p, k, a.w, a.n);
+        return st;
     }
     case LMB_Command_CreateCircularBuffer: {
         lm_circular_buffer_config cfg = {0};
@@ -462,27 +496,32 @@ static lm_status run_command(run_state *s, fb_table e) {
         }
         lm_core_range_set cores = core_set(lmb_CreateCircularBuffer_cores(c));
         lm_circular_buffer cb;
-        return rt_cb_create(
-            (lm_program){id_get(&s->programs, lmb_CreateCircularBuffer_program_id(c))}, &cores,
-            &cfg, &cb);
+        lm_program p = {id_get(&s->programs, lmb_CreateCircularBuffer_program_id(c))};
+        st = rt_cb_create(p, &cores, &cfg, &cb);
+        if (!st) SINK(s, create_cb, p, cb, &cores, &cfg);
+        return st;
     }
     case LMB_Command_CreateSemaphore: {
         lm_core_range_set cores = core_set(lmb_CreateSemaphore_cores(c));
         uint32_t id;
-        st = rt_semaphore_create(
-            (lm_program){id_get(&s->programs, lmb_CreateSemaphore_program_id(c))}, &cores,
-            lmb_CreateSemaphore_initial_value(c), &id);
+        lm_program p = {id_get(&s->programs, lmb_CreateSemaphore_program_id(c))};
+        st = rt_semaphore_create(p, &cores, lmb_CreateSemaphore_initial_value(c), &id);
         if (!st && id != lmb_CreateSemaphore_semaphore_id(c))
             st = err_set(LM_ERR_INVALID_FILE, "semaphore got id %u, the capture had %u", id,
                          lmb_CreateSemaphore_semaphore_id(c));
+        if (!st) SINK(s, create_semaphore, p, &cores, lmb_CreateSemaphore_initial_value(c), id);
         return st;
     }
-    case LMB_Command_EnqueueProgram:
+    case LMB_Command_EnqueueProgram: {
         s->report->programs++;
-        return rt_program_enqueue(
-            queue(s, lmb_EnqueueProgram_cq_id(c)),
-            (lm_program){id_get(&s->programs, lmb_EnqueueProgram_program_id(c))},
-            lmb_EnqueueProgram_blocking(c));
+        lm_command_queue *cq = queue(s, lmb_EnqueueProgram_cq_id(c));
+        lm_program p = {id_get(&s->programs, lmb_EnqueueProgram_program_id(c))};
+        bool into_trace = rt_trace_capturing(cq) != NULL; /* then the trace holds it */
+        st = rt_program_enqueue(cq, p, lmb_EnqueueProgram_blocking(c));
+        if (!st && !into_trace)
+            SINK(s, enqueue_program, rt_cq_id(cq), p, lmb_EnqueueProgram_blocking(c));
+        return st;
+    }
     case LMB_Command_CompareToGolden: {
         lmb_BlobRef ref = lmb_CompareToGolden_golden(c);
         void *got;
@@ -496,6 +535,10 @@ static lm_status run_command(run_state *s, fb_table e) {
                          (unsigned long long)ref.size, (unsigned long long)size);
         else
             st = compare(s, got, lmb_blob_data(r->data, r->root, ref), size);
+        if (!st)
+            SINK(s, golden, cq_id_of(s, lmb_CompareToGolden_cq_id(c)),
+                 (lm_buffer){id_get(&s->buffers, lmb_CompareToGolden_buffer_id(c))},
+                 lmb_blob_data(r->data, r->root, ref), size);
         s->report->bytes_read += size;
         free(got);
         return st;
@@ -506,23 +549,36 @@ static lm_status run_command(run_state *s, fb_table e) {
         st = rt_trace_begin(queue(s, lmb_BeginTraceCapture_cq_id(c)), &id);
         return st ? st : id_put(&s->traces, lmb_BeginTraceCapture_trace_id(c), id);
     }
-    case LMB_Command_EndTraceCapture:
-        return rt_trace_end(queue(s, lmb_EndTraceCapture_cq_id(c)),
-                            (uint32_t)id_get(&s->traces, lmb_EndTraceCapture_trace_id(c)));
+    case LMB_Command_EndTraceCapture: {
+        lm_command_queue *cq = queue(s, lmb_EndTraceCapture_cq_id(c));
+        uint32_t id = (uint32_t)id_get(&s->traces, lmb_EndTraceCapture_trace_id(c));
+        st = rt_trace_end(cq, id);
+        if (!st) SINK(s, trace_exists, rt_cq_id(cq), id);
+        return st;
+    }
     case LMB_Command_LoadTrace: {
         uint32_t id;
         st = trace_blob_load(queue(s, lmb_LoadTrace_cq_id(c)), r->data, lmb_LoadTrace_trace_id(c),
                              &id);
+        if (!st) SINK(s, trace_exists, cq_id_of(s, lmb_LoadTrace_cq_id(c)), id);
         return st ? st : id_put(&s->traces, lmb_LoadTrace_trace_id(c), id);
     }
     case LMB_Command_ReplayTrace:
         s->report->programs++;
-        return rt_trace_replay(queue(s, lmb_ReplayTrace_cq_id(c)),
-                               (uint32_t)id_get(&s->traces, lmb_ReplayTrace_trace_id(c)),
-                               lmb_ReplayTrace_blocking(c));
+        {
+            uint32_t id = (uint32_t)id_get(&s->traces, lmb_ReplayTrace_trace_id(c));
+            st = rt_trace_replay(queue(s, lmb_ReplayTrace_cq_id(c)), id,
+                                 lmb_ReplayTrace_blocking(c));
+            if (!st)
+                SINK(s, replay_trace, cq_id_of(s, lmb_ReplayTrace_cq_id(c)), id,
+                     lmb_ReplayTrace_blocking(c));
+            return st;
+        }
     case LMB_Command_ReleaseTrace: {
         uint32_t id = lmb_ReleaseTrace_trace_id(c);
-        st = rt_trace_release(s->dev, (uint32_t)id_get(&s->traces, id));
+        uint32_t rid = (uint32_t)id_get(&s->traces, id);
+        st = rt_trace_release(s->dev, rid);
+        if (!st) SINK(s, release_trace, rid);
         if (!st) id_drop(&s->traces, id);
         return st;
     }

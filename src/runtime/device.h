@@ -26,6 +26,7 @@ struct rt_buffer;
 struct rt_program;
 struct rt_trace;
 struct cap_recorder;
+struct rt_capture_sink;
 
 struct lm_device {
     lm_device_info info;
@@ -40,6 +41,7 @@ struct lm_device {
     struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES]; /* per queue */
     lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];
     struct cap_recorder *capture; /* the Light Metal capture in progress, or NULL */
+    const struct rt_capture_sink *capture_sink; /* its entry points (capture_sink.h) */
 };
 
 /* Opens a device from validated options. */

@@ -148,6 +148,51 @@ static void test_capture_then_replay(void) {
     unlink(path);
 }
 
+/* Both binaries as `lightmetal dump` prints them (the shape flatc --json
+ * gives): equal text means equal commands, blobs, names and descriptor. The
+ * bytes may differ where the builder laid the same tables out in another
+ * order. */
+static int same_dump(const lm_binary *x, const lm_binary *y) {
+    char cmd[1024];
+    int pid = (int)getpid();
+    snprintf(cmd, sizeof cmd, "recapture_%d_a.lmb", pid);
+    if (lm_binary_save(x, cmd)) return 0;
+    snprintf(cmd, sizeof cmd, "recapture_%d_b.lmb", pid);
+    if (lm_binary_save(y, cmd)) return 0;
+    snprintf(cmd, sizeof cmd,
+             "'%s' dump recapture_%d_a.lmb > recapture_%d_a.json && "
+             "'%s' dump recapture_%d_b.lmb > recapture_%d_b.json && "
+             "cmp -s recapture_%d_a.json recapture_%d_b.json",
+             LM_CLI, pid, pid, LM_CLI, pid, pid, pid, pid);
+    int same = system(cmd) == 0;
+    snprintf(cmd, sizeof cmd, "rm -f recapture_%d_a.* recapture_%d_b.*", pid, pid);
+    return system(cmd) == 0 && same;
+}
+
+/* Capture -> replay under capture -> the same command stream. */
+static void test_recapture_gives_same_binary(void) {
+    static uint32_t live[WORDS];
+    lm_binary *first, *second;
+    CHECK_OK(capture(&first, live));
+    const void *a, *b;
+    uint64_t a_size, b_size;
+    CHECK_OK(lm_binary_data(first, &a, &a_size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(a, a_size, &r));
+    lm_device *dev = open_device();
+    CHECK(dev);
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_replay_run(r, dev, NULL, NULL));
+    CHECK_OK(lm_light_metal_end_capture(dev, &second));
+    CHECK_OK(lm_device_close(dev));
+    CHECK_OK(lm_binary_data(second, &b, &b_size));
+    CHECK_EQ_U64(a_size, b_size);
+    CHECK(same_dump(first, second));
+    lm_replay_close(r);
+    lm_binary_free(first);
+    lm_binary_free(second);
+}
+
 static void test_inputs_and_goldens(void) {
     static uint32_t live[WORDS], other[WORDS], got[WORDS];
     lm_binary *bin;
@@ -394,6 +439,7 @@ static void test_replay_errors(void) {
 int main(void) {
     setenv("LM_CACHE_DIR", "test_replay_cache", 0);
     TEST_RUN(test_capture_then_replay);
+    TEST_RUN(test_recapture_gives_same_binary);
     TEST_RUN(test_inputs_and_goldens);
     TEST_RUN(test_capture_mid_workload);
     TEST_RUN(test_capture_snapshots_programs);
