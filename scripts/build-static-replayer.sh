@@ -17,7 +17,7 @@ sources="src/replay/replay.c src/api/api_device.c
          src/format/lmb_verify.c src/format/fb_builder.c
          src/runtime/allocator.c src/runtime/backend_sim.c src/runtime/buffer.c src/runtime/cq.c
          src/runtime/device.c src/runtime/program.c src/runtime/trace.c src/runtime/trace_blob.c
-         src/format/lmb_trace.c src/format/lmb_writer.c
+         src/format/lmb_trace.c
          src/sim/sim_memory.c src/sim/sim_pool.c src/sim/sim_launch.c src/sim/sim_compute.c
          src/sim/rv32/rv_decode.c src/sim/rv32/rv_hart.c src/sim/rv32/rv_image.c
          src/sim/rv32/rv_run.c
