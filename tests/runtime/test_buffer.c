@@ -4,6 +4,7 @@
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
+#include "lm_test_child.h"
 
 static lm_device *open_small(void) {
     lm_device_options o;
@@ -92,8 +93,9 @@ static void test_out_of_memory(void) {
     c = config(LM_BUFFER_DRAM, 4 * 983040, 1024);
     CHECK_OK(lm_create_buffer(dev, &c, &keep)); /* exactly fills DRAM */
     c = config(LM_BUFFER_DRAM, 32, 32);
-    CHECK_FAILS(lm_create_buffer(dev, &c, &b), LM_ERR_OUT_OF_DEVICE_MEMORY, "largest free range "
-                                                                            "is 0 bytes");
+    CHECK_FAILS(lm_create_buffer(dev, &c, &b), LM_ERR_OUT_OF_DEVICE_MEMORY,
+                "largest free range "
+                "is 0 bytes");
     c = config(LM_BUFFER_L1, 4ull * 256 * 1024, 1024);
     CHECK_FAILS(lm_create_buffer(dev, &c, &b), LM_ERR_OUT_OF_DEVICE_MEMORY, "L1 buffer");
     c = config(LM_BUFFER_DRAM, UINT64_MAX - 10, UINT64_MAX - 10); /* stride overflows */
@@ -170,8 +172,9 @@ static void test_stale_handles(void) {
     CHECK_FAILS(lm_deallocate_buffer(b), LM_ERR_INVALID_HANDLE,
                 "lm_deallocate_buffer: buffer handle is stale");
     uint64_t v;
-    CHECK_FAILS(lm_buffer_address(b, &v), LM_ERR_INVALID_HANDLE, "lm_buffer_address: buffer "
-                                                                 "handle is stale");
+    CHECK_FAILS(lm_buffer_address(b, &v), LM_ERR_INVALID_HANDLE,
+                "lm_buffer_address: buffer "
+                "handle is stale");
     CHECK_FAILS(lm_buffer_size(b, &v), LM_ERR_INVALID_HANDLE, "stale");
     uint8_t data[1024] = {0};
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
@@ -216,34 +219,18 @@ static int address_sequence(uint64_t *out, int n) {
     return lm_device_close(dev) ? -1 : 0;
 }
 
+static int sequence_in_child(void *ctx, void *out) {
+    (void)ctx;
+    return address_sequence(out, 400) == 0;
+}
+
 static void test_deterministic_across_processes(void) {
     enum { N = 400 };
     uint64_t mine[N], again[N], theirs[N];
     CHECK(address_sequence(mine, N) == 0);
     CHECK(address_sequence(again, N) == 0);
     CHECK(memcmp(mine, again, sizeof mine) == 0);
-    int fds[2];
-    CHECK(pipe(fds) == 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        uint64_t child[N];
-        int ok = address_sequence(child, N) == 0 && write(fds[1], child, sizeof child) ==
-                                                        (ssize_t)sizeof child;
-        _exit(ok ? 0 : 1);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    while (got < sizeof theirs) {
-        ssize_t n = read(fds[0], (char *)theirs + got, sizeof theirs - got);
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CHECK_EQ_U64(got, sizeof theirs);
+    CHECK(test_in_child(sequence_in_child, NULL, theirs, sizeof theirs));
     CHECK(memcmp(mine, theirs, sizeof mine) == 0);
 }
 

@@ -6,6 +6,7 @@
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
+#include "lm_test_child.h"
 
 enum { WORDS = 512 };
 
@@ -286,6 +287,16 @@ static int replay_blob_elsewhere(const void *blob, uint64_t size, uint32_t *out)
     return !lm_device_close(dev) && ok;
 }
 
+typedef struct blob_view {
+    const void *data;
+    uint64_t size;
+} blob_view;
+
+static int replay_in_child(void *ctx, void *out) {
+    const blob_view *v = ctx;
+    return replay_blob_elsewhere(v->data, v->size, out);
+}
+
 static void test_collect_and_load(void) {
     lm_device *dev = open_device(1 << 20);
     chain c;
@@ -312,28 +323,8 @@ static void test_collect_and_load(void) {
     CHECK(memcmp(original, again, sizeof again) == 0);
 
     /* In another process that never compiled anything. */
-    int fds[2];
-    CHECK(pipe(fds) == 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        uint32_t out[WORDS];
-        int ok = replay_blob_elsewhere(data, size, out) &&
-                 write(fds[1], out, sizeof out) == (ssize_t)sizeof out;
-        _exit(ok ? 0 : 1);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    while (got < sizeof theirs) {
-        ssize_t n = read(fds[0], (char *)theirs + got, sizeof theirs - got);
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(fds[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    CHECK_EQ_U64(got, sizeof theirs);
+    blob_view view = {data, size};
+    CHECK(test_in_child(replay_in_child, &view, theirs, sizeof theirs));
     CHECK(memcmp(original, theirs, sizeof theirs) == 0);
 
     /* Corrupt and mismatched blobs are refused; nothing crashes. */
