@@ -329,10 +329,12 @@ bool fb_verify_fail(fb_verifier *v, fb_reason reason, const char *fmt, ...)
 lm_status fb_verify(const void *buf, uint64_t size, const fb_table_desc *root,
                     const fb_verify_options *opts, fb_reason *out_reason);
 
-/* The same, with the root table checked by `check_root` (a verifier
- * specialised for one schema, built from fb_verify_impl.h) instead of a
- * descriptor; `root_name` starts the failure path. */
-lm_status fb_verify_with(const void *buf, uint64_t size, const char *root_name,
+/* The same checks and result, with the root table checked by `check_root`:
+ * a verifier specialised for one schema (built from fb_verify_impl.h) that
+ * keeps no failure path, for speed. When it rejects the buffer, the
+ * descriptor-driven pass runs from `root` to name the failing path; the two
+ * make the same checks in the same order. */
+lm_status fb_verify_with(const void *buf, uint64_t size, const fb_table_desc *root,
                          bool (*check_root)(fb_verifier *v, uint64_t pos),
                          const fb_verify_options *opts, fb_reason *out_reason);
 
@@ -401,6 +403,20 @@ void fb_add_struct_slow_(fb_builder *b, unsigned id, const void *bytes, uint32_t
                          uint32_t align);
 void fb_add_ref_slow_(fb_builder *b, unsigned id, fb_ref ref);
 
+/* Zeroes padding: under 8 bytes but for over-aligned structs, too short
+ * for a call to memset to pay off. */
+static inline void fb_zero_(uint8_t *p, size_t n) {
+    if (n >= 16) {
+        memset(p, 0, n);
+        return;
+    }
+    static const uint8_t zeros[16];
+    if (n & 8) memcpy(p + (n & 7), zeros, 8);
+    if (n & 4) memcpy(p + (n & 3), zeros, 4);
+    if (n & 2) memcpy(p + (n & 1), zeros, 2);
+    if (n & 1) p[0] = 0;
+}
+
 /* Reserves `size` bytes aligned to `size` (a power of two <= 8) for field
  * `id` when that needs no growth and nothing failed; NULL otherwise. Kept
  * inline because building a file is mostly this. */
@@ -411,8 +427,7 @@ static inline uint8_t *fb_field_room_(fb_builder *b, unsigned id, uint32_t size,
         return NULL;
     b->used += pad + size;
     uint8_t *p = b->buf + b->cap - b->used;
-    for (size_t i = 0; i < pad; i++)
-        p[size + i] = 0;
+    fb_zero_(p + size, pad);
     if (b->max_align < align) b->max_align = align;
     b->fields[b->field_count].id = id;
     b->fields[b->field_count].pos = (uint32_t)b->used;

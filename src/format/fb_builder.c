@@ -47,6 +47,7 @@ static uint8_t *fb_push_slow(fb_builder *b, size_t n) {
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < need)
             cap *= 2;
+        if (cap > FB_MAX_BUFFER_SIZE) cap = FB_MAX_BUFFER_SIZE; /* >= need, checked above */
         uint8_t *nb = malloc(cap);
         if (!nb) {
             fb_fail(b, LM_ERR_OUT_OF_HOST_MEMORY, "out of memory growing the buffer");
@@ -61,9 +62,10 @@ static uint8_t *fb_push_slow(fb_builder *b, size_t n) {
     return b->buf + b->cap - b->used;
 }
 
-/* Makes room for n more bytes at the front; returns where they go. */
+/* Makes room for n more bytes at the front; returns where they go. The
+ * capacity never exceeds FB_MAX_BUFFER_SIZE, so room in it is enough. */
 static inline uint8_t *fb_push(fb_builder *b, size_t n) {
-    if (b->status == LM_OK && b->cap - b->used >= n && n <= FB_MAX_BUFFER_SIZE - b->used) {
+    if (b->status == LM_OK && b->cap - b->used >= n) {
         b->used += n;
         return b->buf + b->cap - b->used;
     }
@@ -76,9 +78,7 @@ static void fb_prealign(fb_builder *b, size_t len, size_t align) {
     size_t pad = (size_t)(-(b->used + len)) & (align - 1);
     if (pad) {
         uint8_t *p = fb_push(b, pad);
-        if (p)
-            for (size_t i = 0; i < pad; i++)
-                p[i] = 0;
+        if (p) fb_zero_(p, pad);
     }
 }
 
@@ -158,12 +158,27 @@ void fb_add_ref_slow_(fb_builder *b, unsigned id, fb_ref ref) {
     fb_track_field(b, id);
 }
 
-/* Cheap hash of a small vtable; collisions only cost a memcmp. */
-static size_t fb_vt_hash(const uint8_t *vt, size_t bytes) {
-    uint64_t h = bytes;
-    for (size_t i = 4; i < bytes; i += 2)
-        h = (h ^ fb_rd_u16(vt + i)) * 0x9e3779b97f4a7c15ull;
+/* Hash of a vtable for sharing identical ones; collisions only cost a
+ * compare. A sum of one independent term per present field, so that
+ * fb_end_table() can add the terms up while it writes the slots (no chain of
+ * multiplies, no reading back) and fb_vt_hash() can recompute it from the
+ * bytes when the index grows. */
+static inline uint64_t fb_vt_term(uint32_t slot, uint32_t value) {
+    return (((uint64_t)slot << 16) | value) * 0x9e3779b97f4a7c15ull;
+}
+static inline size_t fb_vt_final(uint64_t h) {
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ull;
     return (size_t)(h ^ (h >> 29));
+}
+static size_t fb_vt_hash(const uint8_t *vt) {
+    uint32_t bytes = fb_rd_u16(vt);
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < bytes; i += 2) {
+        uint32_t e = fb_rd_u16(vt + i);
+        if (e) h += fb_vt_term(i, e);
+    }
+    return fb_vt_final(h);
 }
 
 static bool fb_grow_vt_set(fb_builder *b) {
@@ -174,7 +189,7 @@ static bool fb_grow_vt_set(fb_builder *b) {
         uint32_t pos = b->vt_set[i];
         if (!pos) continue;
         const uint8_t *vt = b->buf + b->cap - pos;
-        size_t h = fb_vt_hash(vt, fb_rd_u16(vt)) & (cap - 1);
+        size_t h = fb_vt_hash(vt) & (cap - 1);
         while (set[h])
             h = (h + 1) & (cap - 1);
         set[h] = pos;
@@ -185,9 +200,11 @@ static bool fb_grow_vt_set(fb_builder *b) {
     return true;
 }
 
+/* Compares in the 2-byte units the new vtable was just written in (wider
+ * loads of freshly stored halfwords stall on store forwarding). */
 static inline bool fb_vt_equal(const uint8_t *a, const uint8_t *b, size_t bytes) {
-    for (size_t i = 0; i < bytes; i++)
-        if (a[i] != b[i]) return false;
+    for (size_t i = 0; i < bytes; i += 2)
+        if (fb_rd_u16(a + i) != fb_rd_u16(b + i)) return false;
     return true;
 }
 
@@ -213,21 +230,22 @@ fb_ref fb_end_table(fb_builder *b) {
         fb_wr_u16(vt + i, 0);
     fb_wr_u16(vt, (uint16_t)vt_bytes);
     fb_wr_u16(vt + 2, (uint16_t)object_size);
-    for (size_t i = 0; i < b->field_count; i++)
-        fb_wr_u16(vt + 4 + 2 * b->fields[i].id, (uint16_t)(table_pos - b->fields[i].pos));
-    /* Every stored field has a nonzero offset, so a field added twice shows
-     * as fewer used slots than fields. */
-    size_t h = vt_bytes, used_slots = 0;
-    for (size_t i = 4; i < vt_bytes; i += 2) {
-        uint16_t e = fb_rd_u16(vt + i);
-        used_slots += e != 0;
-        h = (h ^ e) * 0x9e3779b97f4a7c15ull;
+    uint64_t sum = fb_vt_term(0, (uint32_t)vt_bytes) + fb_vt_term(2, (uint32_t)object_size);
+    /* Locals: the byte stores below could alias *b. */
+    const struct fb_field_loc *fields = b->fields;
+    size_t field_count = b->field_count;
+    for (size_t i = 0; i < field_count; i++) {
+        /* Every stored field has a nonzero offset: a slot already set is a
+         * field added twice. */
+        uint32_t slot = 4 + 2 * fields[i].id, off = table_pos - fields[i].pos;
+        if (fb_rd_u16(vt + slot) != 0) {
+            fb_fail(b, LM_ERR_INTERNAL, "field added twice to one table");
+            return 0;
+        }
+        fb_wr_u16(vt + slot, (uint16_t)off);
+        sum += fb_vt_term(slot, off);
     }
-    h ^= h >> 29;
-    if (used_slots != b->field_count) {
-        fb_fail(b, LM_ERR_INTERNAL, "field added twice to one table");
-        return 0;
-    }
+    size_t h = fb_vt_final(sum);
     uint32_t found = 0;
     if (b->vt_cap) {
         for (size_t k = h & (b->vt_cap - 1); b->vt_set[k]; k = (k + 1) & (b->vt_cap - 1)) {

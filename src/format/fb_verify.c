@@ -62,6 +62,13 @@ bool fbv_string(fb_verifier *v, uint64_t pos, uint32_t limit) {
 
 static bool vf_table(fb_verifier *v, uint64_t pos, const fb_table_desc *desc);
 
+/* Names the field being checked (for the failure path). */
+static inline void fbv_at(fb_verifier *v, const char *field) {
+    v->path[v->depth].field = field;
+    v->path[v->depth].member_names = NULL;
+    v->path[v->depth].index = -1;
+}
+
 static const uint8_t vf_scalar_sizes[FB_T_UNION + 1] = {
     [FB_T_UTYPE] = 1, [FB_T_BOOL] = 1,   [FB_T_BYTE] = 1,  [FB_T_UBYTE] = 1,
     [FB_T_SHORT] = 2, [FB_T_USHORT] = 2, [FB_T_INT] = 4,   [FB_T_UINT] = 4,
@@ -137,6 +144,8 @@ static bool vf_value(fb_verifier *v, const fbv_table *t, const fb_field_desc *f,
 static bool vf_table(fb_verifier *v, uint64_t pos, const fb_table_desc *desc) {
     fbv_table t = {0, NULL, 0, 0};
     if (!fbv_table_begin(v, pos, &t)) return false;
+    v->path[v->depth].member_names = NULL;
+    v->path[v->depth].index = -1;
     for (uint32_t i = 0; i < desc->field_count; i++) {
         const fb_field_desc *f = &desc->fields[i];
         uint32_t fo = fbv_field(&t, f->id);
@@ -168,7 +177,35 @@ static void vf_path(const fb_verifier *v, const char *root, char *out, size_t ca
     }
 }
 
-static lm_status vf_run(const void *buf, uint64_t size, const char *root_name,
+/* One pass over the buffer: the root table by check_root when given, else
+ * by its descriptor. Leaves the first failure (if any) in *v. */
+static void vf_pass(fb_verifier *v, const void *buf, uint64_t size,
+                    bool (*check_root)(fb_verifier *v, uint64_t pos), const fb_table_desc *root,
+                    const fb_verify_options *opts) {
+    v->buf = buf;
+    /* Tables live in the first 2 GiB; anything after is not looked at. */
+    v->size = size < FB_MAX_BUFFER_SIZE ? size : FB_MAX_BUFFER_SIZE;
+    v->opts = opts;
+    v->max_depth = opts->max_depth < FB_MAX_DEPTH ? opts->max_depth : FB_MAX_DEPTH;
+    v->max_vector_len = opts->max_vector_len;
+    v->tables_left = opts->max_tables ? opts->max_tables : v->size / 4;
+    v->reason = FB_OK;
+    v->detail[0] = 0;
+    v->depth = 0;
+    uint64_t root_pos = 0;
+    if (!buf || v->size < (opts->identifier ? 8u : 4u)) {
+        fb_verify_fail(v, FB_ERR_TOO_SMALL, "%" PRIu64 " bytes", size);
+    } else if (opts->identifier && memcmp(v->buf + 4, opts->identifier, 4) != 0) {
+        fb_verify_fail(v, FB_ERR_IDENTIFIER, "expected \"%.4s\"", opts->identifier);
+    } else if (fbv_follow(v, 0, &root_pos)) {
+        if (check_root)
+            check_root(v, root_pos);
+        else
+            vf_table(v, root_pos, root);
+    }
+}
+
+static lm_status vf_run(const void *buf, uint64_t size,
                         bool (*check_root)(fb_verifier *v, uint64_t pos), const fb_table_desc *root,
                         const fb_verify_options *opts, fb_reason *out_reason) {
     fb_verify_options defaults;
@@ -177,42 +214,34 @@ static lm_status vf_run(const void *buf, uint64_t size, const char *root_name,
         opts = &defaults;
     }
     fb_verifier v;
-    v.buf = buf;
-    /* Tables live in the first 2 GiB; anything after is not looked at. */
-    v.size = size < FB_MAX_BUFFER_SIZE ? size : FB_MAX_BUFFER_SIZE;
-    v.opts = opts;
-    v.max_depth = opts->max_depth < FB_MAX_DEPTH ? opts->max_depth : FB_MAX_DEPTH;
-    v.max_vector_len = opts->max_vector_len;
-    v.tables_left = opts->max_tables ? opts->max_tables : v.size / 4;
-    v.reason = FB_OK;
-    v.detail[0] = 0;
-    v.depth = 0;
-    uint64_t root_pos = 0;
-    if (!buf || v.size < (opts->identifier ? 8u : 4u)) {
-        fb_verify_fail(&v, FB_ERR_TOO_SMALL, "%" PRIu64 " bytes", size);
-    } else if (opts->identifier && memcmp(v.buf + 4, opts->identifier, 4) != 0) {
-        fb_verify_fail(&v, FB_ERR_IDENTIFIER, "expected \"%.4s\"", opts->identifier);
-    } else if (fbv_follow(&v, 0, &root_pos)) {
-        if (check_root)
-            check_root(&v, root_pos);
+    vf_pass(&v, buf, size, check_root, root, opts);
+    char path[512];
+    if (v.reason != FB_OK && check_root) {
+        /* The specialised pass keeps no path. The descriptor-driven pass
+         * makes the same checks in the same order, so it stops at the same
+         * failure and can name where it is. Should it ever accept what the
+         * specialised pass rejected, the buffer is still rejected. */
+        fb_verifier slow;
+        vf_pass(&slow, buf, size, NULL, root, opts);
+        if (slow.reason != FB_OK)
+            v = slow;
         else
-            vf_table(&v, root_pos, root);
+            v.depth = 0;
     }
     if (out_reason) *out_reason = v.reason;
     if (v.reason == FB_OK) return LM_OK;
-    char path[512];
-    vf_path(&v, root_name, path, sizeof path);
+    vf_path(&v, root->name, path, sizeof path);
     return err_set(LM_ERR_INVALID_FILE, "invalid binary: %s (%s) at %s: %s",
                    fb_reason_name(v.reason), fb_reason_text(v.reason), path, v.detail);
 }
 
 lm_status fb_verify(const void *buf, uint64_t size, const fb_table_desc *root,
                     const fb_verify_options *opts, fb_reason *out_reason) {
-    return vf_run(buf, size, root->name, NULL, root, opts, out_reason);
+    return vf_run(buf, size, NULL, root, opts, out_reason);
 }
 
-lm_status fb_verify_with(const void *buf, uint64_t size, const char *root_name,
+lm_status fb_verify_with(const void *buf, uint64_t size, const fb_table_desc *root,
                          bool (*check_root)(fb_verifier *v, uint64_t pos),
                          const fb_verify_options *opts, fb_reason *out_reason) {
-    return vf_run(buf, size, root_name, check_root, NULL, opts, out_reason);
+    return vf_run(buf, size, check_root, root, opts, out_reason);
 }

@@ -47,8 +47,10 @@ FBV_INLINE bool fbv_follow(fb_verifier *v, uint64_t at, uint64_t *out_target) {
     return true;
 }
 
-/* Checks a table's header and vtable and opens a nesting level. */
-FBV_INLINE bool fbv_table_begin(fb_verifier *v, uint64_t pos, fbv_table *t) {
+/* Checks a table is within the nesting limit and the visit budget, aligned
+ * and inside the buffer; *out_vt_pos is where its vtable claims to be (not
+ * checked yet). */
+FBV_INLINE bool fbv_table_head(fb_verifier *v, uint64_t pos, int64_t *out_vt_pos) {
     if (v->depth >= v->max_depth)
         return fb_verify_fail(v, FB_ERR_DEPTH, "more than %" PRIu32 " nested tables",
                               v->opts->max_depth);
@@ -58,25 +60,44 @@ FBV_INLINE bool fbv_table_begin(fb_verifier *v, uint64_t pos, fbv_table *t) {
     if (pos % 4) return fb_verify_fail(v, FB_ERR_ALIGN, "table at byte %" PRIu64, pos);
     if (!fbv_in(v, pos, 4))
         return fb_verify_fail(v, FB_ERR_OFFSET, "table at byte %" PRIu64 " past the end", pos);
-    int64_t vt_pos = (int64_t)pos - fb_rd_i32(v->buf + pos);
+    *out_vt_pos = (int64_t)pos - fb_rd_i32(v->buf + pos);
+    return true;
+}
+
+/* Checks the vtable at vt_pos: inside the buffer, aligned, a sane size.
+ * The outcome depends only on vt_pos and the buffer, which is what lets a
+ * specialised verifier skip it for a vtable it has already accepted. */
+FBV_INLINE bool fbv_vtable(fb_verifier *v, int64_t vt_pos) {
     if (vt_pos < 0 || !fbv_in(v, (uint64_t)vt_pos, 4))
         return fb_verify_fail(v, FB_ERR_VTABLE, "vtable at byte %" PRId64 " of %" PRIu64, vt_pos,
                               v->size);
     if (vt_pos % 2) return fb_verify_fail(v, FB_ERR_ALIGN, "vtable at byte %" PRId64, vt_pos);
+    uint32_t vt_size = fb_rd_u16(v->buf + vt_pos);
+    if (vt_size < 4 || vt_size % 2 || !fbv_in(v, (uint64_t)vt_pos, vt_size))
+        return fb_verify_fail(v, FB_ERR_VTABLE, "vtable of %" PRIu32 " bytes at byte %" PRId64,
+                              vt_size, vt_pos);
+    return true;
+}
+
+/* Fills *t for the table at pos with an accepted vtable at vt_pos, checks
+ * the table's inline part is inside the buffer and opens a nesting level. */
+FBV_INLINE bool fbv_table_open(fb_verifier *v, uint64_t pos, int64_t vt_pos, fbv_table *t) {
     t->pos = pos;
     t->vt = v->buf + vt_pos;
     t->vt_size = fb_rd_u16(t->vt);
     t->tsize = fb_rd_u16(t->vt + 2);
-    if (t->vt_size < 4 || t->vt_size % 2 || !fbv_in(v, (uint64_t)vt_pos, t->vt_size))
-        return fb_verify_fail(v, FB_ERR_VTABLE, "vtable of %" PRIu32 " bytes at byte %" PRId64,
-                              t->vt_size, vt_pos);
     if (t->tsize < 4 || !fbv_in(v, pos, t->tsize))
         return fb_verify_fail(v, FB_ERR_VTABLE, "table of %" PRIu32 " bytes at byte %" PRIu64,
                               t->tsize, pos);
     v->depth++;
-    v->path[v->depth].member_names = NULL;
-    v->path[v->depth].index = -1;
     return true;
+}
+
+/* Checks a table's header and vtable and opens a nesting level. */
+FBV_INLINE bool fbv_table_begin(fb_verifier *v, uint64_t pos, fbv_table *t) {
+    int64_t vt_pos = 0;
+    return fbv_table_head(v, pos, &vt_pos) && fbv_vtable(v, vt_pos) &&
+           fbv_table_open(v, pos, vt_pos, t);
 }
 
 FBV_INLINE void fbv_table_end(fb_verifier *v) {
@@ -87,19 +108,6 @@ FBV_INLINE void fbv_table_end(fb_verifier *v) {
 FBV_INLINE uint32_t fbv_field(const fbv_table *t, unsigned id) {
     uint32_t slot = 4u + 2u * id;
     return slot + 2 <= t->vt_size ? fb_rd_u16(t->vt + slot) : 0;
-}
-
-/* Names the field being checked, for checks that leave the path's vector
- * index and union member as they found them (reset, unless they failed). */
-FBV_INLINE void fbv_at_name(fb_verifier *v, const char *field) {
-    v->path[v->depth].field = field;
-}
-
-/* Names the field being checked (for the failure path). */
-FBV_INLINE void fbv_at(fb_verifier *v, const char *field) {
-    v->path[v->depth].field = field;
-    v->path[v->depth].member_names = NULL;
-    v->path[v->depth].index = -1;
 }
 
 static inline bool fbv_required(fb_verifier *v, const char *table, const char *field) {

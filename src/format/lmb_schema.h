@@ -98,6 +98,12 @@ bool lmb_blob_ref_check(fb_verifier *v, const uint8_t *p);
 #define LMB_STRUCT_CHECK_CoreRange NULL
 #define LMB_STRUCT_CHECK_BlobRef lmb_blob_ref_check
 #define LMB_STRUCT_CHECK_CBFormat NULL
+/* 1 where the check above is not NULL (for use in constant expressions). */
+#define LMB_STRUCT_CHECKED_Version 0
+#define LMB_STRUCT_CHECKED_CoreCoord 0
+#define LMB_STRUCT_CHECKED_CoreRange 0
+#define LMB_STRUCT_CHECKED_BlobRef 1
+#define LMB_STRUCT_CHECKED_CBFormat 0
 
 #define LMB_SCTYPE_U8(arg) uint8_t
 #define LMB_SCTYPE_U16(arg) uint16_t

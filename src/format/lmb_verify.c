@@ -38,179 +38,237 @@ bool lmb_blob_ref_check(fb_verifier *v, const uint8_t *p) {
 /* ------------------------------------------------ specialised verifiers */
 
 /* One function per table, expanded from the schema lists of lmb_schema.h:
- * the same checks as the generic fb_verify() (the same fbv_* building
- * blocks, reasons and paths) without interpreting descriptors at run time,
- * which makes verification of large files about twice as fast. */
-#define LMB_VT_DECL_(T) static bool lmb_vt_##T(fb_verifier *v, uint64_t pos);
+ * the checks of the generic fb_verify() in the same order, from the same
+ * fbv_* building blocks, without interpreting descriptors at run time and
+ * without keeping a failure path (fb_verify_with() finds the path again with
+ * the descriptors when a buffer fails, which costs nothing when it passes).
+ *
+ * Why a vtable memo: builders share one vtable among all tables of the same
+ * shape, so a file of 100,000 commands has a handful of vtables. Whether a
+ * table's fields fit in its inline part, are aligned and the required ones
+ * are present depends only on its vtable and its position modulo 8 (tables
+ * are 4-aligned, fields at most 8-aligned). The memo keeps, per table type,
+ * the last (vtable, position mod 8) that passed all of that, and a table that
+ * matches it skips those checks. Everything that depends on the table's own
+ * bytes is checked every time: its extent in the buffer, enum values,
+ * offsets, strings, vectors, nested tables and union types. */
+enum {
+#define LMB_VT_INDEX_(T) LMB_VT_INDEX_##T,
+    LMB_TABLES(LMB_VT_INDEX_) LMB_VT_COUNT_
+#undef LMB_VT_INDEX_
+};
+
+typedef struct lmb_vmemo {
+    /* vtable position * 8 + table position % 8, or UINT64_MAX for none
+     * (never a key: tables are 4-aligned) */
+    uint64_t key[LMB_VT_COUNT_];
+} lmb_vmemo;
+
+#define LMB_VT_DECL_(T) static bool lmb_vt_##T(fb_verifier *v, lmb_vmemo *m, uint64_t pos);
 LMB_TABLES(LMB_VT_DECL_)
 
-typedef bool (*lmb_vt_fn)(fb_verifier *v, uint64_t pos);
+typedef bool (*lmb_vt_fn)(fb_verifier *v, lmb_vmemo *m, uint64_t pos);
 typedef bool (*lmb_struct_check_fn)(fb_verifier *v, const uint8_t *p);
 
-FBV_INLINE bool lmb_vk_scalar(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size) {
-    return fbv_inline(v, t, fo, size, size);
+/* Value checks of a present field whose place in the table is checked. */
+FBV_INLINE bool lmb_vv_struct(fb_verifier *v, const fbv_table *t, uint32_t fo,
+                              lmb_struct_check_fn check) {
+    return !check || check(v, v->buf + t->pos + fo);
 }
-FBV_INLINE bool lmb_vk_enum(fb_verifier *v, const fbv_table *t, uint32_t fo, uint8_t max) {
-    return fbv_inline(v, t, fo, 1, 1) && fbv_enum(v, v->buf[t->pos + fo], max);
-}
-FBV_INLINE bool lmb_vk_struct(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size,
-                              uint32_t align, lmb_struct_check_fn check) {
-    return fbv_inline(v, t, fo, size, align) && (!check || check(v, v->buf + t->pos + fo));
-}
-FBV_INLINE bool lmb_vk_string(fb_verifier *v, const fbv_table *t, uint32_t fo) {
+FBV_INLINE bool lmb_vv_string(fb_verifier *v, const fbv_table *t, uint32_t fo) {
     uint64_t target = 0;
-    return fbv_ref(v, t, fo, &target) && fbv_string(v, target, v->max_vector_len);
+    return fbv_follow(v, t->pos + fo, &target) && fbv_string(v, target, v->max_vector_len);
 }
-FBV_INLINE bool lmb_vk_table(fb_verifier *v, const fbv_table *t, uint32_t fo, lmb_vt_fn fn) {
+FBV_INLINE bool lmb_vv_table(fb_verifier *v, lmb_vmemo *m, const fbv_table *t, uint32_t fo,
+                             lmb_vt_fn fn) {
     uint64_t target = 0;
-    return fbv_ref(v, t, fo, &target) && fn(v, target);
+    return fbv_follow(v, t->pos + fo, &target) && fn(v, m, target);
 }
-FBV_INLINE bool lmb_vk_vec(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size,
+FBV_INLINE bool lmb_vv_vec(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size,
                            uint32_t align, uint32_t *count, uint64_t *data) {
     uint64_t target = 0;
-    return fbv_ref(v, t, fo, &target) &&
+    return fbv_follow(v, t->pos + fo, &target) &&
            fbv_vector(v, target, size, align, v->max_vector_len, count, data);
 }
-FBV_INLINE bool lmb_vk_vec_scalar(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size) {
+FBV_INLINE bool lmb_vv_vec_scalar(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size) {
     uint32_t count = 0;
     uint64_t data = 0;
-    return lmb_vk_vec(v, t, fo, size, size, &count, &data);
+    return lmb_vv_vec(v, t, fo, size, size, &count, &data);
 }
-FBV_INLINE bool lmb_vk_vec_enum(fb_verifier *v, const fbv_table *t, uint32_t fo, uint8_t max) {
+FBV_INLINE bool lmb_vv_vec_enum(fb_verifier *v, const fbv_table *t, uint32_t fo, uint8_t max) {
     uint32_t count = 0;
     uint64_t data = 0;
-    if (!lmb_vk_vec(v, t, fo, 1, 1, &count, &data)) return false;
-    for (uint32_t i = 0; i < count; i++) {
-        v->path[v->depth].index = i;
+    if (!lmb_vv_vec(v, t, fo, 1, 1, &count, &data)) return false;
+    for (uint32_t i = 0; i < count; i++)
         if (!fbv_enum(v, v->buf[data + i], max)) return false;
-    }
-    v->path[v->depth].index = -1;
     return true;
 }
-FBV_INLINE bool lmb_vk_vec_struct(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size,
+FBV_INLINE bool lmb_vv_vec_struct(fb_verifier *v, const fbv_table *t, uint32_t fo, uint32_t size,
                                   uint32_t align, lmb_struct_check_fn check) {
     uint32_t count = 0;
     uint64_t data = 0;
-    if (!lmb_vk_vec(v, t, fo, size, align, &count, &data)) return false;
-    for (uint32_t i = 0; check && i < count; i++) {
-        v->path[v->depth].index = i;
+    if (!lmb_vv_vec(v, t, fo, size, align, &count, &data)) return false;
+    for (uint32_t i = 0; check && i < count; i++)
         if (!check(v, v->buf + data + (uint64_t)i * size)) return false;
-    }
-    v->path[v->depth].index = -1;
     return true;
 }
-FBV_INLINE bool lmb_vk_vec_table(fb_verifier *v, const fbv_table *t, uint32_t fo, lmb_vt_fn fn) {
+FBV_INLINE bool lmb_vv_vec_table(fb_verifier *v, lmb_vmemo *m, const fbv_table *t, uint32_t fo,
+                                 lmb_vt_fn fn) {
     uint32_t count = 0;
     uint64_t data = 0;
-    if (!lmb_vk_vec(v, t, fo, 4, 4, &count, &data)) return false;
+    if (!lmb_vv_vec(v, t, fo, 4, 4, &count, &data)) return false;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t target = 0;
-        v->path[v->depth].index = i;
-        if (!fbv_follow(v, data + 4ull * i, &target) || !fn(v, target)) return false;
+        if (!fbv_follow(v, data + 4ull * i, &target) || !fn(v, m, target)) return false;
     }
-    v->path[v->depth].index = -1;
     return true;
 }
 
+/* Per union: a switch over its members, and the value check of a union
+ * field (type 1..count, then the member's table). */
 #define LMB_VU_CASE_(U, name, value)                                                               \
     case value:                                                                                    \
-        return lmb_vt_##name(v, pos);
-static bool lmb_vu_Command(fb_verifier *v, uint8_t type, uint64_t pos) {
-    switch (type) {
-        LMB_UNION_Command(LMB_VU_CASE_) default
-            : return fb_verify_fail(v, FB_ERR_UNION_TYPE, "type %u", type);
+        return lmb_vt_##name(v, m, pos);
+#define LMB_VU_DEF_(U)                                                                             \
+    static bool lmb_vu_##U(fb_verifier *v, lmb_vmemo *m, uint8_t type, uint64_t pos) {             \
+        switch (type) {                                                                            \
+            LMB_UNION_##U(LMB_VU_CASE_) default                                                    \
+                : return fb_verify_fail(v, FB_ERR_UNION_TYPE, "type %u", type);                    \
+        }                                                                                          \
+    }                                                                                              \
+    FBV_INLINE bool lmb_vv_union_##U(fb_verifier *v, lmb_vmemo *m, const fbv_table *t,             \
+                                     uint32_t fo, unsigned id) {                                   \
+        uint8_t type = 0;                                                                          \
+        uint64_t target = 0;                                                                       \
+        return fbv_union_type(v, t, id - 1u, #U, LMB_##U##_COUNT, &type) &&                        \
+               fbv_follow(v, t->pos + fo, &target) && lmb_vu_##U(v, m, type, target);              \
     }
-}
+LMB_UNIONS(LMB_VU_DEF_)
 
-FBV_INLINE bool lmb_vk_union(fb_verifier *v, const fbv_table *t, uint32_t fo, unsigned id) {
-    uint8_t type = 0;
-    uint64_t target = 0;
-    if (!fbv_inline(v, t, fo, 4, 4) ||
-        !fbv_union_type(v, t, id - 1u, "Command", LMB_Command_COUNT, &type))
-        return false;
-    v->path[v->depth].member_names = lmb_Command_names;
-    v->path[v->depth].member = type;
-    if (!fbv_follow(v, t->pos + fo, &target) || !lmb_vu_Command(v, type, target)) return false;
-    v->path[v->depth].member_names = NULL;
-    return true;
-}
+/* Where a field of each kind sits: its inline size and alignment. */
+#define LMB_VPLACE_U8(arg) fbv_inline(v, &t, fo, 1, 1)
+#define LMB_VPLACE_BOOL(arg) fbv_inline(v, &t, fo, 1, 1)
+#define LMB_VPLACE_U16(arg) fbv_inline(v, &t, fo, 2, 2)
+#define LMB_VPLACE_U32(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_U64(arg) fbv_inline(v, &t, fo, 8, 8)
+#define LMB_VPLACE_ENUM(arg) fbv_inline(v, &t, fo, 1, 1)
+#define LMB_VPLACE_STRUCT(arg) fbv_inline(v, &t, fo, LMB_SIZE_##arg, LMB_ALIGN_##arg)
+#define LMB_VPLACE_STRING(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_TABLE(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_VEC_U32(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_VEC_ENUM(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_VEC_STRUCT(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_VEC_TABLE(arg) fbv_inline(v, &t, fo, 4, 4)
+#define LMB_VPLACE_UNION(arg) fbv_inline(v, &t, fo, 4, 4)
 
-#define LMB_VK_U8(T, f, id, arg) lmb_vk_scalar(v, &t, fo, 1)
-#define LMB_VK_BOOL(T, f, id, arg) lmb_vk_scalar(v, &t, fo, 1)
-#define LMB_VK_U16(T, f, id, arg) lmb_vk_scalar(v, &t, fo, 2)
-#define LMB_VK_U32(T, f, id, arg) lmb_vk_scalar(v, &t, fo, 4)
-#define LMB_VK_U64(T, f, id, arg) lmb_vk_scalar(v, &t, fo, 8)
-#define LMB_VK_ENUM(T, f, id, arg) lmb_vk_enum(v, &t, fo, LMB_##arg##_MAX)
-#define LMB_VK_STRUCT(T, f, id, arg)                                                               \
-    lmb_vk_struct(v, &t, fo, LMB_SIZE_##arg, LMB_ALIGN_##arg, LMB_STRUCT_CHECK_##arg)
-#define LMB_VK_STRING(T, f, id, arg) lmb_vk_string(v, &t, fo)
-#define LMB_VK_TABLE(T, f, id, arg) lmb_vk_table(v, &t, fo, lmb_vt_##arg)
-#define LMB_VK_VEC_U32(T, f, id, arg) lmb_vk_vec_scalar(v, &t, fo, 4)
-#define LMB_VK_VEC_ENUM(T, f, id, arg) lmb_vk_vec_enum(v, &t, fo, LMB_##arg##_MAX)
-#define LMB_VK_VEC_STRUCT(T, f, id, arg)                                                           \
-    lmb_vk_vec_struct(v, &t, fo, LMB_SIZE_##arg, LMB_ALIGN_##arg, LMB_STRUCT_CHECK_##arg)
-#define LMB_VK_VEC_TABLE(T, f, id, arg) lmb_vk_vec_table(v, &t, fo, lmb_vt_##arg)
-#define LMB_VK_UNION(T, f, id, arg) lmb_vk_union(v, &t, fo, id)
+/* What a field of each kind holds. */
+#define LMB_VVALUE_U8(id, arg) true
+#define LMB_VVALUE_BOOL(id, arg) true
+#define LMB_VVALUE_U16(id, arg) true
+#define LMB_VVALUE_U32(id, arg) true
+#define LMB_VVALUE_U64(id, arg) true
+#define LMB_VVALUE_ENUM(id, arg) fbv_enum(v, v->buf[t.pos + fo], LMB_##arg##_MAX)
+#define LMB_VVALUE_STRUCT(id, arg) lmb_vv_struct(v, &t, fo, LMB_STRUCT_CHECK_##arg)
+#define LMB_VVALUE_STRING(id, arg) lmb_vv_string(v, &t, fo)
+#define LMB_VVALUE_TABLE(id, arg) lmb_vv_table(v, m, &t, fo, lmb_vt_##arg)
+#define LMB_VVALUE_VEC_U32(id, arg) lmb_vv_vec_scalar(v, &t, fo, 4)
+#define LMB_VVALUE_VEC_ENUM(id, arg) lmb_vv_vec_enum(v, &t, fo, LMB_##arg##_MAX)
+#define LMB_VVALUE_VEC_STRUCT(id, arg)                                                             \
+    lmb_vv_vec_struct(v, &t, fo, LMB_SIZE_##arg, LMB_ALIGN_##arg, LMB_STRUCT_CHECK_##arg)
+#define LMB_VVALUE_VEC_TABLE(id, arg) lmb_vv_vec_table(v, m, &t, fo, lmb_vt_##arg)
+#define LMB_VVALUE_UNION(id, arg) lmb_vv_union_##arg(v, m, &t, fo, id)
 
-/* A union's type field comes first, as in the descriptors. */
-#define LMB_VTYPE_U8(T, f, id)
-#define LMB_VTYPE_U16(T, f, id)
-#define LMB_VTYPE_U32(T, f, id)
-#define LMB_VTYPE_U64(T, f, id)
-#define LMB_VTYPE_BOOL(T, f, id)
-#define LMB_VTYPE_ENUM(T, f, id)
-#define LMB_VTYPE_STRUCT(T, f, id)
-#define LMB_VTYPE_STRING(T, f, id)
-#define LMB_VTYPE_TABLE(T, f, id)
-#define LMB_VTYPE_VEC_U32(T, f, id)
-#define LMB_VTYPE_VEC_ENUM(T, f, id)
-#define LMB_VTYPE_VEC_STRUCT(T, f, id)
-#define LMB_VTYPE_VEC_TABLE(T, f, id)
-#define LMB_VTYPE_UNION(T, f, id)                                                                  \
-    fbv_at_name(v, #f "_type");                                                                    \
-    fo = fbv_field(&t, (id)-1u);                                                                   \
-    if (fo && !lmb_vk_scalar(v, &t, fo, 1)) return false;
-#define LMB_VABSENT_UNION(T, f, id) else if (!fbv_union_without_value(v, &t, (id)-1u)) return false;
+/* Whether a field of each kind holds anything to check (else, on a known
+ * vtable, there is nothing to do for it, not even finding it). */
+#define LMB_VHAS_VALUE_U8(arg) 0
+#define LMB_VHAS_VALUE_BOOL(arg) 0
+#define LMB_VHAS_VALUE_U16(arg) 0
+#define LMB_VHAS_VALUE_U32(arg) 0
+#define LMB_VHAS_VALUE_U64(arg) 0
+#define LMB_VHAS_VALUE_ENUM(arg) 1
+#define LMB_VHAS_VALUE_STRUCT(arg) LMB_STRUCT_CHECKED_##arg
+#define LMB_VHAS_VALUE_STRING(arg) 1
+#define LMB_VHAS_VALUE_TABLE(arg) 1
+#define LMB_VHAS_VALUE_VEC_U32(arg) 1
+#define LMB_VHAS_VALUE_VEC_ENUM(arg) 1
+#define LMB_VHAS_VALUE_VEC_STRUCT(arg) 1
+#define LMB_VHAS_VALUE_VEC_TABLE(arg) 1
+#define LMB_VHAS_VALUE_UNION(arg) 1
+
+/* A union's type field is checked first, as in the descriptors; when the
+ * value is absent, its type must be NONE. */
+#define LMB_VTYPE_UNION(id)                                                                        \
+    if (!known) {                                                                                  \
+        fo = fbv_field(&t, (id)-1u);                                                               \
+        if (fo && !fbv_inline(v, &t, fo, 1, 1)) return false;                                      \
+    }
+#define LMB_VABSENT_UNION(id) else if (!fbv_union_without_value(v, &t, (id)-1u)) return false;
+#define LMB_VTYPE_U8(id)
+#define LMB_VTYPE_U16(id)
+#define LMB_VTYPE_U32(id)
+#define LMB_VTYPE_U64(id)
+#define LMB_VTYPE_BOOL(id)
+#define LMB_VTYPE_ENUM(id)
+#define LMB_VTYPE_STRUCT(id)
+#define LMB_VTYPE_STRING(id)
+#define LMB_VTYPE_TABLE(id)
+#define LMB_VTYPE_VEC_U32(id)
+#define LMB_VTYPE_VEC_ENUM(id)
+#define LMB_VTYPE_VEC_STRUCT(id)
+#define LMB_VTYPE_VEC_TABLE(id)
+#define LMB_VABSENT_U8(id)
+#define LMB_VABSENT_U16(id)
+#define LMB_VABSENT_U32(id)
+#define LMB_VABSENT_U64(id)
+#define LMB_VABSENT_BOOL(id)
+#define LMB_VABSENT_ENUM(id)
+#define LMB_VABSENT_STRUCT(id)
+#define LMB_VABSENT_STRING(id)
+#define LMB_VABSENT_TABLE(id)
+#define LMB_VABSENT_VEC_U32(id)
+#define LMB_VABSENT_VEC_ENUM(id)
+#define LMB_VABSENT_VEC_STRUCT(id)
+#define LMB_VABSENT_VEC_TABLE(id)
 
 #define LMB_VFIELD_(T, f, id, K, arg, req)                                                         \
-    LMB_VTYPE_##K(T, f, id) fbv_at_name(v, #f);                                                    \
-    fo = fbv_field(&t, id);                                                                        \
-    if (fo) {                                                                                      \
-        if (!LMB_VK_##K(T, f, id, arg)) return false;                                              \
-    } else if (req) {                                                                              \
-        return fbv_required(v, #T, #f);                                                            \
-    }                                                                                              \
-    LMB_VABSENT_##K(T, f, id)
-
-#define LMB_VABSENT_U8(T, f, id)
-#define LMB_VABSENT_U16(T, f, id)
-#define LMB_VABSENT_U32(T, f, id)
-#define LMB_VABSENT_U64(T, f, id)
-#define LMB_VABSENT_BOOL(T, f, id)
-#define LMB_VABSENT_ENUM(T, f, id)
-#define LMB_VABSENT_STRUCT(T, f, id)
-#define LMB_VABSENT_STRING(T, f, id)
-#define LMB_VABSENT_TABLE(T, f, id)
-#define LMB_VABSENT_VEC_U32(T, f, id)
-#define LMB_VABSENT_VEC_ENUM(T, f, id)
-#define LMB_VABSENT_VEC_STRUCT(T, f, id)
-#define LMB_VABSENT_VEC_TABLE(T, f, id)
+    if (LMB_VHAS_VALUE_##K(arg) || !known) {                                                       \
+        LMB_VTYPE_##K(id) fo = fbv_field(&t, id);                                                  \
+        if (fo) {                                                                                  \
+            if (!known && !LMB_VPLACE_##K(arg)) return false;                                      \
+            if (!LMB_VVALUE_##K(id, arg)) return false;                                            \
+        } else if (req && !known) {                                                                \
+            return fbv_required(v, #T, #f);                                                        \
+        }                                                                                          \
+        LMB_VABSENT_##K(id)                                                                        \
+    }
 
 #define LMB_VT_DEF_(T)                                                                             \
-    static bool lmb_vt_##T(fb_verifier *v, uint64_t pos) {                                         \
+    static bool lmb_vt_##T(fb_verifier *v, lmb_vmemo *m, uint64_t pos) {                           \
         fbv_table t = {0, NULL, 0, 0};                                                             \
+        int64_t vt_pos = 0;                                                                        \
         uint32_t fo;                                                                               \
-        if (!fbv_table_begin(v, pos, &t)) return false;                                            \
-        LMB_TABLE_##T(LMB_VFIELD_) fbv_table_end(v);                                               \
+        if (!fbv_table_head(v, pos, &vt_pos)) return false;                                        \
+        uint64_t key = (uint64_t)vt_pos * 8 + pos % 8;                                             \
+        bool known = m->key[LMB_VT_INDEX_##T] == key;                                              \
+        if (!known && !fbv_vtable(v, vt_pos)) return false;                                        \
+        if (!fbv_table_open(v, pos, vt_pos, &t)) return false;                                     \
+        LMB_TABLE_##T(LMB_VFIELD_) m->key[LMB_VT_INDEX_##T] = key;                                 \
+        fbv_table_end(v);                                                                          \
         return true;                                                                               \
     }
 LMB_TABLES(LMB_VT_DEF_)
+
+static bool lmb_check_root(fb_verifier *v, uint64_t pos) {
+    lmb_vmemo m;
+    memset(&m, 0xff, sizeof m);
+    return lmb_vt_LightMetalBinary(v, &m, pos);
+}
 
 lm_status lmb_verify_table_area(const void *data, uint64_t size, fb_reason *out_reason) {
     fb_verify_options fo;
     fb_verify_options_init(&fo);
     fo.identifier = LMB_FILE_IDENTIFIER;
-    return fb_verify_with(data, size, "LightMetalBinary", lmb_vt_LightMetalBinary, &fo, out_reason);
+    return fb_verify_with(data, size, &lmb_desc_LightMetalBinary, lmb_check_root, &fo, out_reason);
 }
 
 void lmb_verify_options_init(lmb_verify_options *opts) {
@@ -267,7 +325,7 @@ lm_status lmb_verify(const void *data, uint64_t size, const lmb_verify_options *
                         "[%" PRIu64 ", +%" PRIu64 ") in a file of %" PRIu64 " bytes",
                         ctx.data_offset, ctx.data_size, size);
     fo.user = &ctx;
-    st = fb_verify_with(data, size, "LightMetalBinary", lmb_vt_LightMetalBinary, &fo, out_reason);
+    st = fb_verify_with(data, size, &lmb_desc_LightMetalBinary, lmb_check_root, &fo, out_reason);
     if (st) return st;
 
     lmb_Version ver = lmb_LightMetalBinary_format_version(root);
