@@ -59,7 +59,9 @@ static double run_sim(const rv_image *img, uint8_t *local,
                       uint64_t *out_instret, uint32_t *out_result) {
     static uint8_t l1[4096];
     rv_hart h;
-    if (rv_hart_init(&h, img, l1, sizeof l1, local) != LM_OK) return -1;
+    rv_local ls;
+    rv_local_init(&ls, local, false);
+    if (rv_hart_init(&h, img, l1, sizeof l1, &ls) != LM_OK) return -1;
     h.x[10] = ISS_ROUNDS;
     double t0 = cpu_now();
     rv_stop s = run(&h, UINT64_MAX, NULL, NULL);

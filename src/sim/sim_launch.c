@@ -70,6 +70,7 @@ struct sim_launcher {
     sim_pool *pool;
     uint8_t *locals; /* hart-private memories, lazily committed */
     size_t locals_size;
+    rv_local *local_states; /* one per hart-private memory: what may be dirty */
     sim_compute *computes; /* one compute engine per core, lazily committed */
     size_t computes_size;
 };
@@ -101,6 +102,14 @@ lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher *
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "cannot reserve compute engine state");
     }
     l->computes = p;
+    size_t harts = (size_t)memory->num_cores * LM_NUM_PROCESSORS;
+    l->local_states = calloc(harts, sizeof *l->local_states);
+    if (!l->local_states) {
+        sim_launcher_destroy(l);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0; i < harts; i++) /* fresh anonymous memory reads as zeros */
+        rv_local_init(&l->local_states[i], l->locals + i * KMAP_LOCAL_SIZE, true);
     *out_launcher = l;
     return LM_OK;
 }
@@ -109,6 +118,7 @@ void sim_launcher_destroy(sim_launcher *l) {
     if (!l) return;
     munmap(l->locals, l->locals_size);
     munmap(l->computes, l->computes_size);
+    free(l->local_states);
     free(l);
 }
 
@@ -162,8 +172,10 @@ static rv_ecall_result block(hart_slot *hs, const char *fmt, ...) {
 static uint8_t *guest_ptr(rv_hart *h, uint32_t addr, uint32_t size, bool write) {
     if (addr < h->l1_size && size <= h->l1_size - addr) return h->l1 + addr;
     if (addr >= KMAP_LOCAL_BASE && addr - KMAP_LOCAL_BASE < KMAP_LOCAL_SIZE &&
-        size <= KMAP_LOCAL_SIZE - (addr - KMAP_LOCAL_BASE))
+        size <= KMAP_LOCAL_SIZE - (addr - KMAP_LOCAL_BASE)) {
+        if (write) rv_local_wrote(h->local_state, addr - KMAP_LOCAL_BASE, size);
         return h->local + (addr - KMAP_LOCAL_BASE);
+    }
     if (!write && addr >= KMAP_CODE_BASE && addr - KMAP_CODE_BASE < h->image->code_size &&
         size <= h->image->code_size - (addr - KMAP_CODE_BASE))
         return (uint8_t *)h->image->code_bytes + (addr - KMAP_CODE_BASE);
@@ -710,7 +722,7 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
             hs->processor = p;
             hs->name = k->name[p] ? k->name[p] : "?";
             hs->core = c;
-            uint8_t *local = l->locals + ((size_t)k->core * LM_NUM_PROCESSORS + p) * KMAP_LOCAL_SIZE;
+            rv_local *local = &l->local_states[(size_t)k->core * LM_NUM_PROCESSORS + p];
             st = rv_hart_init(&hs->hart, k->image[p], c->l1, (uint32_t)mem->geometry.l1_size,
                               local);
         }

@@ -45,7 +45,9 @@ typedef struct outcome {
 static void run(const rv_image *image, uint8_t *l1, uint8_t *local, bool use_switch, outcome *out) {
     rv_hart h;
     memset(l1, 0, L1_SIZE);
-    if (rv_hart_init(&h, image, l1, L1_SIZE, local)) abort();
+    rv_local ls;
+    rv_local_init(&ls, local, false);
+    if (rv_hart_init(&h, image, l1, L1_SIZE, &ls)) abort();
     rv_stop stop = RV_STOP_BUDGET;
     for (int s = 0; s < SLICES && (stop == RV_STOP_BUDGET || stop == RV_STOP_BLOCK); s++)
         stop = use_switch ? rv_run_switch(&h, SLICE_BUDGET, on_ecall, NULL)

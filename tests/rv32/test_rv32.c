@@ -22,6 +22,7 @@ typedef struct test_hart {
     rv_image *img;
     uint8_t l1[L1_SIZE];
     uint8_t local[KMAP_LOCAL_SIZE];
+    rv_local local_state;
 } test_hart;
 
 static lm_status load_file(const char *name, rv_image **out) {
@@ -41,7 +42,8 @@ static test_hart *hart_new(rv_image *img) {
     if (!t) abort();
     t->img = img;
     memset(t->local, 0xaa, sizeof t->local); /* init must clear the bss and stack */
-    if (rv_hart_init(&t->h, img, t->l1, L1_SIZE, t->local) != LM_OK) abort();
+    rv_local_init(&t->local_state, t->local, false);
+    if (rv_hart_init(&t->h, img, t->l1, L1_SIZE, &t->local_state) != LM_OK) abort();
     return t;
 }
 
@@ -97,10 +99,74 @@ static void test_init_sets_stack_and_clears_bss(void) {
     hart_free(t);
 
     rv_hart h;
-    uint8_t local[16];
-    CHECK_FAILS(rv_hart_init(&h, img, local, 0x20000001u, local), LM_ERR_INVALID_ARGUMENT,
+    uint8_t l1[16];
+    rv_local local;
+    rv_local_init(&local, NULL, true);
+    CHECK_FAILS(rv_hart_init(&h, img, l1, 16, &local), LM_ERR_INVALID_ARGUMENT, "NULL");
+    rv_local_init(&local, l1, false);
+    CHECK_FAILS(rv_hart_init(&h, img, l1, 0x20000001u, &local), LM_ERR_INVALID_ARGUMENT,
                 "overlaps local memory");
-    CHECK_FAILS(rv_hart_init(&h, img, NULL, 16, local), LM_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rv_hart_init(&h, img, NULL, 16, &local), LM_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rv_hart_init(&h, img, l1, 16, NULL), LM_ERR_INVALID_ARGUMENT, "NULL");
+}
+
+/* Local memory holds exactly the image's data, then zeros. */
+static bool local_is_fresh(const test_hart *t, const rv_image *img) {
+    if (memcmp(t->local, img->data_bytes, img->data_size) != 0) return false;
+    for (uint32_t i = img->data_size; i < KMAP_LOCAL_SIZE; i++)
+        if (t->local[i]) return false;
+    return true;
+}
+
+/* An image whose data is `data_size` bytes of 0x55 and whose code stores
+ * all-ones words at the top of the stack, in the middle of local memory, at
+ * byte 14 (across the end of 16 bytes of data) and at byte 300. */
+static rv_image *dirtying_image(uint32_t data_size) {
+    static const uint8_t data[256] = {0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55,
+                                      0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55};
+    const uint32_t code[] = {
+        enc_lui(5, KMAP_LOCAL_BASE >> 12),          /* t0 = local base */
+        ADDI(6, 0, -1),                             /* t1 = ~0 */
+        SW(2, 6, -4),                               /* top of the stack */
+        enc_lui(7, (KMAP_LOCAL_BASE >> 12) + 0x10), /* t2 = local base + 64 KiB */
+        SW(7, 6, 0),
+        SW(5, 6, 14),
+        SW(5, 6, 300),
+        JALR(0, 1, 0),
+    };
+    test_seg segs[2] = {{0, KMAP_CODE_BASE, ELF_PF_R | ELF_PF_X, 0, code, sizeof code},
+                        {0, KMAP_LOCAL_BASE, ELF_PF_R | ELF_PF_W, 0, data, data_size}};
+    uint8_t elf[2048];
+    size_t size = test_elf_build(elf, sizeof elf, KMAP_CODE_BASE, segs, 2);
+    rv_image *img;
+    if (rv_image_load(elf, size, &img) != LM_OK) abort();
+    return img;
+}
+
+/* Each launch starts from the image's data and zeros, though init clears
+ * only what may have been dirtied since the last one: the hart's stores
+ * above its data (including one across the data's end), host writes, and
+ * the old data beyond a smaller image's. */
+static void test_init_clears_what_the_last_launch_dirtied(void) {
+    rv_image *big = dirtying_image(256), *small = dirtying_image(16);
+    test_hart *t = hart_new(big);
+    CHECK(local_is_fresh(t, big));
+    CHECK_EQ_U64(rv_run(&t->h, UINT64_MAX, NULL, NULL), RV_STOP_EXIT);
+    CHECK_EQ_U64(t->local[KMAP_LOCAL_SIZE - 1], 0xff);
+    memset(t->local + 5000, 0x77, 8); /* as the host would, through a hart's pointer */
+    rv_local_wrote(&t->local_state, 5000, 8);
+    CHECK_OK(rv_hart_init(&t->h, small, t->l1, L1_SIZE, &t->local_state));
+    CHECK(local_is_fresh(t, small));
+    for (int run = 0; run < 2; run++) {
+        CHECK_EQ_U64(rv_run_switch(&t->h, UINT64_MAX, NULL, NULL), RV_STOP_EXIT);
+        CHECK_EQ_U64(t->local[16] & t->local[17] & t->local[300] & t->local[0x10000], 0xff);
+        CHECK_OK(rv_hart_init(&t->h, small, t->l1, L1_SIZE, &t->local_state));
+        CHECK(local_is_fresh(t, small));
+    }
+    CHECK_OK(rv_hart_init(&t->h, big, t->l1, L1_SIZE, &t->local_state));
+    CHECK(local_is_fresh(t, big));
+    rv_image_free(small);
+    hart_free(t);
 }
 
 static void test_compiled_c_matches_native(void) {
@@ -446,6 +512,7 @@ int main(void) {
     TEST_RUN(test_isa_goto);
     TEST_RUN(test_isa_switch);
     TEST_RUN(test_init_sets_stack_and_clears_bss);
+    TEST_RUN(test_init_clears_what_the_last_launch_dirtied);
     TEST_RUN(test_compiled_c_matches_native);
     TEST_RUN(test_dispatch_styles_agree);
     TEST_RUN(test_illegal_instructions);

@@ -6,9 +6,15 @@
 
 #include "base/error.h"
 
+void rv_local_init(rv_local *local, uint8_t *bytes, bool known_zero) {
+    local->bytes = bytes;
+    local->data_end = 0;
+    local->dirty_lo = known_zero ? KMAP_LOCAL_SIZE : 0;
+}
+
 lm_status rv_hart_init(rv_hart *hart, const rv_image *image, uint8_t *l1, uint32_t l1_size,
-                       uint8_t *local) {
-    if (!hart || !image || !local || (!l1 && l1_size))
+                       rv_local *local) {
+    if (!hart || !image || !local || !local->bytes || (!l1 && l1_size))
         return err_set(LM_ERR_INVALID_ARGUMENT, "rv_hart_init: NULL hart, image or memory");
     if (l1_size > KMAP_LOCAL_BASE)
         return err_set(LM_ERR_INVALID_ARGUMENT,
@@ -18,12 +24,20 @@ lm_status rv_hart_init(rv_hart *hart, const rv_image *image, uint8_t *l1, uint32
     hart->image = image;
     hart->l1 = l1;
     hart->l1_size = l1_size;
-    hart->local = local;
+    hart->local = local->bytes;
+    hart->local_state = local;
     hart->pc = image->entry;
     hart->x[1] = RV_RETURN_ADDR;
     hart->x[2] = KMAP_LOCAL_BASE + KMAP_LOCAL_SIZE;
-    memcpy(local, image->data_bytes, image->data_size);
-    memset(local + image->data_size, 0, KMAP_LOCAL_SIZE - image->data_size);
+    /* Clear what may be dirty above the new data: the old data beyond it,
+     * and whatever was written above the old data. */
+    uint32_t end = image->data_size;
+    if (local->data_end > end) memset(local->bytes + end, 0, local->data_end - end);
+    uint32_t lo = local->dirty_lo > end ? local->dirty_lo : end;
+    if (lo < KMAP_LOCAL_SIZE) memset(local->bytes + lo, 0, KMAP_LOCAL_SIZE - lo);
+    memcpy(local->bytes, image->data_bytes, end);
+    local->data_end = end;
+    local->dirty_lo = KMAP_LOCAL_SIZE;
     return LM_OK;
 }
 

@@ -10,7 +10,8 @@
  * Typical use by the core scheduler:
  *
  *     rv_hart h;
- *     rv_hart_init(&h, image, l1, l1_size, local);   // per launch
+ *     rv_local_init(&local, bytes, true);             // once per memory
+ *     rv_hart_init(&h, image, l1, l1_size, &local);  // per launch
  *     for (;;) {
  *         rv_stop s = rv_run(&h, slice, on_ecall, ctx);
  *         if (s == RV_STOP_BLOCK) { park; continue later; }
@@ -25,6 +26,7 @@
 #ifndef LM_SIM_RV32_RV_HART_H
 #define LM_SIM_RV32_RV_HART_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +60,31 @@ typedef struct rv_fault {
     char detail[200];
 } rv_fault;
 
+/* A hart's private memory (KMAP_LOCAL_SIZE bytes) and which part of it may
+ * hold anything but zeros, kept by the owner of the memory from one launch to
+ * the next. Why: every launch must start from the image's data and zeros,
+ * and clearing all 128 KiB of every hart dominated the cost of launching a
+ * small program; kernels touch a few hundred bytes of stack. Everything
+ * outside [0, data_end) and [dirty_lo, KMAP_LOCAL_SIZE) is zero. */
+typedef struct rv_local {
+    uint8_t *bytes;
+    uint32_t data_end; /* the last image's data and bss end here */
+    uint32_t dirty_lo; /* lowest byte at or above data_end ever written */
+} rv_local;
+
+/* Sets up `local` over `bytes` (KMAP_LOCAL_SIZE bytes, owned by the caller
+ * and outliving `local`). known_zero: the bytes are all zero (fresh anonymous
+ * memory); otherwise the first rv_hart_init clears them all. */
+void rv_local_init(rv_local *local, uint8_t *bytes, bool known_zero);
+
+/* Records a host write of `size` bytes at offset `off` of local memory (the
+ * interpreter records the hart's own stores). */
+static inline void rv_local_wrote(rv_local *local, uint32_t off, uint32_t size) {
+    if (size == 0 || off + size <= local->data_end) return;
+    uint32_t lo = off > local->data_end ? off : local->data_end;
+    if (lo < local->dirty_lo) local->dirty_lo = lo;
+}
+
 typedef struct rv_hart {
     uint32_t x[32]; /* x[0] reads as zero; writes to it are discarded */
     uint32_t pc;
@@ -65,21 +92,24 @@ typedef struct rv_hart {
     const rv_image *image;
     uint8_t *l1; /* the core's L1, l1_size bytes, shared with its other harts */
     uint32_t l1_size;
-    uint8_t *local; /* private memory, KMAP_LOCAL_SIZE bytes */
+    uint8_t *local; /* private memory, KMAP_LOCAL_SIZE bytes (local_state->bytes) */
+    rv_local *local_state;
     rv_fault fault;
 } rv_hart;
 
 /* Prepares `hart` to run `image` from its entry point: copies the image's
- * initial data into `local` and zeroes the rest (bss and stack), zeroes the
- * registers, then sets sp to the top of local memory (16-byte aligned, as
- * the ilp32 ABI wants) and ra to RV_RETURN_ADDR. The loader, not a crt0, sets
- * sp, so an entry function written in C works as is.
- * The caller owns l1 (l1_size bytes) and local (KMAP_LOCAL_SIZE bytes); both
- * must outlive every rv_run of this hart. l1_size must be at most
- * KMAP_LOCAL_BASE (the L1 window ends where local memory starts).
+ * initial data into local memory and zeroes the rest (bss and stack; only
+ * what may be dirty, see rv_local), zeroes the registers, then sets sp to the
+ * top of local memory (16-byte aligned, as the ilp32 ABI wants) and ra to
+ * RV_RETURN_ADDR. The loader, not a crt0, sets sp, so an entry function
+ * written in C works as is.
+ * The caller owns l1 (l1_size bytes) and local; both must outlive every
+ * rv_run of this hart, and one local memory serves one hart at a time.
+ * l1_size must be at most KMAP_LOCAL_BASE (the L1 window ends where local
+ * memory starts).
  * Errors: LM_ERR_INVALID_ARGUMENT for a NULL pointer or an oversized L1. */
 lm_status rv_hart_init(rv_hart *hart, const rv_image *image, uint8_t *l1, uint32_t l1_size,
-                       uint8_t *local);
+                       rv_local *local);
 
 /* What the host callback decides about an ecall. */
 typedef enum rv_ecall_result {

@@ -30,6 +30,9 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
     uint8_t *const l1 = hart->l1;
     const uint64_t l1_size = hart->l1_size;
     uint8_t *const local = hart->local;
+    /* Kept in memory, not in registers the handlers need: stores rarely
+     * lower the dirty mark, so this costs two loads and compares per store. */
+    rv_local *const local_state = hart->local_state;
     const uint64_t instret0 = hart->instret;
     const int64_t left0 = budget > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)budget;
     int64_t left = left0;
@@ -126,9 +129,11 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
     do {                                                                                           \
         uint32_t a_ = RS1 + IMM, o_ = a_ - KMAP_LOCAL_BASE;                                        \
         uint8_t *p_;                                                                               \
-        if (RV_LIKELY(o_ <= KMAP_LOCAL_SIZE - (N)))                                                \
+        if (RV_LIKELY(o_ <= KMAP_LOCAL_SIZE - (N))) {                                              \
+            if (RV_UNLIKELY(o_ < local_state->dirty_lo && o_ + (N) > local_state->data_end))       \
+                rv_local_wrote(local_state, o_, N);                                                \
             p_ = local + o_;                                                                       \
-        else if ((uint64_t)a_ + (N) <= l1_size)                                                    \
+        } else if ((uint64_t)a_ + (N) <= l1_size)                                                  \
             p_ = l1 + a_;                                                                          \
         else                                                                                       \
             TRAP(RV_FAULT_STORE, a_, N);                                                           \
