@@ -117,6 +117,18 @@ static void test_blob_dedup_compares_bytes(void) {
     lmb_writer_destroy(w);
 }
 
+/* Finishes and destroys the writer; returns the file (verified), to free. */
+static void *finish_in_memory(lmb_writer *w, size_t *out_size) {
+    lmb_header hdr;
+    lmb_header_init(&hdr);
+    CHECK_OK(lmb_writer_finish(w, &hdr));
+    void *data = NULL;
+    CHECK_OK(lmb_writer_to_memory(w, &data, out_size));
+    lmb_writer_destroy(w);
+    CHECK_OK(lmb_verify(data, *out_size, NULL, NULL));
+    return data;
+}
+
 /* Thousands of commands through one writer: growth and vtable sharing. */
 static void test_many_commands(void) {
     lmb_writer *w;
@@ -133,14 +145,8 @@ static void test_many_commands(void) {
         lmb_SetRuntimeArgs_add_args(b, v);
         CHECK_OK(lmb_writer_add_command(w, LMB_Command_SetRuntimeArgs, lmb_SetRuntimeArgs_end(b)));
     }
-    lmb_header hdr;
-    lmb_header_init(&hdr);
-    CHECK_OK(lmb_writer_finish(w, &hdr));
-    void *data;
     size_t size;
-    CHECK_OK(lmb_writer_to_memory(w, &data, &size));
-    lmb_writer_destroy(w);
-    CHECK_OK(lmb_verify(data, size, NULL, NULL));
+    void *data = finish_in_memory(w, &size);
     fb_vec cmds = lmb_LightMetalBinary_commands(lmb_root(data));
     CHECK_EQ_U64(cmds.len, 20000);
     const uint8_t *first_vt = NULL;
@@ -673,14 +679,8 @@ static void test_corrupt_borrowed_vtable(void) {
         if (i % 3 == 2) lmb_CreateBuffer_add_page_size(b, 1024);
         CHECK_OK(lmb_writer_add_command(w, LMB_Command_CreateBuffer, lmb_CreateBuffer_end(b)));
     }
-    lmb_header hdr;
-    lmb_header_init(&hdr);
-    CHECK_OK(lmb_writer_finish(w, &hdr));
-    void *data;
     size_t size;
-    CHECK_OK(lmb_writer_to_memory(w, &data, &size));
-    lmb_writer_destroy(w);
-    CHECK_OK(lmb_verify(data, size, NULL, NULL));
+    void *data = finish_in_memory(w, &size);
     uint8_t *bytes = data;
     fb_vec cmds = lmb_LightMetalBinary_commands(lmb_root(data));
     /* Table j borrows the vtable of table i = j - 1 (the one the verifier
