@@ -117,16 +117,21 @@ static void test_blob_dedup_compares_bytes(void) {
     lmb_writer_destroy(w);
 }
 
-/* Finishes and destroys the writer; returns the file (verified), to free. */
-static void *finish_in_memory(lmb_writer *w, size_t *out_size) {
+/* Finishes and destroys the writer; *out_data is the verified file (to
+ * free), or NULL after a failed check. */
+static void finish_in_memory(lmb_writer *w, void **out_data, size_t *out_size) {
+    *out_data = NULL;
     lmb_header hdr;
     lmb_header_init(&hdr);
-    CHECK_OK(lmb_writer_finish(w, &hdr));
     void *data = NULL;
-    CHECK_OK(lmb_writer_to_memory(w, &data, out_size));
+    lm_status st = lmb_writer_finish(w, &hdr);
+    if (!st) st = lmb_writer_to_memory(w, &data, out_size);
     lmb_writer_destroy(w);
-    CHECK_OK(lmb_verify(data, *out_size, NULL, NULL));
-    return data;
+    CHECK_OK(st);
+    st = lmb_verify(data, *out_size, NULL, NULL);
+    if (st) free(data);
+    CHECK_OK(st);
+    *out_data = data;
 }
 
 /* Thousands of commands through one writer: growth and vtable sharing. */
@@ -145,8 +150,10 @@ static void test_many_commands(void) {
         lmb_SetRuntimeArgs_add_args(b, v);
         CHECK_OK(lmb_writer_add_command(w, LMB_Command_SetRuntimeArgs, lmb_SetRuntimeArgs_end(b)));
     }
+    void *data;
     size_t size;
-    void *data = finish_in_memory(w, &size);
+    finish_in_memory(w, &data, &size);
+    CHECK(data != NULL);
     fb_vec cmds = lmb_LightMetalBinary_commands(lmb_root(data));
     CHECK_EQ_U64(cmds.len, 20000);
     const uint8_t *first_vt = NULL;
@@ -679,8 +686,10 @@ static void test_corrupt_borrowed_vtable(void) {
         if (i % 3 == 2) lmb_CreateBuffer_add_page_size(b, 1024);
         CHECK_OK(lmb_writer_add_command(w, LMB_Command_CreateBuffer, lmb_CreateBuffer_end(b)));
     }
+    void *data;
     size_t size;
-    void *data = finish_in_memory(w, &size);
+    finish_in_memory(w, &data, &size);
+    CHECK(data != NULL);
     uint8_t *bytes = data;
     fb_vec cmds = lmb_LightMetalBinary_commands(lmb_root(data));
     /* Table j borrows the vtable of table i = j - 1 (the one the verifier
