@@ -138,6 +138,6 @@ int main(void) {
     }
     double qemu_mips = (double)instret / (median(full, REPS) - median(empty, REPS)) / 1e6;
     printf("iss_qemu_mips: %.1f\n", qemu_mips);
-    printf("iss_vs_qemu: %.2f\n", mips / qemu_mips);
+    printf("iss_vs_qemu: %.3f\n", mips / qemu_mips);
     return 0;
 }

@@ -361,7 +361,7 @@ static void test_budget_and_resume(void) {
 static void test_fused_pairs(void) {
     const uint32_t into_pair[] = {JAL(0, 8), enc_lui(R_A0, 0x12345), ADDI(R_A0, R_A0, 0x10), RET};
     test_hart *t = hart_code(into_pair, 4);
-    CHECK(t->img->insns[1].op == RV_OP_LI2);
+    CHECK(rv_insn_op(&t->img->insns[1]) == RV_OP_LI2);
     CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_EXIT);
     CHECK_EQ_U64(t->h.x[R_A0], 0x10);
     CHECK_EQ_U64(t->h.instret, 3);
@@ -378,7 +378,7 @@ static void test_fused_pairs(void) {
     const uint32_t add_lw[] = {enc_lui(R_A0, 0x30000), 0x00a505b3u /* add a1, a0, a0 */,
                                LW(12, R_A1, 4)};
     t = hart_code(add_lw, 3);
-    CHECK(t->img->insns[1].op == RV_OP_ADD_LW);
+    CHECK(rv_insn_op(&t->img->insns[1]) == RV_OP_ADD_LW);
     CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_FAULT);
     CHECK(t->h.fault.cause == RV_FAULT_LOAD);
     CHECK_EQ_U64(t->h.fault.pc, KMAP_CODE_BASE + 8);
@@ -390,14 +390,14 @@ static void test_fused_pairs(void) {
     /* an add and an lw not based on its result stay apart */
     const uint32_t add_other[] = {0x00a505b3u /* add a1, a0, a0 */, LW(12, R_A0, 0), RET};
     t = hart_code(add_other, 3);
-    CHECK(t->img->insns[0].op == RV_OP_ADD);
+    CHECK(rv_insn_op(&t->img->insns[0]) == RV_OP_ADD);
     hart_free(t);
 
     /* slli + add + lw, the lw faulting */
     const uint32_t shadd_lw[] = {enc_lui(R_A0, 0x30000), enc_i(0x13, 1, R_A1, R_A0, 1),
                                  0x00a585b3u /* add a1, a1, a0 */, LW(12, R_A1, 0)};
     t = hart_code(shadd_lw, 4);
-    CHECK(t->img->insns[1].op == RV_OP_SHADD_LW);
+    CHECK(rv_insn_op(&t->img->insns[1]) == RV_OP_SHADD_LW);
     CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_FAULT);
     CHECK_EQ_U64(t->h.fault.pc, KMAP_CODE_BASE + 12);
     CHECK_EQ_U64(t->h.fault.addr, 0x90000000);
@@ -411,8 +411,8 @@ static void test_fused_pairs(void) {
         0x00000097u /* auipc ra, 0 */,     JALR(R_RA, R_RA, 12), EBREAK, ADDI(R_A0, R_RA, 0),
         0x00100097u /* auipc ra, 0x100 */, JALR(R_RA, R_RA, -16)};
     t = hart_code(call, 6);
-    CHECK(t->img->insns[0].op == RV_OP_CALL);
-    CHECK(t->img->insns[4].op == RV_OP_LI);
+    CHECK(rv_insn_op(&t->img->insns[0]) == RV_OP_CALL);
+    CHECK(rv_insn_op(&t->img->insns[4]) == RV_OP_LI);
     CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_EXIT);
     CHECK_EQ_U64(t->h.x[R_A0], KMAP_CODE_BASE + 8);
     CHECK_EQ_U64(t->h.pc, RV_RETURN_ADDR);
@@ -423,7 +423,7 @@ static void test_fused_pairs(void) {
     const uint32_t loop[] = {ADDI(R_A0, 0, 10), ADDI(R_A1, R_A1, 3), ADDI(R_A0, R_A0, -1),
                              BNE(R_A0, 0, -8), RET};
     t = hart_code(loop, 5);
-    CHECK(t->img->insns[2].op == RV_OP_ADDI_BNE);
+    CHECK(rv_insn_op(&t->img->insns[2]) == RV_OP_ADDI_BNE);
     t->h.x[R_A1] = 0;
     CHECK(rv_run(&t->h, 1000, NULL, NULL) == RV_STOP_EXIT);
     CHECK_EQ_U64(t->h.x[R_A1], 30);

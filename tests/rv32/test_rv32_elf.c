@@ -40,12 +40,12 @@ static void test_valid_image(void) {
     CHECK(memcmp(img->data_bytes, data, sizeof data) == 0);
     CHECK_EQ_U64(img->data_bytes[8], 0);
     CHECK(memcmp(img->code_bytes + 0x100, rodata, 4) == 0);
-    CHECK_EQ_U64(img->insns[0].op, RV_OP_LI);
+    CHECK_EQ_U64(rv_insn_op(&img->insns[0]), RV_OP_LI);
     CHECK_EQ_U64(img->insns[0].block_len, 2);
-    CHECK_EQ_U64(img->insns[1].op, RV_OP_JALR);
-    CHECK_EQ_U64(img->insns[2].op, RV_OP_NOEXEC); /* gap between code and rodata */
-    CHECK_EQ_U64(img->insns[0x100 / 4].op, RV_OP_NOEXEC);
-    CHECK_EQ_U64(img->insns[0x104 / 4].op, RV_OP_NOEXEC); /* the sentinel */
+    CHECK_EQ_U64(rv_insn_op(&img->insns[1]), RV_OP_JALR);
+    CHECK_EQ_U64(rv_insn_op(&img->insns[2]), RV_OP_NOEXEC); /* gap between code and rodata */
+    CHECK_EQ_U64(rv_insn_op(&img->insns[0x100 / 4]), RV_OP_NOEXEC);
+    CHECK_EQ_U64(rv_insn_op(&img->insns[0x104 / 4]), RV_OP_NOEXEC); /* the sentinel */
     rv_image_free(img);
 }
 

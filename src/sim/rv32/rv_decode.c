@@ -185,3 +185,8 @@ void rv_fuse(rv_insn *insns, uint32_t count, uint32_t code_lo, uint32_t code_hi)
         }
     }
 }
+
+void rv_spread(rv_insn *insns, uint32_t count) {
+    for (uint32_t i = 0; i < count; i++)
+        insns[i].op = (uint8_t)(insns[i].op + RV_OP_COUNT_ * (i % RV_HANDLER_COPIES));
+}

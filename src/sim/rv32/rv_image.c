@@ -165,7 +165,7 @@ static lm_status check_entry(uint32_t entry, const rv_segment *segs, uint32_t n)
 
 /* Decodes every word of the code extent, computes the block lengths
  * backwards (a word's run ends where the next block-ending operation is),
- * then fuses common pairs. */
+ * fuses common pairs, then spreads the words over the handler copies. */
 static void predecode(rv_insn *insns, uint32_t code_size, const uint8_t *code,
                       const rv_segment *segs, uint32_t n) {
     uint32_t count = code_size / 4;
@@ -183,6 +183,7 @@ static void predecode(rv_insn *insns, uint32_t code_size, const uint8_t *code,
     for (uint32_t i = count; i-- > 0;)
         insns[i].block_len = rv_op_ends_block((rv_op)insns[i].op) ? 1 : insns[i + 1].block_len + 1;
     rv_fuse(insns, count, KMAP_CODE_BASE, KMAP_CODE_BASE + code_size);
+    rv_spread(insns, count);
 }
 
 lm_status rv_image_load(const void *elf, size_t size, rv_image **out_image) {

@@ -12,8 +12,10 @@
  *     same path. A trap part-way through a run gives back the instructions it
  *     did not execute (block_len of the trapping one), keeping instret exact.
  *   - Common instruction pairs were fused at load time (rv_fuse); a fused
- *     handler does both, or does the first and jumps straight to the
- *     second's handler, saving a dispatch either way.
+ *     handler does both, saving a dispatch.
+ *   - With computed goto, every handler exists in RV_HANDLER_COPIES copies
+ *     and each instruction names its copy (rv_spread): more jump sites, each
+ *     with fewer successors for the host's predictors to tell apart.
  *   - Data accesses check the local window first (stacks and globals), then
  *     L1, then the read-only code window; each check covers the whole access,
  *     which is then a memcpy, so no guest address ever reaches host memory
@@ -55,19 +57,34 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
 #define PC_OF(p) ((p)->pc)
 
 #if RV_IMPL_GOTO
-    static const void *const labels[RV_OP_COUNT_] = {
-#define RV_LABEL_(name, ends) &&L_##name,
+#if RV_HANDLER_COPIES != 4
+#error "rv_run_impl.h instantiates exactly four handler copies"
+#endif
+    /* clang-format off */
+    /* Indexed by rv_insn.op: copy * RV_OP_COUNT_ + operation. */
+    static const void *const labels[RV_OP_COUNT_ * RV_HANDLER_COPIES] = {
+#define RV_LABEL_(name, ends) &&L_##name##_0,
+        RV_OPS(RV_LABEL_)
+#undef RV_LABEL_
+#define RV_LABEL_(name, ends) &&L_##name##_1,
+        RV_OPS(RV_LABEL_)
+#undef RV_LABEL_
+#define RV_LABEL_(name, ends) &&L_##name##_2,
+        RV_OPS(RV_LABEL_)
+#undef RV_LABEL_
+#define RV_LABEL_(name, ends) &&L_##name##_3,
         RV_OPS(RV_LABEL_)
 #undef RV_LABEL_
     };
-#define OP(name) L_##name:
-#define OPL(name) L_##name:
+    /* Labels of the copy being instantiated (RV_COPY), pasted in two steps
+     * so that RV_COPY expands first. */
+#define RV_LABEL2_(name, copy) L_##name##_##copy
+#define RV_LABEL1_(name, copy) RV_LABEL2_(name, copy)
+#define OP(name) RV_LABEL1_(name, RV_COPY):
+    /* clang-format on */
 #define DISPATCH() goto *labels[in->op]
 #else
 #define OP(name) case RV_OP_##name:
-#define OPL(name) /* a case that fused handlers also jump to */                                    \
-    case RV_OP_##name:                                                                             \
-        L_##name:
 #define DISPATCH() goto dispatch
 #endif
 #define NEXT()                                                                                     \
@@ -147,160 +164,29 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
         ENTER();                                                                                   \
     } while (0)
 
-    /* Handlers follow, one line each where possible so that the semantics
-     * read as a table. */
+    /* The handlers (rv_run_handlers.h): every copy with computed goto, or
+     * the cases of one switch. */
     /* clang-format off */
 #if !RV_IMPL_GOTO
 dispatch:
-    switch ((rv_op)in->op) {
+    switch (rv_insn_op(in)) {
 #endif
-
-
-    OP(LI) { RD = IMM; NEXT(); }
-    OP(ADDI) { RD = RS1 + IMM; NEXT(); }
-    OP(SLTI) { RD = (int32_t)RS1 < in->imm; NEXT(); }
-    OP(SLTIU) { RD = RS1 < IMM; NEXT(); }
-    OP(XORI) { RD = RS1 ^ IMM; NEXT(); }
-    OP(ORI) { RD = RS1 | IMM; NEXT(); }
-    OP(ANDI) { RD = RS1 & IMM; NEXT(); }
-    OP(SLLI) { RD = RS1 << in->imm; NEXT(); }
-    OP(SRLI) { RD = RS1 >> in->imm; NEXT(); }
-    OP(SRAI) { RD = rv_sra(RS1, IMM); NEXT(); }
-    OP(ADD) { RD = RS1 + RS2; NEXT(); }
-    OP(SUB) { RD = RS1 - RS2; NEXT(); }
-    OP(SLL) { RD = RS1 << (RS2 & 31); NEXT(); }
-    OP(SLT) { RD = (int32_t)RS1 < (int32_t)RS2; NEXT(); }
-    OP(SLTU) { RD = RS1 < RS2; NEXT(); }
-    OP(XOR) { RD = RS1 ^ RS2; NEXT(); }
-    OP(SRL) { RD = RS1 >> (RS2 & 31); NEXT(); }
-    OP(SRA) { RD = rv_sra(RS1, RS2 & 31); NEXT(); }
-    OP(OR) { RD = RS1 | RS2; NEXT(); }
-    OP(AND) { RD = RS1 & RS2; NEXT(); }
-    OP(MUL) { RD = RS1 * RS2; NEXT(); }
-    OP(MULH) { RD = rv_high((uint64_t)((int64_t)(int32_t)RS1 * (int32_t)RS2)); NEXT(); }
-    OP(MULHSU) { RD = rv_high((uint64_t)((int64_t)(int32_t)RS1 * (int64_t)RS2)); NEXT(); }
-    OP(MULHU) { RD = rv_high((uint64_t)RS1 * RS2); NEXT(); }
-    OP(DIV) { RD = rv_div(RS1, RS2); NEXT(); }
-    OP(DIVU) { RD = RS2 == 0 ? UINT32_MAX : RS1 / RS2; NEXT(); }
-    OP(REM) { RD = rv_rem(RS1, RS2); NEXT(); }
-    OP(REMU) { RD = RS2 == 0 ? RS1 : RS1 % RS2; NEXT(); }
-    OP(LB) { LOAD(1, uint8_t, (uint32_t)(int32_t)(int8_t)); }
-    OP(LH) { LOAD(2, uint16_t, (uint32_t)(int32_t)(int16_t)rv_le16); }
-    OP(LW) { LOAD(4, uint32_t, rv_le32); }
-    OP(LBU) { LOAD(1, uint8_t, (uint32_t)); }
-    OP(LHU) { LOAD(2, uint16_t, (uint32_t)rv_le16); }
-    OP(SB) { STORE(1, uint8_t, ); }
-    OP(SH) { STORE(2, uint16_t, rv_le16); }
-    OP(SW) { STORE(4, uint32_t, rv_le32); }
-    OP(NOP) { NEXT(); }
-    OPL(BEQ) { BRANCH(RS1 == RS2); }
-    OPL(BNE) { BRANCH(RS1 != RS2); }
-    OPL(BLT) { BRANCH((int32_t)RS1 < (int32_t)RS2); }
-    OPL(BGE) { BRANCH((int32_t)RS1 >= (int32_t)RS2); }
-    OPL(BLTU) { BRANCH(RS1 < RS2); }
-    OPL(BGEU) { BRANCH(RS1 >= RS2); }
-    OP(BRANCH_OUT) {
-        if (rv_branch_taken(in->rd, RS1, RS2)) TRAP(RV_FAULT_JUMP, IMM, 0);
-        in++;
-        ENTER();
-    }
-    OP(JAL) {
-        RD = PC_OF(in) + 4;
-        in += in->imm;
-        ENTER();
-    }
-    OP(JAL_OUT) { TRAP(RV_FAULT_JUMP, IMM, 0); }
-    OP(JALR) {
-        uint32_t target = (RS1 + IMM) & ~1u, off = target - KMAP_CODE_BASE;
-        if (RV_UNLIKELY(off >= code_size || (off & 3))) {
-            if (target != RV_RETURN_ADDR) TRAP(RV_FAULT_JUMP, target, 0);
-            RD = PC_OF(in) + 4;
-            returned = 1;
-            stop = RV_STOP_EXIT;
-            goto out;
-        }
-        RD = PC_OF(in) + 4;
-        in = base + off / 4;
-        ENTER();
-    }
-    OP(ECALL) {
-        /* The hart is made current for the host, minus this ecall, which
-         * counts only once it completes. */
-        memcpy(hart->x, x, sizeof hart->x);
-        hart->pc = PC_OF(in);
-        hart->instret = instret0 + (uint64_t)(left0 - left) - 1;
-        rv_ecall_result r = RV_ECALL_FAULT;
-        if (ecall)
-            r = ecall(ctx, hart);
-        else
-            snprintf(hart->fault.detail, sizeof hart->fault.detail, "no ecall handler");
-        if (r == RV_ECALL_CONTINUE || r == RV_ECALL_EXIT) {
-            memcpy(x, hart->x, sizeof hart->x);
-            x[0] = 0;
-            if (r == RV_ECALL_EXIT) {
-                stop = RV_STOP_EXIT;
-                goto out;
-            }
-            in++;
-            ENTER();
-        }
-        left += 1;
-        if (r == RV_ECALL_BLOCK) {
-            stop = RV_STOP_BLOCK;
-            goto out;
-        }
-        if (!hart->fault.detail[0] && r != RV_ECALL_FAULT)
-            snprintf(hart->fault.detail, sizeof hart->fault.detail,
-                     "the host returned an unknown result %d", (int)r);
-        TRAP(RV_FAULT_ECALL, 0, 0);
-    }
-    OP(EBREAK) { TRAP(RV_FAULT_BREAKPOINT, 0, 0); }
-    OP(ILLEGAL) { TRAP(RV_FAULT_ILLEGAL, 0, 0); }
-    OP(NOEXEC) { TRAP(RV_FAULT_FETCH, PC_OF(in), 0); }
-    OP(LI2) {
-        RD = IMM;
-        in += 2;
-        DISPATCH();
-    }
-    OP(SHADD) {
-        RD = RS2 + (RS1 << in->imm);
-        in += 2;
-        DISPATCH();
-    }
-    /* The lw's base is the register just computed: it is used straight from
-     * the host register, not reloaded from the register file. */
-    OP(SHADD_LW) {
-        uint32_t base_ = RS2 + (RS1 << in->imm);
-        RD = base_;
-        in += 2;
-        LOAD_FROM(base_ + IMM, 4, uint32_t, rv_le32);
-    }
-    OP(ADD_LW) {
-        uint32_t base_ = RS1 + RS2;
-        RD = base_;
-        in++;
-        LOAD_FROM(base_ + IMM, 4, uint32_t, rv_le32);
-    }
-    OP(CALL) {
-        RD = PC_OF(in) + 8;
-        in += in->imm;
-        ENTER();
-    }
-    /* The addi, then straight into the following branch's handler: one
-     * dispatch for the pair, and a jump the host predicts per loop. */
-#define ADDI_THEN(branch)                                                                          \
-    do {                                                                                           \
-    RD = RS1 + IMM;                                                                            \
-    in++;                                                                                      \
-    goto L_##branch;                                                                           \
-    } while (0)
-    OP(ADDI_BEQ) { ADDI_THEN(BEQ); }
-    OP(ADDI_BNE) { ADDI_THEN(BNE); }
-    OP(ADDI_BLT) { ADDI_THEN(BLT); }
-    OP(ADDI_BGE) { ADDI_THEN(BGE); }
-    OP(ADDI_BLTU) { ADDI_THEN(BLTU); }
-    OP(ADDI_BGEU) { ADDI_THEN(BGEU); }
-#undef ADDI_THEN
+#if RV_IMPL_GOTO
+#define RV_COPY 0
+#include "sim/rv32/rv_run_handlers.h"
+#undef RV_COPY
+#define RV_COPY 1
+#include "sim/rv32/rv_run_handlers.h"
+#undef RV_COPY
+#define RV_COPY 2
+#include "sim/rv32/rv_run_handlers.h"
+#undef RV_COPY
+#define RV_COPY 3
+#include "sim/rv32/rv_run_handlers.h"
+#undef RV_COPY
+#else
+#include "sim/rv32/rv_run_handlers.h"
+#endif
 
 #if !RV_IMPL_GOTO
     default:
@@ -338,7 +224,10 @@ out:
 #undef IMM
 #undef PC_OF
 #undef OP
-#undef OPL
+#ifdef RV_LABEL1_
+#undef RV_LABEL1_
+#undef RV_LABEL2_
+#endif
 #undef DISPATCH
 #undef NEXT
 #undef ENTER
