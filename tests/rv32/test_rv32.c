@@ -428,7 +428,50 @@ static void test_fused_pairs(void) {
     CHECK(rv_run(&t->h, 1000, NULL, NULL) == RV_STOP_EXIT);
     CHECK_EQ_U64(t->h.x[R_A1], 30);
     CHECK_EQ_U64(t->h.instret, 1 + 3 * 10 + 1);
+    CHECK(rv_insn_op(&t->img->insns[1]) == RV_OP_ADDI_ADDI);
     hart_free(t);
+
+    /* lw + addi and sw + addi: the addi runs after the access, on its own
+     * registers; a faulting access stops before it */
+    const uint32_t mem_addi[] = {enc_lui(R_A0, KMAP_LOCAL_BASE >> 12), ADDI(R_A1, 0, 7),
+                                 SW(R_A0, R_A1, 0), ADDI(R_A0, R_A0, 4),
+                                 LW(12, R_A0, -4), ADDI(R_A1, R_A1, 1), RET};
+    t = hart_code(mem_addi, 7);
+    CHECK(rv_insn_op(&t->img->insns[2]) == RV_OP_SW_ADDI);
+    CHECK(rv_insn_op(&t->img->insns[4]) == RV_OP_LW_ADDI);
+    CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_EXIT);
+    CHECK_EQ_U64(t->h.x[12], 7);
+    CHECK_EQ_U64(t->h.x[R_A0], KMAP_LOCAL_BASE + 4);
+    CHECK_EQ_U64(t->h.x[R_A1], 8);
+    CHECK_EQ_U64(t->h.instret, 7);
+    hart_free(t);
+    for (int store = 0; store < 2; store++) {
+        const uint32_t bad[] = {enc_lui(R_A0, 0x30000),
+                                store ? SW(R_A0, R_A1, 0) : LW(12, R_A0, 0), ADDI(R_A1, R_A1, 1),
+                                RET};
+        t = hart_code(bad, 4);
+        CHECK(rv_insn_op(&t->img->insns[1]) == (store ? RV_OP_SW_ADDI : RV_OP_LW_ADDI));
+        CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_FAULT);
+        CHECK(t->h.fault.cause == (store ? RV_FAULT_STORE : RV_FAULT_LOAD));
+        CHECK_EQ_U64(t->h.fault.pc, KMAP_CODE_BASE + 4);
+        CHECK_EQ_U64(t->h.x[R_A1], 0);
+        CHECK_EQ_U64(t->h.instret, 1);
+        hart_free(t);
+    }
+
+    /* li + branch: a compare with a constant, taken and not */
+    for (uint32_t a0 = 4; a0 <= 6; a0 += 2) {
+        const uint32_t li_blt[] = {ADDI(R_A1, 0, 5), enc_b(4, R_A0, R_A1, 8), ADDI(R_A0, 0, 1),
+                                   RET};
+        t = hart_code(li_blt, 4);
+        CHECK(rv_insn_op(&t->img->insns[0]) == RV_OP_LI_BLT);
+        t->h.x[R_A0] = a0;
+        CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_EXIT);
+        CHECK_EQ_U64(t->h.x[R_A1], 5);
+        CHECK_EQ_U64(t->h.x[R_A0], a0 < 5 ? a0 : 1);
+        CHECK_EQ_U64(t->h.instret, a0 < 5 ? 3 : 4);
+        hart_free(t);
+    }
 }
 
 typedef struct ecall_log {

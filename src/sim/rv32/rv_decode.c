@@ -103,7 +103,7 @@ static rv_insn decode_op(uint32_t w) {
     return illegal(w);
 }
 
-static rv_insn decode(uint32_t w, uint32_t pc, uint32_t code_lo, uint32_t code_hi) {
+rv_insn rv_decode(uint32_t w, uint32_t pc, uint32_t code_lo, uint32_t code_hi) {
     uint32_t f3 = w >> 12 & 7;
     switch (w & 0x7f) {
     case 0x37: /* LUI */
@@ -147,11 +147,6 @@ static rv_insn decode(uint32_t w, uint32_t pc, uint32_t code_lo, uint32_t code_h
     }
 }
 
-rv_insn rv_decode(uint32_t w, uint32_t pc, uint32_t code_lo, uint32_t code_hi) {
-    rv_insn in = decode(w, pc, code_lo, code_hi);
-    in.pc = pc;
-    return in;
-}
 
 /* Idioms compilers emit all the time (the ones RISC-V cores fuse, too).
  * Each fused form writes exactly the registers the pair would. The "X, then
@@ -162,14 +157,16 @@ void rv_fuse(rv_insn *insns, uint32_t count, uint32_t code_lo, uint32_t code_hi)
     for (uint32_t i = 0; i + 1 < count; i++) {
         rv_insn *a = &insns[i];
         const rv_insn *b = &insns[i + 1];
-        if (a->op == RV_OP_LI && a->rd != RV_REG_SINK && b->rs1 == a->rd && b->rd == a->rd) {
+        int b_branch = b->op >= RV_OP_BEQ && b->op <= RV_OP_BGEU;
+        if (a->op == RV_OP_LI && a->rd != RV_REG_SINK && b->rs1 == a->rd && b->rd == a->rd &&
+            (b->op == RV_OP_ADDI || b->op == RV_OP_JALR)) {
             uint32_t value = (uint32_t)a->imm + (uint32_t)b->imm;
             if (b->op == RV_OP_ADDI) {
                 a->op = RV_OP_LI2;
                 a->imm = (int32_t)value;
             } else if (b->op == RV_OP_JALR && target_ok(value & ~1u, code_lo, code_hi)) {
                 a->op = RV_OP_CALL;
-                a->imm = (int32_t)((value & ~1u) - a->pc) / 4;
+                a->imm = (int32_t)((value & ~1u) - (code_lo + 4 * i)) / 4;
             }
         } else if (a->op == RV_OP_SLLI && a->rd != RV_REG_SINK && b->op == RV_OP_ADD &&
                    b->rd == a->rd && (b->rs1 == a->rd) != (b->rs2 == a->rd)) {
@@ -180,13 +177,20 @@ void rv_fuse(rv_insn *insns, uint32_t count, uint32_t code_lo, uint32_t code_hi)
         } else if (a->op == RV_OP_ADD && a->rd != RV_REG_SINK && b->op == RV_OP_LW &&
                    b->rs1 == a->rd) {
             a->op = RV_OP_ADD_LW;
-        } else if (a->op == RV_OP_ADDI && b->op >= RV_OP_BEQ && b->op <= RV_OP_BGEU) {
-            a->op = (uint8_t)(RV_OP_ADDI_BEQ + (b->op - RV_OP_BEQ));
+        } else if (a->op == RV_OP_ADDI && b_branch) {
+            a->op = (uint16_t)(RV_OP_ADDI_BEQ + (b->op - RV_OP_BEQ));
+        } else if (a->op == RV_OP_LI && b_branch) {
+            a->op = (uint16_t)(RV_OP_LI_BEQ + (b->op - RV_OP_BEQ));
+        } else if (b->op == RV_OP_ADDI &&
+                   (a->op == RV_OP_LW || a->op == RV_OP_SW || a->op == RV_OP_ADDI)) {
+            a->op = (uint16_t)(a->op == RV_OP_LW   ? RV_OP_LW_ADDI
+                               : a->op == RV_OP_SW ? RV_OP_SW_ADDI
+                                                   : RV_OP_ADDI_ADDI);
         }
     }
 }
 
 void rv_spread(rv_insn *insns, uint32_t count) {
     for (uint32_t i = 0; i < count; i++)
-        insns[i].op = (uint8_t)(insns[i].op + RV_OP_COUNT_ * (i % RV_HANDLER_COPIES));
+        insns[i].op = (uint16_t)(insns[i].op + RV_OP_COUNT_ * (i % RV_HANDLER_COPIES));
 }

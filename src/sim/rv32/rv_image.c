@@ -170,7 +170,7 @@ static void predecode(rv_insn *insns, uint32_t code_size, const uint8_t *code,
                       const rv_segment *segs, uint32_t n) {
     uint32_t count = code_size / 4;
     for (uint32_t i = 0; i <= count; i++)
-        insns[i] = (rv_insn){.op = RV_OP_NOEXEC, .pc = KMAP_CODE_BASE + 4 * i};
+        insns[i] = (rv_insn){.op = RV_OP_NOEXEC};
     for (uint32_t s = 0; s < n; s++) {
         if (!(segs[s].flags & PF_X)) continue;
         uint32_t first = (segs[s].vaddr - KMAP_CODE_BASE) / 4;

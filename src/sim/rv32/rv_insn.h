@@ -87,7 +87,16 @@
     X(ADDI_BLT, 1)                                                                                 \
     X(ADDI_BGE, 1)                                                                                 \
     X(ADDI_BLTU, 1)                                                                                \
-    X(ADDI_BGEU, 1)
+    X(ADDI_BGEU, 1)                                                                                \
+    X(LI_BEQ, 1) /* li, then the branch that follows */                                            \
+    X(LI_BNE, 1)                                                                                   \
+    X(LI_BLT, 1)                                                                                   \
+    X(LI_BGE, 1)                                                                                   \
+    X(LI_BLTU, 1)                                                                                  \
+    X(LI_BGEU, 1)                                                                                  \
+    X(LW_ADDI, 0)   /* lw, then the addi that follows (on any registers) */                        \
+    X(SW_ADDI, 0)   /* sw, then the addi that follows */                                           \
+    X(ADDI_ADDI, 0) /* addi, then the addi that follows */
 
 typedef enum rv_op {
 #define RV_OP_ENUM_(name, ends) RV_OP_##name,
@@ -100,25 +109,28 @@ typedef enum rv_op {
  * predecoded instruction names one of them (rv_spread). Why: every copy ends
  * in its own indirect jump, so the host's branch predictors see fewer
  * successors per jump site; on the interpreter benchmark (bench/rv32) four
- * copies run about 20 % faster than one. Four is what rv_insn.op can hold. */
+ * copies run about 20 % faster than one (eight were no faster). */
 #define RV_HANDLER_COPIES 4
-_Static_assert(RV_OP_COUNT_ <= 256 / RV_HANDLER_COPIES, "dispatch slots must fit in rv_insn.op");
+_Static_assert(RV_OP_COUNT_ <= 65536 / RV_HANDLER_COPIES, "dispatch slots must fit in rv_insn.op");
 
 /* One predecoded instruction. `block_len` is the number of instructions from
  * this one to the end of its straight-line run (the next block-ending
  * operation), inclusive: entering the code here and running to the end of the
  * run executes exactly that many instructions, which is what lets the
  * interpreter count per block and still keep an exact instruction count.
- * The size is a power of two so that indexing by address is a shift. */
+ * The size is a power of two so that indexing by address is a shift, and
+ * an instruction's address follows from its index: the code region's base
+ * plus 4 per instruction. */
 typedef struct rv_insn {
-    uint8_t op; /* dispatch slot: the rv_op plus RV_OP_COUNT_ times a handler copy */
-    uint8_t rd; /* RV_REG_SINK when the encoding names x0 */
+    uint16_t op; /* dispatch slot: the rv_op plus RV_OP_COUNT_ times a handler copy */
+    uint8_t rd;  /* RV_REG_SINK when the encoding names x0 */
     uint8_t rs1;
     uint8_t rs2;
+    uint8_t unused_[3];
     int32_t imm;
     uint32_t block_len;
-    uint32_t pc; /* this instruction's address (links, faults); also pads to 16 bytes */
 } rv_insn;
+_Static_assert(sizeof(rv_insn) == 16, "rv_insn is indexed by shifting");
 
 /* The operation of a predecoded instruction, whichever handler copy it uses. */
 static inline rv_op rv_insn_op(const rv_insn *in) {
@@ -136,8 +148,9 @@ rv_insn rv_decode(uint32_t word, uint32_t pc, uint32_t code_lo, uint32_t code_hi
 int rv_op_ends_block(rv_op op);
 
 /* Rewrites the first instruction of each fusable pair in insns[0, count) in
- * place (the sentinel at insns[count] is never fused). Run after block_len
- * is set: a fused pair lies inside one block, so the counts stay right. */
+ * place (the sentinel at insns[count] is never fused); insns[0] is the word
+ * at code_lo. Run after block_len is set: a fused pair lies inside one
+ * block, so the counts stay right. */
 void rv_fuse(rv_insn *insns, uint32_t count, uint32_t code_lo, uint32_t code_hi);
 
 /* Assigns each instruction in insns[0, count) a handler copy by its position

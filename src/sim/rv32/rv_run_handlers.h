@@ -149,5 +149,38 @@
     OP(ADDI_BLTU) { ADDI_THEN(RS1 < RS2); }
     OP(ADDI_BGEU) { ADDI_THEN(RS1 >= RS2); }
 #undef ADDI_THEN
+    /* li, then the following branch (a compare with a constant). */
+#define LI_THEN(cond)                                                                              \
+    do {                                                                                           \
+    RD = IMM;                                                                                  \
+    in++;                                                                                      \
+    BRANCH(cond);                                                                              \
+    } while (0)
+    OP(LI_BEQ) { LI_THEN(RS1 == RS2); }
+    OP(LI_BNE) { LI_THEN(RS1 != RS2); }
+    OP(LI_BLT) { LI_THEN((int32_t)RS1 < (int32_t)RS2); }
+    OP(LI_BGE) { LI_THEN((int32_t)RS1 >= (int32_t)RS2); }
+    OP(LI_BLTU) { LI_THEN(RS1 < RS2); }
+    OP(LI_BGEU) { LI_THEN(RS1 >= RS2); }
+#undef LI_THEN
+    /* A load, store or addi, then the addi that follows it. */
+    OP(LW_ADDI) {
+        LOAD_DO(RS1 + IMM, 4, uint32_t, rv_le32);
+        in++;
+        RD = RS1 + IMM;
+        NEXT();
+    }
+    OP(SW_ADDI) {
+        STORE_DO(4, uint32_t, rv_le32);
+        in++;
+        RD = RS1 + IMM;
+        NEXT();
+    }
+    OP(ADDI_ADDI) {
+        RD = RS1 + IMM;
+        in++;
+        RD = RS1 + IMM;
+        NEXT();
+    }
 
 /* clang-format on */

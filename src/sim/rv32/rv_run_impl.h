@@ -54,7 +54,7 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
 #define RS2 x[in->rs2]
 #define RD x[in->rd]
 #define IMM ((uint32_t)in->imm)
-#define PC_OF(p) ((p)->pc)
+#define PC_OF(p) (KMAP_CODE_BASE + (uint32_t)((p)-base) * 4u)
 
 #if RV_IMPL_GOTO
 #if RV_HANDLER_COPIES != 4
@@ -124,7 +124,9 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
         ENTER();
     }
 
-#define LOAD_FROM(ADDR, N, T, EXT)                                                                 \
+/* LOAD_DO and STORE_DO access memory for the instruction at `in` (or trap);
+ * the other macros dispatch the next instruction afterwards. */
+#define LOAD_DO(ADDR, N, T, EXT)                                                                   \
     do {                                                                                           \
         uint32_t a_ = (ADDR), o_ = a_ - KMAP_LOCAL_BASE;                                           \
         const uint8_t *p_;                                                                         \
@@ -139,10 +141,14 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
         T v_;                                                                                      \
         memcpy(&v_, p_, N);                                                                        \
         RD = EXT(v_);                                                                              \
+    } while (0)
+#define LOAD_FROM(ADDR, N, T, EXT)                                                                 \
+    do {                                                                                           \
+        LOAD_DO(ADDR, N, T, EXT);                                                                  \
         NEXT();                                                                                    \
     } while (0)
 #define LOAD(N, T, EXT) LOAD_FROM(RS1 + IMM, N, T, EXT)
-#define STORE(N, T, CONV)                                                                          \
+#define STORE_DO(N, T, CONV)                                                                       \
     do {                                                                                           \
         uint32_t a_ = RS1 + IMM, o_ = a_ - KMAP_LOCAL_BASE;                                        \
         uint8_t *p_;                                                                               \
@@ -156,6 +162,10 @@ rv_stop RV_IMPL_NAME(rv_hart *hart, uint64_t budget, rv_ecall_fn ecall, void *ct
             TRAP(RV_FAULT_STORE, a_, N);                                                           \
         T v_ = CONV((T)RS2);                                                                       \
         memcpy(p_, &v_, N);                                                                        \
+    } while (0)
+#define STORE(N, T, CONV)                                                                          \
+    do {                                                                                           \
+        STORE_DO(N, T, CONV);                                                                      \
         NEXT();                                                                                    \
     } while (0)
 #define BRANCH(cond)                                                                               \
@@ -235,5 +245,7 @@ out:
 #undef LOAD
 #undef LOAD_FROM
 #undef STORE
+#undef STORE_DO
+#undef LOAD_DO
 #undef BRANCH
 }
