@@ -433,9 +433,13 @@ static void test_fused_pairs(void) {
 
     /* lw + addi and sw + addi: the addi runs after the access, on its own
      * registers; a faulting access stops before it */
-    const uint32_t mem_addi[] = {enc_lui(R_A0, KMAP_LOCAL_BASE >> 12), ADDI(R_A1, 0, 7),
-                                 SW(R_A0, R_A1, 0), ADDI(R_A0, R_A0, 4),
-                                 LW(12, R_A0, -4), ADDI(R_A1, R_A1, 1), RET};
+    const uint32_t mem_addi[] = {enc_lui(R_A0, KMAP_LOCAL_BASE >> 12),
+                                 ADDI(R_A1, 0, 7),
+                                 SW(R_A0, R_A1, 0),
+                                 ADDI(R_A0, R_A0, 4),
+                                 LW(12, R_A0, -4),
+                                 ADDI(R_A1, R_A1, 1),
+                                 RET};
     t = hart_code(mem_addi, 7);
     CHECK(rv_insn_op(&t->img->insns[2]) == RV_OP_SW_ADDI);
     CHECK(rv_insn_op(&t->img->insns[4]) == RV_OP_LW_ADDI);
@@ -446,9 +450,8 @@ static void test_fused_pairs(void) {
     CHECK_EQ_U64(t->h.instret, 7);
     hart_free(t);
     for (int store = 0; store < 2; store++) {
-        const uint32_t bad[] = {enc_lui(R_A0, 0x30000),
-                                store ? SW(R_A0, R_A1, 0) : LW(12, R_A0, 0), ADDI(R_A1, R_A1, 1),
-                                RET};
+        const uint32_t bad[] = {enc_lui(R_A0, 0x30000), store ? SW(R_A0, R_A1, 0) : LW(12, R_A0, 0),
+                                ADDI(R_A1, R_A1, 1), RET};
         t = hart_code(bad, 4);
         CHECK(rv_insn_op(&t->img->insns[1]) == (store ? RV_OP_SW_ADDI : RV_OP_LW_ADDI));
         CHECK(rv_run(&t->h, 100, NULL, NULL) == RV_STOP_FAULT);

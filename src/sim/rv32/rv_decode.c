@@ -147,7 +147,6 @@ rv_insn rv_decode(uint32_t w, uint32_t pc, uint32_t code_lo, uint32_t code_hi) {
     }
 }
 
-
 /* Idioms compilers emit all the time (the ones RISC-V cores fuse, too).
  * Each fused form writes exactly the registers the pair would. The "X, then
  * Y" forms run X and then Y from Y's own word: one dispatch saved, and a trap
