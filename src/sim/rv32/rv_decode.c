@@ -150,8 +150,9 @@ rv_insn rv_decode(uint32_t w, uint32_t pc, uint32_t code_lo, uint32_t code_hi) {
 /* Idioms compilers emit all the time (the ones RISC-V cores fuse, too).
  * Each fused form writes exactly the registers the pair would. The "X, then
  * Y" forms run X and then Y from Y's own word: one dispatch saved, and a trap
- * in Y still reports Y's pc. Only words that are never rewritten here
- * (branches, lw) are such a Y. */
+ * in Y still reports Y's pc. Only words whose fields are never rewritten
+ * here (branches, lw, addi) are such a Y; a Y's op may still change (it may
+ * start a pair of its own), which the X handler does not read. */
 void rv_fuse(rv_insn *insns, uint32_t count, uint32_t code_lo, uint32_t code_hi) {
     for (uint32_t i = 0; i + 1 < count; i++) {
         rv_insn *a = &insns[i];
