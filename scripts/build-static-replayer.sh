@@ -8,7 +8,12 @@ src=$1 out=$2
 cc=${MUSL_GCC:-musl-gcc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The content hash comes from Debian's libxxhash-dev header alone; a copy in a
+# directory of its own keeps the host's other headers away from this libc.
+mkdir "$tmp/xxhash"
+cp "${XXHASH_HEADER:-/usr/include/xxhash.h}" "$tmp/xxhash/"
 flags="-O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I$src/include -I$src/src -I$src/kernel-sdk/include
+       -I$tmp/xxhash
        -ffp-contract=off -fno-math-errno -fno-trapping-math"
 case "$(uname -m)" in x86_64) flags="$flags -DTILE_HAVE_AVX2=1" ;; esac
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "lightmetal/lm_buffer.h"
+#include "lightmetal/lm_tile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,10 +52,44 @@ lm_status lm_capture_compare_to_capture(lm_command_queue *cq, lm_buffer buffer);
 lm_status lm_capture_compare_to_golden(lm_command_queue *cq, lm_buffer buffer, const void *data,
                                        uint64_t size);
 
+/* What a named buffer is to the workload. */
+typedef enum lm_buffer_role {
+    LM_BUFFER_ROLE_AUTO = 0,   /* from its use during the capture: written by
+                                  the host -> input; read by the host or
+                                  compared -> output; both -> input_output */
+    LM_BUFFER_ROLE_INPUT = 1,  /* replay may replace its contents */
+    LM_BUFFER_ROLE_OUTPUT = 2, /* replay reads it back */
+    LM_BUFFER_ROLE_INPUT_OUTPUT = 3,
+} lm_buffer_role;
+
+#define LM_MAX_TENSOR_RANK 8
+
+/* How a named buffer's contents read as a tensor (for tools that exchange
+ * tensors, e.g. `lightmetal run --input x.npy`). */
+typedef struct lm_buffer_name_options {
+    lm_buffer_role role;                /* default LM_BUFFER_ROLE_AUTO */
+    lm_data_format format;              /* element format; default INVALID = plain bytes */
+    uint32_t rank;                      /* 0..LM_MAX_TENSOR_RANK; 0 = no shape */
+    uint64_t shape[LM_MAX_TENSOR_RANK]; /* row-major, outermost first; each
+                                           1..2^32-1; product x element size
+                                           = the buffer's size */
+} lm_buffer_name_options;
+
+void lm_buffer_name_options_init(lm_buffer_name_options *opts);
+
 /* Names a buffer for replay: lm_replay_set_input replaces what the captured
  * workload wrote into it, lm_replay_get_output reads it back. Names are
- * unique, 1..127 characters. */
+ * unique within a capture, 1..127 printable characters; a name already
+ * given is refused (LM_ERR_INVALID_ARGUMENT naming both buffers), as is a
+ * buffer named twice. Errors: LM_ERR_INVALID_STATE when the buffer's device
+ * is not being captured. */
 lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name);
+
+/* The same with a role, format and shape (`opts` may be NULL). The format
+ * must be FLOAT32, FLOAT16_B, UINT32 or INT32 for a shape (BFP8_B and plain
+ * bytes take no shape), and the shape must cover the buffer exactly. */
+lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
+                                    const lm_buffer_name_options *opts);
 
 /* Writes the binary to `path` atomically (all or nothing). */
 lm_status lm_binary_save(const lm_binary *binary, const char *path);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lightmetal/lm_capture.h"
 #include "lightmetal/lm_device.h"
 
 #ifdef __cplusplus
@@ -27,7 +28,10 @@ extern "C" {
 typedef struct lm_replay lm_replay;
 
 /* Verifies `data` (a binary of `size` bytes) and prepares to run it. The
- * bytes are not copied. Errors: LM_ERR_INVALID_FILE naming what is wrong. */
+ * bytes are not copied. Verification covers the structure, the table digest
+ * (so no byte of the command tables changed since capture) and the meaning;
+ * blob hashes are checked as the blobs are used (lm_replay_run).
+ * Errors: LM_ERR_INVALID_FILE naming what is wrong. */
 lm_status lm_replay_open(const void *data, uint64_t size, lm_replay **out_replay);
 
 /* The same for a file, mapped read-only. */
@@ -36,33 +40,63 @@ lm_status lm_replay_open_file(const char *path, lm_replay **out_replay);
 /* Replaces what the workload writes into the buffer named `name` (see
  * lm_capture_name_buffer) with `data`, which must be the buffer's size and
  * stay valid until the next run returns. Goldens may then no longer match. */
-lm_status lm_replay_set_input(lm_replay *replay, const char *name, const void *data,
-                              uint64_t size);
+lm_status lm_replay_set_input(lm_replay *replay, const char *name, const void *data, uint64_t size);
+
+/* The named buffers of a binary, as the capture described them. */
+typedef struct lm_replay_buffer_info {
+    const char *name;      /* valid until lm_replay_close */
+    lm_buffer_role role;   /* INPUT, OUTPUT or INPUT_OUTPUT */
+    uint64_t size;         /* bytes */
+    lm_data_format format; /* element format; LM_DATA_FORMAT_INVALID: plain bytes */
+    uint32_t rank;         /* 0 when no shape was recorded */
+    uint64_t shape[LM_MAX_TENSOR_RANK];
+} lm_replay_buffer_info;
+
+/* Number of named buffers (0 for a NULL replay). */
+uint32_t lm_replay_buffer_count(const lm_replay *replay);
+
+/* Describes named buffer `index` (0 .. count-1, in the order of the file).
+ * Errors: LM_ERR_INVALID_ARGUMENT (NULL arguments, index out of range). */
+lm_status lm_replay_buffer_info_at(const lm_replay *replay, uint32_t index,
+                                   lm_replay_buffer_info *out_info);
 
 typedef struct lm_replay_options {
-    uint32_t loops;           /* runs of the whole workload; default 1 */
-    bool tolerance;           /* compare goldens as float32 within atol/rtol */
-    double atol, rtol;        /* |got - want| <= atol + rtol * |want| */
-    uint32_t num_threads;     /* for a device the replay opens; 0 = online CPUs */
-    bool check_blob_hashes;   /* re-hash every blob at open (slower) */
+    uint32_t loops;       /* runs of the whole workload; default 1 */
+    bool tolerance;       /* compare goldens as float32 within atol/rtol */
+    double atol, rtol;    /* |got - want| <= atol + rtol * |want| */
+    uint32_t num_threads; /* for a device the replay opens; 0 = online CPUs */
+    /* Hash every kernel ELF, trace and data blob as it goes to the device
+     * and fail the command (before anything uses the data) when it differs
+     * from the file's hash. Default true; turn off only for a file that was
+     * verified with its hashes before (lightmetal verify). */
+    bool check_blob_hashes;
+    /* Compare goldens (CompareToGolden commands). Default true. */
+    bool check_goldens;
+    /* Per kernel per launch, for a device the replay opens; 0 = what the
+     * binary recorded (the capturing device's watchdog). */
+    uint64_t watchdog_instructions;
 } lm_replay_options;
 
 void lm_replay_options_init(lm_replay_options *opts);
 
 typedef struct lm_replay_report {
-    uint64_t commands;         /* commands executed, all loops */
-    uint64_t programs;         /* program launches and trace replays */
+    uint64_t commands; /* commands executed, all loops */
+    uint64_t programs; /* program launches and trace replays */
     uint64_t bytes_written, bytes_read;
     uint32_t goldens_checked, goldens_failed;
     double max_abs_error, max_rel_error; /* tolerance mode */
-    uint64_t first_mismatch;  /* byte (exact) or element (tolerance) index */
+    uint64_t first_mismatch;             /* byte (exact) or element (tolerance) index */
     double seconds;
 } lm_replay_report;
 
 /* Runs the workload `opts->loops` times on `device`, or on a device the
- * replay opens to match the binary's system descriptor when `device` is NULL.
- * Returns LM_ERR_MISMATCH when a golden differs (the report says where), a
- * device fault as LM_ERR_DEVICE_FAULT. `opts` and `out_report` may be NULL. */
+ * replay opens to match the binary's system descriptor and recorded device
+ * options when `device` is NULL. Returns LM_ERR_MISMATCH when a golden
+ * differs (the report says where; named buffers are still read back), a
+ * device fault as LM_ERR_DEVICE_FAULT. The error reported is the first one
+ * in command order. `*out_report` is written on LM_OK and LM_ERR_MISMATCH
+ * only; after any other failure nothing is read back and the outputs of an
+ * earlier run are dropped. `opts` and `out_report` may be NULL. */
 lm_status lm_replay_run(lm_replay *replay, lm_device *device, const lm_replay_options *opts,
                         lm_replay_report *out_report);
 

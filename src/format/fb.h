@@ -263,7 +263,11 @@ struct fb_table_desc {
     X(FB_ERR_BLOB_HASH, "blob-hash-mismatch", "a blob's bytes do not match its hash")              \
     X(FB_ERR_DATA_REGION, "bad-data-region", "the data region is outside the file or misaligned")  \
     X(FB_ERR_VERSION, "unsupported-version", "the format major version is not supported")          \
-    X(FB_ERR_ORDER, "bad-order", "a sorted vector is out of order or has duplicates")
+    X(FB_ERR_ORDER, "bad-order", "a sorted vector is out of order or has duplicates")              \
+    X(FB_ERR_HASH_ALGORITHM, "unknown-hash-algorithm",                                             \
+      "the file's hash algorithm is not supported")                                                \
+    X(FB_ERR_DIGEST, "table-digest-mismatch",                                                      \
+      "the table area does not match its digest (the file was changed)")
 
 typedef enum fb_reason {
 #define FB_REASON_ENUM_(id, name, text) id,

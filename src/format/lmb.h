@@ -27,7 +27,7 @@
 
 /* The format version this code writes; it reads any file with the same
  * major version (minor versions only add fields, which older readers skip). */
-#define LMB_FORMAT_MAJOR 1
+#define LMB_FORMAT_MAJOR 2
 #define LMB_FORMAT_MINOR 0
 
 #define LMB_DATA_REGION_ALIGN 4096u
@@ -39,6 +39,10 @@ typedef struct lmb_verify_options {
     /* Re-hash every blob and compare with its BlobRef (reads the whole data
      * region; off by default because large files would pay for it at open). */
     bool check_blob_hashes;
+    /* Accept a table area that does not match its digest: only for tools
+     * that inspect damaged files (readers stay safe: the structure is still
+     * verified). Never for running. */
+    bool ignore_table_digest;
     uint32_t max_depth;      /* 0 = FB_MAX_DEPTH */
     uint32_t max_vector_len; /* 0 = 1 << 26 elements */
 } lmb_verify_options;
@@ -48,9 +52,10 @@ void lmb_verify_options_init(lmb_verify_options *opts);
 /* Structural verification of a whole file in memory (`size` may exceed
  * 4 GiB): the FlatBuffer (see fb_verify), the identifier, the major version,
  * the data region, every BlobRef's range and alignment (and hash when asked),
- * and the ordering of `traces` (by trace_id) and `kernel_binaries` (by hash),
- * both strictly increasing. Errors: LM_ERR_INVALID_FILE with a message naming
- * the reason and the path; the reason in *out_reason when not NULL. */
+ * the hash algorithm and the table digest (so no byte of the table area can
+ * have changed by accident since the file was written), and the ordering of `traces` (by trace_id)
+ * and `kernel_binaries` (by hash), both strictly increasing. Errors: LM_ERR_INVALID_FILE with a
+ * message naming the reason and the path; the reason in *out_reason when not NULL. */
 lm_status lmb_verify(const void *data, uint64_t size, const lmb_verify_options *opts,
                      fb_reason *out_reason);
 
@@ -59,6 +64,16 @@ lm_status lmb_verify(const void *data, uint64_t size, const lmb_verify_options *
  * version or ordering. For table areas on their own (e.g. produced by other
  * FlatBuffers tools); readers are safe afterwards, blob accessors are not. */
 lm_status lmb_verify_table_area(const void *data, uint64_t size, fb_reason *out_reason);
+
+/* The table area a digest covers: [0, end) with end the data region's start,
+ * or the file's size when it has no data region. */
+uint64_t lmb_table_area_end(const void *data, uint64_t size);
+
+/* Recomputes a file's table digest and stores it in place: for tools and
+ * tests that change a file on purpose. The root table must be readable.
+ * Errors: LM_ERR_INVALID_FILE when the file's head or integrity field does
+ * not verify. */
+lm_status lmb_reseal(void *data, uint64_t size);
 
 /* Root table of a verified file. */
 static inline fb_table lmb_root(const void *data) {

@@ -51,11 +51,14 @@
     E(MathFidelity, HiFi3, 3)                                                                      \
     E(MathFidelity, HiFi4, 4)
 #define LMB_ENUM_BufferRole(E)                                                                     \
-    E(BufferRole, Invalid, 0) E(BufferRole, Input, 1) E(BufferRole, Output, 2)
+    E(BufferRole, Invalid, 0)                                                                      \
+    E(BufferRole, Input, 1) E(BufferRole, Output, 2) E(BufferRole, InputOutput, 3)
+#define LMB_ENUM_HashAlgorithm(E) E(HashAlgorithm, Invalid, 0) E(HashAlgorithm, XXH3_64, 1)
 
 #define LMB_ENUMS(X)                                                                               \
     X(BufferType)                                                                                  \
-    X(BufferLayout) X(DataFormat) X(Processor) X(NocIndex) X(MathFidelity) X(BufferRole)
+    X(BufferLayout)                                                                                \
+    X(DataFormat) X(Processor) X(NocIndex) X(MathFidelity) X(BufferRole) X(HashAlgorithm)
 
 #define LMB_ENUM_VALUE_(En, name, value) LMB_##En##_##name = value,
 #define LMB_ENUM_DECL_(En) typedef enum lmb_##En{LMB_ENUM_##En(LMB_ENUM_VALUE_)} lmb_##En;
@@ -67,7 +70,8 @@ LMB_ENUMS(LMB_ENUM_DECL_)
 #define LMB_Processor_MAX LMB_Processor_Compute
 #define LMB_NocIndex_MAX LMB_NocIndex_Noc1
 #define LMB_MathFidelity_MAX LMB_MathFidelity_HiFi4
-#define LMB_BufferRole_MAX LMB_BufferRole_Output
+#define LMB_BufferRole_MAX LMB_BufferRole_InputOutput
+#define LMB_HashAlgorithm_MAX LMB_HashAlgorithm_XXH3_64
 
 /* Name of an enum value ("DRAM"), or NULL when undefined. */
 const char *lmb_enum_name(const char *enum_name, unsigned value);
@@ -76,7 +80,8 @@ const char *lmb_enum_name(const char *enum_name, unsigned value);
 
 /* S(name, size, align) */
 #define LMB_STRUCTS(S)                                                                             \
-    S(Version, 6, 2) S(CoreCoord, 4, 2) S(CoreRange, 8, 2) S(BlobRef, 24, 8) S(CBFormat, 8, 4)
+    S(Version, 6, 2)                                                                               \
+    S(CoreCoord, 4, 2) S(CoreRange, 8, 2) S(BlobRef, 24, 8) S(CBFormat, 8, 4) S(Integrity, 16, 8)
 
 /* X(struct, field, byte offset, kind, argument); kinds U8 U16 U32 U64 ENUM STRUCT */
 #define LMB_STRUCT_Version(X)                                                                      \
@@ -89,6 +94,8 @@ const char *lmb_enum_name(const char *enum_name, unsigned value);
 #define LMB_STRUCT_CBFormat(X)                                                                     \
     X(CBFormat, index, 0, U8, _)                                                                   \
     X(CBFormat, format, 1, ENUM, DataFormat) X(CBFormat, page_size, 4, U32, _)
+#define LMB_STRUCT_Integrity(X)                                                                    \
+    X(Integrity, algorithm, 0, ENUM, HashAlgorithm) X(Integrity, table_digest, 8, U64, _)
 
 /* Structural checks beyond size and alignment, per struct (NULL: none).
  * BlobRef ranges are checked against the data region (lmb_verify.c). */
@@ -98,12 +105,14 @@ bool lmb_blob_ref_check(fb_verifier *v, const uint8_t *p);
 #define LMB_STRUCT_CHECK_CoreRange NULL
 #define LMB_STRUCT_CHECK_BlobRef lmb_blob_ref_check
 #define LMB_STRUCT_CHECK_CBFormat NULL
+#define LMB_STRUCT_CHECK_Integrity NULL
 /* 1 where the check above is not NULL (for use in constant expressions). */
 #define LMB_STRUCT_CHECKED_Version 0
 #define LMB_STRUCT_CHECKED_CoreCoord 0
 #define LMB_STRUCT_CHECKED_CoreRange 0
 #define LMB_STRUCT_CHECKED_BlobRef 1
 #define LMB_STRUCT_CHECKED_CBFormat 0
+#define LMB_STRUCT_CHECKED_Integrity 0
 
 #define LMB_SCTYPE_U8(arg) uint8_t
 #define LMB_SCTYPE_U16(arg) uint16_t
@@ -175,7 +184,10 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(SystemDescriptor, l1_size, 2, U32, _, 0)                                                     \
     X(SystemDescriptor, dram_banks, 3, U16, _, 0)                                                  \
     X(SystemDescriptor, dram_bank_size, 4, U64, _, 0)                                              \
-    X(SystemDescriptor, data_formats, 5, VEC_ENUM, DataFormat, 0)
+    X(SystemDescriptor, data_formats, 5, VEC_ENUM, DataFormat, 0)                                  \
+    X(SystemDescriptor, num_command_queues, 6, U8, _, 0)                                           \
+    X(SystemDescriptor, watchdog_instructions, 7, U64, _, 0)                                       \
+    X(SystemDescriptor, trace_region_size, 8, U64, _, 0)
 #define LMB_TABLE_CreateBuffer(X)                                                                  \
     X(CreateBuffer, buffer_id, 0, U32, _, 0)                                                       \
     X(CreateBuffer, type, 1, ENUM, BufferType, 0)                                                  \
@@ -231,7 +243,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(CreateCircularBuffer, program_id, 1, U32, _, 0)                                              \
     X(CreateCircularBuffer, cores, 2, VEC_STRUCT, CoreRange, 1)                                    \
     X(CreateCircularBuffer, total_size, 3, U32, _, 0)                                              \
-    X(CreateCircularBuffer, formats, 4, VEC_STRUCT, CBFormat, 1)
+    X(CreateCircularBuffer, formats, 4, VEC_STRUCT, CBFormat, 1)                                   \
+    X(CreateCircularBuffer, global_buffer_id, 5, U32, _, 0)
 #define LMB_TABLE_CreateSemaphore(X)                                                               \
     X(CreateSemaphore, semaphore_id, 0, U32, _, 0)                                                 \
     X(CreateSemaphore, program_id, 1, U32, _, 0)                                                   \
@@ -261,7 +274,9 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 #define LMB_TABLE_BufferName(X)                                                                    \
     X(BufferName, buffer_id, 0, U32, _, 0)                                                         \
     X(BufferName, role, 1, ENUM, BufferRole, 0)                                                    \
-    X(BufferName, name, 2, STRING, _, 1)
+    X(BufferName, name, 2, STRING, _, 1)                                                           \
+    X(BufferName, format, 3, ENUM, DataFormat, 0)                                                  \
+    X(BufferName, shape, 4, VEC_U32, _, 0)
 #define LMB_TABLE_LightMetalBinary(X)                                                              \
     X(LightMetalBinary, format_version, 0, STRUCT, Version, 1)                                     \
     X(LightMetalBinary, producer, 1, STRING, _, 0)                                                 \
@@ -272,7 +287,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(LightMetalBinary, kernel_binaries, 6, VEC_STRUCT, BlobRef, 0)                                \
     X(LightMetalBinary, buffer_names, 7, VEC_TABLE, BufferName, 0)                                 \
     X(LightMetalBinary, data_offset, 8, U64, _, 0)                                                 \
-    X(LightMetalBinary, data_size, 9, U64, _, 0)
+    X(LightMetalBinary, data_size, 9, U64, _, 0)                                                   \
+    X(LightMetalBinary, integrity, 10, STRUCT, Integrity, 1)
 
 /* The members of union Command, with their type values. */
 #define LMB_UNION_Command(M)                                                                       \
@@ -302,12 +318,13 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 #define LMB_TABLES(T)                                                                              \
     T(SystemDescriptor)                                                                            \
     T(CreateBuffer)                                                                                \
-    T(DeallocateBuffer) T(EnqueueWriteBuffer) T(EnqueueReadBuffer) T(FinishQueue) T(CreateProgram) \
-        T(ReleaseProgram) T(KernelConfig) T(CreateKernel) T(SetRuntimeArgs) T(CoreArgs)            \
-            T(SetRuntimeArgsMulti) T(SetCommonRuntimeArgs) T(CreateCircularBuffer)                 \
-                T(CreateSemaphore) T(EnqueueProgram) T(BeginTraceCapture) T(EndTraceCapture)       \
-                    T(LoadTrace) T(ReplayTrace) T(ReleaseTrace) T(CompareToGolden) T(CommandEntry) \
-                        T(TraceDescriptor) T(BufferName) T(LightMetalBinary)
+    T(DeallocateBuffer)                                                                            \
+    T(EnqueueWriteBuffer) T(EnqueueReadBuffer) T(FinishQueue) T(CreateProgram) T(ReleaseProgram)   \
+        T(KernelConfig) T(CreateKernel) T(SetRuntimeArgs) T(CoreArgs) T(SetRuntimeArgsMulti)       \
+            T(SetCommonRuntimeArgs) T(CreateCircularBuffer) T(CreateSemaphore) T(EnqueueProgram)   \
+                T(BeginTraceCapture) T(EndTraceCapture) T(LoadTrace) T(ReplayTrace)                \
+                    T(ReleaseTrace) T(CompareToGolden) T(CommandEntry) T(TraceDescriptor)          \
+                        T(BufferName) T(LightMetalBinary)
 
 #define LMB_UNION_TYPE_(U, name, value) LMB_##U##_##name = value,
 typedef enum lmb_Command { LMB_Command_NONE = 0, LMB_UNION_Command(LMB_UNION_TYPE_) } lmb_Command;

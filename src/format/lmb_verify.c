@@ -290,12 +290,53 @@ static lm_status lmb_fail(fb_reason reason, fb_reason *out_reason, const char *p
                    fb_reason_text(reason), path, detail);
 }
 
+/* ------------------------------------------------------------ integrity */
+
+uint64_t lmb_table_area_end(const void *data, uint64_t size) {
+    fb_table root = lmb_root(data);
+    return lmb_LightMetalBinary_data_size(root) ? lmb_LightMetalBinary_data_offset(root) : size;
+}
+
+/* The digest of [0, end) with the digest's own 8 bytes read as zero, so the
+ * file can carry it inside the area it covers. */
+static uint64_t lmb_digest(const uint8_t *file, uint64_t end, uint64_t digest_pos) {
+    static const uint8_t zero[8];
+    hash64_state h;
+    hash64_begin(&h, 0);
+    hash64_update(&h, file, (size_t)digest_pos);
+    hash64_update(&h, zero, sizeof zero);
+    hash64_update(&h, file + digest_pos + 8, (size_t)(end - digest_pos - 8));
+    return hash64_end(&h);
+}
+
+/* Where the digest is, given a root whose integrity field is in the table
+ * area (the verifier has made sure, or lmb_reseal checks). */
+static uint64_t lmb_digest_pos(const uint8_t *file) {
+    fb_table root = lmb_root(file);
+    return (uint64_t)(fb_get_struct(root, LMB_ID_LightMetalBinary_integrity) - file) + 8;
+}
+
 /* The root fields needed before the full pass (to check BlobRefs). */
 static const fb_field_desc lmb_head_fields[] = {
     {"data_offset", LMB_ID_LightMetalBinary_data_offset, FB_T_ULONG, 0, 0, 0, NULL, NULL, NULL, 0},
     {"data_size", LMB_ID_LightMetalBinary_data_size, FB_T_ULONG, 0, 0, 0, NULL, NULL, NULL, 0},
+    {"integrity", LMB_ID_LightMetalBinary_integrity, FB_T_OBJ, 0, 1, 0, &lmb_struct_Integrity, NULL,
+     NULL, 0},
 };
-static const fb_table_desc lmb_head_desc = {"LightMetalBinary", 2, lmb_head_fields};
+static const fb_table_desc lmb_head_desc = {"LightMetalBinary", 3, lmb_head_fields};
+
+lm_status lmb_reseal(void *data, uint64_t size) {
+    fb_verify_options fo;
+    fb_verify_options_init(&fo);
+    fo.identifier = LMB_FILE_IDENTIFIER;
+    lm_status st = fb_verify(data, size, &lmb_head_desc, &fo, NULL);
+    if (st) return st;
+    uint64_t end = lmb_table_area_end(data, size), pos = lmb_digest_pos(data);
+    if (end > size || pos + 8 > end)
+        return err_set(LM_ERR_INVALID_FILE, "the table area is outside the file");
+    fb_wr_u64((uint8_t *)data + pos, lmb_digest(data, end, pos));
+    return LM_OK;
+}
 
 lm_status lmb_verify(const void *data, uint64_t size, const lmb_verify_options *opts,
                      fb_reason *out_reason) {
@@ -333,6 +374,20 @@ lm_status lmb_verify(const void *data, uint64_t size, const lmb_verify_options *
         return lmb_fail(FB_ERR_VERSION, out_reason, "LightMetalBinary.format_version",
                         "file is version %u.%u, this reader supports %u.x", ver.major, ver.minor,
                         LMB_FORMAT_MAJOR);
+    lmb_Integrity integrity = lmb_LightMetalBinary_integrity(root);
+    if (integrity.algorithm != LMB_HashAlgorithm_XXH3_64)
+        return lmb_fail(FB_ERR_HASH_ALGORITHM, out_reason, "LightMetalBinary.integrity.algorithm",
+                        "%u (this reader knows XXH3_64 = %u)", integrity.algorithm,
+                        LMB_HashAlgorithm_XXH3_64);
+    uint64_t end = lmb_table_area_end(data, size), pos = lmb_digest_pos(data);
+    if (pos + 8 > end)
+        return lmb_fail(FB_ERR_DIGEST, out_reason, "LightMetalBinary.integrity.table_digest",
+                        "the digest lies outside the table area");
+    uint64_t digest = opts->ignore_table_digest ? 0 : lmb_digest(data, end, pos);
+    if (!opts->ignore_table_digest && digest != integrity.table_digest)
+        return lmb_fail(FB_ERR_DIGEST, out_reason, "LightMetalBinary.integrity.table_digest",
+                        "bytes [0, %" PRIu64 ") hash to %016" PRIx64 ", the file says %016" PRIx64,
+                        end, digest, integrity.table_digest);
     char path[96];
     fb_vec traces = lmb_LightMetalBinary_traces(root);
     for (uint32_t i = 1; i < traces.len; i++) {

@@ -307,7 +307,9 @@ lm_status lmb_writer_finish(lmb_writer *w, const lmb_header *hdr) {
      * so the size does not depend on their values: write placeholders, then
      * patch them in the finished buffer. */
     lmb_Version version = {LMB_FORMAT_MAJOR, LMB_FORMAT_MINOR, 0};
+    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64, 0};
     lmb_LightMetalBinary_start(b);
+    lmb_LightMetalBinary_add_integrity(b, &integrity);
     fb_add_u64(b, LMB_ID_LightMetalBinary_data_offset, ~0ull);
     fb_add_u64(b, LMB_ID_LightMetalBinary_data_size, ~0ull);
     lmb_LightMetalBinary_add_format_version(b, &version);
@@ -329,6 +331,14 @@ lm_status lmb_writer_finish(lmb_writer *w, const lmb_header *hdr) {
     uint8_t *rt = (uint8_t *)buf + fb_rd_u32(buf);
     fb_wr_u64(rt + fb_field_offset(rt, LMB_ID_LightMetalBinary_data_offset), data_offset);
     fb_wr_u64(rt + fb_field_offset(rt, LMB_ID_LightMetalBinary_data_size), w->data_size);
+    /* The digest covers the padding up to the data region too: seal the
+     * table area as it will be in the file. */
+    uint8_t *digest = rt + fb_field_offset(rt, LMB_ID_LightMetalBinary_integrity) + 8;
+    hash64_state h;
+    hash64_begin(&h, 0);
+    hash64_update(&h, buf, size);
+    if (w->data_size) hash64_update(&h, lmb_zeros, (size_t)(data_offset - size));
+    fb_wr_u64(digest, hash64_end(&h));
 
     size_t max_chunks = 2 + 2 * w->blob_count;
     w->chunks = malloc(max_chunks * sizeof *w->chunks);

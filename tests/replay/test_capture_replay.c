@@ -151,7 +151,7 @@ static void test_capture_then_replay(void) {
 /* Both binaries as `lightmetal dump` prints them (the shape flatc --json
  * gives): equal text means equal commands, blobs, names and descriptor. The
  * bytes may differ where the builder laid the same tables out in another
- * order. */
+ * order, and with them the table digest. */
 static int same_dump(const lm_binary *x, const lm_binary *y) {
     char cmd[1024];
     int pid = (int)getpid();
@@ -160,8 +160,8 @@ static int same_dump(const lm_binary *x, const lm_binary *y) {
     snprintf(cmd, sizeof cmd, "recapture_%d_b.lmb", pid);
     if (lm_binary_save(y, cmd)) return 0;
     snprintf(cmd, sizeof cmd,
-             "'%s' dump recapture_%d_a.lmb > recapture_%d_a.json && "
-             "'%s' dump recapture_%d_b.lmb > recapture_%d_b.json && "
+             "'%s' dump recapture_%d_a.lmb | grep -v table_digest > recapture_%d_a.json && "
+             "'%s' dump recapture_%d_b.lmb | grep -v table_digest > recapture_%d_b.json && "
              "cmp -s recapture_%d_a.json recapture_%d_b.json",
              LM_CLI, pid, pid, LM_CLI, pid, pid, pid, pid);
     int same = system(cmd) == 0;
