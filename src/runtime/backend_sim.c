@@ -153,10 +153,27 @@ static void move(sim_backend *sb, const rt_buffer_place *place, void *host, bool
         sim_pool_run(sb->pool, transfer_part, &t, t.parts);
 }
 
+/* One pass: the data is hashed as it is copied (sim_memory), so checking a
+ * file's blob costs no second read. The bytes are on the device by the time
+ * a mismatch is known, but the queue fails here, before any later command
+ * can use them. */
+static lm_status write_hashed(sim_backend *sb, const struct rt_cmd_write *w) {
+    sim_pages pages = to_pages(&w->place);
+    uint64_t got = sim_memory_write_pages_hashed(sb->memory, &pages, w->src);
+    if (got != w->hash)
+        return err_set(LM_ERR_INVALID_FILE,
+                       "blob-hash-mismatch: the %llu bytes written hash to %016llx, the file says "
+                       "%016llx",
+                       (unsigned long long)w->place.size, (unsigned long long)got,
+                       (unsigned long long)w->hash);
+    return LM_OK;
+}
+
 static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd) {
     sim_backend *sb = (sim_backend *)backend;
     switch (cmd->op) {
     case RT_CMD_WRITE_BUFFER:
+        if (cmd->u.write.check_hash) return write_hashed(sb, &cmd->u.write);
         move(sb, &cmd->u.write.place, (void *)cmd->u.write.src, true);
         return LM_OK;
     case RT_CMD_READ_BUFFER:

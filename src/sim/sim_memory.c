@@ -10,6 +10,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
+#include "base/hash.h"
 
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
@@ -83,6 +84,30 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *ho
             done += n;
         }
     }
+}
+
+/* Pieces small enough to stay in a core's cache between hash and copy. */
+#define HASHED_PIECE (64u << 10)
+
+uint64_t sim_memory_write_pages_hashed(sim_memory *m, const sim_pages *pg, const void *src) {
+    const uint8_t *host = src;
+    hash64_state h;
+    hash64_begin(&h, 0);
+    uint64_t done = 0;
+    for (uint64_t row = 0; done < pg->size; row++) {
+        uint64_t offset = pg->address + row * pg->page_stride;
+        for (uint32_t bank = 0; bank < pg->num_banks && done < pg->size; bank++) {
+            uint64_t n = pg->size - done < pg->page_size ? pg->size - done : pg->page_size;
+            uint8_t *dev = bank_base(m, pg->kind, bank) + offset;
+            for (uint64_t at = 0; at < n; at += HASHED_PIECE) {
+                size_t piece = n - at < HASHED_PIECE ? (size_t)(n - at) : HASHED_PIECE;
+                hash64_update(&h, host + done + at, piece);
+                memcpy(dev + at, host + done + at, piece);
+            }
+            done += n;
+        }
+    }
+    return hash64_end(&h);
 }
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src) {

@@ -74,4 +74,9 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pages, uint8_t 
                            bool to_device, uint32_t part, uint32_t parts);
 void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *dst);
 
+/* A write that hashes (base/hash.h, seed 0) the source as it copies: each
+ * piece is hashed and then copied while it is still in cache, so the data is
+ * read from memory once. Returns the hash of the `size` source bytes. */
+uint64_t sim_memory_write_pages_hashed(sim_memory *m, const sim_pages *pages, const void *src);
+
 #endif
