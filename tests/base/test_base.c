@@ -37,6 +37,19 @@ static void test_error_messages(void) {
     CHECK(strcmp(copy, "saving ") == 0);
 }
 
+/* A context the message already starts with is not added again (a helper
+ * given the caller's name recorded it); any other context is. */
+static void test_error_prefix_not_repeated(void) {
+    err_set(LM_ERR_INVALID_STATE, "lm_x: not now");
+    CHECK(err_prefix(LM_ERR_INVALID_STATE, "%s", "lm_x") == LM_ERR_INVALID_STATE);
+    CHECK(strcmp(lm_last_error(), "lm_x: not now") == 0);
+    err_prefix(LM_ERR_INVALID_STATE, "lm_xy");
+    CHECK(strcmp(lm_last_error(), "lm_xy: lm_x: not now") == 0);
+    err_set(LM_ERR_INVALID_STATE, "lm_xy");
+    err_prefix(LM_ERR_INVALID_STATE, "lm_x");
+    CHECK(strcmp(lm_last_error(), "lm_x: lm_xy") == 0);
+}
+
 static void test_error_truncation(void) {
     char big[3000];
     memset(big, 'a', sizeof big - 1);
@@ -404,6 +417,7 @@ int main(void) {
     make_scratch();
     TEST_RUN(test_status_strings);
     TEST_RUN(test_error_messages);
+    TEST_RUN(test_error_prefix_not_repeated);
     TEST_RUN(test_error_truncation);
     TEST_RUN(test_error_is_per_thread);
     TEST_RUN(test_checked_arithmetic);
