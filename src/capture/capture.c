@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/idmap.h"
 #include "format/lmb.h"
 #include "format/lmb_enums.h"
 #include "runtime/buffer.h"
@@ -16,14 +17,11 @@
 #include "runtime/program.h"
 #include "runtime/trace_blob.h"
 
-/* Handle -> file id, for one kind of object: an open-addressing hash table, so
- * recording stays O(1) per call with many live objects. Handles are never 0,
- * which marks an empty slot. A handle recorded again (a trace id reused after
- * a release) maps to its newest id. */
+/* Handle -> file id, for one kind of object (base/idmap.h), so recording
+ * stays O(1) per call with many live objects. Handles are never 0. A handle
+ * recorded again (a trace id reused after a release) maps to its newest id. */
 typedef struct id_map {
-    uint64_t *handles;
-    uint32_t *ids;
-    uint32_t count, capacity; /* capacity is 0 or a power of two */
+    idmap ids;
     uint32_t next_id;
 } id_map;
 
@@ -56,55 +54,21 @@ struct cap_recorder {
 /* ---- small helpers ---- */
 
 static void map_free(id_map *m) {
-    free(m->handles);
-    free(m->ids);
-}
-
-/* The slot holding `handle`, or the empty slot where it would go. */
-static uint32_t map_slot(const id_map *m, uint64_t handle) {
-    uint64_t h = handle; /* mixed so the index, type and generation bits all count */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    uint32_t mask = m->capacity - 1, i = (uint32_t)h & mask;
-    while (m->handles[i] && m->handles[i] != handle)
-        i = (i + 1) & mask;
-    return i;
+    idmap_free(&m->ids);
 }
 
 static lm_status map_add(id_map *m, uint64_t handle, uint32_t *out_id) {
-    if ((m->count + 1) * 2 > m->capacity) {
-        uint32_t cap = m->capacity ? m->capacity * 2 : 16;
-        id_map grown = {calloc(cap, sizeof *grown.handles), malloc(cap * sizeof *grown.ids), 0, cap,
-                        m->next_id};
-        if (!grown.handles || !grown.ids) {
-            map_free(&grown);
-            return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        }
-        for (uint32_t k = 0; k < m->capacity; k++) {
-            if (!m->handles[k]) continue;
-            uint32_t s = map_slot(&grown, m->handles[k]);
-            grown.handles[s] = m->handles[k];
-            grown.ids[s] = m->ids[k];
-            grown.count++;
-        }
-        map_free(m);
-        *m = grown;
-    }
-    uint32_t s = map_slot(m, handle);
-    if (!m->handles[s]) {
-        m->handles[s] = handle;
-        m->count++;
-    }
-    m->ids[s] = *out_id = ++m->next_id;
+    *out_id = 0; /* callers record on regardless; the failure is kept */
+    if (!idmap_put(&m->ids, handle, m->next_id + 1))
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    *out_id = ++m->next_id;
     return LM_OK;
 }
 
 /* The file id of `handle`, or 0 when the capture never saw it. */
 static uint32_t map_get(const id_map *m, uint64_t handle) {
-    if (!handle || !m->capacity) return 0;
-    uint32_t s = map_slot(m, handle);
-    return m->handles[s] == handle ? m->ids[s] : 0;
+    const uint64_t *id = idmap_find(&m->ids, handle);
+    return id ? (uint32_t)*id : 0;
 }
 
 /* Keeps the first failure; the capture goes on recording nothing useful. */

@@ -11,6 +11,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
+#include "base/idmap.h"
 
 #define LMB_CB_COUNT 32
 
@@ -25,56 +26,19 @@ void lmb_semantic_options_init(lmb_semantic_options *opts) {
 
 /* ------------------------------------------------------------ id tables */
 
-/* Open-addressing map from a nonzero 32-bit id to a 64-bit value. */
-typedef struct sem_map {
-    uint32_t *keys;
-    uint64_t *values;
-    size_t cap, count;
-} sem_map;
+/* Id maps (base/idmap.h): a nonzero 32-bit id to a kind-specific value. */
+typedef idmap sem_map;
 
 static uint64_t *sem_find(const sem_map *m, uint32_t key) {
-    if (!m->cap) return NULL;
-    for (size_t i = (key * 2654435761u) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key) return &m->values[i];
-    return NULL;
+    return idmap_find(m, key);
 }
 
 static bool sem_put(sem_map *m, uint32_t key, uint64_t value) {
-    if ((m->count + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        uint32_t *keys = calloc(cap, sizeof *keys);
-        uint64_t *values = calloc(cap, sizeof *values);
-        if (!keys || !values) {
-            free(keys);
-            free(values);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = (m->keys[i] * 2654435761u) & (cap - 1);
-            while (keys[j])
-                j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            values[j] = m->values[i];
-        }
-        free(m->keys);
-        free(m->values);
-        m->keys = keys;
-        m->values = values;
-        m->cap = cap;
-    }
-    size_t i = (key * 2654435761u) & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) m->count++;
-    m->keys[i] = key;
-    m->values[i] = value;
-    return true;
+    return idmap_put(m, key, value);
 }
 
 static void sem_free(sem_map *m) {
-    free(m->keys);
-    free(m->values);
+    idmap_free(m);
 }
 
 /* Value layout: bit 63 = released; the rest is kind-specific. */
@@ -214,7 +178,7 @@ static lm_status sem_kernel_of(const sem *s, uint32_t program, uint32_t kernel) 
 /* A live buffer's record. */
 static lm_status sem_buffer_use(const sem *s, const char *field, uint32_t id,
                                 const sem_buffer **out) {
-    uint64_t index;
+    uint64_t index = 0;
     lm_status st = sem_use(s, &s->buffers, field, "buffer", id, &index);
     if (!st) *out = &s->bufs[index];
     return st;

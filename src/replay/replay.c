@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/hash.h"
+#include "base/idmap.h"
 #include "format/lmb.h"
 #include "format/lmb_enums.h"
 #include "format/lmb_semantic.h"
@@ -24,17 +25,6 @@
 #include "runtime/trace.h"
 #include "runtime/trace_blob.h"
 #include "sim/kernel_map.h"
-
-/* File id -> runtime handle, for one kind of object, during a run. */
-typedef struct id_slot {
-    uint32_t id;
-    uint64_t handle;
-} id_slot;
-
-typedef struct id_table {
-    id_slot *slots;
-    uint32_t count, capacity;
-} id_table;
 
 typedef struct named {
     char *name;
@@ -62,7 +52,7 @@ typedef struct run_state {
     lm_device *dev;
     const lm_replay_options *opts;
     lm_replay_report *report;
-    id_table buffers, programs, kernels, traces;
+    idmap buffers, programs, kernels, traces; /* file id -> runtime handle */
     void **reads; /* host copies the workload read into, freed after the run */
     uint32_t read_count, read_capacity;
     uint32_t index; /* the command being run, for messages */
@@ -70,31 +60,15 @@ typedef struct run_state {
 
 /* ---- id tables ---- */
 
-static lm_status id_put(id_table *t, uint32_t id, uint64_t handle) {
-    if (t->count == t->capacity) {
-        uint32_t cap = t->capacity ? t->capacity * 2 : 32;
-        id_slot *s = realloc(t->slots, cap * sizeof *s);
-        if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        t->slots = s;
-        t->capacity = cap;
-    }
-    t->slots[t->count++] = (id_slot){id, handle};
-    return LM_OK;
+static lm_status id_put(idmap *t, uint32_t id, uint64_t handle) {
+    return idmap_put(t, id, handle) ? LM_OK
+                                    : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
 
-/* The newest handle for `id` (the verifier guarantees it was defined). */
-static uint64_t id_get(const id_table *t, uint32_t id) {
-    for (uint32_t i = t->count; i-- > 0;)
-        if (t->slots[i].id == id) return t->slots[i].handle;
-    return 0;
-}
-
-static void id_drop(id_table *t, uint32_t id) {
-    for (uint32_t i = t->count; i-- > 0;)
-        if (t->slots[i].id == id) {
-            t->slots[i] = t->slots[--t->count];
-            return;
-        }
+/* The handle for `id` (the verifier guarantees it was defined). */
+static uint64_t id_get(const idmap *t, uint32_t id) {
+    const uint64_t *h = idmap_find(t, id);
+    return h ? *h : 0;
 }
 
 /* ---- opening ---- */
@@ -443,7 +417,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_buffer b = {id_get(&s->buffers, id)};
         st = rt_buffer_destroy(b);
         if (!st) SINK(s, deallocate_buffer, b);
-        if (!st) id_drop(&s->buffers, id);
+        if (!st) idmap_remove(&s->buffers, id);
         return st;
     }
     case LMB_Command_EnqueueWriteBuffer: {
@@ -501,7 +475,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_program p = {id_get(&s->programs, id)};
         st = rt_program_release(p);
         if (!st) SINK(s, release_program, p);
-        if (!st) id_drop(&s->programs, id);
+        if (!st) idmap_remove(&s->programs, id);
         return st;
     }
     case LMB_Command_CreateKernel: {
@@ -670,7 +644,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         uint32_t rid = (uint32_t)id_get(&s->traces, id);
         st = rt_trace_release(s->dev, rid);
         if (!st) SINK(s, release_trace, rid);
-        if (!st) id_drop(&s->traces, id);
+        if (!st) idmap_remove(&s->traces, id);
         return st;
     }
     default:
@@ -718,13 +692,18 @@ static lm_status end_run(run_state *s, lm_status st) {
         if (rs && st) err_set(st, "%s", message); /* the mismatch stays the first error */
         if (!st) st = rs;
     }
-    for (uint32_t i = 0; i < s->traces.count; i++)
-        rt_trace_release(s->dev, (uint32_t)s->traces.slots[i].handle);
-    for (uint32_t i = 0; i < s->programs.count; i++)
-        rt_program_release((lm_program){s->programs.slots[i].handle});
-    for (uint32_t i = 0; i < s->buffers.count; i++)
-        rt_buffer_destroy((lm_buffer){s->buffers.slots[i].handle});
-    s->programs.count = s->buffers.count = s->kernels.count = s->traces.count = 0;
+    uint64_t id, handle;
+    size_t at = 0;
+    while (idmap_next(&s->traces, &at, &id, &handle))
+        rt_trace_release(s->dev, (uint32_t)handle);
+    for (at = 0; idmap_next(&s->programs, &at, &id, &handle);)
+        rt_program_release((lm_program){handle});
+    for (at = 0; idmap_next(&s->buffers, &at, &id, &handle);)
+        rt_buffer_destroy((lm_buffer){handle});
+    idmap_free(&s->traces);
+    idmap_free(&s->programs);
+    idmap_free(&s->buffers);
+    idmap_free(&s->kernels);
     for (uint32_t i = 0; i < s->read_count; i++)
         free(s->reads[i]);
     s->read_count = 0;
@@ -826,10 +805,6 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
         st = end_run(&s, st);
     }
     report.seconds = now() - t0;
-    free(s.buffers.slots);
-    free(s.programs.slots);
-    free(s.kernels.slots);
-    free(s.traces.slots);
     free(s.reads);
     if (own) {
         lm_status cs = lm_device_close(own);

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/handle.h"
+#include "base/idmap.h"
 #include "lm_test.h"
 #include "lm_test_child.h"
 
@@ -413,8 +414,58 @@ static void test_file_save_named_fallback(void) {
     file_force_named_temp(false);
 }
 
+/* idmap against a plain array: random puts, removes (which shift entries
+ * back, across the table's wrap-around too) and finds, then iteration.
+ * Random 64-bit keys (handles) collide in the table; dense small ids hardly
+ * do, so they would not exercise the shifting. */
+static void test_idmap(void) {
+    enum { KEYS = 600 };
+    static uint64_t want[KEYS + 1], keys[KEYS + 1]; /* want 0 = absent */
+    memset(want, 0, sizeof want);
+    uint64_t x = 88172645463325252ull;
+    for (int k = 1; k <= KEYS; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        keys[k] = x | 1;
+    }
+    idmap m = IDMAP_INIT;
+    CHECK(idmap_find(&m, 5) == NULL && !idmap_remove(&m, 5));
+    for (int step = 0; step < 200000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t key = 1 + x % KEYS, value = x >> 8 | 1;
+        if ((x >> 40) % 3 == 0) { /* bits independent of the key's */
+            CHECK(idmap_remove(&m, keys[key]) == (want[key] != 0));
+            want[key] = 0;
+        } else {
+            CHECK(idmap_put(&m, keys[key], value));
+            want[key] = value;
+        }
+        for (int k = 1; k <= KEYS; k += 37) {
+            const uint64_t *v = idmap_find(&m, keys[k]);
+            CHECK(want[k] ? v && *v == want[k] : v == NULL);
+        }
+    }
+    size_t n = 0, at = 0;
+    uint64_t key, value;
+    while (idmap_next(&m, &at, &key, &value)) {
+        int k = 1;
+        while (k <= KEYS && keys[k] != key)
+            k++;
+        CHECK(k <= KEYS && want[k] == value);
+        n++;
+    }
+    size_t live = 0;
+    for (int k = 1; k <= KEYS; k++)
+        live += want[k] != 0;
+    CHECK_EQ_U64(n, live);
+    CHECK_EQ_U64(m.count, live);
+    CHECK(idmap_find(&m, 0) == NULL);
+    idmap_free(&m);
+    CHECK(m.keys == NULL && m.count == 0);
+}
+
 int main(void) {
     make_scratch();
+    TEST_RUN(test_idmap);
     TEST_RUN(test_status_strings);
     TEST_RUN(test_error_messages);
     TEST_RUN(test_error_prefix_not_repeated);
