@@ -320,7 +320,7 @@ lm_status lmb_writer_finish(lmb_writer *w, const lmb_header *hdr) {
      * so the size does not depend on their values: write placeholders, then
      * patch them in the finished buffer. */
     lmb_Version version = {LMB_FORMAT_MAJOR, LMB_FORMAT_MINOR, 0};
-    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64, 0};
+    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64_Pieces, 0};
     lmb_LightMetalBinary_start(b);
     lmb_LightMetalBinary_add_integrity(b, &integrity);
     fb_add_u64(b, LMB_ID_LightMetalBinary_data_offset, ~0ull);

@@ -86,28 +86,39 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *ho
     }
 }
 
-/* Pieces small enough to stay in a core's cache between hash and copy. */
-#define HASHED_PIECE (64u << 10)
-
-uint64_t sim_memory_write_pages_hashed(sim_memory *m, const sim_pages *pg, const void *src) {
-    const uint8_t *host = src;
-    hash64_state h;
-    hash64_begin(&h, 0);
-    uint64_t done = 0;
-    for (uint64_t row = 0; done < pg->size; row++) {
-        uint64_t offset = pg->address + row * pg->page_stride;
-        for (uint32_t bank = 0; bank < pg->num_banks && done < pg->size; bank++) {
-            uint64_t n = pg->size - done < pg->page_size ? pg->size - done : pg->page_size;
-            uint8_t *dev = bank_base(m, pg->kind, bank) + offset;
-            for (uint64_t at = 0; at < n; at += HASHED_PIECE) {
-                size_t piece = n - at < HASHED_PIECE ? (size_t)(n - at) : HASHED_PIECE;
-                hash64_update(&h, host + done + at, piece);
-                memcpy(dev + at, host + done + at, piece);
-            }
-            done += n;
-        }
+/* Copies source bytes [from, from + n) to where they belong in the pages. */
+static void write_span(const sim_memory *m, const sim_pages *pg, const uint8_t *src, uint64_t from,
+                       uint64_t n) {
+    while (n) {
+        uint64_t page = from / pg->page_size, off = from % pg->page_size;
+        uint64_t len = pg->page_size - off < n ? pg->page_size - off : n;
+        uint8_t *dev = bank_base(m, pg->kind, (uint32_t)(page % pg->num_banks)) + pg->address +
+                       (page / pg->num_banks) * pg->page_stride + off;
+        memcpy(dev, src + from, len);
+        from += len;
+        n -= len;
     }
-    return hash64_end(&h);
+}
+
+/* Stretches small enough to stay in a core's cache between hash and copy. */
+#define HASHED_STRETCH (64u << 10)
+
+void sim_memory_write_pieces_hashed(const sim_memory *m, const sim_pages *pg, const void *src,
+                                    uint32_t part, uint32_t parts, uint64_t *pieces) {
+    uint64_t count = ck_div_ceil_u64(pg->size, HASH64_PIECE);
+    uint64_t first = count * part / parts, last = count * (part + 1) / parts;
+    for (uint64_t i = first; i < last; i++) {
+        uint64_t at = i * HASH64_PIECE,
+                 end = at + HASH64_PIECE < pg->size ? at + HASH64_PIECE : pg->size;
+        hash64_state h;
+        hash64_begin(&h, 0);
+        for (uint64_t s = at; s < end; s += HASHED_STRETCH) {
+            uint64_t n = end - s < HASHED_STRETCH ? end - s : HASHED_STRETCH;
+            hash64_update(&h, (const uint8_t *)src + s, (size_t)n);
+            write_span(m, pg, src, s, n);
+        }
+        pieces[i] = hash64_end(&h);
+    }
 }
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src) {

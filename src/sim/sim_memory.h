@@ -74,9 +74,12 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pages, uint8_t 
                            bool to_device, uint32_t part, uint32_t parts);
 void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *dst);
 
-/* A write that hashes (base/hash.h, seed 0) the source as it copies: each
- * piece is hashed and then copied while it is still in cache, so the data is
- * read from memory once. Returns the hash of the `size` source bytes. */
-uint64_t sim_memory_write_pages_hashed(sim_memory *m, const sim_pages *pages, const void *src);
+/* Part `part` of `parts` of a write that hashes its source (base/hash.h,
+ * seed 0) as it copies it: the part takes a run of the source's
+ * HASH64_PIECE-byte pieces and stores piece i's hash in pieces[i]; each
+ * stretch is hashed, then copied while still in cache, so the data is read
+ * from memory once. hash64_combine() of all pieces is the source's hash. */
+void sim_memory_write_pieces_hashed(const sim_memory *m, const sim_pages *pages, const void *src,
+                                    uint32_t part, uint32_t parts, uint64_t *pieces);
 
 #endif
