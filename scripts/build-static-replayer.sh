@@ -15,7 +15,7 @@ cp "${XXHASH_HEADER:-/usr/include/xxhash.h}" "$tmp/xxhash/"
 flags="-O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I$src/include -I$src/src -I$src/kernel-sdk/include
        -I$tmp/xxhash
        -ffp-contract=off -fno-math-errno -fno-trapping-math"
-case "$(uname -m)" in x86_64) flags="$flags -DTILE_HAVE_AVX2=1" ;; esac
+case "$(uname -m)" in x86_64) flags="$flags -DTILE_HAVE_AVX2=1 -DHASH_HAVE_AVX2=1" ;; esac
 
 sources="src/replay/replay.c src/api/api_device.c
          src/format/fb_verify.c src/format/lmb_schema.c src/format/lmb_semantic.c
@@ -36,7 +36,8 @@ done
 case "$(uname -m)" in
 x86_64)
     # shellcheck disable=SC2086
-    $cc $flags -mavx2 -mfma -c "$src/src/sim/tile/tile_kern_avx2.c" -o "$tmp/avx2.o" ;;
+    $cc $flags -mavx2 -mfma -c "$src/src/sim/tile/tile_kern_avx2.c" -o "$tmp/avx2.o"
+    $cc $flags -mavx2 -c "$src/src/base/hash_avx2.c" -o "$tmp/hash_avx2.o" ;;
 esac
 ar rcs "$tmp/libreplay.a" "$tmp"/*.o
 # shellcheck disable=SC2086
