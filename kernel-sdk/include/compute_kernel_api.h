@@ -61,6 +61,7 @@ static inline void mm_init(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
 static inline void reduce_init(uint32_t icb, uint32_t icb_scaler, uint32_t ocb) {
     (void)icb, (void)icb_scaler, (void)ocb;
 }
+static inline void reduce_uninit(void) {}
 static inline void transpose_wh_init(uint32_t icb, uint32_t ocb) {
     (void)icb, (void)ocb;
 }
@@ -109,9 +110,13 @@ static inline void matmul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, u
     lm_ecall(LM_ECALL_MATMUL_TILES, icb0 | icb1 << 8, itile0, itile1, idst, transpose);
 }
 
-/* Reduction `op` (LM_REDUCE_SUM / LM_REDUCE_MAX) along `dim` (LM_REDUCE_ROW,
- * LM_REDUCE_COL, LM_REDUCE_SCALAR); every element is scaled by element 0 of
- * the scaler tile, as in tt-metal. Accumulates into dst. */
+/* Reduction `op` (LM_REDUCE_SUM, LM_REDUCE_AVG, LM_REDUCE_MAX) along `dim`
+ * (LM_REDUCE_ROW, LM_REDUCE_COL, LM_REDUCE_SCALAR); every element is scaled by
+ * element 0 of the scaler tile, as in tt-metal (AVG is SUM with a 1/N scaler).
+ * Accumulates into dst. As on the chip, dst elements not written since
+ * tile_regs_acquire count as 0 for SUM/AVG and -Inf for MAX, so a MAX of
+ * all-negative tiles needs no fill first; to start from another value, write
+ * it with fill_tile (or copy_tile a previous partial result). */
 static inline void reduce_tile(uint32_t op, uint32_t dim, uint32_t icb, uint32_t icb_scaler,
                                uint32_t itile, uint32_t itile_scaler, uint32_t idst) {
     lm_ecall(LM_ECALL_REDUCE_TILE, op | dim << 8 | idst << 16, icb | icb_scaler << 8, itile,
@@ -144,6 +149,25 @@ LM_SFPU_FORMS(square, LM_SFPU_SQUARE)
 static inline void neg_tile_init(void) {}
 static inline void neg_tile(uint32_t idst) {
     negative_tile(idst);
+}
+
+/* ---- fill: every element of dst[idst] = a value ---- */
+static inline void fill_tile_init(void) {}
+/* The value rounds like any result (to bfloat16 without fp32 accumulation). */
+static inline void fill_tile(uint32_t idst, float value) {
+    union {
+        float f;
+        uint32_t u;
+    } b = {value};
+    lm_ecall(LM_ECALL_FILL_TILE, idst, b.u, LM_FILL_FLOAT, 0, 0);
+}
+/* fill_tile with the float given by its bits. */
+static inline void fill_tile_bitcast(uint32_t idst, uint32_t bits) {
+    lm_ecall(LM_ECALL_FILL_TILE, idst, bits, LM_FILL_FLOAT, 0, 0);
+}
+/* The 32-bit integer stored untouched, for UInt32 / Int32 circular buffers. */
+static inline void fill_tile_int(uint32_t idst, uint32_t value) {
+    lm_ecall(LM_ECALL_FILL_TILE, idst, value, LM_FILL_INT, 0, 0);
 }
 
 /* ---- pack: dst[idst] -> the next reserved tile at the back of `ocb` ---- */

@@ -43,6 +43,9 @@
 #define LM_ECALL_TRANSPOSE_TILE 72 /* a0: cb, a1: tile, a2: dst */
 #define LM_ECALL_SFPU_TILE 73      /* a0: op, a1: dst */
 #define LM_ECALL_PACK_TILE 74      /* a0: dst, a1: cb */
+#define LM_ECALL_FILL_TILE 75      /* a0: dst, a1: value bits, a2: LM_FILL_FLOAT / LM_FILL_INT */
+#define LM_ECALL_COMPUTE_FIRST LM_ECALL_TILE_REGS_ACQUIRE
+#define LM_ECALL_COMPUTE_LAST LM_ECALL_FILL_TILE
 
 /* Operation codes of the compute ecalls (the engine's own numbering). */
 #define LM_BINARY_ADD 1
@@ -54,6 +57,7 @@
 #define LM_BCAST_SCALAR 4
 #define LM_REDUCE_SUM 1
 #define LM_REDUCE_MAX 2
+#define LM_REDUCE_AVG 3 /* computed as SUM: the scaler tile carries the 1/N */
 #define LM_REDUCE_ROW 1
 #define LM_REDUCE_COL 2
 #define LM_REDUCE_SCALAR 3
@@ -69,6 +73,8 @@
 #define LM_SFPU_ABS 10
 #define LM_SFPU_NEG 11
 #define LM_SFPU_SQUARE 12
+#define LM_FILL_FLOAT 1 /* the value is float32 bits, rounded like any result */
+#define LM_FILL_INT 2   /* the value is a raw 32-bit integer, stored untouched */
 
 /* ---- reserved L1 (below the device's l1_unreserved_base) ---- */
 /* Core information written by the dispatcher before every launch. */

@@ -10,7 +10,9 @@
 /* The ecall codes are the engine's own enum values. */
 _Static_assert(LM_BINARY_ADD == TILE_BINARY_ADD && LM_BINARY_MUL == TILE_BINARY_MUL, "binary");
 _Static_assert(LM_BCAST_NONE == TILE_BCAST_NONE && LM_BCAST_SCALAR == TILE_BCAST_SCALAR, "bcast");
-_Static_assert(LM_REDUCE_SUM == TILE_REDUCE_SUM && LM_REDUCE_MAX == TILE_REDUCE_MAX, "reduce");
+_Static_assert(LM_REDUCE_SUM == TILE_REDUCE_SUM && LM_REDUCE_MAX == TILE_REDUCE_MAX &&
+                   LM_REDUCE_AVG == TILE_REDUCE_AVG && LM_REDUCE_AVG + 1 == TILE_REDUCE_FUNC_COUNT_,
+               "reduce");
 _Static_assert(LM_REDUCE_ROW == TILE_REDUCE_ROW && LM_REDUCE_SCALAR == TILE_REDUCE_SCALAR, "dim");
 _Static_assert(LM_SFPU_EXP == TILE_SFPU_EXP && LM_SFPU_SQUARE == TILE_SFPU_SQUARE &&
                    LM_SFPU_SQUARE + 1 == TILE_SFPU_COUNT_,
@@ -180,6 +182,19 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
         return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
+    case LM_ECALL_FILL_TILE: {
+        lm_status st;
+        if (a[2] == LM_FILL_FLOAT) {
+            float v;
+            memcpy(&v, &a[1], sizeof v);
+            st = tile_dst_fill(&c->dst, a[0], v);
+        } else if (a[2] == LM_FILL_INT) {
+            st = tile_dst_fill_raw(&c->dst, a[0], a[1]);
+        } else {
+            return fault(h, "fill_tile: unknown fill kind %u", a[2]);
+        }
+        return st ? engine_fault(h) : res;
+    }
     }
     return fault(h, "unknown compute call %u", call);
 }

@@ -568,7 +568,7 @@ static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
     if (call == LM_ECALL_PRINT) return do_print(hs);
     if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) return do_noc(hs, call);
     if (call >= LM_ECALL_CB_RESERVE_BACK && call <= LM_ECALL_CB_PAGES_FREE) return do_cb(hs, call);
-    if (call >= LM_ECALL_TILE_REGS_ACQUIRE && call <= LM_ECALL_PACK_TILE) {
+    if (call >= LM_ECALL_COMPUTE_FIRST && call <= LM_ECALL_COMPUTE_LAST) {
         if (hs->processor != LM_PROC_COMPUTE)
             return bad_call(h, "compute call %u from a data movement kernel", call);
         return sim_compute_ecall(hs->core->compute, hs->core->cbs, h, call);
