@@ -7,6 +7,11 @@
  * for add_tiles_bcast<BroadcastType::ROW>(...), reduce_tile(op, dim, ...) with
  * the reduction as arguments. The *_init functions exist so kernels written
  * for tt-metal keep their shape; the simulated engine needs no set-up.
+ *
+ * These calls are for the compute processor only (a data movement kernel that
+ * makes one faults), and the compute processor has no NoC: the NoC calls of
+ * dataflow_api.h fault there, except the semaphore calls on the core's own L1
+ * (noc_semaphore_set, noc_semaphore_wait, noc_semaphore_wait_min).
  */
 #ifndef LM_COMPUTE_KERNEL_API_H
 #define LM_COMPUTE_KERNEL_API_H

@@ -7,8 +7,11 @@
 #define LM_KERNEL_ABI_H
 
 /* ---- ecalls: number in a7, arguments in a0..a6, result in a0 ---- */
-#define LM_ECALL_EXIT 1             /* a0: exit code */
-#define LM_ECALL_PRINT 2            /* a0: format, a1: argument words, a2: count */
+#define LM_ECALL_EXIT 1  /* a0: exit code */
+#define LM_ECALL_PRINT 2 /* a0: format, a1: argument words, a2: count */
+/* NoC and semaphore calls. 16..20, 24 and 25 use the NoC and are refused on the
+ * compute processor (the chip's compute processors have no NoC access); 21..23
+ * touch only the core's own L1 and are allowed on every processor. */
 #define LM_ECALL_NOC_READ 16        /* a0,a1: source NoC address (lo, hi), a2: L1 dst, a3: bytes */
 #define LM_ECALL_NOC_WRITE 17       /* a0: L1 src, a1,a2: destination NoC address, a3: bytes */
 #define LM_ECALL_NOC_MCAST 18       /* a0: L1 src, a1,a2: multicast address, a3: bytes, a4: dests */
@@ -27,8 +30,9 @@
 #define LM_ECALL_CB_READ_PTR 37     /* a0: cb -> a0: L1 address of the front */
 #define LM_ECALL_CB_PAGES_AVAILABLE 38 /* a0: cb, a1: pages -> a0: 1 when available */
 #define LM_ECALL_CB_PAGES_FREE 39      /* a0: cb, a1: pages -> a0: 1 when free */
-/* Compute engine (compute kernels only). dst indices, CB ids and tile
- * indices are checked by the engine: misuse is a kernel fault. */
+/* Compute engine (compute kernels only: refused on the data movement
+ * processors). dst indices, CB ids and tile indices are checked by the engine:
+ * misuse is a kernel fault. */
 #define LM_ECALL_TILE_REGS_ACQUIRE 64
 #define LM_ECALL_TILE_REGS_COMMIT 65
 #define LM_ECALL_TILE_REGS_WAIT 66

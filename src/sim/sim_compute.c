@@ -122,6 +122,36 @@ static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t ds
     return RV_ECALL_CONTINUE;
 }
 
+void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t size) {
+    static const char *const names[] = {
+        [LM_ECALL_TILE_REGS_ACQUIRE - LM_ECALL_COMPUTE_FIRST] = "tile_regs_acquire",
+        [LM_ECALL_TILE_REGS_COMMIT - LM_ECALL_COMPUTE_FIRST] = "tile_regs_commit",
+        [LM_ECALL_TILE_REGS_WAIT - LM_ECALL_COMPUTE_FIRST] = "tile_regs_wait",
+        [LM_ECALL_TILE_REGS_RELEASE - LM_ECALL_COMPUTE_FIRST] = "tile_regs_release",
+        [LM_ECALL_COPY_TILE - LM_ECALL_COMPUTE_FIRST] = "copy_tile",
+        [LM_ECALL_BINARY_TILES - LM_ECALL_COMPUTE_FIRST] = "an eltwise binary tile operation",
+        [LM_ECALL_MATMUL_TILES - LM_ECALL_COMPUTE_FIRST] = "matmul_tiles",
+        [LM_ECALL_REDUCE_TILE - LM_ECALL_COMPUTE_FIRST] = "reduce_tile",
+        [LM_ECALL_TRANSPOSE_TILE - LM_ECALL_COMPUTE_FIRST] = "transpose_wh_tile",
+        [LM_ECALL_SFPU_TILE - LM_ECALL_COMPUTE_FIRST] = "an SFPU tile operation",
+        [LM_ECALL_PACK_TILE - LM_ECALL_COMPUTE_FIRST] = "pack_tile",
+        [LM_ECALL_FILL_TILE - LM_ECALL_COMPUTE_FIRST] = "fill_tile",
+    };
+    static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] = "add_tiles",
+                                                                 [TILE_BINARY_SUB] = "sub_tiles",
+                                                                 [TILE_BINARY_MUL] = "mul_tiles"};
+    const uint32_t *a = &h->x[10];
+    if (call == LM_ECALL_SFPU_TILE && a[0] > TILE_SFPU_INVALID && a[0] < TILE_SFPU_COUNT_)
+        snprintf(buf, size, "%s_tile", tile_sfpu_op_name((tile_sfpu_op)a[0]));
+    else if (call == LM_ECALL_BINARY_TILES && (a[0] & 0xFF) > TILE_BINARY_INVALID &&
+             (a[0] & 0xFF) < TILE_BINARY_COUNT_)
+        snprintf(buf, size, "%s", binary_names[a[0] & 0xFF]);
+    else if (call >= LM_ECALL_COMPUTE_FIRST && call <= LM_ECALL_COMPUTE_LAST)
+        snprintf(buf, size, "%s", names[call - LM_ECALL_COMPUTE_FIRST]);
+    else
+        snprintf(buf, size, "compute call %u", call);
+}
+
 rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t call) {
     const uint32_t *a = &h->x[10];
     rv_ecall_result res = RV_ECALL_CONTINUE;

@@ -14,6 +14,7 @@
 #define LM_SIM_COMPUTE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/rv32/rv_hart.h"
@@ -47,5 +48,9 @@ void sim_compute_reset(sim_compute *c, bool fp32_acc);
  * the hart; `cbs` are the core's circular buffers. On misuse returns
  * RV_ECALL_FAULT with hart->fault.detail set. */
 rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *hart, uint32_t call);
+
+/* The kernel API's name for the compute ecall `call` the hart is making
+ * ("copy_tile", "exp_tile", ...), for messages; never fails. */
+void sim_compute_call_name(const rv_hart *hart, uint32_t call, char *buf, size_t size);
 
 #endif

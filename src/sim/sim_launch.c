@@ -561,16 +561,54 @@ static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
     return bad_call(h, "unknown NoC call %u", call);
 }
 
+/* The dataflow API name of a NoC ecall that needs the NoC, or NULL for the
+ * semaphore calls that touch only the core's own L1. */
+static const char *noc_call_name(const rv_hart *h, uint32_t call) {
+    switch (call) {
+    case LM_ECALL_NOC_READ:
+        return "noc_async_read";
+    case LM_ECALL_NOC_WRITE:
+        return "noc_async_write";
+    case LM_ECALL_NOC_MCAST:
+        return "noc_async_write_multicast";
+    case LM_ECALL_NOC_BARRIER:
+        return h->x[10] ? "noc_async_write_barrier" : "noc_async_read_barrier";
+    case LM_ECALL_SEM_INC:
+        return "noc_semaphore_inc";
+    case LM_ECALL_SEM_SET_REMOTE:
+        return "noc_semaphore_set_remote";
+    case LM_ECALL_SEM_SET_MCAST:
+        return "noc_semaphore_set_multicast";
+    }
+    return NULL;
+}
+
 static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
     hart_slot *hs = ctx;
     uint32_t call = h->x[17];
     if (call == LM_ECALL_EXIT) return RV_ECALL_EXIT;
     if (call == LM_ECALL_PRINT) return do_print(hs);
-    if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) return do_noc(hs, call);
+    if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) {
+        /* The chip's compute processors have no NoC access: refuse what would
+         * silently work here but cannot run there. */
+        const char *noc = noc_call_name(h, call);
+        if (noc && hs->processor == LM_PROC_COMPUTE)
+            return bad_call(h,
+                            "%s is not available on the compute processor (it has no NoC "
+                            "access; move the transfer to a data movement kernel)",
+                            noc);
+        return do_noc(hs, call);
+    }
     if (call >= LM_ECALL_CB_RESERVE_BACK && call <= LM_ECALL_CB_PAGES_FREE) return do_cb(hs, call);
     if (call >= LM_ECALL_COMPUTE_FIRST && call <= LM_ECALL_COMPUTE_LAST) {
-        if (hs->processor != LM_PROC_COMPUTE)
-            return bad_call(h, "compute call %u from a data movement kernel", call);
+        if (hs->processor != LM_PROC_COMPUTE) {
+            char name[48];
+            sim_compute_call_name(h, call, name, sizeof name);
+            return bad_call(h,
+                            "%s is not available on a data movement processor (the compute "
+                            "engine belongs to the compute processor)",
+                            name);
+        }
         return sim_compute_ecall(hs->core->compute, hs->core->cbs, h, call);
     }
     return bad_call(h, "unknown ecall %u (a7)", call);

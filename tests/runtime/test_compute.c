@@ -611,6 +611,89 @@ static void test_fill_tile_misuse(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* ---- processors: no NoC on the compute processor, no compute engine on
+ * the data movement ones ---- */
+
+#define COMPUTE_NOC(body)                                                                          \
+    "#include \"compute_kernel_api.h\"\n#include \"dataflow_api.h\"\n"                             \
+    "void kernel_main(void) {\n" body "\n}\n"
+
+static void test_compute_has_no_noc(void) {
+    lm_device *dev = open_device(2);
+    CHECK(dev);
+    const struct {
+        const char *body, *name;
+    } calls[] = {
+        {"noc_async_read(get_noc_addr(1, 0, 0x20000), 0x20000, 64);", "noc_async_read"},
+        {"noc_async_write(0x20000, get_noc_addr(1, 0, 0x20000), 64);", "noc_async_write"},
+        {"noc_async_write_multicast(0x20000, get_noc_multicast_addr(1, 0, 2, 0, 0x20000), 64, 2);",
+         "noc_async_write_multicast"},
+        {"noc_async_read_barrier();", "noc_async_read_barrier"},
+        {"noc_async_write_barrier();", "noc_async_write_barrier"},
+        {"noc_semaphore_inc(get_noc_addr(1, 0, get_semaphore(0)), 1);", "noc_semaphore_inc"},
+        {"noc_semaphore_set_remote(get_semaphore(0), get_noc_addr(1, 0, get_semaphore(0)));",
+         "noc_semaphore_set_remote"},
+        {"noc_semaphore_set_multicast(get_semaphore(0), "
+         "get_noc_multicast_addr(1, 0, 2, 0, get_semaphore(0)), 2);",
+         "noc_semaphore_set_multicast"},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        char src[600], needle[160];
+        snprintf(src, sizeof src, COMPUTE_NOC("%s"), calls[i].body);
+        snprintf(needle, sizeof needle, "%s is not available on the compute processor",
+                 calls[i].name);
+        CHECK(faults(dev, src, false, needle));
+    }
+    /* Semaphores in the core's own L1 need no NoC: allowed, and they work (and
+     * the device is fine after the faults). */
+    static const char *local_sems = COMPUTE_NOC(
+        "    volatile uint32_t *s = (volatile uint32_t *)(uintptr_t)get_semaphore(0);\n"
+        "    noc_semaphore_set(s, 3);\n"
+        "    noc_semaphore_wait(s, 3);\n"
+        "    noc_semaphore_wait_min(s, 2);\n"
+        "    cb_wait_front(0, 1); cb_wait_front(1, 1);\n"
+        "    tile_regs_acquire(); copy_tile(0, 0, 0); tile_regs_commit(); tile_regs_wait();\n"
+        "    cb_reserve_back(16, 1); pack_tile(0, 16); cb_push_back(16, 1);\n"
+        "    tile_regs_release();\n"
+        "    cb_pop_front(0, 1); cb_pop_front(1, 1);");
+    run_result r = run(dev, local_sems, false, 1, 1, input, NULL);
+    if (r.status) printf("  %s\n", r.message);
+    CHECK_OK(r.status);
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* A data movement kernel (in the reader's or the writer's place) calling the
+ * compute API faults, naming its processor and the call. */
+static int dm_misuse(lm_device *dev, bool dm1, const char *body, const char *call) {
+    char src[400], needle[200];
+    snprintf(src, sizeof src, "#include \"compute_kernel_api.h\"\nvoid kernel_main(void) { %s }\n",
+             body);
+    run_result r = run_with(dev, dm1 ? reader : src, good_compute, dm1 ? src : writer, false, 1, 1,
+                            input, NULL);
+    snprintf(needle, sizeof needle, "%s is not available on a data movement processor", call);
+    int ok = r.status == LM_ERR_DEVICE_FAULT && strstr(r.message, needle) &&
+             strstr(r.message,
+                    dm1 ? "core (0,0) DM1 kernel 'writer'" : "core (0,0) DM0 kernel 'reader'");
+    if (!ok) printf("  %s: got %s: %s\n", call, lm_status_string(r.status), r.message);
+    return ok;
+}
+
+static void test_data_movement_has_no_compute_engine(void) {
+    lm_device *dev = open_device(2);
+    CHECK(dev);
+    CHECK(dm_misuse(dev, false, "tile_regs_acquire();", "tile_regs_acquire"));
+    CHECK(dm_misuse(dev, false, "copy_tile(0, 0, 0);", "copy_tile"));
+    CHECK(dm_misuse(dev, false, "add_tiles(0, 1, 0, 0, 0);", "add_tiles"));
+    CHECK(dm_misuse(dev, true, "matmul_tiles(0, 1, 0, 0, 0, 0);", "matmul_tiles"));
+    CHECK(dm_misuse(dev, true, "reduce_tile(LM_REDUCE_MAX, LM_REDUCE_ROW, 0, 1, 0, 0, 0);",
+                    "reduce_tile"));
+    CHECK(dm_misuse(dev, false, "exp_tile(0);", "exp_tile"));
+    CHECK(dm_misuse(dev, true, "fill_tile(0, 1.0f);", "fill_tile"));
+    CHECK(dm_misuse(dev, true, "pack_tile(0, 16);", "pack_tile"));
+    CHECK_OK(run(dev, good_compute, false, 1, 1, input, NULL).status);
+    CHECK_OK(lm_device_close(dev));
+}
+
 int main(void) {
     setenv("LM_CACHE_DIR", "test_compute_cache", 0);
     TEST_RUN(test_misuse_is_a_fault);
@@ -620,5 +703,7 @@ int main(void) {
     TEST_RUN(test_fill_then_reduce);
     TEST_RUN(test_fill_tile_formats);
     TEST_RUN(test_fill_tile_misuse);
+    TEST_RUN(test_compute_has_no_noc);
+    TEST_RUN(test_data_movement_has_no_compute_engine);
     return test_summary();
 }
