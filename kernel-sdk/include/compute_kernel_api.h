@@ -7,6 +7,11 @@
  * for add_tiles_bcast<BroadcastType::ROW>(...), reduce_tile(op, dim, ...) with
  * the reduction as arguments. The *_init functions exist so kernels written
  * for tt-metal keep their shape; the simulated engine needs no set-up.
+ *
+ * These calls are for the compute processor only (a data movement kernel that
+ * makes one faults), and the compute processor has no NoC: the NoC calls of
+ * dataflow_api.h fault there, except the semaphore calls on the core's own L1
+ * (noc_semaphore_set, noc_semaphore_wait, noc_semaphore_wait_min).
  */
 #ifndef LM_COMPUTE_KERNEL_API_H
 #define LM_COMPUTE_KERNEL_API_H
@@ -14,12 +19,22 @@
 #include "lm_kernel_common.h"
 
 /* ---- dst ownership ---- */
-static inline void tile_regs_acquire(void) { lm_ecall(LM_ECALL_TILE_REGS_ACQUIRE, 0, 0, 0, 0, 0); }
-static inline void tile_regs_commit(void) { lm_ecall(LM_ECALL_TILE_REGS_COMMIT, 0, 0, 0, 0, 0); }
-static inline void tile_regs_wait(void) { lm_ecall(LM_ECALL_TILE_REGS_WAIT, 0, 0, 0, 0, 0); }
-static inline void tile_regs_release(void) { lm_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0); }
+static inline void tile_regs_acquire(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_ACQUIRE, 0, 0, 0, 0, 0);
+}
+static inline void tile_regs_commit(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_COMMIT, 0, 0, 0, 0, 0);
+}
+static inline void tile_regs_wait(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_WAIT, 0, 0, 0, 0, 0);
+}
+static inline void tile_regs_release(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0);
+}
 /* The older one-call forms. */
-static inline void acquire_dst(void) { tile_regs_acquire(); }
+static inline void acquire_dst(void) {
+    tile_regs_acquire();
+}
 static inline void release_dst(void) {
     tile_regs_commit();
     tile_regs_wait();
@@ -30,20 +45,37 @@ static inline void release_dst(void) {
 static inline void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     (void)icb0, (void)icb1, (void)ocb;
 }
-static inline void copy_tile_init(uint32_t icb) { (void)icb; }
-static inline void copy_tile_to_dst_init_short(uint32_t icb) { (void)icb; }
-static inline void add_tiles_init(uint32_t icb0, uint32_t icb1) { (void)icb0, (void)icb1; }
-static inline void sub_tiles_init(uint32_t icb0, uint32_t icb1) { (void)icb0, (void)icb1; }
-static inline void mul_tiles_init(uint32_t icb0, uint32_t icb1) { (void)icb0, (void)icb1; }
+static inline void copy_tile_init(uint32_t icb) {
+    (void)icb;
+}
+static inline void copy_tile_to_dst_init_short(uint32_t icb) {
+    (void)icb;
+}
+static inline void add_tiles_init(uint32_t icb0, uint32_t icb1) {
+    (void)icb0, (void)icb1;
+}
+static inline void sub_tiles_init(uint32_t icb0, uint32_t icb1) {
+    (void)icb0, (void)icb1;
+}
+static inline void mul_tiles_init(uint32_t icb0, uint32_t icb1) {
+    (void)icb0, (void)icb1;
+}
 static inline void mm_init(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     (void)icb0, (void)icb1, (void)ocb;
 }
 static inline void reduce_init(uint32_t icb, uint32_t icb_scaler, uint32_t ocb) {
     (void)icb, (void)icb_scaler, (void)ocb;
 }
-static inline void transpose_wh_init(uint32_t icb, uint32_t ocb) { (void)icb, (void)ocb; }
-static inline void init_sfpu(uint32_t icb, uint32_t ocb) { (void)icb, (void)ocb; }
-static inline void pack_tile_init(uint32_t ocb) { (void)ocb; }
+static inline void reduce_uninit(void) {}
+static inline void transpose_wh_init(uint32_t icb, uint32_t ocb) {
+    (void)icb, (void)ocb;
+}
+static inline void init_sfpu(uint32_t icb, uint32_t ocb) {
+    (void)icb, (void)ocb;
+}
+static inline void pack_tile_init(uint32_t ocb) {
+    (void)ocb;
+}
 
 /* ---- math: results go to dst tile `idst` ---- */
 static inline void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
@@ -52,8 +84,8 @@ static inline void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
 
 static inline void lm_binary_tiles(uint32_t op, uint32_t bcast, uint32_t icb0, uint32_t icb1,
                                    uint32_t itile0, uint32_t itile1, uint32_t idst) {
-    lm_ecall(LM_ECALL_BINARY_TILES, op | bcast << 8 | idst << 16, icb0 | icb1 << 8, itile0,
-             itile1, 0);
+    lm_ecall(LM_ECALL_BINARY_TILES, op | bcast << 8 | idst << 16, icb0 | icb1 << 8, itile0, itile1,
+             0);
 }
 #define LM_BINARY_FORMS(name, op)                                                                  \
     static inline void name##_tiles(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1,        \
@@ -83,9 +115,13 @@ static inline void matmul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, u
     lm_ecall(LM_ECALL_MATMUL_TILES, icb0 | icb1 << 8, itile0, itile1, idst, transpose);
 }
 
-/* Reduction `op` (LM_REDUCE_SUM / LM_REDUCE_MAX) along `dim` (LM_REDUCE_ROW,
- * LM_REDUCE_COL, LM_REDUCE_SCALAR); every element is scaled by element 0 of
- * the scaler tile, as in tt-metal. Accumulates into dst. */
+/* Reduction `op` (LM_REDUCE_SUM, LM_REDUCE_AVG, LM_REDUCE_MAX) along `dim`
+ * (LM_REDUCE_ROW, LM_REDUCE_COL, LM_REDUCE_SCALAR); every element is scaled by
+ * element 0 of the scaler tile, as in tt-metal (AVG is SUM with a 1/N scaler).
+ * Accumulates into dst. As on the chip, dst elements not written since
+ * tile_regs_acquire count as 0 for SUM/AVG and -Inf for MAX, so a MAX of
+ * all-negative tiles needs no fill first; to start from another value, write
+ * it with fill_tile (or copy_tile a previous partial result). */
 static inline void reduce_tile(uint32_t op, uint32_t dim, uint32_t icb, uint32_t icb_scaler,
                                uint32_t itile, uint32_t itile_scaler, uint32_t idst) {
     lm_ecall(LM_ECALL_REDUCE_TILE, op | dim << 8 | idst << 16, icb | icb_scaler << 8, itile,
@@ -99,7 +135,9 @@ static inline void transpose_wh_tile(uint32_t icb, uint32_t itile, uint32_t idst
 /* ---- SFPU: dst[idst] = f(dst[idst]) ---- */
 #define LM_SFPU_FORMS(name, op)                                                                    \
     static inline void name##_tile_init(void) {}                                                   \
-    static inline void name##_tile(uint32_t idst) { lm_ecall(LM_ECALL_SFPU_TILE, op, idst, 0, 0, 0); }
+    static inline void name##_tile(uint32_t idst) {                                                \
+        lm_ecall(LM_ECALL_SFPU_TILE, op, idst, 0, 0, 0);                                           \
+    }
 LM_SFPU_FORMS(exp, LM_SFPU_EXP)
 LM_SFPU_FORMS(log, LM_SFPU_LOG)
 LM_SFPU_FORMS(sqrt, LM_SFPU_SQRT)
@@ -114,7 +152,28 @@ LM_SFPU_FORMS(negative, LM_SFPU_NEG)
 LM_SFPU_FORMS(square, LM_SFPU_SQUARE)
 #undef LM_SFPU_FORMS
 static inline void neg_tile_init(void) {}
-static inline void neg_tile(uint32_t idst) { negative_tile(idst); }
+static inline void neg_tile(uint32_t idst) {
+    negative_tile(idst);
+}
+
+/* ---- fill: every element of dst[idst] = a value ---- */
+static inline void fill_tile_init(void) {}
+/* The value rounds like any result (to bfloat16 without fp32 accumulation). */
+static inline void fill_tile(uint32_t idst, float value) {
+    union {
+        float f;
+        uint32_t u;
+    } b = {value};
+    lm_ecall(LM_ECALL_FILL_TILE, idst, b.u, LM_FILL_FLOAT, 0, 0);
+}
+/* fill_tile with the float given by its bits. */
+static inline void fill_tile_bitcast(uint32_t idst, uint32_t bits) {
+    lm_ecall(LM_ECALL_FILL_TILE, idst, bits, LM_FILL_FLOAT, 0, 0);
+}
+/* The 32-bit integer stored untouched, for UInt32 / Int32 circular buffers. */
+static inline void fill_tile_int(uint32_t idst, uint32_t value) {
+    lm_ecall(LM_ECALL_FILL_TILE, idst, value, LM_FILL_INT, 0, 0);
+}
 
 /* ---- pack: dst[idst] -> the next reserved tile at the back of `ocb` ---- */
 static inline void pack_tile(uint32_t idst, uint32_t ocb) {

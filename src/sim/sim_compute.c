@@ -10,7 +10,9 @@
 /* The ecall codes are the engine's own enum values. */
 _Static_assert(LM_BINARY_ADD == TILE_BINARY_ADD && LM_BINARY_MUL == TILE_BINARY_MUL, "binary");
 _Static_assert(LM_BCAST_NONE == TILE_BCAST_NONE && LM_BCAST_SCALAR == TILE_BCAST_SCALAR, "bcast");
-_Static_assert(LM_REDUCE_SUM == TILE_REDUCE_SUM && LM_REDUCE_MAX == TILE_REDUCE_MAX, "reduce");
+_Static_assert(LM_REDUCE_SUM == TILE_REDUCE_SUM && LM_REDUCE_MAX == TILE_REDUCE_MAX &&
+                   LM_REDUCE_AVG == TILE_REDUCE_AVG && LM_REDUCE_AVG + 1 == TILE_REDUCE_FUNC_COUNT_,
+               "reduce");
 _Static_assert(LM_REDUCE_ROW == TILE_REDUCE_ROW && LM_REDUCE_SCALAR == TILE_REDUCE_SCALAR, "dim");
 _Static_assert(LM_SFPU_EXP == TILE_SFPU_EXP && LM_SFPU_SQUARE == TILE_SFPU_SQUARE &&
                    LM_SFPU_SQUARE + 1 == TILE_SFPU_COUNT_,
@@ -24,7 +26,8 @@ void sim_compute_reset(sim_compute *c, bool fp32_acc) {
     tile_dst_init(&c->dst, fp32_acc);
     c->regs = REGS_IDLE;
     if (++c->epoch == 0) { /* after 2^32 launches, really forget everything */
-        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++) c->cache[i].epoch = 0;
+        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++)
+            c->cache[i].epoch = 0;
         c->epoch = 1;
     }
 }
@@ -68,20 +71,21 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
     }
     const sim_cb *c = &cbs[cb];
     if (tile >= c->waited) {
-        *res = fault(h, "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
-                        "covers %u tiles)",
+        *res = fault(h,
+                     "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
+                     "covers %u tiles)",
                      op, tile, cb, c->waited);
         return NULL;
     }
     size_t size = tile_format_size((lm_data_format)c->format);
     if (size == 0 || size > c->page_size) {
-        *res = fault(h, "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
-                        "format",
+        *res = fault(h,
+                     "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
+                     "format",
                      op, cb, c->page_size);
         return NULL;
     }
-    if (out_raw)
-        *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
+    if (out_raw) *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
     uint32_t seq = c->popped + tile;
     uint64_t key = cb | (uint64_t)c->format << 8 | (uint64_t)seq << 16;
     /* Consecutive pages of a CB take consecutive slots; CBs start far apart,
@@ -116,6 +120,36 @@ static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t ds
         return engine_fault(h);
     q->packed++;
     return RV_ECALL_CONTINUE;
+}
+
+void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t size) {
+    static const char *const names[] = {
+        [LM_ECALL_TILE_REGS_ACQUIRE - LM_ECALL_COMPUTE_FIRST] = "tile_regs_acquire",
+        [LM_ECALL_TILE_REGS_COMMIT - LM_ECALL_COMPUTE_FIRST] = "tile_regs_commit",
+        [LM_ECALL_TILE_REGS_WAIT - LM_ECALL_COMPUTE_FIRST] = "tile_regs_wait",
+        [LM_ECALL_TILE_REGS_RELEASE - LM_ECALL_COMPUTE_FIRST] = "tile_regs_release",
+        [LM_ECALL_COPY_TILE - LM_ECALL_COMPUTE_FIRST] = "copy_tile",
+        [LM_ECALL_BINARY_TILES - LM_ECALL_COMPUTE_FIRST] = "an eltwise binary tile operation",
+        [LM_ECALL_MATMUL_TILES - LM_ECALL_COMPUTE_FIRST] = "matmul_tiles",
+        [LM_ECALL_REDUCE_TILE - LM_ECALL_COMPUTE_FIRST] = "reduce_tile",
+        [LM_ECALL_TRANSPOSE_TILE - LM_ECALL_COMPUTE_FIRST] = "transpose_wh_tile",
+        [LM_ECALL_SFPU_TILE - LM_ECALL_COMPUTE_FIRST] = "an SFPU tile operation",
+        [LM_ECALL_PACK_TILE - LM_ECALL_COMPUTE_FIRST] = "pack_tile",
+        [LM_ECALL_FILL_TILE - LM_ECALL_COMPUTE_FIRST] = "fill_tile",
+    };
+    static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] = "add_tiles",
+                                                                 [TILE_BINARY_SUB] = "sub_tiles",
+                                                                 [TILE_BINARY_MUL] = "mul_tiles"};
+    const uint32_t *a = &h->x[10];
+    if (call == LM_ECALL_SFPU_TILE && a[0] > TILE_SFPU_INVALID && a[0] < TILE_SFPU_COUNT_)
+        snprintf(buf, size, "%s_tile", tile_sfpu_op_name((tile_sfpu_op)a[0]));
+    else if (call == LM_ECALL_BINARY_TILES && (a[0] & 0xFF) > TILE_BINARY_INVALID &&
+             (a[0] & 0xFF) < TILE_BINARY_COUNT_)
+        snprintf(buf, size, "%s", binary_names[a[0] & 0xFF]);
+    else if (call >= LM_ECALL_COMPUTE_FIRST && call <= LM_ECALL_COMPUTE_LAST)
+        snprintf(buf, size, "%s", names[call - LM_ECALL_COMPUTE_FIRST]);
+    else
+        snprintf(buf, size, "compute call %u", call);
 }
 
 rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t call) {
@@ -178,6 +212,19 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
         return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
+    case LM_ECALL_FILL_TILE: {
+        lm_status st;
+        if (a[2] == LM_FILL_FLOAT) {
+            float v;
+            memcpy(&v, &a[1], sizeof v);
+            st = tile_dst_fill(&c->dst, a[0], v);
+        } else if (a[2] == LM_FILL_INT) {
+            st = tile_dst_fill_raw(&c->dst, a[0], a[1]);
+        } else {
+            return fault(h, "fill_tile: unknown fill kind %u", a[2]);
+        }
+        return st ? engine_fault(h) : res;
+    }
     }
     return fault(h, "unknown compute call %u", call);
 }

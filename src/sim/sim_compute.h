@@ -14,6 +14,7 @@
 #define LM_SIM_COMPUTE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/rv32/rv_hart.h"
@@ -43,9 +44,13 @@ typedef struct sim_compute {
 /* Prepares the engine for a launch. */
 void sim_compute_reset(sim_compute *c, bool fp32_acc);
 
-/* Handles a compute ecall (LM_ECALL_TILE_REGS_ACQUIRE..LM_ECALL_PACK_TILE) of
- * the hart; `l1` is the core's L1 and `cbs` its circular buffers. On misuse
- * returns RV_ECALL_FAULT with hart->fault.detail set. */
+/* Handles a compute ecall (LM_ECALL_COMPUTE_FIRST..LM_ECALL_COMPUTE_LAST) of
+ * the hart; `cbs` are the core's circular buffers. On misuse returns
+ * RV_ECALL_FAULT with hart->fault.detail set. */
 rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *hart, uint32_t call);
+
+/* The kernel API's name for the compute ecall `call` the hart is making
+ * ("copy_tile", "exp_tile", ...), for messages; never fails. */
+void sim_compute_call_name(const rv_hart *hart, uint32_t call, char *buf, size_t size);
 
 #endif

@@ -89,6 +89,10 @@ static void test_dst_capacity_and_errors(void) {
     CHECK_FAILS(tile_sfpu(&dst, 0, TILE_SFPU_COUNT_), E, "sfpu: unknown operation");
     CHECK_FAILS(tile_sfpu(&dst, 8, TILE_SFPU_GELU), E, "gelu_tile: dst index 8");
     CHECK_FAILS(tile_dst_fill(&dst, 8, 0), E, "fill_tile: dst index 8");
+    CHECK_FAILS(tile_dst_fill_raw(&dst, 8, 0), E,
+                "fill_tile_int: dst index 8 out of range (8 dst tiles with fp32 accumulation on)");
+    CHECK_FAILS(tile_reduce(&dst, 0, TILE_REDUCE_FUNC_COUNT_, TILE_REDUCE_ROW, a, 1), E,
+                "reduce_tile: unknown reduce function 4");
     uint8_t out[4096];
     CHECK_FAILS(tile_pack_dst(&dst, 8, LM_DATA_FORMAT_FLOAT32, out), E, "pack_tile: dst index 8");
     CHECK_FAILS(tile_pack_dst(&dst, 0, LM_DATA_FORMAT_INVALID, out), E,
@@ -293,6 +297,58 @@ static void test_reduce(void) {
     CHECK_OK(tile_reduce(&dst, 0, TILE_REDUCE_MAX, TILE_REDUCE_SCALAR, a, 1.0f));
     CHECK_EQ_U64(f2u(dst.reg[0][0]), TILE_CANONICAL_NAN_BITS);
     printf("  reduce sum max error %.3g * sum|terms|\n", worst);
+}
+
+/* After a clear, elements are undefined: a MAX reads them as -Inf, SUM and
+ * AVG as 0; an element written by any op (including a reduce's own results)
+ * is a value like any other; a clear makes them undefined again. */
+static void test_reduce_undefined_dst(void) {
+    static float a[TILE_ELEMS], b[TILE_ELEMS];
+    for (int i = 0; i < TILE_ELEMS; i++) {
+        a[i] = -1.0f - (float)(i % 37);
+        b[i] = -100.0f;
+    }
+    for (int fp32 = 0; fp32 < 2; fp32++) {
+        tile_dst_init(&dst, fp32);
+        CHECK_OK(tile_reduce(&dst, 0, TILE_REDUCE_MAX, TILE_REDUCE_ROW, a, 1.0f));
+        CHECK_OK(tile_reduce(&dst, 1, TILE_REDUCE_MAX, TILE_REDUCE_COL, a, 1.0f));
+        CHECK_OK(tile_reduce(&dst, 2, TILE_REDUCE_MAX, TILE_REDUCE_SCALAR, a, 1.0f));
+        CHECK_OK(tile_reduce(&dst, 3, TILE_REDUCE_SUM, TILE_REDUCE_SCALAR, b, 1.0f));
+        CHECK_OK(tile_reduce(&dst, 4, TILE_REDUCE_AVG, TILE_REDUCE_SCALAR, b, 1.0f / 1024));
+        for (int k = 0; k < 32; k++) {
+            float row = -INFINITY, col = -INFINITY;
+            for (int j = 0; j < 32; j++) {
+                row = fmaxf(row, a[k * 32 + j]);
+                col = fmaxf(col, a[j * 32 + k]);
+            }
+            CHECK(dst.reg[0][k * 32] == row && dst.reg[1][k] == col);
+            CHECK(row < 0 && col < 0);
+        }
+        CHECK(dst.reg[2][0] == -1.0f);
+        CHECK(dst.reg[3][0] == -102400.0f && dst.reg[4][0] == -100.0f);
+        /* Positions that are not results stay undefined and hold 0. */
+        CHECK(dst.reg[0][1] == 0 && dst.reg[1][32] == 0 && dst.reg[2][1] == 0);
+        /* A second MAX accumulates into the now defined results. */
+        CHECK_OK(tile_reduce(&dst, 2, TILE_REDUCE_MAX, TILE_REDUCE_SCALAR, b, 1.0f));
+        CHECK(dst.reg[2][0] == -1.0f);
+        /* A MAX COL into dst 0 (ROW results in column 0): (0,0) is defined
+         * (-1 beats b's -100), the rest of row 0 was undefined (-Inf). */
+        CHECK_OK(tile_reduce(&dst, 0, TILE_REDUCE_MAX, TILE_REDUCE_COL, b, 1.0f));
+        CHECK(dst.reg[0][0] == -1.0f && dst.reg[0][1] == -100.0f);
+        /* Written elements count as values: a copied tile, a fill. */
+        CHECK_OK(tile_copy(&dst, 5, b, false));
+        CHECK_OK(tile_reduce(&dst, 5, TILE_REDUCE_MAX, TILE_REDUCE_SCALAR, a, 1.0f));
+        CHECK(dst.reg[5][0] == -1.0f && dst.reg[5][1] == -100.0f);
+        CHECK_OK(tile_dst_fill(&dst, 6, -0.5f));
+        CHECK_OK(tile_reduce(&dst, 6, TILE_REDUCE_MAX, TILE_REDUCE_ROW, a, 1.0f));
+        CHECK(dst.reg[6][0] == -0.5f && dst.reg[6][1] == -0.5f);
+        CHECK_OK(tile_dst_fill_raw(&dst, 7, 0xffffffffu));
+        CHECK(f2u(dst.reg[7][0]) == 0xffffffffu && f2u(dst.reg[7][1023]) == 0xffffffffu);
+        /* A clear makes them undefined again. */
+        tile_dst_clear(&dst);
+        CHECK_OK(tile_reduce(&dst, 6, TILE_REDUCE_MAX, TILE_REDUCE_ROW, b, 1.0f));
+        CHECK(dst.reg[6][0] == -100.0f && dst.reg[6][1] == 0);
+    }
 }
 
 /* ---- SFPU ------------------------------------------------------------------ */
@@ -746,6 +802,7 @@ int main(void) {
     TEST_RUN(test_matmul_accumulates);
     TEST_RUN(test_transpose_exact);
     TEST_RUN(test_reduce);
+    TEST_RUN(test_reduce_undefined_dst);
     TEST_RUN(test_sfpu_accuracy);
     TEST_RUN(test_sfpu_sweep);
     TEST_RUN(test_log_near_one);

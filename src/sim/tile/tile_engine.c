@@ -42,6 +42,11 @@ uint32_t tile_dst_capacity(const tile_dst *dst) {
 
 void tile_dst_clear(tile_dst *dst) {
     memset(dst->reg, 0, sizeof dst->reg);
+    memset(dst->defined, 0, sizeof dst->defined);
+}
+
+static void define_all(tile_dst *dst, uint32_t idx) {
+    memset(dst->defined[idx], 0xff, sizeof dst->defined[idx]);
 }
 
 static lm_status check_index(const tile_dst *dst, uint32_t idx, const char *fn) {
@@ -52,10 +57,17 @@ static lm_status check_index(const tile_dst *dst, uint32_t idx, const char *fn) 
     return LM_OK;
 }
 
-/* Writes a computed tile into dst: canonical NaNs, bf16 rounding if 16-bit. */
-static void write_back(tile_dst *dst, uint32_t idx, float *result) {
+/* Writes a computed tile into dst: canonical NaNs, bf16 rounding if 16-bit.
+ * Defines nothing: the caller says which elements the op wrote. */
+static void store(tile_dst *dst, uint32_t idx, float *result) {
     kernels()->finish(result, !dst->fp32_acc);
     memcpy(dst->reg[idx], result, sizeof dst->reg[idx]);
+}
+
+/* store() for the ops that write every element. */
+static void write_back(tile_dst *dst, uint32_t idx, float *result) {
+    store(dst, idx, result);
+    define_all(dst, idx);
 }
 
 /* ---- FPU ------------------------------------------------------------------- */
@@ -65,10 +77,12 @@ lm_status tile_copy(tile_dst *dst, uint32_t idx, const float *a, bool raw) {
     if (st) return st;
     float t[TILE_ELEMS];
     memcpy(t, a, sizeof t);
-    if (raw)
+    if (raw) {
         memcpy(dst->reg[idx], t, sizeof t);
-    else
+        define_all(dst, idx);
+    } else {
         write_back(dst, idx, t);
+    }
     return LM_OK;
 }
 
@@ -110,6 +124,7 @@ lm_status tile_matmul(tile_dst *dst, uint32_t idx, const float *a, const float *
     const tile_kernels *k = kernels();
     k->matmul(a, b, dst->reg[idx]);
     k->finish(dst->reg[idx], !dst->fp32_acc);
+    define_all(dst, idx);
     return LM_OK;
 }
 
@@ -129,21 +144,26 @@ lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_r
     if (st) return st;
     float t[TILE_ELEMS];
     memcpy(t, dst->reg[idx], sizeof t);
+    uint32_t *defined = dst->defined[idx];
+    bool max = func == TILE_REDUCE_MAX;
     /* Result slot (row-major index) of element (r, c) and how many slots. */
     int slots = dim == TILE_REDUCE_SCALAR ? 1 : TILE_DIM;
     for (int s = 0; s < slots; s++) {
         int out = dim == TILE_REDUCE_ROW ? s * TILE_DIM : s;
-        float acc = t[out];
+        uint32_t bit = 1u << (out % TILE_DIM);
+        /* An undefined slot holds 0, which is already SUM's identity. */
+        float acc = max && !(defined[out / TILE_DIM] & bit) ? -INFINITY : t[out];
         for (int i = 0; i < (dim == TILE_REDUCE_SCALAR ? TILE_ELEMS : TILE_DIM); i++) {
             /* Element i of the group reduced into slot s, row-major order. */
             int e = dim == TILE_REDUCE_ROW   ? s * TILE_DIM + i
                     : dim == TILE_REDUCE_COL ? i * TILE_DIM + s
                                              : i;
-            acc = func == TILE_REDUCE_SUM ? fmaf(a[e], scaler, acc) : max_nan(acc, a[e] * scaler);
+            acc = max ? max_nan(acc, a[e] * scaler) : fmaf(a[e], scaler, acc);
         }
         t[out] = acc;
+        defined[out / TILE_DIM] |= bit;
     }
-    write_back(dst, idx, t);
+    store(dst, idx, t);
     return LM_OK;
 }
 
@@ -163,6 +183,15 @@ lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value) {
     for (int i = 0; i < TILE_ELEMS; i++)
         t[i] = value;
     write_back(dst, idx, t);
+    return LM_OK;
+}
+
+lm_status tile_dst_fill_raw(tile_dst *dst, uint32_t idx, uint32_t bits) {
+    lm_status st = check_index(dst, idx, "fill_tile_int");
+    if (st) return st;
+    for (int i = 0; i < TILE_ELEMS; i++)
+        memcpy(&dst->reg[idx][i], &bits, sizeof bits);
+    define_all(dst, idx);
     return LM_OK;
 }
 

@@ -11,9 +11,18 @@
  * float32 (no 19-bit truncation) and math fidelity (LoFi..HiFi4) does not
  * change results: the model behaves as HiFi4 always.
  *
+ * Undefined elements. As on the chip (where releasing dst marks its rows
+ * undefined), tile_dst_clear leaves every element undefined: an undefined
+ * element holds 0 and reads as 0 everywhere (packs, SUM/AVG reductions, matmul
+ * accumulation, SFPU inputs) except in a MAX reduction, which reads it as -Inf,
+ * the identity of max. So a MAX reduction into a freshly acquired dst gives the
+ * maximum even when every input is negative, with no fill first. Each op
+ * defines the elements it writes: every element for all ops but reduce, which
+ * defines only its result positions.
+ *
  * How tt-metal's compute API maps here (indices and enums come from kernel
  * code; the ops below check them):
- *   tile_regs_acquire          tile_dst_clear (dst starts at zero)
+ *   tile_regs_acquire          tile_dst_clear (dst starts undefined, see above)
  *   copy_tile(cb, i, d)        tile_unpack(cb format) then tile_copy (raw for
  *                              UInt32/Int32 CBs)
  *   add/sub/mul_tiles[_bcast]  tile_unpack both operands, tile_binary
@@ -22,6 +31,8 @@
  *                              unpacked scaler tile
  *   transpose_wh_tile          tile_transpose
  *   <sfpu>_tile(d)             tile_sfpu
+ *   fill_tile, fill_tile_bitcast  tile_dst_fill
+ *   fill_tile_int              tile_dst_fill_raw
  *   pack_tile(d, cb)           tile_pack_dst in the CB's data format
  *
  * Determinism. Results are the same bits on every host, with or without the
@@ -46,6 +57,7 @@
  *                                       [1.95e-7 = 1.6 * 2^-23 times that sum]
  *   reduce sum                          same form of bound  [2.8e-7 times the sum]
  *   reduce max                          exact
+ *   fill                                exact (bfloat16 dst: rounded once)
  *   rsqrt    x >= 0                     <= 0.6 ulp          [0.50]
  *   exp      x in [-103, 88]            <= 0.6 ulp          [0.503]
  *   log      x > 0, subnormals too      <= 0.6 ulp          [0.54]
@@ -107,6 +119,7 @@ typedef enum tile_reduce_func {
     TILE_REDUCE_FUNC_INVALID = 0,
     TILE_REDUCE_SUM,
     TILE_REDUCE_MAX,
+    TILE_REDUCE_AVG, /* as SUM: tt-metal's scaler tile carries the 1/N */
     TILE_REDUCE_FUNC_COUNT_
 } tile_reduce_func;
 
@@ -140,15 +153,19 @@ typedef enum tile_sfpu_op {
 typedef struct tile_dst {
     bool fp32_acc;
     float reg[TILE_DST_TILES][TILE_ELEMS];
+    /* Bit c of defined[t][r]: element (r, c) of reg[t] was written since the
+     * last clear (see "Undefined elements"). */
+    uint32_t defined[TILE_DST_TILES][TILE_DIM];
 } tile_dst;
 
-/* Sets the accumulation mode and zeroes every register. */
+/* Sets the accumulation mode and clears every register. */
 void tile_dst_init(tile_dst *dst, bool fp32_acc);
 
 /* Usable dst tiles: 16, or 8 with fp32 accumulation. */
 uint32_t tile_dst_capacity(const tile_dst *dst);
 
-/* Zeroes every register (what tile_regs_acquire hands a kernel). */
+/* Makes every element undefined, holding 0 (what tile_regs_acquire hands a
+ * kernel). */
 void tile_dst_clear(tile_dst *dst);
 
 /* dst[idx] = a. With raw, the 32-bit patterns are copied untouched (integer
@@ -167,10 +184,10 @@ lm_status tile_matmul(tile_dst *dst, uint32_t idx, const float *a, const float *
                       bool transpose_b);
 
 /* Reduces a (every element multiplied by `scaler`, the value tt-metal takes
- * from the scaler tile) into dst[idx], accumulating: SUM adds to the current
- * dst values, MAX keeps the larger of the current dst value and the tile's
- * maximum (so clear dst to -Inf with tile_dst_fill first when data may be all
- * negative). Only the result positions (see tile_reduce_dim) are written.
+ * from the scaler tile) into dst[idx], accumulating: SUM and AVG add to the
+ * current dst values, MAX keeps the larger of the current dst value (-Inf where
+ * undefined) and the tile's maximum; a NaN anywhere makes the result NaN. Only
+ * the result positions (see tile_reduce_dim) are written and become defined.
  * Summation order: row-major over the reduced elements, fused multiply-add. */
 lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_reduce_dim dim,
                       const float *a, float scaler);
@@ -183,6 +200,10 @@ lm_status tile_sfpu(tile_dst *dst, uint32_t idx, tile_sfpu_op op);
 
 /* Every element of dst[idx] = value (rounded like any result). */
 lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value);
+
+/* Every element of dst[idx] = the 32-bit pattern `bits`, untouched (integer
+ * formats, like tile_copy's raw mode). */
+lm_status tile_dst_fill_raw(tile_dst *dst, uint32_t idx, uint32_t bits);
 
 /* dst[idx] -> memory tile in `format` (tt-metal's pack_tile). */
 lm_status tile_pack_dst(const tile_dst *dst, uint32_t idx, lm_data_format format, void *out);
