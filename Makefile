@@ -42,9 +42,12 @@ test-asan:
 # interpreter: a fixed number of inputs each, from the committed corpora.
 FUZZ_BUILD ?= build-fuzz
 
-fuzz: deps
-	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLM_BUILD_BENCH=OFF >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_lmb fuzz_rv32 -- --no-print-directory
+fuzz-build: deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLM_BUILD_BENCH=OFF \
+	    -DLM_FUZZ_INSTRUMENT=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers -- --no-print-directory
+
+fuzz: fuzz-build
 	@ctest --test-dir $(FUZZ_BUILD) -L fuzz --output-on-failure
 
 format:
