@@ -7,7 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build test demo bench test-asan fuzz format clean
+.PHONY: all deps configure build test demo bench test-asan fuzz-build fuzz fuzz-long format clean
 
 all: build
 
@@ -38,8 +38,9 @@ test-asan:
 	@$(MAKE) --no-print-directory test BUILD=$(ASAN_BUILD) BUILD_TYPE=Debug \
 	    CMAKE_ARGS="-DLM_SANITIZE=ON -DLM_BUILD_BENCH=OFF $(CMAKE_ARGS)"
 
-# Bounded libFuzzer sessions (clang) over the binary format and the
-# interpreter: a fixed number of inputs each, from the committed corpora.
+# Bounded libFuzzer sessions (clang) over the binary format, replay on the
+# simulator and the interpreter: a fixed number of inputs each, from the
+# committed corpora, with every library instrumented (LM_FUZZ_INSTRUMENT).
 FUZZ_BUILD ?= build-fuzz
 
 fuzz-build: deps
@@ -49,6 +50,15 @@ fuzz-build: deps
 
 fuzz: fuzz-build
 	@ctest --test-dir $(FUZZ_BUILD) -L fuzz --output-on-failure
+
+# Long sessions: every fuzz target for FUZZ_SECONDS each, in FUZZ_JOBS
+# processes; finds and crashes under $(FUZZ_BUILD)/fuzz-long, then a summary
+# (see scripts/fuzz-long.sh).
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS    ?= 1
+
+fuzz-long: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz-long.sh $(FUZZ_BUILD)
 
 format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
