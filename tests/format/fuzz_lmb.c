@@ -2,7 +2,7 @@
  * LM_ERR_INVALID_FILE or verifies and can then be read completely (every
  * field of every table, every blob) and checked semantically without a
  * crash or an out-of-bounds read. Built as a libFuzzer target with clang
- * (LM_FUZZ) and, everywhere, as a replay of the regression corpus. */
+ * (LM_FUZZ_INSTRUMENT) and, everywhere, as a replay of the regression corpus. */
 #include <stdint.h>
 #include <stdlib.h>
 

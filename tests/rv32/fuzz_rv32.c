@@ -74,9 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t elf_size = test_elf_build(elf, sizeof elf, KMAP_CODE_BASE, segs, 2);
     rv_image *image;
     if (rv_image_load(elf, elf_size, &image)) return 0; /* the loader may refuse: fine */
-    uint8_t *l1a = malloc(L1_SIZE), *l1b = malloc(L1_SIZE);
-    uint8_t *la = malloc(KMAP_LOCAL_SIZE), *lb = malloc(KMAP_LOCAL_SIZE);
-    if (!l1a || !l1b || !la || !lb) abort();
+    /* Static: fresh allocations of this size cost page faults on every input. */
+    static _Alignas(64) uint8_t l1a[L1_SIZE], l1b[L1_SIZE];
+    static _Alignas(64) uint8_t la[KMAP_LOCAL_SIZE], lb[KMAP_LOCAL_SIZE];
     outcome a, b;
     run(image, l1a, la, false, &a);
     run(image, l1b, lb, true, &b);
@@ -84,10 +84,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcmp(a.x, b.x, sizeof a.x) || memcmp(l1a, l1b, L1_SIZE) ||
         memcmp(la, lb, KMAP_LOCAL_SIZE))
         abort(); /* the two dispatchers disagree */
-    free(l1a);
-    free(l1b);
-    free(la);
-    free(lb);
     rv_image_free(image);
     return 0;
 }
