@@ -166,7 +166,7 @@ static lm_status sem_args(const sem *s, const char *field, fb_vec args) {
 /* The program must be live and the kernel one of its kernels. */
 static lm_status sem_kernel_of(const sem *s, uint32_t program, uint32_t kernel) {
     lm_status st = sem_use(s, &s->programs, "program_id", "program", program, NULL);
-    uint64_t owner;
+    uint64_t owner = 0;
     if (!st) st = sem_use(s, &s->kernels, "kernel_id", "kernel", kernel, &owner);
     if (!st && owner != program)
         st = sem_fail(s, "kernel_id",
@@ -498,7 +498,7 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
         return sem_define(s, &s->traces, "trace_id", "trace", lmb_BeginTraceCapture_trace_id(c), 2);
     case LMB_Command_EndTraceCapture: {
         uint32_t id = lmb_EndTraceCapture_trace_id(c);
-        uint64_t state;
+        uint64_t state = 0;
         if ((st = sem_queue(s, lmb_EndTraceCapture_cq_id(c)))) return st;
         if ((st = sem_use(s, &s->traces, "trace_id", "trace", id, &state))) return st;
         if (state != 2)
@@ -516,7 +516,7 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
     }
     case LMB_Command_ReplayTrace: {
         uint32_t id = lmb_ReplayTrace_trace_id(c);
-        uint64_t state;
+        uint64_t state = 0;
         if ((st = sem_queue(s, lmb_ReplayTrace_cq_id(c)))) return st;
         if ((st = sem_use(s, &s->traces, "trace_id", "trace", id, &state))) return st;
         if (state != 1)

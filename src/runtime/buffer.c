@@ -174,7 +174,7 @@ rt_buffer *rt_buffer_newer(lm_device *dev, rt_buffer *b) {
 
 lm_status rt_buffer_read(lm_command_queue *cq, lm_buffer buffer, void **out_data,
                          uint64_t *out_size) {
-    rt_buffer *b;
+    rt_buffer *b = NULL;
     lm_status st = rt_buffer_use(buffer, &b);
     if (st) return st;
     void *data = malloc(b->place.size ? b->place.size : 1);
@@ -202,7 +202,7 @@ static void unpin(void *buffer) {
 
 /* Queues `cmd` (its place filled in here) with the buffer pinned until done. */
 static lm_status push_transfer(lm_command_queue *cq, lm_buffer buffer, rt_cmd *cmd, bool blocking) {
-    rt_buffer *b;
+    rt_buffer *b = NULL;
     lm_status st = rt_buffer_use(buffer, &b);
     if (st) return st;
     if (b->device != rt_cq_device(cq)) {
