@@ -57,7 +57,7 @@ static lm_status capture(lm_device *dev, uint32_t spin, lm_binary **out_binary) 
     lm_buffer_config_init(&c);
     c.size = WORDS * 4;
     c.page_size = 1024;
-    lm_buffer in, out;
+    lm_buffer in = {0}, out = {0};
     lm_program prog;
     lm_kernel k;
     lm_kernel_config kc;
