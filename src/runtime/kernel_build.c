@@ -9,11 +9,12 @@
 #include "runtime/jit.h"
 #include "runtime/program.h"
 
-/* Defines the kernel build adds to the user's: the processor, and the compute
- * configuration the compute API reads. */
-static lm_status build_kernel(const char *name, const char *path, const char *source,
-                              const lm_kernel_config *cfg, uint32_t proc, jit_artifact *out) {
+/* The defines the kernel build adds to the user's: the processor, and the
+ * compute configuration the compute API reads. */
+lm_status rt_kernel_build(const char *name, const char *path, const char *source,
+                          const lm_kernel_config *cfg, jit_artifact *out) {
     enum { OWN = 4 };
+    uint32_t proc = (uint32_t)cfg->processor - 1;
     uint32_t n = cfg->define_count;
     jit_define *defs = malloc((n + OWN) * sizeof *defs);
     if (!defs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -53,7 +54,7 @@ lm_status rt_kernel_create(lm_program program, const char *name, const char *pat
     /* Check the placement first: a doomed kernel is not worth compiling. */
     lm_status st = rt_kernel_check_placement(program, cores, cfg);
     jit_artifact art = {0};
-    if (!st) st = build_kernel(name, path, source, cfg, (uint32_t)cfg->processor - 1, &art);
+    if (!st) st = rt_kernel_build(name, path, source, cfg, &art);
     if (!st)
         st = rt_kernel_create_from_elf(program, name, art.elf, art.elf_size, source, cores, cfg,
                                        out_kernel);
