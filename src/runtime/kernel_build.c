@@ -1,6 +1,7 @@
 /* Kernels from C source: the JIT build, then placement as for any ELF. Kept
  * apart from program.c so that a program that only replays binaries links no
  * compiler driver. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +28,15 @@ lm_status rt_kernel_build(const char *name, const char *path, const char *source
         defs[n++] = (jit_define){"FP32_DEST_ACC_EN", digits[cfg->fp32_dest_acc_en]};
         defs[n++] = (jit_define){"MATH_APPROX_MODE", digits[cfg->math_approx_mode]};
     }
-    /* A file kernel's own directory joins the include path. */
+    /* A file kernel's own directory joins the include path ("." for a bare
+     * file name: the kernel build runs elsewhere). */
     char dir[4096] = "";
     const char *slash = path ? strrchr(path, '/') : NULL;
-    if (slash && (size_t)(slash - path) < sizeof dir) {
+    if (path && !slash) {
+        snprintf(dir, sizeof dir, ".");
+    } else if (slash == path) {
+        snprintf(dir, sizeof dir, "/");
+    } else if (slash && (size_t)(slash - path) < sizeof dir) {
         memcpy(dir, path, (size_t)(slash - path));
         dir[slash - path] = '\0';
     }
