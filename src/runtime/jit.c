@@ -1,6 +1,3 @@
-/* realpath() is an XSI function. */
-#define _XOPEN_SOURCE 700
-
 #include "runtime/jit.h"
 
 #include <ctype.h>
@@ -73,18 +70,23 @@ static lm_status path_join(char *out, const char *a, const char *b, const char *
     return LM_OK;
 }
 
-/* An absolute form of `path`: resolved when it exists, else cwd-prefixed.
- * The compiler runs in another directory, so nothing it is given may be
- * relative. */
+/* An absolute form of `path` (cwd-prefixed when relative; symlinks kept,
+ * trailing slashes dropped). The compiler runs in another directory, so
+ * nothing it is given may be relative; and the dependency paths it reports
+ * start with exactly the directories it was given. */
 static lm_status absolute(const char *path, char *out) {
-    char resolved[PATH_MAX_LEN];
-    if (strlen(path) < PATH_MAX_LEN && realpath(path, resolved))
-        return path_join(out, resolved, "", NULL);
-    if (path[0] == '/') return path_join(out, path, "", NULL);
-    char cwd[PATH_MAX_LEN];
-    if (!getcwd(cwd, sizeof cwd))
-        return err_set(LM_ERR_IO, "cannot find the working directory: %s", strerror(errno));
-    return path_join(out, cwd, "/", path);
+    lm_status st;
+    if (path[0] == '/') {
+        st = path_join(out, path, "", NULL);
+    } else {
+        char cwd[PATH_MAX_LEN];
+        if (!getcwd(cwd, sizeof cwd))
+            return err_set(LM_ERR_IO, "cannot find the working directory: %s", strerror(errno));
+        st = path_join(out, cwd, "/", path);
+    }
+    for (size_t n = strlen(out); !st && n > 1 && out[n - 1] == '/'; n--)
+        out[n - 1] = '\0';
+    return st;
 }
 
 /* Whether `path` lies strictly below directory `dir`. */
@@ -127,7 +129,8 @@ static lm_status find_cache_dir(const jit_request *req, char *out) {
     else
         return err_set(LM_ERR_IO, "no kernel cache directory: set LM_CACHE_DIR");
     if (n < 0 || n >= JIT_DIR_MAX) return err_set(LM_ERR_IO, "kernel cache path too long");
-    lm_status st = make_dirs(dir);
+    struct stat sb;
+    lm_status st = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) ? LM_OK : make_dirs(dir);
     if (!st) st = absolute(dir, out);
     if (!st && strlen(out) >= JIT_DIR_MAX) st = err_set(LM_ERR_IO, "kernel cache path too long");
     return st;
@@ -154,6 +157,36 @@ static bool hash_file(const char *path, uint64_t *out) {
     close(fd);
     if (ok) *out = hash64_end(&h);
     return ok;
+}
+
+/* Reads a whole regular file into a malloc'ed buffer with plain reads (the
+ * cache's files are small: a mapping would cost more to set up and tear
+ * down than the copy). False when it cannot be read, for any reason. */
+static bool read_file(const char *path, void **out, size_t *out_size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    char *buf = NULL;
+    size_t size = 0;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+              (uintmax_t)st.st_size < SIZE_MAX && (buf = malloc((size_t)st.st_size + 1));
+    while (ok && size < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + size, (size_t)st.st_size - size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            ok = false; /* an error, or the file shrank */
+        else
+            size += (size_t)n;
+    }
+    close(fd);
+    if (!ok) {
+        free(buf);
+        return false;
+    }
+    buf[size] = '\0';
+    *out = buf;
+    *out_size = size;
+    return true;
 }
 
 static bool is_regular(const char *path) {
@@ -200,19 +233,26 @@ typedef struct jit_compiler {
     uint64_t stat_id;        /* path, size, mtime and inode, hashed */
 } jit_compiler;
 
+/* The compiler's identity without running it. */
+static uint64_t compiler_stat_id(const char *path, const struct stat *st) {
+    hash64_state h;
+    hash64_begin(&h, 0);
+    hash_str(&h, path);
+    hash_u64(&h, (uint64_t)st->st_size);
+    hash_u64(&h, (uint64_t)st->st_mtim.tv_sec);
+    hash_u64(&h, (uint64_t)st->st_mtim.tv_nsec);
+    hash_u64(&h, (uint64_t)st->st_ino);
+    return hash64_end(&h);
+}
+
 static bool executable_file(const char *path) {
     return is_regular(path) && access(path, X_OK) == 0;
 }
 
-/* An absolute form of `path` that keeps its symlinks: a compiler finds its
- * companions (the linker) next to the name it was run by. */
-static lm_status absolute_as_named(const char *path, char *out) {
-    if (path[0] == '/') return path_join(out, path, "", NULL);
-    char cwd[PATH_MAX_LEN];
-    if (!getcwd(cwd, sizeof cwd))
-        return err_set(LM_ERR_IO, "cannot find the working directory: %s", strerror(errno));
-    return path_join(out, cwd, "/", path);
-}
+/* The last lookup, reused while LM_CLANG and PATH stay the same and the
+ * file is still there (a PATH search is a dozen system calls). */
+static pthread_mutex_t compiler_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char compiler_memo_key[2 * PATH_MAX_LEN], compiler_memo_path[PATH_MAX_LEN];
 
 /* Finds the compiler without running it: LM_CLANG or `clang`, through PATH
  * unless it names a path. */
@@ -220,10 +260,26 @@ static lm_status find_compiler(jit_compiler *c) {
     const char *name = getenv("LM_CLANG");
     c->name = name && *name ? name : "clang";
     c->found = false;
+    const char *path_env = getenv("PATH");
+    char key[2 * PATH_MAX_LEN];
+    int kn = snprintf(key, sizeof key, "%s%c%s", c->name, '\0', path_env ? path_env : "");
+    bool memo = kn > 0 && kn < (int)sizeof key;
+    pthread_mutex_lock(&compiler_mutex);
+    if (memo && compiler_memo_path[0] && !memcmp(key, compiler_memo_key, (size_t)kn + 1)) {
+        snprintf(c->path, sizeof c->path, "%s", compiler_memo_path);
+        c->found = true;
+    }
+    pthread_mutex_unlock(&compiler_mutex);
+    struct stat sb;
+    if (c->found && stat(c->path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        c->stat_id = compiler_stat_id(c->path, &sb);
+        return LM_OK;
+    }
+    c->found = false;
     char cand[PATH_MAX_LEN];
     if (strchr(c->name, '/')) {
         if (executable_file(c->name)) {
-            lm_status st = absolute_as_named(c->name, c->path);
+            lm_status st = absolute(c->name, c->path);
             if (st) return st;
             c->found = true;
         }
@@ -236,7 +292,7 @@ static lm_status find_compiler(jit_compiler *c) {
             int n = snprintf(cand, sizeof cand, "%.*s/%s", (int)(len ? len : 1), len ? path : ".",
                              c->name);
             if (n > 0 && n < (int)sizeof cand && executable_file(cand)) {
-                lm_status st = absolute_as_named(cand, c->path);
+                lm_status st = absolute(cand, c->path);
                 if (st) return st;
                 c->found = true;
             }
@@ -244,16 +300,14 @@ static lm_status find_compiler(jit_compiler *c) {
             path = colon + 1;
         }
     }
-    struct stat st;
-    if (c->found && stat(c->path, &st) == 0) {
-        hash64_state h;
-        hash64_begin(&h, 0);
-        hash_str(&h, c->path);
-        hash_u64(&h, (uint64_t)st.st_size);
-        hash_u64(&h, (uint64_t)st.st_mtim.tv_sec);
-        hash_u64(&h, (uint64_t)st.st_mtim.tv_nsec);
-        hash_u64(&h, (uint64_t)st.st_ino);
-        c->stat_id = hash64_end(&h);
+    if (c->found && stat(c->path, &sb) == 0) {
+        c->stat_id = compiler_stat_id(c->path, &sb);
+        pthread_mutex_lock(&compiler_mutex);
+        if (memo) {
+            memcpy(compiler_memo_key, key, (size_t)kn + 1);
+            snprintf(compiler_memo_path, sizeof compiler_memo_path, "%s", c->path);
+        }
+        pthread_mutex_unlock(&compiler_mutex);
     }
     return LM_OK;
 }
@@ -488,7 +542,9 @@ static void ctx_free(jit_ctx *c) {
 /* What identifies an SDK apart from the headers a kernel reads (those are
  * its dependencies): crt0 and the linker script, which every kernel links,
  * and the names of its headers, which decide what an include finds. */
-static lm_status sdk_identity(const jit_ctx *c, uint64_t *out) {
+static lm_status sdk_identity_read(const jit_ctx *c, uint64_t *out) {
+    if (access(c->sdk, F_OK) != 0)
+        return err_set(LM_ERR_IO, "kernel SDK '%s' not found (set LM_KERNEL_SDK_DIR)", c->sdk);
     hash64_state h;
     hash64_begin(&h, 0);
     static const char *const files[] = {"/crt0.S", "/link.ld"};
@@ -526,6 +582,50 @@ static lm_status sdk_identity(const jit_ctx *c, uint64_t *out) {
         hash_str(&h, names.items[i]);
     jit_strlist_free(&names);
     if (!st) *out = hash64_end(&h);
+    return st;
+}
+
+/* The identity is read again only when the SDK's path or the status
+ * (inode, size, mtime) of crt0.S, link.ld or the include directory (whose
+ * mtime moves when a header is added or removed) changed. */
+static pthread_mutex_t sdk_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char sdk_memo_path[PATH_MAX_LEN];
+static uint64_t sdk_memo_signature, sdk_memo_id;
+
+static bool sdk_signature(const jit_ctx *c, uint64_t *out) {
+    static const char *const names[] = {"/crt0.S", "/link.ld", "/include"};
+    hash64_state h;
+    hash64_begin(&h, 0);
+    char path[PATH_MAX_LEN];
+    for (size_t i = 0; i < COUNT(names); i++) {
+        struct stat st;
+        if (path_join(path, c->sdk, names[i], NULL) || stat(path, &st) != 0) return false;
+        hash_u64(&h, (uint64_t)st.st_dev);
+        hash_u64(&h, (uint64_t)st.st_ino);
+        hash_u64(&h, (uint64_t)st.st_size);
+        hash_u64(&h, (uint64_t)st.st_mtim.tv_sec);
+        hash_u64(&h, (uint64_t)st.st_mtim.tv_nsec);
+    }
+    *out = hash64_end(&h);
+    return true;
+}
+
+static lm_status sdk_identity(const jit_ctx *c, uint64_t *out) {
+    uint64_t sig = 0;
+    bool have_sig = sdk_signature(c, &sig);
+    pthread_mutex_lock(&sdk_mutex);
+    bool known = have_sig && sig == sdk_memo_signature && !strcmp(c->sdk, sdk_memo_path);
+    if (known) *out = sdk_memo_id;
+    pthread_mutex_unlock(&sdk_mutex);
+    if (known) return LM_OK;
+    lm_status st = sdk_identity_read(c, out);
+    if (!st && have_sig) {
+        pthread_mutex_lock(&sdk_mutex);
+        snprintf(sdk_memo_path, sizeof sdk_memo_path, "%s", c->sdk);
+        sdk_memo_signature = sig;
+        sdk_memo_id = *out;
+        pthread_mutex_unlock(&sdk_mutex);
+    }
     return st;
 }
 
@@ -616,13 +716,9 @@ static lm_status load_manifest(const jit_ctx *c, jit_manifest *m) {
     char path[PATH_MAX_LEN];
     lm_status st = cache_file(c, c->direct, ".manifest", path);
     if (st) return st;
-    if (!is_regular(path)) return LM_OK;
     void *text = NULL;
     size_t size = 0;
-    if (file_read_all(path, &text, &size) != LM_OK) {
-        err_clear();
-        return LM_OK;
-    }
+    if (!read_file(path, &text, &size)) return LM_OK;
     bool ok = false;
     st = jit_manifest_parse(text, size, m, &ok);
     free(text);
@@ -667,11 +763,7 @@ static lm_status try_cache(jit_ctx *c, jit_artifact *out, bool *out_hit) {
         char path[PATH_MAX_LEN];
         void *elf = NULL;
         size_t size = 0;
-        if (cache_file(c, key, ".elf", path) || !is_regular(path) ||
-            file_read_all(path, &elf, &size) != LM_OK) {
-            err_clear();
-            continue;
-        }
+        if (cache_file(c, key, ".elf", path) || !read_file(path, &elf, &size)) continue;
         if (hash64(elf, size, 0) != e->elf_hash) { /* torn or replaced: rebuild */
             free(elf);
             continue;
@@ -960,10 +1052,7 @@ lm_status jit_build(const jit_request *r, jit_artifact *out) {
     jit_ctx c = {.req = r, .name = r->source_name ? r->source_name : "kernel"};
     set_names(&c);
     st = find_cache_dir(r, c.cache);
-    const char *sdk = jit_sdk_dir();
-    if (!st && access(sdk, F_OK) != 0)
-        st = err_set(LM_ERR_IO, "kernel SDK '%s' not found (set LM_KERNEL_SDK_DIR)", sdk);
-    if (!st) st = absolute(sdk, c.sdk);
+    if (!st) st = absolute(jit_sdk_dir(), c.sdk);
     if (!st && r->include_dir) st = absolute(r->include_dir, c.inc);
     if (!st) st = find_compiler(&c.cc);
     if (!st) st = set_defines(&c);

@@ -26,7 +26,9 @@
  * the compiler would have found it ahead of the one it read.
  *
  * Where things are found:
- *   compiler   LM_CLANG (a path, or a name looked up on PATH), else `clang`
+ *   compiler   LM_CLANG (a path, or a name looked up on PATH), else `clang`;
+ *              the lookup is redone when LM_CLANG or PATH change or the file
+ *              found is gone
  *   SDK        jit_sdk_dir() below
  *   cache      jit_request.cache_dir, else LM_CACHE_DIR, else
  *              $XDG_CACHE_HOME/lightmetal/kernels, else ~/.cache/lightmetal/kernels
