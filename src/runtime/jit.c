@@ -11,12 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "base/file.h"
 #include "base/hash.h"
+#include "runtime/jit_compiler.h"
 #include "runtime/jit_deps.h"
 #include "runtime/jit_manifest.h"
 
@@ -24,13 +25,11 @@
 #error "the build must define LM_KERNEL_SDK_DIR"
 #endif
 
-extern char **environ;
-
 /* Bump when anything about how kernels are built changes without showing up
  * in the hashed inputs, so old cache entries are not reused. */
 #define JIT_KEY_VERSION "lightmetal-jit-2"
 #define JIT_MAX_DEFINES 128
-#define PATH_MAX_LEN 4096
+#define PATH_MAX_LEN JIT_PATH_MAX
 /* Longest cache directory path: leaves room for the names made inside it. */
 #define JIT_DIR_MAX 3800
 /* Bounds on `.include` chains and on the files they add. */
@@ -68,25 +67,6 @@ static lm_status path_join(char *out, const char *a, const char *b, const char *
     int n = snprintf(out, PATH_MAX_LEN, "%s%s%s", a, b, c ? c : "");
     if (n < 0 || n >= PATH_MAX_LEN) return err_set(LM_ERR_IO, "path too long: '%s%s'", a, b);
     return LM_OK;
-}
-
-/* An absolute form of `path` (cwd-prefixed when relative; symlinks kept,
- * trailing slashes dropped). The compiler runs in another directory, so
- * nothing it is given may be relative; and the dependency paths it reports
- * start with exactly the directories it was given. */
-static lm_status absolute(const char *path, char *out) {
-    lm_status st;
-    if (path[0] == '/') {
-        st = path_join(out, path, "", NULL);
-    } else {
-        char cwd[PATH_MAX_LEN];
-        if (!getcwd(cwd, sizeof cwd))
-            return err_set(LM_ERR_IO, "cannot find the working directory: %s", strerror(errno));
-        st = path_join(out, cwd, "/", path);
-    }
-    for (size_t n = strlen(out); !st && n > 1 && out[n - 1] == '/'; n--)
-        out[n - 1] = '\0';
-    return st;
 }
 
 /* Whether `path` lies strictly below directory `dir`. */
@@ -131,7 +111,7 @@ static lm_status find_cache_dir(const jit_request *req, char *out) {
     if (n < 0 || n >= JIT_DIR_MAX) return err_set(LM_ERR_IO, "kernel cache path too long");
     struct stat sb;
     lm_status st = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) ? LM_OK : make_dirs(dir);
-    if (!st) st = absolute(dir, out);
+    if (!st) st = jit_absolute(dir, out);
     if (!st && strlen(out) >= JIT_DIR_MAX) st = err_set(LM_ERR_IO, "kernel cache path too long");
     return st;
 }
@@ -224,94 +204,6 @@ static void hash_u64(hash64_state *h, uint64_t v) {
     hash64_update(h, b, sizeof b);
 }
 
-/* ---- the compiler ---- */
-
-typedef struct jit_compiler {
-    const char *name; /* as configured */
-    bool found;
-    char path[PATH_MAX_LEN]; /* absolute */
-    uint64_t stat_id;        /* path, size, mtime and inode, hashed */
-} jit_compiler;
-
-/* The compiler's identity without running it. */
-static uint64_t compiler_stat_id(const char *path, const struct stat *st) {
-    hash64_state h;
-    hash64_begin(&h, 0);
-    hash_str(&h, path);
-    hash_u64(&h, (uint64_t)st->st_size);
-    hash_u64(&h, (uint64_t)st->st_mtim.tv_sec);
-    hash_u64(&h, (uint64_t)st->st_mtim.tv_nsec);
-    hash_u64(&h, (uint64_t)st->st_ino);
-    return hash64_end(&h);
-}
-
-static bool executable_file(const char *path) {
-    return is_regular(path) && access(path, X_OK) == 0;
-}
-
-/* The last lookup, reused while LM_CLANG and PATH stay the same and the
- * file is still there (a PATH search is a dozen system calls). */
-static pthread_mutex_t compiler_mutex = PTHREAD_MUTEX_INITIALIZER;
-static char compiler_memo_key[2 * PATH_MAX_LEN], compiler_memo_path[PATH_MAX_LEN];
-
-/* Finds the compiler without running it: LM_CLANG or `clang`, through PATH
- * unless it names a path. */
-static lm_status find_compiler(jit_compiler *c) {
-    const char *name = getenv("LM_CLANG");
-    c->name = name && *name ? name : "clang";
-    c->found = false;
-    const char *path_env = getenv("PATH");
-    char key[2 * PATH_MAX_LEN];
-    int kn = snprintf(key, sizeof key, "%s%c%s", c->name, '\0', path_env ? path_env : "");
-    bool memo = kn > 0 && kn < (int)sizeof key;
-    pthread_mutex_lock(&compiler_mutex);
-    if (memo && compiler_memo_path[0] && !memcmp(key, compiler_memo_key, (size_t)kn + 1)) {
-        snprintf(c->path, sizeof c->path, "%s", compiler_memo_path);
-        c->found = true;
-    }
-    pthread_mutex_unlock(&compiler_mutex);
-    struct stat sb;
-    if (c->found && stat(c->path, &sb) == 0 && S_ISREG(sb.st_mode)) {
-        c->stat_id = compiler_stat_id(c->path, &sb);
-        return LM_OK;
-    }
-    c->found = false;
-    char cand[PATH_MAX_LEN];
-    if (strchr(c->name, '/')) {
-        if (executable_file(c->name)) {
-            lm_status st = absolute(c->name, c->path);
-            if (st) return st;
-            c->found = true;
-        }
-    } else {
-        const char *path = getenv("PATH");
-        if (!path) path = "/usr/bin:/bin";
-        while (!c->found) {
-            const char *colon = strchr(path, ':');
-            size_t len = colon ? (size_t)(colon - path) : strlen(path);
-            int n = snprintf(cand, sizeof cand, "%.*s/%s", (int)(len ? len : 1), len ? path : ".",
-                             c->name);
-            if (n > 0 && n < (int)sizeof cand && executable_file(cand)) {
-                lm_status st = absolute(cand, c->path);
-                if (st) return st;
-                c->found = true;
-            }
-            if (!colon) break;
-            path = colon + 1;
-        }
-    }
-    if (c->found && stat(c->path, &sb) == 0) {
-        c->stat_id = compiler_stat_id(c->path, &sb);
-        pthread_mutex_lock(&compiler_mutex);
-        if (memo) {
-            memcpy(compiler_memo_key, key, (size_t)kn + 1);
-            snprintf(compiler_memo_path, sizeof compiler_memo_path, "%s", c->path);
-        }
-        pthread_mutex_unlock(&compiler_mutex);
-    }
-    return LM_OK;
-}
-
 /* ---- one build ---- */
 
 typedef struct jit_ctx {
@@ -336,8 +228,41 @@ static bool mappable(const char *dir) {
     return dir[0] && !strchr(dir, '=');
 }
 
+/* Removes a directory of plain files (a scratch directory). */
+static void remove_flat_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX_LEN];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!path_join(path, dir, "/", e->d_name)) unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+/* Scratch directories a killed build left behind: any older than an hour
+ * (no build takes that long). Swept when a build needs a new one. */
+#define JIT_STALE_SECONDS 3600
+
+static void sweep_stale_scratch(const jit_ctx *c) {
+    DIR *d = opendir(c->cache);
+    struct dirent *e;
+    char path[PATH_MAX_LEN];
+    time_t now = time(NULL);
+    while (d && (e = readdir(d))) {
+        struct stat st;
+        if (strncmp(e->d_name, "tmp-", 4) != 0 || path_join(path, c->cache, "/", e->d_name) ||
+            lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || now - st.st_mtime < JIT_STALE_SECONDS)
+            continue;
+        remove_flat_dir(path);
+    }
+    if (d) closedir(d);
+}
+
 static lm_status make_scratch(jit_ctx *c) {
     if (c->scratch[0]) return LM_OK;
+    sweep_stale_scratch(c);
     lm_status st = path_join(c->scratch, c->cache, "/tmp-XXXXXX", NULL);
     if (!st && !mkdtemp(c->scratch)) {
         st = err_set(LM_ERR_IO, "cannot create a scratch directory in '%s': %s", c->cache,
@@ -349,15 +274,7 @@ static lm_status make_scratch(jit_ctx *c) {
 
 static void remove_scratch(jit_ctx *c) {
     if (!c->scratch[0]) return;
-    DIR *d = opendir(c->scratch);
-    struct dirent *e;
-    char path[PATH_MAX_LEN];
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (!path_join(path, c->scratch, "/", e->d_name)) unlink(path);
-    }
-    if (d) closedir(d);
-    rmdir(c->scratch);
+    remove_flat_dir(c->scratch);
     c->scratch[0] = '\0';
 }
 
@@ -365,87 +282,18 @@ static lm_status scratch_file(const jit_ctx *c, const char *name, char *out) {
     return path_join(out, c->scratch, "/", name);
 }
 
-/* Runs argv (argv[0] an absolute path) in the scratch directory, so that
- * nothing it resolves depends on the caller's working directory, with
- * stdout and stderr in the log. *out_exit is the exit status, -1 for a
- * signal. Only async-signal-safe calls happen between fork and exec. */
+/* Runs argv in the scratch directory, its messages in the log. */
 static lm_status run_tool(const jit_ctx *c, char *const argv[], int *out_exit) {
     char log[PATH_MAX_LEN];
     lm_status st = scratch_file(c, LOG_NAME, log);
-    if (st) return st;
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return err_set(LM_ERR_IO, "cannot create '%s': %s", log, strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(fd);
-        return err_set(LM_ERR_IO, "cannot start the kernel compiler: %s", strerror(e));
-    }
-    if (pid == 0) {
-        if (chdir(c->scratch) == 0 && dup2(fd, 1) >= 0 && dup2(fd, 2) >= 0)
-            execve(argv[0], argv, environ);
-        _exit(127);
-    }
-    close(fd);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return err_set(LM_ERR_IO, "waiting for the compiler: %s", strerror(errno));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return err_set(LM_ERR_IO, "cannot run the kernel compiler '%s' (set LM_CLANG)", argv[0]);
-    *out_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return LM_OK;
-}
-
-/* The compiler's `--version` output, hashed: part of every result key. Run
- * once per process and compiler (LM_CLANG may change between builds). */
-static pthread_mutex_t version_mutex = PTHREAD_MUTEX_INITIALIZER;
-static bool version_known;
-static uint64_t version_stat_id, version_hash;
-
-/* The version text without the lines that say where the compiler was run
- * from (clang's "InstalledDir:"): the same compiler reached through a
- * symlink or a wrapper is the same compiler. */
-static uint64_t hash_version(const char *text, size_t size) {
-    hash64_state h;
-    hash64_begin(&h, 0);
-    const char *end = text + size;
-    while (text < end) {
-        const char *nl = memchr(text, '\n', (size_t)(end - text));
-        size_t len = nl ? (size_t)(nl - text) + 1 : (size_t)(end - text);
-        if (strncmp(text, "InstalledDir:", 13) != 0) hash64_update(&h, text, len);
-        text += len;
-    }
-    return hash64_end(&h);
+    return st ? st : jit_run(c->scratch, argv, log, out_exit);
 }
 
 static lm_status compiler_version(jit_ctx *c, uint64_t *out) {
-    pthread_mutex_lock(&version_mutex);
-    lm_status st = LM_OK;
-    if (!version_known || version_stat_id != c->cc.stat_id) {
-        char log[PATH_MAX_LEN];
-        char *argv[] = {c->cc.path, "--version", NULL};
-        int exit_code = 0;
-        st = make_scratch(c);
-        if (!st) st = run_tool(c, argv, &exit_code);
-        if (!st && exit_code != 0)
-            st = err_set(LM_ERR_IO, "'%s --version' failed (exit %d)", c->cc.path, exit_code);
-        if (!st) st = scratch_file(c, LOG_NAME, log);
-        void *text = NULL;
-        size_t size = 0;
-        if (!st) st = file_read_all(log, &text, &size);
-        uint64_t h = 0;
-        if (!st) h = hash_version(text, size);
-        free(text);
-        if (!st) {
-            version_known = true;
-            version_stat_id = c->cc.stat_id;
-            version_hash = h;
-        }
-    }
-    if (!st) *out = version_hash;
-    pthread_mutex_unlock(&version_mutex);
-    return st;
+    char log[PATH_MAX_LEN];
+    lm_status st = make_scratch(c);
+    if (!st) st = scratch_file(c, LOG_NAME, log);
+    return st ? st : jit_compiler_version(&c->cc, c->scratch, log, out);
 }
 
 /* ---- the request ---- */
@@ -1052,9 +900,9 @@ lm_status jit_build(const jit_request *r, jit_artifact *out) {
     jit_ctx c = {.req = r, .name = r->source_name ? r->source_name : "kernel"};
     set_names(&c);
     st = find_cache_dir(r, c.cache);
-    if (!st) st = absolute(jit_sdk_dir(), c.sdk);
-    if (!st && r->include_dir) st = absolute(r->include_dir, c.inc);
-    if (!st) st = find_compiler(&c.cc);
+    if (!st) st = jit_absolute(jit_sdk_dir(), c.sdk);
+    if (!st && r->include_dir) st = jit_absolute(r->include_dir, c.inc);
+    if (!st) st = jit_compiler_find(&c.cc);
     if (!st) st = set_defines(&c);
     if (!st) st = direct_key(&c);
     bool hit = false;

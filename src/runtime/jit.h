@@ -39,7 +39,9 @@
  * Thread-safety: any number of builds may run at once, in one process or in
  * several sharing a cache: entries and manifests are written to a private
  * directory and renamed into place, and a reader checks an ELF's hash before
- * using it, so a torn or stale file is rebuilt, never used.
+ * using it, so a torn or stale file is rebuilt, never used. A build that
+ * compiles also removes the scratch directories of killed builds (those over
+ * an hour old).
  */
 #ifndef LM_RUNTIME_JIT_H
 #define LM_RUNTIME_JIT_H

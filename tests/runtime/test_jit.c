@@ -3,10 +3,12 @@
  * requests. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lm_test.h"
@@ -636,6 +638,26 @@ static void test_unwritable_cache(void) {
     CHECK_FAILS(jit_build(&r, &a), LM_ERR_IO, "cannot create kernel cache directory");
 }
 
+/* Scratch directories a killed build left (over an hour old) are swept by
+ * the next build that compiles; recent ones (a build running now) stay. */
+static void test_stale_scratch_swept(void) {
+    char stale[PATH_LEN + 32], fresh[PATH_LEN + 32], file[PATH_LEN + 64];
+    pathf(stale, sizeof stale, "%s/tmp-killed", cache);
+    pathf(fresh, sizeof fresh, "%s/tmp-running", cache);
+    pathf(file, sizeof file, "%s/kernel.c", stale);
+    CHECK(mkdir(stale, 0700) == 0 && mkdir(fresh, 0700) == 0);
+    CHECK(write_text(file, "void kernel_main(void) {}\n"));
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 7200}, {.tv_sec = time(NULL) - 7200}};
+    CHECK(utimensat(AT_FDCWD, stale, old, 0) == 0);
+    jit_request r = request("46");
+    jit_artifact a;
+    CHECK_OK(jit_build(&r, &a));
+    free(a.elf);
+    CHECK(access(stale, F_OK) != 0);
+    CHECK(access(fresh, F_OK) == 0);
+    CHECK(rmdir(fresh) == 0);
+}
+
 /* Only entries remain: scratch directories are always cleaned up. */
 static void test_no_scratch_left(void) {
     int all = count_files(cache, "");
@@ -668,6 +690,7 @@ int main(void) {
     TEST_RUN(test_missing_sdk);
     TEST_RUN(test_sdk_dir_lookup);
     TEST_RUN(test_unwritable_cache);
+    TEST_RUN(test_stale_scratch_swept);
     TEST_RUN(test_no_scratch_left);
     remove_tree(work);
     return test_summary();
