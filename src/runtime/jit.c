@@ -600,11 +600,18 @@ static lm_status try_cache(jit_ctx *c, jit_artifact *out, bool *out_hit) {
         jit_entry *e = &m.entries[i];
         bool restat = false;
         if (c->cc.found && e->compiler_stat != c->cc.stat_id) {
-            /* Another binary, or the same one touched: its version decides. */
+            /* Another binary, or the same one touched: its version decides.
+             * One that cannot say is no compiler at all (as when none is
+             * found: the newest matching entry serves). */
             uint64_t version;
-            st = compiler_version(c, &version);
-            if (st || version != e->compiler_version) continue;
-            restat = true;
+            if (compiler_version(c, &version) != LM_OK) {
+                err_clear();
+                c->cc.found = false;
+            } else if (version != e->compiler_version) {
+                continue;
+            } else {
+                restat = true;
+            }
         }
         if (!deps_match(c, e)) continue;
         uint64_t key = result_key(c->direct, e);

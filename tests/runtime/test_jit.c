@@ -264,7 +264,7 @@ static void test_unfollowable_asm_is_not_cached(void) {
 }
 
 /* A warm build starts no process: it works with the compiler gone, whether
- * LM_CLANG names a missing file or PATH holds no clang. */
+ * LM_CLANG names a missing file or PATH holds no clang, or broken. */
 static void test_warm_build_needs_no_compiler(void) {
     jit_request r = request("41");
     jit_artifact a, b, c;
@@ -274,6 +274,9 @@ static void test_warm_build_needs_no_compiler(void) {
     pathf(saved_path, sizeof saved_path, "%s", old_path ? old_path : "");
     setenv("LM_CLANG", "/nonexistent/lightmetal/clang", 1);
     lm_status sb = jit_build(&r, &b);
+    setenv("LM_CLANG", "/bin/false", 1); /* there, but not a compiler */
+    jit_artifact e;
+    lm_status se = jit_build(&r, &e);
     unsetenv("LM_CLANG");
     setenv("PATH", "/nonexistent/lightmetal", 1);
     lm_status sc = jit_build(&r, &c);
@@ -283,7 +286,10 @@ static void test_warm_build_needs_no_compiler(void) {
     setenv("PATH", saved_path, 1);
     CHECK_OK(sb);
     CHECK_OK(sc);
-    CHECK(b.cache_hit && c.cache_hit);
+    CHECK_OK(se);
+    CHECK(b.cache_hit && c.cache_hit && e.cache_hit);
+    CHECK(e.elf_size == a.elf_size && !memcmp(e.elf, a.elf, a.elf_size));
+    free(e.elf);
     CHECK(b.elf_size == a.elf_size && !memcmp(b.elf, a.elf, a.elf_size));
     CHECK(c.elf_size == a.elf_size && !memcmp(c.elf, a.elf, a.elf_size));
     CHECK_STATUS(sd, LM_ERR_IO);
