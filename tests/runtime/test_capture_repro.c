@@ -32,6 +32,8 @@ static const char *kernel_src = "#include \"dataflow_api.h\"\n"
                                 "    noc_async_write_barrier();\n"
                                 "}\n";
 
+static void pathf(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void pathf(char *out, size_t size, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -39,6 +39,8 @@ static jit_request request(const char *value) {
 /* ---- file helpers ---- */
 
 /* snprintf for paths (a helper, so no call site is a truncation warning). */
+static void pathf(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void pathf(char *out, size_t size, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
