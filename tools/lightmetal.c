@@ -4,6 +4,7 @@
  *   lightmetal info FILE [--json]   what a binary holds
  *   lightmetal dump FILE            the binary's tables as JSON
  *   lightmetal verify FILE          structural and semantic checks only
+ *   lightmetal kcc KERNEL.c ...     compile a kernel as the runtime does
  *
  * Exit codes: 0 success, 1 a golden mismatched, 2 usage error or an invalid
  * file, 3 a device fault during replay.
@@ -82,6 +83,7 @@ static const lmt_command lmt_commands[] = {
      "examples:\n"
      "  lightmetal verify model.lmb\n"
      "  lightmetal verify model.lmb && lightmetal run model.lmb\n"},
+    {"kcc", lmt_cmd_kcc, "compile a kernel to an ELF as lm_create_kernel does", lmt_kcc_help},
 };
 
 #define LMT_COMMAND_COUNT (sizeof lmt_commands / sizeof lmt_commands[0])

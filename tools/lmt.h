@@ -121,6 +121,10 @@ int lmt_cmd_run(int argc, char **argv);
 int lmt_cmd_info(int argc, char **argv);
 int lmt_cmd_dump(int argc, char **argv);
 int lmt_cmd_verify(int argc, char **argv);
+int lmt_cmd_kcc(int argc, char **argv);
+
+/* kcc's usage, options and examples. */
+extern const char lmt_kcc_help[];
 
 /* Prints a subcommand's help (usage and examples) on stdout. */
 void lmt_print_help(const char *cmd);

@@ -2,8 +2,9 @@
  * semaphores placed on a set of cores, launched with lm_enqueue_program().
  *
  * A program belongs to the device it was created on. Kernels are C sources
- * compiled once, when created, to RV32IM binaries (see lm_create_kernel); a
- * program launch then needs no compiler.
+ * compiled once, when created, to RV32IM binaries (see lm_create_kernel), or
+ * binaries built beforehand (lm_create_kernel_from_elf); a program launch
+ * then needs no compiler.
  *
  * Thread-safety: a program may be built from one thread at a time; launching
  * it from several queues at once is allowed (each launch uses the program's
@@ -13,6 +14,7 @@
 #define LIGHTMETAL_LM_PROGRAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_buffer.h"
@@ -121,6 +123,30 @@ lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_r
 lm_status lm_create_kernel_from_string(lm_program program, const char *name, const char *source,
                                        const lm_core_range_set *cores, const lm_kernel_config *cfg,
                                        lm_kernel *out_kernel);
+
+/* Places a prebuilt kernel: an RV32 ELF executable built by any toolchain
+ * for the kernel ABI (docs/kernel-abi.md), for instance by `lightmetal kcc`
+ * or by riscv64-unknown-elf-gcc with -march=rv32im -mabi=ilp32 against the
+ * kernel SDK's headers, crt0.S and link.ld. The bytes are copied (the caller
+ * keeps `elf`); the kernel then runs, and is captured, like a compiled one.
+ * Messages name it "elf-<hash of its bytes>".
+ *
+ * The ELF must be ELFCLASS32, little-endian, EM_RISCV, ET_EXEC, without
+ * compressed instructions or a hardware floating-point ABI, with its
+ * loadable segments inside a core's kernel memory map (code and read-only
+ * data in [0x40000000, +1 MiB), writable data in [0x20000000, +128 KiB)),
+ * none overlapping, and its entry point on an executable word.
+ *
+ * `cfg` gives the processor, NoC and compute settings. A prebuilt kernel has
+ * its compile-time arguments and defines compiled in (and must have been
+ * built for cfg's processor, LM_PROCESSOR; that cannot be checked), so cfg
+ * must list none.
+ * Errors: LM_ERR_INVALID_ARGUMENT for a NULL or empty elf, compile args or
+ * defines in cfg, bad cores or cfg (as lm_create_kernel); LM_ERR_INVALID_FILE
+ * naming the first ELF field that is wrong. */
+lm_status lm_create_kernel_from_elf(lm_program program, const void *elf, size_t size,
+                                    const lm_core_range_set *cores, const lm_kernel_config *cfg,
+                                    lm_kernel *out_kernel);
 
 /* Runtime arguments of `kernel` on one of its cores (up to 341 words). Later
  * calls replace earlier ones; launches enqueued before keep what they had. */

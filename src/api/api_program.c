@@ -1,9 +1,11 @@
 /* Public program API: argument validation, then the runtime. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/hash.h"
 #include "lightmetal/lm_program.h"
 #include "lm_kernel_abi.h"
 #include "runtime/cq.h"
@@ -122,6 +124,29 @@ lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_r
     const char *slash = strrchr(path, '/');
     st = rt_kernel_create(program, slash ? slash + 1 : path, path, source, cores, cfg, out_kernel);
     free(source);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_create_kernel, program, *out_kernel, cores, cfg);
+    return LM_OK;
+}
+
+lm_status lm_create_kernel_from_elf(lm_program program, const void *elf, size_t size,
+                                    const lm_core_range_set *cores, const lm_kernel_config *cfg,
+                                    lm_kernel *out_kernel) {
+    const char *fn = "lm_create_kernel_from_elf";
+    if (!elf) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: elf is NULL", fn);
+    if (size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size is 0", fn);
+    if (!out_kernel) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_kernel is NULL", fn);
+    lm_status st = check_cores(fn, cores);
+    if (!st) st = check_kernel_config(fn, cfg);
+    if (st) return st;
+    if (cfg->compile_arg_count || cfg->define_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: cfg has %u compile args and %u defines; a prebuilt ELF has them "
+                       "compiled in",
+                       fn, cfg->compile_arg_count, cfg->define_count);
+    char name[24];
+    snprintf(name, sizeof name, "elf-%016llx", (unsigned long long)hash64(elf, size, 0));
+    st = rt_kernel_create_from_elf(program, name, elf, size, NULL, cores, cfg, out_kernel);
     if (st) return finish(st, fn);
     CAPTURE(device_of(program), cap_create_kernel, program, *out_kernel, cores, cfg);
     return LM_OK;

@@ -1,51 +1,78 @@
 #include "runtime/jit.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "base/file.h"
 #include "base/hash.h"
+#include "runtime/jit_compiler.h"
+#include "runtime/jit_deps.h"
+#include "runtime/jit_manifest.h"
 
 #ifndef LM_KERNEL_SDK_DIR
 #error "the build must define LM_KERNEL_SDK_DIR"
 #endif
 
-extern char **environ;
-
 /* Bump when anything about how kernels are built changes without showing up
  * in the hashed inputs, so old cache entries are not reused. */
-#define JIT_KEY_VERSION "lightmetal-jit-1"
-#define JIT_MAX_ARGS 64
-#define PATH_MAX_LEN 4096
+#define JIT_KEY_VERSION "lightmetal-jit-2"
+#define JIT_MAX_DEFINES 128
+#define PATH_MAX_LEN JIT_PATH_MAX
 /* Longest cache directory path: leaves room for the names made inside it. */
-#define JIT_DIR_MAX 3900
+#define JIT_DIR_MAX 3800
+/* Bounds on `.include` chains and on the files they add. */
+#define JIT_MAX_ASM_FILES 256
 
-static const char *const base_flags[] = {
-    "--target=riscv32", "-march=rv32im",     "-mabi=ilp32",         "-O2",
-    "-ffreestanding",   "-fno-builtin",      "-nostdlib",           "-std=c11",
-    "-fuse-ld=lld",     "-Wl,--gc-sections", "-ffunction-sections", "-fdata-sections",
+/* The fixed names inside a build's scratch directory. */
+#define SRC_NAME "kernel.c"
+#define IR_NAME "kernel.ll"
+#define DEP_NAME "kernel.d"
+#define ELF_NAME "kernel.elf"
+#define LOG_NAME "compiler.log"
+
+static const char *const compile_flags[] = {
+    "--target=riscv32", "-march=rv32im", "-mabi=ilp32", "-O2",
+    "-ffreestanding",   "-fno-builtin",  "-std=c11",    "-ffunction-sections",
+    "-fdata-sections",
 };
-#define BASE_FLAG_COUNT (sizeof base_flags / sizeof base_flags[0])
+static const char *const link_flags[] = {"-nostdlib", "-fuse-ld=lld", "-Wl,--gc-sections"};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *clang_path(void) {
-    const char *c = getenv("LM_CLANG");
-    return c && *c ? c : "clang";
+const char *jit_sdk_dir(void) {
+    const char *env = getenv("LM_KERNEL_SDK_DIR");
+    if (env && *env) return env;
+#ifdef LM_KERNEL_SDK_INSTALL_DIR
+    struct stat st;
+    if (stat(LM_KERNEL_SDK_INSTALL_DIR, &st) == 0 && S_ISDIR(st.st_mode))
+        return LM_KERNEL_SDK_INSTALL_DIR;
+#endif
+    return LM_KERNEL_SDK_DIR;
 }
 
-static const char *sdk_dir(void) {
-    const char *s = getenv("LM_KERNEL_SDK");
-    return s && *s ? s : LM_KERNEL_SDK_DIR;
+/* ---- paths ---- */
+
+static lm_status path_join(char *out, const char *a, const char *b, const char *c) {
+    int n = snprintf(out, PATH_MAX_LEN, "%s%s%s", a, b, c ? c : "");
+    if (n < 0 || n >= PATH_MAX_LEN) return err_set(LM_ERR_IO, "path too long: '%s%s'", a, b);
+    return LM_OK;
+}
+
+/* Whether `path` lies strictly below directory `dir`. */
+static bool under(const char *path, const char *dir) {
+    size_t n = strlen(dir);
+    return n && strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
 /* mkdir -p; existing directories are fine. */
@@ -67,87 +94,209 @@ static lm_status make_dirs(const char *path) {
     return LM_OK;
 }
 
-static lm_status cache_dir(const jit_request *req, char *out, size_t size) {
+static lm_status find_cache_dir(const jit_request *req, char *out) {
     const char *env;
+    char dir[PATH_MAX_LEN];
     int n;
     if (req->cache_dir)
-        n = snprintf(out, size, "%s", req->cache_dir);
+        n = snprintf(dir, sizeof dir, "%s", req->cache_dir);
     else if ((env = getenv("LM_CACHE_DIR")) && *env)
-        n = snprintf(out, size, "%s", env);
+        n = snprintf(dir, sizeof dir, "%s", env);
     else if ((env = getenv("XDG_CACHE_HOME")) && *env)
-        n = snprintf(out, size, "%s/lightmetal/kernels", env);
+        n = snprintf(dir, sizeof dir, "%s/lightmetal/kernels", env);
     else if ((env = getenv("HOME")) && *env)
-        n = snprintf(out, size, "%s/.cache/lightmetal/kernels", env);
+        n = snprintf(dir, sizeof dir, "%s/.cache/lightmetal/kernels", env);
     else
         return err_set(LM_ERR_IO, "no kernel cache directory: set LM_CACHE_DIR");
-    /* Leave room for the file names made inside it. */
     if (n < 0 || n >= JIT_DIR_MAX) return err_set(LM_ERR_IO, "kernel cache path too long");
-    return make_dirs(out);
+    struct stat sb;
+    lm_status st = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) ? LM_OK : make_dirs(dir);
+    if (!st) st = jit_absolute(dir, out);
+    if (!st && strlen(out) >= JIT_DIR_MAX) st = err_set(LM_ERR_IO, "kernel cache path too long");
+    return st;
 }
 
-/* A unique scratch path inside the cache directory (whose length cache_dir()
- * bounds, so this never truncates). */
-static void scratch_path(char *out, size_t size, const char *dir, const char *suffix) {
-    static atomic_ulong counter;
-    int n = snprintf(out, size, "%.*s/tmp-%ld-%lu%.16s", JIT_DIR_MAX, dir, (long)getpid(),
-                     (unsigned long)atomic_fetch_add(&counter, 1), suffix);
-    (void)n;
+/* ---- files ---- */
+
+/* hash64 of a regular file's bytes; false when it cannot be read. */
+static bool hash_file(const char *path, uint64_t *out) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    hash64_state h;
+    hash64_begin(&h, 0);
+    char buf[16384];
+    while (ok) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) ok = false;
+        if (n <= 0) break;
+        hash64_update(&h, buf, (size_t)n);
+    }
+    close(fd);
+    if (ok) *out = hash64_end(&h);
+    return ok;
 }
 
-/* Runs argv with stdout and stderr going to `log_path`; *out_exit is the exit
- * status (or -1 when killed by a signal). */
-static lm_status run(char *const argv[], const char *log_path, int *out_exit) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return err_set(LM_ERR_IO, "cannot run the kernel compiler '%s': %s (set LM_CLANG)", argv[0],
-                       strerror(rc));
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return err_set(LM_ERR_IO, "waiting for the compiler: %s", strerror(errno));
-    /* 127 is what a spawned shell-less exec failure looks like on some systems. */
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return err_set(LM_ERR_IO, "cannot run the kernel compiler '%s' (set LM_CLANG)", argv[0]);
-    *out_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+/* Reads a whole regular file into a malloc'ed buffer with plain reads (the
+ * cache's files are small: a mapping would cost more to set up and tear
+ * down than the copy). False when it cannot be read, for any reason. */
+static bool read_file(const char *path, void **out, size_t *out_size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    char *buf = NULL;
+    size_t size = 0;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+              (uintmax_t)st.st_size < SIZE_MAX && (buf = malloc((size_t)st.st_size + 1));
+    while (ok && size < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + size, (size_t)st.st_size - size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            ok = false; /* an error, or the file shrank */
+        else
+            size += (size_t)n;
+    }
+    close(fd);
+    if (!ok) {
+        free(buf);
+        return false;
+    }
+    buf[size] = '\0';
+    *out = buf;
+    *out_size = size;
+    return true;
+}
+
+static bool is_regular(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static lm_status write_new_file(const char *path, const void *data, size_t size) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return err_set(LM_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    const char *p = data;
+    while (size) {
+        ssize_t n = write(fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            close(fd);
+            return err_set(LM_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+        }
+        p += n;
+        size -= (size_t)n;
+    }
+    if (close(fd) != 0) return err_set(LM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return LM_OK;
 }
 
-/* The compiler's version text: part of every key. Read once per compiler path
- * (LM_CLANG may change between builds, in tests for instance). */
-static pthread_mutex_t version_mutex = PTHREAD_MUTEX_INITIALIZER;
-static char version_clang[PATH_MAX_LEN];
-static char version_text[512];
+static void hash_str(hash64_state *h, const char *s) {
+    hash64_update(h, s, strlen(s) + 1);
+}
 
-static lm_status read_version(const char *dir, char *out, size_t out_size) {
-    pthread_mutex_lock(&version_mutex);
-    lm_status st = LM_OK;
-    if (strcmp(version_clang, clang_path()) != 0) {
-        char log[PATH_MAX_LEN];
-        scratch_path(log, sizeof log, dir, ".version");
-        char *argv[] = {(char *)clang_path(), "--version", NULL};
-        int exit_code = 0;
-        st = run(argv, log, &exit_code);
-        if (!st && exit_code != 0) st = err_set(LM_ERR_IO, "'%s --version' failed", argv[0]);
-        void *text = NULL;
-        size_t size;
-        if (!st) st = file_read_all(log, &text, &size);
-        if (!st) {
-            snprintf(version_text, sizeof version_text, "%s", (char *)text);
-            snprintf(version_clang, sizeof version_clang, "%s", clang_path());
-        }
-        free(text);
-        unlink(log);
+static void hash_u64(hash64_state *h, uint64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    hash64_update(h, b, sizeof b);
+}
+
+/* ---- one build ---- */
+
+typedef struct jit_ctx {
+    const jit_request *req;
+    const char *name;
+    jit_compiler cc;
+    char cache[PATH_MAX_LEN];
+    char sdk[PATH_MAX_LEN];
+    char inc[PATH_MAX_LEN];      /* "" without an include directory */
+    char line[PATH_MAX_LEN];     /* the name `#line` gives the source */
+    char line_dir[PATH_MAX_LEN]; /* its directory part, mapped away; or "" */
+    char base[PATH_MAX_LEN];     /* what __FILE__ becomes: the name without directories */
+    char **defines;              /* "-DNAME[=VALUE]", malloc'ed */
+    size_t define_count;
+    char *compile_args;         /* "-DKERNEL_COMPILE_TIME_ARGS=...", malloc'ed */
+    uint64_t direct;            /* the manifest's key */
+    char scratch[PATH_MAX_LEN]; /* the private directory of this build; "" until made */
+} jit_ctx;
+
+/* A directory -ffile-prefix-map can name (its syntax splits on '='). */
+static bool mappable(const char *dir) {
+    return dir[0] && !strchr(dir, '=');
+}
+
+/* Removes a directory of plain files (a scratch directory). */
+static void remove_flat_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX_LEN];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!path_join(path, dir, "/", e->d_name)) unlink(path);
     }
-    if (!st) snprintf(out, out_size, "%s", version_text);
-    pthread_mutex_unlock(&version_mutex);
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+/* Scratch directories a killed build left behind: any older than an hour
+ * (no build takes that long). Swept when a build needs a new one. */
+#define JIT_STALE_SECONDS 3600
+
+static void sweep_stale_scratch(const jit_ctx *c) {
+    DIR *d = opendir(c->cache);
+    struct dirent *e;
+    char path[PATH_MAX_LEN];
+    time_t now = time(NULL);
+    while (d && (e = readdir(d))) {
+        struct stat st;
+        if (strncmp(e->d_name, "tmp-", 4) != 0 || path_join(path, c->cache, "/", e->d_name) ||
+            lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || now - st.st_mtime < JIT_STALE_SECONDS)
+            continue;
+        remove_flat_dir(path);
+    }
+    if (d) closedir(d);
+}
+
+static lm_status make_scratch(jit_ctx *c) {
+    if (c->scratch[0]) return LM_OK;
+    sweep_stale_scratch(c);
+    lm_status st = path_join(c->scratch, c->cache, "/tmp-XXXXXX", NULL);
+    if (!st && !mkdtemp(c->scratch)) {
+        st = err_set(LM_ERR_IO, "cannot create a scratch directory in '%s': %s", c->cache,
+                     strerror(errno));
+        c->scratch[0] = '\0';
+    }
     return st;
 }
+
+static void remove_scratch(jit_ctx *c) {
+    if (!c->scratch[0]) return;
+    remove_flat_dir(c->scratch);
+    c->scratch[0] = '\0';
+}
+
+static lm_status scratch_file(const jit_ctx *c, const char *name, char *out) {
+    return path_join(out, c->scratch, "/", name);
+}
+
+/* Runs argv in the scratch directory, its messages in the log. */
+static lm_status run_tool(const jit_ctx *c, char *const argv[], int *out_exit) {
+    char log[PATH_MAX_LEN];
+    lm_status st = scratch_file(c, LOG_NAME, log);
+    return st ? st : jit_run(c->scratch, argv, log, out_exit);
+}
+
+static lm_status compiler_version(jit_ctx *c, uint64_t *out) {
+    char log[PATH_MAX_LEN];
+    lm_status st = make_scratch(c);
+    if (!st) st = scratch_file(c, LOG_NAME, log);
+    return st ? st : jit_compiler_version(&c->cc, c->scratch, log, out);
+}
+
+/* ---- the request ---- */
 
 static int is_identifier(const char *s) {
     if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
@@ -164,9 +313,12 @@ static lm_status validate(const jit_request *r) {
     if (r->compile_arg_count && !r->compile_args)
         return err_set(LM_ERR_INVALID_ARGUMENT, "compile_arg_count is %zu but compile_args is NULL",
                        r->compile_arg_count);
-    if (r->define_count > JIT_MAX_ARGS)
+    if (r->define_count > JIT_MAX_DEFINES)
         return err_set(LM_ERR_INVALID_ARGUMENT, "too many defines: %zu (limit %d)", r->define_count,
-                       JIT_MAX_ARGS);
+                       JIT_MAX_DEFINES);
+    if (r->compile_arg_count > JIT_MAX_DEFINES)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "too many compile-time arguments: %zu (limit %d)",
+                       r->compile_arg_count, JIT_MAX_DEFINES);
     for (size_t i = 0; i < r->define_count; i++) {
         if (!is_identifier(r->defines[i].name))
             return err_set(LM_ERR_INVALID_ARGUMENT, "define %zu: '%s' is not a C identifier", i,
@@ -178,10 +330,317 @@ static lm_status validate(const jit_request *r) {
     return LM_OK;
 }
 
-/* Argument strings owned by one build. */
+/* The names the source goes by: `#line` keeps the caller's name for
+ * messages, and its directory is mapped away so that __FILE__ (the only way
+ * the name reaches the ELF) is the bare file name. */
+static void set_names(jit_ctx *c) {
+    const char *name = c->name;
+    bool plain = *name != '\0' && strlen(name) < PATH_MAX_LEN;
+    for (const char *p = name; plain && *p; p++)
+        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f) plain = false;
+    const char *slash = plain ? strrchr(name, '/') : NULL;
+    if (!plain || (slash && slash[1] == '\0')) {
+        name = "kernel";
+        slash = NULL;
+    }
+    snprintf(c->base, sizeof c->base, "%s", slash ? slash + 1 : name);
+    c->line_dir[0] = '\0';
+    if (slash) {
+        snprintf(c->line_dir, sizeof c->line_dir, "%.*s", (int)(slash + 1 - name), name);
+        if (!mappable(c->line_dir)) { /* then #line carries the bare name */
+            c->line_dir[0] = '\0';
+            name = slash + 1;
+        }
+    }
+    snprintf(c->line, sizeof c->line, "%s", name);
+}
+
+static lm_status set_defines(jit_ctx *c) {
+    const jit_request *r = c->req;
+    c->defines = calloc(r->define_count + 1, sizeof *c->defines);
+    if (!c->defines) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (size_t i = 0; i < r->define_count; i++) {
+        const jit_define *d = &r->defines[i];
+        size_t n = 3 + strlen(d->name) + (d->value ? 1 + strlen(d->value) : 0);
+        char *s = malloc(n);
+        if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        snprintf(s, n, "-D%s%s%s", d->name, d->value ? "=" : "", d->value ? d->value : "");
+        c->defines[c->define_count++] = s;
+    }
+    /* Compile-time args travel as one macro the SDK expands into a const array. */
+    size_t cap = 40 + r->compile_arg_count * 12;
+    char *s = malloc(cap);
+    if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    size_t n = (size_t)snprintf(s, cap, "-DKERNEL_COMPILE_TIME_ARGS=");
+    for (size_t i = 0; i < r->compile_arg_count; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s%uu", i ? "," : "", r->compile_args[i]);
+    if (r->compile_arg_count == 0) snprintf(s + n, cap - n, "0u");
+    c->compile_args = s;
+    return LM_OK;
+}
+
+static void ctx_free(jit_ctx *c) {
+    remove_scratch(c);
+    for (size_t i = 0; i < c->define_count; i++)
+        free(c->defines[i]);
+    free(c->defines);
+    free(c->compile_args);
+}
+
+/* What identifies an SDK apart from the headers a kernel reads (those are
+ * its dependencies): crt0 and the linker script, which every kernel links,
+ * and the names of its headers, which decide what an include finds. */
+static lm_status sdk_identity_read(const jit_ctx *c, uint64_t *out) {
+    if (access(c->sdk, F_OK) != 0)
+        return err_set(LM_ERR_IO, "kernel SDK '%s' not found (set LM_KERNEL_SDK_DIR)", c->sdk);
+    hash64_state h;
+    hash64_begin(&h, 0);
+    static const char *const files[] = {"/crt0.S", "/link.ld"};
+    char path[PATH_MAX_LEN];
+    for (size_t i = 0; i < COUNT(files); i++) {
+        uint64_t fh;
+        lm_status st = path_join(path, c->sdk, files[i], NULL);
+        if (st) return st;
+        if (!hash_file(path, &fh))
+            return err_set(LM_ERR_IO, "the kernel SDK at '%s' lacks '%s' (set LM_KERNEL_SDK_DIR)",
+                           c->sdk, files[i] + 1);
+        hash_str(&h, files[i]);
+        hash_u64(&h, fh);
+    }
+    lm_status st = path_join(path, c->sdk, "/include", NULL);
+    if (st) return st;
+    DIR *d = opendir(path);
+    if (!d)
+        return err_set(LM_ERR_IO, "the kernel SDK at '%s' has no include directory: %s", c->sdk,
+                       strerror(errno));
+    jit_strlist names = {0};
+    struct dirent *e;
+    while (!st && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            st = jit_strlist_add(&names, e->d_name, strlen(e->d_name));
+    closedir(d);
+    /* Directory order is the file system's: sort for a stable identity. */
+    for (size_t i = 1; !st && i < names.count; i++)
+        for (size_t j = i; j > 0 && strcmp(names.items[j - 1], names.items[j]) > 0; j--) {
+            char *t = names.items[j];
+            names.items[j] = names.items[j - 1];
+            names.items[j - 1] = t;
+        }
+    for (size_t i = 0; !st && i < names.count; i++)
+        hash_str(&h, names.items[i]);
+    jit_strlist_free(&names);
+    if (!st) *out = hash64_end(&h);
+    return st;
+}
+
+/* The identity is read again only when the SDK's path or the status
+ * (inode, size, mtime) of crt0.S, link.ld or the include directory (whose
+ * mtime moves when a header is added or removed) changed. */
+static pthread_mutex_t sdk_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char sdk_memo_path[PATH_MAX_LEN];
+static uint64_t sdk_memo_signature, sdk_memo_id;
+
+static bool sdk_signature(const jit_ctx *c, uint64_t *out) {
+    static const char *const names[] = {"/crt0.S", "/link.ld", "/include"};
+    hash64_state h;
+    hash64_begin(&h, 0);
+    char path[PATH_MAX_LEN];
+    for (size_t i = 0; i < COUNT(names); i++) {
+        struct stat st;
+        if (path_join(path, c->sdk, names[i], NULL) || stat(path, &st) != 0) return false;
+        hash_u64(&h, (uint64_t)st.st_dev);
+        hash_u64(&h, (uint64_t)st.st_ino);
+        hash_u64(&h, (uint64_t)st.st_size);
+        hash_u64(&h, (uint64_t)st.st_mtim.tv_sec);
+        hash_u64(&h, (uint64_t)st.st_mtim.tv_nsec);
+    }
+    *out = hash64_end(&h);
+    return true;
+}
+
+static lm_status sdk_identity(const jit_ctx *c, uint64_t *out) {
+    uint64_t sig = 0;
+    bool have_sig = sdk_signature(c, &sig);
+    pthread_mutex_lock(&sdk_mutex);
+    bool known = have_sig && sig == sdk_memo_signature && !strcmp(c->sdk, sdk_memo_path);
+    if (known) *out = sdk_memo_id;
+    pthread_mutex_unlock(&sdk_mutex);
+    if (known) return LM_OK;
+    lm_status st = sdk_identity_read(c, out);
+    if (!st && have_sig) {
+        pthread_mutex_lock(&sdk_mutex);
+        snprintf(sdk_memo_path, sizeof sdk_memo_path, "%s", c->sdk);
+        sdk_memo_signature = sig;
+        sdk_memo_id = *out;
+        pthread_mutex_unlock(&sdk_mutex);
+    }
+    return st;
+}
+
+/* The manifest key: everything known before compiling, and no absolute path
+ * unless the compiler cannot be told to map it away. */
+static lm_status direct_key(jit_ctx *c) {
+    uint64_t sdk_id = 0;
+    lm_status st = sdk_identity(c, &sdk_id);
+    if (st) return st;
+    hash64_state h;
+    hash64_begin(&h, 0);
+    hash_str(&h, JIT_KEY_VERSION);
+    for (size_t i = 0; i < COUNT(compile_flags); i++)
+        hash_str(&h, compile_flags[i]);
+    for (size_t i = 0; i < COUNT(link_flags); i++)
+        hash_str(&h, link_flags[i]);
+    hash_str(&h, "-I$SDK/include");
+    if (!mappable(c->sdk)) hash_str(&h, c->sdk);
+    if (c->inc[0]) {
+        hash_str(&h, "-I$INC");
+        if (!mappable(c->inc)) hash_str(&h, c->inc);
+    }
+    for (size_t i = 0; i < c->define_count; i++)
+        hash_str(&h, c->defines[i]);
+    hash_str(&h, c->compile_args);
+    hash_str(&h, "__FILE__");
+    hash_str(&h, c->base);
+    hash_u64(&h, sdk_id);
+    hash_str(&h, c->req->source);
+    c->direct = hash64_end(&h);
+    return LM_OK;
+}
+
+static uint64_t result_key(uint64_t direct, const jit_entry *e) {
+    hash64_state h;
+    hash64_begin(&h, 0);
+    hash_u64(&h, direct);
+    hash_u64(&h, e->compiler_version);
+    for (uint32_t i = 0; i < e->dep_count; i++) {
+        hash_str(&h, e->deps[i].path);
+        hash_u64(&h, e->deps[i].hash);
+    }
+    return hash64_end(&h);
+}
+
+static lm_status cache_file(const jit_ctx *c, uint64_t key, const char *suffix, char *out) {
+    char name[40];
+    snprintf(name, sizeof name, "/%016llx%s", (unsigned long long)key, suffix);
+    return path_join(out, c->cache, name, NULL);
+}
+
+/* The manifest form of a file the compiler read: "$SDK/..." or "$INC/..."
+ * below those directories, else the absolute path. False for what cannot be
+ * recorded: the build's own scratch files, relative paths, line breaks. */
+static bool symbolic_path(const jit_ctx *c, const char *path, char *out) {
+    if (path[0] != '/' || strpbrk(path, "\n\r") || under(path, c->scratch)) return false;
+    bool in_sdk = under(path, c->sdk), in_inc = c->inc[0] && under(path, c->inc);
+    if (in_sdk && in_inc) in_sdk = strlen(c->sdk) >= strlen(c->inc), in_inc = !in_sdk;
+    const char *root = in_sdk ? "$SDK" : in_inc ? "$INC" : "";
+    size_t skip = in_sdk ? strlen(c->sdk) : in_inc ? strlen(c->inc) : 0;
+    return snprintf(out, PATH_MAX_LEN, "%s%s", root, path + skip) < PATH_MAX_LEN;
+}
+
+static bool expand_path(const jit_ctx *c, const char *sym, char *out) {
+    const char *root = "";
+    if (!strncmp(sym, "$SDK/", 5))
+        root = c->sdk, sym += 4;
+    else if (!strncmp(sym, "$INC/", 5)) {
+        if (!c->inc[0]) return false;
+        root = c->inc, sym += 4;
+    }
+    return snprintf(out, PATH_MAX_LEN, "%s%s", root, sym) < PATH_MAX_LEN;
+}
+
+static bool deps_match(const jit_ctx *c, const jit_entry *e) {
+    char path[PATH_MAX_LEN];
+    for (uint32_t i = 0; i < e->dep_count; i++) {
+        uint64_t h;
+        if (!expand_path(c, e->deps[i].path, path) || !hash_file(path, &h) || h != e->deps[i].hash)
+            return false;
+    }
+    return true;
+}
+
+/* Reads the manifest; a missing or malformed one is empty. */
+static lm_status load_manifest(const jit_ctx *c, jit_manifest *m) {
+    *m = (jit_manifest){0};
+    char path[PATH_MAX_LEN];
+    lm_status st = cache_file(c, c->direct, ".manifest", path);
+    if (st) return st;
+    void *text = NULL;
+    size_t size = 0;
+    if (!read_file(path, &text, &size)) return LM_OK;
+    bool ok = false;
+    st = jit_manifest_parse(text, size, m, &ok);
+    free(text);
+    if (st || !ok) jit_manifest_free(m);
+    return st;
+}
+
+/* Publishes m through the scratch directory (a rename, so readers see the
+ * old or the new manifest, never a mix). */
+static lm_status store_manifest(jit_ctx *c, const jit_manifest *m) {
+    char *text = NULL, tmp[PATH_MAX_LEN], path[PATH_MAX_LEN];
+    size_t size = 0;
+    lm_status st = make_scratch(c);
+    if (!st) st = jit_manifest_format(m, &text, &size);
+    if (!st) st = scratch_file(c, "manifest", tmp);
+    if (!st) st = cache_file(c, c->direct, ".manifest", path);
+    if (!st) st = write_new_file(tmp, text, size);
+    if (!st && rename(tmp, path) != 0)
+        st = err_set(LM_ERR_IO, "cannot store '%s' in the kernel cache: %s", path, strerror(errno));
+    free(text);
+    return st;
+}
+
+/* Looks for an entry whose files all hash as recorded and whose ELF is
+ * intact. */
+static lm_status try_cache(jit_ctx *c, jit_artifact *out, bool *out_hit) {
+    *out_hit = false;
+    jit_manifest m;
+    lm_status st = load_manifest(c, &m);
+    for (uint32_t i = 0; !st && i < m.count; i++) {
+        jit_entry *e = &m.entries[i];
+        bool restat = false;
+        if (c->cc.found && e->compiler_stat != c->cc.stat_id) {
+            /* Another binary, or the same one touched: its version decides.
+             * One that cannot say is no compiler at all (as when none is
+             * found: the newest matching entry serves). */
+            uint64_t version;
+            if (compiler_version(c, &version) != LM_OK) {
+                err_clear();
+                c->cc.found = false;
+            } else if (version != e->compiler_version) {
+                continue;
+            } else {
+                restat = true;
+            }
+        }
+        if (!deps_match(c, e)) continue;
+        uint64_t key = result_key(c->direct, e);
+        char path[PATH_MAX_LEN];
+        void *elf = NULL;
+        size_t size = 0;
+        if (cache_file(c, key, ".elf", path) || !read_file(path, &elf, &size)) continue;
+        if (hash64(elf, size, 0) != e->elf_hash) { /* torn or replaced: rebuild */
+            free(elf);
+            continue;
+        }
+        if (restat) { /* so the next process need not ask for the version */
+            e->compiler_stat = c->cc.stat_id;
+            if (store_manifest(c, &m)) err_clear();
+        }
+        *out = (jit_artifact){.elf = elf, .elf_size = size, .key = key, .cache_hit = 1};
+        *out_hit = true;
+        break;
+    }
+    jit_manifest_free(&m);
+    return st;
+}
+
+/* ---- compiling ---- */
+
+/* Argument strings of one compiler run. */
 typedef struct argbuf {
-    char *argv[BASE_FLAG_COUNT + 2 * JIT_MAX_ARGS + 24];
-    char *owned[JIT_MAX_ARGS + 8];
+    char *argv[64 + JIT_MAX_DEFINES];
+    char *owned[16];
     size_t argc, owned_count;
 } argbuf;
 
@@ -189,18 +648,11 @@ static void push(argbuf *a, const char *s) {
     a->argv[a->argc++] = (char *)s;
 }
 
-/* Pushes the concatenation of up to four pieces (NULL pieces are skipped). */
-static lm_status push_cat(argbuf *a, const char *p0, const char *p1, const char *p2,
-                          const char *p3) {
-    const char *parts[] = {p0, p1, p2, p3};
-    size_t n = 1;
-    for (int i = 0; i < 4; i++)
-        n += parts[i] ? strlen(parts[i]) : 0;
+static lm_status push_cat(argbuf *a, const char *p0, const char *p1, const char *p2) {
+    size_t n = strlen(p0) + strlen(p1) + strlen(p2) + 1;
     char *s = malloc(n);
     if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    s[0] = '\0';
-    for (int i = 0; i < 4; i++)
-        if (parts[i]) strcat(s, parts[i]);
+    snprintf(s, n, "%s%s%s", p0, p1, p2);
     a->owned[a->owned_count++] = s;
     push(a, s);
     return LM_OK;
@@ -211,159 +663,258 @@ static void argbuf_free(argbuf *a) {
         free(a->owned[i]);
 }
 
-/* Compile-time args travel as one macro the SDK expands into a const array. */
-static char *format_compile_args(const jit_request *r) {
-    size_t cap = 32 + r->compile_arg_count * 12;
-    char *s = malloc(cap);
-    if (!s) return NULL;
-    size_t n = (size_t)snprintf(s, cap, "-DKERNEL_COMPILE_TIME_ARGS=");
-    for (size_t i = 0; i < r->compile_arg_count; i++)
-        n += (size_t)snprintf(s + n, cap - n, "%s%uu", i ? "," : "", r->compile_args[i]);
-    if (r->compile_arg_count == 0) snprintf(s + n, cap - n, "0u");
-    return s;
-}
-
-/* Flags shared by the preprocessing and the build, in a fixed order. */
-static lm_status common_flags(argbuf *a, const jit_request *r) {
-    push(a, clang_path());
-    for (size_t i = 0; i < BASE_FLAG_COUNT; i++)
-        push(a, base_flags[i]);
-    lm_status st = push_cat(a, "-I", sdk_dir(), "/include", NULL);
-    if (!st && r->include_dir) st = push_cat(a, "-I", r->include_dir, NULL, NULL);
-    for (size_t i = 0; !st && i < r->define_count; i++) {
-        const jit_define *d = &r->defines[i];
-        st = push_cat(a, "-D", d->name, d->value ? "=" : NULL, d->value);
-    }
-    if (st) return st;
-    char *ct = format_compile_args(r);
-    if (!ct) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    a->owned[a->owned_count++] = ct;
-    push(a, ct);
-    return LM_OK;
+/* The compiler, the compile flags, include directories, path maps and
+ * defines, in a fixed order. */
+static lm_status common_args(const jit_ctx *c, argbuf *a) {
+    push(a, c->cc.path);
+    for (size_t i = 0; i < COUNT(compile_flags); i++)
+        push(a, compile_flags[i]);
+    lm_status st = push_cat(a, "-I", c->sdk, "/include");
+    if (!st && c->inc[0]) st = push_cat(a, "-I", c->inc, "");
+    if (!st && mappable(c->sdk))
+        st = push_cat(a, "-ffile-prefix-map=", c->sdk, "/=lightmetal-sdk/");
+    if (!st && c->inc[0] && mappable(c->inc)) st = push_cat(a, "-ffile-prefix-map=", c->inc, "/=");
+    if (!st && c->line_dir[0]) st = push_cat(a, "-ffile-prefix-map=", c->line_dir, "=");
+    if (!st && mappable(c->scratch)) st = push_cat(a, "-ffile-prefix-map=", c->scratch, "/=");
+    for (size_t i = 0; i < c->define_count; i++)
+        push(a, c->defines[i]);
+    push(a, c->compile_args);
+    return st;
 }
 
 /* Reads the compiler's log into an LM_ERR_COMPILE message. */
-static lm_status compile_error(const char *log, const char *name) {
+static lm_status compile_error(const jit_ctx *c) {
+    char log[PATH_MAX_LEN];
     void *text = NULL;
     size_t size = 0;
-    file_read_all(log, &text, &size);
+    if (!scratch_file(c, LOG_NAME, log)) file_read_all(log, &text, &size);
     char *t = text ? text : "";
     while (size && (t[size - 1] == '\n' || t[size - 1] == ' '))
         t[--size] = '\0';
-    lm_status st = err_set(LM_ERR_COMPILE, "kernel '%s' failed to compile:\n%s", name, t);
+    lm_status st = err_set(LM_ERR_COMPILE, "kernel '%s' failed to compile:\n%s", c->name, t);
     free(text);
     return st;
 }
 
-/* Finishes the command line with `src -o out`, runs it with its messages in
- * `log`, and turns a failure into LM_ERR_COMPILE with those messages. */
-static lm_status run_compiler(argbuf *a, const char *src, const char *out, const char *log,
-                              const char *name) {
-    push(a, src);
-    push(a, "-o");
-    push(a, out);
+static lm_status run_compiler(const jit_ctx *c, argbuf *a) {
     push(a, NULL);
     int exit_code = 0;
-    lm_status st = run(a->argv, log, &exit_code);
-    if (!st && exit_code != 0) st = compile_error(log, name);
+    lm_status st = run_tool(c, a->argv, &exit_code);
+    if (!st && exit_code != 0) st = compile_error(c);
     return st;
 }
 
-static lm_status hash_preprocessed(const jit_request *r, const char *src, const char *dir,
-                                   const char *version, uint64_t *out_key) {
-    argbuf a = {0};
-    char out[PATH_MAX_LEN], log[PATH_MAX_LEN];
-    scratch_path(out, sizeof out, dir, ".i");
-    scratch_path(log, sizeof log, dir, ".log");
-    lm_status st = common_flags(&a, r);
-    size_t flag_count = a.argc; /* what follows are scratch paths, not hashed */
-    if (!st) {
-        push(&a, "-E");
-        push(&a, "-P");
-        st = run_compiler(&a, src, out, log, r->source_name);
-    }
-    file_mapping m = {0};
-    if (!st) st = file_map(out, &m);
-    if (!st) {
-        hash64_state h;
-        hash64_begin(&h, 0);
-        hash64_update(&h, JIT_KEY_VERSION, sizeof JIT_KEY_VERSION);
-        hash64_update(&h, version, strlen(version));
-        for (size_t i = 1; i < flag_count; i++)
-            hash64_update(&h, a.argv[i], strlen(a.argv[i]) + 1);
-        hash64_update(&h, m.data, m.size);
-        *out_key = hash64_end(&h);
-        file_unmap(&m);
-    }
-    unlink(out);
-    unlink(log);
-    argbuf_free(&a);
+/* Reads a file the compiler must have written. */
+static lm_status read_output(const jit_ctx *c, const char *name, void **out, size_t *out_size) {
+    char path[PATH_MAX_LEN];
+    lm_status st = scratch_file(c, name, path);
+    if (!st && !is_regular(path))
+        return err_set(LM_ERR_IO, "the kernel compiler '%s' did not write '%s'", c->cc.path, name);
+    if (!st) st = file_read_all(path, out, out_size);
     return st;
 }
 
-static lm_status compile_and_link(const jit_request *r, const char *src, const char *dir,
-                                  const char *elf_path) {
-    argbuf a = {0};
-    char out[PATH_MAX_LEN], log[PATH_MAX_LEN];
-    scratch_path(out, sizeof out, dir, ".elf");
-    scratch_path(log, sizeof log, dir, ".log");
-    lm_status st = common_flags(&a, r);
-    if (!st) st = push_cat(&a, "-Wl,-T,", sdk_dir(), "/link.ld", NULL);
-    if (!st) st = push_cat(&a, sdk_dir(), "/crt0.S", NULL, NULL);
-    if (!st) st = run_compiler(&a, src, out, log, r->source_name);
-    /* Publish atomically: concurrent builders of the same key race harmlessly. */
-    if (!st && rename(out, elf_path) != 0)
-        st = err_set(LM_ERR_IO, "cannot store '%s' in the kernel cache: %s", elf_path,
-                     strerror(errno));
-    unlink(out);
-    unlink(log);
-    argbuf_free(&a);
+/* Where the assembler finds a relative `.incbin` or `.include` name: the
+ * working directory (the scratch directory), then each -I directory in
+ * order. False when found nowhere in those (then it came from a directory
+ * this code does not model, and the build is not cached). */
+static bool resolve_asm_path(const jit_ctx *c, const char *name, char *out) {
+    if (name[0] == '/') return snprintf(out, PATH_MAX_LEN, "%s", name) < PATH_MAX_LEN;
+    const char *dirs[] = {c->scratch, c->sdk, c->inc};
+    const char *subs[] = {"/", "/include/", "/"};
+    for (size_t i = 0; i < COUNT(dirs); i++) {
+        if (!dirs[i][0]) continue;
+        if (snprintf(out, PATH_MAX_LEN, "%s%s%s", dirs[i], subs[i], name) < PATH_MAX_LEN &&
+            is_regular(out))
+            return true;
+    }
+    return false;
+}
+
+/* Adds a file the compiler read to the entry, hashed. False when it cannot
+ * be recorded or read. */
+static lm_status add_dep(const jit_ctx *c, jit_entry *e, const char *path, bool *ok) {
+    char sym[PATH_MAX_LEN];
+    uint64_t h;
+    if (!symbolic_path(c, path, sym) || !hash_file(path, &h)) {
+        *ok = false;
+        return LM_OK;
+    }
+    for (uint32_t i = 0; i < e->dep_count; i++)
+        if (!strcmp(e->deps[i].path, sym)) return LM_OK;
+    if (e->dep_count == JIT_MANIFEST_MAX_DEPS) {
+        *ok = false;
+        return LM_OK;
+    }
+    jit_dep *grown = realloc(e->deps, (e->dep_count + 1) * sizeof *grown);
+    if (!grown) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    e->deps = grown;
+    e->deps[e->dep_count].path = strdup(sym);
+    if (!e->deps[e->dep_count].path)
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    e->deps[e->dep_count++].hash = h;
+    return LM_OK;
+}
+
+/* Every file the compiler read for the kernel: the headers of its
+ * dependency output, and the files the asm pulls in (found in the IR, and
+ * in `.include`d files in turn). *ok = false when the list may be
+ * incomplete. */
+static lm_status collect_deps(const jit_ctx *c, jit_entry *e, bool *ok) {
+    char src[PATH_MAX_LEN];
+    void *text = NULL;
+    size_t size = 0;
+    jit_strlist headers = {0}, incbins = {0}, includes = {0};
+    lm_status st = scratch_file(c, SRC_NAME, src);
+    if (!st) st = read_output(c, DEP_NAME, &text, &size);
+    if (!st) st = jit_deps_parse_make(text, size, IR_NAME, &headers, ok);
+    free(text);
+    text = NULL;
+    if (!st && *ok) st = read_output(c, IR_NAME, &text, &size);
+    if (!st && *ok) st = jit_deps_scan_asm(text, size, true, &incbins, &includes, ok);
+    free(text);
+    for (size_t i = 0; !st && *ok && i < headers.count; i++)
+        if (strcmp(headers.items[i], src) != 0) st = add_dep(c, e, headers.items[i], ok);
+    char path[PATH_MAX_LEN];
+    for (size_t i = 0; !st && *ok && i < incbins.count; i++) {
+        if (!resolve_asm_path(c, incbins.items[i], path)) *ok = false;
+        if (*ok) st = add_dep(c, e, path, ok);
+    }
+    /* `.include`d asm may itself include and incbin (a growing list). */
+    for (size_t i = 0; !st && *ok && i < includes.count; i++) {
+        if (includes.count + incbins.count > JIT_MAX_ASM_FILES ||
+            !resolve_asm_path(c, includes.items[i], path)) {
+            *ok = false;
+            break;
+        }
+        st = add_dep(c, e, path, ok);
+        size_t first = incbins.count;
+        if (!st && *ok) st = file_read_all(path, &text, &size);
+        if (!st && *ok) st = jit_deps_scan_asm(text, size, false, &incbins, &includes, ok);
+        free(text);
+        text = NULL;
+        char bin[PATH_MAX_LEN];
+        for (size_t j = first; !st && *ok && j < incbins.count; j++) {
+            if (!resolve_asm_path(c, incbins.items[j], bin)) *ok = false;
+            if (*ok) st = add_dep(c, e, bin, ok);
+        }
+    }
+    jit_strlist_free(&headers);
+    jit_strlist_free(&incbins);
+    jit_strlist_free(&includes);
     return st;
+}
+
+/* Compiles in the scratch directory: first to unoptimised IR with the
+ * dependency output (what was read), then the real build to an ELF. */
+static lm_status compile(jit_ctx *c, jit_entry *e, bool *cacheable, void **out_elf,
+                         size_t *out_size) {
+    char src[PATH_MAX_LEN], path[PATH_MAX_LEN];
+    lm_status st = scratch_file(c, SRC_NAME, src);
+    size_t n = strlen(c->line) + strlen(c->req->source) + 32;
+    char *text = malloc(n);
+    if (!st && !text) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!st) {
+        /* #line makes messages name the caller's file, not the scratch copy. */
+        int len = snprintf(text, n, "#line 1 \"%s\"\n%s\n", c->line, c->req->source);
+        st = write_new_file(src, text, (size_t)len);
+    }
+    free(text);
+
+    argbuf a = {0};
+    if (!st) st = common_args(c, &a);
+    if (!st) {
+        const char *extra[] = {"-S",    "-emit-llvm", "-Xclang", "-disable-llvm-passes",
+                               "-MD",   "-MF",        DEP_NAME,  "-MT",
+                               IR_NAME, "-o",         IR_NAME,   src};
+        for (size_t i = 0; i < COUNT(extra); i++)
+            push(&a, extra[i]);
+        st = run_compiler(c, &a);
+    }
+    argbuf_free(&a);
+    *cacheable = true;
+    if (!st) st = collect_deps(c, e, cacheable);
+
+    argbuf b = {0};
+    if (!st) st = common_args(c, &b);
+    for (size_t i = 0; !st && i < COUNT(link_flags); i++)
+        push(&b, link_flags[i]);
+    if (!st) st = push_cat(&b, "-Wl,-T,", c->sdk, "/link.ld");
+    if (!st) st = push_cat(&b, c->sdk, "/crt0.S", "");
+    if (!st) {
+        push(&b, src);
+        push(&b, "-o");
+        push(&b, ELF_NAME);
+        st = run_compiler(c, &b);
+    }
+    argbuf_free(&b);
+    if (!st) st = read_output(c, ELF_NAME, out_elf, out_size);
+    /* A file edited while the compiler ran: the ELF may not match the
+     * hashes taken before, so it is used but not cached. */
+    for (uint32_t i = 0; !st && *cacheable && i < e->dep_count; i++) {
+        uint64_t h;
+        if (!expand_path(c, e->deps[i].path, path) || !hash_file(path, &h) || h != e->deps[i].hash)
+            *cacheable = false;
+    }
+    return st;
+}
+
+static lm_status build(jit_ctx *c, jit_artifact *out) {
+    if (!c->cc.found)
+        return err_set(LM_ERR_IO, "cannot run the kernel compiler '%s': not found%s (set LM_CLANG)",
+                       c->cc.name, strchr(c->cc.name, '/') ? "" : " on PATH");
+    jit_entry e = {.compiler_stat = c->cc.stat_id};
+    lm_status st = make_scratch(c);
+    if (!st) st = compiler_version(c, &e.compiler_version);
+    bool cacheable = false;
+    void *elf = NULL;
+    size_t size = 0;
+    if (!st) st = compile(c, &e, &cacheable, &elf, &size);
+    uint64_t key = 0;
+    if (!st && cacheable) {
+        char from[PATH_MAX_LEN], to[PATH_MAX_LEN];
+        key = result_key(c->direct, &e);
+        e.elf_hash = hash64(elf, size, 0);
+        st = scratch_file(c, ELF_NAME, from);
+        if (!st) st = cache_file(c, key, ".elf", to);
+        /* Concurrent builders of the same key race harmlessly: same bytes. */
+        if (!st && rename(from, to) != 0)
+            st = err_set(LM_ERR_IO, "cannot store '%s' in the kernel cache: %s", to,
+                         strerror(errno));
+        jit_manifest m;
+        if (!st) st = load_manifest(c, &m); /* again: another process may have added to it */
+        if (!st) {
+            jit_manifest_put(&m, &e);
+            st = store_manifest(c, &m);
+            jit_manifest_free(&m);
+        }
+    } else if (!st) {
+        key = hash64(elf, size, c->direct);
+    }
+    jit_entry_free(&e);
+    if (st) {
+        free(elf);
+        return st;
+    }
+    *out = (jit_artifact){.elf = elf, .elf_size = size, .key = key, .cache_hit = 0};
+    return LM_OK;
 }
 
 lm_status jit_build(const jit_request *r, jit_artifact *out) {
     if (!r || !out) return err_set(LM_ERR_INVALID_ARGUMENT, "jit_build: NULL argument");
     lm_status st = validate(r);
     if (st) return st;
-    const char *name = r->source_name ? r->source_name : "kernel";
-    jit_request req = *r;
-    req.source_name = name;
-
-    char dir[PATH_MAX_LEN];
-    char version[sizeof version_text];
-    st = cache_dir(&req, dir, sizeof dir);
-    if (!st) st = read_version(dir, version, sizeof version);
-    if (st) return st;
-
-    /* The source goes to a scratch file whose #line makes messages name it. */
-    char src[PATH_MAX_LEN];
-    scratch_path(src, sizeof src, dir, ".c");
-    FILE *f = fopen(src, "wx");
-    if (!f) return err_set(LM_ERR_IO, "cannot write '%s': %s", src, strerror(errno));
-    fprintf(f, "#line 1 \"%s\"\n%s\n", name, r->source);
-    if (fclose(f) != 0) {
-        unlink(src);
-        return err_set(LM_ERR_IO, "cannot write '%s'", src);
-    }
-
-    uint64_t key = 0;
-    st = hash_preprocessed(&req, src, dir, version, &key);
-    char elf_path[PATH_MAX_LEN];
-    int n = snprintf(elf_path, sizeof elf_path, "%.*s/%016llx.elf", JIT_DIR_MAX, dir,
-                     (unsigned long long)key);
-    (void)n; /* cannot truncate: cache_dir() bounds dir */
-    int hit = 0;
-    if (!st) {
-        hit = access(elf_path, R_OK) == 0;
-        if (!hit) st = compile_and_link(&req, src, dir, elf_path);
-    }
-    unlink(src);
-    if (st) return st;
-
-    void *elf;
-    size_t size;
-    st = file_read_all(elf_path, &elf, &size);
-    if (st) return st;
-    *out = (jit_artifact){.elf = elf, .elf_size = size, .key = key, .cache_hit = hit};
-    return LM_OK;
+    jit_ctx c = {.req = r, .name = r->source_name ? r->source_name : "kernel"};
+    set_names(&c);
+    st = find_cache_dir(r, c.cache);
+    if (!st) st = jit_absolute(jit_sdk_dir(), c.sdk);
+    if (!st && r->include_dir) st = jit_absolute(r->include_dir, c.inc);
+    if (!st) st = jit_compiler_find(&c.cc);
+    if (!st) st = set_defines(&c);
+    if (!st) st = direct_key(&c);
+    bool hit = false;
+    if (!st) st = try_cache(&c, out, &hit);
+    if (!st && !hit) st = build(&c, out);
+    ctx_free(&c);
+    return st;
 }

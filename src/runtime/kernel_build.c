@@ -1,6 +1,7 @@
 /* Kernels from C source: the JIT build, then placement as for any ELF. Kept
  * apart from program.c so that a program that only replays binaries links no
  * compiler driver. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,11 +10,12 @@
 #include "runtime/jit.h"
 #include "runtime/program.h"
 
-/* Defines the kernel build adds to the user's: the processor, and the compute
- * configuration the compute API reads. */
-static lm_status build_kernel(const char *name, const char *path, const char *source,
-                              const lm_kernel_config *cfg, uint32_t proc, jit_artifact *out) {
+/* The defines the kernel build adds to the user's: the processor, and the
+ * compute configuration the compute API reads. */
+lm_status rt_kernel_build(const char *name, const char *path, const char *source,
+                          const lm_kernel_config *cfg, jit_artifact *out) {
     enum { OWN = 4 };
+    uint32_t proc = (uint32_t)cfg->processor - 1;
     uint32_t n = cfg->define_count;
     jit_define *defs = malloc((n + OWN) * sizeof *defs);
     if (!defs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -26,10 +28,15 @@ static lm_status build_kernel(const char *name, const char *path, const char *so
         defs[n++] = (jit_define){"FP32_DEST_ACC_EN", digits[cfg->fp32_dest_acc_en]};
         defs[n++] = (jit_define){"MATH_APPROX_MODE", digits[cfg->math_approx_mode]};
     }
-    /* A file kernel's own directory joins the include path. */
+    /* A file kernel's own directory joins the include path ("." for a bare
+     * file name: the kernel build runs elsewhere). */
     char dir[4096] = "";
     const char *slash = path ? strrchr(path, '/') : NULL;
-    if (slash && (size_t)(slash - path) < sizeof dir) {
+    if (path && !slash) {
+        snprintf(dir, sizeof dir, ".");
+    } else if (slash == path) {
+        snprintf(dir, sizeof dir, "/");
+    } else if (slash && (size_t)(slash - path) < sizeof dir) {
         memcpy(dir, path, (size_t)(slash - path));
         dir[slash - path] = '\0';
     }
@@ -53,7 +60,7 @@ lm_status rt_kernel_create(lm_program program, const char *name, const char *pat
     /* Check the placement first: a doomed kernel is not worth compiling. */
     lm_status st = rt_kernel_check_placement(program, cores, cfg);
     jit_artifact art = {0};
-    if (!st) st = build_kernel(name, path, source, cfg, (uint32_t)cfg->processor - 1, &art);
+    if (!st) st = rt_kernel_build(name, path, source, cfg, &art);
     if (!st)
         st = rt_kernel_create_from_elf(program, name, art.elf, art.elf_size, source, cores, cfg,
                                        out_kernel);

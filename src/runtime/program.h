@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "lightmetal/lm_program.h"
+#include "runtime/jit.h"
 #include "sim/rv32/rv_image.h"
 
 typedef struct rt_program rt_program;
@@ -87,6 +88,13 @@ lm_status rt_program_device(lm_program program, lm_device **out_device);
 lm_status rt_kernel_create(lm_program program, const char *name, const char *path,
                            const char *source, const lm_core_range_set *cores,
                            const lm_kernel_config *cfg, lm_kernel *out_kernel);
+
+/* Compiles a kernel as rt_kernel_create does, without placing it (what
+ * `lightmetal kcc` writes): the processor's and cfg's defines join cfg's
+ * own; a file kernel's directory (from `path`) joins the include path.
+ * `cfg` is validated by the caller (processor DM0..COMPUTE). */
+lm_status rt_kernel_build(const char *name, const char *path, const char *source,
+                          const lm_kernel_config *cfg, jit_artifact *out);
 
 /* Places a kernel from its RV32 ELF (copied; replay needs no compiler).
  * `source` (may be NULL) is kept for capture. */

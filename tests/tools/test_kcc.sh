@@ -1,0 +1,186 @@
+#!/bin/sh
+# Tests of `lightmetal kcc`, run by ctest:
+#   test_kcc.sh LIGHTMETAL KCC_REFERENCE WORKDIR
+# KCC_REFERENCE writes the ELF lm_create_kernel builds for a kernel. Each
+# check prints PASS or FAIL; the script fails when any check failed. Usage
+# errors must be exactly one line on stderr with the expected words and exit
+# code 2; a compile error is one line followed by the compiler's messages.
+
+LM=$1
+REF=$2
+W=$3
+failures=0
+
+rm -rf "$W" && mkdir -p "$W/kernels" "$W/elsewhere" || exit 1
+
+pass() { echo "PASS $1"; }
+fail() {
+    echo "FAIL $1: $2"
+    failures=$((failures + 1))
+}
+
+lm() {
+    "$LM" "$@" >"$W/out" 2>"$W/err"
+    rc=$?
+}
+
+# expect_ok NAME WORDS ARGS...: exit 0, nothing on stderr, WORDS on stdout.
+expect_ok() {
+    name=$1
+    words=$2
+    shift 2
+    lm "$@"
+    if [ "$rc" -ne 0 ]; then
+        fail "$name" "exit $rc, expected 0: $(cat "$W/err")"
+    elif [ -s "$W/err" ]; then
+        fail "$name" "unexpected stderr: $(cat "$W/err")"
+    elif ! grep -qF -- "$words" "$W/out"; then
+        fail "$name" "stdout lacks '$words': $(cat "$W/out")"
+    else
+        pass "$name"
+    fi
+}
+
+# expect_error NAME WORDS ARGS...: exit 2 and exactly one line on stderr
+# containing WORDS.
+expect_error() {
+    name=$1
+    words=$2
+    shift 2
+    lm "$@"
+    lines=$(wc -l <"$W/err")
+    if [ "$rc" -ne 2 ]; then
+        fail "$name" "exit $rc, expected 2: $(cat "$W/err")"
+    elif [ "$lines" -ne 1 ]; then
+        fail "$name" "stderr has $lines lines, expected 1: $(cat "$W/err")"
+    elif ! grep -qF -- "$words" "$W/err"; then
+        fail "$name" "stderr lacks '$words': $(cat "$W/err")"
+    else
+        pass "$name"
+    fi
+}
+
+# same NAME A B: the two files are byte-identical.
+same() {
+    if [ -s "$2" ] && cmp -s "$2" "$3"; then pass "$1"; else fail "$1" "$2 and $3 differ"; fi
+}
+
+K=$W/kernels/scale.c
+cat >"$K" <<'EOF'
+#include "dataflow_api.h"
+#include "scale.h"
+void kernel_main(void) {
+    volatile uint32_t *w = (volatile uint32_t *)0x20000;
+    w[0] = get_arg_val(0) * SCALE + get_compile_time_arg_val(1) + OFFSET;
+}
+EOF
+echo '#define OFFSET 3' >"$W/kernels/scale.h"
+printf 'void kernel_main(void) { undeclared_thing = 1; }\n' >"$W/kernels/broken.c"
+printf 'void kernel_main(void) {}\n\000\n' >"$W/kernels/nul.c"
+
+# ---------------------------------------------------------------- help
+expect_ok help_kcc "examples:" kcc --help
+expect_ok help_kcc_short "usage: lightmetal kcc" kcc -h
+expect_ok help_command_kcc "--compile-args" help kcc
+expect_ok help_top_lists_kcc "kcc" --help
+
+# ---------------------------------------------------------------- builds
+export LM_CACHE_DIR="$W/cache1"
+expect_ok kcc_compiles "a.elf: " kcc "$K" --processor dm1 -D SCALE=3 --compile-args 7,8 \
+    -o "$W/a.elf"
+if grep -qF "compiled" "$W/out"; then pass kcc_first_compiles; else
+    fail kcc_first_compiles "$(cat "$W/out")"; fi
+expect_ok kcc_cached "from the cache" kcc "$K" --processor=dm1 -DSCALE=3 --compile-args=7,8 \
+    --output "$W/b.elf"
+same kcc_cached_same_bytes "$W/a.elf" "$W/b.elf"
+# The ELF is the cache's entry.
+n=$(ls "$W/cache1"/*.elf | wc -l)
+if [ "$n" -eq 1 ]; then same kcc_is_cache_entry "$W/a.elf" "$(ls "$W/cache1"/*.elf)"; else
+    fail kcc_is_cache_entry "$n ELFs in the cache"; fi
+# From another directory, by a relative path, with a fresh cache: same bytes.
+(cd "$W/kernels" && LM_CACHE_DIR="$W/cache3" "$LM" kcc scale.c --processor dm1 -D SCALE=3 \
+    --compile-args 7,8 -o"$W/c.elf" >/dev/null 2>"$W/err")
+same kcc_any_directory "$W/a.elf" "$W/c.elf"
+
+# What lm_create_kernel builds (fresh cache) is byte for byte kcc's output.
+if LM_CACHE_DIR="$W/cache2" "$REF" "$K" dm1 "$W/ref.elf" SCALE=3 2>"$W/err"; then
+    same kcc_matches_lm_create_kernel "$W/a.elf" "$W/ref.elf"
+else
+    fail kcc_matches_lm_create_kernel "$(cat "$W/err")"
+fi
+# kcc warms the runtime's cache: lm_create_kernel then needs no compiler.
+rm -f "$W/ref.elf"
+if LM_CLANG=/nonexistent/clang "$REF" "$K" dm1 "$W/ref.elf" SCALE=3 2>"$W/err"; then
+    same kcc_warms_lm_create_kernel "$W/a.elf" "$W/ref.elf"
+else
+    fail kcc_warms_lm_create_kernel "$(cat "$W/err")"
+fi
+# Inputs that change the output change the ELF.
+expect_ok kcc_other_define "d.elf" kcc "$K" --processor dm1 -D SCALE=4 --compile-args 7,8 \
+    -o "$W/d.elf"
+if cmp -s "$W/a.elf" "$W/d.elf"; then fail kcc_define_matters "same bytes"; else
+    pass kcc_define_matters; fi
+expect_ok kcc_compute "e.elf" kcc "$K" --processor compute -D SCALE=3 --compile-args 0x7,8 \
+    --math-fidelity lofi --fp32-dest-acc --math-approx -o "$W/e.elf"
+
+# ---------------------------------------------------------------- usage errors
+expect_error kcc_no_kernel "missing KERNEL.c" kcc --processor dm0 -o "$W/x.elf"
+expect_error kcc_two_kernels "unexpected argument" kcc "$K" "$K" --processor dm0 -o "$W/x.elf"
+expect_error kcc_no_processor "missing --processor" kcc "$K" -o "$W/x.elf"
+expect_error kcc_bad_processor "--processor: 'brisc' is not dm0, dm1 or compute" \
+    kcc "$K" --processor brisc -o "$W/x.elf"
+expect_error kcc_processor_value "--processor needs a value" kcc "$K" -o "$W/x.elf" --processor
+expect_error kcc_no_output "missing -o FILE" kcc "$K" --processor dm0
+expect_error kcc_output_value "-o needs a value" kcc "$K" --processor dm0 -o
+expect_error kcc_bad_define "-D: '1X=2' is not NAME or NAME=VALUE" \
+    kcc "$K" --processor dm0 -D 1X=2 -o "$W/x.elf"
+expect_error kcc_empty_define_name "-D: '=2' is not NAME" kcc "$K" --processor dm0 -D=2 -o "$W/x.elf"
+expect_error kcc_define_missing "-D needs NAME or NAME=VALUE" kcc "$K" --processor dm0 -o "$W/x.elf" -D
+expect_error kcc_args_text "--compile-args: 'a' in '1,a' is not a 32-bit unsigned integer" \
+    kcc "$K" --processor dm0 --compile-args 1,a -o "$W/x.elf"
+expect_error kcc_args_empty "--compile-args: '' in '1,,2'" \
+    kcc "$K" --processor dm0 --compile-args 1,,2 -o "$W/x.elf"
+expect_error kcc_args_huge "'4294967296'" kcc "$K" --processor dm0 --compile-args 4294967296 \
+    -o "$W/x.elf"
+expect_error kcc_args_negative "'-1'" kcc "$K" --processor dm0 --compile-args=-1 -o "$W/x.elf"
+expect_error kcc_args_too_many "more than 64 values" kcc "$K" --processor dm0 --compile-args \
+    "$(seq -s, 1 65)" -o "$W/x.elf"
+expect_error kcc_fidelity "--math-fidelity: 'hifi5'" kcc "$K" --processor compute \
+    --math-fidelity hifi5 -o "$W/x.elf"
+expect_error kcc_compute_only "are for --processor compute" kcc "$K" --processor dm0 \
+    --fp32-dest-acc -o "$W/x.elf"
+expect_error kcc_flag_value "--math-approx takes no value" kcc "$K" --processor compute \
+    --math-approx=1 -o "$W/x.elf"
+expect_error kcc_unknown_option "unknown option --fast" kcc "$K" --processor dm0 --fast -o "$W/x.elf"
+
+# ---------------------------------------------------------------- input and output errors
+expect_error kcc_missing_file "cannot open '$W/kernels/nope.c'" kcc "$W/kernels/nope.c" \
+    --processor dm0 -o "$W/x.elf"
+expect_error kcc_directory "$W/kernels" kcc "$W/kernels" --processor dm0 -o "$W/x.elf"
+expect_error kcc_nul_byte "contains a NUL byte" kcc "$W/kernels/nul.c" --processor dm0 -o "$W/x.elf"
+expect_error kcc_unwritable "$W/no/such/dir/x.elf" kcc "$K" --processor dm1 -D SCALE=3 \
+    --compile-args 7,8 -o "$W/no/such/dir/x.elf"
+expect_error kcc_output_is_directory "$W/elsewhere" kcc "$K" --processor dm1 -D SCALE=3 \
+    --compile-args 7,8 -o "$W/elsewhere"
+export LM_CLANG=/nonexistent/clang
+expect_error kcc_no_compiler "cannot run the kernel compiler '/nonexistent/clang': not found" \
+    kcc "$K" --processor dm0 -D SCALE=9 -o "$W/x.elf"
+unset LM_CLANG
+if [ -e "$W/x.elf" ]; then fail kcc_no_output_on_error "x.elf was written"; else
+    pass kcc_no_output_on_error; fi
+
+# A compile error: one line, then the compiler's own messages.
+lm kcc "$W/kernels/broken.c" --processor dm0 -o "$W/x.elf"
+first=$(head -n 1 "$W/err")
+if [ "$rc" -ne 2 ]; then
+    fail kcc_compile_error "exit $rc, expected 2: $(cat "$W/err")"
+elif [ "$first" != "lightmetal kcc: kernel '$W/kernels/broken.c' failed to compile:" ]; then
+    fail kcc_compile_error "first line: $first"
+elif ! grep -qF "broken.c:1:26: error: use of undeclared identifier 'undeclared_thing'" "$W/err"; then
+    fail kcc_compile_error "no compiler message: $(cat "$W/err")"
+else
+    pass kcc_compile_error
+fi
+
+echo "$failures check(s) failed"
+[ "$failures" -eq 0 ]
