@@ -27,7 +27,8 @@ sources="src/replay/replay.c src/api/api_device.c
          src/sim/rv32/rv_decode.c src/sim/rv32/rv_hart.c src/sim/rv32/rv_image.c
          src/sim/rv32/rv_run.c
          src/sim/tile/tile_format.c src/sim/tile/tile_engine.c src/sim/tile/tile_kern_portable.c
-         src/base/error.c src/base/file.c src/base/handle.c src/base/hash.c"
+         src/base/error.c src/base/file.c src/base/handle.c src/base/hash.c
+         src/base/idmap.c"
 for f in $sources; do
     # shellcheck disable=SC2086
     $cc $flags -c "$src/$f" -o "$tmp/$(echo "$f" | tr / _).o"

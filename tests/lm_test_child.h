@@ -34,4 +34,19 @@ static inline int test_in_child(int (*fn)(void *ctx, void *out), void *ctx, void
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == size;
 }
 
+/* Runs fn(ctx) in a forked child that exits 0 when fn returns, for work that
+ * may end the process (a signal). Returns the child's wait status (inspect it
+ * with WIFSIGNALED, WTERMSIG...), or -1 when the child could not be run. */
+static inline int test_child_status(void (*fn)(void *ctx), void *ctx) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        fn(ctx);
+        _exit(0);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return status;
+}
+
 #endif

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "format/lmb_semantic.h"
-#include "sim/kernel_map.h"
+#include "replay/replay.h"
 
 void lmt_error(const char *cmd, const char *fmt, ...) {
     char msg[ERR_MESSAGE_MAX + 256];
@@ -181,11 +181,7 @@ int lmt_file_open(const char *cmd, const char *path, lmt_check check, lmt_file *
     st = lmb_verify(out_file->data, out_file->size, &vopts, NULL);
     if (!st && check != LMT_CHECK_STRUCTURE) {
         lmb_semantic_options sopts;
-        lmb_semantic_options_init(&sopts);
-        sopts.kernel_map.code_base = KMAP_CODE_BASE;
-        sopts.kernel_map.code_size = KMAP_CODE_SIZE;
-        sopts.kernel_map.local_base = KMAP_LOCAL_BASE;
-        sopts.kernel_map.local_size = KMAP_LOCAL_SIZE;
+        rp_semantic_options(&sopts); /* what replay checks, exactly */
         st = lmb_verify_semantics(out_file->data, out_file->size, &sopts);
     }
     if (st) {

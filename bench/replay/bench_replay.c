@@ -1,11 +1,18 @@
 /* Light Metal benchmarks, on a 512x512x512 bfloat16 matmul over the 8x8 grid
  * (examples/common/matmul.h) as the workload, plus a 1 GiB binary.
  *
- * capture_overhead_pct   live run with capture on vs off (no goldens), %
+ * capture_overhead_pct   live run with capture on vs off (no goldens), %: the
+ *                        median over pairs run back to back in alternating
+ *                        order (a noisy machine moves both halves of a pair)
+ * capture_overhead_spread_pct  the middle half of those pairs (interquartile
+ *                        range), to tell a change from noise
  * replay_vs_live_warm    replay time / live time, kernel cache warm
  * replay_vs_live_cold    replay time / live time with an empty kernel cache
- * load_vs_memcpy         (1 GiB / open+verify time) / memcpy bandwidth
- * load_hashed_vs_memcpy  the same with every blob re-hashed at open
+ * load_vs_memcpy         memcpy of 1 GiB / (open + verify + replay that writes
+ *                        the 1 GiB blob to device DRAM), hashes checked
+ * replay_hash_overhead_pct  that load with hash checks vs without, %
+ * load_hashed_vs_memcpy  memcpy / open with every blob re-hashed at verify
+ *                        (what `lightmetal verify` does)
  * replayer_static_kib    size of minimal_replay linked statically against musl
  * replayer_static_glibc_kib  the same against glibc (much of it glibc's own)
  * All times are medians; every run uses an already open device. */
@@ -20,14 +27,23 @@
 
 #define N 512
 #define REPS 5
+#define PAIRS 15
 
 static uint16_t *ta, *tb;
 
 /* The whole workload: buffers, program (kernels from the cache or compiled),
  * inputs, launch, output. */
 static void workload(lm_device *dev) {
-    ex_matmul mm = {N / 32, N / 32, N / 32, LM_DATA_FORMAT_FLOAT16_B, LM_DATA_FORMAT_FLOAT16_B,
-                    LM_DATA_FORMAT_FLOAT16_B, false, true, 8, 8};
+    ex_matmul mm = {N / 32,
+                    N / 32,
+                    N / 32,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    false,
+                    true,
+                    8,
+                    8};
     static uint16_t out[N * N];
     lm_buffer a, b, c;
     lm_program prog;
@@ -64,12 +80,21 @@ static void light_metal_figures(void) {
     lm_device *dev;
     if (lm_device_open(NULL, &dev)) bench_die("open");
     workload(dev); /* warm the kernel cache and the device memory */
-    double off[REPS], on[REPS], replay[REPS], cold[REPS];
+    double off[PAIRS], overhead[PAIRS], replay[REPS], cold[REPS];
     lm_binary *bin = NULL;
-    for (int r = 0; r < REPS; r++) {
-        off[r] = timed_workload(dev, NULL);
+    for (int p = 0; p < PAIRS; p++) {
+        double t_on, t_off;
         lm_binary_free(bin);
-        on[r] = timed_workload(dev, &bin);
+        bin = NULL;
+        if (p % 2) {
+            t_off = timed_workload(dev, NULL);
+            t_on = timed_workload(dev, &bin);
+        } else {
+            t_on = timed_workload(dev, &bin);
+            t_off = timed_workload(dev, NULL);
+        }
+        off[p] = t_off;
+        overhead[p] = (t_on - t_off) / t_off * 100.0;
     }
     const void *data;
     uint64_t size;
@@ -91,9 +116,10 @@ static void light_metal_figures(void) {
         if (system(cmd) != 0) bench_die("clean cold cache");
     }
     unsetenv("LM_CACHE_DIR");
-    double t_off = bench_median(off, REPS), t_on = bench_median(on, REPS);
+    double t_off = bench_median(off, PAIRS);
     double t_replay = bench_median(replay, REPS), t_cold = bench_median(cold, 3);
-    bench_report("capture_overhead_pct", (t_on - t_off) / t_off * 100.0);
+    bench_report("capture_overhead_pct", bench_median(overhead, PAIRS)); /* sorts it */
+    bench_report("capture_overhead_spread_pct", overhead[PAIRS * 3 / 4] - overhead[PAIRS / 4]);
     bench_report("replay_vs_live_warm", t_replay / t_off);
     bench_report("replay_vs_live_cold", t_replay / t_cold);
     lm_replay_close(rp);
@@ -103,12 +129,27 @@ static void light_metal_figures(void) {
     free(tb);
 }
 
+/* Open, verify and replay a binary on `dev`: the time until its data is on
+ * the device. */
+static double timed_load(const char *path, lm_device *dev, bool hashes) {
+    lm_replay_options o;
+    lm_replay_options_init(&o);
+    o.check_blob_hashes = hashes;
+    double t0 = bench_now();
+    lm_replay *rp;
+    if (lm_replay_open_file(path, &rp) || lm_replay_run(rp, dev, &o, NULL)) bench_die("load");
+    double t = bench_now() - t0;
+    lm_replay_close(rp);
+    return t;
+}
+
 /* A 1 GiB binary: one DRAM buffer written with 1 GiB of data. */
 static void load_figures(void) {
     const uint64_t size = 1ull << 30;
     uint8_t *blob = malloc(size), *copy = malloc(size);
     if (!blob || !copy) bench_die("out of memory");
-    for (uint64_t i = 0; i < size; i += 4096) blob[i] = (uint8_t)(i >> 12);
+    for (uint64_t i = 0; i < size; i += 4096)
+        blob[i] = (uint8_t)(i >> 12);
     memset(copy, 1, size);
     lmb_writer *w;
     lmb_BlobRef ref;
@@ -140,29 +181,35 @@ static void load_figures(void) {
     if (lmb_writer_finish(w, &hdr) || lmb_writer_save(w, path)) bench_die("save");
     lmb_writer_destroy(w);
 
-    double t_memcpy[REPS], t_open[REPS], t_hashed[REPS];
-    for (int r = 0; r < REPS; r++) {
+    lm_device *dev;
+    if (lm_device_open(NULL, &dev)) bench_die("open device");
+    double t_memcpy[REPS], t_load[REPS], t_plain[REPS], t_verify[REPS];
+    for (int r = -1; r < REPS; r++) { /* r = -1: commits the device's DRAM */
         double t0 = bench_now();
         memcpy(copy, blob, size);
-        t_memcpy[r] = bench_now() - t0;
-        t0 = bench_now();
-        lm_replay *rp;
-        if (lm_replay_open_file(path, &rp)) bench_die("open");
-        t_open[r] = bench_now() - t0;
-        lm_replay_close(rp);
+        double t1 = bench_now();
+        double hashed = timed_load(path, dev, true), plain = timed_load(path, dev, false);
         file_mapping m;
         lmb_verify_options vo;
         lmb_verify_options_init(&vo);
         vo.check_blob_hashes = true;
-        t0 = bench_now();
+        double t2 = bench_now();
         if (file_map(path, &m) || lmb_verify(m.data, m.size, &vo, NULL)) bench_die("verify");
-        t_hashed[r] = bench_now() - t0;
+        double t3 = bench_now();
         file_unmap(&m);
+        if (r < 0) continue;
+        t_memcpy[r] = t1 - t0;
+        t_load[r] = hashed;
+        t_plain[r] = plain;
+        t_verify[r] = t3 - t2;
     }
+    lm_device_close(dev);
     unlink(path);
-    double mc = bench_median(t_memcpy, REPS);
-    bench_report("load_vs_memcpy", mc / bench_median(t_open, REPS));
-    bench_report("load_hashed_vs_memcpy", mc / bench_median(t_hashed, REPS));
+    double mc = bench_median(t_memcpy, REPS), load = bench_median(t_load, REPS);
+    double plain = bench_median(t_plain, REPS);
+    bench_report("load_vs_memcpy", mc / load);
+    bench_report("replay_hash_overhead_pct", (load - plain) / plain * 100.0);
+    bench_report("load_hashed_vs_memcpy", mc / bench_median(t_verify, REPS));
     free(blob);
     free(copy);
 }
@@ -197,13 +244,16 @@ static void replayer_figures(void) {
     if (stat(LM_STATIC_REPLAYER, &st) != 0) bench_die("the static replayer is missing");
     bench_report("replayer_static_glibc_kib", (double)st.st_size / 1024.0);
     dynamic |= is_dynamic(LM_STATIC_REPLAYER);
-    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)" : "none (libc, libm, "
-                                                                        "pthreads linked in)");
+    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)"
+                                                  : "none (libc, libm, "
+                                                    "pthreads linked in)");
 }
 
-int main(void) {
-    light_metal_figures();
-    load_figures();
-    replayer_figures();
+/* With an argument, only that group: capture, load or replayer. */
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    if (!only || !strcmp(only, "capture")) light_metal_figures();
+    if (!only || !strcmp(only, "load")) load_figures();
+    if (!only || !strcmp(only, "replayer")) replayer_figures();
     return 0;
 }

@@ -91,7 +91,10 @@ lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name);
 lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
                                     const lm_buffer_name_options *opts);
 
-/* Writes the binary to `path` atomically (all or nothing). */
+/* Writes the binary to `path` atomically (all or nothing, flushed to disk).
+ * A process killed mid-save leaves no partial or temporary file where the file
+ * system has unnamed temporary files (Linux O_TMPFILE: ext4, xfs, btrfs,
+ * tmpfs); elsewhere a "<path>.tmp.XXXXXX" may stay behind. */
 lm_status lm_binary_save(const lm_binary *binary, const char *path);
 
 /* The binary's bytes, valid until lm_binary_free. */

@@ -76,6 +76,7 @@ typedef struct lm_device_info {
     uint32_t dram_alignment;
     uint32_t num_command_queues;
     uint32_t num_threads;
+    uint64_t watchdog_instructions; /* per kernel per launch */
 } lm_device_info;
 
 lm_status lm_device_get_info(const lm_device *device, lm_device_info *out_info);

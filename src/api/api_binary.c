@@ -30,6 +30,10 @@ void api_binary_header(const lm_device_info *info, lmb_header *hdr) {
     hdr->l1_size = (uint32_t)info->l1_size;
     hdr->dram_banks = (uint16_t)info->dram_banks;
     hdr->dram_bank_size = info->dram_bank_size;
+    /* Options that change results or faults travel with the workload. */
+    hdr->num_command_queues = (uint8_t)info->num_command_queues;
+    hdr->watchdog_instructions = info->watchdog_instructions;
+    hdr->trace_region_size = info->trace_region_size;
 }
 
 lm_status lm_binary_save(const lm_binary *binary, const char *path) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/checked.h"
 #include "base/error.h"
 #include "lightmetal/lm_capture.h"
 #include "runtime/buffer.h"
@@ -74,16 +75,87 @@ lm_status lm_capture_compare_to_golden(lm_command_queue *cq, lm_buffer buffer, c
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }
 
-lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name) {
-    const char *fn = "lm_capture_name_buffer";
-    if (!name || !*name || strlen(name) > 127)
+/* Bytes per element of the formats a shape may describe (0: none). */
+static uint32_t element_size(lm_data_format f) {
+    switch (f) {
+    case LM_DATA_FORMAT_FLOAT32:
+    case LM_DATA_FORMAT_UINT32:
+    case LM_DATA_FORMAT_INT32:
+        return 4;
+    case LM_DATA_FORMAT_FLOAT16_B:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* Names travel to command lines and JSON: printable ASCII only. */
+static lm_status check_name_text(const char *fn, const char *name) {
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 127)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: name must be 1..127 characters", fn);
+    for (size_t i = 0; i < n; i++)
+        if (name[i] < 0x21 || name[i] > 0x7e || name[i] == '=')
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "%s: name character %zu (0x%02x) is not printable ASCII other than "
+                           "space and '='",
+                           fn, i, (unsigned char)name[i]);
+    return LM_OK;
+}
+
+static lm_status check_name_options(const char *fn, const lm_buffer_name_options *o,
+                                    uint64_t buffer_size) {
+    if ((unsigned)o->role > LM_BUFFER_ROLE_INPUT_OUTPUT)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: role %d is not a lm_buffer_role", fn,
+                       (int)o->role);
+    if (o->format != LM_DATA_FORMAT_INVALID && !lm_data_format_name(o->format))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: format %d is not a lm_data_format", fn,
+                       (int)o->format);
+    if (o->rank > LM_MAX_TENSOR_RANK)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: rank %u (at most %d)", fn, o->rank,
+                       LM_MAX_TENSOR_RANK);
+    if (o->rank == 0) return LM_OK;
+    uint64_t bytes = element_size(o->format);
+    if (!bytes)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: a shape needs FLOAT32, FLOAT16_B, UINT32 or INT32 elements", fn);
+    for (uint32_t d = 0; d < o->rank; d++) {
+        if (o->shape[d] == 0 || o->shape[d] > UINT32_MAX || !ck_mul_u64(bytes, o->shape[d], &bytes))
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "%s: shape[%u] = %llu (each dimension 1..4294967295)", fn, d,
+                           (unsigned long long)o->shape[d]);
+    }
+    if (bytes != buffer_size)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: the shape covers %llu bytes, the buffer has %llu", fn,
+                       (unsigned long long)bytes, (unsigned long long)buffer_size);
+    return LM_OK;
+}
+
+void lm_buffer_name_options_init(lm_buffer_name_options *opts) {
+    if (opts) memset(opts, 0, sizeof *opts);
+}
+
+lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
+                                    const lm_buffer_name_options *opts) {
+    const char *fn = "lm_capture_name_buffer";
+    lm_buffer_name_options defaults;
+    lm_buffer_name_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    lm_status st = check_name_text(fn, name);
+    if (st) return st;
     lm_device *dev;
-    lm_status st = rt_buffer_describe(buffer, &dev, NULL);
+    lm_buffer_config cfg;
+    st = rt_buffer_describe(buffer, &dev, &cfg);
     if (st) return err_prefix(st, "%s", fn);
+    if ((st = check_name_options(fn, opts, cfg.size))) return st;
     if (!dev->capture) return err_set(LM_ERR_INVALID_STATE, "%s: no capture is active", fn);
-    st = cap_name_buffer(dev, buffer, name);
+    st = cap_name_buffer(dev, buffer, name, opts);
     return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
+
+lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name) {
+    return lm_capture_name_buffer_ex(buffer, name, NULL);
 }
 
 #else /* the recorder is not built in */
@@ -112,6 +184,14 @@ lm_status lm_capture_compare_to_golden(lm_command_queue *cq, lm_buffer buffer, c
 lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name) {
     (void)buffer, (void)name;
     return not_built("lm_capture_name_buffer");
+}
+lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
+                                    const lm_buffer_name_options *opts) {
+    (void)buffer, (void)name, (void)opts;
+    return not_built("lm_capture_name_buffer");
+}
+void lm_buffer_name_options_init(lm_buffer_name_options *opts) {
+    if (opts) memset(opts, 0, sizeof *opts);
 }
 
 #endif

@@ -28,7 +28,9 @@ const char *lm_status_string(lm_status status) {
     return status_names[status];
 }
 
-const char *lm_last_error(void) { return tls_message; }
+const char *lm_last_error(void) {
+    return tls_message;
+}
 
 /* Marks a truncated message so nobody mistakes it for the whole story. */
 static void mark_truncated(char *msg, size_t size, int wanted) {
@@ -52,12 +54,18 @@ lm_status err_prefix(lm_status status, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    /* A helper given its caller's name (a public function's "lm_x") may have
+     * recorded it already; the caller's own prefix must not repeat it. */
+    size_t len = strlen(prefix);
+    if (strncmp(old, prefix, len) == 0 && old[len] == ':' && old[len + 1] == ' ') return status;
     int n = snprintf(tls_message, sizeof tls_message, "%s: %s", prefix, old);
     mark_truncated(tls_message, sizeof tls_message, n);
     return status;
 }
 
-void err_clear(void) { tls_message[0] = '\0'; }
+void err_clear(void) {
+    tls_message[0] = '\0';
+}
 
 void err_copy(char *dst, size_t dst_size) {
     if (dst_size == 0) return;

@@ -2,7 +2,11 @@
  *
  * Convention: the function that detects a failure records the message once,
  * with err_set(), and returns the status it got back; callers above pass the
- * status through unchanged (they may add context with err_prefix()).
+ * status through unchanged (they may add context with err_prefix()). A public
+ * function's message starts with its name exactly once ("lm_x: ..."): it
+ * records "lm_x: ..." itself, or prefixes "lm_x" to what a layer below
+ * recorded; err_prefix() never repeats a context the message already starts
+ * with, so both may happen on one path (a helper given the name) safely.
  */
 #ifndef LM_BASE_ERROR_H
 #define LM_BASE_ERROR_H
@@ -23,7 +27,8 @@
 /* Records a printf-style message for the calling thread; returns `status`. */
 lm_status err_set(lm_status status, const char *fmt, ...) ERR_PRINTF(2, 3);
 
-/* Prepends "<printf-style text>: " to the current message; returns `status`. */
+/* Prepends "<printf-style text>: " to the current message, unless the message
+ * already starts with exactly that; returns `status`. */
 lm_status err_prefix(lm_status status, const char *fmt, ...) ERR_PRINTF(2, 3);
 
 /* Empties the calling thread's message. */

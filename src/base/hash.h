@@ -1,9 +1,14 @@
 /* 64-bit content hash for content addressing and integrity (kernel ELFs,
  * data blobs, a binary's table digest, the kernel build cache).
  *
- * The function is XXH3-64 (xxHash 0.8), a widely used, specified hash: any
- * tool that computes XXH3-64 (e.g. `xxhsum -H3`) gives the same value for the
- * same bytes with seed 0. Files name it by LMB_HashAlgorithm_XXH3_64.
+ * The function is built on XXH3-64 (xxHash 0.8), a widely used, specified
+ * hash, so that large data can be hashed by several threads at once:
+ * - up to HASH64_PIECE bytes: XXH3-64 of the bytes (`xxhsum -H3` of a file
+ *   of them with seed 0 gives the same value);
+ * - longer: the data is cut into HASH64_PIECE-byte pieces (the last one may
+ *   be shorter); the value is XXH3-64 of the pieces' XXH3-64 values, each
+ *   as 8 little-endian bytes, in order.
+ * Files name this function LMB_HashAlgorithm_XXH3_64_Pieces.
  *
  * Properties, stated honestly:
  * - NOT cryptographic. Anyone can construct collisions on purpose. Code that
@@ -26,14 +31,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define HASH64_PIECE ((size_t)1 << 20)
+
 /* Hash of `size` bytes at `data` (data may be NULL when size is 0). */
 uint64_t hash64(const void *data, size_t size, uint64_t seed);
+
+/* The hash of `total` bytes from the hashes of their pieces (each the
+ * hash64() of one HASH64_PIECE-byte piece, in order; `count` pieces cover
+ * `total`), so that threads can hash pieces of one buffer in parallel. */
+uint64_t hash64_combine(const uint64_t *pieces, size_t count, uint64_t total, uint64_t seed);
 
 /* Incremental form for data that arrives in pieces: feeding the pieces in
  * order gives exactly hash64() of their concatenation. The state is opaque
  * (it holds the hash's own streaming state) and may live on the stack. */
 typedef struct hash64_state {
-    alignas(64) unsigned char opaque[640];
+    alignas(64) unsigned char piece[640]; /* the piece being fed */
+    alignas(64) unsigned char outer[640]; /* the hashes of finished pieces */
+    uint64_t seed, total, first;          /* first: the first piece's hash */
+    size_t in_piece;
 } hash64_state;
 
 void hash64_begin(hash64_state *st, uint64_t seed);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/idmap.h"
 #include "format/lmb.h"
 #include "format/lmb_enums.h"
 #include "runtime/buffer.h"
@@ -16,13 +17,24 @@
 #include "runtime/program.h"
 #include "runtime/trace_blob.h"
 
-/* Handle -> file id, for one kind of object. */
+/* Handle -> file id, for one kind of object (base/idmap.h), so recording
+ * stays O(1) per call with many live objects. Handles are never 0. A handle
+ * recorded again (a trace id reused after a release) maps to its newest id. */
 typedef struct id_map {
-    uint64_t *handles;
-    uint32_t *ids;
-    uint32_t count, capacity;
+    idmap ids;
     uint32_t next_id;
 } id_map;
+
+/* A named buffer, written into the file when the capture ends (its role
+ * may depend on what the workload does after it was named). */
+typedef struct cap_name {
+    uint32_t id;
+    char name[128];
+    lm_buffer_name_options opts;
+} cap_name;
+
+/* How the host used a buffer, for LM_BUFFER_ROLE_AUTO. */
+enum { CAP_WRITTEN = 1, CAP_READ = 2 };
 
 struct cap_recorder {
     pthread_mutex_t mutex;
@@ -33,35 +45,30 @@ struct cap_recorder {
     lm_status error; /* the first recording failure, reported by cap_end */
     char error_message[ERR_MESSAGE_MAX];
     uint8_t formats_seen[8]; /* lmb_DataFormat values used by CBs */
+    cap_name *names;
+    uint32_t name_count, name_capacity;
+    uint8_t *use; /* CAP_WRITTEN | CAP_READ by buffer id (ids are 1..next_id) */
+    uint32_t use_capacity;
 };
 
 /* ---- small helpers ---- */
 
+static void map_free(id_map *m) {
+    idmap_free(&m->ids);
+}
+
 static lm_status map_add(id_map *m, uint64_t handle, uint32_t *out_id) {
-    if (m->count == m->capacity) {
-        uint32_t cap = m->capacity ? m->capacity * 2 : 16;
-        uint64_t *h = realloc(m->handles, cap * sizeof *h);
-        if (h) m->handles = h;
-        uint32_t *i = realloc(m->ids, cap * sizeof *i);
-        if (i) m->ids = i;
-        if (!h || !i) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        m->capacity = cap;
-    }
-    m->handles[m->count] = handle;
-    m->ids[m->count++] = *out_id = ++m->next_id;
+    *out_id = 0; /* callers record on regardless; the failure is kept */
+    if (!idmap_put(&m->ids, handle, m->next_id + 1))
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    *out_id = ++m->next_id;
     return LM_OK;
 }
 
 /* The file id of `handle`, or 0 when the capture never saw it. */
 static uint32_t map_get(const id_map *m, uint64_t handle) {
-    for (uint32_t i = m->count; i-- > 0;)
-        if (m->handles[i] == handle) return m->ids[i];
-    return 0;
-}
-
-static void map_free(id_map *m) {
-    free(m->handles);
-    free(m->ids);
+    const uint64_t *id = idmap_find(&m->ids, handle);
+    return id ? (uint32_t)*id : 0;
 }
 
 /* Keeps the first failure; the capture goes on recording nothing useful. */
@@ -114,6 +121,22 @@ static fb_ref core_ranges(fb_builder *b, const lm_core_range_set *set) {
 
 /* ---- buffers ---- */
 
+/* Notes how the host used buffer `id`. */
+static void mark_use(cap_recorder *r, uint32_t id, uint8_t how) {
+    if (!id) return;
+    if (id >= r->use_capacity) {
+        uint32_t cap = r->use_capacity ? r->use_capacity : 64;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *u = realloc(r->use, cap);
+        if (!u) return fail(r, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        memset(u + r->use_capacity, 0, cap - r->use_capacity);
+        r->use = u;
+        r->use_capacity = cap;
+    }
+    r->use[id] |= how;
+}
+
 static void record_create_buffer(cap_recorder *r, lm_buffer buffer, const lm_buffer_config *c) {
     uint32_t id;
     lm_status st = map_add(&r->buffers, buffer.id, &id);
@@ -142,6 +165,7 @@ static void record_write(cap_recorder *r, uint32_t cq, uint32_t id, const void *
     lmb_EnqueueWriteBuffer_add_data(b, &ref);
     lmb_EnqueueWriteBuffer_add_blocking(b, blocking);
     add(r, LMB_Command_EnqueueWriteBuffer, lmb_EnqueueWriteBuffer_end(b));
+    mark_use(r, id, CAP_WRITTEN);
 }
 
 void cap_create_buffer(lm_device *dev, lm_buffer buffer) {
@@ -190,6 +214,7 @@ void cap_read_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, bool blockin
     lmb_EnqueueReadBuffer_add_buffer_id(b, id);
     lmb_EnqueueReadBuffer_add_blocking(b, blocking);
     add(r, LMB_Command_EnqueueReadBuffer, lmb_EnqueueReadBuffer_end(b));
+    mark_use(r, id, CAP_READ);
     unlock(r);
 }
 
@@ -313,9 +338,8 @@ void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program"), id = 0;
-    if (cfg->globally_allocated.id)
-        fail(r, LM_ERR_UNSUPPORTED,
-             "circular buffers over a globally allocated buffer are not captured yet");
+    uint32_t global =
+        cfg->globally_allocated.id ? need(r, &r->buffers, cfg->globally_allocated.id, "buffer") : 0;
     lm_status st = map_add(&r->cbs, cb.id, &id);
     if (st) fail_with_last(r, st);
     fb_builder *b = lmb_writer_builder(r->writer);
@@ -334,6 +358,7 @@ void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
     lmb_CreateCircularBuffer_add_cores(b, vcores);
     lmb_CreateCircularBuffer_add_total_size(b, cfg->total_size);
     lmb_CreateCircularBuffer_add_formats(b, vformats);
+    lmb_CreateCircularBuffer_add_global_buffer_id(b, global);
     add(r, LMB_Command_CreateCircularBuffer, lmb_CreateCircularBuffer_end(b));
     unlock(r);
 }
@@ -434,19 +459,71 @@ lm_status cap_golden(lm_device *dev, uint32_t cq, lm_buffer buffer, const void *
         st = lmb_writer_add_command(r->writer, LMB_Command_CompareToGolden,
                                     lmb_CompareToGolden_end(b));
     }
+    if (!st) mark_use(r, id, CAP_READ);
     unlock(r);
     return st;
 }
 
-lm_status cap_name_buffer(lm_device *dev, lm_buffer buffer, const char *name) {
+/* A clash is refused when the name is given: a file with two buffers of one
+ * name could not be replayed (the verifier refuses it). */
+static lm_status check_name(const cap_recorder *r, uint32_t id, const char *name) {
+    for (uint32_t i = 0; i < r->name_count; i++) {
+        const cap_name *n = &r->names[i];
+        if (!strcmp(n->name, name))
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "the name '%s' is already given to buffer %u of the capture", name,
+                           n->id);
+        if (n->id == id)
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "buffer %u of the capture is already named '%s' (asked for '%s')", id,
+                           n->name, name);
+    }
+    return LM_OK;
+}
+
+lm_status cap_name_buffer(lm_device *dev, lm_buffer buffer, const char *name,
+                          const lm_buffer_name_options *opts) {
     cap_recorder *r = lock(dev);
     if (!r) return err_set(LM_ERR_INVALID_STATE, "no Light Metal capture is active");
     lm_status st = LM_OK;
     uint32_t id = map_get(&r->buffers, buffer.id);
     if (!id) st = err_set(LM_ERR_INVALID_ARGUMENT, "the buffer is not part of the capture");
-    /* Every named buffer can be both: replay decides by how it is used. */
-    if (!st) st = lmb_writer_name_buffer(r->writer, id, LMB_BufferRole_Input, name);
+    if (!st) st = check_name(r, id, name);
+    if (!st && r->name_count == r->name_capacity) {
+        uint32_t cap = r->name_capacity ? r->name_capacity * 2 : 8;
+        cap_name *n = realloc(r->names, cap * sizeof *n);
+        if (!n) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        if (n) r->names = n, r->name_capacity = cap;
+    }
+    if (!st) {
+        cap_name *n = &r->names[r->name_count++];
+        n->id = id;
+        snprintf(n->name, sizeof n->name, "%s", name);
+        n->opts = *opts;
+    }
     unlock(r);
+    return st;
+}
+
+/* The role a name gets in the file: as given, or from what the host did. */
+static lmb_BufferRole role_of(const cap_recorder *r, const cap_name *n) {
+    if (n->opts.role != LM_BUFFER_ROLE_AUTO) return (lmb_BufferRole)n->opts.role;
+    uint8_t use = n->id < r->use_capacity ? r->use[n->id] : 0;
+    if (use == CAP_WRITTEN) return LMB_BufferRole_Input;
+    if (use == CAP_READ) return LMB_BufferRole_Output;
+    return LMB_BufferRole_InputOutput; /* both, or no sign of either */
+}
+
+static lm_status write_names(cap_recorder *r) {
+    lm_status st = LM_OK;
+    for (uint32_t i = 0; i < r->name_count && !st; i++) {
+        const cap_name *n = &r->names[i];
+        uint32_t shape[LM_MAX_TENSOR_RANK];
+        for (uint32_t d = 0; d < n->opts.rank; d++)
+            shape[d] = (uint32_t)n->opts.shape[d]; /* the API checked the range */
+        st = lmb_writer_name_tensor(r->writer, n->id, role_of(r, n), n->name,
+                                    lmb_data_format_from_api(n->opts.format), shape, n->opts.rank);
+    }
     return st;
 }
 
@@ -501,6 +578,8 @@ static void recorder_free(cap_recorder *r) {
     map_free(&r->kernels);
     map_free(&r->cbs);
     map_free(&r->traces);
+    free(r->names);
+    free(r->use);
     pthread_mutex_destroy(&r->mutex);
     free(r);
 }
@@ -573,6 +652,7 @@ lm_status cap_end(lm_device *dev, const lmb_header *base, lmb_writer **out_write
         if (r->formats_seen[f]) formats[nformats++] = f;
     hdr.data_formats = formats;
     hdr.data_format_count = nformats;
+    if (!st) st = write_names(r);
     if (!st) st = lmb_writer_finish(r->writer, &hdr);
     if (!st) {
         *out_writer = r->writer;

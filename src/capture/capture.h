@@ -50,7 +50,9 @@ void cap_enqueue_program(lm_device *device, uint32_t cq_id, lm_program program, 
 /* Golden checks and names: these are capture-only calls, so they report. */
 lm_status cap_golden(lm_device *device, uint32_t cq_id, lm_buffer buffer, const void *data,
                      uint64_t size);
-lm_status cap_name_buffer(lm_device *device, lm_buffer buffer, const char *name);
+/* `opts` is complete and checked (api/); the role may be AUTO. */
+lm_status cap_name_buffer(lm_device *device, lm_buffer buffer, const char *name,
+                          const lm_buffer_name_options *opts);
 
 /* Metal traces: a trace that exists (captured or loaded) is stored in the
  * binary with a LoadTrace command; replays and releases are recorded as such.

@@ -104,6 +104,11 @@ typedef struct lmb_header {
     uint64_t dram_bank_size;
     const uint8_t *data_formats; /* lmb_DataFormat values */
     size_t data_format_count;
+    /* Device options that change results or faults (0: the reader's
+     * default); lmb_header_init gives 2 queues. */
+    uint8_t num_command_queues;
+    uint64_t watchdog_instructions;
+    uint64_t trace_region_size;
 } lmb_header;
 
 void lmb_header_init(lmb_header *hdr);
@@ -142,6 +147,14 @@ lm_status lmb_writer_add_trace(lmb_writer *w, uint32_t trace_id, const void *dat
 /* Names an input or output buffer. */
 lm_status lmb_writer_name_buffer(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
                                  const char *name);
+
+/* The same, with the contents described as a tensor of `format` elements in
+ * `shape` (rank dimensions, outermost first; rank 0: no shape). The writer
+ * stores what it is given; lmb_verify_semantics checks it against the
+ * buffer. */
+lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
+                                 const char *name, lmb_DataFormat format, const uint32_t *shape,
+                                 uint32_t rank);
 
 /* Completes the file. After this only lmb_writer_chunks/save/to_memory and
  * destroy may be called. */

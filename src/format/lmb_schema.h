@@ -53,7 +53,7 @@
 #define LMB_ENUM_BufferRole(E)                                                                     \
     E(BufferRole, Invalid, 0)                                                                      \
     E(BufferRole, Input, 1) E(BufferRole, Output, 2) E(BufferRole, InputOutput, 3)
-#define LMB_ENUM_HashAlgorithm(E) E(HashAlgorithm, Invalid, 0) E(HashAlgorithm, XXH3_64, 1)
+#define LMB_ENUM_HashAlgorithm(E) E(HashAlgorithm, Invalid, 0) E(HashAlgorithm, XXH3_64_Pieces, 1)
 
 #define LMB_ENUMS(X)                                                                               \
     X(BufferType)                                                                                  \
@@ -71,7 +71,7 @@ LMB_ENUMS(LMB_ENUM_DECL_)
 #define LMB_NocIndex_MAX LMB_NocIndex_Noc1
 #define LMB_MathFidelity_MAX LMB_MathFidelity_HiFi4
 #define LMB_BufferRole_MAX LMB_BufferRole_InputOutput
-#define LMB_HashAlgorithm_MAX LMB_HashAlgorithm_XXH3_64
+#define LMB_HashAlgorithm_MAX LMB_HashAlgorithm_XXH3_64_Pieces
 
 /* Name of an enum value ("DRAM"), or NULL when undefined. */
 const char *lmb_enum_name(const char *enum_name, unsigned value);

@@ -11,6 +11,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
+#include "base/idmap.h"
 
 #define LMB_CB_COUNT 32
 
@@ -25,70 +26,57 @@ void lmb_semantic_options_init(lmb_semantic_options *opts) {
 
 /* ------------------------------------------------------------ id tables */
 
-/* Open-addressing map from a nonzero 32-bit id to a 64-bit value. */
-typedef struct sem_map {
-    uint32_t *keys;
-    uint64_t *values;
-    size_t cap, count;
-} sem_map;
+/* Id maps (base/idmap.h): a nonzero 32-bit id to a kind-specific value. */
+typedef idmap sem_map;
 
 static uint64_t *sem_find(const sem_map *m, uint32_t key) {
-    if (!m->cap) return NULL;
-    for (size_t i = (key * 2654435761u) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key) return &m->values[i];
-    return NULL;
+    return idmap_find(m, key);
 }
 
 static bool sem_put(sem_map *m, uint32_t key, uint64_t value) {
-    if ((m->count + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        uint32_t *keys = calloc(cap, sizeof *keys);
-        uint64_t *values = calloc(cap, sizeof *values);
-        if (!keys || !values) {
-            free(keys);
-            free(values);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t j = (m->keys[i] * 2654435761u) & (cap - 1);
-            while (keys[j])
-                j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            values[j] = m->values[i];
-        }
-        free(m->keys);
-        free(m->values);
-        m->keys = keys;
-        m->values = values;
-        m->cap = cap;
-    }
-    size_t i = (key * 2654435761u) & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->keys[i]) m->count++;
-    m->keys[i] = key;
-    m->values[i] = value;
-    return true;
+    return idmap_put(m, key, value);
 }
 
 static void sem_free(sem_map *m) {
-    free(m->keys);
-    free(m->values);
+    idmap_free(m);
 }
 
 /* Value layout: bit 63 = released; the rest is kind-specific. */
 #define SEM_DEAD (1ull << 63)
+
+/* A created buffer: what later commands check against. */
+typedef struct sem_buffer {
+    uint64_t size, page_size;
+    uint64_t start, end; /* bytes [start, end) in each of its banks */
+    bool l1;
+} sem_buffer;
+
+/* Per-bank ranges of the buffers alive now, sorted by start (they never
+ * overlap, so the order is total): overlap checks in O(log n). */
+typedef struct sem_span {
+    uint64_t start, end;
+    uint32_t id;
+} sem_span;
+
+typedef struct sem_spans {
+    sem_span *v;
+    size_t count, cap;
+} sem_spans;
 
 typedef struct sem {
     const lmb_semantic_options *opts;
     fb_table root;
     uint16_t grid_x, grid_y;
     uint32_t l1_size;
-    uint64_t dram_total; /* saturated at UINT64_MAX */
-    sem_map buffers;     /* id -> size */
-    sem_map programs;    /* id -> 0 */
-    sem_map kernels;     /* id -> owning program */
+    uint32_t dram_banks;
+    uint64_t dram_limit; /* bank bytes below the trace region */
+    uint32_t queues;     /* command queues the descriptor gives */
+    sem_buffer *bufs;    /* indexed by the buffers map's values */
+    size_t buf_count, buf_cap;
+    sem_spans live[2]; /* [0] DRAM, [1] L1 */
+    sem_map buffers;   /* id -> index into bufs */
+    sem_map programs;  /* id -> 0 */
+    sem_map kernels;   /* id -> owning program */
     sem_map cbs;
     sem_map traces; /* id -> 1 captured/loaded, 2 capturing */
     int64_t index;  /* current command, or -1 for file-level checks */
@@ -187,13 +175,131 @@ static lm_status sem_kernel_of(const sem *s, uint32_t program, uint32_t kernel) 
     return st;
 }
 
-static lm_status sem_blob_fits(const sem *s, const char *field, uint32_t buffer, lmb_BlobRef ref) {
-    uint64_t size;
-    lm_status st = sem_use(s, &s->buffers, "buffer_id", "buffer", buffer, &size);
-    if (!st && ref.size > size)
-        st = sem_fail(s, field, "%" PRIu64 " bytes for buffer %" PRIu32 " of %" PRIu64 " bytes",
-                      ref.size, buffer, size);
+/* A live buffer's record. */
+static lm_status sem_buffer_use(const sem *s, const char *field, uint32_t id,
+                                const sem_buffer **out) {
+    uint64_t index = 0;
+    lm_status st = sem_use(s, &s->buffers, field, "buffer", id, &index);
+    if (!st) *out = &s->bufs[index];
     return st;
+}
+
+/* Writes and goldens cover their buffer exactly: a shorter blob would leave
+ * part of the buffer unchecked or stale without saying so. */
+static lm_status sem_blob_matches(const sem *s, const char *field, uint32_t buffer,
+                                  lmb_BlobRef ref) {
+    const sem_buffer *b;
+    lm_status st = sem_buffer_use(s, "buffer_id", buffer, &b);
+    if (!st && ref.size != b->size)
+        st = sem_fail(s, field, "%" PRIu64 " bytes for buffer %" PRIu32 " of %" PRIu64 " bytes",
+                      ref.size, buffer, b->size);
+    return st;
+}
+
+static lm_status sem_queue(const sem *s, uint8_t cq_id) {
+    if (cq_id >= s->queues)
+        return sem_fail(s, "cq_id", "command queue %u (the device has %" PRIu32 ")", cq_id,
+                        s->queues);
+    return LM_OK;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+/* Index of the first live span that ends after `start`. */
+static size_t sem_span_find(const sem_spans *sp, uint64_t start) {
+    size_t lo = 0, hi = sp->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sp->v[mid].end <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static lm_status sem_span_add(sem *s, sem_spans *sp, uint32_t id, const sem_buffer *b) {
+    size_t at = sem_span_find(sp, b->start);
+    if (at < sp->count && sp->v[at].start < b->end)
+        return sem_fail(s, "address",
+                        "%s buffer %" PRIu32 " at [0x%" PRIx64 ", 0x%" PRIx64
+                        ") of each bank overlaps buffer %" PRIu32 " at [0x%" PRIx64 ", 0x%" PRIx64
+                        "), which is still alive",
+                        b->l1 ? "L1" : "DRAM", id, b->start, b->end, sp->v[at].id, sp->v[at].start,
+                        sp->v[at].end);
+    if (sp->count == sp->cap) {
+        size_t cap = sp->cap ? sp->cap * 2 : 64;
+        sem_span *v = realloc(sp->v, cap * sizeof *v);
+        if (!v) return sem_oom();
+        sp->v = v;
+        sp->cap = cap;
+    }
+    memmove(&sp->v[at + 1], &sp->v[at], (sp->count - at) * sizeof *sp->v);
+    sp->v[at] = (sem_span){b->start, b->end, id};
+    sp->count++;
+    return LM_OK;
+}
+
+static void sem_span_remove(sem_spans *sp, const sem_buffer *b) {
+    size_t at = sem_span_find(sp, b->start);
+    if (at < sp->count && sp->v[at].start == b->start) {
+        memmove(&sp->v[at], &sp->v[at + 1], (sp->count - at - 1) * sizeof *sp->v);
+        sp->count--;
+    }
+}
+
+/* Checks a CreateBuffer against the descriptor's geometry and the buffers
+ * alive now, then defines it. */
+static lm_status sem_create_buffer(sem *s, fb_table c) {
+    uint32_t id = lmb_CreateBuffer_buffer_id(c);
+    uint64_t size = lmb_CreateBuffer_size(c), page = lmb_CreateBuffer_page_size(c);
+    uint64_t address = lmb_CreateBuffer_address(c);
+    lmb_BufferType bt = lmb_CreateBuffer_type(c);
+    if (bt != LMB_BufferType_DRAM && bt != LMB_BufferType_L1)
+        return sem_fail(s, "type", "buffer type %u is not DRAM or L1", bt);
+    if (lmb_CreateBuffer_layout(c) != LMB_BufferLayout_Interleaved)
+        return sem_fail(s, "layout", "layout %u is not Interleaved", lmb_CreateBuffer_layout(c));
+    if (page == 0) return sem_fail(s, "page_size", "page size 0");
+    if (size == 0 || size % page)
+        return sem_fail(s, "size",
+                        "size %" PRIu64 " is not a nonzero multiple of page size %" PRIu64, size,
+                        page);
+    const lmb_memory_map *mm = &s->opts->memory_map;
+    bool l1 = bt == LMB_BufferType_L1;
+    uint32_t align = l1 ? mm->l1_alignment : mm->dram_alignment;
+    uint64_t banks = l1 ? (uint64_t)s->grid_x * s->grid_y : s->dram_banks;
+    uint64_t lo = l1 ? mm->l1_base : 0, hi = l1 ? s->l1_size : s->dram_limit;
+    uint64_t stride = page, per_bank, end;
+    if ((align && !ck_align_up_u64(page, align, &stride)) ||
+        !ck_mul_u64(ck_div_ceil_u64(size / page, banks), stride, &per_bank) ||
+        !ck_add_u64(address, per_bank, &end) || address < lo || end > hi)
+        return sem_fail(s, "size",
+                        "%s buffer of %" PRIu64 " bytes in pages of %" PRIu64 " at 0x%" PRIx64
+                        " does not fit [0x%" PRIx64 ", 0x%" PRIx64 ") of its %" PRIu64 " banks",
+                        l1 ? "L1" : "DRAM", size, page, address, lo, hi, banks);
+    if (align && address % align)
+        return sem_fail(s, "address", "0x%" PRIx64 " is not a multiple of %" PRIu32, address,
+                        align);
+    if (s->buf_count == s->buf_cap) {
+        size_t cap = s->buf_cap ? s->buf_cap * 2 : 64;
+        sem_buffer *v = realloc(s->bufs, cap * sizeof *v);
+        if (!v) return sem_oom();
+        s->bufs = v;
+        s->buf_cap = cap;
+    }
+    sem_buffer b = {size, page, address, end, l1};
+    lm_status st = sem_define(s, &s->buffers, "buffer_id", "buffer", id, s->buf_count);
+    if (!st) st = sem_span_add(s, &s->live[l1], id, &b);
+    if (!st) s->bufs[s->buf_count++] = b;
+    return st;
+}
+
+static lm_status sem_deallocate_buffer(sem *s, uint32_t id) {
+    const sem_buffer *b;
+    lm_status st = sem_buffer_use(s, "buffer_id", id, &b);
+    if (st) return st;
+    sem_span_remove(&s->live[b->l1], b);
+    return sem_release(s, &s->buffers, "buffer_id", "buffer", id);
 }
 
 /* ------------------------------------------------------------ kernel ELFs */
@@ -261,42 +367,24 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
     lm_status st = LM_OK;
     char f[64];
     switch (type) {
-    case LMB_Command_CreateBuffer: {
-        uint64_t size = lmb_CreateBuffer_size(c), page = lmb_CreateBuffer_page_size(c);
-        lmb_BufferType bt = lmb_CreateBuffer_type(c);
-        if (bt != LMB_BufferType_DRAM && bt != LMB_BufferType_L1)
-            return sem_fail(s, "type", "buffer type %u is not DRAM or L1", bt);
-        if (lmb_CreateBuffer_layout(c) != LMB_BufferLayout_Interleaved)
-            return sem_fail(s, "layout", "layout %u is not Interleaved",
-                            lmb_CreateBuffer_layout(c));
-        if (page == 0) return sem_fail(s, "page_size", "page size 0");
-        if (size == 0 || size % page)
-            return sem_fail(s, "size",
-                            "size %" PRIu64 " is not a nonzero multiple of page size %" PRIu64,
-                            size, page);
-        if (bt == LMB_BufferType_DRAM && size > s->dram_total)
-            return sem_fail(s, "size", "%" PRIu64 " bytes exceed the %" PRIu64 " bytes of DRAM",
-                            size, s->dram_total);
-        if (bt == LMB_BufferType_L1 && lmb_CreateBuffer_address(c) >= s->l1_size)
-            return sem_fail(s, "address", "L1 address 0x%" PRIx64 " beyond L1 size %" PRIu32,
-                            lmb_CreateBuffer_address(c), s->l1_size);
-        return sem_define(s, &s->buffers, "buffer_id", "buffer", lmb_CreateBuffer_buffer_id(c),
-                          size);
-    }
+    case LMB_Command_CreateBuffer:
+        return sem_create_buffer(s, c);
     case LMB_Command_DeallocateBuffer:
-        return sem_release(s, &s->buffers, "buffer_id", "buffer",
-                           lmb_DeallocateBuffer_buffer_id(c));
+        return sem_deallocate_buffer(s, lmb_DeallocateBuffer_buffer_id(c));
     case LMB_Command_EnqueueWriteBuffer:
-        return sem_blob_fits(s, "data", lmb_EnqueueWriteBuffer_buffer_id(c),
-                             lmb_EnqueueWriteBuffer_data(c));
+        if ((st = sem_queue(s, lmb_EnqueueWriteBuffer_cq_id(c)))) return st;
+        return sem_blob_matches(s, "data", lmb_EnqueueWriteBuffer_buffer_id(c),
+                                lmb_EnqueueWriteBuffer_data(c));
     case LMB_Command_EnqueueReadBuffer:
+        if ((st = sem_queue(s, lmb_EnqueueReadBuffer_cq_id(c)))) return st;
         return sem_use(s, &s->buffers, "buffer_id", "buffer", lmb_EnqueueReadBuffer_buffer_id(c),
                        NULL);
     case LMB_Command_CompareToGolden:
-        return sem_blob_fits(s, "golden", lmb_CompareToGolden_buffer_id(c),
-                             lmb_CompareToGolden_golden(c));
+        if ((st = sem_queue(s, lmb_CompareToGolden_cq_id(c)))) return st;
+        return sem_blob_matches(s, "golden", lmb_CompareToGolden_buffer_id(c),
+                                lmb_CompareToGolden_golden(c));
     case LMB_Command_FinishQueue:
-        return LM_OK;
+        return sem_queue(s, lmb_FinishQueue_cq_id(c));
     case LMB_Command_CreateProgram:
         return sem_define(s, &s->programs, "program_id", "program", lmb_CreateProgram_program_id(c),
                           0);
@@ -372,6 +460,20 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
                 return sem_fail(s, f, "page size %" PRIu32 " does not divide total size %" PRIu32,
                                 cf.page_size, total);
         }
+        uint32_t global = lmb_CreateCircularBuffer_global_buffer_id(c);
+        if (global) {
+            const sem_buffer *b;
+            if ((st = sem_buffer_use(s, "global_buffer_id", global, &b))) return st;
+            if (!b->l1)
+                return sem_fail(s, "global_buffer_id",
+                                "buffer %" PRIu32 " is in DRAM; a circular buffer needs L1",
+                                global);
+            if (b->end - b->start < total)
+                return sem_fail(s, "global_buffer_id",
+                                "buffer %" PRIu32 " holds %" PRIu64
+                                " bytes per core, the circular buffer needs %" PRIu32,
+                                global, b->end - b->start, total);
+        }
         return sem_define(s, &s->cbs, "cb_id", "circular buffer", lmb_CreateCircularBuffer_cb_id(c),
                           0);
     }
@@ -388,13 +490,16 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
                             lmb_CreateSemaphore_semaphore_id(c), s->opts->max_semaphores);
         return LM_OK;
     case LMB_Command_EnqueueProgram:
+        if ((st = sem_queue(s, lmb_EnqueueProgram_cq_id(c)))) return st;
         return sem_use(s, &s->programs, "program_id", "program", lmb_EnqueueProgram_program_id(c),
                        NULL);
     case LMB_Command_BeginTraceCapture:
+        if ((st = sem_queue(s, lmb_BeginTraceCapture_cq_id(c)))) return st;
         return sem_define(s, &s->traces, "trace_id", "trace", lmb_BeginTraceCapture_trace_id(c), 2);
     case LMB_Command_EndTraceCapture: {
         uint32_t id = lmb_EndTraceCapture_trace_id(c);
         uint64_t state;
+        if ((st = sem_queue(s, lmb_EndTraceCapture_cq_id(c)))) return st;
         if ((st = sem_use(s, &s->traces, "trace_id", "trace", id, &state))) return st;
         if (state != 2)
             return sem_fail(s, "trace_id", "trace %" PRIu32 " is not being captured", id);
@@ -404,6 +509,7 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
     case LMB_Command_LoadTrace: {
         uint32_t id = lmb_LoadTrace_trace_id(c);
         lmb_BlobRef ref;
+        if ((st = sem_queue(s, lmb_LoadTrace_cq_id(c)))) return st;
         if (!lmb_find_trace(s->root, id, &ref))
             return sem_fail(s, "trace_id", "trace %" PRIu32 " is not in the file's traces", id);
         return sem_define(s, &s->traces, "trace_id", "trace", id, 1);
@@ -411,6 +517,7 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
     case LMB_Command_ReplayTrace: {
         uint32_t id = lmb_ReplayTrace_trace_id(c);
         uint64_t state;
+        if ((st = sem_queue(s, lmb_ReplayTrace_cq_id(c)))) return st;
         if ((st = sem_use(s, &s->traces, "trace_id", "trace", id, &state))) return st;
         if (state != 1)
             return sem_fail(s, "trace_id", "trace %" PRIu32 " is still being captured", id);
@@ -421,6 +528,48 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
     default:
         return sem_fail(s, "cmd", "unknown command type %u", type);
     }
+}
+
+/* Bytes per element of the formats a shape may describe; 0 for the rest. */
+static uint32_t sem_element_size(lmb_DataFormat f) {
+    switch (f) {
+    case LMB_DataFormat_Float32:
+    case LMB_DataFormat_UInt32:
+    case LMB_DataFormat_Int32:
+        return 4;
+    case LMB_DataFormat_Float16_b:
+    case LMB_DataFormat_UInt16:
+        return 2;
+    case LMB_DataFormat_UInt8:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A named buffer's role, format and shape agree with the buffer. */
+static lm_status sem_name(const sem *s, const char *field, fb_table n) {
+    lmb_BufferRole role = lmb_BufferName_role(n);
+    if (role == LMB_BufferRole_Invalid || role > LMB_BufferRole_MAX)
+        return sem_fail(s, field, "role %u is not Input, Output or InputOutput", role);
+    const sem_buffer *b = &s->bufs[*sem_find(&s->buffers, lmb_BufferName_buffer_id(n)) & ~SEM_DEAD];
+    lmb_DataFormat format = lmb_BufferName_format(n);
+    fb_vec shape = lmb_BufferName_shape(n);
+    if (!shape.len) return LM_OK;
+    uint32_t esize = sem_element_size(format);
+    if (!esize)
+        return sem_fail(s, field, "a shape needs an element format (data format %u has none)",
+                        format);
+    if (shape.len > 8) return sem_fail(s, field, "rank %" PRIu32 " (at most 8)", shape.len);
+    uint64_t bytes = esize;
+    for (uint32_t i = 0; i < shape.len; i++)
+        if (fb_vec_u32(shape, i) == 0 || !ck_mul_u64(bytes, fb_vec_u32(shape, i), &bytes))
+            return sem_fail(s, field, "dimension %" PRIu32 " is 0 or the shape overflows", i);
+    if (bytes != b->size)
+        return sem_fail(s, field,
+                        "shape and format give %" PRIu64 " bytes, the buffer has %" PRIu64, bytes,
+                        b->size);
+    return LM_OK;
 }
 
 lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts) {
@@ -443,11 +592,19 @@ lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semant
         return sem_fail(&s, "system", "grid %ux%u (each side must be 1..%" PRIu32 ")", s.grid_x,
                         s.grid_y, opts->max_grid);
     if (s.l1_size == 0) return sem_fail(&s, "system.l1_size", "L1 size 0");
-    if (lmb_SystemDescriptor_dram_banks(sys) == 0 || lmb_SystemDescriptor_dram_bank_size(sys) == 0)
-        return sem_fail(&s, "system.dram_banks", "no DRAM");
-    if (!ck_mul_u64(lmb_SystemDescriptor_dram_banks(sys), lmb_SystemDescriptor_dram_bank_size(sys),
-                    &s.dram_total))
-        s.dram_total = UINT64_MAX;
+    s.dram_banks = lmb_SystemDescriptor_dram_banks(sys);
+    uint64_t bank = lmb_SystemDescriptor_dram_bank_size(sys);
+    uint64_t trace_region = lmb_SystemDescriptor_trace_region_size(sys);
+    if (s.dram_banks == 0 || bank == 0) return sem_fail(&s, "system.dram_banks", "no DRAM");
+    if (trace_region >= bank)
+        return sem_fail(&s, "system.trace_region_size",
+                        "%" PRIu64 " bytes of a %" PRIu64 "-byte DRAM bank", trace_region, bank);
+    s.dram_limit = bank - trace_region;
+    s.queues = lmb_SystemDescriptor_num_command_queues(sys);
+    if (s.queues == 0) s.queues = 1; /* a file that does not say has one queue */
+    if (opts->memory_map.max_command_queues && s.queues > opts->memory_map.max_command_queues)
+        return sem_fail(&s, "system.num_command_queues", "%" PRIu32 " (at most %" PRIu32 ")",
+                        s.queues, opts->memory_map.max_command_queues);
     fb_vec df = lmb_SystemDescriptor_data_formats(sys);
     for (uint32_t i = 0; i < df.len; i++)
         if (fb_vec_u8(df, i) == LMB_DataFormat_Invalid)
@@ -481,12 +638,17 @@ lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semant
                           lmb_BufferName_buffer_id(n));
         else if (lmb_BufferName_name(n).len == 0)
             st = sem_fail(&s, field, "empty name");
+        else
+            st = sem_name(&s, field, n);
         for (uint32_t j = 0; j < i && !st; j++) {
             fb_str a = lmb_BufferName_name(fb_vec_table(names, j)), b = lmb_BufferName_name(n);
             if (a.len == b.len && !memcmp(a.ptr, b.ptr, a.len))
                 st = sem_fail(&s, field, "name \"%s\" is used twice", b.ptr);
         }
     }
+    free(s.bufs);
+    free(s.live[0].v);
+    free(s.live[1].v);
     sem_free(&s.buffers);
     sem_free(&s.programs);
     sem_free(&s.kernels);

@@ -7,9 +7,14 @@
  * program and (for args) a kernel of that program; core ranges are ordered
  * and inside the descriptor's grid; CB indices < 32 and sizes consistent;
  * runtime args per core per kernel within the device limit; buffer writes,
- * reads and goldens fit their buffer; trace capture/load/replay/release
+ * reads and goldens fit their buffer; every buffer's pages fit its banks
+ * (the descriptor's DRAM and L1 geometry) at its recorded address, and
+ * buffers alive at the same time never overlap; writes and goldens are the
+ * size of their buffer; queue ids exist; trace capture/load/replay/release
  * pair up; every kernel ELF is a well-formed RV32 executable whose loadable
- * segments fit the kernel memory map; buffer names refer to created buffers.
+ * segments fit the kernel memory map; buffer names are unique, refer to
+ * created buffers and describe them consistently (role, format, shape);
+ * circular buffers over a global buffer name a live L1 buffer big enough.
  *
  * The kernel memory map comes in as parameters so this layer does not
  * depend on the simulator; replay passes the simulator's numbers.
@@ -31,8 +36,20 @@ typedef struct lmb_kernel_map {
     uint32_t local_base, local_size; /* writable segments (data, bss) */
 } lmb_kernel_map;
 
+/* How the device lays buffers out (see runtime/device.h): an interleaved
+ * buffer of P pages takes ceil(P / banks) pages per bank, each page rounded
+ * up to the alignment, from its recorded address on. DRAM buffers live in
+ * [0, dram_bank_size - trace_region_size) of every bank, L1 buffers in
+ * [l1_base, l1_size) of every core. */
+typedef struct lmb_memory_map {
+    uint32_t dram_alignment, l1_alignment; /* 0: pages are not rounded up */
+    uint64_t l1_base;                      /* first L1 byte for buffers */
+    uint32_t max_command_queues;           /* 0: not checked */
+} lmb_memory_map;
+
 typedef struct lmb_semantic_options {
     lmb_kernel_map kernel_map; /* all zero: segments are not placed-checked */
+    lmb_memory_map memory_map;
     uint32_t max_runtime_args; /* per core per kernel; default 341 */
     uint32_t max_grid;         /* largest grid_x / grid_y; default 32 */
     uint32_t max_compile_args; /* default 64 */

@@ -375,10 +375,10 @@ lm_status lmb_verify(const void *data, uint64_t size, const lmb_verify_options *
                         "file is version %u.%u, this reader supports %u.x", ver.major, ver.minor,
                         LMB_FORMAT_MAJOR);
     lmb_Integrity integrity = lmb_LightMetalBinary_integrity(root);
-    if (integrity.algorithm != LMB_HashAlgorithm_XXH3_64)
+    if (integrity.algorithm != LMB_HashAlgorithm_XXH3_64_Pieces)
         return lmb_fail(FB_ERR_HASH_ALGORITHM, out_reason, "LightMetalBinary.integrity.algorithm",
-                        "%u (this reader knows XXH3_64 = %u)", integrity.algorithm,
-                        LMB_HashAlgorithm_XXH3_64);
+                        "%u (this reader knows XXH3_64_Pieces = %u)", integrity.algorithm,
+                        LMB_HashAlgorithm_XXH3_64_Pieces);
     uint64_t end = lmb_table_area_end(data, size), pos = lmb_digest_pos(data);
     if (pos + 8 > end)
         return lmb_fail(FB_ERR_DIGEST, out_reason, "LightMetalBinary.integrity.table_digest",

@@ -238,16 +238,25 @@ lm_status lmb_writer_add_trace(lmb_writer *w, uint32_t trace_id, const void *dat
 
 lm_status lmb_writer_name_buffer(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
                                  const char *name) {
+    return lmb_writer_name_tensor(w, buffer_id, role, name, LMB_DataFormat_Invalid, NULL, 0);
+}
+
+lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
+                                 const char *name, lmb_DataFormat format, const uint32_t *shape,
+                                 uint32_t rank) {
     lm_status st = lmb_writable(w, "lmb_writer_name_buffer");
     if (st) return st;
     if (!name) return err_set(LM_ERR_INVALID_ARGUMENT, "lmb_writer_name_buffer: name is NULL");
     if (!lmb_grow((void **)&w->names, &w->name_cap, w->name_count, sizeof(fb_ref)))
         return lmb_oom("listing buffer names");
     fb_ref s = fb_create_string(&w->b, name, strlen(name));
+    fb_ref dims = rank ? fb_create_vector(&w->b, shape, rank, 4, 4) : 0;
     lmb_BufferName_start(&w->b);
     lmb_BufferName_add_buffer_id(&w->b, buffer_id);
     lmb_BufferName_add_role(&w->b, role);
     lmb_BufferName_add_name(&w->b, s);
+    lmb_BufferName_add_format(&w->b, format);
+    lmb_BufferName_add_shape(&w->b, dims);
     fb_ref t = lmb_BufferName_end(&w->b);
     if (fb_builder_status(&w->b)) return fb_builder_status(&w->b);
     w->names[w->name_count++] = t;
@@ -257,6 +266,7 @@ lm_status lmb_writer_name_buffer(lmb_writer *w, uint32_t buffer_id, lmb_BufferRo
 void lmb_header_init(lmb_header *hdr) {
     memset(hdr, 0, sizeof *hdr);
     hdr->producer = "lightmetal";
+    hdr->num_command_queues = 2;
 }
 
 static int lmb_cmp_trace(const void *a, const void *b) {
@@ -300,6 +310,9 @@ lm_status lmb_writer_finish(lmb_writer *w, const lmb_header *hdr) {
     lmb_SystemDescriptor_add_grid_y(b, hdr->grid_y);
     lmb_SystemDescriptor_add_dram_banks(b, hdr->dram_banks);
     lmb_SystemDescriptor_add_data_formats(b, formats);
+    lmb_SystemDescriptor_add_num_command_queues(b, hdr->num_command_queues);
+    lmb_SystemDescriptor_add_watchdog_instructions(b, hdr->watchdog_instructions);
+    lmb_SystemDescriptor_add_trace_region_size(b, hdr->trace_region_size);
     fb_ref system = lmb_SystemDescriptor_end(b);
 
     /* The table area's size is known only once it is finished, yet the root
@@ -307,7 +320,7 @@ lm_status lmb_writer_finish(lmb_writer *w, const lmb_header *hdr) {
      * so the size does not depend on their values: write placeholders, then
      * patch them in the finished buffer. */
     lmb_Version version = {LMB_FORMAT_MAJOR, LMB_FORMAT_MINOR, 0};
-    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64, 0};
+    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64_Pieces, 0};
     lmb_LightMetalBinary_start(b);
     lmb_LightMetalBinary_add_integrity(b, &integrity);
     fb_add_u64(b, LMB_ID_LightMetalBinary_data_offset, ~0ull);

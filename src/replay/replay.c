@@ -11,9 +11,12 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/hash.h"
+#include "base/idmap.h"
 #include "format/lmb.h"
 #include "format/lmb_enums.h"
 #include "format/lmb_semantic.h"
+#include "replay/replay.h"
 #include "runtime/buffer.h"
 #include "runtime/capture_sink.h"
 #include "runtime/cq.h"
@@ -23,21 +26,11 @@
 #include "runtime/trace_blob.h"
 #include "sim/kernel_map.h"
 
-/* File id -> runtime handle, for one kind of object, during a run. */
-typedef struct id_slot {
-    uint32_t id;
-    uint64_t handle;
-} id_slot;
-
-typedef struct id_table {
-    id_slot *slots;
-    uint32_t count, capacity;
-} id_table;
-
 typedef struct named {
     char *name;
     uint32_t buffer_id;
-    const void *input; /* replacement for what the workload writes, or NULL */
+    lm_replay_buffer_info info; /* info.name is `name` */
+    const void *input;          /* replacement for what the workload writes, or NULL */
     uint64_t input_size;
     void *output; /* contents at the end of the last run */
     uint64_t output_size;
@@ -59,7 +52,7 @@ typedef struct run_state {
     lm_device *dev;
     const lm_replay_options *opts;
     lm_replay_report *report;
-    id_table buffers, programs, kernels, traces;
+    idmap buffers, programs, kernels, traces; /* file id -> runtime handle */
     void **reads; /* host copies the workload read into, freed after the run */
     uint32_t read_count, read_capacity;
     uint32_t index; /* the command being run, for messages */
@@ -67,34 +60,29 @@ typedef struct run_state {
 
 /* ---- id tables ---- */
 
-static lm_status id_put(id_table *t, uint32_t id, uint64_t handle) {
-    if (t->count == t->capacity) {
-        uint32_t cap = t->capacity ? t->capacity * 2 : 32;
-        id_slot *s = realloc(t->slots, cap * sizeof *s);
-        if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        t->slots = s;
-        t->capacity = cap;
-    }
-    t->slots[t->count++] = (id_slot){id, handle};
-    return LM_OK;
+static lm_status id_put(idmap *t, uint32_t id, uint64_t handle) {
+    return idmap_put(t, id, handle) ? LM_OK
+                                    : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
 
-/* The newest handle for `id` (the verifier guarantees it was defined). */
-static uint64_t id_get(const id_table *t, uint32_t id) {
-    for (uint32_t i = t->count; i-- > 0;)
-        if (t->slots[i].id == id) return t->slots[i].handle;
-    return 0;
-}
-
-static void id_drop(id_table *t, uint32_t id) {
-    for (uint32_t i = t->count; i-- > 0;)
-        if (t->slots[i].id == id) {
-            t->slots[i] = t->slots[--t->count];
-            return;
-        }
+/* The handle for `id` (the verifier guarantees it was defined). */
+static uint64_t id_get(const idmap *t, uint32_t id) {
+    const uint64_t *h = idmap_find(t, id);
+    return h ? *h : 0;
 }
 
 /* ---- opening ---- */
+
+/* The size the file gives buffer `buffer_id` (its CreateBuffer). */
+static uint64_t created_size(fb_vec commands, uint32_t buffer_id) {
+    for (uint32_t i = 0; i < commands.len; i++) {
+        fb_table e = fb_vec_table(commands, i);
+        if (lmb_CommandEntry_cmd_type(e) != LMB_Command_CreateBuffer) continue;
+        fb_table c = lmb_CommandEntry_cmd(e);
+        if (lmb_CreateBuffer_buffer_id(c) == buffer_id) return lmb_CreateBuffer_size(c);
+    }
+    return 0;
+}
 
 static lm_status load_names(lm_replay *r) {
     fb_vec v = lmb_LightMetalBinary_buffer_names(r->root);
@@ -110,8 +98,30 @@ static lm_status load_names(lm_replay *r) {
         if (!nm->name) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         memcpy(nm->name, name.ptr, name.len);
         nm->name[name.len] = '\0';
+        /* Roles and formats share the file's numbering (verified ranges). */
+        lm_replay_buffer_info *info = &nm->info;
+        info->name = nm->name;
+        info->role = (lm_buffer_role)lmb_BufferName_role(t);
+        info->size = created_size(r->commands, nm->buffer_id);
+        info->format = lmb_data_format_to_api(lmb_BufferName_format(t));
+        fb_vec shape = lmb_BufferName_shape(t);
+        info->rank = shape.len;
+        for (uint32_t d = 0; d < shape.len && d < LM_MAX_TENSOR_RANK; d++)
+            info->shape[d] = fb_vec_u32(shape, d);
     }
     return LM_OK;
+}
+
+void rp_semantic_options(lmb_semantic_options *so) {
+    lmb_semantic_options_init(so);
+    so->kernel_map = (lmb_kernel_map){.code_base = KMAP_CODE_BASE,
+                                      .code_size = KMAP_CODE_SIZE,
+                                      .local_base = KMAP_LOCAL_BASE,
+                                      .local_size = KMAP_LOCAL_SIZE};
+    so->memory_map = (lmb_memory_map){.dram_alignment = RT_DRAM_ALIGNMENT,
+                                      .l1_alignment = RT_L1_ALIGNMENT,
+                                      .l1_base = RT_L1_RESERVED,
+                                      .max_command_queues = LM_MAX_COMMAND_QUEUES};
 }
 
 static lm_status open_verified(const void *data, uint64_t size, lm_replay *r) {
@@ -120,11 +130,7 @@ static lm_status open_verified(const void *data, uint64_t size, lm_replay *r) {
     lm_status st = lmb_verify(data, size, &vo, NULL);
     if (st) return st;
     lmb_semantic_options so;
-    lmb_semantic_options_init(&so);
-    so.kernel_map = (lmb_kernel_map){.code_base = KMAP_CODE_BASE,
-                                     .code_size = KMAP_CODE_SIZE,
-                                     .local_base = KMAP_LOCAL_BASE,
-                                     .local_size = KMAP_LOCAL_SIZE};
+    rp_semantic_options(&so);
     st = lmb_verify_semantics(data, size, &so);
     if (st) return st;
     r->data = data;
@@ -132,6 +138,22 @@ static lm_status open_verified(const void *data, uint64_t size, lm_replay *r) {
     r->root = lmb_root(data);
     r->commands = lmb_LightMetalBinary_commands(r->root);
     return load_names(r);
+}
+
+uint32_t lm_replay_buffer_count(const lm_replay *r) {
+    return r ? r->name_count : 0;
+}
+
+lm_status lm_replay_buffer_info_at(const lm_replay *r, uint32_t index,
+                                   lm_replay_buffer_info *out_info) {
+    const char *fn = "lm_replay_buffer_info_at";
+    if (!r || !out_info)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay and out_info must not be NULL", fn);
+    if (index >= r->name_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: index %u, the binary names %u buffers", fn,
+                       index, r->name_count);
+    *out_info = r->names[index].info;
+    return LM_OK;
 }
 
 void lm_replay_close(lm_replay *r) {
@@ -192,24 +214,13 @@ static named *find_buffer_name(lm_replay *r, uint32_t buffer_id) {
     return NULL;
 }
 
-/* The size the file gives the named buffer. */
-static uint64_t named_size(const lm_replay *r, uint32_t buffer_id) {
-    for (uint32_t i = 0; i < r->commands.len; i++) {
-        fb_table e = fb_vec_table(r->commands, i);
-        if (lmb_CommandEntry_cmd_type(e) != LMB_Command_CreateBuffer) continue;
-        fb_table c = lmb_CommandEntry_cmd(e);
-        if (lmb_CreateBuffer_buffer_id(c) == buffer_id) return lmb_CreateBuffer_size(c);
-    }
-    return 0;
-}
-
 lm_status lm_replay_set_input(lm_replay *r, const char *name, const void *data, uint64_t size) {
     const char *fn = "lm_replay_set_input";
     if (!r || !name || !data)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay, name and data must not be NULL", fn);
     named *nm = find_name(r, name);
     if (!nm) return err_set(LM_ERR_NOT_FOUND, "%s: the binary has no buffer named '%s'", fn, name);
-    uint64_t want = named_size(r, nm->buffer_id);
+    uint64_t want = nm->info.size;
     if (size != want)
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "%s: buffer '%s' holds %llu bytes, the input has %llu", fn, name,
@@ -237,7 +248,7 @@ lm_status lm_replay_get_output(lm_replay *r, const char *name, void *dst, uint64
 
 void lm_replay_options_init(lm_replay_options *opts) {
     if (!opts) return;
-    *opts = (lm_replay_options){.loops = 1};
+    *opts = (lm_replay_options){.loops = 1, .check_blob_hashes = true, .check_goldens = true};
 }
 
 /* ---- running ---- */
@@ -280,22 +291,11 @@ static lm_status keep_read(run_state *s, void *host) {
     return LM_OK;
 }
 
-/* Compares a buffer's contents with a golden, bit for bit or within the
- * tolerance; records the outcome in the report. */
-static lm_status compare(run_state *s, const uint8_t *got, const uint8_t *want, uint64_t size) {
+/* First element (4-byte words) of got[0, n) outside the tolerance, or
+ * UINT64_MAX; widens the report's error figures. */
+static uint64_t first_beyond(run_state *s, const uint8_t *got, const uint8_t *want, uint64_t n) {
     lm_replay_report *rep = s->report;
-    rep->goldens_checked++;
-    if (!s->opts->tolerance) {
-        if (!memcmp(got, want, size)) return LM_OK;
-        uint64_t i = 0;
-        while (got[i] == want[i])
-            i++;
-        rep->goldens_failed++;
-        rep->first_mismatch = i;
-        return err_set(LM_ERR_MISMATCH, "golden mismatch at byte %llu: got 0x%02x, expected 0x%02x",
-                       (unsigned long long)i, got[i], want[i]);
-    }
-    uint64_t n = size / 4, first = UINT64_MAX;
+    uint64_t first = UINT64_MAX;
     for (uint64_t i = 0; i < n; i++) {
         float g, w;
         memcpy(&g, got + 4 * i, 4);
@@ -306,13 +306,66 @@ static lm_status compare(run_state *s, const uint8_t *got, const uint8_t *want, 
         if (rel > rep->max_rel_error) rep->max_rel_error = rel;
         if (!ok && first == UINT64_MAX) first = i;
     }
+    return first;
+}
+
+/* Pieces of a golden hashed and then compared while still in cache. */
+#define GOLDEN_PIECE (64u << 10)
+
+/* Compares a buffer's contents with a golden, bit for bit or within the
+ * tolerance, hashing the golden on the way when asked (one read of it);
+ * records the outcome in the report. A golden whose hash is wrong is a
+ * damaged file, reported as such rather than as a mismatch. */
+static lm_status compare(run_state *s, const uint8_t *got, const uint8_t *want, uint64_t size,
+                         uint64_t hash) {
+    lm_replay_report *rep = s->report;
+    hash64_state h;
+    hash64_begin(&h, 0);
+    uint64_t first = UINT64_MAX;
+    for (uint64_t at = 0; at < size; at += GOLDEN_PIECE) {
+        size_t n = size - at < GOLDEN_PIECE ? (size_t)(size - at) : GOLDEN_PIECE;
+        if (s->opts->check_blob_hashes) hash64_update(&h, want + at, n);
+        if (first != UINT64_MAX) continue;
+        if (s->opts->tolerance) {
+            uint64_t f = first_beyond(s, got + at, want + at, n / 4);
+            if (f != UINT64_MAX) first = at / 4 + f;
+        } else if (memcmp(got + at, want + at, n)) {
+            uint64_t i = at;
+            while (got[i] == want[i])
+                i++;
+            first = i;
+        }
+    }
+    if (s->opts->check_blob_hashes && hash64_end(&h) != hash)
+        return err_set(LM_ERR_INVALID_FILE,
+                       "blob-hash-mismatch: the golden's %llu bytes hash to %016llx, the file says "
+                       "%016llx",
+                       (unsigned long long)size, (unsigned long long)hash64_end(&h),
+                       (unsigned long long)hash);
+    rep->goldens_checked++;
     if (first == UINT64_MAX) return LM_OK;
     rep->goldens_failed++;
     rep->first_mismatch = first;
+    if (!s->opts->tolerance)
+        return err_set(LM_ERR_MISMATCH, "golden mismatch at byte %llu: got 0x%02x, expected 0x%02x",
+                       (unsigned long long)first, got[first], want[first]);
     return err_set(LM_ERR_MISMATCH,
                    "golden mismatch at element %llu beyond the tolerance (max abs error %g, max "
                    "relative error %g)",
                    (unsigned long long)first, rep->max_abs_error, rep->max_rel_error);
+}
+
+/* Kernels and traces are small next to buffers and are hashed whole before
+ * they are used. */
+static lm_status check_blob(const run_state *s, const char *what, const uint8_t *data,
+                            lmb_BlobRef ref) {
+    if (!s->opts->check_blob_hashes) return LM_OK;
+    uint64_t got = hash64(data, (size_t)ref.size, 0);
+    if (got == ref.hash) return LM_OK;
+    return err_set(LM_ERR_INVALID_FILE,
+                   "blob-hash-mismatch: %s of %llu bytes hashes to %016llx, the file says %016llx",
+                   what, (unsigned long long)ref.size, (unsigned long long)got,
+                   (unsigned long long)ref.hash);
 }
 
 /* When the device is being captured, the replay records itself through the
@@ -352,7 +405,11 @@ static lm_status run_command(run_state *s, fb_table e) {
                               lmb_CreateBuffer_buffer_id(c), (unsigned long long)cfg.address);
         SINK(s, create_buffer, b);
         named *nm = find_buffer_name(r, lmb_CreateBuffer_buffer_id(c));
-        if (nm) SINK(s, name_buffer, b, nm->name);
+        if (nm) {
+            lm_buffer_name_options no = {nm->info.role, nm->info.format, nm->info.rank, {0}};
+            memcpy(no.shape, nm->info.shape, sizeof no.shape);
+            SINK(s, name_buffer, b, nm->name, &no);
+        }
         return id_put(&s->buffers, lmb_CreateBuffer_buffer_id(c), b.id);
     }
     case LMB_Command_DeallocateBuffer: {
@@ -360,7 +417,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_buffer b = {id_get(&s->buffers, id)};
         st = rt_buffer_destroy(b);
         if (!st) SINK(s, deallocate_buffer, b);
-        if (!st) id_drop(&s->buffers, id);
+        if (!st) idmap_remove(&s->buffers, id);
         return st;
     }
     case LMB_Command_EnqueueWriteBuffer: {
@@ -371,14 +428,14 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_buffer_config cfg;
         st = rt_buffer_describe(b, NULL, &cfg);
         named *nm = find_buffer_name(r, id);
-        if (nm && nm->input)
-            src = nm->input;
-        else if (!st && ref.size != cfg.size)
-            return err_set(LM_ERR_INVALID_FILE, "write of %llu bytes into buffer %u of %llu bytes",
-                           (unsigned long long)ref.size, id, (unsigned long long)cfg.size);
+        bool replaced = nm && nm->input;
+        if (replaced) src = nm->input;
+        lm_command_queue *cq = queue(s, lmb_EnqueueWriteBuffer_cq_id(c));
+        bool blocking = lmb_EnqueueWriteBuffer_blocking(c);
         if (!st)
-            st = rt_buffer_transfer(queue(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, (void *)src, true,
-                                    lmb_EnqueueWriteBuffer_blocking(c));
+            st = replaced || !s->opts->check_blob_hashes
+                     ? rt_buffer_transfer(cq, b, (void *)src, true, blocking)
+                     : rt_buffer_write_checked(cq, b, src, ref.hash, blocking);
         if (!st) s->report->bytes_written += cfg.size;
         if (!st)
             SINK(s, write_buffer, cq_id_of(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, src,
@@ -418,7 +475,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_program p = {id_get(&s->programs, id)};
         st = rt_program_release(p);
         if (!st) SINK(s, release_program, p);
-        if (!st) id_drop(&s->programs, id);
+        if (!st) idmap_remove(&s->programs, id);
         return st;
     }
     case LMB_Command_CreateKernel: {
@@ -426,6 +483,8 @@ static lm_status run_command(run_state *s, fb_table e) {
         if (!lmb_find_kernel_binary(r->root, lmb_CreateKernel_binary_hash(c), &ref))
             return err_set(LM_ERR_INVALID_FILE, "kernel binary %016llx is missing",
                            (unsigned long long)lmb_CreateKernel_binary_hash(c));
+        const uint8_t *elf = lmb_blob_data(r->data, r->root, ref);
+        if ((st = check_blob(s, "the kernel ELF", elf, ref))) return st;
         fb_table kc = lmb_CreateKernel_config(c);
         /* Processor and fidelity share the file's numbering (verified ranges). */
         lm_kernel_config cfg = {
@@ -443,8 +502,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_core_range_set cores = core_set(lmb_CreateKernel_cores(c));
         lm_kernel k;
         lm_program p = {id_get(&s->programs, lmb_CreateKernel_program_id(c))};
-        st = rt_kernel_create_from_elf(p, label, lmb_blob_data(r->data, r->root, ref), ref.size,
-                                       NULL, &cores, &cfg, &k);
+        st = rt_kernel_create_from_elf(p, label, elf, ref.size, NULL, &cores, &cfg, &k);
         if (!st) SINK(s, create_kernel, p, k, &cores, &cfg);
         return st ? st : id_put(&s->kernels, lmb_CreateKernel_kernel_id(c), k.id);
     }
@@ -494,6 +552,8 @@ static lm_status run_command(run_state *s, fb_table e) {
                 return err_set(LM_ERR_UNSUPPORTED, "circular buffer data format %u",
                                (unsigned)cf.format);
         }
+        uint32_t global = lmb_CreateCircularBuffer_global_buffer_id(c);
+        if (global) cfg.globally_allocated = (lm_buffer){id_get(&s->buffers, global)};
         lm_core_range_set cores = core_set(lmb_CreateCircularBuffer_cores(c));
         lm_circular_buffer cb;
         lm_program p = {id_get(&s->programs, lmb_CreateCircularBuffer_program_id(c))};
@@ -524,6 +584,7 @@ static lm_status run_command(run_state *s, fb_table e) {
     }
     case LMB_Command_CompareToGolden: {
         lmb_BlobRef ref = lmb_CompareToGolden_golden(c);
+        if (!s->opts->check_goldens) return LM_OK;
         void *got;
         uint64_t size;
         st = rt_buffer_read(queue(s, lmb_CompareToGolden_cq_id(c)),
@@ -534,7 +595,7 @@ static lm_status run_command(run_state *s, fb_table e) {
             st = err_set(LM_ERR_INVALID_FILE, "golden of %llu bytes for a buffer of %llu",
                          (unsigned long long)ref.size, (unsigned long long)size);
         else
-            st = compare(s, got, lmb_blob_data(r->data, r->root, ref), size);
+            st = compare(s, got, lmb_blob_data(r->data, r->root, ref), size, ref.hash);
         if (!st)
             SINK(s, golden, cq_id_of(s, lmb_CompareToGolden_cq_id(c)),
                  (lm_buffer){id_get(&s->buffers, lmb_CompareToGolden_buffer_id(c))},
@@ -558,6 +619,10 @@ static lm_status run_command(run_state *s, fb_table e) {
     }
     case LMB_Command_LoadTrace: {
         uint32_t id;
+        lmb_BlobRef ref;
+        if (lmb_find_trace(r->root, lmb_LoadTrace_trace_id(c), &ref) &&
+            (st = check_blob(s, "the trace", lmb_blob_data(r->data, r->root, ref), ref)))
+            return st;
         st = trace_blob_load(queue(s, lmb_LoadTrace_cq_id(c)), r->data, lmb_LoadTrace_trace_id(c),
                              &id);
         if (!st) SINK(s, trace_exists, cq_id_of(s, lmb_LoadTrace_cq_id(c)), id);
@@ -579,7 +644,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         uint32_t rid = (uint32_t)id_get(&s->traces, id);
         st = rt_trace_release(s->dev, rid);
         if (!st) SINK(s, release_trace, rid);
-        if (!st) id_drop(&s->traces, id);
+        if (!st) idmap_remove(&s->traces, id);
         return st;
     }
     default:
@@ -610,28 +675,46 @@ static lm_status end_run(run_state *s, lm_status st) {
         lm_status fs = rt_cq_finish(s->dev->queues[q]);
         if (!st) st = fs;
     }
-    /* Outputs are kept even after a golden mismatch: they show what differs. */
+    /* Outputs are kept after a golden mismatch (they show what differs) but
+     * not after a failure: the buffers may hold anything, and reading them
+     * back could cost more than the run and hide the real error. */
+    bool keep = st == LM_OK || st == LM_ERR_MISMATCH;
     for (uint32_t i = 0; i < r->name_count; i++) {
         named *nm = &r->names[i];
-        uint64_t handle = id_get(&s->buffers, nm->buffer_id);
-        if (!handle) continue;
         free(nm->output);
         nm->output = NULL;
+        uint64_t handle = id_get(&s->buffers, nm->buffer_id);
+        if (!keep || !handle) continue;
+        char message[ERR_MESSAGE_MAX];
+        err_copy(message, sizeof message);
         lm_status rs =
             rt_buffer_read(s->dev->queues[0], (lm_buffer){handle}, &nm->output, &nm->output_size);
+        if (rs && st) err_set(st, "%s", message); /* the mismatch stays the first error */
         if (!st) st = rs;
     }
-    for (uint32_t i = 0; i < s->traces.count; i++)
-        rt_trace_release(s->dev, (uint32_t)s->traces.slots[i].handle);
-    for (uint32_t i = 0; i < s->programs.count; i++)
-        rt_program_release((lm_program){s->programs.slots[i].handle});
-    for (uint32_t i = 0; i < s->buffers.count; i++)
-        rt_buffer_destroy((lm_buffer){s->buffers.slots[i].handle});
-    s->programs.count = s->buffers.count = s->kernels.count = s->traces.count = 0;
+    uint64_t id, handle;
+    size_t at = 0;
+    while (idmap_next(&s->traces, &at, &id, &handle))
+        rt_trace_release(s->dev, (uint32_t)handle);
+    for (at = 0; idmap_next(&s->programs, &at, &id, &handle);)
+        rt_program_release((lm_program){handle});
+    for (at = 0; idmap_next(&s->buffers, &at, &id, &handle);)
+        rt_buffer_destroy((lm_buffer){handle});
+    idmap_free(&s->traces);
+    idmap_free(&s->programs);
+    idmap_free(&s->buffers);
+    idmap_free(&s->kernels);
     for (uint32_t i = 0; i < s->read_count; i++)
         free(s->reads[i]);
     s->read_count = 0;
     return st;
+}
+
+/* Queues the file uses (a file that does not say has one, as the verifier
+ * has it). */
+static uint32_t file_queues(fb_table sys) {
+    uint32_t n = lmb_SystemDescriptor_num_command_queues(sys);
+    return n ? n : 1;
 }
 
 static lm_status check_device(const lm_replay *r, lm_device *dev) {
@@ -641,15 +724,18 @@ static lm_status check_device(const lm_replay *r, lm_device *dev) {
         i->grid_y != lmb_SystemDescriptor_grid_y(sys) ||
         i->l1_size != lmb_SystemDescriptor_l1_size(sys) ||
         i->dram_banks != lmb_SystemDescriptor_dram_banks(sys) ||
-        i->dram_bank_size < lmb_SystemDescriptor_dram_bank_size(sys))
+        i->dram_bank_size < lmb_SystemDescriptor_dram_bank_size(sys) ||
+        i->num_command_queues < file_queues(sys))
         return err_set(LM_ERR_INVALID_ARGUMENT,
-                       "the device (%ux%u cores, %llu B of L1, %u DRAM banks of %llu B) does not "
-                       "match the binary's (%ux%u, %u B, %u banks of %llu B)",
+                       "the device (%ux%u cores, %llu B of L1, %u DRAM banks of %llu B, %u "
+                       "queues) does not match the binary's (%ux%u, %u B, %u banks of %llu B, %u "
+                       "queues)",
                        i->grid_x, i->grid_y, (unsigned long long)i->l1_size, i->dram_banks,
-                       (unsigned long long)i->dram_bank_size, lmb_SystemDescriptor_grid_x(sys),
-                       lmb_SystemDescriptor_grid_y(sys), lmb_SystemDescriptor_l1_size(sys),
-                       lmb_SystemDescriptor_dram_banks(sys),
-                       (unsigned long long)lmb_SystemDescriptor_dram_bank_size(sys));
+                       (unsigned long long)i->dram_bank_size, i->num_command_queues,
+                       lmb_SystemDescriptor_grid_x(sys), lmb_SystemDescriptor_grid_y(sys),
+                       lmb_SystemDescriptor_l1_size(sys), lmb_SystemDescriptor_dram_banks(sys),
+                       (unsigned long long)lmb_SystemDescriptor_dram_bank_size(sys),
+                       file_queues(sys));
     return LM_OK;
 }
 
@@ -663,7 +749,17 @@ static lm_status open_matching_device(const lm_replay *r, const lm_replay_option
     o.l1_size = lmb_SystemDescriptor_l1_size(sys);
     o.dram_banks = lmb_SystemDescriptor_dram_banks(sys);
     o.dram_bank_size = lmb_SystemDescriptor_dram_bank_size(sys);
-    if (o.trace_region_size > o.dram_bank_size / 2) o.trace_region_size = 0;
+    /* The options the capturing device had, where the file records them;
+     * the defaults otherwise. */
+    if (lmb_SystemDescriptor_num_command_queues(sys))
+        o.num_command_queues = lmb_SystemDescriptor_num_command_queues(sys);
+    if (lmb_SystemDescriptor_trace_region_size(sys))
+        o.trace_region_size = lmb_SystemDescriptor_trace_region_size(sys);
+    else if (o.trace_region_size > o.dram_bank_size / 2)
+        o.trace_region_size = 0;
+    if (lmb_SystemDescriptor_watchdog_instructions(sys))
+        o.watchdog_instructions = lmb_SystemDescriptor_watchdog_instructions(sys);
+    if (opts->watchdog_instructions) o.watchdog_instructions = opts->watchdog_instructions;
     o.num_threads = opts->num_threads;
     /* The descriptor was verified, but the device has its own limits. */
     return lm_device_open(&o, out);
@@ -709,15 +805,11 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
         st = end_run(&s, st);
     }
     report.seconds = now() - t0;
-    free(s.buffers.slots);
-    free(s.programs.slots);
-    free(s.kernels.slots);
-    free(s.traces.slots);
     free(s.reads);
     if (own) {
         lm_status cs = lm_device_close(own);
         if (!st) st = cs;
     }
-    if (out_report) *out_report = report;
+    if (out_report && (st == LM_OK || st == LM_ERR_MISMATCH)) *out_report = report;
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }

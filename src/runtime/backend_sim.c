@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/hash.h"
 #include "lightmetal/lm_buffer.h"
 #include "lm_kernel_abi.h"
 #include "runtime/backend.h"
@@ -153,10 +154,51 @@ static void move(sim_backend *sb, const rt_buffer_place *place, void *host, bool
         sim_pool_run(sb->pool, transfer_part, &t, t.parts);
 }
 
+/* One pass, shared out like any big transfer: the data is hashed piece by
+ * piece as it is copied (sim_memory), so checking a file's blob costs no
+ * second read. The bytes are on the device by the time
+ * a mismatch is known, but the queue fails here, before any later command
+ * can use them. */
+typedef struct hashed_write {
+    const sim_memory *memory;
+    sim_pages pages;
+    const void *src;
+    uint32_t parts;
+    uint64_t *pieces;
+} hashed_write;
+
+static void hashed_part(void *ctx, uint32_t part) {
+    const hashed_write *t = ctx;
+    sim_memory_write_pieces_hashed(t->memory, &t->pages, t->src, part, t->parts, t->pieces);
+}
+
+static lm_status write_hashed(sim_backend *sb, const struct rt_cmd_write *w) {
+    size_t count = (size_t)((w->place.size + HASH64_PIECE - 1) / HASH64_PIECE);
+    uint64_t one, *pieces = count > 1 ? malloc(count * sizeof *pieces) : &one;
+    if (!pieces) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    hashed_write t = {sb->memory, to_pages(&w->place), w->src, sim_pool_threads(sb->pool), pieces};
+    if (w->place.size < PARALLEL_TRANSFER_BYTES || t.parts == 1) {
+        t.parts = 1;
+        hashed_part(&t, 0);
+    } else {
+        sim_pool_run(sb->pool, hashed_part, &t, t.parts);
+    }
+    uint64_t got = hash64_combine(pieces, count, w->place.size, 0);
+    if (pieces != &one) free(pieces);
+    if (got != w->hash)
+        return err_set(LM_ERR_INVALID_FILE,
+                       "blob-hash-mismatch: the %llu bytes written hash to %016llx, the file says "
+                       "%016llx",
+                       (unsigned long long)w->place.size, (unsigned long long)got,
+                       (unsigned long long)w->hash);
+    return LM_OK;
+}
+
 static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd) {
     sim_backend *sb = (sim_backend *)backend;
     switch (cmd->op) {
     case RT_CMD_WRITE_BUFFER:
+        if (cmd->u.write.check_hash) return write_hashed(sb, &cmd->u.write);
         move(sb, &cmd->u.write.place, (void *)cmd->u.write.src, true);
         return LM_OK;
     case RT_CMD_READ_BUFFER:

@@ -200,8 +200,8 @@ static void unpin(void *buffer) {
     rt_buffer_unuse(buffer);
 }
 
-lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
-                             bool blocking) {
+/* Queues `cmd` (its place filled in here) with the buffer pinned until done. */
+static lm_status push_transfer(lm_command_queue *cq, lm_buffer buffer, rt_cmd *cmd, bool blocking) {
     rt_buffer *b;
     lm_status st = rt_buffer_use(buffer, &b);
     if (st) return st;
@@ -210,11 +210,26 @@ lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host,
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "the buffer belongs to another device than the queue");
     }
-    rt_cmd cmd =
-        to_device ? (rt_cmd){.op = RT_CMD_WRITE_BUFFER, .u.write = {.place = b->place, .src = host}}
-                  : (rt_cmd){.op = RT_CMD_READ_BUFFER, .u.read = {.place = b->place, .dst = host}};
+    if (cmd->op == RT_CMD_WRITE_BUFFER)
+        cmd->u.write.place = b->place;
+    else
+        cmd->u.read.place = b->place;
     uint64_t seq;
-    st = rt_cq_push(cq, &cmd, unpin, b, &seq);
+    st = rt_cq_push(cq, cmd, unpin, b, &seq);
     if (!st && blocking) st = rt_cq_wait(cq, seq);
     return st;
+}
+
+lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
+                             bool blocking) {
+    rt_cmd cmd = to_device ? (rt_cmd){.op = RT_CMD_WRITE_BUFFER, .u.write = {.src = host}}
+                           : (rt_cmd){.op = RT_CMD_READ_BUFFER, .u.read = {.dst = host}};
+    return push_transfer(cq, buffer, &cmd, blocking);
+}
+
+lm_status rt_buffer_write_checked(lm_command_queue *cq, lm_buffer buffer, const void *src,
+                                  uint64_t hash, bool blocking) {
+    rt_cmd cmd = {.op = RT_CMD_WRITE_BUFFER,
+                  .u.write = {.src = src, .check_hash = true, .hash = hash}};
+    return push_transfer(cq, buffer, &cmd, blocking);
 }

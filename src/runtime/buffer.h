@@ -47,6 +47,13 @@ void rt_buffer_unuse(rt_buffer *buffer);
 lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
                              bool blocking);
 
+/* A write of the whole buffer that hashes `src` on the way (base/hash.h,
+ * seed 0) and fails the command on the device — before any later command of
+ * the queue runs — when the hash is not `hash` (LM_ERR_INVALID_FILE,
+ * "blob-hash-mismatch: ..."). For data whose hash a file recorded. */
+lm_status rt_buffer_write_checked(lm_command_queue *cq, lm_buffer buffer, const void *src,
+                                  uint64_t hash, bool blocking);
+
 /* Reads the whole buffer now through `cq` (waiting for what is queued before)
  * into a malloc'ed copy the caller frees. For the runtime's own users
  * (capture snapshots, goldens, replay outputs). */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lightmetal/lm_capture.h"
 #include "lightmetal/lm_program.h"
 
 typedef struct rt_capture_sink {
@@ -37,7 +38,8 @@ typedef struct rt_capture_sink {
     void (*release_trace)(lm_device *dev, uint32_t trace_id);
     lm_status (*golden)(lm_device *dev, uint32_t cq, lm_buffer buffer, const void *data,
                         uint64_t size);
-    lm_status (*name_buffer)(lm_device *dev, lm_buffer buffer, const char *name);
+    lm_status (*name_buffer)(lm_device *dev, lm_buffer buffer, const char *name,
+                             const lm_buffer_name_options *opts);
 } rt_capture_sink;
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef LM_RUNTIME_COMMAND_H
 #define LM_RUNTIME_COMMAND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum rt_cmd_op {
@@ -33,9 +34,11 @@ typedef struct rt_buffer_place {
 typedef struct rt_cmd {
     rt_cmd_op op;
     union {
-        struct {
+        struct rt_cmd_write {
             rt_buffer_place place;
             const void *src;
+            bool check_hash; /* fail unless the source hashes to `hash` */
+            uint64_t hash;
         } write;
         struct {
             rt_buffer_place place;

@@ -29,6 +29,7 @@ static void describe(const lm_device_options *o, lm_device_info *info) {
         .dram_alignment = RT_DRAM_ALIGNMENT,
         .num_command_queues = o->num_command_queues,
         .num_threads = o->num_threads ? o->num_threads : online_cpus(),
+        .watchdog_instructions = o->watchdog_instructions,
     };
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
+#include "base/hash.h"
 
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
@@ -82,6 +83,41 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *ho
                 memcpy(host + done, dev, n);
             done += n;
         }
+    }
+}
+
+/* Copies source bytes [from, from + n) to where they belong in the pages. */
+static void write_span(const sim_memory *m, const sim_pages *pg, const uint8_t *src, uint64_t from,
+                       uint64_t n) {
+    while (n) {
+        uint64_t page = from / pg->page_size, off = from % pg->page_size;
+        uint64_t len = pg->page_size - off < n ? pg->page_size - off : n;
+        uint8_t *dev = bank_base(m, pg->kind, (uint32_t)(page % pg->num_banks)) + pg->address +
+                       (page / pg->num_banks) * pg->page_stride + off;
+        memcpy(dev, src + from, len);
+        from += len;
+        n -= len;
+    }
+}
+
+/* Stretches small enough to stay in a core's cache between hash and copy. */
+#define HASHED_STRETCH (64u << 10)
+
+void sim_memory_write_pieces_hashed(const sim_memory *m, const sim_pages *pg, const void *src,
+                                    uint32_t part, uint32_t parts, uint64_t *pieces) {
+    uint64_t count = ck_div_ceil_u64(pg->size, HASH64_PIECE);
+    uint64_t first = count * part / parts, last = count * (part + 1) / parts;
+    for (uint64_t i = first; i < last; i++) {
+        uint64_t at = i * HASH64_PIECE,
+                 end = at + HASH64_PIECE < pg->size ? at + HASH64_PIECE : pg->size;
+        hash64_state h;
+        hash64_begin(&h, 0);
+        for (uint64_t s = at; s < end; s += HASHED_STRETCH) {
+            uint64_t n = end - s < HASHED_STRETCH ? end - s : HASHED_STRETCH;
+            hash64_update(&h, (const uint8_t *)src + s, (size_t)n);
+            write_span(m, pg, src, s, n);
+        }
+        pieces[i] = hash64_end(&h);
     }
 }
 

@@ -1,5 +1,9 @@
 /* base/: status strings, error messages, checked arithmetic, handles, files. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* O_TMPFILE, to know whether the scratch file system has it */
+#endif
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -9,12 +13,15 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/handle.h"
+#include "base/idmap.h"
 #include "lm_test.h"
+#include "lm_test_child.h"
 
 static void test_status_strings(void) {
     CHECK(strcmp(lm_status_string(LM_OK), "LM_OK") == 0);
     CHECK(strcmp(lm_status_string(LM_ERR_DEVICE_FAULT), "LM_ERR_DEVICE_FAULT") == 0);
-    for (int s = 0; s < LM_STATUS_COUNT_; s++) CHECK(strncmp(lm_status_string(s), "LM_", 3) == 0);
+    for (int s = 0; s < LM_STATUS_COUNT_; s++)
+        CHECK(strncmp(lm_status_string(s), "LM_", 3) == 0);
     CHECK(strcmp(lm_status_string((lm_status)999), "LM_ERR_UNKNOWN") == 0);
     CHECK(strcmp(lm_status_string((lm_status)-1), "LM_ERR_UNKNOWN") == 0);
 }
@@ -29,6 +36,19 @@ static void test_error_messages(void) {
     char copy[8];
     err_copy(copy, sizeof copy);
     CHECK(strcmp(copy, "saving ") == 0);
+}
+
+/* A context the message already starts with is not added again (a helper
+ * given the caller's name recorded it); any other context is. */
+static void test_error_prefix_not_repeated(void) {
+    err_set(LM_ERR_INVALID_STATE, "lm_x: not now");
+    CHECK(err_prefix(LM_ERR_INVALID_STATE, "%s", "lm_x") == LM_ERR_INVALID_STATE);
+    CHECK(strcmp(lm_last_error(), "lm_x: not now") == 0);
+    err_prefix(LM_ERR_INVALID_STATE, "lm_xy");
+    CHECK(strcmp(lm_last_error(), "lm_xy: lm_x: not now") == 0);
+    err_set(LM_ERR_INVALID_STATE, "lm_xy");
+    err_prefix(LM_ERR_INVALID_STATE, "lm_x");
+    CHECK(strcmp(lm_last_error(), "lm_x: lm_xy") == 0);
 }
 
 static void test_error_truncation(void) {
@@ -102,8 +122,10 @@ static void test_handles(void) {
     CHECK(handle_get_locked(&t, hc, 1, &obj) == HANDLE_OK && obj == &b);
     /* Many handles: the table grows and every one resolves. */
     uint64_t many[1000];
-    for (int i = 0; i < 1000; i++) CHECK_OK(handle_alloc_locked(&t, 3, &many[i], &many[i]));
-    for (int i = 0; i < 1000; i++) CHECK(handle_get_locked(&t, many[i], 3, &obj) == HANDLE_OK);
+    for (int i = 0; i < 1000; i++)
+        CHECK_OK(handle_alloc_locked(&t, 3, &many[i], &many[i]));
+    for (int i = 0; i < 1000; i++)
+        CHECK(handle_get_locked(&t, many[i], 3, &obj) == HANDLE_OK);
     handle_table_unlock(&t);
     CHECK(strstr(handle_check_string(HANDLE_STALE), "stale"));
     free(t.slots);
@@ -214,10 +236,239 @@ static void test_file_save_failure_keeps_old_file(void) {
     unlink(path);
 }
 
+/* ---- saves that are interrupted: nothing may be left behind ---- */
+
+/* Whether saves in the scratch directory get unnamed temporary files; where
+ * they do not, the tests that need them say so and pass. */
+static bool scratch_has_unnamed_files(void) {
+#ifdef O_TMPFILE
+    int fd = open(scratch, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
+#else
+    return false;
+#endif
+}
+
+/* Removes everything in the scratch directory (cleanup before the checks). */
+static void empty_scratch(void) {
+    DIR *d = opendir(scratch);
+    struct dirent *e;
+    char path[600];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", scratch, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+}
+
+static bool file_is(const char *path, const char *content) {
+    void *data;
+    size_t size;
+    if (file_read_all(path, &data, &size)) return false;
+    bool same = size == strlen(content) && memcmp(data, content, size) == 0;
+    free(data);
+    return same;
+}
+
+static char killed_path[300];
+
+/* 1 MiB, then the process kills itself mid-save. */
+static lm_status write_then_die(void *ctx, file_sink *sink) {
+    (void)ctx;
+    static char block[1 << 16];
+    memset(block, 'n', sizeof block);
+    for (int i = 0; i < 16; i++) {
+        lm_status st = file_sink_write(sink, block, sizeof block);
+        if (st) return st;
+    }
+    raise(SIGKILL);
+    return LM_OK;
+}
+
+static void save_and_die(void *ctx) {
+    int how = *(const int *)ctx;
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (how == SIGXFSZ) {
+        /* A 1 MiB save under a 64 KiB file size limit: the kernel kills the
+         * process at the write that crosses it. */
+        static char big[1 << 20];
+        file_chunk c = {big, sizeof big};
+        struct rlimit lim;
+        getrlimit(RLIMIT_FSIZE, &lim);
+        lim.rlim_cur = 1 << 16;
+        signal(SIGXFSZ, SIG_DFL);
+        if (setrlimit(RLIMIT_FSIZE, &lim) == 0) file_save_atomic(killed_path, &c, 1);
+    } else {
+        file_save_atomic_with(killed_path, write_then_die, NULL);
+    }
+}
+
+/* Kills a save (new file, or replacing one) by `how` in a child; true when the
+ * child died by that signal and left the directory as it was. */
+static bool killed_save_leaves_nothing(int how, bool existing, bool named) {
+    snprintf(killed_path, sizeof killed_path, "%s/killed.bin", scratch);
+    file_chunk old = {"old content", 11};
+    if (existing && file_save_atomic(killed_path, &old, 1)) return false;
+    int before = count_entries(scratch);
+    file_force_named_temp(named);
+    int status = test_child_status(save_and_die, &how);
+    file_force_named_temp(false);
+    bool ok = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == how &&
+              count_entries(scratch) == before &&
+              (existing ? file_is(killed_path, "old content") : access(killed_path, F_OK) != 0);
+    empty_scratch();
+    return ok;
+}
+
+static void test_file_save_killed_leaves_nothing(void) {
+    if (!scratch_has_unnamed_files()) {
+        printf("  (the scratch file system has no O_TMPFILE: nothing to check)\n");
+        return;
+    }
+    CHECK(killed_save_leaves_nothing(SIGXFSZ, false, false));
+    CHECK(killed_save_leaves_nothing(SIGXFSZ, true, false));
+    CHECK(killed_save_leaves_nothing(SIGKILL, false, false));
+    CHECK(killed_save_leaves_nothing(SIGKILL, true, false));
+    /* The fallback cannot promise that: its named temporary stays (this is
+     * also what every save did before unnamed files were used). */
+    CHECK(!killed_save_leaves_nothing(SIGKILL, false, true));
+}
+
+/* Checks from inside a save: the target still holds what it held before, and
+ * the directory shows `extra` more entries than `before` (a named temporary
+ * file, or none). */
+typedef struct midway {
+    const char *path, *old_content;
+    int before, extra;
+    bool target_ok, entries_ok;
+} midway;
+
+static lm_status look_midway(void *ctx, file_sink *sink) {
+    midway *m = ctx;
+    lm_status st = file_sink_write(sink, "new ", 4);
+    m->target_ok = m->old_content ? file_is(m->path, m->old_content) : access(m->path, F_OK) != 0;
+    m->entries_ok = count_entries(scratch) == m->before + m->extra;
+    return st ? st : file_sink_write(sink, "content", 7);
+}
+
+static lm_status give_up(void *ctx, file_sink *sink) {
+    (void)ctx;
+    lm_status st = file_sink_write(sink, "partial", 7);
+    return st ? st : err_set(LM_ERR_INVALID_STATE, "the producer gave up");
+}
+
+static bool mode_is_0644(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && (st.st_mode & 0777) == 0644;
+}
+
+/* Both schemes: a new file appears and an existing one is replaced whole,
+ * never seen half-written; a producer failure leaves everything as it was. */
+static void check_save_scheme(bool named) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/doc.bin", scratch);
+    file_force_named_temp(named);
+    int extra = named ? 1 : 0;
+    midway m = {path, NULL, count_entries(scratch), extra, false, false};
+    lm_status created = file_save_atomic_with(path, look_midway, &m);
+    bool created_ok = !created && m.target_ok && m.entries_ok && file_is(path, "new content") &&
+                      mode_is_0644(path);
+    file_chunk old = {"old content", 11};
+    lm_status reset = file_save_atomic(path, &old, 1);
+    midway r = {path, "old content", count_entries(scratch), extra, false, false};
+    lm_status replaced = file_save_atomic_with(path, look_midway, &r);
+    bool replaced_ok = !replaced && r.target_ok && r.entries_ok && file_is(path, "new content") &&
+                       mode_is_0644(path) && count_entries(scratch) == 1;
+    lm_status given_up = file_save_atomic_with(path, give_up, NULL);
+    char message[200];
+    snprintf(message, sizeof message, "%s", lm_last_error());
+    bool kept = file_is(path, "new content") && count_entries(scratch) == 1;
+    file_force_named_temp(false);
+    empty_scratch();
+    CHECK_OK(created);
+    CHECK(created_ok);
+    CHECK_OK(reset);
+    CHECK_OK(replaced);
+    CHECK(replaced_ok);
+    CHECK(given_up == LM_ERR_INVALID_STATE && strcmp(message, "the producer gave up") == 0);
+    CHECK(kept);
+}
+
+static void test_file_save_unnamed(void) {
+    if (!scratch_has_unnamed_files()) {
+        printf("  (the scratch file system has no O_TMPFILE: nothing to check)\n");
+        return;
+    }
+    check_save_scheme(false);
+}
+
+static void test_file_save_named_fallback(void) {
+    check_save_scheme(true);
+    /* The failures of the fallback leave nothing either. */
+    file_force_named_temp(true);
+    test_file_errors();
+    test_file_save_failure_keeps_old_file();
+    file_force_named_temp(false);
+}
+
+/* idmap against a plain array: random puts, removes (which shift entries
+ * back, across the table's wrap-around too) and finds, then iteration.
+ * Random 64-bit keys (handles) collide in the table; dense small ids hardly
+ * do, so they would not exercise the shifting. */
+static void test_idmap(void) {
+    enum { KEYS = 600 };
+    static uint64_t want[KEYS + 1], keys[KEYS + 1]; /* want 0 = absent */
+    memset(want, 0, sizeof want);
+    uint64_t x = 88172645463325252ull;
+    for (int k = 1; k <= KEYS; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        keys[k] = x | 1;
+    }
+    idmap m = IDMAP_INIT;
+    CHECK(idmap_find(&m, 5) == NULL && !idmap_remove(&m, 5));
+    for (int step = 0; step < 200000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t key = 1 + x % KEYS, value = x >> 8 | 1;
+        if ((x >> 40) % 3 == 0) { /* bits independent of the key's */
+            CHECK(idmap_remove(&m, keys[key]) == (want[key] != 0));
+            want[key] = 0;
+        } else {
+            CHECK(idmap_put(&m, keys[key], value));
+            want[key] = value;
+        }
+        for (int k = 1; k <= KEYS; k += 37) {
+            const uint64_t *v = idmap_find(&m, keys[k]);
+            CHECK(want[k] ? v && *v == want[k] : v == NULL);
+        }
+    }
+    size_t n = 0, at = 0;
+    uint64_t key, value;
+    while (idmap_next(&m, &at, &key, &value)) {
+        int k = 1;
+        while (k <= KEYS && keys[k] != key)
+            k++;
+        CHECK(k <= KEYS && want[k] == value);
+        n++;
+    }
+    size_t live = 0;
+    for (int k = 1; k <= KEYS; k++)
+        live += want[k] != 0;
+    CHECK_EQ_U64(n, live);
+    CHECK_EQ_U64(m.count, live);
+    CHECK(idmap_find(&m, 0) == NULL);
+    idmap_free(&m);
+    CHECK(m.keys == NULL && m.count == 0);
+}
+
 int main(void) {
     make_scratch();
+    TEST_RUN(test_idmap);
     TEST_RUN(test_status_strings);
     TEST_RUN(test_error_messages);
+    TEST_RUN(test_error_prefix_not_repeated);
     TEST_RUN(test_error_truncation);
     TEST_RUN(test_error_is_per_thread);
     TEST_RUN(test_checked_arithmetic);
@@ -226,6 +477,9 @@ int main(void) {
     TEST_RUN(test_file_empty);
     TEST_RUN(test_file_errors);
     TEST_RUN(test_file_save_failure_keeps_old_file);
+    TEST_RUN(test_file_save_killed_leaves_nothing);
+    TEST_RUN(test_file_save_unnamed);
+    TEST_RUN(test_file_save_named_fallback);
     rmdir(scratch);
     return test_summary();
 }

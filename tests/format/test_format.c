@@ -275,7 +275,7 @@ static void test_blob_beyond_4gib(void) {
     lmb_LightMetalBinary_add_commands(&b, cmds);
     lmb_LightMetalBinary_add_data_offset(&b, LMB_DATA_REGION_ALIGN);
     lmb_LightMetalBinary_add_data_size(&b, far + sizeof payload);
-    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64, 0};
+    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64_Pieces, 0};
     lmb_LightMetalBinary_add_integrity(&b, &integrity);
     fb_ref root = lmb_LightMetalBinary_end(&b);
     size_t size;

@@ -19,7 +19,7 @@ static void test_known_answers(void) {
     } kat[] = {
 #include "hash_kat.inc"
     };
-    uint8_t buf[4096];
+    static uint8_t buf[3 * 1048576 + 5];
     for (size_t i = 0; i < sizeof kat / sizeof kat[0]; i++) {
         kat_input(buf, kat[i].len);
         uint64_t got = hash64(kat[i].len ? buf : NULL, kat[i].len, kat[i].seed);
@@ -28,6 +28,31 @@ static void test_known_answers(void) {
                    (unsigned long long)kat[i].seed, (unsigned long long)got);
         CHECK_EQ_U64(got, kat[i].want);
     }
+}
+
+/* Across piece boundaries: streaming in odd steps and combining piece
+ * hashes (as parallel writers do) both give the one-shot value. */
+static void test_pieces(void) {
+    enum { SIZE = 2 * 1048576 + 777 };
+    static uint8_t buf[SIZE];
+    kat_input(buf, SIZE);
+    static const size_t sizes[] = {1048575, 1048576, 1048577, 2097152, SIZE};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        uint64_t want = hash64(buf, n, 3);
+        hash64_state st;
+        hash64_begin(&st, 3);
+        for (size_t at = 0; at < n; at += 65537)
+            hash64_update(&st, buf + at, n - at < 65537 ? n - at : 65537);
+        CHECK_EQ_U64(hash64_end(&st), want);
+        CHECK_EQ_U64(hash64_end(&st), want); /* end leaves the state as it was */
+        uint64_t pieces[3];
+        size_t count = 0;
+        for (size_t at = 0; at < n; at += HASH64_PIECE)
+            pieces[count++] = hash64(buf + at, n - at < HASH64_PIECE ? n - at : HASH64_PIECE, 3);
+        CHECK_EQ_U64(hash64_combine(pieces, count, n, 3), want);
+    }
+    CHECK_EQ_U64(hash64_combine(NULL, 0, 0, 0), hash64(NULL, 0, 0));
 }
 
 static void test_streaming_matches_one_shot(void) {
@@ -74,6 +99,7 @@ static void test_trailing_zeros_and_seed_matter(void) {
 
 int main(void) {
     TEST_RUN(test_known_answers);
+    TEST_RUN(test_pieces);
     TEST_RUN(test_streaming_matches_one_shot);
     TEST_RUN(test_every_bit_matters);
     TEST_RUN(test_trailing_zeros_and_seed_matter);

@@ -59,6 +59,16 @@ enum bug {
     BUG_NAME_UNKNOWN_BUFFER,
     BUG_SEMAPHORE_ID,
     BUG_TOO_MANY_RANGES,
+    BUG_GOLDEN_TOO_SMALL,
+    BUG_BUFFER_BEYOND_BANK,
+    BUG_BUFFERS_OVERLAP,
+    BUG_L1_IN_RESERVED,
+    BUG_QUEUE,
+    BUG_GLOBAL_CB_IN_DRAM,
+    BUG_GLOBAL_CB_TOO_SMALL,
+    BUG_NAME_ROLE,
+    BUG_NAME_SHAPE,
+    BUG_NAME_TWICE,
 };
 
 static lm_status build(enum bug bug, void **out, size_t *out_size) {
@@ -143,10 +153,51 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
             lmb_CreateSemaphore_add_semaphore_id(b, bug == BUG_SEMAPHORE_ID ? 16 : 1);
             lmb_CreateSemaphore_add_program_id(b, 2); lmb_CreateSemaphore_add_cores(b, many));
     }
+    /* Goldens cover their buffer exactly. */
+    {
+        lmb_BlobRef g = ref;
+        if (bug == BUG_GOLDEN_TOO_SMALL) g.size = 1024;
+        CMD(CompareToGolden, lmb_CompareToGolden_add_buffer_id(b, 1);
+            lmb_CompareToGolden_add_golden(b, &g);
+            lmb_CompareToGolden_add_cq_id(b, bug == BUG_QUEUE ? 2 : 1));
+    }
+    /* Buffer 2 (DRAM) next to buffer 1's page in each bank; buffer 3 (L1)
+     * above the reserved area, one 8 KiB page per core. */
+    CMD(CreateBuffer, lmb_CreateBuffer_add_buffer_id(b, 2);
+        lmb_CreateBuffer_add_type(b, LMB_BufferType_DRAM);
+        lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_Interleaved);
+        lmb_CreateBuffer_add_size(b, bug == BUG_BUFFER_BEYOND_BANK ? 12ull << 30 : 1024);
+        lmb_CreateBuffer_add_page_size(b, bug == BUG_BUFFER_BEYOND_BANK ? 1 << 20 : 1024);
+        lmb_CreateBuffer_add_address(b, bug == BUG_BUFFERS_OVERLAP ? 992 : 1024));
+    CMD(CreateBuffer, lmb_CreateBuffer_add_buffer_id(b, 3);
+        lmb_CreateBuffer_add_type(b, LMB_BufferType_L1);
+        lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_Interleaved);
+        lmb_CreateBuffer_add_size(b, 64 * 8192); lmb_CreateBuffer_add_page_size(b, 8192);
+        lmb_CreateBuffer_add_address(b, bug == BUG_L1_IN_RESERVED ? 0x8000 : 0x10000));
+    {
+        lmb_CoreRange r = {{0, 0}, {1, 1}};
+        lmb_CBFormat fmt = {0, LMB_DataFormat_Float32, 4096};
+        fb_ref cores = lmb_vec_CoreRange_create(b, &r, 1);
+        fb_ref fv = lmb_vec_CBFormat_create(b, &fmt, 1);
+        CMD(CreateCircularBuffer, lmb_CreateCircularBuffer_add_cb_id(b, 2);
+            lmb_CreateCircularBuffer_add_program_id(b, 2);
+            lmb_CreateCircularBuffer_add_cores(b, cores); lmb_CreateCircularBuffer_add_total_size(
+                b, bug == BUG_GLOBAL_CB_TOO_SMALL ? 12288 : 8192);
+            lmb_CreateCircularBuffer_add_formats(b, fv);
+            lmb_CreateCircularBuffer_add_global_buffer_id(b, bug == BUG_GLOBAL_CB_IN_DRAM ? 2 : 3));
+    }
 #undef CMD
     if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
                                      LMB_BufferRole_Output, "out")))
         goto done;
+    {
+        /* Buffer 3 as a 128x1024 float32 tensor. */
+        uint32_t shape[2] = {128, bug == BUG_NAME_SHAPE ? 1000 : 1024};
+        if ((st = lmb_writer_name_tensor(
+                 w, 3, bug == BUG_NAME_ROLE ? LMB_BufferRole_Invalid : LMB_BufferRole_InputOutput,
+                 bug == BUG_NAME_TWICE ? "out" : "t", LMB_DataFormat_Float32, shape, 2)))
+            goto done;
+    }
     lmb_header hdr;
     lmb_header_init(&hdr);
     hdr.grid_x = bug == BUG_GRID ? 33 : 8;
@@ -171,6 +222,7 @@ static lm_status check(enum bug bug) {
         lmb_semantic_options opts;
         lmb_semantic_options_init(&opts);
         opts.kernel_map = test_map;
+        opts.memory_map = (lmb_memory_map){32, 16, 0x10000, 2};
         st = lmb_verify_semantics(d, n, &opts);
     }
     free(d);
@@ -215,6 +267,37 @@ static void test_limits(void) {
                 "commands[15] (CreateSemaphore).cores: 17 core ranges (at most 16)");
 }
 
+/* Buffers must fit the descriptor's banks where they were recorded, never
+ * overlap one alive at the same time, and be written and compared whole. */
+static void test_buffers(void) {
+    CHECK_FAILS(check(BUG_GOLDEN_TOO_SMALL), LM_ERR_INVALID_FILE,
+                "commands[16] (CompareToGolden).golden: 1024 bytes for buffer 1 of 2048 bytes");
+    CHECK_FAILS(check(BUG_BUFFER_BEYOND_BANK), LM_ERR_INVALID_FILE,
+                "commands[17] (CreateBuffer).size: DRAM buffer of 12884901888 bytes in pages of "
+                "1048576 at 0x400 does not fit [0x0, 0x40000000) of its 12 banks");
+    CHECK_FAILS(check(BUG_BUFFERS_OVERLAP), LM_ERR_INVALID_FILE,
+                "commands[17] (CreateBuffer).address: DRAM buffer 2 at [0x3e0, 0x7e0) of each bank "
+                "overlaps buffer 1 at [0x0, 0x400), which is still alive");
+    CHECK_FAILS(check(BUG_L1_IN_RESERVED), LM_ERR_INVALID_FILE,
+                "commands[18] (CreateBuffer).size: L1 buffer of 524288 bytes in pages of 8192 at "
+                "0x8000 does not fit [0x10000, 0x100000) of its 64 banks");
+    CHECK_FAILS(check(BUG_QUEUE), LM_ERR_INVALID_FILE,
+                "commands[16] (CompareToGolden).cq_id: command queue 2 (the device has 2)");
+    CHECK_FAILS(check(BUG_GLOBAL_CB_IN_DRAM), LM_ERR_INVALID_FILE,
+                "commands[19] (CreateCircularBuffer).global_buffer_id: buffer 2 is in DRAM");
+    CHECK_FAILS(check(BUG_GLOBAL_CB_TOO_SMALL), LM_ERR_INVALID_FILE,
+                "buffer 3 holds 8192 bytes per core, the circular buffer needs 12288");
+}
+
+static void test_names(void) {
+    CHECK_FAILS(check(BUG_NAME_ROLE), LM_ERR_INVALID_FILE,
+                "buffer_names[1]: role 0 is not Input, Output or InputOutput");
+    CHECK_FAILS(check(BUG_NAME_SHAPE), LM_ERR_INVALID_FILE,
+                "buffer_names[1]: shape and format give 512000 bytes, the buffer has 524288");
+    CHECK_FAILS(check(BUG_NAME_TWICE), LM_ERR_INVALID_FILE,
+                "buffer_names[1]: name \"out\" is used twice");
+}
+
 static void test_kernel_elfs(void) {
     CHECK_FAILS(check(BUG_ELF_MACHINE), LM_ERR_INVALID_FILE,
                 "kernel_binaries[0]: not a RISC-V ELF (e_machine 62)");
@@ -246,6 +329,8 @@ int main(void) {
     TEST_RUN(test_valid_workload);
     TEST_RUN(test_ids);
     TEST_RUN(test_limits);
+    TEST_RUN(test_buffers);
+    TEST_RUN(test_names);
     TEST_RUN(test_kernel_elfs);
     return test_summary();
 }

@@ -162,6 +162,42 @@ static void test_at_address(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* 20,000 live buffers through the public API: first-fit addresses, holes
+ * refilled lowest first, stale handles caught, and everything given back
+ * merges into one free range again. */
+static void test_20000_live_buffers(void) {
+    enum { N = 20000 };
+    static lm_buffer bufs[N];
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_buffer_config c = config(LM_BUFFER_DRAM, 4 * 32, 32); /* 32 bytes in each bank */
+    uint64_t addr;
+    for (int i = 0; i < N; i++) {
+        CHECK_OK(lm_create_buffer(dev, &c, &bufs[i]));
+        CHECK_OK(lm_buffer_address(bufs[i], &addr));
+        CHECK_EQ_U64(addr, (uint64_t)i * 32);
+    }
+    for (int i = 0; i < N; i += 2)
+        CHECK_OK(lm_deallocate_buffer(bufs[i]));
+    CHECK_FAILS(lm_buffer_address(bufs[N / 2], &addr), LM_ERR_INVALID_HANDLE, "stale");
+    for (int i = 0; i < N; i += 2) {
+        CHECK_OK(lm_create_buffer(dev, &c, &bufs[i]));
+        CHECK_OK(lm_buffer_address(bufs[i], &addr));
+        CHECK_EQ_U64(addr, (uint64_t)i * 32);
+    }
+    for (int i = 0; i < N; i++) {
+        CHECK_OK(lm_buffer_address(bufs[i], &addr));
+        CHECK_EQ_U64(addr, (uint64_t)i * 32);
+        CHECK_OK(lm_deallocate_buffer(bufs[i]));
+    }
+    lm_buffer all;
+    c = config(LM_BUFFER_DRAM, 4 * 983040, 1024); /* the whole of DRAM, in one range */
+    CHECK_OK(lm_create_buffer(dev, &c, &all));
+    CHECK_OK(lm_buffer_address(all, &addr));
+    CHECK_EQ_U64(addr, 0);
+    CHECK_OK(lm_device_close(dev));
+}
+
 static void test_stale_handles(void) {
     lm_device *dev = open_small();
     CHECK(dev);
@@ -241,6 +277,7 @@ int main(void) {
     TEST_RUN(test_l1_top_down_dram_bottom_up);
     TEST_RUN(test_at_address);
     TEST_RUN(test_stale_handles);
+    TEST_RUN(test_20000_live_buffers);
     TEST_RUN(test_deterministic_across_processes);
     return test_summary();
 }

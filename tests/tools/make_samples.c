@@ -8,6 +8,8 @@
  *   mismatch.lmb   copy.lmb with a golden that differs in one low mantissa
  *                  bit of element 250 (62.5 -> 62.500488: an exact mismatch,
  *                  but within --tolerance 1e-3,0)
+ *   nodevice.lmb   copy.lmb made for 1000 bytes of L1: verifies, but no
+ *                  device can be opened for it (replay fails before running)
  *   sample.lmb     the format tests' sample: every table and field, but
  *                  semantically wrong (ids used before definition)
  *   truncated.lmb  valid.lmb cut in half
@@ -65,7 +67,7 @@ static void copy_data(uint8_t out[2048]) {
     }
 }
 
-enum sample_kind { SAMPLE_VALID, SAMPLE_COPY, SAMPLE_MISMATCH };
+enum sample_kind { SAMPLE_VALID, SAMPLE_COPY, SAMPLE_MISMATCH, SAMPLE_NO_DEVICE };
 
 static lm_status build(enum sample_kind kind, void **out, size_t *out_size) {
     lmb_writer *w;
@@ -146,7 +148,7 @@ header:;
     hdr.producer = "lightmetal-tests";
     hdr.grid_x = 8;
     hdr.grid_y = 8;
-    hdr.l1_size = 1499136;
+    hdr.l1_size = kind == SAMPLE_NO_DEVICE ? 1000 : 1499136;
     hdr.dram_banks = 12;
     hdr.dram_bank_size = 1u << 30;
     if ((st = lmb_writer_finish(w, &hdr))) goto done;
@@ -173,16 +175,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *dir = argv[1];
-    void *valid, *copy_ok, *mismatch, *sample;
-    size_t valid_size, copy_size, mismatch_size, sample_size;
+    void *valid, *copy_ok, *mismatch, *nodevice, *sample;
+    size_t valid_size, copy_size, mismatch_size, nodevice_size, sample_size;
     if (build(SAMPLE_VALID, &valid, &valid_size) || build(SAMPLE_COPY, &copy_ok, &copy_size) ||
-        build(SAMPLE_MISMATCH, &mismatch, &mismatch_size) || sample_build(&sample, &sample_size)) {
+        build(SAMPLE_MISMATCH, &mismatch, &mismatch_size) ||
+        build(SAMPLE_NO_DEVICE, &nodevice, &nodevice_size) || sample_build(&sample, &sample_size)) {
         fprintf(stderr, "make_samples: %s\n", lm_last_error());
         return 1;
     }
     int bad = save(dir, "valid.lmb", valid, valid_size);
     bad |= save(dir, "copy.lmb", copy_ok, copy_size);
     bad |= save(dir, "mismatch.lmb", mismatch, mismatch_size);
+    bad |= save(dir, "nodevice.lmb", nodevice, nodevice_size);
     bad |= save(dir, "sample.lmb", sample, sample_size);
     bad |= save(dir, "truncated.lmb", valid, valid_size / 2);
     bad |= save(dir, "empty.lmb", "", 0);
@@ -207,6 +211,7 @@ int main(int argc, char **argv) {
     free(valid);
     free(copy_ok);
     free(mismatch);
+    free(nodevice);
     free(sample);
     return bad;
 }
