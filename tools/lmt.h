@@ -13,6 +13,12 @@
 #include "base/file.h"
 #include "format/lmb.h"
 
+/* The tool's version: the project's, one definition in the build (CMake
+ * passes it as LMT_VERSION). Everything that prints it uses this name, so
+ * moving to the generated lightmetal/lm_version.h is this one line:
+ * LM_VERSION_STRING instead of LMT_VERSION. */
+#define LMT_VERSION_STRING LMT_VERSION
+
 /* Exit codes (the tool's contract with scripts). */
 enum {
     LMT_EXIT_OK = 0,
@@ -69,9 +75,12 @@ bool lmt_args_unknown(lmt_args *a);
 /* Whether the current option asks for help (-h, --help). */
 bool lmt_args_is_help(const lmt_args *a);
 
-/* An integer in [min, max] for `opt`; reports and returns false otherwise. */
+/* A decimal integer (digits only: no sign, space or base prefix) in
+ * [min, max] for `opt`; reports and returns false otherwise. */
 bool lmt_parse_u32(const char *cmd, const char *opt, const char *text, uint32_t min, uint32_t max,
                    uint32_t *out_value);
+bool lmt_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
+                   uint64_t *out_value);
 
 /* "ATOL,RTOL": two finite, non-negative numbers. */
 bool lmt_parse_tolerance(const char *cmd, const char *opt, const char *text, double *out_atol,
@@ -110,10 +119,6 @@ void lmt_file_close(lmt_file *f);
 /* Size of the buffer a BufferName entry refers to (the CreateBuffer with its
  * id); false when no such command exists. */
 bool lmt_buffer_size(fb_table root, uint32_t buffer_id, uint64_t *out_size);
-
-/* Finds a named buffer of a verified file; false when absent. */
-bool lmt_find_named_buffer(fb_table root, const char *name, uint32_t *out_buffer_id,
-                           lmb_BufferRole *out_role);
 
 /* --------------------------------------------------------- subcommands */
 

@@ -1,6 +1,7 @@
 #include "lmt.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,19 +86,32 @@ bool lmt_args_is_help(const lmt_args *a) {
     return !strcmp(a->opt, "--help") || !strcmp(a->opt, "-h");
 }
 
-bool lmt_parse_u32(const char *cmd, const char *opt, const char *text, uint32_t min, uint32_t max,
-                   uint32_t *out_value) {
-    /* strtoull accepts signs and leading spaces; a count accepts digits only. */
-    bool digits = text[0] != '\0';
-    for (const char *p = text; *p; p++)
-        if (*p < '0' || *p > '9') digits = false;
-    errno = 0;
-    unsigned long long v = digits ? strtoull(text, NULL, 10) : 0;
-    if (!digits || errno == ERANGE || v < min || v > max) {
-        lmt_error(cmd, "%s: '%s' is not an integer in [%u, %u]", opt, text, (unsigned)min,
-                  (unsigned)max);
+bool lmt_parse_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
+                   uint64_t *out_value) {
+    /* strtoull accepts signs, spaces and wraps negative numbers: count
+     * digits by hand instead. */
+    bool ok = text[0] != '\0';
+    uint64_t v = 0;
+    for (const char *p = text; *p && ok; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - d) / 10)
+            ok = false;
+        else
+            v = v * 10 + d;
+    }
+    if (!ok || v < min || v > max) {
+        lmt_error(cmd, "%s: '%s' is not an integer in [%" PRIu64 ", %" PRIu64 "]", opt, text, min,
+                  max);
         return false;
     }
+    *out_value = v;
+    return true;
+}
+
+bool lmt_parse_u32(const char *cmd, const char *opt, const char *text, uint32_t min, uint32_t max,
+                   uint32_t *out_value) {
+    uint64_t v;
+    if (!lmt_parse_u64(cmd, opt, text, min, max, &v)) return false;
     *out_value = (uint32_t)v;
     return true;
 }
@@ -206,22 +220,6 @@ bool lmt_buffer_size(fb_table root, uint32_t buffer_id, uint64_t *out_size) {
         fb_table c = lmb_CommandEntry_cmd(e);
         if (lmb_CreateBuffer_buffer_id(c) == buffer_id) {
             *out_size = lmb_CreateBuffer_size(c);
-            return true;
-        }
-    }
-    return false;
-}
-
-bool lmt_find_named_buffer(fb_table root, const char *name, uint32_t *out_buffer_id,
-                           lmb_BufferRole *out_role) {
-    fb_vec names = lmb_LightMetalBinary_buffer_names(root);
-    size_t len = strlen(name);
-    for (uint32_t i = 0; i < names.len; i++) {
-        fb_table t = fb_vec_table(names, i);
-        fb_str s = lmb_BufferName_name(t);
-        if (s.len == len && !memcmp(s.ptr, name, len)) {
-            *out_buffer_id = lmb_BufferName_buffer_id(t);
-            *out_role = lmb_BufferName_role(t);
             return true;
         }
     }

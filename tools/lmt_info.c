@@ -6,6 +6,7 @@
 
 #include "lmt.h"
 #include "lmt_json.h"
+#include "lmt_npy.h"
 
 /* Distinct payloads of the data region: BlobRefs to equal bytes share one
  * offset, so counting distinct (offset, size) pairs counts stored blobs. */
@@ -118,6 +119,39 @@ static bool next_kernel(fb_table root, uint32_t *pos, info_kernel *out) {
     return false;
 }
 
+/* One BufferName entry, as info lists it. */
+typedef struct info_name {
+    fb_str name;
+    const char *role;   /* Input, Output or InputOutput */
+    const char *format; /* a DataFormat name, or NULL when none was recorded */
+    uint32_t buffer_id;
+    uint64_t size;
+    fb_vec shape; /* empty when none was recorded */
+} info_name;
+
+static void named_buffer(fb_table root, fb_table t, info_name *out) {
+    out->name = lmb_BufferName_name(t);
+    out->role = enum_or("BufferRole", lmb_BufferName_role(t));
+    unsigned f = lmb_BufferName_format(t);
+    out->format = f ? enum_or("DataFormat", f) : NULL;
+    out->buffer_id = lmb_BufferName_buffer_id(t);
+    out->size = 0;
+    lmt_buffer_size(root, out->buffer_id, &out->size);
+    out->shape = lmb_BufferName_shape(t);
+}
+
+/* "(32, 32)" or "" (no shape). */
+#define INFO_SHAPE_TEXT_MAX 256
+static void shape_text(fb_vec shape, char *dst, size_t size) {
+    dst[0] = '\0';
+    if (shape.len == 0) return;
+    uint64_t dims[LMT_NPY_MAX_RANK];
+    uint32_t rank = shape.len < LMT_NPY_MAX_RANK ? shape.len : LMT_NPY_MAX_RANK;
+    for (uint32_t i = 0; i < rank; i++)
+        dims[i] = fb_vec_u32(shape, i);
+    lmt_npy_format_shape(rank, dims, dst, size);
+}
+
 static void print_json(const info *in) {
     fb_table root = in->root;
     lmt_json j;
@@ -133,6 +167,7 @@ static void print_json(const info *in) {
     v = lmb_LightMetalBinary_producer_version(root);
     snprintf(ver, sizeof ver, "%u.%u.%u", v.major, v.minor, v.patch);
     lmt_json_cstr(&j, "producer_version", ver);
+    lmt_json_cstr(&j, "reader_version", LMT_VERSION_STRING);
 
     fb_table sys = lmb_LightMetalBinary_system(root);
     lmt_json_begin_object(&j, "system");
@@ -197,15 +232,18 @@ static void print_json(const info *in) {
     fb_vec names = lmb_LightMetalBinary_buffer_names(root);
     lmt_json_begin_array(&j, "named_buffers");
     for (uint32_t i = 0; i < names.len; i++) {
-        fb_table t = fb_vec_table(names, i);
-        fb_str name = lmb_BufferName_name(t);
-        uint64_t size = 0;
-        lmt_buffer_size(root, lmb_BufferName_buffer_id(t), &size);
+        info_name nb;
+        named_buffer(root, fb_vec_table(names, i), &nb);
         lmt_json_begin_object(&j, NULL);
-        lmt_json_string(&j, "name", name.ptr, name.len);
-        lmt_json_cstr(&j, "role", enum_or("BufferRole", lmb_BufferName_role(t)));
-        lmt_json_u64(&j, "buffer_id", lmb_BufferName_buffer_id(t));
-        lmt_json_u64(&j, "size", size);
+        lmt_json_string(&j, "name", nb.name.ptr, nb.name.len);
+        lmt_json_cstr(&j, "role", nb.role);
+        lmt_json_u64(&j, "buffer_id", nb.buffer_id);
+        lmt_json_u64(&j, "size", nb.size);
+        lmt_json_cstr(&j, "format", nb.format ? nb.format : "none");
+        lmt_json_begin_array(&j, "shape");
+        for (uint32_t d = 0; d < nb.shape.len; d++)
+            lmt_json_u64(&j, NULL, fb_vec_u32(nb.shape, d));
+        lmt_json_end_array(&j);
         lmt_json_end_object(&j);
     }
     lmt_json_end_array(&j);
@@ -221,6 +259,8 @@ static void print_text(const info *in) {
     v = lmb_LightMetalBinary_producer_version(root);
     printf("producer:       %.*s %u.%u.%u\n", (int)producer.len, producer.ptr ? producer.ptr : "",
            v.major, v.minor, v.patch);
+    printf("read by:        lightmetal %s (binary format %d.%d)\n", LMT_VERSION_STRING,
+           LMB_FORMAT_MAJOR, LMB_FORMAT_MINOR);
     fb_table sys = lmb_LightMetalBinary_system(root);
     printf("system:         grid %ux%u, L1 %u bytes, DRAM %u banks x %" PRIu64 " bytes\n",
            lmb_SystemDescriptor_grid_x(sys), lmb_SystemDescriptor_grid_y(sys),
@@ -261,12 +301,13 @@ static void print_text(const info *in) {
     fb_vec names = lmb_LightMetalBinary_buffer_names(root);
     printf("named buffers:  %u\n", (unsigned)names.len);
     for (uint32_t i = 0; i < names.len; i++) {
-        fb_table t = fb_vec_table(names, i);
-        fb_str name = lmb_BufferName_name(t);
-        uint64_t size = 0;
-        lmt_buffer_size(root, lmb_BufferName_buffer_id(t), &size);
-        printf("  %-16.*s %-6s buffer %u, %" PRIu64 " bytes\n", (int)name.len, name.ptr,
-               enum_or("BufferRole", lmb_BufferName_role(t)), lmb_BufferName_buffer_id(t), size);
+        info_name nb;
+        named_buffer(root, fb_vec_table(names, i), &nb);
+        char shape[INFO_SHAPE_TEXT_MAX];
+        shape_text(nb.shape, shape, sizeof shape);
+        printf("  %-16.*s %-11s %10" PRIu64 " bytes  %s%s%s  (buffer %u)\n", (int)nb.name.len,
+               nb.name.ptr, nb.role, nb.size, nb.format ? nb.format : "no format",
+               shape[0] ? ", shape " : "", shape, nb.buffer_id);
     }
 }
 

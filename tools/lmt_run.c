@@ -1,10 +1,18 @@
 /* `lightmetal run`: replay a binary, feed inputs, save outputs, summarise.
  *
- * The file is mapped and handed to lm_replay_open, which verifies it; the
- * tool then reads buffer names and sizes from the same (now verified)
- * mapping. The replay API has no progress callback, so on a terminal the
- * tool prints one "replaying ..." status line on stderr while the replay
- * runs and erases it before the summary.
+ * The file is mapped and handed to lm_replay_open, which verifies it; names,
+ * sizes, formats and shapes of the named buffers come from the replay
+ * (lm_replay_buffer_info_at). Inputs and outputs are raw bytes, or NumPy
+ * .npy files when the path ends in ".npy" (lmt_npy.h): the buffer's
+ * recorded format and shape decide the dtype and shape.
+ *
+ * Outputs are saved after a run that passed and after a golden mismatch (so
+ * the wrong result can be inspected), never after any other failure: the
+ * replay reads nothing back then.
+ *
+ * The replay API has no progress callback, so on a terminal the tool prints
+ * one "replaying ..." status line on stderr while the replay runs and erases
+ * it before the summary.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,17 +20,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "lightmetal/lm_replay.h"
 #include "lmt.h"
 #include "lmt_json.h"
+#include "lmt_npy.h"
 
 /* One --input or --output: NAME=PATH (the name copied, the path pointing
  * into argv). */
 typedef struct run_binding {
     const char *name;
     const char *path;
-    void *data; /* input bytes, read before the run */
-    size_t size;
+    bool npy;         /* PATH ends in ".npy" */
+    void *file;       /* an input's whole file, read before the run */
+    const void *data; /* an input's data: the file, or the array inside a .npy */
+    uint64_t size;
 } run_binding;
 
 typedef struct run_args {
@@ -32,6 +44,13 @@ typedef struct run_args {
     run_binding *inputs, *outputs;
     size_t input_count, output_count;
 } run_args;
+
+static bool ends_with_npy(const char *path) {
+    size_t n = strlen(path);
+    if (n < 4) return false;
+    const char *e = path + n - 4;
+    return e[0] == '.' && (e[1] | 0x20) == 'n' && (e[2] | 0x20) == 'p' && (e[3] | 0x20) == 'y';
+}
 
 static bool parse_binding(const char *opt, const char *text, run_binding *out) {
     const char *eq = strchr(text, '=');
@@ -49,6 +68,7 @@ static bool parse_binding(const char *opt, const char *text, run_binding *out) {
     name[n] = '\0';
     out->name = name;
     out->path = eq + 1;
+    out->npy = ends_with_npy(out->path);
     return true;
 }
 
@@ -56,6 +76,7 @@ static bool parse_binding(const char *opt, const char *text, run_binding *out) {
 static int parse_run_args(int argc, char **argv, run_args *ra) {
     lmt_args a;
     lmt_args_init(&a, "run", argc, argv);
+    bool no_goldens = false, tolerance = false;
     for (lmt_arg_kind k; (k = lmt_args_next(&a)) != LMT_ARG_END;) {
         const char *v;
         if (k == LMT_ARG_POSITIONAL) {
@@ -71,6 +92,13 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
         } else if (!strcmp(a.opt, "--json")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ra->json = true;
+        } else if (!strcmp(a.opt, "--no-goldens")) {
+            if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
+            no_goldens = true;
+            ra->opts.check_goldens = false;
+        } else if (!strcmp(a.opt, "--no-verify-hashes")) {
+            if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
+            ra->opts.check_blob_hashes = false;
         } else if (!strcmp(a.opt, "--loop")) {
             if (!lmt_args_value(&a, &v) ||
                 !lmt_parse_u32("run", "--loop", v, 1, UINT32_MAX, &ra->opts.loops))
@@ -79,11 +107,15 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
             if (!lmt_args_value(&a, &v) ||
                 !lmt_parse_u32("run", "--threads", v, 1, 1024, &ra->opts.num_threads))
                 return LMT_EXIT_INVALID;
+        } else if (!strcmp(a.opt, "--watchdog")) {
+            if (!lmt_args_value(&a, &v) || !lmt_parse_u64("run", "--watchdog", v, 1, UINT64_MAX,
+                                                          &ra->opts.watchdog_instructions))
+                return LMT_EXIT_INVALID;
         } else if (!strcmp(a.opt, "--tolerance")) {
             if (!lmt_args_value(&a, &v) ||
                 !lmt_parse_tolerance("run", "--tolerance", v, &ra->opts.atol, &ra->opts.rtol))
                 return LMT_EXIT_INVALID;
-            ra->opts.tolerance = true;
+            ra->opts.tolerance = tolerance = true;
         } else if (!strcmp(a.opt, "--input") || !strcmp(a.opt, "--output")) {
             bool in = !strcmp(a.opt, "--input");
             if (!lmt_args_value(&a, &v)) return LMT_EXIT_INVALID;
@@ -97,6 +129,10 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     }
     if (!ra->path) {
         lmt_error("run", "missing FILE (see 'lightmetal run --help')");
+        return LMT_EXIT_INVALID;
+    }
+    if (no_goldens && tolerance) {
+        lmt_error("run", "--tolerance compares goldens, --no-goldens skips them: give one");
         return LMT_EXIT_INVALID;
     }
     return -1;
@@ -116,25 +152,155 @@ static int exit_code(lm_status st) {
     }
 }
 
-/* The size of the buffer an --output names (lm_replay_get_output wants it). */
-static bool output_size(fb_table root, const run_binding *b, uint64_t *out_size) {
-    uint32_t id;
-    lmb_BufferRole role;
-    if (!lmt_find_named_buffer(root, b->name, &id, &role) || !lmt_buffer_size(root, id, out_size)) {
-        lmt_error("run", "--output: the binary has no buffer named '%s' (see 'lightmetal info')",
-                  b->name);
+/* ------------------------------------------------------------ named buffers */
+
+/* Finds the named buffer a binding refers to; reports it missing. */
+static bool find_buffer(lm_replay *r, const char *opt, const char *name,
+                        lm_replay_buffer_info *out) {
+    uint32_t n = lm_replay_buffer_count(r);
+    for (uint32_t i = 0; i < n; i++) {
+        lm_replay_buffer_info bi;
+        if (lm_replay_buffer_info_at(r, i, &bi) == LM_OK && !strcmp(bi.name, name)) {
+            *out = bi;
+            return true;
+        }
+    }
+    lmt_error("run", "%s %s: the binary has no buffer named '%s' (see 'lightmetal info')", opt,
+              name, name);
+    return false;
+}
+
+/* A named buffer as a .npy array: its dtype and shape. */
+typedef struct run_layout {
+    lmt_npy_dtype dtype;
+    bool typed; /* false: plain bytes, any dtype of the right byte size fits */
+    uint32_t rank;
+    uint64_t shape[LM_MAX_TENSOR_RANK];
+    char shape_text[LM_MAX_TENSOR_RANK * 22 + 8];
+} run_layout;
+
+/* The dtype of a format: bfloat16 travels as its uint16 bit patterns,
+ * block floats (BFP8_B) and unformatted buffers as bytes. */
+static lmt_npy_dtype dtype_of_format(lm_data_format f) {
+    switch (f) {
+    case LM_DATA_FORMAT_FLOAT32:
+        return LMT_NPY_F4;
+    case LM_DATA_FORMAT_FLOAT16_B:
+        return LMT_NPY_U2;
+    case LM_DATA_FORMAT_UINT32:
+        return LMT_NPY_U4;
+    case LM_DATA_FORMAT_INT32:
+        return LMT_NPY_I4;
+    default:
+        return LMT_NPY_U1;
+    }
+}
+
+static void buffer_layout(const lm_replay_buffer_info *bi, run_layout *l) {
+    memset(l, 0, sizeof *l);
+    l->dtype = dtype_of_format(bi->format);
+    unsigned esize = lmt_npy_dtype_size(l->dtype);
+    l->typed = l->dtype != LMT_NPY_U1 && bi->size % esize == 0;
+    l->rank = 1;
+    if (!l->typed) {
+        l->dtype = LMT_NPY_U1;
+        l->shape[0] = bi->size;
+    } else if (bi->rank > 0 && bi->rank <= LM_MAX_TENSOR_RANK) {
+        l->rank = bi->rank;
+        memcpy(l->shape, bi->shape, bi->rank * sizeof bi->shape[0]);
+    } else {
+        l->shape[0] = bi->size / esize;
+    }
+    lmt_npy_format_shape(l->rank, l->shape, l->shape_text, sizeof l->shape_text);
+}
+
+/* What the buffer holds, for messages: "Float32 ('<f4') shape (32, 32)". */
+static void describe_buffer(const lm_replay_buffer_info *bi, const run_layout *l, char *dst,
+                            size_t size) {
+    if (!l->typed)
+        snprintf(dst, size, "%" PRIu64 " bytes of %s", bi->size,
+                 bi->format ? lm_data_format_name(bi->format) : "plain bytes");
+    else if (bi->rank)
+        snprintf(dst, size, "%s ('%s') of shape %s", lm_data_format_name(bi->format),
+                 lmt_npy_dtype_descr(l->dtype), l->shape_text);
+    else
+        snprintf(dst, size, "%" PRIu64 " %s ('%s') elements", l->shape[0],
+                 lm_data_format_name(bi->format), lmt_npy_dtype_descr(l->dtype));
+}
+
+/* Checks a parsed .npy file against the buffer it feeds. The dtype must be
+ * the buffer's, and the shape too when the capture recorded one (otherwise
+ * the element count); a buffer of plain bytes takes any dtype of its size. */
+static bool npy_fits(const run_binding *b, const lm_replay_buffer_info *bi, const lmt_npy *a) {
+    run_layout l;
+    buffer_layout(bi, &l);
+    char want[320], given_shape[LMT_NPY_MAX_RANK * 22 + 8];
+    describe_buffer(bi, &l, want, sizeof want);
+    lmt_npy_format_shape(a->rank, a->shape, given_shape, sizeof given_shape);
+    const char *dt = lmt_npy_dtype_descr(a->dtype);
+    if (!l.typed) {
+        if (a->data_size == bi->size) return true;
+        lmt_error("run",
+                  "--input %s: %s holds %" PRIu64 " bytes ('%s', shape %s), buffer '%s' "
+                  "takes %s",
+                  b->name, b->path, a->data_size, dt, given_shape, b->name, want);
+        return false;
+    }
+    if (a->dtype != l.dtype) {
+        lmt_error("run", "--input %s: %s has dtype '%s', buffer '%s' takes %s", b->name, b->path,
+                  dt, b->name, want);
+        return false;
+    }
+    bool same = a->rank == l.rank;
+    for (uint32_t i = 0; same && i < l.rank; i++)
+        same = a->shape[i] == l.shape[i];
+    if (bi->rank && !same) {
+        lmt_error("run", "--input %s: %s has shape %s, buffer '%s' takes %s", b->name, b->path,
+                  given_shape, b->name, want);
+        return false;
+    }
+    if (!bi->rank && a->count != l.shape[0]) {
+        lmt_error("run", "--input %s: %s has %" PRIu64 " elements (shape %s), buffer '%s' takes %s",
+                  b->name, b->path, a->count, given_shape, b->name, want);
         return false;
     }
     return true;
 }
 
-/* The replay checks each input's name and size against the file. */
+/* Reads every input file and hands it to the replay (which checks raw
+ * inputs' sizes itself). */
 static int feed_inputs(lm_replay *r, run_args *ra) {
     for (size_t i = 0; i < ra->input_count; i++) {
         run_binding *b = &ra->inputs[i];
-        lm_status st = file_read_all(b->path, &b->data, &b->size);
-        if (!st) st = lm_replay_set_input(r, b->name, b->data, b->size);
+        lm_replay_buffer_info bi;
+        if (!find_buffer(r, "--input", b->name, &bi)) return LMT_EXIT_INVALID;
+        if (bi.role == LM_BUFFER_ROLE_OUTPUT) {
+            /* The replay would accept it and never use it. */
+            lmt_error("run",
+                      "--input %s: buffer '%s' is an Output (the workload never writes it from "
+                      "the host); see 'lightmetal info'",
+                      b->name, b->name);
+            return LMT_EXIT_INVALID;
+        }
+        size_t size = 0;
+        lm_status st = file_read_all(b->path, &b->file, &size);
         if (st) {
+            lmt_error("run", "--input %s: %s", b->name, lm_last_error());
+            return LMT_EXIT_INVALID;
+        }
+        b->data = b->file;
+        b->size = size;
+        if (b->npy) {
+            lmt_npy a;
+            if ((st = lmt_npy_parse(b->file, size, &a))) {
+                lmt_error("run", "--input %s: %s: %s", b->name, b->path, lm_last_error());
+                return LMT_EXIT_INVALID;
+            }
+            if (!npy_fits(b, &bi, &a)) return LMT_EXIT_INVALID;
+            b->data = a.data;
+            b->size = a.data_size;
+        }
+        if ((st = lm_replay_set_input(r, b->name, b->data, b->size))) {
             lmt_error("run", "--input %s: %s", b->name, lm_last_error());
             return exit_code(st);
         }
@@ -142,24 +308,35 @@ static int feed_inputs(lm_replay *r, run_args *ra) {
     return -1;
 }
 
-static int save_outputs(lm_replay *r, fb_table root, const run_args *ra) {
+static int save_outputs(lm_replay *r, const run_args *ra) {
     for (size_t i = 0; i < ra->output_count; i++) {
         const run_binding *b = &ra->outputs[i];
-        uint64_t size;
-        if (!output_size(root, b, &size)) return LMT_EXIT_INVALID;
-        if (size > SIZE_MAX) {
-            lmt_error("run", "--output %s: %" PRIu64 " bytes do not fit in memory", b->name, size);
+        lm_replay_buffer_info bi;
+        if (!find_buffer(r, "--output", b->name, &bi)) return LMT_EXIT_INVALID;
+        if (bi.size > SIZE_MAX) {
+            lmt_error("run", "--output %s: %" PRIu64 " bytes do not fit in memory", b->name,
+                      bi.size);
             return LMT_EXIT_INVALID;
         }
-        void *data = malloc(size ? (size_t)size : 1);
+        void *data = malloc(bi.size ? (size_t)bi.size : 1);
         if (!data) {
-            lmt_error("run", "--output %s: out of memory for %" PRIu64 " bytes", b->name, size);
+            lmt_error("run", "--output %s: out of memory for %" PRIu64 " bytes", b->name, bi.size);
             return LMT_EXIT_INVALID;
         }
-        lm_status st = lm_replay_get_output(r, b->name, data, size);
+        lm_status st = lm_replay_get_output(r, b->name, data, bi.size);
         if (!st) {
-            file_chunk chunk = {data, (size_t)size};
-            st = file_save_atomic(b->path, &chunk, 1);
+            char header[LMT_NPY_HEADER_MAX];
+            file_chunk chunks[2];
+            size_t nchunks = 0;
+            if (b->npy) {
+                run_layout l;
+                buffer_layout(&bi, &l);
+                /* A layout always describes an array the writer takes. */
+                chunks[nchunks++] =
+                    (file_chunk){header, lmt_npy_header(l.dtype, l.rank, l.shape, header)};
+            }
+            chunks[nchunks++] = (file_chunk){data, (size_t)bi.size};
+            st = file_save_atomic(b->path, chunks, nchunks);
         }
         free(data);
         if (st) {
@@ -170,7 +347,10 @@ static int save_outputs(lm_replay *r, fb_table root, const run_args *ra) {
     return -1;
 }
 
+/* ------------------------------------------------------------------ summary */
+
 static void print_summary(const run_args *ra, lm_status st, const lm_replay_report *rep) {
+    bool goldens = ra->opts.check_goldens, hashes = ra->opts.check_blob_hashes;
     if (ra->json) {
         lmt_json j;
         lmt_json_init(&j, stdout);
@@ -182,6 +362,7 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
         lmt_json_u64(&j, "programs", rep->programs);
         lmt_json_u64(&j, "bytes_written", rep->bytes_written);
         lmt_json_u64(&j, "bytes_read", rep->bytes_read);
+        lmt_json_bool(&j, "goldens_skipped", !goldens);
         lmt_json_u64(&j, "goldens_checked", rep->goldens_checked);
         lmt_json_u64(&j, "goldens_failed", rep->goldens_failed);
         if (ra->opts.tolerance) {
@@ -189,6 +370,16 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
             lmt_json_double(&j, "max_rel_error", rep->max_rel_error);
         }
         if (rep->goldens_failed) lmt_json_u64(&j, "first_mismatch", rep->first_mismatch);
+        lmt_json_bool(&j, "blob_hashes_checked", hashes);
+        lmt_json_begin_array(&j, "outputs");
+        for (size_t i = 0; i < ra->output_count; i++) {
+            lmt_json_begin_object(&j, NULL);
+            lmt_json_cstr(&j, "name", ra->outputs[i].name);
+            lmt_json_cstr(&j, "path", ra->outputs[i].path);
+            lmt_json_cstr(&j, "format", ra->outputs[i].npy ? "npy" : "raw");
+            lmt_json_end_object(&j);
+        }
+        lmt_json_end_array(&j);
         lmt_json_double(&j, "seconds", rep->seconds);
         lmt_json_end_object(&j);
         return;
@@ -199,11 +390,18 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
     printf("  programs:    %" PRIu64 "\n", rep->programs);
     printf("  bytes moved: %" PRIu64 " written, %" PRIu64 " read\n", rep->bytes_written,
            rep->bytes_read);
-    printf("  goldens:     %u checked, %u failed\n", (unsigned)rep->goldens_checked,
-           (unsigned)rep->goldens_failed);
+    if (goldens)
+        printf("  goldens:     %u checked, %u failed\n", (unsigned)rep->goldens_checked,
+               (unsigned)rep->goldens_failed);
+    else
+        printf("  goldens:     skipped (--no-goldens)\n");
     if (ra->opts.tolerance)
         printf("  max error:   %.3g abs, %.3g rel\n", rep->max_abs_error, rep->max_rel_error);
     if (rep->goldens_failed) printf("  first mismatch at %" PRIu64 "\n", rep->first_mismatch);
+    if (!hashes) printf("  blob hashes: not checked (--no-verify-hashes)\n");
+    for (size_t i = 0; i < ra->output_count; i++)
+        printf("  saved:       %s -> %s (%s)\n", ra->outputs[i].name, ra->outputs[i].path,
+               ra->outputs[i].npy ? ".npy" : "raw bytes");
     printf("  time:        %.3f s\n", rep->seconds);
 }
 
@@ -217,23 +415,21 @@ static int run_replay(run_args *ra) {
         return LMT_EXIT_INVALID;
     }
     static const uint8_t empty[8];
-    const void *data = map.data ? map.data : empty;
-    st = lm_replay_open(data, map.size, &r);
+    st = lm_replay_open(map.data ? map.data : empty, map.size, &r);
     if (st) {
         lmt_error("run", "%s: %s", ra->path, lm_last_error());
         rc = exit_code(st);
         goto done;
     }
-    fb_table root = lmb_root(data); /* verified by lm_replay_open */
-    if ((rc = feed_inputs(r, ra)) >= 0) goto done;
     /* Unknown output names fail before the replay spends any time. */
     for (size_t i = 0; i < ra->output_count; i++) {
-        uint64_t size;
-        if (!output_size(root, &ra->outputs[i], &size)) {
+        lm_replay_buffer_info bi;
+        if (!find_buffer(r, "--output", ra->outputs[i].name, &bi)) {
             rc = LMT_EXIT_INVALID;
             goto done;
         }
     }
+    if ((rc = feed_inputs(r, ra)) >= 0) goto done;
 
     bool tty = isatty(fileno(stderr));
     if (tty) {
@@ -246,22 +442,22 @@ static int run_replay(run_args *ra) {
     st = lm_replay_run(r, NULL, &ra->opts, &rep);
     if (tty) fputs("\r\033[K", stderr);
     if (st != LM_OK && st != LM_ERR_MISMATCH) {
+        /* The replay read nothing back: no output is written. */
         lmt_error("run", "%s: %s", ra->path, lm_last_error());
         rc = exit_code(st);
         goto done;
     }
-    if (st == LM_ERR_MISMATCH) {
-        /* The replay stops at the first mismatch, before the named buffers
-         * are read back, so there are no outputs to save. */
-        print_summary(ra, st, &rep);
-        lmt_error("run", "%s: %s%s", ra->path, lm_last_error(),
-                  ra->output_count ? " (outputs not saved)" : "");
-        rc = LMT_EXIT_MISMATCH;
-        goto done;
-    }
-    if ((rc = save_outputs(r, root, ra)) >= 0) goto done;
+    /* After a mismatch the message is needed once the outputs are saved. */
+    char mismatch[ERR_MESSAGE_MAX + 1] = "";
+    if (st == LM_ERR_MISMATCH) snprintf(mismatch, sizeof mismatch, "%s", lm_last_error());
+    if ((rc = save_outputs(r, ra)) >= 0) goto done;
     print_summary(ra, st, &rep);
     rc = LMT_EXIT_OK;
+    if (st == LM_ERR_MISMATCH) {
+        lmt_error("run", "%s: %s%s", ra->path, mismatch,
+                  ra->output_count ? " (outputs saved)" : "");
+        rc = LMT_EXIT_MISMATCH;
+    }
 done:
     if (r) lm_replay_close(r);
     file_unmap(&map);
@@ -282,11 +478,11 @@ int lmt_cmd_run(int argc, char **argv) {
     } else if ((rc = parse_run_args(argc, argv, &ra)) < 0) {
         rc = run_replay(&ra);
     }
-    for (size_t i = 0; i < ra.input_count; i++) {
+    for (size_t i = 0; ra.inputs && i < ra.input_count; i++) {
         free((void *)ra.inputs[i].name);
-        free(ra.inputs[i].data);
+        free(ra.inputs[i].file);
     }
-    for (size_t i = 0; i < ra.output_count; i++)
+    for (size_t i = 0; ra.outputs && i < ra.output_count; i++)
         free((void *)ra.outputs[i].name);
     free(ra.inputs);
     free(ra.outputs);

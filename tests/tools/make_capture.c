@@ -1,11 +1,19 @@
 /* Captures a real workload through the public API and writes, into the
  * directory argv[1]:
  *   captured.lmb   the Light Metal binary: a JIT-compiled kernel computing
- *                  out[i] = in[i] * 3 + 7 on a 2x2 grid, named buffers "in"
- *                  and "out", and a golden of "out"
+ *                  out[i] = in[i] * 3 + 7 on a 2x2 grid, and a golden of
+ *                  "out". Named buffers, 4096 bytes each:
+ *                    in    UInt32 without a shape, role from use: Input
+ *                    out   UInt32 shape (32, 32), role from use: Output
+ *                    f32   Float32 shape (4, 256), written and read back:
+ *                          InputOutput
+ *                    bf16  Float16_b shape (8, 256), written and read back
+ *                          but named with the role Input
+ *                    raw   no format (plain bytes), written and read back
  *   in.bin         the captured input
  *   out.bin        its result (what "out" holds after a replay)
  *   in2.bin        another input (its result no longer matches the golden)
+ *   extra.bin      what f32, bf16 and raw hold
  */
 #include <stdio.h>
 #include <string.h>
@@ -52,11 +60,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *dir = argv[1];
-    static uint32_t in[WORDS], out[WORDS], in2[WORDS], got[WORDS];
+    static uint32_t in[WORDS], out[WORDS], in2[WORDS], got[WORDS], extra[WORDS], back[WORDS];
     for (uint32_t i = 0; i < WORDS; i++) {
         in[i] = i * 2654435761u + 11u;
         out[i] = in[i] * 3u + 7u;
         in2[i] = i ^ 0x5a5a5a5au;
+        extra[i] = 0x3f800000u + i; /* float32 values from 1.0 up; bf16 pairs */
     }
 
     lm_device_options o;
@@ -74,7 +83,7 @@ int main(int argc, char **argv) {
     lm_buffer_config_init(&bc);
     bc.size = WORDS * 4;
     bc.page_size = PAGE;
-    lm_buffer bin, bout;
+    lm_buffer bin, bout, bf32, bbf16, braw;
     lm_program prog;
     lm_kernel k;
     lm_kernel_config kc;
@@ -82,11 +91,38 @@ int main(int argc, char **argv) {
     lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
     lm_binary *binary = NULL;
     uint64_t ia = 0, oa = 0;
+    lm_buffer_name_options n_in, n_out, n_f32, n_bf16;
+    lm_buffer_name_options_init(&n_in);
+    n_in.format = LM_DATA_FORMAT_UINT32;
+    lm_buffer_name_options_init(&n_out);
+    n_out.format = LM_DATA_FORMAT_UINT32;
+    n_out.rank = 2;
+    n_out.shape[0] = n_out.shape[1] = 32;
+    lm_buffer_name_options_init(&n_f32);
+    n_f32.format = LM_DATA_FORMAT_FLOAT32;
+    n_f32.rank = 2;
+    n_f32.shape[0] = 4;
+    n_f32.shape[1] = 256;
+    lm_buffer_name_options_init(&n_bf16);
+    n_bf16.role = LM_BUFFER_ROLE_INPUT;
+    n_bf16.format = LM_DATA_FORMAT_FLOAT16_B;
+    n_bf16.rank = 2;
+    n_bf16.shape[0] = 8;
+    n_bf16.shape[1] = 256;
     int bad = failed(lm_light_metal_begin_capture(dev, NULL), "begin capture") ||
               failed(lm_create_buffer(dev, &bc, &bin), "create buffer") ||
               failed(lm_create_buffer(dev, &bc, &bout), "create buffer") ||
-              failed(lm_capture_name_buffer(bin, "in"), "name buffer") ||
-              failed(lm_capture_name_buffer(bout, "out"), "name buffer") ||
+              failed(lm_create_buffer(dev, &bc, &bf32), "create buffer") ||
+              failed(lm_create_buffer(dev, &bc, &bbf16), "create buffer") ||
+              failed(lm_create_buffer(dev, &bc, &braw), "create buffer") ||
+              failed(lm_capture_name_buffer_ex(bin, "in", &n_in), "name buffer") ||
+              failed(lm_capture_name_buffer_ex(bout, "out", &n_out), "name buffer") ||
+              failed(lm_capture_name_buffer_ex(bf32, "f32", &n_f32), "name buffer") ||
+              failed(lm_capture_name_buffer_ex(bbf16, "bf16", &n_bf16), "name buffer") ||
+              failed(lm_capture_name_buffer(braw, "raw"), "name buffer") ||
+              failed(lm_enqueue_write_buffer(cq, bf32, extra, false), "write") ||
+              failed(lm_enqueue_write_buffer(cq, bbf16, extra, false), "write") ||
+              failed(lm_enqueue_write_buffer(cq, braw, extra, false), "write") ||
               failed(lm_buffer_address(bin, &ia), "address") ||
               failed(lm_buffer_address(bout, &oa), "address") ||
               failed(lm_enqueue_write_buffer(cq, bin, in, false), "write") ||
@@ -100,6 +136,9 @@ int main(int argc, char **argv) {
     bad = bad || failed(lm_enqueue_program(cq, prog, false), "enqueue program") ||
           failed(lm_enqueue_read_buffer(cq, bout, got, true), "read") ||
           failed(lm_capture_compare_to_capture(cq, bout), "golden") ||
+          failed(lm_enqueue_read_buffer(cq, bf32, back, true), "read") ||
+          failed(lm_enqueue_read_buffer(cq, bbf16, back, true), "read") ||
+          failed(lm_enqueue_read_buffer(cq, braw, back, true), "read") ||
           failed(lm_release_program(prog), "release program") ||
           failed(lm_light_metal_end_capture(dev, &binary), "end capture");
     if (!bad && memcmp(got, out, sizeof out) != 0) {
@@ -112,5 +151,6 @@ int main(int argc, char **argv) {
     if (binary) lm_binary_free(binary);
     lm_device_close(dev);
     if (bad) return 1;
-    return save(dir, "in.bin", in) | save(dir, "out.bin", out) | save(dir, "in2.bin", in2);
+    return save(dir, "in.bin", in) | save(dir, "out.bin", out) | save(dir, "in2.bin", in2) |
+           save(dir, "extra.bin", extra);
 }

@@ -14,6 +14,10 @@
  *                  semantically wrong (ids used before definition)
  *   truncated.lmb  valid.lmb cut in half
  *   blobflip.lmb   valid.lmb with one bit of a blob flipped (hash mismatch)
+ *   copyflip.lmb   copy.lmb with one bit of its only blob (the data, which
+ *                  is also the golden) flipped: refused unless hashes are
+ *                  off; then it runs, writes copyflip_data.bin and passes
+ *   copyflip_data.bin  copy_data.bin with that bit flipped
  *   badid.lmb      valid.lmb with one bit of the file identifier flipped
  *   empty.lmb      zero bytes
  *   input.bin      2048 bytes for `run --input data=...` (not copy.lmb's data)
@@ -207,6 +211,15 @@ int main(int argc, char **argv) {
     memcpy(copy, valid, valid_size);
     copy[5] ^= 0x01;
     bad |= save(dir, "badid.lmb", copy, valid_size);
+    free(copy);
+    /* copy.lmb stores its data once (the golden is the same bytes). */
+    if (!(copy = malloc(copy_size))) return 1;
+    memcpy(copy, copy_ok, copy_size);
+    data_offset = lmb_LightMetalBinary_data_offset(lmb_root(copy_ok));
+    copy[data_offset + 100] ^= 0x04;
+    bad |= save(dir, "copyflip.lmb", copy, copy_size);
+    data[100] ^= 0x04;
+    bad |= save(dir, "copyflip_data.bin", data, sizeof data);
     free(copy);
     free(valid);
     free(copy_ok);
