@@ -26,8 +26,16 @@ static uint16_t *ta, *tb;
 /* The whole workload: buffers, program (kernels from the cache or compiled),
  * inputs, launch, output. */
 static void workload(lm_device *dev) {
-    ex_matmul mm = {N / 32, N / 32, N / 32, LM_DATA_FORMAT_FLOAT16_B, LM_DATA_FORMAT_FLOAT16_B,
-                    LM_DATA_FORMAT_FLOAT16_B, false, true, 8, 8};
+    ex_matmul mm = {N / 32,
+                    N / 32,
+                    N / 32,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    false,
+                    true,
+                    8,
+                    8};
     static uint16_t out[N * N];
     lm_buffer a, b, c;
     lm_program prog;
@@ -108,7 +116,8 @@ static void load_figures(void) {
     const uint64_t size = 1ull << 30;
     uint8_t *blob = malloc(size), *copy = malloc(size);
     if (!blob || !copy) bench_die("out of memory");
-    for (uint64_t i = 0; i < size; i += 4096) blob[i] = (uint8_t)(i >> 12);
+    for (uint64_t i = 0; i < size; i += 4096)
+        blob[i] = (uint8_t)(i >> 12);
     memset(copy, 1, size);
     lmb_writer *w;
     lmb_BlobRef ref;
@@ -197,8 +206,9 @@ static void replayer_figures(void) {
     if (stat(LM_STATIC_REPLAYER, &st) != 0) bench_die("the static replayer is missing");
     bench_report("replayer_static_glibc_kib", (double)st.st_size / 1024.0);
     dynamic |= is_dynamic(LM_STATIC_REPLAYER);
-    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)" : "none (libc, libm, "
-                                                                        "pthreads linked in)");
+    printf("replayer_dynamic_deps: %s\n", dynamic ? "yes (see ldd)"
+                                                  : "none (libc, libm, "
+                                                    "pthreads linked in)");
 }
 
 int main(void) {

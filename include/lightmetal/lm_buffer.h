@@ -60,8 +60,7 @@ void lm_buffer_config_init(lm_buffer_config *cfg);
  * that is misaligned or outside the bank), LM_ERR_OUT_OF_DEVICE_MEMORY (no free
  * range large enough, or the requested range is taken), LM_ERR_INVALID_HANDLE
  * (NULL device). */
-lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg,
-                           lm_buffer *out_buffer);
+lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg, lm_buffer *out_buffer);
 
 /* Frees a buffer's device memory once no queued command still uses it (this
  * waits for those commands). Deallocating twice is LM_ERR_INVALID_HANDLE. */

@@ -28,15 +28,15 @@ typedef struct lm_command_queue lm_command_queue;
 /* Geometry and behaviour of a simulated device. Start from
  * lm_device_options_init(), then change what you need. */
 typedef struct lm_device_options {
-    uint32_t grid_x;             /* worker cores per row; default 8 */
-    uint32_t grid_y;             /* worker core rows; default 8 */
-    uint64_t l1_size;            /* L1 bytes per core; default 1,499,136 */
-    uint32_t dram_banks;         /* default 12 */
-    uint64_t dram_bank_size;     /* bytes per DRAM bank; default 1 GiB */
-    uint64_t trace_region_size;  /* bytes per DRAM bank kept for metal traces, at
-                                    the top of every bank; default 8 MiB */
-    uint32_t num_command_queues; /* 1..LM_MAX_COMMAND_QUEUES; default 2 */
-    uint32_t num_threads;        /* host threads simulating cores; 0 = online CPUs */
+    uint32_t grid_x;                /* worker cores per row; default 8 */
+    uint32_t grid_y;                /* worker core rows; default 8 */
+    uint64_t l1_size;               /* L1 bytes per core; default 1,499,136 */
+    uint32_t dram_banks;            /* default 12 */
+    uint64_t dram_bank_size;        /* bytes per DRAM bank; default 1 GiB */
+    uint64_t trace_region_size;     /* bytes per DRAM bank kept for metal traces, at
+                                       the top of every bank; default 8 MiB */
+    uint32_t num_command_queues;    /* 1..LM_MAX_COMMAND_QUEUES; default 2 */
+    uint32_t num_threads;           /* host threads simulating cores; 0 = online CPUs */
     uint64_t watchdog_instructions; /* per kernel per launch; more is a device
                                        fault. Default 4,000,000,000 */
     /* Receives every line a kernel prints (DPRINT), tagged with its core and

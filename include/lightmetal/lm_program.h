@@ -87,7 +87,7 @@ typedef struct lm_kernel_define {
 /* How a kernel is built and where it runs. Start from lm_kernel_config_init. */
 typedef struct lm_kernel_config {
     lm_processor processor;
-    lm_noc noc; /* data movement kernels; default NOC_0 for DM0, NOC_1 for DM1 */
+    lm_noc noc;                   /* data movement kernels; default NOC_0 for DM0, NOC_1 for DM1 */
     const uint32_t *compile_args; /* get_compile_time_arg_val(i) */
     uint32_t compile_arg_count;
     const lm_kernel_define *defines;
@@ -119,8 +119,8 @@ lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_r
  * for cores outside the grid, a processor already taken on one of the cores,
  * bad defines or too many compile-time arguments. */
 lm_status lm_create_kernel_from_string(lm_program program, const char *name, const char *source,
-                                       const lm_core_range_set *cores,
-                                       const lm_kernel_config *cfg, lm_kernel *out_kernel);
+                                       const lm_core_range_set *cores, const lm_kernel_config *cfg,
+                                       lm_kernel *out_kernel);
 
 /* Runtime arguments of `kernel` on one of its cores (up to 341 words). Later
  * calls replace earlier ones; launches enqueued before keep what they had. */

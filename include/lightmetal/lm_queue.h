@@ -34,8 +34,7 @@ lm_status lm_enqueue_write_buffer(lm_command_queue *cq, lm_buffer buffer, const 
                                   bool blocking);
 
 /* Copies the whole of `buffer` into `dst` (buffer-size bytes). */
-lm_status lm_enqueue_read_buffer(lm_command_queue *cq, lm_buffer buffer, void *dst,
-                                 bool blocking);
+lm_status lm_enqueue_read_buffer(lm_command_queue *cq, lm_buffer buffer, void *dst, bool blocking);
 
 /* Waits until every command enqueued on `cq` so far has completed; returns the
  * first device error since the last report, if any. */

@@ -36,26 +36,25 @@ lm_status lm_replay_open_file(const char *path, lm_replay **out_replay);
 /* Replaces what the workload writes into the buffer named `name` (see
  * lm_capture_name_buffer) with `data`, which must be the buffer's size and
  * stay valid until the next run returns. Goldens may then no longer match. */
-lm_status lm_replay_set_input(lm_replay *replay, const char *name, const void *data,
-                              uint64_t size);
+lm_status lm_replay_set_input(lm_replay *replay, const char *name, const void *data, uint64_t size);
 
 typedef struct lm_replay_options {
-    uint32_t loops;           /* runs of the whole workload; default 1 */
-    bool tolerance;           /* compare goldens as float32 within atol/rtol */
-    double atol, rtol;        /* |got - want| <= atol + rtol * |want| */
-    uint32_t num_threads;     /* for a device the replay opens; 0 = online CPUs */
-    bool check_blob_hashes;   /* re-hash every blob at open (slower) */
+    uint32_t loops;         /* runs of the whole workload; default 1 */
+    bool tolerance;         /* compare goldens as float32 within atol/rtol */
+    double atol, rtol;      /* |got - want| <= atol + rtol * |want| */
+    uint32_t num_threads;   /* for a device the replay opens; 0 = online CPUs */
+    bool check_blob_hashes; /* re-hash every blob at open (slower) */
 } lm_replay_options;
 
 void lm_replay_options_init(lm_replay_options *opts);
 
 typedef struct lm_replay_report {
-    uint64_t commands;         /* commands executed, all loops */
-    uint64_t programs;         /* program launches and trace replays */
+    uint64_t commands; /* commands executed, all loops */
+    uint64_t programs; /* program launches and trace replays */
     uint64_t bytes_written, bytes_read;
     uint32_t goldens_checked, goldens_failed;
     double max_abs_error, max_rel_error; /* tolerance mode */
-    uint64_t first_mismatch;  /* byte (exact) or element (tolerance) index */
+    uint64_t first_mismatch;             /* byte (exact) or element (tolerance) index */
     double seconds;
 } lm_replay_report;
 

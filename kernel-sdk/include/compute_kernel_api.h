@@ -14,12 +14,22 @@
 #include "lm_kernel_common.h"
 
 /* ---- dst ownership ---- */
-static inline void tile_regs_acquire(void) { lm_ecall(LM_ECALL_TILE_REGS_ACQUIRE, 0, 0, 0, 0, 0); }
-static inline void tile_regs_commit(void) { lm_ecall(LM_ECALL_TILE_REGS_COMMIT, 0, 0, 0, 0, 0); }
-static inline void tile_regs_wait(void) { lm_ecall(LM_ECALL_TILE_REGS_WAIT, 0, 0, 0, 0, 0); }
-static inline void tile_regs_release(void) { lm_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0); }
+static inline void tile_regs_acquire(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_ACQUIRE, 0, 0, 0, 0, 0);
+}
+static inline void tile_regs_commit(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_COMMIT, 0, 0, 0, 0, 0);
+}
+static inline void tile_regs_wait(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_WAIT, 0, 0, 0, 0, 0);
+}
+static inline void tile_regs_release(void) {
+    lm_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0);
+}
 /* The older one-call forms. */
-static inline void acquire_dst(void) { tile_regs_acquire(); }
+static inline void acquire_dst(void) {
+    tile_regs_acquire();
+}
 static inline void release_dst(void) {
     tile_regs_commit();
     tile_regs_wait();
@@ -30,20 +40,36 @@ static inline void release_dst(void) {
 static inline void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     (void)icb0, (void)icb1, (void)ocb;
 }
-static inline void copy_tile_init(uint32_t icb) { (void)icb; }
-static inline void copy_tile_to_dst_init_short(uint32_t icb) { (void)icb; }
-static inline void add_tiles_init(uint32_t icb0, uint32_t icb1) { (void)icb0, (void)icb1; }
-static inline void sub_tiles_init(uint32_t icb0, uint32_t icb1) { (void)icb0, (void)icb1; }
-static inline void mul_tiles_init(uint32_t icb0, uint32_t icb1) { (void)icb0, (void)icb1; }
+static inline void copy_tile_init(uint32_t icb) {
+    (void)icb;
+}
+static inline void copy_tile_to_dst_init_short(uint32_t icb) {
+    (void)icb;
+}
+static inline void add_tiles_init(uint32_t icb0, uint32_t icb1) {
+    (void)icb0, (void)icb1;
+}
+static inline void sub_tiles_init(uint32_t icb0, uint32_t icb1) {
+    (void)icb0, (void)icb1;
+}
+static inline void mul_tiles_init(uint32_t icb0, uint32_t icb1) {
+    (void)icb0, (void)icb1;
+}
 static inline void mm_init(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     (void)icb0, (void)icb1, (void)ocb;
 }
 static inline void reduce_init(uint32_t icb, uint32_t icb_scaler, uint32_t ocb) {
     (void)icb, (void)icb_scaler, (void)ocb;
 }
-static inline void transpose_wh_init(uint32_t icb, uint32_t ocb) { (void)icb, (void)ocb; }
-static inline void init_sfpu(uint32_t icb, uint32_t ocb) { (void)icb, (void)ocb; }
-static inline void pack_tile_init(uint32_t ocb) { (void)ocb; }
+static inline void transpose_wh_init(uint32_t icb, uint32_t ocb) {
+    (void)icb, (void)ocb;
+}
+static inline void init_sfpu(uint32_t icb, uint32_t ocb) {
+    (void)icb, (void)ocb;
+}
+static inline void pack_tile_init(uint32_t ocb) {
+    (void)ocb;
+}
 
 /* ---- math: results go to dst tile `idst` ---- */
 static inline void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
@@ -52,8 +78,8 @@ static inline void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
 
 static inline void lm_binary_tiles(uint32_t op, uint32_t bcast, uint32_t icb0, uint32_t icb1,
                                    uint32_t itile0, uint32_t itile1, uint32_t idst) {
-    lm_ecall(LM_ECALL_BINARY_TILES, op | bcast << 8 | idst << 16, icb0 | icb1 << 8, itile0,
-             itile1, 0);
+    lm_ecall(LM_ECALL_BINARY_TILES, op | bcast << 8 | idst << 16, icb0 | icb1 << 8, itile0, itile1,
+             0);
 }
 #define LM_BINARY_FORMS(name, op)                                                                  \
     static inline void name##_tiles(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1,        \
@@ -99,7 +125,9 @@ static inline void transpose_wh_tile(uint32_t icb, uint32_t itile, uint32_t idst
 /* ---- SFPU: dst[idst] = f(dst[idst]) ---- */
 #define LM_SFPU_FORMS(name, op)                                                                    \
     static inline void name##_tile_init(void) {}                                                   \
-    static inline void name##_tile(uint32_t idst) { lm_ecall(LM_ECALL_SFPU_TILE, op, idst, 0, 0, 0); }
+    static inline void name##_tile(uint32_t idst) {                                                \
+        lm_ecall(LM_ECALL_SFPU_TILE, op, idst, 0, 0, 0);                                           \
+    }
 LM_SFPU_FORMS(exp, LM_SFPU_EXP)
 LM_SFPU_FORMS(log, LM_SFPU_LOG)
 LM_SFPU_FORMS(sqrt, LM_SFPU_SQRT)
@@ -114,7 +142,9 @@ LM_SFPU_FORMS(negative, LM_SFPU_NEG)
 LM_SFPU_FORMS(square, LM_SFPU_SQUARE)
 #undef LM_SFPU_FORMS
 static inline void neg_tile_init(void) {}
-static inline void neg_tile(uint32_t idst) { negative_tile(idst); }
+static inline void neg_tile(uint32_t idst) {
+    negative_tile(idst);
+}
 
 /* ---- pack: dst[idst] -> the next reserved tile at the back of `ocb` ---- */
 static inline void pack_tile(uint32_t idst, uint32_t ocb) {

@@ -7,18 +7,18 @@
 #define LM_KERNEL_ABI_H
 
 /* ---- ecalls: number in a7, arguments in a0..a6, result in a0 ---- */
-#define LM_ECALL_EXIT 1         /* a0: exit code */
-#define LM_ECALL_PRINT 2        /* a0: format, a1: argument words, a2: count */
-#define LM_ECALL_NOC_READ 16    /* a0,a1: source NoC address (lo, hi), a2: L1 dst, a3: bytes */
-#define LM_ECALL_NOC_WRITE 17   /* a0: L1 src, a1,a2: destination NoC address, a3: bytes */
-#define LM_ECALL_NOC_MCAST 18   /* a0: L1 src, a1,a2: multicast address, a3: bytes, a4: dests */
-#define LM_ECALL_NOC_BARRIER 19 /* a0: 0 reads, 1 writes (transfers complete at once) */
-#define LM_ECALL_SEM_INC 20     /* a0,a1: NoC address of a semaphore, a2: increment */
-#define LM_ECALL_SEM_SET 21     /* a0: local L1 address, a1: value */
-#define LM_ECALL_SEM_WAIT 22    /* a0: local L1 address, a1: value; blocks until equal */
-#define LM_ECALL_SEM_WAIT_MIN 23 /* a0: local L1 address, a1: value; blocks until >= */
-#define LM_ECALL_SEM_SET_REMOTE 24 /* a0: L1 src of the value, a1,a2: NoC address */
-#define LM_ECALL_SEM_SET_MCAST 25  /* a0: L1 src of the value, a1,a2: multicast, a3: dests */
+#define LM_ECALL_EXIT 1             /* a0: exit code */
+#define LM_ECALL_PRINT 2            /* a0: format, a1: argument words, a2: count */
+#define LM_ECALL_NOC_READ 16        /* a0,a1: source NoC address (lo, hi), a2: L1 dst, a3: bytes */
+#define LM_ECALL_NOC_WRITE 17       /* a0: L1 src, a1,a2: destination NoC address, a3: bytes */
+#define LM_ECALL_NOC_MCAST 18       /* a0: L1 src, a1,a2: multicast address, a3: bytes, a4: dests */
+#define LM_ECALL_NOC_BARRIER 19     /* a0: 0 reads, 1 writes (transfers complete at once) */
+#define LM_ECALL_SEM_INC 20         /* a0,a1: NoC address of a semaphore, a2: increment */
+#define LM_ECALL_SEM_SET 21         /* a0: local L1 address, a1: value */
+#define LM_ECALL_SEM_WAIT 22        /* a0: local L1 address, a1: value; blocks until equal */
+#define LM_ECALL_SEM_WAIT_MIN 23    /* a0: local L1 address, a1: value; blocks until >= */
+#define LM_ECALL_SEM_SET_REMOTE 24  /* a0: L1 src of the value, a1,a2: NoC address */
+#define LM_ECALL_SEM_SET_MCAST 25   /* a0: L1 src of the value, a1,a2: multicast, a3: dests */
 #define LM_ECALL_CB_RESERVE_BACK 32 /* a0: cb, a1: pages; blocks until free */
 #define LM_ECALL_CB_PUSH_BACK 33    /* a0: cb, a1: pages */
 #define LM_ECALL_CB_WAIT_FRONT 34   /* a0: cb, a1: pages; blocks until available */
@@ -33,13 +33,13 @@
 #define LM_ECALL_TILE_REGS_COMMIT 65
 #define LM_ECALL_TILE_REGS_WAIT 66
 #define LM_ECALL_TILE_REGS_RELEASE 67
-#define LM_ECALL_COPY_TILE 68   /* a0: cb, a1: tile, a2: dst */
-#define LM_ECALL_BINARY_TILES 69 /* a0: op | bcast << 8 | dst << 16, a1: cb_a | cb_b << 8,
-                                    a2: tile a, a3: tile b */
-#define LM_ECALL_MATMUL_TILES 70 /* a0: cb_a | cb_b << 8, a1: tile a, a2: tile b, a3: dst,
-                                    a4: transpose b */
-#define LM_ECALL_REDUCE_TILE 71  /* a0: func | dim << 8 | dst << 16, a1: cb | cb_scaler << 8,
-                                    a2: tile, a3: scaler tile */
+#define LM_ECALL_COPY_TILE 68 /* a0: cb, a1: tile, a2: dst */
+/* a0: op | bcast << 8 | dst << 16, a1: cb_a | cb_b << 8, a2: tile a, a3: tile b */
+#define LM_ECALL_BINARY_TILES 69
+/* a0: cb_a | cb_b << 8, a1: tile a, a2: tile b, a3: dst, a4: transpose b */
+#define LM_ECALL_MATMUL_TILES 70
+/* a0: func | dim << 8 | dst << 16, a1: cb | cb_scaler << 8, a2: tile, a3: scaler tile */
+#define LM_ECALL_REDUCE_TILE 71
 #define LM_ECALL_TRANSPOSE_TILE 72 /* a0: cb, a1: tile, a2: dst */
 #define LM_ECALL_SFPU_TILE 73      /* a0: op, a1: dst */
 #define LM_ECALL_PACK_TILE 74      /* a0: dst, a1: cb */
@@ -73,13 +73,13 @@
 /* ---- reserved L1 (below the device's l1_unreserved_base) ---- */
 /* Core information written by the dispatcher before every launch. */
 #define LM_L1_CORE_INFO 0x0000u
-#define LM_CORE_INFO_X 0           /* word offsets: this core's logical x */
-#define LM_CORE_INFO_Y 1           /* this core's logical y */
+#define LM_CORE_INFO_X 0 /* word offsets: this core's logical x */
+#define LM_CORE_INFO_Y 1 /* this core's logical y */
 #define LM_CORE_INFO_GRID_X 2
 #define LM_CORE_INFO_GRID_Y 3
 #define LM_CORE_INFO_DRAM_BANKS 4
-#define LM_CORE_INFO_DRAM_ALIGN 5  /* page stride alignment in DRAM */
-#define LM_CORE_INFO_L1_ALIGN 6    /* page stride alignment in L1 */
+#define LM_CORE_INFO_DRAM_ALIGN 5 /* page stride alignment in DRAM */
+#define LM_CORE_INFO_L1_ALIGN 6   /* page stride alignment in L1 */
 /* Semaphores: LM_MAX_SEMAPHORES words, each in its own 16-byte slot. */
 #define LM_L1_SEMAPHORES 0x0100u
 #define LM_SEMAPHORE_STRIDE 16u

@@ -28,7 +28,9 @@ const char *lm_status_string(lm_status status) {
     return status_names[status];
 }
 
-const char *lm_last_error(void) { return tls_message; }
+const char *lm_last_error(void) {
+    return tls_message;
+}
 
 /* Marks a truncated message so nobody mistakes it for the whole story. */
 static void mark_truncated(char *msg, size_t size, int wanted) {
@@ -57,7 +59,9 @@ lm_status err_prefix(lm_status status, const char *fmt, ...) {
     return status;
 }
 
-void err_clear(void) { tls_message[0] = '\0'; }
+void err_clear(void) {
+    tls_message[0] = '\0';
+}
 
 void err_copy(char *dst, size_t dst_size) {
     if (dst_size == 0) return;

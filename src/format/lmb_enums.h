@@ -9,12 +9,18 @@
 
 static inline lmb_DataFormat lmb_data_format_from_api(lm_data_format f) {
     switch (f) {
-    case LM_DATA_FORMAT_FLOAT32: return LMB_DataFormat_Float32;
-    case LM_DATA_FORMAT_FLOAT16_B: return LMB_DataFormat_Float16_b;
-    case LM_DATA_FORMAT_BFP8_B: return LMB_DataFormat_Bfp8_b;
-    case LM_DATA_FORMAT_UINT32: return LMB_DataFormat_UInt32;
-    case LM_DATA_FORMAT_INT32: return LMB_DataFormat_Int32;
-    case LM_DATA_FORMAT_INVALID: break;
+    case LM_DATA_FORMAT_FLOAT32:
+        return LMB_DataFormat_Float32;
+    case LM_DATA_FORMAT_FLOAT16_B:
+        return LMB_DataFormat_Float16_b;
+    case LM_DATA_FORMAT_BFP8_B:
+        return LMB_DataFormat_Bfp8_b;
+    case LM_DATA_FORMAT_UINT32:
+        return LMB_DataFormat_UInt32;
+    case LM_DATA_FORMAT_INT32:
+        return LMB_DataFormat_Int32;
+    case LM_DATA_FORMAT_INVALID:
+        break;
     }
     return LMB_DataFormat_Invalid;
 }
@@ -22,12 +28,18 @@ static inline lmb_DataFormat lmb_data_format_from_api(lm_data_format f) {
 /* LM_DATA_FORMAT_INVALID for file formats the API cannot use. */
 static inline lm_data_format lmb_data_format_to_api(lmb_DataFormat f) {
     switch (f) {
-    case LMB_DataFormat_Float32: return LM_DATA_FORMAT_FLOAT32;
-    case LMB_DataFormat_Float16_b: return LM_DATA_FORMAT_FLOAT16_B;
-    case LMB_DataFormat_Bfp8_b: return LM_DATA_FORMAT_BFP8_B;
-    case LMB_DataFormat_UInt32: return LM_DATA_FORMAT_UINT32;
-    case LMB_DataFormat_Int32: return LM_DATA_FORMAT_INT32;
-    default: break;
+    case LMB_DataFormat_Float32:
+        return LM_DATA_FORMAT_FLOAT32;
+    case LMB_DataFormat_Float16_b:
+        return LM_DATA_FORMAT_FLOAT16_B;
+    case LMB_DataFormat_Bfp8_b:
+        return LM_DATA_FORMAT_BFP8_B;
+    case LMB_DataFormat_UInt32:
+        return LM_DATA_FORMAT_UINT32;
+    case LMB_DataFormat_Int32:
+        return LM_DATA_FORMAT_INT32;
+    default:
+        break;
     }
     return LM_DATA_FORMAT_INVALID;
 }

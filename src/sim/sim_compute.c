@@ -24,7 +24,8 @@ void sim_compute_reset(sim_compute *c, bool fp32_acc) {
     tile_dst_init(&c->dst, fp32_acc);
     c->regs = REGS_IDLE;
     if (++c->epoch == 0) { /* after 2^32 launches, really forget everything */
-        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++) c->cache[i].epoch = 0;
+        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++)
+            c->cache[i].epoch = 0;
         c->epoch = 1;
     }
 }
@@ -68,20 +69,21 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
     }
     const sim_cb *c = &cbs[cb];
     if (tile >= c->waited) {
-        *res = fault(h, "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
-                        "covers %u tiles)",
+        *res = fault(h,
+                     "%s: tile %u of circular buffer %u was not waited for (cb_wait_front "
+                     "covers %u tiles)",
                      op, tile, cb, c->waited);
         return NULL;
     }
     size_t size = tile_format_size((lm_data_format)c->format);
     if (size == 0 || size > c->page_size) {
-        *res = fault(h, "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
-                        "format",
+        *res = fault(h,
+                     "%s: circular buffer %u has pages of %u bytes, too small for a tile of its "
+                     "format",
                      op, cb, c->page_size);
         return NULL;
     }
-    if (out_raw)
-        *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
+    if (out_raw) *out_raw = c->format == LM_DATA_FORMAT_UINT32 || c->format == LM_DATA_FORMAT_INT32;
     uint32_t seq = c->popped + tile;
     uint64_t key = cb | (uint64_t)c->format << 8 | (uint64_t)seq << 16;
     /* Consecutive pages of a CB take consecutive slots; CBs start far apart,

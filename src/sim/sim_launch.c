@@ -71,7 +71,7 @@ struct sim_launcher {
     uint8_t *locals; /* hart-private memories, lazily committed */
     size_t locals_size;
     rv_local *local_states; /* one per hart-private memory: what may be dirty */
-    sim_compute *computes; /* one compute engine per core, lazily committed */
+    sim_compute *computes;  /* one compute engine per core, lazily committed */
     size_t computes_size;
 };
 
@@ -195,8 +195,8 @@ typedef struct noc_target {
     sim_core *core; /* a worker core taking part in the launch, to wake */
 } noc_target;
 
-static bool noc_resolve(launch *ln, uint64_t noc_addr, uint32_t size, noc_target *out,
-                        char *why, size_t why_size) {
+static bool noc_resolve(launch *ln, uint64_t noc_addr, uint32_t size, noc_target *out, char *why,
+                        size_t why_size) {
     const sim_geometry *g = &ln->memory->geometry;
     uint64_t local = noc_addr & ((1ull << LM_NOC_ADDR_BITS) - 1);
     uint32_t x = (uint32_t)(noc_addr >> LM_NOC_ADDR_BITS) & LM_NOC_COORD_MASK;
@@ -209,17 +209,21 @@ static bool noc_resolve(launch *ln, uint64_t noc_addr, uint32_t size, noc_target
     out->core = NULL;
     if (y == LM_NOC_DRAM_Y) {
         if (x >= g->dram_banks || local > g->dram_bank_size || size > g->dram_bank_size - local) {
-            snprintf(why, why_size, "NoC access of %u bytes at DRAM bank %u address 0x%llx is outside "
-                     "DRAM (%u banks of %llu bytes)", size, x, (unsigned long long)local,
-                     g->dram_banks, (unsigned long long)g->dram_bank_size);
+            snprintf(why, why_size,
+                     "NoC access of %u bytes at DRAM bank %u address 0x%llx is outside "
+                     "DRAM (%u banks of %llu bytes)",
+                     size, x, (unsigned long long)local, g->dram_banks,
+                     (unsigned long long)g->dram_bank_size);
             return false;
         }
         out->ptr = sim_dram(ln->memory, x) + local;
         return true;
     }
     if (x >= g->grid_x || y >= g->grid_y || local > g->l1_size || size > g->l1_size - local) {
-        snprintf(why, why_size, "NoC access of %u bytes at core (%u,%u) address 0x%llx is outside "
-                 "the %ux%u grid's L1", size, x, y, (unsigned long long)local, g->grid_x, g->grid_y);
+        snprintf(why, why_size,
+                 "NoC access of %u bytes at core (%u,%u) address 0x%llx is outside "
+                 "the %ux%u grid's L1",
+                 size, x, y, (unsigned long long)local, g->grid_x, g->grid_y);
         return false;
     }
     uint32_t index = y * g->grid_x + x;
@@ -254,12 +258,13 @@ static bool mcast_decode(launch *ln, uint64_t a, uint32_t size, mcast_rect *r, c
     r->y1 = (uint32_t)(a >> 42) & LM_NOC_COORD_MASK;
     r->x0 = (uint32_t)(a >> 48) & LM_NOC_COORD_MASK;
     r->y0 = (uint32_t)(a >> 54) & LM_NOC_COORD_MASK;
-    if (a >> 60 || (a & ((1ull << LM_NOC_ADDR_BITS) - 1)) >> 32 || r->x0 > r->x1 ||
-        r->y0 > r->y1 || r->x1 >= g->grid_x || r->y1 >= g->grid_y || r->local > g->l1_size ||
+    if (a >> 60 || (a & ((1ull << LM_NOC_ADDR_BITS) - 1)) >> 32 || r->x0 > r->x1 || r->y0 > r->y1 ||
+        r->x1 >= g->grid_x || r->y1 >= g->grid_y || r->local > g->l1_size ||
         size > g->l1_size - r->local) {
-        snprintf(why, why_size, "bad multicast address 0x%llx for %u bytes (rectangle (%u,%u)-(%u,%u) "
-                 "in a %ux%u grid)", (unsigned long long)a, size, r->x0, r->y0, r->x1, r->y1,
-                 g->grid_x, g->grid_y);
+        snprintf(why, why_size,
+                 "bad multicast address 0x%llx for %u bytes (rectangle (%u,%u)-(%u,%u) "
+                 "in a %ux%u grid)",
+                 (unsigned long long)a, size, r->x0, r->y0, r->x1, r->y1, g->grid_x, g->grid_y);
         return false;
     }
     return true;
@@ -281,7 +286,8 @@ static sim_cb *cb_get(hart_slot *hs, uint32_t cb, rv_ecall_result *bad) {
 
 static void cb_advance(const sim_cb *c, uint32_t *ptr, uint32_t pages) {
     *ptr += pages * c->page_size;
-    while (*ptr >= c->fifo_addr + c->fifo_size) *ptr -= c->fifo_size;
+    while (*ptr >= c->fifo_addr + c->fifo_size)
+        *ptr -= c->fifo_size;
 }
 
 static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
@@ -304,8 +310,10 @@ static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_PUSH_BACK:
         if (free_pages < pages)
-            return bad_call(h, "cb_push_back(cb %u, %u pages) with only %u pages free (missing "
-                            "cb_reserve_back?)", id, pages, free_pages);
+            return bad_call(h,
+                            "cb_push_back(cb %u, %u pages) with only %u pages free (missing "
+                            "cb_reserve_back?)",
+                            id, pages, free_pages);
         c->pushed += pages;
         c->reserved = c->reserved > pages ? c->reserved - pages : 0;
         c->packed = c->packed > pages ? c->packed - pages : 0;
@@ -313,22 +321,31 @@ static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_WAIT_FRONT:
         if (fill < pages)
-            return block(hs, "cb_wait_front(cb %u, %u pages): %u pages available", id, pages,
-                         fill);
+            return block(hs, "cb_wait_front(cb %u, %u pages): %u pages available", id, pages, fill);
         if (pages > c->waited) c->waited = pages;
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_POP_FRONT:
         if (fill < pages)
-            return bad_call(h, "cb_pop_front(cb %u, %u pages) with only %u pages available "
-                            "(missing cb_wait_front?)", id, pages, fill);
+            return bad_call(h,
+                            "cb_pop_front(cb %u, %u pages) with only %u pages available "
+                            "(missing cb_wait_front?)",
+                            id, pages, fill);
         c->popped += pages;
         c->waited = c->waited > pages ? c->waited - pages : 0;
         cb_advance(c, &c->rd_ptr, pages);
         return RV_ECALL_CONTINUE;
-    case LM_ECALL_CB_WRITE_PTR: h->x[10] = c->wr_ptr; return RV_ECALL_CONTINUE;
-    case LM_ECALL_CB_READ_PTR: h->x[10] = c->rd_ptr; return RV_ECALL_CONTINUE;
-    case LM_ECALL_CB_PAGES_AVAILABLE: h->x[10] = fill >= pages; return RV_ECALL_CONTINUE;
-    case LM_ECALL_CB_PAGES_FREE: h->x[10] = free_pages >= pages; return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_WRITE_PTR:
+        h->x[10] = c->wr_ptr;
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_READ_PTR:
+        h->x[10] = c->rd_ptr;
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_PAGES_AVAILABLE:
+        h->x[10] = fill >= pages;
+        return RV_ECALL_CONTINUE;
+    case LM_ECALL_CB_PAGES_FREE:
+        h->x[10] = free_pages >= pages;
+        return RV_ECALL_CONTINUE;
     }
     return bad_call(h, "unknown circular buffer call %u", call);
 }
@@ -389,11 +406,14 @@ static rv_ecall_result do_print(hart_slot *hs) {
         char spec[16] = "%";
         size_t sl = 1;
         p++;
-        while (*p && strchr("-+ 0#", *p) && sl < 6) spec[sl++] = *p++;
-        while (*p >= '0' && *p <= '9' && sl < 10) spec[sl++] = *p++;
+        while (*p && strchr("-+ 0#", *p) && sl < 6)
+            spec[sl++] = *p++;
+        while (*p >= '0' && *p <= '9' && sl < 10)
+            spec[sl++] = *p++;
         if (*p == '.') {
             spec[sl++] = *p++;
-            while (*p >= '0' && *p <= '9' && sl < 13) spec[sl++] = *p++;
+            while (*p >= '0' && *p <= '9' && sl < 13)
+                spec[sl++] = *p++;
         }
         char conv = *p ? *p++ : '\0';
         if (conv == '%') {
@@ -413,7 +433,9 @@ static rv_ecall_result do_print(hart_slot *hs) {
         int n;
         switch (conv) {
         case 'd':
-        case 'i': n = snprintf(out, sizeof out, spec, (int32_t)v); break;
+        case 'i':
+            n = snprintf(out, sizeof out, spec, (int32_t)v);
+            break;
         case 'f': {
             float f;
             memcpy(&f, &v, 4);
@@ -425,7 +447,9 @@ static rv_ecall_result do_print(hart_slot *hs) {
                 return bad_call(h, "DPRINT %%s argument 0x%x is outside the kernel's memory", v);
             n = snprintf(out, sizeof out, spec, str);
             break;
-        default: n = snprintf(out, sizeof out, spec, v); break;
+        default:
+            n = snprintf(out, sizeof out, spec, v);
+            break;
         }
         if (n > 0) put_text(hs, out, (size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
     }
@@ -469,28 +493,31 @@ static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
         if (!mcast_decode(ln, arg64(h, 11), size, &r, why, sizeof why))
             return bad_call(h, "%s: %s", fn, why);
         if (src >= h->l1_size || size > h->l1_size - src || (sem && (src % 4 || r.local % 4)))
-            return bad_call(h, "%s: source [0x%x, +%u) is outside L1 or misaligned", fn, src,
-                            size);
+            return bad_call(h, "%s: source [0x%x, +%u) is outside L1 or misaligned", fn, src, size);
         sim_core *self = hs->core;
         bool self_in = self->x >= r.x0 && self->x <= r.x1 && self->y >= r.y0 && self->y <= r.y1;
         uint32_t count = (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) - self_in;
         if (dests != count)
-            return bad_call(h, "%s: num_dests is %u but the rectangle (%u,%u)-(%u,%u) has %u "
-                            "destination cores", fn, dests, r.x0, r.y0, r.x1, r.y1, count);
+            return bad_call(h,
+                            "%s: num_dests is %u but the rectangle (%u,%u)-(%u,%u) has %u "
+                            "destination cores",
+                            fn, dests, r.x0, r.y0, r.x1, r.y1, count);
         uint32_t gx = ln->memory->geometry.grid_x;
         for (uint32_t y = r.y0; y <= r.y1; y++)
             for (uint32_t x = r.x0; x <= r.x1; x++) {
                 if (x == self->x && y == self->y) continue;
                 uint32_t index = y * gx + x;
                 uint8_t *dst = sim_l1(ln->memory, index) + r.local;
-                if (sem) __atomic_store_n((uint32_t *)dst, *(uint32_t *)(h->l1 + src),
-                                          __ATOMIC_SEQ_CST);
-                else memmove(dst, h->l1 + src, size);
+                if (sem)
+                    __atomic_store_n((uint32_t *)dst, *(uint32_t *)(h->l1 + src), __ATOMIC_SEQ_CST);
+                else
+                    memmove(dst, h->l1 + src, size);
                 wake(self, ln->by_index[index]);
             }
         return RV_ECALL_CONTINUE;
     }
-    case LM_ECALL_NOC_BARRIER: return RV_ECALL_CONTINUE; /* transfers are already complete */
+    case LM_ECALL_NOC_BARRIER:
+        return RV_ECALL_CONTINUE; /* transfers are already complete */
     case LM_ECALL_SEM_INC:
     case LM_ECALL_SEM_SET_REMOTE: {
         bool inc = call == LM_ECALL_SEM_INC;
@@ -525,7 +552,8 @@ static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
         bool ok = call == LM_ECALL_SEM_WAIT ? now == value : now >= value;
         if (!ok)
             return block(hs, "%s(0x%x, %u): semaphore is %u",
-                         call == LM_ECALL_SEM_WAIT ? "noc_semaphore_wait" : "noc_semaphore_wait_min",
+                         call == LM_ECALL_SEM_WAIT ? "noc_semaphore_wait"
+                                                   : "noc_semaphore_wait_min",
                          addr, value, now);
         return RV_ECALL_CONTINUE;
     }
@@ -563,8 +591,7 @@ static void run_core(launch *ln, sim_core *c) {
             uint64_t before = hs->hart.instret;
             if (before >= budget) {
                 char what[96];
-                snprintf(what, sizeof what,
-                         "watchdog: more than %llu instructions (pc 0x%08x)",
+                snprintf(what, sizeof what, "watchdog: more than %llu instructions (pc 0x%08x)",
                          (unsigned long long)budget, hs->hart.pc);
                 fail_hart(hs, what);
                 return;
@@ -610,9 +637,9 @@ static void describe_deadlock(launch *ln) {
         for (uint32_t p = 0; p < LM_NUM_PROCESSORS && n < cap; p++) {
             hart_slot *hs = &c->harts[p];
             if (!hs->present || hs->done) continue;
-            n += (size_t)snprintf(m + n, cap - n, "; core (%u,%u) %s kernel '%s' at pc 0x%08x in %s",
-                                  c->x, c->y, sim_processor_name(p), hs->name, hs->hart.pc,
-                                  hs->wait[0] ? hs->wait : "(running)");
+            n += (size_t)snprintf(
+                m + n, cap - n, "; core (%u,%u) %s kernel '%s' at pc 0x%08x in %s", c->x, c->y,
+                sim_processor_name(p), hs->name, hs->hart.pc, hs->wait[0] ? hs->wait : "(running)");
         }
     }
     ln->status = LM_ERR_DEVICE_FAULT;
@@ -723,8 +750,8 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
             hs->name = k->name[p] ? k->name[p] : "?";
             hs->core = c;
             rv_local *local = &l->local_states[(size_t)k->core * LM_NUM_PROCESSORS + p];
-            st = rv_hart_init(&hs->hart, k->image[p], c->l1, (uint32_t)mem->geometry.l1_size,
-                              local);
+            st =
+                rv_hart_init(&hs->hart, k->image[p], c->l1, (uint32_t)mem->geometry.l1_size, local);
         }
     }
     if (!st) {

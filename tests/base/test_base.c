@@ -14,7 +14,8 @@
 static void test_status_strings(void) {
     CHECK(strcmp(lm_status_string(LM_OK), "LM_OK") == 0);
     CHECK(strcmp(lm_status_string(LM_ERR_DEVICE_FAULT), "LM_ERR_DEVICE_FAULT") == 0);
-    for (int s = 0; s < LM_STATUS_COUNT_; s++) CHECK(strncmp(lm_status_string(s), "LM_", 3) == 0);
+    for (int s = 0; s < LM_STATUS_COUNT_; s++)
+        CHECK(strncmp(lm_status_string(s), "LM_", 3) == 0);
     CHECK(strcmp(lm_status_string((lm_status)999), "LM_ERR_UNKNOWN") == 0);
     CHECK(strcmp(lm_status_string((lm_status)-1), "LM_ERR_UNKNOWN") == 0);
 }
@@ -102,8 +103,10 @@ static void test_handles(void) {
     CHECK(handle_get_locked(&t, hc, 1, &obj) == HANDLE_OK && obj == &b);
     /* Many handles: the table grows and every one resolves. */
     uint64_t many[1000];
-    for (int i = 0; i < 1000; i++) CHECK_OK(handle_alloc_locked(&t, 3, &many[i], &many[i]));
-    for (int i = 0; i < 1000; i++) CHECK(handle_get_locked(&t, many[i], 3, &obj) == HANDLE_OK);
+    for (int i = 0; i < 1000; i++)
+        CHECK_OK(handle_alloc_locked(&t, 3, &many[i], &many[i]));
+    for (int i = 0; i < 1000; i++)
+        CHECK(handle_get_locked(&t, many[i], 3, &obj) == HANDLE_OK);
     handle_table_unlock(&t);
     CHECK(strstr(handle_check_string(HANDLE_STALE), "stale"));
     free(t.slots);

@@ -48,19 +48,19 @@ static const char *writer =
     "}\n";
 
 #define COMPUTE(body)                                                                              \
-    "#include \"compute_kernel_api.h\"\nvoid kernel_main(void) {\n"                               \
+    "#include \"compute_kernel_api.h\"\nvoid kernel_main(void) {\n"                                \
     "    for (uint32_t t = 0; t < get_arg_val(0); t++) {\n" body "    }\n}\n"
 
 /* A correct compute kernel: out = sigmoid(a * b) + a, through two dst tiles. */
-static const char *good_compute = COMPUTE(
-    "        cb_wait_front(0, 1); cb_wait_front(1, 1);\n"
-    "        tile_regs_acquire();\n"
-    "        mul_tiles(0, 1, 0, 0, 1);\n"
-    "        sigmoid_tile(1);\n"
-    "        tile_regs_commit(); tile_regs_wait();\n"
-    "        cb_reserve_back(16, 1); pack_tile(1, 16); cb_push_back(16, 1);\n"
-    "        tile_regs_release();\n"
-    "        cb_pop_front(0, 1); cb_pop_front(1, 1);\n");
+static const char *good_compute =
+    COMPUTE("        cb_wait_front(0, 1); cb_wait_front(1, 1);\n"
+            "        tile_regs_acquire();\n"
+            "        mul_tiles(0, 1, 0, 0, 1);\n"
+            "        sigmoid_tile(1);\n"
+            "        tile_regs_commit(); tile_regs_wait();\n"
+            "        cb_reserve_back(16, 1); pack_tile(1, 16); cb_push_back(16, 1);\n"
+            "        tile_regs_release();\n"
+            "        cb_pop_front(0, 1); cb_pop_front(1, 1);\n");
 
 typedef struct run_result {
     lm_status status;
@@ -106,7 +106,8 @@ static run_result run(lm_device *dev, const char *compute, bool fp32_acc, uint32
         lm_buffer_address(src, &sa);
         lm_buffer_address(dst, &da);
         /* Each core reads the same input tiles and writes its own slice. */
-        uint32_t ra[] = {(uint32_t)sa, tiles}, ca[] = {tiles}, wa[] = {(uint32_t)da, tiles, c * tiles};
+        uint32_t ra[] = {(uint32_t)sa, tiles}, ca[] = {tiles},
+                 wa[] = {(uint32_t)da, tiles, c * tiles};
         st = lm_set_runtime_args(prog, kr, (lm_core){c, 0}, ra, 2);
         if (!st) st = lm_set_runtime_args(prog, kc, (lm_core){c, 0}, ca, 1);
         if (!st) st = lm_set_runtime_args(prog, kw, (lm_core){c, 0}, wa, 3);
@@ -127,7 +128,8 @@ static uint16_t input[4 * 8 * 1024];
 static void make_input(void) {
     float v[1024];
     for (uint32_t t = 0; t < 4 * 8; t++) {
-        for (int i = 0; i < 1024; i++) v[i] = (float)((int)((t * 1024 + i) * 2654435761u >> 20) % 200 - 100) / 25.0f;
+        for (int i = 0; i < 1024; i++)
+            v[i] = (float)((int)((t * 1024 + i) * 2654435761u >> 20) % 200 - 100) / 25.0f;
         lm_tilize(v, 32, 32, LM_DATA_FORMAT_FLOAT16_B, &input[t * 1024], 2048);
     }
 }
@@ -169,7 +171,8 @@ static void test_misuse_is_a_fault(void) {
     lm_device *dev = open_device(2);
     CHECK(dev);
     CHECK(misuse(dev, COMPUTE("cb_wait_front(0, 1); tile_regs_acquire(); copy_tile(0, 0, 16);"),
-                 false, "copy_tile: dst index 16 out of range (16 dst tiles with fp32 accumulation off)"));
+                 false,
+                 "copy_tile: dst index 16 out of range (16 dst tiles with fp32 accumulation off)"));
     CHECK(misuse(dev, COMPUTE("cb_wait_front(0, 1); tile_regs_acquire(); copy_tile(0, 0, 8);"),
                  true, "dst index 8 out of range (8 dst tiles"));
     CHECK(misuse(dev, COMPUTE("tile_regs_acquire(); copy_tile(0, 0, 0);"), false,
