@@ -6,8 +6,12 @@ BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# Where `make install` puts the library; the build records it (the library
+# finds its installed kernel SDK there), so it is passed when configuring.
+PREFIX     ?=
 
-.PHONY: all deps configure build test demo bench test-asan fuzz-build fuzz fuzz-long format clean
+.PHONY: all deps configure build test demo bench test-asan fuzz-build fuzz fuzz-long format \
+        format-check install check-aarch64 clean
 
 all: build
 
@@ -15,7 +19,8 @@ deps:
 	@scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    $(if $(PREFIX),-DCMAKE_INSTALL_PREFIX=$(PREFIX)) $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
@@ -60,8 +65,22 @@ FUZZ_JOBS    ?= 1
 fuzz-long: fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz-long.sh $(FUZZ_BUILD)
 
+# Headers, kernel SDK, libraries, pkg-config files, CMake package and CLI
+# under PREFIX (default /usr/local); DESTDIR stages them elsewhere.
+install: build
+	@DESTDIR=$(DESTDIR) cmake --install $(BUILD)
+
+# The static replayer cross-built for aarch64 and, with qemu-user, a captured
+# workload replayed on it, compared byte for byte with the x86-64 run.
+check-aarch64: build
+	@scripts/check-aarch64.sh $(BUILD)
+
 format:
 	@git ls-files '*.c' '*.h' | xargs clang-format -i
 
+# Fails when `make format` would change anything.
+format-check: deps
+	@git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
+
 clean:
-	@rm -rf build build-asan build-fuzz
+	@rm -rf build build-asan build-fuzz build-release

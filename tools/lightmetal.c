@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lightmetal/lm_version.h"
 #include "lmt.h"
 #include "lmt_dump.h"
 
@@ -233,7 +234,7 @@ int main(int argc, char **argv) {
         return LMT_EXIT_OK;
     }
     if (!strcmp(name, "--version")) {
-        printf("lightmetal %s (binary format %d.%d)\n", LMT_VERSION_STRING, LMB_FORMAT_MAJOR,
+        printf("lightmetal %s (binary format %d.%d)\n", lm_version_string(), LMB_FORMAT_MAJOR,
                LMB_FORMAT_MINOR);
         return LMT_EXIT_OK;
     }

@@ -12,12 +12,11 @@
 
 #include "base/file.h"
 #include "format/lmb.h"
+#include "lightmetal/lm_version.h"
 
-/* The tool's version: the project's, one definition in the build (CMake
- * passes it as LMT_VERSION). Everything that prints it uses this name, so
- * moving to the generated lightmetal/lm_version.h is this one line:
- * LM_VERSION_STRING instead of LMT_VERSION. */
-#define LMT_VERSION_STRING LMT_VERSION
+/* The tool's version: the library's (lightmetal/lm_version.h, generated
+ * from the one project version of the build). */
+#define LMT_VERSION_STRING lm_version_string()
 
 /* Exit codes (the tool's contract with scripts). */
 enum {

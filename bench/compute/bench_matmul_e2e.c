@@ -34,8 +34,16 @@ int main(void) {
     lm_device *dev;
     lm_buffer da, db, dc;
     lm_program prog;
-    ex_matmul mm = {N / 32, N / 32, N / 32, LM_DATA_FORMAT_FLOAT16_B, LM_DATA_FORMAT_FLOAT16_B,
-                    LM_DATA_FORMAT_FLOAT16_B, false, true, 8, 8};
+    ex_matmul mm = {N / 32,
+                    N / 32,
+                    N / 32,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    false,
+                    true,
+                    8,
+                    8};
     if (lm_tilize(a, N, N, LM_DATA_FORMAT_FLOAT16_B, ta, 2u * N * N) ||
         lm_tilize(b, N, N, LM_DATA_FORMAT_FLOAT16_B, tb, 2u * N * N) ||
         lm_device_open(NULL, &dev) || ex_buffer(dev, LM_BUFFER_DRAM, 2u * N * N, 2048, &da) ||

@@ -17,8 +17,9 @@ int main(void) {
     lm_kernel_config kc;
     lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
     lm_core_range_set all = lm_core_range_set_of(0, 0, 7, 7);
-    const char *src = "#include \"dataflow_api.h\"\n"
-                      "void kernel_main(void) { *(volatile uint32_t *)0x20000 = get_arg_val(0); }\n";
+    const char *src =
+        "#include \"dataflow_api.h\"\n"
+        "void kernel_main(void) { *(volatile uint32_t *)0x20000 = get_arg_val(0); }\n";
     if (lm_create_program(dev, &prog) ||
         lm_create_kernel_from_string(prog, "tiny", src, &all, &kc, &k))
         bench_die("build");

@@ -18,7 +18,8 @@
 int main(void) {
     uint8_t *src = malloc(SIZE), *dst = malloc(SIZE);
     if (!src || !dst) bench_die("out of host memory");
-    for (size_t i = 0; i < SIZE; i++) src[i] = (uint8_t)(i * 131 + 7);
+    for (size_t i = 0; i < SIZE; i++)
+        src[i] = (uint8_t)(i * 131 + 7);
     memset(dst, 1, SIZE);
 
     lm_device *dev;

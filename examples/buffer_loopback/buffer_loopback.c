@@ -22,7 +22,8 @@ static int check(lm_status st, const char *what) {
 int main(int argc, char **argv) {
     const char *capture = ex_capture_path(argc, argv);
     static uint8_t input[SIZE], staged[SIZE], output[SIZE];
-    for (int i = 0; i < SIZE; i++) input[i] = (uint8_t)(i * 7 + 3);
+    for (int i = 0; i < SIZE; i++)
+        input[i] = (uint8_t)(i * 7 + 3);
 
     lm_device *dev;
     if (check(lm_device_open(NULL, &dev), "lm_device_open") || ex_capture_begin(dev, capture))

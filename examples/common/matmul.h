@@ -54,8 +54,8 @@ static inline lm_status ex_matmul_program(lm_device *dev, const ex_matmul *mm, l
             uint32_t role = mm->grid_y == 1 ? 0 : y == 0 ? 1 : 2;
             uint32_t rw_args[] = {ex_address(a), ex_address(c), mm->kt, mm->nt,
                                   m_start,       rows,          x * nb, nb};
-            uint32_t w_args[] = {ex_address(b), mm->kt, mm->nt, x * nb, nb, role,
-                                 x,             1,      x,      mm->grid_y - 1, mm->grid_y - 1};
+            uint32_t w_args[] = {ex_address(b),  mm->kt,        mm->nt, x * nb, nb, role, x, 1, x,
+                                 mm->grid_y - 1, mm->grid_y - 1};
             uint32_t c_args[] = {rows, mm->kt, nb};
             lm_core core = {x, y};
             st = lm_set_runtime_args(prog, rw, core, rw_args, 8);

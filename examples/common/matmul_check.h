@@ -22,8 +22,16 @@ static inline int ex_matmul_check(uint32_t m, uint32_t k, uint32_t n, uint32_t g
     ex_round_bf16(a, (size_t)m * k);
     ex_round_bf16(b, (size_t)k * n);
 
-    ex_matmul mm = {m / 32, k / 32, n / 32, LM_DATA_FORMAT_FLOAT16_B, LM_DATA_FORMAT_FLOAT16_B,
-                    LM_DATA_FORMAT_FLOAT32, false, true, grid_x, grid_y};
+    ex_matmul mm = {m / 32,
+                    k / 32,
+                    n / 32,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT16_B,
+                    LM_DATA_FORMAT_FLOAT32,
+                    false,
+                    true,
+                    grid_x,
+                    grid_y};
     lm_device *dev;
     lm_buffer da, db, dc;
     lm_program prog;
@@ -43,9 +51,9 @@ static inline int ex_matmul_check(uint32_t m, uint32_t k, uint32_t n, uint32_t g
         ex_failed(lm_enqueue_write_buffer(cq, db, tb, false), "write b") ||
         ex_failed(lm_enqueue_program(cq, prog, false), "run") ||
         ex_failed(lm_enqueue_read_buffer(cq, dc, tc, true), "read c") ||
-        ex_failed(lm_untilize(tc, 4u * m * n, LM_DATA_FORMAT_FLOAT32, m, n, c,
-                              sizeof(float) * m * n),
-                  "untilize c") ||
+        ex_failed(
+            lm_untilize(tc, 4u * m * n, LM_DATA_FORMAT_FLOAT32, m, n, c, sizeof(float) * m * n),
+            "untilize c") ||
         ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
         ex_capture_output(cq, dc, "c", capture) || ex_capture_end(dev, capture))
         return -1;

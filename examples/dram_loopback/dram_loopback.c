@@ -31,10 +31,12 @@ static lm_status make_buffer(lm_device *dev, lm_buffer_type type, uint64_t size,
 int main(int argc, char **argv) {
     const char *capture = ex_capture_path(argc, argv);
     static uint8_t input[PAGES * PAGE_SIZE], output[PAGES * PAGE_SIZE];
-    for (size_t i = 0; i < sizeof input; i++) input[i] = (uint8_t)(i * 13 + (i >> 11));
+    for (size_t i = 0; i < sizeof input; i++)
+        input[i] = (uint8_t)(i * 13 + (i >> 11));
 
     lm_device *dev;
-    if (failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture)) return 1;
+    if (failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture))
+        return 1;
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     lm_buffer src, dst, staging;
     if (failed(make_buffer(dev, LM_BUFFER_DRAM, sizeof input, &src), "create src") ||

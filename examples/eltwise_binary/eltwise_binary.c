@@ -19,7 +19,8 @@ int main(int argc, char **argv) {
     ex_random(b, ROWS * COLS, 2, -4.0f, 4.0f);
     ex_round_bf16(a, ROWS * COLS);
     ex_round_bf16(b, ROWS * COLS);
-    for (int i = 0; i < ROWS * COLS; i++) ref[i] = a[i] + b[i];
+    for (int i = 0; i < ROWS * COLS; i++)
+        ref[i] = a[i] + b[i];
     ex_round_bf16(ref, ROWS * COLS);
 
     const uint32_t tile = (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT16_B);
@@ -41,9 +42,9 @@ int main(int argc, char **argv) {
         ex_failed(ex_kernel(prog, LM_EXAMPLE_DIR "/../common/kernels/reader_tiles.c", &core,
                             LM_PROCESSOR_DM0, &reader),
                   "reader kernel") ||
-        ex_failed(ex_kernel(prog, LM_EXAMPLE_DIR "/kernels/add.c", &core, LM_PROCESSOR_COMPUTE,
-                            &compute),
-                  "compute kernel") ||
+        ex_failed(
+            ex_kernel(prog, LM_EXAMPLE_DIR "/kernels/add.c", &core, LM_PROCESSOR_COMPUTE, &compute),
+            "compute kernel") ||
         ex_failed(ex_kernel(prog, LM_EXAMPLE_DIR "/../common/kernels/writer_tiles.c", &core,
                             LM_PROCESSOR_DM1, &writer),
                   "writer kernel"))
@@ -60,15 +61,17 @@ int main(int argc, char **argv) {
         ex_failed(lm_enqueue_write_buffer(cq, db, tb, false), "write b") ||
         ex_failed(lm_enqueue_program(cq, prog, false), "run") ||
         ex_failed(lm_enqueue_read_buffer(cq, dout, tout, true), "read out") ||
-        ex_failed(lm_untilize(tout, sizeof tout, LM_DATA_FORMAT_FLOAT16_B, ROWS, COLS, out,
-                              sizeof out),
-                  "untilize") ||
-        ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) || ex_capture_output(cq, dout, "out", capture) || ex_capture_end(dev, capture))
+        ex_failed(
+            lm_untilize(tout, sizeof tout, LM_DATA_FORMAT_FLOAT16_B, ROWS, COLS, out, sizeof out),
+            "untilize") ||
+        ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
+        ex_capture_output(cq, dout, "out", capture) || ex_capture_end(dev, capture))
         return 1;
     int mismatches = 0;
-    for (int i = 0; i < ROWS * COLS; i++) mismatches += memcmp(&out[i], &ref[i], 4) != 0;
-    printf("%dx%d bfloat16 add on one core: %d of %d values differ from the host reference\n",
-           ROWS, COLS, mismatches, ROWS * COLS);
+    for (int i = 0; i < ROWS * COLS; i++)
+        mismatches += memcmp(&out[i], &ref[i], 4) != 0;
+    printf("%dx%d bfloat16 add on one core: %d of %d values differ from the host reference\n", ROWS,
+           COLS, mismatches, ROWS * COLS);
     lm_release_program(prog);
     int bad = mismatches != 0;
     bad |= ex_failed(lm_device_close(dev), "close device");

@@ -21,7 +21,8 @@ int main(int argc, char **argv) {
     static uint16_t ta[ROWS * COLS], tout[ROWS * COLS];
     ex_random(a, ROWS * COLS, 3, -8.0f, 8.0f);
     ex_round_bf16(a, ROWS * COLS);
-    for (int i = 0; i < ROWS * COLS; i++) ref[i] = (float)exp((double)a[i]);
+    for (int i = 0; i < ROWS * COLS; i++)
+        ref[i] = (float)exp((double)a[i]);
     ex_round_bf16(ref, ROWS * COLS);
 
     const uint32_t tile = (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT16_B);
@@ -63,18 +64,19 @@ int main(int argc, char **argv) {
     if (bad || ex_failed(lm_enqueue_write_buffer(cq, da, ta, false), "write a") ||
         ex_failed(lm_enqueue_program(cq, prog, false), "run") ||
         ex_failed(lm_enqueue_read_buffer(cq, dout, tout, true), "read out") ||
-        ex_failed(lm_untilize(tout, sizeof tout, LM_DATA_FORMAT_FLOAT16_B, ROWS, COLS, out,
-                              sizeof out),
-                  "untilize") ||
-        ex_capture_input(da, "a", capture) || ex_capture_output(cq, dout, "out", capture) || ex_capture_end(dev, capture))
+        ex_failed(
+            lm_untilize(tout, sizeof tout, LM_DATA_FORMAT_FLOAT16_B, ROWS, COLS, out, sizeof out),
+            "untilize") ||
+        ex_capture_input(da, "a", capture) || ex_capture_output(cq, dout, "out", capture) ||
+        ex_capture_end(dev, capture))
         return 1;
     int outside = 0, exact = 0;
     for (int i = 0; i < ROWS * COLS; i++) {
         exact += out[i] == ref[i];
         outside += fabsf(out[i] - ref[i]) > fabsf(ref[i]) * 0x1p-7f;
     }
-    printf("exp over %d bfloat16 values on %d cores: %d exact, %d outside tolerance\n",
-           ROWS * COLS, CORES_X * CORES_Y, exact, outside);
+    printf("exp over %d bfloat16 values on %d cores: %d exact, %d outside tolerance\n", ROWS * COLS,
+           CORES_X * CORES_Y, exact, outside);
     lm_release_program(prog);
     bad = outside != 0;
     bad |= ex_failed(lm_device_close(dev), "close device");

@@ -22,8 +22,10 @@ static void on_print(void *user, uint32_t x, uint32_t y, const char *processor, 
     snprintf(expected, sizeof expected, "Hello from core (%u,%u), %s, launch 7", x, y, processor);
     printf("[core (%u,%u) %s] %s\n", x, y, processor, line);
     lines++;
-    if (x >= GRID || y >= GRID || strcmp(line, expected) != 0) wrong++;
-    else seen[y][x][dm1]++;
+    if (x >= GRID || y >= GRID || strcmp(line, expected) != 0)
+        wrong++;
+    else
+        seen[y][x][dm1]++;
 }
 
 static int failed(lm_status st, const char *what) {
@@ -67,7 +69,8 @@ int main(int argc, char **argv) {
 
     for (int y = 0; y < GRID; y++)
         for (int x = 0; x < GRID; x++)
-            for (int p = 0; p < 2; p++) bad |= seen[y][x][p] != 1;
+            for (int p = 0; p < 2; p++)
+                bad |= seen[y][x][p] != 1;
     bad |= wrong != 0 || lines != GRID * GRID * 2;
     printf("%d greetings from %d cores\n%s\n", lines, GRID * GRID, bad ? "FAIL" : "PASS");
     return bad;

@@ -71,16 +71,21 @@ static uint8_t *read_idx(const char *dir, const char *name, uint32_t magic, uint
 /* ---- the host model ---- */
 
 static void forward(const weights *w, const float *x, float *h, float *o) {
-    for (int j = 0; j < HID; j++) h[j] = w->b1[j];
+    for (int j = 0; j < HID; j++)
+        h[j] = w->b1[j];
     for (int i = 0; i < IN; i++) {
         if (x[i] == 0.0f) continue;
         const float *row = &w->w1[i * HID];
-        for (int j = 0; j < HID; j++) h[j] += x[i] * row[j];
+        for (int j = 0; j < HID; j++)
+            h[j] += x[i] * row[j];
     }
-    for (int j = 0; j < HID; j++) h[j] = h[j] > 0 ? h[j] : 0;
-    for (int k = 0; k < OUT; k++) o[k] = w->b2[k];
     for (int j = 0; j < HID; j++)
-        for (int k = 0; k < OUT; k++) o[k] += h[j] * w->w2[j * OUT + k];
+        h[j] = h[j] > 0 ? h[j] : 0;
+    for (int k = 0; k < OUT; k++)
+        o[k] = w->b2[k];
+    for (int j = 0; j < HID; j++)
+        for (int k = 0; k < OUT; k++)
+            o[k] += h[j] * w->w2[j * OUT + k];
 }
 
 static int argmax(const float *v, int n) {
@@ -91,7 +96,8 @@ static int argmax(const float *v, int n) {
 }
 
 static void to_floats(const uint8_t *pixels, float *x) {
-    for (int i = 0; i < IN; i++) x[i] = pixels[i] / 255.0f;
+    for (int i = 0; i < IN; i++)
+        x[i] = pixels[i] / 255.0f;
 }
 
 static void train(weights *w, const uint8_t *images, const uint8_t *labels, uint32_t n) {
@@ -107,7 +113,8 @@ static void train(weights *w, const uint8_t *images, const uint8_t *labels, uint
     memset(w->b2, 0, sizeof w->b2);
     uint32_t *order = malloc(n * sizeof *order);
     float x[IN], h[HID], o[OUT], dh[HID];
-    for (uint32_t i = 0; i < n; i++) order[i] = i;
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
     for (int epoch = 0; epoch < EPOCHS; epoch++) {
         for (uint32_t i = n - 1; i > 0; i--) { /* a fixed shuffle per epoch */
             seed = seed * 1664525u + 1013904223u;
@@ -124,8 +131,10 @@ static void train(weights *w, const uint8_t *images, const uint8_t *labels, uint
                 forward(w, x, h, o);
                 /* softmax cross-entropy gradient */
                 float mx = o[argmax(o, OUT)], sum = 0;
-                for (int k = 0; k < OUT; k++) sum += o[k] = expf(o[k] - mx);
-                for (int k = 0; k < OUT; k++) o[k] = o[k] / sum - (k == labels[img]);
+                for (int k = 0; k < OUT; k++)
+                    sum += o[k] = expf(o[k] - mx);
+                for (int k = 0; k < OUT; k++)
+                    o[k] = o[k] / sum - (k == labels[img]);
                 for (int j = 0; j < HID; j++) {
                     float d = 0;
                     for (int k = 0; k < OUT; k++) {
@@ -134,17 +143,21 @@ static void train(weights *w, const uint8_t *images, const uint8_t *labels, uint
                     }
                     dh[j] = h[j] > 0 ? d : 0;
                 }
-                for (int k = 0; k < OUT; k++) grad.b2[k] += o[k];
-                for (int j = 0; j < HID; j++) grad.b1[j] += dh[j];
+                for (int k = 0; k < OUT; k++)
+                    grad.b2[k] += o[k];
+                for (int j = 0; j < HID; j++)
+                    grad.b1[j] += dh[j];
                 for (int i = 0; i < IN; i++) {
                     if (x[i] == 0.0f) continue;
                     float *row = &grad.w1[i * HID];
-                    for (int j = 0; j < HID; j++) row[j] += x[i] * dh[j];
+                    for (int j = 0; j < HID; j++)
+                        row[j] += x[i] * dh[j];
                 }
             }
             float step = RATE / (float)(end - start);
             float *p = (float *)w, *g = (float *)&grad;
-            for (size_t i = 0; i < sizeof *w / sizeof(float); i++) p[i] -= step * g[i];
+            for (size_t i = 0; i < sizeof *w / sizeof(float); i++)
+                p[i] -= step * g[i];
         }
         printf("trained epoch %d of %d\n", epoch + 1, EPOCHS);
         fflush(stdout);
@@ -170,8 +183,10 @@ static void save_weights(const char *path, const weights *w) {
     if (!f) return;
     int ok = fwrite("LMMLP1\0\0", 1, 8, f) == 8 && fwrite(w, sizeof *w, 1, f) == 1;
     ok &= fclose(f) == 0;
-    if (ok) rename(tmp, path);
-    else remove(tmp);
+    if (ok)
+        rename(tmp, path);
+    else
+        remove(tmp);
 }
 
 /* ---- the device ---- */
@@ -186,13 +201,17 @@ static void device_operands(const weights *w, const uint8_t *images, float *x, f
     }
     memset(w1, 0, sizeof(float) * IN_PAD * HID_PAD);
     for (int i = 0; i < IN; i++)
-        for (int j = 0; j < HID; j++) w1[i * HID_PAD + j] = w->w1[i * HID + j];
-    for (int j = 0; j < HID; j++) w1[IN * HID_PAD + j] = w->b1[j];
+        for (int j = 0; j < HID; j++)
+            w1[i * HID_PAD + j] = w->w1[i * HID + j];
+    for (int j = 0; j < HID; j++)
+        w1[IN * HID_PAD + j] = w->b1[j];
     w1[IN * HID_PAD + HID] = 1.0f; /* hidden unit 127 is relu(1) = 1 */
     memset(w2, 0, sizeof(float) * HID_PAD * OUT_PAD);
     for (int j = 0; j < HID; j++)
-        for (int k = 0; k < OUT; k++) w2[j * OUT_PAD + k] = w->w2[j * OUT + k];
-    for (int k = 0; k < OUT; k++) w2[HID * OUT_PAD + k] = w->b2[k];
+        for (int k = 0; k < OUT; k++)
+            w2[j * OUT_PAD + k] = w->w2[j * OUT + k];
+    for (int k = 0; k < OUT; k++)
+        w2[HID * OUT_PAD + k] = w->b2[k];
 }
 
 static double now(void) {
@@ -206,10 +225,14 @@ int main(int argc, char **argv) {
     int bench = 0;
     const char *capture = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
-        else if (!strcmp(argv[i], "--weights") && i + 1 < argc) weights_path = argv[++i];
-        else if (!strcmp(argv[i], "--bench")) bench = 1;
-        else if (!strcmp(argv[i], "--capture") && i + 1 < argc) capture = argv[++i];
+        if (!strcmp(argv[i], "--data") && i + 1 < argc)
+            data = argv[++i];
+        else if (!strcmp(argv[i], "--weights") && i + 1 < argc)
+            weights_path = argv[++i];
+        else if (!strcmp(argv[i], "--bench"))
+            bench = 1;
+        else if (!strcmp(argv[i], "--capture") && i + 1 < argc)
+            capture = argv[++i];
         else {
             fprintf(stderr, "usage: mlp_fashion_mnist [--data DIR] [--weights FILE] [--bench] "
                             "[--capture FILE]\n");
@@ -251,10 +274,10 @@ int main(int argc, char **argv) {
 
     const lm_data_format bf16 = LM_DATA_FORMAT_FLOAT16_B, f32 = LM_DATA_FORMAT_FLOAT32;
     uint32_t bf16_tile = (uint32_t)lm_tile_size(bf16), f32_tile = (uint32_t)lm_tile_size(f32);
-    ex_matmul layer1 = {TEST_PAD / 32, IN_PAD / 32, HID_PAD / 32, bf16, bf16, bf16, true, true, 4,
-                        8};
-    ex_matmul layer2 = {TEST_PAD / 32, HID_PAD / 32, OUT_PAD / 32, bf16, bf16, f32, false, true, 1,
-                        8};
+    ex_matmul layer1 = {TEST_PAD / 32, IN_PAD / 32, HID_PAD / 32, bf16, bf16,
+                        bf16,          true,        true,         4,    8};
+    ex_matmul layer2 = {TEST_PAD / 32, HID_PAD / 32, OUT_PAD / 32, bf16, bf16,
+                        f32,           false,        true,         1,    8};
     lm_device *dev;
     lm_buffer bx, bw1, bw2, bh, bo;
     lm_program p1, p2;

@@ -25,7 +25,8 @@ static int failed(lm_status st, const char *what) {
 int main(int argc, char **argv) {
     const char *capture = ex_capture_path(argc, argv);
     lm_device *dev;
-    if (failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture)) return 1;
+    if (failed(lm_device_open(NULL, &dev), "open device") || ex_capture_begin(dev, capture))
+        return 1;
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
 
     /* An L1 buffer with one page per core gives every core the same block address. */
@@ -60,9 +61,9 @@ int main(int argc, char **argv) {
         failed(lm_create_semaphore(prog, &origin, 0, &done), "semaphore") ||
         failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/sender.c", &origin, &kc, &sender),
                "sender kernel") ||
-        failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/receiver.c", &others, &kc,
-                                &receiver),
-               "receiver kernel"))
+        failed(
+            lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/receiver.c", &others, &kc, &receiver),
+            "receiver kernel"))
         return 1;
     uint32_t sargs[] = {(uint32_t)block_addr, GX - 1, GY - 1, GX * GY - 1};
     int bad = failed(lm_set_runtime_args(prog, sender, (lm_core){0, 0}, sargs, 4), "args");

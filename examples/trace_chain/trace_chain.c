@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
     printf("%d programs on 64 cores: eager and traced outputs %s (%u words)\n", CHAIN_LINKS,
            differ ? "DIFFER" : "are identical", CHAIN_WORDS);
     int bad = differ | ex_failed(lm_release_trace(dev, trace), "release trace");
-    for (int i = 0; i < CHAIN_LINKS; i++) lm_release_program(c.links[i]);
+    for (int i = 0; i < CHAIN_LINKS; i++)
+        lm_release_program(c.links[i]);
     bad |= ex_failed(lm_device_close(dev), "close device");
     printf("%s\n", bad ? "FAIL" : "PASS");
     return bad;

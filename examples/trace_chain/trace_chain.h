@@ -40,7 +40,8 @@ static inline lm_status chain_build(chain *c, lm_device *dev) {
 
 static inline lm_status chain_reset(chain *c) {
     static uint32_t in[CHAIN_WORDS];
-    for (uint32_t i = 0; i < CHAIN_WORDS; i++) in[i] = i * 2654435761u;
+    for (uint32_t i = 0; i < CHAIN_WORDS; i++)
+        in[i] = i * 2654435761u;
     return lm_enqueue_write_buffer(c->cq, c->x, in, true);
 }
 

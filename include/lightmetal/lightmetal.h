@@ -7,6 +7,7 @@
 #ifndef LIGHTMETAL_LIGHTMETAL_H
 #define LIGHTMETAL_LIGHTMETAL_H
 
+#include "lightmetal/lm_version.h"
 #include "lightmetal/lm_status.h"
 #include "lightmetal/lm_device.h"
 #include "lightmetal/lm_buffer.h"

@@ -14,7 +14,9 @@ static inline uint64_t get_noc_addr(uint32_t x, uint32_t y, uint32_t addr) {
            addr;
 }
 /* This core's own address `addr`, as seen from the NoC. */
-static inline uint64_t get_noc_addr_local(uint32_t addr) { return get_noc_addr(my_x(), my_y(), addr); }
+static inline uint64_t get_noc_addr_local(uint32_t addr) {
+    return get_noc_addr(my_x(), my_y(), addr);
+}
 
 static inline uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end,
                                               uint32_t y_end, uint32_t addr) {
@@ -29,8 +31,8 @@ static inline void noc_async_read(uint64_t src_noc_addr, uint32_t dst_l1_addr, u
              size, 0);
 }
 static inline void noc_async_write(uint32_t src_l1_addr, uint64_t dst_noc_addr, uint32_t size) {
-    lm_ecall(LM_ECALL_NOC_WRITE, src_l1_addr, (uint32_t)dst_noc_addr, (uint32_t)(dst_noc_addr >> 32),
-             size, 0);
+    lm_ecall(LM_ECALL_NOC_WRITE, src_l1_addr, (uint32_t)dst_noc_addr,
+             (uint32_t)(dst_noc_addr >> 32), size, 0);
 }
 /* Writes to every core of the rectangle except the sender; num_dests must
  * equal that number of cores. */
@@ -39,8 +41,12 @@ static inline void noc_async_write_multicast(uint32_t src_l1_addr, uint64_t dst_
     lm_ecall(LM_ECALL_NOC_MCAST, src_l1_addr, (uint32_t)dst_mcast_addr,
              (uint32_t)(dst_mcast_addr >> 32), size, num_dests);
 }
-static inline void noc_async_read_barrier(void) { lm_ecall(LM_ECALL_NOC_BARRIER, 0, 0, 0, 0, 0); }
-static inline void noc_async_write_barrier(void) { lm_ecall(LM_ECALL_NOC_BARRIER, 1, 0, 0, 0, 0); }
+static inline void noc_async_read_barrier(void) {
+    lm_ecall(LM_ECALL_NOC_BARRIER, 0, 0, 0, 0, 0);
+}
+static inline void noc_async_write_barrier(void) {
+    lm_ecall(LM_ECALL_NOC_BARRIER, 1, 0, 0, 0, 0);
+}
 
 /* ---- interleaved buffers (tt-metal's InterleavedAddrGen / ...Fast) ----
  * Page `id` of an interleaved buffer lives in bank id % banks at

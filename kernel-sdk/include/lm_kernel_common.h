@@ -50,8 +50,12 @@ static const uint32_t lm_compile_time_args_[] = {KERNEL_COMPILE_TIME_ARGS};
 #define get_compile_time_arg_val(i) (lm_compile_time_args_[(i)])
 
 /* This core's logical coordinates. */
-static inline uint32_t my_x(void) { return lm_l1_word(LM_L1_CORE_INFO)[LM_CORE_INFO_X]; }
-static inline uint32_t my_y(void) { return lm_l1_word(LM_L1_CORE_INFO)[LM_CORE_INFO_Y]; }
+static inline uint32_t my_x(void) {
+    return lm_l1_word(LM_L1_CORE_INFO)[LM_CORE_INFO_X];
+}
+static inline uint32_t my_y(void) {
+    return lm_l1_word(LM_L1_CORE_INFO)[LM_CORE_INFO_Y];
+}
 
 /* ---- circular buffers ---- */
 static inline void cb_reserve_back(uint32_t cb, uint32_t pages) {

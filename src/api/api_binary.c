@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "lightmetal/lm_version.h"
 
 struct lm_binary {
     lmb_writer *writer;
@@ -25,6 +26,8 @@ lm_binary *api_binary_wrap(lmb_writer *writer) {
 void api_binary_header(const lm_device_info *info, lmb_header *hdr) {
     lmb_header_init(hdr);
     hdr->producer = "lightmetal";
+    hdr->producer_version =
+        (lmb_Version){LM_VERSION_MAJOR, LM_VERSION_MINOR, LM_VERSION_PATCH}; /* the build's */
     hdr->grid_x = (uint16_t)info->grid_x;
     hdr->grid_y = (uint16_t)info->grid_y;
     hdr->l1_size = (uint32_t)info->l1_size;

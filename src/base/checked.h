@@ -41,8 +41,12 @@ static inline bool ck_range_within(uint64_t offset, uint64_t length, uint64_t li
 }
 
 /* Ceiling division for a nonzero divisor, without the (a + b - 1) overflow. */
-static inline uint64_t ck_div_ceil_u64(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+static inline uint64_t ck_div_ceil_u64(uint64_t a, uint64_t b) {
+    return a / b + (a % b != 0);
+}
 
-static inline bool ck_is_pow2_u64(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+static inline bool ck_is_pow2_u64(uint64_t v) {
+    return v != 0 && (v & (v - 1)) == 0;
+}
 
 #endif

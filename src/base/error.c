@@ -37,7 +37,7 @@ static void mark_truncated(char *msg, size_t size, int wanted) {
     if (wanted >= 0 && (size_t)wanted >= size && size >= 4) memcpy(msg + size - 4, "...", 4);
 }
 
-lm_status err_set(lm_status status, const char *fmt, ...) {
+lm_status err_set_message(lm_status status, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(tls_message, sizeof tls_message, fmt, ap);

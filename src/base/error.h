@@ -24,8 +24,17 @@
 /* Longest detail message kept; longer ones are truncated with "...". */
 #define ERR_MESSAGE_MAX 1024
 
-/* Records a printf-style message for the calling thread; returns `status`. */
-lm_status err_set(lm_status status, const char *fmt, ...) ERR_PRINTF(2, 3);
+/* Records a printf-style message for the calling thread; returns `status`.
+ * A macro, so that the compiler sees the status every error path returns
+ * (the variadic function cannot be inlined); otherwise optimizing builds warn
+ * that outputs written only on success may be read uninitialized after one.
+ * `status` is evaluated twice: pass a constant or a variable. */
+#define err_set(status, ...) err_return_((status), err_set_message((status), __VA_ARGS__))
+lm_status err_set_message(lm_status status, const char *fmt, ...) ERR_PRINTF(2, 3);
+static inline lm_status err_return_(lm_status status, lm_status recorded) {
+    (void)recorded;
+    return status;
+}
 
 /* Prepends "<printf-style text>: " to the current message, unless the message
  * already starts with exactly that; returns `status`. */

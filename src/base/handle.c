@@ -12,8 +12,12 @@ static uint64_t pack(uint32_t index, uint8_t type, uint32_t generation) {
     return (uint64_t)generation << 32 | (uint64_t)type << HANDLE_INDEX_BITS | (index + 1);
 }
 
-void handle_table_lock(handle_table *table) { pthread_mutex_lock(&table->mutex); }
-void handle_table_unlock(handle_table *table) { pthread_mutex_unlock(&table->mutex); }
+void handle_table_lock(handle_table *table) {
+    pthread_mutex_lock(&table->mutex);
+}
+void handle_table_unlock(handle_table *table) {
+    pthread_mutex_unlock(&table->mutex);
+}
 
 static lm_status grow(handle_table *table) {
     if (table->capacity >= HANDLE_MAX_SLOTS)
@@ -79,11 +83,16 @@ void handle_free_locked(handle_table *table, uint64_t handle) {
 
 const char *handle_check_string(handle_check check) {
     switch (check) {
-    case HANDLE_OK: return "is valid";
-    case HANDLE_NULL: return "is null";
-    case HANDLE_WRONG_TYPE: return "is not a handle of this object type";
-    case HANDLE_UNKNOWN: return "was never issued";
-    case HANDLE_STALE: return "is stale (the object was already released)";
+    case HANDLE_OK:
+        return "is valid";
+    case HANDLE_NULL:
+        return "is null";
+    case HANDLE_WRONG_TYPE:
+        return "is not a handle of this object type";
+    case HANDLE_UNKNOWN:
+        return "was never issued";
+    case HANDLE_STALE:
+        return "is stale (the object was already released)";
     }
     return "is invalid";
 }

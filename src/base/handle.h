@@ -20,7 +20,7 @@
 #include "lightmetal/lm_status.h"
 
 typedef struct handle_slot {
-    void *object;       /* NULL while the slot is free */
+    void *object; /* NULL while the slot is free */
     uint32_t generation;
     uint32_t next_free; /* index + 1 of the next free slot; 0 ends the list */
     uint8_t type;
@@ -44,7 +44,8 @@ typedef enum handle_check {
 } handle_check;
 
 /* Statically initialisable empty table. */
-#define HANDLE_TABLE_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0}
+#define HANDLE_TABLE_INIT                                                                          \
+    { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 }
 
 void handle_table_lock(handle_table *table);
 void handle_table_unlock(handle_table *table);

@@ -319,8 +319,9 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     T(SystemDescriptor)                                                                            \
     T(CreateBuffer)                                                                                \
     T(DeallocateBuffer)                                                                            \
-    T(EnqueueWriteBuffer) T(EnqueueReadBuffer) T(FinishQueue) T(CreateProgram) T(ReleaseProgram)   \
-        T(KernelConfig) T(CreateKernel) T(SetRuntimeArgs) T(CoreArgs) T(SetRuntimeArgsMulti)       \
+    T(EnqueueWriteBuffer)                                                                          \
+    T(EnqueueReadBuffer) T(FinishQueue) T(CreateProgram) T(ReleaseProgram) T(KernelConfig)         \
+        T(CreateKernel) T(SetRuntimeArgs) T(CoreArgs) T(SetRuntimeArgsMulti)                       \
             T(SetCommonRuntimeArgs) T(CreateCircularBuffer) T(CreateSemaphore) T(EnqueueProgram)   \
                 T(BeginTraceCapture) T(EndTraceCapture) T(LoadTrace) T(ReplayTrace)                \
                     T(ReleaseTrace) T(CompareToGolden) T(CommandEntry) T(TraceDescriptor)          \

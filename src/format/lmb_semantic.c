@@ -110,13 +110,20 @@ static lm_status sem_define(sem *s, sem_map *m, const char *field, const char *k
     return sem_put(m, id, value) ? LM_OK : sem_oom();
 }
 
-/* Looks up a live id; *out_value receives its value. */
+/* Looks up a live id; *out_value receives its value. A failure returns the
+ * constant LM_ERR_INVALID_FILE (what sem_fail returns) so that the compiler
+ * sees callers never read *out_value after one. */
 static lm_status sem_use(const sem *s, const sem_map *m, const char *field, const char *kind,
                          uint32_t id, uint64_t *out_value) {
     const uint64_t *v = sem_find(m, id);
-    if (!v) return sem_fail(s, field, "%s %" PRIu32 " is used before it is defined", kind, id);
-    if (*v & SEM_DEAD)
-        return sem_fail(s, field, "%s %" PRIu32 " is used after its release", kind, id);
+    if (!v) {
+        sem_fail(s, field, "%s %" PRIu32 " is used before it is defined", kind, id);
+        return LM_ERR_INVALID_FILE;
+    }
+    if (*v & SEM_DEAD) {
+        sem_fail(s, field, "%s %" PRIu32 " is used after its release", kind, id);
+        return LM_ERR_INVALID_FILE;
+    }
     if (out_value) *out_value = *v;
     return LM_OK;
 }

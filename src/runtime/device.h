@@ -40,7 +40,7 @@ struct lm_device {
     struct rt_trace *traces[LM_MAX_TRACES];            /* by id - 1 */
     struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES]; /* per queue */
     lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];
-    struct cap_recorder *capture; /* the Light Metal capture in progress, or NULL */
+    struct cap_recorder *capture;               /* the Light Metal capture in progress, or NULL */
     const struct rt_capture_sink *capture_sink; /* its entry points (capture_sink.h) */
 };
 

@@ -20,7 +20,9 @@ typedef struct sim_cb {
     uint32_t packed;         /* tiles packed at the back since the last push */
 } sim_cb;
 
-static inline uint32_t sim_cb_fill(const sim_cb *c) { return c->pushed - c->popped; }
+static inline uint32_t sim_cb_fill(const sim_cb *c) {
+    return c->pushed - c->popped;
+}
 
 /* L1 address of page `i` counted from `ptr`, wrapping around the fifo. */
 static inline uint32_t sim_cb_page_addr(const sim_cb *c, uint32_t ptr, uint32_t i) {

@@ -8,7 +8,7 @@
 
 struct sim_pool {
     uint32_t threads;
-    pthread_t *workers; /* threads - 1 of them */
+    pthread_t *workers;        /* threads - 1 of them */
     pthread_mutex_t run_mutex; /* one job at a time */
     pthread_mutex_t mutex;
     pthread_cond_t start, done;
@@ -92,7 +92,9 @@ void sim_pool_destroy(sim_pool *pool) {
     free(pool);
 }
 
-uint32_t sim_pool_threads(const sim_pool *pool) { return pool->threads; }
+uint32_t sim_pool_threads(const sim_pool *pool) {
+    return pool->threads;
+}
 
 void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *ctx, uint32_t n) {
     if (n == 0) return;
@@ -110,7 +112,8 @@ void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *c
     fn(ctx, 0);
     if (n > 1) {
         pthread_mutex_lock(&pool->mutex);
-        while (pool->finished < n - 1) pthread_cond_wait(&pool->done, &pool->mutex);
+        while (pool->finished < n - 1)
+            pthread_cond_wait(&pool->done, &pool->mutex);
         pthread_mutex_unlock(&pool->mutex);
     }
     pthread_mutex_unlock(&pool->run_mutex);

@@ -8,6 +8,7 @@
 
 #include "format/lmb.h"
 #include "lightmetal/lightmetal.h"
+#include "lightmetal/lm_version.h"
 #include "lm_test.h"
 
 enum { WORDS = 1024 };
@@ -266,6 +267,10 @@ static void test_watchdog_travels(void) {
     CHECK_EQ_U64(lmb_SystemDescriptor_watchdog_instructions(sys), 150000);
     CHECK_EQ_U64(lmb_SystemDescriptor_num_command_queues(sys), 2);
     CHECK_EQ_U64(lmb_SystemDescriptor_trace_region_size(sys), 1 << 20);
+    /* The producer is this build, at its one version. */
+    lmb_Version pv = lmb_LightMetalBinary_producer_version(lmb_root(f.data));
+    CHECK(pv.major == LM_VERSION_MAJOR && pv.minor == LM_VERSION_MINOR &&
+          pv.patch == LM_VERSION_PATCH);
     lm_replay_report rep;
     lm_replay *r;
     CHECK_FAILS(run(&f, true, true, 0, &rep, &r), LM_ERR_DEVICE_FAULT, "watchdog");

@@ -20,8 +20,8 @@ static printed prints = {PTHREAD_MUTEX_INITIALIZER, "", 0};
 static void capture_print(void *user, uint32_t x, uint32_t y, const char *proc, const char *line) {
     printed *p = user;
     pthread_mutex_lock(&p->mutex);
-    int n = snprintf(p->text + p->len, sizeof p->text - p->len, "(%u,%u) %s: %s\n", x, y, proc,
-                     line);
+    int n =
+        snprintf(p->text + p->len, sizeof p->text - p->len, "(%u,%u) %s: %s\n", x, y, proc, line);
     if (n > 0 && (size_t)n < sizeof p->text - p->len) p->len += (size_t)n;
     pthread_mutex_unlock(&p->mutex);
 }
@@ -77,12 +77,12 @@ static void test_validation(void) {
     CHECK_FAILS(lm_create_program(NULL, &prog), LM_ERR_INVALID_HANDLE, "device is NULL");
     CHECK_OK(lm_create_program(dev, &prog));
     CHECK_OK(lm_create_program(dev, &other));
-    CHECK_FAILS(add_kernel(prog, "k", empty_kernel, lm_core_range_set_of(0, 0, 4, 0),
-                           LM_PROCESSOR_DM0, &k),
-                LM_ERR_INVALID_ARGUMENT, "(0,0)-(4,0) is outside the 4x4 grid");
-    CHECK_FAILS(add_kernel(prog, "k", empty_kernel, lm_core_range_set_of(2, 0, 1, 0),
-                           LM_PROCESSOR_DM0, &k),
-                LM_ERR_INVALID_ARGUMENT, "start (2,0) is not before end (1,0)");
+    CHECK_FAILS(
+        add_kernel(prog, "k", empty_kernel, lm_core_range_set_of(0, 0, 4, 0), LM_PROCESSOR_DM0, &k),
+        LM_ERR_INVALID_ARGUMENT, "(0,0)-(4,0) is outside the 4x4 grid");
+    CHECK_FAILS(
+        add_kernel(prog, "k", empty_kernel, lm_core_range_set_of(2, 0, 1, 0), LM_PROCESSOR_DM0, &k),
+        LM_ERR_INVALID_ARGUMENT, "start (2,0) is not before end (1,0)");
     CHECK_FAILS(add_kernel(prog, "k", empty_kernel, lm_core_range_set_of(0, 0, 0, 0),
                            LM_PROCESSOR_INVALID, &k),
                 LM_ERR_INVALID_ARGUMENT, "processor 0 is not DM0, DM1 or COMPUTE");
@@ -93,8 +93,8 @@ static void test_validation(void) {
                 LM_ERR_INVALID_ARGUMENT, "cores has 0 ranges");
     CHECK_FAILS(lm_create_kernel_from_string(prog, "k", NULL, &none, &kc, &k),
                 LM_ERR_INVALID_ARGUMENT, "source is NULL");
-    CHECK_FAILS(lm_create_kernel(prog, "no/such/kernel.c", &none, &kc, &k),
-                LM_ERR_INVALID_ARGUMENT, "cores has 0 ranges");
+    CHECK_FAILS(lm_create_kernel(prog, "no/such/kernel.c", &none, &kc, &k), LM_ERR_INVALID_ARGUMENT,
+                "cores has 0 ranges");
     lm_core_range_set c00 = lm_core_range_set_of(0, 0, 0, 0);
     CHECK_FAILS(lm_create_kernel(prog, "no/such/kernel.c", &c00, &kc, &k), LM_ERR_IO,
                 "cannot open 'no/such/kernel.c'");
@@ -237,32 +237,32 @@ static void test_args_reach_every_core(void) {
 }
 
 /* A reader and a writer on one core pass pages through a small circular buffer. */
-static const char *producer =
-    "#include \"dataflow_api.h\"\n"
-    "void kernel_main(void) {\n"
-    "    InterleavedAddrGenFast s = {.bank_base_address = get_arg_val(0), .page_size = 64, .is_dram = true};\n"
-    "    for (uint32_t p = 0; p < get_arg_val(1); p++) {\n"
-    "        cb_reserve_back(0, 1);\n"
-    "        noc_async_read_page(p, &s, get_write_ptr(0));\n"
-    "        noc_async_read_barrier();\n"
-    "        cb_push_back(0, 1);\n"
-    "    }\n"
-    "}\n";
-static const char *consumer =
-    "#include \"dataflow_api.h\"\n"
-    "void kernel_main(void) {\n"
-    "    InterleavedAddrGenFast d = {.bank_base_address = get_arg_val(0), .page_size = 64, .is_dram = true};\n"
-    "    for (uint32_t p = 0; p < get_arg_val(1); p++) {\n"
-    "        cb_wait_front(0, 1);\n"
-    "        uint32_t at = get_read_ptr(0);\n"
-    "        volatile uint32_t *w = (volatile uint32_t *)at;\n"
-    "        for (int i = 0; i < 16; i++) w[i] += 1;\n"
-    "        noc_async_write_page(p, &d, at);\n"
-    "        noc_async_write_barrier();\n"
-    "        cb_pop_front(0, 1);\n"
-    "    }\n"
-    "    DPRINT(\"moved %u pages, last %s\", get_arg_val(1), \"ok\");\n"
-    "}\n";
+static const char *producer = "#include \"dataflow_api.h\"\n"
+                              "void kernel_main(void) {\n"
+                              "    InterleavedAddrGenFast s = {.bank_base_address = "
+                              "get_arg_val(0), .page_size = 64, .is_dram = true};\n"
+                              "    for (uint32_t p = 0; p < get_arg_val(1); p++) {\n"
+                              "        cb_reserve_back(0, 1);\n"
+                              "        noc_async_read_page(p, &s, get_write_ptr(0));\n"
+                              "        noc_async_read_barrier();\n"
+                              "        cb_push_back(0, 1);\n"
+                              "    }\n"
+                              "}\n";
+static const char *consumer = "#include \"dataflow_api.h\"\n"
+                              "void kernel_main(void) {\n"
+                              "    InterleavedAddrGenFast d = {.bank_base_address = "
+                              "get_arg_val(0), .page_size = 64, .is_dram = true};\n"
+                              "    for (uint32_t p = 0; p < get_arg_val(1); p++) {\n"
+                              "        cb_wait_front(0, 1);\n"
+                              "        uint32_t at = get_read_ptr(0);\n"
+                              "        volatile uint32_t *w = (volatile uint32_t *)at;\n"
+                              "        for (int i = 0; i < 16; i++) w[i] += 1;\n"
+                              "        noc_async_write_page(p, &d, at);\n"
+                              "        noc_async_write_barrier();\n"
+                              "        cb_pop_front(0, 1);\n"
+                              "    }\n"
+                              "    DPRINT(\"moved %u pages, last %s\", get_arg_val(1), \"ok\");\n"
+                              "}\n";
 
 static void test_circular_buffer_between_processors(void) {
     lm_device *dev = open_device(2, 0);
@@ -271,7 +271,8 @@ static void test_circular_buffer_between_processors(void) {
     lm_command_queue *cq = lm_device_command_queue(dev, 1);
     enum { PAGES = 50 };
     uint32_t in[PAGES * 16], out[PAGES * 16];
-    for (int i = 0; i < PAGES * 16; i++) in[i] = (uint32_t)i * 3;
+    for (int i = 0; i < PAGES * 16; i++)
+        in[i] = (uint32_t)i * 3;
     lm_buffer src = make_buffer(dev, LM_BUFFER_DRAM, sizeof in, 64);
     lm_buffer dst = make_buffer(dev, LM_BUFFER_DRAM, sizeof out, 64);
     CHECK_OK(lm_enqueue_write_buffer(cq, src, in, true));
@@ -293,7 +294,8 @@ static void test_circular_buffer_between_processors(void) {
     CHECK_OK(lm_set_runtime_args(prog, w, (lm_core){2, 1}, wa, 2));
     CHECK_OK(lm_enqueue_program(cq, prog, true));
     CHECK_OK(lm_enqueue_read_buffer(cq, dst, out, true));
-    for (int i = 0; i < PAGES * 16; i++) CHECK_EQ_U64(out[i], in[i] + 1);
+    for (int i = 0; i < PAGES * 16; i++)
+        CHECK_EQ_U64(out[i], in[i] + 1);
     CHECK(strstr(prints.text, "(2,1) DM1: moved 50 pages, last ok\n") != NULL);
     CHECK_OK(lm_release_program(prog));
     CHECK_OK(lm_device_close(dev));
@@ -310,7 +312,8 @@ static lm_status fault_case(lm_device *dev, const char *name, const char *src, c
     lm_program prog;
     lm_kernel k;
     lm_status st = lm_create_program(dev, &prog);
-    if (!st) st = add_kernel(prog, name, src, lm_core_range_set_of(1, 2, 1, 2), LM_PROCESSOR_DM0, &k);
+    if (!st)
+        st = add_kernel(prog, name, src, lm_core_range_set_of(1, 2, 1, 2), LM_PROCESSOR_DM0, &k);
     if (st) return st;
     st = lm_enqueue_program(cq, prog, true);
     char message[1100];
@@ -406,7 +409,8 @@ static const char *sender =
     "    noc_async_write_multicast(block, get_noc_multicast_addr(0, 0, 3, 3, block), 256, n);\n"
     "    noc_async_write_barrier();\n"
     "    noc_semaphore_set(go, 1);\n"
-    "    noc_semaphore_set_multicast(get_semaphore(0), get_noc_multicast_addr(0, 0, 3, 3, get_semaphore(0)), n);\n"
+    "    noc_semaphore_set_multicast(get_semaphore(0), get_noc_multicast_addr(0, 0, 3, 3, "
+    "get_semaphore(0)), n);\n"
     "    noc_semaphore_wait(done, n);\n"
     "}\n";
 static const char *receiver =

@@ -26,7 +26,7 @@ static void *worker_main(void *arg) {
     uint32_t s = 1000u + (uint32_t)w->index;
     for (int r = 0; r < ROUNDS && src && dst; r++) {
         s = s * 1664525u + 1013904223u;
-        uint64_t page = 32u << (s >> 29);                 /* 32 .. 4096 */
+        uint64_t page = 32u << (s >> 29); /* 32 .. 4096 */
         uint64_t size = page * (1 + (s >> 8) % (MAX_SIZE / page));
         lm_buffer_config c;
         lm_buffer_config_init(&c);
@@ -38,7 +38,8 @@ static void *worker_main(void *arg) {
             fail(w, "create");
             continue;
         }
-        for (uint64_t i = 0; i < size; i++) src[i] = (uint8_t)(s + i * 31 + (uint64_t)w->index);
+        for (uint64_t i = 0; i < size; i++)
+            src[i] = (uint8_t)(s + i * 31 + (uint64_t)w->index);
         memset(dst, 0, size);
         lm_command_queue *cq = lm_device_command_queue(w->dev, (uint32_t)(r + w->index) % 2);
         int blocking = (s >> 5) & 1;
@@ -62,7 +63,8 @@ static void test_threads_through_two_queues(void) {
         workers[i] = (worker){.dev = dev, .index = i};
         CHECK(pthread_create(&threads[i], NULL, worker_main, &workers[i]) == 0);
     }
-    for (int i = 0; i < THREADS; i++) pthread_join(threads[i], NULL);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
     for (int i = 0; i < THREADS; i++) {
         if (workers[i].errors) printf("  %s\n", workers[i].first_error);
         CHECK(workers[i].errors == 0);

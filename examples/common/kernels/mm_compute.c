@@ -12,16 +12,19 @@ void kernel_main(void) {
         tile_regs_acquire();
         for (uint32_t k = 0; k < kt; k++) {
             cb_wait_front(0, 1);
-            for (uint32_t n = 0; n < nb; n++) matmul_tiles(0, 1, 0, k * nb + n, n, 0);
+            for (uint32_t n = 0; n < nb; n++)
+                matmul_tiles(0, 1, 0, k * nb + n, n, 0);
             cb_pop_front(0, 1);
         }
 #ifdef RELU
-        for (uint32_t n = 0; n < nb; n++) relu_tile(n);
+        for (uint32_t n = 0; n < nb; n++)
+            relu_tile(n);
 #endif
         tile_regs_commit();
         tile_regs_wait();
         cb_reserve_back(16, nb);
-        for (uint32_t n = 0; n < nb; n++) pack_tile(n, 16);
+        for (uint32_t n = 0; n < nb; n++)
+            pack_tile(n, 16);
         cb_push_back(16, nb);
         tile_regs_release();
     }

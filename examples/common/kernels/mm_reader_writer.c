@@ -9,10 +9,10 @@ void kernel_main(void) {
     uint32_t a_addr = get_arg_val(0), c_addr = get_arg_val(1), kt = get_arg_val(2);
     uint32_t nt = get_arg_val(3), m_start = get_arg_val(4), mb = get_arg_val(5);
     uint32_t n_start = get_arg_val(6), nb = get_arg_val(7);
-    InterleavedAddrGenFast a = {.bank_base_address = a_addr, .page_size = get_tile_size(0),
-                                .is_dram = true};
-    InterleavedAddrGenFast c = {.bank_base_address = c_addr, .page_size = get_tile_size(16),
-                                .is_dram = true};
+    InterleavedAddrGenFast a = {
+        .bank_base_address = a_addr, .page_size = get_tile_size(0), .is_dram = true};
+    InterleavedAddrGenFast c = {
+        .bank_base_address = c_addr, .page_size = get_tile_size(16), .is_dram = true};
     for (uint32_t m = 0; m < mb; m++) {
         for (uint32_t k = 0; k < kt; k++) {
             cb_reserve_back(0, 1);

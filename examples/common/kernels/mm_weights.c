@@ -18,7 +18,8 @@ void kernel_main(void) {
     if (role == 2) {
         noc_semaphore_wait(go, 1);
     } else {
-        InterleavedAddrGenFast b = {.bank_base_address = b_addr, .page_size = tile, .is_dram = true};
+        InterleavedAddrGenFast b = {
+            .bank_base_address = b_addr, .page_size = tile, .is_dram = true};
         for (uint32_t k = 0; k < kt; k++)
             for (uint32_t n = 0; n < nb; n++)
                 noc_async_read_tile(k * nt + n_start + n, &b, base + (k * nb + n) * tile);
@@ -30,9 +31,9 @@ void kernel_main(void) {
             noc_async_write_barrier();
             noc_semaphore_set(go, 1);
             uint32_t sem = get_semaphore(0);
-            noc_semaphore_set_multicast(sem, get_noc_multicast_addr(get_arg_val(6), get_arg_val(7),
-                                                                    get_arg_val(8), get_arg_val(9),
-                                                                    sem),
+            noc_semaphore_set_multicast(sem,
+                                        get_noc_multicast_addr(get_arg_val(6), get_arg_val(7),
+                                                               get_arg_val(8), get_arg_val(9), sem),
                                         get_arg_val(10));
         }
     }

@@ -9,10 +9,10 @@ void kernel_main(void) {
     uint32_t pages = get_arg_val(3);
     uint32_t page_size = get_arg_val(4);
 
-    InterleavedAddrGenFast src = {.bank_base_address = src_addr, .page_size = page_size,
-                                  .is_dram = true};
-    InterleavedAddrGenFast dst = {.bank_base_address = dst_addr, .page_size = page_size,
-                                  .is_dram = true};
+    InterleavedAddrGenFast src = {
+        .bank_base_address = src_addr, .page_size = page_size, .is_dram = true};
+    InterleavedAddrGenFast dst = {
+        .bank_base_address = dst_addr, .page_size = page_size, .is_dram = true};
     for (uint32_t p = 0; p < pages; p++) {
         noc_async_read_page(p, &src, l1_addr);
         noc_async_read_barrier();

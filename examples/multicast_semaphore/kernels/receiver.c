@@ -10,10 +10,11 @@ void kernel_main(void) {
     noc_semaphore_wait((volatile uint32_t *)get_semaphore(0), 1);
     volatile uint32_t *words = (volatile uint32_t *)block;
     uint32_t stamp = my_y() << 8 | my_x();
-    for (uint32_t i = 0; i < BLOCK_WORDS; i++) words[i] += stamp << 16;
+    for (uint32_t i = 0; i < BLOCK_WORDS; i++)
+        words[i] += stamp << 16;
 
-    InterleavedAddrGenFast dst = {.bank_base_address = out, .page_size = BLOCK_WORDS * 4,
-                                  .is_dram = true};
+    InterleavedAddrGenFast dst = {
+        .bank_base_address = out, .page_size = BLOCK_WORDS * 4, .is_dram = true};
     noc_async_write_page(my_y() * get_common_arg_val(0) + my_x(), &dst, block);
     noc_async_write_barrier();
     noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(1)), 1);

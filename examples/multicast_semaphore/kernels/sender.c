@@ -10,7 +10,8 @@ void kernel_main(void) {
     uint32_t go = get_semaphore(0), done = get_semaphore(1);
 
     volatile uint32_t *words = (volatile uint32_t *)block;
-    for (uint32_t i = 0; i < BLOCK_WORDS; i++) words[i] = 0x1000u + i;
+    for (uint32_t i = 0; i < BLOCK_WORDS; i++)
+        words[i] = 0x1000u + i;
 
     noc_async_write_multicast(block, get_noc_multicast_addr(0, 0, end_x, end_y, block),
                               BLOCK_WORDS * 4, receivers);

@@ -137,7 +137,8 @@ void tile_unpack(lm_data_format format, const void *src, float *out) {
                 uint16_t h[TILE_FACE_DIM]; /* little-endian, like the host (see above) */
                 memcpy(h, in, sizeof h);
                 uint32_t w[TILE_FACE_DIM];
-                for (uint32_t i = 0; i < TILE_FACE_DIM; i++) w[i] = (uint32_t)h[i] << 16;
+                for (uint32_t i = 0; i < TILE_FACE_DIM; i++)
+                    w[i] = (uint32_t)h[i] << 16;
                 memcpy(row, w, sizeof w);
             }
         break;
