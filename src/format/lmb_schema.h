@@ -315,17 +315,36 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 #define LMB_UNIONS(U) U(Command)
 #define LMB_Command_COUNT 20
 
-#define LMB_TABLES(T)                                                                              \
-    T(SystemDescriptor)                                                                            \
-    T(CreateBuffer)                                                                                \
-    T(DeallocateBuffer)                                                                            \
-    T(EnqueueWriteBuffer)                                                                          \
-    T(EnqueueReadBuffer) T(FinishQueue) T(CreateProgram) T(ReleaseProgram) T(KernelConfig)         \
-        T(CreateKernel) T(SetRuntimeArgs) T(CoreArgs) T(SetRuntimeArgsMulti)                       \
-            T(SetCommonRuntimeArgs) T(CreateCircularBuffer) T(CreateSemaphore) T(EnqueueProgram)   \
-                T(BeginTraceCapture) T(EndTraceCapture) T(LoadTrace) T(ReplayTrace)                \
-                    T(ReleaseTrace) T(CompareToGolden) T(CommandEntry) T(TraceDescriptor)          \
-                        T(BufferName) T(LightMetalBinary)
+/* clang-format off */
+#define LMB_TABLES(T) \
+    T(SystemDescriptor) \
+    T(CreateBuffer) \
+    T(DeallocateBuffer) \
+    T(EnqueueWriteBuffer) \
+    T(EnqueueReadBuffer) \
+    T(FinishQueue) \
+    T(CreateProgram) \
+    T(ReleaseProgram) \
+    T(KernelConfig) \
+    T(CreateKernel) \
+    T(SetRuntimeArgs) \
+    T(CoreArgs) \
+    T(SetRuntimeArgsMulti) \
+    T(SetCommonRuntimeArgs) \
+    T(CreateCircularBuffer) \
+    T(CreateSemaphore) \
+    T(EnqueueProgram) \
+    T(BeginTraceCapture) \
+    T(EndTraceCapture) \
+    T(LoadTrace) \
+    T(ReplayTrace) \
+    T(ReleaseTrace) \
+    T(CompareToGolden) \
+    T(CommandEntry) \
+    T(TraceDescriptor) \
+    T(BufferName) \
+    T(LightMetalBinary)
+/* clang-format on */
 
 #define LMB_UNION_TYPE_(U, name, value) LMB_##U##_##name = value,
 typedef enum lmb_Command { LMB_Command_NONE = 0, LMB_UNION_Command(LMB_UNION_TYPE_) } lmb_Command;
