@@ -37,10 +37,14 @@ static XXH3_state_t *xxh(unsigned char *opaque) {
     return (XXH3_state_t *)(void *)opaque;
 }
 
-static void put_le64(XXH3_state_t *outer, uint64_t v) {
-    unsigned char b[8];
+static void le64(unsigned char *b, uint64_t v) {
     for (int i = 0; i < 8; i++)
         b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_le64(XXH3_state_t *outer, uint64_t v) {
+    unsigned char b[8];
+    le64(b, v);
     XXH3_64bits_update(outer, b, sizeof b);
 }
 
@@ -106,4 +110,14 @@ uint64_t hash64_end(const hash64_state *st) {
     memcpy(&outer, st->outer, sizeof outer);
     put_le64(&outer, XXH3_64bits_digest(piece));
     return XXH3_64bits_digest(&outer);
+}
+
+void hash64_update_str(hash64_state *st, const char *s) {
+    hash64_update(st, s, strlen(s) + 1);
+}
+
+void hash64_update_u64(hash64_state *st, uint64_t v) {
+    unsigned char b[8];
+    le64(b, v);
+    hash64_update(st, b, sizeof b);
 }

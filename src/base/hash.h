@@ -55,4 +55,10 @@ void hash64_begin(hash64_state *st, uint64_t seed);
 void hash64_update(hash64_state *st, const void *data, size_t size);
 uint64_t hash64_end(const hash64_state *st);
 
+/* Feeds a string with its terminating NUL (so "ab","c" and "a","bc" differ). */
+void hash64_update_str(hash64_state *st, const char *s);
+
+/* Feeds a number as 8 little-endian bytes (the same on every host). */
+void hash64_update_u64(hash64_state *st, uint64_t v);
+
 #endif

@@ -193,17 +193,6 @@ static lm_status write_new_file(const char *path, const void *data, size_t size)
     return LM_OK;
 }
 
-static void hash_str(hash64_state *h, const char *s) {
-    hash64_update(h, s, strlen(s) + 1);
-}
-
-static void hash_u64(hash64_state *h, uint64_t v) {
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    hash64_update(h, b, sizeof b);
-}
-
 /* ---- one build ---- */
 
 typedef struct jit_ctx {
@@ -404,8 +393,8 @@ static lm_status sdk_identity_read(const jit_ctx *c, uint64_t *out) {
         if (!hash_file(path, &fh))
             return err_set(LM_ERR_IO, "the kernel SDK at '%s' lacks '%s' (set LM_KERNEL_SDK_DIR)",
                            c->sdk, files[i] + 1);
-        hash_str(&h, files[i]);
-        hash_u64(&h, fh);
+        hash64_update_str(&h, files[i]);
+        hash64_update_u64(&h, fh);
     }
     lm_status st = path_join(path, c->sdk, "/include", NULL);
     if (st) return st;
@@ -427,7 +416,7 @@ static lm_status sdk_identity_read(const jit_ctx *c, uint64_t *out) {
             names.items[j - 1] = t;
         }
     for (size_t i = 0; !st && i < names.count; i++)
-        hash_str(&h, names.items[i]);
+        hash64_update_str(&h, names.items[i]);
     jit_strlist_free(&names);
     if (!st) *out = hash64_end(&h);
     return st;
@@ -448,11 +437,11 @@ static bool sdk_signature(const jit_ctx *c, uint64_t *out) {
     for (size_t i = 0; i < COUNT(names); i++) {
         struct stat st;
         if (path_join(path, c->sdk, names[i], NULL) || stat(path, &st) != 0) return false;
-        hash_u64(&h, (uint64_t)st.st_dev);
-        hash_u64(&h, (uint64_t)st.st_ino);
-        hash_u64(&h, (uint64_t)st.st_size);
-        hash_u64(&h, (uint64_t)st.st_mtim.tv_sec);
-        hash_u64(&h, (uint64_t)st.st_mtim.tv_nsec);
+        hash64_update_u64(&h, (uint64_t)st.st_dev);
+        hash64_update_u64(&h, (uint64_t)st.st_ino);
+        hash64_update_u64(&h, (uint64_t)st.st_size);
+        hash64_update_u64(&h, (uint64_t)st.st_mtim.tv_sec);
+        hash64_update_u64(&h, (uint64_t)st.st_mtim.tv_nsec);
     }
     *out = hash64_end(&h);
     return true;
@@ -485,24 +474,24 @@ static lm_status direct_key(jit_ctx *c) {
     if (st) return st;
     hash64_state h;
     hash64_begin(&h, 0);
-    hash_str(&h, JIT_KEY_VERSION);
+    hash64_update_str(&h, JIT_KEY_VERSION);
     for (size_t i = 0; i < COUNT(compile_flags); i++)
-        hash_str(&h, compile_flags[i]);
+        hash64_update_str(&h, compile_flags[i]);
     for (size_t i = 0; i < COUNT(link_flags); i++)
-        hash_str(&h, link_flags[i]);
-    hash_str(&h, "-I$SDK/include");
-    if (!mappable(c->sdk)) hash_str(&h, c->sdk);
+        hash64_update_str(&h, link_flags[i]);
+    hash64_update_str(&h, "-I$SDK/include");
+    if (!mappable(c->sdk)) hash64_update_str(&h, c->sdk);
     if (c->inc[0]) {
-        hash_str(&h, "-I$INC");
-        if (!mappable(c->inc)) hash_str(&h, c->inc);
+        hash64_update_str(&h, "-I$INC");
+        if (!mappable(c->inc)) hash64_update_str(&h, c->inc);
     }
     for (size_t i = 0; i < c->define_count; i++)
-        hash_str(&h, c->defines[i]);
-    hash_str(&h, c->compile_args);
-    hash_str(&h, "__FILE__");
-    hash_str(&h, c->base);
-    hash_u64(&h, sdk_id);
-    hash_str(&h, c->req->source);
+        hash64_update_str(&h, c->defines[i]);
+    hash64_update_str(&h, c->compile_args);
+    hash64_update_str(&h, "__FILE__");
+    hash64_update_str(&h, c->base);
+    hash64_update_u64(&h, sdk_id);
+    hash64_update_str(&h, c->req->source);
     c->direct = hash64_end(&h);
     return LM_OK;
 }
@@ -510,11 +499,11 @@ static lm_status direct_key(jit_ctx *c) {
 static uint64_t result_key(uint64_t direct, const jit_entry *e) {
     hash64_state h;
     hash64_begin(&h, 0);
-    hash_u64(&h, direct);
-    hash_u64(&h, e->compiler_version);
+    hash64_update_u64(&h, direct);
+    hash64_update_u64(&h, e->compiler_version);
     for (uint32_t i = 0; i < e->dep_count; i++) {
-        hash_str(&h, e->deps[i].path);
-        hash_u64(&h, e->deps[i].hash);
+        hash64_update_str(&h, e->deps[i].path);
+        hash64_update_u64(&h, e->deps[i].hash);
     }
     return hash64_end(&h);
 }

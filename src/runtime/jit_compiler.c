@@ -25,17 +25,6 @@ static lm_status path_join(char *out, const char *a, const char *b, const char *
     return LM_OK;
 }
 
-static void hash_str(hash64_state *h, const char *s) {
-    hash64_update(h, s, strlen(s) + 1);
-}
-
-static void hash_u64(hash64_state *h, uint64_t v) {
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    hash64_update(h, b, sizeof b);
-}
-
 /* Symlinks are kept: the dependency paths the compiler reports start with
  * exactly the directories it was given. */
 lm_status jit_absolute(const char *path, char *out) {
@@ -57,11 +46,11 @@ lm_status jit_absolute(const char *path, char *out) {
 static uint64_t compiler_stat_id(const char *path, const struct stat *st) {
     hash64_state h;
     hash64_begin(&h, 0);
-    hash_str(&h, path);
-    hash_u64(&h, (uint64_t)st->st_size);
-    hash_u64(&h, (uint64_t)st->st_mtim.tv_sec);
-    hash_u64(&h, (uint64_t)st->st_mtim.tv_nsec);
-    hash_u64(&h, (uint64_t)st->st_ino);
+    hash64_update_str(&h, path);
+    hash64_update_u64(&h, (uint64_t)st->st_size);
+    hash64_update_u64(&h, (uint64_t)st->st_mtim.tv_sec);
+    hash64_update_u64(&h, (uint64_t)st->st_mtim.tv_nsec);
+    hash64_update_u64(&h, (uint64_t)st->st_ino);
     return hash64_end(&h);
 }
 
