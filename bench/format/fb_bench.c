@@ -103,8 +103,10 @@ static const void *build_c(fb_builder *b, size_t *out_size) {
     lmb_SystemDescriptor_add_grid_y(b, 8);
     lmb_SystemDescriptor_add_dram_banks(b, 12);
     fb_ref sys = lmb_SystemDescriptor_end(b);
-    lmb_Version version = {1, 0, 0}, producer_version = {0, 1, 0};
+    lmb_Version version = {LMB_FORMAT_MAJOR, 0, 0}, producer_version = {0, 1, 0};
+    lmb_Integrity integrity = {LMB_HashAlgorithm_XXH3_64_Pieces, 0};
     lmb_LightMetalBinary_start(b);
+    lmb_LightMetalBinary_add_integrity(b, &integrity);
     lmb_LightMetalBinary_add_commands(b, cmds);
     lmb_LightMetalBinary_add_system(b, sys);
     lmb_LightMetalBinary_add_producer(b, producer);
