@@ -9,56 +9,10 @@
 LM=$1
 REF=$2
 W=$3
-failures=0
 
 rm -rf "$W" && mkdir -p "$W/kernels" "$W/elsewhere" || exit 1
 
-pass() { echo "PASS $1"; }
-fail() {
-    echo "FAIL $1: $2"
-    failures=$((failures + 1))
-}
-
-lm() {
-    "$LM" "$@" >"$W/out" 2>"$W/err"
-    rc=$?
-}
-
-# expect_ok NAME WORDS ARGS...: exit 0, nothing on stderr, WORDS on stdout.
-expect_ok() {
-    name=$1
-    words=$2
-    shift 2
-    lm "$@"
-    if [ "$rc" -ne 0 ]; then
-        fail "$name" "exit $rc, expected 0: $(cat "$W/err")"
-    elif [ -s "$W/err" ]; then
-        fail "$name" "unexpected stderr: $(cat "$W/err")"
-    elif ! grep -qF -- "$words" "$W/out"; then
-        fail "$name" "stdout lacks '$words': $(cat "$W/out")"
-    else
-        pass "$name"
-    fi
-}
-
-# expect_error NAME WORDS ARGS...: exit 2 and exactly one line on stderr
-# containing WORDS.
-expect_error() {
-    name=$1
-    words=$2
-    shift 2
-    lm "$@"
-    lines=$(wc -l <"$W/err")
-    if [ "$rc" -ne 2 ]; then
-        fail "$name" "exit $rc, expected 2: $(cat "$W/err")"
-    elif [ "$lines" -ne 1 ]; then
-        fail "$name" "stderr has $lines lines, expected 1: $(cat "$W/err")"
-    elif ! grep -qF -- "$words" "$W/err"; then
-        fail "$name" "stderr lacks '$words': $(cat "$W/err")"
-    else
-        pass "$name"
-    fi
-}
+. "$(dirname "$0")/check_lib.sh"
 
 # same NAME A B: the two files are byte-identical.
 same() {
@@ -124,46 +78,46 @@ expect_ok kcc_compute "e.elf" kcc "$K" --processor compute -D SCALE=3 --compile-
     --math-fidelity lofi --fp32-dest-acc --math-approx -o "$W/e.elf"
 
 # ---------------------------------------------------------------- usage errors
-expect_error kcc_no_kernel "missing KERNEL.c" kcc --processor dm0 -o "$W/x.elf"
-expect_error kcc_two_kernels "unexpected argument" kcc "$K" "$K" --processor dm0 -o "$W/x.elf"
-expect_error kcc_no_processor "missing --processor" kcc "$K" -o "$W/x.elf"
-expect_error kcc_bad_processor "--processor: 'brisc' is not dm0, dm1 or compute" \
+expect_error kcc_no_kernel 2 "missing KERNEL.c" kcc --processor dm0 -o "$W/x.elf"
+expect_error kcc_two_kernels 2 "unexpected argument" kcc "$K" "$K" --processor dm0 -o "$W/x.elf"
+expect_error kcc_no_processor 2 "missing --processor" kcc "$K" -o "$W/x.elf"
+expect_error kcc_bad_processor 2 "--processor: 'brisc' is not dm0, dm1 or compute" \
     kcc "$K" --processor brisc -o "$W/x.elf"
-expect_error kcc_processor_value "--processor needs a value" kcc "$K" -o "$W/x.elf" --processor
-expect_error kcc_no_output "missing -o FILE" kcc "$K" --processor dm0
-expect_error kcc_output_value "-o needs a value" kcc "$K" --processor dm0 -o
-expect_error kcc_bad_define "-D: '1X=2' is not NAME or NAME=VALUE" \
+expect_error kcc_processor_value 2 "--processor needs a value" kcc "$K" -o "$W/x.elf" --processor
+expect_error kcc_no_output 2 "missing -o FILE" kcc "$K" --processor dm0
+expect_error kcc_output_value 2 "-o needs a value" kcc "$K" --processor dm0 -o
+expect_error kcc_bad_define 2 "-D: '1X=2' is not NAME or NAME=VALUE" \
     kcc "$K" --processor dm0 -D 1X=2 -o "$W/x.elf"
-expect_error kcc_empty_define_name "-D: '=2' is not NAME" kcc "$K" --processor dm0 -D=2 -o "$W/x.elf"
-expect_error kcc_define_missing "-D needs NAME or NAME=VALUE" kcc "$K" --processor dm0 -o "$W/x.elf" -D
-expect_error kcc_args_text "--compile-args: 'a' in '1,a' is not a 32-bit unsigned integer" \
+expect_error kcc_empty_define_name 2 "-D: '=2' is not NAME" kcc "$K" --processor dm0 -D=2 -o "$W/x.elf"
+expect_error kcc_define_missing 2 "-D needs NAME or NAME=VALUE" kcc "$K" --processor dm0 -o "$W/x.elf" -D
+expect_error kcc_args_text 2 "--compile-args: 'a' in '1,a' is not a 32-bit unsigned integer" \
     kcc "$K" --processor dm0 --compile-args 1,a -o "$W/x.elf"
-expect_error kcc_args_empty "--compile-args: '' in '1,,2'" \
+expect_error kcc_args_empty 2 "--compile-args: '' in '1,,2'" \
     kcc "$K" --processor dm0 --compile-args 1,,2 -o "$W/x.elf"
-expect_error kcc_args_huge "'4294967296'" kcc "$K" --processor dm0 --compile-args 4294967296 \
+expect_error kcc_args_huge 2 "'4294967296'" kcc "$K" --processor dm0 --compile-args 4294967296 \
     -o "$W/x.elf"
-expect_error kcc_args_negative "'-1'" kcc "$K" --processor dm0 --compile-args=-1 -o "$W/x.elf"
-expect_error kcc_args_too_many "more than 64 values" kcc "$K" --processor dm0 --compile-args \
+expect_error kcc_args_negative 2 "'-1'" kcc "$K" --processor dm0 --compile-args=-1 -o "$W/x.elf"
+expect_error kcc_args_too_many 2 "more than 64 values" kcc "$K" --processor dm0 --compile-args \
     "$(seq -s, 1 65)" -o "$W/x.elf"
-expect_error kcc_fidelity "--math-fidelity: 'hifi5'" kcc "$K" --processor compute \
+expect_error kcc_fidelity 2 "--math-fidelity: 'hifi5'" kcc "$K" --processor compute \
     --math-fidelity hifi5 -o "$W/x.elf"
-expect_error kcc_compute_only "are for --processor compute" kcc "$K" --processor dm0 \
+expect_error kcc_compute_only 2 "are for --processor compute" kcc "$K" --processor dm0 \
     --fp32-dest-acc -o "$W/x.elf"
-expect_error kcc_flag_value "--math-approx takes no value" kcc "$K" --processor compute \
+expect_error kcc_flag_value 2 "--math-approx takes no value" kcc "$K" --processor compute \
     --math-approx=1 -o "$W/x.elf"
-expect_error kcc_unknown_option "unknown option --fast" kcc "$K" --processor dm0 --fast -o "$W/x.elf"
+expect_error kcc_unknown_option 2 "unknown option --fast" kcc "$K" --processor dm0 --fast -o "$W/x.elf"
 
 # ---------------------------------------------------------------- input and output errors
-expect_error kcc_missing_file "cannot open '$W/kernels/nope.c'" kcc "$W/kernels/nope.c" \
+expect_error kcc_missing_file 2 "cannot open '$W/kernels/nope.c'" kcc "$W/kernels/nope.c" \
     --processor dm0 -o "$W/x.elf"
-expect_error kcc_directory "$W/kernels" kcc "$W/kernels" --processor dm0 -o "$W/x.elf"
-expect_error kcc_nul_byte "contains a NUL byte" kcc "$W/kernels/nul.c" --processor dm0 -o "$W/x.elf"
-expect_error kcc_unwritable "$W/no/such/dir/x.elf" kcc "$K" --processor dm1 -D SCALE=3 \
+expect_error kcc_directory 2 "$W/kernels" kcc "$W/kernels" --processor dm0 -o "$W/x.elf"
+expect_error kcc_nul_byte 2 "contains a NUL byte" kcc "$W/kernels/nul.c" --processor dm0 -o "$W/x.elf"
+expect_error kcc_unwritable 2 "$W/no/such/dir/x.elf" kcc "$K" --processor dm1 -D SCALE=3 \
     --compile-args 7,8 -o "$W/no/such/dir/x.elf"
-expect_error kcc_output_is_directory "$W/elsewhere" kcc "$K" --processor dm1 -D SCALE=3 \
+expect_error kcc_output_is_directory 2 "$W/elsewhere" kcc "$K" --processor dm1 -D SCALE=3 \
     --compile-args 7,8 -o "$W/elsewhere"
 export LM_CLANG=/nonexistent/clang
-expect_error kcc_no_compiler "cannot run the kernel compiler '/nonexistent/clang': not found" \
+expect_error kcc_no_compiler 2 "cannot run the kernel compiler '/nonexistent/clang': not found" \
     kcc "$K" --processor dm0 -D SCALE=9 -o "$W/x.elf"
 unset LM_CLANG
 if [ -e "$W/x.elf" ]; then fail kcc_no_output_on_error "x.elf was written"; else
@@ -182,5 +136,4 @@ else
     pass kcc_compile_error
 fi
 
-echo "$failures check(s) failed"
-[ "$failures" -eq 0 ]
+check_summary

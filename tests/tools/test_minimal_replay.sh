@@ -6,10 +6,9 @@
 # stdout, with the exit codes of `lightmetal run` (0 pass, 1 golden mismatch,
 # 2 usage, invalid file or no device, 3 device fault).
 
-MR=$1
+LM=$1
 MAKE_SAMPLES=$2
 W=$3
-failures=0
 
 rm -rf "$W" && mkdir -p "$W" || exit 1
 if ! "$MAKE_SAMPLES" "$W"; then
@@ -17,16 +16,7 @@ if ! "$MAKE_SAMPLES" "$W"; then
     exit 1
 fi
 
-pass() { echo "PASS $1"; }
-fail() {
-    echo "FAIL $1: $2"
-    failures=$((failures + 1))
-}
-
-run() {
-    "$MR" "$@" >"$W/out" 2>"$W/err"
-    rc=$?
-}
+. "$(dirname "$0")/check_lib.sh"
 
 # expect_report NAME CODE WORDS FILE: exit CODE, one report line on stdout
 # with WORDS, nothing on stderr.
@@ -34,7 +24,7 @@ expect_report() {
     name=$1
     code=$2
     words=$3
-    run "$4"
+    lm "$4"
     if [ "$rc" -ne "$code" ]; then
         fail "$name" "exit $rc, expected $code: $(cat "$W/err")"
     elif [ -s "$W/err" ]; then
@@ -53,7 +43,7 @@ expect_error() {
     code=$2
     words=$3
     shift 3
-    run "$@"
+    lm "$@"
     if [ "$rc" -ne "$code" ]; then
         fail "$name" "exit $rc, expected $code: $(cat "$W/err")"
     elif [ -s "$W/out" ]; then
@@ -76,8 +66,4 @@ expect_error invalid_file 2 "invalid binary" "$W/truncated.lmb"
 expect_error missing_file 2 "cannot open" "$W/missing.lmb"
 expect_error usage 2 "usage:"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures check(s) failed"
-    exit 1
-fi
-echo "all checks passed"
+check_summary
