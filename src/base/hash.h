@@ -43,16 +43,21 @@ uint64_t hash64_combine(const uint64_t *pieces, size_t count, uint64_t total, ui
 
 /* Incremental form for data that arrives in pieces: feeding the pieces in
  * order gives exactly hash64() of their concatenation. The state is opaque
- * (it holds the hash's own streaming state) and may live on the stack. */
+ * and may live on the stack. */
 typedef struct hash64_state {
     alignas(64) unsigned char piece[640]; /* the piece being fed */
     alignas(64) unsigned char outer[640]; /* the hashes of finished pieces */
-    uint64_t seed, total, first;          /* first: the first piece's hash */
+    uint64_t total, first;                /* first: the first piece's hash */
     size_t in_piece;
 } hash64_state;
 
 void hash64_begin(hash64_state *st, uint64_t seed);
 void hash64_update(hash64_state *st, const void *data, size_t size);
+
+/* Feeds `size` bytes at `src` and copies them to `dst` in the same pass: one
+ * read of the data, at about the cost of the copy alone. The two ranges must
+ * not overlap. */
+void hash64_update_copy(hash64_state *st, void *dst, const void *src, size_t size);
 uint64_t hash64_end(const hash64_state *st);
 
 /* Feeds a string with its terminating NUL (so "ab","c" and "a","bc" differ). */

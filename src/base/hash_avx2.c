@@ -5,10 +5,12 @@
 #define XXH_VECTOR XXH_AVX2
 #include <xxhash.h>
 
+#include "base/hash_stream_impl.h"
+
 uint64_t hash_xxh3_avx2(const void *data, size_t size, uint64_t seed) {
     return XXH3_64bits_withSeed(data, size, seed);
 }
 
-void hash_xxh3_update_avx2(void *state, const void *data, size_t size) {
-    XXH3_64bits_update((XXH3_state_t *)state, data, size);
+void hash_stream_update_avx2(hash_stream *s, void *dst, const void *src, size_t n) {
+    hs_update(s, dst, src, n);
 }

@@ -7,9 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash_stream.h"
+
 uint64_t hash_xxh3_avx2(const void *data, size_t size, uint64_t seed);
 
-/* `state` is an XXH3_state_t (same layout in every build of xxHash). */
-void hash_xxh3_update_avx2(void *state, const void *data, size_t size);
+void hash_stream_update_avx2(hash_stream *s, void *dst, const void *src, size_t n);
 
 #endif

@@ -86,22 +86,20 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *ho
     }
 }
 
-/* Copies source bytes [from, from + n) to where they belong in the pages. */
-static void write_span(const sim_memory *m, const sim_pages *pg, const uint8_t *src, uint64_t from,
-                       uint64_t n) {
+/* Copies source bytes [from, from + n) to where they belong in the pages,
+ * feeding them to `h` in the same pass. */
+static void write_span_hashed(const sim_memory *m, const sim_pages *pg, const uint8_t *src,
+                              uint64_t from, uint64_t n, hash64_state *h) {
     while (n) {
         uint64_t page = from / pg->page_size, off = from % pg->page_size;
         uint64_t len = pg->page_size - off < n ? pg->page_size - off : n;
         uint8_t *dev = bank_base(m, pg->kind, (uint32_t)(page % pg->num_banks)) + pg->address +
                        (page / pg->num_banks) * pg->page_stride + off;
-        memcpy(dev, src + from, len);
+        hash64_update_copy(h, dev, src + from, (size_t)len);
         from += len;
         n -= len;
     }
 }
-
-/* Stretches small enough to stay in a core's cache between hash and copy. */
-#define HASHED_STRETCH (64u << 10)
 
 void sim_memory_write_pieces_hashed(const sim_memory *m, const sim_pages *pg, const void *src,
                                     uint32_t part, uint32_t parts, uint64_t *pieces) {
@@ -112,11 +110,7 @@ void sim_memory_write_pieces_hashed(const sim_memory *m, const sim_pages *pg, co
                  end = at + HASH64_PIECE < pg->size ? at + HASH64_PIECE : pg->size;
         hash64_state h;
         hash64_begin(&h, 0);
-        for (uint64_t s = at; s < end; s += HASHED_STRETCH) {
-            uint64_t n = end - s < HASHED_STRETCH ? end - s : HASHED_STRETCH;
-            hash64_update(&h, (const uint8_t *)src + s, (size_t)n);
-            write_span(m, pg, src, s, n);
-        }
+        write_span_hashed(m, pg, src, at, end - at, &h);
         pieces[i] = hash64_end(&h);
     }
 }

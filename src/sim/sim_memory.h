@@ -76,9 +76,9 @@ void sim_memory_read_pages(const sim_memory *m, const sim_pages *pages, void *ds
 
 /* Part `part` of `parts` of a write that hashes its source (base/hash.h,
  * seed 0) as it copies it: the part takes a run of the source's
- * HASH64_PIECE-byte pieces and stores piece i's hash in pieces[i]; each
- * stretch is hashed, then copied while still in cache, so the data is read
- * from memory once. hash64_combine() of all pieces is the source's hash. */
+ * HASH64_PIECE-byte pieces and stores piece i's hash in pieces[i]; the
+ * bytes are hashed as they are copied (hash64_update_copy), so the data is
+ * read from memory once. hash64_combine() of all pieces is the source's hash. */
 void sim_memory_write_pieces_hashed(const sim_memory *m, const sim_pages *pages, const void *src,
                                     uint32_t part, uint32_t parts, uint64_t *pieces);
 

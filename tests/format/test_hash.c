@@ -1,7 +1,9 @@
 /* base/hash: pinned known answers, streaming equals one-shot, sensitivity. */
 #include <stdint.h>
+#include <string.h>
 
 #include "base/hash.h"
+#include "base/hash_stream.h"
 #include "lm_test.h"
 
 /* Inputs: bytes i*31+7 (mod 256) for i < len. Values computed once with this
@@ -71,6 +73,61 @@ static void test_streaming_matches_one_shot(void) {
     }
 }
 
+/* The streaming form, with and without a copy, against xxHash's one-shot
+ * function, over lengths around every rule boundary (short inputs, stripes,
+ * blocks of stripes, pieces) and splits of every size. */
+static void test_stream_any_split(void) {
+    enum { MAX = 1048576 + 3000 };
+    static uint8_t buf[MAX], copy[MAX];
+    kat_input(buf, MAX);
+    static const size_t lens[] = {0,    1,    16,   17,   128,  129,   239,    240,     241,
+                                  255,  256,  257,  1023, 1024, 1025,  1087,   1088,    1089,
+                                  2048, 2049, 4095, 5000, 9999, 65536, 100003, 1048576, MAX};
+    uint32_t rng = 12345;
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+        size_t n = lens[l];
+        for (uint64_t seed = 0; seed < 2; seed++) {
+            uint64_t want = hash64(n ? buf : NULL, n, seed);
+            for (int trial = 0; trial < 6; trial++) {
+                hash64_state a, b;
+                hash64_begin(&a, seed);
+                hash64_begin(&b, seed);
+                memset(copy, 0, n);
+                for (size_t at = 0; at < n;) {
+                    rng = rng * 1103515245u + 12345u;
+                    /* Steps from 1 byte to a few blocks, some on stripe bounds. */
+                    size_t step = trial == 0    ? 1 + n
+                                  : (trial & 1) ? 64u << (rng >> 29)
+                                                : 1 + (rng >> 16) % 700;
+                    if (step > n - at) step = n - at;
+                    hash64_update(&a, buf + at, step);
+                    hash64_update_copy(&b, copy + at, buf + at, step);
+                    at += step;
+                }
+                CHECK_EQ_U64(hash64_end(&a), want);
+                CHECK_EQ_U64(hash64_end(&b), want);
+                CHECK(memcmp(copy, buf, n) == 0);
+            }
+        }
+    }
+}
+
+/* The baseline build of the streaming update gives the values the CPU's
+ * widest one gives (only one of them runs in a given process otherwise). */
+static void test_stream_portable(void) {
+    enum { N = 70001 };
+    static uint8_t buf[N], copy[N];
+    kat_input(buf, N);
+    for (uint64_t seed = 0; seed < 2; seed++) {
+        hash_stream s;
+        hash_stream_begin(&s, seed);
+        for (size_t at = 0; at < N; at += 999)
+            hash_stream_update_portable(&s, copy + at, buf + at, N - at < 999 ? N - at : 999);
+        CHECK_EQ_U64(hash_stream_end(&s), hash64(buf, N, seed));
+        CHECK(memcmp(copy, buf, N) == 0);
+    }
+}
+
 static void test_every_bit_matters(void) {
     uint8_t buf[300];
     kat_input(buf, sizeof buf);
@@ -101,6 +158,8 @@ int main(void) {
     TEST_RUN(test_known_answers);
     TEST_RUN(test_pieces);
     TEST_RUN(test_streaming_matches_one_shot);
+    TEST_RUN(test_stream_any_split);
+    TEST_RUN(test_stream_portable);
     TEST_RUN(test_every_bit_matters);
     TEST_RUN(test_trailing_zeros_and_seed_matter);
     return test_summary();
