@@ -14,7 +14,8 @@
 #define CMD "kcc"
 
 const char lmt_kcc_help[] =
-    "usage: lightmetal kcc KERNEL.c --processor dm0|dm1|compute [options] -o KERNEL.elf\n"
+    "usage: lightmetal kcc KERNEL.c|KERNEL.cpp --processor dm0|dm1|compute [options] -o "
+    "KERNEL.elf\n"
     "\n"
     "Compiles a kernel exactly as lm_create_kernel does (the same compiler, flags,\n"
     "kernel SDK and cache) and writes its RV32 ELF, to inspect (llvm-objdump -d)\n"
@@ -28,6 +29,9 @@ const char lmt_kcc_help[] =
     "  -D NAME[=VALUE]         a define, like lm_kernel_config.defines (repeatable)\n"
     "  --compile-args V1,V2,.. compile-time arguments (get_compile_time_arg_val),\n"
     "                          each a 32-bit unsigned integer, decimal or 0x hex\n"
+    "  --named-compile-arg NAME=V\n"
+    "                          a named compile-time argument of a C++ kernel\n"
+    "                          (get_named_compile_time_arg_val(\"NAME\")); repeatable\n"
     "  --math-fidelity F       compute: lofi, hifi2, hifi3 or hifi4 (default hifi4)\n"
     "  --fp32-dest-acc         compute: dst holds float32 (fp32_dest_acc_en)\n"
     "  --math-approx           compute: math_approx_mode\n"
@@ -35,6 +39,9 @@ const char lmt_kcc_help[] =
     "\n"
     "environment: LM_CLANG (the compiler), LM_KERNEL_SDK_DIR (the kernel SDK),\n"
     "LM_CACHE_DIR (the kernel cache; default ~/.cache/lightmetal/kernels)\n"
+    "\n"
+    "KERNEL.cpp (or .cc, .cxx) compiles as C++17 in tt-metal's kernel dialects,\n"
+    "anything else as C11.\n"
     "\n"
     "Prints \"FILE: N bytes ...\" on success. A compile error prints one line,\n"
     "then the compiler's messages as they are.\n"
@@ -45,13 +52,16 @@ const char lmt_kcc_help[] =
     "examples:\n"
     "  lightmetal kcc kernels/reader.c --processor dm0 -o reader.elf\n"
     "  lightmetal kcc mm.c --processor compute -D TILE=32 --compile-args 4,8 -o mm.elf\n"
-    "  lightmetal kcc k.c --processor dm1 -DUSE_MCAST -o k.elf && llvm-objdump -d k.elf\n";
+    "  lightmetal kcc k.c --processor dm1 -DUSE_MCAST -o k.elf && llvm-objdump -d k.elf\n"
+    "  lightmetal kcc reader.cpp --processor dm0 --named-compile-arg cb_in=0 -o reader.elf\n";
 
 typedef struct kcc_options {
     const char *kernel, *output;
     lm_kernel_config cfg;
     lm_kernel_define defines[LM_MAX_KERNEL_DEFINES];
     uint32_t compile_args[LM_MAX_COMPILE_ARGS];
+    lm_named_compile_arg named[LM_MAX_COMPILE_ARGS];
+    uint32_t named_count;
     bool compute_options; /* a compute-only option was given */
 } kcc_options;
 
@@ -161,6 +171,36 @@ static bool parse_compile_args(kcc_options *o, const char *text) {
     return true;
 }
 
+/* NAME=VALUE; `text` is an argv string, split in place as for -D. */
+static bool parse_named_arg(kcc_options *o, char *text) {
+    if (o->named_count == LM_MAX_COMPILE_ARGS) {
+        lmt_error(CMD, "--named-compile-arg: more than %d", LM_MAX_COMPILE_ARGS);
+        return false;
+    }
+    char *eq = strchr(text, '=');
+    size_t n = eq ? (size_t)(eq - text) : strlen(text);
+    if (!eq || !is_identifier(text, n)) {
+        lmt_error(CMD, "--named-compile-arg: '%s' is not NAME=VALUE with NAME an identifier", text);
+        return false;
+    }
+    uint32_t v;
+    if (!parse_word(eq + 1, strlen(eq + 1), &v)) {
+        lmt_error(CMD,
+                  "--named-compile-arg: the value of '%.*s' is not a 32-bit unsigned integer "
+                  "(decimal or 0x hex)",
+                  (int)n, text);
+        return false;
+    }
+    *eq = '\0';
+    for (uint32_t i = 0; i < o->named_count; i++)
+        if (!strcmp(o->named[i].name, text)) {
+            lmt_error(CMD, "--named-compile-arg: '%s' is given twice", text);
+            return false;
+        }
+    o->named[o->named_count++] = (lm_named_compile_arg){text, v};
+    return true;
+}
+
 /* Returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, kcc_options *o) {
     lmt_args a;
@@ -198,6 +238,9 @@ static int parse_args(int argc, char **argv, kcc_options *o) {
             return LMT_EXIT_OK;
         } else if (!strcmp(a.opt, "--processor")) {
             if (!lmt_args_value(&a, &v) || !parse_processor(v, &proc)) return LMT_EXIT_INVALID;
+        } else if (!strcmp(a.opt, "--named-compile-arg")) {
+            /* The value lies in an argv string, which parse_named_arg splits. */
+            if (!lmt_args_value(&a, &v) || !parse_named_arg(o, (char *)v)) return LMT_EXIT_INVALID;
         } else if (!strcmp(a.opt, "--compile-args")) {
             if (!lmt_args_value(&a, &v) || !parse_compile_args(o, v)) return LMT_EXIT_INVALID;
         } else if (!strcmp(a.opt, "--math-fidelity")) {
@@ -237,6 +280,8 @@ static int parse_args(int argc, char **argv, kcc_options *o) {
     o->cfg.define_count = defines;
     o->cfg.compile_args = o->compile_args;
     o->cfg.compile_arg_count = args;
+    o->cfg.named_compile_args = o->named;
+    o->cfg.named_compile_arg_count = o->named_count;
     o->cfg.math_fidelity = fidelity;
     o->cfg.fp32_dest_acc_en = fp32;
     o->cfg.math_approx_mode = approx;

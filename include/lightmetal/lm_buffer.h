@@ -75,6 +75,17 @@ lm_status lm_buffer_size(lm_buffer buffer, uint64_t *out_size);
 /* The configuration the buffer was created with (address filled in). */
 lm_status lm_buffer_get_config(lm_buffer buffer, lm_buffer_config *out_cfg);
 
+/* The compile-time arguments a C++ kernel's TensorAccessorArgs<N> reads to
+ * address `buffer` (tt-metal's TensorAccessorArgs(buffer).append_to(...)):
+ * writes them to out_args[0 .. *out_count) for the caller to place at index N
+ * of the kernel's compile_args. At most LM_TENSOR_ACCESSOR_MAX_ARGS words.
+ * Errors: LM_ERR_INVALID_ARGUMENT for NULL pointers or a capacity too small
+ * (the message says how many are needed); LM_ERR_INVALID_HANDLE for a
+ * released buffer. */
+#define LM_TENSOR_ACCESSOR_MAX_ARGS 1
+lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t capacity,
+                                  uint32_t *out_count);
+
 #ifdef __cplusplus
 }
 #endif

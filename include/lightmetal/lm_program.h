@@ -82,6 +82,21 @@ typedef struct lm_kernel_define {
     const char *value; /* NULL for a bare #define */
 } lm_kernel_define;
 
+/* A named compile-time argument of a C++ kernel, read there with
+ * get_named_compile_time_arg_val("name") (a constant expression). */
+typedef struct lm_named_compile_arg {
+    const char *name; /* letters, digits and '_', not starting with a digit */
+    uint32_t value;
+} lm_named_compile_arg;
+
+/* The language of a kernel's source. */
+typedef enum lm_kernel_language {
+    LM_KERNEL_LANGUAGE_AUTO =
+        0, /* C++17 for a path or name ending in .cpp, .cc or .cxx, else C11 */
+    LM_KERNEL_LANGUAGE_C = 1,
+    LM_KERNEL_LANGUAGE_CXX = 2, /* C++17, freestanding, tt-metal's kernel dialects */
+} lm_kernel_language;
+
 #define LM_MAX_KERNEL_DEFINES 64
 #define LM_MAX_COMPILE_ARGS 64
 #define LM_MAX_RUNTIME_ARGS 341
@@ -98,6 +113,10 @@ typedef struct lm_kernel_config {
     lm_math_fidelity math_fidelity; /* default HIFI4 */
     bool fp32_dest_acc_en;          /* dst holds float32 (8 tiles instead of 16) */
     bool math_approx_mode;
+    lm_kernel_language language; /* default AUTO */
+    /* C++ kernels only; names are unique (at most LM_MAX_COMPILE_ARGS). */
+    const lm_named_compile_arg *named_compile_args;
+    uint32_t named_compile_arg_count;
 } lm_kernel_config;
 
 void lm_kernel_config_init(lm_kernel_config *cfg, lm_processor processor);

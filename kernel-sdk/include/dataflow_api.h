@@ -2,6 +2,11 @@
  * interleaved address generation, semaphores, plus everything in
  * lm_kernel_common.h. Transfers complete when the call returns; the barriers
  * exist so kernels written for real hardware stay correct.
+ *
+ * C++ kernels (which get this header without an include, as in tt-metal)
+ * also get tt-metal's C++ forms from lm/dataflow.hpp: the address generator
+ * templates, TensorAccessor, the templated tile/page transfers, the noc
+ * arguments, experimental::. The C address generator below is C-only.
  */
 #ifndef LM_DATAFLOW_API_H
 #define LM_DATAFLOW_API_H
@@ -48,9 +53,30 @@ static inline void noc_async_write_barrier(void) {
     lm_ecall(LM_ECALL_NOC_BARRIER, 1, 0, 0, 0, 0);
 }
 
-/* ---- interleaved buffers (tt-metal's InterleavedAddrGen / ...Fast) ----
+/* ---- banks ----
+ * DRAM bank b is at NoC (b, LM_NOC_DRAM_Y); L1 bank b is worker core b in
+ * row-major order. */
+static inline uint64_t lm_bank_noc_addr(bool is_dram, uint32_t bank, uint32_t addr) {
+    if (is_dram) return get_noc_addr(bank, LM_NOC_DRAM_Y, addr);
+    uint32_t gx = lm_l1_word(LM_L1_CORE_INFO)[LM_CORE_INFO_GRID_X];
+    return get_noc_addr(bank % gx, bank / gx, addr);
+}
+
+/* ---- interleaved buffers ----
  * Page `id` of an interleaved buffer lives in bank id % banks at
- * bank_base_address + (id / banks) * (page_size rounded up to the alignment). */
+ * base + (id / banks) * (page_size rounded up to the alignment). */
+static inline uint64_t lm_interleaved_noc_addr(bool is_dram, uint32_t base, uint32_t page_size,
+                                               uint32_t id, uint32_t offset) {
+    const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
+    uint32_t banks = is_dram ? info[LM_CORE_INFO_DRAM_BANKS]
+                             : info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];
+    uint32_t align = is_dram ? info[LM_CORE_INFO_DRAM_ALIGN] : info[LM_CORE_INFO_L1_ALIGN];
+    uint32_t stride = (page_size + align - 1) / align * align;
+    return lm_bank_noc_addr(is_dram, id % banks, base + (id / banks) * stride + offset);
+}
+
+#ifndef __cplusplus
+/* tt-metal's InterleavedAddrGen / InterleavedAddrGenFast, as a C struct. */
 typedef struct InterleavedAddrGenFast {
     uint32_t bank_base_address;
     uint32_t page_size;
@@ -60,26 +86,7 @@ typedef InterleavedAddrGenFast InterleavedAddrGen;
 
 static inline uint64_t get_noc_addr_interleaved(uint32_t id, const InterleavedAddrGenFast *s,
                                                 uint32_t offset) {
-    const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
-    uint32_t banks, align, x, y;
-    if (s->is_dram) {
-        banks = info[LM_CORE_INFO_DRAM_BANKS];
-        align = info[LM_CORE_INFO_DRAM_ALIGN];
-    } else {
-        banks = info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];
-        align = info[LM_CORE_INFO_L1_ALIGN];
-    }
-    uint32_t bank = id % banks;
-    uint32_t stride = (s->page_size + align - 1) / align * align;
-    uint32_t addr = s->bank_base_address + (id / banks) * stride + offset;
-    if (s->is_dram) {
-        x = bank;
-        y = LM_NOC_DRAM_Y;
-    } else {
-        x = bank % info[LM_CORE_INFO_GRID_X];
-        y = bank / info[LM_CORE_INFO_GRID_X];
-    }
-    return get_noc_addr(x, y, addr);
+    return lm_interleaved_noc_addr(s->is_dram, s->bank_base_address, s->page_size, id, offset);
 }
 static inline void noc_async_read_page(uint32_t id, const InterleavedAddrGenFast *s,
                                        uint32_t dst_l1_addr) {
@@ -91,6 +98,7 @@ static inline void noc_async_write_page(uint32_t id, const InterleavedAddrGenFas
 }
 #define noc_async_read_tile noc_async_read_page
 #define noc_async_write_tile noc_async_write_page
+#endif
 
 /* ---- semaphores ---- */
 static inline uint32_t get_semaphore(uint32_t id) {
@@ -117,5 +125,9 @@ static inline void noc_semaphore_set_multicast(uint32_t src_l1_addr, uint64_t ds
     lm_ecall(LM_ECALL_SEM_SET_MCAST, src_l1_addr, (uint32_t)dst_mcast_addr,
              (uint32_t)(dst_mcast_addr >> 32), num_dests, 0);
 }
+
+#ifdef __cplusplus
+#include "lm/dataflow.hpp"
+#endif
 
 #endif

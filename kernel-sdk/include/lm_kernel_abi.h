@@ -115,6 +115,22 @@
 
 #define LM_MAX_CBS 32u
 
+/* Tensor accessor arguments (TensorAccessorArgs in C++ kernels), as the host's
+ * lm_tensor_accessor_args appends them: one word, the marker | flags. */
+#define LM_TA_MAGIC 0x7A500000u
+#define LM_TA_MAGIC_MASK 0xFFF00000u
+#define LM_TA_DRAM 0x1u    /* the buffer is in DRAM (else in L1) */
+#define LM_TA_SHARDED 0x2u /* reserved for sharded buffers */
+#define LM_TA_FLAG_MASK 0x3u
+
+/* Data formats, as a circular buffer's configuration gives them (the numbers
+ * of lm_data_format). */
+#define LM_DF_FLOAT32 1u
+#define LM_DF_FLOAT16_B 2u
+#define LM_DF_BFP8_B 3u
+#define LM_DF_UINT32 4u
+#define LM_DF_INT32 5u
+
 /* ---- NoC addresses (64 bits) ----
  * unicast:   bits 0..35 local address, 36..41 x, 42..47 y
  * multicast: bits 0..35 local address, 36..41 end x, 42..47 end y,

@@ -1,9 +1,14 @@
 /* Kernel API shared by data movement and compute kernels: arguments, circular
  * buffers, printing. Names follow tt-metal's kernel API.
  *
- * Kernels are C11 compiled for RV32IM; each runs on one processor of a core
- * (LM_PROCESSOR, set by the build: LM_PROC_DM0, LM_PROC_DM1 or
+ * Kernels are C11 or C++17 compiled for RV32IM; each runs on one processor of
+ * a core (LM_PROCESSOR, set by the build: LM_PROC_DM0, LM_PROC_DM1 or
  * LM_PROC_COMPUTE) and starts at `void kernel_main(void)`.
+ *
+ * C++ kernels get tt-metal's C++ forms of the names that differ
+ * (get_arg_val<T>, constexpr get_compile_time_arg_val, DPRINT << ...) from
+ * lm/common.hpp, included at the end; the C forms below are C-only where the
+ * two would clash. Both call the same lm_ functions.
  */
 #ifndef LM_KERNEL_COMMON_H
 #define LM_KERNEL_COMMON_H
@@ -17,7 +22,11 @@
 #error "LM_PROCESSOR must be defined by the kernel build"
 #endif
 
+#ifdef __cplusplus
+extern "C" void kernel_main(void);
+#else
 void kernel_main(void);
+#endif
 
 /* ---- ecall plumbing ---- */
 static inline uint32_t lm_ecall(uint32_t n, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -37,17 +46,27 @@ static inline volatile uint32_t *lm_l1_word(uint32_t addr) {
 }
 
 /* ---- arguments ---- */
-static inline uint32_t get_arg_val(uint32_t i) {
-    return lm_l1_word(LM_L1_RUNTIME_ARGS + LM_PROCESSOR * LM_RUNTIME_ARGS_STRIDE)[i];
+/* The L1 address of runtime argument i of this processor, and of common
+ * argument i. */
+static inline uint32_t lm_arg_addr(uint32_t i) {
+    return LM_L1_RUNTIME_ARGS + LM_PROCESSOR * LM_RUNTIME_ARGS_STRIDE + 4 * i;
 }
-static inline uint32_t get_common_arg_val(uint32_t i) {
-    return lm_l1_word(LM_L1_COMMON_ARGS + LM_PROCESSOR * LM_RUNTIME_ARGS_STRIDE)[i];
+static inline uint32_t lm_common_arg_addr(uint32_t i) {
+    return LM_L1_COMMON_ARGS + LM_PROCESSOR * LM_RUNTIME_ARGS_STRIDE + 4 * i;
 }
 #ifndef KERNEL_COMPILE_TIME_ARGS
 #define KERNEL_COMPILE_TIME_ARGS 0u
 #endif
+#ifndef __cplusplus
+static inline uint32_t get_arg_val(uint32_t i) {
+    return *lm_l1_word(lm_arg_addr(i));
+}
+static inline uint32_t get_common_arg_val(uint32_t i) {
+    return *lm_l1_word(lm_common_arg_addr(i));
+}
 static const uint32_t lm_compile_time_args_[] = {KERNEL_COMPILE_TIME_ARGS};
 #define get_compile_time_arg_val(i) (lm_compile_time_args_[(i)])
+#endif
 
 /* This core's logical coordinates. */
 static inline uint32_t my_x(void) {
@@ -91,14 +110,19 @@ static inline uint32_t get_tile_size(uint32_t cb) {
  * DPRINT("x=%u at %x\n", x, addr) prints on the host, tagged with the core and
  * processor. Each argument travels as one 32-bit word: %d %i %u %x %X %c %p
  * take it as an integer, %f as float bits (pass DPRINT_FLOAT(v)), %s as the
- * address of a NUL-terminated string. */
+ * address of a NUL-terminated string. Text without a line break is held
+ * until one comes, so a line may be printed in pieces. (C++ kernels: the
+ * same call, and tt-metal's `DPRINT << x << ENDL()` and DEVICE_PRINT.) */
+static inline void lm_print(const char *fmt, const uint32_t *args, uint32_t count) {
+    lm_ecall(LM_ECALL_PRINT, (uint32_t)(uintptr_t)fmt, (uint32_t)(uintptr_t)args, count, 0, 0);
+}
+#ifndef __cplusplus
 #define DPRINT(fmt, ...)                                                                           \
     do {                                                                                           \
         const uint32_t lm_print_args_[] = {0, ##__VA_ARGS__};                                      \
-        lm_ecall(LM_ECALL_PRINT, (uint32_t)(uintptr_t)(fmt),                                       \
-                 (uint32_t)(uintptr_t)(lm_print_args_ + 1),                                        \
-                 sizeof lm_print_args_ / sizeof lm_print_args_[0] - 1, 0, 0);                      \
+        lm_print((fmt), lm_print_args_ + 1, sizeof lm_print_args_ / sizeof lm_print_args_[0] - 1); \
     } while (0)
+#endif
 
 static inline uint32_t DPRINT_FLOAT(float v) {
     union {
@@ -107,5 +131,9 @@ static inline uint32_t DPRINT_FLOAT(float v) {
     } b = {v};
     return b.u;
 }
+
+#ifdef __cplusplus
+#include "lm/common.hpp"
+#endif
 
 #endif

@@ -1,5 +1,6 @@
 /* Public buffer API: argument validation, then the runtime. */
 #include "base/error.h"
+#include "lm_kernel_abi.h"
 #include "lightmetal/lm_buffer.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -67,6 +68,24 @@ lm_status lm_buffer_address(lm_buffer buffer, uint64_t *out_address) {
     lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
     if (st) return err_prefix(st, "lm_buffer_address");
     *out_address = cfg.address;
+    return LM_OK;
+}
+
+lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t capacity,
+                                  uint32_t *out_count) {
+    const char *fn = "lm_tensor_accessor_args";
+    if (!out_args || !out_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                       out_args ? "out_count" : "out_args");
+    lm_buffer_config cfg;
+    lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
+    if (st) return err_prefix(st, "%s", fn);
+    if (capacity < 1)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: capacity is %u, the buffer needs 1 word", fn,
+                       capacity);
+    /* The kernel side (lm/tensor_accessor.hpp) checks the marker. */
+    out_args[0] = LM_TA_MAGIC | (cfg.type == LM_BUFFER_DRAM ? LM_TA_DRAM : 0u);
+    *out_count = 1;
     return LM_OK;
 }
 

@@ -81,6 +81,13 @@ static lm_status check_kernel_config(const char *fn, const lm_kernel_config *c) 
     if (c->define_count > LM_MAX_KERNEL_DEFINES || (c->define_count && !c->defines))
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u defines (at most %d, non-NULL)", fn,
                        c->define_count, LM_MAX_KERNEL_DEFINES);
+    if (c->named_compile_arg_count > LM_MAX_COMPILE_ARGS ||
+        (c->named_compile_arg_count && !c->named_compile_args))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u named compile args (at most %d, non-NULL)",
+                       fn, c->named_compile_arg_count, LM_MAX_COMPILE_ARGS);
+    if (c->language < LM_KERNEL_LANGUAGE_AUTO || c->language > LM_KERNEL_LANGUAGE_CXX)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: language %d is not AUTO, C or CXX", fn,
+                       (int)c->language);
     if (c->processor == LM_PROCESSOR_COMPUTE &&
         (c->math_fidelity < LM_MATH_FIDELITY_LOFI || c->math_fidelity > LM_MATH_FIDELITY_HIFI4))
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: math_fidelity %d is not LOFI..HIFI4", fn,

@@ -27,7 +27,7 @@
 
 /* Bump when anything about how kernels are built changes without showing up
  * in the hashed inputs, so old cache entries are not reused. */
-#define JIT_KEY_VERSION "lightmetal-jit-2"
+#define JIT_KEY_VERSION "lightmetal-jit-3"
 #define JIT_MAX_DEFINES 128
 #define PATH_MAX_LEN JIT_PATH_MAX
 /* Longest cache directory path: leaves room for the names made inside it. */
@@ -35,18 +35,24 @@
 /* Bounds on `.include` chains and on the files they add. */
 #define JIT_MAX_ASM_FILES 256
 
-/* The fixed names inside a build's scratch directory. */
-#define SRC_NAME "kernel.c"
+/* The fixed names inside a build's scratch directory (the source's depends
+ * on its language: clang picks the language by the extension). */
 #define IR_NAME "kernel.ll"
 #define DEP_NAME "kernel.d"
 #define ELF_NAME "kernel.elf"
 #define LOG_NAME "compiler.log"
 
 static const char *const compile_flags[] = {
-    "--target=riscv32", "-march=rv32im", "-mabi=ilp32", "-O2",
-    "-ffreestanding",   "-fno-builtin",  "-std=c11",    "-ffunction-sections",
-    "-fdata-sections",
+    "--target=riscv32", "-march=rv32im", "-mabi=ilp32",         "-O2",
+    "-ffreestanding",   "-fno-builtin",  "-ffunction-sections", "-fdata-sections",
 };
+/* Per language. C++ kernels are freestanding: no exceptions or RTTI (no
+ * runtime to support them), and no locks around function-local statics (a
+ * kernel is one thread). Designated initialisers, C++20, are what tt-metal
+ * kernels use to fill address generators. */
+static const char *const c_flags[] = {"-std=c11"};
+static const char *const cxx_flags[] = {"-std=c++17", "-fno-exceptions", "-fno-rtti",
+                                        "-fno-threadsafe-statics", "-Wno-c++20-designator"};
 static const char *const link_flags[] = {"-nostdlib", "-fuse-ld=lld", "-Wl,--gc-sections"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -207,7 +213,11 @@ typedef struct jit_ctx {
     char base[PATH_MAX_LEN];     /* what __FILE__ becomes: the name without directories */
     char **defines;              /* "-DNAME[=VALUE]", malloc'ed */
     size_t define_count;
-    char *compile_args;         /* "-DKERNEL_COMPILE_TIME_ARGS=...", malloc'ed */
+    char *compile_args;   /* "-DKERNEL_COMPILE_TIME_ARGS=...", malloc'ed */
+    char *named_args;     /* "-DKERNEL_NAMED_COMPILE_TIME_ARGS=...", malloc'ed, or NULL */
+    const char *src_name; /* the source's name in the scratch directory */
+    const char *const *lang_flags;
+    size_t lang_flag_count;
     uint64_t direct;            /* the manifest's key */
     char scratch[PATH_MAX_LEN]; /* the private directory of this build; "" until made */
 } jit_ctx;
@@ -308,6 +318,30 @@ static lm_status validate(const jit_request *r) {
     if (r->compile_arg_count > JIT_MAX_DEFINES)
         return err_set(LM_ERR_INVALID_ARGUMENT, "too many compile-time arguments: %zu (limit %d)",
                        r->compile_arg_count, JIT_MAX_DEFINES);
+    if (r->language != JIT_LANGUAGE_C && r->language != JIT_LANGUAGE_CXX)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "unknown kernel language %d", (int)r->language);
+    if (r->named_arg_count && !r->named_args)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "named_arg_count is %zu but named_args is NULL",
+                       r->named_arg_count);
+    if (r->named_arg_count > JIT_MAX_DEFINES)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "too many named compile-time arguments: %zu (limit %d)", r->named_arg_count,
+                       JIT_MAX_DEFINES);
+    if (r->named_arg_count && r->language != JIT_LANGUAGE_CXX)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "named compile-time arguments need a C++ kernel (a .cpp file): C has no "
+                       "constexpr lookup by name");
+    for (size_t i = 0; i < r->named_arg_count; i++) {
+        const char *name = r->named_args[i].name;
+        if (!is_identifier(name))
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "named compile-time argument %zu: '%s' is not an identifier", i,
+                           name ? name : "(null)");
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(r->named_args[j].name, name))
+                return err_set(LM_ERR_INVALID_ARGUMENT,
+                               "named compile-time argument '%s' is given twice", name);
+    }
     for (size_t i = 0; i < r->define_count; i++) {
         if (!is_identifier(r->defines[i].name))
             return err_set(LM_ERR_INVALID_ARGUMENT, "define %zu: '%s' is not a C identifier", i,
@@ -346,7 +380,7 @@ static void set_names(jit_ctx *c) {
 
 static lm_status set_defines(jit_ctx *c) {
     const jit_request *r = c->req;
-    c->defines = calloc(r->define_count + 1, sizeof *c->defines);
+    c->defines = calloc(r->define_count + 2, sizeof *c->defines);
     if (!c->defines) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (size_t i = 0; i < r->define_count; i++) {
         const jit_define *d = &r->defines[i];
@@ -356,15 +390,33 @@ static lm_status set_defines(jit_ctx *c) {
         snprintf(s, n, "-D%s%s%s", d->name, d->value ? "=" : "", d->value ? d->value : "");
         c->defines[c->define_count++] = s;
     }
+    /* How many compile-time args there are, so C++ kernels can refuse an
+     * index past them at compile time. */
+    char *s = malloc(48);
+    if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    snprintf(s, 48, "-DKERNEL_COMPILE_TIME_ARG_COUNT=%zu", r->compile_arg_count);
+    c->defines[c->define_count++] = s;
     /* Compile-time args travel as one macro the SDK expands into a const array. */
     size_t cap = 40 + r->compile_arg_count * 12;
-    char *s = malloc(cap);
+    s = malloc(cap);
     if (!s) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     size_t n = (size_t)snprintf(s, cap, "-DKERNEL_COMPILE_TIME_ARGS=");
     for (size_t i = 0; i < r->compile_arg_count; i++)
         n += (size_t)snprintf(s + n, cap - n, "%s%uu", i ? "," : "", r->compile_args[i]);
     if (r->compile_arg_count == 0) snprintf(s + n, cap - n, "0u");
     c->compile_args = s;
+    if (!r->named_arg_count) return LM_OK;
+    /* {"name",valueu},... : the SDK's constexpr table. Names are identifiers,
+     * so they need no quoting beyond the quotes. */
+    cap = 48;
+    for (size_t i = 0; i < r->named_arg_count; i++)
+        cap += strlen(r->named_args[i].name) + 20;
+    if (!(s = malloc(cap))) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    n = (size_t)snprintf(s, cap, "-DKERNEL_NAMED_COMPILE_TIME_ARGS=");
+    for (size_t i = 0; i < r->named_arg_count; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s{\"%s\",%uu}", i ? "," : "", r->named_args[i].name,
+                              r->named_args[i].value);
+    c->named_args = s;
     return LM_OK;
 }
 
@@ -374,6 +426,7 @@ static void ctx_free(jit_ctx *c) {
         free(c->defines[i]);
     free(c->defines);
     free(c->compile_args);
+    free(c->named_args);
 }
 
 /* What identifies an SDK apart from the headers a kernel reads (those are
@@ -477,6 +530,9 @@ static lm_status direct_key(jit_ctx *c) {
     hash64_update_str(&h, JIT_KEY_VERSION);
     for (size_t i = 0; i < COUNT(compile_flags); i++)
         hash64_update_str(&h, compile_flags[i]);
+    for (size_t i = 0; i < c->lang_flag_count; i++)
+        hash64_update_str(&h, c->lang_flags[i]);
+    hash64_update_str(&h, c->src_name);
     for (size_t i = 0; i < COUNT(link_flags); i++)
         hash64_update_str(&h, link_flags[i]);
     hash64_update_str(&h, "-I$SDK/include");
@@ -488,6 +544,11 @@ static lm_status direct_key(jit_ctx *c) {
     for (size_t i = 0; i < c->define_count; i++)
         hash64_update_str(&h, c->defines[i]);
     hash64_update_str(&h, c->compile_args);
+    if (c->named_args) hash64_update_str(&h, c->named_args);
+    if (c->req->prelude) {
+        hash64_update_str(&h, "-include");
+        hash64_update_str(&h, c->req->prelude);
+    }
     hash64_update_str(&h, "__FILE__");
     hash64_update_str(&h, c->base);
     hash64_update_u64(&h, sdk_id);
@@ -658,7 +719,13 @@ static lm_status common_args(const jit_ctx *c, argbuf *a) {
     push(a, c->cc.path);
     for (size_t i = 0; i < COUNT(compile_flags); i++)
         push(a, compile_flags[i]);
+    for (size_t i = 0; i < c->lang_flag_count; i++)
+        push(a, c->lang_flags[i]);
     lm_status st = push_cat(a, "-I", c->sdk, "/include");
+    /* The SDK's own standard headers, as system headers, for C++ only: C
+     * kernels get the compiler's. */
+    if (!st && c->req->language == JIT_LANGUAGE_CXX)
+        st = push_cat(a, "-isystem", c->sdk, "/include/c++");
     if (!st && c->inc[0]) st = push_cat(a, "-I", c->inc, "");
     if (!st && mappable(c->sdk))
         st = push_cat(a, "-ffile-prefix-map=", c->sdk, "/=lightmetal-sdk/");
@@ -668,6 +735,7 @@ static lm_status common_args(const jit_ctx *c, argbuf *a) {
     for (size_t i = 0; i < c->define_count; i++)
         push(a, c->defines[i]);
     push(a, c->compile_args);
+    if (c->named_args) push(a, c->named_args);
     return st;
 }
 
@@ -754,7 +822,7 @@ static lm_status collect_deps(const jit_ctx *c, jit_entry *e, bool *ok) {
     void *text = NULL;
     size_t size = 0;
     jit_strlist headers = {0}, incbins = {0}, includes = {0};
-    lm_status st = scratch_file(c, SRC_NAME, src);
+    lm_status st = scratch_file(c, c->src_name, src);
     if (!st) st = read_output(c, DEP_NAME, &text, &size);
     if (!st) st = jit_deps_parse_make(text, size, IR_NAME, &headers, ok);
     free(text);
@@ -799,13 +867,17 @@ static lm_status collect_deps(const jit_ctx *c, jit_entry *e, bool *ok) {
 static lm_status compile(jit_ctx *c, jit_entry *e, bool *cacheable, void **out_elf,
                          size_t *out_size) {
     char src[PATH_MAX_LEN], path[PATH_MAX_LEN];
-    lm_status st = scratch_file(c, SRC_NAME, src);
-    size_t n = strlen(c->line) + strlen(c->req->source) + 32;
+    lm_status st = scratch_file(c, c->src_name, src);
+    const char *prelude = c->req->prelude ? c->req->prelude : "";
+    size_t n = strlen(prelude) + strlen(c->line) + strlen(c->req->source) + 48;
     char *text = malloc(n);
     if (!st && !text) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (!st) {
-        /* #line makes messages name the caller's file, not the scratch copy. */
-        int len = snprintf(text, n, "#line 1 \"%s\"\n%s\n", c->line, c->req->source);
+        /* #line makes messages name the caller's file, not the scratch copy.
+         * The prelude goes in the text, not in an -include flag, which would
+         * reach crt0.S too. */
+        int len = snprintf(text, n, "%s%s%s#line 1 \"%s\"\n%s\n", *prelude ? "#include <" : "",
+                           prelude, *prelude ? ">\n" : "", c->line, c->req->source);
         st = write_new_file(src, text, (size_t)len);
     }
     free(text);
@@ -894,6 +966,15 @@ lm_status jit_build(const jit_request *r, jit_artifact *out) {
     lm_status st = validate(r);
     if (st) return st;
     jit_ctx c = {.req = r, .name = r->source_name ? r->source_name : "kernel"};
+    if (r->language == JIT_LANGUAGE_CXX) {
+        c.src_name = "kernel.cpp";
+        c.lang_flags = cxx_flags;
+        c.lang_flag_count = COUNT(cxx_flags);
+    } else {
+        c.src_name = "kernel.c";
+        c.lang_flags = c_flags;
+        c.lang_flag_count = COUNT(c_flags);
+    }
     set_names(&c);
     st = find_cache_dir(r, c.cache);
     if (!st) st = jit_absolute(jit_sdk_dir(), c.sdk);

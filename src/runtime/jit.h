@@ -1,7 +1,10 @@
-/* Kernel build: C source -> RV32IM ELF, with an on-disk cache.
+/* Kernel build: C11 or C++17 source -> RV32IM ELF, with an on-disk cache.
  *
  * A kernel is compiled with clang (--target=riscv32 -march=rv32im) against the
- * kernel SDK and linked by lld with the SDK's crt0 and linker script.
+ * kernel SDK and linked by lld with the SDK's crt0 and linker script. C++
+ * kernels are freestanding (-fno-exceptions -fno-rtti, no thread-safe
+ * statics) and find the SDK's minimal standard headers (<cstdint>,
+ * <cstring>, <type_traits>, ...) in its include/c++ directory.
  *
  * Reproducible: the same kernel gives the same ELF bytes from any checkout,
  * working directory, cache state or process. The compiler runs in a private
@@ -56,14 +59,29 @@ typedef struct jit_define {
     const char *value; /* NULL for a bare `#define name` */
 } jit_define;
 
+typedef enum jit_language {
+    JIT_LANGUAGE_C = 0, /* C11 */
+    JIT_LANGUAGE_CXX,   /* C++17 */
+} jit_language;
+
+/* A named compile-time argument: get_named_compile_time_arg_val("name"). */
+typedef struct jit_named_arg {
+    const char *name; /* letters, digits and '_', not starting with a digit */
+    uint32_t value;
+} jit_named_arg;
+
 typedef struct jit_request {
-    const char *source;      /* kernel C source text (NUL-terminated) */
+    const char *source; /* kernel source text (NUL-terminated) */
+    jit_language language;
     const char *source_name; /* shown in compiler messages; a path for file kernels */
     const char *include_dir; /* extra include directory (a file kernel's own), or NULL */
     const jit_define *defines;
     size_t define_count;
     const uint32_t *compile_args; /* get_compile_time_arg_val(i) */
     size_t compile_arg_count;
+    const jit_named_arg *named_args; /* C++ kernels only */
+    size_t named_arg_count;
+    const char *prelude;   /* an SDK header included ahead of the source, or NULL */
     const char *cache_dir; /* NULL: the default described above */
 } jit_request;
 

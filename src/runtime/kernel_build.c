@@ -1,6 +1,7 @@
 /* Kernels from C source: the JIT build, then placement as for any ELF. Kept
  * apart from program.c so that a program that only replays binaries links no
  * compiler driver. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,17 @@
 #include "lm_kernel_abi.h"
 #include "runtime/jit.h"
 #include "runtime/program.h"
+
+/* Whether `name` ends in one of the C++ source extensions. */
+static bool is_cxx_name(const char *name) {
+    static const char *const ext[] = {".cpp", ".cc", ".cxx"};
+    size_t n = name ? strlen(name) : 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t e = strlen(ext[i]);
+        if (n > e && !strcmp(name + n - e, ext[i])) return true;
+    }
+    return false;
+}
 
 /* The defines the kernel build adds to the user's: the processor, and the
  * compute configuration the compute API reads. */
@@ -40,8 +52,27 @@ lm_status rt_kernel_build(const char *name, const char *path, const char *source
         memcpy(dir, path, (size_t)(slash - path));
         dir[slash - path] = '\0';
     }
+    jit_language lang = cfg->language == LM_KERNEL_LANGUAGE_CXX ? JIT_LANGUAGE_CXX
+                        : cfg->language == LM_KERNEL_LANGUAGE_C ? JIT_LANGUAGE_C
+                        : is_cxx_name(path ? path : name)       ? JIT_LANGUAGE_CXX
+                                                                : JIT_LANGUAGE_C;
+    uint32_t nn = cfg->named_compile_arg_count;
+    jit_named_arg *named = nn ? malloc(nn * sizeof *named) : NULL;
+    if (nn && !named) {
+        free(defs);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    for (uint32_t i = 0; i < nn; i++)
+        named[i] =
+            (jit_named_arg){cfg->named_compile_args[i].name, cfg->named_compile_args[i].value};
     jit_request req = {
         .source = source,
+        .language = lang,
+        /* As in tt-metal, C++ data movement kernels get the dataflow API
+         * without an include. */
+        .prelude = lang == JIT_LANGUAGE_CXX && proc != LM_PROC_COMPUTE ? "dataflow_api.h" : NULL,
+        .named_args = named,
+        .named_arg_count = nn,
         .source_name = path ? path : name,
         .include_dir = dir[0] ? dir : NULL,
         .defines = defs,
@@ -50,6 +81,7 @@ lm_status rt_kernel_build(const char *name, const char *path, const char *source
         .compile_arg_count = cfg->compile_arg_count,
     };
     lm_status st = jit_build(&req, out);
+    free(named);
     free(defs);
     return st;
 }

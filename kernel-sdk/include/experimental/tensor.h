@@ -1,0 +1,3 @@
+// tt-metal's experimental/tensor.h: part of the data movement API (lm/experimental.hpp).
+#pragma once
+#include "dataflow_api.h"
