@@ -10,6 +10,12 @@
  *   kernel_cache_overhead_us   the difference: what the cache lookup costs
  *   kernel_create_cold_ms      median ms of the same lm_create_kernel into an
  *                              empty cache (the compiler runs)
+ *   kcc_cxx_cold_ms            the same for a typical C++ data movement kernel
+ *                              in tt-metal's dialect (TensorAccessor, address
+ *                              generator template, experimental::Noc)
+ *   kcc_cxx_warm_ms            that kernel from the cache
+ *   kcc_cxx_vs_c_cold          kcc_cxx_cold_ms / kernel_create_cold_ms, cold
+ *                              runs of the two alternating (goal <= 1.5)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +28,7 @@
 #include "runtime/program.h"
 
 #define WARM 200
-#define COLD 3
+#define COLD 5
 
 static const char *kernel_src =
     "#include \"dataflow_api.h\"\n"
@@ -31,6 +37,27 @@ static const char *kernel_src =
     "                                .is_dram = true};\n"
     "    noc_async_read_page(get_arg_val(1), &g, 0x20000);\n"
     "    noc_async_read_barrier();\n"
+    "}\n";
+
+static const char *kernel_cxx_src =
+    "#include <cstdint>\n"
+    "void kernel_main() {\n"
+    "    const uint32_t src = get_arg_val<uint32_t>(0);\n"
+    "    const uint32_t n = get_arg_val<uint32_t>(1);\n"
+    "    constexpr uint32_t cb = tt::CBIndex::c_0;\n"
+    "    constexpr auto args = TensorAccessorArgs<0>();\n"
+    "    const uint32_t page = get_tile_size(cb);\n"
+    "    const auto acc = TensorAccessor(args, src, page);\n"
+    "    const InterleavedAddrGenFast<true> gen = {\n"
+    "        .bank_base_address = src, .page_size = page, .data_format = DataFormat::Float16_b};\n"
+    "    experimental::Noc noc;\n"
+    "    for (uint32_t i = 0; i < n; i++) {\n"
+    "        cb_reserve_back(cb, 1);\n"
+    "        if (i & 1) noc_async_read_tile(i, acc, get_write_ptr(cb));\n"
+    "        else noc_async_read_tile(i, gen, get_write_ptr(cb));\n"
+    "        noc.async_read_barrier();\n"
+    "        cb_push_back(cb, 1);\n"
+    "    }\n"
     "}\n";
 
 static lm_device *dev;
@@ -82,6 +109,10 @@ int main(void) {
     if (mkdir(dir, 0755) != 0) bench_die("mkdir");
     FILE *f = fopen(path, "w");
     if (!f || fputs(kernel_src, f) < 0 || fclose(f) != 0) bench_die("write the kernel");
+    char cxx_path[128];
+    snprintf(cxx_path, sizeof cxx_path, "%s/reader.cpp", dir);
+    f = fopen(cxx_path, "w");
+    if (!f || fputs(kernel_cxx_src, f) < 0 || fclose(f) != 0) bench_die("write the kernel");
     lm_device_options o;
     lm_device_options_init(&o);
     o.grid_x = 2;
@@ -90,12 +121,36 @@ int main(void) {
     lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
     cores = lm_core_range_set_of(0, 0, 1, 1);
 
-    double cold[COLD];
-    for (int r = 0; r < COLD; r++) {
+    /* The C++ kernel's compile-time args: a DRAM buffer's accessor. */
+    lm_buffer_config bc;
+    lm_buffer_config_init(&bc);
+    bc.size = 4096;
+    bc.page_size = 2048;
+    lm_buffer buf;
+    uint32_t ta[LM_TENSOR_ACCESSOR_MAX_ARGS], nta = 0;
+    if (lm_create_buffer(dev, &bc, &buf) || lm_tensor_accessor_args(buf, ta, 1, &nta))
+        bench_die("tensor accessor args");
+    double cold[COLD], cxx_cold[COLD], cxx_warm[WARM];
+    for (int r = 0; r < COLD; r++) { /* alternating: both see the same machine */
         snprintf(cache, sizeof cache, "%s/cold%d", dir, r);
         setenv("LM_CACHE_DIR", cache, 1);
         cold[r] = create_once(path, NULL, NULL);
+        snprintf(cache, sizeof cache, "%s/cxx%d", dir, r);
+        setenv("LM_CACHE_DIR", cache, 1);
+        kc.compile_args = ta;
+        kc.compile_arg_count = nta;
+        cxx_cold[r] = create_once(cxx_path, NULL, NULL);
+        kc.compile_args = NULL;
+        kc.compile_arg_count = 0;
     }
+    kc.compile_args = ta; /* the last C++ cache is now warm */
+    kc.compile_arg_count = nta;
+    for (int i = 0; i < WARM; i++)
+        cxx_warm[i] = create_once(cxx_path, NULL, NULL);
+    kc.compile_args = NULL;
+    kc.compile_arg_count = 0;
+    snprintf(cache, sizeof cache, "%s/cold%d", dir, COLD - 1);
+    setenv("LM_CACHE_DIR", cache, 1);
     void *elf;
     size_t size;
     create_once(path, &elf, &size); /* the last cold cache is now warm */
@@ -108,7 +163,11 @@ int main(void) {
     bench_report("kernel_create_warm_us", w);
     bench_report("kernel_create_from_elf_us", p);
     bench_report("kernel_cache_overhead_us", w - p);
-    bench_report("kernel_create_cold_ms", bench_median(cold, COLD) * 1e3);
+    double c_cold = bench_median(cold, COLD), x_cold = bench_median(cxx_cold, COLD);
+    bench_report("kernel_create_cold_ms", c_cold * 1e3);
+    bench_report("kcc_cxx_cold_ms", x_cold * 1e3);
+    bench_report("kcc_cxx_warm_ms", bench_median(cxx_warm, WARM) * 1e3);
+    bench_report("kcc_cxx_vs_c_cold", x_cold / c_cold);
     free(elf);
     lm_device_close(dev);
     unsetenv("LM_CACHE_DIR");

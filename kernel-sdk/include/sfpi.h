@@ -6,5 +6,6 @@
 #endif
 #include "compute_kernel_api.h"
 #if LM_PROCESSOR != LM_PROC_COMPUTE
-#error "SFPI is for compute kernels, and out of scope for lightmetal: use the compute API's SFPU tile operations"
+#error                                                                                             \
+    "SFPI is for compute kernels, and out of scope for lightmetal: use the compute API's SFPU tile operations"
 #endif

@@ -85,8 +85,8 @@ typedef struct prog_result {
 } prog_result;
 
 /* Runs reader + writer on core (0,0) with CB 0: in -> out. */
-static prog_result run_copy(lm_device *dev, const char *reader, const char *writer,
-                            const void *in, void *out) {
+static prog_result run_copy(lm_device *dev, const char *reader, const char *writer, const void *in,
+                            void *out) {
     prog_result r = {LM_OK, ""};
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     lm_buffer_config bc;
@@ -201,8 +201,8 @@ static void test_prints(void) {
 
 /* Compiles `src` as a C++ kernel for `proc`; expects a compile error whose
  * message holds every needle. */
-static int compile_fails(lm_processor proc, const char *name, const char *src,
-                         const uint32_t *ct, uint32_t nct, const char *n1, const char *n2) {
+static int compile_fails(lm_processor proc, const char *name, const char *src, const uint32_t *ct,
+                         uint32_t nct, const char *n1, const char *n2) {
     lm_device *dev = open_device(NULL, NULL);
     lm_program prog;
     lm_kernel k;
@@ -254,27 +254,26 @@ static void test_bad_kernels(void) {
     cfg.named_compile_args = named;
     cfg.named_compile_arg_count = 1;
     CHECK_OK(lm_create_program(dev, &prog));
-    CHECK_FAILS(lm_create_kernel_from_string(prog, "k.c", "void kernel_main(void) {}\n", &core,
-                                             &cfg, &k),
-                LM_ERR_INVALID_ARGUMENT, "named compile-time arguments need a C++ kernel");
+    CHECK_FAILS(
+        lm_create_kernel_from_string(prog, "k.c", "void kernel_main(void) {}\n", &core, &cfg, &k),
+        LM_ERR_INVALID_ARGUMENT, "named compile-time arguments need a C++ kernel");
     cfg.named_compile_arg_count = 2;
-    CHECK_FAILS(lm_create_kernel_from_string(prog, "k.cpp", "void kernel_main() {}\n", &core, &cfg,
-                                             &k),
-                LM_ERR_INVALID_ARGUMENT, "named compile-time argument 'a' is given twice");
+    CHECK_FAILS(
+        lm_create_kernel_from_string(prog, "k.cpp", "void kernel_main() {}\n", &core, &cfg, &k),
+        LM_ERR_INVALID_ARGUMENT, "named compile-time argument 'a' is given twice");
     named[1].name = "1bad";
-    CHECK_FAILS(lm_create_kernel_from_string(prog, "k.cpp", "void kernel_main() {}\n", &core, &cfg,
-                                             &k),
-                LM_ERR_INVALID_ARGUMENT, "'1bad' is not an identifier");
+    CHECK_FAILS(
+        lm_create_kernel_from_string(prog, "k.cpp", "void kernel_main() {}\n", &core, &cfg, &k),
+        LM_ERR_INVALID_ARGUMENT, "'1bad' is not an identifier");
     cfg.named_compile_arg_count = 0;
     cfg.language = (lm_kernel_language)7;
-    CHECK_FAILS(lm_create_kernel_from_string(prog, "k.cpp", "void kernel_main() {}\n", &core, &cfg,
-                                             &k),
-                LM_ERR_INVALID_ARGUMENT, "language 7 is not AUTO, C or CXX");
+    CHECK_FAILS(
+        lm_create_kernel_from_string(prog, "k.cpp", "void kernel_main() {}\n", &core, &cfg, &k),
+        LM_ERR_INVALID_ARGUMENT, "language 7 is not AUTO, C or CXX");
     /* An explicit language overrides the name. */
     cfg.language = LM_KERNEL_LANGUAGE_CXX;
-    CHECK_OK(lm_create_kernel_from_string(prog, "no_extension",
-                                          "#include <cstdint>\nvoid kernel_main() {}\n", &core,
-                                          &cfg, &k));
+    CHECK_OK(lm_create_kernel_from_string(
+        prog, "no_extension", "#include <cstdint>\nvoid kernel_main() {}\n", &core, &cfg, &k));
     CHECK_OK(lm_device_close(dev));
 }
 

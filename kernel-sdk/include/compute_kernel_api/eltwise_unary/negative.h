@@ -1,3 +1,4 @@
-// tt-metal's compute_kernel_api/eltwise_unary/negative.h: part of the compute API (compute_kernel_api.h).
+// tt-metal's compute_kernel_api/eltwise_unary/negative.h: part of the compute API
+// (compute_kernel_api.h).
 #pragma once
 #include "compute_kernel_api.h"
