@@ -279,6 +279,29 @@ void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
     fb_ref source = r->opts.include_kernel_sources && d.source
                         ? fb_create_string(b, d.source, strlen(d.source))
                         : 0;
+    fb_ref vdefs = 0, vnamed = 0,
+           refs[LM_MAX_KERNEL_DEFINES > LM_MAX_COMPILE_ARGS ? LM_MAX_KERNEL_DEFINES
+                                                            : LM_MAX_COMPILE_ARGS];
+    for (uint32_t i = 0; i < cfg->define_count; i++) {
+        const lm_kernel_define *def = &cfg->defines[i];
+        fb_ref dn = fb_create_string(b, def->name, strlen(def->name));
+        fb_ref dv = def->value ? fb_create_string(b, def->value, strlen(def->value)) : 0;
+        lmb_KernelDefine_start(b);
+        lmb_KernelDefine_add_name(b, dn);
+        if (dv) lmb_KernelDefine_add_value(b, dv);
+        refs[i] = lmb_KernelDefine_end(b);
+    }
+    if (cfg->define_count) vdefs = fb_create_vector_refs(b, refs, cfg->define_count);
+    for (uint32_t i = 0; i < cfg->named_compile_arg_count; i++) {
+        const lm_named_compile_arg *n = &cfg->named_compile_args[i];
+        fb_ref nn = fb_create_string(b, n->name, strlen(n->name));
+        lmb_NamedCompileArg_start(b);
+        lmb_NamedCompileArg_add_name(b, nn);
+        lmb_NamedCompileArg_add_value(b, n->value);
+        refs[i] = lmb_NamedCompileArg_end(b);
+    }
+    if (cfg->named_compile_arg_count)
+        vnamed = fb_create_vector_refs(b, refs, cfg->named_compile_arg_count);
     lmb_KernelConfig_start(b);
     lmb_KernelConfig_add_processor(b, (lmb_Processor)cfg->processor); /* same numbering */
     lmb_KernelConfig_add_noc(b, cfg->noc == LM_NOC_1 ? LMB_NocIndex_Noc1 : LMB_NocIndex_Noc0);
@@ -286,6 +309,8 @@ void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
     lmb_KernelConfig_add_fp32_dest_acc_en(b, cfg->fp32_dest_acc_en);
     lmb_KernelConfig_add_math_approx_mode(b, cfg->math_approx_mode);
     lmb_KernelConfig_add_compile_args(b, vargs);
+    if (vdefs) lmb_KernelConfig_add_defines(b, vdefs);
+    if (vnamed) lmb_KernelConfig_add_named_compile_args(b, vnamed);
     fb_ref kcfg = lmb_KernelConfig_end(b);
     lmb_CreateKernel_start(b);
     lmb_CreateKernel_add_kernel_id(b, kid);

@@ -208,13 +208,19 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 #define LMB_TABLE_FinishQueue(X) X(FinishQueue, cq_id, 0, U8, _, 0)
 #define LMB_TABLE_CreateProgram(X) X(CreateProgram, program_id, 0, U32, _, 0)
 #define LMB_TABLE_ReleaseProgram(X) X(ReleaseProgram, program_id, 0, U32, _, 0)
+#define LMB_TABLE_KernelDefine(X)                                                                  \
+    X(KernelDefine, name, 0, STRING, _, 1) X(KernelDefine, value, 1, STRING, _, 0)
+#define LMB_TABLE_NamedCompileArg(X)                                                               \
+    X(NamedCompileArg, name, 0, STRING, _, 1) X(NamedCompileArg, value, 1, U32, _, 0)
 #define LMB_TABLE_KernelConfig(X)                                                                  \
     X(KernelConfig, processor, 0, ENUM, Processor, 0)                                              \
     X(KernelConfig, noc, 1, ENUM, NocIndex, 0)                                                     \
     X(KernelConfig, math_fidelity, 2, ENUM, MathFidelity, 0)                                       \
     X(KernelConfig, fp32_dest_acc_en, 3, BOOL, _, 0)                                               \
     X(KernelConfig, math_approx_mode, 4, BOOL, _, 0)                                               \
-    X(KernelConfig, compile_args, 5, VEC_U32, _, 0)
+    X(KernelConfig, compile_args, 5, VEC_U32, _, 0)                                                \
+    X(KernelConfig, defines, 6, VEC_TABLE, KernelDefine, 0)                                        \
+    X(KernelConfig, named_compile_args, 7, VEC_TABLE, NamedCompileArg, 0)
 #define LMB_TABLE_CreateKernel(X)                                                                  \
     X(CreateKernel, kernel_id, 0, U32, _, 0)                                                       \
     X(CreateKernel, program_id, 1, U32, _, 0)                                                      \
@@ -325,6 +331,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     T(FinishQueue) \
     T(CreateProgram) \
     T(ReleaseProgram) \
+    T(KernelDefine) \
+    T(NamedCompileArg) \
     T(KernelConfig) \
     T(CreateKernel) \
     T(SetRuntimeArgs) \

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/checked.h"
 #include "base/error.h"
@@ -96,6 +97,47 @@ static lm_status sem_fail(const sem *s, const char *field, const char *fmt, ...)
         return err_set(LM_ERR_INVALID_FILE, "invalid binary: commands[%" PRId64 "] (%s).%s: %s",
                        s->index, s->type, field, detail);
     return err_set(LM_ERR_INVALID_FILE, "invalid binary: %s: %s", field, detail);
+}
+
+/* A C identifier of at most 255 characters, as the kernel build accepts. */
+static bool sem_identifier(fb_str name) {
+    if (!name.ptr || name.len == 0 || name.len > 255) return false;
+    for (uint32_t i = 0; i < name.len; i++) {
+        char ch = name.ptr[i];
+        bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+        if (!alpha && !(i > 0 && ch >= '0' && ch <= '9')) return false;
+    }
+    return true;
+}
+
+/* The defines and named compile-time args a kernel records (for inspection:
+ * its binary embodies them): names are identifiers, values one line. */
+static lm_status sem_kernel_names(const sem *s, fb_table cfg) {
+    fb_vec defs = lmb_KernelConfig_defines(cfg), named = lmb_KernelConfig_named_compile_args(cfg);
+    if (defs.len > s->opts->max_compile_args || named.len > s->opts->max_compile_args)
+        return sem_fail(s, defs.len > named.len ? "config.defines" : "config.named_compile_args",
+                        "%" PRIu32 " entries (limit %" PRIu32 ")",
+                        defs.len > named.len ? defs.len : named.len, s->opts->max_compile_args);
+    char f[64];
+    for (uint32_t i = 0; i < defs.len; i++) {
+        fb_table d = fb_vec_table(defs, i);
+        fb_str name = lmb_KernelDefine_name(d), value = lmb_KernelDefine_value(d);
+        snprintf(f, sizeof f, "config.defines[%" PRIu32 "]", i);
+        if (!sem_identifier(name)) return sem_fail(s, f, "name is not a C identifier");
+        if (value.ptr && (memchr(value.ptr, '\n', value.len) || memchr(value.ptr, '\r', value.len)))
+            return sem_fail(s, f, "value contains a line break");
+    }
+    for (uint32_t i = 0; i < named.len; i++) {
+        snprintf(f, sizeof f, "config.named_compile_args[%" PRIu32 "]", i);
+        fb_str name = lmb_NamedCompileArg_name(fb_vec_table(named, i));
+        if (!sem_identifier(name)) return sem_fail(s, f, "name is not an identifier");
+        for (uint32_t j = 0; j < i; j++) {
+            fb_str other = lmb_NamedCompileArg_name(fb_vec_table(named, j));
+            if (other.len == name.len && !memcmp(other.ptr, name.ptr, name.len))
+                return sem_fail(s, f, "name '%.*s' is given twice", (int)name.len, name.ptr);
+        }
+    }
+    return LM_OK;
 }
 
 static lm_status sem_oom(void) {
@@ -413,6 +455,7 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
             return sem_fail(s, "config.compile_args",
                             "%" PRIu32 " compile args (limit %" PRIu32 ")",
                             lmb_KernelConfig_compile_args(cfg).len, s->opts->max_compile_args);
+        if ((st = sem_kernel_names(s, cfg))) return st;
         return sem_define(s, &s->kernels, "kernel_id", "kernel", lmb_CreateKernel_kernel_id(c),
                           program);
     }

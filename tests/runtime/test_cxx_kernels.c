@@ -84,9 +84,11 @@ typedef struct prog_result {
     char message[1100];
 } prog_result;
 
-/* Runs reader + writer on core (0,0) with CB 0: in -> out. */
+/* Runs reader + writer on core (0,0) with CB 0: in -> out. With `capture`,
+ * names the buffers "in" and "out" and ends the device's capture while they
+ * are alive, into *capture. */
 static prog_result run_copy(lm_device *dev, const char *reader, const char *writer, const void *in,
-                            void *out) {
+                            void *out, lm_binary **capture) {
     prog_result r = {LM_OK, ""};
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     lm_buffer_config bc;
@@ -105,6 +107,8 @@ static prog_result run_copy(lm_device *dev, const char *reader, const char *writ
     lm_circular_buffer h;
     lm_status st = lm_create_buffer(dev, &bc, &src);
     if (!st) st = lm_create_buffer(dev, &bc, &dst);
+    if (!st && capture) st = lm_capture_name_buffer(src, "in");
+    if (!st && capture) st = lm_capture_name_buffer(dst, "out");
     if (!st) st = lm_create_program(dev, &prog);
     if (!st) st = lm_create_circular_buffer(prog, &core, &cb, &h);
     uint32_t ct[8] = {0};
@@ -118,6 +122,9 @@ static prog_result run_copy(lm_device *dev, const char *reader, const char *writ
     lm_named_compile_arg named[] = {{"cb_out", 0}};
     wc.named_compile_args = named;
     wc.named_compile_arg_count = 1;
+    lm_kernel_define defs[] = {{"UNUSED_FLAG", NULL}, {"UNUSED_VALUE", "3"}};
+    wc.defines = defs;
+    wc.define_count = 2;
     if (!st) st = lm_create_kernel_from_string(prog, "reader.cpp", reader, &core, &rc, &kr);
     if (!st) st = lm_create_kernel_from_string(prog, "writer.cpp", writer, &core, &wc, &kw);
     uint64_t sa = 0, da = 0;
@@ -129,6 +136,7 @@ static prog_result run_copy(lm_device *dev, const char *reader, const char *writ
     if (!st) st = lm_enqueue_write_buffer(cq, src, in, true);
     if (!st) st = lm_enqueue_program(cq, prog, true);
     if (!st) st = lm_enqueue_read_buffer(cq, dst, out, true);
+    if (!st && capture) st = lm_light_metal_end_capture(dev, capture);
     r.status = st;
     snprintf(r.message, sizeof r.message, "%s", st ? lm_last_error() : "");
     if (prog.id) lm_release_program(prog);
@@ -143,11 +151,37 @@ static void test_data_movement_dialects(void) {
         in[i] = (uint8_t)(i * 131 + i / 7);
     lm_device *dev = open_device(NULL, NULL);
     CHECK(dev);
-    prog_result r = run_copy(dev, reader_2026, writer_2025, in, out);
+    prog_result r = run_copy(dev, reader_2026, writer_2025, in, out, NULL);
     if (r.status) printf("  %s\n", r.message);
     CHECK_OK(r.status);
     CHECK(memcmp(in, out, sizeof in) == 0);
     CHECK_OK(lm_device_close(dev));
+}
+
+/* The C++ kernels' program captured, verified and replayed: the same bytes. */
+static void test_capture_and_replay(void) {
+    static uint8_t in[TILES * PAGE], out[TILES * PAGE], replayed[TILES * PAGE];
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)(i * 7 + 3);
+    lm_device *dev = open_device(NULL, NULL);
+    CHECK(dev);
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    lm_binary *bin = NULL;
+    prog_result r = run_copy(dev, reader_2026, writer_2025, in, out, &bin);
+    if (r.status) printf("  %s\n", r.message);
+    CHECK_OK(r.status);
+    CHECK_OK(lm_device_close(dev));
+    const void *data = NULL;
+    uint64_t size = 0;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *rp = NULL;
+    CHECK_OK(lm_replay_open(data, size, &rp));
+    CHECK_OK(lm_replay_run(rp, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(rp, "out", replayed, sizeof replayed));
+    CHECK(memcmp(in, replayed, sizeof in) == 0);
+    CHECK(memcmp(out, replayed, sizeof out) == 0);
+    lm_replay_close(rp);
+    lm_binary_free(bin);
 }
 
 typedef struct lines {
@@ -312,6 +346,7 @@ static void test_static_constructors(void) {
 
 int main(void) {
     TEST_RUN(test_data_movement_dialects);
+    TEST_RUN(test_capture_and_replay);
     TEST_RUN(test_prints);
     TEST_RUN(test_bad_kernels);
     TEST_RUN(test_static_constructors);
