@@ -1,7 +1,11 @@
 # Shared compile settings for every target of the project.
 
-set(LM_WARNINGS -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-    -Wpointer-arith -Wformat=2 -Wvla -Wno-unused-parameter)
+set(LM_WARNINGS -Wall -Wextra -Wshadow $<$<COMPILE_LANGUAGE:C>:-Wstrict-prototypes>
+    $<$<COMPILE_LANGUAGE:C>:-Wmissing-prototypes> -Wpointer-arith -Wformat=2 -Wvla
+    -Wno-unused-parameter
+    # C++ (the tt-metal examples): aggregates filled with designated
+    # initialisers leave members to their defaults on purpose.
+    $<$<COMPILE_LANGUAGE:CXX>:-Wno-missing-field-initializers>)
 if(LM_WERROR)
   list(APPEND LM_WARNINGS -Werror)
 endif()
