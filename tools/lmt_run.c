@@ -107,6 +107,9 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
             if (!lmt_args_value(&a, &v) ||
                 !lmt_parse_u32("run", "--threads", v, 1, 1024, &ra->opts.num_threads))
                 return LMT_EXIT_INVALID;
+        } else if (!strcmp(a.opt, "--strict-protocol")) {
+            if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
+            ra->opts.strict_protocol = true;
         } else if (!strcmp(a.opt, "--watchdog")) {
             if (!lmt_args_value(&a, &v) || !lmt_parse_u64("run", "--watchdog", v, 1, UINT64_MAX,
                                                           &ra->opts.watchdog_instructions))

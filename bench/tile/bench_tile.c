@@ -62,7 +62,7 @@ static void run_sgemm(int iters) {
 
 static void run_add(int iters) {
     for (int i = 0; i < iters; i++)
-        (void)tile_binary(&dst, (uint32_t)(i & 7), TILE_BINARY_ADD, TILE_BCAST_NONE, ta, tb);
+        (void)tile_binary(&dst, (uint32_t)(i & 7), TILE_BINARY_ADD, TILE_BCAST_NONE, ta, tb, false);
     sink = dst.reg[0][0];
 }
 

@@ -11,6 +11,7 @@
 #ifndef LIGHTMETAL_LM_DEVICE_H
 #define LIGHTMETAL_LM_DEVICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_status.h"
@@ -39,6 +40,12 @@ typedef struct lm_device_options {
     uint32_t num_threads;           /* host threads simulating cores; 0 = online CPUs */
     uint64_t watchdog_instructions; /* per kernel per launch; more is a device
                                        fault. Default 4,000,000,000 */
+    /* Compute kernels: the dst/CB protocol lapses that the chip tolerates
+     * (pack_tile into free pages cb_reserve_back did not reserve, pack_tile
+     * after tile_regs_commit without tile_regs_wait) are device faults. Off
+     * (the default), they run, and each prints one warning line per kernel pc
+     * and launch through `print` ("warning: kernel 'NAME' pc 0x...: ..."). */
+    bool strict_protocol;
     /* Receives every line a kernel prints (DPRINT), tagged with its core and
      * processor ("DM0", "DM1", "COMPUTE"). May be called from any simulator
      * thread, never concurrently. NULL: lines go to standard output as
@@ -77,6 +84,7 @@ typedef struct lm_device_info {
     uint32_t num_command_queues;
     uint32_t num_threads;
     uint64_t watchdog_instructions; /* per kernel per launch */
+    bool strict_protocol;
 } lm_device_info;
 
 lm_status lm_device_get_info(const lm_device *device, lm_device_info *out_info);

@@ -75,6 +75,11 @@ typedef struct lm_replay_options {
     /* Per kernel per launch, for a device the replay opens; 0 = what the
      * binary recorded (the capturing device's watchdog). */
     uint64_t watchdog_instructions;
+    /* For a device the replay opens: the compute protocol lapses the chip
+     * tolerates are faults (lm_device_options.strict_protocol), also when the
+     * capturing device did not make them so. Default false: what the binary
+     * recorded. */
+    bool strict_protocol;
 } lm_replay_options;
 
 void lm_replay_options_init(lm_replay_options *opts);

@@ -8,6 +8,11 @@
  * the reduction as arguments. The *_init functions exist so kernels written
  * for tt-metal keep their shape; the simulated engine needs no set-up.
  *
+ * C++ kernels also get tt-metal's C++ forms (both dialects' entry points,
+ * matmul_tiles with 5 arguments, add_tiles_init(a, b, acc_to_dest),
+ * pack_tile<true>, reduce_tile<PoolType, ReduceDim>, ...) from
+ * lm/compute.hpp, included at the end.
+ *
  * These calls are for the compute processor only (a data movement kernel that
  * makes one faults), and the compute processor has no NoC: the NoC calls of
  * dataflow_api.h fault there, except the semaphore calls on the core's own L1
@@ -31,37 +36,51 @@ static inline void tile_regs_wait(void) {
 static inline void tile_regs_release(void) {
     lm_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0);
 }
-/* The older one-call forms. */
+/* The older one-call forms: acquire_dst gives dst to math and pack at once
+ * (math, then pack, then release_dst); do not mix them with tile_regs_*. */
 static inline void acquire_dst(void) {
-    tile_regs_acquire();
+    lm_ecall(LM_ECALL_DST_ACQUIRE, 0, 0, 0, 0, 0);
 }
 static inline void release_dst(void) {
-    tile_regs_commit();
-    tile_regs_wait();
-    tile_regs_release();
+    lm_ecall(LM_ECALL_DST_RELEASE, 0, 0, 0, 0, 0);
 }
+
+/* Settings the *_init calls make, kept in the kernel (the simulated engine
+ * has no configuration registers): eltwise binary results added to dst
+ * (add_tiles_init(a, b, true) in C++), matmul's B transposed (mm_init with
+ * transpose), copy_tile transposing (copy_tile_to_dst_init_short(cb, 1)). */
+static uint32_t lm_binary_acc_to_dest_;
+static uint32_t lm_matmul_transpose_;
+static uint32_t lm_copy_transpose_;
 
 /* ---- set-up (no state to set on the simulated engine) ---- */
 static inline void binary_op_init_common(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     (void)icb0, (void)icb1, (void)ocb;
+    lm_binary_acc_to_dest_ = 0;
 }
 static inline void copy_tile_init(uint32_t icb) {
     (void)icb;
+    lm_copy_transpose_ = 0;
 }
 static inline void copy_tile_to_dst_init_short(uint32_t icb) {
     (void)icb;
+    lm_copy_transpose_ = 0;
 }
 static inline void add_tiles_init(uint32_t icb0, uint32_t icb1) {
     (void)icb0, (void)icb1;
+    lm_binary_acc_to_dest_ = 0;
 }
 static inline void sub_tiles_init(uint32_t icb0, uint32_t icb1) {
     (void)icb0, (void)icb1;
+    lm_binary_acc_to_dest_ = 0;
 }
 static inline void mul_tiles_init(uint32_t icb0, uint32_t icb1) {
     (void)icb0, (void)icb1;
+    lm_binary_acc_to_dest_ = 0;
 }
 static inline void mm_init(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     (void)icb0, (void)icb1, (void)ocb;
+    lm_matmul_transpose_ = 0;
 }
 static inline void reduce_init(uint32_t icb, uint32_t icb_scaler, uint32_t ocb) {
     (void)icb, (void)icb_scaler, (void)ocb;
@@ -79,13 +98,22 @@ static inline void pack_tile_init(uint32_t ocb) {
 
 /* ---- math: results go to dst tile `idst` ---- */
 static inline void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
-    lm_ecall(LM_ECALL_COPY_TILE, icb, itile, idst, 0, 0);
+    lm_ecall(lm_copy_transpose_ ? LM_ECALL_TRANSPOSE_TILE : LM_ECALL_COPY_TILE, icb, itile, idst, 0,
+             0);
 }
 
+/* One eltwise binary operation; acc_to_dest adds the result to dst[idst]. */
+static inline void lm_binary_tiles_acc(uint32_t op, uint32_t bcast, uint32_t icb0, uint32_t icb1,
+                                       uint32_t itile0, uint32_t itile1, uint32_t idst,
+                                       uint32_t acc_to_dest) {
+    lm_ecall(LM_ECALL_BINARY_TILES,
+             op | bcast << 8 | (idst & 0xFF) << 16 | (acc_to_dest != 0) << 24, icb0 | icb1 << 8,
+             itile0, itile1, 0);
+}
 static inline void lm_binary_tiles(uint32_t op, uint32_t bcast, uint32_t icb0, uint32_t icb1,
                                    uint32_t itile0, uint32_t itile1, uint32_t idst) {
-    lm_ecall(LM_ECALL_BINARY_TILES, op | bcast << 8 | idst << 16, icb0 | icb1 << 8, itile0, itile1,
-             0);
+    lm_binary_tiles_acc(op, bcast, icb0, icb1, itile0, itile1, idst,
+                        bcast == LM_BCAST_NONE ? lm_binary_acc_to_dest_ : 0);
 }
 #define LM_BINARY_FORMS(name, op)                                                                  \
     static inline void name##_tiles(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1,        \
@@ -175,9 +203,58 @@ static inline void fill_tile_int(uint32_t idst, uint32_t value) {
     lm_ecall(LM_ECALL_FILL_TILE, idst, value, LM_FILL_INT, 0, 0);
 }
 
+/* ---- dst-to-dst binary SFPU: dst[odst] = dst[idst0] op dst[idst1] ---- */
+#define LM_SFPU_BINARY_FORMS(name, op)                                                             \
+    static inline void name##_init(void) {}                                                        \
+    static inline void name(uint32_t idst0, uint32_t idst1, uint32_t odst) {                       \
+        lm_ecall(LM_ECALL_SFPU_BINARY, op, idst0, idst1, odst, 0);                                 \
+    }
+LM_SFPU_BINARY_FORMS(add_binary_tile, LM_SFPU_BINARY_ADD)
+LM_SFPU_BINARY_FORMS(sub_binary_tile, LM_SFPU_BINARY_SUB)
+LM_SFPU_BINARY_FORMS(mul_binary_tile, LM_SFPU_BINARY_MUL)
+LM_SFPU_BINARY_FORMS(div_binary_tile, LM_SFPU_BINARY_DIV)
+LM_SFPU_BINARY_FORMS(rsub_binary_tile, LM_SFPU_BINARY_RSUB) /* dst[idst1] - dst[idst0] */
+LM_SFPU_BINARY_FORMS(binary_max_tile, LM_SFPU_BINARY_MAX)
+LM_SFPU_BINARY_FORMS(binary_min_tile, LM_SFPU_BINARY_MIN)
+#undef LM_SFPU_BINARY_FORMS
+
 /* ---- pack: dst[idst] -> the next reserved tile at the back of `ocb` ---- */
 static inline void pack_tile(uint32_t idst, uint32_t ocb) {
     lm_ecall(LM_ECALL_PACK_TILE, idst, ocb, 0, 0, 0);
 }
+/* dst[idst] -> tile `index` of the region cb_reserve_back reserved in ocb, in
+ * any order (tt-metal's pack_tile<true>). */
+static inline void pack_tile_at(uint32_t idst, uint32_t ocb, uint32_t index) {
+    lm_ecall(LM_ECALL_PACK_TILE, idst, ocb, index + 1, 0, 0);
+}
+
+/* ---- tilize / untilize: whole blocks, dst released ----
+ * tilize_block reads `block` pages at the front of icb holding 32 rows of
+ * block * 32 row-major elements and writes `block` tiles at the back of ocb;
+ * untilize_block does the reverse. The kernel waits for the input pages and
+ * reserves the output ones around the call, as in tt-metal. Float32 and
+ * bfloat16 (and the 32-bit integer formats, copied as they are). */
+static inline void tilize_init(uint32_t icb, uint32_t block, uint32_t ocb) {
+    (void)icb, (void)block, (void)ocb;
+}
+static inline void tilize_uninit(uint32_t icb, uint32_t ocb) {
+    (void)icb, (void)ocb;
+}
+static inline void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
+    lm_ecall(LM_ECALL_TILIZE_BLOCK, icb, block, ocb, LM_TILIZE, 0);
+}
+static inline void untilize_init(uint32_t icb) {
+    (void)icb;
+}
+static inline void untilize_uninit(uint32_t icb) {
+    (void)icb;
+}
+static inline void untilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
+    lm_ecall(LM_ECALL_TILIZE_BLOCK, icb, block, ocb, LM_UNTILIZE, 0);
+}
+
+#ifdef __cplusplus
+#include "lm/compute.hpp"
+#endif
 
 #endif

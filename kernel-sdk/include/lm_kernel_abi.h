@@ -38,7 +38,8 @@
 #define LM_ECALL_TILE_REGS_WAIT 66
 #define LM_ECALL_TILE_REGS_RELEASE 67
 #define LM_ECALL_COPY_TILE 68 /* a0: cb, a1: tile, a2: dst */
-/* a0: op | bcast << 8 | dst << 16, a1: cb_a | cb_b << 8, a2: tile a, a3: tile b */
+/* a0: op | bcast << 8 | dst << 16 | acc_to_dest << 24, a1: cb_a | cb_b << 8,
+ * a2: tile a, a3: tile b */
 #define LM_ECALL_BINARY_TILES 69
 /* a0: cb_a | cb_b << 8, a1: tile a, a2: tile b, a3: dst, a4: transpose b */
 #define LM_ECALL_MATMUL_TILES 70
@@ -46,10 +47,17 @@
 #define LM_ECALL_REDUCE_TILE 71
 #define LM_ECALL_TRANSPOSE_TILE 72 /* a0: cb, a1: tile, a2: dst */
 #define LM_ECALL_SFPU_TILE 73      /* a0: op, a1: dst */
-#define LM_ECALL_PACK_TILE 74      /* a0: dst, a1: cb */
-#define LM_ECALL_FILL_TILE 75      /* a0: dst, a1: value bits, a2: LM_FILL_FLOAT / LM_FILL_INT */
+/* a0: dst, a1: cb, a2: 0 for the next reserved tile, else 1 + the index of
+ * the reserved tile to write (out of order) */
+#define LM_ECALL_PACK_TILE 74
+#define LM_ECALL_FILL_TILE 75   /* a0: dst, a1: value bits, a2: LM_FILL_FLOAT / LM_FILL_INT */
+#define LM_ECALL_DST_ACQUIRE 76 /* acquire_dst: math and pack both own dst */
+#define LM_ECALL_DST_RELEASE 77 /* release_dst */
+#define LM_ECALL_SFPU_BINARY 78 /* a0: op, a1: dst a, a2: dst b, a3: dst out */
+/* a0: cb in, a1: block (tiles), a2: cb out, a3: LM_TILIZE / LM_UNTILIZE */
+#define LM_ECALL_TILIZE_BLOCK 79
 #define LM_ECALL_COMPUTE_FIRST LM_ECALL_TILE_REGS_ACQUIRE
-#define LM_ECALL_COMPUTE_LAST LM_ECALL_FILL_TILE
+#define LM_ECALL_COMPUTE_LAST LM_ECALL_TILIZE_BLOCK
 
 /* Operation codes of the compute ecalls (the engine's own numbering). */
 #define LM_BINARY_ADD 1
@@ -77,6 +85,15 @@
 #define LM_SFPU_ABS 10
 #define LM_SFPU_NEG 11
 #define LM_SFPU_SQUARE 12
+#define LM_SFPU_BINARY_ADD 1 /* dst-to-dst: out = a op b */
+#define LM_SFPU_BINARY_SUB 2
+#define LM_SFPU_BINARY_MUL 3
+#define LM_SFPU_BINARY_DIV 4
+#define LM_SFPU_BINARY_RSUB 5 /* b - a */
+#define LM_SFPU_BINARY_MAX 6
+#define LM_SFPU_BINARY_MIN 7
+#define LM_TILIZE 1
+#define LM_UNTILIZE 2
 #define LM_FILL_FLOAT 1 /* the value is float32 bits, rounded like any result */
 #define LM_FILL_INT 2   /* the value is a raw 32-bit integer, stored untouched */
 

@@ -37,6 +37,7 @@ void api_binary_header(const lm_device_info *info, lmb_header *hdr) {
     hdr->num_command_queues = (uint8_t)info->num_command_queues;
     hdr->watchdog_instructions = info->watchdog_instructions;
     hdr->trace_region_size = info->trace_region_size;
+    hdr->strict_protocol = info->strict_protocol;
 }
 
 lm_status lm_binary_save(const lm_binary *binary, const char *path) {

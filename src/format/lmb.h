@@ -109,6 +109,7 @@ typedef struct lmb_header {
     uint8_t num_command_queues;
     uint64_t watchdog_instructions;
     uint64_t trace_region_size;
+    bool strict_protocol;
 } lmb_header;
 
 void lmb_header_init(lmb_header *hdr);

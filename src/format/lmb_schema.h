@@ -187,7 +187,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(SystemDescriptor, data_formats, 5, VEC_ENUM, DataFormat, 0)                                  \
     X(SystemDescriptor, num_command_queues, 6, U8, _, 0)                                           \
     X(SystemDescriptor, watchdog_instructions, 7, U64, _, 0)                                       \
-    X(SystemDescriptor, trace_region_size, 8, U64, _, 0)
+    X(SystemDescriptor, trace_region_size, 8, U64, _, 0)                                           \
+    X(SystemDescriptor, strict_protocol, 9, BOOL, _, 0)
 #define LMB_TABLE_CreateBuffer(X)                                                                  \
     X(CreateBuffer, buffer_id, 0, U32, _, 0)                                                       \
     X(CreateBuffer, type, 1, ENUM, BufferType, 0)                                                  \

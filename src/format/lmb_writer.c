@@ -313,6 +313,7 @@ lm_status lmb_writer_finish(lmb_writer *w, const lmb_header *hdr) {
     lmb_SystemDescriptor_add_num_command_queues(b, hdr->num_command_queues);
     lmb_SystemDescriptor_add_watchdog_instructions(b, hdr->watchdog_instructions);
     lmb_SystemDescriptor_add_trace_region_size(b, hdr->trace_region_size);
+    lmb_SystemDescriptor_add_strict_protocol(b, hdr->strict_protocol);
     fb_ref system = lmb_SystemDescriptor_end(b);
 
     /* The table area's size is known only once it is finished, yet the root

@@ -760,6 +760,7 @@ static lm_status open_matching_device(const lm_replay *r, const lm_replay_option
     if (lmb_SystemDescriptor_watchdog_instructions(sys))
         o.watchdog_instructions = lmb_SystemDescriptor_watchdog_instructions(sys);
     if (opts->watchdog_instructions) o.watchdog_instructions = opts->watchdog_instructions;
+    o.strict_protocol = lmb_SystemDescriptor_strict_protocol(sys) || opts->strict_protocol;
     o.num_threads = opts->num_threads;
     /* The descriptor was verified, but the device has its own limits. */
     return lm_device_open(&o, out);

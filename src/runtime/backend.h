@@ -35,6 +35,7 @@ typedef struct rt_backend_config {
     uint64_t dram_bank_size;
     uint32_t num_threads;
     uint64_t watchdog_instructions;
+    bool strict_protocol;
     void (*print)(void *user, uint32_t x, uint32_t y, const char *processor, const char *line);
     void *print_user;
 } rt_backend_config;

@@ -103,6 +103,7 @@ static lm_status run_program(sim_backend *sb, const rt_launch *l) {
         .cores = cores,
         .core_count = n,
         .instruction_budget = sb->config.watchdog_instructions,
+        .strict_protocol = sb->config.strict_protocol,
         .print = print_line,
         .print_ctx = sb,
     };

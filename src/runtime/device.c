@@ -30,6 +30,7 @@ static void describe(const lm_device_options *o, lm_device_info *info) {
         .num_command_queues = o->num_command_queues,
         .num_threads = o->num_threads ? o->num_threads : online_cpus(),
         .watchdog_instructions = o->watchdog_instructions,
+        .strict_protocol = o->strict_protocol,
     };
 }
 
@@ -53,6 +54,7 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
         .dram_bank_size = i->dram_bank_size,
         .num_threads = i->num_threads,
         .watchdog_instructions = opts->watchdog_instructions,
+        .strict_protocol = opts->strict_protocol,
         .print = opts->print,
         .print_user = opts->print_user,
     };

@@ -17,14 +17,25 @@ _Static_assert(LM_REDUCE_ROW == TILE_REDUCE_ROW && LM_REDUCE_SCALAR == TILE_REDU
 _Static_assert(LM_SFPU_EXP == TILE_SFPU_EXP && LM_SFPU_SQUARE == TILE_SFPU_SQUARE &&
                    LM_SFPU_SQUARE + 1 == TILE_SFPU_COUNT_,
                "sfpu");
+_Static_assert(LM_SFPU_BINARY_ADD == TILE_DST_BINARY_ADD &&
+                   LM_SFPU_BINARY_RSUB == TILE_DST_BINARY_RSUB &&
+                   LM_SFPU_BINARY_MIN + 1 == TILE_DST_BINARY_COUNT_,
+               "sfpu binary");
 
-enum { REGS_IDLE, REGS_ACQUIRED, REGS_COMMITTED, REGS_WAITED };
+/* Where the dst protocol stands. tile_regs_acquire/commit/wait/release walk
+ * IDLE -> ACQUIRED -> COMMITTED -> WAITED -> IDLE (math in ACQUIRED, packs in
+ * WAITED); acquire_dst/release_dst, the older one-call forms, hold dst for
+ * math and pack at once (FULL). */
+enum { REGS_IDLE, REGS_ACQUIRED, REGS_COMMITTED, REGS_WAITED, REGS_FULL };
 
-static const char *const regs_state_name[] = {"released", "acquired", "committed", "waited for"};
+static const char *const regs_state_name[] = {"released", "acquired", "committed", "waited for",
+                                              "held by acquire_dst"};
 
-void sim_compute_reset(sim_compute *c, bool fp32_acc) {
+void sim_compute_reset(sim_compute *c, bool fp32_acc, bool strict) {
     tile_dst_init(&c->dst, fp32_acc);
     c->regs = REGS_IDLE;
+    c->strict = strict;
+    c->warning[0] = '\0';
     if (++c->epoch == 0) { /* after 2^32 launches, really forget everything */
         for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++)
             c->cache[i].epoch = 0;
@@ -47,17 +58,68 @@ static rv_ecall_result engine_fault(rv_hart *h) {
     return fault(h, "%s", lm_last_error());
 }
 
-static bool need_state(sim_compute *c, int state, rv_hart *h, const char *op,
-                       rv_ecall_result *out) {
-    if (c->regs == state) return true;
+/* A protocol lapse that the chip tolerates: a warning (once per pc and
+ * launch, sim_launch.c prints it with the core and pc), or a fault with
+ * strict_protocol. False when it faulted. */
+static bool tolerate(sim_compute *c, rv_hart *h, rv_ecall_result *out, const char *fmt, ...)
+    ERR_PRINTF(4, 5);
+static bool tolerate(sim_compute *c, rv_hart *h, rv_ecall_result *out, const char *fmt, ...) {
+    char what[sizeof c->warning / 2 - 48];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (c->strict) {
+        *out = fault(h, "%s (strict_protocol)", what);
+        return false;
+    }
+    /* One call may make two lapses: one line for both. */
+    size_t n = strlen(c->warning);
+    snprintf(c->warning + n, sizeof c->warning - n,
+             "%s%s (allowed; strict_protocol makes this a fault)", n ? "; " : "", what);
+    return true;
+}
+
+/* Math runs while dst is acquired (tile_regs_acquire or acquire_dst). */
+static bool need_math(sim_compute *c, rv_hart *h, const char *op, rv_ecall_result *out) {
+    if (c->regs == REGS_ACQUIRED || c->regs == REGS_FULL) return true;
+    *out = fault(h,
+                 "%s outside its place in the dst protocol: it must come between "
+                 "tile_regs_acquire and tile_regs_commit (or acquire_dst and release_dst), but dst "
+                 "is %s",
+                 op, regs_state_name[c->regs]);
+    return false;
+}
+
+/* Packs run after tile_regs_wait, or under acquire_dst. Right after
+ * tile_regs_commit the chip's packer would race the math: tolerated. */
+static bool need_pack(sim_compute *c, rv_hart *h, const char *op, rv_ecall_result *out) {
+    if (c->regs == REGS_WAITED || c->regs == REGS_FULL) return true;
+    if (c->regs == REGS_COMMITTED)
+        return tolerate(c, h, out, "%s after tile_regs_commit without tile_regs_wait", op);
+    *out = fault(h,
+                 "%s outside its place in the dst protocol: it must come between tile_regs_wait "
+                 "and tile_regs_release (or acquire_dst and release_dst), but dst is %s",
+                 op, regs_state_name[c->regs]);
+    return false;
+}
+
+/* One step of the tile_regs_* walk (or of acquire_dst/release_dst). */
+static bool step(sim_compute *c, rv_hart *h, int from, int to, const char *op,
+                 rv_ecall_result *out) {
+    if (c->regs == from) {
+        c->regs = to;
+        return true;
+    }
     static const char *const hint[] = {
-        [REGS_IDLE] = "",
-        [REGS_ACQUIRED] = "between tile_regs_acquire and tile_regs_commit",
+        [REGS_IDLE] = "dst is released",
+        [REGS_ACQUIRED] = "after tile_regs_acquire",
         [REGS_COMMITTED] = "after tile_regs_commit",
-        [REGS_WAITED] = "between tile_regs_wait and tile_regs_release",
+        [REGS_WAITED] = "after tile_regs_wait",
+        [REGS_FULL] = "after acquire_dst",
     };
     *out = fault(h, "%s outside its place in the dst protocol: it must come %s, but dst is %s", op,
-                 hint[state], regs_state_name[c->regs]);
+                 hint[from], regs_state_name[c->regs]);
     return false;
 }
 
@@ -99,27 +161,140 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
     return e->v;
 }
 
-static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t dst, uint32_t cb) {
-    const char *op = "pack_tile";
-    if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0)
-        return fault(h, "%s: circular buffer %u is not configured on this core", op, cb);
-    sim_cb *q = &cbs[cb];
-    if (q->packed >= q->reserved)
-        return fault(h,
-                     "%s: circular buffer %u has no reserved tile left (cb_reserve_back "
-                     "reserved %u, %u already packed)",
-                     op, cb, q->reserved, q->packed);
-    size_t size = tile_format_size((lm_data_format)q->format);
-    if (size == 0 || size > q->page_size)
-        return fault(h,
+/* The circular buffer `cb` with tiles of its format fitting its pages, or
+ * NULL after a fault. */
+static sim_cb *tile_cb(sim_cb *cbs, rv_hart *h, uint32_t cb, const char *op, rv_ecall_result *res) {
+    if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0) {
+        *res = fault(h, "%s: circular buffer %u is not configured on this core", op, cb);
+        return NULL;
+    }
+    size_t size = tile_format_size((lm_data_format)cbs[cb].format);
+    if (size == 0 || size > cbs[cb].page_size) {
+        *res = fault(h,
                      "%s: circular buffer %u has pages of %u bytes, too small for a tile of "
                      "its format",
-                     op, cb, q->page_size);
-    uint32_t addr = sim_cb_page_addr(q, q->wr_ptr, q->packed);
+                     op, cb, cbs[cb].page_size);
+        return NULL;
+    }
+    return &cbs[cb];
+}
+
+/* Whether the kernel may write back page `index` (from the write pointer)
+ * of q: reserved by cb_reserve_back, or -- tolerated -- free all the same
+ * (the chip's packer writes wherever the pointer says). */
+static bool may_write_back(sim_compute *c, rv_hart *h, sim_cb *q, uint32_t cb, uint32_t index,
+                           const char *op, rv_ecall_result *res) {
+    if (index < q->reserved) return true;
+    if (index < q->num_pages - sim_cb_fill(q))
+        return tolerate(c, h, res,
+                        "%s into circular buffer %u without cb_reserve_back (tile %u of the back, "
+                        "%u reserved)",
+                        op, cb, index, q->reserved);
+    *res = fault(h,
+                 "%s: circular buffer %u has no reserved tile left (cb_reserve_back reserved %u, "
+                 "tile %u wanted, %u pages free)",
+                 op, cb, q->reserved, index, q->num_pages - sim_cb_fill(q));
+    return false;
+}
+
+/* pack_tile: `at` 0 packs the next tile, 1 + i packs tile i of the back
+ * (tt-metal's out-of-order pack_tile<true>). */
+static rv_ecall_result pack(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t dst, uint32_t cb,
+                            uint32_t at) {
+    const char *op = "pack_tile";
+    rv_ecall_result res = RV_ECALL_CONTINUE;
+    sim_cb *q = tile_cb(cbs, h, cb, op, &res);
+    if (!q) return res;
+    uint32_t index = at ? at - 1 : q->packed;
+    if (!may_write_back(c, h, q, cb, index, op, &res)) return res;
+    uint32_t addr = sim_cb_page_addr(q, q->wr_ptr, index);
     if (tile_pack_dst(&c->dst, dst, (lm_data_format)q->format, h->l1 + addr))
         return engine_fault(h);
-    q->packed++;
-    return RV_ECALL_CONTINUE;
+    if (index + 1 > q->packed) q->packed = index + 1;
+    return res;
+}
+
+/* Element size of a row-major circular buffer format, 0 for formats that
+ * have no row-major form (block floats). */
+static uint32_t row_major_size(uint32_t format) {
+    return format == LM_DATA_FORMAT_FLOAT16_B ? 2
+           : format == LM_DATA_FORMAT_FLOAT32 || format == LM_DATA_FORMAT_UINT32 ||
+                   format == LM_DATA_FORMAT_INT32
+               ? 4
+               : 0;
+}
+
+/* Element e of a row-major block spread over q's pages from `ptr`, as the
+ * 32-bit pattern of its working-form float (integer formats: raw). */
+static uint32_t rm_load(const sim_cb *q, const uint8_t *l1, uint32_t ptr, uint32_t e) {
+    uint32_t es = row_major_size(q->format), off = e * es;
+    const uint8_t *p = l1 + sim_cb_page_addr(q, ptr, off / q->page_size) + off % q->page_size;
+    if (es == 2) return (uint32_t)(p[0] | p[1] << 8) << 16;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void rm_store(const sim_cb *q, uint8_t *l1, uint32_t ptr, uint32_t e, uint32_t bits) {
+    uint32_t es = row_major_size(q->format), off = e * es;
+    uint8_t *p = l1 + sim_cb_page_addr(q, ptr, off / q->page_size) + off % q->page_size;
+    if (es == 2) bits = tile_bf16_from_bits(bits);
+    for (uint32_t i = 0; i < es; i++)
+        p[i] = (uint8_t)(bits >> 8 * i);
+}
+
+/* tilize_block / untilize_block: `block` tiles between a row-major block of
+ * 32 rows x (block * 32) elements, over `block` pages, and `block` tiles. The
+ * two CBs have the same kind of element (float or integer). */
+static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uint32_t icb,
+                                    uint32_t block, uint32_t ocb, uint32_t dir) {
+    const char *op = dir == LM_TILIZE ? "tilize_block" : "untilize_block";
+    if (dir != LM_TILIZE && dir != LM_UNTILIZE)
+        return fault(h, "tilize: unknown direction %u", dir);
+    rv_ecall_result res = RV_ECALL_CONTINUE;
+    sim_cb *in = tile_cb(cbs, h, icb, op, &res), *out = in ? tile_cb(cbs, h, ocb, op, &res) : NULL;
+    if (!out) return res;
+    const sim_cb *rm = dir == LM_TILIZE ? in : out;
+    if (!row_major_size(rm->format))
+        return fault(h, "%s: circular buffer %u's format has no row-major form", op,
+                     dir == LM_TILIZE ? icb : ocb);
+    bool raw_in = row_major_size(in->format) == 4 && in->format != LM_DATA_FORMAT_FLOAT32;
+    bool raw_out = row_major_size(out->format) == 4 && out->format != LM_DATA_FORMAT_FLOAT32;
+    if ((in->format == LM_DATA_FORMAT_UINT32 || in->format == LM_DATA_FORMAT_INT32 || raw_in) !=
+        (out->format == LM_DATA_FORMAT_UINT32 || out->format == LM_DATA_FORMAT_INT32 || raw_out))
+        return fault(h, "%s: circular buffers %u and %u mix integer and float formats", op, icb,
+                     ocb);
+    if (block == 0 || block > in->num_pages || block > out->num_pages)
+        return fault(h, "%s: block of %u tiles does not fit circular buffers %u and %u", op, block,
+                     icb, ocb);
+    if (in->waited < block)
+        return fault(h,
+                     "%s: %u tiles of circular buffer %u were not waited for (cb_wait_front "
+                     "covers %u)",
+                     op, block, icb, in->waited);
+    if (!may_write_back(c, h, out, ocb, out->packed + block - 1, op, &res)) return res;
+    float t[TILE_ELEMS];
+    uint32_t width = block * TILE_DIM;
+    for (uint32_t b = 0; b < block; b++) {
+        if (dir == LM_TILIZE) {
+            for (uint32_t r = 0; r < TILE_DIM; r++)
+                for (uint32_t col = 0; col < TILE_DIM; col++) {
+                    uint32_t bits = rm_load(in, h->l1, in->rd_ptr, r * width + b * TILE_DIM + col);
+                    memcpy(&t[r * TILE_DIM + col], &bits, 4);
+                }
+            tile_pack((lm_data_format)out->format, t,
+                      h->l1 + sim_cb_page_addr(out, out->wr_ptr, out->packed + b));
+        } else {
+            tile_unpack((lm_data_format)in->format, h->l1 + sim_cb_page_addr(in, in->rd_ptr, b), t);
+            for (uint32_t r = 0; r < TILE_DIM; r++)
+                for (uint32_t col = 0; col < TILE_DIM; col++) {
+                    uint32_t bits;
+                    memcpy(&bits, &t[r * TILE_DIM + col], 4);
+                    rm_store(out, h->l1, out->wr_ptr,
+                             out->packed * TILE_ELEMS + r * width + b * TILE_DIM + col, bits);
+                }
+        }
+    }
+    out->packed += block;
+    return res;
 }
 
 void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t size) {
@@ -136,6 +311,10 @@ void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t si
         [LM_ECALL_SFPU_TILE - LM_ECALL_COMPUTE_FIRST] = "an SFPU tile operation",
         [LM_ECALL_PACK_TILE - LM_ECALL_COMPUTE_FIRST] = "pack_tile",
         [LM_ECALL_FILL_TILE - LM_ECALL_COMPUTE_FIRST] = "fill_tile",
+        [LM_ECALL_DST_ACQUIRE - LM_ECALL_COMPUTE_FIRST] = "acquire_dst",
+        [LM_ECALL_DST_RELEASE - LM_ECALL_COMPUTE_FIRST] = "release_dst",
+        [LM_ECALL_SFPU_BINARY - LM_ECALL_COMPUTE_FIRST] = "a binary SFPU tile operation",
+        [LM_ECALL_TILIZE_BLOCK - LM_ECALL_COMPUTE_FIRST] = "tilize_block",
     };
     static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] = "add_tiles",
                                                                  [TILE_BINARY_SUB] = "sub_tiles",
@@ -143,6 +322,11 @@ void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t si
     const uint32_t *a = &h->x[10];
     if (call == LM_ECALL_SFPU_TILE && a[0] > TILE_SFPU_INVALID && a[0] < TILE_SFPU_COUNT_)
         snprintf(buf, size, "%s_tile", tile_sfpu_op_name((tile_sfpu_op)a[0]));
+    else if (call == LM_ECALL_SFPU_BINARY && a[0] > TILE_DST_BINARY_INVALID &&
+             a[0] < TILE_DST_BINARY_COUNT_)
+        snprintf(buf, size, "%s", tile_dst_binary_name((tile_dst_binary_op)a[0]));
+    else if (call == LM_ECALL_TILIZE_BLOCK && a[3] == LM_UNTILIZE)
+        snprintf(buf, size, "untilize_block");
     else if (call == LM_ECALL_BINARY_TILES && (a[0] & 0xFF) > TILE_BINARY_INVALID &&
              (a[0] & 0xFF) < TILE_BINARY_COUNT_)
         snprintf(buf, size, "%s", binary_names[a[0] & 0xFF]);
@@ -159,27 +343,39 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
     bool raw;
     switch (call) {
     case LM_ECALL_TILE_REGS_ACQUIRE:
-        if (!need_state(c, REGS_IDLE, h, "tile_regs_acquire", &res)) return res;
-        tile_dst_clear(&c->dst);
-        c->regs = REGS_ACQUIRED;
+        if (step(c, h, REGS_IDLE, REGS_ACQUIRED, "tile_regs_acquire", &res))
+            tile_dst_clear(&c->dst);
         return res;
     case LM_ECALL_TILE_REGS_COMMIT:
-        if (!need_state(c, REGS_ACQUIRED, h, "tile_regs_commit", &res)) return res;
-        c->regs = REGS_COMMITTED;
+        step(c, h, REGS_ACQUIRED, REGS_COMMITTED, "tile_regs_commit", &res);
         return res;
     case LM_ECALL_TILE_REGS_WAIT:
-        if (!need_state(c, REGS_COMMITTED, h, "tile_regs_wait", &res)) return res;
-        c->regs = REGS_WAITED;
+        step(c, h, REGS_COMMITTED, REGS_WAITED, "tile_regs_wait", &res);
         return res;
     case LM_ECALL_TILE_REGS_RELEASE:
-        if (!need_state(c, REGS_WAITED, h, "tile_regs_release", &res)) return res;
-        c->regs = REGS_IDLE;
+        step(c, h, REGS_WAITED, REGS_IDLE, "tile_regs_release", &res);
+        return res;
+    case LM_ECALL_DST_ACQUIRE:
+        if (step(c, h, REGS_IDLE, REGS_FULL, "acquire_dst", &res)) tile_dst_clear(&c->dst);
+        return res;
+    case LM_ECALL_DST_RELEASE:
+        step(c, h, REGS_FULL, REGS_IDLE, "release_dst", &res);
         return res;
     case LM_ECALL_PACK_TILE:
-        if (!need_state(c, REGS_WAITED, h, "pack_tile", &res)) return res;
-        return pack(c, cbs, h, a[0], a[1]);
+        if (!need_pack(c, h, "pack_tile", &res)) return res;
+        return pack(c, cbs, h, a[0], a[1], a[2]);
+    case LM_ECALL_TILIZE_BLOCK:
+        /* The whole unpack -> dst -> pack inside one call, as tt-metal's
+         * tilize_block does: dst must be free for it. */
+        if (c->regs != REGS_IDLE)
+            return fault(h, "%s while dst is %s: it uses dst itself",
+                         a[3] == LM_UNTILIZE ? "untilize_block" : "tilize_block",
+                         regs_state_name[c->regs]);
+        return tilize_block(c, cbs, h, a[0], a[1], a[2], a[3]);
     }
-    if (!need_state(c, REGS_ACQUIRED, h, "a math operation", &res)) return res;
+    char name[48];
+    sim_compute_call_name(h, call, name, sizeof name);
+    if (!need_math(c, h, name, &res)) return res;
     switch (call) {
     case LM_ECALL_COPY_TILE:
         if (!(x = unpack(c, cbs, h, a[0], a[1], &raw, "copy_tile", &res))) return res;
@@ -189,8 +385,8 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, op, &res)) ||
             !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, op, &res)))
             return res;
-        return tile_binary(&c->dst, a[0] >> 16, (tile_binary_op)(a[0] & 0xFF),
-                           (tile_bcast)(a[0] >> 8 & 0xFF), x, y)
+        return tile_binary(&c->dst, a[0] >> 16 & 0xFF, (tile_binary_op)(a[0] & 0xFF),
+                           (tile_bcast)(a[0] >> 8 & 0xFF), x, y, (a[0] >> 24) != 0)
                    ? engine_fault(h)
                    : res;
     }
@@ -212,6 +408,10 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
         return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
+    case LM_ECALL_SFPU_BINARY:
+        return tile_dst_binary(&c->dst, (tile_dst_binary_op)a[0], a[1], a[2], a[3])
+                   ? engine_fault(h)
+                   : res;
     case LM_ECALL_FILL_TILE: {
         lm_status st;
         if (a[2] == LM_FILL_FLOAT) {

@@ -4,6 +4,9 @@
  * tile_regs_release), unpacking operands from the fronts of circular buffers
  * and packing results to their backs.
  *
+ * acquire_dst/release_dst, the older one-call forms, hold dst for math and
+ * pack at once.
+ *
  * Misuse is a kernel fault with a message, never silent garbage: math outside
  * acquire/commit, packing before wait, a dst index beyond the register file
  * (16 tiles, 8 with fp32 accumulation), reading a CB tile the kernel did not
@@ -36,13 +39,20 @@ typedef struct sim_unpacked {
 
 typedef struct sim_compute {
     tile_dst dst;
-    int regs;       /* where the dst protocol stands (sim_compute.c) */
+    int regs;    /* where the dst protocol stands (sim_compute.c) */
+    bool strict; /* protocol lapses the chip tolerates are faults */
+    /* A tolerated lapse of the last ecall, for the launcher to print with the
+     * core and pc; "" when none. */
+    char warning[448];
     uint32_t epoch; /* bumped per launch: empties the cache at no cost */
     sim_unpacked cache[SIM_UNPACK_CACHE];
 } sim_compute;
 
-/* Prepares the engine for a launch. */
-void sim_compute_reset(sim_compute *c, bool fp32_acc);
+/* Prepares the engine for a launch. With `strict`, the protocol lapses the
+ * chip tolerates (packing into free CB pages that were not reserved, packing
+ * after tile_regs_commit without tile_regs_wait) are faults; without it they
+ * run, and each leaves a message in `warning`. */
+void sim_compute_reset(sim_compute *c, bool fp32_acc, bool strict);
 
 /* Handles a compute ecall (LM_ECALL_COMPUTE_FIRST..LM_ECALL_COMPUTE_LAST) of
  * the hart; `cbs` are the core's circular buffers. On misuse returns

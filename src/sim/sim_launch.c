@@ -38,6 +38,8 @@ typedef struct hart_slot {
     char wait[WAIT_MAX_LEN]; /* what a blocked hart waits on */
     char line[LINE_MAX_LEN]; /* print line being assembled */
     size_t line_len;
+    uint32_t warned_pc[8]; /* pcs already warned about in this launch */
+    uint32_t warned;
 } hart_slot;
 
 struct sim_core {
@@ -367,6 +369,21 @@ static void put_text(hart_slot *hs, const char *s, size_t n) {
     }
 }
 
+/* A tolerated protocol lapse, as one line through the print path: once per
+ * pc and launch, at most for the first pcs of a kernel (a loop repeats it). */
+static void warn(hart_slot *hs, const char *what) {
+    uint32_t pc = hs->hart.pc;
+    for (uint32_t i = 0; i < hs->warned; i++)
+        if (hs->warned_pc[i] == pc) return;
+    if (hs->warned == sizeof hs->warned_pc / sizeof hs->warned_pc[0]) return;
+    hs->warned_pc[hs->warned++] = pc;
+    launch *ln = hs->core->launch;
+    if (!ln->desc->print) return;
+    char line[2 * LINE_MAX_LEN];
+    snprintf(line, sizeof line, "warning: kernel '%s' pc 0x%08x: %s", hs->name, pc, what);
+    ln->desc->print(ln->desc->print_ctx, hs->core->x, hs->core->y, hs->processor, line);
+}
+
 /* Reads a NUL-terminated string of at most `max` bytes from hart memory. */
 static bool guest_string(rv_hart *h, uint32_t addr, char *out, size_t max) {
     for (size_t i = 0; i < max; i++) {
@@ -609,7 +626,11 @@ static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
                             "engine belongs to the compute processor)",
                             name);
         }
-        return sim_compute_ecall(hs->core->compute, hs->core->cbs, h, call);
+        sim_compute *cp = hs->core->compute;
+        rv_ecall_result res = sim_compute_ecall(cp, hs->core->cbs, h, call);
+        if (cp->warning[0]) warn(hs, cp->warning);
+        cp->warning[0] = '\0';
+        return res;
     }
     return bad_call(h, "unknown ecall %u (a7)", call);
 }
@@ -778,7 +799,7 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
         load_cbs(c);
         if (k->image[LM_PROC_COMPUTE]) {
             c->compute = &l->computes[k->core];
-            sim_compute_reset(c->compute, k->fp32_acc);
+            sim_compute_reset(c->compute, k->fp32_acc, desc->strict_protocol);
         }
         for (uint32_t p = 0; p < LM_NUM_PROCESSORS && !st; p++) {
             hart_slot *hs = &c->harts[p];

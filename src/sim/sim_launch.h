@@ -44,6 +44,7 @@ typedef struct sim_launch_desc {
     const sim_core_kernels *cores;
     uint32_t core_count;
     uint64_t instruction_budget; /* per hart; exceeding it is a watchdog fault */
+    bool strict_protocol;        /* tolerated compute protocol lapses fault */
     sim_print_fn print;          /* NULL: prints go nowhere */
     void *print_ctx;
 } sim_launch_desc;

@@ -259,6 +259,14 @@ static void test_bad_kernels(void) {
     CHECK(compile_fails(LM_PROCESSOR_DM0, "broken.cpp",
                         "void kernel_main() {\n    uint32_t x = undeclared_thing;\n}\n", NULL, 0,
                         "broken.cpp:2:", "undeclared_thing"));
+    /* SFPI is out of scope, and says so. */
+    CHECK(compile_fails(LM_PROCESSOR_COMPUTE, "sfpi.cpp",
+                        "#include \"compute_kernel_api/common.h\"\n"
+                        "namespace NAMESPACE { void MAIN {\n"
+                        "    vFloat a = dst_reg[0];\n"
+                        "} }\n",
+                        NULL, 0, "SFPI intrinsics (vFloat, dst_reg, v_if, ...) are out of scope",
+                        "sfpi.cpp:3:"));
     /* TensorAccessorArgs pointed at an argument that is not one. */
     static const uint32_t wrong[] = {0, 16};
     CHECK(compile_fails(LM_PROCESSOR_DM0, "acc.cpp",

@@ -70,13 +70,13 @@ static void test_dst_capacity_and_errors(void) {
     CHECK_EQ_U64(tile_dst_capacity(&dst), 8);
     CHECK_FAILS(tile_matmul(&dst, 8, a, a, false), E,
                 "matmul_tiles: dst index 8 out of range (8 dst tiles with fp32 accumulation on)");
-    CHECK_FAILS(tile_binary(&dst, 0, TILE_BINARY_INVALID, TILE_BCAST_NONE, a, a), E,
+    CHECK_FAILS(tile_binary(&dst, 0, TILE_BINARY_INVALID, TILE_BCAST_NONE, a, a, false), E,
                 "unknown operation 0");
-    CHECK_FAILS(tile_binary(&dst, 0, (tile_binary_op)9, TILE_BCAST_NONE, a, a), E,
+    CHECK_FAILS(tile_binary(&dst, 0, (tile_binary_op)9, TILE_BCAST_NONE, a, a, false), E,
                 "unknown operation 9");
-    CHECK_FAILS(tile_binary(&dst, 0, TILE_BINARY_ADD, (tile_bcast)0, a, a), E,
+    CHECK_FAILS(tile_binary(&dst, 0, TILE_BINARY_ADD, (tile_bcast)0, a, a, false), E,
                 "add_tiles: unknown broadcast type 0");
-    CHECK_FAILS(tile_binary(&dst, 9, TILE_BINARY_MUL, TILE_BCAST_ROW, a, a), E,
+    CHECK_FAILS(tile_binary(&dst, 9, TILE_BINARY_MUL, TILE_BCAST_ROW, a, a, false), E,
                 "mul_tiles: dst index 9");
     CHECK_FAILS(tile_reduce(&dst, 0, (tile_reduce_func)7, TILE_REDUCE_ROW, a, 1), E,
                 "reduce_tile: unknown reduce function 7");
@@ -108,12 +108,12 @@ static void test_dst_precision_model(void) {
     fill_random(b, -3, 3);
     a[7] = u2f(0xffc00001); /* a NaN with sign and payload */
     tile_dst_init(&dst, true);
-    CHECK_OK(tile_binary(&dst, 1, TILE_BINARY_MUL, TILE_BCAST_NONE, a, b));
+    CHECK_OK(tile_binary(&dst, 1, TILE_BINARY_MUL, TILE_BCAST_NONE, a, b, false));
     for (int i = 0; i < TILE_ELEMS; i++)
         if (i != 7) CHECK(dst.reg[1][i] == a[i] * b[i]);
     CHECK_EQ_U64(f2u(dst.reg[1][7]), TILE_CANONICAL_NAN_BITS);
     tile_dst_init(&dst, false);
-    CHECK_OK(tile_binary(&dst, 15, TILE_BINARY_MUL, TILE_BCAST_NONE, a, b));
+    CHECK_OK(tile_binary(&dst, 15, TILE_BINARY_MUL, TILE_BCAST_NONE, a, b, false));
     for (int i = 0; i < TILE_ELEMS; i++) {
         if (i == 7) continue;
         uint32_t p = f2u(a[i] * b[i]);
@@ -166,7 +166,7 @@ static void test_binary_vs_float64(void) {
                 a[2] = -0.0f;
                 a[3] = FLT_MAX;
                 b[0] = rep == 1 ? 0.0f : b[0];
-                CHECK_OK(tile_binary(&dst, 2, (tile_binary_op)op, (tile_bcast)bc, a, b));
+                CHECK_OK(tile_binary(&dst, 2, (tile_binary_op)op, (tile_bcast)bc, a, b, false));
                 for (int r = 0; r < 32; r++)
                     for (int c = 0; c < 32; c++) {
                         int i = r * 32 + c;
@@ -635,7 +635,8 @@ static void run_all_ops(tile_dst *d, const float *a, const float *b) {
     int n = 0;
     for (int op = TILE_BINARY_ADD; op <= TILE_BINARY_MUL; op++)
         for (int bc = TILE_BCAST_NONE; bc <= TILE_BCAST_SCALAR; bc++)
-            (void)tile_binary(d, (uint32_t)(n++ % 8), (tile_binary_op)op, (tile_bcast)bc, a, b);
+            (void)tile_binary(d, (uint32_t)(n++ % 8), (tile_binary_op)op, (tile_bcast)bc, a, b,
+                              false);
     memcpy(d->reg[0], b, sizeof d->reg[0]);
     (void)tile_matmul(d, 0, a, b, false);
     memcpy(d->reg[1], a, sizeof d->reg[1]);

@@ -57,6 +57,13 @@ template <class... A> ALWI void reconfig_data_format_srca(A...) {}
 template <class... A> ALWI void reconfig_data_format_srcb(A...) {}
 template <class... A> ALWI void pack_reconfig_data_format(A...) {}
 template <class... A> ALWI void pack_reconfig_l1_acc(A...) {}
+// copy_tile transposes each tile (rows <-> columns) after a transposing init.
+ALWI void copy_tile_to_dst_init_short(uint32_t icb, uint32_t transpose,
+                                      bool transpose_within_16x16_face = false) {
+    copy_tile_to_dst_init_short(icb);
+    lm_copy_transpose_ = transpose != 0;
+    (void)transpose_within_16x16_face;
+}
 template <bool... B> ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t icb,
                                                                   uint32_t transpose = 0) {
     copy_tile_to_dst_init_short(icb, transpose);
@@ -162,9 +169,6 @@ ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1) { mul_binary_tile(idst
 ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1) { div_binary_tile(idst0, idst1, idst0); }
 ALWI void rsub_binary_tile(uint32_t idst0, uint32_t idst1) {
     rsub_binary_tile(idst0, idst1, idst0);
-}
-ALWI void power_binary_tile(uint32_t idst0, uint32_t idst1) {
-    power_binary_tile(idst0, idst1, idst0);
 }
 ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1) { binary_max_tile(idst0, idst1, idst0); }
 ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1) { binary_min_tile(idst0, idst1, idst0); }

@@ -91,7 +91,7 @@ static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] =
                                                              [TILE_BINARY_MUL] = "mul_tiles"};
 
 lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast bcast,
-                      const float *a, const float *b) {
+                      const float *a, const float *b, bool acc_to_dest) {
     if (op <= TILE_BINARY_INVALID || op >= TILE_BINARY_COUNT_)
         return err_set(LM_ERR_INVALID_ARGUMENT, "eltwise binary: unknown operation %d", (int)op);
     const char *fn = binary_names[op];
@@ -101,7 +101,58 @@ lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast
     if (st) return st;
     float t[TILE_ELEMS];
     kernels()->binary(op, bcast, a, b, t);
+    if (acc_to_dest) /* undefined elements hold 0: adding them changes nothing */
+        for (int i = 0; i < TILE_ELEMS; i++)
+            t[i] = dst->reg[idx][i] + t[i];
     write_back(dst, idx, t);
+    return LM_OK;
+}
+
+static const char *const dst_binary_names[TILE_DST_BINARY_COUNT_] = {
+    [TILE_DST_BINARY_ADD] = "add_binary_tile",   [TILE_DST_BINARY_SUB] = "sub_binary_tile",
+    [TILE_DST_BINARY_MUL] = "mul_binary_tile",   [TILE_DST_BINARY_DIV] = "div_binary_tile",
+    [TILE_DST_BINARY_RSUB] = "rsub_binary_tile", [TILE_DST_BINARY_MAX] = "binary_max_tile",
+    [TILE_DST_BINARY_MIN] = "binary_min_tile"};
+
+const char *tile_dst_binary_name(tile_dst_binary_op op) {
+    if (op <= TILE_DST_BINARY_INVALID || op >= TILE_DST_BINARY_COUNT_) return "invalid";
+    return dst_binary_names[op];
+}
+
+/* One element of a dst binary operation: a single IEEE operation, so the same
+ * bits on every host. */
+static float dst_binary_elem(tile_dst_binary_op op, float x, float y) {
+    switch (op) {
+    case TILE_DST_BINARY_ADD:
+        return x + y;
+    case TILE_DST_BINARY_SUB:
+        return x - y;
+    case TILE_DST_BINARY_MUL:
+        return x * y;
+    case TILE_DST_BINARY_DIV:
+        return x / y;
+    case TILE_DST_BINARY_RSUB:
+        return y - x;
+    case TILE_DST_BINARY_MAX:
+        return x != x || y != y ? NAN : x > y ? x : y;
+    default:
+        return x != x || y != y ? NAN : x < y ? x : y;
+    }
+}
+
+lm_status tile_dst_binary(tile_dst *dst, tile_dst_binary_op op, uint32_t a, uint32_t b,
+                          uint32_t out) {
+    if (op <= TILE_DST_BINARY_INVALID || op >= TILE_DST_BINARY_COUNT_)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "binary SFPU: unknown operation %d", (int)op);
+    const char *fn = dst_binary_names[op];
+    lm_status st = check_index(dst, a, fn);
+    if (!st) st = check_index(dst, b, fn);
+    if (!st) st = check_index(dst, out, fn);
+    if (st) return st;
+    float t[TILE_ELEMS];
+    for (int i = 0; i < TILE_ELEMS; i++)
+        t[i] = dst_binary_elem(op, dst->reg[a][i], dst->reg[b][i]);
+    write_back(dst, out, t);
     return LM_OK;
 }
 

@@ -150,6 +150,21 @@ typedef enum tile_sfpu_op {
     TILE_SFPU_COUNT_
 } tile_sfpu_op;
 
+/* Element-wise operations between two dst tiles (the SFPU's binary family):
+ * out = a (op) b; RSUB is b - a. MAX and MIN return NaN when either input is
+ * NaN. */
+typedef enum tile_dst_binary_op {
+    TILE_DST_BINARY_INVALID = 0,
+    TILE_DST_BINARY_ADD,
+    TILE_DST_BINARY_SUB,
+    TILE_DST_BINARY_MUL,
+    TILE_DST_BINARY_DIV,
+    TILE_DST_BINARY_RSUB,
+    TILE_DST_BINARY_MAX,
+    TILE_DST_BINARY_MIN,
+    TILE_DST_BINARY_COUNT_
+} tile_dst_binary_op;
+
 typedef struct tile_dst {
     bool fp32_acc;
     float reg[TILE_DST_TILES][TILE_ELEMS];
@@ -172,9 +187,19 @@ void tile_dst_clear(tile_dst *dst);
  * formats); otherwise the copy is a float result like any other. */
 lm_status tile_copy(tile_dst *dst, uint32_t idx, const float *a, bool raw);
 
-/* dst[idx] = a (op) b, with b broadcast as `bcast` says. */
+/* dst[idx] = a (op) b, with b broadcast as `bcast` says; with acc_to_dest,
+ * dst[idx] += a (op) b instead (one more rounded addition: tt-metal's
+ * add_tiles_init(a, b, acc_to_dest = true)). */
 lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast bcast,
-                      const float *a, const float *b);
+                      const float *a, const float *b, bool acc_to_dest);
+
+/* dst[out] = dst[a] (op) dst[b] element-wise; out may be a or b. */
+lm_status tile_dst_binary(tile_dst *dst, tile_dst_binary_op op, uint32_t a, uint32_t b,
+                          uint32_t out);
+
+/* Short name of a dst binary operation ("add_binary_tile", ...); "invalid"
+ * out of range. */
+const char *tile_dst_binary_name(tile_dst_binary_op op);
 
 /* dst[idx] += a x b (b transposed first when transpose_b), each element
  * accumulated as acc = fma(a[i][k], b[k][j], acc) for k = 0..31 in order,
