@@ -79,6 +79,8 @@ static void gather(info *in) {
             blobs_add(&in->blobs, lmb_EnqueueWriteBuffer_data(c));
         else if (type == LMB_Command_CompareToGolden)
             blobs_add(&in->blobs, lmb_CompareToGolden_golden(c));
+        else if (type == LMB_Command_WriteDeviceL1)
+            blobs_add(&in->blobs, lmb_WriteDeviceL1_data(c));
     }
     fb_vec traces = lmb_LightMetalBinary_traces(root);
     for (uint32_t i = 0; i < traces.len; i++)

@@ -28,6 +28,11 @@ typedef struct lm_command_queue lm_command_queue;
 
 /* Geometry and behaviour of a simulated device. Start from
  * lm_device_options_init(), then change what you need. */
+/* A worker core by logical coordinates; x is the column, y the row. */
+typedef struct lm_core {
+    uint32_t x, y;
+} lm_core;
+
 typedef struct lm_device_options {
     uint32_t grid_x;                /* worker cores per row; default 8 */
     uint32_t grid_y;                /* worker core rows; default 8 */
@@ -93,6 +98,27 @@ lm_status lm_device_get_info(const lm_device *device, lm_device_info *out_info);
  * NULL or `cq_id` is out of range; lm_last_error() then says which. The queue
  * lives as long as the device. */
 lm_command_queue *lm_device_command_queue(lm_device *device, uint32_t cq_id);
+
+/* The NoC coordinates of worker core `logical` (tt-metal's
+ * worker_core_from_logical_core): on the simulated chip a worker core's NoC
+ * coordinates equal its logical ones, so this checks the core and copies it;
+ * kernels address other cores with either. Errors: LM_ERR_INVALID_ARGUMENT
+ * for a NULL pointer or a core outside the grid. */
+lm_status lm_worker_core_from_logical_core(const lm_device *device, lm_core logical,
+                                           lm_core *out_noc);
+
+/* Direct access to one core's L1, for tests and set-up (tt-metal's
+ * WriteToDeviceL1 / ReadFromDeviceL1): `size` bytes at L1 `address` of
+ * `core`, which must lie in the unreserved L1 [l1_unreserved_base, l1_size).
+ * Runs on command queue 0 in order with what was enqueued there, and returns
+ * when done (other queues are not waited for). Writes are captured by Light
+ * Metal and replayed. Errors: LM_ERR_INVALID_ARGUMENT for NULL pointers, size
+ * 0, a core outside the grid or a range outside the unreserved L1; device
+ * errors of queue 0 as lm_finish reports them. */
+lm_status lm_device_write_l1(lm_device *device, lm_core core, uint64_t address, uint64_t size,
+                             const void *src);
+lm_status lm_device_read_l1(lm_device *device, lm_core core, uint64_t address, uint64_t size,
+                            void *dst);
 
 #ifdef __cplusplus
 }

@@ -36,11 +36,6 @@ typedef struct lm_circular_buffer {
     uint64_t id;
 } lm_circular_buffer;
 
-/* A worker core by logical coordinates; x is the column, y the row. */
-typedef struct lm_core {
-    uint32_t x, y;
-} lm_core;
-
 /* The cores of an inclusive rectangle. */
 typedef struct lm_core_range {
     lm_core start, end;
@@ -167,10 +162,51 @@ lm_status lm_create_kernel_from_elf(lm_program program, const void *elf, size_t 
                                     const lm_core_range_set *cores, const lm_kernel_config *cfg,
                                     lm_kernel *out_kernel);
 
+/* tt-metal's split_work_to_cores: `units` of work over the cores of a
+ * grid_size.x x grid_size.y grid, taken in row-major order (x fastest) or,
+ * with row_major false, column-major. num_cores = min(units, cores); the
+ * first units % num_cores of them (core_group_1) get one unit more than the
+ * rest (core_group_2, empty when the split is even, in which case group 1
+ * holds every core). */
+typedef struct lm_work_split {
+    uint32_t num_cores;
+    lm_core_range_set all_cores, core_group_1, core_group_2;
+    uint32_t units_per_core_group_1, units_per_core_group_2;
+} lm_work_split;
+
+/* Errors: LM_ERR_INVALID_ARGUMENT for a NULL out_split or an empty grid. No
+ * device needed: the caller passes its grid (lm_device_info). */
+lm_status lm_split_work_to_cores(lm_core grid_size, uint32_t units, bool row_major,
+                                 lm_work_split *out_split);
+
 /* Runtime arguments of `kernel` on one of its cores (up to 341 words). Later
  * calls replace earlier ones; launches enqueued before keep what they had. */
 lm_status lm_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
                               const uint32_t *args, uint32_t count);
+
+/* The same arguments on every core of `cores` (tt-metal's SetRuntimeArgs
+ * with a CoreRange or CoreRangeSet). All the cores are checked first: on an
+ * error no core's arguments change. */
+lm_status lm_set_runtime_args_range(lm_program program, lm_kernel kernel,
+                                    const lm_core_range_set *cores, const uint32_t *args,
+                                    uint32_t count);
+
+/* Per-core arguments in one call: args[i] (counts[i] words) on cores[i]
+ * (tt-metal's SetRuntimeArgs with vectors of cores and of argument
+ * vectors). Checked first as above. */
+lm_status lm_set_runtime_args_each(lm_program program, lm_kernel kernel, const lm_core *cores,
+                                   uint32_t core_count, const uint32_t *const *args,
+                                   const uint32_t *counts);
+
+/* The program's own array of `kernel`'s arguments on `core`, to update in
+ * place between launches (tt-metal's GetRuntimeArgs): *out_count words at
+ * *out_args. Words written there are what the next lm_enqueue_program
+ * launches with (and what a Light Metal capture records for it). The array
+ * stays valid until lm_set_runtime_args gives that core a different number
+ * of words, or the program is released. Do not write it while another
+ * thread enqueues the program. Errors as lm_set_runtime_args. */
+lm_status lm_get_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              uint32_t **out_args, uint32_t *out_count);
 
 /* Arguments every core of `kernel` sees through get_common_arg_val. */
 lm_status lm_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,

@@ -36,6 +36,16 @@ lm_status lm_enqueue_write_buffer(lm_command_queue *cq, lm_buffer buffer, const 
 /* Copies the whole of `buffer` into `dst` (buffer-size bytes). */
 lm_status lm_enqueue_read_buffer(lm_command_queue *cq, lm_buffer buffer, void *dst, bool blocking);
 
+/* The same for the `size` bytes at byte `offset` of `buffer` (tt-metal's
+ * transfers with a BufferRegion): any offset and size inside the buffer, not
+ * only whole pages. Captured and replayed like whole-buffer transfers.
+ * Errors: LM_ERR_INVALID_ARGUMENT for a NULL src/dst, size 0, or a region
+ * that does not lie inside the buffer (the message gives both sizes). */
+lm_status lm_enqueue_write_buffer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                         uint64_t size, const void *src, bool blocking);
+lm_status lm_enqueue_read_buffer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                        uint64_t size, void *dst, bool blocking);
+
 /* Waits until every command enqueued on `cq` so far has completed; returns the
  * first device error since the last report, if any. */
 lm_status lm_finish(lm_command_queue *cq);

@@ -32,6 +32,7 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -352,9 +353,9 @@ inline uint32_t CreateSemaphore(Program &program, const CoreSpec &cores, uint32_
 
 inline void SetRuntimeArgs(const Program &program, KernelHandle kernel, const CoreSpec &cores,
                            const std::vector<uint32_t> &args) {
-    for (CoreCoord c : lm_cxx::cores_of(lm_detail::as_set(cores)))
-        lm_cxx::check(lm_set_runtime_args(program.handle(), program.kernel(kernel), lm_cxx::to_c(c),
-                                          args.data(), static_cast<uint32_t>(args.size())));
+    lm_core_range_set set = lm_cxx::to_c(lm_detail::as_set(cores));
+    lm_cxx::check(lm_set_runtime_args_range(program.handle(), program.kernel(kernel), &set,
+                                            args.data(), static_cast<uint32_t>(args.size())));
 }
 inline void SetRuntimeArgs(const Program &program, KernelHandle kernel, const CoreSpec &cores,
                            std::initializer_list<uint32_t> args) {
@@ -367,8 +368,66 @@ inline void SetRuntimeArgs(const Program &program, KernelHandle kernel,
     if (cores.size() != args.size())
         throw std::runtime_error("SetRuntimeArgs: " + std::to_string(cores.size()) + " cores but " +
                                  std::to_string(args.size()) + " argument vectors");
-    for (std::size_t i = 0; i < cores.size(); i++)
-        SetRuntimeArgs(program, kernel, cores[i], args[i]);
+    std::vector<lm_core> c;
+    std::vector<const uint32_t *> words;
+    std::vector<uint32_t> counts;
+    for (std::size_t i = 0; i < cores.size(); i++) {
+        c.push_back(lm_cxx::to_c(cores[i]));
+        words.push_back(args[i].data());
+        counts.push_back(static_cast<uint32_t>(args[i].size()));
+    }
+    lm_cxx::check(lm_set_runtime_args_each(program.handle(), program.kernel(kernel), c.data(),
+                                           static_cast<uint32_t>(c.size()), words.data(),
+                                           counts.data()));
+}
+
+// A kernel's runtime args on one core, updated in place (GetRuntimeArgs):
+// writes are what the next launch of the program sees.
+class RuntimeArgsData {
+  public:
+    RuntimeArgsData(uint32_t *w, uint32_t n) : w_(w), n_(n) {}
+    uint32_t &operator[](std::size_t i) { return w_[i]; }
+    uint32_t &at(std::size_t i) {
+        if (i >= n_)
+            throw std::out_of_range("RuntimeArgsData: index " + std::to_string(i) + " of " +
+                                    std::to_string(n_));
+        return w_[i];
+    }
+    std::size_t size() const { return n_; }
+    uint32_t *data() { return w_; }
+
+  private:
+    uint32_t *w_;
+    uint32_t n_;
+};
+inline RuntimeArgsData GetRuntimeArgs(const Program &program, KernelHandle kernel, CoreCoord core) {
+    uint32_t *w = nullptr, n = 0;
+    lm_cxx::check(
+        lm_get_runtime_args(program.handle(), program.kernel(kernel), lm_cxx::to_c(core), &w, &n));
+    return RuntimeArgsData(w, n);
+}
+
+// tt-metal's split_work_to_cores: (num_cores, all_cores, core_group_1,
+// core_group_2, units_per_core_group_1, units_per_core_group_2).
+namespace lm_detail {
+inline CoreRangeSet from_c(const lm_core_range_set &s) {
+    std::vector<CoreRange> r;
+    for (uint32_t i = 0; i < s.count; i++)
+        r.emplace_back(CoreCoord{s.ranges[i].start.x, s.ranges[i].start.y},
+                       CoreCoord{s.ranges[i].end.x, s.ranges[i].end.y});
+    return CoreRangeSet(r);
+}
+} // namespace lm_detail
+inline std::tuple<uint32_t, CoreRangeSet, CoreRangeSet, CoreRangeSet, uint32_t, uint32_t>
+split_work_to_cores(CoreCoord grid_size, uint32_t units_to_divide, bool row_wise = false) {
+    lm_work_split w;
+    lm_cxx::check(lm_split_work_to_cores(lm_cxx::to_c(grid_size), units_to_divide, row_wise, &w));
+    return {w.num_cores,
+            lm_detail::from_c(w.all_cores),
+            lm_detail::from_c(w.core_group_1),
+            lm_detail::from_c(w.core_group_2),
+            w.units_per_core_group_1,
+            w.units_per_core_group_2};
 }
 inline void SetCommonRuntimeArgs(const Program &program, KernelHandle kernel,
                                  const std::vector<uint32_t> &args) {
@@ -433,8 +492,14 @@ class MeshDevice {
     uint32_t l1_size_per_core() const { return static_cast<uint32_t>(info_.l1_size); }
     // Worker cores' NoC coordinates equal their logical ones on the
     // simulated chip.
-    CoreCoord worker_core_from_logical_core(CoreCoord logical) const { return logical; }
-    CoreCoord virtual_core_from_logical_core(CoreCoord logical, int = 0) const { return logical; }
+    CoreCoord worker_core_from_logical_core(CoreCoord logical) const {
+        lm_core noc;
+        lm_cxx::check(lm_worker_core_from_logical_core(d_, lm_cxx::to_c(logical), &noc));
+        return {noc.x, noc.y};
+    }
+    CoreCoord virtual_core_from_logical_core(CoreCoord logical, int = 0) const {
+        return worker_core_from_logical_core(logical);
+    }
 
   private:
     explicit MeshDevice(lm_device *d) : d_(d) {
@@ -633,6 +698,22 @@ template <class T> std::vector<T> untilize_nfaces(const std::vector<T> &in, uint
 
 // ---- Light Metal capture ----
 namespace tt::tt_metal {
+namespace detail {
+// Direct L1 access (slow, synchronous), for tests and set-up.
+inline bool WriteToDeviceL1(distributed::MeshDevice *device, CoreCoord core, uint32_t address,
+                            const std::vector<uint32_t> &data) {
+    lm_cxx::check(lm_device_write_l1(device->handle(), lm_cxx::to_c(core), address,
+                                     data.size() * 4, data.data()));
+    return true;
+}
+inline bool ReadFromDeviceL1(distributed::MeshDevice *device, CoreCoord core, uint32_t address,
+                             uint32_t size, std::vector<uint32_t> &out) {
+    out.resize((size + 3) / 4);
+    lm_cxx::check(lm_device_read_l1(device->handle(), lm_cxx::to_c(core), address, size,
+                                    out.data()));
+    return true;
+}
+} // namespace detail
 using LightMetalBinary = std::vector<uint8_t>;
 inline void LightMetalBeginCapture(distributed::MeshDevice &device) {
     lm_cxx::check(lm_light_metal_begin_capture(device.handle(), nullptr));

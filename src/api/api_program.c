@@ -172,6 +172,81 @@ lm_status lm_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core
     return LM_OK;
 }
 
+lm_status lm_set_runtime_args_range(lm_program program, lm_kernel kernel,
+                                    const lm_core_range_set *cores, const uint32_t *args,
+                                    uint32_t count) {
+    const char *fn = "lm_set_runtime_args_range";
+    lm_status st = check_cores(fn, cores);
+    if (st) return st;
+    if (count > LM_MAX_RUNTIME_ARGS)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %u arguments (at most %d)", fn, count,
+                       LM_MAX_RUNTIME_ARGS);
+    if (count && !args) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: args is NULL", fn);
+    /* Every core first: a bad one leaves all the args as they were. */
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t r = 0; r < cores->count; r++) {
+            const lm_core_range *cr = &cores->ranges[r];
+            if (cr->end.x < cr->start.x || cr->end.y < cr->start.y)
+                return err_set(LM_ERR_INVALID_ARGUMENT, "%s: range %u is empty", fn, r);
+            for (uint32_t y = cr->start.y; y <= cr->end.y; y++)
+                for (uint32_t x = cr->start.x; x <= cr->end.x; x++) {
+                    lm_core c = {x, y};
+                    st = pass ? rt_set_runtime_args(program, kernel, c, args, count)
+                              : rt_check_args_core(program, kernel, c);
+                    if (st) return finish(st, fn);
+                    if (pass)
+                        CAPTURE(device_of(program), cap_set_runtime_args, program, kernel, c, args,
+                                count);
+                }
+        }
+    return LM_OK;
+}
+
+lm_status lm_set_runtime_args_each(lm_program program, lm_kernel kernel, const lm_core *cores,
+                                   uint32_t core_count, const uint32_t *const *args,
+                                   const uint32_t *counts) {
+    const char *fn = "lm_set_runtime_args_each";
+    if (core_count && (!cores || !args || !counts))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                       !cores  ? "cores"
+                       : !args ? "args"
+                               : "counts");
+    for (uint32_t i = 0; i < core_count; i++) {
+        if (counts[i] > LM_MAX_RUNTIME_ARGS)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: core %u: %u arguments (at most %d)", fn, i,
+                           counts[i], LM_MAX_RUNTIME_ARGS);
+        if (counts[i] && !args[i])
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: args[%u] is NULL", fn, i);
+        lm_status st = rt_check_args_core(program, kernel, cores[i]);
+        if (st) return err_prefix(st, "%s: core %u", fn, i);
+    }
+    for (uint32_t i = 0; i < core_count; i++) {
+        lm_status st = rt_set_runtime_args(program, kernel, cores[i], args[i], counts[i]);
+        if (st) return finish(st, fn);
+        CAPTURE(device_of(program), cap_set_runtime_args, program, kernel, cores[i], args[i],
+                counts[i]);
+    }
+    return LM_OK;
+}
+
+lm_status lm_get_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              uint32_t **out_args, uint32_t *out_count) {
+    const char *fn = "lm_get_runtime_args";
+    if (!out_args || !out_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                       out_args ? "out_count" : "out_args");
+    lm_status st = rt_get_runtime_args(program, kernel, core, out_args, out_count);
+    return st ? finish(st, fn) : LM_OK;
+}
+
+#if LM_ENABLE_CAPTURE
+/* In-place writes through lm_get_runtime_args, recorded as the launch sees them. */
+static void capture_changed_args(void *dev, lm_program program, lm_kernel kernel, lm_core core,
+                                 const uint32_t *args, uint32_t count) {
+    cap_set_runtime_args(dev, program, kernel, core, args, count);
+}
+#endif
+
 lm_status lm_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,
                                      uint32_t count) {
     const char *fn = "lm_set_common_runtime_args";
@@ -245,6 +320,13 @@ lm_status lm_enqueue_program(lm_command_queue *cq, lm_program program, bool bloc
     const char *fn = "lm_enqueue_program";
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
     bool into_trace = rt_trace_capturing(cq) != NULL; /* then the trace holds the launch */
+#if LM_ENABLE_CAPTURE
+    lm_device *dev = rt_cq_device(cq);
+    if (!into_trace && dev && dev->capture) {
+        lm_status vs = rt_visit_changed_args(program, capture_changed_args, dev);
+        if (vs) return finish(vs, fn);
+    }
+#endif
     lm_status st = rt_program_enqueue(cq, program, blocking);
     if (st) return finish(st, fn);
     if (!into_trace)

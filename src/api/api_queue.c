@@ -14,27 +14,45 @@ static lm_status check_not_capturing(const char *fn, lm_command_queue *cq) {
                    "%s: not allowed while command queue %u is capturing a trace", fn, rt_cq_id(cq));
 }
 
-lm_status lm_enqueue_write_buffer(lm_command_queue *cq, lm_buffer buffer, const void *src,
-                                  bool blocking) {
-    const char *fn = "lm_enqueue_write_buffer";
+/* One transfer, whole (region false) or of `size` bytes at `offset`. */
+static lm_status transfer(const char *fn, lm_command_queue *cq, lm_buffer buffer, bool region,
+                          uint64_t offset, uint64_t size, void *host, bool to_device,
+                          bool blocking) {
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
-    if (!src) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: src is NULL", fn);
+    if (!host)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, to_device ? "src" : "dst");
+    if (region && size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size is 0", fn);
     lm_status st = check_not_capturing(fn, cq);
-    if (!st) st = rt_buffer_transfer(cq, buffer, (void *)src, true, blocking);
+    if (!st) st = rt_buffer_transfer_region(cq, buffer, offset, size, host, to_device, blocking);
     if (st) return err_prefix(st, "%s", fn);
-    CAPTURE(rt_cq_device(cq), cap_write_buffer, rt_cq_id(cq), buffer, src, blocking);
+    if (to_device)
+        CAPTURE(rt_cq_device(cq), cap_write_buffer, rt_cq_id(cq), buffer, offset, size, host,
+                blocking);
+    else
+        CAPTURE(rt_cq_device(cq), cap_read_buffer, rt_cq_id(cq), buffer, offset, size, blocking);
     return LM_OK;
 }
 
+lm_status lm_enqueue_write_buffer(lm_command_queue *cq, lm_buffer buffer, const void *src,
+                                  bool blocking) {
+    return transfer("lm_enqueue_write_buffer", cq, buffer, false, 0, 0, (void *)src, true,
+                    blocking);
+}
+
 lm_status lm_enqueue_read_buffer(lm_command_queue *cq, lm_buffer buffer, void *dst, bool blocking) {
-    const char *fn = "lm_enqueue_read_buffer";
-    if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
-    if (!dst) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
-    lm_status st = check_not_capturing(fn, cq);
-    if (!st) st = rt_buffer_transfer(cq, buffer, dst, false, blocking);
-    if (st) return err_prefix(st, "%s", fn);
-    CAPTURE(rt_cq_device(cq), cap_read_buffer, rt_cq_id(cq), buffer, blocking);
-    return LM_OK;
+    return transfer("lm_enqueue_read_buffer", cq, buffer, false, 0, 0, dst, false, blocking);
+}
+
+lm_status lm_enqueue_write_buffer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                         uint64_t size, const void *src, bool blocking) {
+    return transfer("lm_enqueue_write_buffer_region", cq, buffer, true, offset, size, (void *)src,
+                    true, blocking);
+}
+
+lm_status lm_enqueue_read_buffer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                        uint64_t size, void *dst, bool blocking) {
+    return transfer("lm_enqueue_read_buffer_region", cq, buffer, true, offset, size, dst, false,
+                    blocking);
 }
 
 lm_status lm_finish(lm_command_queue *cq) {

@@ -153,8 +153,9 @@ static void record_create_buffer(cap_recorder *r, lm_buffer buffer, const lm_buf
     add(r, LMB_Command_CreateBuffer, lmb_CreateBuffer_end(b));
 }
 
+/* A write of `size` bytes at `offset`; region false: the whole buffer. */
 static void record_write(cap_recorder *r, uint32_t cq, uint32_t id, const void *src, uint64_t size,
-                         bool blocking) {
+                         bool blocking, bool region, uint64_t offset) {
     lmb_BlobRef ref;
     lm_status st = lmb_writer_add_blob(r->writer, src, size, true, &ref);
     if (st) return fail_with_last(r, st);
@@ -164,6 +165,10 @@ static void record_write(cap_recorder *r, uint32_t cq, uint32_t id, const void *
     lmb_EnqueueWriteBuffer_add_buffer_id(b, id);
     lmb_EnqueueWriteBuffer_add_data(b, &ref);
     lmb_EnqueueWriteBuffer_add_blocking(b, blocking);
+    if (region) {
+        lmb_EnqueueWriteBuffer_add_offset(b, offset);
+        lmb_EnqueueWriteBuffer_add_region(b, true);
+    }
     add(r, LMB_Command_EnqueueWriteBuffer, lmb_EnqueueWriteBuffer_end(b));
     mark_use(r, id, CAP_WRITTEN);
 }
@@ -191,8 +196,8 @@ void cap_deallocate_buffer(lm_device *dev, lm_buffer buffer) {
     unlock(r);
 }
 
-void cap_write_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, const void *src,
-                      bool blocking) {
+void cap_write_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, uint64_t offset, uint64_t size,
+                      const void *src, bool blocking) {
     cap_recorder *r = lock(dev);
     if (!r) return;
     lm_buffer_config cfg;
@@ -200,11 +205,13 @@ void cap_write_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, const void 
     if (st)
         fail_with_last(r, st);
     else
-        record_write(r, cq, need(r, &r->buffers, buffer.id, "buffer"), src, cfg.size, blocking);
+        record_write(r, cq, need(r, &r->buffers, buffer.id, "buffer"), src, size ? size : cfg.size,
+                     blocking, size != 0, offset);
     unlock(r);
 }
 
-void cap_read_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, bool blocking) {
+void cap_read_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, uint64_t offset, uint64_t size,
+                     bool blocking) {
     cap_recorder *r = lock(dev);
     if (!r) return;
     fb_builder *b = lmb_writer_builder(r->writer);
@@ -213,8 +220,34 @@ void cap_read_buffer(lm_device *dev, uint32_t cq, lm_buffer buffer, bool blockin
     lmb_EnqueueReadBuffer_add_cq_id(b, (uint8_t)cq);
     lmb_EnqueueReadBuffer_add_buffer_id(b, id);
     lmb_EnqueueReadBuffer_add_blocking(b, blocking);
+    if (size) {
+        lmb_EnqueueReadBuffer_add_offset(b, offset);
+        lmb_EnqueueReadBuffer_add_size(b, size);
+    }
     add(r, LMB_Command_EnqueueReadBuffer, lmb_EnqueueReadBuffer_end(b));
     mark_use(r, id, CAP_READ);
+    unlock(r);
+}
+
+void cap_write_l1(lm_device *dev, uint32_t cq, lm_core core, uint64_t address, uint64_t size,
+                  const void *src) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    lmb_BlobRef ref;
+    lm_status st = lmb_writer_add_blob(r->writer, src, size, true, &ref);
+    if (st) {
+        fail_with_last(r, st);
+        unlock(r);
+        return;
+    }
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_CoreCoord c = {(uint16_t)core.x, (uint16_t)core.y};
+    lmb_WriteDeviceL1_start(b);
+    lmb_WriteDeviceL1_add_cq_id(b, (uint8_t)cq);
+    lmb_WriteDeviceL1_add_core(b, &c);
+    lmb_WriteDeviceL1_add_address(b, address);
+    lmb_WriteDeviceL1_add_data(b, &ref);
+    add(r, LMB_Command_WriteDeviceL1, lmb_WriteDeviceL1_end(b));
     unlock(r);
 }
 
@@ -565,7 +598,7 @@ static void snapshot_buffers(cap_recorder *r, lm_device *dev) {
         uint64_t size = 0;
         lm_status st = rt_buffer_read(cq, handle, &data, &size);
         if (st) return fail_with_last(r, st);
-        record_write(r, 0, map_get(&r->buffers, handle.id), data, size, true);
+        record_write(r, 0, map_get(&r->buffers, handle.id), data, size, true, false, 0);
         free(data);
     }
 }
@@ -613,6 +646,7 @@ static const rt_capture_sink sink = {
     .create_buffer = cap_create_buffer,
     .deallocate_buffer = cap_deallocate_buffer,
     .write_buffer = cap_write_buffer,
+    .write_l1 = cap_write_l1,
     .read_buffer = cap_read_buffer,
     .finish = cap_finish,
     .create_program = cap_create_program,

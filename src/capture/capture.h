@@ -29,9 +29,14 @@ lm_status cap_end(lm_device *device, const lmb_header *header, lmb_writer **out_
 
 void cap_create_buffer(lm_device *device, lm_buffer buffer);
 void cap_deallocate_buffer(lm_device *device, lm_buffer buffer);
-void cap_write_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, const void *src,
-                      bool blocking);
-void cap_read_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, bool blocking);
+/* A write or read of `size` bytes at `offset` (size 0: the whole buffer). */
+void cap_write_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, uint64_t offset,
+                      uint64_t size, const void *src, bool blocking);
+/* lm_device_write_l1. */
+void cap_write_l1(lm_device *device, uint32_t cq_id, lm_core core, uint64_t address, uint64_t size,
+                  const void *src);
+void cap_read_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, uint64_t offset,
+                     uint64_t size, bool blocking);
 void cap_finish(lm_device *device, uint32_t cq_id);
 void cap_create_program(lm_device *device, lm_program program);
 void cap_release_program(lm_device *device, lm_program program);

@@ -201,11 +201,15 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(EnqueueWriteBuffer, cq_id, 0, U8, _, 0)                                                      \
     X(EnqueueWriteBuffer, buffer_id, 1, U32, _, 0)                                                 \
     X(EnqueueWriteBuffer, data, 2, STRUCT, BlobRef, 1)                                             \
-    X(EnqueueWriteBuffer, blocking, 3, BOOL, _, 0)
+    X(EnqueueWriteBuffer, blocking, 3, BOOL, _, 0)                                                 \
+    X(EnqueueWriteBuffer, offset, 4, U64, _, 0)                                                    \
+    X(EnqueueWriteBuffer, region, 5, BOOL, _, 0)
 #define LMB_TABLE_EnqueueReadBuffer(X)                                                             \
     X(EnqueueReadBuffer, cq_id, 0, U8, _, 0)                                                       \
     X(EnqueueReadBuffer, buffer_id, 1, U32, _, 0)                                                  \
-    X(EnqueueReadBuffer, blocking, 2, BOOL, _, 0)
+    X(EnqueueReadBuffer, blocking, 2, BOOL, _, 0)                                                  \
+    X(EnqueueReadBuffer, offset, 3, U64, _, 0)                                                     \
+    X(EnqueueReadBuffer, size, 4, U64, _, 0)
 #define LMB_TABLE_FinishQueue(X) X(FinishQueue, cq_id, 0, U8, _, 0)
 #define LMB_TABLE_CreateProgram(X) X(CreateProgram, program_id, 0, U32, _, 0)
 #define LMB_TABLE_ReleaseProgram(X) X(ReleaseProgram, program_id, 0, U32, _, 0)
@@ -275,6 +279,11 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(CompareToGolden, cq_id, 0, U8, _, 0)                                                         \
     X(CompareToGolden, buffer_id, 1, U32, _, 0)                                                    \
     X(CompareToGolden, golden, 2, STRUCT, BlobRef, 1)
+#define LMB_TABLE_WriteDeviceL1(X)                                                                 \
+    X(WriteDeviceL1, cq_id, 0, U8, _, 0)                                                           \
+    X(WriteDeviceL1, core, 1, STRUCT, CoreCoord, 1)                                                \
+    X(WriteDeviceL1, address, 2, U64, _, 0)                                                        \
+    X(WriteDeviceL1, data, 3, STRUCT, BlobRef, 1)
 #define LMB_TABLE_CommandEntry(X) X(CommandEntry, cmd, 1, UNION, Command, 1)
 #define LMB_TABLE_TraceDescriptor(X)                                                               \
     X(TraceDescriptor, trace_id, 0, U32, _, 0) X(TraceDescriptor, data, 1, STRUCT, BlobRef, 1)
@@ -318,9 +327,10 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     M(Command, LoadTrace, 17)                                                                      \
     M(Command, ReplayTrace, 18)                                                                    \
     M(Command, ReleaseTrace, 19)                                                                   \
-    M(Command, CompareToGolden, 20)
+    M(Command, CompareToGolden, 20)                                                                \
+    M(Command, WriteDeviceL1, 21)
 #define LMB_UNIONS(U) U(Command)
-#define LMB_Command_COUNT 20
+#define LMB_Command_COUNT 21
 
 /* clang-format off */
 #define LMB_TABLES(T) \
@@ -349,6 +359,7 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     T(ReplayTrace) \
     T(ReleaseTrace) \
     T(CompareToGolden) \
+    T(WriteDeviceL1) \
     T(CommandEntry) \
     T(TraceDescriptor) \
     T(BufferName) \

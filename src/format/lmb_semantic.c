@@ -245,6 +245,19 @@ static lm_status sem_blob_matches(const sem *s, const char *field, uint32_t buff
     return st;
 }
 
+/* A region of `size` bytes at `offset` lies inside the buffer. */
+static lm_status sem_region(const sem *s, const char *field, uint32_t buffer, uint64_t offset,
+                            uint64_t size) {
+    const sem_buffer *b;
+    lm_status st = sem_buffer_use(s, "buffer_id", buffer, &b);
+    if (!st && (size == 0 || offset > b->size || size > b->size - offset))
+        st = sem_fail(s, field,
+                      "region of %" PRIu64 " bytes at offset %" PRIu64 " for buffer %" PRIu32
+                      " of %" PRIu64 " bytes",
+                      size, offset, buffer, b->size);
+    return st;
+}
+
 static lm_status sem_queue(const sem *s, uint8_t cq_id) {
     if (cq_id >= s->queues)
         return sem_fail(s, "cq_id", "command queue %u (the device has %" PRIu32 ")", cq_id,
@@ -422,12 +435,35 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
         return sem_deallocate_buffer(s, lmb_DeallocateBuffer_buffer_id(c));
     case LMB_Command_EnqueueWriteBuffer:
         if ((st = sem_queue(s, lmb_EnqueueWriteBuffer_cq_id(c)))) return st;
+        if (!lmb_EnqueueWriteBuffer_region(c) && lmb_EnqueueWriteBuffer_offset(c))
+            return sem_fail(s, "offset", "an offset on a whole-buffer write");
+        if (lmb_EnqueueWriteBuffer_region(c))
+            return sem_region(s, "data", lmb_EnqueueWriteBuffer_buffer_id(c),
+                              lmb_EnqueueWriteBuffer_offset(c),
+                              lmb_EnqueueWriteBuffer_data(c).size);
         return sem_blob_matches(s, "data", lmb_EnqueueWriteBuffer_buffer_id(c),
                                 lmb_EnqueueWriteBuffer_data(c));
     case LMB_Command_EnqueueReadBuffer:
         if ((st = sem_queue(s, lmb_EnqueueReadBuffer_cq_id(c)))) return st;
+        if (lmb_EnqueueReadBuffer_size(c))
+            return sem_region(s, "size", lmb_EnqueueReadBuffer_buffer_id(c),
+                              lmb_EnqueueReadBuffer_offset(c), lmb_EnqueueReadBuffer_size(c));
+        if (lmb_EnqueueReadBuffer_offset(c))
+            return sem_fail(s, "offset", "an offset on a whole-buffer read");
         return sem_use(s, &s->buffers, "buffer_id", "buffer", lmb_EnqueueReadBuffer_buffer_id(c),
                        NULL);
+    case LMB_Command_WriteDeviceL1: {
+        if ((st = sem_queue(s, lmb_WriteDeviceL1_cq_id(c)))) return st;
+        if ((st = sem_core(s, "core", lmb_WriteDeviceL1_core(c)))) return st;
+        uint64_t at = lmb_WriteDeviceL1_address(c), size = lmb_WriteDeviceL1_data(c).size;
+        uint64_t lo = s->opts->memory_map.l1_base;
+        if (size == 0 || at < lo || at > s->l1_size || size > s->l1_size - at)
+            return sem_fail(s, "data",
+                            "%" PRIu64 " bytes at L1 0x%" PRIx64 " do not fit [0x%" PRIx64
+                            ", 0x%" PRIx32 ")",
+                            size, at, lo, s->l1_size);
+        return LM_OK;
+    }
     case LMB_Command_CompareToGolden:
         if ((st = sem_queue(s, lmb_CompareToGolden_cq_id(c)))) return st;
         return sem_blob_matches(s, "golden", lmb_CompareToGolden_buffer_id(c),

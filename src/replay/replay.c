@@ -427,25 +427,31 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_buffer b = {id_get(&s->buffers, id)};
         lm_buffer_config cfg;
         st = rt_buffer_describe(b, NULL, &cfg);
+        /* A region write carries its bytes; a whole write the buffer's. */
+        bool region = lmb_EnqueueWriteBuffer_region(c);
+        uint64_t offset = region ? lmb_EnqueueWriteBuffer_offset(c) : 0,
+                 size = region ? ref.size : 0;
         named *nm = find_buffer_name(r, id);
         bool replaced = nm && nm->input;
-        if (replaced) src = nm->input;
+        if (replaced) src = (const uint8_t *)nm->input + offset;
         lm_command_queue *cq = queue(s, lmb_EnqueueWriteBuffer_cq_id(c));
         bool blocking = lmb_EnqueueWriteBuffer_blocking(c);
         if (!st)
             st = replaced || !s->opts->check_blob_hashes
-                     ? rt_buffer_transfer(cq, b, (void *)src, true, blocking)
-                     : rt_buffer_write_checked(cq, b, src, ref.hash, blocking);
-        if (!st) s->report->bytes_written += cfg.size;
+                     ? rt_buffer_transfer_region(cq, b, offset, size, (void *)src, true, blocking)
+                     : rt_buffer_write_checked(cq, b, offset, size, src, ref.hash, blocking);
+        if (!st) s->report->bytes_written += region ? size : cfg.size;
         if (!st)
-            SINK(s, write_buffer, cq_id_of(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, src,
-                 lmb_EnqueueWriteBuffer_blocking(c));
+            SINK(s, write_buffer, cq_id_of(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, offset, size,
+                 src, lmb_EnqueueWriteBuffer_blocking(c));
         return st;
     }
     case LMB_Command_EnqueueReadBuffer: {
         lm_buffer b = {id_get(&s->buffers, lmb_EnqueueReadBuffer_buffer_id(c))};
         lm_buffer_config cfg;
         st = rt_buffer_describe(b, NULL, &cfg);
+        uint64_t offset = lmb_EnqueueReadBuffer_offset(c), size = lmb_EnqueueReadBuffer_size(c);
+        if (!st && size) cfg.size = size; /* a region: only its bytes */
         void *host = st ? NULL : malloc(cfg.size ? cfg.size : 1);
         if (!st && !host) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         if (!st) st = keep_read(s, host);
@@ -453,11 +459,11 @@ static lm_status run_command(run_state *s, fb_table e) {
             free(host);
             return st;
         }
-        st = rt_buffer_transfer(queue(s, lmb_EnqueueReadBuffer_cq_id(c)), b, host, false,
-                                lmb_EnqueueReadBuffer_blocking(c));
+        st = rt_buffer_transfer_region(queue(s, lmb_EnqueueReadBuffer_cq_id(c)), b, offset, size,
+                                       host, false, lmb_EnqueueReadBuffer_blocking(c));
         if (!st) s->report->bytes_read += cfg.size;
         if (!st)
-            SINK(s, read_buffer, cq_id_of(s, lmb_EnqueueReadBuffer_cq_id(c)), b,
+            SINK(s, read_buffer, cq_id_of(s, lmb_EnqueueReadBuffer_cq_id(c)), b, offset, size,
                  lmb_EnqueueReadBuffer_blocking(c));
         return st;
     }
@@ -580,6 +586,18 @@ static lm_status run_command(run_state *s, fb_table e) {
         st = rt_program_enqueue(cq, p, lmb_EnqueueProgram_blocking(c));
         if (!st && !into_trace)
             SINK(s, enqueue_program, rt_cq_id(cq), p, lmb_EnqueueProgram_blocking(c));
+        return st;
+    }
+    case LMB_Command_WriteDeviceL1: {
+        lmb_BlobRef ref = lmb_WriteDeviceL1_data(c);
+        lmb_CoreCoord core = lmb_WriteDeviceL1_core(c);
+        lm_core at = {core.x, core.y};
+        const void *src = lmb_blob_data(r->data, r->root, ref);
+        lm_command_queue *cq = queue(s, lmb_WriteDeviceL1_cq_id(c));
+        st = rt_l1_transfer(cq, at, lmb_WriteDeviceL1_address(c), ref.size, (void *)src, true,
+                            s->opts->check_blob_hashes ? &ref.hash : NULL);
+        if (!st) s->report->bytes_written += ref.size;
+        if (!st) SINK(s, write_l1, rt_cq_id(cq), at, lmb_WriteDeviceL1_address(c), ref.size, src);
         return st;
     }
     case LMB_Command_CompareToGolden: {

@@ -34,6 +34,7 @@ static sim_pages to_pages(const rt_buffer_place *p) {
         .kind = p->memory == LM_BUFFER_DRAM ? SIM_MEM_DRAM : SIM_MEM_L1,
         .num_banks = p->num_banks,
         .address = p->address,
+        .offset = p->offset,
         .size = p->size,
         .page_size = p->page_size,
         .page_stride = p->page_stride,

@@ -200,8 +200,10 @@ static void unpin(void *buffer) {
     rt_buffer_unuse(buffer);
 }
 
-/* Queues `cmd` (its place filled in here) with the buffer pinned until done. */
-static lm_status push_transfer(lm_command_queue *cq, lm_buffer buffer, rt_cmd *cmd, bool blocking) {
+/* Queues `cmd` (its place filled in here: the bytes [offset, offset + size)
+ * of the buffer, size 0 for all of it) with the buffer pinned until done. */
+static lm_status push_region(lm_command_queue *cq, lm_buffer buffer, rt_cmd *cmd, uint64_t offset,
+                             uint64_t size, bool blocking) {
     rt_buffer *b = NULL;
     lm_status st = rt_buffer_use(buffer, &b);
     if (st) return st;
@@ -210,10 +212,23 @@ static lm_status push_transfer(lm_command_queue *cq, lm_buffer buffer, rt_cmd *c
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "the buffer belongs to another device than the queue");
     }
+    uint64_t total = b->place.size;
+    if (size && (offset > total || size > total - offset)) {
+        rt_buffer_unuse(b);
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "region of %llu bytes at offset %llu exceeds the buffer's %llu bytes",
+                       (unsigned long long)size, (unsigned long long)offset,
+                       (unsigned long long)total);
+    }
+    rt_buffer_place place = b->place;
+    if (size) {
+        place.offset = offset;
+        place.size = size;
+    }
     if (cmd->op == RT_CMD_WRITE_BUFFER)
-        cmd->u.write.place = b->place;
+        cmd->u.write.place = place;
     else
-        cmd->u.read.place = b->place;
+        cmd->u.read.place = place;
     uint64_t seq;
     st = rt_cq_push(cq, cmd, unpin, b, &seq);
     if (!st && blocking) st = rt_cq_wait(cq, seq);
@@ -222,14 +237,54 @@ static lm_status push_transfer(lm_command_queue *cq, lm_buffer buffer, rt_cmd *c
 
 lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
                              bool blocking) {
-    rt_cmd cmd = to_device ? (rt_cmd){.op = RT_CMD_WRITE_BUFFER, .u.write = {.src = host}}
-                           : (rt_cmd){.op = RT_CMD_READ_BUFFER, .u.read = {.dst = host}};
-    return push_transfer(cq, buffer, &cmd, blocking);
+    return rt_buffer_transfer_region(cq, buffer, 0, 0, host, to_device, blocking);
 }
 
-lm_status rt_buffer_write_checked(lm_command_queue *cq, lm_buffer buffer, const void *src,
-                                  uint64_t hash, bool blocking) {
+lm_status rt_buffer_transfer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                    uint64_t size, void *host, bool to_device, bool blocking) {
+    rt_cmd cmd = to_device ? (rt_cmd){.op = RT_CMD_WRITE_BUFFER, .u.write = {.src = host}}
+                           : (rt_cmd){.op = RT_CMD_READ_BUFFER, .u.read = {.dst = host}};
+    return push_region(cq, buffer, &cmd, offset, size, blocking);
+}
+
+lm_status rt_l1_transfer(lm_command_queue *cq, lm_core core, uint64_t address, uint64_t size,
+                         void *host, bool to_device, const uint64_t *hash) {
+    const lm_device_info *i = &rt_cq_device(cq)->info;
+    if (core.x >= i->grid_x || core.y >= i->grid_y)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "core (%u,%u) is outside the %ux%u grid", core.x,
+                       core.y, i->grid_x, i->grid_y);
+    if (size == 0 || address < i->l1_unreserved_base || address > i->l1_size ||
+        size > i->l1_size - address)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "L1 range of %llu bytes at 0x%llx is not inside the unreserved L1 "
+                       "[0x%llx, 0x%llx)",
+                       (unsigned long long)size, (unsigned long long)address,
+                       (unsigned long long)i->l1_unreserved_base, (unsigned long long)i->l1_size);
+    /* One "page" per core, so the transfer lands in that core's L1: page
+     * `index` of an L1 interleaving whose pages are `size` bytes. */
+    uint32_t index = core.y * i->grid_x + core.x;
+    rt_buffer_place place = {.memory = LM_BUFFER_L1,
+                             .num_banks = i->grid_x * i->grid_y,
+                             .address = address,
+                             .offset = (uint64_t)index * size,
+                             .size = size,
+                             .page_size = size,
+                             .page_stride = size};
+    rt_cmd cmd = to_device
+                     ? (rt_cmd){.op = RT_CMD_WRITE_BUFFER,
+                                .u.write = {.place = place,
+                                            .src = host,
+                                            .check_hash = hash != NULL,
+                                            .hash = hash ? *hash : 0}}
+                     : (rt_cmd){.op = RT_CMD_READ_BUFFER, .u.read = {.place = place, .dst = host}};
+    uint64_t seq;
+    lm_status st = rt_cq_push(cq, &cmd, NULL, NULL, &seq);
+    return st ? st : rt_cq_wait(cq, seq);
+}
+
+lm_status rt_buffer_write_checked(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                  uint64_t size, const void *src, uint64_t hash, bool blocking) {
     rt_cmd cmd = {.op = RT_CMD_WRITE_BUFFER,
                   .u.write = {.src = src, .check_hash = true, .hash = hash}};
-    return push_transfer(cq, buffer, &cmd, blocking);
+    return push_region(cq, buffer, &cmd, offset, size, blocking);
 }

@@ -47,12 +47,26 @@ void rt_buffer_unuse(rt_buffer *buffer);
 lm_status rt_buffer_transfer(lm_command_queue *cq, lm_buffer buffer, void *host, bool to_device,
                              bool blocking);
 
-/* A write of the whole buffer that hashes `src` on the way (base/hash.h,
- * seed 0) and fails the command on the device — before any later command of
- * the queue runs — when the hash is not `hash` (LM_ERR_INVALID_FILE,
- * "blob-hash-mismatch: ..."). For data whose hash a file recorded. */
-lm_status rt_buffer_write_checked(lm_command_queue *cq, lm_buffer buffer, const void *src,
-                                  uint64_t hash, bool blocking);
+/* The same for the bytes [offset, offset + size) of the buffer (size 0: the
+ * whole buffer, offset ignored). LM_ERR_INVALID_ARGUMENT when the region
+ * does not lie inside the buffer. */
+lm_status rt_buffer_transfer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                    uint64_t size, void *host, bool to_device, bool blocking);
+
+/* Copies `size` bytes between `host` and the L1 of `core` at `address`, on
+ * `cq`, waiting until done (a write when `to_device`; with `hash`, checked as
+ * rt_buffer_write_checked does). The range must lie in the unreserved L1
+ * (LM_ERR_INVALID_ARGUMENT with both ranges otherwise). */
+lm_status rt_l1_transfer(lm_command_queue *cq, lm_core core, uint64_t address, uint64_t size,
+                         void *host, bool to_device, const uint64_t *hash);
+
+/* A write of a region (size 0: the whole buffer) that hashes `src` on the
+ * way (base/hash.h, seed 0) and fails the command on the device -- before
+ * any later command of the queue runs -- when the hash is not `hash`
+ * (LM_ERR_INVALID_FILE, "blob-hash-mismatch: ..."). For data whose hash a
+ * file recorded. */
+lm_status rt_buffer_write_checked(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
+                                  uint64_t size, const void *src, uint64_t hash, bool blocking);
 
 /* Reads the whole buffer now through `cq` (waiting for what is queued before)
  * into a malloc'ed copy the caller frees. For the runtime's own users

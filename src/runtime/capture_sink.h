@@ -16,9 +16,13 @@
 typedef struct rt_capture_sink {
     void (*create_buffer)(lm_device *dev, lm_buffer buffer);
     void (*deallocate_buffer)(lm_device *dev, lm_buffer buffer);
-    void (*write_buffer)(lm_device *dev, uint32_t cq, lm_buffer buffer, const void *src,
-                         bool blocking);
-    void (*read_buffer)(lm_device *dev, uint32_t cq, lm_buffer buffer, bool blocking);
+    /* size 0: the whole buffer; else `size` bytes at `offset` */
+    void (*write_buffer)(lm_device *dev, uint32_t cq, lm_buffer buffer, uint64_t offset,
+                         uint64_t size, const void *src, bool blocking);
+    void (*read_buffer)(lm_device *dev, uint32_t cq, lm_buffer buffer, uint64_t offset,
+                        uint64_t size, bool blocking);
+    void (*write_l1)(lm_device *dev, uint32_t cq, lm_core core, uint64_t address, uint64_t size,
+                     const void *src);
     void (*finish)(lm_device *dev, uint32_t cq);
     void (*create_program)(lm_device *dev, lm_program program);
     void (*release_program)(lm_device *dev, lm_program program);

@@ -26,7 +26,8 @@ typedef struct rt_buffer_place {
     uint8_t memory;       /* LM_BUFFER_DRAM or LM_BUFFER_L1 */
     uint32_t num_banks;   /* DRAM banks, or worker cores for L1 */
     uint64_t address;     /* bank-local base */
-    uint64_t size;        /* bytes */
+    uint64_t offset;      /* the transfer starts this many bytes into the buffer */
+    uint64_t size;        /* bytes transferred (the buffer's size for a whole one) */
     uint64_t page_size;   /* bytes per page */
     uint64_t page_stride; /* page_size rounded up to the memory's alignment */
 } rt_buffer_place;

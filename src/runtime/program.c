@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/handle.h"
+#include "base/hash.h"
 #include "lm_kernel_abi.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -35,6 +36,10 @@ static void mask_set(core_mask *m, uint32_t i) {
 typedef struct arg_list {
     uint32_t count;
     uint32_t *words;
+    /* Handed out for in-place writes (rt_get_runtime_args): a capture
+     * records the words at each launch when they changed since `recorded`. */
+    bool exposed;
+    uint64_t recorded; /* hash of the words last recorded */
 } arg_list;
 
 typedef struct rt_kernel {
@@ -389,8 +394,107 @@ lm_status rt_kernel_describe(lm_program program, lm_kernel kernel, rt_kernel_des
     return st;
 }
 
+/* The index of `core` in p's grid when `kernel` runs there. */
+static lm_status args_slot(rt_program *p, rt_kernel *k, lm_core core, uint32_t *out_index) {
+    uint32_t index = core.y * p->grid_x + core.x;
+    if (core.x >= p->grid_x || index >= p->num_cores || !mask_has(&k->cores, index))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "kernel '%s' does not run on core (%u,%u)", k->name,
+                       core.x, core.y);
+    *out_index = index;
+    return LM_OK;
+}
+
+lm_status rt_check_args_core(lm_program program, lm_kernel kernel, lm_core core) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    rt_kernel *k;
+    uint32_t index;
+    st = kernel_of(p, kernel, &k);
+    if (!st) st = args_slot(p, k, core, &index);
+    program_unref(p);
+    return st;
+}
+
+lm_status rt_get_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              uint32_t **out_args, uint32_t *out_count) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    rt_kernel *k;
+    uint32_t index;
+    st = kernel_of(p, kernel, &k);
+    if (!st) st = args_slot(p, k, core, &index);
+    if (!st) {
+        pthread_mutex_lock(&p->mutex);
+        arg_list *a = &k->args[index];
+        if (!a->exposed) a->recorded = hash64(a->words, a->count * sizeof *a->words, 0);
+        a->exposed = true;
+        *out_args = a->words;
+        *out_count = a->count;
+        pthread_mutex_unlock(&p->mutex);
+    }
+    program_unref(p);
+    return st;
+}
+
+/* One changed args array, copied out so fn runs without the program's lock
+ * (the recorder takes its own lock, and takes program locks under it). */
+typedef struct changed_args {
+    lm_kernel kernel;
+    lm_core core;
+    uint32_t count;
+    uint32_t *words;
+} changed_args;
+
+lm_status rt_visit_changed_args(lm_program program, rt_args_visit_fn fn, void *ctx) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    changed_args *list = NULL;
+    size_t n = 0, cap = 0;
+    pthread_mutex_lock(&p->mutex);
+    for (uint32_t ki = 0; !st && ki < p->kernel_count; ki++)
+        for (uint32_t i = 0; !st && i < p->num_cores; i++) {
+            rt_kernel *k = p->kernels[ki];
+            arg_list *a = &k->args[i];
+            if (!a->exposed) continue;
+            uint64_t h = hash64(a->words, a->count * sizeof *a->words, 0);
+            if (h == a->recorded) continue;
+            if (n == cap) {
+                cap = cap ? 2 * cap : 8;
+                changed_args *grown = realloc(list, cap * sizeof *grown);
+                if (!grown) {
+                    st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+                    break;
+                }
+                list = grown;
+            }
+            uint32_t *w = malloc(a->count ? a->count * sizeof *w : 1);
+            if (!w) {
+                st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+                break;
+            }
+            memcpy(w, a->words, a->count * sizeof *w);
+            list[n++] = (changed_args){{k->handle}, {i % p->grid_x, i / p->grid_x}, a->count, w};
+            a->recorded = h;
+        }
+    pthread_mutex_unlock(&p->mutex);
+    program_unref(p);
+    for (size_t i = 0; i < n; i++) {
+        if (!st) fn(ctx, program, list[i].kernel, list[i].core, list[i].words, list[i].count);
+        free(list[i].words);
+    }
+    free(list);
+    return st;
+}
+
 static lm_status copy_args(arg_list *dst, const uint32_t *args, uint32_t count) {
     uint32_t *w = NULL;
+    if (count == dst->count && dst->words) { /* in place: a pointer handed out stays valid */
+        memcpy(dst->words, args, count * sizeof *w);
+        return LM_OK;
+    }
     if (count) {
         w = malloc(count * sizeof *w);
         if (!w) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -399,6 +503,7 @@ static lm_status copy_args(arg_list *dst, const uint32_t *args, uint32_t count) 
     free(dst->words);
     dst->words = w;
     dst->count = count;
+    dst->exposed = false; /* a new array: the old pointer is gone */
     return LM_OK;
 }
 
@@ -408,14 +513,15 @@ lm_status rt_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core
     lm_status st = program_ref(program, &p);
     if (st) return st;
     rt_kernel *k;
+    uint32_t index = 0;
     st = kernel_of(p, kernel, &k);
-    uint32_t index = core.y * p->grid_x + core.x;
-    if (!st && (core.x >= p->grid_x || index >= p->num_cores || !mask_has(&k->cores, index)))
-        st = err_set(LM_ERR_INVALID_ARGUMENT, "kernel '%s' does not run on core (%u,%u)", k->name,
-                     core.x, core.y);
+    if (!st) st = args_slot(p, k, core, &index);
     if (!st) {
         pthread_mutex_lock(&p->mutex);
-        st = copy_args(&k->args[index], args, count);
+        arg_list *a = &k->args[index];
+        st = copy_args(a, args, count);
+        /* Set (and captured) through the API: nothing left to record. */
+        if (!st && a->exposed) a->recorded = hash64(a->words, count * sizeof *a->words, 0);
         pthread_mutex_unlock(&p->mutex);
     }
     program_unref(p);

@@ -120,6 +120,23 @@ lm_status rt_kernel_describe(lm_program program, lm_kernel kernel, rt_kernel_des
 
 lm_status rt_set_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
                               const uint32_t *args, uint32_t count);
+
+/* LM_OK when `kernel` of `program` runs on `core` (so its args may be set). */
+lm_status rt_check_args_core(lm_program program, lm_kernel kernel, lm_core core);
+
+/* The program's own array of the kernel's args on `core`, for in-place
+ * writes (valid until the args are set with another count or the program
+ * is released). From then on the array is watched: rt_visit_changed_args
+ * reports it whenever its words differ from what was last reported or set. */
+lm_status rt_get_runtime_args(lm_program program, lm_kernel kernel, lm_core core,
+                              uint32_t **out_args, uint32_t *out_count);
+
+typedef void (*rt_args_visit_fn)(void *ctx, lm_program program, lm_kernel kernel, lm_core core,
+                                 const uint32_t *args, uint32_t count);
+
+/* Calls fn for each watched args array written in place since it was last
+ * reported, with a copy of its words, outside the program's lock. */
+lm_status rt_visit_changed_args(lm_program program, rt_args_visit_fn fn, void *ctx);
 lm_status rt_set_common_runtime_args(lm_program program, lm_kernel kernel, const uint32_t *args,
                                      uint32_t count);
 lm_status rt_cb_create(lm_program program, const lm_core_range_set *cores,

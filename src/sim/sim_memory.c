@@ -64,8 +64,29 @@ static uint8_t *bank_base(const sim_memory *m, sim_mem_kind kind, uint32_t bank)
     return kind == SIM_MEM_DRAM ? sim_dram(m, bank) : sim_l1(m, bank);
 }
 
+/* The device bytes of buffer bytes [at, at + n) lie in one page. */
+static uint8_t *span_at(const sim_memory *m, const sim_pages *pg, uint64_t at, uint64_t *n) {
+    uint64_t page = at / pg->page_size, off = at % pg->page_size;
+    if (*n > pg->page_size - off) *n = pg->page_size - off;
+    return bank_base(m, pg->kind, (uint32_t)(page % pg->num_banks)) + pg->address +
+           (page / pg->num_banks) * pg->page_stride + off;
+}
+
 void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *host, bool to_device,
                            uint32_t part, uint32_t parts) {
+    if (pg->offset) { /* a region: page by page from its first byte */
+        uint64_t from = pg->size * part / parts, end = pg->size * (part + 1) / parts;
+        while (from < end) {
+            uint64_t n = end - from;
+            uint8_t *dev = span_at(m, pg, pg->offset + from, &n);
+            if (to_device)
+                memcpy(dev, host + from, n);
+            else
+                memcpy(host + from, dev, n);
+            from += n;
+        }
+        return;
+    }
     /* A row is one page in every bank: part p takes a contiguous run of rows,
      * so each part streams through its own stretch of host memory. */
     uint64_t row_bytes = pg->page_size * pg->num_banks;
@@ -91,10 +112,8 @@ void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *ho
 static void write_span_hashed(const sim_memory *m, const sim_pages *pg, const uint8_t *src,
                               uint64_t from, uint64_t n, hash64_state *h) {
     while (n) {
-        uint64_t page = from / pg->page_size, off = from % pg->page_size;
-        uint64_t len = pg->page_size - off < n ? pg->page_size - off : n;
-        uint8_t *dev = bank_base(m, pg->kind, (uint32_t)(page % pg->num_banks)) + pg->address +
-                       (page / pg->num_banks) * pg->page_stride + off;
+        uint64_t len = n;
+        uint8_t *dev = span_at(m, pg, pg->offset + from, &len);
         hash64_update_copy(h, dev, src + from, (size_t)len);
         from += len;
         n -= len;

@@ -60,10 +60,13 @@ static inline uint8_t *sim_dram(const sim_memory *m, uint32_t bank) {
  * inside its bank. */
 typedef enum sim_mem_kind { SIM_MEM_DRAM = 1, SIM_MEM_L1 = 2 } sim_mem_kind;
 
+/* An interleaved buffer's pages: page p in bank p % num_banks at address +
+ * (p / num_banks) * page_stride. A transfer moves `size` bytes starting
+ * `offset` bytes into the buffer (0 and the whole size for all of it). */
 typedef struct sim_pages {
     sim_mem_kind kind;
     uint32_t num_banks;
-    uint64_t address, size, page_size, page_stride;
+    uint64_t address, offset, size, page_size, page_stride;
 } sim_pages;
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src);

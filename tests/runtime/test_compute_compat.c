@@ -258,13 +258,15 @@ static void test_acquire_dst_and_dialects(void) {
     CHECK(run_fails(dev, "mix.c",
                     "#include \"compute_kernel_api.h\"\n"
                     "void kernel_main(void) { tile_regs_acquire(); release_dst(); }\n",
-                    0, "release_dst outside its place in the dst protocol: it must come after "
-                       "acquire_dst, but dst is acquired"));
+                    0,
+                    "release_dst outside its place in the dst protocol: it must come after "
+                    "acquire_dst, but dst is acquired"));
     CHECK(run_fails(dev, "twice.c",
                     "#include \"compute_kernel_api.h\"\n"
                     "void kernel_main(void) { acquire_dst(); tile_regs_acquire(); }\n",
-                    0, "tile_regs_acquire outside its place in the dst protocol: it must come "
-                       "dst is released, but dst is held by acquire_dst"));
+                    0,
+                    "tile_regs_acquire outside its place in the dst protocol: it must come "
+                    "dst is released, but dst is held by acquire_dst"));
     CHECK_OK(lm_device_close(dev));
 }
 
@@ -385,32 +387,32 @@ static void test_tilize_untilize(void) {
     /* Misuse: dst held, output not reserved and full, unknown CB. */
     CHECK(run_fails(dev, "tilize_held.cpp",
                     "#include \"api/compute/tilize.h\"\n"
-                    "void kernel_main() { tile_regs_acquire(); tilize_block(0, 1, 16); }\n", 0,
-                    "tilize_block while dst is acquired: it uses dst itself"));
-    CHECK(run_fails(dev, "tilize_wait.cpp", "#include \"api/compute/tilize.h\"\n"
-                    "void kernel_main() { tilize_block(0, 1, 16); }\n", 0,
-                    "tilize_block: 1 tiles of circular buffer 0 were not waited for"));
+                    "void kernel_main() { tile_regs_acquire(); tilize_block(0, 1, 16); }\n",
+                    0, "tilize_block while dst is acquired: it uses dst itself"));
+    CHECK(run_fails(dev, "tilize_wait.cpp",
+                    "#include \"api/compute/tilize.h\"\n"
+                    "void kernel_main() { tilize_block(0, 1, 16); }\n",
+                    0, "tilize_block: 1 tiles of circular buffer 0 were not waited for"));
     CHECK(run_fails(dev, "untilize_cb.cpp",
                     "#include \"api/compute/untilize.h\"\n"
-                    "void kernel_main() { cb_wait_front(0, 1); untilize_block(0, 1, 9); }\n", 0,
-                    "untilize_block: circular buffer 9 is not configured on this core"));
+                    "void kernel_main() { cb_wait_front(0, 1); untilize_block(0, 1, 9); }\n",
+                    0, "untilize_block: circular buffer 9 is not configured on this core"));
     CHECK_OK(lm_device_close(dev));
 }
 
 /* pack_tile without cb_reserve_back while the CB has room: tt-metal's
  * hardware runs it; here a warning, or a fault with strict_protocol. */
-static const char *lax =
-    "#include \"compute_kernel_api.h\"\n"
-    "void kernel_main(void) {\n"
-    "    for (uint32_t t = 0; t < 2; t++) {\n"
-    "        cb_wait_front(1, 1);\n"
-    "        tile_regs_acquire(); copy_tile(1, 0, 0); tile_regs_commit();\n"
-    "        pack_tile(0, 16);\n"
-    "        tile_regs_wait(); tile_regs_release();\n"
-    "        cb_push_back(16, 1); cb_pop_front(1, 1);\n"
-    "        cb_wait_front(0, 1); cb_pop_front(0, 1);\n"
-    "    }\n"
-    "}\n";
+static const char *lax = "#include \"compute_kernel_api.h\"\n"
+                         "void kernel_main(void) {\n"
+                         "    for (uint32_t t = 0; t < 2; t++) {\n"
+                         "        cb_wait_front(1, 1);\n"
+                         "        tile_regs_acquire(); copy_tile(1, 0, 0); tile_regs_commit();\n"
+                         "        pack_tile(0, 16);\n"
+                         "        tile_regs_wait(); tile_regs_release();\n"
+                         "        cb_push_back(16, 1); cb_pop_front(1, 1);\n"
+                         "        cb_wait_front(0, 1); cb_pop_front(0, 1);\n"
+                         "    }\n"
+                         "}\n";
 
 static void test_lenient_and_strict(void) {
     lines got = {""};
@@ -426,9 +428,10 @@ static void test_lenient_and_strict(void) {
     const char *p1 = strstr(got.text, w1);
     CHECK(p1 && strstr(p1, ": pack_tile after tile_regs_commit without tile_regs_wait (allowed; "
                            "strict_protocol makes this a fault); "));
-    CHECK(strstr(got.text, "fault); pack_tile into circular buffer 16 without cb_reserve_back (tile "
-                           "0 of the back, 0 reserved) (allowed; strict_protocol makes this a "
-                           "fault)\n"));
+    CHECK(strstr(got.text,
+                 "fault); pack_tile into circular buffer 16 without cb_reserve_back (tile "
+                 "0 of the back, 0 reserved) (allowed; strict_protocol makes this a "
+                 "fault)\n"));
     int lines_n = 0;
     for (const char *p = got.text; (p = strchr(p, '\n')); p++)
         lines_n++;

@@ -33,7 +33,7 @@ static void test_interleaved_mapping(void) {
     uint8_t src[PAGE * PAGES], back[PAGE * PAGES];
     for (int i = 0; i < PAGE * PAGES; i++)
         src[i] = (uint8_t)(i * 7 + 1);
-    sim_pages dram = {SIM_MEM_DRAM, 3, 4096, sizeof src, PAGE, STRIDE};
+    sim_pages dram = {SIM_MEM_DRAM, 3, 4096, 0, sizeof src, PAGE, STRIDE};
     sim_memory_write_pages(m, &dram, src);
     for (int p = 0; p < PAGES; p++) {
         const uint8_t *at = sim_dram(m, p % 3) + 4096 + (p / 3) * STRIDE;
@@ -43,10 +43,31 @@ static void test_interleaved_mapping(void) {
     sim_memory_read_pages(m, &dram, back);
     CHECK(memcmp(src, back, sizeof src) == 0);
 
-    sim_pages l1 = {SIM_MEM_L1, 6, 0x10000, sizeof src, PAGE, STRIDE};
+    sim_pages l1 = {SIM_MEM_L1, 6, 0x10000, 0, sizeof src, PAGE, STRIDE};
     sim_memory_write_pages(m, &l1, src);
     for (int p = 0; p < PAGES; p++)
         CHECK(memcmp(sim_l1(m, p % 6) + 0x10000 + (p / 6) * STRIDE, src + p * PAGE, PAGE) == 0);
+
+    /* Regions: any byte range, across pages and banks, in one or three parts;
+     * the bytes around it stay. */
+    uint8_t patch[PAGE * 3], expect[PAGE * PAGES];
+    for (int i = 0; i < (int)sizeof patch; i++)
+        patch[i] = (uint8_t)(0xA0 ^ i);
+    for (uint32_t parts = 1; parts <= 3; parts += 2) {
+        sim_memory_write_pages(m, &dram, src);
+        sim_pages region = dram;
+        region.offset = PAGE - 3; /* starts 3 bytes before page 1 */
+        region.size = PAGE * 2 + 7;
+        for (uint32_t part = 0; part < parts; part++)
+            sim_memory_move_pages(m, &region, patch, true, part, parts);
+        memcpy(expect, src, sizeof src);
+        memcpy(expect + region.offset, patch, region.size);
+        sim_memory_read_pages(m, &dram, back);
+        CHECK(memcmp(back, expect, sizeof back) == 0);
+        uint8_t got[PAGE * 3] = {0};
+        sim_memory_move_pages(m, &region, got, false, 0, 1);
+        CHECK(memcmp(got, patch, region.size) == 0);
+    }
     sim_memory_destroy(m);
 }
 
@@ -58,7 +79,7 @@ static void test_parts_cover_once(void) {
     static uint8_t src[PAGE * PAGES], back[PAGE * PAGES];
     for (int i = 0; i < PAGE * PAGES; i++)
         src[i] = (uint8_t)(i * 13 + 5);
-    sim_pages pg = {SIM_MEM_DRAM, 3, 8192, sizeof src, PAGE, STRIDE};
+    sim_pages pg = {SIM_MEM_DRAM, 3, 8192, 0, sizeof src, PAGE, STRIDE};
     for (uint32_t parts = 1; parts <= 7; parts++) {
         memset(sim_dram(m, 0) + 8192, 0, 4096);
         memset(sim_dram(m, 1) + 8192, 0, 4096);

@@ -1,0 +1,316 @@
+/* The host calls tt-metal programs port to: runtime args for many cores at
+ * once and updated in place, buffer regions, work splitting, NoC
+ * coordinates, direct L1 access -- each checked on the device, captured and
+ * replayed, and fed bad arguments. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lightmetal/lightmetal.h"
+#include "lm_test.h"
+
+#define PAGE 64u
+#define L1_SPOT 0x20000u /* in every core's unreserved L1 */
+
+static lm_device *open_device(void) {
+    lm_device_options o;
+    lm_device_options_init(&o);
+    o.grid_x = 4;
+    o.grid_y = 2;
+    o.dram_banks = 2;
+    o.dram_bank_size = 16 << 20;
+    o.num_threads = 2;
+    lm_device *dev = NULL;
+    return lm_device_open(&o, &dev) ? NULL : dev;
+}
+
+/* Writes this core's runtime args (arg 0 = how many follow) and the word at
+ * L1_SPOT into page (y * 4 + x) of the DRAM buffer at common arg 0. */
+static const char *dumper =
+    "void kernel_main() {\n"
+    "    const uint32_t n = get_arg_val<uint32_t>(0);\n"
+    "    const uint32_t core = get_absolute_logical_y() * 4 + get_absolute_logical_x();\n"
+    "    volatile uint32_t *scratch = reinterpret_cast<volatile uint32_t *>(0x30000);\n"
+    "    for (uint32_t i = 0; i < 15; i++) scratch[i] = i < n ? get_arg_val<uint32_t>(1 + i) : 0;\n"
+    "    scratch[15] = *reinterpret_cast<volatile uint32_t *>(0x20000);\n"
+    "    const InterleavedAddrGen<true> out = {get_common_arg_val<uint32_t>(0), 64};\n"
+    "    noc_async_write_page(core, out, 0x30000);\n"
+    "    noc_async_write_barrier();\n"
+    "}\n";
+
+typedef struct setup {
+    lm_device *dev;
+    lm_command_queue *cq;
+    lm_buffer out;
+    lm_program prog;
+    lm_kernel k;
+} setup;
+
+static int make(setup *s, bool capture) {
+    memset(s, 0, sizeof *s);
+    s->dev = open_device();
+    if (!s->dev) return 0;
+    s->cq = lm_device_command_queue(s->dev, 0);
+    if (capture && lm_light_metal_begin_capture(s->dev, NULL)) return 0;
+    lm_buffer_config bc;
+    lm_buffer_config_init(&bc);
+    bc.size = 8 * PAGE;
+    bc.page_size = PAGE;
+    lm_core_range_set all = lm_core_range_set_of(0, 0, 3, 1);
+    lm_kernel_config cfg;
+    lm_kernel_config_init(&cfg, LM_PROCESSOR_DM0);
+    uint64_t a = 0;
+    lm_status st = lm_create_buffer(s->dev, &bc, &s->out);
+    if (!st && capture) st = lm_capture_name_buffer(s->out, "out");
+    if (!st) st = lm_create_program(s->dev, &s->prog);
+    if (!st) st = lm_create_kernel_from_string(s->prog, "dumper.cpp", dumper, &all, &cfg, &s->k);
+    if (!st) st = lm_buffer_address(s->out, &a);
+    uint32_t common[] = {(uint32_t)a};
+    if (!st) st = lm_set_common_runtime_args(s->prog, s->k, common, 1);
+    uint32_t zero[] = {0};
+    if (!st) st = lm_set_runtime_args_range(s->prog, s->k, &all, zero, 1);
+    if (st) printf("  set-up: %s\n", lm_last_error());
+    return st == LM_OK;
+}
+
+/* Runs the program and reads the 8 pages. */
+static int run(setup *s, uint32_t out[8][16]) {
+    lm_status st = lm_enqueue_program(s->cq, s->prog, true);
+    if (!st) st = lm_enqueue_read_buffer(s->cq, s->out, out, true);
+    if (st) printf("  run: %s\n", lm_last_error());
+    return st == LM_OK;
+}
+
+static void test_runtime_args_many_cores(void) {
+    setup s;
+    CHECK(make(&s, false));
+    /* A range: the same args on (1,0)-(2,1). */
+    uint32_t three[] = {2, 11, 22};
+    lm_core_range_set mid = lm_core_range_set_of(1, 0, 2, 1);
+    CHECK_OK(lm_set_runtime_args_range(s.prog, s.k, &mid, three, 3));
+    /* Each: per-core vectors. */
+    lm_core cores[] = {{0, 0}, {3, 1}};
+    uint32_t a0[] = {1, 100}, a1[] = {3, 7, 8, 9};
+    const uint32_t *args[] = {a0, a1};
+    uint32_t counts[] = {2, 4};
+    CHECK_OK(lm_set_runtime_args_each(s.prog, s.k, cores, 2, args, counts));
+    uint32_t out[8][16];
+    CHECK(run(&s, out));
+    CHECK(out[0][0] == 100 && out[0][1] == 0);
+    CHECK(out[1][0] == 11 && out[1][1] == 22 && out[6][0] == 11 && out[6][1] == 22);
+    CHECK(out[7][0] == 7 && out[7][1] == 8 && out[7][2] == 9);
+    CHECK(out[3][0] == 0 && out[4][0] == 0); /* untouched cores kept {0} */
+
+    /* In place (GetRuntimeArgs): the next launch sees the new words. */
+    uint32_t *w = NULL, n = 0;
+    CHECK_OK(lm_get_runtime_args(s.prog, s.k, (lm_core){3, 1}, &w, &n));
+    CHECK(n == 4 && w[1] == 7);
+    w[1] = 70;
+    w[3] = 90;
+    CHECK(run(&s, out));
+    CHECK(out[7][0] == 70 && out[7][1] == 8 && out[7][2] == 90);
+    /* Setting the same count keeps the array: the pointer stays good. */
+    uint32_t again[] = {3, 1, 2, 3};
+    CHECK_OK(lm_set_runtime_args(s.prog, s.k, (lm_core){3, 1}, again, 4));
+    CHECK(w[1] == 1);
+
+    /* Bad arguments: nothing changes when one core is wrong. */
+    lm_core_range_set outside = lm_core_range_set_of(0, 0, 0, 0);
+    outside.ranges[outside.count++] = (lm_core_range){{3, 0}, {4, 0}};
+    CHECK_FAILS(lm_set_runtime_args_range(s.prog, s.k, &outside, three, 3),
+                LM_ERR_INVALID_ARGUMENT, "kernel 'dumper.cpp' does not run on core (4,0)");
+    CHECK(run(&s, out));
+    CHECK(out[0][0] == 100); /* (0,0) was first in the set: not changed */
+    lm_core_range_set empty = lm_core_range_set_of(2, 0, 1, 0);
+    CHECK_FAILS(lm_set_runtime_args_range(s.prog, s.k, &empty, three, 3), LM_ERR_INVALID_ARGUMENT,
+                "lm_set_runtime_args_range: range 0 is empty");
+    CHECK_FAILS(lm_set_runtime_args_range(s.prog, s.k, NULL, three, 3), LM_ERR_INVALID_ARGUMENT,
+                "lm_set_runtime_args_range: cores is NULL");
+    CHECK_FAILS(lm_set_runtime_args_range(s.prog, s.k, &mid, NULL, 3), LM_ERR_INVALID_ARGUMENT,
+                "args is NULL");
+    uint32_t big = 400;
+    CHECK_FAILS(lm_set_runtime_args_each(s.prog, s.k, cores, 2, args, (uint32_t[]){2, big}),
+                LM_ERR_INVALID_ARGUMENT, "lm_set_runtime_args_each: core 1: 400 arguments");
+    lm_core bad[] = {{0, 0}, {0, 2}};
+    CHECK_FAILS(lm_set_runtime_args_each(s.prog, s.k, bad, 2, args, counts),
+                LM_ERR_INVALID_ARGUMENT, "lm_set_runtime_args_each: core 1: kernel 'dumper.cpp' "
+                                         "does not run on core (0,2)");
+    CHECK_FAILS(lm_set_runtime_args_each(s.prog, s.k, NULL, 2, args, counts),
+                LM_ERR_INVALID_ARGUMENT, "cores is NULL");
+    CHECK_FAILS(lm_get_runtime_args(s.prog, s.k, (lm_core){0, 0}, NULL, &n),
+                LM_ERR_INVALID_ARGUMENT, "lm_get_runtime_args: out_args is NULL");
+    CHECK_FAILS(lm_get_runtime_args(s.prog, s.k, (lm_core){5, 0}, &w, &n), LM_ERR_INVALID_ARGUMENT,
+                "does not run on core (5,0)");
+    CHECK_OK(lm_device_close(s.dev));
+}
+
+/* Ranges, per-core vectors, in-place updates and an L1 write, captured: the
+ * replay gives the live run's output. */
+static void test_capture_and_replay(void) {
+    setup s;
+    CHECK(make(&s, true));
+    uint32_t mark = 0xC0FFEE;
+    CHECK_OK(lm_device_write_l1(s.dev, (lm_core){2, 1}, L1_SPOT, 4, &mark));
+    uint32_t three[] = {2, 5, 6};
+    lm_core_range_set row = lm_core_range_set_of(0, 1, 3, 1);
+    CHECK_OK(lm_set_runtime_args_range(s.prog, s.k, &row, three, 3));
+    uint32_t out[8][16], live[8][16];
+    CHECK(run(&s, out));
+    uint32_t *w = NULL, n = 0;
+    CHECK_OK(lm_get_runtime_args(s.prog, s.k, (lm_core){1, 1}, &w, &n));
+    w[2] = 66;
+    CHECK(run(&s, live));
+    CHECK(live[5][1] == 66 && live[4][1] == 6 && live[6][15] == 0xC0FFEE);
+    lm_binary *bin = NULL;
+    CHECK_OK(lm_light_metal_end_capture(s.dev, &bin));
+    CHECK_OK(lm_device_close(s.dev));
+    const void *data = NULL;
+    uint64_t size = 0;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r = NULL;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    uint32_t replayed[8][16];
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(replayed, live, sizeof live) == 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
+static void test_buffer_regions(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_buffer_config bc;
+    lm_buffer_config_init(&bc);
+    bc.size = 10 * PAGE;
+    bc.page_size = PAGE;
+    lm_buffer b;
+    CHECK_OK(lm_create_buffer(dev, &bc, &b));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_capture_name_buffer(b, "b"));
+    uint8_t all[10 * PAGE], patch[150], got[10 * PAGE], part[150];
+    for (size_t i = 0; i < sizeof all; i++)
+        all[i] = (uint8_t)(i * 3);
+    for (size_t i = 0; i < sizeof patch; i++)
+        patch[i] = (uint8_t)(0xF0 ^ i);
+    CHECK_OK(lm_enqueue_write_buffer(cq, b, all, false));
+    /* Across pages and banks, not page-aligned. */
+    CHECK_OK(lm_enqueue_write_buffer_region(cq, b, 100, sizeof patch, patch, true));
+    CHECK_OK(lm_enqueue_read_buffer(cq, b, got, true));
+    memcpy(all + 100, patch, sizeof patch);
+    CHECK(memcmp(got, all, sizeof all) == 0);
+    CHECK_OK(lm_enqueue_read_buffer_region(cq, b, 90, sizeof part, part, true));
+    CHECK(memcmp(part, all + 90, sizeof part) == 0);
+    lm_binary *bin = NULL;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    /* Bad regions. */
+    CHECK_FAILS(lm_enqueue_write_buffer_region(cq, b, 600, 41, patch, true),
+                LM_ERR_INVALID_ARGUMENT,
+                "lm_enqueue_write_buffer_region: region of 41 bytes at offset 600 exceeds the "
+                "buffer's 640 bytes");
+    CHECK_FAILS(lm_enqueue_read_buffer_region(cq, b, 0, 0, part, true), LM_ERR_INVALID_ARGUMENT,
+                "lm_enqueue_read_buffer_region: size is 0");
+    CHECK_FAILS(lm_enqueue_read_buffer_region(cq, b, UINT64_MAX, 2, part, true),
+                LM_ERR_INVALID_ARGUMENT, "exceeds the buffer's 640 bytes");
+    CHECK_FAILS(lm_enqueue_write_buffer_region(cq, b, 0, 4, NULL, true), LM_ERR_INVALID_ARGUMENT,
+                "lm_enqueue_write_buffer_region: src is NULL");
+    CHECK_OK(lm_device_close(dev));
+    /* The replay writes the region too. */
+    const void *data = NULL;
+    uint64_t size = 0;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r = NULL;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "b", got, sizeof got));
+    CHECK(memcmp(got, all, sizeof all) == 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
+static int ranges_are(const lm_core_range_set *s, uint32_t n, const uint32_t *coords) {
+    if (s->count != n) {
+        printf("  %u ranges, want %u\n", s->count, n);
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const lm_core_range *r = &s->ranges[i];
+        const uint32_t *c = coords + 4 * i;
+        if (r->start.x != c[0] || r->start.y != c[1] || r->end.x != c[2] || r->end.y != c[3]) {
+            printf("  range %u: (%u,%u)-(%u,%u)\n", i, r->start.x, r->start.y, r->end.x,
+                   r->end.y);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void test_split_work(void) {
+    lm_work_split w;
+    /* Fewer units than cores: one each, one group. */
+    CHECK_OK(lm_split_work_to_cores((lm_core){8, 8}, 20, true, &w));
+    CHECK(w.num_cores == 20 && w.units_per_core_group_1 == 1 && w.units_per_core_group_2 == 0);
+    CHECK(ranges_are(&w.core_group_1, 2, (uint32_t[]){0, 0, 7, 1, 0, 2, 3, 2}));
+    CHECK(w.core_group_2.count == 0);
+    /* More: 36 cores take 2, 28 take 1. */
+    CHECK_OK(lm_split_work_to_cores((lm_core){8, 8}, 100, true, &w));
+    CHECK(w.num_cores == 64 && w.units_per_core_group_1 == 2 && w.units_per_core_group_2 == 1);
+    CHECK(ranges_are(&w.core_group_1, 2, (uint32_t[]){0, 0, 7, 3, 0, 4, 3, 4}));
+    CHECK(ranges_are(&w.core_group_2, 2, (uint32_t[]){4, 4, 7, 4, 0, 5, 7, 7}));
+    CHECK(ranges_are(&w.all_cores, 1, (uint32_t[]){0, 0, 7, 7}));
+    /* Column-major, an even split. */
+    CHECK_OK(lm_split_work_to_cores((lm_core){3, 4}, 24, false, &w));
+    CHECK(w.num_cores == 12 && w.units_per_core_group_1 == 2 && w.core_group_2.count == 0);
+    CHECK(ranges_are(&w.core_group_1, 1, (uint32_t[]){0, 0, 2, 3}));
+    CHECK_OK(lm_split_work_to_cores((lm_core){3, 4}, 5, false, &w));
+    CHECK(ranges_are(&w.core_group_1, 2, (uint32_t[]){0, 0, 0, 3, 1, 0, 1, 0}));
+    /* No work, and bad arguments. */
+    CHECK_OK(lm_split_work_to_cores((lm_core){2, 2}, 0, true, &w));
+    CHECK(w.num_cores == 0 && w.all_cores.count == 0);
+    CHECK_FAILS(lm_split_work_to_cores((lm_core){0, 2}, 5, true, &w), LM_ERR_INVALID_ARGUMENT,
+                "lm_split_work_to_cores: grid of 0x2 cores is empty");
+    CHECK_FAILS(lm_split_work_to_cores((lm_core){2, 2}, 5, true, NULL), LM_ERR_INVALID_ARGUMENT,
+                "out_split is NULL");
+}
+
+static void test_cores_and_l1(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_core noc;
+    CHECK_OK(lm_worker_core_from_logical_core(dev, (lm_core){3, 1}, &noc));
+    CHECK(noc.x == 3 && noc.y == 1);
+    CHECK_FAILS(lm_worker_core_from_logical_core(dev, (lm_core){4, 1}, &noc),
+                LM_ERR_INVALID_ARGUMENT, "core (4,1) is outside the 4x2 grid");
+    CHECK_FAILS(lm_worker_core_from_logical_core(NULL, (lm_core){0, 0}, &noc),
+                LM_ERR_INVALID_ARGUMENT, "device is NULL");
+    uint8_t w[100], r[100];
+    for (int i = 0; i < 100; i++)
+        w[i] = (uint8_t)(i + 1);
+    CHECK_OK(lm_device_write_l1(dev, (lm_core){1, 1}, L1_SPOT + 3, sizeof w, w));
+    CHECK_OK(lm_device_read_l1(dev, (lm_core){1, 1}, L1_SPOT + 3, sizeof r, r));
+    CHECK(memcmp(w, r, sizeof w) == 0);
+    CHECK_OK(lm_device_read_l1(dev, (lm_core){0, 1}, L1_SPOT + 3, sizeof r, r));
+    CHECK(memcmp(w, r, sizeof w) != 0); /* another core's L1 */
+    CHECK_FAILS(lm_device_write_l1(dev, (lm_core){1, 1}, 0x100, 4, w), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_write_l1: L1 range of 4 bytes at 0x100 is not inside the unreserved "
+                "L1 [0x10000, ");
+    CHECK_FAILS(lm_device_read_l1(dev, (lm_core){1, 2}, L1_SPOT, 4, r), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_read_l1: core (1,2) is outside the 4x2 grid");
+    CHECK_FAILS(lm_device_read_l1(dev, (lm_core){1, 1}, L1_SPOT, 0, r), LM_ERR_INVALID_ARGUMENT,
+                "L1 range of 0 bytes");
+    CHECK_FAILS(lm_device_read_l1(dev, (lm_core){1, 1}, UINT64_MAX - 1, 4, r),
+                LM_ERR_INVALID_ARGUMENT, "is not inside the unreserved L1");
+    CHECK_FAILS(lm_device_write_l1(dev, (lm_core){1, 1}, L1_SPOT, 4, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_write_l1: src is NULL");
+    CHECK_OK(lm_device_close(dev));
+}
+
+int main(void) {
+    TEST_RUN(test_runtime_args_many_cores);
+    TEST_RUN(test_capture_and_replay);
+    TEST_RUN(test_buffer_regions);
+    TEST_RUN(test_split_work);
+    TEST_RUN(test_cores_and_l1);
+    return test_summary();
+}
