@@ -46,6 +46,34 @@ lm_status lm_enqueue_write_buffer_region(lm_command_queue *cq, lm_buffer buffer,
 lm_status lm_enqueue_read_buffer_region(lm_command_queue *cq, lm_buffer buffer, uint64_t offset,
                                         uint64_t size, void *dst, bool blocking);
 
+/* ---- events (tt-metal's EnqueueRecordEvent, EnqueueWaitForEvent,
+ * EventSynchronize, EventQuery) ----
+ * An event marks a point in one queue: it completes when every command
+ * enqueued on that queue before it has completed. It is a plain value: copy
+ * it freely; there is nothing to release. Its fields are the library's. */
+typedef struct lm_event {
+    lm_command_queue *cq;
+    uint64_t seq;
+    uint32_t id; /* numbers the device's events, for captures */
+} lm_event;
+
+/* Records an event at the current end of `cq`. LM_ERR_INVALID_STATE while
+ * `cq` is capturing a trace. */
+lm_status lm_enqueue_record_event(lm_command_queue *cq, lm_event *out_event);
+
+/* Commands enqueued on `cq` after this call start only once `event`
+ * completed (on its own queue; on the same queue this is already so). The
+ * host does not wait. A device error on the event's queue does not hold
+ * `cq` back; that queue reports it. */
+lm_status lm_enqueue_wait_for_event(lm_command_queue *cq, lm_event event);
+
+/* Waits on the host until `event` completed; reports the event's queue's
+ * device error, if any, as lm_finish does. */
+lm_status lm_event_synchronize(lm_event event);
+
+/* *out_done = whether `event` completed, without waiting. */
+lm_status lm_event_query(lm_event event, bool *out_done);
+
 /* Waits until every command enqueued on `cq` so far has completed; returns the
  * first device error since the last report, if any. */
 lm_status lm_finish(lm_command_queue *cq);

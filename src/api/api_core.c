@@ -71,8 +71,8 @@ lm_status lm_split_work_to_cores(lm_core grid_size, uint32_t units, bool row_maj
     const char *fn = "lm_split_work_to_cores";
     if (!out_split) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_split is NULL", fn);
     if (grid_size.x == 0 || grid_size.y == 0)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: grid of %ux%u cores is empty", fn,
-                       grid_size.x, grid_size.y);
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: grid of %ux%u cores is empty", fn, grid_size.x,
+                       grid_size.y);
     lm_work_split w = {0};
     uint32_t cores = grid_size.x * grid_size.y;
     w.num_cores = units < cores ? units : cores;

@@ -55,6 +55,56 @@ lm_status lm_enqueue_read_buffer_region(lm_command_queue *cq, lm_buffer buffer, 
                     blocking);
 }
 
+lm_status lm_enqueue_record_event(lm_command_queue *cq, lm_event *out_event) {
+    const char *fn = "lm_enqueue_record_event";
+    if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
+    if (!out_event) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_event is NULL", fn);
+    lm_status st = check_not_capturing(fn, cq);
+    if (st) return st;
+    st = rt_event_record(cq, out_event);
+    if (st) return err_prefix(st, "%s", fn);
+    CAPTURE(rt_cq_device(cq), cap_record_event, rt_cq_id(cq), out_event->id);
+    return LM_OK;
+}
+
+static lm_status check_event(const char *fn, lm_event e) {
+    if (!e.cq || e.id == 0 || e.seq == 0)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: the event was not recorded", fn);
+    return LM_OK;
+}
+
+lm_status lm_enqueue_wait_for_event(lm_command_queue *cq, lm_event event) {
+    const char *fn = "lm_enqueue_wait_for_event";
+    if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "%s: cq is NULL", fn);
+    lm_status st = check_event(fn, event);
+    if (!st) st = check_not_capturing(fn, cq);
+    if (st) return st;
+    if (rt_cq_device(event.cq) != rt_cq_device(cq))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: the event belongs to another device", fn);
+    st = rt_event_wait(cq, event);
+    if (st) return err_prefix(st, "%s", fn);
+    CAPTURE(rt_cq_device(cq), cap_wait_for_event, rt_cq_id(cq), event.id);
+    return LM_OK;
+}
+
+lm_status lm_event_synchronize(lm_event event) {
+    const char *fn = "lm_event_synchronize";
+    lm_status st = check_event(fn, event);
+    if (st) return st;
+    CAPTURE(rt_cq_device(event.cq), cap_event_synchronize, event.id);
+    st = rt_cq_wait(event.cq, event.seq);
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
+
+lm_status lm_event_query(lm_event event, bool *out_done) {
+    const char *fn = "lm_event_query";
+    lm_status st = check_event(fn, event);
+    if (st) return st;
+    if (!out_done) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_done is NULL", fn);
+    *out_done = rt_cq_completed(event.cq, event.seq);
+    return LM_OK;
+}
+
 lm_status lm_finish(lm_command_queue *cq) {
     if (!cq) return err_set(LM_ERR_INVALID_HANDLE, "lm_finish: cq is NULL");
     lm_status st = check_not_capturing("lm_finish", cq);

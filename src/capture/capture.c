@@ -41,7 +41,7 @@ struct cap_recorder {
     lm_device *device;
     lm_capture_options opts;
     lmb_writer *writer;
-    id_map buffers, programs, kernels, cbs, traces;
+    id_map buffers, programs, kernels, cbs, traces, events;
     lm_status error; /* the first recording failure, reported by cap_end */
     char error_message[ERR_MESSAGE_MAX];
     uint8_t formats_seen[8]; /* lmb_DataFormat values used by CBs */
@@ -248,6 +248,57 @@ void cap_write_l1(lm_device *dev, uint32_t cq, lm_core core, uint64_t address, u
     lmb_WriteDeviceL1_add_address(b, address);
     lmb_WriteDeviceL1_add_data(b, &ref);
     add(r, LMB_Command_WriteDeviceL1, lmb_WriteDeviceL1_end(b));
+    unlock(r);
+}
+
+void cap_record_event(lm_device *dev, uint32_t cq, uint32_t event_id) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id = 0;
+    lm_status st = map_add(&r->events, event_id, &id);
+    if (st) {
+        fail_with_last(r, st);
+        unlock(r);
+        return;
+    }
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_EnqueueRecordEvent_start(b);
+    lmb_EnqueueRecordEvent_add_cq_id(b, (uint8_t)cq);
+    lmb_EnqueueRecordEvent_add_event_id(b, id);
+    add(r, LMB_Command_EnqueueRecordEvent, lmb_EnqueueRecordEvent_end(b));
+    unlock(r);
+}
+
+/* An event recorded before the capture began marks a point the replay has
+ * passed before its first command: waiting for it is a no-op, not recorded. */
+void cap_wait_for_event(lm_device *dev, uint32_t cq, uint32_t event_id) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id = map_get(&r->events, event_id);
+    if (!id) {
+        unlock(r);
+        return;
+    }
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_EnqueueWaitForEvent_start(b);
+    lmb_EnqueueWaitForEvent_add_cq_id(b, (uint8_t)cq);
+    lmb_EnqueueWaitForEvent_add_event_id(b, id);
+    add(r, LMB_Command_EnqueueWaitForEvent, lmb_EnqueueWaitForEvent_end(b));
+    unlock(r);
+}
+
+void cap_event_synchronize(lm_device *dev, uint32_t event_id) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t id = map_get(&r->events, event_id);
+    if (!id) {
+        unlock(r);
+        return;
+    }
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_EventSynchronize_start(b);
+    lmb_EventSynchronize_add_event_id(b, id);
+    add(r, LMB_Command_EventSynchronize, lmb_EventSynchronize_end(b));
     unlock(r);
 }
 
@@ -634,6 +685,7 @@ static void recorder_free(cap_recorder *r) {
     map_free(&r->buffers);
     map_free(&r->programs);
     map_free(&r->kernels);
+    map_free(&r->events);
     map_free(&r->cbs);
     map_free(&r->traces);
     free(r->names);
@@ -647,6 +699,9 @@ static const rt_capture_sink sink = {
     .deallocate_buffer = cap_deallocate_buffer,
     .write_buffer = cap_write_buffer,
     .write_l1 = cap_write_l1,
+    .record_event = cap_record_event,
+    .wait_for_event = cap_wait_for_event,
+    .event_synchronize = cap_event_synchronize,
     .read_buffer = cap_read_buffer,
     .finish = cap_finish,
     .create_program = cap_create_program,

@@ -35,6 +35,10 @@ void cap_write_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, uint6
 /* lm_device_write_l1. */
 void cap_write_l1(lm_device *device, uint32_t cq_id, lm_core core, uint64_t address, uint64_t size,
                   const void *src);
+/* Events, by their device-wide ids (lm_event.id). */
+void cap_record_event(lm_device *device, uint32_t cq_id, uint32_t event_id);
+void cap_wait_for_event(lm_device *device, uint32_t cq_id, uint32_t event_id);
+void cap_event_synchronize(lm_device *device, uint32_t event_id);
 void cap_read_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, uint64_t offset,
                      uint64_t size, bool blocking);
 void cap_finish(lm_device *device, uint32_t cq_id);

@@ -284,6 +284,11 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(WriteDeviceL1, core, 1, STRUCT, CoreCoord, 1)                                                \
     X(WriteDeviceL1, address, 2, U64, _, 0)                                                        \
     X(WriteDeviceL1, data, 3, STRUCT, BlobRef, 1)
+#define LMB_TABLE_EnqueueRecordEvent(X)                                                            \
+    X(EnqueueRecordEvent, cq_id, 0, U8, _, 0) X(EnqueueRecordEvent, event_id, 1, U32, _, 0)
+#define LMB_TABLE_EnqueueWaitForEvent(X)                                                           \
+    X(EnqueueWaitForEvent, cq_id, 0, U8, _, 0) X(EnqueueWaitForEvent, event_id, 1, U32, _, 0)
+#define LMB_TABLE_EventSynchronize(X) X(EventSynchronize, event_id, 0, U32, _, 0)
 #define LMB_TABLE_CommandEntry(X) X(CommandEntry, cmd, 1, UNION, Command, 1)
 #define LMB_TABLE_TraceDescriptor(X)                                                               \
     X(TraceDescriptor, trace_id, 0, U32, _, 0) X(TraceDescriptor, data, 1, STRUCT, BlobRef, 1)
@@ -328,9 +333,12 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     M(Command, ReplayTrace, 18)                                                                    \
     M(Command, ReleaseTrace, 19)                                                                   \
     M(Command, CompareToGolden, 20)                                                                \
-    M(Command, WriteDeviceL1, 21)
+    M(Command, WriteDeviceL1, 21)                                                                  \
+    M(Command, EnqueueRecordEvent, 22)                                                             \
+    M(Command, EnqueueWaitForEvent, 23)                                                            \
+    M(Command, EventSynchronize, 24)
 #define LMB_UNIONS(U) U(Command)
-#define LMB_Command_COUNT 21
+#define LMB_Command_COUNT 24
 
 /* clang-format off */
 #define LMB_TABLES(T) \
@@ -360,6 +368,9 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     T(ReleaseTrace) \
     T(CompareToGolden) \
     T(WriteDeviceL1) \
+    T(EnqueueRecordEvent) \
+    T(EnqueueWaitForEvent) \
+    T(EventSynchronize) \
     T(CommandEntry) \
     T(TraceDescriptor) \
     T(BufferName) \

@@ -80,6 +80,7 @@ typedef struct sem {
     sem_map kernels;   /* id -> owning program */
     sem_map cbs;
     sem_map traces; /* id -> 1 captured/loaded, 2 capturing */
+    sem_map events; /* id -> the queue it was recorded on */
     int64_t index;  /* current command, or -1 for file-level checks */
     const char *type;
     bool oom;
@@ -464,6 +465,16 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
                             size, at, lo, s->l1_size);
         return LM_OK;
     }
+    case LMB_Command_EnqueueRecordEvent:
+        if ((st = sem_queue(s, lmb_EnqueueRecordEvent_cq_id(c)))) return st;
+        return sem_define(s, &s->events, "event_id", "event", lmb_EnqueueRecordEvent_event_id(c),
+                          lmb_EnqueueRecordEvent_cq_id(c));
+    case LMB_Command_EnqueueWaitForEvent:
+        if ((st = sem_queue(s, lmb_EnqueueWaitForEvent_cq_id(c)))) return st;
+        return sem_use(s, &s->events, "event_id", "event", lmb_EnqueueWaitForEvent_event_id(c),
+                       NULL);
+    case LMB_Command_EventSynchronize:
+        return sem_use(s, &s->events, "event_id", "event", lmb_EventSynchronize_event_id(c), NULL);
     case LMB_Command_CompareToGolden:
         if ((st = sem_queue(s, lmb_CompareToGolden_cq_id(c)))) return st;
         return sem_blob_matches(s, "golden", lmb_CompareToGolden_buffer_id(c),
@@ -740,5 +751,6 @@ lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semant
     sem_free(&s.kernels);
     sem_free(&s.cbs);
     sem_free(&s.traces);
+    sem_free(&s.events);
     return st;
 }

@@ -53,6 +53,9 @@ typedef struct run_state {
     const lm_replay_options *opts;
     lm_replay_report *report;
     idmap buffers, programs, kernels, traces; /* file id -> runtime handle */
+    idmap events;                             /* file id -> index into `event` */
+    lm_event *event;                          /* the events the run recorded */
+    uint32_t event_count, event_capacity;
     void **reads; /* host copies the workload read into, freed after the run */
     uint32_t read_count, read_capacity;
     uint32_t index; /* the command being run, for messages */
@@ -600,6 +603,33 @@ static lm_status run_command(run_state *s, fb_table e) {
         if (!st) SINK(s, write_l1, rt_cq_id(cq), at, lmb_WriteDeviceL1_address(c), ref.size, src);
         return st;
     }
+    case LMB_Command_EnqueueRecordEvent: {
+        if (s->event_count == s->event_capacity) {
+            uint32_t cap = s->event_capacity ? 2 * s->event_capacity : 16;
+            lm_event *grown = realloc(s->event, cap * sizeof *grown);
+            if (!grown) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+            s->event = grown;
+            s->event_capacity = cap;
+        }
+        lm_command_queue *cq = queue(s, lmb_EnqueueRecordEvent_cq_id(c));
+        lm_event *ev = &s->event[s->event_count];
+        st = rt_event_record(cq, ev);
+        if (!st) st = id_put(&s->events, lmb_EnqueueRecordEvent_event_id(c), s->event_count++);
+        if (!st) SINK(s, record_event, rt_cq_id(cq), ev->id);
+        return st;
+    }
+    case LMB_Command_EnqueueWaitForEvent: {
+        lm_event ev = s->event[id_get(&s->events, lmb_EnqueueWaitForEvent_event_id(c))];
+        lm_command_queue *cq = queue(s, lmb_EnqueueWaitForEvent_cq_id(c));
+        st = rt_event_wait(cq, ev);
+        if (!st) SINK(s, wait_for_event, rt_cq_id(cq), ev.id);
+        return st;
+    }
+    case LMB_Command_EventSynchronize: {
+        lm_event ev = s->event[id_get(&s->events, lmb_EventSynchronize_event_id(c))];
+        SINK(s, event_synchronize, ev.id);
+        return rt_cq_wait(ev.cq, ev.seq);
+    }
     case LMB_Command_CompareToGolden: {
         lmb_BlobRef ref = lmb_CompareToGolden_golden(c);
         if (!s->opts->check_goldens) return LM_OK;
@@ -719,6 +749,8 @@ static lm_status end_run(run_state *s, lm_status st) {
     for (at = 0; idmap_next(&s->buffers, &at, &id, &handle);)
         rt_buffer_destroy((lm_buffer){handle});
     idmap_free(&s->traces);
+    idmap_free(&s->events);
+    free(s->event);
     idmap_free(&s->programs);
     idmap_free(&s->buffers);
     idmap_free(&s->kernels);

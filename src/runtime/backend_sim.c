@@ -212,6 +212,9 @@ static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *
         return run_trace(sb, cmd);
     case RT_CMD_FAULT:
         return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
+    case RT_CMD_MARKER: /* the queue handles these itself */
+    case RT_CMD_WAIT_QUEUE:
+        return LM_OK;
     case RT_CMD_INVALID:
         break;
     }

@@ -23,6 +23,9 @@ typedef struct rt_capture_sink {
                         uint64_t size, bool blocking);
     void (*write_l1)(lm_device *dev, uint32_t cq, lm_core core, uint64_t address, uint64_t size,
                      const void *src);
+    void (*record_event)(lm_device *dev, uint32_t cq, uint32_t event_id);
+    void (*wait_for_event)(lm_device *dev, uint32_t cq, uint32_t event_id);
+    void (*event_synchronize)(lm_device *dev, uint32_t event_id);
     void (*finish)(lm_device *dev, uint32_t cq);
     void (*create_program)(lm_device *dev, lm_program program);
     void (*release_program)(lm_device *dev, lm_program program);

@@ -18,6 +18,8 @@ typedef enum rt_cmd_op {
     RT_CMD_PROGRAM,      /* runs a launch snapshot on the cores */
     RT_CMD_TRACE,        /* runs the launches of a trace stream in device DRAM */
     RT_CMD_FAULT,        /* fails on the device with `fault.message` (fault injection) */
+    RT_CMD_MARKER,       /* does nothing: an event's place in the queue */
+    RT_CMD_WAIT_QUEUE,   /* holds the queue until another queue completed a command */
 } rt_cmd_op;
 
 /* Where a buffer's pages are: everything the dispatcher needs, by value, so a
@@ -56,6 +58,10 @@ typedef struct rt_cmd {
         struct {
             const char *message; /* static string */
         } fault;
+        struct {
+            struct lm_command_queue *queue;
+            uint64_t seq;
+        } wait;
     } u;
 } rt_cmd;
 

@@ -49,7 +49,12 @@ static void *dispatcher_main(void *arg) {
 
         lm_status st = LM_OK;
         char message[ERR_MESSAGE_MAX];
-        if (!skip) {
+        if (entry.cmd.op == RT_CMD_WAIT_QUEUE) {
+            /* Not the device's business: this queue waits on the host side,
+             * and even after an error (the other queue must move on). */
+            rt_cq_wait_completed(entry.cmd.u.wait.queue, entry.cmd.u.wait.seq);
+        } else if (entry.cmd.op == RT_CMD_MARKER) {
+        } else if (!skip) {
             st = backend->ops->execute(backend, cq->id, &entry.cmd);
             if (st) err_copy(message, sizeof message);
         }
@@ -151,6 +156,34 @@ lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq) {
     lm_status st = take_error_locked(cq);
     pthread_mutex_unlock(&cq->mutex);
     return st;
+}
+
+void rt_cq_wait_completed(lm_command_queue *cq, uint64_t seq) {
+    pthread_mutex_lock(&cq->mutex);
+    while (cq->completed < seq)
+        pthread_cond_wait(&cq->progress, &cq->mutex);
+    pthread_mutex_unlock(&cq->mutex);
+}
+
+bool rt_cq_completed(lm_command_queue *cq, uint64_t seq) {
+    pthread_mutex_lock(&cq->mutex);
+    bool done = cq->completed >= seq;
+    pthread_mutex_unlock(&cq->mutex);
+    return done;
+}
+
+lm_status rt_event_record(lm_command_queue *cq, lm_event *out_event) {
+    rt_cmd cmd = {.op = RT_CMD_MARKER};
+    uint64_t seq;
+    lm_status st = rt_cq_push(cq, &cmd, NULL, NULL, &seq);
+    if (!st) *out_event = (lm_event){cq, seq, atomic_fetch_add(&cq->device->events, 1) + 1};
+    return st;
+}
+
+lm_status rt_event_wait(lm_command_queue *cq, lm_event event) {
+    if (event.cq == cq) return LM_OK; /* on its own queue, order already holds */
+    rt_cmd cmd = {.op = RT_CMD_WAIT_QUEUE, .u.wait = {event.cq, event.seq}};
+    return rt_cq_push(cq, &cmd, NULL, NULL, NULL);
 }
 
 lm_status rt_cq_finish(lm_command_queue *cq) {

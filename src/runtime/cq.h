@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "lightmetal/lm_device.h"
+#include "lightmetal/lm_queue.h"
 #include "runtime/backend.h"
 
 lm_status rt_cq_create(lm_device *device, uint32_t id, lm_command_queue **out_cq);
@@ -35,6 +36,19 @@ lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn don
 /* Waits until command `seq` and all before it completed; then reports (and
  * clears) the queue's kept error, if any. */
 lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq);
+
+/* Waits until command `seq` completed, leaving the queue's error for its
+ * owner to report. */
+void rt_cq_wait_completed(lm_command_queue *cq, uint64_t seq);
+
+/* Whether command `seq` completed. */
+bool rt_cq_completed(lm_command_queue *cq, uint64_t seq);
+
+/* An event at the current end of cq (lm_enqueue_record_event). */
+lm_status rt_event_record(lm_command_queue *cq, lm_event *out_event);
+
+/* Holds cq's later commands until `event` completed (lm_enqueue_wait_for_event). */
+lm_status rt_event_wait(lm_command_queue *cq, lm_event event);
 
 /* Waits for everything pushed so far (lm_finish). */
 lm_status rt_cq_finish(lm_command_queue *cq);

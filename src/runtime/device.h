@@ -10,6 +10,7 @@
 #define LM_RUNTIME_DEVICE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "lightmetal/lm_device.h"
 #include "lightmetal/lm_trace.h"
@@ -40,6 +41,7 @@ struct lm_device {
     struct rt_trace *traces[LM_MAX_TRACES];            /* by id - 1 */
     struct rt_trace *capturing[LM_MAX_COMMAND_QUEUES]; /* per queue */
     lm_command_queue *queues[LM_MAX_COMMAND_QUEUES];
+    atomic_uint events;                         /* events recorded so far (their ids) */
     struct cap_recorder *capture;               /* the Light Metal capture in progress, or NULL */
     const struct rt_capture_sink *capture_sink; /* its entry points (capture_sink.h) */
 };

@@ -117,8 +117,8 @@ static void test_runtime_args_many_cores(void) {
     /* Bad arguments: nothing changes when one core is wrong. */
     lm_core_range_set outside = lm_core_range_set_of(0, 0, 0, 0);
     outside.ranges[outside.count++] = (lm_core_range){{3, 0}, {4, 0}};
-    CHECK_FAILS(lm_set_runtime_args_range(s.prog, s.k, &outside, three, 3),
-                LM_ERR_INVALID_ARGUMENT, "kernel 'dumper.cpp' does not run on core (4,0)");
+    CHECK_FAILS(lm_set_runtime_args_range(s.prog, s.k, &outside, three, 3), LM_ERR_INVALID_ARGUMENT,
+                "kernel 'dumper.cpp' does not run on core (4,0)");
     CHECK(run(&s, out));
     CHECK(out[0][0] == 100); /* (0,0) was first in the set: not changed */
     lm_core_range_set empty = lm_core_range_set_of(2, 0, 1, 0);
@@ -133,8 +133,9 @@ static void test_runtime_args_many_cores(void) {
                 LM_ERR_INVALID_ARGUMENT, "lm_set_runtime_args_each: core 1: 400 arguments");
     lm_core bad[] = {{0, 0}, {0, 2}};
     CHECK_FAILS(lm_set_runtime_args_each(s.prog, s.k, bad, 2, args, counts),
-                LM_ERR_INVALID_ARGUMENT, "lm_set_runtime_args_each: core 1: kernel 'dumper.cpp' "
-                                         "does not run on core (0,2)");
+                LM_ERR_INVALID_ARGUMENT,
+                "lm_set_runtime_args_each: core 1: kernel 'dumper.cpp' "
+                "does not run on core (0,2)");
     CHECK_FAILS(lm_set_runtime_args_each(s.prog, s.k, NULL, 2, args, counts),
                 LM_ERR_INVALID_ARGUMENT, "cores is NULL");
     CHECK_FAILS(lm_get_runtime_args(s.prog, s.k, (lm_core){0, 0}, NULL, &n),
@@ -238,8 +239,7 @@ static int ranges_are(const lm_core_range_set *s, uint32_t n, const uint32_t *co
         const lm_core_range *r = &s->ranges[i];
         const uint32_t *c = coords + 4 * i;
         if (r->start.x != c[0] || r->start.y != c[1] || r->end.x != c[2] || r->end.y != c[3]) {
-            printf("  range %u: (%u,%u)-(%u,%u)\n", i, r->start.x, r->start.y, r->end.x,
-                   r->end.y);
+            printf("  range %u: (%u,%u)-(%u,%u)\n", i, r->start.x, r->start.y, r->end.x, r->end.y);
             return 0;
         }
     }
@@ -306,7 +306,85 @@ static void test_cores_and_l1(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* Queue 1 runs a slow writer; queue 0 waits for its event before reading. */
+static const char *slow_writer =
+    "void kernel_main() {\n"
+    "    volatile uint32_t *v = reinterpret_cast<volatile uint32_t *>(0x30000);\n"
+    "    v[0] = 0;\n"
+    "    for (uint32_t i = 0; i < 200000; i++) v[0] = v[0] + 1;\n"
+    "    const InterleavedAddrGen<true> out = {get_arg_val<uint32_t>(0), 64};\n"
+    "    noc_async_write_page(0, out, 0x30000);\n"
+    "    noc_async_write_barrier();\n"
+    "}\n";
+
+static void test_events(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *q0 = lm_device_command_queue(dev, 0), *q1 = lm_device_command_queue(dev, 1);
+    lm_buffer_config bc;
+    lm_buffer_config_init(&bc);
+    bc.size = 2 * PAGE;
+    bc.page_size = PAGE;
+    lm_buffer b;
+    lm_program prog;
+    lm_kernel k;
+    lm_core_range_set one = lm_core_range_set_of(0, 0, 0, 0);
+    lm_kernel_config cfg;
+    lm_kernel_config_init(&cfg, LM_PROCESSOR_DM0);
+    CHECK_OK(lm_create_buffer(dev, &bc, &b));
+    lm_event early;
+    CHECK_OK(lm_enqueue_record_event(q1, &early)); /* before the capture */
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_capture_name_buffer(b, "b"));
+    uint8_t zero[2 * PAGE] = {0};
+    CHECK_OK(lm_enqueue_write_buffer(q0, b, zero, true));
+    CHECK_OK(lm_create_program(dev, &prog));
+    CHECK_OK(lm_create_kernel_from_string(prog, "slow.cpp", slow_writer, &one, &cfg, &k));
+    uint64_t a = 0;
+    CHECK_OK(lm_buffer_address(b, &a));
+    uint32_t args[] = {(uint32_t)a};
+    CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){0, 0}, args, 1));
+    CHECK_OK(lm_enqueue_wait_for_event(q0, early)); /* long past: not recorded */
+    CHECK_OK(lm_enqueue_program(q1, prog, false));
+    lm_event done;
+    CHECK_OK(lm_enqueue_record_event(q1, &done));
+    CHECK_OK(lm_enqueue_wait_for_event(q0, done));
+    uint32_t got[2 * PAGE / 4];
+    CHECK_OK(lm_enqueue_read_buffer(q0, b, got, true));
+    CHECK(got[0] == 200000);
+    CHECK_OK(lm_event_synchronize(done));
+    bool finished = false;
+    CHECK_OK(lm_event_query(done, &finished));
+    CHECK(finished);
+    CHECK_OK(lm_enqueue_wait_for_event(q1, done)); /* its own queue: nothing to wait for */
+    lm_binary *bin = NULL;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    /* Bad events and queues. */
+    lm_event none = {0};
+    CHECK_FAILS(lm_enqueue_wait_for_event(q0, none), LM_ERR_INVALID_ARGUMENT,
+                "lm_enqueue_wait_for_event: the event was not recorded");
+    CHECK_FAILS(lm_event_synchronize(none), LM_ERR_INVALID_ARGUMENT,
+                "lm_event_synchronize: the event was not recorded");
+    CHECK_FAILS(lm_event_query(done, NULL), LM_ERR_INVALID_ARGUMENT, "out_done is NULL");
+    CHECK_FAILS(lm_enqueue_record_event(NULL, &none), LM_ERR_INVALID_HANDLE, "cq is NULL");
+    CHECK_FAILS(lm_enqueue_record_event(q0, NULL), LM_ERR_INVALID_ARGUMENT, "out_event is NULL");
+    CHECK_OK(lm_device_close(dev));
+
+    const void *data = NULL;
+    uint64_t size = 0;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r = NULL;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    uint32_t replayed[2 * PAGE / 4];
+    CHECK_OK(lm_replay_get_output(r, "b", replayed, sizeof replayed));
+    CHECK(replayed[0] == 200000);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
 int main(void) {
+    TEST_RUN(test_events);
     TEST_RUN(test_runtime_args_many_cores);
     TEST_RUN(test_capture_and_replay);
     TEST_RUN(test_buffer_regions);
