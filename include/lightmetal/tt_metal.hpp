@@ -557,6 +557,9 @@ class MeshBuffer {
     lm_buffer_config cfg_;
 };
 
+// Returns once the data is on the device, whatever `blocking` says: tt-metal
+// copies the data during the call, so its callers may pass a temporary or
+// reuse the vector at once; a queued copy from it here could read freed memory.
 template <class T>
 void EnqueueWriteMeshBuffer(MeshCommandQueue &cq, const std::shared_ptr<MeshBuffer> &buffer,
                             const std::vector<T> &data, bool blocking = false) {
@@ -565,7 +568,8 @@ void EnqueueWriteMeshBuffer(MeshCommandQueue &cq, const std::shared_ptr<MeshBuff
         throw std::runtime_error("EnqueueWriteMeshBuffer: " +
                                  std::to_string(data.size() * sizeof(T)) + " bytes for a buffer of " +
                                  std::to_string(buffer->size()));
-    lm_cxx::check(lm_enqueue_write_buffer(cq.handle(), buffer->handle(), data.data(), blocking));
+    (void)blocking;
+    lm_cxx::check(lm_enqueue_write_buffer(cq.handle(), buffer->handle(), data.data(), true));
 }
 // Reads the whole buffer into `out` (resized to fit).
 template <class T>

@@ -36,23 +36,23 @@ int main(int argc, char **argv) {
     lm_kernel_config_init(&rc, LM_PROCESSOR_DM1);
     lm_kernel_config_init(&wc, LM_PROCESSOR_DM0);
     lm_kernel_config_init(&cc, LM_PROCESSOR_COMPUTE);
-    uint32_t rargs[2 * LM_TENSOR_ACCESSOR_MAX_ARGS], wargs[LM_TENSOR_ACCESSOR_MAX_ARGS], n = 0, m = 0,
-                                                                                       w = 0;
-    int bad = ex_capture_begin(dev, capture) ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, ELEMS * 2, TILE_BYTES, &a), "buffer a") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, ELEMS * 2, TILE_BYTES, &b), "buffer b") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, ELEMS * 2, TILE_BYTES, &c), "buffer c") ||
-              ex_capture_input(a, "a", capture) || ex_capture_input(b, "b", capture) ||
-              ex_failed(lm_enqueue_write_buffer(cq, a, ha, false), "write a") ||
-              ex_failed(lm_enqueue_write_buffer(cq, b, hb, false), "write b") ||
-              ex_failed(lm_create_program(dev, &prog), "create program") ||
-              ex_failed(ex_cb(prog, &core, 0, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 0") ||
-              ex_failed(ex_cb(prog, &core, 1, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 1") ||
-              ex_failed(ex_cb(prog, &core, 16, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 16") ||
-              ex_failed(lm_tensor_accessor_args(a, rargs, LM_TENSOR_ACCESSOR_MAX_ARGS, &n), "args") ||
-              ex_failed(lm_tensor_accessor_args(b, rargs + n, LM_TENSOR_ACCESSOR_MAX_ARGS, &m),
-                        "args") ||
-              ex_failed(lm_tensor_accessor_args(c, wargs, LM_TENSOR_ACCESSOR_MAX_ARGS, &w), "args");
+    uint32_t rargs[2 * LM_TENSOR_ACCESSOR_MAX_ARGS], wargs[LM_TENSOR_ACCESSOR_MAX_ARGS],
+        n = 0, m = 0, w = 0;
+    int bad =
+        ex_capture_begin(dev, capture) ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, ELEMS * 2, TILE_BYTES, &a), "buffer a") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, ELEMS * 2, TILE_BYTES, &b), "buffer b") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, ELEMS * 2, TILE_BYTES, &c), "buffer c") ||
+        ex_capture_input(a, "a", capture) || ex_capture_input(b, "b", capture) ||
+        ex_failed(lm_enqueue_write_buffer(cq, a, ha, false), "write a") ||
+        ex_failed(lm_enqueue_write_buffer(cq, b, hb, false), "write b") ||
+        ex_failed(lm_create_program(dev, &prog), "create program") ||
+        ex_failed(ex_cb(prog, &core, 0, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 0") ||
+        ex_failed(ex_cb(prog, &core, 1, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 1") ||
+        ex_failed(ex_cb(prog, &core, 16, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 16") ||
+        ex_failed(lm_tensor_accessor_args(a, rargs, LM_TENSOR_ACCESSOR_MAX_ARGS, &n), "args") ||
+        ex_failed(lm_tensor_accessor_args(b, rargs + n, LM_TENSOR_ACCESSOR_MAX_ARGS, &m), "args") ||
+        ex_failed(lm_tensor_accessor_args(c, wargs, LM_TENSOR_ACCESSOR_MAX_ARGS, &w), "args");
     if (!bad) {
         rc.compile_args = rargs;
         rc.compile_arg_count = n + m;
@@ -61,8 +61,8 @@ int main(int argc, char **argv) {
         uint32_t ra[] = {ex_address(a), ex_address(b), N_TILES}, wa[] = {ex_address(c), N_TILES},
                  ca[] = {N_TILES};
         lm_core c0 = {0, 0};
-        bad = ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/read_tiles.cpp", &core,
-                                         &rc, &reader),
+        bad = ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/read_tiles.cpp", &core, &rc,
+                                         &reader),
                         "reader") ||
               ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/write_tiles.cpp", &core,
                                          &wc, &writer),
