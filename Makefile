@@ -76,11 +76,11 @@ check-aarch64: build
 	@scripts/check-aarch64.sh $(BUILD)
 
 format:
-	@git ls-files '*.c' '*.h' | xargs clang-format -i
+	@git ls-files '*.c' '*.h' '*.cpp' '*.hpp' | xargs clang-format -i
 
 # Fails when `make format` would change anything.
 format-check: deps
-	@git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
+	@git ls-files '*.c' '*.h' '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 
 clean:
 	@rm -rf build build-asan build-fuzz build-release

@@ -73,8 +73,8 @@ extern "C" size_t fbcpp_build(const void **out_buf) {
     auto sys = CreateSystemDescriptor(b, 8, 8, 1499136, 12, 1ull << 30, fv);
     Version version(2, 0, 0), producer_version(0, 1, 0);
     Integrity integrity(HashAlgorithm::XXH3_64_Pieces, 0);
-    auto root = CreateLightMetalBinary(b, &version, producer, &producer_version, sys, cmds, 0, 0,
-                                       0, 0, 0, &integrity);
+    auto root = CreateLightMetalBinary(b, &version, producer, &producer_version, sys, cmds, 0, 0, 0,
+                                       0, 0, &integrity);
     FinishLightMetalBinaryBuffer(b, root);
     *out_buf = b.GetBufferPointer();
     return b.GetSize();

@@ -70,7 +70,8 @@ struct CoreRange {
                c.y <= end_coord.y;
     }
     bool operator<(const CoreRange &o) const {
-        return start_coord < o.start_coord || (start_coord == o.start_coord && end_coord < o.end_coord);
+        return start_coord < o.start_coord ||
+               (start_coord == o.start_coord && end_coord < o.end_coord);
     }
 };
 
@@ -110,13 +111,14 @@ inline lm_core_range_set to_c(const CoreRangeSet &s) {
         throw std::runtime_error("CoreRangeSet: more than " + std::to_string(LM_MAX_CORE_RANGES) +
                                  " ranges");
     for (const CoreRange &r : s.ranges())
-        out.ranges[out.count++] = {{static_cast<uint32_t>(r.start_coord.x),
-                                    static_cast<uint32_t>(r.start_coord.y)},
-                                   {static_cast<uint32_t>(r.end_coord.x),
-                                    static_cast<uint32_t>(r.end_coord.y)}};
+        out.ranges[out.count++] = {
+            {static_cast<uint32_t>(r.start_coord.x), static_cast<uint32_t>(r.start_coord.y)},
+            {static_cast<uint32_t>(r.end_coord.x), static_cast<uint32_t>(r.end_coord.y)}};
     return out;
 }
-inline lm_core to_c(CoreCoord c) { return {static_cast<uint32_t>(c.x), static_cast<uint32_t>(c.y)}; }
+inline lm_core to_c(CoreCoord c) {
+    return {static_cast<uint32_t>(c.x), static_cast<uint32_t>(c.y)};
+}
 inline std::vector<CoreCoord> cores_of(const CoreRangeSet &s) {
     std::vector<CoreCoord> out;
     for (const CoreRange &r : s.ranges())
@@ -131,8 +133,38 @@ enum class MathFidelity : uint8_t { LoFi = 0, HiFi2 = 2, HiFi3 = 3, HiFi4 = 4, I
 
 namespace tt {
 enum CBIndex : uint8_t {
-    c_0, c_1, c_2, c_3, c_4, c_5, c_6, c_7, c_8, c_9, c_10, c_11, c_12, c_13, c_14, c_15,
-    c_16, c_17, c_18, c_19, c_20, c_21, c_22, c_23, c_24, c_25, c_26, c_27, c_28, c_29, c_30, c_31,
+    c_0,
+    c_1,
+    c_2,
+    c_3,
+    c_4,
+    c_5,
+    c_6,
+    c_7,
+    c_8,
+    c_9,
+    c_10,
+    c_11,
+    c_12,
+    c_13,
+    c_14,
+    c_15,
+    c_16,
+    c_17,
+    c_18,
+    c_19,
+    c_20,
+    c_21,
+    c_22,
+    c_23,
+    c_24,
+    c_25,
+    c_26,
+    c_27,
+    c_28,
+    c_29,
+    c_30,
+    c_31,
     SIZE
 };
 enum class DataFormat : uint8_t {
@@ -271,7 +303,8 @@ class Program {
     }
     lm_kernel kernel(KernelHandle h) const {
         if (h >= kernels_.size())
-            throw std::runtime_error("kernel handle " + std::to_string(h) + " is not a kernel of "
+            throw std::runtime_error("kernel handle " + std::to_string(h) +
+                                     " is not a kernel of "
                                      "this program");
         return kernels_[h];
     }
@@ -280,7 +313,9 @@ class Program {
     lm_program p_{};
     std::vector<lm_kernel> kernels_;
 };
-inline Program CreateProgram() { return Program(); }
+inline Program CreateProgram() {
+    return Program();
+}
 
 using CoreSpec = std::variant<CoreCoord, CoreRange, CoreRangeSet>;
 namespace lm_detail {
@@ -322,9 +357,9 @@ inline KernelHandle CreateKernel(Program &program, const std::string &file, cons
     } else {
         const ComputeConfig &cc = std::get<ComputeConfig>(config);
         lm_kernel_config_init(&c, LM_PROCESSOR_COMPUTE);
-        c.math_fidelity = cc.math_fidelity == MathFidelity::LoFi ? LM_MATH_FIDELITY_LOFI
-                                                                 : static_cast<lm_math_fidelity>(
-                                                                       cc.math_fidelity);
+        c.math_fidelity = cc.math_fidelity == MathFidelity::LoFi
+                              ? LM_MATH_FIDELITY_LOFI
+                              : static_cast<lm_math_fidelity>(cc.math_fidelity);
         c.fp32_dest_acc_en = cc.fp32_dest_acc_en;
         c.math_approx_mode = cc.math_approx_mode;
         lm_detail::fill_common(c, cc.compile_args, cc.defines, cc.named_compile_args, defs, names);
@@ -484,9 +519,7 @@ class MeshDevice {
         return queues_[cq_id];
     }
     MeshShape shape() const { return {}; }
-    CoreCoord compute_with_storage_grid_size() const {
-        return {info_.grid_x, info_.grid_y};
-    }
+    CoreCoord compute_with_storage_grid_size() const { return {info_.grid_x, info_.grid_y}; }
     CoreCoord logical_grid_size() const { return compute_with_storage_grid_size(); }
     uint32_t num_dram_channels() const { return info_.dram_banks; }
     uint32_t l1_size_per_core() const { return static_cast<uint32_t>(info_.l1_size); }
@@ -565,9 +598,9 @@ void EnqueueWriteMeshBuffer(MeshCommandQueue &cq, const std::shared_ptr<MeshBuff
                             const std::vector<T> &data, bool blocking = false) {
     static_assert(std::is_trivially_copyable_v<T>, "EnqueueWriteMeshBuffer: plain data only");
     if (data.size() * sizeof(T) != buffer->size())
-        throw std::runtime_error("EnqueueWriteMeshBuffer: " +
-                                 std::to_string(data.size() * sizeof(T)) + " bytes for a buffer of " +
-                                 std::to_string(buffer->size()));
+        throw std::runtime_error(
+            "EnqueueWriteMeshBuffer: " + std::to_string(data.size() * sizeof(T)) +
+            " bytes for a buffer of " + std::to_string(buffer->size()));
     (void)blocking;
     lm_cxx::check(lm_enqueue_write_buffer(cq.handle(), buffer->handle(), data.data(), true));
 }
@@ -595,7 +628,9 @@ inline void EnqueueMeshWorkload(MeshCommandQueue &cq, MeshWorkload &workload, bo
     for (Program &p : workload.get_programs())
         lm_cxx::check(lm_enqueue_program(cq.handle(), p.handle(), blocking));
 }
-inline void Finish(MeshCommandQueue &cq) { lm_cxx::check(lm_finish(cq.handle())); }
+inline void Finish(MeshCommandQueue &cq) {
+    lm_cxx::check(lm_finish(cq.handle()));
+}
 
 } // namespace distributed
 
@@ -649,11 +684,16 @@ static_assert(sizeof(bfloat16) == 2, "bfloat16 is two bytes");
 
 namespace lm_cxx {
 template <class T> constexpr lm_data_format format_of() {
-    if constexpr (std::is_same_v<T, bfloat16>) return LM_DATA_FORMAT_FLOAT16_B;
-    else if constexpr (std::is_same_v<T, float>) return LM_DATA_FORMAT_FLOAT32;
-    else if constexpr (std::is_same_v<T, uint32_t>) return LM_DATA_FORMAT_UINT32;
-    else if constexpr (std::is_same_v<T, int32_t>) return LM_DATA_FORMAT_INT32;
-    else return LM_DATA_FORMAT_INVALID;
+    if constexpr (std::is_same_v<T, bfloat16>)
+        return LM_DATA_FORMAT_FLOAT16_B;
+    else if constexpr (std::is_same_v<T, float>)
+        return LM_DATA_FORMAT_FLOAT32;
+    else if constexpr (std::is_same_v<T, uint32_t>)
+        return LM_DATA_FORMAT_UINT32;
+    else if constexpr (std::is_same_v<T, int32_t>)
+        return LM_DATA_FORMAT_INT32;
+    else
+        return LM_DATA_FORMAT_INVALID;
 }
 // Elements as the 4-byte values lm_tilize takes.
 template <class T> std::vector<uint32_t> widen(const std::vector<T> &in) {
@@ -672,18 +712,22 @@ template <class T> std::vector<uint32_t> widen(const std::vector<T> &in) {
 
 // Row-major rows x cols -> tiles of 32x32 in tile layout (four 16x16 faces),
 // tile after tile in row-major tile order, elements of the same type.
-template <class T> std::vector<T> tilize_nfaces(const std::vector<T> &in, uint64_t rows, uint64_t cols) {
+template <class T>
+std::vector<T> tilize_nfaces(const std::vector<T> &in, uint64_t rows, uint64_t cols) {
     constexpr lm_data_format f = lm_cxx::format_of<T>();
-    static_assert(f != LM_DATA_FORMAT_INVALID, "tilize_nfaces: bfloat16, float, uint32_t or int32_t");
+    static_assert(f != LM_DATA_FORMAT_INVALID,
+                  "tilize_nfaces: bfloat16, float, uint32_t or int32_t");
     std::vector<uint32_t> wide = lm_cxx::widen(in);
     std::vector<T> out(in.size());
     lm_cxx::check(lm_tilize(wide.data(), static_cast<uint32_t>(rows), static_cast<uint32_t>(cols),
                             f, out.data(), out.size() * sizeof(T)));
     return out;
 }
-template <class T> std::vector<T> untilize_nfaces(const std::vector<T> &in, uint64_t rows, uint64_t cols) {
+template <class T>
+std::vector<T> untilize_nfaces(const std::vector<T> &in, uint64_t rows, uint64_t cols) {
     constexpr lm_data_format f = lm_cxx::format_of<T>();
-    static_assert(f != LM_DATA_FORMAT_INVALID, "untilize_nfaces: bfloat16, float, uint32_t or int32_t");
+    static_assert(f != LM_DATA_FORMAT_INVALID,
+                  "untilize_nfaces: bfloat16, float, uint32_t or int32_t");
     std::vector<uint32_t> wide(in.size());
     lm_cxx::check(lm_untilize(in.data(), in.size() * sizeof(T), f, static_cast<uint32_t>(rows),
                               static_cast<uint32_t>(cols), wide.data(), wide.size() * 4));
@@ -706,15 +750,15 @@ namespace detail {
 // Direct L1 access (slow, synchronous), for tests and set-up.
 inline bool WriteToDeviceL1(distributed::MeshDevice *device, CoreCoord core, uint32_t address,
                             const std::vector<uint32_t> &data) {
-    lm_cxx::check(lm_device_write_l1(device->handle(), lm_cxx::to_c(core), address,
-                                     data.size() * 4, data.data()));
+    lm_cxx::check(lm_device_write_l1(device->handle(), lm_cxx::to_c(core), address, data.size() * 4,
+                                     data.data()));
     return true;
 }
 inline bool ReadFromDeviceL1(distributed::MeshDevice *device, CoreCoord core, uint32_t address,
                              uint32_t size, std::vector<uint32_t> &out) {
     out.resize((size + 3) / 4);
-    lm_cxx::check(lm_device_read_l1(device->handle(), lm_cxx::to_c(core), address, size,
-                                    out.data()));
+    lm_cxx::check(
+        lm_device_read_l1(device->handle(), lm_cxx::to_c(core), address, size, out.data()));
     return true;
 }
 } // namespace detail
@@ -729,7 +773,8 @@ inline LightMetalBinary LightMetalEndCapture(distributed::MeshDevice &device) {
     uint64_t size = 0;
     lm_status st = lm_binary_data(b, &data, &size);
     LightMetalBinary out;
-    if (st == LM_OK) out.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + size);
+    if (st == LM_OK)
+        out.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + size);
     lm_binary_free(b);
     lm_cxx::check(st);
     return out;

@@ -42,8 +42,8 @@ inline void input(const std::shared_ptr<tt::tt_metal::distributed::MeshBuffer> &
 // Names an output buffer and records what it holds now as the golden replay
 // compares with.
 inline void output(tt::tt_metal::distributed::MeshCommandQueue &cq,
-                   const std::shared_ptr<tt::tt_metal::distributed::MeshBuffer> &b, const char *name,
-                   const std::string &path) {
+                   const std::shared_ptr<tt::tt_metal::distributed::MeshBuffer> &b,
+                   const char *name, const std::string &path) {
     if (path.empty()) return;
     lm_cxx::check(lm_capture_name_buffer(b->handle(), name));
     lm_cxx::check(lm_capture_compare_to_capture(cq.handle(), b->handle()));
@@ -59,7 +59,9 @@ inline void end(tt::tt_metal::distributed::MeshDevice &dev, const std::string &p
 }
 
 // The kernel file `name` of this example.
-inline std::string kernel(const char *name) { return std::string(LM_EXAMPLE_DIR "/kernels/") + name; }
+inline std::string kernel(const char *name) {
+    return std::string(LM_EXAMPLE_DIR "/kernels/") + name;
+}
 
 } // namespace tt_example
 

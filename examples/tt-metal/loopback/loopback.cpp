@@ -41,7 +41,8 @@ int main(int argc, char **argv) try {
                                      DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
                                                         .noc = NOC::RISCV_0_default,
                                                         .compile_args = compile_args});
-    SetRuntimeArgs(program, copy, core, {scratch->address(), src->address(), dst->address(), num_pages});
+    SetRuntimeArgs(program, copy, core,
+                   {scratch->address(), src->address(), dst->address(), num_pages});
 
     distributed::MeshWorkload workload;
     workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));

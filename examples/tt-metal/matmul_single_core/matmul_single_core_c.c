@@ -51,22 +51,21 @@ int main(int argc, char **argv) {
         ex_failed(ex_cb(prog, &core, 0, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 0") ||
         ex_failed(ex_cb(prog, &core, 1, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 1") ||
         ex_failed(ex_cb(prog, &core, 16, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 16") ||
-        ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/reader_single_core_mm.cpp",
-                                   &core, &rc, &reader),
+        ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/reader_single_core_mm.cpp", &core,
+                                   &rc, &reader),
                   "reader") ||
-        ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/writer_single_core_mm.cpp",
-                                   &core, &wc, &writer),
+        ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/writer_single_core_mm.cpp", &core,
+                                   &wc, &writer),
                   "writer") ||
         ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/mm.cpp", &core, &cc, &compute),
                   "compute") ||
-        ex_failed(lm_set_runtime_args(prog, reader, c0,
-                                      (uint32_t[]){ex_address(da), ex_address(db), M / 32, K / 32,
-                                                   N / 32},
-                                      5),
+        ex_failed(lm_set_runtime_args(
+                      prog, reader, c0,
+                      (uint32_t[]){ex_address(da), ex_address(db), M / 32, K / 32, N / 32}, 5),
                   "reader args") ||
-        ex_failed(lm_set_runtime_args(prog, writer, c0,
-                                      (uint32_t[]){ex_address(dc), M / 32, N / 32}, 3),
-                  "writer args") ||
+        ex_failed(
+            lm_set_runtime_args(prog, writer, c0, (uint32_t[]){ex_address(dc), M / 32, N / 32}, 3),
+            "writer args") ||
         ex_failed(lm_enqueue_program(cq, prog, false), "enqueue") ||
         ex_failed(lm_enqueue_read_buffer(cq, dc, tc, true), "read c") ||
         ex_capture_output(cq, dc, "c", capture) || ex_capture_end(dev, capture) ||

@@ -23,8 +23,12 @@ template <typename T = uint32_t> FORCE_INLINE T get_common_arg_val(int i) {
     static_assert(sizeof(T) == 4, "get_common_arg_val<T>: T must be a 4-byte type");
     return *reinterpret_cast<volatile T *>(static_cast<uintptr_t>(lm_common_arg_addr(i)));
 }
-FORCE_INLINE uint32_t get_arg_addr(int i) { return lm_arg_addr(i); }
-FORCE_INLINE uint32_t get_common_arg_addr(int i) { return lm_common_arg_addr(i); }
+FORCE_INLINE uint32_t get_arg_addr(int i) {
+    return lm_arg_addr(i);
+}
+FORCE_INLINE uint32_t get_common_arg_addr(int i) {
+    return lm_common_arg_addr(i);
+}
 
 // ---- compile-time arguments ----
 namespace lm {
@@ -74,17 +78,74 @@ constexpr uint32_t get_named_compile_time_arg_val(const char *name) {
 // ---- circular buffer indices and data formats ----
 namespace tt {
 enum CBIndex : uint8_t {
-    c_0, c_1, c_2, c_3, c_4, c_5, c_6, c_7, c_8, c_9, c_10, c_11, c_12, c_13, c_14, c_15,
-    c_16, c_17, c_18, c_19, c_20, c_21, c_22, c_23, c_24, c_25, c_26, c_27, c_28, c_29, c_30, c_31,
+    c_0,
+    c_1,
+    c_2,
+    c_3,
+    c_4,
+    c_5,
+    c_6,
+    c_7,
+    c_8,
+    c_9,
+    c_10,
+    c_11,
+    c_12,
+    c_13,
+    c_14,
+    c_15,
+    c_16,
+    c_17,
+    c_18,
+    c_19,
+    c_20,
+    c_21,
+    c_22,
+    c_23,
+    c_24,
+    c_25,
+    c_26,
+    c_27,
+    c_28,
+    c_29,
+    c_30,
+    c_31,
     SIZE
 };
 // The older names: inputs 0..7, outputs 16..23, intermediates 24..31.
 enum CB : uint8_t {
-    c_in0 = 0, c_in1, c_in2, c_in3, c_in4, c_in5, c_in6, c_in7,
-    dataflow0 = 8, dataflow1, dataflow2, dataflow3, dataflow4, dataflow5, dataflow6, dataflow7,
-    c_out0 = 16, c_out1, c_out2, c_out3, c_out4, c_out5, c_out6, c_out7,
-    c_intermed0 = 24, c_intermed1, c_intermed2, c_intermed3, c_intermed4, c_intermed5,
-    c_intermed6, c_intermed7
+    c_in0 = 0,
+    c_in1,
+    c_in2,
+    c_in3,
+    c_in4,
+    c_in5,
+    c_in6,
+    c_in7,
+    dataflow0 = 8,
+    dataflow1,
+    dataflow2,
+    dataflow3,
+    dataflow4,
+    dataflow5,
+    dataflow6,
+    dataflow7,
+    c_out0 = 16,
+    c_out1,
+    c_out2,
+    c_out3,
+    c_out4,
+    c_out5,
+    c_out6,
+    c_out7,
+    c_intermed0 = 24,
+    c_intermed1,
+    c_intermed2,
+    c_intermed3,
+    c_intermed4,
+    c_intermed5,
+    c_intermed6,
+    c_intermed7
 };
 // Element formats; the ones the simulated chip has take the numbers of
 // lm_data_format (what get_dataformat returns), the others are names only.
@@ -120,13 +181,23 @@ FORCE_INLINE DataFormat get_dataformat(uint32_t cb) {
 }
 
 // ---- this core ----
-FORCE_INLINE uint32_t get_absolute_logical_x() { return my_x(); }
-FORCE_INLINE uint32_t get_absolute_logical_y() { return my_y(); }
+FORCE_INLINE uint32_t get_absolute_logical_x() {
+    return my_x();
+}
+FORCE_INLINE uint32_t get_absolute_logical_y() {
+    return my_y();
+}
 // Kernels run on the whole grid: relative and absolute coordinates agree.
-FORCE_INLINE uint32_t get_relative_logical_x() { return my_x(); }
-FORCE_INLINE uint32_t get_relative_logical_y() { return my_y(); }
+FORCE_INLINE uint32_t get_relative_logical_x() {
+    return my_x();
+}
+FORCE_INLINE uint32_t get_relative_logical_y() {
+    return my_y();
+}
 // Waits `cycles` cycles on the chip; the simulator has no clock to wait for.
-FORCE_INLINE void riscv_wait(uint32_t cycles) { (void)cycles; }
+FORCE_INLINE void riscv_wait(uint32_t cycles) {
+    (void)cycles;
+}
 
 // The processor a statement is for. The simulated core has one compute
 // processor doing unpack, math and pack, so each runs its argument once.

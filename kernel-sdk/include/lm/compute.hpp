@@ -43,7 +43,7 @@ constexpr uint32_t bcast(BroadcastType b) {
                                      : LM_BCAST_SCALAR;
 }
 constexpr uint32_t binary_op(EltwiseBinaryType t) {
-    return t == EltwiseBinaryType::ELWADD ? LM_BINARY_ADD
+    return t == EltwiseBinaryType::ELWADD   ? LM_BINARY_ADD
            : t == EltwiseBinaryType::ELWSUB ? LM_BINARY_SUB
                                             : LM_BINARY_MUL;
 }
@@ -64,8 +64,8 @@ ALWI void copy_tile_to_dst_init_short(uint32_t icb, uint32_t transpose,
     lm_copy_transpose_ = transpose != 0;
     (void)transpose_within_16x16_face;
 }
-template <bool... B> ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t icb,
-                                                                  uint32_t transpose = 0) {
+template <bool... B>
+ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t icb, uint32_t transpose = 0) {
     copy_tile_to_dst_init_short(icb, transpose);
 }
 
@@ -163,20 +163,34 @@ ALWI void pack_tile(uint32_t idst, uint32_t ocb, uint32_t output_tile_index = 0)
 }
 
 // ---- dst-to-dst binary SFPU: the 2025 two-argument forms (result in idst0) ----
-ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1) { add_binary_tile(idst0, idst1, idst0); }
-ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1) { sub_binary_tile(idst0, idst1, idst0); }
-ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1) { mul_binary_tile(idst0, idst1, idst0); }
-ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1) { div_binary_tile(idst0, idst1, idst0); }
+ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1) {
+    add_binary_tile(idst0, idst1, idst0);
+}
+ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1) {
+    sub_binary_tile(idst0, idst1, idst0);
+}
+ALWI void mul_binary_tile(uint32_t idst0, uint32_t idst1) {
+    mul_binary_tile(idst0, idst1, idst0);
+}
+ALWI void div_binary_tile(uint32_t idst0, uint32_t idst1) {
+    div_binary_tile(idst0, idst1, idst0);
+}
 ALWI void rsub_binary_tile(uint32_t idst0, uint32_t idst1) {
     rsub_binary_tile(idst0, idst1, idst0);
 }
-ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1) { binary_max_tile(idst0, idst1, idst0); }
-ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1) { binary_min_tile(idst0, idst1, idst0); }
+ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1) {
+    binary_max_tile(idst0, idst1, idst0);
+}
+ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1) {
+    binary_min_tile(idst0, idst1, idst0);
+}
 
 // ---- unary SFPU: the templated forms (exp_tile<approx>(i), ...) ----
 #define LM_SFPU_TEMPLATES_(name)                                                                   \
-    template <auto... P, class... R> ALWI void name##_tile_init(R...) { name##_tile_init(); }      \
-    template <auto P0, auto... P, class... R> ALWI void name##_tile(uint32_t idst, R...) {          \
+    template <auto... P, class... R> ALWI void name##_tile_init(R...) {                            \
+        name##_tile_init();                                                                        \
+    }                                                                                              \
+    template <auto P0, auto... P, class... R> ALWI void name##_tile(uint32_t idst, R...) {         \
         name##_tile(idst);                                                                         \
     }
 LM_SFPU_TEMPLATES_(exp)

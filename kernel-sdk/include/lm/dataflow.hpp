@@ -20,7 +20,9 @@ FORCE_INLINE uint64_t get_noc_addr(uint32_t x, uint32_t y, uint32_t addr, uint8_
     return get_noc_addr(x, y, addr);
 }
 // This core's own L1 address as seen from the NoC.
-FORCE_INLINE uint64_t get_noc_addr(uint32_t addr) { return get_noc_addr_local(addr); }
+FORCE_INLINE uint64_t get_noc_addr(uint32_t addr) {
+    return get_noc_addr_local(addr);
+}
 FORCE_INLINE uint64_t get_noc_multicast_addr(uint32_t x_start, uint32_t y_start, uint32_t x_end,
                                              uint32_t y_end, uint32_t addr, uint8_t noc) {
     (void)noc;
@@ -61,8 +63,8 @@ template <bool DRAM> struct InterleavedPow2AddrGen {
     FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0,
                                        uint8_t noc = noc_index) const {
         (void)noc;
-        return lm_interleaved_noc_addr(DRAM, bank_base_address, 1u << log_base_2_of_page_size,
-                                       id, offset);
+        return lm_interleaved_noc_addr(DRAM, bank_base_address, 1u << log_base_2_of_page_size, id,
+                                       offset);
     }
 };
 template <bool DRAM> struct InterleavedPow2AddrGenFast {
@@ -71,13 +73,15 @@ template <bool DRAM> struct InterleavedPow2AddrGenFast {
     FORCE_INLINE uint64_t get_noc_addr(uint32_t id, uint32_t offset = 0,
                                        uint8_t noc = noc_index) const {
         (void)noc;
-        return lm_interleaved_noc_addr(DRAM, bank_base_address, 1u << log_base_2_of_page_size,
-                                       id, offset);
+        return lm_interleaved_noc_addr(DRAM, bank_base_address, 1u << log_base_2_of_page_size, id,
+                                       offset);
     }
 };
 
 namespace lm {
-template <class G> FORCE_INLINE uint32_t page_size_of(const G &g) { return g.page_size; }
+template <class G> FORCE_INLINE uint32_t page_size_of(const G &g) {
+    return g.page_size;
+}
 template <bool D> FORCE_INLINE uint32_t page_size_of(const InterleavedPow2AddrGen<D> &g) {
     return 1u << g.log_base_2_of_page_size;
 }
@@ -133,7 +137,9 @@ FORCE_INLINE void noc_async_posted_writes_flushed(uint8_t noc = noc_index) {
     noc_async_write_barrier(noc);
 }
 // Semaphore increments complete when they return: nothing to wait for.
-FORCE_INLINE void noc_async_atomic_barrier(uint8_t noc = noc_index) { (void)noc; }
+FORCE_INLINE void noc_async_atomic_barrier(uint8_t noc = noc_index) {
+    (void)noc;
+}
 FORCE_INLINE void noc_async_full_barrier(uint8_t noc = noc_index) {
     noc_async_read_barrier(noc);
     noc_async_write_barrier(noc);

@@ -191,7 +191,8 @@ class Noc {
         uint32_t from = noc_traits<Src>::local(src, sa, false);
         uint64_t to = noc_traits<Dst>::mcast(dst, da);
         if constexpr (M == McastMode::INCLUDE_SRC) {
-            noc_async_write(from, get_noc_addr_local(static_cast<uint32_t>(to) & 0xFFFFFFFFu), size);
+            noc_async_write(from, get_noc_addr_local(static_cast<uint32_t>(to) & 0xFFFFFFFFu),
+                            size);
             if (num_dests > 1) noc_async_write_multicast(from, to, size, num_dests - 1);
         } else {
             noc_async_write_multicast(from, to, size, num_dests);
@@ -243,8 +244,10 @@ class Noc {
         return (noc_addr >> LM_NOC_ADDR_BITS << LM_NOC_ADDR_BITS) | addr;
     }
     template <class A> static uint32_t lm_addr_of(const A &a) {
-        if constexpr (__is_same(A, UnicastEndpoint::args_t)) return a.addr;
-        else return a.offset_bytes;
+        if constexpr (__is_same(A, UnicastEndpoint::args_t))
+            return a.addr;
+        else
+            return a.offset_bytes;
     }
     uint8_t noc_;
     uint64_t state_ = 0;

@@ -36,7 +36,9 @@ inline void print_text(const char *s) {
     uint32_t a = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(s));
     lm_print("%s", &a, 1);
 }
-inline void print_u32(uint32_t v) { lm_print(print_hex_ ? "%x" : "%u", &v, 1); }
+inline void print_u32(uint32_t v) {
+    lm_print(print_hex_ ? "%x" : "%u", &v, 1);
+}
 inline void print_i32(int32_t v) {
     uint32_t a = static_cast<uint32_t>(v);
     lm_print(print_hex_ ? "%x" : "%d", &a, 1);
@@ -90,21 +92,43 @@ inline float bf16_to_float(uint16_t b) {
 }
 
 // One value, by type.
-inline void print_value(const char *s) { print_text(s ? s : "(null)"); }
-inline void print_value(char *s) { print_text(s ? s : "(null)"); }
+inline void print_value(const char *s) {
+    print_text(s ? s : "(null)");
+}
+inline void print_value(char *s) {
+    print_text(s ? s : "(null)");
+}
 inline void print_value(char c) {
     uint32_t a = static_cast<unsigned char>(c);
     lm_print("%c", &a, 1);
 }
-inline void print_value(bool b) { print_u32(b ? 1 : 0); }
-inline void print_value(signed char v) { print_i32(v); }
-inline void print_value(unsigned char v) { print_u32(v); }
-inline void print_value(short v) { print_i32(v); }
-inline void print_value(unsigned short v) { print_u32(v); }
-inline void print_value(int v) { print_i32(v); }
-inline void print_value(unsigned v) { print_u32(v); }
-inline void print_value(long v) { print_i32(static_cast<int32_t>(v)); }
-inline void print_value(unsigned long v) { print_u32(static_cast<uint32_t>(v)); }
+inline void print_value(bool b) {
+    print_u32(b ? 1 : 0);
+}
+inline void print_value(signed char v) {
+    print_i32(v);
+}
+inline void print_value(unsigned char v) {
+    print_u32(v);
+}
+inline void print_value(short v) {
+    print_i32(v);
+}
+inline void print_value(unsigned short v) {
+    print_u32(v);
+}
+inline void print_value(int v) {
+    print_i32(v);
+}
+inline void print_value(unsigned v) {
+    print_u32(v);
+}
+inline void print_value(long v) {
+    print_i32(static_cast<int32_t>(v));
+}
+inline void print_value(unsigned long v) {
+    print_u32(static_cast<uint32_t>(v));
+}
 inline void print_value(long long v) {
     if (v < 0) {
         print_text("-");
@@ -113,20 +137,38 @@ inline void print_value(long long v) {
         print_u64(static_cast<uint64_t>(v));
     }
 }
-inline void print_value(unsigned long long v) { print_u64(v); }
-inline void print_value(float f) { print_float(f); }
-inline void print_value(double d) { print_float(static_cast<float>(d)); }
-inline void print_value(print_bf16 b) { print_float(bf16_to_float(b.bits)); }
+inline void print_value(unsigned long long v) {
+    print_u64(v);
+}
+inline void print_value(float f) {
+    print_float(f);
+}
+inline void print_value(double d) {
+    print_float(static_cast<float>(d));
+}
+inline void print_value(print_bf16 b) {
+    print_float(bf16_to_float(b.bits));
+}
 inline void print_value(const volatile void *p) {
     uint32_t a = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p));
     lm_print("0x%x", &a, 1);
 }
-inline void print_value(print_endl) { lm_print("\n", nullptr, 0); }
-inline void print_value(print_precision p) { print_digits_ = p.digits; }
-inline void print_value(print_hex) { print_hex_ = true; }
-inline void print_value(print_dec) { print_hex_ = false; }
+inline void print_value(print_endl) {
+    lm_print("\n", nullptr, 0);
+}
+inline void print_value(print_precision p) {
+    print_digits_ = p.digits;
+}
+inline void print_value(print_hex) {
+    print_hex_ = true;
+}
+inline void print_value(print_dec) {
+    print_hex_ = false;
+}
 inline void print_value(print_fixed) {}
-inline void print_value(print_defaultfloat) { print_digits_ = 0xFFFFFFFFu; }
+inline void print_value(print_defaultfloat) {
+    print_digits_ = 0xFFFFFFFFu;
+}
 template <typename E, typename = decltype(static_cast<uint32_t>(E{}))>
 inline void print_value(E e) {
     print_u32(static_cast<uint32_t>(e));
@@ -149,8 +191,7 @@ struct print_stream {
 
   private:
     template <typename T> static uint32_t word(T v) {
-        if constexpr (sizeof(T) == 4 && !__is_integral(T) && !__is_pointer(T) &&
-                      !__is_enum(T)) {
+        if constexpr (sizeof(T) == 4 && !__is_integral(T) && !__is_pointer(T) && !__is_enum(T)) {
             uint32_t w;
             __builtin_memcpy(&w, &v, 4);
             return w;
@@ -184,8 +225,11 @@ inline const char *print_until_field(const char *f) {
     if (n) print_text(buf);
     return f;
 }
-inline void device_print(const char *f) { print_until_field(f); }
-template <typename T, typename... R> void device_print(const char *f, const T &v, const R &...rest) {
+inline void device_print(const char *f) {
+    print_until_field(f);
+}
+template <typename T, typename... R>
+void device_print(const char *f, const T &v, const R &...rest) {
     f = print_until_field(f);
     if (!*f) return; // more arguments than fields: the rest are not shown
     print_value(v);
@@ -196,21 +240,51 @@ template <typename T, typename... R> void device_print(const char *f, const T &v
 
 // DPRINT is an object: `DPRINT << x` and `DPRINT("fmt", x)` both work.
 inline constexpr lm::print_stream DPRINT{};
-inline lm::print_endl ENDL() { return {}; }
-inline lm::print_precision SETPRECISION(uint32_t digits) { return {digits}; }
-inline lm::print_fixed FIXED() { return {}; }
-inline lm::print_defaultfloat DEFAULTFLOAT() { return {}; }
-inline lm::print_hex HEX() { return {}; }
-inline lm::print_dec DEC() { return {}; }
-inline uint8_t U8(uint8_t v) { return v; }
-inline uint16_t U16(uint16_t v) { return v; }
-inline uint32_t U32(uint32_t v) { return v; }
-inline uint64_t U64(uint64_t v) { return v; }
-inline int8_t I8(int8_t v) { return v; }
-inline int16_t I16(int16_t v) { return v; }
-inline int32_t I32(int32_t v) { return v; }
-inline float F32(float v) { return v; }
-inline lm::print_bf16 BF16(uint16_t bits) { return {bits}; }
+inline lm::print_endl ENDL() {
+    return {};
+}
+inline lm::print_precision SETPRECISION(uint32_t digits) {
+    return {digits};
+}
+inline lm::print_fixed FIXED() {
+    return {};
+}
+inline lm::print_defaultfloat DEFAULTFLOAT() {
+    return {};
+}
+inline lm::print_hex HEX() {
+    return {};
+}
+inline lm::print_dec DEC() {
+    return {};
+}
+inline uint8_t U8(uint8_t v) {
+    return v;
+}
+inline uint16_t U16(uint16_t v) {
+    return v;
+}
+inline uint32_t U32(uint32_t v) {
+    return v;
+}
+inline uint64_t U64(uint64_t v) {
+    return v;
+}
+inline int8_t I8(int8_t v) {
+    return v;
+}
+inline int16_t I16(int16_t v) {
+    return v;
+}
+inline int32_t I32(int32_t v) {
+    return v;
+}
+inline float F32(float v) {
+    return v;
+}
+inline lm::print_bf16 BF16(uint16_t bits) {
+    return {bits};
+}
 
 #define DEVICE_PRINT(...) lm::device_print(__VA_ARGS__)
 
@@ -287,8 +361,8 @@ inline void print_value(const TileSlice &s) {
     uint32_t base = s.ptr_type == TSLICE_WR_PTR ? get_write_ptr(s.cb) : get_read_ptr(s.cb);
     uint32_t addr = base + s.tile * page;
     uint32_t size = format == LM_DF_FLOAT16_B ? 2 : 4;
-    if (format != LM_DF_FLOAT16_B && format != LM_DF_FLOAT32 &&
-        format != LM_DF_UINT32 && format != LM_DF_INT32)
+    if (format != LM_DF_FLOAT16_B && format != LM_DF_FLOAT32 && format != LM_DF_UINT32 &&
+        format != LM_DF_INT32)
         return print_text("<TileSlice: data format not printable>\n");
     if (!s.r.hs || !s.r.ws || s.r.h1 > 32 || s.r.w1 > 32)
         return print_text("<TileSlice: bad SliceRange>\n");

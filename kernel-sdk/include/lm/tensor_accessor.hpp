@@ -25,9 +25,7 @@ template <uint32_t CTA_OFFSET, uint32_t CRTA_OFFSET = 0> struct TensorAccessorAr
     static_assert(!is_sharded, "TensorAccessorArgs: sharded buffers are not supported yet");
 
     constexpr TensorAccessorArgs() = default;
-    static constexpr uint32_t num_compile_time_args() {
-        return 1;
-    }
+    static constexpr uint32_t num_compile_time_args() { return 1; }
     static constexpr uint32_t next_compile_time_args_offset() {
         return CTA_OFFSET + num_compile_time_args();
     }

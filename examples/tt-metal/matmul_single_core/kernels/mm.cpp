@@ -33,4 +33,4 @@ void MAIN {
         }
     }
 }
-}  // namespace NAMESPACE
+} // namespace NAMESPACE
