@@ -49,8 +49,8 @@ int main(int argc, char **argv) try {
     Program program = CreateProgram();
     for (uint32_t cb : {CBIndex::c_0, CBIndex::c_1, CBIndex::c_16})
         CreateCircularBuffer(program, all_cores,
-                             CircularBufferConfig(2 * tile_bytes,
-                                                  {{static_cast<uint8_t>(cb), DataFormat::Float16_b}})
+                             CircularBufferConfig(2 * tile_bytes, {{static_cast<uint8_t>(cb),
+                                                                    DataFormat::Float16_b}})
                                  .set_page_size(cb, tile_bytes));
     std::vector<uint32_t> reader_args;
     TensorAccessorArgs(*da).append_to(reader_args);
@@ -65,9 +65,9 @@ int main(int argc, char **argv) try {
         DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
                            .noc = NOC::RISCV_0_default,
                            .compile_args = TensorAccessorArgs(*dc).get_compile_time_args()});
-    auto compute = CreateKernel(program, tt_example::kernel("mm.cpp"), all_cores,
-                                ComputeConfig{.math_fidelity = MathFidelity::HiFi4,
-                                              .fp32_dest_acc_en = true});
+    auto compute =
+        CreateKernel(program, tt_example::kernel("mm.cpp"), all_cores,
+                     ComputeConfig{.math_fidelity = MathFidelity::HiFi4, .fp32_dest_acc_en = true});
 
     // Row-major over the grid, as split_work_to_cores numbered the cores.
     uint32_t first = 0;
@@ -99,8 +99,8 @@ int main(int argc, char **argv) try {
                 ref += p;
                 mag += std::fabs(p);
             }
-            outside += std::fabs(c[i * N + j].to_float() - ref) >
-                       std::fabs(ref) * 0x1p-8 + mag * 0x1p-16;
+            outside +=
+                std::fabs(c[i * N + j].to_float() - ref) > std::fabs(ref) * 0x1p-8 + mag * 0x1p-16;
         }
     std::printf("%s matmul_multi_core: %ux%ux%u on %u cores (%u with %u tiles, %u with %u), "
                 "%u values outside tolerance\n",

@@ -44,39 +44,38 @@ int main(int argc, char **argv) {
     cc.fp32_dest_acc_en = true;
     uint32_t rct[2 * LM_TENSOR_ACCESSOR_MAX_ARGS], wct[LM_TENSOR_ACCESSOR_MAX_ARGS], n0 = 0, n1 = 0,
                                                                                      n2 = 0;
-    int bad = ex_capture_begin(dev, capture) ||
-              ex_failed(lm_split_work_to_cores((lm_core){info.grid_x, info.grid_y}, MT * NT, true,
-                                               &split),
-                        "split work") ||
-              split.num_cores > MAX_CORES ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof ta, tile, &da), "buffer a") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tb, tile, &db), "buffer b") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tc, tile, &dc), "buffer c") ||
-              ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
-              ex_failed(lm_enqueue_write_buffer(cq, da, ta, false), "write a") ||
-              ex_failed(lm_enqueue_write_buffer(cq, db, tb, false), "write b") ||
-              ex_failed(lm_create_program(dev, &prog), "program") ||
-              ex_failed(ex_cb(prog, &split.all_cores, 0, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 0") ||
-              ex_failed(ex_cb(prog, &split.all_cores, 1, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 1") ||
-              ex_failed(ex_cb(prog, &split.all_cores, 16, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 16") ||
-              ex_failed(lm_tensor_accessor_args(da, rct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n0), "args") ||
-              ex_failed(lm_tensor_accessor_args(db, rct + n0, LM_TENSOR_ACCESSOR_MAX_ARGS, &n1),
-                        "args") ||
-              ex_failed(lm_tensor_accessor_args(dc, wct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n2), "args");
+    int bad =
+        ex_capture_begin(dev, capture) ||
+        ex_failed(
+            lm_split_work_to_cores((lm_core){info.grid_x, info.grid_y}, MT * NT, true, &split),
+            "split work") ||
+        split.num_cores > MAX_CORES ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof ta, tile, &da), "buffer a") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tb, tile, &db), "buffer b") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tc, tile, &dc), "buffer c") ||
+        ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
+        ex_failed(lm_enqueue_write_buffer(cq, da, ta, false), "write a") ||
+        ex_failed(lm_enqueue_write_buffer(cq, db, tb, false), "write b") ||
+        ex_failed(lm_create_program(dev, &prog), "program") ||
+        ex_failed(ex_cb(prog, &split.all_cores, 0, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 0") ||
+        ex_failed(ex_cb(prog, &split.all_cores, 1, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 1") ||
+        ex_failed(ex_cb(prog, &split.all_cores, 16, LM_DATA_FORMAT_FLOAT16_B, 2), "cb 16") ||
+        ex_failed(lm_tensor_accessor_args(da, rct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n0), "args") ||
+        ex_failed(lm_tensor_accessor_args(db, rct + n0, LM_TENSOR_ACCESSOR_MAX_ARGS, &n1),
+                  "args") ||
+        ex_failed(lm_tensor_accessor_args(dc, wct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n2), "args");
     if (!bad) {
         rc.compile_args = rct;
         rc.compile_arg_count = n0 + n1;
         wc.compile_args = wct;
         wc.compile_arg_count = n2;
-        bad = ex_failed(lm_create_kernel(prog,
-                                         LM_EXAMPLE_DIR
-                                         "/kernels/reader_mm_output_tiles_partitioned.cpp",
-                                         &split.all_cores, &rc, &reader),
+        bad = ex_failed(lm_create_kernel(
+                            prog, LM_EXAMPLE_DIR "/kernels/reader_mm_output_tiles_partitioned.cpp",
+                            &split.all_cores, &rc, &reader),
                         "reader") ||
-              ex_failed(lm_create_kernel(prog,
-                                         LM_EXAMPLE_DIR
-                                         "/kernels/writer_unary_interleaved_start_id.cpp",
-                                         &split.all_cores, &wc, &writer),
+              ex_failed(lm_create_kernel(
+                            prog, LM_EXAMPLE_DIR "/kernels/writer_unary_interleaved_start_id.cpp",
+                            &split.all_cores, &wc, &writer),
                         "writer") ||
               ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/mm.cpp", &split.all_cores,
                                          &cc, &compute),
@@ -88,8 +87,8 @@ int main(int argc, char **argv) {
         static uint32_t ra[MAX_CORES][6], wa[MAX_CORES][3], ca[MAX_CORES][2];
         const uint32_t *rp[MAX_CORES], *wp[MAX_CORES], *cp[MAX_CORES];
         uint32_t rn[MAX_CORES], wn[MAX_CORES], cn[MAX_CORES], first = 0;
-        uint32_t n1_cores = split.units_per_core_group_2 ? MT * NT % split.num_cores
-                                                         : split.num_cores;
+        uint32_t n1_cores =
+            split.units_per_core_group_2 ? MT * NT % split.num_cores : split.num_cores;
         for (uint32_t i = 0; i < split.num_cores; i++) {
             uint32_t n = i < n1_cores ? split.units_per_core_group_1 : split.units_per_core_group_2;
             cores[i] = (lm_core){i % info.grid_x, i / info.grid_x};
