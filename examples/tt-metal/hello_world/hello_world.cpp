@@ -43,11 +43,10 @@ int main(int argc, char **argv) try {
     distributed::Finish(cq);
     tt_example::end(*mesh, capture);
 
-    const char *want[] = {"(2,1) DM0: Hello, Core {2, 1} on DM0",
-                          "(2,1) DM1: Hello, Core {2, 1} on DM1",
-                          "(2,1) DM1: value 7 and 2.500000",
-                          "(2,1) COMPUTE: Hello from UNPACK", "(2,1) COMPUTE: Hello from MATH",
-                          "(2,1) COMPUTE: Hello from PACK"};
+    const char *want[] = {
+        "(2,1) DM0: Hello, Core {2, 1} on DM0", "(2,1) DM1: Hello, Core {2, 1} on DM1",
+        "(2,1) DM1: value 7 and 2.500000",      "(2,1) COMPUTE: Hello from UNPACK",
+        "(2,1) COMPUTE: Hello from MATH",       "(2,1) COMPUTE: Hello from PACK"};
     uint32_t missing = 0;
     for (const char *w : want) {
         bool found = false;

@@ -43,12 +43,10 @@ int main(int argc, char **argv) {
                         "compute kernel") ||
               ex_failed(lm_enqueue_program(lm_device_command_queue(dev, 0), prog, true), "run") ||
               ex_capture_end(dev, capture);
-    static const char *const want[] = {"(2,1) DM0: Hello, Core {2, 1} on DM0\n",
-                                       "(2,1) DM1: Hello, Core {2, 1} on DM1\n",
-                                       "(2,1) DM1: value 7 and 2.500000\n",
-                                       "(2,1) COMPUTE: Hello from UNPACK\n",
-                                       "(2,1) COMPUTE: Hello from MATH\n",
-                                       "(2,1) COMPUTE: Hello from PACK\n"};
+    static const char *const want[] = {
+        "(2,1) DM0: Hello, Core {2, 1} on DM0\n", "(2,1) DM1: Hello, Core {2, 1} on DM1\n",
+        "(2,1) DM1: value 7 and 2.500000\n",      "(2,1) COMPUTE: Hello from UNPACK\n",
+        "(2,1) COMPUTE: Hello from MATH\n",       "(2,1) COMPUTE: Hello from PACK\n"};
     int missing = 0;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(got.text, want[i])) {

@@ -9,4 +9,4 @@ void MAIN {
     DPRINT_MATH(DPRINT << "Hello from MATH" << ENDL());
     DPRINT_PACK(DPRINT << "Hello from PACK" << ENDL());
 }
-}  // namespace NAMESPACE
+} // namespace NAMESPACE
