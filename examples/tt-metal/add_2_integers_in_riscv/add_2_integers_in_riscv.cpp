@@ -32,14 +32,15 @@ int main(int argc, char **argv) try {
     Program program = CreateProgram();
     constexpr CoreCoord core = {0, 0};
     for (uint32_t cb : {CBIndex::c_0, CBIndex::c_1})
-        CreateCircularBuffer(program, core,
-                             CircularBufferConfig(n * 4, {{static_cast<uint8_t>(cb), DataFormat::UInt32}})
-                                 .set_page_size(cb, n * 4));
-    KernelHandle add = CreateKernel(program, tt_example::kernel("reader_writer_add_in_riscv.cpp"),
-                                    core,
-                                    DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
-                                                       .noc = NOC::RISCV_0_default,
-                                                       .compile_args = {n}});
+        CreateCircularBuffer(
+            program, core,
+            CircularBufferConfig(n * 4, {{static_cast<uint8_t>(cb), DataFormat::UInt32}})
+                .set_page_size(cb, n * 4));
+    KernelHandle add =
+        CreateKernel(program, tt_example::kernel("reader_writer_add_in_riscv.cpp"), core,
+                     DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
+                                        .noc = NOC::RISCV_0_default,
+                                        .compile_args = {n}});
     SetRuntimeArgs(program, add, core, {a->address(), b->address(), c->address()});
     distributed::MeshWorkload workload;
     workload.add_program(distributed::MeshCoordinateRange(mesh->shape()), std::move(program));
