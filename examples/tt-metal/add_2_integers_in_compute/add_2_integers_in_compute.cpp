@@ -38,13 +38,14 @@ int main(int argc, char **argv) try {
             program, core,
             CircularBufferConfig(tile_bytes, {{static_cast<uint8_t>(cb), DataFormat::Float16_b}})
                 .set_page_size(cb, tile_bytes));
-    KernelHandle reader = CreateKernel(program, tt_example::kernel("reader_binary_1_tile.cpp"),
-                                       core,
-                                       DataMovementConfig{.processor = DataMovementProcessor::RISCV_1,
-                                                          .noc = NOC::RISCV_1_default});
-    KernelHandle writer = CreateKernel(program, tt_example::kernel("writer_1_tile.cpp"), core,
-                                       DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
-                                                          .noc = NOC::RISCV_0_default});
+    KernelHandle reader =
+        CreateKernel(program, tt_example::kernel("reader_binary_1_tile.cpp"), core,
+                     DataMovementConfig{.processor = DataMovementProcessor::RISCV_1,
+                                        .noc = NOC::RISCV_1_default});
+    KernelHandle writer =
+        CreateKernel(program, tt_example::kernel("writer_1_tile.cpp"), core,
+                     DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
+                                        .noc = NOC::RISCV_0_default});
     CreateKernel(program, tt_example::kernel("add_2_tiles.cpp"), core, ComputeConfig{});
     SetRuntimeArgs(program, reader, core, {a->address(), b->address()});
     SetRuntimeArgs(program, writer, core, {c->address()});

@@ -27,4 +27,4 @@ void MAIN {
     ckernel::cb_pop_front(cb_in1, 1);
     ckernel::cb_push_back(cb_out0, 1);
 }
-}  // namespace NAMESPACE
+} // namespace NAMESPACE
