@@ -30,10 +30,10 @@ int main(int argc, char **argv) try {
     Program program = CreateProgram();
     constexpr CoreCoord core = {0, 0};
     for (uint32_t cb : {CBIndex::c_0, CBIndex::c_16})
-        CreateCircularBuffer(
-            program, core,
-            CircularBufferConfig(2 * tile_bytes, {{static_cast<uint8_t>(cb), DataFormat::Float16_b}})
-                .set_page_size(cb, tile_bytes));
+        CreateCircularBuffer(program, core,
+                             CircularBufferConfig(2 * tile_bytes, {{static_cast<uint8_t>(cb),
+                                                                    DataFormat::Float16_b}})
+                                 .set_page_size(cb, tile_bytes));
     auto reader = CreateKernel(
         program, tt_example::kernel("read_tiles.cpp"), core,
         DataMovementConfig{.processor = DataMovementProcessor::RISCV_1,

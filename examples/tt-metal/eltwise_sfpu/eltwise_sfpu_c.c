@@ -46,15 +46,15 @@ int main(int argc, char **argv) {
     rc.compile_args = ra;
     wc.compile_args = wa;
     bad = bad ||
-          ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/read_tiles.cpp", &core, &rc,
-                                     &reader),
-                    "reader") ||
+          ex_failed(
+              lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/read_tiles.cpp", &core, &rc, &reader),
+              "reader") ||
           ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/write_tiles.cpp", &core, &wc,
                                      &writer),
                     "writer") ||
-          ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/exp_tiles.cpp", &core, &cc,
-                                     &compute),
-                    "compute") ||
+          ex_failed(
+              lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/exp_tiles.cpp", &core, &cc, &compute),
+              "compute") ||
           ex_failed(lm_set_runtime_args(prog, reader, (lm_core){0, 0},
                                         (uint32_t[]){ex_address(in), N_TILES}, 2),
                     "reader args") ||
