@@ -13,12 +13,14 @@ void kernel_main() {
     constexpr uint32_t cb = get_compile_time_arg_val(0);
     constexpr uint32_t sem_id = get_compile_time_arg_val(1);
 
-    const InterleavedAddrGenFast<true> src = {
-        .bank_base_address = src_addr, .page_size = get_tile_size(cb), .data_format = get_dataformat(cb)};
+    const InterleavedAddrGenFast<true> src = {.bank_base_address = src_addr,
+                                              .page_size = get_tile_size(cb),
+                                              .data_format = get_dataformat(cb)};
     cb_reserve_back(cb, 1);
     noc_async_read_tile(0, src, get_write_ptr(cb));
     noc_async_read_barrier();
-    volatile tt_l1_ptr uint16_t *first = reinterpret_cast<volatile tt_l1_ptr uint16_t *>(get_write_ptr(cb));
+    volatile tt_l1_ptr uint16_t *first =
+        reinterpret_cast<volatile tt_l1_ptr uint16_t *>(get_write_ptr(cb));
     DPRINT << "core 0: tile in L1, first element bits " << HEX() << first[0] << DEC() << ENDL();
     cb_push_back(cb, 1);
 
