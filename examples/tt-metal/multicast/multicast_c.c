@@ -29,21 +29,20 @@ int main(int argc, char **argv) {
     lm_kernel_config sc, rc;
     lm_kernel_config_init(&sc, LM_PROCESSOR_DM0);
     lm_kernel_config_init(&rc, LM_PROCESSOR_DM1);
-    int bad =
-        ex_capture_begin(dev, capture) ||
-        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, bytes, bytes, &src), "buffer src") ||
-        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, DESTS * bytes, bytes, &dst), "buffer dst") ||
-        ex_capture_input(src, "in", capture) ||
-        ex_failed(lm_enqueue_write_buffer(cq, src, tile, false), "write src") ||
-        ex_failed(lm_create_program(dev, &prog), "program") ||
-        ex_failed(ex_cb(prog, &all, 0, LM_DATA_FORMAT_FLOAT16_B, 1), "cb 0") ||
-        ex_failed(lm_create_semaphore(prog, &all, 0, &sem), "semaphore") ||
-        ex_failed(lm_tensor_accessor_args(src, sct + 1, LM_TENSOR_ACCESSOR_MAX_ARGS,
-                                          &sc.compile_arg_count),
-                  "args") ||
-        ex_failed(lm_tensor_accessor_args(dst, rct + 1, LM_TENSOR_ACCESSOR_MAX_ARGS,
-                                          &rc.compile_arg_count),
-                  "args");
+    int bad = ex_capture_begin(dev, capture) ||
+              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, bytes, bytes, &src), "buffer src") ||
+              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, DESTS * bytes, bytes, &dst), "buffer dst") ||
+              ex_capture_input(src, "in", capture) ||
+              ex_failed(lm_enqueue_write_buffer(cq, src, tile, false), "write src") ||
+              ex_failed(lm_create_program(dev, &prog), "program") ||
+              ex_failed(ex_cb(prog, &all, 0, LM_DATA_FORMAT_FLOAT16_B, 1), "cb 0") ||
+              ex_failed(lm_create_semaphore(prog, &all, 0, &sem), "semaphore") ||
+              ex_failed(lm_tensor_accessor_args(src, sct + 1, LM_TENSOR_ACCESSOR_MAX_ARGS,
+                                                &sc.compile_arg_count),
+                        "args") ||
+              ex_failed(lm_tensor_accessor_args(dst, rct + 1, LM_TENSOR_ACCESSOR_MAX_ARGS,
+                                                &rc.compile_arg_count),
+                        "args");
     sct[0] = rct[0] = sem;
     sc.compile_args = sct;
     sc.compile_arg_count++;
