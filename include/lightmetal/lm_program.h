@@ -243,6 +243,22 @@ lm_status lm_create_circular_buffer(lm_program program, const lm_core_range_set 
                                     const lm_circular_buffer_config *cfg,
                                     lm_circular_buffer *out_cb);
 
+/* Changing a circular buffer between launches (tt-metal's
+ * UpdateDynamicCircularBufferAddress, UpdateCircularBufferTotalSize,
+ * UpdateCircularBufferPageSize); launches already enqueued keep what they
+ * had. A circular buffer created in an L1 buffer's space (globally_allocated)
+ * may move to another L1 buffer of the device and grow to its size; one with
+ * space of its own may change total size within the space placed for it at
+ * creation. The total size stays a multiple of every page size. Captured and
+ * replayed. Errors: LM_ERR_INVALID_ARGUMENT (the message says which rule),
+ * LM_ERR_INVALID_HANDLE for a circular buffer of another program. */
+lm_status lm_update_dynamic_circular_buffer_address(lm_program program, lm_circular_buffer cb,
+                                                    lm_buffer buffer);
+lm_status lm_update_circular_buffer_total_size(lm_program program, lm_circular_buffer cb,
+                                               uint32_t total_size);
+lm_status lm_update_circular_buffer_page_size(lm_program program, lm_circular_buffer cb,
+                                              uint32_t index, uint32_t page_size);
+
 /* A semaphore on every core of the set, starting at `initial_value`; its id is
  * what kernels pass to get_semaphore(). Up to 16 per core. */
 lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores,

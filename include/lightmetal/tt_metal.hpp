@@ -196,7 +196,7 @@ enum class BufferType : uint8_t { DRAM, L1 };
 enum class DataMovementProcessor : uint8_t { RISCV_0, RISCV_1 };
 enum class NOC : uint8_t { RISCV_0_default = 0, RISCV_1_default = 1, NOC_0 = 0, NOC_1 = 1 };
 using KernelHandle = uint32_t;
-using CBHandle = uint32_t;
+using CBHandle = uintptr_t;
 
 struct DataMovementConfig {
     DataMovementProcessor processor = DataMovementProcessor::RISCV_0;
@@ -249,11 +249,17 @@ class CircularBufferConfig {
         total_size_ = size;
         return *this;
     }
+    // The circular buffer lives in an L1 buffer's space (a dynamic one).
+    template <class B> CircularBufferConfig &set_globally_allocated_address(const B &buffer) {
+        global_ = buffer.handle();
+        return *this;
+    }
     uint32_t total_size() const { return total_size_; }
     lm_circular_buffer_config to_c() const {
         lm_circular_buffer_config c;
         lm_circular_buffer_config_init(&c);
         c.total_size = total_size_;
+        c.globally_allocated = global_;
         for (const Index &i : indices_) {
             if (c.index_count == LM_MAX_CB_INDICES) break;
             c.indices[c.index_count++] = {i.index, static_cast<lm_data_format>(i.format),
@@ -270,6 +276,7 @@ class CircularBufferConfig {
     };
     uint32_t total_size_;
     std::vector<Index> indices_;
+    lm_buffer global_{};
 };
 
 namespace lm_detail {
@@ -377,6 +384,21 @@ inline CBHandle CreateCircularBuffer(Program &program, const CoreSpec &cores,
     lm_circular_buffer cb;
     lm_cxx::check(lm_create_circular_buffer(program.handle(), &set, &c, &cb));
     return cb.id;
+}
+
+template <class B>
+inline void UpdateDynamicCircularBufferAddress(Program &program, CBHandle cb, const B &buffer) {
+    lm_cxx::check(lm_update_dynamic_circular_buffer_address(
+        program.handle(), lm_circular_buffer{static_cast<uint64_t>(cb)}, buffer.handle()));
+}
+inline void UpdateCircularBufferTotalSize(Program &program, CBHandle cb, uint32_t total_size) {
+    lm_cxx::check(lm_update_circular_buffer_total_size(
+        program.handle(), lm_circular_buffer{static_cast<uint64_t>(cb)}, total_size));
+}
+inline void UpdateCircularBufferPageSize(Program &program, CBHandle cb, uint8_t index,
+                                         uint32_t page_size) {
+    lm_cxx::check(lm_update_circular_buffer_page_size(
+        program.handle(), lm_circular_buffer{static_cast<uint64_t>(cb)}, index, page_size));
 }
 
 inline uint32_t CreateSemaphore(Program &program, const CoreSpec &cores, uint32_t initial_value) {

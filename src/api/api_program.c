@@ -302,6 +302,62 @@ lm_status lm_create_circular_buffer(lm_program program, const lm_core_range_set 
     return LM_OK;
 }
 
+/* Reads cb's configuration, lets `change` alter it, checks and applies it. */
+static lm_status update_cb(const char *fn, lm_program program, lm_circular_buffer cb,
+                           void (*change)(lm_circular_buffer_config *, const void *),
+                           const void *arg) {
+    lm_circular_buffer_config cfg;
+    lm_status st = rt_cb_get_config(program, cb, &cfg);
+    if (st) return finish(st, fn);
+    change(&cfg, arg);
+    st = check_cb_config(fn, &cfg);
+    if (!st) st = rt_cb_update(program, cb, &cfg);
+    if (st) return finish(st, fn);
+    CAPTURE(device_of(program), cap_update_cb, program, cb, &cfg);
+    return LM_OK;
+}
+
+static void set_buffer(lm_circular_buffer_config *cfg, const void *arg) {
+    cfg->globally_allocated = *(const lm_buffer *)arg;
+}
+static void set_total(lm_circular_buffer_config *cfg, const void *arg) {
+    cfg->total_size = *(const uint32_t *)arg;
+}
+/* arg: {index, page_size}; an index the CB lacks stays absent (caught below). */
+static void set_page(lm_circular_buffer_config *cfg, const void *arg) {
+    const uint32_t *ip = arg;
+    for (uint32_t i = 0; i < cfg->index_count; i++)
+        if (cfg->indices[i].index == ip[0]) cfg->indices[i].page_size = ip[1];
+}
+
+lm_status lm_update_dynamic_circular_buffer_address(lm_program program, lm_circular_buffer cb,
+                                                    lm_buffer buffer) {
+    const char *fn = "lm_update_dynamic_circular_buffer_address";
+    if (!buffer.id) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: buffer is {0}", fn);
+    return update_cb(fn, program, cb, set_buffer, &buffer);
+}
+
+lm_status lm_update_circular_buffer_total_size(lm_program program, lm_circular_buffer cb,
+                                               uint32_t total_size) {
+    return update_cb("lm_update_circular_buffer_total_size", program, cb, set_total, &total_size);
+}
+
+lm_status lm_update_circular_buffer_page_size(lm_program program, lm_circular_buffer cb,
+                                              uint32_t index, uint32_t page_size) {
+    const char *fn = "lm_update_circular_buffer_page_size";
+    lm_circular_buffer_config cfg;
+    lm_status st = rt_cb_get_config(program, cb, &cfg);
+    if (st) return finish(st, fn);
+    bool found = false;
+    for (uint32_t i = 0; i < cfg.index_count; i++)
+        found |= cfg.indices[i].index == index;
+    if (!found)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: the circular buffer has no index %u", fn,
+                       index);
+    uint32_t ip[2] = {index, page_size};
+    return update_cb(fn, program, cb, set_page, ip);
+}
+
 lm_status lm_create_semaphore(lm_program program, const lm_core_range_set *cores,
                               uint32_t initial_value, uint32_t *out_semaphore_id) {
     const char *fn = "lm_create_semaphore";

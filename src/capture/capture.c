@@ -472,6 +472,31 @@ void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
     unlock(r);
 }
 
+void cap_update_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
+                   const lm_circular_buffer_config *cfg) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    uint32_t pid = need(r, &r->programs, program.id, "program");
+    uint32_t id = need(r, &r->cbs, cb.id, "circular buffer");
+    uint32_t global =
+        cfg->globally_allocated.id ? need(r, &r->buffers, cfg->globally_allocated.id, "buffer") : 0;
+    fb_builder *b = lmb_writer_builder(r->writer);
+    lmb_CBFormat formats[LM_MAX_CB_INDICES];
+    for (uint32_t i = 0; i < cfg->index_count; i++)
+        formats[i] = (lmb_CBFormat){(uint8_t)cfg->indices[i].index,
+                                    (uint8_t)lmb_data_format_from_api(cfg->indices[i].format),
+                                    cfg->indices[i].page_size};
+    fb_ref vformats = lmb_vec_CBFormat_create(b, formats, cfg->index_count);
+    lmb_UpdateCircularBuffer_start(b);
+    lmb_UpdateCircularBuffer_add_cb_id(b, id);
+    lmb_UpdateCircularBuffer_add_program_id(b, pid);
+    lmb_UpdateCircularBuffer_add_total_size(b, cfg->total_size);
+    lmb_UpdateCircularBuffer_add_formats(b, vformats);
+    lmb_UpdateCircularBuffer_add_global_buffer_id(b, global);
+    add(r, LMB_Command_UpdateCircularBuffer, lmb_UpdateCircularBuffer_end(b));
+    unlock(r);
+}
+
 void cap_create_semaphore(lm_device *dev, lm_program program, const lm_core_range_set *cores,
                           uint32_t initial_value, uint32_t id) {
     cap_recorder *r = lock(dev);
@@ -699,6 +724,7 @@ static const rt_capture_sink sink = {
     .deallocate_buffer = cap_deallocate_buffer,
     .write_buffer = cap_write_buffer,
     .write_l1 = cap_write_l1,
+    .update_cb = cap_update_cb,
     .record_event = cap_record_event,
     .wait_for_event = cap_wait_for_event,
     .event_synchronize = cap_event_synchronize,

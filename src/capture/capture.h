@@ -39,6 +39,9 @@ void cap_write_l1(lm_device *device, uint32_t cq_id, lm_core core, uint64_t addr
 void cap_record_event(lm_device *device, uint32_t cq_id, uint32_t event_id);
 void cap_wait_for_event(lm_device *device, uint32_t cq_id, uint32_t event_id);
 void cap_event_synchronize(lm_device *device, uint32_t event_id);
+/* lm_update_*circular_buffer*: the whole new configuration. */
+void cap_update_cb(lm_device *device, lm_program program, lm_circular_buffer cb,
+                   const lm_circular_buffer_config *cfg);
 void cap_read_buffer(lm_device *device, uint32_t cq_id, lm_buffer buffer, uint64_t offset,
                      uint64_t size, bool blocking);
 void cap_finish(lm_device *device, uint32_t cq_id);

@@ -289,6 +289,12 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 #define LMB_TABLE_EnqueueWaitForEvent(X)                                                           \
     X(EnqueueWaitForEvent, cq_id, 0, U8, _, 0) X(EnqueueWaitForEvent, event_id, 1, U32, _, 0)
 #define LMB_TABLE_EventSynchronize(X) X(EventSynchronize, event_id, 0, U32, _, 0)
+#define LMB_TABLE_UpdateCircularBuffer(X)                                                          \
+    X(UpdateCircularBuffer, cb_id, 0, U32, _, 0)                                                   \
+    X(UpdateCircularBuffer, program_id, 1, U32, _, 0)                                              \
+    X(UpdateCircularBuffer, total_size, 2, U32, _, 0)                                              \
+    X(UpdateCircularBuffer, formats, 3, VEC_STRUCT, CBFormat, 1)                                   \
+    X(UpdateCircularBuffer, global_buffer_id, 4, U32, _, 0)
 #define LMB_TABLE_CommandEntry(X) X(CommandEntry, cmd, 1, UNION, Command, 1)
 #define LMB_TABLE_TraceDescriptor(X)                                                               \
     X(TraceDescriptor, trace_id, 0, U32, _, 0) X(TraceDescriptor, data, 1, STRUCT, BlobRef, 1)
@@ -336,9 +342,10 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     M(Command, WriteDeviceL1, 21)                                                                  \
     M(Command, EnqueueRecordEvent, 22)                                                             \
     M(Command, EnqueueWaitForEvent, 23)                                                            \
-    M(Command, EventSynchronize, 24)
+    M(Command, EventSynchronize, 24)                                                               \
+    M(Command, UpdateCircularBuffer, 25)
 #define LMB_UNIONS(U) U(Command)
-#define LMB_Command_COUNT 24
+#define LMB_Command_COUNT 25
 
 /* clang-format off */
 #define LMB_TABLES(T) \
@@ -371,6 +378,7 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     T(EnqueueRecordEvent) \
     T(EnqueueWaitForEvent) \
     T(EventSynchronize) \
+    T(UpdateCircularBuffer) \
     T(CommandEntry) \
     T(TraceDescriptor) \
     T(BufferName) \

@@ -259,6 +259,43 @@ static lm_status sem_region(const sem *s, const char *field, uint32_t buffer, ui
     return st;
 }
 
+/* A circular buffer's size, formats and (optional) L1 buffer. */
+static lm_status sem_cb_config(const sem *s, uint32_t total, fb_vec fm, uint32_t global) {
+    lm_status st;
+    char f[64];
+    if (total == 0 || total > s->l1_size)
+        return sem_fail(s, "total_size", "%" PRIu32 " bytes (L1 holds %" PRIu32 ")", total,
+                        s->l1_size);
+    if (fm.len == 0) return sem_fail(s, "formats", "no CB index configured");
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < fm.len; i++) {
+        lmb_CBFormat cf = lmb_vec_CBFormat_at(fm, i);
+        snprintf(f, sizeof f, "formats[%" PRIu32 "]", i);
+        if (cf.index >= LMB_CB_COUNT)
+            return sem_fail(s, f, "CB index %u (must be < %d)", cf.index, LMB_CB_COUNT);
+        if (seen & (1u << cf.index)) return sem_fail(s, f, "CB index %u appears twice", cf.index);
+        seen |= 1u << cf.index;
+        if (cf.format == LMB_DataFormat_Invalid || cf.format > LMB_DataFormat_MAX)
+            return sem_fail(s, f, "data format %u is not valid", cf.format);
+        if (cf.page_size == 0 || total % cf.page_size)
+            return sem_fail(s, f, "page size %" PRIu32 " does not divide total size %" PRIu32,
+                            cf.page_size, total);
+    }
+    if (global) {
+        const sem_buffer *b;
+        if ((st = sem_buffer_use(s, "global_buffer_id", global, &b))) return st;
+        if (!b->l1)
+            return sem_fail(s, "global_buffer_id",
+                            "buffer %" PRIu32 " is in DRAM; a circular buffer needs L1", global);
+        if (b->end - b->start < total)
+            return sem_fail(s, "global_buffer_id",
+                            "buffer %" PRIu32 " holds %" PRIu64
+                            " bytes per core, the circular buffer needs %" PRIu32,
+                            global, b->end - b->start, total);
+    }
+    return LM_OK;
+}
+
 static lm_status sem_queue(const sem *s, uint8_t cq_id) {
     if (cq_id >= s->queues)
         return sem_fail(s, "cq_id", "command queue %u (the device has %" PRIu32 ")", cq_id,
@@ -536,43 +573,26 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
                           lmb_CreateCircularBuffer_program_id(c), NULL)) ||
             (st = sem_core_ranges(s, "cores", lmb_CreateCircularBuffer_cores(c))))
             return st;
-        uint32_t total = lmb_CreateCircularBuffer_total_size(c);
-        if (total == 0 || total > s->l1_size)
-            return sem_fail(s, "total_size", "%" PRIu32 " bytes (L1 holds %" PRIu32 ")", total,
-                            s->l1_size);
-        fb_vec fm = lmb_CreateCircularBuffer_formats(c);
-        if (fm.len == 0) return sem_fail(s, "formats", "no CB index configured");
-        uint32_t seen = 0;
-        for (uint32_t i = 0; i < fm.len; i++) {
-            lmb_CBFormat cf = lmb_vec_CBFormat_at(fm, i);
-            snprintf(f, sizeof f, "formats[%" PRIu32 "]", i);
-            if (cf.index >= LMB_CB_COUNT)
-                return sem_fail(s, f, "CB index %u (must be < %d)", cf.index, LMB_CB_COUNT);
-            if (seen & (1u << cf.index))
-                return sem_fail(s, f, "CB index %u appears twice", cf.index);
-            seen |= 1u << cf.index;
-            if (cf.format == LMB_DataFormat_Invalid || cf.format > LMB_DataFormat_MAX)
-                return sem_fail(s, f, "data format %u is not valid", cf.format);
-            if (cf.page_size == 0 || total % cf.page_size)
-                return sem_fail(s, f, "page size %" PRIu32 " does not divide total size %" PRIu32,
-                                cf.page_size, total);
-        }
-        uint32_t global = lmb_CreateCircularBuffer_global_buffer_id(c);
-        if (global) {
-            const sem_buffer *b;
-            if ((st = sem_buffer_use(s, "global_buffer_id", global, &b))) return st;
-            if (!b->l1)
-                return sem_fail(s, "global_buffer_id",
-                                "buffer %" PRIu32 " is in DRAM; a circular buffer needs L1",
-                                global);
-            if (b->end - b->start < total)
-                return sem_fail(s, "global_buffer_id",
-                                "buffer %" PRIu32 " holds %" PRIu64
-                                " bytes per core, the circular buffer needs %" PRIu32,
-                                global, b->end - b->start, total);
-        }
+        if ((st = sem_cb_config(s, lmb_CreateCircularBuffer_total_size(c),
+                                lmb_CreateCircularBuffer_formats(c),
+                                lmb_CreateCircularBuffer_global_buffer_id(c))))
+            return st;
         return sem_define(s, &s->cbs, "cb_id", "circular buffer", lmb_CreateCircularBuffer_cb_id(c),
-                          0);
+                          lmb_CreateCircularBuffer_program_id(c));
+    }
+    case LMB_Command_UpdateCircularBuffer: {
+        uint64_t owner = 0;
+        uint32_t program = lmb_UpdateCircularBuffer_program_id(c);
+        if ((st = sem_use(s, &s->programs, "program_id", "program", program, NULL)) ||
+            (st = sem_use(s, &s->cbs, "cb_id", "circular buffer", lmb_UpdateCircularBuffer_cb_id(c),
+                          &owner)))
+            return st;
+        if (owner != program)
+            return sem_fail(s, "cb_id", "circular buffer %" PRIu32 " belongs to program %" PRIu64,
+                            lmb_UpdateCircularBuffer_cb_id(c), owner);
+        return sem_cb_config(s, lmb_UpdateCircularBuffer_total_size(c),
+                             lmb_UpdateCircularBuffer_formats(c),
+                             lmb_UpdateCircularBuffer_global_buffer_id(c));
     }
     case LMB_Command_CreateSemaphore:
         if ((st = sem_use(s, &s->programs, "program_id", "program",

@@ -54,6 +54,7 @@ typedef struct run_state {
     lm_replay_report *report;
     idmap buffers, programs, kernels, traces; /* file id -> runtime handle */
     idmap events;                             /* file id -> index into `event` */
+    idmap cbs;                                /* file id -> circular buffer handle */
     lm_event *event;                          /* the events the run recorded */
     uint32_t event_count, event_capacity;
     void **reads; /* host copies the workload read into, freed after the run */
@@ -567,7 +568,29 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_circular_buffer cb;
         lm_program p = {id_get(&s->programs, lmb_CreateCircularBuffer_program_id(c))};
         st = rt_cb_create(p, &cores, &cfg, &cb);
+        if (!st) st = id_put(&s->cbs, lmb_CreateCircularBuffer_cb_id(c), cb.id);
         if (!st) SINK(s, create_cb, p, cb, &cores, &cfg);
+        return st;
+    }
+    case LMB_Command_UpdateCircularBuffer: {
+        lm_program p = {id_get(&s->programs, lmb_UpdateCircularBuffer_program_id(c))};
+        lm_circular_buffer cb = {id_get(&s->cbs, lmb_UpdateCircularBuffer_cb_id(c))};
+        lm_circular_buffer_config cfg = {0};
+        cfg.total_size = lmb_UpdateCircularBuffer_total_size(c);
+        fb_vec f = lmb_UpdateCircularBuffer_formats(c);
+        cfg.index_count = f.len < LM_MAX_CB_INDICES ? f.len : LM_MAX_CB_INDICES;
+        for (uint32_t i = 0; i < cfg.index_count; i++) {
+            lmb_CBFormat cf = lmb_vec_CBFormat_at(f, i);
+            cfg.indices[i] = (lm_cb_index_config){
+                cf.index, lmb_data_format_to_api((lmb_DataFormat)cf.format), cf.page_size};
+            if (!cfg.indices[i].format)
+                return err_set(LM_ERR_UNSUPPORTED, "circular buffer data format %u",
+                               (unsigned)cf.format);
+        }
+        uint32_t global = lmb_UpdateCircularBuffer_global_buffer_id(c);
+        if (global) cfg.globally_allocated = (lm_buffer){id_get(&s->buffers, global)};
+        st = rt_cb_update(p, cb, &cfg);
+        if (!st) SINK(s, update_cb, p, cb, &cfg);
         return st;
     }
     case LMB_Command_CreateSemaphore: {
@@ -750,6 +773,7 @@ static lm_status end_run(run_state *s, lm_status st) {
         rt_buffer_destroy((lm_buffer){handle});
     idmap_free(&s->traces);
     idmap_free(&s->events);
+    idmap_free(&s->cbs);
     free(s->event);
     idmap_free(&s->programs);
     idmap_free(&s->buffers);

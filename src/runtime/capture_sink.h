@@ -37,6 +37,8 @@ typedef struct rt_capture_sink {
                                     const uint32_t *args, uint32_t count);
     void (*create_cb)(lm_device *dev, lm_program program, lm_circular_buffer cb,
                       const lm_core_range_set *cores, const lm_circular_buffer_config *cfg);
+    void (*update_cb)(lm_device *dev, lm_program program, lm_circular_buffer cb,
+                      const lm_circular_buffer_config *cfg);
     void (*create_semaphore)(lm_device *dev, lm_program program, const lm_core_range_set *cores,
                              uint32_t initial_value, uint32_t id);
     void (*enqueue_program)(lm_device *dev, uint32_t cq, lm_program program, bool blocking);

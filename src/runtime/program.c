@@ -63,6 +63,7 @@ typedef struct rt_cb {
     core_mask cores;
     lm_circular_buffer_config cfg;
     uint32_t address;
+    uint32_t capacity; /* bytes placed for it (its own space); 0 with a buffer's */
 } rt_cb;
 
 struct rt_program {
@@ -546,6 +547,25 @@ lm_status rt_set_common_runtime_args(lm_program program, lm_kernel kernel, const
 
 /* ---- circular buffers and semaphores ---- */
 
+/* The per-core bytes of L1 buffer `buffer` a circular buffer may use, and
+ * its address; the message names `what`. */
+static lm_status cb_buffer_space(rt_program *p, lm_buffer buffer, uint32_t total, const char *what,
+                                 uint32_t *out_address) {
+    lm_device *dev;
+    lm_buffer_config bc;
+    lm_status st = rt_buffer_describe(buffer, &dev, &bc);
+    if (st) return err_prefix(st, "%s", what);
+    uint64_t per_bank = (bc.size / bc.page_size + p->num_cores - 1) / p->num_cores *
+                        ((bc.page_size + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
+    if (dev != p->device || bc.type != LM_BUFFER_L1 || per_bank < total)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s must be an L1 buffer of this device holding at least total_size (%u) "
+                       "bytes per core",
+                       what, total);
+    *out_address = (uint32_t)bc.address;
+    return LM_OK;
+}
+
 static lm_status place_cb(rt_program *p, rt_cb *cb) {
     const lm_circular_buffer_config *cfg = &cb->cfg;
     uint32_t indices = 0;
@@ -562,19 +582,9 @@ static lm_status place_cb(rt_program *p, rt_cb *cb) {
         }
     uint64_t l1_size = p->device->info.l1_size;
     if (cfg->globally_allocated.id) {
-        lm_device *dev;
-        lm_buffer_config bc;
-        lm_status st = rt_buffer_describe(cfg->globally_allocated, &dev, &bc);
-        if (st) return err_prefix(st, "globally_allocated");
-        uint64_t per_bank =
-            (bc.size / bc.page_size + p->num_cores - 1) / p->num_cores *
-            ((bc.page_size + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
-        if (dev != p->device || bc.type != LM_BUFFER_L1 || per_bank < cfg->total_size)
-            return err_set(LM_ERR_INVALID_ARGUMENT,
-                           "globally_allocated must be an L1 buffer of this device holding at "
-                           "least total_size (%u) bytes per core",
-                           cfg->total_size);
-        cb->address = (uint32_t)bc.address;
+        lm_status st = cb_buffer_space(p, cfg->globally_allocated, cfg->total_size,
+                                       "globally_allocated", &cb->address);
+        if (st) return st;
     } else {
         uint32_t address = 0;
         for (uint32_t c = 0; c < p->num_cores; c++)
@@ -585,6 +595,7 @@ static lm_status place_cb(rt_program *p, rt_cb *cb) {
                            "circular buffers need L1 up to 0x%llx, beyond the %llu bytes of L1",
                            (unsigned long long)end, (unsigned long long)l1_size);
         cb->address = address;
+        cb->capacity = cfg->total_size;
         uint32_t top = (uint32_t)((end + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
         for (uint32_t c = 0; c < p->num_cores; c++)
             if (mask_has(&cb->cores, c)) p->cb_top[c] = top;
@@ -619,6 +630,70 @@ lm_status rt_cb_create(lm_program program, const lm_core_range_set *cores,
         pthread_mutex_unlock(&p->mutex);
     }
     free(cb);
+    program_unref(p);
+    return st;
+}
+
+/* The program's CB of handle `cb`, or NULL (error set). Called locked. */
+static rt_cb *find_cb(rt_program *p, lm_circular_buffer cb) {
+    for (uint32_t i = 0; i < p->cb_count; i++)
+        if (p->cbs[i]->handle == cb.id) return p->cbs[i];
+    err_set(LM_ERR_INVALID_HANDLE, "circular buffer handle %llu is not one of this program's",
+            (unsigned long long)cb.id);
+    return NULL;
+}
+
+lm_status rt_cb_get_config(lm_program program, lm_circular_buffer cb,
+                           lm_circular_buffer_config *out_cfg) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    pthread_mutex_lock(&p->mutex);
+    rt_cb *c = find_cb(p, cb);
+    if (c) *out_cfg = c->cfg;
+    pthread_mutex_unlock(&p->mutex);
+    program_unref(p);
+    return c ? LM_OK : LM_ERR_INVALID_HANDLE;
+}
+
+lm_status rt_cb_update(lm_program program, lm_circular_buffer cb,
+                       const lm_circular_buffer_config *cfg) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    pthread_mutex_lock(&p->mutex);
+    rt_cb *c = find_cb(p, cb);
+    st = c ? LM_OK : LM_ERR_INVALID_HANDLE;
+    uint32_t address = 0;
+    if (!st) {
+        /* The same indices: which cores use which index does not change. */
+        uint32_t before = 0, after = 0;
+        for (uint32_t i = 0; i < c->cfg.index_count; i++)
+            before |= 1u << c->cfg.indices[i].index;
+        for (uint32_t i = 0; i < cfg->index_count; i++)
+            after |= 1u << cfg->indices[i].index;
+        if (before != after)
+            st = err_set(LM_ERR_INVALID_ARGUMENT,
+                         "the circular buffer's indices cannot change (only addresses and sizes)");
+    }
+    bool dynamic = !st && c->cfg.globally_allocated.id;
+    if (!st && dynamic != (cfg->globally_allocated.id != 0))
+        st = err_set(LM_ERR_INVALID_ARGUMENT,
+                     dynamic ? "a circular buffer in an L1 buffer's space stays in one"
+                             : "only a circular buffer created in an L1 buffer's space "
+                               "(globally_allocated) can move to another");
+    else if (!st && dynamic)
+        st = cb_buffer_space(p, cfg->globally_allocated, cfg->total_size, "buffer", &address);
+    else if (!st && cfg->total_size > c->capacity)
+        st = err_set(LM_ERR_INVALID_ARGUMENT,
+                     "total size %u exceeds the %u bytes placed for the circular buffer (only a "
+                     "circular buffer in an L1 buffer's space can grow)",
+                     cfg->total_size, c->capacity);
+    if (!st) {
+        c->cfg = *cfg;
+        if (cfg->globally_allocated.id) c->address = address;
+    }
+    pthread_mutex_unlock(&p->mutex);
     program_unref(p);
     return st;
 }

@@ -141,6 +141,18 @@ lm_status rt_set_common_runtime_args(lm_program program, lm_kernel kernel, const
                                      uint32_t count);
 lm_status rt_cb_create(lm_program program, const lm_core_range_set *cores,
                        const lm_circular_buffer_config *cfg, lm_circular_buffer *out_cb);
+/* The configuration circular buffer `cb` of `program` has now. */
+lm_status rt_cb_get_config(lm_program program, lm_circular_buffer cb,
+                           lm_circular_buffer_config *out_cfg);
+
+/* Gives `cb` a new configuration for the next launches (validated by the API:
+ * page sizes divide the total): the same indices; a new L1 buffer's space, or
+ * -- a CB with space of its own -- a total size within what was placed for
+ * it. LM_ERR_INVALID_ARGUMENT otherwise, LM_ERR_INVALID_HANDLE for a CB of
+ * another program. */
+lm_status rt_cb_update(lm_program program, lm_circular_buffer cb,
+                       const lm_circular_buffer_config *cfg);
+
 lm_status rt_semaphore_create(lm_program program, const lm_core_range_set *cores,
                               uint32_t initial_value, uint32_t *out_id);
 

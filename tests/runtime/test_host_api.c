@@ -383,7 +383,113 @@ static void test_events(void) {
     lm_binary_free(bin);
 }
 
+/* Reports CB 0's write pointer, page size and fifo size into page 0 of the
+ * DRAM buffer at arg 0. */
+static const char *cb_probe =
+    "void kernel_main() {\n"
+    "    volatile uint32_t *v = reinterpret_cast<volatile uint32_t *>(0x40000);\n"
+    "    v[0] = get_write_ptr(0);\n"
+    "    v[1] = get_tile_size(0);\n"
+    "    v[2] = lm_l1_word(LM_L1_CB_CONFIG)[1];\n"
+    "    const InterleavedAddrGen<true> out = {get_arg_val<uint32_t>(0), 64};\n"
+    "    noc_async_write_page(0, out, 0x40000);\n"
+    "    noc_async_write_barrier();\n"
+    "}\n";
+
+static void test_dynamic_circular_buffers(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_buffer_config bc;
+    lm_buffer_config_init(&bc);
+    lm_buffer out, l1a, l1b;
+    bc.size = PAGE;
+    bc.page_size = PAGE;
+    CHECK_OK(lm_create_buffer(dev, &bc, &out));
+    bc.type = LM_BUFFER_L1;
+    bc.size = 8 * 4096; /* one 4 KiB page per core of the 4x2 grid */
+    bc.page_size = 4096;
+    CHECK_OK(lm_create_buffer(dev, &bc, &l1a));
+    CHECK_OK(lm_create_buffer(dev, &bc, &l1b));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_capture_name_buffer(out, "out"));
+    lm_program prog;
+    lm_kernel k;
+    lm_core_range_set one = lm_core_range_set_of(0, 0, 0, 0);
+    lm_kernel_config cfg;
+    lm_kernel_config_init(&cfg, LM_PROCESSOR_DM0);
+    CHECK_OK(lm_create_program(dev, &prog));
+    lm_circular_buffer_config cc;
+    lm_circular_buffer_config_init(&cc);
+    cc.total_size = 2048;
+    cc.index_count = 1;
+    cc.indices[0] = (lm_cb_index_config){0, LM_DATA_FORMAT_FLOAT16_B, 1024};
+    cc.globally_allocated = l1a;
+    lm_circular_buffer dyn, own;
+    CHECK_OK(lm_create_circular_buffer(prog, &one, &cc, &dyn));
+    CHECK_OK(lm_create_kernel_from_string(prog, "probe.cpp", cb_probe, &one, &cfg, &k));
+    uint64_t a = 0, aa = 0, ab = 0;
+    CHECK_OK(lm_buffer_address(out, &a));
+    CHECK_OK(lm_buffer_address(l1a, &aa));
+    CHECK_OK(lm_buffer_address(l1b, &ab));
+    CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){0, 0}, (uint32_t[]){(uint32_t)a}, 1));
+    uint32_t got[PAGE / 4];
+    uint32_t seen[3][3];
+    CHECK_OK(lm_enqueue_program(cq, prog, true));
+    CHECK_OK(lm_enqueue_read_buffer(cq, out, got, true));
+    memcpy(seen[0], got, sizeof seen[0]);
+    CHECK(got[0] == aa && got[1] == 1024 && got[2] == 2048);
+    /* Another buffer, a bigger total, a smaller page. */
+    CHECK_OK(lm_update_dynamic_circular_buffer_address(prog, dyn, l1b));
+    CHECK_OK(lm_update_circular_buffer_total_size(prog, dyn, 4096));
+    CHECK_OK(lm_update_circular_buffer_page_size(prog, dyn, 0, 512));
+    CHECK_OK(lm_enqueue_program(cq, prog, true));
+    CHECK_OK(lm_enqueue_read_buffer(cq, out, got, true));
+    CHECK(got[0] == ab && got[1] == 512 && got[2] == 4096);
+    memcpy(seen[1], got, sizeof seen[1]);
+    lm_binary *bin = NULL;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+
+    /* The rules. */
+    CHECK_FAILS(lm_update_circular_buffer_total_size(prog, dyn, 8192), LM_ERR_INVALID_ARGUMENT,
+                "buffer must be an L1 buffer of this device holding at least total_size (8192)");
+    CHECK_FAILS(lm_update_circular_buffer_total_size(prog, dyn, 1000), LM_ERR_INVALID_ARGUMENT,
+                "total_size 1000 is not a multiple of indices[0].page_size 512");
+    CHECK_FAILS(lm_update_circular_buffer_page_size(prog, dyn, 3, 512), LM_ERR_INVALID_ARGUMENT,
+                "lm_update_circular_buffer_page_size: the circular buffer has no index 3");
+    CHECK_FAILS(lm_update_dynamic_circular_buffer_address(prog, dyn, out), LM_ERR_INVALID_ARGUMENT,
+                "must be an L1 buffer");
+    CHECK_FAILS(lm_update_dynamic_circular_buffer_address(prog, dyn, (lm_buffer){0}),
+                LM_ERR_INVALID_ARGUMENT, "buffer is {0}");
+    lm_core_range_set other = lm_core_range_set_of(1, 0, 1, 0);
+    cc.globally_allocated = (lm_buffer){0};
+    cc.total_size = 4096;
+    CHECK_OK(lm_create_circular_buffer(prog, &other, &cc, &own));
+    CHECK_OK(lm_update_circular_buffer_total_size(prog, own, 2048));
+    CHECK_FAILS(lm_update_circular_buffer_total_size(prog, own, 8192), LM_ERR_INVALID_ARGUMENT,
+                "total size 8192 exceeds the 4096 bytes placed for the circular buffer");
+    CHECK_FAILS(lm_update_dynamic_circular_buffer_address(prog, own, l1a), LM_ERR_INVALID_ARGUMENT,
+                "only a circular buffer created in an L1 buffer's space (globally_allocated) can "
+                "move to another");
+    CHECK_FAILS(lm_update_circular_buffer_total_size(prog, (lm_circular_buffer){12345}, 2048),
+                LM_ERR_INVALID_HANDLE, "is not one of this program's");
+    CHECK_OK(lm_device_close(dev));
+
+    /* The replay sees the same pointers and sizes as the live run's last launch. */
+    const void *data = NULL;
+    uint64_t size = 0;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r = NULL;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "out", got, sizeof got));
+    CHECK(got[0] == seen[1][0] && got[1] == 512 && got[2] == 4096);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
 int main(void) {
+    TEST_RUN(test_dynamic_circular_buffers);
     TEST_RUN(test_events);
     TEST_RUN(test_runtime_args_many_cores);
     TEST_RUN(test_capture_and_replay);

@@ -38,16 +38,16 @@ int main(int argc, char **argv) {
     lm_kernel_config c0, c1;
     lm_kernel_config_init(&c0, LM_PROCESSOR_DM0);
     lm_kernel_config_init(&c1, LM_PROCESSOR_DM1);
-    int bad = ex_capture_begin(dev, capture) ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof in, W * 2, &src), "buffer src") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof out, WP * 2, &dst), "buffer dst") ||
-              ex_capture_input(src, "in", capture) ||
-              ex_failed(lm_enqueue_write_buffer(cq, src, in, false), "write src") ||
-              ex_failed(lm_create_program(dev, &prog), "program") ||
-              ex_failed(lm_create_circular_buffer(prog, &core, &cb, &h), "cb") ||
-              ex_failed(lm_tensor_accessor_args(src, ct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n), "args") ||
-              ex_failed(lm_tensor_accessor_args(dst, ct + n, LM_TENSOR_ACCESSOR_MAX_ARGS, &m),
-                        "args");
+    int bad =
+        ex_capture_begin(dev, capture) ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof in, W * 2, &src), "buffer src") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof out, WP * 2, &dst), "buffer dst") ||
+        ex_capture_input(src, "in", capture) ||
+        ex_failed(lm_enqueue_write_buffer(cq, src, in, false), "write src") ||
+        ex_failed(lm_create_program(dev, &prog), "program") ||
+        ex_failed(lm_create_circular_buffer(prog, &core, &cb, &h), "cb") ||
+        ex_failed(lm_tensor_accessor_args(src, ct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n), "args") ||
+        ex_failed(lm_tensor_accessor_args(dst, ct + n, LM_TENSOR_ACCESSOR_MAX_ARGS, &m), "args");
     lm_kernel_config *cfgs[] = {&c0, &c1};
     for (int i = 0; i < 2; i++) {
         cfgs[i]->compile_args = ct;
@@ -74,8 +74,8 @@ int main(int argc, char **argv) {
         for (uint32_t c = 0; c < WP; c++)
             wrong += out[r * WP + c] != (r < H && c < W ? in[r * W + c] : pad);
     bool pass = !bad && wrong == 0;
-    printf("%s pad (C host): %ux%u -> %ux%u, %u elements wrong\n", pass ? "PASS" : "FAIL", H, W,
-           HP, WP, wrong);
+    printf("%s pad (C host): %ux%u -> %ux%u, %u elements wrong\n", pass ? "PASS" : "FAIL", H, W, HP,
+           WP, wrong);
     if (ex_failed(lm_device_close(dev), "close device")) pass = false;
     return pass ? 0 : 1;
 }
