@@ -41,6 +41,8 @@ pc=$(find "$prefix" -name lightmetal.pc)
 [ -n "$pc" ] || fail "no lightmetal.pc installed"
 libdir=$(dirname "$(dirname "$pc")")
 for f in include/lightmetal/lightmetal.h include/lightmetal/lm_version.h \
+    include/lightmetal/tt_metal.hpp share/lightmetal/kernel-sdk/include/c++/cstdint \
+    share/lightmetal/kernel-sdk/include/api/dataflow/dataflow_api.h \
     share/lightmetal/kernel-sdk/include/dataflow_api.h share/lightmetal/kernel-sdk/link.ld \
     bin/lightmetal; do
     [ -e "$prefix/$f" ] || fail "$f is not installed"
@@ -88,6 +90,12 @@ if readelf -d replayer_pc | grep -q 'NEEDED.*liblightmetal\.so'; then
     fail "replayer_pc needs the whole library"
 fi
 LD_LIBRARY_PATH=$libdir ./replayer_pc "$work/pc.lmb"
+
+echo "== C++: lightmetal/tt_metal.hpp and a .cpp kernel from the installed SDK"
+# shellcheck disable=SC2046
+c++ -std=c++17 -Wall -Wextra -Wno-missing-field-initializers -Werror \
+    $(pkg-config --cflags lightmetal) tt_host.cpp -o tt_host $(pkg-config --libs lightmetal)
+LD_LIBRARY_PATH=$libdir ./tt_host "$work/consumer/kernels/copy.cpp"
 
 echo "== installed lightmetal run"
 "$prefix/bin/lightmetal" run "$work/static.lmb"

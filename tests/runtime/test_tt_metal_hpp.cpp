@@ -33,8 +33,9 @@ static void test_wrapper(void) {
     CHECK(detail::WriteToDeviceL1(mesh.get(), {2, 3}, 0x40000, words));
     CHECK(detail::ReadFromDeviceL1(mesh.get(), {2, 3}, 0x40000, 16, back));
     CHECK(back == words);
-    CHECK(thrown([&] { detail::ReadFromDeviceL1(mesh.get(), {9, 0}, 0x40000, 16, back); })
-              .find("core (9,0) is outside the 8x8 grid") != std::string::npos);
+    CHECK(thrown([&] {
+              detail::ReadFromDeviceL1(mesh.get(), {9, 0}, 0x40000, 16, back);
+          }).find("core (9,0) is outside the 8x8 grid") != std::string::npos);
 
     // split_work_to_cores as tt-metal returns it.
     auto [n, all, g1, g2, u1, u2] = split_work_to_cores({4, 4}, 21, true);
@@ -48,10 +49,11 @@ static void test_wrapper(void) {
         {.size = 64 * 4096}, {.page_size = 4096, .buffer_type = BufferType::L1}, mesh.get());
     Program program = CreateProgram();
     const CoreCoord core = {1, 1};
-    CBHandle cb = CreateCircularBuffer(program, core,
-                                       CircularBufferConfig(2048, {{CBIndex::c_0, DataFormat::Float32}})
-                                           .set_page_size(CBIndex::c_0, 1024)
-                                           .set_globally_allocated_address(*l1));
+    CBHandle cb =
+        CreateCircularBuffer(program, core,
+                             CircularBufferConfig(2048, {{CBIndex::c_0, DataFormat::Float32}})
+                                 .set_page_size(CBIndex::c_0, 1024)
+                                 .set_globally_allocated_address(*l1));
     // Writes arg 1 and CB 0's page size to the output.
     const char *src = "void kernel_main() {\n"
                       "    volatile uint32_t *v = reinterpret_cast<volatile uint32_t *>(0x50000);\n"
@@ -80,13 +82,15 @@ static void test_wrapper(void) {
 
     // Errors carry the C API's messages.
     Program p2 = CreateProgram();
-    CHECK(thrown([&] { CreateKernel(p2, "no/such/kernel.cpp", core, DataMovementConfig{}); })
-              .find("no/such/kernel.cpp") != std::string::npos);
+    CHECK(thrown([&] {
+              CreateKernel(p2, "no/such/kernel.cpp", core, DataMovementConfig{});
+          }).find("no/such/kernel.cpp") != std::string::npos);
     CHECK(thrown([&] { GetRuntimeArgs(p2, 3, core); }).find("kernel handle 3") !=
           std::string::npos);
     std::vector<uint32_t> wrong_size(3);
-    CHECK(thrown([&] { distributed::EnqueueWriteMeshBuffer(cq, out, wrong_size, true); })
-              .find("12 bytes for a buffer of 64") != std::string::npos);
+    CHECK(thrown([&] {
+              distributed::EnqueueWriteMeshBuffer(cq, out, wrong_size, true);
+          }).find("12 bytes for a buffer of 64") != std::string::npos);
     CHECK(mesh->close());
 }
 
