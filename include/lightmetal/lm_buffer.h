@@ -40,8 +40,34 @@ typedef enum lm_buffer_type {
 
 typedef enum lm_buffer_layout {
     LM_BUFFER_LAYOUT_INVALID = 0,
-    LM_BUFFER_INTERLEAVED = 1,
+    LM_BUFFER_INTERLEAVED = 1, /* page p in bank p % banks */
+    /* Sharded (L1 only): see lm_shard_spec. */
+    LM_BUFFER_HEIGHT_SHARDED = 2,
+    LM_BUFFER_WIDTH_SHARDED = 3,
+    LM_BUFFER_BLOCK_SHARDED = 4,
 } lm_buffer_layout;
+
+/* How a sharded buffer's pages sit on cores (tt-metal's ShardSpec with the
+ * shapes in pages). The pages form a tensor_height x tensor_width grid, page
+ * p at row p / tensor_width, column p % tensor_width; the grid is cut into
+ * shards of shard_height x shard_width pages, and each shard lives on one core
+ * of `cores`, its pages one after the other (row-major within the shard) at
+ * the buffer's address, the same on every core:
+ *   HEIGHT: shard_width = tensor_width; shard i (rows i*shard_height..) on the
+ *           i-th core of `cores` (row-major over each range, ranges in order;
+ *           column-major with col_major);
+ *   WIDTH:  shard_height = tensor_height; shard i (columns i*shard_width..) on
+ *           the i-th core, as above;
+ *   BLOCK:  `cores` is one rectangle; shard (r, c) on the core at (x0 + c,
+ *           y0 + r), or (x0 + r, y0 + c) with col_major.
+ * Shards at the edges may be partly empty. At most LM_MAX_SHARDS shards. */
+#define LM_MAX_SHARDS 64
+typedef struct lm_shard_spec {
+    lm_core_range_set cores;
+    uint32_t shard_height, shard_width;   /* pages */
+    uint32_t tensor_height, tensor_width; /* pages; their product is the page count */
+    bool col_major;
+} lm_shard_spec;
 
 typedef struct lm_buffer_config {
     lm_buffer_type type;     /* default LM_BUFFER_DRAM */
@@ -50,6 +76,7 @@ typedef struct lm_buffer_config {
     uint64_t page_size;      /* bytes per page; nonzero */
     bool at_address;         /* true: allocate exactly at `address` */
     uint64_t address;        /* bank-local address when at_address is set */
+    lm_shard_spec shard;     /* sharded layouts only */
 } lm_buffer_config;
 
 /* DRAM, interleaved, size and page size 0 (to be set), allocator-chosen address. */
@@ -82,7 +109,7 @@ lm_status lm_buffer_get_config(lm_buffer buffer, lm_buffer_config *out_cfg);
  * Errors: LM_ERR_INVALID_ARGUMENT for NULL pointers or a capacity too small
  * (the message says how many are needed); LM_ERR_INVALID_HANDLE for a
  * released buffer. */
-#define LM_TENSOR_ACCESSOR_MAX_ARGS 1
+#define LM_TENSOR_ACCESSOR_MAX_ARGS (7 + LM_MAX_SHARDS / 2)
 lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t capacity,
                                   uint32_t *out_count);
 

@@ -33,6 +33,19 @@ typedef struct lm_core {
     uint32_t x, y;
 } lm_core;
 
+/* The cores of an inclusive rectangle. */
+typedef struct lm_core_range {
+    lm_core start, end;
+} lm_core_range;
+
+#define LM_MAX_CORE_RANGES 16
+
+/* A set of cores as a union of rectangles (tt-metal's CoreRangeSet). */
+typedef struct lm_core_range_set {
+    uint32_t count;
+    lm_core_range ranges[LM_MAX_CORE_RANGES];
+} lm_core_range_set;
+
 typedef struct lm_device_options {
     uint32_t grid_x;                /* worker cores per row; default 8 */
     uint32_t grid_y;                /* worker core rows; default 8 */

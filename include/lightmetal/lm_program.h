@@ -36,19 +36,6 @@ typedef struct lm_circular_buffer {
     uint64_t id;
 } lm_circular_buffer;
 
-/* The cores of an inclusive rectangle. */
-typedef struct lm_core_range {
-    lm_core start, end;
-} lm_core_range;
-
-#define LM_MAX_CORE_RANGES 16
-
-/* A set of cores as a union of rectangles (tt-metal's CoreRangeSet). */
-typedef struct lm_core_range_set {
-    uint32_t count;
-    lm_core_range ranges[LM_MAX_CORE_RANGES];
-} lm_core_range_set;
-
 /* The set holding the single rectangle (x0,y0)-(x1,y1). */
 lm_core_range_set lm_core_range_set_of(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1);
 

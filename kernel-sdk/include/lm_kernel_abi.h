@@ -133,12 +133,20 @@
 #define LM_MAX_CBS 32u
 
 /* Tensor accessor arguments (TensorAccessorArgs in C++ kernels), as the host's
- * lm_tensor_accessor_args appends them: one word, the marker | flags. */
+ * lm_tensor_accessor_args appends them: the marker | flags; for a sharded
+ * buffer then layout (LM_TA_HEIGHT/WIDTH/BLOCK), shard height and width,
+ * tensor width (pages), shards across, shard count, and the shards' cores two
+ * to a word (x | y << 8 in each half, shard 2i in the low half). */
 #define LM_TA_MAGIC 0x7A500000u
 #define LM_TA_MAGIC_MASK 0xFFF00000u
 #define LM_TA_DRAM 0x1u    /* the buffer is in DRAM (else in L1) */
-#define LM_TA_SHARDED 0x2u /* reserved for sharded buffers */
+#define LM_TA_SHARDED 0x2u /* the buffer is sharded: the geometry follows */
 #define LM_TA_FLAG_MASK 0x3u
+#define LM_TA_HEIGHT 2u /* the layouts, as lm_buffer_layout numbers them */
+#define LM_TA_WIDTH 3u
+#define LM_TA_BLOCK 4u
+#define LM_TA_SHARD_WORDS 7u /* words before the cores */
+#define LM_MAX_SHARDS_IN_ARGS 64u
 
 /* Data formats, as a circular buffer's configuration gives them (the numbers
  * of lm_data_format). */

@@ -1,5 +1,8 @@
 /* Public buffer API: argument validation, then the runtime. */
+#include <string.h>
+
 #include "base/error.h"
+#include "base/shard.h"
 #include "lm_kernel_abi.h"
 #include "lightmetal/lm_buffer.h"
 #include "runtime/buffer.h"
@@ -12,20 +15,30 @@ void lm_buffer_config_init(lm_buffer_config *cfg) {
     *cfg = (lm_buffer_config){.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
 }
 
-static lm_status validate_config(const lm_buffer_config *c) {
+static lm_status validate_config(const lm_device *dev, const lm_buffer_config *c) {
     const char *fn = "lm_create_buffer";
     if (c->type != LM_BUFFER_DRAM && c->type != LM_BUFFER_L1)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: type %d is not LM_BUFFER_DRAM or LM_BUFFER_L1",
                        fn, (int)c->type);
-    if (c->layout != LM_BUFFER_INTERLEAVED)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: layout %d is not LM_BUFFER_INTERLEAVED", fn,
+    if (c->layout < LM_BUFFER_INTERLEAVED || c->layout > LM_BUFFER_BLOCK_SHARDED)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: layout %d is not INTERLEAVED or HEIGHT, WIDTH or BLOCK_SHARDED", fn,
                        (int)c->layout);
     if (c->size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size is 0", fn);
     if (c->page_size == 0) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: page_size is 0", fn);
     if (c->size % c->page_size)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size %llu is not a multiple of page_size %llu",
                        fn, (unsigned long long)c->size, (unsigned long long)c->page_size);
-    return LM_OK;
+    if (c->layout == LM_BUFFER_INTERLEAVED) return LM_OK;
+    if (c->type != LM_BUFFER_L1)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: sharded buffers live in L1 (DRAM sharding is "
+                       "not supported)",
+                       fn);
+    shard_geometry g;
+    lm_status st = shard_geometry_make(c->layout, &c->shard, c->size / c->page_size,
+                                       dev->info.grid_x, dev->info.grid_y, &g);
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
 }
 
 lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg, lm_buffer *out_buffer) {
@@ -33,7 +46,7 @@ lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg, lm_bu
     if (!cfg) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: cfg is NULL");
     if (!out_buffer)
         return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: out_buffer is NULL");
-    lm_status st = validate_config(cfg);
+    lm_status st = validate_config(device, cfg);
     if (st) return st;
     if (rt_trace_any_capturing(device))
         return err_set(LM_ERR_INVALID_STATE,
@@ -78,14 +91,34 @@ lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                        out_args ? "out_count" : "out_args");
     lm_buffer_config cfg;
-    lm_status st = rt_buffer_describe(buffer, NULL, &cfg);
+    lm_device *dev = NULL;
+    lm_status st = rt_buffer_describe(buffer, &dev, &cfg);
     if (st) return err_prefix(st, "%s", fn);
-    if (capacity < 1)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: capacity is %u, the buffer needs 1 word", fn,
-                       capacity);
+    shard_geometry g = {0};
+    bool sharded = cfg.layout != LM_BUFFER_INTERLEAVED;
+    if (sharded)
+        st = shard_geometry_make(cfg.layout, &cfg.shard, cfg.size / cfg.page_size, dev->info.grid_x,
+                                 dev->info.grid_y, &g);
+    if (st) return err_prefix(st, "%s", fn);
+    /* Layout (lm_kernel_abi.h): the marker word; sharded, then the geometry
+     * and the shards' cores two to a word. */
+    uint32_t need = sharded ? LM_TA_SHARD_WORDS + (g.shards + 1) / 2 : 1;
+    if (capacity < need)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: capacity is %u, the buffer needs %u words", fn,
+                       capacity, need);
     /* The kernel side (lm/tensor_accessor.hpp) checks the marker. */
-    out_args[0] = LM_TA_MAGIC | (cfg.type == LM_BUFFER_DRAM ? LM_TA_DRAM : 0u);
-    *out_count = 1;
+    out_args[0] = LM_TA_MAGIC | (cfg.type == LM_BUFFER_DRAM ? LM_TA_DRAM : 0u) |
+                  (sharded ? LM_TA_SHARDED : 0u);
+    if (sharded) {
+        uint32_t head[] = {cfg.layout, g.shard_h, g.shard_w, g.tensor_w, g.shard_cols, g.shards};
+        memcpy(out_args + 1, head, sizeof head);
+        for (uint32_t s = 0; s < g.shards; s++) {
+            uint32_t xy = g.core[s] % dev->info.grid_x | g.core[s] / dev->info.grid_x << 8;
+            uint32_t *w = &out_args[LM_TA_SHARD_WORDS + s / 2];
+            *w = s % 2 ? *w | xy << 16 : xy;
+        }
+    }
+    *out_count = need;
     return LM_OK;
 }
 

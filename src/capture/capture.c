@@ -142,11 +142,25 @@ static void record_create_buffer(cap_recorder *r, lm_buffer buffer, const lm_buf
     lm_status st = map_add(&r->buffers, buffer.id, &id);
     if (st) return fail_with_last(r, st);
     fb_builder *b = lmb_writer_builder(r->writer);
+    fb_ref shard = 0;
+    if (c->layout != LM_BUFFER_INTERLEAVED) {
+        fb_ref vcores = core_ranges(b, &c->shard.cores);
+        lmb_ShardSpec_start(b);
+        lmb_ShardSpec_add_cores(b, vcores);
+        lmb_ShardSpec_add_shard_height(b, c->shard.shard_height);
+        lmb_ShardSpec_add_shard_width(b, c->shard.shard_width);
+        lmb_ShardSpec_add_tensor_height(b, c->shard.tensor_height);
+        lmb_ShardSpec_add_tensor_width(b, c->shard.tensor_width);
+        lmb_ShardSpec_add_col_major(b, c->shard.col_major);
+        shard = lmb_ShardSpec_end(b);
+    }
     lmb_CreateBuffer_start(b);
     lmb_CreateBuffer_add_buffer_id(b, id);
     lmb_CreateBuffer_add_type(b,
                               c->type == LM_BUFFER_DRAM ? LMB_BufferType_DRAM : LMB_BufferType_L1);
-    lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_Interleaved);
+    /* lmb_BufferLayout numbers the layouts as lm_buffer_layout does. */
+    lmb_CreateBuffer_add_layout(b, (lmb_BufferLayout)c->layout);
+    if (shard) lmb_CreateBuffer_add_shard(b, shard);
     lmb_CreateBuffer_add_size(b, c->size);
     lmb_CreateBuffer_add_page_size(b, c->page_size);
     lmb_CreateBuffer_add_address(b, c->address);

@@ -24,6 +24,7 @@
 
 #include "base/file.h"
 #include "format/lmb_schema.h"
+#include "lightmetal/lm_buffer.h"
 
 /* The format version this code writes; it reads any file with the same
  * major version (minor versions only add fields, which older readers skip). */
@@ -89,6 +90,11 @@ static inline const uint8_t *lmb_blob_data(const void *file, fb_table root, lmb_
 /* Binary search of a verified file's sorted lists; false when absent. */
 bool lmb_find_kernel_binary(fb_table root, uint64_t hash, lmb_BlobRef *out_ref);
 bool lmb_find_trace(fb_table root, uint32_t trace_id, lmb_BlobRef *out_ref);
+
+/* A CreateBuffer's layout and shard spec as the API has them (a verified
+ * buffer; more core ranges than LM_MAX_CORE_RANGES give count > the maximum,
+ * which shard_geometry_make refuses). */
+lm_buffer_layout lmb_buffer_layout(fb_table create_buffer, lm_shard_spec *out_spec);
 
 /* ----------------------------------------------------------------- writer */
 

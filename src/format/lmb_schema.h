@@ -31,7 +31,11 @@
 /* ------------------------------------------------------------------ enums */
 
 #define LMB_ENUM_BufferType(E) E(BufferType, Invalid, 0) E(BufferType, DRAM, 1) E(BufferType, L1, 2)
-#define LMB_ENUM_BufferLayout(E) E(BufferLayout, Invalid, 0) E(BufferLayout, Interleaved, 1)
+#define LMB_ENUM_BufferLayout(E)                                                                   \
+    E(BufferLayout, Invalid, 0)                                                                    \
+    E(BufferLayout, Interleaved, 1)                                                                \
+    E(BufferLayout, HeightSharded, 2)                                                              \
+    E(BufferLayout, WidthSharded, 3) E(BufferLayout, BlockSharded, 4)
 #define LMB_ENUM_DataFormat(E)                                                                     \
     E(DataFormat, Invalid, 0)                                                                      \
     E(DataFormat, Float32, 1)                                                                      \
@@ -65,7 +69,7 @@
 LMB_ENUMS(LMB_ENUM_DECL_)
 /* Largest value of each enum (the enums are dense, so it is the last one). */
 #define LMB_BufferType_MAX LMB_BufferType_L1
-#define LMB_BufferLayout_MAX LMB_BufferLayout_Interleaved
+#define LMB_BufferLayout_MAX LMB_BufferLayout_BlockSharded
 #define LMB_DataFormat_MAX LMB_DataFormat_Int32
 #define LMB_Processor_MAX LMB_Processor_Compute
 #define LMB_NocIndex_MAX LMB_NocIndex_Noc1
@@ -189,13 +193,21 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(SystemDescriptor, watchdog_instructions, 7, U64, _, 0)                                       \
     X(SystemDescriptor, trace_region_size, 8, U64, _, 0)                                           \
     X(SystemDescriptor, strict_protocol, 9, BOOL, _, 0)
+#define LMB_TABLE_ShardSpec(X)                                                                     \
+    X(ShardSpec, cores, 0, VEC_STRUCT, CoreRange, 1)                                               \
+    X(ShardSpec, shard_height, 1, U32, _, 0)                                                       \
+    X(ShardSpec, shard_width, 2, U32, _, 0)                                                        \
+    X(ShardSpec, tensor_height, 3, U32, _, 0)                                                      \
+    X(ShardSpec, tensor_width, 4, U32, _, 0)                                                       \
+    X(ShardSpec, col_major, 5, BOOL, _, 0)
 #define LMB_TABLE_CreateBuffer(X)                                                                  \
     X(CreateBuffer, buffer_id, 0, U32, _, 0)                                                       \
     X(CreateBuffer, type, 1, ENUM, BufferType, 0)                                                  \
     X(CreateBuffer, layout, 2, ENUM, BufferLayout, 0)                                              \
     X(CreateBuffer, size, 3, U64, _, 0)                                                            \
     X(CreateBuffer, page_size, 4, U64, _, 0)                                                       \
-    X(CreateBuffer, address, 5, U64, _, 0)
+    X(CreateBuffer, address, 5, U64, _, 0)                                                         \
+    X(CreateBuffer, shard, 6, TABLE, ShardSpec, 0)
 #define LMB_TABLE_DeallocateBuffer(X) X(DeallocateBuffer, buffer_id, 0, U32, _, 0)
 #define LMB_TABLE_EnqueueWriteBuffer(X)                                                            \
     X(EnqueueWriteBuffer, cq_id, 0, U8, _, 0)                                                      \
@@ -350,6 +362,7 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 /* clang-format off */
 #define LMB_TABLES(T) \
     T(SystemDescriptor) \
+    T(ShardSpec) \
     T(CreateBuffer) \
     T(DeallocateBuffer) \
     T(EnqueueWriteBuffer) \

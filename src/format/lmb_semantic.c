@@ -13,6 +13,7 @@
 #include "base/checked.h"
 #include "base/error.h"
 #include "base/idmap.h"
+#include "base/shard.h"
 
 #define LMB_CB_COUNT 32
 
@@ -357,13 +358,27 @@ static lm_status sem_create_buffer(sem *s, fb_table c) {
     lmb_BufferType bt = lmb_CreateBuffer_type(c);
     if (bt != LMB_BufferType_DRAM && bt != LMB_BufferType_L1)
         return sem_fail(s, "type", "buffer type %u is not DRAM or L1", bt);
-    if (lmb_CreateBuffer_layout(c) != LMB_BufferLayout_Interleaved)
-        return sem_fail(s, "layout", "layout %u is not Interleaved", lmb_CreateBuffer_layout(c));
+    lmb_BufferLayout layout = lmb_CreateBuffer_layout(c);
+    if (layout < LMB_BufferLayout_Interleaved || layout > LMB_BufferLayout_MAX)
+        return sem_fail(s, "layout", "layout %u is not a buffer layout", layout);
     if (page == 0) return sem_fail(s, "page_size", "page size 0");
     if (size == 0 || size % page)
         return sem_fail(s, "size",
                         "size %" PRIu64 " is not a nonzero multiple of page size %" PRIu64, size,
                         page);
+    /* Sharded: the geometry as the API checks it, and a whole shard per core. */
+    uint64_t shard_pages = 0;
+    if (layout != LMB_BufferLayout_Interleaved) {
+        lm_shard_spec spec;
+        shard_geometry g;
+        if (bt != LMB_BufferType_L1) return sem_fail(s, "type", "a sharded buffer in DRAM");
+        if (!lmb_CreateBuffer_shard(c)) return sem_fail(s, "shard", "no shard spec");
+        lmb_buffer_layout(c, &spec);
+        if (shard_geometry_make((lm_buffer_layout)layout, &spec, size / page, s->grid_x, s->grid_y,
+                                &g))
+            return sem_fail(s, "shard", "%s", lm_last_error());
+        shard_pages = (uint64_t)g.shard_h * g.shard_w;
+    }
     const lmb_memory_map *mm = &s->opts->memory_map;
     bool l1 = bt == LMB_BufferType_L1;
     uint32_t align = l1 ? mm->l1_alignment : mm->dram_alignment;
@@ -371,7 +386,8 @@ static lm_status sem_create_buffer(sem *s, fb_table c) {
     uint64_t lo = l1 ? mm->l1_base : 0, hi = l1 ? s->l1_size : s->dram_limit;
     uint64_t stride = page, per_bank, end;
     if ((align && !ck_align_up_u64(page, align, &stride)) ||
-        !ck_mul_u64(ck_div_ceil_u64(size / page, banks), stride, &per_bank) ||
+        !ck_mul_u64(shard_pages ? shard_pages : ck_div_ceil_u64(size / page, banks), stride,
+                    &per_bank) ||
         !ck_add_u64(address, per_bank, &end) || address < lo || end > hi)
         return sem_fail(s, "size",
                         "%s buffer of %" PRIu64 " bytes in pages of %" PRIu64 " at 0x%" PRIx64

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/checked.h"
 #include "base/error.h"
@@ -447,4 +448,25 @@ bool lmb_find_trace(fb_table root, uint32_t trace_id, lmb_BlobRef *out_ref) {
             hi = mid;
     }
     return false;
+}
+
+lm_buffer_layout lmb_buffer_layout(fb_table c, lm_shard_spec *out) {
+    memset(out, 0, sizeof *out);
+    lmb_BufferLayout l = lmb_CreateBuffer_layout(c);
+    fb_table sh = lmb_CreateBuffer_shard(c);
+    if (l > LMB_BufferLayout_Interleaved && l <= LMB_BufferLayout_MAX && sh) {
+        fb_vec v = lmb_ShardSpec_cores(sh);
+        out->cores.count = v.len;
+        for (uint32_t i = 0; i < v.len && i < LM_MAX_CORE_RANGES; i++) {
+            lmb_CoreRange cr = lmb_vec_CoreRange_at(v, i);
+            out->cores.ranges[i] = (lm_core_range){{cr.start.x, cr.start.y}, {cr.end.x, cr.end.y}};
+        }
+        out->shard_height = lmb_ShardSpec_shard_height(sh);
+        out->shard_width = lmb_ShardSpec_shard_width(sh);
+        out->tensor_height = lmb_ShardSpec_tensor_height(sh);
+        out->tensor_width = lmb_ShardSpec_tensor_width(sh);
+        out->col_major = lmb_ShardSpec_col_major(sh);
+    }
+    /* The enums share their numbering (lmb_BufferLayout mirrors lm_buffer_layout). */
+    return (lm_buffer_layout)l;
 }

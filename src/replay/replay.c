@@ -391,9 +391,12 @@ static lm_status run_command(run_state *s, fb_table e) {
     lm_status st = LM_OK;
     switch (lmb_CommandEntry_cmd_type(e)) {
     case LMB_Command_CreateBuffer: {
+        lm_shard_spec shard;
+        lm_buffer_layout layout = lmb_buffer_layout(c, &shard);
         lm_buffer_config cfg = {
             .type = lmb_CreateBuffer_type(c) == LMB_BufferType_DRAM ? LM_BUFFER_DRAM : LM_BUFFER_L1,
-            .layout = LM_BUFFER_INTERLEAVED,
+            .layout = layout,
+            .shard = shard,
             .size = lmb_CreateBuffer_size(c),
             .page_size = lmb_CreateBuffer_page_size(c),
             .at_address = true,

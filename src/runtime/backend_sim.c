@@ -35,6 +35,7 @@ static sim_pages to_pages(const rt_buffer_place *p) {
         .num_banks = p->num_banks,
         .address = p->address,
         .offset = p->offset,
+        .shard = p->shard,
         .size = p->size,
         .page_size = p->page_size,
         .page_stride = p->page_stride,

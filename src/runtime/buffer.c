@@ -33,16 +33,26 @@ static void unlink_buffer(lm_device *dev, rt_buffer *b) {
 
 lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffer *out_buffer) {
     int dram = cfg->type == LM_BUFFER_DRAM;
+    bool sharded = cfg->layout != LM_BUFFER_INTERLEAVED;
     uint64_t alignment = dram ? RT_DRAM_ALIGNMENT : RT_L1_ALIGNMENT;
     uint32_t banks = dram ? dev->info.dram_banks : dev->info.grid_x * dev->info.grid_y;
     uint64_t stride, pages = cfg->size / cfg->page_size, bytes_per_bank;
-    if (!ck_align_up_u64(cfg->page_size, alignment, &stride) ||
-        !ck_mul_u64(ck_div_ceil_u64(pages, banks), stride, &bytes_per_bank))
-        return err_set(LM_ERR_OUT_OF_DEVICE_MEMORY, "buffer of %llu bytes cannot fit any bank",
-                       (unsigned long long)cfg->size);
-
     rt_buffer *b = calloc(1, sizeof *b);
     if (!b) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lm_status st = sharded ? shard_geometry_make(cfg->layout, &cfg->shard, pages, dev->info.grid_x,
+                                                 dev->info.grid_y, &b->shard)
+                           : LM_OK;
+    /* A shard per core: every core keeps a whole shard's room. */
+    uint64_t per_bank_pages =
+        sharded ? (uint64_t)b->shard.shard_h * b->shard.shard_w : ck_div_ceil_u64(pages, banks);
+    if (!st && (!ck_align_up_u64(cfg->page_size, alignment, &stride) ||
+                !ck_mul_u64(per_bank_pages, stride, &bytes_per_bank)))
+        st = err_set(LM_ERR_OUT_OF_DEVICE_MEMORY, "buffer of %llu bytes cannot fit any bank",
+                     (unsigned long long)cfg->size);
+    if (st) {
+        free(b);
+        return st;
+    }
     b->device = dev;
     b->config = *cfg;
     atomic_init(&b->pins, 0);
@@ -50,8 +60,8 @@ lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffe
     pthread_mutex_lock(&dev->mutex);
     allocator *a = dram ? &dev->dram : &dev->l1;
     uint64_t address = cfg->address;
-    lm_status st = cfg->at_address ? alloc_take_at(a, address, bytes_per_bank)
-                                   : alloc_take(a, bytes_per_bank, &address);
+    st = cfg->at_address ? alloc_take_at(a, address, bytes_per_bank)
+                         : alloc_take(a, bytes_per_bank, &address);
     if (st) {
         pthread_mutex_unlock(&dev->mutex);
         free(b);
@@ -66,6 +76,7 @@ lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffe
         .size = cfg->size,
         .page_size = cfg->page_size,
         .page_stride = stride,
+        .shard = sharded ? &b->shard : NULL,
     };
     link_buffer(dev, b);
     pthread_mutex_unlock(&dev->mutex);

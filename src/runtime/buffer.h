@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "lightmetal/lm_buffer.h"
+#include "base/shard.h"
 #include "runtime/command.h"
 
 typedef struct rt_buffer {
@@ -23,7 +24,8 @@ typedef struct rt_buffer {
     uint64_t handle;
     lm_buffer_config config; /* as created, with the address filled in */
     rt_buffer_place place;
-    atomic_uint pins; /* queued commands still using the buffer */
+    shard_geometry shard; /* sharded layouts: where the pages live (place.shard) */
+    atomic_uint pins;     /* queued commands still using the buffer */
     struct rt_buffer *prev, *next;
 } rt_buffer;
 

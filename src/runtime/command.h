@@ -32,6 +32,9 @@ typedef struct rt_buffer_place {
     uint64_t size;        /* bytes transferred (the buffer's size for a whole one) */
     uint64_t page_size;   /* bytes per page */
     uint64_t page_stride; /* page_size rounded up to the memory's alignment */
+    /* Sharded buffers: where each page lives (owned by the buffer, which the
+     * command pins); NULL for interleaved ones. */
+    const struct shard_geometry *shard;
 } rt_buffer_place;
 
 typedef struct rt_cmd {

@@ -11,6 +11,7 @@
 #include "base/checked.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/shard.h"
 
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
@@ -68,13 +69,19 @@ static uint8_t *bank_base(const sim_memory *m, sim_mem_kind kind, uint32_t bank)
 static uint8_t *span_at(const sim_memory *m, const sim_pages *pg, uint64_t at, uint64_t *n) {
     uint64_t page = at / pg->page_size, off = at % pg->page_size;
     if (*n > pg->page_size - off) *n = pg->page_size - off;
+    if (pg->shard) {
+        uint32_t core;
+        uint64_t local;
+        shard_locate(pg->shard, page, &core, &local);
+        return bank_base(m, pg->kind, core) + pg->address + local * pg->page_stride + off;
+    }
     return bank_base(m, pg->kind, (uint32_t)(page % pg->num_banks)) + pg->address +
            (page / pg->num_banks) * pg->page_stride + off;
 }
 
 void sim_memory_move_pages(const sim_memory *m, const sim_pages *pg, uint8_t *host, bool to_device,
                            uint32_t part, uint32_t parts) {
-    if (pg->offset) { /* a region: page by page from its first byte */
+    if (pg->offset || pg->shard) { /* a region or shards: page by page */
         uint64_t from = pg->size * part / parts, end = pg->size * (part + 1) / parts;
         while (from < end) {
             uint64_t n = end - from;

@@ -67,6 +67,7 @@ typedef struct sim_pages {
     sim_mem_kind kind;
     uint32_t num_banks;
     uint64_t address, offset, size, page_size, page_stride;
+    const struct shard_geometry *shard; /* sharded (base/shard.h): page p on its core */
 } sim_pages;
 
 void sim_memory_write_pages(sim_memory *m, const sim_pages *pages, const void *src);

@@ -33,7 +33,7 @@ static void test_interleaved_mapping(void) {
     uint8_t src[PAGE * PAGES], back[PAGE * PAGES];
     for (int i = 0; i < PAGE * PAGES; i++)
         src[i] = (uint8_t)(i * 7 + 1);
-    sim_pages dram = {SIM_MEM_DRAM, 3, 4096, 0, sizeof src, PAGE, STRIDE};
+    sim_pages dram = {SIM_MEM_DRAM, 3, 4096, 0, sizeof src, PAGE, STRIDE, NULL};
     sim_memory_write_pages(m, &dram, src);
     for (int p = 0; p < PAGES; p++) {
         const uint8_t *at = sim_dram(m, p % 3) + 4096 + (p / 3) * STRIDE;
@@ -43,7 +43,7 @@ static void test_interleaved_mapping(void) {
     sim_memory_read_pages(m, &dram, back);
     CHECK(memcmp(src, back, sizeof src) == 0);
 
-    sim_pages l1 = {SIM_MEM_L1, 6, 0x10000, 0, sizeof src, PAGE, STRIDE};
+    sim_pages l1 = {SIM_MEM_L1, 6, 0x10000, 0, sizeof src, PAGE, STRIDE, NULL};
     sim_memory_write_pages(m, &l1, src);
     for (int p = 0; p < PAGES; p++)
         CHECK(memcmp(sim_l1(m, p % 6) + 0x10000 + (p / 6) * STRIDE, src + p * PAGE, PAGE) == 0);
@@ -79,7 +79,7 @@ static void test_parts_cover_once(void) {
     static uint8_t src[PAGE * PAGES], back[PAGE * PAGES];
     for (int i = 0; i < PAGE * PAGES; i++)
         src[i] = (uint8_t)(i * 13 + 5);
-    sim_pages pg = {SIM_MEM_DRAM, 3, 8192, 0, sizeof src, PAGE, STRIDE};
+    sim_pages pg = {SIM_MEM_DRAM, 3, 8192, 0, sizeof src, PAGE, STRIDE, NULL};
     for (uint32_t parts = 1; parts <= 7; parts++) {
         memset(sim_dram(m, 0) + 8192, 0, 4096);
         memset(sim_dram(m, 1) + 8192, 0, 4096);
