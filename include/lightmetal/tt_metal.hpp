@@ -29,7 +29,9 @@
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <array>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -492,6 +494,38 @@ inline void SetCommonRuntimeArgs(const Program &program, KernelHandle kernel,
                                              static_cast<uint32_t>(args.size())));
 }
 
+enum class TensorMemoryLayout : uint8_t {
+    INTERLEAVED,
+    HEIGHT_SHARDED,
+    WIDTH_SHARDED,
+    BLOCK_SHARDED
+};
+enum class ShardOrientation : uint8_t { ROW_MAJOR, COL_MAJOR };
+
+// A shard's cores and shape in elements (rows, columns), as tt-metal's.
+struct ShardSpec {
+    CoreRangeSet grid;
+    std::array<uint32_t, 2> shape;
+    ShardOrientation orientation = ShardOrientation::ROW_MAJOR;
+};
+// The same with the page shape and the tensor's shape in pages.
+struct ShardSpecBuffer {
+    ShardSpec tensor_shard_spec;
+    std::array<uint32_t, 2> page_shape;
+    std::array<uint32_t, 2> tensor2d_shape_in_pages;
+    ShardSpecBuffer(const ShardSpec &spec, std::array<uint32_t, 2> page_shape_,
+                    std::array<uint32_t, 2> tensor2d_shape_in_pages_)
+        : tensor_shard_spec(spec), page_shape(page_shape_),
+          tensor2d_shape_in_pages(tensor2d_shape_in_pages_) {}
+};
+struct BufferShardingArgs {
+    std::optional<ShardSpecBuffer> shard_spec;
+    TensorMemoryLayout layout = TensorMemoryLayout::INTERLEAVED;
+    BufferShardingArgs() = default;
+    BufferShardingArgs(const ShardSpecBuffer &spec, TensorMemoryLayout l)
+        : shard_spec(spec), layout(l) {}
+};
+
 namespace distributed {
 
 // One simulated device, seen as a 1x1 mesh.
@@ -571,6 +605,7 @@ class MeshDevice {
 struct DeviceLocalBufferConfig {
     uint64_t page_size = 0;
     BufferType buffer_type = BufferType::DRAM;
+    BufferShardingArgs sharding_args = {};
     bool bottom_up = true;
 };
 struct ReplicatedBufferConfig {
@@ -587,6 +622,24 @@ class MeshBuffer {
         c.type = local.buffer_type == BufferType::DRAM ? LM_BUFFER_DRAM : LM_BUFFER_L1;
         c.size = global.size;
         c.page_size = local.page_size;
+        const BufferShardingArgs &sa = local.sharding_args;
+        if (sa.layout != TensorMemoryLayout::INTERLEAVED) {
+            if (!sa.shard_spec)
+                throw std::runtime_error("MeshBuffer::create: a sharded layout needs a shard spec");
+            const ShardSpecBuffer &sb = *sa.shard_spec;
+            const ShardSpec &ss = sb.tensor_shard_spec;
+            if (!sb.page_shape[0] || !sb.page_shape[1] || ss.shape[0] % sb.page_shape[0] ||
+                ss.shape[1] % sb.page_shape[1])
+                throw std::runtime_error(
+                    "MeshBuffer::create: the shard shape is not a whole number of pages");
+            c.layout = static_cast<lm_buffer_layout>(static_cast<int>(sa.layout) + 1);
+            c.shard.cores = lm_cxx::to_c(ss.grid);
+            c.shard.shard_height = ss.shape[0] / sb.page_shape[0];
+            c.shard.shard_width = ss.shape[1] / sb.page_shape[1];
+            c.shard.tensor_height = sb.tensor2d_shape_in_pages[0];
+            c.shard.tensor_width = sb.tensor2d_shape_in_pages[1];
+            c.shard.col_major = ss.orientation == ShardOrientation::COL_MAJOR;
+        }
         lm_buffer b;
         lm_cxx::check(lm_create_buffer(device->handle(), &c, &b));
         return std::shared_ptr<MeshBuffer>(new MeshBuffer(b, c));

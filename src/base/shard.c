@@ -63,8 +63,8 @@ lm_status shard_geometry_make(lm_buffer_layout layout, const lm_shard_spec *spec
             uint32_t index = y * grid_x + x;
             if (index < sizeof used * 8) {
                 if (used[index / 8] >> index % 8 & 1)
-                    return err_set(LM_ERR_INVALID_ARGUMENT,
-                                   "shard.cores lists core (%u,%u) twice", x, y);
+                    return err_set(LM_ERR_INVALID_ARGUMENT, "shard.cores lists core (%u,%u) twice",
+                                   x, y);
                 used[index / 8] |= (uint8_t)(1u << index % 8);
             }
             if (n < LM_MAX_SHARDS) order[n] = (uint16_t)index;

@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "base/handle.h"
 #include "base/hash.h"
+#include "base/shard.h"
 #include "lm_kernel_abi.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -555,8 +556,13 @@ static lm_status cb_buffer_space(rt_program *p, lm_buffer buffer, uint32_t total
     lm_buffer_config bc;
     lm_status st = rt_buffer_describe(buffer, &dev, &bc);
     if (st) return err_prefix(st, "%s", what);
-    uint64_t per_bank = (bc.size / bc.page_size + p->num_cores - 1) / p->num_cores *
-                        ((bc.page_size + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
+    uint64_t pages = bc.size / bc.page_size, per_core = (pages + p->num_cores - 1) / p->num_cores;
+    shard_geometry g;
+    if (bc.layout != LM_BUFFER_INTERLEAVED &&
+        !shard_geometry_make(bc.layout, &bc.shard, pages, p->grid_x, p->num_cores / p->grid_x, &g))
+        per_core = (uint64_t)g.shard_h * g.shard_w; /* a shard per core */
+    uint64_t per_bank =
+        per_core * ((bc.page_size + RT_L1_ALIGNMENT - 1) / RT_L1_ALIGNMENT * RT_L1_ALIGNMENT);
     if (dev != p->device || bc.type != LM_BUFFER_L1 || per_bank < total)
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "%s must be an L1 buffer of this device holding at least total_size (%u) "

@@ -40,7 +40,8 @@ static int page_on(lm_device *dev, lm_buffer b, uint32_t x, uint32_t y, uint32_t
                    uint8_t page) {
     uint64_t a = 0;
     uint8_t got[PAGE];
-    if (lm_buffer_address(b, &a) || lm_device_read_l1(dev, (lm_core){x, y}, a + local * PAGE, PAGE, got))
+    if (lm_buffer_address(b, &a) ||
+        lm_device_read_l1(dev, (lm_core){x, y}, a + local * PAGE, PAGE, got))
         return 0;
     for (uint32_t i = 0; i < PAGE; i++)
         if (got[i] != page) {
@@ -75,7 +76,8 @@ static void test_placement(void) {
                      true, &w));
     CHECK_OK(lm_enqueue_write_buffer(cq, w, v, true));
     /* page 4 = row 0, col 4: shard 1 (core (2,3)), slot 1; page 9 = row 1 col 3: slot 3 */
-    CHECK(page_on(dev, w, 2, 3, 1, 4) && page_on(dev, w, 2, 3, 3, 9) && page_on(dev, w, 2, 2, 5, 8));
+    CHECK(page_on(dev, w, 2, 3, 1, 4) && page_on(dev, w, 2, 3, 3, 9) &&
+          page_on(dev, w, 2, 2, 5, 8));
     /* Block: 4x4 pages, 2x2 shards on the rectangle (1,0)-(2,1); and
      * column-major, where shard (r, c) sits at (x0 + r, y0 + c). */
     CHECK_OK(sharded(dev, LM_BUFFER_BLOCK_SHARDED, 4, 4, 2, 2, lm_core_range_set_of(1, 0, 2, 1),
