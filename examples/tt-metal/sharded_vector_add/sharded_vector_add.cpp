@@ -44,17 +44,19 @@ int main(int argc, char **argv) try {
     const std::shared_ptr<distributed::MeshBuffer> backing[] = {a, b, c};
     const uint8_t indices[] = {CBIndex::c_0, CBIndex::c_1, CBIndex::c_16};
     for (int i = 0; i < 3; i++)
-        CreateCircularBuffer(program, cores,
-                             CircularBufferConfig(shard_bytes, {{indices[i], DataFormat::Float16_b}})
-                                 .set_page_size(indices[i], tile_bytes)
-                                 .set_globally_allocated_address(*backing[i]));
+        CreateCircularBuffer(
+            program, cores,
+            CircularBufferConfig(shard_bytes, {{indices[i], DataFormat::Float16_b}})
+                .set_page_size(indices[i], tile_bytes)
+                .set_globally_allocated_address(*backing[i]));
     auto reader = CreateKernel(program, tt_example::kernel("reader_sharded.cpp"), cores,
                                DataMovementConfig{.processor = DataMovementProcessor::RISCV_1,
                                                   .noc = NOC::RISCV_1_default});
     auto writer = CreateKernel(program, tt_example::kernel("writer_sharded.cpp"), cores,
                                DataMovementConfig{.processor = DataMovementProcessor::RISCV_0,
                                                   .noc = NOC::RISCV_0_default});
-    auto compute = CreateKernel(program, tt_example::kernel("add_sharded.cpp"), cores, ComputeConfig{});
+    auto compute =
+        CreateKernel(program, tt_example::kernel("add_sharded.cpp"), cores, ComputeConfig{});
     for (KernelHandle k : {reader, writer, compute})
         SetRuntimeArgs(program, k, cores, {tiles_per_core});
     distributed::MeshWorkload workload;
