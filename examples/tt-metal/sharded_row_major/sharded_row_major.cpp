@@ -22,9 +22,9 @@ int main(int argc, char **argv) try {
     distributed::DeviceLocalBufferConfig l1{
         .page_size = page_elems * 2,
         .buffer_type = BufferType::L1,
-        .sharding_args = BufferShardingArgs(ShardSpecBuffer(shard, {1, page_elems},
-                                                            {rows, cols / page_elems}),
-                                            TensorMemoryLayout::WIDTH_SHARDED)};
+        .sharding_args =
+            BufferShardingArgs(ShardSpecBuffer(shard, {1, page_elems}, {rows, cols / page_elems}),
+                               TensorMemoryLayout::WIDTH_SHARDED)};
     auto t = distributed::MeshBuffer::create({.size = rows * cols * 2}, l1, mesh.get());
     std::vector<bfloat16> in(rows * cols);
     for (uint32_t i = 0; i < in.size(); i++)
@@ -32,9 +32,10 @@ int main(int argc, char **argv) try {
     distributed::EnqueueWriteMeshBuffer(cq, t, in, false);
 
     Program program = CreateProgram();
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(page_elems * 2, {{CBIndex::c_0, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_0, page_elems * 2));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(page_elems * 2, {{CBIndex::c_0, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_0, page_elems * 2));
     std::vector<uint32_t> args = TensorAccessorArgs(*t).get_compile_time_args();
     args.push_back(page_elems);
     args.push_back(rows);

@@ -44,14 +44,13 @@ int main(int argc, char **argv) {
     ct[n + 1] = ROWS;
     cfg.compile_args = ct;
     cfg.compile_arg_count = n + 2;
-    bad = bad ||
-          ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/double_shard.cpp", &cores,
-                                     &cfg, &k),
-                    "kernel");
+    bad = bad || ex_failed(lm_create_kernel(prog, LM_EXAMPLE_DIR "/kernels/double_shard.cpp",
+                                            &cores, &cfg, &k),
+                           "kernel");
     for (uint32_t x = 0; x < 2 && !bad; x++)
-        bad = ex_failed(lm_set_runtime_args(prog, k, (lm_core){x, 0},
-                                            (uint32_t[]){ex_address(t), x}, 2),
-                        "args");
+        bad = ex_failed(
+            lm_set_runtime_args(prog, k, (lm_core){x, 0}, (uint32_t[]){ex_address(t), x}, 2),
+            "args");
     bad = bad || ex_failed(lm_enqueue_program(cq, prog, false), "enqueue") ||
           ex_failed(lm_enqueue_read_buffer(cq, t, out, true), "read") ||
           ex_capture_output(cq, t, "t", capture) || ex_capture_end(dev, capture);
