@@ -1,5 +1,5 @@
 // Block matmul with operand reuse, tt-metal's host API: C (256 x 256) is cut
-// into 2 x 4-tile blocks, one per core on a 4 x 2 grid; each core streams its
+// into 2 x 4-tile blocks, one per core on a 2 x 4 grid; each core streams its
 // A and B blocks K-block by K-block into L1 and reuses every tile across its
 // block. bfloat16 in and out, float32 accumulation. Prints PASS within
 // tolerance of a float64 reference.
@@ -48,15 +48,18 @@ int main(int argc, char **argv) try {
     const CoreRange cores({0, 0}, {grid_x - 1, grid_y - 1});
     const uint32_t a_block = per_core_M * block_w, b_block = block_w * per_core_N;
     const uint32_t c_block = per_core_M * per_core_N;
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(2 * a_block * tile, {{CBIndex::c_0, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_0, tile));
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(2 * b_block * tile, {{CBIndex::c_1, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_1, tile));
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(c_block * tile, {{CBIndex::c_16, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_16, tile));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(2 * a_block * tile, {{CBIndex::c_0, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_0, tile));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(2 * b_block * tile, {{CBIndex::c_1, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_1, tile));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(c_block * tile, {{CBIndex::c_16, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_16, tile));
     std::vector<uint32_t> reader_args = {Kt, Nt, per_core_M, per_core_N, block_w};
     TensorAccessorArgs(*da).append_to(reader_args);
     TensorAccessorArgs(*db).append_to(reader_args);
@@ -76,7 +79,8 @@ int main(int argc, char **argv) try {
     for (uint32_t y = 0; y < grid_y; y++)
         for (uint32_t x = 0; x < grid_x; x++) {
             const uint32_t m0 = y * per_core_M, n0 = x * per_core_N;
-            SetRuntimeArgs(program, reader, CoreCoord{x, y}, {da->address(), db->address(), m0, n0});
+            SetRuntimeArgs(program, reader, CoreCoord{x, y},
+                           {da->address(), db->address(), m0, n0});
             SetRuntimeArgs(program, writer, CoreCoord{x, y}, {dc->address(), m0, n0});
         }
     distributed::MeshWorkload workload;
@@ -97,8 +101,8 @@ int main(int argc, char **argv) try {
                 ref += p;
                 mag += std::fabs(p);
             }
-            outside += std::fabs(c[i * N + j].to_float() - ref) >
-                       std::fabs(ref) * 0x1p-8 + mag * 0x1p-16;
+            outside +=
+                std::fabs(c[i * N + j].to_float() - ref) > std::fabs(ref) * 0x1p-8 + mag * 0x1p-16;
         }
     std::printf("%s matmul_multicore_reuse: %ux%ux%u in %ux%u-tile blocks on %ux%u cores, %u "
                 "values outside tolerance\n",
