@@ -50,15 +50,18 @@ int main(int argc, char **argv) try {
     const CoreRange cores({0, 0}, {grid_x - 1, grid_y - 1});
     const uint32_t a_block = per_core_M * block_w, b_block = block_w * per_core_N;
     const uint32_t c_block = per_core_M * per_core_N;
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(2 * a_block * tile, {{CBIndex::c_0, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_0, tile));
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(2 * b_block * tile, {{CBIndex::c_1, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_1, tile));
-    CreateCircularBuffer(program, cores,
-                         CircularBufferConfig(c_block * tile, {{CBIndex::c_16, DataFormat::Float16_b}})
-                             .set_page_size(CBIndex::c_16, tile));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(2 * a_block * tile, {{CBIndex::c_0, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_0, tile));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(2 * b_block * tile, {{CBIndex::c_1, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_1, tile));
+    CreateCircularBuffer(
+        program, cores,
+        CircularBufferConfig(c_block * tile, {{CBIndex::c_16, DataFormat::Float16_b}})
+            .set_page_size(CBIndex::c_16, tile));
     std::vector<uint32_t> reader_args = {Kt, Nt, per_core_M, per_core_N, block_w};
     TensorAccessorArgs(*da).append_to(reader_args);
     TensorAccessorArgs(*db).append_to(reader_args);
@@ -106,8 +109,8 @@ int main(int argc, char **argv) try {
                 ref += p;
                 mag += std::fabs(p);
             }
-            outside += std::fabs(c[i * N + j].to_float() - ref) >
-                       std::fabs(ref) * 0x1p-8 + mag * 0x1p-16;
+            outside +=
+                std::fabs(c[i * N + j].to_float() - ref) > std::fabs(ref) * 0x1p-8 + mag * 0x1p-16;
         }
     std::printf("%s matmul_multicore_reuse_mcast: %ux%ux%u in %ux%u-tile blocks on %ux%u cores, %u "
                 "values outside tolerance\n",

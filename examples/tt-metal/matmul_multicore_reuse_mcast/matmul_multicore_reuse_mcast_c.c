@@ -44,27 +44,26 @@ int main(int argc, char **argv) {
     uint32_t rct[5 + 2 * LM_TENSOR_ACCESSOR_MAX_ARGS] = {KT, NT, PM, PN, BW};
     uint32_t wct[3 + LM_TENSOR_ACCESSOR_MAX_ARGS] = {NT, PM, PN};
     uint32_t cct[] = {KT, NT, PM, PN, BW}, n0 = 0, n1 = 0, n2 = 0;
-    int bad = ex_capture_begin(dev, capture) ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof ta, tile, &da), "buffer a") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tb, tile, &db), "buffer b") ||
-              ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tc, tile, &dc), "buffer c") ||
-              ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
-              ex_failed(lm_enqueue_write_buffer(cq, da, ta, false), "write a") ||
-              ex_failed(lm_enqueue_write_buffer(cq, db, tb, false), "write b") ||
-              ex_failed(lm_create_program(dev, &prog), "program") ||
-              ex_failed(ex_cb(prog, &cores, 0, LM_DATA_FORMAT_FLOAT16_B, 2 * PM * BW), "cb 0") ||
-              ex_failed(ex_cb(prog, &cores, 1, LM_DATA_FORMAT_FLOAT16_B, 2 * BW * PN), "cb 1") ||
-              ex_failed(ex_cb(prog, &cores, 16, LM_DATA_FORMAT_FLOAT16_B, PM * PN), "cb 16") ||
-              ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[0].value), "semaphore") ||
-              ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[1].value), "semaphore") ||
-              ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[2].value), "semaphore") ||
-              ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[3].value), "semaphore") ||
-              ex_failed(lm_tensor_accessor_args(da, rct + 5, LM_TENSOR_ACCESSOR_MAX_ARGS, &n0),
-                        "args") ||
-              ex_failed(lm_tensor_accessor_args(db, rct + 5 + n0, LM_TENSOR_ACCESSOR_MAX_ARGS, &n1),
-                        "args") ||
-              ex_failed(lm_tensor_accessor_args(dc, wct + 3, LM_TENSOR_ACCESSOR_MAX_ARGS, &n2),
-                        "args");
+    int bad =
+        ex_capture_begin(dev, capture) ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof ta, tile, &da), "buffer a") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tb, tile, &db), "buffer b") ||
+        ex_failed(ex_buffer(dev, LM_BUFFER_DRAM, sizeof tc, tile, &dc), "buffer c") ||
+        ex_capture_input(da, "a", capture) || ex_capture_input(db, "b", capture) ||
+        ex_failed(lm_enqueue_write_buffer(cq, da, ta, false), "write a") ||
+        ex_failed(lm_enqueue_write_buffer(cq, db, tb, false), "write b") ||
+        ex_failed(lm_create_program(dev, &prog), "program") ||
+        ex_failed(ex_cb(prog, &cores, 0, LM_DATA_FORMAT_FLOAT16_B, 2 * PM * BW), "cb 0") ||
+        ex_failed(ex_cb(prog, &cores, 1, LM_DATA_FORMAT_FLOAT16_B, 2 * BW * PN), "cb 1") ||
+        ex_failed(ex_cb(prog, &cores, 16, LM_DATA_FORMAT_FLOAT16_B, PM * PN), "cb 16") ||
+        ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[0].value), "semaphore") ||
+        ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[1].value), "semaphore") ||
+        ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[2].value), "semaphore") ||
+        ex_failed(lm_create_semaphore(prog, &cores, 0, &sems[3].value), "semaphore") ||
+        ex_failed(lm_tensor_accessor_args(da, rct + 5, LM_TENSOR_ACCESSOR_MAX_ARGS, &n0), "args") ||
+        ex_failed(lm_tensor_accessor_args(db, rct + 5 + n0, LM_TENSOR_ACCESSOR_MAX_ARGS, &n1),
+                  "args") ||
+        ex_failed(lm_tensor_accessor_args(dc, wct + 3, LM_TENSOR_ACCESSOR_MAX_ARGS, &n2), "args");
     rc.named_compile_args = sems;
     rc.named_compile_arg_count = 4;
     rc.compile_args = rct;

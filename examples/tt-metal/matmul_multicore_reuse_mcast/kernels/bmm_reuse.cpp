@@ -21,7 +21,8 @@ void kernel_main() {
         for (uint32_t h = 0; h < per_core_M; h++)
             for (uint32_t w = 0; w < per_core_N; w++)
                 for (uint32_t k = 0; k < block_w; k++)
-                    matmul_tiles(cb_a, cb_b, h * block_w + k, k * per_core_N + w, h * per_core_N + w);
+                    matmul_tiles(cb_a, cb_b, h * block_w + k, k * per_core_N + w,
+                                 h * per_core_N + w);
         cb_pop_front(cb_a, per_core_M * block_w);
         cb_pop_front(cb_b, block_w * per_core_N);
     }

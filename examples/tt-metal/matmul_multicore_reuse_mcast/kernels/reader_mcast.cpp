@@ -27,13 +27,12 @@ static void block(bool sender, uint32_t cb, uint32_t tiles, uint32_t ready_sem, 
         if (receivers) {
             noc_semaphore_wait(ready, receivers);
             noc_semaphore_set(ready, 0);
-            noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1),
-                                      tiles * tile, receivers);
+            noc_async_write_multicast(l1, get_noc_multicast_addr(x0, y0, x1, y1, l1), tiles * tile,
+                                      receivers);
             *valid = 1;
-            noc_semaphore_set_multicast(get_semaphore(valid_sem),
-                                        get_noc_multicast_addr(x0, y0, x1, y1,
-                                                               get_semaphore(valid_sem)),
-                                        receivers);
+            noc_semaphore_set_multicast(
+                get_semaphore(valid_sem),
+                get_noc_multicast_addr(x0, y0, x1, y1, get_semaphore(valid_sem)), receivers);
             noc_async_write_barrier();
         }
     } else {
