@@ -41,7 +41,7 @@ typedef enum lm_buffer_type {
 typedef enum lm_buffer_layout {
     LM_BUFFER_LAYOUT_INVALID = 0,
     LM_BUFFER_INTERLEAVED = 1, /* page p in bank p % banks */
-    /* Sharded (L1 only): see lm_shard_spec. */
+    /* Sharded, in L1 or DRAM: see lm_shard_spec. */
     LM_BUFFER_HEIGHT_SHARDED = 2,
     LM_BUFFER_WIDTH_SHARDED = 3,
     LM_BUFFER_BLOCK_SHARDED = 4,
@@ -52,7 +52,8 @@ typedef enum lm_buffer_layout {
  * p at row p / tensor_width, column p % tensor_width; the grid is cut into
  * shards of shard_height x shard_width pages, and each shard lives on one core
  * of `cores`, its pages one after the other (row-major within the shard) at
- * the buffer's address, the same on every core:
+ * the buffer's address, the same on every core. In DRAM the "cores" are the
+ * banks, bank b at (b, 0) (tt-metal's logical DRAM cores), a shard per bank:
  *   HEIGHT: shard_width = tensor_width; shard i (rows i*shard_height..) on the
  *           i-th core of `cores` (row-major over each range, ranges in order;
  *           column-major with col_major);

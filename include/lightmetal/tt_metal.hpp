@@ -578,6 +578,9 @@ class MeshDevice {
     CoreCoord compute_with_storage_grid_size() const { return {info_.grid_x, info_.grid_y}; }
     CoreCoord logical_grid_size() const { return compute_with_storage_grid_size(); }
     uint32_t num_dram_channels() const { return info_.dram_banks; }
+    // The DRAM banks as a grid of logical DRAM cores: bank b at (b, 0), where
+    // a DRAM-sharded buffer's ShardSpec places its shards.
+    CoreCoord dram_grid_size() const { return {info_.dram_banks, 1}; }
     uint32_t l1_size_per_core() const { return static_cast<uint32_t>(info_.l1_size); }
     // Worker cores' NoC coordinates equal their logical ones on the
     // simulated chip.

@@ -136,7 +136,8 @@
  * lm_tensor_accessor_args appends them: the marker | flags; for a sharded
  * buffer then layout (LM_TA_HEIGHT/WIDTH/BLOCK), shard height and width,
  * tensor width (pages), shards across, shard count, and the shards' cores two
- * to a word (x | y << 8 in each half, shard 2i in the low half). */
+ * to a word (x | y << 8 in each half, shard 2i in the low half; a DRAM
+ * shard's "core" is (bank, 0)). */
 #define LM_TA_MAGIC 0x7A500000u
 #define LM_TA_MAGIC_MASK 0xFFF00000u
 #define LM_TA_DRAM 0x1u    /* the buffer is in DRAM (else in L1) */

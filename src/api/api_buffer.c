@@ -15,6 +15,16 @@ void lm_buffer_config_init(lm_buffer_config *cfg) {
     *cfg = (lm_buffer_config){.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
 }
 
+/* The shards of sharded config `c` on `dev`: over its worker cores in L1,
+ * over its banks in DRAM. */
+static lm_status buffer_shards(const lm_device *dev, const lm_buffer_config *c,
+                               shard_geometry *out) {
+    uint32_t gx, gy;
+    shard_grid(c->type == LM_BUFFER_DRAM, dev->info.grid_x, dev->info.grid_y, dev->info.dram_banks,
+               &gx, &gy);
+    return shard_geometry_make(c->layout, &c->shard, c->size / c->page_size, gx, gy, out);
+}
+
 static lm_status validate_config(const lm_device *dev, const lm_buffer_config *c) {
     const char *fn = "lm_create_buffer";
     if (c->type != LM_BUFFER_DRAM && c->type != LM_BUFFER_L1)
@@ -30,14 +40,8 @@ static lm_status validate_config(const lm_device *dev, const lm_buffer_config *c
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: size %llu is not a multiple of page_size %llu",
                        fn, (unsigned long long)c->size, (unsigned long long)c->page_size);
     if (c->layout == LM_BUFFER_INTERLEAVED) return LM_OK;
-    if (c->type != LM_BUFFER_L1)
-        return err_set(LM_ERR_INVALID_ARGUMENT,
-                       "%s: sharded buffers live in L1 (DRAM sharding is "
-                       "not supported)",
-                       fn);
     shard_geometry g;
-    lm_status st = shard_geometry_make(c->layout, &c->shard, c->size / c->page_size,
-                                       dev->info.grid_x, dev->info.grid_y, &g);
+    lm_status st = buffer_shards(dev, c, &g);
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }
 
@@ -96,10 +100,9 @@ lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t
     if (st) return err_prefix(st, "%s", fn);
     shard_geometry g = {0};
     bool sharded = cfg.layout != LM_BUFFER_INTERLEAVED;
-    if (sharded)
-        st = shard_geometry_make(cfg.layout, &cfg.shard, cfg.size / cfg.page_size, dev->info.grid_x,
-                                 dev->info.grid_y, &g);
+    if (sharded) st = buffer_shards(dev, &cfg, &g);
     if (st) return err_prefix(st, "%s", fn);
+    uint32_t gx = cfg.type == LM_BUFFER_DRAM ? dev->info.dram_banks : dev->info.grid_x;
     /* Layout (lm_kernel_abi.h): the marker word; sharded, then the geometry
      * and the shards' cores two to a word. */
     uint32_t need = sharded ? LM_TA_SHARD_WORDS + (g.shards + 1) / 2 : 1;
@@ -113,7 +116,7 @@ lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t
         uint32_t head[] = {cfg.layout, g.shard_h, g.shard_w, g.tensor_w, g.shard_cols, g.shards};
         memcpy(out_args + 1, head, sizeof head);
         for (uint32_t s = 0; s < g.shards; s++) {
-            uint32_t xy = g.core[s] % dev->info.grid_x | g.core[s] / dev->info.grid_x << 8;
+            uint32_t xy = g.core[s] % gx | g.core[s] / gx << 8; /* a DRAM shard: (bank, 0) */
             uint32_t *w = &out_args[LM_TA_SHARD_WORDS + s / 2];
             *w = s % 2 ? *w | xy << 16 : xy;
         }

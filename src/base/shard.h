@@ -6,6 +6,7 @@
 #ifndef LM_BASE_SHARD_H
 #define LM_BASE_SHARD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_buffer.h"
@@ -18,8 +19,18 @@ typedef struct shard_geometry {
     uint16_t core[LM_MAX_SHARDS]; /* core index (y * grid_x + x) of each shard */
 } shard_geometry;
 
-/* Checks a sharded layout of `pages` pages on a grid_x x grid_y grid and fills
- * *out. Errors: LM_ERR_INVALID_ARGUMENT naming the shard field at fault (the
+/* The grid a buffer's shards are placed on: worker cores for L1; DRAM banks
+ * for DRAM, bank b at (b, 0), as tt-metal names a DRAM shard's place by its
+ * logical DRAM core. A shard's "core index" (shard_geometry.core) is then the
+ * bank. */
+static inline void shard_grid(bool dram, uint32_t grid_x, uint32_t grid_y, uint32_t dram_banks,
+                              uint32_t *out_x, uint32_t *out_y) {
+    *out_x = dram ? dram_banks : grid_x;
+    *out_y = dram ? 1 : grid_y;
+}
+
+/* Checks a sharded layout of `pages` pages on a grid_x x grid_y grid (see
+ * shard_grid) and fills *out. Errors: LM_ERR_INVALID_ARGUMENT naming the shard field at fault (the
  * message starts with "shard."). */
 lm_status shard_geometry_make(lm_buffer_layout layout, const lm_shard_spec *spec, uint64_t pages,
                               uint32_t grid_x, uint32_t grid_y, shard_geometry *out);

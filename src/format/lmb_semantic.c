@@ -366,16 +366,17 @@ static lm_status sem_create_buffer(sem *s, fb_table c) {
         return sem_fail(s, "size",
                         "size %" PRIu64 " is not a nonzero multiple of page size %" PRIu64, size,
                         page);
-    /* Sharded: the geometry as the API checks it, and a whole shard per core. */
+    /* Sharded: the geometry as the API checks it, and a whole shard per core
+     * (or DRAM bank). */
     uint64_t shard_pages = 0;
     if (layout != LMB_BufferLayout_Interleaved) {
         lm_shard_spec spec;
         shard_geometry g;
-        if (bt != LMB_BufferType_L1) return sem_fail(s, "type", "a sharded buffer in DRAM");
+        uint32_t gx, gy;
         if (!lmb_CreateBuffer_shard(c)) return sem_fail(s, "shard", "no shard spec");
         lmb_buffer_layout(c, &spec);
-        if (shard_geometry_make((lm_buffer_layout)layout, &spec, size / page, s->grid_x, s->grid_y,
-                                &g))
+        shard_grid(bt == LMB_BufferType_DRAM, s->grid_x, s->grid_y, s->dram_banks, &gx, &gy);
+        if (shard_geometry_make((lm_buffer_layout)layout, &spec, size / page, gx, gy, &g))
             return sem_fail(s, "shard", "%s", lm_last_error());
         shard_pages = (uint64_t)g.shard_h * g.shard_w;
     }

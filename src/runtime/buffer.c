@@ -39,10 +39,11 @@ lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffe
     uint64_t stride, pages = cfg->size / cfg->page_size, bytes_per_bank;
     rt_buffer *b = calloc(1, sizeof *b);
     if (!b) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    lm_status st = sharded ? shard_geometry_make(cfg->layout, &cfg->shard, pages, dev->info.grid_x,
-                                                 dev->info.grid_y, &b->shard)
-                           : LM_OK;
-    /* A shard per core: every core keeps a whole shard's room. */
+    uint32_t gx, gy;
+    shard_grid(dram, dev->info.grid_x, dev->info.grid_y, dev->info.dram_banks, &gx, &gy);
+    lm_status st =
+        sharded ? shard_geometry_make(cfg->layout, &cfg->shard, pages, gx, gy, &b->shard) : LM_OK;
+    /* A shard per core (or DRAM bank): each keeps a whole shard's room. */
     uint64_t per_bank_pages =
         sharded ? (uint64_t)b->shard.shard_h * b->shard.shard_w : ck_div_ceil_u64(pages, banks);
     if (!st && (!ck_align_up_u64(cfg->page_size, alignment, &stride) ||

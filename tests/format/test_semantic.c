@@ -69,6 +69,10 @@ enum bug {
     BUG_NAME_ROLE,
     BUG_NAME_SHAPE,
     BUG_NAME_TWICE,
+    BUG_DRAM_SHARD_BANK,
+    BUG_DRAM_SHARD_OVERLAP,
+    BUG_SHARD_NO_SPEC,
+    BUG_SHARD_SHAPE,
 };
 
 static lm_status build(enum bug bug, void **out, size_t *out_size) {
@@ -186,6 +190,25 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
             lmb_CreateCircularBuffer_add_formats(b, fv);
             lmb_CreateCircularBuffer_add_global_buffer_id(b, bug == BUG_GLOBAL_CB_IN_DRAM ? 2 : 3));
     }
+    /* Buffer 4: DRAM, height-sharded two pages to a bank over the 12 banks,
+     * (b, 0) for bank b, above buffer 2. */
+    {
+        lmb_CoreRange r = {{0, 0}, {bug == BUG_DRAM_SHARD_BANK ? 12 : 11, 0}};
+        fb_ref cores = lmb_vec_CoreRange_create(b, &r, 1);
+        lmb_ShardSpec_start(b);
+        lmb_ShardSpec_add_cores(b, cores);
+        lmb_ShardSpec_add_shard_height(b, 2);
+        lmb_ShardSpec_add_shard_width(b, 1);
+        lmb_ShardSpec_add_tensor_height(b, bug == BUG_SHARD_SHAPE ? 23 : 24);
+        lmb_ShardSpec_add_tensor_width(b, 1);
+        fb_ref spec = lmb_ShardSpec_end(b);
+        CMD(CreateBuffer, lmb_CreateBuffer_add_buffer_id(b, 4);
+            lmb_CreateBuffer_add_type(b, LMB_BufferType_DRAM);
+            lmb_CreateBuffer_add_layout(b, LMB_BufferLayout_HeightSharded);
+            lmb_CreateBuffer_add_size(b, 24 * 1024); lmb_CreateBuffer_add_page_size(b, 1024);
+            lmb_CreateBuffer_add_address(b, bug == BUG_DRAM_SHARD_OVERLAP ? 1536 : 4096);
+            if (bug != BUG_SHARD_NO_SPEC) lmb_CreateBuffer_add_shard(b, spec));
+    }
 #undef CMD
     if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
                                      LMB_BufferRole_Output, "out")))
@@ -289,6 +312,20 @@ static void test_buffers(void) {
                 "buffer 3 holds 8192 bytes per core, the circular buffer needs 12288");
 }
 
+static void test_shards(void) {
+    CHECK_FAILS(check(BUG_DRAM_SHARD_BANK), LM_ERR_INVALID_FILE,
+                "commands[20] (CreateBuffer).shard: shard.cores range 0 (0,0)-(12,0) is empty or "
+                "outside the 12x1 grid");
+    /* A shard's room in each bank: two pages from 0x600 reach into buffer 2. */
+    CHECK_FAILS(check(BUG_DRAM_SHARD_OVERLAP), LM_ERR_INVALID_FILE,
+                "commands[20] (CreateBuffer).address: DRAM buffer 4 at [0x600, 0xe00) of each bank "
+                "overlaps buffer 2 at [0x400, 0x800), which is still alive");
+    CHECK_FAILS(check(BUG_SHARD_NO_SPEC), LM_ERR_INVALID_FILE,
+                "commands[20] (CreateBuffer).shard: no shard spec");
+    CHECK_FAILS(check(BUG_SHARD_SHAPE), LM_ERR_INVALID_FILE,
+                "shard.tensor_height x tensor_width = 23x1 pages, the buffer has 24");
+}
+
 static void test_names(void) {
     CHECK_FAILS(check(BUG_NAME_ROLE), LM_ERR_INVALID_FILE,
                 "buffer_names[1]: role 0 is not Input, Output or InputOutput");
@@ -330,6 +367,7 @@ int main(void) {
     TEST_RUN(test_ids);
     TEST_RUN(test_limits);
     TEST_RUN(test_buffers);
+    TEST_RUN(test_shards);
     TEST_RUN(test_names);
     TEST_RUN(test_kernel_elfs);
     return test_summary();

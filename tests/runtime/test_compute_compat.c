@@ -11,6 +11,7 @@
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
+#include "lm_test_replay.h"
 
 #define TILE_BYTES 4096u /* float32 tiles: exact comparisons */
 #define NT 2u            /* tiles of A and of B */
@@ -447,12 +448,8 @@ static void test_lenient_and_strict(void) {
     CHECK_OK(lm_device_close(strict));
 
     /* Replaying the lenient capture: runs as captured; strict on request. */
-    const void *data = NULL;
-    uint64_t size = 0;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
     lm_replay *rp = NULL;
-    CHECK_OK(lm_replay_open(data, size, &rp));
-    CHECK_OK(lm_replay_run(rp, NULL, NULL, NULL));
+    REPLAY_RUN(bin, rp);
     lm_replay_options ro;
     lm_replay_options_init(&ro);
     ro.strict_protocol = true;
@@ -477,9 +474,7 @@ static void test_lenient_and_strict(void) {
                  2));
     CHECK_OK(lm_light_metal_end_capture(strict, &bin));
     CHECK_OK(lm_device_close(strict));
-    CHECK_OK(lm_binary_data(bin, &data, &size));
-    CHECK_OK(lm_replay_open(data, size, &rp));
-    CHECK_OK(lm_replay_run(rp, NULL, NULL, NULL));
+    REPLAY_RUN(bin, rp);
     lm_replay_close(rp);
     lm_binary_free(bin);
 }

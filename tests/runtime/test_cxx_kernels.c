@@ -10,6 +10,7 @@
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
+#include "lm_test_replay.h"
 
 #define PAGE 2048u
 #define TILES 6u
@@ -171,12 +172,8 @@ static void test_capture_and_replay(void) {
     if (r.status) printf("  %s\n", r.message);
     CHECK_OK(r.status);
     CHECK_OK(lm_device_close(dev));
-    const void *data = NULL;
-    uint64_t size = 0;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
     lm_replay *rp = NULL;
-    CHECK_OK(lm_replay_open(data, size, &rp));
-    CHECK_OK(lm_replay_run(rp, NULL, NULL, NULL));
+    REPLAY_RUN(bin, rp);
     CHECK_OK(lm_replay_get_output(rp, "out", replayed, sizeof replayed));
     CHECK(memcmp(in, replayed, sizeof in) == 0);
     CHECK(memcmp(out, replayed, sizeof out) == 0);

@@ -8,6 +8,7 @@
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
+#include "lm_test_replay.h"
 
 #define PAGE 64u
 #define L1_SPOT 0x20000u /* in every core's unreserved L1 */
@@ -165,12 +166,8 @@ static void test_capture_and_replay(void) {
     lm_binary *bin = NULL;
     CHECK_OK(lm_light_metal_end_capture(s.dev, &bin));
     CHECK_OK(lm_device_close(s.dev));
-    const void *data = NULL;
-    uint64_t size = 0;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
     lm_replay *r = NULL;
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    REPLAY_RUN(bin, r);
     uint32_t replayed[8][16];
     CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
     CHECK(memcmp(replayed, live, sizeof live) == 0);
@@ -218,12 +215,8 @@ static void test_buffer_regions(void) {
                 "lm_enqueue_write_buffer_region: src is NULL");
     CHECK_OK(lm_device_close(dev));
     /* The replay writes the region too. */
-    const void *data = NULL;
-    uint64_t size = 0;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
     lm_replay *r = NULL;
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    REPLAY_RUN(bin, r);
     CHECK_OK(lm_replay_get_output(r, "b", got, sizeof got));
     CHECK(memcmp(got, all, sizeof all) == 0);
     lm_replay_close(r);
@@ -370,12 +363,8 @@ static void test_events(void) {
     CHECK_FAILS(lm_enqueue_record_event(q0, NULL), LM_ERR_INVALID_ARGUMENT, "out_event is NULL");
     CHECK_OK(lm_device_close(dev));
 
-    const void *data = NULL;
-    uint64_t size = 0;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
     lm_replay *r = NULL;
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    REPLAY_RUN(bin, r);
     uint32_t replayed[2 * PAGE / 4];
     CHECK_OK(lm_replay_get_output(r, "b", replayed, sizeof replayed));
     CHECK(replayed[0] == 200000);
@@ -476,12 +465,8 @@ static void test_dynamic_circular_buffers(void) {
     CHECK_OK(lm_device_close(dev));
 
     /* The replay sees the same pointers and sizes as the live run's last launch. */
-    const void *data = NULL;
-    uint64_t size = 0;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
     lm_replay *r = NULL;
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    REPLAY_RUN(bin, r);
     CHECK_OK(lm_replay_get_output(r, "out", got, sizeof got));
     CHECK(got[0] == seen[1][0] && got[1] == 512 && got[2] == 4096);
     lm_replay_close(r);

@@ -1,5 +1,6 @@
 // lightmetal/tt_metal.hpp beyond what the examples use: GetRuntimeArgs,
-// split_work_to_cores, dynamic circular buffers, direct L1 access, and errors
+// split_work_to_cores, dynamic circular buffers, direct L1 access, DRAM
+// sharding, and errors
 // surfacing as std::runtime_error with the C API's message.
 #include <cstdio>
 #include <cstring>
@@ -79,6 +80,36 @@ static void test_wrapper(void) {
     distributed::EnqueueReadMeshBuffer(cq, got, out, true);
     CHECK(got.size() == 16 && got[0] == 77 && got[1] == 512);
     std::remove(path.c_str());
+
+    // A DRAM-sharded buffer: 24 pages in width shards of two columns, a
+    // shard per bank of the DRAM grid, round trip through the host.
+    const CoreCoord dram = mesh->dram_grid_size();
+    CHECK(dram == CoreCoord(12, 1));
+    ShardSpecBuffer dspec(ShardSpec{CoreRangeSet(CoreRange({0, 0}, {dram.x - 1, 0})), {32, 64}},
+                          {32, 32}, {1, 24});
+    auto sharded = distributed::MeshBuffer::create(
+        {.size = 24 * 4096},
+        {.page_size = 4096,
+         .buffer_type = BufferType::DRAM,
+         .sharding_args = BufferShardingArgs(dspec, TensorMemoryLayout::WIDTH_SHARDED)},
+        mesh.get());
+    std::vector<uint32_t> pages(24 * 1024), pages_back;
+    for (size_t i = 0; i < pages.size(); i++)
+        pages[i] = static_cast<uint32_t>(i * 2654435761u);
+    distributed::EnqueueWriteMeshBuffer(cq, sharded, pages, true);
+    distributed::EnqueueReadMeshBuffer(cq, pages_back, sharded, true);
+    CHECK(pages_back == pages);
+    CHECK(thrown([&] {
+              ShardSpecBuffer wide(
+                  ShardSpec{CoreRangeSet(CoreRange({0, 0}, {dram.x, 0})), {32, 64}}, {32, 32},
+                  {1, 26});
+              distributed::MeshBuffer::create(
+                  {.size = 26 * 4096},
+                  {.page_size = 4096,
+                   .buffer_type = BufferType::DRAM,
+                   .sharding_args = BufferShardingArgs(wide, TensorMemoryLayout::WIDTH_SHARDED)},
+                  mesh.get());
+          }).find("outside the 12x1 grid") != std::string::npos);
 
     // Errors carry the C API's messages.
     Program p2 = CreateProgram();

@@ -1,10 +1,10 @@
 // TensorAccessorArgs / TensorAccessor: a buffer's layout from compile-time
 // arguments the host appended (lm_tensor_accessor_args), so a kernel reads
 // and writes pages by id without knowing where the buffer lives: interleaved
-// over DRAM banks or L1, or sharded over cores (height, width or block). The
-// first argument carries a marker, so arguments taken from the wrong offset
-// fail to compile with a message instead of addressing garbage, and a sharded
-// geometry that does not add up fails to compile too.
+// over DRAM banks or L1, or sharded (height, width or block) over cores or
+// DRAM banks. The first argument carries a marker, so arguments taken from
+// the wrong offset fail to compile with a message instead of addressing
+// garbage, and a sharded geometry that does not add up fails to compile too.
 //
 // Layout of the arguments at CTA_OFFSET: see LM_TA_* in lm_kernel_abi.h.
 #pragma once
@@ -82,10 +82,14 @@ template <class Args> struct TensorAccessor {
             // words are there).
             const uint32_t word = lm::compile_time_args[CTA_OFFSET_OF + LM_TA_SHARD_WORDS + s / 2];
             const uint32_t xy = s % 2 ? word >> 16 : word & 0xFFFF;
-            const uint32_t align = lm_l1_word(LM_L1_CORE_INFO)[LM_CORE_INFO_L1_ALIGN];
+            const uint32_t align = lm_l1_word(
+                LM_L1_CORE_INFO)[Args::is_dram ? LM_CORE_INFO_DRAM_ALIGN : LM_CORE_INFO_L1_ALIGN];
             const uint32_t stride = (page_size + align - 1) / align * align;
             const uint32_t local = (r % Args::shard_h) * Args::shard_w + c % Args::shard_w;
-            return ::get_noc_addr(xy & 0xFF, xy >> 8, bank_base_address + local * stride + offset);
+            const uint32_t addr = bank_base_address + local * stride + offset;
+            // A DRAM shard's place is its bank, (bank, 0).
+            if constexpr (Args::is_dram) return lm_bank_noc_addr(true, xy & 0xFF, addr);
+            return ::get_noc_addr(xy & 0xFF, xy >> 8, addr);
         } else {
             return lm_interleaved_noc_addr(Args::is_dram, bank_base_address, page_size, page_id,
                                            offset);
