@@ -106,11 +106,14 @@ lm_status lm_buffer_get_config(lm_buffer buffer, lm_buffer_config *out_cfg);
 /* The compile-time arguments a C++ kernel's TensorAccessorArgs<N> reads to
  * address `buffer` (tt-metal's TensorAccessorArgs(buffer).append_to(...)):
  * writes them to out_args[0 .. *out_count) for the caller to place at index N
- * of the kernel's compile_args. At most LM_TENSOR_ACCESSOR_MAX_ARGS words.
- * Errors: LM_ERR_INVALID_ARGUMENT for NULL pointers or a capacity too small
- * (the message says how many are needed); LM_ERR_INVALID_HANDLE for a
- * released buffer. */
-#define LM_TENSOR_ACCESSOR_MAX_ARGS (7 + LM_MAX_SHARDS / 2)
+ * of the kernel's compile_args: two words for an interleaved buffer (the
+ * second is the page size rounded up to the buffer's alignment, what
+ * TensorAccessor(args, address) uses as its page size), more for a sharded
+ * one, at most LM_TENSOR_ACCESSOR_MAX_ARGS.
+ * Errors: LM_ERR_INVALID_ARGUMENT for NULL pointers, a capacity too small
+ * (the message says how many are needed) or a page of 4 GiB or more;
+ * LM_ERR_INVALID_HANDLE for a released buffer. */
+#define LM_TENSOR_ACCESSOR_MAX_ARGS (8 + LM_MAX_SHARDS / 2)
 lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t capacity,
                                   uint32_t *out_count);
 

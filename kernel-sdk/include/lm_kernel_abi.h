@@ -133,11 +133,13 @@
 #define LM_MAX_CBS 32u
 
 /* Tensor accessor arguments (TensorAccessorArgs in C++ kernels), as the host's
- * lm_tensor_accessor_args appends them: the marker | flags; for a sharded
- * buffer then layout (LM_TA_HEIGHT/WIDTH/BLOCK), shard height and width,
- * tensor width (pages), shards across, shard count, and the shards' cores two
- * to a word (x | y << 8 in each half, shard 2i in the low half; a DRAM
- * shard's "core" is (bank, 0)). */
+ * lm_tensor_accessor_args appends them: the marker | flags; the page size
+ * rounded up to the buffer's alignment (tt-metal's AlignedPageSize, which the
+ * two-argument TensorAccessor uses); for a sharded buffer then layout
+ * (LM_TA_HEIGHT/WIDTH/BLOCK), shard height and width, tensor width (pages),
+ * shards across, shard count, and the shards' cores two to a word (x | y << 8
+ * in each half, shard 2i in the low half; a DRAM shard's "core" is
+ * (bank, 0)). */
 #define LM_TA_MAGIC 0x7A500000u
 #define LM_TA_MAGIC_MASK 0xFFF00000u
 #define LM_TA_DRAM 0x1u    /* the buffer is in DRAM (else in L1) */
@@ -146,7 +148,8 @@
 #define LM_TA_HEIGHT 2u /* the layouts, as lm_buffer_layout numbers them */
 #define LM_TA_WIDTH 3u
 #define LM_TA_BLOCK 4u
-#define LM_TA_SHARD_WORDS 7u /* words before the cores */
+#define LM_TA_PAGE_WORDS 2u  /* the words of an interleaved buffer */
+#define LM_TA_SHARD_WORDS 8u /* words before the cores */
 #define LM_MAX_SHARDS_IN_ARGS 64u
 
 /* Data formats, as a circular buffer's configuration gives them (the numbers

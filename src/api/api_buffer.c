@@ -105,16 +105,23 @@ lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t
     uint32_t gx = cfg.type == LM_BUFFER_DRAM ? dev->info.dram_banks : dev->info.grid_x;
     /* Layout (lm_kernel_abi.h): the marker word; sharded, then the geometry
      * and the shards' cores two to a word. */
-    uint32_t need = sharded ? LM_TA_SHARD_WORDS + (g.shards + 1) / 2 : 1;
+    uint32_t need = sharded ? LM_TA_SHARD_WORDS + (g.shards + 1) / 2 : LM_TA_PAGE_WORDS;
     if (capacity < need)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: capacity is %u, the buffer needs %u words", fn,
                        capacity, need);
     /* The kernel side (lm/tensor_accessor.hpp) checks the marker. */
     out_args[0] = LM_TA_MAGIC | (cfg.type == LM_BUFFER_DRAM ? LM_TA_DRAM : 0u) |
                   (sharded ? LM_TA_SHARDED : 0u);
+    uint64_t align = cfg.type == LM_BUFFER_DRAM ? dev->info.dram_alignment : dev->info.l1_alignment;
+    uint64_t aligned_page = (cfg.page_size + align - 1) / align * align;
+    if (aligned_page > UINT32_MAX)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: page size %llu is beyond a kernel's 32-bit addresses", fn,
+                       (unsigned long long)cfg.page_size);
+    out_args[1] = (uint32_t)aligned_page;
     if (sharded) {
         uint32_t head[] = {cfg.layout, g.shard_h, g.shard_w, g.tensor_w, g.shard_cols, g.shards};
-        memcpy(out_args + 1, head, sizeof head);
+        memcpy(out_args + LM_TA_PAGE_WORDS, head, sizeof head);
         for (uint32_t s = 0; s < g.shards; s++) {
             uint32_t xy = g.core[s] % gx | g.core[s] / gx << 8; /* a DRAM shard: (bank, 0) */
             uint32_t *w = &out_args[LM_TA_SHARD_WORDS + s / 2];

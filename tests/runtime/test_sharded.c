@@ -186,11 +186,11 @@ static void test_kernel_access_and_replay(void) {
     CHECK_OK(lm_enqueue_write_buffer(cq, in, v, true));
     uint32_t ct[2 * LM_TENSOR_ACCESSOR_MAX_ARGS], n = 0, m = 0;
     CHECK_OK(lm_tensor_accessor_args(in, ct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n));
-    CHECK(n == 7 + 2);
+    CHECK(n == 8 + 2);
     CHECK_OK(lm_tensor_accessor_args(out, ct + n, LM_TENSOR_ACCESSOR_MAX_ARGS, &m));
     uint32_t small = 0;
     CHECK_FAILS(lm_tensor_accessor_args(in, ct, 3, &small), LM_ERR_INVALID_ARGUMENT,
-                "capacity is 3, the buffer needs 9 words");
+                "capacity is 3, the buffer needs 10 words");
     lm_program prog;
     lm_kernel k;
     lm_core_range_set core = lm_core_range_set_of(0, 0, 0, 0);
@@ -288,8 +288,9 @@ static void test_dram_shards(void) {
 
     uint32_t ct[2 * LM_TENSOR_ACCESSOR_MAX_ARGS], n = 0, m = 0;
     CHECK_OK(lm_tensor_accessor_args(in, ct, LM_TENSOR_ACCESSOR_MAX_ARGS, &n));
-    CHECK(n == 7 + 1);
-    CHECK(ct[7] == (0u | 1u << 16)); /* shard 0 on bank (0,0), shard 1 on (1,0) */
+    CHECK(n == 8 + 1);
+    CHECK(ct[1] == PAGE);            /* the aligned page */
+    CHECK(ct[8] == (0u | 1u << 16)); /* shard 0 on bank (0,0), shard 1 on (1,0) */
     CHECK_OK(lm_tensor_accessor_args(out[0], ct + n, LM_TENSOR_ACCESSOR_MAX_ARGS, &m));
     lm_program prog;
     lm_kernel k;
@@ -329,10 +330,39 @@ static void test_dram_shards(void) {
     lm_binary_free(bin);
 }
 
+/* Interleaved buffers: the marker, then the page size rounded up to the
+ * memory's alignment (DRAM 32, L1 16 bytes). */
+static void test_accessor_args(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = 4 * 100;
+    c.page_size = 100;
+    lm_buffer dram, l1;
+    CHECK_OK(lm_create_buffer(dev, &c, &dram));
+    c.type = LM_BUFFER_L1;
+    CHECK_OK(lm_create_buffer(dev, &c, &l1));
+    uint32_t a[LM_TENSOR_ACCESSOR_MAX_ARGS], n = 0;
+    CHECK_OK(lm_tensor_accessor_args(dram, a, LM_TENSOR_ACCESSOR_MAX_ARGS, &n));
+    CHECK(n == 2 && a[0] == 0x7A500001u && a[1] == 128);
+    CHECK_OK(lm_tensor_accessor_args(l1, a, 2, &n));
+    CHECK(n == 2 && a[0] == 0x7A500000u && a[1] == 112);
+    CHECK_FAILS(lm_tensor_accessor_args(l1, a, 1, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_tensor_accessor_args: capacity is 1, the buffer needs 2 words");
+    CHECK_FAILS(lm_tensor_accessor_args(l1, NULL, 2, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_tensor_accessor_args: out_args is NULL");
+    CHECK_OK(lm_deallocate_buffer(l1));
+    CHECK_FAILS(lm_tensor_accessor_args(l1, a, 2, &n), LM_ERR_INVALID_HANDLE,
+                "lm_tensor_accessor_args");
+    CHECK_OK(lm_device_close(dev));
+}
+
 int main(void) {
     TEST_RUN(test_placement);
     TEST_RUN(test_bad_specs);
     TEST_RUN(test_kernel_access_and_replay);
     TEST_RUN(test_dram_shards);
+    TEST_RUN(test_accessor_args);
     return test_summary();
 }

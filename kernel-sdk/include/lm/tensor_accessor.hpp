@@ -25,6 +25,13 @@ template <uint32_t CTA_OFFSET, uint32_t CRTA_OFFSET = 0> struct TensorAccessorAr
 
     static constexpr uint32_t cta_offset = CTA_OFFSET;
     static constexpr uint32_t arg(uint32_t i) { return get_compile_time_arg_val(CTA_OFFSET + i); }
+    static_assert(CTA_OFFSET + LM_TA_PAGE_WORDS <= lm::compile_time_arg_count,
+                  "TensorAccessorArgs: the buffer's arguments are cut short (append all of "
+                  "lm_tensor_accessor_args' words to the kernel's compile-time args)");
+    // tt-metal's name: the page size rounded up to the buffer's alignment, the
+    // page size of a TensorAccessor made without one.
+    static constexpr uint32_t AlignedPageSize =
+        CTA_OFFSET + LM_TA_PAGE_WORDS <= lm::compile_time_arg_count ? arg(1) : 0;
     // The sharded geometry (0 for interleaved buffers), read only when the
     // kernel was given all of it.
     static constexpr bool has_head = CTA_OFFSET + LM_TA_SHARD_WORDS <= lm::compile_time_arg_count;
@@ -32,12 +39,12 @@ template <uint32_t CTA_OFFSET, uint32_t CRTA_OFFSET = 0> struct TensorAccessorAr
                   "TensorAccessorArgs: a sharded buffer's arguments are cut short (append all of "
                   "lm_tensor_accessor_args' words to the kernel's compile-time args)");
     static constexpr bool geometry = is_sharded && has_head;
-    static constexpr uint32_t layout = geometry ? arg(1) : 0;
-    static constexpr uint32_t shard_h = geometry ? arg(2) : 0;
-    static constexpr uint32_t shard_w = geometry ? arg(3) : 0;
-    static constexpr uint32_t tensor_w = geometry ? arg(4) : 0;
-    static constexpr uint32_t shard_cols = geometry ? arg(5) : 0;
-    static constexpr uint32_t shards = geometry ? arg(6) : 0;
+    static constexpr uint32_t layout = geometry ? arg(LM_TA_PAGE_WORDS) : 0;
+    static constexpr uint32_t shard_h = geometry ? arg(LM_TA_PAGE_WORDS + 1) : 0;
+    static constexpr uint32_t shard_w = geometry ? arg(LM_TA_PAGE_WORDS + 2) : 0;
+    static constexpr uint32_t tensor_w = geometry ? arg(LM_TA_PAGE_WORDS + 3) : 0;
+    static constexpr uint32_t shard_cols = geometry ? arg(LM_TA_PAGE_WORDS + 4) : 0;
+    static constexpr uint32_t shards = geometry ? arg(LM_TA_PAGE_WORDS + 5) : 0;
     static_assert(!is_sharded || (layout >= LM_TA_HEIGHT && layout <= LM_TA_BLOCK),
                   "TensorAccessorArgs: sharded arguments with an unknown layout (the arguments "
                   "are not lm_tensor_accessor_args' for this buffer)");
@@ -48,7 +55,7 @@ template <uint32_t CTA_OFFSET, uint32_t CRTA_OFFSET = 0> struct TensorAccessorAr
 
     constexpr TensorAccessorArgs() = default;
     static constexpr uint32_t num_compile_time_args() {
-        return is_sharded ? LM_TA_SHARD_WORDS + (shards + 1) / 2 : 1;
+        return is_sharded ? LM_TA_SHARD_WORDS + (shards + 1) / 2 : LM_TA_PAGE_WORDS;
     }
     static constexpr uint32_t next_compile_time_args_offset() {
         return CTA_OFFSET + num_compile_time_args();
@@ -67,6 +74,9 @@ template <class Args> struct TensorAccessor {
 
     constexpr TensorAccessor(const Args &, uint32_t address, uint32_t page_size_)
         : bank_base_address(address), page_size(page_size_) {}
+    // The page size from the arguments (the buffer's, aligned).
+    constexpr TensorAccessor(const Args &args, uint32_t address)
+        : TensorAccessor(args, address, Args::AlignedPageSize) {}
 
     // The NoC address of byte `offset` of page `page_id`.
     FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0,
@@ -82,9 +92,7 @@ template <class Args> struct TensorAccessor {
             // words are there).
             const uint32_t word = lm::compile_time_args[CTA_OFFSET_OF + LM_TA_SHARD_WORDS + s / 2];
             const uint32_t xy = s % 2 ? word >> 16 : word & 0xFFFF;
-            const uint32_t align = lm_l1_word(
-                LM_L1_CORE_INFO)[Args::is_dram ? LM_CORE_INFO_DRAM_ALIGN : LM_CORE_INFO_L1_ALIGN];
-            const uint32_t stride = (page_size + align - 1) / align * align;
+            const uint32_t stride = get_aligned_page_size();
             const uint32_t local = (r % Args::shard_h) * Args::shard_w + c % Args::shard_w;
             const uint32_t addr = bank_base_address + local * stride + offset;
             // A DRAM shard's place is its bank, (bank, 0).
@@ -95,7 +103,14 @@ template <class Args> struct TensorAccessor {
                                            offset);
         }
     }
+    // The page size rounded up to the buffer's alignment: a page's room.
+    FORCE_INLINE uint32_t get_aligned_page_size() const {
+        const uint32_t align = lm_l1_word(
+            LM_L1_CORE_INFO)[Args::is_dram ? LM_CORE_INFO_DRAM_ALIGN : LM_CORE_INFO_L1_ALIGN];
+        return (page_size + align - 1) / align * align;
+    }
     // The sharded geometry, for kernels that walk their own shard.
     static constexpr uint32_t shard_pages() { return Args::shard_h * Args::shard_w; }
 };
 template <class Args> TensorAccessor(const Args &, uint32_t, uint32_t) -> TensorAccessor<Args>;
+template <class Args> TensorAccessor(const Args &, uint32_t) -> TensorAccessor<Args>;

@@ -15,8 +15,8 @@ void kernel_main() {
     constexpr uint32_t cb_in1 = tt::CBIndex::c_1;
     constexpr auto a_args = TensorAccessorArgs<0>();
     constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();
-    const auto a = TensorAccessor(a_args, src0_addr, get_tile_size(cb_in0));
-    const auto b = TensorAccessor(b_args, src1_addr, get_tile_size(cb_in1));
+    const auto a = TensorAccessor(a_args, src0_addr);
+    const auto b = TensorAccessor(b_args, src1_addr);
 
     for (uint32_t t = first_tile; t < first_tile + num_tiles; t++) {
         const uint32_t mt = t / Nt, nt = t % Nt;

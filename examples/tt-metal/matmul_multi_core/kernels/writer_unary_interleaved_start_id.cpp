@@ -7,7 +7,7 @@ void kernel_main() {
     const uint32_t first_tile = get_arg_val<uint32_t>(2);
     constexpr uint32_t cb_out = tt::CBIndex::c_16;
     constexpr auto c_args = TensorAccessorArgs<0>();
-    const auto c = TensorAccessor(c_args, dst_addr, get_tile_size(cb_out));
+    const auto c = TensorAccessor(c_args, dst_addr);
 
     for (uint32_t t = first_tile; t < first_tile + num_tiles; t++) {
         cb_wait_front(cb_out, 1);

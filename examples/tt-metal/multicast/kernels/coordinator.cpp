@@ -12,7 +12,7 @@ void kernel_main() {
     constexpr uint32_t sem_id = get_compile_time_arg_val(0);
     constexpr auto src_args = TensorAccessorArgs<1>();
     const uint32_t tile_bytes = get_tile_size(cb);
-    const auto src = TensorAccessor(src_args, src_addr, tile_bytes);
+    const auto src = TensorAccessor(src_args, src_addr);
 
     cb_reserve_back(cb, 1);
     const uint32_t l1 = get_write_ptr(cb);
