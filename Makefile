@@ -6,8 +6,9 @@ BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-# Where `make install` puts the library; the build records it (the library
-# finds its installed kernel SDK there), so it is passed when configuring.
+# Where `make install` puts the library. It is passed when configuring: the
+# installed library and tool find their kernel SDK from wherever they are, but
+# programs linked with the static library look under the configured prefix.
 PREFIX     ?=
 
 .PHONY: all deps configure build test demo bench test-asan fuzz-build fuzz fuzz-long format \

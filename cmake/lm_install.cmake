@@ -7,9 +7,13 @@
 #   share/lightmetal/kernel-sdk/      what kernels include, crt0, linker script
 #   bin/lightmetal                    the command-line tool
 #
-# The library records where its kernel SDK is installed, from the prefix the
-# build was configured with (CMAKE_INSTALL_PREFIX): configure with the prefix
-# you install to, or stage with DESTDIR.
+# The install is relocatable: the library and the tool find the kernel SDK
+# relative to their own directory (see jit_sdk_dir in src/runtime/jit.h), the
+# pkg-config files relative to their own (${pcfiledir}), the CMake package
+# relative to itself. So `cmake --install BUILD --prefix ANY` works whatever
+# prefix was configured, and so does moving the installed tree. Only programs
+# linked with the static library, which carry the code elsewhere, go by the
+# configured prefix (CMAKE_INSTALL_PREFIX) or LM_KERNEL_SDK_DIR.
 include(CMakePackageConfigHelpers)
 
 set(LM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lightmetal)
@@ -48,8 +52,10 @@ install(FILES ${PROJECT_BINARY_DIR}/lightmetalConfig.cmake
               ${PROJECT_BINARY_DIR}/lightmetalConfigVersion.cmake
         DESTINATION ${LM_INSTALL_CMAKEDIR} COMPONENT Development)
 
-# pkg-config files, written when installing so that they name the prefix
-# installed to (`cmake --install --prefix` may differ from the configured one).
+# pkg-config files, written when installing. With relative install
+# directories their prefix is ${pcfiledir} (their own directory) and the way
+# up, so a moved install still works; otherwise the prefix installed to
+# (`cmake --install --prefix` may differ from the configured one).
 foreach(dir LIBDIR INCLUDEDIR DATADIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
     set(LM_PC_${dir} "${CMAKE_INSTALL_${dir}}")
@@ -57,7 +63,13 @@ foreach(dir LIBDIR INCLUDEDIR DATADIR)
     set(LM_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
-set(LM_PC_PREFIX "@LM_PC_PREFIX@") # substituted at install time
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(LM_PC_PREFIX "@LM_PC_PREFIX@") # substituted at install time
+else()
+  file(RELATIVE_PATH up ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+  string(REGEX REPLACE "/$" "" up "${up}")
+  set(LM_PC_PREFIX "\${pcfiledir}/${up}")
+endif()
 foreach(pc lightmetal lightmetal-replay)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc.in @ONLY)
 endforeach()
@@ -72,9 +84,9 @@ install(CODE "
     configure_file(\"${PROJECT_BINARY_DIR}/\${pc}.pc.in\" \"\${out}\" @ONLY)
   endforeach()
   if(NOT \"\${CMAKE_INSTALL_PREFIX}\" STREQUAL \"${CMAKE_INSTALL_PREFIX}\")
-    message(WARNING \"lightmetal was configured for the prefix ${CMAKE_INSTALL_PREFIX}: \"
-      \"installed in \${CMAKE_INSTALL_PREFIX}, it looks for its kernel SDK in \"
-      \"${CMAKE_INSTALL_FULL_DATADIR}/lightmetal/kernel-sdk. Configure with \"
-      \"-DCMAKE_INSTALL_PREFIX=\${CMAKE_INSTALL_PREFIX}, or set LM_KERNEL_SDK_DIR.\")
+    message(STATUS \"lightmetal was configured for the prefix ${CMAKE_INSTALL_PREFIX}: the \"
+      \"library and bin/lightmetal find their kernel SDK wherever installed, but programs \"
+      \"linked with liblightmetal.a look in ${CMAKE_INSTALL_FULL_DATADIR}/lightmetal/kernel-sdk; \"
+      \"set LM_KERNEL_SDK_DIR for them\")
   endif()
 " COMPONENT Development)

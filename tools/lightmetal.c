@@ -1,4 +1,4 @@
-/* lightmetal: run, inspect and check Light Metal binaries.
+/* lightmetal: run, inspect and check Light Metal binaries; compile kernels.
  *
  *   lightmetal run FILE [options]   replay a captured workload
  *   lightmetal info FILE [--json]   what a binary holds
@@ -6,8 +6,8 @@
  *   lightmetal verify FILE          structural and semantic checks only
  *   lightmetal kcc KERNEL.c ...     compile a kernel as the runtime does
  *
- * Exit codes: 0 success, 1 a golden mismatched, 2 usage error or an invalid
- * file, 3 a device fault during replay.
+ * Exit codes: 0 success, 1 a golden mismatched, 2 usage error, an invalid
+ * file or a failed compile, 3 a device fault during replay.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -180,6 +180,7 @@ static void print_usage(FILE *out) {
           "\n"
           "Runs, inspects and checks Light Metal binaries (.lmb): workloads\n"
           "captured from the lightmetal runtime, replayed without a compiler.\n"
+          "Also compiles kernels as the runtime does (kcc), to inspect or prebuild.\n"
           "\ncommands:\n",
           out);
     for (size_t i = 0; i < LMT_COMMAND_COUNT; i++)
@@ -190,14 +191,15 @@ static void print_usage(FILE *out) {
           "  -h, --help   show this help\n"
           "  --version    print the tool's version and the binary format it reads\n"
           "\n"
-          "exit codes: 0 ok, 1 golden mismatch, 2 usage error or invalid file,\n"
-          "3 device fault\n"
+          "exit codes: 0 ok, 1 golden mismatch, 2 usage error, invalid file or\n"
+          "failed compile, 3 device fault\n"
           "\n"
           "examples:\n"
           "  lightmetal verify model.lmb\n"
           "  lightmetal info model.lmb --json\n"
           "  lightmetal run model.lmb --loop 10\n"
-          "  lightmetal run model.lmb --input x=x.npy --output y=y.npy\n",
+          "  lightmetal run model.lmb --input x=x.npy --output y=y.npy\n"
+          "  lightmetal kcc reader.cpp --processor dm0 -o reader.elf\n",
           out);
 }
 

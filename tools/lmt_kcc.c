@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "lightmetal/lm_program.h"
 #include "lmt.h"
 #include "runtime/program.h"
 
@@ -25,10 +26,13 @@ const char lmt_kcc_help[] =
     "same bytes from any directory, checkout or machine with the same compiler.\n"
     "\n"
     "options:\n"
-    "  --processor P           dm0, dm1 or compute (required)\n"
+    "  --processor P           dm0, dm1 or compute (required): tt-metal's RISCV_0\n"
+    "                          (BRISC), RISCV_1 (NCRISC) or the compute cores\n"
     "  -D NAME[=VALUE]         a define, like lm_kernel_config.defines (repeatable)\n"
     "  --compile-args V1,V2,.. compile-time arguments (get_compile_time_arg_val),\n"
-    "                          each a 32-bit unsigned integer, decimal or 0x hex\n"
+    "                          each a 32-bit unsigned integer, decimal or 0x hex;\n"
+    "                          TensorAccessorArgs<N>() reads its buffer's words\n"
+    "                          from index N (what lm_tensor_accessor_args gives)\n"
     "  --named-compile-arg NAME=V\n"
     "                          a named compile-time argument of a C++ kernel\n"
     "                          (get_named_compile_time_arg_val(\"NAME\")); repeatable\n"
@@ -36,15 +40,24 @@ const char lmt_kcc_help[] =
     "  --fp32-dest-acc         compute: dst holds float32 (fp32_dest_acc_en)\n"
     "  --math-approx           compute: math_approx_mode\n"
     "  -o FILE, --output FILE  where to write the ELF (required)\n"
+    "  -h, --help              show this help\n"
     "\n"
-    "environment: LM_CLANG (the compiler), LM_KERNEL_SDK_DIR (the kernel SDK),\n"
-    "LM_CACHE_DIR (the kernel cache; default ~/.cache/lightmetal/kernels)\n"
+    "environment:\n"
+    "  LM_CLANG            the compiler (default: clang on PATH)\n"
+    "  LM_KERNEL_SDK_DIR   the kernel SDK (default: share/lightmetal/kernel-sdk of\n"
+    "                      the install this program is in; in a build tree, the\n"
+    "                      source tree's kernel-sdk)\n"
+    "  LM_CACHE_DIR        the kernel cache (default: $XDG_CACHE_HOME/lightmetal/\n"
+    "                      kernels, else ~/.cache/lightmetal/kernels)\n"
     "\n"
     "KERNEL.cpp (or .cc, .cxx) compiles as C++17 in tt-metal's kernel dialects,\n"
     "anything else as C11.\n"
     "\n"
-    "Prints \"FILE: N bytes ...\" on success. A compile error prints one line,\n"
-    "then the compiler's messages as they are.\n"
+    "Prints \"FILE: N bytes ...\" on success. A compile error prints one line\n"
+    "naming the kernel, then every message of the compiler as it printed them\n"
+    "(lm_last_compile_log() in a program). For a kernel that uses SFPI (vFloat,\n"
+    "dst_reg, v_if, custom ckernel_sfpu headers), which lightmetal does not\n"
+    "support, that line also says so, whatever else the compiler reports.\n"
     "\n"
     "exit codes: 0 ok, 2 usage error, unreadable kernel, compile error or\n"
     "unwritable output\n"
@@ -310,10 +323,13 @@ int lmt_cmd_kcc(int argc, char **argv) {
     lm_status st = rt_kernel_build(slash ? slash + 1 : o.kernel, o.kernel, source, &o.cfg, &art);
     free(source);
     if (st == LM_ERR_COMPILE) {
-        /* The compiler's messages keep their lines (and carets). */
-        const char *msg = lm_last_error(), *nl = strchr(msg, '\n');
-        fprintf(stderr, "lightmetal kcc: %.*s\n%s\n", nl ? (int)(nl - msg) : (int)strlen(msg), msg,
-                nl ? nl + 1 : "");
+        /* The summary line, then the compiler's whole output with its lines
+         * (and carets): lm_last_error() holds only as much as fits. Without
+         * any output, the message says so. */
+        const char *msg = lm_last_error(), *nl = strchr(msg, '\n'), *log = lm_last_compile_log();
+        if (!*log && nl) log = nl + 1;
+        fprintf(stderr, "lightmetal kcc: %.*s\n%s%s", nl ? (int)(nl - msg) : (int)strlen(msg), msg,
+                log, *log ? "\n" : "");
         return LMT_EXIT_INVALID;
     }
     if (st) {

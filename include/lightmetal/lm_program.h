@@ -118,12 +118,37 @@ lm_status lm_create_kernel(lm_program program, const char *path, const lm_core_r
 /* Compiles `source` (C11 with the kernel SDK: dataflow_api.h for data
  * movement) for the processor in `cfg` and places it on `cores`. `name` labels
  * the kernel in messages. Builds are cached on disk (see the README).
- * Errors: LM_ERR_COMPILE with the compiler's messages; LM_ERR_INVALID_ARGUMENT
- * for cores outside the grid, a processor already taken on one of the cores,
- * bad defines or too many compile-time arguments. */
+ * Errors: LM_ERR_COMPILE with the compiler's messages (see
+ * lm_last_compile_log); LM_ERR_INVALID_ARGUMENT for cores outside the grid, a
+ * processor already taken on one of the cores, bad defines or too many
+ * compile-time arguments. */
 lm_status lm_create_kernel_from_string(lm_program program, const char *name, const char *source,
                                        const lm_core_range_set *cores, const lm_kernel_config *cfg,
                                        lm_kernel *out_kernel);
+
+/* The kernel compiler's whole output, as it printed it (every error, warning
+ * and note, with source lines and carets), from the calling thread's most
+ * recent kernel build that failed with LM_ERR_COMPILE (lm_create_kernel,
+ * lm_create_kernel_from_string), like OpenCL's build log.
+ *
+ * After such a failure lm_last_error() reads
+ *   "lm_create_kernel: kernel 'NAME' failed to compile:" (one line), then the
+ *   compiler's output.
+ * But lm_last_error() is bounded (about 1 KiB): when the output does not fit,
+ * it holds the diagnostic lines only ("file:line:col: error: ..."; no quoted
+ * source, carets or "In file included from" chains), as many whole lines as
+ * fit, and ends with the line
+ *   "[S of T lines of compiler output shown (source quotes and include chains
+ *    left out): lm_last_compile_log() returns all of it]".
+ * This function returns all of it, however long. For a kernel that uses SFPI
+ * (vFloat, dst_reg[], v_if, sfpi::, custom ckernel_sfpu_*.h headers), which
+ * lightmetal does not support, the first line of lm_last_error() says so,
+ * whatever else failed.
+ *
+ * Never NULL; "" when no kernel build failed to compile on this thread yet.
+ * A success does not clear it. The pointer stays valid until the next
+ * lightmetal call on the same thread. Thread-safety: each thread has its own. */
+const char *lm_last_compile_log(void);
 
 /* Places a prebuilt kernel: an RV32 ELF executable built by any toolchain
  * for the kernel ABI (docs/kernel-abi.md), for instance by `lightmetal kcc`

@@ -19,11 +19,8 @@
 #include "base/hash.h"
 #include "runtime/jit_compiler.h"
 #include "runtime/jit_deps.h"
+#include "runtime/jit_diag.h"
 #include "runtime/jit_manifest.h"
-
-#ifndef LM_KERNEL_SDK_DIR
-#error "the build must define LM_KERNEL_SDK_DIR"
-#endif
 
 /* Bump when anything about how kernels are built changes without showing up
  * in the hashed inputs, so old cache entries are not reused. */
@@ -55,17 +52,6 @@ static const char *const cxx_flags[] = {"-std=c++17", "-fno-exceptions", "-fno-r
                                         "-fno-threadsafe-statics", "-Wno-c++20-designator"};
 static const char *const link_flags[] = {"-nostdlib", "-fuse-ld=lld", "-Wl,--gc-sections"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-const char *jit_sdk_dir(void) {
-    const char *env = getenv("LM_KERNEL_SDK_DIR");
-    if (env && *env) return env;
-#ifdef LM_KERNEL_SDK_INSTALL_DIR
-    struct stat st;
-    if (stat(LM_KERNEL_SDK_INSTALL_DIR, &st) == 0 && S_ISDIR(st.st_mode))
-        return LM_KERNEL_SDK_INSTALL_DIR;
-#endif
-    return LM_KERNEL_SDK_DIR;
-}
 
 /* ---- paths ---- */
 
@@ -433,8 +419,17 @@ static void ctx_free(jit_ctx *c) {
  * its dependencies): crt0 and the linker script, which every kernel links,
  * and the names of its headers, which decide what an include finds. */
 static lm_status sdk_identity_read(const jit_ctx *c, uint64_t *out) {
-    if (access(c->sdk, F_OK) != 0)
-        return err_set(LM_ERR_IO, "kernel SDK '%s' not found (set LM_KERNEL_SDK_DIR)", c->sdk);
+    if (access(c->sdk, F_OK) != 0) {
+        const char *env = getenv("LM_KERNEL_SDK_DIR");
+        if (env && *env)
+            return err_set(LM_ERR_IO, "kernel SDK '%s' not found (set LM_KERNEL_SDK_DIR)", c->sdk);
+        char where[3 * PATH_MAX_LEN];
+        jit_sdk_searched(where, sizeof where);
+        return err_set(LM_ERR_IO,
+                       "no kernel SDK found: looked in %s (set LM_KERNEL_SDK_DIR to one: "
+                       "share/lightmetal/kernel-sdk in an install, kernel-sdk in the sources)",
+                       where);
+    }
     hash64_state h;
     hash64_begin(&h, 0);
     static const char *const files[] = {"/crt0.S", "/link.ld"};
@@ -739,16 +734,14 @@ static lm_status common_args(const jit_ctx *c, argbuf *a) {
     return st;
 }
 
-/* Reads the compiler's log into an LM_ERR_COMPILE message. */
+/* Reads the compiler's log into an LM_ERR_COMPILE message, keeping the
+ * whole log for lm_last_compile_log (see jit_diag.h). */
 static lm_status compile_error(const jit_ctx *c) {
     char log[PATH_MAX_LEN];
     void *text = NULL;
     size_t size = 0;
     if (!scratch_file(c, LOG_NAME, log)) file_read_all(log, &text, &size);
-    char *t = text ? text : "";
-    while (size && (t[size - 1] == '\n' || t[size - 1] == ' '))
-        t[--size] = '\0';
-    lm_status st = err_set(LM_ERR_COMPILE, "kernel '%s' failed to compile:\n%s", c->name, t);
+    lm_status st = jit_compile_error(c->name, c->req->source, text ? text : "", text ? size : 0);
     free(text);
     return st;
 }

@@ -36,7 +36,8 @@
  *   cache      jit_request.cache_dir, else LM_CACHE_DIR, else
  *              $XDG_CACHE_HOME/lightmetal/kernels, else ~/.cache/lightmetal/kernels
  *
- * Errors: LM_ERR_COMPILE with the compiler's own messages; LM_ERR_IO when the
+ * Errors: LM_ERR_COMPILE with the compiler's own messages (the whole output
+ * kept for lm_last_compile_log; see jit_diag.h); LM_ERR_IO when the
  * compiler cannot be run, the SDK is missing or the cache cannot be written
  * (the message says which path); LM_ERR_INVALID_ARGUMENT for a bad request.
  * Thread-safety: any number of builds may run at once, in one process or in
@@ -94,13 +95,30 @@ typedef struct jit_artifact {
 
 lm_status jit_build(const jit_request *request, jit_artifact *out_artifact);
 
-/* The kernel SDK directory builds use, in this order:
- *   1. the environment variable LM_KERNEL_SDK_DIR, when set and not empty;
- *   2. LM_KERNEL_SDK_INSTALL_DIR, when the library was configured for
- *      installation (the build defines it) and that directory exists;
- *   3. LM_KERNEL_SDK_DIR, the SDK of the source tree the library was built
- *      from (the build always defines it).
- * The string is the environment's or a constant: do not free it. */
+/* The kernel SDK directory builds use (jit_sdk.c), the first of:
+ *   1. the environment variable LM_KERNEL_SDK_DIR, when set and not empty
+ *      (used whether it exists or not);
+ *   2. the SDK of the install this code runs from: the directory of the
+ *      shared library holding it (symlinks resolved) joined with
+ *      LM_KERNEL_SDK_FROM_LIBDIR, or, when it is linked into a program, the
+ *      program's directory (/proc/self/exe) joined with
+ *      LM_KERNEL_SDK_FROM_BINDIR ("../share/lightmetal/kernel-sdk" for the
+ *      usual layout), if that directory exists. So an install finds its SDK
+ *      from any prefix it was installed to or moved to;
+ *   3. for a library or program inside the build tree (LM_BUILD_TREE_DIR),
+ *      LM_KERNEL_SDK_DIR, the source tree's SDK, if it exists;
+ *   4. LM_KERNEL_SDK_INSTALL_DIR, the SDK under the prefix configured at
+ *      build time, if it exists (a program linked with the static library
+ *      elsewhere has nothing else to go by);
+ *   5. LM_KERNEL_SDK_DIR, the source tree's SDK, existing or not (then the
+ *      build fails naming what was searched).
+ * The macros are the build's definitions (src/runtime/CMakeLists.txt). The
+ * library's place is found once per process. The string belongs to the
+ * environment or to this module: do not free it. Thread-safe, as getenv. */
 const char *jit_sdk_dir(void);
+
+/* Where jit_sdk_dir() looks after the environment, for a message when no
+ * SDK is found: "'DIR' (next to 'FILE'), 'DIR' (...) and 'DIR'". */
+void jit_sdk_searched(char *out, size_t out_size);
 
 #endif

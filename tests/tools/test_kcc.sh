@@ -136,4 +136,55 @@ else
     pass kcc_compile_error
 fi
 
+# Many errors: kcc prints all of the compiler's output, well past the 1 KiB
+# lm_last_error() holds, with no note about anything left out.
+{
+    echo 'void kernel_main(void) {'
+    for i in 00 01 02 03 04 05 06 07 08 09 10 11; do
+        echo "    an_undeclared_variable_with_a_rather_long_name_number_$i = 1;"
+    done
+    echo '    the_very_last_undeclared_thing = 1;'
+    echo '}'
+} >"$W/kernels/many.c"
+lm kcc "$W/kernels/many.c" --processor dm0 -o "$W/x.elf"
+first=$(head -n 1 "$W/err")
+if [ "$rc" -ne 2 ]; then
+    fail kcc_long_output "exit $rc, expected 2: $(cat "$W/err")"
+elif [ "$first" != "lightmetal kcc: kernel '$W/kernels/many.c' failed to compile:" ]; then
+    fail kcc_long_output "first line: $first"
+elif [ "$(wc -c <"$W/err")" -lt 2048 ]; then
+    fail kcc_long_output "only $(wc -c <"$W/err") bytes: $(cat "$W/err")"
+elif ! grep -qF "many.c:14:5: error: use of undeclared identifier 'the_very_last_undeclared_thing'" \
+    "$W/err" || [ "$(tail -n 1 "$W/err")" != "13 errors generated." ]; then
+    fail kcc_long_output "the last error is missing: $(tail -n 5 "$W/err")"
+elif grep -qF "lm_last_compile_log" "$W/err"; then
+    fail kcc_long_output "a note about output not shown: $(cat "$W/err")"
+else
+    pass kcc_long_output
+fi
+
+# A kernel for SFPI (as tt-metal's newest custom_sfpi_add: a custom SFPU
+# header the SDK does not have): the first line says SFPI is out of scope.
+cat >"$W/kernels/tiles_add.cpp" <<'EOF'
+#include "api/compute/common.h"
+#ifdef TRISC_MATH
+#include "experimental/llk_sfpu/ckernel_sfpu_face_add.h"
+#endif
+inline void face_add_tiles(uint32_t a, uint32_t b, uint32_t out) {
+    MATH(SFPU_BINARY_CALL_NO_TEMPLATE_ARGS(DST_SYNC_MODE, DST_ACCUM_MODE, face_add, a, b, out));
+}
+void kernel_main() { face_add_tiles(0, 1, 0); }
+EOF
+lm kcc "$W/kernels/tiles_add.cpp" --processor compute -o "$W/x.elf"
+first=$(head -n 1 "$W/err")
+want="lightmetal kcc: kernel '$W/kernels/tiles_add.cpp' failed to compile: SFPI intrinsics"
+want="$want (vFloat, dst_reg, v_if, ...) are out of scope for lightmetal (the kernel includes"
+want="$want 'experimental/llk_sfpu/ckernel_sfpu_face_add.h'): "
+case $first in
+"$want"*)
+    if [ "$rc" -eq 2 ] && grep -qF "file not found" "$W/err"; then pass kcc_sfpi_first; else
+        fail kcc_sfpi_first "exit $rc: $(cat "$W/err")"; fi ;;
+*) fail kcc_sfpi_first "first line: $first" ;;
+esac
+
 check_summary
