@@ -44,8 +44,15 @@
 #include "lightmetal/lightmetal.h"
 
 namespace lm_cxx {
+// Throws the call's message; a failed kernel build's carries the compiler's
+// whole output (lm_last_error may hold only its diagnostic lines).
 inline void check(lm_status st) {
-    if (st != LM_OK) throw std::runtime_error(lm_last_error());
+    if (st == LM_OK) return;
+    std::string what = lm_last_error();
+    if (st == LM_ERR_COMPILE && *lm_last_compile_log() &&
+        what.find("lm_last_compile_log") != what.npos)
+        what = what.substr(0, what.find('\n')) + "\n" + lm_last_compile_log();
+    throw std::runtime_error(what);
 }
 } // namespace lm_cxx
 
