@@ -13,36 +13,57 @@
  * pack_tile<true>, reduce_tile<PoolType, ReduceDim>, ...) from
  * lm/compute.hpp, included at the end.
  *
- * These calls are for the compute processor only (a data movement kernel that
- * makes one faults), and the compute processor has no NoC: the NoC calls of
- * dataflow_api.h fault there, except the semaphore calls on the core's own L1
- * (noc_semaphore_set, noc_semaphore_wait, noc_semaphore_wait_min).
+ * These calls are for the compute processor only (a C data movement kernel
+ * that makes one faults; in a C++ kernel built for a data movement processor
+ * they do nothing, as in tt-metal -- see lm_compute_ecall), and the compute
+ * processor has no NoC: the NoC calls of dataflow_api.h fault there, except
+ * the semaphore calls on the core's own L1 (noc_semaphore_set,
+ * noc_semaphore_wait, noc_semaphore_wait_min).
  */
 #ifndef LM_COMPUTE_KERNEL_API_H
 #define LM_COMPUTE_KERNEL_API_H
 
 #include "lm_kernel_common.h"
 
+/* The ecall of a compute operation. tt-metal compiles a compute call to
+ * nothing on a data movement processor (its body runs only on the compute
+ * processors), which single-source kernels -- one file built for every
+ * processor -- rely on; so a C++ kernel built for a data movement processor
+ * gets compute calls that do nothing. C kernels have no single-source form:
+ * there a compute call on a data movement processor faults, naming it. */
+#if defined(__cplusplus) && LM_PROCESSOR != LM_PROC_COMPUTE
+#define LM_COMPUTE_CALLS_COMPILED_OUT 1
+#endif
+static inline uint32_t lm_compute_ecall(uint32_t n, uint32_t a0, uint32_t a1, uint32_t a2,
+                                        uint32_t a3, uint32_t a4) {
+#ifdef LM_COMPUTE_CALLS_COMPILED_OUT
+    (void)n, (void)a0, (void)a1, (void)a2, (void)a3, (void)a4;
+    return 0;
+#else
+    return lm_ecall(n, a0, a1, a2, a3, a4);
+#endif
+}
+
 /* ---- dst ownership ---- */
 static inline void tile_regs_acquire(void) {
-    lm_ecall(LM_ECALL_TILE_REGS_ACQUIRE, 0, 0, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_TILE_REGS_ACQUIRE, 0, 0, 0, 0, 0);
 }
 static inline void tile_regs_commit(void) {
-    lm_ecall(LM_ECALL_TILE_REGS_COMMIT, 0, 0, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_TILE_REGS_COMMIT, 0, 0, 0, 0, 0);
 }
 static inline void tile_regs_wait(void) {
-    lm_ecall(LM_ECALL_TILE_REGS_WAIT, 0, 0, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_TILE_REGS_WAIT, 0, 0, 0, 0, 0);
 }
 static inline void tile_regs_release(void) {
-    lm_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_TILE_REGS_RELEASE, 0, 0, 0, 0, 0);
 }
 /* The older one-call forms: acquire_dst gives dst to math and pack at once
  * (math, then pack, then release_dst); do not mix them with tile_regs_*. */
 static inline void acquire_dst(void) {
-    lm_ecall(LM_ECALL_DST_ACQUIRE, 0, 0, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_DST_ACQUIRE, 0, 0, 0, 0, 0);
 }
 static inline void release_dst(void) {
-    lm_ecall(LM_ECALL_DST_RELEASE, 0, 0, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_DST_RELEASE, 0, 0, 0, 0, 0);
 }
 
 /* Settings the *_init calls make, kept in the kernel (the simulated engine
@@ -98,17 +119,17 @@ static inline void pack_tile_init(uint32_t ocb) {
 
 /* ---- math: results go to dst tile `idst` ---- */
 static inline void copy_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
-    lm_ecall(lm_copy_transpose_ ? LM_ECALL_TRANSPOSE_TILE : LM_ECALL_COPY_TILE, icb, itile, idst, 0,
-             0);
+    lm_compute_ecall(lm_copy_transpose_ ? LM_ECALL_TRANSPOSE_TILE : LM_ECALL_COPY_TILE, icb, itile,
+                     idst, 0, 0);
 }
 
 /* One eltwise binary operation; acc_to_dest adds the result to dst[idst]. */
 static inline void lm_binary_tiles_acc(uint32_t op, uint32_t bcast, uint32_t icb0, uint32_t icb1,
                                        uint32_t itile0, uint32_t itile1, uint32_t idst,
                                        uint32_t acc_to_dest) {
-    lm_ecall(LM_ECALL_BINARY_TILES,
-             op | bcast << 8 | (idst & 0xFF) << 16 | (acc_to_dest != 0) << 24, icb0 | icb1 << 8,
-             itile0, itile1, 0);
+    lm_compute_ecall(LM_ECALL_BINARY_TILES,
+                     op | bcast << 8 | (idst & 0xFF) << 16 | (acc_to_dest != 0) << 24,
+                     icb0 | icb1 << 8, itile0, itile1, 0);
 }
 static inline void lm_binary_tiles(uint32_t op, uint32_t bcast, uint32_t icb0, uint32_t icb1,
                                    uint32_t itile0, uint32_t itile1, uint32_t idst) {
@@ -140,7 +161,7 @@ LM_BINARY_FORMS(mul, LM_BINARY_MUL)
 /* dst[idst] += A[itile0] x B[itile1] (B transposed when `transpose`). */
 static inline void matmul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, uint32_t itile1,
                                 uint32_t idst, uint32_t transpose) {
-    lm_ecall(LM_ECALL_MATMUL_TILES, icb0 | icb1 << 8, itile0, itile1, idst, transpose);
+    lm_compute_ecall(LM_ECALL_MATMUL_TILES, icb0 | icb1 << 8, itile0, itile1, idst, transpose);
 }
 
 /* Reduction `op` (LM_REDUCE_SUM, LM_REDUCE_AVG, LM_REDUCE_MAX) along `dim`
@@ -152,19 +173,19 @@ static inline void matmul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, u
  * it with fill_tile (or copy_tile a previous partial result). */
 static inline void reduce_tile(uint32_t op, uint32_t dim, uint32_t icb, uint32_t icb_scaler,
                                uint32_t itile, uint32_t itile_scaler, uint32_t idst) {
-    lm_ecall(LM_ECALL_REDUCE_TILE, op | dim << 8 | idst << 16, icb | icb_scaler << 8, itile,
-             itile_scaler, 0);
+    lm_compute_ecall(LM_ECALL_REDUCE_TILE, op | dim << 8 | idst << 16, icb | icb_scaler << 8, itile,
+                     itile_scaler, 0);
 }
 
 static inline void transpose_wh_tile(uint32_t icb, uint32_t itile, uint32_t idst) {
-    lm_ecall(LM_ECALL_TRANSPOSE_TILE, icb, itile, idst, 0, 0);
+    lm_compute_ecall(LM_ECALL_TRANSPOSE_TILE, icb, itile, idst, 0, 0);
 }
 
 /* ---- SFPU: dst[idst] = f(dst[idst]) ---- */
 #define LM_SFPU_FORMS(name, op)                                                                    \
     static inline void name##_tile_init(void) {}                                                   \
     static inline void name##_tile(uint32_t idst) {                                                \
-        lm_ecall(LM_ECALL_SFPU_TILE, op, idst, 0, 0, 0);                                           \
+        lm_compute_ecall(LM_ECALL_SFPU_TILE, op, idst, 0, 0, 0);                                   \
     }
 LM_SFPU_FORMS(exp, LM_SFPU_EXP)
 LM_SFPU_FORMS(log, LM_SFPU_LOG)
@@ -192,22 +213,22 @@ static inline void fill_tile(uint32_t idst, float value) {
         float f;
         uint32_t u;
     } b = {value};
-    lm_ecall(LM_ECALL_FILL_TILE, idst, b.u, LM_FILL_FLOAT, 0, 0);
+    lm_compute_ecall(LM_ECALL_FILL_TILE, idst, b.u, LM_FILL_FLOAT, 0, 0);
 }
 /* fill_tile with the float given by its bits. */
 static inline void fill_tile_bitcast(uint32_t idst, uint32_t bits) {
-    lm_ecall(LM_ECALL_FILL_TILE, idst, bits, LM_FILL_FLOAT, 0, 0);
+    lm_compute_ecall(LM_ECALL_FILL_TILE, idst, bits, LM_FILL_FLOAT, 0, 0);
 }
 /* The 32-bit integer stored untouched, for UInt32 / Int32 circular buffers. */
 static inline void fill_tile_int(uint32_t idst, uint32_t value) {
-    lm_ecall(LM_ECALL_FILL_TILE, idst, value, LM_FILL_INT, 0, 0);
+    lm_compute_ecall(LM_ECALL_FILL_TILE, idst, value, LM_FILL_INT, 0, 0);
 }
 
 /* ---- dst-to-dst binary SFPU: dst[odst] = dst[idst0] op dst[idst1] ---- */
 #define LM_SFPU_BINARY_FORMS(name, op)                                                             \
     static inline void name##_init(void) {}                                                        \
     static inline void name(uint32_t idst0, uint32_t idst1, uint32_t odst) {                       \
-        lm_ecall(LM_ECALL_SFPU_BINARY, op, idst0, idst1, odst, 0);                                 \
+        lm_compute_ecall(LM_ECALL_SFPU_BINARY, op, idst0, idst1, odst, 0);                         \
     }
 LM_SFPU_BINARY_FORMS(add_binary_tile, LM_SFPU_BINARY_ADD)
 LM_SFPU_BINARY_FORMS(sub_binary_tile, LM_SFPU_BINARY_SUB)
@@ -220,12 +241,12 @@ LM_SFPU_BINARY_FORMS(binary_min_tile, LM_SFPU_BINARY_MIN)
 
 /* ---- pack: dst[idst] -> the next reserved tile at the back of `ocb` ---- */
 static inline void pack_tile(uint32_t idst, uint32_t ocb) {
-    lm_ecall(LM_ECALL_PACK_TILE, idst, ocb, 0, 0, 0);
+    lm_compute_ecall(LM_ECALL_PACK_TILE, idst, ocb, 0, 0, 0);
 }
 /* dst[idst] -> tile `index` of the region cb_reserve_back reserved in ocb, in
  * any order (tt-metal's pack_tile<true>). */
 static inline void pack_tile_at(uint32_t idst, uint32_t ocb, uint32_t index) {
-    lm_ecall(LM_ECALL_PACK_TILE, idst, ocb, index + 1, 0, 0);
+    lm_compute_ecall(LM_ECALL_PACK_TILE, idst, ocb, index + 1, 0, 0);
 }
 
 /* ---- tilize / untilize: whole blocks, dst released ----
@@ -241,7 +262,7 @@ static inline void tilize_uninit(uint32_t icb, uint32_t ocb) {
     (void)icb, (void)ocb;
 }
 static inline void tilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
-    lm_ecall(LM_ECALL_TILIZE_BLOCK, icb, block, ocb, LM_TILIZE, 0);
+    lm_compute_ecall(LM_ECALL_TILIZE_BLOCK, icb, block, ocb, LM_TILIZE, 0);
 }
 static inline void untilize_init(uint32_t icb) {
     (void)icb;
@@ -250,7 +271,7 @@ static inline void untilize_uninit(uint32_t icb) {
     (void)icb;
 }
 static inline void untilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
-    lm_ecall(LM_ECALL_TILIZE_BLOCK, icb, block, ocb, LM_UNTILIZE, 0);
+    lm_compute_ecall(LM_ECALL_TILIZE_BLOCK, icb, block, ocb, LM_UNTILIZE, 0);
 }
 
 #ifdef __cplusplus

@@ -112,7 +112,9 @@ static inline uint32_t get_tile_size(uint32_t cb) {
  * take it as an integer, %f as float bits (pass DPRINT_FLOAT(v)), %s as the
  * address of a NUL-terminated string. Text without a line break is held
  * until one comes, so a line may be printed in pieces. (C++ kernels: the
- * same call, and tt-metal's `DPRINT << x << ENDL()` and DEVICE_PRINT.) */
+ * same call, and tt-metal's `DPRINT << x << ENDL()` and DEVICE_PRINT; there a
+ * DPRINT whose format has a {} field prints as DEVICE_PRINT, see
+ * lm/print.hpp.) */
 static inline void lm_print(const char *fmt, const uint32_t *args, uint32_t count) {
     lm_ecall(LM_ECALL_PRINT, (uint32_t)(uintptr_t)fmt, (uint32_t)(uintptr_t)args, count, 0, 0);
 }

@@ -22,11 +22,13 @@ static bool is_cxx_name(const char *name) {
     return false;
 }
 
-/* The defines the kernel build adds to the user's: the processor, and the
- * compute configuration the compute API reads. */
+/* The defines the kernel build adds to the user's: the processor (also as
+ * tt-metal's build names it, which single-source kernels test: the compute
+ * processor is the math TRISC, as TRISC_MATH says), and the compute
+ * configuration the compute API reads. */
 lm_status rt_kernel_build(const char *name, const char *path, const char *source,
                           const lm_kernel_config *cfg, jit_artifact *out) {
-    enum { OWN = 4 };
+    enum { OWN = 5 };
     uint32_t proc = (uint32_t)cfg->processor - 1;
     uint32_t n = cfg->define_count;
     jit_define *defs = malloc((n + OWN) * sizeof *defs);
@@ -35,6 +37,9 @@ lm_status rt_kernel_build(const char *name, const char *path, const char *source
         defs[i] = (jit_define){cfg->defines[i].name, cfg->defines[i].value};
     static const char *const digits[] = {"0", "1", "2", "3", "4"};
     defs[n++] = (jit_define){"LM_PROCESSOR", digits[proc]};
+    defs[n++] = proc == LM_PROC_DM0   ? (jit_define){"COMPILE_FOR_BRISC", NULL}
+                : proc == LM_PROC_DM1 ? (jit_define){"COMPILE_FOR_NCRISC", NULL}
+                                      : (jit_define){"COMPILE_FOR_TRISC", digits[1]};
     if (proc == LM_PROC_COMPUTE) {
         defs[n++] = (jit_define){"MATH_FIDELITY", digits[cfg->math_fidelity]};
         defs[n++] = (jit_define){"FP32_DEST_ACC_EN", digits[cfg->fp32_dest_acc_en]};

@@ -1,7 +1,9 @@
 /* The compute API as tt-metal kernels use it: acquire_dst/release_dst,
  * accumulating eltwise binary ops, out-of-order packs, the dst-to-dst binary
  * SFPU family, tilize/untilize blocks, 5- and 6-argument matmul_tiles,
- * transposing copies, both C++ dialects' entry points; and the protocol
+ * transposing copies, both C++ dialects' entry points, the newer names
+ * (matmul_init/matmul_tile, copy_init, add_init...) and older defaults, a
+ * single-source kernel built for all three processors; and the protocol
  * lapses the chip tolerates: a warning by default, a fault with
  * strict_protocol (device option, recorded in captures, replay option). */
 #include <math.h>
@@ -211,6 +213,12 @@ static float f_b(float a, float b) {
     (void)a;
     return b;
 }
+static float f_sub(float a, float b) {
+    return a - b;
+}
+static float f_mul(float a, float b) {
+    return a * b;
+}
 
 static void test_acquire_dst_and_dialects(void) {
     lm_device *dev = open_device(false, NULL);
@@ -357,6 +365,251 @@ static void test_2026_compute_features(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* tt-metal's newer names and older defaults: matmul_init + matmul_tile
+ * (against mm_init + matmul_tiles), copy_init with a transpose, add_init /
+ * sub_init / mul_init, add_tiles_init() with no arguments, and
+ * acquire_dst(tt::DstMode). */
+static void test_renamed_compute_calls(void) {
+    lm_device *dev = open_device(false, NULL);
+    CHECK(dev);
+    CHECK(run_ok(
+        dev, "matmul_tile.cpp",
+        "#include \"compute_kernel_api/matmul.h\"\n"
+        "#include \"compute_kernel_api/compute_kernel_hw_startup.h\"\n"
+        "namespace NAMESPACE {\n"
+        "void MAIN {\n"
+        "    compute_kernel_hw_startup(tt::CBIndex::c_0, tt::CBIndex::c_1, tt::CBIndex::c_16);\n"
+        "    cb_wait_front(0, 2); cb_wait_front(1, 2);\n"
+        "    acquire_dst(tt::DstMode::Half);\n"
+        "    matmul_init(tt::CBIndex::c_0, tt::CBIndex::c_1);\n"
+        "    matmul_tile(0, 1, 0, 0, 0);\n"
+        "    matmul_tile(0, 1, 1, 1, 0, false);\n"
+        "    mm_init(0, 1, 16, 0);\n"
+        "    matmul_tiles(0, 1, 0, 0, 1); matmul_tiles(0, 1, 1, 1, 1);\n"
+        "    matmul_init(0, 1, 1);\n"
+        "    matmul_tile(0, 1, 0, 0, 2);\n"
+        "    ckernel::matmul_init(0, 1);\n"
+        "    ckernel::matmul_tile(0, 1, 0, 0, 3, 1);\n"
+        "    cb_reserve_back(16, 4);\n"
+        "    for (uint32_t i = 0; i < 4; i++) pack_tile(i, 16);\n"
+        "    cb_push_back(16, 4);\n"
+        "    release_dst(tt::DstMode::Half);\n"
+        "    cb_pop_front(0, 2); cb_pop_front(1, 2);\n"
+        "}\n"
+        "}  // namespace NAMESPACE\n",
+        4));
+    /* dst 0 and 1: A0 B0 + A1 B1 both ways; 2 and 3: A0 B0^T both ways. */
+    CHECK(memcmp(OUT[0], OUT[1], sizeof OUT[0]) == 0);
+    CHECK(memcmp(OUT[2], OUT[3], sizeof OUT[2]) == 0);
+    int ok = 1;
+    for (int r = 0; r < 32 && ok; r++)
+        for (int c = 0; c < 32 && ok; c++) {
+            double sum = 0, tr = 0;
+            for (int k = 0; k < 32; k++) {
+                sum += (double)A[0][r * 32 + k] * B[0][k * 32 + c];
+                sum += (double)A[1][r * 32 + k] * B[1][k * 32 + c];
+                tr += (double)A[0][r * 32 + k] * B[0][c * 32 + k];
+            }
+            ok = fabs(OUT[0][r * 32 + c] - sum) <= 1e-4 * (1 + fabs(sum)) &&
+                 fabs(OUT[2][r * 32 + c] - tr) <= 1e-4 * (1 + fabs(tr));
+        }
+    CHECK(ok);
+    /* copy_init(cb, transpose); add_init(a, b, acc_to_dest) after a copy
+     * accumulates; sub_init and mul_init (whose acc_to_dest is unused, as on
+     * Wormhole and Blackhole) write a - b and a * b over what dst held. */
+    CHECK(run_ok(dev, "inits.cpp",
+                 "#include \"api/compute/eltwise_binary.h\"\n"
+                 "#include \"api/compute/tile_move_copy.h\"\n"
+                 "void kernel_main() {\n"
+                 "    cb_wait_front(0, 1); cb_wait_front(1, 1);\n"
+                 "    tile_regs_acquire();\n"
+                 "    copy_init(1, 1); copy_tile(1, 0, 0);\n"
+                 "    copy_init(0); copy_tile(0, 0, 1); copy_tile(0, 0, 2); copy_tile(0, 0, 3);\n"
+                 "    add_init(0, 1, true); add_tiles(0, 1, 0, 0, 1);\n"
+                 "    sub_init(0, 1); sub_tiles(0, 1, 0, 0, 2);\n"
+                 "    mul_init(0, 1); mul_tiles(0, 1, 0, 0, 3);\n"
+                 "    tile_regs_commit(); tile_regs_wait();\n"
+                 "    cb_reserve_back(16, 4);\n"
+                 "    for (uint32_t i = 0; i < 4; i++) pack_tile(i, 16);\n"
+                 "    cb_push_back(16, 4);\n"
+                 "    tile_regs_release();\n"
+                 "    cb_pop_front(0, 1); cb_pop_front(1, 1);\n"
+                 "    cb_wait_front(0, 1); cb_wait_front(1, 1);\n"
+                 "    cb_pop_front(0, 1); cb_pop_front(1, 1);\n"
+                 "}\n",
+                 4));
+    ok = 1;
+    for (int r = 0; r < 32 && ok; r++)
+        for (int c = 0; c < 32 && ok; c++)
+            ok = OUT[0][r * 32 + c] == B[0][c * 32 + r];
+    CHECK(ok);
+    CHECK(outputs_are(1, f_acc, 0, 0));
+    CHECK(outputs_are(2, f_sub, 0, 0));
+    CHECK(outputs_are(3, f_mul, 0, 0));
+    /* Older tt-metal: add_tiles_init() reads CBs 0 and 1 by default. */
+    CHECK(run_ok(dev, "defaults.cpp",
+                 "#include \"compute_kernel_api/eltwise_binary.h\"\n"
+                 "namespace NAMESPACE {\n"
+                 "void MAIN {\n"
+                 "    binary_op_init_common(tt::CB::c_in0, tt::CB::c_in1);\n"
+                 "    add_tiles_init();\n"
+                 "    for (uint32_t t = 0; t < 2; t++) {\n"
+                 "        acquire_dst(tt::DstMode::Full);\n"
+                 "        cb_wait_front(0, 1); cb_wait_front(1, 1);\n"
+                 "        add_tiles(0, 1, 0, 0, 0);\n"
+                 "        cb_reserve_back(16, 1); pack_tile(0, 16); cb_push_back(16, 1);\n"
+                 "        cb_pop_front(0, 1); cb_pop_front(1, 1);\n"
+                 "        release_dst(tt::DstMode::Full);\n"
+                 "    }\n"
+                 "}\n"
+                 "}  // namespace NAMESPACE\n",
+                 2));
+    CHECK(outputs_are(0, f_add, 0, 0) && outputs_are(1, f_add, 1, 1));
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* One kernel file built for all three processors, as tt-metal's
+ * single-source kernels are: the build defines COMPILE_FOR_BRISC on DM0
+ * (which reads A and B), COMPILE_FOR_NCRISC on DM1 (which writes the sum)
+ * and COMPILE_FOR_TRISC on the compute processor (which adds). The compute
+ * calls outside the COMPILE_FOR_TRISC blocks do nothing on the data movement
+ * processors, and the compute build takes TensorAccessorArgs from
+ * accessor/tensor_accessor.h. */
+static const char *single_source =
+    "#include <cstdint>\n"
+    "#include \"compute_kernel_api/common.h\"\n"
+    "#include \"compute_kernel_api/eltwise_binary.h\"\n"
+    "#include \"compute_kernel_api/tile_move_copy.h\"\n"
+    "#include \"compute_kernel_api.h\"\n"
+    "#ifdef COMPILE_FOR_TRISC\n"
+    "#include \"accessor/tensor_accessor.h\"\n"
+    "#include \"dataflow_api_common.h\"\n"
+    "#include \"debug/assert.h\"\n"
+    "static_assert(COMPILE_FOR_TRISC == 1, \"the compute processor is the math TRISC\");\n"
+    "#define ENTRY namespace NAMESPACE { void MAIN; } void NAMESPACE::MAIN\n"
+    "#else\n"
+    "#define ENTRY void kernel_main()\n"
+    "#endif\n"
+    "#if defined(COMPILE_FOR_BRISC) + defined(COMPILE_FOR_NCRISC) + defined(COMPILE_FOR_TRISC) != "
+    "1\n"
+    "#error \"expected exactly one COMPILE_FOR_ define\"\n"
+    "#endif\n"
+    "constexpr uint32_t cb_in = tt::CBIndex::c_0, cb_out = tt::CBIndex::c_16;\n"
+    "ENTRY {\n"
+    "    const uint32_t n = get_arg_val<uint32_t>(3);\n"
+    "    constexpr uint32_t page = get_compile_time_arg_val(0);\n"
+    "    constexpr auto a_args = TensorAccessorArgs<1>();\n"
+    "    constexpr auto b_args = TensorAccessorArgs<a_args.next_compile_time_args_offset()>();\n"
+    "    constexpr auto o_args = TensorAccessorArgs<b_args.next_compile_time_args_offset()>();\n"
+    "    const auto a = TensorAccessor(a_args, get_arg_val<uint32_t>(0), page);\n"
+    "    const auto b = TensorAccessor(b_args, get_arg_val<uint32_t>(1), page);\n"
+    "    const auto o = TensorAccessor(o_args, get_arg_val<uint32_t>(2), page);\n"
+    "    (void)a, (void)b, (void)o;\n"
+    "    binary_op_init_common(cb_in, cb_in, cb_out);\n"
+    "    add_tiles_init(cb_in, cb_in);\n"
+    "    for (uint32_t i = 0; i < n; i++) {\n"
+    "#ifdef COMPILE_FOR_BRISC\n"
+    "        cb_reserve_back(cb_in, 2);\n"
+    "        noc_async_read_tile(i, a, get_write_ptr(cb_in));\n"
+    "        noc_async_read_tile(i, b, get_write_ptr(cb_in) + page);\n"
+    "        noc_async_read_barrier();\n"
+    "        cb_push_back(cb_in, 2);\n"
+    "#endif\n"
+    "#ifdef COMPILE_FOR_TRISC\n"
+    "        cb_wait_front(cb_in, 2);\n"
+    "#endif\n"
+    "        tile_regs_acquire();\n"
+    "        add_tiles(cb_in, cb_in, 0, 1, 0);\n"
+    "        tile_regs_commit();\n"
+    "        tile_regs_wait();\n"
+    "#ifdef COMPILE_FOR_TRISC\n"
+    "        cb_reserve_back(cb_out, 1);\n"
+    "        pack_tile(0, cb_out);\n"
+    "        cb_push_back(cb_out, 1);\n"
+    "        cb_pop_front(cb_in, 2);\n"
+    "#endif\n"
+    "#ifdef COMPILE_FOR_NCRISC\n"
+    "        cb_wait_front(cb_out, 1);\n"
+    "        noc_async_write_tile(i, o, get_read_ptr(cb_out));\n"
+    "        noc_async_write_barrier();\n"
+    "        cb_pop_front(cb_out, 1);\n"
+    "#endif\n"
+    "        tile_regs_release();\n"
+    "    }\n"
+    "}\n";
+
+static void test_single_source_kernel(void) {
+    lm_device *dev = open_device(false, NULL);
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_buffer_config bc;
+    lm_buffer_config_init(&bc);
+    bc.page_size = TILE_BYTES;
+    bc.size = NT * TILE_BYTES;
+    lm_buffer a = {0}, b = {0}, o = {0};
+    lm_program prog = {0};
+    lm_core_range_set core = lm_core_range_set_of(1, 0, 1, 0);
+    CHECK_OK(lm_create_buffer(dev, &bc, &a));
+    CHECK_OK(lm_create_buffer(dev, &bc, &b));
+    CHECK_OK(lm_create_buffer(dev, &bc, &o));
+    CHECK_OK(lm_create_program(dev, &prog));
+    lm_circular_buffer_config cb;
+    lm_circular_buffer_config_init(&cb);
+    lm_circular_buffer h;
+    cb.index_count = 1;
+    cb.total_size = 4 * TILE_BYTES;
+    cb.indices[0] = (lm_cb_index_config){0, LM_DATA_FORMAT_FLOAT32, TILE_BYTES};
+    CHECK_OK(lm_create_circular_buffer(prog, &core, &cb, &h));
+    cb.total_size = 2 * TILE_BYTES;
+    cb.indices[0] = (lm_cb_index_config){16, LM_DATA_FORMAT_FLOAT32, TILE_BYTES};
+    CHECK_OK(lm_create_circular_buffer(prog, &core, &cb, &h));
+    uint32_t ct[64] = {TILE_BYTES}, nct = 1, n = 0;
+    const lm_buffer bufs[] = {a, b, o};
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(lm_tensor_accessor_args(bufs[i], ct + nct, 64 - nct, &n));
+        nct += n;
+    }
+    uint64_t aa = 0, ba = 0, oa = 0;
+    CHECK_OK(lm_buffer_address(a, &aa));
+    CHECK_OK(lm_buffer_address(b, &ba));
+    CHECK_OK(lm_buffer_address(o, &oa));
+    const uint32_t args[] = {(uint32_t)aa, (uint32_t)ba, (uint32_t)oa, NT};
+    static const lm_processor procs[] = {LM_PROCESSOR_DM0, LM_PROCESSOR_DM1, LM_PROCESSOR_COMPUTE};
+    for (int i = 0; i < 3; i++) {
+        lm_kernel_config kc;
+        lm_kernel_config_init(&kc, procs[i]);
+        kc.compile_args = ct;
+        kc.compile_arg_count = nct;
+        kc.fp32_dest_acc_en = true;
+        lm_kernel k;
+        lm_status st =
+            lm_create_kernel_from_string(prog, "tiles_add.cpp", single_source, &core, &kc, &k);
+        if (st) printf("  processor %d: %s\n", (int)procs[i], lm_last_error());
+        CHECK_OK(st);
+        CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){1, 0}, args, 4));
+    }
+    CHECK_OK(lm_enqueue_write_buffer(cq, a, a_tiles, false));
+    CHECK_OK(lm_enqueue_write_buffer(cq, b, b_tiles, false));
+    lm_status st = lm_enqueue_program(cq, prog, true);
+    if (st) printf("  %s\n", lm_last_error());
+    CHECK_OK(st);
+    memset(out_tiles, 0, sizeof out_tiles);
+    CHECK_OK(lm_enqueue_read_buffer(cq, o, out_tiles, true));
+    static float rm[32][32 * NT];
+    CHECK_OK(lm_untilize(out_tiles, NT * TILE_BYTES, LM_DATA_FORMAT_FLOAT32, 32, 32 * NT, rm,
+                         sizeof rm));
+    for (uint32_t t = 0; t < NT; t++)
+        for (int r = 0; r < 32; r++)
+            for (int c = 0; c < 32; c++)
+                OUT[t][r * 32 + c] = rm[r][32 * t + c];
+    CHECK(outputs_are(0, f_add, 0, 0) && outputs_are(1, f_add, 1, 1));
+    lm_release_program(prog);
+    lm_deallocate_buffer(a);
+    lm_deallocate_buffer(b);
+    lm_deallocate_buffer(o);
+    CHECK_OK(lm_device_close(dev));
+}
+
 /* tilize_block then untilize_block: the row-major pages of A (32 x 64 per
  * two pages) become tiles and back. */
 static void test_tilize_untilize(void) {
@@ -483,6 +736,8 @@ int main(void) {
     make_inputs();
     TEST_RUN(test_acquire_dst_and_dialects);
     TEST_RUN(test_2026_compute_features);
+    TEST_RUN(test_renamed_compute_calls);
+    TEST_RUN(test_single_source_kernel);
     TEST_RUN(test_tilize_untilize);
     TEST_RUN(test_lenient_and_strict);
     return test_summary();

@@ -1,9 +1,11 @@
 /* C++ kernels in tt-metal's dialects: they compile unmodified (the dataflow
  * API without an include, get_arg_val<T>, constexpr and named compile-time
- * args, InterleavedAddrGenFast<DRAM>, TensorAccessor, experimental::,
- * both print styles) and move the right bytes; compile errors name the file
- * and line, SFPI and misplaced TensorAccessorArgs get messages that say what
- * is wrong. */
+ * args, kernel_compile_time_args, VALID/INVALID, InterleavedAddrGenFast<DRAM>,
+ * TensorAccessor, experimental:: and the 2026 Noc/CircularBuffer, tt-metal's
+ * header paths, the print styles -- DPRINT with {} fields prints as
+ * DEVICE_PRINT, TileSlice in a field) and move the right bytes; a failed
+ * ASSERT prints and faults; compile errors name the file and line, SFPI and
+ * misplaced TensorAccessorArgs get messages that say what is wrong. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,7 @@ static const char *reader_2026 =
     "    constexpr auto args = TensorAccessorArgs<1>();\n"
     "    static_assert(args.next_compile_time_args_offset() == 3);\n"
     "    static_assert(std::is_same_v<decltype(cb), const uint32_t>);\n"
+    "    static_assert(VALID == 1 && INVALID == 0); /* with the dataflow API */\n"
     "    const uint32_t page = get_tile_size(cb);\n"
     "    const InterleavedAddrGenFast<true> gen = {\n"
     "        .bank_base_address = src, .page_size = page, .data_format = DataFormat::Float16_b};\n"
@@ -56,6 +59,48 @@ static const char *reader_2026 =
     "        else if (i % 3 == 1) noc_async_read_page(i, acc, out.get_write_ptr());\n"
     "        else noc.async_read(acc2, out, page, {.page_id = i}, {.offset_bytes = 0});\n"
     "        noc.async_read_barrier();\n"
+    "        out.push_back(1);\n"
+    "    }\n"
+    "}\n";
+
+/* The same reads with tt-metal's 2026 Device 2.0 objects outside
+ * experimental:: (Noc, CircularBuffer, use<>(), NocOptions with NocOptVals,
+ * the "with state" reads), from their own headers, and
+ * kernel_compile_time_args; ASSERTs that hold. */
+static const char *reader_device2 =
+    "#include \"api/dataflow/noc.h\"\n"
+    "#include \"api/dataflow/circular_buffer.h\"\n"
+    "#include \"api/tensor/noc_traits.h\"\n"
+    "#include \"debug/assert.h\"\n"
+    "void kernel_main() {\n"
+    "    const uint32_t src = get_arg_val<uint32_t>(0);\n"
+    "    const uint32_t n = get_arg_val<uint32_t>(1);\n"
+    "    constexpr uint32_t cb = kernel_compile_time_args[0];\n"
+    "    constexpr auto args = TensorAccessorArgs<1>();\n"
+    "    static_assert(kernel_compile_time_args.size() == args.next_compile_time_args_offset());\n"
+    "    const auto acc = TensorAccessor(args, src, get_tile_size(cb));\n"
+    "    Noc noc;\n"
+    "    CircularBuffer out(cb);\n"
+    "    ASSERT(noc.is_local_bank(my_x(), my_y()));\n"
+    "    ASSERT(out.get_cb_id() == cb, \"the circular buffer's id\");\n"
+    "    const uint32_t page = out.get_tile_size();\n"
+    "    for (uint32_t i = 0; i < n; i++) {\n"
+    "        out.reserve_back(1);\n"
+    "        if (i % 3 == 1) {\n"
+    "            noc.async_read(acc, out, page, {.page_id = i}, {.offset_bytes = 0});\n"
+    "            noc.async_read_barrier();\n"
+    "        } else if (i % 3 == 2) {\n"
+    "            noc.set_async_read_state(acc, page, {.page_id = i});\n"
+    "            noc.async_read_with_state(acc, out, 0, {.page_id = i}, {.offset_bytes = 0});\n"
+    "            noc.async_read_barrier();\n"
+    "        } else {\n"
+    "            constexpr auto opts = NocOptions::TXN_ID | NocOptions::CUSTOM_VC;\n"
+    "            static_assert(has_flag(opts, NocOptions::CUSTOM_VC));\n"
+    "            const auto back = use<CircularBuffer::AddrSelector::WRITE_PTR>(out);\n"
+    "            noc.async_read<opts>(acc, back, page, {.page_id = i}, {.offset_bytes = 0},\n"
+    "                                 {.vc = 2, .trid = 3});\n"
+    "            noc.async_read_barrier<NocOptions::TXN_ID>({.trid = 3});\n"
+    "        }\n"
     "        out.push_back(1);\n"
     "    }\n"
     "}\n";
@@ -157,6 +202,11 @@ static void test_data_movement_dialects(void) {
     if (r.status) printf("  %s\n", r.message);
     CHECK_OK(r.status);
     CHECK(memcmp(in, out, sizeof in) == 0);
+    memset(out, 0, sizeof out);
+    r = run_copy(dev, reader_device2, writer_2025, in, out, NULL);
+    if (r.status) printf("  %s\n", r.message);
+    CHECK_OK(r.status);
+    CHECK(memcmp(in, out, sizeof in) == 0);
     CHECK_OK(lm_device_close(dev));
 }
 
@@ -205,6 +255,15 @@ static const char *printer =
     "    DPRINT_DATA1(DPRINT << \"never here\" << ENDL());\n"
     "    DeviceZoneScopedN(\"zone\");\n"
     "    DPRINT(\"c style %u\\n\", v);\n"
+    "    DPRINT(\"2026 v={} hex={:#x} [{:>4}] [{:<4}] [{:*^7}] {:+d} {:.3f} {}\\n\", v, v, 7,\n"
+    "           \"ab\", \"mid\", 5, 1.5f, true);\n"
+    "    DPRINT(\"indexed {1} {0} {1:b} {0:03o} neg {2:x} [{3:5d}] [{3:<5}]\\n\", 3u, 5u, -255, "
+    "-3);\n"
+    "    DPRINT(\"braces {{{}}} and 100%\\n\", v);\n"
+    "    DPRINT(\"text only {{ok}}\\n\");\n"
+    "    DPRINT(\"percent %u%% and {{}}\\n\", v);\n"
+    "    DEVICE_PRINT(\"{:>6.2f}|{:<6}|{:c}{}\\n\", 2.5f, \"s\", 'x', 'y');\n"
+    "    DPRINT << \"stream \" << true << ENDL();\n"
     "}\n";
 
 static void test_prints(void) {
@@ -226,7 +285,162 @@ static void test_prints(void) {
                        "(1,0) DM0: 2a big=12345678901\n"
                        "(1,0) DM0: fmt 43 and text {ok}\n"
                        "(1,0) DM0: only on dm0\n"
-                       "(1,0) DM0: c style 42\n";
+                       "(1,0) DM0: c style 42\n"
+                       "(1,0) DM0: 2026 v=42 hex=0x2a [   7] [ab  ] [**mid**] +5 1.500 true\n"
+                       "(1,0) DM0: indexed 5 3 101 003 neg -ff [   -3] [-3   ]\n"
+                       "(1,0) DM0: braces {42} and 100%\n"
+                       "(1,0) DM0: text only {ok}\n"
+                       "(1,0) DM0: percent 42% and {{}}\n"
+                       "(1,0) DM0:   2.50|s     |xy\n"
+                       "(1,0) DM0: stream 1\n";
+    if (strcmp(got.text, want)) printf("  got:\n%s", got.text);
+    CHECK(strcmp(got.text, want) == 0);
+}
+
+/* Runs one kernel, `name` holding `src`, on core (0,0) for `proc`, with a
+ * one-page UInt32 circular buffer 0, compile-time args ct and runtime arg
+ * `arg`. */
+static prog_result run_one(lm_device *dev, lm_processor proc, const char *name, const char *src,
+                           const uint32_t *ct, uint32_t nct, uint32_t arg) {
+    prog_result r = {LM_OK, ""};
+    lm_program prog = {0};
+    lm_kernel k;
+    lm_core_range_set core = lm_core_range_set_of(0, 0, 0, 0);
+    lm_circular_buffer_config cb;
+    lm_circular_buffer_config_init(&cb);
+    cb.total_size = 4096;
+    cb.index_count = 1;
+    cb.indices[0] = (lm_cb_index_config){0, LM_DATA_FORMAT_UINT32, 4096};
+    lm_circular_buffer h;
+    lm_kernel_config cfg;
+    lm_kernel_config_init(&cfg, proc);
+    cfg.compile_args = ct;
+    cfg.compile_arg_count = nct;
+    lm_status st = lm_create_program(dev, &prog);
+    if (!st) st = lm_create_circular_buffer(prog, &core, &cb, &h);
+    if (!st) st = lm_create_kernel_from_string(prog, name, src, &core, &cfg, &k);
+    if (!st) st = lm_set_runtime_args(prog, k, (lm_core){0, 0}, &arg, 1);
+    if (!st) st = lm_enqueue_program(lm_device_command_queue(dev, 0), prog, true);
+    r.status = st;
+    snprintf(r.message, sizeof r.message, "%s", st ? lm_last_error() : "");
+    if (prog.id) lm_release_program(prog);
+    return r;
+}
+
+/* tt-metal's header paths and the names they bring: VALID/INVALID (with the
+ * dataflow API alone too), tt::constants, kernel_compile_time_args,
+ * tt::DstMode, tt::CBIndex; a semaphore handshake with VALID. */
+static const char *headers =
+    "#include \"hostdevcommon/common_values.hpp\"\n"
+    "#include \"hostdevcommon/kernel_structs.h\"\n"
+    "#include \"hostdevcommon/dprint_common.h\"\n"
+    "#include \"api/debug/device_print.h\"\n"
+    "#include \"api/debug/dprint_tile.h\"\n"
+    "#include <tt-metalium/constants.hpp>\n"
+    "#include \"api/compile_time_args.h\"\n"
+    "#include \"debug/assert.h\"\n"
+    "#include \"api/debug/assert.h\"\n"
+    "#include \"dataflow_api_common.h\"\n"
+    "#include \"accessor/tensor_accessor.h\"\n"
+    "#include \"api/dataflow/noc.h\"\n"
+    "#include \"api/dataflow/circular_buffer.h\"\n"
+    "#include \"api/dataflow/endpoints.h\"\n"
+    "#include \"api/tensor/noc_traits.h\"\n"
+    "using namespace tt::constants;\n"
+    "static_assert(VALID == 1 && INVALID == 0);\n"
+    "static_assert(TILE_HEIGHT == 32 && TILE_WIDTH == 32 && TILE_HW == 1024);\n"
+    "static_assert(FACE_HEIGHT == 16 && FACE_WIDTH == 16 && FACE_HW == 256);\n"
+    "static_assert(BFLOAT8_B_TILE_HW == 1088 && BFLOAT4_B_TILE_HW == 576);\n"
+    "static_assert(kernel_compile_time_args.size() == 3 && kernel_compile_time_args[2] == 9);\n"
+    "static_assert(get_ct_arg<1>() == 8 && get_compile_time_arg_val(0) == 7);\n"
+    "static_assert(tt::DstMode::Half == 1 && tt::Full == 0 && tt::CBIndex::c_16 == 16);\n"
+    "void kernel_main() {\n"
+    "    volatile tt_l1_ptr uint32_t *sem =\n"
+    "        reinterpret_cast<volatile tt_l1_ptr uint32_t *>(get_semaphore(0));\n"
+    "    noc_semaphore_set(sem, INVALID);\n"
+    "    ASSERT(*sem == INVALID);\n"
+    "    noc_semaphore_set(sem, VALID);\n"
+    "    noc_semaphore_wait(sem, VALID);\n"
+    "    uint32_t sum = 0;\n"
+    "    for (uint32_t i = 0; i < kernel_compile_time_args.size(); i++)\n"
+    "        sum += kernel_compile_time_args[i];\n"
+    "    DPRINT(\"sem {} tile {}x{} args {} sum {}\\n\", *sem, TILE_HEIGHT, TILE_WIDTH,\n"
+    "           kernel_compile_time_args.size(), sum);\n"
+    "}\n";
+
+/* Fills tile 0 of CB 0 (UInt32) so that element (h, w) holds h * 100 + w,
+ * in the tile's layout (four 16x16 faces), then prints slices of it in
+ * every style. */
+static const char *slicer =
+    "#include \"api/debug/dprint.h\"\n"
+    "#include \"api/debug/dprint_tile.h\"\n"
+    "void kernel_main() {\n"
+    "    cb_reserve_back(0, 1);\n"
+    "    volatile tt_l1_ptr uint32_t *t =\n"
+    "        reinterpret_cast<volatile tt_l1_ptr uint32_t *>(get_write_ptr(0));\n"
+    "    for (uint32_t h = 0; h < 32; h++)\n"
+    "        for (uint32_t w = 0; w < 32; w++)\n"
+    "            t[(h / 16 * 2 + w / 16) * 256 + h % 16 * 16 + w % 16] = h * 100 + w;\n"
+    "    SliceRange sr = SliceRange{.h0 = static_cast<uint8_t>(0), .h1 = "
+    "static_cast<uint8_t>(32),\n"
+    "                               .hs = 16, .w0 = 1, .w1 = 32, .ws = 16};\n"
+    "    DPRINT(\"slice:\\n{}\", TileSlice(0, 0, sr, TSLICE_INPUT_CB, TSLICE_WR_PTR, true, "
+    "false));\n"
+    "    DEVICE_PRINT(\"row {}: {}\", 31, TSLICE(0, 0, SliceRange{31, 32, 1, 30, 32, 1},\n"
+    "                 TSLICE_INPUT_CB, TSLICE_WR_PTR));\n"
+    "    DPRINT << \"stream \" << TSLICE(0, 0, SliceRange{17, 18, 1, 0, 2, 1}, TSLICE_INPUT_CB,\n"
+    "                                  TSLICE_WR_PTR);\n"
+    "    cb_push_back(0, 1);\n"
+    "}\n";
+
+static void test_headers_and_tile_slices(void) {
+    lines got = {""};
+    lm_device *dev = open_device(collect, &got);
+    CHECK(dev);
+    static const uint32_t ct[] = {7, 8, 9};
+    prog_result r = run_one(dev, LM_PROCESSOR_DM1, "headers.cpp", headers, ct, 3, 0);
+    if (r.status) printf("  %s\n", r.message);
+    CHECK_OK(r.status);
+    r = run_one(dev, LM_PROCESSOR_DM0, "slicer.cpp", slicer, NULL, 0, 0);
+    if (r.status) printf("  %s\n", r.message);
+    CHECK_OK(r.status);
+    CHECK_OK(lm_device_close(dev));
+    const char *want = "(0,0) DM1: sem 1 tile 32x32 args 3 sum 24\n"
+                       "(0,0) DM0: slice:\n"
+                       "(0,0) DM0: 1 17\n"
+                       "(0,0) DM0: 1601 1617\n"
+                       "(0,0) DM0: row 31: 3130 3131\n"
+                       "(0,0) DM0: stream 1700 1701\n";
+    if (strcmp(got.text, want)) printf("  got:\n%s", got.text);
+    CHECK(strcmp(got.text, want) == 0);
+}
+
+/* A failed ASSERT prints what failed and where, then faults the kernel, in
+ * C++ and in C kernels. */
+static void test_assert_faults(void) {
+    lines got = {""};
+    lm_device *dev = open_device(collect, &got);
+    CHECK(dev);
+    static const char *cxx = "#include \"debug/assert.h\"\n"
+                             "void kernel_main() {\n"
+                             "    const uint32_t v = get_arg_val<uint32_t>(0);\n"
+                             "    ASSERT(v != 0);\n"
+                             "    ASSERT(v == 7, \"arg 0 must be 7\");\n"
+                             "    DPRINT(\"v is {}\\n\", v);\n"
+                             "}\n";
+    CHECK_OK(run_one(dev, LM_PROCESSOR_DM0, "assert.cpp", cxx, NULL, 0, 7).status);
+    prog_result r = run_one(dev, LM_PROCESSOR_DM0, "assert.cpp", cxx, NULL, 0, 5);
+    CHECK(r.status == LM_ERR_DEVICE_FAULT);
+    CHECK(strstr(r.message, "core (0,0) DM0 kernel 'assert.cpp': ebreak"));
+    if (r.status != LM_ERR_DEVICE_FAULT) printf("  %s\n", r.message);
+    static const char *c = "#include \"api/debug/assert.h\"\n"
+                           "void kernel_main(void) { ASSERT(get_arg_val(0) > 9); }\n";
+    r = run_one(dev, LM_PROCESSOR_DM1, "assert.c", c, NULL, 0, 3);
+    CHECK(r.status == LM_ERR_DEVICE_FAULT && strstr(r.message, "DM1 kernel 'assert.c': ebreak"));
+    CHECK_OK(lm_device_close(dev));
+    const char *want = "(0,0) DM0: v is 7\n"
+                       "(0,0) DM0: ASSERT failed: v == 7 (assert.cpp:5): arg 0 must be 7\n"
+                       "(0,0) DM1: ASSERT failed: get_arg_val(0) > 9 (assert.c:2)\n";
     if (strcmp(got.text, want)) printf("  got:\n%s", got.text);
     CHECK(strcmp(got.text, want) == 0);
 }
@@ -354,6 +568,8 @@ int main(void) {
     TEST_RUN(test_data_movement_dialects);
     TEST_RUN(test_capture_and_replay);
     TEST_RUN(test_prints);
+    TEST_RUN(test_headers_and_tile_slices);
+    TEST_RUN(test_assert_faults);
     TEST_RUN(test_bad_kernels);
     TEST_RUN(test_static_constructors);
     return test_summary();

@@ -5,8 +5,10 @@
 // functions there.
 #pragma once
 
+#include <array>
 #include <stddef.h>
 #include <stdint.h>
+#include <utility>
 
 #define FORCE_INLINE inline __attribute__((always_inline))
 #define ALWI inline __attribute__((always_inline))
@@ -73,6 +75,20 @@ constexpr uint32_t get_named_compile_time_arg_val(const char *name) {
     for (size_t i = 0; i < lm::named_arg_count; i++)
         if (lm::same_name(lm::named_args[i].name, name)) return lm::named_args[i].value;
     return lm::named_compile_time_arg_is_not_given_to_this_kernel(name);
+}
+
+// tt-metal's constexpr array of the compile-time args (exactly the ones given,
+// so size() counts them), and get_ct_arg<I>() with its range check.
+namespace lm {
+template <size_t... I> constexpr auto compile_time_args_array(std::index_sequence<I...>) {
+    return std::array<uint32_t, sizeof...(I)>{{compile_time_args[I]...}};
+}
+} // namespace lm
+inline constexpr auto kernel_compile_time_args =
+    lm::compile_time_args_array(std::make_index_sequence<lm::compile_time_arg_count>{});
+template <uint32_t Idx> constexpr uint32_t get_ct_arg() {
+    static_assert(Idx < kernel_compile_time_args.size(), "Index out of range");
+    return kernel_compile_time_args[Idx];
 }
 
 // ---- circular buffer indices and data formats ----
@@ -147,6 +163,9 @@ enum CB : uint8_t {
     c_intermed6,
     c_intermed7
 };
+// The dst register's split between math and pack, as older kernels name it
+// for acquire_dst(mode).
+enum DstMode : uint8_t { Full = 0, Half = 1, Tile = 2, NUM_DST_MODES = 3 };
 // Element formats; the ones the simulated chip has take the numbers of
 // lm_data_format (what get_dataformat returns), the others are names only.
 enum class DataFormat : uint8_t {

@@ -17,9 +17,19 @@ void lm_compute_main() __asm__("kernel_main");
 #define NAMESPACE lm_compute
 #define MAIN lm_compute_main()
 
-// Compile-time settings of a compute kernel, as tt-metal names them.
+// Compile-time settings of a compute kernel, as tt-metal names them. The
+// build defines them for the compute processor only; a single-source kernel
+// built for a data movement processor includes this header too.
+#if defined(MATH_APPROX_MODE)
 inline constexpr bool APPROX = MATH_APPROX_MODE != 0;
+#else
+inline constexpr bool APPROX = false;
+#endif
+#if defined(FP32_DEST_ACC_EN)
 inline constexpr bool DST_ACCUM_MODE = FP32_DEST_ACC_EN != 0;
+#else
+inline constexpr bool DST_ACCUM_MODE = false;
+#endif
 
 enum class PoolType : uint8_t { SUM, AVG, MAX };
 enum class ReduceDim : uint8_t { REDUCE_ROW, REDUCE_COL, REDUCE_SCALAR };
@@ -68,6 +78,25 @@ template <bool... B>
 ALWI void copy_tile_to_dst_init_short_with_dt(uint32_t, uint32_t icb, uint32_t transpose = 0) {
     copy_tile_to_dst_init_short(icb, transpose);
 }
+// The newer name of copy_tile_to_dst_init_short (call_line: the caller's line,
+// for tt-metal's state checks).
+ALWI void copy_init(uint32_t icb, uint32_t transpose = 0, uint32_t transpose_within_16x16_face = 0,
+                    uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    copy_tile_to_dst_init_short(icb, transpose, transpose_within_16x16_face != 0);
+}
+
+// ---- dst ownership: the older forms with a mode ----
+// Half (double buffering) or Full dst: one dst either way on the simulated
+// engine, so the mode changes nothing.
+ALWI void acquire_dst(tt::DstMode mode) {
+    (void)mode;
+    acquire_dst();
+}
+ALWI void release_dst(tt::DstMode mode) {
+    (void)mode;
+    release_dst();
+}
 
 // ---- matmul ----
 ALWI void mm_init(uint32_t in0, uint32_t in1, uint32_t out, uint32_t transpose) {
@@ -80,9 +109,24 @@ ALWI void mm_init_short(uint32_t in0, uint32_t in1, uint32_t transpose = 0) {
 ALWI void mm_init_short_with_dt(uint32_t in0, uint32_t in1, uint32_t, uint32_t transpose = 0) {
     mm_init(in0, in1, 0, transpose);
 }
-// The 2026 form: the transpose set by mm_init.
+// The 2026 form: the transpose set by mm_init (or matmul_init).
 ALWI void matmul_tiles(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1, uint32_t idst) {
     matmul_tiles(in0, in1, t0, t1, idst, lm_matmul_transpose_);
+}
+// The newer names: matmul_init takes no output CB (compute_kernel_hw_startup
+// names it); matmul_tile is matmul_tiles, its transpose given per call or,
+// without one, the init's.
+ALWI void matmul_init(uint32_t in0, uint32_t in1, uint32_t transpose = 0,
+                      uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    mm_init(in0, in1, 0, transpose);
+}
+ALWI void matmul_tile(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1, uint32_t idst) {
+    matmul_tiles(in0, in1, t0, t1, idst);
+}
+ALWI void matmul_tile(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1, uint32_t idst,
+                      uint32_t transpose) {
+    matmul_tiles(in0, in1, t0, t1, idst, transpose != 0);
 }
 
 // ---- eltwise binary ----
@@ -101,6 +145,38 @@ ALWI void sub_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest) {
 ALWI void mul_tiles_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest) {
     mul_tiles_init(icb0, icb1);
     lm_binary_acc_to_dest_ = acc_to_dest;
+}
+// Older tt-metal's defaults: inputs CB 0 and 1, output CB 16.
+ALWI void binary_op_init_common(uint32_t icb0, uint32_t icb1) {
+    binary_op_init_common(icb0, icb1, tt::CB::c_out0);
+}
+ALWI void add_tiles_init(uint32_t icb0 = tt::CB::c_in0) {
+    add_tiles_init(icb0, tt::CB::c_in1);
+}
+ALWI void sub_tiles_init(uint32_t icb0 = tt::CB::c_in0) {
+    sub_tiles_init(icb0, tt::CB::c_in1);
+}
+ALWI void mul_tiles_init(uint32_t icb0 = tt::CB::c_in0) {
+    mul_tiles_init(icb0, tt::CB::c_in1);
+}
+// The newer names of the *_tiles_init calls (call_line: the caller's line,
+// for tt-metal's state checks). mul_init's acc_to_dest (true by default) is
+// unused on Wormhole and Blackhole, whose multiply writes A * B; so it is
+// here.
+ALWI void add_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,
+                   uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    add_tiles_init(icb0, icb1, acc_to_dest);
+}
+ALWI void sub_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = false,
+                   uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    sub_tiles_init(icb0, icb1, acc_to_dest);
+}
+ALWI void mul_init(uint32_t icb0, uint32_t icb1, bool acc_to_dest = true,
+                   uint32_t call_line = __builtin_LINE()) {
+    (void)acc_to_dest, (void)call_line;
+    mul_tiles_init(icb0, icb1);
 }
 template <EltwiseBinaryType T, BroadcastType B>
 ALWI void any_tiles_bcast(uint32_t icb0, uint32_t icb1, uint32_t t0, uint32_t t1, uint32_t idst) {
@@ -210,6 +286,7 @@ LM_SFPU_TEMPLATES_(square)
 // tt-metal's compute functions live in namespace ckernel too.
 namespace ckernel {
 using ::acquire_dst;
+using ::add_init;
 using ::add_tiles;
 using ::add_tiles_init;
 using ::binary_op_init_common;
@@ -217,17 +294,22 @@ using ::cb_pop_front;
 using ::cb_push_back;
 using ::cb_reserve_back;
 using ::cb_wait_front;
+using ::copy_init;
 using ::copy_tile;
 using ::copy_tile_init;
 using ::copy_tile_to_dst_init_short;
 using ::get_tile_size;
+using ::matmul_init;
+using ::matmul_tile;
 using ::matmul_tiles;
 using ::mm_init;
+using ::mul_init;
 using ::mul_tiles;
 using ::mul_tiles_init;
 using ::pack_tile;
 using ::reduce_tile;
 using ::release_dst;
+using ::sub_init;
 using ::sub_tiles;
 using ::sub_tiles_init;
 using ::tile_regs_acquire;

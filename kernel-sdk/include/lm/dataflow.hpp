@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// VALID and INVALID, as tt-metal's dataflow API gives them.
+#include "hostdevcommon/common_values.hpp"
+
 // The NoC a data movement kernel uses by default (the host's choice).
 inline constexpr uint8_t noc_index = LM_PROCESSOR == LM_PROC_DM1 ? 1 : 0;
 

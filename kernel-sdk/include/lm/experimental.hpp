@@ -199,27 +199,32 @@ class Noc {
         }
     }
 
-    // The "with state" forms: the state names the remote core and size once.
+    // The "with state" forms: the state names the remote core and size once
+    // (the NoC's registers on the chip, so setting it is const as there);
+    // each transfer then gives the address on that core (the low bits of its
+    // remote side's NoC address, as in tt-metal) and a size, 0 for the
+    // state's.
     template <class Src>
-    void set_async_read_state(const Src &src, uint32_t size, const noc_args_t<Src> &sa) {
+    void set_async_read_state(const Src &src, uint32_t size, const noc_args_t<Src> &sa) const {
         state_ = noc_traits<Src>::remote(src, sa);
         state_size_ = size;
     }
     template <class Src, class Dst>
-    void async_read_with_state(const Src &, const Dst &dst, uint32_t size,
+    void async_read_with_state(const Src &src, const Dst &dst, uint32_t size,
                                const noc_args_t<Src> &sa, const noc_args_t<Dst> &da) const {
-        noc_async_read(rebase(state_, lm_addr_of(sa)), noc_traits<Dst>::local(dst, da, true),
-                       size ? size : state_size_);
+        noc_async_read(rebase(state_, static_cast<uint32_t>(noc_traits<Src>::remote(src, sa))),
+                       noc_traits<Dst>::local(dst, da, true), size ? size : state_size_);
     }
     template <ResponseMode R = ResponseMode::NON_POSTED, class Dst>
-    void set_async_write_state(const Dst &dst, uint32_t size, const noc_args_t<Dst> &da) {
+    void set_async_write_state(const Dst &dst, uint32_t size, const noc_args_t<Dst> &da) const {
         state_ = noc_traits<Dst>::remote(dst, da);
         state_size_ = size;
     }
     template <ResponseMode R = ResponseMode::NON_POSTED, class Src, class Dst>
-    void async_write_with_state(const Src &src, const Dst &, uint32_t size,
+    void async_write_with_state(const Src &src, const Dst &dst, uint32_t size,
                                 const noc_args_t<Src> &sa, const noc_args_t<Dst> &da) const {
-        noc_async_write(noc_traits<Src>::local(src, sa, false), rebase(state_, lm_addr_of(da)),
+        noc_async_write(noc_traits<Src>::local(src, sa, false),
+                        rebase(state_, static_cast<uint32_t>(noc_traits<Dst>::remote(dst, da))),
                         size ? size : state_size_);
     }
 
@@ -243,15 +248,9 @@ class Noc {
     static uint64_t rebase(uint64_t noc_addr, uint32_t addr) {
         return (noc_addr >> LM_NOC_ADDR_BITS << LM_NOC_ADDR_BITS) | addr;
     }
-    template <class A> static uint32_t lm_addr_of(const A &a) {
-        if constexpr (__is_same(A, UnicastEndpoint::args_t))
-            return a.addr;
-        else
-            return a.offset_bytes;
-    }
     uint8_t noc_;
-    uint64_t state_ = 0;
-    uint32_t state_size_ = 0;
+    mutable uint64_t state_ = 0;
+    mutable uint32_t state_size_ = 0;
 };
 
 template <ProgrammableCoreType T = ProgrammableCoreType::TENSIX> class Semaphore {

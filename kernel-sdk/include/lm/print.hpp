@@ -1,11 +1,16 @@
-// Kernel printing in tt-metal's two C++ styles, over lm_print (one print
-// ecall per piece; the host joins the pieces of a line):
+// Kernel printing in tt-metal's C++ styles, over lm_print (one print ecall
+// per piece; the host joins the pieces of a line):
 //   DPRINT << "x = " << x << ENDL();            stream style (older kernels)
-//   DEVICE_PRINT("x = {}, y = {}\n", x, y);     format style, {} per argument
-// and the C style DPRINT("x = %u\n", x) of lm_kernel_common.h. Integers print
-// in decimal (HEX()/DEC() switch), floats with %f (SETPRECISION(n) sets the
-// digits after the point), bool as 0/1, pointers in hex, strings as text.
-// TileSlice (TSLICE) prints elements of a tile in a circular buffer.
+//   DEVICE_PRINT("x = {}, y = {:#x}\n", x, y);  format style (fmt's fields)
+//   DPRINT("x = {}\n", x);                      2026 DPRINT: DEVICE_PRINT
+//   DPRINT("x = %u\n", x);                      the C style (lm_kernel_common.h)
+// DPRINT(fmt, ...) picks by its format: a {} field (any of fmt's replacement
+// fields), or no '%' at all, makes it DEVICE_PRINT; a '%' with no field makes
+// it the C style. Integers print in decimal (HEX()/DEC() switch the stream),
+// floats with %f (SETPRECISION(n) sets the digits after the point), bool as
+// 0/1 in a stream and true/false in a field, pointers in hex, strings as
+// text. TileSlice (TSLICE) prints elements of a tile in a circular buffer,
+// in a stream or in a field.
 #pragma once
 
 #include <stddef.h>
@@ -174,6 +179,292 @@ inline void print_value(E e) {
     print_u32(static_cast<uint32_t>(e));
 }
 
+// ---- format style: DEVICE_PRINT, and DPRINT with {} fields ----
+// tt-metal's DEVICE_PRINT reads fmt's replacement fields,
+//   {[index][:[[fill]align][sign][#][0][width][.precision][type]]}
+// with "{{" and "}}" for single braces. A field without a spec prints its
+// argument as the stream style does (integers in decimal, floats with %f),
+// except bool, which prints true/false as fmt does. With a spec, integers
+// and text are laid out here as fmt lays them out (types d x X b B o c s);
+// floats go to the host's %f with the sign, #, 0, width and precision (every
+// float type prints as f; fill characters other than ' ' and centering do
+// not apply to floats). Other arguments (TileSlice, ...) ignore the spec.
+struct print_field {
+    bool has_spec = false; // a ':' was given
+    bool indexed = false;
+    uint32_t index = 0;
+    char fill = ' ';
+    char align = 0; // '<', '>', '^', or 0: fmt's default (numbers right, text left)
+    char sign = 0;  // '+', ' ', or 0 ('-' is the default)
+    bool alt = false, zero = false;
+    uint32_t width = 0;
+    int32_t precision = -1;
+    char type = 0;
+};
+
+constexpr bool is_digit_(char c) {
+    return c >= '0' && c <= '9';
+}
+constexpr bool is_align_(char c) {
+    return c == '<' || c == '>' || c == '^';
+}
+constexpr bool is_field_type_(char c) {
+    for (const char *t = "aAbBcdeEfFgGopsxX?"; *t; t++)
+        if (*t == c) return true;
+    return false;
+}
+// Caps keep a kernel's typo from printing pages of padding.
+inline constexpr uint32_t print_width_max_ = 128;
+
+// The field starting at f (a '{'): its end (after the '}') and *out, or
+// nullptr when f starts no valid field.
+inline const char *parse_field(const char *f, print_field *out) {
+    print_field s;
+    f++;
+    if (is_digit_(*f)) {
+        s.indexed = true;
+        while (is_digit_(*f))
+            s.index = s.index * 10 + static_cast<uint32_t>(*f++ - '0');
+    }
+    if (*f == ':') {
+        s.has_spec = true;
+        f++;
+        if (*f && *f != '{' && *f != '}' && is_align_(f[1])) {
+            s.fill = f[0];
+            s.align = f[1];
+            f += 2;
+        } else if (is_align_(*f)) {
+            s.align = *f++;
+        }
+        if (*f == '+' || *f == ' ') s.sign = *f;
+        if (*f == '+' || *f == '-' || *f == ' ') f++;
+        if (*f == '#') s.alt = true, f++;
+        if (*f == '0') s.zero = true, f++;
+        while (is_digit_(*f))
+            s.width = s.width * 10 + static_cast<uint32_t>(*f++ - '0');
+        if (s.width > print_width_max_) s.width = print_width_max_;
+        if (*f == '.' && is_digit_(f[1])) {
+            f++;
+            s.precision = 0;
+            while (is_digit_(*f))
+                s.precision = s.precision * 10 + (*f++ - '0');
+            if (s.precision > 20) s.precision = 20;
+        }
+        if (*f == 'L') f++;
+        if (is_field_type_(*f)) s.type = *f++;
+    }
+    if (*f != '}') return nullptr;
+    *out = s;
+    return f + 1;
+}
+
+// n characters of s (which may hold no NUL within them), in pieces.
+inline void print_text_n(const char *s, uint32_t n) {
+    char buf[64];
+    while (n) {
+        uint32_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
+        for (uint32_t i = 0; i < k; i++)
+            buf[i] = s[i];
+        buf[k] = '\0';
+        print_text(buf);
+        s += k, n -= k;
+    }
+}
+inline void print_fill_(char c, uint32_t n) {
+    char buf[32];
+    for (uint32_t i = 0; i < sizeof buf; i++)
+        buf[i] = c;
+    while (n) {
+        uint32_t k = n < sizeof buf ? n : sizeof buf;
+        print_text_n(buf, k);
+        n -= k;
+    }
+}
+// text[0, len) padded to the field's width by its fill and alignment.
+inline void print_padded_(const char *text, uint32_t len, const print_field &s, char align) {
+    uint32_t pad = s.width > len ? s.width - len : 0;
+    if (s.align) align = s.align;
+    uint32_t left = align == '>' ? pad : align == '^' ? pad / 2 : 0;
+    print_fill_(s.fill, left);
+    print_text_n(text, len);
+    print_fill_(s.fill, pad - left);
+}
+inline void print_text_field(const char *t, const print_field &s) {
+    if (!t) t = "(null)";
+    uint32_t len = 0;
+    while (t[len] && (s.precision < 0 || len < static_cast<uint32_t>(s.precision)))
+        len++;
+    print_padded_(t, len, s, '<');
+}
+// An integer of magnitude mag (negative when neg) as fmt formats it.
+inline void print_int_field(uint64_t mag, bool neg, const print_field &s) {
+    if (s.type == 'c') {
+        char c = static_cast<char>(mag);
+        return print_padded_(&c, 1, s, '<');
+    }
+    const uint32_t base = s.type == 'x' || s.type == 'X'   ? 16
+                          : s.type == 'b' || s.type == 'B' ? 2
+                          : s.type == 'o'                  ? 8
+                                                           : 10;
+    char digits[64];
+    char *d = digits + sizeof digits;
+    do {
+        uint32_t v = divmod_u64_(&mag, base);
+        *--d = static_cast<char>(v < 10 ? '0' + v : (s.type == 'X' ? 'A' : 'a') + v - 10);
+    } while (mag);
+    uint32_t nd = static_cast<uint32_t>(digits + sizeof digits - d);
+    char out[64 + print_width_max_ + 4];
+    uint32_t n = 0;
+    if (neg || s.sign) out[n++] = neg ? '-' : s.sign;
+    if (s.alt && base != 10) {
+        if (base == 8) {
+            if (*d != '0') out[n++] = '0';
+        } else {
+            out[n++] = '0';
+            out[n++] = base == 16 ? s.type : s.type == 'B' ? 'B' : 'b';
+        }
+    }
+    // '0' pads between the sign or prefix and the digits, unless aligned.
+    if (s.zero && !s.align)
+        while (n + nd < s.width)
+            out[n++] = '0';
+    for (uint32_t i = 0; i < nd; i++)
+        out[n++] = d[i];
+    print_padded_(out, n, s, '>');
+}
+inline void print_float_field(float f, const print_field &s) {
+    char spec[16] = {'%'};
+    uint32_t n = 1;
+    if (s.align == '<') spec[n++] = '-';
+    if (s.sign) spec[n++] = s.sign;
+    if (s.alt) spec[n++] = '#';
+    if (s.zero && !s.align) spec[n++] = '0';
+    uint32_t w = s.width > 99 ? 99 : s.width;
+    if (w >= 10) spec[n++] = static_cast<char>('0' + w / 10);
+    if (w) spec[n++] = static_cast<char>('0' + w % 10);
+    if (s.precision >= 0) {
+        spec[n++] = '.';
+        if (s.precision >= 10) spec[n++] = static_cast<char>('0' + s.precision / 10);
+        spec[n++] = static_cast<char>('0' + s.precision % 10);
+    }
+    spec[n++] = 'f';
+    spec[n] = '\0';
+    uint32_t bits;
+    __builtin_memcpy(&bits, &f, 4);
+    lm_print(spec, &bits, 1);
+}
+
+template <class T> struct is_text_ { static constexpr bool value = false; };
+template <> struct is_text_<char *> { static constexpr bool value = true; };
+template <> struct is_text_<const char *> { static constexpr bool value = true; };
+
+// One argument in a field.
+template <class T> void print_field_value(const T &v, const print_field &s) {
+    if constexpr (__is_same(T, bool)) {
+        if (s.type && s.type != 's') return print_int_field(v, false, s);
+        print_text_field(v ? "true" : "false", s);
+    } else if constexpr (__is_enum(T)) {
+        print_field_value(static_cast<__underlying_type(T)>(v), s);
+    } else if constexpr (__is_integral(T)) {
+        if (!s.has_spec) return print_value(v);
+        if constexpr (__is_same(T, char)) {
+            if (!s.type || s.type == 'c') return print_padded_(&v, 1, s, '<');
+        }
+        if constexpr (__is_signed(T)) {
+            if (v < 0) return print_int_field(0 - static_cast<uint64_t>(v), true, s);
+        }
+        print_int_field(static_cast<uint64_t>(v), false, s);
+    } else if constexpr (__is_same(T, float) || __is_same(T, double)) {
+        if (!s.has_spec) return print_value(v);
+        print_float_field(static_cast<float>(v), s);
+    } else if constexpr (__is_same(T, print_bf16)) {
+        if (!s.has_spec) return print_value(v);
+        print_float_field(bf16_to_float(v.bits), s);
+    } else if constexpr (is_text_<T>::value) {
+        if (!s.has_spec) return print_value(v);
+        print_text_field(v, s);
+    } else if constexpr (__is_pointer(T)) {
+        if (!s.has_spec) return print_value(v);
+        print_field h = s;
+        h.type = 'x', h.alt = true;
+        print_int_field(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(v)), false, h);
+    } else {
+        print_value(v);
+    }
+}
+
+// The arguments of one call, each with the function that prints its type.
+struct print_arg {
+    void (*print)(const void *, const print_field &);
+    const void *value;
+};
+template <class T> void print_arg_(const void *p, const print_field &s) {
+    print_field_value(*static_cast<const T *>(p), s);
+}
+
+// The format's text, each field replaced by its argument (the next one, or
+// the one it names). A field with no argument, and a '{' that starts no
+// valid field, print as written; arguments no field names are not shown.
+inline void device_print_args(const char *f, const print_arg *args, uint32_t count) {
+    char buf[64];
+    uint32_t n = 0, next = 0;
+    while (*f) {
+        if ((f[0] == '{' && f[1] == '{') || (f[0] == '}' && f[1] == '}')) {
+            f++;
+        } else if (f[0] == '{') {
+            print_field s;
+            const char *end = parse_field(f, &s);
+            uint32_t i = end && s.indexed ? s.index : next;
+            if (end && i < count) {
+                if (!s.indexed) next++;
+                print_text_n(buf, n);
+                n = 0;
+                args[i].print(args[i].value, s);
+                f = end;
+                continue;
+            }
+        }
+        buf[n++] = *f++;
+        if (n == sizeof buf) {
+            print_text_n(buf, n);
+            n = 0;
+        }
+    }
+    print_text_n(buf, n);
+}
+// Arguments by value, as tt-metal's DEVICE_PRINT takes them: volatile values
+// and packed fields print, and arrays arrive as pointers.
+template <typename... A> void device_print(const char *f, A... args) {
+    const print_arg list[] = {{print_arg_<A>, &args}..., {nullptr, nullptr}};
+    device_print_args(f, list, sizeof...(A));
+}
+
+// Whether DPRINT(fmt, ...) is format style: fmt has a replacement field, or
+// no '%' (text alone prints the same either way, but for "{{" and "}}").
+inline bool is_format_style(const char *f) {
+    bool percent = false;
+    for (; *f; f++) {
+        print_field s;
+        if (f[0] == '{' && f[1] == '{')
+            f++;
+        else if (f[0] == '{' && parse_field(f, &s))
+            return true;
+        else if (f[0] == '%')
+            percent = true;
+    }
+    return !percent;
+}
+
+template <class T>
+inline constexpr bool is_word_ = __is_arithmetic(T) || __is_enum(T) || __is_pointer(T) ||
+                                 (sizeof(T) == 4 && __is_trivially_copyable(T));
+
+// DPRINT is an object: `DPRINT << x` streams, and DPRINT(fmt, ...) is a
+// call. tt-metal's 2026 DPRINT(fmt, ...) is DEVICE_PRINT; the SDK's C style
+// is printf's. The format decides: one with a {} field (or no '%') prints as
+// DEVICE_PRINT, one with a '%' and no field prints as printf (each argument
+// one 32-bit word, as lm_kernel_common.h describes). Arguments that are not
+// words (TileSlice, ...) make the call format style.
 struct print_stream {
     template <typename T> const print_stream &operator<<(const T &v) const {
         print_value(v);
@@ -183,10 +474,14 @@ struct print_stream {
         print_value(s);
         return *this;
     }
-    // The C style: DPRINT("x = %u\n", x), each argument one 32-bit word.
     template <typename... A> void operator()(const char *fmt, A... args) const {
-        const uint32_t words[] = {0, word(args)...};
-        lm_print(fmt, words + 1, sizeof...(A));
+        if constexpr ((is_word_<A> && ...)) {
+            if (!is_format_style(fmt)) {
+                const uint32_t words[] = {0, word(args)...};
+                return lm_print(fmt, words + 1, sizeof...(A));
+            }
+        }
+        device_print(fmt, args...);
     }
 
   private:
@@ -202,39 +497,6 @@ struct print_stream {
         }
     }
 };
-
-// DEVICE_PRINT: the text up to each "{}" (a "{{" or "}}" prints one brace),
-// then the next argument.
-inline const char *print_until_field(const char *f) {
-    char buf[64];
-    size_t n = 0;
-    for (; *f; f++) {
-        if ((f[0] == '{' && f[1] == '{') || (f[0] == '}' && f[1] == '}')) {
-            f++;
-        } else if (f[0] == '{' && f[1] == '}') {
-            break;
-        }
-        buf[n++] = *f;
-        if (n == sizeof buf - 1) {
-            buf[n] = '\0';
-            print_text(buf);
-            n = 0;
-        }
-    }
-    buf[n] = '\0';
-    if (n) print_text(buf);
-    return f;
-}
-inline void device_print(const char *f) {
-    print_until_field(f);
-}
-template <typename T, typename... R>
-void device_print(const char *f, const T &v, const R &...rest) {
-    f = print_until_field(f);
-    if (!*f) return; // more arguments than fields: the rest are not shown
-    print_value(v);
-    device_print(f + 2, rest...);
-}
 
 } // namespace lm
 
