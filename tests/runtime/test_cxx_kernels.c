@@ -489,6 +489,19 @@ static void test_bad_kernels(void) {
                         "}\n",
                         wrong, 2, "is not the first word of tensor accessor arguments",
                         "acc.cpp:2:"));
+    /* Accessor words cut short (one word, as hand-written args might give),
+     * and a page size of 0 for the two-argument TensorAccessor. */
+    static const char *two_arg = "void kernel_main() {\n"
+                                 "    constexpr auto args = TensorAccessorArgs<0>();\n"
+                                 "    const auto a = TensorAccessor(args, 0);\n"
+                                 "    (void)a;\n"
+                                 "}\n";
+    static const uint32_t one_word[] = {0x7A500001u}, zero_page[] = {0x7A500001u, 0};
+    CHECK(compile_fails(LM_PROCESSOR_DM0, "short.cpp", two_arg, one_word, 1,
+                        "the buffer's arguments are cut short", "short.cpp:2:"));
+    CHECK(compile_fails(LM_PROCESSOR_DM0, "zero.cpp", two_arg, zero_page, 2,
+                        "TensorAccessor(args, address): the arguments' page size is 0",
+                        "zero.cpp:3:"));
     /* A compile-time argument index past the ones given. */
     CHECK(compile_fails(LM_PROCESSOR_DM1, "cta.cpp",
                         "void kernel_main() {\n"

@@ -76,7 +76,11 @@ template <class Args> struct TensorAccessor {
         : bank_base_address(address), page_size(page_size_) {}
     // The page size from the arguments (the buffer's, aligned).
     constexpr TensorAccessor(const Args &args, uint32_t address)
-        : TensorAccessor(args, address, Args::AlignedPageSize) {}
+        : TensorAccessor(args, address, Args::AlignedPageSize) {
+        static_assert(Args::AlignedPageSize != 0,
+                      "TensorAccessor(args, address): the arguments' page size is 0 (they are not "
+                      "lm_tensor_accessor_args' words for a buffer)");
+    }
 
     // The NoC address of byte `offset` of page `page_id`.
     FORCE_INLINE uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0,
