@@ -128,7 +128,8 @@ int main(void) {
     bc.page_size = 2048;
     lm_buffer buf;
     uint32_t ta[LM_TENSOR_ACCESSOR_MAX_ARGS], nta = 0;
-    if (lm_create_buffer(dev, &bc, &buf) || lm_tensor_accessor_args(buf, ta, LM_TENSOR_ACCESSOR_MAX_ARGS, &nta))
+    if (lm_create_buffer(dev, &bc, &buf) ||
+        lm_tensor_accessor_args(buf, ta, LM_TENSOR_ACCESSOR_MAX_ARGS, &nta))
         bench_die("tensor accessor args");
     double cold[COLD], cxx_cold[COLD], cxx_warm[WARM];
     for (int r = 0; r < COLD; r++) { /* alternating: both see the same machine */
