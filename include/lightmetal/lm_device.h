@@ -112,6 +112,20 @@ lm_status lm_device_get_info(const lm_device *device, lm_device_info *out_info);
  * lives as long as the device. */
 lm_command_queue *lm_device_command_queue(lm_device *device, uint32_t cq_id);
 
+/* What lm_device_add_close_callback registers: called with the closing
+ * device and the `user` pointer given at registration. */
+typedef void (*lm_device_close_fn)(lm_device *device, void *user);
+
+#define LM_MAX_CLOSE_CALLBACKS 16
+
+/* Has lm_device_close call fn(device, user) first, while the device and every
+ * object on it still work (the most recently registered callback first). It
+ * is how a library built on this API (the op library's program cache)
+ * releases what it keeps per device. Errors: LM_ERR_INVALID_HANDLE for a NULL
+ * device; LM_ERR_INVALID_ARGUMENT for a NULL fn or when
+ * LM_MAX_CLOSE_CALLBACKS are registered already. Thread-safe. */
+lm_status lm_device_add_close_callback(lm_device *device, lm_device_close_fn fn, void *user);
+
 /* The NoC coordinates of worker core `logical` (tt-metal's
  * worker_core_from_logical_core): on the simulated chip a worker core's NoC
  * coordinates equal its logical ones, so this checks the core and copies it;

@@ -77,6 +77,14 @@ lm_status lm_device_close(lm_device *device) {
     return st ? err_prefix(st, "lm_device_close: unreported device error") : LM_OK;
 }
 
+lm_status lm_device_add_close_callback(lm_device *device, lm_device_close_fn fn, void *user) {
+    if (!device)
+        return err_set(LM_ERR_INVALID_HANDLE, "lm_device_add_close_callback: device is NULL");
+    if (!fn) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_device_add_close_callback: fn is NULL");
+    lm_status st = rt_device_add_close_callback(device, fn, user);
+    return st ? err_prefix(st, "lm_device_add_close_callback") : LM_OK;
+}
+
 lm_status lm_device_get_info(const lm_device *device, lm_device_info *out_info) {
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "lm_device_get_info: device is NULL");
     if (!out_info) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_device_get_info: out_info is NULL");

@@ -69,9 +69,30 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
     return LM_OK;
 }
 
+lm_status rt_device_add_close_callback(lm_device *dev, lm_device_close_fn fn, void *user) {
+    pthread_mutex_lock(&dev->mutex);
+    uint32_t n = dev->close_callback_count;
+    if (n < LM_MAX_CLOSE_CALLBACKS) {
+        dev->close_callbacks[n].fn = fn;
+        dev->close_callbacks[n].user = user;
+        dev->close_callback_count = n + 1;
+    }
+    pthread_mutex_unlock(&dev->mutex);
+    if (n == LM_MAX_CLOSE_CALLBACKS)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%u close callbacks are registered already",
+                       LM_MAX_CLOSE_CALLBACKS);
+    return LM_OK;
+}
+
 lm_status rt_device_close(lm_device *dev) {
     lm_status first = LM_OK;
     char message[ERR_MESSAGE_MAX] = "";
+    /* Callbacks may use the device (release programs, free buffers), so they
+     * run before anything is torn down, without the mutex held. */
+    while (dev->close_callback_count > 0) {
+        uint32_t i = --dev->close_callback_count;
+        dev->close_callbacks[i].fn(dev, dev->close_callbacks[i].user);
+    }
     for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES; q++) {
         lm_status st = rt_cq_destroy(dev->queues[q]);
         if (st && !first) {

@@ -44,13 +44,22 @@ struct lm_device {
     atomic_uint events;                         /* events recorded so far (their ids) */
     struct cap_recorder *capture;               /* the Light Metal capture in progress, or NULL */
     const struct rt_capture_sink *capture_sink; /* its entry points (capture_sink.h) */
+    struct {
+        lm_device_close_fn fn;
+        void *user;
+    } close_callbacks[LM_MAX_CLOSE_CALLBACKS]; /* under mutex */
+    uint32_t close_callback_count;
 };
 
 /* Opens a device from validated options. */
 lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device);
 
-/* Drains the queues, releases every buffer and the backend. Returns the first
- * unreported device error, if any. */
+/* Registers a close callback (see lm_device_add_close_callback); the caller
+ * checked the arguments. LM_ERR_INVALID_ARGUMENT when the table is full. */
+lm_status rt_device_add_close_callback(lm_device *device, lm_device_close_fn fn, void *user);
+
+/* Runs the close callbacks (most recent first), then drains the queues, releases every buffer and
+ * the backend. Returns the first unreported device error, if any. */
 lm_status rt_device_close(lm_device *device);
 
 #endif

@@ -1,0 +1,199 @@
+/* lightmetal op library — tensors on the device.
+ *
+ * A tensor is a device buffer plus what it means: a shape of up to
+ * LMNN_MAX_DIMS dims, an element type (dtype), a layout and a memory config.
+ *
+ * Layouts (as ttnn's):
+ *   LMNN_ROW_MAJOR  elements in row-major order, one page per row of the last
+ *                   dim; no padding.
+ *   LMNN_TILE       the last two dims are padded up to multiples of 32 (the
+ *                   padded shape) and stored as 32x32 tiles (lm_tile.h's face
+ *                   layout), tiles of each matrix in row-major order, matrices
+ *                   one after the other; one page per tile. The padding is
+ *                   always zero on the device and never reaches the user:
+ *                   every op writes zeros there and ops that would read it
+ *                   (reductions, softmax, matmul) treat it as absent.
+ *
+ * dtypes and the element type of host data (lmnn_from_host, lmnn_to_host):
+ *   BFLOAT16, FLOAT32, BFLOAT8_B  float (bfloat8_b exists in tile layout only)
+ *   UINT32, INT32                 uint32_t, int32_t
+ *   UINT16, UINT8                 uint16_t, uint8_t (row-major storage and
+ *                                 data movement only; typecast to compute)
+ *
+ * Ordering: every op enqueues its device work on command queue 0 without
+ * waiting; lmnn_to_host waits for it. Results never depend on thread count.
+ *
+ * Thread-safety: tensor handles may be used from any thread, but the ops on
+ * one device must be called from one thread at a time (they share the
+ * device's command queue 0 and program cache).
+ *
+ * Errors: every function returns lm_status and leaves a message naming the
+ * function, the argument and the expected versus given value in
+ * lm_last_error(), e.g.
+ *   "lmnn_add: b: shape [3, 5] does not broadcast with a's shape [3, 4]".
+ * LM_ERR_INVALID_HANDLE for a zero, freed or foreign tensor handle or a
+ * tensor whose device was closed; LM_ERR_INVALID_ARGUMENT for shapes, dtypes,
+ * layouts and options out of an op's domain; LM_ERR_UNSUPPORTED for valid
+ * requests the library does not implement yet. A failed op creates nothing
+ * and leaves its inputs and the device as they were.
+ */
+#ifndef LIGHTMETAL_LMNN_TENSOR_H
+#define LIGHTMETAL_LMNN_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_buffer.h"
+#include "lightmetal/lm_device.h"
+#include "lightmetal/lm_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LMNN_MAX_DIMS 8
+
+typedef struct lmnn_tensor {
+    uint64_t id; /* 0 is never a valid tensor (use it for "none") */
+} lmnn_tensor;
+
+typedef enum lmnn_dtype {
+    LMNN_DTYPE_INVALID = 0,
+    LMNN_BFLOAT16 = 1,
+    LMNN_FLOAT32 = 2,
+    LMNN_BFLOAT8_B = 3,
+    LMNN_UINT32 = 4,
+    LMNN_INT32 = 5,
+    LMNN_UINT16 = 6,
+    LMNN_UINT8 = 7,
+} lmnn_dtype;
+
+typedef enum lmnn_layout {
+    LMNN_LAYOUT_INVALID = 0,
+    LMNN_ROW_MAJOR = 1,
+    LMNN_TILE = 2,
+} lmnn_layout;
+
+/* Where a tensor's buffer lives. Zero-initialised means "the default": for a
+ * new tensor DRAM interleaved, for an op's output the same as its first
+ * input. */
+typedef struct lmnn_memory_config {
+    lm_buffer_type type;     /* LM_BUFFER_DRAM or LM_BUFFER_L1 */
+    lm_buffer_layout layout; /* LM_BUFFER_INTERLEAVED (sharded: not yet) */
+} lmnn_memory_config;
+
+typedef struct lmnn_shape {
+    uint32_t rank; /* 0 (a scalar: one element) .. LMNN_MAX_DIMS */
+    uint32_t dims[LMNN_MAX_DIMS];
+} lmnn_shape;
+
+/* A shape from a list of dims: LMNN_SHAPE(2, 3, 32). */
+#define LMNN_SHAPE(...)                                                                            \
+    lmnn_shape_of((uint32_t)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)),               \
+                  (const uint32_t[]){__VA_ARGS__})
+
+/* The shape with `rank` dims from `dims` (rank is clamped to LMNN_MAX_DIMS;
+ * lmnn functions refuse a shape with a zero dim or more elements than fit in
+ * device memory). */
+lmnn_shape lmnn_shape_of(uint32_t rank, const uint32_t *dims);
+
+/* Elements of a shape (1 for rank 0); 0 when a dim is 0 or the product
+ * overflows 64 bits. */
+uint64_t lmnn_shape_volume(const lmnn_shape *shape);
+
+/* Bytes of one element of `dtype` in host memory (see the table above); 0 for
+ * an invalid dtype. */
+size_t lmnn_dtype_host_size(lmnn_dtype dtype);
+
+/* Stable short name ("bfloat16", "row_major", ...); "invalid" when unknown. */
+const char *lmnn_dtype_name(lmnn_dtype dtype);
+const char *lmnn_layout_name(lmnn_layout layout);
+
+/* The output of an op: zero-initialised means "like the op's first input". */
+typedef struct lmnn_output {
+    lmnn_dtype dtype;
+    lmnn_memory_config memory;
+} lmnn_output;
+
+/* How a tensor is created. Start from lmnn_tensor_options_init. */
+typedef struct lmnn_tensor_options {
+    lmnn_dtype dtype;          /* default BFLOAT16 */
+    lmnn_layout layout;        /* default TILE */
+    lmnn_memory_config memory; /* default DRAM interleaved */
+} lmnn_tensor_options;
+
+void lmnn_tensor_options_init(lmnn_tensor_options *opts);
+
+/* Creates a tensor of `shape` on `device` from `data`: lmnn_shape_volume
+ * elements of the dtype's host element type, row-major, `size` bytes exactly.
+ * The host converts float data to bfloat16 when the dtype asks for it; the
+ * tilize (and the bfloat8_b packing) runs on the device. NULL opts: the
+ * defaults. */
+lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void *data, size_t size,
+                         const lmnn_tensor_options *opts, lmnn_tensor *out_tensor);
+
+/* A tensor of `shape` with every element `value` (converted to the dtype;
+ * integer dtypes truncate toward zero), filled on the device. */
+lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
+                    const lmnn_tensor_options *opts, lmnn_tensor *out_tensor);
+
+/* Waits for the tensor's pending work and copies its logical elements,
+ * row-major, in the dtype's host element type, to `dst` (`size` bytes, at
+ * least the tensor's; see lmnn_tensor_host_size). Tile tensors are untilized
+ * (and bfloat8_b converted) on the device first. */
+lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size);
+
+/* The tensor in `layout`, as a new tensor (tilize or untilize on the device).
+ * bfloat8_b has no row-major form: untilizing it is LM_ERR_INVALID_ARGUMENT.
+ * The same layout gives a copy. */
+lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor);
+
+/* The tensor converted to `dtype` on the device, as a new tensor in the same
+ * layout (tile layout for bfloat8_b). Float to integer truncates toward zero
+ * and saturates; NaN becomes 0. */
+lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor);
+
+/* Frees the tensor's device memory (after its pending work) and the handle.
+ * Freeing the zero handle is a no-op; freeing twice is LM_ERR_INVALID_HANDLE. */
+lm_status lmnn_tensor_free(lmnn_tensor tensor);
+
+typedef struct lmnn_tensor_info {
+    lm_device *device;
+    lmnn_shape shape;        /* logical */
+    lmnn_shape padded_shape; /* tile layout: last two dims rounded up to 32 */
+    lmnn_dtype dtype;
+    lmnn_layout layout;
+    lmnn_memory_config memory;
+    lm_buffer buffer; /* owned by the tensor: do not deallocate */
+} lmnn_tensor_info;
+
+lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info);
+
+/* Bytes lmnn_to_host writes for this tensor. */
+lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size);
+
+/* Names the tensor's buffer in a Light Metal capture (lm_capture_name_buffer),
+ * so a replay can set it as an input or read it as an output. */
+lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name);
+
+/* ---- program cache ----
+ * Each op builds its device program once per (op, attributes, shapes, dtypes,
+ * layouts, memory configs) and afterwards only updates the buffer addresses
+ * it passes as runtime arguments. The cache belongs to the device and is
+ * emptied when the device closes. */
+typedef struct lmnn_program_cache_stats {
+    uint64_t hits, misses;
+    uint64_t entries; /* programs held now */
+} lmnn_program_cache_stats;
+
+lm_status lmnn_program_cache_get_stats(lm_device *device, lmnn_program_cache_stats *out_stats);
+
+/* Releases every cached program of the device (the counters stay). */
+lm_status lmnn_program_cache_clear(lm_device *device);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,22 @@
+/* Tilize or untilize (NN_UNTILIZE defined) each unit's block: circular buffer
+ * 0 -> 16. Compile-time args as tilize_reader.c. Runtime args: first unit,
+ * units. */
+#include "compute_kernel_api.h"
+
+void kernel_main(void) {
+    uint32_t first = get_arg_val(0), units = get_arg_val(1);
+    uint32_t ht = get_compile_time_arg_val(5), wt = get_compile_time_arg_val(6);
+    uint32_t block = get_compile_time_arg_val(7);
+    for (uint32_t u = first; u < first + units; u++) {
+        uint32_t tiles = nn_row_block_of(u, ht, wt, block).tiles;
+        cb_wait_front(0, tiles);
+        cb_reserve_back(16, tiles);
+#ifdef NN_UNTILIZE
+        untilize_block(0, tiles, 16);
+#else
+        tilize_block(0, tiles, 16);
+#endif
+        cb_push_back(16, tiles);
+        cb_pop_front(0, tiles);
+    }
+}

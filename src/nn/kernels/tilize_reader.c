@@ -1,0 +1,35 @@
+/* Tilize, reader: for each unit (nn_row_block), the block's 32 rows of the
+ * row-major tensor at common argument 0, zero-padded to the block's width and
+ * below the last row, as `tiles` pages of circular buffer 0.
+ * Compile-time args: is_dram_in, is_dram_out, esize, h, w, ht, wt, block.
+ * Runtime args: first unit, units. */
+#include "dataflow_api.h"
+
+void kernel_main(void) {
+    uint32_t first = get_arg_val(0), units = get_arg_val(1);
+    uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
+    uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
+    uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
+    InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
+                                 .page_size = w * esize,
+                                 .is_dram = get_compile_time_arg_val(0)};
+    for (uint32_t u = first; u < first + units; u++) {
+        nn_row_block rb = nn_row_block_of(u, ht, wt, block);
+        uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
+        uint32_t valid = w - col0 < width ? w - col0 : width;
+        cb_reserve_back(0, rb.tiles);
+        uint32_t base = get_write_ptr(0);
+        for (uint32_t r = 0; r < 32; r++) {
+            uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
+            if (row < h) {
+                noc_async_read(get_noc_addr_interleaved(rb.b * h + row, &in, col0 * esize), dst,
+                               valid * esize);
+                nn_zero(dst + valid * esize, (width - valid) * esize);
+            } else {
+                nn_zero(dst, width * esize);
+            }
+        }
+        noc_async_read_barrier();
+        cb_push_back(0, rb.tiles);
+    }
+}

@@ -1,0 +1,22 @@
+/* out = f(in) tile by tile: circular buffer 0 -> dst 0 -> NN_UNARY_CHAIN
+ * (SFPU calls on dst 0, a define) -> circular buffer 16.
+ * Runtime args: first (unused), count (tiles). */
+#include "compute_kernel_api.h"
+
+void kernel_main(void) {
+    uint32_t count = get_arg_val(1);
+    init_sfpu(0, 16);
+    for (uint32_t t = 0; t < count; t++) {
+        cb_wait_front(0, 1);
+        tile_regs_acquire();
+        copy_tile(0, 0, 0);
+        NN_UNARY_CHAIN;
+        tile_regs_commit();
+        tile_regs_wait();
+        cb_reserve_back(16, 1);
+        pack_tile(0, 16);
+        cb_push_back(16, 1);
+        tile_regs_release();
+        cb_pop_front(0, 1);
+    }
+}

@@ -1,0 +1,195 @@
+/* The op library's shared internals: tensor objects, argument checks, the
+ * program cache and the pieces every op builds its device program from.
+ *
+ * The library sits on the public host API only (lm_* functions): every
+ * buffer, program and launch it makes goes through api/, so Light Metal
+ * capture records it with no extra code. From base/ it uses the error
+ * messages and the handle table.
+ *
+ * How an op runs (see nn_unary.c for the shortest complete one):
+ *   1. check its arguments (nn_get_tensor, nn_check_*), naming the op;
+ *   2. create its output tensor(s) (nn_tensor_new);
+ *   3. build the cache key from everything that shapes the program
+ *      (nn_key_*) and look it up; on a miss build the program (nn_build_*)
+ *      and add it;
+ *   4. launch it with the buffer addresses of its tensors (nn_launch): the
+ *      addresses are every kernel's common runtime arguments, in the order the
+ *      op lists its tensors, so a cache hit rewrites only those words.
+ * Per-core runtime arguments (the share of work of each core) depend only on
+ * the key and are set once, when the program is built.
+ */
+#ifndef LM_NN_INTERNAL_H
+#define LM_NN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lightmetal/lightmetal.h"
+#include "lightmetal/nn.h"
+
+/* ---- tensors ---- */
+
+typedef struct nn_tensor {
+    lm_device *device; /* NULL once the device closed */
+    lm_buffer buffer;
+    uint64_t address; /* the buffer's bank-local address */
+    lmnn_shape shape, padded;
+    lmnn_dtype dtype;
+    lmnn_layout layout;
+    lmnn_memory_config memory;
+    uint64_t pages;
+    uint32_t page_size;
+} nn_tensor;
+
+/* The tensor behind handle `t`, checked: "<op>: <arg>: ..." errors for a zero,
+ * freed or foreign handle or a tensor whose device closed. The object stays
+ * valid until the handle is freed (callers of one op run on one thread). */
+lm_status nn_get_tensor(const char *op, const char *arg, lmnn_tensor t, nn_tensor **out);
+
+/* A new tensor on `device` with uninitialised contents (the caller's program
+ * fills it). Errors name `op`. */
+lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *shape,
+                        lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
+                        lmnn_tensor *out_handle, nn_tensor **out_tensor);
+
+/* Frees a tensor the op created, on an error path (never fails). */
+void nn_tensor_discard(lmnn_tensor t);
+
+/* Tile-layout geometry: the last two dims (1 for missing ones), their tile
+ * counts, and the number of matrices (product of the other dims). */
+typedef struct nn_tiles {
+    uint32_t h, w;   /* logical rows and columns */
+    uint32_t ht, wt; /* tiles */
+    uint32_t batch;  /* matrices */
+} nn_tiles;
+nn_tiles nn_tiles_of(const lmnn_shape *shape);
+
+/* lm_data_format of a dtype's tiles (INVALID for uint16/uint8), and the bytes
+ * of one element of a row-major tensor. */
+lm_data_format nn_tile_format(lmnn_dtype dtype);
+uint32_t nn_rm_elem_size(lmnn_dtype dtype);
+bool nn_dtype_is_float(lmnn_dtype dtype);
+
+/* "[2, 3, 32]" into buf. */
+const char *nn_shape_str(const lmnn_shape *shape, char *buf, size_t size);
+bool nn_shape_equal(const lmnn_shape *a, const lmnn_shape *b);
+
+/* ---- argument checks: each records "<op>: <arg>: expected ..., given ..." ---- */
+lm_status nn_check_layout(const char *op, const char *arg, const nn_tensor *t, lmnn_layout want);
+lm_status nn_check_float(const char *op, const char *arg, const nn_tensor *t);
+lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor *t,
+                               const nn_tensor *first);
+/* The memory config of an op's output: `given` where set, else the input's. */
+lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_tensor *input);
+lm_status nn_check_memory(const char *op, const lmnn_memory_config *memory);
+lm_status nn_check_dtype(const char *op, const char *arg, lmnn_dtype dtype);
+
+/* ---- program cache ---- */
+
+#define NN_KEY_MAX 1024
+#define NN_MAX_KERNELS 4
+
+typedef struct nn_key {
+    uint8_t bytes[NN_KEY_MAX];
+    size_t len;
+    bool overflow; /* more than NN_KEY_MAX bytes were added: a library bug */
+} nn_key;
+
+void nn_key_init(nn_key *key, const char *op);
+void nn_key_add(nn_key *key, const void *data, size_t size);
+void nn_key_u32(nn_key *key, uint32_t value);
+void nn_key_f64(nn_key *key, double value);
+/* Shape, dtype, layout and memory config. */
+void nn_key_tensor(nn_key *key, const nn_tensor *t);
+
+/* A device program an op built, as the cache keeps it. */
+typedef struct nn_program {
+    lm_program program;
+    lm_kernel kernels[NN_MAX_KERNELS];
+    uint32_t kernel_count;
+    lm_core_range_set cores; /* where its kernels run */
+} nn_program;
+
+/* The program cached under `key` on `device`, or NULL (counts a hit or a
+ * miss). */
+nn_program *nn_cache_find(lm_device *device, const nn_key *key);
+
+/* Adds a program built after a miss: on success the cache owns it and
+ * *out points at the cached copy; on failure the program is released. */
+lm_status nn_cache_add(const char *op, lm_device *device, const nn_key *key, nn_program *program,
+                       nn_program **out);
+
+/* ---- building programs ---- */
+
+/* An embedded kernel source by file name ("unary_compute.c"); NULL if none. */
+const char *nn_kernel_source(const char *name);
+
+typedef struct nn_kernel_spec {
+    const char *name; /* embedded kernel file */
+    lm_processor processor;
+    const uint32_t *compile_args;
+    uint32_t compile_arg_count;
+    const lm_kernel_define *defines;
+    uint32_t define_count;
+    bool fp32_dest_acc; /* compute kernels */
+} nn_kernel_spec;
+
+/* Starts a program on `device` (prog->cores set by the caller first). */
+lm_status nn_program_begin(const char *op, lm_device *device, nn_program *prog);
+
+/* Compiles an embedded kernel onto prog->cores. */
+lm_status nn_program_kernel(const char *op, nn_program *prog, const nn_kernel_spec *spec,
+                            lm_kernel *out_kernel);
+
+/* A circular buffer index of `pages` pages on prog->cores. */
+lm_status nn_program_cb(const char *op, nn_program *prog, uint32_t index, lm_data_format format,
+                        uint32_t page_size, uint32_t pages);
+
+/* Releases a program that will not be cached (error paths). */
+void nn_program_discard(nn_program *prog);
+
+/* The device grid and a split of `units` of work over it (row-major). The
+ * cores of the split are listed in order in cores[0 .. split.num_cores):
+ * core i gets units [first[i], first[i] + count[i]). */
+typedef struct nn_split {
+    uint32_t num_cores;
+    lm_core cores[1024];
+    uint32_t first[1024], count[1024];
+    lm_core_range_set all;
+} nn_split;
+lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_split *out);
+
+/* Gives every kernel of `prog` the runtime arguments {first[i], count[i]} on
+ * core i of `split` (the shape most kernels here take). */
+lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split *split);
+
+/* Launches `prog` on command queue 0 without waiting, after setting every
+ * kernel's common runtime arguments to the addresses of `tensors` (in order). */
+lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors, uint32_t count);
+
+/* ---- building blocks other ops reuse ---- */
+
+/* out = the unary map of `in`, tile by tile: in is a tile tensor, out a new
+ * tile tensor of `shape` `in`'s, dtype out_dtype, in `memory`; `chain` is the
+ * compute kernel's SFPU calls on dst 0 ("exp_tile(0)"; "" for a plain copy
+ * or float format conversion); zero_pad when f(0) may be nonzero. */
+lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
+                       const lmnn_memory_config *memory, const char *chain, bool zero_pad,
+                       lmnn_tensor *out);
+
+/* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
+ * untilize a tile tensor into a row-major `out`, on the device. */
+lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out);
+lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out);
+
+/* ---- errors ---- */
+
+/* Records "<op>: <message>" and returns `status`. */
+lm_status nn_fail(lm_status status, const char *op, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prefixes "<op>" to the message of a failed lm_* call. */
+lm_status nn_fail_call(lm_status status, const char *op);
+
+#endif

@@ -1,0 +1,330 @@
+/* Tensors in and out of the device, and between layouts and dtypes: from_host,
+ * to_host, full, to_layout (tilize / untilize on the device) and typecast. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_internal.h"
+
+/* Column blocks of tilize / untilize: at most this many tiles per unit, so a
+ * block's two buffered copies stay small next to L1 whatever the width. */
+#define ROW_BLOCK_TILES 8
+
+static lm_data_format rm_format(lmnn_dtype dtype) {
+    return dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(dtype);
+}
+
+/* The row-major dtype a tile dtype travels as between host and device. */
+static lmnn_dtype rm_dtype_of(lmnn_dtype dtype) {
+    return dtype == LMNN_BFLOAT8_B ? LMNN_FLOAT32 : dtype;
+}
+
+static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_tensor *out) {
+    const nn_tensor *rm = untilize ? out : in, *tl = untilize ? in : out;
+    nn_tiles g = nn_tiles_of(&in->shape);
+    uint32_t nb = (g.wt + ROW_BLOCK_TILES - 1) / ROW_BLOCK_TILES;
+    nn_key key;
+    nn_key_init(&key, untilize ? "untilize" : "tilize");
+    nn_key_tensor(&key, in);
+    nn_key_tensor(&key, out);
+    nn_program *prog = nn_cache_find(in->device, &key);
+    lm_status st = LM_OK;
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        uint32_t esize = nn_rm_elem_size(rm->dtype);
+        uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
+        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
+                           esize, g.h, g.w, g.ht, g.wt, ROW_BLOCK_TILES};
+        lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
+        uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
+        lm_kernel_define def = {"NN_UNTILIZE", NULL};
+        nn_kernel_spec reader = {untilize ? "untilize_reader.c" : "tilize_reader.c",
+                                 LM_PROCESSOR_DM0, args, 8, NULL, 0, false};
+        nn_kernel_spec compute = {"tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def,
+                                  untilize, false};
+        nn_kernel_spec writer = {untilize ? "untilize_writer.c" : "tilize_writer.c",
+                                 LM_PROCESSOR_DM1, args, 8, NULL, 0, false};
+        st = nn_split_work(op, in->device, (uint64_t)g.batch * g.ht * nb, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, in->device, &p);
+        if (!st)
+            st = nn_program_cb(op, &p, 0, untilize ? ftl : frm, untilize ? tl_page : rm_page,
+                               2 * block);
+        if (!st)
+            st = nn_program_cb(op, &p, 16, untilize ? frm : ftl, untilize ? rm_page : tl_page,
+                               2 * block);
+        if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {in, out};
+    return st ? st : nn_launch(op, prog, tensors, 2);
+}
+
+lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out) {
+    return row_blocks(op, false, in, out);
+}
+
+lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out) {
+    return row_blocks(op, true, in, out);
+}
+
+/* ---- host <-> device ---- */
+
+static lm_status check_options(const char *op, const lmnn_tensor_options *o) {
+    lm_status st = nn_check_dtype(op, "opts.dtype", o->dtype);
+    if (st) return st;
+    if (o->layout != LMNN_ROW_MAJOR && o->layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts.layout: unknown layout %d",
+                       (int)o->layout);
+    return nn_check_memory(op, &o->memory);
+}
+
+lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void *data, size_t size,
+                         const lmnn_tensor_options *opts, lmnn_tensor *out_tensor) {
+    const char *op = "lmnn_from_host";
+    char sbuf[128];
+    lmnn_tensor_options defaults;
+    if (!opts) {
+        lmnn_tensor_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
+    if (!shape || !data || !out_tensor)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
+                       !shape ? "shape" : !data ? "data" : "out_tensor");
+    lm_status st = check_options(op, opts);
+    if (st) return st;
+    uint64_t volume = lmnn_shape_volume(shape);
+    if (shape->rank > LMNN_MAX_DIMS || !volume)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: expected 0..%d dims of at least 1, given rank %u", LMNN_MAX_DIMS,
+                       shape->rank);
+    size_t esize = lmnn_dtype_host_size(opts->dtype);
+    if (volume > SIZE_MAX / esize || size != volume * esize)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "size: shape %s of %s needs %llu bytes, given %zu",
+                       nn_shape_str(shape, sbuf, sizeof sbuf), lmnn_dtype_name(opts->dtype),
+                       (unsigned long long)(volume * esize), size);
+    bool tile = opts->layout == LMNN_TILE;
+    lmnn_dtype rm_dtype = rm_dtype_of(opts->dtype);
+    if (!tile && opts->dtype == LMNN_BFLOAT8_B)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "bfloat8_b exists in tile layout only");
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_tensor rh, th = {0};
+    nn_tensor *r, *t = NULL;
+    st = nn_tensor_new(op, device, shape, rm_dtype, LMNN_ROW_MAJOR, tile ? &dram : &opts->memory,
+                       &rh, &r);
+    if (!st && tile)
+        st = nn_tensor_new(op, device, shape, opts->dtype, LMNN_TILE, &opts->memory, &th, &t);
+    if (st) {
+        nn_tensor_discard(rh);
+        return st;
+    }
+    const void *image = data;
+    uint16_t *half = NULL;
+    if (rm_dtype == LMNN_BFLOAT16) {
+        half = malloc(volume * sizeof *half);
+        if (!half) st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory to convert the data");
+        if (!st) st = lm_float_to_bfloat16(data, half, volume);
+        image = half;
+    }
+    if (!st) {
+        st = lm_enqueue_write_buffer(lm_device_command_queue(device, 0), r->buffer, image, true);
+        if (st) st = nn_fail_call(st, op);
+    }
+    free(half);
+    if (!st && tile) st = nn_tilize(op, r, t);
+    if (st || tile) nn_tensor_discard(rh);
+    if (st) {
+        nn_tensor_discard(th);
+        return st;
+    }
+    *out_tensor = tile ? th : rh;
+    return LM_OK;
+}
+
+lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
+    const char *op = "lmnn_to_host";
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    if (!dst) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dst is NULL");
+    uint64_t volume = lmnn_shape_volume(&t->shape);
+    size_t need = (size_t)volume * lmnn_dtype_host_size(t->dtype);
+    if (size < need)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "size: the tensor needs %zu bytes, given %zu",
+                       need, size);
+    lmnn_tensor rh = {0};
+    nn_tensor *r = t;
+    if (t->layout == LMNN_TILE) {
+        lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+        st = nn_tensor_new(op, t->device, &t->shape, rm_dtype_of(t->dtype), LMNN_ROW_MAJOR, &dram,
+                           &rh, &r);
+        if (!st) st = nn_untilize(op, t, r);
+    }
+    uint16_t *half = NULL;
+    if (!st && r->dtype == LMNN_BFLOAT16) {
+        half = malloc(volume * sizeof *half);
+        if (!half) st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory to convert the data");
+    }
+    if (!st) {
+        st = lm_enqueue_read_buffer(lm_device_command_queue(t->device, 0), r->buffer,
+                                    half ? (void *)half : dst, true);
+        if (st) st = nn_fail_call(st, op);
+    }
+    if (!st && half) st = lm_bfloat16_to_float(half, dst, volume);
+    free(half);
+    nn_tensor_discard(rh);
+    return st;
+}
+
+/* ---- layout and dtype ---- */
+
+lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor) {
+    const char *op = "lmnn_to_layout";
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
+    if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "layout: unknown layout %d", (int)layout);
+    if (layout == LMNN_TILE && t->layout == LMNN_TILE)
+        return nn_unary_map(op, t, t->dtype, &t->memory, "", false, out_tensor);
+    if (layout == LMNN_ROW_MAJOR && t->layout == LMNN_ROW_MAJOR) {
+        /* A copy: through tiles, for want of a row-major copy kernel. */
+        lmnn_tensor tiled;
+        st = lmnn_to_layout(tensor, LMNN_TILE, &tiled);
+        if (st) return st;
+        st = lmnn_to_layout(tiled, LMNN_ROW_MAJOR, out_tensor);
+        lmnn_tensor_free(tiled);
+        return st;
+    }
+    lmnn_tensor oh;
+    nn_tensor *o;
+    st = nn_tensor_new(op, t->device, &t->shape, t->dtype, layout, &t->memory, &oh, &o);
+    if (st) return st;
+    st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out_tensor = oh;
+    return LM_OK;
+}
+
+lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor) {
+    const char *op = "lmnn_typecast";
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
+    if ((st = nn_check_dtype(op, "dtype", dtype))) return st;
+    if (!nn_dtype_is_float(t->dtype) || !nn_dtype_is_float(dtype))
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "%s to %s: only conversions between float dtypes are implemented",
+                       lmnn_dtype_name(t->dtype), lmnn_dtype_name(dtype));
+    if (t->layout == LMNN_TILE) return nn_unary_map(op, t, dtype, &t->memory, "", false, out_tensor);
+    if (dtype == LMNN_BFLOAT8_B)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "bfloat8_b exists in tile layout only (the tensor is row-major)");
+    /* Row-major: through tiles. */
+    lmnn_tensor tiled, cast;
+    st = lmnn_to_layout(tensor, LMNN_TILE, &tiled);
+    if (st) return st;
+    st = lmnn_typecast(tiled, dtype, &cast);
+    lmnn_tensor_free(tiled);
+    if (st) return st;
+    st = lmnn_to_layout(cast, LMNN_ROW_MAJOR, out_tensor);
+    lmnn_tensor_free(cast);
+    return st;
+}
+
+/* ---- full ---- */
+
+static uint32_t value_bits(lmnn_dtype dtype, double v) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    switch (dtype) {
+    case LMNN_BFLOAT16: {
+        uint16_t h;
+        lm_float_to_bfloat16(&f, &h, 1);
+        return (uint32_t)h << 16;
+    }
+    case LMNN_INT32:
+        return isnan(v) ? 0 : v >= 2147483647.0 ? 0x7fffffffu : v <= -2147483648.0 ? 0x80000000u : (uint32_t)(int32_t)v;
+    case LMNN_UINT32:
+        return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
+    case LMNN_UINT16:
+        return isnan(v) || v <= 0 ? 0 : v >= 65535.0 ? 0xffffu : (uint32_t)v;
+    case LMNN_UINT8:
+        return isnan(v) || v <= 0 ? 0 : v >= 255.0 ? 0xffu : (uint32_t)v;
+    default:
+        return u;
+    }
+}
+
+lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
+                    const lmnn_tensor_options *opts, lmnn_tensor *out_tensor) {
+    const char *op = "lmnn_full";
+    lmnn_tensor_options o;
+    if (opts)
+        o = *opts;
+    else
+        lmnn_tensor_options_init(&o);
+    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
+    if (!shape || !out_tensor)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL", !shape ? "shape" : "out_tensor");
+    lm_status st = check_options(op, &o);
+    if (st) return st;
+    if (o.dtype == LMNN_BFLOAT8_B && o.layout == LMNN_TILE) {
+        lmnn_tensor wide;
+        o.dtype = LMNN_BFLOAT16;
+        if ((st = lmnn_full(device, shape, value, &o, &wide))) return st;
+        st = lmnn_typecast(wide, LMNN_BFLOAT8_B, out_tensor);
+        lmnn_tensor_free(wide);
+        return st;
+    }
+    lmnn_tensor oh;
+    nn_tensor *t;
+    st = nn_tensor_new(op, device, shape, o.dtype, o.layout, &o.memory, &oh, &t);
+    if (st) return st;
+    bool tile = o.layout == LMNN_TILE;
+    nn_tiles g = nn_tiles_of(shape);
+    uint32_t bits = value_bits(o.dtype, value);
+    if (!tile && o.dtype == LMNN_BFLOAT16) bits >>= 16; /* a row holds the 16-bit values */
+    uint32_t fmt = tile ? (uint32_t)nn_tile_format(o.dtype) : nn_rm_elem_size(o.dtype);
+    uint32_t args[] = {t->memory.type == LM_BUFFER_DRAM, tile, fmt, bits, g.ht, g.wt, g.h, g.w};
+    nn_key key;
+    nn_key_init(&key, "full");
+    nn_key_u32(&key, bits);
+    nn_key_tensor(&key, t);
+    nn_program *prog = nn_cache_find(device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        nn_kernel_spec writer = {"fill_writer.c", LM_PROCESSOR_DM0, args, 8, NULL, 0, false};
+        lm_data_format cbf = tile ? nn_tile_format(o.dtype) : LM_DATA_FORMAT_UINT32;
+        uint32_t page = (t->page_size + 15) / 16 * 16;
+        st = nn_split_work(op, device, t->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, device, &p);
+        if (!st) st = nn_program_cb(op, &p, 16, cbf, page, 1);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, device, &key, &p, &prog);
+    }
+    if (!st) st = nn_launch(op, prog, &t, 1);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out_tensor = oh;
+    return LM_OK;
+}

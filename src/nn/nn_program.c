@@ -1,0 +1,105 @@
+/* Building and launching an op's device program from embedded kernels. */
+#include <string.h>
+
+#include "nn/nn_internal.h"
+#include "nn/nn_kernels.h"
+
+const char *nn_kernel_source(const char *name) {
+    for (size_t i = 0; i < nn_kernel_count; i++)
+        if (!strcmp(nn_kernels[i].name, name)) return nn_kernels[i].source;
+    return NULL;
+}
+
+lm_status nn_program_begin(const char *op, lm_device *device, nn_program *prog) {
+    prog->kernel_count = 0;
+    lm_status st = lm_create_program(device, &prog->program);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+lm_status nn_program_kernel(const char *op, nn_program *prog, const nn_kernel_spec *spec,
+                            lm_kernel *out_kernel) {
+    const char *source = nn_kernel_source(spec->name);
+    if (!source) return nn_fail(LM_ERR_INTERNAL, op, "no embedded kernel '%s'", spec->name);
+    if (prog->kernel_count == NN_MAX_KERNELS)
+        return nn_fail(LM_ERR_INTERNAL, op, "more than %d kernels in one program", NN_MAX_KERNELS);
+    lm_kernel_config cfg;
+    lm_kernel_config_init(&cfg, spec->processor);
+    cfg.compile_args = spec->compile_args;
+    cfg.compile_arg_count = spec->compile_arg_count;
+    cfg.defines = spec->defines;
+    cfg.define_count = spec->define_count;
+    cfg.fp32_dest_acc_en = spec->fp32_dest_acc;
+    cfg.language = LM_KERNEL_LANGUAGE_C;
+    lm_kernel k;
+    lm_status st =
+        lm_create_kernel_from_string(prog->program, spec->name, source, &prog->cores, &cfg, &k);
+    if (st) return nn_fail_call(st, op);
+    prog->kernels[prog->kernel_count++] = k;
+    if (out_kernel) *out_kernel = k;
+    return LM_OK;
+}
+
+lm_status nn_program_cb(const char *op, nn_program *prog, uint32_t index, lm_data_format format,
+                        uint32_t page_size, uint32_t pages) {
+    lm_circular_buffer_config cfg;
+    lm_circular_buffer_config_init(&cfg);
+    cfg.total_size = page_size * pages;
+    cfg.index_count = 1;
+    cfg.indices[0] = (lm_cb_index_config){index, format, page_size};
+    lm_circular_buffer cb;
+    lm_status st = lm_create_circular_buffer(prog->program, &prog->cores, &cfg, &cb);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+void nn_program_discard(nn_program *prog) {
+    if (prog->program.id) lm_release_program(prog->program);
+    prog->program.id = 0;
+}
+
+lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_split *out) {
+    lm_device_info info;
+    lm_status st = lm_device_get_info(device, &info);
+    if (st) return nn_fail_call(st, op);
+    if (units == 0 || units > UINT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%llu units of work cannot be split",
+                       (unsigned long long)units);
+    uint32_t grid = info.grid_x * info.grid_y;
+    uint32_t n = units < grid ? (uint32_t)units : grid;
+    uint32_t base = (uint32_t)(units / n), extra = (uint32_t)(units % n), first = 0;
+    out->num_cores = n;
+    for (uint32_t i = 0; i < n; i++) {
+        out->cores[i] = (lm_core){i % info.grid_x, i / info.grid_x};
+        out->first[i] = first;
+        out->count[i] = base + (i < extra);
+        first += out->count[i];
+    }
+    /* The used cores as rectangles: full rows, then the partial last row. */
+    uint32_t rows = n / info.grid_x, rest = n % info.grid_x;
+    out->all.count = 0;
+    if (rows) out->all.ranges[out->all.count++] = (lm_core_range){{0, 0}, {info.grid_x - 1, rows - 1}};
+    if (rest) out->all.ranges[out->all.count++] = (lm_core_range){{0, rows}, {rest - 1, rows}};
+    return LM_OK;
+}
+
+lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split *split) {
+    for (uint32_t k = 0; k < prog->kernel_count; k++)
+        for (uint32_t i = 0; i < split->num_cores; i++) {
+            uint32_t args[2] = {split->first[i], split->count[i]};
+            lm_status st = lm_set_runtime_args(prog->program, prog->kernels[k], split->cores[i], args, 2);
+            if (st) return nn_fail_call(st, op);
+        }
+    return LM_OK;
+}
+
+lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors, uint32_t count) {
+    uint32_t addrs[16];
+    if (count > 16) return nn_fail(LM_ERR_INTERNAL, op, "more than 16 tensors in one launch");
+    for (uint32_t i = 0; i < count; i++)
+        addrs[i] = (uint32_t)tensors[i]->address;
+    lm_status st = LM_OK;
+    for (uint32_t k = 0; k < prog->kernel_count && !st; k++)
+        st = lm_set_common_runtime_args(prog->program, prog->kernels[k], addrs, count);
+    lm_device *device = tensors[0]->device;
+    if (!st) st = lm_enqueue_program(lm_device_command_queue(device, 0), prog->program, false);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}

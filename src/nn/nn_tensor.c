@@ -1,0 +1,376 @@
+/* Tensor objects: handles, geometry, info and the argument checks ops share. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/handle.h"
+#include "nn/nn_internal.h"
+#include "nn/nn_state.h"
+
+#define NN_TENSOR_TAG 1
+
+static handle_table tensors = HANDLE_TABLE_INIT;
+
+/* ---- small facts ---- */
+
+lmnn_shape lmnn_shape_of(uint32_t rank, const uint32_t *dims) {
+    lmnn_shape s = {0};
+    s.rank = rank > LMNN_MAX_DIMS ? LMNN_MAX_DIMS : rank;
+    for (uint32_t i = 0; i < s.rank && dims; i++)
+        s.dims[i] = dims[i];
+    return s;
+}
+
+uint64_t lmnn_shape_volume(const lmnn_shape *shape) {
+    if (!shape || shape->rank > LMNN_MAX_DIMS) return 0;
+    uint64_t v = 1;
+    for (uint32_t i = 0; i < shape->rank; i++) {
+        if (shape->dims[i] == 0 || v > UINT64_MAX / shape->dims[i]) return 0;
+        v *= shape->dims[i];
+    }
+    return v;
+}
+
+size_t lmnn_dtype_host_size(lmnn_dtype dtype) {
+    switch (dtype) {
+    case LMNN_BFLOAT16:
+    case LMNN_FLOAT32:
+    case LMNN_BFLOAT8_B:
+    case LMNN_UINT32:
+    case LMNN_INT32:
+        return 4;
+    case LMNN_UINT16:
+        return 2;
+    case LMNN_UINT8:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *lmnn_dtype_name(lmnn_dtype dtype) {
+    static const char *const names[] = {"invalid", "bfloat16", "float32", "bfloat8_b",
+                                        "uint32",  "int32",    "uint16",  "uint8"};
+    return (unsigned)dtype < sizeof names / sizeof *names ? names[dtype] : "invalid";
+}
+
+const char *lmnn_layout_name(lmnn_layout layout) {
+    return layout == LMNN_ROW_MAJOR ? "row_major" : layout == LMNN_TILE ? "tile" : "invalid";
+}
+
+void lmnn_tensor_options_init(lmnn_tensor_options *opts) {
+    if (!opts) return;
+    *opts = (lmnn_tensor_options){.dtype = LMNN_BFLOAT16,
+                                  .layout = LMNN_TILE,
+                                  .memory = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED}};
+}
+
+lm_data_format nn_tile_format(lmnn_dtype dtype) {
+    switch (dtype) {
+    case LMNN_BFLOAT16:
+        return LM_DATA_FORMAT_FLOAT16_B;
+    case LMNN_FLOAT32:
+        return LM_DATA_FORMAT_FLOAT32;
+    case LMNN_BFLOAT8_B:
+        return LM_DATA_FORMAT_BFP8_B;
+    case LMNN_UINT32:
+        return LM_DATA_FORMAT_UINT32;
+    case LMNN_INT32:
+        return LM_DATA_FORMAT_INT32;
+    default:
+        return LM_DATA_FORMAT_INVALID;
+    }
+}
+
+uint32_t nn_rm_elem_size(lmnn_dtype dtype) {
+    switch (dtype) {
+    case LMNN_BFLOAT16:
+    case LMNN_UINT16:
+        return 2;
+    case LMNN_FLOAT32:
+    case LMNN_UINT32:
+    case LMNN_INT32:
+        return 4;
+    case LMNN_UINT8:
+        return 1;
+    default:
+        return 0; /* bfloat8_b has no row-major form */
+    }
+}
+
+bool nn_dtype_is_float(lmnn_dtype dtype) {
+    return dtype == LMNN_BFLOAT16 || dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT8_B;
+}
+
+nn_tiles nn_tiles_of(const lmnn_shape *shape) {
+    nn_tiles t = {1, 1, 1, 1, 1};
+    uint32_t r = shape->rank;
+    if (r >= 1) t.w = shape->dims[r - 1];
+    if (r >= 2) t.h = shape->dims[r - 2];
+    for (uint32_t i = 0; i + 2 < r; i++)
+        t.batch *= shape->dims[i];
+    t.ht = (t.h + 31) / 32;
+    t.wt = (t.w + 31) / 32;
+    return t;
+}
+
+const char *nn_shape_str(const lmnn_shape *shape, char *buf, size_t size) {
+    size_t n = (size_t)snprintf(buf, size, "[");
+    for (uint32_t i = 0; i < shape->rank && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%u", i ? ", " : "", shape->dims[i]);
+    if (n < size) snprintf(buf + n, size - n, "]");
+    return buf;
+}
+
+bool nn_shape_equal(const lmnn_shape *a, const lmnn_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (uint32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* ---- errors ---- */
+
+lm_status nn_fail(lm_status status, const char *op, const char *fmt, ...) {
+    char msg[ERR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return err_set(status, "%s: %s", op, msg);
+}
+
+lm_status nn_fail_call(lm_status status, const char *op) {
+    return err_prefix(status, "%s", op);
+}
+
+/* ---- handles ---- */
+
+lm_status nn_get_tensor(const char *op, const char *arg, lmnn_tensor t, nn_tensor **out) {
+    void *obj = NULL;
+    handle_table_lock(&tensors);
+    handle_check c = handle_get_locked(&tensors, t.id, NN_TENSOR_TAG, &obj);
+    handle_table_unlock(&tensors);
+    if (c != HANDLE_OK)
+        return nn_fail(LM_ERR_INVALID_HANDLE, op, "%s: tensor handle %s", arg,
+                       c == HANDLE_NULL ? "is zero (no tensor)" : handle_check_string(c));
+    nn_tensor *x = obj;
+    if (!x->device)
+        return nn_fail(LM_ERR_INVALID_HANDLE, op, "%s: the tensor's device was closed", arg);
+    *out = x;
+    return LM_OK;
+}
+
+static uint64_t tensor_pages(const lmnn_shape *shape, lmnn_layout layout, uint32_t *out_w) {
+    nn_tiles g = nn_tiles_of(shape);
+    if (layout == LMNN_TILE) return (uint64_t)g.batch * g.ht * g.wt;
+    *out_w = g.w;
+    return lmnn_shape_volume(shape) / g.w;
+}
+
+lm_status nn_check_memory(const char *op, const lmnn_memory_config *m) {
+    if (m->type != LM_BUFFER_DRAM && m->type != LM_BUFFER_L1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "memory config: buffer type %d is neither DRAM (1) nor L1 (2)", (int)m->type);
+    if (m->layout == LM_BUFFER_INTERLEAVED) return LM_OK;
+    if (m->layout >= LM_BUFFER_HEIGHT_SHARDED && m->layout <= LM_BUFFER_BLOCK_SHARDED)
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "memory config: sharded tensors are not supported yet (use interleaved)");
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "memory config: unknown buffer layout %d",
+                   (int)m->layout);
+}
+
+lm_status nn_check_dtype(const char *op, const char *arg, lmnn_dtype dtype) {
+    if (lmnn_dtype_host_size(dtype)) return LM_OK;
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: unknown dtype %d", arg, (int)dtype);
+}
+
+lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *shape,
+                        lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
+                        lmnn_tensor *out_handle, nn_tensor **out_tensor) {
+    char sbuf[128];
+    if (!shape || shape->rank > LMNN_MAX_DIMS)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: rank %u is more than %u",
+                       shape ? shape->rank : 0, LMNN_MAX_DIMS);
+    uint64_t volume = lmnn_shape_volume(shape);
+    if (!volume)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape %s: every dim must be at least 1 (and the volume fit 64 bits)",
+                       nn_shape_str(shape, sbuf, sizeof sbuf));
+    lm_status st = nn_check_dtype(op, "dtype", dtype);
+    if (st) return st;
+    if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "layout: unknown layout %d", (int)layout);
+    if (layout == LMNN_TILE && !nn_tile_format(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dtype %s has no tile layout (row_major only)",
+                       lmnn_dtype_name(dtype));
+    if (layout == LMNN_ROW_MAJOR && !nn_rm_elem_size(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dtype %s exists in tile layout only",
+                       lmnn_dtype_name(dtype));
+    if ((st = nn_check_memory(op, memory))) return st;
+
+    nn_tensor *t = calloc(1, sizeof *t);
+    if (!t) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for a tensor");
+    t->device = device;
+    t->shape = *shape;
+    t->padded = *shape;
+    t->dtype = dtype;
+    t->layout = layout;
+    t->memory = *memory;
+    uint32_t w = 1;
+    t->pages = tensor_pages(shape, layout, &w);
+    if (layout == LMNN_TILE) {
+        if (shape->rank >= 1) t->padded.dims[shape->rank - 1] = (shape->dims[shape->rank - 1] + 31) / 32 * 32;
+        if (shape->rank >= 2) t->padded.dims[shape->rank - 2] = (shape->dims[shape->rank - 2] + 31) / 32 * 32;
+        t->page_size = (uint32_t)lm_tile_size(nn_tile_format(dtype));
+    } else {
+        uint64_t row = (uint64_t)w * nn_rm_elem_size(dtype);
+        if (row > UINT32_MAX / 2) {
+            free(t);
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape %s: a row of %llu bytes is too long",
+                           nn_shape_str(shape, sbuf, sizeof sbuf), (unsigned long long)row);
+        }
+        t->page_size = (uint32_t)row;
+    }
+    if (t->pages > UINT64_MAX / t->page_size) {
+        free(t);
+        return nn_fail(LM_ERR_OUT_OF_DEVICE_MEMORY, op, "shape %s does not fit device memory",
+                       nn_shape_str(shape, sbuf, sizeof sbuf));
+    }
+    if ((st = nn_state_attach(op, device))) {
+        free(t);
+        return st;
+    }
+    lm_buffer_config cfg;
+    lm_buffer_config_init(&cfg);
+    cfg.type = memory->type;
+    cfg.layout = LM_BUFFER_INTERLEAVED;
+    cfg.page_size = t->page_size;
+    cfg.size = t->pages * t->page_size;
+    st = lm_create_buffer(device, &cfg, &t->buffer);
+    if (!st) st = lm_buffer_address(t->buffer, &t->address);
+    if (!st && t->address > UINT32_MAX) {
+        st = nn_fail(LM_ERR_UNSUPPORTED, op, "buffer address 0x%llx is beyond 32 bits",
+                     (unsigned long long)t->address);
+    }
+    if (st) {
+        if (t->buffer.id) lm_deallocate_buffer(t->buffer);
+        free(t);
+        return nn_fail_call(st, op);
+    }
+    uint64_t id = 0;
+    handle_table_lock(&tensors);
+    st = handle_alloc_locked(&tensors, NN_TENSOR_TAG, t, &id);
+    handle_table_unlock(&tensors);
+    if (st) {
+        lm_deallocate_buffer(t->buffer);
+        free(t);
+        return nn_fail(st, op, "no memory for a tensor handle");
+    }
+    out_handle->id = id;
+    if (out_tensor) *out_tensor = t;
+    return LM_OK;
+}
+
+static lm_status tensor_free(const char *op, lmnn_tensor handle, bool quiet) {
+    void *obj = NULL;
+    handle_table_lock(&tensors);
+    handle_check c = handle_get_locked(&tensors, handle.id, NN_TENSOR_TAG, &obj);
+    if (c == HANDLE_OK) handle_free_locked(&tensors, handle.id);
+    handle_table_unlock(&tensors);
+    if (c != HANDLE_OK) {
+        if (quiet) return LM_OK;
+        return nn_fail(LM_ERR_INVALID_HANDLE, op, "tensor handle %s", handle_check_string(c));
+    }
+    nn_tensor *t = obj;
+    lm_status st = t->device ? lm_deallocate_buffer(t->buffer) : LM_OK;
+    free(t);
+    return st && !quiet ? nn_fail_call(st, op) : LM_OK;
+}
+
+void nn_tensor_discard(lmnn_tensor t) {
+    if (t.id) tensor_free("nn_tensor_discard", t, true);
+}
+
+lm_status lmnn_tensor_free(lmnn_tensor tensor) {
+    if (!tensor.id) return LM_OK;
+    return tensor_free("lmnn_tensor_free", tensor, false);
+}
+
+void nn_tensor_orphan_all(lm_device *device) {
+    handle_table_lock(&tensors);
+    for (uint32_t i = 0; i < tensors.count; i++) {
+        handle_slot *s = &tensors.slots[i];
+        if (s->object && s->type == NN_TENSOR_TAG) {
+            nn_tensor *t = s->object;
+            if (t->device == device) t->device = NULL;
+        }
+    }
+    handle_table_unlock(&tensors);
+}
+
+lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info) {
+    const char *op = "lmnn_tensor_get_info";
+    if (!out_info) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_info is NULL");
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    *out_info = (lmnn_tensor_info){.device = t->device,
+                                   .shape = t->shape,
+                                   .padded_shape = t->padded,
+                                   .dtype = t->dtype,
+                                   .layout = t->layout,
+                                   .memory = t->memory,
+                                   .buffer = t->buffer};
+    return LM_OK;
+}
+
+lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size) {
+    const char *op = "lmnn_tensor_host_size";
+    if (!out_size) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_size is NULL");
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    *out_size = (size_t)(lmnn_shape_volume(&t->shape) * lmnn_dtype_host_size(t->dtype));
+    return LM_OK;
+}
+
+lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
+    const char *op = "lmnn_capture_name";
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    st = lm_capture_name_buffer(t->buffer, name);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+/* ---- checks ---- */
+
+lm_status nn_check_layout(const char *op, const char *arg, const nn_tensor *t, lmnn_layout want) {
+    if (t->layout == want) return LM_OK;
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected layout %s, given %s", arg,
+                   lmnn_layout_name(want), lmnn_layout_name(t->layout));
+}
+
+lm_status nn_check_float(const char *op, const char *arg, const nn_tensor *t) {
+    if (nn_dtype_is_float(t->dtype)) return LM_OK;
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                   "%s: expected a float dtype (bfloat16, float32, bfloat8_b), given %s", arg,
+                   lmnn_dtype_name(t->dtype));
+}
+
+lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor *t,
+                               const nn_tensor *first) {
+    if (t->device == first->device) return LM_OK;
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                   "%s: the tensor is on another device than the op's first input", arg);
+}
+
+lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_tensor *input) {
+    lmnn_memory_config m = input->memory;
+    if (given && given->type) m.type = given->type;
+    if (given && given->layout) m.layout = given->layout;
+    return m;
+}

@@ -1,0 +1,194 @@
+/* Element-wise unary ops: one program shape (read a tile, run a chain of SFPU
+ * calls on it in dst, write it) serves every op; an op is its chain. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/nn_internal.h"
+
+lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
+                       const lmnn_memory_config *memory, const char *chain, bool zero_pad,
+                       lmnn_tensor *out) {
+    lmnn_tensor oh;
+    nn_tensor *o;
+    lm_status st = nn_tensor_new(op, in->device, &in->shape, out_dtype, LMNN_TILE, memory, &oh, &o);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "unary");
+    nn_key_add(&key, chain, strlen(chain) + 1);
+    nn_key_u32(&key, zero_pad);
+    nn_key_tensor(&key, in);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(in->device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        nn_tiles g = nn_tiles_of(&in->shape);
+        lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out_dtype);
+        uint32_t in_dram = in->memory.type == LM_BUFFER_DRAM;
+        uint32_t out_dram = o->memory.type == LM_BUFFER_DRAM;
+        uint32_t rargs[] = {in_dram};
+        uint32_t wargs[] = {out_dram, 1, zero_pad, (uint32_t)fout, g.ht, g.wt, g.h, g.w};
+        lm_kernel_define def = {"NN_UNARY_CHAIN", chain[0] ? chain : "(void)0"};
+        bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32;
+        nn_kernel_spec reader = {"tile_reader.c", LM_PROCESSOR_DM0, rargs, 1, NULL, 0, false};
+        nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
+        st = nn_split_work(op, in->device, in->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, in->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2);
+        if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
+        if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {in, o};
+    if (!st) st = nn_launch(op, prog, tensors, 2);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
+/* ---- the ops ---- */
+
+/* How an op runs: its SFPU chain on dst 0 (dst 1 and up are scratch), with
+ * $A and $B standing for the float32 bits of alpha and beta; and whether
+ * f(0) may be nonzero (the writer then zeroes the padding). */
+typedef struct unary_def {
+    const char *name;
+    const char *chain;
+    bool nonzero_at_zero;
+    double alpha, beta; /* PyTorch's defaults */
+} unary_def;
+
+#define CLAMP_CHAIN                                                                                \
+    "fill_tile_bitcast(1, $A); binary_max_tile(0, 1, 0); fill_tile_bitcast(1, $B); "           \
+    "binary_min_tile(0, 1, 0)"
+
+static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
+    [LMNN_EXP] = {"exp", "exp_tile(0)", true, 0, 0},
+    [LMNN_LOG] = {"log", "log_tile(0)", true, 0, 0},
+    [LMNN_SQRT] = {"sqrt", "sqrt_tile(0)", false, 0, 0},
+    [LMNN_RSQRT] = {"rsqrt", "rsqrt_tile(0)", true, 0, 0},
+    [LMNN_RECIPROCAL] = {"reciprocal", "recip_tile(0)", true, 0, 0},
+    [LMNN_ABS] = {"abs", "abs_tile(0)", false, 0, 0},
+    [LMNN_NEG] = {"neg", "negative_tile(0)", false, 0, 0},
+    [LMNN_SQUARE] = {"square", "square_tile(0)", false, 0, 0},
+    [LMNN_RELU] = {"relu", "relu_tile(0)", false, 0, 0},
+    [LMNN_RELU6] = {"relu6", "relu_tile(0); fill_tile_bitcast(1, 0x40c00000u); binary_min_tile(0, 1, 0)",
+                    false, 0, 0},
+    [LMNN_GELU] = {"gelu", NULL, false, 0, 0},
+    [LMNN_GELU_TANH] = {"gelu_tanh", "gelu_tile(0)", false, 0, 0},
+    [LMNN_SILU] = {"silu", "copy_tile(0, 0, 1); sigmoid_tile(1); mul_binary_tile(0, 1, 0)", false,
+                   0, 0},
+    [LMNN_SIGMOID] = {"sigmoid", "sigmoid_tile(0)", true, 0, 0},
+    [LMNN_TANH] = {"tanh", "tanh_tile(0)", false, 0, 0},
+    [LMNN_CLAMP] = {"clamp", CLAMP_CHAIN, true, -INFINITY, INFINITY},
+    [LMNN_HARDTANH] = {"hardtanh", CLAMP_CHAIN, true, -1.0, 1.0},
+};
+
+const char *lmnn_unary_op_name(lmnn_unary_op op) {
+    return op > LMNN_UNARY_INVALID && op < LMNN_UNARY_OP_COUNT_ ? defs[op].name : "invalid";
+}
+
+void lmnn_unary_options_init(lmnn_unary_options *opts, lmnn_unary_op op) {
+    if (!opts) return;
+    *opts = (lmnn_unary_options){0};
+    if (op > LMNN_UNARY_INVALID && op < LMNN_UNARY_OP_COUNT_) {
+        opts->alpha = defs[op].alpha;
+        opts->beta = defs[op].beta;
+    }
+}
+
+/* The chain with $A and $B replaced by the parameters' float32 bits. */
+static void expand_chain(const char *chain, double alpha, double beta, char *out, size_t size) {
+    size_t n = 0;
+    for (const char *c = chain; *c && n + 12 < size; c++) {
+        if (c[0] == '$' && (c[1] == 'A' || c[1] == 'B')) {
+            float f = (float)(c[1] == 'A' ? alpha : beta);
+            uint32_t u;
+            memcpy(&u, &f, sizeof u);
+            n += (size_t)snprintf(out + n, size - n, "0x%08xu", u);
+            c++;
+        } else {
+            out[n++] = *c;
+        }
+    }
+    out[n] = 0;
+}
+
+lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *opts,
+                     lmnn_tensor *out) {
+    char name[64];
+    if (op <= LMNN_UNARY_INVALID || op >= LMNN_UNARY_OP_COUNT_)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, "lmnn_unary", "op: unknown unary op %d", (int)op);
+    snprintf(name, sizeof name, "lmnn_%s", defs[op].name);
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, name, "out is NULL");
+    lmnn_unary_options defaults;
+    if (!opts) {
+        lmnn_unary_options_init(&defaults, op);
+        opts = &defaults;
+    }
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(name, "a", a, &t);
+    if (!st) st = nn_check_layout(name, "a", t, LMNN_TILE);
+    if (!st) st = nn_check_float(name, "a", t);
+    if (st) return st;
+    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : t->dtype;
+    if (!nn_dtype_is_float(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, name,
+                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
+    if (!defs[op].chain)
+        return nn_fail(LM_ERR_UNSUPPORTED, name, "not implemented by this build's compute engine");
+    if ((op == LMNN_CLAMP || op == LMNN_HARDTANH) && !(opts->alpha <= opts->beta))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, name, "min %g is greater than max %g", opts->alpha,
+                       opts->beta);
+    char chain[512];
+    expand_chain(defs[op].chain, opts->alpha, opts->beta, chain, sizeof chain);
+    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, t);
+    return nn_unary_map(name, t, dtype, &memory, chain, defs[op].nonzero_at_zero, out);
+}
+
+#define UNARY_BY_NAME(fn, op)                                                                      \
+    lm_status lmnn_##fn(lmnn_tensor a, lmnn_tensor *out) {                                        \
+        return lmnn_unary(op, a, NULL, out);                                                       \
+    }
+UNARY_BY_NAME(exp, LMNN_EXP)
+UNARY_BY_NAME(log, LMNN_LOG)
+UNARY_BY_NAME(sqrt, LMNN_SQRT)
+UNARY_BY_NAME(rsqrt, LMNN_RSQRT)
+UNARY_BY_NAME(reciprocal, LMNN_RECIPROCAL)
+UNARY_BY_NAME(abs, LMNN_ABS)
+UNARY_BY_NAME(neg, LMNN_NEG)
+UNARY_BY_NAME(square, LMNN_SQUARE)
+UNARY_BY_NAME(relu, LMNN_RELU)
+UNARY_BY_NAME(relu6, LMNN_RELU6)
+UNARY_BY_NAME(gelu, LMNN_GELU)
+UNARY_BY_NAME(silu, LMNN_SILU)
+UNARY_BY_NAME(sigmoid, LMNN_SIGMOID)
+UNARY_BY_NAME(tanh, LMNN_TANH)
+#undef UNARY_BY_NAME
+
+static lm_status clamp_like(lmnn_unary_op op, lmnn_tensor a, double min, double max,
+                            lmnn_tensor *out) {
+    lmnn_unary_options o;
+    lmnn_unary_options_init(&o, op);
+    o.alpha = min;
+    o.beta = max;
+    return lmnn_unary(op, a, &o, out);
+}
+
+lm_status lmnn_clamp(lmnn_tensor a, double min, double max, lmnn_tensor *out) {
+    return clamp_like(LMNN_CLAMP, a, min, max, out);
+}
+
+lm_status lmnn_hardtanh(lmnn_tensor a, double min, double max, lmnn_tensor *out) {
+    return clamp_like(LMNN_HARDTANH, a, min, max, out);
+}

@@ -1,0 +1,133 @@
+/* Shared by the op library's tests: a device, tensors from host arrays,
+ * deterministic random data and error measures against host references. */
+#ifndef LM_NN_TEST_H
+#define LM_NN_TEST_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lightmetal/nn.h"
+#include "lm_test.h"
+
+static lm_device *nn_test_device_;
+
+/* The device every test of a binary shares (opened on first use). */
+static inline lm_device *nn_dev(void) {
+    if (!nn_test_device_ && lm_device_open(NULL, &nn_test_device_)) {
+        fprintf(stderr, "cannot open a device: %s\n", lm_last_error());
+        exit(1);
+    }
+    return nn_test_device_;
+}
+
+static inline void nn_dev_close(void) {
+    lm_device_close(nn_test_device_);
+    nn_test_device_ = NULL;
+}
+
+/* xorshift: the same numbers on every host. */
+static inline uint32_t nn_rand_u32(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (uint32_t)(*s >> 11);
+}
+
+/* n floats uniform in [lo, hi). */
+static inline float *nn_rand_floats(size_t n, float lo, float hi, uint64_t seed) {
+    float *v = malloc(n * sizeof *v);
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = lo + (hi - lo) * (float)(nn_rand_u32(&s) & 0xffffff) / 16777216.0f;
+    return v;
+}
+
+/* Rounds to bfloat16 (nearest even), as the device stores it. */
+static inline float nn_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return x;
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+typedef struct nn_err {
+    double pcc, max_abs, max_rel;
+    size_t worst; /* index of the largest absolute error */
+} nn_err;
+
+/* Pearson correlation and the largest absolute and relative errors of got
+ * against want (relative to max(|want|, floor)). NaNs must sit at the same
+ * places, and infinities be equal, or the result is pcc = -1. */
+static inline nn_err nn_compare(const float *got, const double *want, size_t n, double floor) {
+    nn_err e = {0, 0, 0, 0};
+    double sg = 0, sw = 0, sgg = 0, sww = 0, sgw = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) {
+            if (!(isnan(w) && isnan(g)) && g != w) {
+                e.pcc = -1;
+                e.worst = i;
+                e.max_abs = INFINITY;
+                return e;
+            }
+            continue;
+        }
+        double d = fabs(g - w), r = d / fmax(fabs(w), floor);
+        if (d > e.max_abs) {
+            e.max_abs = d;
+            e.worst = i;
+        }
+        if (r > e.max_rel) e.max_rel = r;
+        sg += g, sw += w, sgg += g * g, sww += w * w, sgw += g * w;
+        m++;
+    }
+    if (m == 0) {
+        e.pcc = 1;
+        return e;
+    }
+    double cov = sgw - sg * sw / (double)m, vg = sgg - sg * sg / (double)m,
+           vw = sww - sw * sw / (double)m;
+    e.pcc = vg <= 0 || vw <= 0 ? (e.max_abs == 0 ? 1 : 0) : cov / sqrt(vg * vw);
+    return e;
+}
+
+/* Checks an error measure against bounds, printing the measure on failure. */
+#define CHECK_ERR(e, min_pcc, abs_tol, rel_tol)                                                    \
+    do {                                                                                           \
+        nn_err e_ = (e);                                                                           \
+        if (!(e_.pcc >= (min_pcc) && (e_.max_abs <= (abs_tol) || e_.max_rel <= (rel_tol)))) {     \
+            char m_[256];                                                                          \
+            snprintf(m_, sizeof m_, "pcc %.6f max_abs %.3g max_rel %.3g (at %zu)", e_.pcc,         \
+                     e_.max_abs, e_.max_rel, e_.worst);                                            \
+            test_fail_(__FILE__, __LINE__, m_);                                                    \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+/* A float tensor of `shape` from host data. */
+static inline lm_status nn_upload(const lmnn_shape *shape, const float *data, lmnn_dtype dtype,
+                                  lmnn_layout layout, lmnn_tensor *out) {
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = dtype;
+    o.layout = layout;
+    return lmnn_from_host(nn_dev(), shape, data, lmnn_shape_volume(shape) * sizeof(float), &o, out);
+}
+
+/* The tensor's elements as floats (malloc'ed), or NULL on error. */
+static inline float *nn_download(lmnn_tensor t) {
+    size_t size;
+    if (lmnn_tensor_host_size(t, &size)) return NULL;
+    float *v = malloc(size ? size : 1);
+    if (v && lmnn_to_host(t, v, size)) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+#endif

@@ -1,0 +1,323 @@
+/* Tensors: host round trips in every dtype and layout, on-device tilize,
+ * untilize and typecast, full, zero padding, handles and their errors. */
+#include "nn_test.h"
+
+static const lmnn_shape *shapes(size_t *n) {
+    static lmnn_shape s[8];
+    s[0] = LMNN_SHAPE(1);
+    s[1] = LMNN_SHAPE(7);
+    s[2] = LMNN_SHAPE(3, 5);
+    s[3] = LMNN_SHAPE(32, 32);
+    s[4] = LMNN_SHAPE(33, 65);
+    s[5] = LMNN_SHAPE(2, 3, 40, 70);
+    s[6] = lmnn_shape_of(0, NULL);
+    s[7] = LMNN_SHAPE(1, 300, 1);
+    *n = 8;
+    return s;
+}
+
+/* The tile tensor's padding, read raw from its buffer, is all zero. */
+static int padding_is_zero(lmnn_tensor t) {
+    lmnn_tensor_info info;
+    if (lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE || info.dtype != LMNN_FLOAT32)
+        return 0;
+    uint64_t size;
+    lm_buffer_size(info.buffer, &size);
+    float *raw = malloc(size), *rm = malloc(size);
+    lm_enqueue_read_buffer(lm_device_command_queue(info.device, 0), info.buffer, raw, true);
+    uint32_t r = info.shape.rank;
+    uint32_t w = r ? info.shape.dims[r - 1] : 1, h = r > 1 ? info.shape.dims[r - 2] : 1;
+    uint32_t wp = (w + 31) / 32 * 32, hp = (h + 31) / 32 * 32;
+    uint64_t mats = size / 4 / ((uint64_t)wp * hp);
+    int ok = 1;
+    for (uint64_t m = 0; m < mats && ok; m++) {
+        lm_untilize(raw + m * wp * hp, (size_t)wp * hp * 4, LM_DATA_FORMAT_FLOAT32, hp, wp, rm,
+                    (size_t)wp * hp * 4);
+        for (uint32_t i = 0; i < hp && ok; i++)
+            for (uint32_t j = 0; j < wp; j++)
+                if ((i >= h || j >= w) && rm[i * wp + j] != 0) ok = 0;
+    }
+    free(raw);
+    free(rm);
+    return ok;
+}
+
+static void test_round_trip_float(void) {
+    size_t n;
+    const lmnn_shape *s = shapes(&n);
+    for (size_t i = 0; i < n; i++) {
+        size_t vol = lmnn_shape_volume(&s[i]);
+        float *x = nn_rand_floats(vol, -100, 100, i + 1);
+        for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+            for (int d = 0; d < 2; d++) {
+                lmnn_dtype dtype = d ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+                lmnn_tensor t;
+                CHECK_OK(nn_upload(&s[i], x, dtype, (lmnn_layout)layout, &t));
+                float *y = nn_download(t);
+                CHECK(y);
+                for (size_t k = 0; k < vol; k++)
+                    CHECK(y[k] == (d ? nn_bf16(x[k]) : x[k]));
+                if (layout == LMNN_TILE && !d) CHECK(padding_is_zero(t));
+                free(y);
+                CHECK_OK(lmnn_tensor_free(t));
+            }
+        }
+        free(x);
+    }
+}
+
+static void test_round_trip_int(void) {
+    lmnn_shape s = LMNN_SHAPE(3, 37, 33);
+    size_t vol = lmnn_shape_volume(&s);
+    uint32_t *x = malloc(vol * 4), *y = malloc(vol * 4);
+    uint64_t seed = 7;
+    for (size_t k = 0; k < vol; k++)
+        x[k] = nn_rand_u32(&seed) * 2654435761u;
+    lmnn_dtype dtypes[] = {LMNN_UINT32, LMNN_INT32};
+    for (int d = 0; d < 2; d++)
+        for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+            lmnn_tensor_options o;
+            lmnn_tensor_options_init(&o);
+            o.dtype = dtypes[d];
+            o.layout = (lmnn_layout)layout;
+            lmnn_tensor t;
+            CHECK_OK(lmnn_from_host(nn_dev(), &s, x, vol * 4, &o, &t));
+            memset(y, 0, vol * 4);
+            CHECK_OK(lmnn_to_host(t, y, vol * 4));
+            CHECK(!memcmp(x, y, vol * 4));
+            CHECK_OK(lmnn_tensor_free(t));
+        }
+    /* 16- and 8-bit integers: row-major only. */
+    uint16_t h[37], h2[37];
+    uint8_t b[37], b2[37];
+    for (int k = 0; k < 37; k++) {
+        h[k] = (uint16_t)(k * 1777);
+        b[k] = (uint8_t)(k * 7);
+    }
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.layout = LMNN_ROW_MAJOR;
+    o.dtype = LMNN_UINT16;
+    lmnn_shape s1 = LMNN_SHAPE(37);
+    lmnn_tensor t;
+    CHECK_OK(lmnn_from_host(nn_dev(), &s1, h, sizeof h, &o, &t));
+    CHECK_OK(lmnn_to_host(t, h2, sizeof h2));
+    CHECK(!memcmp(h, h2, sizeof h));
+    CHECK_FAILS(lmnn_to_layout(t, LMNN_TILE, &(lmnn_tensor){0}), LM_ERR_INVALID_ARGUMENT,
+                "uint16 has no tile layout");
+    CHECK_OK(lmnn_tensor_free(t));
+    o.dtype = LMNN_UINT8;
+    CHECK_OK(lmnn_from_host(nn_dev(), &s1, b, sizeof b, &o, &t));
+    CHECK_OK(lmnn_to_host(t, b2, sizeof b2));
+    CHECK(!memcmp(b, b2, sizeof b));
+    CHECK_OK(lmnn_tensor_free(t));
+    free(x);
+    free(y);
+}
+
+/* bfloat8_b: each value within half a unit of its face row's shared scale. */
+static void test_bfp8(void) {
+    lmnn_shape s = LMNN_SHAPE(45, 70);
+    size_t vol = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(vol, -1, 1, 3);
+    lmnn_tensor t, f;
+    CHECK_OK(nn_upload(&s, x, LMNN_BFLOAT8_B, LMNN_TILE, &t));
+    float *y = nn_download(t);
+    CHECK(y);
+    for (size_t k = 0; k < vol; k++)
+        CHECK(fabsf(y[k] - x[k]) <= 1.0f / 64);
+    CHECK_FAILS(lmnn_to_layout(t, LMNN_ROW_MAJOR, &f), LM_ERR_INVALID_ARGUMENT,
+                "bfloat8_b exists in tile layout only");
+    CHECK_OK(lmnn_typecast(t, LMNN_FLOAT32, &f));
+    float *z = nn_download(f);
+    CHECK(z && !memcmp(y, z, vol * 4));
+    CHECK(padding_is_zero(f));
+    free(x);
+    free(y);
+    free(z);
+    lmnn_tensor_free(t);
+    lmnn_tensor_free(f);
+}
+
+static void test_layout_and_typecast(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 50, 90);
+    size_t vol = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(vol, -5, 5, 11);
+    lmnn_tensor rm, tl, back, cast, cast_rm;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
+    CHECK_OK(lmnn_to_layout(rm, LMNN_TILE, &tl));
+    CHECK(padding_is_zero(tl));
+    CHECK_OK(lmnn_to_layout(tl, LMNN_ROW_MAJOR, &back));
+    float *y = nn_download(back);
+    CHECK(y && !memcmp(x, y, vol * 4));
+    free(y);
+    CHECK_OK(lmnn_typecast(tl, LMNN_BFLOAT16, &cast));
+    CHECK_OK(lmnn_typecast(rm, LMNN_BFLOAT16, &cast_rm));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(cast_rm, &info));
+    CHECK(info.layout == LMNN_ROW_MAJOR && info.dtype == LMNN_BFLOAT16);
+    float *a = nn_download(cast), *b = nn_download(cast_rm);
+    CHECK(a && b);
+    for (size_t k = 0; k < vol; k++)
+        CHECK(a[k] == nn_bf16(x[k]) && b[k] == a[k]);
+    free(a);
+    free(b);
+    CHECK_FAILS(lmnn_typecast(tl, LMNN_INT32, &cast), LM_ERR_UNSUPPORTED, "float32 to int32");
+    lmnn_tensor ts[] = {rm, tl, back, cast, cast_rm};
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(lmnn_tensor_free(ts[i]));
+    free(x);
+}
+
+static void test_full(void) {
+    lmnn_shape s = LMNN_SHAPE(3, 33, 47);
+    size_t vol = lmnn_shape_volume(&s);
+    float *y = malloc(vol * 4);
+    struct {
+        lmnn_dtype dtype;
+        lmnn_layout layout;
+        double value;
+        float want;
+    } cases[] = {
+        {LMNN_FLOAT32, LMNN_TILE, 1.25, 1.25f},      {LMNN_FLOAT32, LMNN_ROW_MAJOR, -3.5, -3.5f},
+        {LMNN_BFLOAT16, LMNN_TILE, 1.001, nn_bf16(1.001f)},
+        {LMNN_BFLOAT8_B, LMNN_TILE, 0.5, 0.5f},      {LMNN_BFLOAT16, LMNN_ROW_MAJOR, 7, 7.0f},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        lmnn_tensor_options o;
+        lmnn_tensor_options_init(&o);
+        o.dtype = cases[c].dtype;
+        o.layout = cases[c].layout;
+        lmnn_tensor t;
+        CHECK_OK(lmnn_full(nn_dev(), &s, cases[c].value, &o, &t));
+        CHECK_OK(lmnn_to_host(t, y, vol * 4));
+        for (size_t k = 0; k < vol; k++) {
+            CHECK(y[k] == cases[c].want);
+        }
+        if (o.dtype == LMNN_FLOAT32 && o.layout == LMNN_TILE) CHECK(padding_is_zero(t));
+        CHECK_OK(lmnn_tensor_free(t));
+    }
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_INT32;
+    int32_t iv[3 * 33 * 47];
+    lmnn_tensor t;
+    CHECK_OK(lmnn_full(nn_dev(), &s, -7.9, &o, &t));
+    CHECK_OK(lmnn_to_host(t, iv, sizeof iv));
+    for (size_t k = 0; k < vol; k++)
+        CHECK(iv[k] == -7);
+    CHECK_OK(lmnn_tensor_free(t));
+    free(y);
+}
+
+static void test_errors(void) {
+    lm_device *dev = nn_dev();
+    lmnn_shape s = LMNN_SHAPE(4, 4);
+    float x[16] = {0};
+    lmnn_tensor t, u;
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    CHECK_FAILS(lmnn_from_host(NULL, &s, x, sizeof x, &o, &t), LM_ERR_INVALID_HANDLE,
+                "lmnn_from_host: device is NULL");
+    CHECK_FAILS(lmnn_from_host(dev, &s, NULL, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "data is NULL");
+    CHECK_FAILS(lmnn_from_host(dev, &s, x, 60, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "size: shape [4, 4] of bfloat16 needs 64 bytes, given 60");
+    lmnn_shape zero = LMNN_SHAPE(4, 0);
+    CHECK_FAILS(lmnn_from_host(dev, &zero, x, 0, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "shape: expected 0..8 dims of at least 1");
+    lmnn_shape big = s;
+    big.rank = 9;
+    CHECK_FAILS(lmnn_from_host(dev, &big, x, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "given rank 9");
+    o.dtype = (lmnn_dtype)42;
+    CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "opts.dtype: unknown dtype 42");
+    lmnn_tensor_options_init(&o);
+    o.layout = (lmnn_layout)9;
+    CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "opts.layout: unknown layout 9");
+    lmnn_tensor_options_init(&o);
+    o.memory.layout = LM_BUFFER_HEIGHT_SHARDED;
+    CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_UNSUPPORTED,
+                "sharded tensors are not supported yet");
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_BFLOAT8_B;
+    o.layout = LMNN_ROW_MAJOR;
+    CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "bfloat8_b exists in tile layout only");
+    /* Stale and zero handles. */
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &t));
+    CHECK_OK(lmnn_tensor_free(t));
+    CHECK_FAILS(lmnn_tensor_free(t), LM_ERR_INVALID_HANDLE, "lmnn_tensor_free: tensor handle is stale");
+    CHECK_FAILS(lmnn_to_host(t, x, sizeof x), LM_ERR_INVALID_HANDLE,
+                "lmnn_to_host: tensor: tensor handle is stale");
+    CHECK_FAILS(lmnn_exp(t, &u), LM_ERR_INVALID_HANDLE, "lmnn_exp: a: tensor handle is stale");
+    CHECK_FAILS(lmnn_exp((lmnn_tensor){0}, &u), LM_ERR_INVALID_HANDLE, "is zero (no tensor)");
+    CHECK_OK(lmnn_tensor_free((lmnn_tensor){0}));
+    /* Too small a destination. */
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &t));
+    CHECK_FAILS(lmnn_to_host(t, x, 63), LM_ERR_INVALID_ARGUMENT, "the tensor needs 64 bytes, given 63");
+    CHECK_OK(lmnn_tensor_free(t));
+}
+
+/* Tensors outlive their device as handles that say so. */
+static void test_device_close(void) {
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    lmnn_shape s = LMNN_SHAPE(40, 40);
+    float x[1600] = {0}, y[1600];
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_FLOAT32;
+    lmnn_tensor t, u;
+    CHECK_OK(lmnn_from_host(dev, &s, x, sizeof x, &o, &t));
+    CHECK_OK(lmnn_exp(t, &u));
+    lmnn_program_cache_stats st;
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &st));
+    CHECK(st.entries >= 2 && st.misses >= 2);
+    CHECK_OK(lm_device_close(dev));
+    CHECK_FAILS(lmnn_to_host(u, y, sizeof y), LM_ERR_INVALID_HANDLE, "the tensor's device was closed");
+    CHECK_OK(lmnn_tensor_free(t));
+    CHECK_OK(lmnn_tensor_free(u));
+}
+
+/* The second run of an op with the same shapes is a cache hit. */
+static void test_cache(void) {
+    lm_device *dev = nn_dev();
+    lmnn_shape s = LMNN_SHAPE(64, 96);
+    float *x = nn_rand_floats(64 * 96, -1, 1, 5);
+    lmnn_tensor a, b, c;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lmnn_exp(a, &b));
+    lmnn_program_cache_stats s1, s2;
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &s1));
+    CHECK_OK(lmnn_exp(a, &c));
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &s2));
+    CHECK_EQ_U64(s2.hits, s1.hits + 1);
+    CHECK_EQ_U64(s2.misses, s1.misses);
+    float *y = nn_download(b), *z = nn_download(c);
+    CHECK(y && z && !memcmp(y, z, 64 * 96 * 4));
+    CHECK_OK(lmnn_program_cache_clear(dev));
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &s1));
+    CHECK_EQ_U64(s1.entries, 0);
+    free(x);
+    free(y);
+    free(z);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(b);
+    lmnn_tensor_free(c);
+}
+
+int main(void) {
+    TEST_RUN(test_round_trip_float);
+    TEST_RUN(test_round_trip_int);
+    TEST_RUN(test_bfp8);
+    TEST_RUN(test_layout_and_typecast);
+    TEST_RUN(test_full);
+    TEST_RUN(test_errors);
+    TEST_RUN(test_device_close);
+    TEST_RUN(test_cache);
+    nn_dev_close();
+    return test_summary();
+}
