@@ -6,10 +6,15 @@
  * Capture: between lm_begin_trace_capture and lm_end_trace_capture on a queue,
  * lm_enqueue_program on that queue records the launch (with the runtime
  * arguments, circular buffers and semaphores it has at that moment) instead
- * of running it. Buffer reads, writes and lm_finish on the capturing queue,
- * and creating or deallocating buffers on the device, are refused with
- * LM_ERR_INVALID_STATE while a capture is open: a trace must not depend on
- * host data. Other queues keep working normally.
+ * of running it. Buffer reads, writes and lm_finish on the capturing queue
+ * are refused with LM_ERR_INVALID_STATE while a capture is open: a trace must
+ * not depend on host data. Other queues keep working normally.
+ *
+ * Buffers may be created and deallocated during a capture (a model's
+ * intermediate results). A buffer deallocated while a trace is being captured
+ * keeps its device memory until that trace is released, since the trace's
+ * launches may still use it: replays never touch memory given to a buffer
+ * created later. (Its handle is invalid at once, as after any deallocation.)
  *
  * Replay: lm_replay_trace costs the host one command whatever the number of
  * launches; the device's dispatcher reads the launches from the trace region.

@@ -90,7 +90,7 @@ typedef struct lmnn_shape {
 
 /* A shape from a list of dims: LMNN_SHAPE(2, 3, 32). */
 #define LMNN_SHAPE(...)                                                                            \
-    lmnn_shape_of((uint32_t)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)),               \
+    lmnn_shape_of((uint32_t)(sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t)),                \
                   (const uint32_t[]){__VA_ARGS__})
 
 /* The shape with `rank` dims from `dims` (rank is clamped to LMNN_MAX_DIMS;
@@ -173,8 +173,13 @@ lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info);
 /* Bytes lmnn_to_host writes for this tensor. */
 lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size);
 
-/* Names the tensor's buffer in a Light Metal capture (lm_capture_name_buffer),
- * so a replay can set it as an input or read it as an output. */
+/* Names the tensor's buffer in a Light Metal capture (lm_capture_name_buffer_ex),
+ * so a replay can set it as an input or read it as an output. A row-major
+ * tensor of float32, bfloat16, uint32 or int32 is named with its shape and
+ * element format (its buffer holds exactly its elements, row-major); other
+ * tensors as plain bytes. A model's inputs are best created row-major and
+ * tilized by lmnn_to_layout inside the capture, its outputs made row-major
+ * before they are read. Errors as lm_capture_name_buffer_ex. */
 lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name);
 
 /* ---- program cache ----

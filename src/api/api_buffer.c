@@ -52,9 +52,6 @@ lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg, lm_bu
         return err_set(LM_ERR_INVALID_ARGUMENT, "lm_create_buffer: out_buffer is NULL");
     lm_status st = validate_config(device, cfg);
     if (st) return st;
-    if (rt_trace_any_capturing(device))
-        return err_set(LM_ERR_INVALID_STATE,
-                       "lm_create_buffer: not allowed while a trace is being captured");
     st = rt_buffer_create(device, cfg, out_buffer);
     if (st) return err_prefix(st, "lm_create_buffer");
     CAPTURE(device, cap_create_buffer, *out_buffer);
@@ -64,9 +61,6 @@ lm_status lm_create_buffer(lm_device *device, const lm_buffer_config *cfg, lm_bu
 lm_status lm_deallocate_buffer(lm_buffer buffer) {
     lm_device *device;
     lm_status st = rt_buffer_describe(buffer, &device, NULL);
-    if (!st && rt_trace_any_capturing(device))
-        return err_set(LM_ERR_INVALID_STATE,
-                       "lm_deallocate_buffer: not allowed while a trace is being captured");
     if (!st) st = rt_buffer_destroy(buffer);
     if (!st) CAPTURE(device, cap_deallocate_buffer, buffer);
     return st ? err_prefix(st, "lm_deallocate_buffer") : LM_OK;

@@ -191,7 +191,8 @@ lm_status lmnn_program_cache_get_stats(lm_device *device, lmnn_program_cache_sta
 }
 
 lm_status lmnn_program_cache_clear(lm_device *device) {
-    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, "lmnn_program_cache_clear", "device is NULL");
+    if (!device)
+        return nn_fail(LM_ERR_INVALID_HANDLE, "lmnn_program_cache_clear", "device is NULL");
     pthread_mutex_lock(&states_mutex);
     device_state *s = find_state(device);
     if (s) release_entries(s);

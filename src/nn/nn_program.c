@@ -76,7 +76,8 @@ lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_sp
     /* The used cores as rectangles: full rows, then the partial last row. */
     uint32_t rows = n / info.grid_x, rest = n % info.grid_x;
     out->all.count = 0;
-    if (rows) out->all.ranges[out->all.count++] = (lm_core_range){{0, 0}, {info.grid_x - 1, rows - 1}};
+    if (rows)
+        out->all.ranges[out->all.count++] = (lm_core_range){{0, 0}, {info.grid_x - 1, rows - 1}};
     if (rest) out->all.ranges[out->all.count++] = (lm_core_range){{0, rows}, {rest - 1, rows}};
     return LM_OK;
 }
@@ -85,7 +86,8 @@ lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split
     for (uint32_t k = 0; k < prog->kernel_count; k++)
         for (uint32_t i = 0; i < split->num_cores; i++) {
             uint32_t args[2] = {split->first[i], split->count[i]};
-            lm_status st = lm_set_runtime_args(prog->program, prog->kernels[k], split->cores[i], args, 2);
+            lm_status st =
+                lm_set_runtime_args(prog->program, prog->kernels[k], split->cores[i], args, 2);
             if (st) return nn_fail_call(st, op);
         }
     return LM_OK;

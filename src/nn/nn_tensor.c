@@ -173,7 +173,8 @@ static uint64_t tensor_pages(const lmnn_shape *shape, lmnn_layout layout, uint32
 lm_status nn_check_memory(const char *op, const lmnn_memory_config *m) {
     if (m->type != LM_BUFFER_DRAM && m->type != LM_BUFFER_L1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "memory config: buffer type %d is neither DRAM (1) nor L1 (2)", (int)m->type);
+                       "memory config: buffer type %d is neither DRAM (1) nor L1 (2)",
+                       (int)m->type);
     if (m->layout == LM_BUFFER_INTERLEAVED) return LM_OK;
     if (m->layout >= LM_BUFFER_HEIGHT_SHARDED && m->layout <= LM_BUFFER_BLOCK_SHARDED)
         return nn_fail(LM_ERR_UNSUPPORTED, op,
@@ -222,8 +223,10 @@ lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *sha
     uint32_t w = 1;
     t->pages = tensor_pages(shape, layout, &w);
     if (layout == LMNN_TILE) {
-        if (shape->rank >= 1) t->padded.dims[shape->rank - 1] = (shape->dims[shape->rank - 1] + 31) / 32 * 32;
-        if (shape->rank >= 2) t->padded.dims[shape->rank - 2] = (shape->dims[shape->rank - 2] + 31) / 32 * 32;
+        if (shape->rank >= 1)
+            t->padded.dims[shape->rank - 1] = (shape->dims[shape->rank - 1] + 31) / 32 * 32;
+        if (shape->rank >= 2)
+            t->padded.dims[shape->rank - 2] = (shape->dims[shape->rank - 2] + 31) / 32 * 32;
         t->page_size = (uint32_t)lm_tile_size(nn_tile_format(dtype));
     } else {
         uint64_t row = (uint64_t)w * nn_rm_elem_size(dtype);
@@ -342,7 +345,19 @@ lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
     nn_tensor *t;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
-    st = lm_capture_name_buffer(t->buffer, name);
+    /* A row-major tensor is its logical elements in order, so the name carries
+     * the shape and element format: a replay tool can then take and give
+     * tensor files (.npy). Tile tensors are named as plain bytes. */
+    lm_buffer_name_options o;
+    lm_buffer_name_options_init(&o);
+    lm_data_format f = t->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(t->dtype);
+    if (t->layout == LMNN_ROW_MAJOR && f) {
+        o.format = f;
+        o.rank = t->shape.rank ? t->shape.rank : 1;
+        for (uint32_t i = 0; i < o.rank; i++)
+            o.shape[i] = t->shape.rank ? t->shape.dims[i] : 1;
+    }
+    st = lm_capture_name_buffer_ex(t->buffer, name, &o);
     return st ? nn_fail_call(st, op) : LM_OK;
 }
 

@@ -69,7 +69,7 @@ typedef struct unary_def {
 } unary_def;
 
 #define CLAMP_CHAIN                                                                                \
-    "fill_tile_bitcast(1, $A); binary_max_tile(0, 1, 0); fill_tile_bitcast(1, $B); "           \
+    "fill_tile_bitcast(1, $A); binary_max_tile(0, 1, 0); fill_tile_bitcast(1, $B); "               \
     "binary_min_tile(0, 1, 0)"
 
 static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
@@ -82,7 +82,8 @@ static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
     [LMNN_NEG] = {"neg", "negative_tile(0)", false, 0, 0},
     [LMNN_SQUARE] = {"square", "square_tile(0)", false, 0, 0},
     [LMNN_RELU] = {"relu", "relu_tile(0)", false, 0, 0},
-    [LMNN_RELU6] = {"relu6", "relu_tile(0); fill_tile_bitcast(1, 0x40c00000u); binary_min_tile(0, 1, 0)",
+    [LMNN_RELU6] = {"relu6",
+                    "relu_tile(0); fill_tile_bitcast(1, 0x40c00000u); binary_min_tile(0, 1, 0)",
                     false, 0, 0},
     [LMNN_GELU] = {"gelu", NULL, false, 0, 0},
     [LMNN_GELU_TANH] = {"gelu_tanh", "gelu_tile(0)", false, 0, 0},
@@ -157,7 +158,7 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
 }
 
 #define UNARY_BY_NAME(fn, op)                                                                      \
-    lm_status lmnn_##fn(lmnn_tensor a, lmnn_tensor *out) {                                        \
+    lm_status lmnn_##fn(lmnn_tensor a, lmnn_tensor *out) {                                         \
         return lmnn_unary(op, a, NULL, out);                                                       \
     }
 UNARY_BY_NAME(exp, LMNN_EXP)

@@ -1,4 +1,5 @@
 #include "runtime/buffer.h"
+#include "runtime/trace.h"
 
 #include <stdlib.h>
 
@@ -98,7 +99,7 @@ lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffe
 }
 
 /* Frees device memory and the object; the handle is already invalid. */
-static void release(rt_buffer *b) {
+void rt_buffer_release_object(rt_buffer *b) {
     lm_device *dev = b->device;
     pthread_mutex_lock(&dev->mutex);
     while (atomic_load(&b->pins) != 0)
@@ -116,7 +117,8 @@ lm_status rt_buffer_destroy(lm_buffer buffer) {
     if (check == HANDLE_OK) handle_free_locked(&buffer_handles, buffer.id);
     handle_table_unlock(&buffer_handles);
     if (check != HANDLE_OK) return bad_handle(check);
-    release(obj);
+    rt_buffer *b = obj;
+    if (!rt_trace_hold_buffer(b->device, b)) rt_buffer_release_object(b);
     return LM_OK;
 }
 
@@ -164,7 +166,7 @@ void rt_buffer_release_all(lm_device *dev) {
         handle_table_lock(&buffer_handles);
         handle_free_locked(&buffer_handles, b->handle);
         handle_table_unlock(&buffer_handles);
-        release(b);
+        rt_buffer_release_object(b);
     }
 }
 

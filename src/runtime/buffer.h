@@ -32,8 +32,14 @@ typedef struct rt_buffer {
 /* Allocates from validated arguments. */
 lm_status rt_buffer_create(lm_device *device, const lm_buffer_config *cfg, lm_buffer *out_buffer);
 
-/* Invalidates the handle, waits for pins, frees the device range. */
+/* Invalidates the handle, then (unless a trace being captured holds the
+ * buffer until it is released: rt_trace_hold_buffer) waits for pins and frees
+ * the device range. */
 lm_status rt_buffer_destroy(lm_buffer buffer);
+
+/* Waits for pins, frees the device range and the object (its handle is
+ * already freed). */
+void rt_buffer_release_object(rt_buffer *b);
 
 /* Copies out what the buffer is. LM_ERR_INVALID_HANDLE for a bad handle. */
 lm_status rt_buffer_describe(lm_buffer buffer, lm_device **out_device, lm_buffer_config *out_cfg);

@@ -1,4 +1,5 @@
 #include "runtime/trace.h"
+#include "runtime/buffer.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -27,6 +28,11 @@ struct rt_trace {
     uint32_t kernel_count, launch_total;
     bool owns_kernels; /* loaded traces own their images, names and ELFs */
     atomic_uint pins;  /* replays queued or running */
+    /* Buffers deallocated while this trace was being captured: their memory
+     * stays taken until the trace is released, because its launches may use
+     * it (see rt_trace_hold_buffer). */
+    struct rt_buffer **held;
+    uint32_t held_count, held_capacity;
 };
 
 rt_trace *rt_trace_capturing(lm_command_queue *cq) {
@@ -46,7 +52,32 @@ bool rt_trace_any_capturing(lm_device *dev) {
     return any;
 }
 
+bool rt_trace_hold_buffer(lm_device *dev, struct rt_buffer *b) {
+    pthread_mutex_lock(&dev->mutex);
+    rt_trace *t = NULL;
+    for (uint32_t q = 0; q < LM_MAX_COMMAND_QUEUES && !t; q++)
+        t = dev->capturing[q];
+    bool held = false;
+    if (t && t->held_count == t->held_capacity) {
+        uint32_t cap = t->held_capacity ? t->held_capacity * 2 : 16;
+        struct rt_buffer **grown = realloc(t->held, cap * sizeof *grown);
+        if (grown) {
+            t->held = grown;
+            t->held_capacity = cap;
+        }
+    }
+    if (t && t->held_count < t->held_capacity) {
+        t->held[t->held_count++] = b;
+        held = true;
+    }
+    pthread_mutex_unlock(&dev->mutex);
+    return held;
+}
+
 static void trace_free(rt_trace *t) {
+    for (uint32_t i = 0; i < t->held_count; i++)
+        rt_buffer_release_object(t->held[i]);
+    free(t->held);
     for (uint32_t i = 0; t->owns_kernels && i < t->kernel_count; i++) {
         rv_image_free((rv_image *)t->kernels[i].image);
         free((void *)t->kernels[i].name);

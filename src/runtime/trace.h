@@ -59,6 +59,15 @@ lm_status rt_trace_export(lm_device *device, uint32_t id, rt_trace_contents *out
  * LM_ERR_INVALID_FILE for a stream or ELF that does not hold together. */
 lm_status rt_trace_import(lm_command_queue *cq, const rt_trace_contents *in, uint32_t *out_id);
 
+struct rt_buffer;
+
+/* When a trace of the device is being captured, hands it buffer `b` (whose
+ * handle is already freed) to release with the trace, and returns true: the
+ * trace's launches may use the buffer's memory, so nothing else may be placed
+ * there while the trace can still be replayed. False when no capture is open
+ * (or no memory to note it: the caller then releases the buffer now). */
+bool rt_trace_hold_buffer(lm_device *device, struct rt_buffer *b);
+
 /* Releases every trace of a device whose queues are drained (device close). */
 void rt_trace_release_all(lm_device *device);
 

@@ -16,32 +16,6 @@ static const lmnn_shape *shapes(size_t *n) {
     return s;
 }
 
-/* The tile tensor's padding, read raw from its buffer, is all zero. */
-static int padding_is_zero(lmnn_tensor t) {
-    lmnn_tensor_info info;
-    if (lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE || info.dtype != LMNN_FLOAT32)
-        return 0;
-    uint64_t size;
-    lm_buffer_size(info.buffer, &size);
-    float *raw = malloc(size), *rm = malloc(size);
-    lm_enqueue_read_buffer(lm_device_command_queue(info.device, 0), info.buffer, raw, true);
-    uint32_t r = info.shape.rank;
-    uint32_t w = r ? info.shape.dims[r - 1] : 1, h = r > 1 ? info.shape.dims[r - 2] : 1;
-    uint32_t wp = (w + 31) / 32 * 32, hp = (h + 31) / 32 * 32;
-    uint64_t mats = size / 4 / ((uint64_t)wp * hp);
-    int ok = 1;
-    for (uint64_t m = 0; m < mats && ok; m++) {
-        lm_untilize(raw + m * wp * hp, (size_t)wp * hp * 4, LM_DATA_FORMAT_FLOAT32, hp, wp, rm,
-                    (size_t)wp * hp * 4);
-        for (uint32_t i = 0; i < hp && ok; i++)
-            for (uint32_t j = 0; j < wp; j++)
-                if ((i >= h || j >= w) && rm[i * wp + j] != 0) ok = 0;
-    }
-    free(raw);
-    free(rm);
-    return ok;
-}
-
 static void test_round_trip_float(void) {
     size_t n;
     const lmnn_shape *s = shapes(&n);
@@ -57,7 +31,7 @@ static void test_round_trip_float(void) {
                 CHECK(y);
                 for (size_t k = 0; k < vol; k++)
                     CHECK(y[k] == (d ? nn_bf16(x[k]) : x[k]));
-                if (layout == LMNN_TILE && !d) CHECK(padding_is_zero(t));
+                if (layout == LMNN_TILE && !d) CHECK(nn_padding_is_zero(t));
                 free(y);
                 CHECK_OK(lmnn_tensor_free(t));
             }
@@ -131,7 +105,7 @@ static void test_bfp8(void) {
     CHECK_OK(lmnn_typecast(t, LMNN_FLOAT32, &f));
     float *z = nn_download(f);
     CHECK(z && !memcmp(y, z, vol * 4));
-    CHECK(padding_is_zero(f));
+    CHECK(nn_padding_is_zero(f));
     free(x);
     free(y);
     free(z);
@@ -146,7 +120,7 @@ static void test_layout_and_typecast(void) {
     lmnn_tensor rm, tl, back, cast, cast_rm;
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
     CHECK_OK(lmnn_to_layout(rm, LMNN_TILE, &tl));
-    CHECK(padding_is_zero(tl));
+    CHECK(nn_padding_is_zero(tl));
     CHECK_OK(lmnn_to_layout(tl, LMNN_ROW_MAJOR, &back));
     float *y = nn_download(back);
     CHECK(y && !memcmp(x, y, vol * 4));
@@ -179,9 +153,11 @@ static void test_full(void) {
         double value;
         float want;
     } cases[] = {
-        {LMNN_FLOAT32, LMNN_TILE, 1.25, 1.25f},      {LMNN_FLOAT32, LMNN_ROW_MAJOR, -3.5, -3.5f},
+        {LMNN_FLOAT32, LMNN_TILE, 1.25, 1.25f},
+        {LMNN_FLOAT32, LMNN_ROW_MAJOR, -3.5, -3.5f},
         {LMNN_BFLOAT16, LMNN_TILE, 1.001, nn_bf16(1.001f)},
-        {LMNN_BFLOAT8_B, LMNN_TILE, 0.5, 0.5f},      {LMNN_BFLOAT16, LMNN_ROW_MAJOR, 7, 7.0f},
+        {LMNN_BFLOAT8_B, LMNN_TILE, 0.5, 0.5f},
+        {LMNN_BFLOAT16, LMNN_ROW_MAJOR, 7, 7.0f},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         lmnn_tensor_options o;
@@ -194,7 +170,7 @@ static void test_full(void) {
         for (size_t k = 0; k < vol; k++) {
             CHECK(y[k] == cases[c].want);
         }
-        if (o.dtype == LMNN_FLOAT32 && o.layout == LMNN_TILE) CHECK(padding_is_zero(t));
+        if (o.dtype == LMNN_FLOAT32 && o.layout == LMNN_TILE) CHECK(nn_padding_is_zero(t));
         CHECK_OK(lmnn_tensor_free(t));
     }
     lmnn_tensor_options o;
@@ -249,7 +225,8 @@ static void test_errors(void) {
     /* Stale and zero handles. */
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &t));
     CHECK_OK(lmnn_tensor_free(t));
-    CHECK_FAILS(lmnn_tensor_free(t), LM_ERR_INVALID_HANDLE, "lmnn_tensor_free: tensor handle is stale");
+    CHECK_FAILS(lmnn_tensor_free(t), LM_ERR_INVALID_HANDLE,
+                "lmnn_tensor_free: tensor handle is stale");
     CHECK_FAILS(lmnn_to_host(t, x, sizeof x), LM_ERR_INVALID_HANDLE,
                 "lmnn_to_host: tensor: tensor handle is stale");
     CHECK_FAILS(lmnn_exp(t, &u), LM_ERR_INVALID_HANDLE, "lmnn_exp: a: tensor handle is stale");
@@ -257,7 +234,8 @@ static void test_errors(void) {
     CHECK_OK(lmnn_tensor_free((lmnn_tensor){0}));
     /* Too small a destination. */
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &t));
-    CHECK_FAILS(lmnn_to_host(t, x, 63), LM_ERR_INVALID_ARGUMENT, "the tensor needs 64 bytes, given 63");
+    CHECK_FAILS(lmnn_to_host(t, x, 63), LM_ERR_INVALID_ARGUMENT,
+                "the tensor needs 64 bytes, given 63");
     CHECK_OK(lmnn_tensor_free(t));
 }
 
@@ -277,7 +255,8 @@ static void test_device_close(void) {
     CHECK_OK(lmnn_program_cache_get_stats(dev, &st));
     CHECK(st.entries >= 2 && st.misses >= 2);
     CHECK_OK(lm_device_close(dev));
-    CHECK_FAILS(lmnn_to_host(u, y, sizeof y), LM_ERR_INVALID_HANDLE, "the tensor's device was closed");
+    CHECK_FAILS(lmnn_to_host(u, y, sizeof y), LM_ERR_INVALID_HANDLE,
+                "the tensor's device was closed");
     CHECK_OK(lmnn_tensor_free(t));
     CHECK_OK(lmnn_tensor_free(u));
 }

@@ -11,7 +11,8 @@ void kernel_main(void) {
     uint32_t zero_pad = get_compile_time_arg_val(2), fmt = get_compile_time_arg_val(3);
     uint32_t ht = get_compile_time_arg_val(4), wt = get_compile_time_arg_val(5);
     uint32_t h = get_compile_time_arg_val(6), w = get_compile_time_arg_val(7);
-    InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(get_compile_time_arg_val(1)),
+    InterleavedAddrGenFast out = {.bank_base_address =
+                                      get_common_arg_val(get_compile_time_arg_val(1)),
                                   .page_size = get_tile_size(16),
                                   .is_dram = get_compile_time_arg_val(0)};
     for (uint32_t t = first; t < first + count; t++) {
