@@ -1,6 +1,6 @@
 #!/bin/sh
 # The libraries export the public API and nothing else: every global symbol
-# they define is an `lm_` function declared in the public headers, the whole
+# they define is an `lm_` or `lmnn_` function declared in the public headers, the whole
 # library exports every declared function, the replay library none of the
 # recorder or the kernel compiler, and the shared libraries carry their soname.
 # Usage: check_exports.sh CC INCLUDE_DIR GENERATED_INCLUDE_DIR SONAME_VERSION
@@ -18,9 +18,9 @@ fail() {
 
 # The declared API: functions of the preprocessed umbrella header (comments
 # and macros gone), less the static inline ones.
-echo '#include "lightmetal/lightmetal.h"' >"$tmp/api.c"
+printf '#include "lightmetal/lightmetal.h"\n#include "lightmetal/nn.h"\n' >"$tmp/api.c"
 $cc -std=c11 -E -P -I"$inc" -I"$geninc" "$tmp/api.c" | tr '\n' ' ' | tr ';{}' '\n\n\n' >"$tmp/decls"
-grep -v 'static' "$tmp/decls" | grep -o '\blm_[a-z0-9_]*[[:space:]]*(' | tr -d ' (' |
+grep -v 'static' "$tmp/decls" | grep -o '\blm\(nn\)\{0,1\}_[a-z0-9_]*[[:space:]]*(' | tr -d ' (' |
     sort -u >"$tmp/api"
 [ -s "$tmp/api" ] || fail "no function declared in the public headers"
 
@@ -46,7 +46,7 @@ for f in lm_replay_open_file lm_replay_run lm_replay_get_output lm_device_open l
     lm_version_string; do
     grep -qx "$f" "$tmp/replay" || fail "$(basename "$replay_so") lacks $f"
 done
-for f in lm_create_kernel lm_light_metal_begin_capture lm_binary_save; do
+for f in lm_create_kernel lm_light_metal_begin_capture lm_binary_save lmnn_from_host; do
     ! grep -qx "$f" "$tmp/replay" || fail "$(basename "$replay_so") has $f (recorder or compiler)"
 done
 

@@ -10,24 +10,65 @@ typedef struct unary_case {
     double fp32_rel;    /* bound on |err| / max(|ref|, 1e-3) for fp32 */
 } unary_case;
 
-static double r_exp(double x, double a, double b) { (void)a, (void)b; return exp(x); }
-static double r_log(double x, double a, double b) { (void)a, (void)b; return log(x); }
-static double r_sqrt(double x, double a, double b) { (void)a, (void)b; return sqrt(x); }
-static double r_rsqrt(double x, double a, double b) { (void)a, (void)b; return 1 / sqrt(x); }
-static double r_recip(double x, double a, double b) { (void)a, (void)b; return 1 / x; }
-static double r_abs(double x, double a, double b) { (void)a, (void)b; return fabs(x); }
-static double r_neg(double x, double a, double b) { (void)a, (void)b; return -x; }
-static double r_square(double x, double a, double b) { (void)a, (void)b; return x * x; }
-static double r_relu(double x, double a, double b) { (void)a, (void)b; return x > 0 ? x : 0; }
-static double r_relu6(double x, double a, double b) { (void)a, (void)b; return fmin(fmax(x, 0), 6); }
+static double r_exp(double x, double a, double b) {
+    (void)a, (void)b;
+    return exp(x);
+}
+static double r_log(double x, double a, double b) {
+    (void)a, (void)b;
+    return log(x);
+}
+static double r_sqrt(double x, double a, double b) {
+    (void)a, (void)b;
+    return sqrt(x);
+}
+static double r_rsqrt(double x, double a, double b) {
+    (void)a, (void)b;
+    return 1 / sqrt(x);
+}
+static double r_recip(double x, double a, double b) {
+    (void)a, (void)b;
+    return 1 / x;
+}
+static double r_abs(double x, double a, double b) {
+    (void)a, (void)b;
+    return fabs(x);
+}
+static double r_neg(double x, double a, double b) {
+    (void)a, (void)b;
+    return -x;
+}
+static double r_square(double x, double a, double b) {
+    (void)a, (void)b;
+    return x * x;
+}
+static double r_relu(double x, double a, double b) {
+    (void)a, (void)b;
+    return x > 0 ? x : 0;
+}
+static double r_relu6(double x, double a, double b) {
+    (void)a, (void)b;
+    return fmin(fmax(x, 0), 6);
+}
 static double r_gelu_tanh(double x, double a, double b) {
     (void)a, (void)b;
     return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
 }
-static double r_silu(double x, double a, double b) { (void)a, (void)b; return x / (1 + exp(-x)); }
-static double r_sigmoid(double x, double a, double b) { (void)a, (void)b; return 1 / (1 + exp(-x)); }
-static double r_tanh(double x, double a, double b) { (void)a, (void)b; return tanh(x); }
-static double r_clamp(double x, double a, double b) { return fmin(fmax(x, a), b); }
+static double r_silu(double x, double a, double b) {
+    (void)a, (void)b;
+    return x / (1 + exp(-x));
+}
+static double r_sigmoid(double x, double a, double b) {
+    (void)a, (void)b;
+    return 1 / (1 + exp(-x));
+}
+static double r_tanh(double x, double a, double b) {
+    (void)a, (void)b;
+    return tanh(x);
+}
+static double r_clamp(double x, double a, double b) {
+    return fmin(fmax(x, a), b);
+}
 
 static const unary_case cases[] = {
     {LMNN_EXP, r_exp, -20, 20, NAN, NAN, 1e-6},
