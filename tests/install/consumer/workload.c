@@ -1,13 +1,15 @@
 /* A small workload built outside the source tree against an installed
  * lightmetal: a device, two DRAM buffers and an L1 one, a kernel compiled
  * from a source file, a launch, a check of the results, all captured into a
- * Light Metal binary that is then replayed in the same process.
+ * Light Metal binary that is then replayed in the same process; then an op of
+ * the op library.
  *
  * Usage: workload KERNEL.c OUT.lmb      prints PASS, or what failed */
 #include <stdio.h>
 #include <string.h>
 
 #include <lightmetal/lightmetal.h>
+#include <lightmetal/nn.h>
 
 #include "workload.h"
 
@@ -95,13 +97,41 @@ static int run(const char *kernel_path, const char *capture_path) {
     return bad;
 }
 
+/* The op library from the installed package: its kernels travel inside the
+ * library, so this works from any prefix. */
+static int run_nn(void) {
+    lm_device *dev;
+    if (failed(lm_device_open(NULL, &dev), "open device for nn")) return 1;
+    float x[3 * 40], y[3 * 40];
+    for (int i = 0; i < 3 * 40; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    lmnn_shape shape = LMNN_SHAPE(3, 40);
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_FLOAT32;
+    lmnn_tensor t = {0}, r = {0};
+    int bad = failed(lmnn_from_host(dev, &shape, x, sizeof x, &o, &t), "lmnn_from_host") ||
+              failed(lmnn_relu(t, &r), "lmnn_relu") ||
+              failed(lmnn_to_host(r, y, sizeof y), "lmnn_to_host");
+    for (int i = 0; !bad && i < 3 * 40; i++)
+        if (y[i] != (x[i] > 0 ? x[i] : 0.0f)) {
+            fprintf(stderr, "workload: relu[%d] = %g, want %g\n", i, y[i], x[i]);
+            bad = 1;
+        }
+    lmnn_tensor_free(t);
+    lmnn_tensor_free(r);
+    bad |= failed(lm_device_close(dev), "close device");
+    return bad;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: workload KERNEL.c OUT.lmb\n");
         return 2;
     }
     printf("lightmetal %s (headers %s)\n", lm_version_string(), LM_VERSION_STRING);
-    int bad = strcmp(lm_version_string(), LM_VERSION_STRING) != 0 || run(argv[1], argv[2]);
+    int bad =
+        strcmp(lm_version_string(), LM_VERSION_STRING) != 0 || run(argv[1], argv[2]) || run_nn();
     printf("%s\n", bad ? "FAIL" : "PASS");
     return bad;
 }
