@@ -56,8 +56,9 @@ typedef enum lmnn_binary_op {
     LMNN_BINARY_MAXIMUM, /* max(a, b) */
     LMNN_BINARY_MINIMUM, /* min(a, b) */
     /* Comparisons and logical ops give 1.0 or 0.0 (logical ops read nonzero
-     * as true); pow is a^b. Needs eq_binary_tile, ne_binary_tile, ... (see
-     * lmnn_binary_op_name for each op's name). */
+     * as true); pow is a^b. Each needs the engine's dst-to-dst call
+     * <name>_binary_tile(0, 1, 0) -- eq_binary_tile, ..., logical_and_binary_tile,
+     * ... -- except pow: power_binary_tile. */
     LMNN_BINARY_EQ,
     LMNN_BINARY_NE,
     LMNN_BINARY_LT,
