@@ -178,6 +178,14 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                        const lmnn_memory_config *memory, const char *chain, bool zero_pad,
                        lmnn_tensor *out);
 
+/* The SFPU chain of unary op `uop` with parameters alpha and beta, for fusing
+ * after other math: it reads and writes dst 0 only (dst 1 and up are
+ * scratch), never a circular buffer. *nonzero_at_zero tells whether f(0) may
+ * be nonzero (the padding then needs zeroing). Errors "<op>: <arg>: ..." for
+ * an unknown op, one the engine lacks, or min > max for clamp/hardtanh. */
+lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
+                         double beta, char *chain, size_t size, bool *nonzero_at_zero);
+
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. */
 lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out);

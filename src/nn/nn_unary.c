@@ -125,6 +125,35 @@ static void expand_chain(const char *chain, double alpha, double beta, char *out
     out[n] = 0;
 }
 
+/* silu's chain as an activation fused after other math: dst 1 gets a copy of
+ * dst 0 from dst 0 itself (x + -0 is exactly x), not from circular buffer 0,
+ * which then holds some other operand. */
+#define SILU_DST_CHAIN                                                                             \
+    "fill_tile_bitcast(1, 0x80000000u); add_binary_tile(0, 1, 1); sigmoid_tile(1); "               \
+    "mul_binary_tile(0, 1, 0)"
+
+lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
+                         double beta, char *chain, size_t size, bool *nonzero_at_zero) {
+    if (uop <= LMNN_UNARY_INVALID || uop >= LMNN_UNARY_OP_COUNT_)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: unknown unary op %d", arg, (int)uop);
+    const unary_def *d = &defs[uop];
+    if (!d->chain)
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "%s: %s is not implemented by this build's compute engine", arg, d->name);
+    const char *c = uop == LMNN_SILU ? SILU_DST_CHAIN : d->chain;
+    /* A chain that reloads its input from a circular buffer would read the
+     * wrong tile after other math: refuse rather than compute garbage. */
+    if (strstr(c, "copy_tile"))
+        return nn_fail(LM_ERR_UNSUPPORTED, op, "%s: %s cannot be fused after other math yet", arg,
+                       d->name);
+    if ((uop == LMNN_CLAMP || uop == LMNN_HARDTANH) && !(alpha <= beta))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: min %g is greater than max %g", arg, alpha,
+                       beta);
+    expand_chain(c, alpha, beta, chain, size);
+    *nonzero_at_zero = d->nonzero_at_zero;
+    return LM_OK;
+}
+
 lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *opts,
                      lmnn_tensor *out) {
     char name[64];

@@ -1,0 +1,67 @@
+/* Reads, for each output tile [first, first + count) of a broadcasting
+ * element-wise op, the matching tile of each input (the tensors at common
+ * arguments 0 .. n_in - 1) into circular buffers 0 .. n_in - 1.
+ *
+ * The output is out_ht x out_wt tiles per matrix, matrices indexed by up to
+ * NN_BIN_OUTER outer dims (row-major). An input's tile for output tile (outer
+ * index o, tile row tr, tile column tc) is
+ *   sum_d o[d] * stride[d] * ht * wt + (ht == 1 ? 0 : tr) * wt + (wt == 1 ? 0 : tc)
+ * where stride[d] (in matrices) is 0 along dims the input broadcasts: an
+ * input with one tile row or column is broadcast along it (or has the
+ * output's single one). Broadcasting inside a tile is the compute kernel's.
+ * The walk keeps counters instead of dividing per tile.
+ *
+ * Compile-time args: n_in, out_ht, out_wt, n_outer, outer dims[NN_BIN_OUTER],
+ * then per input: is_dram, ht, wt, strides[NN_BIN_OUTER].
+ * Runtime args: first, count. */
+#include "dataflow_api.h"
+
+#define NN_BIN_OUTER 6
+#define ARG(i) get_compile_time_arg_val(i)
+#define IN_ARG(i, k) ARG(4 + NN_BIN_OUTER + (i) * (3 + NN_BIN_OUTER) + (k))
+
+void kernel_main(void) {
+    uint32_t first = get_arg_val(0), count = get_arg_val(1);
+    uint32_t n_in = ARG(0), out_ht = ARG(1), out_wt = ARG(2), n_outer = ARG(3);
+    InterleavedAddrGenFast gen[3];
+    uint32_t wt[3], row_fixed[3], base[3], step[3][NN_BIN_OUTER], idx[NN_BIN_OUTER];
+    uint32_t tc = first % out_wt, tr = first / out_wt % out_ht, m = first / out_wt / out_ht;
+    for (uint32_t d = n_outer; d-- > 0;) {
+        idx[d] = m % ARG(4 + d);
+        m /= ARG(4 + d);
+    }
+    for (uint32_t i = 0; i < n_in; i++) {
+        gen[i] = (InterleavedAddrGenFast){.bank_base_address = get_common_arg_val(i),
+                                          .page_size = get_tile_size(i),
+                                          .is_dram = IN_ARG(i, 0)};
+        uint32_t ht = IN_ARG(i, 1);
+        wt[i] = IN_ARG(i, 2);
+        row_fixed[i] = ht == 1;
+        base[i] = 0;
+        for (uint32_t d = 0; d < n_outer; d++) {
+            step[i][d] = IN_ARG(i, 3 + d) * ht * wt[i]; /* tiles per step of dim d */
+            base[i] += idx[d] * step[i][d];
+        }
+    }
+    for (uint32_t t = 0; t < count; t++) {
+        for (uint32_t i = 0; i < n_in; i++) {
+            uint32_t id = base[i] + (row_fixed[i] ? 0 : tr * wt[i]) + (wt[i] == 1 ? 0 : tc);
+            cb_reserve_back(i, 1);
+            noc_async_read_tile(id, &gen[i], get_write_ptr(i));
+        }
+        noc_async_read_barrier();
+        for (uint32_t i = 0; i < n_in; i++)
+            cb_push_back(i, 1);
+        if (++tc < out_wt) continue;
+        tc = 0;
+        if (++tr < out_ht) continue;
+        tr = 0;
+        for (uint32_t d = n_outer; d-- > 0;) {
+            uint32_t wrap = ++idx[d] == ARG(4 + d);
+            for (uint32_t i = 0; i < n_in; i++)
+                base[i] = wrap ? base[i] - (ARG(4 + d) - 1) * step[i][d] : base[i] + step[i][d];
+            if (!wrap) break;
+            idx[d] = 0;
+        }
+    }
+}
