@@ -199,10 +199,157 @@ LM_SFPU_FORMS(tanh, LM_SFPU_TANH)
 LM_SFPU_FORMS(abs, LM_SFPU_ABS)
 LM_SFPU_FORMS(negative, LM_SFPU_NEG)
 LM_SFPU_FORMS(square, LM_SFPU_SQUARE)
-#undef LM_SFPU_FORMS
 static inline void neg_tile_init(void) {}
 static inline void neg_tile(uint32_t idst) {
     negative_tile(idst);
+}
+/* sign: -1, 0 or 1 (+0 for both zeros); gelu_erf: 0.5 x (1 + erf(x / sqrt2)),
+ * torch's exact gelu (gelu_tile is the tanh form); frac: x - trunc(x); the
+ * predicates (logical_not and the is* ones, eqz..gez comparing with 0, -0
+ * included) give 1.0 or 0.0, a NaN being nonzero. */
+LM_SFPU_FORMS(log1p, LM_SFPU_LOG1P)
+LM_SFPU_FORMS(expm1, LM_SFPU_EXPM1)
+LM_SFPU_FORMS(sign, LM_SFPU_SIGN)
+LM_SFPU_FORMS(gelu_erf, LM_SFPU_GELU_ERF)
+LM_SFPU_FORMS(silu, LM_SFPU_SILU)
+LM_SFPU_FORMS(mish, LM_SFPU_MISH)
+LM_SFPU_FORMS(hardsigmoid, LM_SFPU_HARDSIGMOID)
+LM_SFPU_FORMS(hardswish, LM_SFPU_HARDSWISH)
+LM_SFPU_FORMS(softsign, LM_SFPU_SOFTSIGN)
+LM_SFPU_FORMS(erf, LM_SFPU_ERF)
+LM_SFPU_FORMS(erfc, LM_SFPU_ERFC)
+LM_SFPU_FORMS(sin, LM_SFPU_SIN)
+LM_SFPU_FORMS(cos, LM_SFPU_COS)
+LM_SFPU_FORMS(tan, LM_SFPU_TAN)
+LM_SFPU_FORMS(asin, LM_SFPU_ASIN)
+LM_SFPU_FORMS(acos, LM_SFPU_ACOS)
+LM_SFPU_FORMS(atan, LM_SFPU_ATAN)
+LM_SFPU_FORMS(sinh, LM_SFPU_SINH)
+LM_SFPU_FORMS(cosh, LM_SFPU_COSH)
+LM_SFPU_FORMS(asinh, LM_SFPU_ASINH)
+LM_SFPU_FORMS(acosh, LM_SFPU_ACOSH)
+LM_SFPU_FORMS(atanh, LM_SFPU_ATANH)
+LM_SFPU_FORMS(floor, LM_SFPU_FLOOR)
+LM_SFPU_FORMS(ceil, LM_SFPU_CEIL)
+LM_SFPU_FORMS(trunc, LM_SFPU_TRUNC)
+LM_SFPU_FORMS(frac, LM_SFPU_FRAC)
+LM_SFPU_FORMS(logical_not_unary, LM_SFPU_LOGICAL_NOT)
+LM_SFPU_FORMS(logical_not, LM_SFPU_LOGICAL_NOT)
+LM_SFPU_FORMS(isnan, LM_SFPU_ISNAN)
+LM_SFPU_FORMS(isinf, LM_SFPU_ISINF)
+LM_SFPU_FORMS(isposinf, LM_SFPU_ISPOSINF)
+LM_SFPU_FORMS(isneginf, LM_SFPU_ISNEGINF)
+LM_SFPU_FORMS(isfinite, LM_SFPU_ISFINITE)
+LM_SFPU_FORMS(eqz, LM_SFPU_EQZ)
+LM_SFPU_FORMS(nez, LM_SFPU_NEZ)
+LM_SFPU_FORMS(ltz, LM_SFPU_LTZ)
+LM_SFPU_FORMS(gtz, LM_SFPU_GTZ)
+LM_SFPU_FORMS(lez, LM_SFPU_LEZ)
+LM_SFPU_FORMS(gez, LM_SFPU_GEZ)
+LM_SFPU_FORMS(exp2, LM_SFPU_EXP2)
+LM_SFPU_FORMS(log2, LM_SFPU_LOG2)
+LM_SFPU_FORMS(log10, LM_SFPU_LOG10)
+LM_SFPU_FORMS(cbrt, LM_SFPU_CBRT)
+#undef LM_SFPU_FORMS
+/* floor, ceil, trunc, round and frac share tt-metal's init. */
+static inline void rounding_op_tile_init(void) {}
+
+/* ---- SFPU with parameters: dst[idst] = f(dst[idst], parameters) ----
+ * As in tt-metal, a float parameter travels as its float32 bits (kernels have
+ * no floating point: take the bits from a compile-time or runtime argument the
+ * host filled, or write them out, 0x40c00000 for 6.0f). The engine faults on
+ * parameters an operation cannot take, naming the call. */
+#define LM_SFPU_FORMS1(name, op)                                                                   \
+    static inline void name##_tile_init(void) {}                                                   \
+    static inline void name##_tile(uint32_t idst, uint32_t param0) {                               \
+        lm_compute_ecall(LM_ECALL_SFPU_TILE, op, idst, param0, 0, 0);                              \
+    }
+#define LM_SFPU_FORMS2(name, op)                                                                   \
+    static inline void name##_tile_init(void) {}                                                   \
+    static inline void name##_tile(uint32_t idst, uint32_t param0, uint32_t param1) {              \
+        lm_compute_ecall(LM_ECALL_SFPU_TILE, op, idst, param0, param1, 0);                         \
+    }
+/* relu_max: min(max(x, 0), upper) (relu6: upper 6.0); relu_min: max(x,
+ * lower); leaky_relu: slope x below 0; elu: alpha (exp(x) - 1) at or below 0;
+ * selu: scale, alpha (torch's are 0x3f867d5f, 0x3fd62d7d); hardtanh: min, max
+ * (min above max, or a NaN, faults); clamp: min, max as torch.clamp. */
+LM_SFPU_FORMS1(relu_max, LM_SFPU_RELU_MAX)
+LM_SFPU_FORMS1(relu_min, LM_SFPU_RELU_MIN)
+LM_SFPU_FORMS1(leaky_relu, LM_SFPU_LEAKY_RELU)
+LM_SFPU_FORMS1(elu, LM_SFPU_ELU)
+LM_SFPU_FORMS2(selu, LM_SFPU_SELU)
+LM_SFPU_FORMS2(hardtanh, LM_SFPU_HARDTANH)
+LM_SFPU_FORMS2(clamp, LM_SFPU_CLAMP)
+/* x^p with p float32 bits, as tt-metal's power_tile takes it today (older
+ * tt-metal took an integer there); power_iterative_tile: x^n for an unsigned
+ * integer n. Both follow torch.pow (a negative x needs an integer exponent). */
+LM_SFPU_FORMS1(power, LM_SFPU_POWER)
+LM_SFPU_FORMS1(power_iterative, LM_SFPU_POWER_ITERATIVE)
+/* 0 below 0, 1 above, the value at 0 (NaN stays NaN). */
+LM_SFPU_FORMS1(heaviside, LM_SFPU_HEAVISIDE)
+/* With a scalar s (init: binop_with_scalar_tile_init): x + s, x - s, x * s,
+ * x / s (a division, not a product with 1/s), s - x; max and min (NaN when
+ * either is NaN); the comparisons x == s ... x >= s give 1.0 or 0.0. */
+LM_SFPU_FORMS1(add_unary, LM_SFPU_ADD_UNARY)
+LM_SFPU_FORMS1(sub_unary, LM_SFPU_SUB_UNARY)
+LM_SFPU_FORMS1(mul_unary, LM_SFPU_MUL_UNARY)
+LM_SFPU_FORMS1(div_unary, LM_SFPU_DIV_UNARY)
+LM_SFPU_FORMS1(rsub_unary, LM_SFPU_RSUB_UNARY)
+LM_SFPU_FORMS1(unary_max, LM_SFPU_UNARY_MAX)
+LM_SFPU_FORMS1(unary_min, LM_SFPU_UNARY_MIN)
+LM_SFPU_FORMS1(unary_eq, LM_SFPU_UNARY_EQ)
+LM_SFPU_FORMS1(unary_ne, LM_SFPU_UNARY_NE)
+LM_SFPU_FORMS1(unary_lt, LM_SFPU_UNARY_LT)
+LM_SFPU_FORMS1(unary_le, LM_SFPU_UNARY_LE)
+LM_SFPU_FORMS1(unary_gt, LM_SFPU_UNARY_GT)
+LM_SFPU_FORMS1(unary_ge, LM_SFPU_UNARY_GE)
+#undef LM_SFPU_FORMS1
+#undef LM_SFPU_FORMS2
+static inline void binop_with_scalar_tile_init(void) {}
+/* celu: x > 0: x, else alpha (exp(x / alpha) - 1); alpha nonzero. tt-metal's
+ * alpha_recip is accepted and unused (the engine divides by alpha). */
+static inline void celu_tile_init(void) {}
+static inline void celu_tile(uint32_t idst, uint32_t alpha, uint32_t alpha_recip) {
+    (void)alpha_recip;
+    lm_compute_ecall(LM_ECALL_SFPU_TILE, LM_SFPU_CELU, idst, alpha, 0, 0);
+}
+/* softplus as torch: log(1 + exp(beta x)) / beta, or x where beta x >
+ * threshold; beta nonzero. beta_reciprocal is accepted and unused. */
+static inline void softplus_tile_init(void) {}
+static inline void softplus_tile(uint32_t idst, uint32_t beta, uint32_t beta_reciprocal,
+                                 uint32_t threshold) {
+    (void)beta_reciprocal;
+    lm_compute_ecall(LM_ECALL_SFPU_TILE, LM_SFPU_SOFTPLUS, idst, beta, threshold, 0);
+}
+/* torch.round(x, decimals): to nearest, ties to even, at 10^-decimals;
+ * decimals in -38..38. */
+static inline void round_tile_init(void) {}
+static inline void round_tile(uint32_t idst, int32_t decimals) {
+    lm_compute_ecall(LM_ECALL_SFPU_TILE, LM_SFPU_ROUND, idst, (uint32_t)decimals, 0, 0);
+}
+/* dst[idst] from data format in_format to out_format (LM_DF_FLOAT32,
+ * LM_DF_FLOAT16_B, LM_DF_BFP8_B, LM_DF_UINT32, LM_DF_INT32; C++:
+ * typecast_tile<IN, OUT>(idst) with tt::DataFormat values). Float to integer
+ * truncates toward zero and saturates, NaN giving 0; integer to float rounds
+ * to nearest; integers are held raw (pack them to an Int32/UInt32 CB). */
+static inline void typecast_tile_init(void) {}
+static inline void typecast_tile(uint32_t idst, uint32_t in_format, uint32_t out_format) {
+    lm_compute_ecall(LM_ECALL_SFPU_TILE, LM_SFPU_TYPECAST, idst, in_format, out_format, 0);
+}
+
+/* ---- where: dst[odst] = dst[icond] != 0 ? dst[itrue] : dst[ifalse] ----
+ * A NaN condition is true. where_int32_tile reads the three tiles as raw
+ * 32-bit integers and copies the chosen bits untouched. */
+static inline void where_tile_init(void) {}
+static inline void where_tile(uint32_t icond, uint32_t itrue, uint32_t ifalse, uint32_t odst) {
+    lm_compute_ecall(LM_ECALL_SFPU_WHERE, icond, itrue, ifalse, odst, LM_WHERE_FLOAT);
+}
+static inline void where_fp32_tile(uint32_t icond, uint32_t itrue, uint32_t ifalse, uint32_t odst) {
+    where_tile(icond, itrue, ifalse, odst);
+}
+static inline void where_int32_tile(uint32_t icond, uint32_t itrue, uint32_t ifalse,
+                                    uint32_t odst) {
+    lm_compute_ecall(LM_ECALL_SFPU_WHERE, icond, itrue, ifalse, odst, LM_WHERE_INT32);
 }
 
 /* ---- fill: every element of dst[idst] = a value ---- */
@@ -237,6 +384,22 @@ LM_SFPU_BINARY_FORMS(div_binary_tile, LM_SFPU_BINARY_DIV)
 LM_SFPU_BINARY_FORMS(rsub_binary_tile, LM_SFPU_BINARY_RSUB) /* dst[idst1] - dst[idst0] */
 LM_SFPU_BINARY_FORMS(binary_max_tile, LM_SFPU_BINARY_MAX)
 LM_SFPU_BINARY_FORMS(binary_min_tile, LM_SFPU_BINARY_MIN)
+/* power as torch.pow; the comparisons a == b ... a >= b and the logical ops
+ * (nonzero, NaN included, is true) give 1.0 or 0.0; atan2 as
+ * torch.atan2(a, b); fmod with a's sign and remainder with b's, as torch. */
+LM_SFPU_BINARY_FORMS(power_binary_tile, LM_SFPU_BINARY_POWER)
+LM_SFPU_BINARY_FORMS(eq_binary_tile, LM_SFPU_BINARY_EQ)
+LM_SFPU_BINARY_FORMS(ne_binary_tile, LM_SFPU_BINARY_NE)
+LM_SFPU_BINARY_FORMS(lt_binary_tile, LM_SFPU_BINARY_LT)
+LM_SFPU_BINARY_FORMS(le_binary_tile, LM_SFPU_BINARY_LE)
+LM_SFPU_BINARY_FORMS(gt_binary_tile, LM_SFPU_BINARY_GT)
+LM_SFPU_BINARY_FORMS(ge_binary_tile, LM_SFPU_BINARY_GE)
+LM_SFPU_BINARY_FORMS(logical_and_binary_tile, LM_SFPU_BINARY_LOGICAL_AND)
+LM_SFPU_BINARY_FORMS(logical_or_binary_tile, LM_SFPU_BINARY_LOGICAL_OR)
+LM_SFPU_BINARY_FORMS(logical_xor_binary_tile, LM_SFPU_BINARY_LOGICAL_XOR)
+LM_SFPU_BINARY_FORMS(atan2_binary_tile, LM_SFPU_BINARY_ATAN2)
+LM_SFPU_BINARY_FORMS(fmod_binary_tile, LM_SFPU_BINARY_FMOD)
+LM_SFPU_BINARY_FORMS(remainder_binary_tile, LM_SFPU_BINARY_REMAINDER)
 #undef LM_SFPU_BINARY_FORMS
 
 /* ---- pack: dst[idst] -> the next reserved tile at the back of `ocb` ---- */

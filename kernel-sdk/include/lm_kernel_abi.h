@@ -46,7 +46,9 @@
 /* a0: func | dim << 8 | dst << 16, a1: cb | cb_scaler << 8, a2: tile, a3: scaler tile */
 #define LM_ECALL_REDUCE_TILE 71
 #define LM_ECALL_TRANSPOSE_TILE 72 /* a0: cb, a1: tile, a2: dst */
-#define LM_ECALL_SFPU_TILE 73      /* a0: op, a1: dst */
+/* a0: op, a1: dst, a2, a3: the op's parameters (float32 bits, unless the op
+ * says otherwise; 0 for the ops without) */
+#define LM_ECALL_SFPU_TILE 73
 /* a0: dst, a1: cb, a2: 0 for the next reserved tile, else 1 + the index of
  * the reserved tile to write (out of order) */
 #define LM_ECALL_PACK_TILE 74
@@ -56,8 +58,11 @@
 #define LM_ECALL_SFPU_BINARY 78 /* a0: op, a1: dst a, a2: dst b, a3: dst out */
 /* a0: cb in, a1: block (tiles), a2: cb out, a3: LM_TILIZE / LM_UNTILIZE */
 #define LM_ECALL_TILIZE_BLOCK 79
+/* a0: dst cond, a1: dst a, a2: dst b, a3: dst out, a4: LM_WHERE_FLOAT /
+ * LM_WHERE_INT32 */
+#define LM_ECALL_SFPU_WHERE 80
 #define LM_ECALL_COMPUTE_FIRST LM_ECALL_TILE_REGS_ACQUIRE
-#define LM_ECALL_COMPUTE_LAST LM_ECALL_TILIZE_BLOCK
+#define LM_ECALL_COMPUTE_LAST LM_ECALL_SFPU_WHERE
 
 /* Operation codes of the compute ecalls (the engine's own numbering). */
 #define LM_BINARY_ADD 1
@@ -85,6 +90,75 @@
 #define LM_SFPU_ABS 10
 #define LM_SFPU_NEG 11
 #define LM_SFPU_SQUARE 12
+#define LM_SFPU_LOG1P 13
+#define LM_SFPU_EXPM1 14
+#define LM_SFPU_SIGN 15
+#define LM_SFPU_RELU_MAX 16   /* a2: upper */
+#define LM_SFPU_RELU_MIN 17   /* a2: lower */
+#define LM_SFPU_LEAKY_RELU 18 /* a2: slope */
+#define LM_SFPU_ELU 19        /* a2: alpha */
+#define LM_SFPU_SELU 20       /* a2: scale, a3: alpha */
+#define LM_SFPU_CELU 21       /* a2: alpha */
+#define LM_SFPU_GELU_ERF 22
+#define LM_SFPU_SILU 23
+#define LM_SFPU_MISH 24
+#define LM_SFPU_HARDSIGMOID 25
+#define LM_SFPU_HARDSWISH 26
+#define LM_SFPU_HARDTANH 27 /* a2: min, a3: max */
+#define LM_SFPU_SOFTPLUS 28 /* a2: beta, a3: threshold */
+#define LM_SFPU_SOFTSIGN 29
+#define LM_SFPU_ERF 30
+#define LM_SFPU_ERFC 31
+#define LM_SFPU_SIN 32
+#define LM_SFPU_COS 33
+#define LM_SFPU_TAN 34
+#define LM_SFPU_ASIN 35
+#define LM_SFPU_ACOS 36
+#define LM_SFPU_ATAN 37
+#define LM_SFPU_SINH 38
+#define LM_SFPU_COSH 39
+#define LM_SFPU_ASINH 40
+#define LM_SFPU_ACOSH 41
+#define LM_SFPU_ATANH 42
+#define LM_SFPU_FLOOR 43
+#define LM_SFPU_CEIL 44
+#define LM_SFPU_ROUND 45 /* a2: decimals (int32) */
+#define LM_SFPU_TRUNC 46
+#define LM_SFPU_FRAC 47
+#define LM_SFPU_CLAMP 48 /* a2: min, a3: max */
+#define LM_SFPU_LOGICAL_NOT 49
+#define LM_SFPU_ISNAN 50
+#define LM_SFPU_ISINF 51
+#define LM_SFPU_ISPOSINF 52
+#define LM_SFPU_ISNEGINF 53
+#define LM_SFPU_ISFINITE 54
+#define LM_SFPU_EQZ 55
+#define LM_SFPU_NEZ 56
+#define LM_SFPU_LTZ 57
+#define LM_SFPU_GTZ 58
+#define LM_SFPU_LEZ 59
+#define LM_SFPU_GEZ 60
+#define LM_SFPU_EXP2 61
+#define LM_SFPU_LOG2 62
+#define LM_SFPU_LOG10 63
+#define LM_SFPU_CBRT 64
+#define LM_SFPU_POWER 65           /* a2: exponent */
+#define LM_SFPU_POWER_ITERATIVE 66 /* a2: exponent (uint32) */
+#define LM_SFPU_HEAVISIDE 67       /* a2: value at 0 */
+#define LM_SFPU_ADD_UNARY 68       /* a2: scalar (likewise to UNARY_GE) */
+#define LM_SFPU_SUB_UNARY 69
+#define LM_SFPU_MUL_UNARY 70
+#define LM_SFPU_DIV_UNARY 71
+#define LM_SFPU_RSUB_UNARY 72
+#define LM_SFPU_UNARY_MAX 73
+#define LM_SFPU_UNARY_MIN 74
+#define LM_SFPU_UNARY_EQ 75
+#define LM_SFPU_UNARY_NE 76
+#define LM_SFPU_UNARY_LT 77
+#define LM_SFPU_UNARY_LE 78
+#define LM_SFPU_UNARY_GT 79
+#define LM_SFPU_UNARY_GE 80
+#define LM_SFPU_TYPECAST 81  /* a2: in, a3: out (LM_DF_* numbers) */
 #define LM_SFPU_BINARY_ADD 1 /* dst-to-dst: out = a op b */
 #define LM_SFPU_BINARY_SUB 2
 #define LM_SFPU_BINARY_MUL 3
@@ -92,6 +166,21 @@
 #define LM_SFPU_BINARY_RSUB 5 /* b - a */
 #define LM_SFPU_BINARY_MAX 6
 #define LM_SFPU_BINARY_MIN 7
+#define LM_SFPU_BINARY_POWER 8
+#define LM_SFPU_BINARY_EQ 9
+#define LM_SFPU_BINARY_NE 10
+#define LM_SFPU_BINARY_LT 11
+#define LM_SFPU_BINARY_LE 12
+#define LM_SFPU_BINARY_GT 13
+#define LM_SFPU_BINARY_GE 14
+#define LM_SFPU_BINARY_LOGICAL_AND 15
+#define LM_SFPU_BINARY_LOGICAL_OR 16
+#define LM_SFPU_BINARY_LOGICAL_XOR 17
+#define LM_SFPU_BINARY_ATAN2 18
+#define LM_SFPU_BINARY_FMOD 19
+#define LM_SFPU_BINARY_REMAINDER 20
+#define LM_WHERE_FLOAT 1 /* where_tile: the tiles hold floats */
+#define LM_WHERE_INT32 2 /* where_int32_tile: raw 32-bit integers */
 #define LM_TILIZE 1
 #define LM_UNTILIZE 2
 #define LM_FILL_FLOAT 1 /* the value is float32 bits, rounded like any result */

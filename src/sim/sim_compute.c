@@ -14,13 +14,114 @@ _Static_assert(LM_REDUCE_SUM == TILE_REDUCE_SUM && LM_REDUCE_MAX == TILE_REDUCE_
                    LM_REDUCE_AVG == TILE_REDUCE_AVG && LM_REDUCE_AVG + 1 == TILE_REDUCE_FUNC_COUNT_,
                "reduce");
 _Static_assert(LM_REDUCE_ROW == TILE_REDUCE_ROW && LM_REDUCE_SCALAR == TILE_REDUCE_SCALAR, "dim");
-_Static_assert(LM_SFPU_EXP == TILE_SFPU_EXP && LM_SFPU_SQUARE == TILE_SFPU_SQUARE &&
-                   LM_SFPU_SQUARE + 1 == TILE_SFPU_COUNT_,
-               "sfpu");
-_Static_assert(LM_SFPU_BINARY_ADD == TILE_DST_BINARY_ADD &&
-                   LM_SFPU_BINARY_RSUB == TILE_DST_BINARY_RSUB &&
-                   LM_SFPU_BINARY_MIN + 1 == TILE_DST_BINARY_COUNT_,
-               "sfpu binary");
+/* Every SFPU op code, one by one. */
+#define SAME_SFPU(op) _Static_assert(LM_SFPU_##op == TILE_SFPU_##op, "sfpu " #op);
+SAME_SFPU(EXP)
+SAME_SFPU(LOG)
+SAME_SFPU(SQRT)
+SAME_SFPU(RSQRT)
+SAME_SFPU(RECIP)
+SAME_SFPU(RELU)
+SAME_SFPU(GELU)
+SAME_SFPU(SIGMOID)
+SAME_SFPU(TANH)
+SAME_SFPU(ABS)
+SAME_SFPU(NEG)
+SAME_SFPU(SQUARE)
+SAME_SFPU(LOG1P)
+SAME_SFPU(EXPM1)
+SAME_SFPU(SIGN)
+SAME_SFPU(RELU_MAX)
+SAME_SFPU(RELU_MIN)
+SAME_SFPU(LEAKY_RELU)
+SAME_SFPU(ELU)
+SAME_SFPU(SELU)
+SAME_SFPU(CELU)
+SAME_SFPU(GELU_ERF)
+SAME_SFPU(SILU)
+SAME_SFPU(MISH)
+SAME_SFPU(HARDSIGMOID)
+SAME_SFPU(HARDSWISH)
+SAME_SFPU(HARDTANH)
+SAME_SFPU(SOFTPLUS)
+SAME_SFPU(SOFTSIGN)
+SAME_SFPU(ERF)
+SAME_SFPU(ERFC)
+SAME_SFPU(SIN)
+SAME_SFPU(COS)
+SAME_SFPU(TAN)
+SAME_SFPU(ASIN)
+SAME_SFPU(ACOS)
+SAME_SFPU(ATAN)
+SAME_SFPU(SINH)
+SAME_SFPU(COSH)
+SAME_SFPU(ASINH)
+SAME_SFPU(ACOSH)
+SAME_SFPU(ATANH)
+SAME_SFPU(FLOOR)
+SAME_SFPU(CEIL)
+SAME_SFPU(ROUND)
+SAME_SFPU(TRUNC)
+SAME_SFPU(FRAC)
+SAME_SFPU(CLAMP)
+SAME_SFPU(LOGICAL_NOT)
+SAME_SFPU(ISNAN)
+SAME_SFPU(ISINF)
+SAME_SFPU(ISPOSINF)
+SAME_SFPU(ISNEGINF)
+SAME_SFPU(ISFINITE)
+SAME_SFPU(EQZ)
+SAME_SFPU(NEZ)
+SAME_SFPU(LTZ)
+SAME_SFPU(GTZ)
+SAME_SFPU(LEZ)
+SAME_SFPU(GEZ)
+SAME_SFPU(EXP2)
+SAME_SFPU(LOG2)
+SAME_SFPU(LOG10)
+SAME_SFPU(CBRT)
+SAME_SFPU(POWER)
+SAME_SFPU(POWER_ITERATIVE)
+SAME_SFPU(HEAVISIDE)
+SAME_SFPU(ADD_UNARY)
+SAME_SFPU(SUB_UNARY)
+SAME_SFPU(MUL_UNARY)
+SAME_SFPU(DIV_UNARY)
+SAME_SFPU(RSUB_UNARY)
+SAME_SFPU(UNARY_MAX)
+SAME_SFPU(UNARY_MIN)
+SAME_SFPU(UNARY_EQ)
+SAME_SFPU(UNARY_NE)
+SAME_SFPU(UNARY_LT)
+SAME_SFPU(UNARY_LE)
+SAME_SFPU(UNARY_GT)
+SAME_SFPU(UNARY_GE)
+SAME_SFPU(TYPECAST)
+#undef SAME_SFPU
+_Static_assert(LM_SFPU_TYPECAST + 1 == TILE_SFPU_COUNT_, "sfpu count");
+#define SAME_BINARY(op) _Static_assert(LM_SFPU_BINARY_##op == TILE_DST_BINARY_##op, "binary " #op);
+SAME_BINARY(ADD)
+SAME_BINARY(SUB)
+SAME_BINARY(MUL)
+SAME_BINARY(DIV)
+SAME_BINARY(RSUB)
+SAME_BINARY(MAX)
+SAME_BINARY(MIN)
+SAME_BINARY(POWER)
+SAME_BINARY(EQ)
+SAME_BINARY(NE)
+SAME_BINARY(LT)
+SAME_BINARY(LE)
+SAME_BINARY(GT)
+SAME_BINARY(GE)
+SAME_BINARY(LOGICAL_AND)
+SAME_BINARY(LOGICAL_OR)
+SAME_BINARY(LOGICAL_XOR)
+SAME_BINARY(ATAN2)
+SAME_BINARY(FMOD)
+SAME_BINARY(REMAINDER)
+#undef SAME_BINARY
+_Static_assert(LM_SFPU_BINARY_REMAINDER + 1 == TILE_DST_BINARY_COUNT_, "sfpu binary count");
 
 /* Where the dst protocol stands. tile_regs_acquire/commit/wait/release walk
  * IDLE -> ACQUIRED -> COMMITTED -> WAITED -> IDLE (math in ACQUIRED, packs in
@@ -315,6 +416,7 @@ void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t si
         [LM_ECALL_DST_RELEASE - LM_ECALL_COMPUTE_FIRST] = "release_dst",
         [LM_ECALL_SFPU_BINARY - LM_ECALL_COMPUTE_FIRST] = "a binary SFPU tile operation",
         [LM_ECALL_TILIZE_BLOCK - LM_ECALL_COMPUTE_FIRST] = "tilize_block",
+        [LM_ECALL_SFPU_WHERE - LM_ECALL_COMPUTE_FIRST] = "where_tile",
     };
     static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] = "add_tiles",
                                                                  [TILE_BINARY_SUB] = "sub_tiles",
@@ -325,6 +427,8 @@ void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t si
     else if (call == LM_ECALL_SFPU_BINARY && a[0] > TILE_DST_BINARY_INVALID &&
              a[0] < TILE_DST_BINARY_COUNT_)
         snprintf(buf, size, "%s", tile_dst_binary_name((tile_dst_binary_op)a[0]));
+    else if (call == LM_ECALL_SFPU_WHERE && a[4] == LM_WHERE_INT32)
+        snprintf(buf, size, "where_int32_tile");
     else if (call == LM_ECALL_TILIZE_BLOCK && a[3] == LM_UNTILIZE)
         snprintf(buf, size, "untilize_block");
     else if (call == LM_ECALL_BINARY_TILES && (a[0] & 0xFF) > TILE_BINARY_INVALID &&
@@ -407,7 +511,13 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         if (!(x = unpack(c, cbs, h, a[0], a[1], NULL, "transpose_wh_tile", &res))) return res;
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
-        return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
+        return tile_sfpu_param(&c->dst, a[1], (tile_sfpu_op)a[0], a[2], a[3]) ? engine_fault(h)
+                                                                              : res;
+    case LM_ECALL_SFPU_WHERE:
+        if (a[4] != LM_WHERE_FLOAT && a[4] != LM_WHERE_INT32)
+            return fault(h, "where_tile: unknown element kind %u", a[4]);
+        return tile_where(&c->dst, a[0], a[1], a[2], a[3], a[4] == LM_WHERE_INT32) ? engine_fault(h)
+                                                                                   : res;
     case LM_ECALL_SFPU_BINARY:
         return tile_dst_binary(&c->dst, (tile_dst_binary_op)a[0], a[1], a[2], a[3])
                    ? engine_fault(h)

@@ -281,40 +281,379 @@ LM_SFPU_TEMPLATES_(tanh)
 LM_SFPU_TEMPLATES_(abs)
 LM_SFPU_TEMPLATES_(negative)
 LM_SFPU_TEMPLATES_(square)
+LM_SFPU_TEMPLATES_(log1p)
+LM_SFPU_TEMPLATES_(expm1)
+LM_SFPU_TEMPLATES_(sign)
+LM_SFPU_TEMPLATES_(gelu_erf)
+LM_SFPU_TEMPLATES_(silu)
+LM_SFPU_TEMPLATES_(mish)
+LM_SFPU_TEMPLATES_(hardsigmoid)
+LM_SFPU_TEMPLATES_(hardswish)
+LM_SFPU_TEMPLATES_(softsign)
+LM_SFPU_TEMPLATES_(erf)
+LM_SFPU_TEMPLATES_(erfc)
+LM_SFPU_TEMPLATES_(sin)
+LM_SFPU_TEMPLATES_(cos)
+LM_SFPU_TEMPLATES_(tan)
+LM_SFPU_TEMPLATES_(asin)
+LM_SFPU_TEMPLATES_(acos)
+LM_SFPU_TEMPLATES_(atan)
+LM_SFPU_TEMPLATES_(sinh)
+LM_SFPU_TEMPLATES_(cosh)
+LM_SFPU_TEMPLATES_(asinh)
+LM_SFPU_TEMPLATES_(acosh)
+LM_SFPU_TEMPLATES_(atanh)
+LM_SFPU_TEMPLATES_(floor)
+LM_SFPU_TEMPLATES_(ceil)
+LM_SFPU_TEMPLATES_(trunc)
+LM_SFPU_TEMPLATES_(frac)
+LM_SFPU_TEMPLATES_(logical_not_unary)
+LM_SFPU_TEMPLATES_(logical_not)
+LM_SFPU_TEMPLATES_(isnan)
+LM_SFPU_TEMPLATES_(isinf)
+LM_SFPU_TEMPLATES_(isposinf)
+LM_SFPU_TEMPLATES_(isneginf)
+LM_SFPU_TEMPLATES_(isfinite)
+LM_SFPU_TEMPLATES_(eqz)
+LM_SFPU_TEMPLATES_(nez)
+LM_SFPU_TEMPLATES_(ltz)
+LM_SFPU_TEMPLATES_(gtz)
+LM_SFPU_TEMPLATES_(lez)
+LM_SFPU_TEMPLATES_(gez)
+LM_SFPU_TEMPLATES_(exp2)
+LM_SFPU_TEMPLATES_(log2)
+LM_SFPU_TEMPLATES_(log10)
+LM_SFPU_TEMPLATES_(cbrt)
 #undef LM_SFPU_TEMPLATES_
+// The same for the operations with parameters (power_tile<fp32>(i, p), ...).
+#define LM_SFPU_TEMPLATES1_(name)                                                                  \
+    template <auto... P, class... R> ALWI void name##_tile_init(R...) {                            \
+        name##_tile_init();                                                                        \
+    }                                                                                              \
+    template <auto P0, auto... P, class... R>                                                      \
+    ALWI void name##_tile(uint32_t idst, uint32_t param0, R...) {                                  \
+        name##_tile(idst, param0);                                                                 \
+    }
+#define LM_SFPU_TEMPLATES2_(name)                                                                  \
+    template <auto... P, class... R> ALWI void name##_tile_init(R...) {                            \
+        name##_tile_init();                                                                        \
+    }                                                                                              \
+    template <auto P0, auto... P, class... R>                                                      \
+    ALWI void name##_tile(uint32_t idst, uint32_t param0, uint32_t param1, R...) {                 \
+        name##_tile(idst, param0, param1);                                                         \
+    }
+LM_SFPU_TEMPLATES1_(relu_max)
+LM_SFPU_TEMPLATES1_(relu_min)
+LM_SFPU_TEMPLATES1_(leaky_relu)
+LM_SFPU_TEMPLATES1_(elu)
+LM_SFPU_TEMPLATES1_(power)
+LM_SFPU_TEMPLATES1_(power_iterative)
+LM_SFPU_TEMPLATES1_(heaviside)
+LM_SFPU_TEMPLATES1_(add_unary)
+LM_SFPU_TEMPLATES1_(sub_unary)
+LM_SFPU_TEMPLATES1_(mul_unary)
+LM_SFPU_TEMPLATES1_(div_unary)
+LM_SFPU_TEMPLATES1_(rsub_unary)
+LM_SFPU_TEMPLATES1_(unary_max)
+LM_SFPU_TEMPLATES1_(unary_min)
+LM_SFPU_TEMPLATES1_(unary_eq)
+LM_SFPU_TEMPLATES1_(unary_ne)
+LM_SFPU_TEMPLATES1_(unary_lt)
+LM_SFPU_TEMPLATES1_(unary_le)
+LM_SFPU_TEMPLATES1_(unary_gt)
+LM_SFPU_TEMPLATES1_(unary_ge)
+LM_SFPU_TEMPLATES2_(selu)
+LM_SFPU_TEMPLATES2_(hardtanh)
+LM_SFPU_TEMPLATES2_(clamp)
+LM_SFPU_TEMPLATES2_(celu)
+#undef LM_SFPU_TEMPLATES1_
+#undef LM_SFPU_TEMPLATES2_
+template <auto... P, class... R> ALWI void softplus_tile_init(R...) {
+    softplus_tile_init();
+}
+template <auto... P, class... R> ALWI void round_tile_init(R...) {
+    round_tile_init();
+}
+template <auto... P, class... R> ALWI void typecast_tile_init(R...) {
+    typecast_tile_init();
+}
+template <auto... P, class... R> ALWI void where_tile_init(R...) {
+    where_tile_init();
+}
+template <auto... P, class... R> ALWI void rounding_op_tile_init(R...) {
+    rounding_op_tile_init();
+}
+template <auto... P, class... R> ALWI void binop_with_scalar_tile_init(R...) {
+    binop_with_scalar_tile_init();
+}
+// round_tile without decimals: to an integer (tt-metal's older form).
+ALWI void round_tile(uint32_t idst) {
+    round_tile(idst, 0);
+}
+// typecast_tile<IN_DTYPE, OUT_DTYPE>(idst): tt::DataFormat values, or their
+// numbers as uint32_t.
+template <auto IN, auto OUT> ALWI void typecast_tile(uint32_t idst) {
+    typecast_tile(idst, static_cast<uint32_t>(IN), static_cast<uint32_t>(OUT));
+}
+// where_tile<DataFormat>(cond, a, b, out): the integer formats select raw
+// 32-bit integers, as where_int32_tile.
+template <auto F, class... R>
+ALWI void where_tile(uint32_t icond, uint32_t itrue, uint32_t ifalse, uint32_t odst, R...) {
+    constexpr uint32_t f = static_cast<uint32_t>(F);
+    if constexpr (f == LM_DF_INT32 || f == LM_DF_UINT32)
+        where_int32_tile(icond, itrue, ifalse, odst);
+    else
+        where_tile(icond, itrue, ifalse, odst);
+}
 
 // tt-metal's compute functions live in namespace ckernel too.
 namespace ckernel {
+using ::abs_tile;
+using ::abs_tile_init;
+using ::acos_tile;
+using ::acos_tile_init;
+using ::acosh_tile;
+using ::acosh_tile_init;
 using ::acquire_dst;
+using ::add_binary_tile;
+using ::add_binary_tile_init;
 using ::add_init;
 using ::add_tiles;
 using ::add_tiles_init;
+using ::add_unary_tile;
+using ::add_unary_tile_init;
+using ::asin_tile;
+using ::asin_tile_init;
+using ::asinh_tile;
+using ::asinh_tile_init;
+using ::atan2_binary_tile;
+using ::atan2_binary_tile_init;
+using ::atan_tile;
+using ::atan_tile_init;
+using ::atanh_tile;
+using ::atanh_tile_init;
+using ::binary_max_tile;
+using ::binary_max_tile_init;
+using ::binary_min_tile;
+using ::binary_min_tile_init;
 using ::binary_op_init_common;
+using ::binop_with_scalar_tile_init;
 using ::cb_pop_front;
 using ::cb_push_back;
 using ::cb_reserve_back;
 using ::cb_wait_front;
+using ::cbrt_tile;
+using ::cbrt_tile_init;
+using ::ceil_tile;
+using ::ceil_tile_init;
+using ::celu_tile;
+using ::celu_tile_init;
+using ::clamp_tile;
+using ::clamp_tile_init;
 using ::copy_init;
 using ::copy_tile;
 using ::copy_tile_init;
 using ::copy_tile_to_dst_init_short;
+using ::cos_tile;
+using ::cos_tile_init;
+using ::cosh_tile;
+using ::cosh_tile_init;
+using ::div_binary_tile;
+using ::div_binary_tile_init;
+using ::div_unary_tile;
+using ::div_unary_tile_init;
+using ::elu_tile;
+using ::elu_tile_init;
+using ::eq_binary_tile;
+using ::eq_binary_tile_init;
+using ::eqz_tile;
+using ::eqz_tile_init;
+using ::erf_tile;
+using ::erf_tile_init;
+using ::erfc_tile;
+using ::erfc_tile_init;
+using ::exp2_tile;
+using ::exp2_tile_init;
+using ::exp_tile;
+using ::exp_tile_init;
+using ::expm1_tile;
+using ::expm1_tile_init;
+using ::fill_tile;
+using ::fill_tile_bitcast;
+using ::fill_tile_init;
+using ::fill_tile_int;
+using ::floor_tile;
+using ::floor_tile_init;
+using ::fmod_binary_tile;
+using ::fmod_binary_tile_init;
+using ::frac_tile;
+using ::frac_tile_init;
+using ::ge_binary_tile;
+using ::ge_binary_tile_init;
+using ::gelu_erf_tile;
+using ::gelu_erf_tile_init;
+using ::gelu_tile;
+using ::gelu_tile_init;
 using ::get_tile_size;
+using ::gez_tile;
+using ::gez_tile_init;
+using ::gt_binary_tile;
+using ::gt_binary_tile_init;
+using ::gtz_tile;
+using ::gtz_tile_init;
+using ::hardsigmoid_tile;
+using ::hardsigmoid_tile_init;
+using ::hardswish_tile;
+using ::hardswish_tile_init;
+using ::hardtanh_tile;
+using ::hardtanh_tile_init;
+using ::heaviside_tile;
+using ::heaviside_tile_init;
+using ::isfinite_tile;
+using ::isfinite_tile_init;
+using ::isinf_tile;
+using ::isinf_tile_init;
+using ::isnan_tile;
+using ::isnan_tile_init;
+using ::isneginf_tile;
+using ::isneginf_tile_init;
+using ::isposinf_tile;
+using ::isposinf_tile_init;
+using ::le_binary_tile;
+using ::le_binary_tile_init;
+using ::leaky_relu_tile;
+using ::leaky_relu_tile_init;
+using ::lez_tile;
+using ::lez_tile_init;
+using ::log10_tile;
+using ::log10_tile_init;
+using ::log1p_tile;
+using ::log1p_tile_init;
+using ::log2_tile;
+using ::log2_tile_init;
+using ::log_tile;
+using ::log_tile_init;
+using ::logical_and_binary_tile;
+using ::logical_and_binary_tile_init;
+using ::logical_not_tile;
+using ::logical_not_tile_init;
+using ::logical_not_unary_tile;
+using ::logical_not_unary_tile_init;
+using ::logical_or_binary_tile;
+using ::logical_or_binary_tile_init;
+using ::logical_xor_binary_tile;
+using ::logical_xor_binary_tile_init;
+using ::lt_binary_tile;
+using ::lt_binary_tile_init;
+using ::ltz_tile;
+using ::ltz_tile_init;
 using ::matmul_init;
 using ::matmul_tile;
 using ::matmul_tiles;
+using ::mish_tile;
+using ::mish_tile_init;
 using ::mm_init;
+using ::mul_binary_tile;
+using ::mul_binary_tile_init;
 using ::mul_init;
 using ::mul_tiles;
 using ::mul_tiles_init;
+using ::mul_unary_tile;
+using ::mul_unary_tile_init;
+using ::ne_binary_tile;
+using ::ne_binary_tile_init;
+using ::neg_tile;
+using ::neg_tile_init;
+using ::negative_tile;
+using ::negative_tile_init;
+using ::nez_tile;
+using ::nez_tile_init;
 using ::pack_tile;
+using ::power_binary_tile;
+using ::power_binary_tile_init;
+using ::power_iterative_tile;
+using ::power_iterative_tile_init;
+using ::power_tile;
+using ::power_tile_init;
+using ::recip_tile;
+using ::recip_tile_init;
 using ::reduce_tile;
 using ::release_dst;
+using ::relu_max_tile;
+using ::relu_max_tile_init;
+using ::relu_min_tile;
+using ::relu_min_tile_init;
+using ::relu_tile;
+using ::relu_tile_init;
+using ::remainder_binary_tile;
+using ::remainder_binary_tile_init;
+using ::round_tile;
+using ::round_tile_init;
+using ::rounding_op_tile_init;
+using ::rsqrt_tile;
+using ::rsqrt_tile_init;
+using ::rsub_binary_tile;
+using ::rsub_binary_tile_init;
+using ::rsub_unary_tile;
+using ::rsub_unary_tile_init;
+using ::selu_tile;
+using ::selu_tile_init;
+using ::sigmoid_tile;
+using ::sigmoid_tile_init;
+using ::sign_tile;
+using ::sign_tile_init;
+using ::silu_tile;
+using ::silu_tile_init;
+using ::sin_tile;
+using ::sin_tile_init;
+using ::sinh_tile;
+using ::sinh_tile_init;
+using ::softplus_tile;
+using ::softplus_tile_init;
+using ::softsign_tile;
+using ::softsign_tile_init;
+using ::sqrt_tile;
+using ::sqrt_tile_init;
+using ::square_tile;
+using ::square_tile_init;
+using ::sub_binary_tile;
+using ::sub_binary_tile_init;
 using ::sub_init;
 using ::sub_tiles;
 using ::sub_tiles_init;
+using ::sub_unary_tile;
+using ::sub_unary_tile_init;
+using ::tan_tile;
+using ::tan_tile_init;
+using ::tanh_tile;
+using ::tanh_tile_init;
 using ::tile_regs_acquire;
 using ::tile_regs_commit;
 using ::tile_regs_release;
 using ::tile_regs_wait;
 using ::transpose_wh_tile;
+using ::trunc_tile;
+using ::trunc_tile_init;
+using ::typecast_tile;
+using ::typecast_tile_init;
+using ::unary_eq_tile;
+using ::unary_eq_tile_init;
+using ::unary_ge_tile;
+using ::unary_ge_tile_init;
+using ::unary_gt_tile;
+using ::unary_gt_tile_init;
+using ::unary_le_tile;
+using ::unary_le_tile_init;
+using ::unary_lt_tile;
+using ::unary_lt_tile_init;
+using ::unary_max_tile;
+using ::unary_max_tile_init;
+using ::unary_min_tile;
+using ::unary_min_tile_init;
+using ::unary_ne_tile;
+using ::unary_ne_tile_init;
+using ::where_fp32_tile;
+using ::where_int32_tile;
+using ::where_tile;
+using ::where_tile_init;
 } // namespace ckernel

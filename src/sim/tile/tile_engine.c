@@ -109,35 +109,31 @@ lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast
 }
 
 static const char *const dst_binary_names[TILE_DST_BINARY_COUNT_] = {
-    [TILE_DST_BINARY_ADD] = "add_binary_tile",   [TILE_DST_BINARY_SUB] = "sub_binary_tile",
-    [TILE_DST_BINARY_MUL] = "mul_binary_tile",   [TILE_DST_BINARY_DIV] = "div_binary_tile",
-    [TILE_DST_BINARY_RSUB] = "rsub_binary_tile", [TILE_DST_BINARY_MAX] = "binary_max_tile",
-    [TILE_DST_BINARY_MIN] = "binary_min_tile"};
+    [TILE_DST_BINARY_ADD] = "add_binary_tile",
+    [TILE_DST_BINARY_SUB] = "sub_binary_tile",
+    [TILE_DST_BINARY_MUL] = "mul_binary_tile",
+    [TILE_DST_BINARY_DIV] = "div_binary_tile",
+    [TILE_DST_BINARY_RSUB] = "rsub_binary_tile",
+    [TILE_DST_BINARY_MAX] = "binary_max_tile",
+    [TILE_DST_BINARY_MIN] = "binary_min_tile",
+    [TILE_DST_BINARY_POWER] = "power_binary_tile",
+    [TILE_DST_BINARY_EQ] = "eq_binary_tile",
+    [TILE_DST_BINARY_NE] = "ne_binary_tile",
+    [TILE_DST_BINARY_LT] = "lt_binary_tile",
+    [TILE_DST_BINARY_LE] = "le_binary_tile",
+    [TILE_DST_BINARY_GT] = "gt_binary_tile",
+    [TILE_DST_BINARY_GE] = "ge_binary_tile",
+    [TILE_DST_BINARY_LOGICAL_AND] = "logical_and_binary_tile",
+    [TILE_DST_BINARY_LOGICAL_OR] = "logical_or_binary_tile",
+    [TILE_DST_BINARY_LOGICAL_XOR] = "logical_xor_binary_tile",
+    [TILE_DST_BINARY_ATAN2] = "atan2_binary_tile",
+    [TILE_DST_BINARY_FMOD] = "fmod_binary_tile",
+    [TILE_DST_BINARY_REMAINDER] = "remainder_binary_tile",
+};
 
 const char *tile_dst_binary_name(tile_dst_binary_op op) {
     if (op <= TILE_DST_BINARY_INVALID || op >= TILE_DST_BINARY_COUNT_) return "invalid";
     return dst_binary_names[op];
-}
-
-/* One element of a dst binary operation: a single IEEE operation, so the same
- * bits on every host. */
-static float dst_binary_elem(tile_dst_binary_op op, float x, float y) {
-    switch (op) {
-    case TILE_DST_BINARY_ADD:
-        return x + y;
-    case TILE_DST_BINARY_SUB:
-        return x - y;
-    case TILE_DST_BINARY_MUL:
-        return x * y;
-    case TILE_DST_BINARY_DIV:
-        return x / y;
-    case TILE_DST_BINARY_RSUB:
-        return y - x;
-    case TILE_DST_BINARY_MAX:
-        return x != x || y != y ? NAN : x > y ? x : y;
-    default:
-        return x != x || y != y ? NAN : x < y ? x : y;
-    }
 }
 
 lm_status tile_dst_binary(tile_dst *dst, tile_dst_binary_op op, uint32_t a, uint32_t b,
@@ -150,9 +146,34 @@ lm_status tile_dst_binary(tile_dst *dst, tile_dst_binary_op op, uint32_t a, uint
     if (!st) st = check_index(dst, out, fn);
     if (st) return st;
     float t[TILE_ELEMS];
-    for (int i = 0; i < TILE_ELEMS; i++)
-        t[i] = dst_binary_elem(op, dst->reg[a][i], dst->reg[b][i]);
+    kernels()->dst_binary(op, dst->reg[a], dst->reg[b], t);
     write_back(dst, out, t);
+    return LM_OK;
+}
+
+lm_status tile_where(tile_dst *dst, uint32_t cond, uint32_t a, uint32_t b, uint32_t out, bool raw) {
+    const char *fn = raw ? "where_int32_tile" : "where_tile";
+    lm_status st = check_index(dst, cond, fn);
+    if (!st) st = check_index(dst, a, fn);
+    if (!st) st = check_index(dst, b, fn);
+    if (!st) st = check_index(dst, out, fn);
+    if (st) return st;
+    /* The condition is read as what the tile holds: a float (NaN counts as
+     * true, -0 as false) or, raw, a 32-bit integer. */
+    float t[TILE_ELEMS];
+    for (int i = 0; i < TILE_ELEMS; i++) {
+        float c = dst->reg[cond][i];
+        uint32_t cb;
+        memcpy(&cb, &c, sizeof cb);
+        bool take_a = raw ? cb != 0 : c != 0.0f;
+        t[i] = take_a ? dst->reg[a][i] : dst->reg[b][i];
+    }
+    if (raw) {
+        memcpy(dst->reg[out], t, sizeof t);
+        define_all(dst, out);
+    } else {
+        write_back(dst, out, t);
+    }
     return LM_OK;
 }
 
@@ -248,30 +269,190 @@ lm_status tile_dst_fill_raw(tile_dst *dst, uint32_t idx, uint32_t bits) {
 
 /* ---- SFPU ------------------------------------------------------------------ */
 
-static const char *const sfpu_names[TILE_SFPU_COUNT_] = {
-    [TILE_SFPU_EXP] = "exp",     [TILE_SFPU_LOG] = "log",         [TILE_SFPU_SQRT] = "sqrt",
-    [TILE_SFPU_RSQRT] = "rsqrt", [TILE_SFPU_RECIP] = "recip",     [TILE_SFPU_RELU] = "relu",
-    [TILE_SFPU_GELU] = "gelu",   [TILE_SFPU_SIGMOID] = "sigmoid", [TILE_SFPU_TANH] = "tanh",
-    [TILE_SFPU_ABS] = "abs",     [TILE_SFPU_NEG] = "neg",         [TILE_SFPU_SQUARE] = "square"};
+/* How an op reads its parameter words. */
+enum { P_NONE, P_F32, P_I32, P_U32 };
+
+static const struct sfpu_desc {
+    const char *name; /* the kernel API's name less "_tile" */
+    uint8_t params;   /* how many of p0, p1 it reads */
+    uint8_t kind;     /* how it reads them */
+} sfpu_ops[TILE_SFPU_COUNT_] = {
+    [TILE_SFPU_EXP] = {"exp", 0, P_NONE},
+    [TILE_SFPU_LOG] = {"log", 0, P_NONE},
+    [TILE_SFPU_SQRT] = {"sqrt", 0, P_NONE},
+    [TILE_SFPU_RSQRT] = {"rsqrt", 0, P_NONE},
+    [TILE_SFPU_RECIP] = {"recip", 0, P_NONE},
+    [TILE_SFPU_RELU] = {"relu", 0, P_NONE},
+    [TILE_SFPU_GELU] = {"gelu", 0, P_NONE},
+    [TILE_SFPU_SIGMOID] = {"sigmoid", 0, P_NONE},
+    [TILE_SFPU_TANH] = {"tanh", 0, P_NONE},
+    [TILE_SFPU_ABS] = {"abs", 0, P_NONE},
+    [TILE_SFPU_NEG] = {"neg", 0, P_NONE},
+    [TILE_SFPU_SQUARE] = {"square", 0, P_NONE},
+    [TILE_SFPU_LOG1P] = {"log1p", 0, P_NONE},
+    [TILE_SFPU_EXPM1] = {"expm1", 0, P_NONE},
+    [TILE_SFPU_SIGN] = {"sign", 0, P_NONE},
+    [TILE_SFPU_RELU_MAX] = {"relu_max", 1, P_F32},
+    [TILE_SFPU_RELU_MIN] = {"relu_min", 1, P_F32},
+    [TILE_SFPU_LEAKY_RELU] = {"leaky_relu", 1, P_F32},
+    [TILE_SFPU_ELU] = {"elu", 1, P_F32},
+    [TILE_SFPU_SELU] = {"selu", 2, P_F32},
+    [TILE_SFPU_CELU] = {"celu", 1, P_F32},
+    [TILE_SFPU_GELU_ERF] = {"gelu_erf", 0, P_NONE},
+    [TILE_SFPU_SILU] = {"silu", 0, P_NONE},
+    [TILE_SFPU_MISH] = {"mish", 0, P_NONE},
+    [TILE_SFPU_HARDSIGMOID] = {"hardsigmoid", 0, P_NONE},
+    [TILE_SFPU_HARDSWISH] = {"hardswish", 0, P_NONE},
+    [TILE_SFPU_HARDTANH] = {"hardtanh", 2, P_F32},
+    [TILE_SFPU_SOFTPLUS] = {"softplus", 2, P_F32},
+    [TILE_SFPU_SOFTSIGN] = {"softsign", 0, P_NONE},
+    [TILE_SFPU_ERF] = {"erf", 0, P_NONE},
+    [TILE_SFPU_ERFC] = {"erfc", 0, P_NONE},
+    [TILE_SFPU_SIN] = {"sin", 0, P_NONE},
+    [TILE_SFPU_COS] = {"cos", 0, P_NONE},
+    [TILE_SFPU_TAN] = {"tan", 0, P_NONE},
+    [TILE_SFPU_ASIN] = {"asin", 0, P_NONE},
+    [TILE_SFPU_ACOS] = {"acos", 0, P_NONE},
+    [TILE_SFPU_ATAN] = {"atan", 0, P_NONE},
+    [TILE_SFPU_SINH] = {"sinh", 0, P_NONE},
+    [TILE_SFPU_COSH] = {"cosh", 0, P_NONE},
+    [TILE_SFPU_ASINH] = {"asinh", 0, P_NONE},
+    [TILE_SFPU_ACOSH] = {"acosh", 0, P_NONE},
+    [TILE_SFPU_ATANH] = {"atanh", 0, P_NONE},
+    [TILE_SFPU_FLOOR] = {"floor", 0, P_NONE},
+    [TILE_SFPU_CEIL] = {"ceil", 0, P_NONE},
+    [TILE_SFPU_ROUND] = {"round", 1, P_I32},
+    [TILE_SFPU_TRUNC] = {"trunc", 0, P_NONE},
+    [TILE_SFPU_FRAC] = {"frac", 0, P_NONE},
+    [TILE_SFPU_CLAMP] = {"clamp", 2, P_F32},
+    [TILE_SFPU_LOGICAL_NOT] = {"logical_not_unary", 0, P_NONE},
+    [TILE_SFPU_ISNAN] = {"isnan", 0, P_NONE},
+    [TILE_SFPU_ISINF] = {"isinf", 0, P_NONE},
+    [TILE_SFPU_ISPOSINF] = {"isposinf", 0, P_NONE},
+    [TILE_SFPU_ISNEGINF] = {"isneginf", 0, P_NONE},
+    [TILE_SFPU_ISFINITE] = {"isfinite", 0, P_NONE},
+    [TILE_SFPU_EQZ] = {"eqz", 0, P_NONE},
+    [TILE_SFPU_NEZ] = {"nez", 0, P_NONE},
+    [TILE_SFPU_LTZ] = {"ltz", 0, P_NONE},
+    [TILE_SFPU_GTZ] = {"gtz", 0, P_NONE},
+    [TILE_SFPU_LEZ] = {"lez", 0, P_NONE},
+    [TILE_SFPU_GEZ] = {"gez", 0, P_NONE},
+    [TILE_SFPU_EXP2] = {"exp2", 0, P_NONE},
+    [TILE_SFPU_LOG2] = {"log2", 0, P_NONE},
+    [TILE_SFPU_LOG10] = {"log10", 0, P_NONE},
+    [TILE_SFPU_CBRT] = {"cbrt", 0, P_NONE},
+    [TILE_SFPU_POWER] = {"power", 1, P_F32},
+    [TILE_SFPU_POWER_ITERATIVE] = {"power_iterative", 1, P_U32},
+    [TILE_SFPU_HEAVISIDE] = {"heaviside", 1, P_F32},
+    [TILE_SFPU_ADD_UNARY] = {"add_unary", 1, P_F32},
+    [TILE_SFPU_SUB_UNARY] = {"sub_unary", 1, P_F32},
+    [TILE_SFPU_MUL_UNARY] = {"mul_unary", 1, P_F32},
+    [TILE_SFPU_DIV_UNARY] = {"div_unary", 1, P_F32},
+    [TILE_SFPU_RSUB_UNARY] = {"rsub_unary", 1, P_F32},
+    [TILE_SFPU_UNARY_MAX] = {"unary_max", 1, P_F32},
+    [TILE_SFPU_UNARY_MIN] = {"unary_min", 1, P_F32},
+    [TILE_SFPU_UNARY_EQ] = {"unary_eq", 1, P_F32},
+    [TILE_SFPU_UNARY_NE] = {"unary_ne", 1, P_F32},
+    [TILE_SFPU_UNARY_LT] = {"unary_lt", 1, P_F32},
+    [TILE_SFPU_UNARY_LE] = {"unary_le", 1, P_F32},
+    [TILE_SFPU_UNARY_GT] = {"unary_gt", 1, P_F32},
+    [TILE_SFPU_UNARY_GE] = {"unary_ge", 1, P_F32},
+    [TILE_SFPU_TYPECAST] = {"typecast", 2, P_U32},
+};
 
 const char *tile_sfpu_op_name(tile_sfpu_op op) {
     if (op <= TILE_SFPU_INVALID || op >= TILE_SFPU_COUNT_) return "invalid";
-    return sfpu_names[op];
+    return sfpu_ops[op].name;
 }
 
-lm_status tile_sfpu(tile_dst *dst, uint32_t idx, tile_sfpu_op op) {
+uint32_t tile_sfpu_op_params(tile_sfpu_op op) {
+    if (op <= TILE_SFPU_INVALID || op >= TILE_SFPU_COUNT_) return 0;
+    return sfpu_ops[op].params;
+}
+
+/* A parameter word as the value the op computes with (exactly). */
+static double param_value(uint8_t kind, uint32_t w) {
+    float f;
+    memcpy(&f, &w, sizeof f);
+    return kind == P_F32 ? (double)f : kind == P_I32 ? (double)(int32_t)w : (double)w;
+}
+
+static bool is_float_format(uint32_t f) {
+    return f == LM_DATA_FORMAT_FLOAT32 || f == LM_DATA_FORMAT_FLOAT16_B ||
+           f == LM_DATA_FORMAT_BFP8_B;
+}
+
+static bool is_int_format(uint32_t f) {
+    return f == LM_DATA_FORMAT_INT32 || f == LM_DATA_FORMAT_UINT32;
+}
+
+/* The parameters the op cannot work with; the message names the call. */
+static lm_status check_params(tile_sfpu_op op, const char *fn, double p0, double p1, uint32_t w0,
+                              uint32_t w1) {
+    const lm_status E = LM_ERR_INVALID_ARGUMENT;
+    switch (op) {
+    case TILE_SFPU_HARDTANH:
+        if (!(p0 <= p1))
+            return err_set(E, "%s: min %g must not be above max %g (and neither may be NaN)", fn,
+                           p0, p1);
+        break;
+    case TILE_SFPU_SOFTPLUS:
+        if (p0 == 0 || p0 != p0) return err_set(E, "%s: beta %g must be a nonzero number", fn, p0);
+        break;
+    case TILE_SFPU_CELU:
+        if (p0 == 0 || p0 != p0) return err_set(E, "%s: alpha %g must be a nonzero number", fn, p0);
+        break;
+    case TILE_SFPU_ROUND:
+        if (p0 < -38 || p0 > 38)
+            return err_set(E, "%s: decimals %d out of range (-38..38 for float32)", fn,
+                           (int32_t)w0);
+        break;
+    case TILE_SFPU_TYPECAST:
+        if (!(is_float_format(w0) || is_int_format(w0)) ||
+            !(is_float_format(w1) || is_int_format(w1)))
+            return err_set(E,
+                           "%s: no cast from data format %u to %u (Float32, Float16_b, Bfp8_b, "
+                           "UInt32 and Int32 are %u..%u)",
+                           fn, w0, w1, LM_DATA_FORMAT_FLOAT32, LM_DATA_FORMAT_INT32);
+        break;
+    default:
+        break;
+    }
+    return LM_OK;
+}
+
+lm_status tile_sfpu_param(tile_dst *dst, uint32_t idx, tile_sfpu_op op, uint32_t p0, uint32_t p1) {
     if (op <= TILE_SFPU_INVALID || op >= TILE_SFPU_COUNT_)
         return err_set(LM_ERR_INVALID_ARGUMENT, "sfpu: unknown operation %d", (int)op);
-    if (idx >= tile_dst_capacity(dst)) {
-        char fn[32];
-        snprintf(fn, sizeof fn, "%s_tile", sfpu_names[op]);
-        return check_index(dst, idx, fn);
+    const struct sfpu_desc *d = &sfpu_ops[op];
+    char fn[40];
+    snprintf(fn, sizeof fn, "%s_tile", d->name);
+    lm_status st = check_index(dst, idx, fn);
+    if (st) return st;
+    double v0 = d->params > 0 ? param_value(d->kind, p0) : 0.0;
+    double v1 = d->params > 1 ? param_value(d->kind, p1) : 0.0;
+    if ((st = check_params(op, fn, v0, v1, p0, p1))) return st;
+    bool raw_out = false;
+    if (op == TILE_SFPU_TYPECAST) {
+        raw_out = is_int_format(p1);
+        /* A float result held in 16-bit dst ends as bfloat16: round to it
+         * once, from the exact input, rather than twice. */
+        if (!raw_out && !dst->fp32_acc) v1 = LM_DATA_FORMAT_FLOAT16_B;
     }
     float t[TILE_ELEMS];
     memcpy(t, dst->reg[idx], sizeof t);
-    kernels()->sfpu(op, t);
-    write_back(dst, idx, t);
+    kernels()->sfpu(op, v0, v1, t);
+    if (raw_out) {
+        memcpy(dst->reg[idx], t, sizeof t);
+        define_all(dst, idx);
+    } else {
+        write_back(dst, idx, t);
+    }
     return LM_OK;
+}
+
+lm_status tile_sfpu(tile_dst *dst, uint32_t idx, tile_sfpu_op op) {
+    return tile_sfpu_param(dst, idx, op, 0, 0);
 }
 
 /* ---- pack ------------------------------------------------------------------ */

@@ -30,7 +30,10 @@
  *   reduce_tile<func, dim>     tile_reduce, scaler = element [0][0] of the
  *                              unpacked scaler tile
  *   transpose_wh_tile          tile_transpose
- *   <sfpu>_tile(d)             tile_sfpu
+ *   <sfpu>_tile(d[, p0[, p1]]) tile_sfpu_param (parameter words as passed)
+ *   typecast_tile              tile_sfpu_param(TILE_SFPU_TYPECAST, in, out)
+ *   <op>_binary_tile(a, b, o)  tile_dst_binary
+ *   where_tile, where_int32_tile  tile_where
  *   fill_tile, fill_tile_bitcast  tile_dst_fill
  *   fill_tile_int              tile_dst_fill_raw
  *   pack_tile(d, cb)           tile_pack_dst in the CB's data format
@@ -65,17 +68,61 @@
  *   tanh     all x                      <= 0.6 ulp          [0.51]
  *   gelu     tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), against
  *            the same form in float64   <= 0.6 ulp or 2^-126 absolute  [0.504]
+ * The operations with parameters hold their bounds for every parameter
+ * value (the tests use torch's defaults and others); all x unless said:
+ *   sign, floor, ceil, trunc, frac, round (decimals 0: ties to even),
+ *   relu_max, relu_min, hardtanh, clamp, heaviside, unary_max/min,
+ *   predicates and comparisons (1.0 / 0.0), where, fmod, remainder
+ *                                       exact
+ *   round with decimals d != 0          torch's float32 steps bit for bit:
+ *                                       nearbyint(x * 10^d) / 10^d (d < 0:
+ *                                       nearbyint(x / 10^-d) * 10^-d)
+ *   leaky_relu, add/sub/mul/div/rsub_unary  correctly rounded, <= 0.5 ulp
+ *   hardsigmoid, hardswish, softsign    <= 0.5 ulp + 2^-28 (one float64
+ *                                       rounding first)     [0.500]
+ *   log1p    x >= -1                    <= 0.6 ulp          [0.500]
+ *   expm1                               <= 0.6 ulp          [0.503]
+ *   elu, selu, celu (any nonzero alpha) <= 0.6 ulp          [0.504]
+ *   silu, mish, softplus                <= 0.6 ulp          [0.502]
+ *   gelu_erf 0.5 x erfc(-x / sqrt2)     <= 0.6 ulp          [0.500]
+ *   erf, erfc                           <= 0.6 ulp          [0.502]
+ *   sin, cos, tan  all finite x (exact Payne-Hanek reduction, so huge
+ *                  arguments too)       <= 0.6 ulp          [0.500]
+ *   asin, acos  [-1, 1]; atan           <= 0.6 ulp          [0.500]
+ *   sinh, cosh                          <= 0.6 ulp          [0.507]
+ *   asinh; acosh x >= 1; atanh [-1, 1]  <= 0.6 ulp          [0.500]
+ *   exp2, log2, log10 (x > 0), cbrt     <= 0.6 ulp          [0.501]
+ *                                       (exact results exact: 2^k, log2(2^k),
+ *                                       log10(10^k), cbrt of cubes)
+ *   power, power_iterative, power_binary: x^y as torch.pow, where the result
+ *            is finite and nonzero     <= 0.6 ulp          [0.502]
+ *   atan2_binary                        <= 0.6 ulp          [0.500]
+ *   typecast float -> int32/uint32: truncation, saturating, NaN -> 0;
+ *            int -> float32/bfloat16: rounded once, to nearest even; float32
+ *            -> bfloat16 as the dst rounding; int32 <-> uint32 keeps the bits
  * The same bounds are asserted over a sweep of 262,000 float32 values evenly
- * spread over all bit patterns.
+ * spread over all bit patterns (the transcendental ops).
  * The transcendental ops keep float64 intermediates (IEEE, so still identical
  * everywhere) and round to float32 once, which is why they are nearly
- * correctly rounded.
+ * correctly rounded: range reductions and series of our own, truncated below
+ * 2^-44 relative, exp's 2^-32 dominating.
  * With bfloat16 dst add the final rounding: <= 0.5 bfloat16 ulp (2^-8 relative).
  * Specials: exp(+Inf) = +Inf, exp(-Inf) = 0, log(+-0) = -Inf, log(x < 0) = NaN,
  * sqrt(x < 0) = NaN, recip(+-0) = +-Inf, rsqrt(0) = +Inf, sigmoid(-Inf) = 0,
  * tanh(+-Inf) = +-1, gelu(-Inf) = -0, gelu(+Inf) = +Inf, relu(NaN) = NaN.
- *
- * Errors: operations validate their enum arguments and dst index and fail with
+ * Every op gives NaN for a NaN input except the predicates and comparisons
+ * (a NaN is nonzero and unordered: isnan and nez give 1, the others 0) and
+ * the cast to an integer (0); IEEE and C99 specials otherwise (log1p(-1) =
+ * -Inf, atanh(+-1) = +-Inf, sin(Inf) = NaN, erfc(-Inf) = 2, atan2's signed
+ * zeros, pow's rules of C99 F.10.4.4: x^0 = 1^y = 1 even for NaN). Where
+ * torch's formula meets Inf * 0 at -Inf, the engine gives the limit instead:
+ * gelu_erf, silu, mish and hardswish of -Inf are -0 (torch: NaN). sign(+-0)
+ * = +0. relu_max and relu_min compare as the chip does (NaN and -0 pass
+ * through).
+ * Errors: operations validate their enum arguments, dst indices and the
+ * parameters an op cannot take (hardtanh min > max or NaN, softplus beta and
+ * celu alpha 0 or NaN, round decimals outside -38..38, typecast formats
+ * outside Float32, Float16_b, Bfp8_b, UInt32, Int32) and fail with
  * LM_ERR_INVALID_ARGUMENT (message names the operation) without touching dst,
  * because those values come from kernel code. Pointers are trusted.
  *
@@ -147,6 +194,79 @@ typedef enum tile_sfpu_op {
     TILE_SFPU_ABS,
     TILE_SFPU_NEG,
     TILE_SFPU_SQUARE,
+    /* Parameters p0, p1 in brackets: float32 bits unless marked (int32) or
+     * (uint32). */
+    TILE_SFPU_LOG1P,
+    TILE_SFPU_EXPM1,
+    TILE_SFPU_SIGN,
+    TILE_SFPU_RELU_MAX,   /* [upper]: clipped at upper, then at 0 (relu6: 6) */
+    TILE_SFPU_RELU_MIN,   /* [lower]: max(x, lower) */
+    TILE_SFPU_LEAKY_RELU, /* [slope] */
+    TILE_SFPU_ELU,        /* [alpha] */
+    TILE_SFPU_SELU,       /* [scale, alpha] */
+    TILE_SFPU_CELU,       /* [alpha], nonzero */
+    TILE_SFPU_GELU_ERF,   /* 0.5 x (1 + erf(x / sqrt 2)) */
+    TILE_SFPU_SILU,
+    TILE_SFPU_MISH,
+    TILE_SFPU_HARDSIGMOID,
+    TILE_SFPU_HARDSWISH,
+    TILE_SFPU_HARDTANH, /* [min, max], min <= max */
+    TILE_SFPU_SOFTPLUS, /* [beta (nonzero), threshold] */
+    TILE_SFPU_SOFTSIGN,
+    TILE_SFPU_ERF,
+    TILE_SFPU_ERFC,
+    TILE_SFPU_SIN,
+    TILE_SFPU_COS,
+    TILE_SFPU_TAN,
+    TILE_SFPU_ASIN,
+    TILE_SFPU_ACOS,
+    TILE_SFPU_ATAN,
+    TILE_SFPU_SINH,
+    TILE_SFPU_COSH,
+    TILE_SFPU_ASINH,
+    TILE_SFPU_ACOSH,
+    TILE_SFPU_ATANH,
+    TILE_SFPU_FLOOR,
+    TILE_SFPU_CEIL,
+    TILE_SFPU_ROUND, /* [decimals (int32) in -38..38]: torch.round(x, decimals) */
+    TILE_SFPU_TRUNC,
+    TILE_SFPU_FRAC,
+    TILE_SFPU_CLAMP, /* [min, max] */
+    TILE_SFPU_LOGICAL_NOT,
+    TILE_SFPU_ISNAN,
+    TILE_SFPU_ISINF,
+    TILE_SFPU_ISPOSINF,
+    TILE_SFPU_ISNEGINF,
+    TILE_SFPU_ISFINITE,
+    TILE_SFPU_EQZ,
+    TILE_SFPU_NEZ,
+    TILE_SFPU_LTZ,
+    TILE_SFPU_GTZ,
+    TILE_SFPU_LEZ,
+    TILE_SFPU_GEZ,
+    TILE_SFPU_EXP2,
+    TILE_SFPU_LOG2,
+    TILE_SFPU_LOG10,
+    TILE_SFPU_CBRT,
+    TILE_SFPU_POWER,           /* [exponent]: x^p */
+    TILE_SFPU_POWER_ITERATIVE, /* [exponent (uint32)]: x^n */
+    TILE_SFPU_HEAVISIDE,       /* [value at 0] */
+    TILE_SFPU_ADD_UNARY,       /* [s]: x + s */
+    TILE_SFPU_SUB_UNARY,       /* [s]: x - s */
+    TILE_SFPU_MUL_UNARY,       /* [s]: x * s */
+    TILE_SFPU_DIV_UNARY,       /* [s]: x / s */
+    TILE_SFPU_RSUB_UNARY,      /* [s]: s - x */
+    TILE_SFPU_UNARY_MAX,       /* [s]: max(x, s) */
+    TILE_SFPU_UNARY_MIN,       /* [s]: min(x, s) */
+    TILE_SFPU_UNARY_EQ,        /* [s]: x == s, 1.0 or 0.0; likewise the next five */
+    TILE_SFPU_UNARY_NE,
+    TILE_SFPU_UNARY_LT,
+    TILE_SFPU_UNARY_LE,
+    TILE_SFPU_UNARY_GT,
+    TILE_SFPU_UNARY_GE,
+    /* [in, out (uint32 lm_data_format numbers)]: between the float formats
+     * and Int32 / UInt32 */
+    TILE_SFPU_TYPECAST,
     TILE_SFPU_COUNT_
 } tile_sfpu_op;
 
@@ -162,6 +282,19 @@ typedef enum tile_dst_binary_op {
     TILE_DST_BINARY_RSUB,
     TILE_DST_BINARY_MAX,
     TILE_DST_BINARY_MIN,
+    TILE_DST_BINARY_POWER, /* a^b as torch.pow */
+    TILE_DST_BINARY_EQ,    /* a == b, 1.0 or 0.0; likewise the next five */
+    TILE_DST_BINARY_NE,
+    TILE_DST_BINARY_LT,
+    TILE_DST_BINARY_LE,
+    TILE_DST_BINARY_GT,
+    TILE_DST_BINARY_GE,
+    TILE_DST_BINARY_LOGICAL_AND, /* nonzero (NaN too) is true; 1.0 or 0.0 */
+    TILE_DST_BINARY_LOGICAL_OR,
+    TILE_DST_BINARY_LOGICAL_XOR,
+    TILE_DST_BINARY_ATAN2,     /* atan2(a, b) as torch.atan2(a, b) */
+    TILE_DST_BINARY_FMOD,      /* torch.fmod: the sign of a, exact */
+    TILE_DST_BINARY_REMAINDER, /* torch.remainder: the sign of b */
     TILE_DST_BINARY_COUNT_
 } tile_dst_binary_op;
 
@@ -220,8 +353,26 @@ lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_r
 /* dst[idx] = a transposed (rows <-> columns), exactly. */
 lm_status tile_transpose(tile_dst *dst, uint32_t idx, const float *a);
 
-/* dst[idx] = f(dst[idx]) element-wise. */
+/* dst[idx] = f(dst[idx]) element-wise, f taking the op's parameters: p0 and
+ * p1 are the 32-bit words a kernel passes (tt-metal's convention: float32
+ * bits, except ROUND's int32 decimals, POWER_ITERATIVE's uint32 exponent and
+ * TYPECAST's data format numbers; see tile_sfpu_op), the ones an op does not
+ * take are ignored. Parameters an op cannot work with (see the table above)
+ * fail like a bad index. TYPECAST to Int32/UInt32 stores the integers raw, as
+ * tile_copy's raw mode does. */
+lm_status tile_sfpu_param(tile_dst *dst, uint32_t idx, tile_sfpu_op op, uint32_t p0, uint32_t p1);
+
+/* tile_sfpu_param with both parameter words 0. */
 lm_status tile_sfpu(tile_dst *dst, uint32_t idx, tile_sfpu_op op);
+
+/* How many parameter words the op reads (0, 1 or 2); 0 out of range. */
+uint32_t tile_sfpu_op_params(tile_sfpu_op op);
+
+/* dst[out] = dst[cond] != 0 ? dst[a] : dst[b] element-wise (tt-metal's
+ * where_tile; a NaN condition is true, -0 false). With raw, every tile is
+ * read as 32-bit integers and the chosen bits are stored untouched
+ * (where_int32_tile). out may be any of the three. */
+lm_status tile_where(tile_dst *dst, uint32_t cond, uint32_t a, uint32_t b, uint32_t out, bool raw);
 
 /* Every element of dst[idx] = value (rounded like any result). */
 lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value);

@@ -1,6 +1,7 @@
 /* Kernel sets behind the tile engine: the same arithmetic compiled for two
- * targets. tile_kern_body.h holds the element-wise and SFPU kernels once; it is
- * compiled plainly (portable) and with AVX2+FMA enabled, and both compilations
+ * targets. tile_kern_body.h holds the element-wise and SFPU kernels once
+ * (their scalar math in tile_kern_math.h); it is compiled plainly (portable)
+ * and with AVX2+FMA enabled, and both compilations
  * perform the identical sequence of IEEE operations per element, so they give
  * identical bits. Only matmul has a hand-written AVX2 version, which keeps the
  * portable version's order of fused multiply-adds.
@@ -21,8 +22,11 @@ typedef struct tile_kernels {
     void (*binary)(tile_binary_op op, tile_bcast bcast, const float *a, const float *b, float *out);
     /* acc += a x b, fma over k = 0..31 in order for each element. */
     void (*matmul)(const float *a, const float *b, float *acc);
-    /* t = f(t) element-wise. */
-    void (*sfpu)(tile_sfpu_op op, float *t);
+    /* t = f(t) element-wise; p0, p1: the op's parameters as exact values
+     * (float32 values, or integers for the integer parameters). */
+    void (*sfpu)(tile_sfpu_op op, double p0, double p1, float *t);
+    /* out = a (op) b element-wise. */
+    void (*dst_binary)(tile_dst_binary_op op, const float *a, const float *b, float *out);
     /* The end of every op that writes dst: canonical NaN, optional bf16 round. */
     void (*finish)(float *t, bool round_bf16);
 } tile_kernels;

@@ -3,11 +3,14 @@
  * and, when it brings its own matmul, TILE_KERN_OWN_MATMUL.
  *
  * Everything here is written so that a vectorizing compiler can keep the exact
- * per-element operation sequence: straight-line element functions, selects
- * instead of branches, no reassociation. Transcendentals are our own fixed
- * approximations; libm is never called (its results differ between versions
- * and platforms). fmaf is used only where a fused multiply-add is intended; it
- * is correctly rounded by definition (C11 7.12.13.1), in hardware or libm.
+ * per-element operation sequence: mostly straight-line element functions,
+ * selects instead of branches, no reassociation (the few element functions
+ * with loops or branches -- erf, fmod, the trigonometric reduction -- are
+ * simply not vectorized, with the same result). The element functions are in
+ * tile_kern_math.h: transcendentals are our own fixed approximations; libm is
+ * never called (its results differ between versions and platforms). fmaf is
+ * used only where a fused multiply-add is intended; it is correctly rounded by
+ * definition (C11 7.12.13.1), in hardware or libm.
  */
 #ifndef TILE_KERN_TABLE
 #error "define TILE_KERN_TABLE before including tile_kern_body.h"
@@ -18,18 +21,7 @@
 #include <string.h>
 
 #include "sim/tile/tile_kern.h"
-
-static inline uint32_t tk_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static inline float tk_float(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
+#include "sim/tile/tile_kern_math.h"
 
 /* ---- FPU element-wise ------------------------------------------------------ */
 
@@ -99,133 +91,27 @@ static void tk_matmul(const float *restrict a, const float *restrict b, float *r
 
 /* ---- SFPU ------------------------------------------------------------------ */
 
-/* exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, all in float64:
- * exp(r) by its degree-8 Taylor polynomial (truncation < 2^-32 relative) and
- * 2^n applied in two exact steps. The float32 ops round the float64 result once
- * (subnormal results included), so exp is within 0.5 ulp + 2^-30 relative; the
- * ops built on exp keep float64 until their own final rounding. */
-#define TK_LOG2E 1.4426950408889634
-#define TK_LN2 0.6931471805599453
-/* 1.5 * 2^52: adding and subtracting it rounds a double to an integer. */
-#define TK_ROUND_MAGIC 6755399441055744.0
-
-static inline double tk_double(uint64_t u) {
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-static inline double tk_exp_dd(double x) {
-    double xc = x != x ? 0.0 : x;
-    xc = xc < -745.0 ? -745.0 : xc; /* below: 0 in float64 already */
-    xc = xc > 89.0 ? 89.0 : xc;     /* above: Inf in float32 already */
-    double n = (xc * TK_LOG2E + TK_ROUND_MAGIC) - TK_ROUND_MAGIC;
-    double r = xc - n * TK_LN2;
-    double p = 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    int32_t k = (int32_t)n;
-    int32_t k1 = k / 2;
-    int32_t k2 = k - k1;
-    double s1 = tk_double((uint64_t)(int64_t)(k1 + 1023) << 52);
-    double s2 = tk_double((uint64_t)(int64_t)(k2 + 1023) << 52);
-    double y = (p * s1) * s2;
-    return x != x ? x : y;
-}
-
-static inline float tk_exp(float x) {
-    return (float)tk_exp_dd(x);
-}
-
-/* log(x) = e ln2 + log(m), m in [sqrt(1/2), sqrt(2)], log(m) = 2 atanh(s) with
- * s = (m - 1) / (m + 1), |s| <= 0.1716, by its odd series to s^9. s, the
- * leading term and the final sum are formed in float64 so that only the last
- * conversion rounds noticeably; the series tail (< 1% of the result) is float. */
-static inline float tk_log(float x) {
-    uint32_t u = tk_bits(x);
-    int sub = u != 0 && u < 0x00800000u; /* positive subnormal */
-    float xs = sub ? x * 8388608.0f : x;
-    uint32_t us = tk_bits(xs);
-    int32_t e = (int32_t)((us >> 23) & 0xffu) - 127 - (sub ? 23 : 0);
-    float m = tk_float((us & 0x007fffffu) | 0x3f800000u);
-    int big = m > 1.41421356f;
-    m = big ? m * 0.5f : m;
-    e = big ? e + 1 : e;
-    double sd = (double)(m - 1.0f) / ((double)m + 1.0);
-    float s = (float)sd;
-    float s2 = s * s;
-    float q = 2.0f / 9.0f;
-    q = q * s2 + 2.0f / 7.0f;
-    q = q * s2 + 2.0f / 5.0f;
-    q = q * s2 + 2.0f / 3.0f;
-    double logm = 2.0 * sd + (double)(s * (s2 * q));
-    float y = (float)((double)e * TK_LN2 + logm);
-    y = x == 0.0f ? -INFINITY : y;
-    y = x < 0.0f ? NAN : y;
-    y = u == 0x7f800000u ? x : y;
-    return x != x ? x : y;
-}
-
-static inline float tk_sqrt(float x) {
-    return sqrtf(x);
-}
-
-/* x * sigmoid(v) = x / (1 + exp(-v)) formed from t = exp(-|v|) <= 1 so nothing
- * overflows: x / (1 + t) for v >= 0, x * t / (1 + t) for v < 0. */
-static inline double tk_times_sigmoid(double x, double v) {
-    double av = v < 0.0 ? -v : v;
-    double t = tk_exp_dd(-av);
-    return v < 0.0 ? x * t / (1.0 + t) : x / (1.0 + t);
-}
-
-static inline float tk_sigmoid(float x) {
-    return (float)tk_times_sigmoid(1.0, x);
-}
-
-/* tanh: odd Taylor series to x^19 below 0.55 (truncation < 2^-28 relative),
- * 1 - 2 / (exp(2|x|) + 1) above, in float64; the sign is restored last. */
-static inline float tk_tanh(float x) {
-    double ax = x < 0.0f ? -(double)x : (double)x;
-    double x2 = ax * ax;
-    double q = -443861162.0 / 1856156927625.0;
-    q = q * x2 + 6404582.0 / 10854718875.0;
-    q = q * x2 + -929569.0 / 638512875.0;
-    q = q * x2 + 21844.0 / 6081075.0;
-    q = q * x2 + -1382.0 / 155925.0;
-    q = q * x2 + 62.0 / 2835.0;
-    q = q * x2 + -17.0 / 315.0;
-    q = q * x2 + 2.0 / 15.0;
-    q = q * x2 + -1.0 / 3.0;
-    double small = ax + ax * (x2 * q);
-    double large = 1.0 - 2.0 / (tk_exp_dd(2.0 * ax) + 1.0);
-    float y = (float)(ax < 0.55 ? small : large);
-    return tk_float(tk_bits(y) | (tk_bits(x) & 0x80000000u));
-}
-
-/* gelu, tanh form: 0.5 x (1 + tanh(u)) = x * sigmoid(2u) with
- * u = sqrt(2/pi) (x + 0.044715 x^3); no cancellation for negative x, and 2u
- * carries no float32 rounding error into exp (which would amplify it by |2u|). */
-static inline float tk_gelu(float x) {
-    double xd = x;
-    double v = 1.5957691216057308 * (xd + 0.044715 * ((xd * xd) * xd));
-    float y = (float)tk_times_sigmoid(xd, v);
-    /* +-Inf: the formula gives Inf * 0 for -Inf */
-    return x == -INFINITY ? -0.0f : y;
-}
-
 #define TK_SFPU_LOOP(t, EXPR)                                                                      \
     for (int i = 0; i < TILE_ELEMS; i++) {                                                         \
         float x = t[i];                                                                            \
         t[i] = (EXPR);                                                                             \
     }
 
-static void tk_sfpu(tile_sfpu_op op, float *restrict t) {
+/* 1.0 or 0.0: the result of the comparison and predicate ops. */
+#define TK_BOOL(c) ((c) ? 1.0f : 0.0f)
+
+/* max and min that return NaN when either operand is NaN (torch.maximum). */
+static inline float tk_max_nan(float x, float y) {
+    return x != x || y != y ? NAN : x > y ? x : y;
+}
+
+static inline float tk_min_nan(float x, float y) {
+    return x != x || y != y ? NAN : x < y ? x : y;
+}
+
+/* t = f(t); p0 and p1 are the op's parameters (tile_engine.h), exact. */
+static void tk_sfpu(tile_sfpu_op op, double p0, double p1, float *restrict t) {
+    const float f0 = (float)p0, f1 = (float)p1;
     switch (op) {
     case TILE_SFPU_EXP:
         TK_SFPU_LOOP(t, tk_exp(x));
@@ -263,6 +149,302 @@ static void tk_sfpu(tile_sfpu_op op, float *restrict t) {
     case TILE_SFPU_SQUARE:
         TK_SFPU_LOOP(t, x * x);
         break;
+    case TILE_SFPU_LOG1P:
+        TK_SFPU_LOOP(t, (float)tk_log1p_d(x));
+        break;
+    case TILE_SFPU_EXPM1:
+        TK_SFPU_LOOP(t, (float)tk_expm1_d(x));
+        break;
+    case TILE_SFPU_SIGN:
+        TK_SFPU_LOOP(t, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x);
+        break;
+    case TILE_SFPU_RELU_MAX: { /* the chip's order: clip at the limit, then at 0 */
+        TK_SFPU_LOOP(t, x > f0 ? f0 : x);
+        TK_SFPU_LOOP(t, x < 0.0f ? 0.0f : x);
+        break;
+    }
+    case TILE_SFPU_RELU_MIN:
+        TK_SFPU_LOOP(t, x < f0 ? f0 : x);
+        break;
+    case TILE_SFPU_LEAKY_RELU:
+        TK_SFPU_LOOP(t, x < 0.0f ? x * f0 : x);
+        break;
+    case TILE_SFPU_ELU:
+        TK_SFPU_LOOP(t, x > 0.0f ? x : (float)(p0 * tk_expm1_d(x)));
+        break;
+    case TILE_SFPU_SELU:
+        TK_SFPU_LOOP(t, (float)(p0 * (x > 0.0f ? (double)x : p1 * tk_expm1_d(x))));
+        break;
+    case TILE_SFPU_CELU:
+        TK_SFPU_LOOP(t, x > 0.0f ? x : (float)(p0 * tk_expm1_d(x / p0)));
+        break;
+    case TILE_SFPU_GELU_ERF:
+        TK_SFPU_LOOP(t, tk_gelu_erf(x));
+        break;
+    case TILE_SFPU_SILU:
+        TK_SFPU_LOOP(t, tk_silu(x));
+        break;
+    case TILE_SFPU_MISH:
+        TK_SFPU_LOOP(t, tk_mish(x));
+        break;
+    case TILE_SFPU_HARDSIGMOID: /* min(max(x + 3, 0), 6) / 6; x + 3 is exact */
+        TK_SFPU_LOOP(t, x <= -3.0f ? 0.0f : x >= 3.0f ? 1.0f : (float)((x + 3.0) / 6.0));
+        break;
+    case TILE_SFPU_HARDSWISH: /* x min(max(x + 3, 0), 6) / 6, x (x + 3) exact; -0 below -3 */
+        TK_SFPU_LOOP(t, x <= -3.0f  ? tk_float(tk_bits(x) & 0x80000000u)
+                        : x >= 3.0f ? x
+                                    : (float)(x * (x + 3.0) / 6.0));
+        break;
+    case TILE_SFPU_HARDTANH:
+    case TILE_SFPU_CLAMP:
+        TK_SFPU_LOOP(t, tk_min_nan(tk_max_nan(x, f0), f1));
+        break;
+    case TILE_SFPU_SOFTPLUS: /* torch: x where x beta > threshold (in float32) */
+        TK_SFPU_LOOP(t, (float)(x * p0) > f1 ? x : (float)(tk_softplus_d(x * p0) / p0));
+        break;
+    case TILE_SFPU_SOFTSIGN:
+        TK_SFPU_LOOP(t, x == INFINITY    ? 1.0f
+                        : x == -INFINITY ? -1.0f
+                                         : (float)(x / (1.0 + tk_fabs_d(x))));
+        break;
+    case TILE_SFPU_ERF:
+        TK_SFPU_LOOP(t, (float)tk_erf_d(x));
+        break;
+    case TILE_SFPU_ERFC:
+        TK_SFPU_LOOP(t, (float)tk_erfc_d(x));
+        break;
+    case TILE_SFPU_SIN:
+        TK_SFPU_LOOP(t, tk_trig(x, 0));
+        break;
+    case TILE_SFPU_COS:
+        TK_SFPU_LOOP(t, tk_trig(x, 1));
+        break;
+    case TILE_SFPU_TAN:
+        TK_SFPU_LOOP(t, tk_trig(x, 2));
+        break;
+    case TILE_SFPU_ASIN:
+        TK_SFPU_LOOP(t, (float)tk_asin_d(x));
+        break;
+    case TILE_SFPU_ACOS:
+        TK_SFPU_LOOP(t, (float)tk_acos_d(x));
+        break;
+    case TILE_SFPU_ATAN:
+        TK_SFPU_LOOP(t, (float)tk_atan_d(x));
+        break;
+    case TILE_SFPU_SINH:
+        TK_SFPU_LOOP(t, (float)tk_sinh_d(x));
+        break;
+    case TILE_SFPU_COSH:
+        TK_SFPU_LOOP(t, (float)tk_cosh_d(x));
+        break;
+    case TILE_SFPU_ASINH:
+        TK_SFPU_LOOP(t, (float)tk_asinh_d(x));
+        break;
+    case TILE_SFPU_ACOSH:
+        TK_SFPU_LOOP(t, (float)tk_acosh_d(x));
+        break;
+    case TILE_SFPU_ATANH:
+        TK_SFPU_LOOP(t, (float)tk_atanh_d(x));
+        break;
+    case TILE_SFPU_FLOOR:
+        TK_SFPU_LOOP(t, tk_floor(x));
+        break;
+    case TILE_SFPU_CEIL:
+        TK_SFPU_LOOP(t, tk_ceil(x));
+        break;
+    case TILE_SFPU_ROUND: {
+        const int32_t d = (int32_t)p0;
+        TK_SFPU_LOOP(t, tk_round_decimals(x, d));
+        break;
+    }
+    case TILE_SFPU_TRUNC:
+        TK_SFPU_LOOP(t, tk_trunc(x));
+        break;
+    case TILE_SFPU_FRAC: /* torch.frac: x - trunc(x), exact */
+        TK_SFPU_LOOP(t, x - tk_trunc(x));
+        break;
+    case TILE_SFPU_LOGICAL_NOT:
+        TK_SFPU_LOOP(t, TK_BOOL(x == 0.0f));
+        break;
+    case TILE_SFPU_ISNAN:
+        TK_SFPU_LOOP(t, TK_BOOL(x != x));
+        break;
+    case TILE_SFPU_ISINF:
+        TK_SFPU_LOOP(t, TK_BOOL(x == INFINITY || x == -INFINITY));
+        break;
+    case TILE_SFPU_ISPOSINF:
+        TK_SFPU_LOOP(t, TK_BOOL(x == INFINITY));
+        break;
+    case TILE_SFPU_ISNEGINF:
+        TK_SFPU_LOOP(t, TK_BOOL(x == -INFINITY));
+        break;
+    case TILE_SFPU_ISFINITE:
+        TK_SFPU_LOOP(t, TK_BOOL(x - x == 0.0f));
+        break;
+    case TILE_SFPU_EQZ:
+        TK_SFPU_LOOP(t, TK_BOOL(x == 0.0f));
+        break;
+    case TILE_SFPU_NEZ:
+        TK_SFPU_LOOP(t, TK_BOOL(x != 0.0f));
+        break;
+    case TILE_SFPU_LTZ:
+        TK_SFPU_LOOP(t, TK_BOOL(x < 0.0f));
+        break;
+    case TILE_SFPU_GTZ:
+        TK_SFPU_LOOP(t, TK_BOOL(x > 0.0f));
+        break;
+    case TILE_SFPU_LEZ:
+        TK_SFPU_LOOP(t, TK_BOOL(x <= 0.0f));
+        break;
+    case TILE_SFPU_GEZ:
+        TK_SFPU_LOOP(t, TK_BOOL(x >= 0.0f));
+        break;
+    case TILE_SFPU_EXP2: /* exp(x ln2): the product's error is < 2^-45 relative after exp */
+        TK_SFPU_LOOP(t, (float)tk_exp_dd((double)x * TK_LN2));
+        break;
+    case TILE_SFPU_LOG2:
+        TK_SFPU_LOOP(t, (float)tk_log_scaled_d(x, 1.0, TK_LOG2E));
+        break;
+    case TILE_SFPU_LOG10:
+        TK_SFPU_LOOP(t, (float)tk_log_scaled_d(x, TK_LOG10_2, TK_LOG10_E));
+        break;
+    case TILE_SFPU_CBRT:
+        TK_SFPU_LOOP(t, x == 0.0f || !(x - x == 0.0f)
+                            ? x
+                            : (float)tk_copysign_d(tk_cbrt_pos_d(tk_fabs_d(x)), x));
+        break;
+    case TILE_SFPU_POWER:
+    case TILE_SFPU_POWER_ITERATIVE:
+        TK_SFPU_LOOP(t, (float)tk_pow_d(x, p0));
+        break;
+    case TILE_SFPU_HEAVISIDE:
+        TK_SFPU_LOOP(t, x > 0.0f ? 1.0f : x < 0.0f ? 0.0f : x == 0.0f ? f0 : x);
+        break;
+    case TILE_SFPU_ADD_UNARY:
+        TK_SFPU_LOOP(t, x + f0);
+        break;
+    case TILE_SFPU_SUB_UNARY:
+        TK_SFPU_LOOP(t, x - f0);
+        break;
+    case TILE_SFPU_MUL_UNARY:
+        TK_SFPU_LOOP(t, x * f0);
+        break;
+    case TILE_SFPU_DIV_UNARY:
+        TK_SFPU_LOOP(t, x / f0);
+        break;
+    case TILE_SFPU_RSUB_UNARY:
+        TK_SFPU_LOOP(t, f0 - x);
+        break;
+    case TILE_SFPU_UNARY_MAX:
+        TK_SFPU_LOOP(t, tk_max_nan(x, f0));
+        break;
+    case TILE_SFPU_UNARY_MIN:
+        TK_SFPU_LOOP(t, tk_min_nan(x, f0));
+        break;
+    case TILE_SFPU_UNARY_EQ:
+        TK_SFPU_LOOP(t, TK_BOOL(x == f0));
+        break;
+    case TILE_SFPU_UNARY_NE:
+        TK_SFPU_LOOP(t, TK_BOOL(x != f0));
+        break;
+    case TILE_SFPU_UNARY_LT:
+        TK_SFPU_LOOP(t, TK_BOOL(x < f0));
+        break;
+    case TILE_SFPU_UNARY_LE:
+        TK_SFPU_LOOP(t, TK_BOOL(x <= f0));
+        break;
+    case TILE_SFPU_UNARY_GT:
+        TK_SFPU_LOOP(t, TK_BOOL(x > f0));
+        break;
+    case TILE_SFPU_UNARY_GE:
+        TK_SFPU_LOOP(t, TK_BOOL(x >= f0));
+        break;
+    case TILE_SFPU_TYPECAST: {
+        const uint32_t in = (uint32_t)p0, out = (uint32_t)p1;
+        TK_SFPU_LOOP(t, tk_float(tk_typecast(tk_bits(x), in, out)));
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- dst-to-dst binary SFPU ------------------------------------------------ */
+
+#define TK_DST_BINARY_LOOP(EXPR)                                                                   \
+    for (int i = 0; i < TILE_ELEMS; i++) {                                                         \
+        float x = a[i], y = b[i];                                                                  \
+        out[i] = (EXPR);                                                                           \
+    }
+
+static void tk_dst_binary(tile_dst_binary_op op, const float *restrict a, const float *restrict b,
+                          float *restrict out) {
+    switch (op) {
+    case TILE_DST_BINARY_ADD:
+        TK_DST_BINARY_LOOP(x + y);
+        break;
+    case TILE_DST_BINARY_SUB:
+        TK_DST_BINARY_LOOP(x - y);
+        break;
+    case TILE_DST_BINARY_MUL:
+        TK_DST_BINARY_LOOP(x * y);
+        break;
+    case TILE_DST_BINARY_DIV:
+        TK_DST_BINARY_LOOP(x / y);
+        break;
+    case TILE_DST_BINARY_RSUB:
+        TK_DST_BINARY_LOOP(y - x);
+        break;
+    case TILE_DST_BINARY_MAX:
+        TK_DST_BINARY_LOOP(tk_max_nan(x, y));
+        break;
+    case TILE_DST_BINARY_MIN:
+        TK_DST_BINARY_LOOP(tk_min_nan(x, y));
+        break;
+    case TILE_DST_BINARY_POWER:
+        TK_DST_BINARY_LOOP((float)tk_pow_d(x, y));
+        break;
+    case TILE_DST_BINARY_EQ:
+        TK_DST_BINARY_LOOP(TK_BOOL(x == y));
+        break;
+    case TILE_DST_BINARY_NE:
+        TK_DST_BINARY_LOOP(TK_BOOL(x != y));
+        break;
+    case TILE_DST_BINARY_LT:
+        TK_DST_BINARY_LOOP(TK_BOOL(x < y));
+        break;
+    case TILE_DST_BINARY_LE:
+        TK_DST_BINARY_LOOP(TK_BOOL(x <= y));
+        break;
+    case TILE_DST_BINARY_GT:
+        TK_DST_BINARY_LOOP(TK_BOOL(x > y));
+        break;
+    case TILE_DST_BINARY_GE:
+        TK_DST_BINARY_LOOP(TK_BOOL(x >= y));
+        break;
+    case TILE_DST_BINARY_LOGICAL_AND:
+        TK_DST_BINARY_LOOP(TK_BOOL(x != 0.0f && y != 0.0f));
+        break;
+    case TILE_DST_BINARY_LOGICAL_OR:
+        TK_DST_BINARY_LOOP(TK_BOOL(x != 0.0f || y != 0.0f));
+        break;
+    case TILE_DST_BINARY_LOGICAL_XOR:
+        TK_DST_BINARY_LOOP(TK_BOOL((x != 0.0f) != (y != 0.0f)));
+        break;
+    case TILE_DST_BINARY_ATAN2:
+        TK_DST_BINARY_LOOP((float)tk_atan2_d(x, y));
+        break;
+    case TILE_DST_BINARY_FMOD:
+        TK_DST_BINARY_LOOP(tk_fmod(x, y));
+        break;
+    case TILE_DST_BINARY_REMAINDER: { /* torch: fmod, moved to the divisor's side */
+        TK_DST_BINARY_LOOP(tk_fmod(x, y));
+        for (int i = 0; i < TILE_ELEMS; i++) {
+            float m = out[i], y = b[i];
+            out[i] = m != 0.0f && (y < 0.0f) != (m < 0.0f) ? m + y : m;
+        }
+        break;
+    }
     default:
         break;
     }
@@ -287,5 +469,6 @@ const tile_kernels TILE_KERN_TABLE = {
     .binary = tk_binary,
     .matmul = tk_matmul,
     .sfpu = tk_sfpu,
+    .dst_binary = tk_dst_binary,
     .finish = tk_finish,
 };

@@ -1,0 +1,4 @@
+// tt-metal's api/compute/eltwise_unary/logical_not_noti.h: part of the compute API
+// (compute_kernel_api.h).
+#pragma once
+#include "compute_kernel_api.h"

@@ -1,0 +1,3 @@
+// tt-metal's compute_kernel_api/binary_comp.h: part of the compute API (compute_kernel_api.h).
+#pragma once
+#include "compute_kernel_api.h"
