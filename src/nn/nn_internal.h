@@ -191,6 +191,12 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
 lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out);
 lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out);
 
+/* Copies tile tensor `in` into tile tensor `out` of the same dtype (float32,
+ * bfloat16, uint32 or int32) and volume but another shape: the elements keep
+ * their row-major order (a reshape that moves them between tile positions).
+ * Volumes of at most 2^32 elements (nn_reduce.c). */
+lm_status nn_reshape_tiles(const char *op, nn_tensor *in, nn_tensor *out);
+
 /* ---- errors ---- */
 
 /* Records "<op>: <message>" and returns `status`. */

@@ -1,0 +1,74 @@
+/* lightmetal op library — reductions (ttnn's sum, mean, max, min, var, std).
+ *
+ * Each reduces a float tensor in tile layout over a set of its dims and
+ * returns a new tile tensor: the reduced dims removed, or kept with size 1
+ * when opts.keepdim is set. Reducing every dim without keepdim gives a rank-0
+ * tensor (one element). The work runs on the device's cores (one program, or
+ * two when few outputs have many inputs each: partial results per core first,
+ * then their combination); no host data is written, so the ops can be
+ * recorded in metal traces and Light Metal captures.
+ *
+ * Semantics are PyTorch's (torch.sum(a, dims, keepdim) and so on):
+ *   sum    the sum of the elements
+ *   mean   the sum divided by the number of reduced elements
+ *   max    the largest element (NaN when any element is NaN)
+ *   min    the smallest element (NaN when any element is NaN)
+ *   var    sum((x - mean)^2) / (N - correction), two passes (mean first);
+ *          N - correction <= 0 gives Inf or NaN as in PyTorch
+ *   std    sqrt(var)
+ *   norm   p = 1: sum(|x|); p = 2: sqrt(sum(x^2)); p = INFINITY: max(|x|)
+ * The math is float32 on the device (float32 accumulation for every input
+ * dtype) with one rounding to the output dtype. Accuracy against a float64
+ * reference, float32 tensors: sums and means within about 1e-6 of the sum of
+ * |x| over the reduced elements (divided by N for means); max and min exact;
+ * var, std and norms within about 1e-6 relative.
+ *
+ * Tile padding never takes part (max and min see it as absent, mean divides
+ * by the logical count) and the output's padding is zero.
+ *
+ * Errors (lmnn_tensor.h): the input must be a live float tile tensor; dims in
+ * range for its rank (-rank .. rank - 1), each at most once; the output
+ * dtype, when given, a float dtype.
+ */
+#ifndef LIGHTMETAL_LMNN_REDUCE_H
+#define LIGHTMETAL_LMNN_REDUCE_H
+
+#include "lightmetal/lmnn_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lmnn_reduce_options {
+    /* The dims to reduce, either as a list (negative dims count from the end:
+     * -1 is the last) or as a bitmask (bit d reduces dim d); not both. Neither
+     * (dim_count 0 and dim_mask 0): every dim. */
+    int32_t dims[LMNN_MAX_DIMS];
+    uint32_t dim_count;
+    uint32_t dim_mask;
+    bool keepdim;       /* keep reduced dims with size 1 (default false) */
+    double correction;  /* var, std: the divisor is N - correction (default 1) */
+    lmnn_output output; /* dtype: float dtypes only */
+} lmnn_reduce_options;
+
+/* Every dim, no keepdim, correction 1, output like the input. */
+void lmnn_reduce_options_init(lmnn_reduce_options *opts);
+
+/* out = the reduction of a over opts' dims. NULL opts: the defaults (every
+ * dim, a rank-0 result). */
+lm_status lmnn_sum(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_mean(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_max(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_min(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_var(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_std(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+
+/* The p-norm over opts' dims: p = 1, 2 or INFINITY (other p:
+ * LM_ERR_UNSUPPORTED). */
+lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lmnn_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
