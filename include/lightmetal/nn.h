@@ -11,6 +11,7 @@
 
 #include "lightmetal/lightmetal.h"
 #include "lightmetal/lmnn_tensor.h"
+#include "lightmetal/lmnn_data.h"
 #include "lightmetal/lmnn_unary.h"
 #include "lightmetal/lmnn_binary.h"
 #include "lightmetal/lmnn_reduce.h"

@@ -1,0 +1,195 @@
+/* lightmetal op library — data movement (ttnn's data movement ops, PyTorch's
+ * semantics).
+ *
+ * Every op makes a new tensor on the input's device and moves the elements
+ * there on the device; nothing goes through the host, so the ops work inside
+ * metal traces and Light Metal captures (the index ops read their indices on
+ * the device too).
+ *
+ * Layouts and dtypes. An op takes either layout and returns the input's
+ * layout and dtype (tile in, tile out, padding zero), unless said otherwise.
+ * Pure movement carries every dtype bit for bit: bfloat16, float32, uint32,
+ * int32 in both layouts, uint16 and uint8 (row-major only). bfloat8_b moves
+ * whole tiles bit for bit where the op permits it (batch dims, and tile
+ * aligned offsets along the last two dims); otherwise it goes through
+ * bfloat16 and is packed again, which re-rounds values whose 16-element
+ * block (a face row) changed (see lmnn_tensor.h).
+ *
+ * Costs. Row-major ops move whole runs along the last dim with one NoC
+ * transfer per run. Tile tensors move whole tiles where the op permits it
+ * (the cases above; a swap of the last two dims moves tiles and transposes
+ * each in L1); other tile cases are untilized, moved as row-major and
+ * tilized again on the device (three passes). Ops that move the last dim of
+ * a row-major tensor elsewhere (a permute that moves it, a gather along
+ * another dim) move one element per NoC transfer. docs/nn.md has measured
+ * times.
+ *
+ * Dims are int32: negative dims count from the end as in PyTorch (-1 is the
+ * last). Options: NULL for the defaults; `output` (lmnn_output) sets the
+ * output's memory config; its dtype must be zero or the input's (these ops
+ * do not convert: use lmnn_typecast).
+ *
+ * Errors (see lmnn_tensor.h): LM_ERR_INVALID_HANDLE for dead tensors;
+ * LM_ERR_INVALID_ARGUMENT naming the argument for bad dims, shapes, indices
+ * and options, e.g.
+ *   "lmnn_concat: tensors[2]: shape [2, 5, 4] differs from tensors[0]'s
+ *    [2, 3, 5] outside dim 1".
+ * A failed op creates nothing.
+ */
+#ifndef LIGHTMETAL_LMNN_DATA_H
+#define LIGHTMETAL_LMNN_DATA_H
+
+#include "lightmetal/lmnn_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A dim of `shape` left for lmnn_reshape to work out (PyTorch's -1). */
+#define LMNN_DIM_AUTO 0xFFFFFFFFu
+
+/* The elements of `a`, in row-major order, in a tensor of `shape` (the same
+ * volume; at most one dim LMNN_DIM_AUTO). Always a copy on the device (a
+ * tensor owns its buffer): a page copy when the page order is unchanged
+ * (row-major with the same last dim; tile layout with the same last dim and
+ * the same second-last dim or both multiples of 32), else runs between rows. */
+lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
+                       lmnn_tensor *out);
+
+/* out.dims[i] = a.dims[dims[i]]; `dims` a permutation of a's `count` dims. */
+lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
+                       const lmnn_output *output, lmnn_tensor *out);
+
+/* Swaps dims dim0 and dim1 (a permute). */
+lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,
+                         lmnn_tensor *out);
+
+/* The `count` tensors joined along `dim`: same rank, dtype, layout and device,
+ * equal dims but `dim`. The output follows tensors[0] (layout, dtype, memory
+ * config unless `output` says). */
+lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
+                      const lmnn_output *output, lmnn_tensor *out);
+
+/* outs[i] = the i-th consecutive piece of `a` along `dim`, sizes[i] long
+ * (PyTorch's split with a list of sizes; they must sum to the dim). On error
+ * no outs are created. */
+lm_status lmnn_split(lmnn_tensor a, const uint32_t *sizes, uint32_t count, int32_t dim,
+                     const lmnn_output *output, lmnn_tensor *outs);
+
+/* PyTorch's chunk: pieces of ceil(n / chunks) along `dim`, the last one
+ * smaller; may give fewer than `chunks` (as PyTorch does). `outs` has room
+ * for `chunks` tensors; *out_count receives how many were made. */
+lm_status lmnn_chunk(lmnn_tensor a, uint32_t chunks, int32_t dim, const lmnn_output *output,
+                     lmnn_tensor *outs, uint32_t *out_count);
+
+/* a[begins[0]:ends[0]:steps[0], ...] over all `count` (= a's rank) dims.
+ * Negative begins and ends count from the end of the dim; after that
+ * 0 <= begin < end <= dim is required (an empty or out-of-range slice is an
+ * error, not clamped). steps >= 1; NULL steps: all 1. */
+lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
+                     const int32_t *steps, uint32_t count, const lmnn_output *output,
+                     lmnn_tensor *out);
+
+typedef enum lmnn_pad_mode {
+    LMNN_PAD_MODE_INVALID = 0,
+    LMNN_PAD_CONSTANT = 1,  /* `value` */
+    LMNN_PAD_REFLECT = 2,   /* mirror without the edge: pads < the dim */
+    LMNN_PAD_REPLICATE = 3, /* the edge element */
+    LMNN_PAD_CIRCULAR = 4,  /* wrap around: pads <= the dim */
+} lmnn_pad_mode;
+
+typedef struct lmnn_pad_options {
+    lmnn_pad_mode mode; /* default CONSTANT */
+    double value;       /* CONSTANT: converted to the dtype (integers truncate
+                           toward zero and saturate); default 0 */
+    lmnn_output output;
+} lmnn_pad_options;
+
+void lmnn_pad_options_init(lmnn_pad_options *opts);
+
+/* `a` padded: pads[2*d] elements before and pads[2*d + 1] after dim d, for
+ * each of a's `count` dims in dim order (not PyTorch's last-dim-first). */
+lm_status lmnn_pad(lmnn_tensor a, const uint32_t *pads, uint32_t count,
+                   const lmnn_pad_options *opts, lmnn_tensor *out);
+
+/* PyTorch's Tensor.repeat: `count` >= a's rank repeats; extra leading ones
+ * add leading dims; out.dims[i] = dims[i] * repeats[i]. */
+lm_status lmnn_repeat(lmnn_tensor a, const uint32_t *repeats, uint32_t count,
+                      const lmnn_output *output, lmnn_tensor *out);
+
+/* PyTorch's Tensor.expand (materialised): `shape` has at least a's rank;
+ * a's dims (aligned to the right) must equal shape's or be 1. */
+lm_status lmnn_expand(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
+                      lmnn_tensor *out);
+
+/* ---- ops that read an index tensor on the device ----
+ * Index tensors are row-major uint32 or int32. An index outside [0, n) (n
+ * the size of the indexed dim; negative int32 indices included) is not an
+ * error -- it is data on the device -- and gives zero: the output row or
+ * element it selects is all zero bits. The kernels never read outside a
+ * buffer. To learn whether it happened, ask for the count. */
+typedef struct lmnn_index_options {
+    lmnn_output output;
+    /* Not NULL: receives a new uint32 row-major tensor of shape [1] in L1
+     * holding the number of output elements zeroed for an out-of-range index
+     * (counted on the device; read it with lmnn_to_host). */
+    lmnn_tensor *out_invalid_count;
+} lmnn_index_options;
+
+void lmnn_index_options_init(lmnn_index_options *opts);
+
+/* PyTorch's index_select: out = a with dim `dim` replaced by the entries of
+ * `index` (any shape; its elements in row-major order), out.dims[dim] =
+ * index's volume. */
+lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
+                            const lmnn_index_options *opts, lmnn_tensor *out);
+
+/* PyTorch's gather: out has index's shape; out[i][j][k] = a[index[i][j][k]][j][k]
+ * for dim 0 (and so on). index has a's rank and index.dims[d] <= a.dims[d]
+ * for d != dim. Along the last dim each output row moves at once; along
+ * another dim each element is its own NoC transfer. */
+lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_index_options *opts,
+                      lmnn_tensor *out);
+
+typedef struct lmnn_embedding_options {
+    /* Layout of the output: default the weight's. */
+    lmnn_layout layout;
+    lmnn_index_options index; /* output (memory, dtype zero or the weight's), count */
+} lmnn_embedding_options;
+
+void lmnn_embedding_options_init(lmnn_embedding_options *opts);
+
+/* out[..., :] = weight[ids[...], :]: ids (row-major uint32/int32, any shape)
+ * with weight [V, D] gives ids.shape + [D]. A row-major weight is gathered
+ * row by row (one NoC read per row); a tile weight is untilized first on
+ * every call, so keep large tables row-major. */
+lm_status lmnn_embedding(lmnn_tensor ids, lmnn_tensor weight, const lmnn_embedding_options *opts,
+                         lmnn_tensor *out);
+
+typedef enum lmnn_upsample_mode {
+    LMNN_UPSAMPLE_MODE_INVALID = 0,
+    LMNN_UPSAMPLE_NEAREST = 1,
+    LMNN_UPSAMPLE_BILINEAR = 2, /* align_corners = false; float dtypes */
+} lmnn_upsample_mode;
+
+typedef struct lmnn_upsample_options {
+    lmnn_upsample_mode mode; /* default NEAREST */
+    lmnn_output output;
+} lmnn_upsample_options;
+
+void lmnn_upsample_options_init(lmnn_upsample_options *opts);
+
+/* a [N, C, H, W] (rank 4) scaled by integer factors to [N, C, H*scale_h,
+ * W*scale_w], as torch.nn.functional.interpolate(scale_factor=...) does:
+ * NEAREST picks a[h / scale_h][w / scale_w] (pure movement, every dtype);
+ * BILINEAR (float dtypes, both layouts; row-major goes through tiles) takes
+ * PyTorch's source coordinates and weights, computed in float32 on the
+ * compute engine and rounded once to the output dtype. Scales 1..64. */
+lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
+                        const lmnn_upsample_options *opts, lmnn_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,530 @@
+/* Data movement ops: argument checks, output shapes and the map of each op
+ * (dm_spec, see nn_data.h), on row-major tensors and, where whole tiles
+ * serve, on tile tensors; other tile cases run on row-major stand-ins. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_data.h"
+
+/* ---- shared checks ---- */
+
+/* `dim` (negative counts from the end) as 0 .. rank-1. */
+static lm_status norm_dim(const char *op, const char *arg, int32_t dim, uint32_t rank,
+                          uint32_t *out) {
+    int32_t r = (int32_t)(rank ? rank : 1);
+    if (dim < -r || dim >= r)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected a dim in [%d, %d], given %d", arg,
+                       -r, r - 1, dim);
+    *out = (uint32_t)(dim < 0 ? dim + r : dim);
+    return LM_OK;
+}
+
+/* The output's memory config; its dtype must be unset or `t`'s. */
+static lm_status out_memory(const char *op, const lmnn_output *output, const nn_tensor *t,
+                            lmnn_memory_config *out) {
+    if (output && output->dtype && output->dtype != t->dtype)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected %s (the input's; data movement does not convert), "
+                       "given %s",
+                       lmnn_dtype_name(t->dtype), lmnn_dtype_name(output->dtype));
+    *out = nn_output_memory(output ? &output->memory : NULL, t);
+    return nn_check_memory(op, out);
+}
+
+static lm_status get_input(const char *op, const char *arg, lmnn_tensor h, lmnn_tensor *out,
+                           nn_tensor **t) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    return nn_get_tensor(op, arg, h, t);
+}
+
+/* Tile tensors of rank >= 2 have tile views (nn_data.h). */
+static bool tile_view_ok(const nn_tensor *t) {
+    return t->layout == LMNN_TILE && t->shape.rank >= 2;
+}
+
+/* A spec mapping every output view dim to the same input view dim. */
+static void identity_maps(dm_spec *spec) {
+    for (uint32_t d = 0; d < spec->out_rank; d++)
+        spec->map[d] = dm_identity((int32_t)d);
+}
+
+/* The output of an op on `t`: `shape`, t's dtype and layout, `memory`. */
+static dm_out out_like(const nn_tensor *t, const lmnn_shape *shape,
+                       const lmnn_memory_config *memory) {
+    return (dm_out){*shape, t->dtype, t->layout, *memory};
+}
+
+/* Makes the output and runs `spec` (views from in and the output) on it. */
+typedef void (*spec_fn)(dm_spec *spec, const void *ctx);
+static lm_status run_tiles(const char *op, nn_tensor *t, const dm_out *od, spec_fn fill,
+                           const void *ctx, lmnn_tensor *out) {
+    lmnn_tensor oh;
+    nn_tensor *o;
+    lm_status st = dm_make(op, t->device, od, &oh, &o);
+    if (st) return st;
+    dm_spec spec;
+    dm_spec_init(&spec, t, o, true);
+    fill(&spec, ctx);
+    st = dm_run(op, &spec, t, o, NULL, NULL);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
+/* ---- reshape ---- */
+
+static lm_status reshape_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                            nn_tensor *out) {
+    (void)ctx, (void)n;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    identity_maps(&spec);
+    spec.flags = DM_FLAT;
+    return dm_run(op, &spec, ins[0], out, NULL, NULL);
+}
+
+/* Tiles in the same order: a page copy. */
+static void page_copy(dm_spec *spec, const void *ctx) {
+    uint32_t pages = *(const uint32_t *)ctx;
+    memset(spec, 0, sizeof *spec);
+    spec->tiles = true;
+    spec->in_rank = spec->out_rank = 2;
+    spec->in_dims[0] = spec->out_dims[0] = pages;
+    spec->in_dims[1] = spec->out_dims[1] = 1;
+    identity_maps(spec);
+}
+
+lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
+                       lmnn_tensor *out) {
+    const char *op = "lmnn_reshape";
+    char s1[128], s2[128];
+    nn_tensor *t;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    if (!shape) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape is NULL");
+    if (shape->rank > LMNN_MAX_DIMS)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: rank %u is more than %u", shape->rank,
+                       LMNN_MAX_DIMS);
+    lmnn_shape s = *shape;
+    uint64_t volume = lmnn_shape_volume(&t->shape), known = 1;
+    int32_t autod = -1;
+    for (uint32_t i = 0; i < s.rank; i++) {
+        if (s.dims[i] == LMNN_DIM_AUTO) {
+            if (autod >= 0)
+                return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                               "shape: dims %d and %u are both LMNN_DIM_AUTO (one at most)", autod,
+                               i);
+            autod = (int32_t)i;
+            continue;
+        }
+        if (s.dims[i] == 0) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: dim %u is 0", i);
+        known *= s.dims[i];
+        if (known > volume) break;
+    }
+    if (autod >= 0 && known <= volume && volume % known == 0)
+        s.dims[autod] = (uint32_t)(volume / known);
+    if (autod >= 0 ? known > volume || volume % known : known != volume) {
+        if (autod >= 0) s.dims[autod] = 0;
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: %s cannot hold the %llu elements of a's shape %s",
+                       nn_shape_str(&s, s1, sizeof s1), (unsigned long long)volume,
+                       nn_shape_str(&t->shape, s2, sizeof s2));
+    }
+    lmnn_memory_config mem;
+    if ((st = out_memory(op, output, t, &mem))) return st;
+    dm_out od = out_like(t, &s, &mem);
+    if (t->layout == LMNN_TILE) {
+        nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(&s);
+        uint32_t pages = (uint32_t)t->pages;
+        if (gi.w == go.w && (gi.h == go.h || (gi.h % 32 == 0 && go.h % 32 == 0)))
+            return run_tiles(op, t, &od, page_copy, &pages, out);
+    }
+    return dm_run_rm(op, t, &od, reshape_rm, NULL, out);
+}
+
+/* ---- permute and transpose ---- */
+
+typedef struct perm_ctx {
+    uint32_t perm[LMNN_MAX_DIMS];
+    bool swap;
+} perm_ctx;
+
+/* Whole tiles: batch dims permuted, the two tile dims kept or swapped (each
+ * tile then transposed). */
+static void permute_tiles(dm_spec *spec, const void *ctx) {
+    const perm_ctx *c = ctx;
+    uint32_t r = spec->out_rank - 1;
+    for (uint32_t d = 0; d <= r; d++)
+        spec->map[d] = dm_identity(d < r ? (int32_t)c->perm[d] : (int32_t)r);
+    if (c->swap) spec->flags = DM_TRANSPOSE;
+}
+
+static lm_status permute_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                            nn_tensor *out) {
+    (void)n;
+    const perm_ctx *c = ctx;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    for (uint32_t d = 0; d < ins[0]->shape.rank; d++)
+        spec.map[d] = dm_identity((int32_t)c->perm[d]);
+    if (!ins[0]->shape.rank) spec.map[0] = dm_identity(0);
+    return dm_run(op, &spec, ins[0], out, NULL, NULL);
+}
+
+lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
+                       const lmnn_output *output, lmnn_tensor *out) {
+    const char *op = "lmnn_permute";
+    nn_tensor *t;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    uint32_t r = t->shape.rank;
+    if (count != r)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dims: expected %u dims (a's rank), given %u",
+                       r, count);
+    if (r && !dims) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dims is NULL");
+    perm_ctx c;
+    bool seen[LMNN_MAX_DIMS] = {false};
+    lmnn_shape s = t->shape;
+    for (uint32_t i = 0; i < r; i++) {
+        char arg[32];
+        snprintf(arg, sizeof arg, "dims[%u]", i);
+        if ((st = norm_dim(op, arg, dims[i], r, &c.perm[i]))) return st;
+        if (seen[c.perm[i]])
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "dims: dim %u appears twice (expected a permutation of 0..%u)",
+                           c.perm[i], r - 1);
+        seen[c.perm[i]] = true;
+        s.dims[i] = t->shape.dims[c.perm[i]];
+    }
+    lmnn_memory_config mem;
+    if ((st = out_memory(op, output, t, &mem))) return st;
+    dm_out od = out_like(t, &s, &mem);
+    if (tile_view_ok(t)) {
+        bool keep = c.perm[r - 2] == r - 2 && c.perm[r - 1] == r - 1;
+        c.swap = c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2;
+        if (keep || (c.swap && t->dtype != LMNN_BFLOAT8_B))
+            return run_tiles(op, t, &od, permute_tiles, &c, out);
+    }
+    return dm_run_rm(op, t, &od, permute_rm, &c, out);
+}
+
+lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,
+                         lmnn_tensor *out) {
+    const char *op = "lmnn_transpose";
+    nn_tensor *t;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    uint32_t r = t->shape.rank, d0 = 0, d1 = 0;
+    if ((st = norm_dim(op, "dim0", dim0, r, &d0)) || (st = norm_dim(op, "dim1", dim1, r, &d1)))
+        return st;
+    int32_t perm[LMNN_MAX_DIMS];
+    for (uint32_t i = 0; i < r; i++)
+        perm[i] = (int32_t)i;
+    if (r) {
+        perm[d0] = (int32_t)d1;
+        perm[d1] = (int32_t)d0;
+    }
+    return lmnn_permute(a, perm, r, output, out);
+}
+
+/* ---- slice, split, chunk ---- */
+
+typedef struct slice_ctx {
+    uint32_t begin[LMNN_MAX_DIMS], step[LMNN_MAX_DIMS];
+} slice_ctx;
+
+static lm_status slice_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                          nn_tensor *out) {
+    (void)n;
+    const slice_ctx *c = ctx;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    for (uint32_t d = 0; d < spec.out_rank; d++)
+        spec.map[d] = (dm_map){DM_AFFINE, c->begin[d], c->step[d], 0, (int32_t)d};
+    return dm_run(op, &spec, ins[0], out, NULL, NULL);
+}
+
+/* Whole tiles serve a slice whose last two dims start on a tile and step 1. */
+static bool slice_tiles_ok(const nn_tensor *t, const slice_ctx *c) {
+    if (!tile_view_ok(t)) return false;
+    uint32_t r = t->shape.rank;
+    for (uint32_t d = r - 2; d < r; d++)
+        if (c->begin[d] % 32 || c->step[d] != 1) return false;
+    return true;
+}
+
+static void slice_tiles(dm_spec *spec, const void *ctx) {
+    const slice_ctx *c = ctx;
+    uint32_t r = spec->out_rank - 1;
+    for (uint32_t d = 0; d < r - 2; d++)
+        spec->map[d] = (dm_map){DM_AFFINE, c->begin[d], c->step[d], 0, (int32_t)d};
+    spec->map[r - 2] = (dm_map){DM_AFFINE, c->begin[r - 2] / 32, 1, 0, (int32_t)(r - 2)};
+    spec->map[r - 1] = (dm_map){DM_AFFINE, c->begin[r - 1] / 32, 1, 0, (int32_t)(r - 1)};
+    spec->map[r] = dm_identity((int32_t)r);
+    /* the edge tiles may hold input beyond the slice */
+    spec->flags = DM_ZERO_PAD;
+}
+
+lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
+                     const int32_t *steps, uint32_t count, const lmnn_output *output,
+                     lmnn_tensor *out) {
+    const char *op = "lmnn_slice";
+    nn_tensor *t;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    uint32_t r = t->shape.rank;
+    if (count != r)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "count: expected %u begins and ends (a's rank), given %u", r, count);
+    if (r && (!begins || !ends))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL", !begins ? "begins" : "ends");
+    slice_ctx c;
+    lmnn_shape s = t->shape;
+    for (uint32_t d = 0; d < r; d++) {
+        int64_t n = t->shape.dims[d], b = begins[d], e = ends[d], k = steps ? steps[d] : 1;
+        if (k < 1)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "steps[%u]: expected >= 1, given %lld", d,
+                           (long long)k);
+        if (b < -n || b >= n)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "begins[%u]: %lld is out of range for dim %u of size %lld", d,
+                           (long long)b, d, (long long)n);
+        if (e < -n || e > n)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "ends[%u]: %lld is out of range for dim %u of size %lld", d,
+                           (long long)e, d, (long long)n);
+        if (b < 0) b += n;
+        if (e < 0) e += n;
+        if (e <= b)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "dim %u: the slice [%lld, %lld) is empty (tensors have no empty dims)",
+                           d, (long long)b, (long long)e);
+        c.begin[d] = (uint32_t)b;
+        c.step[d] = (uint32_t)k;
+        s.dims[d] = (uint32_t)((e - b + k - 1) / k);
+    }
+    lmnn_memory_config mem;
+    if ((st = out_memory(op, output, t, &mem))) return st;
+    dm_out od = out_like(t, &s, &mem);
+    if (slice_tiles_ok(t, &c)) return run_tiles(op, t, &od, slice_tiles, &c, out);
+    return dm_run_rm(op, t, &od, slice_rm, &c, out);
+}
+
+/* The pieces of `a` along `dim`, `sizes` long. */
+static lm_status split_pieces(const char *op, nn_tensor *t, uint32_t dim, const uint32_t *sizes,
+                              uint32_t count, const lmnn_output *output, lmnn_tensor *outs) {
+    lmnn_memory_config mem;
+    lm_status st = out_memory(op, output, t, &mem);
+    if (st) return st;
+    for (uint32_t i = 0; i < count; i++)
+        outs[i].id = 0;
+    slice_ctx c;
+    for (uint32_t d = 0; d < LMNN_MAX_DIMS; d++) {
+        c.begin[d] = 0;
+        c.step[d] = 1;
+    }
+    /* Tile pieces that whole tiles cannot serve share one row-major copy. */
+    lmnn_tensor rm_h = {0};
+    nn_tensor *rm = NULL;
+    for (uint32_t i = 0; i < count && !st; i++) {
+        lmnn_shape s = t->shape;
+        s.dims[dim] = sizes[i];
+        dm_out od = out_like(t, &s, &mem);
+        if (t->layout == LMNN_ROW_MAJOR) {
+            st = dm_run_rm(op, t, &od, slice_rm, &c, &outs[i]);
+        } else if (slice_tiles_ok(t, &c)) {
+            st = run_tiles(op, t, &od, slice_tiles, &c, &outs[i]);
+        } else {
+            if (!rm) st = dm_untilized(op, t, &rm_h, &rm);
+            if (!st) st = dm_via_rm(op, &rm, 1, &od, slice_rm, &c, &outs[i]);
+        }
+        c.begin[dim] += sizes[i];
+    }
+    nn_tensor_discard(rm_h);
+    if (st)
+        for (uint32_t i = 0; i < count; i++) {
+            nn_tensor_discard(outs[i]);
+            outs[i].id = 0;
+        }
+    return st;
+}
+
+lm_status lmnn_split(lmnn_tensor a, const uint32_t *sizes, uint32_t count, int32_t dim,
+                     const lmnn_output *output, lmnn_tensor *outs) {
+    const char *op = "lmnn_split";
+    nn_tensor *t;
+    lm_status st = get_input(op, "a", a, outs, &t);
+    if (st) return st;
+    if (!t->shape.rank)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    if (!t->shape.rank)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    uint32_t d = 0;
+    if ((st = norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
+    if (!sizes || !count)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "sizes: expected at least one size");
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!sizes[i])
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "sizes[%u] is 0 (no empty pieces)", i);
+        sum += sizes[i];
+    }
+    uint32_t n = t->shape.dims[d];
+    if (sum != n)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "sizes: they sum to %llu, expected %u (dim %u of a)",
+                       (unsigned long long)sum, n, d);
+    return split_pieces(op, t, d, sizes, count, output, outs);
+}
+
+lm_status lmnn_chunk(lmnn_tensor a, uint32_t chunks, int32_t dim, const lmnn_output *output,
+                     lmnn_tensor *outs, uint32_t *out_count) {
+    const char *op = "lmnn_chunk";
+    nn_tensor *t;
+    lm_status st = get_input(op, "a", a, outs, &t);
+    if (st) return st;
+    if (!out_count) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_count is NULL");
+    if (!t->shape.rank)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    if (!t->shape.rank)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    uint32_t d = 0;
+    if ((st = norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
+    if (!chunks) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "chunks: expected >= 1, given 0");
+    uint32_t n = t->shape.dims[d];
+    uint32_t size = (n + chunks - 1) / chunks, count = (n + size - 1) / size;
+    uint32_t *list = malloc(count * sizeof *list);
+    if (!list) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for %u sizes", count);
+    for (uint32_t i = 0; i < count; i++)
+        list[i] = i + 1 < count ? size : n - size * (count - 1);
+    st = split_pieces(op, t, d, list, count, output, outs);
+    free(list);
+    if (!st) *out_count = count;
+    return st;
+}
+
+/* ---- concat ---- */
+
+typedef struct concat_ctx {
+    uint32_t dim;
+} concat_ctx;
+
+/* Each input into its box of the output. */
+static lm_status concat_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                           nn_tensor *out) {
+    const concat_ctx *c = ctx;
+    uint32_t offset = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        dm_spec spec;
+        dm_spec_init(&spec, ins[i], out, false);
+        identity_maps(&spec);
+        for (uint32_t d = 0; d < spec.out_rank; d++)
+            spec.box[d] = spec.in_dims[d];
+        spec.box_lo[c->dim] = offset;
+        offset += ins[i]->shape.dims[c->dim];
+        lm_status st = dm_run(op, &spec, ins[i], out, NULL, NULL);
+        if (st) return st;
+    }
+    return LM_OK;
+}
+
+/* Whole tiles serve a concat along a batch dim, or along one of the last two
+ * when every input but the last fills its tiles there. */
+static bool concat_tiles_ok(nn_tensor *const *ins, uint32_t n, uint32_t dim) {
+    if (!tile_view_ok(ins[0])) return false;
+    uint32_t r = ins[0]->shape.rank;
+    if (dim < r - 2) return true;
+    for (uint32_t i = 0; i + 1 < n; i++)
+        if (ins[i]->shape.dims[dim] % 32) return false;
+    return true;
+}
+
+static lm_status concat_tiles(const char *op, nn_tensor *const *ins, uint32_t n, uint32_t dim,
+                              nn_tensor *out) {
+    uint32_t r = ins[0]->shape.rank, offset = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        dm_spec spec;
+        dm_spec_init(&spec, ins[i], out, true);
+        identity_maps(&spec);
+        for (uint32_t d = 0; d < spec.out_rank; d++)
+            spec.box[d] = spec.in_dims[d];
+        spec.box_lo[dim] = dim < r - 2 ? offset : offset / 32;
+        offset += ins[i]->shape.dims[dim];
+        lm_status st = dm_run(op, &spec, ins[i], out, NULL, NULL);
+        if (st) return st;
+    }
+    return LM_OK;
+}
+
+lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
+                      const lmnn_output *output, lmnn_tensor *out) {
+    const char *op = "lmnn_concat";
+    char s1[128], s2[128], arg[32];
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    if (!tensors || !count)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "tensors: expected at least one tensor");
+    nn_tensor **ts = malloc(count * sizeof *ts);
+    if (!ts) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for %u tensors", count);
+    lm_status st = LM_OK;
+    uint32_t d = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < count && !st; i++) {
+        snprintf(arg, sizeof arg, "tensors[%u]", i);
+        st = nn_get_tensor(op, arg, tensors[i], &ts[i]);
+        if (st) break;
+        nn_tensor *t = ts[i], *t0 = ts[0];
+        if (i == 0) {
+            if (!t->shape.rank)
+                st = nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                             "tensors[0]: expected at least 1 dim, given a scalar");
+            if (!st) st = norm_dim(op, "dim", dim, t->shape.rank, &d);
+        } else if ((st = nn_check_same_device(op, arg, t, t0))) {
+        } else if (t->dtype != t0->dtype || t->layout != t0->layout) {
+            st = nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                         "%s: expected %s %s as tensors[0], given %s %s", arg,
+                         lmnn_layout_name(t0->layout), lmnn_dtype_name(t0->dtype),
+                         lmnn_layout_name(t->layout), lmnn_dtype_name(t->dtype));
+        } else {
+            bool same = t->shape.rank == t0->shape.rank;
+            for (uint32_t k = 0; same && k < t->shape.rank; k++)
+                same = k == d || t->shape.dims[k] == t0->shape.dims[k];
+            if (!same)
+                st = nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                             "%s: shape %s differs from tensors[0]'s %s outside dim %u", arg,
+                             nn_shape_str(&t->shape, s1, sizeof s1),
+                             nn_shape_str(&t0->shape, s2, sizeof s2), d);
+        }
+        if (!st) total += t->shape.dims[d];
+    }
+    lmnn_memory_config mem;
+    if (!st) st = out_memory(op, output, ts[0], &mem);
+    if (!st && total > UINT32_MAX)
+        st = nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dim %u would be %llu long", d,
+                     (unsigned long long)total);
+    if (!st) {
+        lmnn_shape s = ts[0]->shape;
+        s.dims[d] = (uint32_t)total;
+        dm_out od = out_like(ts[0], &s, &mem);
+        concat_ctx c = {d};
+        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d)) {
+            st = dm_via_rm(op, ts, count, &od, concat_rm, &c, out);
+        } else {
+            lmnn_tensor oh;
+            nn_tensor *o;
+            st = dm_make(op, ts[0]->device, &od, &oh, &o);
+            if (!st)
+                st = ts[0]->layout == LMNN_ROW_MAJOR ? concat_rm(op, &c, ts, count, o)
+                                                     : concat_tiles(op, ts, count, d, o);
+            if (st)
+                nn_tensor_discard(oh);
+            else
+                *out = oh;
+        }
+    }
+    free(ts);
+    return st;
+}

@@ -1,0 +1,637 @@
+/* Data movement ops against host references: every output element is the
+ * input element the op's map names (or the fill), compared bit for bit, in
+ * every dtype and both layouts; bilinear upsampling against PyTorch's
+ * formula in float32; tile padding stays zero; errors. */
+#include <stdio.h>
+#include <time.h>
+
+#include "nn_test.h"
+
+static int shape_eq(const lmnn_shape *a, const lmnn_shape *b) {
+    if (a->rank != b->rank) return 0;
+    for (uint32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+/* ---- host tensors ---- */
+
+typedef struct cfg {
+    lmnn_dtype dtype;
+    lmnn_layout layout;
+} cfg;
+
+static const cfg all_cfgs[] = {
+    {LMNN_FLOAT32, LMNN_ROW_MAJOR},  {LMNN_FLOAT32, LMNN_TILE},    {LMNN_BFLOAT16, LMNN_TILE},
+    {LMNN_BFLOAT16, LMNN_ROW_MAJOR}, {LMNN_UINT32, LMNN_TILE},     {LMNN_INT32, LMNN_ROW_MAJOR},
+    {LMNN_UINT16, LMNN_ROW_MAJOR},   {LMNN_UINT8, LMNN_ROW_MAJOR}, {LMNN_BFLOAT8_B, LMNN_TILE},
+    {LMNN_INT32, LMNN_TILE},
+};
+#define NCFG (sizeof all_cfgs / sizeof *all_cfgs)
+
+static size_t hsize(lmnn_dtype dt) {
+    return lmnn_dtype_host_size(dt);
+}
+
+/* n host elements of `dt`: exact in the dtype (bfloat16-rounded floats;
+ * small integers for bfloat8_b, exact whatever their block shares). */
+static void *make_data(lmnn_dtype dt, size_t n, uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    void *v = malloc(n * hsize(dt) + 1);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = nn_rand_u32(&s);
+        switch (dt) {
+        case LMNN_FLOAT32:
+            ((float *)v)[i] = (float)((int32_t)r % 100000) / 64.0f + 0.5f;
+            break;
+        case LMNN_BFLOAT16:
+            ((float *)v)[i] = nn_bf16((float)((int32_t)r % 100000) / 64.0f + 0.5f);
+            break;
+        case LMNN_BFLOAT8_B:
+            ((float *)v)[i] = (float)((int32_t)(r % 255) - 127);
+            break;
+        case LMNN_UINT16:
+            ((uint16_t *)v)[i] = (uint16_t)r;
+            break;
+        case LMNN_UINT8:
+            ((uint8_t *)v)[i] = (uint8_t)r;
+            break;
+        default:
+            ((uint32_t *)v)[i] = r * 2654435761u;
+            break;
+        }
+    }
+    return v;
+}
+
+static lm_status up(const lmnn_shape *s, cfg c, const void *data, lmnn_tensor *out) {
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = c.dtype;
+    o.layout = c.layout;
+    return lmnn_from_host(nn_dev(), s, data, lmnn_shape_volume(s) * hsize(c.dtype), &o, out);
+}
+
+static void *down(lmnn_tensor t) {
+    size_t size;
+    if (lmnn_tensor_host_size(t, &size)) return NULL;
+    void *v = malloc(size + 1);
+    if (v && lmnn_to_host(t, v, size)) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* The tile tensor's padding, read raw, is all zero bits (any tile dtype). */
+static int padding_is_zero(lmnn_tensor t) {
+    lmnn_tensor_info info;
+    if (lmnn_tensor_get_info(t, &info)) return 0;
+    if (info.layout != LMNN_TILE) return 1;
+    uint64_t size;
+    lm_buffer_size(info.buffer, &size);
+    uint8_t *raw = malloc(size);
+    lm_enqueue_read_buffer(lm_device_command_queue(info.device, 0), info.buffer, raw, true);
+    uint32_t r = info.shape.rank;
+    uint32_t w = r ? info.shape.dims[r - 1] : 1, h = r > 1 ? info.shape.dims[r - 2] : 1;
+    uint32_t wp = (w + 31) / 32 * 32, hp = (h + 31) / 32 * 32;
+    lm_data_format f = info.dtype == LMNN_FLOAT32    ? LM_DATA_FORMAT_FLOAT32
+                       : info.dtype == LMNN_BFLOAT16 ? LM_DATA_FORMAT_FLOAT16_B
+                       : info.dtype == LMNN_UINT32   ? LM_DATA_FORMAT_UINT32
+                       : info.dtype == LMNN_INT32    ? LM_DATA_FORMAT_INT32
+                                                     : LM_DATA_FORMAT_BFP8_B;
+    size_t tile = lm_tile_size(f), mat = (size_t)(hp / 32) * (wp / 32) * tile;
+    uint64_t mats = size / mat;
+    uint32_t *rm = malloc((size_t)wp * hp * 4);
+    int ok = 1;
+    for (uint64_t m = 0; m < mats && ok; m++) {
+        lm_untilize(raw + m * mat, mat, f, hp, wp, rm, (size_t)wp * hp * 4);
+        for (uint32_t i = 0; i < hp && ok; i++)
+            for (uint32_t j = 0; j < wp; j++)
+                if ((i >= h || j >= w) && rm[i * wp + j] != 0) ok = 0;
+    }
+    free(raw);
+    free(rm);
+    return ok;
+}
+
+/* ---- references: out[o] = in[src(o)], or the fill when src(o) < 0 ---- */
+
+typedef int64_t (*src_fn)(const uint32_t *o, const void *ctx);
+
+static void strides_of(const lmnn_shape *s, int64_t *st) {
+    int64_t k = 1;
+    for (int32_t d = (int32_t)s->rank - 1; d >= 0; d--) {
+        st[d] = k;
+        k *= s->dims[d];
+    }
+}
+
+static void *reference(const lmnn_shape *os, size_t esize, const void *in, src_fn f,
+                       const void *ctx, const void *fill) {
+    size_t n = lmnn_shape_volume(os);
+    uint8_t *out = malloc(n * esize + 1);
+    uint32_t o[LMNN_MAX_DIMS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = f(o, ctx);
+        memcpy(out + i * esize, s < 0 ? fill : (const uint8_t *)in + s * esize, esize);
+        for (int32_t d = (int32_t)os->rank - 1; d >= 0; d--) {
+            if (++o[d] < os->dims[d]) break;
+            o[d] = 0;
+        }
+    }
+    return out;
+}
+
+/* Compares the device result with the reference, bit for bit; prints the
+ * first difference. */
+static int same(const void *got, const void *want, size_t n, size_t esize, const char *what) {
+    if (!got) {
+        printf("    %s: no result: %s\n", what, lm_last_error());
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (memcmp((const uint8_t *)got + i * esize, (const uint8_t *)want + i * esize, esize)) {
+            uint32_t g = 0, w = 0;
+            memcpy(&g, (const uint8_t *)got + i * esize, esize);
+            memcpy(&w, (const uint8_t *)want + i * esize, esize);
+            printf("    %s: element %zu of %zu: got 0x%x, want 0x%x\n", what, i, n, g, w);
+            return 0;
+        }
+    return 1;
+}
+
+static const char *cfg_name(cfg c, char *buf) {
+    snprintf(buf, 64, "%s %s", lmnn_layout_name(c.layout), lmnn_dtype_name(c.dtype));
+    return buf;
+}
+
+/* Runs `run` on a tensor of `in_shape` in config c, checks the result
+ * against the reference from `f`; the output shape must be `out_shape`. */
+typedef lm_status (*run_fn)(lmnn_tensor a, const void *ctx, lmnn_tensor *out);
+
+static int check_op(const char *name, cfg c, const lmnn_shape *in_shape,
+                    const lmnn_shape *out_shape, run_fn run, src_fn f, const void *ctx,
+                    double fill_value, uint64_t seed) {
+    char what[256], cb[64];
+    snprintf(what, sizeof what, "%s (%s)", name, cfg_name(c, cb));
+    size_t n = lmnn_shape_volume(in_shape), m = lmnn_shape_volume(out_shape), es = hsize(c.dtype);
+    void *x = make_data(c.dtype, n, seed);
+    lmnn_tensor a, o = {0};
+    int ok = 1;
+    if (up(in_shape, c, x, &a)) {
+        printf("    %s: upload: %s\n", what, lm_last_error());
+        free(x);
+        return 0;
+    }
+    if (run(a, ctx, &o)) {
+        printf("    %s: %s\n", what, lm_last_error());
+        ok = 0;
+    }
+    lmnn_tensor_info info;
+    if (ok && !lmnn_tensor_get_info(o, &info)) {
+        if (!shape_eq(&info.shape, out_shape) || info.dtype != c.dtype || info.layout != c.layout) {
+            printf("    %s: wrong output shape/dtype/layout\n", what);
+            ok = 0;
+        }
+    }
+    uint8_t fill[4] = {0};
+    if (c.dtype == LMNN_FLOAT32 || c.dtype == LMNN_BFLOAT16 || c.dtype == LMNN_BFLOAT8_B) {
+        float v = (float)fill_value;
+        if (c.dtype == LMNN_BFLOAT16) v = nn_bf16(v);
+        memcpy(fill, &v, 4);
+    } else if (c.dtype == LMNN_INT32) {
+        int32_t v = (int32_t)fill_value;
+        memcpy(fill, &v, 4);
+    } else {
+        uint32_t v = fill_value <= 0 ? 0 : (uint32_t)fill_value; /* saturates */
+        if (c.dtype == LMNN_UINT16) {
+            uint16_t h = (uint16_t)v;
+            memcpy(fill, &h, 2);
+        } else if (c.dtype == LMNN_UINT8) {
+            fill[0] = (uint8_t)v;
+        } else {
+            memcpy(fill, &v, 4);
+        }
+    }
+    if (ok) {
+        void *want = reference(out_shape, es, x, f, ctx, fill);
+        void *got = down(o);
+        ok = same(got, want, m, es, what);
+        if (ok && !padding_is_zero(o)) {
+            printf("    %s: padding is not zero\n", what);
+            ok = 0;
+        }
+        free(want);
+        free(got);
+    }
+    free(x);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(o);
+    return ok;
+}
+
+/* ---- reshape ---- */
+
+typedef struct shape_ctx {
+    lmnn_shape in, out;
+} shape_ctx;
+
+static int64_t flat_src(const uint32_t *o, const void *ctx) {
+    const shape_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->out, st);
+    for (uint32_t d = 0; d < c->out.rank; d++)
+        k += o[d] * st[d];
+    return k;
+}
+
+static lm_status run_reshape(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const shape_ctx *c = ctx;
+    return lmnn_reshape(a, &c->out, NULL, out);
+}
+
+static void test_reshape(void) {
+    shape_ctx cases[] = {
+        {LMNN_SHAPE(2, 3, 4), LMNN_SHAPE(4, 6)},
+        {LMNN_SHAPE(6, 4), LMNN_SHAPE(24)},
+        {LMNN_SHAPE(70, 33), LMNN_SHAPE(33, 70)},
+        {LMNN_SHAPE(2, 64, 96), LMNN_SHAPE(128, 96)},
+        {LMNN_SHAPE(1), LMNN_SHAPE(1, 1, 1)},
+        {LMNN_SHAPE(3, 5, 7), LMNN_SHAPE(3, 35)},
+        {LMNN_SHAPE(4, 40, 50), LMNN_SHAPE(2, 2, 40, 50)},
+        {LMNN_SHAPE(5000), LMNN_SHAPE(50, 100)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("reshape", all_cfgs[k], &cases[i].in, &cases[i].out, run_reshape,
+                           flat_src, &cases[i], 0, i * 31 + k));
+    /* LMNN_DIM_AUTO */
+    lmnn_shape s = LMNN_SHAPE(6, 10), auto_s = LMNN_SHAPE(3, LMNN_DIM_AUTO, 5);
+    float x[60];
+    for (int i = 0; i < 60; i++)
+        x[i] = (float)i;
+    lmnn_tensor a, b;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lmnn_reshape(a, &auto_s, NULL, &b));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(b, &info));
+    lmnn_shape want = LMNN_SHAPE(3, 4, 5);
+    CHECK(shape_eq(&info.shape, &want));
+    float *y = nn_download(b);
+    CHECK(y && !memcmp(x, y, sizeof x));
+    free(y);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(b);
+}
+
+/* ---- permute / transpose ---- */
+
+typedef struct perm_ctx {
+    lmnn_shape in;
+    int32_t perm[LMNN_MAX_DIMS];
+} perm_ctx;
+
+static int64_t perm_src(const uint32_t *o, const void *ctx) {
+    const perm_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->in, st);
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        int32_t p = c->perm[d] < 0 ? c->perm[d] + (int32_t)c->in.rank : c->perm[d];
+        k += o[d] * st[p];
+    }
+    return k;
+}
+
+static lm_status run_permute(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const perm_ctx *c = ctx;
+    return lmnn_permute(a, c->perm, c->in.rank, NULL, out);
+}
+
+static lmnn_shape permuted(const perm_ctx *c) {
+    lmnn_shape s = c->in;
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        int32_t p = c->perm[d] < 0 ? c->perm[d] + (int32_t)c->in.rank : c->perm[d];
+        s.dims[d] = c->in.dims[p];
+    }
+    return s;
+}
+
+static void test_permute(void) {
+    perm_ctx cases[] = {
+        {LMNN_SHAPE(7), {0}},
+        {LMNN_SHAPE(1), {-1}},
+        {LMNN_SHAPE(33, 70), {1, 0}},
+        {LMNN_SHAPE(2, 3, 40, 50), {1, 0, 2, 3}},      /* tiles moved */
+        {LMNN_SHAPE(2, 3, 40, 50), {0, 1, 3, 2}},      /* tiles transposed */
+        {LMNN_SHAPE(2, 3, 40, 50), {2, 0, 3, 1}},      /* general */
+        {LMNN_SHAPE(2, 5, 3, 8), {0, 2, 1, 3}},        /* last dim kept */
+        {LMNN_SHAPE(3, 4, 5), {-1, 0, 1}},             /* last dim moved, negative dims */
+        {LMNN_SHAPE(2, 3, 2, 33, 5), {4, 2, 0, 3, 1}}, /* rank 5 */
+        {LMNN_SHAPE(2, 2, 3, 2, 35), {3, 2, 1, 0, 4}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lmnn_shape os = permuted(&cases[i]);
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("permute", all_cfgs[k], &cases[i].in, &os, run_permute, perm_src,
+                           &cases[i], 0, i * 17 + k));
+    }
+    /* transpose = permute */
+    lmnn_shape s = LMNN_SHAPE(3, 40, 70);
+    float *x = nn_rand_floats(3 * 40 * 70, -1, 1, 9);
+    lmnn_tensor a, b, c;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lmnn_transpose(a, -1, 1, NULL, &b));
+    int32_t p[] = {0, 2, 1};
+    CHECK_OK(lmnn_permute(a, p, 3, NULL, &c));
+    float *y = nn_download(b), *z = nn_download(c);
+    CHECK(y && z && !memcmp(y, z, sizeof(float) * 3 * 40 * 70));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 40; j++)
+            for (int k = 0; k < 70; k++)
+                CHECK(y[(i * 70 + k) * 40 + j] == x[(i * 40 + j) * 70 + k]);
+    free(x);
+    free(y);
+    free(z);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(b);
+    lmnn_tensor_free(c);
+}
+
+/* ---- slice ---- */
+
+typedef struct slice_ctx {
+    lmnn_shape in, out;
+    int32_t b[LMNN_MAX_DIMS], e[LMNN_MAX_DIMS], s[LMNN_MAX_DIMS];
+} slice_ctx;
+
+static void slice_shape(slice_ctx *c) {
+    c->out = c->in;
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        int32_t n = (int32_t)c->in.dims[d], b = c->b[d] < 0 ? c->b[d] + n : c->b[d];
+        int32_t e = c->e[d] < 0 ? c->e[d] + n : c->e[d], k = c->s[d] ? c->s[d] : 1;
+        c->out.dims[d] = (uint32_t)((e - b + k - 1) / k);
+    }
+}
+
+static int64_t slice_src(const uint32_t *o, const void *ctx) {
+    const slice_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->in, st);
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        int32_t n = (int32_t)c->in.dims[d], b = c->b[d] < 0 ? c->b[d] + n : c->b[d];
+        k += (b + (int64_t)(c->s[d] ? c->s[d] : 1) * o[d]) * st[d];
+    }
+    return k;
+}
+
+static lm_status run_slice(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const slice_ctx *c = ctx;
+    return lmnn_slice(a, c->b, c->e, c->s, c->in.rank, NULL, out);
+}
+
+static void test_slice(void) {
+    slice_ctx cases[] = {
+        {LMNN_SHAPE(10), {0}, {2}, {9}, {3}},
+        {LMNN_SHAPE(1), {0}, {0}, {1}, {1}},
+        {LMNN_SHAPE(50, 70), {0}, {3, -60}, {-2, 70}, {2, 1}},
+        {LMNN_SHAPE(3, 64, 96), {0}, {1, 32, 32}, {3, 64, 90}, {1, 1, 1}}, /* whole tiles */
+        {LMNN_SHAPE(3, 64, 96), {0}, {0, 32, 0}, {3, 40, 96}, {2, 1, 1}},  /* tiles, batch step */
+        {LMNN_SHAPE(2, 3, 40, 50), {0}, {-1, 0, 5, 1}, {2, 3, 39, 50}, {1, 2, 3, 7}},
+        {LMNN_SHAPE(2, 2, 2, 2, 33), {0}, {1, 0, 1, 0, 31}, {2, 2, 2, 2, 33}, {1, 1, 1, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        slice_shape(&cases[i]);
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("slice", all_cfgs[k], &cases[i].in, &cases[i].out, run_slice, slice_src,
+                           &cases[i], 0, i * 13 + k));
+    }
+}
+
+/* ---- pad ---- */
+
+typedef struct pad_ctx {
+    lmnn_shape in;
+    uint32_t pads[2 * LMNN_MAX_DIMS];
+    lmnn_pad_mode mode;
+    double value;
+} pad_ctx;
+
+static lmnn_shape pad_shape(const pad_ctx *c) {
+    lmnn_shape s = c->in;
+    for (uint32_t d = 0; d < s.rank; d++)
+        s.dims[d] += c->pads[2 * d] + c->pads[2 * d + 1];
+    return s;
+}
+
+static int64_t pad_src(const uint32_t *o, const void *ctx) {
+    const pad_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->in, st);
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        int64_t n = c->in.dims[d], t = (int64_t)o[d] - c->pads[2 * d];
+        switch (c->mode) {
+        case LMNN_PAD_CONSTANT:
+            if (t < 0 || t >= n) return -1;
+            break;
+        case LMNN_PAD_REFLECT:
+            if (t < 0) t = -t;
+            if (t >= n) t = 2 * (n - 1) - t;
+            break;
+        case LMNN_PAD_REPLICATE:
+            t = t < 0 ? 0 : t >= n ? n - 1 : t;
+            break;
+        default:
+            t = ((t % n) + n) % n;
+            break;
+        }
+        k += t * st[d];
+    }
+    return k;
+}
+
+static lm_status run_pad(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const pad_ctx *c = ctx;
+    lmnn_pad_options o;
+    lmnn_pad_options_init(&o);
+    o.mode = c->mode;
+    o.value = c->value;
+    return lmnn_pad(a, c->pads, c->in.rank, &o, out);
+}
+
+static void test_pad(void) {
+    pad_ctx cases[] = {
+        {LMNN_SHAPE(5), {2, 3}, LMNN_PAD_CONSTANT, 7},
+        {LMNN_SHAPE(1), {0, 4}, LMNN_PAD_CONSTANT, -2},
+        {LMNN_SHAPE(30, 40), {1, 2, 3, 4}, LMNN_PAD_CONSTANT, 0},
+        {LMNN_SHAPE(2, 30, 40), {0, 1, 2, 0, 0, 30}, LMNN_PAD_CONSTANT, 3},
+        {LMNN_SHAPE(3, 10, 12), {1, 2, 3, 4, 5, 11}, LMNN_PAD_REFLECT, 0},
+        {LMNN_SHAPE(2, 3, 9, 33), {0, 0, 1, 1, 2, 3, 32, 1}, LMNN_PAD_REPLICATE, 0},
+        {LMNN_SHAPE(4, 35), {4, 3, 35, 20}, LMNN_PAD_CIRCULAR, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lmnn_shape os = pad_shape(&cases[i]);
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("pad", all_cfgs[k], &cases[i].in, &os, run_pad, pad_src, &cases[i],
+                           cases[i].value, i * 7 + k));
+    }
+}
+
+/* ---- repeat and expand ---- */
+
+typedef struct grow_ctx {
+    lmnn_shape in, out;
+    uint32_t reps[LMNN_MAX_DIMS];
+    uint32_t count;
+    bool expand;
+} grow_ctx;
+
+static int64_t grow_src(const uint32_t *o, const void *ctx) {
+    const grow_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->in, st);
+    uint32_t lead = c->out.rank - c->in.rank;
+    for (uint32_t d = 0; d < c->in.rank; d++)
+        k += (o[d + lead] % c->in.dims[d]) * st[d];
+    return k;
+}
+
+static lm_status run_grow(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const grow_ctx *c = ctx;
+    return c->expand ? lmnn_expand(a, &c->out, NULL, out)
+                     : lmnn_repeat(a, c->reps, c->count, NULL, out);
+}
+
+static void test_repeat_expand(void) {
+    grow_ctx cases[] = {
+        {LMNN_SHAPE(5), {0}, {3}, 1, false},
+        {LMNN_SHAPE(1), {0}, {2, 3}, 2, false},
+        {LMNN_SHAPE(3, 7), {0}, {2, 1, 5}, 3, false},
+        {LMNN_SHAPE(2, 32, 64), {0}, {2, 3, 2}, 3, false}, /* whole tiles */
+        {LMNN_SHAPE(2, 33, 20), {0}, {1, 2, 3}, 3, false},
+        {LMNN_SHAPE(1, 5), {0}, {0}, 0, true},
+        {LMNN_SHAPE(3, 1), {0}, {0}, 0, true},
+        {LMNN_SHAPE(2, 1, 40, 50), {0}, {0}, 0, true},
+        {LMNN_SHAPE(1, 1), {0}, {0}, 0, true},
+    };
+    lmnn_shape exp_to[] = {LMNN_SHAPE(4, 5), LMNN_SHAPE(2, 3, 6), LMNN_SHAPE(2, 2, 3, 40, 50),
+                           LMNN_SHAPE(3, 33, 1)};
+    for (size_t i = 0, e = 0; i < sizeof cases / sizeof *cases; i++) {
+        grow_ctx *c = &cases[i];
+        if (c->expand) {
+            c->out = exp_to[e++];
+        } else {
+            c->out.rank = c->count;
+            uint32_t lead = c->count - c->in.rank;
+            for (uint32_t d = 0; d < c->count; d++)
+                c->out.dims[d] = (d < lead ? 1 : c->in.dims[d - lead]) * c->reps[d];
+        }
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op(c->expand ? "expand" : "repeat", all_cfgs[k], &c->in, &c->out, run_grow,
+                           grow_src, c, 0, i * 5 + k));
+    }
+}
+
+/* ---- concat, split, chunk ---- */
+
+static void test_concat_split(void) {
+    struct {
+        lmnn_shape a, b, c;
+        int32_t dim;
+    } cases[] = {
+        {LMNN_SHAPE(3), LMNN_SHAPE(1), LMNN_SHAPE(4), 0},
+        {LMNN_SHAPE(2, 33, 20), LMNN_SHAPE(2, 5, 20), LMNN_SHAPE(2, 1, 20), 1},
+        {LMNN_SHAPE(2, 64, 20), LMNN_SHAPE(2, 32, 20), LMNN_SHAPE(2, 7, 20), -2}, /* whole tiles */
+        {LMNN_SHAPE(3, 10, 33), LMNN_SHAPE(3, 10, 2), LMNN_SHAPE(3, 10, 40), -1},
+        {LMNN_SHAPE(1, 10, 32), LMNN_SHAPE(2, 10, 32), LMNN_SHAPE(3, 10, 32), 0}, /* batch */
+        {LMNN_SHAPE(2, 2, 3, 9, 40), LMNN_SHAPE(2, 2, 1, 9, 40), LMNN_SHAPE(2, 2, 2, 9, 40), 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t k = 0; k < NCFG; k++) {
+            cfg cf = all_cfgs[k];
+            char what[128], cb[64];
+            snprintf(what, sizeof what, "concat case %zu (%s)", i, cfg_name(cf, cb));
+            const lmnn_shape *sh[3] = {&cases[i].a, &cases[i].b, &cases[i].c};
+            uint32_t r = sh[0]->rank,
+                     d = (uint32_t)(cases[i].dim < 0 ? cases[i].dim + (int32_t)r : cases[i].dim);
+            size_t es = hsize(cf.dtype);
+            void *x[3];
+            lmnn_tensor t[3], o, parts[3];
+            for (int j = 0; j < 3; j++) {
+                x[j] = make_data(cf.dtype, lmnn_shape_volume(sh[j]), i * 3 + j + k * 100);
+                CHECK_OK(up(sh[j], cf, x[j], &t[j]));
+            }
+            CHECK_OK(lmnn_concat(t, 3, cases[i].dim, NULL, &o));
+            lmnn_shape os = *sh[0];
+            os.dims[d] = sh[0]->dims[d] + sh[1]->dims[d] + sh[2]->dims[d];
+            /* reference: outer x (piece rows) */
+            size_t outer = 1, inner = 1;
+            for (uint32_t q = 0; q < d; q++)
+                outer *= os.dims[q];
+            for (uint32_t q = d + 1; q < r; q++)
+                inner *= os.dims[q];
+            uint8_t *want = malloc(lmnn_shape_volume(&os) * es), *w = want;
+            for (size_t q = 0; q < outer; q++)
+                for (int j = 0; j < 3; j++) {
+                    size_t len = sh[j]->dims[d] * inner * es;
+                    memcpy(w, (uint8_t *)x[j] + q * len, len);
+                    w += len;
+                }
+            void *got = down(o);
+            CHECK(same(got, want, lmnn_shape_volume(&os), es, what));
+            CHECK(padding_is_zero(o));
+            free(got);
+            /* split it back */
+            uint32_t sizes[3] = {sh[0]->dims[d], sh[1]->dims[d], sh[2]->dims[d]};
+            CHECK_OK(lmnn_split(o, sizes, 3, cases[i].dim, NULL, parts));
+            for (int j = 0; j < 3; j++) {
+                got = down(parts[j]);
+                CHECK(same(got, x[j], lmnn_shape_volume(sh[j]), es, what));
+                CHECK(padding_is_zero(parts[j]));
+                free(got);
+                lmnn_tensor_free(parts[j]);
+                lmnn_tensor_free(t[j]);
+                free(x[j]);
+            }
+            free(want);
+            lmnn_tensor_free(o);
+        }
+    /* chunk: PyTorch's sizes */
+    lmnn_shape s = LMNN_SHAPE(2, 10);
+    float x[20];
+    for (int i = 0; i < 20; i++)
+        x[i] = (float)i;
+    lmnn_tensor a, outs[4];
+    uint32_t n = 0;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    CHECK_OK(lmnn_chunk(a, 4, 1, NULL, outs, &n));
+    CHECK_EQ_U64(n, 4); /* 3, 3, 3, 1 */
+    uint32_t widths[] = {3, 3, 3, 1};
+    for (uint32_t i = 0, col = 0; i < n; col += widths[i], i++) {
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_tensor_get_info(outs[i], &info));
+        CHECK_EQ_U64(info.shape.dims[1], widths[i]);
+        float *y = nn_download(outs[i]);
+        for (uint32_t r = 0; r < 2; r++)
+            for (uint32_t c = 0; c < widths[i]; c++)
+                CHECK(y[r * widths[i] + c] == x[r * 10 + col + c]);
+        free(y);
+        lmnn_tensor_free(outs[i]);
+    }
+    CHECK_OK(lmnn_chunk(a, 6, 1, NULL, outs, &n)); /* 2 x 5 */
+    CHECK_EQ_U64(n, 5);
+    for (uint32_t i = 0; i < n; i++)
+        lmnn_tensor_free(outs[i]);
+    lmnn_tensor_free(a);
+}
+
+int main(void) {
+    TEST_RUN(test_reshape);
+    TEST_RUN(test_permute);
+    TEST_RUN(test_slice);
+    TEST_RUN(test_pad);
+    TEST_RUN(test_repeat_expand);
+    TEST_RUN(test_concat_split);
+    nn_dev_close();
+    return test_summary();
+}
