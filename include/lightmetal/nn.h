@@ -13,5 +13,6 @@
 #include "lightmetal/lmnn_tensor.h"
 #include "lightmetal/lmnn_unary.h"
 #include "lightmetal/lmnn_reduce.h"
+#include "lightmetal/lmnn_norm.h"
 
 #endif
