@@ -15,5 +15,6 @@
 #include "lightmetal/lmnn_unary.h"
 #include "lightmetal/lmnn_binary.h"
 #include "lightmetal/lmnn_reduce.h"
+#include "lightmetal/lmnn_norm.h"
 
 #endif

@@ -1,0 +1,185 @@
+/* Normalisation compute (layer_norm, rms_norm, group_norm), per group of n
+ * tiles (see norm_reader.c), float32 throughout:
+ *   mean   m = sum(x) / count (reduce SUM with the scaler 1 / count; not rms)
+ *   dev    d = x - m with the padding masked to 0; element-wise sums of d^2
+ *          and d (rms: of x^2), then reduced: var = sum(d^2) / count -
+ *          (sum(d) / count)^2, the corrected two-pass form (the second term
+ *          is the square of the mean's own rounding error), and the mean
+ *          itself corrected by sum(d) / count; rstd = rsqrt(var + eps)
+ *          broadcast to a whole tile (times a tile of ones)
+ *   out    (x - m) * rstd [* weight] [+ bias]
+ * Mode 1 normalises each row (reduce over rows, column broadcasts), mode 3
+ * the whole group (reduce SCALAR, scalar broadcasts).
+ * CBs: 0 input, 1 scaler, 2 ones, 3 masks, 4 scratch, 5 weight, 6 bias,
+ * 7 mean, 8 corrected mean, 9 rstd, 16 output.
+ * Compile-time args: mode, rms, masks, red_h, weight mode, bias mode (0
+ * absent, 1 tile -- broadcast over rows in mode 1 --, 2 per-channel scalar).
+ * Runtime args: first, count (groups), n, Ht, Wt, H, W, scaler bits, groups,
+ * channels, tiles per channel, eps bits. */
+#include "compute_kernel_api.h"
+
+#define A(i) get_arg_val(i)
+#define C(i) get_compile_time_arg_val(i)
+#define CB_IN 0
+#define CB_SCALER 1
+#define CB_ONES 2
+#define CB_MASK 3
+#define CB_ACC 4
+#define CB_W 5
+#define CB_B 6
+#define CB_MEAN 7
+#define CB_MEAN2 8
+#define CB_RSTD 9
+#define CB_OUT 16
+
+static void pack_to(uint32_t cb, uint32_t d) {
+    cb_reserve_back(cb, 1);
+    pack_tile(d, cb);
+    cb_push_back(cb, 1);
+}
+
+static void done_math(void) {
+    tile_regs_commit();
+    tile_regs_wait();
+}
+
+/* dst d = x - mean (the mean tile of `cb`, broadcast as mode left it). */
+static void deviation(uint32_t mode, uint32_t cb, uint32_t d) {
+    if (mode == 1)
+        sub_tiles_bcast_cols(CB_IN, cb, 0, 0, d);
+    else
+        sub_tiles_bcast_scalar(CB_IN, cb, 0, 0, d);
+}
+
+/* dst d = the parameter tile of `cb` as a whole tile. */
+static void param(uint32_t pmode, uint32_t mode, uint32_t cb, uint32_t d) {
+    if (pmode == 2)
+        mul_tiles_bcast_scalar(CB_ONES, cb, 0, 0, d);
+    else if (mode == 1)
+        mul_tiles_bcast_rows(CB_ONES, cb, 0, 0, d);
+    else
+        copy_tile(cb, 0, d);
+}
+
+void kernel_main(void) {
+    uint32_t mode = C(0), rms = C(1), masks = C(2), red_h = C(3), wmode = C(4), bmode = C(5);
+    uint32_t count = A(1), n = A(2), ht = A(3), wt = A(4), h = A(5), w = A(6);
+    uint32_t g0 = A(0), eps = A(11);
+    uint32_t dim = mode == 1 ? LM_REDUCE_ROW : LM_REDUCE_SCALAR;
+    init_sfpu(CB_IN, CB_OUT);
+    cb_wait_front(CB_SCALER, 1);
+    cb_wait_front(CB_ONES, 1);
+    if (masks) cb_wait_front(CB_MASK, 3);
+    for (uint32_t g = g0; g < g0 + count; g++) {
+        if (!rms) {
+            tile_regs_acquire();
+            for (uint32_t i = 0; i < n; i++) {
+                cb_wait_front(CB_IN, 1);
+                reduce_tile(LM_REDUCE_SUM, dim, CB_IN, CB_SCALER, 0, 0, 0);
+                cb_pop_front(CB_IN, 1);
+            }
+            done_math();
+            pack_to(CB_MEAN, 0);
+            tile_regs_release();
+            cb_wait_front(CB_MEAN, 1);
+        }
+
+        tile_regs_acquire();
+        fill_tile_bitcast(4, 0);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t d = i ? 1 : 0;
+            cb_wait_front(CB_IN, 1);
+            if (rms) {
+                copy_tile(CB_IN, 0, d);
+            } else {
+                deviation(mode, CB_MEAN, d);
+                if (masks) {
+                    uint32_t t = g * n + i;
+                    uint32_t last_h = red_h && h % 32 && t / wt % ht == ht - 1;
+                    uint32_t last_w = w % 32 && t % wt == wt - 1;
+                    uint32_t kind = last_h | last_w << 1;
+                    if (kind) {
+                        copy_tile(CB_MASK, kind - 1, 2);
+                        mul_binary_tile(d, 2, d);
+                    }
+                }
+                add_binary_tile(4, d, 4);
+            }
+            mul_binary_tile(d, d, d);
+            if (d) add_binary_tile(0, 1, 0);
+            cb_pop_front(CB_IN, 1);
+        }
+        done_math();
+        cb_reserve_back(CB_ACC, 2);
+        pack_tile(0, CB_ACC);
+        pack_tile(4, CB_ACC);
+        cb_push_back(CB_ACC, 2);
+        tile_regs_release();
+
+        /* var, rstd and the corrected mean. */
+        tile_regs_acquire();
+        cb_wait_front(CB_ACC, 2);
+        reduce_tile(LM_REDUCE_SUM, dim, CB_ACC, CB_SCALER, 0, 0, 0);
+        if (!rms) {
+            reduce_tile(LM_REDUCE_SUM, dim, CB_ACC, CB_SCALER, 1, 0, 1);
+            mul_binary_tile(1, 1, 2);
+            sub_binary_tile(0, 2, 0);
+        }
+        cb_pop_front(CB_ACC, 2);
+        fill_tile_bitcast(2, eps);
+        add_binary_tile(0, 2, 0);
+        rsqrt_tile(0);
+        done_math();
+        cb_reserve_back(CB_ACC, 2);
+        pack_tile(0, CB_ACC);
+        pack_tile(1, CB_ACC);
+        cb_push_back(CB_ACC, 2);
+        tile_regs_release();
+        tile_regs_acquire();
+        cb_wait_front(CB_ACC, 2);
+        if (mode == 1)
+            mul_tiles_bcast_cols(CB_ONES, CB_ACC, 0, 0, 0);
+        else
+            mul_tiles_bcast_scalar(CB_ONES, CB_ACC, 0, 0, 0);
+        if (!rms) add_tiles(CB_MEAN, CB_ACC, 0, 1, 1);
+        cb_pop_front(CB_ACC, 2);
+        done_math();
+        pack_to(CB_RSTD, 0);
+        if (!rms) pack_to(CB_MEAN2, 1);
+        tile_regs_release();
+        if (!rms) {
+            cb_pop_front(CB_MEAN, 1);
+            cb_wait_front(CB_MEAN2, 1);
+        }
+        cb_wait_front(CB_RSTD, 1);
+
+        for (uint32_t i = 0; i < n; i++) {
+            cb_wait_front(CB_IN, 1);
+            tile_regs_acquire();
+            if (rms)
+                copy_tile(CB_IN, 0, 0);
+            else
+                deviation(mode, CB_MEAN2, 0);
+            copy_tile(CB_RSTD, 0, 1);
+            mul_binary_tile(0, 1, 0);
+            if (wmode) {
+                cb_wait_front(CB_W, 1);
+                param(wmode, mode, CB_W, 1);
+                mul_binary_tile(0, 1, 0);
+                cb_pop_front(CB_W, 1);
+            }
+            if (bmode) {
+                cb_wait_front(CB_B, 1);
+                param(bmode, mode, CB_B, 1);
+                add_binary_tile(0, 1, 0);
+                cb_pop_front(CB_B, 1);
+            }
+            done_math();
+            pack_to(CB_OUT, 0);
+            tile_regs_release();
+            cb_pop_front(CB_IN, 1);
+        }
+        if (!rms) cb_pop_front(CB_MEAN2, 1);
+        cb_pop_front(CB_RSTD, 1);
+    }
+}

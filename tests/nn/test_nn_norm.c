@@ -1,0 +1,541 @@
+/* softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm
+ * against float64 host references: every dim of a rank-4 tensor, shapes that
+ * are not multiples of 32, one element, large multi-core cases, inputs of
+ * large magnitude and far from zero, float32, bfloat16 and bfloat8_b, zero
+ * padding of the outputs, and argument errors. */
+#include "nn_test.h"
+
+enum { O_SOFTMAX, O_LOG_SOFTMAX, O_LAYER, O_RMS, O_GROUP, O_BATCH, O_COUNT };
+static const char *const op_name[O_COUNT] = {"softmax",  "log_softmax", "layer_norm",
+                                             "rms_norm", "group_norm",  "batch_norm"};
+/* Worst absolute error and lowest PCC per op and dtype (float32, bfloat16). */
+static double worst_abs[O_COUNT][2],
+    worst_pcc[O_COUNT][2] = {{2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}};
+
+static void note(int op, lmnn_dtype dtype, nn_err e, size_t n) {
+    int d = dtype == LMNN_FLOAT32 ? 0 : 1;
+    if (e.max_abs > worst_abs[op][d]) worst_abs[op][d] = e.max_abs;
+    if (n > 1 && e.pcc < worst_pcc[op][d]) worst_pcc[op][d] = e.pcc;
+}
+
+/* The tile tensor's padding is zero (float32 tensors, read raw). */
+static int padding_is_zero(lmnn_tensor t) {
+    lmnn_tensor_info info;
+    if (lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE || info.dtype != LMNN_FLOAT32)
+        return 0;
+    uint64_t size;
+    lm_buffer_size(info.buffer, &size);
+    float *raw = malloc(size), *rm = malloc(size);
+    lm_enqueue_read_buffer(lm_device_command_queue(info.device, 0), info.buffer, raw, true);
+    uint32_t r = info.shape.rank;
+    uint32_t w = r ? info.shape.dims[r - 1] : 1, h = r > 1 ? info.shape.dims[r - 2] : 1;
+    uint32_t wp = (w + 31) / 32 * 32, hp = (h + 31) / 32 * 32;
+    uint64_t mats = size / 4 / ((uint64_t)wp * hp);
+    int ok = 1;
+    for (uint64_t m = 0; m < mats && ok; m++) {
+        lm_untilize(raw + m * wp * hp, (size_t)wp * hp * 4, LM_DATA_FORMAT_FLOAT32, hp, wp, rm,
+                    (size_t)wp * hp * 4);
+        for (uint32_t i = 0; i < hp && ok; i++)
+            for (uint32_t j = 0; j < wp; j++) {
+                uint32_t bits;
+                memcpy(&bits, &rm[i * wp + j], 4);
+                if ((i >= h || j >= w) && bits != 0) ok = 0;
+            }
+    }
+    free(raw);
+    free(rm);
+    return ok;
+}
+
+/* Elements before, along and after `dim`. */
+static void split_at(const lmnn_shape *s, uint32_t dim, size_t *outer, size_t *len, size_t *inner) {
+    *outer = 1, *inner = 1, *len = s->rank ? s->dims[dim] : 1;
+    for (uint32_t i = 0; i < dim; i++)
+        *outer *= s->dims[i];
+    for (uint32_t i = dim + 1; i < s->rank; i++)
+        *inner *= s->dims[i];
+}
+
+static double *ref_softmax(const float *x, const lmnn_shape *s, uint32_t dim, bool lg) {
+    size_t outer, len, inner, n = lmnn_shape_volume(s);
+    split_at(s, dim, &outer, &len, &inner);
+    double *y = malloc(n * 8);
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            const float *p = x + o * len * inner + i;
+            double m = -INFINITY, sum = 0;
+            for (size_t k = 0; k < len; k++)
+                m = fmax(m, p[k * inner]);
+            for (size_t k = 0; k < len; k++)
+                sum += exp(p[k * inner] - m);
+            for (size_t k = 0; k < len; k++) {
+                double d = p[k * inner] - m;
+                y[o * len * inner + i + k * inner] = lg ? d - log(sum) : exp(d) / sum;
+            }
+        }
+    return y;
+}
+
+/* layer_norm (rms: rms_norm) over the last nd dims; w, b over those dims or
+ * NULL. */
+static double *ref_layer(const float *x, const lmnn_shape *s, uint32_t nd, const float *w,
+                         const float *b, double eps, bool rms) {
+    size_t n = lmnn_shape_volume(s), len = 1;
+    for (uint32_t i = s->rank - nd; i < s->rank; i++)
+        len *= s->dims[i];
+    double *y = malloc(n * 8);
+    for (size_t o = 0; o < n / len; o++) {
+        const float *p = x + o * len;
+        double mean = 0, var = 0;
+        if (!rms) {
+            for (size_t k = 0; k < len; k++)
+                mean += p[k];
+            mean /= (double)len;
+        }
+        for (size_t k = 0; k < len; k++)
+            var += (p[k] - mean) * (p[k] - mean);
+        var /= (double)len;
+        double r = 1 / sqrt(var + eps);
+        for (size_t k = 0; k < len; k++)
+            y[o * len + k] = (p[k] - mean) * r * (w ? w[k] : 1) + (b ? b[k] : 0);
+    }
+    return y;
+}
+
+/* group_norm of [N, C, *] in g groups; w, b per channel or NULL. */
+static double *ref_group(const float *x, const lmnn_shape *s, uint32_t g, const float *w,
+                         const float *b, double eps) {
+    size_t n = lmnn_shape_volume(s), c = s->dims[1], sp = n / s->dims[0] / c;
+    size_t len = c / g * sp;
+    double *y = malloc(n * 8);
+    for (size_t o = 0; o < n / len; o++) {
+        const float *p = x + o * len;
+        double mean = 0, var = 0;
+        for (size_t k = 0; k < len; k++)
+            mean += p[k];
+        mean /= (double)len;
+        for (size_t k = 0; k < len; k++)
+            var += (p[k] - mean) * (p[k] - mean);
+        var /= (double)len;
+        for (size_t k = 0; k < len; k++) {
+            size_t ch = (o % g) * (c / g) + k / sp;
+            y[o * len + k] = (p[k] - mean) / sqrt(var + eps) * (w ? w[ch] : 1) + (b ? b[ch] : 0);
+        }
+    }
+    return y;
+}
+
+static double *ref_batch(const float *x, const lmnn_shape *s, const float *rm, const float *rv,
+                         const float *w, const float *b, double eps) {
+    size_t n = lmnn_shape_volume(s), c = s->dims[1], sp = n / s->dims[0] / c;
+    double *y = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        size_t ch = i / sp % c;
+        y[i] = (x[i] - rm[ch]) / sqrt(rv[ch] + eps) * (w ? w[ch] : 1) + (b ? b[ch] : 0);
+    }
+    return y;
+}
+
+static float *rounded(const float *x, size_t n, lmnn_dtype dtype) {
+    float *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(x[i]) : x[i];
+    return r;
+}
+
+/* Compares an op's result with its reference: float32 within abs_tol,
+ * bfloat16 within 2^-8 relative plus abs_tol; the result's padding zero. */
+#define CHECK_RESULT(OPI, DT, Y, REF, N, TOL)                                                      \
+    do {                                                                                           \
+        float *got_ = nn_download(Y);                                                              \
+        CHECK(got_);                                                                               \
+        nn_err cr_ = nn_compare(got_, REF, N, 1.0);                                                \
+        note(OPI, DT, cr_, N);                                                                     \
+        free(got_);                                                                                \
+        if ((DT) == LMNN_FLOAT32) {                                                                \
+            CHECK_ERR(cr_, (N) > 1 ? 0.99999 : -1, TOL, 0);                                        \
+            lmnn_tensor_info i_;                                                                   \
+            lmnn_tensor_get_info(Y, &i_);                                                          \
+            if (i_.dtype == LMNN_FLOAT32) CHECK(padding_is_zero(Y));                               \
+        } else {                                                                                   \
+            CHECK_ERR(cr_, (N) > 1 ? 0.999 : -1, 0, 1.0 / 128 + (TOL));                            \
+        }                                                                                          \
+    } while (0)
+
+static lmnn_tensor up(const lmnn_shape *s, const float *x, lmnn_dtype dtype) {
+    lmnn_tensor t = {0};
+    if (nn_upload(s, x, dtype, LMNN_TILE, &t)) fprintf(stderr, "upload: %s\n", lm_last_error());
+    return t;
+}
+
+/* softmax and log_softmax over every dim (negative and positive) of rank 1..4
+ * tensors, float32 and bfloat16. */
+static void test_softmax_dims(void) {
+    lmnn_shape shapes[] = {LMNN_SHAPE(1), LMNN_SHAPE(45), LMNN_SHAPE(3, 5), LMNN_SHAPE(40, 70),
+                           LMNN_SHAPE(2, 3, 37, 45)};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        lmnn_shape *s = &shapes[si];
+        size_t n = lmnn_shape_volume(s);
+        float *x = nn_rand_floats(n, -8, 4, 100 + si);
+        for (int di = 0; di < 2; di++) {
+            lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+            float *xr = rounded(x, n, dtype);
+            lmnn_tensor a = up(s, x, dtype);
+            for (uint32_t d = 0; d < s->rank; d++)
+                for (int lg = 0; lg < 2; lg++) {
+                    int32_t dim = (d + lg) % 2 ? (int32_t)d - (int32_t)s->rank : (int32_t)d;
+                    lmnn_tensor y;
+                    CHECK_OK((lg ? lmnn_log_softmax : lmnn_softmax)(a, dim, NULL, &y));
+                    double *ref = ref_softmax(xr, s, d, lg);
+                    CHECK_RESULT(lg ? O_LOG_SOFTMAX : O_SOFTMAX, dtype, y, ref, n, 1e-5);
+                    free(ref);
+                    lmnn_tensor_free(y);
+                }
+            lmnn_tensor_free(a);
+            free(xr);
+        }
+        free(x);
+    }
+}
+
+/* Inputs of large magnitude (exp would overflow without the max), an all
+ * -Inf row (NaN, as PyTorch), a rank-0 tensor, bfloat8_b input. */
+static void test_softmax_special(void) {
+    lmnn_shape s = LMNN_SHAPE(5, 70);
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, -3000, 3000, 7);
+    lmnn_tensor a = up(&s, x, LMNN_FLOAT32), y;
+    for (int lg = 0; lg < 2; lg++) {
+        CHECK_OK((lg ? lmnn_log_softmax : lmnn_softmax)(a, -1, NULL, &y));
+        double *ref = ref_softmax(x, &s, 1, lg);
+        CHECK_RESULT(lg ? O_LOG_SOFTMAX : O_SOFTMAX, LMNN_FLOAT32, y, ref, n, lg ? 1e-3 : 1e-6);
+        free(ref);
+        lmnn_tensor_free(y);
+    }
+    lmnn_tensor_free(a);
+    for (size_t j = 0; j < 70; j++)
+        x[70 + j] = -INFINITY;
+    a = up(&s, x, LMNN_FLOAT32);
+    CHECK_OK(lmnn_softmax(a, 1, NULL, &y));
+    float *got = nn_download(y);
+    CHECK(got && isnan(got[70]) && isnan(got[139]) && !isnan(got[0]) && !isnan(got[140]));
+    free(got);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(a);
+    free(x);
+
+    lmnn_shape s0 = lmnn_shape_of(0, NULL);
+    float v = 3.5f, r = 0;
+    a = up(&s0, &v, LMNN_FLOAT32);
+    CHECK_OK(lmnn_softmax(a, 0, NULL, &y));
+    CHECK_OK(lmnn_to_host(y, &r, sizeof r));
+    CHECK(r == 1.0f);
+    lmnn_tensor_free(y);
+    CHECK_OK(lmnn_log_softmax(a, -1, NULL, &y));
+    CHECK_OK(lmnn_to_host(y, &r, sizeof r));
+    CHECK(r == 0.0f);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(a);
+
+    /* bfloat8_b: against the values it holds, output float32. */
+    lmnn_shape s8 = LMNN_SHAPE(3, 40, 50);
+    n = lmnn_shape_volume(&s8);
+    x = nn_rand_floats(n, -4, 4, 8);
+    a = up(&s8, x, LMNN_BFLOAT8_B);
+    float *held = nn_download(a);
+    lmnn_softmax_options o;
+    lmnn_softmax_options_init(&o);
+    o.output.dtype = LMNN_FLOAT32;
+    for (uint32_t d = 0; d < 3; d++) {
+        CHECK_OK(lmnn_softmax(a, (int32_t)d, &o, &y));
+        double *ref = ref_softmax(held, &s8, d, false);
+        CHECK_RESULT(O_SOFTMAX, LMNN_FLOAT32, y, ref, n, 1e-5);
+        free(ref);
+        lmnn_tensor_free(y);
+    }
+    free(held);
+    free(x);
+    lmnn_tensor_free(a);
+}
+
+/* Large tensors on all cores. */
+static void test_softmax_large(void) {
+    lmnn_shape s = LMNN_SHAPE(8, 512, 1024);
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, -5, 5, 9);
+    lmnn_tensor a = up(&s, x, LMNN_FLOAT32), y;
+    CHECK_OK(lmnn_softmax(a, -1, NULL, &y));
+    double *ref = ref_softmax(x, &s, 2, false);
+    CHECK_RESULT(O_SOFTMAX, LMNN_FLOAT32, y, ref, n, 1e-5);
+    free(ref);
+    lmnn_tensor_free(y);
+    CHECK_OK(lmnn_softmax(a, 1, NULL, &y));
+    ref = ref_softmax(x, &s, 1, false);
+    CHECK_RESULT(O_SOFTMAX, LMNN_FLOAT32, y, ref, n, 1e-5);
+    free(ref);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(a);
+    free(x);
+}
+
+/* layer_norm and rms_norm over the last 1..3 dims, with and without weight
+ * and bias, float32 and bfloat16; data far from zero for layer_norm. */
+static void test_layer_norm(void) {
+    lmnn_shape shapes[] = {LMNN_SHAPE(1), LMNN_SHAPE(7), LMNN_SHAPE(3, 5), LMNN_SHAPE(33, 65),
+                           LMNN_SHAPE(2, 3, 40, 70)};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        lmnn_shape *s = &shapes[si];
+        size_t n = lmnn_shape_volume(s);
+        float *x = nn_rand_floats(n, -2, 3, 200 + si);
+        for (size_t i = 0; i < n; i++)
+            x[i] += si == 3 ? 100.0f : 0.0f;
+        for (uint32_t nd = 1; nd <= s->rank && nd <= 3; nd++) {
+            lmnn_shape ns = lmnn_shape_of(nd, s->dims + s->rank - nd);
+            size_t len = lmnn_shape_volume(&ns);
+            float *w = nn_rand_floats(len, -2, 2, 300 + nd), *b = nn_rand_floats(len, -1, 1, 400);
+            for (int di = 0; di < 2; di++) {
+                lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+                float *xr = rounded(x, n, dtype), *wr = rounded(w, len, dtype);
+                float *br = rounded(b, len, dtype);
+                lmnn_tensor a = up(s, x, dtype), wt = up(&ns, w, dtype), bt = up(&ns, b, dtype);
+                lmnn_norm_options o;
+                lmnn_norm_options_init(&o);
+                o.normalized_dims = nd;
+                for (int variant = 0; variant < 4; variant++) {
+                    bool rms = variant == 3, with_w = variant >= 1, with_b = variant == 2;
+                    lmnn_tensor y;
+                    if (rms)
+                        CHECK_OK(lmnn_rms_norm(a, wt, &o, &y));
+                    else
+                        CHECK_OK(lmnn_layer_norm(a, with_w ? wt : (lmnn_tensor){0},
+                                                 with_b ? bt : (lmnn_tensor){0}, &o, &y));
+                    double *ref =
+                        ref_layer(xr, s, nd, with_w ? wr : NULL, with_b ? br : NULL, 1e-5, rms);
+                    CHECK_RESULT(rms ? O_RMS : O_LAYER, dtype, y, ref, n, 2e-5);
+                    free(ref);
+                    lmnn_tensor_free(y);
+                }
+                lmnn_tensor_free(a), lmnn_tensor_free(wt), lmnn_tensor_free(bt);
+                free(xr), free(wr), free(br);
+            }
+            free(w), free(b);
+        }
+        free(x);
+    }
+}
+
+/* Weight given as [1, W] for a [.., W] normalisation; bfloat8_b input;
+ * a large multi-core case. */
+static void test_layer_norm_more(void) {
+    lmnn_shape s = LMNN_SHAPE(4, 256, 1024), ws = LMNN_SHAPE(1, 1024);
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, -3, 3, 17), *w = nn_rand_floats(1024, 0.5f, 1.5f, 18);
+    lmnn_tensor a = up(&s, x, LMNN_FLOAT32), wt = up(&ws, w, LMNN_FLOAT32), y;
+    CHECK_OK(lmnn_layer_norm(a, wt, (lmnn_tensor){0}, NULL, &y));
+    double *ref = ref_layer(x, &s, 1, w, NULL, 1e-5, false);
+    CHECK_RESULT(O_LAYER, LMNN_FLOAT32, y, ref, n, 2e-5);
+    free(ref);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(a);
+    free(x);
+
+    lmnn_shape s8 = LMNN_SHAPE(3, 50, 1024);
+    n = lmnn_shape_volume(&s8);
+    x = nn_rand_floats(n, -3, 3, 19);
+    a = up(&s8, x, LMNN_BFLOAT8_B);
+    float *held = nn_download(a);
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.output.dtype = LMNN_FLOAT32;
+    CHECK_OK(lmnn_layer_norm(a, wt, (lmnn_tensor){0}, &o, &y));
+    ref = ref_layer(held, &s8, 1, w, NULL, 1e-5, false);
+    CHECK_RESULT(O_LAYER, LMNN_FLOAT32, y, ref, n, 2e-5);
+    free(ref);
+    free(held);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(wt);
+    free(x), free(w);
+}
+
+static void test_group_norm(void) {
+    struct {
+        lmnn_shape s;
+        uint32_t groups;
+    } cases[] = {{LMNN_SHAPE(2, 6, 10, 12), 3}, {LMNN_SHAPE(2, 4, 33, 40), 2},
+                 {LMNN_SHAPE(1, 4, 32, 32), 4}, {LMNN_SHAPE(3, 6), 2},
+                 {LMNN_SHAPE(2, 4, 50), 4},     {LMNN_SHAPE(1, 4, 2, 5, 7), 2},
+                 {LMNN_SHAPE(2, 8, 5, 5), 1}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        lmnn_shape *s = &cases[ci].s;
+        uint32_t c = s->dims[1];
+        lmnn_shape cs = LMNN_SHAPE(c);
+        size_t n = lmnn_shape_volume(s);
+        float *x = nn_rand_floats(n, -2, 4, 500 + ci), *w = nn_rand_floats(c, -2, 2, 600);
+        float *b = nn_rand_floats(c, -1, 1, 700);
+        for (int di = 0; di < 2; di++) {
+            lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+            float *xr = rounded(x, n, dtype), *wr = rounded(w, c, dtype),
+                  *br = rounded(b, c, dtype);
+            lmnn_tensor a = up(s, x, dtype), wt = up(&cs, w, dtype), bt = up(&cs, b, dtype), y;
+            for (int with = 0; with < 2; with++) {
+                CHECK_OK(lmnn_group_norm(a, cases[ci].groups, with ? wt : (lmnn_tensor){0},
+                                         with ? bt : (lmnn_tensor){0}, NULL, &y));
+                lmnn_tensor_info info;
+                CHECK_OK(lmnn_tensor_get_info(y, &info));
+                CHECK(info.shape.rank == s->rank && info.dtype == dtype);
+                double *ref =
+                    ref_group(xr, s, cases[ci].groups, with ? wr : NULL, with ? br : NULL, 1e-5);
+                CHECK_RESULT(O_GROUP, dtype, y, ref, n, 2e-5);
+                free(ref);
+                lmnn_tensor_free(y);
+            }
+            lmnn_tensor_free(a), lmnn_tensor_free(wt), lmnn_tensor_free(bt);
+            free(xr), free(wr), free(br);
+        }
+        free(x), free(w), free(b);
+    }
+}
+
+static void test_batch_norm(void) {
+    lmnn_shape shapes[] = {LMNN_SHAPE(37, 45), LMNN_SHAPE(3, 40, 50), LMNN_SHAPE(2, 3, 20, 33),
+                           LMNN_SHAPE(2, 3, 2, 5, 7), LMNN_SHAPE(4, 70)};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+        lmnn_shape *s = &shapes[si];
+        uint32_t c = s->dims[1];
+        lmnn_shape cs = LMNN_SHAPE(c);
+        size_t n = lmnn_shape_volume(s);
+        float *x = nn_rand_floats(n, -2, 4, 800 + si), *rm = nn_rand_floats(c, -1, 1, 801);
+        float *rv = nn_rand_floats(c, 0.2f, 3, 802), *w = nn_rand_floats(c, -2, 2, 803);
+        float *b = nn_rand_floats(c, -1, 1, 804);
+        for (int di = 0; di < 2; di++) {
+            lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+            float *xr = rounded(x, n, dtype), *rmr = rounded(rm, c, dtype);
+            float *rvr = rounded(rv, c, dtype), *wr = rounded(w, c, dtype);
+            float *br = rounded(b, c, dtype);
+            lmnn_tensor a = up(s, x, dtype), tm = up(&cs, rm, dtype), tv = up(&cs, rv, dtype);
+            lmnn_tensor tw = up(&cs, w, dtype), tb = up(&cs, b, dtype), y;
+            for (int with = 0; with < 2; with++) {
+                CHECK_OK(lmnn_batch_norm(a, tm, tv, with ? tw : (lmnn_tensor){0},
+                                         with ? tb : (lmnn_tensor){0}, NULL, &y));
+                double *ref = ref_batch(xr, s, rmr, rvr, with ? wr : NULL, with ? br : NULL, 1e-5);
+                CHECK_RESULT(O_BATCH, dtype, y, ref, n, 1e-5);
+                free(ref);
+                lmnn_tensor_free(y);
+            }
+            lmnn_tensor_free(a), lmnn_tensor_free(tm), lmnn_tensor_free(tv);
+            lmnn_tensor_free(tw), lmnn_tensor_free(tb);
+            free(xr), free(rmr), free(rvr), free(wr), free(br);
+        }
+        free(x), free(rm), free(rv), free(w), free(b);
+    }
+}
+
+static void test_errors(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 6, 5, 7), ws = LMNN_SHAPE(6), w7 = LMNN_SHAPE(7);
+    float x[420] = {0}, p[7] = {1, 1, 1, 1, 1, 1, 1};
+    lmnn_tensor a = up(&s, x, LMNN_FLOAT32), w6 = up(&ws, p, LMNN_FLOAT32);
+    lmnn_tensor wl = up(&w7, p, LMNN_FLOAT32), y = {0}, rm;
+    CHECK_FAILS(lmnn_softmax(a, 4, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_softmax: dim: dim 4 is out of range for a tensor of rank 4 (expected -4..3)");
+    CHECK_FAILS(lmnn_log_softmax(a, -5, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_log_softmax: dim: dim -5 is out of range for a tensor of rank 4");
+    CHECK_FAILS(lmnn_softmax(a, 0, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_softmax: out is NULL");
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
+    CHECK_FAILS(lmnn_softmax(rm, 0, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_softmax: a: expected layout tile, given row_major");
+    CHECK_FAILS(lmnn_layer_norm(a, rm, (lmnn_tensor){0}, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_layer_norm: weight: expected layout tile, given row_major");
+    lmnn_tensor_free(rm);
+    CHECK_FAILS(lmnn_layer_norm(a, w6, (lmnn_tensor){0}, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_layer_norm: weight: expected shape [7] (the last 1 dims of a's shape [2, 6, "
+                "5, 7]), given [6]");
+    CHECK_FAILS(lmnn_rms_norm(a, w6, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_rms_norm: weight: expected shape [7]");
+    CHECK_FAILS(lmnn_layer_norm(a, wl, w6, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_layer_norm: bias: expected shape [7]");
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.normalized_dims = 5;
+    CHECK_FAILS(lmnn_layer_norm(a, (lmnn_tensor){0}, (lmnn_tensor){0}, &o, &y),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_layer_norm: opts.normalized_dims: expected 1..4 (a has rank 4), given 5");
+    o.normalized_dims = 1;
+    o.eps = NAN;
+    CHECK_FAILS(lmnn_layer_norm(a, (lmnn_tensor){0}, (lmnn_tensor){0}, &o, &y),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_layer_norm: opts.eps: expected a finite value >= 0");
+    CHECK_FAILS(lmnn_group_norm(a, 4, w6, w6, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: num_groups: expected a divisor of the 6 channels of a [2, 6, 5, "
+                "7], given 4");
+    CHECK_FAILS(lmnn_group_norm(a, 0, w6, w6, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: num_groups: expected a divisor");
+    CHECK_FAILS(lmnn_group_norm(a, 3, wl, w6, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: weight: expected shape [6] (one value per channel), given [7]");
+    lmnn_shape s1 = LMNN_SHAPE(7);
+    lmnn_tensor v = up(&s1, p, LMNN_FLOAT32);
+    CHECK_FAILS(lmnn_group_norm(v, 1, (lmnn_tensor){0}, (lmnn_tensor){0}, NULL, &y),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: a: expected shape [N, C, *] (rank 2 or more), given [7]");
+    CHECK_FAILS(lmnn_batch_norm(a, (lmnn_tensor){0}, w6, w6, w6, NULL, &y), LM_ERR_INVALID_HANDLE,
+                "lmnn_batch_norm: running_mean: tensor handle is zero");
+    CHECK_FAILS(lmnn_batch_norm(a, w6, wl, (lmnn_tensor){0}, (lmnn_tensor){0}, NULL, &y),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_batch_norm: running_var: expected shape [6]");
+    lmnn_tensor w8 = up(&ws, p, LMNN_BFLOAT8_B);
+    CHECK_FAILS(lmnn_batch_norm(a, w6, w6, w8, (lmnn_tensor){0}, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_batch_norm: weight: expected bfloat16 or float32 (per-channel values), given "
+                "bfloat8_b");
+    lmnn_tensor_free(w8);
+    lmnn_tensor_free(v);
+    CHECK_OK(lmnn_tensor_free(wl));
+    CHECK_FAILS(lmnn_layer_norm(a, wl, (lmnn_tensor){0}, NULL, &y), LM_ERR_INVALID_HANDLE,
+                "lmnn_layer_norm: weight: tensor handle");
+    CHECK_OK(lmnn_tensor_free(a));
+    CHECK_FAILS(lmnn_softmax(a, 0, NULL, &y), LM_ERR_INVALID_HANDLE,
+                "lmnn_softmax: a: tensor handle");
+    CHECK_FAILS(lmnn_batch_norm(a, w6, w6, w6, w6, NULL, &y), LM_ERR_INVALID_HANDLE,
+                "lmnn_batch_norm: a: tensor handle");
+    CHECK(y.id == 0);
+    /* A tensor of another device. */
+    lm_device *other;
+    CHECK_OK(lm_device_open(NULL, &other));
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    lmnn_tensor foreign, b2;
+    CHECK_OK(lmnn_from_host(other, &w7, p, sizeof p, &to, &foreign));
+    CHECK_OK(nn_upload(&w7, p, LMNN_FLOAT32, LMNN_TILE, &b2));
+    CHECK_FAILS(lmnn_layer_norm(b2, foreign, (lmnn_tensor){0}, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_layer_norm: weight: the tensor is on another device");
+    lmnn_tensor_free(foreign);
+    lm_device_close(other);
+    /* The device still works. */
+    CHECK_OK(lmnn_softmax(b2, 0, NULL, &y));
+    float got[7];
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(fabsf(got[3] - 1.0f / 7) < 1e-6f);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(b2);
+    lmnn_tensor_free(w6);
+}
+
+static void print_worst(void) {
+    printf("worst max abs error / lowest pcc (float32 | bfloat16):\n");
+    for (int k = 0; k < O_COUNT; k++)
+        printf("  %-12s %.3g %.8f | %.3g %.6f\n", op_name[k], worst_abs[k][0], worst_pcc[k][0],
+               worst_abs[k][1], worst_pcc[k][1]);
+}
+
+int main(void) {
+    TEST_RUN(test_softmax_dims);
+    TEST_RUN(test_softmax_special);
+    TEST_RUN(test_softmax_large);
+    TEST_RUN(test_layer_norm);
+    TEST_RUN(test_layer_norm_more);
+    TEST_RUN(test_group_norm);
+    TEST_RUN(test_batch_norm);
+    TEST_RUN(test_errors);
+    print_worst();
+    nn_dev_close();
+    return test_summary();
+}
