@@ -211,7 +211,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
         edge && (d->nonzero_at_0 || c->activation_nonzero_at_0 || any_bcast || c->has_scalar);
 
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     lm_status st =
         nn_tensor_new(c->name, device, &c->shape, c->dtype, LMNN_TILE, &c->memory, &oh, &o);
     if (st) return st;

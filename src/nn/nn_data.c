@@ -60,7 +60,7 @@ typedef void (*spec_fn)(dm_spec *spec, const void *ctx);
 static lm_status run_tiles(const char *op, nn_tensor *t, const dm_out *od, spec_fn fill,
                            const void *ctx, lmnn_tensor *out) {
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     lm_status st = dm_make(op, t->device, od, &oh, &o);
     if (st) return st;
     dm_spec spec;
@@ -102,7 +102,7 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
                        lmnn_tensor *out) {
     const char *op = "lmnn_reshape";
     char s1[128], s2[128];
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
     if (!shape) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape is NULL");
@@ -178,7 +178,7 @@ static lm_status permute_rm(const char *op, const void *ctx, nn_tensor *const *i
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
                        const lmnn_output *output, lmnn_tensor *out) {
     const char *op = "lmnn_permute";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
     uint32_t r = t->shape.rank;
@@ -215,7 +215,7 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
 lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,
                          lmnn_tensor *out) {
     const char *op = "lmnn_transpose";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
     uint32_t r = t->shape.rank, d0 = 0, d1 = 0;
@@ -273,7 +273,7 @@ lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
                      const int32_t *steps, uint32_t count, const lmnn_output *output,
                      lmnn_tensor *out) {
     const char *op = "lmnn_slice";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
     uint32_t r = t->shape.rank;
@@ -356,7 +356,7 @@ static lm_status split_pieces(const char *op, nn_tensor *t, uint32_t dim, const 
 lm_status lmnn_split(lmnn_tensor a, const uint32_t *sizes, uint32_t count, int32_t dim,
                      const lmnn_output *output, lmnn_tensor *outs) {
     const char *op = "lmnn_split";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, outs, &t);
     if (st) return st;
     if (!t->shape.rank)
@@ -384,7 +384,7 @@ lm_status lmnn_split(lmnn_tensor a, const uint32_t *sizes, uint32_t count, int32
 lm_status lmnn_chunk(lmnn_tensor a, uint32_t chunks, int32_t dim, const lmnn_output *output,
                      lmnn_tensor *outs, uint32_t *out_count) {
     const char *op = "lmnn_chunk";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, outs, &t);
     if (st) return st;
     if (!out_count) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_count is NULL");
@@ -514,7 +514,7 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
             st = dm_via_rm(op, ts, count, &od, concat_rm, &c, out);
         } else {
             lmnn_tensor oh;
-            nn_tensor *o;
+            nn_tensor *o = NULL;
             st = dm_make(op, ts[0]->device, &od, &oh, &o);
             if (!st)
                 st = ts[0]->layout == LMNN_ROW_MAJOR ? concat_rm(op, &c, ts, count, o)

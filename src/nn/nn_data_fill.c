@@ -72,7 +72,7 @@ lm_status lmnn_pad(lmnn_tensor a, const uint32_t *pads, uint32_t count,
         opts = &defaults;
     }
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (st) return st;
     uint32_t r = t->shape.rank;
@@ -157,7 +157,7 @@ static lm_status grow(const char *op, nn_tensor *t, const lmnn_shape *s, const g
         if (c->rep[c->lead + d] != 1 && t->shape.dims[d] % 32) tiles = false;
     if (!tiles) return dm_run_rm(op, t, &od, grow_rm, c, out);
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     lm_status st = dm_make(op, t->device, &od, &oh, &o);
     if (st) return st;
     dm_spec spec;
@@ -176,7 +176,7 @@ lm_status lmnn_repeat(lmnn_tensor a, const uint32_t *repeats, uint32_t count,
                       const lmnn_output *output, lmnn_tensor *out) {
     const char *op = "lmnn_repeat";
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (st) return st;
     uint32_t r = t->shape.rank;
@@ -207,7 +207,7 @@ lm_status lmnn_expand(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output 
     const char *op = "lmnn_expand";
     char s1[128], s2[128];
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (st) return st;
     if (!shape) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape is NULL");

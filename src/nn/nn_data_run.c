@@ -301,7 +301,7 @@ lm_status dm_run_rm(const char *op, nn_tensor *in, const dm_out *out, dm_rm_fn f
     if (in->layout == LMNN_TILE || out->layout == LMNN_TILE)
         return dm_via_rm(op, &in, 1, out, fn, ctx, out_handle);
     lmnn_tensor h;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     lm_status st = dm_make(op, in->device, out, &h, &o);
     if (!st) st = fn(op, ctx, &in, 1, o);
     if (st) {

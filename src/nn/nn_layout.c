@@ -168,7 +168,7 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
 
 lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
     const char *op = "lmnn_to_host";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     if (!dst) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dst is NULL");
@@ -205,7 +205,7 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
 
 lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_to_layout";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
@@ -223,7 +223,7 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
         return st;
     }
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     st = nn_tensor_new(op, t->device, &t->shape, t->dtype, layout, &t->memory, &oh, &o);
     if (st) return st;
     st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
@@ -237,7 +237,7 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
 
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_typecast";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
@@ -313,7 +313,7 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
         return st;
     }
     lmnn_tensor oh;
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     st = nn_tensor_new(op, device, shape, o.dtype, o.layout, &o.memory, &oh, &t);
     if (st) return st;
     bool tile = o.layout == LMNN_TILE;

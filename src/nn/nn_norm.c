@@ -53,7 +53,7 @@ static lm_status core_args(const char *op, nn_program *prog, lm_kernel kernel,
  * output dtype; *dtype and *memory the output's. */
 static lm_status check_input(const char *op, lmnn_tensor a, const lmnn_output *output,
                              nn_tensor **out_t, lmnn_dtype *dtype, lmnn_memory_config *memory) {
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (!st) st = nn_check_layout(op, "a", t, LMNN_TILE);
     if (!st) st = nn_check_float(op, "a", t);
@@ -101,7 +101,7 @@ static lm_status softmax_op(const char *op, bool log, lmnn_tensor a, int32_t dim
         lmnn_softmax_options_init(&defaults);
         opts = &defaults;
     }
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lmnn_dtype dtype;
     lmnn_memory_config memory;
     lm_status st = check_input(op, a, &opts->output, &t, &dtype, &memory);
@@ -207,7 +207,7 @@ static lm_status check_param(const char *op, const char *arg, lmnn_tensor h, con
     char s1[128], s2[128];
     *out = NULL;
     if (!h.id) return LM_OK;
-    nn_tensor *p;
+    nn_tensor *p = NULL;
     lm_status st = nn_get_tensor(op, arg, h, &p);
     if (!st) st = nn_check_same_device(op, arg, p, a);
     if (!st) st = nn_check_layout(op, arg, p, LMNN_TILE);
@@ -241,7 +241,7 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                           const norm_plan *P, double eps, lmnn_dtype dtype,
                           const lmnn_memory_config *memory, lmnn_tensor *out) {
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     lm_status st = nn_tensor_new(op, x->device, &x->shape, dtype, LMNN_TILE, memory, &oh, &o);
     if (st) return st;
     nn_tiles g = nn_tiles_of(&x->shape);
@@ -327,7 +327,7 @@ static lm_status layer_or_rms(const char *op, bool rms, lmnn_tensor a, lmnn_tens
         lmnn_norm_options_init(&defaults);
         opts = &defaults;
     }
-    nn_tensor *t, *w, *b;
+    nn_tensor *t = NULL, *w = NULL, *b = NULL;
     lmnn_dtype dtype;
     lmnn_memory_config memory;
     lm_status st = check_input(op, a, &opts->output, &t, &dtype, &memory);
@@ -396,7 +396,7 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
         lmnn_norm_options_init(&defaults);
         opts = &defaults;
     }
-    nn_tensor *t, *w, *b;
+    nn_tensor *t = NULL, *w = NULL, *b = NULL;
     lmnn_dtype dtype;
     lmnn_memory_config memory;
     lm_status st = check_input(op, a, &opts->output, &t, &dtype, &memory);
@@ -423,7 +423,7 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
         lmnn_shape s4 =
             LMNN_SHAPE(t->shape.dims[0], C, 1, t->shape.rank == 3 ? t->shape.dims[2] : 1);
         lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
-        nn_tensor *src;
+        nn_tensor *src = NULL;
         st = widen(op, t, &wide, &src);
         if (!st) st = nn_tensor_new(op, t->device, &s4, src->dtype, LMNN_TILE, &dram, &xh, &x);
         if (!st) st = nn_reshape_tiles(op, src, x);
@@ -513,7 +513,7 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
         spatial *= t->shape.dims[i];
     uint32_t tpc = spatial * g.ht * g.wt;
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     st = nn_tensor_new(op, t->device, &t->shape, dtype, LMNN_TILE, &memory, &oh, &o);
     if (st) return st;
     uint32_t args[] = {g.ht, g.wt, tpc, C, float_bits(opts->eps)};

@@ -315,7 +315,7 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
         lmnn_reduce_options_init(&defaults);
         opts = &defaults;
     }
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (!st) st = nn_check_layout(op, "a", t, LMNN_TILE);
     if (!st) st = nn_check_float(op, "a", t);

@@ -317,7 +317,7 @@ void nn_tensor_orphan_all(lm_device *device) {
 lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info) {
     const char *op = "lmnn_tensor_get_info";
     if (!out_info) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_info is NULL");
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     *out_info = (lmnn_tensor_info){.device = t->device,
@@ -333,7 +333,7 @@ lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info) {
 lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size) {
     const char *op = "lmnn_tensor_host_size";
     if (!out_size) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_size is NULL");
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     *out_size = (size_t)(lmnn_shape_volume(&t->shape) * lmnn_dtype_host_size(t->dtype));
@@ -342,7 +342,7 @@ lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size) {
 
 lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
     const char *op = "lmnn_capture_name";
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     /* A row-major tensor is its logical elements in order, so the name carries

@@ -10,7 +10,7 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                        const lmnn_memory_config *memory, const char *chain, bool zero_pad,
                        lmnn_tensor *out) {
     lmnn_tensor oh;
-    nn_tensor *o;
+    nn_tensor *o = NULL;
     lm_status st = nn_tensor_new(op, in->device, &in->shape, out_dtype, LMNN_TILE, memory, &oh, &o);
     if (st) return st;
     nn_key key;
@@ -166,7 +166,7 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
         lmnn_unary_options_init(&defaults, op);
         opts = &defaults;
     }
-    nn_tensor *t;
+    nn_tensor *t = NULL;
     lm_status st = nn_get_tensor(name, "a", a, &t);
     if (!st) st = nn_check_layout(name, "a", t, LMNN_TILE);
     if (!st) st = nn_check_float(name, "a", t);
