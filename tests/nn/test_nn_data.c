@@ -239,7 +239,7 @@ typedef struct shape_ctx {
 
 static int64_t flat_src(const uint32_t *o, const void *ctx) {
     const shape_ctx *c = ctx;
-    int64_t st[LMNN_MAX_DIMS], k = 0;
+    int64_t st[LMNN_MAX_DIMS] = {0}, k = 0;
     strides_of(&c->out, st);
     for (uint32_t d = 0; d < c->out.rank; d++)
         k += o[d] * st[d];
@@ -294,7 +294,7 @@ typedef struct perm_ctx {
 
 static int64_t perm_src(const uint32_t *o, const void *ctx) {
     const perm_ctx *c = ctx;
-    int64_t st[LMNN_MAX_DIMS], k = 0;
+    int64_t st[LMNN_MAX_DIMS] = {0}, k = 0;
     strides_of(&c->in, st);
     for (uint32_t d = 0; d < c->in.rank; d++) {
         int32_t p = c->perm[d] < 0 ? c->perm[d] + (int32_t)c->in.rank : c->perm[d];
@@ -376,7 +376,7 @@ static void slice_shape(slice_ctx *c) {
 
 static int64_t slice_src(const uint32_t *o, const void *ctx) {
     const slice_ctx *c = ctx;
-    int64_t st[LMNN_MAX_DIMS], k = 0;
+    int64_t st[LMNN_MAX_DIMS] = {0}, k = 0;
     strides_of(&c->in, st);
     for (uint32_t d = 0; d < c->in.rank; d++) {
         int32_t n = (int32_t)c->in.dims[d], b = c->b[d] < 0 ? c->b[d] + n : c->b[d];
@@ -426,7 +426,7 @@ static lmnn_shape pad_shape(const pad_ctx *c) {
 
 static int64_t pad_src(const uint32_t *o, const void *ctx) {
     const pad_ctx *c = ctx;
-    int64_t st[LMNN_MAX_DIMS], k = 0;
+    int64_t st[LMNN_MAX_DIMS] = {0}, k = 0;
     strides_of(&c->in, st);
     for (uint32_t d = 0; d < c->in.rank; d++) {
         int64_t n = c->in.dims[d], t = (int64_t)o[d] - c->pads[2 * d];
@@ -488,7 +488,7 @@ typedef struct grow_ctx {
 
 static int64_t grow_src(const uint32_t *o, const void *ctx) {
     const grow_ctx *c = ctx;
-    int64_t st[LMNN_MAX_DIMS], k = 0;
+    int64_t st[LMNN_MAX_DIMS] = {0}, k = 0;
     strides_of(&c->in, st);
     uint32_t lead = c->out.rank - c->in.rank;
     for (uint32_t d = 0; d < c->in.rank; d++)
