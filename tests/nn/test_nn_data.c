@@ -601,7 +601,7 @@ static void test_concat_split(void) {
     float x[20];
     for (int i = 0; i < 20; i++)
         x[i] = (float)i;
-    lmnn_tensor a, outs[4];
+    lmnn_tensor a, outs[6]; /* room for the 6 chunks asked for below */
     uint32_t n = 0;
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
     CHECK_OK(lmnn_chunk(a, 4, 1, NULL, outs, &n));
