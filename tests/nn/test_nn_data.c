@@ -625,6 +625,376 @@ static void test_concat_split(void) {
     lmnn_tensor_free(a);
 }
 
+/* ---- index_select, gather, embedding ---- */
+
+static lmnn_tensor upload_index(const lmnn_shape *s, const uint32_t *v, lmnn_dtype dt) {
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = dt;
+    o.layout = LMNN_ROW_MAJOR;
+    lmnn_tensor t = {0};
+    if (lmnn_from_host(nn_dev(), s, v, lmnn_shape_volume(s) * 4, &o, &t))
+        printf("    index upload: %s\n", lm_last_error());
+    return t;
+}
+
+static uint32_t read_count(lmnn_tensor t) {
+    uint32_t n = 0xdeadbeef;
+    if (lmnn_to_host(t, &n, 4)) printf("    count: %s\n", lm_last_error());
+    return n;
+}
+
+typedef struct index_ctx {
+    lmnn_shape in, idx_shape;
+    int32_t dim;
+    const uint32_t *idx;
+    lmnn_tensor index;
+    int gather; /* 0 index_select, 1 gather */
+} index_ctx;
+
+static uint32_t ndim_of(const index_ctx *c) {
+    return (uint32_t)(c->dim < 0 ? c->dim + (int32_t)c->in.rank : c->dim);
+}
+
+static int64_t select_src(const uint32_t *o, const void *ctx) {
+    const index_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->in, st);
+    uint32_t dim = ndim_of(c);
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        uint32_t v = o[d];
+        if (d == dim) {
+            if (c->gather) {
+                int64_t so[LMNN_MAX_DIMS], f = 0;
+                strides_of(&c->idx_shape, so);
+                for (uint32_t q = 0; q < c->in.rank; q++)
+                    f += o[q] * so[q];
+                v = c->idx[f];
+            } else {
+                v = c->idx[o[d]];
+            }
+            if (v >= c->in.dims[d]) return -1;
+        }
+        k += v * st[d];
+    }
+    return k;
+}
+
+static lm_status run_index(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const index_ctx *c = ctx;
+    return c->gather ? lmnn_gather(a, c->dim, c->index, NULL, out)
+                     : lmnn_index_select(a, c->dim, c->index, NULL, out);
+}
+
+static void test_index_select_gather(void) {
+    struct {
+        lmnn_shape in;
+        int32_t dim;
+        uint32_t len;
+    } sel[] = {
+        {LMNN_SHAPE(5), 0, 3},
+        {LMNN_SHAPE(1), -1, 4},
+        {LMNN_SHAPE(7, 40), 0, 9},
+        {LMNN_SHAPE(7, 40), -1, 50},
+        {LMNN_SHAPE(2, 6, 33, 40), 1, 4}, /* tile batch dim */
+        {LMNN_SHAPE(2, 6, 33, 40), 2, 5},
+        {LMNN_SHAPE(2, 3, 4, 5, 6), 3, 7},
+    };
+    for (size_t i = 0; i < sizeof sel / sizeof *sel; i++) {
+        uint32_t n =
+            sel[i].in.dims[sel[i].dim < 0 ? sel[i].dim + (int32_t)sel[i].in.rank : sel[i].dim];
+        uint32_t idx[64];
+        uint64_t seed = i + 1;
+        for (uint32_t k = 0; k < sel[i].len; k++)
+            idx[k] = nn_rand_u32(&seed) % n;
+        lmnn_shape is = LMNN_SHAPE(sel[i].len);
+        index_ctx c = {sel[i].in, is, sel[i].dim, idx, {0}, 0};
+        c.index = upload_index(&is, idx, i % 2 ? LMNN_INT32 : LMNN_UINT32);
+        lmnn_shape os = sel[i].in;
+        os.dims[ndim_of(&c)] = sel[i].len;
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("index_select", all_cfgs[k], &sel[i].in, &os, run_index, select_src, &c,
+                           0, i * 11 + k));
+        lmnn_tensor_free(c.index);
+    }
+    struct {
+        lmnn_shape in, idx;
+        int32_t dim;
+    } gat[] = {
+        {LMNN_SHAPE(6, 40), LMNN_SHAPE(4, 30), 0},
+        {LMNN_SHAPE(6, 40), LMNN_SHAPE(4, 70), 1},
+        {LMNN_SHAPE(3, 5, 33), LMNN_SHAPE(3, 4, 20), -1},
+        {LMNN_SHAPE(3, 5, 33), LMNN_SHAPE(2, 9, 20), 1},
+        {LMNN_SHAPE(1), LMNN_SHAPE(3), 0},
+    };
+    for (size_t i = 0; i < sizeof gat / sizeof *gat; i++) {
+        uint32_t d = (uint32_t)(gat[i].dim < 0 ? gat[i].dim + (int32_t)gat[i].in.rank : gat[i].dim);
+        size_t m = lmnn_shape_volume(&gat[i].idx);
+        uint32_t *idx = malloc(m * 4);
+        uint64_t seed = i + 100;
+        for (size_t k = 0; k < m; k++)
+            idx[k] = nn_rand_u32(&seed) % gat[i].in.dims[d];
+        index_ctx c = {gat[i].in, gat[i].idx, gat[i].dim, idx, {0}, 1};
+        c.index = upload_index(&gat[i].idx, idx, i % 2 ? LMNN_INT32 : LMNN_UINT32);
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("gather", all_cfgs[k], &gat[i].in, &gat[i].idx, run_index, select_src,
+                           &c, 0, i * 19 + k));
+        lmnn_tensor_free(c.index);
+        free(idx);
+    }
+}
+
+/* Out-of-range indices give zeros, counted on the device. */
+static void test_index_out_of_range(void) {
+    lmnn_shape s = LMNN_SHAPE(4, 6);
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i + 1);
+    int32_t bad[] = {2, -1, 4, 0, 1000000};
+    lmnn_shape is = LMNN_SHAPE(5);
+    lmnn_tensor idx = upload_index(&is, (const uint32_t *)bad, LMNN_INT32);
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor a, o, count;
+        CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+        lmnn_index_options opts;
+        lmnn_index_options_init(&opts);
+        opts.out_invalid_count = &count;
+        /* rows */
+        CHECK_OK(lmnn_index_select(a, 0, idx, &opts, &o));
+        float *y = nn_download(o);
+        for (int r = 0; r < 5; r++)
+            for (int k = 0; k < 6; k++)
+                CHECK(y[r * 6 + k] == (bad[r] >= 0 && bad[r] < 4 ? x[bad[r] * 6 + k] : 0.0f));
+        CHECK_EQ_U64(read_count(count), 3 * 6);
+        CHECK(padding_is_zero(o));
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(count);
+        /* elements */
+        CHECK_OK(lmnn_index_select(a, 1, idx, &opts, &o));
+        y = nn_download(o);
+        for (int r = 0; r < 4; r++)
+            for (int k = 0; k < 5; k++)
+                CHECK(y[r * 5 + k] == (bad[k] >= 0 && bad[k] < 6 ? x[r * 6 + bad[k]] : 0.0f));
+        CHECK_EQ_U64(read_count(count), 2 * 4);
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(count);
+        /* gather along both dims */
+        int32_t gi[2 * 3] = {3, -5, 1, 9, 0, 2};
+        lmnn_shape gs = LMNN_SHAPE(2, 3);
+        lmnn_tensor gidx = upload_index(&gs, (const uint32_t *)gi, LMNN_INT32);
+        for (int d = 0; d < 2; d++) {
+            CHECK_OK(lmnn_gather(a, d, gidx, &opts, &o));
+            y = nn_download(o);
+            int nbad = 0;
+            for (int r = 0; r < 2; r++)
+                for (int k = 0; k < 3; k++) {
+                    int32_t v = gi[r * 3 + k];
+                    int ok = v >= 0 && v < (d ? 6 : 4);
+                    nbad += !ok;
+                    float want = !ok ? 0.0f : d ? x[r * 6 + v] : x[v * 6 + k];
+                    CHECK(y[r * 3 + k] == want);
+                }
+            CHECK_EQ_U64(read_count(count), nbad);
+            free(y);
+            lmnn_tensor_free(o);
+            lmnn_tensor_free(count);
+        }
+        lmnn_tensor_free(gidx);
+        lmnn_tensor_free(a);
+    }
+    lmnn_tensor_free(idx);
+}
+
+static void test_embedding(void) {
+    lmnn_shape ws = LMNN_SHAPE(50, 40), is = LMNN_SHAPE(2, 7);
+    uint32_t ids[14];
+    uint64_t seed = 5;
+    for (int i = 0; i < 14; i++)
+        ids[i] = nn_rand_u32(&seed) % 50;
+    ids[3] = 50; /* out of range: a zero row */
+    lmnn_tensor idx = upload_index(&is, ids, LMNN_UINT32);
+    cfg cfgs[] = {{LMNN_FLOAT32, LMNN_ROW_MAJOR}, {LMNN_BFLOAT16, LMNN_ROW_MAJOR},
+                  {LMNN_UINT32, LMNN_ROW_MAJOR},  {LMNN_FLOAT32, LMNN_TILE},
+                  {LMNN_BFLOAT16, LMNN_TILE},     {LMNN_BFLOAT8_B, LMNN_TILE}};
+    for (size_t k = 0; k < sizeof cfgs / sizeof *cfgs; k++)
+        for (int lay = 0; lay <= LMNN_TILE; lay++) {
+            if (lay == LMNN_ROW_MAJOR && cfgs[k].dtype == LMNN_BFLOAT8_B) continue;
+            char what[128], cb[64];
+            snprintf(what, sizeof what, "embedding (weight %s, output %s)", cfg_name(cfgs[k], cb),
+                     lay ? lmnn_layout_name((lmnn_layout)lay) : "default");
+            size_t es = hsize(cfgs[k].dtype);
+            void *w = make_data(cfgs[k].dtype, 50 * 40, k + 1);
+            lmnn_tensor wt, o, count;
+            CHECK_OK(up(&ws, cfgs[k], w, &wt));
+            lmnn_embedding_options opts;
+            lmnn_embedding_options_init(&opts);
+            opts.layout = (lmnn_layout)lay;
+            opts.index.out_invalid_count = &count;
+            CHECK_OK(lmnn_embedding(idx, wt, &opts, &o));
+            lmnn_tensor_info info;
+            CHECK_OK(lmnn_tensor_get_info(o, &info));
+            lmnn_shape want_shape = LMNN_SHAPE(2, 7, 40);
+            CHECK(shape_eq(&info.shape, &want_shape));
+            CHECK(info.layout == (lay ? (lmnn_layout)lay : cfgs[k].layout));
+            uint8_t *want = calloc(14 * 40, es);
+            for (int i = 0; i < 14; i++)
+                if (ids[i] < 50)
+                    memcpy(want + i * 40 * es, (uint8_t *)w + ids[i] * 40 * es, 40 * es);
+            void *got = down(o);
+            CHECK(same(got, want, 14 * 40, es, what));
+            CHECK(padding_is_zero(o));
+            CHECK_EQ_U64(read_count(count), 40);
+            free(got);
+            free(want);
+            free(w);
+            lmnn_tensor_free(wt);
+            lmnn_tensor_free(o);
+            lmnn_tensor_free(count);
+        }
+    lmnn_tensor_free(idx);
+}
+
+/* ---- upsample ---- */
+
+typedef struct up_ctx {
+    lmnn_shape in;
+    uint32_t sh, sw;
+} up_ctx;
+
+static int64_t nearest_src(const uint32_t *o, const void *ctx) {
+    const up_ctx *c = ctx;
+    int64_t st[4];
+    strides_of(&c->in, st);
+    return o[0] * st[0] + o[1] * st[1] + (o[2] / c->sh) * st[2] + (o[3] / c->sw) * st[3];
+}
+
+static lm_status run_nearest(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const up_ctx *c = ctx;
+    return lmnn_upsample(a, c->sh, c->sw, NULL, out);
+}
+
+/* PyTorch's upsample_bilinear2d (align_corners false, scale given) in
+ * float32: source index and weights per output index (compute_source_index_
+ * and_lambda; the weights are kept in the input's dtype; scale 1 copies). */
+static void torch_src(uint32_t o, uint32_t n, uint32_t s, int bf16, uint32_t *i0, uint32_t *i1,
+                      float *l0, float *l1) {
+    volatile float scale = 1.0f / (float)s; /* no contraction into fma */
+    volatile float prod = scale * ((float)o + 0.5f);
+    float src = prod - 0.5f;
+    if (s == 1) {
+        *i0 = *i1 = o;
+        *l0 = 1;
+        *l1 = 0;
+        return;
+    }
+    if (src < 0) src = 0;
+    *i0 = (uint32_t)floorf(src);
+    if (*i0 > n - 1) *i0 = n - 1;
+    *i1 = *i0 + (*i0 < n - 1);
+    *l1 = fminf(fmaxf(src - (float)*i0, 0), 1);
+    if (bf16) *l1 = nn_bf16(*l1);
+    *l0 = 1.0f - *l1;
+    if (bf16) *l0 = nn_bf16(*l0);
+}
+
+static float *bilinear_ref(const float *x, const lmnn_shape *s, uint32_t sh, uint32_t sw,
+                           int bf16) {
+    uint32_t N = s->dims[0] * s->dims[1], H = s->dims[2], W = s->dims[3];
+    uint32_t Ho = H * sh, Wo = W * sw;
+    float *y = malloc((size_t)N * Ho * Wo * 4);
+    for (uint32_t b = 0; b < N; b++)
+        for (uint32_t i = 0; i < Ho; i++)
+            for (uint32_t j = 0; j < Wo; j++) {
+                uint32_t h0, h1, w0, w1;
+                float hl0, hl1, wl0, wl1;
+                torch_src(i, H, sh, bf16, &h0, &h1, &hl0, &hl1);
+                torch_src(j, W, sw, bf16, &w0, &w1, &wl0, &wl1);
+                const float *p = x + (size_t)b * H * W;
+                volatile float a0 = p[h0 * W + w0] * wl0, a1 = p[h0 * W + w1] * wl1;
+                volatile float t0 = a0 + a1;
+                volatile float b0 = p[h1 * W + w0] * wl0, b1 = p[h1 * W + w1] * wl1;
+                volatile float t1 = b0 + b1;
+                volatile float c0 = t0 * hl0, c1 = t1 * hl1;
+                y[((size_t)b * Ho + i) * Wo + j] = c0 + c1;
+            }
+    return y;
+}
+
+static void test_upsample(void) {
+    up_ctx cases[] = {
+        {LMNN_SHAPE(1, 1, 1, 1), 2, 3},
+        {LMNN_SHAPE(1, 2, 5, 7), 2, 3},
+        {LMNN_SHAPE(2, 3, 40, 33), 1, 2},
+        {LMNN_SHAPE(1, 1, 20, 50), 4, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lmnn_shape os = cases[i].in;
+        os.dims[2] *= cases[i].sh;
+        os.dims[3] *= cases[i].sw;
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("upsample nearest", all_cfgs[k], &cases[i].in, &os, run_nearest,
+                           nearest_src, &cases[i], 0, i * 3 + k));
+    }
+    /* bilinear against PyTorch's formula */
+    struct {
+        lmnn_dtype dtype;
+        lmnn_layout layout;
+    } bc[] = {{LMNN_FLOAT32, LMNN_TILE},
+              {LMNN_FLOAT32, LMNN_ROW_MAJOR},
+              {LMNN_BFLOAT16, LMNN_TILE},
+              {LMNN_BFLOAT16, LMNN_ROW_MAJOR},
+              {LMNN_BFLOAT8_B, LMNN_TILE}};
+    up_ctx bcases[] = {
+        {LMNN_SHAPE(1, 1, 1, 1), 2, 2},   {LMNN_SHAPE(1, 2, 5, 7), 2, 3},
+        {LMNN_SHAPE(2, 1, 40, 33), 3, 2}, {LMNN_SHAPE(1, 1, 20, 50), 4, 1},
+        {LMNN_SHAPE(1, 1, 17, 9), 1, 5},  {LMNN_SHAPE(1, 1, 300, 5), 7, 3},
+    };
+    for (size_t i = 0; i < sizeof bcases / sizeof *bcases; i++)
+        for (size_t k = 0; k < sizeof bc / sizeof *bc; k++) {
+            lmnn_shape s = bcases[i].in;
+            size_t n = lmnn_shape_volume(&s);
+            float *x = nn_rand_floats(n, -4, 4, i * 10 + k + 1);
+            for (size_t q = 0; q < n; q++)
+                if (bc[k].dtype == LMNN_BFLOAT16)
+                    x[q] = nn_bf16(x[q]);
+                else if (bc[k].dtype == LMNN_BFLOAT8_B)
+                    x[q] = (float)(int)(x[q] * 16);
+            lmnn_tensor a, o;
+            CHECK_OK(nn_upload(&s, x, bc[k].dtype, bc[k].layout, &a));
+            lmnn_upsample_options opts;
+            lmnn_upsample_options_init(&opts);
+            opts.mode = LMNN_UPSAMPLE_BILINEAR;
+            CHECK_OK(lmnn_upsample(a, bcases[i].sh, bcases[i].sw, &opts, &o));
+            float *y = nn_download(o), *want = bilinear_ref(x, &s, bcases[i].sh, bcases[i].sw,
+                                                            bc[k].dtype == LMNN_BFLOAT16);
+            size_t m = n * bcases[i].sh * bcases[i].sw;
+            double *wd = malloc(m * sizeof *wd);
+            for (size_t q = 0; q < m; q++)
+                wd[q] = bc[k].dtype == LMNN_BFLOAT16 ? nn_bf16(want[q]) : want[q];
+            nn_err e = nn_compare(y, wd, m, 1.0);
+            if (getenv("NN_VERBOSE"))
+                printf("    bilinear %s %s %ux%u: pcc %.8f max_abs %.3g max_rel(floor 1) %.3g\n",
+                       lmnn_layout_name(bc[k].layout), lmnn_dtype_name(bc[k].dtype), bcases[i].sh,
+                       bcases[i].sw, e.pcc, e.max_abs, e.max_rel);
+            if (bc[k].dtype != LMNN_BFLOAT8_B) {
+                /* PyTorch's float32 operations in the same order, weights
+                 * included: the same bits (bfloat16: after one rounding) */
+                CHECK_ERR(e, 1.0, 0, 0);
+            } else {
+                CHECK_ERR(e, 0.999, 0.5, 0); /* packed to bfloat8_b: 7 bits below the block max */
+            }
+            CHECK(padding_is_zero(o));
+            free(x);
+            free(y);
+            free(want);
+            free(wd);
+            lmnn_tensor_free(a);
+            lmnn_tensor_free(o);
+        }
+}
+
 int main(void) {
     TEST_RUN(test_reshape);
     TEST_RUN(test_permute);
@@ -632,6 +1002,10 @@ int main(void) {
     TEST_RUN(test_pad);
     TEST_RUN(test_repeat_expand);
     TEST_RUN(test_concat_split);
+    TEST_RUN(test_index_select_gather);
+    TEST_RUN(test_index_out_of_range);
+    TEST_RUN(test_embedding);
+    TEST_RUN(test_upsample);
     nn_dev_close();
     return test_summary();
 }
