@@ -22,7 +22,12 @@ static lmnn_dtype rm_dtype_of(lmnn_dtype dtype) {
 static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_tensor *out) {
     const nn_tensor *rm = untilize ? out : in, *tl = untilize ? in : out;
     nn_tiles g = nn_tiles_of(&in->shape);
-    uint32_t nb = (g.wt + ROW_BLOCK_TILES - 1) / ROW_BLOCK_TILES;
+    /* Blocks of equal size (a divisor of wt): the circular buffers hold two
+     * blocks, and a block of another size would wrap around their end. */
+    uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
+    while (g.wt % block)
+        block--;
+    uint32_t nb = g.wt / block;
     nn_key key;
     nn_key_init(&key, untilize ? "untilize" : "tilize");
     nn_key_tensor(&key, in);
@@ -33,9 +38,8 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         nn_split split;
         nn_program p = {0};
         uint32_t esize = nn_rm_elem_size(rm->dtype);
-        uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
         uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
-                           esize, g.h, g.w, g.ht, g.wt, ROW_BLOCK_TILES};
+                           esize, g.h, g.w, g.ht, g.wt, block};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
         lm_kernel_define def = {"NN_UNTILIZE", NULL};
