@@ -19,10 +19,15 @@
  * transfer per run. Tile tensors move whole tiles where the op permits it
  * (the cases above; a swap of the last two dims moves tiles and transposes
  * each in L1); other tile cases are untilized, moved as row-major and
- * tilized again on the device (three passes). Ops that move the last dim of
- * a row-major tensor elsewhere (a permute that moves it, a gather along
- * another dim) move one element per NoC transfer. docs/nn.md has measured
- * times.
+ * tilized again on the device (three passes). A row-major swap of the last
+ * two dims goes through tiles when both are at least 32; other row-major
+ * permutes that move the last dim, and gathers along a dim other than the
+ * last, move one element per NoC transfer. Simulated, a 1024x1024 float32
+ * tensor takes about (row-major / tile): transpose 0.03 / 0.02 s, slice,
+ * pad, reshape, repeat, index_select 0.001-0.002 / 0.002-0.02 s, gather along
+ * the last dim 0.007 / 0.03 s and along dim 0 0.11 / 0.15 s, a permute moving
+ * the last dim of [32, 32, 1024] 0.09 / 0.13 s; upsampling 512x512 by 2:
+ * nearest 0.03 / 0.02 s, bilinear 0.13 / 0.15 s.
  *
  * Dims are int32: negative dims count from the end as in PyTorch (-1 is the
  * last). Options: NULL for the defaults; `output` (lmnn_output) sets the

@@ -175,6 +175,34 @@ static lm_status permute_rm(const char *op, const void *ctx, nn_tensor *const *i
     return dm_run(op, &spec, ins[0], out, NULL, NULL);
 }
 
+/* A row-major swap of the last two dims moves every element on its own; in
+ * tiles it moves whole tiles and transposes them in L1, which pays for the
+ * tilize and untilize around it once both dims fill a tile. */
+static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *od, perm_ctx *c,
+                                   lmnn_tensor *out) {
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    dm_out tin = {t->shape, t->dtype, LMNN_TILE, dram}, tout = *od;
+    tout.layout = LMNN_TILE;
+    tout.memory = dram;
+    lmnn_tensor ih = {0}, th = {0}, oh = {0};
+    nn_tensor *it, *tt, *o;
+    c->swap = true;
+    lm_status st = dm_make(op, t->device, &tin, &ih, &it);
+    if (!st) st = nn_tilize(op, t, it);
+    if (!st) st = run_tiles(op, it, &tout, permute_tiles, c, &th);
+    if (!st) st = nn_get_tensor(op, "a", th, &tt);
+    if (!st) st = dm_make(op, t->device, od, &oh, &o);
+    if (!st) st = nn_untilize(op, tt, o);
+    nn_tensor_discard(ih);
+    nn_tensor_discard(th);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
                        const lmnn_output *output, lmnn_tensor *out) {
     const char *op = "lmnn_permute";
@@ -209,6 +237,9 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
         if (keep || (c.swap && t->dtype != LMNN_BFLOAT8_B))
             return run_tiles(op, t, &od, permute_tiles, &c, out);
     }
+    if (t->layout == LMNN_ROW_MAJOR && r >= 2 && c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2 &&
+        nn_tile_format(t->dtype) && t->shape.dims[r - 1] >= 32 && t->shape.dims[r - 2] >= 32)
+        return permute_via_tiles(op, t, &od, &c, out);
     return dm_run_rm(op, t, &od, permute_rm, &c, out);
 }
 

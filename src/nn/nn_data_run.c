@@ -94,6 +94,10 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
         out_row0 += spec->box_lo[d] * ostride[d];
 
     bool tiles = spec->tiles;
+    if (lmnn_shape_volume(&in->shape) > UINT32_MAX || lmnn_shape_volume(&out->shape) > UINT32_MAX)
+        return nn_fail(
+            LM_ERR_UNSUPPORTED, op,
+            "tensors of more than 2^32 elements (the kernels count elements in 32 bits)");
     uint32_t esize = tiles ? in->page_size : nn_rm_elem_size(in->dtype);
     uint32_t in_w = tiles ? 1 : spec->in_dims[spec->in_rank - 1];
     uint32_t out_w = tiles ? 1 : spec->out_dims[R - 1];

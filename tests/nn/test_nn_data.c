@@ -329,6 +329,8 @@ static void test_permute(void) {
         {LMNN_SHAPE(3, 4, 5), {-1, 0, 1}},             /* last dim moved, negative dims */
         {LMNN_SHAPE(2, 3, 2, 33, 5), {4, 2, 0, 3, 1}}, /* rank 5 */
         {LMNN_SHAPE(2, 2, 3, 2, 35), {3, 2, 1, 0, 4}},
+        {LMNN_SHAPE(2, 1, 2, 1, 2, 3, 4, 5), {7, 6, 5, 4, 3, 2, 1, 0}}, /* rank 8 */
+        {LMNN_SHAPE(2, 1, 2, 1, 2, 3, 34, 5), {4, 6, 5, 0, 3, 2, 1, 7}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         lmnn_shape os = permuted(&cases[i]);
@@ -995,6 +997,406 @@ static void test_upsample(void) {
         }
 }
 
+/* Scalars, outputs in L1, and tilize of rows cut into unequal column
+ * blocks (a regression: 33 tiles wide). */
+static void test_misc(void) {
+    lmnn_shape s0 = lmnn_shape_of(0, NULL), s1 = LMNN_SHAPE(1, 1);
+    float v = 2.5f, y[6];
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor a, o;
+        CHECK_OK(nn_upload(&s0, &v, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+        CHECK_OK(lmnn_permute(a, NULL, 0, NULL, &o));
+        CHECK_OK(lmnn_to_host(o, y, 4));
+        CHECK(y[0] == v);
+        lmnn_tensor_free(o);
+        CHECK_OK(lmnn_reshape(a, &s1, NULL, &o));
+        CHECK_OK(lmnn_to_host(o, y, 4));
+        CHECK(y[0] == v);
+        lmnn_tensor_free(o);
+        uint32_t reps[] = {3, 2};
+        CHECK_OK(lmnn_repeat(a, reps, 2, NULL, &o));
+        CHECK_OK(lmnn_to_host(o, y, 24));
+        for (int i = 0; i < 6; i++)
+            CHECK(y[i] == v);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(a);
+    }
+    /* L1 outputs */
+    lmnn_shape s = LMNN_SHAPE(3, 40, 50);
+    cfg cf[] = {{LMNN_FLOAT32, LMNN_ROW_MAJOR}, {LMNN_BFLOAT16, LMNN_TILE}};
+    for (int k = 0; k < 2; k++) {
+        float *x = make_data(cf[k].dtype, 6000, 12);
+        lmnn_tensor a, o, back;
+        CHECK_OK(up(&s, cf[k], x, &a));
+        lmnn_output l1 = {0, {LM_BUFFER_L1, LM_BUFFER_INTERLEAVED}};
+        CHECK_OK(lmnn_transpose(a, 0, 2, &l1, &o));
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_tensor_get_info(o, &info));
+        CHECK(info.memory.type == LM_BUFFER_L1);
+        CHECK_OK(lmnn_transpose(o, 2, 0, NULL, &back)); /* L1 in, L1 out */
+        float *z = nn_download(back);
+        CHECK(z && !memcmp(z, x, 6000 * 4));
+        free(z);
+        free(x);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(back);
+    }
+    lmnn_shape wide = LMNN_SHAPE(40, 1032);
+    float *x = nn_rand_floats(40 * 1032, -1, 1, 2);
+    lmnn_tensor t;
+    CHECK_OK(nn_upload(&wide, x, LMNN_FLOAT32, LMNN_TILE, &t));
+    float *z = nn_download(t);
+    CHECK(z && !memcmp(z, x, 40 * 1032 * 4));
+    free(z);
+    free(x);
+    lmnn_tensor_free(t);
+}
+
+/* ---- errors ---- */
+
+static void test_errors(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 3, 4);
+    float x[24] = {0};
+    lmnn_tensor a, b, o, f, outs[3];
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &b));
+    /* dims and permutations */
+    int32_t p2[] = {0, 1};
+    CHECK_FAILS(lmnn_permute(a, p2, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute: dims: expected 3 dims (a's rank), given 2");
+    int32_t pdup[] = {0, 1, -2};
+    CHECK_FAILS(lmnn_permute(a, pdup, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute: dims: dim 1 appears twice");
+    int32_t pbig[] = {0, 3, 1};
+    CHECK_FAILS(lmnn_permute(a, pbig, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute: dims[1]: expected a dim in [-3, 2], given 3");
+    CHECK_FAILS(lmnn_transpose(b, 0, -4, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_transpose: dim1: expected a dim in [-3, 2], given -4");
+    CHECK_FAILS(lmnn_permute(a, p2, 3, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "out is NULL");
+    /* reshape */
+    lmnn_shape bad = LMNN_SHAPE(5, 5);
+    CHECK_FAILS(lmnn_reshape(a, &bad, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_reshape: shape: [5, 5] cannot hold the 24 elements of a's shape [2, 3, 4]");
+    lmnn_shape two_auto = LMNN_SHAPE(LMNN_DIM_AUTO, 2, LMNN_DIM_AUTO);
+    CHECK_FAILS(lmnn_reshape(a, &two_auto, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dims 0 and 2 are both LMNN_DIM_AUTO");
+    lmnn_shape auto5 = LMNN_SHAPE(5, LMNN_DIM_AUTO);
+    CHECK_FAILS(lmnn_reshape(a, &auto5, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "cannot hold the 24 elements");
+    /* concat */
+    lmnn_shape s2 = LMNN_SHAPE(2, 5, 5);
+    float x2[50] = {0};
+    lmnn_tensor c, d;
+    CHECK_OK(nn_upload(&s2, x2, LMNN_FLOAT32, LMNN_ROW_MAJOR, &c));
+    CHECK_OK(nn_upload(&s, x, LMNN_BFLOAT16, LMNN_ROW_MAJOR, &d));
+    lmnn_tensor list[] = {a, a, c};
+    CHECK_FAILS(lmnn_concat(list, 3, 1, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat: tensors[2]: shape [2, 5, 5] differs from tensors[0]'s [2, 3, 4] "
+                "outside dim 1");
+    lmnn_tensor list2[] = {a, d};
+    CHECK_FAILS(lmnn_concat(list2, 2, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat: tensors[1]: expected row_major float32 as tensors[0], given "
+                "row_major bfloat16");
+    lmnn_tensor list3[] = {a, b};
+    CHECK_FAILS(lmnn_concat(list3, 2, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "tensors[1]: expected row_major float32 as tensors[0], given tile float32");
+    CHECK_FAILS(lmnn_concat(list, 0, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "tensors: expected at least one tensor");
+    CHECK_FAILS(lmnn_concat(list, 2, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dim: expected a dim in [-3, 2], given 3");
+    /* split and chunk */
+    uint32_t sizes[] = {1, 1};
+    CHECK_FAILS(lmnn_split(a, sizes, 2, 1, NULL, outs), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_split: sizes: they sum to 2, expected 3 (dim 1 of a)");
+    CHECK_FAILS(lmnn_chunk(a, 0, 1, NULL, outs, &(uint32_t){0}), LM_ERR_INVALID_ARGUMENT,
+                "chunks: expected >= 1, given 0");
+    /* slice */
+    int32_t b0[] = {0, 0, 0}, e0[] = {2, 3, 5}, st0[] = {1, 1, 1};
+    CHECK_FAILS(lmnn_slice(a, b0, e0, st0, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_slice: ends[2]: 5 is out of range for dim 2 of size 4");
+    int32_t b1[] = {0, -4, 0};
+    CHECK_FAILS(lmnn_slice(a, b1, e0, NULL, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "begins[1]: -4 is out of range for dim 1 of size 3");
+    int32_t b2[] = {0, 2, 0}, e2[] = {2, -1, 4};
+    CHECK_FAILS(lmnn_slice(a, b2, e2, NULL, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dim 1: the slice [2, 2) is empty");
+    int32_t st1[] = {1, 0, 1};
+    CHECK_FAILS(lmnn_slice(a, b0, e2, st1, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "steps[1]: expected >= 1, given 0");
+    CHECK_FAILS(lmnn_slice(a, b0, e2, NULL, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "count: expected 3 begins and ends (a's rank), given 2");
+    /* pad */
+    lmnn_pad_options po;
+    lmnn_pad_options_init(&po);
+    po.mode = LMNN_PAD_REFLECT;
+    uint32_t pads[] = {0, 0, 1, 3, 0, 0};
+    CHECK_FAILS(lmnn_pad(a, pads, 3, &po, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pad: pads[2], pads[3]: reflect padding of (1, 3) is wider than dim 1 of size "
+                "3 allows (at most 2)");
+    po.mode = (lmnn_pad_mode)9;
+    CHECK_FAILS(lmnn_pad(a, pads, 3, &po, &o), LM_ERR_INVALID_ARGUMENT,
+                "opts.mode: unknown pad mode 9");
+    /* repeat and expand */
+    uint32_t reps[] = {2, 2};
+    CHECK_FAILS(lmnn_repeat(a, reps, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_repeat: repeats: expected 3 to 8 repeats (at least a's rank), given 2");
+    lmnn_shape ex = LMNN_SHAPE(2, 3, 8);
+    CHECK_FAILS(lmnn_expand(a, &ex, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_expand: shape: [2, 3, 8] does not expand a's shape [2, 3, 4] (dim 2: 4 is "
+                "neither 8 nor 1)");
+    /* index tensors */
+    lmnn_shape is = LMNN_SHAPE(2);
+    float fi[2] = {0, 1};
+    uint32_t ui[2] = {0, 1};
+    lmnn_tensor fidx, tidx, uidx;
+    CHECK_OK(nn_upload(&is, fi, LMNN_FLOAT32, LMNN_ROW_MAJOR, &fidx));
+    lmnn_tensor_options io;
+    lmnn_tensor_options_init(&io);
+    io.dtype = LMNN_UINT32;
+    CHECK_OK(lmnn_from_host(nn_dev(), &is, ui, sizeof ui, &io, &tidx)); /* tile */
+    io.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(nn_dev(), &is, ui, sizeof ui, &io, &uidx));
+    CHECK_FAILS(lmnn_index_select(a, 0, fidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_index_select: index: expected a row_major uint32 or int32 tensor, given "
+                "row_major float32");
+    CHECK_FAILS(lmnn_index_select(a, 0, tidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected a row_major uint32 or int32 tensor, given tile uint32");
+    CHECK_FAILS(lmnn_index_select(a, 5, uidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dim: expected a dim in [-3, 2], given 5");
+    CHECK_FAILS(lmnn_gather(a, 0, uidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_gather: index: shape [2] does not fit a's shape [2, 3, 4]");
+    CHECK_FAILS(lmnn_embedding(uidx, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_embedding: weight: expected 2 dims [V, D], given [2, 3, 4]");
+    lmnn_shape ws = LMNN_SHAPE(4, 6);
+    lmnn_tensor w2;
+    CHECK_OK(nn_upload(&ws, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &w2));
+    CHECK_FAILS(lmnn_embedding(fidx, w2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_embedding: ids: expected a row_major uint32 or int32 tensor, given row_major "
+                "float32");
+    CHECK_OK(lmnn_tensor_free(w2));
+    /* upsample */
+    lmnn_upsample_options uo;
+    lmnn_upsample_options_init(&uo);
+    CHECK_FAILS(lmnn_upsample(a, 2, 2, &uo, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_upsample: a: expected 4 dims [N, C, H, W], given [2, 3, 4]");
+    lmnn_shape s4 = LMNN_SHAPE(1, 1, 2, 2);
+    uint32_t i4[4] = {0};
+    io.layout = LMNN_TILE;
+    lmnn_tensor t4;
+    CHECK_OK(lmnn_from_host(nn_dev(), &s4, i4, sizeof i4, &io, &t4));
+    uo.mode = LMNN_UPSAMPLE_BILINEAR;
+    CHECK_FAILS(lmnn_upsample(t4, 2, 2, &uo, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_upsample: a: expected a float dtype");
+    CHECK_FAILS(lmnn_upsample(t4, 0, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "scale_h: expected 1..64, given 0");
+    /* output */
+    lmnn_output out_bf16 = {LMNN_BFLOAT16, {0, 0}};
+    CHECK_FAILS(lmnn_transpose(a, 0, 1, &out_bf16, &o), LM_ERR_INVALID_ARGUMENT,
+                "output.dtype: expected float32 (the input's; data movement does not convert), "
+                "given bfloat16");
+    lmnn_output sharded = {0, {LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED}};
+    CHECK_FAILS(lmnn_transpose(a, 0, 1, &sharded, &o), LM_ERR_UNSUPPORTED,
+                "sharded tensors are not supported yet");
+    /* dead handles */
+    lmnn_tensor dead;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &dead));
+    CHECK_OK(lmnn_tensor_free(dead));
+    CHECK_FAILS(lmnn_transpose(dead, 0, 1, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_transpose: a: tensor handle is stale");
+    lmnn_tensor list4[] = {a, dead};
+    CHECK_FAILS(lmnn_concat(list4, 2, 0, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_concat: tensors[1]: tensor handle is stale");
+    CHECK_FAILS(lmnn_index_select(a, 0, dead, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_index_select: index: tensor handle is stale");
+    CHECK_FAILS(lmnn_pad((lmnn_tensor){0}, pads, 3, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_pad: a: tensor handle is zero");
+    /* another device */
+    lm_device *dev2;
+    CHECK_OK(lm_device_open(NULL, &dev2));
+    lmnn_tensor_options fo;
+    lmnn_tensor_options_init(&fo);
+    fo.dtype = LMNN_FLOAT32;
+    fo.layout = LMNN_ROW_MAJOR;
+    lmnn_tensor other, oidx;
+    CHECK_OK(lmnn_from_host(dev2, &s, x, sizeof x, &fo, &other));
+    io.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(dev2, &is, ui, sizeof ui, &io, &oidx));
+    lmnn_tensor list5[] = {a, other};
+    CHECK_FAILS(lmnn_concat(list5, 2, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat: tensors[1]: the tensor is on another device than the op's first "
+                "input");
+    CHECK_FAILS(lmnn_index_select(a, 0, oidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_index_select: index: the tensor is on another device");
+    CHECK_FAILS(lmnn_gather(a, 0, oidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_gather: index: the tensor is on another device");
+    CHECK_OK(lmnn_tensor_free(other));
+    CHECK_OK(lmnn_tensor_free(oidx));
+    CHECK_OK(lm_device_close(dev2));
+    /* the device still works */
+    CHECK_OK(lmnn_transpose(b, 0, -1, NULL, &o));
+    CHECK_OK(lmnn_index_select(a, 1, uidx, NULL, &f));
+    float y[24];
+    CHECK_OK(lmnn_to_host(o, y, sizeof y));
+    lmnn_tensor ts[] = {a, b, c, d, o, f, fidx, tidx, uidx, t4};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        CHECK_OK(lmnn_tensor_free(ts[i]));
+}
+
+/* ---- large tensors over the whole grid, timed ---- */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Runs `run` once to warm the cache, then times a second run to completion. */
+static double timed(run_fn run, lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    lmnn_tensor warm;
+    if (run(a, ctx, &warm)) return -1;
+    lmnn_tensor_free(warm);
+    lm_finish(lm_device_command_queue(nn_dev(), 0));
+    double t0 = now_s();
+    if (run(a, ctx, out)) return -1;
+    lm_finish(lm_device_command_queue(nn_dev(), 0));
+    return now_s() - t0;
+}
+
+static void test_large(void) {
+    lmnn_shape s = LMNN_SHAPE(1024, 1024);
+    size_t n = 1024 * 1024;
+    int verbose = getenv("NN_VERBOSE") != NULL;
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        cfg c = {LMNN_FLOAT32, (lmnn_layout)layout};
+        float *x = make_data(c.dtype, n, 77);
+        lmnn_tensor a, o;
+        CHECK_OK(up(&s, c, x, &a));
+        typedef struct big_op {
+            const char *name;
+            run_fn run;
+            const void *ctx;
+            src_fn f;
+            lmnn_shape out;
+        } big_op;
+        big_op ops[9];
+        perm_ctx tr = {s, {1, 0}};
+        slice_ctx sl = {s, {0}, {1, -1000}, {1023, 1024}, {2, 1}};
+        slice_shape(&sl);
+        pad_ctx pd = {s, {3, 5, 7, 1}, LMNN_PAD_CONSTANT, 0};
+        shape_ctx rs = {s, LMNN_SHAPE(512, 2048)};
+        ops[0] = (big_op){"transpose", run_permute, &tr, perm_src, permuted(&tr)};
+        ops[1] = (big_op){"slice", run_slice, &sl, slice_src, sl.out};
+        ops[2] = (big_op){"pad", run_pad, &pd, pad_src, pad_shape(&pd)};
+        ops[3] = (big_op){"reshape", run_reshape, &rs, flat_src, rs.out};
+        grow_ctx rp = {s, LMNN_SHAPE(2, 1024, 1024), {2, 1, 1}, 3, false};
+        ops[4] = (big_op){"repeat", run_grow, &rp, grow_src, rp.out};
+        uint32_t *rows = malloc(1024 * 4), *g = malloc(n * 4);
+        uint64_t seed = 3;
+        for (size_t i = 0; i < 1024; i++)
+            rows[i] = nn_rand_u32(&seed) % 1024;
+        for (size_t i = 0; i < n; i++)
+            g[i] = nn_rand_u32(&seed) % 1024;
+        lmnn_shape is = LMNN_SHAPE(1024);
+        index_ctx sel = {s, is, 0, rows, upload_index(&is, rows, LMNN_UINT32), 0};
+        index_ctx g0 = {s, s, 0, g, upload_index(&s, g, LMNN_UINT32), 1};
+        index_ctx g1 = {s, s, -1, g, g0.index, 1};
+        ops[5] = (big_op){"index_sel", run_index, &sel, select_src, s};
+        ops[6] = (big_op){"gather d0", run_index, &g0, select_src, s};
+        ops[7] = (big_op){"gather d1", run_index, &g1, select_src, s};
+        perm_ctx pg = {LMNN_SHAPE(32, 32, 1024), {2, 0, 1}};
+        lmnn_shape s3 = pg.in;
+        ops[8] = (big_op){"permute", run_permute, &pg, perm_src, permuted(&pg)};
+        for (int i = 0; i < 9; i++) {
+            lmnn_tensor in = a;
+            if (i == 8) CHECK_OK(lmnn_reshape(a, &s3, NULL, &in));
+            double t = timed(ops[i].run, in, ops[i].ctx, &o);
+            if (i == 8) lmnn_tensor_free(in);
+            CHECK(t >= 0);
+            if (verbose)
+                printf("    %-9s 1024x1024 float32 %-9s %.3f s\n", ops[i].name,
+                       lmnn_layout_name(c.layout), t);
+            void *want = reference(&ops[i].out, 4, x, ops[i].f, ops[i].ctx, &(float){0});
+            void *got = down(o);
+            CHECK(same(got, want, lmnn_shape_volume(&ops[i].out), 4, ops[i].name));
+            free(want);
+            free(got);
+            lmnn_tensor_free(o);
+        }
+        lmnn_tensor_free(sel.index);
+        lmnn_tensor_free(g0.index);
+        free(rows);
+        free(g);
+        free(x);
+        lmnn_tensor_free(a);
+    }
+    /* upsampling 512x512 -> 1024x1024 and embedding of 1024 rows of 1024 */
+    lmnn_shape us = LMNN_SHAPE(1, 1, 512, 512);
+    float *u = nn_rand_floats(512 * 512, -1, 1, 4);
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++)
+        for (int mode = LMNN_UPSAMPLE_NEAREST; mode <= LMNN_UPSAMPLE_BILINEAR; mode++) {
+            lmnn_tensor a, o, w;
+            CHECK_OK(nn_upload(&us, u, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+            lmnn_upsample_options opts;
+            lmnn_upsample_options_init(&opts);
+            opts.mode = (lmnn_upsample_mode)mode;
+            CHECK_OK(lmnn_upsample(a, 2, 2, &opts, &w));
+            lmnn_tensor_free(w);
+            lm_finish(lm_device_command_queue(nn_dev(), 0));
+            double t0 = now_s();
+            CHECK_OK(lmnn_upsample(a, 2, 2, &opts, &o));
+            lm_finish(lm_device_command_queue(nn_dev(), 0));
+            if (verbose)
+                printf("    upsample %s -> 1024x1024 float32 %-9s %.3f s\n",
+                       mode == LMNN_UPSAMPLE_NEAREST ? "nearest " : "bilinear",
+                       lmnn_layout_name((lmnn_layout)layout), now_s() - t0);
+            float *y = nn_download(o);
+            CHECK(y);
+            if (mode == LMNN_UPSAMPLE_BILINEAR) {
+                float *want = bilinear_ref(u, &us, 2, 2, 0);
+                CHECK(!memcmp(y, want, 1024 * 1024 * 4));
+                free(want);
+            } else {
+                for (size_t i = 0; i < 1024 * 1024; i += 997)
+                    CHECK(y[i] == u[(i / 1024 / 2) * 512 + (i % 1024) / 2]);
+            }
+            free(y);
+            lmnn_tensor_free(a);
+            lmnn_tensor_free(o);
+        }
+    free(u);
+    lmnn_shape ws = LMNN_SHAPE(4096, 1024), ids_s = LMNN_SHAPE(1, 1024);
+    float *wv = nn_rand_floats(4096 * 1024, -1, 1, 8);
+    uint32_t ids[1024];
+    uint64_t seed = 9;
+    for (int i = 0; i < 1024; i++)
+        ids[i] = nn_rand_u32(&seed) % 4096;
+    lmnn_tensor ix = upload_index(&ids_s, ids, LMNN_UINT32);
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor w, o, warm;
+        CHECK_OK(nn_upload(&ws, wv, LMNN_BFLOAT16, (lmnn_layout)layout, &w));
+        CHECK_OK(lmnn_embedding(ix, w, NULL, &warm));
+        lmnn_tensor_free(warm);
+        lm_finish(lm_device_command_queue(nn_dev(), 0));
+        double t0 = now_s();
+        CHECK_OK(lmnn_embedding(ix, w, NULL, &o));
+        lm_finish(lm_device_command_queue(nn_dev(), 0));
+        if (verbose)
+            printf("    embedding 1024 ids, [4096, 1024] bfloat16 weight %-9s %.3f s\n",
+                   lmnn_layout_name((lmnn_layout)layout), now_s() - t0);
+        float *y = nn_download(o);
+        CHECK(y);
+        for (int i = 0; i < 1024; i += 7)
+            for (int k = 0; k < 1024; k += 13)
+                CHECK(y[i * 1024 + k] == nn_bf16(wv[ids[i] * 1024 + k]));
+        free(y);
+        lmnn_tensor_free(w);
+        lmnn_tensor_free(o);
+    }
+    lmnn_tensor_free(ix);
+    free(wv);
+}
+
 int main(void) {
     TEST_RUN(test_reshape);
     TEST_RUN(test_permute);
@@ -1006,6 +1408,9 @@ int main(void) {
     TEST_RUN(test_index_out_of_range);
     TEST_RUN(test_embedding);
     TEST_RUN(test_upsample);
+    TEST_RUN(test_misc);
+    TEST_RUN(test_errors);
+    TEST_RUN(test_large);
     nn_dev_close();
     return test_summary();
 }
