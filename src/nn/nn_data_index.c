@@ -8,26 +8,6 @@
 #define DM_GATHER_CHUNK_BYTES (16u * 1024u)
 #define DM_GATHER_STAGE_BYTES (256u * 1024u)
 
-static lm_status out_memory(const char *op, const lmnn_output *output, const nn_tensor *t,
-                            lmnn_memory_config *out) {
-    if (output && output->dtype && output->dtype != t->dtype)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "output.dtype: expected %s (the input's; data movement does not convert), "
-                       "given %s",
-                       lmnn_dtype_name(t->dtype), lmnn_dtype_name(output->dtype));
-    *out = nn_output_memory(output ? &output->memory : NULL, t);
-    return nn_check_memory(op, out);
-}
-
-static lm_status norm_dim(const char *op, int32_t dim, uint32_t rank, uint32_t *out) {
-    int32_t r = (int32_t)(rank ? rank : 1);
-    if (dim < -r || dim >= r)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dim: expected a dim in [%d, %d], given %d", -r,
-                       r - 1, dim);
-    *out = (uint32_t)(dim < 0 ? dim + r : dim);
-    return LM_OK;
-}
-
 void lmnn_index_options_init(lmnn_index_options *opts) {
     if (opts) *opts = (lmnn_index_options){{0}, NULL};
 }
@@ -105,13 +85,13 @@ lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
     if (!t->shape.rank)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
     uint32_t d = 0;
-    if ((st = norm_dim(op, dim, t->shape.rank, &d))) return st;
+    if ((st = dm_norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
     uint64_t len = lmnn_shape_volume(&ix->shape);
     if (len > UINT32_MAX)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "index: %llu entries are too many",
                        (unsigned long long)len);
     lmnn_memory_config mem;
-    if ((st = out_memory(op, &opts->output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
     lmnn_shape s = t->shape;
     s.dims[d] = (uint32_t)len;
     dm_out od = {s, t->dtype, t->layout, mem};
@@ -236,7 +216,7 @@ lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_
     uint32_t r = t->shape.rank, d = 0;
     if (!r)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
-    if ((st = norm_dim(op, dim, r, &d))) return st;
+    if ((st = dm_norm_dim(op, "dim", dim, r, &d))) return st;
     bool fits = ix->shape.rank == r;
     for (uint32_t k = 0; fits && k < r; k++)
         fits = k == d || ix->shape.dims[k] <= t->shape.dims[k];
@@ -247,7 +227,7 @@ lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_
                        nn_shape_str(&ix->shape, s1, sizeof s1),
                        nn_shape_str(&t->shape, s2, sizeof s2), d);
     lmnn_memory_config mem;
-    if ((st = out_memory(op, &opts->output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
     dm_out od = {ix->shape, t->dtype, t->layout, mem};
     lmnn_tensor oh = {0}, ch = {0};
     nn_tensor *counter = NULL;
@@ -304,7 +284,7 @@ lm_status lmnn_embedding(lmnn_tensor ids, lmnn_tensor weight, const lmnn_embeddi
     if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts.layout: unknown layout %d", (int)layout);
     lmnn_memory_config mem;
-    if ((st = out_memory(op, &opts->index.output, w, &mem))) return st;
+    if ((st = dm_out_memory(op, &opts->index.output, w, &mem))) return st;
     lmnn_shape s = ix->shape;
     s.dims[s.rank++] = w->shape.dims[1];
     if (layout == LMNN_ROW_MAJOR && w->dtype == LMNN_BFLOAT8_B)
@@ -442,7 +422,7 @@ lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
     s.dims[2] *= scale_h;
     s.dims[3] *= scale_w;
     lmnn_memory_config mem;
-    if ((st = out_memory(op, &opts->output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
     dm_out od = {s, t->dtype, t->layout, mem};
     upsample_ctx c = {scale_h, scale_w, opts->mode, t->dtype == LMNN_BFLOAT16};
     if (!bilinear && t->layout == LMNN_ROW_MAJOR) return dm_run_rm(op, t, &od, nearest_rm, &c, out);
