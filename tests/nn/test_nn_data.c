@@ -807,6 +807,28 @@ static void test_index_out_of_range(void) {
         lmnn_tensor_free(a);
     }
     lmnn_tensor_free(idx);
+    /* a batch dim of a tile tensor (whole tiles): the count is of elements */
+    lmnn_shape s3 = LMNN_SHAPE(3, 40, 33);
+    float *x3 = nn_rand_floats(3 * 40 * 33, -1, 1, 6);
+    uint32_t sel[] = {2, 3, 0, 7};
+    lmnn_shape ss = LMNN_SHAPE(4);
+    lmnn_tensor sidx = upload_index(&ss, sel, LMNN_UINT32), a3, o3, c3;
+    CHECK_OK(nn_upload(&s3, x3, LMNN_FLOAT32, LMNN_TILE, &a3));
+    lmnn_index_options opts;
+    lmnn_index_options_init(&opts);
+    opts.out_invalid_count = &c3;
+    CHECK_OK(lmnn_index_select(a3, 0, sidx, &opts, &o3));
+    float *y3 = nn_download(o3);
+    for (int m = 0; m < 4; m++)
+        for (int k = 0; k < 40 * 33; k++)
+            CHECK(y3[m * 1320 + k] == (sel[m] < 3 ? x3[sel[m] * 1320 + k] : 0.0f));
+    CHECK_EQ_U64(read_count(c3), 2 * 40 * 33);
+    CHECK(padding_is_zero(o3));
+    free(x3);
+    free(y3);
+    lmnn_tensor ts[] = {sidx, a3, o3, c3};
+    for (int i = 0; i < 4; i++)
+        lmnn_tensor_free(ts[i]);
 }
 
 static void test_embedding(void) {
