@@ -1064,6 +1064,29 @@ static void test_misc(void) {
         lmnn_tensor_free(o);
         lmnn_tensor_free(back);
     }
+    /* a second call with the same shapes builds nothing */
+    {
+        lmnn_shape cs = LMNN_SHAPE(5, 37, 70);
+        float *cx = nn_rand_floats(5 * 37 * 70, -1, 1, 3);
+        lmnn_tensor a, o1, o2;
+        CHECK_OK(nn_upload(&cs, cx, LMNN_FLOAT32, LMNN_TILE, &a));
+        int32_t b[] = {1, 3, 0}, e[] = {4, 30, 70};
+        CHECK_OK(lmnn_slice(a, b, e, NULL, 3, NULL, &o1)); /* through row-major */
+        lmnn_program_cache_stats st1, st2;
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &st1));
+        CHECK_OK(lmnn_slice(a, b, e, NULL, 3, NULL, &o2));
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &st2));
+        CHECK_EQ_U64(st2.misses, st1.misses);
+        CHECK_EQ_U64(st2.hits, st1.hits + 3); /* untilize, slice, tilize */
+        float *y1 = nn_download(o1), *y2 = nn_download(o2);
+        CHECK(y1 && y2 && !memcmp(y1, y2, 3 * 27 * 70 * 4));
+        free(y1);
+        free(y2);
+        free(cx);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(o1);
+        lmnn_tensor_free(o2);
+    }
     lmnn_shape wide = LMNN_SHAPE(40, 1032);
     float *x = nn_rand_floats(40 * 1032, -1, 1, 2);
     lmnn_tensor t;
