@@ -9,29 +9,6 @@
 
 /* ---- shared checks ---- */
 
-/* `dim` (negative counts from the end) as 0 .. rank-1. */
-static lm_status norm_dim(const char *op, const char *arg, int32_t dim, uint32_t rank,
-                          uint32_t *out) {
-    int32_t r = (int32_t)(rank ? rank : 1);
-    if (dim < -r || dim >= r)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected a dim in [%d, %d], given %d", arg,
-                       -r, r - 1, dim);
-    *out = (uint32_t)(dim < 0 ? dim + r : dim);
-    return LM_OK;
-}
-
-/* The output's memory config; its dtype must be unset or `t`'s. */
-static lm_status out_memory(const char *op, const lmnn_output *output, const nn_tensor *t,
-                            lmnn_memory_config *out) {
-    if (output && output->dtype && output->dtype != t->dtype)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "output.dtype: expected %s (the input's; data movement does not convert), "
-                       "given %s",
-                       lmnn_dtype_name(t->dtype), lmnn_dtype_name(output->dtype));
-    *out = nn_output_memory(output ? &output->memory : NULL, t);
-    return nn_check_memory(op, out);
-}
-
 static lm_status get_input(const char *op, const char *arg, lmnn_tensor h, lmnn_tensor *out,
                            nn_tensor **t) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
@@ -135,7 +112,7 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
                        nn_shape_str(&t->shape, s2, sizeof s2));
     }
     lmnn_memory_config mem;
-    if ((st = out_memory(op, output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
     if (t->layout == LMNN_TILE) {
         nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(&s);
@@ -175,6 +152,34 @@ static lm_status permute_rm(const char *op, const void *ctx, nn_tensor *const *i
     return dm_run(op, &spec, ins[0], out, NULL, NULL);
 }
 
+/* A row-major swap of the last two dims moves every element on its own; in
+ * tiles it moves whole tiles and transposes them in L1, which pays for the
+ * tilize and untilize around it once both dims fill a tile. */
+static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *od, perm_ctx *c,
+                                   lmnn_tensor *out) {
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    dm_out tin = {t->shape, t->dtype, LMNN_TILE, dram}, tout = *od;
+    tout.layout = LMNN_TILE;
+    tout.memory = dram;
+    lmnn_tensor ih = {0}, th = {0}, oh = {0};
+    nn_tensor *it, *tt, *o;
+    c->swap = true;
+    lm_status st = dm_make(op, t->device, &tin, &ih, &it);
+    if (!st) st = nn_tilize(op, t, it);
+    if (!st) st = run_tiles(op, it, &tout, permute_tiles, c, &th);
+    if (!st) st = nn_get_tensor(op, "a", th, &tt);
+    if (!st) st = dm_make(op, t->device, od, &oh, &o);
+    if (!st) st = nn_untilize(op, tt, o);
+    nn_tensor_discard(ih);
+    nn_tensor_discard(th);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
                        const lmnn_output *output, lmnn_tensor *out) {
     const char *op = "lmnn_permute";
@@ -192,7 +197,7 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
     for (uint32_t i = 0; i < r; i++) {
         char arg[32];
         snprintf(arg, sizeof arg, "dims[%u]", i);
-        if ((st = norm_dim(op, arg, dims[i], r, &c.perm[i]))) return st;
+        if ((st = dm_norm_dim(op, arg, dims[i], r, &c.perm[i]))) return st;
         if (seen[c.perm[i]])
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "dims: dim %u appears twice (expected a permutation of 0..%u)",
@@ -201,7 +206,7 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
         s.dims[i] = t->shape.dims[c.perm[i]];
     }
     lmnn_memory_config mem;
-    if ((st = out_memory(op, output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
     if (tile_view_ok(t)) {
         bool keep = c.perm[r - 2] == r - 2 && c.perm[r - 1] == r - 1;
@@ -209,6 +214,9 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
         if (keep || (c.swap && t->dtype != LMNN_BFLOAT8_B))
             return run_tiles(op, t, &od, permute_tiles, &c, out);
     }
+    if (t->layout == LMNN_ROW_MAJOR && r >= 2 && c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2 &&
+        nn_tile_format(t->dtype) && t->shape.dims[r - 1] >= 32 && t->shape.dims[r - 2] >= 32)
+        return permute_via_tiles(op, t, &od, &c, out);
     return dm_run_rm(op, t, &od, permute_rm, &c, out);
 }
 
@@ -219,7 +227,8 @@ lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_o
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
     uint32_t r = t->shape.rank, d0 = 0, d1 = 0;
-    if ((st = norm_dim(op, "dim0", dim0, r, &d0)) || (st = norm_dim(op, "dim1", dim1, r, &d1)))
+    if ((st = dm_norm_dim(op, "dim0", dim0, r, &d0)) ||
+        (st = dm_norm_dim(op, "dim1", dim1, r, &d1)))
         return st;
     int32_t perm[LMNN_MAX_DIMS];
     for (uint32_t i = 0; i < r; i++)
@@ -308,7 +317,7 @@ lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
         s.dims[d] = (uint32_t)((e - b + k - 1) / k);
     }
     lmnn_memory_config mem;
-    if ((st = out_memory(op, output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
     if (slice_tiles_ok(t, &c)) return run_tiles(op, t, &od, slice_tiles, &c, out);
     return dm_run_rm(op, t, &od, slice_rm, &c, out);
@@ -318,7 +327,7 @@ lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
 static lm_status split_pieces(const char *op, nn_tensor *t, uint32_t dim, const uint32_t *sizes,
                               uint32_t count, const lmnn_output *output, lmnn_tensor *outs) {
     lmnn_memory_config mem;
-    lm_status st = out_memory(op, output, t, &mem);
+    lm_status st = dm_out_memory(op, output, t, &mem);
     if (st) return st;
     for (uint32_t i = 0; i < count; i++)
         outs[i].id = 0;
@@ -364,7 +373,7 @@ lm_status lmnn_split(lmnn_tensor a, const uint32_t *sizes, uint32_t count, int32
     if (!t->shape.rank)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
     uint32_t d = 0;
-    if ((st = norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
+    if ((st = dm_norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
     if (!sizes || !count)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "sizes: expected at least one size");
     uint64_t sum = 0;
@@ -393,7 +402,7 @@ lm_status lmnn_chunk(lmnn_tensor a, uint32_t chunks, int32_t dim, const lmnn_out
     if (!t->shape.rank)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
     uint32_t d = 0;
-    if ((st = norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
+    if ((st = dm_norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
     if (!chunks) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "chunks: expected >= 1, given 0");
     uint32_t n = t->shape.dims[d];
     uint32_t size = (n + chunks - 1) / chunks, count = (n + size - 1) / size;
@@ -481,7 +490,7 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
             if (!t->shape.rank)
                 st = nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                              "tensors[0]: expected at least 1 dim, given a scalar");
-            if (!st) st = norm_dim(op, "dim", dim, t->shape.rank, &d);
+            if (!st) st = dm_norm_dim(op, "dim", dim, t->shape.rank, &d);
         } else if ((st = nn_check_same_device(op, arg, t, t0))) {
         } else if (t->dtype != t0->dtype || t->layout != t0->layout) {
             st = nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -501,7 +510,7 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
         if (!st) total += t->shape.dims[d];
     }
     lmnn_memory_config mem;
-    if (!st) st = out_memory(op, output, ts[0], &mem);
+    if (!st) st = dm_out_memory(op, output, ts[0], &mem);
     if (!st && total > UINT32_MAX)
         st = nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dim %u would be %llu long", d,
                      (unsigned long long)total);

@@ -59,6 +59,15 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
 typedef lm_status (*dm_rm_fn)(const char *op, const void *ctx, nn_tensor *const *ins,
                               uint32_t count, nn_tensor *out);
 
+/* `dim` (negative counts from the end) as 0 .. rank-1 (a scalar has one
+ * dim here); errors name `arg`. */
+lm_status dm_norm_dim(const char *op, const char *arg, int32_t dim, uint32_t rank, uint32_t *out);
+
+/* The output's memory config from `output` (NULL: t's); its dtype must be
+ * unset or t's. */
+lm_status dm_out_memory(const char *op, const lmnn_output *output, const nn_tensor *t,
+                        lmnn_memory_config *out);
+
 /* What an op makes: shape, dtype, layout and memory config. */
 typedef struct dm_out {
     lmnn_shape shape;

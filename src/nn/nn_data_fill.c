@@ -5,17 +5,6 @@
 
 #include "nn/nn_data.h"
 
-static lm_status out_memory(const char *op, const lmnn_output *output, const nn_tensor *t,
-                            lmnn_memory_config *out) {
-    if (output && output->dtype && output->dtype != t->dtype)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "output.dtype: expected %s (the input's; data movement does not convert), "
-                       "given %s",
-                       lmnn_dtype_name(t->dtype), lmnn_dtype_name(output->dtype));
-    *out = nn_output_memory(output ? &output->memory : NULL, t);
-    return nn_check_memory(op, out);
-}
-
 /* ---- pad ---- */
 
 void lmnn_pad_options_init(lmnn_pad_options *opts) {
@@ -105,7 +94,7 @@ lm_status lmnn_pad(lmnn_tensor a, const uint32_t *pads, uint32_t count,
         s.dims[d] = (uint32_t)size;
     }
     lmnn_memory_config mem;
-    if ((st = out_memory(op, &opts->output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
     dm_out od = {s, t->dtype, t->layout, mem};
     return dm_run_rm(op, t, &od, pad_rm, &c, out);
 }
@@ -197,7 +186,7 @@ lm_status lmnn_repeat(lmnn_tensor a, const uint32_t *repeats, uint32_t count,
         s.dims[d] = (uint32_t)(n * repeats[d]);
     }
     lmnn_memory_config mem;
-    if ((st = out_memory(op, output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
     if (!count) s = (lmnn_shape){0, {0}};
     return grow(op, t, &s, &c, &mem, out);
 }
@@ -229,6 +218,6 @@ lm_status lmnn_expand(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output 
         c.rep[d] = n == want ? 1 : want;
     }
     lmnn_memory_config mem;
-    if ((st = out_memory(op, output, t, &mem))) return st;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
     return grow(op, t, shape, &c, &mem, out);
 }

@@ -94,6 +94,10 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
         out_row0 += spec->box_lo[d] * ostride[d];
 
     bool tiles = spec->tiles;
+    if (lmnn_shape_volume(&in->shape) > UINT32_MAX || lmnn_shape_volume(&out->shape) > UINT32_MAX)
+        return nn_fail(
+            LM_ERR_UNSUPPORTED, op,
+            "tensors of more than 2^32 elements (the kernels count elements in 32 bits)");
     uint32_t esize = tiles ? in->page_size : nn_rm_elem_size(in->dtype);
     uint32_t in_w = tiles ? 1 : spec->in_dims[spec->in_rank - 1];
     uint32_t out_w = tiles ? 1 : spec->out_dims[R - 1];
@@ -181,6 +185,28 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
 }
 
 /* ---- tensors ---- */
+
+/* `dim` (negative counts from the end) as 0 .. rank-1. */
+lm_status dm_norm_dim(const char *op, const char *arg, int32_t dim, uint32_t rank, uint32_t *out) {
+    int32_t r = (int32_t)(rank ? rank : 1);
+    if (dim < -r || dim >= r)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected a dim in [%d, %d], given %d", arg,
+                       -r, r - 1, dim);
+    *out = (uint32_t)(dim < 0 ? dim + r : dim);
+    return LM_OK;
+}
+
+/* The output's memory config; its dtype must be unset or `t`'s. */
+lm_status dm_out_memory(const char *op, const lmnn_output *output, const nn_tensor *t,
+                        lmnn_memory_config *out) {
+    if (output && output->dtype && output->dtype != t->dtype)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected %s (the input's; data movement does not convert), "
+                       "given %s",
+                       lmnn_dtype_name(t->dtype), lmnn_dtype_name(output->dtype));
+    *out = nn_output_memory(output ? &output->memory : NULL, t);
+    return nn_check_memory(op, out);
+}
 
 lm_status dm_make(const char *op, lm_device *device, const dm_out *out, lmnn_tensor *out_handle,
                   nn_tensor **out_tensor) {

@@ -22,7 +22,12 @@ static lmnn_dtype rm_dtype_of(lmnn_dtype dtype) {
 static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_tensor *out) {
     const nn_tensor *rm = untilize ? out : in, *tl = untilize ? in : out;
     nn_tiles g = nn_tiles_of(&in->shape);
-    uint32_t nb = (g.wt + ROW_BLOCK_TILES - 1) / ROW_BLOCK_TILES;
+    /* Blocks of equal size (a divisor of wt): the circular buffers hold two
+     * blocks, and a block of another size would wrap around their end. */
+    uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
+    while (g.wt % block)
+        block--;
+    uint32_t nb = g.wt / block;
     nn_key key;
     nn_key_init(&key, untilize ? "untilize" : "tilize");
     nn_key_tensor(&key, in);
@@ -33,34 +38,17 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         nn_split split;
         nn_program p = {0};
         uint32_t esize = nn_rm_elem_size(rm->dtype);
-        uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
-        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM,
-                           out->memory.type == LM_BUFFER_DRAM,
-                           esize,
-                           g.h,
-                           g.w,
-                           g.ht,
-                           g.wt,
-                           ROW_BLOCK_TILES};
+        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
+                           esize, g.h, g.w, g.ht, g.wt, block};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
         lm_kernel_define def = {"NN_UNTILIZE", NULL};
         nn_kernel_spec reader = {untilize ? "untilize_reader.c" : "tilize_reader.c",
-                                 LM_PROCESSOR_DM0,
-                                 args,
-                                 8,
-                                 NULL,
-                                 0,
-                                 false};
-        nn_kernel_spec compute = {
-            "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def, untilize, false};
+                                 LM_PROCESSOR_DM0, args, 8, NULL, 0, false};
+        nn_kernel_spec compute = {"tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def,
+                                  untilize, false};
         nn_kernel_spec writer = {untilize ? "untilize_writer.c" : "tilize_writer.c",
-                                 LM_PROCESSOR_DM1,
-                                 args,
-                                 8,
-                                 NULL,
-                                 0,
-                                 false};
+                                 LM_PROCESSOR_DM1, args, 8, NULL, 0, false};
         st = nn_split_work(op, in->device, (uint64_t)g.batch * g.ht * nb, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
@@ -112,9 +100,7 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
     if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
     if (!shape || !data || !out_tensor)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
-                       !shape  ? "shape"
-                       : !data ? "data"
-                               : "out_tensor");
+                       !shape ? "shape" : !data ? "data" : "out_tensor");
     lm_status st = check_options(op, opts);
     if (st) return st;
     uint64_t volume = lmnn_shape_volume(shape);
@@ -168,7 +154,7 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
 
 lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
     const char *op = "lmnn_to_host";
-    nn_tensor *t = NULL;
+    nn_tensor *t;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     if (!dst) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dst is NULL");
@@ -205,7 +191,7 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
 
 lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_to_layout";
-    nn_tensor *t = NULL;
+    nn_tensor *t;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
@@ -223,7 +209,7 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
         return st;
     }
     lmnn_tensor oh;
-    nn_tensor *o = NULL;
+    nn_tensor *o;
     st = nn_tensor_new(op, t->device, &t->shape, t->dtype, layout, &t->memory, &oh, &o);
     if (st) return st;
     st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
@@ -237,7 +223,7 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
 
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_typecast";
-    nn_tensor *t = NULL;
+    nn_tensor *t;
     lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
     if (st) return st;
     if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
@@ -246,8 +232,7 @@ lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_t
         return nn_fail(LM_ERR_UNSUPPORTED, op,
                        "%s to %s: only conversions between float dtypes are implemented",
                        lmnn_dtype_name(t->dtype), lmnn_dtype_name(dtype));
-    if (t->layout == LMNN_TILE)
-        return nn_unary_map(op, t, dtype, &t->memory, "", false, out_tensor);
+    if (t->layout == LMNN_TILE) return nn_unary_map(op, t, dtype, &t->memory, "", false, out_tensor);
     if (dtype == LMNN_BFLOAT8_B)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "bfloat8_b exists in tile layout only (the tensor is row-major)");
@@ -276,10 +261,7 @@ static uint32_t value_bits(lmnn_dtype dtype, double v) {
         return (uint32_t)h << 16;
     }
     case LMNN_INT32:
-        return isnan(v)             ? 0
-               : v >= 2147483647.0  ? 0x7fffffffu
-               : v <= -2147483648.0 ? 0x80000000u
-                                    : (uint32_t)(int32_t)v;
+        return isnan(v) ? 0 : v >= 2147483647.0 ? 0x7fffffffu : v <= -2147483648.0 ? 0x80000000u : (uint32_t)(int32_t)v;
     case LMNN_UINT32:
         return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
     case LMNN_UINT16:
@@ -313,7 +295,7 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
         return st;
     }
     lmnn_tensor oh;
-    nn_tensor *t = NULL;
+    nn_tensor *t;
     st = nn_tensor_new(op, device, shape, o.dtype, o.layout, &o.memory, &oh, &t);
     if (st) return st;
     bool tile = o.layout == LMNN_TILE;

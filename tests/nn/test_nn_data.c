@@ -329,6 +329,8 @@ static void test_permute(void) {
         {LMNN_SHAPE(3, 4, 5), {-1, 0, 1}},             /* last dim moved, negative dims */
         {LMNN_SHAPE(2, 3, 2, 33, 5), {4, 2, 0, 3, 1}}, /* rank 5 */
         {LMNN_SHAPE(2, 2, 3, 2, 35), {3, 2, 1, 0, 4}},
+        {LMNN_SHAPE(2, 1, 2, 1, 2, 3, 4, 5), {7, 6, 5, 4, 3, 2, 1, 0}}, /* rank 8 */
+        {LMNN_SHAPE(2, 1, 2, 1, 2, 3, 34, 5), {4, 6, 5, 0, 3, 2, 1, 7}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         lmnn_shape os = permuted(&cases[i]);
@@ -625,6 +627,821 @@ static void test_concat_split(void) {
     lmnn_tensor_free(a);
 }
 
+/* ---- index_select, gather, embedding ---- */
+
+static lmnn_tensor upload_index(const lmnn_shape *s, const uint32_t *v, lmnn_dtype dt) {
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = dt;
+    o.layout = LMNN_ROW_MAJOR;
+    lmnn_tensor t = {0};
+    if (lmnn_from_host(nn_dev(), s, v, lmnn_shape_volume(s) * 4, &o, &t))
+        printf("    index upload: %s\n", lm_last_error());
+    return t;
+}
+
+static uint32_t read_count(lmnn_tensor t) {
+    uint32_t n = 0xdeadbeef;
+    if (lmnn_to_host(t, &n, 4)) printf("    count: %s\n", lm_last_error());
+    return n;
+}
+
+typedef struct index_ctx {
+    lmnn_shape in, idx_shape;
+    int32_t dim;
+    const uint32_t *idx;
+    lmnn_tensor index;
+    int gather; /* 0 index_select, 1 gather */
+} index_ctx;
+
+static uint32_t ndim_of(const index_ctx *c) {
+    return (uint32_t)(c->dim < 0 ? c->dim + (int32_t)c->in.rank : c->dim);
+}
+
+static int64_t select_src(const uint32_t *o, const void *ctx) {
+    const index_ctx *c = ctx;
+    int64_t st[LMNN_MAX_DIMS], k = 0;
+    strides_of(&c->in, st);
+    uint32_t dim = ndim_of(c);
+    for (uint32_t d = 0; d < c->in.rank; d++) {
+        uint32_t v = o[d];
+        if (d == dim) {
+            if (c->gather) {
+                int64_t so[LMNN_MAX_DIMS], f = 0;
+                strides_of(&c->idx_shape, so);
+                for (uint32_t q = 0; q < c->in.rank; q++)
+                    f += o[q] * so[q];
+                v = c->idx[f];
+            } else {
+                v = c->idx[o[d]];
+            }
+            if (v >= c->in.dims[d]) return -1;
+        }
+        k += v * st[d];
+    }
+    return k;
+}
+
+static lm_status run_index(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const index_ctx *c = ctx;
+    return c->gather ? lmnn_gather(a, c->dim, c->index, NULL, out)
+                     : lmnn_index_select(a, c->dim, c->index, NULL, out);
+}
+
+static void test_index_select_gather(void) {
+    struct {
+        lmnn_shape in;
+        int32_t dim;
+        uint32_t len;
+    } sel[] = {
+        {LMNN_SHAPE(5), 0, 3},
+        {LMNN_SHAPE(1), -1, 4},
+        {LMNN_SHAPE(7, 40), 0, 9},
+        {LMNN_SHAPE(7, 40), -1, 50},
+        {LMNN_SHAPE(2, 6, 33, 40), 1, 4}, /* tile batch dim */
+        {LMNN_SHAPE(2, 6, 33, 40), 2, 5},
+        {LMNN_SHAPE(2, 3, 4, 5, 6), 3, 7},
+    };
+    for (size_t i = 0; i < sizeof sel / sizeof *sel; i++) {
+        uint32_t n =
+            sel[i].in.dims[sel[i].dim < 0 ? sel[i].dim + (int32_t)sel[i].in.rank : sel[i].dim];
+        uint32_t idx[64];
+        uint64_t seed = i + 1;
+        for (uint32_t k = 0; k < sel[i].len; k++)
+            idx[k] = nn_rand_u32(&seed) % n;
+        lmnn_shape is = LMNN_SHAPE(sel[i].len);
+        index_ctx c = {sel[i].in, is, sel[i].dim, idx, {0}, 0};
+        c.index = upload_index(&is, idx, i % 2 ? LMNN_INT32 : LMNN_UINT32);
+        lmnn_shape os = sel[i].in;
+        os.dims[ndim_of(&c)] = sel[i].len;
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("index_select", all_cfgs[k], &sel[i].in, &os, run_index, select_src, &c,
+                           0, i * 11 + k));
+        lmnn_tensor_free(c.index);
+    }
+    struct {
+        lmnn_shape in, idx;
+        int32_t dim;
+    } gat[] = {
+        {LMNN_SHAPE(6, 40), LMNN_SHAPE(4, 30), 0},
+        {LMNN_SHAPE(6, 40), LMNN_SHAPE(4, 70), 1},
+        {LMNN_SHAPE(3, 5, 33), LMNN_SHAPE(3, 4, 20), -1},
+        {LMNN_SHAPE(3, 5, 33), LMNN_SHAPE(2, 9, 20), 1},
+        {LMNN_SHAPE(1), LMNN_SHAPE(3), 0},
+    };
+    for (size_t i = 0; i < sizeof gat / sizeof *gat; i++) {
+        uint32_t d = (uint32_t)(gat[i].dim < 0 ? gat[i].dim + (int32_t)gat[i].in.rank : gat[i].dim);
+        size_t m = lmnn_shape_volume(&gat[i].idx);
+        uint32_t *idx = malloc(m * 4);
+        uint64_t seed = i + 100;
+        for (size_t k = 0; k < m; k++)
+            idx[k] = nn_rand_u32(&seed) % gat[i].in.dims[d];
+        index_ctx c = {gat[i].in, gat[i].idx, gat[i].dim, idx, {0}, 1};
+        c.index = upload_index(&gat[i].idx, idx, i % 2 ? LMNN_INT32 : LMNN_UINT32);
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("gather", all_cfgs[k], &gat[i].in, &gat[i].idx, run_index, select_src,
+                           &c, 0, i * 19 + k));
+        lmnn_tensor_free(c.index);
+        free(idx);
+    }
+}
+
+/* Out-of-range indices give zeros, counted on the device. */
+static void test_index_out_of_range(void) {
+    lmnn_shape s = LMNN_SHAPE(4, 6);
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i + 1);
+    int32_t bad[] = {2, -1, 4, 0, 1000000};
+    lmnn_shape is = LMNN_SHAPE(5);
+    lmnn_tensor idx = upload_index(&is, (const uint32_t *)bad, LMNN_INT32);
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor a, o, count;
+        CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+        lmnn_index_options opts;
+        lmnn_index_options_init(&opts);
+        opts.out_invalid_count = &count;
+        /* rows */
+        CHECK_OK(lmnn_index_select(a, 0, idx, &opts, &o));
+        float *y = nn_download(o);
+        for (int r = 0; r < 5; r++)
+            for (int k = 0; k < 6; k++)
+                CHECK(y[r * 6 + k] == (bad[r] >= 0 && bad[r] < 4 ? x[bad[r] * 6 + k] : 0.0f));
+        CHECK_EQ_U64(read_count(count), 3 * 6);
+        CHECK(padding_is_zero(o));
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(count);
+        /* elements */
+        CHECK_OK(lmnn_index_select(a, 1, idx, &opts, &o));
+        y = nn_download(o);
+        for (int r = 0; r < 4; r++)
+            for (int k = 0; k < 5; k++)
+                CHECK(y[r * 5 + k] == (bad[k] >= 0 && bad[k] < 6 ? x[r * 6 + bad[k]] : 0.0f));
+        CHECK_EQ_U64(read_count(count), 2 * 4);
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(count);
+        /* gather along both dims */
+        int32_t gi[2 * 3] = {3, -5, 1, 9, 0, 2};
+        lmnn_shape gs = LMNN_SHAPE(2, 3);
+        lmnn_tensor gidx = upload_index(&gs, (const uint32_t *)gi, LMNN_INT32);
+        for (int d = 0; d < 2; d++) {
+            CHECK_OK(lmnn_gather(a, d, gidx, &opts, &o));
+            y = nn_download(o);
+            int nbad = 0;
+            for (int r = 0; r < 2; r++)
+                for (int k = 0; k < 3; k++) {
+                    int32_t v = gi[r * 3 + k];
+                    int ok = v >= 0 && v < (d ? 6 : 4);
+                    nbad += !ok;
+                    float want = !ok ? 0.0f : d ? x[r * 6 + v] : x[v * 6 + k];
+                    CHECK(y[r * 3 + k] == want);
+                }
+            CHECK_EQ_U64(read_count(count), nbad);
+            free(y);
+            lmnn_tensor_free(o);
+            lmnn_tensor_free(count);
+        }
+        lmnn_tensor_free(gidx);
+        lmnn_tensor_free(a);
+    }
+    lmnn_tensor_free(idx);
+    /* a batch dim of a tile tensor (whole tiles): the count is of elements */
+    lmnn_shape s3 = LMNN_SHAPE(3, 40, 33);
+    float *x3 = nn_rand_floats(3 * 40 * 33, -1, 1, 6);
+    uint32_t sel[] = {2, 3, 0, 7};
+    lmnn_shape ss = LMNN_SHAPE(4);
+    lmnn_tensor sidx = upload_index(&ss, sel, LMNN_UINT32), a3, o3, c3;
+    CHECK_OK(nn_upload(&s3, x3, LMNN_FLOAT32, LMNN_TILE, &a3));
+    lmnn_index_options opts;
+    lmnn_index_options_init(&opts);
+    opts.out_invalid_count = &c3;
+    CHECK_OK(lmnn_index_select(a3, 0, sidx, &opts, &o3));
+    float *y3 = nn_download(o3);
+    for (int m = 0; m < 4; m++)
+        for (int k = 0; k < 40 * 33; k++)
+            CHECK(y3[m * 1320 + k] == (sel[m] < 3 ? x3[sel[m] * 1320 + k] : 0.0f));
+    CHECK_EQ_U64(read_count(c3), 2 * 40 * 33);
+    CHECK(padding_is_zero(o3));
+    free(x3);
+    free(y3);
+    lmnn_tensor ts[] = {sidx, a3, o3, c3};
+    for (int i = 0; i < 4; i++)
+        lmnn_tensor_free(ts[i]);
+}
+
+static void test_embedding(void) {
+    lmnn_shape ws = LMNN_SHAPE(50, 40), is = LMNN_SHAPE(2, 7);
+    uint32_t ids[14];
+    uint64_t seed = 5;
+    for (int i = 0; i < 14; i++)
+        ids[i] = nn_rand_u32(&seed) % 50;
+    ids[3] = 50; /* out of range: a zero row */
+    lmnn_tensor idx = upload_index(&is, ids, LMNN_UINT32);
+    cfg cfgs[] = {{LMNN_FLOAT32, LMNN_ROW_MAJOR}, {LMNN_BFLOAT16, LMNN_ROW_MAJOR},
+                  {LMNN_UINT32, LMNN_ROW_MAJOR},  {LMNN_FLOAT32, LMNN_TILE},
+                  {LMNN_BFLOAT16, LMNN_TILE},     {LMNN_BFLOAT8_B, LMNN_TILE}};
+    for (size_t k = 0; k < sizeof cfgs / sizeof *cfgs; k++)
+        for (int lay = 0; lay <= LMNN_TILE; lay++) {
+            if (lay == LMNN_ROW_MAJOR && cfgs[k].dtype == LMNN_BFLOAT8_B) continue;
+            char what[128], cb[64];
+            snprintf(what, sizeof what, "embedding (weight %s, output %s)", cfg_name(cfgs[k], cb),
+                     lay ? lmnn_layout_name((lmnn_layout)lay) : "default");
+            size_t es = hsize(cfgs[k].dtype);
+            void *w = make_data(cfgs[k].dtype, 50 * 40, k + 1);
+            lmnn_tensor wt, o, count;
+            CHECK_OK(up(&ws, cfgs[k], w, &wt));
+            lmnn_embedding_options opts;
+            lmnn_embedding_options_init(&opts);
+            opts.layout = (lmnn_layout)lay;
+            opts.index.out_invalid_count = &count;
+            CHECK_OK(lmnn_embedding(idx, wt, &opts, &o));
+            lmnn_tensor_info info;
+            CHECK_OK(lmnn_tensor_get_info(o, &info));
+            lmnn_shape want_shape = LMNN_SHAPE(2, 7, 40);
+            CHECK(shape_eq(&info.shape, &want_shape));
+            CHECK(info.layout == (lay ? (lmnn_layout)lay : cfgs[k].layout));
+            uint8_t *want = calloc(14 * 40, es);
+            for (int i = 0; i < 14; i++)
+                if (ids[i] < 50)
+                    memcpy(want + i * 40 * es, (uint8_t *)w + ids[i] * 40 * es, 40 * es);
+            void *got = down(o);
+            CHECK(same(got, want, 14 * 40, es, what));
+            CHECK(padding_is_zero(o));
+            CHECK_EQ_U64(read_count(count), 40);
+            free(got);
+            free(want);
+            free(w);
+            lmnn_tensor_free(wt);
+            lmnn_tensor_free(o);
+            lmnn_tensor_free(count);
+        }
+    lmnn_tensor_free(idx);
+}
+
+/* ---- upsample ---- */
+
+typedef struct up_ctx {
+    lmnn_shape in;
+    uint32_t sh, sw;
+} up_ctx;
+
+static int64_t nearest_src(const uint32_t *o, const void *ctx) {
+    const up_ctx *c = ctx;
+    int64_t st[4];
+    strides_of(&c->in, st);
+    return o[0] * st[0] + o[1] * st[1] + (o[2] / c->sh) * st[2] + (o[3] / c->sw) * st[3];
+}
+
+static lm_status run_nearest(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const up_ctx *c = ctx;
+    return lmnn_upsample(a, c->sh, c->sw, NULL, out);
+}
+
+/* PyTorch's upsample_bilinear2d (align_corners false, scale given) in
+ * float32: source index and weights per output index (compute_source_index_
+ * and_lambda; the weights are kept in the input's dtype; scale 1 copies). */
+static void torch_src(uint32_t o, uint32_t n, uint32_t s, int bf16, uint32_t *i0, uint32_t *i1,
+                      float *l0, float *l1) {
+    volatile float scale = 1.0f / (float)s; /* no contraction into fma */
+    volatile float prod = scale * ((float)o + 0.5f);
+    float src = prod - 0.5f;
+    if (s == 1) {
+        *i0 = *i1 = o;
+        *l0 = 1;
+        *l1 = 0;
+        return;
+    }
+    if (src < 0) src = 0;
+    *i0 = (uint32_t)floorf(src);
+    if (*i0 > n - 1) *i0 = n - 1;
+    *i1 = *i0 + (*i0 < n - 1);
+    *l1 = fminf(fmaxf(src - (float)*i0, 0), 1);
+    if (bf16) *l1 = nn_bf16(*l1);
+    *l0 = 1.0f - *l1;
+    if (bf16) *l0 = nn_bf16(*l0);
+}
+
+static float *bilinear_ref(const float *x, const lmnn_shape *s, uint32_t sh, uint32_t sw,
+                           int bf16) {
+    uint32_t N = s->dims[0] * s->dims[1], H = s->dims[2], W = s->dims[3];
+    uint32_t Ho = H * sh, Wo = W * sw;
+    float *y = malloc((size_t)N * Ho * Wo * 4);
+    for (uint32_t b = 0; b < N; b++)
+        for (uint32_t i = 0; i < Ho; i++)
+            for (uint32_t j = 0; j < Wo; j++) {
+                uint32_t h0, h1, w0, w1;
+                float hl0, hl1, wl0, wl1;
+                torch_src(i, H, sh, bf16, &h0, &h1, &hl0, &hl1);
+                torch_src(j, W, sw, bf16, &w0, &w1, &wl0, &wl1);
+                const float *p = x + (size_t)b * H * W;
+                volatile float a0 = p[h0 * W + w0] * wl0, a1 = p[h0 * W + w1] * wl1;
+                volatile float t0 = a0 + a1;
+                volatile float b0 = p[h1 * W + w0] * wl0, b1 = p[h1 * W + w1] * wl1;
+                volatile float t1 = b0 + b1;
+                volatile float c0 = t0 * hl0, c1 = t1 * hl1;
+                y[((size_t)b * Ho + i) * Wo + j] = c0 + c1;
+            }
+    return y;
+}
+
+static void test_upsample(void) {
+    up_ctx cases[] = {
+        {LMNN_SHAPE(1, 1, 1, 1), 2, 3},
+        {LMNN_SHAPE(1, 2, 5, 7), 2, 3},
+        {LMNN_SHAPE(2, 3, 40, 33), 1, 2},
+        {LMNN_SHAPE(1, 1, 20, 50), 4, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lmnn_shape os = cases[i].in;
+        os.dims[2] *= cases[i].sh;
+        os.dims[3] *= cases[i].sw;
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("upsample nearest", all_cfgs[k], &cases[i].in, &os, run_nearest,
+                           nearest_src, &cases[i], 0, i * 3 + k));
+    }
+    /* bilinear against PyTorch's formula */
+    struct {
+        lmnn_dtype dtype;
+        lmnn_layout layout;
+    } bc[] = {{LMNN_FLOAT32, LMNN_TILE},
+              {LMNN_FLOAT32, LMNN_ROW_MAJOR},
+              {LMNN_BFLOAT16, LMNN_TILE},
+              {LMNN_BFLOAT16, LMNN_ROW_MAJOR},
+              {LMNN_BFLOAT8_B, LMNN_TILE}};
+    up_ctx bcases[] = {
+        {LMNN_SHAPE(1, 1, 1, 1), 2, 2},   {LMNN_SHAPE(1, 2, 5, 7), 2, 3},
+        {LMNN_SHAPE(2, 1, 40, 33), 3, 2}, {LMNN_SHAPE(1, 1, 20, 50), 4, 1},
+        {LMNN_SHAPE(1, 1, 17, 9), 1, 5},  {LMNN_SHAPE(1, 1, 300, 5), 7, 3},
+    };
+    for (size_t i = 0; i < sizeof bcases / sizeof *bcases; i++)
+        for (size_t k = 0; k < sizeof bc / sizeof *bc; k++) {
+            lmnn_shape s = bcases[i].in;
+            size_t n = lmnn_shape_volume(&s);
+            float *x = nn_rand_floats(n, -4, 4, i * 10 + k + 1);
+            for (size_t q = 0; q < n; q++)
+                if (bc[k].dtype == LMNN_BFLOAT16)
+                    x[q] = nn_bf16(x[q]);
+                else if (bc[k].dtype == LMNN_BFLOAT8_B)
+                    x[q] = (float)(int)(x[q] * 16);
+            lmnn_tensor a, o;
+            CHECK_OK(nn_upload(&s, x, bc[k].dtype, bc[k].layout, &a));
+            lmnn_upsample_options opts;
+            lmnn_upsample_options_init(&opts);
+            opts.mode = LMNN_UPSAMPLE_BILINEAR;
+            CHECK_OK(lmnn_upsample(a, bcases[i].sh, bcases[i].sw, &opts, &o));
+            float *y = nn_download(o), *want = bilinear_ref(x, &s, bcases[i].sh, bcases[i].sw,
+                                                            bc[k].dtype == LMNN_BFLOAT16);
+            size_t m = n * bcases[i].sh * bcases[i].sw;
+            double *wd = malloc(m * sizeof *wd);
+            for (size_t q = 0; q < m; q++)
+                wd[q] = bc[k].dtype == LMNN_BFLOAT16 ? nn_bf16(want[q]) : want[q];
+            nn_err e = nn_compare(y, wd, m, 1.0);
+            if (getenv("NN_VERBOSE"))
+                printf("    bilinear %s %s %ux%u: pcc %.8f max_abs %.3g max_rel(floor 1) %.3g\n",
+                       lmnn_layout_name(bc[k].layout), lmnn_dtype_name(bc[k].dtype), bcases[i].sh,
+                       bcases[i].sw, e.pcc, e.max_abs, e.max_rel);
+            if (bc[k].dtype != LMNN_BFLOAT8_B) {
+                /* PyTorch's float32 operations in the same order, weights
+                 * included: the same bits (bfloat16: after one rounding) */
+                CHECK_ERR(e, 1.0, 0, 0);
+            } else {
+                CHECK_ERR(e, 0.999, 0.5, 0); /* packed to bfloat8_b: 7 bits below the block max */
+            }
+            CHECK(padding_is_zero(o));
+            free(x);
+            free(y);
+            free(want);
+            free(wd);
+            lmnn_tensor_free(a);
+            lmnn_tensor_free(o);
+        }
+}
+
+/* Scalars, outputs in L1, and tilize of rows cut into unequal column
+ * blocks (a regression: 33 tiles wide). */
+static void test_misc(void) {
+    lmnn_shape s0 = lmnn_shape_of(0, NULL), s1 = LMNN_SHAPE(1, 1);
+    float v = 2.5f, y[6];
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor a, o;
+        CHECK_OK(nn_upload(&s0, &v, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+        CHECK_OK(lmnn_permute(a, NULL, 0, NULL, &o));
+        CHECK_OK(lmnn_to_host(o, y, 4));
+        CHECK(y[0] == v);
+        lmnn_tensor_free(o);
+        CHECK_OK(lmnn_reshape(a, &s1, NULL, &o));
+        CHECK_OK(lmnn_to_host(o, y, 4));
+        CHECK(y[0] == v);
+        lmnn_tensor_free(o);
+        uint32_t reps[] = {3, 2};
+        CHECK_OK(lmnn_repeat(a, reps, 2, NULL, &o));
+        CHECK_OK(lmnn_to_host(o, y, 24));
+        for (int i = 0; i < 6; i++)
+            CHECK(y[i] == v);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(a);
+    }
+    /* L1 outputs */
+    lmnn_shape s = LMNN_SHAPE(3, 40, 50);
+    cfg cf[] = {{LMNN_FLOAT32, LMNN_ROW_MAJOR}, {LMNN_BFLOAT16, LMNN_TILE}};
+    for (int k = 0; k < 2; k++) {
+        float *x = make_data(cf[k].dtype, 6000, 12);
+        lmnn_tensor a, o, back;
+        CHECK_OK(up(&s, cf[k], x, &a));
+        lmnn_output l1 = {0, {LM_BUFFER_L1, LM_BUFFER_INTERLEAVED}};
+        CHECK_OK(lmnn_transpose(a, 0, 2, &l1, &o));
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_tensor_get_info(o, &info));
+        CHECK(info.memory.type == LM_BUFFER_L1);
+        CHECK_OK(lmnn_transpose(o, 2, 0, NULL, &back)); /* L1 in, L1 out */
+        float *z = nn_download(back);
+        CHECK(z && !memcmp(z, x, 6000 * 4));
+        free(z);
+        free(x);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(back);
+    }
+    /* a second call with the same shapes builds nothing */
+    {
+        lmnn_shape cs = LMNN_SHAPE(5, 37, 70);
+        float *cx = nn_rand_floats(5 * 37 * 70, -1, 1, 3);
+        lmnn_tensor a, o1, o2;
+        CHECK_OK(nn_upload(&cs, cx, LMNN_FLOAT32, LMNN_TILE, &a));
+        int32_t b[] = {1, 3, 0}, e[] = {4, 30, 70};
+        CHECK_OK(lmnn_slice(a, b, e, NULL, 3, NULL, &o1)); /* through row-major */
+        lmnn_program_cache_stats st1, st2;
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &st1));
+        CHECK_OK(lmnn_slice(a, b, e, NULL, 3, NULL, &o2));
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &st2));
+        CHECK_EQ_U64(st2.misses, st1.misses);
+        CHECK_EQ_U64(st2.hits, st1.hits + 3); /* untilize, slice, tilize */
+        float *y1 = nn_download(o1), *y2 = nn_download(o2);
+        CHECK(y1 && y2 && !memcmp(y1, y2, 3 * 27 * 70 * 4));
+        free(y1);
+        free(y2);
+        free(cx);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(o1);
+        lmnn_tensor_free(o2);
+    }
+    lmnn_shape wide = LMNN_SHAPE(40, 1032);
+    float *x = nn_rand_floats(40 * 1032, -1, 1, 2);
+    lmnn_tensor t;
+    CHECK_OK(nn_upload(&wide, x, LMNN_FLOAT32, LMNN_TILE, &t));
+    float *z = nn_download(t);
+    CHECK(z && !memcmp(z, x, 40 * 1032 * 4));
+    free(z);
+    free(x);
+    lmnn_tensor_free(t);
+}
+
+/* ---- errors ---- */
+
+static void test_errors(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 3, 4);
+    float x[24] = {0};
+    lmnn_tensor a, b, o, f, outs[3];
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &b));
+    /* dims and permutations */
+    int32_t p2[] = {0, 1};
+    CHECK_FAILS(lmnn_permute(a, p2, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute: dims: expected 3 dims (a's rank), given 2");
+    int32_t pdup[] = {0, 1, -2};
+    CHECK_FAILS(lmnn_permute(a, pdup, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute: dims: dim 1 appears twice");
+    int32_t pbig[] = {0, 3, 1};
+    CHECK_FAILS(lmnn_permute(a, pbig, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute: dims[1]: expected a dim in [-3, 2], given 3");
+    CHECK_FAILS(lmnn_transpose(b, 0, -4, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_transpose: dim1: expected a dim in [-3, 2], given -4");
+    CHECK_FAILS(lmnn_permute(a, p2, 3, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "out is NULL");
+    /* reshape */
+    lmnn_shape bad = LMNN_SHAPE(5, 5);
+    CHECK_FAILS(lmnn_reshape(a, &bad, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_reshape: shape: [5, 5] cannot hold the 24 elements of a's shape [2, 3, 4]");
+    lmnn_shape two_auto = LMNN_SHAPE(LMNN_DIM_AUTO, 2, LMNN_DIM_AUTO);
+    CHECK_FAILS(lmnn_reshape(a, &two_auto, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dims 0 and 2 are both LMNN_DIM_AUTO");
+    lmnn_shape auto5 = LMNN_SHAPE(5, LMNN_DIM_AUTO);
+    CHECK_FAILS(lmnn_reshape(a, &auto5, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "cannot hold the 24 elements");
+    /* concat */
+    lmnn_shape s2 = LMNN_SHAPE(2, 5, 5);
+    float x2[50] = {0};
+    lmnn_tensor c, d;
+    CHECK_OK(nn_upload(&s2, x2, LMNN_FLOAT32, LMNN_ROW_MAJOR, &c));
+    CHECK_OK(nn_upload(&s, x, LMNN_BFLOAT16, LMNN_ROW_MAJOR, &d));
+    lmnn_tensor list[] = {a, a, c};
+    CHECK_FAILS(lmnn_concat(list, 3, 1, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat: tensors[2]: shape [2, 5, 5] differs from tensors[0]'s [2, 3, 4] "
+                "outside dim 1");
+    lmnn_tensor list2[] = {a, d};
+    CHECK_FAILS(lmnn_concat(list2, 2, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat: tensors[1]: expected row_major float32 as tensors[0], given "
+                "row_major bfloat16");
+    lmnn_tensor list3[] = {a, b};
+    CHECK_FAILS(lmnn_concat(list3, 2, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "tensors[1]: expected row_major float32 as tensors[0], given tile float32");
+    CHECK_FAILS(lmnn_concat(list, 0, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "tensors: expected at least one tensor");
+    CHECK_FAILS(lmnn_concat(list, 2, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dim: expected a dim in [-3, 2], given 3");
+    /* split and chunk */
+    uint32_t sizes[] = {1, 1};
+    CHECK_FAILS(lmnn_split(a, sizes, 2, 1, NULL, outs), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_split: sizes: they sum to 2, expected 3 (dim 1 of a)");
+    CHECK_FAILS(lmnn_chunk(a, 0, 1, NULL, outs, &(uint32_t){0}), LM_ERR_INVALID_ARGUMENT,
+                "chunks: expected >= 1, given 0");
+    /* slice */
+    int32_t b0[] = {0, 0, 0}, e0[] = {2, 3, 5}, st0[] = {1, 1, 1};
+    CHECK_FAILS(lmnn_slice(a, b0, e0, st0, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_slice: ends[2]: 5 is out of range for dim 2 of size 4");
+    int32_t b1[] = {0, -4, 0};
+    CHECK_FAILS(lmnn_slice(a, b1, e0, NULL, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "begins[1]: -4 is out of range for dim 1 of size 3");
+    int32_t b2[] = {0, 2, 0}, e2[] = {2, -1, 4};
+    CHECK_FAILS(lmnn_slice(a, b2, e2, NULL, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dim 1: the slice [2, 2) is empty");
+    int32_t st1[] = {1, 0, 1};
+    CHECK_FAILS(lmnn_slice(a, b0, e2, st1, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "steps[1]: expected >= 1, given 0");
+    CHECK_FAILS(lmnn_slice(a, b0, e2, NULL, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "count: expected 3 begins and ends (a's rank), given 2");
+    /* pad */
+    lmnn_pad_options po;
+    lmnn_pad_options_init(&po);
+    po.mode = LMNN_PAD_REFLECT;
+    uint32_t pads[] = {0, 0, 1, 3, 0, 0};
+    CHECK_FAILS(lmnn_pad(a, pads, 3, &po, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pad: pads[2], pads[3]: reflect padding of (1, 3) is wider than dim 1 of size "
+                "3 allows (at most 2)");
+    po.mode = (lmnn_pad_mode)9;
+    CHECK_FAILS(lmnn_pad(a, pads, 3, &po, &o), LM_ERR_INVALID_ARGUMENT,
+                "opts.mode: unknown pad mode 9");
+    /* repeat and expand */
+    uint32_t reps[] = {2, 2};
+    CHECK_FAILS(lmnn_repeat(a, reps, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_repeat: repeats: expected 3 to 8 repeats (at least a's rank), given 2");
+    lmnn_shape ex = LMNN_SHAPE(2, 3, 8);
+    CHECK_FAILS(lmnn_expand(a, &ex, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_expand: shape: [2, 3, 8] does not expand a's shape [2, 3, 4] (dim 2: 4 is "
+                "neither 8 nor 1)");
+    /* index tensors */
+    lmnn_shape is = LMNN_SHAPE(2);
+    float fi[2] = {0, 1};
+    uint32_t ui[2] = {0, 1};
+    lmnn_tensor fidx, tidx, uidx;
+    CHECK_OK(nn_upload(&is, fi, LMNN_FLOAT32, LMNN_ROW_MAJOR, &fidx));
+    lmnn_tensor_options io;
+    lmnn_tensor_options_init(&io);
+    io.dtype = LMNN_UINT32;
+    CHECK_OK(lmnn_from_host(nn_dev(), &is, ui, sizeof ui, &io, &tidx)); /* tile */
+    io.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(nn_dev(), &is, ui, sizeof ui, &io, &uidx));
+    CHECK_FAILS(lmnn_index_select(a, 0, fidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_index_select: index: expected a row_major uint32 or int32 tensor, given "
+                "row_major float32");
+    CHECK_FAILS(lmnn_index_select(a, 0, tidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected a row_major uint32 or int32 tensor, given tile uint32");
+    CHECK_FAILS(lmnn_index_select(a, 5, uidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "dim: expected a dim in [-3, 2], given 5");
+    CHECK_FAILS(lmnn_gather(a, 0, uidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_gather: index: shape [2] does not fit a's shape [2, 3, 4]");
+    CHECK_FAILS(lmnn_embedding(uidx, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_embedding: weight: expected 2 dims [V, D], given [2, 3, 4]");
+    lmnn_shape ws = LMNN_SHAPE(4, 6);
+    lmnn_tensor w2;
+    CHECK_OK(nn_upload(&ws, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &w2));
+    CHECK_FAILS(lmnn_embedding(fidx, w2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_embedding: ids: expected a row_major uint32 or int32 tensor, given row_major "
+                "float32");
+    CHECK_OK(lmnn_tensor_free(w2));
+    /* upsample */
+    lmnn_upsample_options uo;
+    lmnn_upsample_options_init(&uo);
+    CHECK_FAILS(lmnn_upsample(a, 2, 2, &uo, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_upsample: a: expected 4 dims [N, C, H, W], given [2, 3, 4]");
+    lmnn_shape s4 = LMNN_SHAPE(1, 1, 2, 2);
+    uint32_t i4[4] = {0};
+    io.layout = LMNN_TILE;
+    lmnn_tensor t4;
+    CHECK_OK(lmnn_from_host(nn_dev(), &s4, i4, sizeof i4, &io, &t4));
+    uo.mode = LMNN_UPSAMPLE_BILINEAR;
+    CHECK_FAILS(lmnn_upsample(t4, 2, 2, &uo, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_upsample: a: expected a float dtype");
+    CHECK_FAILS(lmnn_upsample(t4, 0, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "scale_h: expected 1..64, given 0");
+    /* output */
+    lmnn_output out_bf16 = {LMNN_BFLOAT16, {0, 0}};
+    CHECK_FAILS(lmnn_transpose(a, 0, 1, &out_bf16, &o), LM_ERR_INVALID_ARGUMENT,
+                "output.dtype: expected float32 (the input's; data movement does not convert), "
+                "given bfloat16");
+    lmnn_output sharded = {0, {LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED}};
+    CHECK_FAILS(lmnn_transpose(a, 0, 1, &sharded, &o), LM_ERR_UNSUPPORTED,
+                "sharded tensors are not supported yet");
+    /* dead handles */
+    lmnn_tensor dead;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &dead));
+    CHECK_OK(lmnn_tensor_free(dead));
+    CHECK_FAILS(lmnn_transpose(dead, 0, 1, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_transpose: a: tensor handle is stale");
+    lmnn_tensor list4[] = {a, dead};
+    CHECK_FAILS(lmnn_concat(list4, 2, 0, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_concat: tensors[1]: tensor handle is stale");
+    CHECK_FAILS(lmnn_index_select(a, 0, dead, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_index_select: index: tensor handle is stale");
+    CHECK_FAILS(lmnn_pad((lmnn_tensor){0}, pads, 3, NULL, &o), LM_ERR_INVALID_HANDLE,
+                "lmnn_pad: a: tensor handle is zero");
+    /* another device */
+    lm_device *dev2;
+    CHECK_OK(lm_device_open(NULL, &dev2));
+    lmnn_tensor_options fo;
+    lmnn_tensor_options_init(&fo);
+    fo.dtype = LMNN_FLOAT32;
+    fo.layout = LMNN_ROW_MAJOR;
+    lmnn_tensor other, oidx;
+    CHECK_OK(lmnn_from_host(dev2, &s, x, sizeof x, &fo, &other));
+    io.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(dev2, &is, ui, sizeof ui, &io, &oidx));
+    lmnn_tensor list5[] = {a, other};
+    CHECK_FAILS(lmnn_concat(list5, 2, 0, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat: tensors[1]: the tensor is on another device than the op's first "
+                "input");
+    CHECK_FAILS(lmnn_index_select(a, 0, oidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_index_select: index: the tensor is on another device");
+    CHECK_FAILS(lmnn_gather(a, 0, oidx, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_gather: index: the tensor is on another device");
+    CHECK_OK(lmnn_tensor_free(other));
+    CHECK_OK(lmnn_tensor_free(oidx));
+    CHECK_OK(lm_device_close(dev2));
+    /* the device still works */
+    CHECK_OK(lmnn_transpose(b, 0, -1, NULL, &o));
+    CHECK_OK(lmnn_index_select(a, 1, uidx, NULL, &f));
+    float y[24];
+    CHECK_OK(lmnn_to_host(o, y, sizeof y));
+    lmnn_tensor ts[] = {a, b, c, d, o, f, fidx, tidx, uidx, t4};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        CHECK_OK(lmnn_tensor_free(ts[i]));
+}
+
+/* ---- large tensors over the whole grid, timed ---- */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Runs `run` once to warm the cache, then times a second run to completion. */
+static double timed(run_fn run, lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    lmnn_tensor warm;
+    if (run(a, ctx, &warm)) return -1;
+    lmnn_tensor_free(warm);
+    lm_finish(lm_device_command_queue(nn_dev(), 0));
+    double t0 = now_s();
+    if (run(a, ctx, out)) return -1;
+    lm_finish(lm_device_command_queue(nn_dev(), 0));
+    return now_s() - t0;
+}
+
+static void test_large(void) {
+    lmnn_shape s = LMNN_SHAPE(1024, 1024);
+    size_t n = 1024 * 1024;
+    int verbose = getenv("NN_VERBOSE") != NULL;
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        cfg c = {LMNN_FLOAT32, (lmnn_layout)layout};
+        float *x = make_data(c.dtype, n, 77);
+        lmnn_tensor a, o;
+        CHECK_OK(up(&s, c, x, &a));
+        typedef struct big_op {
+            const char *name;
+            run_fn run;
+            const void *ctx;
+            src_fn f;
+            lmnn_shape out;
+        } big_op;
+        big_op ops[9];
+        perm_ctx tr = {s, {1, 0}};
+        slice_ctx sl = {s, {0}, {1, -1000}, {1023, 1024}, {2, 1}};
+        slice_shape(&sl);
+        pad_ctx pd = {s, {3, 5, 7, 1}, LMNN_PAD_CONSTANT, 0};
+        shape_ctx rs = {s, LMNN_SHAPE(512, 2048)};
+        ops[0] = (big_op){"transpose", run_permute, &tr, perm_src, permuted(&tr)};
+        ops[1] = (big_op){"slice", run_slice, &sl, slice_src, sl.out};
+        ops[2] = (big_op){"pad", run_pad, &pd, pad_src, pad_shape(&pd)};
+        ops[3] = (big_op){"reshape", run_reshape, &rs, flat_src, rs.out};
+        grow_ctx rp = {s, LMNN_SHAPE(2, 1024, 1024), {2, 1, 1}, 3, false};
+        ops[4] = (big_op){"repeat", run_grow, &rp, grow_src, rp.out};
+        uint32_t *rows = malloc(1024 * 4), *g = malloc(n * 4);
+        uint64_t seed = 3;
+        for (size_t i = 0; i < 1024; i++)
+            rows[i] = nn_rand_u32(&seed) % 1024;
+        for (size_t i = 0; i < n; i++)
+            g[i] = nn_rand_u32(&seed) % 1024;
+        lmnn_shape is = LMNN_SHAPE(1024);
+        index_ctx sel = {s, is, 0, rows, upload_index(&is, rows, LMNN_UINT32), 0};
+        index_ctx g0 = {s, s, 0, g, upload_index(&s, g, LMNN_UINT32), 1};
+        index_ctx g1 = {s, s, -1, g, g0.index, 1};
+        ops[5] = (big_op){"index_sel", run_index, &sel, select_src, s};
+        ops[6] = (big_op){"gather d0", run_index, &g0, select_src, s};
+        ops[7] = (big_op){"gather d1", run_index, &g1, select_src, s};
+        perm_ctx pg = {LMNN_SHAPE(32, 32, 1024), {2, 0, 1}};
+        lmnn_shape s3 = pg.in;
+        ops[8] = (big_op){"permute", run_permute, &pg, perm_src, permuted(&pg)};
+        for (int i = 0; i < 9; i++) {
+            lmnn_tensor in = a;
+            if (i == 8) CHECK_OK(lmnn_reshape(a, &s3, NULL, &in));
+            double t = timed(ops[i].run, in, ops[i].ctx, &o);
+            if (i == 8) lmnn_tensor_free(in);
+            CHECK(t >= 0);
+            if (verbose)
+                printf("    %-9s 1024x1024 float32 %-9s %.3f s\n", ops[i].name,
+                       lmnn_layout_name(c.layout), t);
+            void *want = reference(&ops[i].out, 4, x, ops[i].f, ops[i].ctx, &(float){0});
+            void *got = down(o);
+            CHECK(same(got, want, lmnn_shape_volume(&ops[i].out), 4, ops[i].name));
+            free(want);
+            free(got);
+            lmnn_tensor_free(o);
+        }
+        lmnn_tensor_free(sel.index);
+        lmnn_tensor_free(g0.index);
+        free(rows);
+        free(g);
+        free(x);
+        lmnn_tensor_free(a);
+    }
+    /* upsampling 512x512 -> 1024x1024 and embedding of 1024 rows of 1024 */
+    lmnn_shape us = LMNN_SHAPE(1, 1, 512, 512);
+    float *u = nn_rand_floats(512 * 512, -1, 1, 4);
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++)
+        for (int mode = LMNN_UPSAMPLE_NEAREST; mode <= LMNN_UPSAMPLE_BILINEAR; mode++) {
+            lmnn_tensor a, o, w;
+            CHECK_OK(nn_upload(&us, u, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+            lmnn_upsample_options opts;
+            lmnn_upsample_options_init(&opts);
+            opts.mode = (lmnn_upsample_mode)mode;
+            CHECK_OK(lmnn_upsample(a, 2, 2, &opts, &w));
+            lmnn_tensor_free(w);
+            lm_finish(lm_device_command_queue(nn_dev(), 0));
+            double t0 = now_s();
+            CHECK_OK(lmnn_upsample(a, 2, 2, &opts, &o));
+            lm_finish(lm_device_command_queue(nn_dev(), 0));
+            if (verbose)
+                printf("    upsample %s -> 1024x1024 float32 %-9s %.3f s\n",
+                       mode == LMNN_UPSAMPLE_NEAREST ? "nearest " : "bilinear",
+                       lmnn_layout_name((lmnn_layout)layout), now_s() - t0);
+            float *y = nn_download(o);
+            CHECK(y);
+            if (mode == LMNN_UPSAMPLE_BILINEAR) {
+                float *want = bilinear_ref(u, &us, 2, 2, 0);
+                CHECK(!memcmp(y, want, 1024 * 1024 * 4));
+                free(want);
+            } else {
+                for (size_t i = 0; i < 1024 * 1024; i += 997)
+                    CHECK(y[i] == u[(i / 1024 / 2) * 512 + (i % 1024) / 2]);
+            }
+            free(y);
+            lmnn_tensor_free(a);
+            lmnn_tensor_free(o);
+        }
+    free(u);
+    lmnn_shape ws = LMNN_SHAPE(4096, 1024), ids_s = LMNN_SHAPE(1, 1024);
+    float *wv = nn_rand_floats(4096 * 1024, -1, 1, 8);
+    uint32_t ids[1024];
+    uint64_t seed = 9;
+    for (int i = 0; i < 1024; i++)
+        ids[i] = nn_rand_u32(&seed) % 4096;
+    lmnn_tensor ix = upload_index(&ids_s, ids, LMNN_UINT32);
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor w, o, warm;
+        CHECK_OK(nn_upload(&ws, wv, LMNN_BFLOAT16, (lmnn_layout)layout, &w));
+        CHECK_OK(lmnn_embedding(ix, w, NULL, &warm));
+        lmnn_tensor_free(warm);
+        lm_finish(lm_device_command_queue(nn_dev(), 0));
+        double t0 = now_s();
+        CHECK_OK(lmnn_embedding(ix, w, NULL, &o));
+        lm_finish(lm_device_command_queue(nn_dev(), 0));
+        if (verbose)
+            printf("    embedding 1024 ids, [4096, 1024] bfloat16 weight %-9s %.3f s\n",
+                   lmnn_layout_name((lmnn_layout)layout), now_s() - t0);
+        float *y = nn_download(o);
+        CHECK(y);
+        for (int i = 0; i < 1024; i += 7)
+            for (int k = 0; k < 1024; k += 13)
+                CHECK(y[i * 1024 + k] == nn_bf16(wv[ids[i] * 1024 + k]));
+        free(y);
+        lmnn_tensor_free(w);
+        lmnn_tensor_free(o);
+    }
+    lmnn_tensor_free(ix);
+    free(wv);
+}
+
 int main(void) {
     TEST_RUN(test_reshape);
     TEST_RUN(test_permute);
@@ -632,6 +1449,13 @@ int main(void) {
     TEST_RUN(test_pad);
     TEST_RUN(test_repeat_expand);
     TEST_RUN(test_concat_split);
+    TEST_RUN(test_index_select_gather);
+    TEST_RUN(test_index_out_of_range);
+    TEST_RUN(test_embedding);
+    TEST_RUN(test_upsample);
+    TEST_RUN(test_misc);
+    TEST_RUN(test_errors);
+    TEST_RUN(test_large);
     nn_dev_close();
     return test_summary();
 }

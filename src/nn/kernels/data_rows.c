@@ -242,7 +242,15 @@ void kernel_main(void) {
         }
         if (!valid) {
             fill(buf, n, fill_bits);
-            if (bad_index) invalid += n;
+            if (bad_index && get_arg_val(DR_FMT)) {
+                /* a tile: count its logical elements */
+                uint32_t rows, cols;
+                nn_tile_extent(out_row, get_arg_val(DR_HT), get_arg_val(DR_WT), get_arg_val(DR_H),
+                               get_arg_val(DR_W), &rows, &cols);
+                invalid += rows * cols;
+            } else if (bad_index) {
+                invalid += n;
+            }
         } else if (flags & F_TRANSPOSE) {
             read_run(src + c0, stage, n);
             noc_async_read_barrier();

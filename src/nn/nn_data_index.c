@@ -1,0 +1,466 @@
+/* Data movement ops that read indices on the device (index_select, gather,
+ * embedding) and upsampling. */
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/nn_data.h"
+
+#define DM_GATHER_CHUNK_BYTES (16u * 1024u)
+#define DM_GATHER_STAGE_BYTES (256u * 1024u)
+
+void lmnn_index_options_init(lmnn_index_options *opts) {
+    if (opts) *opts = (lmnn_index_options){{0}, NULL};
+}
+
+void lmnn_embedding_options_init(lmnn_embedding_options *opts) {
+    if (!opts) return;
+    opts->layout = LMNN_LAYOUT_INVALID;
+    lmnn_index_options_init(&opts->index);
+}
+
+void lmnn_upsample_options_init(lmnn_upsample_options *opts) {
+    if (opts) *opts = (lmnn_upsample_options){.mode = LMNN_UPSAMPLE_NEAREST};
+}
+
+/* The index tensor: live, on a's device, row-major uint32 or int32. */
+static lm_status get_index(const char *op, const char *arg, lmnn_tensor h, const nn_tensor *a,
+                           nn_tensor **out) {
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, arg, h, &t);
+    if (!st && a) st = nn_check_same_device(op, arg, t, a);
+    if (st) return st;
+    if (t->layout != LMNN_ROW_MAJOR || (t->dtype != LMNN_UINT32 && t->dtype != LMNN_INT32))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s: expected a row_major uint32 or int32 tensor, given %s %s", arg,
+                       lmnn_layout_name(t->layout), lmnn_dtype_name(t->dtype));
+    *out = t;
+    return LM_OK;
+}
+
+/* The op's end: the output (and the counter when asked for) or nothing. */
+static lm_status finish(lm_status st, lmnn_tensor oh, lmnn_tensor *out, lmnn_tensor ch,
+                        lmnn_tensor *out_count) {
+    if (st) {
+        nn_tensor_discard(oh);
+        nn_tensor_discard(ch);
+        return st;
+    }
+    *out = oh;
+    if (out_count) *out_count = ch;
+    return LM_OK;
+}
+
+/* ---- index_select ---- */
+
+typedef struct select_ctx {
+    uint32_t dim;
+    nn_tensor *index, *counter;
+} select_ctx;
+
+static lm_status select_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                           nn_tensor *out) {
+    (void)n;
+    const select_ctx *c = ctx;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    for (uint32_t d = 0; d < spec.out_rank; d++)
+        spec.map[d] = dm_identity((int32_t)d);
+    spec.map[c->dim] = (dm_map){DM_INDEX, 0, 1, spec.in_dims[c->dim], (int32_t)c->dim};
+    return dm_run(op, &spec, ins[0], out, c->index, c->counter);
+}
+
+lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
+                            const lmnn_index_options *opts, lmnn_tensor *out) {
+    const char *op = "lmnn_index_select";
+    lmnn_index_options defaults;
+    if (!opts) {
+        lmnn_index_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *t, *ix;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (!st) st = get_index(op, "index", index, t, &ix);
+    if (st) return st;
+    if (!t->shape.rank)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    uint32_t d = 0;
+    if ((st = dm_norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
+    uint64_t len = lmnn_shape_volume(&ix->shape);
+    if (len > UINT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "index: %llu entries are too many",
+                       (unsigned long long)len);
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
+    lmnn_shape s = t->shape;
+    s.dims[d] = (uint32_t)len;
+    dm_out od = {s, t->dtype, t->layout, mem};
+    lmnn_tensor oh = {0}, ch = {0};
+    nn_tensor *counter = NULL;
+    if (opts->out_invalid_count && (st = dm_counter_new(op, t->device, &ch, &counter))) return st;
+    select_ctx c = {d, ix, counter};
+    uint32_t r = t->shape.rank;
+    if (t->layout == LMNN_TILE && r >= 3 && d < r - 2) {
+        /* a batch dim of a tile tensor: whole tiles */
+        nn_tensor *o;
+        st = dm_make(op, t->device, &od, &oh, &o);
+        if (!st) {
+            dm_spec spec;
+            dm_spec_init(&spec, t, o, true);
+            for (uint32_t k = 0; k < spec.out_rank; k++)
+                spec.map[k] = dm_identity((int32_t)k);
+            spec.map[d] = (dm_map){DM_INDEX, 0, 1, t->shape.dims[d], (int32_t)d};
+            st = dm_run(op, &spec, t, o, ix, counter);
+        }
+    } else {
+        st = dm_run_rm(op, t, &od, select_rm, &c, &oh);
+    }
+    return finish(st, oh, out, ch, opts->out_invalid_count);
+}
+
+/* ---- gather ---- */
+
+lm_status dm_gather_run(const char *op, int32_t dim, nn_tensor *a, nn_tensor *index, nn_tensor *out,
+                        nn_tensor *counter) {
+    uint32_t R = a->shape.rank, esize = nn_rm_elem_size(a->dtype);
+    uint32_t a_w = a->shape.dims[R - 1], out_w = index->shape.dims[R - 1];
+    uint32_t chunk = DM_GATHER_CHUNK_BYTES / 4;
+    if (chunk > out_w) chunk = out_w;
+    uint32_t nchunks = (out_w + chunk - 1) / chunk;
+    uint32_t stage =
+        (uint32_t)dim == R - 1 && (uint64_t)a_w * esize <= DM_GATHER_STAGE_BYTES ? a_w : 0;
+    uint32_t args[11 + 3 * LMNN_MAX_DIMS] = {0};
+    args[2] = (a->memory.type == LM_BUFFER_DRAM ? 1u : 0) |
+              (out->memory.type == LM_BUFFER_DRAM ? 2u : 0) |
+              (index->memory.type == LM_BUFFER_DRAM ? 4u : 0) | (counter ? 8u : 0);
+    args[3] = esize;
+    args[4] = R;
+    args[5] = (uint32_t)dim;
+    args[6] = a_w;
+    args[7] = out_w;
+    args[8] = chunk;
+    args[9] = nchunks;
+    args[10] = stage;
+    uint64_t rows = 1;
+    for (int32_t d = (int32_t)R - 1, s = 1; d >= 0; d--) {
+        args[11 + 3 * d] = index->shape.dims[d];
+        args[12 + 3 * d] = a->shape.dims[d];
+        args[13 + 3 * d] = (uint32_t)s;
+        if (d < (int32_t)R - 1) {
+            s *= (int32_t)a->shape.dims[d];
+            rows *= index->shape.dims[d];
+        }
+    }
+    uint32_t nargs = 11 + 3 * R;
+    nn_key key;
+    nn_key_init(&key, "gather");
+    nn_key_add(&key, args + 2, (nargs - 2) * sizeof *args);
+    nn_key_tensor(&key, a);
+    nn_key_tensor(&key, index);
+    nn_key_tensor(&key, out);
+    nn_program *prog = nn_cache_find(a->device, &key);
+    lm_status st = LM_OK;
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        nn_kernel_spec k = {"data_gather.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        st = nn_split_work(op, a->device, rows * nchunks, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, a->device, &p);
+        if (!st)
+            st =
+                nn_program_cb(op, &p, 16, LM_DATA_FORMAT_UINT32, (chunk * esize + 31) / 32 * 32, 1);
+        if (!st) st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_UINT32, chunk * 4, 1);
+        if (!st && stage)
+            st = nn_program_cb(op, &p, 0, LM_DATA_FORMAT_UINT32, (stage * esize + 31) / 32 * 32, 1);
+        if (!st) st = nn_program_kernel(op, &p, &k, NULL);
+        for (uint32_t i = 0; !st && i < split.num_cores; i++) {
+            args[0] = split.first[i];
+            args[1] = split.count[i];
+            st = lm_set_runtime_args(p.program, p.kernels[0], split.cores[i], args, nargs);
+            if (st) st = nn_fail_call(st, op);
+        }
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, a->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {a, out, index, counter ? counter : out};
+    return st ? st : nn_launch(op, prog, tensors, 4);
+}
+
+typedef struct gather_ctx {
+    uint32_t dim;
+    nn_tensor *index, *counter;
+} gather_ctx;
+
+static lm_status gather_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                           nn_tensor *out) {
+    (void)n;
+    const gather_ctx *c = ctx;
+    return dm_gather_run(op, (int32_t)c->dim, ins[0], c->index, out, c->counter);
+}
+
+lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_index_options *opts,
+                      lmnn_tensor *out) {
+    const char *op = "lmnn_gather";
+    char s1[128], s2[128];
+    lmnn_index_options defaults;
+    if (!opts) {
+        lmnn_index_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *t, *ix;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (!st) st = get_index(op, "index", index, t, &ix);
+    if (st) return st;
+    uint32_t r = t->shape.rank, d = 0;
+    if (!r)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    if ((st = dm_norm_dim(op, "dim", dim, r, &d))) return st;
+    bool fits = ix->shape.rank == r;
+    for (uint32_t k = 0; fits && k < r; k++)
+        fits = k == d || ix->shape.dims[k] <= t->shape.dims[k];
+    if (!fits)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "index: shape %s does not fit a's shape %s (expected the same rank and "
+                       "no dim larger than a's but dim %u)",
+                       nn_shape_str(&ix->shape, s1, sizeof s1),
+                       nn_shape_str(&t->shape, s2, sizeof s2), d);
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
+    dm_out od = {ix->shape, t->dtype, t->layout, mem};
+    lmnn_tensor oh = {0}, ch = {0};
+    nn_tensor *counter = NULL;
+    if (opts->out_invalid_count && (st = dm_counter_new(op, t->device, &ch, &counter))) return st;
+    gather_ctx c = {d, ix, counter};
+    st = dm_run_rm(op, t, &od, gather_rm, &c, &oh);
+    return finish(st, oh, out, ch, opts->out_invalid_count);
+}
+
+/* ---- embedding ---- */
+
+typedef struct embed_ctx {
+    nn_tensor *ids, *counter;
+} embed_ctx;
+
+/* out viewed as [ids volume, D]: row i = weight row ids[i]. */
+static lm_status embed_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                          nn_tensor *out) {
+    (void)n;
+    const embed_ctx *c = ctx;
+    nn_tensor *w = ins[0];
+    dm_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.in_rank = spec.out_rank = 2;
+    spec.in_dims[0] = w->shape.dims[0];
+    spec.in_dims[1] = spec.out_dims[1] = w->shape.dims[1];
+    spec.out_dims[0] = (uint32_t)lmnn_shape_volume(&c->ids->shape);
+    spec.map[0] = (dm_map){DM_INDEX, 0, 1, w->shape.dims[0], 0};
+    spec.map[1] = dm_identity(1);
+    return dm_run(op, &spec, w, out, c->ids, c->counter);
+}
+
+lm_status lmnn_embedding(lmnn_tensor ids, lmnn_tensor weight, const lmnn_embedding_options *opts,
+                         lmnn_tensor *out) {
+    const char *op = "lmnn_embedding";
+    char s1[128];
+    lmnn_embedding_options defaults;
+    if (!opts) {
+        lmnn_embedding_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *w, *ix;
+    lm_status st = nn_get_tensor(op, "weight", weight, &w);
+    if (!st) st = get_index(op, "ids", ids, w, &ix);
+    if (st) return st;
+    if (w->shape.rank != 2)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: expected 2 dims [V, D], given %s",
+                       nn_shape_str(&w->shape, s1, sizeof s1));
+    if (ix->shape.rank >= LMNN_MAX_DIMS)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "ids: expected at most %d dims, given %u",
+                       LMNN_MAX_DIMS - 1, ix->shape.rank);
+    lmnn_layout layout = opts->layout ? opts->layout : w->layout;
+    if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts.layout: unknown layout %d", (int)layout);
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, &opts->index.output, w, &mem))) return st;
+    lmnn_shape s = ix->shape;
+    s.dims[s.rank++] = w->shape.dims[1];
+    if (layout == LMNN_ROW_MAJOR && w->dtype == LMNN_BFLOAT8_B)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "opts.layout: a bfloat8_b weight gives tile outputs only");
+    dm_out od = {s, w->dtype, layout, mem};
+    lmnn_tensor oh = {0}, ch = {0};
+    nn_tensor *counter = NULL;
+    if (opts->index.out_invalid_count && (st = dm_counter_new(op, w->device, &ch, &counter)))
+        return st;
+    embed_ctx c = {ix, counter};
+    st = dm_run_rm(op, w, &od, embed_rm, &c, &oh);
+    return finish(st, oh, out, ch, opts->index.out_invalid_count);
+}
+
+/* ---- upsample ---- */
+
+typedef struct upsample_ctx {
+    uint32_t sh, sw;
+    lmnn_upsample_mode mode;
+    bool bf16_weights;
+} upsample_ctx;
+
+static lm_status nearest_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                            nn_tensor *out) {
+    (void)n;
+    const upsample_ctx *c = ctx;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    spec.map[0] = dm_identity(0);
+    spec.map[1] = dm_identity(1);
+    spec.map[2] = (dm_map){DM_DIV, 0, c->sh, 0, 2};
+    spec.map[3] = (dm_map){DM_DIV, 0, c->sw, 0, 3};
+    return dm_run(op, &spec, ins[0], out, NULL, NULL);
+}
+
+/* Tile upsampling: data_upsample.c gathers, data_bilinear_compute.c weighs
+ * (bilinear), tile_writer.c writes. */
+static lm_status upsample_tiles(const char *op, const upsample_ctx *c, nn_tensor *in,
+                                nn_tensor *out) {
+    bool bilinear = c->mode == LMNN_UPSAMPLE_BILINEAR;
+    nn_tiles gi = nn_tiles_of(&in->shape), go = nn_tiles_of(&out->shape);
+    uint32_t esize = in->page_size / 1024; /* 16- or 32-bit elements */
+    uint32_t args[17] = {0};
+    /* PyTorch keeps bfloat16 inputs' weights in bfloat16 */
+    args[2] = (in->memory.type == LM_BUFFER_DRAM ? 1u : 0) | (bilinear ? 16u : 0) |
+              (c->bf16_weights ? 32u : 0);
+    args[3] = esize;
+    args[4] = gi.h;
+    args[5] = gi.w;
+    args[6] = go.h;
+    args[7] = go.w;
+    args[8] = gi.ht;
+    args[9] = gi.wt;
+    args[10] = go.ht;
+    args[11] = go.wt;
+    args[12] = c->sh;
+    args[13] = c->sw;
+    args[14] = in->page_size;
+    float scale_h = 1.0f / (float)c->sh, scale_w = 1.0f / (float)c->sw;
+    memcpy(&args[15], &scale_h, 4);
+    memcpy(&args[16], &scale_w, 4);
+    uint32_t nargs = 17;
+    nn_key key;
+    nn_key_init(&key, "upsample");
+    nn_key_add(&key, args + 2, 15 * sizeof *args);
+    nn_key_tensor(&key, in);
+    nn_key_tensor(&key, out);
+    nn_program *prog = nn_cache_find(in->device, &key);
+    lm_status st = LM_OK;
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out->dtype);
+        uint32_t wargs[] = {
+            out->memory.type == LM_BUFFER_DRAM, 1, 0, (uint32_t)fout, go.ht, go.wt, go.h, go.w};
+        nn_kernel_spec reader = {"data_upsample.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec compute = {
+            "data_bilinear_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, true};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
+        lm_kernel rk;
+        st = nn_split_work(op, in->device, out->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, in->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 3, fin, in->page_size, 4);
+        if (!st && bilinear) st = nn_program_cb(op, &p, 0, fin, in->page_size, 4);
+        if (!st && bilinear) st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_FLOAT32, 4096, 4);
+        if (!st && bilinear) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 2);
+        if (!st) st = nn_program_cb(op, &p, 16, fout, out->page_size, 2);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
+        if (!st && bilinear) st = nn_program_kernel(op, &p, &compute, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        for (uint32_t i = 0; !st && i < split.num_cores; i++) {
+            args[0] = split.first[i];
+            args[1] = split.count[i];
+            st = lm_set_runtime_args(p.program, rk, split.cores[i], args, nargs);
+            if (st) st = nn_fail_call(st, op);
+        }
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {in, out};
+    return st ? st : nn_launch(op, prog, tensors, 2);
+}
+
+lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
+                        const lmnn_upsample_options *opts, lmnn_tensor *out) {
+    const char *op = "lmnn_upsample";
+    char s1[128];
+    lmnn_upsample_options defaults;
+    if (!opts) {
+        lmnn_upsample_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (st) return st;
+    if (t->shape.rank != 4)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected 4 dims [N, C, H, W], given %s",
+                       nn_shape_str(&t->shape, s1, sizeof s1));
+    if (opts->mode != LMNN_UPSAMPLE_NEAREST && opts->mode != LMNN_UPSAMPLE_BILINEAR)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts.mode: unknown upsample mode %d",
+                       (int)opts->mode);
+    if (scale_h < 1 || scale_h > 64 || scale_w < 1 || scale_w > 64)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected 1..64, given %u",
+                       scale_h < 1 || scale_h > 64 ? "scale_h" : "scale_w",
+                       scale_h < 1 || scale_h > 64 ? scale_h : scale_w);
+    bool bilinear = opts->mode == LMNN_UPSAMPLE_BILINEAR;
+    if (bilinear && (st = nn_check_float(op, "a", t))) return st;
+    lmnn_shape s = t->shape;
+    if ((uint64_t)s.dims[2] * scale_h > UINT32_MAX || (uint64_t)s.dims[3] * scale_w > UINT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "the output would have dims beyond 32 bits");
+    s.dims[2] *= scale_h;
+    s.dims[3] *= scale_w;
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, &opts->output, t, &mem))) return st;
+    dm_out od = {s, t->dtype, t->layout, mem};
+    upsample_ctx c = {scale_h, scale_w, opts->mode, t->dtype == LMNN_BFLOAT16};
+    if (!bilinear && t->layout == LMNN_ROW_MAJOR) return dm_run_rm(op, t, &od, nearest_rm, &c, out);
+    lmnn_tensor oh = {0}, ih = {0}, uh = {0};
+    nn_tensor *o, *it = t, *ut;
+    if (t->layout == LMNN_TILE && t->dtype != LMNN_BFLOAT8_B) {
+        st = dm_make(op, t->device, &od, &oh, &o);
+        if (!st) st = upsample_tiles(op, &c, t, o);
+    } else {
+        /* bfloat8_b through bfloat16 tiles; row-major (bilinear) through tiles */
+        dm_out work = od;
+        work.dtype = t->dtype == LMNN_BFLOAT8_B ? LMNN_BFLOAT16 : t->dtype;
+        work.layout = LMNN_TILE;
+        work.memory = (lmnn_memory_config){LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+        dm_out win = work;
+        win.shape = t->shape;
+        if (t->layout == LMNN_TILE) {
+            st = nn_unary_map(op, t, work.dtype, &work.memory, "", false, &ih);
+            if (!st) st = nn_get_tensor(op, "a", ih, &it);
+        } else {
+            st = dm_make(op, t->device, &win, &ih, &it);
+            if (!st) st = nn_tilize(op, t, it);
+        }
+        if (!st) st = dm_make(op, t->device, &work, &uh, &ut);
+        if (!st) st = upsample_tiles(op, &c, it, ut);
+        if (!st && od.layout == LMNN_ROW_MAJOR) {
+            st = dm_make(op, t->device, &od, &oh, &o);
+            if (!st) st = nn_untilize(op, ut, o);
+        } else if (!st) {
+            st = nn_unary_map(op, ut, od.dtype, &od.memory, "", false, &oh);
+        }
+        nn_tensor_discard(ih);
+        nn_tensor_discard(uh);
+    }
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
