@@ -280,6 +280,7 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         if (!st && L->masks) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 3);
         if (!st) st = nn_program_cb(op, &p, 3, LM_DATA_FORMAT_FLOAT32, 4096, 2);
         if (!st && L->var) st = nn_program_cb(op, &p, 4, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_cb(op, &p, 5, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);

@@ -431,6 +431,72 @@ static void test_batch_norm(void) {
     }
 }
 
+/* Groups of more than 128 tiles (the ones kept in L1) stream through the
+ * core pass by pass: the same results. */
+static void test_streaming(void) {
+    struct {
+        lmnn_shape s;
+        int32_t dim;
+    } sm[] = {{LMNN_SHAPE(3, 4200), -1}, {LMNN_SHAPE(4200, 3), 0}, {LMNN_SHAPE(130, 2, 3), 0}};
+    for (int i = 0; i < 3; i++) {
+        size_t n = lmnn_shape_volume(&sm[i].s);
+        float *x = nn_rand_floats(n, -6, 6, 900 + i);
+        lmnn_tensor a = up(&sm[i].s, x, LMNN_FLOAT32), y;
+        for (int lg = 0; lg < 2; lg++) {
+            CHECK_OK((lg ? lmnn_log_softmax : lmnn_softmax)(a, sm[i].dim, NULL, &y));
+            double *ref = ref_softmax(
+                x, &sm[i].s,
+                (uint32_t)(sm[i].dim < 0 ? sm[i].dim + (int32_t)sm[i].s.rank : sm[i].dim), lg);
+            CHECK_RESULT(lg ? O_LOG_SOFTMAX : O_SOFTMAX, LMNN_FLOAT32, y, ref, n, 1e-5);
+            free(ref);
+            lmnn_tensor_free(y);
+        }
+        lmnn_tensor_free(a);
+        free(x);
+    }
+    struct {
+        lmnn_shape s;
+        uint32_t nd;
+    } ln[] = {{LMNN_SHAPE(3, 4200), 1}, {LMNN_SHAPE(2, 400, 400), 2}};
+    for (int i = 0; i < 2; i++) {
+        lmnn_shape *s = &ln[i].s;
+        lmnn_shape ns = lmnn_shape_of(ln[i].nd, s->dims + s->rank - ln[i].nd);
+        size_t n = lmnn_shape_volume(s), len = lmnn_shape_volume(&ns);
+        float *x = nn_rand_floats(n, 7, 12, 950 + i), *w = nn_rand_floats(len, -2, 2, 960);
+        float *b = nn_rand_floats(len, -1, 1, 970);
+        lmnn_tensor a = up(s, x, LMNN_FLOAT32), wt = up(&ns, w, LMNN_FLOAT32);
+        lmnn_tensor bt = up(&ns, b, LMNN_FLOAT32), y;
+        lmnn_norm_options o;
+        lmnn_norm_options_init(&o);
+        o.normalized_dims = ln[i].nd;
+        CHECK_OK(lmnn_layer_norm(a, wt, bt, &o, &y));
+        double *ref = ref_layer(x, s, ln[i].nd, w, b, 1e-5, false);
+        CHECK_RESULT(O_LAYER, LMNN_FLOAT32, y, ref, n, 2e-5);
+        free(ref);
+        lmnn_tensor_free(y);
+        CHECK_OK(lmnn_rms_norm(a, wt, &o, &y));
+        ref = ref_layer(x, s, ln[i].nd, w, NULL, 1e-5, true);
+        CHECK_RESULT(O_RMS, LMNN_FLOAT32, y, ref, n, 2e-5);
+        free(ref);
+        lmnn_tensor_free(y);
+        lmnn_tensor_free(a), lmnn_tensor_free(wt), lmnn_tensor_free(bt);
+        free(x), free(w), free(b);
+    }
+    lmnn_shape gs = LMNN_SHAPE(1, 8, 130, 130), cs = LMNN_SHAPE(8);
+    size_t n = lmnn_shape_volume(&gs);
+    float *x = nn_rand_floats(n, -1, 3, 980), *w = nn_rand_floats(8, -2, 2, 981);
+    float *b = nn_rand_floats(8, -1, 1, 982);
+    lmnn_tensor a = up(&gs, x, LMNN_FLOAT32), wt = up(&cs, w, LMNN_FLOAT32);
+    lmnn_tensor bt = up(&cs, b, LMNN_FLOAT32), y;
+    CHECK_OK(lmnn_group_norm(a, 1, wt, bt, NULL, &y));
+    double *ref = ref_group(x, &gs, 1, w, b, 1e-5);
+    CHECK_RESULT(O_GROUP, LMNN_FLOAT32, y, ref, n, 2e-5);
+    free(ref);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(a), lmnn_tensor_free(wt), lmnn_tensor_free(bt);
+    free(x), free(w), free(b);
+}
+
 static void test_errors(void) {
     lmnn_shape s = LMNN_SHAPE(2, 6, 5, 7), ws = LMNN_SHAPE(6), w7 = LMNN_SHAPE(7);
     float x[420] = {0}, p[7] = {1, 1, 1, 1, 1, 1, 1};
@@ -534,6 +600,7 @@ int main(void) {
     TEST_RUN(test_layer_norm_more);
     TEST_RUN(test_group_norm);
     TEST_RUN(test_batch_norm);
+    TEST_RUN(test_streaming);
     TEST_RUN(test_errors);
     print_worst();
     nn_dev_close();
