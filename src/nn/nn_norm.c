@@ -29,6 +29,8 @@ void lmnn_norm_options_init(lmnn_norm_options *opts) {
 /* Groups of at most this many tiles stay in L1 (as float32 tiles: 512 KiB)
  * between passes: fewer reads and less math per tile. Larger ones stream. */
 #define RESIDENT_TILES 128
+/* ... and their per-tile weight and bias when these take at most this. */
+#define RESIDENT_PARAM_BYTES (384u << 10)
 /* Tiles norm_compute.c takes through dst at a time (its BLOCK). */
 #define NORM_BLOCK 6
 
@@ -256,6 +258,10 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
     if (st) return st;
     nn_tiles g = nn_tiles_of(&x->shape);
     uint32_t resident = P->n <= RESIDENT_TILES;
+    /* Per-tile weight and bias stay in L1 too when they fit next to it. */
+    uint64_t wb_bytes = (w && P->wmode == 1 ? lm_tile_size(nn_tile_format(w->dtype)) : 0) +
+                        (b && P->bmode == 1 ? lm_tile_size(nn_tile_format(b->dtype)) : 0);
+    uint32_t params_resident = resident && P->n * wb_bytes <= RESIDENT_PARAM_BYTES;
     uint32_t args[] = {P->n,
                        g.ht,
                        g.wt,
@@ -271,6 +277,7 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
     uint32_t kv[] = {P->mode, P->rms, P->masks, P->red_h, P->wmode, P->bmode};
     nn_key_add(&key, kv, sizeof kv);
     nn_key_add(&key, args, sizeof args);
+    nn_key_u32(&key, params_resident);
     nn_key_tensor(&key, x);
     if (w) nn_key_tensor(&key, w);
     if (b) nn_key_tensor(&key, b);
@@ -292,10 +299,12 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                          P->bmode,
                          b && b->memory.type == LM_BUFFER_DRAM,
                          b ? nn_rm_elem_size(b->dtype) : 0,
-                         resident};
-        uint32_t cc[] = {P->mode, P->rms, P->masks, P->red_h, P->wmode, P->bmode, resident};
-        nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 11, NULL, 0, false};
-        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 7, NULL, 0, true};
+                         resident,
+                         params_resident};
+        uint32_t cc[] = {P->mode,  P->rms,   P->masks, P->red_h,
+                         P->wmode, P->bmode, resident, params_resident};
+        nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 12, NULL, 0, false};
+        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 8, NULL, 0, true};
         lm_kernel kr, kc;
         st = nn_split_work(op, x->device, P->groups, &split);
         p.cores = split.all;
@@ -305,8 +314,8 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
         if (!st) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st && P->masks) st = nn_program_cb(op, &p, 3, LM_DATA_FORMAT_FLOAT32, 4096, 3);
         if (!st) st = nn_program_cb(op, &p, 4, LM_DATA_FORMAT_FLOAT32, 4096, 2);
-        uint32_t wpages = resident && P->wmode == 1 ? P->n : 2;
-        uint32_t bpages = resident && P->bmode == 1 ? P->n : 2;
+        uint32_t wpages = params_resident && P->wmode == 1 ? P->n : 2;
+        uint32_t bpages = params_resident && P->bmode == 1 ? P->n : 2;
         if (!st && w) st = nn_program_cb(op, &p, 5, fw, (uint32_t)lm_tile_size(fw), wpages);
         if (!st && b) st = nn_program_cb(op, &p, 6, fb, (uint32_t)lm_tile_size(fb), bpages);
         for (uint32_t cb = 7; cb <= 9 && !st; cb++)

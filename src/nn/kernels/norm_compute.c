@@ -16,7 +16,8 @@
  * 16 output.
  * Compile-time args: mode, rms, masks, red_h, weight mode, bias mode (0
  * absent, 1 tile -- broadcast over rows in mode 1 --, 2 per-channel scalar),
- * resident.
+ * resident, params kept (resident groups: the per-tile weight and bias stay
+ * in CBs 5 and 6 for the whole kernel).
  * Runtime args: first, count (groups), n, Ht, Wt, H, W, scaler bits, groups,
  * channels, tiles per channel, eps bits. */
 #include "compute_kernel_api.h"
@@ -69,12 +70,13 @@ static void param(uint32_t pmode, uint32_t mode, uint32_t cb, uint32_t d) {
 /* Resident groups (all n tiles fit in CB 10): x - m is kept, so the output
  * needs no second read of x; sums accumulate element-wise on the FPU (dst +=
  * a * b), one reduce per group; tiles go through dst BLOCK at a time (each
- * acquire clears dst). Weight and bias tiles (mode 1) arrive once, before the
- * first group, and stay. The mean's rounding error d0 = sum(x - m) / count
+ * acquire clears dst). Per-tile weight and bias (mode 1) arrive once, before
+ * the first group, and stay, when they fit. The mean's rounding error d0 = sum(x - m) / count
  * enters the output as (x - m) * rstd - d0 * rstd. */
 #define BLOCK 6
 static void resident_group(uint32_t g, uint32_t n) {
     uint32_t mode = C(0), rms = C(1), masks = C(2), red_h = C(3), wmode = C(4), bmode = C(5);
+    uint32_t kept = C(7);
     uint32_t ht = A(3), wt = A(4), h = A(5), w = A(6), eps = A(11);
     uint32_t dim = mode == 1 ? LM_REDUCE_ROW : LM_REDUCE_SCALAR;
     uint32_t bc = mode == 1 ? LM_BCAST_COL : LM_BCAST_SCALAR;
@@ -182,9 +184,10 @@ static void resident_group(uint32_t g, uint32_t n) {
         tile_regs_acquire();
         for (uint32_t j = 0; j < b; j++) {
             /* Per-tile parameters stay in their CBs for the whole kernel. */
-            uint32_t wi = wmode == 1 ? i0 + j : 0, bi = bmode == 1 ? i0 + j : 0;
-            if (wmode == 2) cb_wait_front(CB_W, 1);
-            if (bmode == 2) cb_wait_front(CB_B, 1);
+            uint32_t wkept = kept && wmode == 1, bkept = kept && bmode == 1;
+            uint32_t wi = wkept ? i0 + j : 0, bi = bkept ? i0 + j : 0;
+            if (wmode && !wkept) cb_wait_front(CB_W, 1);
+            if (bmode && !bkept) cb_wait_front(CB_B, 1);
             if (wmode && bmode) {
                 lm_binary_tiles(LM_BINARY_MUL, bb, CB_ONES, CB_B, 0, bi, j);
                 lm_binary_tiles_acc(LM_BINARY_MUL, wb, CB_DR, CB_W, j, wi, j, 1);
@@ -193,8 +196,8 @@ static void resident_group(uint32_t g, uint32_t n) {
             } else {
                 lm_binary_tiles(LM_BINARY_ADD, bb, CB_DR, CB_B, j, bi, j);
             }
-            if (wmode == 2) cb_pop_front(CB_W, 1);
-            if (bmode == 2) cb_pop_front(CB_B, 1);
+            if (wmode && !wkept) cb_pop_front(CB_W, 1);
+            if (bmode && !bkept) cb_pop_front(CB_B, 1);
         }
         done_math();
         for (uint32_t j = 0; j < b; j++)
@@ -216,8 +219,8 @@ void kernel_main(void) {
     cb_wait_front(CB_SCALER, 1);
     cb_wait_front(CB_ONES, 1);
     if (masks) cb_wait_front(CB_MASK, 3);
-    if (C(6) && wmode == 1) cb_wait_front(CB_W, n);
-    if (C(6) && bmode == 1) cb_wait_front(CB_B, n);
+    if (C(7) && wmode == 1) cb_wait_front(CB_W, n);
+    if (C(7) && bmode == 1) cb_wait_front(CB_B, n);
     for (uint32_t g = g0; g < g0 + count; g++) {
         if (C(6)) {
             resident_group(g, n);
