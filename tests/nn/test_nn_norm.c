@@ -586,6 +586,49 @@ static void test_errors(void) {
     lmnn_tensor_free(w6);
 }
 
+/* Inputs and outputs in L1; programs built once per shape. */
+static void test_memory_and_cache(void) {
+    lmnn_shape s = LMNN_SHAPE(3, 50, 70), ws = LMNN_SHAPE(70);
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, -2, 2, 31), *w = nn_rand_floats(70, -1, 1, 32);
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    to.memory.type = LM_BUFFER_L1;
+    lmnn_tensor a, wt, y;
+    CHECK_OK(lmnn_from_host(nn_dev(), &s, x, n * 4, &to, &a));
+    CHECK_OK(lmnn_from_host(nn_dev(), &ws, w, 70 * 4, &to, &wt));
+    lmnn_softmax_options so;
+    lmnn_softmax_options_init(&so);
+    so.output.memory.type = LM_BUFFER_DRAM;
+    lmnn_norm_options no;
+    lmnn_norm_options_init(&no);
+    for (int rep = 0; rep < 2; rep++) {
+        lmnn_program_cache_stats before, after;
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &before));
+        CHECK_OK(lmnn_softmax(a, 1, &so, &y));
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_tensor_get_info(y, &info));
+        CHECK(info.memory.type == LM_BUFFER_DRAM);
+        double *ref = ref_softmax(x, &s, 1, false);
+        CHECK_RESULT(O_SOFTMAX, LMNN_FLOAT32, y, ref, n, 1e-5);
+        free(ref);
+        lmnn_tensor_free(y);
+        CHECK_OK(lmnn_layer_norm(a, wt, (lmnn_tensor){0}, &no, &y));
+        CHECK_OK(lmnn_tensor_get_info(y, &info));
+        CHECK(info.memory.type == LM_BUFFER_L1);
+        ref = ref_layer(x, &s, 1, w, NULL, 1e-5, false);
+        CHECK_RESULT(O_LAYER, LMNN_FLOAT32, y, ref, n, 2e-5);
+        free(ref);
+        lmnn_tensor_free(y);
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &after));
+        if (rep) CHECK(after.misses == before.misses && after.hits >= before.hits + 2);
+    }
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(wt);
+    free(x), free(w);
+}
+
 static void print_worst(void) {
     printf("worst max abs error / lowest pcc (float32 | bfloat16):\n");
     for (int k = 0; k < O_COUNT; k++)
@@ -602,6 +645,7 @@ int main(void) {
     TEST_RUN(test_group_norm);
     TEST_RUN(test_batch_norm);
     TEST_RUN(test_streaming);
+    TEST_RUN(test_memory_and_cache);
     TEST_RUN(test_errors);
     print_worst();
     nn_dev_close();

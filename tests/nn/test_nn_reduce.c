@@ -437,9 +437,11 @@ static void test_errors(void) {
  * tile counts per output (an input tile and the mean tile once met in the
  * engine's operand cache). */
 static void test_var_offset(void) {
-    uint32_t rows[] = {256, 512, 6400};
-    for (int i = 0; i < 3; i++) {
-        lmnn_shape s = LMNN_SHAPE(rows[i], 33);
+    uint32_t rows[] = {256, 512, 6400, 256};
+    for (int i = 0; i < 4; i++) {
+        /* [256, 32]: the eighth tile of the second pass and the mean tile
+         * shared an operand cache slot. */
+        lmnn_shape s = LMNN_SHAPE(rows[i], i == 3 ? 32 : 33);
         size_t n = lmnn_shape_volume(&s);
         float *x = nn_rand_floats(n, 999, 1001, 40 + i);
         bool all[LMNN_MAX_DIMS] = {true, true}, cols[LMNN_MAX_DIMS] = {true, false};
