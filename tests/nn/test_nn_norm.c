@@ -5,12 +5,17 @@
  * padding of the outputs, and argument errors. */
 #include "nn_test.h"
 
-enum { O_SOFTMAX, O_LOG_SOFTMAX, O_LAYER, O_RMS, O_GROUP, O_BATCH, O_COUNT };
-static const char *const op_name[O_COUNT] = {"softmax",  "log_softmax", "layer_norm",
-                                             "rms_norm", "group_norm",  "batch_norm"};
+enum { O_SOFTMAX, O_LOG_SOFTMAX, O_LAYER, O_RMS, O_GROUP, O_BATCH, O_BIG, O_COUNT };
+static const char *const op_name[O_COUNT] = {"softmax",
+                                             "log_softmax",
+                                             "layer_norm",
+                                             "rms_norm",
+                                             "group_norm",
+                                             "batch_norm",
+                                             "(log_)softmax |x| < 3000"};
 /* Worst absolute error and lowest PCC per op and dtype (float32, bfloat16). */
 static double worst_abs[O_COUNT][2],
-    worst_pcc[O_COUNT][2] = {{2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}};
+    worst_pcc[O_COUNT][2] = {{2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, {2, 2}};
 
 static void note(int op, lmnn_dtype dtype, nn_err e, size_t n) {
     int d = dtype == LMNN_FLOAT32 ? 0 : 1;
@@ -208,7 +213,7 @@ static void test_softmax_special(void) {
     for (int lg = 0; lg < 2; lg++) {
         CHECK_OK((lg ? lmnn_log_softmax : lmnn_softmax)(a, -1, NULL, &y));
         double *ref = ref_softmax(x, &s, 1, lg);
-        CHECK_RESULT(lg ? O_LOG_SOFTMAX : O_SOFTMAX, LMNN_FLOAT32, y, ref, n, lg ? 1e-3 : 1e-6);
+        CHECK_RESULT(O_BIG, LMNN_FLOAT32, y, ref, n, lg ? 1e-3 : 1e-6);
         free(ref);
         lmnn_tensor_free(y);
     }
@@ -632,8 +637,11 @@ static void test_memory_and_cache(void) {
 static void print_worst(void) {
     printf("worst max abs error / lowest pcc (float32 | bfloat16):\n");
     for (int k = 0; k < O_COUNT; k++)
-        printf("  %-12s %.3g %.8f | %.3g %.6f\n", op_name[k], worst_abs[k][0], worst_pcc[k][0],
-               worst_abs[k][1], worst_pcc[k][1]);
+        if (worst_pcc[k][1] > 1) /* no bfloat16 case */
+            printf("  %-26s %.3g %.8f\n", op_name[k], worst_abs[k][0], worst_pcc[k][0]);
+        else
+            printf("  %-26s %.3g %.8f | %.3g %.6f\n", op_name[k], worst_abs[k][0], worst_pcc[k][0],
+                   worst_abs[k][1], worst_pcc[k][1]);
 }
 
 int main(void) {
