@@ -26,6 +26,14 @@ void lmnn_norm_options_init(lmnn_norm_options *opts) {
     opts->normalized_dims = 1;
 }
 
+/* Groups of at most this many tiles stay in L1 (as float32 tiles: 512 KiB)
+ * between passes: fewer reads and less math per tile. Larger ones stream. */
+#define RESIDENT_TILES 128
+/* ... and their per-tile weight and bias when these take at most this. */
+#define RESIDENT_PARAM_BYTES (384u << 10)
+/* Tiles norm_compute.c takes through dst at a time (its BLOCK). */
+#define NORM_BLOCK 6
+
 static uint32_t float_bits(double v) {
     float f = (float)v;
     uint32_t u;
@@ -125,6 +133,7 @@ static lm_status softmax_op(const char *op, bool log, lmnn_tensor a, int32_t dim
             inner *= t->shape.dims[i];
     }
     bool fill_rows = mode == 2 && g.h % 32, fill_cols = mode == 1 && g.w % 32;
+    uint32_t resident = n <= RESIDENT_TILES;
     lmnn_tensor wide = {0}, oh;
     nn_tensor *src = t, *o;
     if (fill_rows || fill_cols) {
@@ -146,11 +155,12 @@ static lm_status softmax_op(const char *op, bool log, lmnn_tensor a, int32_t dim
         nn_split split;
         nn_program p = {0};
         lm_data_format fin = nn_tile_format(src->dtype), fout = nn_tile_format(dtype);
-        uint32_t rc[] = {src->memory.type == LM_BUFFER_DRAM, (uint32_t)fin, fill_rows, fill_cols};
-        uint32_t cc[] = {mode, log};
+        uint32_t rc[] = {src->memory.type == LM_BUFFER_DRAM, (uint32_t)fin, fill_rows, fill_cols,
+                         resident};
+        uint32_t cc[] = {mode, log, resident};
         uint32_t args[] = {n, inner, g.ht, g.wt, g.h, g.w};
-        nn_kernel_spec reader = {"softmax_reader.c", LM_PROCESSOR_DM0, rc, 4, NULL, 0, false};
-        nn_kernel_spec compute = {"softmax_compute.c", LM_PROCESSOR_COMPUTE, cc, 2, NULL, 0, true};
+        nn_kernel_spec reader = {"softmax_reader.c", LM_PROCESSOR_DM0, rc, 5, NULL, 0, false};
+        nn_kernel_spec compute = {"softmax_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, NULL, 0, true};
         lm_kernel kr, kc;
         st = nn_split_work(op, t->device, src->pages / n, &split);
         p.cores = split.all;
@@ -158,7 +168,9 @@ static lm_status softmax_op(const char *op, bool log, lmnn_tensor a, int32_t dim
         if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2);
         for (uint32_t cb = 1; cb <= 5 && !st; cb++)
             st = nn_program_cb(op, &p, cb, LM_DATA_FORMAT_FLOAT32, 4096, 1);
-        if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
+        if (!st && resident) st = nn_program_cb(op, &p, 6, LM_DATA_FORMAT_FLOAT32, 4096, n);
+        if (!st)
+            st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), resident ? 8 : 2);
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = core_args(op, &p, kr, &split, args, 6);
@@ -245,6 +257,11 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
     lm_status st = nn_tensor_new(op, x->device, &x->shape, dtype, LMNN_TILE, memory, &oh, &o);
     if (st) return st;
     nn_tiles g = nn_tiles_of(&x->shape);
+    uint32_t resident = P->n <= RESIDENT_TILES;
+    /* Per-tile weight and bias stay in L1 too when they fit next to it. */
+    uint64_t wb_bytes = (w && P->wmode == 1 ? lm_tile_size(nn_tile_format(w->dtype)) : 0) +
+                        (b && P->bmode == 1 ? lm_tile_size(nn_tile_format(b->dtype)) : 0);
+    uint32_t params_resident = resident && P->n * wb_bytes <= RESIDENT_PARAM_BYTES;
     uint32_t args[] = {P->n,
                        g.ht,
                        g.wt,
@@ -260,6 +277,7 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
     uint32_t kv[] = {P->mode, P->rms, P->masks, P->red_h, P->wmode, P->bmode};
     nn_key_add(&key, kv, sizeof kv);
     nn_key_add(&key, args, sizeof args);
+    nn_key_u32(&key, params_resident);
     nn_key_tensor(&key, x);
     if (w) nn_key_tensor(&key, w);
     if (b) nn_key_tensor(&key, b);
@@ -280,10 +298,13 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                          w ? nn_rm_elem_size(w->dtype) : 0,
                          P->bmode,
                          b && b->memory.type == LM_BUFFER_DRAM,
-                         b ? nn_rm_elem_size(b->dtype) : 0};
-        uint32_t cc[] = {P->mode, P->rms, P->masks, P->red_h, P->wmode, P->bmode};
-        nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 10, NULL, 0, false};
-        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 6, NULL, 0, true};
+                         b ? nn_rm_elem_size(b->dtype) : 0,
+                         resident,
+                         params_resident};
+        uint32_t cc[] = {P->mode,  P->rms,   P->masks, P->red_h,
+                         P->wmode, P->bmode, resident, params_resident};
+        nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 12, NULL, 0, false};
+        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 8, NULL, 0, true};
         lm_kernel kr, kc;
         st = nn_split_work(op, x->device, P->groups, &split);
         p.cores = split.all;
@@ -293,11 +314,18 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
         if (!st) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st && P->masks) st = nn_program_cb(op, &p, 3, LM_DATA_FORMAT_FLOAT32, 4096, 3);
         if (!st) st = nn_program_cb(op, &p, 4, LM_DATA_FORMAT_FLOAT32, 4096, 2);
-        if (!st && w) st = nn_program_cb(op, &p, 5, fw, (uint32_t)lm_tile_size(fw), 2);
-        if (!st && b) st = nn_program_cb(op, &p, 6, fb, (uint32_t)lm_tile_size(fb), 2);
+        uint32_t wpages = params_resident && P->wmode == 1 ? P->n : 2;
+        uint32_t bpages = params_resident && P->bmode == 1 ? P->n : 2;
+        if (!st && w) st = nn_program_cb(op, &p, 5, fw, (uint32_t)lm_tile_size(fw), wpages);
+        if (!st && b) st = nn_program_cb(op, &p, 6, fb, (uint32_t)lm_tile_size(fb), bpages);
         for (uint32_t cb = 7; cb <= 9 && !st; cb++)
             st = nn_program_cb(op, &p, cb, LM_DATA_FORMAT_FLOAT32, 4096, 1);
-        if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
+        if (!st && resident) st = nn_program_cb(op, &p, 10, LM_DATA_FORMAT_FLOAT32, 4096, P->n);
+        if (!st && resident && (w || b))
+            st = nn_program_cb(op, &p, 11, LM_DATA_FORMAT_FLOAT32, 4096, NORM_BLOCK);
+        if (!st)
+            st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout),
+                               resident ? NORM_BLOCK : 2);
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = core_args(op, &p, kr, &split, args, 10);

@@ -14,7 +14,23 @@
  * into a float32 partial tile, and a second launch combines the partials.
  *
  * Every shape-dependent number goes to the kernels as a runtime argument, so
- * the kernel binaries depend only on the kind of reduction. */
+ * the kernel binaries depend only on the kind of reduction.
+ *
+ * Not here yet, for want of engine operations:
+ *   argmax, argmin  need an exact comparison (eq/gt tile ops, or where_tile):
+ *                   with the max m of pass one (as var's mean), candidate =
+ *                   where(x == m, index, 2^24) and the first index is the min
+ *                   of the candidates (binary_min across tiles, -max(-c) in a
+ *                   tile); the index tiles are a column/row pattern made once
+ *                   by the reader plus a per-tile base; and a float-to-uint32
+ *                   typecast for the uint32 result. (An exact indicator from
+ *                   today's ops -- min(relu(-(x - m) * 2^381), 1) -- breaks on
+ *                   infinities (Inf - Inf) and cannot give PyTorch's NaN
+ *                   semantics.)
+ *   prod            needs a product reduce in a tile (reduce_tile has sum, max
+ *                   and avg): over outer dims mul_binary_tile would do, but a
+ *                   product along rows or columns of a tile has no operation
+ *                   (log/exp is inexact and needs sign and zero handling). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -280,6 +296,7 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         if (!st && L->masks) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 3);
         if (!st) st = nn_program_cb(op, &p, 3, LM_DATA_FORMAT_FLOAT32, 4096, 2);
         if (!st && L->var) st = nn_program_cb(op, &p, 4, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_cb(op, &p, 5, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);

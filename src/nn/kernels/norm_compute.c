@@ -11,9 +11,13 @@
  * Mode 1 normalises each row (reduce over rows, column broadcasts), mode 3
  * the whole group (reduce SCALAR, scalar broadcasts).
  * CBs: 0 input, 1 scaler, 2 ones, 3 masks, 4 scratch, 5 weight, 6 bias,
- * 7 mean, 8 corrected mean, 9 rstd, 16 output.
+ * 7 mean, 8 corrected mean (resident: -d0 * rstd), 9 rstd, 10 the group's
+ * x - m (resident), 11 normalised tiles before weight and bias (resident),
+ * 16 output.
  * Compile-time args: mode, rms, masks, red_h, weight mode, bias mode (0
- * absent, 1 tile -- broadcast over rows in mode 1 --, 2 per-channel scalar).
+ * absent, 1 tile -- broadcast over rows in mode 1 --, 2 per-channel scalar),
+ * resident, params kept (resident groups: the per-tile weight and bias stay
+ * in CBs 5 and 6 for the whole kernel).
  * Runtime args: first, count (groups), n, Ht, Wt, H, W, scaler bits, groups,
  * channels, tiles per channel, eps bits. */
 #include "compute_kernel_api.h"
@@ -30,6 +34,8 @@
 #define CB_MEAN 7
 #define CB_MEAN2 8
 #define CB_RSTD 9
+#define CB_KEEP 10
+#define CB_DR 11
 #define CB_OUT 16
 
 static void pack_to(uint32_t cb, uint32_t d) {
@@ -61,6 +67,149 @@ static void param(uint32_t pmode, uint32_t mode, uint32_t cb, uint32_t d) {
         copy_tile(cb, 0, d);
 }
 
+/* Resident groups (all n tiles fit in CB 10): x - m is kept, so the output
+ * needs no second read of x; sums accumulate element-wise on the FPU (dst +=
+ * a * b), one reduce per group; tiles go through dst BLOCK at a time (each
+ * acquire clears dst). Per-tile weight and bias (mode 1) arrive once, before
+ * the first group, and stay, when they fit. The mean's rounding error d0 = sum(x - m) / count
+ * enters the output as (x - m) * rstd - d0 * rstd. */
+#define BLOCK 6
+static void resident_group(uint32_t g, uint32_t n) {
+    uint32_t mode = C(0), rms = C(1), masks = C(2), red_h = C(3), wmode = C(4), bmode = C(5);
+    uint32_t kept = C(7);
+    uint32_t ht = A(3), wt = A(4), h = A(5), w = A(6), eps = A(11);
+    uint32_t dim = mode == 1 ? LM_REDUCE_ROW : LM_REDUCE_SCALAR;
+    uint32_t bc = mode == 1 ? LM_BCAST_COL : LM_BCAST_SCALAR;
+    if (!rms) {
+        tile_regs_acquire();
+        for (uint32_t i = 0; i < n; i++) {
+            cb_wait_front(CB_IN, 1);
+            lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_IN, CB_ONES, 0, 0, 0, 1);
+            cb_pop_front(CB_IN, 1);
+        }
+        done_math();
+        pack_to(CB_ACC, 0);
+        tile_regs_release();
+        tile_regs_acquire();
+        cb_wait_front(CB_ACC, 1);
+        reduce_tile(LM_REDUCE_SUM, dim, CB_ACC, CB_SCALER, 0, 0, 0);
+        cb_pop_front(CB_ACC, 1);
+        done_math();
+        pack_to(CB_MEAN, 0);
+        tile_regs_release();
+        cb_wait_front(CB_MEAN, 1);
+    }
+    for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
+        uint32_t b = n - i0 < BLOCK ? n - i0 : BLOCK;
+        tile_regs_acquire();
+        for (uint32_t j = 0; j < b; j++) {
+            cb_wait_front(CB_IN, 1);
+            if (rms) {
+                copy_tile(CB_IN, 0, j);
+            } else {
+                deviation(mode, CB_MEAN, j);
+                if (masks) {
+                    uint32_t t = g * n + i0 + j;
+                    uint32_t last_h = red_h && h % 32 && t / wt % ht == ht - 1;
+                    uint32_t last_w = w % 32 && t % wt == wt - 1;
+                    uint32_t kind = last_h | last_w << 1;
+                    if (kind) {
+                        copy_tile(CB_MASK, kind - 1, 7);
+                        mul_binary_tile(j, 7, j);
+                    }
+                }
+            }
+            cb_pop_front(CB_IN, 1);
+        }
+        done_math();
+        for (uint32_t j = 0; j < b; j++)
+            pack_to(CB_KEEP, j);
+        tile_regs_release();
+    }
+    if (!rms) cb_pop_front(CB_MEAN, 1);
+    cb_wait_front(CB_KEEP, n);
+
+    /* dst 0 = sum(d^2), dst 1 = sum(d), element-wise; then var and rstd. */
+    tile_regs_acquire();
+    for (uint32_t i = 0; i < n; i++) {
+        lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_KEEP, CB_KEEP, i, i, 0, 1);
+        if (!rms) lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_KEEP, CB_ONES, i, 0, 1, 1);
+    }
+    done_math();
+    cb_reserve_back(CB_ACC, 2);
+    pack_tile(0, CB_ACC);
+    pack_tile(1, CB_ACC);
+    cb_push_back(CB_ACC, 2);
+    tile_regs_release();
+    tile_regs_acquire();
+    cb_wait_front(CB_ACC, 2);
+    reduce_tile(LM_REDUCE_SUM, dim, CB_ACC, CB_SCALER, 0, 0, 0);
+    if (!rms) {
+        reduce_tile(LM_REDUCE_SUM, dim, CB_ACC, CB_SCALER, 1, 0, 1);
+        mul_binary_tile(1, 1, 2);
+        sub_binary_tile(0, 2, 0);
+    }
+    cb_pop_front(CB_ACC, 2);
+    fill_tile_bitcast(2, eps);
+    add_binary_tile(0, 2, 0);
+    rsqrt_tile(0);
+    if (!rms) {
+        /* dst 1 = -d0 * rstd */
+        mul_binary_tile(1, 0, 1);
+        negative_tile(1);
+    }
+    done_math();
+    pack_to(CB_RSTD, 0);
+    if (!rms) pack_to(CB_MEAN2, 1);
+    tile_regs_release();
+    cb_wait_front(CB_RSTD, 1);
+    if (!rms) cb_wait_front(CB_MEAN2, 1);
+
+    uint32_t affine = wmode || bmode;
+    uint32_t wb = wmode == 2 ? LM_BCAST_SCALAR : mode == 1 ? LM_BCAST_ROW : LM_BCAST_NONE;
+    uint32_t bb = bmode == 2 ? LM_BCAST_SCALAR : mode == 1 ? LM_BCAST_ROW : LM_BCAST_NONE;
+    for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
+        uint32_t b = n - i0 < BLOCK ? n - i0 : BLOCK;
+        tile_regs_acquire();
+        for (uint32_t j = 0; j < b; j++) {
+            if (!rms) lm_binary_tiles(LM_BINARY_MUL, bc, CB_ONES, CB_MEAN2, 0, 0, j);
+            lm_binary_tiles_acc(LM_BINARY_MUL, bc, CB_KEEP, CB_RSTD, i0 + j, 0, j, !rms);
+        }
+        done_math();
+        for (uint32_t j = 0; j < b; j++)
+            pack_to(affine ? CB_DR : CB_OUT, j);
+        tile_regs_release();
+        if (!affine) continue;
+        cb_wait_front(CB_DR, b);
+        tile_regs_acquire();
+        for (uint32_t j = 0; j < b; j++) {
+            /* Per-tile parameters stay in their CBs for the whole kernel. */
+            uint32_t wkept = kept && wmode == 1, bkept = kept && bmode == 1;
+            uint32_t wi = wkept ? i0 + j : 0, bi = bkept ? i0 + j : 0;
+            if (wmode && !wkept) cb_wait_front(CB_W, 1);
+            if (bmode && !bkept) cb_wait_front(CB_B, 1);
+            if (wmode && bmode) {
+                lm_binary_tiles(LM_BINARY_MUL, bb, CB_ONES, CB_B, 0, bi, j);
+                lm_binary_tiles_acc(LM_BINARY_MUL, wb, CB_DR, CB_W, j, wi, j, 1);
+            } else if (wmode) {
+                lm_binary_tiles(LM_BINARY_MUL, wb, CB_DR, CB_W, j, wi, j);
+            } else {
+                lm_binary_tiles(LM_BINARY_ADD, bb, CB_DR, CB_B, j, bi, j);
+            }
+            if (wmode && !wkept) cb_pop_front(CB_W, 1);
+            if (bmode && !bkept) cb_pop_front(CB_B, 1);
+        }
+        done_math();
+        for (uint32_t j = 0; j < b; j++)
+            pack_to(CB_OUT, j);
+        tile_regs_release();
+        cb_pop_front(CB_DR, b);
+    }
+    cb_pop_front(CB_KEEP, n);
+    cb_pop_front(CB_RSTD, 1);
+    if (!rms) cb_pop_front(CB_MEAN2, 1);
+}
+
 void kernel_main(void) {
     uint32_t mode = C(0), rms = C(1), masks = C(2), red_h = C(3), wmode = C(4), bmode = C(5);
     uint32_t count = A(1), n = A(2), ht = A(3), wt = A(4), h = A(5), w = A(6);
@@ -70,7 +219,13 @@ void kernel_main(void) {
     cb_wait_front(CB_SCALER, 1);
     cb_wait_front(CB_ONES, 1);
     if (masks) cb_wait_front(CB_MASK, 3);
+    if (C(7) && wmode == 1) cb_wait_front(CB_W, n);
+    if (C(7) && bmode == 1) cb_wait_front(CB_B, n);
     for (uint32_t g = g0; g < g0 + count; g++) {
+        if (C(6)) {
+            resident_group(g, n);
+            continue;
+        }
         if (!rms) {
             tile_regs_acquire();
             for (uint32_t i = 0; i < n; i++) {

@@ -1,8 +1,10 @@
 /* Normalisation reader (layer_norm, rms_norm, group_norm): for each group --
  * n consecutive tiles normalised together: a row of tiles (over the last
  * dim) or whole matrices (over the last dims, or a group's channels) -- reads
- * its tiles into CB 0 once per pass: mean (not for rms), deviations, output;
- * with each output tile, its weight and bias tiles into CBs 5 and 6. Before
+ * its tiles into CB 0 once per pass: mean (not for rms), deviations, output
+ * (not when the compute keeps the group); with each output tile, its weight
+ * and bias tiles into CBs 5 and 6 (or, when they are kept, the per-tile
+ * ones only once, before the first group). Before
  * the first group: the scaler tile (1 / count at [0][0]) into CB 1, a tile of
  * ones into CB 2 and, where the last tile of a row or column of tiles is
  * partly padding, the masks (1.0 on the valid elements) into CB 3.
@@ -13,7 +15,9 @@
  *
  * Compile-time args: is_dram, mean pass, masks, red_h (masks over rows too),
  * weight mode, weight is_dram, weight element size, bias mode, bias is_dram,
- * bias element size.
+ * bias element size, resident (the compute keeps the group after the
+ * deviation pass: the output pass reads only weight and bias), params kept
+ * (per-tile weight and bias are sent once, before the first group).
  * Runtime args: first, count (groups), n, Ht, Wt, H, W, scaler bits, groups
  * per sample, channels per group, tiles per channel.
  * Common args: input, weight, bias addresses (0 when absent), output. */
@@ -47,7 +51,7 @@ static void param(uint32_t cb, uint32_t mode, const InterleavedAddrGenFast *s, u
 
 void kernel_main(void) {
     uint32_t mean_pass = C(1), masks = C(2), red_h = C(3);
-    uint32_t wmode = C(4), bmode = C(7);
+    uint32_t wmode = C(4), bmode = C(7), resident = C(10), kept = C(11);
     uint32_t first = A(0), count = A(1), n = A(2), h = A(5), w = A(6);
     InterleavedAddrGenFast in = {
         .bank_base_address = get_common_arg_val(0), .page_size = get_tile_size(0), .is_dram = C(0)};
@@ -70,14 +74,21 @@ void kernel_main(void) {
         fill_ones(get_write_ptr(3) + 8192, hr, wr);
         cb_push_back(3, 3);
     }
+    /* Resident groups keep per-tile weight and bias for the whole kernel. */
+    for (uint32_t i = 0; kept && i < n; i++) {
+        if (wmode == 1) param(5, wmode, &wt, C(6), 0, i);
+        if (bmode == 1) param(6, bmode, &bs, C(9), 0, i);
+    }
     for (uint32_t g = first; g < first + count; g++)
         for (uint32_t pass = !mean_pass; pass < 3; pass++)
             for (uint32_t i = 0; i < n; i++) {
-                cb_reserve_back(0, 1);
-                noc_async_read_tile(g * n + i, &in, get_write_ptr(0));
-                noc_async_read_barrier();
-                cb_push_back(0, 1);
-                if (pass == 2 && wmode) param(5, wmode, &wt, C(6), g, i);
-                if (pass == 2 && bmode) param(6, bmode, &bs, C(9), g, i);
+                if (pass < 2 || !resident) {
+                    cb_reserve_back(0, 1);
+                    noc_async_read_tile(g * n + i, &in, get_write_ptr(0));
+                    noc_async_read_barrier();
+                    cb_push_back(0, 1);
+                }
+                if (pass == 2 && wmode && !(kept && wmode == 1)) param(5, wmode, &wt, C(6), g, i);
+                if (pass == 2 && bmode && !(kept && bmode == 1)) param(6, bmode, &bs, C(9), g, i);
             }
 }

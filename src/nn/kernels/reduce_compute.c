@@ -3,8 +3,9 @@
  * for var the squared, masked deviations from the mean of a first pass), then
  * one reduce_tile over the tile's rows, columns or both gives the result in
  * column 0, row 0 or [0][0] (nothing for mode NONE: only outer dims reduced),
- * scaled by the scaler, then an optional sqrt. Plain sum and max skip the
- * element-wise step: reduce_tile accumulates each input tile directly.
+ * scaled by the scaler, then an optional sqrt. Sums of x and x^2 accumulate
+ * on the FPU (dst 0 += x * 1, or x * x); a plain max reduces each input tile
+ * straight into dst 0.
  * min is -max(-x) for the in-tile step (exact). With partial set the
  * element-wise accumulator is the result: a later launch combines the
  * partial results of the chunks of one output tile.
@@ -13,7 +14,7 @@
  * output tile is zero outside its result positions.
  *
  * CBs: 0 input, 1 scaler tiles (final, mean), 2 masks (var), 3 accumulators,
- * 4 mean (var), 16 output.
+ * 4 mean (var), 5 ones, 16 output.
  * Compile-time args: mode (0 NONE, 1 ROW, 2 COL, 3 SCALAR), func (1 sum,
  * 2 max, 3 min), pre (0, 1 abs, 2 square), post (0, 1 sqrt), var, partial,
  * masks, red_h, red_w. Runtime args: as the reader's. */
@@ -26,6 +27,7 @@
 #define CB_MASK 2
 #define CB_ACC 3
 #define CB_MEAN 4
+#define CB_ONES 5
 #define CB_OUT 16
 #define ONE_BITS 0x3f800000u
 
@@ -135,10 +137,14 @@ void kernel_main(void) {
     uint32_t first = A(0), count = A(1), ht = A(2), wt = A(3), h = A(4), w = A(5);
     uint32_t chunks = A(6), chunk = A(7), n_red = A(8);
     uint32_t dim = reduce_dim(mode);
-    /* Plain sum and max reduce each input tile straight into dst 0. */
-    bool direct = !var && !partial && pre == 0 && func != 3 && mode != 0;
+    /* Sums (of x or x^2) accumulate element-wise on the FPU (dst 0 += x * 1 or
+     * x * x), max reduces each tile straight into dst 0; either way one
+     * in-tile step at the end. */
+    bool fpu = func == 1 && pre != 1 && !var;
+    bool direct = func == 2 && pre == 0 && !partial && mode != 0;
     init_sfpu(CB_IN, CB_OUT);
     cb_wait_front(CB_SCALER, 2);
+    cb_wait_front(CB_ONES, 1);
     if (masks) cb_wait_front(CB_MASK, 3);
 
     for (uint32_t u = first; u < first + count; u++) {
@@ -148,15 +154,18 @@ void kernel_main(void) {
             tile_regs_acquire();
             for (uint32_t i = lo; i < hi; i++) {
                 cb_wait_front(CB_IN, 1);
-                if (mode) {
-                    reduce_tile(LM_REDUCE_SUM, dim, CB_IN, CB_SCALER, 0, 1, 0);
-                } else {
-                    copy_tile(CB_IN, 0, i == lo ? 0 : 1);
-                    if (i != lo) add_binary_tile(0, 1, 0);
-                }
+                lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_IN, CB_ONES, 0, 0, 0, 1);
                 cb_pop_front(CB_IN, 1);
             }
-            if (!mode) scale(1);
+            if (mode) {
+                pack_out(CB_ACC);
+                tile_regs_acquire();
+                cb_wait_front(CB_ACC, 1);
+                reduce_tile(LM_REDUCE_SUM, dim, CB_ACC, CB_SCALER, 0, 1, 0);
+                cb_pop_front(CB_ACC, 1);
+            } else {
+                scale(1);
+            }
             pack_out(CB_MEAN);
             cb_wait_front(CB_MEAN, 1);
         }
@@ -165,9 +174,11 @@ void kernel_main(void) {
         if (var) fill_tile_bitcast(4, 0);
         for (uint32_t i = lo; i < hi; i++) {
             cb_wait_front(CB_IN, 1);
-            if (direct) {
-                reduce_tile(func == 1 ? LM_REDUCE_SUM : LM_REDUCE_MAX, dim, CB_IN, CB_SCALER, 0, 0,
-                            0);
+            if (fpu) {
+                lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_IN, pre == 2 ? CB_IN : CB_ONES,
+                                    0, 0, 0, 1);
+            } else if (direct) {
+                reduce_tile(LM_REDUCE_MAX, dim, CB_IN, CB_SCALER, 0, 0, 0);
             } else {
                 uint32_t d = i == lo ? 0 : 1;
                 if (var) {
@@ -188,7 +199,6 @@ void kernel_main(void) {
                 } else {
                     copy_tile(CB_IN, 0, d);
                     if (pre == 1) abs_tile(d);
-                    if (pre == 2) mul_binary_tile(d, d, d);
                 }
                 if (d) {
                     if (func == 1)

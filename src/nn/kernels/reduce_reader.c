@@ -2,8 +2,8 @@
  * when partial results are combined later) reads the input tiles that reduce
  * into it into circular buffer 0 -- twice for var (mean pass, then deviation
  * pass). Before the first unit it writes the scaler tiles (element [0][0] is
- * what reduce_tile scales by) into CB 1 and, for var, the padding masks into
- * CB 2; so the program needs no host data.
+ * what reduce_tile scales by) into CB 1, a tile of ones into CB 5 and, for
+ * var, the padding masks into CB 2; so the program needs no host data.
  *
  * Tiles are found by an odometer over the input's tile index space: the kept
  * dims (sizes and tile strides, the unit's output tile enumerates them
@@ -72,6 +72,9 @@ void kernel_main(void) {
     scalar_tile(get_write_ptr(1), A(9));
     scalar_tile(get_write_ptr(1) + 4096, A(10));
     cb_push_back(1, 2);
+    cb_reserve_back(5, 1);
+    mask_tile(get_write_ptr(5), 32, 32);
+    cb_push_back(5, 1);
     if (masks) {
         uint32_t hr = red_h && h % 32 ? h % 32 : 32, wr = red_w && w % 32 ? w % 32 : 32;
         cb_reserve_back(2, 3);

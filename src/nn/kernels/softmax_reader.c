@@ -1,14 +1,15 @@
 /* Softmax reader: for each group (the tiles of one softmax slice: a row of
  * tiles for the last dim, a column of tiles for dim -2, the tiles at one
  * position along an outer dim) reads its n tiles into CB 0 three times: for
- * the max, for the sum of exponentials and for the output. In the max's
+ * the max, for the sum of exponentials and for the output (twice when the
+ * compute keeps the group's tiles). In the max's
  * direction the padding of edge tiles becomes -Inf (exp gives 0 there and the
  * max never sees it). Before the first group it writes the scaler tile (1.0
  * at [0][0]) into CB 1 and a tile of ones into CB 2.
  * Group g's tile i is (g / inner) * n * inner + g % inner + i * inner.
  * Compile-time args: is_dram, format, fill rows (dim -2), fill columns
- * (last dim). Runtime args: first, count (groups), n, inner, Ht, Wt, H, W.
- * Common args: input address. */
+ * (last dim), resident (the compute keeps the group: two reads, not three). Runtime args: first,
+ * count (groups), n, inner, Ht, Wt, H, W. Common args: input address. */
 #include "dataflow_api.h"
 
 #define A(i) get_arg_val(i)
@@ -17,6 +18,7 @@
 void kernel_main(void) {
     uint32_t fmt = get_compile_time_arg_val(1);
     uint32_t fill_rows = get_compile_time_arg_val(2), fill_cols = get_compile_time_arg_val(3);
+    uint32_t resident = get_compile_time_arg_val(4);
     uint32_t first = A(0), count = A(1), n = A(2), inner = A(3);
     uint32_t ht = A(4), wt = A(5), h = A(6), w = A(7);
     InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
@@ -33,7 +35,7 @@ void kernel_main(void) {
 
     for (uint32_t g = first; g < first + count; g++) {
         uint32_t base = g / inner * n * inner + g % inner;
-        for (uint32_t pass = 0; pass < 3; pass++)
+        for (uint32_t pass = resident; pass < 3; pass++)
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t t = base + i * inner;
                 cb_reserve_back(0, 1);
