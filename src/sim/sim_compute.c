@@ -123,10 +123,16 @@ static bool step(sim_compute *c, rv_hart *h, int from, int to, const char *op,
     return false;
 }
 
+/* Where a second operand goes when its cache slot holds the first one: the
+ * operation reads both before the thread does anything else. */
+static _Thread_local float second_operand[TILE_ELEMS];
+
 /* Tile `tile` counted from the front of circular buffer `cb`, unpacked (from
- * the cache when it was unpacked before), or NULL after a fault. */
+ * the cache when it was unpacked before), or NULL after a fault. `keep` is
+ * an operand the caller still holds (the first of two) or NULL: a tile whose
+ * slot holds it is unpacked beside it instead of over it. */
 static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb, uint32_t tile,
-                           bool *out_raw, const char *op, rv_ecall_result *res) {
+                           bool *out_raw, const char *op, rv_ecall_result *res, const float *keep) {
     if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0) {
         *res = fault(h, "%s: circular buffer %u is not configured on this core", op, cb);
         return NULL;
@@ -154,6 +160,11 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
      * so a resident operand (matmul's B) and a streamed one (A) rarely meet. */
     sim_unpacked *e = &cp->cache[(seq + cb * (SIM_UNPACK_CACHE / 2 + 3)) % SIM_UNPACK_CACHE];
     if (e->epoch != cp->epoch || e->key != key) {
+        if (e->v == keep) {
+            tile_unpack((lm_data_format)c->format, h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile),
+                        second_operand);
+            return second_operand;
+        }
         tile_unpack((lm_data_format)c->format, h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile), e->v);
         e->key = key;
         e->epoch = cp->epoch;
@@ -378,12 +389,12 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
     if (!need_math(c, h, name, &res)) return res;
     switch (call) {
     case LM_ECALL_COPY_TILE:
-        if (!(x = unpack(c, cbs, h, a[0], a[1], &raw, "copy_tile", &res))) return res;
+        if (!(x = unpack(c, cbs, h, a[0], a[1], &raw, "copy_tile", &res, NULL))) return res;
         return tile_copy(&c->dst, a[2], x, raw) ? engine_fault(h) : res;
     case LM_ECALL_BINARY_TILES: {
         const char *op = "binary tile operation";
-        if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, op, &res)) ||
-            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, op, &res)))
+        if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, op, &res, NULL)) ||
+            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, op, &res, x)))
             return res;
         return tile_binary(&c->dst, a[0] >> 16 & 0xFF, (tile_binary_op)(a[0] & 0xFF),
                            (tile_bcast)(a[0] >> 8 & 0xFF), x, y, (a[0] >> 24) != 0)
@@ -391,20 +402,20 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
                    : res;
     }
     case LM_ECALL_MATMUL_TILES:
-        if (!(x = unpack(c, cbs, h, a[0] & 0xFF, a[1], NULL, "matmul_tiles", &res)) ||
-            !(y = unpack(c, cbs, h, a[0] >> 8 & 0xFF, a[2], NULL, "matmul_tiles", &res)))
+        if (!(x = unpack(c, cbs, h, a[0] & 0xFF, a[1], NULL, "matmul_tiles", &res, NULL)) ||
+            !(y = unpack(c, cbs, h, a[0] >> 8 & 0xFF, a[2], NULL, "matmul_tiles", &res, x)))
             return res;
         return tile_matmul(&c->dst, a[3], x, y, a[4] != 0) ? engine_fault(h) : res;
     case LM_ECALL_REDUCE_TILE:
-        if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, "reduce_tile", &res)) ||
-            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, "reduce_tile", &res)))
+        if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, "reduce_tile", &res, NULL)) ||
+            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, "reduce_tile", &res, x)))
             return res;
         return tile_reduce(&c->dst, a[0] >> 16, (tile_reduce_func)(a[0] & 0xFF),
                            (tile_reduce_dim)(a[0] >> 8 & 0xFF), x, y[0])
                    ? engine_fault(h)
                    : res;
     case LM_ECALL_TRANSPOSE_TILE:
-        if (!(x = unpack(c, cbs, h, a[0], a[1], NULL, "transpose_wh_tile", &res))) return res;
+        if (!(x = unpack(c, cbs, h, a[0], a[1], NULL, "transpose_wh_tile", &res, NULL))) return res;
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
     case LM_ECALL_SFPU_TILE:
         return tile_sfpu(&c->dst, a[1], (tile_sfpu_op)a[0]) ? engine_fault(h) : res;
