@@ -12,5 +12,6 @@
 #include "lightmetal/lightmetal.h"
 #include "lightmetal/lmnn_tensor.h"
 #include "lightmetal/lmnn_unary.h"
+#include "lightmetal/lmnn_matmul.h"
 
 #endif

@@ -120,6 +120,11 @@ nn_program *nn_cache_find(lm_device *device, const nn_key *key);
 lm_status nn_cache_add(const char *op, lm_device *device, const nn_key *key, nn_program *program,
                        nn_program **out);
 
+/* The program of the cache's entry `index` (in the order they were added) on
+ * `device`, or NULL: for benchmarks that time a cached program's bare
+ * launch against the op that launches it. */
+nn_program *nn_cache_entry(lm_device *device, size_t index);
+
 /* ---- building programs ---- */
 
 /* An embedded kernel source by file name ("unary_compute.c"); NULL if none. */
@@ -177,6 +182,14 @@ lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors,
 lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                        const lmnn_memory_config *memory, const char *chain, bool zero_pad,
                        lmnn_tensor *out);
+
+/* The compute-kernel chain of unary op `uop` with parameters alpha and beta
+ * (as nn_unary_map takes it: SFPU calls on dst 0, dst 1 and up scratch, a
+ * copy_tile from circular buffer 0 tile 0 for ops that reread their input),
+ * and whether f(0) may be nonzero. Errors name `op` and `arg`: an unknown op,
+ * one the engine lacks, clamp bounds out of order. */
+lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
+                         double beta, char *chain, size_t size, bool *out_nonzero_at_zero);
 
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. */

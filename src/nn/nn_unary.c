@@ -192,3 +192,19 @@ lm_status lmnn_clamp(lmnn_tensor a, double min, double max, lmnn_tensor *out) {
 lm_status lmnn_hardtanh(lmnn_tensor a, double min, double max, lmnn_tensor *out) {
     return clamp_like(LMNN_HARDTANH, a, min, max, out);
 }
+
+lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
+                         double beta, char *chain, size_t size, bool *out_nonzero_at_zero) {
+    if (uop <= LMNN_UNARY_INVALID || uop >= LMNN_UNARY_OP_COUNT_)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: unknown unary op %d", arg, (int)uop);
+    if (!defs[uop].chain)
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "%s: %s is not implemented by this build's compute engine", arg,
+                       defs[uop].name);
+    if ((uop == LMNN_CLAMP || uop == LMNN_HARDTANH) && !(alpha <= beta))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: %s min %g is greater than max %g", arg,
+                       defs[uop].name, alpha, beta);
+    expand_chain(defs[uop].chain, alpha, beta, chain, size);
+    *out_nonzero_at_zero = defs[uop].nonzero_at_zero;
+    return LM_OK;
+}

@@ -1,0 +1,175 @@
+/* Matmul, compute: for each step's output block (up to Mb x Nb tiles, in dst
+ * for the whole K), dst[m][n] += A[m][k] x B[k][n] over the K blocks that
+ * the data movement kernels push: A blocks (Mb x kb tiles, [m][k]) in circular
+ * buffer 1, B blocks (kb x Nb tiles, [k][n]) in circular buffer 2. Then the
+ * bias (ones x bias tile: circular buffers 3 and 4), the activation, and the
+ * block packed into circular buffer 16 (always Mb x Nb pages pushed, the
+ * block's own tiles first, [m][n] with its width). A block larger than dst
+ * is done in subblocks of Sh x Sw tiles, one after the other, over K blocks
+ * that stay in their circular buffers until the last subblock is done.
+ *
+ * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
+ * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
+ * NN_MM_TA (a define): A tiles arrive as stored (a transposed); each is
+ * transposed through the spare dst register Mb * Nb into circular buffer 5
+ * first (under acquire_dst, which lets math and packs interleave).
+ *
+ * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
+#include "compute_kernel_api.h"
+
+#define CB_INTERM 0
+#define CB_A 1
+#define CB_B 2
+#define CB_ONES 3
+#define CB_BIAS 4
+#define CB_AT 5
+#define CB_OUT 16
+
+#ifdef NN_MM_TA
+#define DST_ACQUIRE() acquire_dst()
+#define DST_TO_PACK() (void)0
+#define DST_RELEASE() release_dst()
+#define CB_AM CB_AT
+#else
+#define DST_ACQUIRE() tile_regs_acquire()
+#define DST_TO_PACK() (tile_regs_commit(), tile_regs_wait())
+#define DST_RELEASE() tile_regs_release()
+#define CB_AM CB_A
+#endif
+
+/* The subblock in dst (smr x snc tiles, the first at row sm0 and column sn0
+ * of an output block nc tiles wide), through the activation, to its place
+ * in the output block; releases dst. */
+static void finish_subblock(uint32_t sm0, uint32_t smr, uint32_t sn0, uint32_t snc, uint32_t nc) {
+    DST_TO_PACK();
+#ifdef NN_MM_ACT
+    cb_reserve_back(CB_INTERM, smr * snc);
+    for (uint32_t t = 0; t < smr * snc; t++)
+        pack_tile(t, CB_INTERM);
+    cb_push_back(CB_INTERM, smr * snc);
+    DST_RELEASE();
+    for (uint32_t t = 0; t < smr * snc; t++) {
+        cb_wait_front(CB_INTERM, 1);
+        DST_ACQUIRE();
+        copy_tile(CB_INTERM, 0, 0);
+        NN_MM_ACT;
+        DST_TO_PACK();
+        pack_tile_at(0, CB_OUT, (sm0 + t / snc) * nc + sn0 + t % snc);
+        DST_RELEASE();
+        cb_pop_front(CB_INTERM, 1);
+    }
+#else
+    for (uint32_t t = 0; t < smr * snc; t++)
+        pack_tile_at(t, CB_OUT, (sm0 + t / snc) * nc + sn0 + t % snc);
+    DST_RELEASE();
+#endif
+}
+
+/* dst += ones x bias for the subblock whose first row is r: row 0 of the bias
+ * tile added to every row the ones tile has a 1 in (tile 1 has them in the
+ * valid rows of a matrix's last tile row only, so the padding stays zero). */
+static void add_bias(uint32_t r, uint32_t smr, uint32_t sn0, uint32_t snc, uint32_t nb, uint32_t mt,
+                     uint32_t mlast) {
+    cb_wait_front(CB_BIAS, nb);
+    for (uint32_t m = 0; m < smr; m++) {
+        uint32_t ones = (r + m) % mt == mt - 1 && mlast < 32;
+        for (uint32_t n = 0; n < snc; n++)
+            matmul_tiles(CB_ONES, CB_BIAS, ones, sn0 + n, m * snc + n, 0);
+    }
+}
+
+void kernel_main(void) {
+    uint32_t mt = get_arg_val(0), kt = get_arg_val(1), nt = get_arg_val(2), rows = get_arg_val(3);
+    uint32_t mbg = get_arg_val(4), nbk = get_arg_val(5), mbk = get_arg_val(6);
+    uint32_t mb = get_arg_val(7), nb = get_arg_val(8), kb = get_arg_val(9);
+    uint32_t gx = get_arg_val(10), gy = get_arg_val(11), si = get_arg_val(12);
+    uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
+    uint32_t sh = get_arg_val(22), sw = get_arg_val(23);
+    bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
+    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
+    /* One subblock: dst holds it across the K blocks, which come and go.
+     * Several: each takes dst in turn over K blocks that stay. */
+    bool whole = sh >= mb && sw >= nb;
+    mm_init(CB_A, CB_B, CB_OUT);
+    if (bias) cb_wait_front(CB_ONES, 2);
+    for (uint32_t s = 0; s < si * sj; s++) {
+        uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
+        bool a_in = i < mbk && (mcast_a ? gx * jj < nbk : j < nbk);
+        bool b_in = j < nbk && (mcast_b ? gy * ii < mbk : i < mbk);
+        bool work = i < mbk && j < nbk;
+        uint32_t r0 = 0, mr = 0, nc = 0;
+        if (work) {
+            uint32_t g = i / mbg, bi = i % mbg;
+            r0 = g * rows + bi * mb;
+            mr = rows - bi * mb < mb ? rows - bi * mb : mb;
+            nc = nt - j * nb < nb ? nt - j * nb : nb;
+            cb_reserve_back(CB_OUT, mb * nb);
+        }
+        if (!whole) {
+            /* Several subblocks: the step's K blocks stay in the circular
+             * buffers (cb_wait_front over all that came so far) until every
+             * subblock has run over them. */
+            uint32_t ablk = mb * kb, bblk = kb * nb;
+            for (uint32_t sm0 = 0; work && sm0 < mr; sm0 += sh)
+                for (uint32_t sn0 = 0; sn0 < nc; sn0 += sw) {
+                    uint32_t smr = mr - sm0 < sh ? mr - sm0 : sh;
+                    uint32_t snc = nc - sn0 < sw ? nc - sn0 : sw;
+                    DST_ACQUIRE();
+                    for (uint32_t q = 0; q < kblocks; q++) {
+                        uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
+                        if (a_in) cb_wait_front(CB_A, (q + 1) * ablk);
+                        if (b_in) cb_wait_front(CB_B, (q + 1) * bblk);
+                        for (uint32_t k = 0; k < kk; k++)
+                            for (uint32_t m = 0; m < smr; m++)
+                                for (uint32_t n = 0; n < snc; n++)
+                                    matmul_tiles(CB_A, CB_B, q * ablk + (sm0 + m) * kb + k,
+                                                 q * bblk + k * nb + sn0 + n, m * snc + n, tb);
+                    }
+                    if (bias) add_bias(r0 + sm0, smr, sn0, snc, nb, mt, mlast);
+                    finish_subblock(sm0, smr, sn0, snc, nc);
+                }
+            if (a_in) cb_wait_front(CB_A, kblocks * ablk);
+            if (b_in) cb_wait_front(CB_B, kblocks * bblk);
+            if (a_in) cb_pop_front(CB_A, kblocks * ablk);
+            if (b_in) cb_pop_front(CB_B, kblocks * bblk);
+        }
+        for (uint32_t q = 0; whole && q < kblocks; q++) {
+            if (a_in) cb_wait_front(CB_A, mb * kb);
+            if (b_in) cb_wait_front(CB_B, kb * nb);
+            if (work) {
+                uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
+                bool last = q + 1 == kblocks;
+                if (q == 0) DST_ACQUIRE();
+#ifdef NN_MM_TA
+                uint32_t spare = mb * nb;
+                cb_reserve_back(CB_AT, mb * kb);
+                for (uint32_t m = 0; m < mr; m++)
+                    for (uint32_t k = 0; k < kk; k++) {
+                        transpose_wh_tile(CB_A, m * kb + k, spare);
+                        pack_tile_at(spare, CB_AT, m * kb + k);
+                    }
+                cb_push_back(CB_AT, mb * kb);
+                cb_wait_front(CB_AT, mb * kb);
+#endif
+                /* k outermost: each A and B tile is unpacked once. */
+                for (uint32_t k = 0; k < kk; k++)
+                    for (uint32_t m = 0; m < mr; m++)
+                        for (uint32_t n = 0; n < nc; n++)
+                            matmul_tiles(CB_AM, CB_B, m * kb + k, k * nb + n, m * nc + n, tb);
+                if (last) {
+                    if (bias) add_bias(r0, mr, 0, nc, nb, mt, mlast);
+                    finish_subblock(0, mr, 0, nc, nc);
+                }
+#ifdef NN_MM_TA
+                cb_pop_front(CB_AT, mb * kb);
+#endif
+            }
+            if (a_in) cb_pop_front(CB_A, mb * kb);
+            if (b_in) cb_pop_front(CB_B, kb * nb);
+        }
+        if (!work) continue;
+        if (bias) cb_pop_front(CB_BIAS, nb);
+        cb_push_back(CB_OUT, mb * nb);
+    }
+    if (bias) cb_pop_front(CB_ONES, 2);
+}
