@@ -76,6 +76,7 @@ enum {
 #define CB_ONES 3
 #define CB_BIAS 4
 #define CB_AT 5
+#define CB_PART 6
 #define CB_OUT 16
 
 /* Circular buffers may take this much of a core's L1. */
@@ -205,7 +206,6 @@ static lm_status plan_shapes(const char *op, const char *an, const char *bn, mm_
 /* Block sizes, the core rectangle and the steps (see the top of the file). */
 typedef struct mm_geometry {
     uint32_t rows, mbg, nbk, mbk, mb, nb, kb, sh, sw, gx, gy, si, sj;
-    uint32_t bufs; /* K blocks of A and of B the circular buffers hold */
 } mm_geometry;
 
 static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *device,
@@ -226,30 +226,25 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     sw = cap / sh < p->nt ? cap / sh : p->nt;
     g->sh = g->mb = sh;
     g->sw = g->nb = sw;
+    /* A dst of 8 tiles: blocks of two subblocks side by side, which take dst
+     * in turn for each K block, their partial sums parked in float32 in
+     * between. The engine unpacks each A tile once for both, and each core's
+     * share of the multicasts doubles; measured on 1024^3 with float32
+     * accumulation, this beats single subblocks, and K in blocks beats the
+     * whole K at once (the circular buffers stay warm in the host's caches). */
+    if (!p->ta && sh * sw <= 8 && sw * 2 <= p->nt) g->nb = 2 * sw;
     uint32_t ta = (uint32_t)lm_tile_size(nn_tile_format(p->a->dtype));
     uint32_t tb = (uint32_t)lm_tile_size(nn_tile_format(p->b->dtype));
     /* The other circular buffers at their largest (blocks of at most 16
-     * tiles of at most 4 KiB): output (two blocks), activation, ones, bias. */
-    uint64_t fixed = (2 * 16 + 16 + 1 + 2 * 16) * 4096;
+     * tiles of at most 4 KiB): output (two blocks), activation, partial sums,
+     * ones, bias. */
+    uint64_t fixed = (2 * 16 + 16 + 16 + 1 + 2 * 16) * 4096;
     /* K blocks as long as the circular buffers fit, double-buffered. */
-    g->bufs = 2;
     g->kb = p->kt < 8 ? p->kt : 8;
     while (g->kb > 1 &&
-           fixed + 2 * g->kb * (sh * ta + sw * tb) + (p->ta ? sh * g->kb * 4096 : 0) > CB_BUDGET)
+           fixed + 2 * g->kb * (g->mb * ta + g->nb * tb) + (p->ta ? g->mb * g->kb * 4096 : 0) >
+               CB_BUDGET)
         g->kb--;
-    /* A dst of 8 tiles: blocks of two subblocks side by side, when the whole K
-     * of their A rows and B columns fits L1 at once: it comes as one K block
-     * and stays until both subblocks have run over it (the engine unpacks
-     * each A tile once for both, and each core's share of the multicasts
-     * doubles). Measured: K in blocks of 8 instead (both subblocks waiting
-     * for them as they come) is slower on the simulator, as the compute
-     * processor then stops and starts once per block. */
-    uint64_t whole = (uint64_t)p->kt * (sh * ta + 2 * sw * tb);
-    if (!p->ta && sh * sw <= 8 && sw * 2 <= p->nt && fixed + whole <= CB_BUDGET) {
-        g->nb = 2 * sw;
-        g->kb = p->kt;
-        g->bufs = fixed + 2 * whole <= CB_BUDGET ? 2 : 1;
-    }
     g->mbg = (g->rows + g->mb - 1) / g->mb;
     g->nbk = (p->nt + g->nb - 1) / g->nb;
     g->mbk = groups * g->mbg;
@@ -312,9 +307,11 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     uint32_t mb = g->mb, nb = g->nb, kb = g->kb;
     prog->cores = lm_core_range_set_of(0, 0, g->gx - 1, g->gy - 1);
     lm_status st = nn_program_begin(op, device, prog);
-    uint32_t bufs = g->bufs;
-    if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), bufs * mb * kb);
-    if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), bufs * kb * nb);
+    if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), 2 * mb * kb);
+    if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), 2 * kb * nb);
+    if (!st && (g->sh < mb || g->sw < nb))
+        st = nn_program_cb(op, prog, CB_PART, LM_DATA_FORMAT_FLOAT32,
+                           (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), mb * nb);
     if (!st) st = nn_program_cb(op, prog, CB_OUT, fo, (uint32_t)lm_tile_size(fo), 2 * mb * nb);
     if (!st && p->act)
         st = nn_program_cb(op, prog, CB_INTERM, facc, (uint32_t)lm_tile_size(facc), g->sh * g->sw);

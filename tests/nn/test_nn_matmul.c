@@ -349,6 +349,14 @@ static void test_activations(void) {
             if (d) c.o.fp32_accumulate = LMNN_FP32_ACC_ON;
             run_case(&c, 400 + i, NULL);
         }
+    /* Blocks of two subblocks with partial sums parked between K blocks
+     * (float32 accumulation, 8 tiles of dst), edge blocks, bias and
+     * activation. */
+    mm_case big = mk("gelu_tanh+bias [100,300]x[300,230]", LMNN_SHAPE(100, 300),
+                     LMNN_SHAPE(300, 230), LMNN_FLOAT32);
+    big.linear = true;
+    big.o.activation = LMNN_GELU_TANH;
+    run_case(&big, 440, NULL);
     /* An fp32 output keeps its padding zero through bias and activation
      * (sigmoid(0) = 0.5), batched too. */
     mm_case c = mk("sigmoid+bias [2,33,65]x[65,47]", LMNN_SHAPE(2, 33, 65), LMNN_SHAPE(65, 47),

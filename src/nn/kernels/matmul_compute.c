@@ -5,8 +5,8 @@
  * bias (ones x bias tile: circular buffers 3 and 4), the activation, and the
  * block packed into circular buffer 16 (always Mb x Nb pages pushed, the
  * block's own tiles first, [m][n] with its width). A block larger than dst
- * is done in subblocks of Sh x Sw tiles, one after the other, over K blocks
- * that stay in their circular buffers until the last subblock is done.
+ * is done in subblocks of Sh x Sw tiles, one after the other for each K
+ * block, their partial sums kept in circular buffer 6 in between.
  *
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
@@ -23,6 +23,7 @@
 #define CB_ONES 3
 #define CB_BIAS 4
 #define CB_AT 5
+#define CB_PART 6
 #define CB_OUT 16
 
 #ifdef NN_MM_TA
@@ -87,8 +88,8 @@ void kernel_main(void) {
     uint32_t sh = get_arg_val(22), sw = get_arg_val(23);
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
     uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
-    /* One subblock: dst holds it across the K blocks, which come and go.
-     * Several: each takes dst in turn over K blocks that stay. */
+    /* One subblock: dst holds it across the K blocks. Several: each takes
+     * dst in turn for each K block. */
     bool whole = sh >= mb && sw >= nb;
     mm_init(CB_A, CB_B, CB_OUT);
     if (bias) cb_wait_front(CB_ONES, 2);
@@ -106,32 +107,44 @@ void kernel_main(void) {
             cb_reserve_back(CB_OUT, mb * nb);
         }
         if (!whole) {
-            /* Several subblocks: the step's K blocks stay in the circular
-             * buffers (cb_wait_front over all that came so far) until every
-             * subblock has run over them. */
-            uint32_t ablk = mb * kb, bblk = kb * nb;
-            for (uint32_t sm0 = 0; work && sm0 < mr; sm0 += sh)
-                for (uint32_t sn0 = 0; sn0 < nc; sn0 += sw) {
-                    uint32_t smr = mr - sm0 < sh ? mr - sm0 : sh;
-                    uint32_t snc = nc - sn0 < sw ? nc - sn0 : sw;
-                    DST_ACQUIRE();
-                    for (uint32_t q = 0; q < kblocks; q++) {
-                        uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
-                        if (a_in) cb_wait_front(CB_A, (q + 1) * ablk);
-                        if (b_in) cb_wait_front(CB_B, (q + 1) * bblk);
+            /* Several subblocks, each in dst in turn over each K block: a
+             * subblock's partial sums go to circular buffer 6 (float32, so
+             * exactly) between K blocks and come back for the next. */
+            for (uint32_t q = 0; q < kblocks; q++) {
+                if (a_in) cb_wait_front(CB_A, mb * kb);
+                if (b_in) cb_wait_front(CB_B, kb * nb);
+                uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
+                for (uint32_t sm0 = 0; work && sm0 < mr; sm0 += sh)
+                    for (uint32_t sn0 = 0; sn0 < nc; sn0 += sw) {
+                        uint32_t smr = mr - sm0 < sh ? mr - sm0 : sh;
+                        uint32_t snc = nc - sn0 < sw ? nc - sn0 : sw, tiles = smr * snc;
+                        DST_ACQUIRE();
+                        if (q > 0) {
+                            cb_wait_front(CB_PART, tiles);
+                            for (uint32_t t = 0; t < tiles; t++)
+                                copy_tile(CB_PART, t, t);
+                            cb_pop_front(CB_PART, tiles);
+                        }
                         for (uint32_t k = 0; k < kk; k++)
                             for (uint32_t m = 0; m < smr; m++)
                                 for (uint32_t n = 0; n < snc; n++)
-                                    matmul_tiles(CB_A, CB_B, q * ablk + (sm0 + m) * kb + k,
-                                                 q * bblk + k * nb + sn0 + n, m * snc + n, tb);
+                                    matmul_tiles(CB_A, CB_B, (sm0 + m) * kb + k, k * nb + sn0 + n,
+                                                 m * snc + n, tb);
+                        if (q + 1 < kblocks) {
+                            DST_TO_PACK();
+                            cb_reserve_back(CB_PART, tiles);
+                            for (uint32_t t = 0; t < tiles; t++)
+                                pack_tile(t, CB_PART);
+                            cb_push_back(CB_PART, tiles);
+                            DST_RELEASE();
+                            continue;
+                        }
+                        if (bias) add_bias(r0 + sm0, smr, sn0, snc, nb, mt, mlast);
+                        finish_subblock(sm0, smr, sn0, snc, nc);
                     }
-                    if (bias) add_bias(r0 + sm0, smr, sn0, snc, nb, mt, mlast);
-                    finish_subblock(sm0, smr, sn0, snc, nc);
-                }
-            if (a_in) cb_wait_front(CB_A, kblocks * ablk);
-            if (b_in) cb_wait_front(CB_B, kblocks * bblk);
-            if (a_in) cb_pop_front(CB_A, kblocks * ablk);
-            if (b_in) cb_pop_front(CB_B, kblocks * bblk);
+                if (a_in) cb_pop_front(CB_A, mb * kb);
+                if (b_in) cb_pop_front(CB_B, kb * nb);
+            }
         }
         for (uint32_t q = 0; whole && q < kblocks; q++) {
             if (a_in) cb_wait_front(CB_A, mb * kb);
