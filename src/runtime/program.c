@@ -318,8 +318,14 @@ static lm_status kernel_place(rt_program *p, const char *name, const void *elf, 
         k->processor = proc;
         k->fp32_acc = proc == LM_PROC_COMPUTE && cfg->fp32_dest_acc_en;
         k->config = *cfg;
-        k->config.compile_args = NULL; /* the ELF embodies them */
+        /* The ELF embodies these; the caller's arrays do not outlive the
+         * call, so a snapshot (capture begun later) must not follow them. */
+        k->config.compile_args = NULL;
+        k->config.compile_arg_count = 0;
         k->config.defines = NULL;
+        k->config.define_count = 0;
+        k->config.named_compile_args = NULL;
+        k->config.named_compile_arg_count = 0;
         k->name = strdup(name);
         k->source = source ? strdup(source) : NULL;
         k->args = calloc(p->num_cores, sizeof *k->args);
