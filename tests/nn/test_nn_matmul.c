@@ -520,6 +520,55 @@ static void test_cache(void) {
     lmnn_tensor_free(c1), lmnn_tensor_free(c2), lmnn_tensor_free(c3), lmnn_tensor_free(c4);
 }
 
+/* A linear layer captured with Light Metal after its program was cached (the
+ * capture snapshots it, and a hit on unchanged buffers sets no arguments)
+ * replays on a fresh device to the same bits. */
+static void test_capture_replay(void) {
+    lm_device *dev = nn_dev();
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lmnn_shape sa = LMNN_SHAPE(64, 96), sw = LMNN_SHAPE(80, 96), sbias = LMNN_SHAPE(80);
+    float *x = nn_rand_floats(64 * 96, -1, 1, 1000), *w = nn_rand_floats(80 * 96, -1, 1, 1001);
+    float *bv = nn_rand_floats(80, -1, 1, 1002);
+    lmnn_tensor a, wt, bias, y0, y1, y2;
+    CHECK_OK(nn_upload(&sa, x, LMNN_BFLOAT16, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(&sw, w, LMNN_BFLOAT16, LMNN_TILE, &wt));
+    CHECK_OK(nn_upload(&sbias, bv, LMNN_BFLOAT16, LMNN_TILE, &bias));
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.transpose_b = true;
+    o.activation = LMNN_RELU;
+    CHECK_OK(lmnn_linear(a, wt, bias, &o, &y0));
+    CHECK_OK(lmnn_linear(a, wt, bias, &o, &y1)); /* cached, y1's address set */
+    CHECK_OK(lmnn_tensor_free(y0));
+    CHECK_OK(lm_finish(cq));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lmnn_linear(a, wt, bias, &o, &y2));
+    CHECK_OK(lmnn_capture_name(y2, "y"));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(y2, &info));
+    CHECK_OK(lm_capture_compare_to_capture(cq, info.buffer));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    uint64_t size;
+    CHECK_OK(lm_buffer_size(info.buffer, &size));
+    uint8_t *want = malloc(size), *got = malloc(size);
+    CHECK_OK(lm_enqueue_read_buffer(cq, info.buffer, want, true));
+    const void *data;
+    uint64_t bytes;
+    CHECK_OK(lm_binary_data(bin, &data, &bytes));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, bytes, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", got, size));
+    CHECK(!memcmp(got, want, size));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    free(x), free(w), free(bv), free(want), free(got);
+    lmnn_tensor ts[] = {a, wt, bias, y1, y2};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+}
+
 static void test_errors(void) {
     lm_device *dev = nn_dev();
     float x[64 * 64] = {0};
@@ -669,6 +718,7 @@ int main(void) {
     TEST_RUN(test_memory);
     TEST_RUN(test_cache);
     TEST_RUN(test_large);
+    TEST_RUN(test_capture_replay);
     TEST_RUN(test_errors);
     nn_dev_close();
     return test_summary();
