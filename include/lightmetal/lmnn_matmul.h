@@ -17,11 +17,13 @@
  *
  * How it runs: the output is cut into blocks of whole tiles that fit the
  * compute engine's dst registers (16 tiles, 8 with fp32 accumulation), each
- * accumulated over K in dst; the blocks are spread over a rectangle of cores,
- * each A row panel is read once per row of cores and multicast along it, each
- * B column panel read once per column of cores and multicast down it. The
- * bias, the activation and the packing to the output dtype follow the last K
- * step. The output's padding is zero whatever the activation or bias.
+ * accumulated over K in dst while K streams through in blocks; the blocks are
+ * spread over a rectangle of cores, each reading the A row panel and the B
+ * column panel its block needs (or, with `multicast`, one core of each row of
+ * cores reads the row's A panel and multicasts it along the row, one of each
+ * column the B panel down the column). The bias, the activation and the
+ * packing to the output dtype follow the last K step. The output's padding
+ * is zero whatever the activation or bias.
  *
  * Accuracy: every 32-long partial dot product is a chain of float32 fused
  * multiply-adds (lm_tile.h); with fp32 accumulation dst keeps float32 between
@@ -54,6 +56,13 @@ typedef struct lmnn_matmul_options {
      * for rank-1 operands. */
     bool transpose_a, transpose_b;
     lmnn_fp32_accumulate fp32_accumulate;
+    /* Share A and B panels between cores by NoC multicast (tt-metal's 2D
+     * multicast matmul) instead of each core reading its own. Off by
+     * default: on the simulator the cores then wait on one another, which
+     * costs more host time than the reads save (1024^3 with float32
+     * accumulation on 2 host threads: about 7% slower; 2048 x 1024 x 2048:
+     * about 25%). The results are the same bits either way. */
+    bool multicast;
     /* A unary op applied to the result before it is stored (LMNN_UNARY_INVALID,
      * zero: none), with its parameters (lmnn_unary_options' alpha and beta; NaN,
      * as lmnn_matmul_options_init sets them, means the op's default). */

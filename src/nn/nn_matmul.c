@@ -4,20 +4,19 @@
  * (its batch dims are all 1) the batch folds into the rows: one group of
  * batch * Mt tile rows; otherwise each output matrix is a group of Mt rows.
  * Groups are cut into block rows of Mb tiles, the columns into block columns
- * of Nb tiles. A block is one subblock of Sh x Sw tiles that fits dst (16
- * tiles, 8 with fp32 accumulation, one fewer with transpose_a, which needs a
- * spare), accumulated there over K blocks of kb tiles that stream through
- * double-buffered circular buffers; or, with 8 tiles of dst, two subblocks
- * side by side over the whole K, which then arrives at once and stays while
- * each subblock takes dst in turn.
+ * of Nb tiles; a block (Mb x Nb within dst: 16 tiles, 8 with fp32
+ * accumulation, one fewer with transpose_a, which needs a spare) accumulates
+ * in dst over K blocks of kb tiles that stream through double-buffered
+ * circular buffers.
  *
  * Block (i, j) goes to core (j % gx, i % gy) of a gx x gy rectangle at the
- * grid's origin, at step (i / gy, j / gx): every core walks the same steps, so
+ * grid's origin, at step (i / gy, j / gx). Each core reads the A and B blocks
+ * of its steps itself, or, with multicast, every core walks the same steps, so
  * a row of cores needs the same A block row at each step, read by one core of
  * the row and multicast to the others, and, when b is shared, a column of
  * cores the same B block column, multicast down it. The senders sit on the
  * diagonal (x = y % gx, y = x % gy) so that the reading spreads over the
- * grid. A core whose block falls past the edge at a step still takes part in
+ * grid; a core whose block falls past the edge at a step still takes part in
  * the multicasts its row or column needs.
  *
  * Each kernel gets the same runtime args (the geometry, ARG_*), set once per
@@ -50,9 +49,7 @@ enum {
     ARG_FLAGS,            /* MM_* */
     ARG_OUT_FMT,          /* lm_data_format of the output */
     ARG_SEM,              /* semaphores: a_ready, a_valid, b_ready, b_valid */
-    ARG_SH = ARG_SEM + 4, /* subblock (in dst at once): rows, columns */
-    ARG_SW,
-    ARG_ND, /* batch dims, then (out dim, a stride, b stride) each */
+    ARG_ND = ARG_SEM + 4, /* batch dims, then (out dim, a stride, b stride) each */
     ARG_DIMS,
     ARG_MAX = ARG_DIMS + 3 * (LMNN_MAX_DIMS - 2)
 };
@@ -76,7 +73,6 @@ enum {
 #define CB_ONES 3
 #define CB_BIAS 4
 #define CB_AT 5
-#define CB_PART 6
 #define CB_OUT 16
 
 /* Circular buffers may take this much of a core's L1. */
@@ -93,6 +89,7 @@ void lmnn_matmul_options_init(lmnn_matmul_options *opts) {
 typedef struct mm_plan {
     nn_tensor *a, *b, *bias;
     bool ta, tb; /* tile-level transposes (tb also for a rank-1 b) */
+    bool mcast;
     bool fp32;
     uint32_t m, n, mt, kt, nt;
     lmnn_shape out_shape;
@@ -205,7 +202,7 @@ static lm_status plan_shapes(const char *op, const char *an, const char *bn, mm_
 
 /* Block sizes, the core rectangle and the steps (see the top of the file). */
 typedef struct mm_geometry {
-    uint32_t rows, mbg, nbk, mbk, mb, nb, kb, sh, sw, gx, gy, si, sj;
+    uint32_t rows, mbg, nbk, mbk, mb, nb, kb, gx, gy, si, sj;
 } mm_geometry;
 
 static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *device,
@@ -216,29 +213,22 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     uint32_t cap = (p->fp32 ? 8 : 16) - (p->ta ? 1 : 0);
     g->rows = p->b_shared ? (uint32_t)p->matrices * p->mt : p->mt;
     uint32_t groups = p->b_shared ? 1 : (uint32_t)p->matrices;
-    /* The subblock in dst: as square as dst allows, then as tall (a B tile,
-     * slow to unpack as bfloat8_b weights, serves every row). */
-    uint32_t sw = 1;
-    while ((sw + 1) * (sw + 1) <= cap)
-        sw++;
-    if (sw > p->nt) sw = p->nt;
-    uint32_t sh = cap / sw < g->rows ? cap / sw : g->rows;
-    sw = cap / sh < p->nt ? cap / sh : p->nt;
-    g->sh = g->mb = sh;
-    g->sw = g->nb = sw;
-    /* A dst of 8 tiles: blocks of two subblocks side by side, which take dst
-     * in turn for each K block, their partial sums parked in float32 in
-     * between. The engine unpacks each A tile once for both, and each core's
-     * share of the multicasts doubles; measured on 1024^3 with float32
-     * accumulation, this beats single subblocks, and K in blocks beats the
-     * whole K at once (the circular buffers stay warm in the host's caches). */
-    if (!p->ta && sh * sw <= 8 && sw * 2 <= p->nt) g->nb = 2 * sw;
+    /* The block in dst: as square as dst allows, then as tall (a B tile,
+     * slow to unpack as bfloat8_b weights, serves every row). Measured on the
+     * simulator with an 8-tile dst: two such blocks side by side, taking dst
+     * in turn with their partial sums parked in float32 between K blocks,
+     * unpack a third fewer tiles but run no faster. */
+    uint32_t nb = 1;
+    while ((nb + 1) * (nb + 1) <= cap)
+        nb++;
+    if (nb > p->nt) nb = p->nt;
+    g->mb = cap / nb < g->rows ? cap / nb : g->rows;
+    g->nb = cap / g->mb < p->nt ? cap / g->mb : p->nt;
     uint32_t ta = (uint32_t)lm_tile_size(nn_tile_format(p->a->dtype));
     uint32_t tb = (uint32_t)lm_tile_size(nn_tile_format(p->b->dtype));
     /* The other circular buffers at their largest (blocks of at most 16
-     * tiles of at most 4 KiB): output (two blocks), activation, partial sums,
-     * ones, bias. */
-    uint64_t fixed = (2 * 16 + 16 + 16 + 1 + 2 * 16) * 4096;
+     * tiles of at most 4 KiB): output (two blocks), activation, ones, bias. */
+    uint64_t fixed = (2 * 16 + 16 + 1 + 2 * 16) * 4096;
     /* K blocks as long as the circular buffers fit, double-buffered. */
     g->kb = p->kt < 8 ? p->kt : 8;
     while (g->kb > 1 &&
@@ -271,15 +261,14 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     args[ARG_MB] = g->mb;
     args[ARG_NB] = g->nb;
     args[ARG_KB] = g->kb;
-    args[ARG_SH] = g->sh;
-    args[ARG_SW] = g->sw;
     args[ARG_GX] = g->gx;
     args[ARG_GY] = g->gy;
     args[ARG_SI] = g->si;
     args[ARG_SJ] = g->sj;
     args[ARG_MLAST] = p->m - 32 * (p->mt - 1);
     args[ARG_NLAST] = p->n - 32 * (p->nt - 1);
-    uint32_t flags = (g->gx > 1 ? MM_MCAST_A : 0) | (g->gy > 1 && p->b_shared ? MM_MCAST_B : 0) |
+    uint32_t flags = (p->mcast && g->gx > 1 ? MM_MCAST_A : 0) |
+                     (p->mcast && g->gy > 1 && p->b_shared ? MM_MCAST_B : 0) |
                      (p->bias ? MM_BIAS : 0) | (p->ta ? MM_TA : 0) | (p->tb ? MM_TB : 0) |
                      (p->a->memory.type == LM_BUFFER_DRAM ? MM_A_DRAM : 0) |
                      (p->b->memory.type == LM_BUFFER_DRAM ? MM_B_DRAM : 0) |
@@ -309,12 +298,9 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     lm_status st = nn_program_begin(op, device, prog);
     if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), 2 * mb * kb);
     if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), 2 * kb * nb);
-    if (!st && (g->sh < mb || g->sw < nb))
-        st = nn_program_cb(op, prog, CB_PART, LM_DATA_FORMAT_FLOAT32,
-                           (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), mb * nb);
     if (!st) st = nn_program_cb(op, prog, CB_OUT, fo, (uint32_t)lm_tile_size(fo), 2 * mb * nb);
     if (!st && p->act)
-        st = nn_program_cb(op, prog, CB_INTERM, facc, (uint32_t)lm_tile_size(facc), g->sh * g->sw);
+        st = nn_program_cb(op, prog, CB_INTERM, facc, (uint32_t)lm_tile_size(facc), mb * nb);
     if (!st && p->ta)
         st = nn_program_cb(op, prog, CB_AT, LM_DATA_FORMAT_FLOAT32,
                            (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), mb * kb);
@@ -423,6 +409,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     }
     p.ta = opts->transpose_a;
     p.tb = opts->transpose_b;
+    p.mcast = opts->multicast;
     if ((st = plan_shapes(op, an, bn, &p))) return st;
     lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : p.a->dtype;
     if (!nn_dtype_is_float(dtype))
@@ -451,7 +438,8 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     nn_key key;
     nn_key_init(&key, "matmul");
     nn_key_u32(&key, (uint32_t)p.ta | (uint32_t)p.tb << 1 | (uint32_t)p.fp32 << 2 |
-                         (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4);
+                         (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4 |
+                         (uint32_t)p.mcast << 5);
     nn_key_add(&key, p.chain, strlen(p.chain) + 1);
     nn_key_tensor(&key, p.a);
     nn_key_tensor(&key, p.b);

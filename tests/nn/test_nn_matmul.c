@@ -520,6 +520,47 @@ static void test_cache(void) {
     lmnn_tensor_free(c1), lmnn_tensor_free(c2), lmnn_tensor_free(c3), lmnn_tensor_free(c4);
 }
 
+/* Multicast of the A and B panels: the reference bounds, and the same bits
+ * as without (blocks accumulate in the same order either way). Covers both
+ * multicasts, A only (batched b), steps where a core only relays, transposes,
+ * bias and activation. */
+static void test_multicast(void) {
+    mm_case cs[] = {
+        mk("mcast [512,1024]x[1024,768]", LMNN_SHAPE(512, 1024), LMNN_SHAPE(1024, 768),
+           LMNN_BFLOAT16),
+        mk("mcast [512,1024]x[1024,768] fp32 acc", LMNN_SHAPE(512, 1024), LMNN_SHAPE(1024, 768),
+           LMNN_BFLOAT16),
+        mk("mcast [1150,64]x[64,1130]", LMNN_SHAPE(1150, 64), LMNN_SHAPE(64, 1130), LMNN_BFLOAT16),
+        mk("mcast [2,1,33,40]x[1,4,40,17]", LMNN_SHAPE(2, 1, 33, 40), LMNN_SHAPE(1, 4, 40, 17),
+           LMNN_FLOAT32),
+        mk("mcast [2,3,200,90] x [300,90]^T", LMNN_SHAPE(2, 3, 200, 90), LMNN_SHAPE(300, 90),
+           LMNN_BFLOAT16),
+        mk("mcast [300,200]^T x [300,260]", LMNN_SHAPE(300, 200), LMNN_SHAPE(300, 260),
+           LMNN_FLOAT32),
+        mk("mcast linear gelu [100,300]x[300,230]", LMNN_SHAPE(100, 300), LMNN_SHAPE(300, 230),
+           LMNN_FLOAT32),
+    };
+    cs[1].o.fp32_accumulate = LMNN_FP32_ACC_ON;
+    cs[4].o.transpose_b = true;
+    cs[5].o.transpose_a = true;
+    cs[6].linear = true;
+    cs[6].o.activation = LMNN_GELU_TANH;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        lmnn_tensor with, without;
+        cs[i].o.multicast = true;
+        run_case(&cs[i], 650 + i, &with);
+        cs[i].o.multicast = false;
+        run_case(&cs[i], 650 + i, &without);
+        float *y1 = nn_download(with), *y2 = nn_download(without);
+        size_t n;
+        CHECK_OK(lmnn_tensor_host_size(with, &n));
+        CHECK(y1 && y2 && !memcmp(y1, y2, n));
+        free(y1), free(y2);
+        lmnn_tensor_free(with);
+        lmnn_tensor_free(without);
+    }
+}
+
 /* A linear layer captured with Light Metal after its program was cached (the
  * capture snapshots it, and a hit on unchanged buffers sets no arguments)
  * replays on a fresh device to the same bits. */
@@ -718,6 +759,7 @@ int main(void) {
     TEST_RUN(test_memory);
     TEST_RUN(test_cache);
     TEST_RUN(test_large);
+    TEST_RUN(test_multicast);
     TEST_RUN(test_capture_replay);
     TEST_RUN(test_errors);
     nn_dev_close();

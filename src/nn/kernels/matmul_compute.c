@@ -4,9 +4,7 @@
  * buffer 1, B blocks (kb x Nb tiles, [k][n]) in circular buffer 2. Then the
  * bias (ones x bias tile: circular buffers 3 and 4), the activation, and the
  * block packed into circular buffer 16 (always Mb x Nb pages pushed, the
- * block's own tiles first, [m][n] with its width). A block larger than dst
- * is done in subblocks of Sh x Sw tiles, one after the other for each K
- * block, their partial sums kept in circular buffer 6 in between.
+ * block's own tiles first, [m][n] with its width).
  *
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
@@ -23,7 +21,6 @@
 #define CB_ONES 3
 #define CB_BIAS 4
 #define CB_AT 5
-#define CB_PART 6
 #define CB_OUT 16
 
 #ifdef NN_MM_TA
@@ -38,45 +35,45 @@
 #define CB_AM CB_A
 #endif
 
-/* The subblock in dst (smr x snc tiles, the first at row sm0 and column sn0
- * of an output block nc tiles wide), through the activation, to its place
- * in the output block; releases dst. */
-static void finish_subblock(uint32_t sm0, uint32_t smr, uint32_t sn0, uint32_t snc, uint32_t nc) {
+/* The block in dst (mr x nc tiles), through the activation, to its place in
+ * circular buffer 16; releases dst. */
+static void finish_block(uint32_t mr, uint32_t nc) {
     DST_TO_PACK();
 #ifdef NN_MM_ACT
-    cb_reserve_back(CB_INTERM, smr * snc);
-    for (uint32_t t = 0; t < smr * snc; t++)
+    cb_reserve_back(CB_INTERM, mr * nc);
+    for (uint32_t t = 0; t < mr * nc; t++)
         pack_tile(t, CB_INTERM);
-    cb_push_back(CB_INTERM, smr * snc);
+    cb_push_back(CB_INTERM, mr * nc);
     DST_RELEASE();
-    for (uint32_t t = 0; t < smr * snc; t++) {
+    for (uint32_t t = 0; t < mr * nc; t++) {
         cb_wait_front(CB_INTERM, 1);
         DST_ACQUIRE();
         copy_tile(CB_INTERM, 0, 0);
         NN_MM_ACT;
         DST_TO_PACK();
-        pack_tile_at(0, CB_OUT, (sm0 + t / snc) * nc + sn0 + t % snc);
+        pack_tile(0, CB_OUT);
         DST_RELEASE();
         cb_pop_front(CB_INTERM, 1);
     }
 #else
-    for (uint32_t t = 0; t < smr * snc; t++)
-        pack_tile_at(t, CB_OUT, (sm0 + t / snc) * nc + sn0 + t % snc);
+    for (uint32_t t = 0; t < mr * nc; t++)
+        pack_tile(t, CB_OUT);
     DST_RELEASE();
 #endif
 }
 
-/* dst += ones x bias for the subblock whose first row is r: row 0 of the bias
+/* dst += ones x bias for the block whose first row is r: row 0 of the bias
  * tile added to every row the ones tile has a 1 in (tile 1 has them in the
  * valid rows of a matrix's last tile row only, so the padding stays zero). */
-static void add_bias(uint32_t r, uint32_t smr, uint32_t sn0, uint32_t snc, uint32_t nb, uint32_t mt,
+static void add_bias(uint32_t r, uint32_t mr, uint32_t nc, uint32_t nb, uint32_t mt,
                      uint32_t mlast) {
     cb_wait_front(CB_BIAS, nb);
-    for (uint32_t m = 0; m < smr; m++) {
+    for (uint32_t m = 0; m < mr; m++) {
         uint32_t ones = (r + m) % mt == mt - 1 && mlast < 32;
-        for (uint32_t n = 0; n < snc; n++)
-            matmul_tiles(CB_ONES, CB_BIAS, ones, sn0 + n, m * snc + n, 0);
+        for (uint32_t n = 0; n < nc; n++)
+            matmul_tiles(CB_ONES, CB_BIAS, ones, n, m * nc + n, 0);
     }
+    cb_pop_front(CB_BIAS, nb);
 }
 
 void kernel_main(void) {
@@ -85,12 +82,8 @@ void kernel_main(void) {
     uint32_t mb = get_arg_val(7), nb = get_arg_val(8), kb = get_arg_val(9);
     uint32_t gx = get_arg_val(10), gy = get_arg_val(11), si = get_arg_val(12);
     uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
-    uint32_t sh = get_arg_val(22), sw = get_arg_val(23);
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
     uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
-    /* One subblock: dst holds it across the K blocks. Several: each takes
-     * dst in turn for each K block. */
-    bool whole = sh >= mb && sw >= nb;
     mm_init(CB_A, CB_B, CB_OUT);
     if (bias) cb_wait_front(CB_ONES, 2);
     for (uint32_t s = 0; s < si * sj; s++) {
@@ -106,47 +99,7 @@ void kernel_main(void) {
             nc = nt - j * nb < nb ? nt - j * nb : nb;
             cb_reserve_back(CB_OUT, mb * nb);
         }
-        if (!whole) {
-            /* Several subblocks, each in dst in turn over each K block: a
-             * subblock's partial sums go to circular buffer 6 (float32, so
-             * exactly) between K blocks and come back for the next. */
-            for (uint32_t q = 0; q < kblocks; q++) {
-                if (a_in) cb_wait_front(CB_A, mb * kb);
-                if (b_in) cb_wait_front(CB_B, kb * nb);
-                uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
-                for (uint32_t sm0 = 0; work && sm0 < mr; sm0 += sh)
-                    for (uint32_t sn0 = 0; sn0 < nc; sn0 += sw) {
-                        uint32_t smr = mr - sm0 < sh ? mr - sm0 : sh;
-                        uint32_t snc = nc - sn0 < sw ? nc - sn0 : sw, tiles = smr * snc;
-                        DST_ACQUIRE();
-                        if (q > 0) {
-                            cb_wait_front(CB_PART, tiles);
-                            for (uint32_t t = 0; t < tiles; t++)
-                                copy_tile(CB_PART, t, t);
-                            cb_pop_front(CB_PART, tiles);
-                        }
-                        for (uint32_t k = 0; k < kk; k++)
-                            for (uint32_t m = 0; m < smr; m++)
-                                for (uint32_t n = 0; n < snc; n++)
-                                    matmul_tiles(CB_A, CB_B, (sm0 + m) * kb + k, k * nb + sn0 + n,
-                                                 m * snc + n, tb);
-                        if (q + 1 < kblocks) {
-                            DST_TO_PACK();
-                            cb_reserve_back(CB_PART, tiles);
-                            for (uint32_t t = 0; t < tiles; t++)
-                                pack_tile(t, CB_PART);
-                            cb_push_back(CB_PART, tiles);
-                            DST_RELEASE();
-                            continue;
-                        }
-                        if (bias) add_bias(r0 + sm0, smr, sn0, snc, nb, mt, mlast);
-                        finish_subblock(sm0, smr, sn0, snc, nc);
-                    }
-                if (a_in) cb_pop_front(CB_A, mb * kb);
-                if (b_in) cb_pop_front(CB_B, kb * nb);
-            }
-        }
-        for (uint32_t q = 0; whole && q < kblocks; q++) {
+        for (uint32_t q = 0; q < kblocks; q++) {
             if (a_in) cb_wait_front(CB_A, mb * kb);
             if (b_in) cb_wait_front(CB_B, kb * nb);
             if (work) {
@@ -170,8 +123,8 @@ void kernel_main(void) {
                         for (uint32_t n = 0; n < nc; n++)
                             matmul_tiles(CB_AM, CB_B, m * kb + k, k * nb + n, m * nc + n, tb);
                 if (last) {
-                    if (bias) add_bias(r0, mr, 0, nc, nb, mt, mlast);
-                    finish_subblock(0, mr, 0, nc, nc);
+                    if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
+                    finish_block(mr, nc);
                 }
 #ifdef NN_MM_TA
                 cb_pop_front(CB_AT, mb * kb);
@@ -180,9 +133,7 @@ void kernel_main(void) {
             if (a_in) cb_pop_front(CB_A, mb * kb);
             if (b_in) cb_pop_front(CB_B, kb * nb);
         }
-        if (!work) continue;
-        if (bias) cb_pop_front(CB_BIAS, nb);
-        cb_push_back(CB_OUT, mb * nb);
+        if (work) cb_push_back(CB_OUT, mb * nb);
     }
     if (bias) cb_pop_front(CB_ONES, 2);
 }

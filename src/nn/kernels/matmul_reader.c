@@ -16,10 +16,10 @@
 /* a's matrix for output matrix `ob` (NumPy broadcasting over the batch dims
  * in the args: count, then (out dim, a stride, b stride) each). */
 static uint32_t a_batch(uint32_t ob) {
-    uint32_t nd = get_arg_val(24), ab = 0;
+    uint32_t nd = get_arg_val(22), ab = 0;
     for (uint32_t d = nd; d-- > 0;) {
-        uint32_t od = get_arg_val(25 + 3 * d);
-        ab += ob % od * get_arg_val(26 + 3 * d);
+        uint32_t od = get_arg_val(23 + 3 * d);
+        ab += ob % od * get_arg_val(24 + 3 * d);
         ob /= od;
     }
     return ab;

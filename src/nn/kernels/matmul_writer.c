@@ -17,10 +17,10 @@
 
 /* b's matrix for output matrix `ob` (see matmul_reader.c). */
 static uint32_t b_batch(uint32_t ob) {
-    uint32_t nd = get_arg_val(24), bb = 0;
+    uint32_t nd = get_arg_val(22), bb = 0;
     for (uint32_t d = nd; d-- > 0;) {
-        uint32_t od = get_arg_val(25 + 3 * d);
-        bb += ob % od * get_arg_val(27 + 3 * d);
+        uint32_t od = get_arg_val(23 + 3 * d);
+        bb += ob % od * get_arg_val(25 + 3 * d);
         ob /= od;
     }
     return bb;
