@@ -65,6 +65,7 @@ enum {
     MM_OUT_DRAM = 128,
     MM_BIAS_DRAM = 256,
     MM_ZERO_PAD = 512,
+    MM_KEEP_A = 1024, /* A's K blocks stay for a core's steps along a row of blocks */
 };
 
 #define CB_INTERM 0
@@ -203,6 +204,7 @@ static lm_status plan_shapes(const char *op, const char *an, const char *bn, mm_
 /* Block sizes, the core rectangle and the steps (see the top of the file). */
 typedef struct mm_geometry {
     uint32_t rows, mbg, nbk, mbk, mb, nb, kb, gx, gy, si, sj;
+    bool keep_a;
 } mm_geometry;
 
 static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *device,
@@ -242,6 +244,13 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     g->gx = g->nbk < info.grid_x ? g->nbk : info.grid_x;
     g->si = (g->mbk + g->gy - 1) / g->gy;
     g->sj = (g->nbk + g->gx - 1) / g->gx;
+    /* A core with several steps along a row of blocks reads their A row
+     * panel once and keeps it, when it fits (not with multicast, whose rows
+     * of cores move in step; not with transpose_a). */
+    uint32_t kblocks = (p->kt + g->kb - 1) / g->kb;
+    g->keep_a =
+        !p->mcast && !p->ta && g->sj > 1 &&
+        fixed + (uint64_t)kblocks * g->kb * g->mb * ta + 2 * g->kb * g->nb * tb <= CB_BUDGET;
     return LM_OK;
 }
 
@@ -274,7 +283,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                      (p->b->memory.type == LM_BUFFER_DRAM ? MM_B_DRAM : 0) |
                      (o->memory.type == LM_BUFFER_DRAM ? MM_OUT_DRAM : 0) |
                      (p->bias && p->bias->memory.type == LM_BUFFER_DRAM ? MM_BIAS_DRAM : 0) |
-                     (p->m % 32 || p->n % 32 ? MM_ZERO_PAD : 0);
+                     (p->m % 32 || p->n % 32 ? MM_ZERO_PAD : 0) | (g->keep_a ? MM_KEEP_A : 0);
     args[ARG_FLAGS] = flags;
     args[ARG_OUT_FMT] = (uint32_t)fo;
     args[ARG_ND] = p->nd;
@@ -296,7 +305,8 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     uint32_t mb = g->mb, nb = g->nb, kb = g->kb;
     prog->cores = lm_core_range_set_of(0, 0, g->gx - 1, g->gy - 1);
     lm_status st = nn_program_begin(op, device, prog);
-    if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), 2 * mb * kb);
+    uint32_t a_pages = g->keep_a ? (p->kt + kb - 1) / kb * mb * kb : 2 * mb * kb;
+    if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), a_pages);
     if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), 2 * kb * nb);
     if (!st) st = nn_program_cb(op, prog, CB_OUT, fo, (uint32_t)lm_tile_size(fo), 2 * mb * nb);
     if (!st && p->act)

@@ -6,6 +6,9 @@
  * block packed into circular buffer 16 (always Mb x Nb pages pushed, the
  * block's own tiles first, [m][n] with its width).
  *
+ * With flags & 1024 (keep), A's K blocks stay for all of a core's steps
+ * along one row of blocks (they come once).
+ *
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
  * NN_MM_TA (a define): A tiles arrive as stored (a transposed); each is
@@ -83,7 +86,8 @@ void kernel_main(void) {
     uint32_t gx = get_arg_val(10), gy = get_arg_val(11), si = get_arg_val(12);
     uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
-    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
+    bool keep = flags & 1024;
+    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
     mm_init(CB_A, CB_B, CB_OUT);
     if (bias) cb_wait_front(CB_ONES, 2);
     for (uint32_t s = 0; s < si * sj; s++) {
@@ -99,8 +103,14 @@ void kernel_main(void) {
             nc = nt - j * nb < nb ? nt - j * nb : nb;
             cb_reserve_back(CB_OUT, mb * nb);
         }
-        for (uint32_t q = 0; q < kblocks; q++) {
-            if (a_in) cb_wait_front(CB_A, mb * kb);
+        /* With `keep`, a core's steps along a row of blocks share A: its K
+         * blocks come once, at the row's first step, and stay until the
+         * last (each waited for as it comes, at the first). */
+        bool a_first = !keep || jj == 0;
+        bool a_last = !keep || jj + 1 == sj || x + gx * (jj + 1) >= nbk;
+        uint32_t a0 = 0; /* where the K block's A tiles start */
+        for (uint32_t q = 0; q < kblocks; q++, a0 += keep ? ablk : 0) {
+            if (a_in && a_first) cb_wait_front(CB_A, keep ? a0 + ablk : ablk);
             if (b_in) cb_wait_front(CB_B, kb * nb);
             if (work) {
                 uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
@@ -121,7 +131,7 @@ void kernel_main(void) {
                 for (uint32_t k = 0; k < kk; k++)
                     for (uint32_t m = 0; m < mr; m++)
                         for (uint32_t n = 0; n < nc; n++)
-                            matmul_tiles(CB_AM, CB_B, m * kb + k, k * nb + n, m * nc + n, tb);
+                            matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n, tb);
                 if (last) {
                     if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
                     finish_block(mr, nc);
@@ -130,9 +140,10 @@ void kernel_main(void) {
                 cb_pop_front(CB_AT, mb * kb);
 #endif
             }
-            if (a_in) cb_pop_front(CB_A, mb * kb);
+            if (a_in && !keep) cb_pop_front(CB_A, ablk);
             if (b_in) cb_pop_front(CB_B, kb * nb);
         }
+        if (a_in && keep && a_last) cb_pop_front(CB_A, kblocks * ablk);
         if (work) cb_push_back(CB_OUT, mb * nb);
     }
     if (bias) cb_pop_front(CB_ONES, 2);

@@ -8,6 +8,9 @@
  * receivers that have room, a_valid tells them the block arrived. Otherwise
  * each core reads its own.
  *
+ * With flags & 1024 (keep, never with multicast), a core's steps along one
+ * row of blocks share the A blocks, read at the first.
+ *
  * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
 #include "dataflow_api.h"
 
@@ -31,7 +34,7 @@ void kernel_main(void) {
     uint32_t mb = get_arg_val(7), kb = get_arg_val(9), gx = get_arg_val(10);
     uint32_t gy = get_arg_val(11), si = get_arg_val(12), sj = get_arg_val(13);
     uint32_t flags = get_arg_val(16);
-    bool mcast = flags & 1, ta = flags & 8;
+    bool mcast = flags & 1, ta = flags & 8, keep = flags & 1024;
     uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
     uint32_t tile = get_tile_size(CB_A), block = mb * kb;
     InterleavedAddrGenFast a = {
@@ -49,6 +52,7 @@ void kernel_main(void) {
     for (uint32_t s = 0; s < si * sj; s++) {
         uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
         if (!(i < mbk && (mcast ? gx * jj < nbk : j < nbk))) continue;
+        if (keep && jj > 0) continue; /* the row's A blocks are still there */
         uint32_t g = i / mbg, bi = i % mbg, r0 = g * rows + bi * mb;
         uint32_t mr = rows - bi * mb < mb ? rows - bi * mb : mb;
         bool receiver = mcast && x != sx;
