@@ -15,8 +15,9 @@
  *                          sigmoid), plus 2 float32 ulps and the output
  *                          rounding
  * Inputs are compared as stored (downloaded back), so bfloat16 and bfloat8_b
- * rounding of the operands is not counted as error. Each case prints its PCC
- * and largest absolute and relative errors. */
+ * rounding of the operands is not counted as error. Each case prints its PCC,
+ * largest absolute and relative errors (relative to max(|w|, 1e-3), so
+ * cancellation shows as large) and largest |err| / S. */
 #include <string.h>
 
 #include "nn_test.h"
@@ -197,9 +198,10 @@ static void run_case(const mm_case *c, uint64_t seed, lmnn_tensor *out_t) {
                                     : c->as.dims[ar - 1];
     bound bd = bound_of(c, out, (k + 31) / 32);
     size_t bad = 0, worst = 0;
-    double worst_excess = 0;
+    double worst_excess = 0, err_s = 0; /* largest |err| / S */
     for (size_t i = 0; i < r.n; i++) {
         double err = fabs(got[i] - r.want[i]);
+        if (r.sabs[i] > 0 && err / r.sabs[i] > err_s) err_s = err / r.sabs[i];
         double tol = bd.s * r.sabs[i] + bd.w * fabs(r.want[i]) + bd.abs;
         if (!(err <= tol)) {
             if (!bad || err - tol > worst_excess) worst_excess = err - tol, worst = i;
@@ -207,8 +209,8 @@ static void run_case(const mm_case *c, uint64_t seed, lmnn_tensor *out_t) {
         }
     }
     nn_err e = nn_compare(got, r.want, r.n, 1e-3);
-    printf("  %-34s %-9s -> %-9s pcc %.7f max_abs %.3g max_rel %.3g\n", c->name,
-           lmnn_dtype_name(c->adt), lmnn_dtype_name(out), e.pcc, e.max_abs, e.max_rel);
+    printf("  %-34s %-9s -> %-9s pcc %.7f max_abs %.3g max_rel %.3g max_err/S %.3g\n", c->name,
+           lmnn_dtype_name(c->adt), lmnn_dtype_name(out), e.pcc, e.max_abs, e.max_rel, err_s);
     if (bad) {
         char m[256];
         snprintf(m, sizeof m,
