@@ -16,5 +16,6 @@
 #include "lightmetal/lmnn_binary.h"
 #include "lightmetal/lmnn_reduce.h"
 #include "lightmetal/lmnn_norm.h"
+#include "lightmetal/lmnn_matmul.h"
 
 #endif

@@ -199,3 +199,12 @@ lm_status lmnn_program_cache_clear(lm_device *device) {
     pthread_mutex_unlock(&states_mutex);
     return LM_OK;
 }
+
+nn_program *nn_cache_entry(lm_device *device, size_t index) {
+    nn_program *found = NULL;
+    pthread_mutex_lock(&states_mutex);
+    device_state *s = find_state(device);
+    if (s && index < s->count) found = &s->entries[index].program;
+    pthread_mutex_unlock(&states_mutex);
+    return found;
+}

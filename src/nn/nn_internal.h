@@ -120,6 +120,11 @@ nn_program *nn_cache_find(lm_device *device, const nn_key *key);
 lm_status nn_cache_add(const char *op, lm_device *device, const nn_key *key, nn_program *program,
                        nn_program **out);
 
+/* The program of the cache's entry `index` (in the order they were added) on
+ * `device`, or NULL: for benchmarks that time a cached program's bare
+ * launch against the op that launches it. */
+nn_program *nn_cache_entry(lm_device *device, size_t index);
+
 /* ---- building programs ---- */
 
 /* An embedded kernel source by file name ("unary_compute.c"); NULL if none. */
@@ -184,7 +189,7 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
  * be nonzero (the padding then needs zeroing). Errors "<op>: <arg>: ..." for
  * an unknown op, one the engine lacks, or min > max for clamp/hardtanh. */
 lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
-                         double beta, char *chain, size_t size, bool *nonzero_at_zero);
+                         double beta, char *chain, size_t size, bool *out_nonzero_at_zero);
 
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. */

@@ -22,12 +22,10 @@ static lmnn_dtype rm_dtype_of(lmnn_dtype dtype) {
 static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_tensor *out) {
     const nn_tensor *rm = untilize ? out : in, *tl = untilize ? in : out;
     nn_tiles g = nn_tiles_of(&in->shape);
-    /* Blocks of equal size (a divisor of wt): the circular buffers hold two
-     * blocks, and a block of another size would wrap around their end. */
+    /* The last unit of a row may be narrower; the kernels still move a full
+     * unit's pages for it, so no unit wraps around the circular buffers. */
     uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
-    while (g.wt % block)
-        block--;
-    uint32_t nb = g.wt / block;
+    uint32_t nb = (g.wt + block - 1) / block;
     nn_key key;
     nn_key_init(&key, untilize ? "untilize" : "tilize");
     nn_key_tensor(&key, in);
@@ -38,17 +36,33 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         nn_split split;
         nn_program p = {0};
         uint32_t esize = nn_rm_elem_size(rm->dtype);
-        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
-                           esize, g.h, g.w, g.ht, g.wt, block};
+        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM,
+                           out->memory.type == LM_BUFFER_DRAM,
+                           esize,
+                           g.h,
+                           g.w,
+                           g.ht,
+                           g.wt,
+                           block};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
         lm_kernel_define def = {"NN_UNTILIZE", NULL};
         nn_kernel_spec reader = {untilize ? "untilize_reader.c" : "tilize_reader.c",
-                                 LM_PROCESSOR_DM0, args, 8, NULL, 0, false};
-        nn_kernel_spec compute = {"tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def,
-                                  untilize, false};
+                                 LM_PROCESSOR_DM0,
+                                 args,
+                                 8,
+                                 NULL,
+                                 0,
+                                 false};
+        nn_kernel_spec compute = {
+            "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def, untilize, false};
         nn_kernel_spec writer = {untilize ? "untilize_writer.c" : "tilize_writer.c",
-                                 LM_PROCESSOR_DM1, args, 8, NULL, 0, false};
+                                 LM_PROCESSOR_DM1,
+                                 args,
+                                 8,
+                                 NULL,
+                                 0,
+                                 false};
         st = nn_split_work(op, in->device, (uint64_t)g.batch * g.ht * nb, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
@@ -100,7 +114,9 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
     if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
     if (!shape || !data || !out_tensor)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
-                       !shape ? "shape" : !data ? "data" : "out_tensor");
+                       !shape  ? "shape"
+                       : !data ? "data"
+                               : "out_tensor");
     lm_status st = check_options(op, opts);
     if (st) return st;
     uint64_t volume = lmnn_shape_volume(shape);
@@ -232,7 +248,8 @@ lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_t
         return nn_fail(LM_ERR_UNSUPPORTED, op,
                        "%s to %s: only conversions between float dtypes are implemented",
                        lmnn_dtype_name(t->dtype), lmnn_dtype_name(dtype));
-    if (t->layout == LMNN_TILE) return nn_unary_map(op, t, dtype, &t->memory, "", false, out_tensor);
+    if (t->layout == LMNN_TILE)
+        return nn_unary_map(op, t, dtype, &t->memory, "", false, out_tensor);
     if (dtype == LMNN_BFLOAT8_B)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "bfloat8_b exists in tile layout only (the tensor is row-major)");
@@ -261,7 +278,10 @@ static uint32_t value_bits(lmnn_dtype dtype, double v) {
         return (uint32_t)h << 16;
     }
     case LMNN_INT32:
-        return isnan(v) ? 0 : v >= 2147483647.0 ? 0x7fffffffu : v <= -2147483648.0 ? 0x80000000u : (uint32_t)(int32_t)v;
+        return isnan(v)             ? 0
+               : v >= 2147483647.0  ? 0x7fffffffu
+               : v <= -2147483648.0 ? 0x80000000u
+                                    : (uint32_t)(int32_t)v;
     case LMNN_UINT32:
         return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
     case LMNN_UINT16:

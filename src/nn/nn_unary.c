@@ -133,7 +133,7 @@ static void expand_chain(const char *chain, double alpha, double beta, char *out
     "mul_binary_tile(0, 1, 0)"
 
 lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
-                         double beta, char *chain, size_t size, bool *nonzero_at_zero) {
+                         double beta, char *chain, size_t size, bool *out_nonzero_at_zero) {
     if (uop <= LMNN_UNARY_INVALID || uop >= LMNN_UNARY_OP_COUNT_)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: unknown unary op %d", arg, (int)uop);
     const unary_def *d = &defs[uop];
@@ -147,10 +147,10 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
         return nn_fail(LM_ERR_UNSUPPORTED, op, "%s: %s cannot be fused after other math yet", arg,
                        d->name);
     if ((uop == LMNN_CLAMP || uop == LMNN_HARDTANH) && !(alpha <= beta))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: min %g is greater than max %g", arg, alpha,
-                       beta);
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: %s min %g is greater than max %g", arg,
+                       d->name, alpha, beta);
     expand_chain(c, alpha, beta, chain, size);
-    *nonzero_at_zero = d->nonzero_at_zero;
+    *out_nonzero_at_zero = d->nonzero_at_zero;
     return LM_OK;
 }
 

@@ -482,9 +482,13 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
                          regs_state_name[c->regs]);
         return tilize_block(c, cbs, h, a[0], a[1], a[2], a[3]);
     }
-    char name[48];
-    sim_compute_call_name(h, call, name, sizeof name);
-    if (!need_math(c, h, name, &res)) return res;
+    if (c->regs != REGS_ACQUIRED && c->regs != REGS_FULL) {
+        /* Named only here: formatting it on every call cost more than some
+         * of the operations. */
+        char name[48];
+        sim_compute_call_name(h, call, name, sizeof name);
+        if (!need_math(c, h, name, &res)) return res;
+    }
     switch (call) {
     case LM_ECALL_COPY_TILE:
         if (!(x = unpack(c, cbs, h, a[0], a[1], &raw, "copy_tile", &res, NULL))) return res;

@@ -681,7 +681,18 @@ static void run_core(launch *ln, sim_core *c) {
         /* Nothing moved: park unless another core wrote here meanwhile. */
         pthread_mutex_lock(&ln->mutex);
         bool park = atomic_load(&c->wakes) == wakes_seen;
-        if (park) atomic_store(&c->state, CORE_PARKED);
+        if (park) {
+            atomic_store(&c->state, CORE_PARKED);
+            /* wake() reads the state without the lock, after counting: one that
+             * counted after the load above and read the state before the store
+             * left the core parked. Looking at the count again after the store
+             * catches it (sequentially consistent: one of the two sees the
+             * other). */
+            if (atomic_load(&c->wakes) != wakes_seen) {
+                atomic_store(&c->state, CORE_READY);
+                park = false;
+            }
+        }
         pthread_mutex_unlock(&ln->mutex);
         if (park) return;
     }

@@ -586,7 +586,7 @@ static void test_errors(void) {
     o.activation_alpha = 2;
     o.activation_beta = 1;
     CHECK_FAILS(lmnn_binary_scalar(LMNN_BINARY_MUL, a, 2, &o, &c), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_mul_scalar: activation: min 2 is greater than max 1");
+                "lmnn_mul_scalar: activation: clamp min 2 is greater than max 1");
 
     /* Ops not wired up yet name the call they need. */
     CHECK_FAILS(lmnn_pow(a, a, &c), LM_ERR_UNSUPPORTED,

@@ -10,6 +10,9 @@ void kernel_main(void) {
     uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
     uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
     uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
+    /* Every unit moves `room` pages, however many it fills, so no unit
+     * wraps around the end of a circular buffer (2 * room pages). */
+    uint32_t room = block < wt ? block : wt;
     InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
                                  .page_size = w * esize,
                                  .is_dram = get_compile_time_arg_val(0)};
@@ -17,7 +20,7 @@ void kernel_main(void) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
-        cb_reserve_back(0, rb.tiles);
+        cb_reserve_back(0, room);
         uint32_t base = get_write_ptr(0);
         for (uint32_t r = 0; r < 32; r++) {
             uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
@@ -30,6 +33,6 @@ void kernel_main(void) {
             }
         }
         noc_async_read_barrier();
-        cb_push_back(0, rb.tiles);
+        cb_push_back(0, room);
     }
 }

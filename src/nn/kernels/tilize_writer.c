@@ -7,17 +7,20 @@ void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
     uint32_t ht = get_compile_time_arg_val(5), wt = get_compile_time_arg_val(6);
     uint32_t block = get_compile_time_arg_val(7);
+    /* Every unit moves `room` pages, however many it fills, so no unit
+     * wraps around the end of a circular buffer (2 * room pages). */
+    uint32_t room = block < wt ? block : wt;
     uint32_t tile = get_tile_size(16);
     InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(1),
                                   .page_size = tile,
                                   .is_dram = get_compile_time_arg_val(1)};
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
-        cb_wait_front(16, rb.tiles);
+        cb_wait_front(16, room);
         uint32_t src = get_read_ptr(16);
         for (uint32_t i = 0; i < rb.tiles; i++)
             noc_async_write_tile(rb.first_tile + i, &out, src + i * tile);
         noc_async_write_barrier();
-        cb_pop_front(16, rb.tiles);
+        cb_pop_front(16, room);
     }
 }

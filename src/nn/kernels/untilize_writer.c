@@ -8,6 +8,9 @@ void kernel_main(void) {
     uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
     uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
     uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
+    /* Every unit moves `room` pages, however many it fills, so no unit
+     * wraps around the end of a circular buffer (2 * room pages). */
+    uint32_t room = block < wt ? block : wt;
     InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(1),
                                   .page_size = w * esize,
                                   .is_dram = get_compile_time_arg_val(1)};
@@ -15,13 +18,13 @@ void kernel_main(void) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
-        cb_wait_front(16, rb.tiles);
+        cb_wait_front(16, room);
         uint32_t src = get_read_ptr(16);
         for (uint32_t r = 0; r < 32 && rb.tr * 32 + r < h; r++)
             noc_async_write(src + r * width * esize,
                             get_noc_addr_interleaved(rb.b * h + rb.tr * 32 + r, &out, col0 * esize),
                             valid * esize);
         noc_async_write_barrier();
-        cb_pop_front(16, rb.tiles);
+        cb_pop_front(16, room);
     }
 }

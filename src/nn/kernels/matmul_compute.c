@@ -1,0 +1,150 @@
+/* Matmul, compute: for each step's output block (up to Mb x Nb tiles, in dst
+ * for the whole K), dst[m][n] += A[m][k] x B[k][n] over the K blocks that
+ * the data movement kernels push: A blocks (Mb x kb tiles, [m][k]) in circular
+ * buffer 1, B blocks (kb x Nb tiles, [k][n]) in circular buffer 2. Then the
+ * bias (ones x bias tile: circular buffers 3 and 4), the activation, and the
+ * block packed into circular buffer 16 (always Mb x Nb pages pushed, the
+ * block's own tiles first, [m][n] with its width).
+ *
+ * With flags & 1024 (keep), A's K blocks stay for all of a core's steps
+ * along one row of blocks (they come once).
+ *
+ * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
+ * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
+ * NN_MM_TA (a define): A tiles arrive as stored (a transposed); each is
+ * transposed through the spare dst register Mb * Nb into circular buffer 5
+ * first (under acquire_dst, which lets math and packs interleave).
+ *
+ * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
+#include "compute_kernel_api.h"
+
+#define CB_INTERM 0
+#define CB_A 1
+#define CB_B 2
+#define CB_ONES 3
+#define CB_BIAS 4
+#define CB_AT 5
+#define CB_OUT 16
+
+#ifdef NN_MM_TA
+#define DST_ACQUIRE() acquire_dst()
+#define DST_TO_PACK() (void)0
+#define DST_RELEASE() release_dst()
+#define CB_AM CB_AT
+#else
+#define DST_ACQUIRE() tile_regs_acquire()
+#define DST_TO_PACK() (tile_regs_commit(), tile_regs_wait())
+#define DST_RELEASE() tile_regs_release()
+#define CB_AM CB_A
+#endif
+
+/* The block in dst (mr x nc tiles), through the activation, to its place in
+ * circular buffer 16; releases dst. */
+static void finish_block(uint32_t mr, uint32_t nc) {
+    DST_TO_PACK();
+#ifdef NN_MM_ACT
+    cb_reserve_back(CB_INTERM, mr * nc);
+    for (uint32_t t = 0; t < mr * nc; t++)
+        pack_tile(t, CB_INTERM);
+    cb_push_back(CB_INTERM, mr * nc);
+    DST_RELEASE();
+    for (uint32_t t = 0; t < mr * nc; t++) {
+        cb_wait_front(CB_INTERM, 1);
+        DST_ACQUIRE();
+        copy_tile(CB_INTERM, 0, 0);
+        NN_MM_ACT;
+        DST_TO_PACK();
+        pack_tile(0, CB_OUT);
+        DST_RELEASE();
+        cb_pop_front(CB_INTERM, 1);
+    }
+#else
+    for (uint32_t t = 0; t < mr * nc; t++)
+        pack_tile(t, CB_OUT);
+    DST_RELEASE();
+#endif
+}
+
+/* dst += ones x bias for the block whose first row is r: row 0 of the bias
+ * tile added to every row the ones tile has a 1 in (tile 1 has them in the
+ * valid rows of a matrix's last tile row only, so the padding stays zero). */
+static void add_bias(uint32_t r, uint32_t mr, uint32_t nc, uint32_t nb, uint32_t mt,
+                     uint32_t mlast) {
+    cb_wait_front(CB_BIAS, nb);
+    for (uint32_t m = 0; m < mr; m++) {
+        uint32_t ones = (r + m) % mt == mt - 1 && mlast < 32;
+        for (uint32_t n = 0; n < nc; n++)
+            matmul_tiles(CB_ONES, CB_BIAS, ones, n, m * nc + n, 0);
+    }
+    cb_pop_front(CB_BIAS, nb);
+}
+
+void kernel_main(void) {
+    uint32_t mt = get_arg_val(0), kt = get_arg_val(1), nt = get_arg_val(2), rows = get_arg_val(3);
+    uint32_t mbg = get_arg_val(4), nbk = get_arg_val(5), mbk = get_arg_val(6);
+    uint32_t mb = get_arg_val(7), nb = get_arg_val(8), kb = get_arg_val(9);
+    uint32_t gx = get_arg_val(10), gy = get_arg_val(11), si = get_arg_val(12);
+    uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
+    bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
+    bool keep = flags & 1024;
+    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
+    mm_init(CB_A, CB_B, CB_OUT);
+    if (bias) cb_wait_front(CB_ONES, 2);
+    for (uint32_t s = 0; s < si * sj; s++) {
+        uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
+        bool a_in = i < mbk && (mcast_a ? gx * jj < nbk : j < nbk);
+        bool b_in = j < nbk && (mcast_b ? gy * ii < mbk : i < mbk);
+        bool work = i < mbk && j < nbk;
+        uint32_t r0 = 0, mr = 0, nc = 0;
+        if (work) {
+            uint32_t g = i / mbg, bi = i % mbg;
+            r0 = g * rows + bi * mb;
+            mr = rows - bi * mb < mb ? rows - bi * mb : mb;
+            nc = nt - j * nb < nb ? nt - j * nb : nb;
+            cb_reserve_back(CB_OUT, mb * nb);
+        }
+        /* With `keep`, a core's steps along a row of blocks share A: its K
+         * blocks come once, at the row's first step, and stay until the
+         * last (each waited for as it comes, at the first). */
+        bool a_first = !keep || jj == 0;
+        bool a_last = !keep || jj + 1 == sj || x + gx * (jj + 1) >= nbk;
+        uint32_t a0 = 0; /* where the K block's A tiles start */
+        for (uint32_t q = 0; q < kblocks; q++, a0 += keep ? ablk : 0) {
+            if (a_in && a_first) cb_wait_front(CB_A, keep ? a0 + ablk : ablk);
+            if (b_in) cb_wait_front(CB_B, kb * nb);
+            if (work) {
+                uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
+                bool last = q + 1 == kblocks;
+                if (q == 0) DST_ACQUIRE();
+#ifdef NN_MM_TA
+                uint32_t spare = mb * nb;
+                cb_reserve_back(CB_AT, mb * kb);
+                for (uint32_t m = 0; m < mr; m++)
+                    for (uint32_t k = 0; k < kk; k++) {
+                        transpose_wh_tile(CB_A, m * kb + k, spare);
+                        pack_tile_at(spare, CB_AT, m * kb + k);
+                    }
+                cb_push_back(CB_AT, mb * kb);
+                cb_wait_front(CB_AT, mb * kb);
+#endif
+                /* k outermost: each A and B tile is unpacked once. */
+                for (uint32_t k = 0; k < kk; k++)
+                    for (uint32_t m = 0; m < mr; m++)
+                        for (uint32_t n = 0; n < nc; n++)
+                            matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n, tb);
+                if (last) {
+                    if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
+                    finish_block(mr, nc);
+                }
+#ifdef NN_MM_TA
+                cb_pop_front(CB_AT, mb * kb);
+#endif
+            }
+            if (a_in && !keep) cb_pop_front(CB_A, ablk);
+            if (b_in) cb_pop_front(CB_B, kb * nb);
+        }
+        if (a_in && keep && a_last) cb_pop_front(CB_A, kblocks * ablk);
+        if (work) cb_push_back(CB_OUT, mb * nb);
+    }
+    if (bias) cb_pop_front(CB_ONES, 2);
+}

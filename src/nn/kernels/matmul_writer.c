@@ -1,0 +1,148 @@
+/* Matmul, data movement 1: the B blocks (kb x Nb tiles, [k][n] with stride
+ * Nb) of every step into circular buffer 2 from the tensor at common argument
+ * 0 (multicast down each column of cores by its core at y = x % gy when flags & 2,
+ * with semaphores b_ready and b_valid, as matmul_reader.c does along rows);
+ * the bias tiles of the block's columns into circular buffer 4 (from common
+ * argument 2), after the two "ones" tiles the bias is added with (circular
+ * buffer 3); and the output block from circular buffer 16 to the tensor at
+ * common argument 1, its padding zeroed at the right and bottom edges.
+ *
+ * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
+#include "dataflow_api.h"
+
+#define CB_B 2
+#define CB_ONES 3
+#define CB_BIAS 4
+#define CB_OUT 16
+
+/* b's matrix for output matrix `ob` (see matmul_reader.c). */
+static uint32_t b_batch(uint32_t ob) {
+    uint32_t nd = get_arg_val(22), bb = 0;
+    for (uint32_t d = nd; d-- > 0;) {
+        uint32_t od = get_arg_val(23 + 3 * d);
+        bb += ob % od * get_arg_val(25 + 3 * d);
+        ob /= od;
+    }
+    return bb;
+}
+
+/* Zeroes the elements of the tile at `addr` outside its first `rows` rows and
+ * `cols` columns, a face row's run at a time. */
+static void zero_outside(uint32_t addr, uint32_t fmt, uint32_t rows, uint32_t cols) {
+    uint32_t es = fmt == NN_FMT_BF16 ? 2 : fmt == NN_FMT_BFP8 ? 1 : 4;
+    uint32_t data = fmt == NN_FMT_BFP8 ? addr + 64 : addr; /* bfp8: mantissas after exponents */
+    for (uint32_t f = 0; f < 4; f++) {
+        uint32_t r0 = (f >> 1) * 16, c0 = (f & 1) * 16;
+        uint32_t keep = cols <= c0 ? 0 : cols - c0 >= 16 ? 16 : cols - c0;
+        for (uint32_t r = 0; r < 16; r++) {
+            uint32_t from = r0 + r >= rows ? 0 : keep;
+            if (from < 16) nn_zero(data + (f * 256 + r * 16 + from) * es, (16 - from) * es);
+        }
+    }
+}
+
+/* The two ones tiles (bfloat16): column 0 is 1 in all 32 rows of tile 0 and
+ * in the first `mlast` rows of tile 1, everything else 0. */
+static void make_ones(uint32_t addr, uint32_t mlast) {
+    nn_zero(addr, 2 * 2048);
+    for (uint32_t r = 0; r < 32; r++) {
+        uint32_t e = (r >> 4) * 512 + (r & 15) * 16;
+        *(volatile uint16_t *)(uintptr_t)(addr + 2 * e) = 0x3f80;
+        if (r < mlast) *(volatile uint16_t *)(uintptr_t)(addr + 2048 + 2 * e) = 0x3f80;
+    }
+}
+
+void kernel_main(void) {
+    uint32_t mt = get_arg_val(0), kt = get_arg_val(1), nt = get_arg_val(2);
+    uint32_t rows = get_arg_val(3), mbg = get_arg_val(4), nbk = get_arg_val(5);
+    uint32_t mbk = get_arg_val(6), mb = get_arg_val(7), nb = get_arg_val(8);
+    uint32_t kb = get_arg_val(9), gx = get_arg_val(10), gy = get_arg_val(11);
+    uint32_t si = get_arg_val(12), sj = get_arg_val(13), mlast = get_arg_val(14);
+    uint32_t nlast = get_arg_val(15), flags = get_arg_val(16), fmt = get_arg_val(17);
+    bool mcast = flags & 2, bias = flags & 4, tb = flags & 16, zero_pad = flags & 512;
+    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
+    uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
+    InterleavedAddrGenFast b = {
+        .bank_base_address = get_common_arg_val(0), .page_size = tile, .is_dram = flags & 64};
+    InterleavedAddrGenFast out = {
+        .bank_base_address = get_common_arg_val(1), .page_size = otile, .is_dram = flags & 128};
+    InterleavedAddrGenFast bs = {.bank_base_address = bias ? get_common_arg_val(2) : 0,
+                                 .page_size = bias ? get_tile_size(CB_BIAS) : 0,
+                                 .is_dram = flags & 256};
+    uint32_t ready_sem = get_semaphore(get_arg_val(20)), valid_sem = get_semaphore(get_arg_val(21));
+    volatile uint32_t *ready = (volatile uint32_t *)ready_sem;
+    volatile uint32_t *valid = (volatile uint32_t *)valid_sem;
+    uint32_t sy = x % gy; /* the column's sender, on the diagonal (see the reader) */
+    uint64_t sender_ready = get_noc_addr(x, sy, ready_sem);
+    uint64_t col_valid = get_noc_multicast_addr(x, 0, x, gy - 1, valid_sem);
+    if (bias) {
+        cb_reserve_back(CB_ONES, 2);
+        make_ones(get_write_ptr(CB_ONES), mlast);
+        cb_push_back(CB_ONES, 2);
+    }
+    /* B tile (k, n) of the step is at bbase + k * kstride + n * nstride. */
+    uint32_t kstride = tb ? 1 : nt, nstride = tb ? kt : 1;
+    for (uint32_t s = 0; s < si * sj; s++) {
+        uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
+        bool work = i < mbk && j < nbk;
+        uint32_t c0 = j * nb, nc = nt - c0 < nb ? nt - c0 : nb;
+        if (j < nbk && (mcast ? gy * ii < mbk : i < mbk)) {
+            bool receiver = mcast && y != sy;
+            uint32_t bbase = 0;
+            if (!receiver) {
+                uint32_t g = i / mbg, r0 = g * rows + i % mbg * mb;
+                bbase = b_batch(r0 / mt) * kt * nt + c0 * nstride;
+            }
+            for (uint32_t q = 0; q < kblocks; q++) {
+                cb_reserve_back(CB_B, block);
+                uint32_t wp = get_write_ptr(CB_B);
+                if (receiver) {
+                    noc_semaphore_set(valid, 0);
+                    noc_semaphore_inc(sender_ready, 1);
+                    noc_semaphore_wait(valid, 1);
+                } else {
+                    uint32_t k0 = q * kb, kk = kt - k0 < kb ? kt - k0 : kb;
+                    for (uint32_t k = 0; k < kk; k++) {
+                        uint32_t id = bbase + (k0 + k) * kstride, dst = wp + k * nb * tile;
+                        for (uint32_t n = 0; n < nc; n++, id += nstride, dst += tile)
+                            noc_async_read_tile(id, &b, dst);
+                    }
+                    noc_async_read_barrier();
+                    if (mcast) {
+                        noc_semaphore_wait(ready, gy - 1);
+                        noc_semaphore_set(ready, 0);
+                        noc_async_write_multicast(wp, get_noc_multicast_addr(x, 0, x, gy - 1, wp),
+                                                  block * tile, gy - 1);
+                        noc_semaphore_set(valid, 1);
+                        noc_semaphore_set_multicast(valid_sem, col_valid, gy - 1);
+                        noc_async_write_barrier();
+                    }
+                }
+                cb_push_back(CB_B, block);
+            }
+        }
+        if (!work) continue;
+        uint32_t g = i / mbg, bi = i % mbg, r0 = g * rows + bi * mb;
+        uint32_t mr = rows - bi * mb < mb ? rows - bi * mb : mb;
+        if (bias) {
+            cb_reserve_back(CB_BIAS, nb);
+            uint32_t wp = get_write_ptr(CB_BIAS);
+            for (uint32_t n = 0; n < nc; n++)
+                noc_async_read_tile(c0 + n, &bs, wp + n * bs.page_size);
+            noc_async_read_barrier();
+            cb_push_back(CB_BIAS, nb);
+        }
+        cb_wait_front(CB_OUT, mb * nb);
+        uint32_t rp = get_read_ptr(CB_OUT);
+        for (uint32_t m = 0; m < mr; m++) {
+            uint32_t r = r0 + m, vrows = r % mt == mt - 1 ? mlast : 32;
+            for (uint32_t n = 0; n < nc; n++, rp += otile) {
+                uint32_t vcols = c0 + n == nt - 1 ? nlast : 32;
+                if (zero_pad && (vrows < 32 || vcols < 32)) zero_outside(rp, fmt, vrows, vcols);
+                noc_async_write_tile(r * nt + c0 + n, &out, rp);
+            }
+        }
+        noc_async_write_barrier();
+        cb_pop_front(CB_OUT, mb * nb);
+    }
+}
