@@ -33,7 +33,9 @@ const char *tile_kernels_name(void) {
 
 void tile_dst_init(tile_dst *dst, bool fp32_acc) {
     dst->fp32_acc = fp32_acc;
-    tile_dst_clear(dst);
+    memset(dst->reg, 0, sizeof dst->reg);
+    memset(dst->defined, 0, sizeof dst->defined);
+    dst->live = (uint32_t)((1ull << TILE_DST_TILES) - 1);
 }
 
 uint32_t tile_dst_capacity(const tile_dst *dst) {
@@ -41,11 +43,30 @@ uint32_t tile_dst_capacity(const tile_dst *dst) {
 }
 
 void tile_dst_clear(tile_dst *dst) {
-    memset(dst->reg, 0, sizeof dst->reg);
-    memset(dst->defined, 0, sizeof dst->defined);
+    dst->live = 0;
+}
+
+/* Register idx, zeroed and undefined first if a clear came since its last
+ * use. Every access goes through here (or through reg_read). */
+static float *reg(tile_dst *dst, uint32_t idx) {
+    uint32_t bit = 1u << idx;
+    if (!(dst->live & bit)) {
+        memset(dst->reg[idx], 0, sizeof dst->reg[idx]);
+        memset(dst->defined[idx], 0, sizeof dst->defined[idx]);
+        dst->live |= bit;
+    }
+    return dst->reg[idx];
+}
+
+/* Register idx for reading only: a tile not touched since the clear reads as
+ * the zeros it holds. */
+static const float *reg_read(const tile_dst *dst, uint32_t idx) {
+    static const float zeros[TILE_ELEMS];
+    return dst->live & (1u << idx) ? dst->reg[idx] : zeros;
 }
 
 static void define_all(tile_dst *dst, uint32_t idx) {
+    reg(dst, idx);
     memset(dst->defined[idx], 0xff, sizeof dst->defined[idx]);
 }
 
@@ -61,7 +82,7 @@ static lm_status check_index(const tile_dst *dst, uint32_t idx, const char *fn) 
  * Defines nothing: the caller says which elements the op wrote. */
 static void store(tile_dst *dst, uint32_t idx, float *result) {
     kernels()->finish(result, !dst->fp32_acc);
-    memcpy(dst->reg[idx], result, sizeof dst->reg[idx]);
+    memcpy(reg(dst, idx), result, sizeof dst->reg[idx]);
 }
 
 /* store() for the ops that write every element. */
@@ -78,7 +99,7 @@ lm_status tile_copy(tile_dst *dst, uint32_t idx, const float *a, bool raw) {
     float t[TILE_ELEMS];
     memcpy(t, a, sizeof t);
     if (raw) {
-        memcpy(dst->reg[idx], t, sizeof t);
+        memcpy(reg(dst, idx), t, sizeof t);
         define_all(dst, idx);
     } else {
         write_back(dst, idx, t);
@@ -101,9 +122,11 @@ lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast
     if (st) return st;
     float t[TILE_ELEMS];
     kernels()->binary(op, bcast, a, b, t);
-    if (acc_to_dest) /* undefined elements hold 0: adding them changes nothing */
+    if (acc_to_dest) { /* undefined elements hold 0: adding them changes nothing */
+        const float *d = reg_read(dst, idx);
         for (int i = 0; i < TILE_ELEMS; i++)
-            t[i] = dst->reg[idx][i] + t[i];
+            t[i] = d[i] + t[i];
+    }
     write_back(dst, idx, t);
     return LM_OK;
 }
@@ -146,7 +169,7 @@ lm_status tile_dst_binary(tile_dst *dst, tile_dst_binary_op op, uint32_t a, uint
     if (!st) st = check_index(dst, out, fn);
     if (st) return st;
     float t[TILE_ELEMS];
-    kernels()->dst_binary(op, dst->reg[a], dst->reg[b], t);
+    kernels()->dst_binary(op, reg_read(dst, a), reg_read(dst, b), t);
     write_back(dst, out, t);
     return LM_OK;
 }
@@ -161,15 +184,16 @@ lm_status tile_where(tile_dst *dst, uint32_t cond, uint32_t a, uint32_t b, uint3
     /* The condition is read as what the tile holds: a float (NaN counts as
      * true, -0 as false) or, raw, a 32-bit integer. */
     float t[TILE_ELEMS];
+    const float *rc = reg_read(dst, cond), *ra = reg_read(dst, a), *rb = reg_read(dst, b);
     for (int i = 0; i < TILE_ELEMS; i++) {
-        float c = dst->reg[cond][i];
+        float c = rc[i];
         uint32_t cb;
         memcpy(&cb, &c, sizeof cb);
         bool take_a = raw ? cb != 0 : c != 0.0f;
-        t[i] = take_a ? dst->reg[a][i] : dst->reg[b][i];
+        t[i] = take_a ? ra[i] : rb[i];
     }
     if (raw) {
-        memcpy(dst->reg[out], t, sizeof t);
+        memcpy(reg(dst, out), t, sizeof t);
         define_all(dst, out);
     } else {
         write_back(dst, out, t);
@@ -193,16 +217,9 @@ lm_status tile_matmul(tile_dst *dst, uint32_t idx, const float *a, const float *
         b = bt;
     }
     /* In place: the hottest op skips the copies through a temporary. */
-    const tile_kernels *k = kernels();
-    k->matmul(a, b, dst->reg[idx]);
-    k->finish(dst->reg[idx], !dst->fp32_acc);
+    kernels()->matmul(a, b, reg(dst, idx), !dst->fp32_acc);
     define_all(dst, idx);
     return LM_OK;
-}
-
-/* max that lets a NaN win, so a NaN anywhere in the input shows in the result. */
-static float max_nan(float m, float v) {
-    return v > m || v != v ? v : m;
 }
 
 lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_reduce_dim dim,
@@ -215,25 +232,24 @@ lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_r
     lm_status st = check_index(dst, idx, fn);
     if (st) return st;
     float t[TILE_ELEMS];
-    memcpy(t, dst->reg[idx], sizeof t);
+    memcpy(t, reg(dst, idx), sizeof t);
     uint32_t *defined = dst->defined[idx];
     bool max = func == TILE_REDUCE_MAX;
-    /* Result slot (row-major index) of element (r, c) and how many slots. */
+    /* Result slot s is element (s, 0) for ROW, (0, s) for COL and SCALAR. */
     int slots = dim == TILE_REDUCE_SCALAR ? 1 : TILE_DIM;
+    int step = dim == TILE_REDUCE_ROW ? TILE_DIM : 1;
+    float acc[TILE_DIM];
     for (int s = 0; s < slots; s++) {
-        int out = dim == TILE_REDUCE_ROW ? s * TILE_DIM : s;
-        uint32_t bit = 1u << (out % TILE_DIM);
+        int out = s * step;
         /* An undefined slot holds 0, which is already SUM's identity. */
-        float acc = max && !(defined[out / TILE_DIM] & bit) ? -INFINITY : t[out];
-        for (int i = 0; i < (dim == TILE_REDUCE_SCALAR ? TILE_ELEMS : TILE_DIM); i++) {
-            /* Element i of the group reduced into slot s, row-major order. */
-            int e = dim == TILE_REDUCE_ROW   ? s * TILE_DIM + i
-                    : dim == TILE_REDUCE_COL ? i * TILE_DIM + s
-                                             : i;
-            acc = max ? max_nan(acc, a[e] * scaler) : fmaf(a[e], scaler, acc);
-        }
-        t[out] = acc;
-        defined[out / TILE_DIM] |= bit;
+        bool def = defined[out / TILE_DIM] >> (out % TILE_DIM) & 1;
+        acc[s] = max && !def ? -INFINITY : t[out];
+    }
+    kernels()->reduce(max, dim, a, scaler, acc);
+    for (int s = 0; s < slots; s++) {
+        int out = s * step;
+        t[out] = acc[s];
+        defined[out / TILE_DIM] |= 1u << (out % TILE_DIM);
     }
     store(dst, idx, t);
     return LM_OK;
@@ -261,8 +277,9 @@ lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value) {
 lm_status tile_dst_fill_raw(tile_dst *dst, uint32_t idx, uint32_t bits) {
     lm_status st = check_index(dst, idx, "fill_tile_int");
     if (st) return st;
+    float *d = reg(dst, idx);
     for (int i = 0; i < TILE_ELEMS; i++)
-        memcpy(&dst->reg[idx][i], &bits, sizeof bits);
+        memcpy(&d[i], &bits, sizeof bits);
     define_all(dst, idx);
     return LM_OK;
 }
@@ -440,10 +457,10 @@ lm_status tile_sfpu_param(tile_dst *dst, uint32_t idx, tile_sfpu_op op, uint32_t
         if (!raw_out && !dst->fp32_acc) v1 = LM_DATA_FORMAT_FLOAT16_B;
     }
     float t[TILE_ELEMS];
-    memcpy(t, dst->reg[idx], sizeof t);
+    memcpy(t, reg_read(dst, idx), sizeof t);
     kernels()->sfpu(op, v0, v1, t);
     if (raw_out) {
-        memcpy(dst->reg[idx], t, sizeof t);
+        memcpy(reg(dst, idx), t, sizeof t);
         define_all(dst, idx);
     } else {
         write_back(dst, idx, t);
@@ -462,6 +479,6 @@ lm_status tile_pack_dst(const tile_dst *dst, uint32_t idx, lm_data_format format
     if (st) return st;
     if (!tile_format_valid(format))
         return err_set(LM_ERR_INVALID_ARGUMENT, "pack_tile: unknown data format %d", (int)format);
-    tile_pack(format, dst->reg[idx], out);
+    tile_pack(format, reg_read(dst, idx), out);
     return LM_OK;
 }

@@ -304,6 +304,11 @@ typedef struct tile_dst {
     /* Bit c of defined[t][r]: element (r, c) of reg[t] was written since the
      * last clear (see "Undefined elements"). */
     uint32_t defined[TILE_DST_TILES][TILE_DIM];
+    /* Bit t: reg[t] and defined[t] hold tile t's state. tile_dst_clear resets
+     * only this mask and a tile is zeroed when first touched after it, since
+     * kernels acquire dst once per tile or block and use one or two tiles of
+     * the sixteen. tile_dst_init clears everything and sets every bit. */
+    uint32_t live;
 } tile_dst;
 
 /* Sets the accumulation mode and clears every register. */

@@ -20,13 +20,19 @@ typedef struct tile_kernels {
     const char *name;
     /* out = a (op) b with b broadcast. */
     void (*binary)(tile_binary_op op, tile_bcast bcast, const float *a, const float *b, float *out);
-    /* acc += a x b, fma over k = 0..31 in order for each element. */
-    void (*matmul)(const float *a, const float *b, float *acc);
+    /* acc += a x b, fma over k = 0..31 in order for each element, then the
+     * finish below. */
+    void (*matmul)(const float *a, const float *b, float *acc, bool round_bf16);
     /* t = f(t) element-wise; p0, p1: the op's parameters as exact values
      * (float32 values, or integers for the integer parameters). */
     void (*sfpu)(tile_sfpu_op op, double p0, double p1, float *t);
     /* out = a (op) b element-wise. */
     void (*dst_binary)(tile_dst_binary_op op, const float *a, const float *b, float *out);
+    /* Reduces a (times scaler) into the result slots acc (32 for ROW and
+     * COL, 1 for SCALAR), each starting from its value in acc: fma for sums,
+     * a NaN-keeping max for max. Each slot takes its elements in row-major
+     * order. */
+    void (*reduce)(bool max, tile_reduce_dim dim, const float *a, float scaler, float *acc);
     /* The end of every op that writes dst: canonical NaN, optional bf16 round. */
     void (*finish)(float *t, bool round_bf16);
 } tile_kernels;

@@ -4,10 +4,28 @@
 
 #include "sim/tile/tile_kern.h"
 
-/* acc += a x b. A 4-row x 16-column block of acc stays in eight registers
- * while k runs 0..31 in order, so each element sees the same fused
- * multiply-adds in the same order as the portable loop. */
-static void tk_matmul(const float *restrict a, const float *restrict b, float *restrict acc) {
+/* tk_finish on eight values: bf16 rounding (when `keep` is 0xffff0000, else
+ * nothing), then the canonical NaN. */
+static inline __m256 finish8(__m256 v, __m256i keep, __m256i half, __m256i odd) {
+    __m256i u = _mm256_castps_si256(v);
+    __m256i r = _mm256_add_epi32(u, half);
+    r = _mm256_add_epi32(r, _mm256_and_si256(_mm256_srli_epi32(u, 16), odd));
+    r = _mm256_and_si256(r, keep);
+    __m256i mag = _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff));
+    __m256i nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000));
+    r = _mm256_blendv_epi8(r, _mm256_set1_epi32((int)TILE_CANONICAL_NAN_BITS), nan);
+    return _mm256_castsi256_ps(r);
+}
+
+/* acc += a x b, then tk_finish. A 4-row x 16-column block of acc stays in
+ * eight registers while k runs 0..31 in order, so each element sees the same
+ * fused multiply-adds in the same order as the portable loop; the finish is
+ * applied to the registers before they are stored. */
+static void tk_matmul(const float *restrict a, const float *restrict b, float *restrict acc,
+                      bool round_bf16) {
+    __m256i keep = _mm256_set1_epi32(round_bf16 ? (int)0xffff0000u : -1);
+    __m256i half = _mm256_set1_epi32(round_bf16 ? 0x7fff : 0);
+    __m256i odd = _mm256_set1_epi32(round_bf16 ? 1 : 0);
     for (int i = 0; i < TILE_DIM; i += 4)
         for (int j = 0; j < TILE_DIM; j += 16) {
             float *c = acc + i * TILE_DIM + j;
@@ -32,6 +50,14 @@ static void tk_matmul(const float *restrict a, const float *restrict b, float *r
                 c30 = _mm256_fmadd_ps(a3, b0, c30);
                 c31 = _mm256_fmadd_ps(a3, b1, c31);
             }
+            c00 = finish8(c00, keep, half, odd);
+            c01 = finish8(c01, keep, half, odd);
+            c10 = finish8(c10, keep, half, odd);
+            c11 = finish8(c11, keep, half, odd);
+            c20 = finish8(c20, keep, half, odd);
+            c21 = finish8(c21, keep, half, odd);
+            c30 = finish8(c30, keep, half, odd);
+            c31 = finish8(c31, keep, half, odd);
             _mm256_storeu_ps(c, c00);
             _mm256_storeu_ps(c + 8, c01);
             _mm256_storeu_ps(c + 32, c10);

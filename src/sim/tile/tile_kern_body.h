@@ -79,13 +79,17 @@ static void tk_binary(tile_binary_op op, tile_bcast bcast, const float *a, const
 /* Where the baseline target has fused multiply-add (aarch64) this vectorizes;
  * on baseline x86-64 every fmaf is a library call: correct, but about 50x
  * slower than the AVX2 kernel, which every x86-64 CPU with FMA uses instead. */
-static void tk_matmul(const float *restrict a, const float *restrict b, float *restrict acc) {
+static void tk_finish(float *restrict t, bool round_bf16);
+
+static void tk_matmul(const float *restrict a, const float *restrict b, float *restrict acc,
+                      bool round_bf16) {
     for (int i = 0; i < TILE_DIM; i++)
         for (int k = 0; k < TILE_DIM; k++) {
             float aik = a[i * TILE_DIM + k];
             for (int j = 0; j < TILE_DIM; j++)
                 acc[i * TILE_DIM + j] = fmaf(aik, b[k * TILE_DIM + j], acc[i * TILE_DIM + j]);
         }
+    tk_finish(acc, round_bf16);
 }
 #endif
 
@@ -450,6 +454,43 @@ static void tk_dst_binary(tile_dst_binary_op op, const float *restrict a, const 
     }
 }
 
+/* ---- reduce ---------------------------------------------------------------- */
+
+/* max that lets a NaN win, so a NaN anywhere in the input shows in the result. */
+static inline float tk_reduce_max(float m, float v) {
+    return v > m || v != v ? v : m;
+}
+
+static void tk_reduce(bool max, tile_reduce_dim dim, const float *restrict a, float scaler,
+                      float *restrict acc) {
+    if (dim == TILE_REDUCE_SCALAR) { /* one chain over all elements */
+        float s = acc[0];
+        for (int i = 0; i < TILE_ELEMS; i++)
+            s = max ? tk_reduce_max(s, a[i] * scaler) : fmaf(a[i], scaler, s);
+        acc[0] = s;
+        return;
+    }
+    /* Slot s reduces column s of m over its rows in order: the 32 chains run
+     * side by side in vector lanes. A row reduction transposes first, which
+     * keeps each slot's order of operations. */
+    float at[TILE_ELEMS];
+    const float *m = a;
+    if (dim == TILE_REDUCE_ROW) {
+        for (int r = 0; r < TILE_DIM; r++)
+            for (int c = 0; c < TILE_DIM; c++)
+                at[c * TILE_DIM + r] = a[r * TILE_DIM + c];
+        m = at;
+    }
+    if (max)
+        for (int i = 0; i < TILE_DIM; i++)
+            for (int s = 0; s < TILE_DIM; s++)
+                acc[s] = tk_reduce_max(acc[s], m[i * TILE_DIM + s] * scaler);
+    else
+        for (int i = 0; i < TILE_DIM; i++)
+            for (int s = 0; s < TILE_DIM; s++)
+                acc[s] = fmaf(m[i * TILE_DIM + s], scaler, acc[s]);
+}
+
 /* ---- dst write-back -------------------------------------------------------- */
 
 static void tk_finish(float *restrict t, bool round_bf16) {
@@ -470,5 +511,6 @@ const tile_kernels TILE_KERN_TABLE = {
     .matmul = tk_matmul,
     .sfpu = tk_sfpu,
     .dst_binary = tk_dst_binary,
+    .reduce = tk_reduce,
     .finish = tk_finish,
 };

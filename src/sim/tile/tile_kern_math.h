@@ -71,6 +71,14 @@ static inline double tk_copysign_d(double x, double s) {
 /* 1.5 * 2^52: adding and subtracting it rounds a double to an integer. */
 #define TK_ROUND_MAGIC 6755399441055744.0
 
+/* For the element functions the hot loops call: inlined, the loop vectorizes
+ * (a call in its body keeps it scalar). */
+#if defined(__GNUC__)
+#define TK_INLINE static inline __attribute__((always_inline))
+#else
+#define TK_INLINE static inline
+#endif
+
 /* ---- exp ------------------------------------------------------------------- */
 
 /* exp(x) = 2^n * exp(r), n = round(x / ln 2), |r| <= ln2 / 2, all in float64:
@@ -79,7 +87,7 @@ static inline double tk_copysign_d(double x, double s) {
  * (subnormal results included), so exp is within 0.5 ulp + 2^-30 relative; the
  * ops built on exp keep float64 until their own final rounding. Arguments
  * above 89 give e^89 (already beyond float32), below -745 give 0. */
-static inline double tk_exp_dd(double x) {
+TK_INLINE double tk_exp_dd(double x) {
     double xc = x != x ? 0.0 : x;
     xc = xc < -745.0 ? -745.0 : xc; /* below: 0 in float64 already */
     xc = xc > 89.0 ? 89.0 : xc;     /* above: Inf in float32 already */
@@ -103,7 +111,7 @@ static inline double tk_exp_dd(double x) {
     return x != x ? x : y;
 }
 
-static inline float tk_exp(float x) {
+TK_INLINE float tk_exp(float x) {
     return (float)tk_exp_dd(x);
 }
 
