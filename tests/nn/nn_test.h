@@ -131,7 +131,8 @@ static inline float *nn_download(lmnn_tensor t) {
     return v;
 }
 
-/* The tile tensor's padding, read raw from its buffer, is all zero. */
+/* The float32 tile tensor's padding, read raw from its buffer, is all zero
+ * (NaN is not; -0 is, as lmnn_neg leaves it). */
 static inline int nn_padding_is_zero(lmnn_tensor t) {
     lmnn_tensor_info info;
     if (lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE || info.dtype != LMNN_FLOAT32)

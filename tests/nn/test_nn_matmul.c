@@ -236,32 +236,6 @@ static mm_case mk(const char *name, lmnn_shape as, lmnn_shape bs, lmnn_dtype dt)
     return c;
 }
 
-/* The tile tensor's padding, read raw from its float32 buffer, is all zero. */
-static int padding_is_zero(lmnn_tensor t) {
-    lmnn_tensor_info info;
-    if (lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE || info.dtype != LMNN_FLOAT32)
-        return 0;
-    uint64_t size;
-    lm_buffer_size(info.buffer, &size);
-    float *raw = malloc(size), *rm = malloc(size);
-    lm_enqueue_read_buffer(lm_device_command_queue(info.device, 0), info.buffer, raw, true);
-    uint32_t r = info.shape.rank;
-    uint32_t w = r ? info.shape.dims[r - 1] : 1, h = r > 1 ? info.shape.dims[r - 2] : 1;
-    uint32_t wp = (w + 31) / 32 * 32, hp = (h + 31) / 32 * 32;
-    uint64_t mats = size / 4 / ((uint64_t)wp * hp);
-    int ok = 1;
-    for (uint64_t m = 0; m < mats && ok; m++) {
-        lm_untilize(raw + m * wp * hp, (size_t)wp * hp * 4, LM_DATA_FORMAT_FLOAT32, hp, wp, rm,
-                    (size_t)wp * hp * 4);
-        for (uint32_t i = 0; i < hp && ok; i++)
-            for (uint32_t j = 0; j < wp; j++)
-                if ((i >= h || j >= w) && rm[i * wp + j] != 0) ok = 0;
-    }
-    free(raw);
-    free(rm);
-    return ok;
-}
-
 /* ---- tests ---- */
 
 static void test_shapes(void) {
@@ -367,7 +341,7 @@ static void test_activations(void) {
     c.o.activation = LMNN_SIGMOID;
     lmnn_tensor t;
     run_case(&c, 450, &t);
-    CHECK(padding_is_zero(t));
+    CHECK(nn_padding_is_zero(t));
     lmnn_tensor_free(t);
 }
 
@@ -380,7 +354,7 @@ static void test_padding(void) {
             c.linear = l;
             lmnn_tensor t;
             run_case(&c, 500 + i, &t);
-            CHECK(padding_is_zero(t));
+            CHECK(nn_padding_is_zero(t));
             lmnn_tensor_free(t);
         }
 }

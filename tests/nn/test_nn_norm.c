@@ -23,35 +23,6 @@ static void note(int op, lmnn_dtype dtype, nn_err e, size_t n) {
     if (n > 1 && e.pcc < worst_pcc[op][d]) worst_pcc[op][d] = e.pcc;
 }
 
-/* The tile tensor's padding is zero (float32 tensors, read raw). */
-static int padding_is_zero(lmnn_tensor t) {
-    lmnn_tensor_info info;
-    if (lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE || info.dtype != LMNN_FLOAT32)
-        return 0;
-    uint64_t size;
-    lm_buffer_size(info.buffer, &size);
-    float *raw = malloc(size), *rm = malloc(size);
-    lm_enqueue_read_buffer(lm_device_command_queue(info.device, 0), info.buffer, raw, true);
-    uint32_t r = info.shape.rank;
-    uint32_t w = r ? info.shape.dims[r - 1] : 1, h = r > 1 ? info.shape.dims[r - 2] : 1;
-    uint32_t wp = (w + 31) / 32 * 32, hp = (h + 31) / 32 * 32;
-    uint64_t mats = size / 4 / ((uint64_t)wp * hp);
-    int ok = 1;
-    for (uint64_t m = 0; m < mats && ok; m++) {
-        lm_untilize(raw + m * wp * hp, (size_t)wp * hp * 4, LM_DATA_FORMAT_FLOAT32, hp, wp, rm,
-                    (size_t)wp * hp * 4);
-        for (uint32_t i = 0; i < hp && ok; i++)
-            for (uint32_t j = 0; j < wp; j++) {
-                uint32_t bits;
-                memcpy(&bits, &rm[i * wp + j], 4);
-                if ((i >= h || j >= w) && bits != 0) ok = 0;
-            }
-    }
-    free(raw);
-    free(rm);
-    return ok;
-}
-
 /* Elements before, along and after `dim`. */
 static void split_at(const lmnn_shape *s, uint32_t dim, size_t *outer, size_t *len, size_t *inner) {
     *outer = 1, *inner = 1, *len = s->rank ? s->dims[dim] : 1;
@@ -161,7 +132,7 @@ static float *rounded(const float *x, size_t n, lmnn_dtype dtype) {
             CHECK_ERR(cr_, (N) > 1 ? 0.99999 : -1, TOL, 0);                                        \
             lmnn_tensor_info i_;                                                                   \
             lmnn_tensor_get_info(Y, &i_);                                                          \
-            if (i_.dtype == LMNN_FLOAT32) CHECK(padding_is_zero(Y));                               \
+            if (i_.dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(Y));                            \
         } else {                                                                                   \
             CHECK_ERR(cr_, (N) > 1 ? 0.999 : -1, 0, 1.0 / 128 + (TOL));                            \
         }                                                                                          \
