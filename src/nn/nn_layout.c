@@ -46,17 +46,19 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
                            block};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
-        lm_kernel_define def = {"NN_UNTILIZE", NULL};
-        nn_kernel_spec reader = {untilize ? "untilize_reader.c" : "tilize_reader.c",
+        lm_kernel_define def = {"NN_UNTILIZE", NULL}, rdef = {"NN_UNITS_READ", NULL};
+        /* The tile side is tile_units.c either way; the row-major side has a
+         * kernel per direction. */
+        nn_kernel_spec reader = {untilize ? "tile_units.c" : "tilize_reader.c",
                                  LM_PROCESSOR_DM0,
                                  args,
                                  8,
-                                 NULL,
-                                 0,
+                                 &rdef,
+                                 untilize,
                                  false};
         nn_kernel_spec compute = {
             "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def, untilize, false};
-        nn_kernel_spec writer = {untilize ? "untilize_writer.c" : "tilize_writer.c",
+        nn_kernel_spec writer = {untilize ? "untilize_writer.c" : "tile_units.c",
                                  LM_PROCESSOR_DM1,
                                  args,
                                  8,
