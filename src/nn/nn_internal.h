@@ -169,6 +169,13 @@ lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_sp
  * core i of `split` (the shape most kernels here take). */
 lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split *split);
 
+/* As nn_program_split_args, followed by `extra` (the same on every core).
+ * Sizes and shapes go here rather than into compile-time args: each distinct
+ * compile-time arg list is another kernel to compile. */
+#define NN_SPLIT_EXTRA_MAX 14
+lm_status nn_program_split_args_with(const char *op, nn_program *prog, const nn_split *split,
+                                     const uint32_t *extra, uint32_t extra_count);
+
 /* Launches `prog` on command queue 0 without waiting, after setting every
  * kernel's common runtime arguments to the addresses of `tensors` (in order). */
 lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors, uint32_t count);

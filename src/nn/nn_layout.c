@@ -36,14 +36,9 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         nn_split split;
         nn_program p = {0};
         uint32_t esize = nn_rm_elem_size(rm->dtype);
-        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM,
-                           out->memory.type == LM_BUFFER_DRAM,
-                           esize,
-                           g.h,
-                           g.w,
-                           g.ht,
-                           g.wt,
-                           block};
+        uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
+                           esize};
+        uint32_t shape[] = {g.h, g.w, g.ht, g.wt, block};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
         lm_kernel_define def = {"NN_UNTILIZE", NULL}, rdef = {"NN_UNITS_READ", NULL};
@@ -52,16 +47,16 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         nn_kernel_spec reader = {untilize ? "tile_units.c" : "tilize_reader.c",
                                  LM_PROCESSOR_DM0,
                                  args,
-                                 8,
+                                 3,
                                  &rdef,
                                  untilize,
                                  false};
         nn_kernel_spec compute = {
-            "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, &def, untilize, false};
+            "tilize_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, untilize, false};
         nn_kernel_spec writer = {untilize ? "untilize_writer.c" : "tile_units.c",
                                  LM_PROCESSOR_DM1,
                                  args,
-                                 8,
+                                 3,
                                  NULL,
                                  0,
                                  false};
@@ -77,7 +72,7 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, shape, 5);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }

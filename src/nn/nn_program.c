@@ -83,11 +83,23 @@ lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_sp
 }
 
 lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split *split) {
+    return nn_program_split_args_with(op, prog, split, NULL, 0);
+}
+
+lm_status nn_program_split_args_with(const char *op, nn_program *prog, const nn_split *split,
+                                     const uint32_t *extra, uint32_t extra_count) {
+    uint32_t args[2 + NN_SPLIT_EXTRA_MAX];
+    if (extra_count > NN_SPLIT_EXTRA_MAX)
+        return nn_fail(LM_ERR_INTERNAL, op, "%u extra runtime args, at most %u", extra_count,
+                       NN_SPLIT_EXTRA_MAX);
+    for (uint32_t j = 0; j < extra_count; j++)
+        args[2 + j] = extra[j];
     for (uint32_t k = 0; k < prog->kernel_count; k++)
         for (uint32_t i = 0; i < split->num_cores; i++) {
-            uint32_t args[2] = {split->first[i], split->count[i]};
-            lm_status st =
-                lm_set_runtime_args(prog->program, prog->kernels[k], split->cores[i], args, 2);
+            args[0] = split->first[i];
+            args[1] = split->count[i];
+            lm_status st = lm_set_runtime_args(prog->program, prog->kernels[k], split->cores[i],
+                                               args, 2 + extra_count);
             if (st) return nn_fail_call(st, op);
         }
     return LM_OK;

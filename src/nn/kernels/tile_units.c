@@ -2,8 +2,7 @@
  * tiles (see nn_row_block_of). Tilize (the default) writes each unit's tiles
  * from circular buffer 16 to the tile tensor at common argument 1; with
  * NN_UNITS_READ untilize reads them from the tile tensor at common argument 0
- * into circular buffer 0. Compile-time args as tilize_reader.c.
- * Runtime args: first unit, units. */
+ * into circular buffer 0. Compile-time and runtime args as tilize_reader.c. */
 #include "dataflow_api.h"
 
 #ifdef NN_UNITS_READ
@@ -16,8 +15,8 @@
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t ht = get_compile_time_arg_val(5), wt = get_compile_time_arg_val(6);
-    uint32_t block = get_compile_time_arg_val(7);
+    uint32_t ht = get_arg_val(4), wt = get_arg_val(5);
+    uint32_t block = get_arg_val(6);
     /* Every unit moves `room` pages, however many it fills, so no unit
      * wraps around the end of a circular buffer (2 * room pages). */
     uint32_t room = block < wt ? block : wt;

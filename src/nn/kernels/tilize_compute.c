@@ -1,12 +1,11 @@
 /* Tilize or untilize (NN_UNTILIZE defined) each unit's block: circular buffer
- * 0 -> 16. Compile-time args as tilize_reader.c. Runtime args: first unit,
- * units. */
+ * 0 -> 16. Runtime args as tilize_reader.c (no compile-time args). */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t ht = get_compile_time_arg_val(5), wt = get_compile_time_arg_val(6);
-    uint32_t block = get_compile_time_arg_val(7);
+    uint32_t ht = get_arg_val(4), wt = get_arg_val(5);
+    uint32_t block = get_arg_val(6);
     /* Every unit moves `room` pages, however many it fills, so no unit
      * wraps around the end of a circular buffer (2 * room pages). */
     uint32_t room = block < wt ? block : wt;

@@ -1,15 +1,16 @@
 /* Tilize, reader: for each unit (nn_row_block), the block's 32 rows of the
  * row-major tensor at common argument 0, zero-padded to the block's width and
  * below the last row, as `tiles` pages of circular buffer 0.
- * Compile-time args: is_dram_in, is_dram_out, esize, h, w, ht, wt, block.
- * Runtime args: first unit, units. */
+ * Compile-time args: is_dram_in, is_dram_out, esize. Runtime args: first
+ * unit, units, h, w, ht, wt, block (runtime, so that one compiled kernel
+ * serves every shape). */
 #include "dataflow_api.h"
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
-    uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
-    uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
+    uint32_t esize = get_compile_time_arg_val(2), h = get_arg_val(2);
+    uint32_t w = get_arg_val(3), ht = get_arg_val(4);
+    uint32_t wt = get_arg_val(5), block = get_arg_val(6);
     /* Every unit moves `room` pages, however many it fills, so no unit
      * wraps around the end of a circular buffer (2 * room pages). */
     uint32_t room = block < wt ? block : wt;

@@ -1,13 +1,13 @@
 /* Untilize, writer: the logical part of each unit's 32 rows, from circular
  * buffer 16, into the row-major tensor at common argument 1. Compile-time
- * args as tilize_reader.c. Runtime args: first unit, units. */
+ * and runtime args as tilize_reader.c. */
 #include "dataflow_api.h"
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
-    uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
-    uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
+    uint32_t esize = get_compile_time_arg_val(2), h = get_arg_val(2);
+    uint32_t w = get_arg_val(3), ht = get_arg_val(4);
+    uint32_t wt = get_arg_val(5), block = get_arg_val(6);
     /* Every unit moves `room` pages, however many it fills, so no unit
      * wraps around the end of a circular buffer (2 * room pages). */
     uint32_t room = block < wt ? block : wt;
