@@ -320,7 +320,8 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
     uint32_t bits = value_bits(o.dtype, value);
     if (!tile && o.dtype == LMNN_BFLOAT16) bits >>= 16; /* a row holds the 16-bit values */
     uint32_t fmt = tile ? (uint32_t)nn_tile_format(o.dtype) : nn_rm_elem_size(o.dtype);
-    uint32_t args[] = {t->memory.type == LM_BUFFER_DRAM, tile, fmt, bits, g.ht, g.wt, g.h, g.w};
+    uint32_t args[] = {t->memory.type == LM_BUFFER_DRAM, tile, fmt};
+    uint32_t extra[] = {bits, g.ht, g.wt, g.h, g.w};
     nn_key key;
     nn_key_init(&key, "full");
     nn_key_u32(&key, bits);
@@ -329,7 +330,7 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
     if (!prog) {
         nn_split split;
         nn_program p = {0};
-        nn_kernel_spec writer = {"fill_writer.c", LM_PROCESSOR_DM0, args, 8, NULL, 0, false};
+        nn_kernel_spec writer = {"fill_writer.c", LM_PROCESSOR_DM0, args, 3, NULL, 0, false};
         lm_data_format cbf = tile ? nn_tile_format(o.dtype) : LM_DATA_FORMAT_UINT32;
         uint32_t page = (t->page_size + 15) / 16 * 16;
         st = nn_split_work(op, device, t->pages, &split);
@@ -337,7 +338,7 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
         if (!st) st = nn_program_begin(op, device, &p);
         if (!st) st = nn_program_cb(op, &p, 16, cbf, page, 1);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, extra, 5);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, device, &key, &p, &prog);
     }

@@ -2,7 +2,7 @@
  * + count) of a tile tensor (zero padding at the edges) or of a row-major one
  * (a page is a row). Circular buffer 16 is scratch for the page image.
  * Compile-time args: is_dram, tile (1) or row-major (0), format (tiles) or
- * element size (rows), value bits, ht, wt, h, w. Runtime args: first, count. */
+ * element size (rows). Runtime args: first, count, value bits, ht, wt, h, w. */
 #include "dataflow_api.h"
 
 static void fill_row(uint32_t addr, uint32_t esize, uint32_t n, uint32_t bits) {
@@ -19,9 +19,9 @@ static void fill_row(uint32_t addr, uint32_t esize, uint32_t n, uint32_t bits) {
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
     uint32_t tile = get_compile_time_arg_val(1), fmt = get_compile_time_arg_val(2);
-    uint32_t bits = get_compile_time_arg_val(3), ht = get_compile_time_arg_val(4);
-    uint32_t wt = get_compile_time_arg_val(5), h = get_compile_time_arg_val(6);
-    uint32_t w = get_compile_time_arg_val(7);
+    uint32_t bits = get_arg_val(2), ht = get_arg_val(3);
+    uint32_t wt = get_arg_val(4), h = get_arg_val(5);
+    uint32_t w = get_arg_val(6);
     uint32_t page = tile ? get_tile_size(16) : w * fmt;
     InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(0),
                                   .page_size = page,
