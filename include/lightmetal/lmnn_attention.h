@@ -12,11 +12,16 @@
  *   lmnn_scaled_dot_product_attention
  *                            softmax(q @ k^T * scale + mask) @ v
  *
- * Every helper is composed from the library's ops (reshape, permute, split,
- * matmul, softmax, add) plus, in attention, one program that scales the
- * scores and applies the causal mask: all work stays on the device, so the
- * helpers run inside metal traces and Light Metal captures, and after a first
- * call every program they launch is a program-cache hit.
+ * How they run: the head helpers move a tile tensor (float32, bfloat16,
+ * uint32, int32) in one program of their own, which assembles each output
+ * tile from runs of the input's tiles (the QKV split makes all three outputs
+ * in it; a transposed key adds one tile transpose); row-major and bfloat8_b
+ * tensors go through lmnn_reshape and lmnn_permute (lmnn_split first for
+ * QKV). Attention is lmnn_matmul, one program that scales the scores and
+ * applies the causal mask, lmnn_add for a mask, lmnn_softmax and lmnn_matmul.
+ * All work stays on the device, so the helpers run inside metal traces and
+ * Light Metal captures, and after a first call every program they launch is
+ * a program-cache hit.
  *
  * Layouts and dtypes. The head helpers are pure data movement: either layout,
  * every dtype the data movement ops carry (lmnn_data.h), bit for bit; the

@@ -46,10 +46,9 @@ static lm_status check_output(const char *op, const lmnn_output *output, const n
                        "output.dtype: expected zero or the input's %s, given %s (use "
                        "lmnn_typecast)",
                        lmnn_dtype_name(t->dtype), lmnn_dtype_name(out->dtype));
-    if (out->memory.type) {
-        lm_status st = nn_check_memory(op, &out->memory);
-        if (st) return st;
-    }
+    lmnn_memory_config m = nn_output_memory(&out->memory, t);
+    lm_status st = nn_check_memory(op, &m);
+    if (st) return st;
     out->dtype = 0;
     return LM_OK;
 }
@@ -77,8 +76,72 @@ static lm_status check_heads_input(const char *op, const char *arg, lmnn_tensor 
     return LM_OK;
 }
 
-/* [B, S, H*D] -> [B, H, S, D] (or [B, H, D, S] with `transpose`): a reshape to
- * [B, S, H, D] and a permute. */
+/* Whether attn_heads.c moves `t`'s elements: tile layout with 2- or 4-byte
+ * elements (bfloat8_b's shared exponents and row-major tensors take the
+ * reshape and permute path). */
+static bool heads_kernel_fits(const nn_tensor *t) {
+    return t->layout == LMNN_TILE && t->dtype != LMNN_BFLOAT8_B;
+}
+
+/* The head split (mode 0: `parts` outputs [B, H, S, D] from [B, S,
+ * parts*H*D]) or concatenation (mode 1: [B, S, H*D] from [B, H, S, D]) of a
+ * tile tensor in one program (attn_heads.c). */
+static lm_status heads_tiles(const char *op, nn_tensor *in, uint32_t mode, uint32_t parts,
+                             uint32_t heads, const lmnn_memory_config *memory, lmnn_tensor *outs) {
+    const uint32_t *dims = in->shape.dims;
+    uint32_t d = mode == 0 ? dims[2] / (parts * heads) : dims[3];
+    lmnn_shape os = mode == 0 ? LMNN_SHAPE(dims[0], heads, dims[1], d)
+                              : LMNN_SHAPE(dims[0], dims[2], heads * d);
+    nn_tensor *o[3] = {NULL, NULL, NULL};
+    lm_status st = LM_OK;
+    for (uint32_t p = 0; p < parts; p++)
+        outs[p] = (lmnn_tensor){0};
+    for (uint32_t p = 0; p < parts && !st; p++)
+        st = nn_tensor_new(op, in->device, &os, in->dtype, LMNN_TILE, memory, &outs[p], &o[p]);
+    nn_key key;
+    nn_key_init(&key, "attn_heads");
+    nn_key_u32(&key, mode);
+    nn_key_u32(&key, parts);
+    nn_key_u32(&key, heads);
+    nn_key_tensor(&key, in);
+    if (!st) nn_key_tensor(&key, o[0]);
+    nn_program *prog = st ? NULL : nn_cache_find(in->device, &key);
+    if (!st && !prog) {
+        nn_split split;
+        nn_program p = {0};
+        nn_tiles gi = nn_tiles_of(&in->shape), go = nn_tiles_of(&os);
+        uint32_t per_part = (uint32_t)o[0]->pages;
+        lm_data_format f = nn_tile_format(in->dtype);
+        uint32_t ca[] = {mode, in->dtype == LMNN_BFLOAT16 ? 2u : 4u,
+                         in->memory.type == LM_BUFFER_DRAM, o[0]->memory.type == LM_BUFFER_DRAM};
+        nn_kernel_spec k = {"attn_heads.c", LM_PROCESSOR_DM0, ca, 4, NULL, 0, false};
+        st = nn_split_work(op, in->device, (uint64_t)per_part * parts, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, in->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 1);
+        if (!st) st = nn_program_kernel(op, &p, &k, NULL);
+        for (uint32_t i = 0; i < split.num_cores && !st; i++) {
+            uint32_t args[] = {split.first[i], split.count[i], heads, d,     per_part, go.ht,
+                               go.wt,          go.h,           go.w,  gi.ht, gi.wt};
+            st = lm_set_runtime_args(p.program, p.kernels[0], split.cores[i], args, 11);
+            if (st) st = nn_fail_call(st, op);
+        }
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {in, o[0], o[1], o[2]};
+    if (!st) st = nn_launch(op, prog, tensors, 1 + parts);
+    if (st) {
+        for (uint32_t i = 0; i < parts; i++) {
+            nn_tensor_discard(outs[i]);
+            outs[i] = (lmnn_tensor){0};
+        }
+    }
+    return st;
+}
+
+/* [B, S, H*D] -> [B, H, S, D] (or [B, H, D, S] with `transpose`) by a
+ * reshape to [B, S, H, D] and a permute (what heads_tiles cannot move). */
 static lm_status heads_of(const char *op, nn_tensor *t, lmnn_tensor a, uint32_t num_heads,
                           bool transpose, const lmnn_output *output, lmnn_tensor *out) {
     uint32_t b = t->shape.dims[0], s = t->shape.dims[1], d = t->shape.dims[2] / num_heads;
@@ -100,6 +163,10 @@ lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output 
     lm_status st = check_heads_input(op, "a", a, num_heads, 1, &t);
     if (!st) st = check_output(op, output, t, &o);
     if (st) return st;
+    if (heads_kernel_fits(t)) {
+        lmnn_memory_config memory = nn_output_memory(&o.memory, t);
+        return heads_tiles(op, t, 0, 1, num_heads, &memory, out);
+    }
     return heads_of(op, t, a, num_heads, false, &o, out);
 }
 
@@ -120,6 +187,10 @@ lm_status lmnn_concat_heads(lmnn_tensor a, const lmnn_output *output, lmnn_tenso
     if ((uint64_t)d[1] * d[3] > UINT32_MAX)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: H*D of shape %s overflows",
                        nn_shape_str(&t->shape, sb, sizeof sb));
+    if (heads_kernel_fits(t)) {
+        lmnn_memory_config memory = nn_output_memory(&o.memory, t);
+        return heads_tiles(op, t, 1, 1, d[1], &memory, out);
+    }
     static const int32_t perm[] = {0, 2, 1, 3};
     lmnn_shape joined = LMNN_SHAPE(d[0], d[2], d[1] * d[3]);
     lmnn_tensor p = {0};
@@ -146,16 +217,29 @@ lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
     lm_status st = check_heads_input(op, "qkv", qkv, opts->num_heads, 3, &t);
     if (!st) st = check_output(op, &opts->output, t, &o);
     if (st) return st;
-    uint32_t hd = t->shape.dims[2] / 3;
-    uint32_t sizes[3] = {hd, hd, hd};
     lmnn_tensor parts[3] = {{0}}, res[3] = {{0}};
-    st = inner(lmnn_split(qkv, sizes, 3, -1, NULL, parts), op);
-    for (uint32_t i = 0; i < 3 && !st; i++) {
-        nn_tensor *pt = NULL;
-        st = nn_get_tensor(op, "qkv", parts[i], &pt);
-        if (!st)
-            st = heads_of(op, pt, parts[i], opts->num_heads, i == 1 && opts->transpose_key, &o,
-                          &res[i]);
+    if (heads_kernel_fits(t)) {
+        /* One program for the three; a transposed key is one more (a tile
+         * transpose). */
+        lmnn_memory_config memory = nn_output_memory(&o.memory, t);
+        st = heads_tiles(op, t, 0, 3, opts->num_heads, &memory, res);
+        if (!st && opts->transpose_key) {
+            lmnn_tensor kt = {0};
+            st = inner(lmnn_transpose(res[1], -2, -1, &o, &kt), op);
+            nn_tensor_discard(res[1]);
+            res[1] = kt;
+        }
+    } else {
+        uint32_t hd = t->shape.dims[2] / 3;
+        uint32_t sizes[3] = {hd, hd, hd};
+        st = inner(lmnn_split(qkv, sizes, 3, -1, NULL, parts), op);
+        for (uint32_t i = 0; i < 3 && !st; i++) {
+            nn_tensor *pt = NULL;
+            st = nn_get_tensor(op, "qkv", parts[i], &pt);
+            if (!st)
+                st = heads_of(op, pt, parts[i], opts->num_heads, i == 1 && opts->transpose_key, &o,
+                              &res[i]);
+        }
     }
     free_all(parts, 3);
     if (st) {

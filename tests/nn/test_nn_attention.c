@@ -91,31 +91,70 @@ static void test_split_concat_heads(void) {
     check_heads(1, 1, 1, 1, LMNN_FLOAT32, LMNN_TILE);
     check_heads(3, 45, 2, 32, LMNN_FLOAT32, LMNN_TILE);
     check_heads(1, 7, 3, 5, LMNN_BFLOAT16, LMNN_ROW_MAJOR);
+    check_heads(2, 100, 12, 64, LMNN_FLOAT32, LMNN_TILE); /* 24 x 4 x 2 tiles a part */
+    check_heads(1, 40, 5, 7, LMNN_BFLOAT16, LMNN_TILE);   /* heads straddle tiles */
 }
 
-static void check_qkv(uint32_t b, uint32_t s, uint32_t h, uint32_t d, bool tk, lmnn_dtype dtype) {
+/* bfloat8_b has no elements to move one by one: split and concatenation
+ * take the permute path (through bfloat16, re-packed); the values match a
+ * bfloat16 reference within the bfloat8_b rounding. */
+static void test_heads_bfloat8(void) {
+    uint32_t b = 2, s = 20, h = 4, d = 16;
+    size_t n = (size_t)b * s * h * d;
+    float *x = rand_vals(n, 5), *want = malloc(n * sizeof *want);
+    lmnn_shape shape = LMNN_SHAPE(b, s, h * d);
+    lmnn_tensor a, sp, back;
+    CHECK_OK(nn_upload(&shape, x, LMNN_BFLOAT8_B, LMNN_TILE, &a));
+    float *stored = nn_download(a);
+    CHECK(stored != NULL);
+    split_ref(stored, b, s, h, d, h * d, 0, false, want);
+    CHECK_OK(lmnn_split_heads(a, h, NULL, &sp));
+    float *got = nn_download(sp);
+    CHECK(got != NULL);
+    double *w = malloc(n * sizeof *w);
+    for (size_t i = 0; i < n; i++)
+        w[i] = want[i];
+    /* Re-packing can move a value by a bfloat8_b step of its block (2^-6 of
+     * the block's largest, |x| <= 1). */
+    CHECK_ERR(nn_compare(got, w, n, 1e-2), 0.999, 1.0 / 32, 0);
+    CHECK_OK(lmnn_concat_heads(sp, NULL, &back));
+    free(got);
+    got = nn_download(back);
+    CHECK(got != NULL);
+    for (size_t i = 0; i < n; i++)
+        w[i] = stored[i];
+    CHECK_ERR(nn_compare(got, w, n, 1e-2), 0.999, 1.0 / 32, 0);
+    free(got), free(w), free(stored), free(x), free(want);
+    lmnn_tensor_free(a), lmnn_tensor_free(sp), lmnn_tensor_free(back);
+}
+
+static void check_qkv(uint32_t b, uint32_t s, uint32_t h, uint32_t d, bool tk, lmnn_dtype dtype,
+                      lmnn_layout layout, lm_buffer_type memory) {
     size_t n = (size_t)b * s * h * d;
     float *x = rand_vals(3 * n, 21 + s), *want = malloc(n * sizeof *want);
     round_to(x, 3 * n, dtype);
     lmnn_shape shape = LMNN_SHAPE(b, s, 3 * h * d);
     lmnn_tensor a, out[3];
-    CHECK_OK(nn_upload(&shape, x, dtype, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(&shape, x, dtype, layout, &a));
     lmnn_split_qkv_options o;
     lmnn_split_qkv_options_init(&o);
     o.num_heads = h;
     o.transpose_key = tk;
+    o.output.memory.type = memory;
     CHECK_OK(lmnn_split_query_key_value_and_split_heads(a, &o, &out[0], &out[1], &out[2]));
     for (uint32_t i = 0; i < 3; i++) {
         bool t = tk && i == 1;
         split_ref(x, b, s, h, d, 3 * h * d, i * h * d, t, want);
         lmnn_tensor_info info;
         CHECK_OK(lmnn_tensor_get_info(out[i], &info));
+        CHECK(info.layout == layout && info.dtype == dtype);
+        CHECK(info.memory.type == (memory ? memory : LM_BUFFER_DRAM));
         CHECK(info.shape.rank == 4 && info.shape.dims[1] == h &&
               info.shape.dims[2] == (t ? d : s) && info.shape.dims[3] == (t ? s : d));
         float *got = nn_download(out[i]);
         CHECK(got && !memcmp(got, want, n * sizeof *got));
         free(got);
-        if (dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(out[i]));
+        if (dtype == LMNN_FLOAT32 && layout == LMNN_TILE) CHECK(nn_padding_is_zero(out[i]));
         lmnn_tensor_free(out[i]);
     }
     lmnn_tensor_free(a);
@@ -124,10 +163,14 @@ static void check_qkv(uint32_t b, uint32_t s, uint32_t h, uint32_t d, bool tk, l
 }
 
 static void test_split_qkv(void) {
-    check_qkv(2, 20, 4, 16, false, LMNN_FLOAT32);
-    check_qkv(2, 20, 4, 16, true, LMNN_FLOAT32);
-    check_qkv(1, 33, 2, 32, true, LMNN_BFLOAT16);
-    check_qkv(1, 1, 1, 1, true, LMNN_FLOAT32);
+    check_qkv(2, 20, 4, 16, false, LMNN_FLOAT32, LMNN_TILE, 0);
+    check_qkv(2, 20, 4, 16, true, LMNN_FLOAT32, LMNN_TILE, LM_BUFFER_L1);
+    check_qkv(1, 33, 2, 32, true, LMNN_BFLOAT16, LMNN_TILE, 0);
+    check_qkv(1, 1, 1, 1, true, LMNN_FLOAT32, LMNN_TILE, 0);
+    check_qkv(2, 70, 3, 24, false, LMNN_FLOAT32, LMNN_TILE, 0);
+    /* Row-major tensors take the split, reshape and permute path. */
+    check_qkv(2, 20, 4, 16, true, LMNN_FLOAT32, LMNN_ROW_MAJOR, 0);
+    check_qkv(1, 9, 2, 5, false, LMNN_BFLOAT16, LMNN_ROW_MAJOR, LM_BUFFER_L1);
 }
 
 /* ---- attention ---- */
@@ -433,6 +476,9 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_split_heads(o3, 4, &oo, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_split_heads: output.dtype: expected zero or the input's float32, given "
                 "bfloat16");
+    oo = (lmnn_output){.memory = {LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED}};
+    CHECK_FAILS(lmnn_split_heads(o3, 4, &oo, &out), LM_ERR_UNSUPPORTED,
+                "lmnn_split_heads: memory config: sharded tensors are not supported yet");
     CHECK_FAILS(lmnn_concat_heads(o3, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_concat_heads: a: expected rank 4 [B, H, S, D], given shape [2, 20, 64]");
     lmnn_tensor oq, ok, ov;
@@ -481,6 +527,7 @@ static void test_errors(void) {
 
 int main(void) {
     TEST_RUN(test_split_concat_heads);
+    TEST_RUN(test_heads_bfloat8);
     TEST_RUN(test_split_qkv);
     TEST_RUN(test_sdpa_float32);
     TEST_RUN(test_sdpa_bfloat16);
