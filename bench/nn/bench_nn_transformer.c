@@ -1,7 +1,7 @@
 /* nn_transformer_trace_vs_eager: what a metal trace saves the host on a whole
  * model step, for the small transformer encoder of the op library's test
  * (tests/nn/nn_encoder.h: batch 2, 20 tokens, d_model 64, 4 heads, d_ff 128,
- * 2 layers; 34 programs per step).
+ * 2 layers; 32 programs per step).
  *
  * "Host time" is the time the calling thread spends issuing one step until
  * it returns with the step's work enqueued, not the device's run (the
@@ -24,11 +24,11 @@
  * nn_transformer_eager_step_ms / nn_transformer_trace_step_ms the medians of
  * the whole step to lm_finish (device included), for scale.
  *
- * Measured on a loaded 2-core host: eager 105-135 us (34 cache-hit ops at
- * 3-4 us each), trace 1-10 us (one enqueue; most of it is waking the
+ * Measured on a loaded 2-core host: eager 105-150 us (32 cache-hit ops at
+ * 3-5 us each), trace 1-10 us (one enqueue; most of it is waking the
  * dispatcher thread, which varies with the host's state, as in bench_nn.c's
  * nn_cached_launch_vs_enqueue), so the ratio is 0.01-0.08; the step itself
- * takes 3-4 ms of simulation either way.
+ * takes 3-8 ms of simulation either way.
  */
 #include <string.h>
 

@@ -17,8 +17,11 @@
  * tile from runs of the input's tiles (the QKV split makes all three outputs
  * in it; a transposed key adds one tile transpose); row-major and bfloat8_b
  * tensors go through lmnn_reshape and lmnn_permute (lmnn_split first for
- * QKV). Attention is lmnn_matmul, one program that scales the scores and
- * applies the causal mask, lmnn_add for a mask, lmnn_softmax and lmnn_matmul.
+ * QKV). Attention is three programs: q @ k^T (lmnn_matmul, float32 scores),
+ * one fused softmax(scores * scale + mask (+ causal)) that keeps each row of
+ * scores in L1, and probabilities @ v (lmnn_matmul); with more than 2048
+ * keys the middle one becomes a scale-and-causal program, lmnn_add for a
+ * mask and lmnn_softmax.
  * All work stays on the device, so the helpers run inside metal traces and
  * Light Metal captures, and after a first call every program they launch is
  * a program-cache hit.
@@ -85,8 +88,8 @@ typedef struct lmnn_sdpa_options {
      * aligned lower triangle). With a mask too, both apply. A row whose keys
      * are all masked gives NaN, as in PyTorch. */
     bool is_causal;
-    /* Multiplies q @ k^T; NaN (what lmnn_sdpa_options_init sets): 1/sqrt(D).
-     * Must be finite. */
+    /* Multiplies q @ k^T (before the mask is added); NaN (what
+     * lmnn_sdpa_options_init sets): 1/sqrt(D). Must be finite. */
     double scale;
     /* k is given transposed, [B, H, D, Sk] (as
      * lmnn_split_query_key_value_and_split_heads makes it with
@@ -102,10 +105,9 @@ void lmnn_sdpa_options_init(lmnn_sdpa_options *opts);
  *   q [B, H, Sq, D], k [B, H, Sk, D] (or [B, H, D, Sk]), v [B, H, Sk, Dv]
  *   -> out [B, H, Sq, Dv].
  * All rank 4 with equal B and H (no broadcasting between q, k and v), live
- * float tile tensors on one device. Runs as q @ k^T (float32 scores), one
- * scale-and-causal program (skipped when scale is 1 and nothing is causal),
- * the mask's lmnn_add, lmnn_softmax and probabilities @ v. NULL opts: the
- * defaults. */
+ * float tile tensors on one device. The scores and probabilities are
+ * float32; masks are added after the scale, so any finite scale (0 and
+ * negative ones too) keeps masked keys out. NULL opts: the defaults. */
 lm_status lmnn_scaled_dot_product_attention(lmnn_tensor q, lmnn_tensor k, lmnn_tensor v,
                                             const lmnn_sdpa_options *opts, lmnn_tensor *out);
 

@@ -1,8 +1,10 @@
-/* Attention helpers (lmnn_attention.h): head splitting and concatenation as
- * reshapes and permutes, scaled dot-product attention as two matmuls around
- * a softmax, with one program of its own between them (attn_causal_reader.c
- * with the unary map's compute and writer) that scales the scores and applies
- * the causal mask in one pass.
+/* Attention helpers (lmnn_attention.h): head splitting and concatenation in
+ * one data movement program for tile tensors (attn_heads.c), else reshapes
+ * and permutes; scaled dot-product attention as two matmuls around one
+ * fused scale-mask-causal softmax (attn_softmax_*.c with norm_writer.c), or,
+ * for rows of more than FUSED_MAX_TILES tiles, a scale-and-causal program
+ * (attn_causal_reader.c with the unary map's compute and writer), lmnn_add
+ * and lmnn_softmax.
  *
  * Every argument is checked before the first op runs, so a later failure can
  * only come from the device (memory): it frees what was made and passes the
@@ -316,6 +318,102 @@ static lm_status scale_causal(const char *op, nn_tensor *in, double scale, bool 
     return LM_OK;
 }
 
+/* Score rows of at most this many tiles (Sk <= 2048) take the fused
+ * softmax: the row stays in L1 as float32 (256 KiB). Longer rows take the
+ * scale, add and lmnn_softmax path. */
+#define FUSED_MAX_TILES 64
+
+/* out = softmax(scores * scale + mask (+ causal)) along the last dim in one
+ * program (attn_softmax_*.c, norm_writer.c); scores float32 [B, H, Sq, Sk],
+ * mask NULL or broadcastable to it (checked by the caller). */
+static lm_status attn_softmax(const char *op, nn_tensor *in, nn_tensor *mask, double scale,
+                              bool causal, lmnn_tensor *out) {
+    lmnn_tensor oh;
+    nn_tensor *o = NULL;
+    lm_status st =
+        nn_tensor_new(op, in->device, &in->shape, in->dtype, LMNN_TILE, &in->memory, &oh, &o);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "attn_softmax");
+    nn_key_f64(&key, scale);
+    nn_key_u32(&key, (uint32_t)causal | (uint32_t)(mask != NULL) << 1);
+    nn_key_tensor(&key, in);
+    if (mask) nn_key_tensor(&key, mask);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(in->device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        nn_tiles g = nn_tiles_of(&in->shape);
+        uint32_t heads = in->shape.dims[1];
+        uint32_t md[4] = {1, 1, 1, 1};
+        if (mask)
+            for (uint32_t i = 0; i < mask->shape.rank; i++)
+                md[4 - mask->shape.rank + i] = mask->shape.dims[i];
+        uint32_t rows_one = md[2] == 1, cols_one = md[3] == 1;
+        uint32_t bcast = (rows_one && g.h > 1 ? 1u : 0u) | (cols_one && g.w > 1 ? 2u : 0u);
+        lm_data_format f = nn_tile_format(in->dtype);
+        lm_data_format fm = mask ? nn_tile_format(mask->dtype) : f;
+        uint32_t rc[] = {in->memory.type == LM_BUFFER_DRAM,
+                         mask && mask->memory.type == LM_BUFFER_DRAM, causal, mask != NULL};
+        uint32_t cc[] = {mask != NULL, bcast, causal};
+        uint32_t wc[] = {o->memory.type == LM_BUFFER_DRAM, 1, 1, (uint32_t)f};
+        uint32_t ra[] = {g.wt,
+                         g.ht,
+                         g.h,
+                         g.w,
+                         heads,
+                         md[0],
+                         md[1],
+                         rows_one,
+                         cols_one,
+                         (md[2] + 31) / 32,
+                         (md[3] + 31) / 32};
+        uint32_t ca[] = {g.wt, g.ht, g.w, scale != 1.0, float_bits((float)scale)};
+        uint32_t wa[] = {g.wt, 1, g.ht, g.wt, g.h, g.w};
+        nn_kernel_spec reader = {"attn_softmax_reader.c", LM_PROCESSOR_DM0, rc, 4, NULL, 0, false};
+        nn_kernel_spec compute = {
+            "attn_softmax_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, NULL, 0, true};
+        nn_kernel_spec writer = {"norm_writer.c", LM_PROCESSOR_DM1, wc, 4, NULL, 0, false};
+        lm_kernel kr, kc, kw;
+        st = nn_split_work(op, in->device, in->pages / g.wt, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, in->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st && mask) st = nn_program_cb(op, &p, 1, fm, (uint32_t)lm_tile_size(fm), 2);
+        if (!st) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 2);
+        for (uint32_t cb = 3; cb <= 7 && !st; cb++)
+            st = nn_program_cb(op, &p, cb, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_cb(op, &p, 8, LM_DATA_FORMAT_FLOAT32, 4096, g.wt);
+        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
+        if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
+        if (!st) st = nn_program_kernel(op, &p, &writer, &kw);
+        for (uint32_t i = 0; i < split.num_cores && !st; i++) {
+            uint32_t args[2 + 11];
+            args[0] = split.first[i];
+            args[1] = split.count[i];
+            memcpy(args + 2, ra, sizeof ra);
+            st = lm_set_runtime_args(p.program, kr, split.cores[i], args, 13);
+            memcpy(args + 2, ca, sizeof ca);
+            if (!st) st = lm_set_runtime_args(p.program, kc, split.cores[i], args, 7);
+            memcpy(args + 2, wa, sizeof wa);
+            if (!st) st = lm_set_runtime_args(p.program, kw, split.cores[i], args, 8);
+            if (st) st = nn_fail_call(st, op);
+        }
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {in, o, mask ? mask : in};
+    if (!st) st = nn_launch(op, prog, tensors, 3);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
 /* A live float tile tensor of rank 4 on q's device. */
 static lm_status check_operand(const char *arg, lmnn_tensor h, const nn_tensor *first,
                                nn_tensor **out) {
@@ -403,27 +501,42 @@ lm_status lmnn_scaled_dot_product_attention(lmnn_tensor q, lmnn_tensor k, lmnn_t
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, tq);
     if ((st = nn_check_memory(SDPA, &memory))) return st;
 
-    /* scores (float32) -> scaled and causal -> + mask -> softmax -> @ v. */
-    lmnn_tensor t[4] = {{0}};
+    /* scores (float32) -> softmax(scores * scale + mask (+ causal)) -> @ v:
+     * one fused program for rows that fit in L1, else scale (and causal),
+     * add and softmax. */
+    lmnn_tensor t[5] = {{0}};
     uint32_t n = 0;
     lmnn_matmul_options mo;
     lmnn_matmul_options_init(&mo);
     mo.transpose_b = !opts->key_transposed;
     mo.output.dtype = LMNN_FLOAT32;
     st = inner(lmnn_matmul(q, k, &mo, &t[n]), SDPA);
-    if (!st && (scale != 1.0 || opts->is_causal)) {
-        nn_tensor *ts = NULL;
+    nn_tensor *ts = NULL;
+    if (!st) st = nn_get_tensor(SDPA, "scores", t[n], &ts);
+    if (!st && (sk + 31) / 32 <= FUSED_MAX_TILES) {
         n++;
-        st = nn_get_tensor(SDPA, "scores", t[n - 1], &ts);
-        if (!st) st = scale_causal(SDPA, ts, scale, opts->is_causal, &t[n]);
-    }
-    if (!st && tm) {
-        n++;
-        st = inner(lmnn_add(t[n - 1], opts->mask, &t[n]), SDPA);
-    }
-    if (!st) {
-        n++;
-        st = inner(lmnn_softmax(t[n - 1], -1, NULL, &t[n]), SDPA);
+        st = attn_softmax(SDPA, ts, tm, scale, opts->is_causal, &t[n]);
+    } else if (!st) {
+        /* The causal -Inf goes in before the scale: a scale <= 0 is applied
+         * on its own first. */
+        if (scale <= 0) {
+            n++;
+            st = inner(lmnn_mul_scalar(t[n - 1], scale, &t[n]), SDPA);
+            if (!st) st = nn_get_tensor(SDPA, "scores", t[n], &ts);
+            scale = 1.0;
+        }
+        if (!st && (scale != 1.0 || opts->is_causal)) {
+            n++;
+            st = scale_causal(SDPA, ts, scale, opts->is_causal, &t[n]);
+        }
+        if (!st && tm) {
+            n++;
+            st = inner(lmnn_add(t[n - 1], opts->mask, &t[n]), SDPA);
+        }
+        if (!st) {
+            n++;
+            st = inner(lmnn_softmax(t[n - 1], -1, NULL, &t[n]), SDPA);
+        }
     }
     if (!st) {
         lmnn_matmul_options_init(&mo);
@@ -431,6 +544,6 @@ lm_status lmnn_scaled_dot_product_attention(lmnn_tensor q, lmnn_tensor k, lmnn_t
         mo.output.memory = memory;
         st = inner(lmnn_matmul(t[n], v, &mo, out), SDPA);
     }
-    free_all(t, 4);
+    free_all(t, 5);
     return st;
 }

@@ -279,10 +279,10 @@ static void run_sdpa(const sdpa_case *c, uint64_t seed) {
     float *got = nn_download(out);
     CHECK(got != NULL);
     nn_err e = nn_compare(got, want, no, 1e-2);
-    printf("  sdpa %s [%u,%u,%u,%u] k %u v %u mask %u causal %d: pcc %.7f max_abs %.3g "
-           "max_rel %.3g\n",
+    printf("  sdpa %s [%u,%u,%u,%u] k %u v %u mask rank %u causal %d scale %g: pcc %.7f "
+           "max_abs %.3g max_rel %.3g\n",
            lmnn_dtype_name(c->dtype), c->b, c->h, c->sq, c->d, c->sk, c->dv, c->mask_rank,
-           c->causal, e.pcc, e.max_abs, e.max_rel);
+           c->causal, scale, e.pcc, e.max_abs, e.max_rel);
     if (c->dtype == LMNN_FLOAT32) {
         CHECK(nn_padding_is_zero(out));
         CHECK_ERR(e, 0.99999, 1e-5, 0);
@@ -315,6 +315,17 @@ static void test_sdpa_float32(void) {
         {2, 3, 17, 40, 16, 16, F32, 4, {1, 3, 17, 40}, true, false, 1.0},
         {2, 3, 17, 40, 16, 16, F32, 3, {3, 1, 40}, false, true, NAN},
         {2, 4, 128, 96, 64, 64, F32, 0, {0}, true, false, NAN},
+        /* A column mask (one value per query), a scalar mask. */
+        {2, 3, 17, 40, 16, 16, F32, 4, {2, 1, 17, 1}, false, false, NAN},
+        {1, 2, 33, 45, 8, 8, F32, 1, {1}, true, false, NAN},
+        /* Scales <= 0: the causal -Inf still removes the keys. */
+        {1, 2, 33, 45, 8, 8, F32, 0, {0}, true, false, 0.0},
+        {1, 2, 33, 45, 8, 8, F32, 2, {33, 45}, true, false, -0.7},
+        /* Rows longer than the fused softmax takes (Sk > 2048): scale,
+         * causal, mask and softmax as separate programs. */
+        {1, 2, 40, 2100, 16, 8, F32, 2, {1, 2100}, true, false, NAN},
+        {1, 1, 8, 2100, 16, 8, F32, 4, {1, 1, 8, 2100}, true, false, -0.5},
+        {1, 1, 8, 2100, 16, 8, F32, 0, {0}, false, true, 1.0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         run_sdpa(&cases[i], 100 + 10 * i);
@@ -377,7 +388,7 @@ static void test_sdpa_cache(void) {
     CHECK_OK(lmnn_scaled_dot_product_attention(t, t, t, &o, &out));
     CHECK_OK(lmnn_program_cache_get_stats(dev, &b));
     CHECK_EQ_U64(b.misses, a.misses);
-    CHECK_EQ_U64(b.hits - a.hits, 5); /* matmul, scale+causal, add, softmax, matmul */
+    CHECK_EQ_U64(b.hits - a.hits, 3); /* matmul, the fused softmax, matmul */
     lmnn_tensor_free(out);
     lmnn_tensor sp, back;
     lmnn_shape s3 = LMNN_SHAPE(2, 20, 64);
