@@ -259,8 +259,10 @@ static void run_sdpa(const sdpa_case *c, uint64_t seed) {
             if (i % 7 == 3 &&
                 (c->mask_dims[c->mask_rank - 1] == 1 || i % c->mask_dims[c->mask_rank - 1]))
                 mask[i] = -INFINITY;
+        /* The mask in the inputs' dtype (bfloat16 holds -Inf too). */
+        round_to(mask, nm, c->dtype);
         lmnn_shape sm = lmnn_shape_of(c->mask_rank, c->mask_dims);
-        CHECK_OK(nn_upload(&sm, mask, LMNN_FLOAT32, LMNN_TILE, &tm));
+        CHECK_OK(nn_upload(&sm, mask, c->dtype, LMNN_TILE, &tm));
     }
     lmnn_sdpa_options o;
     lmnn_sdpa_options_init(&o);
@@ -339,6 +341,39 @@ static void test_sdpa_bfloat16(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         run_sdpa(&cases[i], 300 + 10 * i);
+}
+
+/* Output options: a float32 result in L1 from bfloat16 inputs (no output
+ * rounding to bfloat16: within the float32 bound of the stored inputs). */
+static void test_sdpa_output(void) {
+    sdpa_case c = {2, 2, 20, 30, 16, 16, BF16, 0, {0}, true, false, NAN};
+    size_t nq = 2 * 2 * 20 * 16, nk = 2 * 2 * 30 * 16, no = nq;
+    float *q = rand_vals(nq, 41), *k = rand_vals(nk, 42), *v = rand_vals(nk, 43);
+    round_to(q, nq, BF16), round_to(k, nk, BF16), round_to(v, nk, BF16);
+    lmnn_shape sq = LMNN_SHAPE(2, 2, 20, 16), sk = LMNN_SHAPE(2, 2, 30, 16);
+    lmnn_tensor tq, tk, tv, out;
+    CHECK_OK(nn_upload(&sq, q, BF16, LMNN_TILE, &tq));
+    CHECK_OK(nn_upload(&sk, k, BF16, LMNN_TILE, &tk));
+    CHECK_OK(nn_upload(&sk, v, BF16, LMNN_TILE, &tv));
+    lmnn_sdpa_options o;
+    lmnn_sdpa_options_init(&o);
+    o.is_causal = true;
+    o.output.dtype = F32;
+    o.output.memory.type = LM_BUFFER_L1;
+    CHECK_OK(lmnn_scaled_dot_product_attention(tq, tk, tv, &o, &out));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(out, &info));
+    CHECK(info.dtype == F32 && info.memory.type == LM_BUFFER_L1);
+    double *want = malloc(no * sizeof *want);
+    sdpa_ref(&c, q, k, v, NULL, 0.25, want);
+    float *got = nn_download(out);
+    CHECK(got != NULL);
+    nn_err e = nn_compare(got, want, no, 1e-2);
+    printf("  sdpa bfloat16 -> float32 in L1: pcc %.7f max_abs %.3g\n", e.pcc, e.max_abs);
+    CHECK_ERR(e, 0.99999, 1e-5, 0);
+    CHECK(nn_padding_is_zero(out));
+    free(got), free(want), free(q), free(k), free(v);
+    lmnn_tensor_free(tq), lmnn_tensor_free(tk), lmnn_tensor_free(tv), lmnn_tensor_free(out);
 }
 
 /* An all-masked row gives NaN there (as PyTorch) and leaves the other rows. */
@@ -542,6 +577,7 @@ int main(void) {
     TEST_RUN(test_split_qkv);
     TEST_RUN(test_sdpa_float32);
     TEST_RUN(test_sdpa_bfloat16);
+    TEST_RUN(test_sdpa_output);
     TEST_RUN(test_sdpa_empty_row);
     TEST_RUN(test_sdpa_cache);
     TEST_RUN(test_errors);
