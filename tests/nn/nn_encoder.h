@@ -122,13 +122,17 @@ static inline lm_status enc_upload_(lm_device *dev, const float *v, lmnn_shape s
     return lmnn_from_host(dev, &s, v, lmnn_shape_volume(&s) * sizeof(float), &o, out);
 }
 
-/* The exact GELU when this build's engine has it, else the tanh form. */
+/* The exact GELU when this build can fuse it after a linear (as the model
+ * uses it), else the tanh form. */
 static inline lmnn_unary_op enc_pick_gelu(lm_device *dev) {
     float x[1] = {0.5f};
     lmnn_tensor t, g;
     lmnn_unary_op op = LMNN_GELU_TANH;
-    if (enc_upload_(dev, x, LMNN_SHAPE(1), LMNN_TILE, &t)) return op;
-    if (lmnn_gelu(t, &g) == LM_OK) {
+    if (enc_upload_(dev, x, LMNN_SHAPE(1, 1), LMNN_TILE, &t)) return op;
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.activation = LMNN_GELU;
+    if (lmnn_linear(t, t, (lmnn_tensor){0}, &o, &g) == LM_OK) {
         op = LMNN_GELU;
         lmnn_tensor_free(g);
     }
