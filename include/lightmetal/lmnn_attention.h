@@ -40,7 +40,7 @@
  * Errors (lmnn_tensor.h): LM_ERR_INVALID_HANDLE for dead tensors;
  * LM_ERR_INVALID_ARGUMENT naming the argument for ranks, head counts and
  * shapes that do not fit, e.g.
- *   "lmnn_scaled_dot_product_attention: k: heads 3 differ from q's 4 (q
+ *   "lmnn_scaled_dot_product_attention: k: head count 3 differs from q's 4 (q
  *    [2, 4, 20, 16], k [2, 3, 20, 16])".
  * A failed call creates nothing and frees every intermediate it made.
  */

@@ -432,8 +432,8 @@ static lm_status check_operand(const char *arg, lmnn_tensor h, const nn_tensor *
 static lm_status check_dim(const char *arg, const nn_tensor *t, const nn_tensor *q, uint32_t d) {
     if (t->shape.dims[d] == q->shape.dims[d]) return LM_OK;
     char s1[128], s2[128];
-    return nn_fail(LM_ERR_INVALID_ARGUMENT, SDPA, "%s: %s %u differ from q's %u (q %s, %s %s)", arg,
-                   d ? "heads" : "batch", t->shape.dims[d], q->shape.dims[d],
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, SDPA, "%s: %s %u differs from q's %u (q %s, %s %s)",
+                   arg, d ? "head count" : "batch size", t->shape.dims[d], q->shape.dims[d],
                    nn_shape_str(&q->shape, s1, sizeof s1), arg,
                    nn_shape_str(&t->shape, s2, sizeof s2));
 }

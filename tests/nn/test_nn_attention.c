@@ -95,6 +95,36 @@ static void test_split_concat_heads(void) {
     check_heads(1, 40, 5, 7, LMNN_BFLOAT16, LMNN_TILE);   /* heads straddle tiles */
 }
 
+/* Integer tile tensors move bit for bit too (4-byte elements). */
+static void test_heads_int32(void) {
+    uint32_t b = 2, s = 33, h = 3, d = 10;
+    size_t n = (size_t)b * s * h * d;
+    int32_t *x = malloc(n * sizeof *x), *got = malloc(n * sizeof *got);
+    float *xf = malloc(n * sizeof *xf), *want = malloc(n * sizeof *want);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (int32_t)(i * 2654435761u) >> 3;
+        xf[i] = (float)i; /* the positions, to build the expected order */
+    }
+    split_ref(xf, b, s, h, d, h * d, 0, false, want);
+    lmnn_shape shape = LMNN_SHAPE(b, s, h * d);
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_INT32;
+    lmnn_tensor a, sp, back;
+    CHECK_OK(lmnn_from_host(nn_dev(), &shape, x, n * sizeof *x, &o, &a));
+    CHECK_OK(lmnn_split_heads(a, h, NULL, &sp));
+    CHECK_OK(lmnn_to_host(sp, got, n * sizeof *got));
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && got[i] == x[(size_t)want[i]];
+    CHECK(ok);
+    CHECK_OK(lmnn_concat_heads(sp, NULL, &back));
+    CHECK_OK(lmnn_to_host(back, got, n * sizeof *got));
+    CHECK(!memcmp(got, x, n * sizeof *got));
+    lmnn_tensor_free(a), lmnn_tensor_free(sp), lmnn_tensor_free(back);
+    free(x), free(got), free(xf), free(want);
+}
+
 /* bfloat8_b has no elements to move one by one: split and concatenation
  * take the permute path (through bfloat16, re-packed); the values match a
  * bfloat16 reference within the bfloat8_b rounding. */
@@ -470,15 +500,16 @@ static void test_errors(void) {
     CHECK_OK(nn_upload(&s, x, F32, LMNN_TILE, &o3));
 
     CHECK_FAILS(lmnn_scaled_dot_product_attention(q, k3, v, NULL, &out), LM_ERR_INVALID_ARGUMENT,
-                SDPA_OP ": k: heads 3 differ from q's 4 (q [2, 4, 20, 16], k [2, 3, 20, 16])");
+                SDPA_OP
+                ": k: head count 3 differs from q's 4 (q [2, 4, 20, 16], k [2, 3, 20, 16])");
     CHECK_FAILS(lmnn_scaled_dot_product_attention(q, kb, v, NULL, &out), LM_ERR_INVALID_ARGUMENT,
-                SDPA_OP ": k: batch 1 differ from q's 2");
+                SDPA_OP ": k: batch size 1 differs from q's 2");
     CHECK_FAILS(lmnn_scaled_dot_product_attention(q, kd, v, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 SDPA_OP ": k: head size 8 of shape [2, 4, 20, 8] differs from q's 16");
     CHECK_FAILS(lmnn_scaled_dot_product_attention(q, q, vs, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 SDPA_OP ": v: sequence length 21 of shape [2, 4, 21, 16] differs from k's 20");
     CHECK_FAILS(lmnn_scaled_dot_product_attention(q, q, k3, NULL, &out), LM_ERR_INVALID_ARGUMENT,
-                SDPA_OP ": v: heads 3 differ from q's 4");
+                SDPA_OP ": v: head count 3 differs from q's 4");
     CHECK_FAILS(lmnn_scaled_dot_product_attention(o3, q, v, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 SDPA_OP ": q: expected rank 4 [B, H, S, D], given [2, 20, 64]");
     CHECK_FAILS(lmnn_scaled_dot_product_attention(q, rm, v, NULL, &out), LM_ERR_INVALID_ARGUMENT,
@@ -573,6 +604,7 @@ static void test_errors(void) {
 
 int main(void) {
     TEST_RUN(test_split_concat_heads);
+    TEST_RUN(test_heads_int32);
     TEST_RUN(test_heads_bfloat8);
     TEST_RUN(test_split_qkv);
     TEST_RUN(test_sdpa_float32);
