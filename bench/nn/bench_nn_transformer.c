@@ -60,13 +60,13 @@ int main(void) {
     if (lmnn_from_host(dev, &s, ids, sizeof ids, &o, &x)) bench_die("ids");
     /* Warm up: every program built and every kernel compiled. */
     for (int i = 0; i < 2; i++) {
-        if (enc_forward(&d, x, &y) || lm_finish(cq)) bench_die("warm-up");
+        if (enc_forward(&d, x, (lmnn_tensor){0}, &y) || lm_finish(cq)) bench_die("warm-up");
         lmnn_tensor_free(y);
     }
     uint32_t tid;
     lmnn_program_cache_stats before, after;
     if (lmnn_program_cache_get_stats(dev, &before)) bench_die("stats");
-    if (lm_begin_trace_capture(cq, &tid) || enc_forward(&d, x, &yt) ||
+    if (lm_begin_trace_capture(cq, &tid) || enc_forward(&d, x, (lmnn_tensor){0}, &yt) ||
         lm_end_trace_capture(cq, tid))
         bench_die("trace capture");
     if (lmnn_program_cache_get_stats(dev, &after) || after.misses != before.misses)
@@ -76,7 +76,7 @@ int main(void) {
     double t_eager[STEPS], t_trace[STEPS], w_eager[STEPS], w_trace[STEPS];
     for (int i = 0; i < STEPS; i++) {
         double t0 = bench_now();
-        if (enc_forward(&d, x, &y)) bench_die("eager step");
+        if (enc_forward(&d, x, (lmnn_tensor){0}, &y)) bench_die("eager step");
         double t1 = bench_now();
         if (lm_finish(cq)) bench_die("finish");
         double t2 = bench_now();

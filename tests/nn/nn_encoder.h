@@ -2,11 +2,11 @@
  * (test_nn_transformer.c) and its benchmark (bench_nn_transformer.c), with a
  * plain float64 host reference of the same model.
  *
- *   ids [B, S] (row-major uint32)
+ *   ids [B, S] (row-major uint32), optional key mask [B, 1, 1, S]
  *   x = embedding(ids, tok [V, E]) + pos [S, E]
  *   per layer:
  *     q, k, v = split_qkv(x @ Wqkv + bqkv, H)            (k transposed)
- *     x = layer_norm(x + concat_heads(sdpa(q, k, v)) @ Wo + bo)
+ *     x = layer_norm(x + concat_heads(sdpa(q, k, v, mask)) @ Wo + bo)
  *     x = layer_norm(x + gelu(x @ W1 + b1) @ W2 + b2)
  *   out = x, row-major [B, S, E]
  * Weights are [in, out] (lmnn_linear's default), float32, fixed by a seed.
@@ -173,11 +173,13 @@ static inline void enc_device_free(enc_device *d) {
     }
 }
 
-/* out = the model on ids (row-major uint32 [B, S]): a new row-major float32
- * tensor [B, S, E]. Every op is enqueued without waiting; the intermediates
- * are freed as soon as they are used (their buffers come back in the same
- * order on every call, so repeated calls reuse the same addresses). */
-static inline lm_status enc_forward(const enc_device *d, lmnn_tensor ids, lmnn_tensor *out) {
+/* out = the model on ids (row-major uint32 [B, S]) with the additive
+ * attention mask `mask` ({0}: none; tile, or row-major to be tilized in the
+ * step): a new row-major float32 tensor [B, S, E]. Every op is enqueued without waiting; the
+ * intermediates are freed as soon as they are used (their buffers come back in the same order on
+ * every call, so repeated calls reuse the same addresses). */
+static inline lm_status enc_forward(const enc_device *d, lmnn_tensor ids, lmnn_tensor mask,
+                                    lmnn_tensor *out) {
     const enc_config *c = &d->cfg;
     lmnn_tensor x = {0}, t[8];
     lmnn_embedding_options eo;
@@ -195,6 +197,15 @@ static inline lm_status enc_forward(const enc_device *d, lmnn_tensor ids, lmnn_t
     lmnn_sdpa_options ao;
     lmnn_sdpa_options_init(&ao);
     ao.key_transposed = true;
+    ao.mask = mask;
+    /* A row-major mask (a model input that new data is written into) is
+     * tilized here, inside the step. */
+    lmnn_tensor mask_tile = {0};
+    lmnn_tensor_info mi;
+    if (!st && mask.id && !lmnn_tensor_get_info(mask, &mi) && mi.layout == LMNN_ROW_MAJOR) {
+        st = lmnn_to_layout(mask, LMNN_TILE, &mask_tile);
+        ao.mask = mask_tile;
+    }
     lmnn_matmul_options act;
     lmnn_matmul_options_init(&act);
     act.activation = d->gelu;
@@ -230,6 +241,7 @@ static inline lm_status enc_forward(const enc_device *d, lmnn_tensor ids, lmnn_t
     }
     if (!st) st = lmnn_to_layout(x, LMNN_ROW_MAJOR, out);
     lmnn_tensor_free(x);
+    lmnn_tensor_free(mask_tile);
     return st;
 }
 
@@ -271,9 +283,10 @@ static inline void enc_add_norm_ref_(double *x, const double *r, size_t n, uint3
     }
 }
 
-/* The model in float64 on the host: out [B, S, E]. */
+/* The model in float64 on the host: out [B, S, E]; `lengths` (NULL: none)
+ * the number of keys each batch element attends to (the others masked). */
 static inline void enc_reference(const enc_host *h, lmnn_unary_op gelu, const uint32_t *ids,
-                                 double *out) {
+                                 const uint32_t *lengths, double *out) {
     const enc_config *c = &h->cfg;
     uint32_t e = c->d_model, s = c->seq, hd = e / c->heads, f = c->d_ff;
     size_t n = (size_t)c->batch * s;
@@ -297,7 +310,7 @@ static inline void enc_reference(const enc_host *h, lmnn_unary_op gelu, const ui
                         double dot = 0;
                         for (uint32_t d = 0; d < hd; d++)
                             dot += q[d] * k[d];
-                        p[j] = dot * scale;
+                        p[j] = lengths && j >= lengths[b] ? -INFINITY : dot * scale;
                         if (p[j] > mx) mx = p[j];
                     }
                     for (uint32_t j = 0; j < s; j++)

@@ -39,7 +39,7 @@ static lm_status upload_ids(lm_device *dev, const uint32_t *ids, lmnn_tensor *ou
 static lm_status run_eager(lm_device *dev, const enc_device *d, const uint32_t *ids, float *got) {
     lmnn_tensor t, y = {0};
     lm_status st = upload_ids(dev, ids, &t);
-    if (!st) st = enc_forward(d, t, &y);
+    if (!st) st = enc_forward(d, t, (lmnn_tensor){0}, &y);
     if (!st) st = lmnn_to_host(y, got, NOUT * sizeof *got);
     lmnn_tensor_free(t);
     lmnn_tensor_free(y);
@@ -58,12 +58,31 @@ static void test_against_reference(void) {
     for (uint64_t seed = 1; seed <= 2; seed++) {
         token_ids(ids, seed);
         CHECK_OK(run_eager(nn_dev(), &d, ids, got));
-        enc_reference(&h, d.gelu, ids, want);
+        enc_reference(&h, d.gelu, ids, NULL, want);
         nn_err e = nn_compare(got, want, NOUT, 1e-2);
         printf("  encoder float32 (ids seed %llu): pcc %.8f max_abs %.3g max_rel %.3g\n",
                (unsigned long long)seed, e.pcc, e.max_abs, e.max_rel);
         CHECK_ERR(e, 0.999999, 1e-5, 0);
     }
+    /* Padded batches: element 1 has 13 real tokens, its other keys masked
+     * by an additive [B, 1, 1, S] mask. */
+    const uint32_t lengths[2] = {20, 13};
+    float mask[2 * 20];
+    for (int i = 0; i < 2 * 20; i++)
+        mask[i] = (uint32_t)(i % 20) < lengths[i / 20] ? 0.0f : -INFINITY;
+    lmnn_shape ms = LMNN_SHAPE(2, 1, 1, 20);
+    lmnn_tensor tm, t, y;
+    CHECK_OK(nn_upload(&ms, mask, LMNN_FLOAT32, LMNN_TILE, &tm));
+    token_ids(ids, 3);
+    CHECK_OK(upload_ids(nn_dev(), ids, &t));
+    CHECK_OK(enc_forward(&d, t, tm, &y));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    enc_reference(&h, d.gelu, ids, lengths, want);
+    nn_err e = nn_compare(got, want, NOUT, 1e-2);
+    printf("  encoder float32, key mask: pcc %.8f max_abs %.3g max_rel %.3g\n", e.pcc, e.max_abs,
+           e.max_rel);
+    CHECK_ERR(e, 0.999999, 1e-5, 0);
+    lmnn_tensor_free(tm), lmnn_tensor_free(t), lmnn_tensor_free(y);
     enc_device_free(&d);
     enc_host_free(&h);
 }
@@ -83,7 +102,7 @@ static void test_capture_replay(void) {
     /* The second input's results, live, to compare the replay with. */
     lmnn_tensor t, y;
     CHECK_OK(upload_ids(dev, ids2, &t));
-    CHECK_OK(enc_forward(&d, t, &y));
+    CHECK_OK(enc_forward(&d, t, (lmnn_tensor){0}, &y));
     CHECK_OK(lmnn_to_host(y, live2, sizeof live2));
     lmnn_tensor_free(t);
     lmnn_tensor_free(y);
@@ -94,14 +113,14 @@ static void test_capture_replay(void) {
     CHECK_OK(lm_light_metal_begin_capture(dev, &co));
     CHECK_OK(upload_ids(dev, ids, &t));
     CHECK_OK(lmnn_capture_name(t, "ids"));
-    CHECK_OK(enc_forward(&d, t, &y));
+    CHECK_OK(enc_forward(&d, t, (lmnn_tensor){0}, &y));
     CHECK_OK(lmnn_capture_name(y, "out"));
     CHECK_OK(lmnn_to_host(y, live, sizeof live));
     lm_binary *bin;
     CHECK_OK(lm_light_metal_end_capture(dev, &bin));
     lmnn_tensor_free(t);
     lmnn_tensor_free(y);
-    enc_reference(&h, d.gelu, ids, want);
+    enc_reference(&h, d.gelu, ids, NULL, want);
     CHECK_ERR(nn_compare(live, want, NOUT, 1e-2), 0.999999, 1e-5, 0);
     enc_device_free(&d);
     enc_host_free(&h);
@@ -121,7 +140,8 @@ static void test_capture_replay(void) {
 
 /* The model as one metal trace: warmed up eagerly (every program built),
  * captured with no cache miss, replayed; new tokens written into the input
- * buffer replay to the eager results for them. */
+ * buffer replay to the eager results for them; likewise with a key mask as
+ * a second input. */
 static void test_metal_trace(void) {
     lm_device *dev = nn_dev();
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
@@ -136,7 +156,7 @@ static void test_metal_trace(void) {
     CHECK_OK(run_eager(dev, &d, ids2, eager2));
     lmnn_tensor t, y;
     CHECK_OK(upload_ids(dev, ids, &t));
-    CHECK_OK(enc_forward(&d, t, &y));
+    CHECK_OK(enc_forward(&d, t, (lmnn_tensor){0}, &y));
     CHECK_OK(lmnn_to_host(y, eager, sizeof eager));
     lmnn_tensor_free(y);
     lmnn_program_cache_stats before, after;
@@ -144,7 +164,7 @@ static void test_metal_trace(void) {
 
     uint32_t tid;
     CHECK_OK(lm_begin_trace_capture(cq, &tid));
-    CHECK_OK(enc_forward(&d, t, &y));
+    CHECK_OK(enc_forward(&d, t, (lmnn_tensor){0}, &y));
     CHECK_OK(lm_end_trace_capture(cq, tid));
     CHECK_OK(lmnn_program_cache_get_stats(dev, &after));
     CHECK_EQ_U64(after.misses, before.misses);
@@ -165,6 +185,43 @@ static void test_metal_trace(void) {
     CHECK_OK(lmnn_to_host(y, got, sizeof got));
     CHECK(!memcmp(got, eager, sizeof got));
     CHECK_OK(lm_release_trace(dev, tid));
+    lmnn_tensor_free(y);
+
+    /* With a key mask as a second input (row-major, tilized in the step):
+     * new lengths written into it replay to the eager results too. */
+    float m1[NTOK], m2[NTOK];
+    for (int i = 0; i < NTOK; i++) {
+        m1[i] = i % 20 < (i < 20 ? 20 : 13) ? 0.0f : -INFINITY;
+        m2[i] = i % 20 < (i < 20 ? 7 : 20) ? 0.0f : -INFINITY;
+    }
+    lmnn_shape ms = LMNN_SHAPE(2, 1, 1, 20);
+    lmnn_tensor tm, tm2;
+    CHECK_OK(nn_upload(&ms, m2, LMNN_FLOAT32, LMNN_ROW_MAJOR, &tm2));
+    CHECK_OK(enc_forward(&d, t, tm2, &y));
+    CHECK_OK(lmnn_to_host(y, eager2, sizeof eager2));
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(tm2);
+    CHECK_OK(nn_upload(&ms, m1, LMNN_FLOAT32, LMNN_ROW_MAJOR, &tm));
+    CHECK_OK(enc_forward(&d, t, tm, &y));
+    CHECK_OK(lmnn_to_host(y, eager, sizeof eager));
+    lmnn_tensor_free(y);
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &before));
+    CHECK_OK(lm_begin_trace_capture(cq, &tid));
+    CHECK_OK(enc_forward(&d, t, tm, &y));
+    CHECK_OK(lm_end_trace_capture(cq, tid));
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &after));
+    CHECK_EQ_U64(after.misses, before.misses);
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(!memcmp(got, eager, sizeof got));
+    CHECK_OK(lmnn_tensor_get_info(tm, &info));
+    CHECK_OK(lm_enqueue_write_buffer(cq, info.buffer, m2, true));
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(!memcmp(got, eager2, sizeof got));
+    CHECK(memcmp(eager, eager2, sizeof got) != 0);
+    CHECK_OK(lm_release_trace(dev, tid));
+    lmnn_tensor_free(tm);
     lmnn_tensor_free(t);
     lmnn_tensor_free(y);
     enc_device_free(&d);
