@@ -15,6 +15,8 @@
  *   bfloat16 inputs are compared as stored (bfloat16 values), intermediates
  *            are float32, the output rounds once to bfloat16: 2^-9 |out|
  *            plus the float32 error; asserted 2^-8 absolute.
+ *   bfloat8_b likewise with the inputs as stored; the output rounds to its
+ *            block's step (2^-6 of the block's largest): 2^-7 asserted.
  * Each case prints its PCC and largest absolute and relative errors (relative
  * to max(|want|, 1e-2)). */
 #include <string.h>
@@ -280,6 +282,12 @@ static void run_sdpa(const sdpa_case *c, uint64_t seed) {
     CHECK_OK(nn_upload(&sq, q, c->dtype, LMNN_TILE, &tq));
     CHECK_OK(nn_upload(&sk, k, c->dtype, LMNN_TILE, &tk));
     CHECK_OK(nn_upload(&sv, v, c->dtype, LMNN_TILE, &tv));
+    if (c->dtype == LMNN_BFLOAT8_B) { /* the reference takes the values as stored */
+        float *st[3] = {nn_download(tq), nn_download(tk), nn_download(tv)};
+        CHECK(st[0] && st[1] && st[2]);
+        free(q), free(k), free(v);
+        q = st[0], k = st[1], v = st[2];
+    }
     if (c->mask_rank) {
         for (uint32_t i = 0; i < c->mask_rank; i++)
             nm *= c->mask_dims[i];
@@ -318,8 +326,10 @@ static void run_sdpa(const sdpa_case *c, uint64_t seed) {
     if (c->dtype == LMNN_FLOAT32) {
         CHECK(nn_padding_is_zero(out));
         CHECK_ERR(e, 0.99999, 1e-5, 0);
-    } else {
+    } else if (c->dtype == LMNN_BFLOAT16) {
         CHECK_ERR(e, 0.9999, 1.0 / 256, 0);
+    } else { /* bfloat8_b output: half a step, 2^-7 of its block's largest (<= 1) */
+        CHECK_ERR(e, 0.9999, 1.0 / 128, 0);
     }
     free(got);
     free(want);
@@ -363,11 +373,12 @@ static void test_sdpa_float32(void) {
         run_sdpa(&cases[i], 100 + 10 * i);
 }
 
-static void test_sdpa_bfloat16(void) {
+static void test_sdpa_bfloat16_bfloat8(void) {
     const sdpa_case cases[] = {
         {2, 4, 20, 20, 16, 16, BF16, 0, {0}, false, false, NAN},
         {1, 2, 33, 45, 40, 24, BF16, 0, {0}, true, false, NAN},
         {2, 4, 20, 20, 16, 16, BF16, 4, {2, 1, 1, 20}, false, true, NAN},
+        {2, 4, 20, 20, 16, 16, LMNN_BFLOAT8_B, 0, {0}, true, false, NAN},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         run_sdpa(&cases[i], 300 + 10 * i);
@@ -608,7 +619,7 @@ int main(void) {
     TEST_RUN(test_heads_bfloat8);
     TEST_RUN(test_split_qkv);
     TEST_RUN(test_sdpa_float32);
-    TEST_RUN(test_sdpa_bfloat16);
+    TEST_RUN(test_sdpa_bfloat16_bfloat8);
     TEST_RUN(test_sdpa_output);
     TEST_RUN(test_sdpa_empty_row);
     TEST_RUN(test_sdpa_cache);
