@@ -17,5 +17,6 @@
 #include "lightmetal/lmnn_reduce.h"
 #include "lightmetal/lmnn_norm.h"
 #include "lightmetal/lmnn_matmul.h"
+#include "lightmetal/lmnn_conv.h"
 
 #endif
