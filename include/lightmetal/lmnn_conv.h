@@ -81,6 +81,10 @@ typedef struct lmnn_conv2d_options {
     /* Fused after the bias (lmnn_matmul_options' activation). */
     lmnn_unary_op activation;
     double activation_alpha, activation_beta;
+    /* NHWC only: give the output as ttnn does, [1, 1, N * OH * OW, OC]
+     * (the matmul's result as it is; the 4-D NHWC shape costs a copy unless
+     * OW is a multiple of 32). */
+    bool flat_output;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_conv2d_options;
 

@@ -8,7 +8,7 @@
 #include "nn/nn_conv.h"
 
 /* Column blocks of the patch matrix per unit of work, as tilize's. */
-#define IM2COL_BLOCK 8
+#define IM2COL_BLOCK 32
 
 void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
     if (!opts) return;
@@ -166,15 +166,27 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
 }
 
 lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
-                         lmnn_image_layout layout, const lmnn_memory_config *memory,
+                         lmnn_image_layout layout, bool flat, const lmnn_memory_config *memory,
                          lmnn_tensor *out) {
     lmnn_output last = {0};
     last.memory = *memory;
     lmnn_tensor cur = y, next, none = {0};
     lm_status st = LM_OK;
     if (layout == LMNN_NHWC) {
-        lmnn_shape s = LMNN_SHAPE(g->n, g->oh, g->ow, c);
-        st = step(op, lmnn_reshape(cur, &s, &last, &next), &cur, next, none);
+        lmnn_shape s =
+            flat ? LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c) : LMNN_SHAPE(g->n, g->oh, g->ow, c);
+        nn_tensor *t;
+        st = nn_get_tensor(op, "output", y, &t);
+        if (!st && (flat || g->ow % 32 == 0) && t->memory.type == memory->type &&
+            t->memory.layout == memory->layout) {
+            /* [N * OH * OW, C] has the same tiles in the same order as the
+             * result's shape: only the shape changes (y is ours). */
+            t->shape = t->padded = s;
+            t->padded.dims[2] = (s.dims[2] + 31) / 32 * 32;
+            t->padded.dims[3] = (c + 31) / 32 * 32;
+        } else if (!st) {
+            st = step(op, lmnn_reshape(cur, &s, &last, &next), &cur, next, none);
+        }
     } else {
         lmnn_shape s = LMNN_SHAPE(g->n, c, g->oh, g->ow);
         if (g->n > 1) {
@@ -451,6 +463,10 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, x);
     if ((st = nn_check_memory(op, &memory))) return st;
+    bool flat = opts->flat_output;
+    if (flat && opts->input_layout != LMNN_NHWC)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "flat_output: expected input_layout NHWC, given NCHW");
     if (opts->fp32_accumulate > LMNN_FP32_ACC_OFF)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "fp32_accumulate: unknown value %d",
                        (int)opts->fp32_accumulate);
@@ -491,6 +507,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         mo.activation_alpha = opts->activation_alpha;
         mo.activation_beta = opts->activation_beta;
         mo.output.dtype = dtype;
+        if (opts->input_layout == LMNN_NHWC) mo.output.memory = memory; /* see nn_conv_finish */
         st = lmnn_linear(patches, wp, bt, &mo, &y);
         if (st) st = nn_fail_call(st, op);
     }
@@ -498,7 +515,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(bt, bias);
     drop(rows, input);
     drop(patches, (lmnn_tensor){0});
-    if (!st) st = nn_conv_finish(op, y, &gm, oc, opts->input_layout, &memory, out);
+    if (!st) st = nn_conv_finish(op, y, &gm, oc, opts->input_layout, flat, &memory, out);
     return st;
 }
 

@@ -33,10 +33,13 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, bool pool,
                          uint32_t fill, lmnn_tensor *out);
 
-/* The result `y` ([n * oh * ow, c] tile; freed here whatever happens) as
- * the op's output in `layout` order, in `memory`. */
+/* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it
+ * becomes *out or is freed) as the op's output in `layout` order, in
+ * `memory`; NHWC with `flat`: [1, 1, n * oh * ow, c] (ttnn's form). When the
+ * tiles stay in place (flat, or ow a multiple of 32) and y is in `memory`
+ * already, y itself takes the new shape: no copy. */
 lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
-                         lmnn_image_layout layout, const lmnn_memory_config *memory,
+                         lmnn_image_layout layout, bool flat, const lmnn_memory_config *memory,
                          lmnn_tensor *out);
 
 #endif

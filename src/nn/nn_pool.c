@@ -158,6 +158,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         ro.dims[0] = 0;
         ro.dim_count = 1;
         ro.output.dtype = avg ? LMNN_FLOAT32 : p.dtype;
+        if (!avg && opts->input_layout == LMNN_NHWC) ro.output.memory = p.memory;
         st = avg ? lmnn_sum(patches, &ro, &red) : lmnn_max(patches, &ro, &red);
         if (st) st = nn_fail_call(st, op);
     }
@@ -165,6 +166,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         lmnn_binary_options bo;
         lmnn_binary_options_init(&bo);
         bo.output.dtype = p.dtype;
+        if (opts->input_layout == LMNN_NHWC) bo.output.memory = p.memory;
         if (uniform) {
             st = lmnn_binary_scalar(LMNN_BINARY_MUL, red, 1.0 / (double)d0, &bo, &y);
         } else {
@@ -189,7 +191,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         if (y.id) lmnn_tensor_free(y);
         return st;
     }
-    return nn_conv_finish(op, y, g, g->c, opts->input_layout, &p.memory, out);
+    return nn_conv_finish(op, y, g, g->c, opts->input_layout, false, &p.memory, out);
 }
 
 lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {

@@ -19,7 +19,7 @@
 typedef struct conv_case {
     uint32_t n, c, h, w, oc, kh, kw;
     int32_t stride[2], pad[4], dil[2], groups, outpad[2];
-    bool transpose, bias, relu, nhwc, row_major, prepared;
+    bool transpose, bias, relu, nhwc, row_major, prepared, flat, l1;
     lmnn_dtype dtype;
 } conv_case;
 
@@ -170,6 +170,8 @@ static void run_case(const char *name, conv_case k, bool cache) {
     o.groups = k.groups;
     o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
     if (k.relu) o.activation = LMNN_RELU;
+    o.flat_output = k.flat;
+    if (k.l1) o.output.memory = (lmnn_memory_config){LM_BUFFER_L1, LM_BUFFER_INTERLEAVED};
     lmnn_tensor wuse = wt, wp = {0};
     if (k.prepared) {
         CHECK_OK(k.transpose ? lmnn_conv_transpose2d_prepare_weights(wt, &o, &wp)
@@ -194,7 +196,10 @@ static void run_case(const char *name, conv_case k, bool cache) {
     }
     lmnn_tensor_info info;
     CHECK_OK(lmnn_tensor_get_info(out, &info));
-    lmnn_shape es = k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.oc) : LMNN_SHAPE(k.n, k.oc, oh, ow);
+    lmnn_shape es = k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.oc)
+                    : k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.oc)
+                             : LMNN_SHAPE(k.n, k.oc, oh, ow);
+    CHECK(info.memory.type == (k.l1 ? LM_BUFFER_L1 : LM_BUFFER_DRAM));
     CHECK(info.shape.rank == 4 && !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * 4));
     CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
     float *got = nn_download(out);
@@ -369,9 +374,31 @@ static void test_layouts(void) {
     run_case("NHWC tile", k, false);
     k.prepared = true;
     run_case("NHWC tile prepared", k, true);
+    k.flat = true;
+    run_case("NHWC flat output", k, true);
+    k.l1 = true;
+    run_case("NHWC flat output in L1", k, false);
+    k.flat = false;
+    run_case("NHWC output in L1", k, false);
     k.nhwc = false;
+    run_case("NCHW output in L1", k, false);
+    k.l1 = false;
     k.dtype = LMNN_BFLOAT16;
     run_case("NCHW bf16 prepared", k, false);
+    /* Output rows a multiple of 32 wide: the result keeps its tiles. */
+    run_case("NHWC 64 wide, stride 2",
+             (conv_case){.n = 2,
+                         .c = 3,
+                         .h = 5,
+                         .w = 128,
+                         .oc = 4,
+                         .kh = 1,
+                         .kw = 3,
+                         .stride = {1, 2},
+                         .pad = {0, 0, 1, 0},
+                         .nhwc = true,
+                         .row_major = true},
+             false);
 }
 
 static void test_bf16(void) {
@@ -575,6 +602,10 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: activation");
     o.activation = 0;
+    o.flat_output = true;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: flat_output: expected input_layout NHWC, given NCHW");
+    o.flat_output = false;
     /* A prepared weight needs the kernel size and the right row count. */
     lmnn_tensor wp;
     CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wp));
