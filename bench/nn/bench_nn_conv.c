@@ -12,7 +12,9 @@
  *   included, the free not). The figure is host time / our time: higher is
  *   better. nn_conv2d_nhwc4d_vs_openblas is the same with the result
  *   reshaped to [1, 56, 56, 64] on the device (56 is not a multiple of 32,
- *   so that is a copy).
+ *   so that is a copy). nn_conv2d_nchw_ms is the op on the same image as
+ *   an NCHW tile tensor (PyTorch's order; the image is transposed to NHWC
+ *   rows on the device and the result back, a few passes more).
  *   nn_conv2d_matmul_ms is the op's matmul alone (lmnn_linear of the
  *   3136 x 576 bfloat16 patch matrix by the prepared weight, same options);
  *   nn_conv2d_im2col_ms the rest (the patch gather on the device and the
@@ -98,6 +100,10 @@ int main(void) {
     o.kernel_size[0] = o.kernel_size[1] = K;
     lmnn_conv2d_options o4 = o;
     o4.flat_output = false;
+    lmnn_conv2d_options oc = o4;
+    oc.input_layout = LMNN_NCHW;
+    lmnn_shape cs = LMNN_SHAPE(1, C, H, W);
+    lmnn_tensor xc = upload(dev, &cs, img, LMNN_TILE); /* the values do not matter here */
     /* The matmul alone, on the patch matrix. */
     host_conv(img, cols, wm, hout);
     lmnn_shape ps = LMNN_SHAPE(H * W, K * K * C);
@@ -107,9 +113,10 @@ int main(void) {
     mo.fp32_accumulate = LMNN_FP32_ACC_ON;
     if (lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &y) || lm_finish(cq) || lmnn_tensor_free(y) ||
         lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o4, &y) || lm_finish(cq) || lmnn_tensor_free(y) ||
+        lmnn_conv2d(xc, wp, (lmnn_tensor){0}, &oc, &y) || lm_finish(cq) || lmnn_tensor_free(y) ||
         lmnn_linear(patches, wp, (lmnn_tensor){0}, &mo, &y) || lm_finish(cq) || lmnn_tensor_free(y))
         bench_die("warm-up");
-    double t_blas[REPS], t_nn[REPS], t_mm[REPS], t_4d[REPS];
+    double t_blas[REPS], t_nn[REPS], t_mm[REPS], t_4d[REPS], t_c[REPS];
     for (int r = 0; r < REPS; r++) {
         double t0 = bench_now();
         host_conv(img, cols, wm, hout);
@@ -127,6 +134,10 @@ int main(void) {
         double t6 = bench_now();
         if (lmnn_tensor_free(y)) bench_die("free");
         t_4d[r] = t6 - t5;
+        double t7 = bench_now();
+        if (lmnn_conv2d(xc, wp, (lmnn_tensor){0}, &oc, &y) || lm_finish(cq)) bench_die("conv2d");
+        t_c[r] = bench_now() - t7;
+        if (lmnn_tensor_free(y)) bench_die("free");
         t_blas[r] = t1 - t0;
         t_nn[r] = t2 - t1;
         t_mm[r] = t4 - t3;
@@ -137,11 +148,13 @@ int main(void) {
     bench_report("nn_conv2d_matmul_ms", mm * 1e3);
     bench_report("nn_conv2d_im2col_ms", (nn - mm) * 1e3);
     bench_report("nn_conv2d_openblas_ms", blas * 1e3);
+    bench_report("nn_conv2d_nchw_ms", bench_median(t_c, REPS) * 1e3);
     bench_report("nn_conv2d_gflops", 2.0 * H * W * OC * K * K * C / nn * 1e-9);
     bench_report("nn_conv2d_vs_openblas", blas / nn);
     bench_report("nn_conv2d_nhwc4d_vs_openblas", blas / bench_median(t_4d, REPS));
 
     lmnn_tensor_free(x);
+    lmnn_tensor_free(xc);
     lmnn_tensor_free(wt);
     lmnn_tensor_free(wp);
     lmnn_tensor_free(patches);
