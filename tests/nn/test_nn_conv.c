@@ -14,6 +14,7 @@
  * max(|y|, 1e-3)) and largest |err| / S. */
 #include <string.h>
 
+#include "lm_test_replay.h"
 #include "nn_test.h"
 
 typedef struct conv_case {
@@ -650,6 +651,106 @@ static void test_errors(void) {
     free(v);
 }
 
+/* A small model: conv2d (prepared weight, bias, relu) -> max_pool2d -> a
+ * row-major result. The input is a row-major NHWC image. */
+static lm_status model(lmnn_tensor x, lmnn_tensor wp, lmnn_tensor b, lmnn_tensor *out) {
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    o.activation = LMNN_RELU;
+    lmnn_pool2d_options po;
+    lmnn_pool2d_options_init(&po);
+    po.input_layout = LMNN_NHWC;
+    po.kernel_size[0] = po.kernel_size[1] = 2;
+    lmnn_tensor y = {0}, z = {0};
+    lm_status st = lmnn_conv2d(x, wp, b, &o, &y);
+    if (!st) st = lmnn_max_pool2d(y, &po, &z);
+    if (!st) st = lmnn_to_layout(z, LMNN_ROW_MAJOR, out);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(z);
+    return st;
+}
+
+/* The model under Light Metal capture replays bit for bit, with its input
+ * replaced too; as a metal trace over cached programs it gives the eager
+ * results. */
+static void test_capture(void) {
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    enum { N = 1, H = 9, W = 10, C = 5, OC = 6, NX = N * H * W * C, NY = N * 4 * 5 * OC };
+    float *x = nn_rand_floats(NX, -1, 1, 1), *x2 = nn_rand_floats(NX, -1, 1, 2);
+    float *w = nn_rand_floats(OC * C * 9, -1, 1, 3), *b = nn_rand_floats(OC, -1, 1, 4);
+    float live[NY], live2[NY], got[NY];
+    lmnn_shape xs = LMNN_SHAPE(N, H, W, C), ws = LMNN_SHAPE(OC, C, 3, 3), bs = LMNN_SHAPE(OC);
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_FLOAT32;
+    lmnn_tensor wt, wp, bt, xin, y;
+    CHECK_OK(lmnn_from_host(dev, &ws, w, OC * C * 9 * sizeof(float), &o, &wt));
+    CHECK_OK(lmnn_from_host(dev, &bs, b, OC * sizeof(float), &o, &bt));
+    CHECK_OK(lmnn_conv2d_prepare_weights(wt, NULL, &wp));
+    o.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(dev, &xs, x2, sizeof(float) * NX, &o, &xin));
+    CHECK_OK(model(xin, wp, bt, &y));
+    CHECK_OK(lmnn_to_host(y, live2, sizeof live2));
+    lmnn_tensor_free(xin);
+    lmnn_tensor_free(y);
+
+    lm_capture_options co;
+    lm_capture_options_init(&co);
+    CHECK_OK(lm_light_metal_begin_capture(dev, &co));
+    CHECK_OK(lmnn_from_host(dev, &xs, x, sizeof(float) * NX, &o, &xin));
+    CHECK_OK(lmnn_capture_name(xin, "x"));
+    CHECK_OK(model(xin, wp, bt, &y));
+    CHECK_OK(lmnn_capture_name(y, "y"));
+    CHECK_OK(lmnn_to_host(y, live, sizeof live));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    lmnn_tensor_free(y);
+
+    /* The same model as a metal trace (every op a cache hit). */
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lmnn_program_cache_stats before, after;
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &before));
+    uint32_t tid;
+    CHECK_OK(lm_begin_trace_capture(cq, &tid));
+    CHECK_OK(model(xin, wp, bt, &y));
+    CHECK_OK(lm_end_trace_capture(cq, tid));
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &after));
+    CHECK_EQ_U64(after.misses, before.misses);
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(!memcmp(got, live, sizeof got));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(xin, &info));
+    CHECK_OK(lm_enqueue_write_buffer(cq, info.buffer, x2, true));
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(!memcmp(got, live2, sizeof got));
+    CHECK_OK(lm_release_trace(dev, tid));
+    lmnn_tensor ts[] = {wt, wp, bt, xin, y};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    CHECK_OK(lm_device_close(dev));
+
+    lm_replay *r;
+    REPLAY_RUN(bin, r);
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    CHECK(!memcmp(got, live, sizeof got));
+    CHECK_OK(lm_replay_set_input(r, "x", x2, sizeof(float) * NX));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    CHECK(!memcmp(got, live2, sizeof got));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    free(x);
+    free(x2);
+    free(w);
+    free(b);
+}
+
 int main(void) {
     TEST_RUN(test_shapes);
     TEST_RUN(test_layouts);
@@ -657,6 +758,7 @@ int main(void) {
     TEST_RUN(test_transpose);
     TEST_RUN(test_large);
     TEST_RUN(test_errors);
+    TEST_RUN(test_capture);
     printf("largest |err| / S: %.3g\n", worst_ratio_);
     nn_dev_close();
     return test_summary();
