@@ -91,10 +91,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        (unsigned long long)m, (unsigned long long)k, (unsigned long long)batch);
     lmnn_shape shape = pool ? LMNN_SHAPE((uint32_t)batch, (uint32_t)m, (uint32_t)k)
                             : LMNN_SHAPE((uint32_t)m, (uint32_t)k);
+    /* In DRAM whatever the image's memory: it is KH * KW times the image. */
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
     lmnn_tensor oh;
     nn_tensor *o;
-    lm_status st =
-        nn_tensor_new(op, img->device, &shape, img->dtype, LMNN_TILE, &img->memory, &oh, &o);
+    lm_status st = nn_tensor_new(op, img->device, &shape, img->dtype, LMNN_TILE, &dram, &oh, &o);
     if (st) return st;
     nn_tiles t = nn_tiles_of(&shape);
     uint32_t block = t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;

@@ -428,6 +428,54 @@ static void test_bf16(void) {
              false);
 }
 
+/* A bfloat8_b image (read as bfloat16), bfloat16 weight and output: the
+ * reference takes the image as stored. */
+static void test_bfp8(void) {
+    enum { C = 32, H = 6, W = 7, OC = 5, NX = C * H * W };
+    float *x = nn_rand_floats(NX, -1, 1, 21), *w = nn_rand_floats(OC * C * 9, -1, 1, 22);
+    for (int i = 0; i < OC * C * 9; i++)
+        w[i] = nn_bf16(w[i]);
+    lmnn_shape xs = LMNN_SHAPE(1, C, H, W), ws = LMNN_SHAPE(OC, C, 3, 3);
+    lmnn_tensor xt, wt, out;
+    CHECK_OK(nn_upload(&xs, x, LMNN_BFLOAT8_B, LMNN_TILE, &xt));
+    CHECK_OK(nn_upload(&ws, w, LMNN_BFLOAT16, LMNN_TILE, &wt));
+    float *xs_ = nn_download(xt);
+    CHECK(xs_);
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.output.dtype = LMNN_BFLOAT16;
+    CHECK_OK(lmnn_conv2d(xt, wt, (lmnn_tensor){0}, &o, &out));
+    float *got = nn_download(out);
+    CHECK(got);
+    conv_case k = {.n = 1,
+                   .c = C,
+                   .h = H,
+                   .w = W,
+                   .oc = OC,
+                   .kh = 3,
+                   .kw = 3,
+                   .stride = {1, 1},
+                   .dil = {1, 1},
+                   .groups = 1,
+                   .pad = {1, 1, 1, 1}};
+    double *want = malloc(OC * H * W * sizeof *want), *sc = malloc(OC * H * W * sizeof *sc);
+    reference(&k, xs_, w, NULL, H, W, want, sc);
+    double ratio = 0;
+    for (int i = 0; i < OC * H * W; i++) {
+        double r = fabs(got[i] - want[i]) / fmax(sc[i], 1e-30);
+        ratio = r > ratio ? r : ratio;
+    }
+    nn_err e = nn_compare(got, want, OC * H * W, 1e-3);
+    printf("  %-34s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", "bfloat8_b image",
+           "bfloat16", e.pcc, e.max_abs, e.max_rel, ratio);
+    CHECK(ratio <= 1.0 / 256);
+    lmnn_tensor_free(xt);
+    lmnn_tensor_free(wt);
+    lmnn_tensor_free(out);
+    free(x), free(w), free(xs_), free(got), free(want), free(sc);
+}
+
 static void test_large(void) {
     run_case("56x56x64 3x3 -> 64 bf16 NHWC",
              (conv_case){.n = 1,
@@ -755,6 +803,7 @@ int main(void) {
     TEST_RUN(test_shapes);
     TEST_RUN(test_layouts);
     TEST_RUN(test_bf16);
+    TEST_RUN(test_bfp8);
     TEST_RUN(test_transpose);
     TEST_RUN(test_large);
     TEST_RUN(test_errors);
