@@ -350,6 +350,18 @@ static void test_shapes(void) {
                          .stride = {2, 2},
                          .bias = true},
              false);
+    /* Patch rows of more than 32 tiles: cut into column blocks. */
+    run_case("130 channels 3x3 (K = 1170)",
+             (conv_case){.n = 1,
+                         .c = 130,
+                         .h = 5,
+                         .w = 6,
+                         .oc = 3,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
     run_case(
         "kernel = padded input",
         (conv_case){.n = 1, .c = 2, .h = 3, .w = 4, .oc = 2, .kh = 5, .kw = 4, .pad = {1, 1, 0, 0}},

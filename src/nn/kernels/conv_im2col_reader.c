@@ -43,7 +43,7 @@ void kernel_main(void) {
     int32_t H = (int32_t)get_compile_time_arg_val(9), W = (int32_t)get_compile_time_arg_val(10);
     uint32_t C = get_compile_time_arg_val(11);
     uint32_t OH = get_compile_time_arg_val(12), OW = get_compile_time_arg_val(13);
-    uint32_t KW = get_compile_time_arg_val(15);
+    uint32_t KH = get_compile_time_arg_val(14), KW = get_compile_time_arg_val(15);
     int32_t sh = (int32_t)get_compile_time_arg_val(16), sw = (int32_t)get_compile_time_arg_val(17);
     int32_t dh = (int32_t)get_compile_time_arg_val(18), dw = (int32_t)get_compile_time_arg_val(19);
     int32_t pt = (int32_t)get_compile_time_arg_val(20), pl = (int32_t)get_compile_time_arg_val(21);
@@ -51,9 +51,18 @@ void kernel_main(void) {
     uint32_t fill = get_compile_time_arg_val(24);
     int32_t vh = (H - 1) * uh + 1, vw = (W - 1) * uw + 1; /* the virtual image */
     uint32_t room = block < wt ? block : wt;
-    InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
-                                 .page_size = C * esize,
-                                 .is_dram = get_compile_time_arg_val(0)};
+    /* The image's pages: page p in bank p % banks at base + (p / banks) *
+     * pstride (dataflow_api.h's interleaving, worked out once here rather
+     * than per read: this loop is the kernel's whole cost). */
+    bool dram = get_compile_time_arg_val(0);
+    const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
+    uint32_t banks = dram ? info[LM_CORE_INFO_DRAM_BANKS]
+                          : info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];
+    uint32_t align = dram ? info[LM_CORE_INFO_DRAM_ALIGN] : info[LM_CORE_INFO_L1_ALIGN];
+    uint32_t page = C * esize, pstride = (page + align - 1) / align * align;
+    uint32_t base_addr = get_common_arg_val(0);
+    /* One unit holds whole patch rows (the usual case): walk the taps. */
+    bool whole = mode == 0 && wt <= block;
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
@@ -68,28 +77,51 @@ void kernel_main(void) {
             }
             uint32_t n = row / (OH * OW), p = row % (OH * OW);
             int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(p % OW) * sw - pl;
-            uint32_t k = col0, end = col0 + valid;
-            while (k < end) {
-                uint32_t tap, c, run;
-                if (mode == 0) {
-                    tap = k / C;
-                    c = k % C;
-                    run = C - c < end - k ? C - c : end - k;
-                } else {
-                    tap = rb.b;
-                    c = k;
-                    run = end - k;
+            if (whole) {
+                uint32_t at = dst;
+                for (uint32_t ky = 0; ky < KH; ky++) {
+                    int32_t vy = y0 + (int32_t)ky * dh;
+                    bool yok = vy >= 0 && vy < vh && vy % uh == 0;
+                    uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
+                    for (uint32_t kx = 0; kx < KW; kx++, at += page) {
+                        int32_t vx = x0 + (int32_t)kx * dw;
+                        if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
+                            uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(vx / uw);
+                            noc_async_read(lm_bank_noc_addr(dram, pix % banks,
+                                                            base_addr + pix / banks * pstride),
+                                           at, page);
+                        } else {
+                            fill_run(at, C, esize, fill);
+                        }
+                    }
                 }
-                int32_t vy = y0 + (int32_t)(tap / KW) * dh, vx = x0 + (int32_t)(tap % KW) * dw;
-                uint32_t at = dst + (k - col0) * esize;
-                if (vy >= 0 && vy < vh && vx >= 0 && vx < vw && vy % uh == 0 && vx % uw == 0) {
-                    uint32_t pix =
-                        (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W + (uint32_t)(vx / uw);
-                    noc_async_read(get_noc_addr_interleaved(pix, &in, c * esize), at, run * esize);
-                } else {
-                    fill_run(at, run, esize, fill);
+            } else {
+                uint32_t k = col0, end = col0 + valid;
+                while (k < end) {
+                    uint32_t tap, c, run;
+                    if (mode == 0) {
+                        tap = k / C;
+                        c = k % C;
+                        run = C - c < end - k ? C - c : end - k;
+                    } else {
+                        tap = rb.b;
+                        c = k;
+                        run = end - k;
+                    }
+                    int32_t vy = y0 + (int32_t)(tap / KW) * dh, vx = x0 + (int32_t)(tap % KW) * dw;
+                    uint32_t at = dst + (k - col0) * esize;
+                    if (vy >= 0 && vy < vh && vx >= 0 && vx < vw && vy % uh == 0 && vx % uw == 0) {
+                        uint32_t pix = (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W +
+                                       (uint32_t)(vx / uw);
+                        noc_async_read(
+                            lm_bank_noc_addr(dram, pix % banks,
+                                             base_addr + pix / banks * pstride + c * esize),
+                            at, run * esize);
+                    } else {
+                        fill_run(at, run, esize, fill);
+                    }
+                    k += run;
                 }
-                k += run;
             }
             nn_zero(dst + valid * esize, (width - valid) * esize);
         }
