@@ -698,7 +698,24 @@ static void test_errors(void) {
     o.padding[0] = o.padding[1] = 6;
     CHECK_FAILS(lmnn_conv_transpose2d(x, wt, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv_transpose2d: padding: the output would be empty");
-    CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &before));
+    /* Tensors on another device. */
+    lm_device *dev2;
+    CHECK_OK(lm_device_open(NULL, &dev2));
+    lmnn_tensor_options fo;
+    lmnn_tensor_options_init(&fo);
+    fo.dtype = LMNN_FLOAT32;
+    lmnn_tensor w2, b2;
+    lmnn_shape b6 = LMNN_SHAPE(6);
+    CHECK_OK(lmnn_from_host(dev2, &ws, v, 6 * 2 * 9 * sizeof(float), &fo, &w2));
+    CHECK_OK(lmnn_from_host(dev2, &b6, v, 6 * sizeof(float), &fo, &b2));
+    lmnn_conv2d_options_init(&o);
+    o.groups = 2;
+    CHECK_FAILS(lmnn_conv2d(x, w2, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: the tensor is on another device than the op's first input");
+    CHECK_FAILS(lmnn_conv2d(x, w, b2, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: bias: the tensor is on another device than the op's first input");
+    CHECK_OK(lm_device_close(dev2));
+    CHECK_FAILS(lmnn_conv2d(x, w, b2, &o, &out), LM_ERR_INVALID_HANDLE, "lmnn_conv2d: bias");
     /* The device still works. */
     lmnn_conv2d_options_init(&o);
     o.groups = 2;
