@@ -15,9 +15,10 @@
  * image) and tilizes it on the fly; the existing multi-core lmnn_linear
  * multiplies it by the prepared weight matrix [KH * KW * C, OC] and adds the
  * bias and the fused activation; the [N * OH * OW, OC] result is the NHWC
- * output (for NCHW it is transposed tile by tile). Pooling gathers the
- * windows as KH * KW matrices [N * OH * OW, C] (padding -inf for max) and
- * reduces across them (lmnn_max / lmnn_sum) on the device.
+ * output (for NCHW it is transposed tile by tile). Pooling gathers each
+ * window's taps the same way (padding -inf for max) and reduces them as they
+ * arrive (max, or a float32 sum then multiplied by 1 / divisor), on the
+ * device.
  *
  * Weights. lmnn_conv2d takes the weight in PyTorch's layout [OC, C / groups,
  * KH, KW] or as the matrix lmnn_conv2d_prepare_weights made of it. Preparing

@@ -9,6 +9,7 @@
 
 /* Column blocks of the patch matrix per unit of work, as tilize's. */
 #define IM2COL_BLOCK 32
+#define POOL_TAPS_BUDGET (512u * 1024u)
 
 void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
     if (!opts) return;
@@ -81,26 +82,36 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
     return LM_OK;
 }
 
-lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, bool pool,
-                         uint32_t fill, lmnn_tensor *out) {
+lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
+                         uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out) {
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
-    uint64_t k = pool ? g->c : taps * g->c, batch = pool ? taps : 1;
+    uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
+    uint64_t batch = mode == NN_PATCH_TAPS ? taps : 1;
     if (m > (1u << 30) || k > (1u << 30) || batch * m * k > ((uint64_t)1 << 36))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "input: the patch matrix (%llu x %llu, %llu times) is too large",
                        (unsigned long long)m, (unsigned long long)k, (unsigned long long)batch);
-    lmnn_shape shape = pool ? LMNN_SHAPE((uint32_t)batch, (uint32_t)m, (uint32_t)k)
-                            : LMNN_SHAPE((uint32_t)m, (uint32_t)k);
+    bool pooled = mode == NN_PATCH_MAX || mode == NN_PATCH_SUM;
+    lmnn_shape shape = batch > 1 ? LMNN_SHAPE((uint32_t)batch, (uint32_t)m, (uint32_t)k)
+                                 : LMNN_SHAPE((uint32_t)m, (uint32_t)k);
     /* In DRAM whatever the image's memory: it is KH * KW times the image. */
     lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_dtype dtype = pooled ? pool_dtype : img->dtype;
     lmnn_tensor oh;
     nn_tensor *o;
-    lm_status st = nn_tensor_new(op, img->device, &shape, img->dtype, LMNN_TILE, &dram, &oh, &o);
+    lm_status st = nn_tensor_new(op, img->device, &shape, dtype, LMNN_TILE, &dram, &oh, &o);
     if (st) return st;
     nn_tiles t = nn_tiles_of(&shape);
-    uint32_t block = t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;
-    uint32_t nb = (t.wt + block - 1) / block;
     uint32_t esize = nn_rm_elem_size(img->dtype);
+    lm_data_format frm =
+        img->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(img->dtype);
+    lm_data_format fin = nn_tile_format(img->dtype), ftl = nn_tile_format(o->dtype);
+    uint32_t block = t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;
+    /* Pooling keeps every tap of a unit's tiles in L1 at once: at most
+     * POOL_TAPS_BUDGET bytes of them. */
+    while (pooled && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
+        block--;
+    uint32_t nb = (t.wt + block - 1) / block;
     uint32_t args[] = {img->memory.type == LM_BUFFER_DRAM,
                        o->memory.type == LM_BUFFER_DRAM,
                        esize,
@@ -109,7 +120,9 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        t.ht,
                        t.wt,
                        block,
-                       pool,
+                       pooled                  ? 2
+                       : mode == NN_PATCH_TAPS ? 1
+                                               : 0,
                        g->h,
                        g->w,
                        g->c,
@@ -125,7 +138,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        (uint32_t)g->pl,
                        (uint32_t)g->uh,
                        (uint32_t)g->uw,
-                       fill};
+                       fill,
+                       mode == NN_PATCH_SUM};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -136,19 +150,27 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     if (!prog) {
         nn_split split;
         nn_program p = {0};
-        lm_data_format frm =
-            img->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(img->dtype);
-        lm_data_format ftl = nn_tile_format(o->dtype);
+        uint32_t room = block;
         nn_kernel_spec reader = {
             "conv_im2col_reader.c", LM_PROCESSOR_DM0, args, nargs, NULL, 0, false};
         nn_kernel_spec compute = {
             "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, NULL, 0, false};
+        if (pooled)
+            compute = (nn_kernel_spec){"pool_compute.c",
+                                       LM_PROCESSOR_COMPUTE,
+                                       args,
+                                       nargs,
+                                       NULL,
+                                       0,
+                                       o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
         nn_kernel_spec writer = {"tilize_writer.c", LM_PROCESSOR_DM1, args, 8, NULL, 0, false};
         st = nn_split_work(op, img->device, batch * t.ht * nb, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
-        if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * block);
-        if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * block);
+        if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
+        if (!st && pooled)
+            st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin), (uint32_t)taps * room);
+        if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
@@ -495,7 +517,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (st) st = nn_fail_call(st, op);
     }
     if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, &rows, &img);
-    if (!st) st = nn_conv_im2col(op, img, &gm, false, 0, &patches);
+    if (!st) st = nn_conv_im2col(op, img, &gm, NN_PATCH_CONV, 0, 0, &patches);
     if (!st) {
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);

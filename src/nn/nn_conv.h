@@ -26,12 +26,19 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
                        lmnn_tensor *out, nn_tensor **out_t);
 
-/* The patch matrix of `img` (from nn_conv_rows) on the device, a new tile
- * tensor of img's dtype: pool false: [n * oh * ow, kh * kw * c]; pool true:
- * kh * kw matrices [n * oh * ow, c]. Positions outside the image read `fill`
- * (float32 bits). */
-lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, bool pool,
-                         uint32_t fill, lmnn_tensor *out);
+/* What nn_conv_im2col makes of the image's windows. */
+typedef enum nn_patch_mode {
+    NN_PATCH_CONV, /* [n * oh * ow, kh * kw * c]: a row per output pixel */
+    NN_PATCH_TAPS, /* kh * kw matrices [n * oh * ow, c]: one per tap */
+    NN_PATCH_MAX,  /* [n * oh * ow, c]: the max over the taps */
+    NN_PATCH_SUM,  /* [n * oh * ow, c]: the sum over the taps */
+} nn_patch_mode;
+
+/* The patch matrix of `img` (from nn_conv_rows) on the device, as a new tile
+ * tensor in DRAM: of img's dtype, or of pool_dtype for MAX and SUM. Positions
+ * outside the image read `fill` (float32 bits). */
+lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
+                         uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out);
 
 /* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it
  * becomes *out or is freed) as the op's output in `layout` order, in

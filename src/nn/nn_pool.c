@@ -1,6 +1,7 @@
-/* Pooling: the windows gathered on the device as KH * KW matrices of
- * [N * OH * OW, C] (nn_conv_im2col), reduced across them by lmnn_max or
- * lmnn_sum (see lmnn_conv.h). */
+/* Pooling: the windows gathered on the device tap by tap and reduced as they
+ * come (nn_conv_im2col's MAX and SUM modes: a core tilizes each tap's block
+ * of [N * OH * OW, C] and takes the max or the sum in dst), then for the
+ * average a multiplication by the divisors' reciprocals (see lmnn_conv.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,20 +149,14 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
                                                      (int64_t)(px % g->ow)));
         }
     }
-    lmnn_tensor rows = {0}, patches = {0}, red = {0}, y = {0}, rt = {0};
+    lmnn_tensor rows = {0}, red = {0}, y = {0}, rt = {0};
     nn_tensor *img;
     st = nn_conv_rows(op, input, p.x, opts->input_layout, &rows, &img);
-    if (!st) st = nn_conv_im2col(op, img, g, true, avg ? 0 : FLOAT_NEG_INF, &patches);
-    if (!st) {
-        lmnn_reduce_options ro;
-        lmnn_reduce_options_init(&ro);
-        ro.dims[0] = 0;
-        ro.dim_count = 1;
-        ro.output.dtype = avg ? LMNN_FLOAT32 : p.dtype;
-        if (!avg && opts->input_layout == LMNN_NHWC) ro.output.memory = p.memory;
-        st = avg ? lmnn_sum(patches, &ro, &red) : lmnn_max(patches, &ro, &red);
-        if (st) st = nn_fail_call(st, op);
-    }
+    /* The windows reduced as they are gathered (max, or the sum for the
+     * average, kept in float32). */
+    if (!st)
+        st = nn_conv_im2col(op, img, g, avg ? NN_PATCH_SUM : NN_PATCH_MAX, avg ? 0 : FLOAT_NEG_INF,
+                            avg ? LMNN_FLOAT32 : p.dtype, &red);
     if (!st && avg) {
         lmnn_binary_options bo;
         lmnn_binary_options_init(&bo);
@@ -184,7 +179,6 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     }
     free(recip);
     if (rows.id != input.id && rows.id) lmnn_tensor_free(rows);
-    if (patches.id) lmnn_tensor_free(patches);
     if (red.id) lmnn_tensor_free(red);
     if (rt.id) lmnn_tensor_free(rt);
     if (st) {

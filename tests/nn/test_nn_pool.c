@@ -314,6 +314,35 @@ static void test_global(void) {
              false);
 }
 
+/* Many taps and channels: a unit's taps fill the L1 budget, so the channel
+ * tiles are cut into narrow blocks. */
+static void test_many_taps(void) {
+    run_case("max 7x7 over 1100 channels",
+             (pool_case){.n = 1,
+                         .c = 1100,
+                         .h = 9,
+                         .w = 10,
+                         .kh = 7,
+                         .kw = 7,
+                         .stride = {2, 3},
+                         .pad = {3, 3, 3, 3}},
+             false);
+    run_case("avg 7x7 over 1100 channels",
+             (pool_case){.avg = true,
+                         .n = 1,
+                         .c = 1100,
+                         .h = 9,
+                         .w = 10,
+                         .kh = 7,
+                         .kw = 7,
+                         .stride = {2, 3},
+                         .pad = {3, 0, 1, 3},
+                         .exclude_pad = true,
+                         .nhwc = true,
+                         .row_major = true},
+             false);
+}
+
 static void test_large(void) {
     run_case("max 3x3 s2 p1 112x112x64 NHWC",
              (pool_case){.n = 1,
@@ -413,6 +442,7 @@ int main(void) {
     TEST_RUN(test_max);
     TEST_RUN(test_avg);
     TEST_RUN(test_global);
+    TEST_RUN(test_many_taps);
     TEST_RUN(test_large);
     TEST_RUN(test_errors);
     printf("largest average |err| / S: %.3g\n", worst_avg_);

@@ -9,10 +9,13 @@
  * pl columns on the left (negative pads crop); positions outside it read
  * `fill` (zero for convolutions, -inf for max pooling).
  *
- * Two matrix shapes:
+ * Three matrix shapes:
  *   CONV (mode 0): one matrix [N * OH * OW, KH * KW * C]; row (n, oh, ow),
  *     column (kh * KW + kw) * C + c.
  *   POOL (mode 1): KH * KW matrices [N * OH * OW, C]; matrix kh * KW + kw.
+ *   POOL_FUSED (mode 2): units of the one matrix [N * OH * OW, C], each
+ *     given KH * KW times, once per tap (for pool_compute.c, which reduces
+ *     them as they come).
  * The rows of an output pixel read runs of channels: one NoC read per tap
  * and pixel (per block of columns).
  *
@@ -63,69 +66,76 @@ void kernel_main(void) {
     uint32_t base_addr = get_common_arg_val(0);
     /* One unit holds whole patch rows (the usual case): walk the taps. */
     bool whole = mode == 0 && wt <= block;
+    /* POOL_FUSED gives each unit's block once per tap, taps in order. */
+    uint32_t taps = mode == 2 ? KH * KW : 1;
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
-        cb_reserve_back(0, room);
-        uint32_t base = get_write_ptr(0);
-        for (uint32_t r = 0; r < 32; r++) {
-            uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
-            if (row >= h) {
-                nn_zero(dst, width * esize);
-                continue;
-            }
-            uint32_t n = row / (OH * OW), p = row % (OH * OW);
-            int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(p % OW) * sw - pl;
-            if (whole) {
-                uint32_t at = dst;
-                for (uint32_t ky = 0; ky < KH; ky++) {
-                    int32_t vy = y0 + (int32_t)ky * dh;
-                    bool yok = vy >= 0 && vy < vh && vy % uh == 0;
-                    uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
-                    for (uint32_t kx = 0; kx < KW; kx++, at += page) {
-                        int32_t vx = x0 + (int32_t)kx * dw;
-                        if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
-                            uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(vx / uw);
-                            noc_async_read(lm_bank_noc_addr(dram, pix % banks,
-                                                            base_addr + pix / banks * pstride),
-                                           at, page);
-                        } else {
-                            fill_run(at, C, esize, fill);
+        for (uint32_t t = 0; t < taps; t++) {
+            uint32_t ptap = mode == 2 ? t : rb.b; /* the tap of the pooling modes */
+            cb_reserve_back(0, room);
+            uint32_t base = get_write_ptr(0);
+            for (uint32_t r = 0; r < 32; r++) {
+                uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
+                if (row >= h) {
+                    nn_zero(dst, width * esize);
+                    continue;
+                }
+                uint32_t n = row / (OH * OW), p = row % (OH * OW);
+                int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(p % OW) * sw - pl;
+                if (whole) {
+                    uint32_t at = dst;
+                    for (uint32_t ky = 0; ky < KH; ky++) {
+                        int32_t vy = y0 + (int32_t)ky * dh;
+                        bool yok = vy >= 0 && vy < vh && vy % uh == 0;
+                        uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
+                        for (uint32_t kx = 0; kx < KW; kx++, at += page) {
+                            int32_t vx = x0 + (int32_t)kx * dw;
+                            if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
+                                uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(vx / uw);
+                                noc_async_read(lm_bank_noc_addr(dram, pix % banks,
+                                                                base_addr + pix / banks * pstride),
+                                               at, page);
+                            } else {
+                                fill_run(at, C, esize, fill);
+                            }
                         }
                     }
-                }
-            } else {
-                uint32_t k = col0, end = col0 + valid;
-                while (k < end) {
-                    uint32_t tap, c, run;
-                    if (mode == 0) {
-                        tap = k / C;
-                        c = k % C;
-                        run = C - c < end - k ? C - c : end - k;
-                    } else {
-                        tap = rb.b;
-                        c = k;
-                        run = end - k;
+                } else {
+                    uint32_t k = col0, end = col0 + valid;
+                    while (k < end) {
+                        uint32_t tap, c, run;
+                        if (mode == 0) {
+                            tap = k / C;
+                            c = k % C;
+                            run = C - c < end - k ? C - c : end - k;
+                        } else {
+                            tap = ptap;
+                            c = k;
+                            run = end - k;
+                        }
+                        int32_t vy = y0 + (int32_t)(tap / KW) * dh,
+                                vx = x0 + (int32_t)(tap % KW) * dw;
+                        uint32_t at = dst + (k - col0) * esize;
+                        if (vy >= 0 && vy < vh && vx >= 0 && vx < vw && vy % uh == 0 &&
+                            vx % uw == 0) {
+                            uint32_t pix = (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W +
+                                           (uint32_t)(vx / uw);
+                            noc_async_read(
+                                lm_bank_noc_addr(dram, pix % banks,
+                                                 base_addr + pix / banks * pstride + c * esize),
+                                at, run * esize);
+                        } else {
+                            fill_run(at, run, esize, fill);
+                        }
+                        k += run;
                     }
-                    int32_t vy = y0 + (int32_t)(tap / KW) * dh, vx = x0 + (int32_t)(tap % KW) * dw;
-                    uint32_t at = dst + (k - col0) * esize;
-                    if (vy >= 0 && vy < vh && vx >= 0 && vx < vw && vy % uh == 0 && vx % uw == 0) {
-                        uint32_t pix = (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W +
-                                       (uint32_t)(vx / uw);
-                        noc_async_read(
-                            lm_bank_noc_addr(dram, pix % banks,
-                                             base_addr + pix / banks * pstride + c * esize),
-                            at, run * esize);
-                    } else {
-                        fill_run(at, run, esize, fill);
-                    }
-                    k += run;
                 }
+                nn_zero(dst + valid * esize, (width - valid) * esize);
             }
-            nn_zero(dst + valid * esize, (width - valid) * esize);
+            noc_async_read_barrier();
+            cb_push_back(0, room);
         }
-        noc_async_read_barrier();
-        cb_push_back(0, room);
     }
 }
