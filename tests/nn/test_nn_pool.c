@@ -361,6 +361,29 @@ static void test_large(void) {
              (pool_case){.avg = true, .n = 1, .c = 64, .h = 56, .w = 56, .kh = 2, .kw = 2}, false);
 }
 
+/* A NaN in a window makes its max NaN (as PyTorch); -inf stays -inf. */
+static void test_nan(void) {
+    float x[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = (float)i;
+    x[5] = NAN;
+    x[10] = -INFINITY;
+    x[11] = x[14] = x[15] = -INFINITY;
+    lmnn_shape xs = LMNN_SHAPE(1, 1, 4, 4);
+    lmnn_tensor xt, out;
+    CHECK_OK(nn_upload(&xs, x, LMNN_FLOAT32, LMNN_TILE, &xt));
+    lmnn_pool2d_options o;
+    lmnn_pool2d_options_init(&o);
+    o.kernel_size[0] = o.kernel_size[1] = 2;
+    CHECK_OK(lmnn_max_pool2d(xt, &o, &out));
+    float *got = nn_download(out);
+    CHECK(got);
+    CHECK(isnan(got[0]) && got[1] == 7 && got[2] == 13 && got[3] == -INFINITY);
+    free(got);
+    lmnn_tensor_free(out);
+    lmnn_tensor_free(xt);
+}
+
 static void test_errors(void) {
     lmnn_shape xs = LMNN_SHAPE(1, 3, 5, 5), s3 = LMNN_SHAPE(3, 5, 5);
     float *v = nn_rand_floats(100, -1, 1, 3);
@@ -443,6 +466,7 @@ int main(void) {
     TEST_RUN(test_avg);
     TEST_RUN(test_global);
     TEST_RUN(test_many_taps);
+    TEST_RUN(test_nan);
     TEST_RUN(test_large);
     TEST_RUN(test_errors);
     printf("largest average |err| / S: %.3g\n", worst_avg_);
