@@ -18,5 +18,6 @@
 #include "lightmetal/lmnn_norm.h"
 #include "lightmetal/lmnn_matmul.h"
 #include "lightmetal/lmnn_attention.h"
+#include "lightmetal/lmnn_conv.h"
 
 #endif

@@ -381,11 +381,28 @@ static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uin
     uint32_t width = block * TILE_DIM;
     for (uint32_t b = 0; b < block; b++) {
         if (dir == LM_TILIZE) {
-            for (uint32_t r = 0; r < TILE_DIM; r++)
+            uint32_t es = row_major_size(in->format), seg = TILE_DIM * es;
+            for (uint32_t r = 0; r < TILE_DIM; r++) {
+                uint32_t off = (r * width + b * TILE_DIM) * es;
+                if (off / in->page_size == (off + seg - 1) / in->page_size) {
+                    /* The tile's row lies in one page: read it in one go
+                     * (the common case; the same bits as rm_load). */
+                    const uint8_t *p = h->l1 +
+                                       sim_cb_page_addr(in, in->rd_ptr, off / in->page_size) +
+                                       off % in->page_size;
+                    for (uint32_t col = 0; col < TILE_DIM; col++, p += es) {
+                        uint32_t bits = es == 2 ? (uint32_t)(p[0] | p[1] << 8) << 16
+                                                : (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                                                      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+                        memcpy(&t[r * TILE_DIM + col], &bits, 4);
+                    }
+                    continue;
+                }
                 for (uint32_t col = 0; col < TILE_DIM; col++) {
                     uint32_t bits = rm_load(in, h->l1, in->rd_ptr, r * width + b * TILE_DIM + col);
                     memcpy(&t[r * TILE_DIM + col], &bits, 4);
                 }
+            }
             tile_pack((lm_data_format)out->format, t,
                       h->l1 + sim_cb_page_addr(out, out->wr_ptr, out->packed + b));
         } else {

@@ -1,0 +1,165 @@
+/* lightmetal op library — convolution and pooling (ttnn.conv2d,
+ * ttnn.conv_transpose2d, ttnn.max_pool2d, ttnn.avg_pool2d,
+ * ttnn.global_avg_pool2d), with PyTorch's semantics.
+ *
+ * Images are rank-4 float tensors (float32, bfloat16; bfloat8_b is read as
+ * bfloat16), either layout, in NCHW ([N, C, H, W], PyTorch's and the
+ * default) or NHWC ([N, H, W, C], ttnn's) order, as options.input_layout
+ * says. The result is a tile tensor in the same order.
+ *
+ * How it runs (as ttnn does): the image is brought to row-major NHWC on the
+ * device (for NCHW a tile transpose and an untilize; an NHWC row-major input
+ * is used as it is, so that is the fast path); a data movement kernel then
+ * gathers each output pixel's receptive field into one row of a patch matrix
+ * ("im2col": [N * OH * OW, KH * KW * C], zeros where the window leaves the
+ * image) and tilizes it on the fly; the existing multi-core lmnn_linear
+ * multiplies it by the prepared weight matrix [KH * KW * C, OC] and adds the
+ * bias and the fused activation; the [N * OH * OW, OC] result is the NHWC
+ * output (for NCHW it is transposed tile by tile). Pooling gathers each
+ * window's taps the same way (padding -inf for max) and reduces them as they
+ * arrive (max, or a float32 sum then multiplied by 1 / divisor), on the
+ * device.
+ *
+ * Weights. lmnn_conv2d takes the weight in PyTorch's layout [OC, C / groups,
+ * KH, KW] or as the matrix lmnn_conv2d_prepare_weights made of it. Preparing
+ * reads the weight to the host, rearranges it and uploads the matrix (as
+ * ttnn.prepare_conv_weights prepares host weights): it waits for the device
+ * and costs a host round trip, so a model prepares each weight once and
+ * passes the prepared tensor (with options.kernel_size set) to every call; a
+ * PyTorch-layout weight given to lmnn_conv2d is prepared again on each call.
+ * The prepared matrix holds every group: groups > 1 (depthwise included)
+ * become a block-diagonal matrix, zeros outside the groups, so one matmul
+ * serves all groups (costing groups times the multiply-adds of separate
+ * per-group products; fine for the usual sizes, wasteful for depthwise
+ * convolutions with many channels). Inside a Light Metal capture the prepared
+ * matrix is recorded as an upload: prepare before capturing, or inside it.
+ *
+ * Accuracy (float64 reference): float32 convolutions within about 1e-6 of
+ * sum |w * x| over a window (float32 products and sums, float32
+ * accumulation); bfloat16 inputs within about 1e-2 relative of that scale
+ * (operands rounded to bfloat16, float32 accumulation by default). Max pooling
+ * is exact; average pooling sums in float32 and multiplies by the reciprocal
+ * of the divisor (within about 1e-6 relative in float32).
+ *
+ * Errors (lmnn_tensor.h), each naming the op and the argument: dead tensors;
+ * a rank other than 4; non-float dtypes; channels that do not divide by
+ * groups or do not match the weight; strides, dilations, kernel sizes or
+ * groups below 1; negative padding; a (dilated) kernel larger than the
+ * padded image; an empty output. A failed op creates nothing.
+ */
+#ifndef LIGHTMETAL_LMNN_CONV_H
+#define LIGHTMETAL_LMNN_CONV_H
+
+#include "lightmetal/lmnn_matmul.h"
+#include "lightmetal/lmnn_tensor.h"
+#include "lightmetal/lmnn_unary.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The order of an image's dims. */
+typedef enum lmnn_image_layout {
+    LMNN_NCHW = 0, /* the default, as PyTorch */
+    LMNN_NHWC = 1,
+} lmnn_image_layout;
+
+typedef struct lmnn_conv2d_options {
+    lmnn_image_layout input_layout; /* the output follows it */
+    int32_t stride[2];              /* (h, w), >= 1 (init: 1, 1) */
+    /* Zeros added around the image: top, bottom, left, right (ONNX's pads
+     * are [top, left, bottom, right]; PyTorch's padding (ph, pw) is
+     * {ph, ph, pw, pw}). >= 0. For conv_transpose2d, PyTorch's padding:
+     * rows and columns removed from the full output. */
+    int32_t padding[4];
+    int32_t dilation[2];       /* (h, w), >= 1 (init: 1, 1) */
+    int32_t groups;            /* >= 1, divides C and OC (init: 1) */
+    int32_t output_padding[2]; /* conv_transpose2d only: added at the bottom / right */
+    /* (KH, KW): required with a prepared weight; else 0 or the weight's. */
+    int32_t kernel_size[2];
+    /* DEFAULT here means ON: the patch rows are long (KH * KW * C). */
+    lmnn_fp32_accumulate fp32_accumulate;
+    /* Fused after the bias (lmnn_matmul_options' activation). */
+    lmnn_unary_op activation;
+    double activation_alpha, activation_beta;
+    /* NHWC only: give the output as ttnn does, [1, 1, N * OH * OW, OC]
+     * (the matmul's result as it is; the 4-D NHWC shape costs a copy unless
+     * OW is a multiple of 32). */
+    bool flat_output;
+    lmnn_output output; /* dtype: a float dtype; zero: the input's */
+} lmnn_conv2d_options;
+
+/* Stride 1, no padding, dilation 1, groups 1, NCHW, no activation. */
+void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
+
+/* The weight matrix lmnn_conv2d multiplies by: weight [OC, C / groups, KH,
+ * KW] (PyTorch's Conv2d layout) becomes a tile tensor [KH * KW * C, OC]
+ * (C = (C / groups) * opts->groups), row (kh * KW + kw) * C + c, of the
+ * weight's dtype (opts->output.dtype if set) and memory (opts->output.memory
+ * if set). Reads the weight to the host (waits for its pending work). Only
+ * opts->groups and opts->output are used. */
+lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
+                                      lmnn_tensor *out);
+
+/* The same for lmnn_conv_transpose2d: weight [C, OC / groups, KH, KW]
+ * (PyTorch's ConvTranspose2d layout) becomes the matrix of the equivalent
+ * convolution (kernel flipped, channels swapped), [KH * KW * C, OC]. */
+lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
+                                                lmnn_tensor *out);
+
+/* out = conv2d(input, weight) + bias, then the activation (torch.nn.functional
+ * .conv2d): input [N, C, H, W] (or NHWC), weight as above, bias [OC] or
+ * [1, OC] (zero handle: none; any layout), out [N, OC, OH, OW] (or NHWC) with
+ * OH = (H + pt + pb - dh * (KH - 1) - 1) / sh + 1 and likewise OW. NULL opts:
+ * the defaults. */
+lm_status lmnn_conv2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                      const lmnn_conv2d_options *opts, lmnn_tensor *out);
+
+/* torch.nn.functional.conv_transpose2d: input [N, C, H, W], weight
+ * [C, OC / groups, KH, KW] (or prepared), out [N, OC, OH, OW] with
+ * OH = (H - 1) * sh - pt - pb + dh * (KH - 1) + oph + 1, output_padding below
+ * max(stride, dilation) per dim. Runs as a convolution of the input with
+ * sh - 1 zeros between its rows (the kernel skips them: no zero-inserted
+ * image is stored) by the flipped kernel. */
+lm_status lmnn_conv_transpose2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                                const lmnn_conv2d_options *opts, lmnn_tensor *out);
+
+typedef struct lmnn_pool2d_options {
+    lmnn_image_layout input_layout;
+    int32_t kernel_size[2]; /* (KH, KW) >= 1: required */
+    int32_t stride[2];      /* >= 1; 0 (init): the kernel size, as PyTorch */
+    /* top, bottom, left, right; each at most half the (dilated) kernel along
+     * its dim, as PyTorch asks. Max pooling pads with -inf. */
+    int32_t padding[4];
+    int32_t dilation[2]; /* max pooling only; average pooling needs 1 */
+    bool ceil_mode;      /* ceil instead of floor for the output size */
+    /* Average pooling: count the zeros of the padding in the divisor
+     * (PyTorch's default, init: true); divisor_override > 0 replaces the
+     * divisor. */
+    bool count_include_pad;
+    int32_t divisor_override;
+    lmnn_output output; /* dtype: a float dtype; zero: the input's */
+} lmnn_pool2d_options;
+
+/* Kernel 0 (to be set), stride = kernel, no padding, dilation 1, floor mode,
+ * count_include_pad, NCHW. */
+void lmnn_pool2d_options_init(lmnn_pool2d_options *opts);
+
+/* torch.nn.functional.max_pool2d / avg_pool2d on [N, C, H, W] (or NHWC):
+ * out [N, C, OH, OW], OH = floor-or-ceil((H + pt + pb - dh * (KH - 1) - 1) /
+ * sh) + 1, minus one when ceil mode would start the last window in the bottom
+ * padding (PyTorch's rule), and likewise OW. */
+lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out);
+lm_status lmnn_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out);
+
+/* The mean over each channel's H x W: [N, C, H, W] -> [N, C, 1, 1] (NHWC:
+ * [N, H, W, C] -> [N, 1, 1, C]). Only opts->input_layout and opts->output are
+ * used; NULL opts: NCHW, like the input. */
+lm_status lmnn_global_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts,
+                                 lmnn_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,141 @@
+/* Convolution and pooling, reader: builds the rows of a patch matrix
+ * ("im2col") straight from a row-major NHWC image (one page of C elements per
+ * pixel, pixel p = (n * H + y) * W + x) and hands them to the tilize kernels
+ * (tilize_compute.c, tilize_writer.c) in their units (nn_row_block): 32 rows of
+ * a block of columns, as `room` row-major pages of circular buffer 0.
+ *
+ * The image may be "virtually" strided (zeros between its pixels: a
+ * transposed convolution's input) by uh, uw, and padded by pt rows on top and
+ * pl columns on the left (negative pads crop); positions outside it read
+ * `fill` (zero for convolutions, -inf for max pooling).
+ *
+ * Three matrix shapes:
+ *   CONV (mode 0): one matrix [N * OH * OW, KH * KW * C]; row (n, oh, ow),
+ *     column (kh * KW + kw) * C + c.
+ *   POOL (mode 1): KH * KW matrices [N * OH * OW, C]; matrix kh * KW + kw.
+ *   POOL_FUSED (mode 2): units of the one matrix [N * OH * OW, C], each
+ *     given KH * KW times, once per tap (for pool_compute.c, which reduces
+ *     them as they come).
+ * The rows of an output pixel read runs of channels: one NoC read per tap
+ * and pixel (per block of columns).
+ *
+ * Compile-time args 0..7 as tilize_reader.c (is_dram_in, is_dram_out, esize,
+ * h, w, ht, wt, block), then mode, H, W, C, OH, OW, KH, KW, sh, sw, dh, dw,
+ * pt, pl (int32), uh, uw, fill (float32 bits; bfloat16 keeps the upper half).
+ * Runtime args: first unit, units. Common arg 0: the image's address. */
+#include "dataflow_api.h"
+
+static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
+    if (!bits) {
+        nn_zero(dst, n * esize);
+    } else if (esize == 2) {
+        for (uint32_t i = 0; i < n; i++)
+            *(volatile uint16_t *)(uintptr_t)(dst + 2 * i) = (uint16_t)(bits >> 16);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            *(volatile uint32_t *)(uintptr_t)(dst + 4 * i) = bits;
+    }
+}
+
+void kernel_main(void) {
+    uint32_t first = get_arg_val(0), units = get_arg_val(1);
+    uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
+    uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
+    uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
+    uint32_t mode = get_compile_time_arg_val(8);
+    int32_t H = (int32_t)get_compile_time_arg_val(9), W = (int32_t)get_compile_time_arg_val(10);
+    uint32_t C = get_compile_time_arg_val(11);
+    uint32_t OH = get_compile_time_arg_val(12), OW = get_compile_time_arg_val(13);
+    uint32_t KH = get_compile_time_arg_val(14), KW = get_compile_time_arg_val(15);
+    int32_t sh = (int32_t)get_compile_time_arg_val(16), sw = (int32_t)get_compile_time_arg_val(17);
+    int32_t dh = (int32_t)get_compile_time_arg_val(18), dw = (int32_t)get_compile_time_arg_val(19);
+    int32_t pt = (int32_t)get_compile_time_arg_val(20), pl = (int32_t)get_compile_time_arg_val(21);
+    int32_t uh = (int32_t)get_compile_time_arg_val(22), uw = (int32_t)get_compile_time_arg_val(23);
+    uint32_t fill = get_compile_time_arg_val(24);
+    int32_t vh = (H - 1) * uh + 1, vw = (W - 1) * uw + 1; /* the virtual image */
+    uint32_t room = block < wt ? block : wt;
+    /* The image's pages: page p in bank p % banks at base + (p / banks) *
+     * pstride (dataflow_api.h's interleaving, worked out once here rather
+     * than per read: this loop is the kernel's whole cost). */
+    bool dram = get_compile_time_arg_val(0);
+    const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
+    uint32_t banks = dram ? info[LM_CORE_INFO_DRAM_BANKS]
+                          : info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];
+    uint32_t align = dram ? info[LM_CORE_INFO_DRAM_ALIGN] : info[LM_CORE_INFO_L1_ALIGN];
+    uint32_t page = C * esize, pstride = (page + align - 1) / align * align;
+    uint32_t base_addr = get_common_arg_val(0);
+    /* One unit holds whole patch rows (the usual case): walk the taps. */
+    bool whole = mode == 0 && wt <= block;
+    /* POOL_FUSED gives each unit's block once per tap, taps in order. */
+    uint32_t taps = mode == 2 ? KH * KW : 1;
+    for (uint32_t u = first; u < first + units; u++) {
+        nn_row_block rb = nn_row_block_of(u, ht, wt, block);
+        uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
+        uint32_t valid = w - col0 < width ? w - col0 : width;
+        for (uint32_t t = 0; t < taps; t++) {
+            uint32_t ptap = mode == 2 ? t : rb.b; /* the tap of the pooling modes */
+            cb_reserve_back(0, room);
+            uint32_t base = get_write_ptr(0);
+            for (uint32_t r = 0; r < 32; r++) {
+                uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
+                if (row >= h) {
+                    nn_zero(dst, width * esize);
+                    continue;
+                }
+                uint32_t n = row / (OH * OW), p = row % (OH * OW);
+                int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(p % OW) * sw - pl;
+                if (whole) {
+                    uint32_t at = dst;
+                    for (uint32_t ky = 0; ky < KH; ky++) {
+                        int32_t vy = y0 + (int32_t)ky * dh;
+                        bool yok = vy >= 0 && vy < vh && vy % uh == 0;
+                        uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
+                        for (uint32_t kx = 0; kx < KW; kx++, at += page) {
+                            int32_t vx = x0 + (int32_t)kx * dw;
+                            if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
+                                uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(vx / uw);
+                                noc_async_read(lm_bank_noc_addr(dram, pix % banks,
+                                                                base_addr + pix / banks * pstride),
+                                               at, page);
+                            } else {
+                                fill_run(at, C, esize, fill);
+                            }
+                        }
+                    }
+                } else {
+                    uint32_t k = col0, end = col0 + valid;
+                    while (k < end) {
+                        uint32_t tap, c, run;
+                        if (mode == 0) {
+                            tap = k / C;
+                            c = k % C;
+                            run = C - c < end - k ? C - c : end - k;
+                        } else {
+                            tap = ptap;
+                            c = k;
+                            run = end - k;
+                        }
+                        int32_t vy = y0 + (int32_t)(tap / KW) * dh,
+                                vx = x0 + (int32_t)(tap % KW) * dw;
+                        uint32_t at = dst + (k - col0) * esize;
+                        if (vy >= 0 && vy < vh && vx >= 0 && vx < vw && vy % uh == 0 &&
+                            vx % uw == 0) {
+                            uint32_t pix = (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W +
+                                           (uint32_t)(vx / uw);
+                            noc_async_read(
+                                lm_bank_noc_addr(dram, pix % banks,
+                                                 base_addr + pix / banks * pstride + c * esize),
+                                at, run * esize);
+                        } else {
+                            fill_run(at, run, esize, fill);
+                        }
+                        k += run;
+                    }
+                }
+                nn_zero(dst + valid * esize, (width - valid) * esize);
+            }
+            noc_async_read_barrier();
+            cb_push_back(0, room);
+        }
+    }
+}

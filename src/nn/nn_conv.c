@@ -1,0 +1,553 @@
+/* Convolution: conv2d and conv_transpose2d as im2col on the device followed
+ * by lmnn_linear (see lmnn_conv.h), and the pieces pooling shares with them
+ * (nn_conv.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_conv.h"
+
+/* Column blocks of the patch matrix per unit of work, as tilize's. */
+#define IM2COL_BLOCK 32
+#define POOL_TAPS_BUDGET (512u * 1024u)
+
+void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
+    if (!opts) return;
+    *opts = (lmnn_conv2d_options){0};
+    opts->stride[0] = opts->stride[1] = 1;
+    opts->dilation[0] = opts->dilation[1] = 1;
+    opts->groups = 1;
+    opts->activation_alpha = NAN;
+    opts->activation_beta = NAN;
+}
+
+/* ---- shared with pooling ---- */
+
+lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
+                             uint32_t *n, uint32_t *c, uint32_t *h, uint32_t *w) {
+    char s[128];
+    if (layout != LMNN_NCHW && layout != LMNN_NHWC)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input_layout: unknown layout %d", (int)layout);
+    if (x->shape.rank != 4)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 4 (%s), given shape %s",
+                       layout == LMNN_NCHW ? "N, C, H, W" : "N, H, W, C",
+                       nn_shape_str(&x->shape, s, sizeof s));
+    const uint32_t *d = x->shape.dims;
+    *n = d[0];
+    *c = layout == LMNN_NCHW ? d[1] : d[3];
+    *h = layout == LMNN_NCHW ? d[2] : d[1];
+    *w = layout == LMNN_NCHW ? d[3] : d[2];
+    return LM_OK;
+}
+
+/* Frees `t` unless it is `keep` or zero. */
+static void drop(lmnn_tensor t, lmnn_tensor keep) {
+    if (t.id && t.id != keep.id) lmnn_tensor_free(t);
+}
+
+/* Replaces *cur by step's result `next` (freeing *cur unless it is `keep`). */
+static lm_status step(const char *op, lm_status st, lmnn_tensor *cur, lmnn_tensor next,
+                      lmnn_tensor keep) {
+    if (st) return nn_fail_call(st, op);
+    drop(*cur, keep);
+    *cur = next;
+    return LM_OK;
+}
+
+lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
+                       lmnn_tensor *out, nn_tensor **out_t) {
+    uint32_t n = 0, c = 0, h = 0, w = 0;
+    lm_status st = nn_conv_image_dims(op, x, layout, &n, &c, &h, &w);
+    if (st) return st;
+    lmnn_tensor cur = xh, next;
+    if (x->dtype == LMNN_BFLOAT8_B)
+        st = step(op, lmnn_typecast(cur, LMNN_BFLOAT16, &next), &cur, next, xh);
+    if (layout == LMNN_NCHW) {
+        /* [N, C, H * W] transposed tile by tile to [N, H * W, C]. */
+        lmnn_shape flat = LMNN_SHAPE(n, c, h * w);
+        if (!st && x->layout == LMNN_ROW_MAJOR)
+            st = step(op, lmnn_to_layout(cur, LMNN_TILE, &next), &cur, next, xh);
+        if (!st) st = step(op, lmnn_reshape(cur, &flat, NULL, &next), &cur, next, xh);
+        if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, xh);
+        if (!st) st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
+    } else if (!st && (x->layout == LMNN_TILE || cur.id != xh.id)) {
+        st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
+    }
+    if (!st) st = nn_get_tensor(op, "input", cur, out_t);
+    if (st) {
+        drop(cur, xh);
+        return st;
+    }
+    *out = cur;
+    return LM_OK;
+}
+
+lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
+                         uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out) {
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
+    uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
+    uint64_t batch = mode == NN_PATCH_TAPS ? taps : 1;
+    if (m > (1u << 30) || k > (1u << 30) || batch * m * k > ((uint64_t)1 << 36))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "input: the patch matrix (%llu x %llu, %llu times) is too large",
+                       (unsigned long long)m, (unsigned long long)k, (unsigned long long)batch);
+    bool pooled = mode == NN_PATCH_MAX || mode == NN_PATCH_SUM;
+    lmnn_shape shape = batch > 1 ? LMNN_SHAPE((uint32_t)batch, (uint32_t)m, (uint32_t)k)
+                                 : LMNN_SHAPE((uint32_t)m, (uint32_t)k);
+    /* In DRAM whatever the image's memory: it is KH * KW times the image. */
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_dtype dtype = pooled ? pool_dtype : img->dtype;
+    lmnn_tensor oh;
+    nn_tensor *o;
+    lm_status st = nn_tensor_new(op, img->device, &shape, dtype, LMNN_TILE, &dram, &oh, &o);
+    if (st) return st;
+    nn_tiles t = nn_tiles_of(&shape);
+    uint32_t esize = nn_rm_elem_size(img->dtype);
+    lm_data_format frm =
+        img->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(img->dtype);
+    lm_data_format fin = nn_tile_format(img->dtype), ftl = nn_tile_format(o->dtype);
+    uint32_t block = t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;
+    /* Pooling keeps every tap of a unit's tiles in L1 at once: at most
+     * POOL_TAPS_BUDGET bytes of them. */
+    while (pooled && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
+        block--;
+    uint32_t nb = (t.wt + block - 1) / block;
+    uint32_t args[] = {img->memory.type == LM_BUFFER_DRAM,
+                       o->memory.type == LM_BUFFER_DRAM,
+                       esize,
+                       t.h,
+                       t.w,
+                       t.ht,
+                       t.wt,
+                       block,
+                       pooled                  ? 2
+                       : mode == NN_PATCH_TAPS ? 1
+                                               : 0,
+                       g->h,
+                       g->w,
+                       g->c,
+                       g->oh,
+                       g->ow,
+                       g->kh,
+                       g->kw,
+                       (uint32_t)g->sh,
+                       (uint32_t)g->sw,
+                       (uint32_t)g->dh,
+                       (uint32_t)g->dw,
+                       (uint32_t)g->pt,
+                       (uint32_t)g->pl,
+                       (uint32_t)g->uh,
+                       (uint32_t)g->uw,
+                       fill,
+                       mode == NN_PATCH_SUM};
+    uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
+    nn_key key;
+    nn_key_init(&key, "conv_im2col");
+    nn_key_add(&key, args, sizeof args);
+    nn_key_tensor(&key, img);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(img->device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        uint32_t room = block;
+        nn_kernel_spec reader = {
+            "conv_im2col_reader.c", LM_PROCESSOR_DM0, args, nargs, NULL, 0, false};
+        nn_kernel_spec compute = {
+            "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, NULL, 0, false};
+        if (pooled)
+            compute = (nn_kernel_spec){"pool_compute.c",
+                                       LM_PROCESSOR_COMPUTE,
+                                       args,
+                                       nargs,
+                                       NULL,
+                                       0,
+                                       o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
+        nn_kernel_spec writer = {"tilize_writer.c", LM_PROCESSOR_DM1, args, 8, NULL, 0, false};
+        st = nn_split_work(op, img->device, batch * t.ht * nb, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, img->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
+        if (!st && pooled)
+            st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin), (uint32_t)taps * room);
+        if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);
+        if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, img->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {img, o};
+    if (!st) st = nn_launch(op, prog, tensors, 2);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
+lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
+                         lmnn_image_layout layout, bool flat, const lmnn_memory_config *memory,
+                         lmnn_tensor *out) {
+    lmnn_output last = {0};
+    last.memory = *memory;
+    lmnn_tensor cur = y, next, none = {0};
+    lm_status st = LM_OK;
+    if (layout == LMNN_NHWC) {
+        lmnn_shape s =
+            flat ? LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c) : LMNN_SHAPE(g->n, g->oh, g->ow, c);
+        nn_tensor *t;
+        st = nn_get_tensor(op, "output", y, &t);
+        if (!st && (flat || g->ow % 32 == 0) && t->memory.type == memory->type &&
+            t->memory.layout == memory->layout) {
+            /* [N * OH * OW, C] has the same tiles in the same order as the
+             * result's shape: only the shape changes (y is ours). */
+            t->shape = t->padded = s;
+            t->padded.dims[2] = (s.dims[2] + 31) / 32 * 32;
+            t->padded.dims[3] = (c + 31) / 32 * 32;
+        } else if (!st) {
+            st = step(op, lmnn_reshape(cur, &s, &last, &next), &cur, next, none);
+        }
+    } else {
+        lmnn_shape s = LMNN_SHAPE(g->n, c, g->oh, g->ow);
+        if (g->n > 1) {
+            lmnn_shape b = LMNN_SHAPE(g->n, g->oh * g->ow, c);
+            st = step(op, lmnn_reshape(cur, &b, NULL, &next), &cur, next, none);
+        }
+        if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, none);
+        if (!st) st = step(op, lmnn_reshape(cur, &s, &last, &next), &cur, next, none);
+    }
+    if (st) {
+        drop(cur, none);
+        return st;
+    }
+    *out = cur;
+    return LM_OK;
+}
+
+/* ---- weights ---- */
+
+/* The prepared matrix of `weight` (see lmnn_conv2d_prepare_weights). */
+static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int32_t groups,
+                         const lmnn_output *output, lmnn_tensor *out) {
+    char s[128];
+    nn_tensor *w;
+    lm_status st = nn_get_tensor(op, "weight", weight, &w);
+    if (!st) st = nn_check_float(op, "weight", w);
+    if (st) return st;
+    if (w->shape.rank != 4)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: expected rank 4 (%s), given shape %s",
+                       transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
+                       nn_shape_str(&w->shape, s, sizeof s));
+    if (groups < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "groups: expected >= 1, given %d", groups);
+    const uint32_t *d = w->shape.dims;
+    uint32_t g = (uint32_t)groups, kh = d[2], kw = d[3];
+    uint32_t c, oc;
+    if (transpose) {
+        c = d[0];
+        oc = d[1] * g;
+        if (c % g)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: input channels %u (dim 0 of shape %s) are not a multiple of "
+                           "groups %u",
+                           c, nn_shape_str(&w->shape, s, sizeof s), g);
+    } else {
+        oc = d[0];
+        c = d[1] * g;
+        if (oc % g)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
+                           "groups %u",
+                           oc, nn_shape_str(&w->shape, s, sizeof s), g);
+    }
+    lmnn_dtype dtype = output && output->dtype ? output->dtype : w->dtype;
+    if (!nn_dtype_is_float(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = dtype;
+    to.layout = LMNN_TILE;
+    to.memory = nn_output_memory(output ? &output->memory : NULL, w);
+    if ((st = nn_check_memory(op, &to.memory))) return st;
+    uint64_t vol = lmnn_shape_volume(&w->shape), rows = (uint64_t)kh * kw * c;
+    if (rows * oc > ((uint64_t)1 << 32))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: shape %s is too large",
+                       nn_shape_str(&w->shape, s, sizeof s));
+    float *src = malloc(vol * sizeof *src), *m = calloc(rows * oc, sizeof *m);
+    if (!src || !m) st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
+    if (!st && (st = lmnn_to_host(weight, src, vol * sizeof *src))) st = nn_fail_call(st, op);
+    if (!st) {
+        uint32_t cg = c / g, ocg = oc / g;
+        for (uint32_t a = 0; a < d[0]; a++)
+            for (uint32_t b = 0; b < d[1]; b++)
+                for (uint32_t y = 0; y < kh; y++)
+                    for (uint32_t x = 0; x < kw; x++) {
+                        float v = src[((a * d[1] + b) * kh + y) * kw + x];
+                        /* conv: a = oc, b = channel within the group;
+                         * transpose: a = c, b = oc within the group, and
+                         * the kernel flips. */
+                        uint32_t ci = transpose ? a : a / ocg * cg + b;
+                        uint32_t o = transpose ? a / cg * ocg + b : a;
+                        uint32_t ty = transpose ? kh - 1 - y : y, tx = transpose ? kw - 1 - x : x;
+                        m[((uint64_t)(ty * kw + tx) * c + ci) * oc + o] = v;
+                    }
+        lmnn_shape ms = LMNN_SHAPE((uint32_t)rows, oc);
+        st = lmnn_from_host(w->device, &ms, m, rows * oc * sizeof *m, &to, out);
+        if (st) st = nn_fail_call(st, op);
+    }
+    free(src);
+    free(m);
+    return st;
+}
+
+lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
+                                      lmnn_tensor *out) {
+    const char *op = "lmnn_conv2d_prepare_weights";
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    return prepare(op, false, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, out);
+}
+
+lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
+                                                lmnn_tensor *out) {
+    const char *op = "lmnn_conv_transpose2d_prepare_weights";
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    return prepare(op, true, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, out);
+}
+
+/* ---- the ops ---- */
+
+static lm_status check_pair(const char *op, const char *arg, const int32_t *v, int32_t min) {
+    for (int i = 0; i < 2; i++)
+        if (v[i] < min)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected (h, w) >= %d, given (%d, %d)",
+                           arg, min, v[0], v[1]);
+    return LM_OK;
+}
+
+static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_tensor weight,
+                      lmnn_tensor bias, const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    char s1[128], s2[128];
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_conv2d_options defaults;
+    if (!opts) {
+        lmnn_conv2d_options_init(&defaults);
+        opts = &defaults;
+    }
+    nn_tensor *x, *w, *b = NULL;
+    lm_status st = nn_get_tensor(op, "input", input, &x);
+    if (!st) st = nn_check_float(op, "input", x);
+    if (!st) st = nn_get_tensor(op, "weight", weight, &w);
+    if (!st) st = nn_check_same_device(op, "weight", w, x);
+    if (!st) st = nn_check_float(op, "weight", w);
+    if (!st && bias.id) {
+        st = nn_get_tensor(op, "bias", bias, &b);
+        if (!st) st = nn_check_same_device(op, "bias", b, x);
+        if (!st) st = nn_check_float(op, "bias", b);
+    }
+    uint32_t n = 0, c = 0, h = 0, wd = 0;
+    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, &n, &c, &h, &wd);
+    if (!st) st = check_pair(op, "stride", opts->stride, 1);
+    if (!st) st = check_pair(op, "dilation", opts->dilation, 1);
+    if (!st) st = check_pair(op, "output_padding", opts->output_padding, 0);
+    if (!st) st = check_pair(op, "kernel_size", opts->kernel_size, 0);
+    if (st) return st;
+    for (int i = 0; i < 4; i++)
+        if (opts->padding[i] < 0)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "padding: expected [top, bottom, left, right] >= 0, given [%d, %d, %d, "
+                           "%d]",
+                           opts->padding[0], opts->padding[1], opts->padding[2], opts->padding[3]);
+    if (opts->groups < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "groups: expected >= 1, given %d",
+                       opts->groups);
+    uint32_t g = (uint32_t)opts->groups;
+    if (c % g)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "groups: input channels %u (shape %s) are not a multiple of groups %u", c,
+                       nn_shape_str(&x->shape, s1, sizeof s1), g);
+    if (!transpose && (opts->output_padding[0] || opts->output_padding[1]))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_padding: expected (0, 0) (conv_transpose2d only), given (%d, %d)",
+                       opts->output_padding[0], opts->output_padding[1]);
+    /* The weight: PyTorch's layout or prepared. */
+    uint32_t kh, kw, oc;
+    bool prepared = w->shape.rank == 2;
+    const uint32_t *d = w->shape.dims;
+    if (prepared) {
+        if (!opts->kernel_size[0] || !opts->kernel_size[1])
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape %s), "
+                           "given (%d, %d)",
+                           nn_shape_str(&w->shape, s1, sizeof s1), opts->kernel_size[0],
+                           opts->kernel_size[1]);
+        kh = (uint32_t)opts->kernel_size[0];
+        kw = (uint32_t)opts->kernel_size[1];
+        oc = d[1];
+        if ((uint64_t)kh * kw * c != d[0])
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: expected a prepared weight of %llu rows (KH %u * KW %u * C "
+                           "%u), given shape %s",
+                           (unsigned long long)kh * kw * c, kh, kw, c,
+                           nn_shape_str(&w->shape, s1, sizeof s1));
+        if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
+    } else if (w->shape.rank == 4) {
+        kh = d[2];
+        kw = d[3];
+        uint32_t wc = transpose ? d[0] : d[1] * g;
+        oc = transpose ? d[1] * g : d[0];
+        if (wc != c)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: shape %s expects %u input channels (%s), given input shape %s",
+                           nn_shape_str(&w->shape, s1, sizeof s1), wc,
+                           transpose ? "dim 0" : "dim 1 * groups",
+                           nn_shape_str(&x->shape, s2, sizeof s2));
+        if (!transpose && oc % g)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
+                           "groups %u",
+                           oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
+        if ((opts->kernel_size[0] && (uint32_t)opts->kernel_size[0] != kh) ||
+            (opts->kernel_size[1] && (uint32_t)opts->kernel_size[1] != kw))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "kernel_size: (%d, %d) does not match the weight's shape %s",
+                           opts->kernel_size[0], opts->kernel_size[1],
+                           nn_shape_str(&w->shape, s1, sizeof s1));
+    } else {
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: expected rank 4 (%s) or a prepared [KH * KW * C, OC], given shape "
+                       "%s",
+                       transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
+                       nn_shape_str(&w->shape, s1, sizeof s1));
+    }
+    if (b) {
+        const lmnn_shape *bs = &b->shape;
+        if (!((bs->rank == 1 && bs->dims[0] == oc) ||
+              (bs->rank == 2 && bs->dims[0] == 1 && bs->dims[1] == oc)))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "bias: expected shape [%u] or [1, %u], given %s", oc, oc,
+                           nn_shape_str(bs, s1, sizeof s1));
+    }
+    /* The window. */
+    nn_conv_geom gm = {.n = n, .h = h, .w = wd, .c = c, .kh = kh, .kw = kw};
+    int32_t ph = opts->padding[0] + opts->padding[1], pw = opts->padding[2] + opts->padding[3];
+    int64_t eh = (int64_t)opts->dilation[0] * (kh - 1) + 1,
+            ew = (int64_t)opts->dilation[1] * (kw - 1) + 1;
+    int64_t oh, ow;
+    if (!transpose) {
+        if (eh > (int64_t)h + ph || ew > (int64_t)wd + pw)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "kernel_size: the dilated kernel (%lld x %lld) is larger than the "
+                           "padded input (%lld x %lld)",
+                           (long long)eh, (long long)ew, (long long)h + ph, (long long)wd + pw);
+        oh = ((int64_t)h + ph - eh) / opts->stride[0] + 1;
+        ow = ((int64_t)wd + pw - ew) / opts->stride[1] + 1;
+        gm.sh = opts->stride[0];
+        gm.sw = opts->stride[1];
+        gm.pt = opts->padding[0];
+        gm.pl = opts->padding[2];
+        gm.uh = gm.uw = 1;
+    } else {
+        for (int i = 0; i < 2; i++) {
+            int32_t lim = opts->stride[i] > opts->dilation[i] ? opts->stride[i] : opts->dilation[i];
+            if (opts->output_padding[i] >= lim)
+                return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                               "output_padding: expected below max(stride, dilation) = %d along "
+                               "%s, given %d",
+                               lim, i ? "w" : "h", opts->output_padding[i]);
+        }
+        oh = ((int64_t)h - 1) * opts->stride[0] - ph + eh - 1 + opts->output_padding[0] + 1;
+        ow = ((int64_t)wd - 1) * opts->stride[1] - pw + ew - 1 + opts->output_padding[1] + 1;
+        if (oh < 1 || ow < 1)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "padding: the output would be empty (%lld x %lld)", (long long)oh,
+                           (long long)ow);
+        /* A stride-1 convolution of the input with stride - 1 zeros between
+         * its pixels, padded by the kernel's reach minus the padding. */
+        gm.sh = gm.sw = 1;
+        gm.uh = opts->stride[0];
+        gm.uw = opts->stride[1];
+        gm.pt = (int32_t)(eh - 1) - opts->padding[0];
+        gm.pl = (int32_t)(ew - 1) - opts->padding[2];
+    }
+    if (oh > (1 << 24) || ow > (1 << 24))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: the output (%lld x %lld) is too large",
+                       (long long)oh, (long long)ow);
+    gm.oh = (uint32_t)oh;
+    gm.ow = (uint32_t)ow;
+    gm.dh = opts->dilation[0];
+    gm.dw = opts->dilation[1];
+    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : x->dtype;
+    if (!nn_dtype_is_float(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
+    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, x);
+    if ((st = nn_check_memory(op, &memory))) return st;
+    bool flat = opts->flat_output;
+    if (flat && opts->input_layout != LMNN_NHWC)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "flat_output: expected input_layout NHWC, given NCHW");
+    if (opts->fp32_accumulate > LMNN_FP32_ACC_OFF)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "fp32_accumulate: unknown value %d",
+                       (int)opts->fp32_accumulate);
+    if (opts->activation != LMNN_UNARY_INVALID) {
+        lmnn_unary_options uo;
+        lmnn_unary_options_init(&uo, opts->activation);
+        if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
+        if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
+        char chain[512];
+        bool nz;
+        st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, chain,
+                            sizeof chain, &nz);
+        if (st) return st;
+    }
+
+    /* Run: weight matrix, bias in tiles, image rows, patches, product. */
+    lmnn_tensor wp = weight, bt = bias, rows = {0}, patches = {0}, y = {0};
+    nn_tensor *img;
+    if (!prepared) {
+        lmnn_output wo = {0};
+        st = prepare(op, transpose, weight, opts->groups, &wo, &wp);
+    }
+    if (!st && b && b->layout != LMNN_TILE) {
+        st = lmnn_to_layout(bias, LMNN_TILE, &bt);
+        if (st) st = nn_fail_call(st, op);
+    }
+    if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, &rows, &img);
+    if (!st) st = nn_conv_im2col(op, img, &gm, NN_PATCH_CONV, 0, 0, &patches);
+    if (!st) {
+        lmnn_matmul_options mo;
+        lmnn_matmul_options_init(&mo);
+        /* float32 accumulation unless asked otherwise: K is KH * KW * C,
+         * long enough for bfloat16 partial sums to lose bits (ttnn's conv
+         * users ask for it as a rule). */
+        mo.fp32_accumulate = opts->fp32_accumulate == LMNN_FP32_ACC_DEFAULT ? LMNN_FP32_ACC_ON
+                                                                            : opts->fp32_accumulate;
+        mo.activation = opts->activation;
+        mo.activation_alpha = opts->activation_alpha;
+        mo.activation_beta = opts->activation_beta;
+        mo.output.dtype = dtype;
+        if (opts->input_layout == LMNN_NHWC) mo.output.memory = memory; /* see nn_conv_finish */
+        st = lmnn_linear(patches, wp, bt, &mo, &y);
+        if (st) st = nn_fail_call(st, op);
+    }
+    drop(wp, weight);
+    drop(bt, bias);
+    drop(rows, input);
+    drop(patches, (lmnn_tensor){0});
+    if (!st) st = nn_conv_finish(op, y, &gm, oc, opts->input_layout, flat, &memory, out);
+    return st;
+}
+
+lm_status lmnn_conv2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                      const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    return conv("lmnn_conv2d", false, input, weight, bias, opts, out);
+}
+
+lm_status lmnn_conv_transpose2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                                const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    return conv("lmnn_conv_transpose2d", true, input, weight, bias, opts, out);
+}

@@ -1,0 +1,52 @@
+/* What convolution (nn_conv.c) and pooling (nn_pool.c) share: the image
+ * brought to row-major NHWC, the patch matrices built from it on the device,
+ * and the [N * OH * OW, C] result put back in the caller's order. */
+#ifndef LM_NN_CONV_H
+#define LM_NN_CONV_H
+
+#include "nn/nn_internal.h"
+
+/* A window over an image: an image of n x h x w pixels of c channels
+ * (virtually strided by uh, uw: the pixels sit uh rows apart), padded by pt
+ * rows on top and pl columns on the left (negative: cropped), read by a
+ * kh x kw kernel with strides sh, sw and dilations dh, dw into oh x ow
+ * output pixels. */
+typedef struct nn_conv_geom {
+    uint32_t n, h, w, c, oh, ow, kh, kw;
+    int32_t sh, sw, dh, dw, pt, pl, uh, uw;
+} nn_conv_geom;
+
+/* The dims of rank-4 image `x` in `layout` order; "<op>: input: ..." errors. */
+lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
+                             uint32_t *n, uint32_t *c, uint32_t *h, uint32_t *w);
+
+/* Image `x` as a row-major NHWC tensor of float32 or bfloat16 (one page per
+ * pixel). *out is xh itself when x is that already, else a new tensor the
+ * caller frees (free it only when out->id != xh.id). */
+lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
+                       lmnn_tensor *out, nn_tensor **out_t);
+
+/* What nn_conv_im2col makes of the image's windows. */
+typedef enum nn_patch_mode {
+    NN_PATCH_CONV, /* [n * oh * ow, kh * kw * c]: a row per output pixel */
+    NN_PATCH_TAPS, /* kh * kw matrices [n * oh * ow, c]: one per tap */
+    NN_PATCH_MAX,  /* [n * oh * ow, c]: the max over the taps */
+    NN_PATCH_SUM,  /* [n * oh * ow, c]: the sum over the taps */
+} nn_patch_mode;
+
+/* The patch matrix of `img` (from nn_conv_rows) on the device, as a new tile
+ * tensor in DRAM: of img's dtype, or of pool_dtype for MAX and SUM. Positions
+ * outside the image read `fill` (float32 bits). */
+lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
+                         uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out);
+
+/* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it
+ * becomes *out or is freed) as the op's output in `layout` order, in
+ * `memory`; NHWC with `flat`: [1, 1, n * oh * ow, c] (ttnn's form). When the
+ * tiles stay in place (flat, or ow a multiple of 32) and y is in `memory`
+ * already, y itself takes the new shape: no copy. */
+lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
+                         lmnn_image_layout layout, bool flat, const lmnn_memory_config *memory,
+                         lmnn_tensor *out);
+
+#endif

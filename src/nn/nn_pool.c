@@ -1,0 +1,235 @@
+/* Pooling: the windows gathered on the device tap by tap and reduced as they
+ * come (nn_conv_im2col's MAX and SUM modes: a core tilizes each tap's block
+ * of [N * OH * OW, C] and takes the max or the sum in dst), then for the
+ * average a multiplication by the divisors' reciprocals (see lmnn_conv.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_conv.h"
+
+#define FLOAT_NEG_INF 0xFF800000u
+
+void lmnn_pool2d_options_init(lmnn_pool2d_options *opts) {
+    if (!opts) return;
+    *opts = (lmnn_pool2d_options){0};
+    opts->dilation[0] = opts->dilation[1] = 1;
+    opts->count_include_pad = true;
+}
+
+/* PyTorch's pooling_output_shape_pad_lr. */
+static int64_t out_size(int64_t in, int64_t k, int64_t pad_l, int64_t pad_r, int64_t s, int64_t d,
+                        bool ceil_mode) {
+    int64_t num = in + pad_l + pad_r - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (ceil_mode && (o - 1) * s >= in + pad_l) o--;
+    return o;
+}
+
+typedef struct pool_plan {
+    nn_tensor *x;
+    nn_conv_geom g;
+    lmnn_dtype dtype;
+    lmnn_memory_config memory;
+} pool_plan;
+
+static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_pool2d_options *o,
+                      pool_plan *p) {
+    lm_status st = nn_get_tensor(op, "input", input, &p->x);
+    if (!st) st = nn_check_float(op, "input", p->x);
+    if (st) return st;
+    uint32_t n = 0, c = 0, h = 0, w = 0;
+    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, &n, &c, &h, &w))) return st;
+    if (o->kernel_size[0] < 1 || o->kernel_size[1] < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "kernel_size: expected (h, w) >= 1, given (%d, %d)", o->kernel_size[0],
+                       o->kernel_size[1]);
+    if (o->stride[0] < 0 || o->stride[1] < 0 || (!o->stride[0] != !o->stride[1]))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "stride: expected (h, w) >= 1, or (0, 0) for the kernel size, given (%d, "
+                       "%d)",
+                       o->stride[0], o->stride[1]);
+    if (o->dilation[0] < 1 || o->dilation[1] < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "dilation: expected (h, w) >= 1, given (%d, %d)", o->dilation[0],
+                       o->dilation[1]);
+    if (avg && (o->dilation[0] != 1 || o->dilation[1] != 1))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "dilation: expected (1, 1) for average pooling, given (%d, %d)",
+                       o->dilation[0], o->dilation[1]);
+    if (avg && o->divisor_override < 0)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "divisor_override: expected >= 1 or 0 (none), given %d",
+                       o->divisor_override);
+    int32_t sh = o->stride[0] ? o->stride[0] : o->kernel_size[0];
+    int32_t sw = o->stride[1] ? o->stride[1] : o->kernel_size[1];
+    for (int i = 0; i < 4; i++) {
+        int32_t k = o->kernel_size[i / 2], d = o->dilation[i / 2];
+        int64_t half = ((int64_t)d * (k - 1) + 1) / 2;
+        if (o->padding[i] < 0 || o->padding[i] > half)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "padding: expected [top, bottom, left, right] between 0 and half the "
+                           "(dilated) kernel (%lld along %s), given [%d, %d, %d, %d]",
+                           (long long)half, i < 2 ? "h" : "w", o->padding[0], o->padding[1],
+                           o->padding[2], o->padding[3]);
+    }
+    int64_t oh = out_size(h, o->kernel_size[0], o->padding[0], o->padding[1], sh, o->dilation[0],
+                          o->ceil_mode);
+    int64_t ow = out_size(w, o->kernel_size[1], o->padding[2], o->padding[3], sw, o->dilation[1],
+                          o->ceil_mode);
+    if (oh < 1 || ow < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "kernel_size: the (dilated) kernel does not fit the padded input %u x %u: "
+                       "the output would be %lld x %lld",
+                       h + o->padding[0] + o->padding[1], w + o->padding[2] + o->padding[3],
+                       (long long)oh, (long long)ow);
+    p->g = (nn_conv_geom){.n = n,
+                          .h = h,
+                          .w = w,
+                          .c = c,
+                          .oh = (uint32_t)oh,
+                          .ow = (uint32_t)ow,
+                          .kh = (uint32_t)o->kernel_size[0],
+                          .kw = (uint32_t)o->kernel_size[1],
+                          .sh = sh,
+                          .sw = sw,
+                          .dh = o->dilation[0],
+                          .dw = o->dilation[1],
+                          .pt = o->padding[0],
+                          .pl = o->padding[2],
+                          .uh = 1,
+                          .uw = 1};
+    p->dtype = o->output.dtype ? o->output.dtype : p->x->dtype;
+    if (!nn_dtype_is_float(p->dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(p->dtype));
+    p->memory = nn_output_memory(&o->output.memory, p->x);
+    return nn_check_memory(op, &p->memory);
+}
+
+/* PyTorch's avg_pool2d divisor of output pixel (oy, ox). */
+static int64_t divisor(const nn_conv_geom *g, const lmnn_pool2d_options *o, int64_t oy,
+                       int64_t ox) {
+    if (o->divisor_override) return o->divisor_override;
+    int64_t y0 = oy * g->sh - o->padding[0], x0 = ox * g->sw - o->padding[2];
+    int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;
+    if (y1 > (int64_t)g->h + o->padding[1]) y1 = (int64_t)g->h + o->padding[1];
+    if (x1 > (int64_t)g->w + o->padding[3]) x1 = (int64_t)g->w + o->padding[3];
+    int64_t size = (y1 - y0) * (x1 - x0);
+    if (o->count_include_pad) return size;
+    if (y0 < 0) y0 = 0;
+    if (x0 < 0) x0 = 0;
+    if (y1 > g->h) y1 = g->h;
+    if (x1 > g->w) x1 = g->w;
+    return (y1 - y0) * (x1 - x0);
+}
+
+static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_pool2d_options *opts,
+                      lmnn_tensor *out) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    if (!opts) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts is NULL (kernel_size is needed)");
+    pool_plan p = {0};
+    lm_status st = plan(op, avg, input, opts, &p);
+    if (st) return st;
+    const nn_conv_geom *g = &p.g;
+    /* The divisors (average pooling): one for all, or one per output row. */
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow;
+    float *recip = NULL;
+    int64_t d0 = avg ? divisor(g, opts, 0, 0) : 1;
+    bool uniform = true;
+    for (uint32_t y = 0; avg && y < g->oh && uniform; y++)
+        for (uint32_t x = 0; x < g->ow && uniform; x++)
+            uniform = divisor(g, opts, y, x) == d0;
+    if (!uniform) {
+        recip = malloc(m * sizeof *recip);
+        if (!recip) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for divisors");
+        for (uint64_t r = 0; r < m; r++) {
+            uint64_t px = r % ((uint64_t)g->oh * g->ow);
+            recip[r] = (float)(1.0 / (double)divisor(g, opts, (int64_t)(px / g->ow),
+                                                     (int64_t)(px % g->ow)));
+        }
+    }
+    lmnn_tensor rows = {0}, red = {0}, y = {0}, rt = {0};
+    nn_tensor *img;
+    st = nn_conv_rows(op, input, p.x, opts->input_layout, &rows, &img);
+    /* The windows reduced as they are gathered (max, or the sum for the
+     * average, kept in float32). */
+    if (!st)
+        st = nn_conv_im2col(op, img, g, avg ? NN_PATCH_SUM : NN_PATCH_MAX, avg ? 0 : FLOAT_NEG_INF,
+                            avg ? LMNN_FLOAT32 : p.dtype, &red);
+    if (!st && avg) {
+        lmnn_binary_options bo;
+        lmnn_binary_options_init(&bo);
+        bo.output.dtype = p.dtype;
+        if (opts->input_layout == LMNN_NHWC) bo.output.memory = p.memory;
+        if (uniform) {
+            st = lmnn_binary_scalar(LMNN_BINARY_MUL, red, 1.0 / (double)d0, &bo, &y);
+        } else {
+            lmnn_tensor_options to;
+            lmnn_tensor_options_init(&to);
+            to.dtype = LMNN_FLOAT32;
+            lmnn_shape rs = LMNN_SHAPE((uint32_t)m, 1);
+            st = lmnn_from_host(p.x->device, &rs, recip, m * sizeof *recip, &to, &rt);
+            if (!st) st = lmnn_binary(LMNN_BINARY_MUL, red, rt, &bo, &y);
+        }
+        if (st) st = nn_fail_call(st, op);
+    } else if (!st) {
+        y = red;
+        red = (lmnn_tensor){0};
+    }
+    free(recip);
+    if (rows.id != input.id && rows.id) lmnn_tensor_free(rows);
+    if (red.id) lmnn_tensor_free(red);
+    if (rt.id) lmnn_tensor_free(rt);
+    if (st) {
+        if (y.id) lmnn_tensor_free(y);
+        return st;
+    }
+    return nn_conv_finish(op, y, g, g->c, opts->input_layout, false, &p.memory, out);
+}
+
+lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {
+    return pool("lmnn_max_pool2d", false, input, opts, out);
+}
+
+lm_status lmnn_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {
+    return pool("lmnn_avg_pool2d", true, input, opts, out);
+}
+
+lm_status lmnn_global_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts,
+                                 lmnn_tensor *out) {
+    const char *op = "lmnn_global_avg_pool2d";
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_pool2d_options defaults;
+    if (!opts) {
+        lmnn_pool2d_options_init(&defaults);
+        opts = &defaults;
+    }
+    nn_tensor *x;
+    lm_status st = nn_get_tensor(op, "input", input, &x);
+    if (!st) st = nn_check_float(op, "input", x);
+    uint32_t n = 0, c = 0, h = 0, w = 0;
+    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, &n, &c, &h, &w);
+    if (st) return st;
+    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : x->dtype;
+    if (!nn_dtype_is_float(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
+    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, x);
+    if ((st = nn_check_memory(op, &memory))) return st;
+    lmnn_tensor t = input;
+    if (x->layout != LMNN_TILE && (st = lmnn_to_layout(input, LMNN_TILE, &t)))
+        return nn_fail_call(st, op);
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = opts->input_layout == LMNN_NCHW ? 2 : 1;
+    ro.dims[1] = ro.dims[0] + 1;
+    ro.dim_count = 2;
+    ro.keepdim = true;
+    ro.output.dtype = dtype;
+    ro.output.memory = memory;
+    st = lmnn_mean(t, &ro, out);
+    if (st) st = nn_fail_call(st, op);
+    if (t.id != input.id) lmnn_tensor_free(t);
+    return st;
+}

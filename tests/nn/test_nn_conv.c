@@ -1,0 +1,843 @@
+/* conv2d and conv_transpose2d against a float64 host reference: 1x1 kernels,
+ * one-pixel images, odd sizes, strides, dilations, asymmetric padding, groups
+ * (depthwise included), batches, NCHW / NHWC in both layouts, prepared
+ * weights, bias and a fused activation, float32 and bfloat16, a large
+ * multi-core case, the program cache and the errors.
+ *
+ * Bound asserted, per element, with S = sum over the window of |w * x| plus
+ * |bias| (the operands as stored on the device, i.e. rounded to bfloat16 for
+ * bfloat16 tensors):
+ *   float32   |err| <= 1e-5 * S
+ *   bfloat16  |err| <= 2^-8 * S (one output rounding, at most 2^-9 |y|, and
+ *             float32 accumulation, the default for convolutions)
+ * Each case prints its PCC, largest absolute and relative errors (relative to
+ * max(|y|, 1e-3)) and largest |err| / S. */
+#include <string.h>
+
+#include "lm_test_replay.h"
+#include "nn_test.h"
+
+typedef struct conv_case {
+    uint32_t n, c, h, w, oc, kh, kw;
+    int32_t stride[2], pad[4], dil[2], groups, outpad[2];
+    bool transpose, bias, relu, nhwc, row_major, prepared, flat, l1;
+    lmnn_dtype dtype;
+} conv_case;
+
+/* The reference, NCHW: out [n, oc, oh, ow] and the scale S per element. */
+static void reference(const conv_case *k, const float *x, const float *w, const float *b,
+                      uint32_t oh, uint32_t ow, double *y, double *s) {
+    uint32_t g = (uint32_t)k->groups, cg = k->c / g, ocg = k->oc / g;
+    size_t no = (size_t)k->n * k->oc * oh * ow;
+    for (size_t i = 0; i < no; i++)
+        y[i] = s[i] = 0;
+    for (uint32_t n = 0; n < k->n; n++)
+        for (uint32_t o = 0; o < k->oc; o++) {
+            uint32_t gi = o / ocg;
+            if (!k->transpose) {
+                for (uint32_t oy = 0; oy < oh; oy++)
+                    for (uint32_t ox = 0; ox < ow; ox++) {
+                        double acc = 0, sc = 0;
+                        for (uint32_t cl = 0; cl < cg; cl++)
+                            for (uint32_t ky = 0; ky < k->kh; ky++)
+                                for (uint32_t kx = 0; kx < k->kw; kx++) {
+                                    int64_t iy = (int64_t)oy * k->stride[0] - k->pad[0] +
+                                                 (int64_t)ky * k->dil[0];
+                                    int64_t ix = (int64_t)ox * k->stride[1] - k->pad[2] +
+                                                 (int64_t)kx * k->dil[1];
+                                    if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w) continue;
+                                    uint32_t c = gi * cg + cl;
+                                    double p =
+                                        (double)w[((o * cg + cl) * k->kh + ky) * k->kw + kx] *
+                                        x[((n * k->c + c) * k->h + iy) * k->w + ix];
+                                    acc += p;
+                                    sc += fabs(p);
+                                }
+                        size_t i = ((size_t)(n * k->oc + o) * oh + oy) * ow + ox;
+                        y[i] = acc;
+                        s[i] = sc;
+                    }
+            }
+        }
+    if (k->transpose) {
+        /* Scatter: input pixel (iy, ix) of channel c adds w[c, ol] at
+         * (iy * s - pt + ky * d, ix * s - pl + kx * d). */
+        for (uint32_t n = 0; n < k->n; n++)
+            for (uint32_t c = 0; c < k->c; c++) {
+                uint32_t gi = c / cg;
+                for (uint32_t ol = 0; ol < ocg; ol++) {
+                    uint32_t o = gi * ocg + ol;
+                    for (uint32_t iy = 0; iy < k->h; iy++)
+                        for (uint32_t ix = 0; ix < k->w; ix++)
+                            for (uint32_t ky = 0; ky < k->kh; ky++)
+                                for (uint32_t kx = 0; kx < k->kw; kx++) {
+                                    int64_t oy = (int64_t)iy * k->stride[0] - k->pad[0] +
+                                                 (int64_t)ky * k->dil[0];
+                                    int64_t ox = (int64_t)ix * k->stride[1] - k->pad[2] +
+                                                 (int64_t)kx * k->dil[1];
+                                    if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                                    double p =
+                                        (double)w[((c * ocg + ol) * k->kh + ky) * k->kw + kx] *
+                                        x[((n * k->c + c) * k->h + iy) * k->w + ix];
+                                    size_t i = ((size_t)(n * k->oc + o) * oh + oy) * ow + ox;
+                                    y[i] += p;
+                                    s[i] += fabs(p);
+                                }
+                }
+            }
+    }
+    for (uint32_t n = 0; n < k->n; n++)
+        for (uint32_t o = 0; o < k->oc; o++)
+            for (uint32_t p = 0; p < oh * ow; p++) {
+                size_t i = (size_t)(n * k->oc + o) * oh * ow + p;
+                if (b) {
+                    y[i] += b[o];
+                    s[i] += fabs(b[o]);
+                }
+                if (k->relu && y[i] < 0) y[i] = 0;
+            }
+}
+
+static void out_dims(const conv_case *k, uint32_t *oh, uint32_t *ow) {
+    int64_t eh = (int64_t)k->dil[0] * (k->kh - 1) + 1, ew = (int64_t)k->dil[1] * (k->kw - 1) + 1;
+    if (!k->transpose) {
+        *oh = (uint32_t)(((int64_t)k->h + k->pad[0] + k->pad[1] - eh) / k->stride[0] + 1);
+        *ow = (uint32_t)(((int64_t)k->w + k->pad[2] + k->pad[3] - ew) / k->stride[1] + 1);
+    } else {
+        *oh = (uint32_t)(((int64_t)k->h - 1) * k->stride[0] - k->pad[0] - k->pad[1] + eh +
+                         k->outpad[0]);
+        *ow = (uint32_t)(((int64_t)k->w - 1) * k->stride[1] - k->pad[2] - k->pad[3] + ew +
+                         k->outpad[1]);
+    }
+}
+
+static float *rounded(const float *v, size_t n, lmnn_dtype dtype) {
+    float *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(v[i]) : v[i];
+    return r;
+}
+
+/* NCHW -> NHWC of [n, c, h, w] (or back, with c and h * w swapped). */
+static float *to_nhwc(const float *v, uint32_t n, uint32_t c, uint32_t hw) {
+    float *r = malloc((size_t)n * c * hw * sizeof *r);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < c; j++)
+            for (uint32_t p = 0; p < hw; p++)
+                r[((size_t)i * hw + p) * c + j] = v[((size_t)i * c + j) * hw + p];
+    return r;
+}
+
+static double worst_ratio_ = 0;
+
+/* Runs one case (twice when `cache` is set, checking the second call hits
+ * the program cache) and checks it against the reference. */
+static void run_case(const char *name, conv_case k, bool cache) {
+    if (!k.groups) k.groups = 1;
+    for (int i = 0; i < 2; i++) {
+        if (!k.stride[i]) k.stride[i] = 1;
+        if (!k.dil[i]) k.dil[i] = 1;
+    }
+    if (!k.dtype) k.dtype = LMNN_FLOAT32;
+    uint32_t g = (uint32_t)k.groups;
+    uint32_t oh, ow;
+    out_dims(&k, &oh, &ow);
+    size_t nx = (size_t)k.n * k.c * k.h * k.w;
+    size_t nw = k.transpose ? (size_t)k.c * (k.oc / g) * k.kh * k.kw
+                            : (size_t)k.oc * (k.c / g) * k.kh * k.kw;
+    size_t ny = (size_t)k.n * k.oc * oh * ow;
+    float *x0 = nn_rand_floats(nx, -1, 1, 11 + nx), *w0 = nn_rand_floats(nw, -1, 1, 7 + nw);
+    float *b0 = nn_rand_floats(k.oc, -1, 1, 3);
+    float *x = rounded(x0, nx, k.dtype), *w = rounded(w0, nw, k.dtype),
+          *b = rounded(b0, k.oc, k.dtype);
+    double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
+    reference(&k, x, w, k.bias ? b : NULL, oh, ow, want, scale);
+
+    lmnn_shape xs = k.nhwc ? LMNN_SHAPE(k.n, k.h, k.w, k.c) : LMNN_SHAPE(k.n, k.c, k.h, k.w);
+    lmnn_shape ws =
+        k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kh, k.kw) : LMNN_SHAPE(k.oc, k.c / g, k.kh, k.kw);
+    lmnn_shape bs = LMNN_SHAPE(k.oc);
+    float *xin = k.nhwc ? to_nhwc(x0, k.n, k.c, k.h * k.w) : x0;
+    lmnn_tensor xt, wt, bt = {0}, out;
+    CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
+    CHECK_OK(nn_upload(&ws, w0, k.dtype, LMNN_TILE, &wt));
+    if (k.bias) CHECK_OK(nn_upload(&bs, b0, k.dtype, LMNN_TILE, &bt));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    memcpy(o.stride, k.stride, sizeof o.stride);
+    memcpy(o.padding, k.pad, sizeof o.padding);
+    memcpy(o.dilation, k.dil, sizeof o.dilation);
+    memcpy(o.output_padding, k.outpad, sizeof o.output_padding);
+    o.groups = k.groups;
+    o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
+    if (k.relu) o.activation = LMNN_RELU;
+    o.flat_output = k.flat;
+    if (k.l1) o.output.memory = (lmnn_memory_config){LM_BUFFER_L1, LM_BUFFER_INTERLEAVED};
+    lmnn_tensor wuse = wt, wp = {0};
+    if (k.prepared) {
+        CHECK_OK(k.transpose ? lmnn_conv_transpose2d_prepare_weights(wt, &o, &wp)
+                             : lmnn_conv2d_prepare_weights(wt, &o, &wp));
+        o.kernel_size[0] = (int32_t)k.kh;
+        o.kernel_size[1] = (int32_t)k.kw;
+        wuse = wp;
+    }
+    lm_status st = k.transpose ? lmnn_conv_transpose2d(xt, wuse, bt, &o, &out)
+                               : lmnn_conv2d(xt, wuse, bt, &o, &out);
+    CHECK_OK(st);
+    if (cache) {
+        lmnn_program_cache_stats before, after;
+        lmnn_tensor out2;
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &before));
+        CHECK_OK(k.transpose ? lmnn_conv_transpose2d(xt, wuse, bt, &o, &out2)
+                             : lmnn_conv2d(xt, wuse, bt, &o, &out2));
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &after));
+        CHECK_EQ_U64(after.misses, before.misses);
+        CHECK(after.hits > before.hits);
+        lmnn_tensor_free(out2);
+    }
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(out, &info));
+    lmnn_shape es = k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.oc)
+                    : k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.oc)
+                             : LMNN_SHAPE(k.n, k.oc, oh, ow);
+    CHECK(info.memory.type == (k.l1 ? LM_BUFFER_L1 : LM_BUFFER_DRAM));
+    CHECK(info.shape.rank == 4 && !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * 4));
+    CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
+    float *got = nn_download(out);
+    CHECK(got);
+    if (k.nhwc) { /* back to NCHW */
+        float *t = malloc(ny * sizeof *t);
+        for (uint32_t i = 0; i < k.n; i++)
+            for (uint32_t p = 0; p < oh * ow; p++)
+                for (uint32_t j = 0; j < k.oc; j++)
+                    t[((size_t)i * k.oc + j) * oh * ow + p] =
+                        got[((size_t)i * oh * ow + p) * k.oc + j];
+        free(got);
+        got = t;
+    }
+    double tol = k.dtype == LMNN_FLOAT32 ? 1e-5 : 1.0 / 256, ratio = 0;
+    size_t bad = ny;
+    for (size_t i = 0; i < ny; i++) {
+        double e = fabs(got[i] - want[i]), r = e / fmax(scale[i], 1e-30);
+        if (e > 0 && r > ratio) ratio = r;
+        if (e > tol * scale[i] + 1e-30 && bad == ny) bad = i;
+    }
+    nn_err e = nn_compare(got, want, ny, 1e-3);
+    printf("  %-34s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", name,
+           lmnn_dtype_name(k.dtype), e.pcc, e.max_abs, e.max_rel, ratio);
+    if (bad != ny) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: element %zu: got %.9g, want %.9g (S %.3g)", name, bad, got[bad],
+                 want[bad], scale[bad]);
+        test_fail_(__FILE__, __LINE__, m);
+    }
+    if (k.dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(out));
+    if (ratio > worst_ratio_) worst_ratio_ = ratio;
+    lmnn_tensor_free(out);
+    lmnn_tensor_free(xt);
+    lmnn_tensor_free(wt);
+    lmnn_tensor_free(bt);
+    lmnn_tensor_free(wp);
+    if (xin != x0) free(xin);
+    free(got);
+    free(x0);
+    free(w0);
+    free(b0);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+    free(scale);
+}
+
+static void test_shapes(void) {
+    run_case("1x1 kernel 5x5",
+             (conv_case){.n = 1, .c = 3, .h = 5, .w = 5, .oc = 4, .kh = 1, .kw = 1}, false);
+    run_case("one pixel, 1x1",
+             (conv_case){.n = 1, .c = 2, .h = 1, .w = 1, .oc = 3, .kh = 1, .kw = 1, .bias = true},
+             false);
+    run_case(
+        "one pixel, 3x3 pad 1",
+        (conv_case){.n = 1, .c = 2, .h = 1, .w = 1, .oc = 3, .kh = 3, .kw = 3, .pad = {1, 1, 1, 1}},
+        false);
+    run_case("28x28 3x3 pad 1 bias relu",
+             (conv_case){.n = 1,
+                         .c = 3,
+                         .h = 28,
+                         .w = 28,
+                         .oc = 8,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true,
+                         .relu = true},
+             true);
+    run_case("13x17 stride 2 asym pad",
+             (conv_case){.n = 1,
+                         .c = 5,
+                         .h = 13,
+                         .w = 17,
+                         .oc = 6,
+                         .kh = 3,
+                         .kw = 2,
+                         .stride = {2, 2},
+                         .pad = {0, 1, 2, 1}},
+             false);
+    run_case("7x7 dilation 2",
+             (conv_case){.n = 1,
+                         .c = 4,
+                         .h = 7,
+                         .w = 7,
+                         .oc = 5,
+                         .kh = 3,
+                         .kw = 3,
+                         .dil = {2, 2},
+                         .pad = {2, 2, 2, 2}},
+             false);
+    run_case("stride (1, 3) dilation (2, 1)",
+             (conv_case){.n = 2,
+                         .c = 3,
+                         .h = 11,
+                         .w = 10,
+                         .oc = 4,
+                         .kh = 2,
+                         .kw = 3,
+                         .stride = {1, 3},
+                         .dil = {2, 1}},
+             false);
+    run_case("groups 2",
+             (conv_case){.n = 1,
+                         .c = 4,
+                         .h = 9,
+                         .w = 9,
+                         .oc = 6,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 2,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
+    run_case("depthwise 8",
+             (conv_case){.n = 1,
+                         .c = 8,
+                         .h = 10,
+                         .w = 12,
+                         .oc = 8,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 8,
+                         .pad = {1, 1, 1, 1}},
+             false);
+    run_case("depthwise x2 stride 2",
+             (conv_case){.n = 1,
+                         .c = 6,
+                         .h = 9,
+                         .w = 9,
+                         .oc = 12,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 6,
+                         .stride = {2, 2}},
+             false);
+    run_case("batch 3 stride 2",
+             (conv_case){.n = 3,
+                         .c = 3,
+                         .h = 9,
+                         .w = 8,
+                         .oc = 7,
+                         .kh = 3,
+                         .kw = 3,
+                         .stride = {2, 2},
+                         .bias = true},
+             false);
+    /* Patch rows of more than 32 tiles: cut into column blocks. */
+    run_case("130 channels 3x3 (K = 1170)",
+             (conv_case){.n = 1,
+                         .c = 130,
+                         .h = 5,
+                         .w = 6,
+                         .oc = 3,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
+    run_case(
+        "kernel = padded input",
+        (conv_case){.n = 1, .c = 2, .h = 3, .w = 4, .oc = 2, .kh = 5, .kw = 4, .pad = {1, 1, 0, 0}},
+        false);
+}
+
+static void test_layouts(void) {
+    conv_case k = {.n = 2,
+                   .c = 5,
+                   .h = 6,
+                   .w = 7,
+                   .oc = 3,
+                   .kh = 3,
+                   .kw = 3,
+                   .pad = {1, 0, 0, 1},
+                   .bias = true};
+    run_case("NCHW tile", k, false);
+    k.row_major = true;
+    run_case("NCHW row-major", k, false);
+    k.nhwc = true;
+    run_case("NHWC row-major", k, true);
+    k.row_major = false;
+    run_case("NHWC tile", k, false);
+    k.prepared = true;
+    run_case("NHWC tile prepared", k, true);
+    k.flat = true;
+    run_case("NHWC flat output", k, true);
+    k.l1 = true;
+    run_case("NHWC flat output in L1", k, false);
+    k.flat = false;
+    run_case("NHWC output in L1", k, false);
+    k.nhwc = false;
+    run_case("NCHW output in L1", k, false);
+    k.l1 = false;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("NCHW bf16 prepared", k, false);
+    /* Output rows a multiple of 32 wide: the result keeps its tiles. */
+    run_case("NHWC 64 wide, stride 2",
+             (conv_case){.n = 2,
+                         .c = 3,
+                         .h = 5,
+                         .w = 128,
+                         .oc = 4,
+                         .kh = 1,
+                         .kw = 3,
+                         .stride = {1, 2},
+                         .pad = {0, 0, 1, 0},
+                         .nhwc = true,
+                         .row_major = true},
+             false);
+}
+
+static void test_bf16(void) {
+    run_case("bf16 28x28 3x3",
+             (conv_case){.n = 1,
+                         .c = 16,
+                         .h = 28,
+                         .w = 28,
+                         .oc = 16,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true,
+                         .dtype = LMNN_BFLOAT16},
+             false);
+    run_case("bf16 depthwise",
+             (conv_case){.n = 2,
+                         .c = 4,
+                         .h = 7,
+                         .w = 7,
+                         .oc = 4,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 4,
+                         .dtype = LMNN_BFLOAT16},
+             false);
+}
+
+/* A bfloat8_b image (read as bfloat16), bfloat16 weight and output: the
+ * reference takes the image as stored. */
+static void test_bfp8(void) {
+    enum { C = 32, H = 6, W = 7, OC = 5, NX = C * H * W };
+    float *x = nn_rand_floats(NX, -1, 1, 21), *w = nn_rand_floats(OC * C * 9, -1, 1, 22);
+    for (int i = 0; i < OC * C * 9; i++)
+        w[i] = nn_bf16(w[i]);
+    lmnn_shape xs = LMNN_SHAPE(1, C, H, W), ws = LMNN_SHAPE(OC, C, 3, 3);
+    lmnn_tensor xt, wt, out;
+    CHECK_OK(nn_upload(&xs, x, LMNN_BFLOAT8_B, LMNN_TILE, &xt));
+    CHECK_OK(nn_upload(&ws, w, LMNN_BFLOAT16, LMNN_TILE, &wt));
+    float *xs_ = nn_download(xt);
+    CHECK(xs_);
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.output.dtype = LMNN_BFLOAT16;
+    CHECK_OK(lmnn_conv2d(xt, wt, (lmnn_tensor){0}, &o, &out));
+    float *got = nn_download(out);
+    CHECK(got);
+    conv_case k = {.n = 1,
+                   .c = C,
+                   .h = H,
+                   .w = W,
+                   .oc = OC,
+                   .kh = 3,
+                   .kw = 3,
+                   .stride = {1, 1},
+                   .dil = {1, 1},
+                   .groups = 1,
+                   .pad = {1, 1, 1, 1}};
+    double *want = malloc(OC * H * W * sizeof *want), *sc = malloc(OC * H * W * sizeof *sc);
+    reference(&k, xs_, w, NULL, H, W, want, sc);
+    double ratio = 0;
+    for (int i = 0; i < OC * H * W; i++) {
+        double r = fabs(got[i] - want[i]) / fmax(sc[i], 1e-30);
+        ratio = r > ratio ? r : ratio;
+    }
+    nn_err e = nn_compare(got, want, OC * H * W, 1e-3);
+    printf("  %-34s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", "bfloat8_b image",
+           "bfloat16", e.pcc, e.max_abs, e.max_rel, ratio);
+    CHECK(ratio <= 1.0 / 256);
+    lmnn_tensor_free(xt);
+    lmnn_tensor_free(wt);
+    lmnn_tensor_free(out);
+    free(x), free(w), free(xs_), free(got), free(want), free(sc);
+}
+
+static void test_large(void) {
+    run_case("56x56x64 3x3 -> 64 bf16 NHWC",
+             (conv_case){.n = 1,
+                         .c = 64,
+                         .h = 56,
+                         .w = 56,
+                         .oc = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true,
+                         .relu = true,
+                         .nhwc = true,
+                         .row_major = true,
+                         .prepared = true,
+                         .dtype = LMNN_BFLOAT16},
+             true);
+    run_case("56x56x64 3x3 -> 64 fp32 NCHW",
+             (conv_case){.n = 1,
+                         .c = 64,
+                         .h = 56,
+                         .w = 56,
+                         .oc = 64,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
+}
+
+static void test_transpose(void) {
+    run_case("T stride 2 pad 1 outpad 1",
+             (conv_case){.transpose = true,
+                         .n = 1,
+                         .c = 4,
+                         .h = 5,
+                         .w = 6,
+                         .oc = 6,
+                         .kh = 3,
+                         .kw = 3,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1},
+                         .outpad = {1, 1},
+                         .bias = true},
+             true);
+    run_case(
+        "T 1x1 input 4x4 kernel",
+        (conv_case){.transpose = true, .n = 1, .c = 3, .h = 1, .w = 1, .oc = 2, .kh = 4, .kw = 4},
+        false);
+    run_case("T groups 2 dilation 2",
+             (conv_case){.transpose = true,
+                         .n = 2,
+                         .c = 4,
+                         .h = 5,
+                         .w = 4,
+                         .oc = 6,
+                         .kh = 3,
+                         .kw = 2,
+                         .groups = 2,
+                         .dil = {2, 2},
+                         .stride = {1, 2},
+                         .pad = {1, 1, 0, 0}},
+             false);
+    run_case("T stride 3 big pad (crop)",
+             (conv_case){.transpose = true,
+                         .n = 1,
+                         .c = 2,
+                         .h = 4,
+                         .w = 4,
+                         .oc = 3,
+                         .kh = 2,
+                         .kw = 2,
+                         .stride = {3, 3},
+                         .pad = {2, 2, 2, 2},
+                         .outpad = {2, 1}},
+             false);
+    run_case("T prepared NHWC bf16",
+             (conv_case){.transpose = true,
+                         .n = 1,
+                         .c = 8,
+                         .h = 7,
+                         .w = 7,
+                         .oc = 4,
+                         .kh = 3,
+                         .kw = 3,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1},
+                         .prepared = true,
+                         .nhwc = true,
+                         .dtype = LMNN_BFLOAT16},
+             false);
+}
+
+static void test_errors(void) {
+    lmnn_shape xs = LMNN_SHAPE(1, 4, 5, 5), ws = LMNN_SHAPE(6, 2, 3, 3), s3 = LMNN_SHAPE(4, 5, 5);
+    float *v = nn_rand_floats(1000, -1, 1, 5);
+    lmnn_tensor x, w, x3, bad_b, xi, out, freed;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    CHECK_OK(nn_upload(&s3, v, LMNN_FLOAT32, LMNN_TILE, &x3));
+    lmnn_shape bs = LMNN_SHAPE(5);
+    CHECK_OK(nn_upload(&bs, v, LMNN_FLOAT32, LMNN_TILE, &bad_b));
+    CHECK_OK(nn_upload(&bs, v, LMNN_FLOAT32, LMNN_TILE, &freed));
+    lmnn_tensor_free(freed);
+    lmnn_tensor_options io;
+    lmnn_tensor_options_init(&io);
+    io.dtype = LMNN_INT32;
+    int32_t iv[100] = {0};
+    CHECK_OK(lmnn_from_host(nn_dev(), &xs, iv, sizeof iv, &io, &xi));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.groups = 2;
+    lmnn_program_cache_stats before, after;
+    CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &before));
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: out is NULL");
+    CHECK_FAILS(lmnn_conv2d(freed, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_HANDLE,
+                "lmnn_conv2d: input");
+    CHECK_FAILS(lmnn_conv2d(x3, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input: expected rank 4 (N, C, H, W), given shape [4, 5, 5]");
+    CHECK_FAILS(lmnn_conv2d(xi, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input");
+    CHECK_FAILS(lmnn_conv2d(x, w, bad_b, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: bias: expected shape [6] or [1, 6], given [5]");
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, NULL, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [6, 2, 3, 3] expects 2 input channels (dim 1 * "
+                "groups), given input shape [1, 4, 5, 5]");
+    o.groups = 3;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: groups: input channels 4 (shape [1, 4, 5, 5]) are not a multiple "
+                "of groups 3");
+    o.groups = 0;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: groups: expected >= 1, given 0");
+    o.groups = 2;
+    o.stride[1] = 0;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: stride: expected (h, w) >= 1, given (1, 0)");
+    o.stride[1] = -2;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: stride: expected (h, w) >= 1, given (1, -2)");
+    o.stride[1] = 1;
+    o.dilation[0] = 0;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: dilation: expected (h, w) >= 1, given (0, 1)");
+    o.dilation[0] = 3;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: kernel_size: the dilated kernel (7 x 3) is larger than the padded "
+                "input (5 x 5)");
+    o.dilation[0] = 1;
+    o.padding[2] = -1;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: padding: expected [top, bottom, left, right] >= 0, given [0, 0, "
+                "-1, 0]");
+    o.padding[2] = 0;
+    o.output_padding[0] = 1;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: output_padding: expected (0, 0)");
+    o.output_padding[0] = 0;
+    o.kernel_size[0] = 2;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: kernel_size: (2, 0) does not match the weight's shape [6, 2, 3, 3]");
+    o.kernel_size[0] = 0;
+    o.input_layout = (lmnn_image_layout)7;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input_layout: unknown layout 7");
+    o.input_layout = LMNN_NCHW;
+    o.output.dtype = LMNN_UINT32;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: output.dtype: expected a float dtype, given uint32");
+    o.output.dtype = 0;
+    o.activation = (lmnn_unary_op)9999;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: activation");
+    o.activation = 0;
+    o.flat_output = true;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: flat_output: expected input_layout NHWC, given NCHW");
+    o.flat_output = false;
+    /* A prepared weight needs the kernel size and the right row count. */
+    lmnn_tensor wp;
+    CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wp));
+    CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape "
+                "[36, 6]), given (0, 0)");
+    o.kernel_size[0] = o.kernel_size[1] = 2;
+    CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: expected a prepared weight of 16 rows (KH 2 * KW 2 * C 4), "
+                "given shape [36, 6]");
+    o.kernel_size[0] = o.kernel_size[1] = 0;
+    CHECK_FAILS(lmnn_conv2d(x, x3, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW) or a prepared");
+    o.groups = 4;
+    CHECK_FAILS(lmnn_conv2d_prepare_weights(w, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_weights: weight: output channels 6 (dim 0 of shape [6, 2, 3, "
+                "3]) are not a multiple of groups 4");
+    /* Transposed: output_padding below max(stride, dilation). */
+    lmnn_conv2d_options_init(&o);
+    o.stride[0] = 2;
+    o.output_padding[0] = 2;
+    lmnn_shape wts = LMNN_SHAPE(4, 3, 3, 3);
+    lmnn_tensor wt;
+    CHECK_OK(nn_upload(&wts, v, LMNN_FLOAT32, LMNN_TILE, &wt));
+    CHECK_FAILS(lmnn_conv_transpose2d(x, wt, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: output_padding: expected below max(stride, dilation) = 2 "
+                "along h, given 2");
+    o.output_padding[0] = 0;
+    o.padding[0] = o.padding[1] = 6;
+    CHECK_FAILS(lmnn_conv_transpose2d(x, wt, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: padding: the output would be empty");
+    /* Tensors on another device. */
+    lm_device *dev2;
+    CHECK_OK(lm_device_open(NULL, &dev2));
+    lmnn_tensor_options fo;
+    lmnn_tensor_options_init(&fo);
+    fo.dtype = LMNN_FLOAT32;
+    lmnn_tensor w2, b2;
+    lmnn_shape b6 = LMNN_SHAPE(6);
+    CHECK_OK(lmnn_from_host(dev2, &ws, v, 6 * 2 * 9 * sizeof(float), &fo, &w2));
+    CHECK_OK(lmnn_from_host(dev2, &b6, v, 6 * sizeof(float), &fo, &b2));
+    lmnn_conv2d_options_init(&o);
+    o.groups = 2;
+    CHECK_FAILS(lmnn_conv2d(x, w2, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: the tensor is on another device than the op's first input");
+    CHECK_FAILS(lmnn_conv2d(x, w, b2, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: bias: the tensor is on another device than the op's first input");
+    CHECK_OK(lm_device_close(dev2));
+    CHECK_FAILS(lmnn_conv2d(x, w, b2, &o, &out), LM_ERR_INVALID_HANDLE, "lmnn_conv2d: bias");
+    /* The device still works. */
+    lmnn_conv2d_options_init(&o);
+    o.groups = 2;
+    CHECK_OK(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out));
+    CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &after));
+    lmnn_tensor_free(out);
+    lmnn_tensor ts[] = {x, w, x3, bad_b, xi, wp, wt};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    free(v);
+}
+
+/* A small model: conv2d (prepared weight, bias, relu) -> max_pool2d -> a
+ * row-major result. The input is a row-major NHWC image. */
+static lm_status model(lmnn_tensor x, lmnn_tensor wp, lmnn_tensor b, lmnn_tensor *out) {
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    o.activation = LMNN_RELU;
+    lmnn_pool2d_options po;
+    lmnn_pool2d_options_init(&po);
+    po.input_layout = LMNN_NHWC;
+    po.kernel_size[0] = po.kernel_size[1] = 2;
+    lmnn_tensor y = {0}, z = {0};
+    lm_status st = lmnn_conv2d(x, wp, b, &o, &y);
+    if (!st) st = lmnn_max_pool2d(y, &po, &z);
+    if (!st) st = lmnn_to_layout(z, LMNN_ROW_MAJOR, out);
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(z);
+    return st;
+}
+
+/* The model under Light Metal capture replays bit for bit, with its input
+ * replaced too; as a metal trace over cached programs it gives the eager
+ * results. */
+static void test_capture(void) {
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    enum { N = 1, H = 9, W = 10, C = 5, OC = 6, NX = N * H * W * C, NY = N * 4 * 5 * OC };
+    float *x = nn_rand_floats(NX, -1, 1, 1), *x2 = nn_rand_floats(NX, -1, 1, 2);
+    float *w = nn_rand_floats(OC * C * 9, -1, 1, 3), *b = nn_rand_floats(OC, -1, 1, 4);
+    float live[NY], live2[NY], got[NY];
+    lmnn_shape xs = LMNN_SHAPE(N, H, W, C), ws = LMNN_SHAPE(OC, C, 3, 3), bs = LMNN_SHAPE(OC);
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_FLOAT32;
+    lmnn_tensor wt, wp, bt, xin, y;
+    CHECK_OK(lmnn_from_host(dev, &ws, w, OC * C * 9 * sizeof(float), &o, &wt));
+    CHECK_OK(lmnn_from_host(dev, &bs, b, OC * sizeof(float), &o, &bt));
+    CHECK_OK(lmnn_conv2d_prepare_weights(wt, NULL, &wp));
+    o.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(dev, &xs, x2, sizeof(float) * NX, &o, &xin));
+    CHECK_OK(model(xin, wp, bt, &y));
+    CHECK_OK(lmnn_to_host(y, live2, sizeof live2));
+    lmnn_tensor_free(xin);
+    lmnn_tensor_free(y);
+
+    lm_capture_options co;
+    lm_capture_options_init(&co);
+    CHECK_OK(lm_light_metal_begin_capture(dev, &co));
+    CHECK_OK(lmnn_from_host(dev, &xs, x, sizeof(float) * NX, &o, &xin));
+    CHECK_OK(lmnn_capture_name(xin, "x"));
+    CHECK_OK(model(xin, wp, bt, &y));
+    CHECK_OK(lmnn_capture_name(y, "y"));
+    CHECK_OK(lmnn_to_host(y, live, sizeof live));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    lmnn_tensor_free(y);
+
+    /* The same model as a metal trace (every op a cache hit). */
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lmnn_program_cache_stats before, after;
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &before));
+    uint32_t tid;
+    CHECK_OK(lm_begin_trace_capture(cq, &tid));
+    CHECK_OK(model(xin, wp, bt, &y));
+    CHECK_OK(lm_end_trace_capture(cq, tid));
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &after));
+    CHECK_EQ_U64(after.misses, before.misses);
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(!memcmp(got, live, sizeof got));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(xin, &info));
+    CHECK_OK(lm_enqueue_write_buffer(cq, info.buffer, x2, true));
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(!memcmp(got, live2, sizeof got));
+    CHECK_OK(lm_release_trace(dev, tid));
+    lmnn_tensor ts[] = {wt, wp, bt, xin, y};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    CHECK_OK(lm_device_close(dev));
+
+    lm_replay *r;
+    REPLAY_RUN(bin, r);
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    CHECK(!memcmp(got, live, sizeof got));
+    CHECK_OK(lm_replay_set_input(r, "x", x2, sizeof(float) * NX));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    CHECK(!memcmp(got, live2, sizeof got));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    free(x);
+    free(x2);
+    free(w);
+    free(b);
+}
+
+int main(void) {
+    TEST_RUN(test_shapes);
+    TEST_RUN(test_layouts);
+    TEST_RUN(test_bf16);
+    TEST_RUN(test_bfp8);
+    TEST_RUN(test_transpose);
+    TEST_RUN(test_large);
+    TEST_RUN(test_errors);
+    TEST_RUN(test_capture);
+    printf("largest |err| / S: %.3g\n", worst_ratio_);
+    nn_dev_close();
+    return test_summary();
+}
