@@ -153,8 +153,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         uint32_t room = block;
         nn_kernel_spec reader = {
             "conv_im2col_reader.c", LM_PROCESSOR_DM0, args, nargs, NULL, 0, false};
+        /* tilize_compute.c and tile_units.c take the tile geometry as
+         * runtime args 2..6 (nn_layout.c's row blocks). */
+        uint32_t units[] = {t.h, t.w, t.ht, t.wt, block};
         nn_kernel_spec compute = {
-            "tilize_compute.c", LM_PROCESSOR_COMPUTE, args, 8, NULL, 0, false};
+            "tilize_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, false};
         if (pooled)
             compute = (nn_kernel_spec){"pool_compute.c",
                                        LM_PROCESSOR_COMPUTE,
@@ -163,7 +166,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                                        NULL,
                                        0,
                                        o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
-        nn_kernel_spec writer = {"tilize_writer.c", LM_PROCESSOR_DM1, args, 8, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, args, 2, NULL, 0, false};
         st = nn_split_work(op, img->device, batch * t.ht * nb, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
@@ -174,7 +177,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, units, 5);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, img->device, &key, &p, &prog);
     }
