@@ -4,6 +4,9 @@
 #include "nn/nn_internal.h"
 #include "nn/nn_kernels.h"
 
+/* Defines an op may give one kernel. */
+#define NN_MAX_DEFINES 8
+
 const char *nn_kernel_source(const char *name) {
     for (size_t i = 0; i < nn_kernel_count; i++)
         if (!strcmp(nn_kernels[i].name, name)) return nn_kernels[i].source;
@@ -26,8 +29,17 @@ lm_status nn_program_kernel(const char *op, nn_program *prog, const nn_kernel_sp
     lm_kernel_config_init(&cfg, spec->processor);
     cfg.compile_args = spec->compile_args;
     cfg.compile_arg_count = spec->compile_arg_count;
-    cfg.defines = spec->defines;
-    cfg.define_count = spec->define_count;
+    /* Data movement kernels get NN_DM: nn_kernel.h then gives them its NoC
+     * helpers (compute kernels have no NoC). */
+    lm_kernel_define defs[NN_MAX_DEFINES + 1];
+    if (spec->define_count > NN_MAX_DEFINES)
+        return nn_fail(LM_ERR_INTERNAL, op, "more than %d defines for one kernel", NN_MAX_DEFINES);
+    for (uint32_t i = 0; i < spec->define_count; i++)
+        defs[i] = spec->defines[i];
+    uint32_t ndefs = spec->define_count;
+    if (spec->processor != LM_PROCESSOR_COMPUTE) defs[ndefs++] = (lm_kernel_define){"NN_DM", NULL};
+    cfg.defines = ndefs ? defs : NULL;
+    cfg.define_count = ndefs;
     cfg.fp32_dest_acc_en = spec->fp32_dest_acc;
     cfg.language = LM_KERNEL_LANGUAGE_C;
     lm_kernel k;

@@ -178,15 +178,15 @@ static lm_status cnn_device_init(lm_device *dev, const cnn_host *h, cnn_device *
 }
 
 static void cnn_device_free(cnn_device *d) {
-    lmnn_tensor *all[] = {&d->w1, &d->b1, &d->g1, &d->be1, &d->m1, &d->v1, &d->w2,
-                          &d->b2, &d->g2, &d->be2, &d->m2, &d->v2, &d->wl, &d->bl};
+    lmnn_tensor *all[] = {&d->w1, &d->b1, &d->g1,  &d->be1, &d->m1, &d->v1, &d->w2,
+                          &d->b2, &d->g2, &d->be2, &d->m2,  &d->v2, &d->wl, &d->bl};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         lmnn_tensor_free(*all[i]);
 }
 
 /* One block on x (consumed: freed here; out may be where x came from). */
-static lm_status block(lmnn_tensor x, lmnn_tensor w, lmnn_tensor b, lmnn_tensor g,
-                       lmnn_tensor be, lmnn_tensor m, lmnn_tensor v, lmnn_tensor *out) {
+static lm_status block(lmnn_tensor x, lmnn_tensor w, lmnn_tensor b, lmnn_tensor g, lmnn_tensor be,
+                       lmnn_tensor m, lmnn_tensor v, lmnn_tensor *out) {
     *out = (lmnn_tensor){0};
     lmnn_conv2d_options co;
     lmnn_conv2d_options_init(&co);

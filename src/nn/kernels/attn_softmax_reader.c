@@ -38,8 +38,7 @@ void kernel_main(void) {
     *(volatile uint32_t *)(uintptr_t)get_write_ptr(4) = ONE_BITS;
     cb_push_back(4, 1);
     cb_reserve_back(3, 1);
-    for (uint32_t e = 0; e < 1024; e++)
-        *(volatile uint32_t *)(uintptr_t)(get_write_ptr(3) + 4 * e) = ONE_BITS;
+    nn_fill_u32(get_write_ptr(3), 4096, ONE_BITS);
     cb_push_back(3, 1);
 
     for (uint32_t g = first; g < first + count; g++) {

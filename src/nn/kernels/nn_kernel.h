@@ -4,6 +4,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef NN_DM /* a data movement kernel (nn_program.c defines it) */
+#include "dataflow_api.h"
+#endif
+
 #define NN_FMT_FLOAT32 1
 #define NN_FMT_BF16 2
 #define NN_FMT_BFP8 3
@@ -48,10 +52,34 @@ static inline void nn_tile_extent(uint32_t id, uint32_t ht, uint32_t wt, uint32_
 }
 
 /* Sets `n` bytes at L1 `addr` to zero. */
+#ifdef NN_DM
+/* Fills n bytes at addr (4-byte aligned, n a multiple of 4) with the word
+ * `bits`: one store, then NoC copies of what is filled from this core's own
+ * L1, doubling each time -- a dozen transfers for a tile rather than a
+ * thousand interpreted stores. */
+static inline void nn_fill_u32(uint32_t addr, uint32_t n, uint32_t bits) {
+    if (n < 4) return;
+    *(volatile uint32_t *)(uintptr_t)addr = bits;
+    uint64_t self = get_noc_addr_local(addr);
+    for (uint32_t done = 4; done < n; done *= 2) {
+        noc_async_read(self, addr + done, n - done < done ? n - done : done);
+        noc_async_read_barrier();
+    }
+}
+#endif
+
+/* Zeroes n bytes at addr (any alignment). */
 static inline void nn_zero(uint32_t addr, uint32_t n) {
     uint32_t i = 0;
     for (; i < n && (addr + i) % 4; i++)
         *(volatile uint8_t *)(uintptr_t)(addr + i) = 0;
+#ifdef NN_DM
+    if (n - i >= 64) {
+        uint32_t words = (n - i) / 4 * 4;
+        nn_fill_u32(addr + i, words, 0);
+        i += words;
+    }
+#endif
     for (; i + 4 <= n; i += 4)
         *(volatile uint32_t *)(uintptr_t)(addr + i) = 0;
     for (; i < n; i++)

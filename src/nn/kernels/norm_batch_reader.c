@@ -60,8 +60,7 @@ void kernel_main(void) {
     InterleavedAddrGenFast in = {
         .bank_base_address = get_common_arg_val(0), .page_size = get_tile_size(0), .is_dram = C(0)};
     cb_reserve_back(2, 1);
-    for (uint32_t e = 0; e < 1024; e++)
-        *(volatile uint32_t *)(uintptr_t)(get_write_ptr(2) + 4 * e) = 0x3f800000u;
+    nn_fill_u32(get_write_ptr(2), 4096, 0x3f800000u);
     cb_push_back(2, 1);
     uint32_t last = 0xffffffffu;
     for (uint32_t t = first; t < first + count; t++) {

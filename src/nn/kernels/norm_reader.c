@@ -28,8 +28,7 @@
 #define ONE_BITS 0x3f800000u
 
 static void fill_ones(uint32_t addr, uint32_t rows, uint32_t cols) {
-    for (uint32_t e = 0; e < 1024; e++)
-        *(volatile uint32_t *)(uintptr_t)(addr + 4 * e) = ONE_BITS;
+    nn_fill_u32(addr, 4096, ONE_BITS);
     nn_tile_fill_outside(addr, NN_FMT_FLOAT32, rows, cols, 0);
 }
 

@@ -52,8 +52,7 @@ static void scalar_tile(uint32_t addr, uint32_t bits) {
 
 /* A float32 tile of 1.0 in its first rows x cols, 0 elsewhere. */
 static void mask_tile(uint32_t addr, uint32_t rows, uint32_t cols) {
-    for (uint32_t e = 0; e < 1024; e++)
-        *(volatile uint32_t *)(uintptr_t)(addr + 4 * e) = 0x3f800000u;
+    nn_fill_u32(addr, 4096, 0x3f800000u);
     nn_tile_fill_outside(addr, NN_FMT_FLOAT32, rows, cols, 0);
 }
 
