@@ -73,8 +73,7 @@ static bool unit_runs(const dm_map *m) {
 lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *out,
                  nn_tensor *index, nn_tensor *counter) {
     uint32_t R = spec->out_rank, box[DM_MAX_DIMS], ostride[DM_MAX_DIMS], istride[DM_MAX_DIMS];
-    uint32_t in_stride[DM_MAX_DIMS] = {
-        0}; /* a flat reshape maps dims past in_rank: keep the key defined */
+    uint32_t in_stride[DM_MAX_DIMS] = {0}; /* dims past the input's rank (flat reshapes) stay 0 */
     uint64_t rows = 1;
     for (uint32_t d = 0; d < R; d++)
         box[d] = spec->box[d] ? spec->box[d] : spec->out_dims[d];
