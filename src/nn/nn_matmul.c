@@ -51,8 +51,11 @@ enum {
     ARG_SEM,              /* semaphores: a_ready, a_valid, b_ready, b_valid */
     ARG_ND = ARG_SEM + 4, /* batch dims, then (out dim, a stride, b stride) each */
     ARG_DIMS,
-    ARG_MAX = ARG_DIMS + 3 * (LMNN_MAX_DIMS - 2)
+    ARG_VX = ARG_DIMS + 3 * (LMNN_MAX_DIMS - 2), /* this core's place in the gx x gy grid */
+    ARG_VY,
+    ARG_MAX
 };
+_Static_assert(ARG_VX == 41 && ARG_VY == 42, "the matmul kernels read x and y at args 41 and 42");
 
 enum {
     MM_MCAST_A = 1,
@@ -205,6 +208,11 @@ static lm_status plan_shapes(const char *op, const char *an, const char *bn, mm_
 typedef struct mm_geometry {
     uint32_t rows, mbg, nbk, mbk, mb, nb, kb, gx, gy, si, sj;
     bool keep_a;
+    /* The gx x gy grid the kernels see is the device's rectangle (x, y) ->
+     * core (x, y), or, folded, laid over the device's cores row by row:
+     * (x, y) -> the core numbered y * gx + x. */
+    bool folded;
+    uint32_t grid_x;
 } mm_geometry;
 
 static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *device,
@@ -242,6 +250,29 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     g->mbk = groups * g->mbg;
     g->gy = g->mbk < info.grid_y ? g->mbk : info.grid_y;
     g->gx = g->nbk < info.grid_x ? g->nbk : info.grid_x;
+    g->grid_x = info.grid_x;
+    g->folded = false;
+    uint32_t cores = info.grid_x * info.grid_y;
+    if (!p->mcast && g->gx * g->gy < cores && g->gx * g->gy < g->mbk * g->nbk) {
+        /* A narrow (or short) output leaves most of the rectangle idle: fold
+         * the grid over all the cores instead, with the block height that
+         * gives the busiest core the fewest tile rows (the tallest such:
+         * each block's B tiles serve all its rows). Multicast needs the
+         * rectangle: its rows and columns of cores share panels. */
+        uint32_t best = g->mb, best_cost = UINT32_MAX;
+        for (uint32_t mb = g->mb; mb >= 1; mb--) {
+            /* Tile rows of blocks the busiest core computes. */
+            uint32_t blocks = groups * ((g->rows + mb - 1) / mb) * g->nbk;
+            uint32_t cost = (blocks + cores - 1) / cores * mb;
+            if (cost < best_cost) best = mb, best_cost = cost;
+        }
+        g->mb = best;
+        g->mbg = (g->rows + g->mb - 1) / g->mb;
+        g->mbk = groups * g->mbg;
+        g->folded = true;
+        g->gx = g->nbk < cores ? g->nbk : cores;
+        g->gy = g->mbk < cores / g->gx ? g->mbk : cores / g->gx;
+    }
     g->si = (g->mbk + g->gy - 1) / g->gy;
     g->sj = (g->nbk + g->gx - 1) / g->gx;
     /* A core with several steps along a row of blocks reads their A row
@@ -292,7 +323,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
         args[ARG_DIMS + 3 * d + 1] = p->as[d];
         args[ARG_DIMS + 3 * d + 2] = p->bs[d];
     }
-    uint32_t nargs = ARG_DIMS + 3 * p->nd;
+    uint32_t nargs = ARG_MAX;
 
     lm_kernel_define defs[2];
     uint32_t ndefs = 0;
@@ -303,7 +334,19 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
         "matmul_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, defs, ndefs, p->fp32};
     nn_kernel_spec writer = {"matmul_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
     uint32_t mb = g->mb, nb = g->nb, kb = g->kb;
-    prog->cores = lm_core_range_set_of(0, 0, g->gx - 1, g->gy - 1);
+    uint32_t used = g->gx * g->gy;
+    if (!g->folded) {
+        prog->cores = lm_core_range_set_of(0, 0, g->gx - 1, g->gy - 1);
+    } else {
+        /* Whole rows of the device, then what is left in the next one. */
+        uint32_t rows = used / g->grid_x, rest = used % g->grid_x;
+        prog->cores = rows ? lm_core_range_set_of(0, 0, g->grid_x - 1, rows - 1)
+                           : lm_core_range_set_of(0, 0, rest - 1, 0);
+        if (rows && rest) {
+            lm_core_range_set last = lm_core_range_set_of(0, rows, rest - 1, rows);
+            prog->cores.ranges[prog->cores.count++] = last.ranges[0];
+        }
+    }
     lm_status st = nn_program_begin(op, device, prog);
     uint32_t a_pages = g->keep_a ? (p->kt + kb - 1) / kb * mb * kb : 2 * mb * kb;
     if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), a_pages);
@@ -333,8 +376,12 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     for (uint32_t k = 0; k < prog->kernel_count && !st; k++)
         for (uint32_t y = 0; y < g->gy && !st; y++)
             for (uint32_t x = 0; x < g->gx && !st; x++) {
-                st = lm_set_runtime_args(prog->program, prog->kernels[k], (lm_core){x, y}, args,
-                                         nargs);
+                uint32_t n = y * g->gx + x;
+                lm_core core =
+                    g->folded ? (lm_core){n % g->grid_x, n / g->grid_x} : (lm_core){x, y};
+                args[ARG_VX] = x;
+                args[ARG_VY] = y;
+                st = lm_set_runtime_args(prog->program, prog->kernels[k], core, args, nargs);
                 if (st) st = nn_fail_call(st, op);
             }
     if (st) nn_program_discard(prog);

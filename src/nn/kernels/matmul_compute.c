@@ -15,7 +15,9 @@
  * transposed through the spare dst register Mb * Nb into circular buffer 5
  * first (under acquire_dst, which lets math and packs interleave).
  *
- * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
+ * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
+ * and 42) are the core's place in the gx x gy grid, which need not be its
+ * coordinates (nn_matmul.c may fold the grid over the device). */
 #include "compute_kernel_api.h"
 
 #define CB_INTERM 0
@@ -87,7 +89,7 @@ void kernel_main(void) {
     uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
     bool keep = flags & 1024;
-    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
+    uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
     mm_init(CB_A, CB_B, CB_OUT);
     if (bias) cb_wait_front(CB_ONES, 2);
     for (uint32_t s = 0; s < si * sj; s++) {

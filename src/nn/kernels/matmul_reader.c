@@ -11,7 +11,9 @@
  * With flags & 1024 (keep, never with multicast), a core's steps along one
  * row of blocks share the A blocks, read at the first.
  *
- * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
+ * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
+ * and 42) are the core's place in the gx x gy grid, which need not be its
+ * coordinates (nn_matmul.c may fold the grid over the device). */
 #include "dataflow_api.h"
 
 #define CB_A 1
@@ -35,7 +37,7 @@ void kernel_main(void) {
     uint32_t gy = get_arg_val(11), si = get_arg_val(12), sj = get_arg_val(13);
     uint32_t flags = get_arg_val(16);
     bool mcast = flags & 1, ta = flags & 8, keep = flags & 1024;
-    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
+    uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb;
     uint32_t tile = get_tile_size(CB_A), block = mb * kb;
     InterleavedAddrGenFast a = {
         .bank_base_address = get_common_arg_val(0), .page_size = tile, .is_dram = flags & 32};

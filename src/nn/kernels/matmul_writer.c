@@ -7,7 +7,9 @@
  * buffer 3); and the output block from circular buffer 16 to the tensor at
  * common argument 1, its padding zeroed at the right and bottom edges.
  *
- * Runtime args: the matmul geometry (nn_matmul.c's ARG_*). */
+ * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
+ * and 42) are the core's place in the gx x gy grid, which need not be its
+ * coordinates (nn_matmul.c may fold the grid over the device). */
 #include "dataflow_api.h"
 
 #define CB_B 2
@@ -60,7 +62,7 @@ void kernel_main(void) {
     uint32_t si = get_arg_val(12), sj = get_arg_val(13), mlast = get_arg_val(14);
     uint32_t nlast = get_arg_val(15), flags = get_arg_val(16), fmt = get_arg_val(17);
     bool mcast = flags & 2, bias = flags & 4, tb = flags & 16, zero_pad = flags & 512;
-    uint32_t x = my_x(), y = my_y(), kblocks = (kt + kb - 1) / kb;
+    uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb;
     uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
     InterleavedAddrGenFast b = {
         .bank_base_address = get_common_arg_val(0), .page_size = tile, .is_dram = flags & 64};
