@@ -390,11 +390,16 @@ static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uin
                     const uint8_t *p = h->l1 +
                                        sim_cb_page_addr(in, in->rd_ptr, off / in->page_size) +
                                        off % in->page_size;
-                    for (uint32_t col = 0; col < TILE_DIM; col++, p += es) {
-                        uint32_t bits = es == 2 ? (uint32_t)(p[0] | p[1] << 8) << 16
-                                                : (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-                                                      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-                        memcpy(&t[r * TILE_DIM + col], &bits, 4);
+                    float *row = &t[r * TILE_DIM];
+                    if (es == 4) { /* L1 is little-endian, like the hosts we run on */
+                        memcpy(row, p, TILE_DIM * 4);
+                    } else {
+                        uint16_t half[TILE_DIM];
+                        uint32_t bits[TILE_DIM];
+                        memcpy(half, p, sizeof half);
+                        for (uint32_t col = 0; col < TILE_DIM; col++)
+                            bits[col] = (uint32_t)half[col] << 16;
+                        memcpy(row, bits, sizeof bits);
                     }
                     continue;
                 }
