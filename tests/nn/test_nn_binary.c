@@ -576,9 +576,11 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_add: memory config: buffer type 7");
     lmnn_binary_options_init(&o);
-    o.activation = LMNN_GELU;
-    CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_UNSUPPORTED,
-                "lmnn_add: activation: gelu is not implemented");
+    o.activation = LMNN_SOFTPLUS;
+    o.activation_alpha = 0;
+    CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_add: activation: softplus beta: expected a nonzero number, given 0");
+    o.activation_alpha = NAN;
     o.activation = (lmnn_unary_op)77;
     CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_add: activation: unknown unary op 77");
