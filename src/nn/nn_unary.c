@@ -30,7 +30,9 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         uint32_t rargs[] = {in_dram};
         uint32_t wargs[] = {out_dram, 1, zero_pad, (uint32_t)fout, g.ht, g.wt, g.h, g.w};
         lm_kernel_define def = {"NN_UNARY_CHAIN", chain[0] ? chain : "(void)0"};
-        bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32;
+        /* 32-bit dst for float32 and for integers (held raw there). */
+        bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32 ||
+                    !nn_dtype_is_float(in->dtype) || !nn_dtype_is_float(out_dtype);
         nn_kernel_spec reader = {"tile_reader.c", LM_PROCESSOR_DM0, rargs, 1, NULL, 0, false};
         nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
         nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
