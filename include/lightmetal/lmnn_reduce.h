@@ -67,6 +67,29 @@ lm_status lmnn_std(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *
  * LM_ERR_UNSUPPORTED). */
 lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lmnn_tensor *out);
 
+/* torch.prod over opts' dims (every dim by default), keepdim. The products
+ * are float32 on the device for every input dtype, paired as a balanced tree
+ * (element i with element i + n/2, ...) rather than PyTorch's running
+ * product, so float32 results may differ from PyTorch's by a few ulps; one
+ * rounding to the output dtype. Padding never takes part (the tree pads with
+ * ones). */
+lm_status lmnn_prod(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+
+/* torch.argmax / torch.argmin: the index of the first largest (smallest)
+ * element along the one dim opts name (dims with one entry, or a dim_mask
+ * with one bit), or, naming no dim, in the flattened tensor (PyTorch's
+ * dim=None); keepdim as for the other reductions. A NaN counts as the
+ * extreme (the first NaN's index), as in PyTorch; padding never takes part.
+ * The result is a tile tensor of dtype uint32 (ttnn's; output.dtype may ask
+ * for int32). At most 2^24 elements along the dim (indices are exact float32
+ * on the device: LM_ERR_UNSUPPORTED beyond). The op writes a small index
+ * tensor from the host (0, 1, ... along the dim), so unlike the other
+ * reductions it cannot run inside a metal trace capture.
+ * Errors: as above, and more than one dim, or an output dtype other than
+ * uint32 or int32. */
+lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_argmin(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+
 #ifdef __cplusplus
 }
 #endif

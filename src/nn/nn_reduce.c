@@ -16,23 +16,14 @@
  * Every shape-dependent number goes to the kernels as a runtime argument, so
  * the kernel binaries depend only on the kind of reduction.
  *
- * Not here yet, for want of engine operations:
- *   argmax, argmin  need an exact comparison (eq/gt tile ops, or where_tile):
- *                   with the max m of pass one (as var's mean), candidate =
- *                   where(x == m, index, 2^24) and the first index is the min
- *                   of the candidates (binary_min across tiles, -max(-c) in a
- *                   tile); the index tiles are a column/row pattern made once
- *                   by the reader plus a per-tile base; and a float-to-uint32
- *                   typecast for the uint32 result. (An exact indicator from
- *                   today's ops -- min(relu(-(x - m) * 2^381), 1) -- breaks on
- *                   infinities (Inf - Inf) and cannot give PyTorch's NaN
- *                   semantics.)
- *   prod            needs a product reduce in a tile (reduce_tile has sum, max
- *                   and avg): over outer dims mul_binary_tile would do, but a
- *                   product along rows or columns of a tile has no operation
- *                   (log/exp is inexact and needs sign and zero handling). */
+ * argmax, argmin and prod are composed of other ops (at the end of the file):
+ * argmax is max, then eq(x, max) or isnan(x) selecting x's index (else n)
+ * with where, a min reduction of those and a typecast to uint32; prod halves
+ * the dim repeatedly (split, mul) after padding it with ones to a power of
+ * two, since the engine has no product reduce within a tile. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/nn_internal.h"
@@ -473,4 +464,233 @@ lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lm
     if (p == 2) return reduce_op(&l2, a, opts, out);
     if (isinf(p) && p > 0) return reduce_op(&linf, a, opts, out);
     return nn_fail(LM_ERR_UNSUPPORTED, "lmnn_norm", "p: expected 1, 2 or INFINITY, given %g", p);
+}
+
+/* ---- argmax, argmin, prod: composed of the ops above ---- */
+
+/* The one dim of an index reduction: *dim = -1 for every dim (PyTorch's
+ * dim=None, the flattened index). */
+static lm_status one_dim(const char *op, const lmnn_reduce_options *o, uint32_t rank, int *dim) {
+    bool red[LMNN_MAX_DIMS];
+    lm_status st = parse_dims(op, o, rank, red);
+    if (st) return st;
+    *dim = -1;
+    if (!o->dim_count && !o->dim_mask) return LM_OK;
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < rank; d++)
+        if (red[d]) *dim = (int)d, n++;
+    if (o->dim_count > 1 || n > 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "dims: expected one dim (or none for all of them), given %u",
+                       o->dim_count ? o->dim_count : n);
+    return LM_OK;
+}
+
+/* Frees the tensors that are set. */
+static void free_all(lmnn_tensor *ts, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (ts[i].id) lmnn_tensor_free(ts[i]);
+}
+
+/* The tensor reshaped to one dim (tile layout), for the all-dims forms. */
+static lm_status flatten(nn_tensor *t, lmnn_tensor a, lmnn_tensor *out) {
+    lmnn_shape s = {1, {(uint32_t)lmnn_shape_volume(&t->shape)}};
+    return lmnn_reshape(a, &s, NULL, out);
+}
+
+/* The result of an all-dims reduction (a rank-0 tensor) as keepdim asks:
+ * rank 0, or every dim of `like` kept as 1. */
+static lm_status all_dims_result(const lmnn_shape *like, bool keepdim, lmnn_tensor r,
+                                 lmnn_tensor *out) {
+    if (!keepdim || like->rank == 0) {
+        *out = r;
+        return LM_OK;
+    }
+    lmnn_shape s = *like;
+    for (uint32_t d = 0; d < s.rank; d++)
+        s.dims[d] = 1;
+    lm_status st = lmnn_reshape(r, &s, NULL, out);
+    lmnn_tensor_free(r);
+    return st;
+}
+
+/* Indices of the extreme along `dim`: m = max (min) keeping the dim; a
+ * candidate is x's index along the dim where x == m or x is NaN (so a NaN
+ * wins, as in PyTorch), n elsewhere; the first index is the min of the
+ * candidates. Indices are float32 (exact below 2^24) until the typecast. */
+static lm_status arg_along(const char *op, bool is_max, lmnn_tensor x, const lmnn_shape *shape,
+                           uint32_t dim, bool keepdim, const lmnn_output *output,
+                           lmnn_tensor *out) {
+    uint32_t n = shape->dims[dim];
+    lmnn_tensor tmp[8] = {{0}};
+    enum { M, EQ, NAN_, COND, IDX, BIG, CAND, R };
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = (int32_t)dim;
+    ro.dim_count = 1;
+    ro.keepdim = true;
+    lm_status st = is_max ? lmnn_max(x, &ro, &tmp[M]) : lmnn_min(x, &ro, &tmp[M]);
+    if (!st) st = lmnn_eq(x, tmp[M], &tmp[EQ]);
+    if (!st) st = lmnn_isnan(x, &tmp[NAN_]);
+    if (!st) st = lmnn_logical_or(tmp[EQ], tmp[NAN_], &tmp[COND]);
+    float *iota = st ? NULL : malloc((size_t)n * sizeof *iota);
+    if (!st && !iota) st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for %u indices", n);
+    if (!st) {
+        for (uint32_t i = 0; i < n; i++)
+            iota[i] = (float)i;
+        lmnn_shape is = *shape;
+        for (uint32_t d = 0; d < is.rank; d++)
+            is.dims[d] = d == dim ? n : 1;
+        lmnn_tensor_options to;
+        lmnn_tensor_options_init(&to);
+        to.dtype = LMNN_FLOAT32;
+        to.layout = LMNN_TILE;
+        lm_device *dev = NULL;
+        lmnn_tensor_info info;
+        st = lmnn_tensor_get_info(x, &info);
+        dev = info.device;
+        if (!st) st = lmnn_from_host(dev, &is, iota, (size_t)n * sizeof *iota, &to, &tmp[IDX]);
+        lmnn_shape one = {1, {1}};
+        if (!st) st = lmnn_full(dev, &one, (double)n, &to, &tmp[BIG]);
+    }
+    free(iota);
+    if (!st) st = lmnn_where(tmp[COND], tmp[IDX], tmp[BIG], &tmp[CAND]);
+    ro.keepdim = keepdim;
+    ro.output.memory = output->memory;
+    if (!st) st = lmnn_min(tmp[CAND], &ro, &tmp[R]);
+    if (!st) st = lmnn_typecast(tmp[R], output->dtype, out);
+    free_all(tmp, 8);
+    return st;
+}
+
+static lm_status arg_reduce(const char *op, bool is_max, lmnn_tensor a,
+                            const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_reduce_options defaults;
+    if (!opts) {
+        lmnn_reduce_options_init(&defaults);
+        opts = &defaults;
+    }
+    nn_tensor *t = NULL;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (!st) st = nn_check_layout(op, "a", t, LMNN_TILE);
+    if (!st) st = nn_check_float(op, "a", t);
+    if (st) return st;
+    lmnn_output output = opts->output;
+    if (!output.dtype) output.dtype = LMNN_UINT32;
+    if (output.dtype != LMNN_UINT32 && output.dtype != LMNN_INT32)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected uint32 or int32, given %s",
+                       lmnn_dtype_name(output.dtype));
+    lmnn_memory_config memory = nn_output_memory(&output.memory, t);
+    if ((st = nn_check_memory(op, &memory))) return st;
+    output.memory = memory;
+    int dim;
+    if ((st = one_dim(op, opts, t->shape.rank, &dim))) return st;
+    uint64_t n = dim >= 0 ? t->shape.dims[dim] : lmnn_shape_volume(&t->shape);
+    if (n > (1u << 24))
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "a: %llu elements to choose from; at most 2^24 (indices are exact float32 "
+                       "on the device)",
+                       (unsigned long long)n);
+    if (dim >= 0)
+        return arg_along(op, is_max, a, &t->shape, (uint32_t)dim, opts->keepdim, &output, out);
+    lmnn_shape like = t->shape;
+    lmnn_tensor flat = {0}, r = {0};
+    st = flatten(t, a, &flat);
+    lmnn_shape fs = {1, {(uint32_t)n}};
+    if (!st) st = arg_along(op, is_max, flat, &fs, 0, false, &output, &r);
+    if (flat.id) lmnn_tensor_free(flat);
+    if (st) return st;
+    return all_dims_result(&like, opts->keepdim, r, out);
+}
+
+lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    return arg_reduce("lmnn_argmax", true, a, opts, out);
+}
+
+lm_status lmnn_argmin(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    return arg_reduce("lmnn_argmin", false, a, opts, out);
+}
+
+/* The product along `dim` of the float32 tensor *x (shape *shape), in place
+ * (the dim becomes 1): padded with ones to a power of two, then halved --
+ * split in two, the halves multiplied -- until one element is left. */
+static lm_status prod_along(lmnn_tensor *x, lmnn_shape *shape, uint32_t dim) {
+    uint32_t n = shape->dims[dim], p = 1;
+    while (p < n)
+        p *= 2;
+    lm_status st = LM_OK;
+    if (p > n) {
+        uint32_t pads[2 * LMNN_MAX_DIMS] = {0};
+        pads[2 * dim + 1] = p - n;
+        lmnn_pad_options po;
+        lmnn_pad_options_init(&po);
+        po.value = 1;
+        lmnn_tensor padded;
+        st = lmnn_pad(*x, pads, shape->rank, &po, &padded);
+        if (st) return st;
+        lmnn_tensor_free(*x);
+        *x = padded;
+    }
+    for (; p > 1 && !st; p /= 2) {
+        uint32_t sizes[2] = {p / 2, p / 2};
+        lmnn_tensor half[2], y;
+        st = lmnn_split(*x, sizes, 2, (int32_t)dim, NULL, half);
+        if (st) break;
+        st = lmnn_mul(half[0], half[1], &y);
+        lmnn_tensor_free(half[0]);
+        lmnn_tensor_free(half[1]);
+        if (st) break;
+        lmnn_tensor_free(*x);
+        *x = y;
+    }
+    shape->dims[dim] = 1;
+    return st;
+}
+
+lm_status lmnn_prod(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    const char *op = "lmnn_prod";
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_reduce_options defaults;
+    if (!opts) {
+        lmnn_reduce_options_init(&defaults);
+        opts = &defaults;
+    }
+    nn_tensor *t = NULL;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (!st) st = nn_check_layout(op, "a", t, LMNN_TILE);
+    if (!st) st = nn_check_float(op, "a", t);
+    if (st) return st;
+    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : t->dtype;
+    if (!nn_dtype_is_float(dtype))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
+    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, t);
+    if ((st = nn_check_memory(op, &memory))) return st;
+    bool red[LMNN_MAX_DIMS];
+    uint32_t rank = t->shape.rank;
+    if ((st = parse_dims(op, opts, rank, red))) return st;
+    lmnn_shape oshape = {0}, kshape = t->shape;
+    for (uint32_t d = 0; d < rank; d++)
+        if (!red[d]) oshape.dims[oshape.rank++] = t->shape.dims[d];
+    /* The products in float32 (exact copies of every input dtype), one
+     * rounding to the output dtype at the end. */
+    lmnn_tensor x = {0}, y = {0};
+    st = lmnn_typecast(a, LMNN_FLOAT32, &x);
+    for (uint32_t d = 0; d < rank && !st; d++)
+        if (red[d] && kshape.dims[d] > 1) st = prod_along(&x, &kshape, d);
+    for (uint32_t d = 0; d < rank; d++)
+        if (red[d]) kshape.dims[d] = 1;
+    lmnn_output o = {0};
+    o.memory = memory;
+    if (!st) st = lmnn_reshape(x, opts->keepdim ? &kshape : &oshape, &o, &y);
+    if (x.id) lmnn_tensor_free(x);
+    if (st || dtype == LMNN_FLOAT32) {
+        if (!st) *out = y;
+        return st;
+    }
+    st = lmnn_typecast(y, dtype, out);
+    lmnn_tensor_free(y);
+    return st;
 }
