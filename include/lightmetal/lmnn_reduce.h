@@ -82,9 +82,9 @@ lm_status lmnn_prod(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor 
  * extreme (the first NaN's index), as in PyTorch; padding never takes part.
  * The result is a tile tensor of dtype uint32 (ttnn's; output.dtype may ask
  * for int32). At most 2^24 elements along the dim (indices are exact float32
- * on the device: LM_ERR_UNSUPPORTED beyond). The op writes a small index
- * tensor from the host (0, 1, ... along the dim), so unlike the other
- * reductions it cannot run inside a metal trace capture.
+ * on the device: LM_ERR_UNSUPPORTED beyond). Composed of several device
+ * programs (max, eq, isnan, logical_or, where with indices written on the
+ * device, min, typecast); no host data is written.
  * Errors: as above, and more than one dim, or an output dtype other than
  * uint32 or int32. */
 lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);

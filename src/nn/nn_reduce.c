@@ -17,10 +17,10 @@
  * the kernel binaries depend only on the kind of reduction.
  *
  * argmax, argmin and prod are composed of other ops (at the end of the file):
- * argmax is max, then eq(x, max) or isnan(x) selecting x's index (else n)
- * with where, a min reduction of those and a typecast to uint32; prod halves
- * the dim repeatedly (split, mul) after padding it with ones to a power of
- * two, since the engine has no product reduce within a tile. */
+ * argmax is max, then eq(x, max) or isnan(x) selecting x's index (else n,
+ * the indices written by iota_writer.c) with where, a min reduction of those and a typecast to
+ * uint32; prod halves the dim repeatedly (split, mul) after padding it with ones to a power of two,
+ * since the engine has no product reduce within a tile. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +514,42 @@ static lm_status all_dims_result(const lmnn_shape *like, bool keepdim, lmnn_tens
     return st;
 }
 
+/* A float32 tile tensor [n] holding 0, 1, ..., n - 1 (n <= 2^24), written
+ * on the device. */
+static lm_status iota(const char *op, lm_device *device, uint32_t n, lmnn_tensor *out) {
+    lmnn_shape s = {1, {n}};
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_tensor oh;
+    nn_tensor *o;
+    lm_status st = nn_tensor_new(op, device, &s, LMNN_FLOAT32, LMNN_TILE, &dram, &oh, &o);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "iota");
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        uint32_t args[] = {1, n};
+        nn_kernel_spec writer = {"iota_writer.c", LM_PROCESSOR_DM0, args, 2, NULL, 0, false};
+        st = nn_split_work(op, device, o->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, device, &p);
+        if (!st) st = nn_program_cb(op, &p, 16, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, device, &key, &p, &prog);
+    }
+    if (!st) st = nn_launch(op, prog, &o, 1);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
 /* Indices of the extreme along `dim`: m = max (min) keeping the dim; a
  * candidate is x's index along the dim where x == m or x is NaN (so a NaN
  * wins, as in PyTorch), n elsewhere; the first index is the min of the
@@ -533,27 +569,24 @@ static lm_status arg_along(const char *op, bool is_max, lmnn_tensor x, const lmn
     if (!st) st = lmnn_eq(x, tmp[M], &tmp[EQ]);
     if (!st) st = lmnn_isnan(x, &tmp[NAN_]);
     if (!st) st = lmnn_logical_or(tmp[EQ], tmp[NAN_], &tmp[COND]);
-    float *iota = st ? NULL : malloc((size_t)n * sizeof *iota);
-    if (!st && !iota) st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for %u indices", n);
+    lmnn_tensor_info info;
+    memset(&info, 0, sizeof info);
+    if (!st) st = lmnn_tensor_get_info(x, &info);
+    lmnn_tensor flat = {0};
+    if (!st) st = iota(op, info.device, n, &flat);
     if (!st) {
-        for (uint32_t i = 0; i < n; i++)
-            iota[i] = (float)i;
         lmnn_shape is = *shape;
         for (uint32_t d = 0; d < is.rank; d++)
             is.dims[d] = d == dim ? n : 1;
-        lmnn_tensor_options to;
-        lmnn_tensor_options_init(&to);
-        to.dtype = LMNN_FLOAT32;
-        to.layout = LMNN_TILE;
-        lm_device *dev = NULL;
-        lmnn_tensor_info info;
-        st = lmnn_tensor_get_info(x, &info);
-        dev = info.device;
-        if (!st) st = lmnn_from_host(dev, &is, iota, (size_t)n * sizeof *iota, &to, &tmp[IDX]);
-        lmnn_shape one = {1, {1}};
-        if (!st) st = lmnn_full(dev, &one, (double)n, &to, &tmp[BIG]);
+        st = lmnn_reshape(flat, &is, NULL, &tmp[IDX]);
+        lmnn_tensor_free(flat);
     }
-    free(iota);
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    to.layout = LMNN_TILE;
+    lmnn_shape one = {1, {1}};
+    if (!st) st = lmnn_full(info.device, &one, (double)n, &to, &tmp[BIG]);
     if (!st) st = lmnn_where(tmp[COND], tmp[IDX], tmp[BIG], &tmp[CAND]);
     ro.keepdim = keepdim;
     ro.output.memory = output->memory;

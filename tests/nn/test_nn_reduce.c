@@ -577,10 +577,11 @@ static void test_argmax(void) {
             }
     }
     free(x);
-    /* Distinct values, one element, rank 1 and a long row over many cores. */
+    /* Distinct values, one element, rank 1, and long rows (their indices
+     * written by many cores). */
     lmnn_shape shapes[] = {LMNN_SHAPE(1), LMNN_SHAPE(1, 1), LMNN_SHAPE(1000),
-                           LMNN_SHAPE(4, 100, 333)};
-    for (size_t k = 0; k < 4; k++) {
+                           LMNN_SHAPE(4, 100, 333), LMNN_SHAPE(2, 5000)};
+    for (size_t k = 0; k < 5; k++) {
         size_t m = lmnn_shape_volume(&shapes[k]);
         float *v = nn_rand_floats(m, -100, 100, 61 + k);
         int rank = (int)shapes[k].rank;
