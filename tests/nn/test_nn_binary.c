@@ -706,6 +706,16 @@ static void test_errors(void) {
                 "lmnn_maximum: b: tensor handle is stale");
     CHECK_FAILS(lmnn_minimum((lmnn_tensor){0}, a, &c), LM_ERR_INVALID_HANDLE,
                 "lmnn_minimum: a: tensor handle is zero (no tensor)");
+    CHECK_FAILS(lmnn_pow(u, a, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pow: a: expected a float dtype (bfloat16, float32, bfloat8_b), given uint32");
+    CHECK_FAILS(lmnn_pow_scalar(rm, 2, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pow_scalar: a: expected layout tile, given row_major");
+    CHECK_FAILS(lmnn_where(rm, a, a, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_where: cond: expected layout tile, given row_major");
+    CHECK_FAILS(lmnn_where(a, a, freed, &c), LM_ERR_INVALID_HANDLE,
+                "lmnn_where: b: tensor handle is stale");
+    CHECK_FAILS(lmnn_where(u, a, a, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_where: cond: expected a float dtype");
     CHECK_FAILS(lmnn_add(a, a, NULL), LM_ERR_INVALID_ARGUMENT, "lmnn_add: out is NULL");
     CHECK_FAILS(lmnn_add_scalar(a, 1, NULL), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_add_scalar: out is NULL");

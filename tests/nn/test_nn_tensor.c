@@ -241,6 +241,20 @@ static void test_typecast_int(void) {
             CHECK(u[k] == (uint32_t)iv[k]);
         }
         CHECK(f[0] == 16777216.0f && f[1] == -16777220.0f);
+        /* bfloat8_b to int32 (its values are exact in float32). */
+        float bx[64];
+        for (int k = 0; k < 64; k++)
+            bx[k] = (float)(k - 32) * 0.75f;
+        lmnn_shape s64 = LMNN_SHAPE(2, 32);
+        lmnn_tensor b8, b8i;
+        CHECK_OK(nn_upload(&s64, bx, LMNN_BFLOAT8_B, LMNN_TILE, &b8));
+        CHECK_OK(lmnn_typecast(b8, LMNN_INT32, &b8i));
+        int32_t bi[64];
+        CHECK_OK(lmnn_to_host(b8i, bi, sizeof bi));
+        for (int k = 0; k < 64; k++)
+            CHECK(bi[k] == (int32_t)bx[k]);
+        lmnn_tensor_free(b8);
+        lmnn_tensor_free(b8i);
         lmnn_tensor ts[] = {ti, tf, tb, tu};
         for (int k = 0; k < 4; k++)
             lmnn_tensor_free(ts[k]);

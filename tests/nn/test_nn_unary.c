@@ -429,6 +429,31 @@ static void test_errors(void) {
     CHECK_OK(lmnn_from_host(nn_dev(), &s, ints, sizeof ints, &to, &it));
     CHECK_FAILS(lmnn_exp(it, &y), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_exp: a: expected a float dtype (bfloat16, float32, bfloat8_b), given int32");
+    lmnn_tensor gone;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &gone));
+    CHECK_OK(lmnn_tensor_free(gone));
+    CHECK_FAILS(lmnn_erf(gone, &y), LM_ERR_INVALID_HANDLE, "lmnn_erf: a: tensor handle is stale");
+    CHECK_FAILS(lmnn_softplus(rm, 1, 20, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_softplus: a: expected layout tile, given row_major");
+    /* A tensor of another device. */
+    {
+        lm_device *other;
+        CHECK_OK(lm_device_open(NULL, &other));
+        lmnn_tensor_options to2;
+        lmnn_tensor_options_init(&to2);
+        lmnn_tensor t2;
+        CHECK_OK(lmnn_from_host(other, &s, x, sizeof x, &to2, &t2));
+        lmnn_tensor z;
+        CHECK_OK(lmnn_cos(t2, &z)); /* works on its own device */
+        lmnn_binary_options bo2;
+        lmnn_binary_options_init(&bo2);
+        bo2.activation = LMNN_COS;
+        CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, t2, &bo2, &y), LM_ERR_INVALID_ARGUMENT,
+                    "lmnn_add: b:");
+        lmnn_tensor_free(z);
+        lmnn_tensor_free(t2);
+        lm_device_close(other);
+    }
     /* The device still works. */
     CHECK_OK(lmnn_exp(a, &y));
     float got[16];
