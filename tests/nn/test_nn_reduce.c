@@ -578,8 +578,7 @@ static void test_argmax(void) {
     }
     free(x);
     /* Distinct values (all-dims argmax with keepdim), one element, rank 1,
-     * and long rows (their indices
-     * written by many cores). */
+     * and long rows (their indices written by many cores). */
     lmnn_shape shapes[] = {LMNN_SHAPE(1), LMNN_SHAPE(1, 1), LMNN_SHAPE(1000),
                            LMNN_SHAPE(4, 100, 333), LMNN_SHAPE(2, 5000)};
     for (size_t k = 0; k < 5; k++) {
