@@ -16,11 +16,13 @@
  * Every shape-dependent number goes to the kernels as a runtime argument, so
  * the kernel binaries depend only on the kind of reduction.
  *
- * argmax, argmin and prod are composed of other ops (at the end of the file):
- * argmax is max, then eq(x, max) or isnan(x) selecting x's index (else n,
- * the indices written by iota_writer.c) with where, a min reduction of those and a typecast to
- * uint32; prod halves the dim repeatedly (split, mul) after padding it with ones to a power of two,
- * since the engine has no product reduce within a tile. */
+ * prod multiplies tiles element-wise (mul_binary_tile) and reduces within a
+ * tile with the engine's LM_REDUCE_PROD, the padding filled with ones.
+ *
+ * argmax and argmin are composed of other ops (at the end of the file): max,
+ * then eq(x, max) or isnan(x) selecting x's index (else n; the indices are
+ * written by iota_writer.c) with where, a min reduction of those and a
+ * typecast to uint32. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@
 #define F_SUM 1
 #define F_MAX 2
 #define F_MIN 3
+#define F_PROD 4
 #define PRE_ABS 1
 #define PRE_SQUARE 2
 #define POST_SQRT 1
@@ -40,6 +43,7 @@
 #define MODE_SCALAR 3
 #define NEG_INF_BITS 0xff800000u
 #define POS_INF_BITS 0x7f800000u
+#define ONE_BITS 0x3f800000u
 
 /* What an op asks of the shared program. */
 typedef struct reduce_spec {
@@ -364,6 +368,7 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
     bool pad = (red_h && g.h % 32) || (red_w && g.w % 32);
     if (pad && sp->pre != PRE_ABS && sp->func == F_MAX) L.fill = NEG_INF_BITS;
     if (pad && sp->func == F_MIN) L.fill = POS_INF_BITS;
+    if (pad && sp->func == F_PROD) L.fill = ONE_BITS; /* the padding multiplies by 1 */
     L.masks = pad && sp->var;
     double divisor = sp->var ? count - opts->correction : sp->mean ? count : 1;
     L.scaler = float_bits(1.0 / divisor);
@@ -375,7 +380,8 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
     L.zero_pad = !(divisor > 0);
 
     /* Max and min fill padding with infinities, which bfloat8_b cannot hold
-     * next to finite values: reduce a bfloat16 copy. */
+     * next to finite values (prod's ones would cost the small values of a
+     * face row their precision): reduce a bfloat16 copy. */
     lmnn_tensor wide = {0};
     nn_tensor *src = t;
     if (L.fill && t->dtype == LMNN_BFLOAT8_B) {
@@ -454,6 +460,7 @@ REDUCE_OP(max, F_MAX, 0, 0, false, false)
 REDUCE_OP(min, F_MIN, 0, 0, false, false)
 REDUCE_OP(var, F_SUM, 0, 0, true, false)
 REDUCE_OP(std, F_SUM, 0, POST_SQRT, true, false)
+REDUCE_OP(prod, F_PROD, 0, 0, false, false)
 #undef REDUCE_OP
 
 lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lmnn_tensor *out) {
@@ -466,7 +473,7 @@ lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lm
     return nn_fail(LM_ERR_UNSUPPORTED, "lmnn_norm", "p: expected 1, 2 or INFINITY, given %g", p);
 }
 
-/* ---- argmax, argmin, prod: composed of the ops above ---- */
+/* ---- argmax, argmin: composed of the ops above ---- */
 
 /* The one dim of an index reduction: *dim = -1 for every dim (PyTorch's
  * dim=None, the flattened index). */
@@ -644,86 +651,4 @@ lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tenso
 
 lm_status lmnn_argmin(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
     return arg_reduce("lmnn_argmin", false, a, opts, out);
-}
-
-/* The product along `dim` of the float32 tensor *x (shape *shape), in place
- * (the dim becomes 1): padded with ones to a power of two, then halved --
- * split in two, the halves multiplied -- until one element is left. */
-static lm_status prod_along(lmnn_tensor *x, lmnn_shape *shape, uint32_t dim) {
-    uint32_t n = shape->dims[dim], p = 1;
-    while (p < n)
-        p *= 2;
-    lm_status st = LM_OK;
-    if (p > n) {
-        uint32_t pads[2 * LMNN_MAX_DIMS] = {0};
-        pads[2 * dim + 1] = p - n;
-        lmnn_pad_options po;
-        lmnn_pad_options_init(&po);
-        po.value = 1;
-        lmnn_tensor padded;
-        st = lmnn_pad(*x, pads, shape->rank, &po, &padded);
-        if (st) return st;
-        lmnn_tensor_free(*x);
-        *x = padded;
-    }
-    for (; p > 1 && !st; p /= 2) {
-        uint32_t sizes[2] = {p / 2, p / 2};
-        lmnn_tensor half[2], y;
-        st = lmnn_split(*x, sizes, 2, (int32_t)dim, NULL, half);
-        if (st) break;
-        st = lmnn_mul(half[0], half[1], &y);
-        lmnn_tensor_free(half[0]);
-        lmnn_tensor_free(half[1]);
-        if (st) break;
-        lmnn_tensor_free(*x);
-        *x = y;
-    }
-    shape->dims[dim] = 1;
-    return st;
-}
-
-lm_status lmnn_prod(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
-    const char *op = "lmnn_prod";
-    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    lmnn_reduce_options defaults;
-    if (!opts) {
-        lmnn_reduce_options_init(&defaults);
-        opts = &defaults;
-    }
-    nn_tensor *t = NULL;
-    lm_status st = nn_get_tensor(op, "a", a, &t);
-    if (!st) st = nn_check_layout(op, "a", t, LMNN_TILE);
-    if (!st) st = nn_check_float(op, "a", t);
-    if (st) return st;
-    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : t->dtype;
-    if (!nn_dtype_is_float(dtype))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
-    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, t);
-    if ((st = nn_check_memory(op, &memory))) return st;
-    bool red[LMNN_MAX_DIMS];
-    uint32_t rank = t->shape.rank;
-    if ((st = parse_dims(op, opts, rank, red))) return st;
-    lmnn_shape oshape = {0}, kshape = t->shape;
-    for (uint32_t d = 0; d < rank; d++)
-        if (!red[d]) oshape.dims[oshape.rank++] = t->shape.dims[d];
-    /* The products in float32 (exact copies of every input dtype), one
-     * rounding to the output dtype at the end. */
-    lmnn_tensor x = {0}, y = {0};
-    st = lmnn_typecast(a, LMNN_FLOAT32, &x);
-    for (uint32_t d = 0; d < rank && !st; d++)
-        if (red[d] && kshape.dims[d] > 1) st = prod_along(&x, &kshape, d);
-    for (uint32_t d = 0; d < rank; d++)
-        if (red[d]) kshape.dims[d] = 1;
-    lmnn_output o = {0};
-    o.memory = memory;
-    if (!st) st = lmnn_reshape(x, opts->keepdim ? &kshape : &oshape, &o, &y);
-    if (x.id) lmnn_tensor_free(x);
-    if (st || dtype == LMNN_FLOAT32) {
-        if (!st) *out = y;
-        return st;
-    }
-    st = lmnn_typecast(y, dtype, out);
-    lmnn_tensor_free(y);
-    return st;
 }

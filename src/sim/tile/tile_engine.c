@@ -217,20 +217,24 @@ lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_r
     float t[TILE_ELEMS];
     memcpy(t, dst->reg[idx], sizeof t);
     uint32_t *defined = dst->defined[idx];
-    bool max = func == TILE_REDUCE_MAX;
+    bool max = func == TILE_REDUCE_MAX, prod = func == TILE_REDUCE_PROD;
     /* Result slot (row-major index) of element (r, c) and how many slots. */
     int slots = dim == TILE_REDUCE_SCALAR ? 1 : TILE_DIM;
     for (int s = 0; s < slots; s++) {
         int out = dim == TILE_REDUCE_ROW ? s * TILE_DIM : s;
         uint32_t bit = 1u << (out % TILE_DIM);
-        /* An undefined slot holds 0, which is already SUM's identity. */
-        float acc = max && !(defined[out / TILE_DIM] & bit) ? -INFINITY : t[out];
+        /* An undefined slot holds 0, which is already SUM's identity; MAX
+         * and PROD start from theirs. */
+        bool undef = !(defined[out / TILE_DIM] & bit);
+        float acc = max && undef ? -INFINITY : prod && undef ? 1.0f : t[out];
         for (int i = 0; i < (dim == TILE_REDUCE_SCALAR ? TILE_ELEMS : TILE_DIM); i++) {
             /* Element i of the group reduced into slot s, row-major order. */
             int e = dim == TILE_REDUCE_ROW   ? s * TILE_DIM + i
                     : dim == TILE_REDUCE_COL ? i * TILE_DIM + s
                                              : i;
-            acc = max ? max_nan(acc, a[e] * scaler) : fmaf(a[e], scaler, acc);
+            acc = max    ? max_nan(acc, a[e] * scaler)
+                  : prod ? acc * (a[e] * scaler)
+                         : fmaf(a[e], scaler, acc);
         }
         t[out] = acc;
         defined[out / TILE_DIM] |= bit;
