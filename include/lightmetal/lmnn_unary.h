@@ -84,6 +84,17 @@ typedef enum lmnn_unary_op {
     LMNN_LOG2,
     LMNN_LOG10,
     LMNN_CBRT,
+    /* Comparisons with zero (ttnn's eqz ... gez): 1.0 or 0.0, -0 counting
+     * as 0, NaN giving 0 except in nez. */
+    LMNN_EQZ,
+    LMNN_NEZ,
+    LMNN_LTZ,
+    LMNN_GTZ,
+    LMNN_LEZ,
+    LMNN_GEZ,
+    LMNN_HEAVISIDE, /* alpha = the value at 0 (torch.heaviside's values; default 0) */
+    LMNN_RELU_MAX,  /* min(max(x, 0), alpha) (alpha default 6) */
+    LMNN_RELU_MIN,  /* max(x, alpha) (alpha default 0) */
     LMNN_UNARY_OP_COUNT_
 } lmnn_unary_op;
 
@@ -153,12 +164,21 @@ lm_status lmnn_exp2(lmnn_tensor a, lmnn_tensor *out);
 lm_status lmnn_log2(lmnn_tensor a, lmnn_tensor *out);
 lm_status lmnn_log10(lmnn_tensor a, lmnn_tensor *out);
 lm_status lmnn_cbrt(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_eqz(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_nez(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_ltz(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_gtz(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_lez(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_gez(lmnn_tensor a, lmnn_tensor *out);
 /* Parameterised ones (PyTorch's parameter names). */
 lm_status lmnn_leaky_relu(lmnn_tensor a, double negative_slope, lmnn_tensor *out);
 lm_status lmnn_elu(lmnn_tensor a, double alpha, lmnn_tensor *out);
 lm_status lmnn_celu(lmnn_tensor a, double alpha, lmnn_tensor *out);
 lm_status lmnn_softplus(lmnn_tensor a, double beta, double threshold, lmnn_tensor *out);
 lm_status lmnn_round(lmnn_tensor a, int decimals, lmnn_tensor *out);
+lm_status lmnn_heaviside(lmnn_tensor a, double value, lmnn_tensor *out);
+lm_status lmnn_relu_max(lmnn_tensor a, double upper, lmnn_tensor *out);
+lm_status lmnn_relu_min(lmnn_tensor a, double lower, lmnn_tensor *out);
 lm_status lmnn_clamp(lmnn_tensor a, double min, double max, lmnn_tensor *out);
 lm_status lmnn_hardtanh(lmnn_tensor a, double min, double max, lmnn_tensor *out);
 

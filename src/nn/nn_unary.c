@@ -136,6 +136,16 @@ static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
     [LMNN_LOG2] = {"log2", "log2_tile(0)", true, 0, 0},
     [LMNN_LOG10] = {"log10", "log10_tile(0)", true, 0, 0},
     [LMNN_CBRT] = {"cbrt", "cbrt_tile(0)", false, 0, 0},
+    [LMNN_EQZ] = {"eqz", "eqz_tile(0)", true, 0, 0},
+    [LMNN_NEZ] = {"nez", "nez_tile(0)", false, 0, 0},
+    [LMNN_LTZ] = {"ltz", "ltz_tile(0)", false, 0, 0},
+    [LMNN_GTZ] = {"gtz", "gtz_tile(0)", false, 0, 0},
+    [LMNN_LEZ] = {"lez", "lez_tile(0)", true, 0, 0},
+    [LMNN_GEZ] = {"gez", "gez_tile(0)", true, 0, 0},
+    /* Nonzero at 0 for some parameters: the padding is zeroed always. */
+    [LMNN_HEAVISIDE] = {"heaviside", "heaviside_tile(0, $A)", true, 0, 0},
+    [LMNN_RELU_MAX] = {"relu_max", "relu_max_tile(0, $A)", true, 6.0, 0},
+    [LMNN_RELU_MIN] = {"relu_min", "relu_min_tile(0, $A)", true, 0, 0},
 };
 
 const char *lmnn_unary_op_name(lmnn_unary_op op) {
@@ -305,6 +315,12 @@ UNARY_BY_NAME(exp2, LMNN_EXP2)
 UNARY_BY_NAME(log2, LMNN_LOG2)
 UNARY_BY_NAME(log10, LMNN_LOG10)
 UNARY_BY_NAME(cbrt, LMNN_CBRT)
+UNARY_BY_NAME(eqz, LMNN_EQZ)
+UNARY_BY_NAME(nez, LMNN_NEZ)
+UNARY_BY_NAME(ltz, LMNN_LTZ)
+UNARY_BY_NAME(gtz, LMNN_GTZ)
+UNARY_BY_NAME(lez, LMNN_LEZ)
+UNARY_BY_NAME(gez, LMNN_GEZ)
 #undef UNARY_BY_NAME
 
 /* An op with its alpha (and beta) given. */
@@ -335,6 +351,18 @@ lm_status lmnn_softplus(lmnn_tensor a, double beta, double threshold, lmnn_tenso
 
 lm_status lmnn_round(lmnn_tensor a, int decimals, lmnn_tensor *out) {
     return with_params(LMNN_ROUND, a, decimals, 0, out);
+}
+
+lm_status lmnn_heaviside(lmnn_tensor a, double value, lmnn_tensor *out) {
+    return with_params(LMNN_HEAVISIDE, a, value, 0, out);
+}
+
+lm_status lmnn_relu_max(lmnn_tensor a, double upper, lmnn_tensor *out) {
+    return with_params(LMNN_RELU_MAX, a, upper, 0, out);
+}
+
+lm_status lmnn_relu_min(lmnn_tensor a, double lower, lmnn_tensor *out) {
+    return with_params(LMNN_RELU_MIN, a, lower, 0, out);
 }
 
 lm_status lmnn_clamp(lmnn_tensor a, double min, double max, lmnn_tensor *out) {

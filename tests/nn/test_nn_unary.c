@@ -113,7 +113,26 @@ R1(exp2, exp2(x))
 R1(log2, log2(x))
 R1(log10, log10(x))
 R1(cbrt, cbrt(x))
+R1(eqz, x == 0)
+R1(nez, x != 0)
+R1(ltz, x < 0)
+R1(gtz, x > 0)
+R1(lez, x <= 0)
+R1(gez, x >= 0)
 #undef R1
+/* torch.heaviside(x, values = a); NaN stays NaN. */
+static double r_heaviside(double x, double a, double b) {
+    (void)b;
+    return isnan(x) ? x : x > 0 ? 1 : x < 0 ? 0 : a;
+}
+static double r_relu_max(double x, double a, double b) {
+    (void)b;
+    return isnan(x) ? x : fmin(fmax(x, 0), a);
+}
+static double r_relu_min(double x, double a, double b) {
+    (void)b;
+    return isnan(x) ? x : fmax(x, a);
+}
 static double r_leaky_relu(double x, double a, double b) {
     (void)b;
     return x >= 0 ? x : a * x;
@@ -200,6 +219,17 @@ static const unary_case cases[] = {
     {LMNN_LOG2, r_log2, 0.001f, 1000, NAN, NAN, 1e-7, 0},
     {LMNN_LOG10, r_log10, 0.001f, 1000, NAN, NAN, 1e-7, 0},
     {LMNN_CBRT, r_cbrt, -1000, 1000, NAN, NAN, 1e-7, 0},
+    {LMNN_EQZ, r_eqz, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_NEZ, r_nez, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_LTZ, r_ltz, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_GTZ, r_gtz, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_LEZ, r_lez, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_GEZ, r_gez, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_HEAVISIDE, r_heaviside, -2, 2, NAN, NAN, 0, 0},
+    {LMNN_HEAVISIDE, r_heaviside, -2, 2, 0.5, 0, 0, 0},
+    {LMNN_RELU_MAX, r_relu_max, -10, 10, NAN, NAN, 0, 0},
+    {LMNN_RELU_MAX, r_relu_max, -10, 10, 2.5, 0, 0, 0},
+    {LMNN_RELU_MIN, r_relu_min, -10, 10, 1.5, 0, 0, 0},
 };
 
 /* The largest errors measured per case and dtype, printed as a table. */
@@ -217,6 +247,7 @@ static void run_case(const unary_case *c, const lmnn_shape *s, lmnn_dtype dtype,
     float *x = nn_rand_floats(n, c->lo, c->hi, seed);
     /* Rounding ops and predicates also meet integers, halves and zeros. */
     if (c->op == LMNN_ROUND || c->op == LMNN_LOGICAL_NOT || c->op == LMNN_SIGN ||
+        (c->op >= LMNN_EQZ && c->op <= LMNN_HEAVISIDE) ||
         (c->op >= LMNN_FLOOR && c->op <= LMNN_FRAC))
         for (size_t i = 0; i < n; i += 3)
             x[i] = (float)((int)(x[i] * 4)) / 4;
@@ -291,7 +322,8 @@ static void test_special_values(void) {
         double want[24];
         /* NaN propagates (fmin/fmax-based references would drop it) except
          * through the predicates. */
-        bool pred = c->op >= LMNN_LOGICAL_NOT && c->op <= LMNN_ISNEGINF;
+        bool pred = (c->op >= LMNN_LOGICAL_NOT && c->op <= LMNN_ISNEGINF) ||
+                    (c->op >= LMNN_EQZ && c->op <= LMNN_GEZ);
         for (size_t k = 0; k < n; k++)
             want[k] = isnan(v[k]) && !pred ? NAN : (float)c->ref(v[k], o.alpha, o.beta);
         CHECK_OK(lmnn_unary(c->op, a, &o, &y));
