@@ -25,10 +25,6 @@
  * s - a. A program is built per (op, shapes, dtypes, memory, scalar value):
  * a new scalar value costs a program build but no kernel compile.
  *
- * Ops marked "needs" below are declared with their table entries ready but
- * wait for compute-engine calls this build lacks: they fail with
- * LM_ERR_UNSUPPORTED naming the call.
- *
  * Errors (lmnn_tensor.h): LM_ERR_INVALID_HANDLE for a zero, freed or foreign
  * tensor or one whose device closed; LM_ERR_INVALID_ARGUMENT for an unknown
  * op, a NULL out, row-major or integer inputs, inputs on different devices,
@@ -56,9 +52,9 @@ typedef enum lmnn_binary_op {
     LMNN_BINARY_MAXIMUM, /* max(a, b) */
     LMNN_BINARY_MINIMUM, /* min(a, b) */
     /* Comparisons and logical ops give 1.0 or 0.0 (logical ops read nonzero
-     * as true); pow is a^b. Each needs the engine's dst-to-dst call
-     * <name>_binary_tile(0, 1, 0) -- eq_binary_tile, ..., logical_and_binary_tile,
-     * ... -- except pow: power_binary_tile. */
+     * as true, NaN included); pow is a^b as torch.pow (0^0 = 1, a negative
+     * base with an integer exponent keeps its sign rule, with any other
+     * exponent gives NaN; 0 to a negative power is +Inf). */
     LMNN_BINARY_EQ,
     LMNN_BINARY_NE,
     LMNN_BINARY_LT,
@@ -104,7 +100,6 @@ lm_status lmnn_div(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
 lm_status lmnn_rsub(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
 lm_status lmnn_maximum(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
 lm_status lmnn_minimum(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
-/* Needs the comparison, logical and power calls (LM_ERR_UNSUPPORTED now). */
 lm_status lmnn_eq(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
 lm_status lmnn_ne(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
 lm_status lmnn_lt(lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
@@ -124,10 +119,12 @@ lm_status lmnn_div_scalar(lmnn_tensor a, double s, lmnn_tensor *out);
 lm_status lmnn_rsub_scalar(lmnn_tensor a, double s, lmnn_tensor *out); /* s - a */
 lm_status lmnn_maximum_scalar(lmnn_tensor a, double s, lmnn_tensor *out);
 lm_status lmnn_minimum_scalar(lmnn_tensor a, double s, lmnn_tensor *out);
+lm_status lmnn_pow_scalar(lmnn_tensor a, double exponent, lmnn_tensor *out); /* a^exponent */
 
-/* out = cond != 0 ? a : b element-wise, the three broadcasting together (the
- * output dtype and memory config are a's). Needs where_tile
- * (LM_ERR_UNSUPPORTED now). */
+/* out = cond != 0 ? a : b element-wise (torch.where; a NaN condition is
+ * true), the three broadcasting together as NumPy does; cond, a and b are
+ * float tile tensors, the output has a's dtype and memory config. The chosen
+ * value is copied exactly (in float32; then rounded to the output dtype). */
 lm_status lmnn_where(lmnn_tensor cond, lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* lightmetal op library — reductions (ttnn's sum, mean, max, min, var, std).
+/* lightmetal op library — reductions (ttnn's sum, mean, max, min, var, std,
+ * prod, argmax, argmin).
  *
  * Each reduces a float tensor in tile layout over a set of its dims and
  * returns a new tile tensor: the reduced dims removed, or kept with size 1
@@ -17,6 +18,9 @@
  *          N - correction <= 0 gives Inf or NaN as in PyTorch
  *   std    sqrt(var)
  *   norm   p = 1: sum(|x|); p = 2: sqrt(sum(x^2)); p = INFINITY: max(|x|)
+ *   prod   the product of the elements (tiles multiplied element-wise, then
+ *          within a tile: not PyTorch's running order, so float32 results
+ *          may differ from PyTorch's by a few ulps)
  * The math is float32 on the device (float32 accumulation for every input
  * dtype) with one rounding to the output dtype. Accuracy against a float64
  * reference, float32 tensors: sums and means within about 1e-6 of the sum of
@@ -62,10 +66,26 @@ lm_status lmnn_max(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *
 lm_status lmnn_min(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
 lm_status lmnn_var(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
 lm_status lmnn_std(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_prod(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
 
 /* The p-norm over opts' dims: p = 1, 2 or INFINITY (other p:
  * LM_ERR_UNSUPPORTED). */
 lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lmnn_tensor *out);
+
+/* torch.argmax / torch.argmin: the index of the first largest (smallest)
+ * element along the one dim opts name (dims with one entry, or a dim_mask
+ * with one bit), or, naming no dim, in the flattened tensor (PyTorch's
+ * dim=None); keepdim as for the other reductions. A NaN counts as the
+ * extreme (the first NaN's index), as in PyTorch; padding never takes part.
+ * The result is a tile tensor of dtype uint32 (ttnn's; output.dtype may ask
+ * for int32). At most 2^24 elements along the dim (indices are exact float32
+ * on the device: LM_ERR_UNSUPPORTED beyond). Composed of several device
+ * programs (max, eq, isnan, logical_or, where with indices written on the
+ * device, min, typecast); no host data is written.
+ * Errors: as above, and more than one dim, or an output dtype other than
+ * uint32 or int32. */
+lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+lm_status lmnn_argmin(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
 
 #ifdef __cplusplus
 }

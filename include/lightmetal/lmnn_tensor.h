@@ -150,8 +150,12 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size);
 lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor);
 
 /* The tensor converted to `dtype` on the device, as a new tensor in the same
- * layout (tile layout for bfloat8_b). Float to integer truncates toward zero
- * and saturates; NaN becomes 0. */
+ * layout (tile layout for bfloat8_b). Between the float dtypes, int32 and
+ * uint32 (others: LM_ERR_UNSUPPORTED). Float to integer truncates toward zero
+ * (torch) and saturates at the integer's range (-Inf and values below it give
+ * the minimum, +Inf and values above it the maximum; negatives give 0 for
+ * uint32); NaN becomes 0. Integer to float rounds to nearest even. int32 and
+ * uint32 reinterpret each other's bits, as two's complement. */
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor);
 
 /* Frees the tensor's device memory (after its pending work) and the handle.

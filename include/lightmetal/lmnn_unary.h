@@ -7,7 +7,13 @@
  * padding of the output stays zero whatever f(0) is.
  *
  * Errors (lmnn_tensor.h): the input must be a live float tile tensor; the
- * output dtype, when given, a float dtype.
+ * output dtype, when given, a float dtype; parameters as the op allows
+ * (LM_ERR_INVALID_ARGUMENT: clamp's min above max, celu's alpha or softplus'
+ * beta zero or NaN, round's decimals not an integer in -38..38).
+ *
+ * Domains as PyTorch: outside it the result is NaN (sqrt, log, asin, acos,
+ * acosh, atanh of out-of-range values), or +-Inf at poles (log(0),
+ * atanh(+-1)).
  */
 #ifndef LIGHTMETAL_LMNN_UNARY_H
 #define LIGHTMETAL_LMNN_UNARY_H
@@ -30,13 +36,65 @@ typedef enum lmnn_unary_op {
     LMNN_SQUARE,
     LMNN_RELU,
     LMNN_RELU6,
-    LMNN_GELU,      /* exact: x * Phi(x) */
+    LMNN_GELU,      /* exact: x * Phi(x), the erf form */
     LMNN_GELU_TANH, /* tanh approximation */
     LMNN_SILU,
     LMNN_SIGMOID,
     LMNN_TANH,
     LMNN_CLAMP,    /* alpha = min, beta = max (default -Inf, +Inf) */
     LMNN_HARDTANH, /* alpha = min, beta = max (default -1, 1) */
+    LMNN_LOG1P,
+    LMNN_EXPM1,
+    LMNN_SIGN,        /* -1, 0 or 1 (0 for both zeros, NaN stays NaN) */
+    LMNN_LEAKY_RELU,  /* alpha = negative_slope (default 0.01) */
+    LMNN_ELU,         /* alpha (default 1) */
+    LMNN_SELU,        /* torch's fixed scale and alpha */
+    LMNN_CELU,        /* alpha (default 1; nonzero) */
+    LMNN_MISH,        /* x tanh(softplus(x)) */
+    LMNN_HARDSIGMOID, /* relu6(x + 3) / 6 */
+    LMNN_HARDSWISH,   /* x relu6(x + 3) / 6 */
+    LMNN_SOFTPLUS,    /* alpha = beta (default 1; nonzero), beta = threshold (default 20) */
+    LMNN_SOFTSIGN,    /* x / (1 + |x|) */
+    LMNN_ERF,
+    LMNN_ERFC,
+    LMNN_SIN,
+    LMNN_COS,
+    LMNN_TAN,
+    LMNN_ASIN,
+    LMNN_ACOS,
+    LMNN_ATAN,
+    LMNN_SINH,
+    LMNN_COSH,
+    LMNN_ASINH,
+    LMNN_ACOSH,
+    LMNN_ATANH,
+    LMNN_FLOOR,
+    LMNN_CEIL,
+    LMNN_ROUND, /* alpha = decimals (default 0; an integer in -38..38); ties to even */
+    LMNN_TRUNC,
+    LMNN_FRAC, /* x - trunc(x) */
+    /* Predicates: 1.0 or 0.0. */
+    LMNN_LOGICAL_NOT, /* x == 0 (NaN is nonzero) */
+    LMNN_ISNAN,
+    LMNN_ISINF,
+    LMNN_ISFINITE,
+    LMNN_ISPOSINF,
+    LMNN_ISNEGINF,
+    LMNN_EXP2,
+    LMNN_LOG2,
+    LMNN_LOG10,
+    LMNN_CBRT,
+    /* Comparisons with zero (ttnn's eqz ... gez): 1.0 or 0.0, -0 counting
+     * as 0, NaN giving 0 except in nez. */
+    LMNN_EQZ,
+    LMNN_NEZ,
+    LMNN_LTZ,
+    LMNN_GTZ,
+    LMNN_LEZ,
+    LMNN_GEZ,
+    LMNN_HEAVISIDE, /* alpha = the value at 0 (torch.heaviside's values; default 0) */
+    LMNN_RELU_MAX,  /* min(max(x, 0), alpha) (alpha default 6) */
+    LMNN_RELU_MIN,  /* max(x, alpha) (alpha default 0) */
     LMNN_UNARY_OP_COUNT_
 } lmnn_unary_op;
 
@@ -71,7 +129,56 @@ lm_status lmnn_gelu(lmnn_tensor a, lmnn_tensor *out);
 lm_status lmnn_silu(lmnn_tensor a, lmnn_tensor *out);
 lm_status lmnn_sigmoid(lmnn_tensor a, lmnn_tensor *out);
 lm_status lmnn_tanh(lmnn_tensor a, lmnn_tensor *out);
-/* Parameterised ones. */
+lm_status lmnn_log1p(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_expm1(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_sign(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_selu(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_mish(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_hardsigmoid(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_hardswish(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_softsign(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_erf(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_erfc(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_sin(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_cos(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_tan(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_asin(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_acos(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_atan(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_sinh(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_cosh(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_asinh(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_acosh(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_atanh(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_floor(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_ceil(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_trunc(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_frac(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_logical_not(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_isnan(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_isinf(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_isfinite(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_isposinf(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_isneginf(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_exp2(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_log2(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_log10(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_cbrt(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_eqz(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_nez(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_ltz(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_gtz(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_lez(lmnn_tensor a, lmnn_tensor *out);
+lm_status lmnn_gez(lmnn_tensor a, lmnn_tensor *out);
+/* Parameterised ones (PyTorch's parameter names). */
+lm_status lmnn_leaky_relu(lmnn_tensor a, double negative_slope, lmnn_tensor *out);
+lm_status lmnn_elu(lmnn_tensor a, double alpha, lmnn_tensor *out);
+lm_status lmnn_celu(lmnn_tensor a, double alpha, lmnn_tensor *out);
+lm_status lmnn_softplus(lmnn_tensor a, double beta, double threshold, lmnn_tensor *out);
+lm_status lmnn_round(lmnn_tensor a, int decimals, lmnn_tensor *out);
+lm_status lmnn_heaviside(lmnn_tensor a, double value, lmnn_tensor *out);
+lm_status lmnn_relu_max(lmnn_tensor a, double upper, lmnn_tensor *out);
+lm_status lmnn_relu_min(lmnn_tensor a, double lower, lmnn_tensor *out);
 lm_status lmnn_clamp(lmnn_tensor a, double min, double max, lmnn_tensor *out);
 lm_status lmnn_hardtanh(lmnn_tensor a, double min, double max, lmnn_tensor *out);
 

@@ -164,11 +164,12 @@ static inline void matmul_tiles(uint32_t icb0, uint32_t icb1, uint32_t itile0, u
     lm_compute_ecall(LM_ECALL_MATMUL_TILES, icb0 | icb1 << 8, itile0, itile1, idst, transpose);
 }
 
-/* Reduction `op` (LM_REDUCE_SUM, LM_REDUCE_AVG, LM_REDUCE_MAX) along `dim`
+/* Reduction `op` (LM_REDUCE_SUM, LM_REDUCE_AVG, LM_REDUCE_MAX, and
+ * lightmetal's LM_REDUCE_PROD: the product, in row-major element order) along `dim`
  * (LM_REDUCE_ROW, LM_REDUCE_COL, LM_REDUCE_SCALAR); every element is scaled by
  * element 0 of the scaler tile, as in tt-metal (AVG is SUM with a 1/N scaler).
  * Accumulates into dst. As on the chip, dst elements not written since
- * tile_regs_acquire count as 0 for SUM/AVG and -Inf for MAX, so a MAX of
+ * tile_regs_acquire count as 0 for SUM/AVG, -Inf for MAX and 1 for PROD, so a MAX of
  * all-negative tiles needs no fill first; to start from another value, write
  * it with fill_tile (or copy_tile a previous partial result). */
 static inline void reduce_tile(uint32_t op, uint32_t dim, uint32_t icb, uint32_t icb_scaler,

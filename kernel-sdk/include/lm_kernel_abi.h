@@ -74,7 +74,8 @@
 #define LM_BCAST_SCALAR 4
 #define LM_REDUCE_SUM 1
 #define LM_REDUCE_MAX 2
-#define LM_REDUCE_AVG 3 /* computed as SUM: the scaler tile carries the 1/N */
+#define LM_REDUCE_AVG 3  /* computed as SUM: the scaler tile carries the 1/N */
+#define LM_REDUCE_PROD 4 /* product (lightmetal's own; tt-metal has none) */
 #define LM_REDUCE_ROW 1
 #define LM_REDUCE_COL 2
 #define LM_REDUCE_SCALAR 3

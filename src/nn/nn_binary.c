@@ -70,9 +70,10 @@ static const binop_def defs[OP_COUNT_] = {
                                 "logical_or_binary_tile(0, 1, 0)", true, false},
     [LMNN_BINARY_LOGICAL_XOR] = {"logical_xor", 2, NULL, false, false,
                                  "logical_xor_binary_tile(0, 1, 0)", true, false},
-    /* Not wired up yet (set available once tested). */
-    [LMNN_BINARY_POW] = {"pow", 2, NULL, false, false, "power_binary_tile(0, 1, 0)", false, true},
-    [OP_WHERE] = {"where", 3, NULL, false, false, "where_tile(0, 1, 2, 0)", false, false},
+    /* torch.pow: 0^0 = 1. */
+    [LMNN_BINARY_POW] = {"pow", 2, NULL, false, false, "power_binary_tile(0, 1, 0)", true, true},
+    /* where(0, 0, 0) = 0: the padding stays zero unless an input broadcasts. */
+    [OP_WHERE] = {"where", 3, NULL, false, false, "where_tile(0, 1, 2, 0)", true, false},
 };
 
 const char *lmnn_binary_op_name(lmnn_binary_op op) {
@@ -432,4 +433,5 @@ SCALAR_BY_NAME(div, LMNN_BINARY_DIV)
 SCALAR_BY_NAME(rsub, LMNN_BINARY_RSUB)
 SCALAR_BY_NAME(maximum, LMNN_BINARY_MAXIMUM)
 SCALAR_BY_NAME(minimum, LMNN_BINARY_MINIMUM)
+SCALAR_BY_NAME(pow, LMNN_BINARY_POW)
 #undef SCALAR_BY_NAME

@@ -1,6 +1,7 @@
 /* Tensors in and out of the device, and between layouts and dtypes: from_host,
  * to_host, full, to_layout (tilize / untilize on the device) and typecast. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,12 +242,25 @@ lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_t
     if (st) return st;
     if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
     if ((st = nn_check_dtype(op, "dtype", dtype))) return st;
-    if (!nn_dtype_is_float(t->dtype) || !nn_dtype_is_float(dtype))
+    /* The compute engine casts between its float formats and 32-bit
+     * integers (typecast_tile): float to integer truncates toward zero and
+     * saturates, NaN giving 0; integer to float rounds to nearest; int32 and
+     * uint32 reinterpret each other's bits (two's complement, as torch). */
+    bool fin = nn_dtype_is_float(t->dtype), fout = nn_dtype_is_float(dtype);
+    bool iin = t->dtype == LMNN_INT32 || t->dtype == LMNN_UINT32;
+    bool iout = dtype == LMNN_INT32 || dtype == LMNN_UINT32;
+    if (!(fin || iin) || !(fout || iout))
         return nn_fail(LM_ERR_UNSUPPORTED, op,
-                       "%s to %s: only conversions between float dtypes are implemented",
+                       "%s to %s: conversions between float dtypes, int32 and uint32 are "
+                       "implemented",
                        lmnn_dtype_name(t->dtype), lmnn_dtype_name(dtype));
-    if (t->layout == LMNN_TILE)
-        return nn_unary_map(op, t, dtype, &t->memory, "", false, out_tensor);
+    if (t->layout == LMNN_TILE) {
+        char chain[64] = "";
+        if (iin || iout)
+            snprintf(chain, sizeof chain, "typecast_tile(0, %uu, %uu)",
+                     (unsigned)nn_tile_format(t->dtype), (unsigned)nn_tile_format(dtype));
+        return nn_unary_map(op, t, dtype, &t->memory, chain, false, out_tensor);
+    }
     if (dtype == LMNN_BFLOAT8_B)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "bfloat8_b exists in tile layout only (the tensor is row-major)");

@@ -16,23 +16,16 @@
  * Every shape-dependent number goes to the kernels as a runtime argument, so
  * the kernel binaries depend only on the kind of reduction.
  *
- * Not here yet, for want of engine operations:
- *   argmax, argmin  need an exact comparison (eq/gt tile ops, or where_tile):
- *                   with the max m of pass one (as var's mean), candidate =
- *                   where(x == m, index, 2^24) and the first index is the min
- *                   of the candidates (binary_min across tiles, -max(-c) in a
- *                   tile); the index tiles are a column/row pattern made once
- *                   by the reader plus a per-tile base; and a float-to-uint32
- *                   typecast for the uint32 result. (An exact indicator from
- *                   today's ops -- min(relu(-(x - m) * 2^381), 1) -- breaks on
- *                   infinities (Inf - Inf) and cannot give PyTorch's NaN
- *                   semantics.)
- *   prod            needs a product reduce in a tile (reduce_tile has sum, max
- *                   and avg): over outer dims mul_binary_tile would do, but a
- *                   product along rows or columns of a tile has no operation
- *                   (log/exp is inexact and needs sign and zero handling). */
+ * prod multiplies tiles element-wise (mul_binary_tile) and reduces within a
+ * tile with the engine's LM_REDUCE_PROD, the padding filled with ones.
+ *
+ * argmax and argmin are composed of other ops (at the end of the file): max,
+ * then eq(x, max) or isnan(x) selecting x's index (else n; the indices are
+ * written by iota_writer.c) with where, a min reduction of those and a
+ * typecast to uint32. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/nn_internal.h"
@@ -40,6 +33,7 @@
 #define F_SUM 1
 #define F_MAX 2
 #define F_MIN 3
+#define F_PROD 4
 #define PRE_ABS 1
 #define PRE_SQUARE 2
 #define POST_SQRT 1
@@ -49,6 +43,7 @@
 #define MODE_SCALAR 3
 #define NEG_INF_BITS 0xff800000u
 #define POS_INF_BITS 0x7f800000u
+#define ONE_BITS 0x3f800000u
 
 /* What an op asks of the shared program. */
 typedef struct reduce_spec {
@@ -373,6 +368,7 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
     bool pad = (red_h && g.h % 32) || (red_w && g.w % 32);
     if (pad && sp->pre != PRE_ABS && sp->func == F_MAX) L.fill = NEG_INF_BITS;
     if (pad && sp->func == F_MIN) L.fill = POS_INF_BITS;
+    if (pad && sp->func == F_PROD) L.fill = ONE_BITS; /* the padding multiplies by 1 */
     L.masks = pad && sp->var;
     double divisor = sp->var ? count - opts->correction : sp->mean ? count : 1;
     L.scaler = float_bits(1.0 / divisor);
@@ -384,7 +380,8 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
     L.zero_pad = !(divisor > 0);
 
     /* Max and min fill padding with infinities, which bfloat8_b cannot hold
-     * next to finite values: reduce a bfloat16 copy. */
+     * next to finite values (prod's ones would cost the small values of a
+     * face row their precision): reduce a bfloat16 copy. */
     lmnn_tensor wide = {0};
     nn_tensor *src = t;
     if (L.fill && t->dtype == LMNN_BFLOAT8_B) {
@@ -463,6 +460,7 @@ REDUCE_OP(max, F_MAX, 0, 0, false, false)
 REDUCE_OP(min, F_MIN, 0, 0, false, false)
 REDUCE_OP(var, F_SUM, 0, 0, true, false)
 REDUCE_OP(std, F_SUM, 0, POST_SQRT, true, false)
+REDUCE_OP(prod, F_PROD, 0, 0, false, false)
 #undef REDUCE_OP
 
 lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lmnn_tensor *out) {
@@ -473,4 +471,184 @@ lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lm
     if (p == 2) return reduce_op(&l2, a, opts, out);
     if (isinf(p) && p > 0) return reduce_op(&linf, a, opts, out);
     return nn_fail(LM_ERR_UNSUPPORTED, "lmnn_norm", "p: expected 1, 2 or INFINITY, given %g", p);
+}
+
+/* ---- argmax, argmin: composed of the ops above ---- */
+
+/* The one dim of an index reduction: *dim = -1 for every dim (PyTorch's
+ * dim=None, the flattened index). */
+static lm_status one_dim(const char *op, const lmnn_reduce_options *o, uint32_t rank, int *dim) {
+    bool red[LMNN_MAX_DIMS];
+    lm_status st = parse_dims(op, o, rank, red);
+    if (st) return st;
+    *dim = -1;
+    if (!o->dim_count && !o->dim_mask) return LM_OK;
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < rank; d++)
+        if (red[d]) *dim = (int)d, n++;
+    if (o->dim_count > 1 || n > 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "dims: expected one dim (or none for all of them), given %u",
+                       o->dim_count ? o->dim_count : n);
+    return LM_OK;
+}
+
+/* Frees the tensors that are set. */
+static void free_all(lmnn_tensor *ts, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (ts[i].id) lmnn_tensor_free(ts[i]);
+}
+
+/* The tensor reshaped to one dim (tile layout), for the all-dims forms. */
+static lm_status flatten(nn_tensor *t, lmnn_tensor a, lmnn_tensor *out) {
+    lmnn_shape s = {1, {(uint32_t)lmnn_shape_volume(&t->shape)}};
+    return lmnn_reshape(a, &s, NULL, out);
+}
+
+/* The result of an all-dims reduction (a rank-0 tensor) as keepdim asks:
+ * rank 0, or every dim of `like` kept as 1. */
+static lm_status all_dims_result(const lmnn_shape *like, bool keepdim, lmnn_tensor r,
+                                 lmnn_tensor *out) {
+    if (!keepdim || like->rank == 0) {
+        *out = r;
+        return LM_OK;
+    }
+    lmnn_shape s = *like;
+    for (uint32_t d = 0; d < s.rank; d++)
+        s.dims[d] = 1;
+    lm_status st = lmnn_reshape(r, &s, NULL, out);
+    lmnn_tensor_free(r);
+    return st;
+}
+
+/* A float32 tile tensor [n] holding 0, 1, ..., n - 1 (n <= 2^24), written
+ * on the device. */
+static lm_status iota(const char *op, lm_device *device, uint32_t n, lmnn_tensor *out) {
+    lmnn_shape s = {1, {n}};
+    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_tensor oh;
+    nn_tensor *o;
+    lm_status st = nn_tensor_new(op, device, &s, LMNN_FLOAT32, LMNN_TILE, &dram, &oh, &o);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "iota");
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        uint32_t args[] = {1, n};
+        nn_kernel_spec writer = {"iota_writer.c", LM_PROCESSOR_DM0, args, 2, NULL, 0, false};
+        st = nn_split_work(op, device, o->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, device, &p);
+        if (!st) st = nn_program_cb(op, &p, 16, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, device, &key, &p, &prog);
+    }
+    if (!st) st = nn_launch(op, prog, &o, 1);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
+/* Indices of the extreme along `dim`: m = max (min) keeping the dim; a
+ * candidate is x's index along the dim where x == m or x is NaN (so a NaN
+ * wins, as in PyTorch), n elsewhere; the first index is the min of the
+ * candidates. Indices are float32 (exact below 2^24) until the typecast. */
+static lm_status arg_along(const char *op, bool is_max, lmnn_tensor x, const lmnn_shape *shape,
+                           uint32_t dim, bool keepdim, const lmnn_output *output,
+                           lmnn_tensor *out) {
+    uint32_t n = shape->dims[dim];
+    lmnn_tensor tmp[8] = {{0}};
+    enum { M, EQ, NAN_, COND, IDX, BIG, CAND, R };
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = (int32_t)dim;
+    ro.dim_count = 1;
+    ro.keepdim = true;
+    lm_status st = is_max ? lmnn_max(x, &ro, &tmp[M]) : lmnn_min(x, &ro, &tmp[M]);
+    if (!st) st = lmnn_eq(x, tmp[M], &tmp[EQ]);
+    if (!st) st = lmnn_isnan(x, &tmp[NAN_]);
+    if (!st) st = lmnn_logical_or(tmp[EQ], tmp[NAN_], &tmp[COND]);
+    lmnn_tensor_info info;
+    memset(&info, 0, sizeof info);
+    if (!st) st = lmnn_tensor_get_info(x, &info);
+    lmnn_tensor flat = {0};
+    if (!st) st = iota(op, info.device, n, &flat);
+    if (!st) {
+        lmnn_shape is = *shape;
+        for (uint32_t d = 0; d < is.rank; d++)
+            is.dims[d] = d == dim ? n : 1;
+        st = lmnn_reshape(flat, &is, NULL, &tmp[IDX]);
+        lmnn_tensor_free(flat);
+    }
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    to.layout = LMNN_TILE;
+    lmnn_shape one = {1, {1}};
+    if (!st) st = lmnn_full(info.device, &one, (double)n, &to, &tmp[BIG]);
+    if (!st) st = lmnn_where(tmp[COND], tmp[IDX], tmp[BIG], &tmp[CAND]);
+    ro.keepdim = keepdim;
+    ro.output.memory = output->memory;
+    if (!st) st = lmnn_min(tmp[CAND], &ro, &tmp[R]);
+    if (!st) st = lmnn_typecast(tmp[R], output->dtype, out);
+    free_all(tmp, 8);
+    return st;
+}
+
+static lm_status arg_reduce(const char *op, bool is_max, lmnn_tensor a,
+                            const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_reduce_options defaults;
+    if (!opts) {
+        lmnn_reduce_options_init(&defaults);
+        opts = &defaults;
+    }
+    nn_tensor *t = NULL;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (!st) st = nn_check_layout(op, "a", t, LMNN_TILE);
+    if (!st) st = nn_check_float(op, "a", t);
+    if (st) return st;
+    lmnn_output output = opts->output;
+    if (!output.dtype) output.dtype = LMNN_UINT32;
+    if (output.dtype != LMNN_UINT32 && output.dtype != LMNN_INT32)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output.dtype: expected uint32 or int32, given %s",
+                       lmnn_dtype_name(output.dtype));
+    lmnn_memory_config memory = nn_output_memory(&output.memory, t);
+    if ((st = nn_check_memory(op, &memory))) return st;
+    output.memory = memory;
+    int dim;
+    if ((st = one_dim(op, opts, t->shape.rank, &dim))) return st;
+    uint64_t n = dim >= 0 ? t->shape.dims[dim] : lmnn_shape_volume(&t->shape);
+    if (n > (1u << 24))
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "a: %llu elements to choose from; at most 2^24 (indices are exact float32 "
+                       "on the device)",
+                       (unsigned long long)n);
+    if (dim >= 0)
+        return arg_along(op, is_max, a, &t->shape, (uint32_t)dim, opts->keepdim, &output, out);
+    lmnn_shape like = t->shape;
+    lmnn_tensor flat = {0}, r = {0};
+    st = flatten(t, a, &flat);
+    lmnn_shape fs = {1, {(uint32_t)n}};
+    if (!st) st = arg_along(op, is_max, flat, &fs, 0, false, &output, &r);
+    if (flat.id) lmnn_tensor_free(flat);
+    if (st) return st;
+    return all_dims_result(&like, opts->keepdim, r, out);
+}
+
+lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    return arg_reduce("lmnn_argmax", true, a, opts, out);
+}
+
+lm_status lmnn_argmin(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out) {
+    return arg_reduce("lmnn_argmin", false, a, opts, out);
 }

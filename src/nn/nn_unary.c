@@ -30,7 +30,9 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         uint32_t rargs[] = {in_dram};
         uint32_t wargs[] = {out_dram, 1, zero_pad, (uint32_t)fout, g.ht, g.wt, g.h, g.w};
         lm_kernel_define def = {"NN_UNARY_CHAIN", chain[0] ? chain : "(void)0"};
-        bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32;
+        /* 32-bit dst for float32 and for integers (held raw there). */
+        bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32 ||
+                    !nn_dtype_is_float(in->dtype) || !nn_dtype_is_float(out_dtype);
         nn_kernel_spec reader = {"tile_reader.c", LM_PROCESSOR_DM0, rargs, 1, NULL, 0, false};
         nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
         nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
@@ -85,7 +87,7 @@ static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
     [LMNN_RELU6] = {"relu6",
                     "relu_tile(0); fill_tile_bitcast(1, 0x40c00000u); binary_min_tile(0, 1, 0)",
                     false, 0, 0},
-    [LMNN_GELU] = {"gelu", NULL, false, 0, 0},
+    [LMNN_GELU] = {"gelu", "gelu_erf_tile(0)", false, 0, 0},
     [LMNN_GELU_TANH] = {"gelu_tanh", "gelu_tile(0)", false, 0, 0},
     [LMNN_SILU] = {"silu", "copy_tile(0, 0, 1); sigmoid_tile(1); mul_binary_tile(0, 1, 0)", false,
                    0, 0},
@@ -93,6 +95,57 @@ static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
     [LMNN_TANH] = {"tanh", "tanh_tile(0)", false, 0, 0},
     [LMNN_CLAMP] = {"clamp", CLAMP_CHAIN, true, -INFINITY, INFINITY},
     [LMNN_HARDTANH] = {"hardtanh", CLAMP_CHAIN, true, -1.0, 1.0},
+    [LMNN_LOG1P] = {"log1p", "log1p_tile(0)", false, 0, 0},
+    [LMNN_EXPM1] = {"expm1", "expm1_tile(0)", false, 0, 0},
+    [LMNN_SIGN] = {"sign", "sign_tile(0)", false, 0, 0},
+    [LMNN_LEAKY_RELU] = {"leaky_relu", "leaky_relu_tile(0, $A)", false, 0.01, 0},
+    [LMNN_ELU] = {"elu", "elu_tile(0, $A)", false, 1.0, 0},
+    /* torch's scale 1.0507009873554805 and alpha 1.6732632423543772 in float32 */
+    [LMNN_SELU] = {"selu", "selu_tile(0, 0x3f867d5fu, 0x3fd62d7du)", false, 0, 0},
+    [LMNN_CELU] = {"celu", "celu_tile(0, $A, 0)", false, 1.0, 0},
+    [LMNN_MISH] = {"mish", "mish_tile(0)", false, 0, 0},
+    [LMNN_HARDSIGMOID] = {"hardsigmoid", "hardsigmoid_tile(0)", true, 0, 0},
+    [LMNN_HARDSWISH] = {"hardswish", "hardswish_tile(0)", false, 0, 0},
+    [LMNN_SOFTPLUS] = {"softplus", "softplus_tile(0, $A, 0, $B)", true, 1.0, 20.0},
+    [LMNN_SOFTSIGN] = {"softsign", "softsign_tile(0)", false, 0, 0},
+    [LMNN_ERF] = {"erf", "erf_tile(0)", false, 0, 0},
+    [LMNN_ERFC] = {"erfc", "erfc_tile(0)", true, 0, 0},
+    [LMNN_SIN] = {"sin", "sin_tile(0)", false, 0, 0},
+    [LMNN_COS] = {"cos", "cos_tile(0)", true, 0, 0},
+    [LMNN_TAN] = {"tan", "tan_tile(0)", false, 0, 0},
+    [LMNN_ASIN] = {"asin", "asin_tile(0)", false, 0, 0},
+    [LMNN_ACOS] = {"acos", "acos_tile(0)", true, 0, 0},
+    [LMNN_ATAN] = {"atan", "atan_tile(0)", false, 0, 0},
+    [LMNN_SINH] = {"sinh", "sinh_tile(0)", false, 0, 0},
+    [LMNN_COSH] = {"cosh", "cosh_tile(0)", true, 0, 0},
+    [LMNN_ASINH] = {"asinh", "asinh_tile(0)", false, 0, 0},
+    [LMNN_ACOSH] = {"acosh", "acosh_tile(0)", true, 0, 0}, /* NaN at 0 */
+    [LMNN_ATANH] = {"atanh", "atanh_tile(0)", false, 0, 0},
+    [LMNN_FLOOR] = {"floor", "floor_tile(0)", false, 0, 0},
+    [LMNN_CEIL] = {"ceil", "ceil_tile(0)", false, 0, 0},
+    [LMNN_ROUND] = {"round", "round_tile(0, $D)", false, 0, 0},
+    [LMNN_TRUNC] = {"trunc", "trunc_tile(0)", false, 0, 0},
+    [LMNN_FRAC] = {"frac", "frac_tile(0)", false, 0, 0},
+    [LMNN_LOGICAL_NOT] = {"logical_not", "logical_not_unary_tile(0)", true, 0, 0},
+    [LMNN_ISNAN] = {"isnan", "isnan_tile(0)", false, 0, 0},
+    [LMNN_ISINF] = {"isinf", "isinf_tile(0)", false, 0, 0},
+    [LMNN_ISFINITE] = {"isfinite", "isfinite_tile(0)", true, 0, 0},
+    [LMNN_ISPOSINF] = {"isposinf", "isposinf_tile(0)", false, 0, 0},
+    [LMNN_ISNEGINF] = {"isneginf", "isneginf_tile(0)", false, 0, 0},
+    [LMNN_EXP2] = {"exp2", "exp2_tile(0)", true, 0, 0},
+    [LMNN_LOG2] = {"log2", "log2_tile(0)", true, 0, 0},
+    [LMNN_LOG10] = {"log10", "log10_tile(0)", true, 0, 0},
+    [LMNN_CBRT] = {"cbrt", "cbrt_tile(0)", false, 0, 0},
+    [LMNN_EQZ] = {"eqz", "eqz_tile(0)", true, 0, 0},
+    [LMNN_NEZ] = {"nez", "nez_tile(0)", false, 0, 0},
+    [LMNN_LTZ] = {"ltz", "ltz_tile(0)", false, 0, 0},
+    [LMNN_GTZ] = {"gtz", "gtz_tile(0)", false, 0, 0},
+    [LMNN_LEZ] = {"lez", "lez_tile(0)", true, 0, 0},
+    [LMNN_GEZ] = {"gez", "gez_tile(0)", true, 0, 0},
+    /* Nonzero at 0 for some parameters: the padding is zeroed always. */
+    [LMNN_HEAVISIDE] = {"heaviside", "heaviside_tile(0, $A)", true, 0, 0},
+    [LMNN_RELU_MAX] = {"relu_max", "relu_max_tile(0, $A)", true, 6.0, 0},
+    [LMNN_RELU_MIN] = {"relu_min", "relu_min_tile(0, $A)", true, 0, 0},
 };
 
 const char *lmnn_unary_op_name(lmnn_unary_op op) {
@@ -108,11 +161,15 @@ void lmnn_unary_options_init(lmnn_unary_options *opts, lmnn_unary_op op) {
     }
 }
 
-/* The chain with $A and $B replaced by the parameters' float32 bits. */
+/* The chain with $A and $B replaced by the parameters' float32 bits, $D by
+ * alpha as an integer (round's decimals, checked before). */
 static void expand_chain(const char *chain, double alpha, double beta, char *out, size_t size) {
     size_t n = 0;
     for (const char *c = chain; *c && n + 12 < size; c++) {
-        if (c[0] == '$' && (c[1] == 'A' || c[1] == 'B')) {
+        if (c[0] == '$' && c[1] == 'D') {
+            n += (size_t)snprintf(out + n, size - n, "%d", (int)alpha);
+            c++;
+        } else if (c[0] == '$' && (c[1] == 'A' || c[1] == 'B')) {
             float f = (float)(c[1] == 'A' ? alpha : beta);
             uint32_t u;
             memcpy(&u, &f, sizeof u);
@@ -123,6 +180,27 @@ static void expand_chain(const char *chain, double alpha, double beta, char *out
         }
     }
     out[n] = 0;
+}
+
+/* The parameters an op cannot take: an error naming `op` (and `arg`, the
+ * argument holding the activation, when fused), or LM_OK. */
+static lm_status check_params(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
+                              double beta) {
+    const char *sep = arg[0] ? ": " : "";
+    const char *what = arg[0] ? defs[uop].name : "";
+    const char *sp = arg[0] ? " " : "";
+    if ((uop == LMNN_CLAMP || uop == LMNN_HARDTANH) && !(alpha <= beta))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s%s%s%smin %g is greater than max %g", arg,
+                       sep, what, sp, alpha, beta);
+    if ((uop == LMNN_CELU || uop == LMNN_SOFTPLUS) && !(alpha != 0 && alpha == alpha))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s%s%s%s%s: expected a nonzero number, given %g", arg, sep, what, sp,
+                       uop == LMNN_CELU ? "alpha" : "beta", alpha);
+    if (uop == LMNN_ROUND && !(alpha >= -38 && alpha <= 38 && alpha == floor(alpha)))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s%s%s%sdecimals: expected an integer in -38..38, given %g", arg, sep, what,
+                       sp, alpha);
+    return LM_OK;
 }
 
 /* silu's chain as an activation fused after other math: dst 1 gets a copy of
@@ -146,9 +224,8 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
     if (strstr(c, "copy_tile"))
         return nn_fail(LM_ERR_UNSUPPORTED, op, "%s: %s cannot be fused after other math yet", arg,
                        d->name);
-    if ((uop == LMNN_CLAMP || uop == LMNN_HARDTANH) && !(alpha <= beta))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: %s min %g is greater than max %g", arg,
-                       d->name, alpha, beta);
+    lm_status st = check_params(op, arg, uop, alpha, beta);
+    if (st) return st;
     expand_chain(c, alpha, beta, chain, size);
     *out_nonzero_at_zero = d->nonzero_at_zero;
     return LM_OK;
@@ -177,9 +254,8 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
     if (!defs[op].chain)
         return nn_fail(LM_ERR_UNSUPPORTED, name, "not implemented by this build's compute engine");
-    if ((op == LMNN_CLAMP || op == LMNN_HARDTANH) && !(opts->alpha <= opts->beta))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, name, "min %g is greater than max %g", opts->alpha,
-                       opts->beta);
+    st = check_params(name, "", op, opts->alpha, opts->beta);
+    if (st) return st;
     char chain[512];
     expand_chain(defs[op].chain, opts->alpha, opts->beta, chain, sizeof chain);
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, t);
@@ -204,21 +280,95 @@ UNARY_BY_NAME(gelu, LMNN_GELU)
 UNARY_BY_NAME(silu, LMNN_SILU)
 UNARY_BY_NAME(sigmoid, LMNN_SIGMOID)
 UNARY_BY_NAME(tanh, LMNN_TANH)
+UNARY_BY_NAME(log1p, LMNN_LOG1P)
+UNARY_BY_NAME(expm1, LMNN_EXPM1)
+UNARY_BY_NAME(sign, LMNN_SIGN)
+UNARY_BY_NAME(selu, LMNN_SELU)
+UNARY_BY_NAME(mish, LMNN_MISH)
+UNARY_BY_NAME(hardsigmoid, LMNN_HARDSIGMOID)
+UNARY_BY_NAME(hardswish, LMNN_HARDSWISH)
+UNARY_BY_NAME(softsign, LMNN_SOFTSIGN)
+UNARY_BY_NAME(erf, LMNN_ERF)
+UNARY_BY_NAME(erfc, LMNN_ERFC)
+UNARY_BY_NAME(sin, LMNN_SIN)
+UNARY_BY_NAME(cos, LMNN_COS)
+UNARY_BY_NAME(tan, LMNN_TAN)
+UNARY_BY_NAME(asin, LMNN_ASIN)
+UNARY_BY_NAME(acos, LMNN_ACOS)
+UNARY_BY_NAME(atan, LMNN_ATAN)
+UNARY_BY_NAME(sinh, LMNN_SINH)
+UNARY_BY_NAME(cosh, LMNN_COSH)
+UNARY_BY_NAME(asinh, LMNN_ASINH)
+UNARY_BY_NAME(acosh, LMNN_ACOSH)
+UNARY_BY_NAME(atanh, LMNN_ATANH)
+UNARY_BY_NAME(floor, LMNN_FLOOR)
+UNARY_BY_NAME(ceil, LMNN_CEIL)
+UNARY_BY_NAME(trunc, LMNN_TRUNC)
+UNARY_BY_NAME(frac, LMNN_FRAC)
+UNARY_BY_NAME(logical_not, LMNN_LOGICAL_NOT)
+UNARY_BY_NAME(isnan, LMNN_ISNAN)
+UNARY_BY_NAME(isinf, LMNN_ISINF)
+UNARY_BY_NAME(isfinite, LMNN_ISFINITE)
+UNARY_BY_NAME(isposinf, LMNN_ISPOSINF)
+UNARY_BY_NAME(isneginf, LMNN_ISNEGINF)
+UNARY_BY_NAME(exp2, LMNN_EXP2)
+UNARY_BY_NAME(log2, LMNN_LOG2)
+UNARY_BY_NAME(log10, LMNN_LOG10)
+UNARY_BY_NAME(cbrt, LMNN_CBRT)
+UNARY_BY_NAME(eqz, LMNN_EQZ)
+UNARY_BY_NAME(nez, LMNN_NEZ)
+UNARY_BY_NAME(ltz, LMNN_LTZ)
+UNARY_BY_NAME(gtz, LMNN_GTZ)
+UNARY_BY_NAME(lez, LMNN_LEZ)
+UNARY_BY_NAME(gez, LMNN_GEZ)
 #undef UNARY_BY_NAME
 
-static lm_status clamp_like(lmnn_unary_op op, lmnn_tensor a, double min, double max,
-                            lmnn_tensor *out) {
+/* An op with its alpha (and beta) given. */
+static lm_status with_params(lmnn_unary_op op, lmnn_tensor a, double alpha, double beta,
+                             lmnn_tensor *out) {
     lmnn_unary_options o;
     lmnn_unary_options_init(&o, op);
-    o.alpha = min;
-    o.beta = max;
+    o.alpha = alpha;
+    o.beta = beta;
     return lmnn_unary(op, a, &o, out);
 }
 
+lm_status lmnn_leaky_relu(lmnn_tensor a, double negative_slope, lmnn_tensor *out) {
+    return with_params(LMNN_LEAKY_RELU, a, negative_slope, 0, out);
+}
+
+lm_status lmnn_elu(lmnn_tensor a, double alpha, lmnn_tensor *out) {
+    return with_params(LMNN_ELU, a, alpha, 0, out);
+}
+
+lm_status lmnn_celu(lmnn_tensor a, double alpha, lmnn_tensor *out) {
+    return with_params(LMNN_CELU, a, alpha, 0, out);
+}
+
+lm_status lmnn_softplus(lmnn_tensor a, double beta, double threshold, lmnn_tensor *out) {
+    return with_params(LMNN_SOFTPLUS, a, beta, threshold, out);
+}
+
+lm_status lmnn_round(lmnn_tensor a, int decimals, lmnn_tensor *out) {
+    return with_params(LMNN_ROUND, a, decimals, 0, out);
+}
+
+lm_status lmnn_heaviside(lmnn_tensor a, double value, lmnn_tensor *out) {
+    return with_params(LMNN_HEAVISIDE, a, value, 0, out);
+}
+
+lm_status lmnn_relu_max(lmnn_tensor a, double upper, lmnn_tensor *out) {
+    return with_params(LMNN_RELU_MAX, a, upper, 0, out);
+}
+
+lm_status lmnn_relu_min(lmnn_tensor a, double lower, lmnn_tensor *out) {
+    return with_params(LMNN_RELU_MIN, a, lower, 0, out);
+}
+
 lm_status lmnn_clamp(lmnn_tensor a, double min, double max, lmnn_tensor *out) {
-    return clamp_like(LMNN_CLAMP, a, min, max, out);
+    return with_params(LMNN_CLAMP, a, min, max, out);
 }
 
 lm_status lmnn_hardtanh(lmnn_tensor a, double min, double max, lmnn_tensor *out) {
-    return clamp_like(LMNN_HARDTANH, a, min, max, out);
+    return with_params(LMNN_HARDTANH, a, min, max, out);
 }

@@ -11,7 +11,8 @@
 _Static_assert(LM_BINARY_ADD == TILE_BINARY_ADD && LM_BINARY_MUL == TILE_BINARY_MUL, "binary");
 _Static_assert(LM_BCAST_NONE == TILE_BCAST_NONE && LM_BCAST_SCALAR == TILE_BCAST_SCALAR, "bcast");
 _Static_assert(LM_REDUCE_SUM == TILE_REDUCE_SUM && LM_REDUCE_MAX == TILE_REDUCE_MAX &&
-                   LM_REDUCE_AVG == TILE_REDUCE_AVG && LM_REDUCE_AVG + 1 == TILE_REDUCE_FUNC_COUNT_,
+                   LM_REDUCE_AVG == TILE_REDUCE_AVG && LM_REDUCE_PROD == TILE_REDUCE_PROD &&
+                   LM_REDUCE_PROD + 1 == TILE_REDUCE_FUNC_COUNT_,
                "reduce");
 _Static_assert(LM_REDUCE_ROW == TILE_REDUCE_ROW && LM_REDUCE_SCALAR == TILE_REDUCE_SCALAR, "dim");
 /* Every SFPU op code, one by one. */

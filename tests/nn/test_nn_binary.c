@@ -531,6 +531,154 @@ static void test_cache(void) {
     lmnn_tensor_free(a), lmnn_tensor_free(b), lmnn_tensor_free(c), lmnn_tensor_free(d);
 }
 
+/* torch.pow: integer and fractional exponents, negative bases (NaN unless
+ * the exponent is an integer), zeros, with broadcasting both ways and the
+ * scalar-exponent form. */
+static double ref_pow(double x, double y) {
+    return pow(x, y);
+}
+
+static void pow_case(const lmnn_shape *sa, const lmnn_shape *sb, lmnn_dtype dtype, uint64_t seed,
+                     stats *st) {
+    size_t na = lmnn_shape_volume(sa), nb = lmnn_shape_volume(sb);
+    float *xa = nn_rand_floats(na, -4, 4, seed), *xb = nn_rand_floats(nb, -3, 3, seed + 1);
+    for (size_t i = 0; i < nb; i += 2)
+        xb[i] = (float)(int)xb[i]; /* integer exponents half the time */
+    for (size_t i = 0; i < na; i += 7)
+        xa[i] = 0;
+    lmnn_tensor a, b, c;
+    CHECK_OK(nn_upload(sa, xa, dtype, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(sb, xb, dtype, LMNN_TILE, &b));
+    CHECK_OK(lmnn_pow(a, b, &c));
+    float *va = nn_download(a), *vb = nn_download(b), *vc = nn_download(c);
+    lmnn_shape so = broadcast_shape(sa, sb);
+    size_t no = lmnn_shape_volume(&so);
+    size_t *ma = broadcast_index(&so, sa), *mb = broadcast_index(&so, sb);
+    double *want = malloc(no * sizeof *want), max_ulp = 0;
+    for (size_t e = 0; e < no; e++) {
+        want[e] = round_to(ref_pow(va[ma[e]], vb[mb[e]]), dtype);
+        double u = ulps(vc[e], want[e], dtype);
+        if (u > max_ulp) max_ulp = u;
+    }
+    nn_err err = nn_compare(vc, want, no, 1e-30);
+    stats_add(st, max_ulp, err);
+    CHECK(max_ulp <= 1);
+    CHECK(padding_is_zero(c));
+    free(xa), free(xb), free(va), free(vb), free(vc), free(ma), free(mb), free(want);
+    lmnn_tensor_free(a), lmnn_tensor_free(b), lmnn_tensor_free(c);
+}
+
+static void test_pow(void) {
+    lmnn_shape big = LMNN_SHAPE(2, 3, 45, 70);
+    lmnn_shape pats[][2] = {{big, big},
+                            {big, LMNN_SHAPE(70)},
+                            {big, LMNN_SHAPE(45, 1)},
+                            {LMNN_SHAPE(1, 1), big},
+                            {LMNN_SHAPE(3, 1, 70), LMNN_SHAPE(2, 1, 45, 1)},
+                            {LMNN_SHAPE(1), LMNN_SHAPE(1)}};
+    for (int d = 0; d < 2; d++) {
+        lmnn_dtype dtype = d ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+        stats st = {0, 0, 0, 1};
+        for (size_t p = 0; p < sizeof pats / sizeof *pats; p++) {
+            pow_case(&pats[p][0], &pats[p][1], dtype, 40 + p, &st);
+            if (test_current_failed_) {
+                printf("  pow %s pattern %zu\n", dtype_short(dtype), p);
+                return;
+            }
+        }
+        printf("  %-8s %s  max %.0f ulp  max abs %.3g  max rel %.3g  pcc %.8f\n", "pow",
+               dtype_short(dtype), st.ulp, st.abs, st.rel, st.pcc);
+    }
+    /* Specials and the scalar exponent. */
+    float x[12] = {-2, -2, -8, 0, 0, 0, -0.0f, 2, INFINITY, NAN, 1, -1};
+    float y[12] = {3, 0.5f, 1.0f / 3, 0, -1, 2, -3, -INFINITY, -1, 0, NAN, INFINITY};
+    lmnn_shape s = LMNN_SHAPE(12);
+    lmnn_tensor a, b, c;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(&s, y, LMNN_FLOAT32, LMNN_TILE, &b));
+    CHECK_OK(lmnn_pow(a, b, &c));
+    float *v = nn_download(c);
+    CHECK(v);
+    for (int i = 0; i < 12; i++) {
+        double want = round_to(pow(x[i], y[i]), LMNN_FLOAT32);
+        if (ulps(v[i], want, LMNN_FLOAT32) != 0)
+            printf("  pow(%g, %g) = %g, want %g\n", x[i], y[i], v[i], want);
+        CHECK(ulps(v[i], want, LMNN_FLOAT32) == 0);
+    }
+    free(v);
+    lmnn_tensor_free(c);
+    double exps[] = {2, 3, -1, 0.5, 0};
+    for (size_t k = 0; k < sizeof exps / sizeof *exps; k++) {
+        CHECK_OK(lmnn_pow_scalar(a, exps[k], &c));
+        v = nn_download(c);
+        CHECK(v);
+        for (int i = 0; i < 12; i++)
+            CHECK(ulps(v[i], round_to(pow(x[i], exps[k]), LMNN_FLOAT32), LMNN_FLOAT32) <= 1);
+        CHECK(padding_is_zero(c));
+        free(v);
+        lmnn_tensor_free(c);
+    }
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(b);
+}
+
+/* where(cond, a, b) over three-way broadcasts: the chosen value exactly,
+ * zero and -0 conditions false, NaN true; padding zero. */
+static void where_case(const lmnn_shape *sc, const lmnn_shape *sa, const lmnn_shape *sb,
+                       lmnn_dtype dtype, uint64_t seed) {
+    size_t nc = lmnn_shape_volume(sc), na = lmnn_shape_volume(sa), nb = lmnn_shape_volume(sb);
+    float *xc = nn_rand_floats(nc, -1.5f, 1.5f, seed);
+    float *xa = nn_rand_floats(na, -4, 4, seed + 1), *xb = nn_rand_floats(nb, -4, 4, seed + 2);
+    for (size_t i = 0; i < nc; i++) /* -1, 0, 1, some -0 and NaN */
+        xc[i] = i % 11 == 5 ? NAN : i % 13 == 3 ? -0.0f : (float)(int)xc[i];
+    lmnn_tensor c, a, b, o;
+    CHECK_OK(nn_upload(sc, xc, dtype, LMNN_TILE, &c));
+    CHECK_OK(nn_upload(sa, xa, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(sb, xb, dtype, LMNN_TILE, &b));
+    CHECK_OK(lmnn_where(c, a, b, &o));
+    lmnn_shape s1 = broadcast_shape(sc, sa), so = broadcast_shape(&s1, sb);
+    size_t no = lmnn_shape_volume(&so);
+    size_t *mc = broadcast_index(&so, sc), *ma = broadcast_index(&so, sa),
+           *mb = broadcast_index(&so, sb);
+    float *vb = nn_download(b), *vo = nn_download(o);
+    CHECK(vb && vo);
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(o, &info));
+    CHECK(shape_eq(&info.shape, &so) && info.dtype == LMNN_FLOAT32); /* a's dtype */
+    size_t bad = 0;
+    for (size_t e = 0; e < no; e++) {
+        float cv = dtype == LMNN_BFLOAT16 ? nn_bf16(xc[mc[e]]) : xc[mc[e]];
+        float want = cv != 0 ? xa[ma[e]] : vb[mb[e]];
+        if (memcmp(&want, &vo[e], 4)) bad++;
+    }
+    CHECK(bad == 0);
+    CHECK(padding_is_zero(o));
+    free(xc), free(xa), free(xb), free(vb), free(vo), free(mc), free(ma), free(mb);
+    lmnn_tensor_free(c), lmnn_tensor_free(a), lmnn_tensor_free(b), lmnn_tensor_free(o);
+}
+
+static void test_where(void) {
+    lmnn_shape big = LMNN_SHAPE(2, 3, 45, 70);
+    lmnn_shape pats[][3] = {
+        {big, big, big},
+        {LMNN_SHAPE(45, 1), big, LMNN_SHAPE(70)},
+        {big, LMNN_SHAPE(1, 1), LMNN_SHAPE(3, 1, 70)},
+        {LMNN_SHAPE(1), LMNN_SHAPE(45, 70), LMNN_SHAPE(45, 1)},
+        {LMNN_SHAPE(2, 1, 1, 70), LMNN_SHAPE(3, 45, 1), LMNN_SHAPE(2, 1, 45, 70)},
+        {LMNN_SHAPE(1, 1), LMNN_SHAPE(1), LMNN_SHAPE(1, 1, 1)},
+        {LMNN_SHAPE(4, 100, 333), LMNN_SHAPE(4, 100, 333), LMNN_SHAPE(4, 100, 333)},
+    };
+    for (int d = 0; d < 2; d++)
+        for (size_t p = 0; p < sizeof pats / sizeof *pats; p++) {
+            where_case(&pats[p][0], &pats[p][1], &pats[p][2], d ? LMNN_BFLOAT16 : LMNN_FLOAT32,
+                       70 + p);
+            if (test_current_failed_) {
+                printf("  where pattern %zu, cond %s\n", p, d ? "bf16" : "fp32");
+                return;
+            }
+        }
+}
+
 static void test_errors(void) {
     lm_device *dev = nn_dev();
     float x[64] = {0};
@@ -558,6 +706,16 @@ static void test_errors(void) {
                 "lmnn_maximum: b: tensor handle is stale");
     CHECK_FAILS(lmnn_minimum((lmnn_tensor){0}, a, &c), LM_ERR_INVALID_HANDLE,
                 "lmnn_minimum: a: tensor handle is zero (no tensor)");
+    CHECK_FAILS(lmnn_pow(u, a, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pow: a: expected a float dtype (bfloat16, float32, bfloat8_b), given uint32");
+    CHECK_FAILS(lmnn_pow_scalar(rm, 2, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pow_scalar: a: expected layout tile, given row_major");
+    CHECK_FAILS(lmnn_where(rm, a, a, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_where: cond: expected layout tile, given row_major");
+    CHECK_FAILS(lmnn_where(a, a, freed, &c), LM_ERR_INVALID_HANDLE,
+                "lmnn_where: b: tensor handle is stale");
+    CHECK_FAILS(lmnn_where(u, a, a, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_where: cond: expected a float dtype");
     CHECK_FAILS(lmnn_add(a, a, NULL), LM_ERR_INVALID_ARGUMENT, "lmnn_add: out is NULL");
     CHECK_FAILS(lmnn_add_scalar(a, 1, NULL), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_add_scalar: out is NULL");
@@ -576,9 +734,11 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_add: memory config: buffer type 7");
     lmnn_binary_options_init(&o);
-    o.activation = LMNN_GELU;
-    CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_UNSUPPORTED,
-                "lmnn_add: activation: gelu is not implemented");
+    o.activation = LMNN_SOFTPLUS;
+    o.activation_alpha = 0;
+    CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_add: activation: softplus beta: expected a nonzero number, given 0");
+    o.activation_alpha = NAN;
     o.activation = (lmnn_unary_op)77;
     CHECK_FAILS(lmnn_binary(LMNN_BINARY_ADD, a, a, &o, &c), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_add: activation: unknown unary op 77");
@@ -588,11 +748,11 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_binary_scalar(LMNN_BINARY_MUL, a, 2, &o, &c), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_mul_scalar: activation: clamp min 2 is greater than max 1");
 
-    /* Ops not wired up yet name the call they need. */
-    CHECK_FAILS(lmnn_pow(a, a, &c), LM_ERR_UNSUPPORTED,
-                "lmnn_pow: needs the compute engine's power_binary_tile");
-    CHECK_FAILS(lmnn_where(a, a, a, &c), LM_ERR_UNSUPPORTED,
-                "lmnn_where: needs the compute engine's where_tile");
+    CHECK_FAILS(lmnn_pow(a, b, &c), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pow: b: shape [3, 5] does not broadcast with a's shape [3, 4]");
+    CHECK_FAILS(lmnn_pow_scalar(a, 2, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_pow_scalar: out is NULL");
+    CHECK_FAILS(lmnn_where(a, a, a, NULL), LM_ERR_INVALID_ARGUMENT, "lmnn_where: out is NULL");
     CHECK_FAILS(lmnn_where(a, a, b, &c), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_where: b: shape [3, 5] does not broadcast with the shape [3, 4] of the "
                 "inputs before it");
@@ -632,6 +792,8 @@ int main(void) {
     TEST_RUN(test_dtypes);
     TEST_RUN(test_multi_core);
     TEST_RUN(test_cache);
+    TEST_RUN(test_pow);
+    TEST_RUN(test_where);
     TEST_RUN(test_errors);
     nn_dev_close();
     return test_summary();

@@ -642,9 +642,10 @@ static void test_errors(void) {
     o.activation = (lmnn_unary_op)99;
     CHECK_FAILS(lmnn_matmul(a, c, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_matmul: activation: unknown unary op 99");
-    o.activation = LMNN_GELU;
-    CHECK_FAILS(lmnn_matmul(a, c, &o, &out), LM_ERR_UNSUPPORTED,
-                "lmnn_matmul: activation: gelu is not implemented");
+    o.activation = LMNN_CELU;
+    o.activation_alpha = 0;
+    CHECK_FAILS(lmnn_matmul(a, c, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_matmul: activation: celu alpha: expected a nonzero number, given 0");
     o.activation = LMNN_CLAMP;
     o.activation_alpha = 2;
     o.activation_beta = 1;

@@ -478,6 +478,302 @@ static void test_cache(void) {
     free(x);
 }
 
+/* ---- argmax, argmin, prod ---- */
+
+/* Host reference of an index reduction along `dim` (-1: flattened): the
+ * first index of the extreme, a NaN counting as the extreme. out[j] over the
+ * kept dims in row-major order. */
+static size_t ref_arg(const float *x, const lmnn_shape *s, int dim, bool is_max, uint32_t *out) {
+    size_t n = lmnn_shape_volume(s);
+    if (dim < 0) {
+        size_t best = 0;
+        for (size_t i = 1; i < n; i++) {
+            if (isnan(x[best])) break;
+            if (isnan(x[i]) || (is_max ? x[i] > x[best] : x[i] < x[best])) best = i;
+        }
+        out[0] = (uint32_t)best;
+        return 1;
+    }
+    size_t inner = 1, outer = 1, len = s->dims[dim];
+    for (uint32_t d = (uint32_t)dim + 1; d < s->rank; d++)
+        inner *= s->dims[d];
+    for (int d = 0; d < dim; d++)
+        outer *= s->dims[d];
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++) {
+            size_t best = 0;
+            for (size_t k = 1; k < len; k++) {
+                float b = x[(o * len + best) * inner + i], v = x[(o * len + k) * inner + i];
+                if (isnan(b)) break;
+                if (isnan(v) || (is_max ? v > b : v < b)) best = k;
+            }
+            out[o * inner + i] = (uint32_t)best;
+        }
+    return outer * inner;
+}
+
+/* Runs argmax or argmin of x (shape s, dtype) along dim (-1: all) and
+ * compares with the reference; returns the number of wrong indices. */
+static size_t arg_case(const float *x, const lmnn_shape *s, lmnn_dtype dtype, int dim, bool is_max,
+                       bool keepdim) {
+    size_t n = lmnn_shape_volume(s);
+    float *xr = malloc(n * sizeof *xr);
+    for (size_t i = 0; i < n; i++)
+        xr[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(x[i]) : x[i];
+    uint32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    size_t m = ref_arg(xr, s, dim, is_max, want);
+    lmnn_tensor a, y;
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    if (dim >= 0) o.dims[0] = dim, o.dim_count = 1;
+    o.keepdim = keepdim;
+    size_t bad = n + 1;
+    if (!nn_upload(s, x, dtype, LMNN_TILE, &a)) {
+        if (!(is_max ? lmnn_argmax(a, &o, &y) : lmnn_argmin(a, &o, &y))) {
+            lmnn_tensor_info info;
+            lmnn_tensor_get_info(y, &info);
+            lmnn_shape ws = {0};
+            for (uint32_t d = 0; d < s->rank; d++)
+                if (keepdim || (dim >= 0 && (int)d != dim))
+                    ws.dims[ws.rank++] = (dim < 0 || (int)d == dim) ? 1 : s->dims[d];
+            bool shape_ok = info.shape.rank == ws.rank && info.dtype == LMNN_UINT32;
+            for (uint32_t d = 0; d < ws.rank && shape_ok; d++)
+                shape_ok = info.shape.dims[d] == ws.dims[d];
+            if (shape_ok && !lmnn_to_host(y, got, m * 4)) {
+                bad = 0;
+                for (size_t j = 0; j < m; j++)
+                    bad += got[j] != want[j];
+            }
+            lmnn_tensor_free(y);
+        } else {
+            printf("  %s\n", lm_last_error());
+        }
+        lmnn_tensor_free(a);
+    }
+    free(xr);
+    free(want);
+    free(got);
+    return bad;
+}
+
+/* Ties (few distinct values: the first occurrence must win), all-negative
+ * data (the zero padding must not win), every dim and all dims, keepdim,
+ * float32 and bfloat16, and a multi-core case. */
+static void test_argmax(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 3, 45, 70);
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, -9, -1, 60);
+    for (size_t i = 0; i < n; i++)
+        x[i] = floorf(x[i]); /* -9 .. -2: many ties */
+    for (int d = 0; d < 2; d++) {
+        lmnn_dtype dtype = d ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+        for (int dim = -1; dim < 4; dim++)
+            for (int mx = 0; mx < 2; mx++) {
+                size_t bad = arg_case(x, &s, dtype, dim, mx, dim == 2);
+                if (bad)
+                    printf("  arg%s dim %d %s: %zu wrong\n", mx ? "max" : "min", dim,
+                           d ? "bf16" : "fp32", bad);
+                CHECK(bad == 0);
+            }
+    }
+    free(x);
+    /* Distinct values (all-dims argmax with keepdim), one element, rank 1,
+     * and long rows (their indices written by many cores). */
+    lmnn_shape shapes[] = {LMNN_SHAPE(1), LMNN_SHAPE(1, 1), LMNN_SHAPE(1000),
+                           LMNN_SHAPE(4, 100, 333), LMNN_SHAPE(2, 5000)};
+    for (size_t k = 0; k < 5; k++) {
+        size_t m = lmnn_shape_volume(&shapes[k]);
+        float *v = nn_rand_floats(m, -100, 100, 61 + k);
+        int rank = (int)shapes[k].rank;
+        for (int dim = -1; dim < rank; dim++)
+            for (int mx = 0; mx < 2; mx++) {
+                size_t bad = arg_case(v, &shapes[k], LMNN_FLOAT32, dim, mx, dim < 0 && mx);
+                if (bad) printf("  shape %zu dim %d: %zu wrong\n", k, dim, bad);
+                CHECK(bad == 0);
+            }
+        free(v);
+    }
+}
+
+/* NaN is the extreme (its first occurrence), infinities are ordinary, and
+ * int32 output on request. */
+static void test_argmax_special(void) {
+    float x[3][8] = {{1, NAN, 5, NAN, -1, 2, 3, 4},
+                     {-INFINITY, -INFINITY, 0, 0, INFINITY, INFINITY, 1, -2},
+                     {-0.0f, 0.0f, -3, 7, 7, -3, 1, 1}};
+    lmnn_shape s = LMNN_SHAPE(3, 8);
+    for (int mx = 0; mx < 2; mx++)
+        for (int dim = -1; dim < 2; dim++) {
+            size_t bad = arg_case(&x[0][0], &s, LMNN_FLOAT32, dim, mx, false);
+            if (bad) printf("  arg%s dim %d: %zu wrong\n", mx ? "max" : "min", dim, bad);
+            CHECK(bad == 0);
+        }
+    lmnn_tensor a, y;
+    CHECK_OK(nn_upload(&s, &x[0][0], LMNN_FLOAT32, LMNN_TILE, &a));
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    o.dims[0] = 1;
+    o.dim_count = 1;
+    o.output.dtype = LMNN_INT32;
+    CHECK_OK(lmnn_argmax(a, &o, &y));
+    int32_t got[3];
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(y, &info));
+    CHECK(info.dtype == LMNN_INT32);
+    CHECK_OK(lmnn_to_host(y, got, sizeof got));
+    CHECK(got[0] == 1 && got[1] == 4 && got[2] == 3);
+    lmnn_tensor_free(y);
+    /* Errors. */
+    o.output.dtype = LMNN_FLOAT32;
+    CHECK_FAILS(lmnn_argmax(a, &o, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_argmax: output.dtype: expected uint32 or int32, given float32");
+    o.output.dtype = 0;
+    o.dims[1] = 0;
+    o.dim_count = 2;
+    CHECK_FAILS(lmnn_argmin(a, &o, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_argmin: dims: expected one dim (or none for all of them), given 2");
+    o.dim_count = 0;
+    o.dim_mask = 3;
+    CHECK_FAILS(lmnn_argmin(a, &o, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_argmin: dims: expected one dim (or none for all of them), given 2");
+    o.dim_mask = 0;
+    o.dims[0] = 2;
+    o.dim_count = 1;
+    CHECK_FAILS(lmnn_argmax(a, &o, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_argmax: dims: dim 2 is out of range for a tensor of rank 2");
+    CHECK_FAILS(lmnn_argmax(a, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "lmnn_argmax: out is NULL");
+    lmnn_tensor rm;
+    CHECK_OK(nn_upload(&s, &x[0][0], LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
+    CHECK_FAILS(lmnn_argmax(rm, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_argmax: a: expected layout tile, given row_major");
+    lmnn_tensor_free(rm);
+    lmnn_tensor_free(a);
+    CHECK_FAILS(lmnn_argmax(a, NULL, &y), LM_ERR_INVALID_HANDLE, "lmnn_argmax: a: tensor handle");
+}
+
+/* prod against a float64 reference: signs, zeros, every dim, dim pairs,
+ * all dims, keepdim, float32 and bfloat16; measured error printed. */
+static double prod_worst[2];
+
+static void prod_case(const float *x, const lmnn_shape *s, lmnn_dtype dtype, const bool *red,
+                      bool keepdim) {
+    size_t n = lmnn_shape_volume(s);
+    uint32_t r = s->rank;
+    size_t m = 1;
+    for (uint32_t d = 0; d < r; d++)
+        if (!red[d]) m *= s->dims[d];
+    double *want = malloc(m * sizeof *want);
+    for (size_t j = 0; j < m; j++)
+        want[j] = 1;
+    uint32_t c[LMNN_MAX_DIMS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        for (uint32_t d = 0; d < r; d++)
+            if (!red[d]) j = j * s->dims[d] + c[d];
+        want[j] *= dtype == LMNN_BFLOAT16 ? nn_bf16(x[i]) : x[i];
+        for (uint32_t d = r; d-- > 0;) {
+            if (++c[d] < s->dims[d]) break;
+            c[d] = 0;
+        }
+    }
+    lmnn_tensor a, y;
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    for (uint32_t d = 0; d < r; d++)
+        if (red[d]) o.dim_mask |= 1u << d;
+    o.keepdim = keepdim;
+    CHECK_OK(nn_upload(s, x, dtype, LMNN_TILE, &a));
+    CHECK_OK(lmnn_prod(a, &o, &y));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(y, &info));
+    CHECK(lmnn_shape_volume(&info.shape) == m && info.dtype == dtype);
+    CHECK(info.shape.rank == (keepdim ? r : r - (uint32_t)__builtin_popcount(o.dim_mask)));
+    float *got = nn_download(y);
+    CHECK(got);
+    nn_err e = nn_compare(got, want, m, 1e-30);
+    int di = dtype == LMNN_BFLOAT16;
+    if (e.max_rel > prod_worst[di]) prod_worst[di] = e.max_rel;
+    if (dtype == LMNN_FLOAT32) {
+        /* One rounding per product, up to ~1000 of them in a row. */
+        CHECK_ERR(e, 0.99999, 0, 1e-5);
+        CHECK(nn_padding_is_zero(y));
+    } else {
+        CHECK_ERR(e, 0.999, 0, 6e-3);
+    }
+    free(got);
+    free(want);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(y);
+}
+
+static void test_prod(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 3, 45, 70);
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, 0.5f, 1.5f, 70);
+    for (size_t i = 0; i < n; i += 3)
+        x[i] = -x[i];
+    x[5] = 0; /* one zero product */
+    for (int d = 0; d < 2; d++) {
+        lmnn_dtype dtype = d ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+        for (uint32_t mask = 1; mask < 16; mask++) {
+            if (mask == 15) continue; /* all dims: below, on values nearer 1 */
+            bool red[LMNN_MAX_DIMS] = {0};
+            for (int k = 0; k < 4; k++)
+                red[k] = mask >> k & 1;
+            prod_case(x, &s, dtype, red, mask & 1);
+            if (test_current_failed_) {
+                printf("  prod mask 0x%x %s\n", mask, d ? "bf16" : "fp32");
+                goto out;
+            }
+        }
+    }
+    /* Every dim (default options), 1 element, rank 1 with padding. */
+    {
+        lmnn_shape shapes[] = {LMNN_SHAPE(3, 40, 50), LMNN_SHAPE(1), LMNN_SHAPE(333)};
+        for (int k = 0; k < 3; k++) {
+            size_t m = lmnn_shape_volume(&shapes[k]);
+            float *v = nn_rand_floats(m, 0.97f, 1.03f, 71 + k);
+            bool all[LMNN_MAX_DIMS] = {true, true, true};
+            prod_case(v, &shapes[k], LMNN_FLOAT32, all, k == 0);
+            prod_case(v, &shapes[k], LMNN_BFLOAT16, all, false);
+            free(v);
+        }
+    }
+    /* bfloat8_b in (reduced as a bfloat16 copy: the padding's ones would
+     * cost a face row's small values their precision), float32 out. */
+    {
+        lmnn_shape sb = LMNN_SHAPE(3, 40, 50);
+        size_t m = lmnn_shape_volume(&sb);
+        float *v = nn_rand_floats(m, 0.5f, 1.5f, 75);
+        lmnn_tensor a, y;
+        CHECK_OK(nn_upload(&sb, v, LMNN_BFLOAT8_B, LMNN_TILE, &a));
+        float *q = nn_download(a); /* the quantized values */
+        CHECK(q);
+        lmnn_reduce_options o;
+        lmnn_reduce_options_init(&o);
+        o.dims[0] = -1;
+        o.dim_count = 1;
+        o.output.dtype = LMNN_FLOAT32;
+        CHECK_OK(lmnn_prod(a, &o, &y));
+        float *got = nn_download(y);
+        CHECK(got);
+        double want[120];
+        for (size_t r = 0; r < 120; r++) {
+            want[r] = 1;
+            for (size_t c = 0; c < 50; c++)
+                want[r] *= q[r * 50 + c];
+        }
+        CHECK_ERR(nn_compare(got, want, 120, 1e-30), 0.99999, 0, 1e-5);
+        CHECK(nn_padding_is_zero(y));
+        free(v), free(q), free(got);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(y);
+    }
+    printf("  prod worst rel: fp32 %.3g, bf16 %.3g\n", prod_worst[0], prod_worst[1]);
+out:
+    free(x);
+}
+
 static void print_worst(void) {
     printf("worst error / scale, lowest pcc (float32 | bfloat16):\n");
     for (int k = 0; k < K_COUNT; k++)
@@ -494,6 +790,9 @@ int main(void) {
     TEST_RUN(test_large);
     TEST_RUN(test_errors);
     TEST_RUN(test_cache);
+    TEST_RUN(test_argmax);
+    TEST_RUN(test_argmax_special);
+    TEST_RUN(test_prod);
     print_worst();
     nn_dev_close();
     return test_summary();

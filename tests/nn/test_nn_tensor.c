@@ -136,11 +136,134 @@ static void test_layout_and_typecast(void) {
         CHECK(a[k] == nn_bf16(x[k]) && b[k] == a[k]);
     free(a);
     free(b);
-    CHECK_FAILS(lmnn_typecast(tl, LMNN_INT32, &cast), LM_ERR_UNSUPPORTED, "float32 to int32");
+    CHECK_FAILS(lmnn_typecast(tl, LMNN_UINT16, &cast), LM_ERR_UNSUPPORTED,
+                "lmnn_typecast: float32 to uint16: conversions between float dtypes, int32 and "
+                "uint32 are implemented");
     lmnn_tensor ts[] = {rm, tl, back, cast, cast_rm};
     for (int i = 0; i < 5; i++)
         CHECK_OK(lmnn_tensor_free(ts[i]));
     free(x);
+}
+
+/* float -> int as torch's .to(int32): toward zero, saturating here, NaN 0. */
+static int32_t ref_f2i(double v) {
+    return isnan(v)             ? 0
+           : v >= 2147483647.0  ? INT32_MAX
+           : v <= -2147483648.0 ? INT32_MIN
+                                : (int32_t)v;
+}
+static uint32_t ref_f2u(double v) {
+    return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
+}
+
+/* Float <-> int32 / uint32 in tile and row-major layout, over padded shapes
+ * on many cores, with NaN, infinities and out-of-range values. */
+static void test_typecast_int(void) {
+    lmnn_shape s = LMNN_SHAPE(3, 65, 300); /* 3 x 3 x 10 tiles, padded */
+    size_t n = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(n, -1000, 1000, 17);
+    static const float specials[] = {NAN,    INFINITY, -INFINITY, 3e9f,  -3e9f, 5e9f, 2147483520.0f,
+                                     -0.99f, 0.99f,    -1.5f,     -0.0f, 2.5f,  -2.5f};
+    for (size_t i = 0; i < sizeof specials / sizeof *specials; i++)
+        x[i * 101] = specials[i];
+    int32_t *gi = malloc(n * 4);
+    uint32_t *gu = malloc(n * 4);
+    float *gf = malloc(n * 4);
+    for (int d = 0; d < 2; d++) {
+        lmnn_dtype fd = d ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+        for (int rm = 0; rm < 2; rm++) {
+            lmnn_tensor a, ti, tu, back;
+            CHECK_OK(nn_upload(&s, x, fd, rm ? LMNN_ROW_MAJOR : LMNN_TILE, &a));
+            CHECK_OK(lmnn_typecast(a, LMNN_INT32, &ti));
+            CHECK_OK(lmnn_typecast(a, LMNN_UINT32, &tu));
+            CHECK_OK(lmnn_to_host(ti, gi, n * 4));
+            CHECK_OK(lmnn_to_host(tu, gu, n * 4));
+            size_t bad_i = 0, bad_u = 0;
+            for (size_t k = 0; k < n; k++) {
+                double v = d ? nn_bf16(x[k]) : x[k];
+                bad_i += gi[k] != ref_f2i(v);
+                bad_u += gu[k] != ref_f2u(v);
+            }
+            CHECK(bad_i == 0 && bad_u == 0);
+            /* And back: integers to the float dtype, rounded to nearest; the
+             * padding (0 -> 0 both ways) stays zero. */
+            CHECK_OK(lmnn_typecast(ti, fd, &back));
+            lmnn_tensor_info info;
+            CHECK_OK(lmnn_tensor_get_info(back, &info));
+            CHECK(info.dtype == fd && info.layout == (rm ? LMNN_ROW_MAJOR : LMNN_TILE));
+            CHECK_OK(lmnn_to_host(back, gf, n * 4));
+            size_t bad_f = 0;
+            for (size_t k = 0; k < n; k++) {
+                float w = (float)gi[k];
+                if (d) w = nn_bf16((float)(double)gi[k]);
+                bad_f += gf[k] != w;
+            }
+            CHECK(bad_f == 0);
+            if (!rm && !d) CHECK(nn_padding_is_zero(back));
+            lmnn_tensor_free(back);
+            CHECK_OK(lmnn_typecast(tu, LMNN_FLOAT32, &back));
+            CHECK_OK(lmnn_to_host(back, gf, n * 4));
+            bad_f = 0;
+            for (size_t k = 0; k < n; k++)
+                bad_f += gf[k] != (float)gu[k];
+            CHECK(bad_f == 0);
+            lmnn_tensor_free(back);
+            lmnn_tensor_free(a);
+            lmnn_tensor_free(ti);
+            lmnn_tensor_free(tu);
+            if (test_current_failed_) {
+                printf("  %s, %s\n", d ? "bf16" : "fp32", rm ? "row-major" : "tile");
+                goto out;
+            }
+        }
+    }
+    /* Integers beyond float precision round to nearest even; int32 <-> uint32
+     * keep the bits. */
+    {
+        int32_t iv[6] = {16777217, -16777219, INT32_MAX, INT32_MIN, -1, 0};
+        lmnn_shape s6 = LMNN_SHAPE(6);
+        lmnn_tensor_options o;
+        lmnn_tensor_options_init(&o);
+        o.dtype = LMNN_INT32;
+        lmnn_tensor ti, tf, tb, tu;
+        CHECK_OK(lmnn_from_host(nn_dev(), &s6, iv, sizeof iv, &o, &ti));
+        CHECK_OK(lmnn_typecast(ti, LMNN_FLOAT32, &tf));
+        CHECK_OK(lmnn_typecast(ti, LMNN_BFLOAT16, &tb));
+        CHECK_OK(lmnn_typecast(ti, LMNN_UINT32, &tu));
+        float f[6], b[6];
+        uint32_t u[6];
+        CHECK_OK(lmnn_to_host(tf, f, sizeof f));
+        CHECK_OK(lmnn_to_host(tb, b, sizeof b));
+        CHECK_OK(lmnn_to_host(tu, u, sizeof u));
+        for (int k = 0; k < 6; k++) {
+            CHECK(f[k] == (float)iv[k]);
+            CHECK(b[k] == nn_bf16((float)(double)iv[k]));
+            CHECK(u[k] == (uint32_t)iv[k]);
+        }
+        CHECK(f[0] == 16777216.0f && f[1] == -16777220.0f);
+        /* bfloat8_b to int32 (its values are exact in float32). */
+        float bx[64];
+        for (int k = 0; k < 64; k++)
+            bx[k] = (float)(k - 32) * 0.75f;
+        lmnn_shape s64 = LMNN_SHAPE(2, 32);
+        lmnn_tensor b8, b8i;
+        CHECK_OK(nn_upload(&s64, bx, LMNN_BFLOAT8_B, LMNN_TILE, &b8));
+        CHECK_OK(lmnn_typecast(b8, LMNN_INT32, &b8i));
+        int32_t bi[64];
+        CHECK_OK(lmnn_to_host(b8i, bi, sizeof bi));
+        for (int k = 0; k < 64; k++)
+            CHECK(bi[k] == (int32_t)bx[k]);
+        lmnn_tensor_free(b8);
+        lmnn_tensor_free(b8i);
+        lmnn_tensor ts[] = {ti, tf, tb, tu};
+        for (int k = 0; k < 4; k++)
+            lmnn_tensor_free(ts[k]);
+    }
+out:
+    free(x);
+    free(gi);
+    free(gu);
+    free(gf);
 }
 
 static void test_full(void) {
@@ -293,6 +416,7 @@ int main(void) {
     TEST_RUN(test_round_trip_int);
     TEST_RUN(test_bfp8);
     TEST_RUN(test_layout_and_typecast);
+    TEST_RUN(test_typecast_int);
     TEST_RUN(test_full);
     TEST_RUN(test_errors);
     TEST_RUN(test_device_close);

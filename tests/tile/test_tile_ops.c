@@ -92,7 +92,7 @@ static void test_dst_capacity_and_errors(void) {
     CHECK_FAILS(tile_dst_fill_raw(&dst, 8, 0), E,
                 "fill_tile_int: dst index 8 out of range (8 dst tiles with fp32 accumulation on)");
     CHECK_FAILS(tile_reduce(&dst, 0, TILE_REDUCE_FUNC_COUNT_, TILE_REDUCE_ROW, a, 1), E,
-                "reduce_tile: unknown reduce function 4");
+                "reduce_tile: unknown reduce function 5");
     uint8_t out[4096];
     CHECK_FAILS(tile_pack_dst(&dst, 8, LM_DATA_FORMAT_FLOAT32, out), E, "pack_tile: dst index 8");
     CHECK_FAILS(tile_pack_dst(&dst, 0, LM_DATA_FORMAT_INVALID, out), E,
@@ -290,6 +290,33 @@ static void test_reduce(void) {
         }
         /* Positions that are not results keep their values. */
         CHECK(dst.reg[0][33] == 1.0f && dst.reg[1][33] == -INFINITY);
+    }
+    /* PROD: the product of the scaled elements in row-major order, from 1 in
+     * an undefined slot and from the slot's value in a defined one. */
+    static float p[TILE_ELEMS];
+    fill_random(p, 0.5f, 1.5f);
+    for (int i = 0; i < TILE_ELEMS; i += 7)
+        p[i] = -p[i];
+    for (int dim = TILE_REDUCE_ROW; dim <= TILE_REDUCE_SCALAR; dim++) {
+        tile_dst_init(&dst, true);
+        float sc = dim == TILE_REDUCE_SCALAR ? 1.0f : 2.0f; /* no overflow */
+        CHECK_OK(tile_reduce(&dst, 0, TILE_REDUCE_PROD, (tile_reduce_dim)dim, p, sc));
+        CHECK_OK(tile_dst_fill(&dst, 1, 3.0f));
+        CHECK_OK(tile_reduce(&dst, 1, TILE_REDUCE_PROD, (tile_reduce_dim)dim, p, 1.0f));
+        int slots = dim == TILE_REDUCE_SCALAR ? 1 : 32;
+        for (int k = 0; k < slots; k++) {
+            float f0 = 1.0f, f1 = 3.0f;
+            for (int i = 0; i < (dim == TILE_REDUCE_SCALAR ? TILE_ELEMS : 32); i++) {
+                int e = dim == TILE_REDUCE_ROW   ? k * 32 + i
+                        : dim == TILE_REDUCE_COL ? i * 32 + k
+                                                 : i;
+                f0 = f0 * (p[e] * sc);
+                f1 = f1 * p[e];
+            }
+            int out = dim == TILE_REDUCE_ROW ? k * 32 : k;
+            CHECK(dst.reg[0][out] == f0 && dst.reg[1][out] == f1);
+        }
+        CHECK(dst.reg[1][33] == 3.0f);
     }
     /* A NaN anywhere shows up in a max. */
     a[40] = NAN;

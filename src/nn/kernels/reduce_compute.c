@@ -1,5 +1,5 @@
 /* Reduction compute: for each unit, the input tiles from CB 0 combine
- * element-wise in dst 0 (add, max or min, after an optional abs or square;
+ * element-wise in dst 0 (add, max, min or mul, after an optional abs or square;
  * for var the squared, masked deviations from the mean of a first pass), then
  * one reduce_tile over the tile's rows, columns or both gives the result in
  * column 0, row 0 or [0][0] (nothing for mode NONE: only outer dims reduced),
@@ -16,7 +16,7 @@
  * CBs: 0 input, 1 scaler tiles (final, mean), 2 masks (var), 3 accumulators,
  * 4 mean (var), 5 ones, 16 output.
  * Compile-time args: mode (0 NONE, 1 ROW, 2 COL, 3 SCALAR), func (1 sum,
- * 2 max, 3 min), pre (0, 1 abs, 2 square), post (0, 1 sqrt), var, partial,
+ * 2 max, 3 min, 4 prod), pre (0, 1 abs, 2 square), post (0, 1 sqrt), var, partial,
  * masks, red_h, red_w. Runtime args: as the reader's. */
 #include "compute_kernel_api.h"
 
@@ -205,8 +205,10 @@ void kernel_main(void) {
                         add_binary_tile(0, 1, 0);
                     else if (func == 2)
                         binary_max_tile(0, 1, 0);
-                    else
+                    else if (func == 3)
                         binary_min_tile(0, 1, 0);
+                    else
+                        mul_binary_tile(0, 1, 0);
                 }
             }
             cb_pop_front(CB_IN, 1);
@@ -220,8 +222,10 @@ void kernel_main(void) {
                 pack_out(CB_ACC);
                 tile_regs_acquire();
                 cb_wait_front(CB_ACC, 1);
-                reduce_tile(func == 1 ? LM_REDUCE_SUM : LM_REDUCE_MAX, dim, CB_ACC, CB_SCALER, 0, 0,
-                            0);
+                reduce_tile(func == 1   ? LM_REDUCE_SUM
+                            : func == 4 ? LM_REDUCE_PROD
+                                        : LM_REDUCE_MAX,
+                            dim, CB_ACC, CB_SCALER, 0, 0, 0);
                 cb_pop_front(CB_ACC, 1);
                 if (func == 3) {
                     /* 0 - x rather than -x: the positions without a result

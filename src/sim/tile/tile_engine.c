@@ -234,18 +234,21 @@ lm_status tile_reduce(tile_dst *dst, uint32_t idx, tile_reduce_func func, tile_r
     float t[TILE_ELEMS];
     memcpy(t, reg(dst, idx), sizeof t);
     uint32_t *defined = dst->defined[idx];
-    bool max = func == TILE_REDUCE_MAX;
     /* Result slot s is element (s, 0) for ROW, (0, s) for COL and SCALAR. */
     int slots = dim == TILE_REDUCE_SCALAR ? 1 : TILE_DIM;
     int step = dim == TILE_REDUCE_ROW ? TILE_DIM : 1;
     float acc[TILE_DIM];
     for (int s = 0; s < slots; s++) {
         int out = s * step;
-        /* An undefined slot holds 0, which is already SUM's identity. */
+        /* An undefined slot holds 0, which is already SUM's identity; MAX and
+         * PROD start from theirs. */
         bool def = defined[out / TILE_DIM] >> (out % TILE_DIM) & 1;
-        acc[s] = max && !def ? -INFINITY : t[out];
+        acc[s] = def                        ? t[out]
+                 : func == TILE_REDUCE_MAX  ? -INFINITY
+                 : func == TILE_REDUCE_PROD ? 1.0f
+                                            : 0.0f;
     }
-    kernels()->reduce(max, dim, a, scaler, acc);
+    kernels()->reduce(func, dim, a, scaler, acc);
     for (int s = 0; s < slots; s++) {
         int out = s * step;
         t[out] = acc[s];

@@ -166,7 +166,8 @@ typedef enum tile_reduce_func {
     TILE_REDUCE_FUNC_INVALID = 0,
     TILE_REDUCE_SUM,
     TILE_REDUCE_MAX,
-    TILE_REDUCE_AVG, /* as SUM: tt-metal's scaler tile carries the 1/N */
+    TILE_REDUCE_AVG,  /* as SUM: tt-metal's scaler tile carries the 1/N */
+    TILE_REDUCE_PROD, /* product of the scaled elements (not in tt-metal) */
     TILE_REDUCE_FUNC_COUNT_
 } tile_reduce_func;
 

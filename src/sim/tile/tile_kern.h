@@ -29,10 +29,11 @@ typedef struct tile_kernels {
     /* out = a (op) b element-wise. */
     void (*dst_binary)(tile_dst_binary_op op, const float *a, const float *b, float *out);
     /* Reduces a (times scaler) into the result slots acc (32 for ROW and
-     * COL, 1 for SCALAR), each starting from its value in acc: fma for sums,
-     * a NaN-keeping max for max. Each slot takes its elements in row-major
-     * order. */
-    void (*reduce)(bool max, tile_reduce_dim dim, const float *a, float scaler, float *acc);
+     * COL, 1 for SCALAR), each starting from its value in acc: fma for SUM
+     * and AVG, a NaN-keeping max for MAX, acc * (a * scaler) for PROD. Each
+     * slot takes its elements in row-major order. */
+    void (*reduce)(tile_reduce_func func, tile_reduce_dim dim, const float *a, float scaler,
+                   float *acc);
     /* The end of every op that writes dst: canonical NaN, optional bf16 round. */
     void (*finish)(float *t, bool round_bf16);
 } tile_kernels;

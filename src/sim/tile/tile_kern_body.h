@@ -461,12 +461,18 @@ static inline float tk_reduce_max(float m, float v) {
     return v > m || v != v ? v : m;
 }
 
-static void tk_reduce(bool max, tile_reduce_dim dim, const float *restrict a, float scaler,
-                      float *restrict acc) {
+/* One slot's step: acc combined with v (the element times the scaler). */
+#define TK_REDUCE_STEP(func, acc, x, scaler)                                                       \
+    ((func) == TILE_REDUCE_MAX    ? tk_reduce_max(acc, (x) * (scaler))                             \
+     : (func) == TILE_REDUCE_PROD ? (acc) * ((x) * (scaler))                                       \
+                                  : fmaf(x, scaler, acc))
+
+static void tk_reduce(tile_reduce_func func, tile_reduce_dim dim, const float *restrict a,
+                      float scaler, float *restrict acc) {
     if (dim == TILE_REDUCE_SCALAR) { /* one chain over all elements */
         float s = acc[0];
         for (int i = 0; i < TILE_ELEMS; i++)
-            s = max ? tk_reduce_max(s, a[i] * scaler) : fmaf(a[i], scaler, s);
+            s = TK_REDUCE_STEP(func, s, a[i], scaler);
         acc[0] = s;
         return;
     }
@@ -481,14 +487,24 @@ static void tk_reduce(bool max, tile_reduce_dim dim, const float *restrict a, fl
                 at[c * TILE_DIM + r] = a[r * TILE_DIM + c];
         m = at;
     }
-    if (max)
+    /* One loop per function, so that each vectorizes. */
+    switch (func) {
+    case TILE_REDUCE_MAX:
         for (int i = 0; i < TILE_DIM; i++)
             for (int s = 0; s < TILE_DIM; s++)
-                acc[s] = tk_reduce_max(acc[s], m[i * TILE_DIM + s] * scaler);
-    else
+                acc[s] = TK_REDUCE_STEP(TILE_REDUCE_MAX, acc[s], m[i * TILE_DIM + s], scaler);
+        break;
+    case TILE_REDUCE_PROD:
+        for (int i = 0; i < TILE_DIM; i++)
+            for (int s = 0; s < TILE_DIM; s++)
+                acc[s] = TK_REDUCE_STEP(TILE_REDUCE_PROD, acc[s], m[i * TILE_DIM + s], scaler);
+        break;
+    default:
         for (int i = 0; i < TILE_DIM; i++)
             for (int s = 0; s < TILE_DIM; s++)
                 acc[s] = fmaf(m[i * TILE_DIM + s], scaler, acc[s]);
+        break;
+    }
 }
 
 /* ---- dst write-back -------------------------------------------------------- */
