@@ -332,12 +332,75 @@ static void test_cache(void) {
     CHECK_OK(lmnn_tensor_free(b));
     CHECK_OK(lmnn_program_cache_get_stats(dev, &s1));
     CHECK(s1.misses == s0.misses + 1);
-    CHECK_OK(lmnn_tensor_free(a));
+    /* A hit with other tensors at other addresses: only the addresses
+     * change. */
+    float *x2 = nn_rand_floats(64 * 128, -1, 1, 17);
+    lmnn_tensor a2, b1, b2;
+    CHECK_OK(nn_upload(&s, x2, LMNN_FLOAT32, LMNN_TILE, &a2));
+    CHECK_OK(lmnn_to_memory_config(a, &m1, &b1));
+    CHECK_OK(lmnn_to_memory_config(a2, &m1, &b2));
+    CHECK_OK(lmnn_program_cache_get_stats(dev, &s0));
+    CHECK(s0.misses == s1.misses);
+    float *y1 = nn_download(b1), *y2 = nn_download(b2);
+    CHECK(y1 && y2 && !memcmp(y1, x, sizeof(float) * 64 * 128) &&
+          !memcmp(y2, x2, sizeof(float) * 64 * 128));
+    free(y1);
+    free(y2);
+    lmnn_tensor t[] = {a, a2, b1, b2};
+    for (size_t k = 0; k < 4; k++)
+        CHECK_OK(lmnn_tensor_free(t[k]));
     free(x);
+    free(x2);
 }
 
-/* Under Light Metal capture: interleaved -> block sharded L1 -> width
- * sharded DRAM -> interleaved, replayed bit-identically. */
+/* to_memory_config in a metal trace: cached programs, new input data, the
+ * same trace. */
+static void test_metal_trace(void) {
+    lm_device *dev = nn_dev();
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lmnn_shape s = LMNN_SHAPE(96, 160);
+    float *x = nn_rand_floats(96 * 160, -1, 1, 18), *x2 = nn_rand_floats(96 * 160, -1, 1, 19);
+    size_t size = 96 * 160 * sizeof(float);
+    float *got = malloc(size);
+    lmnn_memory_config b =
+        sharded(LM_BUFFER_L1, LM_BUFFER_BLOCK_SHARDED, 32, 64, grid(0, 0, 2, 2), false);
+    lmnn_tensor in, sh, out, sh2, out2;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &in));
+    CHECK_OK(lmnn_to_memory_config(in, &b, &sh));
+    CHECK_OK(lmnn_to_memory_config(sh, &l1_interleaved, &out));
+    uint32_t tid;
+    CHECK_OK(lm_begin_trace_capture(cq, &tid));
+    CHECK_OK(lmnn_to_memory_config(in, &b, &sh2));
+    CHECK_OK(lmnn_to_memory_config(sh2, &l1_interleaved, &out2));
+    CHECK_OK(lm_end_trace_capture(cq, tid));
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(out2, got, size));
+    CHECK(!memcmp(got, x, size));
+    /* New data into the input (tiles, as the device holds them). */
+    lmnn_tensor in2;
+    CHECK_OK(nn_upload(&s, x2, LMNN_FLOAT32, LMNN_TILE, &in2));
+    uint64_t n = 0;
+    uint8_t *tiles = raw(in2, &n);
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(in, &info));
+    CHECK_OK(lm_enqueue_write_buffer(cq, info.buffer, tiles, true));
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    CHECK_OK(lmnn_to_host(out2, got, size));
+    CHECK(!memcmp(got, x2, size));
+    CHECK_OK(lm_release_trace(dev, tid));
+    free(tiles);
+    lmnn_tensor t[] = {in, sh, out, sh2, out2, in2};
+    for (size_t k = 0; k < 6; k++)
+        CHECK_OK(lmnn_tensor_free(t[k]));
+    free(x);
+    free(x2);
+    free(got);
+}
+
+/* Under Light Metal capture: a height sharded row-major input -> tile ->
+ * block sharded L1 -> width sharded DRAM -> interleaved -> row-major, height
+ * sharded in DRAM; replayed bit-identically, with the sharded input replaced
+ * and the sharded output read by name. */
 static void test_capture_replay(void) {
     lm_device *dev;
     CHECK_OK(lm_device_open(NULL, &dev));
@@ -352,17 +415,24 @@ static void test_capture_replay(void) {
                                    false),
                        w = sharded(LM_BUFFER_DRAM, LM_BUFFER_WIDTH_SHARDED, 96, 32,
                                    grid(1, 0, 3, 0), false);
+    lmnn_memory_config hin = sharded(LM_BUFFER_L1, LM_BUFFER_HEIGHT_SHARDED, 16, 90,
+                                     grid(0, 0, 4, 0), false),
+                       hout = sharded(LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED, 8, 90,
+                                      grid(0, 0, 8, 0), true);
+    o.memory = hin;
     CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
-    lmnn_tensor xin, t[5];
+    lmnn_tensor xin, t[7];
     CHECK_OK(lmnn_from_host(dev, &s, x, sizeof live, &o, &xin));
     CHECK_OK(lmnn_capture_name(xin, "x"));
-    CHECK_OK(lmnn_to_layout(xin, LMNN_TILE, &t[0]));
+    CHECK_OK(lmnn_to_memory_config(xin, &dram_interleaved, &t[5]));
+    CHECK_OK(lmnn_to_layout(t[5], LMNN_TILE, &t[0]));
     CHECK_OK(lmnn_to_memory_config(t[0], &b, &t[1]));
     CHECK_OK(lmnn_to_memory_config(t[1], &w, &t[2]));
     CHECK_OK(lmnn_to_memory_config(t[2], &dram_interleaved, &t[3]));
     CHECK_OK(lmnn_to_layout(t[3], LMNN_ROW_MAJOR, &t[4]));
-    CHECK_OK(lmnn_capture_name(t[4], "y"));
-    CHECK_OK(lmnn_to_host(t[4], live, sizeof live));
+    CHECK_OK(lmnn_to_memory_config(t[4], &hout, &t[6]));
+    CHECK_OK(lmnn_capture_name(t[6], "y"));
+    CHECK_OK(lmnn_to_host(t[6], live, sizeof live));
     CHECK(!memcmp(live, x, sizeof live));
     lm_binary *bin;
     CHECK_OK(lm_light_metal_end_capture(dev, &bin));
@@ -587,6 +657,7 @@ int main(void) {
     TEST_RUN(test_placement);
     TEST_RUN(test_full);
     TEST_RUN(test_cache);
+    TEST_RUN(test_metal_trace);
     TEST_RUN(test_ops_refuse);
     TEST_RUN(test_errors);
     nn_dev_close();
