@@ -188,6 +188,23 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
  * and saturates; NaN becomes 0. */
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor);
 
+/* A sharded memory config that spreads a tensor of `shape` in `layout` evenly
+ * over `grid` (ttnn.create_sharded_memory_config): `strategy` is
+ * LM_BUFFER_HEIGHT_SHARDED (rows over every core of grid), WIDTH_SHARDED
+ * (columns) or BLOCK_SHARDED (grid is one rectangle: rows over its height and
+ * columns over its width, or the other way round column-major), in whole
+ * tiles for tile layout. The shard shape is the smallest that covers the
+ * tensor with one shard per core (edge shards may be partly empty and cores
+ * left over). Errors as lmnn_to_memory_config's checks of the result, plus
+ * LM_ERR_INVALID_ARGUMENT for NULL pointers or a strategy that is not a
+ * sharded layout. */
+lm_status lmnn_create_sharded_memory_config(lm_device *device, const lmnn_shape *shape,
+                                            lmnn_layout layout, lm_buffer_type type,
+                                            lm_buffer_layout strategy,
+                                            const lm_core_range_set *grid,
+                                            lmnn_shard_orientation orientation,
+                                            lmnn_memory_config *out_memory);
+
 /* The tensor in memory config `memory` (ttnn.to_memory_config), as a new
  * tensor of the same shape, dtype and layout: interleaved to sharded, sharded
  * to interleaved, one sharding to another, DRAM to L1 and back. A page copy

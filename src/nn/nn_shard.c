@@ -96,3 +96,71 @@ lm_status lmnn_to_memory_config(lmnn_tensor tensor, const lmnn_memory_config *me
     *out_tensor = oh;
     return LM_OK;
 }
+
+lm_status lmnn_create_sharded_memory_config(lm_device *device, const lmnn_shape *shape,
+                                            lmnn_layout layout, lm_buffer_type type,
+                                            lm_buffer_layout strategy,
+                                            const lm_core_range_set *grid,
+                                            lmnn_shard_orientation orientation,
+                                            lmnn_memory_config *out_memory) {
+    const char *op = "lmnn_create_sharded_memory_config";
+    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
+    if (!shape || !grid || !out_memory)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
+                       !shape  ? "shape"
+                       : !grid ? "grid"
+                               : "out_memory");
+    if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "layout: unknown layout %d", (int)layout);
+    lmnn_memory_config m = {.type = type, .layout = strategy};
+    if (!nn_memory_is_sharded(&m))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "strategy: expected LM_BUFFER_HEIGHT, WIDTH or BLOCK_SHARDED, given %d",
+                       (int)strategy);
+    if (shape->rank > LMNN_MAX_DIMS || !lmnn_shape_volume(shape))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: expected 0..%d dims of at least 1, given rank %u", LMNN_MAX_DIMS,
+                       shape->rank);
+    if (grid->count == 0 || grid->count > LM_MAX_CORE_RANGES)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "grid: expected 1..%d core ranges, given %u",
+                       LM_MAX_CORE_RANGES, grid->count);
+    uint64_t cores = 0;
+    for (uint32_t i = 0; i < grid->count; i++) {
+        lm_core a = grid->ranges[i].start, b = grid->ranges[i].end;
+        if (b.x < a.x || b.y < a.y)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "grid: range %u (%u,%u)-(%u,%u) is empty",
+                           i, a.x, a.y, b.x, b.y);
+        cores += (uint64_t)(b.x - a.x + 1) * (b.y - a.y + 1);
+    }
+    if (strategy == LM_BUFFER_BLOCK_SHARDED && grid->count != 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "grid: expected one rectangle for block sharding, given %u ranges",
+                       grid->count);
+    /* The matrix view in units of whole pages' rows and columns (tiles, or
+     * rows and elements for row-major). */
+    bool tile = layout == LMNN_TILE;
+    nn_tiles g = nn_tiles_of(shape);
+    uint32_t unit = tile ? 32 : 1;
+    uint64_t rows = tile ? (uint64_t)g.batch * g.ht : lmnn_shape_volume(shape) / g.w;
+    uint64_t cols = tile ? g.wt : g.w;
+    uint64_t over_rows = 1, over_cols = 1;
+    if (strategy == LM_BUFFER_HEIGHT_SHARDED) over_rows = cores;
+    if (strategy == LM_BUFFER_WIDTH_SHARDED) over_cols = cores;
+    if (strategy == LM_BUFFER_BLOCK_SHARDED) {
+        lm_core a = grid->ranges[0].start, b = grid->ranges[0].end;
+        uint64_t gw = b.x - a.x + 1, gh = b.y - a.y + 1;
+        bool col = orientation == LMNN_SHARD_COL_MAJOR;
+        over_rows = col ? gw : gh;
+        over_cols = col ? gh : gw;
+    }
+    uint64_t sh = (rows + over_rows - 1) / over_rows * unit;
+    uint64_t sw = (cols + over_cols - 1) / over_cols * unit;
+    if (sh > UINT32_MAX || sw > UINT32_MAX)
+        return nn_fail(LM_ERR_UNSUPPORTED, op, "shape: shards of more than 2^32 rows or columns");
+    m.shard = (lmnn_shard_spec){
+        .grid = *grid, .height = (uint32_t)sh, .width = (uint32_t)sw, .orientation = orientation};
+    lm_status st = nn_check_memory_any(op, "result", device, &m, shape, layout, NULL);
+    if (st) return st;
+    *out_memory = m;
+    return LM_OK;
+}

@@ -296,6 +296,83 @@ static void test_full(void) {
     CHECK_OK(lmnn_tensor_free(t));
 }
 
+/* Shard shapes worked out from a grid (ttnn.create_sharded_memory_config). */
+static void test_create_config(void) {
+    lm_device *dev = nn_dev();
+    lmnn_memory_config m;
+    lmnn_shape s1 = LMNN_SHAPE(3, 50, 70), s2 = LMNN_SHAPE(100, 200), s3 = LMNN_SHAPE(37, 50);
+    lm_core_range_set g4 = grid(0, 0, 3, 0), g42 = grid(0, 0, 3, 1);
+    CHECK_OK(lmnn_create_sharded_memory_config(dev, &s1, LMNN_TILE, LM_BUFFER_L1,
+                                               LM_BUFFER_HEIGHT_SHARDED, &g4, LMNN_SHARD_ROW_MAJOR,
+                                               &m));
+    CHECK(m.type == LM_BUFFER_L1 && m.layout == LM_BUFFER_HEIGHT_SHARDED && m.shard.height == 64 &&
+          m.shard.width == 96 && m.shard.grid.count == 1);
+    CHECK_OK(lmnn_create_sharded_memory_config(dev, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                               LM_BUFFER_WIDTH_SHARDED, &g42, LMNN_SHARD_ROW_MAJOR,
+                                               &m));
+    CHECK(m.shard.height == 128 && m.shard.width == 32);
+    CHECK_OK(lmnn_create_sharded_memory_config(dev, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                               LM_BUFFER_BLOCK_SHARDED, &g42, LMNN_SHARD_ROW_MAJOR,
+                                               &m));
+    CHECK(m.shard.height == 64 && m.shard.width == 64);
+    CHECK_OK(lmnn_create_sharded_memory_config(dev, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                               LM_BUFFER_BLOCK_SHARDED, &g42, LMNN_SHARD_COL_MAJOR,
+                                               &m));
+    CHECK(m.shard.height == 32 && m.shard.width == 128);
+    /* And it works: a round trip through it. */
+    float *x = nn_rand_floats(100 * 200, -1, 1, 20);
+    lmnn_tensor a, b;
+    CHECK_OK(nn_upload(&s2, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lmnn_to_memory_config(a, &m, &b));
+    float *y = nn_download(b);
+    CHECK(y && !memcmp(y, x, 100 * 200 * sizeof(float)));
+    free(y);
+    free(x);
+    CHECK_OK(lmnn_tensor_free(a));
+    CHECK_OK(lmnn_tensor_free(b));
+    lm_core_range_set dr = grid(0, 0, 11, 0);
+    CHECK_OK(lmnn_create_sharded_memory_config(dev, &s3, LMNN_ROW_MAJOR, LM_BUFFER_DRAM,
+                                               LM_BUFFER_HEIGHT_SHARDED, &dr, LMNN_SHARD_ROW_MAJOR,
+                                               &m));
+    CHECK(m.shard.height == 4 && m.shard.width == 50);
+    /* Errors. */
+    CHECK_FAILS(lmnn_create_sharded_memory_config(dev, &s3, LMNN_ROW_MAJOR, LM_BUFFER_L1,
+                                                  LM_BUFFER_WIDTH_SHARDED, &g4,
+                                                  LMNN_SHARD_ROW_MAJOR, &m),
+                LM_ERR_UNSUPPORTED,
+                "lmnn_create_sharded_memory_config: result.shard.width: a row-major tensor keeps "
+                "each row of 50 elements in one page");
+    CHECK_FAILS(lmnn_create_sharded_memory_config(dev, &s3, LMNN_TILE, LM_BUFFER_L1,
+                                                  LM_BUFFER_INTERLEAVED, &g4, LMNN_SHARD_ROW_MAJOR,
+                                                  &m),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_create_sharded_memory_config: strategy: expected LM_BUFFER_HEIGHT, WIDTH or "
+                "BLOCK_SHARDED, given 1");
+    lm_core_range_set two = g4;
+    two.ranges[two.count++] = (lm_core_range){{5, 5}, {5, 5}};
+    CHECK_FAILS(lmnn_create_sharded_memory_config(dev, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                                  LM_BUFFER_BLOCK_SHARDED, &two,
+                                                  LMNN_SHARD_ROW_MAJOR, &m),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_create_sharded_memory_config: grid: expected one rectangle for block "
+                "sharding, given 2 ranges");
+    lm_core_range_set wide = grid(0, 0, 8, 0);
+    CHECK_FAILS(lmnn_create_sharded_memory_config(dev, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                                  LM_BUFFER_HEIGHT_SHARDED, &wide,
+                                                  LMNN_SHARD_ROW_MAJOR, &m),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_create_sharded_memory_config: result.shard.grid: range 0 (0,0)-(8,0) is "
+                "empty or outside the worker grid (0,0)-(7,7)");
+    CHECK_FAILS(lmnn_create_sharded_memory_config(dev, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                                  LM_BUFFER_HEIGHT_SHARDED, NULL,
+                                                  LMNN_SHARD_ROW_MAJOR, &m),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_create_sharded_memory_config: grid is NULL");
+    CHECK_FAILS(lmnn_create_sharded_memory_config(NULL, &s2, LMNN_TILE, LM_BUFFER_L1,
+                                                  LM_BUFFER_HEIGHT_SHARDED, &g4,
+                                                  LMNN_SHARD_ROW_MAJOR, &m),
+                LM_ERR_INVALID_HANDLE, "lmnn_create_sharded_memory_config: device is NULL");
+}
+
 static void test_cache(void) {
     lm_device *dev = nn_dev();
     lmnn_shape s = LMNN_SHAPE(64, 128);
@@ -656,6 +733,7 @@ int main(void) {
     TEST_RUN(test_reshard);
     TEST_RUN(test_placement);
     TEST_RUN(test_full);
+    TEST_RUN(test_create_config);
     TEST_RUN(test_cache);
     TEST_RUN(test_metal_trace);
     TEST_RUN(test_ops_refuse);
