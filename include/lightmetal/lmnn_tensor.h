@@ -225,8 +225,8 @@ typedef struct lmnn_tensor_info {
     lmnn_shape padded_shape; /* tile layout: last two dims rounded up to 32 */
     lmnn_dtype dtype;
     lmnn_layout layout;
-    lmnn_memory_config memory;
-    lm_buffer buffer; /* owned by the tensor: do not deallocate */
+    lmnn_memory_config memory; /* with its shard spec when sharded (else zero) */
+    lm_buffer buffer;          /* owned by the tensor: do not deallocate */
 } lmnn_tensor_info;
 
 lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info);
