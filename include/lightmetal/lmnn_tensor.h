@@ -75,12 +75,46 @@ typedef enum lmnn_layout {
     LMNN_TILE = 2,
 } lmnn_layout;
 
-/* Where a tensor's buffer lives. Zero-initialised means "the default": for a
- * new tensor DRAM interleaved, for an op's output the same as its first
- * input. */
+/* The order in which shards take the cores of a shard grid (ttnn's
+ * ShardOrientation). */
+typedef enum lmnn_shard_orientation {
+    LMNN_SHARD_ROW_MAJOR = 0, /* along each range's rows first (the default) */
+    LMNN_SHARD_COL_MAJOR = 1, /* down each range's columns first */
+} lmnn_shard_orientation;
+
+/* How a sharded tensor is cut (ttnn's ShardSpec). The tensor is viewed as a
+ * matrix [volume / last dim, last dim] (in tile layout its padded shape:
+ * [product of the other dims x padded height, padded width]) and cut into
+ * shards of height x width elements, each on one core of `grid`:
+ *   HEIGHT_SHARDED  width = the matrix width; shard i (rows i*height ...) on
+ *                   the i-th core of grid (ranges in order, each row-major,
+ *                   or column-major with LMNN_SHARD_COL_MAJOR);
+ *   WIDTH_SHARDED   height = the matrix height; shard i (columns i*width ...)
+ *                   on the i-th core;
+ *   BLOCK_SHARDED   grid is one rectangle; shard (r, c) on core (x0 + c,
+ *                   y0 + r), or (x0 + r, y0 + c) column-major.
+ * Tile tensors: height and width are multiples of 32. Row-major tensors keep
+ * a whole row per page, so their shard width is the row (the last dim).
+ * Shards at the bottom and right edges may be partly empty; at most
+ * LM_MAX_SHARDS shards. In L1 the grid names worker cores; in DRAM it names
+ * banks, bank b as core (b, 0). */
+typedef struct lmnn_shard_spec {
+    lm_core_range_set grid;
+    uint32_t height, width; /* elements */
+    lmnn_shard_orientation orientation;
+} lmnn_shard_spec;
+
+/* Where a tensor's buffer lives (ttnn's MemoryConfig). Zero-initialised means
+ * "the default": for a new tensor DRAM interleaved, for an op's output the
+ * same as its first input. Only lmnn_from_host, lmnn_full,
+ * lmnn_to_memory_config and lmnn_to_host (and lmnn_tensor_get_info,
+ * lmnn_tensor_host_size, lmnn_capture_name, lmnn_tensor_free) take sharded
+ * tensors today; other ops refuse them with LM_ERR_UNSUPPORTED (convert with
+ * lmnn_to_memory_config). */
 typedef struct lmnn_memory_config {
     lm_buffer_type type;     /* LM_BUFFER_DRAM or LM_BUFFER_L1 */
-    lm_buffer_layout layout; /* LM_BUFFER_INTERLEAVED (sharded: not yet) */
+    lm_buffer_layout layout; /* LM_BUFFER_INTERLEAVED or LM_BUFFER_*_SHARDED */
+    lmnn_shard_spec shard;   /* sharded layouts only (ignored for interleaved) */
 } lmnn_memory_config;
 
 typedef struct lmnn_shape {
@@ -158,6 +192,33 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
  * uint32 reinterpret each other's bits, as two's complement. */
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor);
 
+/* A sharded memory config that spreads a tensor of `shape` in `layout` evenly
+ * over `grid` (ttnn.create_sharded_memory_config): `strategy` is
+ * LM_BUFFER_HEIGHT_SHARDED (rows over every core of grid), WIDTH_SHARDED
+ * (columns) or BLOCK_SHARDED (grid is one rectangle: rows over its height and
+ * columns over its width, or the other way round column-major), in whole
+ * tiles for tile layout. The shard shape is the smallest that covers the
+ * tensor with one shard per core (edge shards may be partly empty and cores
+ * left over). Errors as lmnn_to_memory_config's checks of the result, plus
+ * LM_ERR_INVALID_ARGUMENT for NULL pointers or a strategy that is not a
+ * sharded layout. */
+lm_status lmnn_create_sharded_memory_config(lm_device *device, const lmnn_shape *shape,
+                                            lmnn_layout layout, lm_buffer_type type,
+                                            lm_buffer_layout strategy,
+                                            const lm_core_range_set *grid,
+                                            lmnn_shard_orientation orientation,
+                                            lmnn_memory_config *out_memory);
+
+/* The tensor in memory config `memory` (ttnn.to_memory_config), as a new
+ * tensor of the same shape, dtype and layout: interleaved to sharded, sharded
+ * to interleaved, one sharding to another, DRAM to L1 and back. A page copy
+ * on the device; bit-exact. Zero fields of `memory` mean the input's: type 0
+ * keeps the buffer type, layout 0 keeps the layout and its shard spec.
+ * Errors: LM_ERR_INVALID_ARGUMENT for a shard spec that does not fit the
+ * tensor or the device (see lmnn_shard_spec; the message names the field). */
+lm_status lmnn_to_memory_config(lmnn_tensor tensor, const lmnn_memory_config *memory,
+                                lmnn_tensor *out_tensor);
+
 /* Frees the tensor's device memory (after its pending work) and the handle.
  * Freeing the zero handle is a no-op; freeing twice is LM_ERR_INVALID_HANDLE. */
 lm_status lmnn_tensor_free(lmnn_tensor tensor);
@@ -168,8 +229,8 @@ typedef struct lmnn_tensor_info {
     lmnn_shape padded_shape; /* tile layout: last two dims rounded up to 32 */
     lmnn_dtype dtype;
     lmnn_layout layout;
-    lmnn_memory_config memory;
-    lm_buffer buffer; /* owned by the tensor: do not deallocate */
+    lmnn_memory_config memory; /* with its shard spec when sharded (else zero) */
+    lm_buffer buffer;          /* owned by the tensor: do not deallocate */
 } lmnn_tensor_info;
 
 lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info);

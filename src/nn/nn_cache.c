@@ -116,6 +116,14 @@ void nn_key_tensor(nn_key *key, const nn_tensor *t) {
     nn_key_u32(key, (uint32_t)t->layout);
     nn_key_u32(key, (uint32_t)t->memory.type);
     nn_key_u32(key, (uint32_t)t->memory.layout);
+    if (nn_memory_is_sharded(&t->memory)) {
+        const lmnn_shard_spec *s = &t->memory.shard;
+        nn_key_u32(key, s->height);
+        nn_key_u32(key, s->width);
+        nn_key_u32(key, (uint32_t)s->orientation);
+        nn_key_u32(key, s->grid.count);
+        nn_key_add(key, s->grid.ranges, s->grid.count * sizeof s->grid.ranges[0]);
+    }
 }
 
 /* ---- lookup ---- */

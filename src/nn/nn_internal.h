@@ -209,6 +209,36 @@ lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out);
  * Volumes of at most 2^32 elements (nn_reduce.c). */
 lm_status nn_reshape_tiles(const char *op, nn_tensor *in, nn_tensor *out);
 
+/* ---- sharded tensors (nn_tensor.c, nn_shard.c) ----
+ * nn_get_tensor and nn_tensor_new refuse sharded tensors (LM_ERR_UNSUPPORTED,
+ * pointing at lmnn_to_memory_config), so an op sees interleaved tensors only
+ * unless it opts in with these. */
+
+static inline bool nn_memory_is_sharded(const lmnn_memory_config *m) {
+    return m->layout >= LM_BUFFER_HEIGHT_SHARDED && m->layout <= LM_BUFFER_BLOCK_SHARDED;
+}
+
+/* As nn_get_tensor, accepting sharded tensors. */
+lm_status nn_get_tensor_any(const char *op, const char *arg, lmnn_tensor t, nn_tensor **out);
+
+/* As nn_tensor_new, accepting a sharded memory config (checked against the
+ * shape and layout: "<op>: memory.shard...: ..." errors). */
+lm_status nn_tensor_new_any(const char *op, lm_device *device, const lmnn_shape *shape,
+                            lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
+                            lmnn_tensor *out_handle, nn_tensor **out_tensor);
+
+/* Checks `memory` (interleaved or sharded; messages name it `arg`, e.g.
+ * "opts.memory") for a tensor of `shape` in `layout` on `device`; for a
+ * sharded one fills *out_pages with the buffer's shard spec in pages (may be
+ * NULL). */
+lm_status nn_check_memory_any(const char *op, const char *arg, lm_device *device,
+                              const lmnn_memory_config *memory, const lmnn_shape *shape,
+                              lmnn_layout layout, lm_shard_spec *out_pages);
+
+/* Copies every page of `in` to `out` (same shape, dtype and layout; any
+ * memory configs) on the device (nn_shard.c). */
+lm_status nn_copy_pages(const char *op, nn_tensor *in, nn_tensor *out);
+
 /* ---- errors ---- */
 
 /* Records "<op>: <message>" and returns `status`. */

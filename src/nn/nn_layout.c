@@ -97,6 +97,8 @@ static lm_status check_options(const char *op, const lmnn_tensor_options *o) {
     if (o->layout != LMNN_ROW_MAJOR && o->layout != LMNN_TILE)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts.layout: unknown layout %d",
                        (int)o->layout);
+    /* A shard spec is checked against the shape (nn_check_memory_any). */
+    if (nn_memory_is_sharded(&o->memory)) return LM_OK;
     return nn_check_memory(op, &o->memory);
 }
 
@@ -132,15 +134,26 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
     lmnn_dtype rm_dtype = rm_dtype_of(opts->dtype);
     if (!tile && opts->dtype == LMNN_BFLOAT8_B)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "bfloat8_b exists in tile layout only");
+    bool sharded = nn_memory_is_sharded(&opts->memory);
+    if (sharded && (st = nn_check_memory_any(op, "opts.memory", device, &opts->memory, shape,
+                                             opts->layout, NULL)))
+        return st;
     lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
-    lmnn_tensor rh, th = {0};
-    nn_tensor *r, *t = NULL;
-    st = nn_tensor_new(op, device, shape, rm_dtype, LMNN_ROW_MAJOR, tile ? &dram : &opts->memory,
-                       &rh, &r);
+    lmnn_tensor rh, th = {0}, sh = {0};
+    nn_tensor *r, *t = NULL, *staged = NULL;
+    /* A sharded row-major tensor takes the host's rows directly (the write
+     * places each page on its shard); a sharded tile tensor is tilized into
+     * an interleaved one first and its pages copied over. */
+    st = nn_tensor_new_any(op, device, shape, rm_dtype, LMNN_ROW_MAJOR,
+                           tile ? &dram : &opts->memory, &rh, &r);
     if (!st && tile)
-        st = nn_tensor_new(op, device, shape, opts->dtype, LMNN_TILE, &opts->memory, &th, &t);
+        st = nn_tensor_new_any(op, device, shape, opts->dtype, LMNN_TILE, &opts->memory, &th, &t);
+    staged = t;
+    if (!st && tile && sharded)
+        st = nn_tensor_new(op, device, shape, opts->dtype, LMNN_TILE, &dram, &sh, &staged);
     if (st) {
         nn_tensor_discard(rh);
+        nn_tensor_discard(th);
         return st;
     }
     const void *image = data;
@@ -156,7 +169,9 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
         if (st) st = nn_fail_call(st, op);
     }
     free(half);
-    if (!st && tile) st = nn_tilize(op, r, t);
+    if (!st && tile) st = nn_tilize(op, r, staged);
+    if (!st && sh.id) st = nn_copy_pages(op, staged, t);
+    nn_tensor_discard(sh);
     if (st || tile) nn_tensor_discard(rh);
     if (st) {
         nn_tensor_discard(th);
@@ -169,7 +184,7 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
 lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
     const char *op = "lmnn_to_host";
     nn_tensor *t;
-    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    lm_status st = nn_get_tensor_any(op, "tensor", tensor, &t);
     if (st) return st;
     if (!dst) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dst is NULL");
     uint64_t volume = lmnn_shape_volume(&t->shape);
@@ -177,13 +192,22 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
     if (size < need)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "size: the tensor needs %zu bytes, given %zu",
                        need, size);
-    lmnn_tensor rh = {0};
+    lmnn_tensor rh = {0}, sh = {0};
     nn_tensor *r = t;
     if (t->layout == LMNN_TILE) {
+        /* A sharded row-major tensor reads back directly (the read gathers
+         * its pages in order); a sharded tile tensor is gathered into an
+         * interleaved one to untilize. */
         lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
-        st = nn_tensor_new(op, t->device, &t->shape, rm_dtype_of(t->dtype), LMNN_ROW_MAJOR, &dram,
-                           &rh, &r);
-        if (!st) st = nn_untilize(op, t, r);
+        nn_tensor *tiles = t;
+        if (nn_memory_is_sharded(&t->memory)) {
+            st = nn_tensor_new(op, t->device, &t->shape, t->dtype, LMNN_TILE, &dram, &sh, &tiles);
+            if (!st) st = nn_copy_pages(op, t, tiles);
+        }
+        if (!st)
+            st = nn_tensor_new(op, t->device, &t->shape, rm_dtype_of(t->dtype), LMNN_ROW_MAJOR,
+                               &dram, &rh, &r);
+        if (!st) st = nn_untilize(op, tiles, r);
     }
     uint16_t *half = NULL;
     if (!st && r->dtype == LMNN_BFLOAT16) {
@@ -198,6 +222,7 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
     if (!st && half) st = lm_bfloat16_to_float(half, dst, volume);
     free(half);
     nn_tensor_discard(rh);
+    nn_tensor_discard(sh);
     return st;
 }
 
@@ -317,6 +342,18 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL", !shape ? "shape" : "out_tensor");
     lm_status st = check_options(op, &o);
     if (st) return st;
+    if (nn_memory_is_sharded(&o.memory)) {
+        /* Filled interleaved, then its pages copied to the shards. */
+        lmnn_memory_config want = o.memory;
+        if ((st = nn_check_memory_any(op, "opts.memory", device, &want, shape, o.layout, NULL)))
+            return st;
+        lmnn_tensor flat;
+        o.memory = (lmnn_memory_config){.type = want.type, .layout = LM_BUFFER_INTERLEAVED};
+        if ((st = lmnn_full(device, shape, value, &o, &flat))) return st;
+        st = lmnn_to_memory_config(flat, &want, out_tensor);
+        lmnn_tensor_free(flat);
+        return st;
+    }
     if (o.dtype == LMNN_BFLOAT8_B && o.layout == LMNN_TILE) {
         lmnn_tensor wide;
         o.dtype = LMNN_BFLOAT16;

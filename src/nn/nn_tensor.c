@@ -62,9 +62,10 @@ const char *lmnn_layout_name(lmnn_layout layout) {
 
 void lmnn_tensor_options_init(lmnn_tensor_options *opts) {
     if (!opts) return;
-    *opts = (lmnn_tensor_options){.dtype = LMNN_BFLOAT16,
-                                  .layout = LMNN_TILE,
-                                  .memory = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED}};
+    *opts =
+        (lmnn_tensor_options){.dtype = LMNN_BFLOAT16,
+                              .layout = LMNN_TILE,
+                              .memory = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED}};
 }
 
 lm_data_format nn_tile_format(lmnn_dtype dtype) {
@@ -148,7 +149,14 @@ lm_status nn_fail_call(lm_status status, const char *op) {
 
 /* ---- handles ---- */
 
-lm_status nn_get_tensor(const char *op, const char *arg, lmnn_tensor t, nn_tensor **out) {
+static const char *sharding_name(lm_buffer_layout layout) {
+    return layout == LM_BUFFER_HEIGHT_SHARDED  ? "height sharded"
+           : layout == LM_BUFFER_WIDTH_SHARDED ? "width sharded"
+                                               : "block sharded";
+}
+
+static lm_status get_tensor(const char *op, const char *arg, lmnn_tensor t, bool sharded_ok,
+                            nn_tensor **out) {
     void *obj = NULL;
     handle_table_lock(&tensors);
     handle_check c = handle_get_locked(&tensors, t.id, NN_TENSOR_TAG, &obj);
@@ -159,8 +167,23 @@ lm_status nn_get_tensor(const char *op, const char *arg, lmnn_tensor t, nn_tenso
     nn_tensor *x = obj;
     if (!x->device)
         return nn_fail(LM_ERR_INVALID_HANDLE, op, "%s: the tensor's device was closed", arg);
+    /* The one place ops learn they were given a sharded tensor: their kernels
+     * address pages as interleaved. */
+    if (!sharded_ok && nn_memory_is_sharded(&x->memory))
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "%s: expected an interleaved tensor, given a %s one (this op does not take "
+                       "sharded tensors yet: convert it with lmnn_to_memory_config)",
+                       arg, sharding_name(x->memory.layout));
     *out = x;
     return LM_OK;
+}
+
+lm_status nn_get_tensor(const char *op, const char *arg, lmnn_tensor t, nn_tensor **out) {
+    return get_tensor(op, arg, t, false, out);
+}
+
+lm_status nn_get_tensor_any(const char *op, const char *arg, lmnn_tensor t, nn_tensor **out) {
+    return get_tensor(op, arg, t, true, out);
 }
 
 static uint64_t tensor_pages(const lmnn_shape *shape, lmnn_layout layout, uint32_t *out_w) {
@@ -176,11 +199,138 @@ lm_status nn_check_memory(const char *op, const lmnn_memory_config *m) {
                        "memory config: buffer type %d is neither DRAM (1) nor L1 (2)",
                        (int)m->type);
     if (m->layout == LM_BUFFER_INTERLEAVED) return LM_OK;
-    if (m->layout >= LM_BUFFER_HEIGHT_SHARDED && m->layout <= LM_BUFFER_BLOCK_SHARDED)
+    if (nn_memory_is_sharded(m))
         return nn_fail(LM_ERR_UNSUPPORTED, op,
-                       "memory config: sharded tensors are not supported yet (use interleaved)");
+                       "memory config: sharded tensors are not supported yet by this op (give it "
+                       "an interleaved config; lmnn_to_memory_config converts tensors)");
     return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "memory config: unknown buffer layout %d",
                    (int)m->layout);
+}
+
+lm_status nn_check_memory_any(const char *op, const char *arg, lm_device *device,
+                              const lmnn_memory_config *m, const lmnn_shape *shape,
+                              lmnn_layout layout, lm_shard_spec *out_pages) {
+    char sbuf[128];
+    if (m->type != LM_BUFFER_DRAM && m->type != LM_BUFFER_L1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.type: expected LM_BUFFER_DRAM (1) or LM_BUFFER_L1 (2), given %d", arg,
+                       (int)m->type);
+    if (m->layout == LM_BUFFER_INTERLEAVED) return LM_OK;
+    if (!nn_memory_is_sharded(m))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.layout: expected LM_BUFFER_INTERLEAVED or LM_BUFFER_HEIGHT, WIDTH or "
+                       "BLOCK_SHARDED, given %d",
+                       arg, (int)m->layout);
+    if (!shape || shape->rank > LMNN_MAX_DIMS || !lmnn_shape_volume(shape))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: expected 0..%d dims of at least 1 (a sharded tensor's shape)",
+                       LMNN_MAX_DIMS);
+    const lmnn_shard_spec *s = &m->shard;
+    const char *how = sharding_name(m->layout);
+    bool tile = layout == LMNN_TILE;
+    /* The matrix view of the tensor (ttnn's): rows of the last dim; in tile
+     * layout its padded shape. */
+    nn_tiles g = nn_tiles_of(shape);
+    uint64_t w = tile ? (uint64_t)g.wt * 32 : g.w;
+    uint64_t h = tile ? (uint64_t)g.batch * g.ht * 32 : lmnn_shape_volume(shape) / g.w;
+    nn_shape_str(shape, sbuf, sizeof sbuf);
+    if (s->orientation != LMNN_SHARD_ROW_MAJOR && s->orientation != LMNN_SHARD_COL_MAJOR)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard.orientation: expected LMNN_SHARD_ROW_MAJOR (0) or "
+                       "LMNN_SHARD_COL_MAJOR (1), given %d",
+                       arg, (int)s->orientation);
+    if (!s->height || !s->width)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard: expected a nonzero shard height and width, given %ux%u", arg,
+                       s->height, s->width);
+    if (tile && (s->height % 32 || s->width % 32))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard: expected a shard height and width in multiples of 32 (whole "
+                       "tiles) for a tile tensor, given %ux%u",
+                       arg, s->height, s->width);
+    if (!tile && m->layout != LM_BUFFER_HEIGHT_SHARDED && s->width != w)
+        return nn_fail(LM_ERR_UNSUPPORTED, op,
+                       "%s.shard.width: a row-major tensor keeps each row of %llu elements in one "
+                       "page, so %s shards span whole rows: expected width %llu, given %u (use "
+                       "tile layout to shard columns)",
+                       arg, (unsigned long long)w, how, (unsigned long long)w, s->width);
+    if (m->layout == LM_BUFFER_HEIGHT_SHARDED && s->width != w)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard.width: expected the tensor's %swidth %llu for height sharding "
+                       "(%s viewed as %llux%llu), given %u",
+                       arg, tile ? "padded " : "", (unsigned long long)w, sbuf,
+                       (unsigned long long)h, (unsigned long long)w, s->width);
+    if (m->layout == LM_BUFFER_WIDTH_SHARDED && s->height != h)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard.height: expected the tensor's %sheight %llu for width sharding "
+                       "(%s viewed as %llux%llu), given %u",
+                       arg, tile ? "padded " : "", (unsigned long long)h, sbuf,
+                       (unsigned long long)h, (unsigned long long)w, s->height);
+    /* In pages: a tile or a row. */
+    uint32_t unit = tile ? 32 : 1;
+    uint64_t th = h / unit, tw = tile ? w / 32 : 1;
+    uint32_t sh = s->height / unit, sw = tile ? s->width / 32 : 1;
+    uint64_t rows = (th + sh - 1) / sh, cols = (tw + sw - 1) / sw, shards = rows * cols;
+    if (shards > LM_MAX_SHARDS || th > UINT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard: %llu shards of %ux%u for %s viewed as %llux%llu, at most %d", arg,
+                       (unsigned long long)shards, s->height, s->width, sbuf, (unsigned long long)h,
+                       (unsigned long long)w, LM_MAX_SHARDS);
+    lm_device_info info;
+    lm_status st = lm_device_get_info(device, &info);
+    if (st) return nn_fail_call(st, op);
+    bool dram = m->type == LM_BUFFER_DRAM;
+    uint32_t gx = dram ? info.dram_banks : info.grid_x, gy = dram ? 1 : info.grid_y;
+    if (s->grid.count == 0 || s->grid.count > LM_MAX_CORE_RANGES)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard.grid: expected 1..%d core ranges, given %u", arg,
+                       LM_MAX_CORE_RANGES, s->grid.count);
+    uint64_t cores = 0;
+    for (uint32_t i = 0; i < s->grid.count; i++) {
+        lm_core a = s->grid.ranges[i].start, b = s->grid.ranges[i].end;
+        if (b.x < a.x || b.y < a.y || b.x >= gx || b.y >= gy)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "%s.shard.grid: range %u (%u,%u)-(%u,%u) is empty or outside the %s "
+                           "(0,0)-(%u,%u)",
+                           arg, i, a.x, a.y, b.x, b.y,
+                           dram ? "DRAM banks, bank b as core (b, 0):" : "worker grid", gx - 1,
+                           gy - 1);
+        cores += (uint64_t)(b.x - a.x + 1) * (b.y - a.y + 1);
+    }
+    bool col = s->orientation == LMNN_SHARD_COL_MAJOR;
+    if (m->layout == LM_BUFFER_BLOCK_SHARDED) {
+        lm_core a = s->grid.ranges[0].start, b = s->grid.ranges[0].end;
+        uint64_t need_w = col ? rows : cols, need_h = col ? cols : rows;
+        if (s->grid.count != 1 || b.x - a.x + 1 < need_w || b.y - a.y + 1 < need_h) {
+            char given[64];
+            if (s->grid.count != 1)
+                snprintf(given, sizeof given, "%u ranges", s->grid.count);
+            else
+                snprintf(given, sizeof given, "%ux%u cores", b.x - a.x + 1, b.y - a.y + 1);
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "%s.shard.grid: expected one rectangle of at least %llux%llu cores "
+                           "(x by y) for %llu x %llu (rows x columns) block shards of %ux%u in "
+                           "%s orientation, given %s",
+                           arg, (unsigned long long)need_w, (unsigned long long)need_h,
+                           (unsigned long long)rows, (unsigned long long)cols, s->height, s->width,
+                           col ? "column-major" : "row-major", given);
+        }
+    } else if (cores < shards) {
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s.shard.grid: expected at least %llu cores for the %llu %s shards of "
+                       "%ux%u (%s viewed as %llux%llu), given %llu",
+                       arg, (unsigned long long)shards, (unsigned long long)shards, how, s->height,
+                       s->width, sbuf, (unsigned long long)h, (unsigned long long)w,
+                       (unsigned long long)cores);
+    }
+    if (out_pages)
+        *out_pages = (lm_shard_spec){.cores = s->grid,
+                                     .shard_height = sh,
+                                     .shard_width = sw,
+                                     .tensor_height = (uint32_t)th,
+                                     .tensor_width = (uint32_t)tw,
+                                     .col_major = col};
+    return LM_OK;
 }
 
 lm_status nn_check_dtype(const char *op, const char *arg, lmnn_dtype dtype) {
@@ -188,9 +338,9 @@ lm_status nn_check_dtype(const char *op, const char *arg, lmnn_dtype dtype) {
     return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: unknown dtype %d", arg, (int)dtype);
 }
 
-lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *shape,
-                        lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
-                        lmnn_tensor *out_handle, nn_tensor **out_tensor) {
+static lm_status tensor_new(const char *op, lm_device *device, const lmnn_shape *shape,
+                            lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
+                            bool sharded_ok, lmnn_tensor *out_handle, nn_tensor **out_tensor) {
     char sbuf[128];
     if (!shape || shape->rank > LMNN_MAX_DIMS)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: rank %u is more than %u",
@@ -210,7 +360,14 @@ lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *sha
     if (layout == LMNN_ROW_MAJOR && !nn_rm_elem_size(dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dtype %s exists in tile layout only",
                        lmnn_dtype_name(dtype));
-    if ((st = nn_check_memory(op, memory))) return st;
+    lm_shard_spec pages = {0};
+    if (sharded_ok && nn_memory_is_sharded(memory)) {
+        if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
+        st = nn_check_memory_any(op, "memory", device, memory, shape, layout, &pages);
+    } else {
+        st = nn_check_memory(op, memory);
+    }
+    if (st) return st;
 
     nn_tensor *t = calloc(1, sizeof *t);
     if (!t) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for a tensor");
@@ -220,6 +377,8 @@ lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *sha
     t->dtype = dtype;
     t->layout = layout;
     t->memory = *memory;
+    /* An interleaved tensor has no shard spec (keys and infos compare it). */
+    if (!nn_memory_is_sharded(memory)) memset(&t->memory.shard, 0, sizeof t->memory.shard);
     uint32_t w = 1;
     t->pages = tensor_pages(shape, layout, &w);
     if (layout == LMNN_TILE) {
@@ -249,7 +408,8 @@ lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *sha
     lm_buffer_config cfg;
     lm_buffer_config_init(&cfg);
     cfg.type = memory->type;
-    cfg.layout = LM_BUFFER_INTERLEAVED;
+    cfg.layout = memory->layout;
+    cfg.shard = pages;
     cfg.page_size = t->page_size;
     cfg.size = t->pages * t->page_size;
     st = lm_create_buffer(device, &cfg, &t->buffer);
@@ -293,6 +453,18 @@ static lm_status tensor_free(const char *op, lmnn_tensor handle, bool quiet) {
     return st && !quiet ? nn_fail_call(st, op) : LM_OK;
 }
 
+lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *shape,
+                        lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
+                        lmnn_tensor *out_handle, nn_tensor **out_tensor) {
+    return tensor_new(op, device, shape, dtype, layout, memory, false, out_handle, out_tensor);
+}
+
+lm_status nn_tensor_new_any(const char *op, lm_device *device, const lmnn_shape *shape,
+                            lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
+                            lmnn_tensor *out_handle, nn_tensor **out_tensor) {
+    return tensor_new(op, device, shape, dtype, layout, memory, true, out_handle, out_tensor);
+}
+
 void nn_tensor_discard(lmnn_tensor t) {
     if (t.id) tensor_free("nn_tensor_discard", t, true);
 }
@@ -318,7 +490,7 @@ lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info) {
     const char *op = "lmnn_tensor_get_info";
     if (!out_info) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_info is NULL");
     nn_tensor *t = NULL;
-    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    lm_status st = nn_get_tensor_any(op, "tensor", tensor, &t);
     if (st) return st;
     *out_info = (lmnn_tensor_info){.device = t->device,
                                    .shape = t->shape,
@@ -334,7 +506,7 @@ lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size) {
     const char *op = "lmnn_tensor_host_size";
     if (!out_size) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_size is NULL");
     nn_tensor *t = NULL;
-    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    lm_status st = nn_get_tensor_any(op, "tensor", tensor, &t);
     if (st) return st;
     *out_size = (size_t)(lmnn_shape_volume(&t->shape) * lmnn_dtype_host_size(t->dtype));
     return LM_OK;
@@ -343,7 +515,7 @@ lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size) {
 lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
     const char *op = "lmnn_capture_name";
     nn_tensor *t = NULL;
-    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    lm_status st = nn_get_tensor_any(op, "tensor", tensor, &t);
     if (st) return st;
     /* A row-major tensor is its logical elements in order, so the name carries
      * the shape and element format: a replay tool can then take and give
@@ -386,6 +558,9 @@ lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor 
 lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_tensor *input) {
     lmnn_memory_config m = input->memory;
     if (given && given->type) m.type = given->type;
-    if (given && given->layout) m.layout = given->layout;
+    if (given && given->layout) {
+        m.layout = given->layout;
+        m.shard = given->shard; /* the layout and its shard spec go together */
+    }
     return m;
 }

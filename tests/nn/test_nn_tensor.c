@@ -337,9 +337,9 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
                 "opts.layout: unknown layout 9");
     lmnn_tensor_options_init(&o);
-    o.memory.layout = LM_BUFFER_HEIGHT_SHARDED;
-    CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_UNSUPPORTED,
-                "sharded tensors are not supported yet");
+    o.memory.layout = LM_BUFFER_HEIGHT_SHARDED; /* with no shard spec */
+    CHECK_FAILS(lmnn_from_host(dev, &s, x, sizeof x, &o, &t), LM_ERR_INVALID_ARGUMENT,
+                "opts.memory.shard: expected a nonzero shard height and width, given 0x0");
     lmnn_tensor_options_init(&o);
     o.dtype = LMNN_BFLOAT8_B;
     o.layout = LMNN_ROW_MAJOR;
