@@ -95,7 +95,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     lmnn_shape shape = batch > 1 ? LMNN_SHAPE((uint32_t)batch, (uint32_t)m, (uint32_t)k)
                                  : LMNN_SHAPE((uint32_t)m, (uint32_t)k);
     /* In DRAM whatever the image's memory: it is KH * KW times the image. */
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_dtype dtype = pooled ? pool_dtype : img->dtype;
     lmnn_tensor oh;
     nn_tensor *o;

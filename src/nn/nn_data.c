@@ -157,7 +157,7 @@ static lm_status permute_rm(const char *op, const void *ctx, nn_tensor *const *i
  * tilize and untilize around it once both dims fill a tile. */
 static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *od, perm_ctx *c,
                                    lmnn_tensor *out) {
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     dm_out tin = {t->shape, t->dtype, LMNN_TILE, dram}, tout = *od;
     tout.layout = LMNN_TILE;
     tout.memory = dram;

@@ -436,7 +436,7 @@ lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
         dm_out work = od;
         work.dtype = t->dtype == LMNN_BFLOAT8_B ? LMNN_BFLOAT16 : t->dtype;
         work.layout = LMNN_TILE;
-        work.memory = (lmnn_memory_config){LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+        work.memory = (lmnn_memory_config){.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
         dm_out win = work;
         win.shape = t->shape;
         if (t->layout == LMNN_TILE) {

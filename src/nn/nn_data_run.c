@@ -256,7 +256,7 @@ lm_status dm_counter_new(const char *op, lm_device *device, lmnn_tensor *out_han
 /* ---- row-major stand-ins ---- */
 
 lm_status dm_untilized(const char *op, nn_tensor *t, lmnn_tensor *h, nn_tensor **rm) {
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor wide = {0};
     nn_tensor *src = t, *w;
     lm_status st = LM_OK;
@@ -282,7 +282,7 @@ lm_status dm_via_rm(const char *op, nn_tensor *const *ins, uint32_t count, const
     lmnn_tensor temps[MAX_INS + 2] = {{0}}, result = {0};
     nn_tensor *rm_ins[MAX_INS];
     lm_device *device = ins[0]->device;
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lm_status st = LM_OK;
     if (count > MAX_INS)
         return nn_fail(LM_ERR_UNSUPPORTED, op, "more than %d tile tensors at once", MAX_INS);

@@ -138,7 +138,7 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
     if (sharded && (st = nn_check_memory_any(op, "opts.memory", device, &opts->memory, shape,
                                              opts->layout, NULL)))
         return st;
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor rh, th = {0}, sh = {0};
     nn_tensor *r, *t = NULL, *staged = NULL;
     /* A sharded row-major tensor takes the host's rows directly (the write
@@ -198,7 +198,7 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
         /* A sharded row-major tensor reads back directly (the read gathers
          * its pages in order); a sharded tile tensor is gathered into an
          * interleaved one to untilize. */
-        lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+        lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
         nn_tensor *tiles = t;
         if (nn_memory_is_sharded(&t->memory)) {
             st = nn_tensor_new(op, t->device, &t->shape, t->dtype, LMNN_TILE, &dram, &sh, &tiles);

@@ -450,7 +450,7 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
     if (reshape) {
         lmnn_shape s4 =
             LMNN_SHAPE(t->shape.dims[0], C, 1, t->shape.rank == 3 ? t->shape.dims[2] : 1);
-        lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+        lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
         nn_tensor *src = NULL;
         st = widen(op, t, &wide, &src);
         if (!st) st = nn_tensor_new(op, t->device, &s4, src->dtype, LMNN_TILE, &dram, &xh, &x);

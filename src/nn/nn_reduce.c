@@ -391,7 +391,7 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
 
     /* The keepdim result (the final one when no relayout), then the result. */
     lmnn_dtype kdtype = relayout && dtype == LMNN_BFLOAT8_B ? LMNN_BFLOAT16 : dtype;
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor kh = {0}, oh = {0}, parth = {0}, rh = {0};
     nn_tensor *k = NULL, *o = NULL, *part = NULL;
     st = nn_tensor_new(op, t->device, relayout ? &kshape : &oshape, kdtype, LMNN_TILE,
@@ -525,7 +525,7 @@ static lm_status all_dims_result(const lmnn_shape *like, bool keepdim, lmnn_tens
  * on the device. */
 static lm_status iota(const char *op, lm_device *device, uint32_t n, lmnn_tensor *out) {
     lmnn_shape s = {1, {n}};
-    lmnn_memory_config dram = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor oh;
     nn_tensor *o;
     lm_status st = nn_tensor_new(op, device, &s, LMNN_FLOAT32, LMNN_TILE, &dram, &oh, &o);

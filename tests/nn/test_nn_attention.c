@@ -564,7 +564,7 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_split_heads(o3, 4, &oo, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_split_heads: output.dtype: expected zero or the input's float32, given "
                 "bfloat16");
-    oo = (lmnn_output){.memory = {LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED}};
+    oo = (lmnn_output){.memory = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_HEIGHT_SHARDED}};
     CHECK_FAILS(lmnn_split_heads(o3, 4, &oo, &out), LM_ERR_UNSUPPORTED,
                 "lmnn_split_heads: memory config: sharded tensors are not supported yet");
     CHECK_FAILS(lmnn_concat_heads(o3, NULL, &out), LM_ERR_INVALID_ARGUMENT,

@@ -172,7 +172,9 @@ static void run_case(const char *name, conv_case k, bool cache) {
     o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
     if (k.relu) o.activation = LMNN_RELU;
     o.flat_output = k.flat;
-    if (k.l1) o.output.memory = (lmnn_memory_config){LM_BUFFER_L1, LM_BUFFER_INTERLEAVED};
+    if (k.l1)
+        o.output.memory =
+            (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor wuse = wt, wp = {0};
     if (k.prepared) {
         CHECK_OK(k.transpose ? lmnn_conv_transpose2d_prepare_weights(wt, &o, &wp)

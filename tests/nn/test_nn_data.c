@@ -1050,7 +1050,7 @@ static void test_misc(void) {
         float *x = make_data(cf[k].dtype, 6000, 12);
         lmnn_tensor a, o, back;
         CHECK_OK(up(&s, cf[k], x, &a));
-        lmnn_output l1 = {0, {LM_BUFFER_L1, LM_BUFFER_INTERLEAVED}};
+        lmnn_output l1 = {0, {.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED}};
         CHECK_OK(lmnn_transpose(a, 0, 2, &l1, &o));
         lmnn_tensor_info info;
         CHECK_OK(lmnn_tensor_get_info(o, &info));
@@ -1236,11 +1236,11 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_upsample(t4, 0, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
                 "scale_h: expected 1..64, given 0");
     /* output */
-    lmnn_output out_bf16 = {LMNN_BFLOAT16, {0, 0}};
+    lmnn_output out_bf16 = {.dtype = LMNN_BFLOAT16};
     CHECK_FAILS(lmnn_transpose(a, 0, 1, &out_bf16, &o), LM_ERR_INVALID_ARGUMENT,
                 "output.dtype: expected float32 (the input's; data movement does not convert), "
                 "given bfloat16");
-    lmnn_output sharded = {0, {LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED}};
+    lmnn_output sharded = {0, {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_HEIGHT_SHARDED}};
     CHECK_FAILS(lmnn_transpose(a, 0, 1, &sharded, &o), LM_ERR_UNSUPPORTED,
                 "sharded tensors are not supported yet");
     /* dead handles */

@@ -20,8 +20,10 @@ static lmnn_memory_config sharded(lm_buffer_type type, lm_buffer_layout layout, 
     return m;
 }
 
-static const lmnn_memory_config dram_interleaved = {LM_BUFFER_DRAM, LM_BUFFER_INTERLEAVED};
-static const lmnn_memory_config l1_interleaved = {LM_BUFFER_L1, LM_BUFFER_INTERLEAVED};
+static const lmnn_memory_config dram_interleaved = {.type = LM_BUFFER_DRAM,
+                                                    .layout = LM_BUFFER_INTERLEAVED};
+static const lmnn_memory_config l1_interleaved = {.type = LM_BUFFER_L1,
+                                                  .layout = LM_BUFFER_INTERLEAVED};
 
 static int is_float(lmnn_dtype d) {
     return d == LMNN_FLOAT32 || d == LMNN_BFLOAT16 || d == LMNN_BFLOAT8_B;
