@@ -256,12 +256,6 @@ lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
 
 /* ---- scaled dot-product attention ---- */
 
-static uint32_t float_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* out = scores * scale with the causal mask applied (scores: a float tile
  * tensor [..., Sq, Sk]); one pass, a new tensor like scores. */
 static lm_status scale_causal(const char *op, nn_tensor *in, double scale, bool causal,
@@ -273,7 +267,7 @@ static lm_status scale_causal(const char *op, nn_tensor *in, double scale, bool 
     if (st) return st;
     char chain[64] = "(void)0";
     if (scale != 1.0)
-        snprintf(chain, sizeof chain, "mul_unary_tile(0, 0x%08xu)", float_bits((float)scale));
+        snprintf(chain, sizeof chain, "mul_unary_tile(0, 0x%08xu)", nn_float_bits((float)scale));
     nn_key key;
     nn_key_init(&key, "attn_scale_causal");
     nn_key_add(&key, chain, strlen(chain) + 1);
@@ -369,7 +363,7 @@ static lm_status attn_softmax(const char *op, nn_tensor *in, nn_tensor *mask, do
                          cols_one,
                          (md[2] + 31) / 32,
                          (md[3] + 31) / 32};
-        uint32_t ca[] = {g.wt, g.ht, g.w, scale != 1.0, float_bits((float)scale)};
+        uint32_t ca[] = {g.wt, g.ht, g.w, scale != 1.0, nn_float_bits((float)scale)};
         uint32_t wa[] = {g.wt, 1, g.ht, g.wt, g.h, g.w};
         nn_kernel_spec reader = {"attn_softmax_reader.c", LM_PROCESSOR_DM0, rc, 4, NULL, 0, false};
         nn_kernel_spec compute = {

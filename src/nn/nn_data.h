@@ -95,10 +95,6 @@ lm_status dm_make(const char *op, lm_device *device, const dm_out *out, lmnn_ten
 /* A row-major copy of tile tensor `t` in DRAM (bfloat8_b as bfloat16). */
 lm_status dm_untilized(const char *op, nn_tensor *t, lmnn_tensor *out_handle, nn_tensor **out);
 
-/* The element bits of `value` in a row-major tensor of `dtype` (bfloat16 in
- * the low 16 bits). */
-uint32_t dm_value_bits(lmnn_dtype dtype, double value);
-
 /* The counter tensor of the index options: a zeroed uint32 [1] in L1. */
 lm_status dm_counter_new(const char *op, lm_device *device, lmnn_tensor *out_handle,
                          nn_tensor **out);

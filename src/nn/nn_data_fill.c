@@ -44,7 +44,7 @@ static lm_status pad_rm(const char *op, const void *ctx, nn_tensor *const *ins, 
             m->a = (n - b % n) % n;
         }
     }
-    spec.fill_bits = c->mode == LMNN_PAD_CONSTANT ? dm_value_bits(out->dtype, c->value) : 0;
+    spec.fill_bits = c->mode == LMNN_PAD_CONSTANT ? nn_value_bits(out->dtype, c->value) : 0;
     return dm_run(op, &spec, in, out, NULL, NULL);
 }
 

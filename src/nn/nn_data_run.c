@@ -214,32 +214,6 @@ lm_status dm_make(const char *op, lm_device *device, const dm_out *out, lmnn_ten
                          out_tensor);
 }
 
-uint32_t dm_value_bits(lmnn_dtype dtype, double v) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    switch (dtype) {
-    case LMNN_BFLOAT16: {
-        uint16_t h;
-        lm_float_to_bfloat16(&f, &h, 1);
-        return h;
-    }
-    case LMNN_INT32:
-        return isnan(v)             ? 0
-               : v >= 2147483647.0  ? 0x7fffffffu
-               : v <= -2147483648.0 ? 0x80000000u
-                                    : (uint32_t)(int32_t)v;
-    case LMNN_UINT32:
-        return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
-    case LMNN_UINT16:
-        return isnan(v) || v <= 0 ? 0 : v >= 65535.0 ? 0xffffu : (uint32_t)v;
-    case LMNN_UINT8:
-        return isnan(v) || v <= 0 ? 0 : v >= 255.0 ? 0xffu : (uint32_t)v;
-    default:
-        return u;
-    }
-}
-
 lm_status dm_counter_new(const char *op, lm_device *device, lmnn_tensor *out_handle,
                          nn_tensor **out) {
     lmnn_tensor_options o;

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lightmetal/lightmetal.h"
 #include "lightmetal/nn.h"
@@ -172,9 +173,26 @@ lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split
 /* As nn_program_split_args, followed by `extra` (the same on every core).
  * Sizes and shapes go here rather than into compile-time args: each distinct
  * compile-time arg list is another kernel to compile. */
-#define NN_SPLIT_EXTRA_MAX 14
+#define NN_SPLIT_EXTRA_MAX 62
 lm_status nn_program_split_args_with(const char *op, nn_program *prog, const nn_split *split,
                                      const uint32_t *extra, uint32_t extra_count);
+
+/* The same for one kernel of the program. */
+lm_status nn_kernel_split_args(const char *op, nn_program *prog, lm_kernel kernel,
+                               const nn_split *split, const uint32_t *extra, uint32_t extra_count);
+
+/* The bits of v as a float32 (what kernels take float parameters as). */
+static inline uint32_t nn_float_bits(double v) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* The bit pattern of one element of `dtype` holding v, as a row-major
+ * tensor stores it (bfloat16 in the low 16 bits); integers saturate, NaN
+ * gives 0. */
+uint32_t nn_value_bits(lmnn_dtype dtype, double v);
 
 /* Launches `prog` on command queue 0 without waiting, after setting every
  * kernel's common runtime arguments to the addresses of `tensors` (in order). */

@@ -303,32 +303,6 @@ lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_t
 
 /* ---- full ---- */
 
-static uint32_t value_bits(lmnn_dtype dtype, double v) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    switch (dtype) {
-    case LMNN_BFLOAT16: {
-        uint16_t h;
-        lm_float_to_bfloat16(&f, &h, 1);
-        return (uint32_t)h << 16;
-    }
-    case LMNN_INT32:
-        return isnan(v)             ? 0
-               : v >= 2147483647.0  ? 0x7fffffffu
-               : v <= -2147483648.0 ? 0x80000000u
-                                    : (uint32_t)(int32_t)v;
-    case LMNN_UINT32:
-        return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
-    case LMNN_UINT16:
-        return isnan(v) || v <= 0 ? 0 : v >= 65535.0 ? 0xffffu : (uint32_t)v;
-    case LMNN_UINT8:
-        return isnan(v) || v <= 0 ? 0 : v >= 255.0 ? 0xffu : (uint32_t)v;
-    default:
-        return u;
-    }
-}
-
 lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
                     const lmnn_tensor_options *opts, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_full";
@@ -368,8 +342,8 @@ lm_status lmnn_full(lm_device *device, const lmnn_shape *shape, double value,
     if (st) return st;
     bool tile = o.layout == LMNN_TILE;
     nn_tiles g = nn_tiles_of(shape);
-    uint32_t bits = value_bits(o.dtype, value);
-    if (!tile && o.dtype == LMNN_BFLOAT16) bits >>= 16; /* a row holds the 16-bit values */
+    uint32_t bits = nn_value_bits(o.dtype, value);
+    if (tile && o.dtype == LMNN_BFLOAT16) bits <<= 16; /* a tile stores float32 bits' top half */
     uint32_t fmt = tile ? (uint32_t)nn_tile_format(o.dtype) : nn_rm_elem_size(o.dtype);
     uint32_t args[] = {t->memory.type == LM_BUFFER_DRAM, tile, fmt};
     uint32_t extra[] = {bits, g.ht, g.wt, g.h, g.w};

@@ -34,29 +34,6 @@ void lmnn_norm_options_init(lmnn_norm_options *opts) {
 /* Tiles norm_compute.c takes through dst at a time (its BLOCK). */
 #define NORM_BLOCK 6
 
-static uint32_t float_bits(double v) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* Sets runtime args {first[i], count[i], tail...} of `kernel` on every core of
- * `split`. */
-static lm_status core_args(const char *op, nn_program *prog, lm_kernel kernel,
-                           const nn_split *split, const uint32_t *tail, uint32_t n) {
-    uint32_t args[64];
-    if (n + 2 > 64) return nn_fail(LM_ERR_INTERNAL, op, "too many runtime arguments");
-    memcpy(args + 2, tail, n * sizeof *tail);
-    for (uint32_t i = 0; i < split->num_cores; i++) {
-        args[0] = split->first[i];
-        args[1] = split->count[i];
-        lm_status st = lm_set_runtime_args(prog->program, kernel, split->cores[i], args, n + 2);
-        if (st) return nn_fail_call(st, op);
-    }
-    return LM_OK;
-}
-
 /* The input checks every op here shares: a live float tile tensor and a float
  * output dtype; *dtype and *memory the output's. */
 static lm_status check_input(const char *op, lmnn_tensor a, const lmnn_output *output,
@@ -87,7 +64,7 @@ static lm_status add_writer(const char *op, nn_program *p, const nn_split *split
     nn_kernel_spec spec = {"norm_writer.c", LM_PROCESSOR_DM1, c, 4, NULL, 0, false};
     lm_kernel k;
     lm_status st = nn_program_kernel(op, p, &spec, &k);
-    return st ? st : core_args(op, p, k, split, r, 6);
+    return st ? st : nn_kernel_split_args(op, p, k, split, r, 6);
 }
 
 /* A float32 or bfloat16 copy of a bfloat8_b tensor (for kernels that write
@@ -173,8 +150,8 @@ static lm_status softmax_op(const char *op, bool log, lmnn_tensor a, int32_t dim
             st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), resident ? 8 : 2);
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
-        if (!st) st = core_args(op, &p, kr, &split, args, 6);
-        if (!st) st = core_args(op, &p, kc, &split, args, 6);
+        if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 6);
+        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 6);
         if (!st) st = add_writer(op, &p, &split, o, 1, n, inner);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
@@ -267,11 +244,11 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                        g.wt,
                        g.h,
                        g.w,
-                       float_bits(1.0 / P->count),
+                       nn_float_bits(1.0 / P->count),
                        P->g_per_sample,
                        P->channels,
                        P->tiles_per_channel,
-                       float_bits(eps)};
+                       nn_float_bits(eps)};
     nn_key key;
     nn_key_init(&key, "norm");
     uint32_t kv[] = {P->mode, P->rms, P->masks, P->red_h, P->wmode, P->bmode};
@@ -328,8 +305,8 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                                resident ? NORM_BLOCK : 2);
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
-        if (!st) st = core_args(op, &p, kr, &split, args, 10);
-        if (!st) st = core_args(op, &p, kc, &split, args, 10);
+        if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 10);
+        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 10);
         if (!st) st = add_writer(op, &p, &split, o, 3, P->n, 1);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, x->device, &key, &p, &prog);
@@ -544,7 +521,7 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
     nn_tensor *o = NULL;
     st = nn_tensor_new(op, t->device, &t->shape, dtype, LMNN_TILE, &memory, &oh, &o);
     if (st) return st;
-    uint32_t args[] = {g.ht, g.wt, tpc, C, float_bits(opts->eps)};
+    uint32_t args[] = {g.ht, g.wt, tpc, C, nn_float_bits(opts->eps)};
     nn_key key;
     nn_key_init(&key, "batch_norm");
     nn_key_add(&key, args, sizeof args);
@@ -584,8 +561,8 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
         if (!st) st = nn_program_cb(op, &pr, 16, fout, (uint32_t)lm_tile_size(fout), 2);
         if (!st) st = nn_program_kernel(op, &pr, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &pr, &compute, &kc);
-        if (!st) st = core_args(op, &pr, kr, &split, args, 4);
-        if (!st) st = core_args(op, &pr, kc, &split, args, 5);
+        if (!st) st = nn_kernel_split_args(op, &pr, kr, &split, args, 4);
+        if (!st) st = nn_kernel_split_args(op, &pr, kc, &split, args, 5);
         if (!st) st = add_writer(op, &pr, &split, o, 5, 1, 1);
         if (st) nn_program_discard(&pr);
         if (!st) st = nn_cache_add(op, t->device, &key, &pr, &prog);

@@ -100,20 +100,26 @@ lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split
 
 lm_status nn_program_split_args_with(const char *op, nn_program *prog, const nn_split *split,
                                      const uint32_t *extra, uint32_t extra_count) {
+    lm_status st = LM_OK;
+    for (uint32_t k = 0; k < prog->kernel_count && !st; k++)
+        st = nn_kernel_split_args(op, prog, prog->kernels[k], split, extra, extra_count);
+    return st;
+}
+
+lm_status nn_kernel_split_args(const char *op, nn_program *prog, lm_kernel kernel,
+                               const nn_split *split, const uint32_t *extra, uint32_t extra_count) {
     uint32_t args[2 + NN_SPLIT_EXTRA_MAX];
     if (extra_count > NN_SPLIT_EXTRA_MAX)
         return nn_fail(LM_ERR_INTERNAL, op, "%u extra runtime args, at most %u", extra_count,
                        NN_SPLIT_EXTRA_MAX);
-    for (uint32_t j = 0; j < extra_count; j++)
-        args[2 + j] = extra[j];
-    for (uint32_t k = 0; k < prog->kernel_count; k++)
-        for (uint32_t i = 0; i < split->num_cores; i++) {
-            args[0] = split->first[i];
-            args[1] = split->count[i];
-            lm_status st = lm_set_runtime_args(prog->program, prog->kernels[k], split->cores[i],
-                                               args, 2 + extra_count);
-            if (st) return nn_fail_call(st, op);
-        }
+    if (extra_count) memcpy(args + 2, extra, extra_count * sizeof *extra);
+    for (uint32_t i = 0; i < split->num_cores; i++) {
+        args[0] = split->first[i];
+        args[1] = split->count[i];
+        lm_status st =
+            lm_set_runtime_args(prog->program, kernel, split->cores[i], args, 2 + extra_count);
+        if (st) return nn_fail_call(st, op);
+    }
     return LM_OK;
 }
 

@@ -58,29 +58,6 @@ void lmnn_reduce_options_init(lmnn_reduce_options *opts) {
     opts->correction = 1.0;
 }
 
-static uint32_t float_bits(double v) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* Sets runtime args {first[i], count[i], tail...} of `kernel` on every core of
- * `split`. */
-static lm_status core_args(const char *op, nn_program *prog, lm_kernel kernel,
-                           const nn_split *split, const uint32_t *tail, uint32_t n) {
-    uint32_t args[64];
-    if (n + 2 > 64) return nn_fail(LM_ERR_INTERNAL, op, "too many runtime arguments");
-    memcpy(args + 2, tail, n * sizeof *tail);
-    for (uint32_t i = 0; i < split->num_cores; i++) {
-        args[0] = split->first[i];
-        args[1] = split->count[i];
-        lm_status st = lm_set_runtime_args(prog->program, kernel, split->cores[i], args, n + 2);
-        if (st) return nn_fail_call(st, op);
-    }
-    return LM_OK;
-}
-
 /* ---- dims ---- */
 
 /* red[d] for each dim of a rank-`rank` tensor from opts; errors name `op`. */
@@ -207,7 +184,7 @@ lm_status nn_reshape_tiles(const char *op, nn_tensor *in, nn_tensor *out) {
         if (!st) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 1);
         if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 1);
         if (!st) st = nn_program_kernel(op, &p, &k, &kernel);
-        if (!st) st = core_args(op, &p, kernel, &split, rargs, 8);
+        if (!st) st = nn_kernel_split_args(op, &p, kernel, &split, rargs, 8);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
@@ -296,9 +273,9 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = nn_program_kernel(op, &p, &writer, &kw);
-        if (!st) st = core_args(op, &p, kr, &split, args, n);
-        if (!st) st = core_args(op, &p, kc, &split, args, n);
-        if (!st) st = core_args(op, &p, kw, &split, wargs, 6);
+        if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, n);
+        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, n);
+        if (!st) st = nn_kernel_split_args(op, &p, kw, &split, wargs, 6);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
@@ -371,11 +348,11 @@ static lm_status reduce_op(const reduce_spec *sp, lmnn_tensor a, const lmnn_redu
     if (pad && sp->func == F_PROD) L.fill = ONE_BITS; /* the padding multiplies by 1 */
     L.masks = pad && sp->var;
     double divisor = sp->var ? count - opts->correction : sp->mean ? count : 1;
-    L.scaler = float_bits(1.0 / divisor);
-    L.mean_scaler = float_bits(1.0 / count);
+    L.scaler = nn_float_bits(1.0 / divisor);
+    L.mean_scaler = nn_float_bits(1.0 / count);
     /* (No mean correction when the divisor is not positive: Inf and NaN come
      * out as PyTorch's.) */
-    L.var_factor = divisor > 0 ? float_bits(count / divisor) : 0;
+    L.var_factor = divisor > 0 ? nn_float_bits(count / divisor) : 0;
     /* A negative or infinite scaler would turn zero padding into -0 or NaN. */
     L.zero_pad = !(divisor > 0);
 

@@ -1,4 +1,5 @@
 /* Tensor objects: handles, geometry, info and the argument checks ops share. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,4 +564,30 @@ lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_te
         m.shard = given->shard; /* the layout and its shard spec go together */
     }
     return m;
+}
+
+uint32_t nn_value_bits(lmnn_dtype dtype, double v) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    switch (dtype) {
+    case LMNN_BFLOAT16: {
+        uint16_t h;
+        lm_float_to_bfloat16(&f, &h, 1);
+        return h;
+    }
+    case LMNN_INT32:
+        return isnan(v)             ? 0
+               : v >= 2147483647.0  ? 0x7fffffffu
+               : v <= -2147483648.0 ? 0x80000000u
+                                    : (uint32_t)(int32_t)v;
+    case LMNN_UINT32:
+        return isnan(v) || v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
+    case LMNN_UINT16:
+        return isnan(v) || v <= 0 ? 0 : v >= 65535.0 ? 0xffffu : (uint32_t)v;
+    case LMNN_UINT8:
+        return isnan(v) || v <= 0 ? 0 : v >= 255.0 ? 0xffu : (uint32_t)v;
+    default:
+        return u;
+    }
 }

@@ -170,10 +170,8 @@ static void expand_chain(const char *chain, double alpha, double beta, char *out
             n += (size_t)snprintf(out + n, size - n, "%d", (int)alpha);
             c++;
         } else if (c[0] == '$' && (c[1] == 'A' || c[1] == 'B')) {
-            float f = (float)(c[1] == 'A' ? alpha : beta);
-            uint32_t u;
-            memcpy(&u, &f, sizeof u);
-            n += (size_t)snprintf(out + n, size - n, "0x%08xu", u);
+            n += (size_t)snprintf(out + n, size - n, "0x%08xu",
+                                  nn_float_bits(c[1] == 'A' ? alpha : beta));
             c++;
         } else {
             out[n++] = *c;
