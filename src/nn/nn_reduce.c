@@ -225,20 +225,15 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         nn_split split;
         nn_program p = {0};
         lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out->dtype);
-        uint32_t rd_c[] = {in->memory.type == LM_BUFFER_DRAM,
-                           (uint32_t)fin,
-                           L->fill,
-                           red_h,
-                           red_w,
-                           L->var,
-                           L->masks};
+        /* Compile-time: what selects code paths; the shape's (fill, masks)
+         * are runtime args. */
+        uint32_t rd_c[] = {in->memory.type == LM_BUFFER_DRAM, (uint32_t)fin, red_h, red_w, L->var};
         uint32_t cp_c[] = {(uint32_t)L->mode,
                            (uint32_t)L->func,
                            (uint32_t)L->pre,
                            (uint32_t)L->post,
                            L->var,
                            L->partial,
-                           L->masks,
                            red_h,
                            red_w};
         uint32_t wr_c[] = {out->memory.type == LM_BUFFER_DRAM, 1, L->zero_pad, (uint32_t)fout};
@@ -247,6 +242,7 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         args[n++] = g.ht, args[n++] = g.wt, args[n++] = g.h, args[n++] = g.w;
         args[n++] = L->chunks, args[n++] = L->chunk, args[n++] = td->red_tiles;
         args[n++] = L->scaler, args[n++] = L->mean_scaler, args[n++] = L->var_factor;
+        args[n++] = L->fill, args[n++] = L->masks;
         args[n++] = td->nk, args[n++] = td->nr;
         for (uint32_t i = 0; i < td->nk; i++)
             args[n++] = td->kept[i][0], args[n++] = td->kept[i][1];
@@ -255,8 +251,8 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         /* The writer: units, n = 1, inner = 1, and the output's geometry for
          * zero_pad. */
         uint32_t wargs[] = {1, 1, go.ht, go.wt, go.h, go.w};
-        nn_kernel_spec reader = {"reduce_reader.c", LM_PROCESSOR_DM0, rd_c, 7, NULL, 0, false};
-        nn_kernel_spec compute = {"reduce_compute.c", LM_PROCESSOR_COMPUTE, cp_c, 9, NULL, 0, true};
+        nn_kernel_spec reader = {"reduce_reader.c", LM_PROCESSOR_DM0, rd_c, 5, NULL, 0, false};
+        nn_kernel_spec compute = {"reduce_compute.c", LM_PROCESSOR_COMPUTE, cp_c, 8, NULL, 0, true};
         nn_kernel_spec writer = {"norm_writer.c", LM_PROCESSOR_DM1, wr_c, 4, NULL, 0, false};
         lm_kernel kr, kc, kw;
         uint64_t units = (uint64_t)td->kept_tiles * L->chunks;
@@ -514,14 +510,14 @@ static lm_status iota(const char *op, lm_device *device, uint32_t n, lmnn_tensor
     if (!prog) {
         nn_split split;
         nn_program p = {0};
-        uint32_t args[] = {1, n};
-        nn_kernel_spec writer = {"iota_writer.c", LM_PROCESSOR_DM0, args, 2, NULL, 0, false};
+        uint32_t args[] = {1};
+        nn_kernel_spec writer = {"iota_writer.c", LM_PROCESSOR_DM0, args, 1, NULL, 0, false};
         st = nn_split_work(op, device, o->pages, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, device, &p);
         if (!st) st = nn_program_cb(op, &p, 16, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, &n, 1);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, device, &key, &p, &prog);
     }

@@ -3,7 +3,7 @@
  * tile p being p * 32 + c, everything else (padding) zero. The values are
  * below 2^24, so their float32 bits come from integer arithmetic (this
  * processor has no floating point).
- * Compile-time args: is_dram, n. Runtime args: first, count. */
+ * Compile-time args: is_dram. Runtime args: first, count, n. */
 #include "dataflow_api.h"
 
 static uint32_t float_bits_of(uint32_t v) {
@@ -16,7 +16,7 @@ static uint32_t float_bits_of(uint32_t v) {
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
-    uint32_t n = get_compile_time_arg_val(1);
+    uint32_t n = get_arg_val(2);
     InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(0),
                                   .page_size = get_tile_size(16),
                                   .is_dram = get_compile_time_arg_val(0)};

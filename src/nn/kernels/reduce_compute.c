@@ -17,11 +17,11 @@
  * 4 mean (var), 5 ones, 16 output.
  * Compile-time args: mode (0 NONE, 1 ROW, 2 COL, 3 SCALAR), func (1 sum,
  * 2 max, 3 min, 4 prod), pre (0, 1 abs, 2 square), post (0, 1 sqrt), var, partial,
- * masks, red_h, red_w. Runtime args: as the reader's. */
+ * red_h, red_w. Runtime args: as the reader's (masks among them). */
 #include "compute_kernel_api.h"
 
 #define A(i) get_arg_val(i)
-#define DIMS 12
+#define DIMS 14
 #define CB_IN 0
 #define CB_SCALER 1
 #define CB_MASK 2
@@ -132,8 +132,8 @@ void kernel_main(void) {
     uint32_t mode = get_compile_time_arg_val(0), func = get_compile_time_arg_val(1);
     uint32_t pre = get_compile_time_arg_val(2), post = get_compile_time_arg_val(3);
     uint32_t var = get_compile_time_arg_val(4), partial = get_compile_time_arg_val(5);
-    uint32_t masks = get_compile_time_arg_val(6), red_h = get_compile_time_arg_val(7);
-    uint32_t red_w = get_compile_time_arg_val(8);
+    uint32_t masks = A(13), red_h = get_compile_time_arg_val(6);
+    uint32_t red_w = get_compile_time_arg_val(7);
     uint32_t first = A(0), count = A(1), ht = A(2), wt = A(3), h = A(4), w = A(5);
     uint32_t chunks = A(6), chunk = A(7), n_red = A(8);
     uint32_t dim = reduce_dim(mode);
