@@ -260,56 +260,14 @@ lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
  * tensor [..., Sq, Sk]); one pass, a new tensor like scores. */
 static lm_status scale_causal(const char *op, nn_tensor *in, double scale, bool causal,
                               lmnn_tensor *out) {
-    lmnn_tensor oh;
-    nn_tensor *o = NULL;
-    lm_status st =
-        nn_tensor_new(op, in->device, &in->shape, in->dtype, LMNN_TILE, &in->memory, &oh, &o);
-    if (st) return st;
-    char chain[64] = "(void)0";
-    if (scale != 1.0)
-        snprintf(chain, sizeof chain, "mul_unary_tile(0, 0x%08xu)", nn_float_bits((float)scale));
-    nn_key key;
-    nn_key_init(&key, "attn_scale_causal");
-    nn_key_add(&key, chain, strlen(chain) + 1);
-    nn_key_u32(&key, causal);
-    nn_key_tensor(&key, in);
-    nn_key_tensor(&key, o);
-    nn_program *prog = nn_cache_find(in->device, &key);
-    if (!prog) {
-        nn_split split;
-        nn_program p = {0};
-        nn_tiles g = nn_tiles_of(&in->shape);
-        lm_data_format f = nn_tile_format(in->dtype);
-        uint32_t dram = in->memory.type == LM_BUFFER_DRAM;
-        uint32_t rargs[] = {dram, (uint32_t)f, causal, g.ht, g.wt, g.h, g.w};
-        /* x * s keeps the zero padding zero: no fill in the writer. */
-        uint32_t wargs[] = {dram, 1, 0, (uint32_t)f, g.ht, g.wt, g.h, g.w};
-        lm_kernel_define def = {"NN_UNARY_CHAIN", chain};
-        bool fp32 = in->dtype == LMNN_FLOAT32;
-        nn_kernel_spec reader = {
-            "attn_causal_reader.c", LM_PROCESSOR_DM0, rargs, 7, NULL, 0, false};
-        nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
-        st = nn_split_work(op, in->device, in->pages, &split);
-        p.cores = split.all;
-        if (!st) st = nn_program_begin(op, in->device, &p);
-        if (!st) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 2);
-        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
-        if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
-        if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
-        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args(op, &p, &split);
-        if (st) nn_program_discard(&p);
-        if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
-    }
-    nn_tensor *tensors[] = {in, o};
-    if (!st) st = nn_launch(op, prog, tensors, 2);
-    if (st) {
-        nn_tensor_discard(oh);
-        return st;
-    }
-    *out = oh;
-    return LM_OK;
+    const char *chain = scale != 1.0 ? "mul_unary_tile(0, nn_param[0])" : "";
+    uint32_t params[NN_UNARY_PARAMS] = {scale != 1.0 ? nn_float_bits((float)scale) : 0, 0, 0};
+    nn_tiles g = nn_tiles_of(&in->shape);
+    uint32_t rc[] = {in->memory.type == LM_BUFFER_DRAM, (uint32_t)nn_tile_format(in->dtype)};
+    uint32_t ra[] = {causal, g.ht, g.wt, g.h, g.w};
+    nn_unary_reader reader = {"attn_causal_reader.c", rc, 2, ra, 5};
+    /* x * s keeps the zero padding zero: no fill in the writer. */
+    return nn_unary_map_with(op, in, in->dtype, &in->memory, chain, params, false, &reader, out);
 }
 
 /* Score rows of at most this many tiles (Sk <= 2048) take the fused

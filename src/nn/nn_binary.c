@@ -106,6 +106,7 @@ typedef struct call {
     lmnn_dtype dtype;
     lmnn_memory_config memory;
     char activation[512];
+    uint32_t act_params[NN_UNARY_PARAMS]; /* the activation's nn_param values */
     bool activation_nonzero_at_0;
 } call;
 
@@ -224,7 +225,8 @@ static lm_status run(call *c, lmnn_tensor *out) {
         nn_key_tensor(&key, c->in[i]);
     nn_key_tensor(&key, o);
     nn_key_u32(&key, c->has_scalar);
-    nn_key_u32(&key, c->scalar_bits); /* a per-core runtime argument */
+    nn_key_u32(&key, c->scalar_bits); /* per-core runtime arguments */
+    nn_key_add(&key, c->act_params, sizeof c->act_params);
     nn_program *prog = nn_cache_find(device, &key);
     if (!prog) {
         /* Reader arguments: the output's outer dims without the 1s, adjacent
@@ -254,29 +256,34 @@ static lm_status run(call *c, lmnn_tensor *out) {
                 no++;
             }
         }
-        uint32_t rargs[4 + MAX_OUTER + MAX_INPUTS * (3 + MAX_OUTER)] = {c->n, g.ht, g.wt, no};
+        /* Reader: compile-time n and each input's is_dram; the geometry
+         * as runtime args after {first, count}. */
+        uint32_t rcargs[1 + MAX_INPUTS] = {c->n};
+        uint32_t rargs[3 + MAX_OUTER + MAX_INPUTS * (2 + MAX_OUTER)] = {g.ht, g.wt, no};
         for (uint32_t k = 0; k < no; k++)
-            rargs[4 + k] = odim[k];
-        uint32_t rcount = 4 + MAX_OUTER;
+            rargs[3 + k] = odim[k];
+        uint32_t rcount = 3 + MAX_OUTER;
         for (uint32_t i = 0; i < c->n; i++) {
             nn_tiles gi = nn_tiles_of(&c->in[i]->shape);
-            rargs[rcount] = c->in[i]->memory.type == LM_BUFFER_DRAM;
-            rargs[rcount + 1] = gi.ht;
-            rargs[rcount + 2] = gi.wt;
+            rcargs[1 + i] = c->in[i]->memory.type == LM_BUFFER_DRAM;
+            rargs[rcount] = gi.ht;
+            rargs[rcount + 1] = gi.wt;
             for (uint32_t k = 0; k < no; k++)
-                rargs[rcount + 3 + k] = stride[i][k];
-            rcount += 3 + MAX_OUTER;
+                rargs[rcount + 2 + k] = stride[i][k];
+            rcount += 2 + MAX_OUTER;
         }
         uint32_t cargs[] = {c->n, neg_zero};
         lm_data_format fout = nn_tile_format(c->dtype);
-        uint32_t wargs[] = {
-            o->memory.type == LM_BUFFER_DRAM, c->n, zero_pad, (uint32_t)fout, g.ht, g.wt, g.h, g.w};
+        uint32_t wargs[] = {o->memory.type == LM_BUFFER_DRAM, c->n, zero_pad, (uint32_t)fout};
+        uint32_t geometry[] = {g.ht, g.wt, g.h, g.w};
+        uint32_t cextra[] = {c->scalar_bits, c->act_params[0], c->act_params[1], c->act_params[2]};
         lm_kernel_define def = {"NN_BINARY_MATH", math};
         nn_kernel_spec reader = {
-            "binary_reader.c", LM_PROCESSOR_DM0, rargs, rcount, NULL, 0, false};
+            "binary_reader.c", LM_PROCESSOR_DM0, rcargs, 1 + c->n, NULL, 0, false};
         nn_kernel_spec compute = {
             "binary_compute.c", LM_PROCESSOR_COMPUTE, cargs, 2, &def, 1, true};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 4, NULL, 0, false};
+        lm_kernel rk, ck, wk;
         nn_split split;
         nn_program p = {0};
         st = nn_split_work(c->name, device, o->pages, &split);
@@ -290,17 +297,12 @@ static lm_status run(call *c, lmnn_tensor *out) {
             st = nn_program_cb(c->name, &p, NEG_ZERO_CB, LM_DATA_FORMAT_FLOAT16_B,
                                (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT16_B), 1);
         if (!st) st = nn_program_cb(c->name, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
-        if (!st) st = nn_program_kernel(c->name, &p, &reader, NULL);
-        if (!st) st = nn_program_kernel(c->name, &p, &compute, NULL);
-        if (!st) st = nn_program_kernel(c->name, &p, &writer, NULL);
-        /* Every kernel gets {first, count, scalar bits} (only the compute
-         * kernel reads the third). */
-        for (uint32_t k = 0; k < p.kernel_count && !st; k++)
-            for (uint32_t i = 0; i < split.num_cores && !st; i++) {
-                uint32_t args[3] = {split.first[i], split.count[i], c->scalar_bits};
-                st = lm_set_runtime_args(p.program, p.kernels[k], split.cores[i], args, 3);
-                if (st) st = nn_fail_call(st, c->name);
-            }
+        if (!st) st = nn_program_kernel(c->name, &p, &reader, &rk);
+        if (!st) st = nn_program_kernel(c->name, &p, &compute, &ck);
+        if (!st) st = nn_program_kernel(c->name, &p, &writer, &wk);
+        if (!st) st = nn_kernel_split_args(c->name, &p, rk, &split, rargs, rcount);
+        if (!st) st = nn_kernel_split_args(c->name, &p, ck, &split, cextra, 4);
+        if (!st) st = nn_kernel_split_args(c->name, &p, wk, &split, geometry, 4);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(c->name, device, &key, &p, &prog);
     }
@@ -356,7 +358,7 @@ static lm_status op_call(int op, const char *suffix, const lmnn_tensor *in, cons
         double alpha = isnan(opts->activation_alpha) ? u.alpha : opts->activation_alpha;
         double beta = isnan(opts->activation_beta) ? u.beta : opts->activation_beta;
         st = nn_unary_chain(name, "activation", opts->activation, alpha, beta, c.activation,
-                            sizeof c.activation, &c.activation_nonzero_at_0);
+                            sizeof c.activation, c.act_params, &c.activation_nonzero_at_0);
         if (st) return st;
     }
     if (!d->available) {

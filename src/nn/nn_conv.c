@@ -112,17 +112,21 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     while (pooled && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
         block--;
     uint32_t nb = (t.wt + block - 1) / block;
-    uint32_t args[] = {img->memory.type == LM_BUFFER_DRAM,
-                       o->memory.type == LM_BUFFER_DRAM,
-                       esize,
-                       t.h,
+    /* Compile-time: formats and code paths; the geometry goes as runtime
+     * args (one compiled kernel for every shape). */
+    uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM, esize,
+                        pooled                  ? 2
+                        : mode == NN_PATCH_TAPS ? 1
+                                                : 0,
+                        mode == NN_PATCH_SUM};
+    /* tilize_compute.c and tile_units.c take the tile geometry as runtime
+     * args 2..6 (nn_layout.c's row blocks); the reader and pool_compute.c
+     * the convolution's after it. */
+    uint32_t args[] = {t.h,
                        t.w,
                        t.ht,
                        t.wt,
                        block,
-                       pooled                  ? 2
-                       : mode == NN_PATCH_TAPS ? 1
-                                               : 0,
                        g->h,
                        g->w,
                        g->c,
@@ -138,11 +142,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        (uint32_t)g->pl,
                        (uint32_t)g->uh,
                        (uint32_t)g->uw,
-                       fill,
-                       mode == NN_PATCH_SUM};
+                       fill};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
+    nn_key_add(&key, cargs, sizeof cargs);
     nn_key_add(&key, args, sizeof args);
     nn_key_tensor(&key, img);
     nn_key_tensor(&key, o);
@@ -152,21 +156,18 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         nn_program p = {0};
         uint32_t room = block;
         nn_kernel_spec reader = {
-            "conv_im2col_reader.c", LM_PROCESSOR_DM0, args, nargs, NULL, 0, false};
-        /* tilize_compute.c and tile_units.c take the tile geometry as
-         * runtime args 2..6 (nn_layout.c's row blocks). */
-        uint32_t units[] = {t.h, t.w, t.ht, t.wt, block};
+            "conv_im2col_reader.c", LM_PROCESSOR_DM0, cargs, 5, NULL, 0, false};
         nn_kernel_spec compute = {
             "tilize_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, false};
         if (pooled)
             compute = (nn_kernel_spec){"pool_compute.c",
                                        LM_PROCESSOR_COMPUTE,
-                                       args,
-                                       nargs,
+                                       cargs,
+                                       5,
                                        NULL,
                                        0,
                                        o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
-        nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, args, 2, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, cargs, 2, NULL, 0, false};
         st = nn_split_work(op, img->device, batch * t.ht * nb, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
@@ -177,7 +178,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args_with(op, &p, &split, units, 5);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, args, nargs);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, img->device, &key, &p, &prog);
     }
@@ -502,9 +503,10 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
         if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
         char chain[512];
+        uint32_t params[NN_UNARY_PARAMS];
         bool nz;
         st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, chain,
-                            sizeof chain, &nz);
+                            sizeof chain, params, &nz);
         if (st) return st;
     }
 

@@ -210,11 +210,37 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
 
 /* The SFPU chain of unary op `uop` with parameters alpha and beta, for fusing
  * after other math: it reads and writes dst 0 only (dst 1 and up are
- * scratch), never a circular buffer. *nonzero_at_zero tells whether f(0) may
- * be nonzero (the padding then needs zeroing). Errors "<op>: <arg>: ..." for
- * an unknown op, one the engine lacks, or min > max for clamp/hardtanh. */
+ * scratch), never a circular buffer. The chain does not hold the parameters'
+ * values: it names nn_param[0 .. NN_UNARY_PARAMS), which the compute kernel
+ * declares as a uint32_t array loaded from its runtime args, and `params`
+ * gets the values to put there (so one compiled kernel serves every value;
+ * they belong in the program cache key). *nonzero_at_zero tells whether f(0)
+ * may be nonzero (the padding then needs zeroing). Errors "<op>: <arg>: ..."
+ * for an unknown op, one the engine lacks, or min > max for clamp/hardtanh. */
+#define NN_UNARY_PARAMS 3
 lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
-                         double beta, char *chain, size_t size, bool *out_nonzero_at_zero);
+                         double beta, char *chain, size_t size, uint32_t params[NN_UNARY_PARAMS],
+                         bool *out_nonzero_at_zero);
+
+/* A data movement kernel reading circular buffer 0's tiles for
+ * nn_unary_map_with in place of tile_reader.c: compile-time args, and the
+ * runtime args after {first, count} (the same on every core). */
+#define NN_UNARY_READER_ARGS 16
+typedef struct nn_unary_reader {
+    const char *name;
+    const uint32_t *compile_args;
+    uint32_t compile_arg_count;
+    const uint32_t *args;
+    uint32_t arg_count;
+} nn_unary_reader;
+
+/* nn_unary_map with the chain's runtime parameters (NN_UNARY_PARAMS values,
+ * NULL for none: see nn_unary_chain) and optionally another reader (NULL:
+ * tile_reader.c). */
+lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
+                            const lmnn_memory_config *memory, const char *chain,
+                            const uint32_t *params, bool zero_pad, const nn_unary_reader *reader,
+                            lmnn_tensor *out);
 
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. */

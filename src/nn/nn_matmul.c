@@ -53,9 +53,11 @@ enum {
     ARG_DIMS,
     ARG_VX = ARG_DIMS + 3 * (LMNN_MAX_DIMS - 2), /* this core's place in the gx x gy grid */
     ARG_VY,
-    ARG_MAX
+    ARG_ACT, /* the activation's nn_param[0..2] (nn_unary_chain) */
+    ARG_MAX = ARG_ACT + NN_UNARY_PARAMS
 };
 _Static_assert(ARG_VX == 41 && ARG_VY == 42, "the matmul kernels read x and y at args 41 and 42");
+_Static_assert(ARG_ACT == 43, "matmul_compute.c reads the activation's parameters at args 43..45");
 
 enum {
     MM_MCAST_A = 1,
@@ -102,6 +104,7 @@ typedef struct mm_plan {
     bool b_shared;     /* b has one matrix */
     bool act, act_nonzero;
     char chain[512];
+    uint32_t act_params[NN_UNARY_PARAMS];
 } mm_plan;
 
 static uint32_t tiles_of(uint32_t n) {
@@ -318,6 +321,8 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     args[ARG_FLAGS] = flags;
     args[ARG_OUT_FMT] = (uint32_t)fo;
     args[ARG_ND] = p->nd;
+    for (uint32_t i = 0; i < NN_UNARY_PARAMS; i++)
+        args[ARG_ACT + i] = p->act_params[i];
     for (uint32_t d = 0; d < p->nd; d++) {
         args[ARG_DIMS + 3 * d] = p->od[d];
         args[ARG_DIMS + 3 * d + 1] = p->as[d];
@@ -460,7 +465,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
         if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
         if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
         st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, p.chain,
-                            sizeof p.chain, &p.act_nonzero);
+                            sizeof p.chain, p.act_params, &p.act_nonzero);
         if (st) return st;
         p.act = true;
     }
@@ -498,6 +503,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
                          (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4 |
                          (uint32_t)p.mcast << 5);
     nn_key_add(&key, p.chain, strlen(p.chain) + 1);
+    nn_key_add(&key, p.act_params, sizeof p.act_params); /* runtime args */
     nn_key_tensor(&key, p.a);
     nn_key_tensor(&key, p.b);
     nn_key_tensor(&key, o);

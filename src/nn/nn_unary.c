@@ -9,6 +9,18 @@
 lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                        const lmnn_memory_config *memory, const char *chain, bool zero_pad,
                        lmnn_tensor *out) {
+    return nn_unary_map_with(op, in, out_dtype, memory, chain, NULL, zero_pad, NULL, out);
+}
+
+lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
+                            const lmnn_memory_config *memory, const char *chain,
+                            const uint32_t *params, bool zero_pad, const nn_unary_reader *reader,
+                            lmnn_tensor *out) {
+    static const uint32_t no_params[NN_UNARY_PARAMS];
+    if (!params) params = no_params;
+    if (reader && (reader->compile_arg_count > NN_UNARY_READER_ARGS ||
+                   reader->arg_count > NN_UNARY_READER_ARGS))
+        return nn_fail(LM_ERR_INTERNAL, op, "more than %d reader args", NN_UNARY_READER_ARGS);
     lmnn_tensor oh;
     nn_tensor *o = NULL;
     lm_status st = nn_tensor_new(op, in->device, &in->shape, out_dtype, LMNN_TILE, memory, &oh, &o);
@@ -16,7 +28,16 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
     nn_key key;
     nn_key_init(&key, "unary");
     nn_key_add(&key, chain, strlen(chain) + 1);
+    /* Per-core runtime args, set once when the program is built. */
+    nn_key_add(&key, params, NN_UNARY_PARAMS * sizeof *params);
     nn_key_u32(&key, zero_pad);
+    if (reader) {
+        nn_key_add(&key, reader->name, strlen(reader->name) + 1);
+        nn_key_u32(&key, reader->compile_arg_count);
+        nn_key_add(&key, reader->compile_args, reader->compile_arg_count * sizeof(uint32_t));
+        nn_key_u32(&key, reader->arg_count);
+        nn_key_add(&key, reader->args, reader->arg_count * sizeof(uint32_t));
+    }
     nn_key_tensor(&key, in);
     nn_key_tensor(&key, o);
     nn_program *prog = nn_cache_find(in->device, &key);
@@ -28,23 +49,37 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         uint32_t in_dram = in->memory.type == LM_BUFFER_DRAM;
         uint32_t out_dram = o->memory.type == LM_BUFFER_DRAM;
         uint32_t rargs[] = {in_dram};
-        uint32_t wargs[] = {out_dram, 1, zero_pad, (uint32_t)fout, g.ht, g.wt, g.h, g.w};
+        uint32_t wargs[] = {out_dram, 1, zero_pad, (uint32_t)fout};
+        uint32_t geometry[] = {g.ht, g.wt, g.h, g.w};
         lm_kernel_define def = {"NN_UNARY_CHAIN", chain[0] ? chain : "(void)0"};
         /* 32-bit dst for float32 and for integers (held raw there). */
         bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32 ||
                     !nn_dtype_is_float(in->dtype) || !nn_dtype_is_float(out_dtype);
-        nn_kernel_spec reader = {"tile_reader.c", LM_PROCESSOR_DM0, rargs, 1, NULL, 0, false};
+        nn_kernel_spec rspec = {"tile_reader.c", LM_PROCESSOR_DM0, rargs, 1, NULL, 0, false};
+        if (reader)
+            rspec = (nn_kernel_spec){reader->name,
+                                     LM_PROCESSOR_DM0,
+                                     reader->compile_args,
+                                     reader->compile_arg_count,
+                                     NULL,
+                                     0,
+                                     false};
         nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 8, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 4, NULL, 0, false};
+        lm_kernel rk, ck, wk;
         st = nn_split_work(op, in->device, in->pages, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2);
         if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
-        if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
-        if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
-        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args(op, &p, &split);
+        if (!st) st = nn_program_kernel(op, &p, &rspec, &rk);
+        if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
+        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
+        if (!st)
+            st = nn_kernel_split_args(op, &p, rk, &split, reader ? reader->args : NULL,
+                                      reader ? reader->arg_count : 0);
+        if (!st) st = nn_kernel_split_args(op, &p, ck, &split, params, NN_UNARY_PARAMS);
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, geometry, 4);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
@@ -61,7 +96,8 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
 /* ---- the ops ---- */
 
 /* How an op runs: its SFPU chain on dst 0 (dst 1 and up are scratch), with
- * $A and $B standing for the float32 bits of alpha and beta; and whether
+ * $A and $B standing for the float32 bits of alpha and beta and $D for alpha
+ * as an integer (all read from runtime args: expand_chain); and whether
  * f(0) may be nonzero (the writer then zeroes the padding). */
 typedef struct unary_def {
     const char *name;
@@ -161,23 +197,34 @@ void lmnn_unary_options_init(lmnn_unary_options *opts, lmnn_unary_op op) {
     }
 }
 
-/* The chain with $A and $B replaced by the parameters' float32 bits, $D by
- * alpha as an integer (round's decimals, checked before). */
-static void expand_chain(const char *chain, double alpha, double beta, char *out, size_t size) {
+/* The chain with $A, $B and $D replaced by the compute kernel's runtime
+ * parameters nn_param[0..2], and params[] their values: alpha's and beta's
+ * float32 bits and alpha as an integer (round's decimals, checked before).
+ * Parameters as runtime args keep one compiled kernel per op, whatever
+ * their values. */
+static void expand_chain(const char *chain, double alpha, double beta, char *out, size_t size,
+                         uint32_t params[NN_UNARY_PARAMS]) {
     size_t n = 0;
-    for (const char *c = chain; *c && n + 12 < size; c++) {
+    params[0] = nn_float_bits(alpha);
+    params[1] = nn_float_bits(beta);
+    params[2] = 0;
+    for (const char *c = chain; *c && n + 24 < size; c++) {
         if (c[0] == '$' && c[1] == 'D') {
-            n += (size_t)snprintf(out + n, size - n, "%d", (int)alpha);
+            params[2] = (uint32_t)(int32_t)alpha;
+            n += (size_t)snprintf(out + n, size - n, "(int32_t)nn_param[2]");
             c++;
         } else if (c[0] == '$' && (c[1] == 'A' || c[1] == 'B')) {
-            n += (size_t)snprintf(out + n, size - n, "0x%08xu",
-                                  nn_float_bits(c[1] == 'A' ? alpha : beta));
+            n += (size_t)snprintf(out + n, size - n, "nn_param[%d]", c[1] == 'A' ? 0 : 1);
             c++;
         } else {
             out[n++] = *c;
         }
     }
     out[n] = 0;
+    /* Parameters the chain does not name stay 0, so that they do not split
+     * the program cache. */
+    if (!strstr(chain, "$A")) params[0] = 0;
+    if (!strstr(chain, "$B")) params[1] = 0;
 }
 
 /* The parameters an op cannot take: an error naming `op` (and `arg`, the
@@ -209,7 +256,8 @@ static lm_status check_params(const char *op, const char *arg, lmnn_unary_op uop
     "mul_binary_tile(0, 1, 0)"
 
 lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, double alpha,
-                         double beta, char *chain, size_t size, bool *out_nonzero_at_zero) {
+                         double beta, char *chain, size_t size, uint32_t params[NN_UNARY_PARAMS],
+                         bool *out_nonzero_at_zero) {
     if (uop <= LMNN_UNARY_INVALID || uop >= LMNN_UNARY_OP_COUNT_)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: unknown unary op %d", arg, (int)uop);
     const unary_def *d = &defs[uop];
@@ -224,7 +272,7 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
                        d->name);
     lm_status st = check_params(op, arg, uop, alpha, beta);
     if (st) return st;
-    expand_chain(c, alpha, beta, chain, size);
+    expand_chain(c, alpha, beta, chain, size, params);
     *out_nonzero_at_zero = d->nonzero_at_zero;
     return LM_OK;
 }
@@ -255,9 +303,11 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
     st = check_params(name, "", op, opts->alpha, opts->beta);
     if (st) return st;
     char chain[512];
-    expand_chain(defs[op].chain, opts->alpha, opts->beta, chain, sizeof chain);
+    uint32_t params[NN_UNARY_PARAMS];
+    expand_chain(defs[op].chain, opts->alpha, opts->beta, chain, sizeof chain, params);
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, t);
-    return nn_unary_map(name, t, dtype, &memory, chain, defs[op].nonzero_at_zero, out);
+    return nn_unary_map_with(name, t, dtype, &memory, chain, params, defs[op].nonzero_at_zero, NULL,
+                             out);
 }
 
 #define UNARY_BY_NAME(fn, op)                                                                      \

@@ -5,17 +5,18 @@
  * region is touched, so the padding stays zero. A tile wholly on or below the
  * diagonal is left as read; one wholly above it is filled without a test per
  * element (on the core only the diagonal's tiles cost a compare each).
- * Compile-time args: is_dram, format, causal, ht, wt, h (Sq), w (Sk).
- * Runtime args: first, count. */
+ * Compile-time args: is_dram, format. Runtime args: first, count, causal,
+ * ht, wt, h (Sq), w (Sk) (runtime, so one compiled kernel serves every
+ * shape; nn_unary_map_with's reader layout). */
 #include "dataflow_api.h"
 
 #define NEG_INF_BITS 0xff800000u
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
-    uint32_t fmt = get_compile_time_arg_val(1), causal = get_compile_time_arg_val(2);
-    uint32_t ht = get_compile_time_arg_val(3), wt = get_compile_time_arg_val(4);
-    uint32_t h = get_compile_time_arg_val(5), w = get_compile_time_arg_val(6);
+    uint32_t fmt = get_compile_time_arg_val(1), causal = get_arg_val(2);
+    uint32_t ht = get_arg_val(3), wt = get_arg_val(4);
+    uint32_t h = get_arg_val(5), w = get_arg_val(6);
     InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
                                  .page_size = get_tile_size(0),
                                  .is_dram = get_compile_time_arg_val(0)};

@@ -8,14 +8,19 @@
  * broadcast row, column or scalar into a whole dst tile exactly (-0 + x is x
  * for every x, signed zeros included), for the ops that only exist dst to dst.
  *
+ * A fused activation's chain reads its parameters from nn_param[0..2]
+ * (runtime args 3..5, nn_unary_chain).
+ *
  * Compile-time args: n_in, neg_zero. Runtime args: first (unused), count,
- * scalar bits. */
+ * scalar bits, nn_param[0..2]. */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
     uint32_t count = get_arg_val(1), nn_scalar = get_arg_val(2);
     uint32_t n_in = get_compile_time_arg_val(0);
+    uint32_t nn_param[3] = {get_arg_val(3), get_arg_val(4), get_arg_val(5)};
     (void)nn_scalar;
+    (void)nn_param;
     if (get_compile_time_arg_val(1)) {
         cb_reserve_back(8, 1);
         tile_regs_acquire();

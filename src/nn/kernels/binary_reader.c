@@ -11,35 +11,39 @@
  * output's single one). Broadcasting inside a tile is the compute kernel's.
  * The walk keeps counters instead of dividing per tile.
  *
- * Compile-time args: n_in, out_ht, out_wt, n_outer, outer dims[NN_BIN_OUTER],
- * then per input: is_dram, ht, wt, strides[NN_BIN_OUTER].
- * Runtime args: first, count. */
+ * Compile-time args: n_in, then is_dram of each input.
+ * Runtime args: first, count, out_ht, out_wt, n_outer, outer dims[NN_BIN_OUTER],
+ * then per input: ht, wt, strides[NN_BIN_OUTER] (the geometry is runtime, so
+ * one compiled kernel serves every shape and broadcast pattern). */
 #include "dataflow_api.h"
 
 #define NN_BIN_OUTER 6
-#define ARG(i) get_compile_time_arg_val(i)
-#define IN_ARG(i, k) ARG(4 + NN_BIN_OUTER + (i) * (3 + NN_BIN_OUTER) + (k))
+#define ARG(i) get_arg_val(2 + (i))
+#define IN_ARG(i, k) ARG(3 + NN_BIN_OUTER + (i) * (2 + NN_BIN_OUTER) + (k))
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
-    uint32_t n_in = ARG(0), out_ht = ARG(1), out_wt = ARG(2), n_outer = ARG(3);
+    uint32_t n_in = get_compile_time_arg_val(0);
+    uint32_t out_ht = ARG(0), out_wt = ARG(1), n_outer = ARG(2);
     InterleavedAddrGenFast gen[3];
     uint32_t wt[3], row_fixed[3], base[3], step[3][NN_BIN_OUTER], idx[NN_BIN_OUTER];
+    uint32_t dim[NN_BIN_OUTER];
     uint32_t tc = first % out_wt, tr = first / out_wt % out_ht, m = first / out_wt / out_ht;
     for (uint32_t d = n_outer; d-- > 0;) {
-        idx[d] = m % ARG(4 + d);
-        m /= ARG(4 + d);
+        dim[d] = ARG(3 + d);
+        idx[d] = m % dim[d];
+        m /= dim[d];
     }
     for (uint32_t i = 0; i < n_in; i++) {
         gen[i] = (InterleavedAddrGenFast){.bank_base_address = get_common_arg_val(i),
                                           .page_size = get_tile_size(i),
-                                          .is_dram = IN_ARG(i, 0)};
-        uint32_t ht = IN_ARG(i, 1);
-        wt[i] = IN_ARG(i, 2);
+                                          .is_dram = get_compile_time_arg_val(1 + i)};
+        uint32_t ht = IN_ARG(i, 0);
+        wt[i] = IN_ARG(i, 1);
         row_fixed[i] = ht == 1;
         base[i] = 0;
         for (uint32_t d = 0; d < n_outer; d++) {
-            step[i][d] = IN_ARG(i, 3 + d) * ht * wt[i]; /* tiles per step of dim d */
+            step[i][d] = IN_ARG(i, 2 + d) * ht * wt[i]; /* tiles per step of dim d */
             base[i] += idx[d] * step[i][d];
         }
     }
@@ -57,9 +61,9 @@ void kernel_main(void) {
         if (++tr < out_ht) continue;
         tr = 0;
         for (uint32_t d = n_outer; d-- > 0;) {
-            uint32_t wrap = ++idx[d] == ARG(4 + d);
+            uint32_t wrap = ++idx[d] == dim[d];
             for (uint32_t i = 0; i < n_in; i++)
-                base[i] = wrap ? base[i] - (ARG(4 + d) - 1) * step[i][d] : base[i] + step[i][d];
+                base[i] = wrap ? base[i] - (dim[d] - 1) * step[i][d] : base[i] + step[i][d];
             if (!wrap) break;
             idx[d] = 0;
         }

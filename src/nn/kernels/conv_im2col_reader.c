@@ -19,10 +19,12 @@
  * The rows of an output pixel read runs of channels: one NoC read per tap
  * and pixel (per block of columns).
  *
- * Compile-time args 0..7 as tilize_reader.c (is_dram_in, is_dram_out, esize,
- * h, w, ht, wt, block), then mode, H, W, C, OH, OW, KH, KW, sh, sw, dh, dw,
- * pt, pl (int32), uh, uw, fill (float32 bits; bfloat16 keeps the upper half).
- * Runtime args: first unit, units. Common arg 0: the image's address. */
+ * Compile-time args: is_dram_in, is_dram_out, esize, mode (and pool_compute.c's
+ * sum). Runtime args: first unit, units, then h, w, ht, wt, block (as
+ * tilize_compute.c and tile_units.c take them), then H, W, C, OH, OW, KH, KW,
+ * sh, sw, dh, dw, pt, pl (int32), uh, uw, fill (float32 bits; bfloat16 keeps
+ * the upper half): the geometry is runtime, so one compiled kernel serves
+ * every convolution and pooling shape. Common arg 0: the image's address. */
 #include "dataflow_api.h"
 
 static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
@@ -39,19 +41,18 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t esize = get_compile_time_arg_val(2), h = get_compile_time_arg_val(3);
-    uint32_t w = get_compile_time_arg_val(4), ht = get_compile_time_arg_val(5);
-    uint32_t wt = get_compile_time_arg_val(6), block = get_compile_time_arg_val(7);
-    uint32_t mode = get_compile_time_arg_val(8);
-    int32_t H = (int32_t)get_compile_time_arg_val(9), W = (int32_t)get_compile_time_arg_val(10);
-    uint32_t C = get_compile_time_arg_val(11);
-    uint32_t OH = get_compile_time_arg_val(12), OW = get_compile_time_arg_val(13);
-    uint32_t KH = get_compile_time_arg_val(14), KW = get_compile_time_arg_val(15);
-    int32_t sh = (int32_t)get_compile_time_arg_val(16), sw = (int32_t)get_compile_time_arg_val(17);
-    int32_t dh = (int32_t)get_compile_time_arg_val(18), dw = (int32_t)get_compile_time_arg_val(19);
-    int32_t pt = (int32_t)get_compile_time_arg_val(20), pl = (int32_t)get_compile_time_arg_val(21);
-    int32_t uh = (int32_t)get_compile_time_arg_val(22), uw = (int32_t)get_compile_time_arg_val(23);
-    uint32_t fill = get_compile_time_arg_val(24);
+    uint32_t esize = get_compile_time_arg_val(2), mode = get_compile_time_arg_val(3);
+    uint32_t h = get_arg_val(2), w = get_arg_val(3), ht = get_arg_val(4);
+    uint32_t wt = get_arg_val(5), block = get_arg_val(6);
+    int32_t H = (int32_t)get_arg_val(7), W = (int32_t)get_arg_val(8);
+    uint32_t C = get_arg_val(9);
+    uint32_t OH = get_arg_val(10), OW = get_arg_val(11);
+    uint32_t KH = get_arg_val(12), KW = get_arg_val(13);
+    int32_t sh = (int32_t)get_arg_val(14), sw = (int32_t)get_arg_val(15);
+    int32_t dh = (int32_t)get_arg_val(16), dw = (int32_t)get_arg_val(17);
+    int32_t pt = (int32_t)get_arg_val(18), pl = (int32_t)get_arg_val(19);
+    int32_t uh = (int32_t)get_arg_val(20), uw = (int32_t)get_arg_val(21);
+    uint32_t fill = get_arg_val(22);
     int32_t vh = (H - 1) * uh + 1, vw = (W - 1) * uw + 1; /* the virtual image */
     uint32_t room = block < wt ? block : wt;
     /* The image's pages: page p in bank p % banks at base + (p / banks) *

@@ -1,18 +1,18 @@
 /* Pooling, compute: each unit of conv_im2col_reader.c's POOL_FUSED mode
  * arrives once per tap (KH * KW row-major blocks in circular buffer 0); each
  * is tilized into circular buffer 1, then every tile of the unit is the max
- * (or, with compile-time arg 25 set, the sum) of its taps, reduced in dst and
+ * (or, with compile-time arg 4 set, the sum) of its taps, reduced in dst and
  * packed to circular buffer 16 for tilize_writer.c.
- * Compile-time args as conv_im2col_reader.c, then 25: 1 for the sum.
- * Runtime args: first unit, units. */
+ * Compile-time and runtime args as conv_im2col_reader.c; compile-time arg 4:
+ * 1 for the sum. */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t ht = get_compile_time_arg_val(5), wt = get_compile_time_arg_val(6);
-    uint32_t block = get_compile_time_arg_val(7);
-    uint32_t taps = get_compile_time_arg_val(14) * get_compile_time_arg_val(15);
-    bool sum = get_compile_time_arg_val(25);
+    uint32_t ht = get_arg_val(4), wt = get_arg_val(5);
+    uint32_t block = get_arg_val(6);
+    uint32_t taps = get_arg_val(12) * get_arg_val(13);
+    bool sum = get_compile_time_arg_val(4);
     uint32_t room = block < wt ? block : wt;
     for (uint32_t u = first; u < first + units; u++) {
         uint32_t tiles = nn_row_block_of(u, ht, wt, block).tiles;
