@@ -10,14 +10,18 @@
  * repeat row 0, column 0 or element [0][0] of the broadcast operand's tile,
  * which holds the valid values (the padding, zero, is never replicated).
  *
- * The math of an op is a string of compute calls (NN_BINARY_MATH), built here:
+ * The math of an op:
  *   - add/sub/mul/rsub when the FPU can take the broadcast operand second:
- *     one call, e.g. "sub_tiles_bcast_cols(0, 1, 0, 0, 0)";
+ *     one FPU call, e.g. sub with the columns of operand 1 broadcast;
  *   - otherwise every operand is loaded into dst (input i into dst i: a plain
  *     copy_tile, or a broadcast expanded exactly by add_tiles_bcast_* with a
  *     -0.0 tile) and the op's dst-to-dst call combines them into dst 0
  *     ("div_binary_tile(0, 1, 0)"); a scalar operand is a fill_tile_bitcast;
  *   - then the fused activation's unary chain on dst 0.
+ * The FPU call and the loads (which broadcast, which operand first) are
+ * runtime args of binary_compute.c; the dst-to-dst calls after them are a
+ * string (NN_BINARY_MATH), so the compiled kernels are one per op and
+ * activation, not per broadcast pattern.
  * So a new op is a table entry: its dst-to-dst call and what it gives at 0.
  *
  * dst is float32 for every op (fp32_dest_acc): inputs are exact there and the
@@ -90,7 +94,6 @@ void lmnn_binary_options_init(lmnn_binary_options *opts) {
 /* How an input's tile meets the output's: whole, or its row 0, column 0 or
  * element [0][0] repeated (the names of the FPU broadcast forms). */
 typedef enum bcast { BC_NONE, BC_ROWS, BC_COLS, BC_SCALAR } bcast;
-static const char *const bcast_suffix[] = {"", "_bcast_rows", "_bcast_cols", "_bcast_scalar"};
 
 /* One call of an op, checked. */
 typedef struct call {
@@ -163,12 +166,35 @@ static size_t appendf(char *buf, size_t size, size_t n, const char *fmt, ...) {
     return k < 0 ? size : n + (size_t)k;
 }
 
-/* The NN_BINARY_MATH define of a call; *neg_zero when it needs the -0 tile. */
-static void build_math(const call *c, char *math, size_t size, bool *neg_zero) {
+/* binary_compute.c's code of an FPU op (1 add, 2 sub, 3 mul; 0: none). */
+static uint32_t fpu_op(const char *name) {
+    return !strcmp(name, "add") ? 1 : !strcmp(name, "sub") ? 2 : 3;
+}
+
+/* The compute kernel's per-call runtime args (binary_compute.c: args 6..13):
+ * FPU op (0: load the operands instead), its broadcast (a bcast), the
+ * operands' circular buffers, how each operand loads (a bcast; BC_NONE:
+ * copy), and whether the -0 tile is needed. */
+enum {
+    LOAD_FPU,
+    LOAD_FPU_BCAST,
+    LOAD_FPU_A,
+    LOAD_FPU_B,
+    LOAD_MODE,
+    LOAD_NEG_ZERO = LOAD_MODE + 3,
+    LOAD_COUNT
+};
+
+/* The NN_BINARY_MATH define of a call (the dst-to-dst part) and its load
+ * args; *neg_zero when it needs the -0 tile. */
+static void build_math(const call *c, char *math, size_t size, uint32_t load[LOAD_COUNT],
+                       bool *neg_zero) {
     const binop_def *d = &defs[c->op];
     size_t n = 0;
     *neg_zero = false;
     math[0] = 0;
+    for (uint32_t i = 0; i < LOAD_COUNT; i++)
+        load[i] = 0;
     bool fpu = d->fpu && !c->has_scalar && c->n == 2;
     int first = -1; /* FPU: the operand that is not broadcast inside its tile */
     if (fpu && !d->reversed && c->mode[0] == BC_NONE)
@@ -177,21 +203,20 @@ static void build_math(const call *c, char *math, size_t size, bool *neg_zero) {
         first = 1;
     if (first >= 0) {
         int second = 1 - first;
-        n = appendf(math, size, n, "%s_tiles%s(%d, %d, 0, 0, 0)", d->fpu,
-                    bcast_suffix[c->mode[second]], first, second);
+        load[LOAD_FPU] = fpu_op(d->fpu);
+        load[LOAD_FPU_BCAST] = (uint32_t)c->mode[second];
+        load[LOAD_FPU_A] = (uint32_t)first;
+        load[LOAD_FPU_B] = (uint32_t)second;
+        n = appendf(math, size, n, "(void)0");
     } else {
         for (uint32_t i = 0; i < c->n; i++) {
-            if (c->mode[i] == BC_NONE) {
-                n = appendf(math, size, n, "copy_tile(%u, 0, %u); ", i, i);
-            } else {
-                n = appendf(math, size, n, "add_tiles%s(%d, %u, 0, 0, %u); ",
-                            bcast_suffix[c->mode[i]], NEG_ZERO_CB, i, i);
-                *neg_zero = true;
-            }
+            load[LOAD_MODE + i] = (uint32_t)c->mode[i];
+            if (c->mode[i] != BC_NONE) *neg_zero = true;
         }
         if (c->has_scalar) n = appendf(math, size, n, "fill_tile_bitcast(%u, nn_scalar); ", c->n);
         n = appendf(math, size, n, "%s", d->sfpu);
     }
+    load[LOAD_NEG_ZERO] = *neg_zero;
     if (c->activation[0]) appendf(math, size, n, "; %s", c->activation);
 }
 
@@ -199,7 +224,8 @@ static lm_status run(call *c, lmnn_tensor *out) {
     lm_device *device = c->in[0]->device;
     bool neg_zero;
     char math[1024];
-    build_math(c, math, sizeof math, &neg_zero);
+    uint32_t load[LOAD_COUNT];
+    build_math(c, math, sizeof math, load, &neg_zero);
     const binop_def *d = &defs[c->op];
     nn_tiles g = nn_tiles_of(&c->shape);
     bool edge = g.h % 32 || g.w % 32;
@@ -227,6 +253,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
     nn_key_u32(&key, c->has_scalar);
     nn_key_u32(&key, c->scalar_bits); /* per-core runtime arguments */
     nn_key_add(&key, c->act_params, sizeof c->act_params);
+    nn_key_add(&key, load, sizeof load);
     nn_program *prog = nn_cache_find(device, &key);
     if (!prog) {
         /* Reader arguments: the output's outer dims without the 1s, adjacent
@@ -272,16 +299,18 @@ static lm_status run(call *c, lmnn_tensor *out) {
                 rargs[rcount + 2 + k] = stride[i][k];
             rcount += 2 + MAX_OUTER;
         }
-        uint32_t cargs[] = {c->n, neg_zero};
+        uint32_t cargs[] = {c->n};
         lm_data_format fout = nn_tile_format(c->dtype);
         uint32_t wargs[] = {o->memory.type == LM_BUFFER_DRAM, c->n, zero_pad, (uint32_t)fout};
         uint32_t geometry[] = {g.ht, g.wt, g.h, g.w};
-        uint32_t cextra[] = {c->scalar_bits, c->act_params[0], c->act_params[1], c->act_params[2]};
+        uint32_t cextra[4 + LOAD_COUNT] = {c->scalar_bits, c->act_params[0], c->act_params[1],
+                                           c->act_params[2]};
+        memcpy(cextra + 4, load, sizeof load);
         lm_kernel_define def = {"NN_BINARY_MATH", math};
         nn_kernel_spec reader = {
             "binary_reader.c", LM_PROCESSOR_DM0, rcargs, 1 + c->n, NULL, 0, false};
         nn_kernel_spec compute = {
-            "binary_compute.c", LM_PROCESSOR_COMPUTE, cargs, 2, &def, 1, true};
+            "binary_compute.c", LM_PROCESSOR_COMPUTE, cargs, 1, &def, 1, true};
         nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 4, NULL, 0, false};
         lm_kernel rk, ck, wk;
         nn_split split;
@@ -301,7 +330,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
         if (!st) st = nn_program_kernel(c->name, &p, &compute, &ck);
         if (!st) st = nn_program_kernel(c->name, &p, &writer, &wk);
         if (!st) st = nn_kernel_split_args(c->name, &p, rk, &split, rargs, rcount);
-        if (!st) st = nn_kernel_split_args(c->name, &p, ck, &split, cextra, 4);
+        if (!st) st = nn_kernel_split_args(c->name, &p, ck, &split, cextra, 4 + LOAD_COUNT);
         if (!st) st = nn_kernel_split_args(c->name, &p, wk, &split, geometry, 4);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(c->name, device, &key, &p, &prog);

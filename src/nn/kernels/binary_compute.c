@@ -1,6 +1,10 @@
 /* One output tile per input tile set: the front tiles of circular buffers
- * 0 .. n_in - 1 -> NN_BINARY_MATH (a define: the calls that leave the result
- * in dst 0, fused activation included) -> circular buffer 16.
+ * 0 .. n_in - 1 -> either one FPU call (fpu_op 1 add, 2 sub, 3 mul of
+ * operands cb fpu_a and fpu_b, the second broadcast as fpu_bcast: 0 none,
+ * 1 rows, 2 columns, 3 scalar) or each input i loaded into dst i (load[i]
+ * 0: a copy, else a broadcast expanded as below) -> NN_BINARY_MATH (a define: the dst-to-dst calls
+ * that leave the result in dst 0, fused activation included) -> circular buffer 16. The loads are
+ * runtime args, so the broadcast pattern compiles no new kernel.
  *
  * NN_BINARY_MATH may use `nn_scalar` (runtime arg 2, float32 bits: the scalar
  * operand of the scalar forms) and circular buffer 8, which holds a tile of
@@ -11,8 +15,9 @@
  * A fused activation's chain reads its parameters from nn_param[0..2]
  * (runtime args 3..5, nn_unary_chain).
  *
- * Compile-time args: n_in, neg_zero. Runtime args: first (unused), count,
- * scalar bits, nn_param[0..2]. */
+ * Compile-time args: n_in. Runtime args: first (unused), count, scalar bits,
+ * nn_param[0..2], fpu_op, fpu_bcast, fpu_a, fpu_b, load[0..2], neg_zero
+ * (nn_binary.c's LOAD_*). */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
@@ -21,7 +26,17 @@ void kernel_main(void) {
     uint32_t nn_param[3] = {get_arg_val(3), get_arg_val(4), get_arg_val(5)};
     (void)nn_scalar;
     (void)nn_param;
-    if (get_compile_time_arg_val(1)) {
+    /* The codes are the engine's less its base (no tables: kernel code
+     * here keeps its data on the stack). */
+    _Static_assert(LM_BINARY_ADD == 1 && LM_BINARY_SUB == 2 && LM_BINARY_MUL == 3, "op codes");
+    _Static_assert(LM_BCAST_ROW == LM_BCAST_NONE + 1 && LM_BCAST_COL == LM_BCAST_NONE + 2 &&
+                       LM_BCAST_SCALAR == LM_BCAST_NONE + 3,
+                   "broadcast codes");
+    uint32_t fpu_op = get_arg_val(6), fpu_bcast = LM_BCAST_NONE + get_arg_val(7);
+    uint32_t fpu_a = get_arg_val(8), fpu_b = get_arg_val(9);
+    uint32_t load[3] = {LM_BCAST_NONE + get_arg_val(10), LM_BCAST_NONE + get_arg_val(11),
+                        LM_BCAST_NONE + get_arg_val(12)};
+    if (get_arg_val(13)) {
         cb_reserve_back(8, 1);
         tile_regs_acquire();
         fill_tile_bitcast(0, 0x80000000u);
@@ -36,6 +51,16 @@ void kernel_main(void) {
         for (uint32_t i = 0; i < n_in; i++)
             cb_wait_front(i, 1);
         tile_regs_acquire();
+        if (fpu_op) {
+            lm_binary_tiles(fpu_op, fpu_bcast, fpu_a, fpu_b, 0, 0, 0);
+        } else {
+            for (uint32_t i = 0; i < n_in; i++) {
+                if (load[i] == LM_BCAST_NONE)
+                    copy_tile(i, 0, i);
+                else
+                    lm_binary_tiles(LM_BINARY_ADD, load[i], 8, i, 0, 0, i);
+            }
+        }
         NN_BINARY_MATH;
         tile_regs_commit();
         tile_regs_wait();
