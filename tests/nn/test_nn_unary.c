@@ -1,5 +1,10 @@
 /* Unary ops against double-precision host references, fp32 and bf16, over
  * shapes with padding and a multi-core case; padding stays zero. */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "nn_test.h"
 
 typedef struct unary_case {
@@ -497,12 +502,149 @@ static void test_errors(void) {
         CHECK_OK(lmnn_tensor_free(ts[i]));
 }
 
+/* ---- compiled kernels are shared across shapes and parameter values ----
+ * Kernels are compiled on first use and kept on disk in $LM_CACHE_DIR (read
+ * at each compile): with a fresh directory, the count of compiled kernels
+ * (.elf files) shows whether a call compiled new ones. */
+
+static int elf_count(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d) return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        n += len > 4 && !strcmp(e->d_name + len - 4, ".elf");
+    }
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[512];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        remove(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Runs f(x) for a fresh x of `shape`: 1 when it succeeded. */
+static int run_on(const lmnn_shape *shape, lm_status (*f)(lmnn_tensor, void *), void *ctx) {
+    size_t n = lmnn_shape_volume(shape);
+    float *x = nn_rand_floats(n, -4, 4, n);
+    lmnn_tensor t;
+    int ok = !nn_upload(shape, x, LMNN_BFLOAT16, LMNN_TILE, &t);
+    ok = ok && !f(t, ctx);
+    if (ok) lmnn_tensor_free(t);
+    free(x);
+    return ok;
+}
+
+typedef struct clamp_args {
+    double lo, hi;
+} clamp_args;
+
+static lm_status do_clamp(lmnn_tensor t, void *ctx) {
+    const clamp_args *c = ctx;
+    lmnn_tensor out;
+    lm_status st = lmnn_clamp(t, c->lo, c->hi, &out);
+    if (!st) {
+        float *v = nn_download(out);
+        /* The result is right too (bf16 bounds are exact here). */
+        size_t n = 0;
+        lmnn_tensor_info info;
+        if (v && !lmnn_tensor_get_info(out, &info)) n = lmnn_shape_volume(&info.shape);
+        for (size_t i = 0; i < n; i++)
+            if (v[i] < c->lo || v[i] > c->hi) st = LM_ERR_INTERNAL;
+        if (!v) st = LM_ERR_INTERNAL;
+        free(v);
+        lmnn_tensor_free(out);
+    }
+    return st;
+}
+
+static lm_status do_leaky(lmnn_tensor t, void *ctx) {
+    lmnn_tensor out;
+    lm_status st = lmnn_leaky_relu(t, *(const double *)ctx, &out);
+    if (!st) lmnn_tensor_free(out);
+    return st;
+}
+
+/* a + b broadcast, b of shape *ctx, with a fused relu. */
+static lm_status do_add_bcast(lmnn_tensor t, void *ctx) {
+    const lmnn_shape *bs = ctx;
+    size_t n = lmnn_shape_volume(bs);
+    float *x = nn_rand_floats(n, -1, 1, 7);
+    lmnn_tensor b, out;
+    lm_status st = nn_upload(bs, x, LMNN_BFLOAT16, LMNN_TILE, &b);
+    free(x);
+    if (st) return st;
+    lmnn_binary_options o;
+    lmnn_binary_options_init(&o);
+    o.activation = LMNN_LEAKY_RELU;
+    o.activation_alpha = n % 2 ? 0.25 : 0.125;
+    st = lmnn_binary(LMNN_BINARY_ADD, t, b, &o, &out);
+    if (!st) lmnn_tensor_free(out);
+    lmnn_tensor_free(b);
+    return st;
+}
+
+static void test_kernel_reuse(void) {
+    char dir[] = "/tmp/lm_nn_kernel_reuse_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const char *old = getenv("LM_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("LM_CACHE_DIR", dir, 1);
+
+    lmnn_shape s1 = {2, {40, 70}}, s2 = {3, {3, 33, 129}}, s3 = {1, {5}};
+    /* clamp: the first call compiles its kernels; other bounds and shapes
+     * reuse them. */
+    clamp_args c1 = {0, 6}, c2 = {-1, 1}, c3 = {-0.5, 2.5};
+    CHECK(run_on(&s1, do_clamp, &c1));
+    int first = elf_count(dir);
+    CHECK(first > 0);
+    CHECK(run_on(&s2, do_clamp, &c2));
+    CHECK(run_on(&s3, do_clamp, &c3));
+    CHECK_EQ_U64((uint64_t)elf_count(dir), (uint64_t)first);
+
+    /* leaky_relu: one new compute kernel (its chain), then none for other
+     * slopes and shapes. */
+    double k1 = 0.01, k2 = 0.2;
+    CHECK(run_on(&s1, do_leaky, &k1));
+    int second = elf_count(dir);
+    CHECK(second > first);
+    CHECK(run_on(&s2, do_leaky, &k2));
+    CHECK_EQ_U64((uint64_t)elf_count(dir), (uint64_t)second);
+
+    /* Broadcasting add with a fused leaky_relu: rows, then columns and a
+     * scalar broadcast of other shapes (and other slopes) compile nothing
+     * new. */
+    lmnn_shape b1 = {1, {70}}, b2 = {2, {33, 1}}, b3 = {1, {1}};
+    CHECK(run_on(&s1, do_add_bcast, &b1));
+    int third = elf_count(dir);
+    CHECK(run_on(&s2, do_add_bcast, &b2));
+    CHECK(run_on(&s1, do_add_bcast, &b3));
+    CHECK_EQ_U64((uint64_t)elf_count(dir), (uint64_t)third);
+
+    if (saved)
+        setenv("LM_CACHE_DIR", saved, 1);
+    else
+        unsetenv("LM_CACHE_DIR");
+    free(saved);
+    remove_dir(dir);
+}
+
 int main(void) {
     TEST_RUN(test_ops);
     TEST_RUN(test_special_values);
     TEST_RUN(test_fused_activation);
     TEST_RUN(test_large_and_output_dtype);
     TEST_RUN(test_errors);
+    TEST_RUN(test_kernel_reuse);
     nn_dev_close();
     return test_summary();
 }
