@@ -225,17 +225,9 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         nn_split split;
         nn_program p = {0};
         lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out->dtype);
-        /* Compile-time: what selects code paths; the shape's (fill, masks)
-         * are runtime args. */
-        uint32_t rd_c[] = {in->memory.type == LM_BUFFER_DRAM, (uint32_t)fin, red_h, red_w, L->var};
-        uint32_t cp_c[] = {(uint32_t)L->mode,
-                           (uint32_t)L->func,
-                           (uint32_t)L->pre,
-                           (uint32_t)L->post,
-                           L->var,
-                           L->partial,
-                           red_h,
-                           red_w};
+        /* Compile-time: the input's buffer and format; everything else is
+         * runtime args. */
+        uint32_t rd_c[] = {in->memory.type == LM_BUFFER_DRAM, (uint32_t)fin};
         uint32_t wr_c[] = {out->memory.type == LM_BUFFER_DRAM, 1, L->zero_pad, (uint32_t)fout};
         uint32_t args[64];
         uint32_t n = 0;
@@ -243,6 +235,9 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         args[n++] = L->chunks, args[n++] = L->chunk, args[n++] = td->red_tiles;
         args[n++] = L->scaler, args[n++] = L->mean_scaler, args[n++] = L->var_factor;
         args[n++] = L->fill, args[n++] = L->masks;
+        args[n++] = (uint32_t)L->mode, args[n++] = (uint32_t)L->func, args[n++] = (uint32_t)L->pre;
+        args[n++] = (uint32_t)L->post, args[n++] = L->var, args[n++] = L->partial;
+        args[n++] = red_h, args[n++] = red_w;
         args[n++] = td->nk, args[n++] = td->nr;
         for (uint32_t i = 0; i < td->nk; i++)
             args[n++] = td->kept[i][0], args[n++] = td->kept[i][1];
@@ -251,8 +246,8 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         /* The writer: units, n = 1, inner = 1, and the output's geometry for
          * zero_pad. */
         uint32_t wargs[] = {1, 1, go.ht, go.wt, go.h, go.w};
-        nn_kernel_spec reader = {"reduce_reader.c", LM_PROCESSOR_DM0, rd_c, 5, NULL, 0, false};
-        nn_kernel_spec compute = {"reduce_compute.c", LM_PROCESSOR_COMPUTE, cp_c, 8, NULL, 0, true};
+        nn_kernel_spec reader = {"reduce_reader.c", LM_PROCESSOR_DM0, rd_c, 2, NULL, 0, false};
+        nn_kernel_spec compute = {"reduce_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, true};
         nn_kernel_spec writer = {"norm_writer.c", LM_PROCESSOR_DM1, wr_c, 4, NULL, 0, false};
         lm_kernel kr, kc, kw;
         uint64_t units = (uint64_t)td->kept_tiles * L->chunks;

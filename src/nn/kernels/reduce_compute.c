@@ -15,13 +15,15 @@
  *
  * CBs: 0 input, 1 scaler tiles (final, mean), 2 masks (var), 3 accumulators,
  * 4 mean (var), 5 ones, 16 output.
- * Compile-time args: mode (0 NONE, 1 ROW, 2 COL, 3 SCALAR), func (1 sum,
- * 2 max, 3 min, 4 prod), pre (0, 1 abs, 2 square), post (0, 1 sqrt), var, partial,
- * red_h, red_w. Runtime args: as the reader's (masks among them). */
+ * Runtime args: as the reader's, whose args 14..21 are mode (0 NONE, 1 ROW,
+ * 2 COL, 3 SCALAR), func (1 sum, 2 max, 3 min, 4 prod), pre (0, 1 abs,
+ * 2 square), post (0, 1 sqrt), var, partial, red_h, red_w: runtime too, so
+ * one compiled kernel serves every reduction (the branches cost nothing next
+ * to the tile math). */
 #include "compute_kernel_api.h"
 
 #define A(i) get_arg_val(i)
-#define DIMS 14
+#define DIMS 22
 #define CB_IN 0
 #define CB_SCALER 1
 #define CB_MASK 2
@@ -129,11 +131,8 @@ static void finish_var(uint32_t mode, uint32_t dim) {
 }
 
 void kernel_main(void) {
-    uint32_t mode = get_compile_time_arg_val(0), func = get_compile_time_arg_val(1);
-    uint32_t pre = get_compile_time_arg_val(2), post = get_compile_time_arg_val(3);
-    uint32_t var = get_compile_time_arg_val(4), partial = get_compile_time_arg_val(5);
-    uint32_t masks = A(13), red_h = get_compile_time_arg_val(6);
-    uint32_t red_w = get_compile_time_arg_val(7);
+    uint32_t mode = A(14), func = A(15), pre = A(16), post = A(17);
+    uint32_t var = A(18), partial = A(19), masks = A(13), red_h = A(20), red_w = A(21);
     uint32_t first = A(0), count = A(1), ht = A(2), wt = A(3), h = A(4), w = A(5);
     uint32_t chunks = A(6), chunk = A(7), n_red = A(8);
     uint32_t dim = reduce_dim(mode);
