@@ -283,35 +283,34 @@ static lm_status run(call *c, lmnn_tensor *out) {
                 no++;
             }
         }
-        /* Reader: compile-time n and each input's is_dram; the geometry
-         * as runtime args after {first, count}. */
-        uint32_t rcargs[1 + MAX_INPUTS] = {c->n};
-        uint32_t rargs[3 + MAX_OUTER + MAX_INPUTS * (2 + MAX_OUTER)] = {g.ht, g.wt, no};
+        /* Reader: compile-time n; the inputs' buffers and the geometry as
+         * runtime args after {first, count}. */
+        uint32_t rcargs[] = {c->n};
+        uint32_t rargs[3 + MAX_OUTER + MAX_INPUTS * (3 + MAX_OUTER)] = {g.ht, g.wt, no};
         for (uint32_t k = 0; k < no; k++)
             rargs[3 + k] = odim[k];
         uint32_t rcount = 3 + MAX_OUTER;
         for (uint32_t i = 0; i < c->n; i++) {
             nn_tiles gi = nn_tiles_of(&c->in[i]->shape);
-            rcargs[1 + i] = c->in[i]->memory.type == LM_BUFFER_DRAM;
-            rargs[rcount] = gi.ht;
-            rargs[rcount + 1] = gi.wt;
+            rargs[rcount] = c->in[i]->memory.type == LM_BUFFER_DRAM;
+            rargs[rcount + 1] = gi.ht;
+            rargs[rcount + 2] = gi.wt;
             for (uint32_t k = 0; k < no; k++)
-                rargs[rcount + 2 + k] = stride[i][k];
-            rcount += 2 + MAX_OUTER;
+                rargs[rcount + 3 + k] = stride[i][k];
+            rcount += 3 + MAX_OUTER;
         }
         uint32_t cargs[] = {c->n};
         lm_data_format fout = nn_tile_format(c->dtype);
-        uint32_t wargs[] = {o->memory.type == LM_BUFFER_DRAM, c->n, zero_pad, (uint32_t)fout};
-        uint32_t geometry[] = {g.ht, g.wt, g.h, g.w};
+        uint32_t wargs[] = {g.ht, g.wt,     g.h,           g.w, o->memory.type == LM_BUFFER_DRAM,
+                            c->n, zero_pad, (uint32_t)fout};
         uint32_t cextra[4 + LOAD_COUNT] = {c->scalar_bits, c->act_params[0], c->act_params[1],
                                            c->act_params[2]};
         memcpy(cextra + 4, load, sizeof load);
         lm_kernel_define def = {"NN_BINARY_MATH", math};
-        nn_kernel_spec reader = {
-            "binary_reader.c", LM_PROCESSOR_DM0, rcargs, 1 + c->n, NULL, 0, false};
+        nn_kernel_spec reader = {"binary_reader.c", LM_PROCESSOR_DM0, rcargs, 1, NULL, 0, false};
         nn_kernel_spec compute = {
             "binary_compute.c", LM_PROCESSOR_COMPUTE, cargs, 1, &def, 1, true};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 4, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
         lm_kernel rk, ck, wk;
         nn_split split;
         nn_program p = {0};
@@ -331,7 +330,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
         if (!st) st = nn_program_kernel(c->name, &p, &writer, &wk);
         if (!st) st = nn_kernel_split_args(c->name, &p, rk, &split, rargs, rcount);
         if (!st) st = nn_kernel_split_args(c->name, &p, ck, &split, cextra, 4 + LOAD_COUNT);
-        if (!st) st = nn_kernel_split_args(c->name, &p, wk, &split, geometry, 4);
+        if (!st) st = nn_kernel_split_args(c->name, &p, wk, &split, wargs, 8);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(c->name, device, &key, &p, &prog);
     }

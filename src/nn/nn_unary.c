@@ -48,14 +48,12 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out_dtype);
         uint32_t in_dram = in->memory.type == LM_BUFFER_DRAM;
         uint32_t out_dram = o->memory.type == LM_BUFFER_DRAM;
-        uint32_t rargs[] = {in_dram};
-        uint32_t wargs[] = {out_dram, 1, zero_pad, (uint32_t)fout};
-        uint32_t geometry[] = {g.ht, g.wt, g.h, g.w};
+        uint32_t wargs[] = {g.ht, g.wt, g.h, g.w, out_dram, 1, zero_pad, (uint32_t)fout};
         lm_kernel_define def = {"NN_UNARY_CHAIN", chain[0] ? chain : "(void)0"};
         /* 32-bit dst for float32 and for integers (held raw there). */
         bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32 ||
                     !nn_dtype_is_float(in->dtype) || !nn_dtype_is_float(out_dtype);
-        nn_kernel_spec rspec = {"tile_reader.c", LM_PROCESSOR_DM0, rargs, 1, NULL, 0, false};
+        nn_kernel_spec rspec = {"tile_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         if (reader)
             rspec = (nn_kernel_spec){reader->name,
                                      LM_PROCESSOR_DM0,
@@ -65,7 +63,7 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                                      0,
                                      false};
         nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, wargs, 4, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
         lm_kernel rk, ck, wk;
         st = nn_split_work(op, in->device, in->pages, &split);
         p.cores = split.all;
@@ -76,10 +74,10 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
         if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
         if (!st)
-            st = nn_kernel_split_args(op, &p, rk, &split, reader ? reader->args : NULL,
-                                      reader ? reader->arg_count : 0);
+            st = nn_kernel_split_args(op, &p, rk, &split, reader ? reader->args : &in_dram,
+                                      reader ? reader->arg_count : 1);
         if (!st) st = nn_kernel_split_args(op, &p, ck, &split, params, NN_UNARY_PARAMS);
-        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, geometry, 4);
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, 8);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }

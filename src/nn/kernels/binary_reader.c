@@ -11,15 +11,15 @@
  * output's single one). Broadcasting inside a tile is the compute kernel's.
  * The walk keeps counters instead of dividing per tile.
  *
- * Compile-time args: n_in, then is_dram of each input.
+ * Compile-time args: n_in.
  * Runtime args: first, count, out_ht, out_wt, n_outer, outer dims[NN_BIN_OUTER],
- * then per input: ht, wt, strides[NN_BIN_OUTER] (the geometry is runtime, so
- * one compiled kernel serves every shape and broadcast pattern). */
+ * then per input: is_dram, ht, wt, strides[NN_BIN_OUTER] (runtime, so one
+ * compiled kernel serves every shape, buffer and broadcast pattern). */
 #include "dataflow_api.h"
 
 #define NN_BIN_OUTER 6
 #define ARG(i) get_arg_val(2 + (i))
-#define IN_ARG(i, k) ARG(3 + NN_BIN_OUTER + (i) * (2 + NN_BIN_OUTER) + (k))
+#define IN_ARG(i, k) ARG(3 + NN_BIN_OUTER + (i) * (3 + NN_BIN_OUTER) + (k))
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
@@ -37,13 +37,13 @@ void kernel_main(void) {
     for (uint32_t i = 0; i < n_in; i++) {
         gen[i] = (InterleavedAddrGenFast){.bank_base_address = get_common_arg_val(i),
                                           .page_size = get_tile_size(i),
-                                          .is_dram = get_compile_time_arg_val(1 + i)};
-        uint32_t ht = IN_ARG(i, 0);
-        wt[i] = IN_ARG(i, 1);
+                                          .is_dram = IN_ARG(i, 0)};
+        uint32_t ht = IN_ARG(i, 1);
+        wt[i] = IN_ARG(i, 2);
         row_fixed[i] = ht == 1;
         base[i] = 0;
         for (uint32_t d = 0; d < n_outer; d++) {
-            step[i][d] = IN_ARG(i, 2 + d) * ht * wt[i]; /* tiles per step of dim d */
+            step[i][d] = IN_ARG(i, 3 + d) * ht * wt[i]; /* tiles per step of dim d */
             base[i] += idx[d] * step[i][d];
         }
     }

@@ -2,20 +2,20 @@
  * `out_arg` from circular buffer 16. With zero_pad set, the padding of tiles
  * at the tensor's right and bottom edges is zeroed first (the op's math may
  * have made it nonzero; tensors keep it zero).
- * Compile-time args: is_dram, out_arg, zero_pad, format. Runtime args: first,
- * count, ht, wt, h, w (the matrices' tiles and logical size: runtime, so one
- * compiled kernel serves every shape). */
+ * No compile-time args. Runtime args: first, count, ht, wt, h, w (the
+ * matrices' tiles and logical size), is_dram, out_arg, zero_pad, format: all
+ * runtime, so one compiled kernel serves every shape, buffer and format (the
+ * branch per tile costs nothing next to the tile's write). */
 #include "dataflow_api.h"
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
-    uint32_t zero_pad = get_compile_time_arg_val(2), fmt = get_compile_time_arg_val(3);
+    uint32_t zero_pad = get_arg_val(8), fmt = get_arg_val(9);
     uint32_t ht = get_arg_val(2), wt = get_arg_val(3);
     uint32_t h = get_arg_val(4), w = get_arg_val(5);
-    InterleavedAddrGenFast out = {.bank_base_address =
-                                      get_common_arg_val(get_compile_time_arg_val(1)),
+    InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(get_arg_val(7)),
                                   .page_size = get_tile_size(16),
-                                  .is_dram = get_compile_time_arg_val(0)};
+                                  .is_dram = get_arg_val(6)};
     for (uint32_t t = first; t < first + count; t++) {
         cb_wait_front(16, 1);
         uint32_t addr = get_read_ptr(16);
