@@ -267,7 +267,7 @@ static lm_status scale_causal(const char *op, nn_tensor *in, double scale, bool 
     uint32_t ra[] = {causal, g.ht, g.wt, g.h, g.w};
     nn_unary_reader reader = {"attn_causal_reader.c", rc, 2, ra, 5};
     /* x * s keeps the zero padding zero: no fill in the writer. */
-    return nn_unary_map_with(op, in, in->dtype, &in->memory, chain, params, false, &reader, out);
+    return nn_unary_map_with(op, in, in->dtype, &in->memory, chain, params, 0, false, &reader, out);
 }
 
 /* Score rows of at most this many tiles (Sk <= 2048) take the fused

@@ -236,11 +236,13 @@ typedef struct nn_unary_reader {
 
 /* nn_unary_map with the chain's runtime parameters (NN_UNARY_PARAMS values,
  * NULL for none: see nn_unary_chain) and optionally another reader (NULL:
- * tile_reader.c). */
+ * tile_reader.c). A NULL chain runs public unary op `uop` (lmnn_unary_op)
+ * through the one compute kernel all of them share; `uop` is ignored
+ * otherwise. */
 lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                             const lmnn_memory_config *memory, const char *chain,
-                            const uint32_t *params, bool zero_pad, const nn_unary_reader *reader,
-                            lmnn_tensor *out);
+                            const uint32_t *params, uint32_t uop, bool zero_pad,
+                            const nn_unary_reader *reader, lmnn_tensor *out);
 
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. */

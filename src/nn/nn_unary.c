@@ -1,6 +1,9 @@
 /* Element-wise unary ops: one program shape (read a tile, run a chain of SFPU
- * calls on it in dst, write it) serves every op; an op is its chain. */
+ * calls on it in dst, write it) serves every op; an op is its chain. The
+ * public ops share one compute kernel: the chains of all of them in a switch
+ * on the op, a runtime arg (all_chains). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,15 +12,21 @@
 lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                        const lmnn_memory_config *memory, const char *chain, bool zero_pad,
                        lmnn_tensor *out) {
-    return nn_unary_map_with(op, in, out_dtype, memory, chain, NULL, zero_pad, NULL, out);
+    return nn_unary_map_with(op, in, out_dtype, memory, chain, NULL, 0, zero_pad, NULL, out);
 }
+
+static const char *all_chains(void);
 
 lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                             const lmnn_memory_config *memory, const char *chain,
-                            const uint32_t *params, bool zero_pad, const nn_unary_reader *reader,
-                            lmnn_tensor *out) {
+                            const uint32_t *params, uint32_t uop, bool zero_pad,
+                            const nn_unary_reader *reader, lmnn_tensor *out) {
     static const uint32_t no_params[NN_UNARY_PARAMS];
     if (!params) params = no_params;
+    /* NULL: every public op's chain, the op chosen at run time (the key
+     * holds the op instead of the long chain). */
+    bool all = !chain;
+    if (all) chain = all_chains();
     if (reader && (reader->compile_arg_count > NN_UNARY_READER_ARGS ||
                    reader->arg_count > NN_UNARY_READER_ARGS))
         return nn_fail(LM_ERR_INTERNAL, op, "more than %d reader args", NN_UNARY_READER_ARGS);
@@ -27,7 +36,11 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
     if (st) return st;
     nn_key key;
     nn_key_init(&key, "unary");
-    nn_key_add(&key, chain, strlen(chain) + 1);
+    nn_key_u32(&key, all);
+    if (all)
+        nn_key_u32(&key, uop);
+    else
+        nn_key_add(&key, chain, strlen(chain) + 1);
     /* Per-core runtime args, set once when the program is built. */
     nn_key_add(&key, params, NN_UNARY_PARAMS * sizeof *params);
     nn_key_u32(&key, zero_pad);
@@ -76,7 +89,10 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         if (!st)
             st = nn_kernel_split_args(op, &p, rk, &split, reader ? reader->args : &in_dram,
                                       reader ? reader->arg_count : 1);
-        if (!st) st = nn_kernel_split_args(op, &p, ck, &split, params, NN_UNARY_PARAMS);
+        uint32_t cargs[NN_UNARY_PARAMS + 1];
+        memcpy(cargs, params, NN_UNARY_PARAMS * sizeof *params);
+        cargs[NN_UNARY_PARAMS] = uop;
+        if (!st) st = nn_kernel_split_args(op, &p, ck, &split, cargs, NN_UNARY_PARAMS + 1);
         if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, 8);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
@@ -196,19 +212,13 @@ void lmnn_unary_options_init(lmnn_unary_options *opts, lmnn_unary_op op) {
 }
 
 /* The chain with $A, $B and $D replaced by the compute kernel's runtime
- * parameters nn_param[0..2], and params[] their values: alpha's and beta's
- * float32 bits and alpha as an integer (round's decimals, checked before).
- * Parameters as runtime args keep one compiled kernel per op, whatever
- * their values. */
-static void expand_chain(const char *chain, double alpha, double beta, char *out, size_t size,
-                         uint32_t params[NN_UNARY_PARAMS]) {
+ * parameters nn_param[0..2]: alpha's and beta's float32 bits and alpha as an
+ * integer (round's decimals, checked before). Parameters as runtime args
+ * keep one compiled kernel per op, whatever their values. */
+static size_t expand_chain(const char *chain, char *out, size_t size) {
     size_t n = 0;
-    params[0] = nn_float_bits(alpha);
-    params[1] = nn_float_bits(beta);
-    params[2] = 0;
     for (const char *c = chain; *c && n + 24 < size; c++) {
         if (c[0] == '$' && c[1] == 'D') {
-            params[2] = (uint32_t)(int32_t)alpha;
             n += (size_t)snprintf(out + n, size - n, "(int32_t)nn_param[2]");
             c++;
         } else if (c[0] == '$' && (c[1] == 'A' || c[1] == 'B')) {
@@ -219,10 +229,37 @@ static void expand_chain(const char *chain, double alpha, double beta, char *out
         }
     }
     out[n] = 0;
-    /* Parameters the chain does not name stay 0, so that they do not split
-     * the program cache. */
-    if (!strstr(chain, "$A")) params[0] = 0;
-    if (!strstr(chain, "$B")) params[1] = 0;
+    return n;
+}
+
+/* The values of nn_param[] for `chain`; those it does not name stay 0, so
+ * that they do not split the program cache. */
+static void chain_params(const char *chain, double alpha, double beta,
+                         uint32_t params[NN_UNARY_PARAMS]) {
+    params[0] = strstr(chain, "$A") ? nn_float_bits(alpha) : 0;
+    params[1] = strstr(chain, "$B") ? nn_float_bits(beta) : 0;
+    params[2] = strstr(chain, "$D") ? (uint32_t)(int32_t)alpha : 0;
+}
+
+/* Every op's chain as the cases of a switch on nn_op (unary_compute.c's
+ * runtime arg: the lmnn_unary_op), built once. */
+static char all_text[16384];
+static pthread_once_t all_once = PTHREAD_ONCE_INIT;
+
+static void build_all_chains(void) {
+    size_t n = (size_t)snprintf(all_text, sizeof all_text, "switch (nn_op) {");
+    for (int op = 0; op < LMNN_UNARY_OP_COUNT_; op++) {
+        if (!defs[op].chain) continue;
+        n += (size_t)snprintf(all_text + n, sizeof all_text - n, " case %d: ", op);
+        n += expand_chain(defs[op].chain, all_text + n, sizeof all_text - n);
+        n += (size_t)snprintf(all_text + n, sizeof all_text - n, "; break;");
+    }
+    snprintf(all_text + n, sizeof all_text - n, " default: break; }");
+}
+
+static const char *all_chains(void) {
+    pthread_once(&all_once, build_all_chains);
+    return all_text;
 }
 
 /* The parameters an op cannot take: an error naming `op` (and `arg`, the
@@ -270,7 +307,8 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
                        d->name);
     lm_status st = check_params(op, arg, uop, alpha, beta);
     if (st) return st;
-    expand_chain(c, alpha, beta, chain, size, params);
+    expand_chain(c, chain, size);
+    chain_params(c, alpha, beta, params);
     *out_nonzero_at_zero = d->nonzero_at_zero;
     return LM_OK;
 }
@@ -300,12 +338,11 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
         return nn_fail(LM_ERR_UNSUPPORTED, name, "not implemented by this build's compute engine");
     st = check_params(name, "", op, opts->alpha, opts->beta);
     if (st) return st;
-    char chain[512];
     uint32_t params[NN_UNARY_PARAMS];
-    expand_chain(defs[op].chain, opts->alpha, opts->beta, chain, sizeof chain, params);
+    chain_params(defs[op].chain, opts->alpha, opts->beta, params);
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, t);
-    return nn_unary_map_with(name, t, dtype, &memory, chain, params, defs[op].nonzero_at_zero, NULL,
-                             out);
+    return nn_unary_map_with(name, t, dtype, &memory, NULL, params, (uint32_t)op,
+                             defs[op].nonzero_at_zero, NULL, out);
 }
 
 #define UNARY_BY_NAME(fn, op)                                                                      \
