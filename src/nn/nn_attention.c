@@ -114,18 +114,29 @@ static lm_status heads_tiles(const char *op, nn_tensor *in, uint32_t mode, uint3
         nn_tiles gi = nn_tiles_of(&in->shape), go = nn_tiles_of(&os);
         uint32_t per_part = (uint32_t)o[0]->pages;
         lm_data_format f = nn_tile_format(in->dtype);
-        uint32_t ca[] = {mode, in->dtype == LMNN_BFLOAT16 ? 2u : 4u,
-                         in->memory.type == LM_BUFFER_DRAM, o[0]->memory.type == LM_BUFFER_DRAM};
-        nn_kernel_spec k = {"attn_heads.c", LM_PROCESSOR_DM0, ca, 4, NULL, 0, false};
+        nn_kernel_spec k = {"attn_heads.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         st = nn_split_work(op, in->device, (uint64_t)per_part * parts, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
         if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 1);
         if (!st) st = nn_program_kernel(op, &p, &k, NULL);
         for (uint32_t i = 0; i < split.num_cores && !st; i++) {
-            uint32_t args[] = {split.first[i], split.count[i], heads, d,     per_part, go.ht,
-                               go.wt,          go.h,           go.w,  gi.ht, gi.wt};
-            st = lm_set_runtime_args(p.program, p.kernels[0], split.cores[i], args, 11);
+            uint32_t args[] = {split.first[i],
+                               split.count[i],
+                               heads,
+                               d,
+                               per_part,
+                               go.ht,
+                               go.wt,
+                               go.h,
+                               go.w,
+                               gi.ht,
+                               gi.wt,
+                               mode,
+                               in->dtype == LMNN_BFLOAT16 ? 2u : 4u,
+                               in->memory.type == LM_BUFFER_DRAM,
+                               o[0]->memory.type == LM_BUFFER_DRAM};
+            st = lm_set_runtime_args(p.program, p.kernels[0], split.cores[i], args, 15);
             if (st) st = nn_fail_call(st, op);
         }
         if (st) nn_program_discard(&p);
@@ -306,9 +317,6 @@ static lm_status attn_softmax(const char *op, nn_tensor *in, nn_tensor *mask, do
         uint32_t bcast = (rows_one && g.h > 1 ? 1u : 0u) | (cols_one && g.w > 1 ? 2u : 0u);
         lm_data_format f = nn_tile_format(in->dtype);
         lm_data_format fm = mask ? nn_tile_format(mask->dtype) : f;
-        uint32_t rc[] = {in->memory.type == LM_BUFFER_DRAM,
-                         mask && mask->memory.type == LM_BUFFER_DRAM, causal, mask != NULL};
-        uint32_t cc[] = {mask != NULL, bcast, causal};
         uint32_t wc[] = {o->memory.type == LM_BUFFER_DRAM, 1, 1, (uint32_t)f};
         uint32_t ra[] = {g.wt,
                          g.ht,
@@ -320,12 +328,18 @@ static lm_status attn_softmax(const char *op, nn_tensor *in, nn_tensor *mask, do
                          rows_one,
                          cols_one,
                          (md[2] + 31) / 32,
-                         (md[3] + 31) / 32};
-        uint32_t ca[] = {g.wt, g.ht, g.w, scale != 1.0, nn_float_bits((float)scale)};
+                         (md[3] + 31) / 32,
+                         in->memory.type == LM_BUFFER_DRAM,
+                         mask && mask->memory.type == LM_BUFFER_DRAM,
+                         causal,
+                         mask != NULL};
+        uint32_t ca[] = {g.wt,   g.ht,  g.w,   scale != 1.0, nn_float_bits((float)scale),
+                         !!mask, bcast, causal};
         uint32_t wa[] = {g.wt, 1, g.ht, g.wt, g.h, g.w};
-        nn_kernel_spec reader = {"attn_softmax_reader.c", LM_PROCESSOR_DM0, rc, 4, NULL, 0, false};
+        nn_kernel_spec reader = {
+            "attn_softmax_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         nn_kernel_spec compute = {
-            "attn_softmax_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, NULL, 0, true};
+            "attn_softmax_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, true};
         nn_kernel_spec writer = {"norm_writer.c", LM_PROCESSOR_DM1, wc, 4, NULL, 0, false};
         lm_kernel kr, kc, kw;
         st = nn_split_work(op, in->device, in->pages / g.wt, &split);
@@ -342,13 +356,13 @@ static lm_status attn_softmax(const char *op, nn_tensor *in, nn_tensor *mask, do
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = nn_program_kernel(op, &p, &writer, &kw);
         for (uint32_t i = 0; i < split.num_cores && !st; i++) {
-            uint32_t args[2 + 11];
+            uint32_t args[2 + 15];
             args[0] = split.first[i];
             args[1] = split.count[i];
             memcpy(args + 2, ra, sizeof ra);
-            st = lm_set_runtime_args(p.program, kr, split.cores[i], args, 13);
+            st = lm_set_runtime_args(p.program, kr, split.cores[i], args, 17);
             memcpy(args + 2, ca, sizeof ca);
-            if (!st) st = lm_set_runtime_args(p.program, kc, split.cores[i], args, 7);
+            if (!st) st = lm_set_runtime_args(p.program, kc, split.cores[i], args, 10);
             memcpy(args + 2, wa, sizeof wa);
             if (!st) st = lm_set_runtime_args(p.program, kw, split.cores[i], args, 8);
             if (st) st = nn_fail_call(st, op);

@@ -11,10 +11,10 @@
  * Only the logical region is read; edge tiles are zeroed first, so the
  * padding stays zero. When D is a multiple of 32 every output tile is one
  * whole input tile (same rows, padding included): one read per tile.
- * Compile-time args: mode, esize (2 or 4 bytes), in is_dram, out is_dram.
  * Runtime args: first, count (output tiles over all parts), H, D, per-part
- * tiles, out ht, wt, h, w, in ht, wt. Common args: input, outputs. CB 16 is
- * the scratch tile. */
+ * tiles, out ht, wt, h, w, in ht, wt, mode, esize (2 or 4 bytes), in is_dram,
+ * out is_dram (all runtime: one compiled kernel for every split and merge).
+ * Common args: input, outputs. CB 16 is the scratch tile. */
 #include "dataflow_api.h"
 
 #define A(i) get_arg_val(i)
@@ -25,13 +25,12 @@ static inline uint32_t face_index(uint32_t r, uint32_t c) {
 }
 
 void kernel_main(void) {
-    uint32_t mode = get_compile_time_arg_val(0), esize = get_compile_time_arg_val(1);
+    uint32_t mode = A(11), esize = A(12);
     uint32_t first = A(0), count = A(1), heads = A(2), d = A(3), per_part = A(4);
     uint32_t oht = A(5), owt = A(6), oh = A(7), ow = A(8), iht = A(9), iwt = A(10);
     uint32_t page = get_tile_size(16);
-    InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
-                                 .page_size = page,
-                                 .is_dram = get_compile_time_arg_val(2)};
+    InterleavedAddrGenFast in = {
+        .bank_base_address = get_common_arg_val(0), .page_size = page, .is_dram = A(13)};
     cb_reserve_back(16, 1);
     uint32_t addr = get_write_ptr(16);
     for (uint32_t u = first; u < first + count; u++) {
@@ -75,9 +74,8 @@ void kernel_main(void) {
             }
         }
         noc_async_read_barrier();
-        InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(1 + part),
-                                      .page_size = page,
-                                      .is_dram = get_compile_time_arg_val(3)};
+        InterleavedAddrGenFast out = {
+            .bank_base_address = get_common_arg_val(1 + part), .page_size = page, .is_dram = A(14)};
         noc_async_write_tile(t, &out, addr);
         noc_async_write_barrier();
     }

@@ -8,9 +8,9 @@
  * into dst (dst += ones * tile, broadcast as the mask needs).
  * CBs: 0 scores, 1 mask, 2 additive tile, 3 ones, 4 scaler, 5 max, 6 scratch,
  * 7 1/s, 8 x (n tiles), 16 output.
- * Compile-time args: has_mask, mask broadcast (0 none, 1 rows, 2 columns,
- * 3 scalar), causal.
- * Runtime args: first, count (groups), n, ht, w (Sk), do_scale, scale bits. */
+ * Runtime args: first, count (groups), n, ht, w (Sk), do_scale, scale bits,
+ * has_mask, mask broadcast (0 none, 1 rows, 2 columns, 3 scalar), causal
+ * (all runtime: one compiled kernel for every attention). */
 #include "compute_kernel_api.h"
 
 #define CB_IN 0
@@ -34,10 +34,13 @@ static void pack_out(uint32_t cb) {
 }
 
 void kernel_main(void) {
-    static const uint32_t bcasts[] = {LM_BCAST_NONE, LM_BCAST_ROW, LM_BCAST_COL, LM_BCAST_SCALAR};
-    uint32_t has_mask = get_compile_time_arg_val(0),
-             bcast = bcasts[get_compile_time_arg_val(1) & 3];
-    uint32_t causal = get_compile_time_arg_val(2);
+    /* The engine's broadcast codes follow LM_BCAST_NONE in this order (no
+     * table: kernel data lives on the stack). */
+    _Static_assert(LM_BCAST_ROW == LM_BCAST_NONE + 1 && LM_BCAST_COL == LM_BCAST_NONE + 2 &&
+                       LM_BCAST_SCALAR == LM_BCAST_NONE + 3,
+                   "broadcast codes");
+    uint32_t has_mask = get_arg_val(7), bcast = LM_BCAST_NONE + (get_arg_val(8) & 3);
+    uint32_t causal = get_arg_val(9);
     uint32_t first = get_arg_val(0), count = get_arg_val(1), n = get_arg_val(2);
     uint32_t ht = get_arg_val(3), w = get_arg_val(4);
     uint32_t do_scale = get_arg_val(5), scale = get_arg_val(6);

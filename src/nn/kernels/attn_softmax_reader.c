@@ -8,7 +8,8 @@
  * scale, so any scale works, and the padding never enters the softmax.
  * Before the first group it writes the scaler tile (1.0 at [0][0]) into CB 4
  * and a tile of ones into CB 3.
- * Compile-time args: scores is_dram, mask is_dram, causal, has_mask.
+ * Runtime args 13..16 (after those below): scores is_dram, mask is_dram,
+ * causal, has_mask (runtime: one compiled kernel for every attention).
  * Runtime args: first, count (groups), n (= wt), ht, h (Sq), w (Sk), heads,
  * then the mask's: dims B, H (1 or the scores'), rows_one, cols_one (its Sq,
  * Sk are 1), mht, mwt. Common args: scores, output, mask. */
@@ -23,16 +24,16 @@ static inline uint32_t face_index(uint32_t r, uint32_t c) {
 }
 
 void kernel_main(void) {
-    uint32_t causal = get_compile_time_arg_val(2), has_mask = get_compile_time_arg_val(3);
+    uint32_t causal = A(15), has_mask = A(16);
     uint32_t first = A(0), count = A(1), n = A(2), ht = A(3), h = A(4), w = A(5);
     uint32_t heads = A(6), mb = A(7), mh = A(8), rows_one = A(9), cols_one = A(10);
     uint32_t mht = A(11), mwt = A(12);
     InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
                                  .page_size = get_tile_size(0),
-                                 .is_dram = get_compile_time_arg_val(0)};
+                                 .is_dram = A(13)};
     InterleavedAddrGenFast mask = {.bank_base_address = get_common_arg_val(2),
                                    .page_size = has_mask ? get_tile_size(1) : 0,
-                                   .is_dram = get_compile_time_arg_val(1)};
+                                   .is_dram = A(14)};
     cb_reserve_back(4, 1);
     nn_zero(get_write_ptr(4), 4096);
     *(volatile uint32_t *)(uintptr_t)get_write_ptr(4) = ONE_BITS;
