@@ -112,16 +112,13 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     while (pooled && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
         block--;
     uint32_t nb = (t.wt + block - 1) / block;
-    /* Compile-time: formats and code paths; the geometry goes as runtime
-     * args (one compiled kernel for every shape). */
-    uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM, esize,
-                        pooled                  ? 2
-                        : mode == NN_PATCH_TAPS ? 1
-                                                : 0,
-                        mode == NN_PATCH_SUM};
+    /* tile_units.c's compile-time args (its buffers); the rest is runtime
+     * args (one compiled reader for every convolution and pooling). */
+    uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM};
     /* tilize_compute.c and tile_units.c take the tile geometry as runtime
      * args 2..6 (nn_layout.c's row blocks); the reader and pool_compute.c
-     * the convolution's after it. */
+     * the convolution's after it, then the image's buffer, element size and
+     * mode. */
     uint32_t args[] = {t.h,
                        t.w,
                        t.ht,
@@ -142,7 +139,13 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        (uint32_t)g->pl,
                        (uint32_t)g->uh,
                        (uint32_t)g->uw,
-                       fill};
+                       fill,
+                       img->memory.type == LM_BUFFER_DRAM,
+                       esize,
+                       pooled                  ? 2
+                       : mode == NN_PATCH_TAPS ? 1
+                                               : 0,
+                       mode == NN_PATCH_SUM};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -155,15 +158,14 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         nn_split split;
         nn_program p = {0};
         uint32_t room = block;
-        nn_kernel_spec reader = {
-            "conv_im2col_reader.c", LM_PROCESSOR_DM0, cargs, 5, NULL, 0, false};
+        nn_kernel_spec reader = {"conv_im2col_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         nn_kernel_spec compute = {
             "tilize_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, false};
         if (pooled)
             compute = (nn_kernel_spec){"pool_compute.c",
                                        LM_PROCESSOR_COMPUTE,
-                                       cargs,
-                                       5,
+                                       NULL,
+                                       0,
                                        NULL,
                                        0,
                                        o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};

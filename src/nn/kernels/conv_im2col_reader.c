@@ -19,12 +19,12 @@
  * The rows of an output pixel read runs of channels: one NoC read per tap
  * and pixel (per block of columns).
  *
- * Compile-time args: is_dram_in, is_dram_out, esize, mode (and pool_compute.c's
- * sum). Runtime args: first unit, units, then h, w, ht, wt, block (as
- * tilize_compute.c and tile_units.c take them), then H, W, C, OH, OW, KH, KW,
- * sh, sw, dh, dw, pt, pl (int32), uh, uw, fill (float32 bits; bfloat16 keeps
- * the upper half): the geometry is runtime, so one compiled kernel serves
- * every convolution and pooling shape. Common arg 0: the image's address. */
+ * No compile-time args. Runtime args: first unit, units, then h, w, ht, wt,
+ * block (as tilize_compute.c and tile_units.c take them), then H, W, C, OH,
+ * OW, KH, KW, sh, sw, dh, dw, pt, pl (int32), uh, uw, fill (float32 bits;
+ * bfloat16 keeps the upper half), then is_dram_in, esize, mode (and
+ * pool_compute.c's sum): all runtime, so one compiled kernel serves every
+ * convolution and pooling. Common arg 0: the image's address. */
 #include "dataflow_api.h"
 
 static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
@@ -41,7 +41,7 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
-    uint32_t esize = get_compile_time_arg_val(2), mode = get_compile_time_arg_val(3);
+    uint32_t esize = get_arg_val(24), mode = get_arg_val(25);
     uint32_t h = get_arg_val(2), w = get_arg_val(3), ht = get_arg_val(4);
     uint32_t wt = get_arg_val(5), block = get_arg_val(6);
     int32_t H = (int32_t)get_arg_val(7), W = (int32_t)get_arg_val(8);
@@ -58,7 +58,7 @@ void kernel_main(void) {
     /* The image's pages: page p in bank p % banks at base + (p / banks) *
      * pstride (dataflow_api.h's interleaving, worked out once here rather
      * than per read: this loop is the kernel's whole cost). */
-    bool dram = get_compile_time_arg_val(0);
+    bool dram = get_arg_val(23);
     const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
     uint32_t banks = dram ? info[LM_CORE_INFO_DRAM_BANKS]
                           : info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];

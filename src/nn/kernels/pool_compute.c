@@ -1,10 +1,9 @@
 /* Pooling, compute: each unit of conv_im2col_reader.c's POOL_FUSED mode
  * arrives once per tap (KH * KW row-major blocks in circular buffer 0); each
  * is tilized into circular buffer 1, then every tile of the unit is the max
- * (or, with compile-time arg 4 set, the sum) of its taps, reduced in dst and
+ * (or, with runtime arg 26 set, the sum) of its taps, reduced in dst and
  * packed to circular buffer 16 for tilize_writer.c.
- * Compile-time and runtime args as conv_im2col_reader.c; compile-time arg 4:
- * 1 for the sum. */
+ * Runtime args as conv_im2col_reader.c; arg 26: 1 for the sum. */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
@@ -12,7 +11,7 @@ void kernel_main(void) {
     uint32_t ht = get_arg_val(4), wt = get_arg_val(5);
     uint32_t block = get_arg_val(6);
     uint32_t taps = get_arg_val(12) * get_arg_val(13);
-    bool sum = get_compile_time_arg_val(4);
+    bool sum = get_arg_val(26);
     uint32_t room = block < wt ? block : wt;
     for (uint32_t u = first; u < first + units; u++) {
         uint32_t tiles = nn_row_block_of(u, ht, wt, block).tiles;
