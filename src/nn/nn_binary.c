@@ -27,6 +27,7 @@
  * dst is float32 for every op (fp32_dest_acc): inputs are exact there and the
  * result is rounded once to the output dtype by the pack. */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,6 +111,7 @@ typedef struct call {
     lmnn_memory_config memory;
     char activation[512];
     uint32_t act_params[NN_UNARY_PARAMS]; /* the activation's nn_param values */
+    lmnn_unary_op act_op;                 /* LMNN_UNARY_INVALID: none */
     bool activation_nonzero_at_0;
 } call;
 
@@ -171,10 +173,12 @@ static uint32_t fpu_op(const char *name) {
     return !strcmp(name, "add") ? 1 : !strcmp(name, "sub") ? 2 : 3;
 }
 
-/* The compute kernel's per-call runtime args (binary_compute.c: args 6..13):
+/* The compute kernel's per-call runtime args (binary_compute.c: args 6..16):
  * FPU op (0: load the operands instead), its broadcast (a bcast), the
  * operands' circular buffers, how each operand loads (a bcast; BC_NONE:
- * copy), and whether the -0 tile is needed. */
+ * copy), whether the -0 tile is needed, whether a scalar operand fills dst n,
+ * the dst-to-dst op (its index in defs, 0: none) and the fused activation
+ * (an lmnn_unary_op, 0: none). */
 enum {
     LOAD_FPU,
     LOAD_FPU_BCAST,
@@ -182,17 +186,30 @@ enum {
     LOAD_FPU_B,
     LOAD_MODE,
     LOAD_NEG_ZERO = LOAD_MODE + 3,
+    LOAD_SCALAR,
+    LOAD_SFPU,
+    LOAD_ACT,
     LOAD_COUNT
 };
 
-/* The NN_BINARY_MATH define of a call (the dst-to-dst part) and its load
- * args; *neg_zero when it needs the -0 tile. */
-static void build_math(const call *c, char *math, size_t size, uint32_t load[LOAD_COUNT],
-                       bool *neg_zero) {
+/* NN_BINARY_MATH, the same for every call: the dst-to-dst op as a switch on
+ * nn_bop, then the activation as a switch on nn_op (built once). */
+static char math_text[32768];
+static pthread_once_t math_once = PTHREAD_ONCE_INIT;
+
+static void build_math_text(void) {
+    size_t n = appendf(math_text, sizeof math_text, 0, "switch (nn_bop) {");
+    for (int op = 1; op < OP_COUNT_; op++)
+        if (defs[op].sfpu && defs[op].available)
+            n = appendf(math_text, sizeof math_text, n, " case %d: %s; break;", op, defs[op].sfpu);
+    n = appendf(math_text, sizeof math_text, n, " default: break; } %s", nn_unary_fused_switch());
+}
+
+/* The compute kernel's load args of a call; *neg_zero when it needs the -0
+ * tile. */
+static void build_loads(const call *c, uint32_t load[LOAD_COUNT], bool *neg_zero) {
     const binop_def *d = &defs[c->op];
-    size_t n = 0;
     *neg_zero = false;
-    math[0] = 0;
     for (uint32_t i = 0; i < LOAD_COUNT; i++)
         load[i] = 0;
     bool fpu = d->fpu && !c->has_scalar && c->n == 2;
@@ -207,25 +224,24 @@ static void build_math(const call *c, char *math, size_t size, uint32_t load[LOA
         load[LOAD_FPU_BCAST] = (uint32_t)c->mode[second];
         load[LOAD_FPU_A] = (uint32_t)first;
         load[LOAD_FPU_B] = (uint32_t)second;
-        n = appendf(math, size, n, "(void)0");
     } else {
         for (uint32_t i = 0; i < c->n; i++) {
             load[LOAD_MODE + i] = (uint32_t)c->mode[i];
             if (c->mode[i] != BC_NONE) *neg_zero = true;
         }
-        if (c->has_scalar) n = appendf(math, size, n, "fill_tile_bitcast(%u, nn_scalar); ", c->n);
-        n = appendf(math, size, n, "%s", d->sfpu);
+        load[LOAD_SCALAR] = c->has_scalar;
+        load[LOAD_SFPU] = (uint32_t)c->op;
     }
     load[LOAD_NEG_ZERO] = *neg_zero;
-    if (c->activation[0]) appendf(math, size, n, "; %s", c->activation);
+    load[LOAD_ACT] = (uint32_t)c->act_op;
 }
 
 static lm_status run(call *c, lmnn_tensor *out) {
     lm_device *device = c->in[0]->device;
     bool neg_zero;
-    char math[1024];
     uint32_t load[LOAD_COUNT];
-    build_math(c, math, sizeof math, load, &neg_zero);
+    build_loads(c, load, &neg_zero);
+    pthread_once(&math_once, build_math_text);
     const binop_def *d = &defs[c->op];
     nn_tiles g = nn_tiles_of(&c->shape);
     bool edge = g.h % 32 || g.w % 32;
@@ -245,7 +261,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
     if (st) return st;
     nn_key key;
     nn_key_init(&key, "binary");
-    nn_key_add(&key, math, strlen(math) + 1);
+    nn_key_u32(&key, (uint32_t)c->op);
     nn_key_u32(&key, c->n);
     for (uint32_t i = 0; i < c->n; i++)
         nn_key_tensor(&key, c->in[i]);
@@ -306,7 +322,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
         uint32_t cextra[4 + LOAD_COUNT] = {c->scalar_bits, c->act_params[0], c->act_params[1],
                                            c->act_params[2]};
         memcpy(cextra + 4, load, sizeof load);
-        lm_kernel_define def = {"NN_BINARY_MATH", math};
+        lm_kernel_define def = {"NN_BINARY_MATH", math_text};
         nn_kernel_spec reader = {"binary_reader.c", LM_PROCESSOR_DM0, rcargs, 1, NULL, 0, false};
         nn_kernel_spec compute = {
             "binary_compute.c", LM_PROCESSOR_COMPUTE, cargs, 1, &def, 1, true};
@@ -387,6 +403,7 @@ static lm_status op_call(int op, const char *suffix, const lmnn_tensor *in, cons
         double beta = isnan(opts->activation_beta) ? u.beta : opts->activation_beta;
         st = nn_unary_chain(name, "activation", opts->activation, alpha, beta, c.activation,
                             sizeof c.activation, c.act_params, &c.activation_nonzero_at_0);
+        c.act_op = opts->activation;
         if (st) return st;
     }
     if (!d->available) {

@@ -222,6 +222,13 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
                          double beta, char *chain, size_t size, uint32_t params[NN_UNARY_PARAMS],
                          bool *out_nonzero_at_zero);
 
+/* Every unary op's fused chain (as nn_unary_chain gives it, with the same
+ * nn_param[] names) as the cases of a switch on a uint32_t `nn_op` (the
+ * lmnn_unary_op; 0 runs nothing), for a compute kernel that takes the
+ * activation as a runtime arg: one compiled kernel for every activation.
+ * A static string. */
+const char *nn_unary_fused_switch(void);
+
 /* A data movement kernel reading circular buffer 0's tiles for
  * nn_unary_map_with in place of tile_reader.c: compile-time args, and the
  * runtime args after {first, count} (the same on every core). */

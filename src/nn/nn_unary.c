@@ -313,6 +313,29 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
     return LM_OK;
 }
 
+/* Every op's fused chain (as nn_unary_chain gives it) as the cases of a
+ * switch on nn_op, built once; the ops that cannot be fused are left out
+ * (nn_unary_chain refuses them). */
+static char fused_text[16384];
+static pthread_once_t fused_once = PTHREAD_ONCE_INIT;
+
+static void build_fused_chains(void) {
+    size_t n = (size_t)snprintf(fused_text, sizeof fused_text, "switch (nn_op) {");
+    for (int op = 1; op < LMNN_UNARY_OP_COUNT_; op++) {
+        const char *c = op == LMNN_SILU ? SILU_DST_CHAIN : defs[op].chain;
+        if (!c || strstr(c, "copy_tile")) continue;
+        n += (size_t)snprintf(fused_text + n, sizeof fused_text - n, " case %d: ", op);
+        n += expand_chain(c, fused_text + n, sizeof fused_text - n);
+        n += (size_t)snprintf(fused_text + n, sizeof fused_text - n, "; break;");
+    }
+    snprintf(fused_text + n, sizeof fused_text - n, " default: break; }");
+}
+
+const char *nn_unary_fused_switch(void) {
+    pthread_once(&fused_once, build_fused_chains);
+    return fused_text;
+}
+
 lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *opts,
                      lmnn_tensor *out) {
     char name[64];

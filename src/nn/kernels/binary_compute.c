@@ -2,9 +2,10 @@
  * 0 .. n_in - 1 -> either one FPU call (fpu_op 1 add, 2 sub, 3 mul of
  * operands cb fpu_a and fpu_b, the second broadcast as fpu_bcast: 0 none,
  * 1 rows, 2 columns, 3 scalar) or each input i loaded into dst i (load[i]
- * 0: a copy, else a broadcast expanded as below) -> NN_BINARY_MATH (a define: the dst-to-dst calls
- * that leave the result in dst 0, fused activation included) -> circular buffer 16. The loads are
- * runtime args, so the broadcast pattern compiles no new kernel.
+ * 0: a copy, else a broadcast expanded as below) -> NN_BINARY_MATH (a
+ * define: the dst-to-dst calls that leave the result in dst 0, fused
+ * activation included) -> circular buffer 16. The loads are runtime args,
+ * so the broadcast pattern compiles no new kernel.
  *
  * NN_BINARY_MATH may use `nn_scalar` (runtime arg 2, float32 bits: the scalar
  * operand of the scalar forms) and circular buffer 8, which holds a tile of
@@ -16,8 +17,11 @@
  * (runtime args 3..5, nn_unary_chain).
  *
  * Compile-time args: n_in. Runtime args: first (unused), count, scalar bits,
- * nn_param[0..2], fpu_op, fpu_bcast, fpu_a, fpu_b, load[0..2], neg_zero
- * (nn_binary.c's LOAD_*). */
+ * nn_param[0..2], fpu_op, fpu_bcast, fpu_a, fpu_b, load[0..2], neg_zero,
+ * has_scalar (fill dst n_in with the scalar), nn_bop (the dst-to-dst op),
+ * nn_op (the fused activation) (nn_binary.c's LOAD_*). NN_BINARY_MATH is
+ * the same for every call (switches on nn_bop and nn_op), so every binary
+ * op compiles one kernel per operand count. */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
@@ -36,6 +40,9 @@ void kernel_main(void) {
     uint32_t fpu_a = get_arg_val(8), fpu_b = get_arg_val(9);
     uint32_t load[3] = {LM_BCAST_NONE + get_arg_val(10), LM_BCAST_NONE + get_arg_val(11),
                         LM_BCAST_NONE + get_arg_val(12)};
+    uint32_t has_scalar = get_arg_val(14), nn_bop = get_arg_val(15), nn_op = get_arg_val(16);
+    (void)nn_bop;
+    (void)nn_op;
     if (get_arg_val(13)) {
         cb_reserve_back(8, 1);
         tile_regs_acquire();
@@ -61,6 +68,7 @@ void kernel_main(void) {
                     lm_binary_tiles(LM_BINARY_ADD, load[i], 8, i, 0, 0, i);
             }
         }
+        if (has_scalar) fill_tile_bitcast(n_in, nn_scalar);
         NN_BINARY_MATH;
         tile_regs_commit();
         tile_regs_wait();
