@@ -53,11 +53,13 @@ enum {
     ARG_DIMS,
     ARG_VX = ARG_DIMS + 3 * (LMNN_MAX_DIMS - 2), /* this core's place in the gx x gy grid */
     ARG_VY,
-    ARG_ACT, /* the activation's nn_param[0..2] (nn_unary_chain) */
-    ARG_MAX = ARG_ACT + NN_UNARY_PARAMS
+    ARG_ACT,                                /* the activation's nn_param[0..2] (nn_unary_chain) */
+    ARG_ACT_OP = ARG_ACT + NN_UNARY_PARAMS, /* the activation: nn_op */
+    ARG_MAX
 };
 _Static_assert(ARG_VX == 41 && ARG_VY == 42, "the matmul kernels read x and y at args 41 and 42");
-_Static_assert(ARG_ACT == 43, "matmul_compute.c reads the activation's parameters at args 43..45");
+_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46,
+               "matmul_compute.c reads the activation's parameters at args 43..45, the op at 46");
 
 enum {
     MM_MCAST_A = 1,
@@ -105,6 +107,7 @@ typedef struct mm_plan {
     bool act, act_nonzero;
     char chain[512];
     uint32_t act_params[NN_UNARY_PARAMS];
+    lmnn_unary_op act_op;
 } mm_plan;
 
 static uint32_t tiles_of(uint32_t n) {
@@ -323,6 +326,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     args[ARG_ND] = p->nd;
     for (uint32_t i = 0; i < NN_UNARY_PARAMS; i++)
         args[ARG_ACT + i] = p->act_params[i];
+    args[ARG_ACT_OP] = (uint32_t)p->act_op;
     for (uint32_t d = 0; d < p->nd; d++) {
         args[ARG_DIMS + 3 * d] = p->od[d];
         args[ARG_DIMS + 3 * d + 1] = p->as[d];
@@ -332,7 +336,9 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
 
     lm_kernel_define defs[2];
     uint32_t ndefs = 0;
-    if (p->act) defs[ndefs++] = (lm_kernel_define){"NN_MM_ACT", p->chain};
+    /* Every activation's chain, chosen by nn_op at run time: one compiled
+     * kernel whatever the activation. */
+    if (p->act) defs[ndefs++] = (lm_kernel_define){"NN_MM_ACT", nn_unary_fused_switch()};
     if (p->ta) defs[ndefs++] = (lm_kernel_define){"NN_MM_TA", "1"};
     nn_kernel_spec reader = {"matmul_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
     nn_kernel_spec compute = {
@@ -468,6 +474,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
                             sizeof p.chain, p.act_params, &p.act_nonzero);
         if (st) return st;
         p.act = true;
+        p.act_op = opts->activation;
     }
     p.ta = opts->transpose_a;
     p.tb = opts->transpose_b;
@@ -502,7 +509,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     nn_key_u32(&key, (uint32_t)p.ta | (uint32_t)p.tb << 1 | (uint32_t)p.fp32 << 2 |
                          (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4 |
                          (uint32_t)p.mcast << 5);
-    nn_key_add(&key, p.chain, strlen(p.chain) + 1);
+    nn_key_u32(&key, (uint32_t)p.act_op);
     nn_key_add(&key, p.act_params, sizeof p.act_params); /* runtime args */
     nn_key_tensor(&key, p.a);
     nn_key_tensor(&key, p.b);

@@ -11,8 +11,10 @@
  *
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
- * The chain reads its parameters from nn_param[0..2] (runtime args 43..45,
- * nn_unary_chain), so one compiled kernel serves every parameter value.
+ * It is every activation's chain in a switch on nn_op (runtime arg 46, the
+ * lmnn_unary_op) reading its parameters from nn_param[0..2] (runtime args
+ * 43..45, nn_unary_chain), so one compiled kernel serves every activation
+ * and parameter value.
  * NN_MM_TA (a define): A tiles arrive as stored (a transposed); each is
  * transposed through the spare dst register Mb * Nb into circular buffer 5
  * first (under acquire_dst, which lets math and packs interleave).
@@ -48,7 +50,9 @@ static void finish_block(uint32_t mr, uint32_t nc) {
     DST_TO_PACK();
 #ifdef NN_MM_ACT
     uint32_t nn_param[3] = {get_arg_val(43), get_arg_val(44), get_arg_val(45)};
+    uint32_t nn_op = get_arg_val(46);
     (void)nn_param;
+    (void)nn_op;
     cb_reserve_back(CB_INTERM, mr * nc);
     for (uint32_t t = 0; t < mr * nc; t++)
         pack_tile(t, CB_INTERM);
