@@ -173,10 +173,18 @@ lm_status nn_reshape_tiles(const char *op, nn_tensor *in, nn_tensor *out) {
         nn_split split;
         nn_program p = {0};
         lm_data_format f = nn_tile_format(in->dtype);
-        uint32_t cargs[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
-                            esize};
-        uint32_t rargs[] = {go.ht, go.wt, go.h, go.w, gi.ht, gi.wt, gi.h, gi.w};
-        nn_kernel_spec k = {"reduce_relayout.c", LM_PROCESSOR_DM0, cargs, 3, NULL, 0, false};
+        uint32_t cargs[] = {esize};
+        uint32_t rargs[] = {go.ht,
+                            go.wt,
+                            go.h,
+                            go.w,
+                            gi.ht,
+                            gi.wt,
+                            gi.h,
+                            gi.w,
+                            in->memory.type == LM_BUFFER_DRAM,
+                            out->memory.type == LM_BUFFER_DRAM};
+        nn_kernel_spec k = {"reduce_relayout.c", LM_PROCESSOR_DM0, cargs, 1, NULL, 0, false};
         lm_kernel kernel;
         st = nn_split_work(op, in->device, out->pages, &split);
         p.cores = split.all;
@@ -184,7 +192,7 @@ lm_status nn_reshape_tiles(const char *op, nn_tensor *in, nn_tensor *out) {
         if (!st) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 1);
         if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 1);
         if (!st) st = nn_program_kernel(op, &p, &k, &kernel);
-        if (!st) st = nn_kernel_split_args(op, &p, kernel, &split, rargs, 8);
+        if (!st) st = nn_kernel_split_args(op, &p, kernel, &split, rargs, 10);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
@@ -225,9 +233,6 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         nn_split split;
         nn_program p = {0};
         lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out->dtype);
-        /* Compile-time: the input's buffer and format; everything else is
-         * runtime args. */
-        uint32_t rd_c[] = {in->memory.type == LM_BUFFER_DRAM, (uint32_t)fin};
         uint32_t wr_c[] = {out->memory.type == LM_BUFFER_DRAM, 1, L->zero_pad, (uint32_t)fout};
         uint32_t args[64];
         uint32_t n = 0;
@@ -238,6 +243,7 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         args[n++] = (uint32_t)L->mode, args[n++] = (uint32_t)L->func, args[n++] = (uint32_t)L->pre;
         args[n++] = (uint32_t)L->post, args[n++] = L->var, args[n++] = L->partial;
         args[n++] = red_h, args[n++] = red_w;
+        args[n++] = in->memory.type == LM_BUFFER_DRAM, args[n++] = (uint32_t)fin;
         args[n++] = td->nk, args[n++] = td->nr;
         for (uint32_t i = 0; i < td->nk; i++)
             args[n++] = td->kept[i][0], args[n++] = td->kept[i][1];
@@ -246,7 +252,7 @@ static lm_status run_reduce(const char *op, nn_tensor *in, const tile_dims *td,
         /* The writer: units, n = 1, inner = 1, and the output's geometry for
          * zero_pad. */
         uint32_t wargs[] = {1, 1, go.ht, go.wt, go.h, go.w};
-        nn_kernel_spec reader = {"reduce_reader.c", LM_PROCESSOR_DM0, rd_c, 2, NULL, 0, false};
+        nn_kernel_spec reader = {"reduce_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         nn_kernel_spec compute = {"reduce_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, true};
         nn_kernel_spec writer = {"norm_writer.c", LM_PROCESSOR_DM1, wr_c, 4, NULL, 0, false};
         lm_kernel kr, kc, kw;

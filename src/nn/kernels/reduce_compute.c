@@ -15,7 +15,8 @@
  *
  * CBs: 0 input, 1 scaler tiles (final, mean), 2 masks (var), 3 accumulators,
  * 4 mean (var), 5 ones, 16 output.
- * Runtime args: as the reader's, whose args 14..21 are mode (0 NONE, 1 ROW,
+ * Runtime args: as the reader's (args 22 and 23, its buffer and format,
+ * unused here), whose args 14..21 are mode (0 NONE, 1 ROW,
  * 2 COL, 3 SCALAR), func (1 sum, 2 max, 3 min, 4 prod), pre (0, 1 abs,
  * 2 square), post (0, 1 sqrt), var, partial, red_h, red_w: runtime too, so
  * one compiled kernel serves every reduction (the branches cost nothing next
@@ -23,7 +24,7 @@
 #include "compute_kernel_api.h"
 
 #define A(i) get_arg_val(i)
-#define DIMS 22
+#define DIMS 24
 #define CB_IN 0
 #define CB_SCALER 1
 #define CB_MASK 2

@@ -13,18 +13,18 @@
  * (+Inf) first, in the reduced directions only: the padding of kept
  * directions stays zero so the output's padding comes out zero.
  *
- * Compile-time args: is_dram, input format.
+ * No compile-time args.
  * Runtime args: first, count (units), Ht, Wt, H, W, chunks per output tile,
  * chunk, tiles reduced per output tile, scaler bits, mean scaler bits, var
  * correction factor bits, fill bits (0: no fill), masks, then the compute
- * kernel's mode, func, pre, post, var, partial, red_h, red_w, then kept dim
- * count, reduced dim count, then (size, stride) of each kept and each
- * reduced dim (runtime, so that one compiled kernel serves every shape and
- * reduction). Common args: input address. */
+ * kernel's mode, func, pre, post, var, partial, red_h, red_w, then is_dram
+ * and the input's format, then kept dim count, reduced dim count, then (size, stride) of each kept
+ * and each reduced dim (runtime, so that one compiled kernel serves every shape and reduction).
+ * Common args: input address. */
 #include "dataflow_api.h"
 
 #define A(i) get_arg_val(i)
-#define DIMS 22
+#define DIMS 24
 
 static uint32_t kept_base(uint32_t k) {
     uint32_t nk = A(DIMS), base = 0;
@@ -59,7 +59,7 @@ static void mask_tile(uint32_t addr, uint32_t rows, uint32_t cols) {
 }
 
 void kernel_main(void) {
-    uint32_t is_dram = get_compile_time_arg_val(0), fmt = get_compile_time_arg_val(1);
+    uint32_t is_dram = A(22), fmt = A(23);
     uint32_t red_h = A(20), red_w = A(21), var = A(18);
     uint32_t fill = A(12), masks = A(13);
     uint32_t first = A(0), count = A(1), ht = A(2), wt = A(3), h = A(4), w = A(5);

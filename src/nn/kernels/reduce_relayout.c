@@ -4,9 +4,10 @@
  * when the last two dims change. Each output tile is assembled in CB 16 from
  * elements of the source tiles, the last source tile read kept in CB 0.
  * Moves bytes only (float32, bfloat16 or 32-bit integer elements).
- * Compile-time args: source is_dram, output is_dram, element size.
+ * Compile-time args: element size.
  * Runtime args: first, count (output tiles), output Ht, Wt, H, W, source
- * Ht, Wt, H, W. Common args: source address, output address. */
+ * Ht, Wt, H, W, source is_dram, output is_dram. Common args: source address,
+ * output address. */
 #include "dataflow_api.h"
 
 #define A(i) get_arg_val(i)
@@ -16,16 +17,16 @@ static inline uint32_t face_index(uint32_t r, uint32_t c) {
 }
 
 void kernel_main(void) {
-    uint32_t esize = get_compile_time_arg_val(2);
+    uint32_t esize = get_compile_time_arg_val(0);
     uint32_t first = A(0), count = A(1);
     uint32_t oht = A(2), owt = A(3), oh = A(4), ow = A(5);
     uint32_t kht = A(6), kwt = A(7), kh = A(8), kw = A(9);
     InterleavedAddrGenFast src = {.bank_base_address = get_common_arg_val(0),
                                   .page_size = get_tile_size(0),
-                                  .is_dram = get_compile_time_arg_val(0)};
+                                  .is_dram = A(10)};
     InterleavedAddrGenFast dst = {.bank_base_address = get_common_arg_val(1),
                                   .page_size = get_tile_size(16),
-                                  .is_dram = get_compile_time_arg_val(1)};
+                                  .is_dram = A(11)};
     cb_reserve_back(0, 1);
     cb_reserve_back(16, 1);
     uint32_t sbuf = get_write_ptr(0), obuf = get_write_ptr(16), cached = 0xffffffffu;
