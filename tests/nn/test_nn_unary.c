@@ -593,13 +593,9 @@ static lm_status do_add_bcast(lmnn_tensor t, void *ctx) {
     return st;
 }
 
-static void test_kernel_reuse(void) {
-    char dir[] = "/tmp/lm_nn_kernel_reuse_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    const char *old = getenv("LM_CACHE_DIR");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("LM_CACHE_DIR", dir, 1);
-
+/* The checks, with LM_CACHE_DIR at the fresh directory `dir` (a failed
+ * CHECK returns to test_kernel_reuse, which restores it). */
+static void kernel_reuse_checks(const char *dir) {
     lmnn_shape s1 = {2, {40, 70}}, s2 = {3, {3, 33, 129}}, s3 = {1, {5}};
     /* clamp: the first call compiles its kernels; other bounds and shapes
      * reuse them. */
@@ -629,7 +625,15 @@ static void test_kernel_reuse(void) {
     CHECK(run_on(&s2, do_add_bcast, &b2));
     CHECK(run_on(&s1, do_add_bcast, &b3));
     CHECK_EQ_U64((uint64_t)elf_count(dir), (uint64_t)third);
+}
 
+static void test_kernel_reuse(void) {
+    char dir[] = "/tmp/lm_nn_kernel_reuse_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const char *old = getenv("LM_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("LM_CACHE_DIR", dir, 1);
+    kernel_reuse_checks(dir);
     if (saved)
         setenv("LM_CACHE_DIR", saved, 1);
     else
