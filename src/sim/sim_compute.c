@@ -1,6 +1,7 @@
 #include "sim/sim_compute.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -134,15 +135,15 @@ static const char *const regs_state_name[] = {"released", "acquired", "committed
                                               "held by acquire_dst"};
 
 void sim_compute_reset(sim_compute *c, bool fp32_acc, bool strict) {
-    tile_dst_init(&c->dst, fp32_acc);
+    static atomic_uint_fast64_t epochs;
+    /* A cleared dst reads as zeros, as after tile_dst_init, without writing
+     * its 64 KiB: a register is zeroed when first used. */
+    c->dst.fp32_acc = fp32_acc;
+    tile_dst_clear(&c->dst);
     c->regs = REGS_IDLE;
     c->strict = strict;
     c->warning[0] = '\0';
-    if (++c->epoch == 0) { /* after 2^32 launches, really forget everything */
-        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++)
-            c->cache[i].epoch = 0;
-        c->epoch = 1;
-    }
+    c->epoch = atomic_fetch_add(&epochs, 1) + 1; /* 0 marks an empty entry */
 }
 
 static rv_ecall_result fault(rv_hart *h, const char *fmt, ...) ERR_PRINTF(2, 3);

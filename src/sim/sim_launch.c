@@ -71,6 +71,7 @@ struct launch {
     pthread_cond_t changed;
     uint32_t idle, active;
     atomic_bool abort;
+    sim_unpacked *caches; /* the launcher's, SIM_UNPACK_CACHE per thread */
     lm_status status;
     char message[ERR_MESSAGE_MAX];
 };
@@ -83,6 +84,7 @@ struct sim_launcher {
     rv_local *local_states; /* one per hart-private memory: what may be dirty */
     sim_compute *computes;  /* one compute engine per core, lazily committed */
     size_t computes_size;
+    sim_unpacked *caches; /* SIM_UNPACK_CACHE unpacked tiles per pool thread */
 };
 
 const char *sim_processor_name(uint32_t processor) {
@@ -112,6 +114,14 @@ lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher *
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "cannot reserve compute engine state");
     }
     l->computes = p;
+    size_t entries = (size_t)sim_pool_threads(pool) * SIM_UNPACK_CACHE;
+    l->caches = aligned_alloc(_Alignof(sim_unpacked), entries * sizeof *l->caches);
+    if (!l->caches) {
+        sim_launcher_destroy(l);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0; i < entries; i++)
+        l->caches[i].epoch = 0;
     size_t harts = (size_t)memory->num_cores * LM_NUM_PROCESSORS;
     l->local_states = calloc(harts, sizeof *l->local_states);
     if (!l->local_states) {
@@ -128,6 +138,7 @@ void sim_launcher_destroy(sim_launcher *l) {
     if (!l) return;
     munmap(l->locals, l->locals_size);
     munmap(l->computes, l->computes_size);
+    free(l->caches);
     free(l->local_states);
     free(l);
 }
@@ -768,6 +779,7 @@ static void thread_main(void *ctx, uint32_t t) {
             if (st == CORE_DONE) continue;
             left = true;
             if (st == CORE_READY) {
+                if (c->compute) c->compute->cache = ln->caches + (size_t)t * SIM_UNPACK_CACHE;
                 run_core(ln, c);
                 ran = true;
             }
@@ -810,7 +822,7 @@ static void load_cbs(sim_core *c) {
 
 lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
     sim_memory *mem = l->memory;
-    launch ln = {.desc = desc, .memory = mem};
+    launch ln = {.desc = desc, .memory = mem, .caches = l->caches};
     ln.cores = calloc(desc->core_count ? desc->core_count : 1, sizeof *ln.cores);
     ln.by_index = calloc(mem->num_cores, sizeof *ln.by_index);
     if (!ln.cores || !ln.by_index) {

@@ -133,17 +133,11 @@ lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast
     lm_status st = check_index(dst, idx, fn);
     if (st) return st;
     /* The operands are unpacked tiles, never dst registers: the result goes
-     * straight into the register. */
-    if (acc_to_dest) { /* undefined elements hold 0: adding them changes nothing */
-        float t[TILE_ELEMS];
-        kernels()->binary(op, bcast, a, b, t);
-        float *d = reg(dst, idx);
-        for (int i = 0; i < TILE_ELEMS; i++)
-            d[i] = d[i] + t[i];
-    } else {
-        kernels()->binary(op, bcast, a, b, reg_out(dst, idx));
-    }
-    finish_in_place(dst, idx);
+     * straight into the register, finished on the way. Accumulating, the
+     * undefined elements hold 0: adding them changes nothing. */
+    float *d = acc_to_dest ? reg(dst, idx) : reg_out(dst, idx);
+    kernels()->binary(op, bcast, a, b, d, acc_to_dest, !dst->fp32_acc);
+    define_all(dst, idx);
     return LM_OK;
 }
 
