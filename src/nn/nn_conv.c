@@ -171,6 +171,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
+        /* The reader's zeros for padding: a patch row of the block. */
+        if (!st && fill == 0) st = nn_program_cb(op, &p, 2, frm, block * 32 * esize, 1);
         if (!st && pooled)
             st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin), (uint32_t)taps * room);
         if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);
