@@ -117,6 +117,31 @@ void kernel_main(void) {
                             continue;
                         }
                         uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
+                        if (dw == 1 && uw == 1 && yok) {
+                            /* Taps lo..hi-1 read consecutive pixels: the
+                             * first one's bank and offset worked out, the
+                             * next ones' stepped (the loop's whole cost is
+                             * interpreted instructions); the taps left and
+                             * right of the image are one fill each. */
+                            int32_t lo = x0 < 0 ? -x0 : 0, hi = W - x0;
+                            if (hi > (int32_t)KW) hi = (int32_t)KW;
+                            if (hi < lo) hi = lo;
+                            if (lo > (int32_t)KW) lo = hi = (int32_t)KW;
+                            fill_run(at, (uint32_t)lo * C, esize, fill);
+                            at += (uint32_t)lo * page;
+                            uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(x0 + lo);
+                            uint32_t bank = pix % banks, addr = base_addr + pix / banks * pstride;
+                            for (int32_t kx = lo; kx < hi; kx++, at += page) {
+                                noc_async_read(lm_bank_noc_addr(dram, bank, addr), at, page);
+                                if (++bank == banks) {
+                                    bank = 0;
+                                    addr += pstride;
+                                }
+                            }
+                            fill_run(at, (KW - (uint32_t)hi) * C, esize, fill);
+                            at += (KW - (uint32_t)hi) * page;
+                            continue;
+                        }
                         for (uint32_t kx = 0; kx < KW; kx++, at += page) {
                             int32_t vx = x0 + (int32_t)kx * dw;
                             if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
