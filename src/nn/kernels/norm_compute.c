@@ -45,6 +45,16 @@ static void pack_to(uint32_t cb, uint32_t d) {
     cb_push_back(cb, 1);
 }
 
+/* Packs dst 0..b-1 into `cb` with one reserve and one push (fewer calls:
+ * every kernel call is interpreted). Whoever takes them waits for them in
+ * the same blocks, or one by one. */
+static void pack_block(uint32_t cb, uint32_t b) {
+    cb_reserve_back(cb, b);
+    for (uint32_t j = 0; j < b; j++)
+        pack_tile(j, cb);
+    cb_push_back(cb, b);
+}
+
 static void done_math(void) {
     tile_regs_commit();
     tile_regs_wait();
@@ -82,10 +92,11 @@ static void resident_group(uint32_t g, uint32_t n) {
     uint32_t ht = A(3), wt = A(4), h = A(5), w = A(6), eps = A(11);
     uint32_t dim = mode == 1 ? LM_REDUCE_ROW : LM_REDUCE_SCALAR;
     uint32_t bc = mode == 1 ? LM_BCAST_COL : LM_BCAST_SCALAR;
+    if (xkept) cb_wait_front(CB_IN, n); /* the reader pushes the group at once */
     if (!rms) {
         tile_regs_acquire();
         for (uint32_t i = 0; i < n; i++) {
-            cb_wait_front(CB_IN, xkept ? i + 1 : 1);
+            if (!xkept) cb_wait_front(CB_IN, 1);
             lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_IN, CB_ONES, xkept ? i : 0, 0, 0,
                                 1);
             if (!xkept) cb_pop_front(CB_IN, 1);
@@ -107,7 +118,7 @@ static void resident_group(uint32_t g, uint32_t n) {
         tile_regs_acquire();
         for (uint32_t j = 0; j < b; j++) {
             uint32_t xi = xkept ? i0 + j : 0;
-            cb_wait_front(CB_IN, xi + 1);
+            if (!xkept) cb_wait_front(CB_IN, 1);
             if (rms) {
                 copy_tile(CB_IN, xi, j);
             } else {
@@ -126,8 +137,7 @@ static void resident_group(uint32_t g, uint32_t n) {
             if (!xkept) cb_pop_front(CB_IN, 1);
         }
         done_math();
-        for (uint32_t j = 0; j < b; j++)
-            pack_to(CB_KEEP, j);
+        pack_block(CB_KEEP, b);
         tile_regs_release();
     }
     if (xkept) cb_pop_front(CB_IN, n);
@@ -181,8 +191,7 @@ static void resident_group(uint32_t g, uint32_t n) {
             lm_binary_tiles_acc(LM_BINARY_MUL, bc, CB_KEEP, CB_RSTD, i0 + j, 0, j, !rms);
         }
         done_math();
-        for (uint32_t j = 0; j < b; j++)
-            pack_to(affine ? CB_DR : CB_OUT, j);
+        pack_block(affine ? CB_DR : CB_OUT, b);
         tile_regs_release();
         if (!affine) continue;
         cb_wait_front(CB_DR, b);
@@ -205,8 +214,7 @@ static void resident_group(uint32_t g, uint32_t n) {
             if (bmode && !bkept) cb_pop_front(CB_B, 1);
         }
         done_math();
-        for (uint32_t j = 0; j < b; j++)
-            pack_to(CB_OUT, j);
+        pack_block(CB_OUT, b);
         tile_regs_release();
         cb_pop_front(CB_DR, b);
     }
