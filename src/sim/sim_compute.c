@@ -269,6 +269,43 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
     return e->v;
 }
 
+/* The broadcast operand of a binary op, or a reduce's scaler: only the
+ * elements the op reads -- row 0 (ROW), column 0 (COL) or element 0 (SCALAR)
+ * -- taken from tile `tile` of `cb` into `buf` (the rest of it is left as it
+ * is), with the same bits a full unpack gives them; float32 and bfloat16
+ * tiles only (anything else, and a tile already unpacked, through unpack).
+ * Row-broadcast parameters are a tile each: unpacking all of one for its
+ * first row was most of such an op's cost, and crowded the cache. */
+static const float *unpack_bcast(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb,
+                                 uint32_t tile, tile_bcast bcast, float *buf, const char *op,
+                                 rv_ecall_result *res, const float *keep) {
+    if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0 || tile >= cbs[cb].waited ||
+        (bcast != TILE_BCAST_ROW && bcast != TILE_BCAST_COL && bcast != TILE_BCAST_SCALAR))
+        return unpack(cp, cbs, h, cb, tile, NULL, op, res, keep);
+    const sim_cb *c = &cbs[cb];
+    uint32_t es = c->format == LM_DATA_FORMAT_FLOAT32     ? 4
+                  : c->format == LM_DATA_FORMAT_FLOAT16_B ? 2
+                                                          : 0;
+    if (!es || TILE_ELEMS * es > c->page_size)
+        return unpack(cp, cbs, h, cb, tile, NULL, op, res, keep);
+    const uint8_t *src = h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile);
+    uint32_t n = bcast == TILE_BCAST_SCALAR ? 1 : TILE_DIM;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = bcast == TILE_BCAST_COL ? i : 0, col = bcast == TILE_BCAST_ROW ? i : 0;
+        const uint8_t *p = src + es * tile_face_offset(r, col);
+        uint32_t bits;
+        if (es == 4) {
+            memcpy(&bits, p, 4);
+        } else {
+            uint16_t half;
+            memcpy(&half, p, 2);
+            bits = (uint32_t)half << 16;
+        }
+        memcpy(&buf[r * TILE_DIM + col], &bits, 4);
+    }
+    return buf;
+}
+
 /* The circular buffer `cb` with tiles of its format fitting its pages, or
  * NULL after a fault. */
 static sim_cb *tile_cb(sim_cb *cbs, rv_hart *h, uint32_t cb, const char *op, rv_ecall_result *res) {
@@ -538,8 +575,10 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         return tile_copy(&c->dst, a[2], x, raw) ? engine_fault(h) : res;
     case LM_ECALL_BINARY_TILES: {
         const char *op = "binary tile operation";
+        float bbuf[TILE_ELEMS];
         if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, op, &res, NULL)) ||
-            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, op, &res, x)))
+            !(y = unpack_bcast(c, cbs, h, a[1] >> 8 & 0xFF, a[3], (tile_bcast)(a[0] >> 8 & 0xFF),
+                               bbuf, op, &res, x)))
             return res;
         return tile_binary(&c->dst, a[0] >> 16 & 0xFF, (tile_binary_op)(a[0] & 0xFF),
                            (tile_bcast)(a[0] >> 8 & 0xFF), x, y, (a[0] >> 24) != 0)
@@ -551,14 +590,17 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
             !(y = unpack(c, cbs, h, a[0] >> 8 & 0xFF, a[2], NULL, "matmul_tiles", &res, x)))
             return res;
         return tile_matmul(&c->dst, a[3], x, y, a[4] != 0) ? engine_fault(h) : res;
-    case LM_ECALL_REDUCE_TILE:
+    case LM_ECALL_REDUCE_TILE: {
+        float sbuf[TILE_ELEMS];
         if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, "reduce_tile", &res, NULL)) ||
-            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, "reduce_tile", &res, x)))
+            !(y = unpack_bcast(c, cbs, h, a[1] >> 8 & 0xFF, a[3], TILE_BCAST_SCALAR, sbuf,
+                               "reduce_tile", &res, x)))
             return res;
         return tile_reduce(&c->dst, a[0] >> 16, (tile_reduce_func)(a[0] & 0xFF),
                            (tile_reduce_dim)(a[0] >> 8 & 0xFF), x, y[0])
                    ? engine_fault(h)
                    : res;
+    }
     case LM_ECALL_TRANSPOSE_TILE:
         if (!(x = unpack(c, cbs, h, a[0], a[1], NULL, "transpose_wh_tile", &res, NULL))) return res;
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;
