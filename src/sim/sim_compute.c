@@ -289,6 +289,12 @@ static const float *unpack_bcast(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint3
     if (!es || TILE_ELEMS * es > c->page_size)
         return unpack(cp, cbs, h, cb, tile, NULL, op, res, keep);
     const uint8_t *src = h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile);
+    if (bcast == TILE_BCAST_ROW && es == 4) { /* row 0: faces 0 and 1 begin with it */
+        memcpy(buf, src, 4 * TILE_FACE_DIM);
+        memcpy(buf + TILE_FACE_DIM, src + 4 * tile_face_offset(0, TILE_FACE_DIM),
+               4 * TILE_FACE_DIM);
+        return buf;
+    }
     uint32_t n = bcast == TILE_BCAST_SCALAR ? 1 : TILE_DIM;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = bcast == TILE_BCAST_COL ? i : 0, col = bcast == TILE_BCAST_ROW ? i : 0;
