@@ -88,6 +88,18 @@ void kernel_main(void) {
     }
     /* One unit holds whole patch rows (the usual case): walk the taps. */
     bool whole = mode == 0 && wt <= block;
+    /* Staging (circular buffer 3, when the program has one; whole patch rows
+     * at stride 1 along W): a run of output pixels in one output row reads
+     * each input pixel it needs once per kernel row into L1, then copies
+     * every pixel's KW taps of a kernel row with one local read -- fewer
+     * transfers than one per tap. */
+    uint32_t stage = 0, local = 0;
+    if (whole && sw == 1 && dw == 1 && uw == 1 && uh == 1 &&
+        lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >= KH * (32 + KW - 1) * page) {
+        cb_reserve_back(3, 1); /* scratch: never pushed */
+        stage = get_write_ptr(3);
+        local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
+    }
     /* POOL_FUSED gives each unit's block once per tap, taps in order. */
     uint32_t taps = mode == 2 ? KH * KW : 1;
     for (uint32_t u = first; u < first + units; u++) {
@@ -98,7 +110,58 @@ void kernel_main(void) {
             uint32_t ptap = mode == 2 ? t : rb.b; /* the tap of the pooling modes */
             cb_reserve_back(0, room);
             uint32_t base = get_write_ptr(0);
-            for (uint32_t r = 0; r < 32; r++) {
+            for (uint32_t r = 0; stage && r < 32;) {
+                uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
+                if (row >= h) {
+                    zero_run(dst, width * esize);
+                    r++;
+                    continue;
+                }
+                uint32_t n = row / (OH * OW), p = row % (OH * OW), ox = p % OW;
+                int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)ox - pl;
+                /* Output pixels r..r+len-1: one output row, this unit. */
+                uint32_t len = 32 - r < OW - ox ? 32 - r : OW - ox;
+                if (h - row < len) len = h - row;
+                uint32_t span = len + KW - 1, yok = 0;
+                for (uint32_t ky = 0; ky < KH; ky++) {
+                    int32_t vy = y0 + (int32_t)ky * dh;
+                    if (vy < 0 || vy >= H) continue;
+                    yok |= 1u << ky;
+                    uint32_t line = stage + ky * span * page;
+                    int32_t lo = x0 < 0 ? -x0 : 0, hi = W - x0;
+                    if (hi > (int32_t)span) hi = (int32_t)span;
+                    if (hi < lo) hi = lo;
+                    if (lo > (int32_t)span) lo = hi = (int32_t)span;
+                    fill_run(line, (uint32_t)lo * C, esize, fill);
+                    uint32_t pix =
+                        (n * (uint32_t)H + (uint32_t)vy) * (uint32_t)W + (uint32_t)(x0 + lo);
+                    uint32_t bank = pix % banks, addr = base_addr + pix / banks * pstride;
+                    for (int32_t s = lo; s < hi; s++) {
+                        noc_async_read(lm_bank_noc_addr(dram, bank, addr),
+                                       line + (uint32_t)s * page, page);
+                        if (++bank == banks) {
+                            bank = 0;
+                            addr += pstride;
+                        }
+                    }
+                    fill_run(line + (uint32_t)hi * page, (span - (uint32_t)hi) * C, esize, fill);
+                }
+                noc_async_read_barrier(); /* staged before it is copied */
+                for (uint32_t j = 0; j < len; j++, dst += width * esize) {
+                    for (uint32_t ky = 0; ky < KH; ky++) {
+                        uint32_t at = dst + ky * KW * page;
+                        if (yok >> ky & 1)
+                            noc_async_read((uint64_t)local << 32 | (stage + (ky * span + j) * page),
+                                           at, KW * page);
+                        else
+                            fill_run(at, KW * C, esize, fill);
+                    }
+                    zero_run(dst + valid * esize, (width - valid) * esize);
+                }
+                noc_async_read_barrier(); /* copied before it is staged again */
+                r += len;
+            }
+            for (uint32_t r = 0; !stage && r < 32; r++) {
                 uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
                 if (row >= h) {
                     zero_run(dst, width * esize);
