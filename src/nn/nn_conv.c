@@ -9,6 +9,8 @@
 
 /* Column blocks of the patch matrix per unit of work, as tilize's. */
 #define IM2COL_BLOCK 32
+/* Bytes of L1 the im2col reader may stage input pixels in. */
+#define IM2COL_STAGE_BUDGET (64u << 10)
 #define POOL_TAPS_BUDGET (512u * 1024u)
 
 void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
@@ -174,6 +176,13 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
+        /* The reader's zeros for padding: a patch row of the block. */
+        if (!st && fill == 0) st = nn_program_cb(op, &p, 2, frm, block * 32 * esize, 1);
+        /* Its staging of input pixels (KH lines of a unit's 32 pixels and
+         * the KW - 1 beside them), when that is small. */
+        uint64_t stage = (uint64_t)g->kh * (32 + g->kw - 1) * g->c * esize;
+        if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
+            st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)
             st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin), (uint32_t)taps * room);
         if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);

@@ -33,6 +33,9 @@ void lmnn_norm_options_init(lmnn_norm_options *opts) {
 #define RESIDENT_PARAM_BYTES (384u << 10)
 /* Tiles norm_compute.c takes through dst at a time (its BLOCK). */
 #define NORM_BLOCK 6
+/* Resident groups of at most this many tiles are read once: the input stays
+ * in CB 0 for the mean and the deviation pass (next to CB 10's copy). */
+#define KEPT_INPUT_TILES 64
 
 /* The input checks every op here shares: a live float tile tensor and a float
  * output dtype; *dtype and *memory the output's. */
@@ -54,14 +57,15 @@ static lm_status check_input(const char *op, lmnn_tensor a, const lmnn_output *o
 }
 
 /* The writer every op here uses: groups of n tiles `inner` apart, the
- * output's padding zeroed. */
+ * output's padding zeroed, up to `block` tiles (CB 16's pages; the computes
+ * here push one tile at a time) under one barrier. */
 static lm_status add_writer(const char *op, nn_program *p, const nn_split *split, nn_tensor *o,
-                            uint32_t out_arg, uint32_t n, uint32_t inner) {
+                            uint32_t out_arg, uint32_t n, uint32_t inner, uint32_t block) {
     nn_tiles g = nn_tiles_of(&o->shape);
     uint32_t c[] = {o->memory.type == LM_BUFFER_DRAM, out_arg, 1,
-                    (uint32_t)nn_tile_format(o->dtype)};
+                    (uint32_t)nn_tile_format(o->dtype), block};
     uint32_t r[] = {n, inner, g.ht, g.wt, g.h, g.w};
-    nn_kernel_spec spec = {"norm_writer.c", LM_PROCESSOR_DM1, c, 4, NULL, 0, false};
+    nn_kernel_spec spec = {"norm_writer.c", LM_PROCESSOR_DM1, c, 5, NULL, 0, false};
     lm_kernel k;
     lm_status st = nn_program_kernel(op, p, &spec, &k);
     return st ? st : nn_kernel_split_args(op, p, k, split, r, 6);
@@ -152,7 +156,7 @@ static lm_status softmax_op(const char *op, bool log, lmnn_tensor a, int32_t dim
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 6);
         if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 6);
-        if (!st) st = add_writer(op, &p, &split, o, 1, n, inner);
+        if (!st) st = add_writer(op, &p, &split, o, 1, n, inner, resident ? NORM_BLOCK : 2);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
     }
@@ -239,6 +243,10 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
     uint64_t wb_bytes = (w && P->wmode == 1 ? lm_tile_size(nn_tile_format(w->dtype)) : 0) +
                         (b && P->bmode == 1 ? lm_tile_size(nn_tile_format(b->dtype)) : 0);
     uint32_t params_resident = resident && P->n * wb_bytes <= RESIDENT_PARAM_BYTES;
+    uint32_t x_kept = resident && P->n <= KEPT_INPUT_TILES;
+    /* Per-tile parameters of mode 1 in an element format: only row 0 read. */
+    uint32_t prow = (P->mode == 1 && P->wmode == 1 && w && w->dtype != LMNN_BFLOAT8_B) |
+                    (P->mode == 1 && P->bmode == 1 && b && b->dtype != LMNN_BFLOAT8_B) << 1;
     uint32_t args[] = {P->n,
                        g.ht,
                        g.wt,
@@ -277,16 +285,18 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                          b && b->memory.type == LM_BUFFER_DRAM,
                          b ? nn_rm_elem_size(b->dtype) : 0,
                          resident,
-                         params_resident};
-        uint32_t cc[] = {P->mode,  P->rms,   P->masks, P->red_h,
-                         P->wmode, P->bmode, resident, params_resident};
-        nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 12, NULL, 0, false};
-        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 8, NULL, 0, true};
+                         params_resident,
+                         x_kept,
+                         prow};
+        uint32_t cc[] = {P->mode,  P->rms,   P->masks,        P->red_h, P->wmode,
+                         P->bmode, resident, params_resident, x_kept};
+        nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 14, NULL, 0, false};
+        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 9, NULL, 0, true};
         lm_kernel kr, kc;
         st = nn_split_work(op, x->device, P->groups, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, x->device, &p);
-        if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2);
+        if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), x_kept ? P->n : 2);
         if (!st) st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 1);
         if (!st && P->masks) st = nn_program_cb(op, &p, 3, LM_DATA_FORMAT_FLOAT32, 4096, 3);
@@ -307,7 +317,7 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 10);
         if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 10);
-        if (!st) st = add_writer(op, &p, &split, o, 3, P->n, 1);
+        if (!st) st = add_writer(op, &p, &split, o, 3, P->n, 1, resident ? NORM_BLOCK : 2);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, x->device, &key, &p, &prog);
     }
@@ -563,7 +573,7 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
         if (!st) st = nn_program_kernel(op, &pr, &compute, &kc);
         if (!st) st = nn_kernel_split_args(op, &pr, kr, &split, args, 4);
         if (!st) st = nn_kernel_split_args(op, &pr, kc, &split, args, 5);
-        if (!st) st = add_writer(op, &pr, &split, o, 5, 1, 1);
+        if (!st) st = add_writer(op, &pr, &split, o, 5, 1, 1, 2);
         if (st) nn_program_discard(&pr);
         if (!st) st = nn_cache_add(op, t->device, &key, &pr, &prog);
     }

@@ -1,6 +1,7 @@
 #include "sim/sim_compute.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -134,15 +135,15 @@ static const char *const regs_state_name[] = {"released", "acquired", "committed
                                               "held by acquire_dst"};
 
 void sim_compute_reset(sim_compute *c, bool fp32_acc, bool strict) {
-    tile_dst_init(&c->dst, fp32_acc);
+    static atomic_uint_fast64_t epochs;
+    /* A cleared dst reads as zeros, as after tile_dst_init, without writing
+     * its 64 KiB: a register is zeroed when first used. */
+    c->dst.fp32_acc = fp32_acc;
+    tile_dst_clear(&c->dst);
     c->regs = REGS_IDLE;
     c->strict = strict;
     c->warning[0] = '\0';
-    if (++c->epoch == 0) { /* after 2^32 launches, really forget everything */
-        for (uint32_t i = 0; i < SIM_UNPACK_CACHE; i++)
-            c->cache[i].epoch = 0;
-        c->epoch = 1;
-    }
+    c->epoch = atomic_fetch_add(&epochs, 1) + 1; /* 0 marks an empty entry */
 }
 
 static rv_ecall_result fault(rv_hart *h, const char *fmt, ...) ERR_PRINTF(2, 3);
@@ -268,6 +269,49 @@ static const float *unpack(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb
     return e->v;
 }
 
+/* The broadcast operand of a binary op, or a reduce's scaler: only the
+ * elements the op reads -- row 0 (ROW), column 0 (COL) or element 0 (SCALAR)
+ * -- taken from tile `tile` of `cb` into `buf` (the rest of it is left as it
+ * is), with the same bits a full unpack gives them; float32 and bfloat16
+ * tiles only (anything else, and a tile already unpacked, through unpack).
+ * Row-broadcast parameters are a tile each: unpacking all of one for its
+ * first row was most of such an op's cost, and crowded the cache. */
+static const float *unpack_bcast(sim_compute *cp, sim_cb *cbs, rv_hart *h, uint32_t cb,
+                                 uint32_t tile, tile_bcast bcast, float *buf, const char *op,
+                                 rv_ecall_result *res, const float *keep) {
+    if (cb >= LM_MAX_CBS || cbs[cb].fifo_size == 0 || tile >= cbs[cb].waited ||
+        (bcast != TILE_BCAST_ROW && bcast != TILE_BCAST_COL && bcast != TILE_BCAST_SCALAR))
+        return unpack(cp, cbs, h, cb, tile, NULL, op, res, keep);
+    const sim_cb *c = &cbs[cb];
+    uint32_t es = c->format == LM_DATA_FORMAT_FLOAT32     ? 4
+                  : c->format == LM_DATA_FORMAT_FLOAT16_B ? 2
+                                                          : 0;
+    if (!es || TILE_ELEMS * es > c->page_size)
+        return unpack(cp, cbs, h, cb, tile, NULL, op, res, keep);
+    const uint8_t *src = h->l1 + sim_cb_page_addr(c, c->rd_ptr, tile);
+    if (bcast == TILE_BCAST_ROW && es == 4) { /* row 0: faces 0 and 1 begin with it */
+        memcpy(buf, src, 4 * TILE_FACE_DIM);
+        memcpy(buf + TILE_FACE_DIM, src + 4 * tile_face_offset(0, TILE_FACE_DIM),
+               4 * TILE_FACE_DIM);
+        return buf;
+    }
+    uint32_t n = bcast == TILE_BCAST_SCALAR ? 1 : TILE_DIM;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = bcast == TILE_BCAST_COL ? i : 0, col = bcast == TILE_BCAST_ROW ? i : 0;
+        const uint8_t *p = src + es * tile_face_offset(r, col);
+        uint32_t bits;
+        if (es == 4) {
+            memcpy(&bits, p, 4);
+        } else {
+            uint16_t half;
+            memcpy(&half, p, 2);
+            bits = (uint32_t)half << 16;
+        }
+        memcpy(&buf[r * TILE_DIM + col], &bits, 4);
+    }
+    return buf;
+}
+
 /* The circular buffer `cb` with tiles of its format fitting its pages, or
  * NULL after a fault. */
 static sim_cb *tile_cb(sim_cb *cbs, rv_hart *h, uint32_t cb, const char *op, rv_ecall_result *res) {
@@ -383,6 +427,11 @@ static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uin
     for (uint32_t b = 0; b < block; b++) {
         if (dir == LM_TILIZE) {
             uint32_t es = row_major_size(in->format), seg = TILE_DIM * es;
+            uint8_t *o = h->l1 + sim_cb_page_addr(out, out->wr_ptr, out->packed + b);
+            /* bfloat16 to bfloat16 tiles: the values move as they are (the
+             * widening and rounding of the general path give them back
+             * unchanged), but a NaN gets its quiet bit, as there. */
+            bool direct = es == 2 && out->format == LM_DATA_FORMAT_FLOAT16_B;
             for (uint32_t r = 0; r < TILE_DIM; r++) {
                 uint32_t off = (r * width + b * TILE_DIM) * es;
                 if (off / in->page_size == (off + seg - 1) / in->page_size) {
@@ -391,6 +440,17 @@ static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uin
                     const uint8_t *p = h->l1 +
                                        sim_cb_page_addr(in, in->rd_ptr, off / in->page_size) +
                                        off % in->page_size;
+                    if (direct) {
+                        uint16_t v[TILE_DIM];
+                        memcpy(v, p, sizeof v);
+                        for (uint32_t col = 0; col < TILE_DIM; col++)
+                            v[col] = (v[col] & 0x7fffu) > 0x7f80u ? (uint16_t)(v[col] | 0x0040u)
+                                                                  : v[col];
+                        memcpy(o + 2 * tile_face_offset(r, 0), v, sizeof v / 2);
+                        memcpy(o + 2 * tile_face_offset(r, TILE_FACE_DIM), v + TILE_FACE_DIM,
+                               sizeof v / 2);
+                        continue;
+                    }
                     float *row = &t[r * TILE_DIM];
                     if (es == 4) { /* L1 is little-endian, like the hosts we run on */
                         memcpy(row, p, TILE_DIM * 4);
@@ -406,11 +466,14 @@ static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uin
                 }
                 for (uint32_t col = 0; col < TILE_DIM; col++) {
                     uint32_t bits = rm_load(in, h->l1, in->rd_ptr, r * width + b * TILE_DIM + col);
+                    if (direct) {
+                        uint16_t v = tile_bf16_from_bits(bits);
+                        memcpy(o + 2 * tile_face_offset(r, col), &v, sizeof v);
+                    }
                     memcpy(&t[r * TILE_DIM + col], &bits, 4);
                 }
             }
-            tile_pack((lm_data_format)out->format, t,
-                      h->l1 + sim_cb_page_addr(out, out->wr_ptr, out->packed + b));
+            if (!direct) tile_pack((lm_data_format)out->format, t, o);
         } else {
             tile_unpack((lm_data_format)in->format, h->l1 + sim_cb_page_addr(in, in->rd_ptr, b), t);
             for (uint32_t r = 0; r < TILE_DIM; r++)
@@ -518,8 +581,10 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         return tile_copy(&c->dst, a[2], x, raw) ? engine_fault(h) : res;
     case LM_ECALL_BINARY_TILES: {
         const char *op = "binary tile operation";
+        float bbuf[TILE_ELEMS];
         if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, op, &res, NULL)) ||
-            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, op, &res, x)))
+            !(y = unpack_bcast(c, cbs, h, a[1] >> 8 & 0xFF, a[3], (tile_bcast)(a[0] >> 8 & 0xFF),
+                               bbuf, op, &res, x)))
             return res;
         return tile_binary(&c->dst, a[0] >> 16 & 0xFF, (tile_binary_op)(a[0] & 0xFF),
                            (tile_bcast)(a[0] >> 8 & 0xFF), x, y, (a[0] >> 24) != 0)
@@ -531,14 +596,17 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
             !(y = unpack(c, cbs, h, a[0] >> 8 & 0xFF, a[2], NULL, "matmul_tiles", &res, x)))
             return res;
         return tile_matmul(&c->dst, a[3], x, y, a[4] != 0) ? engine_fault(h) : res;
-    case LM_ECALL_REDUCE_TILE:
+    case LM_ECALL_REDUCE_TILE: {
+        float sbuf[TILE_ELEMS];
         if (!(x = unpack(c, cbs, h, a[1] & 0xFF, a[2], NULL, "reduce_tile", &res, NULL)) ||
-            !(y = unpack(c, cbs, h, a[1] >> 8 & 0xFF, a[3], NULL, "reduce_tile", &res, x)))
+            !(y = unpack_bcast(c, cbs, h, a[1] >> 8 & 0xFF, a[3], TILE_BCAST_SCALAR, sbuf,
+                               "reduce_tile", &res, x)))
             return res;
         return tile_reduce(&c->dst, a[0] >> 16, (tile_reduce_func)(a[0] & 0xFF),
                            (tile_reduce_dim)(a[0] >> 8 & 0xFF), x, y[0])
                    ? engine_fault(h)
                    : res;
+    }
     case LM_ECALL_TRANSPOSE_TILE:
         if (!(x = unpack(c, cbs, h, a[0], a[1], NULL, "transpose_wh_tile", &res, NULL))) return res;
         return tile_transpose(&c->dst, a[2], x) ? engine_fault(h) : res;

@@ -29,14 +29,17 @@
  * circular buffer and its page sequence number (pages ever pushed before it):
  * every cb_push_back makes new numbers, so an entry cannot outlive the data
  * it was made from unless a kernel rewrites a page after pushing it. 64
- * entries (256 KiB a core) stay in the host's cache while a core runs; four
- * times as many hit more often but made matmul slower overall. */
+ * entries (256 KiB) stay in the host's cache while a core runs; four times as
+ * many hit more often but made matmul slower overall. The entries belong to
+ * a host thread, shared by the cores it runs one after another (a core
+ * mostly runs to its end before the next): the memory the cores of a launch
+ * unpack into stays hot instead of being 256 KiB of fresh memory per core. */
 #define SIM_UNPACK_CACHE 64
 
 typedef struct sim_unpacked {
     uint64_t key;   /* cb | format << 8 | sequence << 16 */
-    uint32_t epoch; /* valid when equal to the engine's epoch */
-    float v[TILE_ELEMS];
+    uint64_t epoch; /* valid when equal to the engine's epoch */
+    _Alignas(64) float v[TILE_ELEMS];
 } sim_unpacked;
 
 typedef struct sim_compute {
@@ -46,8 +49,12 @@ typedef struct sim_compute {
     /* A tolerated lapse of the last ecall, for the launcher to print with the
      * core and pc; "" when none. */
     char warning[448];
-    uint32_t epoch; /* bumped per launch: empties the cache at no cost */
-    sim_unpacked cache[SIM_UNPACK_CACHE];
+    /* Unique to this engine's launch (process-wide): tells its entries in
+     * the shared cache from any other core's or launch's. */
+    uint64_t epoch;
+    /* SIM_UNPACK_CACHE entries of the host thread running the core, set by
+     * the launcher before the core runs. */
+    sim_unpacked *cache;
 } sim_compute;
 
 /* Prepares the engine for a launch. With `strict`, the protocol lapses the

@@ -24,6 +24,14 @@
 #define LINE_MAX_LEN 256
 #define WAIT_MAX_LEN 160
 
+/* What a blocked hart waits on, kept as numbers: a hart blocks thousands of
+ * times per launch and the text is only needed to describe a deadlock. */
+enum wait_kind { WAIT_NONE, WAIT_CB_RESERVE, WAIT_CB_FRONT, WAIT_SEM, WAIT_SEM_MIN };
+typedef struct hart_wait {
+    enum wait_kind kind;
+    uint32_t a, b, c, d;
+} hart_wait;
+
 enum core_state { CORE_READY, CORE_PARKED, CORE_DONE };
 
 typedef struct sim_core sim_core;
@@ -35,7 +43,7 @@ typedef struct hart_slot {
     uint32_t processor;
     const char *name;
     sim_core *core;
-    char wait[WAIT_MAX_LEN]; /* what a blocked hart waits on */
+    hart_wait wait;          /* what a blocked hart waits on */
     char line[LINE_MAX_LEN]; /* print line being assembled */
     size_t line_len;
     uint32_t warned_pc[8]; /* pcs already warned about in this launch */
@@ -63,6 +71,7 @@ struct launch {
     pthread_cond_t changed;
     uint32_t idle, active;
     atomic_bool abort;
+    sim_unpacked *caches; /* the launcher's, SIM_UNPACK_CACHE per thread */
     lm_status status;
     char message[ERR_MESSAGE_MAX];
 };
@@ -75,6 +84,7 @@ struct sim_launcher {
     rv_local *local_states; /* one per hart-private memory: what may be dirty */
     sim_compute *computes;  /* one compute engine per core, lazily committed */
     size_t computes_size;
+    sim_unpacked *caches; /* SIM_UNPACK_CACHE unpacked tiles per pool thread */
 };
 
 const char *sim_processor_name(uint32_t processor) {
@@ -104,6 +114,14 @@ lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher *
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "cannot reserve compute engine state");
     }
     l->computes = p;
+    size_t entries = (size_t)sim_pool_threads(pool) * SIM_UNPACK_CACHE;
+    l->caches = aligned_alloc(_Alignof(sim_unpacked), entries * sizeof *l->caches);
+    if (!l->caches) {
+        sim_launcher_destroy(l);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0; i < entries; i++)
+        l->caches[i].epoch = 0;
     size_t harts = (size_t)memory->num_cores * LM_NUM_PROCESSORS;
     l->local_states = calloc(harts, sizeof *l->local_states);
     if (!l->local_states) {
@@ -120,6 +138,7 @@ void sim_launcher_destroy(sim_launcher *l) {
     if (!l) return;
     munmap(l->locals, l->locals_size);
     munmap(l->computes, l->computes_size);
+    free(l->caches);
     free(l->local_states);
     free(l);
 }
@@ -128,7 +147,6 @@ void sim_launcher_destroy(sim_launcher *l) {
 
 static void fail_launch(launch *ln, lm_status st, const char *fmt, ...) ERR_PRINTF(3, 4);
 static rv_ecall_result bad_call(rv_hart *h, const char *fmt, ...) ERR_PRINTF(2, 3);
-static rv_ecall_result block(hart_slot *hs, const char *fmt, ...) ERR_PRINTF(2, 3);
 
 /* Records the launch's first failure and stops every thread. */
 static void fail_launch(launch *ln, lm_status st, const char *fmt, ...) {
@@ -160,12 +178,32 @@ static rv_ecall_result bad_call(rv_hart *h, const char *fmt, ...) {
     return RV_ECALL_FAULT;
 }
 
-static rv_ecall_result block(hart_slot *hs, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(hs->wait, sizeof hs->wait, fmt, ap);
-    va_end(ap);
+static rv_ecall_result block(hart_slot *hs, enum wait_kind kind, uint32_t a, uint32_t b, uint32_t c,
+                             uint32_t d) {
+    hs->wait = (hart_wait){kind, a, b, c, d};
     return RV_ECALL_BLOCK;
+}
+
+/* The text of a hart's wait, for a deadlock's description. */
+static const char *wait_text(const hart_wait *w, char *buf, size_t size) {
+    switch (w->kind) {
+    case WAIT_CB_RESERVE:
+        snprintf(buf, size, "cb_reserve_back(cb %u, %u pages): %u of %u pages free", w->a, w->b,
+                 w->c, w->d);
+        return buf;
+    case WAIT_CB_FRONT:
+        snprintf(buf, size, "cb_wait_front(cb %u, %u pages): %u pages available", w->a, w->b, w->c);
+        return buf;
+    case WAIT_SEM:
+    case WAIT_SEM_MIN:
+        snprintf(buf, size, "%s(0x%x, %u): semaphore is %u",
+                 w->kind == WAIT_SEM ? "noc_semaphore_wait" : "noc_semaphore_wait_min", w->a, w->b,
+                 w->c);
+        return buf;
+    case WAIT_NONE:
+        break;
+    }
+    return "(running)";
 }
 
 /* ---- memory seen by a hart ---- */
@@ -306,8 +344,7 @@ static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
     switch (call) {
     case LM_ECALL_CB_RESERVE_BACK:
         if (free_pages < pages)
-            return block(hs, "cb_reserve_back(cb %u, %u pages): %u of %u pages free", id, pages,
-                         free_pages, c->num_pages);
+            return block(hs, WAIT_CB_RESERVE, id, pages, free_pages, c->num_pages);
         if (pages > c->reserved) c->reserved = pages;
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_PUSH_BACK:
@@ -322,8 +359,7 @@ static rv_ecall_result do_cb(hart_slot *hs, uint32_t call) {
         cb_advance(c, &c->wr_ptr, pages);
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_WAIT_FRONT:
-        if (fill < pages)
-            return block(hs, "cb_wait_front(cb %u, %u pages): %u pages available", id, pages, fill);
+        if (fill < pages) return block(hs, WAIT_CB_FRONT, id, pages, fill, 0);
         if (pages > c->waited) c->waited = pages;
         return RV_ECALL_CONTINUE;
     case LM_ECALL_CB_POP_FRONT:
@@ -568,10 +604,8 @@ static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
         uint32_t now = __atomic_load_n(w, __ATOMIC_SEQ_CST);
         bool ok = call == LM_ECALL_SEM_WAIT ? now == value : now >= value;
         if (!ok)
-            return block(hs, "%s(0x%x, %u): semaphore is %u",
-                         call == LM_ECALL_SEM_WAIT ? "noc_semaphore_wait"
-                                                   : "noc_semaphore_wait_min",
-                         addr, value, now);
+            return block(hs, call == LM_ECALL_SEM_WAIT ? WAIT_SEM : WAIT_SEM_MIN, addr, value, now,
+                         0);
         return RV_ECALL_CONTINUE;
     }
     }
@@ -670,7 +704,7 @@ static void run_core(launch *ln, sim_core *c) {
                 if (hs->line_len) emit_line(hs);
                 continue;
             }
-            if (stop != RV_STOP_BLOCK) hs->wait[0] = '\0';
+            if (stop != RV_STOP_BLOCK) hs->wait.kind = WAIT_NONE;
             all_done = false;
         }
         if (all_done) {
@@ -707,9 +741,11 @@ static void describe_deadlock(launch *ln) {
         for (uint32_t p = 0; p < LM_NUM_PROCESSORS && n < cap; p++) {
             hart_slot *hs = &c->harts[p];
             if (!hs->present || hs->done) continue;
-            n += (size_t)snprintf(
-                m + n, cap - n, "; core (%u,%u) %s kernel '%s' at pc 0x%08x in %s", c->x, c->y,
-                sim_processor_name(p), hs->name, hs->hart.pc, hs->wait[0] ? hs->wait : "(running)");
+            char wait[WAIT_MAX_LEN];
+            n +=
+                (size_t)snprintf(m + n, cap - n, "; core (%u,%u) %s kernel '%s' at pc 0x%08x in %s",
+                                 c->x, c->y, sim_processor_name(p), hs->name, hs->hart.pc,
+                                 wait_text(&hs->wait, wait, sizeof wait));
         }
     }
     ln->status = LM_ERR_DEVICE_FAULT;
@@ -743,6 +779,7 @@ static void thread_main(void *ctx, uint32_t t) {
             if (st == CORE_DONE) continue;
             left = true;
             if (st == CORE_READY) {
+                if (c->compute) c->compute->cache = ln->caches + (size_t)t * SIM_UNPACK_CACHE;
                 run_core(ln, c);
                 ran = true;
             }
@@ -785,7 +822,7 @@ static void load_cbs(sim_core *c) {
 
 lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
     sim_memory *mem = l->memory;
-    launch ln = {.desc = desc, .memory = mem};
+    launch ln = {.desc = desc, .memory = mem, .caches = l->caches};
     ln.cores = calloc(desc->core_count ? desc->core_count : 1, sizeof *ln.cores);
     ln.by_index = calloc(mem->num_cores, sizeof *ln.by_index);
     if (!ln.cores || !ln.by_index) {

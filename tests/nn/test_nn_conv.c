@@ -296,6 +296,24 @@ static void test_shapes(void) {
                          .dil = {2, 2},
                          .pad = {2, 2, 2, 2}},
              false);
+    /* Stride 1 along W: the reader stages input pixels (runs of output
+     * pixels that end with the output row, cross images, start left and end
+     * right of the image). */
+    run_case("stride (2, 1) dilation (3, 1) batch 2",
+             (conv_case){.n = 2,
+                         .c = 5,
+                         .h = 11,
+                         .w = 37,
+                         .oc = 4,
+                         .kh = 3,
+                         .kw = 4,
+                         .stride = {2, 1},
+                         .dil = {3, 1},
+                         .pad = {2, 1, 3, 2},
+                         .nhwc = true,
+                         .row_major = true,
+                         .dtype = LMNN_BFLOAT16},
+             false);
     run_case("stride (1, 3) dilation (2, 1)",
              (conv_case){.n = 2,
                          .c = 3,

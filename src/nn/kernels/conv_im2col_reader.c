@@ -27,9 +27,23 @@
  * convolution and pooling. Common arg 0: the image's address. */
 #include "dataflow_api.h"
 
+/* Zeros for the zero fills: a page of circular buffer 2 (when the program
+ * has one) zeroed once, copied from with one NoC read per run instead of a
+ * dozen transfers of nn_zero. */
+static uint64_t zero_src;
+static uint32_t zero_size;
+
+static void zero_run(uint32_t dst, uint32_t bytes) {
+    if (bytes == 0) return;
+    if (bytes <= zero_size)
+        noc_async_read(zero_src, dst, bytes);
+    else
+        nn_zero(dst, bytes);
+}
+
 static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
     if (!bits) {
-        nn_zero(dst, n * esize);
+        zero_run(dst, n * esize);
     } else if (esize == 2) {
         for (uint32_t i = 0; i < n; i++)
             *(volatile uint16_t *)(uintptr_t)(dst + 2 * i) = (uint16_t)(bits >> 16);
@@ -65,8 +79,28 @@ void kernel_main(void) {
     uint32_t align = dram ? info[LM_CORE_INFO_DRAM_ALIGN] : info[LM_CORE_INFO_L1_ALIGN];
     uint32_t page = C * esize, pstride = (page + align - 1) / align * align;
     uint32_t base_addr = get_common_arg_val(0);
+    zero_size = 0;
+    if (fill == 0 && lm_l1_word(LM_L1_CB_CONFIG + 2 * LM_CB_CONFIG_STRIDE)[1]) {
+        cb_reserve_back(2, 1); /* scratch: never pushed */
+        uint32_t z = get_write_ptr(2);
+        zero_size = get_tile_size(2);
+        nn_zero(z, zero_size);
+        zero_src = get_noc_addr(my_x(), my_y(), z);
+    }
     /* One unit holds whole patch rows (the usual case): walk the taps. */
     bool whole = mode == 0 && wt <= block;
+    /* Staging (circular buffer 3, when the program has one; whole patch rows
+     * at stride 1 along W): a run of output pixels in one output row reads
+     * each input pixel it needs once per kernel row into L1, then copies
+     * every pixel's KW taps of a kernel row with one local read -- fewer
+     * transfers than one per tap. */
+    uint32_t stage = 0, local = 0;
+    if (whole && sw == 1 && dw == 1 && uw == 1 && uh == 1 &&
+        lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >= KH * (32 + KW - 1) * page) {
+        cb_reserve_back(3, 1); /* scratch: never pushed */
+        stage = get_write_ptr(3);
+        local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
+    }
     /* POOL_FUSED gives each unit's block once per tap, taps in order. */
     uint32_t taps = mode == 2 ? KH * KW : 1;
     for (uint32_t u = first; u < first + units; u++) {
@@ -77,10 +111,61 @@ void kernel_main(void) {
             uint32_t ptap = mode == 2 ? t : rb.b; /* the tap of the pooling modes */
             cb_reserve_back(0, room);
             uint32_t base = get_write_ptr(0);
-            for (uint32_t r = 0; r < 32; r++) {
+            for (uint32_t r = 0; stage && r < 32;) {
                 uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
                 if (row >= h) {
-                    nn_zero(dst, width * esize);
+                    zero_run(dst, width * esize);
+                    r++;
+                    continue;
+                }
+                uint32_t n = row / (OH * OW), p = row % (OH * OW), ox = p % OW;
+                int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)ox - pl;
+                /* Output pixels r..r+len-1: one output row, this unit. */
+                uint32_t len = 32 - r < OW - ox ? 32 - r : OW - ox;
+                if (h - row < len) len = h - row;
+                uint32_t span = len + KW - 1, yok = 0;
+                for (uint32_t ky = 0; ky < KH; ky++) {
+                    int32_t vy = y0 + (int32_t)ky * dh;
+                    if (vy < 0 || vy >= H) continue;
+                    yok |= 1u << ky;
+                    uint32_t line = stage + ky * span * page;
+                    int32_t lo = x0 < 0 ? -x0 : 0, hi = W - x0;
+                    if (hi > (int32_t)span) hi = (int32_t)span;
+                    if (hi < lo) hi = lo;
+                    if (lo > (int32_t)span) lo = hi = (int32_t)span;
+                    fill_run(line, (uint32_t)lo * C, esize, fill);
+                    uint32_t pix =
+                        (n * (uint32_t)H + (uint32_t)vy) * (uint32_t)W + (uint32_t)(x0 + lo);
+                    uint32_t bank = pix % banks, addr = base_addr + pix / banks * pstride;
+                    for (int32_t s = lo; s < hi; s++) {
+                        noc_async_read(lm_bank_noc_addr(dram, bank, addr),
+                                       line + (uint32_t)s * page, page);
+                        if (++bank == banks) {
+                            bank = 0;
+                            addr += pstride;
+                        }
+                    }
+                    fill_run(line + (uint32_t)hi * page, (span - (uint32_t)hi) * C, esize, fill);
+                }
+                noc_async_read_barrier(); /* staged before it is copied */
+                for (uint32_t j = 0; j < len; j++, dst += width * esize) {
+                    for (uint32_t ky = 0; ky < KH; ky++) {
+                        uint32_t at = dst + ky * KW * page;
+                        if (yok >> ky & 1)
+                            noc_async_read((uint64_t)local << 32 | (stage + (ky * span + j) * page),
+                                           at, KW * page);
+                        else
+                            fill_run(at, KW * C, esize, fill);
+                    }
+                    zero_run(dst + valid * esize, (width - valid) * esize);
+                }
+                noc_async_read_barrier(); /* copied before it is staged again */
+                r += len;
+            }
+            for (uint32_t r = 0; !stage && r < 32; r++) {
+                uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
+                if (row >= h) {
+                    zero_run(dst, width * esize);
                     continue;
                 }
                 uint32_t n = row / (OH * OW), p = row % (OH * OW);
@@ -90,7 +175,37 @@ void kernel_main(void) {
                     for (uint32_t ky = 0; ky < KH; ky++) {
                         int32_t vy = y0 + (int32_t)ky * dh;
                         bool yok = vy >= 0 && vy < vh && vy % uh == 0;
+                        if (!yok && !fill) { /* the row's taps are one run */
+                            zero_run(at, KW * page);
+                            at += KW * page;
+                            continue;
+                        }
                         uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
+                        if (dw == 1 && uw == 1 && yok) {
+                            /* Taps lo..hi-1 read consecutive pixels: the
+                             * first one's bank and offset worked out, the
+                             * next ones' stepped (the loop's whole cost is
+                             * interpreted instructions); the taps left and
+                             * right of the image are one fill each. */
+                            int32_t lo = x0 < 0 ? -x0 : 0, hi = W - x0;
+                            if (hi > (int32_t)KW) hi = (int32_t)KW;
+                            if (hi < lo) hi = lo;
+                            if (lo > (int32_t)KW) lo = hi = (int32_t)KW;
+                            fill_run(at, (uint32_t)lo * C, esize, fill);
+                            at += (uint32_t)lo * page;
+                            uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(x0 + lo);
+                            uint32_t bank = pix % banks, addr = base_addr + pix / banks * pstride;
+                            for (int32_t kx = lo; kx < hi; kx++, at += page) {
+                                noc_async_read(lm_bank_noc_addr(dram, bank, addr), at, page);
+                                if (++bank == banks) {
+                                    bank = 0;
+                                    addr += pstride;
+                                }
+                            }
+                            fill_run(at, (KW - (uint32_t)hi) * C, esize, fill);
+                            at += (KW - (uint32_t)hi) * page;
+                            continue;
+                        }
                         for (uint32_t kx = 0; kx < KW; kx++, at += page) {
                             int32_t vx = x0 + (int32_t)kx * dw;
                             if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
@@ -133,7 +248,7 @@ void kernel_main(void) {
                         k += run;
                     }
                 }
-                nn_zero(dst + valid * esize, (width - valid) * esize);
+                zero_run(dst + valid * esize, (width - valid) * esize);
             }
             noc_async_read_barrier();
             cb_push_back(0, room);

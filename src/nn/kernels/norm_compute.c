@@ -17,7 +17,8 @@
  * Compile-time args: mode, rms, masks, red_h, weight mode, bias mode (0
  * absent, 1 tile -- broadcast over rows in mode 1 --, 2 per-channel scalar),
  * resident, params kept (resident groups: the per-tile weight and bias stay
- * in CBs 5 and 6 for the whole kernel).
+ * in CBs 5 and 6 for the whole kernel), x kept (resident groups: CB 0 holds
+ * the whole group, read once for the mean and the deviation pass).
  * Runtime args: first, count (groups), n, Ht, Wt, H, W, scaler bits, groups,
  * channels, tiles per channel, eps bits. */
 #include "compute_kernel_api.h"
@@ -44,17 +45,28 @@ static void pack_to(uint32_t cb, uint32_t d) {
     cb_push_back(cb, 1);
 }
 
+/* Packs dst 0..b-1 into `cb` with one reserve and one push (fewer calls:
+ * every kernel call is interpreted). Whoever takes them waits for them in
+ * the same blocks, or one by one. */
+static void pack_block(uint32_t cb, uint32_t b) {
+    cb_reserve_back(cb, b);
+    for (uint32_t j = 0; j < b; j++)
+        pack_tile(j, cb);
+    cb_push_back(cb, b);
+}
+
 static void done_math(void) {
     tile_regs_commit();
     tile_regs_wait();
 }
 
-/* dst d = x - mean (the mean tile of `cb`, broadcast as mode left it). */
-static void deviation(uint32_t mode, uint32_t cb, uint32_t d) {
+/* dst d = x - mean (x tile xi of CB 0, the mean tile of `cb`, broadcast as
+ * mode left it). */
+static void deviation(uint32_t mode, uint32_t cb, uint32_t xi, uint32_t d) {
     if (mode == 1)
-        sub_tiles_bcast_cols(CB_IN, cb, 0, 0, d);
+        sub_tiles_bcast_cols(CB_IN, cb, xi, 0, d);
     else
-        sub_tiles_bcast_scalar(CB_IN, cb, 0, 0, d);
+        sub_tiles_bcast_scalar(CB_IN, cb, xi, 0, d);
 }
 
 /* dst d = the parameter tile of `cb` as a whole tile. */
@@ -76,16 +88,18 @@ static void param(uint32_t pmode, uint32_t mode, uint32_t cb, uint32_t d) {
 #define BLOCK 6
 static void resident_group(uint32_t g, uint32_t n) {
     uint32_t mode = C(0), rms = C(1), masks = C(2), red_h = C(3), wmode = C(4), bmode = C(5);
-    uint32_t kept = C(7);
+    uint32_t kept = C(7), xkept = C(8);
     uint32_t ht = A(3), wt = A(4), h = A(5), w = A(6), eps = A(11);
     uint32_t dim = mode == 1 ? LM_REDUCE_ROW : LM_REDUCE_SCALAR;
     uint32_t bc = mode == 1 ? LM_BCAST_COL : LM_BCAST_SCALAR;
+    if (xkept) cb_wait_front(CB_IN, n); /* the reader pushes the group at once */
     if (!rms) {
         tile_regs_acquire();
         for (uint32_t i = 0; i < n; i++) {
-            cb_wait_front(CB_IN, 1);
-            lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_IN, CB_ONES, 0, 0, 0, 1);
-            cb_pop_front(CB_IN, 1);
+            if (!xkept) cb_wait_front(CB_IN, 1);
+            lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_NONE, CB_IN, CB_ONES, xkept ? i : 0, 0, 0,
+                                1);
+            if (!xkept) cb_pop_front(CB_IN, 1);
         }
         done_math();
         pack_to(CB_ACC, 0);
@@ -103,11 +117,12 @@ static void resident_group(uint32_t g, uint32_t n) {
         uint32_t b = n - i0 < BLOCK ? n - i0 : BLOCK;
         tile_regs_acquire();
         for (uint32_t j = 0; j < b; j++) {
-            cb_wait_front(CB_IN, 1);
+            uint32_t xi = xkept ? i0 + j : 0;
+            if (!xkept) cb_wait_front(CB_IN, 1);
             if (rms) {
-                copy_tile(CB_IN, 0, j);
+                copy_tile(CB_IN, xi, j);
             } else {
-                deviation(mode, CB_MEAN, j);
+                deviation(mode, CB_MEAN, xi, j);
                 if (masks) {
                     uint32_t t = g * n + i0 + j;
                     uint32_t last_h = red_h && h % 32 && t / wt % ht == ht - 1;
@@ -119,13 +134,13 @@ static void resident_group(uint32_t g, uint32_t n) {
                     }
                 }
             }
-            cb_pop_front(CB_IN, 1);
+            if (!xkept) cb_pop_front(CB_IN, 1);
         }
         done_math();
-        for (uint32_t j = 0; j < b; j++)
-            pack_to(CB_KEEP, j);
+        pack_block(CB_KEEP, b);
         tile_regs_release();
     }
+    if (xkept) cb_pop_front(CB_IN, n);
     if (!rms) cb_pop_front(CB_MEAN, 1);
     cb_wait_front(CB_KEEP, n);
 
@@ -176,8 +191,7 @@ static void resident_group(uint32_t g, uint32_t n) {
             lm_binary_tiles_acc(LM_BINARY_MUL, bc, CB_KEEP, CB_RSTD, i0 + j, 0, j, !rms);
         }
         done_math();
-        for (uint32_t j = 0; j < b; j++)
-            pack_to(affine ? CB_DR : CB_OUT, j);
+        pack_block(affine ? CB_DR : CB_OUT, b);
         tile_regs_release();
         if (!affine) continue;
         cb_wait_front(CB_DR, b);
@@ -200,8 +214,7 @@ static void resident_group(uint32_t g, uint32_t n) {
             if (bmode && !bkept) cb_pop_front(CB_B, 1);
         }
         done_math();
-        for (uint32_t j = 0; j < b; j++)
-            pack_to(CB_OUT, j);
+        pack_block(CB_OUT, b);
         tile_regs_release();
         cb_pop_front(CB_DR, b);
     }
@@ -247,7 +260,7 @@ void kernel_main(void) {
             if (rms) {
                 copy_tile(CB_IN, 0, d);
             } else {
-                deviation(mode, CB_MEAN, d);
+                deviation(mode, CB_MEAN, 0, d);
                 if (masks) {
                     uint32_t t = g * n + i;
                     uint32_t last_h = red_h && h % 32 && t / wt % ht == ht - 1;
@@ -314,7 +327,7 @@ void kernel_main(void) {
             if (rms)
                 copy_tile(CB_IN, 0, 0);
             else
-                deviation(mode, CB_MEAN2, 0);
+                deviation(mode, CB_MEAN2, 0, 0);
             copy_tile(CB_RSTD, 0, 1);
             mul_binary_tile(0, 1, 0);
             if (wmode) {

@@ -58,6 +58,13 @@ static float *reg(tile_dst *dst, uint32_t idx) {
     return dst->reg[idx];
 }
 
+/* Register idx for an op that writes every element (and then calls
+ * define_all): a cleared register need not be zeroed first. */
+static float *reg_out(tile_dst *dst, uint32_t idx) {
+    dst->live |= 1u << idx;
+    return dst->reg[idx];
+}
+
 /* Register idx for reading only: a tile not touched since the clear reads as
  * the zeros it holds. */
 static const float *reg_read(const tile_dst *dst, uint32_t idx) {
@@ -91,19 +98,24 @@ static void write_back(tile_dst *dst, uint32_t idx, float *result) {
     define_all(dst, idx);
 }
 
+/* The end of an op that wrote every element of register idx in place: the
+ * same bits as write_back without the copy through a temporary. */
+static void finish_in_place(tile_dst *dst, uint32_t idx) {
+    kernels()->finish(dst->reg[idx], !dst->fp32_acc);
+    define_all(dst, idx);
+}
+
 /* ---- FPU ------------------------------------------------------------------- */
 
 lm_status tile_copy(tile_dst *dst, uint32_t idx, const float *a, bool raw) {
     lm_status st = check_index(dst, idx, "copy_tile");
     if (st) return st;
-    float t[TILE_ELEMS];
-    memcpy(t, a, sizeof t);
-    if (raw) {
-        memcpy(reg(dst, idx), t, sizeof t);
+    /* `a` is an unpacked operand, never a dst register. */
+    memcpy(reg_out(dst, idx), a, sizeof dst->reg[idx]);
+    if (raw)
         define_all(dst, idx);
-    } else {
-        write_back(dst, idx, t);
-    }
+    else
+        finish_in_place(dst, idx);
     return LM_OK;
 }
 
@@ -120,14 +132,12 @@ lm_status tile_binary(tile_dst *dst, uint32_t idx, tile_binary_op op, tile_bcast
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: unknown broadcast type %d", fn, (int)bcast);
     lm_status st = check_index(dst, idx, fn);
     if (st) return st;
-    float t[TILE_ELEMS];
-    kernels()->binary(op, bcast, a, b, t);
-    if (acc_to_dest) { /* undefined elements hold 0: adding them changes nothing */
-        const float *d = reg_read(dst, idx);
-        for (int i = 0; i < TILE_ELEMS; i++)
-            t[i] = d[i] + t[i];
-    }
-    write_back(dst, idx, t);
+    /* The operands are unpacked tiles, never dst registers: the result goes
+     * straight into the register, finished on the way. Accumulating, the
+     * undefined elements hold 0: adding them changes nothing. */
+    float *d = acc_to_dest ? reg(dst, idx) : reg_out(dst, idx);
+    kernels()->binary(op, bcast, a, b, d, acc_to_dest, !dst->fp32_acc);
+    define_all(dst, idx);
     return LM_OK;
 }
 
@@ -168,6 +178,12 @@ lm_status tile_dst_binary(tile_dst *dst, tile_dst_binary_op op, uint32_t a, uint
     if (!st) st = check_index(dst, b, fn);
     if (!st) st = check_index(dst, out, fn);
     if (st) return st;
+    if (out != a && out != b) { /* the kernels take unaliased buffers */
+        const float *ra = reg_read(dst, a), *rb = reg_read(dst, b);
+        kernels()->dst_binary(op, ra, rb, reg_out(dst, out));
+        finish_in_place(dst, out);
+        return LM_OK;
+    }
     float t[TILE_ELEMS];
     kernels()->dst_binary(op, reg_read(dst, a), reg_read(dst, b), t);
     write_back(dst, out, t);
@@ -270,10 +286,10 @@ lm_status tile_transpose(tile_dst *dst, uint32_t idx, const float *a) {
 lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value) {
     lm_status st = check_index(dst, idx, "fill_tile");
     if (st) return st;
-    float t[TILE_ELEMS];
+    float *d = reg_out(dst, idx);
     for (int i = 0; i < TILE_ELEMS; i++)
-        t[i] = value;
-    write_back(dst, idx, t);
+        d[i] = value;
+    finish_in_place(dst, idx);
     return LM_OK;
 }
 
@@ -459,15 +475,13 @@ lm_status tile_sfpu_param(tile_dst *dst, uint32_t idx, tile_sfpu_op op, uint32_t
          * once, from the exact input, rather than twice. */
         if (!raw_out && !dst->fp32_acc) v1 = LM_DATA_FORMAT_FLOAT16_B;
     }
-    float t[TILE_ELEMS];
-    memcpy(t, reg_read(dst, idx), sizeof t);
-    kernels()->sfpu(op, v0, v1, t);
-    if (raw_out) {
-        memcpy(reg(dst, idx), t, sizeof t);
+    /* In place: a register not touched since the clear is zeroed first, the
+     * zeros it reads as. */
+    kernels()->sfpu(op, v0, v1, reg(dst, idx));
+    if (raw_out)
         define_all(dst, idx);
-    } else {
-        write_back(dst, idx, t);
-    }
+    else
+        finish_in_place(dst, idx);
     return LM_OK;
 }
 

@@ -164,13 +164,20 @@ void tile_pack(lm_data_format format, const float *in, void *dst) {
     case LM_DATA_FORMAT_FLOAT16_B:
         for (uint32_t r = 0; r < TILE_DIM; r++)
             for (uint32_t c0 = 0; c0 < TILE_DIM; c0 += TILE_FACE_DIM) {
-                uint8_t *o = bytes + 2 * tile_face_offset(r, c0);
-                const float *row = in + r * TILE_DIM + c0;
+                /* A face row at a time, branch-free, so the compiler turns
+                 * it into vector code (every tilized matmul operand and
+                 * bfloat16 result passes here); the bits of
+                 * tile_bf16_from_bits. */
+                uint32_t w[TILE_FACE_DIM];
+                uint16_t h[TILE_FACE_DIM]; /* little-endian, like the host */
+                memcpy(w, in + r * TILE_DIM + c0, sizeof w);
                 for (uint32_t i = 0; i < TILE_FACE_DIM; i++) {
-                    uint16_t h = tile_bf16_from_bits(f2u(row[i]));
-                    o[2 * i] = (uint8_t)h;
-                    o[2 * i + 1] = (uint8_t)(h >> 8);
+                    uint32_t u = w[i];
+                    uint32_t nan = (u >> 16) | 0x0040u;
+                    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+                    h[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
                 }
+                memcpy(bytes + 2 * tile_face_offset(r, c0), h, sizeof h);
             }
         break;
     case LM_DATA_FORMAT_BFP8_B:

@@ -18,8 +18,10 @@
 
 typedef struct tile_kernels {
     const char *name;
-    /* out = a (op) b with b broadcast. */
-    void (*binary)(tile_binary_op op, tile_bcast bcast, const float *a, const float *b, float *out);
+    /* out = a (op) b with b broadcast -- with `acc`, out += a (op) b --, then
+     * the finish below; out (a dst register) aliases neither input. */
+    void (*binary)(tile_binary_op op, tile_bcast bcast, const float *a, const float *b, float *out,
+                   bool acc, bool round_bf16);
     /* acc += a x b, fma over k = 0..31 in order for each element, then the
      * finish below. */
     void (*matmul)(const float *a, const float *b, float *acc, bool round_bf16);

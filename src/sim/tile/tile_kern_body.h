@@ -25,32 +25,61 @@
 
 /* ---- FPU element-wise ------------------------------------------------------ */
 
+/* The finish (tk_finish below) of one value: bf16 rounding when keep is
+ * 0xffff0000 (half 0x7fff, odd 1; else keep all ones, half and odd 0), then
+ * the canonical NaN. */
+static inline float tk_fin1(float v, uint32_t keep, uint32_t half, uint32_t odd) {
+    uint32_t u = tk_bits(v);
+    uint32_t r = (u + half + ((u >> 16) & odd)) & keep;
+    return tk_float((u & 0x7fffffffu) > 0x7f800000u ? TILE_CANONICAL_NAN_BITS : r);
+}
+
+/* One loop of a binary kernel: element i is a[i] (op) B(i), added to out[i]
+ * first when ACC, then finished -- the same IEEE operations, in the same
+ * order, as computing, accumulating and finishing in separate passes. */
+#define TK_BINARY_LOOPS(OPER, ACC)                                                                 \
+    switch (bcast) {                                                                               \
+    case TILE_BCAST_ROW:                                                                           \
+        for (int r = 0; r < TILE_DIM; r++)                                                         \
+            for (int c = 0; c < TILE_DIM; c++) {                                                   \
+                int i = r * TILE_DIM + c;                                                          \
+                float v = a[i] OPER b[c];                                                          \
+                out[i] = tk_fin1(ACC ? out[i] + v : v, keep, half, odd);                           \
+            }                                                                                      \
+        break;                                                                                     \
+    case TILE_BCAST_COL:                                                                           \
+        for (int r = 0; r < TILE_DIM; r++) {                                                       \
+            float bv = b[r * TILE_DIM];                                                            \
+            for (int c = 0; c < TILE_DIM; c++) {                                                   \
+                int i = r * TILE_DIM + c;                                                          \
+                float v = a[i] OPER bv;                                                            \
+                out[i] = tk_fin1(ACC ? out[i] + v : v, keep, half, odd);                           \
+            }                                                                                      \
+        }                                                                                          \
+        break;                                                                                     \
+    case TILE_BCAST_SCALAR: {                                                                      \
+        float bv = b[0];                                                                           \
+        for (int i = 0; i < TILE_ELEMS; i++) {                                                     \
+            float v = a[i] OPER bv;                                                                \
+            out[i] = tk_fin1(ACC ? out[i] + v : v, keep, half, odd);                               \
+        }                                                                                          \
+        break;                                                                                     \
+    }                                                                                              \
+    default:                                                                                       \
+        for (int i = 0; i < TILE_ELEMS; i++) {                                                     \
+            float v = a[i] OPER b[i];                                                              \
+            out[i] = tk_fin1(ACC ? out[i] + v : v, keep, half, odd);                               \
+        }                                                                                          \
+        break;                                                                                     \
+    }
+
 #define TK_DEFINE_BINARY(name, OPER)                                                               \
     static void name(tile_bcast bcast, const float *restrict a, const float *restrict b,           \
-                     float *restrict out) {                                                        \
-        switch (bcast) {                                                                           \
-        case TILE_BCAST_ROW:                                                                       \
-            for (int r = 0; r < TILE_DIM; r++)                                                     \
-                for (int c = 0; c < TILE_DIM; c++)                                                 \
-                    out[r * TILE_DIM + c] = a[r * TILE_DIM + c] OPER b[c];                         \
-            break;                                                                                 \
-        case TILE_BCAST_COL:                                                                       \
-            for (int r = 0; r < TILE_DIM; r++) {                                                   \
-                float v = b[r * TILE_DIM];                                                         \
-                for (int c = 0; c < TILE_DIM; c++)                                                 \
-                    out[r * TILE_DIM + c] = a[r * TILE_DIM + c] OPER v;                            \
-            }                                                                                      \
-            break;                                                                                 \
-        case TILE_BCAST_SCALAR: {                                                                  \
-            float v = b[0];                                                                        \
-            for (int i = 0; i < TILE_ELEMS; i++)                                                   \
-                out[i] = a[i] OPER v;                                                              \
-            break;                                                                                 \
-        }                                                                                          \
-        default:                                                                                   \
-            for (int i = 0; i < TILE_ELEMS; i++)                                                   \
-                out[i] = a[i] OPER b[i];                                                           \
-            break;                                                                                 \
+                     float *restrict out, bool acc, uint32_t keep, uint32_t half, uint32_t odd) {  \
+        if (acc) {                                                                                 \
+            TK_BINARY_LOOPS(OPER, 1)                                                               \
+        } else {                                                                                   \
+            TK_BINARY_LOOPS(OPER, 0)                                                               \
         }                                                                                          \
     }
 
@@ -59,16 +88,19 @@ TK_DEFINE_BINARY(tk_sub, -)
 TK_DEFINE_BINARY(tk_mul, *)
 
 static void tk_binary(tile_binary_op op, tile_bcast bcast, const float *a, const float *b,
-                      float *out) {
+                      float *out, bool acc, bool round_bf16) {
+    uint32_t keep = round_bf16 ? 0xffff0000u : 0xffffffffu;
+    uint32_t half = round_bf16 ? 0x7fffu : 0u;
+    uint32_t odd = round_bf16 ? 1u : 0u;
     switch (op) {
     case TILE_BINARY_SUB:
-        tk_sub(bcast, a, b, out);
+        tk_sub(bcast, a, b, out, acc, keep, half, odd);
         break;
     case TILE_BINARY_MUL:
-        tk_mul(bcast, a, b, out);
+        tk_mul(bcast, a, b, out, acc, keep, half, odd);
         break;
     default:
-        tk_add(bcast, a, b, out);
+        tk_add(bcast, a, b, out, acc, keep, half, odd);
         break;
     }
 }
@@ -514,11 +546,8 @@ static void tk_finish(float *restrict t, bool round_bf16) {
     uint32_t keep = round_bf16 ? 0xffff0000u : 0xffffffffu;
     uint32_t half = round_bf16 ? 0x7fffu : 0u;
     uint32_t odd_mask = round_bf16 ? 1u : 0u;
-    for (int i = 0; i < TILE_ELEMS; i++) {
-        uint32_t u = tk_bits(t[i]);
-        uint32_t r = (u + half + ((u >> 16) & odd_mask)) & keep;
-        t[i] = tk_float((u & 0x7fffffffu) > 0x7f800000u ? TILE_CANONICAL_NAN_BITS : r);
-    }
+    for (int i = 0; i < TILE_ELEMS; i++)
+        t[i] = tk_fin1(t[i], keep, half, odd_mask);
 }
 
 const tile_kernels TILE_KERN_TABLE = {
