@@ -317,8 +317,8 @@ static lm_status run(call *c, lmnn_tensor *out) {
         }
         uint32_t cargs[] = {c->n};
         lm_data_format fout = nn_tile_format(c->dtype);
-        uint32_t wargs[] = {g.ht, g.wt,     g.h,           g.w, o->memory.type == LM_BUFFER_DRAM,
-                            c->n, zero_pad, (uint32_t)fout};
+        uint32_t wargs[NN_TILE_WRITER_ARGS], nw = 0;
+        st = nn_tile_writer_args(c->name, o, c->n, zero_pad, wargs, &nw);
         uint32_t cextra[4 + LOAD_COUNT] = {c->scalar_bits, c->act_params[0], c->act_params[1],
                                            c->act_params[2]};
         memcpy(cextra + 4, load, sizeof load);
@@ -330,7 +330,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
         lm_kernel rk, ck, wk;
         nn_split split;
         nn_program p = {0};
-        st = nn_split_work(c->name, device, o->pages, &split);
+        if (!st) st = nn_split_work(c->name, device, o->pages, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(c->name, device, &p);
         for (uint32_t i = 0; i < c->n && !st; i++) {
@@ -346,7 +346,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
         if (!st) st = nn_program_kernel(c->name, &p, &writer, &wk);
         if (!st) st = nn_kernel_split_args(c->name, &p, rk, &split, rargs, rcount);
         if (!st) st = nn_kernel_split_args(c->name, &p, ck, &split, cextra, 4 + LOAD_COUNT);
-        if (!st) st = nn_kernel_split_args(c->name, &p, wk, &split, wargs, 8);
+        if (!st) st = nn_kernel_split_args(c->name, &p, wk, &split, wargs, nw);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(c->name, device, &key, &p, &prog);
     }

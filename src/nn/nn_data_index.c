@@ -359,14 +359,14 @@ static lm_status upsample_tiles(const char *op, const upsample_ctx *c, nn_tensor
         nn_split split;
         nn_program p = {0};
         lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out->dtype);
-        uint32_t wargs[] = {go.ht, go.wt, go.h,          go.w, out->memory.type == LM_BUFFER_DRAM,
-                            1,     0,     (uint32_t)fout};
+        uint32_t wargs[NN_TILE_WRITER_ARGS], nw = 0;
+        st = nn_tile_writer_args(op, out, 1, false, wargs, &nw);
         nn_kernel_spec reader = {"data_upsample.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         nn_kernel_spec compute = {
             "data_bilinear_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, true};
         nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
         lm_kernel rk;
-        st = nn_split_work(op, in->device, out->pages, &split);
+        if (!st) st = nn_split_work(op, in->device, out->pages, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
         if (!st) st = nn_program_cb(op, &p, 3, fin, in->page_size, 4);
@@ -379,7 +379,7 @@ static lm_status upsample_tiles(const char *op, const upsample_ctx *c, nn_tensor
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
         /* The writer reads its args after {first, count}; the others ignore
          * them (the reader's own args follow). */
-        if (!st) st = nn_program_split_args_with(op, &p, &split, wargs, 8);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, wargs, nw);
         for (uint32_t i = 0; !st && i < split.num_cores; i++) {
             args[0] = split.first[i];
             args[1] = split.count[i];

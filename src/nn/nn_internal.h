@@ -181,6 +181,21 @@ lm_status nn_program_split_args_with(const char *op, nn_program *prog, const nn_
 lm_status nn_kernel_split_args(const char *op, nn_program *prog, lm_kernel kernel,
                                const nn_split *split, const uint32_t *extra, uint32_t extra_count);
 
+/* Runtime-arg words that let a kernel address t's pages wherever they live
+ * (lm_tensor_accessor_args: interleaved or sharded; the kernels decode them
+ * with nn_accessor_init). Part of the program: the cache key's tensor
+ * description covers them. At most NN_ACCESSOR_WORDS. */
+#define NN_ACCESSOR_WORDS LM_TENSOR_ACCESSOR_MAX_ARGS
+lm_status nn_accessor_words(const char *op, const nn_tensor *t, uint32_t *out_words,
+                            uint32_t *out_count);
+
+/* tile_writer.c's runtime args after {first, count} for writing tile tensor
+ * `out` (common argument out_arg), zeroing its padding if zero_pad; at most
+ * NN_TILE_WRITER_ARGS words. */
+#define NN_TILE_WRITER_ARGS (7 + NN_ACCESSOR_WORDS)
+lm_status nn_tile_writer_args(const char *op, const nn_tensor *out, uint32_t out_arg, bool zero_pad,
+                              uint32_t *out_args, uint32_t *out_count);
+
 /* The bits of v as a float32 (what kernels take float parameters as). */
 static inline uint32_t nn_float_bits(double v) {
     float f = (float)v;

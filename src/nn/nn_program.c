@@ -135,3 +135,21 @@ lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors,
     if (!st) st = lm_enqueue_program(lm_device_command_queue(device, 0), prog->program, false);
     return st ? nn_fail_call(st, op) : LM_OK;
 }
+
+lm_status nn_accessor_words(const char *op, const nn_tensor *t, uint32_t *out_words,
+                            uint32_t *out_count) {
+    lm_status st = lm_tensor_accessor_args(t->buffer, out_words, NN_ACCESSOR_WORDS, out_count);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+lm_status nn_tile_writer_args(const char *op, const nn_tensor *out, uint32_t out_arg, bool zero_pad,
+                              uint32_t *out_args, uint32_t *out_count) {
+    nn_tiles g = nn_tiles_of(&out->shape);
+    uint32_t head[] = {
+        g.ht, g.wt, g.h, g.w, out_arg, zero_pad, (uint32_t)nn_tile_format(out->dtype)};
+    memcpy(out_args, head, sizeof head);
+    uint32_t n = 0;
+    lm_status st = nn_accessor_words(op, out, out_args + 7, &n);
+    *out_count = 7 + n;
+    return st;
+}

@@ -32,7 +32,8 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         return nn_fail(LM_ERR_INTERNAL, op, "more than %d reader args", NN_UNARY_READER_ARGS);
     lmnn_tensor oh;
     nn_tensor *o = NULL;
-    lm_status st = nn_tensor_new(op, in->device, &in->shape, out_dtype, LMNN_TILE, memory, &oh, &o);
+    lm_status st =
+        nn_tensor_new_any(op, in->device, &in->shape, out_dtype, LMNN_TILE, memory, &oh, &o);
     if (st) return st;
     nn_key key;
     nn_key_init(&key, "unary");
@@ -57,11 +58,10 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
     if (!prog) {
         nn_split split;
         nn_program p = {0};
-        nn_tiles g = nn_tiles_of(&in->shape);
         lm_data_format fin = nn_tile_format(in->dtype), fout = nn_tile_format(out_dtype);
-        uint32_t in_dram = in->memory.type == LM_BUFFER_DRAM;
-        uint32_t out_dram = o->memory.type == LM_BUFFER_DRAM;
-        uint32_t wargs[] = {g.ht, g.wt, g.h, g.w, out_dram, 1, zero_pad, (uint32_t)fout};
+        uint32_t rwords[NN_ACCESSOR_WORDS], wargs[NN_TILE_WRITER_ARGS], nr = 0, nw = 0;
+        st = nn_accessor_words(op, in, rwords, &nr);
+        if (!st) st = nn_tile_writer_args(op, o, 1, zero_pad, wargs, &nw);
         lm_kernel_define def = {"NN_UNARY_CHAIN", chain[0] ? chain : "(void)0"};
         /* 32-bit dst for float32 and for integers (held raw there). */
         bool fp32 = in->dtype == LMNN_FLOAT32 || out_dtype == LMNN_FLOAT32 ||
@@ -78,7 +78,7 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         nn_kernel_spec compute = {"unary_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, &def, 1, fp32};
         nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
         lm_kernel rk, ck, wk;
-        st = nn_split_work(op, in->device, in->pages, &split);
+        if (!st) st = nn_split_work(op, in->device, in->pages, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2);
@@ -87,13 +87,13 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
         if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
         if (!st)
-            st = nn_kernel_split_args(op, &p, rk, &split, reader ? reader->args : &in_dram,
-                                      reader ? reader->arg_count : 1);
+            st = nn_kernel_split_args(op, &p, rk, &split, reader ? reader->args : rwords,
+                                      reader ? reader->arg_count : nr);
         uint32_t cargs[NN_UNARY_PARAMS + 1];
         memcpy(cargs, params, NN_UNARY_PARAMS * sizeof *params);
         cargs[NN_UNARY_PARAMS] = uop;
         if (!st) st = nn_kernel_split_args(op, &p, ck, &split, cargs, NN_UNARY_PARAMS + 1);
-        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, 8);
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, nw);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
@@ -349,7 +349,9 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
         opts = &defaults;
     }
     nn_tensor *t = NULL;
-    lm_status st = nn_get_tensor(name, "a", a, &t);
+    /* Sharded or interleaved, either side: the kernels address pages
+     * through their accessor words. */
+    lm_status st = nn_get_tensor_any(name, "a", a, &t);
     if (!st) st = nn_check_layout(name, "a", t, LMNN_TILE);
     if (!st) st = nn_check_float(name, "a", t);
     if (st) return st;

@@ -531,8 +531,8 @@ static void test_capture_replay(void) {
     free(x2);
 }
 
-/* Other ops refuse sharded tensors with a pointer to lmnn_to_memory_config;
- * the device stays usable. */
+/* Ops without a sharded path refuse sharded tensors with a pointer to
+ * lmnn_to_memory_config; the device stays usable. */
 static void test_ops_refuse(void) {
     lmnn_shape s = LMNN_SHAPE(64, 64);
     float *x = nn_rand_floats(64 * 64, -1, 1, 16);
@@ -541,11 +541,9 @@ static void test_ops_refuse(void) {
     lmnn_tensor a, sh, rm, o;
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
     CHECK_OK(lmnn_to_memory_config(a, &h, &sh));
-    CHECK_FAILS(lmnn_exp(sh, &o), LM_ERR_UNSUPPORTED,
-                "lmnn_exp: a: expected an interleaved tensor, given a height sharded one (this op "
-                "does not take sharded tensors yet: convert it with lmnn_to_memory_config)");
     CHECK_FAILS(lmnn_add(a, sh, &o), LM_ERR_UNSUPPORTED,
-                "lmnn_add: b: expected an interleaved tensor, given a height sharded one");
+                "lmnn_add: b: expected an interleaved tensor, given a height sharded one (this op "
+                "does not take sharded tensors yet: convert it with lmnn_to_memory_config)");
     CHECK_FAILS(lmnn_to_layout(sh, LMNN_ROW_MAJOR, &o), LM_ERR_UNSUPPORTED,
                 "lmnn_to_layout: tensor: expected an interleaved tensor, given a height sharded");
     CHECK_FAILS(lmnn_typecast(sh, LMNN_BFLOAT16, &o), LM_ERR_UNSUPPORTED,
@@ -578,6 +576,66 @@ static void test_ops_refuse(void) {
     lmnn_tensor t[] = {a, sh, rm, back, e};
     for (size_t k = 0; k < 5; k++)
         CHECK_OK(lmnn_tensor_free(t[k]));
+    free(x);
+}
+
+/* Unary ops take sharded tensors as they are: every sharding, L1 and DRAM,
+ * either orientation, edge shards; the result keeps the input's memory
+ * config unless output.memory names another (sharded or interleaved), and
+ * equals the interleaved op's result bit for bit. */
+static void test_unary_sharded(void) {
+    lmnn_shape s = LMNN_SHAPE(3, 70, 100); /* 9 x 4 tiles as a matrix; edges */
+    float *x = nn_rand_floats(3 * 70 * 100, -2, 2, 31);
+    lmnn_memory_config mcs[] = {
+        sharded(LM_BUFFER_L1, LM_BUFFER_HEIGHT_SHARDED, 64, 128, grid(0, 0, 4, 0), false),
+        sharded(LM_BUFFER_L1, LM_BUFFER_WIDTH_SHARDED, 288, 32, grid(0, 0, 3, 0), false),
+        sharded(LM_BUFFER_L1, LM_BUFFER_BLOCK_SHARDED, 96, 64, grid(0, 0, 1, 2), false),
+        sharded(LM_BUFFER_L1, LM_BUFFER_BLOCK_SHARDED, 96, 64, grid(0, 0, 2, 1), true),
+        sharded(LM_BUFFER_DRAM, LM_BUFFER_HEIGHT_SHARDED, 32, 128, grid(0, 0, 8, 0), false),
+    };
+    lmnn_tensor a, want, want2;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lmnn_exp(a, &want));
+    lmnn_unary_options uo;
+    lmnn_unary_options_init(&uo, LMNN_CLAMP);
+    uo.alpha = -0.5, uo.beta = 0.75;
+    CHECK_OK(lmnn_unary(LMNN_CLAMP, a, &uo, &want2));
+    for (size_t k = 0; k < sizeof mcs / sizeof mcs[0]; k++) {
+        lmnn_tensor sh, y, yi, back;
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_to_memory_config(a, &mcs[k], &sh));
+        CHECK_OK(lmnn_exp(sh, &y));
+        CHECK_OK(lmnn_tensor_get_info(y, &info));
+        CHECK(same_memory(&info.memory, &mcs[k]));
+        CHECK_OK(lmnn_to_memory_config(y, &dram_interleaved, &back));
+        CHECK(same_raw(back, want));
+        /* Sharded in, interleaved out, with parameters. */
+        lmnn_unary_options o2 = uo;
+        o2.output.memory = l1_interleaved;
+        CHECK_OK(lmnn_unary(LMNN_CLAMP, sh, &o2, &yi));
+        CHECK(same_raw(yi, want2));
+        lmnn_tensor t[] = {sh, y, yi, back};
+        for (size_t i = 0; i < 4; i++)
+            CHECK_OK(lmnn_tensor_free(t[i]));
+    }
+    /* Interleaved in, sharded out. */
+    lmnn_unary_options o3;
+    lmnn_unary_options_init(&o3, LMNN_EXP);
+    o3.output.memory = mcs[2];
+    lmnn_tensor ys, back;
+    CHECK_OK(lmnn_unary(LMNN_EXP, a, &o3, &ys));
+    CHECK_OK(lmnn_to_memory_config(ys, &dram_interleaved, &back));
+    CHECK(same_raw(back, want));
+    /* A bad sharded output config is refused precisely. */
+    o3.output.memory =
+        sharded(LM_BUFFER_L1, LM_BUFFER_HEIGHT_SHARDED, 40, 128, grid(0, 0, 7, 0), false);
+    lmnn_tensor bad;
+    CHECK_FAILS(lmnn_unary(LMNN_EXP, a, &o3, &bad), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_exp: memory.shard: expected a shard height and width in multiples of 32 "
+                "(whole tiles) for a tile tensor, given 40x128");
+    lmnn_tensor t[] = {a, want, want2, ys, back};
+    for (size_t i = 0; i < 5; i++)
+        CHECK_OK(lmnn_tensor_free(t[i]));
     free(x);
 }
 
@@ -739,6 +797,7 @@ int main(void) {
     TEST_RUN(test_cache);
     TEST_RUN(test_metal_trace);
     TEST_RUN(test_ops_refuse);
+    TEST_RUN(test_unary_sharded);
     TEST_RUN(test_errors);
     nn_dev_close();
     TEST_RUN(test_capture_replay);

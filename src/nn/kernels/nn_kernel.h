@@ -53,6 +53,52 @@ static inline void nn_tile_extent(uint32_t id, uint32_t ht, uint32_t wt, uint32_
 
 /* Sets `n` bytes at L1 `addr` to zero. */
 #ifdef NN_DM
+/* tt-metal's TensorAccessor over runtime-arg words (lm_tensor_accessor_args'
+ * words: interleaved, or height, width or block sharded, in L1 or DRAM):
+ * page p's NoC address. */
+typedef struct nn_accessor {
+    uint32_t base, page, stride;
+    bool dram, sharded;
+    uint32_t layout, shard_h, shard_w, tensor_w, shard_cols;
+    uint32_t cores; /* runtime arg index of the shard core table */
+} nn_accessor;
+
+/* Reads the words at runtime arg `arg`; returns the index after them. */
+static inline uint32_t nn_accessor_init(nn_accessor *a, uint32_t arg, uint32_t base,
+                                        uint32_t page) {
+    uint32_t cfg = get_arg_val(arg);
+    a->base = base;
+    a->page = page;
+    a->dram = (cfg & LM_TA_DRAM) != 0;
+    a->sharded = (cfg & LM_TA_SHARDED) != 0;
+    a->stride = get_arg_val(arg + 1);
+    if (!a->sharded) return arg + LM_TA_PAGE_WORDS;
+    a->layout = get_arg_val(arg + LM_TA_PAGE_WORDS);
+    a->shard_h = get_arg_val(arg + LM_TA_PAGE_WORDS + 1);
+    a->shard_w = get_arg_val(arg + LM_TA_PAGE_WORDS + 2);
+    a->tensor_w = get_arg_val(arg + LM_TA_PAGE_WORDS + 3);
+    a->shard_cols = get_arg_val(arg + LM_TA_PAGE_WORDS + 4);
+    uint32_t shards = get_arg_val(arg + LM_TA_PAGE_WORDS + 5);
+    a->cores = arg + LM_TA_SHARD_WORDS;
+    return a->cores + (shards + 1) / 2;
+}
+
+static inline uint64_t nn_accessor_addr(const nn_accessor *a, uint32_t p, uint32_t offset) {
+    if (!a->sharded) return lm_interleaved_noc_addr(a->dram, a->base, a->page, p, offset);
+    uint32_t r = p / a->tensor_w, c = p % a->tensor_w;
+    uint32_t sr = r / a->shard_h, sc = c / a->shard_w;
+    uint32_t s = a->layout == LM_TA_HEIGHT  ? sr
+                 : a->layout == LM_TA_WIDTH ? sc
+                                            : sr * a->shard_cols + sc;
+    uint32_t word = get_arg_val(a->cores + s / 2);
+    uint32_t xy = s % 2 ? word >> 16 : word & 0xFFFF;
+    uint32_t local = (r % a->shard_h) * a->shard_w + c % a->shard_w;
+    uint32_t addr = a->base + local * a->stride + offset;
+    /* A DRAM shard's place is its bank, (bank, 0). */
+    if (a->dram) return lm_bank_noc_addr(true, xy & 0xFF, addr);
+    return get_noc_addr(xy & 0xFF, xy >> 8, addr);
+}
+
 /* Fills n bytes at addr (4-byte aligned, n a multiple of 4) with the word
  * `bits`: one store, then NoC copies of what is filled from this core's own
  * L1, doubling each time -- a dozen transfers for a tile rather than a
