@@ -257,7 +257,7 @@ static lm_status run(call *c, lmnn_tensor *out) {
     lmnn_tensor oh;
     nn_tensor *o = NULL;
     lm_status st =
-        nn_tensor_new(c->name, device, &c->shape, c->dtype, LMNN_TILE, &c->memory, &oh, &o);
+        nn_tensor_new_any(c->name, device, &c->shape, c->dtype, LMNN_TILE, &c->memory, &oh, &o);
     if (st) return st;
     nn_key key;
     nn_key_init(&key, "binary");
@@ -302,23 +302,33 @@ static lm_status run(call *c, lmnn_tensor *out) {
         /* Reader: compile-time n; the inputs' buffers and the geometry as
          * runtime args after {first, count}. */
         uint32_t rcargs[] = {c->n};
-        uint32_t rargs[3 + MAX_OUTER + MAX_INPUTS * (3 + MAX_OUTER)] = {g.ht, g.wt, no};
+        uint32_t rargs[3 + MAX_OUTER + MAX_INPUTS * (3 + MAX_OUTER + NN_ACCESSOR_WORDS)] = {
+            g.ht, g.wt, no};
         for (uint32_t k = 0; k < no; k++)
             rargs[3 + k] = odim[k];
         uint32_t rcount = 3 + MAX_OUTER;
         for (uint32_t i = 0; i < c->n; i++) {
             nn_tiles gi = nn_tiles_of(&c->in[i]->shape);
-            rargs[rcount] = c->in[i]->memory.type == LM_BUFFER_DRAM;
+            rargs[rcount] = 0; /* where its accessor words start: below */
             rargs[rcount + 1] = gi.ht;
             rargs[rcount + 2] = gi.wt;
             for (uint32_t k = 0; k < no; k++)
                 rargs[rcount + 3 + k] = stride[i][k];
             rcount += 3 + MAX_OUTER;
         }
+        /* The inputs' accessor words after the geometry; each input's block
+         * says where its words start (runtime arg indices count {first,
+         * count} too). */
+        for (uint32_t i = 0; i < c->n && !st; i++) {
+            uint32_t nw = 0;
+            rargs[3 + MAX_OUTER + i * (3 + MAX_OUTER)] = 2 + rcount;
+            st = nn_accessor_words(c->name, c->in[i], rargs + rcount, &nw);
+            rcount += nw;
+        }
         uint32_t cargs[] = {c->n};
         lm_data_format fout = nn_tile_format(c->dtype);
         uint32_t wargs[NN_TILE_WRITER_ARGS], nw = 0;
-        st = nn_tile_writer_args(c->name, o, c->n, zero_pad, wargs, &nw);
+        if (!st) st = nn_tile_writer_args(c->name, o, c->n, zero_pad, wargs, &nw);
         uint32_t cextra[4 + LOAD_COUNT] = {c->scalar_bits, c->act_params[0], c->act_params[1],
                                            c->act_params[2]};
         memcpy(cextra + 4, load, sizeof load);
@@ -384,7 +394,7 @@ static lm_status op_call(int op, const char *suffix, const lmnn_tensor *in, cons
     c.n = n;
     lm_status st = LM_OK;
     for (uint32_t i = 0; i < n && !st; i++) {
-        st = nn_get_tensor(name, args[i], in[i], &c.in[i]);
+        st = nn_get_tensor_any(name, args[i], in[i], &c.in[i]);
         if (!st) st = nn_check_layout(name, args[i], c.in[i], LMNN_TILE);
         if (!st) st = nn_check_float(name, args[i], c.in[i]);
         if (!st && i) st = nn_check_same_device(name, args[i], c.in[i], c.in[0]);
@@ -396,6 +406,19 @@ static lm_status op_call(int op, const char *suffix, const lmnn_tensor *in, cons
         return nn_fail(LM_ERR_INVALID_ARGUMENT, name,
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(c.dtype));
     c.memory = nn_output_memory(&opts->output.memory, c.in[like]);
+    /* A shard spec fits one shape: an input broadcast to a larger output
+     * passes on its buffer type, interleaved, unless an input of the
+     * output's shape has a sharded config to give. */
+    if (nn_memory_is_sharded(&c.memory) && !opts->output.memory.layout &&
+        !nn_shape_equal(&c.in[like]->shape, &c.shape)) {
+        c.memory.layout = LM_BUFFER_INTERLEAVED;
+        c.memory.shard = (lmnn_shard_spec){0};
+        for (uint32_t i = 0; i < n; i++)
+            if (nn_shape_equal(&c.in[i]->shape, &c.shape)) {
+                c.memory = nn_output_memory(&opts->output.memory, c.in[i]);
+                break;
+            }
+    }
     if (opts->activation != LMNN_UNARY_INVALID) {
         lmnn_unary_options u;
         lmnn_unary_options_init(&u, opts->activation);

@@ -173,7 +173,7 @@ lm_status nn_program_split_args(const char *op, nn_program *prog, const nn_split
 /* As nn_program_split_args, followed by `extra` (the same on every core).
  * Sizes and shapes go here rather than into compile-time args: each distinct
  * compile-time arg list is another kernel to compile. */
-#define NN_SPLIT_EXTRA_MAX 62
+#define NN_SPLIT_EXTRA_MAX 200
 lm_status nn_program_split_args_with(const char *op, nn_program *prog, const nn_split *split,
                                      const uint32_t *extra, uint32_t extra_count);
 

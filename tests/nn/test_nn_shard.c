@@ -541,9 +541,9 @@ static void test_ops_refuse(void) {
     lmnn_tensor a, sh, rm, o;
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
     CHECK_OK(lmnn_to_memory_config(a, &h, &sh));
-    CHECK_FAILS(lmnn_add(a, sh, &o), LM_ERR_UNSUPPORTED,
-                "lmnn_add: b: expected an interleaved tensor, given a height sharded one (this op "
-                "does not take sharded tensors yet: convert it with lmnn_to_memory_config)");
+    CHECK_FAILS(lmnn_softmax(sh, -1, NULL, &o), LM_ERR_UNSUPPORTED,
+                "lmnn_softmax: a: expected an interleaved tensor, given a height sharded one (this "
+                "op does not take sharded tensors yet: convert it with lmnn_to_memory_config)");
     CHECK_FAILS(lmnn_to_layout(sh, LMNN_ROW_MAJOR, &o), LM_ERR_UNSUPPORTED,
                 "lmnn_to_layout: tensor: expected an interleaved tensor, given a height sharded");
     CHECK_FAILS(lmnn_typecast(sh, LMNN_BFLOAT16, &o), LM_ERR_UNSUPPORTED,
@@ -637,6 +637,59 @@ static void test_unary_sharded(void) {
     for (size_t i = 0; i < 5; i++)
         CHECK_OK(lmnn_tensor_free(t[i]));
     free(x);
+}
+
+/* Binary ops take sharded operands and outputs, broadcasting included:
+ * results bit-identical to the interleaved op's. */
+static void test_binary_sharded(void) {
+    lmnn_shape s = LMNN_SHAPE(2, 70, 100), rs = LMNN_SHAPE(1, 100), cs = LMNN_SHAPE(2, 70, 1);
+    float *x = nn_rand_floats(2 * 70 * 100, -2, 2, 41), *r = nn_rand_floats(100, -1, 1, 42);
+    float *c = nn_rand_floats(2 * 70, -1, 1, 43);
+    lmnn_memory_config hs =
+        sharded(LM_BUFFER_L1, LM_BUFFER_HEIGHT_SHARDED, 64, 128, grid(0, 0, 2, 0), false);
+    lmnn_memory_config bs =
+        sharded(LM_BUFFER_L1, LM_BUFFER_BLOCK_SHARDED, 96, 64, grid(0, 0, 1, 1), false);
+    lmnn_tensor a, row, col, want_add, want_where, want_mul;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(&rs, r, LMNN_FLOAT32, LMNN_TILE, &row));
+    CHECK_OK(nn_upload(&cs, c, LMNN_FLOAT32, LMNN_TILE, &col));
+    CHECK_OK(lmnn_add(a, row, &want_add));
+    CHECK_OK(lmnn_mul(a, col, &want_mul));
+    CHECK_OK(lmnn_where(a, row, col, &want_where));
+    lmnn_tensor sa, srow, y, back;
+    CHECK_OK(lmnn_to_memory_config(a, &hs, &sa));
+    lmnn_memory_config rws =
+        sharded(LM_BUFFER_L1, LM_BUFFER_WIDTH_SHARDED, 32, 32, grid(4, 0, 7, 0), false);
+    CHECK_OK(lmnn_to_memory_config(row, &rws, &srow));
+    /* Sharded a, interleaved row: the output is like a (sharded). */
+    CHECK_OK(lmnn_add(sa, row, &y));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(y, &info));
+    CHECK(same_memory(&info.memory, &hs));
+    CHECK_OK(lmnn_to_memory_config(y, &dram_interleaved, &back));
+    CHECK(same_raw(back, want_add));
+    CHECK_OK(lmnn_tensor_free(y));
+    CHECK_OK(lmnn_tensor_free(back));
+    /* Column broadcast into a block-sharded output in L1. */
+    lmnn_binary_options bo;
+    lmnn_binary_options_init(&bo);
+    bo.output.memory = bs;
+    CHECK_OK(lmnn_binary(LMNN_BINARY_MUL, sa, col, &bo, &y));
+    CHECK_OK(lmnn_to_memory_config(y, &dram_interleaved, &back));
+    CHECK(same_raw(back, want_mul));
+    CHECK_OK(lmnn_tensor_free(y));
+    CHECK_OK(lmnn_tensor_free(back));
+    /* where with a sharded condition and a sharded branch: the output is
+     * like the condition. */
+    CHECK_OK(lmnn_where(sa, srow, col, &y));
+    CHECK_OK(lmnn_tensor_get_info(y, &info));
+    CHECK(same_memory(&info.memory, &hs));
+    CHECK_OK(lmnn_to_memory_config(y, &dram_interleaved, &back));
+    CHECK(same_raw(back, want_where));
+    lmnn_tensor t[] = {a, row, col, want_add, want_where, want_mul, sa, srow, y, back};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        CHECK_OK(lmnn_tensor_free(t[i]));
+    free(x), free(r), free(c);
 }
 
 #define FAILS_FROM_HOST(shape, dtype, layout, mem, status, msg)                                    \
@@ -798,6 +851,7 @@ int main(void) {
     TEST_RUN(test_metal_trace);
     TEST_RUN(test_ops_refuse);
     TEST_RUN(test_unary_sharded);
+    TEST_RUN(test_binary_sharded);
     TEST_RUN(test_errors);
     nn_dev_close();
     TEST_RUN(test_capture_replay);

@@ -13,8 +13,10 @@
  *
  * Compile-time args: n_in.
  * Runtime args: first, count, out_ht, out_wt, n_outer, outer dims[NN_BIN_OUTER],
- * then per input: is_dram, ht, wt, strides[NN_BIN_OUTER] (runtime, so one
- * compiled kernel serves every shape, buffer and broadcast pattern). */
+ * then per input: where its accessor words start (a runtime arg index), ht,
+ * wt, strides[NN_BIN_OUTER]; then the inputs' accessor words
+ * (lm_tensor_accessor_args: interleaved or sharded). All runtime, so one
+ * compiled kernel serves every shape, buffer and broadcast pattern. */
 #include "dataflow_api.h"
 
 #define NN_BIN_OUTER 6
@@ -25,7 +27,7 @@ void kernel_main(void) {
     uint32_t first = get_arg_val(0), count = get_arg_val(1);
     uint32_t n_in = get_compile_time_arg_val(0);
     uint32_t out_ht = ARG(0), out_wt = ARG(1), n_outer = ARG(2);
-    InterleavedAddrGenFast gen[3];
+    nn_accessor acc[3];
     uint32_t wt[3], row_fixed[3], base[3], step[3][NN_BIN_OUTER], idx[NN_BIN_OUTER];
     uint32_t dim[NN_BIN_OUTER];
     uint32_t tc = first % out_wt, tr = first / out_wt % out_ht, m = first / out_wt / out_ht;
@@ -35,9 +37,7 @@ void kernel_main(void) {
         m /= dim[d];
     }
     for (uint32_t i = 0; i < n_in; i++) {
-        gen[i] = (InterleavedAddrGenFast){.bank_base_address = get_common_arg_val(i),
-                                          .page_size = get_tile_size(i),
-                                          .is_dram = IN_ARG(i, 0)};
+        nn_accessor_init(&acc[i], IN_ARG(i, 0), get_common_arg_val(i), get_tile_size(i));
         uint32_t ht = IN_ARG(i, 1);
         wt[i] = IN_ARG(i, 2);
         row_fixed[i] = ht == 1;
@@ -51,7 +51,7 @@ void kernel_main(void) {
         for (uint32_t i = 0; i < n_in; i++) {
             uint32_t id = base[i] + (row_fixed[i] ? 0 : tr * wt[i]) + (wt[i] == 1 ? 0 : tc);
             cb_reserve_back(i, 1);
-            noc_async_read_tile(id, &gen[i], get_write_ptr(i));
+            noc_async_read(nn_accessor_addr(&acc[i], id, 0), get_write_ptr(i), acc[i].page);
         }
         noc_async_read_barrier();
         for (uint32_t i = 0; i < n_in; i++)
