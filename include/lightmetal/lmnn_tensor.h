@@ -106,11 +106,11 @@ typedef struct lmnn_shard_spec {
 
 /* Where a tensor's buffer lives (ttnn's MemoryConfig). Zero-initialised means
  * "the default": for a new tensor DRAM interleaved, for an op's output the
- * same as its first input. Only lmnn_from_host, lmnn_full,
- * lmnn_to_memory_config and lmnn_to_host (and lmnn_tensor_get_info,
- * lmnn_tensor_host_size, lmnn_capture_name, lmnn_tensor_free) take sharded
- * tensors today; other ops refuse them with LM_ERR_UNSUPPORTED (convert with
- * lmnn_to_memory_config). */
+ * same as its first input. Sharded tensors are taken by lmnn_from_host,
+ * lmnn_full, lmnn_to_memory_config, lmnn_to_host, the unary and binary ops
+ * (lmnn_unary.h, lmnn_binary.h: inputs and outputs) and lmnn_tensor_get_info,
+ * lmnn_tensor_host_size, lmnn_capture_name, lmnn_tensor_free; other ops
+ * refuse them with LM_ERR_UNSUPPORTED (convert with lmnn_to_memory_config). */
 typedef struct lmnn_memory_config {
     lm_buffer_type type;     /* LM_BUFFER_DRAM or LM_BUFFER_L1 */
     lm_buffer_layout layout; /* LM_BUFFER_INTERLEAVED or LM_BUFFER_*_SHARDED */
