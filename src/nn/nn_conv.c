@@ -14,7 +14,7 @@
 #define POOL_TAPS_BUDGET (512u * 1024u)
 /* Cores per host thread the im2col program uses at most (see fewer_cores). */
 #ifndef IM2COL_CORES_PER_THREAD
-#define IM2COL_CORES_PER_THREAD 4
+#define IM2COL_CORES_PER_THREAD 2
 #endif
 
 void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
@@ -92,7 +92,8 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
  * program uses costs a fixed start (its three kernels) whatever its share:
  * beyond a few cores per thread (enough to keep the threads even when the
  * units' costs differ, e.g. at padding) more cores only add that cost.
- * Regroups `split`'s units, in order, over at most that many cores. */
+ * Regroups `split`'s units, in order, over at most that many cores (two
+ * per thread measured best on the conv benchmark, against one and four). */
 static lm_status fewer_cores(const char *op, lm_device *device, nn_split *split) {
     lm_device_info info;
     lm_status st = lm_device_get_info(device, &info);
