@@ -12,6 +12,10 @@
 /* Bytes of L1 the im2col reader may stage input pixels in. */
 #define IM2COL_STAGE_BUDGET (64u << 10)
 #define POOL_TAPS_BUDGET (512u * 1024u)
+/* Cores per host thread the im2col program uses at most (see fewer_cores). */
+#ifndef IM2COL_CORES_PER_THREAD
+#define IM2COL_CORES_PER_THREAD 2
+#endif
 
 void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
     if (!opts) return;
@@ -81,6 +85,38 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
         return st;
     }
     *out = cur;
+    return LM_OK;
+}
+
+/* The simulator runs the cores on the host's threads, and every core the
+ * program uses costs a fixed start (its three kernels) whatever its share:
+ * beyond a few cores per thread (enough to keep the threads even when the
+ * units' costs differ, e.g. at padding) more cores only add that cost.
+ * Regroups `split`'s units, in order, over at most that many cores (two
+ * per thread measured best on the conv benchmark, against one and four). */
+static lm_status fewer_cores(const char *op, lm_device *device, nn_split *split) {
+    lm_device_info info;
+    lm_status st = lm_device_get_info(device, &info);
+    if (st) return nn_fail_call(st, op);
+    uint32_t max = (info.num_threads ? info.num_threads : 1) * IM2COL_CORES_PER_THREAD;
+    if (split->num_cores <= max) return LM_OK;
+    uint32_t units = 0;
+    for (uint32_t i = 0; i < split->num_cores; i++)
+        units += split->count[i];
+    uint32_t base = units / max, extra = units % max, first = 0;
+    split->num_cores = max;
+    for (uint32_t i = 0; i < max; i++) {
+        split->cores[i] = (lm_core){i % info.grid_x, i / info.grid_x};
+        split->first[i] = first;
+        split->count[i] = base + (i < extra);
+        first += split->count[i];
+    }
+    uint32_t rows = max / info.grid_x, rest = max % info.grid_x;
+    split->all.count = 0;
+    if (rows)
+        split->all.ranges[split->all.count++] =
+            (lm_core_range){{0, 0}, {info.grid_x - 1, rows - 1}};
+    if (rest) split->all.ranges[split->all.count++] = (lm_core_range){{0, rows}, {rest - 1, rows}};
     return LM_OK;
 }
 
@@ -173,6 +209,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                                        o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
         nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, cargs, 2, NULL, 0, false};
         st = nn_split_work(op, img->device, batch * t.ht * nb, &split);
+        if (!st) st = fewer_cores(op, img->device, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);

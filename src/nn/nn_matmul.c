@@ -262,14 +262,25 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     if (!p->mcast && g->gx * g->gy < cores && g->gx * g->gy < g->mbk * g->nbk) {
         /* A narrow (or short) output leaves most of the rectangle idle: fold
          * the grid over all the cores instead, with the block height that
-         * gives the busiest core the fewest tile rows (the tallest such:
-         * each block's B tiles serve all its rows). Multicast needs the
-         * rectangle: its rows and columns of cores share panels. */
-        uint32_t best = g->mb, best_cost = UINT32_MAX;
+         * finishes first (the tallest such: each block's B tiles serve all
+         * its rows). Multicast needs the rectangle: its rows and columns of
+         * cores share panels.
+         *
+         * A block costs, per K tile, its Mb * Nb tile products and the
+         * Mb + Nb tiles it reads. The cores run on the host's threads: the
+         * time is the busiest core's blocks or all the blocks spread over
+         * the threads, whichever is longer. With few threads, taller blocks
+         * win (fewer B panels read and unpacked in all); with a thread per
+         * core, the busiest core's share decides. */
+        uint32_t threads = info.num_threads ? info.num_threads : 1;
+        uint32_t best = g->mb;
+        uint64_t best_cost = UINT64_MAX;
         for (uint32_t mb = g->mb; mb >= 1; mb--) {
-            /* Tile rows of blocks the busiest core computes. */
-            uint32_t blocks = groups * ((g->rows + mb - 1) / mb) * g->nbk;
-            uint32_t cost = (blocks + cores - 1) / cores * mb;
+            uint64_t blocks = (uint64_t)groups * ((g->rows + mb - 1) / mb) * g->nbk;
+            uint64_t block = (uint64_t)mb * g->nb + mb + g->nb;
+            uint64_t busiest = (blocks + cores - 1) / cores * block;
+            uint64_t spread = (blocks * block + threads - 1) / threads;
+            uint64_t cost = busiest > spread ? busiest : spread;
             if (cost < best_cost) best = mb, best_cost = cost;
         }
         g->mb = best;

@@ -538,6 +538,74 @@ static void test_large(void) {
              false);
 }
 
+/* One convolution on a device simulated by `threads` host threads: the
+ * output (NHWC, float32 on the host), or NULL. */
+static float *conv_on(uint32_t threads, const lmnn_shape *xs, const float *x, const lmnn_shape *ws,
+                      const float *w, lmnn_dtype dtype, const lmnn_conv2d_options *o, size_t *n) {
+    lm_device_options dopts;
+    lm_device_options_init(&dopts);
+    dopts.num_threads = threads;
+    lm_device *dev;
+    if (lm_device_open(&dopts, &dev)) return NULL;
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = dtype;
+    lmnn_tensor xt = {0}, wt = {0}, out = {0};
+    float *got = NULL;
+    bool ok = !lmnn_from_host(dev, xs, x, lmnn_shape_volume(xs) * sizeof(float), &to, &xt);
+    to.layout = LMNN_TILE;
+    ok = ok && !lmnn_from_host(dev, ws, w, lmnn_shape_volume(ws) * sizeof(float), &to, &wt);
+    ok = ok && !lmnn_conv2d(xt, wt, (lmnn_tensor){0}, o, &out);
+    lmnn_tensor_info info;
+    ok = ok && !lmnn_tensor_get_info(out, &info);
+    if (ok) {
+        *n = (size_t)lmnn_shape_volume(&info.shape);
+        got = malloc(*n * sizeof *got);
+        if (got && lmnn_to_host(out, got, *n * sizeof *got)) {
+            free(got);
+            got = NULL;
+        }
+    }
+    lm_device_close(dev);
+    return got;
+}
+
+/* The im2col program takes at most two cores per host thread and the
+ * matmul's folded block height depends on the threads too: the results are
+ * the same bits whatever the thread count (odd sizes, stride, dilation,
+ * groups, padding; bfloat16 and float32). */
+static void test_threads(void) {
+    struct {
+        uint32_t h, w, c, oc, k;
+        int32_t stride, dil, groups, pad;
+        lmnn_dtype dtype;
+    } cases[] = {
+        {37, 45, 16, 24, 3, 1, 1, 1, 1, LMNN_BFLOAT16},
+        {29, 33, 12, 10, 3, 2, 2, 2, 2, LMNN_FLOAT32},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lmnn_shape xs = LMNN_SHAPE(1, cases[i].h, cases[i].w, cases[i].c);
+        lmnn_shape ws =
+            LMNN_SHAPE(cases[i].oc, cases[i].c / (uint32_t)cases[i].groups, cases[i].k, cases[i].k);
+        float *x = nn_rand_floats(lmnn_shape_volume(&xs), -1, 1, 5 + i);
+        float *w = nn_rand_floats(lmnn_shape_volume(&ws), -1, 1, 9 + i);
+        lmnn_conv2d_options o;
+        lmnn_conv2d_options_init(&o);
+        o.input_layout = LMNN_NHWC;
+        o.stride[0] = o.stride[1] = cases[i].stride;
+        o.dilation[0] = o.dilation[1] = cases[i].dil;
+        o.groups = cases[i].groups;
+        for (int j = 0; j < 4; j++)
+            o.padding[j] = cases[i].pad;
+        size_t n1 = 0, n32 = 0;
+        float *a = conv_on(1, &xs, x, &ws, w, cases[i].dtype, &o, &n1);
+        float *b = conv_on(32, &xs, x, &ws, w, cases[i].dtype, &o, &n32);
+        CHECK(a && b && n1 == n32 && n1 > 0);
+        if (a && b && n1 == n32) CHECK(memcmp(a, b, n1 * sizeof *a) == 0);
+        free(a), free(b), free(x), free(w);
+    }
+}
+
 static void test_transpose(void) {
     run_case("T stride 2 pad 1 outpad 1",
              (conv_case){.transpose = true,
@@ -855,6 +923,7 @@ int main(void) {
     TEST_RUN(test_bfp8);
     TEST_RUN(test_transpose);
     TEST_RUN(test_large);
+    TEST_RUN(test_threads);
     TEST_RUN(test_errors);
     TEST_RUN(test_capture);
     printf("largest |err| / S: %.3g\n", worst_ratio_);
