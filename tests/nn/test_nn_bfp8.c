@@ -14,11 +14,21 @@
 #define COLS 100
 #define N (ROWS * COLS)
 
-typedef enum { OP_EXP, OP_GELU, OP_SIGMOID, OP_ADD, OP_MUL, OP_SUM, OP_SOFTMAX, OP_LAYERNORM,
-               OP_MATMUL, OP_COUNT } op_id;
+typedef enum {
+    OP_EXP,
+    OP_GELU,
+    OP_SIGMOID,
+    OP_ADD,
+    OP_MUL,
+    OP_SUM,
+    OP_SOFTMAX,
+    OP_LAYERNORM,
+    OP_MATMUL,
+    OP_COUNT
+} op_id;
 
-static const char *const names[OP_COUNT] = {"exp",  "gelu",    "sigmoid",    "add",   "mul",
-                                            "sum",  "softmax", "layer_norm", "matmul"};
+static const char *const names[OP_COUNT] = {"exp", "gelu",    "sigmoid",    "add",   "mul",
+                                            "sum", "softmax", "layer_norm", "matmul"};
 
 static lm_status upload_bfp8(const lmnn_shape *s, const float *x, lmnn_tensor *out,
                              float **out_stored) {
@@ -68,8 +78,8 @@ static size_t reference(op_id op, const float *a, const float *b, double *want) 
                 s += exp(x[c] - m), var += (x[c] - mean) * (x[c] - mean);
             var /= COLS;
             for (size_t c = 0; c < COLS; c++)
-                want[r * COLS + c] = op == OP_SOFTMAX ? exp(x[c] - m) / s
-                                                      : (x[c] - mean) / sqrt(var + 1e-5);
+                want[r * COLS + c] =
+                    op == OP_SOFTMAX ? exp(x[c] - m) / s : (x[c] - mean) / sqrt(var + 1e-5);
         }
         return N;
     case OP_MATMUL: /* a [ROWS, COLS] x b [COLS, ROWS] */
