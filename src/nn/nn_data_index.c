@@ -69,23 +69,34 @@ static lm_status select_rm(const char *op, const void *ctx, nn_tensor *const *in
     return dm_run(op, &spec, ins[0], out, c->index, c->counter);
 }
 
+/* The arguments index_select and gather share: options (the defaults in
+ * *defaults when NULL), out, a live `a` of rank >= 1, the index tensor and
+ * the dim (negative from the end) as *out_dim. */
+static lm_status index_args(const char *op, lmnn_tensor a, int32_t dim, lmnn_tensor index,
+                            const lmnn_index_options **opts, lmnn_index_options *defaults,
+                            const lmnn_tensor *out, nn_tensor **out_a, nn_tensor **out_index,
+                            uint32_t *out_dim) {
+    if (!*opts) {
+        lmnn_index_options_init(defaults);
+        *opts = defaults;
+    }
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lm_status st = nn_get_tensor(op, "a", a, out_a);
+    if (!st) st = get_index(op, "index", index, *out_a, out_index);
+    if (st) return st;
+    if (!(*out_a)->shape.rank)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
+    return dm_norm_dim(op, "dim", dim, (*out_a)->shape.rank, out_dim);
+}
+
 lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
                             const lmnn_index_options *opts, lmnn_tensor *out) {
     const char *op = "lmnn_index_select";
     lmnn_index_options defaults;
-    if (!opts) {
-        lmnn_index_options_init(&defaults);
-        opts = &defaults;
-    }
-    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     nn_tensor *t, *ix;
-    lm_status st = nn_get_tensor(op, "a", a, &t);
-    if (!st) st = get_index(op, "index", index, t, &ix);
-    if (st) return st;
-    if (!t->shape.rank)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
     uint32_t d = 0;
-    if ((st = dm_norm_dim(op, "dim", dim, t->shape.rank, &d))) return st;
+    lm_status st = index_args(op, a, dim, index, &opts, &defaults, out, &t, &ix, &d);
+    if (st) return st;
     uint64_t len = lmnn_shape_volume(&ix->shape);
     if (len > UINT32_MAX)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "index: %llu entries are too many",
@@ -204,19 +215,11 @@ lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_
     const char *op = "lmnn_gather";
     char s1[128], s2[128];
     lmnn_index_options defaults;
-    if (!opts) {
-        lmnn_index_options_init(&defaults);
-        opts = &defaults;
-    }
-    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     nn_tensor *t, *ix;
-    lm_status st = nn_get_tensor(op, "a", a, &t);
-    if (!st) st = get_index(op, "index", index, t, &ix);
+    uint32_t d = 0;
+    lm_status st = index_args(op, a, dim, index, &opts, &defaults, out, &t, &ix, &d);
     if (st) return st;
-    uint32_t r = t->shape.rank, d = 0;
-    if (!r)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: expected at least 1 dim, given a scalar");
-    if ((st = dm_norm_dim(op, "dim", dim, r, &d))) return st;
+    uint32_t r = t->shape.rank;
     bool fits = ix->shape.rank == r;
     for (uint32_t k = 0; fits && k < r; k++)
         fits = k == d || ix->shape.dims[k] <= t->shape.dims[k];
