@@ -1,0 +1,188 @@
+/* lightmetal model frontend — compile an ONNX model into a Light Metal binary.
+ *
+ * lmfe_compile_onnx loads an .onnx file (and its external data files), fixes
+ * its input shapes, infers every tensor's type and shape, folds what is known
+ * at compile time, removes dead nodes, fuses simple patterns, then runs every
+ * node as op library (lmnn_*) operations on a device while Light Metal
+ * captures. The result is a binary whose named inputs and outputs are the
+ * model's graph inputs and outputs, with their shapes and element types, that
+ * any replay (lm_replay_*, `lightmetal run`) runs with no compiler and no
+ * framework.
+ *
+ * Element types at the boundary: float inputs and outputs are float32 on the
+ * device; integer and bool tensors are int32 (the named buffer records the
+ * model's element type, so `lightmetal run` reads and writes .npy files of
+ * that type, converting and range-checking at the edge). float64 and float16
+ * tensors compute in float32.
+ *
+ * Errors: every function returns lm_status with the detail in lm_last_error(),
+ * naming the file, the node (its name, or "#index" when it has none), the op
+ * and what is wrong or missing, e.g.
+ *   "lmfe_compile_onnx: model.onnx: node 'conv1' (Conv): attribute
+ *    auto_pad=VALID is not supported".
+ * LM_ERR_INVALID_FILE for a malformed or inconsistent model,
+ * LM_ERR_UNSUPPORTED for valid models using ops, attributes or element types
+ * this compiler does not implement, LM_ERR_INVALID_ARGUMENT for bad options
+ * (an unknown input name, a shape of the wrong rank, ...).
+ *
+ * Thread-safety: one compile per device at a time; separate compiles on
+ * separate devices may run concurrently.
+ */
+#ifndef LIGHTMETAL_FRONTEND_H
+#define LIGHTMETAL_FRONTEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_capture.h"
+#include "lightmetal/lm_device.h"
+#include "lightmetal/lm_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LMFE_MAX_RANK 8
+
+/* How float math runs on the device. */
+typedef enum lmfe_dtype_mode {
+    LMFE_DTYPE_FP32 = 0, /* everything float32 (the default; conformance) */
+    LMFE_DTYPE_BF16 = 1, /* activations and weights bfloat16, float32 accumulation */
+    LMFE_DTYPE_BFP8 = 2, /* as BF16, with matmul/conv weights in bfloat8_b */
+} lmfe_dtype_mode;
+
+/* A graph input's shape fixed by the user: every dim given (no -1). */
+typedef struct lmfe_input_shape {
+    const char *name;
+    uint32_t rank;
+    int64_t dims[LMFE_MAX_RANK];
+} lmfe_input_shape;
+
+/* A symbolic dim (an ONNX dim_param such as "batch") bound to a value. */
+typedef struct lmfe_dim_binding {
+    const char *symbol;
+    int64_t value;
+} lmfe_dim_binding;
+
+/* A tensor given by the caller: a graph input's value known at compile time
+ * (folded into the model, no longer an input of the binary) or a golden input.
+ * `data` holds `count` elements of `elem_type` (an ONNX TensorProto data type
+ * number: 1 float, 6 int32, 7 int64, 9 bool, 11 double, ...), row-major,
+ * little-endian; the caller keeps it valid during the call. */
+typedef struct lmfe_tensor_value {
+    const char *name;
+    int32_t elem_type;
+    uint32_t rank;
+    int64_t dims[LMFE_MAX_RANK];
+    const void *data;
+    uint64_t size; /* bytes */
+} lmfe_tensor_value;
+
+/* Progress of a compile, for a progress bar: `done` of `total` nodes run;
+ * `op_type` is the node being run (valid during the call). */
+typedef void (*lmfe_progress_fn)(void *user, uint32_t done, uint32_t total, const char *op_type);
+
+typedef struct lmfe_compile_options {
+    const lmfe_input_shape *input_shapes; /* overrides the model's input shapes */
+    size_t input_shape_count;
+    const lmfe_dim_binding *dims; /* symbolic dims; unbound ones that remain are an error */
+    size_t dim_count;
+    const lmfe_tensor_value *constants; /* graph inputs known at compile time */
+    size_t constant_count;
+    /* Golden inputs: the model runs on them during the capture, and the
+     * binary compares each output with what it gave (a golden check at every
+     * replay that keeps these inputs). Inputs not given run on zeros. */
+    const lmfe_tensor_value *golden_inputs;
+    size_t golden_input_count;
+    lmfe_dtype_mode dtype;
+    bool trace; /* wrap the model in a metal trace: replay is one launch */
+    /* Device to compile on; NULL: the compile opens a default device
+     * (lm_device_options_init) and closes it. The binary then asks replay
+     * for that device's descriptor. */
+    lm_device *device;
+    lmfe_progress_fn progress;
+    void *progress_user;
+} lmfe_compile_options;
+
+void lmfe_compile_options_init(lmfe_compile_options *opts);
+
+/* Where an op type ran, as lmfe_report lists it. */
+typedef enum lmfe_placement {
+    LMFE_ON_DEVICE = 0, /* op library programs, recorded in the binary */
+    LMFE_FOLDED = 1,    /* computed at compile time; its result is a constant */
+    LMFE_VIEW = 2,      /* no device work (a reshape of a row-major view, an identity) */
+    LMFE_FUSED = 3,     /* merged into another node's op (e.g. Add and Relu into MatMul) */
+    LMFE_REMOVED = 4,   /* dead: nothing uses its outputs */
+} lmfe_placement;
+
+typedef struct lmfe_op_summary {
+    const char *op_type;
+    lmfe_placement placement;
+    uint32_t count;
+    double seconds; /* host time spent running these nodes while capturing */
+} lmfe_op_summary;
+
+/* What a compile did. Owned by the caller: lmfe_report_free. */
+typedef struct lmfe_report {
+    lmfe_op_summary *ops; /* one row per (op type, placement), in order of first use */
+    size_t op_count;
+    uint32_t nodes, device_nodes;
+    /* Nodes whose float math the dtype mode lowered below float32. */
+    uint32_t lowered_nodes;
+    uint64_t weight_bytes;       /* distinct constant data stored, after deduplication */
+    uint64_t peak_device_bytes;  /* memory plan: the largest live set of tensors */
+    double seconds;              /* the whole compile */
+    char *notes;                 /* human-readable remarks (precision lowered, ...); may be NULL */
+} lmfe_report;
+
+void lmfe_report_free(lmfe_report *report);
+
+/* Compiles the ONNX model at `path` into `*out_binary` (free it with
+ * lm_binary_free). `opts` may be NULL (the defaults). `out_report` may be
+ * NULL; when given it is filled on success (free it with lmfe_report_free). */
+lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
+                            lm_binary **out_binary, lmfe_report *out_report);
+
+/* A graph input or output as the model declares it. */
+typedef struct lmfe_io_info {
+    const char *name;
+    int32_t elem_type; /* ONNX data type number; 0 when not a tensor */
+    int32_t rank;      /* -1: not declared */
+    int64_t dims[LMFE_MAX_RANK]; /* -1 for a symbolic or unknown dim */
+    const char *symbols[LMFE_MAX_RANK]; /* dim_param names, or NULL */
+    /* Inputs only: the input decides shapes (e.g. Reshape's `shape`), so its
+     * value must be given at compile time (lmfe_compile_options.constants). */
+    bool needs_value;
+} lmfe_io_info;
+
+/* A model's interface. Owned by the caller: lmfe_model_info_free. */
+typedef struct lmfe_model_info {
+    lmfe_io_info *inputs, *outputs;
+    size_t input_count, output_count;
+    int64_t ir_version, opset;
+    char *producer;
+    uint32_t nodes;
+} lmfe_model_info;
+
+/* Loads and checks the model at `path` and describes its interface, without
+ * a device. Errors as lmfe_compile_onnx for a malformed file. */
+lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info);
+
+void lmfe_model_info_free(lmfe_model_info *info);
+
+/* Reads a serialized ONNX TensorProto file (the .pb files of ONNX's test
+ * data) into `*out` (`out->data` is malloc'd: free it with lmfe_tensor_value_free;
+ * `out->name` is the tensor's name, or NULL). */
+lm_status lmfe_read_tensor_pb(const char *path, lmfe_tensor_value *out);
+
+void lmfe_tensor_value_free(lmfe_tensor_value *value);
+
+/* ONNX's name of a data type number ("float", "int64", ...), "unknown" otherwise. */
+const char *lmfe_elem_type_name(int32_t elem_type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,219 @@
+/* The frontend's graph: an ONNX model as plain C data.
+ *
+ * The loader (fe_onnx.c) turns a ModelProto into this form and checks it:
+ * every name resolves, values are produced once, nodes are sorted so every
+ * input comes before its use (a cycle is an error), dims are sane and tensor
+ * data matches its shape. The later passes (fe_infer.c, fe_lower.c) work on
+ * it and never see protobuf types.
+ *
+ * Memory: everything a graph points to lives in its arena and goes with
+ * fe_graph_free. Values and nodes are addressed by index (uint32_t); FE_NONE
+ * marks an absent optional input or output ("" in ONNX).
+ */
+#ifndef LM_FRONTEND_FE_GRAPH_H
+#define LM_FRONTEND_FE_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_status.h"
+
+#define FE_MAX_RANK 8
+#define FE_NONE UINT32_MAX
+
+/* ONNX TensorProto.DataType numbers. */
+typedef enum fe_elem {
+    FE_UNDEFINED = 0,
+    FE_FLOAT = 1,
+    FE_UINT8 = 2,
+    FE_INT8 = 3,
+    FE_UINT16 = 4,
+    FE_INT16 = 5,
+    FE_INT32 = 6,
+    FE_INT64 = 7,
+    FE_STRING = 8,
+    FE_BOOL = 9,
+    FE_FLOAT16 = 10,
+    FE_DOUBLE = 11,
+    FE_UINT32 = 12,
+    FE_UINT64 = 13,
+    FE_COMPLEX64 = 14,
+    FE_COMPLEX128 = 15,
+    FE_BFLOAT16 = 16,
+    FE_ELEM_COUNT_
+} fe_elem;
+
+/* Bytes per element in host data (bool 1, float16/bfloat16 2); 0 for
+ * undefined, string and out-of-range types. */
+size_t fe_elem_size(fe_elem elem);
+/* ONNX's lower-case name ("float", "int64", "bool"); "unknown" otherwise. */
+const char *fe_elem_name(fe_elem elem);
+
+/* ---- arena ---- */
+typedef struct fe_arena_block fe_arena_block;
+typedef struct fe_arena {
+    fe_arena_block *head;
+    uint64_t bytes; /* total handed out */
+} fe_arena;
+
+/* Zeroed memory aligned to 16 bytes, or NULL when the host is out of memory
+ * (or `size` is absurd). */
+void *fe_arena_alloc(fe_arena *arena, size_t size);
+/* A NUL-terminated copy of `len` bytes (the bytes may contain NULs: callers
+ * that need C strings check for them). */
+char *fe_arena_strndup(fe_arena *arena, const char *s, size_t len);
+void fe_arena_free(fe_arena *arena);
+
+/* ---- tensors known on the host ---- */
+
+/* A constant: an initializer, a Constant node's value, a folded result or a
+ * graph input the user gave. Data is row-major, little-endian, in the
+ * element type's own C representation (bool as uint8_t 0/1, float16 and
+ * bfloat16 as uint16_t bits), aligned for it. Strings are not held
+ * (data NULL). */
+typedef struct fe_tensor {
+    fe_elem elem;
+    uint32_t rank;
+    int64_t dims[FE_MAX_RANK];
+    uint64_t count; /* elements: the product of dims (1 for rank 0) */
+    const void *data;
+    const char *name; /* the initializer's name, or NULL */
+} fe_tensor;
+
+/* The element at `index` as a double / int64 (any numeric type; bool 0/1).
+ * `index` must be < count. */
+double fe_tensor_get_f64(const fe_tensor *t, uint64_t index);
+int64_t fe_tensor_get_i64(const fe_tensor *t, uint64_t index);
+
+/* ---- types ---- */
+
+/* A tensor type as inference knows it: rank -1 when unknown; a dim -1 when
+ * unknown, with `sym` its dim_param name when symbolic. */
+typedef struct fe_type {
+    fe_elem elem;
+    int32_t rank;
+    int64_t dims[FE_MAX_RANK];
+    const char *sym[FE_MAX_RANK];
+} fe_type;
+
+/* Elements of a fully known type; -1 when a dim or the rank is unknown or
+ * the product overflows int64. */
+int64_t fe_type_volume(const fe_type *t);
+bool fe_type_is_known(const fe_type *t);
+/* "float[1, 3, 224, 224]", "int64[batch, 7]", "float[?]" into buf. */
+const char *fe_type_format(const fe_type *t, char *buf, size_t size);
+
+/* ---- attributes ---- */
+
+/* ONNX AttributeProto.AttributeType numbers. */
+typedef enum fe_attr_type {
+    FE_ATTR_UNDEFINED = 0,
+    FE_ATTR_FLOAT = 1,
+    FE_ATTR_INT = 2,
+    FE_ATTR_STRING = 3,
+    FE_ATTR_TENSOR = 4,
+    FE_ATTR_GRAPH = 5,
+    FE_ATTR_FLOATS = 6,
+    FE_ATTR_INTS = 7,
+    FE_ATTR_STRINGS = 8,
+    FE_ATTR_TENSORS = 9,
+    FE_ATTR_GRAPHS = 10,
+    FE_ATTR_SPARSE_TENSOR = 11,
+    FE_ATTR_SPARSE_TENSORS = 12,
+    FE_ATTR_TYPE_PROTO = 13,
+    FE_ATTR_TYPE_PROTOS = 14,
+} fe_attr_type;
+
+typedef struct fe_attr {
+    const char *name;
+    fe_attr_type type;
+    int64_t i;             /* INT */
+    float f;               /* FLOAT */
+    const char *s;         /* STRING (NUL-terminated copy; s_len bytes) */
+    size_t s_len;
+    const fe_tensor *t;    /* TENSOR */
+    const int64_t *ints;   /* INTS (count) */
+    const float *floats;   /* FLOATS (count) */
+    const char **strings;  /* STRINGS (count) */
+    size_t count;
+} fe_attr;
+
+/* ---- nodes and values ---- */
+
+typedef struct fe_node {
+    const char *name;    /* may be "" */
+    const char *op_type;
+    const char *domain;  /* "" for the default ONNX domain (also "ai.onnx") */
+    int64_t opset;       /* the model's opset version for that domain */
+    uint32_t *inputs;    /* value indices; FE_NONE for an omitted optional input */
+    uint32_t input_count;
+    uint32_t *outputs;   /* value indices; FE_NONE for an omitted optional output */
+    uint32_t output_count;
+    fe_attr *attrs;
+    uint32_t attr_count;
+    uint32_t index;      /* position in the file, for messages ("#12") */
+} fe_node;
+
+typedef struct fe_value {
+    const char *name;
+    fe_type type;            /* declared (graph inputs/outputs, value_info) or inferred */
+    const fe_tensor *konst;  /* the value, when known at compile time */
+    uint32_t producer;       /* node index, FE_NONE for graph inputs and initializers */
+    uint32_t use_count;      /* node inputs that read it, plus 1 when a graph output */
+    bool graph_input;        /* a graph input that is not an initializer */
+    bool graph_output;
+    bool initializer;
+} fe_value;
+
+typedef struct fe_graph {
+    fe_arena arena;
+    fe_value *values;
+    uint32_t value_count;
+    fe_node *nodes; /* topologically sorted */
+    uint32_t node_count;
+    uint32_t *inputs; /* graph inputs that are not initializers, in file order */
+    uint32_t input_count;
+    uint32_t *outputs; /* graph outputs, in file order */
+    uint32_t output_count;
+    int64_t ir_version;
+    int64_t opset; /* the default domain's version */
+    const char *producer;
+    const char *path; /* the file, for messages */
+} fe_graph;
+
+/* Limits on what a model may ask of the loader: an absurd file is refused
+ * before it can make the loader allocate without bound. */
+#define FE_MAX_NODES (1u << 22)
+#define FE_MAX_VALUES (1u << 23)
+#define FE_MAX_TENSOR_BYTES (UINT64_C(1) << 34)
+
+/* Loads and checks the model at `path` (external data files are resolved
+ * against its directory and must stay inside it). Errors: LM_ERR_IO,
+ * LM_ERR_INVALID_FILE with a message naming the file and what is wrong,
+ * LM_ERR_OUT_OF_HOST_MEMORY. */
+lm_status fe_onnx_load(const char *path, fe_graph **out_graph);
+
+/* The same from memory (`size` bytes; used in place only during the call).
+ * `dir` resolves external data (NULL: external data is refused); `label`
+ * names the model in messages. */
+lm_status fe_onnx_load_memory(const void *data, size_t size, const char *dir, const char *label,
+                              fe_graph **out_graph);
+
+/* Parses a serialized TensorProto (ONNX test data's .pb files) into `out`,
+ * data in `arena`. */
+lm_status fe_onnx_load_tensor(const void *data, size_t size, const char *label, fe_arena *arena,
+                              fe_tensor *out_tensor);
+
+void fe_graph_free(fe_graph *graph);
+
+/* Node label for messages: "'name' (Op)" or "#index (Op)". */
+const char *fe_node_label(const fe_node *node, char *buf, size_t size);
+
+/* The attribute named `name`, or NULL. */
+const fe_attr *fe_node_attr(const fe_node *node, const char *name);
+
+/* Index of the value named `name`, or FE_NONE. */
+uint32_t fe_graph_find_value(const fe_graph *graph, const char *name);
+
+#endif
