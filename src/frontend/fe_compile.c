@@ -1,0 +1,345 @@
+/* lmfe_compile_onnx: load, bind, infer, plan, then run the model on the
+ * device while Light Metal captures.
+ *
+ * The binary's named inputs are the graph inputs (row-major, in the boundary
+ * format of their element type: float32, int32 or uint32), written by the
+ * host at the start; its named outputs are the graph outputs, read at the
+ * end. With opts->trace the model in between is one metal trace: run once
+ * eagerly before the capture (every program built, every constant
+ * uploaded), then captured as a trace and replayed, so a replay of the
+ * binary launches it with one command.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "frontend/fe_ctx.h"
+#include "frontend/fe_passes.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void lmfe_compile_options_init(lmfe_compile_options *opts) {
+    if (opts) memset(opts, 0, sizeof *opts);
+}
+
+void lmfe_report_free(lmfe_report *report) {
+    if (!report) return;
+    free(report->ops);
+    free(report->notes);
+    memset(report, 0, sizeof *report);
+}
+
+/* ---- the boundary ---- */
+
+/* Storage dtype and format of a graph input or output of element type `e`. */
+static lmnn_dtype boundary_dtype(fe_elem e) {
+    if (e == FE_BFLOAT16) return LMNN_BFLOAT16;
+    if (fe_elem_is_float(e)) return LMNN_FLOAT32;
+    if (e == FE_UINT32 || e == FE_UINT64) return LMNN_UINT32;
+    return LMNN_INT32;
+}
+
+static lm_data_format boundary_format(lmnn_dtype d) {
+    switch (d) {
+    case LMNN_FLOAT32: return LM_DATA_FORMAT_FLOAT32;
+    case LMNN_BFLOAT16: return LM_DATA_FORMAT_FLOAT16_B;
+    case LMNN_UINT32: return LM_DATA_FORMAT_UINT32;
+    default: return LM_DATA_FORMAT_INT32;
+    }
+}
+
+static lm_status name_tensor(lmnn_tensor t, const char *name, lm_buffer_role role,
+                             const fe_type *type) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(t, &info);
+    if (st) return st;
+    lm_buffer_name_options o;
+    lm_buffer_name_options_init(&o);
+    o.role = role;
+    o.format = boundary_format(info.dtype);
+    o.rank = type->rank ? (uint32_t)type->rank : 1;
+    o.shape[0] = 1;
+    for (int32_t d = 0; d < type->rank; d++) o.shape[d] = (uint64_t)type->dims[d];
+    fe_set_element_type(&o, type->elem);
+    return lm_capture_name_buffer_ex(info.buffer, name, &o);
+}
+
+/* ---- the per-op summary ---- */
+
+typedef struct summary {
+    lmfe_op_summary *rows;
+    size_t count, cap;
+} summary;
+
+static lm_status summary_add(summary *s, const char *op, lmfe_placement p, double seconds) {
+    for (size_t i = 0; i < s->count; i++)
+        if (s->rows[i].placement == p && strcmp(s->rows[i].op_type, op) == 0) {
+            s->rows[i].count++;
+            s->rows[i].seconds += seconds;
+            return LM_OK;
+        }
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        lmfe_op_summary *r = realloc(s->rows, cap * sizeof *r);
+        if (!r) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        s->rows = r;
+        s->cap = cap;
+    }
+    s->rows[s->count++] = (lmfe_op_summary){op, p, 1, seconds};
+    return LM_OK;
+}
+
+/* ---- lowering ---- */
+
+/* Runs every device node; with `timing` records each node's host time. */
+static lm_status lower_all(fe_ctx *c, double *node_seconds) {
+    fe_graph *g = c->g;
+    uint32_t total = 0, done = 0;
+    for (uint32_t k = 0; k < g->node_count; k++) total += c->plans[k].placement == LMFE_ON_DEVICE;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
+        if (c->opts->progress) c->opts->progress(c->opts->progress_user, done, total, n->op_type);
+        const fe_op_def *op = fe_op_find(n->op_type);
+        c->current = n;
+        double t0 = now_s();
+        lm_status st = op->lower(c, n);
+        if (node_seconds) node_seconds[k] += now_s() - t0;
+        if (st) return st;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) fe_value_used(c, n->inputs[i]);
+        /* A fused node's extra operand counts as used by its host node. */
+        if (c->plans[k].fusion.bias != FE_NONE) fe_value_used(c, c->plans[k].fusion.bias);
+        done++;
+    }
+    if (c->opts->progress) c->opts->progress(c->opts->progress_user, done, total, NULL);
+    c->current = NULL;
+    return LM_OK;
+}
+
+/* The device tensor of graph output `vi` as its boundary: row-major, in the
+ * boundary dtype, a buffer of its own. */
+static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
+    fe_value *v = &c->g->values[vi];
+    fe_node pseudo = {.name = v->name, .op_type = "output", .domain = "", .inputs = &vi,
+                      .input_count = 1};
+    lmnn_tensor t;
+    lm_status st = fe_in_dev_rm(c, &pseudo, 0, &t);
+    if (st) return st;
+    lmnn_dtype want = boundary_dtype(v->type.elem);
+    lmnn_tensor_info info;
+    if ((st = lmnn_tensor_get_info(t, &info))) return st;
+    lmnn_tensor u = {0};
+    if (info.dtype != want) {
+        lmnn_tensor tile;
+        if ((st = fe_in_dev(c, &pseudo, 0, &tile))) return st;
+        lmnn_tensor cast;
+        if ((st = lmnn_typecast(tile, want, &cast))) return st;
+        st = lmnn_to_layout(cast, LMNN_ROW_MAJOR, &u);
+        fe_free(cast);
+    } else {
+        /* A copy: the output's buffer must be its own, not an input's or
+         * another output's. */
+        lmnn_shape s = info.shape;
+        st = lmnn_reshape(t, &s, NULL, &u);
+    }
+    if (st) return st;
+    *out = u;
+    return LM_OK;
+}
+
+static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *golden) {
+    fe_graph *g = c->g;
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        uint32_t vi = g->inputs[k];
+        fe_value *v = &g->values[vi];
+        if (v->konst || !c->slots[vi].remaining) continue;
+        lmnn_dtype dtype = boundary_dtype(v->type.elem);
+        int64_t volume = fe_type_volume(&v->type);
+        size_t size = (size_t)volume * 4;
+        void *data = NULL;
+        lm_status st = LM_OK;
+        if (golden[k]) st = fe_host_data(golden[k], dtype, v->name, &data, &size);
+        else if (!(data = calloc(1, size ? size : 4)))
+            st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        if (st) return st;
+        lmnn_shape shape = fe_shape(v->type.rank, v->type.dims);
+        lmnn_tensor_options o;
+        lmnn_tensor_options_init(&o);
+        o.dtype = dtype;
+        o.layout = LMNN_ROW_MAJOR;
+        lmnn_tensor t;
+        st = lmnn_from_host(c->device, &shape, data, size, &o, &t);
+        free(data);
+        if (st) return err_prefix(st, "graph input '%s'", v->name);
+        if (capture && (st = name_tensor(t, v->name, LM_BUFFER_ROLE_INPUT, &v->type))) {
+            fe_free(t);
+            return err_prefix(st, "graph input '%s'", v->name);
+        }
+        if ((st = fe_bind_rm(c, vi, t))) return st;
+    }
+    return LM_OK;
+}
+
+static lm_status read_outputs(fe_ctx *c, lmnn_tensor *outs, bool capture, bool golden) {
+    fe_graph *g = c->g;
+    lm_command_queue *cq = lm_device_command_queue(c->device, 0);
+    for (uint32_t k = 0; k < g->output_count; k++) {
+        fe_value *v = &g->values[g->outputs[k]];
+        lm_status st;
+        if (capture && (st = name_tensor(outs[k], v->name, LM_BUFFER_ROLE_OUTPUT, &v->type)))
+            return err_prefix(st, "graph output '%s'", v->name);
+        size_t size;
+        if ((st = lmnn_tensor_host_size(outs[k], &size))) return st;
+        void *buf = malloc(size ? size : 1);
+        if (!buf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        st = lmnn_to_host(outs[k], buf, size);
+        free(buf);
+        if (st) return st;
+        if (capture && golden) {
+            lmnn_tensor_info info;
+            if ((st = lmnn_tensor_get_info(outs[k], &info))) return st;
+            if ((st = lm_capture_compare_to_capture(cq, info.buffer))) return st;
+        }
+    }
+    return LM_OK;
+}
+
+/* One run of the model: inputs, nodes, outputs. Inside a capture unless
+ * `capture` is false (the warm-up of a trace compile). */
+static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *golden,
+                           double *node_seconds) {
+    fe_graph *g = c->g;
+    lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
+    if (!outs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lm_command_queue *cq = lm_device_command_queue(c->device, 0);
+    fe_plan_reset_uses(c);
+    lm_status st = create_inputs(c, capture, golden);
+    uint32_t trace_id = 0;
+    bool tracing = capture && c->opts->trace;
+    if (!st && tracing) st = lm_begin_trace_capture(cq, &trace_id);
+    if (!st) st = lower_all(c, node_seconds);
+    for (uint32_t k = 0; !st && k < g->output_count; k++) {
+        st = output_tensor(c, g->outputs[k], &outs[k]);
+        if (st) err_prefix(st, "graph output '%s'", g->values[g->outputs[k]].name);
+    }
+    if (tracing) {
+        lm_status st2 = lm_end_trace_capture(cq, trace_id);
+        if (!st) st = st2;
+        if (!st) st = lm_replay_trace(cq, trace_id, false);
+    }
+    if (!st) st = read_outputs(c, outs, capture, golden != NULL && c->opts->golden_input_count);
+    for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
+    free(outs);
+    return st;
+}
+
+/* ---- the entry point ---- */
+
+static void compile_cleanup(fe_ctx *c) {
+    if (c->device) fe_values_release_all(c);
+    free(c->devs);
+    free(c->consts);
+    free(c->slots);
+    free(c->plans);
+}
+
+static lm_status report_fill(fe_ctx *c, const double *node_seconds, double seconds,
+                             lmfe_report *r) {
+    summary s = {0};
+    lm_status st = LM_OK;
+    memset(r, 0, sizeof *r);
+    for (uint32_t k = 0; !st && k < c->g->node_count; k++) {
+        const fe_node *n = &c->g->nodes[k];
+        st = summary_add(&s, n->op_type, c->plans[k].placement, node_seconds[k]);
+        r->nodes++;
+        r->device_nodes += c->plans[k].placement == LMFE_ON_DEVICE;
+        r->lowered_nodes += c->plans[k].lowered_precision;
+    }
+    if (st) {
+        free(s.rows);
+        return st;
+    }
+    r->ops = s.rows;
+    r->op_count = s.count;
+    r->weight_bytes = c->weight_bytes;
+    r->peak_device_bytes = fe_plan_peak_bytes(c);
+    r->seconds = seconds;
+    return fe_report_notes(c, r);
+}
+
+lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
+                            lm_binary **out_binary, lmfe_report *out_report) {
+    static const char fn[] = "lmfe_compile_onnx";
+    if (!path) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
+    if (!out_binary) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_binary is NULL", fn);
+    *out_binary = NULL;
+    if (out_report) memset(out_report, 0, sizeof *out_report);
+    lmfe_compile_options defaults;
+    lmfe_compile_options_init(&defaults);
+    if (!opts) opts = &defaults;
+    if ((unsigned)opts->dtype > LMFE_DTYPE_BFP8)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: opts->dtype: expected 0..2, given %d", fn,
+                       (int)opts->dtype);
+    double t0 = now_s();
+    fe_graph *g;
+    lm_status st = fe_onnx_load(path, &g);
+    if (st) return err_prefix(st, "%s", fn);
+    fe_ctx c = {.g = g, .opts = opts};
+    c.float_dtype = opts->dtype == LMFE_DTYPE_FP32 ? LMNN_FLOAT32 : LMNN_BFLOAT16;
+    c.bfp8_weights = opts->dtype == LMFE_DTYPE_BFP8;
+    const fe_tensor **golden = NULL;
+    double *node_seconds = NULL;
+    lm_device *own = NULL;
+    lm_binary *binary = NULL;
+    bool capturing = false;
+
+    st = fe_plan_init(&c);
+    if (!st) st = fe_bind_inputs(&c, &golden);
+    if (!st) st = fe_infer_graph(&c);
+    if (!st) st = fe_plan_graph(&c);
+    if (!st && !(node_seconds = calloc(g->node_count + 1, sizeof *node_seconds)))
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!st && !opts->device) {
+        lm_device_options dopts;
+        lm_device_options_init(&dopts);
+        st = lm_device_open(&dopts, &own);
+    }
+    c.device = opts->device ? opts->device : own;
+    if (!st && opts->trace) {
+        /* The warm-up: every program built and every constant uploaded
+         * before the trace, which may do neither. */
+        st = run_model(&c, false, golden, NULL);
+        if (!st) fe_release_non_constants(&c);
+    }
+    if (!st) st = lm_light_metal_begin_capture(c.device, NULL);
+    capturing = !st;
+    if (!st) st = run_model(&c, true, golden, node_seconds);
+    if (capturing) {
+        fe_values_release_all(&c);
+        lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
+        if (!st) st = st2;
+    }
+    if (!st && out_report) st = report_fill(&c, node_seconds, now_s() - t0, out_report);
+    compile_cleanup(&c);
+    if (own) {
+        lm_status st2 = lm_device_close(own);
+        if (!st) st = st2;
+    }
+    free(node_seconds);
+    free(golden);
+    fe_graph_free(g);
+    if (st) {
+        lm_binary_free(binary);
+        if (out_report) lmfe_report_free(out_report);
+        return err_prefix(st, "%s: %s", fn, path);
+    }
+    *out_binary = binary;
+    return LM_OK;
+}

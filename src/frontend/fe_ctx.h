@@ -1,0 +1,204 @@
+/* The compile context and what op implementations use.
+ *
+ * Each ONNX op is one fe_op_def (fe_ops_*.c, registered in fe_ops.c):
+ *   infer  sets the outputs' types from the inputs' (fe_set_out_type), or
+ *          their values when it can compute them on the host
+ *          (fe_set_out_const: constant folding);
+ *   lower  runs the node on the device as op library calls, reading inputs
+ *          with fe_in_dev / fe_in_dev_rm and handing results over with
+ *          fe_out_dev. NULL when infer always folds.
+ * Inference runs over the whole graph before anything touches the device,
+ * so a model with an unsupported op fails before any device work.
+ *
+ * Device representation of a value (fe_dev_dtype): float32, float64 and
+ * float16 as the mode's float dtype (FLOAT32, or BFLOAT16 in the bf16/bfp8
+ * modes); bfloat16 as BFLOAT16; integers and bool as INT32 (bool 0/1);
+ * uint32/uint64 as UINT32. Tensors are in tile layout unless an op asks for
+ * row-major (indices).
+ *
+ * Errors: fe_fail prefixes the node label, so an op writes only what is
+ * wrong ("attribute auto_pad=VALID is not supported").
+ */
+#ifndef LM_FRONTEND_FE_CTX_H
+#define LM_FRONTEND_FE_CTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "frontend/fe_graph.h"
+#include "lightmetal/frontend.h"
+#include "lightmetal/nn.h"
+
+typedef struct fe_ctx fe_ctx;
+
+typedef struct fe_op_def {
+    const char *op_type;
+    lm_status (*infer)(fe_ctx *c, const fe_node *n);
+    lm_status (*lower)(fe_ctx *c, const fe_node *n);
+    /* Bit i: input i decides output shapes, so its value must be known at
+     * compile time (Reshape's shape, Slice's starts, ...). */
+    uint32_t value_inputs;
+} fe_op_def;
+
+/* The op named `op_type` in the default domain, or NULL. */
+const fe_op_def *fe_op_find(const char *op_type);
+/* Every op, for listings: *out_count entries. */
+const fe_op_def *const *fe_op_all(size_t *out_count);
+
+/* Fusions recorded on a node by fe_fuse (fe_passes.c) and applied by its lower. */
+typedef struct fe_fusion {
+    uint32_t bias;             /* value added after a MatMul/Conv (FE_NONE: none) */
+    lmnn_unary_op activation;  /* applied last (LMNN_UNARY_INVALID: none) */
+    double act_alpha, act_beta;
+    uint32_t output;           /* the value the fused chain produces (FE_NONE: the node's own) */
+    const fe_tensor *weight;   /* Conv weights rewritten by a folded BatchNormalization */
+    const fe_tensor *weight_bias;
+} fe_fusion;
+
+/* Per-node plan. */
+typedef struct fe_plan {
+    lmfe_placement placement;
+    fe_fusion fusion;
+    bool lowered_precision; /* float math below float32 (dtype mode) */
+} fe_plan;
+
+/* A device tensor shared by the values that alias it (Identity, ...). */
+typedef struct fe_dev {
+    lmnn_tensor tile, rm;  /* tile-layout and row-major forms (either may be 0) */
+    uint32_t refs;         /* values that point here and are still to be used */
+} fe_dev;
+
+typedef struct fe_slot {
+    uint32_t dev;       /* index into ctx->devs, FE_NONE: none yet */
+    uint32_t uses;      /* reads by device nodes (+1 for a graph output): the plan */
+    uint32_t remaining; /* uses left in the current run */
+    bool pinned;        /* constants and graph inputs/outputs: never freed while compiling */
+} fe_slot;
+
+/* An uploaded constant, by content (fe_dev.c). */
+typedef struct fe_const_entry {
+    uint64_t hash;
+    uint32_t dev;
+} fe_const_entry;
+
+struct fe_ctx {
+    fe_graph *g;
+    const lmfe_compile_options *opts;
+    fe_plan *plans;  /* one per node */
+    fe_slot *slots;  /* one per value */
+    fe_dev *devs;
+    uint32_t dev_count, dev_cap;
+    lm_device *device;
+    lmnn_dtype float_dtype; /* FLOAT32 or BFLOAT16 */
+    bool bfp8_weights;
+    bool device_phase;       /* lowering (fe_in_dev may upload) */
+    const fe_node *current;  /* node being inferred or lowered, for messages */
+    uint64_t weight_bytes;
+    fe_const_entry *consts;
+    uint32_t const_count, const_cap;
+};
+
+/* ---- errors ---- */
+
+/* Records "<node label>: <message>" and returns `status`. */
+lm_status fe_fail(fe_ctx *c, const fe_node *n, lm_status status, const char *fmt, ...)
+    ERR_PRINTF(4, 5);
+
+/* ---- inputs and attributes (infer and lower) ---- */
+
+/* Number of inputs actually given (trailing omitted ones not counted). */
+uint32_t fe_in_count(const fe_node *n);
+bool fe_has_in(const fe_node *n, uint32_t i);
+const fe_value *fe_in(fe_ctx *c, const fe_node *n, uint32_t i);
+const fe_type *fe_in_type(fe_ctx *c, const fe_node *n, uint32_t i);
+/* The input's value when known at compile time, else NULL. */
+const fe_tensor *fe_in_const(fe_ctx *c, const fe_node *n, uint32_t i);
+/* The input's value, which must be known at compile time: else an error
+ * saying so (and what to do about a graph input). */
+lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe_tensor **out);
+
+/* Checks the input count is within [min, max] and every required input is there. */
+lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t max);
+
+/* Attribute readers: a missing attribute gives `def`; one of the wrong type
+ * is an error. */
+lm_status fe_attr_int(fe_ctx *c, const fe_node *n, const char *name, int64_t def, int64_t *out);
+lm_status fe_attr_float(fe_ctx *c, const fe_node *n, const char *name, float def, float *out);
+/* *out NULL when missing and def NULL. */
+lm_status fe_attr_string(fe_ctx *c, const fe_node *n, const char *name, const char *def,
+                         const char **out);
+/* *out_count 0 and *out NULL when missing. */
+lm_status fe_attr_ints(fe_ctx *c, const fe_node *n, const char *name, const int64_t **out,
+                       size_t *out_count);
+lm_status fe_attr_floats(fe_ctx *c, const fe_node *n, const char *name, const float **out,
+                         size_t *out_count);
+/* Fails for any attribute not in the NULL-terminated list `known`: an
+ * attribute the compiler does not understand is never silently ignored. */
+lm_status fe_check_attrs(fe_ctx *c, const fe_node *n, const char *const *known);
+
+/* Normalises axis `axis` (negative counts from the end) into [0, rank). */
+lm_status fe_axis(fe_ctx *c, const fe_node *n, int64_t axis, int32_t rank, int32_t *out);
+
+/* ---- outputs (infer) ---- */
+
+lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, int32_t rank,
+                          const int64_t *dims);
+/* Sets output i's value (and type) to `t` (arena memory; fe_const_new). */
+lm_status fe_set_out_const(fe_ctx *c, const fe_node *n, uint32_t i, const fe_tensor *t);
+/* A new constant with zeroed data in the graph's arena. */
+lm_status fe_const_new(fe_ctx *c, fe_elem elem, uint32_t rank, const int64_t *dims,
+                       fe_tensor **out);
+void fe_tensor_set_f64(fe_tensor *t, uint64_t index, double v);
+void fe_tensor_set_i64(fe_tensor *t, uint64_t index, int64_t v);
+
+/* NumPy broadcasting of two shapes into `out` (rank max of both). */
+lm_status fe_broadcast(fe_ctx *c, const fe_node *n, const fe_type *a, const fe_type *b,
+                       fe_type *out);
+
+/* Element type classes. */
+bool fe_elem_is_float(fe_elem e);   /* float, double, float16, bfloat16 */
+bool fe_elem_is_int(fe_elem e);     /* signed and unsigned integers */
+bool fe_elem_is_numeric(fe_elem e); /* float or int (not bool, string) */
+/* Fails unless input i's element type is one of `allowed` (FE_UNDEFINED-terminated). */
+lm_status fe_check_elem(fe_ctx *c, const fe_node *n, uint32_t i, const fe_elem *allowed);
+
+/* ---- device (lower) ---- */
+
+lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem);
+/* Input i on the device in tile layout with its device dtype (constants are
+ * uploaded once, on first use). */
+lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
+/* The same in row-major layout (index tensors). */
+lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
+/* Input i in tile layout as FLOAT32 (or the float dtype), for integer
+ * tensors that go through float math: a new tensor the caller frees. */
+lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                          bool *out_owned);
+/* Hands `t` (tile or row-major) over as output i. On failure `t` is freed. */
+lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
+/* Output i is input j (Identity and friends): no device work. */
+lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j);
+/* Converts float tensor `t` (consumed) to output i's device dtype and hands it over. */
+lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
+/* An nn call failed: prefix the node label to its message. */
+lm_status fe_nn_fail(fe_ctx *c, const fe_node *n, lm_status st);
+/* Frees `t` if nonzero (ignoring errors: cleanup paths). */
+void fe_free(lmnn_tensor t);
+/* `t`'s elements as host data of device dtype `dtype` (float, int32_t or
+ * uint32_t; malloc'd into *out). Integers that do not fit are an error
+ * naming `name`. */
+lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, void **out,
+                       size_t *out_size);
+/* Binds row-major tensor `t` (owned from now on) as value `v`'s device form. */
+lm_status fe_bind_rm(fe_ctx *c, uint32_t v, lmnn_tensor t);
+/* Marks one use of value `v` done: its tensors are freed after the last. */
+void fe_value_used(fe_ctx *c, uint32_t v);
+/* Frees every device tensor but the uploaded constants. */
+void fe_release_non_constants(fe_ctx *c);
+/* Frees every device tensor the compile holds. */
+void fe_values_release_all(fe_ctx *c);
+/* lmnn_shape from dims. */
+lmnn_shape fe_shape(int32_t rank, const int64_t *dims);
+
+#endif

@@ -1,0 +1,299 @@
+/* Values on the device while a model is lowered.
+ *
+ * Each value gets a device tensor when its producer runs (or, for a
+ * constant, when a node first reads it: uploaded once, and shared by every
+ * constant with the same content, shape and dtype). A tensor may be wanted
+ * in tile layout (math) and row-major (indices, boundary); both forms are
+ * kept once made. The memory plan is liveness: a value's tensors are freed
+ * as soon as the last node that reads it has run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "frontend/fe_ctx.h"
+
+lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem) {
+    switch (elem) {
+    case FE_FLOAT:
+    case FE_DOUBLE:
+    case FE_FLOAT16: return c->float_dtype;
+    case FE_BFLOAT16: return LMNN_BFLOAT16;
+    case FE_UINT32:
+    case FE_UINT64: return LMNN_UINT32;
+    default: return LMNN_INT32;
+    }
+}
+
+static lm_status dev_new(fe_ctx *c, uint32_t *out) {
+    if (c->dev_count == c->dev_cap) {
+        uint32_t cap = c->dev_cap ? c->dev_cap * 2 : 64;
+        fe_dev *d = realloc(c->devs, cap * sizeof *d);
+        if (!d) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        c->devs = d;
+        c->dev_cap = cap;
+    }
+    c->devs[c->dev_count] = (fe_dev){{0}, {0}, 0};
+    *out = c->dev_count++;
+    return LM_OK;
+}
+
+static void dev_release(fe_ctx *c, uint32_t d) {
+    fe_dev *dev = &c->devs[d];
+    if (dev->refs && --dev->refs) return;
+    fe_free(dev->tile);
+    fe_free(dev->rm);
+    dev->tile = dev->rm = (lmnn_tensor){0};
+}
+
+/* Binds value `v` to device entry `d`. */
+static void slot_bind(fe_ctx *c, uint32_t v, uint32_t d) {
+    c->slots[v].dev = d;
+    c->devs[d].refs++;
+}
+
+void fe_value_used(fe_ctx *c, uint32_t v) {
+    fe_slot *s = &c->slots[v];
+    if (s->remaining && --s->remaining == 0 && !s->pinned && s->dev != FE_NONE) {
+        dev_release(c, s->dev);
+        s->dev = FE_NONE;
+    }
+}
+
+void fe_values_release_all(fe_ctx *c) {
+    for (uint32_t i = 0; i < c->dev_count; i++) {
+        fe_free(c->devs[i].tile);
+        fe_free(c->devs[i].rm);
+        c->devs[i] = (fe_dev){{0}, {0}, 0};
+    }
+    for (uint32_t v = 0; v < c->g->value_count; v++) c->slots[v].dev = FE_NONE;
+}
+
+lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, void **out,
+                       size_t *out_size) {
+    if (t->elem == FE_STRING || !t->data)
+        return err_set(LM_ERR_UNSUPPORTED, "'%s': string tensors are not supported", name);
+    size_t n = (size_t)t->count, size = n * 4;
+    uint32_t *buf = malloc(size ? size : 4);
+    if (!buf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (size_t i = 0; i < n; i++) {
+        if (dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16) {
+            float f = (float)fe_tensor_get_f64(t, i);
+            memcpy(&buf[i], &f, 4);
+            continue;
+        }
+        int64_t x = fe_tensor_get_i64(t, i);
+        bool fits = dtype == LMNN_UINT32 ? (x >= 0 && x <= (int64_t)UINT32_MAX)
+                                         : (x >= INT32_MIN && x <= INT32_MAX);
+        if (t->elem == FE_UINT64) fits = (uint64_t)x <= UINT32_MAX;
+        if (!fits) {
+            free(buf);
+            return err_set(LM_ERR_UNSUPPORTED,
+                           "'%s' holds %lld at element %zu, beyond the device's 32-bit integers",
+                           name, (long long)x, i);
+        }
+        uint32_t w = (uint32_t)x;
+        buf[i] = w;
+    }
+    *out = buf;
+    *out_size = size;
+    return LM_OK;
+}
+
+/* Uploads constant value `vi` (tile layout, device dtype), sharing the
+ * device tensor of an equal constant uploaded before. */
+static lm_status upload_const(fe_ctx *c, const fe_node *n, uint32_t vi) {
+    const fe_value *v = &c->g->values[vi];
+    const fe_tensor *t = v->konst;
+    if (t->count == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "constant '%s' is empty (a zero dim)", v->name);
+    lmnn_dtype dtype = fe_dev_dtype(c, t->elem);
+    void *data;
+    size_t size;
+    lm_status st = fe_host_data(t, dtype, v->name, &data, &size);
+    if (st) return fe_nn_fail(c, n, st);
+    lmnn_shape shape = fe_shape((int32_t)t->rank, t->dims);
+    uint64_t h = hash64(&shape, sizeof shape, hash64(data, size, (uint64_t)dtype));
+    for (uint32_t i = 0; i < c->const_count; i++) {
+        if (c->consts[i].hash == h && c->consts[i].dev != FE_NONE &&
+            c->devs[c->consts[i].dev].tile.id) {
+            free(data);
+            slot_bind(c, vi, c->consts[i].dev);
+            return LM_OK;
+        }
+    }
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = dtype;
+    o.layout = LMNN_TILE;
+    lmnn_tensor tt;
+    st = lmnn_from_host(c->device, &shape, data, size, &o, &tt);
+    free(data);
+    if (st) return fe_nn_fail(c, n, st);
+    uint32_t d;
+    if ((st = dev_new(c, &d))) {
+        fe_free(tt);
+        return st;
+    }
+    c->devs[d].tile = tt;
+    c->weight_bytes += size;
+    slot_bind(c, vi, d);
+    /* The cache holds its own reference, so an equal constant read later
+     * finds the tensor even after this value's last use. */
+    c->devs[d].refs++;
+    if (c->const_count == c->const_cap) {
+        uint32_t cap = c->const_cap ? c->const_cap * 2 : 32;
+        fe_const_entry *e = realloc(c->consts, cap * sizeof *e);
+        if (!e) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        c->consts = e;
+        c->const_cap = cap;
+    }
+    c->consts[c->const_count++] = (fe_const_entry){h, d};
+    return LM_OK;
+}
+
+static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **out) {
+    if (!fe_has_in(n, i)) return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is missing", i);
+    uint32_t vi = n->inputs[i];
+    if (c->slots[vi].dev == FE_NONE) {
+        if (!c->g->values[vi].konst)
+            return fe_fail(c, n, LM_ERR_INTERNAL, "input %u ('%s') is not on the device", i,
+                           c->g->values[vi].name);
+        lm_status st = upload_const(c, n, vi);
+        if (st) return st;
+    }
+    *out = &c->devs[c->slots[vi].dev];
+    return LM_OK;
+}
+
+lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
+    fe_dev *d;
+    lm_status st = in_dev_entry(c, n, i, &d);
+    if (st) return st;
+    if (!d->tile.id) {
+        lmnn_tensor t;
+        if ((st = lmnn_to_layout(d->rm, LMNN_TILE, &t))) return fe_nn_fail(c, n, st);
+        lmnn_dtype want = fe_dev_dtype(c, fe_in_type(c, n, i)->elem);
+        lmnn_tensor_info info;
+        if (!(st = lmnn_tensor_get_info(t, &info)) && info.dtype != want) {
+            lmnn_tensor u;
+            st = lmnn_typecast(t, want, &u);
+            fe_free(t);
+            t = u;
+        }
+        if (st) return fe_nn_fail(c, n, st);
+        d->tile = t;
+    }
+    *out = d->tile;
+    return LM_OK;
+}
+
+lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
+    fe_dev *d;
+    lm_status st = in_dev_entry(c, n, i, &d);
+    if (st) return st;
+    if (!d->rm.id) {
+        lmnn_tensor t;
+        if ((st = lmnn_to_layout(d->tile, LMNN_ROW_MAJOR, &t))) return fe_nn_fail(c, n, st);
+        d->rm = t;
+    }
+    *out = d->rm;
+    return LM_OK;
+}
+
+lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                          bool *out_owned) {
+    lmnn_tensor t;
+    lm_status st = fe_in_dev(c, n, i, &t);
+    if (st) return st;
+    lmnn_tensor_info info;
+    if ((st = lmnn_tensor_get_info(t, &info))) return fe_nn_fail(c, n, st);
+    if (info.dtype == LMNN_FLOAT32 || info.dtype == LMNN_BFLOAT16) {
+        *out = t;
+        *out_owned = false;
+        return LM_OK;
+    }
+    /* Integers compute in float32 whatever the mode: exact below 2^24. */
+    if ((st = lmnn_typecast(t, LMNN_FLOAT32, out))) return fe_nn_fail(c, n, st);
+    *out_owned = true;
+    return LM_OK;
+}
+
+lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
+    if (i >= n->output_count || n->outputs[i] == FE_NONE) {
+        fe_free(t);
+        return LM_OK;
+    }
+    uint32_t vi = n->outputs[i];
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(t, &info);
+    uint32_t d = FE_NONE;
+    if (!st) st = dev_new(c, &d);
+    if (st) {
+        fe_free(t);
+        return fe_nn_fail(c, n, st);
+    }
+    if (info.layout == LMNN_TILE) c->devs[d].tile = t;
+    else c->devs[d].rm = t;
+    if (c->slots[vi].dev != FE_NONE) dev_release(c, c->slots[vi].dev);
+    slot_bind(c, vi, d);
+    if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
+        dev_release(c, d);
+        c->slots[vi].dev = FE_NONE;
+    }
+    return LM_OK;
+}
+
+lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
+    if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
+    fe_dev *d;
+    lm_status st = in_dev_entry(c, n, j, &d);
+    if (st) return st;
+    uint32_t vi = n->outputs[i];
+    slot_bind(c, vi, (uint32_t)(d - c->devs));
+    if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
+        dev_release(c, c->slots[vi].dev);
+        c->slots[vi].dev = FE_NONE;
+    }
+    return LM_OK;
+}
+
+lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
+    if (i >= n->output_count || n->outputs[i] == FE_NONE) {
+        fe_free(t);
+        return LM_OK;
+    }
+    lmnn_dtype want = fe_dev_dtype(c, c->g->values[n->outputs[i]].type.elem);
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(t, &info);
+    if (!st && info.dtype != want) {
+        lmnn_tensor u;
+        st = lmnn_typecast(t, want, &u);
+        fe_free(t);
+        t = u;
+    }
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, i, t);
+}
+
+lm_status fe_bind_rm(fe_ctx *c, uint32_t v, lmnn_tensor t) {
+    uint32_t d;
+    lm_status st = dev_new(c, &d);
+    if (st) {
+        fe_free(t);
+        return st;
+    }
+    c->devs[d].rm = t;
+    slot_bind(c, v, d);
+    return LM_OK;
+}
+
+void fe_release_non_constants(fe_ctx *c) {
+    for (uint32_t v = 0; v < c->g->value_count; v++) {
+        fe_slot *s = &c->slots[v];
+        if (s->dev == FE_NONE) continue;
+        dev_release(c, s->dev);
+        s->dev = FE_NONE;
+    }
+    /* What is left is held by the constant cache alone. */
+}

@@ -1,0 +1,37 @@
+/* The op registry: every family's table, looked up by ONNX op type. */
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+static const fe_op_def *const *all_ops(size_t *out_count) {
+    static const fe_op_def *table[FE_OPS_MAX];
+    static size_t count;
+    /* Filled once; the tables are constant, so racing fills write the same. */
+    if (!count) {
+        size_t n = 0;
+        const fe_op_family *f = fe_op_families;
+        for (; f->ops; f++)
+            for (size_t i = 0; i < *f->count && n < FE_OPS_MAX; i++) table[n++] = &f->ops[i];
+        count = n;
+    }
+    *out_count = count;
+    return table;
+}
+
+const fe_op_def *fe_op_find(const char *op_type) {
+    size_t count;
+    const fe_op_def *const *t = all_ops(&count);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(t[i]->op_type, op_type) == 0) return t[i];
+    return NULL;
+}
+
+const fe_op_def *const *fe_op_all(size_t *out_count) {
+    return all_ops(out_count);
+}
+
+const fe_op_family fe_op_families[] = {
+    {fe_ops_eltwise, &fe_ops_eltwise_count},
+    {fe_ops_shape, &fe_ops_shape_count},
+    {NULL, NULL},
+};

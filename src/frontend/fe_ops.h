@@ -1,0 +1,29 @@
+/* The op families. Each fe_ops_<family>.c defines its table; fe_ops.c
+ * lists the tables (add a new family there). */
+#ifndef LM_FRONTEND_FE_OPS_H
+#define LM_FRONTEND_FE_OPS_H
+
+#include <stddef.h>
+
+#include "frontend/fe_ctx.h"
+
+#define FE_OPS_MAX 256
+
+typedef struct fe_op_family {
+    const fe_op_def *ops;
+    const size_t *count;
+} fe_op_family;
+
+extern const fe_op_family fe_op_families[];
+
+/* Element-wise math: unary, binary with broadcasting, comparisons, logic,
+ * Where, Cast, the activations (fe_ops_eltwise.c). */
+extern const fe_op_def fe_ops_eltwise[];
+extern const size_t fe_ops_eltwise_count;
+
+/* Shapes and data movement: Shape, Reshape, Transpose, Concat, Slice,
+ * Gather, ... (fe_ops_shape.c). */
+extern const fe_op_def fe_ops_shape[];
+extern const size_t fe_ops_shape_count;
+
+#endif

@@ -1,0 +1,947 @@
+/* Shapes and data movement: Constant, Shape, Size, ConstantOfShape, Range,
+ * Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Slice, Gather,
+ * GatherElements, Expand, Tile, Split, Pad.
+ *
+ * Everything that decides a shape must be known at compile time (the
+ * `value_inputs` of each op), as a constant or through folding; the data
+ * itself moves on the device. With constant inputs each folds on the host.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+static lm_status no_attrs(fe_ctx *c, const fe_node *n) {
+    return fe_check_attrs(c, n, (const char *const[]){NULL});
+}
+
+/* A constant holding `t`'s elements in a new shape (no copy). */
+static lm_status const_view(fe_ctx *c, const fe_node *n, const fe_tensor *t, int32_t rank,
+                            const int64_t *dims) {
+    fe_tensor *v = fe_arena_alloc(&c->g->arena, sizeof *v);
+    if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    *v = *t;
+    v->rank = (uint32_t)rank;
+    for (int32_t d = 0; d < rank; d++) v->dims[d] = dims[d];
+    return fe_set_out_const(c, n, 0, v);
+}
+
+static lm_status i64_vector(fe_ctx *c, const fe_node *n, const int64_t *vals, int64_t count) {
+    fe_tensor *t;
+    lm_status st = fe_const_new(c, FE_INT64, 1, &count, &t);
+    if (st) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < count; i++) fe_tensor_set_i64(t, (uint64_t)i, vals[i]);
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* The reshape of a value computed at run time: the device copies. */
+static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    lmnn_tensor a, r;
+    lm_status st = fe_in_dev(c, n, 0, &a);
+    if (st) return st;
+    lmnn_shape s = fe_shape(o->rank, o->dims);
+    if ((st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* Output 0 is input 0 in the shape `dims`: folded or reshaped on the device. */
+static lm_status set_reshaped(fe_ctx *c, const fe_node *n, int32_t rank, const int64_t *dims) {
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (k) return const_view(c, n, k, rank, dims);
+    return fe_set_out_type(c, n, 0, fe_in_type(c, n, 0)->elem, rank, dims);
+}
+
+/* ---- Constant ---- */
+
+static lm_status infer_constant(fe_ctx *c, const fe_node *n) {
+    if (n->attr_count != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "expected exactly one value attribute, given %u",
+                       n->attr_count);
+    const fe_attr *a = &n->attrs[0];
+    fe_tensor *t;
+    lm_status st;
+    if (!strcmp(a->name, "value") && a->type == FE_ATTR_TENSOR && a->t) {
+        if (a->t->elem == FE_STRING || !a->t->data)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "string constants are not supported");
+        return fe_set_out_const(c, n, 0, a->t);
+    }
+    if (!strcmp(a->name, "value_float") && a->type == FE_ATTR_FLOAT) {
+        if ((st = fe_const_new(c, FE_FLOAT, 0, NULL, &t))) return st;
+        fe_tensor_set_f64(t, 0, a->f);
+        return fe_set_out_const(c, n, 0, t);
+    }
+    if (!strcmp(a->name, "value_int") && a->type == FE_ATTR_INT) {
+        if ((st = fe_const_new(c, FE_INT64, 0, NULL, &t))) return st;
+        fe_tensor_set_i64(t, 0, a->i);
+        return fe_set_out_const(c, n, 0, t);
+    }
+    if (!strcmp(a->name, "value_ints") && a->type == FE_ATTR_INTS)
+        return i64_vector(c, n, a->ints, (int64_t)a->count);
+    if (!strcmp(a->name, "value_floats") && a->type == FE_ATTR_FLOATS) {
+        int64_t count = (int64_t)a->count;
+        if ((st = fe_const_new(c, FE_FLOAT, 1, &count, &t))) return st;
+        for (size_t i = 0; i < a->count; i++) fe_tensor_set_f64(t, i, a->floats[i]);
+        return fe_set_out_const(c, n, 0, t);
+    }
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute '%s' is not supported", a->name);
+}
+
+/* ---- Shape, Size ---- */
+
+static lm_status infer_shape(fe_ctx *c, const fe_node *n) {
+    int64_t start, end;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"start", "end", NULL});
+    if (!st) st = fe_attr_int(c, n, "start", 0, &start);
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (!st) st = fe_attr_int(c, n, "end", t->rank, &end);
+    if (st) return st;
+    int64_t r = t->rank;
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < 0 ? 0 : end > r ? r : end;
+    if (end < start) end = start;
+    return i64_vector(c, n, t->dims + start, end - start);
+}
+
+static lm_status infer_size(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = no_attrs(c, n);
+    if (st) return st;
+    fe_tensor *t;
+    if ((st = fe_const_new(c, FE_INT64, 0, NULL, &t))) return st;
+    fe_tensor_set_i64(t, 0, fe_type_volume(fe_in_type(c, n, 0)));
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* ---- ConstantOfShape, Range ---- */
+
+static lm_status infer_constant_of_shape(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *shape;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"value", NULL});
+    if (!st) st = fe_in_const_required(c, n, 0, &shape);
+    if (st) return st;
+    if (shape->rank != 1 || shape->count > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be a 1-D shape of at most %d dims",
+                       FE_MAX_RANK);
+    int64_t dims[FE_MAX_RANK];
+    for (uint64_t d = 0; d < shape->count; d++) dims[d] = fe_tensor_get_i64(shape, d);
+    const fe_attr *v = fe_node_attr(n, "value");
+    fe_elem elem = v && v->type == FE_ATTR_TENSOR && v->t ? v->t->elem : FE_FLOAT;
+    if (v && (v->type != FE_ATTR_TENSOR || !v->t || v->t->count != 1 || !v->t->data))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute value must be a one-element tensor");
+    fe_tensor *t;
+    if ((st = fe_const_new(c, elem, (uint32_t)shape->count, dims, &t))) return fe_nn_fail(c, n, st);
+    size_t es = fe_elem_size(elem);
+    for (uint64_t i = 0; v && i < t->count; i++)
+        memcpy((char *)t->data + i * es, v->t->data, es);
+    return fe_set_out_const(c, n, 0, t);
+}
+
+static lm_status infer_range(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *k[3];
+    lm_status st = fe_check_inputs(c, n, 3, 3);
+    if (!st) st = no_attrs(c, n);
+    for (uint32_t i = 0; i < 3 && !st; i++) st = fe_in_const_required(c, n, i, &k[i]);
+    if (st) return st;
+    fe_elem e = k[0]->elem;
+    double start = fe_tensor_get_f64(k[0], 0), limit = fe_tensor_get_f64(k[1], 0),
+           delta = fe_tensor_get_f64(k[2], 0);
+    if (delta == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "delta is zero");
+    double steps = ceil((limit - start) / delta);
+    int64_t count = steps > 0 ? (int64_t)steps : 0;
+    if (count > (INT64_C(1) << 31)) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the range is too long");
+    fe_tensor *t;
+    if ((st = fe_const_new(c, e, 1, &count, &t))) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < count; i++) {
+        if (fe_elem_is_float(e)) fe_tensor_set_f64(t, (uint64_t)i, start + (double)i * delta);
+        else
+            fe_tensor_set_i64(t, (uint64_t)i,
+                              fe_tensor_get_i64(k[0], 0) + i * fe_tensor_get_i64(k[2], 0));
+    }
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze ---- */
+
+static lm_status infer_reshape(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *shape;
+    int64_t allowzero;
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"allowzero", NULL});
+    if (!st) st = fe_attr_int(c, n, "allowzero", 0, &allowzero);
+    if (!st) st = fe_in_const_required(c, n, 1, &shape);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (shape->rank != 1 || shape->count > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "shape must be 1-D with at most %d dims",
+                       FE_MAX_RANK);
+    int32_t rank = (int32_t)shape->count, infer_at = -1;
+    int64_t dims[FE_MAX_RANK], known = 1;
+    for (int32_t d = 0; d < rank; d++) {
+        int64_t v = fe_tensor_get_i64(shape, (uint64_t)d);
+        if (v == 0 && !allowzero) {
+            if (d >= in->rank)
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "shape[%d] = 0 copies a missing dim", d);
+            v = in->dims[d];
+        }
+        if (v == -1) {
+            if (infer_at >= 0)
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "shape has more than one -1");
+            infer_at = d;
+            dims[d] = 1;
+            continue;
+        }
+        if (v < 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "shape[%d] = %lld", d, (long long)v);
+        dims[d] = v;
+        known *= v ? v : 1;
+    }
+    int64_t volume = fe_type_volume(in);
+    if (infer_at >= 0) {
+        if (!known || volume % known)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "cannot infer the -1 dim of %lld elements",
+                           (long long)volume);
+        dims[infer_at] = volume / known;
+    }
+    int64_t out_volume = 1;
+    for (int32_t d = 0; d < rank; d++) out_volume *= dims[d];
+    if (out_volume != volume)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "shape holds %lld elements, the input %lld",
+                       (long long)out_volume, (long long)volume);
+    return set_reshaped(c, n, rank, dims);
+}
+
+static lm_status infer_flatten(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
+    if (!st) st = fe_attr_int(c, n, "axis", 1, &axis);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (axis < 0) axis += in->rank;
+    if (axis < 0 || axis > in->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis is out of range for rank %d", in->rank);
+    int64_t dims[2] = {1, 1};
+    for (int32_t d = 0; d < in->rank; d++) dims[d >= axis] *= in->dims[d];
+    return set_reshaped(c, n, 2, dims);
+}
+
+/* Squeeze/Unsqueeze axes: an attribute before opset 13, input 1 after. */
+static lm_status axes_of(fe_ctx *c, const fe_node *n, int64_t *axes, size_t *count, bool *given) {
+    const int64_t *a;
+    size_t k;
+    lm_status st = fe_attr_ints(c, n, "axes", &a, &k);
+    if (st) return st;
+    *given = a != NULL || fe_has_in(n, 1);
+    if (fe_has_in(n, 1)) {
+        const fe_tensor *t;
+        if ((st = fe_in_const_required(c, n, 1, &t))) return st;
+        if (t->count > FE_MAX_RANK * 2)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many axes");
+        *count = (size_t)t->count;
+        for (size_t i = 0; i < *count; i++) axes[i] = fe_tensor_get_i64(t, i);
+        return LM_OK;
+    }
+    if (k > FE_MAX_RANK * 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many axes");
+    *count = k;
+    for (size_t i = 0; i < k; i++) axes[i] = a[i];
+    return LM_OK;
+}
+
+static lm_status infer_squeeze(fe_ctx *c, const fe_node *n) {
+    int64_t axes[FE_MAX_RANK * 2];
+    size_t count;
+    bool given;
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axes", NULL});
+    if (!st) st = axes_of(c, n, axes, &count, &given);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    bool drop[FE_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+        int32_t a;
+        if ((st = fe_axis(c, n, axes[i], in->rank, &a))) return st;
+        if (in->dims[a] != 1)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %lld has size %lld, not 1",
+                           (long long)axes[i], (long long)in->dims[a]);
+        drop[a] = true;
+    }
+    int64_t dims[FE_MAX_RANK];
+    int32_t rank = 0;
+    for (int32_t d = 0; d < in->rank; d++)
+        if (!(given ? drop[d] : in->dims[d] == 1)) dims[rank++] = in->dims[d];
+    return set_reshaped(c, n, rank, dims);
+}
+
+static lm_status infer_unsqueeze(fe_ctx *c, const fe_node *n) {
+    int64_t axes[FE_MAX_RANK * 2];
+    size_t count;
+    bool given;
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axes", NULL});
+    if (!st) st = axes_of(c, n, axes, &count, &given);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    int32_t rank = in->rank + (int32_t)count;
+    if (rank > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d; at most %d", rank,
+                       FE_MAX_RANK);
+    bool added[FE_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+        int32_t a;
+        if ((st = fe_axis(c, n, axes[i], rank, &a))) return st;
+        if (added[a]) return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %d is repeated", a);
+        added[a] = true;
+    }
+    int64_t dims[FE_MAX_RANK];
+    for (int32_t d = 0, j = 0; d < rank; d++) dims[d] = added[d] ? 1 : in->dims[j++];
+    return set_reshaped(c, n, rank, dims);
+}
+
+/* ---- Transpose ---- */
+
+static lm_status infer_transpose(fe_ctx *c, const fe_node *n) {
+    const int64_t *perm;
+    size_t count;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"perm", NULL});
+    if (!st) st = fe_attr_ints(c, n, "perm", &perm, &count);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    int64_t p[FE_MAX_RANK], dims[FE_MAX_RANK];
+    bool seen[FE_MAX_RANK] = {false};
+    if (perm && count != (size_t)in->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "perm has %zu entries for rank %d", count,
+                       in->rank);
+    for (int32_t d = 0; d < in->rank; d++) {
+        p[d] = perm ? perm[d] : in->rank - 1 - d;
+        if (p[d] < 0 || p[d] >= in->rank || seen[p[d]])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "perm is not a permutation");
+        seen[p[d]] = true;
+        dims[d] = in->dims[p[d]];
+    }
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (k) {
+        fe_tensor *t;
+        if ((st = fe_const_new(c, k->elem, k->rank, dims, &t))) return fe_nn_fail(c, n, st);
+        size_t es = fe_elem_size(k->elem);
+        uint64_t in_stride[FE_MAX_RANK];
+        for (int32_t d = in->rank - 1, s = 1; d >= 0; d--) {
+            in_stride[d] = (uint64_t)s;
+            s *= (int32_t)in->dims[d];
+        }
+        for (uint64_t i = 0; i < t->count; i++) {
+            uint64_t rem = i, off = 0;
+            for (int32_t d = in->rank - 1; d >= 0; d--) {
+                uint64_t idx = rem % (uint64_t)dims[d];
+                rem /= (uint64_t)dims[d];
+                off += idx * in_stride[p[d]];
+            }
+            memcpy((char *)t->data + i * es, (const char *)k->data + off * es, es);
+        }
+        return fe_set_out_const(c, n, 0, t);
+    }
+    return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
+}
+
+static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
+    const int64_t *perm;
+    size_t count;
+    const fe_type *in = fe_in_type(c, n, 0);
+    lm_status st = fe_attr_ints(c, n, "perm", &perm, &count);
+    if (st) return st;
+    int32_t p[FE_MAX_RANK];
+    for (int32_t d = 0; d < in->rank; d++) p[d] = (int32_t)(perm ? perm[d] : in->rank - 1 - d);
+    lmnn_tensor a, r;
+    if ((st = fe_in_dev(c, n, 0, &a))) return st;
+    if ((st = lmnn_permute(a, p, (uint32_t)in->rank, NULL, &r))) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Concat ---- */
+
+static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    lm_status st = fe_check_inputs(c, n, 1, 1024);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
+    if (!st) st = fe_attr_int(c, n, "axis", INT64_MIN, &axis);
+    if (st) return st;
+    if (axis == INT64_MIN) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute axis is missing");
+    const fe_type *t0 = fe_in_type(c, n, 0);
+    int32_t a;
+    if ((st = fe_axis(c, n, axis, t0->rank, &a))) return st;
+    fe_type out = *t0;
+    out.dims[a] = 0;
+    bool all_const = true;
+    uint32_t k = fe_in_count(n);
+    for (uint32_t i = 0; i < k; i++) {
+        const fe_type *t = fe_in_type(c, n, i);
+        if (!t) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u is empty", i);
+        if (t->elem != t0->elem || t->rank != t0->rank)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u's type differs from input 0's", i);
+        for (int32_t d = 0; d < t->rank; d++)
+            if (d != a && t->dims[d] != t0->dims[d])
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "input %u's dim %d is %lld, input 0's %lld", i, d,
+                               (long long)t->dims[d], (long long)t0->dims[d]);
+        out.dims[a] += t->dims[a];
+        all_const &= fe_in_const(c, n, i) != NULL;
+    }
+    if (all_const) {
+        fe_tensor *t;
+        if ((st = fe_const_new(c, out.elem, (uint32_t)out.rank, out.dims, &t)))
+            return fe_nn_fail(c, n, st);
+        size_t es = fe_elem_size(out.elem);
+        uint64_t outer = 1, inner = 1;
+        for (int32_t d = 0; d < a; d++) outer *= (uint64_t)out.dims[d];
+        for (int32_t d = a + 1; d < out.rank; d++) inner *= (uint64_t)out.dims[d];
+        char *dst = (char *)t->data;
+        for (uint64_t o = 0; o < outer; o++)
+            for (uint32_t i = 0; i < k; i++) {
+                const fe_tensor *src = fe_in_const(c, n, i);
+                uint64_t run = (uint64_t)src->dims[a] * inner * es;
+                memcpy(dst, (const char *)src->data + o * run, run);
+                dst += run;
+            }
+        return fe_set_out_const(c, n, 0, t);
+    }
+    return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
+}
+
+static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
+    uint32_t k = fe_in_count(n), m = 0;
+    lmnn_tensor *ts = calloc(k, sizeof *ts);
+    if (!ts) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int64_t axis;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    int32_t a = 0;
+    if (!st) st = fe_axis(c, n, axis, fe_in_type(c, n, 0)->rank, &a);
+    for (uint32_t i = 0; i < k && !st; i++) {
+        if (fe_in_type(c, n, i)->dims[a] == 0) continue; /* empty inputs add nothing */
+        st = fe_in_dev(c, n, i, &ts[m++]);
+    }
+    lmnn_tensor r;
+    if (!st && m == 1) {
+        /* One non-empty input: the output is a copy of it. */
+        lmnn_tensor_info info;
+        st = lmnn_tensor_get_info(ts[0], &info);
+        if (!st) st = lmnn_reshape(ts[0], &info.shape, NULL, &r);
+    } else if (!st) {
+        st = lmnn_concat(ts, m, a, NULL, &r);
+    }
+    free(ts);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Slice ---- */
+
+typedef struct slice_plan {
+    int32_t begin[FE_MAX_RANK], end[FE_MAX_RANK], step[FE_MAX_RANK];
+    int64_t dims[FE_MAX_RANK];
+} slice_plan;
+
+static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
+    const fe_type *in = fe_in_type(c, n, 0);
+    int64_t starts[FE_MAX_RANK], ends[FE_MAX_RANK], axes[FE_MAX_RANK], steps[FE_MAX_RANK];
+    size_t count = 0;
+    lm_status st;
+    if (n->opset < 10 && fe_in_count(n) == 1) {
+        const int64_t *s, *e, *a;
+        size_t ns, ne, na;
+        if ((st = fe_attr_ints(c, n, "starts", &s, &ns)) || (st = fe_attr_ints(c, n, "ends", &e, &ne)) ||
+            (st = fe_attr_ints(c, n, "axes", &a, &na)))
+            return st;
+        if (ns != ne || (a && na != ns) || ns > FE_MAX_RANK)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "starts, ends and axes differ in length");
+        count = ns;
+        for (size_t i = 0; i < count; i++) {
+            starts[i] = s[i];
+            ends[i] = e[i];
+            axes[i] = a ? a[i] : (int64_t)i;
+            steps[i] = 1;
+        }
+    } else {
+        const fe_tensor *k[5] = {NULL};
+        for (uint32_t i = 1; i < 5; i++)
+            if (fe_has_in(n, i) && (st = fe_in_const_required(c, n, i, &k[i]))) return st;
+        if (!k[1] || !k[2]) return fe_fail(c, n, LM_ERR_INVALID_FILE, "starts and ends are required");
+        count = (size_t)k[1]->count;
+        if (k[2]->count != count || (k[3] && k[3]->count != count) ||
+            (k[4] && k[4]->count != count) || count > FE_MAX_RANK)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "starts, ends, axes and steps differ in length");
+        for (size_t i = 0; i < count; i++) {
+            starts[i] = fe_tensor_get_i64(k[1], i);
+            ends[i] = fe_tensor_get_i64(k[2], i);
+            axes[i] = k[3] ? fe_tensor_get_i64(k[3], i) : (int64_t)i;
+            steps[i] = k[4] ? fe_tensor_get_i64(k[4], i) : 1;
+        }
+    }
+    for (int32_t d = 0; d < in->rank; d++) {
+        p->begin[d] = 0;
+        p->end[d] = (int32_t)in->dims[d];
+        p->step[d] = 1;
+        p->dims[d] = in->dims[d];
+    }
+    bool seen[FE_MAX_RANK] = {false};
+    for (size_t i = 0; i < count; i++) {
+        int32_t a;
+        if ((st = fe_axis(c, n, axes[i], in->rank, &a))) return st;
+        if (seen[a]) return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %d is repeated", a);
+        seen[a] = true;
+        int64_t dim = in->dims[a], s = starts[i], e = ends[i], step = steps[i];
+        if (step == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "steps[%zu] is 0", i);
+        if (step < 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "negative steps (axis %d) are not supported", a);
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        s = s < 0 ? 0 : s > dim ? dim : s;
+        e = e < 0 ? 0 : e > dim ? dim : e;
+        int64_t len = e > s ? (e - s + step - 1) / step : 0;
+        p->begin[a] = (int32_t)s;
+        p->end[a] = (int32_t)(len ? s + (len - 1) * step + 1 : s);
+        p->step[a] = (int32_t)(step > INT32_MAX ? INT32_MAX : step);
+        p->dims[a] = len;
+    }
+    return LM_OK;
+}
+
+static lm_status infer_slice(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 5);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"starts", "ends", "axes", NULL});
+    slice_plan p;
+    if (!st) st = slice_params(c, n, &p);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (k) {
+        fe_tensor *t;
+        if ((st = fe_const_new(c, k->elem, k->rank, p.dims, &t))) return fe_nn_fail(c, n, st);
+        size_t es = fe_elem_size(k->elem);
+        for (uint64_t i = 0; i < t->count; i++) {
+            uint64_t rem = i, off = 0, stride = 1;
+            for (int32_t d = in->rank - 1; d >= 0; d--) {
+                uint64_t idx = rem % (uint64_t)p.dims[d];
+                rem /= (uint64_t)p.dims[d];
+                off += ((uint64_t)p.begin[d] + idx * (uint64_t)p.step[d]) * stride;
+                stride *= (uint64_t)in->dims[d];
+            }
+            memcpy((char *)t->data + i * es, (const char *)k->data + off * es, es);
+        }
+        return fe_set_out_const(c, n, 0, t);
+    }
+    return fe_set_out_type(c, n, 0, in->elem, in->rank, p.dims);
+}
+
+static lm_status lower_slice(fe_ctx *c, const fe_node *n) {
+    slice_plan p;
+    lm_status st = slice_params(c, n, &p);
+    lmnn_tensor a, r;
+    if (!st) st = fe_in_dev(c, n, 0, &a);
+    if (st) return st;
+    if ((st = lmnn_slice(a, p.begin, p.end, p.step, (uint32_t)fe_in_type(c, n, 0)->rank, NULL, &r)))
+        return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Gather, GatherElements ---- */
+
+static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
+    if (!st) st = fe_attr_int(c, n, "axis", 0, &axis);
+    if (st) return st;
+    const fe_type *data = fe_in_type(c, n, 0), *idx = fe_in_type(c, n, 1);
+    if (idx->elem != FE_INT64 && idx->elem != FE_INT32)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be int32 or int64, given %s",
+                       fe_elem_name(idx->elem));
+    int32_t a;
+    if ((st = fe_axis(c, n, axis, data->rank, &a))) return st;
+    int32_t rank = data->rank - 1 + idx->rank;
+    if (rank > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d", rank);
+    int64_t dims[FE_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t d = 0; d < a; d++) dims[r++] = data->dims[d];
+    for (int32_t d = 0; d < idx->rank; d++) dims[r++] = idx->dims[d];
+    for (int32_t d = a + 1; d < data->rank; d++) dims[r++] = data->dims[d];
+    const fe_tensor *kd = fe_in_const(c, n, 0), *ki = fe_in_const(c, n, 1);
+    if (ki) {
+        for (uint64_t i = 0; i < ki->count; i++) {
+            int64_t v = fe_tensor_get_i64(ki, i);
+            if (v < -data->dims[a] || v >= data->dims[a])
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "index %lld is out of range for dim %lld",
+                               (long long)v, (long long)data->dims[a]);
+        }
+    }
+    if (kd && ki) {
+        fe_tensor *t;
+        if ((st = fe_const_new(c, kd->elem, (uint32_t)rank, dims, &t))) return fe_nn_fail(c, n, st);
+        size_t es = fe_elem_size(kd->elem);
+        uint64_t outer = 1, inner = 1;
+        for (int32_t d = 0; d < a; d++) outer *= (uint64_t)data->dims[d];
+        for (int32_t d = a + 1; d < data->rank; d++) inner *= (uint64_t)data->dims[d];
+        char *dst = (char *)t->data;
+        for (uint64_t o = 0; o < outer; o++)
+            for (uint64_t j = 0; j < ki->count; j++) {
+                int64_t v = fe_tensor_get_i64(ki, j);
+                if (v < 0) v += data->dims[a];
+                memcpy(dst, (const char *)kd->data + (o * (uint64_t)data->dims[a] + (uint64_t)v) * inner * es,
+                       inner * es);
+                dst += inner * es;
+            }
+        return fe_set_out_const(c, n, 0, t);
+    }
+    return fe_set_out_type(c, n, 0, data->elem, rank, dims);
+}
+
+/* Input `i` as a row-major int32 index tensor with negative indices made
+ * positive (dim `dim`); a new tensor the caller frees. */
+static lm_status positive_indices(fe_ctx *c, const fe_node *n, uint32_t i, int64_t dim,
+                                  lmnn_tensor *out) {
+    lmnn_tensor idx, f, m = {0}, fixed = {0}, t = {0};
+    bool owned;
+    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
+    if (st) return st;
+    /* idx + dim * (idx < 0), in float32: exact for dims below 2^24. */
+    if (!(st = lmnn_binary_scalar(LMNN_BINARY_LT, f, 0.0, NULL, &m))) {
+        lmnn_binary_options o;
+        lmnn_binary_options_init(&o);
+        lmnn_tensor scaled;
+        if (!(st = lmnn_binary_scalar(LMNN_BINARY_MUL, m, (double)dim, NULL, &scaled))) {
+            st = lmnn_binary(LMNN_BINARY_ADD, f, scaled, &o, &fixed);
+            fe_free(scaled);
+        }
+    }
+    if (!st) st = lmnn_typecast(fixed, LMNN_INT32, &t);
+    if (!st) st = lmnn_to_layout(t, LMNN_ROW_MAJOR, &idx);
+    fe_free(m);
+    fe_free(fixed);
+    fe_free(t);
+    if (owned) fe_free(f);
+    if (st) return fe_nn_fail(c, n, st);
+    *out = idx;
+    return LM_OK;
+}
+
+static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    const fe_type *data = fe_in_type(c, n, 0), *it = fe_in_type(c, n, 1);
+    int32_t a;
+    if (!st) st = fe_axis(c, n, axis, data->rank, &a);
+    lmnn_tensor d, idx, flat = {0}, r = {0};
+    if (!st) st = fe_in_dev(c, n, 0, &d);
+    if (!st) st = positive_indices(c, n, 1, data->dims[a], &idx);
+    if (st) return st;
+    int64_t count = fe_type_volume(it);
+    lmnn_shape s1 = fe_shape(1, &count);
+    if (!(st = lmnn_reshape(idx, &s1, NULL, &flat)))
+        st = lmnn_index_select(d, a, flat, NULL, &r);
+    fe_free(idx);
+    fe_free(flat);
+    if (st) return fe_nn_fail(c, n, st);
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    lmnn_shape so = fe_shape(o->rank, o->dims);
+    lmnn_tensor shaped;
+    st = lmnn_reshape(r, &so, NULL, &shaped);
+    fe_free(r);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, shaped);
+}
+
+static lm_status infer_gather_elements(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
+    if (!st) st = fe_attr_int(c, n, "axis", 0, &axis);
+    if (st) return st;
+    const fe_type *data = fe_in_type(c, n, 0), *idx = fe_in_type(c, n, 1);
+    int32_t a;
+    if ((st = fe_axis(c, n, axis, data->rank, &a))) return st;
+    if (idx->elem != FE_INT64 && idx->elem != FE_INT32)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be int32 or int64");
+    if (idx->rank != data->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must have the data's rank");
+    return fe_set_out_type(c, n, 0, data->elem, idx->rank, idx->dims);
+}
+
+static lm_status lower_gather_elements(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    const fe_type *data = fe_in_type(c, n, 0);
+    int32_t a;
+    if (!st) st = fe_axis(c, n, axis, data->rank, &a);
+    lmnn_tensor d, idx, r;
+    if (!st) st = fe_in_dev(c, n, 0, &d);
+    if (!st) st = positive_indices(c, n, 1, data->dims[a], &idx);
+    if (st) return st;
+    st = lmnn_gather(d, a, idx, NULL, &r);
+    fe_free(idx);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Expand, Tile ---- */
+
+static lm_status infer_expand(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *shape;
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = no_attrs(c, n);
+    if (!st) st = fe_in_const_required(c, n, 1, &shape);
+    if (st) return st;
+    if (shape->rank != 1 || shape->count > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "shape must be 1-D with at most %d dims",
+                       FE_MAX_RANK);
+    fe_type want = {.elem = fe_in_type(c, n, 0)->elem, .rank = (int32_t)shape->count}, out;
+    for (uint64_t d = 0; d < shape->count; d++) want.dims[d] = fe_tensor_get_i64(shape, d);
+    if ((st = fe_broadcast(c, n, fe_in_type(c, n, 0), &want, &out))) return st;
+    return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
+}
+
+static lm_status lower_expand(fe_ctx *c, const fe_node *n) {
+    const fe_type *o = &c->g->values[n->outputs[0]].type, *in = fe_in_type(c, n, 0);
+    lmnn_tensor a, r;
+    lm_status st = fe_in_dev(c, n, 0, &a);
+    if (st) return st;
+    if (fe_type_volume(o) == fe_type_volume(in) && o->rank == in->rank)
+        return fe_out_alias(c, n, 0, 0);
+    lmnn_shape s = fe_shape(o->rank, o->dims);
+    if ((st = lmnn_expand(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+static lm_status infer_tile(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *rep;
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = no_attrs(c, n);
+    if (!st) st = fe_in_const_required(c, n, 1, &rep);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (rep->count != (uint64_t)in->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "repeats has %llu entries for rank %d",
+                       (unsigned long long)rep->count, in->rank);
+    int64_t dims[FE_MAX_RANK];
+    for (int32_t d = 0; d < in->rank; d++) {
+        int64_t r = fe_tensor_get_i64(rep, (uint64_t)d);
+        if (r < 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "repeats[%d] is negative", d);
+        dims[d] = in->dims[d] * r;
+    }
+    return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
+}
+
+static lm_status lower_tile(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *rep = fe_in_const(c, n, 1);
+    uint32_t r[FE_MAX_RANK];
+    for (uint64_t d = 0; d < rep->count; d++) r[d] = (uint32_t)fe_tensor_get_i64(rep, d);
+    lmnn_tensor a, o;
+    lm_status st = fe_in_dev(c, n, 0, &a);
+    if (st) return st;
+    if ((st = lmnn_repeat(a, r, (uint32_t)rep->count, NULL, &o))) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, o);
+}
+
+/* ---- Split ---- */
+
+static lm_status split_sizes(fe_ctx *c, const fe_node *n, int32_t *axis, int64_t *sizes) {
+    int64_t ax, num;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &ax);
+    if (!st) st = fe_attr_int(c, n, "num_outputs", 0, &num);
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (!st) st = fe_axis(c, n, ax, in->rank, axis);
+    if (st) return st;
+    uint32_t k = n->output_count;
+    if (k == 0 || k > 1024) return fe_fail(c, n, LM_ERR_INVALID_FILE, "no outputs");
+    const int64_t *attr;
+    size_t count;
+    if ((st = fe_attr_ints(c, n, "split", &attr, &count))) return st;
+    const fe_tensor *t = NULL;
+    if (fe_has_in(n, 1) && (st = fe_in_const_required(c, n, 1, &t))) return st;
+    int64_t dim = in->dims[*axis], total = 0;
+    if (attr || t) {
+        size_t m = t ? (size_t)t->count : count;
+        if (m != k)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "split has %zu entries for %u outputs", m, k);
+        for (uint32_t i = 0; i < k; i++) {
+            sizes[i] = t ? fe_tensor_get_i64(t, i) : attr[i];
+            if (sizes[i] < 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "split[%u] is negative", i);
+            total += sizes[i];
+        }
+        if (total != dim)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "split sums to %lld, the dim is %lld",
+                           (long long)total, (long long)dim);
+        return LM_OK;
+    }
+    /* Equal parts, the last one smaller when the dim does not divide. */
+    int64_t part = (dim + k - 1) / k;
+    for (uint32_t i = 0; i < k; i++) {
+        sizes[i] = dim - total < part ? dim - total : part;
+        total += sizes[i];
+    }
+    return LM_OK;
+}
+
+static lm_status infer_split(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", "split", "num_outputs", NULL});
+    if (st) return st;
+    int32_t a;
+    int64_t *sizes = calloc(n->output_count ? n->output_count : 1, sizeof *sizes);
+    if (!sizes) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    st = split_sizes(c, n, &a, sizes);
+    const fe_type *in = fe_in_type(c, n, 0);
+    for (uint32_t i = 0; !st && i < n->output_count; i++) {
+        int64_t dims[FE_MAX_RANK];
+        memcpy(dims, in->dims, sizeof dims);
+        dims[a] = sizes[i];
+        st = fe_set_out_type(c, n, i, in->elem, in->rank, dims);
+    }
+    free(sizes);
+    return st;
+}
+
+static lm_status lower_split(fe_ctx *c, const fe_node *n) {
+    uint32_t k = n->output_count;
+    int64_t *sizes = calloc(k, sizeof *sizes);
+    uint32_t *s32 = calloc(k, sizeof *s32);
+    lmnn_tensor *outs = calloc(k, sizeof *outs);
+    lm_status st = sizes && s32 && outs ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int32_t a = 0;
+    lmnn_tensor in;
+    if (!st) st = split_sizes(c, n, &a, sizes);
+    if (!st) st = fe_in_dev(c, n, 0, &in);
+    for (uint32_t i = 0; !st && i < k; i++) {
+        if (!sizes[i]) st = fe_fail(c, n, LM_ERR_UNSUPPORTED, "output %u would be empty", i);
+        s32[i] = (uint32_t)sizes[i];
+    }
+    if (!st && k == 1) {
+        st = fe_out_alias(c, n, 0, 0);
+    } else if (!st) {
+        if ((st = lmnn_split(in, s32, k, a, NULL, outs))) st = fe_nn_fail(c, n, st);
+        for (uint32_t i = 0; !st && i < k; i++) st = fe_out_dev(c, n, i, outs[i]);
+    }
+    free(sizes);
+    free(s32);
+    free(outs);
+    return st;
+}
+
+/* ---- Pad ---- */
+
+static lm_status pad_params(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o) {
+    const fe_type *in = fe_in_type(c, n, 0);
+    const char *mode;
+    lm_status st = fe_attr_string(c, n, "mode", "constant", &mode);
+    if (st) return st;
+    lmnn_pad_options_init(o);
+    if (!strcmp(mode, "constant")) o->mode = LMNN_PAD_CONSTANT;
+    else if (!strcmp(mode, "reflect")) o->mode = LMNN_PAD_REFLECT;
+    else if (!strcmp(mode, "edge")) o->mode = LMNN_PAD_REPLICATE;
+    else if (!strcmp(mode, "wrap")) o->mode = LMNN_PAD_CIRCULAR;
+    else return fe_fail(c, n, LM_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
+    int64_t raw[2 * FE_MAX_RANK], axes[FE_MAX_RANK];
+    size_t count;
+    if (n->opset < 11) {
+        const int64_t *p;
+        float value;
+        if ((st = fe_attr_ints(c, n, "pads", &p, &count)) ||
+            (st = fe_attr_float(c, n, "value", 0.0f, &value)))
+            return st;
+        if (count != 2 * (size_t)in->rank)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "pads has %zu entries for rank %d", count,
+                           in->rank);
+        memcpy(raw, p, count * sizeof *p);
+        o->value = value;
+    } else {
+        const fe_tensor *p, *v = NULL, *ax = NULL;
+        if ((st = fe_in_const_required(c, n, 1, &p))) return st;
+        if (fe_has_in(n, 2) && (st = fe_in_const_required(c, n, 2, &v))) return st;
+        if (fe_has_in(n, 3) && (st = fe_in_const_required(c, n, 3, &ax))) return st;
+        count = (size_t)p->count;
+        if (count > 2 * FE_MAX_RANK) return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many pads");
+        for (size_t i = 0; i < count; i++) raw[i] = fe_tensor_get_i64(p, i);
+        if (v && v->count) o->value = fe_tensor_get_f64(v, 0);
+        if (ax) {
+            if (ax->count * 2 != count)
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "pads has %zu entries for %llu axes",
+                               count, (unsigned long long)ax->count);
+            for (uint64_t i = 0; i < ax->count; i++) axes[i] = fe_tensor_get_i64(ax, i);
+        } else if (count != 2 * (size_t)in->rank) {
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "pads has %zu entries for rank %d", count,
+                           in->rank);
+        }
+        if (ax) {
+            int64_t full[2 * FE_MAX_RANK] = {0};
+            size_t m = count / 2;
+            for (size_t i = 0; i < m; i++) {
+                int32_t a;
+                if ((st = fe_axis(c, n, axes[i], in->rank, &a))) return st;
+                full[a] = raw[i];
+                full[a + in->rank] = raw[i + m];
+            }
+            count = 2 * (size_t)in->rank;
+            memcpy(raw, full, sizeof full);
+        }
+    }
+    /* ONNX lists all begins, then all ends; the library pairs them per dim. */
+    for (int32_t d = 0; d < in->rank; d++) {
+        int64_t b = raw[d], e = raw[d + in->rank];
+        if (b < 0 || e < 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "negative pads (cropping) are not supported");
+        pads[2 * d] = (uint32_t)b;
+        pads[2 * d + 1] = (uint32_t)e;
+    }
+    return LM_OK;
+}
+
+static lm_status infer_pad(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 4);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"mode", "pads", "value", NULL});
+    uint32_t pads[2 * FE_MAX_RANK];
+    lmnn_pad_options o;
+    if (!st) st = pad_params(c, n, pads, &o);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    int64_t dims[FE_MAX_RANK];
+    for (int32_t d = 0; d < in->rank; d++) dims[d] = in->dims[d] + pads[2 * d] + pads[2 * d + 1];
+    return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
+}
+
+static lm_status lower_pad(fe_ctx *c, const fe_node *n) {
+    uint32_t pads[2 * FE_MAX_RANK];
+    lmnn_pad_options o;
+    lm_status st = pad_params(c, n, pads, &o);
+    lmnn_tensor a, r;
+    if (!st) st = fe_in_dev(c, n, 0, &a);
+    if (st) return st;
+    if ((st = lmnn_pad(a, pads, (uint32_t)fe_in_type(c, n, 0)->rank, &o, &r)))
+        return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+const fe_op_def fe_ops_shape[] = {
+    {"Constant", infer_constant, NULL, 0},
+    {"Shape", infer_shape, NULL, 0},
+    {"Size", infer_size, NULL, 0},
+    {"ConstantOfShape", infer_constant_of_shape, NULL, 1u << 0},
+    {"Range", infer_range, NULL, 7u},
+    {"Reshape", infer_reshape, lower_reshape_to_out, 1u << 1},
+    {"Flatten", infer_flatten, lower_reshape_to_out, 0},
+    {"Squeeze", infer_squeeze, lower_reshape_to_out, 1u << 1},
+    {"Unsqueeze", infer_unsqueeze, lower_reshape_to_out, 1u << 1},
+    {"Transpose", infer_transpose, lower_transpose, 0},
+    {"Concat", infer_concat, lower_concat, 0},
+    {"Slice", infer_slice, lower_slice, 0x1eu},
+    {"Gather", infer_gather, lower_gather, 0},
+    {"GatherElements", infer_gather_elements, lower_gather_elements, 0},
+    {"Expand", infer_expand, lower_expand, 1u << 1},
+    {"Tile", infer_tile, lower_tile, 1u << 1},
+    {"Split", infer_split, lower_split, 1u << 1},
+    {"Pad", infer_pad, lower_pad, 0xeu},
+};
+const size_t fe_ops_shape_count = sizeof fe_ops_shape / sizeof fe_ops_shape[0];

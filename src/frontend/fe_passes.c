@@ -1,0 +1,381 @@
+/* Binding the user's inputs, inference, placement and the memory plan. */
+#include "frontend/fe_passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+lm_status fe_plan_init(fe_ctx *c) {
+    fe_graph *g = c->g;
+    c->plans = calloc(g->node_count ? g->node_count : 1, sizeof *c->plans);
+    c->slots = calloc(g->value_count ? g->value_count : 1, sizeof *c->slots);
+    if (!c->plans || !c->slots) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        c->plans[k].placement = LMFE_ON_DEVICE;
+        c->plans[k].fusion.bias = FE_NONE;
+        c->plans[k].fusion.output = FE_NONE;
+    }
+    for (uint32_t v = 0; v < g->value_count; v++) c->slots[v].dev = FE_NONE;
+    return LM_OK;
+}
+
+/* ---- binding ---- */
+
+static uint32_t find_input(const fe_graph *g, const char *name) {
+    for (uint32_t k = 0; k < g->input_count; k++)
+        if (strcmp(g->values[g->inputs[k]].name, name) == 0) return k;
+    return FE_NONE;
+}
+
+static lm_status unknown_input(const fe_graph *g, const char *what, const char *name) {
+    uint32_t v = fe_graph_find_value(g, name);
+    if (v != FE_NONE && g->values[v].initializer)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: '%s' is an initializer, not a graph input",
+                       what, name);
+    char list[512] = "";
+    size_t len = 0;
+    for (uint32_t k = 0; k < g->input_count && len < sizeof list - 64; k++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", k ? ", " : "",
+                                g->values[g->inputs[k]].name);
+    return err_set(LM_ERR_INVALID_ARGUMENT, "%s: the model has no input '%s' (its inputs: %s)",
+                   what, name, g->input_count ? list : "none");
+}
+
+/* Binds symbol `sym` to `value` in every graph input. */
+static lm_status bind_symbol(fe_graph *g, const char *sym, int64_t value, const char *what) {
+    if (value < 1)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: dim '%s' must be at least 1, given %lld",
+                       what, sym, (long long)value);
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        fe_type *t = &g->values[g->inputs[k]].type;
+        for (int32_t d = 0; d < t->rank; d++) {
+            if (!t->sym[d] || strcmp(t->sym[d], sym) != 0) continue;
+            if (t->dims[d] >= 0 && t->dims[d] != value)
+                return err_set(LM_ERR_INVALID_ARGUMENT,
+                               "%s: dim '%s' is bound to %lld already, given %lld", what, sym,
+                               (long long)t->dims[d], (long long)value);
+            t->dims[d] = value;
+        }
+    }
+    return LM_OK;
+}
+
+/* A caller's tensor as a graph constant (data copied into the arena). */
+static lm_status tensor_from_value(fe_ctx *c, const lmfe_tensor_value *tv, const char *what,
+                                   fe_tensor **out) {
+    fe_elem e = (fe_elem)tv->elem_type;
+    size_t esize = (tv->elem_type > 0 && tv->elem_type < FE_ELEM_COUNT_) ? fe_elem_size(e) : 0;
+    if (!esize)
+        return err_set(LM_ERR_UNSUPPORTED, "%s '%s': element type %d is not supported", what,
+                       tv->name, (int)tv->elem_type);
+    if (tv->rank > FE_MAX_RANK)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': rank %u exceeds %d", what, tv->name,
+                       tv->rank, FE_MAX_RANK);
+    fe_tensor *t;
+    lm_status st = fe_const_new(c, e, tv->rank, tv->dims, &t);
+    if (st) return err_prefix(st, "%s '%s'", what, tv->name);
+    if (t->count * esize != tv->size || (tv->size && !tv->data))
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': expected %llu bytes of data, given %llu",
+                       what, tv->name, (unsigned long long)(t->count * esize),
+                       (unsigned long long)tv->size);
+    if (tv->size) memcpy((void *)t->data, tv->data, (size_t)tv->size);
+    *out = t;
+    return LM_OK;
+}
+
+/* Checks tensor `t` fits input type `type` (same element type; every known dim equal). */
+static lm_status check_fits(const fe_type *type, const fe_tensor *t, const char *what,
+                            const char *name) {
+    char want[160];
+    if (type->elem != FE_UNDEFINED && type->elem != t->elem)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': expected element type %s, given %s",
+                       what, name, fe_elem_name(type->elem), fe_elem_name(t->elem));
+    bool ok = type->rank < 0 || type->rank == (int32_t)t->rank;
+    for (int32_t d = 0; ok && type->rank >= 0 && d < type->rank; d++)
+        ok = type->dims[d] < 0 || type->dims[d] == t->dims[d];
+    if (!ok) {
+        fe_type g = {.elem = t->elem, .rank = (int32_t)t->rank};
+        char given[160];
+        for (uint32_t d = 0; d < t->rank; d++) g.dims[d] = t->dims[d];
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': expected shape %s, given %s", what, name,
+                       fe_type_format(type, want, sizeof want), fe_type_format(&g, given, sizeof given));
+    }
+    return LM_OK;
+}
+
+lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
+    fe_graph *g = c->g;
+    const lmfe_compile_options *o = c->opts;
+    lm_status st;
+    *out_golden = NULL;
+    for (size_t i = 0; i < o->input_shape_count; i++) {
+        const lmfe_input_shape *s = &o->input_shapes[i];
+        const char *what = "input shape";
+        if (!s->name) return err_set(LM_ERR_INVALID_ARGUMENT, "input_shapes[%zu].name is NULL", i);
+        uint32_t k = find_input(g, s->name);
+        if (k == FE_NONE) return unknown_input(g, what, s->name);
+        fe_type *t = &g->values[g->inputs[k]].type;
+        if (s->rank > FE_MAX_RANK)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': rank %u exceeds %d", what, s->name,
+                           s->rank, FE_MAX_RANK);
+        if (t->rank >= 0 && (uint32_t)t->rank != s->rank) {
+            char buf[160];
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': the model declares %s (rank %d), given rank %u",
+                           what, s->name, fe_type_format(t, buf, sizeof buf), t->rank, s->rank);
+        }
+        fe_type old = *t;
+        t->rank = (int32_t)s->rank;
+        for (uint32_t d = 0; d < s->rank; d++) {
+            if (s->dims[d] < 1)
+                return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': dim %u must be at least 1, given %lld",
+                               what, s->name, d, (long long)s->dims[d]);
+            if (old.rank >= 0 && old.dims[d] >= 0 && old.dims[d] != s->dims[d]) {
+                char buf[160];
+                return err_set(LM_ERR_INVALID_ARGUMENT,
+                               "%s '%s': the model fixes dim %u of %s to %lld, given %lld", what,
+                               s->name, d, fe_type_format(&old, buf, sizeof buf),
+                               (long long)old.dims[d], (long long)s->dims[d]);
+            }
+            t->dims[d] = s->dims[d];
+        }
+        for (uint32_t d = 0; d < s->rank; d++)
+            if (old.rank >= 0 && old.sym[d] && (st = bind_symbol(g, old.sym[d], s->dims[d], what)))
+                return st;
+    }
+    for (size_t i = 0; i < o->dim_count; i++) {
+        if (!o->dims[i].symbol) return err_set(LM_ERR_INVALID_ARGUMENT, "dims[%zu].symbol is NULL", i);
+        bool found = false;
+        for (uint32_t k = 0; k < g->input_count && !found; k++) {
+            const fe_type *t = &g->values[g->inputs[k]].type;
+            for (int32_t d = 0; d < t->rank; d++)
+                found |= t->sym[d] && strcmp(t->sym[d], o->dims[i].symbol) == 0;
+        }
+        if (!found)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "dim '%s': no graph input has that symbolic dim",
+                           o->dims[i].symbol);
+        if ((st = bind_symbol(g, o->dims[i].symbol, o->dims[i].value, "dim"))) return st;
+    }
+    for (size_t i = 0; i < o->constant_count; i++) {
+        const lmfe_tensor_value *tv = &o->constants[i];
+        if (!tv->name) return err_set(LM_ERR_INVALID_ARGUMENT, "constants[%zu].name is NULL", i);
+        uint32_t k = find_input(g, tv->name);
+        if (k == FE_NONE) return unknown_input(g, "constant", tv->name);
+        fe_tensor *t;
+        if ((st = tensor_from_value(c, tv, "constant", &t))) return st;
+        fe_value *v = &g->values[g->inputs[k]];
+        if ((st = check_fits(&v->type, t, "constant", tv->name))) return st;
+        v->konst = t;
+        v->type.elem = t->elem;
+        v->type.rank = (int32_t)t->rank;
+        for (uint32_t d = 0; d < t->rank; d++) v->type.dims[d] = t->dims[d];
+    }
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        const fe_value *v = &g->values[g->inputs[k]];
+        if (v->konst) continue;
+        char buf[160];
+        if (v->type.elem == FE_UNDEFINED || v->type.rank < 0)
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "graph input '%s' has no declared type or shape: give it with "
+                           "--input-shape %s=DIMS",
+                           v->name, v->name);
+        for (int32_t d = 0; d < v->type.rank; d++) {
+            if (v->type.dims[d] >= 0) continue;
+            if (v->type.sym[d])
+                return err_set(LM_ERR_INVALID_ARGUMENT,
+                               "graph input '%s' %s: dim %d ('%s') is not fixed: give --input-shape "
+                               "%s=DIMS or --dim %s=N",
+                               v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->type.sym[d],
+                               v->name, v->type.sym[d]);
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "graph input '%s' %s: dim %d is unknown: give --input-shape %s=DIMS",
+                           v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->name);
+        }
+        if (fe_type_volume(&v->type) == 0)
+            return err_set(LM_ERR_UNSUPPORTED, "graph input '%s' is empty (a zero dim)", v->name);
+    }
+    const fe_tensor **golden = calloc(g->input_count ? g->input_count : 1, sizeof *golden);
+    if (!golden) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (size_t i = 0; i < o->golden_input_count; i++) {
+        const lmfe_tensor_value *tv = &o->golden_inputs[i];
+        st = LM_OK;
+        uint32_t k = tv->name ? find_input(g, tv->name) : FE_NONE;
+        if (!tv->name) st = err_set(LM_ERR_INVALID_ARGUMENT, "golden_inputs[%zu].name is NULL", i);
+        else if (k == FE_NONE) st = unknown_input(g, "golden input", tv->name);
+        else if (g->values[g->inputs[k]].konst)
+            st = err_set(LM_ERR_INVALID_ARGUMENT, "golden input '%s' is given as a constant too",
+                         tv->name);
+        fe_tensor *t = NULL;
+        if (!st) st = tensor_from_value(c, tv, "golden input", &t);
+        if (!st) st = check_fits(&g->values[g->inputs[k]].type, t, "golden input", tv->name);
+        if (st) {
+            free(golden);
+            return st;
+        }
+        golden[k] = t;
+    }
+    *out_golden = golden;
+    return LM_OK;
+}
+
+/* ---- inference ---- */
+
+lm_status fe_infer_graph(fe_ctx *c) {
+    fe_graph *g = c->g;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        c->current = n;
+        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "ops of domain '%s' are not supported",
+                           n->domain);
+        const fe_op_def *op = fe_op_find(n->op_type);
+        if (!op)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s is not supported", n->op_type);
+        for (uint32_t i = 0; i < n->input_count; i++) {
+            const fe_value *v = fe_in(c, n, i);
+            if (v && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
+                               v->name);
+        }
+        lm_status st = op->infer(c, n);
+        if (st) return st;
+        bool folded = true;
+        for (uint32_t i = 0; i < n->output_count; i++) {
+            if (n->outputs[i] == FE_NONE) continue;
+            const fe_value *v = &g->values[n->outputs[i]];
+            if (v->type.elem == FE_UNDEFINED || v->type.rank < 0)
+                return fe_fail(c, n, LM_ERR_INTERNAL, "output %u ('%s') got no type", i, v->name);
+            folded &= v->konst != NULL;
+        }
+        if (folded) c->plans[k].placement = LMFE_FOLDED;
+        else if (!op->lower)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "runs only on values known at compile time (it has no device form)");
+    }
+    c->current = NULL;
+    return LM_OK;
+}
+
+/* ---- placement ---- */
+
+lm_status fe_plan_graph(fe_ctx *c) {
+    fe_graph *g = c->g;
+    /* Dead nodes: nothing a graph output depends on reads them. */
+    bool *live = calloc(g->value_count ? g->value_count : 1, sizeof *live);
+    if (!live) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t k = 0; k < g->output_count; k++) live[g->outputs[k]] = true;
+    for (uint32_t k = g->node_count; k-- > 0;) {
+        const fe_node *n = &g->nodes[k];
+        bool used = false;
+        for (uint32_t i = 0; i < n->output_count; i++)
+            used |= n->outputs[i] != FE_NONE && live[n->outputs[i]];
+        if (!used) {
+            c->plans[k].placement = LMFE_REMOVED;
+            continue;
+        }
+        if (c->plans[k].placement == LMFE_FOLDED) continue;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) live[n->inputs[i]] = true;
+    }
+    free(live);
+    lm_status st = fe_fuse(c);
+    if (st) return st;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) c->slots[n->inputs[i]].uses++;
+        if (c->plans[k].fusion.bias != FE_NONE) c->slots[c->plans[k].fusion.bias].uses++;
+        if (c->float_dtype != LMNN_FLOAT32)
+            for (uint32_t i = 0; i < n->output_count; i++)
+                if (n->outputs[i] != FE_NONE &&
+                    fe_elem_is_float(g->values[n->outputs[i]].type.elem))
+                    c->plans[k].lowered_precision = true;
+    }
+    for (uint32_t k = 0; k < g->output_count; k++) {
+        c->slots[g->outputs[k]].uses++;
+        c->slots[g->outputs[k]].pinned = true;
+        if (fe_type_volume(&g->values[g->outputs[k]].type) == 0)
+            return err_set(LM_ERR_UNSUPPORTED, "graph output '%s' is empty (a zero dim)",
+                           g->values[g->outputs[k]].name);
+    }
+    return LM_OK;
+}
+
+void fe_plan_reset_uses(fe_ctx *c) {
+    for (uint32_t v = 0; v < c->g->value_count; v++) c->slots[v].remaining = c->slots[v].uses;
+}
+
+static uint64_t value_bytes(const fe_ctx *c, const fe_value *v) {
+    int64_t n = fe_type_volume(&v->type);
+    if (n < 0) return 0;
+    uint64_t elem = fe_elem_is_float(v->type.elem) && c->float_dtype == LMNN_BFLOAT16 ? 2 : 4;
+    /* Tile layout pads the last two dims to 32. */
+    int32_t r = v->type.rank;
+    uint64_t rows = r >= 2 ? (uint64_t)v->type.dims[r - 2] : 1, cols = r >= 1 ? (uint64_t)v->type.dims[r - 1] : 1;
+    uint64_t batch = rows && cols ? (uint64_t)n / (rows * cols) : 0;
+    return batch * ((rows + 31) / 32 * 32) * ((cols + 31) / 32 * 32) * elem;
+}
+
+uint64_t fe_plan_peak_bytes(const fe_ctx *c) {
+    const fe_graph *g = c->g;
+    uint32_t *left = calloc(g->value_count ? g->value_count : 1, sizeof *left);
+    if (!left) return 0;
+    uint64_t live = 0, peak = 0;
+    for (uint32_t v = 0; v < g->value_count; v++) {
+        left[v] = c->slots[v].uses;
+        if ((g->values[v].graph_input || g->values[v].konst) && left[v])
+            live += value_bytes(c, &g->values[v]);
+    }
+    peak = live;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
+        for (uint32_t i = 0; i < n->output_count; i++)
+            if (n->outputs[i] != FE_NONE) live += value_bytes(c, &g->values[n->outputs[i]]);
+        if (live > peak) peak = live;
+        for (uint32_t i = 0; i < n->input_count; i++) {
+            uint32_t v = n->inputs[i];
+            if (v != FE_NONE && left[v] && --left[v] == 0) live -= value_bytes(c, &g->values[v]);
+        }
+        for (uint32_t i = 0; i < n->output_count; i++) {
+            uint32_t v = n->outputs[i];
+            if (v != FE_NONE && !left[v]) live -= value_bytes(c, &g->values[v]);
+        }
+    }
+    free(left);
+    return peak;
+}
+
+lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
+    char buf[512];
+    size_t len = 0;
+    uint32_t int_nodes = 0;
+    for (uint32_t k = 0; k < c->g->node_count; k++) {
+        const fe_node *n = &c->g->nodes[k];
+        if (c->plans[k].placement != LMFE_ON_DEVICE || !n->output_count ||
+            n->outputs[0] == FE_NONE)
+            continue;
+        fe_elem e = c->g->values[n->outputs[0]].type.elem;
+        int_nodes += fe_elem_is_int(e);
+    }
+    if (r->lowered_nodes)
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "precision: %u of %u device nodes compute in bfloat16%s "
+                                "(float32 accumulation)\n",
+                                r->lowered_nodes, r->device_nodes,
+                                c->bfp8_weights ? " with bfloat8_b weights" : "");
+    if (int_nodes)
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "integers: %u device nodes hold integers as int32 (exact for "
+                                "|x| < 2^31; their arithmetic is exact for |x| < 2^24)\n",
+                                int_nodes);
+    if (!len) return LM_OK;
+    if (!(r->notes = malloc(len + 1))) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    memcpy(r->notes, buf, len + 1);
+    return LM_OK;
+}
+
+void fe_set_element_type(lm_buffer_name_options *o, fe_elem elem) {
+    (void)o;
+    (void)elem;
+}
