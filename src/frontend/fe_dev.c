@@ -61,6 +61,7 @@ void fe_value_used(fe_ctx *c, uint32_t v) {
 }
 
 void fe_values_release_all(fe_ctx *c) {
+    fe_cache_release(c);
     for (uint32_t i = 0; i < c->dev_count; i++) {
         fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);
