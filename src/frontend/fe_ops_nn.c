@@ -76,7 +76,7 @@ void fe_cache_release(fe_ctx *c) {
 }
 
 /* Cache keys: the kind in the top byte (1 and 2 are fe_ops_reduce.c's). */
-enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_REV = 1 };
+enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_REV = 1, KEY_TRILU = 18, KEY_ZERO = 19 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
     return ((uint64_t)kind << 56) | (a & ((UINT64_C(1) << 56) - 1));
@@ -271,7 +271,8 @@ static lm_status gemm_read(fe_ctx *c, const fe_node *n, gemm_attrs *g) {
 static lm_status infer_gemm(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 3);
     if (!st)
-        st = fe_check_attrs(c, n, (const char *const[]){"alpha", "beta", "transA", "transB", NULL});
+        st = fe_check_attrs(
+            c, n, (const char *const[]){"alpha", "beta", "transA", "transB", "broadcast", NULL});
     for (uint32_t i = 0; i < 3 && !st; i++)
         st = fe_check_elem(c, n, i, numeric_types);
     gemm_attrs g;
@@ -939,15 +940,6 @@ static lm_status pool_read(fe_ctx *c, const fe_node *n, bool is_max, geom *g,
                            "supported",
                            (long long)so);
     }
-    if (g->sp == 3) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "3-D pooling is not supported");
-    for (int32_t i = 0; i < g->sp; i++) {
-        int64_t dk = (g->kernel[i] - 1) * g->dil[i] + 1;
-        if (g->pad_b[i] * 2 > dk || g->pad_e[i] * 2 > dk)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "pads (%lld, %lld) larger than half the kernel (%lld) are not "
-                           "supported",
-                           (long long)g->pad_b[i], (long long)g->pad_e[i], (long long)dk);
-    }
     return LM_OK;
 }
 
@@ -972,6 +964,129 @@ static lm_status infer_pool(fe_ctx *c, const fe_node *n) {
     return set_image_out(c, n, x->elem, x, x->dims[1], &g);
 }
 
+/* out = x sliced to at most [.., h, w] in its last two dims (pooling with
+ * explicit padding may give one more window than ONNX's rule). */
+static lm_status crop_hw(lmnn_tensor *x, uint32_t h, uint32_t w) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(*x, &info);
+    if (st) return st;
+    uint32_t r = info.shape.rank;
+    if (info.shape.dims[r - 2] <= h && info.shape.dims[r - 1] <= w) return LM_OK;
+    int32_t b[LMNN_MAX_DIMS] = {0}, e[LMNN_MAX_DIMS];
+    for (uint32_t i = 0; i < r; i++)
+        e[i] = (int32_t)info.shape.dims[i];
+    if (e[r - 2] > (int32_t)h) e[r - 2] = (int32_t)h;
+    if (e[r - 1] > (int32_t)w) e[r - 1] = (int32_t)w;
+    lmnn_tensor s;
+    if ((st = lmnn_slice(*x, b, e, NULL, r, NULL, &s))) return st;
+    fe_free(*x);
+    *x = s;
+    return LM_OK;
+}
+
+enum { KEY_POOL_FACTOR = 20 };
+
+/* One 2-D pooling of x ([N, C, H, W] float tile) with options `o`, giving
+ * [N, C, want_h, want_w]. A max kernel of more than 256 taps runs as two
+ * passes (max is separable: rows, then columns), which the op library's
+ * buffers hold; padding beyond half the kernel (which the library refuses)
+ * is added explicitly (-inf for max, zeros for average; for an average that
+ * excludes the padding the result is then scaled per output by
+ * window / real elements, a host-made map). */
+static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_pool2d_options *o,
+                        uint32_t want_h, uint32_t want_w, lmnn_tensor x, lmnn_tensor *out) {
+    lm_status st;
+    int32_t kh = o->kernel_size[0], kw = o->kernel_size[1];
+    if (is_max && kh > 1 && kw > 1 && kh * kw > 256) {
+        lmnn_pool2d_options rows = *o, cols = *o;
+        rows.kernel_size[1] = 1, rows.stride[1] = 1, rows.dilation[1] = 1;
+        rows.padding[2] = rows.padding[3] = 0;
+        cols.kernel_size[0] = 1, cols.stride[0] = 1, cols.dilation[0] = 1;
+        cols.padding[0] = cols.padding[1] = 0;
+        lmnn_tensor t;
+        lmnn_tensor_info info;
+        if ((st = lmnn_tensor_get_info(x, &info))) return st;
+        if ((st = pool2d(c, n, true, &rows, want_h, info.shape.dims[3], x, &t))) return st;
+        st = pool2d(c, n, true, &cols, want_h, want_w, t, out);
+        fe_free(t);
+        return st;
+    }
+    bool wide = false;
+    for (int i = 0; i < 4; i++) {
+        int32_t dk = (o->kernel_size[i / 2] - 1) * o->dilation[i / 2] + 1;
+        wide |= o->padding[i] * 2 > dk;
+    }
+    if (!wide) {
+        if ((st = is_max ? lmnn_max_pool2d(x, o, out) : lmnn_avg_pool2d(x, o, out))) return st;
+        if ((st = crop_hw(out, want_h, want_w))) fe_free(*out);
+        return st;
+    }
+    lmnn_tensor_info info;
+    if ((st = lmnn_tensor_get_info(x, &info))) return st;
+    uint32_t H = info.shape.dims[2], W = info.shape.dims[3];
+    const uint32_t pads[8] = {0,
+                              0,
+                              0,
+                              0,
+                              (uint32_t)o->padding[0],
+                              (uint32_t)o->padding[1],
+                              (uint32_t)o->padding[2],
+                              (uint32_t)o->padding[3]};
+    lmnn_pad_options po;
+    lmnn_pad_options_init(&po);
+    po.value = is_max ? -INFINITY : 0.0;
+    lmnn_tensor xp, r;
+    if ((st = lmnn_pad(x, pads, 4, &po, &xp))) return st;
+    lmnn_pool2d_options q = *o;
+    memset(q.padding, 0, sizeof q.padding);
+    q.count_include_pad = true;
+    st = is_max ? lmnn_max_pool2d(xp, &q, &r) : lmnn_avg_pool2d(xp, &q, &r);
+    fe_free(xp);
+    if (!st) st = crop_hw(&r, want_h, want_w);
+    if (st || is_max || o->count_include_pad) {
+        if (st)
+            fe_free(r);
+        else
+            *out = r;
+        return st;
+    }
+    uint64_t key = key_of(KEY_POOL_FACTOR, (uint64_t)(n - c->g->nodes));
+    lmnn_tensor f;
+    if (!fe_cache_get(c, key, &f)) {
+        float *m = malloc((size_t)want_h * want_w * sizeof *m);
+        if (!m) {
+            fe_free(r);
+            return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        }
+        int64_t hp = (int64_t)H + o->padding[0] + o->padding[1],
+                wp = (int64_t)W + o->padding[2] + o->padding[3];
+        int32_t sh = o->stride[0] ? o->stride[0] : kh, sw = o->stride[1] ? o->stride[1] : kw;
+        for (uint32_t i = 0; i < want_h; i++)
+            for (uint32_t j = 0; j < want_w; j++) {
+                int64_t hs = (int64_t)i * sh, ws = (int64_t)j * sw;
+                int64_t he = hs + kh < hp ? hs + kh : hp, we = ws + kw < wp ? ws + kw : wp;
+                int64_t rh0 = hs > o->padding[0] ? hs : o->padding[0],
+                        rh1 = he < o->padding[0] + (int64_t)H ? he : o->padding[0] + (int64_t)H;
+                int64_t rw0 = ws > o->padding[2] ? ws : o->padding[2],
+                        rw1 = we < o->padding[2] + (int64_t)W ? we : o->padding[2] + (int64_t)W;
+                int64_t real = (rh1 > rh0 ? rh1 - rh0 : 0) * (rw1 > rw0 ? rw1 - rw0 : 0);
+                m[(size_t)i * want_w + j] =
+                    real ? (float)((double)((he - hs) * (we - ws)) / (double)real) : NAN;
+            }
+        lmnn_shape s = LMNN_SHAPE(1, 1, want_h, want_w);
+        st = fe_cache_upload(c, n, key, &s, m, (size_t)want_h * want_w * sizeof *m, LMNN_FLOAT32,
+                             LMNN_TILE, &f);
+        free(m);
+        if (st) {
+            fe_free(r);
+            return st;
+        }
+    }
+    st = lmnn_binary(LMNN_BINARY_MUL, r, f, NULL, out);
+    fe_free(r);
+    return st;
+}
+
 static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     bool is_max = !strcmp(n->op_type, "MaxPool");
     geom g;
@@ -980,40 +1095,88 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     const fe_type *xt = fe_in_type(c, n, 0), *ot = &c->g->values[n->outputs[0]].type;
     lmnn_tensor x, r = {0};
-    bool xo;
+    bool xo, own_msg = false;
     if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
-    if (g.sp == 1)
-        st = reshape_to(&x, &xo, 4,
-                        (const uint32_t[]){(uint32_t)xt->dims[0], (uint32_t)xt->dims[1], 1,
-                                           (uint32_t)xt->dims[2]});
+    uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1];
+    uint32_t oh = g.sp == 1 ? 1 : (uint32_t)ot->dims[ot->rank - 2],
+             ow = (uint32_t)ot->dims[ot->rank - 1];
+    if (g.sp == 1) st = reshape_to(&x, &xo, 4, (const uint32_t[]){N, C, 1, (uint32_t)xt->dims[2]});
     lmnn_pool2d_options o;
     lmnn_pool2d_options_init(&o);
     geom_2d(&g, o.stride, o.padding, o.dilation, o.kernel_size);
     o.ceil_mode = g.ceil_mode;
     o.count_include_pad = cip != 0;
-    if (!st) st = is_max ? lmnn_max_pool2d(x, &o, &r) : lmnn_avg_pool2d(x, &o, &r);
-    if (xo) fe_free(x);
-    if (!st) {
-        lmnn_tensor_info info;
-        st = lmnn_tensor_get_info(r, &info);
-        uint32_t want = (uint32_t)ot->dims[ot->rank - 1];
-        if (!st && info.shape.dims[3] != want)
-            st = fe_fail(c, n, LM_ERR_INTERNAL, "pooling gave width %u, expected %u",
-                         info.shape.dims[3], want);
-        else if (st)
-            st = fe_nn_fail(c, n, st);
-        if (!st && g.sp == 1) {
-            bool ro = true;
-            uint32_t dims[3] = {(uint32_t)ot->dims[0], (uint32_t)ot->dims[1],
-                                (uint32_t)ot->dims[2]};
-            if ((st = reshape_to(&r, &ro, 3, dims))) st = fe_nn_fail(c, n, st);
+    if (!st && g.sp != 3) {
+        st = pool2d(c, n, is_max, &o, oh, ow, x, &r);
+    } else if (!st) {
+        /* 3-D: each output depth pools the 2-D slices of its depth taps and
+         * combines them: the max, or the sum of the slices' averages over
+         * the depth divisor (the window's depth clipped to the padded input
+         * when the padding counts, else its real taps). */
+        uint32_t H = (uint32_t)xt->dims[3], W = (uint32_t)xt->dims[4];
+        int64_t od_n = g.out[0], id_n = g.in[0];
+        lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
+        if (!slices) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (int64_t od = 0; !st && od < od_n; od++) {
+            lmnn_tensor acc = {0};
+            int64_t taps = 0;
+            for (int64_t kd = 0; !st && kd < g.kernel[0]; kd++) {
+                int64_t id = od * g.stride[0] + kd * g.dil[0] - g.pad_b[0];
+                if (id < 0 || id >= id_n) continue;
+                int32_t b[5] = {0, 0, (int32_t)id, 0, 0},
+                        e[5] = {(int32_t)N, (int32_t)C, (int32_t)id + 1, (int32_t)H, (int32_t)W};
+                lmnn_tensor xs, xs4, y;
+                if ((st = lmnn_slice(x, b, e, NULL, 5, NULL, &xs))) break;
+                lmnn_shape s4 = LMNN_SHAPE(N, C, H, W);
+                st = lmnn_reshape(xs, &s4, NULL, &xs4);
+                fe_free(xs);
+                if (st) break;
+                st = pool2d(c, n, is_max, &o, oh, ow, xs4, &y);
+                fe_free(xs4);
+                if (st) break;
+                if (!taps++)
+                    acc = y;
+                else {
+                    lmnn_tensor s2;
+                    st = lmnn_binary(is_max ? LMNN_BINARY_MAXIMUM : LMNN_BINARY_ADD, acc, y, NULL,
+                                     &s2);
+                    fe_free(acc);
+                    fe_free(y);
+                    acc = s2;
+                }
+            }
+            if (!st && !taps) {
+                /* Only with ceil_mode and depth padding; PyTorch has no such window. */
+                st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                             "a window entirely in the depth padding is not supported");
+                own_msg = true;
+            }
+            if (!st && !is_max) {
+                int64_t ds = od * g.stride[0], dp = id_n + g.pad_b[0] + g.pad_e[0];
+                int64_t div = cip ? (ds + g.kernel[0] < dp ? g.kernel[0] : dp - ds) : taps;
+                if (div != 1) {
+                    lmnn_tensor s2;
+                    st = lmnn_binary_scalar(LMNN_BINARY_DIV, acc, (double)div, NULL, &s2);
+                    fe_free(acc);
+                    acc = s2;
+                }
+            }
+            if (!st) {
+                lmnn_shape s5 = LMNN_SHAPE(N, C, 1, oh, ow);
+                st = lmnn_reshape(acc, &s5, NULL, &slices[od]);
+            }
+            fe_free(acc);
         }
-    } else {
-        st = fe_nn_fail(c, n, st);
+        if (!st) st = lmnn_concat(slices, (uint32_t)od_n, 2, NULL, &r);
+        for (int64_t i = 0; slices && i < od_n; i++)
+            fe_free(slices[i]);
+        free(slices);
     }
+    if (xo) fe_free(x);
+    if (!st && g.sp == 1) st = reshape_to(&r, (bool[]){true}, 3, (const uint32_t[]){N, C, ow});
     if (st) {
         fe_free(r);
-        return st;
+        return own_msg ? st : fe_nn_fail(c, n, st);
     }
     return fe_out_from_float(c, n, 0, r);
 }
@@ -1446,6 +1609,76 @@ fail:
     return fe_nn_fail(c, n, st);
 }
 
+/* ---- Trilu ---- */
+
+static lm_status trilu_k(fe_ctx *c, const fe_node *n, int64_t *k) {
+    *k = 0;
+    if (!fe_has_in(n, 1)) return LM_OK;
+    const fe_tensor *t;
+    lm_status st = fe_in_const_required(c, n, 1, &t);
+    if (st) return st;
+    if (t->count != 1 || !fe_elem_is_int(t->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "k must be one integer");
+    *k = fe_tensor_get_i64(t, 0);
+    return LM_OK;
+}
+
+static lm_status infer_trilu(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"upper", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, numeric_types);
+    int64_t k, upper;
+    if (!st) st = trilu_k(c, n, &k);
+    if (!st) st = fe_attr_int(c, n, "upper", 1, &upper);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must have rank >= 2");
+    if (fe_type_volume(x) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an empty input is not supported");
+    return same_type_out(c, n);
+}
+
+/* where(mask, x, 0) with the host-made 0/1 mask of the last two dims
+ * (upper: column - row >= k; lower: column - row <= k). */
+static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
+    int64_t k, upper;
+    lm_status st = trilu_k(c, n, &k);
+    if (!st) st = fe_attr_int(c, n, "upper", 1, &upper);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    uint32_t rows = (uint32_t)xt->dims[xt->rank - 2], cols = (uint32_t)xt->dims[xt->rank - 1];
+    lmnn_tensor mask, zero;
+    uint64_t key = key_of(KEY_TRILU, (uint64_t)(n - c->g->nodes));
+    if (!fe_cache_get(c, key, &mask)) {
+        float *m = malloc((size_t)rows * cols * sizeof *m);
+        if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (uint32_t i = 0; i < rows; i++)
+            for (uint32_t j = 0; j < cols; j++) {
+                int64_t d = (int64_t)j - (int64_t)i;
+                m[(size_t)i * cols + j] = (upper ? d >= k : d <= k) ? 1.0f : 0.0f;
+            }
+        lmnn_shape s = LMNN_SHAPE(rows, cols);
+        st = fe_cache_upload(c, n, key, &s, m, (size_t)rows * cols * sizeof *m, LMNN_FLOAT32,
+                             LMNN_TILE, &mask);
+        free(m);
+        if (st) return st;
+    }
+    if (!fe_cache_get(c, key_of(KEY_ZERO, 0), &zero)) {
+        float z = 0;
+        lmnn_shape s = LMNN_SHAPE(1, 1);
+        if ((st = fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32,
+                                  LMNN_TILE, &zero)))
+            return st;
+    }
+    lmnn_tensor x, r;
+    bool owned;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
+    st = lmnn_where(mask, x, zero, &r);
+    if (owned) fe_free(x);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
 const fe_op_def fe_ops_nn[] = {
     {"MatMul", infer_matmul, lower_matmul, 0},
     {"Gemm", infer_gemm, lower_gemm, 0},
@@ -1463,5 +1696,6 @@ const fe_op_def fe_ops_nn[] = {
     {"Dropout", infer_dropout, lower_dropout, 0},
     {"DepthToSpace", infer_d2s, lower_d2s, 0},
     {"SpaceToDepth", infer_d2s, lower_d2s, 0},
+    {"Trilu", infer_trilu, lower_trilu, 2u},
 };
 const size_t fe_ops_nn_count = sizeof fe_ops_nn / sizeof fe_ops_nn[0];
