@@ -931,15 +931,9 @@ static lm_status pool_read(fe_ctx *c, const fe_node *n, bool is_max, geom *g,
                 return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                                "attribute dilations=%lld is not supported for AveragePool",
                                (long long)g->dil[i]);
-    } else {
-        int64_t so;
-        if ((st = fe_attr_int(c, n, "storage_order", 0, &so))) return st;
-        if (so != 0 && n->output_count > 1 && n->outputs[1] != FE_NONE)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "attribute storage_order=%lld is not "
-                           "supported",
-                           (long long)so);
     }
+    /* MaxPool's storage_order orders only the Indices output, which is
+     * refused (infer_pool). */
     return LM_OK;
 }
 

@@ -184,7 +184,7 @@ static bool find_buffer(lm_replay *r, const char *name, lm_buffer_role role, uns
 
 /* "pass", "refused: ...", or a failure description into msg; returns 0 pass,
  * 1 refused, 2 bad. */
-static int run_case(const char *dir, char *msg, size_t msg_size) {
+static int run_case(const char *dir, bool trace, char *msg, size_t msg_size) {
     char path[2048];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     lmfe_tensor_value ins[16], outs[16];
@@ -201,19 +201,20 @@ static int run_case(const char *dir, char *msg, size_t msg_size) {
     lmfe_compile_options_init(&o);
     o.constants = consts;
     o.constant_count = nconst;
+    o.trace = trace;
     lm_binary *bin = NULL;
     lm_replay *rp = NULL;
     int result = 2;
     void *buf = NULL, *inbuf[16] = {0};
     uint64_t compared = 0;
-    if (nout == 0) {
-        snprintf(msg, msg_size, "no expected outputs could be read");
-        goto done;
-    }
     lm_status st = lmfe_compile_onnx(path, &o, &bin, NULL);
     if (st) {
         snprintf(msg, msg_size, "%s: %s", lm_status_string(st), lm_last_error());
         result = st == LM_ERR_UNSUPPORTED ? 1 : 2;
+        goto done;
+    }
+    if (nout == 0) {
+        snprintf(msg, msg_size, "no expected outputs could be read");
         goto done;
     }
     const void *data;
@@ -344,7 +345,7 @@ static void test_node_tests(void) {
         char dir[1024], msg[1024];
         snprintf(dir, sizeof dir, "%s/%s/%s", LM_ONNX_TESTDATA, names[i].set, names[i].name);
         op_tests *op = op_of(names[i].set, names[i].name);
-        int r = run_case(dir, msg, sizeof msg);
+        int r = run_case(dir, false, msg, sizeof msg);
         op->total++;
         if (r == 0)
             op->passed++;
@@ -372,7 +373,52 @@ static void test_node_tests(void) {
     CHECK(bad == 0);
 }
 
+/* The cases make_nn_cases.py builds (opset < 13 forms, constant weights,
+ * refusals, a traced compile): each passes, or for refuse_* is refused with
+ * the message in its expect.txt. */
+static void test_built_cases(void) {
+    if (system("/usr/bin/python3 -c 'import onnx, torch' 2>/dev/null") != 0) {
+        printf("  skipped: /usr/bin/python3 with onnx and torch is not installed\n");
+        return;
+    }
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && /usr/bin/python3 '%s' '%s'", LM_FE_CASES_DIR,
+             LM_FE_CASES_SCRIPT, LM_FE_CASES_DIR);
+    CHECK(system(cmd) == 0);
+    DIR *d = opendir(LM_FE_CASES_DIR);
+    CHECK(d != NULL);
+    struct dirent *e;
+    unsigned total = 0, good = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char dir[1024], msg[1024], expect[256] = "";
+        snprintf(dir, sizeof dir, "%s/%s", LM_FE_CASES_DIR, e->d_name);
+        bool refuse = strncmp(e->d_name, "refuse_", 7) == 0;
+        if (refuse) {
+            char path[1100];
+            snprintf(path, sizeof path, "%s/expect.txt", dir);
+            FILE *f = fopen(path, "r");
+            if (f) {
+                size_t k = fread(expect, 1, sizeof expect - 1, f);
+                expect[k] = 0;
+                fclose(f);
+            }
+        }
+        int r = run_case(dir, strncmp(e->d_name, "trace_", 6) == 0, msg, sizeof msg);
+        bool ok = refuse ? r == 1 && expect[0] && strstr(msg, expect) : r == 0;
+        total++;
+        good += ok;
+        if (!ok || getenv("LM_FE_VERBOSE"))
+            printf("  %-44s %s%s\n", e->d_name, ok ? "" : "FAILED: ", msg);
+    }
+    closedir(d);
+    printf("  built cases: %u / %u as expected\n", good, total);
+    CHECK(total > 0);
+    CHECK(good == total);
+}
+
 int main(void) {
     TEST_RUN(test_node_tests);
+    TEST_RUN(test_built_cases);
     return test_summary();
 }
