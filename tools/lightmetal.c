@@ -1,10 +1,12 @@
-/* lightmetal: run, inspect and check Light Metal binaries; compile kernels.
+/* lightmetal: run, inspect and check Light Metal binaries; compile ONNX
+ * models and kernels.
  *
  *   lightmetal run FILE [options]   replay a captured workload
  *   lightmetal info FILE [--json]   what a binary holds
  *   lightmetal dump FILE            the binary's tables as JSON
  *   lightmetal verify FILE          structural and semantic checks only
  *   lightmetal kcc KERNEL.c ...     compile a kernel as the runtime does
+ *   lightmetal compile MODEL.onnx   an ONNX model into a binary
  *
  * Exit codes: 0 success, 1 a golden mismatched, 2 usage error, an invalid
  * file or a failed compile, 3 a device fault during replay.
@@ -159,6 +161,7 @@ static const lmt_command lmt_commands[] = {
      "  lightmetal verify model.lmb\n"
      "  lightmetal verify model.lmb && lightmetal run model.lmb\n"},
     {"kcc", lmt_cmd_kcc, "compile a kernel to an ELF as lm_create_kernel does", lmt_kcc_help},
+    {"compile", lmt_cmd_compile, "compile an ONNX model into a binary", lmt_compile_help},
 };
 
 #define LMT_COMMAND_COUNT (sizeof lmt_commands / sizeof lmt_commands[0])
@@ -180,7 +183,8 @@ static void print_usage(FILE *out) {
           "\n"
           "Runs, inspects and checks Light Metal binaries (.lmb): workloads\n"
           "captured from the lightmetal runtime, replayed without a compiler.\n"
-          "Also compiles kernels as the runtime does (kcc), to inspect or prebuild.\n"
+          "Also compiles ONNX models into binaries (compile), and kernels as the\n"
+          "runtime does (kcc), to inspect or prebuild.\n"
           "\ncommands:\n",
           out);
     for (size_t i = 0; i < LMT_COMMAND_COUNT; i++)
@@ -199,6 +203,7 @@ static void print_usage(FILE *out) {
           "  lightmetal info model.lmb --json\n"
           "  lightmetal run model.lmb --loop 10\n"
           "  lightmetal run model.lmb --input x=x.npy --output y=y.npy\n"
+          "  lightmetal compile model.onnx -o model.lmb --input-shape x=1x3x32x32\n"
           "  lightmetal kcc reader.cpp --processor dm0 -o reader.elf\n",
           out);
 }
