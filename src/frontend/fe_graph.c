@@ -2,6 +2,339 @@
  * types, attribute and name look-ups. */
 #include "frontend/fe_graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- element types ---- */
+
+size_t fe_elem_size(fe_elem elem) {
+    switch (elem) {
+    case FE_FLOAT:
+        return 4;
+    case FE_UINT8:
+        return 1;
+    case FE_INT8:
+        return 1;
+    case FE_UINT16:
+        return 2;
+    case FE_INT16:
+        return 2;
+    case FE_INT32:
+        return 4;
+    case FE_INT64:
+        return 8;
+    case FE_BOOL:
+        return 1;
+    case FE_FLOAT16:
+        return 2;
+    case FE_DOUBLE:
+        return 8;
+    case FE_UINT32:
+        return 4;
+    case FE_UINT64:
+        return 8;
+    case FE_COMPLEX64:
+        return 8;
+    case FE_COMPLEX128:
+        return 16;
+    case FE_BFLOAT16:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+const char *fe_elem_name(fe_elem elem) {
+    switch (elem) {
+    case FE_UNDEFINED:
+        return "undefined";
+    case FE_FLOAT:
+        return "float";
+    case FE_UINT8:
+        return "uint8";
+    case FE_INT8:
+        return "int8";
+    case FE_UINT16:
+        return "uint16";
+    case FE_INT16:
+        return "int16";
+    case FE_INT32:
+        return "int32";
+    case FE_INT64:
+        return "int64";
+    case FE_STRING:
+        return "string";
+    case FE_BOOL:
+        return "bool";
+    case FE_FLOAT16:
+        return "float16";
+    case FE_DOUBLE:
+        return "double";
+    case FE_UINT32:
+        return "uint32";
+    case FE_UINT64:
+        return "uint64";
+    case FE_COMPLEX64:
+        return "complex64";
+    case FE_COMPLEX128:
+        return "complex128";
+    case FE_BFLOAT16:
+        return "bfloat16";
+    default:
+        return "unknown";
+    }
+}
+
+/* ---- arena ---- */
+
+/* Blocks are chained newest first; small requests are carved from the head
+ * block, large ones get a block of their own (so a big tensor does not waste
+ * the rest of a shared block). */
+struct fe_arena_block {
+    fe_arena_block *next;
+    size_t size; /* usable bytes after the header */
+    size_t used;
+    /* Keeps the payload 16-byte aligned. */
+    _Alignas(16) unsigned char data[];
+};
+
+#define FE_ARENA_BLOCK (64u * 1024u)
+/* No single request beyond this is honoured: it can only come from a
+ * corrupted size (FE_MAX_TENSOR_BYTES is far below). */
+#define FE_ARENA_MAX ((size_t)1 << 40)
+
+static fe_arena_block *arena_new_block(fe_arena *arena, size_t size) {
+    fe_arena_block *b = calloc(1, sizeof *b + size);
+    if (!b) return NULL;
+    b->size = size;
+    b->next = arena->head;
+    arena->head = b;
+    return b;
+}
+
+void *fe_arena_alloc(fe_arena *arena, size_t size) {
+    if (size > FE_ARENA_MAX) return NULL;
+    size_t rounded = (size + 15u) & ~(size_t)15u;
+    if (rounded == 0) rounded = 16;
+    fe_arena_block *b = arena->head;
+    if (rounded > FE_ARENA_BLOCK / 4) {
+        /* Its own block, linked behind the head so the head keeps its space. */
+        fe_arena_block *own = calloc(1, sizeof *own + rounded);
+        if (!own) return NULL;
+        own->size = own->used = rounded;
+        if (b) {
+            own->next = b->next;
+            b->next = own;
+        } else {
+            arena->head = own;
+        }
+        arena->bytes += rounded;
+        return own->data;
+    }
+    if (!b || b->size - b->used < rounded) {
+        b = arena_new_block(arena, FE_ARENA_BLOCK);
+        if (!b) return NULL;
+    }
+    void *p = b->data + b->used;
+    b->used += rounded;
+    arena->bytes += rounded;
+    return p;
+}
+
+char *fe_arena_strndup(fe_arena *arena, const char *s, size_t len) {
+    if (len >= FE_ARENA_MAX) return NULL;
+    char *p = fe_arena_alloc(arena, len + 1);
+    if (!p) return NULL;
+    if (len) memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+void fe_arena_free(fe_arena *arena) {
+    fe_arena_block *b = arena->head;
+    while (b) {
+        fe_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    arena->head = NULL;
+    arena->bytes = 0;
+}
+
+/* ---- constants ---- */
+
+static double half_to_double(uint16_t h) {
+    int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v;
+    if (exp == 0) {
+        v = mant * (1.0 / (1 << 24)); /* subnormal: mant * 2^-24 */
+    } else if (exp == 31) {
+        v = mant ? (double)NAN : (double)INFINITY;
+    } else {
+        v = (1.0 + mant / 1024.0);
+        int e = exp - 15;
+        v = e >= 0 ? v * (double)(1u << e) : v / (double)(1u << -e);
+    }
+    return sign ? -v : v;
+}
+
+static double bf16_to_double(uint16_t b) {
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+double fe_tensor_get_f64(const fe_tensor *t, uint64_t i) {
+    const void *d = t->data;
+    switch (t->elem) {
+    case FE_FLOAT:
+        return ((const float *)d)[i];
+    case FE_UINT8:
+        return ((const uint8_t *)d)[i];
+    case FE_INT8:
+        return ((const int8_t *)d)[i];
+    case FE_UINT16:
+        return ((const uint16_t *)d)[i];
+    case FE_INT16:
+        return ((const int16_t *)d)[i];
+    case FE_INT32:
+        return ((const int32_t *)d)[i];
+    case FE_INT64:
+        return (double)((const int64_t *)d)[i];
+    case FE_BOOL:
+        return ((const uint8_t *)d)[i] != 0;
+    case FE_FLOAT16:
+        return half_to_double(((const uint16_t *)d)[i]);
+    case FE_DOUBLE:
+        return ((const double *)d)[i];
+    case FE_UINT32:
+        return ((const uint32_t *)d)[i];
+    case FE_UINT64:
+        return (double)((const uint64_t *)d)[i];
+    /* Complex numbers: the real part. */
+    case FE_COMPLEX64:
+        return ((const float *)d)[2 * i];
+    case FE_COMPLEX128:
+        return ((const double *)d)[2 * i];
+    case FE_BFLOAT16:
+        return bf16_to_double(((const uint16_t *)d)[i]);
+    default:
+        return 0.0;
+    }
+}
+
+/* Float to int64 saturating, NaN to 0: a plain cast of an out-of-range
+ * float is undefined behaviour. */
+static int64_t f64_to_i64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+int64_t fe_tensor_get_i64(const fe_tensor *t, uint64_t i) {
+    const void *d = t->data;
+    switch (t->elem) {
+    case FE_UINT8:
+        return ((const uint8_t *)d)[i];
+    case FE_INT8:
+        return ((const int8_t *)d)[i];
+    case FE_UINT16:
+        return ((const uint16_t *)d)[i];
+    case FE_INT16:
+        return ((const int16_t *)d)[i];
+    case FE_INT32:
+        return ((const int32_t *)d)[i];
+    case FE_INT64:
+        return ((const int64_t *)d)[i];
+    case FE_BOOL:
+        return ((const uint8_t *)d)[i] != 0;
+    case FE_UINT32:
+        return ((const uint32_t *)d)[i];
+    case FE_UINT64:
+        return (int64_t)((const uint64_t *)d)[i];
+    default:
+        return f64_to_i64(fe_tensor_get_f64(t, i));
+    }
+}
+
+/* ---- types ---- */
+
+int64_t fe_type_volume(const fe_type *t) {
+    if (t->rank < 0 || t->rank > FE_MAX_RANK) return -1;
+    int64_t v = 1;
+    for (int32_t i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0) return -1;
+        if (__builtin_mul_overflow(v, t->dims[i], &v)) return -1;
+    }
+    return v;
+}
+
+bool fe_type_is_known(const fe_type *t) {
+    if (t->elem == FE_UNDEFINED || t->rank < 0 || t->rank > FE_MAX_RANK) return false;
+    for (int32_t i = 0; i < t->rank; i++)
+        if (t->dims[i] < 0) return false;
+    return true;
+}
+
+const char *fe_type_format(const fe_type *t, char *buf, size_t size) {
+    if (!buf || size == 0) return "";
+    size_t n = 0;
+#define FE_APPEND(...)                                                                             \
+    do {                                                                                           \
+        if (n < size) {                                                                            \
+            int w_ = snprintf(buf + n, size - n, __VA_ARGS__);                                     \
+            if (w_ > 0) n += (size_t)w_;                                                           \
+        }                                                                                          \
+    } while (0)
+    FE_APPEND("%s[", fe_elem_name(t->elem));
+    if (t->rank < 0 || t->rank > FE_MAX_RANK) {
+        FE_APPEND("?");
+    } else {
+        for (int32_t i = 0; i < t->rank; i++) {
+            if (i) FE_APPEND(", ");
+            if (t->dims[i] >= 0)
+                FE_APPEND("%lld", (long long)t->dims[i]);
+            else if (t->sym[i] && t->sym[i][0])
+                FE_APPEND("%s", t->sym[i]);
+            else
+                FE_APPEND("?");
+        }
+    }
+    FE_APPEND("]");
+#undef FE_APPEND
+    return buf;
+}
+
+/* ---- nodes, attributes, values ---- */
+
+const char *fe_node_label(const fe_node *node, char *buf, size_t size) {
+    if (!buf || size == 0) return "";
+    const char *op = node->op_type ? node->op_type : "?";
+    if (node->name && node->name[0])
+        snprintf(buf, size, "'%s' (%s)", node->name, op);
+    else
+        snprintf(buf, size, "#%u (%s)", node->index, op);
+    return buf;
+}
+
+const fe_attr *fe_node_attr(const fe_node *node, const char *name) {
+    for (uint32_t i = 0; i < node->attr_count; i++)
+        if (node->attrs[i].name && strcmp(node->attrs[i].name, name) == 0) return &node->attrs[i];
+    return NULL;
+}
+
+uint32_t fe_graph_find_value(const fe_graph *graph, const char *name) {
+    for (uint32_t i = 0; i < graph->value_count; i++)
+        if (graph->values[i].name && strcmp(graph->values[i].name, name) == 0) return i;
+    return FE_NONE;
+}
+
+void fe_graph_free(fe_graph *graph) {
+    if (!graph) return;
+    fe_arena_free(&graph->arena);
+    free(graph);
+}
