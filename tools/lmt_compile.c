@@ -139,9 +139,16 @@ static int32_t npy_elem_type(lmt_npy_dtype d) {
     switch (d) {
     case LMT_NPY_F4: return 1;
     case LMT_NPY_U1: return 2;
+    case LMT_NPY_I1: return 3;
     case LMT_NPY_U2: return 4;
+    case LMT_NPY_I2: return 5;
     case LMT_NPY_I4: return 6;
+    case LMT_NPY_I8: return 7;
+    case LMT_NPY_B1: return 9;
+    case LMT_NPY_F2: return 10;
+    case LMT_NPY_F8: return 11;
     case LMT_NPY_U4: return 12;
+    case LMT_NPY_U8: return 13;
     default: return 0;
     }
 }

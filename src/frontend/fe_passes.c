@@ -376,6 +376,18 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
 }
 
 void fe_set_element_type(lm_buffer_name_options *o, fe_elem elem) {
-    (void)o;
-    (void)elem;
+    lm_element_type t = LM_ELEMENT_TYPE_AS_FORMAT;
+    switch (elem) {
+    case FE_DOUBLE: t = LM_ELEMENT_TYPE_FLOAT64; break;
+    case FE_FLOAT16: t = LM_ELEMENT_TYPE_FLOAT16; break;
+    case FE_INT64: t = LM_ELEMENT_TYPE_INT64; break;
+    case FE_INT16: t = LM_ELEMENT_TYPE_INT16; break;
+    case FE_INT8: t = LM_ELEMENT_TYPE_INT8; break;
+    case FE_UINT16: t = LM_ELEMENT_TYPE_UINT16; break;
+    case FE_UINT8: t = LM_ELEMENT_TYPE_UINT8; break;
+    case FE_BOOL: t = LM_ELEMENT_TYPE_BOOL; break;
+    case FE_UINT64: t = LM_ELEMENT_TYPE_UINT64; break;
+    default: break;
+    }
+    o->element_type = t;
 }
