@@ -405,11 +405,14 @@ static int save_outputs(lm_replay *r, const run_args *ra) {
                 if (l.elem_dtype) {
                     /* Storage -> element type: 4-byte elements in, at most 8 out. */
                     uint64_t count = bi.size / 4;
-                    body_size = (size_t)(count * lmt_npy_dtype_size(l.elem_dtype));
-                    converted = malloc(body_size ? body_size : 1);
+                    unsigned esize = lmt_npy_dtype_size(l.elem_dtype);
+                    body_size = count <= SIZE_MAX / esize ? (size_t)(count * esize) : 0;
+                    converted =
+                        count <= SIZE_MAX / esize ? malloc(body_size ? body_size : 1) : NULL;
                     if (!converted) {
-                        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of memory for %zu bytes",
-                                     body_size);
+                        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY,
+                                     "out of memory for %" PRIu64 " elements of %u bytes", count,
+                                     esize);
                     } else {
                         lmt_npy_from_storage(bi.format, data, count, l.elem_dtype, converted);
                         body = converted;

@@ -22,6 +22,8 @@
  *   badtype.lmb    typed.lmb with "ids" recorded as Float64 (stored as Int32,
  *                  a pair the format forbids), resealed
  *   badvalue.lmb   typed.lmb with "ids" recorded as element type 10 (undefined)
+ * It also checks that the replay API reports the element types, and that
+ * capturing a replay of typed.lmb records them again.
  * Exit status 1 when a capture step fails or a refusal is missing or worded
  * otherwise than expected.
  */
@@ -118,6 +120,60 @@ static int write_patched(const char *dir, const char *name, const void *data, ui
     if (f && fclose(f) != 0) bad = 1;
     if (bad) fprintf(stderr, "make_typed_capture: cannot write %s\n", path);
     free(copy);
+    return bad;
+}
+
+/* The replay API reports the element types the capture gave. */
+static int check_replay_info(const void *bytes, uint64_t size, const char *what) {
+    lm_replay *r;
+    if (failed(lm_replay_open(bytes, size, &r), what)) return 1;
+    static const struct {
+        const char *name;
+        lm_element_type type;
+        lm_data_format format;
+    } want[] = {{"ids", LM_ELEMENT_TYPE_INT64, LM_DATA_FORMAT_INT32},
+                {"mask", LM_ELEMENT_TYPE_BOOL, LM_DATA_FORMAT_INT32},
+                {"hout", LM_ELEMENT_TYPE_FLOAT16, LM_DATA_FORMAT_FLOAT32},
+                {"u64", LM_ELEMENT_TYPE_UINT64, LM_DATA_FORMAT_UINT32},
+                {"t64", LM_ELEMENT_TYPE_FLOAT64, LM_DATA_FORMAT_FLOAT32}};
+    int bad = 0;
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        int found = 0;
+        for (uint32_t i = 0; i < lm_replay_buffer_count(r); i++) {
+            lm_replay_buffer_info bi;
+            if (lm_replay_buffer_info_at(r, i, &bi) || strcmp(bi.name, want[w].name)) continue;
+            found = bi.element_type == want[w].type && bi.format == want[w].format;
+        }
+        if (!found) {
+            fprintf(stderr, "make_typed_capture: %s: '%s' is not %s stored as %s\n", what,
+                    want[w].name, lm_element_type_name(want[w].type),
+                    lm_data_format_name(want[w].format));
+            bad = 1;
+        }
+    }
+    lm_replay_close(r);
+    return bad;
+}
+
+/* Capturing a replay of the binary keeps its element types. */
+static int check_recapture(const lm_device_options *o, const void *bytes, uint64_t size) {
+    lm_device *dev;
+    lm_replay *r;
+    lm_binary *again = NULL;
+    if (failed(lm_device_open(o, &dev), "open device")) return 1;
+    int bad = failed(lm_replay_open(bytes, size, &r), "replay open");
+    if (!bad) {
+        bad = failed(lm_light_metal_begin_capture(dev, NULL), "begin capture") ||
+              failed(lm_replay_run(r, dev, NULL, NULL), "replay under capture") ||
+              failed(lm_light_metal_end_capture(dev, &again), "end capture");
+        lm_replay_close(r);
+    }
+    const void *b2;
+    uint64_t n2;
+    if (!bad) bad = failed(lm_binary_data(again, &b2, &n2), "binary data");
+    if (!bad) bad = check_replay_info(b2, n2, "recaptured");
+    if (again) lm_binary_free(again);
+    lm_device_close(dev);
     return bad;
 }
 
@@ -248,7 +304,8 @@ int main(int argc, char **argv) {
     uint64_t size;
     if (!bad) bad = failed(lm_binary_data(binary, &bytes, &size), "binary data");
     if (!bad)
-        bad = write_patched(dir, "badtype.lmb", bytes, size, LMB_ElementType_Float64) ||
+        bad = check_replay_info(bytes, size, "replay") || check_recapture(&o, bytes, size) ||
+              write_patched(dir, "badtype.lmb", bytes, size, LMB_ElementType_Float64) ||
               write_patched(dir, "badvalue.lmb", bytes, size, 10);
     if (binary) lm_binary_free(binary);
     lm_device_close(dev);
