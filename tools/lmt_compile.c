@@ -73,8 +73,10 @@ typedef struct compile_args {
 } compile_args;
 
 static void args_free(compile_args *a) {
-    for (size_t i = 0; i < a->file_count; i++) free(a->files[i]);
-    for (size_t i = 0; i < a->name_count; i++) free(a->names[i]);
+    for (size_t i = 0; i < a->file_count; i++)
+        free(a->files[i]);
+    for (size_t i = 0; i < a->name_count; i++)
+        free(a->names[i]);
 }
 
 /* Splits "NAME=REST" (the name copied into `a`). */
@@ -137,19 +139,32 @@ static bool ends_with(const char *s, const char *suffix) {
 /* The ONNX element type of a .npy dtype. */
 static int32_t npy_elem_type(lmt_npy_dtype d) {
     switch (d) {
-    case LMT_NPY_F4: return 1;
-    case LMT_NPY_U1: return 2;
-    case LMT_NPY_I1: return 3;
-    case LMT_NPY_U2: return 4;
-    case LMT_NPY_I2: return 5;
-    case LMT_NPY_I4: return 6;
-    case LMT_NPY_I8: return 7;
-    case LMT_NPY_B1: return 9;
-    case LMT_NPY_F2: return 10;
-    case LMT_NPY_F8: return 11;
-    case LMT_NPY_U4: return 12;
-    case LMT_NPY_U8: return 13;
-    default: return 0;
+    case LMT_NPY_F4:
+        return 1;
+    case LMT_NPY_U1:
+        return 2;
+    case LMT_NPY_I1:
+        return 3;
+    case LMT_NPY_U2:
+        return 4;
+    case LMT_NPY_I2:
+        return 5;
+    case LMT_NPY_I4:
+        return 6;
+    case LMT_NPY_I8:
+        return 7;
+    case LMT_NPY_B1:
+        return 9;
+    case LMT_NPY_F2:
+        return 10;
+    case LMT_NPY_F8:
+        return 11;
+    case LMT_NPY_U4:
+        return 12;
+    case LMT_NPY_U8:
+        return 13;
+    default:
+        return 0;
     }
 }
 
@@ -187,7 +202,8 @@ static bool read_tensor(compile_args *a, const char *opt, const char *name, cons
     tv->name = name;
     tv->elem_type = npy_elem_type(npy.dtype);
     tv->rank = npy.rank;
-    for (uint32_t d = 0; d < npy.rank; d++) tv->dims[d] = (int64_t)npy.shape[d];
+    for (uint32_t d = 0; d < npy.rank; d++)
+        tv->dims[d] = (int64_t)npy.shape[d];
     tv->data = npy.data;
     tv->size = npy.data_size;
     return true;
@@ -248,9 +264,12 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
                 return LMT_EXIT_INVALID;
         } else if (!strcmp(a.opt, "--dtype")) {
             if (!lmt_args_value(&a, &v)) return LMT_EXIT_INVALID;
-            if (!strcmp(v, "fp32")) ca->dtype = LMFE_DTYPE_FP32;
-            else if (!strcmp(v, "bf16")) ca->dtype = LMFE_DTYPE_BF16;
-            else if (!strcmp(v, "bfp8")) ca->dtype = LMFE_DTYPE_BFP8;
+            if (!strcmp(v, "fp32"))
+                ca->dtype = LMFE_DTYPE_FP32;
+            else if (!strcmp(v, "bf16"))
+                ca->dtype = LMFE_DTYPE_BF16;
+            else if (!strcmp(v, "bfp8"))
+                ca->dtype = LMFE_DTYPE_BFP8;
             else {
                 lmt_error("compile", "--dtype: expected fp32, bf16 or bfp8, given '%s'", v);
                 return LMT_EXIT_INVALID;
@@ -287,9 +306,12 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
 static void print_type(const lmfe_io_info *io) {
     printf("%s[", lmfe_elem_type_name(io->elem_type));
     for (int32_t d = 0; d < io->rank; d++) {
-        if (io->symbols[d]) printf("%s%s", d ? ", " : "", io->symbols[d]);
-        else if (io->dims[d] < 0) printf("%s?", d ? ", " : "");
-        else printf("%s%" PRId64, d ? ", " : "", io->dims[d]);
+        if (io->symbols[d])
+            printf("%s%s", d ? ", " : "", io->symbols[d]);
+        else if (io->dims[d] < 0)
+            printf("%s?", d ? ", " : "");
+        else
+            printf("%s%" PRId64, d ? ", " : "", io->dims[d]);
     }
     printf("]");
 }
@@ -305,7 +327,8 @@ static int cmd_info(const char *path) {
     for (size_t i = 0; i < info.input_count; i++) {
         printf("  input  %-20s ", info.inputs[i].name);
         print_type(&info.inputs[i]);
-        printf("%s\n", info.inputs[i].needs_value ? "  (decides shapes: give it with --const)" : "");
+        printf("%s\n",
+               info.inputs[i].needs_value ? "  (decides shapes: give it with --const)" : "");
     }
     for (size_t i = 0; i < info.output_count; i++) {
         printf("  output %-20s ", info.outputs[i].name);
@@ -321,27 +344,35 @@ static void progress(void *user, uint32_t done, uint32_t total, const char *op_t
     (void)user;
     const int width = 30;
     int fill = total ? (int)((uint64_t)done * width / total) : width;
-    fprintf(stderr, "\r[%.*s%*s] %u/%u %-24s", fill, "==============================",
-            width - fill, "", done, total, op_type ? op_type : "");
+    fprintf(stderr, "\r[%.*s%*s] %u/%u %-24s", fill, "==============================", width - fill,
+            "", done, total, op_type ? op_type : "");
     if (!op_type) fputs("\r\033[K", stderr);
     fflush(stderr);
 }
 
 static const char *placement_name(lmfe_placement p) {
     switch (p) {
-    case LMFE_ON_DEVICE: return "device";
-    case LMFE_FOLDED: return "folded";
-    case LMFE_VIEW: return "view";
-    case LMFE_FUSED: return "fused";
-    case LMFE_REMOVED: return "removed (dead)";
+    case LMFE_ON_DEVICE:
+        return "device";
+    case LMFE_FOLDED:
+        return "folded";
+    case LMFE_VIEW:
+        return "view";
+    case LMFE_FUSED:
+        return "fused";
+    case LMFE_REMOVED:
+        return "removed (dead)";
     }
     return "?";
 }
 
 static void print_bytes(uint64_t b) {
-    if (b >= (1u << 20)) printf("%.1f MiB", (double)b / (1u << 20));
-    else if (b >= 1024) printf("%.1f KiB", (double)b / 1024);
-    else printf("%" PRIu64 " B", b);
+    if (b >= (1u << 20))
+        printf("%.1f MiB", (double)b / (1u << 20));
+    else if (b >= 1024)
+        printf("%.1f KiB", (double)b / 1024);
+    else
+        printf("%" PRIu64 " B", b);
 }
 
 static void print_summary(const compile_args *ca, const lmfe_report *r, uint64_t size) {
@@ -353,8 +384,10 @@ static void print_summary(const compile_args *ca, const lmfe_report *r, uint64_t
     for (size_t i = 0; i < r->op_count; i++) {
         const lmfe_op_summary *o = &r->ops[i];
         printf("  %-24s %6u  %-15s", o->op_type, o->count, placement_name(o->placement));
-        if (o->placement == LMFE_ON_DEVICE) printf(" %8.1f ms\n", o->seconds * 1e3);
-        else printf(" %10s\n", "-");
+        if (o->placement == LMFE_ON_DEVICE)
+            printf(" %8.1f ms\n", o->seconds * 1e3);
+        else
+            printf(" %10s\n", "-");
     }
     printf("\n  weights stored: ");
     print_bytes(r->weight_bytes);
@@ -407,8 +440,9 @@ int lmt_cmd_compile(int argc, char **argv) {
             }
         }
         if (runtime_inputs != 1) {
-            lmt_error("compile", "--golden FILE without NAME= needs a model with one input; "
-                                 "this one has %zu (use --golden NAME=FILE)",
+            lmt_error("compile",
+                      "--golden FILE without NAME= needs a model with one input; "
+                      "this one has %zu (use --golden NAME=FILE)",
                       runtime_inputs);
             lmfe_model_info_free(&info);
             args_free(&ca);

@@ -47,10 +47,14 @@ static lmnn_dtype boundary_dtype(fe_elem e) {
 
 static lm_data_format boundary_format(lmnn_dtype d) {
     switch (d) {
-    case LMNN_FLOAT32: return LM_DATA_FORMAT_FLOAT32;
-    case LMNN_BFLOAT16: return LM_DATA_FORMAT_FLOAT16_B;
-    case LMNN_UINT32: return LM_DATA_FORMAT_UINT32;
-    default: return LM_DATA_FORMAT_INT32;
+    case LMNN_FLOAT32:
+        return LM_DATA_FORMAT_FLOAT32;
+    case LMNN_BFLOAT16:
+        return LM_DATA_FORMAT_FLOAT16_B;
+    case LMNN_UINT32:
+        return LM_DATA_FORMAT_UINT32;
+    default:
+        return LM_DATA_FORMAT_INT32;
     }
 }
 
@@ -65,7 +69,8 @@ static lm_status name_tensor(lmnn_tensor t, const char *name, lm_buffer_role rol
     o.format = boundary_format(info.dtype);
     o.rank = type->rank ? (uint32_t)type->rank : 1;
     o.shape[0] = 1;
-    for (int32_t d = 0; d < type->rank; d++) o.shape[d] = (uint64_t)type->dims[d];
+    for (int32_t d = 0; d < type->rank; d++)
+        o.shape[d] = (uint64_t)type->dims[d];
     fe_set_element_type(&o, type->elem);
     return lm_capture_name_buffer_ex(info.buffer, name, &o);
 }
@@ -101,7 +106,8 @@ static lm_status summary_add(summary *s, const char *op, lmfe_placement p, doubl
 static lm_status lower_all(fe_ctx *c, double *node_seconds) {
     fe_graph *g = c->g;
     uint32_t total = 0, done = 0;
-    for (uint32_t k = 0; k < g->node_count; k++) total += c->plans[k].placement == LMFE_ON_DEVICE;
+    for (uint32_t k = 0; k < g->node_count; k++)
+        total += c->plans[k].placement == LMFE_ON_DEVICE;
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
@@ -127,8 +133,8 @@ static lm_status lower_all(fe_ctx *c, double *node_seconds) {
  * boundary dtype, a buffer of its own. */
 static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
     fe_value *v = &c->g->values[vi];
-    fe_node pseudo = {.name = v->name, .op_type = "output", .domain = "", .inputs = &vi,
-                      .input_count = 1};
+    fe_node pseudo = {
+        .name = v->name, .op_type = "output", .domain = "", .inputs = &vi, .input_count = 1};
     lmnn_tensor t;
     lm_status st = fe_in_dev_rm(c, &pseudo, 0, &t);
     if (st) return st;
@@ -165,7 +171,8 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
         size_t size = (size_t)volume * 4;
         void *data = NULL;
         lm_status st = LM_OK;
-        if (golden[k]) st = fe_host_data(golden[k], dtype, v->name, &data, &size);
+        if (golden[k])
+            st = fe_host_data(golden[k], dtype, v->name, &data, &size);
         else if (!(data = calloc(1, size ? size : 4)))
             st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         if (st) return st;
@@ -235,7 +242,8 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
         if (!st) st = lm_replay_trace(cq, trace_id, false);
     }
     if (!st) st = read_outputs(c, outs, capture, golden != NULL && c->opts->golden_input_count);
-    for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
+    for (uint32_t k = 0; k < g->output_count; k++)
+        fe_free(outs[k]);
     free(outs);
     return st;
 }

@@ -27,7 +27,8 @@ static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
         for (uint32_t i = 0; i < n->input_count; i++)
             if (n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
     }
-    for (uint32_t k = 0; k < g->input_count; k++) needed[k] = want[g->inputs[k]];
+    for (uint32_t k = 0; k < g->input_count; k++)
+        needed[k] = want[g->inputs[k]];
     free(want);
     return LM_OK;
 }
@@ -42,7 +43,8 @@ static char *dup_str(const char *s) {
 /* Copies a value's interface (the strings into one allocation per entry). */
 static lm_status io_fill(const fe_value *v, lmfe_io_info *io) {
     size_t len = strlen(v->name) + 1;
-    for (int32_t d = 0; d < v->type.rank; d++) len += v->type.sym[d] ? strlen(v->type.sym[d]) + 1 : 0;
+    for (int32_t d = 0; d < v->type.rank; d++)
+        len += v->type.sym[d] ? strlen(v->type.sym[d]) + 1 : 0;
     char *buf = malloc(len), *p = buf;
     if (!buf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     memcpy(p, v->name, strlen(v->name) + 1);
@@ -65,7 +67,8 @@ static lm_status io_fill(const fe_value *v, lmfe_io_info *io) {
 
 void lmfe_model_info_free(lmfe_model_info *info) {
     if (!info) return;
-    for (size_t i = 0; info->inputs && i < info->input_count; i++) free((void *)info->inputs[i].name);
+    for (size_t i = 0; info->inputs && i < info->input_count; i++)
+        free((void *)info->inputs[i].name);
     for (size_t i = 0; info->outputs && i < info->output_count; i++)
         free((void *)info->outputs[i].name);
     free(info->inputs);
