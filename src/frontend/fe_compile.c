@@ -218,13 +218,13 @@ static lm_status read_outputs(fe_ctx *c, lmnn_tensor *outs, bool capture, bool g
     return LM_OK;
 }
 
-/* One run of the model: inputs, nodes, outputs. Inside a capture unless
- * `capture` is false (the warm-up of a trace compile). */
+/* One run of the model: inputs, nodes, outputs (into `outs`, one per graph
+ * output, which the caller frees: after the capture ends, so the binary's
+ * outputs stay allocated to its end). Inside a capture unless `capture` is
+ * false (the warm-up of a trace compile). */
 static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *golden,
-                           double *node_seconds) {
+                           double *node_seconds, lmnn_tensor *outs) {
     fe_graph *g = c->g;
-    lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
-    if (!outs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     lm_command_queue *cq = lm_device_command_queue(c->device, 0);
     fe_plan_reset_uses(c);
     lm_status st = create_inputs(c, capture, golden);
@@ -242,9 +242,6 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
         if (!st) st = lm_replay_trace(cq, trace_id, false);
     }
     if (!st) st = read_outputs(c, outs, capture, golden != NULL && c->opts->golden_input_count);
-    for (uint32_t k = 0; k < g->output_count; k++)
-        fe_free(outs[k]);
-    free(outs);
     return st;
 }
 
@@ -307,8 +304,9 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     lm_device *own = NULL;
     lm_binary *binary = NULL;
     bool capturing = false;
+    lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
 
-    st = fe_plan_init(&c);
+    st = outs ? fe_plan_init(&c) : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);
     if (!st) st = fe_plan_graph(&c);
@@ -323,17 +321,20 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st && opts->trace) {
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
-        st = run_model(&c, false, golden, NULL);
+        st = run_model(&c, false, golden, NULL, outs);
+        for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
+        memset(outs, 0, g->output_count * sizeof *outs);
         if (!st) fe_release_non_constants(&c);
     }
     if (!st) st = lm_light_metal_begin_capture(c.device, NULL);
     capturing = !st;
-    if (!st) st = run_model(&c, true, golden, node_seconds);
+    if (!st) st = run_model(&c, true, golden, node_seconds, outs);
     if (capturing) {
-        fe_values_release_all(&c);
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
         if (!st) st = st2;
     }
+    for (uint32_t k = 0; outs && k < g->output_count; k++) fe_free(outs[k]);
+    free(outs);
     if (!st && out_report) st = report_fill(&c, node_seconds, now_s() - t0, out_report);
     compile_cleanup(&c);
     if (own) {
