@@ -165,7 +165,8 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
     for (uint32_t k = 0; k < g->input_count; k++) {
         uint32_t vi = g->inputs[k];
         fe_value *v = &g->values[vi];
-        if (v->konst || !c->slots[vi].remaining) continue;
+        /* Unused inputs too: the binary takes every input the model declares. */
+        if (v->konst) continue;
         lmnn_dtype dtype = boundary_dtype(v->type.elem);
         int64_t volume = fe_type_volume(&v->type);
         size_t size = (size_t)volume * 4;
