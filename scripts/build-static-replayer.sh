@@ -48,9 +48,10 @@ case "$($cc -dumpmachine)" in
 x86_64-*) x86=true flags="$flags -DTILE_HAVE_AVX2=1 -DHASH_HAVE_AVX2=1" ;;
 esac
 
-# The op library (src/nn) is left out: it embeds kernel sources the CMake build
-# generates, and a replaying program never calls it.
-for f in $(cd "$src" && find src -name '*.c' -not -path 'src/nn/*' | sort); do
+# The op library (src/nn) and the model frontend (src/frontend) are left out:
+# they need sources the CMake build generates, and a replaying program never
+# calls them.
+for f in $(cd "$src" && find src -name '*.c' -not -path 'src/nn/*' -not -path 'src/frontend/*' | sort); do
     extra=""
     case $f in
     */tile_kern_avx2.c)

@@ -1,10 +1,12 @@
-/* lightmetal: run, inspect and check Light Metal binaries; compile kernels.
+/* lightmetal: run, inspect and check Light Metal binaries; compile ONNX
+ * models and kernels.
  *
  *   lightmetal run FILE [options]   replay a captured workload
  *   lightmetal info FILE [--json]   what a binary holds
  *   lightmetal dump FILE            the binary's tables as JSON
  *   lightmetal verify FILE          structural and semantic checks only
  *   lightmetal kcc KERNEL.c ...     compile a kernel as the runtime does
+ *   lightmetal compile MODEL.onnx   an ONNX model into a binary
  *
  * Exit codes: 0 success, 1 a golden mismatched, 2 usage error, an invalid
  * file or a failed compile, 3 a device fault during replay.
@@ -80,6 +82,17 @@ static const lmt_command lmt_commands[] = {
      "  any of the dtypes above, if the data is exactly its size. .npy versions\n"
      "  1.0, 2.0 and 3.0 are read, 1.0 is written; little-endian C-order arrays\n"
      "  only.\n"
+     "  A buffer may record an element type other than its format's ('Int64\n"
+     "  stored as Int32' in 'lightmetal info'): a model's int64 or bool tensor\n"
+     "  kept as Int32, float64 or float16 as Float32. Its .npy files then have\n"
+     "  the element type's dtype: Float64 '<f8', Float16 '<f2', Int64 '<i8',\n"
+     "  Int16 '<i2', Int8 '|i1', UInt16 '<u2', UInt8 '|u1', Bool '|b1', UInt64\n"
+     "  '<u8' (--input also takes the storage format's dtype as is). Inputs are\n"
+     "  converted with a range check (a value the storage cannot hold is an\n"
+     "  error naming the element; float64 rounds to nearest float32); outputs\n"
+     "  sign- or zero-extend, wrap to narrow integer types, write nonzero as\n"
+     "  True and round float32 to float16 to nearest even. Raw files are the\n"
+     "  storage format.\n"
      "\n"
      "exit codes:\n"
      "  0  the run passed (every golden matched, or --no-goldens)\n"
@@ -112,7 +125,10 @@ static const lmt_command lmt_commands[] = {
      "replaces those contents), Output (the host reads it back or a golden\n"
      "checks it; 'run --output' saves it), InputOutput (both). \"no format\"\n"
      "(JSON: \"none\") means the contents are plain bytes; the shape is left\n"
-     "out (JSON: []) when the capture recorded none.\n"
+     "out (JSON: []) when the capture recorded none. A tensor whose element\n"
+     "type is not its format's own shows it: \"Int64 stored as Int32\" (JSON:\n"
+     "\"element_type\": \"Int64\", absent otherwise); 'run' converts its .npy\n"
+     "files.\n"
      "\n"
      "options:\n"
      "  --json       print one JSON object instead of text (default: text)\n"
@@ -159,6 +175,7 @@ static const lmt_command lmt_commands[] = {
      "  lightmetal verify model.lmb\n"
      "  lightmetal verify model.lmb && lightmetal run model.lmb\n"},
     {"kcc", lmt_cmd_kcc, "compile a kernel to an ELF as lm_create_kernel does", lmt_kcc_help},
+    {"compile", lmt_cmd_compile, "compile an ONNX model into a binary", lmt_compile_help},
 };
 
 #define LMT_COMMAND_COUNT (sizeof lmt_commands / sizeof lmt_commands[0])
@@ -180,7 +197,8 @@ static void print_usage(FILE *out) {
           "\n"
           "Runs, inspects and checks Light Metal binaries (.lmb): workloads\n"
           "captured from the lightmetal runtime, replayed without a compiler.\n"
-          "Also compiles kernels as the runtime does (kcc), to inspect or prebuild.\n"
+          "Also compiles ONNX models into binaries (compile), and kernels as the\n"
+          "runtime does (kcc), to inspect or prebuild.\n"
           "\ncommands:\n",
           out);
     for (size_t i = 0; i < LMT_COMMAND_COUNT; i++)
@@ -199,6 +217,7 @@ static void print_usage(FILE *out) {
           "  lightmetal info model.lmb --json\n"
           "  lightmetal run model.lmb --loop 10\n"
           "  lightmetal run model.lmb --input x=x.npy --output y=y.npy\n"
+          "  lightmetal compile model.onnx -o model.lmb --input-shape x=1x3x32x32\n"
           "  lightmetal kcc reader.cpp --processor dm0 -o reader.elf\n",
           out);
 }

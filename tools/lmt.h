@@ -126,9 +126,11 @@ int lmt_cmd_info(int argc, char **argv);
 int lmt_cmd_dump(int argc, char **argv);
 int lmt_cmd_verify(int argc, char **argv);
 int lmt_cmd_kcc(int argc, char **argv);
+int lmt_cmd_compile(int argc, char **argv);
 
 /* kcc's usage, options and examples. */
 extern const char lmt_kcc_help[];
+extern const char lmt_compile_help[];
 
 /* Prints a subcommand's help (usage and examples) on stdout. */
 void lmt_print_help(const char *cmd);

@@ -124,8 +124,9 @@ static bool next_kernel(fb_table root, uint32_t *pos, info_kernel *out) {
 /* One BufferName entry, as info lists it. */
 typedef struct info_name {
     fb_str name;
-    const char *role;   /* Input, Output or InputOutput */
-    const char *format; /* a DataFormat name, or NULL when none was recorded */
+    const char *role;         /* Input, Output or InputOutput */
+    const char *format;       /* a DataFormat name, or NULL when none was recorded */
+    const char *element_type; /* an ElementType name, or NULL: the format's own */
     uint32_t buffer_id;
     uint64_t size;
     fb_vec shape; /* empty when none was recorded */
@@ -136,6 +137,8 @@ static void named_buffer(fb_table root, fb_table t, info_name *out) {
     out->role = enum_or("BufferRole", lmb_BufferName_role(t));
     unsigned f = lmb_BufferName_format(t);
     out->format = f ? enum_or("DataFormat", f) : NULL;
+    unsigned et = lmb_BufferName_element_type(t);
+    out->element_type = et ? enum_or("ElementType", et) : NULL;
     out->buffer_id = lmb_BufferName_buffer_id(t);
     out->size = 0;
     lmt_buffer_size(root, out->buffer_id, &out->size);
@@ -242,6 +245,7 @@ static void print_json(const info *in) {
         lmt_json_u64(&j, "buffer_id", nb.buffer_id);
         lmt_json_u64(&j, "size", nb.size);
         lmt_json_cstr(&j, "format", nb.format ? nb.format : "none");
+        if (nb.element_type) lmt_json_cstr(&j, "element_type", nb.element_type);
         lmt_json_begin_array(&j, "shape");
         for (uint32_t d = 0; d < nb.shape.len; d++)
             lmt_json_u64(&j, NULL, fb_vec_u32(nb.shape, d));
@@ -307,8 +311,10 @@ static void print_text(const info *in) {
         named_buffer(root, fb_vec_table(names, i), &nb);
         char shape[INFO_SHAPE_TEXT_MAX];
         shape_text(nb.shape, shape, sizeof shape);
-        printf("  %-16.*s %-11s %10" PRIu64 " bytes  %s%s%s  (buffer %u)\n", (int)nb.name.len,
-               nb.name.ptr, nb.role, nb.size, nb.format ? nb.format : "no format",
+        /* "Int64 stored as Int32" when the element type is not the format's. */
+        printf("  %-16.*s %-11s %10" PRIu64 " bytes  %s%s%s%s%s  (buffer %u)\n", (int)nb.name.len,
+               nb.name.ptr, nb.role, nb.size, nb.element_type ? nb.element_type : "",
+               nb.element_type ? " stored as " : "", nb.format ? nb.format : "no format",
                shape[0] ? ", shape " : "", shape, nb.buffer_id);
     }
 }

@@ -17,8 +17,9 @@ static const struct {
     const char *descr;
     unsigned size;
 } npy_dtypes[] = {
-    {LMT_NPY_F4, "<f4", 4}, {LMT_NPY_U4, "<u4", 4}, {LMT_NPY_I4, "<i4", 4},
-    {LMT_NPY_U2, "<u2", 2}, {LMT_NPY_U1, "|u1", 1},
+    {LMT_NPY_F4, "<f4", 4}, {LMT_NPY_U4, "<u4", 4}, {LMT_NPY_I4, "<i4", 4}, {LMT_NPY_U2, "<u2", 2},
+    {LMT_NPY_U1, "|u1", 1}, {LMT_NPY_F8, "<f8", 8}, {LMT_NPY_F2, "<f2", 2}, {LMT_NPY_I8, "<i8", 8},
+    {LMT_NPY_U8, "<u8", 8}, {LMT_NPY_I2, "<i2", 2}, {LMT_NPY_I1, "|i1", 1}, {LMT_NPY_B1, "|b1", 1},
 };
 
 #define NPY_DTYPE_COUNT (sizeof npy_dtypes / sizeof npy_dtypes[0])
@@ -279,7 +280,8 @@ static lm_status dtype_of(const char *descr, lmt_npy_dtype *out) {
                        descr, descr + 1);
     return err_set(LM_ERR_INVALID_FILE,
                    "unsupported dtype '%s' (supported: '<f4', '<u4', '<i4', '<u2' (also bfloat16 "
-                   "bit patterns), '|u1')",
+                   "bit patterns), '|u1', and for buffers of those element types '<f8', '<f2', "
+                   "'<i8', '<u8', '<i2', '|i1', '|b1')",
                    descr);
 }
 
@@ -386,4 +388,202 @@ size_t lmt_npy_header(lmt_npy_dtype dtype, uint32_t rank, const uint64_t *shape,
     memset(dst + 10 + n, ' ', header_len - (size_t)n - 1);
     dst[total - 1] = '\n';
     return total;
+}
+
+/* ------------------------------------------------------------- conversion */
+
+uint32_t lmt_half_to_float_bits(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) return sign | 0x7f800000u | man << 13; /* Inf, NaN (payload kept) */
+    if (exp == 0) {
+        if (man == 0) return sign;
+        /* Subnormal: man * 2^-24; normalise into float32's range. */
+        int32_t e = -14;
+        while (!(man & 0x400u)) {
+            man <<= 1;
+            e--;
+        }
+        return sign | (uint32_t)(e + 127) << 23 | (man & 0x3ffu) << 13;
+    }
+    return sign | (exp - 15 + 127) << 23 | man << 13;
+}
+
+/* Rounds m >> shift to nearest, ties to even (shift 1..31). */
+static uint32_t shift_round_even(uint32_t m, unsigned shift) {
+    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (r & 1))) r++;
+    return r;
+}
+
+uint16_t lmt_float_bits_to_half(uint32_t f) {
+    uint16_t sign = (uint16_t)((f >> 16) & 0x8000u);
+    uint32_t exp = (f >> 23) & 0xffu, man = f & 0x7fffffu;
+    if (exp == 0xff) /* Inf stays Inf; NaN stays a (quiet) NaN */
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | man >> 13 : 0));
+    int32_t e = (int32_t)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {
+        /* A half subnormal (or zero): the value in units of 2^-24. Rounding
+         * may carry into the smallest normal, which encodes correctly. */
+        if (e < -10 || exp == 0) return sign;
+        return (uint16_t)(sign | shift_round_even(man | 0x800000u, (unsigned)(14 - e)));
+    }
+    /* A carry out of the mantissa bumps the exponent: up to Inf at the top. */
+    return (uint16_t)(sign | shift_round_even((uint32_t)e << 23 | man, 13));
+}
+
+/* Reads one element of an integer dtype: into *sv for the signed dtypes
+ * (*is_signed set), into *uv for the unsigned ones and bool. */
+static bool read_int(lmt_npy_dtype t, const unsigned char *p, int64_t *sv, uint64_t *uv,
+                     bool *is_signed) {
+    *is_signed = true;
+    switch (t) {
+    case LMT_NPY_I8: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        *sv = v;
+        return true;
+    }
+    case LMT_NPY_I4: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        *sv = v;
+        return true;
+    }
+    case LMT_NPY_I2: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        *sv = v;
+        return true;
+    }
+    case LMT_NPY_I1:
+        *sv = (int8_t)p[0];
+        return true;
+    default:
+        break;
+    }
+    *is_signed = false;
+    switch (t) {
+    case LMT_NPY_U8:
+        memcpy(uv, p, 8);
+        return true;
+    case LMT_NPY_U4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        *uv = v;
+        return true;
+    }
+    case LMT_NPY_U2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        *uv = v;
+        return true;
+    }
+    case LMT_NPY_U1:
+    case LMT_NPY_B1:
+        *uv = p[0];
+        return true;
+    default:
+        return false;
+    }
+}
+
+static lm_status out_of_range(uint64_t i, bool is_signed, int64_t sv, uint64_t uv,
+                              lm_data_format storage) {
+    char value[32];
+    if (is_signed)
+        snprintf(value, sizeof value, "%" PRId64, sv);
+    else
+        snprintf(value, sizeof value, "%" PRIu64, uv);
+    return err_set(LM_ERR_INVALID_FILE, "element %" PRIu64 " is %s, outside the %s range %s", i,
+                   value, storage == LM_DATA_FORMAT_INT32 ? "Int32" : "UInt32",
+                   storage == LM_DATA_FORMAT_INT32 ? "-2147483648..2147483647" : "0..4294967295");
+}
+
+lm_status lmt_npy_to_storage(lmt_npy_dtype from, const void *src, uint64_t count,
+                             lm_data_format storage, void *dst) {
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    unsigned size = lmt_npy_dtype_size(from);
+    if (storage == LM_DATA_FORMAT_FLOAT32) {
+        if (from != LMT_NPY_F4 && from != LMT_NPY_F8 && from != LMT_NPY_F2)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "dtype '%s' does not convert to Float32",
+                           lmt_npy_dtype_descr(from));
+        for (uint64_t i = 0; i < count; i++) {
+            uint32_t bits;
+            if (from == LMT_NPY_F8) {
+                double v;
+                memcpy(&v, s + i * 8, 8);
+                float f = (float)v; /* the default rounding: to nearest, ties to even */
+                memcpy(&bits, &f, 4);
+            } else if (from == LMT_NPY_F2) {
+                uint16_t h;
+                memcpy(&h, s + i * 2, 2);
+                bits = lmt_half_to_float_bits(h);
+            } else {
+                memcpy(&bits, s + i * 4, 4);
+            }
+            memcpy(d + i * 4, &bits, 4);
+        }
+        return LM_OK;
+    }
+    if ((storage != LM_DATA_FORMAT_INT32 && storage != LM_DATA_FORMAT_UINT32) || !size ||
+        from == LMT_NPY_F4 || from == LMT_NPY_F8 || from == LMT_NPY_F2)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "dtype '%s' does not convert to data format %d",
+                       lmt_npy_dtype_descr(from), (int)storage);
+    int64_t lo = storage == LM_DATA_FORMAT_INT32 ? INT32_MIN : 0;
+    uint64_t hi = storage == LM_DATA_FORMAT_INT32 ? (uint64_t)INT32_MAX : UINT32_MAX;
+    for (uint64_t i = 0; i < count; i++) {
+        int64_t sv = 0;
+        uint64_t uv = 0;
+        bool is_signed;
+        read_int(from, s + i * size, &sv, &uv, &is_signed);
+        if (from == LMT_NPY_B1 && uv > 1)
+            return err_set(LM_ERR_INVALID_FILE,
+                           "element %" PRIu64 " is byte %" PRIu64 ", not a bool (0 or 1)", i, uv);
+        if (is_signed ? sv < lo || (sv >= 0 && (uint64_t)sv > hi) : uv > hi)
+            return out_of_range(i, is_signed, sv, uv, storage);
+        uint32_t w = is_signed ? (uint32_t)sv : (uint32_t)uv; /* in range: exact */
+        memcpy(d + i * 4, &w, 4);
+    }
+    return LM_OK;
+}
+
+bool lmt_npy_from_storage(lm_data_format storage, const void *src, uint64_t count, lmt_npy_dtype to,
+                          void *dst) {
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    unsigned size = lmt_npy_dtype_size(to);
+    if (storage == LM_DATA_FORMAT_FLOAT32) {
+        if (to != LMT_NPY_F4 && to != LMT_NPY_F8 && to != LMT_NPY_F2) return false;
+        for (uint64_t i = 0; i < count; i++) {
+            uint32_t bits;
+            memcpy(&bits, s + i * 4, 4);
+            if (to == LMT_NPY_F8) {
+                float f;
+                memcpy(&f, &bits, 4);
+                double v = f;
+                memcpy(d + i * 8, &v, 8);
+            } else if (to == LMT_NPY_F2) {
+                uint16_t h = lmt_float_bits_to_half(bits);
+                memcpy(d + i * 2, &h, 2);
+            } else {
+                memcpy(d + i * 4, &bits, 4);
+            }
+        }
+        return true;
+    }
+    if (storage != LM_DATA_FORMAT_INT32 && storage != LM_DATA_FORMAT_UINT32) return false;
+    if (!size || to == LMT_NPY_F4 || to == LMT_NPY_F8 || to == LMT_NPY_F2) return false;
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t w;
+        memcpy(&w, s + i * 4, 4);
+        /* 64 bits: sign- or zero-extended; narrower: the low bits (wraps). */
+        uint64_t v = storage == LM_DATA_FORMAT_INT32 ? (uint64_t)(int64_t)(int32_t)w : w;
+        if (to == LMT_NPY_B1) v = w != 0;
+        for (unsigned b = 0; b < size; b++) /* little-endian */
+            d[i * size + b] = (unsigned char)(v >> (8 * b));
+    }
+    return true;
 }

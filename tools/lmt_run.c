@@ -4,7 +4,11 @@
  * sizes, formats and shapes of the named buffers come from the replay
  * (lm_replay_buffer_info_at). Inputs and outputs are raw bytes, or NumPy
  * .npy files when the path ends in ".npy" (lmt_npy.h): the buffer's
- * recorded format and shape decide the dtype and shape.
+ * recorded format and shape decide the dtype and shape. A buffer whose
+ * element type differs from its storage format (an int64 tensor held as
+ * int32) takes and gives .npy arrays of the element type, converted here at
+ * the boundary (range-checked on the way in); raw files stay in the storage
+ * format.
  *
  * Outputs are saved after a run that passed and after a golden mismatch (so
  * the wrong result can be inspected), never after any other failure: the
@@ -33,6 +37,7 @@ typedef struct run_binding {
     const char *path;
     bool npy;         /* PATH ends in ".npy" */
     void *file;       /* an input's whole file, read before the run */
+    void *converted;  /* an input converted to its storage format, or NULL */
     const void *data; /* an input's data: the file, or the array inside a .npy */
     uint64_t size;
 } run_binding;
@@ -175,8 +180,9 @@ static bool find_buffer(lm_replay *r, const char *opt, const char *name,
 
 /* A named buffer as a .npy array: its dtype and shape. */
 typedef struct run_layout {
-    lmt_npy_dtype dtype;
-    bool typed; /* false: plain bytes, any dtype of the right byte size fits */
+    lmt_npy_dtype dtype;      /* the storage format's dtype */
+    lmt_npy_dtype elem_dtype; /* the element type's, when it differs; else INVALID */
+    bool typed;               /* false: plain bytes, any dtype of the right byte size fits */
     uint32_t rank;
     uint64_t shape[LM_MAX_TENSOR_RANK];
     char shape_text[LM_MAX_TENSOR_RANK * 22 + 8];
@@ -199,6 +205,32 @@ static lmt_npy_dtype dtype_of_format(lm_data_format f) {
     }
 }
 
+/* The dtype of an element type other than the format's own. */
+static lmt_npy_dtype dtype_of_element_type(lm_element_type t) {
+    switch (t) {
+    case LM_ELEMENT_TYPE_FLOAT64:
+        return LMT_NPY_F8;
+    case LM_ELEMENT_TYPE_FLOAT16:
+        return LMT_NPY_F2;
+    case LM_ELEMENT_TYPE_INT64:
+        return LMT_NPY_I8;
+    case LM_ELEMENT_TYPE_INT16:
+        return LMT_NPY_I2;
+    case LM_ELEMENT_TYPE_INT8:
+        return LMT_NPY_I1;
+    case LM_ELEMENT_TYPE_UINT16:
+        return LMT_NPY_U2;
+    case LM_ELEMENT_TYPE_UINT8:
+        return LMT_NPY_U1;
+    case LM_ELEMENT_TYPE_BOOL:
+        return LMT_NPY_B1;
+    case LM_ELEMENT_TYPE_UINT64:
+        return LMT_NPY_U8;
+    default:
+        return LMT_NPY_INVALID;
+    }
+}
+
 static void buffer_layout(const lm_replay_buffer_info *bi, run_layout *l) {
     memset(l, 0, sizeof *l);
     l->dtype = dtype_of_format(bi->format);
@@ -214,13 +246,23 @@ static void buffer_layout(const lm_replay_buffer_info *bi, run_layout *l) {
     } else {
         l->shape[0] = bi->size / esize;
     }
+    /* The replay verified that the element type fits the (4-byte) format. */
+    if (l->typed) l->elem_dtype = dtype_of_element_type(bi->element_type);
     lmt_npy_format_shape(l->rank, l->shape, l->shape_text, sizeof l->shape_text);
 }
 
 /* What the buffer holds, for messages: "Float32 ('<f4') shape (32, 32)". */
 static void describe_buffer(const lm_replay_buffer_info *bi, const run_layout *l, char *dst,
                             size_t size) {
-    if (!l->typed)
+    if (l->elem_dtype && bi->rank)
+        snprintf(dst, size, "%s ('%s', or its storage %s '%s') of shape %s",
+                 lm_element_type_name(bi->element_type), lmt_npy_dtype_descr(l->elem_dtype),
+                 lm_data_format_name(bi->format), lmt_npy_dtype_descr(l->dtype), l->shape_text);
+    else if (l->elem_dtype)
+        snprintf(dst, size, "%" PRIu64 " %s ('%s', or its storage %s '%s') elements", l->shape[0],
+                 lm_element_type_name(bi->element_type), lmt_npy_dtype_descr(l->elem_dtype),
+                 lm_data_format_name(bi->format), lmt_npy_dtype_descr(l->dtype));
+    else if (!l->typed)
         snprintf(dst, size, "%" PRIu64 " bytes of %s", bi->size,
                  bi->format ? lm_data_format_name(bi->format) : "plain bytes");
     else if (bi->rank)
@@ -232,8 +274,9 @@ static void describe_buffer(const lm_replay_buffer_info *bi, const run_layout *l
 }
 
 /* Checks a parsed .npy file against the buffer it feeds. The dtype must be
- * the buffer's, and the shape too when the capture recorded one (otherwise
- * the element count); a buffer of plain bytes takes any dtype of its size. */
+ * the buffer's (its element type's or its storage format's), and the shape
+ * too when the capture recorded one (otherwise the element count); a buffer
+ * of plain bytes takes any dtype of its size. */
 static bool npy_fits(const run_binding *b, const lm_replay_buffer_info *bi, const lmt_npy *a) {
     run_layout l;
     buffer_layout(bi, &l);
@@ -249,7 +292,7 @@ static bool npy_fits(const run_binding *b, const lm_replay_buffer_info *bi, cons
                   b->name, b->path, a->data_size, dt, given_shape, b->name, want);
         return false;
     }
-    if (a->dtype != l.dtype) {
+    if (a->dtype != l.dtype && (!l.elem_dtype || a->dtype != l.elem_dtype)) {
         lmt_error("run", "--input %s: %s has dtype '%s', buffer '%s' takes %s", b->name, b->path,
                   dt, b->name, want);
         return false;
@@ -257,6 +300,8 @@ static bool npy_fits(const run_binding *b, const lm_replay_buffer_info *bi, cons
     bool same = a->rank == l.rank;
     for (uint32_t i = 0; same && i < l.rank; i++)
         same = a->shape[i] == l.shape[i];
+    /* Named shapes have at least one dim: a scalar travels as shape (1,). */
+    same |= a->rank == 0 && l.rank == 1 && l.shape[0] == 1;
     if (bi->rank && !same) {
         lmt_error("run", "--input %s: %s has shape %s, buffer '%s' takes %s", b->name, b->path,
                   given_shape, b->name, want);
@@ -302,6 +347,27 @@ static int feed_inputs(lm_replay *r, run_args *ra) {
             if (!npy_fits(b, &bi, &a)) return LMT_EXIT_INVALID;
             b->data = a.data;
             b->size = a.data_size;
+            run_layout l;
+            buffer_layout(&bi, &l);
+            if (l.elem_dtype && a.dtype == l.elem_dtype) {
+                /* Element type -> storage: a.count 4-byte elements, which
+                 * npy_fits matched to the buffer's size. */
+                b->converted = malloc(bi.size ? (size_t)bi.size : 1);
+                if (!b->converted) {
+                    lmt_error("run", "--input %s: out of memory for %" PRIu64 " bytes", b->name,
+                              bi.size);
+                    return LMT_EXIT_INVALID;
+                }
+                if ((st = lmt_npy_to_storage(a.dtype, a.data, a.count, bi.format, b->converted))) {
+                    lmt_error("run", "--input %s: %s: %s (buffer '%s' stores %s as %s)", b->name,
+                              b->path, lm_last_error(), b->name,
+                              lm_element_type_name(bi.element_type),
+                              lm_data_format_name(bi.format));
+                    return LMT_EXIT_INVALID;
+                }
+                b->data = b->converted;
+                b->size = bi.size;
+            }
         }
         if ((st = lm_replay_set_input(r, b->name, b->data, b->size))) {
             lmt_error("run", "--input %s: %s", b->name, lm_last_error());
@@ -327,20 +393,42 @@ static int save_outputs(lm_replay *r, const run_args *ra) {
             return LMT_EXIT_INVALID;
         }
         lm_status st = lm_replay_get_output(r, b->name, data, bi.size);
+        void *converted = NULL;
         if (!st) {
             char header[LMT_NPY_HEADER_MAX];
             file_chunk chunks[2];
             size_t nchunks = 0;
+            const void *body = data;
+            size_t body_size = (size_t)bi.size;
             if (b->npy) {
                 run_layout l;
                 buffer_layout(&bi, &l);
+                lmt_npy_dtype dt = l.dtype;
+                if (l.elem_dtype) {
+                    /* Storage -> element type: 4-byte elements in, at most 8 out. */
+                    uint64_t count = bi.size / 4;
+                    unsigned esize = lmt_npy_dtype_size(l.elem_dtype);
+                    body_size = count <= SIZE_MAX / esize ? (size_t)(count * esize) : 0;
+                    converted =
+                        count <= SIZE_MAX / esize ? malloc(body_size ? body_size : 1) : NULL;
+                    if (!converted) {
+                        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY,
+                                     "out of memory for %" PRIu64 " elements of %u bytes", count,
+                                     esize);
+                    } else {
+                        lmt_npy_from_storage(bi.format, data, count, l.elem_dtype, converted);
+                        body = converted;
+                        dt = l.elem_dtype;
+                    }
+                }
                 /* A layout always describes an array the writer takes. */
                 chunks[nchunks++] =
-                    (file_chunk){header, lmt_npy_header(l.dtype, l.rank, l.shape, header)};
+                    (file_chunk){header, lmt_npy_header(dt, l.rank, l.shape, header)};
             }
-            chunks[nchunks++] = (file_chunk){data, (size_t)bi.size};
-            st = file_save_atomic(b->path, chunks, nchunks);
+            chunks[nchunks++] = (file_chunk){body, body_size};
+            if (!st) st = file_save_atomic(b->path, chunks, nchunks);
         }
+        free(converted);
         free(data);
         if (st) {
             lmt_error("run", "--output %s: %s", b->name, lm_last_error());
@@ -484,6 +572,7 @@ int lmt_cmd_run(int argc, char **argv) {
     for (size_t i = 0; ra.inputs && i < ra.input_count; i++) {
         free((void *)ra.inputs[i].name);
         free(ra.inputs[i].file);
+        free(ra.inputs[i].converted);
     }
     for (size_t i = 0; ra.outputs && i < ra.output_count; i++)
         free((void *)ra.outputs[i].name);

@@ -130,10 +130,10 @@ typedef struct lmfe_report {
     uint32_t nodes, device_nodes;
     /* Nodes whose float math the dtype mode lowered below float32. */
     uint32_t lowered_nodes;
-    uint64_t weight_bytes;       /* distinct constant data stored, after deduplication */
-    uint64_t peak_device_bytes;  /* memory plan: the largest live set of tensors */
-    double seconds;              /* the whole compile */
-    char *notes;                 /* human-readable remarks (precision lowered, ...); may be NULL */
+    uint64_t weight_bytes;      /* distinct constant data stored, after deduplication */
+    uint64_t peak_device_bytes; /* memory plan: the largest live set of tensors */
+    double seconds;             /* the whole compile */
+    char *notes;                /* human-readable remarks (precision lowered, ...); may be NULL */
 } lmfe_report;
 
 void lmfe_report_free(lmfe_report *report);
@@ -147,9 +147,9 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
 /* A graph input or output as the model declares it. */
 typedef struct lmfe_io_info {
     const char *name;
-    int32_t elem_type; /* ONNX data type number; 0 when not a tensor */
-    int32_t rank;      /* -1: not declared */
-    int64_t dims[LMFE_MAX_RANK]; /* -1 for a symbolic or unknown dim */
+    int32_t elem_type;                  /* ONNX data type number; 0 when not a tensor */
+    int32_t rank;                       /* -1: not declared */
+    int64_t dims[LMFE_MAX_RANK];        /* -1 for a symbolic or unknown dim */
     const char *symbols[LMFE_MAX_RANK]; /* dim_param names, or NULL */
     /* Inputs only: the input decides shapes (e.g. Reshape's `shape`), so its
      * value must be given at compile time (lmfe_compile_options.constants). */

@@ -64,6 +64,39 @@ typedef enum lm_buffer_role {
 
 #define LM_MAX_TENSOR_RANK 8
 
+/* The element type a named tensor has outside the device, when the device
+ * holds it in a wider format (an ONNX model's int64 input kept as int32, its
+ * bool output as int32, a float64 tensor as float32). Tools exchanging
+ * tensors (`lightmetal run --input x.npy`) convert between the two; raw bytes
+ * stay in the storage format. The numbering is the binary's (ElementType).
+ * Allowed pairs (storage format <- element types):
+ *   LM_DATA_FORMAT_FLOAT32 <- FLOAT64, FLOAT16
+ *   LM_DATA_FORMAT_INT32   <- INT64, INT16, INT8, UINT16, UINT8, BOOL
+ *   LM_DATA_FORMAT_UINT32  <- UINT64, UINT16, UINT8, BOOL */
+typedef enum lm_element_type {
+    LM_ELEMENT_TYPE_AS_FORMAT = 0, /* the storage format's own type (default) */
+    LM_ELEMENT_TYPE_FLOAT64 = 1,   /* IEEE binary64; stored rounded to float32 */
+    LM_ELEMENT_TYPE_FLOAT16 = 2,   /* IEEE binary16 (not bfloat16); float32 holds
+                                      it exactly */
+    LM_ELEMENT_TYPE_INT64 = 3,     /* signed 64-bit; stored values fit int32 */
+    LM_ELEMENT_TYPE_INT16 = 4,     /* signed 16-bit */
+    LM_ELEMENT_TYPE_INT8 = 5,      /* signed 8-bit */
+    LM_ELEMENT_TYPE_UINT16 = 6,    /* unsigned 16-bit */
+    LM_ELEMENT_TYPE_UINT8 = 7,     /* unsigned 8-bit */
+    LM_ELEMENT_TYPE_BOOL = 8,      /* false = 0, true = 1 (any nonzero reads
+                                      back as true) */
+    LM_ELEMENT_TYPE_UINT64 = 9,    /* unsigned 64-bit; stored values fit uint32 */
+} lm_element_type;
+
+/* Stable short name of an element type, as the binary spells it ("Int64",
+ * "Bool", "Float16", ...); "AsFormat" for LM_ELEMENT_TYPE_AS_FORMAT and
+ * "Invalid" for a value that is not an lm_element_type. */
+const char *lm_element_type_name(lm_element_type type);
+
+/* Whether a tensor of `type` may be stored in `format` (the table above;
+ * LM_ELEMENT_TYPE_AS_FORMAT fits every format). */
+bool lm_element_type_fits(lm_element_type type, lm_data_format format);
+
 /* How a named buffer's contents read as a tensor (for tools that exchange
  * tensors, e.g. `lightmetal run --input x.npy`). */
 typedef struct lm_buffer_name_options {
@@ -72,7 +105,10 @@ typedef struct lm_buffer_name_options {
     uint32_t rank;                      /* 0..LM_MAX_TENSOR_RANK; 0 = no shape */
     uint64_t shape[LM_MAX_TENSOR_RANK]; /* row-major, outermost first; each
                                            1..2^32-1; product x element size
-                                           = the buffer's size */
+                                           (of `format`) = the buffer's size */
+    lm_element_type element_type;       /* the tensor's type outside the device;
+                                           default AS_FORMAT; otherwise it must
+                                           fit `format` (lm_element_type_fits) */
 } lm_buffer_name_options;
 
 void lm_buffer_name_options_init(lm_buffer_name_options *opts);
@@ -85,9 +121,11 @@ void lm_buffer_name_options_init(lm_buffer_name_options *opts);
  * is not being captured. */
 lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name);
 
-/* The same with a role, format and shape (`opts` may be NULL). The format
- * must be FLOAT32, FLOAT16_B, UINT32 or INT32 for a shape (BFP8_B and plain
- * bytes take no shape), and the shape must cover the buffer exactly. */
+/* The same with a role, format, shape and element type (`opts` may be NULL).
+ * The format must be FLOAT32, FLOAT16_B, UINT32 or INT32 for a shape (BFP8_B
+ * and plain bytes take no shape), and the shape must cover the buffer
+ * exactly. An element type other than AS_FORMAT needs a format it fits
+ * (LM_ERR_INVALID_ARGUMENT naming both and what the format holds). */
 lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
                                     const lm_buffer_name_options *opts);
 

@@ -50,6 +50,10 @@ typedef struct lm_replay_buffer_info {
     lm_data_format format; /* element format; LM_DATA_FORMAT_INVALID: plain bytes */
     uint32_t rank;         /* 0 when no shape was recorded */
     uint64_t shape[LM_MAX_TENSOR_RANK];
+    /* The tensor's type outside the device (it fits `format`), or
+     * LM_ELEMENT_TYPE_AS_FORMAT; lm_replay_set_input and
+     * lm_replay_get_output always take and give `format` elements. */
+    lm_element_type element_type;
 } lm_replay_buffer_info;
 
 /* Number of named buffers (0 for a NULL replay). */

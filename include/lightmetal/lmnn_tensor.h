@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "lightmetal/lm_buffer.h"
+#include "lightmetal/lm_capture.h"
 #include "lightmetal/lm_device.h"
 #include "lightmetal/lm_status.h"
 
@@ -246,6 +247,16 @@ lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size);
  * tilized by lmnn_to_layout inside the capture, its outputs made row-major
  * before they are read. Errors as lm_capture_name_buffer_ex. */
 lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name);
+
+/* The same, recording that the tensor is `element_type` outside the device
+ * (lm_element_type): a model's int64 input held as int32, its bool output as
+ * int32, a float64 or float16 tensor as float32. The tensor must be row-major
+ * with a dtype whose format holds the element type — float32 for FLOAT64 and
+ * FLOAT16, int32 for INT64, INT16 and INT8, uint32 for UINT64, int32 or
+ * uint32 for UINT16, UINT8 and BOOL — else LM_ERR_INVALID_ARGUMENT naming
+ * both. LM_ELEMENT_TYPE_AS_FORMAT is lmnn_capture_name. Other errors as
+ * lm_capture_name_buffer_ex. */
+lm_status lmnn_capture_name_as(lmnn_tensor tensor, const char *name, lm_element_type element_type);
 
 /* ---- program cache ----
  * Each op builds its device program once per (op, attributes, shapes, dtypes,

@@ -4,6 +4,7 @@
 
 #include "base/checked.h"
 #include "base/error.h"
+#include "format/lmb_enums.h"
 #include "lightmetal/lm_capture.h"
 #include "runtime/buffer.h"
 #include "runtime/cq.h"
@@ -17,6 +18,19 @@
 
 void lm_capture_options_init(lm_capture_options *opts) {
     if (opts) memset(opts, 0, sizeof *opts);
+}
+
+const char *lm_element_type_name(lm_element_type type) {
+    if (type == LM_ELEMENT_TYPE_AS_FORMAT) return "AsFormat";
+    const char *name =
+        (unsigned)type <= LMB_ElementType_MAX ? lmb_enum_name("ElementType", (unsigned)type) : NULL;
+    return name ? name : "Invalid";
+}
+
+bool lm_element_type_fits(lm_element_type type, lm_data_format format) {
+    if ((unsigned)type > LMB_ElementType_MAX) return false;
+    if (type == LM_ELEMENT_TYPE_AS_FORMAT) return true;
+    return lmb_element_type_fits(lmb_element_type_from_api(type), lmb_data_format_from_api(format));
 }
 
 #if LM_ENABLE_CAPTURE
@@ -111,6 +125,16 @@ static lm_status check_name_options(const char *fn, const lm_buffer_name_options
     if (o->format != LM_DATA_FORMAT_INVALID && !lm_data_format_name(o->format))
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: format %d is not a lm_data_format", fn,
                        (int)o->format);
+    if ((unsigned)o->element_type > LMB_ElementType_MAX)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: element type %d is not a lm_element_type", fn,
+                       (int)o->element_type);
+    if (!lm_element_type_fits(o->element_type, o->format)) {
+        lmb_ElementType et = lmb_element_type_from_api(o->element_type);
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: element type %s needs format %s, the options give %s", fn,
+                       lm_element_type_name(o->element_type), lmb_element_type_storage_text(et),
+                       o->format ? lm_data_format_name(o->format) : "none (plain bytes)");
+    }
     if (o->rank > LM_MAX_TENSOR_RANK)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: rank %u (at most %d)", fn, o->rank,
                        LM_MAX_TENSOR_RANK);

@@ -669,8 +669,9 @@ static lm_status write_names(cap_recorder *r) {
         uint32_t shape[LM_MAX_TENSOR_RANK];
         for (uint32_t d = 0; d < n->opts.rank; d++)
             shape[d] = (uint32_t)n->opts.shape[d]; /* the API checked the range */
-        st = lmb_writer_name_tensor(r->writer, n->id, role_of(r, n), n->name,
-                                    lmb_data_format_from_api(n->opts.format), shape, n->opts.rank);
+        st = lmb_writer_name_tensor_as(
+            r->writer, n->id, role_of(r, n), n->name, lmb_data_format_from_api(n->opts.format),
+            shape, n->opts.rank, lmb_element_type_from_api(n->opts.element_type));
     }
     return st;
 }

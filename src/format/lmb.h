@@ -29,7 +29,7 @@
 /* The format version this code writes; it reads any file with the same
  * major version (minor versions only add fields, which older readers skip). */
 #define LMB_FORMAT_MAJOR 2
-#define LMB_FORMAT_MINOR 0
+#define LMB_FORMAT_MINOR 1 /* 2.1: BufferName.element_type */
 
 #define LMB_DATA_REGION_ALIGN 4096u
 #define LMB_BLOB_ALIGN 64u
@@ -162,6 +162,13 @@ lm_status lmb_writer_name_buffer(lmb_writer *w, uint32_t buffer_id, lmb_BufferRo
 lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
                                  const char *name, lmb_DataFormat format, const uint32_t *shape,
                                  uint32_t rank);
+
+/* The same with the tensor's element type outside the device when it is not
+ * the format's own (LMB_ElementType_Invalid: it is); stored as given, checked
+ * by lmb_verify_semantics. */
+lm_status lmb_writer_name_tensor_as(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
+                                    const char *name, lmb_DataFormat format, const uint32_t *shape,
+                                    uint32_t rank, lmb_ElementType element_type);
 
 /* Completes the file. After this only lmb_writer_chunks/save/to_memory and
  * destroy may be called. */

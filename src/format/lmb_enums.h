@@ -5,6 +5,7 @@
 #define LM_FORMAT_LMB_ENUMS_H
 
 #include "format/lmb_schema.h"
+#include "lightmetal/lm_capture.h"
 #include "lightmetal/lm_tile.h"
 
 static inline lmb_DataFormat lmb_data_format_from_api(lm_data_format f) {
@@ -42,6 +43,60 @@ static inline lm_data_format lmb_data_format_to_api(lmb_DataFormat f) {
         break;
     }
     return LM_DATA_FORMAT_INVALID;
+}
+
+/* The element types share the file's numbering. */
+static inline lmb_ElementType lmb_element_type_from_api(lm_element_type t) {
+    return (lmb_ElementType)t;
+}
+
+static inline lm_element_type lmb_element_type_to_api(lmb_ElementType t) {
+    return (lm_element_type)t;
+}
+
+/* Which storage formats hold an element type: the one table capture, the
+ * verifier and the tools follow (schema/lightmetal.fbs, ElementType).
+ * Invalid (the format's own type) fits every format. */
+static inline bool lmb_element_type_fits(lmb_ElementType t, lmb_DataFormat f) {
+    switch (t) {
+    case LMB_ElementType_Invalid:
+        return true;
+    case LMB_ElementType_Float64:
+    case LMB_ElementType_Float16:
+        return f == LMB_DataFormat_Float32;
+    case LMB_ElementType_Int64:
+    case LMB_ElementType_Int16:
+    case LMB_ElementType_Int8:
+        return f == LMB_DataFormat_Int32;
+    case LMB_ElementType_UInt16:
+    case LMB_ElementType_UInt8:
+    case LMB_ElementType_Bool:
+        return f == LMB_DataFormat_Int32 || f == LMB_DataFormat_UInt32;
+    case LMB_ElementType_UInt64:
+        return f == LMB_DataFormat_UInt32;
+    }
+    return false;
+}
+
+/* For messages: the formats an element type needs ("Int32 or UInt32"). */
+static inline const char *lmb_element_type_storage_text(lmb_ElementType t) {
+    switch (t) {
+    case LMB_ElementType_Float64:
+    case LMB_ElementType_Float16:
+        return "Float32";
+    case LMB_ElementType_Int64:
+    case LMB_ElementType_Int16:
+    case LMB_ElementType_Int8:
+        return "Int32";
+    case LMB_ElementType_UInt16:
+    case LMB_ElementType_UInt8:
+    case LMB_ElementType_Bool:
+        return "Int32 or UInt32";
+    case LMB_ElementType_UInt64:
+        return "UInt32";
+    default:
+        return "no format";
+    }
 }
 
 #endif

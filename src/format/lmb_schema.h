@@ -58,11 +58,21 @@
     E(BufferRole, Invalid, 0)                                                                      \
     E(BufferRole, Input, 1) E(BufferRole, Output, 2) E(BufferRole, InputOutput, 3)
 #define LMB_ENUM_HashAlgorithm(E) E(HashAlgorithm, Invalid, 0) E(HashAlgorithm, XXH3_64_Pieces, 1)
+#define LMB_ENUM_ElementType(E)                                                                    \
+    E(ElementType, Invalid, 0)                                                                     \
+    E(ElementType, Float64, 1)                                                                     \
+    E(ElementType, Float16, 2)                                                                     \
+    E(ElementType, Int64, 3)                                                                       \
+    E(ElementType, Int16, 4)                                                                       \
+    E(ElementType, Int8, 5)                                                                        \
+    E(ElementType, UInt16, 6)                                                                      \
+    E(ElementType, UInt8, 7) E(ElementType, Bool, 8) E(ElementType, UInt64, 9)
 
 #define LMB_ENUMS(X)                                                                               \
     X(BufferType)                                                                                  \
     X(BufferLayout)                                                                                \
-    X(DataFormat) X(Processor) X(NocIndex) X(MathFidelity) X(BufferRole) X(HashAlgorithm)
+    X(DataFormat)                                                                                  \
+    X(Processor) X(NocIndex) X(MathFidelity) X(BufferRole) X(HashAlgorithm) X(ElementType)
 
 #define LMB_ENUM_VALUE_(En, name, value) LMB_##En##_##name = value,
 #define LMB_ENUM_DECL_(En) typedef enum lmb_##En{LMB_ENUM_##En(LMB_ENUM_VALUE_)} lmb_##En;
@@ -76,6 +86,7 @@ LMB_ENUMS(LMB_ENUM_DECL_)
 #define LMB_MathFidelity_MAX LMB_MathFidelity_HiFi4
 #define LMB_BufferRole_MAX LMB_BufferRole_InputOutput
 #define LMB_HashAlgorithm_MAX LMB_HashAlgorithm_XXH3_64_Pieces
+#define LMB_ElementType_MAX LMB_ElementType_UInt64
 
 /* Name of an enum value ("DRAM"), or NULL when undefined. */
 const char *lmb_enum_name(const char *enum_name, unsigned value);
@@ -315,7 +326,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(BufferName, role, 1, ENUM, BufferRole, 0)                                                    \
     X(BufferName, name, 2, STRING, _, 1)                                                           \
     X(BufferName, format, 3, ENUM, DataFormat, 0)                                                  \
-    X(BufferName, shape, 4, VEC_U32, _, 0)
+    X(BufferName, shape, 4, VEC_U32, _, 0)                                                         \
+    X(BufferName, element_type, 5, ENUM, ElementType, 0)
 #define LMB_TABLE_LightMetalBinary(X)                                                              \
     X(LightMetalBinary, format_version, 0, STRUCT, Version, 1)                                     \
     X(LightMetalBinary, producer, 1, STRING, _, 0)                                                 \

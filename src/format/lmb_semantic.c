@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/idmap.h"
 #include "base/shard.h"
+#include "format/lmb_enums.h"
 
 #define LMB_CB_COUNT 32
 
@@ -688,6 +689,12 @@ static lm_status sem_name(const sem *s, const char *field, fb_table n) {
         return sem_fail(s, field, "role %u is not Input, Output or InputOutput", role);
     const sem_buffer *b = &s->bufs[*sem_find(&s->buffers, lmb_BufferName_buffer_id(n)) & ~SEM_DEAD];
     lmb_DataFormat format = lmb_BufferName_format(n);
+    lmb_ElementType et = lmb_BufferName_element_type(n);
+    /* Both enums are in range (the structural verifier saw to it). */
+    if (!lmb_element_type_fits(et, format))
+        return sem_fail(s, field, "element type %s needs data format %s, the name records %s",
+                        lmb_enum_name("ElementType", et), lmb_element_type_storage_text(et),
+                        format ? lmb_enum_name("DataFormat", format) : "none");
     fb_vec shape = lmb_BufferName_shape(n);
     if (!shape.len) return LM_OK;
     uint32_t esize = sem_element_size(format);

@@ -244,6 +244,13 @@ lm_status lmb_writer_name_buffer(lmb_writer *w, uint32_t buffer_id, lmb_BufferRo
 lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
                                  const char *name, lmb_DataFormat format, const uint32_t *shape,
                                  uint32_t rank) {
+    return lmb_writer_name_tensor_as(w, buffer_id, role, name, format, shape, rank,
+                                     LMB_ElementType_Invalid);
+}
+
+lm_status lmb_writer_name_tensor_as(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
+                                    const char *name, lmb_DataFormat format, const uint32_t *shape,
+                                    uint32_t rank, lmb_ElementType element_type) {
     lm_status st = lmb_writable(w, "lmb_writer_name_buffer");
     if (st) return st;
     if (!name) return err_set(LM_ERR_INVALID_ARGUMENT, "lmb_writer_name_buffer: name is NULL");
@@ -257,6 +264,7 @@ lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRo
     lmb_BufferName_add_name(&w->b, s);
     lmb_BufferName_add_format(&w->b, format);
     lmb_BufferName_add_shape(&w->b, dims);
+    lmb_BufferName_add_element_type(&w->b, element_type);
     fb_ref t = lmb_BufferName_end(&w->b);
     if (fb_builder_status(&w->b)) return fb_builder_status(&w->b);
     w->names[w->name_count++] = t;

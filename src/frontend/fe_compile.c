@@ -47,10 +47,14 @@ static lmnn_dtype boundary_dtype(fe_elem e) {
 
 static lm_data_format boundary_format(lmnn_dtype d) {
     switch (d) {
-    case LMNN_FLOAT32: return LM_DATA_FORMAT_FLOAT32;
-    case LMNN_BFLOAT16: return LM_DATA_FORMAT_FLOAT16_B;
-    case LMNN_UINT32: return LM_DATA_FORMAT_UINT32;
-    default: return LM_DATA_FORMAT_INT32;
+    case LMNN_FLOAT32:
+        return LM_DATA_FORMAT_FLOAT32;
+    case LMNN_BFLOAT16:
+        return LM_DATA_FORMAT_FLOAT16_B;
+    case LMNN_UINT32:
+        return LM_DATA_FORMAT_UINT32;
+    default:
+        return LM_DATA_FORMAT_INT32;
     }
 }
 
@@ -65,7 +69,8 @@ static lm_status name_tensor(lmnn_tensor t, const char *name, lm_buffer_role rol
     o.format = boundary_format(info.dtype);
     o.rank = type->rank ? (uint32_t)type->rank : 1;
     o.shape[0] = 1;
-    for (int32_t d = 0; d < type->rank; d++) o.shape[d] = (uint64_t)type->dims[d];
+    for (int32_t d = 0; d < type->rank; d++)
+        o.shape[d] = (uint64_t)type->dims[d];
     fe_set_element_type(&o, type->elem);
     return lm_capture_name_buffer_ex(info.buffer, name, &o);
 }
@@ -101,7 +106,8 @@ static lm_status summary_add(summary *s, const char *op, lmfe_placement p, doubl
 static lm_status lower_all(fe_ctx *c, double *node_seconds) {
     fe_graph *g = c->g;
     uint32_t total = 0, done = 0;
-    for (uint32_t k = 0; k < g->node_count; k++) total += c->plans[k].placement == LMFE_ON_DEVICE;
+    for (uint32_t k = 0; k < g->node_count; k++)
+        total += c->plans[k].placement == LMFE_ON_DEVICE;
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
@@ -127,8 +133,8 @@ static lm_status lower_all(fe_ctx *c, double *node_seconds) {
  * boundary dtype, a buffer of its own. */
 static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
     fe_value *v = &c->g->values[vi];
-    fe_node pseudo = {.name = v->name, .op_type = "output", .domain = "", .inputs = &vi,
-                      .input_count = 1};
+    fe_node pseudo = {
+        .name = v->name, .op_type = "output", .domain = "", .inputs = &vi, .input_count = 1};
     lmnn_tensor t;
     lm_status st = fe_in_dev_rm(c, &pseudo, 0, &t);
     if (st) return st;
@@ -159,13 +165,15 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
     for (uint32_t k = 0; k < g->input_count; k++) {
         uint32_t vi = g->inputs[k];
         fe_value *v = &g->values[vi];
-        if (v->konst || !c->slots[vi].remaining) continue;
+        /* Unused inputs too: the binary takes every input the model declares. */
+        if (v->konst) continue;
         lmnn_dtype dtype = boundary_dtype(v->type.elem);
         int64_t volume = fe_type_volume(&v->type);
         size_t size = (size_t)volume * 4;
         void *data = NULL;
         lm_status st = LM_OK;
-        if (golden[k]) st = fe_host_data(golden[k], dtype, v->name, &data, &size);
+        if (golden[k])
+            st = fe_host_data(golden[k], dtype, v->name, &data, &size);
         else if (!(data = calloc(1, size ? size : 4)))
             st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         if (st) return st;
@@ -211,16 +219,13 @@ static lm_status read_outputs(fe_ctx *c, lmnn_tensor *outs, bool capture, bool g
     return LM_OK;
 }
 
-/* One run of the model: inputs, nodes, outputs. Inside a capture unless
- * `capture` is false (the warm-up of a trace compile). With `keep_outs` the
- * output tensors are handed over (*keep_outs, one per graph output) instead
- * of freed: the caller frees them after the capture ends, so the binary's
- * output buffers still exist when a replay finishes and reads them. */
+/* One run of the model: inputs, nodes, outputs (into `outs`, one per graph
+ * output, which the caller frees: after the capture ends, so the binary's
+ * outputs stay allocated to its end). Inside a capture unless `capture` is
+ * false (the warm-up of a trace compile). */
 static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *golden,
-                           double *node_seconds, lmnn_tensor **keep_outs) {
+                           double *node_seconds, lmnn_tensor *outs) {
     fe_graph *g = c->g;
-    lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
-    if (!outs) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     lm_command_queue *cq = lm_device_command_queue(c->device, 0);
     fe_plan_reset_uses(c);
     lm_status st = create_inputs(c, capture, golden);
@@ -238,12 +243,6 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
         if (!st) st = lm_replay_trace(cq, trace_id, false);
     }
     if (!st) st = read_outputs(c, outs, capture, golden != NULL && c->opts->golden_input_count);
-    if (keep_outs) {
-        *keep_outs = outs;
-        return st;
-    }
-    for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
-    free(outs);
     return st;
 }
 
@@ -306,8 +305,9 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     lm_device *own = NULL;
     lm_binary *binary = NULL;
     bool capturing = false;
+    lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
 
-    st = fe_plan_init(&c);
+    st = outs ? fe_plan_init(&c) : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);
     if (!st) st = fe_plan_graph(&c);
@@ -322,15 +322,15 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st && opts->trace) {
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
-        st = run_model(&c, false, golden, NULL, NULL);
+        st = run_model(&c, false, golden, NULL, outs);
+        for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
+        memset(outs, 0, g->output_count * sizeof *outs);
         if (!st) fe_release_non_constants(&c);
     }
     if (!st) st = lm_light_metal_begin_capture(c.device, NULL);
     capturing = !st;
-    lmnn_tensor *outs = NULL;
-    if (!st) st = run_model(&c, true, golden, node_seconds, &outs);
+    if (!st) st = run_model(&c, true, golden, node_seconds, outs);
     if (capturing) {
-        fe_values_release_all(&c);
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
         if (!st) st = st2;
     }

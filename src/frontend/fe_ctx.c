@@ -31,7 +31,8 @@ lm_status fe_nn_fail(fe_ctx *c, const fe_node *n, lm_status st) {
 
 uint32_t fe_in_count(const fe_node *n) {
     uint32_t k = n->input_count;
-    while (k > 0 && n->inputs[k - 1] == FE_NONE) k--;
+    while (k > 0 && n->inputs[k - 1] == FE_NONE)
+        k--;
     return k;
 }
 
@@ -88,8 +89,10 @@ lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t ma
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
                            fe_in(c, n, i)->name);
         if (t && t->elem == FE_STRING)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input %u ('%s'): string tensors are not "
-                           "supported", i, fe_in(c, n, i)->name);
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input %u ('%s'): string tensors are not "
+                           "supported",
+                           i, fe_in(c, n, i)->name);
     }
     return LM_OK;
 }
@@ -97,9 +100,9 @@ lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t ma
 static const fe_attr *attr_typed(fe_ctx *c, const fe_node *n, const char *name, fe_attr_type type,
                                  lm_status *st) {
     static const char *const names[] = {
-        "undefined", "float",  "int",           "string",         "tensor",
-        "graph",     "floats", "ints",          "strings",        "tensors",
-        "graphs",    "sparse tensor", "sparse tensors", "type proto", "type protos"};
+        "undefined",      "float",      "int",        "string",  "tensor", "graph",
+        "floats",         "ints",       "strings",    "tensors", "graphs", "sparse tensor",
+        "sparse tensors", "type proto", "type protos"};
     *st = LM_OK;
     const fe_attr *a = fe_node_attr(n, name);
     if (!a) return NULL;
@@ -155,7 +158,8 @@ lm_status fe_attr_floats(fe_ctx *c, const fe_node *n, const char *name, const fl
 lm_status fe_check_attrs(fe_ctx *c, const fe_node *n, const char *const *known) {
     for (uint32_t i = 0; i < n->attr_count; i++) {
         bool ok = false;
-        for (const char *const *k = known; *k && !ok; k++) ok = strcmp(*k, n->attrs[i].name) == 0;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = strcmp(*k, n->attrs[i].name) == 0;
         if (!ok)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute '%s' is not supported",
                            n->attrs[i].name);
@@ -187,8 +191,10 @@ bool fe_elem_is_int(fe_elem e) {
     case FE_INT32:
     case FE_INT64:
     case FE_UINT32:
-    case FE_UINT64: return true;
-    default: return false;
+    case FE_UINT64:
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -201,8 +207,8 @@ lm_status fe_check_elem(fe_ctx *c, const fe_node *n, uint32_t i, const fe_elem *
     if (!t) return LM_OK;
     for (const fe_elem *a = allowed; *a != FE_UNDEFINED; a++)
         if (*a == t->elem) return LM_OK;
-    return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input %u ('%s'): element type %s is not supported",
-                   i, fe_in(c, n, i)->name, fe_elem_name(t->elem));
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input %u ('%s'): element type %s is not supported", i,
+                   fe_in(c, n, i)->name, fe_elem_name(t->elem));
 }
 
 /* ---- outputs ---- */
@@ -221,8 +227,10 @@ lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
     lm_status st = out_value(c, n, i, &v);
     if (st || !v) return st;
     if (rank > FE_MAX_RANK)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "output %u ('%s') would have rank %d; at most %d "
-                       "dims are supported", i, v->name, rank, FE_MAX_RANK);
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "output %u ('%s') would have rank %d; at most %d "
+                       "dims are supported",
+                       i, v->name, rank, FE_MAX_RANK);
     int64_t volume = 1;
     for (int32_t d = 0; d < rank; d++) {
         if (dims[d] < 0)
@@ -238,7 +246,8 @@ lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
                        "graph output '%s' is declared %s but the node makes %s", v->name,
                        fe_elem_name(v->type.elem), fe_elem_name(elem));
     fe_type t = {.elem = elem, .rank = rank};
-    for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
+    for (int32_t d = 0; d < rank; d++)
+        t.dims[d] = dims[d];
     v->type = t;
     return LM_OK;
 }
@@ -294,36 +303,68 @@ static uint16_t f32_to_f16(float f) {
 void fe_tensor_set_f64(fe_tensor *t, uint64_t index, double v) {
     void *p = (void *)t->data;
     switch (t->elem) {
-    case FE_FLOAT: ((float *)p)[index] = (float)v; break;
-    case FE_DOUBLE: ((double *)p)[index] = v; break;
-    case FE_FLOAT16: ((uint16_t *)p)[index] = f32_to_f16((float)v); break;
+    case FE_FLOAT:
+        ((float *)p)[index] = (float)v;
+        break;
+    case FE_DOUBLE:
+        ((double *)p)[index] = v;
+        break;
+    case FE_FLOAT16:
+        ((uint16_t *)p)[index] = f32_to_f16((float)v);
+        break;
     case FE_BFLOAT16: {
         float f = (float)v;
         uint32_t x;
         memcpy(&x, &f, 4);
-        if ((x & 0x7fffffffu) > 0x7f800000u) x |= 0x400000u;
-        else x += 0x7fffu + ((x >> 16) & 1);
+        if ((x & 0x7fffffffu) > 0x7f800000u)
+            x |= 0x400000u;
+        else
+            x += 0x7fffu + ((x >> 16) & 1);
         ((uint16_t *)p)[index] = (uint16_t)(x >> 16);
         break;
     }
-    case FE_BOOL: ((uint8_t *)p)[index] = v != 0; break;
-    default: fe_tensor_set_i64(t, index, isnan(v) ? 0 : (int64_t)v); break;
+    case FE_BOOL:
+        ((uint8_t *)p)[index] = v != 0;
+        break;
+    default:
+        fe_tensor_set_i64(t, index, isnan(v) ? 0 : (int64_t)v);
+        break;
     }
 }
 
 void fe_tensor_set_i64(fe_tensor *t, uint64_t index, int64_t v) {
     void *p = (void *)t->data;
     switch (t->elem) {
-    case FE_UINT8: ((uint8_t *)p)[index] = (uint8_t)v; break;
-    case FE_INT8: ((int8_t *)p)[index] = (int8_t)v; break;
-    case FE_UINT16: ((uint16_t *)p)[index] = (uint16_t)v; break;
-    case FE_INT16: ((int16_t *)p)[index] = (int16_t)v; break;
-    case FE_INT32: ((int32_t *)p)[index] = (int32_t)v; break;
-    case FE_INT64: ((int64_t *)p)[index] = v; break;
-    case FE_UINT32: ((uint32_t *)p)[index] = (uint32_t)v; break;
-    case FE_UINT64: ((uint64_t *)p)[index] = (uint64_t)v; break;
-    case FE_BOOL: ((uint8_t *)p)[index] = v != 0; break;
-    default: fe_tensor_set_f64(t, index, (double)v); break;
+    case FE_UINT8:
+        ((uint8_t *)p)[index] = (uint8_t)v;
+        break;
+    case FE_INT8:
+        ((int8_t *)p)[index] = (int8_t)v;
+        break;
+    case FE_UINT16:
+        ((uint16_t *)p)[index] = (uint16_t)v;
+        break;
+    case FE_INT16:
+        ((int16_t *)p)[index] = (int16_t)v;
+        break;
+    case FE_INT32:
+        ((int32_t *)p)[index] = (int32_t)v;
+        break;
+    case FE_INT64:
+        ((int64_t *)p)[index] = v;
+        break;
+    case FE_UINT32:
+        ((uint32_t *)p)[index] = (uint32_t)v;
+        break;
+    case FE_UINT64:
+        ((uint64_t *)p)[index] = (uint64_t)v;
+        break;
+    case FE_BOOL:
+        ((uint8_t *)p)[index] = v != 0;
+        break;
+    default:
+        fe_tensor_set_f64(t, index, (double)v);
+        break;
     }
 }
 
@@ -347,7 +388,8 @@ lm_status fe_broadcast(fe_ctx *c, const fe_node *n, const fe_type *a, const fe_t
 
 lmnn_shape fe_shape(int32_t rank, const int64_t *dims) {
     lmnn_shape s = {.rank = (uint32_t)rank};
-    for (int32_t i = 0; i < rank; i++) s.dims[i] = (uint32_t)dims[i];
+    for (int32_t i = 0; i < rank; i++)
+        s.dims[i] = (uint32_t)dims[i];
     return s;
 }
 

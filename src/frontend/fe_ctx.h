@@ -48,11 +48,11 @@ const fe_op_def *const *fe_op_all(size_t *out_count);
 
 /* Fusions recorded on a node by fe_fuse (fe_passes.c) and applied by its lower. */
 typedef struct fe_fusion {
-    uint32_t bias;             /* value added after a MatMul/Conv (FE_NONE: none) */
-    lmnn_unary_op activation;  /* applied last (LMNN_UNARY_INVALID: none) */
+    uint32_t bias;            /* value added after a MatMul/Conv (FE_NONE: none) */
+    lmnn_unary_op activation; /* applied last (LMNN_UNARY_INVALID: none) */
     double act_alpha, act_beta;
-    uint32_t output;           /* the value the fused chain produces (FE_NONE: the node's own) */
-    const fe_tensor *weight;   /* Conv weights rewritten by a folded BatchNormalization */
+    uint32_t output;         /* the value the fused chain produces (FE_NONE: the node's own) */
+    const fe_tensor *weight; /* Conv weights rewritten by a folded BatchNormalization */
     const fe_tensor *weight_bias;
 } fe_fusion;
 
@@ -65,8 +65,8 @@ typedef struct fe_plan {
 
 /* A device tensor shared by the values that alias it (Identity, ...). */
 typedef struct fe_dev {
-    lmnn_tensor tile, rm;  /* tile-layout and row-major forms (either may be 0) */
-    uint32_t refs;         /* values that point here and are still to be used */
+    lmnn_tensor tile, rm; /* tile-layout and row-major forms (either may be 0) */
+    uint32_t refs;        /* values that point here and are still to be used */
 } fe_dev;
 
 typedef struct fe_slot {
@@ -91,15 +91,15 @@ typedef struct fe_const_entry {
 struct fe_ctx {
     fe_graph *g;
     const lmfe_compile_options *opts;
-    fe_plan *plans;  /* one per node */
-    fe_slot *slots;  /* one per value */
+    fe_plan *plans; /* one per node */
+    fe_slot *slots; /* one per value */
     fe_dev *devs;
     uint32_t dev_count, dev_cap;
     lm_device *device;
     lmnn_dtype float_dtype; /* FLOAT32 or BFLOAT16 */
     bool bfp8_weights;
-    bool device_phase;       /* lowering (fe_in_dev may upload) */
-    const fe_node *current;  /* node being inferred or lowered, for messages */
+    bool device_phase;      /* lowering (fe_in_dev may upload) */
+    const fe_node *current; /* node being inferred or lowered, for messages */
     uint64_t weight_bytes;
     fe_const_entry *consts;
     uint32_t const_count, const_cap;

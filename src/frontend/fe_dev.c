@@ -17,11 +17,15 @@ lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem) {
     switch (elem) {
     case FE_FLOAT:
     case FE_DOUBLE:
-    case FE_FLOAT16: return c->float_dtype;
-    case FE_BFLOAT16: return LMNN_BFLOAT16;
+    case FE_FLOAT16:
+        return c->float_dtype;
+    case FE_BFLOAT16:
+        return LMNN_BFLOAT16;
     case FE_UINT32:
-    case FE_UINT64: return LMNN_UINT32;
-    default: return LMNN_INT32;
+    case FE_UINT64:
+        return LMNN_UINT32;
+    default:
+        return LMNN_INT32;
     }
 }
 
@@ -67,7 +71,8 @@ void fe_values_release_all(fe_ctx *c) {
         fe_free(c->devs[i].rm);
         c->devs[i] = (fe_dev){{0}, {0}, 0};
     }
-    for (uint32_t v = 0; v < c->g->value_count; v++) c->slots[v].dev = FE_NONE;
+    for (uint32_t v = 0; v < c->g->value_count; v++)
+        c->slots[v].dev = FE_NONE;
 }
 
 lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, void **out,
@@ -234,8 +239,10 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
         fe_free(t);
         return fe_nn_fail(c, n, st);
     }
-    if (info.layout == LMNN_TILE) c->devs[d].tile = t;
-    else c->devs[d].rm = t;
+    if (info.layout == LMNN_TILE)
+        c->devs[d].tile = t;
+    else
+        c->devs[d].rm = t;
     if (c->slots[vi].dev != FE_NONE) dev_release(c, c->slots[vi].dev);
     slot_bind(c, vi, d);
     if (!c->slots[vi].remaining && !c->slots[vi].pinned) {

@@ -128,40 +128,40 @@ typedef enum fe_attr_type {
 typedef struct fe_attr {
     const char *name;
     fe_attr_type type;
-    int64_t i;             /* INT */
-    float f;               /* FLOAT */
-    const char *s;         /* STRING (NUL-terminated copy; s_len bytes) */
+    int64_t i;     /* INT */
+    float f;       /* FLOAT */
+    const char *s; /* STRING (NUL-terminated copy; s_len bytes) */
     size_t s_len;
-    const fe_tensor *t;    /* TENSOR */
-    const int64_t *ints;   /* INTS (count) */
-    const float *floats;   /* FLOATS (count) */
-    const char **strings;  /* STRINGS (count) */
+    const fe_tensor *t;   /* TENSOR */
+    const int64_t *ints;  /* INTS (count) */
+    const float *floats;  /* FLOATS (count) */
+    const char **strings; /* STRINGS (count) */
     size_t count;
 } fe_attr;
 
 /* ---- nodes and values ---- */
 
 typedef struct fe_node {
-    const char *name;    /* may be "" */
+    const char *name; /* may be "" */
     const char *op_type;
-    const char *domain;  /* "" for the default ONNX domain (also "ai.onnx") */
-    int64_t opset;       /* the model's opset version for that domain */
-    uint32_t *inputs;    /* value indices; FE_NONE for an omitted optional input */
+    const char *domain; /* "" for the default ONNX domain (also "ai.onnx") */
+    int64_t opset;      /* the model's opset version for that domain */
+    uint32_t *inputs;   /* value indices; FE_NONE for an omitted optional input */
     uint32_t input_count;
-    uint32_t *outputs;   /* value indices; FE_NONE for an omitted optional output */
+    uint32_t *outputs; /* value indices; FE_NONE for an omitted optional output */
     uint32_t output_count;
     fe_attr *attrs;
     uint32_t attr_count;
-    uint32_t index;      /* position in the file, for messages ("#12") */
+    uint32_t index; /* position in the file, for messages ("#12") */
 } fe_node;
 
 typedef struct fe_value {
     const char *name;
-    fe_type type;            /* declared (graph inputs/outputs, value_info) or inferred */
-    const fe_tensor *konst;  /* the value, when known at compile time */
-    uint32_t producer;       /* node index, FE_NONE for graph inputs and initializers */
-    uint32_t use_count;      /* node inputs that read it, plus 1 when a graph output */
-    bool graph_input;        /* a graph input that is not an initializer */
+    fe_type type;           /* declared (graph inputs/outputs, value_info) or inferred */
+    const fe_tensor *konst; /* the value, when known at compile time */
+    uint32_t producer;      /* node index, FE_NONE for graph inputs and initializers */
+    uint32_t use_count;     /* node inputs that read it, plus 1 when a graph output */
+    bool graph_input;       /* a graph input that is not an initializer */
     bool graph_output;
     bool initializer;
 } fe_value;

@@ -11,7 +11,8 @@ static const fe_op_def *const *all_ops(size_t *out_count) {
         size_t n = 0;
         const fe_op_family *f = fe_op_families;
         for (; f->ops; f++)
-            for (size_t i = 0; i < *f->count && n < FE_OPS_MAX; i++) table[n++] = &f->ops[i];
+            for (size_t i = 0; i < *f->count && n < FE_OPS_MAX; i++)
+                table[n++] = &f->ops[i];
         count = n;
     }
     *out_count = count;

@@ -55,30 +55,51 @@ static bool bin_is_compare(bin_kind k) {
 
 static double eval_f(bin_kind k, double a, double b) {
     switch (k) {
-    case B_ADD: return a + b;
-    case B_SUB: return a - b;
-    case B_MUL: return a * b;
-    case B_DIV: return a / b;
-    case B_POW: return pow(a, b);
-    case B_MAX: return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
-    case B_MIN: return isnan(a) || isnan(b) ? NAN : (a < b ? a : b);
-    case B_EQ: return a == b;
-    case B_LT: return a < b;
-    case B_LE: return a <= b;
-    case B_GT: return a > b;
-    case B_GE: return a >= b;
-    case B_AND: return a != 0 && b != 0;
-    case B_OR: return a != 0 || b != 0;
-    case B_XOR: return (a != 0) != (b != 0);
+    case B_ADD:
+        return a + b;
+    case B_SUB:
+        return a - b;
+    case B_MUL:
+        return a * b;
+    case B_DIV:
+        return a / b;
+    case B_POW:
+        return pow(a, b);
+    case B_MAX:
+        return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
+    case B_MIN:
+        return isnan(a) || isnan(b) ? NAN : (a < b ? a : b);
+    case B_EQ:
+        return a == b;
+    case B_LT:
+        return a < b;
+    case B_LE:
+        return a <= b;
+    case B_GT:
+        return a > b;
+    case B_GE:
+        return a >= b;
+    case B_AND:
+        return a != 0 && b != 0;
+    case B_OR:
+        return a != 0 || b != 0;
+    case B_XOR:
+        return (a != 0) != (b != 0);
     }
     return 0;
 }
 
 static bool eval_i(bin_kind k, int64_t a, int64_t b, int64_t *out) {
     switch (k) {
-    case B_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return true;
-    case B_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return true;
-    case B_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return true;
+    case B_ADD:
+        *out = (int64_t)((uint64_t)a + (uint64_t)b);
+        return true;
+    case B_SUB:
+        *out = (int64_t)((uint64_t)a - (uint64_t)b);
+        return true;
+    case B_MUL:
+        *out = (int64_t)((uint64_t)a * (uint64_t)b);
+        return true;
     case B_DIV:
         if (b == 0 || (a == INT64_MIN && b == -1)) return false;
         *out = a / b;
@@ -86,13 +107,20 @@ static bool eval_i(bin_kind k, int64_t a, int64_t b, int64_t *out) {
     case B_POW: {
         if (b < 0) return false;
         int64_t r = 1;
-        for (int64_t i = 0; i < b && i < 64; i++) r = (int64_t)((uint64_t)r * (uint64_t)a);
+        for (int64_t i = 0; i < b && i < 64; i++)
+            r = (int64_t)((uint64_t)r * (uint64_t)a);
         *out = r;
         return true;
     }
-    case B_MAX: *out = a > b ? a : b; return true;
-    case B_MIN: *out = a < b ? a : b; return true;
-    default: *out = (int64_t)eval_f(k, (double)a, (double)b); return true;
+    case B_MAX:
+        *out = a > b ? a : b;
+        return true;
+    case B_MIN:
+        *out = a < b ? a : b;
+        return true;
+    default:
+        *out = (int64_t)eval_f(k, (double)a, (double)b);
+        return true;
     }
 }
 
@@ -126,22 +154,14 @@ typedef struct bin_desc {
 } bin_desc;
 
 static const bin_desc bin_ops[] = {
-    {"Add", B_ADD, LMNN_BINARY_ADD},
-    {"Sub", B_SUB, LMNN_BINARY_SUB},
-    {"Mul", B_MUL, LMNN_BINARY_MUL},
-    {"Div", B_DIV, LMNN_BINARY_DIV},
-    {"Pow", B_POW, LMNN_BINARY_POW},
-    {"Max", B_MAX, LMNN_BINARY_MAXIMUM},
-    {"Min", B_MIN, LMNN_BINARY_MINIMUM},
-    {"Sum", B_ADD, LMNN_BINARY_ADD},
-    {"Mean", B_ADD, LMNN_BINARY_ADD},
-    {"Equal", B_EQ, LMNN_BINARY_EQ},
-    {"Less", B_LT, LMNN_BINARY_LT},
-    {"LessOrEqual", B_LE, LMNN_BINARY_LE},
-    {"Greater", B_GT, LMNN_BINARY_GT},
-    {"GreaterOrEqual", B_GE, LMNN_BINARY_GE},
-    {"And", B_AND, LMNN_BINARY_LOGICAL_AND},
-    {"Or", B_OR, LMNN_BINARY_LOGICAL_OR},
+    {"Add", B_ADD, LMNN_BINARY_ADD},         {"Sub", B_SUB, LMNN_BINARY_SUB},
+    {"Mul", B_MUL, LMNN_BINARY_MUL},         {"Div", B_DIV, LMNN_BINARY_DIV},
+    {"Pow", B_POW, LMNN_BINARY_POW},         {"Max", B_MAX, LMNN_BINARY_MAXIMUM},
+    {"Min", B_MIN, LMNN_BINARY_MINIMUM},     {"Sum", B_ADD, LMNN_BINARY_ADD},
+    {"Mean", B_ADD, LMNN_BINARY_ADD},        {"Equal", B_EQ, LMNN_BINARY_EQ},
+    {"Less", B_LT, LMNN_BINARY_LT},          {"LessOrEqual", B_LE, LMNN_BINARY_LE},
+    {"Greater", B_GT, LMNN_BINARY_GT},       {"GreaterOrEqual", B_GE, LMNN_BINARY_GE},
+    {"And", B_AND, LMNN_BINARY_LOGICAL_AND}, {"Or", B_OR, LMNN_BINARY_LOGICAL_OR},
     {"Xor", B_XOR, LMNN_BINARY_LOGICAL_XOR},
 };
 
@@ -323,7 +343,8 @@ static lm_status infer_same(fe_ctx *c, const fe_node *n, fe_elem elem, double (*
         for (uint64_t i = 0; i < o->count; i++) {
             if (ints && host != h_not)
                 fe_tensor_set_i64(o, i, (int64_t)host((double)fe_tensor_get_i64(k, i)));
-            else fe_tensor_set_f64(o, i, host(fe_tensor_get_f64(k, i)));
+            else
+                fe_tensor_set_f64(o, i, host(fe_tensor_get_f64(k, i)));
         }
         return fe_set_out_const(c, n, 0, o);
     }
@@ -365,8 +386,7 @@ static lm_status lower_unary(fe_ctx *c, const fe_node *n) {
 
 /* out = op(a, s) on a float tensor, consuming `a` when `owned`. */
 static lm_status scalar_step(fe_ctx *c, const fe_node *n, lmnn_binary_op op, lmnn_tensor *a,
-                             bool *owned, double s, lmnn_unary_op act, double act_a,
-                             double act_b) {
+                             bool *owned, double s, lmnn_unary_op act, double act_a, double act_b) {
     lmnn_binary_options o;
     lmnn_binary_options_init(&o);
     o.activation = act;
@@ -507,7 +527,8 @@ static lm_status lower_shrink(fe_ctx *c, const fe_node *n) {
 static lm_status infer_isinf(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (!st)
-        st = fe_check_attrs(c, n, (const char *const[]){"detect_negative", "detect_positive", NULL});
+        st =
+            fe_check_attrs(c, n, (const char *const[]){"detect_negative", "detect_positive", NULL});
     if (!st) st = check_unary_input(c, n, U_FLOAT);
     if (st) return st;
     return infer_same(c, n, FE_BOOL, NULL);
@@ -521,8 +542,10 @@ static lm_status lower_isinf(fe_ctx *c, const fe_node *n) {
     lmnn_unary_op op = neg && pos ? LMNN_ISINF : neg ? LMNN_ISNEGINF : LMNN_ISPOSINF;
     lmnn_tensor a, r;
     if ((st = fe_in_dev(c, n, 0, &a))) return st;
-    if (!neg && !pos) st = lmnn_binary_scalar(LMNN_BINARY_MUL, a, 0.0, NULL, &r);
-    else st = lmnn_unary(op, a, NULL, &r);
+    if (!neg && !pos)
+        st = lmnn_binary_scalar(LMNN_BINARY_MUL, a, 0.0, NULL, &r);
+    else
+        st = lmnn_unary(op, a, NULL, &r);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_from_float(c, n, 0, r);
 }
@@ -565,8 +588,10 @@ static lm_status lower_clip(fe_ctx *c, const fe_node *n) {
         if (!fe_has_in(n, i)) continue;
         const fe_tensor *k = fe_in_const(c, n, i);
         if (k) {
-            if (i == 1) lo = fe_tensor_get_f64(k, 0);
-            else hi = fe_tensor_get_f64(k, 0);
+            if (i == 1)
+                lo = fe_tensor_get_f64(k, 0);
+            else
+                hi = fe_tensor_get_f64(k, 0);
             continue;
         }
         bool bo;
@@ -581,7 +606,8 @@ static lm_status lower_clip(fe_ctx *c, const fe_node *n) {
         o.beta = hi;
         lmnn_tensor t;
         st = lmnn_unary(LMNN_CLAMP, x, &o, &t);
-        if (st) st = fe_nn_fail(c, n, st);
+        if (st)
+            st = fe_nn_fail(c, n, st);
         else {
             if (r_owned) fe_free(r);
             r = t;
@@ -597,8 +623,10 @@ static lm_status lower_clip(fe_ctx *c, const fe_node *n) {
             else if (i ? hi < INFINITY : lo > -INFINITY)
                 st = lmnn_binary_scalar(i ? LMNN_BINARY_MINIMUM : LMNN_BINARY_MAXIMUM, r,
                                         i ? hi : lo, NULL, &t);
-            else continue;
-            if (st) st = fe_nn_fail(c, n, st);
+            else
+                continue;
+            if (st)
+                st = fe_nn_fail(c, n, st);
             else {
                 if (r_owned) fe_free(r);
                 r = t;
@@ -679,8 +707,10 @@ static lm_status infer_where(fe_ctx *c, const fe_node *n) {
         for (uint64_t i = 0; i < t->count; i++) {
             const fe_tensor *src = fe_tensor_get_i64(kc, bcast_index(&out, kc, i)) ? ka : kb;
             uint64_t j = bcast_index(&out, src, i);
-            if (ints) fe_tensor_set_i64(t, i, fe_tensor_get_i64(src, j));
-            else fe_tensor_set_f64(t, i, fe_tensor_get_f64(src, j));
+            if (ints)
+                fe_tensor_set_i64(t, i, fe_tensor_get_i64(src, j));
+            else
+                fe_tensor_set_f64(t, i, fe_tensor_get_f64(src, j));
         }
         return fe_set_out_const(c, n, 0, t);
     }
@@ -691,7 +721,8 @@ static lm_status lower_where(fe_ctx *c, const fe_node *n) {
     lmnn_tensor t[3], r;
     bool owned[3] = {false, false, false};
     lm_status st = LM_OK;
-    for (uint32_t i = 0; i < 3 && !st; i++) st = fe_in_dev_float(c, n, i, &t[i], &owned[i]);
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_in_dev_float(c, n, i, &t[i], &owned[i]);
     if (!st && (st = lmnn_where(t[0], t[1], t[2], &r))) st = fe_nn_fail(c, n, st);
     for (uint32_t i = 0; i < 3; i++)
         if (owned[i]) fe_free(t[i]);
@@ -787,8 +818,10 @@ static lm_status lower_identity(fe_ctx *c, const fe_node *n) {
     return fe_out_alias(c, n, 0, 0);
 }
 
-#define BIN(name) {name, infer_binary, lower_binary, 0}
-#define UN(name) {name, infer_unary, lower_unary, 0}
+#define BIN(name)                                                                                  \
+    { name, infer_binary, lower_binary, 0 }
+#define UN(name)                                                                                   \
+    { name, infer_unary, lower_unary, 0 }
 
 const fe_op_def fe_ops_eltwise[] = {
     BIN("Add"),

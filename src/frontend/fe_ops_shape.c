@@ -23,7 +23,8 @@ static lm_status const_view(fe_ctx *c, const fe_node *n, const fe_tensor *t, int
     if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     *v = *t;
     v->rank = (uint32_t)rank;
-    for (int32_t d = 0; d < rank; d++) v->dims[d] = dims[d];
+    for (int32_t d = 0; d < rank; d++)
+        v->dims[d] = dims[d];
     return fe_set_out_const(c, n, 0, v);
 }
 
@@ -31,7 +32,8 @@ static lm_status i64_vector(fe_ctx *c, const fe_node *n, const int64_t *vals, in
     fe_tensor *t;
     lm_status st = fe_const_new(c, FE_INT64, 1, &count, &t);
     if (st) return fe_nn_fail(c, n, st);
-    for (int64_t i = 0; i < count; i++) fe_tensor_set_i64(t, (uint64_t)i, vals[i]);
+    for (int64_t i = 0; i < count; i++)
+        fe_tensor_set_i64(t, (uint64_t)i, vals[i]);
     return fe_set_out_const(c, n, 0, t);
 }
 
@@ -82,7 +84,8 @@ static lm_status infer_constant(fe_ctx *c, const fe_node *n) {
     if (!strcmp(a->name, "value_floats") && a->type == FE_ATTR_FLOATS) {
         int64_t count = (int64_t)a->count;
         if ((st = fe_const_new(c, FE_FLOAT, 1, &count, &t))) return st;
-        for (size_t i = 0; i < a->count; i++) fe_tensor_set_f64(t, i, a->floats[i]);
+        for (size_t i = 0; i < a->count; i++)
+            fe_tensor_set_f64(t, i, a->floats[i]);
         return fe_set_out_const(c, n, 0, t);
     }
     return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute '%s' is not supported", a->name);
@@ -129,7 +132,8 @@ static lm_status infer_constant_of_shape(fe_ctx *c, const fe_node *n) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be a 1-D shape of at most %d dims",
                        FE_MAX_RANK);
     int64_t dims[FE_MAX_RANK];
-    for (uint64_t d = 0; d < shape->count; d++) dims[d] = fe_tensor_get_i64(shape, d);
+    for (uint64_t d = 0; d < shape->count; d++)
+        dims[d] = fe_tensor_get_i64(shape, d);
     const fe_attr *v = fe_node_attr(n, "value");
     fe_elem elem = v && v->type == FE_ATTR_TENSOR && v->t ? v->t->elem : FE_FLOAT;
     if (v && (v->type != FE_ATTR_TENSOR || !v->t || v->t->count != 1 || !v->t->data))
@@ -146,7 +150,8 @@ static lm_status infer_range(fe_ctx *c, const fe_node *n) {
     const fe_tensor *k[3];
     lm_status st = fe_check_inputs(c, n, 3, 3);
     if (!st) st = no_attrs(c, n);
-    for (uint32_t i = 0; i < 3 && !st; i++) st = fe_in_const_required(c, n, i, &k[i]);
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_in_const_required(c, n, i, &k[i]);
     if (st) return st;
     fe_elem e = k[0]->elem;
     double start = fe_tensor_get_f64(k[0], 0), limit = fe_tensor_get_f64(k[1], 0),
@@ -154,11 +159,13 @@ static lm_status infer_range(fe_ctx *c, const fe_node *n) {
     if (delta == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "delta is zero");
     double steps = ceil((limit - start) / delta);
     int64_t count = steps > 0 ? (int64_t)steps : 0;
-    if (count > (INT64_C(1) << 31)) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the range is too long");
+    if (count > (INT64_C(1) << 31))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the range is too long");
     fe_tensor *t;
     if ((st = fe_const_new(c, e, 1, &count, &t))) return fe_nn_fail(c, n, st);
     for (int64_t i = 0; i < count; i++) {
-        if (fe_elem_is_float(e)) fe_tensor_set_f64(t, (uint64_t)i, start + (double)i * delta);
+        if (fe_elem_is_float(e))
+            fe_tensor_set_f64(t, (uint64_t)i, start + (double)i * delta);
         else
             fe_tensor_set_i64(t, (uint64_t)i,
                               fe_tensor_get_i64(k[0], 0) + i * fe_tensor_get_i64(k[2], 0));
@@ -208,7 +215,8 @@ static lm_status infer_reshape(fe_ctx *c, const fe_node *n) {
         dims[infer_at] = volume / known;
     }
     int64_t out_volume = 1;
-    for (int32_t d = 0; d < rank; d++) out_volume *= dims[d];
+    for (int32_t d = 0; d < rank; d++)
+        out_volume *= dims[d];
     if (out_volume != volume)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "shape holds %lld elements, the input %lld",
                        (long long)out_volume, (long long)volume);
@@ -226,7 +234,8 @@ static lm_status infer_flatten(fe_ctx *c, const fe_node *n) {
     if (axis < 0 || axis > in->rank)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis is out of range for rank %d", in->rank);
     int64_t dims[2] = {1, 1};
-    for (int32_t d = 0; d < in->rank; d++) dims[d >= axis] *= in->dims[d];
+    for (int32_t d = 0; d < in->rank; d++)
+        dims[d >= axis] *= in->dims[d];
     return set_reshaped(c, n, 2, dims);
 }
 
@@ -240,15 +249,16 @@ static lm_status axes_of(fe_ctx *c, const fe_node *n, int64_t *axes, size_t *cou
     if (fe_has_in(n, 1)) {
         const fe_tensor *t;
         if ((st = fe_in_const_required(c, n, 1, &t))) return st;
-        if (t->count > FE_MAX_RANK * 2)
-            return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many axes");
+        if (t->count > FE_MAX_RANK * 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many axes");
         *count = (size_t)t->count;
-        for (size_t i = 0; i < *count; i++) axes[i] = fe_tensor_get_i64(t, i);
+        for (size_t i = 0; i < *count; i++)
+            axes[i] = fe_tensor_get_i64(t, i);
         return LM_OK;
     }
     if (k > FE_MAX_RANK * 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many axes");
     *count = k;
-    for (size_t i = 0; i < k; i++) axes[i] = a[i];
+    for (size_t i = 0; i < k; i++)
+        axes[i] = a[i];
     return LM_OK;
 }
 
@@ -298,7 +308,8 @@ static lm_status infer_unsqueeze(fe_ctx *c, const fe_node *n) {
         added[a] = true;
     }
     int64_t dims[FE_MAX_RANK];
-    for (int32_t d = 0, j = 0; d < rank; d++) dims[d] = added[d] ? 1 : in->dims[j++];
+    for (int32_t d = 0, j = 0; d < rank; d++)
+        dims[d] = added[d] ? 1 : in->dims[j++];
     return set_reshaped(c, n, rank, dims);
 }
 
@@ -355,7 +366,8 @@ static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_attr_ints(c, n, "perm", &perm, &count);
     if (st) return st;
     int32_t p[FE_MAX_RANK];
-    for (int32_t d = 0; d < in->rank; d++) p[d] = (int32_t)(perm ? perm[d] : in->rank - 1 - d);
+    for (int32_t d = 0; d < in->rank; d++)
+        p[d] = (int32_t)(perm ? perm[d] : in->rank - 1 - d);
     lmnn_tensor a, r;
     if ((st = fe_in_dev(c, n, 0, &a))) return st;
     if ((st = lmnn_permute(a, p, (uint32_t)in->rank, NULL, &r))) return fe_nn_fail(c, n, st);
@@ -397,8 +409,10 @@ static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
             return fe_nn_fail(c, n, st);
         size_t es = fe_elem_size(out.elem);
         uint64_t outer = 1, inner = 1;
-        for (int32_t d = 0; d < a; d++) outer *= (uint64_t)out.dims[d];
-        for (int32_t d = a + 1; d < out.rank; d++) inner *= (uint64_t)out.dims[d];
+        for (int32_t d = 0; d < a; d++)
+            outer *= (uint64_t)out.dims[d];
+        for (int32_t d = a + 1; d < out.rank; d++)
+            inner *= (uint64_t)out.dims[d];
         char *dst = (char *)t->data;
         for (uint64_t o = 0; o < outer; o++)
             for (uint32_t i = 0; i < k; i++) {
@@ -453,7 +467,8 @@ static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
     if (n->opset < 10 && fe_in_count(n) == 1) {
         const int64_t *s, *e, *a;
         size_t ns, ne, na;
-        if ((st = fe_attr_ints(c, n, "starts", &s, &ns)) || (st = fe_attr_ints(c, n, "ends", &e, &ne)) ||
+        if ((st = fe_attr_ints(c, n, "starts", &s, &ns)) ||
+            (st = fe_attr_ints(c, n, "ends", &e, &ne)) ||
             (st = fe_attr_ints(c, n, "axes", &a, &na)))
             return st;
         if (ns != ne || (a && na != ns) || ns > FE_MAX_RANK)
@@ -469,11 +484,13 @@ static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
         const fe_tensor *k[5] = {NULL};
         for (uint32_t i = 1; i < 5; i++)
             if (fe_has_in(n, i) && (st = fe_in_const_required(c, n, i, &k[i]))) return st;
-        if (!k[1] || !k[2]) return fe_fail(c, n, LM_ERR_INVALID_FILE, "starts and ends are required");
+        if (!k[1] || !k[2])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "starts and ends are required");
         count = (size_t)k[1]->count;
         if (k[2]->count != count || (k[3] && k[3]->count != count) ||
             (k[4] && k[4]->count != count) || count > FE_MAX_RANK)
-            return fe_fail(c, n, LM_ERR_INVALID_FILE, "starts, ends, axes and steps differ in length");
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "starts, ends, axes and steps differ in length");
         for (size_t i = 0; i < count; i++) {
             starts[i] = fe_tensor_get_i64(k[1], i);
             ends[i] = fe_tensor_get_i64(k[2], i);
@@ -496,7 +513,8 @@ static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
         int64_t dim = in->dims[a], s = starts[i], e = ends[i], step = steps[i];
         if (step == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "steps[%zu] is 0", i);
         if (step < 0)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "negative steps (axis %d) are not supported", a);
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "negative steps (axis %d) are not supported",
+                           a);
         if (s < 0) s += dim;
         if (e < 0) e += dim;
         s = s < 0 ? 0 : s > dim ? dim : s;
@@ -567,9 +585,12 @@ static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d", rank);
     int64_t dims[FE_MAX_RANK];
     int32_t r = 0;
-    for (int32_t d = 0; d < a; d++) dims[r++] = data->dims[d];
-    for (int32_t d = 0; d < idx->rank; d++) dims[r++] = idx->dims[d];
-    for (int32_t d = a + 1; d < data->rank; d++) dims[r++] = data->dims[d];
+    for (int32_t d = 0; d < a; d++)
+        dims[r++] = data->dims[d];
+    for (int32_t d = 0; d < idx->rank; d++)
+        dims[r++] = idx->dims[d];
+    for (int32_t d = a + 1; d < data->rank; d++)
+        dims[r++] = data->dims[d];
     const fe_tensor *kd = fe_in_const(c, n, 0), *ki = fe_in_const(c, n, 1);
     if (ki) {
         for (uint64_t i = 0; i < ki->count; i++) {
@@ -584,14 +605,18 @@ static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
         if ((st = fe_const_new(c, kd->elem, (uint32_t)rank, dims, &t))) return fe_nn_fail(c, n, st);
         size_t es = fe_elem_size(kd->elem);
         uint64_t outer = 1, inner = 1;
-        for (int32_t d = 0; d < a; d++) outer *= (uint64_t)data->dims[d];
-        for (int32_t d = a + 1; d < data->rank; d++) inner *= (uint64_t)data->dims[d];
+        for (int32_t d = 0; d < a; d++)
+            outer *= (uint64_t)data->dims[d];
+        for (int32_t d = a + 1; d < data->rank; d++)
+            inner *= (uint64_t)data->dims[d];
         char *dst = (char *)t->data;
         for (uint64_t o = 0; o < outer; o++)
             for (uint64_t j = 0; j < ki->count; j++) {
                 int64_t v = fe_tensor_get_i64(ki, j);
                 if (v < 0) v += data->dims[a];
-                memcpy(dst, (const char *)kd->data + (o * (uint64_t)data->dims[a] + (uint64_t)v) * inner * es,
+                memcpy(dst,
+                       (const char *)kd->data +
+                           (o * (uint64_t)data->dims[a] + (uint64_t)v) * inner * es,
                        inner * es);
                 dst += inner * es;
             }
@@ -641,8 +666,7 @@ static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     int64_t count = fe_type_volume(it);
     lmnn_shape s1 = fe_shape(1, &count);
-    if (!(st = lmnn_reshape(idx, &s1, NULL, &flat)))
-        st = lmnn_index_select(d, a, flat, NULL, &r);
+    if (!(st = lmnn_reshape(idx, &s1, NULL, &flat))) st = lmnn_index_select(d, a, flat, NULL, &r);
     fe_free(idx);
     fe_free(flat);
     if (st) return fe_nn_fail(c, n, st);
@@ -699,7 +723,8 @@ static lm_status infer_expand(fe_ctx *c, const fe_node *n) {
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "shape must be 1-D with at most %d dims",
                        FE_MAX_RANK);
     fe_type want = {.elem = fe_in_type(c, n, 0)->elem, .rank = (int32_t)shape->count}, out;
-    for (uint64_t d = 0; d < shape->count; d++) want.dims[d] = fe_tensor_get_i64(shape, d);
+    for (uint64_t d = 0; d < shape->count; d++)
+        want.dims[d] = fe_tensor_get_i64(shape, d);
     if ((st = fe_broadcast(c, n, fe_in_type(c, n, 0), &want, &out))) return st;
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
@@ -738,7 +763,8 @@ static lm_status infer_tile(fe_ctx *c, const fe_node *n) {
 static lm_status lower_tile(fe_ctx *c, const fe_node *n) {
     const fe_tensor *rep = fe_in_const(c, n, 1);
     uint32_t r[FE_MAX_RANK];
-    for (uint64_t d = 0; d < rep->count; d++) r[d] = (uint32_t)fe_tensor_get_i64(rep, d);
+    for (uint64_t d = 0; d < rep->count; d++)
+        r[d] = (uint32_t)fe_tensor_get_i64(rep, d);
     lmnn_tensor a, o;
     lm_status st = fe_in_dev(c, n, 0, &a);
     if (st) return st;
@@ -810,7 +836,8 @@ static lm_status lower_split(fe_ctx *c, const fe_node *n) {
     int64_t *sizes = calloc(k, sizeof *sizes);
     uint32_t *s32 = calloc(k, sizeof *s32);
     lmnn_tensor *outs = calloc(k, sizeof *outs);
-    lm_status st = sizes && s32 && outs ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lm_status st =
+        sizes && s32 && outs ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     int32_t a = 0;
     lmnn_tensor in;
     if (!st) st = split_sizes(c, n, &a, sizes);
@@ -823,7 +850,8 @@ static lm_status lower_split(fe_ctx *c, const fe_node *n) {
         st = fe_out_alias(c, n, 0, 0);
     } else if (!st) {
         if ((st = lmnn_split(in, s32, k, a, NULL, outs))) st = fe_nn_fail(c, n, st);
-        for (uint32_t i = 0; !st && i < k; i++) st = fe_out_dev(c, n, i, outs[i]);
+        for (uint32_t i = 0; !st && i < k; i++)
+            st = fe_out_dev(c, n, i, outs[i]);
     }
     free(sizes);
     free(s32);
@@ -839,11 +867,16 @@ static lm_status pad_params(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pa
     lm_status st = fe_attr_string(c, n, "mode", "constant", &mode);
     if (st) return st;
     lmnn_pad_options_init(o);
-    if (!strcmp(mode, "constant")) o->mode = LMNN_PAD_CONSTANT;
-    else if (!strcmp(mode, "reflect")) o->mode = LMNN_PAD_REFLECT;
-    else if (!strcmp(mode, "edge")) o->mode = LMNN_PAD_REPLICATE;
-    else if (!strcmp(mode, "wrap")) o->mode = LMNN_PAD_CIRCULAR;
-    else return fe_fail(c, n, LM_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
+    if (!strcmp(mode, "constant"))
+        o->mode = LMNN_PAD_CONSTANT;
+    else if (!strcmp(mode, "reflect"))
+        o->mode = LMNN_PAD_REFLECT;
+    else if (!strcmp(mode, "edge"))
+        o->mode = LMNN_PAD_REPLICATE;
+    else if (!strcmp(mode, "wrap"))
+        o->mode = LMNN_PAD_CIRCULAR;
+    else
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "mode '%s' is not supported", mode);
     int64_t raw[2 * FE_MAX_RANK], axes[FE_MAX_RANK];
     size_t count;
     if (n->opset < 11) {
@@ -864,13 +897,15 @@ static lm_status pad_params(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pa
         if (fe_has_in(n, 3) && (st = fe_in_const_required(c, n, 3, &ax))) return st;
         count = (size_t)p->count;
         if (count > 2 * FE_MAX_RANK) return fe_fail(c, n, LM_ERR_INVALID_FILE, "too many pads");
-        for (size_t i = 0; i < count; i++) raw[i] = fe_tensor_get_i64(p, i);
+        for (size_t i = 0; i < count; i++)
+            raw[i] = fe_tensor_get_i64(p, i);
         if (v && v->count) o->value = fe_tensor_get_f64(v, 0);
         if (ax) {
             if (ax->count * 2 != count)
                 return fe_fail(c, n, LM_ERR_INVALID_FILE, "pads has %zu entries for %llu axes",
                                count, (unsigned long long)ax->count);
-            for (uint64_t i = 0; i < ax->count; i++) axes[i] = fe_tensor_get_i64(ax, i);
+            for (uint64_t i = 0; i < ax->count; i++)
+                axes[i] = fe_tensor_get_i64(ax, i);
         } else if (count != 2 * (size_t)in->rank) {
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "pads has %zu entries for rank %d", count,
                            in->rank);
@@ -908,7 +943,8 @@ static lm_status infer_pad(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     const fe_type *in = fe_in_type(c, n, 0);
     int64_t dims[FE_MAX_RANK];
-    for (int32_t d = 0; d < in->rank; d++) dims[d] = in->dims[d] + pads[2 * d] + pads[2 * d + 1];
+    for (int32_t d = 0; d < in->rank; d++)
+        dims[d] = in->dims[d] + pads[2 * d] + pads[2 * d + 1];
     return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
 }
 

@@ -15,7 +15,8 @@ lm_status fe_plan_init(fe_ctx *c) {
         c->plans[k].fusion.bias = FE_NONE;
         c->plans[k].fusion.output = FE_NONE;
     }
-    for (uint32_t v = 0; v < g->value_count; v++) c->slots[v].dev = FE_NONE;
+    for (uint32_t v = 0; v < g->value_count; v++)
+        c->slots[v].dev = FE_NONE;
     return LM_OK;
 }
 
@@ -44,8 +45,8 @@ static lm_status unknown_input(const fe_graph *g, const char *what, const char *
 /* Binds symbol `sym` to `value` in every graph input. */
 static lm_status bind_symbol(fe_graph *g, const char *sym, int64_t value, const char *what) {
     if (value < 1)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: dim '%s' must be at least 1, given %lld",
-                       what, sym, (long long)value);
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: dim '%s' must be at least 1, given %lld", what,
+                       sym, (long long)value);
     for (uint32_t k = 0; k < g->input_count; k++) {
         fe_type *t = &g->values[g->inputs[k]].type;
         for (int32_t d = 0; d < t->rank; d++) {
@@ -88,17 +89,19 @@ static lm_status check_fits(const fe_type *type, const fe_tensor *t, const char 
                             const char *name) {
     char want[160];
     if (type->elem != FE_UNDEFINED && type->elem != t->elem)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': expected element type %s, given %s",
-                       what, name, fe_elem_name(type->elem), fe_elem_name(t->elem));
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': expected element type %s, given %s", what,
+                       name, fe_elem_name(type->elem), fe_elem_name(t->elem));
     bool ok = type->rank < 0 || type->rank == (int32_t)t->rank;
     for (int32_t d = 0; ok && type->rank >= 0 && d < type->rank; d++)
         ok = type->dims[d] < 0 || type->dims[d] == t->dims[d];
     if (!ok) {
         fe_type g = {.elem = t->elem, .rank = (int32_t)t->rank};
         char given[160];
-        for (uint32_t d = 0; d < t->rank; d++) g.dims[d] = t->dims[d];
+        for (uint32_t d = 0; d < t->rank; d++)
+            g.dims[d] = t->dims[d];
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': expected shape %s, given %s", what, name,
-                       fe_type_format(type, want, sizeof want), fe_type_format(&g, given, sizeof given));
+                       fe_type_format(type, want, sizeof want),
+                       fe_type_format(&g, given, sizeof given));
     }
     return LM_OK;
 }
@@ -120,15 +123,17 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
                            s->rank, FE_MAX_RANK);
         if (t->rank >= 0 && (uint32_t)t->rank != s->rank) {
             char buf[160];
-            return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': the model declares %s (rank %d), given rank %u",
-                           what, s->name, fe_type_format(t, buf, sizeof buf), t->rank, s->rank);
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "%s '%s': the model declares %s (rank %d), given rank %u", what, s->name,
+                           fe_type_format(t, buf, sizeof buf), t->rank, s->rank);
         }
         fe_type old = *t;
         t->rank = (int32_t)s->rank;
         for (uint32_t d = 0; d < s->rank; d++) {
             if (s->dims[d] < 1)
-                return err_set(LM_ERR_INVALID_ARGUMENT, "%s '%s': dim %u must be at least 1, given %lld",
-                               what, s->name, d, (long long)s->dims[d]);
+                return err_set(LM_ERR_INVALID_ARGUMENT,
+                               "%s '%s': dim %u must be at least 1, given %lld", what, s->name, d,
+                               (long long)s->dims[d]);
             if (old.rank >= 0 && old.dims[d] >= 0 && old.dims[d] != s->dims[d]) {
                 char buf[160];
                 return err_set(LM_ERR_INVALID_ARGUMENT,
@@ -143,7 +148,8 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
                 return st;
     }
     for (size_t i = 0; i < o->dim_count; i++) {
-        if (!o->dims[i].symbol) return err_set(LM_ERR_INVALID_ARGUMENT, "dims[%zu].symbol is NULL", i);
+        if (!o->dims[i].symbol)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "dims[%zu].symbol is NULL", i);
         bool found = false;
         for (uint32_t k = 0; k < g->input_count && !found; k++) {
             const fe_type *t = &g->values[g->inputs[k]].type;
@@ -151,8 +157,8 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
                 found |= t->sym[d] && strcmp(t->sym[d], o->dims[i].symbol) == 0;
         }
         if (!found)
-            return err_set(LM_ERR_INVALID_ARGUMENT, "dim '%s': no graph input has that symbolic dim",
-                           o->dims[i].symbol);
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "dim '%s': no graph input has that symbolic dim", o->dims[i].symbol);
         if ((st = bind_symbol(g, o->dims[i].symbol, o->dims[i].value, "dim"))) return st;
     }
     for (size_t i = 0; i < o->constant_count; i++) {
@@ -167,7 +173,8 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
         v->konst = t;
         v->type.elem = t->elem;
         v->type.rank = (int32_t)t->rank;
-        for (uint32_t d = 0; d < t->rank; d++) v->type.dims[d] = t->dims[d];
+        for (uint32_t d = 0; d < t->rank; d++)
+            v->type.dims[d] = t->dims[d];
     }
     for (uint32_t k = 0; k < g->input_count; k++) {
         const fe_value *v = &g->values[g->inputs[k]];
@@ -181,11 +188,12 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
         for (int32_t d = 0; d < v->type.rank; d++) {
             if (v->type.dims[d] >= 0) continue;
             if (v->type.sym[d])
-                return err_set(LM_ERR_INVALID_ARGUMENT,
-                               "graph input '%s' %s: dim %d ('%s') is not fixed: give --input-shape "
-                               "%s=DIMS or --dim %s=N",
-                               v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->type.sym[d],
-                               v->name, v->type.sym[d]);
+                return err_set(
+                    LM_ERR_INVALID_ARGUMENT,
+                    "graph input '%s' %s: dim %d ('%s') is not fixed: give --input-shape "
+                    "%s=DIMS or --dim %s=N",
+                    v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->type.sym[d], v->name,
+                    v->type.sym[d]);
             return err_set(LM_ERR_INVALID_ARGUMENT,
                            "graph input '%s' %s: dim %d is unknown: give --input-shape %s=DIMS",
                            v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->name);
@@ -199,8 +207,10 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
         const lmfe_tensor_value *tv = &o->golden_inputs[i];
         st = LM_OK;
         uint32_t k = tv->name ? find_input(g, tv->name) : FE_NONE;
-        if (!tv->name) st = err_set(LM_ERR_INVALID_ARGUMENT, "golden_inputs[%zu].name is NULL", i);
-        else if (k == FE_NONE) st = unknown_input(g, "golden input", tv->name);
+        if (!tv->name)
+            st = err_set(LM_ERR_INVALID_ARGUMENT, "golden_inputs[%zu].name is NULL", i);
+        else if (k == FE_NONE)
+            st = unknown_input(g, "golden input", tv->name);
         else if (g->values[g->inputs[k]].konst)
             st = err_set(LM_ERR_INVALID_ARGUMENT, "golden input '%s' is given as a constant too",
                          tv->name);
@@ -228,8 +238,7 @@ lm_status fe_infer_graph(fe_ctx *c) {
             return fe_fail(c, n, LM_ERR_UNSUPPORTED, "ops of domain '%s' are not supported",
                            n->domain);
         const fe_op_def *op = fe_op_find(n->op_type);
-        if (!op)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s is not supported", n->op_type);
+        if (!op) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s is not supported", n->op_type);
         for (uint32_t i = 0; i < n->input_count; i++) {
             const fe_value *v = fe_in(c, n, i);
             if (v && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
@@ -246,7 +255,8 @@ lm_status fe_infer_graph(fe_ctx *c) {
                 return fe_fail(c, n, LM_ERR_INTERNAL, "output %u ('%s') got no type", i, v->name);
             folded &= v->konst != NULL;
         }
-        if (folded) c->plans[k].placement = LMFE_FOLDED;
+        if (folded)
+            c->plans[k].placement = LMFE_FOLDED;
         else if (!op->lower)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                            "runs only on values known at compile time (it has no device form)");
@@ -262,7 +272,8 @@ lm_status fe_plan_graph(fe_ctx *c) {
     /* Dead nodes: nothing a graph output depends on reads them. */
     bool *live = calloc(g->value_count ? g->value_count : 1, sizeof *live);
     if (!live) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    for (uint32_t k = 0; k < g->output_count; k++) live[g->outputs[k]] = true;
+    for (uint32_t k = 0; k < g->output_count; k++)
+        live[g->outputs[k]] = true;
     for (uint32_t k = g->node_count; k-- > 0;) {
         const fe_node *n = &g->nodes[k];
         bool used = false;
@@ -302,7 +313,8 @@ lm_status fe_plan_graph(fe_ctx *c) {
 }
 
 void fe_plan_reset_uses(fe_ctx *c) {
-    for (uint32_t v = 0; v < c->g->value_count; v++) c->slots[v].remaining = c->slots[v].uses;
+    for (uint32_t v = 0; v < c->g->value_count; v++)
+        c->slots[v].remaining = c->slots[v].uses;
 }
 
 static uint64_t value_bytes(const fe_ctx *c, const fe_value *v) {
@@ -311,7 +323,8 @@ static uint64_t value_bytes(const fe_ctx *c, const fe_value *v) {
     uint64_t elem = fe_elem_is_float(v->type.elem) && c->float_dtype == LMNN_BFLOAT16 ? 2 : 4;
     /* Tile layout pads the last two dims to 32. */
     int32_t r = v->type.rank;
-    uint64_t rows = r >= 2 ? (uint64_t)v->type.dims[r - 2] : 1, cols = r >= 1 ? (uint64_t)v->type.dims[r - 1] : 1;
+    uint64_t rows = r >= 2 ? (uint64_t)v->type.dims[r - 2] : 1,
+             cols = r >= 1 ? (uint64_t)v->type.dims[r - 1] : 1;
     uint64_t batch = rows && cols ? (uint64_t)n / (rows * cols) : 0;
     return batch * ((rows + 31) / 32 * 32) * ((cols + 31) / 32 * 32) * elem;
 }
@@ -352,8 +365,7 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     uint32_t int_nodes = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
-        if (c->plans[k].placement != LMFE_ON_DEVICE || !n->output_count ||
-            n->outputs[0] == FE_NONE)
+        if (c->plans[k].placement != LMFE_ON_DEVICE || !n->output_count || n->outputs[0] == FE_NONE)
             continue;
         fe_elem e = c->g->values[n->outputs[0]].type.elem;
         int_nodes += fe_elem_is_int(e);
@@ -370,12 +382,44 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                                 "|x| < 2^31; their arithmetic is exact for |x| < 2^24)\n",
                                 int_nodes);
     if (!len) return LM_OK;
-    if (!(r->notes = malloc(len + 1))) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!(r->notes = malloc(len + 1)))
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     memcpy(r->notes, buf, len + 1);
     return LM_OK;
 }
 
 void fe_set_element_type(lm_buffer_name_options *o, fe_elem elem) {
-    (void)o;
-    (void)elem;
+    lm_element_type t = LM_ELEMENT_TYPE_AS_FORMAT;
+    switch (elem) {
+    case FE_DOUBLE:
+        t = LM_ELEMENT_TYPE_FLOAT64;
+        break;
+    case FE_FLOAT16:
+        t = LM_ELEMENT_TYPE_FLOAT16;
+        break;
+    case FE_INT64:
+        t = LM_ELEMENT_TYPE_INT64;
+        break;
+    case FE_INT16:
+        t = LM_ELEMENT_TYPE_INT16;
+        break;
+    case FE_INT8:
+        t = LM_ELEMENT_TYPE_INT8;
+        break;
+    case FE_UINT16:
+        t = LM_ELEMENT_TYPE_UINT16;
+        break;
+    case FE_UINT8:
+        t = LM_ELEMENT_TYPE_UINT8;
+        break;
+    case FE_BOOL:
+        t = LM_ELEMENT_TYPE_BOOL;
+        break;
+    case FE_UINT64:
+        t = LM_ELEMENT_TYPE_UINT64;
+        break;
+    default:
+        break;
+    }
+    o->element_type = t;
 }

@@ -513,8 +513,26 @@ lm_status lmnn_tensor_host_size(lmnn_tensor tensor, size_t *out_size) {
     return LM_OK;
 }
 
-lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
-    const char *op = "lmnn_capture_name";
+/* The dtypes a row-major tensor needs to carry an element type, for
+ * messages (lmb_element_type_fits restated in lmnn dtypes). */
+static const char *dtypes_for_element_type(lm_element_type et) {
+    switch (et) {
+    case LM_ELEMENT_TYPE_FLOAT64:
+    case LM_ELEMENT_TYPE_FLOAT16:
+        return "float32";
+    case LM_ELEMENT_TYPE_INT64:
+    case LM_ELEMENT_TYPE_INT16:
+    case LM_ELEMENT_TYPE_INT8:
+        return "int32";
+    case LM_ELEMENT_TYPE_UINT64:
+        return "uint32";
+    default:
+        return "int32 or uint32";
+    }
+}
+
+static lm_status capture_name(const char *op, lmnn_tensor tensor, const char *name,
+                              lm_element_type element_type) {
     nn_tensor *t = NULL;
     lm_status st = nn_get_tensor_any(op, "tensor", tensor, &t);
     if (st) return st;
@@ -530,8 +548,28 @@ lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
         for (uint32_t i = 0; i < o.rank; i++)
             o.shape[i] = t->shape.rank ? t->shape.dims[i] : 1;
     }
+    if (element_type != LM_ELEMENT_TYPE_AS_FORMAT) {
+        if ((unsigned)element_type > LM_ELEMENT_TYPE_UINT64)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "element type %d is not a lm_element_type",
+                           (int)element_type);
+        if (t->layout != LMNN_ROW_MAJOR || !lm_element_type_fits(element_type, o.format))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "element type %s needs a row-major %s tensor, given %s %s",
+                           lm_element_type_name(element_type),
+                           dtypes_for_element_type(element_type), lmnn_layout_name(t->layout),
+                           lmnn_dtype_name(t->dtype));
+        o.element_type = element_type;
+    }
     st = lm_capture_name_buffer_ex(t->buffer, name, &o);
     return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+lm_status lmnn_capture_name(lmnn_tensor tensor, const char *name) {
+    return capture_name("lmnn_capture_name", tensor, name, LM_ELEMENT_TYPE_AS_FORMAT);
+}
+
+lm_status lmnn_capture_name_as(lmnn_tensor tensor, const char *name, lm_element_type element_type) {
+    return capture_name("lmnn_capture_name_as", tensor, name, element_type);
 }
 
 /* ---- checks ---- */

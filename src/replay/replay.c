@@ -108,6 +108,7 @@ static lm_status load_names(lm_replay *r) {
         info->role = (lm_buffer_role)lmb_BufferName_role(t);
         info->size = created_size(r->commands, nm->buffer_id);
         info->format = lmb_data_format_to_api(lmb_BufferName_format(t));
+        info->element_type = lmb_element_type_to_api(lmb_BufferName_element_type(t));
         fb_vec shape = lmb_BufferName_shape(t);
         info->rank = shape.len;
         for (uint32_t d = 0; d < shape.len && d < LM_MAX_TENSOR_RANK; d++)
@@ -413,7 +414,10 @@ static lm_status run_command(run_state *s, fb_table e) {
         SINK(s, create_buffer, b);
         named *nm = find_buffer_name(r, lmb_CreateBuffer_buffer_id(c));
         if (nm) {
-            lm_buffer_name_options no = {nm->info.role, nm->info.format, nm->info.rank, {0}};
+            lm_buffer_name_options no = {.role = nm->info.role,
+                                         .format = nm->info.format,
+                                         .rank = nm->info.rank,
+                                         .element_type = nm->info.element_type};
             memcpy(no.shape, nm->info.shape, sizeof no.shape);
             SINK(s, name_buffer, b, nm->name, &no);
         }

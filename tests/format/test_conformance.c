@@ -140,6 +140,8 @@ static void test_flatc_built_fixture(void) {
     CHECK(lmb_find_trace(r, 9, &tr) && !lmb_find_trace(r, 2, &tr));
     fb_table bn = fb_vec_table(lmb_LightMetalBinary_buffer_names(r), 0);
     CHECK(lmb_BufferName_role(bn) == LMB_BufferRole_Output);
+    CHECK(lmb_BufferName_format(bn) == LMB_DataFormat_Int32);
+    CHECK(lmb_BufferName_element_type(bn) == LMB_ElementType_Bool);
     free(d);
 }
 

@@ -578,6 +578,7 @@ static void test_corrupt_root_fields(void) {
     root = pos_of(&c, c.root);
     at = root + fb_field_offset(c.root, LMB_ID_LightMetalBinary_format_version);
     fb_wr_u16(c.data + at, LMB_FORMAT_MAJOR + 1);
+    fb_wr_u16(c.data + at + 2, 0);
     CHECK_REJECTS(&c, FB_ERR_VERSION, "file is version 3.0");
     free(c.data);
 }

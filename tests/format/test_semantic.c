@@ -73,6 +73,9 @@ enum bug {
     BUG_DRAM_SHARD_OVERLAP,
     BUG_SHARD_NO_SPEC,
     BUG_SHARD_SHAPE,
+    BUG_NAME_ELEMENT_TYPE,
+    BUG_NAME_ELEMENT_TYPE_UNKNOWN,
+    BUG_NAME_ELEMENT_TYPE_NO_FORMAT,
 };
 
 static lm_status build(enum bug bug, void **out, size_t *out_size) {
@@ -210,15 +213,24 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
             if (bug != BUG_SHARD_NO_SPEC) lmb_CreateBuffer_add_shard(b, spec));
     }
 #undef CMD
-    if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
-                                     LMB_BufferRole_Output, "out")))
+    if (bug == BUG_NAME_ELEMENT_TYPE_NO_FORMAT) {
+        /* Plain bytes hold no element type. */
+        if ((st = lmb_writer_name_tensor_as(w, 1, LMB_BufferRole_Output, "out",
+                                            LMB_DataFormat_Invalid, NULL, 0, LMB_ElementType_Bool)))
+            goto done;
+    } else if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
+                                            LMB_BufferRole_Output, "out"))) {
         goto done;
+    }
     {
-        /* Buffer 3 as a 128x1024 float32 tensor. */
+        /* Buffer 3 as a 128x1024 float32 tensor that is float64 outside. */
         uint32_t shape[2] = {128, bug == BUG_NAME_SHAPE ? 1000 : 1024};
-        if ((st = lmb_writer_name_tensor(
+        lmb_ElementType et = bug == BUG_NAME_ELEMENT_TYPE           ? LMB_ElementType_Int64
+                             : bug == BUG_NAME_ELEMENT_TYPE_UNKNOWN ? (lmb_ElementType)10
+                                                                    : LMB_ElementType_Float64;
+        if ((st = lmb_writer_name_tensor_as(
                  w, 3, bug == BUG_NAME_ROLE ? LMB_BufferRole_Invalid : LMB_BufferRole_InputOutput,
-                 bug == BUG_NAME_TWICE ? "out" : "t", LMB_DataFormat_Float32, shape, 2)))
+                 bug == BUG_NAME_TWICE ? "out" : "t", LMB_DataFormat_Float32, shape, 2, et)))
             goto done;
     }
     lmb_header hdr;
@@ -333,6 +345,16 @@ static void test_names(void) {
                 "buffer_names[1]: shape and format give 512000 bytes, the buffer has 524288");
     CHECK_FAILS(check(BUG_NAME_TWICE), LM_ERR_INVALID_FILE,
                 "buffer_names[1]: name \"out\" is used twice");
+    /* Element types: only the pairs the schema lists; unknown values are a
+     * structural error. */
+    CHECK_FAILS(check(BUG_NAME_ELEMENT_TYPE), LM_ERR_INVALID_FILE,
+                "invalid binary: buffer_names[1]: element type Int64 needs data format Int32, "
+                "the name records Float32");
+    CHECK_FAILS(check(BUG_NAME_ELEMENT_TYPE_NO_FORMAT), LM_ERR_INVALID_FILE,
+                "buffer_names[0]: element type Bool needs data format Int32 or UInt32, the name "
+                "records none");
+    CHECK_FAILS(check(BUG_NAME_ELEMENT_TYPE_UNKNOWN), LM_ERR_INVALID_FILE,
+                "buffer_names[1].element_type: value 10 (largest defined 9)");
 }
 
 static void test_kernel_elfs(void) {

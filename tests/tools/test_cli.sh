@@ -29,7 +29,7 @@ for c in run info dump verify; do
     expect_ok "help_${c}_short" "usage: lightmetal $c" "$c" -h
 done
 expect_ok help_command "usage: lightmetal info" help info
-expect_ok version "binary format 2.0" --version
+expect_ok version "binary format 2.1" --version
 # Every command's help states its exit codes and options with defaults.
 for c in run info dump verify; do
     expect_ok "help_${c}_exit_codes" "exit codes" "$c" --help
@@ -68,7 +68,7 @@ expect_error verify_unknown_with_value 2 "unknown option --bogus" verify --bogus
 expect_error help_with_value 2 "--help takes no value" info --help=1
 
 # ---------------------------------------------------------------- info
-expect_ok info_version "format version: 2.0.0" info "$W/valid.lmb"
+expect_ok info_version "format version: 2.1.0" info "$W/valid.lmb"
 expect_ok info_system "grid 8x8, L1 1499136 bytes, DRAM 12 banks" info "$W/valid.lmb"
 expect_ok info_kernel "reader" info "$W/valid.lmb"
 expect_ok info_counts "CreateBuffer           2" info "$W/valid.lmb"
@@ -357,7 +357,7 @@ PY
     mknpy "$N/fortran.npy" "{'descr': '<u4', 'fortran_order': True, 'shape': (32, 32), }" "$W/in.bin"
     mknpy "$N/big.npy" "{'descr': '>u4', 'fortran_order': False, 'shape': (32, 32), }" "$W/in.bin"
     mknpy "$N/f4_1024.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (1024,), }" "$W/extra.bin"
-    mknpy "$N/f8.npy" "{'descr': '<f8', 'fortran_order': False, 'shape': (512,), }" "$W/in.bin"
+    mknpy "$N/c8.npy" "{'descr': '<c8', 'fortran_order': False, 'shape': (512,), }" "$W/in.bin"
     mknpy "$N/short.npy" "{'descr': '<u4', 'fortran_order': False, 'shape': (32, 32), }" "$N/half.bin"
     mknpy "$N/dict.npy" "{'descr': '<u4', 'fortran_order': False, 'shape': (32, 32)" "$W/in.bin"
     mknpy "$N/overflow.npy" "{'descr': '<u4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }"
@@ -404,7 +404,7 @@ PY
         run "$C" --input "in=$N/fortran.npy"
     expect_error capture_npy_big_endian 2 "big-endian dtype '>u4' is not supported" \
         run "$C" --input "in=$N/big.npy"
-    expect_error capture_npy_unknown_dtype 2 "unsupported dtype '<f8'" run "$C" --input "in=$N/f8.npy"
+    expect_error capture_npy_unknown_dtype 2 "unsupported dtype '<c8'" run "$C" --input "in=$N/c8.npy"
     expect_error capture_npy_overflow 2 "has more than 2^64 elements" \
         run "$C" --input "in=$N/overflow.npy"
     expect_error capture_npy_short 2 "truncated .npy data: 2048 bytes, shape (32, 32) of '<u4' needs 4096" \
@@ -456,7 +456,8 @@ PY
             run "$C" --input "in=$N/np_fortran.npy"
         expect_error capture_numpy_big_endian 2 "big-endian dtype '>u4'" \
             run "$C" --input "in=$N/np_big.npy"
-        expect_error capture_numpy_f64 2 "unsupported dtype '<f8'" run "$C" --input "in=$N/np_f64.npy"
+        expect_error capture_numpy_f64 2 "np_f64.npy has dtype '<f8', buffer 'in' takes 1024 UInt32 ('<u4') elements" \
+            run "$C" --input "in=$N/np_f64.npy"
         if "$PY" - "$N" <<'PY'; then pass capture_numpy_reads_ours; else
 import sys, numpy as np
 n = sys.argv[1]

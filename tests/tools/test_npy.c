@@ -2,6 +2,7 @@
  * valid files of every version and dtype, the writer's output read back,
  * and one hostile file per way a header or its data can be wrong, each
  * refused with a precise message. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -67,6 +68,13 @@ static void test_valid_dtypes_and_spellings(void) {
         {HDR("|u1", "False", "(16,)"), LMT_NPY_U1, 1, 16},
         {HDR("|u1", "False", "()"), LMT_NPY_U1, 0, 1},     /* a scalar */
         {HDR("<f4", "False", "(0, 5)"), LMT_NPY_F4, 2, 0}, /* empty */
+        {HDR("<f8", "False", "(3,)"), LMT_NPY_F8, 1, 3},
+        {HDR("<f2", "False", "(3,)"), LMT_NPY_F2, 1, 3},
+        {HDR("<i8", "False", "(2, 2)"), LMT_NPY_I8, 2, 4},
+        {HDR("<u8", "False", "(2,)"), LMT_NPY_U8, 1, 2},
+        {HDR("<i2", "False", "(2,)"), LMT_NPY_I2, 1, 2},
+        {HDR("|i1", "False", "(5,)"), LMT_NPY_I1, 1, 5},
+        {HDR("|b1", "False", "(7,)"), LMT_NPY_B1, 1, 7},
         /* Key order, double quotes, no trailing comma, spaces and tabs. */
         {"{ \"shape\" :( 2 ,2 ,) ,\t'descr':\"<u2\",'fortran_order':False}", LMT_NPY_U2, 2, 4},
     };
@@ -239,7 +247,7 @@ static void test_unsupported_arrays(void) {
                 "a.astype('<f4'))");
     CHECK_FAILS(parse1(HDR(">u2", "False", "(2,)"), 4, &a), LM_ERR_INVALID_FILE,
                 "big-endian dtype '>u2'");
-    static const char *unknown[] = {"<f8", "<f2", "<i8", "<u1", "|b1", "<c8", "O", ""};
+    static const char *unknown[] = {"<u1", "<b1", "<i1", "<f16", "|u2", "<c8", "O", ""};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         char h[128], needle[64];
         snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (1,)}", unknown[i]);
@@ -307,6 +315,91 @@ static void test_mutations(void) {
     }
 }
 
+static uint32_t f32_bits(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+/* binary16 <-> binary32: every half survives the round trip; rounding,
+ * subnormals, overflow and NaN at the edges. */
+static void test_half_conversions(void) {
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        uint32_t f = lmt_half_to_float_bits((uint16_t)h);
+        bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+        if (nan)
+            CHECK((f & 0x7f800000u) == 0x7f800000u && (f & 0x7fffffu));
+        else
+            CHECK_EQ_U64(lmt_float_bits_to_half(f), h);
+    }
+    CHECK_EQ_U64(lmt_half_to_float_bits(0x3c00), f32_bits(1.0f));
+    CHECK_EQ_U64(lmt_half_to_float_bits(0x0001), f32_bits(0x1p-24f)); /* smallest subnormal */
+    CHECK_EQ_U64(lmt_half_to_float_bits(0x03ff), f32_bits(1023 * 0x1p-24f));
+    CHECK_EQ_U64(lmt_half_to_float_bits(0x7bff), f32_bits(65504.0f));
+    CHECK_EQ_U64(lmt_half_to_float_bits(0xfc00), f32_bits(-INFINITY));
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(65519.0f)), 0x7bff);
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(65520.0f)), 0x7c00); /* tie: to even = Inf */
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(-1e10f)), 0xfc00);
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(0x1p-25f)), 0x0000);     /* tie: to even 0 */
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(3 * 0x1p-25f)), 0x0002); /* tie: to even 2 */
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(0x1.000002p-25f)), 0x0001);
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(1e-30f)), 0x0000);
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(-0.0f)), 0x8000);
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(1.0f + 0x1p-11f)), 0x3c00); /* tie: even */
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(1.0f + 3 * 0x1p-11f)), 0x3c02);
+    CHECK_EQ_U64(lmt_float_bits_to_half(f32_bits(0x1.ffep-15f)), 0x0400); /* rounds to normal */
+    CHECK_EQ_U64(lmt_float_bits_to_half(0x7fc00001u) & 0x7e00u, 0x7e00);  /* NaN stays NaN */
+}
+
+/* Element types to storage and back: ranges are checked on the way in,
+ * never wrapped. */
+static void test_storage_conversions(void) {
+    int64_t i8[4] = {-2147483648LL, 2147483647LL, 0, -1};
+    int32_t w[4];
+    CHECK_OK(lmt_npy_to_storage(LMT_NPY_I8, i8, 4, LM_DATA_FORMAT_INT32, w));
+    CHECK(w[0] == INT32_MIN && w[1] == INT32_MAX && w[3] == -1);
+    int64_t back[4];
+    CHECK(lmt_npy_from_storage(LM_DATA_FORMAT_INT32, w, 4, LMT_NPY_I8, back));
+    CHECK(!memcmp(back, i8, sizeof i8));
+    i8[2] = 2147483648LL;
+    CHECK_FAILS(lmt_npy_to_storage(LMT_NPY_I8, i8, 4, LM_DATA_FORMAT_INT32, w), LM_ERR_INVALID_FILE,
+                "element 2 is 2147483648, outside the Int32 range -2147483648..2147483647");
+    uint64_t u8[2] = {4294967295ULL, 4294967296ULL};
+    CHECK_FAILS(lmt_npy_to_storage(LMT_NPY_U8, u8, 2, LM_DATA_FORMAT_UINT32, w),
+                LM_ERR_INVALID_FILE, "element 1 is 4294967296, outside the UInt32 range");
+    int8_t s1[2] = {5, -3};
+    CHECK_FAILS(lmt_npy_to_storage(LMT_NPY_I1, s1, 2, LM_DATA_FORMAT_UINT32, w),
+                LM_ERR_INVALID_FILE, "element 1 is -3, outside the UInt32 range 0..4294967295");
+    uint8_t b1[3] = {1, 0, 2};
+    CHECK_FAILS(lmt_npy_to_storage(LMT_NPY_B1, b1, 3, LM_DATA_FORMAT_INT32, w), LM_ERR_INVALID_FILE,
+                "element 2 is byte 2, not a bool (0 or 1)");
+    CHECK_FAILS(lmt_npy_to_storage(LMT_NPY_F8, i8, 1, LM_DATA_FORMAT_INT32, w),
+                LM_ERR_INVALID_ARGUMENT, "dtype '<f8' does not convert");
+    /* Outputs: bool is nonzero, narrow types wrap, float16 rounds. */
+    int32_t got[3] = {0, -7, 300};
+    uint8_t bo[3], u1[3];
+    int16_t i2[3];
+    CHECK(lmt_npy_from_storage(LM_DATA_FORMAT_INT32, got, 3, LMT_NPY_B1, bo));
+    CHECK(bo[0] == 0 && bo[1] == 1 && bo[2] == 1);
+    CHECK(lmt_npy_from_storage(LM_DATA_FORMAT_INT32, got, 3, LMT_NPY_U1, u1));
+    CHECK(u1[1] == 249 && u1[2] == 44);
+    CHECK(lmt_npy_from_storage(LM_DATA_FORMAT_INT32, got, 3, LMT_NPY_I2, i2));
+    CHECK(i2[1] == -7 && i2[2] == 300);
+    float f[2] = {0.1f, 1e6f};
+    double d[2];
+    uint16_t h[2];
+    CHECK(lmt_npy_from_storage(LM_DATA_FORMAT_FLOAT32, f, 2, LMT_NPY_F8, d));
+    CHECK(d[0] == (double)0.1f && d[1] == 1e6);
+    CHECK(lmt_npy_from_storage(LM_DATA_FORMAT_FLOAT32, f, 2, LMT_NPY_F2, h));
+    CHECK(h[0] == 0x2e66 && h[1] == 0x7c00);
+    double in[2] = {0.1, 1e300};
+    float out[2];
+    CHECK_OK(lmt_npy_to_storage(LMT_NPY_F8, in, 2, LM_DATA_FORMAT_FLOAT32, out));
+    CHECK(out[0] == 0.1f && isinf(out[1]));
+    CHECK(!lmt_npy_from_storage(LM_DATA_FORMAT_FLOAT32, f, 2, LMT_NPY_I8, d));
+    CHECK(!lmt_npy_from_storage(LM_DATA_FORMAT_FLOAT16_B, f, 2, LMT_NPY_F8, d));
+}
+
 int main(void) {
     TEST_RUN(test_valid_versions);
     TEST_RUN(test_valid_dtypes_and_spellings);
@@ -318,5 +411,7 @@ int main(void) {
     TEST_RUN(test_shape_and_data_sizes);
     TEST_RUN(test_every_prefix);
     TEST_RUN(test_mutations);
+    TEST_RUN(test_half_conversions);
+    TEST_RUN(test_storage_conversions);
     return test_summary();
 }

@@ -1,0 +1,116 @@
+/* lmfe_inspect_onnx: a model's interface without a device. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ctx.h"
+
+/* Marks graph inputs whose value decides a shape: those read, directly or
+ * through any chain of nodes, by an op's value input (fe_op_def.value_inputs).
+ * Shape and Size read only their input's shape, so the walk stops there. */
+static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
+    bool *want = calloc(g->value_count ? g->value_count : 1, sizeof *want);
+    if (!want) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        const fe_op_def *op = fe_op_find(n->op_type);
+        if (!op || n->domain[0]) continue;
+        for (uint32_t i = 0; i < n->input_count && i < 32; i++)
+            if ((op->value_inputs >> i & 1) && n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
+    }
+    /* Nodes are sorted: walking backwards carries the need to every input. */
+    for (uint32_t k = g->node_count; k-- > 0;) {
+        const fe_node *n = &g->nodes[k];
+        bool out_wanted = false;
+        for (uint32_t i = 0; i < n->output_count; i++)
+            out_wanted |= n->outputs[i] != FE_NONE && want[n->outputs[i]];
+        if (!out_wanted || !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size")) continue;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
+    }
+    for (uint32_t k = 0; k < g->input_count; k++)
+        needed[k] = want[g->inputs[k]];
+    free(want);
+    return LM_OK;
+}
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Copies a value's interface (the strings into one allocation per entry). */
+static lm_status io_fill(const fe_value *v, lmfe_io_info *io) {
+    size_t len = strlen(v->name) + 1;
+    for (int32_t d = 0; d < v->type.rank; d++)
+        len += v->type.sym[d] ? strlen(v->type.sym[d]) + 1 : 0;
+    char *buf = malloc(len), *p = buf;
+    if (!buf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    memcpy(p, v->name, strlen(v->name) + 1);
+    io->name = p;
+    p += strlen(v->name) + 1;
+    io->elem_type = (int32_t)v->type.elem;
+    io->rank = v->type.rank;
+    for (int32_t d = 0; d < v->type.rank && d < LMFE_MAX_RANK; d++) {
+        io->dims[d] = v->type.dims[d];
+        io->symbols[d] = NULL;
+        if (v->type.sym[d]) {
+            size_t n = strlen(v->type.sym[d]) + 1;
+            memcpy(p, v->type.sym[d], n);
+            io->symbols[d] = p;
+            p += n;
+        }
+    }
+    return LM_OK;
+}
+
+void lmfe_model_info_free(lmfe_model_info *info) {
+    if (!info) return;
+    for (size_t i = 0; info->inputs && i < info->input_count; i++)
+        free((void *)info->inputs[i].name);
+    for (size_t i = 0; info->outputs && i < info->output_count; i++)
+        free((void *)info->outputs[i].name);
+    free(info->inputs);
+    free(info->outputs);
+    free(info->producer);
+    memset(info, 0, sizeof *info);
+}
+
+lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info) {
+    static const char fn[] = "lmfe_inspect_onnx";
+    if (!path) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
+    if (!out_info) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_info is NULL", fn);
+    memset(out_info, 0, sizeof *out_info);
+    fe_graph *g;
+    lm_status st = fe_onnx_load(path, &g);
+    if (st) return err_prefix(st, "%s", fn);
+    lmfe_model_info info = {0};
+    bool *needed = calloc(g->input_count ? g->input_count : 1, sizeof *needed);
+    info.inputs = calloc(g->input_count ? g->input_count : 1, sizeof *info.inputs);
+    info.outputs = calloc(g->output_count ? g->output_count : 1, sizeof *info.outputs);
+    info.producer = dup_str(g->producer ? g->producer : "");
+    if (!needed || !info.inputs || !info.outputs || !info.producer)
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!st) st = mark_needs_value(g, needed);
+    for (uint32_t k = 0; !st && k < g->input_count; k++) {
+        st = io_fill(&g->values[g->inputs[k]], &info.inputs[k]);
+        info.inputs[k].needs_value = needed[k];
+        if (!st) info.input_count++;
+    }
+    for (uint32_t k = 0; !st && k < g->output_count; k++) {
+        st = io_fill(&g->values[g->outputs[k]], &info.outputs[k]);
+        if (!st) info.output_count++;
+    }
+    info.ir_version = g->ir_version;
+    info.opset = g->opset;
+    info.nodes = g->node_count;
+    free(needed);
+    fe_graph_free(g);
+    if (st) {
+        lmfe_model_info_free(&info);
+        return err_prefix(st, "%s", fn);
+    }
+    *out_info = info;
+    return LM_OK;
+}
