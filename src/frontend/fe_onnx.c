@@ -458,6 +458,7 @@ static lm_status copy_typed(const loader *L, const Onnx__TensorProto *tp, const 
         snprintf(source, sizeof source, "%s (%zu entries)", field, given);
         return size_mismatch(L, what, source, (uint64_t)given * (es / per), bytes, t);
     }
+    if (n == 0) return LM_OK; /* the fields may be NULL */
     switch (t->elem) {
     case FE_FLOAT:
     case FE_COMPLEX64:

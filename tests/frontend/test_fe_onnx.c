@@ -932,6 +932,30 @@ static void test_many_empty_nodes(void) {
     CHECK_ERROR_HAS("m.onnx: node #0 () has no op_type");
 }
 
+/* A million empty attributes in one node: 2 bytes each in the file, a
+ * struct of a few hundred bytes each once unpacked. The capped allocator
+ * refuses it rather than let it grow. */
+static void test_allocation_cap(void) {
+    size_t n = 1000000;
+    size_t node_len = n * 2;
+    uint8_t *buf = malloc(node_len + 32);
+    uint8_t lenbuf[10];
+    size_t size = 0;
+    buf[size++] = (7 << 3) | 2; /* ModelProto.graph */
+    size += put_varint(buf + size, 1 + put_varint(lenbuf, node_len) + node_len);
+    buf[size++] = (1 << 3) | 2; /* GraphProto.node */
+    size += put_varint(buf + size, node_len);
+    for (size_t i = 0; i < n; i++) {
+        buf[size++] = (5 << 3) | 2; /* NodeProto.attribute */
+        buf[size++] = 0;
+    }
+    fe_graph *g = NULL;
+    lm_status st = fe_onnx_load_memory(buf, size, NULL, "m.onnx", &g);
+    free(buf);
+    CHECK_STATUS(st, LM_ERR_INVALID_FILE);
+    CHECK_ERROR_HAS("m.onnx: parsing the 2000008-byte file needs more than");
+}
+
 static void test_tensor_files(void) {
     make_tmp_dir();
     int64_t d[2] = {2, 2};
@@ -1032,6 +1056,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_external_data);
     TEST_RUN(test_depth_bomb);
     TEST_RUN(test_many_empty_nodes);
+    TEST_RUN(test_allocation_cap);
     TEST_RUN(test_tensor_files);
     remove_tmp_dir();
     return test_summary();
