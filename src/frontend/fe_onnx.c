@@ -806,8 +806,11 @@ static lm_status convert_attr(loader *L, const Onnx__AttributeProto *a, const ch
         out->count = a->n_type_protos;
         break;
     default:
-        return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' has %s type %d", L->label,
-                       nlabel, name, out->type ? "unknown" : "no", (int)out->type);
+        if (out->type == FE_ATTR_UNDEFINED)
+            return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' has no type", L->label,
+                           nlabel, name);
+        return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' has unknown type %d",
+                       L->label, nlabel, name, (int)out->type);
     }
     return LM_OK;
 }

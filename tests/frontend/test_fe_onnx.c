@@ -752,6 +752,43 @@ static void test_types_and_domains(void) {
     ob_free_all();
 }
 
+/* Old files: attributes without a type field, no opset_import (IR < 3). */
+static void test_old_models(void) {
+    Onnx__GraphProto *gp = ob_graph("g");
+    Onnx__ModelProto *m = ob_model(gp);
+    m->n_opset_import = 0;
+    m->ir_version = 2;
+    ob_input(gp, ob_vi("x", NULL));
+    Onnx__NodeProto *n =
+        ob_node(gp, "LeakyRelu", NULL, (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    Onnx__AttributeProto *a = ob_attr(n, "alpha", 0);
+    a->has_type = 0;
+    a->has_f = 1;
+    a->f = 0.125f;
+    a = ob_attr(n, "axes", 0);
+    a->has_type = 0;
+    a->ints = ob_alloc(sizeof(int64_t));
+    a->ints[0] = 4;
+    a->n_ints = 1;
+    ob_output(gp, ob_vi("y", NULL));
+    fe_graph *g = NULL;
+    CHECK_OK(load_model(m, &g));
+    CHECK(g->opset == 1 && g->nodes[0].opset == 1 && g->ir_version == 2);
+    const fe_attr *fa = fe_node_attr(&g->nodes[0], "alpha");
+    CHECK(fa && fa->type == FE_ATTR_FLOAT && fa->f == 0.125f);
+    fa = fe_node_attr(&g->nodes[0], "axes");
+    CHECK(fa && fa->type == FE_ATTR_INTS && fa->count == 1 && fa->ints[0] == 4);
+    fe_graph_free(g);
+    /* An attribute with neither a type nor a value. */
+    a = ob_attr(n, "empty", 0);
+    a->has_type = 0;
+    CHECK_MODEL_FAILS(m, LM_ERR_INVALID_FILE, "node #0 (LeakyRelu): attribute 'empty' has no type");
+    a->has_type = 1;
+    a->type = (Onnx__AttributeProto__AttributeType)77;
+    CHECK_MODEL_FAILS(m, LM_ERR_INVALID_FILE, "attribute 'empty' has unknown type 77");
+    ob_free_all();
+}
+
 /* ------------------------------------------------------------------ files */
 
 static char tmp_dir[256];
@@ -1053,6 +1090,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_undefined_and_duplicates);
     TEST_RUN(test_bad_tensors);
     TEST_RUN(test_types_and_domains);
+    TEST_RUN(test_old_models);
     TEST_RUN(test_external_data);
     TEST_RUN(test_depth_bomb);
     TEST_RUN(test_many_empty_nodes);
