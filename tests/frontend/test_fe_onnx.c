@@ -381,6 +381,33 @@ static void test_topological_order(void) {
     ob_free_all();
 }
 
+/* 100,000 nodes listed backwards: sorting and name look-ups stay fast. */
+static void test_large_graph(void) {
+    enum { N = 100000 };
+    Onnx__GraphProto *gp = ob_graph("g");
+    Onnx__ModelProto *m = ob_model(gp);
+    gp->node = ob_alloc(N * sizeof *gp->node);
+    ob_input(gp, ob_vi("v0", NULL));
+    for (int i = N; i >= 1; i--) {
+        char in[16], out[16];
+        snprintf(in, sizeof in, "v%d", i - 1);
+        snprintf(out, sizeof out, "v%d", i);
+        ob_node(gp, "Relu", NULL, (const char *[]){in, NULL}, (const char *[]){out, NULL});
+    }
+    char last[16];
+    snprintf(last, sizeof last, "v%d", N);
+    ob_output(gp, ob_vi(last, NULL));
+    fe_graph *g = NULL;
+    CHECK_OK(load_model(m, &g));
+    CHECK(g->node_count == N && g->value_count == N + 1);
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK(g->nodes[i].index == N - 1 - i);
+        CHECK(g->values[g->nodes[i].inputs[0]].producer == (i ? i - 1 : FE_NONE));
+    }
+    fe_graph_free(g);
+    ob_free_all();
+}
+
 static void test_helpers(void) {
     CHECK(fe_elem_size(FE_FLOAT) == 4 && fe_elem_size(FE_BOOL) == 1);
     CHECK(fe_elem_size(FE_BFLOAT16) == 2 && fe_elem_size(FE_STRING) == 0);
@@ -1082,6 +1109,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_valid_model);
     TEST_RUN(test_elem_types);
     TEST_RUN(test_topological_order);
+    TEST_RUN(test_large_graph);
     TEST_RUN(test_helpers);
     TEST_RUN(test_truncated);
     TEST_RUN(test_mutations);
