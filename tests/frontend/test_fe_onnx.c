@@ -659,6 +659,15 @@ static void test_bad_tensors(void) {
     int64_t over[3] = {1LL << 40, 1LL << 40, 0};
     CHECK_MODEL_FAILS(model_with_init(ob_tensor("ovf", 1, 3, over)), LM_ERR_INVALID_FILE,
                       "initializer 'ovf': the product of its dims overflows int64");
+    /* 12 GB claimed, within the limit, with no data: refused before any
+     * memory is reserved for it. */
+    int64_t many[1] = {3LL << 30};
+    CHECK_MODEL_FAILS(model_with_init(ob_tensor("many", 1, 1, many)), LM_ERR_INVALID_FILE,
+                      "initializer 'many': float_data (0 entries) holds 0 bytes, expected "
+                      "12884901888");
+    Onnx__TensorProto *ext = ob_tensor("many", 1, 1, many);
+    ext->has_raw_data = 1;
+    CHECK_MODEL_FAILS(model_with_init(ext), LM_ERR_INVALID_FILE, "raw_data holds 0 bytes");
     int64_t neg[2] = {2, -3};
     CHECK_MODEL_FAILS(model_with_init(ob_tensor("neg", 1, 2, neg)), LM_ERR_INVALID_FILE,
                       "initializer 'neg': dim 1 is negative (-3)");
