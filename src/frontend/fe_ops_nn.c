@@ -1,7 +1,8 @@
 /* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MaxPool,
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization,
- * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth.
+ * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
+ * Einsum (one or two operands, no ellipses or diagonals).
  *
  * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
  * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
@@ -20,6 +21,7 @@
  * Attributes the op library cannot honour are refused by name and value.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1673,6 +1675,248 @@ static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
     return fe_out_from_float(c, n, 0, r);
 }
 
+/* ---- Einsum ---- */
+
+/* An Einsum equation: one or two operands' subscripts and the output's
+ * (letters only: ellipses and repeated letters within an operand, which
+ * take diagonals, are refused). */
+typedef struct einsum_eq {
+    uint32_t count;
+    char in[2][FE_MAX_RANK + 1];
+    char out[FE_MAX_RANK + 1];
+    int64_t size[128]; /* per letter, -1 unset */
+} einsum_eq;
+
+static lm_status einsum_parse(fe_ctx *c, const fe_node *n, einsum_eq *e) {
+    const char *eq;
+    lm_status st = fe_attr_string(c, n, "equation", NULL, &eq);
+    if (st) return st;
+    if (!eq) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute equation is missing");
+    memset(e, 0, sizeof *e);
+    for (int i = 0; i < 128; i++)
+        e->size[i] = -1;
+    uint32_t k = fe_in_count(n), op = 0, len = 0;
+    bool arrow = false;
+    char *cur = e->in[0];
+    for (const char *p = eq; *p; p++) {
+        char ch = *p;
+        if (ch == ' ') continue;
+        if (ch == '.')
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "attribute equation=%s: ellipses are not supported", eq);
+        if (ch == ',' && !arrow) {
+            if (++op >= 2)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "attribute equation=%s: more than two operands are not supported",
+                               eq);
+            cur = e->in[op];
+            len = 0;
+            continue;
+        }
+        if (ch == '-' && p[1] == '>' && !arrow) {
+            arrow = true;
+            p++;
+            cur = e->out;
+            len = 0;
+            continue;
+        }
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute equation=%s is not valid", eq);
+        if (len >= FE_MAX_RANK || strchr(cur, ch))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "attribute equation=%s: a repeated subscript (a diagonal) or more than "
+                           "%d subscripts is not supported",
+                           eq, FE_MAX_RANK);
+        cur[len++] = ch;
+    }
+    e->count = op + 1;
+    if (e->count != k)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "equation %s names %u operands, given %u", eq,
+                       e->count, k);
+    for (uint32_t i = 0; i < e->count; i++) {
+        const fe_type *t = fe_in_type(c, n, i);
+        if ((int32_t)strlen(e->in[i]) != t->rank)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "equation %s gives operand %u %zu subscripts, it has rank %d", eq, i,
+                           strlen(e->in[i]), t->rank);
+        for (int32_t d = 0; d < t->rank; d++) {
+            int64_t *sz = &e->size[(int)e->in[i][d]];
+            if (*sz >= 0 && *sz != t->dims[d])
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "equation %s: subscript %c is %lld and %lld long (broadcasting "
+                               "is not supported)",
+                               eq, e->in[i][d], (long long)*sz, (long long)t->dims[d]);
+            *sz = t->dims[d];
+        }
+    }
+    if (!arrow) {
+        /* Implicit output: the letters used once, in alphabetical order. */
+        uint32_t o = 0;
+        for (int ch = 'A'; ch <= 'z'; ch++) {
+            if (e->size[ch] < 0) continue;
+            int uses = 0;
+            for (uint32_t i = 0; i < e->count; i++)
+                uses += strchr(e->in[i], ch) != NULL;
+            if (uses == 1) {
+                if (o >= FE_MAX_RANK)
+                    return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the output has too many dims");
+                e->out[o++] = (char)ch;
+            }
+        }
+    }
+    for (const char *p = e->out; *p; p++)
+        if (e->size[(int)*p] < 0)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "equation %s: output subscript %c is not "
+                           "an input's",
+                           eq, *p);
+    return LM_OK;
+}
+
+static lm_status infer_einsum(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"equation", NULL});
+    for (uint32_t i = 0; i < 2 && !st; i++)
+        st = fe_check_elem(c, n, i, numeric_types);
+    einsum_eq e;
+    if (!st) st = einsum_parse(c, n, &e);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0);
+    if (e.count == 2 && fe_in_type(c, n, 1)->elem != a->elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "the operands' element types differ");
+    for (uint32_t i = 0; i < e.count; i++)
+        if (fe_type_volume(fe_in_type(c, n, i)) == 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
+    int64_t dims[FE_MAX_RANK];
+    int32_t rank = (int32_t)strlen(e.out);
+    for (int32_t d = 0; d < rank; d++)
+        dims[d] = e.size[(int)e.out[d]];
+    return fe_set_out_type(c, n, 0, a->elem, rank, dims);
+}
+
+/* t (letters `have`, consumed when *owned) summed over the letters not in
+ * `keep`: *have loses them. */
+static lm_status einsum_sum_out(lmnn_tensor *t, bool *owned, char *have, const char *keep) {
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    char rest[FE_MAX_RANK + 1] = "";
+    uint32_t r = 0;
+    for (uint32_t d = 0; have[d]; d++) {
+        if (strchr(keep, have[d]))
+            rest[r++] = have[d];
+        else
+            o.dim_mask |= 1u << d;
+    }
+    if (!o.dim_mask) return LM_OK;
+    lmnn_tensor s;
+    lm_status st = lmnn_sum(*t, &o, &s);
+    if (st) return st;
+    take(t, owned, s);
+    memcpy(have, rest, sizeof rest);
+    return LM_OK;
+}
+
+/* t (letters `have`) permuted to the letter order `want` (the same set). */
+static lm_status einsum_permute(lmnn_tensor *t, bool *owned, const char *have, const char *want) {
+    uint32_t r = (uint32_t)strlen(want);
+    int32_t perm[FE_MAX_RANK];
+    bool same = true;
+    for (uint32_t d = 0; d < r; d++) {
+        perm[d] = (int32_t)(strchr(have, want[d]) - have);
+        same &= perm[d] == (int32_t)d;
+    }
+    if (same || r < 2) return LM_OK;
+    lmnn_tensor p;
+    lm_status st = lmnn_permute(*t, perm, r, NULL, &p);
+    if (st) return st;
+    take(t, owned, p);
+    return LM_OK;
+}
+
+/* One operand: sums, then a permute. Two: each operand's own letters that
+ * the output drops are summed first; then A becomes [batch, M, K] and B
+ * [batch, K, N] (batch: letters in both and the output; K: in both, not
+ * the output) for one batched matmul, whose [batch, M, N] result is
+ * reshaped and permuted to the output's order. */
+static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
+    einsum_eq e;
+    lm_status st = einsum_parse(c, n, &e);
+    if (st) return st;
+    lmnn_tensor t[2] = {{0}, {0}}, r = {0};
+    bool owned[2] = {false, false}, rowned = false;
+    char have[2][FE_MAX_RANK + 1];
+    for (uint32_t i = 0; i < e.count && !st; i++) {
+        st = fe_in_dev_float(c, n, i, &t[i], &owned[i]);
+        memcpy(have[i], e.in[i], sizeof have[i]);
+    }
+    if (st) goto out;
+    if (e.count == 1) {
+        if ((st = einsum_sum_out(&t[0], &owned[0], have[0], e.out)) ||
+            (st = einsum_permute(&t[0], &owned[0], have[0], e.out)))
+            goto fail;
+        r = t[0];
+        rowned = owned[0];
+        owned[0] = false;
+    } else {
+        /* Letters an operand keeps: the output's and the other operand's. */
+        for (uint32_t i = 0; i < 2; i++) {
+            char keep[2 * FE_MAX_RANK + 2];
+            snprintf(keep, sizeof keep, "%s%s", e.out, e.in[1 - i]);
+            if ((st = einsum_sum_out(&t[i], &owned[i], have[i], keep))) goto fail;
+        }
+        char batch[FE_MAX_RANK + 1] = "", am[FE_MAX_RANK + 1] = "", bn[FE_MAX_RANK + 1] = "",
+                                 k[FE_MAX_RANK + 1] = "";
+        uint32_t nb = 0, nm = 0, nn = 0, nk = 0;
+        uint64_t vb = 1, vm = 1, vn = 1, vk = 1;
+        for (uint32_t d = 0; have[0][d]; d++) {
+            char ch = have[0][d];
+            bool in_b = strchr(have[1], ch) != NULL, in_o = strchr(e.out, ch) != NULL;
+            uint64_t sz = (uint64_t)e.size[(int)ch];
+            if (in_b && in_o)
+                batch[nb++] = ch, vb *= sz;
+            else if (in_b)
+                k[nk++] = ch, vk *= sz;
+            else
+                am[nm++] = ch, vm *= sz;
+        }
+        for (uint32_t d = 0; have[1][d]; d++)
+            if (!strchr(have[0], have[1][d]))
+                bn[nn++] = have[1][d], vn *= (uint64_t)e.size[(int)have[1][d]];
+        char wa[FE_MAX_RANK + 1], wb[FE_MAX_RANK + 1];
+        snprintf(wa, sizeof wa, "%s%s%s", batch, am, k);
+        snprintf(wb, sizeof wb, "%s%s%s", batch, k, bn);
+        if ((st = einsum_permute(&t[0], &owned[0], have[0], wa)) ||
+            (st = einsum_permute(&t[1], &owned[1], have[1], wb)) ||
+            (st = reshape_to(&t[0], &owned[0], 3,
+                             (const uint32_t[]){(uint32_t)vb, (uint32_t)vm, (uint32_t)vk})) ||
+            (st = reshape_to(&t[1], &owned[1], 3,
+                             (const uint32_t[]){(uint32_t)vb, (uint32_t)vk, (uint32_t)vn})))
+            goto fail;
+        if ((st = lmnn_matmul(t[0], t[1], NULL, &r))) goto fail;
+        rowned = true;
+        char got[FE_MAX_RANK + 1];
+        snprintf(got, sizeof got, "%s%s%s", batch, am, bn);
+        uint32_t gd[FE_MAX_RANK], gr = (uint32_t)strlen(got);
+        for (uint32_t d = 0; d < gr; d++)
+            gd[d] = (uint32_t)e.size[(int)got[d]];
+        if ((st = reshape_to(&r, &rowned, gr, gd)) ||
+            (st = einsum_permute(&r, &rowned, got, e.out)))
+            goto fail;
+    }
+    goto out;
+fail:
+    st = fe_nn_fail(c, n, st);
+out:
+    for (uint32_t i = 0; i < 2; i++)
+        if (owned[i]) fe_free(t[i]);
+    if (st) {
+        if (rowned) fe_free(r);
+        return st;
+    }
+    if (!rowned) return fe_out_alias(c, n, 0, 0);
+    return fe_out_from_float(c, n, 0, r);
+}
+
 const fe_op_def fe_ops_nn[] = {
     {"MatMul", infer_matmul, lower_matmul, 0},
     {"Gemm", infer_gemm, lower_gemm, 0},
@@ -1691,5 +1935,6 @@ const fe_op_def fe_ops_nn[] = {
     {"DepthToSpace", infer_d2s, lower_d2s, 0},
     {"SpaceToDepth", infer_d2s, lower_d2s, 0},
     {"Trilu", infer_trilu, lower_trilu, 2u},
+    {"Einsum", infer_einsum, lower_einsum, 0},
 };
 const size_t fe_ops_nn_count = sizeof fe_ops_nn / sizeof fe_ops_nn[0];

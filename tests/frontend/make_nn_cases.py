@@ -183,3 +183,15 @@ write_case("refuse_lpnorm_p3",
            [helper.make_node("LpNormalization", ["x"], ["y"], p=3)],
            [("x", x)], [("y", (TensorProto.FLOAT, [2, 3, 4]))], 13,
            expect="attribute p=3 is not supported")
+
+# Einsum: matmul-like equations, implicit outputs, outer products, sums.
+for i, (eq, shapes) in enumerate((("bij,bkj->bik", ((2, 3, 4), (2, 5, 4))),
+                                  ("ij,jk", ((3, 4), (4, 5))),
+                                  ("i,j->ij", ((3,), (4,))),
+                                  ("ij,jk->k", ((3, 4), (4, 5))),
+                                  ("abc,cd->dba", ((2, 3, 4), (4, 5))),
+                                  ("ijk->kj", ((2, 3, 4),)))):
+    ops = [f32(*sh) for sh in shapes]
+    names = ["a", "b"][:len(ops)]
+    write_case("einsum_%d" % i, [helper.make_node("Einsum", names, ["y"], equation=eq)],
+               list(zip(names, ops)), [("y", np.einsum(eq, *ops).astype(np.float32))], 12)

@@ -75,6 +75,7 @@ static op_tests ops[] = {
     {"SpaceToDepth", "node", "test_spacetodepth", 0, 0, 0},
     {"Trilu", "node", "test_tril", 0, 0, 0},
     {"Trilu", "node", "test_triu", 0, 0, 0},
+    {"Einsum", "node", "test_einsum_", 0, 0, 0},
     {"AveragePool", "pytorch-converted", "test_AvgPool", 0, 0, 0},
     {"BatchNormalization", "pytorch-converted", "test_BatchNorm", 0, 0, 0},
     {"Conv", "pytorch-converted", "test_Conv", 0, 0, 0},
