@@ -6,8 +6,8 @@
  *
  * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
  * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
- * convolutions and pools run as 2-D ones with H = 1, 3-D convolutions as 2-D
- * convolutions over the depth taps, summed.
+ * convolutions and pools run as 2-D ones with H = 1; 3-D ones as 2-D ones
+ * over the depth slices and taps, combined (summed, or the max).
  *
  * Convolution weights: a constant weight becomes the op library's prepared
  * matrix on the host ([KH * KW * C, OC], block-diagonal over groups; the
@@ -608,8 +608,6 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     if (!st) st = conv_geom(c, n, transpose, &g, &oc);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
-    if (transpose && g.sp == 3)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "3-D ConvTranspose is not supported");
     if (fe_has_in(n, 2)) {
         const fe_type *b = fe_in_type(c, n, 2);
         if (b->rank != 1 || b->dims[0] != oc)
@@ -819,7 +817,9 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     } else {
         /* 3-D: out[:, :, od] = sum over kd of conv2d(x[:, :, id], W[:, :, kd])
          * with id = od * sd + kd * dd - pad_d (taps in the depth padding add
-         * nothing); the bias once. Depth slices are [N, C, H, W] tensors. */
+         * nothing); for ConvTranspose the 2-D transposed convolutions of the
+         * (id, kd) with id * sd + kd * dd - pad_d = od. The bias once. Depth
+         * slices are [N, C, H, W] tensors. */
         act = false;
         int64_t od_n = g.out[0], id_n = g.in[0];
         lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
@@ -831,6 +831,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             bool first = true;
             for (int64_t kd = 0; !st && kd < kdn; kd++) {
                 int64_t id = od * g.stride[0] + kd * g.dil[0] - g.pad_b[0];
+                if (transpose) {
+                    /* The input depth whose tap kd lands on od. */
+                    int64_t num = od + g.pad_b[0] - kd * g.dil[0];
+                    if (num < 0 || num % g.stride[0]) continue;
+                    id = num / g.stride[0];
+                }
                 if (id < 0 || id >= id_n) continue;
                 int32_t b[5] = {0, 0, (int32_t)id, 0, 0},
                         e[5] = {(int32_t)N, (int32_t)C, (int32_t)id + 1, (int32_t)H, (int32_t)W};
@@ -842,14 +848,14 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                 fe_free(xs);
                 if (st) break;
                 if (wk)
-                    st = weight_const(c, n, wk, f->weight != NULL, false, g.group, kd, &wm);
+                    st = weight_const(c, n, wk, f->weight != NULL, transpose, g.group, kd, &wm);
                 else {
-                    st = weight_dev(c, n, false, kd, &wm);
+                    st = weight_dev(c, n, transpose, kd, &wm);
                     wo = !st;
                 }
                 if (!st)
-                    st = conv2d_call(c, n, false, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0,
-                                     f, &y);
+                    st = conv2d_call(c, n, transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0},
+                                     0, f, &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);
                 if (st) break;

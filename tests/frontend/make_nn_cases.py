@@ -195,3 +195,14 @@ for i, (eq, shapes) in enumerate((("bij,bkj->bik", ((2, 3, 4), (2, 5, 4))),
     names = ["a", "b"][:len(ops)]
     write_case("einsum_%d" % i, [helper.make_node("Einsum", names, ["y"], equation=eq)],
                list(zip(names, ops)), [("y", np.einsum(eq, *ops).astype(np.float32))], 12)
+
+# 3-D ConvTranspose as 2-D ones over the depth taps, constant weights.
+x3 = f32(1, 2, 3, 4, 5)
+w3 = f32(2, 3, 3, 2, 3)
+b3 = f32(3)
+y = torch.nn.functional.conv_transpose3d(t(x3), t(w3), t(b3), stride=(2, 1, 2), padding=(1, 0, 1),
+                                         output_padding=(1, 0, 1)).numpy()
+write_case("convtranspose3d_const",
+           [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 1, 2],
+                             pads=[1, 0, 1, 1, 0, 1], output_padding=[1, 0, 1])],
+           [("x", x3)], [("y", y)], 11, inits=[("w", w3), ("b", b3)])
