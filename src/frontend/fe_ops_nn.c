@@ -78,7 +78,7 @@ void fe_cache_release(fe_ctx *c) {
 }
 
 /* Cache keys: the kind in the top byte (1 and 2 are fe_ops_reduce.c's). */
-enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_REV = 1, KEY_TRILU = 18, KEY_ZERO = 19 };
+enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_TRILU = 18, KEY_ZERO = 19 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
     return ((uint64_t)kind << 56) | (a & ((UINT64_C(1) << 56) - 1));
@@ -614,6 +614,11 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "B must be [%lld]", (long long)oc);
     }
     if (fe_type_volume(x) == 0) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X is empty");
+    if (g.group > 0xffff || (g.sp == 3 && g.kernel[0] > 0xff))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "group %lld or a kernel depth of %lld is not "
+                       "supported",
+                       (long long)g.group, (long long)g.kernel[0]);
     if (!fe_in_const(c, n, 1) && !fusion_of(c, n)->weight && g.group != 1)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "group %lld with a weight computed at run time is not supported (the "
@@ -637,7 +642,10 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
                               bool transpose, int64_t groups, int64_t kd, lmnn_tensor *out) {
     uint32_t vi = n->inputs[1];
     uint64_t id = fused ? (uint64_t)(n - c->g->nodes) : vi;
-    uint64_t key = key_of(fused ? KEY_CONV_W_FUSED : KEY_CONV_W, (id << 8) | (uint64_t)kd);
+    /* One value may serve convolutions of different kinds and groups. */
+    uint64_t key =
+        key_of(fused ? KEY_CONV_W_FUSED : KEY_CONV_W,
+               (id << 32) | ((uint64_t)groups << 16) | ((uint64_t)transpose << 8) | (uint64_t)kd);
     if (fe_cache_get(c, key, out)) return LM_OK;
     uint64_t d0 = (uint64_t)w->dims[0], d1 = (uint64_t)w->dims[1];
     uint64_t kh = w->rank >= 4 ? (uint64_t)w->dims[w->rank - 2] : 1,
@@ -705,7 +713,8 @@ static lm_status weight_dev(fe_ctx *c, const fe_node *n, bool transpose, int64_t
     uint32_t ch = transpose ? d0 : d1, oc = transpose ? d1 : d0;
     if (transpose && kh * kw > 1) {
         if ((st = reshape_to(&w, &owned, 2, (const uint32_t[]){kh * kw, ch * oc}))) goto fail;
-        uint64_t key = key_of(KEY_REV, (uint64_t)kh * kw);
+        /* The reversed index table ArgMax's select_last_index uses too. */
+        uint64_t key = ((uint64_t)1 << 56) | ((uint64_t)((kh * kw) & 0xffffffu) << 32);
         lmnn_tensor rev;
         if (!fe_cache_get(c, key, &rev)) {
             int32_t *idx = malloc((size_t)kh * kw * sizeof *idx);
@@ -783,9 +792,9 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         for (uint64_t i = 0; i < fb->count; i++)
             v[i] = (float)fe_tensor_get_f64(fb, i);
         lmnn_shape s = LMNN_SHAPE((uint32_t)fb->count);
-        st = fe_cache_upload(c, n,
-                             key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 8) | 255), &s,
-                             v, (size_t)fb->count * sizeof *v, c->float_dtype, LMNN_TILE, &bias);
+        st = fe_cache_upload(
+            c, n, key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu), &s, v,
+            (size_t)fb->count * sizeof *v, c->float_dtype, LMNN_TILE, &bias);
         free(v);
         if (st) return st;
     } else if (fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
