@@ -206,3 +206,32 @@ write_case("convtranspose3d_const",
            [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 1, 2],
                              pads=[1, 0, 1, 1, 0, 1], output_padding=[1, 0, 1])],
            [("x", x3)], [("y", y)], 11, inits=[("w", w3), ("b", b3)])
+
+# Reductions of constants fold on the host: ReduceProd of a Shape decides a
+# Reshape; float and integer constants reduce in every kind.
+write_case("reduce_fold_shape",
+           [helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("ReduceProd", ["s"], ["p"], keepdims=1),
+            helper.make_node("Reshape", ["x", "p"], ["y"])],
+           [("x", x)], [("y", x.reshape(-1))], 13)
+cst = f32(3, 4)
+xs = f32(3)
+kinds = (("ReduceSum", lambda a: a.sum(1)), ("ReduceMean", lambda a: a.mean(1)),
+         ("ReduceMax", lambda a: a.max(1)), ("ReduceMin", lambda a: a.min(1)),
+         ("ReduceProd", lambda a: a.prod(1)), ("ReduceL1", lambda a: np.abs(a).sum(1)),
+         ("ReduceL2", lambda a: np.sqrt((a * a).sum(1))),
+         ("ReduceSumSquare", lambda a: (a * a).sum(1)),
+         ("ReduceLogSum", lambda a: np.log(np.abs(a).sum(1))),
+         ("ReduceLogSumExp", lambda a: np.log(np.exp(a).sum(1))))
+for op, fn in kinds:
+    c_in = np.abs(cst) if op == "ReduceLogSum" else cst
+    # ReduceSum takes its axes as an input from opset 13.
+    red = helper.make_node(op, ["c", "ax"], ["r"], keepdims=0) if op == "ReduceSum" else \
+        helper.make_node(op, ["c"], ["r"], axes=[1], keepdims=0)
+    write_case("reduce_fold_%s" % op.lower(), [red, helper.make_node("Add", ["x", "r"], ["y"])],
+               [("x", xs)], [("y", (xs + fn(c_in)).astype(np.float32))], 13,
+               inits=[("c", c_in), ("ax", np.array([1], np.int64))])
+write_case("reduce_fold_int_prod",
+           [helper.make_node("ReduceProd", ["c"], ["y"], axes=[0], keepdims=1)],
+           [], [("y", np.array([[40000, 6]], np.int64))], 13,
+           inits=[("c", np.array([[200, 2], [200, 3]], np.int64))])
