@@ -2,7 +2,7 @@
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization,
  * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
- * Einsum (one or two operands, no ellipses or diagonals).
+ * Einsum (one or two operands).
  *
  * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
  * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
@@ -1622,6 +1622,15 @@ fail:
 
 /* ---- Trilu ---- */
 
+/* A float [1, 1] zero, made once per compile (lmnn_where's other value). */
+static lm_status zero_scalar(fe_ctx *c, const fe_node *n, lmnn_tensor *out) {
+    if (fe_cache_get(c, key_of(KEY_ZERO, 0), out)) return LM_OK;
+    float z = 0;
+    lmnn_shape s = LMNN_SHAPE(1, 1);
+    return fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32, LMNN_TILE,
+                           out);
+}
+
 static lm_status trilu_k(fe_ctx *c, const fe_node *n, int64_t *k) {
     *k = 0;
     if (!fe_has_in(n, 1)) return LM_OK;
@@ -1674,13 +1683,7 @@ static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
         free(m);
         if (st) return st;
     }
-    if (!fe_cache_get(c, key_of(KEY_ZERO, 0), &zero)) {
-        float z = 0;
-        lmnn_shape s = LMNN_SHAPE(1, 1);
-        if ((st = fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32,
-                                  LMNN_TILE, &zero)))
-            return st;
-    }
+    if ((st = zero_scalar(c, n, &zero))) return st;
     lmnn_tensor x, r;
     bool owned;
     if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
@@ -1692,14 +1695,16 @@ static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
 
 /* ---- Einsum ---- */
 
-/* An Einsum equation: one or two operands' subscripts and the output's
- * (letters only: ellipses and repeated letters within an operand, which
- * take diagonals, are refused). */
+/* An Einsum equation: one or two operands' subscripts and the output's, as
+ * one label per dim: letters, and for the dims an ellipsis covers the
+ * labels '0', '1', ... (right-aligned: the last ellipsis dim is the same
+ * label in every operand). A label may repeat within an operand (a
+ * diagonal). Dims one label names must have one size (no broadcasting). */
 typedef struct einsum_eq {
     uint32_t count;
     char in[2][FE_MAX_RANK + 1];
     char out[FE_MAX_RANK + 1];
-    int64_t size[128]; /* per letter, -1 unset */
+    int64_t size[128]; /* per label, -1 unset */
 } einsum_eq;
 
 static lm_status einsum_parse(fe_ctx *c, const fe_node *n, einsum_eq *e) {
@@ -1710,81 +1715,118 @@ static lm_status einsum_parse(fe_ctx *c, const fe_node *n, einsum_eq *e) {
     memset(e, 0, sizeof *e);
     for (int i = 0; i < 128; i++)
         e->size[i] = -1;
-    uint32_t k = fe_in_count(n), op = 0, len = 0;
+    /* raw[0..1]: the operands, raw[2]: the output; '.' marks an ellipsis. */
+    char raw[3][FE_MAX_RANK + 2] = {"", "", ""};
+    uint32_t len[3] = {0, 0, 0}, part = 0, k = fe_in_count(n);
     bool arrow = false;
-    char *cur = e->in[0];
     for (const char *p = eq; *p; p++) {
         char ch = *p;
         if (ch == ' ') continue;
-        if (ch == '.')
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "attribute equation=%s: ellipses are not supported", eq);
         if (ch == ',' && !arrow) {
-            if (++op >= 2)
+            if (part >= 1)
                 return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                                "attribute equation=%s: more than two operands are not supported",
                                eq);
-            cur = e->in[op];
-            len = 0;
+            part = 1;
             continue;
         }
         if (ch == '-' && p[1] == '>' && !arrow) {
             arrow = true;
+            e->count = part + 1;
+            part = 2;
             p++;
-            cur = e->out;
-            len = 0;
             continue;
         }
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+        bool dots = ch == '.' && p[1] == '.' && p[2] == '.';
+        if (dots) {
+            if (strchr(raw[part], '.'))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "attribute equation=%s: two ellipses "
+                               "in one term",
+                               eq);
+            p += 2;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute equation=%s is not valid", eq);
-        if (len >= FE_MAX_RANK || strchr(cur, ch))
+        }
+        if (len[part] > FE_MAX_RANK)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "attribute equation=%s: a repeated subscript (a diagonal) or more than "
-                           "%d subscripts is not supported",
-                           eq, FE_MAX_RANK);
-        cur[len++] = ch;
+                           "attribute equation=%s: more than %d subscripts in a term", eq,
+                           FE_MAX_RANK);
+        raw[part][len[part]++] = dots ? '.' : ch;
     }
-    e->count = op + 1;
+    if (!arrow) e->count = part + 1;
     if (e->count != k)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "equation %s names %u operands, given %u", eq,
                        e->count, k);
+    /* The dims each operand's ellipsis covers; the most of them. */
+    int32_t er[2] = {0, 0}, ell = 0;
     for (uint32_t i = 0; i < e->count; i++) {
         const fe_type *t = fe_in_type(c, n, i);
-        if ((int32_t)strlen(e->in[i]) != t->rank)
+        bool has = strchr(raw[i], '.') != NULL;
+        int32_t letters = (int32_t)len[i] - (has ? 1 : 0);
+        er[i] = t->rank - letters;
+        if (er[i] < 0 || (!has && er[i] != 0))
             return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                           "equation %s gives operand %u %zu subscripts, it has rank %d", eq, i,
-                           strlen(e->in[i]), t->rank);
+                           "equation %s gives operand %u %d subscripts, it has rank %d", eq, i,
+                           letters, t->rank);
+        if (er[i] > ell) ell = er[i];
+    }
+    for (uint32_t i = 0; i < e->count; i++) {
+        uint32_t o = 0;
+        for (uint32_t j = 0; j < len[i]; j++) {
+            if (raw[i][j] != '.') {
+                e->in[i][o++] = raw[i][j];
+                continue;
+            }
+            for (int32_t d = 0; d < er[i]; d++)
+                e->in[i][o++] = (char)('0' + ell - er[i] + d);
+        }
+        const fe_type *t = fe_in_type(c, n, i);
         for (int32_t d = 0; d < t->rank; d++) {
             int64_t *sz = &e->size[(int)e->in[i][d]];
             if (*sz >= 0 && *sz != t->dims[d])
                 return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                                "equation %s: subscript %c is %lld and %lld long (broadcasting "
                                "is not supported)",
-                               eq, e->in[i][d], (long long)*sz, (long long)t->dims[d]);
+                               eq, e->in[i][d] >= 'A' ? e->in[i][d] : '.', (long long)*sz,
+                               (long long)t->dims[d]);
             *sz = t->dims[d];
         }
     }
-    if (!arrow) {
-        /* Implicit output: the letters used once, in alphabetical order. */
-        uint32_t o = 0;
+    uint32_t o = 0;
+    if (arrow) {
+        for (uint32_t j = 0; j < len[2]; j++) {
+            if (raw[2][j] == '.') {
+                for (int32_t d = 0; d < ell && o < FE_MAX_RANK; d++)
+                    e->out[o++] = (char)('0' + d);
+                continue;
+            }
+            if (o >= FE_MAX_RANK || strchr(e->out, raw[2][j]))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "equation %s: output subscript %c repeats", eq, raw[2][j]);
+            e->out[o++] = raw[2][j];
+        }
+    } else {
+        /* Implicit output: the ellipsis dims, then the letters written once,
+         * in alphabetical order. */
+        for (int32_t d = 0; d < ell; d++)
+            e->out[o++] = (char)('0' + d);
         for (int ch = 'A'; ch <= 'z'; ch++) {
             if (e->size[ch] < 0) continue;
             int uses = 0;
             for (uint32_t i = 0; i < e->count; i++)
-                uses += strchr(e->in[i], ch) != NULL;
-            if (uses == 1) {
-                if (o >= FE_MAX_RANK)
-                    return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the output has too many dims");
-                e->out[o++] = (char)ch;
-            }
+                for (const char *q = e->in[i]; *q; q++)
+                    uses += *q == ch;
+            if (uses != 1) continue;
+            if (o >= FE_MAX_RANK)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the output has too many dims");
+            e->out[o++] = (char)ch;
         }
     }
     for (const char *p = e->out; *p; p++)
         if (e->size[(int)*p] < 0)
             return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                           "equation %s: output subscript %c is not "
-                           "an input's",
-                           eq, *p);
+                           "equation %s: output subscript %c is not an input's", eq, *p);
     return LM_OK;
 }
 
@@ -1848,7 +1890,56 @@ static lm_status einsum_permute(lmnn_tensor *t, bool *owned, const char *have, c
     return LM_OK;
 }
 
-/* One operand: sums, then a permute. Two: each operand's own letters that
+enum { KEY_EINSUM_EYE = 21 };
+
+/* Takes the diagonal of every label operand `op` repeats (t's dims p < q
+ * with one label): where(eye over p and q, t, 0) summed over q. *have
+ * loses the repeats. */
+static lm_status einsum_diagonals(fe_ctx *c, const fe_node *n, uint32_t op, lmnn_tensor *t,
+                                  bool *owned, char *have) {
+    lm_status st = LM_OK;
+    for (uint32_t q = 1; have[q];) {
+        const char *first = memchr(have, have[q], q);
+        if (!first) {
+            q++;
+            continue;
+        }
+        uint32_t p = (uint32_t)(first - have), r = (uint32_t)strlen(have);
+        lmnn_tensor_info info;
+        if ((st = lmnn_tensor_get_info(*t, &info))) return fe_nn_fail(c, n, st);
+        uint32_t len = info.shape.dims[p];
+        uint64_t key = key_of(KEY_EINSUM_EYE, ((uint64_t)(n - c->g->nodes) << 16) | (op << 12) |
+                                                  (p << 8) | (q << 4) | r);
+        lmnn_tensor eye, zero, w, s;
+        if (!fe_cache_get(c, key, &eye)) {
+            float *m = calloc((size_t)len * len, sizeof *m);
+            if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+            for (uint32_t i = 0; i < len; i++)
+                m[(size_t)i * len + i] = 1.0f;
+            lmnn_shape sh = {.rank = r};
+            for (uint32_t d = 0; d < r; d++)
+                sh.dims[d] = d == p || d == q ? len : 1;
+            st = fe_cache_upload(c, n, key, &sh, m, (size_t)len * len * sizeof *m, LMNN_FLOAT32,
+                                 LMNN_TILE, &eye);
+            free(m);
+            if (st) return st;
+        }
+        if ((st = zero_scalar(c, n, &zero))) return st;
+        if ((st = lmnn_where(eye, *t, zero, &w))) return fe_nn_fail(c, n, st);
+        lmnn_reduce_options o;
+        lmnn_reduce_options_init(&o);
+        o.dims[0] = (int32_t)q;
+        o.dim_count = 1;
+        st = lmnn_sum(w, &o, &s);
+        fe_free(w);
+        if (st) return fe_nn_fail(c, n, st);
+        take(t, owned, s);
+        memmove(have + q, have + q + 1, r - q);
+    }
+    return LM_OK;
+}
+
+/* One operand: diagonals, sums, then a permute. Two: each operand's own letters that
  * the output drops are summed first; then A becomes [batch, M, K] and B
  * [batch, K, N] (batch: letters in both and the output; K: in both, not
  * the output) for one batched matmul, whose [batch, M, N] result is
@@ -1864,6 +1955,8 @@ static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
         st = fe_in_dev_float(c, n, i, &t[i], &owned[i]);
         memcpy(have[i], e.in[i], sizeof have[i]);
     }
+    for (uint32_t i = 0; i < e.count && !st; i++)
+        st = einsum_diagonals(c, n, i, &t[i], &owned[i], have[i]);
     if (st) goto out;
     if (e.count == 1) {
         if ((st = einsum_sum_out(&t[0], &owned[0], have[0], e.out)) ||

@@ -235,3 +235,16 @@ write_case("reduce_fold_int_prod",
            [helper.make_node("ReduceProd", ["c"], ["y"], axes=[0], keepdims=1)],
            [], [("y", np.array([[40000, 6]], np.int64))], 13,
            inits=[("c", np.array([[200, 2], [200, 3]], np.int64))])
+
+# Einsum with ellipses (of different ranks) and diagonals.
+for i, (eq, shapes) in enumerate((("...ij,...jk->...ik", ((2, 3, 4, 5), (3, 5, 6))),
+                                  ("ii->i", ((4, 4),)),
+                                  ("ii", ((4, 4),)),
+                                  ("bii,bjj->bij", ((2, 3, 3), (2, 4, 4))),
+                                  ("...i,...i->...", ((2, 3, 5), (2, 3, 5))),
+                                  ("i...->...", ((3, 2, 4),)))):
+    ops = [f32(*sh) for sh in shapes]
+    names = ["a", "b"][:len(ops)]
+    write_case("einsum_ellipsis_diag_%d" % i,
+               [helper.make_node("Einsum", names, ["y"], equation=eq)],
+               list(zip(names, ops)), [("y", np.asarray(np.einsum(eq, *ops), np.float32))], 12)
