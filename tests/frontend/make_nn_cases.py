@@ -248,3 +248,33 @@ for i, (eq, shapes) in enumerate((("...ij,...jk->...ik", ((2, 3, 4, 5), (3, 5, 6
     write_case("einsum_ellipsis_diag_%d" % i,
                [helper.make_node("Einsum", names, ["y"], equation=eq)],
                list(zip(names, ops)), [("y", np.asarray(np.einsum(eq, *ops), np.float32))], 12)
+
+# Traced compiles of the ops that upload tables of their own (the warm-up run
+# makes them; the trace may upload nothing).
+xa = rng.integers(0, 3, (3, 5)).astype(np.float32)  # ties
+write_case("trace_argmax_last",
+           [helper.make_node("ArgMax", ["x"], ["y"], axis=1, keepdims=0, select_last_index=1)],
+           [("x", xa)], [("y", (4 - np.argmax(xa[:, ::-1], axis=1)).astype(np.int64))], 13)
+h = np.zeros_like(xa)
+h[np.arange(3), xa.argmax(1)] = 1
+write_case("trace_hardmax", [helper.make_node("Hardmax", ["x"], ["y"], axis=-1)],
+           [("x", xa)], [("y", h)], 13)
+xt = f32(2, 4, 5)
+write_case("trace_trilu", [helper.make_node("Trilu", ["x", "k"], ["y"], upper=0)],
+           [("x", xt)], [("y", np.tril(xt, -1))], 14, inits=[("k", np.array(-1, np.int64))])
+xp2 = f32(1, 2, 5, 6)
+y = torch.nn.functional.avg_pool2d(t(np.pad(xp2, ((0, 0), (0, 0), (2, 2), (2, 2)))), 3, 1).numpy()
+cnt = torch.nn.functional.avg_pool2d(t(np.pad(np.ones_like(xp2), ((0, 0), (0, 0), (2, 2), (2, 2)))),
+                                     3, 1).numpy()
+write_case("trace_avgpool_wide_pads_exclude",
+           [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[2, 2, 2, 2])],
+           [("x", xp2)], [("y", (y / cnt).astype(np.float32))], 11)
+ad = f32(2, 3, 3)
+write_case("trace_einsum_diag", [helper.make_node("Einsum", ["a"], ["y"], equation="bii->bi")],
+           [("a", ad)], [("y", np.einsum("bii->bi", ad))], 12)
+wtd = f32(2, 3, 3, 3)
+xtd = f32(1, 2, 4, 4)
+y = torch.nn.functional.conv_transpose2d(t(xtd), t(wtd), stride=2).numpy()
+write_case("trace_convtranspose_weight_input",
+           [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2])],
+           [("x", xtd), ("w", wtd)], [("y", y)], 11)
