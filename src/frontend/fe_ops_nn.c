@@ -746,9 +746,9 @@ fail:
 
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
  * weight wm. */
-static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
-                             lmnn_tensor x, lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
-                             const fe_fusion *f, lmnn_tensor *out) {
+static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, lmnn_tensor wm,
+                             lmnn_tensor bias, lmnn_unary_op act, const fe_fusion *f,
+                             lmnn_tensor *out) {
     lmnn_conv2d_options o;
     lmnn_conv2d_options_init(&o);
     int32_t kernel[2];
@@ -766,8 +766,6 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
-    (void)c;
-    (void)n;
     return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
                      : lmnn_conv2d(x, wm, bias, &o, out);
 }
@@ -782,9 +780,10 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_fusion *f = fusion_of(c, n);
     const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, 1);
     lmnn_tensor x, bias = {0}, r = {0};
-    bool xo = false, bo = false;
+    bool xo = false;
     if ((st = fe_in_dev(c, n, 0, &x))) return st;
-    if (f->weight_bias) {
+    uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
+    if (f->weight_bias && !fe_cache_get(c, bkey, &bias)) {
         /* The folded batch norm's bias: a host constant of the node's own. */
         const fe_tensor *fb = f->weight_bias;
         float *v = malloc((size_t)fb->count * sizeof *v);
@@ -792,15 +791,13 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         for (uint64_t i = 0; i < fb->count; i++)
             v[i] = (float)fe_tensor_get_f64(fb, i);
         lmnn_shape s = LMNN_SHAPE((uint32_t)fb->count);
-        st = fe_cache_upload(
-            c, n, key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu), &s, v,
-            (size_t)fb->count * sizeof *v, c->float_dtype, LMNN_TILE, &bias);
+        st = fe_cache_upload(c, n, bkey, &s, v, (size_t)fb->count * sizeof *v, c->float_dtype,
+                             LMNN_TILE, &bias);
         free(v);
         if (st) return st;
-    } else if (fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
+    } else if (!f->weight_bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
         return st;
     }
-    (void)bo;
     bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE;
     if (g.sp == 1) {
         if ((st = reshape_to(&x, &xo, 4,
@@ -819,7 +816,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             wo = !st;
         }
         if (!st) {
-            st = conv2d_call(c, n, transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
+            st = conv2d_call(transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
             if (st) st = fe_nn_fail(c, n, st);
         }
         if (wo) fe_free(wm);
@@ -863,8 +860,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                     wo = !st;
                 }
                 if (!st)
-                    st = conv2d_call(c, n, transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0},
-                                     0, f, &y);
+                    st = conv2d_call(transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0, f,
+                                     &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);
                 if (st) break;
