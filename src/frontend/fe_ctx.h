@@ -76,6 +76,12 @@ typedef struct fe_slot {
     bool pinned;        /* constants and graph inputs/outputs: never freed while compiling */
 } fe_slot;
 
+/* An op's own device table (fe_aux). */
+typedef struct fe_aux_entry {
+    uint64_t key;
+    lmnn_tensor tensor;
+} fe_aux_entry;
+
 /* An uploaded constant, by content (fe_dev.c). */
 typedef struct fe_const_entry {
     uint64_t hash;
@@ -97,6 +103,8 @@ struct fe_ctx {
     uint64_t weight_bytes;
     fe_const_entry *consts;
     uint32_t const_count, const_cap;
+    fe_aux_entry *aux;
+    uint32_t aux_count, aux_cap;
 };
 
 /* ---- errors ---- */
@@ -190,6 +198,13 @@ void fe_free(lmnn_tensor t);
  * naming `name`. */
 lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, void **out,
                        size_t *out_size);
+/* A host tensor the op made (an index table, a mask) on the device, in
+ * `layout` and its device dtype: uploaded on the node's first run and kept
+ * by the compile (slot tells a node's tables apart), so a trace compile's
+ * capture, which may not write from the host, finds it made. Not freed by
+ * the caller. */
+lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
+                 lmnn_layout layout, lmnn_tensor *out);
 /* Binds row-major tensor `t` (owned from now on) as value `v`'s device form. */
 lm_status fe_bind_rm(fe_ctx *c, uint32_t v, lmnn_tensor t);
 /* Marks one use of value `v` done: its tensors are freed after the last. */
