@@ -324,7 +324,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
         st = run_model(&c, false, golden, NULL, outs);
-        for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
+        for (uint32_t k = 0; k < g->output_count; k++)
+            fe_free(outs[k]);
         memset(outs, 0, g->output_count * sizeof *outs);
         if (!st) fe_release_non_constants(&c);
     }
@@ -335,7 +336,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
         if (!st) st = st2;
     }
-    for (uint32_t k = 0; outs && k < g->output_count; k++) fe_free(outs[k]);
+    for (uint32_t k = 0; outs && k < g->output_count; k++)
+        fe_free(outs[k]);
     free(outs);
     if (!st && out_report) st = report_fill(&c, node_seconds, now_s() - t0, out_report);
     compile_cleanup(&c);

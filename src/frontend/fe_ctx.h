@@ -203,8 +203,8 @@ lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, v
  * by the compile (slot tells a node's tables apart), so a trace compile's
  * capture, which may not write from the host, finds it made. Not freed by
  * the caller. */
-lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
-                 lmnn_layout layout, lmnn_tensor *out);
+lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
+                 lmnn_tensor *out);
 /* Binds row-major tensor `t` (owned from now on) as value `v`'s device form. */
 lm_status fe_bind_rm(fe_ctx *c, uint32_t v, lmnn_tensor t);
 /* Marks one use of value `v` done: its tensors are freed after the last. */

@@ -65,7 +65,8 @@ void fe_value_used(fe_ctx *c, uint32_t v) {
 }
 
 void fe_values_release_all(fe_ctx *c) {
-    for (uint32_t i = 0; i < c->aux_count; i++) fe_free(c->aux[i].tensor);
+    for (uint32_t i = 0; i < c->aux_count; i++)
+        fe_free(c->aux[i].tensor);
     c->aux_count = 0;
     for (uint32_t i = 0; i < c->dev_count; i++) {
         fe_free(c->devs[i].tile);
@@ -307,8 +308,8 @@ void fe_release_non_constants(fe_ctx *c) {
     /* What is left is held by the constant cache alone. */
 }
 
-lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
-                 lmnn_layout layout, lmnn_tensor *out) {
+lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
+                 lmnn_tensor *out) {
     uint64_t key = (uint64_t)(n - c->g->nodes) << 8 | slot << 1 | (layout == LMNN_ROW_MAJOR);
     for (uint32_t i = 0; i < c->aux_count; i++)
         if (c->aux[i].key == key) {

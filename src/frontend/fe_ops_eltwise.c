@@ -189,7 +189,8 @@ static lm_status operand_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_type *
     const fe_type *a = fe_in_type(c, n, 0);
     if (!bcast) {
         bool same = a->rank == out->rank;
-        for (int32_t d = 0; same && d < a->rank; d++) same = a->dims[d] == out->dims[d];
+        for (int32_t d = 0; same && d < a->rank; d++)
+            same = a->dims[d] == out->dims[d];
         if (!same)
             return fe_fail(c, n, LM_ERR_INVALID_FILE,
                            "without broadcast=1 (opset %lld) B must have A's shape",
@@ -201,7 +202,8 @@ static lm_status operand_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_type *
     if (axis < 0 || axis + out->rank > a->rank)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %lld does not fit B's rank %d in A's %d",
                        (long long)axis, out->rank, a->rank);
-    for (int32_t d = out->rank; d < a->rank - (int32_t)axis; d++) out->dims[d] = 1;
+    for (int32_t d = out->rank; d < a->rank - (int32_t)axis; d++)
+        out->dims[d] = 1;
     out->rank = a->rank - (int32_t)axis;
     return LM_OK;
 }
@@ -212,7 +214,8 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, var ? 1 : 2, var ? 64 : 2);
     if (!st && n->opset < 7 && !var)
         st = fe_check_attrs(c, n, (const char *const[]){"broadcast", "axis", NULL});
-    else if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    else if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){NULL});
     if (st) return st;
     uint32_t k = fe_in_count(n);
     fe_type out = *fe_in_type(c, n, 0);
@@ -703,7 +706,8 @@ static void prelu_slope_type(fe_ctx *c, const fe_node *n, fe_type *out) {
     if (out->rank == 1 && x->rank > 2 && out->dims[0] == x->dims[1] &&
         out->dims[0] != x->dims[x->rank - 1]) {
         out->rank = x->rank - 1;
-        for (int32_t d = 1; d < out->rank; d++) out->dims[d] = 1;
+        for (int32_t d = 1; d < out->rank; d++)
+            out->dims[d] = 1;
     }
 }
 
@@ -842,7 +846,8 @@ static lm_status lower_bitshift(fe_ctx *c, const fe_node *n) {
     }
     if (!st) st = lmnn_binary(LMNN_BINARY_POW, two, y, NULL, &pw);
     if (!st) st = lmnn_unary(LMNN_ROUND, pw, NULL, &p);
-    if (!st && !strcmp(dir, "LEFT")) st = lmnn_binary(LMNN_BINARY_MUL, x, p, NULL, &r);
+    if (!st && !strcmp(dir, "LEFT"))
+        st = lmnn_binary(LMNN_BINARY_MUL, x, p, NULL, &r);
     else if (!st) {
         if (!(st = lmnn_binary(LMNN_BINARY_DIV, x, p, NULL, &q))) st = lmnn_floor(q, &r);
     }
