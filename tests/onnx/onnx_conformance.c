@@ -649,7 +649,7 @@ static void run_test(worker *w) {
         }
         if (lmfe_read_tensor_pb(path, &ins[nin])) {
             char msg[1200];
-            snprintf(msg, sizeof msg, "input_%zu.pb: %s", nin, lm_last_error());
+            snprintf(msg, sizeof msg, "%s", lm_last_error()); /* names the file */
             fail(w,
                  class_of_message(msg) == class_index("unsupported element type")
                      ? "unsupported element type"
@@ -674,7 +674,7 @@ static void run_test(worker *w) {
         }
         if (lmfe_read_tensor_pb(path, &outs[nout])) {
             char msg[1200];
-            snprintf(msg, sizeof msg, "output_%zu.pb: %s", nout, lm_last_error());
+            snprintf(msg, sizeof msg, "%s", lm_last_error()); /* names the file */
             fail(w,
                  class_of_message(msg) == class_index("unsupported element type")
                      ? "unsupported element type"

@@ -1,8 +1,9 @@
 /* The conformance program itself (onnx_conformance) on made-up test
  * directories built here: a correct Relu test passes; a wrong expected value
  * and a wrong expected shape are mismatches; a missing expected output, a
- * missing test_data_set_0 and an unreadable model are reported as such (not
- * a crash, not a pass); an unknown op is "unsupported op". Then the
+ * missing test_data_set_0, an unreadable expected input and an unreadable
+ * model are reported as such (not a crash, not a pass); an unknown op is
+ * "unsupported op"; a symbolic dim takes the test data's value. Then the
  * regression guard: --expect-file fails for a listed test that does not pass
  * or does not exist, passes otherwise, and --update-expected rewrites the
  * list keeping the lines of tests the run left out.
@@ -45,18 +46,20 @@ static void write_tensor(const char *path, const char *name, const int64_t *dims
     free(buf);
 }
 
-/* A test directory with a one-node model `op` (x float[2,3] -> y float[2,3]);
- * `want` NULL: no output_0.pb; `with_data` false: no test_data_set_0. */
-static void make_test(const char *name, const char *op, const float *want, const int64_t *want_dims,
-                      bool with_data) {
+/* A test directory with a one-node model `op` (x float[2,3] -> y float[2,3];
+ * `symbolic`: x float[n,3]); `want` NULL: no output_0.pb; `with_data` false:
+ * no test_data_set_0. */
+static void make_test_ex(const char *name, const char *op, const float *want,
+                         const int64_t *want_dims, bool with_data, bool symbolic) {
     static const float x[6] = {-1, 2, -3, 4, -5, 6};
-    static const int64_t dims[2] = {2, 3};
+    static const int64_t dims[2] = {2, 3}, sym_dims[2] = {-1, 3};
+    static const char *const syms[2] = {"n", NULL};
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/%s", root, name);
     mkdir(dir, 0755);
     Onnx__GraphProto *g = ob_graph("g");
-    ob_input(g, ob_vi("x", ob_tensor_type(1, 2, dims, NULL)));
-    ob_output(g, ob_vi("y", ob_tensor_type(1, 2, dims, NULL)));
+    ob_input(g, ob_vi("x", ob_tensor_type(1, 2, symbolic ? sym_dims : dims, syms)));
+    ob_output(g, ob_vi("y", ob_tensor_type(1, 2, symbolic ? sym_dims : dims, syms)));
     ob_node(g, op, "n", (const char *const[]){"x", NULL}, (const char *const[]){"y", NULL});
     size_t size;
     uint8_t *bytes = ob_pack(ob_model(g), &size);
@@ -74,6 +77,11 @@ static void make_test(const char *name, const char *op, const float *want, const
     }
 }
 
+static void make_test(const char *name, const char *op, const float *want, const int64_t *want_dims,
+                      bool with_data) {
+    make_test_ex(name, op, want, want_dims, with_data, false);
+}
+
 static void make_all(void) {
     static const float relu[6] = {0, 2, 0, 4, 0, 6}, wrong[6] = {0, 2, 0, 4, 0, 7};
     static const int64_t transposed[2] = {3, 2};
@@ -88,6 +96,12 @@ static void make_all(void) {
     char path[600];
     snprintf(path, sizeof path, "%s/test_garbage/model.onnx", root);
     write_file(path, "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f garbage", 20);
+    /* The batch dim is the test data's (--input-shape). */
+    make_test_ex("test_relu_symbolic", "Relu", relu, NULL, true, true);
+    /* An expected input that is not a TensorProto. */
+    make_test("test_bad_input", "Relu", relu, NULL, true);
+    snprintf(path, sizeof path, "%s/test_bad_input/test_data_set_0/input_0.pb", root);
+    write_file(path, "\x0a\xff\xff", 3);
     /* A plain file among the test directories is not a test. */
     snprintf(path, sizeof path, "%s/README", root);
     write_file(path, "not a test\n", 11);
@@ -148,6 +162,11 @@ static void test_classes(void) {
     CHECK(!strstr(tsv, "README"));
     CHECK(find_row(tsv, "test_relu_ok", row, sizeof row));
     CHECK(!strcmp(row, "fake\ttest_relu_ok\tRelu\t0\tpass\t"));
+    CHECK(find_row(tsv, "test_relu_symbolic", row, sizeof row));
+    CHECK(!strcmp(row, "fake\ttest_relu_symbolic\tRelu\t0\tpass\t"));
+    CHECK(find_row(tsv, "test_bad_input", row, sizeof row));
+    printf("  %s\n", row);
+    CHECK(strstr(row, "\ttest data error\tinput_0.pb: "));
     CHECK(find_row(tsv, "test_relu_wrong", row, sizeof row));
     printf("  %s\n", row);
     CHECK(strstr(row, "\tmismatch\toutput 'y': 1 of 6 elements differ"));
@@ -197,7 +216,8 @@ static void test_expected(void) {
     const char *body = strstr(text, "fake/");
     CHECK(body);
     printf("  %s", body);
-    CHECK(!strcmp(body, "fake/test_relu_ok\nfake/test_unknown_op\nother/test_x\n"));
+    CHECK(!strcmp(
+        body, "fake/test_relu_ok\nfake/test_relu_symbolic\nfake/test_unknown_op\nother/test_x\n"));
 }
 
 static void test_usage(void) {
