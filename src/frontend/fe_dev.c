@@ -225,12 +225,19 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
     return LM_OK;
 }
 
+/* Output i's value: the fused chain's last for output 0 of a fused node. */
+static uint32_t out_index(fe_ctx *c, const fe_node *n, uint32_t i) {
+    uint32_t fused = c->plans[n - c->g->nodes].fusion.output;
+    if (i == 0 && fused != FE_NONE) return fused;
+    return i < n->output_count ? n->outputs[i] : FE_NONE;
+}
+
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
-    if (i >= n->output_count || n->outputs[i] == FE_NONE) {
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) {
         fe_free(t);
         return LM_OK;
     }
-    uint32_t vi = n->outputs[i];
     lmnn_tensor_info info;
     lm_status st = lmnn_tensor_get_info(t, &info);
     uint32_t d = FE_NONE;
@@ -253,11 +260,11 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
 }
 
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
-    if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) return LM_OK;
     fe_dev *d;
     lm_status st = in_dev_entry(c, n, j, &d);
     if (st) return st;
-    uint32_t vi = n->outputs[i];
     slot_bind(c, vi, (uint32_t)(d - c->devs));
     if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
         dev_release(c, c->slots[vi].dev);
@@ -267,11 +274,12 @@ lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
 }
 
 lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
-    if (i >= n->output_count || n->outputs[i] == FE_NONE) {
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) {
         fe_free(t);
         return LM_OK;
     }
-    lmnn_dtype want = fe_dev_dtype(c, c->g->values[n->outputs[i]].type.elem);
+    lmnn_dtype want = fe_dev_dtype(c, c->g->values[vi].type.elem);
     lmnn_tensor_info info;
     lm_status st = lmnn_tensor_get_info(t, &info);
     if (!st && info.dtype != want) {
@@ -304,4 +312,21 @@ void fe_release_non_constants(fe_ctx *c) {
         s->dev = FE_NONE;
     }
     /* What is left is held by the constant cache alone. */
+}
+
+lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
+                 lmnn_tensor *out) {
+    /* Kind 0xA0 in the top byte keeps these apart from the ops' own keys. */
+    uint64_t key = (uint64_t)0xA0 << 56 | (uint64_t)(n - c->g->nodes) << 16 | slot << 1 |
+                   (layout == LMNN_ROW_MAJOR);
+    if (fe_cache_get(c, key, out)) return LM_OK;
+    lmnn_dtype dtype = fe_dev_dtype(c, t->elem);
+    void *data;
+    size_t size;
+    lm_status st = fe_host_data(t, dtype, t->name ? t->name : "constant", &data, &size);
+    if (st) return fe_nn_fail(c, n, st);
+    lmnn_shape shape = fe_shape((int32_t)t->rank, t->dims);
+    st = fe_cache_upload(c, n, key, &shape, data, size, dtype, layout, out);
+    free(data);
+    return st;
 }

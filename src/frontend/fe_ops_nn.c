@@ -108,25 +108,28 @@ static lm_status same_type_out(fe_ctx *c, const fe_node *n) {
 
 /* Hands the float result of a node that fe_fuse may have extended (bias,
  * activation, a later output) over: the fused steps run first. */
-static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done) {
+static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done, bool bias_done) {
     const fe_fusion *f = fusion_of(c, n);
     lm_status st = LM_OK;
-    if (f->bias != FE_NONE) {
-        fe_node pseudo = *n;
-        uint32_t in = f->bias;
-        pseudo.inputs = &in;
-        pseudo.input_count = 1;
-        lmnn_tensor b, s;
-        bool owned;
-        if ((st = fe_in_dev_float(c, &pseudo, 0, &b, &owned))) {
+    if (f->bias && !bias_done) {
+        /* The folded constant bias, with the activation in the same pass. */
+        lmnn_tensor b, sum;
+        if ((st = fe_aux(c, n, 1, f->bias, LMNN_TILE, &b))) {
             fe_free(r);
             return st;
         }
-        st = lmnn_binary(LMNN_BINARY_ADD, r, b, NULL, &s);
-        if (owned) fe_free(b);
+        lmnn_binary_options o;
+        lmnn_binary_options_init(&o);
+        if (!act_done) {
+            o.activation = f->activation;
+            o.activation_alpha = f->act_alpha;
+            o.activation_beta = f->act_beta;
+            act_done = true;
+        }
+        st = lmnn_binary(LMNN_BINARY_ADD, r, b, &o, &sum);
         fe_free(r);
         if (st) return fe_nn_fail(c, n, st);
-        r = s;
+        r = sum;
     }
     if (f->activation != LMNN_UNARY_INVALID && !act_done) {
         lmnn_unary_options o;
@@ -139,13 +142,7 @@ static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_don
         if (st) return fe_nn_fail(c, n, st);
         r = s;
     }
-    if (f->output != FE_NONE) {
-        fe_node pseudo = *n;
-        uint32_t out = f->output;
-        pseudo.outputs = &out;
-        pseudo.output_count = 1;
-        return fe_out_from_float(c, &pseudo, 0, r);
-    }
+    /* Sent to the fused chain's last value (fe_out_dev). */
     return fe_out_from_float(c, n, 0, r);
 }
 
@@ -231,8 +228,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = fusion_of(c, n);
     lmnn_matmul_options o;
     lmnn_matmul_options_init(&o);
-    bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE &&
-               (at->rank != 1 && bt->rank != 1);
+    bool act = f->activation != LMNN_UNARY_INVALID && !f->bias && (at->rank != 1 && bt->rank != 1);
     if (act) {
         o.activation = f->activation;
         o.activation_alpha = f->act_alpha;
@@ -252,7 +248,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         fe_free(r);
         return fe_nn_fail(c, n, st);
     }
-    return finish(c, n, r, act);
+    return finish(c, n, r, act, false);
 }
 
 /* ---- Gemm ---- */
@@ -324,8 +320,7 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     o.transpose_a = g.trans_a != 0;
     o.transpose_b = g.trans_b != 0;
     const fe_fusion *f = fusion_of(c, n);
-    act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE && (!has_c || as_bias) &&
-          g.alpha == 1.0f;
+    act = f->activation != LMNN_UNARY_INVALID && !f->bias && (!has_c || as_bias) && g.alpha == 1.0f;
     if (act) {
         o.activation = f->activation;
         o.activation_alpha = f->act_alpha;
@@ -361,7 +356,7 @@ out:
         fe_free(r);
         return st;
     }
-    return finish(c, n, r, act);
+    return finish(c, n, r, act, false);
 }
 
 /* ---- convolution and pooling geometry ---- */
@@ -783,9 +778,10 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     bool xo = false;
     if ((st = fe_in_dev(c, n, 0, &x))) return st;
     uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
-    if (f->weight_bias && !fe_cache_get(c, bkey, &bias)) {
-        /* The folded batch norm's bias: a host constant of the node's own. */
-        const fe_tensor *fb = f->weight_bias;
+    if (f->bias && !fe_cache_get(c, bkey, &bias)) {
+        /* The fused bias (a folded batch norm's and/or a following Add's,
+         * with the node's own added in): a host constant of the node's own. */
+        const fe_tensor *fb = f->bias;
         float *v = malloc((size_t)fb->count * sizeof *v);
         if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         for (uint64_t i = 0; i < fb->count; i++)
@@ -795,10 +791,10 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                              LMNN_TILE, &bias);
         free(v);
         if (st) return st;
-    } else if (!f->weight_bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
+    } else if (!f->bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
         return st;
     }
-    bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE;
+    bool act = f->activation != LMNN_UNARY_INVALID;
     if (g.sp == 1) {
         if ((st = reshape_to(&x, &xo, 4,
                              (const uint32_t[]){(uint32_t)xt->dims[0], (uint32_t)xt->dims[1], 1,
@@ -919,7 +915,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             return fe_nn_fail(c, n, st);
         }
     }
-    return finish(c, n, r, act);
+    return finish(c, n, r, act, true);
 }
 
 static lm_status lower_conv(fe_ctx *c, const fe_node *n) {
@@ -1219,7 +1215,7 @@ static lm_status lower_global_pool(fe_ctx *c, const fe_node *n) {
     o.keepdim = true;
     st = !strcmp(n->op_type, "GlobalMaxPool") ? lmnn_max(a, &o, &r) : lmnn_mean(a, &o, &r);
     if (st) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false);
+    return finish(c, n, r, false, false);
 }
 
 /* ---- BatchNormalization ---- */
@@ -1275,7 +1271,7 @@ static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     lmnn_norm_options_init(&o);
     o.eps = eps;
     if ((st = lmnn_batch_norm(t[0], t[3], t[4], t[1], t[2], &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false);
+    return finish(c, n, r, false, false);
 }
 
 /* ---- InstanceNormalization ---- */
@@ -1311,7 +1307,7 @@ static lm_status lower_instancenorm(fe_ctx *c, const fe_node *n) {
     /* Instance norm is group norm with one channel per group. */
     uint32_t ch = (uint32_t)fe_in_type(c, n, 0)->dims[1];
     if ((st = lmnn_group_norm(x, ch, s, b, &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false);
+    return finish(c, n, r, false, false);
 }
 
 /* ---- LayerNormalization ---- */
