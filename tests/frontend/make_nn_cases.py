@@ -278,3 +278,39 @@ y = torch.nn.functional.conv_transpose2d(t(xtd), t(wtd), stride=2).numpy()
 write_case("trace_convtranspose_weight_input",
            [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2])],
            [("x", xtd), ("w", wtd)], [("y", y)], 11)
+
+# Chains the fusion pass merges into Conv and MatMul (a folded batch norm,
+# a constant bias Add, an activation), in the shapes that take other paths:
+# 3-D and 1-D convolutions, a 1-D MatMul operand, grouped weights.
+x5 = f32(1, 2, 4, 5, 6)
+w5 = f32(3, 2, 2, 3, 3)
+bn = [f32(3), f32(3), f32(3), np.abs(f32(3)) + 0.5]
+yc = torch.nn.functional.conv3d(t(x5), t(w5), padding=1)
+yb = torch.nn.functional.batch_norm(yc, t(bn[2]), t(bn[3]), t(bn[0]), t(bn[1]), eps=1e-5)
+write_case("fused_conv3d_bn_relu",
+           [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1, 1, 1]),
+            helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+            helper.make_node("Relu", ["n"], ["y"])],
+           [("x", x5)], [("y", torch.relu(yb).numpy())], 13,
+           inits=[("w", w5), ("s", bn[0]), ("b", bn[1]), ("m", bn[2]), ("v", bn[3])])
+cb = f32(1, 5, 1)
+yc = torch.nn.functional.conv1d(t(x1), t(w1), stride=2, padding=1) + t(cb)
+write_case("fused_conv1d_add_sigmoid",
+           [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2], pads=[1, 1]),
+            helper.make_node("Add", ["c", "cb"], ["a"]),
+            helper.make_node("Sigmoid", ["a"], ["y"])],
+           [("x", x1)], [("y", torch.sigmoid(yc).numpy())], 13, inits=[("w", w1), ("cb", cb)])
+yc = torch.nn.functional.conv2d(t(xi), t(w), t(b), stride=(2, 1), padding=(1, 2), dilation=(1, 2),
+                                groups=2)
+write_case("trace_fused_conv_groups_relu",
+           [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=2, strides=[2, 1],
+                             pads=[1, 2, 1, 2], dilations=[1, 2]),
+            helper.make_node("Relu", ["c"], ["y"])],
+           [("x", xi)], [("y", torch.relu(yc).numpy())], 13, inits=[("w", w), ("b", b)])
+mv, mw, mb = f32(3), f32(3, 4), f32(4)
+write_case("fused_matmul_1d_add_relu",
+           [helper.make_node("MatMul", ["a", "w"], ["m"]),
+            helper.make_node("Add", ["m", "bb"], ["s"]),
+            helper.make_node("Relu", ["s"], ["y"])],
+           [("a", mv)], [("y", np.maximum(mv @ mw + mb, 0).astype(np.float32))], 13,
+           inits=[("w", mw), ("bb", mb)])
