@@ -1512,12 +1512,29 @@ static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
         const fe_tensor *k = fe_in_const(c, n, 2);
         if (!k)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "training_mode computed at run time is not "
-                           "supported");
+                           "training_mode computed at run time is not supported (give it as a "
+                           "constant)");
         training = fe_tensor_get_i64(k, 0) != 0;
     }
-    if (training)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "training mode (random dropout) is not supported");
+    if (training) {
+        /* Training mode drops at random, except with ratio 0: then it is
+         * the identity too (and the mask all true). */
+        double ratio = 0.5;
+        if (n->opset < 12) {
+            float r;
+            if ((st = fe_attr_float(c, n, "ratio", 0.5f, &r))) return st;
+            ratio = r;
+        } else if (fe_has_in(n, 1)) {
+            const fe_tensor *k = fe_in_const(c, n, 1);
+            if (!k)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "training mode with a ratio computed at run time is not supported");
+            ratio = fe_tensor_get_f64(k, 0);
+        }
+        if (ratio != 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "training mode with ratio %g (random dropout) is not supported", ratio);
+    }
     const fe_type *x = fe_in_type(c, n, 0);
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k)
@@ -2032,7 +2049,7 @@ const fe_op_def fe_ops_nn[] = {
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0},
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0},
-    {"Dropout", infer_dropout, lower_dropout, 0},
+    {"Dropout", infer_dropout, lower_dropout, 6u},
     {"DepthToSpace", infer_d2s, lower_d2s, 0},
     {"SpaceToDepth", infer_d2s, lower_d2s, 0},
     {"Trilu", infer_trilu, lower_trilu, 2u},

@@ -5,8 +5,9 @@
  * outputs compared with the expected ones at ONNX's tolerance (rtol 1e-3,
  * atol 1e-7).
  *
- * Small integer vectors and scalars are given as compile-time constants
- * (the Reduce* axes and Trilu's k decide the output); every other input is
+ * Small integer vectors and every scalar are given as compile-time constants
+ * (the Reduce* axes, Trilu's k, Dropout's ratio and training_mode decide
+ * the output); every other input is
  * a named input of the binary, so a value baked in at compile time would
  * fail the compare.
  *
@@ -71,6 +72,7 @@ static op_tests ops[] = {
     {"LayerNormalization", "node", "test_layer_normalization_", 0, 0, 0},
     {"MeanVarianceNormalization", "node", "test_mvn", 0, 0, 0},
     {"Dropout", "node", "test_dropout_", 0, 0, 0},
+    {"Dropout", "node", "test_training_dropout", 0, 0, 0},
     {"DepthToSpace", "node", "test_depthtospace_", 0, 0, 0},
     {"SpaceToDepth", "node", "test_spacetodepth", 0, 0, 0},
     {"Trilu", "node", "test_tril", 0, 0, 0},
@@ -204,8 +206,9 @@ static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_
     lmfe_tensor_value consts[16];
     size_t nconst = 0;
     for (unsigned i = 0; i < nin; i++)
-        if (is_int_type(ins[i].elem_type) && ins[i].name && ins[i].rank <= 1 &&
-            elem_count(&ins[i]) <= 8)
+        if (ins[i].name &&
+            ((is_int_type(ins[i].elem_type) && ins[i].rank <= 1 && elem_count(&ins[i]) <= 8) ||
+             ins[i].rank == 0))
             consts[nconst++] = ins[i];
     lmfe_compile_options o;
     lmfe_compile_options_init(&o);
