@@ -1,4 +1,5 @@
-/* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MaxPool,
+/* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MatMulInteger and
+ * ConvInteger (8-bit operands, exact float32 math), MaxPool,
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization,
  * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
@@ -78,7 +79,14 @@ void fe_cache_release(fe_ctx *c) {
 }
 
 /* Cache keys: the kind in the top byte (1 and 2 are fe_ops_reduce.c's). */
-enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_TRILU = 18, KEY_ZERO = 19 };
+enum {
+    KEY_CONV_W = 16,
+    KEY_CONV_W_FUSED = 17,
+    KEY_TRILU = 18,
+    KEY_ZERO = 19,
+    KEY_CONV_W_EXACT = 22,
+    KEY_CONV_W_ZP = 23,
+};
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
     return ((uint64_t)kind << 56) | (a & ((UINT64_C(1) << 56) - 1));
@@ -90,6 +98,12 @@ static const fe_elem float_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT
 static const fe_elem numeric_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16,  FE_BFLOAT16, FE_INT32,
                                         FE_INT64, FE_UINT32, FE_UINT64,   FE_INT8,     FE_UINT8,
                                         FE_INT16, FE_UINT16, FE_UNDEFINED};
+
+static const fe_elem int8_types[] = {FE_UINT8, FE_INT8, FE_UNDEFINED};
+
+/* The largest K (products summed per output) whose integer dot products of
+ * 8-bit operands (|a - zp| <= 255) stay exact in float32 math (below 2^24). */
+#define EXACT_8BIT_K 258
 
 static void take(lmnn_tensor *t, bool *owned, lmnn_tensor r) {
     if (*owned) fe_free(*t);
@@ -249,6 +263,105 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         return fe_nn_fail(c, n, st);
     }
     return finish(c, n, r, act, false);
+}
+
+/* ---- MatMulInteger ---- */
+
+/* t - input zi (a zero point), in float32 on the device; a 1-D per-row
+ * zero point of A ([M]) is made the column [M, 1]. */
+static lm_status sub_zero_point(fe_ctx *c, const fe_node *n, uint32_t zi, bool per_row,
+                                lmnn_tensor *t, bool *owned) {
+    if (!fe_has_in(n, zi)) return LM_OK;
+    lmnn_tensor zp, d;
+    bool zo;
+    lm_status st = fe_in_dev_float(c, n, zi, &zp, &zo);
+    if (st) return st;
+    const fe_type *zt = fe_in_type(c, n, zi);
+    if (per_row && zt->rank == 1 && zt->dims[0] > 1)
+        st = reshape_to(&zp, &zo, 2, (const uint32_t[]){(uint32_t)zt->dims[0], 1});
+    if (!st) st = lmnn_binary(LMNN_BINARY_SUB, *t, zp, NULL, &d);
+    if (zo) fe_free(zp);
+    if (st) return fe_nn_fail(c, n, st);
+    take(t, owned, d);
+    return LM_OK;
+}
+
+static lm_status infer_matmul_integer(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 4);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    for (uint32_t i = 0; i < 4 && !st; i++)
+        st = fe_check_elem(c, n, i, int8_types);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0), *b = fe_in_type(c, n, 1);
+    fe_type o;
+    if ((st = matmul_shape(c, n, a, b, &o))) return st;
+    int64_t k = a->dims[a->rank - 1];
+    if (k > EXACT_8BIT_K)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "K = %lld is not supported (integer sums are exact up to %d products)",
+                       (long long)k, EXACT_8BIT_K);
+    if (fe_type_volume(a) == 0 || fe_type_volume(b) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
+    for (uint32_t i = 2; i < 4; i++) {
+        const fe_type *z = fe_in_type(c, n, i);
+        if (!z || fe_type_volume(z) == 1) continue;
+        const fe_type *op = i == 2 ? a : b;
+        int64_t want =
+            i == 2 ? (op->rank >= 2 ? op->dims[op->rank - 2] : 1) : op->dims[op->rank - 1];
+        if (z->rank == 1 && z->dims[0] == want) continue;
+        fe_type bc;
+        if ((st = fe_broadcast(c, n, op, z, &bc))) return st;
+        if (bc.rank != op->rank)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "zero point %u does not fit its operand", i);
+    }
+    return fe_set_out_type(c, n, 0, FE_INT32, o.rank, o.dims);
+}
+
+/* (A - a_zero_point) @ (B - b_zero_point) in float32 (exact: 8-bit
+ * operands, K limited by infer), the int32 result. */
+static lm_status lower_matmul_integer(fe_ctx *c, const fe_node *n) {
+    const fe_type *at = fe_in_type(c, n, 0), *bt = fe_in_type(c, n, 1);
+    const fe_type *ot = &c->g->values[n->outputs[0]].type;
+    lmnn_tensor a, b, r = {0};
+    bool ao, bo = false;
+    lm_status st = fe_in_dev_float(c, n, 0, &a, &ao);
+    if (st) return st;
+    if ((st = fe_in_dev_float(c, n, 1, &b, &bo)) ||
+        (st = sub_zero_point(c, n, 2, at->rank >= 2, &a, &ao)) ||
+        (st = sub_zero_point(c, n, 3, false, &b, &bo)))
+        goto out;
+    if (at->rank == 1 &&
+        (st = reshape_to(&a, &ao, 2, (const uint32_t[]){1, (uint32_t)at->dims[0]})))
+        goto fail;
+    if (bt->rank == 1 &&
+        (st = reshape_to(&b, &bo, 2, (const uint32_t[]){(uint32_t)bt->dims[0], 1})))
+        goto fail;
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.fp32_accumulate = LMNN_FP32_ACC_ON;
+    o.output.dtype = LMNN_FLOAT32;
+    if ((st = lmnn_matmul(a, b, &o, &r))) goto fail;
+    if (at->rank == 1 || bt->rank == 1) {
+        bool ro = true;
+        uint32_t dims[FE_MAX_RANK];
+        for (int32_t i = 0; i < ot->rank; i++)
+            dims[i] = (uint32_t)ot->dims[i];
+        if ((st = reshape_to(&r, &ro, (uint32_t)ot->rank, dims))) {
+            r = (lmnn_tensor){0};
+            goto fail;
+        }
+    }
+    goto out;
+fail:
+    st = fe_nn_fail(c, n, st);
+out:
+    if (ao) fe_free(a);
+    if (bo) fe_free(b);
+    if (st) {
+        fe_free(r);
+        return st;
+    }
+    return fe_out_from_float(c, n, 0, r);
 }
 
 /* ---- Gemm ---- */
@@ -593,17 +706,43 @@ static lm_status conv_geom(fe_ctx *c, const fe_node *n, bool transpose, geom *g,
     return LM_OK;
 }
 
+static bool is_integer_conv(const fe_node *n) {
+    return strcmp(n->op_type, "ConvInteger") == 0;
+}
+
 static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) {
-    lm_status st = fe_check_inputs(c, n, 2, 3);
+    bool integer = is_integer_conv(n);
+    lm_status st = fe_check_inputs(c, n, 2, integer ? 4 : 3);
     if (!st) st = fe_check_attrs(c, n, transpose ? convt_attrs : conv_attrs);
-    for (uint32_t i = 0; i < 3 && !st; i++)
-        st = fe_check_elem(c, n, i, float_types);
+    for (uint32_t i = 0; i < (integer ? 4u : 3u) && !st; i++)
+        st = fe_check_elem(c, n, i, integer ? int8_types : float_types);
     geom g;
     int64_t oc;
     if (!st) st = conv_geom(c, n, transpose, &g, &oc);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
-    if (fe_has_in(n, 2)) {
+    if (integer) {
+        const fe_type *xz = fe_in_type(c, n, 2), *wz = fe_in_type(c, n, 3);
+        if (xz && fe_type_volume(xz) != 1)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "x_zero_point must be one value");
+        if (wz && fe_type_volume(wz) != 1 && !(wz->rank == 1 && wz->dims[0] == oc))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "w_zero_point must be one value or [%lld]",
+                           (long long)oc);
+        if (wz && fe_type_volume(wz) != 1 && g.group != 1 &&
+            !(fe_in_const(c, n, 1) && fe_in_const(c, n, 3)))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "a per-channel w_zero_point with group %lld needs the weight and the "
+                           "zero point as constants",
+                           (long long)g.group);
+        int64_t taps = x->dims[1] / g.group;
+        for (int32_t i = 0; i < g.sp; i++)
+            taps *= g.kernel[i];
+        if (taps > EXACT_8BIT_K)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "%lld products per output are not supported (integer sums are exact "
+                           "up to %d)",
+                           (long long)taps, EXACT_8BIT_K);
+    } else if (fe_has_in(n, 2)) {
         const fe_type *b = fe_in_type(c, n, 2);
         if (b->rank != 1 || b->dims[0] != oc)
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "B must be [%lld]", (long long)oc);
@@ -619,7 +758,7 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                        "group %lld with a weight computed at run time is not supported (the "
                        "weight must be a constant)",
                        (long long)g.group);
-    return set_image_out(c, n, x->elem, x, oc, &g);
+    return set_image_out(c, n, integer ? FE_INT32 : x->elem, x, oc, &g);
 }
 
 static lm_status infer_conv(fe_ctx *c, const fe_node *n) {
@@ -632,14 +771,23 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
 
 /* The prepared weight matrix [KH * KW * C, OC] of constant `w` (conv:
  * [OC, C / g, KH, KW]; transpose: [C, OC / g, KH, KW]), 1-D kernels as
- * KH = 1; for a 3-D kernel the depth tap `kd`. Made once per compile. */
+ * KH = 1; for a 3-D kernel the depth tap `kd`. Made once per compile; in
+ * the mode's float dtype (bfloat8_b weights in the bfp8 mode), or float32
+ * when `exact`; `zp` (one value or one per output channel of a
+ * convolution) is subtracted inside the groups, the block-diagonal's zeros
+ * staying zero. */
 static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, bool fused,
-                              bool transpose, int64_t groups, int64_t kd, lmnn_tensor *out) {
+                              bool exact, const fe_tensor *zp, bool transpose, int64_t groups,
+                              int64_t kd, lmnn_tensor *out) {
     uint32_t vi = n->inputs[1];
-    uint64_t id = fused ? (uint64_t)(n - c->g->nodes) : vi;
+    /* A fused weight, or one with a zero point folded in, is the node's own. */
+    uint64_t id = fused || zp ? (uint64_t)(n - c->g->nodes) : vi;
     /* One value may serve convolutions of different kinds and groups. */
     uint64_t key =
-        key_of(fused ? KEY_CONV_W_FUSED : KEY_CONV_W,
+        key_of(fused   ? KEY_CONV_W_FUSED
+               : zp    ? KEY_CONV_W_ZP
+               : exact ? KEY_CONV_W_EXACT
+                       : KEY_CONV_W,
                (id << 32) | ((uint64_t)groups << 16) | ((uint64_t)transpose << 8) | (uint64_t)kd);
     if (fe_cache_get(c, key, out)) return LM_OK;
     uint64_t d0 = (uint64_t)w->dims[0], d1 = (uint64_t)w->dims[1];
@@ -658,17 +806,19 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
             for (uint64_t y = 0; y < kh; y++)
                 for (uint64_t x = 0; x < kw; x++) {
                     uint64_t src = (((a * d1 + b) * kdn + (uint64_t)kd) * kh + y) * kw + x;
-                    float v = (float)fe_tensor_get_f64(w, src);
+                    double v = fe_tensor_get_f64(w, src);
+                    if (zp) v -= fe_tensor_get_f64(zp, zp->count == 1 ? 0 : a);
                     uint64_t ci = transpose ? a : a / ocg * cg + b;
                     uint64_t o = transpose ? a / cg * ocg + b : a;
                     uint64_t ty = transpose ? kh - 1 - y : y, tx = transpose ? kw - 1 - x : x;
-                    m[((ty * kw + tx) * ch + ci) * oc + o] = v;
+                    m[((ty * kw + tx) * ch + ci) * oc + o] = (float)v;
                 }
     lmnn_shape s = LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
-    lm_status st =
-        fe_cache_upload(c, n, key, &s, m, rows * oc * sizeof *m, c->float_dtype, LMNN_TILE, out);
+    /* Exact (integer) weights stay float32 whatever the mode. */
+    lm_status st = fe_cache_upload(c, n, key, &s, m, rows * oc * sizeof *m,
+                                   exact ? LMNN_FLOAT32 : c->float_dtype, LMNN_TILE, out);
     free(m);
-    if (st || !c->bfp8_weights) return st;
+    if (st || exact || !c->bfp8_weights) return st;
     lmnn_tensor b8;
     if ((st = lmnn_typecast(*out, LMNN_BFLOAT8_B, &b8))) return fe_nn_fail(c, n, st);
     c->cache[c->cache_count - 1].t = b8;
@@ -739,6 +889,52 @@ fail:
     return fe_nn_fail(c, n, st);
 }
 
+/* The prepared weight for depth tap kd: constant (cached) or made on the
+ * device (*owned). ConvInteger's weight is exact float32 minus its zero
+ * point (scalar or per output channel, subtracted on the device). */
+static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, bool transpose,
+                             int64_t groups, int64_t kd, lmnn_tensor *out, bool *owned) {
+    const fe_fusion *f = fusion_of(c, n);
+    bool integer = is_integer_conv(n);
+    lm_status st;
+    *owned = false;
+    /* A constant zero point is subtracted with a constant weight. */
+    const fe_tensor *zp = integer && wk ? fe_in_const(c, n, 3) : NULL;
+    if (wk) {
+        st = weight_const(c, n, wk, f->weight != NULL, integer, zp, transpose, groups, kd, out);
+    } else {
+        st = weight_dev(c, n, transpose, kd, out);
+        *owned = !st;
+        if (!st && integer) {
+            lmnn_tensor fl;
+            if ((st = lmnn_typecast(*out, LMNN_FLOAT32, &fl)))
+                st = fe_nn_fail(c, n, st);
+            else
+                take(out, owned, fl);
+        }
+    }
+    if (st || !integer || !fe_has_in(n, 3) || zp) {
+        if (st && *owned) fe_free(*out);
+        return st;
+    }
+    lmnn_tensor zd, d;
+    bool zo;
+    if ((st = fe_in_dev_float(c, n, 3, &zd, &zo))) {
+        if (*owned) fe_free(*out);
+        return st;
+    }
+    /* [OC] (or one value) broadcasts along the matrix's columns (group 1:
+     * infer refuses a per-channel one with groups). */
+    st = lmnn_binary(LMNN_BINARY_SUB, *out, zd, NULL, &d);
+    if (zo) fe_free(zd);
+    if (st) {
+        if (*owned) fe_free(*out);
+        return fe_nn_fail(c, n, st);
+    }
+    take(out, owned, d);
+    return LM_OK;
+}
+
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
  * weight wm. */
 static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, lmnn_tensor wm,
@@ -775,8 +971,29 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_fusion *f = fusion_of(c, n);
     const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, 1);
     lmnn_tensor x, bias = {0}, r = {0};
-    bool xo = false;
-    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    bool xo = false, integer = is_integer_conv(n);
+    if (integer) {
+        /* x - x_zero_point in float32 (the padding is then the zero point,
+         * as ConvInteger pads). */
+        if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
+        if (fe_has_in(n, 2)) {
+            lmnn_tensor zp, d;
+            bool zo;
+            if ((st = fe_in_dev_float(c, n, 2, &zp, &zo))) {
+                if (xo) fe_free(x);
+                return st;
+            }
+            st = lmnn_binary(LMNN_BINARY_SUB, x, zp, NULL, &d);
+            if (zo) fe_free(zp);
+            if (st) {
+                if (xo) fe_free(x);
+                return fe_nn_fail(c, n, st);
+            }
+            take(&x, &xo, d);
+        }
+    } else if ((st = fe_in_dev(c, n, 0, &x))) {
+        return st;
+    }
     uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
     if (f->bias && !fe_cache_get(c, bkey, &bias)) {
         /* The fused bias (a folded batch norm's and/or a following Add's,
@@ -791,7 +1008,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                              LMNN_TILE, &bias);
         free(v);
         if (st) return st;
-    } else if (!f->bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
+    } else if (!integer && !f->bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
+        if (xo) fe_free(x);
         return st;
     }
     bool act = f->activation != LMNN_UNARY_INVALID;
@@ -805,12 +1023,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     if (g.sp != 3) {
         lmnn_tensor wm;
         bool wo = false;
-        if (wk)
-            st = weight_const(c, n, wk, f->weight != NULL, transpose, g.group, 0, &wm);
-        else {
-            st = weight_dev(c, n, transpose, 0, &wm);
-            wo = !st;
-        }
+        st = conv_weight(c, n, wk, transpose, g.group, 0, &wm, &wo);
         if (!st) {
             st = conv2d_call(transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
             if (st) st = fe_nn_fail(c, n, st);
@@ -823,6 +1036,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
          * (id, kd) with id * sd + kd * dd - pad_d = od. The bias once. Depth
          * slices are [N, C, H, W] tensors. */
         act = false;
+        bool prefixed = false;
         int64_t od_n = g.out[0], id_n = g.in[0];
         lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
         if (!slices) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -849,15 +1063,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                 st = lmnn_reshape(xs, &s4, NULL, &xs4);
                 fe_free(xs);
                 if (st) break;
-                if (wk)
-                    st = weight_const(c, n, wk, f->weight != NULL, transpose, g.group, kd, &wm);
-                else {
-                    st = weight_dev(c, n, transpose, kd, &wm);
-                    wo = !st;
+                if ((st = conv_weight(c, n, wk, transpose, g.group, kd, &wm, &wo))) {
+                    fe_free(xs4);
+                    prefixed = true;
+                    break;
                 }
-                if (!st)
-                    st = conv2d_call(transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0, f,
-                                     &y);
+                st = conv2d_call(transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0, f, &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);
                 if (st) break;
@@ -903,7 +1114,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         for (int64_t i = 0; slices && i < od_n; i++)
             fe_free(slices[i]);
         free(slices);
-        if (st) st = fe_nn_fail(c, n, st);
+        if (st && !prefixed) st = fe_nn_fail(c, n, st);
     }
     if (xo) fe_free(x);
     if (st) return st;
@@ -2038,8 +2249,10 @@ out:
 const fe_op_def fe_ops_nn[] = {
     {"MatMul", infer_matmul, lower_matmul, 0},
     {"Gemm", infer_gemm, lower_gemm, 0},
+    {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0},
     {"Conv", infer_conv, lower_conv, 0},
     {"ConvTranspose", infer_convt, lower_convt, 0},
+    {"ConvInteger", infer_conv, lower_conv, 0},
     {"MaxPool", infer_pool, lower_pool, 0},
     {"AveragePool", infer_pool, lower_pool, 0},
     {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0},

@@ -314,3 +314,41 @@ write_case("fused_matmul_1d_add_relu",
             helper.make_node("Relu", ["s"], ["y"])],
            [("a", mv)], [("y", np.maximum(mv @ mw + mb, 0).astype(np.float32))], 13,
            inits=[("w", mw), ("bb", mb)])
+
+# MatMulInteger and ConvInteger: 8-bit operands, zero points per row /
+# column / output channel given at run time, int32 results.
+qa = rng.integers(0, 256, (2, 4, 5)).astype(np.uint8)
+qb = rng.integers(0, 256, (5, 3)).astype(np.uint8)
+qaz = rng.integers(0, 256, (4,)).astype(np.uint8)
+qbz = rng.integers(0, 256, (3,)).astype(np.uint8)
+ref = np.matmul(qa.astype(np.int32) - qaz.astype(np.int32)[:, None],
+                qb.astype(np.int32) - qbz.astype(np.int32))
+write_case("matmulinteger_zero_points",
+           [helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
+           [("a", qa), ("b", qb), ("az", qaz), ("bz", qbz)], [("y", ref.astype(np.int32))], 10)
+qx = rng.integers(-128, 128, (1, 4, 6, 7)).astype(np.int8)
+qw = rng.integers(-128, 128, (6, 2, 3, 3)).astype(np.int8)
+qxz = np.array(3, np.int8)
+qwz = rng.integers(-5, 5, (6,)).astype(np.int8)
+ref = torch.nn.functional.conv2d(t(qx.astype(np.float64) - 3),
+                                 t(qw.astype(np.float64) - qwz[:, None, None, None]),
+                                 padding=1, stride=(1, 2), groups=2).numpy()
+write_case("convinteger_const_weight_groups",
+           [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], group=2,
+                             pads=[1, 1, 1, 1], strides=[1, 2])],
+           [("x", qx), ("xz", qxz)], [("y", ref.astype(np.int32))], 10,
+           inits=[("w", qw), ("wz", qwz)])
+qw1 = rng.integers(-128, 128, (5, 4, 2, 2)).astype(np.int8)
+qwz1 = rng.integers(-5, 5, (5,)).astype(np.int8)
+ref = torch.nn.functional.conv2d(t(qx.astype(np.float64) - 3),
+                                 t(qw1.astype(np.float64) - qwz1[:, None, None, None])).numpy()
+write_case("convinteger_runtime_weight_zero_points",
+           [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"])],
+           [("x", qx), ("w", qw1), ("xz", qxz), ("wz", qwz1)], [("y", ref.astype(np.int32))], 10)
+# (ten zero points: the test gives vectors of up to 8 as constants)
+write_case("refuse_convinteger_runtime_zero_point_groups",
+           [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], group=2)],
+           [("x", qx), ("xz", qxz), ("wz", np.zeros(10, np.int8))],
+           [("y", (TensorProto.INT32, [1, 10, 4, 5]))], 10,
+           inits=[("w", np.zeros((10, 2, 3, 3), np.int8))],
+           expect="needs the weight and the zero point as constants")
