@@ -1,7 +1,7 @@
 /* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MatMulInteger and
  * ConvInteger (8-bit operands, exact float32 math), MaxPool,
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
- * InstanceNormalization, LayerNormalization, LpNormalization,
+ * InstanceNormalization, LayerNormalization, LpNormalization, LRN,
  * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
  * Einsum (one or two operands).
  *
@@ -1616,6 +1616,93 @@ fail:
     return fe_nn_fail(c, n, st);
 }
 
+/* ---- LRN ---- */
+
+static lm_status lrn_attrs(fe_ctx *c, const fe_node *n, float *alpha, float *beta, float *bias,
+                           int64_t *size) {
+    lm_status st = fe_attr_float(c, n, "alpha", 1e-4f, alpha);
+    if (!st) st = fe_attr_float(c, n, "beta", 0.75f, beta);
+    if (!st) st = fe_attr_float(c, n, "bias", 1.0f, bias);
+    if (!st) st = fe_attr_int(c, n, "size", 0, size);
+    if (!st && *size < 1) st = fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute size is missing");
+    return st;
+}
+
+static lm_status infer_lrn(fe_ctx *c, const fe_node *n) {
+    float alpha, beta, bias;
+    int64_t size;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){"alpha", "beta", "bias", "size", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    if (!st) st = lrn_attrs(c, n, &alpha, &beta, &bias, &size);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 3) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be N x C x D1 x ...");
+    if (size > 0xffff || fe_type_volume(x) == 0 || fe_type_volume(x) / x->dims[0] > UINT32_MAX)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "this input size or window is not supported");
+    return same_type_out(c, n);
+}
+
+/* x / (bias + alpha / size * sum of x^2 over the channel window)^beta, the
+ * window [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the sum as
+ * an average pooling of x^2 viewed as [N, 1, C, rest] (padding counted, so
+ * times size it is the sum). */
+static lm_status lower_lrn(fe_ctx *c, const fe_node *n) {
+    float alpha, beta, bias;
+    int64_t size;
+    lm_status st = lrn_attrs(c, n, &alpha, &beta, &bias, &size);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1], rest = 1;
+    for (int32_t i = 2; i < xt->rank; i++)
+        rest *= (uint32_t)xt->dims[i];
+    lmnn_tensor x, sq = {0}, p = {0}, d = {0}, r = {0};
+    bool so = true; /* sq is this function's */
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    lmnn_pool2d_options o;
+    lmnn_pool2d_options_init(&o);
+    o.kernel_size[0] = (int32_t)size;
+    o.kernel_size[1] = 1;
+    o.stride[0] = o.stride[1] = 1;
+    o.padding[0] = (int32_t)((size - 1) / 2);
+    o.padding[1] = (int32_t)(size - 1 - (size - 1) / 2);
+    o.count_include_pad = true;
+    if (!(st = lmnn_square(x, &sq)) &&
+        !(st = reshape_to(&sq, &so, 4, (const uint32_t[]){N, 1, C, rest})) &&
+        !(st = pool2d(c, n, false, &o, C, rest, sq, &p))) {
+        /* (bias + alpha / size * size * mean)^beta as exp(beta * log(.)). */
+        lmnn_tensor t1, t2, t3;
+        if (!(st = lmnn_binary_scalar(LMNN_BINARY_MUL, p, alpha, NULL, &t1))) {
+            st = lmnn_binary_scalar(LMNN_BINARY_ADD, t1, bias, NULL, &t2);
+            fe_free(t1);
+            if (!st) {
+                st = lmnn_log(t2, &t3);
+                fe_free(t2);
+                if (!st) {
+                    st = lmnn_binary_scalar(LMNN_BINARY_MUL, t3, beta, NULL, &t1);
+                    fe_free(t3);
+                    if (!st) {
+                        st = lmnn_exp(t1, &t2);
+                        fe_free(t1);
+                        if (!st) {
+                            lmnn_shape s = fe_shape(xt->rank, xt->dims);
+                            st = lmnn_reshape(t2, &s, NULL, &d);
+                            fe_free(t2);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (!st) st = lmnn_binary(LMNN_BINARY_DIV, x, d, NULL, &r);
+    fe_free(sq);
+    fe_free(p);
+    fe_free(d);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
 /* ---- LpNormalization, MeanVarianceNormalization ---- */
 
 static lm_status infer_lpnorm(fe_ctx *c, const fe_node *n) {
@@ -2261,6 +2348,7 @@ const fe_op_def fe_ops_nn[] = {
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0},
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0},
+    {"LRN", infer_lrn, lower_lrn, 0},
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0},
     {"Dropout", infer_dropout, lower_dropout, 6u},
     {"DepthToSpace", infer_d2s, lower_d2s, 0},

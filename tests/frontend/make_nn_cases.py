@@ -352,3 +352,15 @@ write_case("refuse_convinteger_runtime_zero_point_groups",
            [("y", (TensorProto.INT32, [1, 10, 4, 5]))], 10,
            inits=[("w", np.zeros((10, 2, 3, 3), np.int8))],
            expect="needs the weight and the zero point as constants")
+
+# LRN with an even window (ONNX's asymmetric one) on a 3-D input.
+xl3 = f32(2, 6, 7)
+size, alpha, beta, bias = 4, 0.3, 0.6, 1.5
+sq = np.zeros_like(xl3)
+for ch in range(6):
+    lo, hi = max(0, ch - (size - 1) // 2), min(5, ch + (size - 1 + 1) // 2)
+    sq[:, ch] = (xl3[:, lo:hi + 1] ** 2).sum(axis=1)
+write_case("lrn_even_size_3d",
+           [helper.make_node("LRN", ["x"], ["y"], size=size, alpha=alpha, beta=beta, bias=bias)],
+           [("x", xl3)], [("y", (xl3 / (bias + alpha / size * sq) ** beta).astype(np.float32))],
+           13)

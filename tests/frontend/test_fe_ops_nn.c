@@ -74,6 +74,7 @@ static op_tests ops[] = {
     {"InstanceNormalization", "node", "test_instancenorm_", 0, 0, 0},
     {"LayerNormalization", "node", "test_layer_normalization_", 0, 0, 0},
     {"MeanVarianceNormalization", "node", "test_mvn", 0, 0, 0},
+    {"LRN", "node", "test_lrn", 0, 0, 0},
     {"Dropout", "node", "test_dropout_", 0, 0, 0},
     {"Dropout", "node", "test_training_dropout", 0, 0, 0},
     {"DepthToSpace", "node", "test_depthtospace_", 0, 0, 0},
