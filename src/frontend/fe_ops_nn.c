@@ -286,13 +286,33 @@ static lm_status sub_zero_point(fe_ctx *c, const fe_node *n, uint32_t zi, bool p
     return LM_OK;
 }
 
+/* Inputs A, A's zero point, B, B's zero point of MatMulInteger and
+ * QLinearMatMul. */
+static const uint32_t *int_mm_inputs(const fe_node *n) {
+    static const uint32_t mmi[4] = {0, 2, 1, 3}, qlmm[4] = {0, 2, 3, 5};
+    return strcmp(n->op_type, "QLinearMatMul") ? mmi : qlmm;
+}
+
 static lm_status infer_matmul_integer(fe_ctx *c, const fe_node *n) {
-    lm_status st = fe_check_inputs(c, n, 2, 4);
+    bool q = !strcmp(n->op_type, "QLinearMatMul");
+    const uint32_t *in = int_mm_inputs(n);
+    lm_status st = fe_check_inputs(c, n, q ? 8 : 2, q ? 8 : 4);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
     for (uint32_t i = 0; i < 4 && !st; i++)
-        st = fe_check_elem(c, n, i, int8_types);
+        st = fe_check_elem(c, n, in[i], int8_types);
+    if (q) {
+        /* The scales: a's, b's, y's. */
+        static const uint32_t scale_in[3] = {1, 4, 6};
+        for (uint32_t j = 0; j < 3 && !st; j++)
+            st = fe_check_elem(c, n, scale_in[j], float_types);
+        if (!st) st = fe_check_elem(c, n, 7, int8_types);
+        if (!st && fe_type_volume(fe_in_type(c, n, 6)) != 1)
+            st = fe_fail(c, n, LM_ERR_INVALID_FILE, "y_scale must be one value");
+        if (!st && fe_type_volume(fe_in_type(c, n, 7)) != 1)
+            st = fe_fail(c, n, LM_ERR_INVALID_FILE, "y_zero_point must be one value");
+    }
     if (st) return st;
-    const fe_type *a = fe_in_type(c, n, 0), *b = fe_in_type(c, n, 1);
+    const fe_type *a = fe_in_type(c, n, in[0]), *b = fe_in_type(c, n, in[2]);
     fe_type o;
     if ((st = matmul_shape(c, n, a, b, &o))) return st;
     int64_t k = a->dims[a->rank - 1];
@@ -302,33 +322,83 @@ static lm_status infer_matmul_integer(fe_ctx *c, const fe_node *n) {
                        (long long)k, EXACT_8BIT_K);
     if (fe_type_volume(a) == 0 || fe_type_volume(b) == 0)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
-    for (uint32_t i = 2; i < 4; i++) {
+    /* Zero points (and QLinearMatMul's scales): one value, A's per row,
+     * B's per column, or anything that broadcasts to the operand. */
+    static const uint32_t q_extra[4][2] = {{2, 0}, {5, 1}, {1, 0}, {4, 1}};
+    for (uint32_t j = 0; j < (q ? 4u : 2u); j++) {
+        uint32_t i = q ? q_extra[j][0] : in[j ? 3 : 1];
+        bool is_b = q ? q_extra[j][1] : j == 1;
         const fe_type *z = fe_in_type(c, n, i);
         if (!z || fe_type_volume(z) == 1) continue;
-        const fe_type *op = i == 2 ? a : b;
+        const fe_type *op = is_b ? b : a;
         int64_t want =
-            i == 2 ? (op->rank >= 2 ? op->dims[op->rank - 2] : 1) : op->dims[op->rank - 1];
+            !is_b ? (op->rank >= 2 ? op->dims[op->rank - 2] : 1) : op->dims[op->rank - 1];
         if (z->rank == 1 && z->dims[0] == want) continue;
         fe_type bc;
         if ((st = fe_broadcast(c, n, op, z, &bc))) return st;
         if (bc.rank != op->rank)
-            return fe_fail(c, n, LM_ERR_INVALID_FILE, "zero point %u does not fit its operand", i);
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u does not fit its operand", i);
     }
-    return fe_set_out_type(c, n, 0, FE_INT32, o.rank, o.dims);
+    return fe_set_out_type(c, n, 0, q ? fe_in_type(c, n, 7)->elem : FE_INT32, o.rank, o.dims);
+}
+
+/* QLinearMatMul's result from the exact integer product acc (consumed):
+ * round(acc * a_scale * b_scale / y_scale) (ties to even) + y_zero_point,
+ * saturated to the output's 8-bit range. */
+static lm_status requantize(fe_ctx *c, const fe_node *n, lmnn_tensor acc, lmnn_tensor *out) {
+    const fe_type *at = fe_in_type(c, n, 0);
+    lmnn_tensor f = acc, t;
+    bool fo = true;
+    lm_status st = LM_OK;
+    static const uint32_t scales[3] = {1, 4, 6};
+    for (uint32_t j = 0; j < 3 && !st; j++) {
+        lmnn_tensor sc;
+        bool so;
+        if ((st = fe_in_dev_float(c, n, scales[j], &sc, &so))) break;
+        const fe_type *stt = fe_in_type(c, n, scales[j]);
+        if (j == 0 && at->rank >= 2 && stt->rank == 1 && stt->dims[0] > 1)
+            st = reshape_to(&sc, &so, 2, (const uint32_t[]){(uint32_t)stt->dims[0], 1});
+        if (!st) st = lmnn_binary(j == 2 ? LMNN_BINARY_DIV : LMNN_BINARY_MUL, f, sc, NULL, &t);
+        if (so) fe_free(sc);
+        if (!st)
+            take(&f, &fo, t);
+        else
+            st = fe_nn_fail(c, n, st);
+    }
+    if (!st && !(st = lmnn_round(f, 0, &t))) take(&f, &fo, t);
+    if (!st) {
+        lmnn_tensor zp;
+        bool zo;
+        if (!(st = fe_in_dev_float(c, n, 7, &zp, &zo))) {
+            st = lmnn_binary(LMNN_BINARY_ADD, f, zp, NULL, &t);
+            if (zo) fe_free(zp);
+            if (!st) take(&f, &fo, t);
+        }
+    }
+    bool u8 = fe_in_type(c, n, 7)->elem == FE_UINT8;
+    if (!st && !(st = lmnn_clamp(f, u8 ? 0 : -128, u8 ? 255 : 127, &t))) take(&f, &fo, t);
+    if (st) {
+        fe_free(f);
+        return st;
+    }
+    *out = f;
+    return LM_OK;
 }
 
 /* (A - a_zero_point) @ (B - b_zero_point) in float32 (exact: 8-bit
- * operands, K limited by infer), the int32 result. */
+ * operands, K limited by infer): MatMulInteger's int32 result, or
+ * QLinearMatMul's requantized one. */
 static lm_status lower_matmul_integer(fe_ctx *c, const fe_node *n) {
-    const fe_type *at = fe_in_type(c, n, 0), *bt = fe_in_type(c, n, 1);
+    const uint32_t *in = int_mm_inputs(n);
+    const fe_type *at = fe_in_type(c, n, in[0]), *bt = fe_in_type(c, n, in[2]);
     const fe_type *ot = &c->g->values[n->outputs[0]].type;
     lmnn_tensor a, b, r = {0};
     bool ao, bo = false;
-    lm_status st = fe_in_dev_float(c, n, 0, &a, &ao);
+    lm_status st = fe_in_dev_float(c, n, in[0], &a, &ao);
     if (st) return st;
-    if ((st = fe_in_dev_float(c, n, 1, &b, &bo)) ||
-        (st = sub_zero_point(c, n, 2, at->rank >= 2, &a, &ao)) ||
-        (st = sub_zero_point(c, n, 3, false, &b, &bo)))
+    if ((st = fe_in_dev_float(c, n, in[2], &b, &bo)) ||
+        (st = sub_zero_point(c, n, in[1], at->rank >= 2, &a, &ao)) ||
+        (st = sub_zero_point(c, n, in[3], false, &b, &bo)))
         goto out;
     if (at->rank == 1 &&
         (st = reshape_to(&a, &ao, 2, (const uint32_t[]){1, (uint32_t)at->dims[0]})))
@@ -350,6 +420,12 @@ static lm_status lower_matmul_integer(fe_ctx *c, const fe_node *n) {
             r = (lmnn_tensor){0};
             goto fail;
         }
+    }
+    if (in[2] == 3) {
+        lmnn_tensor y = {0};
+        st = requantize(c, n, r, &y);
+        r = st ? (lmnn_tensor){0} : y;
+        if (st) goto fail;
     }
     goto out;
 fail:
@@ -2337,6 +2413,7 @@ const fe_op_def fe_ops_nn[] = {
     {"MatMul", infer_matmul, lower_matmul, 0},
     {"Gemm", infer_gemm, lower_gemm, 0},
     {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0},
+    {"QLinearMatMul", infer_matmul_integer, lower_matmul_integer, 0},
     {"Conv", infer_conv, lower_conv, 0},
     {"ConvTranspose", infer_convt, lower_convt, 0},
     {"ConvInteger", infer_conv, lower_conv, 0},

@@ -364,3 +364,21 @@ write_case("lrn_even_size_3d",
            [helper.make_node("LRN", ["x"], ["y"], size=size, alpha=alpha, beta=beta, bias=bias)],
            [("x", xl3)], [("y", (xl3 / (bias + alpha / size * sq) ** beta).astype(np.float32))],
            13)
+
+# QLinearMatMul: per-row and per-column scales and zero points, int8 output
+# that saturates.
+qa = rng.integers(-128, 128, (3, 6)).astype(np.int8)
+qb = rng.integers(-128, 128, (6, 4)).astype(np.int8)
+a_s = (rng.random(3) * 0.05 + 0.01).astype(np.float32)
+b_s = (rng.random(4) * 0.05 + 0.01).astype(np.float32)
+y_s = np.array([0.02], np.float32)
+a_z = rng.integers(-3, 3, (3,)).astype(np.int8)
+b_z = rng.integers(-3, 3, (4,)).astype(np.int8)
+y_z = np.array([5], np.int8)
+acc = (qa.astype(np.float64) - a_z[:, None]) @ (qb.astype(np.float64) - b_z)
+yq = np.clip(np.rint(acc * a_s.astype(np.float64)[:, None] * b_s / y_s[0]) + 5, -128, 127)
+write_case("qlinearmatmul_per_row_col_int8",
+           [helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+                             ["y"])],
+           [("a", qa), ("b", qb)], [("y", yq.astype(np.int8))], 10,
+           inits=[("as", a_s), ("az", a_z), ("bs", b_s), ("bz", b_z), ("ys", y_s), ("yz", y_z)])

@@ -61,6 +61,7 @@ static op_tests ops[] = {
     {"MatMul", "node", "test_matmul_", 0, 0, 0},
     {"Gemm", "node", "test_gemm_", 0, 0, 0},
     {"MatMulInteger", "node", "test_matmulinteger", 0, 0, 0},
+    {"QLinearMatMul", "node", "test_qlinearmatmul_", 0, 0, 0},
     {"ConvInteger", "node", "test_basic_convinteger", 0, 0, 0},
     {"ConvInteger", "node", "test_convinteger_", 0, 0, 0},
     {"Conv", "node", "test_basic_conv_", 0, 0, 0},
