@@ -382,3 +382,80 @@ write_case("qlinearmatmul_per_row_col_int8",
                              ["y"])],
            [("a", qa), ("b", qb)], [("y", yq.astype(np.int8))], 10,
            inits=[("as", a_s), ("az", a_z), ("bs", b_s), ("bz", b_z), ("ys", y_s), ("yz", y_z)])
+
+# Edge shapes and attribute combinations.
+xi32 = rng.integers(-50, 50, (7,)).astype(np.int32)
+write_case("edge_argmin_int_rank1_to_scalar",
+           [helper.make_node("ArgMin", ["x"], ["y"], axis=0, keepdims=0)],
+           [("x", xi32)], [("y", np.array(np.argmin(xi32), np.int64))], 13)
+write_case("edge_reducemean_all_to_scalar",
+           [helper.make_node("ReduceMean", ["x"], ["y"], keepdims=0)],
+           [("x", x)], [("y", np.array(x.mean(), np.float32))], 13)
+x4 = f32(3, 2, 4, 5)
+write_case("edge_softmax13_axis0", [helper.make_node("Softmax", ["x"], ["y"], axis=0)],
+           [("x", x4)], [("y", torch.softmax(t(x4), 0).numpy())], 13)
+xm = f32(1, 2, 9, 10)
+y = torch.nn.functional.max_pool2d(t(xm), 3, stride=2, padding=1, dilation=2, ceil_mode=True)
+write_case("edge_maxpool_ceil_dilation",
+           [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1], dilations=[2, 2], ceil_mode=1)],
+           [("x", xm)], [("y", y.numpy())], 12)
+# SAME_UPPER, stride 2: 9 -> 5 (total pad 2: 1, 1), 10 -> 5 (total 1: 0, 1).
+xp = np.pad(xm, ((0, 0), (0, 0), (1, 1), (0, 1)), constant_values=-np.inf)
+y = torch.nn.functional.max_pool2d(t(xp), 3, stride=2)
+write_case("edge_maxpool_same_upper_stride2",
+           [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                             auto_pad="SAME_UPPER")],
+           [("x", xm)], [("y", y.numpy())], 12)
+xp0 = np.pad(xm, ((0, 0), (0, 0), (1, 1), (1, 0)))
+y = torch.nn.functional.avg_pool2d(t(xp0), 3, stride=2)
+write_case("edge_avgpool_same_lower_include_pad",
+           [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                             auto_pad="SAME_LOWER", count_include_pad=1)],
+           [("x", xm)], [("y", y.numpy())], 12)
+ga, gb = f32(2, 3), f32(3, 4)
+write_case("edge_gemm_scalar_c_beta0",
+           [helper.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.0)],
+           [("a", ga), ("b", gb), ("c", np.array(np.inf, np.float32))], [("y", ga @ gb)], 13)
+write_case("edge_gemm_scalar_c",
+           [helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=2.0, beta=0.5)],
+           [("a", ga), ("b", gb), ("c", np.array(3.0, np.float32))],
+           [("y", 2 * ga @ gb + 1.5)], 13)
+x1d = f32(2, 3, 9)
+write_case("edge_globalmaxpool_1d", [helper.make_node("GlobalMaxPool", ["x"], ["y"])],
+           [("x", x1d)], [("y", x1d.max(axis=2, keepdims=True))], 13)
+s3, b3 = f32(3), f32(3)
+write_case("edge_instancenorm_1d",
+           [helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)],
+           [("x", x1d), ("s", s3), ("b", b3)],
+           [("y", torch.nn.functional.instance_norm(t(x1d), weight=t(s3), bias=t(b3),
+                                                    eps=1e-3).numpy())], 13)
+x5b = f32(2, 3, 2, 3, 4)
+m5, v5 = f32(3), np.abs(f32(3)) + 0.1
+write_case("edge_batchnorm_5d",
+           [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"])],
+           [("x", x5b), ("s", s3), ("b", b3), ("m", m5), ("v", v5)],
+           [("y", torch.nn.functional.batch_norm(t(x5b), t(m5), t(v5), t(s3), t(b3),
+                                                 eps=1e-5).numpy())], 15)
+xd = f32(1, 18, 2, 3)
+write_case("edge_depthtospace_crd_block3",
+           [helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=3, mode="CRD")],
+           [("x", xd)], [("y", torch.nn.functional.pixel_shuffle(t(xd), 3).numpy())], 13)
+xc = f32(1, 2, 9, 8)
+wc = f32(3, 2, 3, 3)
+# SAME_UPPER with dilation 2, stride 1: total pad 4 (2, 2).
+y = torch.nn.functional.conv2d(t(xc), t(wc), padding=2, dilation=2)
+write_case("edge_conv_same_upper_dilated",
+           [helper.make_node("Conv", ["x", "w"], ["y"], dilations=[2, 2], auto_pad="SAME_UPPER")],
+           [("x", xc)], [("y", y.numpy())], 11, inits=[("w", wc)])
+y = torch.nn.functional.conv2d(t(xc), t(wc), stride=2)
+write_case("edge_conv_valid_stride2",
+           [helper.make_node("Conv", ["x", "w"], ["y"], strides=[2, 2], auto_pad="VALID")],
+           [("x", xc)], [("y", y.numpy())], 11, inits=[("w", wc)])
+wt2 = f32(2, 3, 3, 3)
+# output_shape 8 x 9 from 4 x 4, stride 2: full 9 x 9 -> cut 1 row (SAME_UPPER: at the end).
+yf = torch.nn.functional.conv_transpose2d(t(xtd), t(wt2), stride=2).numpy()
+write_case("edge_convtranspose_output_shape_same_upper",
+           [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2],
+                             output_shape=[8, 9], auto_pad="SAME_UPPER")],
+           [("x", xtd)], [("y", yf[:, :, :8, :9])], 11, inits=[("w", wt2)])
