@@ -1,5 +1,6 @@
-/* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MatMulInteger and
- * ConvInteger (8-bit operands, exact float32 math), MaxPool,
+/* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MatMulInteger,
+ * ConvInteger and QLinearMatMul (8-bit operands, exact float32 math),
+ * MaxPool, MaxUnpool (small tensors),
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization, LRN,
  * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
@@ -90,6 +91,15 @@ enum {
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
     return ((uint64_t)kind << 56) | (a & ((UINT64_C(1) << 56) - 1));
+}
+
+/* A float [1, 1] zero, made once per compile (lmnn_where's other value). */
+static lm_status zero_scalar(fe_ctx *c, const fe_node *n, lmnn_tensor *out) {
+    if (fe_cache_get(c, key_of(KEY_ZERO, 0), out)) return LM_OK;
+    float z = 0;
+    lmnn_shape s = LMNN_SHAPE(1, 1);
+    return fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32, LMNN_TILE,
+                           out);
 }
 
 /* ---- shared helpers ---- */
@@ -1472,6 +1482,137 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     return fe_out_from_float(c, n, 0, r);
 }
 
+/* ---- MaxUnpool ---- */
+
+/* Elements of the [inputs, outputs] selection MaxUnpool builds at most. */
+#define UNPOOL_MAX_PAIRS (UINT64_C(1) << 22)
+
+enum { KEY_UNPOOL_IOTA = 24 };
+
+/* The unpooled shape from the attributes (`base`: what the indices
+ * address) and the output's (`dims`: output_shape when given, the base then
+ * padded with zeros at the end of each spatial dim, as ONNX's reference). */
+static lm_status unpool_shape(fe_ctx *c, const fe_node *n, int64_t *base, int64_t *dims) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    geom g;
+    lm_status st = geom_read(c, n, K_CONVT, x, NULL, &g);
+    if (st) return st;
+    base[0] = dims[0] = x->dims[0];
+    base[1] = dims[1] = x->dims[1];
+    for (int32_t i = 0; i < g.sp; i++) {
+        /* (in - 1) * stride + kernel - pads (no dilation, no output padding). */
+        base[2 + i] = (g.in[i] - 1) * g.stride[i] + g.kernel[i] - g.pad_b[i] - g.pad_e[i];
+        if (base[2 + i] < 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "the output is empty");
+        dims[2 + i] = base[2 + i];
+    }
+    if (!fe_has_in(n, 2)) return LM_OK;
+    const fe_tensor *k;
+    if ((st = fe_in_const_required(c, n, 2, &k))) return st;
+    if (k->rank != 1 || (int64_t)k->count != x->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "output_shape must have %d values", x->rank);
+    for (int32_t d = 0; d < x->rank; d++) {
+        dims[d] = fe_tensor_get_i64(k, (uint64_t)d);
+        if (dims[d] < base[d] || (d < 2 && dims[d] != base[d]))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "output_shape[%d] = %lld below the unpooled size %lld is not supported",
+                           d, (long long)dims[d], (long long)base[d]);
+    }
+    return LM_OK;
+}
+
+static lm_status infer_maxunpool(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 3);
+    if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){"kernel_shape", "pads", "strides", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    if (!st) st = fe_check_elem(c, n, 1, (const fe_elem[]){FE_INT64, FE_UNDEFINED});
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0), *ix = fe_in_type(c, n, 1);
+    if (ix->rank != x->rank) return fe_fail(c, n, LM_ERR_INVALID_FILE, "I must have X's shape");
+    for (int32_t d = 0; d < x->rank; d++)
+        if (ix->dims[d] != x->dims[d])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "I must have X's shape");
+    int64_t base[FE_MAX_RANK], dims[FE_MAX_RANK];
+    if ((st = unpool_shape(c, n, base, dims))) return st;
+    fe_type o = {.elem = x->elem, .rank = x->rank};
+    for (int32_t d = 0; d < x->rank; d++)
+        o.dims[d] = base[d];
+    int64_t vin = fe_type_volume(x), vout = fe_type_volume(&o);
+    if (vin <= 0 || vout <= 0 || vout >= (INT64_C(1) << 24) ||
+        (uint64_t)vin * (uint64_t)vout > UNPOOL_MAX_PAIRS)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld inputs into %lld outputs are beyond this compiler's MaxUnpool (at "
+                       "most %llu pairs)",
+                       (long long)vin, (long long)vout, (unsigned long long)UNPOOL_MAX_PAIRS);
+    return fe_set_out_type(c, n, 0, x->elem, x->rank, dims);
+}
+
+/* out[p] = the x whose index (into the flattened output) is p, else 0: a
+ * selection [inputs, outputs] = (I == iota), where(selection, x, 0) summed
+ * over the inputs (exact; NaN and Inf stay where they land). */
+static lm_status lower_maxunpool(fe_ctx *c, const fe_node *n) {
+    const fe_type *xt = fe_in_type(c, n, 0), *ot = &c->g->values[n->outputs[0]].type;
+    int64_t base[FE_MAX_RANK], dims[FE_MAX_RANK];
+    lm_status st = unpool_shape(c, n, base, dims);
+    if (st) return st;
+    fe_type bt = {.elem = xt->elem, .rank = xt->rank};
+    for (int32_t d = 0; d < xt->rank; d++)
+        bt.dims[d] = base[d];
+    uint32_t vin = (uint32_t)fe_type_volume(xt), vout = (uint32_t)fe_type_volume(&bt);
+    lmnn_tensor iota, zero, x, ix, sel = {0}, w = {0}, r = {0};
+    uint64_t key = key_of(KEY_UNPOOL_IOTA, vout);
+    if (!fe_cache_get(c, key, &iota)) {
+        float *v = malloc((size_t)vout * sizeof *v);
+        if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (uint32_t i = 0; i < vout; i++)
+            v[i] = (float)i;
+        lmnn_shape s = LMNN_SHAPE(1, vout);
+        st = fe_cache_upload(c, n, key, &s, v, (size_t)vout * sizeof *v, LMNN_FLOAT32, LMNN_TILE,
+                             &iota);
+        free(v);
+        if (st) return st;
+    }
+    if ((st = zero_scalar(c, n, &zero))) return st;
+    bool xo, io;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
+    if ((st = fe_in_dev_float(c, n, 1, &ix, &io))) {
+        if (xo) fe_free(x);
+        return st;
+    }
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = 0;
+    ro.dim_count = 1;
+    if (!(st = reshape_to(&x, &xo, 2, (const uint32_t[]){vin, 1})) &&
+        !(st = reshape_to(&ix, &io, 2, (const uint32_t[]){vin, 1})) &&
+        !(st = lmnn_binary(LMNN_BINARY_EQ, ix, iota, NULL, &sel)) &&
+        !(st = lmnn_where(sel, x, zero, &w)) && !(st = lmnn_sum(w, &ro, &r))) {
+        bool ro_owned = true;
+        uint32_t bd[FE_MAX_RANK], pads[2 * FE_MAX_RANK] = {0};
+        bool pad = false;
+        for (int32_t d = 0; d < ot->rank; d++) {
+            bd[d] = (uint32_t)base[d];
+            pads[2 * d + 1] = (uint32_t)(ot->dims[d] - base[d]);
+            pad |= pads[2 * d + 1] != 0;
+        }
+        if ((st = reshape_to(&r, &ro_owned, (uint32_t)ot->rank, bd))) {
+            r = (lmnn_tensor){0};
+        } else if (pad) {
+            lmnn_tensor p;
+            if (!(st = lmnn_pad(r, pads, (uint32_t)ot->rank, NULL, &p))) take(&r, &ro_owned, p);
+        }
+    }
+    if (xo) fe_free(x);
+    if (io) fe_free(ix);
+    fe_free(sel);
+    fe_free(w);
+    if (st) {
+        fe_free(r);
+        return fe_nn_fail(c, n, st);
+    }
+    return fe_out_from_float(c, n, 0, r);
+}
+
 /* ---- GlobalAveragePool, GlobalMaxPool ---- */
 
 static lm_status infer_global_pool(fe_ctx *c, const fe_node *n) {
@@ -2006,15 +2147,6 @@ fail:
 
 /* ---- Trilu ---- */
 
-/* A float [1, 1] zero, made once per compile (lmnn_where's other value). */
-static lm_status zero_scalar(fe_ctx *c, const fe_node *n, lmnn_tensor *out) {
-    if (fe_cache_get(c, key_of(KEY_ZERO, 0), out)) return LM_OK;
-    float z = 0;
-    lmnn_shape s = LMNN_SHAPE(1, 1);
-    return fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32, LMNN_TILE,
-                           out);
-}
-
 static lm_status trilu_k(fe_ctx *c, const fe_node *n, int64_t *k) {
     *k = 0;
     if (!fe_has_in(n, 1)) return LM_OK;
@@ -2419,6 +2551,7 @@ const fe_op_def fe_ops_nn[] = {
     {"ConvInteger", infer_conv, lower_conv, 0},
     {"MaxPool", infer_pool, lower_pool, 0},
     {"AveragePool", infer_pool, lower_pool, 0},
+    {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u},
     {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0},
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0},
     {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0},

@@ -459,3 +459,21 @@ write_case("edge_convtranspose_output_shape_same_upper",
            [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2],
                              output_shape=[8, 9], auto_pad="SAME_UPPER")],
            [("x", xtd)], [("y", yf[:, :, :8, :9])], 11, inits=[("w", wt2)])
+
+# MaxUnpool: indices into the whole flattened output (ONNX's), from
+# PyTorch's per-plane ones; with pads, and an output_shape padded at the end.
+xu = f32(2, 3, 6, 8)
+pooled, idx = torch.nn.functional.max_pool2d(t(xu), 2, stride=2, return_indices=True)
+plane = (np.arange(6).reshape(2, 3, 1, 1) * 6 * 8).astype(np.int64)
+write_case("maxunpool_batch_channels",
+           [helper.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2],
+                             strides=[2, 2])],
+           [("x", pooled.numpy()), ("i", idx.numpy() + plane)],
+           [("y", torch.nn.functional.max_unpool2d(pooled, idx, 2, stride=2).numpy())], 11)
+un = torch.nn.functional.max_unpool2d(pooled, idx, 2, stride=2).numpy()
+write_case("maxunpool_output_shape",
+           [helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2],
+                             strides=[2, 2])],
+           [("x", pooled.numpy()), ("i", idx.numpy() + plane)],
+           [("y", np.pad(un, ((0, 0), (0, 0), (0, 1), (0, 2))))], 11,
+           inits=[("s", np.array([2, 3, 7, 10], np.int64))])

@@ -69,6 +69,7 @@ static op_tests ops[] = {
     {"ConvTranspose", "node", "test_convtranspose", 0, 0, 0},
     {"MaxPool", "node", "test_maxpool_", 0, 0, 0},
     {"AveragePool", "node", "test_averagepool_", 0, 0, 0},
+    {"MaxUnpool", "node", "test_maxunpool_", 0, 0, 0},
     {"GlobalAveragePool", "node", "test_globalaveragepool", 0, 0, 0},
     {"GlobalMaxPool", "node", "test_globalmaxpool", 0, 0, 0},
     {"BatchNormalization", "node", "test_batchnorm_", 0, 0, 0},
