@@ -1,5 +1,6 @@
 /* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MatMulInteger,
- * ConvInteger and QLinearMatMul (8-bit operands, exact float32 math),
+ * ConvInteger, QLinearMatMul and QLinearConv (8-bit operands, exact float32
+ * math),
  * MaxPool, MaxUnpool (small tensors),
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization, LRN,
@@ -352,11 +353,13 @@ static lm_status infer_matmul_integer(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, q ? fe_in_type(c, n, 7)->elem : FE_INT32, o.rank, o.dims);
 }
 
-/* QLinearMatMul's result from the exact integer product acc (consumed):
- * round(acc * a_scale * b_scale / y_scale) (ties to even) + y_zero_point,
- * saturated to the output's 8-bit range. */
+/* QLinearMatMul's (QLinearConv's) result from the exact integer product
+ * acc (consumed): round(acc * a_scale * b_scale / y_scale) (ties to even) +
+ * y_zero_point, saturated to the output's 8-bit range. Scales: A's per row
+ * (QLinearMatMul), the weight's per output channel (QLinearConv). */
 static lm_status requantize(fe_ctx *c, const fe_node *n, lmnn_tensor acc, lmnn_tensor *out) {
     const fe_type *at = fe_in_type(c, n, 0);
+    bool conv = !strcmp(n->op_type, "QLinearConv");
     lmnn_tensor f = acc, t;
     bool fo = true;
     lm_status st = LM_OK;
@@ -366,8 +369,20 @@ static lm_status requantize(fe_ctx *c, const fe_node *n, lmnn_tensor acc, lmnn_t
         bool so;
         if ((st = fe_in_dev_float(c, n, scales[j], &sc, &so))) break;
         const fe_type *stt = fe_in_type(c, n, scales[j]);
-        if (j == 0 && at->rank >= 2 && stt->rank == 1 && stt->dims[0] > 1)
+        bool many = stt->rank == 1 && stt->dims[0] > 1;
+        if (!conv && j == 0 && at->rank >= 2 && many) {
+            /* A's scale per row: a column. */
             st = reshape_to(&sc, &so, 2, (const uint32_t[]){(uint32_t)stt->dims[0], 1});
+        } else if (conv && j == 1 && many) {
+            /* The weight's scale per output channel: along dim 1. */
+            lmnn_tensor_info info;
+            uint32_t d[LMNN_MAX_DIMS];
+            if (!(st = lmnn_tensor_get_info(f, &info))) {
+                for (uint32_t k = 0; k < info.shape.rank; k++)
+                    d[k] = k == 1 ? (uint32_t)stt->dims[0] : 1;
+                st = reshape_to(&sc, &so, info.shape.rank, d);
+            }
+        }
         if (!st) st = lmnn_binary(j == 2 ? LMNN_BINARY_DIV : LMNN_BINARY_MUL, f, sc, NULL, &t);
         if (so) fe_free(sc);
         if (!st)
@@ -719,6 +734,29 @@ static void geom_2d(const geom *g, int32_t stride[2], int32_t pad[4], int32_t di
 
 /* ---- Conv, ConvTranspose ---- */
 
+static bool is_integer_conv(const fe_node *n) {
+    return strcmp(n->op_type, "ConvInteger") == 0 || strcmp(n->op_type, "QLinearConv") == 0;
+}
+
+/* Where a convolution's operands are (FE_NONE: it has none): Conv and
+ * ConvTranspose (X, W, B), ConvInteger (x, w, x_zero_point, w_zero_point),
+ * QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+ * y_zero_point, B). */
+typedef struct conv_in {
+    uint32_t x, w, b, xzp, wzp;
+    bool integer, quant;
+} conv_in;
+
+static conv_in conv_inputs(const fe_node *n) {
+    if (!strcmp(n->op_type, "ConvInteger")) return (conv_in){0, 1, FE_NONE, 2, 3, true, false};
+    if (!strcmp(n->op_type, "QLinearConv")) return (conv_in){0, 3, 8, 2, 5, true, true};
+    return (conv_in){0, 1, 2, FE_NONE, FE_NONE, false, false};
+}
+
+static bool has_in(const fe_node *n, uint32_t i) {
+    return i != FE_NONE && fe_has_in(n, i);
+}
+
 static const char *const conv_attrs[] = {"auto_pad", "dilations", "group", "kernel_shape",
                                          "pads",     "strides",   NULL};
 static const char *const convt_attrs[] = {"auto_pad",     "dilations",      "group",
@@ -726,7 +764,7 @@ static const char *const convt_attrs[] = {"auto_pad",     "dilations",      "gro
                                           "pads",         "strides",        NULL};
 
 static lm_status conv_geom(fe_ctx *c, const fe_node *n, bool transpose, geom *g, int64_t *oc) {
-    const fe_type *x = fe_in_type(c, n, 0), *w = fe_in_type(c, n, 1);
+    const fe_type *x = fe_in_type(c, n, 0), *w = fe_in_type(c, n, conv_inputs(n).w);
     const fe_fusion *f = fusion_of(c, n);
     if (f->weight) w = NULL;
     int32_t wr = f->weight ? (int32_t)f->weight->rank : w->rank;
@@ -792,30 +830,42 @@ static lm_status conv_geom(fe_ctx *c, const fe_node *n, bool transpose, geom *g,
     return LM_OK;
 }
 
-static bool is_integer_conv(const fe_node *n) {
-    return strcmp(n->op_type, "ConvInteger") == 0;
-}
-
 static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) {
-    bool integer = is_integer_conv(n);
-    lm_status st = fe_check_inputs(c, n, 2, integer ? 4 : 3);
+    conv_in ci = conv_inputs(n);
+    bool integer = ci.integer;
+    lm_status st = fe_check_inputs(c, n, ci.quant ? 8 : 2, ci.quant ? 9 : integer ? 4 : 3);
     if (!st) st = fe_check_attrs(c, n, transpose ? convt_attrs : conv_attrs);
-    for (uint32_t i = 0; i < (integer ? 4u : 3u) && !st; i++)
-        st = fe_check_elem(c, n, i, integer ? int8_types : float_types);
+    if (!integer)
+        for (uint32_t i = 0; i < 3 && !st; i++)
+            st = fe_check_elem(c, n, i, float_types);
+    const uint32_t int_in[4] = {ci.x, ci.w, ci.xzp, ci.wzp};
+    for (uint32_t i = 0; integer && i < 4 && !st; i++)
+        st = fe_check_elem(c, n, int_in[i], int8_types);
+    if (ci.quant) {
+        static const uint32_t scale_in[3] = {1, 4, 6};
+        for (uint32_t j = 0; j < 3 && !st; j++)
+            st = fe_check_elem(c, n, scale_in[j], float_types);
+        if (!st) st = fe_check_elem(c, n, 7, int8_types);
+        if (!st) st = fe_check_elem(c, n, 8, (const fe_elem[]){FE_INT32, FE_UNDEFINED});
+        for (uint32_t i = 1; i < 8 && !st; i++)
+            if (i != 3 && i != 4 && i != 5 && fe_type_volume(fe_in_type(c, n, i)) != 1)
+                st = fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u must be one value", i);
+    }
     geom g;
     int64_t oc;
     if (!st) st = conv_geom(c, n, transpose, &g, &oc);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
     if (integer) {
-        const fe_type *xz = fe_in_type(c, n, 2), *wz = fe_in_type(c, n, 3);
+        const fe_type *xz = has_in(n, ci.xzp) ? fe_in_type(c, n, ci.xzp) : NULL;
+        const fe_type *wz = has_in(n, ci.wzp) ? fe_in_type(c, n, ci.wzp) : NULL;
         if (xz && fe_type_volume(xz) != 1)
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "x_zero_point must be one value");
         if (wz && fe_type_volume(wz) != 1 && !(wz->rank == 1 && wz->dims[0] == oc))
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "w_zero_point must be one value or [%lld]",
                            (long long)oc);
         if (wz && fe_type_volume(wz) != 1 && g.group != 1 &&
-            !(fe_in_const(c, n, 1) && fe_in_const(c, n, 3)))
+            !(fe_in_const(c, n, ci.w) && fe_in_const(c, n, ci.wzp)))
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                            "a per-channel w_zero_point with group %lld needs the weight and the "
                            "zero point as constants",
@@ -828,6 +878,29 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                            "%lld products per output are not supported (integer sums are exact "
                            "up to %d)",
                            (long long)taps, EXACT_8BIT_K);
+        if (ci.quant) {
+            const fe_type *ws = fe_in_type(c, n, 4);
+            if (fe_type_volume(ws) != 1 && !(ws->rank == 1 && ws->dims[0] == oc))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "w_scale must be one value or [%lld]",
+                               (long long)oc);
+        }
+        if (has_in(n, ci.b)) {
+            /* The int32 bias joins the exact sums: known, and small enough. */
+            const fe_tensor *bk = fe_in_const(c, n, ci.b);
+            const fe_type *b = fe_in_type(c, n, ci.b);
+            if (b->rank != 1 || b->dims[0] != oc)
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "B must be [%lld]", (long long)oc);
+            int64_t room = (INT64_C(1) << 24) - taps * 65025;
+            for (uint64_t i = 0; bk && i < bk->count; i++) {
+                int64_t v = fe_tensor_get_i64(bk, i);
+                if (v >= room || v <= -room) bk = NULL;
+            }
+            if (!bk)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "B must be a constant below %lld in magnitude (integer sums are "
+                               "exact below 2^24)",
+                               (long long)room);
+        }
     } else if (fe_has_in(n, 2)) {
         const fe_type *b = fe_in_type(c, n, 2);
         if (b->rank != 1 || b->dims[0] != oc)
@@ -839,12 +912,13 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                        "group %lld or a kernel depth of %lld is not "
                        "supported",
                        (long long)g.group, (long long)g.kernel[0]);
-    if (!fe_in_const(c, n, 1) && !fusion_of(c, n)->weight && g.group != 1)
+    if (!fe_in_const(c, n, ci.w) && !fusion_of(c, n)->weight && g.group != 1)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "group %lld with a weight computed at run time is not supported (the "
                        "weight must be a constant)",
                        (long long)g.group);
-    return set_image_out(c, n, integer ? FE_INT32 : x->elem, x, oc, &g);
+    fe_elem oe = ci.quant ? fe_in_type(c, n, 7)->elem : integer ? FE_INT32 : x->elem;
+    return set_image_out(c, n, oe, x, oc, &g);
 }
 
 static lm_status infer_conv(fe_ctx *c, const fe_node *n) {
@@ -865,7 +939,7 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
 static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, bool fused,
                               bool exact, const fe_tensor *zp, bool transpose, int64_t groups,
                               int64_t kd, lmnn_tensor *out) {
-    uint32_t vi = n->inputs[1];
+    uint32_t vi = n->inputs[conv_inputs(n).w];
     /* A fused weight, or one with a zero point folded in, is the node's own. */
     uint64_t id = fused || zp ? (uint64_t)(n - c->g->nodes) : vi;
     /* One value may serve convolutions of different kinds and groups. */
@@ -919,9 +993,10 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
  * reverse order (the flipped kernel). For a 3-D weight, depth tap `kd`. */
 static lm_status weight_dev(fe_ctx *c, const fe_node *n, bool transpose, int64_t kd,
                             lmnn_tensor *out) {
-    const fe_type *wt = fe_in_type(c, n, 1);
+    uint32_t wi = conv_inputs(n).w;
+    const fe_type *wt = fe_in_type(c, n, wi);
     lmnn_tensor w;
-    lm_status st = fe_in_dev(c, n, 1, &w);
+    lm_status st = fe_in_dev(c, n, wi, &w);
     if (st) return st;
     bool owned = false;
     uint32_t d0 = (uint32_t)wt->dims[0], d1 = (uint32_t)wt->dims[1];
@@ -985,7 +1060,8 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
     lm_status st;
     *owned = false;
     /* A constant zero point is subtracted with a constant weight. */
-    const fe_tensor *zp = integer && wk ? fe_in_const(c, n, 3) : NULL;
+    uint32_t wzp = conv_inputs(n).wzp;
+    const fe_tensor *zp = integer && wk && has_in(n, wzp) ? fe_in_const(c, n, wzp) : NULL;
     if (wk) {
         st = weight_const(c, n, wk, f->weight != NULL, integer, zp, transpose, groups, kd, out);
     } else {
@@ -999,13 +1075,13 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
                 take(out, owned, fl);
         }
     }
-    if (st || !integer || !fe_has_in(n, 3) || zp) {
+    if (st || !integer || !has_in(n, wzp) || zp) {
         if (st && *owned) fe_free(*out);
         return st;
     }
     lmnn_tensor zd, d;
     bool zo;
-    if ((st = fe_in_dev_float(c, n, 3, &zd, &zo))) {
+    if ((st = fe_in_dev_float(c, n, wzp, &zd, &zo))) {
         if (*owned) fe_free(*out);
         return st;
     }
@@ -1055,17 +1131,18 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_type *xt = fe_in_type(c, n, 0);
     const fe_type *ot = &c->g->values[n->outputs[0]].type;
     const fe_fusion *f = fusion_of(c, n);
-    const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, 1);
+    conv_in ci = conv_inputs(n);
+    const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, ci.w);
     lmnn_tensor x, bias = {0}, r = {0};
-    bool xo = false, integer = is_integer_conv(n);
+    bool xo = false, bo = false, integer = is_integer_conv(n);
     if (integer) {
         /* x - x_zero_point in float32 (the padding is then the zero point,
          * as ConvInteger pads). */
         if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
-        if (fe_has_in(n, 2)) {
+        if (has_in(n, ci.xzp)) {
             lmnn_tensor zp, d;
             bool zo;
-            if ((st = fe_in_dev_float(c, n, 2, &zp, &zo))) {
+            if ((st = fe_in_dev_float(c, n, ci.xzp, &zp, &zo))) {
                 if (xo) fe_free(x);
                 return st;
             }
@@ -1097,6 +1174,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     } else if (!integer && !f->bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
         if (xo) fe_free(x);
         return st;
+    } else if (ci.quant && has_in(n, ci.b)) {
+        /* QLinearConv's int32 bias, exact in float32 (infer bounds it). */
+        if ((st = fe_in_dev_float(c, n, ci.b, &bias, &bo))) {
+            if (xo) fe_free(x);
+            return st;
+        }
     }
     bool act = f->activation != LMNN_UNARY_INVALID;
     if (g.sp == 1) {
@@ -1203,6 +1286,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         if (st && !prefixed) st = fe_nn_fail(c, n, st);
     }
     if (xo) fe_free(x);
+    if (bo) fe_free(bias);
     if (st) return st;
     if (g.sp == 1) {
         bool ro = true;
@@ -1211,6 +1295,11 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             fe_free(r);
             return fe_nn_fail(c, n, st);
         }
+    }
+    if (ci.quant) {
+        lmnn_tensor y = {0};
+        if ((st = requantize(c, n, r, &y))) return fe_nn_fail(c, n, st);
+        r = y;
     }
     return finish(c, n, r, act, true);
 }
@@ -2549,6 +2638,7 @@ const fe_op_def fe_ops_nn[] = {
     {"Conv", infer_conv, lower_conv, 0},
     {"ConvTranspose", infer_convt, lower_convt, 0},
     {"ConvInteger", infer_conv, lower_conv, 0},
+    {"QLinearConv", infer_conv, lower_conv, 0},
     {"MaxPool", infer_pool, lower_pool, 0},
     {"AveragePool", infer_pool, lower_pool, 0},
     {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u},

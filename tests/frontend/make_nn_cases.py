@@ -477,3 +477,22 @@ write_case("maxunpool_output_shape",
            [("x", pooled.numpy()), ("i", idx.numpy() + plane)],
            [("y", np.pad(un, ((0, 0), (0, 0), (0, 1), (0, 2))))], 11,
            inits=[("s", np.array([2, 3, 7, 10], np.int64))])
+
+# QLinearConv: per-channel weight scales, an int32 bias, uint8 output.
+qx = rng.integers(0, 256, (1, 4, 6, 7)).astype(np.uint8)
+qw = rng.integers(0, 256, (6, 2, 3, 3)).astype(np.uint8)
+xs_, xz_ = np.array(0.02, np.float32), np.array(120, np.uint8)
+ws_ = (rng.random(6) * 0.02 + 0.005).astype(np.float32)
+wz_ = np.array([128], np.uint8)
+ys_, yz_ = np.array(0.15, np.float32), np.array(100, np.uint8)
+qbias = rng.integers(-2000, 2000, (6,)).astype(np.int32)
+acc = torch.nn.functional.conv2d(t(qx.astype(np.float64) - 120), t(qw.astype(np.float64) - 128),
+                                 t(qbias.astype(np.float64)), padding=1, groups=2).numpy()
+yq = np.clip(np.rint(acc * (0.02 * ws_.astype(np.float64))[None, :, None, None] /
+                     np.float64(ys_)) + 100, 0, 255)
+write_case("qlinearconv_per_channel_bias_groups",
+           [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                             ["y"], group=2, pads=[1, 1, 1, 1])],
+           [("x", qx)], [("y", yq.astype(np.uint8))], 10,
+           inits=[("xs", xs_), ("xz", xz_), ("w", qw), ("ws", ws_), ("wz", wz_), ("ys", ys_),
+                  ("yz", yz_), ("b", qbias)])

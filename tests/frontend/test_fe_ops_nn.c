@@ -62,6 +62,7 @@ static op_tests ops[] = {
     {"Gemm", "node", "test_gemm_", 0, 0, 0},
     {"MatMulInteger", "node", "test_matmulinteger", 0, 0, 0},
     {"QLinearMatMul", "node", "test_qlinearmatmul_", 0, 0, 0},
+    {"QLinearConv", "node", "test_qlinearconv", 0, 0, 0},
     {"ConvInteger", "node", "test_basic_convinteger", 0, 0, 0},
     {"ConvInteger", "node", "test_convinteger_", 0, 0, 0},
     {"Conv", "node", "test_basic_conv_", 0, 0, 0},
