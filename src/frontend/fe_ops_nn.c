@@ -1,8 +1,7 @@
 /* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MatMulInteger,
  * ConvInteger, QLinearMatMul and QLinearConv (8-bit operands, exact float32
- * math),
- * MaxPool, MaxUnpool (small tensors),
- * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
+ * math), MaxPool, MaxUnpool (small tensors), AveragePool,
+ * GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization, LRN,
  * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
  * Einsum (one or two operands).
