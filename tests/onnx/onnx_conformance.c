@@ -965,10 +965,12 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
                 worker_main(cf, &tests[next], fds[1]);
             }
             close(fds[1]);
-            slots[j] = (slot){.pid = pid,
-                              .fd = fds[0],
-                              .test = next++,
-                              .deadline = now_s() + 2.0 * cf->timeout + 60};
+            /* The read buffer stays with the slot from test to test. */
+            slots[j].pid = pid;
+            slots[j].fd = fds[0];
+            slots[j].test = next++;
+            slots[j].deadline = now_s() + 2.0 * cf->timeout + 60;
+            slots[j].len = 0;
             running++;
         }
         int status;
@@ -1158,7 +1160,8 @@ static void write_tsv(const char *path, const test_case *tests, size_t n) {
     fclose(f);
 }
 
-/* Markdown-safe: '|' escaped, at most `max` bytes. */
+/* Markdown-safe in a table cell: '|', '<', '*' and '`' escaped ('_' inside
+ * words is no emphasis in GitHub's Markdown); at most `max` bytes. */
 static void md_text(FILE *f, const char *s, size_t max) {
     size_t k = 0;
     for (; *s && k < max; s++, k++) {
@@ -1166,7 +1169,7 @@ static void md_text(FILE *f, const char *s, size_t max) {
             fputs("\\|", f);
         else if (*s == '<')
             fputs("&lt;", f);
-        else if (*s == '*' || *s == '_' || *s == '`')
+        else if (*s == '*' || *s == '`')
             fprintf(f, "\\%c", *s);
         else
             fputc(*s, f);
