@@ -48,6 +48,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ typedef struct test_case {
     char *ops;   /* the model's distinct non-Constant op types, sorted, comma-separated */
     char *group; /* the op (or model) the tables list the test under */
     bool expanded;
-    bool constant_only;
+    double seconds; /* wall time (not in the reports: they stay reproducible) */
 } test_case;
 
 typedef struct config {
@@ -356,6 +357,16 @@ static double now_s(void) {
 /* Runs argv (stdout to /dev/null, stderr to err_path) in its own process
  * group, killed with the group after cf->timeout seconds. Returns the wait
  * status, or -1 when it timed out, -2 when it could not start. */
+/* The process group of the child a worker waits for, killed with it when
+ * the worker is told to stop (SIGTERM from the scheduler). */
+static volatile sig_atomic_t child_group;
+
+static void worker_on_term(int sig) {
+    (void)sig;
+    if (child_group) kill(-(pid_t)child_group, SIGKILL);
+    _exit(4);
+}
+
 static int run_child(worker *w, char **argv, const char *err_path) {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -371,19 +382,29 @@ static int run_child(worker *w, char **argv, const char *err_path) {
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc) {
-        fail(w, "test data error", "cannot start %s: %s", argv[0], strerror(rc));
+        fail(w, "harness crash", "cannot start %s: %s", argv[0], strerror(rc));
         return -2;
     }
+    child_group = pid;
     double deadline = now_s() + w->cf->timeout;
     for (;;) {
         int status;
         pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return status;
-        if (r < 0 && errno != EINTR) return -2;
+        if (r == pid) {
+            child_group = 0;
+            return status;
+        }
+        if (r < 0 && errno != EINTR) {
+            fail(w, "harness crash", "waitpid: %s", strerror(errno));
+            kill(-pid, SIGKILL);
+            child_group = 0;
+            return -2;
+        }
         if (now_s() > deadline) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
+            child_group = 0;
             return -1;
         }
         nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
@@ -841,6 +862,8 @@ static void remove_tree(const char *dir) {
 
 /* The worker's entry: runs the test, writes "ops\tclass\treason\n" to fd. */
 static void worker_main(const config *cf, const test_case *t, int fd) {
+    signal(SIGTERM, worker_on_term);
+    signal(SIGINT, SIG_IGN); /* the scheduler decides; it sends SIGTERM */
     worker *w = calloc(1, sizeof *w);
     if (!w) _exit(3);
     w->cf = cf;
@@ -880,7 +903,7 @@ typedef struct slot {
     pid_t pid;
     int fd;
     size_t test;
-    double deadline;
+    double started, deadline;
     char *buf;
     size_t len, cap;
 } slot;
@@ -937,7 +960,17 @@ static void record(test_case *t, const char *line, int status, bool timed_out, u
     free(copy);
 }
 
-static void run_all(const config *cf, test_case *tests, size_t n) {
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig) {
+    stop_requested = sig;
+}
+
+/* Runs the tests in up to cf->jobs workers. Returns false when interrupted
+ * (SIGINT, SIGTERM): the workers and their tools are stopped first. */
+static bool run_all(const config *cf, test_case *tests, size_t n) {
+    signal(SIGINT, on_stop);
+    signal(SIGTERM, on_stop);
     slot *slots = calloc(cf->jobs, sizeof *slots);
     if (!slots) exit(2);
     for (unsigned j = 0; j < cf->jobs; j++)
@@ -947,7 +980,7 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
     double t0 = now_s();
     fflush(stdout);
     fflush(stderr);
-    while (next < n || running) {
+    while ((next < n || running) && !stop_requested) {
         for (unsigned j = 0; j < cf->jobs && next < n; j++) {
             if (slots[j].pid) continue;
             int fds[2];
@@ -969,7 +1002,8 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
             slots[j].pid = pid;
             slots[j].fd = fds[0];
             slots[j].test = next++;
-            slots[j].deadline = now_s() + 2.0 * cf->timeout + 60;
+            slots[j].started = now_s();
+            slots[j].deadline = slots[j].started + 2.0 * cf->timeout + 60;
             slots[j].len = 0;
             running++;
         }
@@ -998,6 +1032,7 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
         close(s->fd);
         test_case *t = &tests[s->test];
         record(t, s->buf, status, timed_out, cf->timeout);
+        t->seconds = now_s() - s->started;
         s->pid = 0;
         s->len = 0;
         running--;
@@ -1010,9 +1045,19 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
             printf("[%zu/%zu] %zu passed, %.0f s\n", finished, n, passed, now_s() - t0);
         fflush(stdout);
     }
-    for (unsigned j = 0; j < cf->jobs; j++)
+    bool stopped = stop_requested != 0;
+    for (unsigned j = 0; j < cf->jobs; j++) {
+        if (slots[j].pid) {
+            kill(slots[j].pid, SIGTERM);
+            waitpid(slots[j].pid, NULL, 0);
+            close(slots[j].fd);
+        }
         free(slots[j].buf);
+    }
     free(slots);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    return !stopped;
 }
 
 /* ------------------------------------------------------------- grouping */
@@ -1177,6 +1222,60 @@ static void md_text(FILE *f, const char *s, size_t max) {
     if (*s) fputs("...", f);
 }
 
+/* The op a failure of class "unsupported op" names ("op X is not supported",
+ * or "ops of domain 'D'" as "domain D"), into dst. */
+static void missing_op(const char *reason, char *dst, size_t cap) {
+    const char *p = strstr(reason, ": op "), *e;
+    if (p && (e = strstr(p + 5, " is not supported")) && e - (p + 5) < (ptrdiff_t)cap) {
+        memcpy(dst, p + 5, (size_t)(e - (p + 5)));
+        dst[e - (p + 5)] = '\0';
+    } else if ((p = strstr(reason, "ops of domain '")) && (e = strchr(p + 15, '\'')) &&
+               e - (p + 15) + 8 < (ptrdiff_t)cap) {
+        snprintf(dst, cap, "domain %.*s", (int)(e - (p + 15)), p + 15);
+    } else {
+        snprintf(dst, cap, "?");
+    }
+}
+
+typedef struct missing_row {
+    char name[128];
+    unsigned node, other;
+} missing_row;
+
+static int cmp_missing(const void *a, const void *b) {
+    const missing_row *x = a, *y = b;
+    unsigned nx = x->node + x->other, ny = y->node + y->other;
+    if (nx != ny) return nx > ny ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The ops whose absence fails tests, most tests first. Returns the count;
+ * *out is malloc'ed. */
+static size_t missing_ops(const test_case *tests, size_t n, missing_row **out) {
+    missing_row *rows = xmalloc((n + 1) * sizeof *rows);
+    size_t nr = 0;
+    int unsupported = class_index("unsupported op");
+    for (size_t i = 0; i < n; i++) {
+        if (tests[i].pass || tests[i].cls != unsupported) continue;
+        char name[128];
+        missing_op(tests[i].reason, name, sizeof name);
+        size_t r = 0;
+        while (r < nr && strcmp(rows[r].name, name))
+            r++;
+        if (r == nr) {
+            memset(&rows[nr], 0, sizeof rows[nr]);
+            snprintf(rows[nr++].name, sizeof rows[0].name, "%s", name);
+        }
+        if (!strcmp(tests[i].set, "node"))
+            rows[r].node++;
+        else
+            rows[r].other++;
+    }
+    if (nr) qsort(rows, nr, sizeof *rows, cmp_missing);
+    *out = rows;
+    return nr;
+}
+
 typedef struct group_row {
     const char *name;
     unsigned pass, total, xpass, xtotal, opass, ototal; /* node, node expanded, other sets */
@@ -1233,6 +1332,21 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             k += !tests[i].pass && tests[i].cls == (int)c;
         if (k) fprintf(f, "| %s | %u |\n", classes[c], k);
     }
+
+    /* What to implement next. */
+    missing_row *missing;
+    size_t nm = missing_ops(tests, n, &missing);
+    fprintf(f,
+            "\n## Unsupported ops, by tests they fail\n\n"
+            "The op named by each \"unsupported op\" failure (for an `_expanded` test, an op of\n"
+            "the decomposition).\n\n"
+            "| op | node tests | other tests |\n|---|---:|---:|\n");
+    for (size_t i = 0; i < nm; i++) {
+        fprintf(f, "| ");
+        md_text(f, missing[i].name, 100);
+        fprintf(f, " | %u | %u |\n", missing[i].node, missing[i].other);
+    }
+    free(missing);
 
     /* Per op. */
     group_row *rows = calloc(n + 1, sizeof *rows);
@@ -1545,7 +1659,10 @@ int main(int argc, char **argv) {
     size_t n;
     test_case *tests = discover(&cf, &n);
     printf("onnx_conformance: %zu tests, %u jobs, %s\n", n, cf.jobs, cf.cli);
-    run_all(&cf, tests, n);
+    if (!run_all(&cf, tests, n)) {
+        fprintf(stderr, "onnx_conformance: interrupted; nothing written\n");
+        return 130;
+    }
     assign_groups(tests, n);
     if (cf.tsv) write_tsv(cf.tsv, tests, n);
     if (cf.md) write_md(cf.md, &cf, tests, n);
@@ -1573,6 +1690,30 @@ int main(int argc, char **argv) {
         if (k) printf("  %-26s %u\n", classes[c], k);
     }
     (void)node_total;
+    missing_row *missing;
+    size_t nm = missing_ops(tests, n, &missing);
+    printf("unsupported ops failing the most tests:");
+    for (size_t i = 0; i < nm && i < 12; i++)
+        printf("%s %s (%u)", i ? "," : "", missing[i].name, missing[i].node + missing[i].other);
+    printf("\n");
+    free(missing);
+    /* The slowest tests, to keep the suite's time in view. */
+    size_t slow[5], ns = 0;
+    for (; ns < 5 && ns < n; ns++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            bool taken = false;
+            for (size_t k = 0; k < ns; k++)
+                taken |= slow[k] == i;
+            if (!taken && (best == SIZE_MAX || tests[i].seconds > tests[best].seconds)) best = i;
+        }
+        slow[ns] = best;
+    }
+    printf("slowest tests:");
+    for (size_t i = 0; i < ns; i++)
+        printf("%s %s/%s %.1f s", i ? "," : "", tests[slow[i]].set, tests[slow[i]].name,
+               tests[slow[i]].seconds);
+    printf("\n");
     int rc = 0;
     if (cf.expect_file) {
         unsigned bad = check_expected(&cf, tests, n, &expected);
