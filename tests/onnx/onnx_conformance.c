@@ -723,6 +723,8 @@ static void run_test(worker *w) {
     argv[ac++] = "compile";
     argv[ac++] = model;
     argv[ac++] = "-q";
+    argv[ac++] = "--dtype"; /* the default, said here: conformance is fp32 */
+    argv[ac++] = "fp32";
     argv[ac++] = "-o";
     char lmb[PATH_MAX + 16];
     snprintf(lmb, sizeof lmb, "%s/model.lmb", w->tmp);
@@ -1072,9 +1074,9 @@ static void squash(const char *s, char *dst, size_t cap) {
 
 /* Test-name words of ops whose name does not appear in their tests' names. */
 static const char *const aliases[][2] = {
-    {"sce", "SoftmaxCrossEntropyLoss"},
-    {"nllloss", "NegativeLogLikelihoodLoss"},
-    {"mvn", "MeanVarianceNormalization"},
+    {"sce", "SoftmaxCrossEntropyLoss"},   {"nllloss", "NegativeLogLikelihoodLoss"},
+    {"mvn", "MeanVarianceNormalization"}, {"greaterequal", "GreaterOrEqual"},
+    {"lessequal", "LessOrEqual"},
 };
 
 /* The op a test belongs to: its one non-Constant op type; for a test of
