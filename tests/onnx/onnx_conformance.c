@@ -9,9 +9,14 @@
  *   2. reads input_N.pb (the N-th such input, or the input the tensor names)
  *      and output_N.pb (the N-th graph output);
  *   3. runs `lightmetal compile MODEL -o T/model.lmb --const NAME=input_N.pb`
- *      for the inputs that decide shapes, then `lightmetal run T/model.lmb
- *      --input NAME=T/in_N.npy ... --output NAME=T/out_N.npy ...` as child
- *      processes (stderr captured, killed after --timeout seconds);
+ *      for the inputs that decide shapes (and `--input-shape NAME=DIMS` with
+ *      the test data's dims for inputs whose declared shape is open), then
+ *      `lightmetal run T/model.lmb --input NAME=T/in_N.npy ... --output
+ *      NAME=T/out_N.npy ...` as child processes (stdout dropped, stderr
+ *      captured, each killed with its process group after --timeout
+ *      seconds). Only the inputs the binary takes are given (one read only
+ *      for its shape or type is folded away), a scalar input going to a
+ *      one-element buffer as a [1] array;
  *   4. compares every output with ONNX's tolerance: |got - want| <= atol +
  *      rtol * |want| (rtol 1e-3, atol 1e-7), NaN equal to NaN, infinities
  *      equal only to themselves; integers and bool exactly. Shapes must be
@@ -1306,6 +1311,12 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             "equal to NaN, infinities equal to themselves; integers and bool exactly. Shapes\n"
             "must be equal (a scalar and a [1] array match only when the model declares\n"
             "the output as a scalar).\n\n"
+            "Inputs whose shape the model leaves open get the test data's shape\n"
+            "(`--input-shape`); a scalar input goes to a one-element input of the binary as\n"
+            "a [1] array; an input the binary does not take (one read only for its shape or\n"
+            "type, folded away) is left out. Failure classes come from the tools' messages:\n"
+            "\"compile error\" is a compile failure no other class describes, \"crash\" a tool\n"
+            "killed by a signal, \"test data error\" a test directory this program cannot use.\n\n"
             "To regenerate: `make onnx-conformance`. It fails when a test listed in\n"
             "tests/onnx/expected_pass.txt (the regression guard CI runs) no longer passes;\n"
             "`make onnx-conformance ONNX_ARGS=--update-expected` records the tests that pass.\n\n",
