@@ -300,6 +300,8 @@ static bool npy_fits(const run_binding *b, const lm_replay_buffer_info *bi, cons
     bool same = a->rank == l.rank;
     for (uint32_t i = 0; same && i < l.rank; i++)
         same = a->shape[i] == l.shape[i];
+    /* Named shapes have at least one dim: a scalar travels as shape (1,). */
+    same |= a->rank == 0 && l.rank == 1 && l.shape[0] == 1;
     if (bi->rank && !same) {
         lmt_error("run", "--input %s: %s has shape %s, buffer '%s' takes %s", b->name, b->path,
                   given_shape, b->name, want);

@@ -120,8 +120,6 @@ static lm_status lower_all(fe_ctx *c, double *node_seconds) {
         if (st) return st;
         for (uint32_t i = 0; i < n->input_count; i++)
             if (n->inputs[i] != FE_NONE) fe_value_used(c, n->inputs[i]);
-        /* A fused node's extra operand counts as used by its host node. */
-        if (c->plans[k].fusion.bias != FE_NONE) fe_value_used(c, c->plans[k].fusion.bias);
         done++;
     }
     if (c->opts->progress) c->opts->progress(c->opts->progress_user, done, total, NULL);
@@ -165,7 +163,8 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
     for (uint32_t k = 0; k < g->input_count; k++) {
         uint32_t vi = g->inputs[k];
         fe_value *v = &g->values[vi];
-        if (v->konst || !c->slots[vi].remaining) continue;
+        /* Unused inputs too: the binary takes every input the model declares. */
+        if (v->konst) continue;
         lmnn_dtype dtype = boundary_dtype(v->type.elem);
         int64_t volume = fe_type_volume(&v->type);
         size_t size = (size_t)volume * 4;
@@ -251,6 +250,7 @@ static void compile_cleanup(fe_ctx *c) {
     if (c->device) fe_values_release_all(c);
     free(c->devs);
     free(c->consts);
+    free(c->aux);
     free(c->slots);
     free(c->plans);
 }
@@ -322,7 +322,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
         st = run_model(&c, false, golden, NULL, outs);
-        for (uint32_t k = 0; k < g->output_count; k++) fe_free(outs[k]);
+        for (uint32_t k = 0; k < g->output_count; k++)
+            fe_free(outs[k]);
         memset(outs, 0, g->output_count * sizeof *outs);
         if (!st) fe_release_non_constants(&c);
     }
@@ -333,7 +334,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
         if (!st) st = st2;
     }
-    for (uint32_t k = 0; outs && k < g->output_count; k++) fe_free(outs[k]);
+    for (uint32_t k = 0; outs && k < g->output_count; k++)
+        fe_free(outs[k]);
     free(outs);
     if (!st && out_report) st = report_fill(&c, node_seconds, now_s() - t0, out_report);
     compile_cleanup(&c);

@@ -26,4 +26,9 @@ extern const size_t fe_ops_eltwise_count;
 extern const fe_op_def fe_ops_shape[];
 extern const size_t fe_ops_shape_count;
 
+/* Composite ops: EyeLike, OneHot, CumSum, the NLL and softmax cross-entropy
+ * losses (fe_ops_misc.c). */
+extern const fe_op_def fe_ops_misc[];
+extern const size_t fe_ops_misc_count;
+
 #endif

@@ -176,16 +176,53 @@ static bool variadic(const char *name) {
            !strcmp(name, "Mean");
 }
 
+/* Operand i's type as it broadcasts. Before opset 7, B broadcast only with
+ * attribute broadcast=1, its dims lined up with A's from `axis` (default:
+ * A's last dims); that is NumPy broadcasting of B padded with trailing 1s. */
+static lm_status operand_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_type *out) {
+    *out = *fe_in_type(c, n, i);
+    if (i != 1 || n->opset >= 7) return LM_OK;
+    int64_t bcast, axis;
+    lm_status st = fe_attr_int(c, n, "broadcast", 0, &bcast);
+    if (!st) st = fe_attr_int(c, n, "axis", INT64_MIN, &axis);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0);
+    if (!bcast) {
+        bool same = a->rank == out->rank;
+        for (int32_t d = 0; same && d < a->rank; d++)
+            same = a->dims[d] == out->dims[d];
+        if (!same)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "without broadcast=1 (opset %lld) B must have A's shape",
+                           (long long)n->opset);
+        return LM_OK;
+    }
+    if (axis == INT64_MIN) return LM_OK; /* lined up at the end: NumPy's rule */
+    if (axis < 0) axis += a->rank;
+    if (axis < 0 || axis + out->rank > a->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %lld does not fit B's rank %d in A's %d",
+                       (long long)axis, out->rank, a->rank);
+    for (int32_t d = out->rank; d < a->rank - (int32_t)axis; d++)
+        out->dims[d] = 1;
+    out->rank = a->rank - (int32_t)axis;
+    return LM_OK;
+}
+
 static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
     const bin_desc *d = bin_find(n->op_type);
     bool var = variadic(n->op_type);
     lm_status st = fe_check_inputs(c, n, var ? 1 : 2, var ? 64 : 2);
-    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (!st && n->opset < 7 && !var)
+        st = fe_check_attrs(c, n, (const char *const[]){"broadcast", "axis", NULL});
+    else if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){NULL});
     if (st) return st;
     uint32_t k = fe_in_count(n);
     fe_type out = *fe_in_type(c, n, 0);
     for (uint32_t i = 0; i < k; i++) {
-        const fe_type *t = fe_in_type(c, n, i);
+        fe_type ti;
+        if ((st = operand_type(c, n, i, &ti))) return st;
+        const fe_type *t = &ti;
         bool logic = d->kind >= B_AND;
         if (logic ? t->elem != FE_BOOL : !fe_elem_is_numeric(t->elem))
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -199,8 +236,14 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
         if (i && (st = fe_broadcast(c, n, &out, t, &out))) return st;
     }
     out.elem = bin_is_compare(d->kind) ? FE_BOOL : fe_in_type(c, n, 0)->elem;
-    if (k == 2 && fe_in_const(c, n, 0) && fe_in_const(c, n, 1) && !var)
-        return fold_binary(c, n, d->kind, fe_in_const(c, n, 0), fe_in_const(c, n, 1), &out);
+    if (k == 2 && fe_in_const(c, n, 0) && fe_in_const(c, n, 1) && !var) {
+        fe_type tb;
+        if ((st = operand_type(c, n, 1, &tb))) return st;
+        fe_tensor b = *fe_in_const(c, n, 1);
+        b.rank = (uint32_t)tb.rank;
+        memcpy(b.dims, tb.dims, sizeof b.dims);
+        return fold_binary(c, n, d->kind, fe_in_const(c, n, 0), &b, &out);
+    }
     if (k == 1 && fe_in_const(c, n, 0) && var && strcmp(n->op_type, "Mean") != 0)
         return fe_set_out_const(c, n, 0, fe_in_const(c, n, 0));
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
@@ -221,7 +264,19 @@ static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
     for (uint32_t i = 1; i < k; i++) {
         lmnn_tensor b, r;
         bool b_owned;
-        if ((st = fe_in_dev_float(c, n, i, &b, &b_owned))) break;
+        fe_type tb;
+        if ((st = operand_type(c, n, i, &tb)) || (st = fe_in_dev_float(c, n, i, &b, &b_owned)))
+            break;
+        if (tb.rank != fe_in_type(c, n, i)->rank) {
+            /* The legacy broadcast's trailing 1s. */
+            lmnn_shape s = fe_shape(tb.rank, tb.dims);
+            lmnn_tensor shaped;
+            st = lmnn_reshape(b, &s, NULL, &shaped);
+            if (b_owned) fe_free(b);
+            if (st) break;
+            b = shaped;
+            b_owned = true;
+        }
         st = lmnn_binary(d->op, acc, b, NULL, &r);
         if (b_owned) fe_free(b);
         if (acc_owned) fe_free(acc);
@@ -231,7 +286,7 @@ static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
     }
     if (st) {
         if (acc_owned) fe_free(acc);
-        return st;
+        return fe_nn_fail(c, n, st);
     }
     if (!strcmp(n->op_type, "Mean")) {
         lmnn_tensor r;
@@ -643,13 +698,27 @@ static lm_status lower_clip(fe_ctx *c, const fe_node *n) {
     return fe_out_from_float(c, n, 0, r);
 }
 
+/* The slope's type as it broadcasts to x: NumPy's rule, or (the form older
+ * exporters write) one slope per channel, a 1-D slope of x's dim 1. */
+static void prelu_slope_type(fe_ctx *c, const fe_node *n, fe_type *out) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    *out = *fe_in_type(c, n, 1);
+    if (out->rank == 1 && x->rank > 2 && out->dims[0] == x->dims[1] &&
+        out->dims[0] != x->dims[x->rank - 1]) {
+        out->rank = x->rank - 1;
+        for (int32_t d = 1; d < out->rank; d++)
+            out->dims[d] = 1;
+    }
+}
+
 /* PRelu(x, slope) = max(x, 0) + slope * min(x, 0) */
 static lm_status infer_prelu(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
     if (!st) st = check_unary_input(c, n, U_FLOAT);
-    fe_type out;
-    if (!st) st = fe_broadcast(c, n, fe_in_type(c, n, 0), fe_in_type(c, n, 1), &out);
+    fe_type out, slope;
+    prelu_slope_type(c, n, &slope);
+    if (!st) st = fe_broadcast(c, n, fe_in_type(c, n, 0), &slope, &out);
     if (st) return st;
     if (out.rank != fe_in_type(c, n, 0)->rank)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "slope must broadcast to x's shape");
@@ -657,10 +726,17 @@ static lm_status infer_prelu(fe_ctx *c, const fe_node *n) {
 }
 
 static lm_status lower_prelu(fe_ctx *c, const fe_node *n) {
-    lmnn_tensor x, slope, neg = {0}, scaled = {0}, r = {0};
+    lmnn_tensor x, slope, neg = {0}, scaled = {0}, r = {0}, shaped = {0};
     lm_status st = fe_in_dev(c, n, 0, &x);
     if (!st) st = fe_in_dev(c, n, 1, &slope);
     if (st) return st;
+    fe_type ts;
+    prelu_slope_type(c, n, &ts);
+    if (ts.rank != fe_in_type(c, n, 1)->rank) {
+        lmnn_shape s = fe_shape(ts.rank, ts.dims);
+        if ((st = lmnn_reshape(slope, &s, NULL, &shaped))) return fe_nn_fail(c, n, st);
+        slope = shaped;
+    }
     lmnn_binary_options o;
     lmnn_binary_options_init(&o);
     if (!(st = lmnn_binary_scalar(LMNN_BINARY_MINIMUM, x, 0.0, NULL, &neg)) &&
@@ -673,8 +749,116 @@ static lm_status lower_prelu(fe_ctx *c, const fe_node *n) {
     }
     fe_free(neg);
     fe_free(scaled);
+    fe_free(shaped);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Mod, BitShift: integer math through float32 ----
+ * With |x|, |y| < 2^24 the float32 quotient is within half an ulp of the
+ * true one, so its floor (or trunc) is the integer quotient and
+ * x - q * y is exact: the integer results are exact in that range. */
+
+static lm_status infer_int_binary(fe_ctx *c, const fe_node *n, const char *const *attrs,
+                                  bool ints_only) {
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, attrs);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0), *b = fe_in_type(c, n, 1);
+    if (a->elem != b->elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "inputs are %s and %s: the types must match",
+                       fe_elem_name(a->elem), fe_elem_name(b->elem));
+    if (ints_only ? !fe_elem_is_int(a->elem) : !fe_elem_is_numeric(a->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "element type %s is not supported",
+                       fe_elem_name(a->elem));
+    fe_type out;
+    if ((st = fe_broadcast(c, n, a, b, &out))) return st;
+    return fe_set_out_type(c, n, 0, a->elem, out.rank, out.dims);
+}
+
+static lm_status infer_mod(fe_ctx *c, const fe_node *n) {
+    int64_t fmod;
+    lm_status st = infer_int_binary(c, n, (const char *const[]){"fmod", NULL}, false);
+    if (!st) st = fe_attr_int(c, n, "fmod", 0, &fmod);
+    if (st) return st;
+    if (!fmod && fe_elem_is_float(fe_in_type(c, n, 0)->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "fmod=0 is defined for integers only");
+    return LM_OK;
+}
+
+/* x - round_fn(x / y) * y over float tensors (consumed: none). */
+static lm_status mod_like(fe_ctx *c, const fe_node *n, lmnn_tensor x, lmnn_tensor y,
+                          lmnn_unary_op round_fn, lmnn_tensor *out) {
+    lmnn_tensor q = {0}, qi = {0}, p = {0};
+    lm_status st = lmnn_binary(LMNN_BINARY_DIV, x, y, NULL, &q);
+    if (!st) st = lmnn_unary(round_fn, q, NULL, &qi);
+    if (!st) st = lmnn_binary(LMNN_BINARY_MUL, qi, y, NULL, &p);
+    if (!st) st = lmnn_binary(LMNN_BINARY_SUB, x, p, NULL, out);
+    fe_free(q);
+    fe_free(qi);
+    fe_free(p);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
+static lm_status lower_mod(fe_ctx *c, const fe_node *n) {
+    int64_t fmod;
+    lm_status st = fe_attr_int(c, n, "fmod", 0, &fmod);
+    lmnn_tensor x, y, r;
+    bool xo = false, yo = false;
+    if (!st) st = fe_in_dev_float(c, n, 0, &x, &xo);
+    if (!st) st = fe_in_dev_float(c, n, 1, &y, &yo);
+    if (!st) st = mod_like(c, n, x, y, fmod ? LMNN_TRUNC : LMNN_FLOOR, &r);
+    if (xo) fe_free(x);
+    if (yo) fe_free(y);
+    if (st) return st;
+    return fe_out_from_float(c, n, 0, r);
+}
+
+static lm_status infer_bitshift(fe_ctx *c, const fe_node *n) {
+    const char *dir;
+    lm_status st = infer_int_binary(c, n, (const char *const[]){"direction", NULL}, true);
+    if (!st) st = fe_attr_string(c, n, "direction", NULL, &dir);
+    if (st) return st;
+    fe_elem e = fe_in_type(c, n, 0)->elem;
+    if (e != FE_UINT8 && e != FE_UINT16 && e != FE_UINT32 && e != FE_UINT64)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "BitShift takes unsigned integers, given %s",
+                       fe_elem_name(e));
+    if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "direction must be LEFT or RIGHT");
+    return LM_OK;
+}
+
+/* x * 2^y or floor(x / 2^y), with 2^y made exact by rounding the power. */
+static lm_status lower_bitshift(fe_ctx *c, const fe_node *n) {
+    const char *dir;
+    lm_status st = fe_attr_string(c, n, "direction", "LEFT", &dir);
+    lmnn_tensor x, y, two = {0}, pw = {0}, p = {0}, q = {0}, r = {0};
+    bool xo = false, yo = false;
+    if (!st) st = fe_in_dev_float(c, n, 0, &x, &xo);
+    if (!st) st = fe_in_dev_float(c, n, 1, &y, &yo);
+    if (st) return st;
+    lmnn_tensor_info yi;
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    if (!(st = lmnn_tensor_get_info(y, &yi))) {
+        o.dtype = yi.dtype;
+        st = lmnn_full(c->device, &yi.shape, 2.0, &o, &two);
+    }
+    if (!st) st = lmnn_binary(LMNN_BINARY_POW, two, y, NULL, &pw);
+    if (!st) st = lmnn_unary(LMNN_ROUND, pw, NULL, &p);
+    if (!st && !strcmp(dir, "LEFT"))
+        st = lmnn_binary(LMNN_BINARY_MUL, x, p, NULL, &r);
+    else if (!st) {
+        if (!(st = lmnn_binary(LMNN_BINARY_DIV, x, p, NULL, &q))) st = lmnn_floor(q, &r);
+    }
+    fe_free(two);
+    fe_free(pw);
+    fe_free(p);
+    fe_free(q);
+    if (xo) fe_free(x);
+    if (yo) fe_free(y);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
 }
 
 /* ---- Where ---- */
@@ -883,6 +1067,8 @@ const fe_op_def fe_ops_eltwise[] = {
     {"Clip", infer_clip, lower_clip, 0},
     {"PRelu", infer_prelu, lower_prelu, 0},
     {"Where", infer_where, lower_where, 0},
+    {"Mod", infer_mod, lower_mod, 0},
+    {"BitShift", infer_bitshift, lower_bitshift, 0},
     {"Cast", infer_cast_to, lower_cast, 0},
     {"CastLike", infer_castlike, lower_cast, 0},
     {"Identity", infer_identity, lower_identity, 0},

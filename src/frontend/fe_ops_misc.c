@@ -1,0 +1,360 @@
+/* Ops built from several library calls: EyeLike (folded), OneHot, CumSum,
+ * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+/* ---- EyeLike: only the input's shape matters, so it always folds ---- */
+
+static lm_status infer_eyelike(fe_ctx *c, const fe_node *n) {
+    int64_t dtype, k;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"dtype", "k", NULL});
+    if (!st) st = fe_attr_int(c, n, "dtype", fe_in_type(c, n, 0)->elem, &dtype);
+    if (!st) st = fe_attr_int(c, n, "k", 0, &k);
+    if (st) return st;
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (in->rank != 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be 2-D");
+    if (dtype <= 0 || dtype >= FE_ELEM_COUNT_ ||
+        (!fe_elem_is_numeric((fe_elem)dtype) && dtype != FE_BOOL))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "dtype %lld is not supported", (long long)dtype);
+    fe_tensor *t;
+    if ((st = fe_const_new(c, (fe_elem)dtype, 2, in->dims, &t))) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < in->dims[0]; i++) {
+        int64_t j = i + k;
+        if (j >= 0 && j < in->dims[1]) fe_tensor_set_i64(t, (uint64_t)(i * in->dims[1] + j), 1);
+    }
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* ---- OneHot ---- */
+
+static lm_status onehot_params(fe_ctx *c, const fe_node *n, int64_t *depth, int32_t *axis) {
+    const fe_tensor *d;
+    int64_t ax;
+    lm_status st = fe_in_const_required(c, n, 1, &d);
+    if (!st) st = fe_attr_int(c, n, "axis", -1, &ax);
+    if (st) return st;
+    if (d->count != 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "depth must hold one value");
+    double v = fe_tensor_get_f64(d, 0);
+    if (!(v >= 1) || v > (1 << 24))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "depth %g is out of range", v);
+    *depth = (int64_t)v;
+    return fe_axis(c, n, ax, fe_in_type(c, n, 0)->rank + 1, axis);
+}
+
+static lm_status infer_onehot(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 3, 3);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
+    int64_t depth;
+    int32_t axis;
+    if (!st) st = onehot_params(c, n, &depth, &axis);
+    if (st) return st;
+    const fe_type *idx = fe_in_type(c, n, 0), *values = fe_in_type(c, n, 2);
+    if (!fe_elem_is_numeric(idx->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be numbers");
+    if (fe_type_volume(values) != 2)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "values must hold [off, on]");
+    if (idx->rank + 1 > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d", idx->rank + 1);
+    int64_t dims[FE_MAX_RANK];
+    for (int32_t d = 0, j = 0; d <= idx->rank; d++)
+        dims[d] = d == axis ? depth : idx->dims[j++];
+    return fe_set_out_type(c, n, 0, values->elem, idx->rank + 1, dims);
+}
+
+/* where(idx == arange(depth) along axis, on, off); negative indices count
+ * from depth. */
+static lm_status lower_onehot(fe_ctx *c, const fe_node *n) {
+    int64_t depth;
+    int32_t axis;
+    lm_status st = onehot_params(c, n, &depth, &axis);
+    if (st) return st;
+    const fe_type *it = fe_in_type(c, n, 0);
+    int32_t rank = it->rank + 1;
+    int64_t idims[FE_MAX_RANK], adims[FE_MAX_RANK];
+    for (int32_t d = 0, j = 0; d < rank; d++) {
+        idims[d] = d == axis ? 1 : it->dims[j++];
+        adims[d] = d == axis ? depth : 1;
+    }
+    fe_tensor *ar;
+    if ((st = fe_const_new(c, FE_FLOAT, (uint32_t)rank, adims, &ar))) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < depth; i++)
+        fe_tensor_set_f64(ar, (uint64_t)i, (double)i);
+    lmnn_tensor idx, arange, v, lt = {0}, add = {0}, fixed = {0}, shaped = {0}, mask = {0};
+    lmnn_tensor off = {0}, on = {0}, r = {0};
+    bool io = false, vo = false;
+    if ((st = fe_in_dev_float(c, n, 0, &idx, &io))) return st;
+    if ((st = fe_in_dev_float(c, n, 2, &v, &vo))) {
+        if (io) fe_free(idx);
+        return st;
+    }
+    lmnn_shape s = fe_shape(rank, idims), one = LMNN_SHAPE(1);
+    int32_t b0 = 0, e0 = 1, b1 = 1, e1 = 2;
+    if (!(st = fe_aux(c, n, 0, ar, LMNN_TILE, &arange)) &&
+        !(st = lmnn_binary_scalar(LMNN_BINARY_LT, idx, 0.0, NULL, &lt)) &&
+        !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, lt, (double)depth, NULL, &add)) &&
+        !(st = lmnn_binary(LMNN_BINARY_ADD, idx, add, NULL, &fixed)) &&
+        !(st = lmnn_reshape(fixed, &s, NULL, &shaped)) &&
+        !(st = lmnn_binary(LMNN_BINARY_EQ, shaped, arange, NULL, &mask))) {
+        lmnn_tensor flat = {0};
+        if (!(st = lmnn_reshape(v, &(lmnn_shape){.rank = 1, .dims = {2}}, NULL, &flat)) &&
+            !(st = lmnn_slice(flat, &b0, &e0, NULL, 1, NULL, &off)) &&
+            !(st = lmnn_slice(flat, &b1, &e1, NULL, 1, NULL, &on)))
+            st = lmnn_where(mask, on, off, &r);
+        fe_free(flat);
+    }
+    (void)one;
+    fe_free(lt);
+    fe_free(add);
+    fe_free(fixed);
+    fe_free(shaped);
+    fe_free(mask);
+    fe_free(off);
+    fe_free(on);
+    if (io) fe_free(idx);
+    if (vo) fe_free(v);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
+/* ---- CumSum: a matmul with a triangle of ones along the axis ---- */
+
+static lm_status cumsum_axis(fe_ctx *c, const fe_node *n, int32_t *axis) {
+    const fe_tensor *a;
+    lm_status st = fe_in_const_required(c, n, 1, &a);
+    if (st) return st;
+    if (a->count != 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis must hold one value");
+    return fe_axis(c, n, fe_tensor_get_i64(a, 0), fe_in_type(c, n, 0)->rank, axis);
+}
+
+static lm_status infer_cumsum(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"exclusive", "reverse", NULL});
+    int32_t axis;
+    if (!st) st = cumsum_axis(c, n, &axis);
+    if (st) return st;
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (!fe_elem_is_numeric(t->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "element type %s is not supported",
+                       fe_elem_name(t->elem));
+    if (t->dims[axis] > 4096)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an axis of %lld elements is too long",
+                       (long long)t->dims[axis]);
+    return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+}
+
+static lm_status lower_cumsum(fe_ctx *c, const fe_node *n) {
+    int64_t exclusive, reverse;
+    int32_t axis;
+    lm_status st = fe_attr_int(c, n, "exclusive", 0, &exclusive);
+    if (!st) st = fe_attr_int(c, n, "reverse", 0, &reverse);
+    if (!st) st = cumsum_axis(c, n, &axis);
+    if (st) return st;
+    const fe_type *t = fe_in_type(c, n, 0);
+    int64_t len = t->dims[axis], tdims[2] = {len, len};
+    fe_tensor *tri;
+    if ((st = fe_const_new(c, FE_FLOAT, 2, tdims, &tri))) return fe_nn_fail(c, n, st);
+    /* y[j] = sum over i of x[i] * tri[i][j]. */
+    for (int64_t i = 0; i < len; i++)
+        for (int64_t j = 0; j < len; j++) {
+            bool in = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+            fe_tensor_set_f64(tri, (uint64_t)(i * len + j), in);
+        }
+    int32_t rank = t->rank, perm[FE_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++)
+        perm[d] = d;
+    perm[axis] = rank - 1;
+    perm[rank - 1] = axis;
+    lmnn_tensor x, m, moved = {0}, prod = {0}, r = {0};
+    bool xo = false;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
+    bool swap = axis != rank - 1;
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.fp32_accumulate = LMNN_FP32_ACC_ON;
+    if (!(st = fe_aux(c, n, 0, tri, LMNN_TILE, &m)) &&
+        !(st = swap ? lmnn_permute(x, perm, (uint32_t)rank, NULL, &moved) : LM_OK) &&
+        !(st = lmnn_matmul(swap ? moved : x, m, &o, &prod)))
+        st = swap ? lmnn_permute(prod, perm, (uint32_t)rank, NULL, &r) : LM_OK;
+    if (!st && !swap) {
+        r = prod;
+        prod = (lmnn_tensor){0};
+    }
+    fe_free(moved);
+    fe_free(prod);
+    if (xo) fe_free(x);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---- */
+
+typedef enum { RED_NONE, RED_SUM, RED_MEAN } reduction;
+
+static lm_status loss_params(fe_ctx *c, const fe_node *n, reduction *red, bool *has_ii,
+                             int64_t *ii) {
+    const char *r;
+    lm_status st = fe_attr_string(c, n, "reduction", "mean", &r);
+    if (st) return st;
+    if (!strcmp(r, "none"))
+        *red = RED_NONE;
+    else if (!strcmp(r, "sum"))
+        *red = RED_SUM;
+    else if (!strcmp(r, "mean"))
+        *red = RED_MEAN;
+    else
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "reduction '%s' is not none, sum or mean", r);
+    *has_ii = fe_node_attr(n, "ignore_index") != NULL;
+    return fe_attr_int(c, n, "ignore_index", 0, ii);
+}
+
+static lm_status infer_loss(fe_ctx *c, const fe_node *n) {
+    bool sce = !strcmp(n->op_type, "SoftmaxCrossEntropyLoss");
+    lm_status st = fe_check_inputs(c, n, 2, 3);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"reduction", "ignore_index", NULL});
+    reduction red;
+    bool has_ii;
+    int64_t ii;
+    if (!st) st = loss_params(c, n, &red, &has_ii, &ii);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0), *t = fe_in_type(c, n, 1);
+    if (!fe_elem_is_float(x->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input must be a float type, given %s",
+                       fe_elem_name(x->elem));
+    if (t->elem != FE_INT32 && t->elem != FE_INT64)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "target must be int32 or int64");
+    if (x->rank < 2 || t->rank != x->rank - 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be [N, C, ...] and target [N, ...]");
+    for (int32_t d = 0; d < t->rank; d++)
+        if (t->dims[d] != x->dims[d ? d + 1 : 0])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "target's shape does not match the input's");
+    const fe_type *w = fe_in_type(c, n, 2);
+    if (w && (w->rank != 1 || w->dims[0] != x->dims[1] || w->elem != x->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "weight must be 1-D of the %lld classes",
+                       (long long)x->dims[1]);
+    if (red == RED_NONE)
+        st = fe_set_out_type(c, n, 0, x->elem, t->rank, t->dims);
+    else
+        st = fe_set_out_type(c, n, 0, x->elem, 0, NULL);
+    if (!st && sce && n->output_count > 1) st = fe_set_out_type(c, n, 1, x->elem, x->rank, x->dims);
+    return st;
+}
+
+typedef struct loss_tensors {
+    lmnn_tensor mask, safe_f, safe_i, safe_rm, idx, picked, w, wflat, wt, loss, denom;
+} loss_tensors;
+
+static void loss_free(loss_tensors *t) {
+    lmnn_tensor *all = &t->mask;
+    for (size_t i = 0; i < sizeof *t / sizeof *all; i++)
+        fe_free(all[i]);
+}
+
+/* loss[n, d...] = -logp[n, target, d...] * weight[target], 0 where target is
+ * ignore_index; then reduced. `logp` is [N, C, d...] float on the device. */
+static lm_status nll(fe_ctx *c, const fe_node *n, lmnn_tensor logp, lmnn_tensor *out) {
+    reduction red;
+    bool has_ii;
+    int64_t ii;
+    lm_status st = loss_params(c, n, &red, &has_ii, &ii);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0), *tt = fe_in_type(c, n, 1);
+    loss_tensors t = {0};
+    lmnn_tensor target;
+    bool to = false;
+    if ((st = fe_in_dev_float(c, n, 1, &target, &to))) return st;
+    int64_t udims[FE_MAX_RANK];
+    for (int32_t d = 0, j = 0; d < x->rank; d++)
+        udims[d] = d == 1 ? 1 : tt->dims[j++];
+    lmnn_shape us = fe_shape(x->rank, udims), ts = fe_shape(tt->rank, tt->dims);
+    int64_t count = fe_type_volume(tt);
+    lmnn_shape flat = fe_shape(1, &count);
+    /* The mask of counted positions, and targets made safe to index with. */
+    if (has_ii) {
+        st = lmnn_binary_scalar(LMNN_BINARY_NE, target, (double)ii, NULL, &t.mask);
+    } else {
+        lmnn_tensor_options o;
+        lmnn_tensor_options_init(&o);
+        o.dtype = LMNN_FLOAT32;
+        st = lmnn_full(c->device, &ts, 1.0, &o, &t.mask);
+    }
+    if (!st) st = lmnn_binary(LMNN_BINARY_MUL, target, t.mask, NULL, &t.safe_f);
+    if (!st) st = lmnn_typecast(t.safe_f, LMNN_INT32, &t.safe_i);
+    if (!st) st = lmnn_to_layout(t.safe_i, LMNN_ROW_MAJOR, &t.safe_rm);
+    if (!st) st = lmnn_reshape(t.safe_rm, &us, NULL, &t.idx);
+    lmnn_tensor g = {0}, gs = {0};
+    if (!st) st = lmnn_gather(logp, 1, t.idx, NULL, &g);
+    if (!st) st = lmnn_reshape(g, &ts, NULL, &gs);
+    fe_free(g);
+    if (!st) st = lmnn_binary(LMNN_BINARY_MUL, gs, t.mask, NULL, &t.picked);
+    fe_free(gs);
+    /* Per-position weights (times the mask). */
+    lmnn_tensor wm = t.mask;
+    if (!st && fe_has_in(n, 2)) {
+        lmnn_tensor w, idx_flat = {0}, sel = {0};
+        if (!(st = fe_in_dev(c, n, 2, &w)) &&
+            !(st = lmnn_reshape(t.safe_rm, &flat, NULL, &idx_flat)) &&
+            !(st = lmnn_index_select(w, 0, idx_flat, NULL, &sel)) &&
+            !(st = lmnn_reshape(sel, &ts, NULL, &t.wt)))
+            st = lmnn_binary(LMNN_BINARY_MUL, t.wt, t.mask, NULL, &t.w);
+        fe_free(idx_flat);
+        fe_free(sel);
+        wm = t.w;
+    }
+    /* loss = -picked * w */
+    if (!st) st = lmnn_binary(LMNN_BINARY_MUL, t.picked, wm, NULL, &t.wflat);
+    if (!st) st = lmnn_neg(t.wflat, &t.loss);
+    if (!st && red == RED_NONE) {
+        *out = t.loss;
+        t.loss = (lmnn_tensor){0};
+    } else if (!st) {
+        lmnn_tensor sum = {0};
+        st = lmnn_sum(t.loss, NULL, &sum);
+        if (!st && red == RED_MEAN) {
+            if (!(st = lmnn_sum(wm, NULL, &t.denom)))
+                st = lmnn_binary(LMNN_BINARY_DIV, sum, t.denom, NULL, out);
+            fe_free(sum);
+        } else if (!st) {
+            *out = sum;
+        }
+    }
+    loss_free(&t);
+    if (to) fe_free(target);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
+static lm_status lower_nll(fe_ctx *c, const fe_node *n) {
+    lmnn_tensor x, r;
+    lm_status st = fe_in_dev(c, n, 0, &x);
+    if (!st) st = nll(c, n, x, &r);
+    if (st) return st;
+    return fe_out_dev(c, n, 0, r);
+}
+
+static lm_status lower_sce(fe_ctx *c, const fe_node *n) {
+    lmnn_tensor x, logp, r;
+    lm_status st = fe_in_dev(c, n, 0, &x);
+    if (st) return st;
+    if ((st = lmnn_log_softmax(x, 1, NULL, &logp))) return fe_nn_fail(c, n, st);
+    if ((st = nll(c, n, logp, &r))) {
+        fe_free(logp);
+        return st;
+    }
+    if ((st = fe_out_dev(c, n, 0, r))) {
+        fe_free(logp);
+        return st;
+    }
+    return fe_out_dev(c, n, 1, logp);
+}
+
+const fe_op_def fe_ops_misc[] = {
+    {"EyeLike", infer_eyelike, NULL, 0},
+    {"OneHot", infer_onehot, lower_onehot, 1u << 1},
+    {"CumSum", infer_cumsum, lower_cumsum, 1u << 1},
+    {"NegativeLogLikelihoodLoss", infer_loss, lower_nll, 0},
+    {"SoftmaxCrossEntropyLoss", infer_loss, lower_sce, 0},
+};
+const size_t fe_ops_misc_count = sizeof fe_ops_misc / sizeof fe_ops_misc[0];
