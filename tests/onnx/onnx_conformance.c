@@ -14,9 +14,8 @@
  *      `lightmetal run T/model.lmb --input NAME=T/in_N.npy ... --output
  *      NAME=T/out_N.npy ...` as child processes (stdout dropped, stderr
  *      captured, each killed with its process group after --timeout
- *      seconds). Only the inputs the binary takes are given (one read only
- *      for its shape or type is folded away), a scalar input going to a
- *      one-element buffer as a [1] array;
+ *      seconds). Every input not given with --const is given to the run
+ *      as the test data has it;
  *   4. compares every output with ONNX's tolerance: |got - want| <= atol +
  *      rtol * |want| (rtol 1e-3, atol 1e-7), NaN equal to NaN, infinities
  *      equal only to themselves; integers and bool exactly. Shapes must be
@@ -66,7 +65,6 @@
 
 #include "base/file.h"
 #include "lightmetal/frontend.h"
-#include "lightmetal/lm_replay.h"
 #include "lmt_npy.h"
 #include "onnx.pb-c.h"
 
@@ -328,14 +326,14 @@ static uint64_t count_of(uint32_t rank, const int64_t *dims) {
     return n;
 }
 
-/* Writes `tv` as a .npy file; `as_one` writes a scalar as a [1] array. */
-static bool write_npy(worker *w, const char *path, const lmfe_tensor_value *tv, bool as_one) {
+/* Writes `tv` as a .npy file. */
+static bool write_npy(worker *w, const char *path, const lmfe_tensor_value *tv) {
     lmt_npy_dtype dt = npy_dtype_of(tv->elem_type);
-    uint64_t shape[LMFE_MAX_RANK] = {1};
+    uint64_t shape[LMFE_MAX_RANK];
     for (uint32_t d = 0; d < tv->rank; d++)
         shape[d] = (uint64_t)tv->dims[d];
     char header[LMT_NPY_HEADER_MAX];
-    size_t hl = lmt_npy_header(dt, as_one && tv->rank == 0 ? 1 : tv->rank, shape, header);
+    size_t hl = lmt_npy_header(dt, tv->rank, shape, header);
     if (!hl) {
         fail(w, "test data error", "cannot write %s: no .npy header for this tensor", path);
         return false;
@@ -617,13 +615,6 @@ static bool compare_output(worker *w, const char *name, const char *path,
     return false;
 }
 
-static bool find_buffer(lm_replay *r, const char *name, lm_replay_buffer_info *out) {
-    uint32_t n = lm_replay_buffer_count(r);
-    for (uint32_t i = 0; i < n; i++)
-        if (!lm_replay_buffer_info_at(r, i, out) && !strcmp(out->name, name)) return true;
-    return false;
-}
-
 /* Runs one test; the result in w->cls / w->reason. */
 static void run_test(worker *w) {
     const config *cf = w->cf;
@@ -659,7 +650,6 @@ static void run_test(worker *w) {
     int *in_of = calloc(info.input_count + 1, sizeof *in_of); /* pb index -> graph input */
     char **argv = calloc(4 * (info.input_count + info.output_count) + 16, sizeof *argv);
     char **owned = calloc(2 * (info.input_count + info.output_count) + 4, sizeof *owned);
-    lm_replay *replay = NULL;
     size_t owned_count = 0;
     if (!ins || !outs || !in_of || !argv || !owned) {
         fail(w, "harness crash", "out of memory");
@@ -780,12 +770,9 @@ static void run_test(worker *w) {
         goto done;
     }
 
-    /* Run: the inputs the binary takes (an input read only for its shape
-     * or type is folded away) and its outputs. */
-    if (lm_replay_open_file(lmb, &replay)) {
-        fail(w, "compile error", "the binary does not open: %s", lm_last_error());
-        goto done;
-    }
+    /* Run: every input that was not folded in, as the test data has it
+     * (a compiled binary takes each declared input, and `lightmetal run`
+     * takes a scalar for a one-element buffer), and every output. */
     ac = 0;
     argv[ac++] = (char *)cf->cli;
     argv[ac++] = "run";
@@ -798,13 +785,8 @@ static void run_test(worker *w) {
                  io->name, lmfe_elem_type_name(ins[i].elem_type));
             goto done;
         }
-        lm_replay_buffer_info bi;
-        if (!find_buffer(replay, io->name, &bi)) continue;
-        /* The scalar rule (see the header): a rank-0 input goes to a
-         * one-element buffer as a [1] array. */
-        bool as_one = ins[i].rank == 0 && bi.rank == 1 && bi.shape[0] == 1;
         snprintf(path, sizeof path, "%s/in_%zu.npy", w->tmp, i);
-        if (!write_npy(w, path, &ins[i], as_one)) goto done;
+        if (!write_npy(w, path, &ins[i])) goto done;
         argv[ac++] = "--input";
         argv[ac++] = owned[owned_count++] = xprintf("%s=%s", io->name, path);
     }
@@ -844,7 +826,6 @@ done:
         lmfe_tensor_value_free(&outs[i]);
     for (size_t i = 0; i < owned_count; i++)
         free(owned[i]);
-    lm_replay_close(replay);
     free(ins);
     free(outs);
     free(in_of);
@@ -1312,9 +1293,8 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             "must be equal (a scalar and a [1] array match only when the model declares\n"
             "the output as a scalar).\n\n"
             "Inputs whose shape the model leaves open get the test data's shape\n"
-            "(`--input-shape`); a scalar input goes to a one-element input of the binary as\n"
-            "a [1] array; an input the binary does not take (one read only for its shape or\n"
-            "type, folded away) is left out. Failure classes come from the tools' messages:\n"
+            "(`--input-shape`); every other input goes to `lightmetal run` as the test data\n"
+            "has it. Failure classes come from the tools' messages:\n"
             "\"compile error\" is a compile failure no other class describes, \"crash\" a tool\n"
             "killed by a signal, \"test data error\" a test directory this program cannot use.\n\n"
             "To regenerate: `make onnx-conformance`. It fails when a test listed in\n"
