@@ -250,7 +250,6 @@ static void compile_cleanup(fe_ctx *c) {
     if (c->device) fe_values_release_all(c);
     free(c->devs);
     free(c->consts);
-    free(c->aux);
     free(c->slots);
     free(c->plans);
 }
