@@ -81,6 +81,11 @@ typedef struct fe_aux_entry {
     uint64_t key;
     lmnn_tensor tensor;
 } fe_aux_entry;
+/* A device tensor an op made once per compile (fe_cache_get). */
+typedef struct fe_cache_entry {
+    uint64_t key;
+    lmnn_tensor t;
+} fe_cache_entry;
 
 /* An uploaded constant, by content (fe_dev.c). */
 typedef struct fe_const_entry {
@@ -105,6 +110,8 @@ struct fe_ctx {
     uint32_t const_count, const_cap;
     fe_aux_entry *aux;
     uint32_t aux_count, aux_cap;
+    fe_cache_entry *cache; /* fe_cache_get / fe_cache_put */
+    uint32_t cache_count, cache_cap;
 };
 
 /* ---- errors ---- */
@@ -213,6 +220,25 @@ void fe_value_used(fe_ctx *c, uint32_t v);
 void fe_release_non_constants(fe_ctx *c);
 /* Frees every device tensor the compile holds. */
 void fe_values_release_all(fe_ctx *c);
+/* ---- tensors an op makes once per compile (fe_ops_nn.c) ----
+ * Prepared convolution weights, index tables: made on first use and kept
+ * for the compile's later runs (a traced compile runs the model twice and
+ * may upload nothing inside the trace). Keys are the op's choice (an op
+ * kind in the top byte keeps families apart). The context owns the tensors;
+ * fe_values_release_all frees them with the cache. */
+/* True and *out set when `key` is cached. */
+bool fe_cache_get(fe_ctx *c, uint64_t key, lmnn_tensor *out);
+/* Caches `t` (owned from now on; freed on failure). */
+lm_status fe_cache_put(fe_ctx *c, uint64_t key, lmnn_tensor t);
+/* Uploads host `data` (`size` bytes of dtype's host element type, row-major)
+ * as a tensor of `shape`, `dtype` and `layout`, caches it under `key` and
+ * gives it in *out (owned by the cache). */
+lm_status fe_cache_upload(fe_ctx *c, const fe_node *n, uint64_t key, const lmnn_shape *shape,
+                          const void *data, size_t size, lmnn_dtype dtype, lmnn_layout layout,
+                          lmnn_tensor *out);
+/* Frees every cached tensor and the cache. */
+void fe_cache_release(fe_ctx *c);
+
 /* lmnn_shape from dims. */
 lmnn_shape fe_shape(int32_t rank, const int64_t *dims);
 

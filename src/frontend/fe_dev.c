@@ -68,6 +68,7 @@ void fe_values_release_all(fe_ctx *c) {
     for (uint32_t i = 0; i < c->aux_count; i++)
         fe_free(c->aux[i].tensor);
     c->aux_count = 0;
+    fe_cache_release(c);
     for (uint32_t i = 0; i < c->dev_count; i++) {
         fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);

@@ -307,6 +307,11 @@ static char *copy_str(loader *L, const char *s) {
 
 /* ------------------------------------------------------------------ tensors */
 
+/* Tensor data: `bytes` (at most FE_MAX_TENSOR_BYTES), never a NULL pointer. */
+static void *alloc_data(loader *L, uint64_t bytes) {
+    return fe_arena_alloc(L->arena, bytes ? (size_t)bytes : 1);
+}
+
 static bool parse_u64(const char *s, uint64_t *out) {
     if (!s || !*s) return false;
     uint64_t v = 0;
@@ -333,7 +338,7 @@ static bool location_is_safe(const char *loc) {
 }
 
 static lm_status read_external(loader *L, const Onnx__TensorProto *tp, const char *what,
-                               uint64_t bytes, void *dst) {
+                               uint64_t bytes, void **dstp) {
     if (!L->dir)
         return err_set(LM_ERR_INVALID_FILE,
                        "%s: %s: external data is not allowed here (no model directory)", L->label,
@@ -389,8 +394,10 @@ static lm_status read_external(loader *L, const Onnx__TensorProto *tp, const cha
         st = err_set(LM_ERR_INVALID_FILE,
                      "%s: %s: external data in '%s' is %llu bytes, expected %llu", L->label, what,
                      location, (unsigned long long)length, (unsigned long long)bytes);
+    } else if (!(*dstp = alloc_data(L, bytes))) {
+        st = oom(L);
     } else if (bytes) {
-        memcpy(dst, (const uint8_t *)map.data + offset, (size_t)bytes);
+        memcpy(*dstp, (const uint8_t *)map.data + offset, (size_t)bytes);
     }
     file_unmap(&map);
     free(path);
@@ -407,10 +414,11 @@ static lm_status size_mismatch(const loader *L, const char *what, const char *so
                    fe_type_format(&ty, buf, sizeof buf));
 }
 
-/* Copies typed-field storage into `dst`, converting to the element type's
+/* Copies typed-field storage into `*dstp` (allocated once its size is
+ * checked), converting to the element type's
  * own representation. */
-static lm_status copy_typed(const loader *L, const Onnx__TensorProto *tp, const char *what,
-                            const fe_tensor *t, uint64_t bytes, void *dst) {
+static lm_status copy_typed(loader *L, const Onnx__TensorProto *tp, const char *what,
+                            const fe_tensor *t, uint64_t bytes, void **dstp) {
     uint64_t n = t->count;
     size_t es = fe_elem_size(t->elem);
     const char *field;
@@ -458,6 +466,9 @@ static lm_status copy_typed(const loader *L, const Onnx__TensorProto *tp, const 
         snprintf(source, sizeof source, "%s (%zu entries)", field, given);
         return size_mismatch(L, what, source, (uint64_t)given * (es / per), bytes, t);
     }
+    void *dst = *dstp = alloc_data(L, bytes);
+    if (!dst) return oom(L);
+    if (n == 0) return LM_OK; /* the fields may be NULL */
     switch (t->elem) {
     case FE_FLOAT:
     case FE_COMPLEX64:
@@ -564,11 +575,12 @@ static lm_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const ch
                        "%s: %s: %llu elements of %s exceed the %llu-byte limit on a tensor",
                        L->label, what, (unsigned long long)count, fe_elem_name(t->elem),
                        (unsigned long long)FE_MAX_TENSOR_BYTES);
-    void *dst = fe_arena_alloc(L->arena, bytes ? (size_t)bytes : 1);
-    if (!dst) return oom(L);
+    /* The data is allocated only once its source is known to hold exactly
+     * `bytes`: a header claiming gigabytes with no data costs nothing. */
+    void *dst = NULL;
     lm_status st = LM_OK;
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        st = read_external(L, tp, what, bytes, dst);
+        st = read_external(L, tp, what, bytes, &dst);
     } else if (tp->has_data_location &&
                tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT) {
         st = err_set(LM_ERR_INVALID_FILE, "%s: %s: unknown data_location %d", L->label, what,
@@ -576,9 +588,10 @@ static lm_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const ch
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != bytes)
             return size_mismatch(L, what, "raw_data", tp->raw_data.len, bytes, t);
+        if (!(dst = alloc_data(L, bytes))) return oom(L);
         if (bytes) memcpy(dst, tp->raw_data.data, (size_t)bytes);
     } else {
-        st = copy_typed(L, tp, what, t, bytes, dst);
+        st = copy_typed(L, tp, what, t, bytes, &dst);
     }
     if (st != LM_OK) return st;
     if (t->elem == FE_BOOL) {
@@ -805,8 +818,11 @@ static lm_status convert_attr(loader *L, const Onnx__AttributeProto *a, const ch
         out->count = a->n_type_protos;
         break;
     default:
-        return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' has %s type %d", L->label,
-                       nlabel, name, out->type ? "unknown" : "no", (int)out->type);
+        if (out->type == FE_ATTR_UNDEFINED)
+            return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' has no type", L->label,
+                           nlabel, name);
+        return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' has unknown type %d",
+                       L->label, nlabel, name, (int)out->type);
     }
     return LM_OK;
 }

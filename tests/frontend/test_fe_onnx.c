@@ -381,6 +381,33 @@ static void test_topological_order(void) {
     ob_free_all();
 }
 
+/* 100,000 nodes listed backwards: sorting and name look-ups stay fast. */
+static void test_large_graph(void) {
+    enum { N = 100000 };
+    Onnx__GraphProto *gp = ob_graph("g");
+    Onnx__ModelProto *m = ob_model(gp);
+    gp->node = ob_alloc(N * sizeof *gp->node);
+    ob_input(gp, ob_vi("v0", NULL));
+    for (int i = N; i >= 1; i--) {
+        char in[16], out[16];
+        snprintf(in, sizeof in, "v%d", i - 1);
+        snprintf(out, sizeof out, "v%d", i);
+        ob_node(gp, "Relu", NULL, (const char *[]){in, NULL}, (const char *[]){out, NULL});
+    }
+    char last[16];
+    snprintf(last, sizeof last, "v%d", N);
+    ob_output(gp, ob_vi(last, NULL));
+    fe_graph *g = NULL;
+    CHECK_OK(load_model(m, &g));
+    CHECK(g->node_count == N && g->value_count == N + 1);
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK(g->nodes[i].index == N - 1 - i);
+        CHECK(g->values[g->nodes[i].inputs[0]].producer == (i ? i - 1 : FE_NONE));
+    }
+    fe_graph_free(g);
+    ob_free_all();
+}
+
 static void test_helpers(void) {
     CHECK(fe_elem_size(FE_FLOAT) == 4 && fe_elem_size(FE_BOOL) == 1);
     CHECK(fe_elem_size(FE_BFLOAT16) == 2 && fe_elem_size(FE_STRING) == 0);
@@ -632,6 +659,15 @@ static void test_bad_tensors(void) {
     int64_t over[3] = {1LL << 40, 1LL << 40, 0};
     CHECK_MODEL_FAILS(model_with_init(ob_tensor("ovf", 1, 3, over)), LM_ERR_INVALID_FILE,
                       "initializer 'ovf': the product of its dims overflows int64");
+    /* 12 GB claimed, within the limit, with no data: refused before any
+     * memory is reserved for it. */
+    int64_t many[1] = {3LL << 30};
+    CHECK_MODEL_FAILS(model_with_init(ob_tensor("many", 1, 1, many)), LM_ERR_INVALID_FILE,
+                      "initializer 'many': float_data (0 entries) holds 0 bytes, expected "
+                      "12884901888");
+    Onnx__TensorProto *ext = ob_tensor("many", 1, 1, many);
+    ext->has_raw_data = 1;
+    CHECK_MODEL_FAILS(model_with_init(ext), LM_ERR_INVALID_FILE, "raw_data holds 0 bytes");
     int64_t neg[2] = {2, -3};
     CHECK_MODEL_FAILS(model_with_init(ob_tensor("neg", 1, 2, neg)), LM_ERR_INVALID_FILE,
                       "initializer 'neg': dim 1 is negative (-3)");
@@ -749,6 +785,43 @@ static void test_types_and_domains(void) {
     m->n_opset_import = 0;
     n->domain = ob_str("");
     CHECK_MODEL_FAILS(m, LM_ERR_INVALID_FILE, "domain 'ai.onnx' is not imported");
+    ob_free_all();
+}
+
+/* Old files: attributes without a type field, no opset_import (IR < 3). */
+static void test_old_models(void) {
+    Onnx__GraphProto *gp = ob_graph("g");
+    Onnx__ModelProto *m = ob_model(gp);
+    m->n_opset_import = 0;
+    m->ir_version = 2;
+    ob_input(gp, ob_vi("x", NULL));
+    Onnx__NodeProto *n =
+        ob_node(gp, "LeakyRelu", NULL, (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    Onnx__AttributeProto *a = ob_attr(n, "alpha", 0);
+    a->has_type = 0;
+    a->has_f = 1;
+    a->f = 0.125f;
+    a = ob_attr(n, "axes", 0);
+    a->has_type = 0;
+    a->ints = ob_alloc(sizeof(int64_t));
+    a->ints[0] = 4;
+    a->n_ints = 1;
+    ob_output(gp, ob_vi("y", NULL));
+    fe_graph *g = NULL;
+    CHECK_OK(load_model(m, &g));
+    CHECK(g->opset == 1 && g->nodes[0].opset == 1 && g->ir_version == 2);
+    const fe_attr *fa = fe_node_attr(&g->nodes[0], "alpha");
+    CHECK(fa && fa->type == FE_ATTR_FLOAT && fa->f == 0.125f);
+    fa = fe_node_attr(&g->nodes[0], "axes");
+    CHECK(fa && fa->type == FE_ATTR_INTS && fa->count == 1 && fa->ints[0] == 4);
+    fe_graph_free(g);
+    /* An attribute with neither a type nor a value. */
+    a = ob_attr(n, "empty", 0);
+    a->has_type = 0;
+    CHECK_MODEL_FAILS(m, LM_ERR_INVALID_FILE, "node #0 (LeakyRelu): attribute 'empty' has no type");
+    a->has_type = 1;
+    a->type = (Onnx__AttributeProto__AttributeType)77;
+    CHECK_MODEL_FAILS(m, LM_ERR_INVALID_FILE, "attribute 'empty' has unknown type 77");
     ob_free_all();
 }
 
@@ -932,6 +1005,30 @@ static void test_many_empty_nodes(void) {
     CHECK_ERROR_HAS("m.onnx: node #0 () has no op_type");
 }
 
+/* A million empty attributes in one node: 2 bytes each in the file, a
+ * struct of a few hundred bytes each once unpacked. The capped allocator
+ * refuses it rather than let it grow. */
+static void test_allocation_cap(void) {
+    size_t n = 1000000;
+    size_t node_len = n * 2;
+    uint8_t *buf = malloc(node_len + 32);
+    uint8_t lenbuf[10];
+    size_t size = 0;
+    buf[size++] = (7 << 3) | 2; /* ModelProto.graph */
+    size += put_varint(buf + size, 1 + put_varint(lenbuf, node_len) + node_len);
+    buf[size++] = (1 << 3) | 2; /* GraphProto.node */
+    size += put_varint(buf + size, node_len);
+    for (size_t i = 0; i < n; i++) {
+        buf[size++] = (5 << 3) | 2; /* NodeProto.attribute */
+        buf[size++] = 0;
+    }
+    fe_graph *g = NULL;
+    lm_status st = fe_onnx_load_memory(buf, size, NULL, "m.onnx", &g);
+    free(buf);
+    CHECK_STATUS(st, LM_ERR_INVALID_FILE);
+    CHECK_ERROR_HAS("m.onnx: parsing the 2000008-byte file needs more than");
+}
+
 static void test_tensor_files(void) {
     make_tmp_dir();
     int64_t d[2] = {2, 2};
@@ -1021,6 +1118,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_valid_model);
     TEST_RUN(test_elem_types);
     TEST_RUN(test_topological_order);
+    TEST_RUN(test_large_graph);
     TEST_RUN(test_helpers);
     TEST_RUN(test_truncated);
     TEST_RUN(test_mutations);
@@ -1029,9 +1127,11 @@ int main(int argc, char **argv) {
     TEST_RUN(test_undefined_and_duplicates);
     TEST_RUN(test_bad_tensors);
     TEST_RUN(test_types_and_domains);
+    TEST_RUN(test_old_models);
     TEST_RUN(test_external_data);
     TEST_RUN(test_depth_bomb);
     TEST_RUN(test_many_empty_nodes);
+    TEST_RUN(test_allocation_cap);
     TEST_RUN(test_tensor_files);
     remove_tmp_dir();
     return test_summary();

@@ -1,0 +1,1695 @@
+/* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MaxPool,
+ * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
+ * InstanceNormalization, LayerNormalization, LpNormalization,
+ * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth.
+ *
+ * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
+ * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
+ * convolutions and pools run as 2-D ones with H = 1, 3-D convolutions as 2-D
+ * convolutions over the depth taps, summed.
+ *
+ * Convolution weights: a constant weight becomes the op library's prepared
+ * matrix on the host ([KH * KW * C, OC], block-diagonal over groups; the
+ * kernel flipped for ConvTranspose) and is uploaded once per compile (the
+ * per-compile cache below, keyed by the weight's value, so a traced compile,
+ * which runs the model twice, prepares it once). A weight computed at run
+ * time (a graph input) is rearranged on the device by permute and reshape,
+ * never read back to the host, so a replay with new inputs computes with
+ * them; that needs group = 1.
+ *
+ * Attributes the op library cannot honour are refused by name and value.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+/* ---- the per-compile cache (fe_ctx.h) ---- */
+
+bool fe_cache_get(fe_ctx *c, uint64_t key, lmnn_tensor *out) {
+    for (uint32_t i = 0; i < c->cache_count; i++)
+        if (c->cache[i].key == key) {
+            *out = c->cache[i].t;
+            return true;
+        }
+    return false;
+}
+
+lm_status fe_cache_put(fe_ctx *c, uint64_t key, lmnn_tensor t) {
+    if (c->cache_count == c->cache_cap) {
+        uint32_t cap = c->cache_cap ? c->cache_cap * 2 : 16;
+        fe_cache_entry *e = realloc(c->cache, cap * sizeof *e);
+        if (!e) {
+            fe_free(t);
+            return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        }
+        c->cache = e;
+        c->cache_cap = cap;
+    }
+    c->cache[c->cache_count++] = (fe_cache_entry){key, t};
+    return LM_OK;
+}
+
+lm_status fe_cache_upload(fe_ctx *c, const fe_node *n, uint64_t key, const lmnn_shape *shape,
+                          const void *data, size_t size, lmnn_dtype dtype, lmnn_layout layout,
+                          lmnn_tensor *out) {
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = dtype;
+    o.layout = layout;
+    lmnn_tensor t;
+    lm_status st = lmnn_from_host(c->device, shape, data, size, &o, &t);
+    if (st) return fe_nn_fail(c, n, st);
+    if ((st = fe_cache_put(c, key, t))) return st;
+    c->weight_bytes += size;
+    *out = t;
+    return LM_OK;
+}
+
+void fe_cache_release(fe_ctx *c) {
+    for (uint32_t i = 0; i < c->cache_count; i++)
+        fe_free(c->cache[i].t);
+    free(c->cache);
+    c->cache = NULL;
+    c->cache_count = c->cache_cap = 0;
+}
+
+/* Cache keys: the kind in the top byte (1 and 2 are fe_ops_reduce.c's). */
+enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_REV = 1, KEY_TRILU = 18, KEY_ZERO = 19 };
+
+static uint64_t key_of(uint32_t kind, uint64_t a) {
+    return ((uint64_t)kind << 56) | (a & ((UINT64_C(1) << 56) - 1));
+}
+
+/* ---- shared helpers ---- */
+
+static const fe_elem float_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16, FE_UNDEFINED};
+static const fe_elem numeric_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16,  FE_BFLOAT16, FE_INT32,
+                                        FE_INT64, FE_UINT32, FE_UINT64,   FE_INT8,     FE_UINT8,
+                                        FE_INT16, FE_UINT16, FE_UNDEFINED};
+
+static void take(lmnn_tensor *t, bool *owned, lmnn_tensor r) {
+    if (*owned) fe_free(*t);
+    *t = r;
+    *owned = true;
+}
+
+static const fe_fusion *fusion_of(fe_ctx *c, const fe_node *n) {
+    return &c->plans[n - c->g->nodes].fusion;
+}
+
+static lm_status same_type_out(fe_ctx *c, const fe_node *n) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+}
+
+/* Hands the float result of a node that fe_fuse may have extended (bias,
+ * activation, a later output) over: the fused steps run first. */
+static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done) {
+    const fe_fusion *f = fusion_of(c, n);
+    lm_status st = LM_OK;
+    if (f->bias != FE_NONE) {
+        fe_node pseudo = *n;
+        uint32_t in = f->bias;
+        pseudo.inputs = &in;
+        pseudo.input_count = 1;
+        lmnn_tensor b, s;
+        bool owned;
+        if ((st = fe_in_dev_float(c, &pseudo, 0, &b, &owned))) {
+            fe_free(r);
+            return st;
+        }
+        st = lmnn_binary(LMNN_BINARY_ADD, r, b, NULL, &s);
+        if (owned) fe_free(b);
+        fe_free(r);
+        if (st) return fe_nn_fail(c, n, st);
+        r = s;
+    }
+    if (f->activation != LMNN_UNARY_INVALID && !act_done) {
+        lmnn_unary_options o;
+        lmnn_unary_options_init(&o, f->activation);
+        if (!isnan(f->act_alpha)) o.alpha = f->act_alpha;
+        if (!isnan(f->act_beta)) o.beta = f->act_beta;
+        lmnn_tensor s;
+        st = lmnn_unary(f->activation, r, &o, &s);
+        fe_free(r);
+        if (st) return fe_nn_fail(c, n, st);
+        r = s;
+    }
+    if (f->output != FE_NONE) {
+        fe_node pseudo = *n;
+        uint32_t out = f->output;
+        pseudo.outputs = &out;
+        pseudo.output_count = 1;
+        return fe_out_from_float(c, &pseudo, 0, r);
+    }
+    return fe_out_from_float(c, n, 0, r);
+}
+
+/* ---- MatMul ---- */
+
+static lm_status matmul_shape(fe_ctx *c, const fe_node *n, const fe_type *a, const fe_type *b,
+                              fe_type *out) {
+    if (a->rank < 1 || b->rank < 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "MatMul operands must have rank >= 1");
+    fe_type a2 = *a, b2 = *b;
+    /* 1-D operands: [K] is the row [1, K] on the left, the column [K, 1] on
+     * the right; that dim is dropped from the result. */
+    if (a->rank == 1) {
+        a2.rank = 2;
+        a2.dims[0] = 1;
+        a2.dims[1] = a->dims[0];
+    }
+    if (b->rank == 1) {
+        b2.rank = 2;
+        b2.dims[0] = b->dims[0];
+        b2.dims[1] = 1;
+    }
+    int64_t k1 = a2.dims[a2.rank - 1], k2 = b2.dims[b2.rank - 2];
+    if (k1 != k2)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "inner dims differ: %lld and %lld", (long long)k1,
+                       (long long)k2);
+    fe_type ba = a2, bb = b2;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    fe_type batch;
+    lm_status st = fe_broadcast(c, n, &ba, &bb, &batch);
+    if (st) return st;
+    fe_type o = {.elem = a->elem, .rank = batch.rank};
+    for (int32_t i = 0; i < batch.rank; i++)
+        o.dims[i] = batch.dims[i];
+    if (a->rank != 1) o.dims[o.rank++] = a2.dims[a2.rank - 2];
+    if (b->rank != 1) o.dims[o.rank++] = b2.dims[b2.rank - 1];
+    *out = o;
+    return LM_OK;
+}
+
+static lm_status infer_matmul(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (!st) st = fe_check_elem(c, n, 0, numeric_types);
+    if (!st) st = fe_check_elem(c, n, 1, numeric_types);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0), *b = fe_in_type(c, n, 1);
+    if (a->elem != b->elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "A is %s but B is %s", fe_elem_name(a->elem),
+                       fe_elem_name(b->elem));
+    fe_type o;
+    if ((st = matmul_shape(c, n, a, b, &o))) return st;
+    if (fe_type_volume(a) == 0 || fe_type_volume(b) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
+    return fe_set_out_type(c, n, 0, a->elem, o.rank, o.dims);
+}
+
+/* `t` (consumed when *owned) reshaped to `rank` dims. */
+static lm_status reshape_to(lmnn_tensor *t, bool *owned, uint32_t rank, const uint32_t *dims) {
+    lmnn_shape s = lmnn_shape_of(rank, dims);
+    lmnn_tensor r;
+    lm_status st = lmnn_reshape(*t, &s, NULL, &r);
+    if (st) return st;
+    take(t, owned, r);
+    return LM_OK;
+}
+
+static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
+    const fe_type *at = fe_in_type(c, n, 0), *bt = fe_in_type(c, n, 1);
+    const fe_type *ot = &c->g->values[n->outputs[0]].type;
+    lmnn_tensor a, b, r = {0};
+    bool ao, bo = false;
+    lm_status st = fe_in_dev_float(c, n, 0, &a, &ao);
+    if (st) return st;
+    if ((st = fe_in_dev_float(c, n, 1, &b, &bo))) {
+        if (ao) fe_free(a);
+        return st;
+    }
+    if (at->rank == 1) st = reshape_to(&a, &ao, 2, (const uint32_t[]){1, (uint32_t)at->dims[0]});
+    if (!st && bt->rank == 1)
+        st = reshape_to(&b, &bo, 2, (const uint32_t[]){(uint32_t)bt->dims[0], 1});
+    const fe_fusion *f = fusion_of(c, n);
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE &&
+               (at->rank != 1 && bt->rank != 1);
+    if (act) {
+        o.activation = f->activation;
+        o.activation_alpha = f->act_alpha;
+        o.activation_beta = f->act_beta;
+    }
+    if (!st) st = lmnn_matmul(a, b, &o, &r);
+    if (ao) fe_free(a);
+    if (bo) fe_free(b);
+    if (!st && (at->rank == 1 || bt->rank == 1)) {
+        bool ro = true;
+        uint32_t dims[FE_MAX_RANK];
+        for (int32_t i = 0; i < ot->rank; i++)
+            dims[i] = (uint32_t)ot->dims[i];
+        st = reshape_to(&r, &ro, (uint32_t)ot->rank, dims);
+    }
+    if (st) {
+        fe_free(r);
+        return fe_nn_fail(c, n, st);
+    }
+    return finish(c, n, r, act);
+}
+
+/* ---- Gemm ---- */
+
+typedef struct gemm_attrs {
+    float alpha, beta;
+    int64_t trans_a, trans_b;
+} gemm_attrs;
+
+static lm_status gemm_read(fe_ctx *c, const fe_node *n, gemm_attrs *g) {
+    lm_status st = fe_attr_float(c, n, "alpha", 1.0f, &g->alpha);
+    if (!st) st = fe_attr_float(c, n, "beta", 1.0f, &g->beta);
+    if (!st) st = fe_attr_int(c, n, "transA", 0, &g->trans_a);
+    if (!st) st = fe_attr_int(c, n, "transB", 0, &g->trans_b);
+    return st;
+}
+
+static lm_status infer_gemm(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 3);
+    if (!st)
+        st = fe_check_attrs(
+            c, n, (const char *const[]){"alpha", "beta", "transA", "transB", "broadcast", NULL});
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_check_elem(c, n, i, numeric_types);
+    gemm_attrs g;
+    if (!st) st = gemm_read(c, n, &g);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0), *b = fe_in_type(c, n, 1);
+    if (a->rank != 2 || b->rank != 2)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "A and B must be 2-D (given rank %d and %d)",
+                       a->rank, b->rank);
+    int64_t m = g.trans_a ? a->dims[1] : a->dims[0], k = g.trans_a ? a->dims[0] : a->dims[1];
+    int64_t k2 = g.trans_b ? b->dims[1] : b->dims[0], nn = g.trans_b ? b->dims[0] : b->dims[1];
+    if (k != k2)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "inner dims differ: %lld and %lld", (long long)k,
+                       (long long)k2);
+    fe_type o = {.elem = a->elem, .rank = 2, .dims = {m, nn}};
+    if (fe_has_in(n, 2)) {
+        fe_type bc;
+        if ((st = fe_broadcast(c, n, &o, fe_in_type(c, n, 2), &bc))) return st;
+        if (bc.rank != 2 || bc.dims[0] != m || bc.dims[1] != nn)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "C does not broadcast to [%lld, %lld]",
+                           (long long)m, (long long)nn);
+    }
+    if (m * nn * k == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
+    return fe_set_out_type(c, n, 0, a->elem, 2, o.dims);
+}
+
+static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
+    gemm_attrs g;
+    lm_status st = gemm_read(c, n, &g);
+    if (st) return st;
+    int64_t nn = c->g->values[n->outputs[0]].type.dims[1];
+    lmnn_tensor a, b, bias = {0}, r = {0};
+    bool ao, bo = false, co = false, act = false;
+    if ((st = fe_in_dev_float(c, n, 0, &a, &ao))) return st;
+    if ((st = fe_in_dev_float(c, n, 1, &b, &bo))) goto out;
+    bool has_c = fe_has_in(n, 2) && g.beta != 0.0f;
+    /* A [N] or [1, N] C with beta 1 is lmnn_linear's bias, added in the
+     * matmul's last step; any other C is scaled and added after. */
+    const fe_type *ct = has_c ? fe_in_type(c, n, 2) : NULL;
+    bool as_bias = has_c && g.beta == 1.0f && g.alpha == 1.0f &&
+                   ((ct->rank == 1 && ct->dims[0] == nn) ||
+                    (ct->rank == 2 && ct->dims[0] == 1 && ct->dims[1] == nn));
+    if (has_c && (st = fe_in_dev_float(c, n, 2, &bias, &co))) goto out;
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.transpose_a = g.trans_a != 0;
+    o.transpose_b = g.trans_b != 0;
+    const fe_fusion *f = fusion_of(c, n);
+    act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE && (!has_c || as_bias) &&
+          g.alpha == 1.0f;
+    if (act) {
+        o.activation = f->activation;
+        o.activation_alpha = f->act_alpha;
+        o.activation_beta = f->act_beta;
+    }
+    st = lmnn_linear(a, b, as_bias ? bias : (lmnn_tensor){0}, &o, &r);
+    if (!st && g.alpha != 1.0f) {
+        lmnn_tensor s;
+        if (!(st = lmnn_binary_scalar(LMNN_BINARY_MUL, r, g.alpha, NULL, &s))) {
+            fe_free(r);
+            r = s;
+        }
+    }
+    if (!st && has_c && !as_bias) {
+        lmnn_tensor cs = bias, s;
+        bool cso = false;
+        if (g.beta != 1.0f) {
+            st = lmnn_binary_scalar(LMNN_BINARY_MUL, bias, g.beta, NULL, &cs);
+            cso = !st;
+        }
+        if (!st && !(st = lmnn_binary(LMNN_BINARY_ADD, r, cs, NULL, &s))) {
+            fe_free(r);
+            r = s;
+        }
+        if (cso) fe_free(cs);
+    }
+    if (st) st = fe_nn_fail(c, n, st);
+out:
+    if (ao) fe_free(a);
+    if (bo) fe_free(b);
+    if (co) fe_free(bias);
+    if (st) {
+        fe_free(r);
+        return st;
+    }
+    return finish(c, n, r, act);
+}
+
+/* ---- convolution and pooling geometry ---- */
+
+/* Spatial geometry of a Conv/ConvTranspose/pool node over `sp` spatial dims
+ * (1 to 3). pads: begin[i], end[i]. */
+typedef struct geom {
+    int32_t sp;
+    int64_t kernel[3], stride[3], dil[3], pad_b[3], pad_e[3];
+    int64_t in[3], out[3];
+    int64_t out_pad[3]; /* ConvTranspose */
+    int64_t group;
+    bool ceil_mode;
+} geom;
+
+static lm_status ints_attr(fe_ctx *c, const fe_node *n, const char *name, int32_t count,
+                           int64_t def, int64_t *out) {
+    const int64_t *v;
+    size_t k;
+    lm_status st = fe_attr_ints(c, n, name, &v, &k);
+    if (st) return st;
+    if (!v) {
+        for (int32_t i = 0; i < count; i++)
+            out[i] = def;
+        return LM_OK;
+    }
+    if (k != (size_t)count)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute %s has %zu values for %d spatial dims",
+                       name, k, count);
+    for (int32_t i = 0; i < count; i++)
+        out[i] = v[i];
+    return LM_OK;
+}
+
+typedef enum op_kind { K_CONV, K_CONVT, K_MAXPOOL, K_AVGPOOL } op_kind;
+
+/* Reads the geometry of `n` for an input of type `x` (N, C, spatial...);
+ * `wk` gives the kernel from the weight (convolutions), else kernel_shape is
+ * required. Computes pads (auto_pad) and output dims. */
+static lm_status geom_read(fe_ctx *c, const fe_node *n, op_kind kind, const fe_type *x,
+                           const int64_t *wk, geom *g) {
+    memset(g, 0, sizeof *g);
+    if (x->rank < 3 || x->rank > 5)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input rank %d is not supported (1-D to 3-D "
+                       "images, N x C x ...)",
+                       x->rank);
+    int32_t sp = x->rank - 2;
+    g->sp = sp;
+    for (int32_t i = 0; i < sp; i++)
+        g->in[i] = x->dims[2 + i];
+    lm_status st;
+    int64_t pads[6];
+    const char *auto_pad;
+    if ((st = fe_attr_string(c, n, "auto_pad", "NOTSET", &auto_pad))) return st;
+    if ((st = ints_attr(c, n, "kernel_shape", sp, -1, g->kernel))) return st;
+    for (int32_t i = 0; i < sp; i++) {
+        if (wk && g->kernel[i] >= 0 && g->kernel[i] != wk[i])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "kernel_shape does not match the weight");
+        if (wk) g->kernel[i] = wk[i];
+        if (g->kernel[i] < 1)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "kernel_shape is missing or below 1");
+    }
+    if ((st = ints_attr(c, n, "strides", sp, 1, g->stride)) ||
+        (st = ints_attr(c, n, "dilations", sp, 1, g->dil)) ||
+        (st = ints_attr(c, n, "pads", 2 * sp, 0, pads)))
+        return st;
+    for (int32_t i = 0; i < sp; i++) {
+        if (g->stride[i] < 1 || g->dil[i] < 1 || pads[i] < 0 || pads[sp + i] < 0)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "strides and dilations must be >= 1 and "
+                           "pads >= 0");
+        g->pad_b[i] = pads[i];
+        g->pad_e[i] = pads[sp + i];
+    }
+    int64_t ceil_mode = 0;
+    if (kind == K_MAXPOOL || kind == K_AVGPOOL) {
+        if ((st = fe_attr_int(c, n, "ceil_mode", 0, &ceil_mode))) return st;
+        g->ceil_mode = ceil_mode != 0;
+    }
+    if (kind == K_CONVT) {
+        if ((st = ints_attr(c, n, "output_padding", sp, 0, g->out_pad))) return st;
+    }
+    bool same_upper = !strcmp(auto_pad, "SAME_UPPER"), same_lower = !strcmp(auto_pad, "SAME_LOWER");
+    bool valid = !strcmp(auto_pad, "VALID");
+    if (!same_upper && !same_lower && !valid && strcmp(auto_pad, "NOTSET") != 0)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute auto_pad=%s is not valid", auto_pad);
+    for (int32_t i = 0; i < sp; i++) {
+        int64_t dk = (g->kernel[i] - 1) * g->dil[i] + 1;
+        if (kind == K_CONVT) {
+            if (valid)
+                g->pad_b[i] = g->pad_e[i] = 0;
+            else if (same_upper || same_lower) {
+                /* Output = input * stride. */
+                int64_t total =
+                    g->stride[i] * (g->in[i] - 1) + g->out_pad[i] + dk - g->in[i] * g->stride[i];
+                if (total < 0) total = 0;
+                g->pad_b[i] = same_upper ? total / 2 : total - total / 2;
+                g->pad_e[i] = total - g->pad_b[i];
+            }
+            g->out[i] =
+                g->stride[i] * (g->in[i] - 1) + g->out_pad[i] + dk - g->pad_b[i] - g->pad_e[i];
+            continue;
+        }
+        if (valid) {
+            g->pad_b[i] = g->pad_e[i] = 0;
+        } else if (same_upper || same_lower) {
+            int64_t o = (g->in[i] + g->stride[i] - 1) / g->stride[i];
+            int64_t total = (o - 1) * g->stride[i] + dk - g->in[i];
+            if (total < 0) total = 0;
+            g->pad_b[i] = same_upper ? total / 2 : total - total / 2;
+            g->pad_e[i] = total - g->pad_b[i];
+        }
+        int64_t span = g->in[i] + g->pad_b[i] + g->pad_e[i] - dk;
+        if (span < 0)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "the kernel is larger than the padded input");
+        int64_t o =
+            g->ceil_mode ? (span + g->stride[i] - 1) / g->stride[i] + 1 : span / g->stride[i] + 1;
+        /* PyTorch's (and the op library's) rule: the last window must start
+         * inside the input or its begin padding. */
+        if (g->ceil_mode && (o - 1) * g->stride[i] >= g->in[i] + g->pad_b[i]) o--;
+        g->out[i] = o;
+    }
+    return LM_OK;
+}
+
+/* The output type of an image op: [N, oc, out...]. */
+static lm_status set_image_out(fe_ctx *c, const fe_node *n, fe_elem elem, const fe_type *x,
+                               int64_t oc, const geom *g) {
+    int64_t dims[FE_MAX_RANK] = {x->dims[0], oc};
+    for (int32_t i = 0; i < g->sp; i++) {
+        if (g->out[i] < 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "the output is empty");
+        dims[2 + i] = g->out[i];
+    }
+    return fe_set_out_type(c, n, 0, elem, x->rank, dims);
+}
+
+/* The lmnn options' 2-D view of the geometry: 1-D as H = 1. */
+static void geom_2d(const geom *g, int32_t stride[2], int32_t pad[4], int32_t dil[2],
+                    int32_t kernel[2]) {
+    if (g->sp == 1) {
+        stride[0] = 1, stride[1] = (int32_t)g->stride[0];
+        dil[0] = 1, dil[1] = (int32_t)g->dil[0];
+        kernel[0] = 1, kernel[1] = (int32_t)g->kernel[0];
+        pad[0] = pad[1] = 0;
+        pad[2] = (int32_t)g->pad_b[0];
+        pad[3] = (int32_t)g->pad_e[0];
+        return;
+    }
+    int32_t o = g->sp - 2; /* 3-D: the last two dims */
+    for (int i = 0; i < 2; i++) {
+        stride[i] = (int32_t)g->stride[o + i];
+        dil[i] = (int32_t)g->dil[o + i];
+        kernel[i] = (int32_t)g->kernel[o + i];
+    }
+    pad[0] = (int32_t)g->pad_b[o];
+    pad[1] = (int32_t)g->pad_e[o];
+    pad[2] = (int32_t)g->pad_b[o + 1];
+    pad[3] = (int32_t)g->pad_e[o + 1];
+}
+
+/* ---- Conv, ConvTranspose ---- */
+
+static const char *const conv_attrs[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                         "pads",     "strides",   NULL};
+static const char *const convt_attrs[] = {"auto_pad",     "dilations",      "group",
+                                          "kernel_shape", "output_padding", "output_shape",
+                                          "pads",         "strides",        NULL};
+
+static lm_status conv_geom(fe_ctx *c, const fe_node *n, bool transpose, geom *g, int64_t *oc) {
+    const fe_type *x = fe_in_type(c, n, 0), *w = fe_in_type(c, n, 1);
+    const fe_fusion *f = fusion_of(c, n);
+    if (f->weight) w = NULL;
+    int32_t wr = f->weight ? (int32_t)f->weight->rank : w->rank;
+    const int64_t *wd = f->weight ? f->weight->dims : w->dims;
+    if (wr != x->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "W has rank %d but X has rank %d", wr, x->rank);
+    lm_status st = geom_read(c, n, transpose ? K_CONVT : K_CONV, x, wd + 2, g);
+    if (!st) st = fe_attr_int(c, n, "group", 1, &g->group);
+    if (st) return st;
+    int64_t ch = x->dims[1];
+    if (g->group < 1 || ch % g->group)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "group %lld does not divide the %lld channels",
+                       (long long)g->group, (long long)ch);
+    if (transpose) {
+        if (wd[0] != ch)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "W has %lld input channels, X has %lld",
+                           (long long)wd[0], (long long)ch);
+        *oc = wd[1] * g->group;
+        const int64_t *os;
+        size_t osn;
+        if ((st = fe_attr_ints(c, n, "output_shape", &os, &osn))) return st;
+        if (os) {
+            /* output_shape decides the padding: what the full output has
+             * beyond it is cut (begin and end as auto_pad says); a shortfall
+             * becomes output padding at the end. */
+            if (osn != (size_t)g->sp && osn != (size_t)g->sp + 2)
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "output_shape has %zu values", osn);
+            const char *ap;
+            if ((st = fe_attr_string(c, n, "auto_pad", "NOTSET", &ap))) return st;
+            for (int32_t i = 0; i < g->sp; i++) {
+                int64_t want = os[osn - (size_t)g->sp + (size_t)i];
+                int64_t full = g->stride[i] * (g->in[i] - 1) + g->out_pad[i] +
+                               (g->kernel[i] - 1) * g->dil[i] + 1;
+                int64_t total = full - want;
+                if (total >= 0) {
+                    g->pad_b[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+                    g->pad_e[i] = total - g->pad_b[i];
+                } else {
+                    g->pad_b[i] = g->pad_e[i] = 0;
+                    g->out_pad[i] += -total;
+                }
+                g->out[i] = want;
+            }
+        }
+        for (int32_t i = 0; i < g->sp; i++)
+            if (g->out_pad[i] < 0 || (g->out_pad[i] >= g->stride[i] && g->out_pad[i] >= g->dil[i]))
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "output padding %lld (from output_padding or output_shape) is not "
+                               "below the stride or dilation",
+                               (long long)g->out_pad[i]);
+    } else {
+        if (wd[1] * g->group != ch)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "W takes %lld channels per group, X has %lld in %lld groups",
+                           (long long)wd[1], (long long)ch, (long long)g->group);
+        if (wd[0] % g->group)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "group %lld does not divide W's %lld "
+                           "output channels",
+                           (long long)g->group, (long long)wd[0]);
+        *oc = wd[0];
+    }
+    return LM_OK;
+}
+
+static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) {
+    lm_status st = fe_check_inputs(c, n, 2, 3);
+    if (!st) st = fe_check_attrs(c, n, transpose ? convt_attrs : conv_attrs);
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_check_elem(c, n, i, float_types);
+    geom g;
+    int64_t oc;
+    if (!st) st = conv_geom(c, n, transpose, &g, &oc);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (transpose && g.sp == 3)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "3-D ConvTranspose is not supported");
+    if (fe_has_in(n, 2)) {
+        const fe_type *b = fe_in_type(c, n, 2);
+        if (b->rank != 1 || b->dims[0] != oc)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "B must be [%lld]", (long long)oc);
+    }
+    if (fe_type_volume(x) == 0) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X is empty");
+    if (!fe_in_const(c, n, 1) && !fusion_of(c, n)->weight && g.group != 1)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "group %lld with a weight computed at run time is not supported (the "
+                       "weight must be a constant)",
+                       (long long)g.group);
+    return set_image_out(c, n, x->elem, x, oc, &g);
+}
+
+static lm_status infer_conv(fe_ctx *c, const fe_node *n) {
+    return infer_conv_common(c, n, false);
+}
+
+static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
+    return infer_conv_common(c, n, true);
+}
+
+/* The prepared weight matrix [KH * KW * C, OC] of constant `w` (conv:
+ * [OC, C / g, KH, KW]; transpose: [C, OC / g, KH, KW]), 1-D kernels as
+ * KH = 1; for a 3-D kernel the depth tap `kd`. Made once per compile. */
+static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, bool fused,
+                              bool transpose, int64_t groups, int64_t kd, lmnn_tensor *out) {
+    uint32_t vi = n->inputs[1];
+    uint64_t id = fused ? (uint64_t)(n - c->g->nodes) : vi;
+    uint64_t key = key_of(fused ? KEY_CONV_W_FUSED : KEY_CONV_W, (id << 8) | (uint64_t)kd);
+    if (fe_cache_get(c, key, out)) return LM_OK;
+    uint64_t d0 = (uint64_t)w->dims[0], d1 = (uint64_t)w->dims[1];
+    uint64_t kh = w->rank >= 4 ? (uint64_t)w->dims[w->rank - 2] : 1,
+             kw = (uint64_t)w->dims[w->rank - 1];
+    uint64_t kdn = w->rank == 5 ? (uint64_t)w->dims[2] : 1;
+    uint64_t g = (uint64_t)groups;
+    uint64_t ch = transpose ? d0 : d1 * g, oc = transpose ? d1 * g : d0;
+    uint64_t cg = ch / g, ocg = oc / g, rows = kh * kw * ch;
+    if (rows * oc > (UINT64_C(1) << 28))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the weight is too large");
+    float *m = calloc(rows * oc, sizeof *m);
+    if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint64_t a = 0; a < d0; a++)
+        for (uint64_t b = 0; b < d1; b++)
+            for (uint64_t y = 0; y < kh; y++)
+                for (uint64_t x = 0; x < kw; x++) {
+                    uint64_t src = (((a * d1 + b) * kdn + (uint64_t)kd) * kh + y) * kw + x;
+                    float v = (float)fe_tensor_get_f64(w, src);
+                    uint64_t ci = transpose ? a : a / ocg * cg + b;
+                    uint64_t o = transpose ? a / cg * ocg + b : a;
+                    uint64_t ty = transpose ? kh - 1 - y : y, tx = transpose ? kw - 1 - x : x;
+                    m[((ty * kw + tx) * ch + ci) * oc + o] = v;
+                }
+    lmnn_shape s = LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
+    lm_status st =
+        fe_cache_upload(c, n, key, &s, m, rows * oc * sizeof *m, c->float_dtype, LMNN_TILE, out);
+    free(m);
+    if (st || !c->bfp8_weights) return st;
+    lmnn_tensor b8;
+    if ((st = lmnn_typecast(*out, LMNN_BFLOAT8_B, &b8))) return fe_nn_fail(c, n, st);
+    c->cache[c->cache_count - 1].t = b8;
+    fe_free(*out);
+    *out = b8;
+    return LM_OK;
+}
+
+/* The prepared matrix of a weight computed at run time (group 1), on the
+ * device: conv [OC, C, KH, KW] -> permute to [KH, KW, C, OC] -> reshape;
+ * transpose [C, OC, KH, KW] -> [KH, KW, C, OC] with the KH * KW taps in
+ * reverse order (the flipped kernel). For a 3-D weight, depth tap `kd`. */
+static lm_status weight_dev(fe_ctx *c, const fe_node *n, bool transpose, int64_t kd,
+                            lmnn_tensor *out) {
+    const fe_type *wt = fe_in_type(c, n, 1);
+    lmnn_tensor w;
+    lm_status st = fe_in_dev(c, n, 1, &w);
+    if (st) return st;
+    bool owned = false;
+    uint32_t d0 = (uint32_t)wt->dims[0], d1 = (uint32_t)wt->dims[1];
+    uint32_t kh = wt->rank >= 4 ? (uint32_t)wt->dims[wt->rank - 2] : 1,
+             kw = (uint32_t)wt->dims[wt->rank - 1];
+    if (wt->rank == 5) {
+        int32_t b[5] = {0, 0, (int32_t)kd, 0, 0}, e[5];
+        for (int i = 0; i < 5; i++)
+            e[i] = (int32_t)wt->dims[i];
+        e[2] = (int32_t)kd + 1;
+        lmnn_tensor s;
+        if ((st = lmnn_slice(w, b, e, NULL, 5, NULL, &s))) return fe_nn_fail(c, n, st);
+        take(&w, &owned, s);
+    }
+    if ((st = reshape_to(&w, &owned, 4, (const uint32_t[]){d0, d1, kh, kw}))) goto fail;
+    lmnn_tensor p;
+    const int32_t perm[4] = {2, 3, transpose ? 0 : 1, transpose ? 1 : 0};
+    if ((st = lmnn_permute(w, perm, 4, NULL, &p))) goto fail;
+    take(&w, &owned, p);
+    uint32_t ch = transpose ? d0 : d1, oc = transpose ? d1 : d0;
+    if (transpose && kh * kw > 1) {
+        if ((st = reshape_to(&w, &owned, 2, (const uint32_t[]){kh * kw, ch * oc}))) goto fail;
+        uint64_t key = key_of(KEY_REV, (uint64_t)kh * kw);
+        lmnn_tensor rev;
+        if (!fe_cache_get(c, key, &rev)) {
+            int32_t *idx = malloc((size_t)kh * kw * sizeof *idx);
+            if (!idx) {
+                st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+                goto fail;
+            }
+            for (uint32_t i = 0; i < kh * kw; i++)
+                idx[i] = (int32_t)(kh * kw - 1 - i);
+            lmnn_shape s = LMNN_SHAPE(kh * kw);
+            st = fe_cache_upload(c, n, key, &s, idx, (size_t)kh * kw * sizeof *idx, LMNN_INT32,
+                                 LMNN_ROW_MAJOR, &rev);
+            free(idx);
+            if (st) {
+                if (owned) fe_free(w);
+                return st;
+            }
+        }
+        if ((st = lmnn_index_select(w, 0, rev, NULL, &p))) goto fail;
+        take(&w, &owned, p);
+    }
+    if ((st = reshape_to(&w, &owned, 2, (const uint32_t[]){kh * kw * ch, oc}))) goto fail;
+    *out = w;
+    return LM_OK;
+fail:
+    if (owned) fe_free(w);
+    return fe_nn_fail(c, n, st);
+}
+
+/* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
+ * weight wm. */
+static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
+                             lmnn_tensor x, lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
+                             const fe_fusion *f, lmnn_tensor *out) {
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    int32_t kernel[2];
+    geom_2d(g, o.stride, o.padding, o.dilation, kernel);
+    o.kernel_size[0] = kernel[0];
+    o.kernel_size[1] = kernel[1];
+    o.groups = (int32_t)g->group;
+    if (transpose) {
+        int32_t op = (int32_t)g->out_pad[g->sp - 1];
+        o.output_padding[0] = g->sp == 1 ? 0 : (int32_t)g->out_pad[g->sp - 2];
+        o.output_padding[1] = op;
+    }
+    if (act != LMNN_UNARY_INVALID) {
+        o.activation = act;
+        o.activation_alpha = f->act_alpha;
+        o.activation_beta = f->act_beta;
+    }
+    (void)c;
+    (void)n;
+    return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
+                     : lmnn_conv2d(x, wm, bias, &o, out);
+}
+
+static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) {
+    geom g;
+    int64_t oc;
+    lm_status st = conv_geom(c, n, transpose, &g, &oc);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    const fe_type *ot = &c->g->values[n->outputs[0]].type;
+    const fe_fusion *f = fusion_of(c, n);
+    const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, 1);
+    lmnn_tensor x, bias = {0}, r = {0};
+    bool xo = false, bo = false;
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    if (f->weight_bias) {
+        /* The folded batch norm's bias: a host constant of the node's own. */
+        const fe_tensor *fb = f->weight_bias;
+        float *v = malloc((size_t)fb->count * sizeof *v);
+        if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (uint64_t i = 0; i < fb->count; i++)
+            v[i] = (float)fe_tensor_get_f64(fb, i);
+        lmnn_shape s = LMNN_SHAPE((uint32_t)fb->count);
+        st = fe_cache_upload(c, n,
+                             key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 8) | 255), &s,
+                             v, (size_t)fb->count * sizeof *v, c->float_dtype, LMNN_TILE, &bias);
+        free(v);
+        if (st) return st;
+    } else if (fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
+        return st;
+    }
+    (void)bo;
+    bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE;
+    if (g.sp == 1) {
+        if ((st = reshape_to(&x, &xo, 4,
+                             (const uint32_t[]){(uint32_t)xt->dims[0], (uint32_t)xt->dims[1], 1,
+                                                (uint32_t)xt->dims[2]})))
+            return fe_nn_fail(c, n, st);
+    }
+    int64_t kdn = g.sp == 3 ? g.kernel[0] : 1;
+    if (g.sp != 3) {
+        lmnn_tensor wm;
+        bool wo = false;
+        if (wk)
+            st = weight_const(c, n, wk, f->weight != NULL, transpose, g.group, 0, &wm);
+        else {
+            st = weight_dev(c, n, transpose, 0, &wm);
+            wo = !st;
+        }
+        if (!st) {
+            st = conv2d_call(c, n, transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
+            if (st) st = fe_nn_fail(c, n, st);
+        }
+        if (wo) fe_free(wm);
+    } else {
+        /* 3-D: out[:, :, od] = sum over kd of conv2d(x[:, :, id], W[:, :, kd])
+         * with id = od * sd + kd * dd - pad_d (taps in the depth padding add
+         * nothing); the bias once. Depth slices are [N, C, H, W] tensors. */
+        act = false;
+        int64_t od_n = g.out[0], id_n = g.in[0];
+        lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
+        if (!slices) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1], H = (uint32_t)xt->dims[3],
+                 W = (uint32_t)xt->dims[4];
+        for (int64_t od = 0; !st && od < od_n; od++) {
+            lmnn_tensor acc = {0};
+            bool first = true;
+            for (int64_t kd = 0; !st && kd < kdn; kd++) {
+                int64_t id = od * g.stride[0] + kd * g.dil[0] - g.pad_b[0];
+                if (id < 0 || id >= id_n) continue;
+                int32_t b[5] = {0, 0, (int32_t)id, 0, 0},
+                        e[5] = {(int32_t)N, (int32_t)C, (int32_t)id + 1, (int32_t)H, (int32_t)W};
+                lmnn_tensor xs, xs4, wm, y;
+                bool wo = false;
+                if ((st = lmnn_slice(x, b, e, NULL, 5, NULL, &xs))) break;
+                lmnn_shape s4 = LMNN_SHAPE(N, C, H, W);
+                st = lmnn_reshape(xs, &s4, NULL, &xs4);
+                fe_free(xs);
+                if (st) break;
+                if (wk)
+                    st = weight_const(c, n, wk, f->weight != NULL, false, g.group, kd, &wm);
+                else {
+                    st = weight_dev(c, n, false, kd, &wm);
+                    wo = !st;
+                }
+                if (!st)
+                    st = conv2d_call(c, n, false, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0,
+                                     f, &y);
+                fe_free(xs4);
+                if (wo) fe_free(wm);
+                if (st) break;
+                if (first)
+                    acc = y;
+                else {
+                    lmnn_tensor s;
+                    st = lmnn_binary(LMNN_BINARY_ADD, acc, y, NULL, &s);
+                    fe_free(acc);
+                    fe_free(y);
+                    acc = s;
+                }
+                first = false;
+            }
+            if (!st && first) {
+                /* Every tap in the padding: zeros (plus the bias). */
+                lmnn_tensor_options to;
+                lmnn_tensor_options_init(&to);
+                to.dtype = c->float_dtype;
+                lmnn_shape s = LMNN_SHAPE(N, (uint32_t)oc, (uint32_t)g.out[1], (uint32_t)g.out[2]);
+                st = lmnn_full(c->device, &s, 0.0, &to, &acc);
+                if (!st && bias.id) {
+                    lmnn_tensor b4, s2;
+                    lmnn_shape bs = LMNN_SHAPE(1, (uint32_t)oc, 1, 1);
+                    if (!(st = lmnn_reshape(bias, &bs, NULL, &b4))) {
+                        st = lmnn_binary(LMNN_BINARY_ADD, acc, b4, NULL, &s2);
+                        fe_free(b4);
+                        fe_free(acc);
+                        acc = s2;
+                    }
+                }
+            }
+            if (!st) {
+                lmnn_shape s5 =
+                    LMNN_SHAPE(N, (uint32_t)oc, 1, (uint32_t)g.out[1], (uint32_t)g.out[2]);
+                lmnn_tensor a5;
+                st = lmnn_reshape(acc, &s5, NULL, &a5);
+                fe_free(acc);
+                if (!st) slices[od] = a5;
+            }
+        }
+        if (!st) st = lmnn_concat(slices, (uint32_t)od_n, 2, NULL, &r);
+        for (int64_t i = 0; slices && i < od_n; i++)
+            fe_free(slices[i]);
+        free(slices);
+        if (st) st = fe_nn_fail(c, n, st);
+    }
+    if (xo) fe_free(x);
+    if (st) return st;
+    if (g.sp == 1) {
+        bool ro = true;
+        uint32_t dims[3] = {(uint32_t)ot->dims[0], (uint32_t)ot->dims[1], (uint32_t)ot->dims[2]};
+        if ((st = reshape_to(&r, &ro, 3, dims))) {
+            fe_free(r);
+            return fe_nn_fail(c, n, st);
+        }
+    }
+    return finish(c, n, r, act);
+}
+
+static lm_status lower_conv(fe_ctx *c, const fe_node *n) {
+    return lower_conv_common(c, n, false);
+}
+
+static lm_status lower_convt(fe_ctx *c, const fe_node *n) {
+    return lower_conv_common(c, n, true);
+}
+
+/* ---- MaxPool, AveragePool ---- */
+
+static lm_status pool_read(fe_ctx *c, const fe_node *n, bool is_max, geom *g,
+                           int64_t *count_include_pad) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    lm_status st = geom_read(c, n, is_max ? K_MAXPOOL : K_AVGPOOL, x, NULL, g);
+    if (st) return st;
+    *count_include_pad = 0;
+    if (!is_max) {
+        if ((st = fe_attr_int(c, n, "count_include_pad", 0, count_include_pad))) return st;
+        for (int32_t i = 0; i < g->sp; i++)
+            if (g->dil[i] != 1)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "attribute dilations=%lld is not supported for AveragePool",
+                               (long long)g->dil[i]);
+    }
+    /* MaxPool's storage_order orders only the Indices output, which is
+     * refused (infer_pool). */
+    return LM_OK;
+}
+
+static lm_status infer_pool(fe_ctx *c, const fe_node *n) {
+    bool is_max = !strcmp(n->op_type, "MaxPool");
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st)
+        st = fe_check_attrs(
+            c, n,
+            is_max ? (const char *const[]){"auto_pad", "ceil_mode", "dilations", "kernel_shape",
+                                           "pads", "storage_order", "strides", NULL}
+                   : (const char *const[]){"auto_pad", "ceil_mode", "count_include_pad",
+                                           "dilations", "kernel_shape", "pads", "strides", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, is_max ? numeric_types : float_types);
+    if (st) return st;
+    if (is_max && n->output_count > 1 && n->outputs[1] != FE_NONE)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "output Indices is not supported");
+    geom g;
+    int64_t cip;
+    if ((st = pool_read(c, n, is_max, &g, &cip))) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    return set_image_out(c, n, x->elem, x, x->dims[1], &g);
+}
+
+/* out = x sliced to at most [.., h, w] in its last two dims (pooling with
+ * explicit padding may give one more window than ONNX's rule). */
+static lm_status crop_hw(lmnn_tensor *x, uint32_t h, uint32_t w) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(*x, &info);
+    if (st) return st;
+    uint32_t r = info.shape.rank;
+    if (info.shape.dims[r - 2] <= h && info.shape.dims[r - 1] <= w) return LM_OK;
+    int32_t b[LMNN_MAX_DIMS] = {0}, e[LMNN_MAX_DIMS];
+    for (uint32_t i = 0; i < r; i++)
+        e[i] = (int32_t)info.shape.dims[i];
+    if (e[r - 2] > (int32_t)h) e[r - 2] = (int32_t)h;
+    if (e[r - 1] > (int32_t)w) e[r - 1] = (int32_t)w;
+    lmnn_tensor s;
+    if ((st = lmnn_slice(*x, b, e, NULL, r, NULL, &s))) return st;
+    fe_free(*x);
+    *x = s;
+    return LM_OK;
+}
+
+enum { KEY_POOL_FACTOR = 20 };
+
+/* One 2-D pooling of x ([N, C, H, W] float tile) with options `o`, giving
+ * [N, C, want_h, want_w]. A max kernel of more than 256 taps runs as two
+ * passes (max is separable: rows, then columns), which the op library's
+ * buffers hold; padding beyond half the kernel (which the library refuses)
+ * is added explicitly (-inf for max, zeros for average; for an average that
+ * excludes the padding the result is then scaled per output by
+ * window / real elements, a host-made map). */
+static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_pool2d_options *o,
+                        uint32_t want_h, uint32_t want_w, lmnn_tensor x, lmnn_tensor *out) {
+    lm_status st;
+    int32_t kh = o->kernel_size[0], kw = o->kernel_size[1];
+    if (is_max && kh > 1 && kw > 1 && kh * kw > 256) {
+        lmnn_pool2d_options rows = *o, cols = *o;
+        rows.kernel_size[1] = 1, rows.stride[1] = 1, rows.dilation[1] = 1;
+        rows.padding[2] = rows.padding[3] = 0;
+        cols.kernel_size[0] = 1, cols.stride[0] = 1, cols.dilation[0] = 1;
+        cols.padding[0] = cols.padding[1] = 0;
+        lmnn_tensor t;
+        lmnn_tensor_info info;
+        if ((st = lmnn_tensor_get_info(x, &info))) return st;
+        if ((st = pool2d(c, n, true, &rows, want_h, info.shape.dims[3], x, &t))) return st;
+        st = pool2d(c, n, true, &cols, want_h, want_w, t, out);
+        fe_free(t);
+        return st;
+    }
+    bool wide = false;
+    for (int i = 0; i < 4; i++) {
+        int32_t dk = (o->kernel_size[i / 2] - 1) * o->dilation[i / 2] + 1;
+        wide |= o->padding[i] * 2 > dk;
+    }
+    if (!wide) {
+        if ((st = is_max ? lmnn_max_pool2d(x, o, out) : lmnn_avg_pool2d(x, o, out))) return st;
+        if ((st = crop_hw(out, want_h, want_w))) fe_free(*out);
+        return st;
+    }
+    lmnn_tensor_info info;
+    if ((st = lmnn_tensor_get_info(x, &info))) return st;
+    uint32_t H = info.shape.dims[2], W = info.shape.dims[3];
+    const uint32_t pads[8] = {0,
+                              0,
+                              0,
+                              0,
+                              (uint32_t)o->padding[0],
+                              (uint32_t)o->padding[1],
+                              (uint32_t)o->padding[2],
+                              (uint32_t)o->padding[3]};
+    lmnn_pad_options po;
+    lmnn_pad_options_init(&po);
+    po.value = is_max ? -INFINITY : 0.0;
+    lmnn_tensor xp, r;
+    if ((st = lmnn_pad(x, pads, 4, &po, &xp))) return st;
+    lmnn_pool2d_options q = *o;
+    memset(q.padding, 0, sizeof q.padding);
+    q.count_include_pad = true;
+    st = is_max ? lmnn_max_pool2d(xp, &q, &r) : lmnn_avg_pool2d(xp, &q, &r);
+    fe_free(xp);
+    if (!st) st = crop_hw(&r, want_h, want_w);
+    if (st || is_max || o->count_include_pad) {
+        if (st)
+            fe_free(r);
+        else
+            *out = r;
+        return st;
+    }
+    uint64_t key = key_of(KEY_POOL_FACTOR, (uint64_t)(n - c->g->nodes));
+    lmnn_tensor f;
+    if (!fe_cache_get(c, key, &f)) {
+        float *m = malloc((size_t)want_h * want_w * sizeof *m);
+        if (!m) {
+            fe_free(r);
+            return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        }
+        int64_t hp = (int64_t)H + o->padding[0] + o->padding[1],
+                wp = (int64_t)W + o->padding[2] + o->padding[3];
+        int32_t sh = o->stride[0] ? o->stride[0] : kh, sw = o->stride[1] ? o->stride[1] : kw;
+        for (uint32_t i = 0; i < want_h; i++)
+            for (uint32_t j = 0; j < want_w; j++) {
+                int64_t hs = (int64_t)i * sh, ws = (int64_t)j * sw;
+                int64_t he = hs + kh < hp ? hs + kh : hp, we = ws + kw < wp ? ws + kw : wp;
+                int64_t rh0 = hs > o->padding[0] ? hs : o->padding[0],
+                        rh1 = he < o->padding[0] + (int64_t)H ? he : o->padding[0] + (int64_t)H;
+                int64_t rw0 = ws > o->padding[2] ? ws : o->padding[2],
+                        rw1 = we < o->padding[2] + (int64_t)W ? we : o->padding[2] + (int64_t)W;
+                int64_t real = (rh1 > rh0 ? rh1 - rh0 : 0) * (rw1 > rw0 ? rw1 - rw0 : 0);
+                m[(size_t)i * want_w + j] =
+                    real ? (float)((double)((he - hs) * (we - ws)) / (double)real) : NAN;
+            }
+        lmnn_shape s = LMNN_SHAPE(1, 1, want_h, want_w);
+        st = fe_cache_upload(c, n, key, &s, m, (size_t)want_h * want_w * sizeof *m, LMNN_FLOAT32,
+                             LMNN_TILE, &f);
+        free(m);
+        if (st) {
+            fe_free(r);
+            return st;
+        }
+    }
+    st = lmnn_binary(LMNN_BINARY_MUL, r, f, NULL, out);
+    fe_free(r);
+    return st;
+}
+
+static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
+    bool is_max = !strcmp(n->op_type, "MaxPool");
+    geom g;
+    int64_t cip;
+    lm_status st = pool_read(c, n, is_max, &g, &cip);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0), *ot = &c->g->values[n->outputs[0]].type;
+    lmnn_tensor x, r = {0};
+    bool xo, own_msg = false;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
+    uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1];
+    uint32_t oh = g.sp == 1 ? 1 : (uint32_t)ot->dims[ot->rank - 2],
+             ow = (uint32_t)ot->dims[ot->rank - 1];
+    if (g.sp == 1) st = reshape_to(&x, &xo, 4, (const uint32_t[]){N, C, 1, (uint32_t)xt->dims[2]});
+    lmnn_pool2d_options o;
+    lmnn_pool2d_options_init(&o);
+    geom_2d(&g, o.stride, o.padding, o.dilation, o.kernel_size);
+    o.ceil_mode = g.ceil_mode;
+    o.count_include_pad = cip != 0;
+    if (!st && g.sp != 3) {
+        st = pool2d(c, n, is_max, &o, oh, ow, x, &r);
+    } else if (!st) {
+        /* 3-D: each output depth pools the 2-D slices of its depth taps and
+         * combines them: the max, or the sum of the slices' averages over
+         * the depth divisor (the window's depth clipped to the padded input
+         * when the padding counts, else its real taps). */
+        uint32_t H = (uint32_t)xt->dims[3], W = (uint32_t)xt->dims[4];
+        int64_t od_n = g.out[0], id_n = g.in[0];
+        lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
+        if (!slices) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (int64_t od = 0; !st && od < od_n; od++) {
+            lmnn_tensor acc = {0};
+            int64_t taps = 0;
+            for (int64_t kd = 0; !st && kd < g.kernel[0]; kd++) {
+                int64_t id = od * g.stride[0] + kd * g.dil[0] - g.pad_b[0];
+                if (id < 0 || id >= id_n) continue;
+                int32_t b[5] = {0, 0, (int32_t)id, 0, 0},
+                        e[5] = {(int32_t)N, (int32_t)C, (int32_t)id + 1, (int32_t)H, (int32_t)W};
+                lmnn_tensor xs, xs4, y;
+                if ((st = lmnn_slice(x, b, e, NULL, 5, NULL, &xs))) break;
+                lmnn_shape s4 = LMNN_SHAPE(N, C, H, W);
+                st = lmnn_reshape(xs, &s4, NULL, &xs4);
+                fe_free(xs);
+                if (st) break;
+                st = pool2d(c, n, is_max, &o, oh, ow, xs4, &y);
+                fe_free(xs4);
+                if (st) break;
+                if (!taps++)
+                    acc = y;
+                else {
+                    lmnn_tensor s2;
+                    st = lmnn_binary(is_max ? LMNN_BINARY_MAXIMUM : LMNN_BINARY_ADD, acc, y, NULL,
+                                     &s2);
+                    fe_free(acc);
+                    fe_free(y);
+                    acc = s2;
+                }
+            }
+            if (!st && !taps) {
+                /* Only with ceil_mode and depth padding; PyTorch has no such window. */
+                st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                             "a window entirely in the depth padding is not supported");
+                own_msg = true;
+            }
+            if (!st && !is_max) {
+                int64_t ds = od * g.stride[0], dp = id_n + g.pad_b[0] + g.pad_e[0];
+                int64_t div = cip ? (ds + g.kernel[0] < dp ? g.kernel[0] : dp - ds) : taps;
+                if (div != 1) {
+                    lmnn_tensor s2;
+                    st = lmnn_binary_scalar(LMNN_BINARY_DIV, acc, (double)div, NULL, &s2);
+                    fe_free(acc);
+                    acc = s2;
+                }
+            }
+            if (!st) {
+                lmnn_shape s5 = LMNN_SHAPE(N, C, 1, oh, ow);
+                st = lmnn_reshape(acc, &s5, NULL, &slices[od]);
+            }
+            fe_free(acc);
+        }
+        if (!st) st = lmnn_concat(slices, (uint32_t)od_n, 2, NULL, &r);
+        for (int64_t i = 0; slices && i < od_n; i++)
+            fe_free(slices[i]);
+        free(slices);
+    }
+    if (xo) fe_free(x);
+    if (!st && g.sp == 1) st = reshape_to(&r, (bool[]){true}, 3, (const uint32_t[]){N, C, ow});
+    if (st) {
+        fe_free(r);
+        return own_msg ? st : fe_nn_fail(c, n, st);
+    }
+    return fe_out_from_float(c, n, 0, r);
+}
+
+/* ---- GlobalAveragePool, GlobalMaxPool ---- */
+
+static lm_status infer_global_pool(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 3)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be N x C x ..., given rank %d",
+                       x->rank);
+    if (fe_type_volume(x) == 0) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X is empty");
+    int64_t dims[FE_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; i++)
+        dims[i] = i < 2 ? x->dims[i] : 1;
+    return fe_set_out_type(c, n, 0, x->elem, x->rank, dims);
+}
+
+static lm_status lower_global_pool(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    lmnn_tensor a, r;
+    lm_status st = fe_in_dev(c, n, 0, &a);
+    if (st) return st;
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    for (int32_t i = 2; i < x->rank; i++)
+        o.dim_mask |= 1u << i;
+    o.keepdim = true;
+    st = !strcmp(n->op_type, "GlobalMaxPool") ? lmnn_max(a, &o, &r) : lmnn_mean(a, &o, &r);
+    if (st) return fe_nn_fail(c, n, st);
+    return finish(c, n, r, false);
+}
+
+/* ---- BatchNormalization ---- */
+
+static lm_status infer_batchnorm(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 5, 5);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            (const char *const[]){"epsilon", "momentum", "training_mode", "spatial",
+                                                  "is_test", "consumed_inputs", NULL});
+    for (uint32_t i = 0; i < 5 && !st; i++)
+        st = fe_check_elem(c, n, i, float_types);
+    int64_t training, spatial, is_test;
+    if (!st) st = fe_attr_int(c, n, "training_mode", 0, &training);
+    if (!st) st = fe_attr_int(c, n, "spatial", 1, &spatial);
+    if (!st) st = fe_attr_int(c, n, "is_test", 1, &is_test);
+    if (st) return st;
+    if (training)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "attribute training_mode=%lld is not supported "
+                       "(inference only)",
+                       (long long)training);
+    if (!spatial) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute spatial=0 is not supported");
+    if (!is_test)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "attribute is_test=0 is not supported "
+                       "(inference only)");
+    for (uint32_t i = 1; i < n->output_count; i++)
+        if (n->outputs[i] != FE_NONE)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "output %u (a training statistic) is not "
+                           "supported",
+                           i);
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be N x C x ...");
+    for (uint32_t i = 1; i < 5; i++) {
+        const fe_type *p = fe_in_type(c, n, i);
+        if (p->rank != 1 || p->dims[0] != x->dims[1])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u must be [%lld]", i,
+                           (long long)x->dims[1]);
+    }
+    return same_type_out(c, n);
+}
+
+static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
+    float eps;
+    lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
+    if (st) return st;
+    lmnn_tensor t[5], r;
+    for (uint32_t i = 0; i < 5; i++)
+        if ((st = fe_in_dev(c, n, i, &t[i]))) return st;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = eps;
+    if ((st = lmnn_batch_norm(t[0], t[3], t[4], t[1], t[2], &o, &r))) return fe_nn_fail(c, n, st);
+    return finish(c, n, r, false);
+}
+
+/* ---- InstanceNormalization ---- */
+
+static lm_status infer_instancenorm(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 3, 3);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"epsilon", NULL});
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_check_elem(c, n, i, float_types);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 3) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be N x C x D1 x ...");
+    for (uint32_t i = 1; i < 3; i++) {
+        const fe_type *p = fe_in_type(c, n, i);
+        if (p->rank != 1 || p->dims[0] != x->dims[1])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u must be [%lld]", i,
+                           (long long)x->dims[1]);
+    }
+    return same_type_out(c, n);
+}
+
+static lm_status lower_instancenorm(fe_ctx *c, const fe_node *n) {
+    float eps;
+    lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
+    if (st) return st;
+    lmnn_tensor x, s, b, r;
+    if ((st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &s)) ||
+        (st = fe_in_dev(c, n, 2, &b)))
+        return st;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = eps;
+    /* Instance norm is group norm with one channel per group. */
+    uint32_t ch = (uint32_t)fe_in_type(c, n, 0)->dims[1];
+    if ((st = lmnn_group_norm(x, ch, s, b, &o, &r))) return fe_nn_fail(c, n, st);
+    return finish(c, n, r, false);
+}
+
+/* ---- LayerNormalization ---- */
+
+static lm_status infer_layernorm(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 3);
+    if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){"axis", "epsilon", "stash_type", NULL});
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_check_elem(c, n, i, float_types);
+    int64_t axis, stash;
+    if (!st) st = fe_attr_int(c, n, "axis", -1, &axis);
+    if (!st) st = fe_attr_int(c, n, "stash_type", 1, &stash);
+    const fe_type *x = fe_in_type(c, n, 0);
+    int32_t ax;
+    if (!st) st = fe_axis(c, n, axis, x->rank, &ax);
+    if (st) return st;
+    /* stash_type names the statistics' precision: float32 (1) is what the
+     * op library computes in; a lower one would only lose accuracy. */
+    if (stash != 1)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute stash_type=%lld is not supported",
+                       (long long)stash);
+    for (uint32_t i = 1; i < 3; i++) {
+        const fe_type *p = fe_in_type(c, n, i);
+        if (!p) continue;
+        fe_type bc;
+        if ((st = fe_broadcast(c, n, x, p, &bc))) return st;
+        if (bc.rank != x->rank || p->rank > x->rank - ax)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input %u must have X's trailing shape from axis %d", i, ax);
+    }
+    if ((st = same_type_out(c, n))) return st;
+    int64_t dims[FE_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; i++)
+        dims[i] = i < ax ? x->dims[i] : 1;
+    fe_elem se = FE_FLOAT;
+    if ((st = fe_set_out_type(c, n, 1, se, x->rank, dims))) return st;
+    if (n->output_count > 2) st = fe_set_out_type(c, n, 2, se, x->rank, dims);
+    return st;
+}
+
+static lm_status lower_layernorm(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    float eps;
+    lm_status st = fe_attr_int(c, n, "axis", -1, &axis);
+    if (!st) st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
+    const fe_type *x = fe_in_type(c, n, 0);
+    int32_t ax;
+    if (!st) st = fe_axis(c, n, axis, x->rank, &ax);
+    if (st) return st;
+    lmnn_tensor a, w, b = {0}, r;
+    if ((st = fe_in_dev(c, n, 0, &a)) || (st = fe_in_dev(c, n, 1, &w))) return st;
+    if (fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &b))) return st;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = eps;
+    o.normalized_dims = (uint32_t)(x->rank - ax);
+    if ((st = lmnn_layer_norm(a, w, b, &o, &r))) return fe_nn_fail(c, n, st);
+    bool want_mean = n->output_count > 1 && n->outputs[1] != FE_NONE;
+    bool want_inv = n->output_count > 2 && n->outputs[2] != FE_NONE;
+    if (want_mean || want_inv) {
+        /* The statistics over the normalised dims, kept as size-1 dims:
+         * Mean, and InvStdDev = 1 / sqrt(var + epsilon) (no correction). */
+        lmnn_reduce_options ro;
+        lmnn_reduce_options_init(&ro);
+        for (int32_t i = ax; i < x->rank; i++)
+            ro.dim_mask |= 1u << i;
+        ro.keepdim = true;
+        ro.correction = 0;
+        lmnn_tensor m, v, ve, inv;
+        if (want_mean) {
+            if ((st = lmnn_mean(a, &ro, &m))) goto fail;
+            if ((st = fe_out_from_float(c, n, 1, m))) {
+                fe_free(r);
+                return st;
+            }
+        }
+        if (want_inv) {
+            if ((st = lmnn_var(a, &ro, &v))) goto fail;
+            st = lmnn_binary_scalar(LMNN_BINARY_ADD, v, eps, NULL, &ve);
+            fe_free(v);
+            if (st) goto fail;
+            st = lmnn_rsqrt(ve, &inv);
+            fe_free(ve);
+            if (st) goto fail;
+            if ((st = fe_out_from_float(c, n, 2, inv))) {
+                fe_free(r);
+                return st;
+            }
+        }
+    }
+    return fe_out_dev(c, n, 0, r);
+fail:
+    fe_free(r);
+    return fe_nn_fail(c, n, st);
+}
+
+/* ---- LpNormalization, MeanVarianceNormalization ---- */
+
+static lm_status infer_lpnorm(fe_ctx *c, const fe_node *n) {
+    int64_t axis, p;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", "p", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    if (!st) st = fe_attr_int(c, n, "axis", -1, &axis);
+    if (!st) st = fe_attr_int(c, n, "p", 2, &p);
+    int32_t ax;
+    if (!st) st = fe_axis(c, n, axis, fe_in_type(c, n, 0)->rank, &ax);
+    if (st) return st;
+    if (p != 1 && p != 2)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute p=%lld is not supported", (long long)p);
+    return same_type_out(c, n);
+}
+
+static lm_status lower_lpnorm(fe_ctx *c, const fe_node *n) {
+    int64_t axis, p;
+    lm_status st = fe_attr_int(c, n, "axis", -1, &axis);
+    if (!st) st = fe_attr_int(c, n, "p", 2, &p);
+    int32_t ax;
+    if (!st) st = fe_axis(c, n, axis, fe_in_type(c, n, 0)->rank, &ax);
+    if (st) return st;
+    lmnn_tensor x, nrm, r;
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    o.dims[0] = ax;
+    o.dim_count = 1;
+    o.keepdim = true;
+    if ((st = lmnn_norm(x, (double)p, &o, &nrm))) return fe_nn_fail(c, n, st);
+    st = lmnn_binary(LMNN_BINARY_DIV, x, nrm, NULL, &r);
+    fe_free(nrm);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+static lm_status mvn_mask(fe_ctx *c, const fe_node *n, uint32_t *mask) {
+    const int64_t *axes;
+    size_t count;
+    const fe_type *x = fe_in_type(c, n, 0);
+    lm_status st = fe_attr_ints(c, n, "axes", &axes, &count);
+    if (st) return st;
+    static const int64_t def[] = {0, 2, 3};
+    if (!axes) {
+        axes = def;
+        count = 3;
+    }
+    *mask = 0;
+    for (size_t i = 0; i < count; i++) {
+        int32_t ax;
+        if ((st = fe_axis(c, n, axes[i], x->rank, &ax))) return st;
+        *mask |= 1u << ax;
+    }
+    return LM_OK;
+}
+
+static lm_status infer_mvn(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axes", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    uint32_t mask;
+    if (!st) st = mvn_mask(c, n, &mask);
+    if (st) return st;
+    return same_type_out(c, n);
+}
+
+/* (x - mean) / sqrt(mean((x - mean)^2) + 1e-9), ONNX's function body. */
+static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
+    uint32_t mask;
+    lm_status st = mvn_mask(c, n, &mask);
+    if (st) return st;
+    lmnn_tensor x, m = {0}, d = {0}, sq = {0}, v = {0}, ve = {0}, sd = {0}, r = {0};
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    o.dim_mask = mask;
+    o.keepdim = true;
+    if (!(st = lmnn_mean(x, &o, &m)) && !(st = lmnn_binary(LMNN_BINARY_SUB, x, m, NULL, &d)) &&
+        !(st = lmnn_square(d, &sq)) && !(st = lmnn_mean(sq, &o, &v)) &&
+        !(st = lmnn_binary_scalar(LMNN_BINARY_ADD, v, 1e-9, NULL, &ve)) &&
+        !(st = lmnn_sqrt(ve, &sd)))
+        st = lmnn_binary(LMNN_BINARY_DIV, d, sd, NULL, &r);
+    fe_free(m);
+    fe_free(d);
+    fe_free(sq);
+    fe_free(v);
+    fe_free(ve);
+    fe_free(sd);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Dropout ---- */
+
+static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 3);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"seed", "ratio", "is_test", NULL});
+    if (st) return st;
+    int64_t is_test = 1;
+    if (n->opset < 7 && (st = fe_attr_int(c, n, "is_test", 0, &is_test))) return st;
+    bool training = !is_test;
+    if (fe_has_in(n, 2)) {
+        const fe_tensor *k = fe_in_const(c, n, 2);
+        if (!k)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "training_mode computed at run time is not "
+                           "supported");
+        training = fe_tensor_get_i64(k, 0) != 0;
+    }
+    if (training)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "training mode (random dropout) is not supported");
+    const fe_type *x = fe_in_type(c, n, 0);
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (k)
+        st = fe_set_out_const(c, n, 0, k);
+    else
+        st = fe_set_out_type(c, n, 0, x->elem, x->rank, x->dims);
+    if (!st && n->output_count > 1 && n->outputs[1] != FE_NONE) {
+        /* The mask of inference: all true (all kept). */
+        fe_tensor *m;
+        if ((st = fe_const_new(c, FE_BOOL, (uint32_t)x->rank, x->dims, &m)))
+            return fe_nn_fail(c, n, st);
+        memset((void *)m->data, 1, (size_t)m->count);
+        st = fe_set_out_const(c, n, 1, m);
+    }
+    return st;
+}
+
+static lm_status lower_dropout(fe_ctx *c, const fe_node *n) {
+    return fe_out_alias(c, n, 0, 0);
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---- */
+
+static lm_status infer_d2s(fe_ctx *c, const fe_node *n) {
+    bool d2s = !strcmp(n->op_type, "DepthToSpace");
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            d2s ? (const char *const[]){"blocksize", "mode", NULL}
+                                : (const char *const[]){"blocksize", NULL});
+    int64_t b;
+    const char *mode = "DCR";
+    if (!st) st = fe_attr_int(c, n, "blocksize", 0, &b);
+    if (!st && d2s) st = fe_attr_string(c, n, "mode", "DCR", &mode);
+    if (st) return st;
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute mode=%s is not valid", mode);
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank != 4) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be 4-D");
+    if (b < 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "blocksize must be >= 1");
+    int64_t dims[4] = {x->dims[0], 0, 0, 0};
+    if (d2s) {
+        if (x->dims[1] % (b * b))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "channels do not divide by blocksize^2");
+        dims[1] = x->dims[1] / (b * b);
+        dims[2] = x->dims[2] * b;
+        dims[3] = x->dims[3] * b;
+    } else {
+        if (x->dims[2] % b || x->dims[3] % b)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "H and W do not divide by blocksize");
+        dims[1] = x->dims[1] * b * b;
+        dims[2] = x->dims[2] / b;
+        dims[3] = x->dims[3] / b;
+    }
+    return fe_set_out_type(c, n, 0, x->elem, 4, dims);
+}
+
+static lm_status lower_d2s(fe_ctx *c, const fe_node *n) {
+    bool d2s = !strcmp(n->op_type, "DepthToSpace");
+    int64_t bs;
+    const char *mode = "DCR";
+    lm_status st = fe_attr_int(c, n, "blocksize", 0, &bs);
+    if (!st && d2s) st = fe_attr_string(c, n, "mode", "DCR", &mode);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
+    uint32_t N = (uint32_t)x->dims[0], C = (uint32_t)x->dims[1], H = (uint32_t)x->dims[2],
+             W = (uint32_t)x->dims[3], b = (uint32_t)bs;
+    uint32_t six[6];
+    int32_t perm[6];
+    if (d2s && !strcmp(mode, "DCR")) {
+        memcpy(six, (uint32_t[]){N, b, b, C / (b * b), H, W}, sizeof six);
+        memcpy(perm, (int32_t[]){0, 3, 4, 1, 5, 2}, sizeof perm);
+    } else if (d2s) {
+        memcpy(six, (uint32_t[]){N, C / (b * b), b, b, H, W}, sizeof six);
+        memcpy(perm, (int32_t[]){0, 1, 4, 2, 5, 3}, sizeof perm);
+    } else {
+        memcpy(six, (uint32_t[]){N, C, H / b, b, W / b, b}, sizeof six);
+        memcpy(perm, (int32_t[]){0, 3, 5, 1, 2, 4}, sizeof perm);
+    }
+    lmnn_tensor a, p;
+    bool owned = false;
+    if ((st = fe_in_dev(c, n, 0, &a))) return st;
+    if ((st = reshape_to(&a, &owned, 6, six))) goto fail;
+    if ((st = lmnn_permute(a, perm, 6, NULL, &p))) goto fail;
+    take(&a, &owned, p);
+    uint32_t od[4];
+    for (int i = 0; i < 4; i++)
+        od[i] = (uint32_t)o->dims[i];
+    if ((st = reshape_to(&a, &owned, 4, od))) goto fail;
+    return fe_out_dev(c, n, 0, a);
+fail:
+    if (owned) fe_free(a);
+    return fe_nn_fail(c, n, st);
+}
+
+/* ---- Trilu ---- */
+
+static lm_status trilu_k(fe_ctx *c, const fe_node *n, int64_t *k) {
+    *k = 0;
+    if (!fe_has_in(n, 1)) return LM_OK;
+    const fe_tensor *t;
+    lm_status st = fe_in_const_required(c, n, 1, &t);
+    if (st) return st;
+    if (t->count != 1 || !fe_elem_is_int(t->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "k must be one integer");
+    *k = fe_tensor_get_i64(t, 0);
+    return LM_OK;
+}
+
+static lm_status infer_trilu(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"upper", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, numeric_types);
+    int64_t k, upper;
+    if (!st) st = trilu_k(c, n, &k);
+    if (!st) st = fe_attr_int(c, n, "upper", 1, &upper);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must have rank >= 2");
+    if (fe_type_volume(x) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an empty input is not supported");
+    return same_type_out(c, n);
+}
+
+/* where(mask, x, 0) with the host-made 0/1 mask of the last two dims
+ * (upper: column - row >= k; lower: column - row <= k). */
+static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
+    int64_t k, upper;
+    lm_status st = trilu_k(c, n, &k);
+    if (!st) st = fe_attr_int(c, n, "upper", 1, &upper);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    uint32_t rows = (uint32_t)xt->dims[xt->rank - 2], cols = (uint32_t)xt->dims[xt->rank - 1];
+    lmnn_tensor mask, zero;
+    uint64_t key = key_of(KEY_TRILU, (uint64_t)(n - c->g->nodes));
+    if (!fe_cache_get(c, key, &mask)) {
+        float *m = malloc((size_t)rows * cols * sizeof *m);
+        if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (uint32_t i = 0; i < rows; i++)
+            for (uint32_t j = 0; j < cols; j++) {
+                int64_t d = (int64_t)j - (int64_t)i;
+                m[(size_t)i * cols + j] = (upper ? d >= k : d <= k) ? 1.0f : 0.0f;
+            }
+        lmnn_shape s = LMNN_SHAPE(rows, cols);
+        st = fe_cache_upload(c, n, key, &s, m, (size_t)rows * cols * sizeof *m, LMNN_FLOAT32,
+                             LMNN_TILE, &mask);
+        free(m);
+        if (st) return st;
+    }
+    if (!fe_cache_get(c, key_of(KEY_ZERO, 0), &zero)) {
+        float z = 0;
+        lmnn_shape s = LMNN_SHAPE(1, 1);
+        if ((st = fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32,
+                                  LMNN_TILE, &zero)))
+            return st;
+    }
+    lmnn_tensor x, r;
+    bool owned;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
+    st = lmnn_where(mask, x, zero, &r);
+    if (owned) fe_free(x);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
+const fe_op_def fe_ops_nn[] = {
+    {"MatMul", infer_matmul, lower_matmul, 0},
+    {"Gemm", infer_gemm, lower_gemm, 0},
+    {"Conv", infer_conv, lower_conv, 0},
+    {"ConvTranspose", infer_convt, lower_convt, 0},
+    {"MaxPool", infer_pool, lower_pool, 0},
+    {"AveragePool", infer_pool, lower_pool, 0},
+    {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0},
+    {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0},
+    {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0},
+    {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0},
+    {"LayerNormalization", infer_layernorm, lower_layernorm, 0},
+    {"LpNormalization", infer_lpnorm, lower_lpnorm, 0},
+    {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0},
+    {"Dropout", infer_dropout, lower_dropout, 0},
+    {"DepthToSpace", infer_d2s, lower_d2s, 0},
+    {"SpaceToDepth", infer_d2s, lower_d2s, 0},
+    {"Trilu", infer_trilu, lower_trilu, 2u},
+};
+const size_t fe_ops_nn_count = sizeof fe_ops_nn / sizeof fe_ops_nn[0];

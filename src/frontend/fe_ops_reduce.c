@@ -1,0 +1,496 @@
+/* Reductions and the ops along one axis: ReduceSum, ReduceMean, ReduceMax,
+ * ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
+ * ReduceLogSumExp, ArgMax, ArgMin, Softmax, LogSoftmax, Hardmax.
+ *
+ * Each runs as the op library's reductions (lmnn_reduce.h) and softmax
+ * (lmnn_norm.h), composed with unary and binary ops where ONNX's op is not
+ * one library call (ReduceLogSumExp: max, exp, sum, log). Integer inputs go
+ * through float32 like the element-wise ops (exact below 2^24).
+ *
+ * Opset differences honoured (n->opset):
+ *   ReduceSum takes its axes as an input from 13, the other Reduce* from 18
+ *   (before: the `axes` attribute); noop_with_empty_axes exists with the
+ *   input form.
+ *   Softmax, LogSoftmax and Hardmax before 13 coerce the input to 2-D at
+ *   `axis` (default 1) and work on the flattened trailing dims; from 13 they
+ *   work along the one dim `axis` (default -1).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+/* ---- shared: float input and output ---- */
+
+static const fe_elem float_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16, FE_UNDEFINED};
+static const fe_elem numeric_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16,  FE_BFLOAT16, FE_INT32,
+                                        FE_INT64, FE_UINT32, FE_UINT64,   FE_INT8,     FE_UINT8,
+                                        FE_INT16, FE_UINT16, FE_UNDEFINED};
+
+/* Replaces *t (freeing it when *owned) by r. */
+static void take(lmnn_tensor *t, bool *owned, lmnn_tensor r) {
+    if (*owned) fe_free(*t);
+    *t = r;
+    *owned = true;
+}
+
+/* ---- Reduce* ---- */
+
+typedef enum red_kind {
+    R_SUM,
+    R_MEAN,
+    R_MAX,
+    R_MIN,
+    R_PROD,
+    R_L1,
+    R_L2,
+    R_SUM_SQUARE,
+    R_LOG_SUM,
+    R_LOG_SUM_EXP,
+} red_kind;
+
+typedef struct red_desc {
+    const char *name;
+    red_kind kind;
+    int64_t axes_input_opset; /* from this opset on, axes is input 1 */
+    bool ints;                /* integer inputs accepted */
+} red_desc;
+
+static const red_desc red_ops[] = {
+    {"ReduceSum", R_SUM, 13, true},         {"ReduceMean", R_MEAN, 18, false},
+    {"ReduceMax", R_MAX, 18, true},         {"ReduceMin", R_MIN, 18, true},
+    {"ReduceProd", R_PROD, 18, true},       {"ReduceL1", R_L1, 18, true},
+    {"ReduceL2", R_L2, 18, false},          {"ReduceSumSquare", R_SUM_SQUARE, 18, true},
+    {"ReduceLogSum", R_LOG_SUM, 18, false}, {"ReduceLogSumExp", R_LOG_SUM_EXP, 18, false},
+};
+
+static const red_desc *red_find(const char *name) {
+    for (size_t i = 0; i < sizeof red_ops / sizeof red_ops[0]; i++)
+        if (strcmp(red_ops[i].name, name) == 0) return &red_ops[i];
+    return NULL;
+}
+
+/* What a Reduce* node does: the dims (bit mask), keepdims, or a no-op. */
+typedef struct red_plan {
+    uint32_t mask;
+    bool keepdims;
+    bool noop;
+} red_plan;
+
+static lm_status red_read(fe_ctx *c, const fe_node *n, const red_desc *d, red_plan *p) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    bool axes_input = n->opset >= d->axes_input_opset;
+    int64_t keepdims, noop = 0;
+    lm_status st = fe_attr_int(c, n, "keepdims", 1, &keepdims);
+    if (!st && axes_input) st = fe_attr_int(c, n, "noop_with_empty_axes", 0, &noop);
+    if (st) return st;
+    int64_t axes[FE_MAX_RANK];
+    size_t count = 0;
+    if (axes_input) {
+        if (fe_has_in(n, 1)) {
+            const fe_tensor *k;
+            if ((st = fe_in_const_required(c, n, 1, &k))) return st;
+            if (k->rank > 1 || !fe_elem_is_int(k->elem))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "axes must be a 1-D integer tensor");
+            if (k->count > (uint64_t)(t->rank ? t->rank : 1))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "axes has %llu entries for rank %d",
+                               (unsigned long long)k->count, t->rank);
+            for (uint64_t i = 0; i < k->count; i++)
+                axes[count++] = fe_tensor_get_i64(k, i);
+        }
+    } else {
+        const int64_t *a;
+        size_t na;
+        if ((st = fe_attr_ints(c, n, "axes", &a, &na))) return st;
+        if (na > (size_t)(t->rank ? t->rank : 1))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "axes has %zu entries for rank %d", na,
+                           t->rank);
+        for (size_t i = 0; i < na; i++)
+            axes[count++] = a[i];
+    }
+    p->keepdims = keepdims != 0;
+    p->noop = false;
+    p->mask = 0;
+    if (count == 0) {
+        if (noop)
+            p->noop = true;
+        else
+            p->mask = t->rank ? (1u << t->rank) - 1 : 0;
+        return LM_OK;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int32_t ax;
+        if ((st = fe_axis(c, n, axes[i], t->rank, &ax))) return st;
+        if (p->mask & (1u << ax))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %lld is given twice",
+                           (long long)axes[i]);
+        p->mask |= 1u << ax;
+    }
+    return LM_OK;
+}
+
+static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
+    const red_desc *d = red_find(n->op_type);
+    bool axes_input = n->opset >= d->axes_input_opset;
+    lm_status st = fe_check_inputs(c, n, 1, axes_input ? 2 : 1);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            axes_input
+                                ? (const char *const[]){"keepdims", "noop_with_empty_axes", NULL}
+                                : (const char *const[]){"axes", "keepdims", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, d->ints ? numeric_types : float_types);
+    red_plan p;
+    if (!st) st = red_read(c, n, d, &p);
+    if (st) return st;
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (fe_type_volume(t) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "reducing an empty tensor is not supported");
+    if (p.noop) return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+    int64_t dims[FE_MAX_RANK];
+    int32_t rank = 0;
+    for (int32_t i = 0; i < t->rank; i++) {
+        if (!(p.mask & (1u << i)))
+            dims[rank++] = t->dims[i];
+        else if (p.keepdims)
+            dims[rank++] = 1;
+    }
+    return fe_set_out_type(c, n, 0, t->elem, rank, dims);
+}
+
+static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
+    const red_desc *d = red_find(n->op_type);
+    red_plan p;
+    lm_status st = red_read(c, n, d, &p);
+    if (st) return st;
+    if (p.noop) return fe_out_alias(c, n, 0, 0);
+    lmnn_tensor x, r = {0};
+    bool owned;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    o.dim_mask = p.mask;
+    o.keepdim = p.keepdims;
+    switch (d->kind) {
+    case R_SUM:
+        st = lmnn_sum(x, &o, &r);
+        break;
+    case R_MEAN:
+        st = lmnn_mean(x, &o, &r);
+        break;
+    case R_MAX:
+        st = lmnn_max(x, &o, &r);
+        break;
+    case R_MIN:
+        st = lmnn_min(x, &o, &r);
+        break;
+    case R_PROD:
+        st = lmnn_prod(x, &o, &r);
+        break;
+    case R_L1:
+        st = lmnn_norm(x, 1.0, &o, &r);
+        break;
+    case R_L2:
+        st = lmnn_norm(x, 2.0, &o, &r);
+        break;
+    case R_SUM_SQUARE:
+        if (!(st = lmnn_square(x, &r))) {
+            take(&x, &owned, r);
+            st = lmnn_sum(x, &o, &r);
+        }
+        break;
+    case R_LOG_SUM:
+        if (!(st = lmnn_sum(x, &o, &r))) {
+            take(&x, &owned, r);
+            st = lmnn_log(x, &r);
+        }
+        break;
+    case R_LOG_SUM_EXP: {
+        /* m + log(sum(exp(x - m))) with m the max over the same dims (kept
+         * as size-1 dims to broadcast), so large inputs do not overflow. An
+         * all -inf slice gives m = -inf: x - m is NaN there, so that case
+         * falls back to m itself. */
+        lmnn_reduce_options ok = o;
+        ok.keepdim = true;
+        lmnn_tensor m = {0}, e = {0}, s = {0}, mk = {0};
+        if (!(st = lmnn_max(x, &ok, &m)) && !(st = lmnn_binary(LMNN_BINARY_SUB, x, m, NULL, &e))) {
+            take(&x, &owned, e);
+            if (!(st = lmnn_exp(x, &e))) {
+                take(&x, &owned, e);
+                if (!(st = lmnn_sum(x, &o, &s))) {
+                    take(&x, &owned, s);
+                    if (!(st = lmnn_log(x, &s))) {
+                        take(&x, &owned, s);
+                        /* m in the output's shape. */
+                        if (p.keepdims) {
+                            mk = m;
+                            m = (lmnn_tensor){0};
+                        } else {
+                            lmnn_tensor_info info;
+                            if (!(st = lmnn_tensor_get_info(x, &info)))
+                                st = lmnn_reshape(m, &info.shape, NULL, &mk);
+                        }
+                        if (!st) st = lmnn_binary(LMNN_BINARY_ADD, x, mk, NULL, &r);
+                    }
+                }
+            }
+        }
+        fe_free(m);
+        fe_free(mk);
+        break;
+    }
+    }
+    if (owned) fe_free(x);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
+/* ---- ArgMax, ArgMin ---- */
+
+static lm_status infer_arg(fe_ctx *c, const fe_node *n) {
+    int64_t axis, keepdims, last;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            (const char *const[]){"axis", "keepdims", "select_last_index", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, numeric_types);
+    if (!st) st = fe_attr_int(c, n, "axis", 0, &axis);
+    if (!st) st = fe_attr_int(c, n, "keepdims", 1, &keepdims);
+    if (!st) st = fe_attr_int(c, n, "select_last_index", 0, &last);
+    const fe_type *t = fe_in_type(c, n, 0);
+    int32_t ax;
+    if (!st) st = fe_axis(c, n, axis, t->rank, &ax);
+    if (st) return st;
+    if (t->rank == 0 || fe_type_volume(t) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "ArgMax/ArgMin of a %s tensor is not supported",
+                       t->rank == 0 ? "rank-0" : "empty");
+    if (t->dims[ax] > (INT64_C(1) << 24))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "more than 2^24 elements along the axis are not supported");
+    int64_t dims[FE_MAX_RANK];
+    int32_t rank = 0;
+    for (int32_t i = 0; i < t->rank; i++) {
+        if (i != ax)
+            dims[rank++] = t->dims[i];
+        else if (keepdims)
+            dims[rank++] = 1;
+    }
+    return fe_set_out_type(c, n, 0, FE_INT64, rank, dims);
+}
+
+static uint64_t cache_key(uint32_t kind, uint32_t a, uint32_t b, uint32_t cc) {
+    return ((uint64_t)kind << 56) | ((uint64_t)(a & 0xffffffu) << 32) |
+           ((uint64_t)(b & 0xffffu) << 16) | (cc & 0xffffu);
+}
+
+/* A row-major int32 index tensor [len] holding len-1 .. 0 (a flip along a dim
+ * by lmnn_index_select), made once per compile. */
+static lm_status reverse_index(fe_ctx *c, const fe_node *n, uint32_t len, lmnn_tensor *out) {
+    uint64_t key = cache_key(1, len, 0, 0);
+    if (fe_cache_get(c, key, out)) return LM_OK;
+    int32_t *idx = malloc((size_t)len * sizeof *idx);
+    if (!idx) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t i = 0; i < len; i++)
+        idx[i] = (int32_t)(len - 1 - i);
+    lmnn_shape s = LMNN_SHAPE(len);
+    lm_status st = fe_cache_upload(c, n, key, &s, idx, (size_t)len * sizeof *idx, LMNN_INT32,
+                                   LMNN_ROW_MAJOR, out);
+    free(idx);
+    return st;
+}
+
+static lm_status lower_arg(fe_ctx *c, const fe_node *n) {
+    bool is_max = strcmp(n->op_type, "ArgMax") == 0;
+    int64_t axis, keepdims, last;
+    const fe_type *t = fe_in_type(c, n, 0);
+    int32_t ax;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    if (!st) st = fe_attr_int(c, n, "keepdims", 1, &keepdims);
+    if (!st) st = fe_attr_int(c, n, "select_last_index", 0, &last);
+    if (!st) st = fe_axis(c, n, axis, t->rank, &ax);
+    if (st) return st;
+    lmnn_tensor x, r = {0};
+    bool owned;
+    if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
+    uint32_t len = (uint32_t)t->dims[ax];
+    if (last && len > 1) {
+        /* The last extreme is the first one of the input flipped along the
+         * axis: index = len - 1 - argmax(flipped). */
+        lmnn_tensor rev, f;
+        if (!(st = reverse_index(c, n, len, &rev)) &&
+            !(st = lmnn_index_select(x, ax, rev, NULL, &f)))
+            take(&x, &owned, f);
+        if (st) {
+            if (owned) fe_free(x);
+            return fe_nn_fail(c, n, st);
+        }
+    }
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    o.dims[0] = ax;
+    o.dim_count = 1;
+    o.keepdim = keepdims != 0;
+    bool flip = last && len > 1;
+    if (!flip) o.output.dtype = LMNN_INT32;
+    st = is_max ? lmnn_argmax(x, &o, &r) : lmnn_argmin(x, &o, &r);
+    if (owned) fe_free(x);
+    if (st) return fe_nn_fail(c, n, st);
+    if (flip) {
+        lmnn_tensor f, g, h;
+        st = lmnn_typecast(r, LMNN_FLOAT32, &f);
+        fe_free(r);
+        if (st) return fe_nn_fail(c, n, st);
+        st = lmnn_binary_scalar(LMNN_BINARY_RSUB, f, (double)(len - 1), NULL, &g);
+        fe_free(f);
+        if (st) return fe_nn_fail(c, n, st);
+        st = lmnn_typecast(g, LMNN_INT32, &h);
+        fe_free(g);
+        if (st) return fe_nn_fail(c, n, st);
+        r = h;
+    }
+    return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- Softmax, LogSoftmax, Hardmax ---- */
+
+/* The dim the op works along and, before opset 13, the 2-D shape the input
+ * is coerced to (coerce true). */
+typedef struct axis_plan {
+    int32_t axis;
+    bool coerce;
+    int64_t outer, inner;
+} axis_plan;
+
+static lm_status axis_read(fe_ctx *c, const fe_node *n, axis_plan *p) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    bool old = n->opset < 13;
+    int64_t axis;
+    lm_status st = fe_attr_int(c, n, "axis", old ? 1 : -1, &axis);
+    if (st) return st;
+    if ((st = fe_axis(c, n, axis, t->rank ? t->rank : 1, &p->axis))) return st;
+    p->coerce = false;
+    p->outer = p->inner = 1;
+    if (old) {
+        for (int32_t i = 0; i < t->rank; i++) {
+            if (i < p->axis)
+                p->outer *= t->dims[i];
+            else
+                p->inner *= t->dims[i];
+        }
+        /* Along the last dim the 2-D form is the op itself. */
+        p->coerce = p->axis != t->rank - 1;
+    }
+    return LM_OK;
+}
+
+static lm_status infer_softmax(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    axis_plan p;
+    if (!st) st = axis_read(c, n, &p);
+    if (st) return st;
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (t->rank == 0 || fe_type_volume(t) == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "a %s input is not supported",
+                       t->rank == 0 ? "rank-0" : "empty");
+    return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+}
+
+/* The one-hot of the first maximum along `dim` of x (float tile): 1.0 where
+ * x's index along dim is argmax's. */
+static lm_status hardmax(fe_ctx *c, const fe_node *n, lmnn_tensor x, int32_t dim,
+                         lmnn_tensor *out) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(x, &info);
+    if (st) return st;
+    uint32_t rank = info.shape.rank, len = info.shape.dims[dim];
+    /* iota [1, .., len, .., 1] as float, once per compile. */
+    uint64_t key = cache_key(2, len, (uint32_t)dim, rank);
+    lmnn_tensor iota;
+    if (!fe_cache_get(c, key, &iota)) {
+        float *v = malloc((size_t)len * sizeof *v);
+        if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (uint32_t i = 0; i < len; i++)
+            v[i] = (float)i;
+        lmnn_shape s = {.rank = rank};
+        for (uint32_t d = 0; d < rank; d++)
+            s.dims[d] = (int32_t)d == dim ? len : 1;
+        st = fe_cache_upload(c, n, key, &s, v, (size_t)len * sizeof *v, LMNN_FLOAT32, LMNN_TILE,
+                             &iota);
+        free(v);
+        if (st) return st;
+    }
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    o.dims[0] = dim;
+    o.dim_count = 1;
+    o.keepdim = true;
+    lmnn_tensor am, amf;
+    if ((st = lmnn_argmax(x, &o, &am))) return st;
+    st = lmnn_typecast(am, LMNN_FLOAT32, &amf);
+    fe_free(am);
+    if (st) return st;
+    lmnn_binary_options bo;
+    lmnn_binary_options_init(&bo);
+    bo.output.dtype = info.dtype;
+    st = lmnn_binary(LMNN_BINARY_EQ, iota, amf, &bo, out);
+    fe_free(amf);
+    return st;
+}
+
+static lm_status lower_softmax(fe_ctx *c, const fe_node *n) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    axis_plan p;
+    lm_status st = axis_read(c, n, &p);
+    if (st) return st;
+    lmnn_tensor x, r = {0};
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    bool owned = false;
+    int32_t dim = p.axis;
+    if (p.coerce) {
+        lmnn_shape s = LMNN_SHAPE((uint32_t)p.outer, (uint32_t)p.inner);
+        lmnn_tensor f;
+        if ((st = lmnn_reshape(x, &s, NULL, &f))) return fe_nn_fail(c, n, st);
+        take(&x, &owned, f);
+        dim = 1;
+    }
+    if (!strcmp(n->op_type, "Softmax"))
+        st = lmnn_softmax(x, dim, NULL, &r);
+    else if (!strcmp(n->op_type, "LogSoftmax"))
+        st = lmnn_log_softmax(x, dim, NULL, &r);
+    else
+        st = hardmax(c, n, x, dim, &r);
+    if (owned) fe_free(x);
+    if (!st && p.coerce) {
+        lmnn_shape s = fe_shape(t->rank, t->dims);
+        lmnn_tensor f;
+        st = lmnn_reshape(r, &s, NULL, &f);
+        fe_free(r);
+        r = f;
+    }
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
+#define RED(name)                                                                                  \
+    { name, infer_reduce, lower_reduce, 2u }
+
+const fe_op_def fe_ops_reduce[] = {
+    RED("ReduceSum"),
+    RED("ReduceMean"),
+    RED("ReduceMax"),
+    RED("ReduceMin"),
+    RED("ReduceProd"),
+    RED("ReduceL1"),
+    RED("ReduceL2"),
+    RED("ReduceSumSquare"),
+    RED("ReduceLogSum"),
+    RED("ReduceLogSumExp"),
+    {"ArgMax", infer_arg, lower_arg, 0},
+    {"ArgMin", infer_arg, lower_arg, 0},
+    {"Softmax", infer_softmax, lower_softmax, 0},
+    {"LogSoftmax", infer_softmax, lower_softmax, 0},
+    {"Hardmax", infer_softmax, lower_softmax, 0},
+};
+const size_t fe_ops_reduce_count = sizeof fe_ops_reduce / sizeof fe_ops_reduce[0];
