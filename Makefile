@@ -11,7 +11,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # programs linked with the static library look under the configured prefix.
 PREFIX     ?=
 
-.PHONY: all deps configure build test demo bench test-asan fuzz-build fuzz fuzz-long format \
+.PHONY: all deps configure build test onnx-conformance demo bench test-asan fuzz-build fuzz fuzz-long format \
         format-check install check-aarch64 clean
 
 all: build
@@ -26,8 +26,23 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
+# Everything but the ONNX conformance suite (label onnx), which has its own target.
 test: build
-	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE '^onnx$$'
+
+# ONNX's backend tests (Debian's libonnx-testdata) compiled with `lightmetal
+# compile` and replayed with `lightmetal run`: writes one row per test to
+# $(BUILD)/onnx-conformance.tsv, regenerates docs/onnx-conformance.md, and
+# fails when a test listed in tests/onnx/expected_pass.txt no longer passes.
+# ONNX_ARGS adds options, e.g. --update-expected (record the passing tests),
+# --filter TEXT, -v (see tests/onnx/onnx_conformance.c).
+ONNX_JOBS ?= 2
+ONNX_ARGS ?=
+
+onnx-conformance: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target onnx_conformance -- --no-print-directory
+	@$(BUILD)/tests/onnx_conformance --jobs $(ONNX_JOBS) --expect-file tests/onnx/expected_pass.txt \
+	    --tsv $(BUILD)/onnx-conformance.tsv --md docs/onnx-conformance.md $(ONNX_ARGS)
 
 # The demo builds only what it runs, so a fresh machine gets there quickly.
 demo: configure

@@ -120,8 +120,6 @@ static lm_status lower_all(fe_ctx *c, double *node_seconds) {
         if (st) return st;
         for (uint32_t i = 0; i < n->input_count; i++)
             if (n->inputs[i] != FE_NONE) fe_value_used(c, n->inputs[i]);
-        /* A fused node's extra operand counts as used by its host node. */
-        if (c->plans[k].fusion.bias != FE_NONE) fe_value_used(c, c->plans[k].fusion.bias);
         done++;
     }
     if (c->opts->progress) c->opts->progress(c->opts->progress_user, done, total, NULL);
@@ -252,7 +250,6 @@ static void compile_cleanup(fe_ctx *c) {
     if (c->device) fe_values_release_all(c);
     free(c->devs);
     free(c->consts);
-    free(c->aux);
     free(c->slots);
     free(c->plans);
 }

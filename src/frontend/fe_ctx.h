@@ -46,14 +46,17 @@ const fe_op_def *fe_op_find(const char *op_type);
 /* Every op, for listings: *out_count entries. */
 const fe_op_def *const *fe_op_all(size_t *out_count);
 
-/* Fusions recorded on a node by fe_fuse (fe_passes.c) and applied by its lower. */
+/* Fusions recorded on a node by fe_fuse (fe_fuse.c), applied by its lower:
+ * use `weight` instead of input 1 when set, add `bias` (1-D: MatMul's N,
+ * Conv's output channels; it already includes the node's own bias input,
+ * which the lower then ignores), apply `activation`. fe_out_dev sends
+ * output 0 to `output`, the fused chain's last value. */
 typedef struct fe_fusion {
-    uint32_t bias;            /* value added after a MatMul/Conv (FE_NONE: none) */
-    lmnn_unary_op activation; /* applied last (LMNN_UNARY_INVALID: none) */
+    const fe_tensor *weight;
+    const fe_tensor *bias;
+    lmnn_unary_op activation; /* LMNN_UNARY_INVALID: none */
     double act_alpha, act_beta;
-    uint32_t output;         /* the value the fused chain produces (FE_NONE: the node's own) */
-    const fe_tensor *weight; /* Conv weights rewritten by a folded BatchNormalization */
-    const fe_tensor *weight_bias;
+    uint32_t output; /* FE_NONE: the node's own */
 } fe_fusion;
 
 /* Per-node plan. */
@@ -76,11 +79,6 @@ typedef struct fe_slot {
     bool pinned;        /* constants and graph inputs/outputs: never freed while compiling */
 } fe_slot;
 
-/* An op's own device table (fe_aux). */
-typedef struct fe_aux_entry {
-    uint64_t key;
-    lmnn_tensor tensor;
-} fe_aux_entry;
 /* A device tensor an op made once per compile (fe_cache_get). */
 typedef struct fe_cache_entry {
     uint64_t key;
@@ -108,8 +106,6 @@ struct fe_ctx {
     uint64_t weight_bytes;
     fe_const_entry *consts;
     uint32_t const_count, const_cap;
-    fe_aux_entry *aux;
-    uint32_t aux_count, aux_cap;
     fe_cache_entry *cache; /* fe_cache_get / fe_cache_put */
     uint32_t cache_count, cache_cap;
 };

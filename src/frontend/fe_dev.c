@@ -65,9 +65,6 @@ void fe_value_used(fe_ctx *c, uint32_t v) {
 }
 
 void fe_values_release_all(fe_ctx *c) {
-    for (uint32_t i = 0; i < c->aux_count; i++)
-        fe_free(c->aux[i].tensor);
-    c->aux_count = 0;
     fe_cache_release(c);
     for (uint32_t i = 0; i < c->dev_count; i++) {
         fe_free(c->devs[i].tile);
@@ -228,12 +225,19 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
     return LM_OK;
 }
 
+/* Output i's value: the fused chain's last for output 0 of a fused node. */
+static uint32_t out_index(fe_ctx *c, const fe_node *n, uint32_t i) {
+    uint32_t fused = c->plans[n - c->g->nodes].fusion.output;
+    if (i == 0 && fused != FE_NONE) return fused;
+    return i < n->output_count ? n->outputs[i] : FE_NONE;
+}
+
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
-    if (i >= n->output_count || n->outputs[i] == FE_NONE) {
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) {
         fe_free(t);
         return LM_OK;
     }
-    uint32_t vi = n->outputs[i];
     lmnn_tensor_info info;
     lm_status st = lmnn_tensor_get_info(t, &info);
     uint32_t d = FE_NONE;
@@ -256,11 +260,11 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
 }
 
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
-    if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) return LM_OK;
     fe_dev *d;
     lm_status st = in_dev_entry(c, n, j, &d);
     if (st) return st;
-    uint32_t vi = n->outputs[i];
     slot_bind(c, vi, (uint32_t)(d - c->devs));
     if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
         dev_release(c, c->slots[vi].dev);
@@ -270,11 +274,12 @@ lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
 }
 
 lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
-    if (i >= n->output_count || n->outputs[i] == FE_NONE) {
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) {
         fe_free(t);
         return LM_OK;
     }
-    lmnn_dtype want = fe_dev_dtype(c, c->g->values[n->outputs[i]].type.elem);
+    lmnn_dtype want = fe_dev_dtype(c, c->g->values[vi].type.elem);
     lmnn_tensor_info info;
     lm_status st = lmnn_tensor_get_info(t, &info);
     if (!st && info.dtype != want) {
@@ -311,38 +316,17 @@ void fe_release_non_constants(fe_ctx *c) {
 
 lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
                  lmnn_tensor *out) {
-    uint64_t key = (uint64_t)(n - c->g->nodes) << 8 | slot << 1 | (layout == LMNN_ROW_MAJOR);
-    for (uint32_t i = 0; i < c->aux_count; i++)
-        if (c->aux[i].key == key) {
-            *out = c->aux[i].tensor;
-            return LM_OK;
-        }
+    /* Kind 0xA0 in the top byte keeps these apart from the ops' own keys. */
+    uint64_t key = (uint64_t)0xA0 << 56 | (uint64_t)(n - c->g->nodes) << 16 | slot << 1 |
+                   (layout == LMNN_ROW_MAJOR);
+    if (fe_cache_get(c, key, out)) return LM_OK;
     lmnn_dtype dtype = fe_dev_dtype(c, t->elem);
     void *data;
     size_t size;
     lm_status st = fe_host_data(t, dtype, t->name ? t->name : "constant", &data, &size);
     if (st) return fe_nn_fail(c, n, st);
     lmnn_shape shape = fe_shape((int32_t)t->rank, t->dims);
-    lmnn_tensor_options o;
-    lmnn_tensor_options_init(&o);
-    o.dtype = dtype;
-    o.layout = layout;
-    lmnn_tensor tt;
-    st = lmnn_from_host(c->device, &shape, data, size, &o, &tt);
+    st = fe_cache_upload(c, n, key, &shape, data, size, dtype, layout, out);
     free(data);
-    if (st) return fe_nn_fail(c, n, st);
-    if (c->aux_count == c->aux_cap) {
-        uint32_t cap = c->aux_cap ? c->aux_cap * 2 : 16;
-        fe_aux_entry *a = realloc(c->aux, cap * sizeof *a);
-        if (!a) {
-            fe_free(tt);
-            return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        }
-        c->aux = a;
-        c->aux_cap = cap;
-    }
-    c->aux[c->aux_count++] = (fe_aux_entry){key, tt};
-    c->weight_bytes += size;
-    *out = tt;
-    return LM_OK;
+    return st;
 }

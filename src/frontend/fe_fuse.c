@@ -1,13 +1,206 @@
-/* Fusions: patterns of nodes that one op library call does better.
+/* Fusions: chains of nodes one op library call does better.
  *
- * A node is fused into the one before it only when that one's output has
- * no other reader (and is not a graph output), so nothing else sees the
- * intermediate value. */
+ *   Conv -> BatchNormalization   the normalisation folded into the weights
+ *                                and bias on the host (inference form)
+ *   Conv/MatMul -> Add(bias)     the constant bias added by the op
+ *   ... -> Relu/Sigmoid/...      the activation applied by the op
+ *
+ * A node joins a chain only when it is the single reader of the chain's
+ * value and that value is not a graph output, so nothing else sees the
+ * intermediate. The head node's lower applies the fe_fusion and writes the
+ * chain's last value; the others are marked LMFE_FUSED and never run.
+ */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/fe_passes.h"
 
-lm_status fe_fuse(fe_ctx *c) {
-    (void)c;
+enum {
+    FUSE_BIAS = 1u << 0,       /* a following Add of a constant bias */
+    FUSE_ACTIVATION = 1u << 1, /* a following activation (Relu, Sigmoid, ...) */
+    FUSE_BATCHNORM = 1u << 2,  /* a following inference BatchNormalization */
+};
+
+/* The ops whose lower applies an fe_fusion, and what it may hold. */
+static uint32_t fusable(const char *op_type) {
+    if (!strcmp(op_type, "Conv")) return FUSE_BIAS | FUSE_ACTIVATION | FUSE_BATCHNORM;
+    if (!strcmp(op_type, "MatMul")) return FUSE_BIAS | FUSE_ACTIVATION;
+    if (!strcmp(op_type, "Gemm")) return FUSE_ACTIVATION;
+    return 0;
+}
+
+/* The node that is value v's only reader (a device node), or FE_NONE. */
+static uint32_t sole_reader(const fe_ctx *c, const uint32_t *reader, uint32_t v) {
+    const fe_value *val = &c->g->values[v];
+    if (val->graph_output || val->use_count != 1 || reader[v] == FE_NONE) return FE_NONE;
+    return c->plans[reader[v]].placement == LMFE_ON_DEVICE ? reader[v] : FE_NONE;
+}
+
+static bool is_const_input(const fe_ctx *c, const fe_node *n, uint32_t i) {
+    return i < n->input_count && n->inputs[i] != FE_NONE && c->g->values[n->inputs[i]].konst;
+}
+
+static const fe_tensor *const_input(const fe_ctx *c, const fe_node *n, uint32_t i) {
+    return is_const_input(c, n, i) ? c->g->values[n->inputs[i]].konst : NULL;
+}
+
+/* A float constant of `count` elements in the arena; NULL when out of memory. */
+static fe_tensor *float_const(fe_ctx *c, uint32_t rank, const int64_t *dims) {
+    fe_tensor *t;
+    return fe_const_new(c, FE_FLOAT, rank, dims, &t) ? NULL : t;
+}
+
+/* Conv -> BatchNormalization: w' = w * s, b' = (b - mean) * s + beta with
+ * s = scale / sqrt(var + eps), per output channel. */
+static lm_status fold_batchnorm(fe_ctx *c, const fe_node *conv, const fe_node *bn, fe_fusion *f,
+                                bool *out_done) {
+    *out_done = false;
+    const fe_tensor *w = const_input(c, conv, 1), *b = const_input(c, conv, 2);
+    if (!w || (fe_has_in(conv, 2) && !b) || !fe_elem_is_float(w->elem)) return LM_OK;
+    for (uint32_t i = 1; i < 5; i++)
+        if (!is_const_input(c, bn, i)) return LM_OK;
+    for (uint32_t i = 1; i < bn->output_count; i++)
+        if (bn->outputs[i] != FE_NONE && c->g->values[bn->outputs[i]].use_count) return LM_OK;
+    int64_t training;
+    float eps;
+    lm_status st = fe_attr_int(c, bn, "training_mode", 0, &training);
+    if (!st) st = fe_attr_float(c, bn, "epsilon", 1e-5f, &eps);
+    if (st || training) return st;
+    int64_t m = w->dims[0];
+    const fe_tensor *scale = const_input(c, bn, 1), *beta = const_input(c, bn, 2),
+                    *mean = const_input(c, bn, 3), *var = const_input(c, bn, 4);
+    if ((int64_t)scale->count != m || (int64_t)beta->count != m || (int64_t)mean->count != m ||
+        (int64_t)var->count != m)
+        return LM_OK;
+    fe_tensor *nw = float_const(c, w->rank, w->dims), *nb = float_const(c, 1, &m);
+    if (!nw || !nb) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    uint64_t per = w->count / (uint64_t)m;
+    for (int64_t o = 0; o < m; o++) {
+        double s = fe_tensor_get_f64(scale, (uint64_t)o) /
+                   sqrt(fe_tensor_get_f64(var, (uint64_t)o) + (double)eps);
+        for (uint64_t i = 0; i < per; i++) {
+            uint64_t k = (uint64_t)o * per + i;
+            fe_tensor_set_f64(nw, k, fe_tensor_get_f64(w, k) * s);
+        }
+        double bias = b ? fe_tensor_get_f64(b, (uint64_t)o) : 0.0;
+        fe_tensor_set_f64(nb, (uint64_t)o,
+                          (bias - fe_tensor_get_f64(mean, (uint64_t)o)) * s +
+                              fe_tensor_get_f64(beta, (uint64_t)o));
+    }
+    f->weight = nw;
+    f->bias = nb;
+    *out_done = true;
     return LM_OK;
+}
+
+/* Add(value, constant) where the constant is a bias over the head node's
+ * channel dim: the last dim for MatMul, dim 1 of an NC... result for Conv. */
+static lm_status fold_bias(fe_ctx *c, const fe_node *head, const fe_node *add, uint32_t from,
+                           fe_fusion *f, bool *out_done) {
+    *out_done = false;
+    uint32_t other = add->inputs[0] == from ? 1 : 0;
+    if (add->input_count != 2 || add->inputs[1 - other] != from || add->opset < 7) return LM_OK;
+    const fe_tensor *k = const_input(c, add, other);
+    const fe_type *out = &c->g->values[from].type;
+    if (!k || !fe_elem_is_float(k->elem) || out->rank < 2) return LM_OK;
+    bool conv = strcmp(head->op_type, "Conv") == 0;
+    int32_t ch = conv ? 1 : out->rank - 1;
+    int64_t n = out->dims[ch];
+    /* The constant must hold one value per channel and be 1 elsewhere, as
+     * NumPy broadcasting lines it up against the result. */
+    if ((int64_t)k->count != n || (int32_t)k->rank > out->rank) return LM_OK;
+    for (int32_t d = 0; d < (int32_t)k->rank; d++) {
+        int32_t od = out->rank - (int32_t)k->rank + d;
+        if (k->dims[d] != (od == ch ? n : 1)) return LM_OK;
+    }
+    /* The head's own bias input is added in, so its lower reads only this. */
+    const fe_tensor *own = f->bias;
+    if (!own && conv && fe_has_in(head, 2)) {
+        own = const_input(c, head, 2);
+        if (!own) return LM_OK;
+    }
+    if (!conv && strcmp(head->op_type, "MatMul") != 0) return LM_OK;
+    fe_tensor *nb = float_const(c, 1, &n);
+    if (!nb) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (int64_t i = 0; i < n; i++)
+        fe_tensor_set_f64(nb, (uint64_t)i,
+                          fe_tensor_get_f64(k, (uint64_t)i) +
+                              (own ? fe_tensor_get_f64(own, (uint64_t)i) : 0.0));
+    f->bias = nb;
+    *out_done = true;
+    return LM_OK;
+}
+
+static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bool *out_done) {
+    *out_done = false;
+    lm_status st = LM_OK;
+    if (!strcmp(act->op_type, "Relu") && act->attr_count == 0) {
+        f->activation = LMNN_RELU;
+    } else if (!strcmp(act->op_type, "Sigmoid") && act->attr_count == 0) {
+        f->activation = LMNN_SIGMOID;
+    } else if (!strcmp(act->op_type, "Tanh") && act->attr_count == 0) {
+        f->activation = LMNN_TANH;
+    } else if (!strcmp(act->op_type, "LeakyRelu")) {
+        float alpha;
+        if ((st = fe_attr_float(c, act, "alpha", 0.01f, &alpha))) return st;
+        f->activation = LMNN_LEAKY_RELU;
+        f->act_alpha = alpha;
+    } else {
+        return LM_OK;
+    }
+    *out_done = true;
+    return LM_OK;
+}
+
+lm_status fe_fuse(fe_ctx *c) {
+    fe_graph *g = c->g;
+    uint32_t *reader = malloc((g->value_count ? g->value_count : 1) * sizeof *reader);
+    if (!reader) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t v = 0; v < g->value_count; v++)
+        reader[v] = FE_NONE;
+    for (uint32_t k = 0; k < g->node_count; k++)
+        for (uint32_t i = 0; i < g->nodes[k].input_count; i++)
+            if (g->nodes[k].inputs[i] != FE_NONE) reader[g->nodes[k].inputs[i]] = k;
+    lm_status st = LM_OK;
+    for (uint32_t k = 0; !st && k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        uint32_t fuse = fusable(n->op_type);
+        if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||
+            n->outputs[0] == FE_NONE || !fe_elem_is_float(g->values[n->outputs[0]].type.elem))
+            continue;
+        fe_fusion f = c->plans[k].fusion;
+        uint32_t cur = n->outputs[0], next;
+        bool done;
+        /* Only float math folds: an integer MatMul keeps its own rounding. */
+        if ((fuse & FUSE_BATCHNORM) && (next = sole_reader(c, reader, cur)) != FE_NONE &&
+            !strcmp(g->nodes[next].op_type, "BatchNormalization")) {
+            if ((st = fold_batchnorm(c, n, &g->nodes[next], &f, &done))) break;
+            if (done) {
+                c->plans[next].placement = LMFE_FUSED;
+                cur = g->nodes[next].outputs[0];
+            }
+        }
+        if ((fuse & FUSE_BIAS) && (next = sole_reader(c, reader, cur)) != FE_NONE &&
+            !strcmp(g->nodes[next].op_type, "Add")) {
+            if ((st = fold_bias(c, n, &g->nodes[next], cur, &f, &done))) break;
+            if (done) {
+                c->plans[next].placement = LMFE_FUSED;
+                cur = g->nodes[next].outputs[0];
+            }
+        }
+        if ((fuse & FUSE_ACTIVATION) && (next = sole_reader(c, reader, cur)) != FE_NONE) {
+            if ((st = fold_activation(c, &g->nodes[next], &f, &done))) break;
+            if (done) {
+                c->plans[next].placement = LMFE_FUSED;
+                cur = g->nodes[next].outputs[0];
+            }
+        }
+        if (cur != n->outputs[0]) {
+            f.output = cur;
+            c->plans[k].fusion = f;
+        }
+    }
+    free(reader);
+    return st;
 }

@@ -32,10 +32,7 @@ const fe_op_def *const *fe_op_all(size_t *out_count) {
 }
 
 const fe_op_family fe_op_families[] = {
-    {fe_ops_eltwise, &fe_ops_eltwise_count},
-    {fe_ops_shape, &fe_ops_shape_count},
-    {fe_ops_misc, &fe_ops_misc_count},
-    {fe_ops_reduce, &fe_ops_reduce_count},
-    {fe_ops_nn, &fe_ops_nn_count},
-    {NULL, NULL},
+    {fe_ops_eltwise, &fe_ops_eltwise_count}, {fe_ops_shape, &fe_ops_shape_count},
+    {fe_ops_misc, &fe_ops_misc_count},       {fe_ops_reduce, &fe_ops_reduce_count},
+    {fe_ops_nn, &fe_ops_nn_count},           {NULL, NULL},
 };

@@ -30,6 +30,7 @@ extern const size_t fe_ops_shape_count;
  * losses (fe_ops_misc.c). */
 extern const fe_op_def fe_ops_misc[];
 extern const size_t fe_ops_misc_count;
+
 /* Reductions, ArgMax/ArgMin, Softmax, LogSoftmax, Hardmax (fe_ops_reduce.c). */
 extern const fe_op_def fe_ops_reduce[];
 extern const size_t fe_ops_reduce_count;

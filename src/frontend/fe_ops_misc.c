@@ -60,7 +60,8 @@ static lm_status infer_onehot(fe_ctx *c, const fe_node *n) {
     if (idx->rank + 1 > FE_MAX_RANK)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d", idx->rank + 1);
     int64_t dims[FE_MAX_RANK];
-    for (int32_t d = 0, j = 0; d <= idx->rank; d++) dims[d] = d == axis ? depth : idx->dims[j++];
+    for (int32_t d = 0, j = 0; d <= idx->rank; d++)
+        dims[d] = d == axis ? depth : idx->dims[j++];
     return fe_set_out_type(c, n, 0, values->elem, idx->rank + 1, dims);
 }
 
@@ -80,7 +81,8 @@ static lm_status lower_onehot(fe_ctx *c, const fe_node *n) {
     }
     fe_tensor *ar;
     if ((st = fe_const_new(c, FE_FLOAT, (uint32_t)rank, adims, &ar))) return fe_nn_fail(c, n, st);
-    for (int64_t i = 0; i < depth; i++) fe_tensor_set_f64(ar, (uint64_t)i, (double)i);
+    for (int64_t i = 0; i < depth; i++)
+        fe_tensor_set_f64(ar, (uint64_t)i, (double)i);
     lmnn_tensor idx, arange, v, lt = {0}, add = {0}, fixed = {0}, shaped = {0}, mask = {0};
     lmnn_tensor off = {0}, on = {0}, r = {0};
     bool io = false, vo = false;
@@ -162,7 +164,8 @@ static lm_status lower_cumsum(fe_ctx *c, const fe_node *n) {
             fe_tensor_set_f64(tri, (uint64_t)(i * len + j), in);
         }
     int32_t rank = t->rank, perm[FE_MAX_RANK];
-    for (int32_t d = 0; d < rank; d++) perm[d] = d;
+    for (int32_t d = 0; d < rank; d++)
+        perm[d] = d;
     perm[axis] = rank - 1;
     perm[rank - 1] = axis;
     lmnn_tensor x, m, moved = {0}, prod = {0}, r = {0};
@@ -196,10 +199,14 @@ static lm_status loss_params(fe_ctx *c, const fe_node *n, reduction *red, bool *
     const char *r;
     lm_status st = fe_attr_string(c, n, "reduction", "mean", &r);
     if (st) return st;
-    if (!strcmp(r, "none")) *red = RED_NONE;
-    else if (!strcmp(r, "sum")) *red = RED_SUM;
-    else if (!strcmp(r, "mean")) *red = RED_MEAN;
-    else return fe_fail(c, n, LM_ERR_INVALID_FILE, "reduction '%s' is not none, sum or mean", r);
+    if (!strcmp(r, "none"))
+        *red = RED_NONE;
+    else if (!strcmp(r, "sum"))
+        *red = RED_SUM;
+    else if (!strcmp(r, "mean"))
+        *red = RED_MEAN;
+    else
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "reduction '%s' is not none, sum or mean", r);
     *has_ii = fe_node_attr(n, "ignore_index") != NULL;
     return fe_attr_int(c, n, "ignore_index", 0, ii);
 }
@@ -228,8 +235,10 @@ static lm_status infer_loss(fe_ctx *c, const fe_node *n) {
     if (w && (w->rank != 1 || w->dims[0] != x->dims[1] || w->elem != x->elem))
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "weight must be 1-D of the %lld classes",
                        (long long)x->dims[1]);
-    if (red == RED_NONE) st = fe_set_out_type(c, n, 0, x->elem, t->rank, t->dims);
-    else st = fe_set_out_type(c, n, 0, x->elem, 0, NULL);
+    if (red == RED_NONE)
+        st = fe_set_out_type(c, n, 0, x->elem, t->rank, t->dims);
+    else
+        st = fe_set_out_type(c, n, 0, x->elem, 0, NULL);
     if (!st && sce && n->output_count > 1) st = fe_set_out_type(c, n, 1, x->elem, x->rank, x->dims);
     return st;
 }
@@ -240,7 +249,8 @@ typedef struct loss_tensors {
 
 static void loss_free(loss_tensors *t) {
     lmnn_tensor *all = &t->mask;
-    for (size_t i = 0; i < sizeof *t / sizeof *all; i++) fe_free(all[i]);
+    for (size_t i = 0; i < sizeof *t / sizeof *all; i++)
+        fe_free(all[i]);
 }
 
 /* loss[n, d...] = -logp[n, target, d...] * weight[target], 0 where target is
@@ -257,7 +267,8 @@ static lm_status nll(fe_ctx *c, const fe_node *n, lmnn_tensor logp, lmnn_tensor 
     bool to = false;
     if ((st = fe_in_dev_float(c, n, 1, &target, &to))) return st;
     int64_t udims[FE_MAX_RANK];
-    for (int32_t d = 0, j = 0; d < x->rank; d++) udims[d] = d == 1 ? 1 : tt->dims[j++];
+    for (int32_t d = 0, j = 0; d < x->rank; d++)
+        udims[d] = d == 1 ? 1 : tt->dims[j++];
     lmnn_shape us = fe_shape(x->rank, udims), ts = fe_shape(tt->rank, tt->dims);
     int64_t count = fe_type_volume(tt);
     lmnn_shape flat = fe_shape(1, &count);
@@ -284,7 +295,8 @@ static lm_status nll(fe_ctx *c, const fe_node *n, lmnn_tensor logp, lmnn_tensor 
     lmnn_tensor wm = t.mask;
     if (!st && fe_has_in(n, 2)) {
         lmnn_tensor w, idx_flat = {0}, sel = {0};
-        if (!(st = fe_in_dev(c, n, 2, &w)) && !(st = lmnn_reshape(t.safe_rm, &flat, NULL, &idx_flat)) &&
+        if (!(st = fe_in_dev(c, n, 2, &w)) &&
+            !(st = lmnn_reshape(t.safe_rm, &flat, NULL, &idx_flat)) &&
             !(st = lmnn_index_select(w, 0, idx_flat, NULL, &sel)) &&
             !(st = lmnn_reshape(sel, &ts, NULL, &t.wt)))
             st = lmnn_binary(LMNN_BINARY_MUL, t.wt, t.mask, NULL, &t.w);
@@ -302,7 +314,8 @@ static lm_status nll(fe_ctx *c, const fe_node *n, lmnn_tensor logp, lmnn_tensor 
         lmnn_tensor sum = {0};
         st = lmnn_sum(t.loss, NULL, &sum);
         if (!st && red == RED_MEAN) {
-            if (!(st = lmnn_sum(wm, NULL, &t.denom))) st = lmnn_binary(LMNN_BINARY_DIV, sum, t.denom, NULL, out);
+            if (!(st = lmnn_sum(wm, NULL, &t.denom)))
+                st = lmnn_binary(LMNN_BINARY_DIV, sum, t.denom, NULL, out);
             fe_free(sum);
         } else if (!st) {
             *out = sum;

@@ -106,25 +106,28 @@ static lm_status same_type_out(fe_ctx *c, const fe_node *n) {
 
 /* Hands the float result of a node that fe_fuse may have extended (bias,
  * activation, a later output) over: the fused steps run first. */
-static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done) {
+static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done, bool bias_done) {
     const fe_fusion *f = fusion_of(c, n);
     lm_status st = LM_OK;
-    if (f->bias != FE_NONE) {
-        fe_node pseudo = *n;
-        uint32_t in = f->bias;
-        pseudo.inputs = &in;
-        pseudo.input_count = 1;
-        lmnn_tensor b, s;
-        bool owned;
-        if ((st = fe_in_dev_float(c, &pseudo, 0, &b, &owned))) {
+    if (f->bias && !bias_done) {
+        /* The folded constant bias, with the activation in the same pass. */
+        lmnn_tensor b, sum;
+        if ((st = fe_aux(c, n, 1, f->bias, LMNN_TILE, &b))) {
             fe_free(r);
             return st;
         }
-        st = lmnn_binary(LMNN_BINARY_ADD, r, b, NULL, &s);
-        if (owned) fe_free(b);
+        lmnn_binary_options o;
+        lmnn_binary_options_init(&o);
+        if (!act_done) {
+            o.activation = f->activation;
+            o.activation_alpha = f->act_alpha;
+            o.activation_beta = f->act_beta;
+            act_done = true;
+        }
+        st = lmnn_binary(LMNN_BINARY_ADD, r, b, &o, &sum);
         fe_free(r);
         if (st) return fe_nn_fail(c, n, st);
-        r = s;
+        r = sum;
     }
     if (f->activation != LMNN_UNARY_INVALID && !act_done) {
         lmnn_unary_options o;
@@ -137,13 +140,7 @@ static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_don
         if (st) return fe_nn_fail(c, n, st);
         r = s;
     }
-    if (f->output != FE_NONE) {
-        fe_node pseudo = *n;
-        uint32_t out = f->output;
-        pseudo.outputs = &out;
-        pseudo.output_count = 1;
-        return fe_out_from_float(c, &pseudo, 0, r);
-    }
+    /* Sent to the fused chain's last value (fe_out_dev). */
     return fe_out_from_float(c, n, 0, r);
 }
 
@@ -229,8 +226,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = fusion_of(c, n);
     lmnn_matmul_options o;
     lmnn_matmul_options_init(&o);
-    bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE &&
-               (at->rank != 1 && bt->rank != 1);
+    bool act = f->activation != LMNN_UNARY_INVALID && !f->bias && (at->rank != 1 && bt->rank != 1);
     if (act) {
         o.activation = f->activation;
         o.activation_alpha = f->act_alpha;
@@ -250,7 +246,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         fe_free(r);
         return fe_nn_fail(c, n, st);
     }
-    return finish(c, n, r, act);
+    return finish(c, n, r, act, false);
 }
 
 /* ---- Gemm ---- */
@@ -322,8 +318,7 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     o.transpose_a = g.trans_a != 0;
     o.transpose_b = g.trans_b != 0;
     const fe_fusion *f = fusion_of(c, n);
-    act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE && (!has_c || as_bias) &&
-          g.alpha == 1.0f;
+    act = f->activation != LMNN_UNARY_INVALID && !f->bias && (!has_c || as_bias) && g.alpha == 1.0f;
     if (act) {
         o.activation = f->activation;
         o.activation_alpha = f->act_alpha;
@@ -359,7 +354,7 @@ out:
         fe_free(r);
         return st;
     }
-    return finish(c, n, r, act);
+    return finish(c, n, r, act, false);
 }
 
 /* ---- convolution and pooling geometry ---- */
@@ -775,9 +770,10 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     lmnn_tensor x, bias = {0}, r = {0};
     bool xo = false, bo = false;
     if ((st = fe_in_dev(c, n, 0, &x))) return st;
-    if (f->weight_bias) {
-        /* The folded batch norm's bias: a host constant of the node's own. */
-        const fe_tensor *fb = f->weight_bias;
+    if (f->bias) {
+        /* The fused bias (a folded batch norm's and/or a following Add's,
+         * with the node's own added in): a host constant of the node's own. */
+        const fe_tensor *fb = f->bias;
         float *v = malloc((size_t)fb->count * sizeof *v);
         if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         for (uint64_t i = 0; i < fb->count; i++)
@@ -792,7 +788,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         return st;
     }
     (void)bo;
-    bool act = f->activation != LMNN_UNARY_INVALID && f->bias == FE_NONE;
+    bool act = f->activation != LMNN_UNARY_INVALID;
     if (g.sp == 1) {
         if ((st = reshape_to(&x, &xo, 4,
                              (const uint32_t[]){(uint32_t)xt->dims[0], (uint32_t)xt->dims[1], 1,
@@ -905,7 +901,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             return fe_nn_fail(c, n, st);
         }
     }
-    return finish(c, n, r, act);
+    return finish(c, n, r, act, true);
 }
 
 static lm_status lower_conv(fe_ctx *c, const fe_node *n) {
@@ -1205,7 +1201,7 @@ static lm_status lower_global_pool(fe_ctx *c, const fe_node *n) {
     o.keepdim = true;
     st = !strcmp(n->op_type, "GlobalMaxPool") ? lmnn_max(a, &o, &r) : lmnn_mean(a, &o, &r);
     if (st) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false);
+    return finish(c, n, r, false, false);
 }
 
 /* ---- BatchNormalization ---- */
@@ -1261,7 +1257,7 @@ static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     lmnn_norm_options_init(&o);
     o.eps = eps;
     if ((st = lmnn_batch_norm(t[0], t[3], t[4], t[1], t[2], &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false);
+    return finish(c, n, r, false, false);
 }
 
 /* ---- InstanceNormalization ---- */
@@ -1297,7 +1293,7 @@ static lm_status lower_instancenorm(fe_ctx *c, const fe_node *n) {
     /* Instance norm is group norm with one channel per group. */
     uint32_t ch = (uint32_t)fe_in_type(c, n, 0)->dims[1];
     if ((st = lmnn_group_norm(x, ch, s, b, &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false);
+    return finish(c, n, r, false, false);
 }
 
 /* ---- LayerNormalization ---- */

@@ -454,9 +454,12 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
 
 /* ---- Slice ---- */
 
+/* A slice as the library takes it (ascending, steps >= 1); `flip` marks
+ * axes whose ONNX step is negative: their elements come out reversed. */
 typedef struct slice_plan {
     int32_t begin[FE_MAX_RANK], end[FE_MAX_RANK], step[FE_MAX_RANK];
     int64_t dims[FE_MAX_RANK];
+    bool flip[FE_MAX_RANK];
 } slice_plan;
 
 static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
@@ -503,6 +506,7 @@ static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
         p->end[d] = (int32_t)in->dims[d];
         p->step[d] = 1;
         p->dims[d] = in->dims[d];
+        p->flip[d] = false;
     }
     bool seen[FE_MAX_RANK] = {false};
     for (size_t i = 0; i < count; i++) {
@@ -512,11 +516,22 @@ static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
         seen[a] = true;
         int64_t dim = in->dims[a], s = starts[i], e = ends[i], step = steps[i];
         if (step == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "steps[%zu] is 0", i);
-        if (step < 0)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "negative steps (axis %d) are not supported",
-                           a);
         if (s < 0) s += dim;
         if (e < 0) e += dim;
+        if (step < 0) {
+            /* Walking down from s to just above e: the same elements taken
+             * upwards from the last one, then reversed. */
+            s = s < 0 ? -1 : s > dim - 1 ? dim - 1 : s;
+            e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+            int64_t len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+            if (step < -INT32_MAX) step = -INT32_MAX;
+            p->begin[a] = (int32_t)(len ? s + (len - 1) * step : 0);
+            p->end[a] = (int32_t)(len ? s + 1 : 0);
+            p->step[a] = (int32_t)-step;
+            p->dims[a] = len;
+            p->flip[a] = true;
+            continue;
+        }
         s = s < 0 ? 0 : s > dim ? dim : s;
         e = e < 0 ? 0 : e > dim ? dim : e;
         int64_t len = e > s ? (e - s + step - 1) / step : 0;
@@ -545,6 +560,7 @@ static lm_status infer_slice(fe_ctx *c, const fe_node *n) {
             for (int32_t d = in->rank - 1; d >= 0; d--) {
                 uint64_t idx = rem % (uint64_t)p.dims[d];
                 rem /= (uint64_t)p.dims[d];
+                if (p.flip[d]) idx = (uint64_t)p.dims[d] - 1 - idx;
                 off += ((uint64_t)p.begin[d] + idx * (uint64_t)p.step[d]) * stride;
                 stride *= (uint64_t)in->dims[d];
             }
@@ -561,8 +577,28 @@ static lm_status lower_slice(fe_ctx *c, const fe_node *n) {
     lmnn_tensor a, r;
     if (!st) st = fe_in_dev(c, n, 0, &a);
     if (st) return st;
-    if ((st = lmnn_slice(a, p.begin, p.end, p.step, (uint32_t)fe_in_type(c, n, 0)->rank, NULL, &r)))
+    int32_t rank = fe_in_type(c, n, 0)->rank;
+    if ((st = lmnn_slice(a, p.begin, p.end, p.step, (uint32_t)rank, NULL, &r)))
         return fe_nn_fail(c, n, st);
+    for (int32_t d = 0; d < rank; d++) {
+        if (!p.flip[d] || p.dims[d] < 2) continue;
+        /* Reversed along d: an index table [len-1, ..., 0]. */
+        fe_tensor *rev;
+        lmnn_tensor idx, t;
+        if ((st = fe_const_new(c, FE_INT32, 1, &p.dims[d], &rev))) break;
+        for (int64_t i = 0; i < p.dims[d]; i++)
+            fe_tensor_set_i64(rev, (uint64_t)i, p.dims[d] - 1 - i);
+        if ((st = fe_aux(c, n, (uint32_t)d, rev, LMNN_ROW_MAJOR, &idx))) break;
+        st = lmnn_index_select(r, d, idx, NULL, &t);
+        fe_free(r);
+        r = (lmnn_tensor){0};
+        if (st) return fe_nn_fail(c, n, st);
+        r = t;
+    }
+    if (st) {
+        fe_free(r);
+        return st;
+    }
     return fe_out_dev(c, n, 0, r);
 }
 

@@ -1,6 +1,7 @@
 /* Binding the user's inputs, inference, placement and the memory plan. */
 #include "frontend/fe_passes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,8 @@ lm_status fe_plan_init(fe_ctx *c) {
     if (!c->plans || !c->slots) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (uint32_t k = 0; k < g->node_count; k++) {
         c->plans[k].placement = LMFE_ON_DEVICE;
-        c->plans[k].fusion.bias = FE_NONE;
         c->plans[k].fusion.output = FE_NONE;
+        c->plans[k].fusion.act_alpha = c->plans[k].fusion.act_beta = NAN;
     }
     for (uint32_t v = 0; v < g->value_count; v++)
         c->slots[v].dev = FE_NONE;
@@ -295,7 +296,6 @@ lm_status fe_plan_graph(fe_ctx *c) {
         if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
         for (uint32_t i = 0; i < n->input_count; i++)
             if (n->inputs[i] != FE_NONE) c->slots[n->inputs[i]].uses++;
-        if (c->plans[k].fusion.bias != FE_NONE) c->slots[c->plans[k].fusion.bias].uses++;
         if (c->float_dtype != LMNN_FLOAT32)
             for (uint32_t i = 0; i < n->output_count; i++)
                 if (n->outputs[i] != FE_NONE &&

@@ -17,7 +17,7 @@
 static void **ob_blocks_;
 static size_t ob_count_, ob_cap_;
 
-static void *ob_alloc(size_t size) {
+static inline void *ob_alloc(size_t size) {
     if (ob_count_ == ob_cap_) {
         ob_cap_ = ob_cap_ ? 2 * ob_cap_ : 256;
         ob_blocks_ = realloc(ob_blocks_, ob_cap_ * sizeof *ob_blocks_);
@@ -29,7 +29,7 @@ static void *ob_alloc(size_t size) {
     return p;
 }
 
-static void ob_free_all(void) {
+static inline void ob_free_all(void) {
     for (size_t i = 0; i < ob_count_; i++)
         free(ob_blocks_[i]);
     free(ob_blocks_);
@@ -37,14 +37,14 @@ static void ob_free_all(void) {
     ob_count_ = ob_cap_ = 0;
 }
 
-static char *ob_str(const char *s) {
+static inline char *ob_str(const char *s) {
     size_t n = strlen(s);
     char *p = ob_alloc(n + 1);
     memcpy(p, s, n + 1);
     return p;
 }
 
-static Onnx__GraphProto *ob_graph(const char *name) {
+static inline Onnx__GraphProto *ob_graph(const char *name) {
     Onnx__GraphProto *g = ob_alloc(sizeof *g);
     onnx__graph_proto__init(g);
     g->name = ob_str(name);
@@ -57,7 +57,7 @@ static Onnx__GraphProto *ob_graph(const char *name) {
 }
 
 /* A model with opset 13 of the default domain around `g`. */
-static Onnx__ModelProto *ob_model(Onnx__GraphProto *g) {
+static inline Onnx__ModelProto *ob_model(Onnx__GraphProto *g) {
     Onnx__ModelProto *m = ob_alloc(sizeof *m);
     onnx__model_proto__init(m);
     m->has_ir_version = 1;
@@ -74,7 +74,7 @@ static Onnx__ModelProto *ob_model(Onnx__GraphProto *g) {
     return m;
 }
 
-static void ob_import(Onnx__ModelProto *m, const char *domain, int64_t version) {
+static inline void ob_import(Onnx__ModelProto *m, const char *domain, int64_t version) {
     Onnx__OperatorSetIdProto *op = ob_alloc(sizeof *op);
     onnx__operator_set_id_proto__init(op);
     op->domain = ob_str(domain);
@@ -85,8 +85,8 @@ static void ob_import(Onnx__ModelProto *m, const char *domain, int64_t version) 
 
 /* A tensor type; dims < 0 are symbolic when syms[i] is given, else unknown.
  * rank < 0: no shape. */
-static Onnx__TypeProto *ob_tensor_type(int32_t elem, int rank, const int64_t *dims,
-                                       const char *const *syms) {
+static inline Onnx__TypeProto *ob_tensor_type(int32_t elem, int rank, const int64_t *dims,
+                                              const char *const *syms) {
     Onnx__TypeProto *tp = ob_alloc(sizeof *tp);
     onnx__type_proto__init(tp);
     Onnx__TypeProto__Tensor *tt = ob_alloc(sizeof *tt);
@@ -116,7 +116,7 @@ static Onnx__TypeProto *ob_tensor_type(int32_t elem, int rank, const int64_t *di
     return tp;
 }
 
-static Onnx__ValueInfoProto *ob_vi(const char *name, Onnx__TypeProto *type) {
+static inline Onnx__ValueInfoProto *ob_vi(const char *name, Onnx__TypeProto *type) {
     Onnx__ValueInfoProto *vi = ob_alloc(sizeof *vi);
     onnx__value_info_proto__init(vi);
     vi->name = ob_str(name);
@@ -124,20 +124,20 @@ static Onnx__ValueInfoProto *ob_vi(const char *name, Onnx__TypeProto *type) {
     return vi;
 }
 
-static void ob_input(Onnx__GraphProto *g, Onnx__ValueInfoProto *vi) {
+static inline void ob_input(Onnx__GraphProto *g, Onnx__ValueInfoProto *vi) {
     g->input[g->n_input++] = vi;
 }
-static void ob_output(Onnx__GraphProto *g, Onnx__ValueInfoProto *vi) {
+static inline void ob_output(Onnx__GraphProto *g, Onnx__ValueInfoProto *vi) {
     g->output[g->n_output++] = vi;
 }
-static void ob_value_info(Onnx__GraphProto *g, Onnx__ValueInfoProto *vi) {
+static inline void ob_value_info(Onnx__GraphProto *g, Onnx__ValueInfoProto *vi) {
     g->value_info[g->n_value_info++] = vi;
 }
 
 /* A node; `ins` and `outs` are NULL-terminated lists of names ("" for an
  * omitted optional one). */
-static Onnx__NodeProto *ob_node(Onnx__GraphProto *g, const char *op, const char *name,
-                                const char *const *ins, const char *const *outs) {
+static inline Onnx__NodeProto *ob_node(Onnx__GraphProto *g, const char *op, const char *name,
+                                       const char *const *ins, const char *const *outs) {
     Onnx__NodeProto *n = ob_alloc(sizeof *n);
     onnx__node_proto__init(n);
     n->op_type = ob_str(op);
@@ -153,7 +153,7 @@ static Onnx__NodeProto *ob_node(Onnx__GraphProto *g, const char *op, const char 
     return n;
 }
 
-static Onnx__AttributeProto *ob_attr(Onnx__NodeProto *n, const char *name, int type) {
+static inline Onnx__AttributeProto *ob_attr(Onnx__NodeProto *n, const char *name, int type) {
     Onnx__AttributeProto *a = ob_alloc(sizeof *a);
     onnx__attribute_proto__init(a);
     a->name = ob_str(name);
@@ -163,7 +163,8 @@ static Onnx__AttributeProto *ob_attr(Onnx__NodeProto *n, const char *name, int t
     return a;
 }
 
-static Onnx__TensorProto *ob_tensor(const char *name, int32_t elem, int rank, const int64_t *dims) {
+static inline Onnx__TensorProto *ob_tensor(const char *name, int32_t elem, int rank,
+                                           const int64_t *dims) {
     Onnx__TensorProto *t = ob_alloc(sizeof *t);
     onnx__tensor_proto__init(t);
     if (name) t->name = ob_str(name);
@@ -175,19 +176,19 @@ static Onnx__TensorProto *ob_tensor(const char *name, int32_t elem, int rank, co
     return t;
 }
 
-static void ob_raw(Onnx__TensorProto *t, const void *data, size_t size) {
+static inline void ob_raw(Onnx__TensorProto *t, const void *data, size_t size) {
     t->has_raw_data = 1;
     t->raw_data.len = size;
     t->raw_data.data = ob_alloc(size);
     if (size) memcpy(t->raw_data.data, data, size);
 }
 
-static void ob_init(Onnx__GraphProto *g, Onnx__TensorProto *t) {
+static inline void ob_init(Onnx__GraphProto *g, Onnx__TensorProto *t) {
     g->initializer[g->n_initializer++] = t;
 }
 
 /* Serializes `m` into a malloc'ed buffer (the caller frees it). */
-static uint8_t *ob_pack(const Onnx__ModelProto *m, size_t *size) {
+static inline uint8_t *ob_pack(const Onnx__ModelProto *m, size_t *size) {
     *size = onnx__model_proto__get_packed_size(m);
     uint8_t *buf = malloc(*size ? *size : 1);
     if (!buf) abort();

@@ -1,0 +1,93 @@
+#!/bin/sh
+# `lightmetal compile` as a user drives it: help, --info, a compile whose
+# binary `lightmetal run` takes .npy files of the model's element types,
+# and precise one-line errors for bad flags and bad models.
+#   test_compile_cli.sh LIGHTMETAL WORKDIR TESTDATA
+# TESTDATA is ONNX's backend test data (node/test_*); the script skips when
+# it is absent.
+LM=$1
+W=$2
+D=$3/node
+rm -rf "$W" && mkdir -p "$W" || exit 1
+. "$(dirname "$0")/../tools/check_lib.sh"
+
+expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
+for words in --input-shape --dim --const --golden --dtype --trace --info "exit codes"; do
+    expect_ok "help_mentions_$words" "$words" compile --help
+done
+expect_ok listed "compile an ONNX model into a binary" --help
+
+if [ ! -f "$D/test_add/model.onnx" ]; then
+    echo "SKIP: no ONNX test data at $3"
+    check_summary
+    exit $?
+fi
+
+expect_ok info "input  x                    float[3, 4, 5]" compile "$D/test_add/model.onnx" --info
+expect_ok info_needs_value "(decides shapes: give it with --const)" \
+    compile "$D/test_reshape_reordered_all_dims/model.onnx" --info
+expect_ok compile "1 nodes, 1 on the device" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
+expect_ok summary_row "Add" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
+expect_ok verify "ok" verify "$W/add.lmb"
+lm compile -q "$D/test_add/model.onnx" -o "$W/add_q.lmb"
+if [ "$rc" -ne 0 ] || [ -s "$W/out" ] || [ -s "$W/err" ]; then
+    fail quiet "exit $rc, printed: $(cat "$W/out" "$W/err")"
+else
+    pass quiet
+fi
+
+# int64 in, int64 out: the boundary converts.
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    expect_ok compile_int "1 nodes" compile "$D/test_mod_mixed_sign_int64/model.onnx" -o "$W/mod.lmb"
+    /usr/bin/python3 -c "
+import numpy as np
+np.save('$W/x.npy', np.array([-4, 7, 5, 4, -7, 8], dtype=np.int64))
+np.save('$W/y.npy', np.array([2, -3, 8, -2, 3, 5], dtype=np.int64))"
+    expect_ok run_int "goldens" run "$W/mod.lmb" --input x="$W/x.npy" --input y="$W/y.npy" \
+        --output z="$W/z.npy"
+    if /usr/bin/python3 -c "
+import numpy as np, sys
+z = np.load('$W/z.npy')
+sys.exit(0 if z.dtype == np.int64 and list(z) == [0, -2, 5, 0, 2, 3] else 1)"; then
+        pass run_int_values
+    else
+        fail run_int_values "z.npy is not int64 [0, -2, 5, 0, 2, 3]"
+    fi
+    /usr/bin/python3 -c "
+import numpy as np
+np.save('$W/big.npy', np.array([1 << 40, 7, 5, 4, -7, 8], dtype=np.int64))"
+    expect_error golden_needs_name 2 "--golden FILE without NAME= needs a model with one input" \
+        compile "$D/test_mod_mixed_sign_int64/model.onnx" -o "$W/x.lmb" --golden "$W/x.npy"
+    expect_error run_int_range 2 "element 0 is 1099511627776" \
+        run "$W/mod.lmb" --input x="$W/big.npy" --input y="$W/y.npy"
+fi
+
+expect_error no_model 2 "missing MODEL" compile -o "$W/x.lmb"
+expect_error no_output 2 "missing -o FILE" compile "$D/test_add/model.onnx"
+expect_error bad_dtype 2 "--dtype: expected fp32, bf16 or bfp8, given 'fp64'" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --dtype fp64
+expect_error bad_shape 2 "--input-shape: '1x0' is not a shape like 1x3x224x224" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --input-shape x=1x0
+expect_error bad_binding 2 "--dim: 'batch' is not NAME=VALUE" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --dim batch
+expect_error unknown_input 2 "the model has no input 'q' (its inputs: 'x', 'y')" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --input-shape q=3x4x5
+expect_error fixed_dim 2 "the model fixes dim 0 of float[3, 4, 5] to 3, given 2" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --input-shape x=2x4x5
+expect_error unknown_flag 2 "--frobnicate" compile "$D/test_add/model.onnx" -o "$W/x.lmb" --frobnicate
+# A .pb tensor names its input itself; a .npy needs NAME= when there are several.
+expect_ok golden_pb "1 nodes" compile "$D/test_add/model.onnx" -o "$W/g.lmb" \
+    --golden "$D/test_add/test_data_set_0/input_0.pb" --golden "$D/test_add/test_data_set_0/input_1.pb"
+expect_ok golden_checked "goldens" run "$W/g.lmb"
+expect_error const_missing 2 "must be known at compile time: give it as a constant (--const shape=FILE)" \
+    compile "$D/test_reshape_reordered_all_dims/model.onnx" -o "$W/x.lmb"
+expect_ok const_pb "1 nodes" compile "$D/test_reshape_reordered_all_dims/model.onnx" -o "$W/r.lmb" \
+    --const shape="$D/test_reshape_reordered_all_dims/test_data_set_0/input_1.pb"
+expect_error unsupported_op 2 "op Unique is not supported" \
+    compile "$D/test_unique_not_sorted_without_axis/model.onnx" -o "$W/x.lmb"
+printf 'not a model' >"$W/bad.onnx"
+expect_error bad_file 2 "bad.onnx" compile "$W/bad.onnx" -o "$W/x.lmb"
+expect_error missing_file 2 "nope.onnx" compile "$W/nope.onnx" -o "$W/x.lmb"
+[ -e "$W/x.lmb" ] && fail no_partial_output "x.lmb was written by a failed compile" || pass no_partial_output
+
+check_summary

@@ -1,0 +1,445 @@
+/* The ONNX compiler's own passes and API, on models built in C:
+ * placement (fused, folded, dead), fusions giving the unfused answer,
+ * weights stored once, input binding and its refusals, element types at the
+ * boundary, metal-trace and golden compiles, bf16 notes, and errors that name
+ * the node and what is missing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lightmetal/frontend.h"
+#include "lightmetal/lm_replay.h"
+#include "lm_test.h"
+#include "onnx.pb-c.h"
+#include "onnx_build.h"
+
+enum { F32 = 1, I64 = 7 };
+
+static char model_path[256];
+
+/* Writes `m` to the test's model file. */
+static const char *save(const Onnx__ModelProto *m) {
+    size_t size;
+    uint8_t *buf = ob_pack(m, &size);
+    FILE *f = fopen(model_path, "wb");
+    if (!f || fwrite(buf, 1, size, f) != size) abort();
+    fclose(f);
+    free(buf);
+    return model_path;
+}
+
+static Onnx__TensorProto *f32_init(Onnx__GraphProto *g, const char *name, int rank,
+                                   const int64_t *dims, const float *data, size_t count) {
+    Onnx__TensorProto *t = ob_tensor(name, F32, rank, dims);
+    ob_raw(t, data, count * sizeof *data);
+    ob_init(g, t);
+    return t;
+}
+
+static Onnx__TensorProto *i64_init(Onnx__GraphProto *g, const char *name, int64_t count,
+                                   const int64_t *data) {
+    Onnx__TensorProto *t = ob_tensor(name, I64, 1, &count);
+    ob_raw(t, data, (size_t)count * sizeof *data);
+    ob_init(g, t);
+    return t;
+}
+
+/* Runs `bin` with one float input and reads one float output. */
+static lm_status replay1(lm_binary *bin, const char *in, const float *x, size_t xn, const char *out,
+                         float *y, size_t yn, lm_replay_report *rep) {
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    lm_status st = lm_binary_data(bin, &data, &size);
+    if (!st) st = lm_replay_open(data, size, &r);
+    if (st) return st;
+    if (in) st = lm_replay_set_input(r, in, x, xn * sizeof *x);
+    if (!st) st = lm_replay_run(r, NULL, NULL, rep);
+    if (!st) st = lm_replay_get_output(r, out, y, yn * sizeof *y);
+    lm_replay_close(r);
+    return st;
+}
+
+static lmfe_placement placement_of(const lmfe_report *r, const char *op) {
+    for (size_t i = 0; i < r->op_count; i++)
+        if (!strcmp(r->ops[i].op_type, op)) return r->ops[i].placement;
+    return (lmfe_placement)-1;
+}
+
+/* y = relu(x @ W + b), plus a dead branch and a folded shape computation:
+ * Shape(x) -> Reshape(x2, shape) -> the same x back. */
+static Onnx__ModelProto *mlp_model(const float *w, const float *b) {
+    Onnx__GraphProto *g = ob_graph("mlp");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[2] = {5, 3}, wd[2] = {3, 4}, bd[1] = {4}, yd[2] = {5, 4};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    f32_init(g, "W", 2, wd, w, 12);
+    f32_init(g, "b", 1, bd, b, 4);
+    ob_node(g, "Shape", "shape", (const char *[]){"x", NULL}, (const char *[]){"xs", NULL});
+    ob_node(g, "Reshape", "again", (const char *[]){"x", "xs", NULL}, (const char *[]){"x2", NULL});
+    ob_node(g, "MatMul", "mm", (const char *[]){"x2", "W", NULL}, (const char *[]){"h", NULL});
+    ob_node(g, "Add", "bias", (const char *[]){"h", "b", NULL}, (const char *[]){"hb", NULL});
+    ob_node(g, "Relu", "act", (const char *[]){"hb", NULL}, (const char *[]){"y", NULL});
+    ob_node(g, "Exp", "unused", (const char *[]){"x", NULL}, (const char *[]){"dead", NULL});
+    return m;
+}
+
+static void test_mlp_fused_folded_dead(void) {
+    float w[12], b[4], x[15], y[20], want[20];
+    for (int i = 0; i < 12; i++)
+        w[i] = (float)(i % 5) * 0.25f - 0.5f;
+    for (int i = 0; i < 4; i++)
+        b[i] = (float)i * 0.5f - 0.75f;
+    for (int i = 0; i < 15; i++)
+        x[i] = (float)((i * 7) % 11) * 0.2f - 1.0f;
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < 4; c++) {
+            double s = b[c];
+            for (int k = 0; k < 3; k++)
+                s += (double)x[r * 3 + k] * w[k * 4 + c];
+            want[r * 4 + c] = s > 0 ? (float)s : 0.0f;
+        }
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(mlp_model(w, b)), NULL, &bin, &rep));
+    CHECK(placement_of(&rep, "MatMul") == LMFE_ON_DEVICE);
+    CHECK(placement_of(&rep, "Add") == LMFE_FUSED);
+    CHECK(placement_of(&rep, "Relu") == LMFE_FUSED);
+    CHECK(placement_of(&rep, "Shape") == LMFE_FOLDED);
+    CHECK(placement_of(&rep, "Exp") == LMFE_REMOVED);
+    CHECK(rep.nodes == 6 && rep.lowered_nodes == 0);
+    CHECK(rep.weight_bytes == (12 + 4) * 4);
+    CHECK_OK(replay1(bin, "x", x, 15, "y", y, 20, NULL));
+    for (int i = 0; i < 20; i++)
+        CHECK(fabsf(y[i] - want[i]) <= 1e-6f);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
+/* Two MatMuls with equal weights: the weight is uploaded and stored once. */
+static void test_weights_stored_once(void) {
+    float w[9];
+    for (int i = 0; i < 9; i++)
+        w[i] = (float)i;
+    for (int same = 1; same >= 0; same--) {
+        Onnx__GraphProto *g = ob_graph("twice");
+        Onnx__ModelProto *m = ob_model(g);
+        int64_t d[2] = {3, 3};
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, d, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, d, NULL)));
+        f32_init(g, "W1", 2, d, w, 9);
+        float w2[9];
+        memcpy(w2, w, sizeof w2);
+        if (!same) w2[4] += 1;
+        f32_init(g, "W2", 2, d, w2, 9);
+        ob_node(g, "MatMul", "a", (const char *[]){"x", "W1", NULL}, (const char *[]){"h", NULL});
+        ob_node(g, "MatMul", "b", (const char *[]){"h", "W2", NULL}, (const char *[]){"y", NULL});
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(rep.weight_bytes == (same ? 36u : 72u));
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
+/* Conv -> BatchNormalization -> Relu fused gives what the three give apart
+ * (unfused when the convolution's result is a graph output too). */
+static void test_conv_bn_relu_fusion(void) {
+    float w[2 * 1 * 3 * 3], cb[2] = {0.1f, -0.2f}, sc[2] = {1.5f, 0.5f}, bb[2] = {0.25f, -1.0f},
+                            mean[2] = {0.3f, -0.1f}, var[2] = {2.0f, 0.5f};
+    for (int i = 0; i < 18; i++)
+        w[i] = (float)((i * 5) % 7) * 0.1f - 0.3f;
+    float x[1 * 1 * 6 * 6], fused[2 * 36], plain[2 * 36];
+    for (int i = 0; i < 36; i++)
+        x[i] = (float)((i * 11) % 13) * 0.15f - 0.9f;
+    for (int split = 0; split < 2; split++) {
+        Onnx__GraphProto *g = ob_graph("cbr");
+        Onnx__ModelProto *m = ob_model(g);
+        int64_t xd[4] = {1, 1, 6, 6}, wd[4] = {2, 1, 3, 3}, cd[1] = {2}, yd[4] = {1, 2, 6, 6};
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+        if (split) ob_output(g, ob_vi("c", ob_tensor_type(F32, 4, yd, NULL)));
+        f32_init(g, "w", 4, wd, w, 18);
+        f32_init(g, "cb", 1, cd, cb, 2);
+        f32_init(g, "scale", 1, cd, sc, 2);
+        f32_init(g, "beta", 1, cd, bb, 2);
+        f32_init(g, "mean", 1, cd, mean, 2);
+        f32_init(g, "var", 1, cd, var, 2);
+        Onnx__NodeProto *conv = ob_node(g, "Conv", "conv", (const char *[]){"x", "w", "cb", NULL},
+                                        (const char *[]){"c", NULL});
+        Onnx__AttributeProto *p =
+            ob_attr(conv, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+        p->ints = ob_alloc(4 * sizeof *p->ints);
+        p->n_ints = 4;
+        for (int i = 0; i < 4; i++)
+            p->ints[i] = 1;
+        ob_node(g, "BatchNormalization", "bn",
+                (const char *[]){"c", "scale", "beta", "mean", "var", NULL},
+                (const char *[]){"n", NULL});
+        ob_node(g, "Relu", "relu", (const char *[]){"n", NULL}, (const char *[]){"y", NULL});
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(placement_of(&rep, "BatchNormalization") == (split ? LMFE_ON_DEVICE : LMFE_FUSED));
+        CHECK(placement_of(&rep, "Relu") == (split ? LMFE_ON_DEVICE : LMFE_FUSED));
+        CHECK_OK(replay1(bin, "x", x, 36, "y", split ? plain : fused, 72, NULL));
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+    for (int i = 0; i < 72; i++)
+        CHECK(fabsf(fused[i] - plain[i]) <= 1e-5f * (1 + fabsf(plain[i])));
+}
+
+/* A symbolic batch: bound by --dim or a fixed input shape; left open it is
+ * an error that says how to bind it. */
+static Onnx__ModelProto *batch_model(void) {
+    Onnx__GraphProto *g = ob_graph("batch");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t d[2] = {-1, 4};
+    const char *syms[2] = {"batch", NULL};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, d, syms)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, d, syms)));
+    ob_node(g, "Sigmoid", "s", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    return m;
+}
+
+static void test_binding_and_refusals(void) {
+    const char *path = save(batch_model());
+    lm_binary *bin = NULL;
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "graph input 'x' float[batch, 4]: dim 0 ('batch') is not fixed: give "
+                "--input-shape x=DIMS or --dim batch=N");
+    CHECK(bin == NULL);
+    lmfe_dim_binding dim = {"batch", 3};
+    o.dims = &dim;
+    o.dim_count = 1;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    lm_replay *r;
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_buffer_info info;
+    CHECK_OK(lm_replay_buffer_info_at(r, 0, &info));
+    CHECK(info.rank == 2 && info.shape[0] == 3 && info.shape[1] == 4);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+
+    lmfe_dim_binding bad_dim = {"nope", 3};
+    o.dims = &bad_dim;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "dim 'nope': no graph input has that symbolic dim");
+    o.dims = NULL;
+    o.dim_count = 0;
+    lmfe_input_shape shapes[1] = {{"y", 2, {2, 4}}};
+    o.input_shapes = shapes;
+    o.input_shape_count = 1;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "input shape: the model has no input 'y' (its inputs: 'x')");
+    shapes[0] = (lmfe_input_shape){"x", 3, {2, 4, 1}};
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "input shape 'x': the model declares float[batch, 4] (rank 2), given rank 3");
+    shapes[0] = (lmfe_input_shape){"x", 2, {2, 5}};
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "the model fixes dim 1 of float[batch, 4] to 4, given 5");
+    shapes[0] = (lmfe_input_shape){"x", 2, {2, 4}};
+    float gx[3] = {0};
+    lmfe_tensor_value golden = {"x", F32, 2, {2, 4}, gx, sizeof gx};
+    o.golden_inputs = &golden;
+    o.golden_input_count = 1;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "golden input 'x': expected 32 bytes of data, given 12");
+    golden.elem_type = I64;
+    golden.size = 64;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "golden input 'x': expected element type float, given int64");
+    o.golden_input_count = 0;
+    o.dtype = (lmfe_dtype_mode)7;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->dtype: expected 0..2, given 7");
+    CHECK_FAILS(lmfe_compile_onnx(NULL, NULL, &bin, NULL), LM_ERR_INVALID_ARGUMENT, "path is NULL");
+    CHECK_FAILS(lmfe_compile_onnx(path, NULL, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
+                "out_binary is NULL");
+    CHECK_FAILS(lmfe_compile_onnx("/nonexistent/m.onnx", NULL, &bin, NULL), LM_ERR_IO,
+                "/nonexistent/m.onnx");
+}
+
+/* An op, an attribute and a domain the compiler does not know are errors
+ * naming the node. */
+static void test_unsupported(void) {
+    int64_t d[1] = {4};
+    Onnx__GraphProto *g = ob_graph("u");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, d, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, d, NULL)));
+    Onnx__NodeProto *n =
+        ob_node(g, "Frobnicate", "frob", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'frob' (Frobnicate): op Frobnicate is not supported");
+    n->op_type = ob_str("Relu");
+    Onnx__AttributeProto *a = ob_attr(n, "flavour", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = 1;
+    a->i = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'frob' (Relu): attribute 'flavour' is not supported");
+    n->n_attribute = 0;
+    n->op_type = ob_str("Sqrt");
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+}
+
+/* ids (int64) -> Gather from a float table: the named input keeps its
+ * element type; an index out of the int32 range is refused when given. */
+static void test_int64_boundary(void) {
+    Onnx__GraphProto *g = ob_graph("emb");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t idd[1] = {4}, td[2] = {6, 3}, yd[2] = {4, 3};
+    ob_input(g, ob_vi("ids", ob_tensor_type(I64, 1, idd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    float table[18];
+    for (int i = 0; i < 18; i++)
+        table[i] = (float)i;
+    f32_init(g, "table", 2, td, table, 18);
+    ob_node(g, "Gather", "g", (const char *[]){"table", "ids", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    bool seen = false;
+    for (uint32_t i = 0; i < lm_replay_buffer_count(r); i++) {
+        lm_replay_buffer_info info;
+        CHECK_OK(lm_replay_buffer_info_at(r, i, &info));
+        if (!strcmp(info.name, "ids")) {
+            seen = true;
+            CHECK(info.element_type == LM_ELEMENT_TYPE_INT64 &&
+                  info.format == LM_DATA_FORMAT_INT32);
+        }
+    }
+    CHECK(seen);
+    int32_t ids[4] = {5, 0, -1, 2}; /* -1: the last row, as ONNX counts */
+    float y[12];
+    CHECK_OK(lm_replay_set_input(r, "ids", ids, sizeof ids));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    const int rows[4] = {5, 0, 5, 2};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3; k++)
+            CHECK(y[i * 3 + k] == table[rows[i] * 3 + k]);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
+/* --trace: the same answer from one trace replay; --golden: the replay
+ * checks the outputs, and a different input then mismatches. */
+static void test_trace_and_golden(void) {
+    float w[12], b[4], x[15], y1[20], y2[20];
+    for (int i = 0; i < 12; i++)
+        w[i] = (float)(i % 3) - 1.0f;
+    for (int i = 0; i < 4; i++)
+        b[i] = 0.5f;
+    for (int i = 0; i < 15; i++)
+        x[i] = (float)i * 0.1f;
+    const char *path = save(mlp_model(w, b));
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    lmfe_tensor_value golden = {"x", F32, 2, {5, 3}, x, sizeof x};
+    o.golden_inputs = &golden;
+    o.golden_input_count = 1;
+    lm_binary *eager, *traced;
+    lm_replay_report re, rt;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &eager, NULL));
+    o.trace = true;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &traced, NULL));
+    CHECK_OK(replay1(eager, NULL, NULL, 0, "y", y1, 20, &re));
+    CHECK_OK(replay1(traced, NULL, NULL, 0, "y", y2, 20, &rt));
+    CHECK(memcmp(y1, y2, sizeof y1) == 0);
+    CHECK(re.goldens_checked == 1 && rt.goldens_checked == 1);
+    CHECK(rt.programs < re.programs);
+    float other[15] = {1};
+    CHECK_STATUS(replay1(eager, "x", other, 15, "y", y1, 20, NULL), LM_ERR_MISMATCH);
+    lm_binary_free(eager);
+    lm_binary_free(traced);
+}
+
+/* bf16: the report says which nodes compute below float32. */
+static void test_bf16_notes(void) {
+    const char *path = save(batch_model());
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    lmfe_dim_binding dim = {"batch", 2};
+    o.dims = &dim;
+    o.dim_count = 1;
+    o.dtype = LMFE_DTYPE_BF16;
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, &rep));
+    CHECK(rep.lowered_nodes == 1 && rep.notes &&
+          strstr(rep.notes, "1 of 1 device nodes compute in bfloat16"));
+    float x[8] = {0, 1, -1, 2, -2, 3, -3, 4}, y[8];
+    CHECK_OK(replay1(bin, "x", x, 8, "y", y, 8, NULL));
+    for (int i = 0; i < 8; i++)
+        CHECK(fabsf(y[i] - 1.0f / (1.0f + expf(-x[i]))) <= 1.0f / 128);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
+static void test_inspect(void) {
+    lmfe_model_info info;
+    CHECK_OK(lmfe_inspect_onnx(save(batch_model()), &info));
+    CHECK(info.input_count == 1 && info.output_count == 1 && info.opset == 13);
+    CHECK(info.inputs[0].rank == 2 && info.inputs[0].dims[0] == -1 &&
+          !strcmp(info.inputs[0].symbols[0], "batch") && !info.inputs[0].needs_value);
+    lmfe_model_info_free(&info);
+    /* An input feeding Reshape's shape must be given at compile time. */
+    Onnx__GraphProto *g = ob_graph("r");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t d[1] = {6}, sd[1] = {2};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, d, NULL)));
+    ob_input(g, ob_vi("shape", ob_tensor_type(I64, 1, sd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, -1, NULL, NULL)));
+    ob_node(g, "Reshape", "r", (const char *[]){"x", "shape", NULL}, (const char *[]){"y", NULL});
+    const char *path = save(m);
+    CHECK_OK(lmfe_inspect_onnx(path, &info));
+    CHECK(info.input_count == 2 && !info.inputs[0].needs_value && info.inputs[1].needs_value);
+    lmfe_model_info_free(&info);
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(path, NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'r' (Reshape): input 1 ('shape') decides the output shape, so its value "
+                "must be known at compile time: give it as a constant (--const shape=FILE)");
+    int64_t shape[2] = {2, 3};
+    lmfe_tensor_value k = {"shape", I64, 1, {2}, shape, sizeof shape};
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.constants = &k;
+    o.constant_count = 1;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    lm_binary_free(bin);
+    (void)i64_init;
+}
+
+int main(void) {
+    snprintf(model_path, sizeof model_path, "%s/test_fe_compile_%d.onnx",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    TEST_RUN(test_mlp_fused_folded_dead);
+    TEST_RUN(test_weights_stored_once);
+    TEST_RUN(test_conv_bn_relu_fusion);
+    TEST_RUN(test_binding_and_refusals);
+    TEST_RUN(test_unsupported);
+    TEST_RUN(test_int64_boundary);
+    TEST_RUN(test_trace_and_golden);
+    TEST_RUN(test_bf16_notes);
+    TEST_RUN(test_inspect);
+    remove(model_path);
+    ob_free_all();
+    return test_summary();
+}
