@@ -9,8 +9,9 @@
  *                        process); N = online CPUs. Goal >= 0.5
  * onnx_cnn_trace_vs_torch  the same with the CNN compiled with --trace
  *                        (the whole model one metal trace: one launch)
- * onnx_cnn_images_per_s, onnx_cnn_trace_images_per_s, onnx_torch_images_per_s
- *                        the rates behind those ratios, all of this run
+ * onnx_cnn_bf16_vs_torch  the same compiled in bf16 mode
+ * onnx_cnn_images_per_s, onnx_cnn_trace_images_per_s, onnx_cnn_bf16_images_per_s,
+ * onnx_torch_images_per_s  the rates behind those ratios, all of this run
  * onnx_compile_s         seconds of lmfe_compile_onnx of the CNN at batch 64,
  *                        kernel cache warm (one compile before). Goal < 10
  * onnx_replay_vs_live    one replay of the compiled binary / running the
@@ -72,7 +73,7 @@ static bool read_images(float *dst) {
     return ok;
 }
 
-static lm_binary *compile_cnn(lm_device *dev, bool trace, double *seconds) {
+static lm_binary *compile_cnn(lm_device *dev, lmfe_dtype_mode dtype, bool trace, double *seconds) {
     lmfe_compile_options opts;
     lmfe_compile_options_init(&opts);
     lmfe_dim_binding dim = {"batch", BATCH};
@@ -80,6 +81,7 @@ static lm_binary *compile_cnn(lm_device *dev, bool trace, double *seconds) {
     opts.dim_count = 1;
     opts.device = dev;
     opts.trace = trace;
+    opts.dtype = dtype;
     lm_binary *bin = NULL;
     double t0 = bench_now();
     if (lmfe_compile_onnx(cnn_path, &opts, &bin, NULL) != LM_OK) bench_die("lmfe_compile_onnx");
@@ -157,19 +159,24 @@ int main(void) {
     /* Compile time and the live run: the first compile fills the kernel
      * cache; the others are timed. */
     double compile_s[COMPILES];
-    lm_binary *bin = compile_cnn(dev, false, &compile_s[0]);
+    lm_binary *bin = compile_cnn(dev, LMFE_DTYPE_FP32, false, &compile_s[0]);
     for (int i = 0; i < COMPILES; i++) {
         lm_binary_free(bin);
-        bin = compile_cnn(dev, false, &compile_s[i]);
+        bin = compile_cnn(dev, LMFE_DTYPE_FP32, false, &compile_s[i]);
     }
     double compile_med = bench_median(compile_s, COMPILES);
 
     double replay_med = replay_median(dev, bin, images);
     lm_binary_free(bin);
+    /* The bf16 mode, the one meant for speed. */
+    double unused;
+    bin = compile_cnn(dev, LMFE_DTYPE_BF16, false, &unused);
+    double bf16_med = replay_median(dev, bin, images);
+    lm_binary_free(bin);
     /* The same model compiled with --trace: one launch per replay. Replayed
      * on a device of its own: a traced compile leaves its trace's buffers on
      * the device it ran on, where the binary's recorded addresses are taken. */
-    bin = compile_cnn(dev, true, &compile_s[0]);
+    bin = compile_cnn(dev, LMFE_DTYPE_FP32, true, &compile_s[0]);
     lm_device_close(dev);
     if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
     double trace_med = replay_median(dev, bin, images);
@@ -183,13 +190,16 @@ int main(void) {
     if (torch > 0) {
         bench_report("onnx_cnn_vs_torch", rate / torch);
         bench_report("onnx_cnn_trace_vs_torch", trace_rate / torch);
+        bench_report("onnx_cnn_bf16_vs_torch", BATCH / bf16_med / torch);
         bench_report("onnx_torch_images_per_s", torch);
     } else {
         printf("onnx_cnn_vs_torch: skipped (%s)\n", why);
         printf("onnx_cnn_trace_vs_torch: skipped (%s)\n", why);
+        printf("onnx_cnn_bf16_vs_torch: skipped (%s)\n", why);
     }
     bench_report("onnx_cnn_images_per_s", rate);
     bench_report("onnx_cnn_trace_images_per_s", trace_rate);
+    bench_report("onnx_cnn_bf16_images_per_s", BATCH / bf16_med);
     bench_report("onnx_compile_s", compile_med);
     bench_report("onnx_replay_vs_live", replay_med / compile_med);
     bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
