@@ -378,9 +378,9 @@ static void test_trace(void) {
     /* The traced binary launches the whole model as one trace replay, the
      * plain one launches each op's programs. Both still create the programs
      * and set their runtime arguments (a trace refers to programs that exist
-     * on the device), and those set-up commands are nearly all of a
-     * binary's commands: about 9,300 for this CNN either way, so the count
-     * that drops is the launches (report.programs). */
+     * on the device), and those set-up commands are nearly all of a binary's
+     * commands (about 8,400 for this CNN either way), so the count that
+     * drops is the launches (report.programs). */
     CHECK_EQ_U64(rb.programs, 1);
     CHECK(ra.programs >= 20 * rb.programs);
     CHECK(rb.commands <= ra.commands + ra.programs);
