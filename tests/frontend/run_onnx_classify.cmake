@@ -7,12 +7,27 @@
 # in PyTorch (of 0, 1, 2, 7, 8, 9, 10, 13, 18 and 19), one of each class: the
 # model is about 89% accurate, so the images are chosen, not the first ten.
 #
-# -DCLI=lightmetal -DCLASSIFY=onnx_classify -DMODELS=DIR -DWORK=DIR -DIMAGES="0;1;..."
+# With -DNM=nm it also checks that the program holds none of the compiler:
+# no frontend (lmfe_, fe_, protobuf-c), no op library (lmnn_), no recorder.
+#
+# -DCLI=lightmetal -DCLASSIFY=onnx_classify -DMODELS=DIR -DWORK=DIR -DIMAGES="0;1;..." [-DNM=nm]
 foreach(var CLI CLASSIFY MODELS WORK IMAGES)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_onnx_classify.cmake: -D${var}= is missing")
   endif()
 endforeach()
+
+if(NM)
+  execute_process(COMMAND ${NM} ${CLASSIFY} RESULT_VARIABLE rc OUTPUT_VARIABLE syms ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} ${CLASSIFY} failed (${rc}): ${err}")
+  endif()
+  string(REGEX MATCHALL " [TtDdBbRr] (lmfe_|fe_onnx|protobuf_c_|lmnn_|lm_light_metal_begin_capture)[A-Za-z0-9_]*"
+         found "${syms}")
+  if(found)
+    message(FATAL_ERROR "onnx_classify links the compiler, not only the replay library:${found}")
+  endif()
+endif()
 
 file(MAKE_DIRECTORY ${WORK})
 set(lmb ${WORK}/cnn_b1.lmb)
