@@ -1,12 +1,13 @@
 /* Neural-network ops: MatMul, Gemm, Conv, ConvTranspose, MaxPool,
  * AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization,
  * InstanceNormalization, LayerNormalization, LpNormalization,
- * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth.
+ * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
+ * Einsum (one or two operands).
  *
  * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
  * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
- * convolutions and pools run as 2-D ones with H = 1, 3-D convolutions as 2-D
- * convolutions over the depth taps, summed.
+ * convolutions and pools run as 2-D ones with H = 1; 3-D ones as 2-D ones
+ * over the depth slices and taps, combined (summed, or the max).
  *
  * Convolution weights: a constant weight becomes the op library's prepared
  * matrix on the host ([KH * KW * C, OC], block-diagonal over groups; the
@@ -20,6 +21,7 @@
  * Attributes the op library cannot honour are refused by name and value.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +78,7 @@ void fe_cache_release(fe_ctx *c) {
 }
 
 /* Cache keys: the kind in the top byte (1 and 2 are fe_ops_reduce.c's). */
-enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_REV = 1, KEY_TRILU = 18, KEY_ZERO = 19 };
+enum { KEY_CONV_W = 16, KEY_CONV_W_FUSED = 17, KEY_TRILU = 18, KEY_ZERO = 19 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
     return ((uint64_t)kind << 56) | (a & ((UINT64_C(1) << 56) - 1));
@@ -601,14 +603,17 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     if (!st) st = conv_geom(c, n, transpose, &g, &oc);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
-    if (transpose && g.sp == 3)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "3-D ConvTranspose is not supported");
     if (fe_has_in(n, 2)) {
         const fe_type *b = fe_in_type(c, n, 2);
         if (b->rank != 1 || b->dims[0] != oc)
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "B must be [%lld]", (long long)oc);
     }
     if (fe_type_volume(x) == 0) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X is empty");
+    if (g.group > 0xffff || (g.sp == 3 && g.kernel[0] > 0xff))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "group %lld or a kernel depth of %lld is not "
+                       "supported",
+                       (long long)g.group, (long long)g.kernel[0]);
     if (!fe_in_const(c, n, 1) && !fusion_of(c, n)->weight && g.group != 1)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "group %lld with a weight computed at run time is not supported (the "
@@ -632,7 +637,10 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
                               bool transpose, int64_t groups, int64_t kd, lmnn_tensor *out) {
     uint32_t vi = n->inputs[1];
     uint64_t id = fused ? (uint64_t)(n - c->g->nodes) : vi;
-    uint64_t key = key_of(fused ? KEY_CONV_W_FUSED : KEY_CONV_W, (id << 8) | (uint64_t)kd);
+    /* One value may serve convolutions of different kinds and groups. */
+    uint64_t key =
+        key_of(fused ? KEY_CONV_W_FUSED : KEY_CONV_W,
+               (id << 32) | ((uint64_t)groups << 16) | ((uint64_t)transpose << 8) | (uint64_t)kd);
     if (fe_cache_get(c, key, out)) return LM_OK;
     uint64_t d0 = (uint64_t)w->dims[0], d1 = (uint64_t)w->dims[1];
     uint64_t kh = w->rank >= 4 ? (uint64_t)w->dims[w->rank - 2] : 1,
@@ -700,7 +708,8 @@ static lm_status weight_dev(fe_ctx *c, const fe_node *n, bool transpose, int64_t
     uint32_t ch = transpose ? d0 : d1, oc = transpose ? d1 : d0;
     if (transpose && kh * kw > 1) {
         if ((st = reshape_to(&w, &owned, 2, (const uint32_t[]){kh * kw, ch * oc}))) goto fail;
-        uint64_t key = key_of(KEY_REV, (uint64_t)kh * kw);
+        /* The reversed index table ArgMax's select_last_index uses too. */
+        uint64_t key = ((uint64_t)1 << 56) | ((uint64_t)((kh * kw) & 0xffffffu) << 32);
         lmnn_tensor rev;
         if (!fe_cache_get(c, key, &rev)) {
             int32_t *idx = malloc((size_t)kh * kw * sizeof *idx);
@@ -732,9 +741,9 @@ fail:
 
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
  * weight wm. */
-static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
-                             lmnn_tensor x, lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
-                             const fe_fusion *f, lmnn_tensor *out) {
+static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, lmnn_tensor wm,
+                             lmnn_tensor bias, lmnn_unary_op act, const fe_fusion *f,
+                             lmnn_tensor *out) {
     lmnn_conv2d_options o;
     lmnn_conv2d_options_init(&o);
     int32_t kernel[2];
@@ -752,8 +761,6 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
-    (void)c;
-    (void)n;
     return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
                      : lmnn_conv2d(x, wm, bias, &o, out);
 }
@@ -768,9 +775,10 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_fusion *f = fusion_of(c, n);
     const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, 1);
     lmnn_tensor x, bias = {0}, r = {0};
-    bool xo = false, bo = false;
+    bool xo = false;
     if ((st = fe_in_dev(c, n, 0, &x))) return st;
-    if (f->bias) {
+    uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
+    if (f->bias && !fe_cache_get(c, bkey, &bias)) {
         /* The fused bias (a folded batch norm's and/or a following Add's,
          * with the node's own added in): a host constant of the node's own. */
         const fe_tensor *fb = f->bias;
@@ -779,15 +787,13 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         for (uint64_t i = 0; i < fb->count; i++)
             v[i] = (float)fe_tensor_get_f64(fb, i);
         lmnn_shape s = LMNN_SHAPE((uint32_t)fb->count);
-        st = fe_cache_upload(c, n,
-                             key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 8) | 255), &s,
-                             v, (size_t)fb->count * sizeof *v, c->float_dtype, LMNN_TILE, &bias);
+        st = fe_cache_upload(c, n, bkey, &s, v, (size_t)fb->count * sizeof *v, c->float_dtype,
+                             LMNN_TILE, &bias);
         free(v);
         if (st) return st;
-    } else if (fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
+    } else if (!f->bias && fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &bias))) {
         return st;
     }
-    (void)bo;
     bool act = f->activation != LMNN_UNARY_INVALID;
     if (g.sp == 1) {
         if ((st = reshape_to(&x, &xo, 4,
@@ -806,14 +812,16 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             wo = !st;
         }
         if (!st) {
-            st = conv2d_call(c, n, transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
+            st = conv2d_call(transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
             if (st) st = fe_nn_fail(c, n, st);
         }
         if (wo) fe_free(wm);
     } else {
         /* 3-D: out[:, :, od] = sum over kd of conv2d(x[:, :, id], W[:, :, kd])
          * with id = od * sd + kd * dd - pad_d (taps in the depth padding add
-         * nothing); the bias once. Depth slices are [N, C, H, W] tensors. */
+         * nothing); for ConvTranspose the 2-D transposed convolutions of the
+         * (id, kd) with id * sd + kd * dd - pad_d = od. The bias once. Depth
+         * slices are [N, C, H, W] tensors. */
         act = false;
         int64_t od_n = g.out[0], id_n = g.in[0];
         lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
@@ -825,6 +833,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             bool first = true;
             for (int64_t kd = 0; !st && kd < kdn; kd++) {
                 int64_t id = od * g.stride[0] + kd * g.dil[0] - g.pad_b[0];
+                if (transpose) {
+                    /* The input depth whose tap kd lands on od. */
+                    int64_t num = od + g.pad_b[0] - kd * g.dil[0];
+                    if (num < 0 || num % g.stride[0]) continue;
+                    id = num / g.stride[0];
+                }
                 if (id < 0 || id >= id_n) continue;
                 int32_t b[5] = {0, 0, (int32_t)id, 0, 0},
                         e[5] = {(int32_t)N, (int32_t)C, (int32_t)id + 1, (int32_t)H, (int32_t)W};
@@ -836,14 +850,14 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                 fe_free(xs);
                 if (st) break;
                 if (wk)
-                    st = weight_const(c, n, wk, f->weight != NULL, false, g.group, kd, &wm);
+                    st = weight_const(c, n, wk, f->weight != NULL, transpose, g.group, kd, &wm);
                 else {
-                    st = weight_dev(c, n, false, kd, &wm);
+                    st = weight_dev(c, n, transpose, kd, &wm);
                     wo = !st;
                 }
                 if (!st)
-                    st = conv2d_call(c, n, false, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0,
-                                     f, &y);
+                    st = conv2d_call(transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0, f,
+                                     &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);
                 if (st) break;
@@ -1498,12 +1512,29 @@ static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
         const fe_tensor *k = fe_in_const(c, n, 2);
         if (!k)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "training_mode computed at run time is not "
-                           "supported");
+                           "training_mode computed at run time is not supported (give it as a "
+                           "constant)");
         training = fe_tensor_get_i64(k, 0) != 0;
     }
-    if (training)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "training mode (random dropout) is not supported");
+    if (training) {
+        /* Training mode drops at random, except with ratio 0: then it is
+         * the identity too (and the mask all true). */
+        double ratio = 0.5;
+        if (n->opset < 12) {
+            float r;
+            if ((st = fe_attr_float(c, n, "ratio", 0.5f, &r))) return st;
+            ratio = r;
+        } else if (fe_has_in(n, 1)) {
+            const fe_tensor *k = fe_in_const(c, n, 1);
+            if (!k)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "training mode with a ratio computed at run time is not supported");
+            ratio = fe_tensor_get_f64(k, 0);
+        }
+        if (ratio != 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "training mode with ratio %g (random dropout) is not supported", ratio);
+    }
     const fe_type *x = fe_in_type(c, n, 0);
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k)
@@ -1601,6 +1632,15 @@ fail:
 
 /* ---- Trilu ---- */
 
+/* A float [1, 1] zero, made once per compile (lmnn_where's other value). */
+static lm_status zero_scalar(fe_ctx *c, const fe_node *n, lmnn_tensor *out) {
+    if (fe_cache_get(c, key_of(KEY_ZERO, 0), out)) return LM_OK;
+    float z = 0;
+    lmnn_shape s = LMNN_SHAPE(1, 1);
+    return fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32, LMNN_TILE,
+                           out);
+}
+
 static lm_status trilu_k(fe_ctx *c, const fe_node *n, int64_t *k) {
     *k = 0;
     if (!fe_has_in(n, 1)) return LM_OK;
@@ -1653,19 +1693,345 @@ static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
         free(m);
         if (st) return st;
     }
-    if (!fe_cache_get(c, key_of(KEY_ZERO, 0), &zero)) {
-        float z = 0;
-        lmnn_shape s = LMNN_SHAPE(1, 1);
-        if ((st = fe_cache_upload(c, n, key_of(KEY_ZERO, 0), &s, &z, sizeof z, LMNN_FLOAT32,
-                                  LMNN_TILE, &zero)))
-            return st;
-    }
+    if ((st = zero_scalar(c, n, &zero))) return st;
     lmnn_tensor x, r;
     bool owned;
     if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
     st = lmnn_where(mask, x, zero, &r);
     if (owned) fe_free(x);
     if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
+/* ---- Einsum ---- */
+
+/* An Einsum equation: one or two operands' subscripts and the output's, as
+ * one label per dim: letters, and for the dims an ellipsis covers the
+ * labels '0', '1', ... (right-aligned: the last ellipsis dim is the same
+ * label in every operand). A label may repeat within an operand (a
+ * diagonal). Dims one label names must have one size (no broadcasting). */
+typedef struct einsum_eq {
+    uint32_t count;
+    char in[2][FE_MAX_RANK + 1];
+    char out[FE_MAX_RANK + 1];
+    int64_t size[128]; /* per label, -1 unset */
+} einsum_eq;
+
+static lm_status einsum_parse(fe_ctx *c, const fe_node *n, einsum_eq *e) {
+    const char *eq;
+    lm_status st = fe_attr_string(c, n, "equation", NULL, &eq);
+    if (st) return st;
+    if (!eq) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute equation is missing");
+    memset(e, 0, sizeof *e);
+    for (int i = 0; i < 128; i++)
+        e->size[i] = -1;
+    /* raw[0..1]: the operands, raw[2]: the output; '.' marks an ellipsis. */
+    char raw[3][FE_MAX_RANK + 2] = {"", "", ""};
+    uint32_t len[3] = {0, 0, 0}, part = 0, k = fe_in_count(n);
+    bool arrow = false;
+    for (const char *p = eq; *p; p++) {
+        char ch = *p;
+        if (ch == ' ') continue;
+        if (ch == ',' && !arrow) {
+            if (part >= 1)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "attribute equation=%s: more than two operands are not supported",
+                               eq);
+            part = 1;
+            continue;
+        }
+        if (ch == '-' && p[1] == '>' && !arrow) {
+            arrow = true;
+            e->count = part + 1;
+            part = 2;
+            p++;
+            continue;
+        }
+        bool dots = ch == '.' && p[1] == '.' && p[2] == '.';
+        if (dots) {
+            if (strchr(raw[part], '.'))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "attribute equation=%s: two ellipses "
+                               "in one term",
+                               eq);
+            p += 2;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute equation=%s is not valid", eq);
+        }
+        if (len[part] > FE_MAX_RANK)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "attribute equation=%s: more than %d subscripts in a term", eq,
+                           FE_MAX_RANK);
+        raw[part][len[part]++] = dots ? '.' : ch;
+    }
+    if (!arrow) e->count = part + 1;
+    if (e->count != k)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "equation %s names %u operands, given %u", eq,
+                       e->count, k);
+    /* The dims each operand's ellipsis covers; the most of them. */
+    int32_t er[2] = {0, 0}, ell = 0;
+    for (uint32_t i = 0; i < e->count; i++) {
+        const fe_type *t = fe_in_type(c, n, i);
+        bool has = strchr(raw[i], '.') != NULL;
+        int32_t letters = (int32_t)len[i] - (has ? 1 : 0);
+        er[i] = t->rank - letters;
+        if (er[i] < 0 || (!has && er[i] != 0))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "equation %s gives operand %u %d subscripts, it has rank %d", eq, i,
+                           letters, t->rank);
+        if (er[i] > ell) ell = er[i];
+    }
+    for (uint32_t i = 0; i < e->count; i++) {
+        uint32_t o = 0;
+        for (uint32_t j = 0; j < len[i]; j++) {
+            if (raw[i][j] != '.') {
+                e->in[i][o++] = raw[i][j];
+                continue;
+            }
+            for (int32_t d = 0; d < er[i]; d++)
+                e->in[i][o++] = (char)('0' + ell - er[i] + d);
+        }
+        const fe_type *t = fe_in_type(c, n, i);
+        for (int32_t d = 0; d < t->rank; d++) {
+            int64_t *sz = &e->size[(int)e->in[i][d]];
+            if (*sz >= 0 && *sz != t->dims[d])
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "equation %s: subscript %c is %lld and %lld long (broadcasting "
+                               "is not supported)",
+                               eq, e->in[i][d] >= 'A' ? e->in[i][d] : '.', (long long)*sz,
+                               (long long)t->dims[d]);
+            *sz = t->dims[d];
+        }
+    }
+    uint32_t o = 0;
+    if (arrow) {
+        for (uint32_t j = 0; j < len[2]; j++) {
+            if (raw[2][j] == '.') {
+                for (int32_t d = 0; d < ell && o < FE_MAX_RANK; d++)
+                    e->out[o++] = (char)('0' + d);
+                continue;
+            }
+            if (o >= FE_MAX_RANK || strchr(e->out, raw[2][j]))
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "equation %s: output subscript %c repeats", eq, raw[2][j]);
+            e->out[o++] = raw[2][j];
+        }
+    } else {
+        /* Implicit output: the ellipsis dims, then the letters written once,
+         * in alphabetical order. */
+        for (int32_t d = 0; d < ell; d++)
+            e->out[o++] = (char)('0' + d);
+        for (int ch = 'A'; ch <= 'z'; ch++) {
+            if (e->size[ch] < 0) continue;
+            int uses = 0;
+            for (uint32_t i = 0; i < e->count; i++)
+                for (const char *q = e->in[i]; *q; q++)
+                    uses += *q == ch;
+            if (uses != 1) continue;
+            if (o >= FE_MAX_RANK)
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the output has too many dims");
+            e->out[o++] = (char)ch;
+        }
+    }
+    for (const char *p = e->out; *p; p++)
+        if (e->size[(int)*p] < 0)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "equation %s: output subscript %c is not an input's", eq, *p);
+    return LM_OK;
+}
+
+static lm_status infer_einsum(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"equation", NULL});
+    for (uint32_t i = 0; i < 2 && !st; i++)
+        st = fe_check_elem(c, n, i, numeric_types);
+    einsum_eq e;
+    if (!st) st = einsum_parse(c, n, &e);
+    if (st) return st;
+    const fe_type *a = fe_in_type(c, n, 0);
+    if (e.count == 2 && fe_in_type(c, n, 1)->elem != a->elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "the operands' element types differ");
+    for (uint32_t i = 0; i < e.count; i++)
+        if (fe_type_volume(fe_in_type(c, n, i)) == 0)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
+    int64_t dims[FE_MAX_RANK];
+    int32_t rank = (int32_t)strlen(e.out);
+    for (int32_t d = 0; d < rank; d++)
+        dims[d] = e.size[(int)e.out[d]];
+    return fe_set_out_type(c, n, 0, a->elem, rank, dims);
+}
+
+/* t (letters `have`, consumed when *owned) summed over the letters not in
+ * `keep`: *have loses them. */
+static lm_status einsum_sum_out(lmnn_tensor *t, bool *owned, char *have, const char *keep) {
+    lmnn_reduce_options o;
+    lmnn_reduce_options_init(&o);
+    char rest[FE_MAX_RANK + 1] = "";
+    uint32_t r = 0;
+    for (uint32_t d = 0; have[d]; d++) {
+        if (strchr(keep, have[d]))
+            rest[r++] = have[d];
+        else
+            o.dim_mask |= 1u << d;
+    }
+    if (!o.dim_mask) return LM_OK;
+    lmnn_tensor s;
+    lm_status st = lmnn_sum(*t, &o, &s);
+    if (st) return st;
+    take(t, owned, s);
+    memcpy(have, rest, sizeof rest);
+    return LM_OK;
+}
+
+/* t (letters `have`) permuted to the letter order `want` (the same set). */
+static lm_status einsum_permute(lmnn_tensor *t, bool *owned, const char *have, const char *want) {
+    uint32_t r = (uint32_t)strlen(want);
+    int32_t perm[FE_MAX_RANK];
+    bool same = true;
+    for (uint32_t d = 0; d < r; d++) {
+        perm[d] = (int32_t)(strchr(have, want[d]) - have);
+        same &= perm[d] == (int32_t)d;
+    }
+    if (same || r < 2) return LM_OK;
+    lmnn_tensor p;
+    lm_status st = lmnn_permute(*t, perm, r, NULL, &p);
+    if (st) return st;
+    take(t, owned, p);
+    return LM_OK;
+}
+
+enum { KEY_EINSUM_EYE = 21 };
+
+/* Takes the diagonal of every label operand `op` repeats (t's dims p < q
+ * with one label): where(eye over p and q, t, 0) summed over q. *have
+ * loses the repeats. */
+static lm_status einsum_diagonals(fe_ctx *c, const fe_node *n, uint32_t op, lmnn_tensor *t,
+                                  bool *owned, char *have) {
+    lm_status st = LM_OK;
+    for (uint32_t q = 1; have[q];) {
+        const char *first = memchr(have, have[q], q);
+        if (!first) {
+            q++;
+            continue;
+        }
+        uint32_t p = (uint32_t)(first - have), r = (uint32_t)strlen(have);
+        lmnn_tensor_info info;
+        if ((st = lmnn_tensor_get_info(*t, &info))) return fe_nn_fail(c, n, st);
+        uint32_t len = info.shape.dims[p];
+        uint64_t key = key_of(KEY_EINSUM_EYE, ((uint64_t)(n - c->g->nodes) << 16) | (op << 12) |
+                                                  (p << 8) | (q << 4) | r);
+        lmnn_tensor eye, zero, w, s;
+        if (!fe_cache_get(c, key, &eye)) {
+            float *m = calloc((size_t)len * len, sizeof *m);
+            if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+            for (uint32_t i = 0; i < len; i++)
+                m[(size_t)i * len + i] = 1.0f;
+            lmnn_shape sh = {.rank = r};
+            for (uint32_t d = 0; d < r; d++)
+                sh.dims[d] = d == p || d == q ? len : 1;
+            st = fe_cache_upload(c, n, key, &sh, m, (size_t)len * len * sizeof *m, LMNN_FLOAT32,
+                                 LMNN_TILE, &eye);
+            free(m);
+            if (st) return st;
+        }
+        if ((st = zero_scalar(c, n, &zero))) return st;
+        if ((st = lmnn_where(eye, *t, zero, &w))) return fe_nn_fail(c, n, st);
+        lmnn_reduce_options o;
+        lmnn_reduce_options_init(&o);
+        o.dims[0] = (int32_t)q;
+        o.dim_count = 1;
+        st = lmnn_sum(w, &o, &s);
+        fe_free(w);
+        if (st) return fe_nn_fail(c, n, st);
+        take(t, owned, s);
+        memmove(have + q, have + q + 1, r - q);
+    }
+    return LM_OK;
+}
+
+/* One operand: diagonals, sums, then a permute. Two: each operand's own letters that
+ * the output drops are summed first; then A becomes [batch, M, K] and B
+ * [batch, K, N] (batch: letters in both and the output; K: in both, not
+ * the output) for one batched matmul, whose [batch, M, N] result is
+ * reshaped and permuted to the output's order. */
+static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
+    einsum_eq e;
+    lm_status st = einsum_parse(c, n, &e);
+    if (st) return st;
+    lmnn_tensor t[2] = {{0}, {0}}, r = {0};
+    bool owned[2] = {false, false}, rowned = false;
+    char have[2][FE_MAX_RANK + 1];
+    for (uint32_t i = 0; i < e.count && !st; i++) {
+        st = fe_in_dev_float(c, n, i, &t[i], &owned[i]);
+        memcpy(have[i], e.in[i], sizeof have[i]);
+    }
+    for (uint32_t i = 0; i < e.count && !st; i++)
+        st = einsum_diagonals(c, n, i, &t[i], &owned[i], have[i]);
+    if (st) goto out;
+    if (e.count == 1) {
+        if ((st = einsum_sum_out(&t[0], &owned[0], have[0], e.out)) ||
+            (st = einsum_permute(&t[0], &owned[0], have[0], e.out)))
+            goto fail;
+        r = t[0];
+        rowned = owned[0];
+        owned[0] = false;
+    } else {
+        /* Letters an operand keeps: the output's and the other operand's. */
+        for (uint32_t i = 0; i < 2; i++) {
+            char keep[2 * FE_MAX_RANK + 2];
+            snprintf(keep, sizeof keep, "%s%s", e.out, e.in[1 - i]);
+            if ((st = einsum_sum_out(&t[i], &owned[i], have[i], keep))) goto fail;
+        }
+        char batch[FE_MAX_RANK + 1] = "", am[FE_MAX_RANK + 1] = "", bn[FE_MAX_RANK + 1] = "",
+                                 k[FE_MAX_RANK + 1] = "";
+        uint32_t nb = 0, nm = 0, nn = 0, nk = 0;
+        uint64_t vb = 1, vm = 1, vn = 1, vk = 1;
+        for (uint32_t d = 0; have[0][d]; d++) {
+            char ch = have[0][d];
+            bool in_b = strchr(have[1], ch) != NULL, in_o = strchr(e.out, ch) != NULL;
+            uint64_t sz = (uint64_t)e.size[(int)ch];
+            if (in_b && in_o)
+                batch[nb++] = ch, vb *= sz;
+            else if (in_b)
+                k[nk++] = ch, vk *= sz;
+            else
+                am[nm++] = ch, vm *= sz;
+        }
+        for (uint32_t d = 0; have[1][d]; d++)
+            if (!strchr(have[0], have[1][d]))
+                bn[nn++] = have[1][d], vn *= (uint64_t)e.size[(int)have[1][d]];
+        char wa[FE_MAX_RANK + 1], wb[FE_MAX_RANK + 1];
+        snprintf(wa, sizeof wa, "%s%s%s", batch, am, k);
+        snprintf(wb, sizeof wb, "%s%s%s", batch, k, bn);
+        if ((st = einsum_permute(&t[0], &owned[0], have[0], wa)) ||
+            (st = einsum_permute(&t[1], &owned[1], have[1], wb)) ||
+            (st = reshape_to(&t[0], &owned[0], 3,
+                             (const uint32_t[]){(uint32_t)vb, (uint32_t)vm, (uint32_t)vk})) ||
+            (st = reshape_to(&t[1], &owned[1], 3,
+                             (const uint32_t[]){(uint32_t)vb, (uint32_t)vk, (uint32_t)vn})))
+            goto fail;
+        if ((st = lmnn_matmul(t[0], t[1], NULL, &r))) goto fail;
+        rowned = true;
+        char got[FE_MAX_RANK + 1];
+        snprintf(got, sizeof got, "%s%s%s", batch, am, bn);
+        uint32_t gd[FE_MAX_RANK], gr = (uint32_t)strlen(got);
+        for (uint32_t d = 0; d < gr; d++)
+            gd[d] = (uint32_t)e.size[(int)got[d]];
+        if ((st = reshape_to(&r, &rowned, gr, gd)) ||
+            (st = einsum_permute(&r, &rowned, got, e.out)))
+            goto fail;
+    }
+    goto out;
+fail:
+    st = fe_nn_fail(c, n, st);
+out:
+    for (uint32_t i = 0; i < 2; i++)
+        if (owned[i]) fe_free(t[i]);
+    if (st) {
+        if (rowned) fe_free(r);
+        return st;
+    }
+    if (!rowned) return fe_out_alias(c, n, 0, 0);
     return fe_out_from_float(c, n, 0, r);
 }
 
@@ -1683,9 +2049,10 @@ const fe_op_def fe_ops_nn[] = {
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0},
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0},
-    {"Dropout", infer_dropout, lower_dropout, 0},
+    {"Dropout", infer_dropout, lower_dropout, 6u},
     {"DepthToSpace", infer_d2s, lower_d2s, 0},
     {"SpaceToDepth", infer_d2s, lower_d2s, 0},
     {"Trilu", infer_trilu, lower_trilu, 2u},
+    {"Einsum", infer_einsum, lower_einsum, 0},
 };
 const size_t fe_ops_nn_count = sizeof fe_ops_nn / sizeof fe_ops_nn[0];

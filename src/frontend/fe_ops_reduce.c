@@ -130,6 +130,113 @@ static lm_status red_read(fe_ctx *c, const fe_node *n, const red_desc *d, red_pl
     return LM_OK;
 }
 
+/* Folds a Reduce* of a constant on the host (shape arithmetic such as
+ * ReduceProd of a Shape decides later shapes, so it must be known at
+ * compile time): double math for floats, int64 for integers (exact). */
+static lm_status fold_reduce(fe_ctx *c, const fe_node *n, const red_desc *d, const red_plan *p,
+                             const fe_tensor *k, int32_t rank, const int64_t *dims) {
+    fe_elem elem = k->elem;
+    bool ints = !fe_elem_is_float(elem);
+    fe_tensor *o;
+    lm_status st = fe_const_new(c, elem, (uint32_t)rank, dims, &o);
+    if (st) return fe_nn_fail(c, n, st);
+    uint64_t on = o->count;
+    double *acc = calloc(on ? on : 1, sizeof *acc), *mx = NULL;
+    int64_t *iacc = calloc(on ? on : 1, sizeof *iacc);
+    bool *seen = calloc(on ? on : 1, sizeof *seen);
+    if (d->kind == R_LOG_SUM_EXP) mx = calloc(on ? on : 1, sizeof *mx);
+    if (!acc || !iacc || !seen || (d->kind == R_LOG_SUM_EXP && !mx)) {
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        goto done;
+    }
+    /* Output index of each input element: the kept dims' coordinates. */
+    for (int pass = d->kind == R_LOG_SUM_EXP ? 0 : 1; pass < 2; pass++) {
+        for (uint64_t i = 0; i < k->count; i++) {
+            uint64_t rem = i, oi = 0, stride = 1;
+            for (int32_t dd = (int32_t)k->rank - 1; dd >= 0; dd--) {
+                uint64_t dim = (uint64_t)k->dims[dd], coord = rem % dim;
+                rem /= dim;
+                if (p->mask & (1u << dd)) continue;
+                oi += coord * stride;
+                stride *= dim;
+            }
+            double x = fe_tensor_get_f64(k, i);
+            int64_t xi = ints ? fe_tensor_get_i64(k, i) : 0;
+            bool first = !seen[oi];
+            seen[oi] = true;
+            if (pass == 0) { /* LogSumExp: the max first */
+                mx[oi] = first || x > mx[oi] ? x : mx[oi];
+                continue;
+            }
+            switch (d->kind) {
+            case R_SUM:
+            case R_MEAN:
+            case R_LOG_SUM:
+                acc[oi] += x;
+                iacc[oi] += xi;
+                break;
+            case R_MAX:
+                if (first || x > acc[oi] || isnan(x)) acc[oi] = x;
+                if (first || xi > iacc[oi]) iacc[oi] = xi;
+                break;
+            case R_MIN:
+                if (first || x < acc[oi] || isnan(x)) acc[oi] = x;
+                if (first || xi < iacc[oi]) iacc[oi] = xi;
+                break;
+            case R_PROD:
+                acc[oi] = first ? x : acc[oi] * x;
+                iacc[oi] = first ? xi : (int64_t)((uint64_t)iacc[oi] * (uint64_t)xi);
+                break;
+            case R_L1:
+                acc[oi] += fabs(x);
+                iacc[oi] += xi < 0 ? -xi : xi;
+                break;
+            case R_L2:
+            case R_SUM_SQUARE:
+                acc[oi] += x * x;
+                iacc[oi] += xi * xi;
+                break;
+            case R_LOG_SUM_EXP:
+                acc[oi] += exp(x - mx[oi]);
+                break;
+            }
+        }
+        if (pass == 0) memset(seen, 0, (on ? on : 1) * sizeof *seen);
+    }
+    uint64_t per = on ? k->count / on : 0;
+    for (uint64_t i = 0; i < on; i++) {
+        if (ints && d->kind != R_MEAN) {
+            fe_tensor_set_i64(o, i, iacc[i]);
+            continue;
+        }
+        double v = acc[i];
+        switch (d->kind) {
+        case R_MEAN:
+            v = (ints ? (double)iacc[i] : v) / (double)per;
+            break;
+        case R_L2:
+            v = sqrt(v);
+            break;
+        case R_LOG_SUM:
+            v = log(v);
+            break;
+        case R_LOG_SUM_EXP:
+            v = mx[i] + log(v);
+            break;
+        default:
+            break;
+        }
+        fe_tensor_set_f64(o, i, v);
+    }
+    st = fe_set_out_const(c, n, 0, o);
+done:
+    free(acc);
+    free(iacc);
+    free(seen);
+    free(mx);
+    return st;
+}
+
 static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
     const red_desc *d = red_find(n->op_type);
     bool axes_input = n->opset >= d->axes_input_opset;
@@ -146,7 +253,10 @@ static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
     const fe_type *t = fe_in_type(c, n, 0);
     if (fe_type_volume(t) == 0)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "reducing an empty tensor is not supported");
-    if (p.noop) return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+    if (p.noop) {
+        if (fe_in_const(c, n, 0)) return fe_set_out_const(c, n, 0, fe_in_const(c, n, 0));
+        return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+    }
     int64_t dims[FE_MAX_RANK];
     int32_t rank = 0;
     for (int32_t i = 0; i < t->rank; i++) {
@@ -155,6 +265,8 @@ static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
         else if (p.keepdims)
             dims[rank++] = 1;
     }
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (k && k->count <= (1u << 20)) return fold_reduce(c, n, d, &p, k, rank, dims);
     return fe_set_out_type(c, n, 0, t->elem, rank, dims);
 }
 

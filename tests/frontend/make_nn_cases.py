@@ -183,3 +183,134 @@ write_case("refuse_lpnorm_p3",
            [helper.make_node("LpNormalization", ["x"], ["y"], p=3)],
            [("x", x)], [("y", (TensorProto.FLOAT, [2, 3, 4]))], 13,
            expect="attribute p=3 is not supported")
+
+# Einsum: matmul-like equations, implicit outputs, outer products, sums.
+for i, (eq, shapes) in enumerate((("bij,bkj->bik", ((2, 3, 4), (2, 5, 4))),
+                                  ("ij,jk", ((3, 4), (4, 5))),
+                                  ("i,j->ij", ((3,), (4,))),
+                                  ("ij,jk->k", ((3, 4), (4, 5))),
+                                  ("abc,cd->dba", ((2, 3, 4), (4, 5))),
+                                  ("ijk->kj", ((2, 3, 4),)))):
+    ops = [f32(*sh) for sh in shapes]
+    names = ["a", "b"][:len(ops)]
+    write_case("einsum_%d" % i, [helper.make_node("Einsum", names, ["y"], equation=eq)],
+               list(zip(names, ops)), [("y", np.einsum(eq, *ops).astype(np.float32))], 12)
+
+# 3-D ConvTranspose as 2-D ones over the depth taps, constant weights.
+x3 = f32(1, 2, 3, 4, 5)
+w3 = f32(2, 3, 3, 2, 3)
+b3 = f32(3)
+y = torch.nn.functional.conv_transpose3d(t(x3), t(w3), t(b3), stride=(2, 1, 2), padding=(1, 0, 1),
+                                         output_padding=(1, 0, 1)).numpy()
+write_case("convtranspose3d_const",
+           [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 1, 2],
+                             pads=[1, 0, 1, 1, 0, 1], output_padding=[1, 0, 1])],
+           [("x", x3)], [("y", y)], 11, inits=[("w", w3), ("b", b3)])
+
+# Reductions of constants fold on the host: ReduceProd of a Shape decides a
+# Reshape; float and integer constants reduce in every kind.
+write_case("reduce_fold_shape",
+           [helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("ReduceProd", ["s"], ["p"], keepdims=1),
+            helper.make_node("Reshape", ["x", "p"], ["y"])],
+           [("x", x)], [("y", x.reshape(-1))], 13)
+cst = f32(3, 4)
+xs = f32(3)
+kinds = (("ReduceSum", lambda a: a.sum(1)), ("ReduceMean", lambda a: a.mean(1)),
+         ("ReduceMax", lambda a: a.max(1)), ("ReduceMin", lambda a: a.min(1)),
+         ("ReduceProd", lambda a: a.prod(1)), ("ReduceL1", lambda a: np.abs(a).sum(1)),
+         ("ReduceL2", lambda a: np.sqrt((a * a).sum(1))),
+         ("ReduceSumSquare", lambda a: (a * a).sum(1)),
+         ("ReduceLogSum", lambda a: np.log(np.abs(a).sum(1))),
+         ("ReduceLogSumExp", lambda a: np.log(np.exp(a).sum(1))))
+for op, fn in kinds:
+    c_in = np.abs(cst) if op == "ReduceLogSum" else cst
+    # ReduceSum takes its axes as an input from opset 13.
+    red = helper.make_node(op, ["c", "ax"], ["r"], keepdims=0) if op == "ReduceSum" else \
+        helper.make_node(op, ["c"], ["r"], axes=[1], keepdims=0)
+    write_case("reduce_fold_%s" % op.lower(), [red, helper.make_node("Add", ["x", "r"], ["y"])],
+               [("x", xs)], [("y", (xs + fn(c_in)).astype(np.float32))], 13,
+               inits=[("c", c_in), ("ax", np.array([1], np.int64))])
+write_case("reduce_fold_int_prod",
+           [helper.make_node("ReduceProd", ["c"], ["y"], axes=[0], keepdims=1)],
+           [], [("y", np.array([[40000, 6]], np.int64))], 13,
+           inits=[("c", np.array([[200, 2], [200, 3]], np.int64))])
+
+# Einsum with ellipses (of different ranks) and diagonals.
+for i, (eq, shapes) in enumerate((("...ij,...jk->...ik", ((2, 3, 4, 5), (3, 5, 6))),
+                                  ("ii->i", ((4, 4),)),
+                                  ("ii", ((4, 4),)),
+                                  ("bii,bjj->bij", ((2, 3, 3), (2, 4, 4))),
+                                  ("...i,...i->...", ((2, 3, 5), (2, 3, 5))),
+                                  ("i...->...", ((3, 2, 4),)))):
+    ops = [f32(*sh) for sh in shapes]
+    names = ["a", "b"][:len(ops)]
+    write_case("einsum_ellipsis_diag_%d" % i,
+               [helper.make_node("Einsum", names, ["y"], equation=eq)],
+               list(zip(names, ops)), [("y", np.asarray(np.einsum(eq, *ops), np.float32))], 12)
+
+# Traced compiles of the ops that upload tables of their own (the warm-up run
+# makes them; the trace may upload nothing).
+xa = rng.integers(0, 3, (3, 5)).astype(np.float32)  # ties
+write_case("trace_argmax_last",
+           [helper.make_node("ArgMax", ["x"], ["y"], axis=1, keepdims=0, select_last_index=1)],
+           [("x", xa)], [("y", (4 - np.argmax(xa[:, ::-1], axis=1)).astype(np.int64))], 13)
+h = np.zeros_like(xa)
+h[np.arange(3), xa.argmax(1)] = 1
+write_case("trace_hardmax", [helper.make_node("Hardmax", ["x"], ["y"], axis=-1)],
+           [("x", xa)], [("y", h)], 13)
+xt = f32(2, 4, 5)
+write_case("trace_trilu", [helper.make_node("Trilu", ["x", "k"], ["y"], upper=0)],
+           [("x", xt)], [("y", np.tril(xt, -1))], 14, inits=[("k", np.array(-1, np.int64))])
+xp2 = f32(1, 2, 5, 6)
+y = torch.nn.functional.avg_pool2d(t(np.pad(xp2, ((0, 0), (0, 0), (2, 2), (2, 2)))), 3, 1).numpy()
+cnt = torch.nn.functional.avg_pool2d(t(np.pad(np.ones_like(xp2), ((0, 0), (0, 0), (2, 2), (2, 2)))),
+                                     3, 1).numpy()
+write_case("trace_avgpool_wide_pads_exclude",
+           [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[2, 2, 2, 2])],
+           [("x", xp2)], [("y", (y / cnt).astype(np.float32))], 11)
+ad = f32(2, 3, 3)
+write_case("trace_einsum_diag", [helper.make_node("Einsum", ["a"], ["y"], equation="bii->bi")],
+           [("a", ad)], [("y", np.einsum("bii->bi", ad))], 12)
+wtd = f32(2, 3, 3, 3)
+xtd = f32(1, 2, 4, 4)
+y = torch.nn.functional.conv_transpose2d(t(xtd), t(wtd), stride=2).numpy()
+write_case("trace_convtranspose_weight_input",
+           [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2])],
+           [("x", xtd), ("w", wtd)], [("y", y)], 11)
+
+# Chains the fusion pass merges into Conv and MatMul (a folded batch norm,
+# a constant bias Add, an activation), in the shapes that take other paths:
+# 3-D and 1-D convolutions, a 1-D MatMul operand, grouped weights.
+x5 = f32(1, 2, 4, 5, 6)
+w5 = f32(3, 2, 2, 3, 3)
+bn = [f32(3), f32(3), f32(3), np.abs(f32(3)) + 0.5]
+yc = torch.nn.functional.conv3d(t(x5), t(w5), padding=1)
+yb = torch.nn.functional.batch_norm(yc, t(bn[2]), t(bn[3]), t(bn[0]), t(bn[1]), eps=1e-5)
+write_case("fused_conv3d_bn_relu",
+           [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1, 1, 1]),
+            helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+            helper.make_node("Relu", ["n"], ["y"])],
+           [("x", x5)], [("y", torch.relu(yb).numpy())], 13,
+           inits=[("w", w5), ("s", bn[0]), ("b", bn[1]), ("m", bn[2]), ("v", bn[3])])
+cb = f32(1, 5, 1)
+yc = torch.nn.functional.conv1d(t(x1), t(w1), stride=2, padding=1) + t(cb)
+write_case("fused_conv1d_add_sigmoid",
+           [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2], pads=[1, 1]),
+            helper.make_node("Add", ["c", "cb"], ["a"]),
+            helper.make_node("Sigmoid", ["a"], ["y"])],
+           [("x", x1)], [("y", torch.sigmoid(yc).numpy())], 13, inits=[("w", w1), ("cb", cb)])
+yc = torch.nn.functional.conv2d(t(xi), t(w), t(b), stride=(2, 1), padding=(1, 2), dilation=(1, 2),
+                                groups=2)
+write_case("trace_fused_conv_groups_relu",
+           [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=2, strides=[2, 1],
+                             pads=[1, 2, 1, 2], dilations=[1, 2]),
+            helper.make_node("Relu", ["c"], ["y"])],
+           [("x", xi)], [("y", torch.relu(yc).numpy())], 13, inits=[("w", w), ("b", b)])
+mv, mw, mb = f32(3), f32(3, 4), f32(4)
+write_case("fused_matmul_1d_add_relu",
+           [helper.make_node("MatMul", ["a", "w"], ["m"]),
+            helper.make_node("Add", ["m", "bb"], ["s"]),
+            helper.make_node("Relu", ["s"], ["y"])],
+           [("a", mv)], [("y", np.maximum(mv @ mw + mb, 0).astype(np.float32))], 13,
+           inits=[("w", mw), ("bb", mb)])

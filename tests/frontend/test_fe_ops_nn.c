@@ -5,8 +5,9 @@
  * outputs compared with the expected ones at ONNX's tolerance (rtol 1e-3,
  * atol 1e-7).
  *
- * Small integer vectors and scalars are given as compile-time constants
- * (the Reduce* axes and Trilu's k decide the output); every other input is
+ * Small integer vectors and every scalar are given as compile-time constants
+ * (the Reduce* axes, Trilu's k, Dropout's ratio and training_mode decide
+ * the output); every other input is
  * a named input of the binary, so a value baked in at compile time would
  * fail the compare.
  *
@@ -71,10 +72,12 @@ static op_tests ops[] = {
     {"LayerNormalization", "node", "test_layer_normalization_", 0, 0, 0},
     {"MeanVarianceNormalization", "node", "test_mvn", 0, 0, 0},
     {"Dropout", "node", "test_dropout_", 0, 0, 0},
+    {"Dropout", "node", "test_training_dropout", 0, 0, 0},
     {"DepthToSpace", "node", "test_depthtospace_", 0, 0, 0},
     {"SpaceToDepth", "node", "test_spacetodepth", 0, 0, 0},
     {"Trilu", "node", "test_tril", 0, 0, 0},
     {"Trilu", "node", "test_triu", 0, 0, 0},
+    {"Einsum", "node", "test_einsum_", 0, 0, 0},
     {"AveragePool", "pytorch-converted", "test_AvgPool", 0, 0, 0},
     {"BatchNormalization", "pytorch-converted", "test_BatchNorm", 0, 0, 0},
     {"Conv", "pytorch-converted", "test_Conv", 0, 0, 0},
@@ -184,7 +187,16 @@ static bool find_buffer(lm_replay *r, const char *name, lm_buffer_role role, uns
 
 /* "pass", "refused: ...", or a failure description into msg; returns 0 pass,
  * 1 refused, 2 bad. */
-static int run_case(const char *dir, bool trace, char *msg, size_t msg_size) {
+/* How a case compiles and compares. */
+typedef struct case_opts {
+    bool trace;
+    lmfe_dtype_mode dtype;
+    double rtol, atol;
+} case_opts;
+
+static const case_opts fp32_opts = {false, LMFE_DTYPE_FP32, 1e-3, 1e-7};
+
+static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_size) {
     char path[2048];
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     lmfe_tensor_value ins[16], outs[16];
@@ -194,14 +206,16 @@ static int run_case(const char *dir, bool trace, char *msg, size_t msg_size) {
     lmfe_tensor_value consts[16];
     size_t nconst = 0;
     for (unsigned i = 0; i < nin; i++)
-        if (is_int_type(ins[i].elem_type) && ins[i].name && ins[i].rank <= 1 &&
-            elem_count(&ins[i]) <= 8)
+        if (ins[i].name &&
+            ((is_int_type(ins[i].elem_type) && ins[i].rank <= 1 && elem_count(&ins[i]) <= 8) ||
+             ins[i].rank == 0))
             consts[nconst++] = ins[i];
     lmfe_compile_options o;
     lmfe_compile_options_init(&o);
     o.constants = consts;
     o.constant_count = nconst;
-    o.trace = trace;
+    o.trace = co->trace;
+    o.dtype = co->dtype;
     lm_binary *bin = NULL;
     lm_replay *rp = NULL;
     int result = 2;
@@ -278,7 +292,7 @@ static int run_case(const char *dir, bool trace, char *msg, size_t msg_size) {
             else
                 got = ((int32_t *)buf)[j];
             bool ok = (isnan(want) && isnan(got)) || got == want ||
-                      fabs(got - want) <= 1e-7 + 1e-3 * fabs(want);
+                      fabs(got - want) <= co->atol + co->rtol * fabs(want);
             if (!ok) {
                 snprintf(msg, msg_size, "WRONG output %s[%llu]: got %.9g, expected %.9g", info.name,
                          (unsigned long long)j, got, want);
@@ -345,7 +359,7 @@ static void test_node_tests(void) {
         char dir[1024], msg[1024];
         snprintf(dir, sizeof dir, "%s/%s/%s", LM_ONNX_TESTDATA, names[i].set, names[i].name);
         op_tests *op = op_of(names[i].set, names[i].name);
-        int r = run_case(dir, false, msg, sizeof msg);
+        int r = run_case(dir, &fp32_opts, msg, sizeof msg);
         op->total++;
         if (r == 0)
             op->passed++;
@@ -404,8 +418,18 @@ static void test_built_cases(void) {
                 fclose(f);
             }
         }
-        int r = run_case(dir, strncmp(e->d_name, "trace_", 6) == 0, msg, sizeof msg);
+        case_opts co = fp32_opts;
+        co.trace = strncmp(e->d_name, "trace_", 6) == 0;
+        int r = run_case(dir, &co, msg, sizeof msg);
         bool ok = refuse ? r == 1 && expect[0] && strstr(msg, expect) : r == 0;
+        /* The lower-precision modes compile and run every case too
+         * (bfloat16 math: a loose comparison, catching a wrong op rather
+         * than rounding). */
+        for (int m = 1; ok && !refuse && m <= 2; m++) {
+            case_opts lo = {co.trace, (lmfe_dtype_mode)m, 0.1, 0.1};
+            int k = snprintf(msg, sizeof msg, "%s mode: ", m == 1 ? "bf16" : "bfp8");
+            if (run_case(dir, &lo, msg + k, sizeof msg - (size_t)k) != 0) ok = false;
+        }
         total++;
         good += ok;
         if (!ok || getenv("LM_FE_VERBOSE"))
