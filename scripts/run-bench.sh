@@ -19,8 +19,8 @@ if [ -x "$build/examples/mlp_fashion_mnist" ]; then
     "$build/examples/mlp_fashion_mnist" --bench | grep -E '^[a-z0-9_]+: ' | tee -a "$tmp" || status=1
 fi
 # onnx_node_tests_passed: ONNX's node tests run afresh through the conformance
-# program (about 10 s once kernels are cached; a count read from an earlier
-# run's table could be stale or from another build).
+# program (under a minute once kernels are cached; a count read from an
+# earlier run's table could be stale or from another build).
 if [ -x "$build/tests/onnx_conformance" ]; then
     "$build/tests/onnx_conformance" --filter node/ --jobs "$(nproc 2>/dev/null || echo 2)" \
         | grep -E '^onnx_node_tests_passed: ' | tee -a "$tmp" || status=1

@@ -18,6 +18,7 @@
 const char lmt_compile_help[] =
     "usage: lightmetal compile MODEL.onnx -o FILE.lmb [options]\n"
     "       lightmetal compile MODEL.onnx --info\n"
+    "       lightmetal compile --list-ops\n"
     "\n"
     "Compiles an ONNX model into a Light Metal binary: every node runs as op\n"
     "library operations on the simulated device while the binary is captured.\n"
@@ -43,6 +44,7 @@ const char lmt_compile_help[] =
     "                           launches it with one command\n"
     "  --info                   print the model's inputs, outputs and opset, and\n"
     "                           which inputs need --const; compile nothing\n"
+    "  --list-ops               print the ONNX ops the compiler supports\n"
     "  -q, --quiet              no progress bar and no summary\n"
     "\n"
     "FILE is a NumPy .npy file, or a serialized ONNX TensorProto (.pb).\n"
@@ -69,7 +71,7 @@ typedef struct compile_args {
     char *names[6 * MAX_BINDINGS]; /* NAME copies */
     size_t name_count;
     lmfe_dtype_mode dtype;
-    bool trace, info, quiet;
+    bool trace, info, quiet, list_ops;
 } compile_args;
 
 static void args_free(compile_args *a) {
@@ -280,6 +282,9 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
         } else if (!strcmp(a.opt, "--info")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->info = true;
+        } else if (!strcmp(a.opt, "--list-ops")) {
+            if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
+            ca->list_ops = true;
         } else if (!strcmp(a.opt, "-q") || !strcmp(a.opt, "--quiet")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->quiet = true;
@@ -292,6 +297,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
             return LMT_EXIT_INVALID;
         }
     }
+    if (ca->list_ops) return -1;
     if (!ca->model) {
         lmt_error("compile", "missing MODEL (try 'lightmetal compile --help')");
         return LMT_EXIT_INVALID;
@@ -403,6 +409,13 @@ int lmt_cmd_compile(int argc, char **argv) {
     if (rc >= 0) {
         args_free(&ca);
         return rc;
+    }
+    if (ca.list_ops) {
+        size_t n = 0;
+        for (const char *op; (op = lmfe_supported_op(n)); n++) printf("%s\n", op);
+        fprintf(stderr, "%zu ONNX ops\n", n);
+        args_free(&ca);
+        return LMT_EXIT_OK;
     }
     if (ca.info) {
         rc = cmd_info(ca.model);

@@ -31,6 +31,12 @@ const fe_op_def *const *fe_op_all(size_t *out_count) {
     return all_ops(out_count);
 }
 
+const char *lmfe_supported_op(size_t index) {
+    size_t count;
+    const fe_op_def *const *t = all_ops(&count);
+    return index < count ? t[index]->op_type : NULL;
+}
+
 const fe_op_family fe_op_families[] = {
     {fe_ops_eltwise, &fe_ops_eltwise_count}, {fe_ops_shape, &fe_ops_shape_count},
     {fe_ops_misc, &fe_ops_misc_count},       {fe_ops_reduce, &fe_ops_reduce_count},

@@ -343,15 +343,19 @@ uint64_t fe_plan_peak_bytes(const fe_ctx *c) {
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
-        for (uint32_t i = 0; i < n->output_count; i++)
-            if (n->outputs[i] != FE_NONE) live += value_bytes(c, &g->values[n->outputs[i]]);
+        /* A fused chain's head writes the chain's last value instead. */
+        uint32_t fused = c->plans[k].fusion.output;
+        for (uint32_t i = 0; i < n->output_count; i++) {
+            uint32_t v = i == 0 && fused != FE_NONE ? fused : n->outputs[i];
+            if (v != FE_NONE) live += value_bytes(c, &g->values[v]);
+        }
         if (live > peak) peak = live;
         for (uint32_t i = 0; i < n->input_count; i++) {
             uint32_t v = n->inputs[i];
             if (v != FE_NONE && left[v] && --left[v] == 0) live -= value_bytes(c, &g->values[v]);
         }
         for (uint32_t i = 0; i < n->output_count; i++) {
-            uint32_t v = n->outputs[i];
+            uint32_t v = i == 0 && fused != FE_NONE ? fused : n->outputs[i];
             if (v != FE_NONE && !left[v]) live -= value_bytes(c, &g->values[v]);
         }
     }

@@ -16,6 +16,12 @@ for words in --input-shape --dim --const --golden --dtype --trace --info "exit c
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
+lm compile --list-ops
+if [ "$rc" -eq 0 ] && grep -qx Conv "$W/out" && grep -qx Softmax "$W/out" && [ "$(wc -l <"$W/out")" -ge 100 ]; then
+    pass list_ops
+else
+    fail list_ops "exit $rc, $(wc -l <"$W/out") ops"
+fi
 
 if [ ! -f "$D/test_add/model.onnx" ]; then
     echo "SKIP: no ONNX test data at $3"

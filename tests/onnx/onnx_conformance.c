@@ -9,9 +9,13 @@
  *   2. reads input_N.pb (the N-th such input, or the input the tensor names)
  *      and output_N.pb (the N-th graph output);
  *   3. runs `lightmetal compile MODEL -o T/model.lmb --const NAME=input_N.pb`
- *      for the inputs that decide shapes, then `lightmetal run T/model.lmb
- *      --input NAME=T/in_N.npy ... --output NAME=T/out_N.npy ...` as child
- *      processes (stderr captured, killed after --timeout seconds);
+ *      for the inputs that decide shapes (and `--input-shape NAME=DIMS` with
+ *      the test data's dims for inputs whose declared shape is open), then
+ *      `lightmetal run T/model.lmb --input NAME=T/in_N.npy ... --output
+ *      NAME=T/out_N.npy ...` as child processes (stdout dropped, stderr
+ *      captured, each killed with its process group after --timeout
+ *      seconds). Every input not given with --const is given to the run
+ *      as the test data has it;
  *   4. compares every output with ONNX's tolerance: |got - want| <= atol +
  *      rtol * |want| (rtol 1e-3, atol 1e-7), NaN equal to NaN, infinities
  *      equal only to themselves; integers and bool exactly. Shapes must be
@@ -48,6 +52,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +65,6 @@
 
 #include "base/file.h"
 #include "lightmetal/frontend.h"
-#include "lightmetal/lm_replay.h"
 #include "lmt_npy.h"
 #include "onnx.pb-c.h"
 
@@ -109,7 +113,7 @@ typedef struct test_case {
     char *ops;   /* the model's distinct non-Constant op types, sorted, comma-separated */
     char *group; /* the op (or model) the tables list the test under */
     bool expanded;
-    bool constant_only;
+    double seconds; /* wall time (not in the reports: they stay reproducible) */
 } test_case;
 
 typedef struct config {
@@ -322,14 +326,14 @@ static uint64_t count_of(uint32_t rank, const int64_t *dims) {
     return n;
 }
 
-/* Writes `tv` as a .npy file; `as_one` writes a scalar as a [1] array. */
-static bool write_npy(worker *w, const char *path, const lmfe_tensor_value *tv, bool as_one) {
+/* Writes `tv` as a .npy file. */
+static bool write_npy(worker *w, const char *path, const lmfe_tensor_value *tv) {
     lmt_npy_dtype dt = npy_dtype_of(tv->elem_type);
-    uint64_t shape[LMFE_MAX_RANK] = {1};
+    uint64_t shape[LMFE_MAX_RANK];
     for (uint32_t d = 0; d < tv->rank; d++)
         shape[d] = (uint64_t)tv->dims[d];
     char header[LMT_NPY_HEADER_MAX];
-    size_t hl = lmt_npy_header(dt, as_one && tv->rank == 0 ? 1 : tv->rank, shape, header);
+    size_t hl = lmt_npy_header(dt, tv->rank, shape, header);
     if (!hl) {
         fail(w, "test data error", "cannot write %s: no .npy header for this tensor", path);
         return false;
@@ -356,6 +360,16 @@ static double now_s(void) {
 /* Runs argv (stdout to /dev/null, stderr to err_path) in its own process
  * group, killed with the group after cf->timeout seconds. Returns the wait
  * status, or -1 when it timed out, -2 when it could not start. */
+/* The process group of the child a worker waits for, killed with it when
+ * the worker is told to stop (SIGTERM from the scheduler). */
+static volatile sig_atomic_t child_group;
+
+static void worker_on_term(int sig) {
+    (void)sig;
+    if (child_group) kill(-(pid_t)child_group, SIGKILL);
+    _exit(4);
+}
+
 static int run_child(worker *w, char **argv, const char *err_path) {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -371,19 +385,29 @@ static int run_child(worker *w, char **argv, const char *err_path) {
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc) {
-        fail(w, "test data error", "cannot start %s: %s", argv[0], strerror(rc));
+        fail(w, "harness crash", "cannot start %s: %s", argv[0], strerror(rc));
         return -2;
     }
+    child_group = pid;
     double deadline = now_s() + w->cf->timeout;
     for (;;) {
         int status;
         pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return status;
-        if (r < 0 && errno != EINTR) return -2;
+        if (r == pid) {
+            child_group = 0;
+            return status;
+        }
+        if (r < 0 && errno != EINTR) {
+            fail(w, "harness crash", "waitpid: %s", strerror(errno));
+            kill(-pid, SIGKILL);
+            child_group = 0;
+            return -2;
+        }
         if (now_s() > deadline) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
+            child_group = 0;
             return -1;
         }
         nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
@@ -591,13 +615,6 @@ static bool compare_output(worker *w, const char *name, const char *path,
     return false;
 }
 
-static bool find_buffer(lm_replay *r, const char *name, lm_replay_buffer_info *out) {
-    uint32_t n = lm_replay_buffer_count(r);
-    for (uint32_t i = 0; i < n; i++)
-        if (!lm_replay_buffer_info_at(r, i, out) && !strcmp(out->name, name)) return true;
-    return false;
-}
-
 /* Runs one test; the result in w->cls / w->reason. */
 static void run_test(worker *w) {
     const config *cf = w->cf;
@@ -633,7 +650,6 @@ static void run_test(worker *w) {
     int *in_of = calloc(info.input_count + 1, sizeof *in_of); /* pb index -> graph input */
     char **argv = calloc(4 * (info.input_count + info.output_count) + 16, sizeof *argv);
     char **owned = calloc(2 * (info.input_count + info.output_count) + 4, sizeof *owned);
-    lm_replay *replay = NULL;
     size_t owned_count = 0;
     if (!ins || !outs || !in_of || !argv || !owned) {
         fail(w, "harness crash", "out of memory");
@@ -702,6 +718,8 @@ static void run_test(worker *w) {
     argv[ac++] = "compile";
     argv[ac++] = model;
     argv[ac++] = "-q";
+    argv[ac++] = "--dtype"; /* the default, said here: conformance is fp32 */
+    argv[ac++] = "fp32";
     argv[ac++] = "-o";
     char lmb[PATH_MAX + 16];
     snprintf(lmb, sizeof lmb, "%s/model.lmb", w->tmp);
@@ -752,12 +770,9 @@ static void run_test(worker *w) {
         goto done;
     }
 
-    /* Run: the inputs the binary takes (an input read only for its shape
-     * or type is folded away) and its outputs. */
-    if (lm_replay_open_file(lmb, &replay)) {
-        fail(w, "compile error", "the binary does not open: %s", lm_last_error());
-        goto done;
-    }
+    /* Run: every input that was not folded in, as the test data has it
+     * (a compiled binary takes each declared input, and `lightmetal run`
+     * takes a scalar for a one-element buffer), and every output. */
     ac = 0;
     argv[ac++] = (char *)cf->cli;
     argv[ac++] = "run";
@@ -770,13 +785,8 @@ static void run_test(worker *w) {
                  io->name, lmfe_elem_type_name(ins[i].elem_type));
             goto done;
         }
-        lm_replay_buffer_info bi;
-        if (!find_buffer(replay, io->name, &bi)) continue;
-        /* The scalar rule (see the header): a rank-0 input goes to a
-         * one-element buffer as a [1] array. */
-        bool as_one = ins[i].rank == 0 && bi.rank == 1 && bi.shape[0] == 1;
         snprintf(path, sizeof path, "%s/in_%zu.npy", w->tmp, i);
-        if (!write_npy(w, path, &ins[i], as_one)) goto done;
+        if (!write_npy(w, path, &ins[i])) goto done;
         argv[ac++] = "--input";
         argv[ac++] = owned[owned_count++] = xprintf("%s=%s", io->name, path);
     }
@@ -816,7 +826,6 @@ done:
         lmfe_tensor_value_free(&outs[i]);
     for (size_t i = 0; i < owned_count; i++)
         free(owned[i]);
-    lm_replay_close(replay);
     free(ins);
     free(outs);
     free(in_of);
@@ -841,6 +850,8 @@ static void remove_tree(const char *dir) {
 
 /* The worker's entry: runs the test, writes "ops\tclass\treason\n" to fd. */
 static void worker_main(const config *cf, const test_case *t, int fd) {
+    signal(SIGTERM, worker_on_term);
+    signal(SIGINT, SIG_IGN); /* the scheduler decides; it sends SIGTERM */
     worker *w = calloc(1, sizeof *w);
     if (!w) _exit(3);
     w->cf = cf;
@@ -880,7 +891,7 @@ typedef struct slot {
     pid_t pid;
     int fd;
     size_t test;
-    double deadline;
+    double started, deadline;
     char *buf;
     size_t len, cap;
 } slot;
@@ -937,7 +948,17 @@ static void record(test_case *t, const char *line, int status, bool timed_out, u
     free(copy);
 }
 
-static void run_all(const config *cf, test_case *tests, size_t n) {
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig) {
+    stop_requested = sig;
+}
+
+/* Runs the tests in up to cf->jobs workers. Returns false when interrupted
+ * (SIGINT, SIGTERM): the workers and their tools are stopped first. */
+static bool run_all(const config *cf, test_case *tests, size_t n) {
+    signal(SIGINT, on_stop);
+    signal(SIGTERM, on_stop);
     slot *slots = calloc(cf->jobs, sizeof *slots);
     if (!slots) exit(2);
     for (unsigned j = 0; j < cf->jobs; j++)
@@ -947,7 +968,7 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
     double t0 = now_s();
     fflush(stdout);
     fflush(stderr);
-    while (next < n || running) {
+    while ((next < n || running) && !stop_requested) {
         for (unsigned j = 0; j < cf->jobs && next < n; j++) {
             if (slots[j].pid) continue;
             int fds[2];
@@ -965,10 +986,13 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
                 worker_main(cf, &tests[next], fds[1]);
             }
             close(fds[1]);
-            slots[j] = (slot){.pid = pid,
-                              .fd = fds[0],
-                              .test = next++,
-                              .deadline = now_s() + 2.0 * cf->timeout + 60};
+            /* The read buffer stays with the slot from test to test. */
+            slots[j].pid = pid;
+            slots[j].fd = fds[0];
+            slots[j].test = next++;
+            slots[j].started = now_s();
+            slots[j].deadline = slots[j].started + 2.0 * cf->timeout + 60;
+            slots[j].len = 0;
             running++;
         }
         int status;
@@ -996,6 +1020,7 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
         close(s->fd);
         test_case *t = &tests[s->test];
         record(t, s->buf, status, timed_out, cf->timeout);
+        t->seconds = now_s() - s->started;
         s->pid = 0;
         s->len = 0;
         running--;
@@ -1008,9 +1033,19 @@ static void run_all(const config *cf, test_case *tests, size_t n) {
             printf("[%zu/%zu] %zu passed, %.0f s\n", finished, n, passed, now_s() - t0);
         fflush(stdout);
     }
-    for (unsigned j = 0; j < cf->jobs; j++)
+    bool stopped = stop_requested != 0;
+    for (unsigned j = 0; j < cf->jobs; j++) {
+        if (slots[j].pid) {
+            kill(slots[j].pid, SIGTERM);
+            waitpid(slots[j].pid, NULL, 0);
+            close(slots[j].fd);
+        }
         free(slots[j].buf);
+    }
     free(slots);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    return !stopped;
 }
 
 /* ------------------------------------------------------------- grouping */
@@ -1025,9 +1060,9 @@ static void squash(const char *s, char *dst, size_t cap) {
 
 /* Test-name words of ops whose name does not appear in their tests' names. */
 static const char *const aliases[][2] = {
-    {"sce", "SoftmaxCrossEntropyLoss"},
-    {"nllloss", "NegativeLogLikelihoodLoss"},
-    {"mvn", "MeanVarianceNormalization"},
+    {"sce", "SoftmaxCrossEntropyLoss"},   {"nllloss", "NegativeLogLikelihoodLoss"},
+    {"mvn", "MeanVarianceNormalization"}, {"greaterequal", "GreaterOrEqual"},
+    {"lessequal", "LessOrEqual"},
 };
 
 /* The op a test belongs to: its one non-Constant op type; for a test of
@@ -1158,7 +1193,8 @@ static void write_tsv(const char *path, const test_case *tests, size_t n) {
     fclose(f);
 }
 
-/* Markdown-safe: '|' escaped, at most `max` bytes. */
+/* Markdown-safe in a table cell: '|', '<', '*' and '`' escaped ('_' inside
+ * words is no emphasis in GitHub's Markdown); at most `max` bytes. */
 static void md_text(FILE *f, const char *s, size_t max) {
     size_t k = 0;
     for (; *s && k < max; s++, k++) {
@@ -1166,12 +1202,66 @@ static void md_text(FILE *f, const char *s, size_t max) {
             fputs("\\|", f);
         else if (*s == '<')
             fputs("&lt;", f);
-        else if (*s == '*' || *s == '_' || *s == '`')
+        else if (*s == '*' || *s == '`')
             fprintf(f, "\\%c", *s);
         else
             fputc(*s, f);
     }
     if (*s) fputs("...", f);
+}
+
+/* The op a failure of class "unsupported op" names ("op X is not supported",
+ * or "ops of domain 'D'" as "domain D"), into dst. */
+static void missing_op(const char *reason, char *dst, size_t cap) {
+    const char *p = strstr(reason, ": op "), *e;
+    if (p && (e = strstr(p + 5, " is not supported")) && e - (p + 5) < (ptrdiff_t)cap) {
+        memcpy(dst, p + 5, (size_t)(e - (p + 5)));
+        dst[e - (p + 5)] = '\0';
+    } else if ((p = strstr(reason, "ops of domain '")) && (e = strchr(p + 15, '\'')) &&
+               e - (p + 15) + 8 < (ptrdiff_t)cap) {
+        snprintf(dst, cap, "domain %.*s", (int)(e - (p + 15)), p + 15);
+    } else {
+        snprintf(dst, cap, "?");
+    }
+}
+
+typedef struct missing_row {
+    char name[128];
+    unsigned node, other;
+} missing_row;
+
+static int cmp_missing(const void *a, const void *b) {
+    const missing_row *x = a, *y = b;
+    unsigned nx = x->node + x->other, ny = y->node + y->other;
+    if (nx != ny) return nx > ny ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The ops whose absence fails tests, most tests first. Returns the count;
+ * *out is malloc'ed. */
+static size_t missing_ops(const test_case *tests, size_t n, missing_row **out) {
+    missing_row *rows = xmalloc((n + 1) * sizeof *rows);
+    size_t nr = 0;
+    int unsupported = class_index("unsupported op");
+    for (size_t i = 0; i < n; i++) {
+        if (tests[i].pass || tests[i].cls != unsupported) continue;
+        char name[128];
+        missing_op(tests[i].reason, name, sizeof name);
+        size_t r = 0;
+        while (r < nr && strcmp(rows[r].name, name))
+            r++;
+        if (r == nr) {
+            memset(&rows[nr], 0, sizeof rows[nr]);
+            snprintf(rows[nr++].name, sizeof rows[0].name, "%s", name);
+        }
+        if (!strcmp(tests[i].set, "node"))
+            rows[r].node++;
+        else
+            rows[r].other++;
+    }
+    if (nr) qsort(rows, nr, sizeof *rows, cmp_missing);
+    *out = rows;
+    return nr;
 }
 
 typedef struct group_row {
@@ -1202,6 +1292,11 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             "equal to NaN, infinities equal to themselves; integers and bool exactly. Shapes\n"
             "must be equal (a scalar and a [1] array match only when the model declares\n"
             "the output as a scalar).\n\n"
+            "Inputs whose shape the model leaves open get the test data's shape\n"
+            "(`--input-shape`); every other input goes to `lightmetal run` as the test data\n"
+            "has it. Failure classes come from the tools' messages:\n"
+            "\"compile error\" is a compile failure no other class describes, \"crash\" a tool\n"
+            "killed by a signal, \"test data error\" a test directory this program cannot use.\n\n"
             "To regenerate: `make onnx-conformance`. It fails when a test listed in\n"
             "tests/onnx/expected_pass.txt (the regression guard CI runs) no longer passes;\n"
             "`make onnx-conformance ONNX_ARGS=--update-expected` records the tests that pass.\n\n",
@@ -1230,6 +1325,21 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             k += !tests[i].pass && tests[i].cls == (int)c;
         if (k) fprintf(f, "| %s | %u |\n", classes[c], k);
     }
+
+    /* What to implement next. */
+    missing_row *missing;
+    size_t nm = missing_ops(tests, n, &missing);
+    fprintf(f,
+            "\n## Unsupported ops, by tests they fail\n\n"
+            "The op named by each \"unsupported op\" failure (for an `_expanded` test, an op of\n"
+            "the decomposition).\n\n"
+            "| op | node tests | other tests |\n|---|---:|---:|\n");
+    for (size_t i = 0; i < nm; i++) {
+        fprintf(f, "| ");
+        md_text(f, missing[i].name, 100);
+        fprintf(f, " | %u | %u |\n", missing[i].node, missing[i].other);
+    }
+    free(missing);
 
     /* Per op. */
     group_row *rows = calloc(n + 1, sizeof *rows);
@@ -1542,7 +1652,10 @@ int main(int argc, char **argv) {
     size_t n;
     test_case *tests = discover(&cf, &n);
     printf("onnx_conformance: %zu tests, %u jobs, %s\n", n, cf.jobs, cf.cli);
-    run_all(&cf, tests, n);
+    if (!run_all(&cf, tests, n)) {
+        fprintf(stderr, "onnx_conformance: interrupted; nothing written\n");
+        return 130;
+    }
     assign_groups(tests, n);
     if (cf.tsv) write_tsv(cf.tsv, tests, n);
     if (cf.md) write_md(cf.md, &cf, tests, n);
@@ -1570,6 +1683,30 @@ int main(int argc, char **argv) {
         if (k) printf("  %-26s %u\n", classes[c], k);
     }
     (void)node_total;
+    missing_row *missing;
+    size_t nm = missing_ops(tests, n, &missing);
+    printf("unsupported ops failing the most tests:");
+    for (size_t i = 0; i < nm && i < 12; i++)
+        printf("%s %s (%u)", i ? "," : "", missing[i].name, missing[i].node + missing[i].other);
+    printf("\n");
+    free(missing);
+    /* The slowest tests, to keep the suite's time in view. */
+    size_t slow[5], ns = 0;
+    for (; ns < 5 && ns < n; ns++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            bool taken = false;
+            for (size_t k = 0; k < ns; k++)
+                taken |= slow[k] == i;
+            if (!taken && (best == SIZE_MAX || tests[i].seconds > tests[best].seconds)) best = i;
+        }
+        slow[ns] = best;
+    }
+    printf("slowest tests:");
+    for (size_t i = 0; i < ns; i++)
+        printf("%s %s/%s %.1f s", i ? "," : "", tests[slow[i]].set, tests[slow[i]].name,
+               tests[slow[i]].seconds);
+    printf("\n");
     int rc = 0;
     if (cf.expect_file) {
         unsigned bad = check_expected(&cf, tests, n, &expected);

@@ -6,7 +6,8 @@
  * "unsupported op"; a symbolic dim takes the test data's value. Then the
  * regression guard: --expect-file fails for a listed test that does not pass
  * or does not exist, passes otherwise, and --update-expected rewrites the
- * list keeping the lines of tests the run left out.
+ * list keeping the lines of tests the run left out. A hanging tool is killed
+ * after the time limit ("timeout"), one killed by a signal is a "crash".
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -220,6 +221,33 @@ static void test_expected(void) {
         body, "fake/test_relu_ok\nfake/test_relu_symbolic\nfake/test_unknown_op\nother/test_x\n"));
 }
 
+/* A tool that hangs is killed after --timeout; one that dies of a signal is
+ * a crash (fake tools: shell scripts in place of lightmetal). */
+static void test_hang_and_crash(void) {
+    static const struct {
+        const char *script, *want;
+    } cases[] = {
+        {"#!/bin/sh\nexec sleep 30\n", "\ttimeout\tlightmetal compile ran longer than 1 s"},
+        {"#!/bin/sh\nkill -SEGV $$\n", "\tcrash\tlightmetal compile killed by signal 11"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char tool[300], tsv[300], args[900], row[1024];
+        snprintf(tool, sizeof tool, "%s/fake-tool-%zu", base, i);
+        snprintf(tsv, sizeof tsv, "%s/fake-%zu.tsv", base, i);
+        write_file(tool, cases[i].script, strlen(cases[i].script));
+        CHECK(chmod(tool, 0755) == 0);
+        snprintf(args, sizeof args, "--filter relu_ok --timeout 1 --cli '%s' --tsv '%s'", tool,
+                 tsv);
+        int rc = conformance(args);
+        if (rc != 0) show_log();
+        CHECK(rc == 0);
+        char *text = read_text(tsv);
+        CHECK(text && find_row(text, "test_relu_ok", row, sizeof row));
+        printf("  %s\n", row);
+        CHECK(strstr(row, cases[i].want));
+    }
+}
+
 static void test_usage(void) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "'%s' --jobs 0 >/dev/null 2>&1", LM_CONFORMANCE_PATH);
@@ -247,6 +275,7 @@ int main(void) {
     make_all();
     TEST_RUN(test_classes);
     TEST_RUN(test_expected);
+    TEST_RUN(test_hang_and_crash);
     TEST_RUN(test_usage);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <lightmetal/lightmetal.h>
+#include <lightmetal/frontend.h>
 #include <lightmetal/nn.h>
 
 #include "workload.h"
@@ -124,6 +125,25 @@ static int run_nn(void) {
     return bad;
 }
 
+/* The ONNX compiler from the installed package (static links pull in
+ * protobuf-c through pkg-config's Libs.private). */
+static int run_frontend(const char *dir) {
+    size_t n = 0;
+    while (lmfe_supported_op(n)) n++;
+    if (n < 100) {
+        fprintf(stderr, "workload: lmfe_supported_op lists %zu ops\n", n);
+        return 1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/missing.onnx", dir);
+    lm_binary *bin = NULL;
+    if (lmfe_compile_onnx(path, NULL, &bin, NULL) != LM_ERR_IO || bin) {
+        fprintf(stderr, "workload: compiling a missing model: %s\n", lm_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: workload KERNEL.c OUT.lmb\n");
@@ -131,7 +151,8 @@ int main(int argc, char **argv) {
     }
     printf("lightmetal %s (headers %s)\n", lm_version_string(), LM_VERSION_STRING);
     int bad =
-        strcmp(lm_version_string(), LM_VERSION_STRING) != 0 || run(argv[1], argv[2]) || run_nn();
+        strcmp(lm_version_string(), LM_VERSION_STRING) != 0 || run(argv[1], argv[2]) || run_nn() ||
+        run_frontend(".");
     printf("%s\n", bad ? "FAIL" : "PASS");
     return bad;
 }

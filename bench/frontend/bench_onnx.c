@@ -1,0 +1,207 @@
+/* ONNX compiler benchmarks, on the Fashion-MNIST CNN of the ONNX test models
+ * (scripts/make_onnx_models.py, target onnx_models) compiled for batch 64 in
+ * fp32.
+ *
+ * onnx_cnn_vs_torch      images/s of the compiled CNN replayed (batch 64,
+ *                        the simulator with N threads) / images/s of
+ *                        PyTorch CPU on the same model with N threads
+ *                        (scripts/bench_torch_cnn.py, run as a child
+ *                        process); N = online CPUs. Goal >= 0.5
+ * onnx_cnn_trace_vs_torch  the same with the CNN compiled with --trace
+ *                        (the whole model one metal trace: one launch)
+ * onnx_cnn_bf16_vs_torch  the same compiled in bf16 mode
+ * onnx_cnn_images_per_s, onnx_cnn_trace_images_per_s, onnx_cnn_bf16_images_per_s,
+ * onnx_torch_images_per_s  the rates behind those ratios, all of this run
+ * onnx_compile_s         seconds of lmfe_compile_onnx of the CNN at batch 64,
+ *                        kernel cache warm (one compile before). Goal < 10
+ * onnx_replay_vs_live    one replay of the compiled binary / running the
+ *                        model through the frontend live (lmfe_compile_onnx
+ *                        of the same model, which parses, infers and runs
+ *                        every op on the device), cache warm. Goal <= 0.2
+ * onnx_trace_replay_vs_live  the same for the --trace binary
+ *
+ * All times are medians, all on one device opened with N threads; a replay
+ * is the whole binary (programs, buffers, the weights' upload, the input,
+ * the launches, the output). Without the models or without PyTorch the
+ * figures that need them are printed as skipped. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "lightmetal/frontend.h"
+#include "lightmetal/lightmetal.h"
+#include "lmt_npy.h"
+
+#define BATCH 64
+#define PIXELS (28 * 28)
+#define CLASSES 10
+#define COMPILES 5
+#define REPLAYS 15
+#define TORCH_SECONDS "5"
+
+static char cnn_path[2048];
+
+static void skip_all(const char *why) {
+    printf("onnx_cnn_vs_torch: skipped (%s)\n", why);
+    printf("onnx_compile_s: skipped (%s)\n", why);
+    printf("onnx_replay_vs_live: skipped (%s)\n", why);
+}
+
+/* Reads the first BATCH test images into dst; false when they cannot be read. */
+static bool read_images(float *dst) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/cnn_test_images.npy", LM_ONNX_MODELS_DIR);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    bool ok = false;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long len = ftell(f);
+        uint8_t *bytes = len > 0 ? malloc((size_t)len) : NULL;
+        lmt_npy npy;
+        if (bytes && fseek(f, 0, SEEK_SET) == 0 && fread(bytes, 1, (size_t)len, f) == (size_t)len &&
+            lmt_npy_parse(bytes, (uint64_t)len, &npy) == LM_OK && npy.dtype == LMT_NPY_F4 &&
+            npy.count >= (uint64_t)BATCH * PIXELS) {
+            memcpy(dst, npy.data, (size_t)BATCH * PIXELS * sizeof(float));
+            ok = true;
+        }
+        free(bytes);
+    }
+    fclose(f);
+    return ok;
+}
+
+static lm_binary *compile_cnn(lm_device *dev, lmfe_dtype_mode dtype, bool trace, double *seconds) {
+    lmfe_compile_options opts;
+    lmfe_compile_options_init(&opts);
+    lmfe_dim_binding dim = {"batch", BATCH};
+    opts.dims = &dim;
+    opts.dim_count = 1;
+    opts.device = dev;
+    opts.trace = trace;
+    opts.dtype = dtype;
+    lm_binary *bin = NULL;
+    double t0 = bench_now();
+    if (lmfe_compile_onnx(cnn_path, &opts, &bin, NULL) != LM_OK) bench_die("lmfe_compile_onnx");
+    *seconds = bench_now() - t0;
+    return bin;
+}
+
+/* The median time of a replay of `bin` on `images` (after an untimed one). */
+static double replay_median(lm_device *dev, const lm_binary *bin, const float *images) {
+    const void *data;
+    uint64_t size;
+    lm_replay *rp;
+    if (lm_binary_data(bin, &data, &size) != LM_OK || lm_replay_open(data, size, &rp) != LM_OK)
+        bench_die("lm_replay_open");
+    if (lm_replay_set_input(rp, "image", images, (uint64_t)BATCH * PIXELS * sizeof(float)) != LM_OK)
+        bench_die("lm_replay_set_input");
+    static float logits[BATCH * CLASSES];
+    double replay_s[REPLAYS];
+    for (int i = -1; i < REPLAYS; i++) {
+        double t0 = bench_now();
+        if (lm_replay_run(rp, dev, NULL, NULL) != LM_OK) bench_die("lm_replay_run");
+        if (lm_replay_get_output(rp, "logits", logits, sizeof logits) != LM_OK)
+            bench_die("lm_replay_get_output");
+        if (i >= 0) replay_s[i] = bench_now() - t0;
+    }
+    lm_replay_close(rp);
+    return bench_median(replay_s, REPLAYS);
+}
+
+/* PyTorch's images/s with `threads` threads, or a negative value with the
+ * reason in `why`. */
+static double torch_rate(unsigned threads, char *why, size_t why_size) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s' --state '%s/cnn_state.pt' --threads %u --batch %d --seconds %s 2>&1",
+             LM_PYTHON3, LM_TORCH_SCRIPT, LM_ONNX_MODELS_DIR, threads, BATCH, TORCH_SECONDS);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        snprintf(why, why_size, "could not run %s", LM_TORCH_SCRIPT);
+        return -1;
+    }
+    char line[1024], last[1024] = "";
+    double rate = -1;
+    while (fgets(line, sizeof line, p)) {
+        if (!strncmp(line, "images_per_s: ", 14))
+            rate = strtod(line + 14, NULL);
+        else if (line[0] != '\n')
+            snprintf(last, sizeof last, "%s", line);
+    }
+    int rc = pclose(p);
+    if (rc != 0 || !(rate > 0)) {
+        last[strcspn(last, "\n")] = 0;
+        snprintf(why, why_size, "PyTorch could not run: %s", last[0] ? last : "no rate printed");
+        return -1;
+    }
+    return rate;
+}
+
+int main(void) {
+    snprintf(cnn_path, sizeof cnn_path, "%s/cnn.onnx", LM_ONNX_MODELS_DIR);
+    static float images[BATCH * PIXELS];
+    if (access(cnn_path, R_OK) != 0 || !read_images(images)) {
+        skip_all("no ONNX test models: build the target onnx_models, which needs python3-torch");
+        return 0;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = cpus > 0 ? (unsigned)cpus : 1;
+
+    lm_device_options dopts;
+    lm_device_options_init(&dopts);
+    dopts.num_threads = threads;
+    lm_device *dev;
+    if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
+
+    /* Compile time and the live run: the first compile fills the kernel
+     * cache; the others are timed. */
+    double compile_s[COMPILES];
+    lm_binary *bin = compile_cnn(dev, LMFE_DTYPE_FP32, false, &compile_s[0]);
+    for (int i = 0; i < COMPILES; i++) {
+        lm_binary_free(bin);
+        bin = compile_cnn(dev, LMFE_DTYPE_FP32, false, &compile_s[i]);
+    }
+    double compile_med = bench_median(compile_s, COMPILES);
+
+    double replay_med = replay_median(dev, bin, images);
+    lm_binary_free(bin);
+    /* The bf16 mode, the one meant for speed. */
+    double unused;
+    bin = compile_cnn(dev, LMFE_DTYPE_BF16, false, &unused);
+    double bf16_med = replay_median(dev, bin, images);
+    lm_binary_free(bin);
+    /* The same model compiled with --trace: one launch per replay. Replayed
+     * on a device of its own: a traced compile leaves its trace's buffers on
+     * the device it ran on, where the binary's recorded addresses are taken. */
+    bin = compile_cnn(dev, LMFE_DTYPE_FP32, true, &compile_s[0]);
+    lm_device_close(dev);
+    if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
+    double trace_med = replay_median(dev, bin, images);
+    lm_binary_free(bin);
+    lm_device_close(dev);
+
+    double rate = BATCH / replay_med;
+    char why[1200];
+    double torch = torch_rate(threads, why, sizeof why);
+    double trace_rate = BATCH / trace_med;
+    if (torch > 0) {
+        bench_report("onnx_cnn_vs_torch", rate / torch);
+        bench_report("onnx_cnn_trace_vs_torch", trace_rate / torch);
+        bench_report("onnx_cnn_bf16_vs_torch", BATCH / bf16_med / torch);
+        bench_report("onnx_torch_images_per_s", torch);
+    } else {
+        printf("onnx_cnn_vs_torch: skipped (%s)\n", why);
+        printf("onnx_cnn_trace_vs_torch: skipped (%s)\n", why);
+        printf("onnx_cnn_bf16_vs_torch: skipped (%s)\n", why);
+    }
+    bench_report("onnx_cnn_images_per_s", rate);
+    bench_report("onnx_cnn_trace_images_per_s", trace_rate);
+    bench_report("onnx_cnn_bf16_images_per_s", BATCH / bf16_med);
+    bench_report("onnx_compile_s", compile_med);
+    bench_report("onnx_replay_vs_live", replay_med / compile_med);
+    bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
+    return 0;
+}
