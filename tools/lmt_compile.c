@@ -412,7 +412,8 @@ int lmt_cmd_compile(int argc, char **argv) {
     }
     if (ca.list_ops) {
         size_t n = 0;
-        for (const char *op; (op = lmfe_supported_op(n)); n++) printf("%s\n", op);
+        for (const char *op; (op = lmfe_supported_op(n)); n++)
+            printf("%s\n", op);
         fprintf(stderr, "%zu ONNX ops\n", n);
         args_free(&ca);
         return LMT_EXIT_OK;

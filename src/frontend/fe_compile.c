@@ -228,6 +228,7 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
     fe_plan_reset_uses(c);
     lm_status st = create_inputs(c, capture, golden);
     uint32_t trace_id = 0;
+    c->traced = false;
     bool tracing = capture && c->opts->trace;
     if (!st && tracing) st = lm_begin_trace_capture(cq, &trace_id);
     if (!st) st = lower_all(c, node_seconds);
@@ -237,6 +238,10 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
     }
     if (tracing) {
         lm_status st2 = lm_end_trace_capture(cq, trace_id);
+        if (!st2) {
+            c->trace_id = trace_id;
+            c->traced = true;
+        }
         if (!st) st = st2;
         if (!st) st = lm_replay_trace(cq, trace_id, false);
     }
@@ -331,6 +336,14 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st) st = run_model(&c, true, golden, node_seconds, outs);
     if (capturing) {
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
+        if (!st) st = st2;
+    }
+    /* The trace holds the memory of the tensors freed while it was captured
+     * (a replay writes there): released after the capture, so the caller's
+     * device is left as it was. */
+    if (c.traced) {
+        lm_finish(lm_device_command_queue(c.device, 0));
+        lm_status st2 = lm_release_trace(c.device, c.trace_id);
         if (!st) st = st2;
     }
     for (uint32_t k = 0; outs && k < g->output_count; k++)

@@ -103,6 +103,8 @@ struct fe_ctx {
     bool bfp8_weights;
     bool device_phase;      /* lowering (fe_in_dev may upload) */
     const fe_node *current; /* node being inferred or lowered, for messages */
+    uint32_t trace_id;      /* the model's metal trace (--trace) when `traced` */
+    bool traced;
     uint64_t weight_bytes;
     fe_const_entry *consts;
     uint32_t const_count, const_cap;

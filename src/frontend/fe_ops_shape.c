@@ -604,18 +604,26 @@ static lm_status lower_slice(fe_ctx *c, const fe_node *n) {
 
 /* ---- Gather, GatherElements ---- */
 
-static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
+/* Gather's and GatherElements' common checks: (data, indices) with an
+ * integer index type, the axis normalised into *out_axis. */
+static lm_status gather_args(fe_ctx *c, const fe_node *n, int32_t *out_axis) {
     int64_t axis;
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
     if (!st) st = fe_attr_int(c, n, "axis", 0, &axis);
     if (st) return st;
-    const fe_type *data = fe_in_type(c, n, 0), *idx = fe_in_type(c, n, 1);
+    const fe_type *idx = fe_in_type(c, n, 1);
     if (idx->elem != FE_INT64 && idx->elem != FE_INT32)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be int32 or int64, given %s",
                        fe_elem_name(idx->elem));
+    return fe_axis(c, n, axis, fe_in_type(c, n, 0)->rank, out_axis);
+}
+
+static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
     int32_t a;
-    if ((st = fe_axis(c, n, axis, data->rank, &a))) return st;
+    lm_status st = gather_args(c, n, &a);
+    if (st) return st;
+    const fe_type *data = fe_in_type(c, n, 0), *idx = fe_in_type(c, n, 1);
     int32_t rank = data->rank - 1 + idx->rank;
     if (rank > FE_MAX_RANK)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d", rank);
@@ -716,16 +724,10 @@ static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
 }
 
 static lm_status infer_gather_elements(fe_ctx *c, const fe_node *n) {
-    int64_t axis;
-    lm_status st = fe_check_inputs(c, n, 2, 2);
-    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});
-    if (!st) st = fe_attr_int(c, n, "axis", 0, &axis);
+    int32_t a;
+    lm_status st = gather_args(c, n, &a);
     if (st) return st;
     const fe_type *data = fe_in_type(c, n, 0), *idx = fe_in_type(c, n, 1);
-    int32_t a;
-    if ((st = fe_axis(c, n, axis, data->rank, &a))) return st;
-    if (idx->elem != FE_INT64 && idx->elem != FE_INT32)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be int32 or int64");
     if (idx->rank != data->rank)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must have the data's rank");
     return fe_set_out_type(c, n, 0, data->elem, idx->rank, idx->dims);

@@ -369,6 +369,26 @@ static void test_trace_and_golden(void) {
     CHECK_STATUS(replay1(eager, "x", other, 15, "y", y1, 20, NULL), LM_ERR_MISMATCH);
     lm_binary_free(eager);
     lm_binary_free(traced);
+
+    /* Compiled on the caller's device, which is left as it was: the binary
+     * replays on it at its recorded addresses, and so does a second one. */
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    o.device = dev;
+    for (int round = 0; round < 2; round++) {
+        CHECK_OK(lmfe_compile_onnx(path, &o, &traced, NULL));
+        const void *data;
+        uint64_t size;
+        lm_replay *r;
+        CHECK_OK(lm_binary_data(traced, &data, &size));
+        CHECK_OK(lm_replay_open(data, size, &r));
+        CHECK_OK(lm_replay_run(r, dev, NULL, &rt));
+        CHECK_OK(lm_replay_get_output(r, "y", y1, sizeof y1));
+        CHECK(memcmp(y1, y2, sizeof y1) == 0);
+        lm_replay_close(r);
+        lm_binary_free(traced);
+    }
+    CHECK_OK(lm_device_close(dev));
 }
 
 /* bf16: the report says which nodes compute below float32. */

@@ -129,7 +129,8 @@ static int run_nn(void) {
  * protobuf-c through pkg-config's Libs.private). */
 static int run_frontend(const char *dir) {
     size_t n = 0;
-    while (lmfe_supported_op(n)) n++;
+    while (lmfe_supported_op(n))
+        n++;
     if (n < 100) {
         fprintf(stderr, "workload: lmfe_supported_op lists %zu ops\n", n);
         return 1;
@@ -150,9 +151,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     printf("lightmetal %s (headers %s)\n", lm_version_string(), LM_VERSION_STRING);
-    int bad =
-        strcmp(lm_version_string(), LM_VERSION_STRING) != 0 || run(argv[1], argv[2]) || run_nn() ||
-        run_frontend(".");
+    int bad = strcmp(lm_version_string(), LM_VERSION_STRING) != 0 || run(argv[1], argv[2]) ||
+              run_nn() || run_frontend(".");
     printf("%s\n", bad ? "FAIL" : "PASS");
     return bad;
 }
