@@ -173,7 +173,7 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
 }
 
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
-    fe_dev *d;
+    fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
     if (!d->tile.id) {
@@ -195,7 +195,7 @@ lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
 }
 
 lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
-    fe_dev *d;
+    fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
     if (!d->rm.id) {
@@ -262,7 +262,7 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
     uint32_t vi = out_index(c, n, i);
     if (vi == FE_NONE) return LM_OK;
-    fe_dev *d;
+    fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, j, &d);
     if (st) return st;
     slot_bind(c, vi, (uint32_t)(d - c->devs));

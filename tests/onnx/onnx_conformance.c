@@ -431,7 +431,11 @@ static void child_message(worker *w, const char *err_path, char *dst, size_t cap
         "lightmetal compile: ", "lightmetal run: ", "lmfe_compile_onnx: "};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (!strncmp(p, prefixes[i], strlen(prefixes[i]))) p += strlen(prefixes[i]);
-    snprintf(dst, cap, "%s", p);
+    /* Cut to the caller's room (a long message keeps its start). */
+    size_t len = strlen(p);
+    if (len >= cap) len = cap - 1;
+    memcpy(dst, p, len);
+    dst[len] = '\0';
     char model[PATH_MAX + 16];
     snprintf(model, sizeof model, "%s/model.onnx: ", w->t->dir);
     replace_all(dst, cap, model, "");
