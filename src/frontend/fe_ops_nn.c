@@ -2594,7 +2594,7 @@ static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
         for (uint32_t d = 0; have[1][d]; d++)
             if (!strchr(have[0], have[1][d]))
                 bn[nn++] = have[1][d], vn *= (uint64_t)e.size[(int)have[1][d]];
-        char wa[FE_MAX_RANK + 1], wb[FE_MAX_RANK + 1];
+        char wa[3 * FE_MAX_RANK + 1], wb[3 * FE_MAX_RANK + 1]; /* room for the format checker */
         snprintf(wa, sizeof wa, "%s%s%s", batch, am, k);
         snprintf(wb, sizeof wb, "%s%s%s", batch, k, bn);
         if ((st = einsum_permute(&t[0], &owned[0], have[0], wa)) ||
@@ -2606,7 +2606,7 @@ static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
             goto fail;
         if ((st = lmnn_matmul(t[0], t[1], NULL, &r))) goto fail;
         rowned = true;
-        char got[FE_MAX_RANK + 1];
+        char got[3 * FE_MAX_RANK + 1];
         snprintf(got, sizeof got, "%s%s%s", batch, am, bn);
         uint32_t gd[FE_MAX_RANK], gr = (uint32_t)strlen(got);
         for (uint32_t d = 0; d < gr; d++)
