@@ -117,7 +117,7 @@ typedef enum lmfe_placement {
 } lmfe_placement;
 
 typedef struct lmfe_op_summary {
-    const char *op_type;
+    const char *op_type; /* static: valid for the life of the program */
     lmfe_placement placement;
     uint32_t count;
     double seconds; /* host time spent running these nodes while capturing */

@@ -266,7 +266,10 @@ static lm_status report_fill(fe_ctx *c, const double *node_seconds, double secon
     memset(r, 0, sizeof *r);
     for (uint32_t k = 0; !st && k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
-        st = summary_add(&s, n->op_type, c->plans[k].placement, node_seconds[k]);
+        /* The registry's name, which outlives the graph (every node of a
+         * compiled model has a registered op). */
+        const fe_op_def *op = fe_op_find(n->op_type);
+        st = summary_add(&s, op ? op->op_type : "?", c->plans[k].placement, node_seconds[k]);
         r->nodes++;
         r->device_nodes += c->plans[k].placement == LMFE_ON_DEVICE;
         r->lowered_nodes += c->plans[k].lowered_precision;

@@ -255,8 +255,10 @@ static void test_binding_and_refusals(void) {
     o.golden_input_count = 1;
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
                 "golden input 'x': expected 32 bytes of data, given 12");
+    int64_t gi[8] = {0};
     golden.elem_type = I64;
-    golden.size = 64;
+    golden.data = gi;
+    golden.size = sizeof gi;
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
                 "golden input 'x': expected element type float, given int64");
     o.golden_input_count = 0;
