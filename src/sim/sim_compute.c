@@ -476,13 +476,33 @@ static rv_ecall_result tilize_block(sim_compute *c, sim_cb *cbs, rv_hart *h, uin
             if (!direct) tile_pack((lm_data_format)out->format, t, o);
         } else {
             tile_unpack((lm_data_format)in->format, h->l1 + sim_cb_page_addr(in, in->rd_ptr, b), t);
-            for (uint32_t r = 0; r < TILE_DIM; r++)
+            uint32_t es = row_major_size(out->format), seg = TILE_DIM * es;
+            for (uint32_t r = 0; r < TILE_DIM; r++) {
+                uint32_t e0 = out->packed * TILE_ELEMS + r * width + b * TILE_DIM, off = e0 * es;
+                if (off / out->page_size == (off + seg - 1) / out->page_size) {
+                    /* The row lies in one page: write it in one go (the
+                     * common case; the same bits as rm_store). */
+                    uint8_t *p = h->l1 + sim_cb_page_addr(out, out->wr_ptr, off / out->page_size) +
+                                 off % out->page_size;
+                    if (es == 4) {
+                        memcpy(p, &t[r * TILE_DIM], TILE_DIM * 4);
+                    } else {
+                        uint16_t half[TILE_DIM];
+                        for (uint32_t col = 0; col < TILE_DIM; col++) {
+                            uint32_t bits;
+                            memcpy(&bits, &t[r * TILE_DIM + col], 4);
+                            half[col] = tile_bf16_from_bits(bits);
+                        }
+                        memcpy(p, half, sizeof half);
+                    }
+                    continue;
+                }
                 for (uint32_t col = 0; col < TILE_DIM; col++) {
                     uint32_t bits;
                     memcpy(&bits, &t[r * TILE_DIM + col], 4);
-                    rm_store(out, h->l1, out->wr_ptr,
-                             out->packed * TILE_ELEMS + r * width + b * TILE_DIM + col, bits);
+                    rm_store(out, h->l1, out->wr_ptr, e0 + col, bits);
                 }
+            }
         }
     }
     out->packed += block;

@@ -159,22 +159,39 @@ static void read_run(uint32_t e, uint32_t dst, uint32_t n) {
     noc_async_read(get_noc_addr_interleaved(e / in_w, &in_gen, e % in_w * esize), dst, n * esize);
 }
 
-/* Face-layout index of (row, col) in a 32x32 tile. */
-static inline uint32_t face_index(uint32_t r, uint32_t c) {
-    return (r >> 4) * 512 + (c >> 4) * 256 + (r & 15) * 16 + (c & 15);
+/* Transposes a tile in face layout: face (fr, fc) of dst is face (fc, fr) of
+ * src transposed, so each face is a 16 x 16 transpose. The inner row is
+ * written out with constant offsets because this is the kernel's whole cost:
+ * two interpreted instructions per element instead of a loop's dozen. */
+#define TR_ROW()                                                                                   \
+    do {                                                                                           \
+        d[0] = s[0], d[1] = s[16], d[2] = s[32], d[3] = s[48], d[4] = s[64];                       \
+        d[5] = s[80], d[6] = s[96], d[7] = s[112], d[8] = s[128], d[9] = s[144];                   \
+        d[10] = s[160], d[11] = s[176], d[12] = s[192], d[13] = s[208], d[14] = s[224];            \
+        d[15] = s[240];                                                                            \
+    } while (0)
+
+static void transpose_face32(uint32_t *d, const uint32_t *s) {
+    for (uint32_t i = 0; i < 16; i++, d += 16, s++)
+        TR_ROW();
+}
+
+static void transpose_face16(uint16_t *d, const uint16_t *s) {
+    for (uint32_t i = 0; i < 16; i++, d += 16, s++)
+        TR_ROW();
 }
 
 static void transpose_tile(uint32_t dst, uint32_t src, uint32_t es) {
-    for (uint32_t r = 0; r < 32; r++)
-        for (uint32_t c = 0; c < 32; c++) {
-            uint32_t d = face_index(r, c), s = face_index(c, r);
-            if (es == 4)
-                *(volatile uint32_t *)(uintptr_t)(dst + 4 * d) =
-                    *(volatile uint32_t *)(uintptr_t)(src + 4 * s);
-            else
-                *(volatile uint16_t *)(uintptr_t)(dst + 2 * d) =
-                    *(volatile uint16_t *)(uintptr_t)(src + 2 * s);
-        }
+    for (uint32_t f = 0; f < 4; f++) {
+        uint32_t fr = f >> 1, fc = f & 1, from = (fc * 512 + fr * 256) * es;
+        uint32_t to = (fr * 512 + fc * 256) * es;
+        if (es == 4)
+            transpose_face32((uint32_t *)(uintptr_t)(dst + to),
+                             (const uint32_t *)(uintptr_t)(src + from));
+        else
+            transpose_face16((uint16_t *)(uintptr_t)(dst + to),
+                             (const uint16_t *)(uintptr_t)(src + from));
+    }
 }
 
 void kernel_main(void) {
