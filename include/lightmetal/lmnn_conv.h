@@ -91,10 +91,15 @@ typedef struct lmnn_conv2d_options {
     /* Fused after the bias (lmnn_matmul_options' activation). */
     lmnn_unary_op activation;
     double activation_alpha, activation_beta;
-    /* NHWC only: give the output as ttnn does, [1, 1, N * OH * OW, OC]
-     * (the matmul's result as it is; the 4-D NHWC shape costs a copy unless
-     * OW is a multiple of 32). */
+    /* Give the output as ttnn does, [1, 1, N * OH * OW, OC] in NHWC order
+     * whatever input_layout says (the matmul's result as it is; the 4-D
+     * NHWC shape costs a copy unless OW is a multiple of 32). */
     bool flat_output;
+    /* NHWC only: the image's N, H and W when the input holds it flat, as
+     * ttnn's conv2d takes it: any shape whose last dim is C and whose other
+     * dims multiply to N * H * W ([1, 1, N * H * W, C], a flat_output
+     * result). All 0 (init): the input is [N, H, W, C]. */
+    int32_t batch_size, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_conv2d_options;
 
@@ -147,6 +152,9 @@ typedef struct lmnn_pool2d_options {
      * divisor. */
     bool count_include_pad;
     int32_t divisor_override;
+    /* As lmnn_conv2d_options' (pooling only; not the global pooling). */
+    bool flat_output;
+    int32_t batch_size, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_pool2d_options;
 

@@ -30,10 +30,36 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
 /* ---- shared with pooling ---- */
 
 lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
-                             uint32_t *n, uint32_t *c, uint32_t *h, uint32_t *w) {
+                             const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *h,
+                             uint32_t *w) {
     char s[128];
     if (layout != LMNN_NCHW && layout != LMNN_NHWC)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input_layout: unknown layout %d", (int)layout);
+    if (flat && (flat[0] || flat[1] || flat[2])) {
+        if (layout != LMNN_NHWC)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "batch_size, input_height, input_width: expected input_layout NHWC "
+                           "(a flat image), given NCHW");
+        if (flat[0] < 1 || flat[1] < 1 || flat[2] < 1)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "batch_size, input_height, input_width: expected all >= 1, given "
+                           "(%d, %d, %d)",
+                           flat[0], flat[1], flat[2]);
+        uint64_t pixels = 1, want = (uint64_t)flat[0] * (uint64_t)flat[1] * (uint64_t)flat[2];
+        for (uint32_t i = 0; i + 1 < x->shape.rank; i++)
+            pixels *= x->shape.dims[i];
+        if (x->shape.rank < 2 || pixels != want)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "input: shape %s does not hold a flat image of %d x %d x %d pixels "
+                           "(expected [..., C] with N * H * W = %llu rows)",
+                           nn_shape_str(&x->shape, s, sizeof s), flat[0], flat[1], flat[2],
+                           (unsigned long long)want);
+        *n = (uint32_t)flat[0];
+        *h = (uint32_t)flat[1];
+        *w = (uint32_t)flat[2];
+        *c = x->shape.dims[x->shape.rank - 1];
+        return LM_OK;
+    }
     if (x->shape.rank != 4)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 4 (%s), given shape %s",
                        layout == LMNN_NCHW ? "N, C, H, W" : "N, H, W, C",
@@ -61,19 +87,19 @@ static lm_status step(const char *op, lm_status st, lmnn_tensor *cur, lmnn_tenso
 }
 
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
-                       lmnn_tensor *out, nn_tensor **out_t) {
+                       const int32_t *flat, lmnn_tensor *out, nn_tensor **out_t) {
     uint32_t n = 0, c = 0, h = 0, w = 0;
-    lm_status st = nn_conv_image_dims(op, x, layout, &n, &c, &h, &w);
+    lm_status st = nn_conv_image_dims(op, x, layout, flat, &n, &c, &h, &w);
     if (st) return st;
     lmnn_tensor cur = xh, next;
     if (x->dtype == LMNN_BFLOAT8_B)
         st = step(op, lmnn_typecast(cur, LMNN_BFLOAT16, &next), &cur, next, xh);
     if (layout == LMNN_NCHW) {
         /* [N, C, H * W] transposed tile by tile to [N, H * W, C]. */
-        lmnn_shape flat = LMNN_SHAPE(n, c, h * w);
+        lmnn_shape chw = LMNN_SHAPE(n, c, h * w);
         if (!st && x->layout == LMNN_ROW_MAJOR)
             st = step(op, lmnn_to_layout(cur, LMNN_TILE, &next), &cur, next, xh);
-        if (!st) st = step(op, lmnn_reshape(cur, &flat, NULL, &next), &cur, next, xh);
+        if (!st) st = step(op, lmnn_reshape(cur, &chw, NULL, &next), &cur, next, xh);
         if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, xh);
         if (!st) st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
     } else if (!st && (x->layout == LMNN_TILE || cur.id != xh.id)) {
@@ -401,7 +427,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (!st) st = nn_check_float(op, "bias", b);
     }
     uint32_t n = 0, c = 0, h = 0, wd = 0;
-    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, &n, &c, &h, &wd);
+    const int32_t flat_in[3] = {opts->batch_size, opts->input_height, opts->input_width};
+    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, flat_in, &n, &c, &h, &wd);
     if (!st) st = check_pair(op, "stride", opts->stride, 1);
     if (!st) st = check_pair(op, "dilation", opts->dilation, 1);
     if (!st) st = check_pair(op, "output_padding", opts->output_padding, 0);
@@ -539,9 +566,6 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, x);
     if ((st = nn_check_memory(op, &memory))) return st;
     bool flat = opts->flat_output;
-    if (flat && opts->input_layout != LMNN_NHWC)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "flat_output: expected input_layout NHWC, given NCHW");
     if (opts->fp32_accumulate > LMNN_FP32_ACC_OFF)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "fp32_accumulate: unknown value %d",
                        (int)opts->fp32_accumulate);
@@ -569,7 +593,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);
     }
-    if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, &rows, &img);
+    if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, &rows, &img);
     if (!st) st = nn_conv_im2col(op, img, &gm, NN_PATCH_CONV, 0, 0, &patches);
     if (!st) {
         lmnn_matmul_options mo;
@@ -583,7 +607,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         mo.activation_alpha = opts->activation_alpha;
         mo.activation_beta = opts->activation_beta;
         mo.output.dtype = dtype;
-        if (opts->input_layout == LMNN_NHWC) mo.output.memory = memory; /* see nn_conv_finish */
+        if (opts->input_layout == LMNN_NHWC || flat)
+            mo.output.memory = memory; /* see nn_conv_finish */
         st = lmnn_linear(patches, wp, bt, &mo, &y);
         if (st) st = nn_fail_call(st, op);
     }
@@ -591,7 +616,9 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(bt, bias);
     drop(rows, input);
     drop(patches, (lmnn_tensor){0});
-    if (!st) st = nn_conv_finish(op, y, &gm, oc, opts->input_layout, flat, &memory, out);
+    if (!st)
+        st = nn_conv_finish(op, y, &gm, oc, flat ? LMNN_NHWC : opts->input_layout, flat, &memory,
+                            out);
     return st;
 }
 

@@ -16,15 +16,19 @@ typedef struct nn_conv_geom {
     int32_t sh, sw, dh, dw, pt, pl, uh, uw;
 } nn_conv_geom;
 
-/* The dims of rank-4 image `x` in `layout` order; "<op>: input: ..." errors. */
+/* The dims of image `x` in `layout` order: rank 4, or (NHWC, `flat` = the
+ * options' batch_size, input_height, input_width, not all 0) any shape
+ * whose last dim is C and whose other dims multiply to N * H * W.
+ * "<op>: input: ..." errors. */
 lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
-                             uint32_t *n, uint32_t *c, uint32_t *h, uint32_t *w);
+                             const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *h,
+                             uint32_t *w);
 
 /* Image `x` as a row-major NHWC tensor of float32 or bfloat16 (one page per
  * pixel). *out is xh itself when x is that already, else a new tensor the
  * caller frees (free it only when out->id != xh.id). */
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
-                       lmnn_tensor *out, nn_tensor **out_t);
+                       const int32_t *flat, lmnn_tensor *out, nn_tensor **out_t);
 
 /* What nn_conv_im2col makes of the image's windows. */
 typedef enum nn_patch_mode {

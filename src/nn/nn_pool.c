@@ -39,7 +39,8 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     if (!st) st = nn_check_float(op, "input", p->x);
     if (st) return st;
     uint32_t n = 0, c = 0, h = 0, w = 0;
-    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, &n, &c, &h, &w))) return st;
+    const int32_t flat[3] = {o->batch_size, o->input_height, o->input_width};
+    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, flat, &n, &c, &h, &w))) return st;
     if (o->kernel_size[0] < 1 || o->kernel_size[1] < 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "kernel_size: expected (h, w) >= 1, given (%d, %d)", o->kernel_size[0],
@@ -151,7 +152,8 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     }
     lmnn_tensor rows = {0}, red = {0}, y = {0}, rt = {0};
     nn_tensor *img;
-    st = nn_conv_rows(op, input, p.x, opts->input_layout, &rows, &img);
+    const int32_t flat[3] = {opts->batch_size, opts->input_height, opts->input_width};
+    st = nn_conv_rows(op, input, p.x, opts->input_layout, flat, &rows, &img);
     /* The windows reduced as they are gathered (max, or the sum for the
      * average, kept in float32). */
     if (!st)
@@ -161,7 +163,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         lmnn_binary_options bo;
         lmnn_binary_options_init(&bo);
         bo.output.dtype = p.dtype;
-        if (opts->input_layout == LMNN_NHWC) bo.output.memory = p.memory;
+        if (opts->input_layout == LMNN_NHWC || opts->flat_output) bo.output.memory = p.memory;
         if (uniform) {
             st = lmnn_binary_scalar(LMNN_BINARY_MUL, red, 1.0 / (double)d0, &bo, &y);
         } else {
@@ -185,7 +187,8 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         if (y.id) lmnn_tensor_free(y);
         return st;
     }
-    return nn_conv_finish(op, y, g, g->c, opts->input_layout, false, &p.memory, out);
+    return nn_conv_finish(op, y, g, g->c, opts->flat_output ? LMNN_NHWC : opts->input_layout,
+                          opts->flat_output, &p.memory, out);
 }
 
 lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {
@@ -209,7 +212,7 @@ lm_status lmnn_global_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *o
     lm_status st = nn_get_tensor(op, "input", input, &x);
     if (!st) st = nn_check_float(op, "input", x);
     uint32_t n = 0, c = 0, h = 0, w = 0;
-    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, &n, &c, &h, &w);
+    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, NULL, &n, &c, &h, &w);
     if (st) return st;
     lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : x->dtype;
     if (!nn_dtype_is_float(dtype))

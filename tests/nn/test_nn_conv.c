@@ -21,6 +21,7 @@ typedef struct conv_case {
     uint32_t n, c, h, w, oc, kh, kw;
     int32_t stride[2], pad[4], dil[2], groups, outpad[2];
     bool transpose, bias, relu, nhwc, row_major, prepared, flat, l1;
+    bool flat_in; /* NHWC given as [1, 1, N * H * W, C] with batch_size etc. */
     lmnn_dtype dtype;
 } conv_case;
 
@@ -153,7 +154,9 @@ static void run_case(const char *name, conv_case k, bool cache) {
     double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
     reference(&k, x, w, k.bias ? b : NULL, oh, ow, want, scale);
 
-    lmnn_shape xs = k.nhwc ? LMNN_SHAPE(k.n, k.h, k.w, k.c) : LMNN_SHAPE(k.n, k.c, k.h, k.w);
+    lmnn_shape xs = k.flat_in ? LMNN_SHAPE(1, 1, k.n * k.h * k.w, k.c)
+                    : k.nhwc  ? LMNN_SHAPE(k.n, k.h, k.w, k.c)
+                              : LMNN_SHAPE(k.n, k.c, k.h, k.w);
     lmnn_shape ws =
         k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kh, k.kw) : LMNN_SHAPE(k.oc, k.c / g, k.kh, k.kw);
     lmnn_shape bs = LMNN_SHAPE(k.oc);
@@ -172,6 +175,11 @@ static void run_case(const char *name, conv_case k, bool cache) {
     o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
     if (k.relu) o.activation = LMNN_RELU;
     o.flat_output = k.flat;
+    if (k.flat_in) {
+        o.batch_size = (int32_t)k.n;
+        o.input_height = (int32_t)k.h;
+        o.input_width = (int32_t)k.w;
+    }
     if (k.l1)
         o.output.memory =
             (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED};
@@ -207,7 +215,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
     CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
     float *got = nn_download(out);
     CHECK(got);
-    if (k.nhwc) { /* back to NCHW */
+    if (k.nhwc || k.flat) { /* back to NCHW */
         float *t = malloc(ny * sizeof *t);
         for (uint32_t i = 0; i < k.n; i++)
             for (uint32_t p = 0; p < oh * ow; p++)
@@ -418,6 +426,15 @@ static void test_layouts(void) {
     k.l1 = false;
     k.dtype = LMNN_BFLOAT16;
     run_case("NCHW bf16 prepared", k, false);
+    /* The flat NHWC form in and out (ttnn's), whatever the input's order. */
+    k.dtype = 0;
+    k.flat = true;
+    run_case("NCHW in, flat output", k, false);
+    k.nhwc = k.flat_in = true;
+    run_case("flat in, flat output", k, true);
+    k.flat = false;
+    k.row_major = true;
+    run_case("flat row-major in, 4-D output", k, false);
     /* Output rows a multiple of 32 wide: the result keeps its tiles. */
     run_case("NHWC 64 wide, stride 2",
              (conv_case){.n = 2,
@@ -751,10 +768,21 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: activation");
     o.activation = 0;
-    o.flat_output = true;
+    o.batch_size = o.input_height = o.input_width = 1;
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: flat_output: expected input_layout NHWC, given NCHW");
-    o.flat_output = false;
+                "lmnn_conv2d: batch_size, input_height, input_width: expected input_layout NHWC "
+                "(a flat image), given NCHW");
+    o.input_layout = LMNN_NHWC;
+    o.input_height = 0;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: batch_size, input_height, input_width: expected all >= 1, given "
+                "(1, 0, 1)");
+    o.input_height = 2;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input: shape [1, 4, 5, 5] does not hold a flat image of 1 x 2 x 1 "
+                "pixels (expected [..., C] with N * H * W = 2 rows)");
+    o.input_layout = LMNN_NCHW;
+    o.batch_size = o.input_height = o.input_width = 0;
     /* A prepared weight needs the kernel size and the right row count. */
     lmnn_tensor wp;
     CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wp));

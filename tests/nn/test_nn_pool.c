@@ -18,6 +18,7 @@ typedef struct pool_case {
     uint32_t n, c, h, w, kh, kw;
     int32_t stride[2], pad[4], dil[2], divisor;
     bool avg, ceil_mode, exclude_pad, nhwc, row_major, global;
+    bool flat, flat_in; /* flat_output; NHWC given as [1, 1, N * H * W, C] */
     lmnn_dtype dtype;
 } pool_case;
 
@@ -89,7 +90,9 @@ static void run_case(const char *name, pool_case k, bool cache) {
                     xin[((size_t)n * k.h * k.w + p) * k.c + c] =
                         x0[((size_t)n * k.c + c) * k.h * k.w + p];
     }
-    lmnn_shape xs = k.nhwc ? LMNN_SHAPE(k.n, k.h, k.w, k.c) : LMNN_SHAPE(k.n, k.c, k.h, k.w);
+    lmnn_shape xs = k.flat_in ? LMNN_SHAPE(1, 1, k.n * k.h * k.w, k.c)
+                    : k.nhwc  ? LMNN_SHAPE(k.n, k.h, k.w, k.c)
+                              : LMNN_SHAPE(k.n, k.c, k.h, k.w);
     lmnn_tensor xt, out;
     CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
     lmnn_pool2d_options o;
@@ -103,6 +106,12 @@ static void run_case(const char *name, pool_case k, bool cache) {
     o.ceil_mode = k.ceil_mode;
     o.count_include_pad = !k.exclude_pad;
     o.divisor_override = k.divisor;
+    o.flat_output = k.flat;
+    if (k.flat_in) {
+        o.batch_size = (int32_t)k.n;
+        o.input_height = (int32_t)k.h;
+        o.input_width = (int32_t)k.w;
+    }
 #define RUN(o_)                                                                                    \
     (k.global ? lmnn_global_avg_pool2d(xt, &o, o_)                                                 \
      : k.avg  ? lmnn_avg_pool2d(xt, &o, o_)                                                        \
@@ -121,12 +130,14 @@ static void run_case(const char *name, pool_case k, bool cache) {
 #undef RUN
     lmnn_tensor_info info;
     CHECK_OK(lmnn_tensor_get_info(out, &info));
-    lmnn_shape es = k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.c) : LMNN_SHAPE(k.n, k.c, oh, ow);
+    lmnn_shape es = k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.c)
+                    : k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.c)
+                             : LMNN_SHAPE(k.n, k.c, oh, ow);
     CHECK(info.shape.rank == 4 && !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * 4));
     CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
     float *got = nn_download(out);
     CHECK(got);
-    if (k.nhwc) {
+    if (k.nhwc || k.flat) {
         float *t = malloc(ny * sizeof *t);
         for (uint32_t n = 0; n < k.n; n++)
             for (uint32_t p = 0; p < oh * ow; p++)
@@ -303,6 +314,22 @@ static void test_avg(void) {
              false);
 }
 
+/* The flat NHWC form (ttnn's): in, out, or both, whatever the input's order. */
+static void test_flat(void) {
+    pool_case k = {
+        .n = 3, .c = 5, .h = 7, .w = 9, .kh = 3, .kw = 2, .stride = {2, 2}, .pad = {1, 1, 1, 0}};
+    k.flat = true;
+    run_case("max NCHW in, flat output", k, false);
+    k.nhwc = k.flat_in = true;
+    run_case("max flat in, flat output", k, true);
+    k.flat = false;
+    k.row_major = true;
+    run_case("max flat row-major in, 4-D output", k, false);
+    k.avg = k.flat = true;
+    k.row_major = false;
+    run_case("avg flat in, flat output", k, false);
+}
+
 static void test_global(void) {
     run_case("global 7x7x40", (pool_case){.global = true, .n = 2, .c = 40, .h = 7, .w = 7}, true);
     run_case("global NHWC rm 13x17",
@@ -464,6 +491,7 @@ static void test_errors(void) {
 int main(void) {
     TEST_RUN(test_max);
     TEST_RUN(test_avg);
+    TEST_RUN(test_flat);
     TEST_RUN(test_global);
     TEST_RUN(test_many_taps);
     TEST_RUN(test_nan);
