@@ -39,6 +39,10 @@ typedef struct fe_op_def {
     /* Bit i: input i decides output shapes, so its value must be known at
      * compile time (Reshape's shape, Slice's starts, ...). */
     uint32_t value_inputs;
+    /* True when this node can read input 0 and write output 0 as flat NHWC
+     * images (fe_in_image, fe_plan.nhwc_out): 2-D convolution and pooling.
+     * NULL: never. Asked after inference. */
+    bool (*nhwc)(fe_ctx *c, const fe_node *n);
 } fe_op_def;
 
 /* The op named `op_type` in the default domain, or NULL. */
@@ -64,11 +68,16 @@ typedef struct fe_plan {
     lmfe_placement placement;
     fe_fusion fusion;
     bool lowered_precision; /* float math below float32 (dtype mode) */
+    /* Output 0 (the fused chain's last value) is handed over as a flat NHWC
+     * image, [1, 1, N * H * W, C] for the value's [N, C, H, W]: every
+     * reader takes that form (fe_plan_layouts). */
+    bool nhwc_out;
 } fe_plan;
 
 /* A device tensor shared by the values that alias it (Identity, ...). */
 typedef struct fe_dev {
     lmnn_tensor tile, rm; /* tile-layout and row-major forms (either may be 0) */
+    lmnn_tensor nhwc;     /* the flat NHWC image form (fe_plan.nhwc_out), or 0 */
     uint32_t refs;        /* values that point here and are still to be used */
 } fe_dev;
 
@@ -184,11 +193,21 @@ lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem);
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
 /* The same in row-major layout (index tensors). */
 lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
+/* Input i of a node that takes images (fe_op_def.nhwc): the flat NHWC form
+ * ([1, 1, N * H * W, C] tile) when its producer wrote one (*out_flat
+ * true), else the tile form. fe_in_dev on a value held only as a flat
+ * image makes the NCHW form (a transpose on the device) and keeps it. */
+lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
 /* Input i in tile layout as FLOAT32 (or the float dtype), for integer
  * tensors that go through float math: a new tensor the caller frees. */
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                           bool *out_owned);
-/* Hands `t` (tile or row-major) over as output i. On failure `t` is freed. */
+/* Flat NHWC image `image` ([1, 1, N * H * W, C]) as a new NCHW tile tensor
+ * of `dims` (N, C, H, W). */
+lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
+                        lmnn_tensor *out);
+/* Hands `t` (tile or row-major; for output 0 of a node planned nhwc_out,
+ * the flat NHWC image) over as output i. On failure `t` is freed. */
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
 /* Output i is input j (Identity and friends): no device work. */
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j);

@@ -4,8 +4,9 @@
  * constant, when a node first reads it: uploaded once, and shared by every
  * constant with the same content, shape and dtype). A tensor may be wanted
  * in tile layout (math) and row-major (indices, boundary); both forms are
- * kept once made. The memory plan is liveness: a value's tensors are freed
- * as soon as the last node that reads it has run.
+ * kept once made. An image between convolutions and poolings stays in the
+ * flat NHWC form those take, which saves a transpose each way. The memory plan is liveness: a
+ * value's tensors are freed as soon as the last node that reads it has run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static lm_status dev_new(fe_ctx *c, uint32_t *out) {
         c->devs = d;
         c->dev_cap = cap;
     }
-    c->devs[c->dev_count] = (fe_dev){{0}, {0}, 0};
+    c->devs[c->dev_count] = (fe_dev){{0}, {0}, {0}, 0};
     *out = c->dev_count++;
     return LM_OK;
 }
@@ -47,7 +48,8 @@ static void dev_release(fe_ctx *c, uint32_t d) {
     if (dev->refs && --dev->refs) return;
     fe_free(dev->tile);
     fe_free(dev->rm);
-    dev->tile = dev->rm = (lmnn_tensor){0};
+    fe_free(dev->nhwc);
+    dev->tile = dev->rm = dev->nhwc = (lmnn_tensor){0};
 }
 
 /* Binds value `v` to device entry `d`. */
@@ -69,7 +71,8 @@ void fe_values_release_all(fe_ctx *c) {
     for (uint32_t i = 0; i < c->dev_count; i++) {
         fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);
-        c->devs[i] = (fe_dev){{0}, {0}, 0};
+        fe_free(c->devs[i].nhwc);
+        c->devs[i] = (fe_dev){{0}, {0}, {0}, 0};
     }
     for (uint32_t v = 0; v < c->g->value_count; v++)
         c->slots[v].dev = FE_NONE;
@@ -172,11 +175,49 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
     return LM_OK;
 }
 
+lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
+                        lmnn_tensor *out) {
+    /* [N * H * W, C] rows as [N, H * W, C], transposed tile by tile,
+     * reshaped to [N, C, H, W]. */
+    uint32_t N = (uint32_t)dims[0], C = (uint32_t)dims[1], H = (uint32_t)dims[2],
+             W = (uint32_t)dims[3];
+    lmnn_shape rows = LMNN_SHAPE(N, H * W, C), img = LMNN_SHAPE(N, C, H, W);
+    lmnn_tensor a = {0}, b = {0};
+    lm_status st = lmnn_reshape(image, &rows, NULL, &a);
+    if (!st) st = lmnn_transpose(a, -1, -2, NULL, &b);
+    if (!st) st = lmnn_reshape(b, &img, NULL, out);
+    fe_free(a);
+    fe_free(b);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
+/* The NCHW tile form of input i, held only as a flat NHWC image. */
+static lm_status nchw_of_image(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev *d) {
+    const fe_type *t = fe_in_type(c, n, i);
+    if (!d->nhwc.id || t->rank != 4)
+        return fe_fail(c, n, LM_ERR_INTERNAL, "input %u has no device form", i);
+    return fe_image_nchw(c, n, d->nhwc, t->dims, &d->tile);
+}
+
+lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat) {
+    fe_dev *d = NULL;
+    lm_status st = in_dev_entry(c, n, i, &d);
+    if (st) return st;
+    *out_flat = d->nhwc.id != 0;
+    if (*out_flat) {
+        *out = d->nhwc;
+        return LM_OK;
+    }
+    return fe_in_dev(c, n, i, out);
+}
+
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
-    if (!d->tile.id) {
+    if (!d->tile.id && !d->rm.id) {
+        if ((st = nchw_of_image(c, n, i, d))) return st;
+    } else if (!d->tile.id) {
         lmnn_tensor t;
         if ((st = lmnn_to_layout(d->rm, LMNN_TILE, &t))) return fe_nn_fail(c, n, st);
         lmnn_dtype want = fe_dev_dtype(c, fe_in_type(c, n, i)->elem);
@@ -198,6 +239,7 @@ lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
+    if (!d->rm.id && !d->tile.id && (st = nchw_of_image(c, n, i, d))) return st;
     if (!d->rm.id) {
         lmnn_tensor t;
         if ((st = lmnn_to_layout(d->tile, LMNN_ROW_MAJOR, &t))) return fe_nn_fail(c, n, st);
@@ -246,7 +288,9 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
         fe_free(t);
         return fe_nn_fail(c, n, st);
     }
-    if (info.layout == LMNN_TILE)
+    if (info.layout == LMNN_TILE && i == 0 && c->plans[n - c->g->nodes].nhwc_out)
+        c->devs[d].nhwc = t;
+    else if (info.layout == LMNN_TILE)
         c->devs[d].tile = t;
     else
         c->devs[d].rm = t;

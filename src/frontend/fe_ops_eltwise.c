@@ -1003,9 +1003,9 @@ static lm_status lower_identity(fe_ctx *c, const fe_node *n) {
 }
 
 #define BIN(name)                                                                                  \
-    { name, infer_binary, lower_binary, 0 }
+    { name, infer_binary, lower_binary, 0, NULL }
 #define UN(name)                                                                                   \
-    { name, infer_unary, lower_unary, 0 }
+    { name, infer_unary, lower_unary, 0, NULL }
 
 const fe_op_def fe_ops_eltwise[] = {
     BIN("Add"),
@@ -1058,19 +1058,19 @@ const fe_op_def fe_ops_eltwise[] = {
     UN("LeakyRelu"),
     UN("Elu"),
     UN("Celu"),
-    {"IsNaN", infer_isnan, lower_unary, 0},
-    {"IsInf", infer_isinf, lower_isinf, 0},
-    {"HardSigmoid", infer_hardsigmoid, lower_hardsigmoid, 0},
-    {"Selu", infer_selu, lower_selu, 0},
-    {"ThresholdedRelu", infer_thresholded_relu, lower_thresholded_relu, 0},
-    {"Shrink", infer_shrink, lower_shrink, 0},
-    {"Clip", infer_clip, lower_clip, 0},
-    {"PRelu", infer_prelu, lower_prelu, 0},
-    {"Where", infer_where, lower_where, 0},
-    {"Mod", infer_mod, lower_mod, 0},
-    {"BitShift", infer_bitshift, lower_bitshift, 0},
-    {"Cast", infer_cast_to, lower_cast, 0},
-    {"CastLike", infer_castlike, lower_cast, 0},
-    {"Identity", infer_identity, lower_identity, 0},
+    {"IsNaN", infer_isnan, lower_unary, 0, NULL},
+    {"IsInf", infer_isinf, lower_isinf, 0, NULL},
+    {"HardSigmoid", infer_hardsigmoid, lower_hardsigmoid, 0, NULL},
+    {"Selu", infer_selu, lower_selu, 0, NULL},
+    {"ThresholdedRelu", infer_thresholded_relu, lower_thresholded_relu, 0, NULL},
+    {"Shrink", infer_shrink, lower_shrink, 0, NULL},
+    {"Clip", infer_clip, lower_clip, 0, NULL},
+    {"PRelu", infer_prelu, lower_prelu, 0, NULL},
+    {"Where", infer_where, lower_where, 0, NULL},
+    {"Mod", infer_mod, lower_mod, 0, NULL},
+    {"BitShift", infer_bitshift, lower_bitshift, 0, NULL},
+    {"Cast", infer_cast_to, lower_cast, 0, NULL},
+    {"CastLike", infer_castlike, lower_cast, 0, NULL},
+    {"Identity", infer_identity, lower_identity, 0, NULL},
 };
 const size_t fe_ops_eltwise_count = sizeof fe_ops_eltwise / sizeof fe_ops_eltwise[0];

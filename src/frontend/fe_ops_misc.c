@@ -351,10 +351,10 @@ static lm_status lower_sce(fe_ctx *c, const fe_node *n) {
 }
 
 const fe_op_def fe_ops_misc[] = {
-    {"EyeLike", infer_eyelike, NULL, 0},
-    {"OneHot", infer_onehot, lower_onehot, 1u << 1},
-    {"CumSum", infer_cumsum, lower_cumsum, 1u << 1},
-    {"NegativeLogLikelihoodLoss", infer_loss, lower_nll, 0},
-    {"SoftmaxCrossEntropyLoss", infer_loss, lower_sce, 0},
+    {"EyeLike", infer_eyelike, NULL, 0, NULL},
+    {"OneHot", infer_onehot, lower_onehot, 1u << 1, NULL},
+    {"CumSum", infer_cumsum, lower_cumsum, 1u << 1, NULL},
+    {"NegativeLogLikelihoodLoss", infer_loss, lower_nll, 0, NULL},
+    {"SoftmaxCrossEntropyLoss", infer_loss, lower_sce, 0, NULL},
 };
 const size_t fe_ops_misc_count = sizeof fe_ops_misc / sizeof fe_ops_misc[0];

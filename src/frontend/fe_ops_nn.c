@@ -1098,11 +1098,20 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
 
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
  * weight wm. */
-static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, lmnn_tensor wm,
-                             lmnn_tensor bias, lmnn_unary_op act, const fe_fusion *f,
-                             lmnn_tensor *out) {
+/* `image`: x is a flat NHWC image of the given N, H, W (fe_in_image), else
+ * NULL; `flat_out`: give the result as one (fe_plan.nhwc_out). */
+static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, const uint32_t *image,
+                             bool flat_out, lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
+                             const fe_fusion *f, lmnn_tensor *out) {
     lmnn_conv2d_options o;
     lmnn_conv2d_options_init(&o);
+    if (image) {
+        o.input_layout = LMNN_NHWC;
+        o.batch_size = (int32_t)image[0];
+        o.input_height = (int32_t)image[1];
+        o.input_width = (int32_t)image[2];
+    }
+    o.flat_output = flat_out;
     int32_t kernel[2];
     geom_2d(g, o.stride, o.padding, o.dilation, kernel);
     o.kernel_size[0] = kernel[0];
@@ -1133,7 +1142,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     conv_in ci = conv_inputs(n);
     const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, ci.w);
     lmnn_tensor x, bias = {0}, r = {0};
-    bool xo = false, bo = false, integer = is_integer_conv(n);
+    bool xo = false, bo = false, integer = is_integer_conv(n), flat_in = false;
     if (integer) {
         /* x - x_zero_point in float32 (the padding is then the zero point,
          * as ConvInteger pads). */
@@ -1153,9 +1162,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             }
             take(&x, &xo, d);
         }
-    } else if ((st = fe_in_dev(c, n, 0, &x))) {
+    } else if ((st = fe_in_image(c, n, 0, &x, &flat_in))) {
         return st;
     }
+    const uint32_t image[3] = {(uint32_t)xt->dims[0], (uint32_t)xt->dims[2],
+                               (uint32_t)(xt->rank > 3 ? xt->dims[3] : 1)};
+    bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
     uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
     if (f->bias && !fe_cache_get(c, bkey, &bias)) {
         /* The fused bias (a folded batch norm's and/or a following Add's,
@@ -1193,8 +1205,17 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         bool wo = false;
         st = conv_weight(c, n, wk, transpose, g.group, 0, &wm, &wo);
         if (!st) {
-            st = conv2d_call(transpose, &g, x, wm, bias, act ? f->activation : 0, f, &r);
-            if (st) st = fe_nn_fail(c, n, st);
+            /* A flat image in gives one out (the library keeps the order). */
+            st = conv2d_call(transpose, &g, x, flat_in ? image : NULL, flat_in || flat_out, wm,
+                             bias, act ? f->activation : 0, f, &r);
+            if (st) {
+                st = fe_nn_fail(c, n, st);
+            } else if (flat_in && !flat_out) {
+                lmnn_tensor t = {0};
+                st = fe_image_nchw(c, n, r, ot->dims, &t);
+                fe_free(r);
+                r = t;
+            }
         }
         if (wo) fe_free(wm);
     } else {
@@ -1236,7 +1257,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                     prefixed = true;
                     break;
                 }
-                st = conv2d_call(transpose, &g, xs4, wm, first ? bias : (lmnn_tensor){0}, 0, f, &y);
+                st = conv2d_call(transpose, &g, xs4, NULL, false, wm,
+                                 first ? bias : (lmnn_tensor){0}, 0, f, &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);
                 if (st) break;
@@ -1305,6 +1327,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
 
 static lm_status lower_conv(fe_ctx *c, const fe_node *n) {
     return lower_conv_common(c, n, false);
+}
+
+/* A float 2-D Conv reads and writes flat NHWC images (fe_op_def.nhwc). */
+static bool conv_nhwc(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    return !strcmp(n->op_type, "Conv") && x->rank == 4 && fe_elem_is_float(x->elem);
 }
 
 static lm_status lower_convt(fe_ctx *c, const fe_node *n) {
@@ -1476,25 +1504,73 @@ static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_poo
     return st;
 }
 
+/* Hands flat NHWC image `r` (consumed) over as output 0 in NCHW order. */
+static lm_status nchw_out(fe_ctx *c, const fe_node *n, lmnn_tensor r) {
+    lmnn_tensor t;
+    lm_status st = fe_image_nchw(c, n, r, c->g->values[n->outputs[0]].type.dims, &t);
+    fe_free(r);
+    return st ? st : fe_out_from_float(c, n, 0, t);
+}
+
+/* The pooling options of a MaxPool or AveragePool node. */
+static lm_status pool_options(fe_ctx *c, const fe_node *n, geom *g, lmnn_pool2d_options *o) {
+    int64_t cip;
+    lm_status st = pool_read(c, n, !strcmp(n->op_type, "MaxPool"), g, &cip);
+    if (st) return st;
+    lmnn_pool2d_options_init(o);
+    geom_2d(g, o->stride, o->padding, o->dilation, o->kernel_size);
+    o->ceil_mode = g->ceil_mode;
+    o->count_include_pad = cip != 0;
+    return LM_OK;
+}
+
+/* A float 2-D pooling the op library runs in one call with ONNX's output
+ * size (pool2d's direct path: no ceil mode, whose rounding ONNX and the
+ * library may differ on, no wide padding, no two-pass max) reads and
+ * writes flat NHWC images (fe_op_def.nhwc). */
+static bool pool_nhwc(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    geom g;
+    lmnn_pool2d_options o;
+    if (x->rank != 4 || !fe_elem_is_float(x->elem) || pool_options(c, n, &g, &o) || o.ceil_mode)
+        return false;
+    int32_t kh = o.kernel_size[0], kw = o.kernel_size[1];
+    bool wide = !strcmp(n->op_type, "MaxPool") && kh > 1 && kw > 1 && kh * kw > 256;
+    for (int i = 0; i < 4; i++)
+        wide |= o.padding[i] * 2 > (o.kernel_size[i / 2] - 1) * o.dilation[i / 2] + 1;
+    return !wide;
+}
+
 static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     bool is_max = !strcmp(n->op_type, "MaxPool");
     geom g;
-    int64_t cip;
-    lm_status st = pool_read(c, n, is_max, &g, &cip);
+    lmnn_pool2d_options o;
+    lm_status st = pool_options(c, n, &g, &o);
     if (st) return st;
     const fe_type *xt = fe_in_type(c, n, 0), *ot = &c->g->values[n->outputs[0]].type;
     lmnn_tensor x, r = {0};
-    bool xo, own_msg = false;
-    if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
+    bool xo, own_msg = false, flat_in;
     uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1];
     uint32_t oh = g.sp == 1 ? 1 : (uint32_t)ot->dims[ot->rank - 2],
              ow = (uint32_t)ot->dims[ot->rank - 1];
+    if (pool_nhwc(c, n)) {
+        /* One call, NHWC in and/or out as planned (fe_layout.c). */
+        if ((st = fe_in_image(c, n, 0, &x, &flat_in))) return st;
+        if (flat_in) {
+            o.input_layout = LMNN_NHWC;
+            o.batch_size = (int32_t)N;
+            o.input_height = (int32_t)xt->dims[2];
+            o.input_width = (int32_t)xt->dims[3];
+        }
+        /* A flat image in gives one out (the library keeps the order). */
+        bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
+        o.flat_output = flat_in || flat_out;
+        st = is_max ? lmnn_max_pool2d(x, &o, &r) : lmnn_avg_pool2d(x, &o, &r);
+        if (st) return fe_nn_fail(c, n, st);
+        return flat_out || !flat_in ? fe_out_from_float(c, n, 0, r) : nchw_out(c, n, r);
+    }
+    if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
     if (g.sp == 1) st = reshape_to(&x, &xo, 4, (const uint32_t[]){N, C, 1, (uint32_t)xt->dims[2]});
-    lmnn_pool2d_options o;
-    lmnn_pool2d_options_init(&o);
-    geom_2d(&g, o.stride, o.padding, o.dilation, o.kernel_size);
-    o.ceil_mode = g.ceil_mode;
-    o.count_include_pad = cip != 0;
     if (!st && g.sp != 3) {
         st = pool2d(c, n, is_max, &o, oh, ow, x, &r);
     } else if (!st) {
@@ -1542,7 +1618,8 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
             }
             if (!st && !is_max) {
                 int64_t ds = od * g.stride[0], dp = id_n + g.pad_b[0] + g.pad_e[0];
-                int64_t div = cip ? (ds + g.kernel[0] < dp ? g.kernel[0] : dp - ds) : taps;
+                int64_t div =
+                    o.count_include_pad ? (ds + g.kernel[0] < dp ? g.kernel[0] : dp - ds) : taps;
                 if (div != 1) {
                     lmnn_tensor s2;
                     st = lmnn_binary_scalar(LMNN_BINARY_DIV, acc, (double)div, NULL, &s2);
@@ -2630,29 +2707,29 @@ out:
 }
 
 const fe_op_def fe_ops_nn[] = {
-    {"MatMul", infer_matmul, lower_matmul, 0},
-    {"Gemm", infer_gemm, lower_gemm, 0},
-    {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0},
-    {"QLinearMatMul", infer_matmul_integer, lower_matmul_integer, 0},
-    {"Conv", infer_conv, lower_conv, 0},
-    {"ConvTranspose", infer_convt, lower_convt, 0},
-    {"ConvInteger", infer_conv, lower_conv, 0},
-    {"QLinearConv", infer_conv, lower_conv, 0},
-    {"MaxPool", infer_pool, lower_pool, 0},
-    {"AveragePool", infer_pool, lower_pool, 0},
-    {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u},
-    {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0},
-    {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0},
-    {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0},
-    {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0},
-    {"LayerNormalization", infer_layernorm, lower_layernorm, 0},
-    {"LpNormalization", infer_lpnorm, lower_lpnorm, 0},
-    {"LRN", infer_lrn, lower_lrn, 0},
-    {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0},
-    {"Dropout", infer_dropout, lower_dropout, 6u},
-    {"DepthToSpace", infer_d2s, lower_d2s, 0},
-    {"SpaceToDepth", infer_d2s, lower_d2s, 0},
-    {"Trilu", infer_trilu, lower_trilu, 2u},
-    {"Einsum", infer_einsum, lower_einsum, 0},
+    {"MatMul", infer_matmul, lower_matmul, 0, NULL},
+    {"Gemm", infer_gemm, lower_gemm, 0, NULL},
+    {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0, NULL},
+    {"QLinearMatMul", infer_matmul_integer, lower_matmul_integer, 0, NULL},
+    {"Conv", infer_conv, lower_conv, 0, conv_nhwc},
+    {"ConvTranspose", infer_convt, lower_convt, 0, NULL},
+    {"ConvInteger", infer_conv, lower_conv, 0, NULL},
+    {"QLinearConv", infer_conv, lower_conv, 0, NULL},
+    {"MaxPool", infer_pool, lower_pool, 0, pool_nhwc},
+    {"AveragePool", infer_pool, lower_pool, 0, pool_nhwc},
+    {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u, NULL},
+    {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0, NULL},
+    {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, NULL},
+    {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, NULL},
+    {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},
+    {"LayerNormalization", infer_layernorm, lower_layernorm, 0, NULL},
+    {"LpNormalization", infer_lpnorm, lower_lpnorm, 0, NULL},
+    {"LRN", infer_lrn, lower_lrn, 0, NULL},
+    {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0, NULL},
+    {"Dropout", infer_dropout, lower_dropout, 6u, NULL},
+    {"DepthToSpace", infer_d2s, lower_d2s, 0, NULL},
+    {"SpaceToDepth", infer_d2s, lower_d2s, 0, NULL},
+    {"Trilu", infer_trilu, lower_trilu, 2u, NULL},
+    {"Einsum", infer_einsum, lower_einsum, 0, NULL},
 };
 const size_t fe_ops_nn_count = sizeof fe_ops_nn / sizeof fe_ops_nn[0];

@@ -586,7 +586,7 @@ static lm_status lower_softmax(fe_ctx *c, const fe_node *n) {
 }
 
 #define RED(name)                                                                                  \
-    { name, infer_reduce, lower_reduce, 2u }
+    { name, infer_reduce, lower_reduce, 2u, NULL }
 
 const fe_op_def fe_ops_reduce[] = {
     RED("ReduceSum"),
@@ -599,10 +599,10 @@ const fe_op_def fe_ops_reduce[] = {
     RED("ReduceSumSquare"),
     RED("ReduceLogSum"),
     RED("ReduceLogSumExp"),
-    {"ArgMax", infer_arg, lower_arg, 0},
-    {"ArgMin", infer_arg, lower_arg, 0},
-    {"Softmax", infer_softmax, lower_softmax, 0},
-    {"LogSoftmax", infer_softmax, lower_softmax, 0},
-    {"Hardmax", infer_softmax, lower_softmax, 0},
+    {"ArgMax", infer_arg, lower_arg, 0, NULL},
+    {"ArgMin", infer_arg, lower_arg, 0, NULL},
+    {"Softmax", infer_softmax, lower_softmax, 0, NULL},
+    {"LogSoftmax", infer_softmax, lower_softmax, 0, NULL},
+    {"Hardmax", infer_softmax, lower_softmax, 0, NULL},
 };
 const size_t fe_ops_reduce_count = sizeof fe_ops_reduce / sizeof fe_ops_reduce[0];

@@ -309,7 +309,7 @@ lm_status fe_plan_graph(fe_ctx *c) {
             return err_set(LM_ERR_UNSUPPORTED, "graph output '%s' is empty (a zero dim)",
                            g->values[g->outputs[k]].name);
     }
-    return LM_OK;
+    return fe_plan_layouts(c);
 }
 
 void fe_plan_reset_uses(fe_ctx *c) {
@@ -366,9 +366,10 @@ uint64_t fe_plan_peak_bytes(const fe_ctx *c) {
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     char buf[512];
     size_t len = 0;
-    uint32_t int_nodes = 0;
+    uint32_t int_nodes = 0, images = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
+        images += c->plans[k].nhwc_out;
         if (c->plans[k].placement != LMFE_ON_DEVICE || !n->output_count || n->outputs[0] == FE_NONE)
             continue;
         fe_elem e = c->g->values[n->outputs[0]].type.elem;
@@ -385,6 +386,11 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                                 "integers: %u device nodes hold integers as int32 (exact for "
                                 "|x| < 2^31; their arithmetic is exact for |x| < 2^24)\n",
                                 int_nodes);
+    if (images)
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "layout: %u convolution and pooling results stay NHWC images for "
+                                "their readers (no transposes)\n",
+                                images);
     if (!len) return LM_OK;
     if (!(r->notes = malloc(len + 1)))
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");

@@ -22,6 +22,10 @@ lm_status fe_plan_graph(fe_ctx *c);
 /* Fusions (fe_fuse.c): matmul + bias + activation, conv + batch norm + activation. */
 lm_status fe_fuse(fe_ctx *c);
 
+/* Image layouts (fe_layout.c): sets fe_plan.nhwc_out where every reader of
+ * a node's output takes flat NHWC images. After fe_plan_graph. */
+lm_status fe_plan_layouts(fe_ctx *c);
+
 /* Resets the use counts before a run of the model. */
 void fe_plan_reset_uses(fe_ctx *c);
 

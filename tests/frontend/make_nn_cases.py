@@ -496,3 +496,45 @@ write_case("qlinearconv_per_channel_bias_groups",
            [("x", qx)], [("y", yq.astype(np.uint8))], 10,
            inits=[("xs", xs_), ("xz", xz_), ("w", qw), ("ws", ws_), ("wz", wz_), ("ys", ys_),
                   ("yz", yz_), ("b", qbias)])
+
+# Image chains: convolutions and poolings that hand each other flat NHWC
+# images (fe_layout.c), next to readers that need NCHW (an Add, a ceil-mode
+# pooling, a global pooling, a graph output) and a value two convolutions read.
+F = torch.nn.functional
+xq = f32(2, 3, 13, 11)
+w1, b1 = f32(8, 3, 3, 3) / 5, f32(8)  # weights ~ 1 / sqrt(fan in): values stay near 1
+w2, w3 = f32(8, 4, 3, 3) / 6, f32(8, 8, 1, 1) / 3
+w4, w5 = f32(4, 8, 2, 2) / 6, f32(4, 8, 1, 1) / 3
+p1 = F.max_pool2d(torch.relu(F.conv2d(t(xq), t(w1), t(b1), padding=1)), 3, 2, padding=1)
+c2 = F.conv2d(p1, t(w2), padding=1, groups=2)
+a1 = F.conv2d(c2, t(w3)) + c2
+padded = F.pad(a1, (0, 1, 0, 1))
+p2 = F.avg_pool2d(padded, 2, 2) / F.avg_pool2d(F.pad(torch.ones_like(a1), (0, 1, 0, 1)), 2, 2)
+c4 = F.conv2d(p2, t(w4))
+write_case("image_chain",
+           [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r1"]),
+            helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["p1", "w2"], ["c2"], group=2, pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["c2", "w3"], ["c3"]),
+            helper.make_node("Add", ["c3", "c2"], ["a1"]),
+            helper.make_node("AveragePool", ["a1"], ["p2"], kernel_shape=[2, 2], strides=[2, 2],
+                             pads=[0, 0, 1, 1], count_include_pad=0),
+            helper.make_node("Conv", ["p2", "w4"], ["c4"]),
+            helper.make_node("MaxPool", ["c4"], ["y"], kernel_shape=[2, 2], strides=[2, 2],
+                             ceil_mode=1),
+            helper.make_node("Conv", ["p1", "w5"], ["c5"]),
+            helper.make_node("GlobalAveragePool", ["c5"], ["z"])],
+           [("x", xq)],
+           [("y", F.max_pool2d(c4, 2, ceil_mode=True).numpy()),
+            ("z", F.adaptive_avg_pool2d(F.conv2d(p1, t(w5)), 1).numpy())], 13,
+           inits=[("w1", w1), ("b1", b1), ("w2", w2), ("w3", w3), ("w4", w4), ("w5", w5)])
+# A batch of one through two image nodes, traced.
+xo = f32(1, 2, 9, 9)
+wo = f32(3, 2, 3, 3)
+write_case("trace_image_pair",
+           [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2]),
+            helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
+           [("x", xo)], [("y", F.max_pool2d(F.conv2d(t(xo), t(wo), stride=2), 2).numpy())], 13,
+           inits=[("w", wo)])

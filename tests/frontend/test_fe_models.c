@@ -156,9 +156,10 @@ static bool cnn_data_load(cnn_data *d) {
 
 /* --------------------------------------------------------------- compile */
 
-/* Compiles the CNN for `batch` images per replay. */
+/* Compiles the CNN for `batch` images per replay (the report into `rep`
+ * when not NULL). */
 static lm_status compile_cnn(uint32_t batch, lmfe_dtype_mode dtype, bool trace,
-                             const lmfe_tensor_value *golden, lm_binary **out) {
+                             const lmfe_tensor_value *golden, lm_binary **out, lmfe_report *rep) {
     char path[2048];
     model_path("cnn.onnx", path, sizeof path);
     lmfe_compile_options opts;
@@ -170,7 +171,7 @@ static lm_status compile_cnn(uint32_t batch, lmfe_dtype_mode dtype, bool trace,
     opts.trace = trace;
     opts.golden_inputs = golden;
     opts.golden_input_count = golden ? 1 : 0;
-    return lmfe_compile_onnx(path, &opts, out, NULL);
+    return lmfe_compile_onnx(path, &opts, out, rep);
 }
 
 /* Opens a replay of `binary` (which must outlive it). */
@@ -218,7 +219,8 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
 
     double t0 = now_s();
     lm_binary *bin = NULL;
-    lm_status st = compile_cnn(CNN_BATCH, dtype, false, NULL, &bin);
+    lmfe_report report = {0};
+    lm_status st = compile_cnn(CNN_BATCH, dtype, false, NULL, &bin, &report);
     double t_compile = now_s() - t0;
     lm_replay *r = NULL;
     if (st == LM_OK) st = open_binary(bin, &r);
@@ -227,6 +229,10 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
         cnn_data_free(&d);
     }
     CHECK_OK(st);
+    /* conv1, pool1 and conv2 hand their readers NHWC images; pool2's reader
+     * (Flatten) takes NCHW. */
+    CHECK(report.notes && strstr(report.notes, "layout: 3 convolution and pooling results"));
+    lmfe_report_free(&report);
 
     /* The interface recorded in the binary: the model's names and shapes
      * with the batch bound. */
@@ -368,8 +374,8 @@ static void test_trace(void) {
     cnn_data d;
     CHECK(cnn_data_load(&d));
     lm_binary *plain = NULL, *traced = NULL;
-    lm_status st = compile_cnn(TRACE_BATCH, LMFE_DTYPE_FP32, false, NULL, &plain);
-    if (st == LM_OK) st = compile_cnn(TRACE_BATCH, LMFE_DTYPE_FP32, true, NULL, &traced);
+    lm_status st = compile_cnn(TRACE_BATCH, LMFE_DTYPE_FP32, false, NULL, &plain, NULL);
+    if (st == LM_OK) st = compile_cnn(TRACE_BATCH, LMFE_DTYPE_FP32, true, NULL, &traced, NULL);
     float a[TRACE_BATCH * CNN_CLASSES], b[TRACE_BATCH * CNN_CLASSES];
     lm_replay_report ra = {0}, rb = {0};
     /* Images 1000.. rather than the first: not what the capture ran on. */
@@ -416,7 +422,7 @@ static void test_golden(void) {
         .size = (uint64_t)GOLDEN_BATCH * CNN_PIXELS * sizeof(float),
     };
     lm_binary *bin = NULL;
-    lm_status st = compile_cnn(GOLDEN_BATCH, LMFE_DTYPE_FP32, false, &golden, &bin);
+    lm_status st = compile_cnn(GOLDEN_BATCH, LMFE_DTYPE_FP32, false, &golden, &bin, NULL);
     lm_replay *r = NULL;
     if (st == LM_OK) st = open_binary(bin, &r);
     if (st != LM_OK) {

@@ -1,0 +1,44 @@
+/* Image layouts: which values stay flat NHWC images on the device.
+ *
+ * The op library's convolution and pooling work on NHWC rows; an NCHW
+ * tensor costs them a transpose on the way in and another on the way out.
+ * Between two such nodes the transposes cancel, so a node that takes images
+ * (fe_op_def.nhwc) hands its output over as a flat NHWC image when every
+ * reader of it takes images too, and reads it as input 0 only. Any other
+ * reader (a Flatten, an Add, a graph output) keeps the value in ONNX's
+ * NCHW order, so the rest of the compiler never sees the difference.
+ */
+#include <stdlib.h>
+
+#include "frontend/fe_passes.h"
+
+static bool takes_images(fe_ctx *c, const fe_node *n) {
+    const fe_op_def *def = fe_op_find(n->op_type);
+    return def && def->nhwc && def->nhwc(c, n);
+}
+
+lm_status fe_plan_layouts(fe_ctx *c) {
+    fe_graph *g = c->g;
+    /* ok[v]: every reader of v so far takes it as an image. */
+    bool *ok = malloc((g->value_count ? g->value_count : 1) * sizeof *ok);
+    if (!ok) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint32_t v = 0; v < g->value_count; v++)
+        ok[v] = !g->values[v].graph_output;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        lmfe_placement p = c->plans[k].placement;
+        if (p == LMFE_FOLDED || p == LMFE_REMOVED) continue;
+        bool images = p == LMFE_ON_DEVICE && takes_images(c, n);
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE && !(images && i == 0)) ok[n->inputs[i]] = false;
+    }
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        if (c->plans[k].placement != LMFE_ON_DEVICE || !takes_images(c, n)) continue;
+        uint32_t v = c->plans[k].fusion.output;
+        if (v == FE_NONE) v = n->output_count ? n->outputs[0] : FE_NONE;
+        c->plans[k].nhwc_out = v != FE_NONE && ok[v] && c->slots[v].uses > 0;
+    }
+    free(ok);
+    return LM_OK;
+}
