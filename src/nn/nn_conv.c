@@ -94,7 +94,12 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
     lmnn_tensor cur = xh, next;
     if (x->dtype == LMNN_BFLOAT8_B)
         st = step(op, lmnn_typecast(cur, LMNN_BFLOAT16, &next), &cur, next, xh);
-    if (layout == LMNN_NCHW) {
+    if (layout == LMNN_NCHW && c == 1) {
+        /* One channel: NCHW is NHWC, and a row-major page is an image row
+         * (nn_conv_im2col reads a run of pixels with one read). */
+        if (!st && (x->layout == LMNN_TILE || cur.id != xh.id))
+            st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
+    } else if (layout == LMNN_NCHW) {
         /* [N, C, H * W] transposed tile by tile to [N, H * W, C]. */
         lmnn_shape chw = LMNN_SHAPE(n, c, h * w);
         if (!st && x->layout == LMNN_ROW_MAJOR)
@@ -150,6 +155,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                          uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out) {
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
     uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
+    /* A page per pixel, or per image row (nn_conv_rows). */
+    uint32_t ppp = img->shape.dims[img->shape.rank - 1] / g->c;
+    if (ppp != 1 && ppp != g->w)
+        return nn_fail(LM_ERR_INTERNAL, op, "input: pages of %u pixels (expected 1 or %u)", ppp,
+                       g->w);
     uint64_t batch = mode == NN_PATCH_TAPS ? taps : 1;
     if (m > (1u << 30) || k > (1u << 30) || batch * m * k > ((uint64_t)1 << 36))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -209,7 +219,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        pooled                  ? 2
                        : mode == NN_PATCH_TAPS ? 1
                                                : 0,
-                       mode == NN_PATCH_SUM};
+                       mode == NN_PATCH_SUM,
+                       ppp};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");

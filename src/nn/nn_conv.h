@@ -25,8 +25,8 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
                              uint32_t *w);
 
 /* Image `x` as a row-major NHWC tensor of float32 or bfloat16 (one page per
- * pixel). *out is xh itself when x is that already, else a new tensor the
- * caller frees (free it only when out->id != xh.id). */
+ * pixel, or for one channel per image row). *out is xh itself when x is that already, else a new
+ * tensor the caller frees (free it only when out->id != xh.id). */
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
                        const int32_t *flat, lmnn_tensor *out, nn_tensor **out_t);
 

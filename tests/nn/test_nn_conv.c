@@ -261,6 +261,43 @@ static void run_case(const char *name, conv_case k, bool cache) {
 }
 
 static void test_shapes(void) {
+    /* One channel: the image's rows are its pages (one read per run). */
+    run_case("one channel 13x11 3x3 pad 1",
+             (conv_case){.n = 2,
+                         .c = 1,
+                         .h = 13,
+                         .w = 11,
+                         .oc = 4,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
+    run_case("one channel row-major dilation 2 stride 2",
+             (conv_case){.n = 2,
+                         .c = 1,
+                         .h = 12,
+                         .w = 9,
+                         .oc = 3,
+                         .kh = 3,
+                         .kw = 2,
+                         .stride = {2, 2},
+                         .dil = {2, 2},
+                         .pad = {1, 0, 2, 1},
+                         .row_major = true},
+             false);
+    run_case("one channel transposed stride 2",
+             (conv_case){.n = 1,
+                         .c = 1,
+                         .h = 5,
+                         .w = 6,
+                         .oc = 2,
+                         .kh = 3,
+                         .kw = 3,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1},
+                         .transpose = true},
+             false);
     run_case("1x1 kernel 5x5",
              (conv_case){.n = 1, .c = 3, .h = 5, .w = 5, .oc = 4, .kh = 1, .kw = 1}, false);
     run_case("one pixel, 1x1",

@@ -178,6 +178,28 @@ static void run_case(const char *name, pool_case k, bool cache) {
 }
 
 static void test_max(void) {
+    /* One channel: the image's rows are its pages (nn_conv_rows). */
+    run_case("max one channel 3x3 s2 p1",
+             (pool_case){.n = 2,
+                         .c = 1,
+                         .h = 11,
+                         .w = 13,
+                         .kh = 3,
+                         .kw = 3,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1}},
+             false);
+    run_case("avg one channel row-major 2x2",
+             (pool_case){.avg = true,
+                         .n = 1,
+                         .c = 1,
+                         .h = 8,
+                         .w = 7,
+                         .kh = 2,
+                         .kw = 2,
+                         .stride = {2, 2},
+                         .row_major = true},
+             false);
     run_case("max 2x2 28x28", (pool_case){.n = 1, .c = 3, .h = 28, .w = 28, .kh = 2, .kw = 2},
              true);
     run_case("max 3x3 s2 p1 13x17 ceil",

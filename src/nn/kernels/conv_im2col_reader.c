@@ -1,6 +1,7 @@
 /* Convolution and pooling, reader: builds the rows of a patch matrix
  * ("im2col") straight from a row-major NHWC image (one page of C elements per
- * pixel, pixel p = (n * H + y) * W + x) and hands them to the tilize kernels
+ * pixel, pixel p = (n * H + y) * W + x; or one page per image row of W
+ * pixels, e.g. an NCHW image of one channel) and hands them to the tilize kernels
  * (tilize_compute.c, tilize_writer.c) in their units (nn_row_block): 32 rows of
  * a block of columns, as `room` row-major pages of circular buffer 0.
  *
@@ -23,8 +24,9 @@
  * block (as tilize_compute.c and tile_units.c take them), then H, W, C, OH,
  * OW, KH, KW, sh, sw, dh, dw, pt, pl (int32), uh, uw, fill (float32 bits;
  * bfloat16 keeps the upper half), then is_dram_in, esize, mode (and
- * pool_compute.c's sum): all runtime, so one compiled kernel serves every
- * convolution and pooling. Common arg 0: the image's address. */
+ * pool_compute.c's sum), pixels per page (1 or W): all runtime, so one
+ * compiled kernel serves every convolution and pooling. Common arg 0: the
+ * image's address. */
 #include "dataflow_api.h"
 
 /* Zeros for the zero fills: a page of circular buffer 2 (when the program
@@ -39,6 +41,39 @@ static void zero_run(uint32_t dst, uint32_t bytes) {
         noc_async_read(zero_src, dst, bytes);
     else
         nn_zero(dst, bytes);
+}
+
+/* The image's pages: page g in bank g % banks at base + (g / banks) *
+ * pstride (dataflow_api.h's interleaving, worked out once rather than per
+ * read: the reads are this kernel's whole cost); ppp pixels of psize bytes
+ * per page. */
+static uint32_t banks, pstride, img_base, ppp, psize;
+static bool img_dram;
+
+/* The NoC address of byte `off` of pixel `pix`. */
+static uint64_t pixel_addr(uint32_t pix, uint32_t off) {
+    uint32_t g = pix / ppp;
+    return lm_bank_noc_addr(img_dram, g % banks,
+                            img_base + g / banks * pstride + pix % ppp * psize + off);
+}
+
+/* Reads pixels pix .. pix + n - 1 (consecutive in one image row) to `dst`:
+ * one read with a page per image row, else one per pixel (the bank and
+ * offset stepped, not worked out again). */
+static void read_pixels(uint32_t pix, uint32_t n, uint32_t dst) {
+    if (n == 0) return;
+    if (ppp > 1) {
+        noc_async_read(pixel_addr(pix, 0), dst, n * psize);
+        return;
+    }
+    uint32_t bank = pix % banks, addr = img_base + pix / banks * pstride;
+    for (uint32_t s = 0; s < n; s++, dst += psize) {
+        noc_async_read(lm_bank_noc_addr(img_dram, bank, addr), dst, psize);
+        if (++bank == banks) {
+            bank = 0;
+            addr += pstride;
+        }
+    }
 }
 
 static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
@@ -69,16 +104,17 @@ void kernel_main(void) {
     uint32_t fill = get_arg_val(22);
     int32_t vh = (H - 1) * uh + 1, vw = (W - 1) * uw + 1; /* the virtual image */
     uint32_t room = block < wt ? block : wt;
-    /* The image's pages: page p in bank p % banks at base + (p / banks) *
-     * pstride (dataflow_api.h's interleaving, worked out once here rather
-     * than per read: this loop is the kernel's whole cost). */
     bool dram = get_arg_val(23);
     const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
-    uint32_t banks = dram ? info[LM_CORE_INFO_DRAM_BANKS]
-                          : info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];
+    banks = dram ? info[LM_CORE_INFO_DRAM_BANKS]
+                 : info[LM_CORE_INFO_GRID_X] * info[LM_CORE_INFO_GRID_Y];
     uint32_t align = dram ? info[LM_CORE_INFO_DRAM_ALIGN] : info[LM_CORE_INFO_L1_ALIGN];
-    uint32_t page = C * esize, pstride = (page + align - 1) / align * align;
-    uint32_t base_addr = get_common_arg_val(0);
+    uint32_t page = C * esize; /* a pixel */
+    img_dram = dram;
+    ppp = get_arg_val(27);
+    psize = page;
+    pstride = (ppp * page + align - 1) / align * align;
+    img_base = get_common_arg_val(0);
     zero_size = 0;
     if (fill == 0 && lm_l1_word(LM_L1_CB_CONFIG + 2 * LM_CB_CONFIG_STRIDE)[1]) {
         cb_reserve_back(2, 1); /* scratch: never pushed */
@@ -134,17 +170,9 @@ void kernel_main(void) {
                     if (hi < lo) hi = lo;
                     if (lo > (int32_t)span) lo = hi = (int32_t)span;
                     fill_run(line, (uint32_t)lo * C, esize, fill);
-                    uint32_t pix =
-                        (n * (uint32_t)H + (uint32_t)vy) * (uint32_t)W + (uint32_t)(x0 + lo);
-                    uint32_t bank = pix % banks, addr = base_addr + pix / banks * pstride;
-                    for (int32_t s = lo; s < hi; s++) {
-                        noc_async_read(lm_bank_noc_addr(dram, bank, addr),
-                                       line + (uint32_t)s * page, page);
-                        if (++bank == banks) {
-                            bank = 0;
-                            addr += pstride;
-                        }
-                    }
+                    read_pixels((n * (uint32_t)H + (uint32_t)vy) * (uint32_t)W +
+                                    (uint32_t)(x0 + lo),
+                                (uint32_t)(hi - lo), line + (uint32_t)lo * page);
                     fill_run(line + (uint32_t)hi * page, (span - (uint32_t)hi) * C, esize, fill);
                 }
                 noc_async_read_barrier(); /* staged before it is copied */
@@ -193,15 +221,9 @@ void kernel_main(void) {
                             if (lo > (int32_t)KW) lo = hi = (int32_t)KW;
                             fill_run(at, (uint32_t)lo * C, esize, fill);
                             at += (uint32_t)lo * page;
-                            uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(x0 + lo);
-                            uint32_t bank = pix % banks, addr = base_addr + pix / banks * pstride;
-                            for (int32_t kx = lo; kx < hi; kx++, at += page) {
-                                noc_async_read(lm_bank_noc_addr(dram, bank, addr), at, page);
-                                if (++bank == banks) {
-                                    bank = 0;
-                                    addr += pstride;
-                                }
-                            }
+                            read_pixels(rowpix * (uint32_t)W + (uint32_t)(x0 + lo),
+                                        (uint32_t)(hi - lo), at);
+                            at += (uint32_t)(hi - lo) * page;
                             fill_run(at, (KW - (uint32_t)hi) * C, esize, fill);
                             at += (KW - (uint32_t)hi) * page;
                             continue;
@@ -210,9 +232,7 @@ void kernel_main(void) {
                             int32_t vx = x0 + (int32_t)kx * dw;
                             if (yok && vx >= 0 && vx < vw && vx % uw == 0) {
                                 uint32_t pix = rowpix * (uint32_t)W + (uint32_t)(vx / uw);
-                                noc_async_read(lm_bank_noc_addr(dram, pix % banks,
-                                                                base_addr + pix / banks * pstride),
-                                               at, page);
+                                noc_async_read(pixel_addr(pix, 0), at, page);
                             } else {
                                 fill_run(at, C, esize, fill);
                             }
@@ -238,10 +258,7 @@ void kernel_main(void) {
                             vx % uw == 0) {
                             uint32_t pix = (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W +
                                            (uint32_t)(vx / uw);
-                            noc_async_read(
-                                lm_bank_noc_addr(dram, pix % banks,
-                                                 base_addr + pix / banks * pstride + c * esize),
-                                at, run * esize);
+                            noc_async_read(pixel_addr(pix, c * esize), at, run * esize);
                         } else {
                             fill_run(at, run, esize, fill);
                         }
