@@ -81,6 +81,8 @@ enum {
 #define CB_ONES 3
 #define CB_BIAS 4
 #define CB_AT 5
+#define CB_ZEROS 6        /* the writer's zeros for the padding (MM_ZERO_PAD) */
+#define ZEROS_BYTES 1024u /* a float32 face */
 #define CB_OUT 16
 
 /* Circular buffers may take this much of a core's L1. */
@@ -379,6 +381,8 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     if (!st && p->ta)
         st = nn_program_cb(op, prog, CB_AT, LM_DATA_FORMAT_FLOAT32,
                            (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), mb * kb);
+    if (!st && (p->m % 32 || p->n % 32))
+        st = nn_program_cb(op, prog, CB_ZEROS, LM_DATA_FORMAT_FLOAT32, ZEROS_BYTES, 1);
     if (!st && p->bias) {
         lm_data_format fbias = nn_tile_format(p->bias->dtype);
         st = nn_program_cb(op, prog, CB_ONES, LM_DATA_FORMAT_FLOAT16_B,

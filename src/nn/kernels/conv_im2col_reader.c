@@ -137,6 +137,15 @@ void kernel_main(void) {
         stage = get_write_ptr(3);
         local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
     }
+    /* With one column block every unit writes the same columns, so those
+     * past the last valid one stay as zeroed here, once, in the whole ring
+     * of circular buffer 0 (not every row: one transfer in four). */
+    bool cols_zeroed = wt <= block;
+    if (cols_zeroed) {
+        const volatile uint32_t *cb0 = lm_l1_word(LM_L1_CB_CONFIG);
+        cb_reserve_back(0, cb0[3]); /* the whole ring, before anything is pushed */
+        nn_zero(get_write_ptr(0), cb0[1]);
+    }
     /* POOL_FUSED gives each unit's block once per tap, taps in order. */
     uint32_t taps = mode == 2 ? KH * KW : 1;
     for (uint32_t u = first; u < first + units; u++) {
@@ -185,7 +194,7 @@ void kernel_main(void) {
                         else
                             fill_run(at, KW * C, esize, fill);
                     }
-                    zero_run(dst + valid * esize, (width - valid) * esize);
+                    if (!cols_zeroed) zero_run(dst + valid * esize, (width - valid) * esize);
                 }
                 noc_async_read_barrier(); /* copied before it is staged again */
                 r += len;
@@ -265,7 +274,7 @@ void kernel_main(void) {
                         k += run;
                     }
                 }
-                zero_run(dst + valid * esize, (width - valid) * esize);
+                if (!cols_zeroed) zero_run(dst + valid * esize, (width - valid) * esize);
             }
             noc_async_read_barrier();
             cb_push_back(0, room);

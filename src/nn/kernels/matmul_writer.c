@@ -15,6 +15,7 @@
 #define CB_B 2
 #define CB_ONES 3
 #define CB_BIAS 4
+#define CB_ZEROS 6 /* one page of zeros to copy from (with flags & 512) */
 #define CB_OUT 16
 
 /* b's matrix for output matrix `ob` (see matmul_reader.c). */
@@ -28,19 +29,25 @@ static uint32_t b_batch(uint32_t ob) {
     return bb;
 }
 
+/* NoC address of a face's worth of zeros in this core's L1 (CB_ZEROS). */
+static uint64_t zeros;
+
 /* Zeroes the elements of the tile at `addr` outside its first `rows` rows and
- * `cols` columns, a face row's run at a time. */
+ * `cols` columns: each face's partial rows a run each, its rows past the
+ * valid ones one run, each a copy from `zeros` (a transfer rather than a
+ * loop of interpreted stores: edge tiles are every tile of a narrow matmul). */
 static void zero_outside(uint32_t addr, uint32_t fmt, uint32_t rows, uint32_t cols) {
     uint32_t es = fmt == NN_FMT_BF16 ? 2 : fmt == NN_FMT_BFP8 ? 1 : 4;
     uint32_t data = fmt == NN_FMT_BFP8 ? addr + 64 : addr; /* bfp8: mantissas after exponents */
     for (uint32_t f = 0; f < 4; f++) {
-        uint32_t r0 = (f >> 1) * 16, c0 = (f & 1) * 16;
+        uint32_t r0 = (f >> 1) * 16, c0 = (f & 1) * 16, face = data + f * 256 * es;
         uint32_t keep = cols <= c0 ? 0 : cols - c0 >= 16 ? 16 : cols - c0;
-        for (uint32_t r = 0; r < 16; r++) {
-            uint32_t from = r0 + r >= rows ? 0 : keep;
-            if (from < 16) nn_zero(data + (f * 256 + r * 16 + from) * es, (16 - from) * es);
-        }
+        uint32_t full = keep == 0 || rows <= r0 ? 0 : rows - r0 >= 16 ? 16 : rows - r0;
+        for (uint32_t r = 0; keep < 16 && r < full; r++)
+            noc_async_read(zeros, face + (r * 16 + keep) * es, (16 - keep) * es);
+        if (full < 16) noc_async_read(zeros, face + full * 16 * es, (16 - full) * 16 * es);
     }
+    noc_async_read_barrier();
 }
 
 /* The two ones tiles (bfloat16): column 0 is 1 in all 32 rows of tile 0 and
@@ -77,6 +84,12 @@ void kernel_main(void) {
     uint32_t sy = x % gy; /* the column's sender, on the diagonal (see the reader) */
     uint64_t sender_ready = get_noc_addr(x, sy, ready_sem);
     uint64_t col_valid = get_noc_multicast_addr(x, 0, x, gy - 1, valid_sem);
+    if (zero_pad) {
+        cb_reserve_back(CB_ZEROS, 1); /* scratch: never pushed */
+        uint32_t z = get_write_ptr(CB_ZEROS);
+        nn_zero(z, get_tile_size(CB_ZEROS));
+        zeros = get_noc_addr(my_x(), my_y(), z);
+    }
     if (bias) {
         cb_reserve_back(CB_ONES, 2);
         make_ones(get_write_ptr(CB_ONES), mlast);
