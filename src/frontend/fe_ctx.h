@@ -39,11 +39,16 @@ typedef struct fe_op_def {
     /* Bit i: input i decides output shapes, so its value must be known at
      * compile time (Reshape's shape, Slice's starts, ...). */
     uint32_t value_inputs;
-    /* True when this node can read input 0 and write output 0 as flat NHWC
-     * images (fe_in_image, fe_plan.nhwc_out): 2-D convolution and pooling.
-     * NULL: never. Asked after inference. */
-    bool (*nhwc)(fe_ctx *c, const fe_node *n);
+    /* What this node can do with flat NHWC images (FE_IMAGE_* bits): read
+     * input 0 as one (fe_in_image), write output 0 as one (fe_plan.nhwc_out).
+     * NULL: neither. Asked after inference. */
+    uint32_t (*images)(fe_ctx *c, const fe_node *n);
 } fe_op_def;
+
+enum {
+    FE_IMAGE_IN = 1u << 0,  /* reads input 0 as a flat NHWC image */
+    FE_IMAGE_OUT = 1u << 1, /* writes output 0 as one */
+};
 
 /* The op named `op_type` in the default domain, or NULL. */
 const fe_op_def *fe_op_find(const char *op_type);
@@ -193,7 +198,7 @@ lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem);
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
 /* The same in row-major layout (index tensors). */
 lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
-/* Input i of a node that takes images (fe_op_def.nhwc): the flat NHWC form
+/* Input i of a node that reads images (FE_IMAGE_IN): the flat NHWC form
  * ([1, 1, N * H * W, C] tile) when its producer wrote one (*out_flat
  * true), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
@@ -202,10 +207,11 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
  * tensors that go through float math: a new tensor the caller frees. */
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                           bool *out_owned);
-/* Flat NHWC image `image` ([1, 1, N * H * W, C]) as a new NCHW tile tensor
- * of `dims` (N, C, H, W). */
+/* Flat NHWC image `image` ([1, 1, N * H * W, C]) of the NCHW value `dims`
+ * (N, C, H, W) as a new tile tensor of shape `to` in NCHW element order
+ * ([N, C, H, W] itself, or any reshape of it). */
 lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
-                        lmnn_tensor *out);
+                        const lmnn_shape *to, lmnn_tensor *out);
 /* Hands `t` (tile or row-major; for output 0 of a node planned nhwc_out,
  * the flat NHWC image) over as output i. On failure `t` is freed. */
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);

@@ -176,16 +176,16 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
 }
 
 lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
-                        lmnn_tensor *out) {
+                        const lmnn_shape *to, lmnn_tensor *out) {
     /* [N * H * W, C] rows as [N, H * W, C], transposed tile by tile,
-     * reshaped to [N, C, H, W]. */
+     * reshaped. */
     uint32_t N = (uint32_t)dims[0], C = (uint32_t)dims[1], H = (uint32_t)dims[2],
              W = (uint32_t)dims[3];
-    lmnn_shape rows = LMNN_SHAPE(N, H * W, C), img = LMNN_SHAPE(N, C, H, W);
+    lmnn_shape rows = LMNN_SHAPE(N, H * W, C);
     lmnn_tensor a = {0}, b = {0};
     lm_status st = lmnn_reshape(image, &rows, NULL, &a);
     if (!st) st = lmnn_transpose(a, -1, -2, NULL, &b);
-    if (!st) st = lmnn_reshape(b, &img, NULL, out);
+    if (!st) st = lmnn_reshape(b, to, NULL, out);
     fe_free(a);
     fe_free(b);
     return st ? fe_nn_fail(c, n, st) : LM_OK;
@@ -196,7 +196,8 @@ static lm_status nchw_of_image(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev *
     const fe_type *t = fe_in_type(c, n, i);
     if (!d->nhwc.id || t->rank != 4)
         return fe_fail(c, n, LM_ERR_INTERNAL, "input %u has no device form", i);
-    return fe_image_nchw(c, n, d->nhwc, t->dims, &d->tile);
+    lmnn_shape s = fe_shape(4, t->dims);
+    return fe_image_nchw(c, n, d->nhwc, t->dims, &s, &d->tile);
 }
 
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat) {

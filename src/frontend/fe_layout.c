@@ -3,18 +3,20 @@
  * The op library's convolution and pooling work on NHWC rows; an NCHW
  * tensor costs them a transpose on the way in and another on the way out.
  * Between two such nodes the transposes cancel, so a node that takes images
- * (fe_op_def.nhwc) hands its output over as a flat NHWC image when every
- * reader of it takes images too, and reads it as input 0 only. Any other
- * reader (a Flatten, an Add, a graph output) keeps the value in ONNX's
- * NCHW order, so the rest of the compiler never sees the difference.
+ * (FE_IMAGE_OUT) hands its output over as a flat NHWC image when every
+ * reader of it reads images (FE_IMAGE_IN: a convolution, a pooling, a
+ * Flatten or Reshape, which transposes once instead of twice), and reads it
+ * as input 0 only. Any other reader (an Add, a graph output) keeps the
+ * value in ONNX's NCHW order, so the rest of the compiler never sees the
+ * difference.
  */
 #include <stdlib.h>
 
 #include "frontend/fe_passes.h"
 
-static bool takes_images(fe_ctx *c, const fe_node *n) {
+static uint32_t images(fe_ctx *c, const fe_node *n) {
     const fe_op_def *def = fe_op_find(n->op_type);
-    return def && def->nhwc && def->nhwc(c, n);
+    return def && def->images ? def->images(c, n) : 0;
 }
 
 lm_status fe_plan_layouts(fe_ctx *c) {
@@ -28,13 +30,13 @@ lm_status fe_plan_layouts(fe_ctx *c) {
         const fe_node *n = &g->nodes[k];
         lmfe_placement p = c->plans[k].placement;
         if (p == LMFE_FOLDED || p == LMFE_REMOVED) continue;
-        bool images = p == LMFE_ON_DEVICE && takes_images(c, n);
+        bool reads = p == LMFE_ON_DEVICE && (images(c, n) & FE_IMAGE_IN);
         for (uint32_t i = 0; i < n->input_count; i++)
-            if (n->inputs[i] != FE_NONE && !(images && i == 0)) ok[n->inputs[i]] = false;
+            if (n->inputs[i] != FE_NONE && !(reads && i == 0)) ok[n->inputs[i]] = false;
     }
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
-        if (c->plans[k].placement != LMFE_ON_DEVICE || !takes_images(c, n)) continue;
+        if (c->plans[k].placement != LMFE_ON_DEVICE || !(images(c, n) & FE_IMAGE_OUT)) continue;
         uint32_t v = c->plans[k].fusion.output;
         if (v == FE_NONE) v = n->output_count ? n->outputs[0] : FE_NONE;
         c->plans[k].nhwc_out = v != FE_NONE && ok[v] && c->slots[v].uses > 0;

@@ -1212,7 +1212,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                 st = fe_nn_fail(c, n, st);
             } else if (flat_in && !flat_out) {
                 lmnn_tensor t = {0};
-                st = fe_image_nchw(c, n, r, ot->dims, &t);
+                lmnn_shape s = fe_shape(4, ot->dims);
+                st = fe_image_nchw(c, n, r, ot->dims, &s, &t);
                 fe_free(r);
                 r = t;
             }
@@ -1329,10 +1330,11 @@ static lm_status lower_conv(fe_ctx *c, const fe_node *n) {
     return lower_conv_common(c, n, false);
 }
 
-/* A float 2-D Conv reads and writes flat NHWC images (fe_op_def.nhwc). */
-static bool conv_nhwc(fe_ctx *c, const fe_node *n) {
+/* A float 2-D Conv reads and writes flat NHWC images. */
+static uint32_t conv_images(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
-    return !strcmp(n->op_type, "Conv") && x->rank == 4 && fe_elem_is_float(x->elem);
+    bool ok = !strcmp(n->op_type, "Conv") && x->rank == 4 && fe_elem_is_float(x->elem);
+    return ok ? FE_IMAGE_IN | FE_IMAGE_OUT : 0;
 }
 
 static lm_status lower_convt(fe_ctx *c, const fe_node *n) {
@@ -1507,7 +1509,9 @@ static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_poo
 /* Hands flat NHWC image `r` (consumed) over as output 0 in NCHW order. */
 static lm_status nchw_out(fe_ctx *c, const fe_node *n, lmnn_tensor r) {
     lmnn_tensor t;
-    lm_status st = fe_image_nchw(c, n, r, c->g->values[n->outputs[0]].type.dims, &t);
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    lmnn_shape s = fe_shape(4, o->dims);
+    lm_status st = fe_image_nchw(c, n, r, o->dims, &s, &t);
     fe_free(r);
     return st ? st : fe_out_from_float(c, n, 0, t);
 }
@@ -1527,8 +1531,8 @@ static lm_status pool_options(fe_ctx *c, const fe_node *n, geom *g, lmnn_pool2d_
 /* A float 2-D pooling the op library runs in one call with ONNX's output
  * size (pool2d's direct path: no ceil mode, whose rounding ONNX and the
  * library may differ on, no wide padding, no two-pass max) reads and
- * writes flat NHWC images (fe_op_def.nhwc). */
-static bool pool_nhwc(fe_ctx *c, const fe_node *n) {
+ * writes flat NHWC images. */
+static bool pool_direct(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     geom g;
     lmnn_pool2d_options o;
@@ -1539,6 +1543,10 @@ static bool pool_nhwc(fe_ctx *c, const fe_node *n) {
     for (int i = 0; i < 4; i++)
         wide |= o.padding[i] * 2 > (o.kernel_size[i / 2] - 1) * o.dilation[i / 2] + 1;
     return !wide;
+}
+
+static uint32_t pool_images(fe_ctx *c, const fe_node *n) {
+    return pool_direct(c, n) ? FE_IMAGE_IN | FE_IMAGE_OUT : 0;
 }
 
 static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
@@ -1553,7 +1561,7 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1];
     uint32_t oh = g.sp == 1 ? 1 : (uint32_t)ot->dims[ot->rank - 2],
              ow = (uint32_t)ot->dims[ot->rank - 1];
-    if (pool_nhwc(c, n)) {
+    if (pool_direct(c, n)) {
         /* One call, NHWC in and/or out as planned (fe_layout.c). */
         if ((st = fe_in_image(c, n, 0, &x, &flat_in))) return st;
         if (flat_in) {
@@ -2711,12 +2719,12 @@ const fe_op_def fe_ops_nn[] = {
     {"Gemm", infer_gemm, lower_gemm, 0, NULL},
     {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0, NULL},
     {"QLinearMatMul", infer_matmul_integer, lower_matmul_integer, 0, NULL},
-    {"Conv", infer_conv, lower_conv, 0, conv_nhwc},
+    {"Conv", infer_conv, lower_conv, 0, conv_images},
     {"ConvTranspose", infer_convt, lower_convt, 0, NULL},
     {"ConvInteger", infer_conv, lower_conv, 0, NULL},
     {"QLinearConv", infer_conv, lower_conv, 0, NULL},
-    {"MaxPool", infer_pool, lower_pool, 0, pool_nhwc},
-    {"AveragePool", infer_pool, lower_pool, 0, pool_nhwc},
+    {"MaxPool", infer_pool, lower_pool, 0, pool_images},
+    {"AveragePool", infer_pool, lower_pool, 0, pool_images},
     {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u, NULL},
     {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0, NULL},
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, NULL},

@@ -41,11 +41,22 @@ static lm_status i64_vector(fe_ctx *c, const fe_node *n, const int64_t *vals, in
 static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     const fe_type *o = &c->g->values[n->outputs[0]].type;
     lmnn_tensor a, r;
-    lm_status st = fe_in_dev(c, n, 0, &a);
+    bool flat;
+    lm_status st = fe_in_image(c, n, 0, &a, &flat);
     if (st) return st;
     lmnn_shape s = fe_shape(o->rank, o->dims);
-    if ((st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
+    /* An image goes to NCHW order and the new shape in one transpose. */
+    if (flat) {
+        if ((st = fe_image_nchw(c, n, a, fe_in_type(c, n, 0)->dims, &s, &r))) return st;
+    } else if ((st = lmnn_reshape(a, &s, NULL, &r))) {
+        return fe_nn_fail(c, n, st);
+    }
     return fe_out_dev(c, n, 0, r);
+}
+
+/* A reshape of a rank-4 value reads it as a flat NHWC image. */
+static uint32_t reshape_images(fe_ctx *c, const fe_node *n) {
+    return fe_in_type(c, n, 0)->rank == 4 ? FE_IMAGE_IN : 0;
 }
 
 /* Output 0 is input 0 in the shape `dims`: folded or reshaped on the device. */
@@ -1004,10 +1015,10 @@ const fe_op_def fe_ops_shape[] = {
     {"Size", infer_size, NULL, 0, NULL},
     {"ConstantOfShape", infer_constant_of_shape, NULL, 1u << 0, NULL},
     {"Range", infer_range, NULL, 7u, NULL},
-    {"Reshape", infer_reshape, lower_reshape_to_out, 1u << 1, NULL},
-    {"Flatten", infer_flatten, lower_reshape_to_out, 0, NULL},
-    {"Squeeze", infer_squeeze, lower_reshape_to_out, 1u << 1, NULL},
-    {"Unsqueeze", infer_unsqueeze, lower_reshape_to_out, 1u << 1, NULL},
+    {"Reshape", infer_reshape, lower_reshape_to_out, 1u << 1, reshape_images},
+    {"Flatten", infer_flatten, lower_reshape_to_out, 0, reshape_images},
+    {"Squeeze", infer_squeeze, lower_reshape_to_out, 1u << 1, reshape_images},
+    {"Unsqueeze", infer_unsqueeze, lower_reshape_to_out, 1u << 1, reshape_images},
     {"Transpose", infer_transpose, lower_transpose, 0, NULL},
     {"Concat", infer_concat, lower_concat, 0, NULL},
     {"Slice", infer_slice, lower_slice, 0x1eu, NULL},

@@ -538,3 +538,17 @@ write_case("trace_image_pair",
             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2])],
            [("x", xo)], [("y", F.max_pool2d(F.conv2d(t(xo), t(wo), stride=2), 2).numpy())], 13,
            inits=[("w", wo)])
+# Reshapes read images: a Flatten at axis 2 and a Reshape, each transposing
+# the NHWC image once into its own shape.
+xr = f32(3, 4, 7, 5)
+wr = f32(6, 4, 3, 3) / 6
+cr = F.conv2d(t(xr), t(wr), padding=1)
+pr = F.max_pool2d(cr, 2, 2)
+write_case("image_reshapes",
+           [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Flatten", ["c"], ["y"], axis=2),
+            helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("Reshape", ["p", "s"], ["z"])],
+           [("x", xr)], [("y", cr.reshape(3 * 6, 35).numpy()),
+                         ("z", pr.reshape(3, 2, 18).numpy())], 13,
+           inits=[("w", wr), ("s", np.array([3, 2, 18], np.int64))])

@@ -229,9 +229,9 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
         cnn_data_free(&d);
     }
     CHECK_OK(st);
-    /* conv1, pool1 and conv2 hand their readers NHWC images; pool2's reader
-     * (Flatten) takes NCHW. */
-    CHECK(report.notes && strstr(report.notes, "layout: 3 convolution and pooling results"));
+    /* conv1, pool1, conv2 and pool2 hand their readers (the next of them,
+     * then Flatten) NHWC images. */
+    CHECK(report.notes && strstr(report.notes, "layout: 4 convolution and pooling results"));
     lmfe_report_free(&report);
 
     /* The interface recorded in the binary: the model's names and shapes
