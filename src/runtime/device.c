@@ -59,6 +59,7 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
         .print_user = opts->print_user,
     };
     lm_status st = rt_backend_sim_create(&bc, &dev->backend);
+    if (!st) st = rv_image_cache_create(RT_IMAGES_KEPT, &dev->images);
     for (uint32_t q = 0; !st && q < i->num_command_queues; q++)
         st = rt_cq_create(dev, q, &dev->queues[q]);
     if (st) {
@@ -103,6 +104,7 @@ lm_status rt_device_close(lm_device *dev) {
     rt_trace_release_all(dev);
     rt_program_release_all(dev);
     rt_buffer_release_all(dev);
+    rv_image_cache_destroy(dev->images);
     if (dev->backend) dev->backend->ops->destroy(dev->backend);
     alloc_destroy(&dev->dram);
     alloc_destroy(&dev->l1);

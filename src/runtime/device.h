@@ -16,11 +16,14 @@
 #include "lightmetal/lm_trace.h"
 #include "runtime/allocator.h"
 #include "runtime/backend.h"
+#include "sim/rv32/rv_image_cache.h"
 
 /* Bytes at the bottom of every L1 kept for the device itself (kernel runtime
  * arguments, circular buffer configuration, semaphores, mailboxes). */
 #define RT_L1_RESERVED 0x10000u
 #define RT_L1_ALIGNMENT 16u
+/* Kernel images kept while no program uses them (a model's worth and more). */
+#define RT_IMAGES_KEPT 256u
 #define RT_DRAM_ALIGNMENT 32u
 
 struct rt_buffer;
@@ -49,6 +52,9 @@ struct lm_device {
         void *user;
     } close_callbacks[LM_MAX_CLOSE_CALLBACKS]; /* under mutex */
     uint32_t close_callback_count;
+    /* Kernel images by content: programs made again (each replay) reuse
+     * them (thread-safe on its own). */
+    struct rv_image_cache *images;
 };
 
 /* Opens a device from validated options. */

@@ -54,7 +54,7 @@ typedef struct rt_kernel {
     uint32_t processor;      /* LM_PROC_* */
     bool fp32_acc;           /* compute kernels: fp32_dest_acc_en */
     core_mask cores;
-    rv_image *image;
+    const rv_image *image;
     arg_list *args; /* per core index */
     arg_list common;
 } rt_kernel;
@@ -93,7 +93,7 @@ lm_core_range_set lm_core_range_set_of(uint32_t x0, uint32_t y0, uint32_t x1, ui
 
 /* ---- references and handles ---- */
 
-static void kernel_free(rt_kernel *k);
+static void kernel_free(lm_device *device, rt_kernel *k);
 
 static void program_free(rt_program *p) {
     for (uint32_t i = 0; i < p->kernel_count; i++) {
@@ -101,7 +101,7 @@ static void program_free(rt_program *p) {
         for (uint32_t c = 0; k->args && c < p->num_cores; c++)
             free(k->args[c].words);
         free(k->common.words);
-        kernel_free(k);
+        kernel_free(p->device, k);
     }
     for (uint32_t i = 0; i < p->cb_count; i++)
         free(p->cbs[i]);
@@ -288,8 +288,8 @@ static lm_status check_free_slots(const rt_program *p, const core_mask *m, uint3
     return LM_OK;
 }
 
-static void kernel_free(rt_kernel *k) {
-    rv_image_free(k->image);
+static void kernel_free(lm_device *device, rt_kernel *k) {
+    rv_image_cache_put(device->images, k->image);
     free(k->elf);
     free(k->source);
     free(k->name);
@@ -310,7 +310,7 @@ static lm_status kernel_place(rt_program *p, const char *name, const void *elf, 
     if (!st) memcpy(k->elf, elf, elf_size);
     k->elf_size = elf_size;
     if (!st) {
-        st = rv_image_load(k->elf, elf_size, &k->image);
+        st = rv_image_cache_get(p->device->images, k->elf, elf_size, &k->image);
         if (st) err_prefix(st, "kernel '%s' is not a usable RV32IM binary", name);
     }
     if (!st) {
@@ -347,7 +347,7 @@ static lm_status kernel_place(rt_program *p, const char *name, const void *elf, 
         pthread_mutex_unlock(&p->mutex);
         if (!st) out_kernel->id = k->handle;
     }
-    if (st && !owned) kernel_free(k);
+    if (st && !owned) kernel_free(p->device, k);
     return st;
 }
 

@@ -79,7 +79,7 @@ static void trace_free(rt_trace *t) {
         rt_buffer_release_object(t->held[i]);
     free(t->held);
     for (uint32_t i = 0; t->owns_kernels && i < t->kernel_count; i++) {
-        rv_image_free((rv_image *)t->kernels[i].image);
+        rv_image_cache_put(t->device->images, t->kernels[i].image);
         free((void *)t->kernels[i].name);
         free((void *)t->kernels[i].elf);
     }
@@ -348,8 +348,8 @@ static lm_status own_kernels(rt_trace *t, const rt_trace_contents *in) {
     for (uint32_t i = 0; i < in->kernel_count; i++) {
         const rt_launch_kernel *k = &in->kernels[i];
         rt_launch_kernel *mine = &t->kernels[t->kernel_count];
-        rv_image *image;
-        lm_status st = rv_image_load(k->elf, k->elf_size, &image);
+        const rv_image *image;
+        lm_status st = rv_image_cache_get(t->device->images, k->elf, k->elf_size, &image);
         if (st) return err_prefix(LM_ERR_INVALID_FILE, "trace kernel %u", i);
         char *name = strdup(k->name ? k->name : "kernel");
         void *elf = malloc(k->elf_size ? k->elf_size : 1);

@@ -7,6 +7,7 @@
 #include "lm_test.h"
 #include "rv32/rv_test_elf.h"
 #include "sim/rv32/rv_image.h"
+#include "sim/rv32/rv_image_cache.h"
 
 static const uint32_t code[] = {0x00000513u /* li a0, 0 */, 0x00008067u /* ret */};
 static const uint8_t data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -151,8 +152,43 @@ static void test_truncations_and_corruptions_never_crash(void) {
     }
 }
 
+/* The image cache: equal bytes share one image while held; different bytes
+ * (one changed) get their own; a bad ELF is refused as rv_image_load
+ * refuses it; images nothing holds are kept up to `keep`, then dropped. */
+static void test_image_cache(void) {
+    uint8_t a[512], b[512];
+    size_t size = valid_elf(a, sizeof a);
+    memcpy(b, a, size);
+    b[size - 1] ^= 1; /* one byte of the data segment */
+    rv_image_cache *c;
+    CHECK_OK(rv_image_cache_create(1, &c));
+    const rv_image *ia, *ia2, *ib, *bad = NULL;
+    CHECK_OK(rv_image_cache_get(c, a, size, &ia));
+    CHECK_OK(rv_image_cache_get(c, a, size, &ia2));
+    CHECK(ia == ia2);
+    CHECK_OK(rv_image_cache_get(c, b, size, &ib));
+    CHECK(ib != ia);
+    CHECK_EQ_U64(ib->data_bytes[7] ^ ia->data_bytes[7], 1);
+    uint8_t e[512];
+    memcpy(e, a, size);
+    e[0] = 0; /* not an ELF */
+    CHECK_FAILS(rv_image_cache_get(c, e, size, &bad), LM_ERR_INVALID_FILE, "kernel ELF: ");
+    CHECK(bad == NULL);
+    rv_image_cache_put(c, ia);
+    rv_image_cache_put(c, ia2); /* a unheld, kept (keep 1) */
+    rv_image_cache_put(c, ib);  /* b unheld too: a, the older, is dropped */
+    rv_image_cache_put(c, NULL);
+    const rv_image *ib2;
+    CHECK_OK(rv_image_cache_get(c, b, size, &ib2));
+    CHECK(ib2 == ib); /* kept */
+    rv_image_cache_put(c, ib2);
+    rv_image_cache_destroy(c);
+    rv_image_cache_destroy(NULL);
+}
+
 int main(void) {
     TEST_RUN(test_valid_image);
+    TEST_RUN(test_image_cache);
     TEST_RUN(test_rejects_bad_header);
     TEST_RUN(test_rejects_bad_segments);
     TEST_RUN(test_rejects_bad_entry);

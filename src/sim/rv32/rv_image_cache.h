@@ -1,0 +1,41 @@
+/* Kernel images shared by content: a program made again (every replay of a
+ * Light Metal binary creates its programs anew) finds its kernels already
+ * validated and predecoded instead of decoding them once more.
+ *
+ * Each rv_image_cache_get of an ELF is matched by one rv_image_cache_put of
+ * the image it gave. Images nothing holds stay cached, the least recently
+ * used dropped beyond `keep` of them; rv_image_cache_destroy frees the
+ * rest, and every image must have been put back by then.
+ *
+ * Thread-safe: any thread may get and put; images are immutable (rv_image.h).
+ */
+#ifndef LM_SIM_RV32_RV_IMAGE_CACHE_H
+#define LM_SIM_RV32_RV_IMAGE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lightmetal/lm_status.h"
+#include "sim/rv32/rv_image.h"
+
+typedef struct rv_image_cache rv_image_cache;
+
+/* A cache keeping at most `keep` images nothing holds.
+ * LM_ERR_OUT_OF_HOST_MEMORY. */
+lm_status rv_image_cache_create(uint32_t keep, rv_image_cache **out_cache);
+
+/* Frees the cache and its images (none may be held any more); NULL is
+ * accepted. */
+void rv_image_cache_destroy(rv_image_cache *cache);
+
+/* The image of the ELF in elf[0, size): a cached one made from the same
+ * bytes, else loaded (rv_image_load's LM_ERR_INVALID_FILE, or
+ * LM_ERR_OUT_OF_HOST_MEMORY) and cached. The bytes are not kept by
+ * reference. */
+lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size,
+                             const rv_image **out_image);
+
+/* Gives back an image rv_image_cache_get gave; NULL is accepted. */
+void rv_image_cache_put(rv_image_cache *cache, const rv_image *image);
+
+#endif
