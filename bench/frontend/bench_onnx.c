@@ -19,6 +19,9 @@
  *                        of the same model, which parses, infers and runs
  *                        every op on the device), cache warm. Goal <= 0.2
  * onnx_trace_replay_vs_live  the same for the --trace binary
+ * onnx_replay_vs_live_b1  the same ratio for the CNN compiled for one
+ *                        image (latency: the host work a replay skips is
+ *                        then most of a live run)
  *
  * All times are medians, all on one device opened with N threads; a replay
  * is the whole binary (programs, buffers, the weights' upload, the input,
@@ -48,6 +51,7 @@ static void skip_all(const char *why) {
     printf("onnx_cnn_vs_torch: skipped (%s)\n", why);
     printf("onnx_compile_s: skipped (%s)\n", why);
     printf("onnx_replay_vs_live: skipped (%s)\n", why);
+    printf("onnx_replay_vs_live_b1: skipped (%s)\n", why);
 }
 
 /* Reads the first BATCH test images into dst; false when they cannot be read. */
@@ -73,10 +77,11 @@ static bool read_images(float *dst) {
     return ok;
 }
 
-static lm_binary *compile_cnn(lm_device *dev, lmfe_dtype_mode dtype, bool trace, double *seconds) {
+static lm_binary *compile_cnn(lm_device *dev, uint32_t batch, lmfe_dtype_mode dtype, bool trace,
+                              double *seconds) {
     lmfe_compile_options opts;
     lmfe_compile_options_init(&opts);
-    lmfe_dim_binding dim = {"batch", BATCH};
+    lmfe_dim_binding dim = {"batch", batch};
     opts.dims = &dim;
     opts.dim_count = 1;
     opts.device = dev;
@@ -89,21 +94,24 @@ static lm_binary *compile_cnn(lm_device *dev, lmfe_dtype_mode dtype, bool trace,
     return bin;
 }
 
-/* The median time of a replay of `bin` on `images` (after an untimed one). */
-static double replay_median(lm_device *dev, const lm_binary *bin, const float *images) {
+/* The median time of a replay of `bin` (compiled for `batch` images) on
+ * `images` (after an untimed one). */
+static double replay_median(lm_device *dev, const lm_binary *bin, uint32_t batch,
+                            const float *images) {
     const void *data;
     uint64_t size;
     lm_replay *rp;
     if (lm_binary_data(bin, &data, &size) != LM_OK || lm_replay_open(data, size, &rp) != LM_OK)
         bench_die("lm_replay_open");
-    if (lm_replay_set_input(rp, "image", images, (uint64_t)BATCH * PIXELS * sizeof(float)) != LM_OK)
+    if (lm_replay_set_input(rp, "image", images, (uint64_t)batch * PIXELS * sizeof(float)) != LM_OK)
         bench_die("lm_replay_set_input");
     static float logits[BATCH * CLASSES];
     double replay_s[REPLAYS];
     for (int i = -1; i < REPLAYS; i++) {
         double t0 = bench_now();
         if (lm_replay_run(rp, dev, NULL, NULL) != LM_OK) bench_die("lm_replay_run");
-        if (lm_replay_get_output(rp, "logits", logits, sizeof logits) != LM_OK)
+        if (lm_replay_get_output(rp, "logits", logits, (uint64_t)batch * CLASSES * sizeof(float)) !=
+            LM_OK)
             bench_die("lm_replay_get_output");
         if (i >= 0) replay_s[i] = bench_now() - t0;
     }
@@ -159,27 +167,37 @@ int main(void) {
     /* Compile time and the live run: the first compile fills the kernel
      * cache; the others are timed. */
     double compile_s[COMPILES];
-    lm_binary *bin = compile_cnn(dev, LMFE_DTYPE_FP32, false, &compile_s[0]);
+    lm_binary *bin = compile_cnn(dev, BATCH, LMFE_DTYPE_FP32, false, &compile_s[0]);
     for (int i = 0; i < COMPILES; i++) {
         lm_binary_free(bin);
-        bin = compile_cnn(dev, LMFE_DTYPE_FP32, false, &compile_s[i]);
+        bin = compile_cnn(dev, BATCH, LMFE_DTYPE_FP32, false, &compile_s[i]);
     }
     double compile_med = bench_median(compile_s, COMPILES);
 
-    double replay_med = replay_median(dev, bin, images);
+    double replay_med = replay_median(dev, bin, BATCH, images);
+    lm_binary_free(bin);
+    /* The same at one image: compile (live) and replay. */
+    double compile1_s[COMPILES];
+    bin = compile_cnn(dev, 1, LMFE_DTYPE_FP32, false, &compile1_s[0]);
+    for (int i = 0; i < COMPILES; i++) {
+        lm_binary_free(bin);
+        bin = compile_cnn(dev, 1, LMFE_DTYPE_FP32, false, &compile1_s[i]);
+    }
+    double compile1_med = bench_median(compile1_s, COMPILES);
+    double replay1_med = replay_median(dev, bin, 1, images);
     lm_binary_free(bin);
     /* The bf16 mode, the one meant for speed. */
     double unused;
-    bin = compile_cnn(dev, LMFE_DTYPE_BF16, false, &unused);
-    double bf16_med = replay_median(dev, bin, images);
+    bin = compile_cnn(dev, BATCH, LMFE_DTYPE_BF16, false, &unused);
+    double bf16_med = replay_median(dev, bin, BATCH, images);
     lm_binary_free(bin);
     /* The same model compiled with --trace: one launch per replay. Replayed
      * on a device of its own: a traced compile leaves its trace's buffers on
      * the device it ran on, where the binary's recorded addresses are taken. */
-    bin = compile_cnn(dev, LMFE_DTYPE_FP32, true, &compile_s[0]);
+    bin = compile_cnn(dev, BATCH, LMFE_DTYPE_FP32, true, &compile_s[0]);
     lm_device_close(dev);
     if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
-    double trace_med = replay_median(dev, bin, images);
+    double trace_med = replay_median(dev, bin, BATCH, images);
     lm_binary_free(bin);
     lm_device_close(dev);
 
@@ -203,5 +221,6 @@ int main(void) {
     bench_report("onnx_compile_s", compile_med);
     bench_report("onnx_replay_vs_live", replay_med / compile_med);
     bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
+    bench_report("onnx_replay_vs_live_b1", replay1_med / compile1_med);
     return 0;
 }
