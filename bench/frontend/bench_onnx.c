@@ -20,13 +20,18 @@
  *                        every op on the device), cache warm. Goal <= 0.2
  * onnx_trace_replay_vs_live  the same for the --trace binary
  * onnx_replay_vs_live_b1  the same ratio for the CNN compiled for one
- *                        image (latency: the host work a replay skips is
- *                        then most of a live run)
+ *                        image
+ * onnx_replay_vs_cold_live  the replay / a live run on a machine that has
+ *                        never built the model's kernels (a new device and
+ *                        an empty kernel cache: what the binary's
+ *                        precompiled kernels spare a new machine); one run
  *
  * All times are medians, all on one device opened with N threads; a replay
  * is the whole binary (programs, buffers, the weights' upload, the input,
  * the launches, the output). Without the models or without PyTorch the
  * figures that need them are printed as skipped. */
+#define _XOPEN_SOURCE 700 /* nftw, mkdtemp, setenv */
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +57,7 @@ static void skip_all(const char *why) {
     printf("onnx_compile_s: skipped (%s)\n", why);
     printf("onnx_replay_vs_live: skipped (%s)\n", why);
     printf("onnx_replay_vs_live_b1: skipped (%s)\n", why);
+    printf("onnx_replay_vs_cold_live: skipped (%s)\n", why);
 }
 
 /* Reads the first BATCH test images into dst; false when they cannot be read. */
@@ -117,6 +123,34 @@ static double replay_median(lm_device *dev, const lm_binary *bin, uint32_t batch
     }
     lm_replay_close(rp);
     return bench_median(replay_s, REPLAYS);
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Seconds of a live compile of the CNN at batch 64 on a new device with an
+ * empty kernel cache (LM_CACHE_DIR pointed at a new directory, removed
+ * after). */
+static double cold_compile_s(const lm_device_options *dopts) {
+    char dir[] = "/tmp/lm-bench-cache-XXXXXX";
+    if (!mkdtemp(dir)) bench_die("mkdtemp");
+    const char *old = getenv("LM_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("LM_CACHE_DIR", dir, 1);
+    lm_device *dev;
+    if (lm_device_open(dopts, &dev) != LM_OK) bench_die("lm_device_open");
+    double s;
+    lm_binary_free(compile_cnn(dev, BATCH, LMFE_DTYPE_FP32, false, &s));
+    lm_device_close(dev);
+    if (saved)
+        setenv("LM_CACHE_DIR", saved, 1);
+    else
+        unsetenv("LM_CACHE_DIR");
+    free(saved);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return s;
 }
 
 /* PyTorch's images/s with `threads` threads, or a negative value with the
@@ -222,5 +256,6 @@ int main(void) {
     bench_report("onnx_replay_vs_live", replay_med / compile_med);
     bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
     bench_report("onnx_replay_vs_live_b1", replay1_med / compile1_med);
+    bench_report("onnx_replay_vs_cold_live", replay_med / cold_compile_s(&dopts));
     return 0;
 }
