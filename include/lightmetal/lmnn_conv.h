@@ -95,6 +95,14 @@ typedef struct lmnn_conv2d_options {
      * whatever input_layout says (the matmul's result as it is; the 4-D
      * NHWC shape costs a copy unless OW is a multiple of 32). */
     bool flat_output;
+    /* The flat output's layout (ttnn's Conv2dConfig.output_layout): TILE
+     * (init; 0 means TILE) or ROW_MAJOR, a page per output pixel, which is
+     * what a following convolution or pooling reads (they untilize a tile
+     * image first). ROW_MAJOR needs flat_output and a float32 or bfloat16
+     * output, and lets a convolution of stride 1 along W compute several
+     * output pixels per patch row (fewer, fuller tiles when OC or KH * KW * C
+     * is far from a multiple of 32). */
+    lmnn_layout output_layout;
     /* NHWC only: the image's N, H and W when the input holds it flat, as
      * ttnn's conv2d takes it: any shape whose last dim is C and whose other
      * dims multiply to N * H * W ([1, 1, N * H * W, C], a flat_output
@@ -110,8 +118,18 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
  * KW] (PyTorch's Conv2d layout) becomes a tile tensor [KH * KW * C, OC]
  * (C = (C / groups) * opts->groups), row (kh * KW + kw) * C + c, of the
  * weight's dtype (opts->output.dtype if set) and memory (opts->output.memory
- * if set). Reads the weight to the host (waits for its pending work). Only
- * opts->groups and opts->output are used. */
+ * if set). Reads the weight to the host (waits for its pending work).
+ *
+ * When opts ask for a row-major flat output (output_layout) and give the
+ * input's batch_size, input_height and input_width (whatever input_layout
+ * says), with groups 1, stride and dilation 1 along W and a float32 or
+ * bfloat16 result, the matrix may be packed for the P output pixels
+ * lmnn_conv2d then computes per patch row: [KH * (KW + P - 1) * C, P * OC].
+ * Such a weight works only with options that give the same P (else
+ * LM_ERR_INVALID_ARGUMENT naming both), as ttnn's prepared weights. A
+ * prepared [KH * KW * C, OC] matrix (opts->kernel_size set) is packed the
+ * same way (or copied when P is 1). Otherwise only opts->groups and
+ * opts->output are used. */
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                       lmnn_tensor *out);
 

@@ -252,9 +252,9 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
         /* The reader's zeros for padding: a patch row of the block. */
         if (!st && fill == 0) st = nn_program_cb(op, &p, 2, frm, block * 32 * esize, 1);
-        /* Its staging of input pixels (KH lines of a unit's 32 pixels and
-         * the KW - 1 beside them), when that is small. */
-        uint64_t stage = (uint64_t)g->kh * (32 + g->kw - 1) * g->c * esize;
+        /* Its staging of input pixels (KH lines of the input a unit's 32
+         * output pixels read), when that is small. */
+        uint64_t stage = (uint64_t)g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
         if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
             st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)
@@ -316,11 +316,106 @@ lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, u
     return LM_OK;
 }
 
+/* ---- output pixels packed into patch rows ----
+ *
+ * A convolution of stride 1 along W computes P neighbouring output pixels
+ * from one patch row: it is the convolution with a kernel P - 1 pixels
+ * wider, stride P, OW / P output columns and P * OC output channels, whose
+ * column p * OC + o holds kernel o moved p pixels right. Its product
+ * [N * OH * OW / P, P * OC] is the output's NHWC rows, P to a row. With OC or
+ * KH * KW * C far below a multiple of 32 (a first layer: C = 1, OC = 8),
+ * that fills the tiles the padding would waste: the matmul, the patch
+ * matrix and their tile counts shrink by up to P. */
+
+static uint64_t tiles32(uint64_t n) {
+    return (n + 31) / 32;
+}
+
+/* Output pixels per patch row for geometry g with oc output channels: the
+ * P of {1, 2, 4, 8} dividing OW with the fewest tile products (M / P x K' x
+ * N' tiles), the smallest of equals; 1 unless stride and dilation along W
+ * are 1. */
+static uint32_t pack_factor(const nn_conv_geom *g, uint32_t oc) {
+    if (g->sw != 1 || g->dw != 1 || g->uw != 1) return 1;
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow, best_cost = 0;
+    uint32_t best = 1;
+    for (uint32_t p = 1; p <= 8; p *= 2) {
+        if (g->ow % p || (uint64_t)p * oc > 256) break;
+        uint64_t cost = tiles32(m / p) * tiles32((uint64_t)g->kh * (g->kw + p - 1) * g->c) *
+                        tiles32((uint64_t)p * oc);
+        if (p == 1 || cost < best_cost) {
+            best = p;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+/* The packed matrix [KH * (KW + P - 1) * C, P * OC] of prepared matrix m
+ * [KH * KW * C, OC] (malloc'd; NULL when out of memory). */
+static float *pack_matrix(const float *m, uint32_t kh, uint32_t kw, uint32_t c, uint32_t oc,
+                          uint32_t p) {
+    uint32_t pw = kw + p - 1;
+    uint64_t pcols = (uint64_t)p * oc;
+    float *pm = calloc((uint64_t)kh * pw * c * pcols, sizeof *pm);
+    if (!pm) return NULL;
+    for (uint32_t y = 0; y < kh; y++)
+        for (uint32_t x = 0; x < kw; x++)
+            for (uint32_t ci = 0; ci < c; ci++)
+                for (uint32_t q = 0; q < p; q++)
+                    memcpy(pm + ((uint64_t)(y * pw + x + q) * c + ci) * pcols + (uint64_t)q * oc,
+                           m + ((uint64_t)(y * kw + x) * c + ci) * oc, oc * sizeof *m);
+    return pm;
+}
+
+/* The bias (tile [OC] or [1, OC]) repeated p times as [1, p * OC], on the
+ * device. */
+static lm_status pack_bias(const char *op, lmnn_tensor bias, uint32_t oc, uint32_t p,
+                           lmnn_tensor *out) {
+    lmnn_shape row = LMNN_SHAPE(1, oc);
+    lmnn_tensor r;
+    lm_status st = lmnn_reshape(bias, &row, NULL, &r);
+    if (st) return nn_fail_call(st, op);
+    uint32_t reps[2] = {1, p};
+    st = lmnn_repeat(r, reps, 2, NULL, out);
+    lmnn_tensor_free(r);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+/* The P lmnn_conv2d computes with these options for a kh x kw kernel from c
+ * to oc channels: 1 unless they ask for a row-major flat output of a flat
+ * input of known dims (the geometry conv() works out, the same way). */
+static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh, uint32_t kw,
+                          uint32_t oc) {
+    if (!o || o->output_layout != LMNN_ROW_MAJOR || !o->flat_output || o->groups != 1 ||
+        o->batch_size < 1 || o->input_height < 1 || o->input_width < 1 || o->stride[0] < 1 ||
+        o->stride[1] != 1 || o->dilation[0] < 1 || o->dilation[1] != 1)
+        return 1;
+    for (int i = 0; i < 4; i++)
+        if (o->padding[i] < 0) return 1;
+    int64_t eh = (int64_t)o->dilation[0] * (kh - 1) + 1;
+    int64_t oh = ((int64_t)o->input_height + o->padding[0] + o->padding[1] - eh) / o->stride[0] + 1;
+    int64_t ow = (int64_t)o->input_width + o->padding[2] + o->padding[3] - kw + 1;
+    if (oh < 1 || ow < 1 || oh > (1 << 24) || ow > (1 << 24)) return 1;
+    nn_conv_geom g = {.n = (uint32_t)o->batch_size,
+                      .h = (uint32_t)o->input_height,
+                      .w = (uint32_t)o->input_width,
+                      .c = c,
+                      .oh = (uint32_t)oh,
+                      .ow = (uint32_t)ow,
+                      .kh = kh,
+                      .kw = kw,
+                      .sw = 1,
+                      .dw = 1,
+                      .uw = 1};
+    return pack_factor(&g, oc);
+}
+
 /* ---- weights ---- */
 
 /* The prepared matrix of `weight` (see lmnn_conv2d_prepare_weights). */
 static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int32_t groups,
-                         const lmnn_output *output, lmnn_tensor *out) {
+                         const lmnn_output *output, uint32_t pack, lmnn_tensor *out) {
     char s[128];
     nn_tensor *w;
     lm_status st = nn_get_tensor(op, "weight", weight, &w);
@@ -385,10 +480,63 @@ static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int
                         m[((uint64_t)(ty * kw + tx) * c + ci) * oc + o] = v;
                     }
         lmnn_shape ms = LMNN_SHAPE((uint32_t)rows, oc);
-        st = lmnn_from_host(w->device, &ms, m, rows * oc * sizeof *m, &to, out);
-        if (st) st = nn_fail_call(st, op);
+        float *pm = m;
+        if (pack > 1) {
+            pm = pack_matrix(m, kh, kw, c, oc, pack);
+            ms = LMNN_SHAPE(kh * (kw + pack - 1) * c, pack * oc);
+        }
+        if (!pm)
+            st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
+        else if ((st = lmnn_from_host(w->device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *m, &to,
+                                      out)))
+            st = nn_fail_call(st, op);
+        if (pm != m) free(pm);
     }
     free(src);
+    free(m);
+    return st;
+}
+
+/* A prepared matrix [KH * KW * C, OC] in the form `opts` run with: packed
+ * for p output pixels per patch row (p = 1: a copy). */
+static lm_status repack(const char *op, nn_tensor *w, lmnn_tensor weight,
+                        const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    char s[128];
+    int32_t kh = opts ? opts->kernel_size[0] : 0, kw = opts ? opts->kernel_size[1] : 0;
+    if (kh < 1 || kw < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape %s), "
+                       "given (%d, %d)",
+                       nn_shape_str(&w->shape, s, sizeof s), kh, kw);
+    uint32_t rows = w->shape.dims[0], oc = w->shape.dims[1];
+    if (rows % ((uint32_t)kh * (uint32_t)kw))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: %u rows are not KH %d * KW %d * C (shape %s)", rows, kh, kw,
+                       nn_shape_str(&w->shape, s, sizeof s));
+    if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
+    uint32_t c = rows / ((uint32_t)kh * (uint32_t)kw);
+    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w->dtype;
+    /* bfloat8_b shares exponents along a row: packing would regroup them. */
+    uint32_t p = dtype == LMNN_BFLOAT8_B ? 1 : opts_pack(opts, c, (uint32_t)kh, (uint32_t)kw, oc);
+    uint64_t vol = (uint64_t)rows * oc;
+    float *m = malloc(vol * sizeof *m), *pm = NULL;
+    lm_status st = m ? LM_OK : nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
+    if (!st && (st = lmnn_to_host(weight, m, vol * sizeof *m))) st = nn_fail_call(st, op);
+    if (!st && !(pm = p > 1 ? pack_matrix(m, (uint32_t)kh, (uint32_t)kw, c, oc, p) : m))
+        st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
+    if (!st) {
+        lmnn_tensor_options to;
+        lmnn_tensor_options_init(&to);
+        to.dtype = dtype;
+        to.layout = LMNN_TILE;
+        to.memory = nn_output_memory(&opts->output.memory, w);
+        lmnn_shape ms = LMNN_SHAPE((uint32_t)kh * ((uint32_t)kw + p - 1) * c, p * oc);
+        st = nn_check_memory(op, &to.memory);
+        if (!st &&
+            (st = lmnn_from_host(w->device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *m, &to, out)))
+            st = nn_fail_call(st, op);
+    }
+    if (pm != m) free(pm);
     free(m);
     return st;
 }
@@ -397,14 +545,38 @@ lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_opti
                                       lmnn_tensor *out) {
     const char *op = "lmnn_conv2d_prepare_weights";
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    return prepare(op, false, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, out);
+    nn_tensor *w;
+    lm_status st = nn_get_tensor(op, "weight", weight, &w);
+    if (!st) st = nn_check_float(op, "weight", w);
+    if (st) return st;
+    if (w->shape.rank == 2) return repack(op, w, weight, opts, out);
+    uint32_t pack = 1;
+    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w->dtype;
+    if (w->shape.rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)
+        pack =
+            opts_pack(opts, w->shape.dims[1], w->shape.dims[2], w->shape.dims[3], w->shape.dims[0]);
+    return prepare(op, false, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, pack,
+                   out);
 }
 
 lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                                 lmnn_tensor *out) {
     const char *op = "lmnn_conv_transpose2d_prepare_weights";
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    return prepare(op, true, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, out);
+    return prepare(op, true, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, 1, out);
+}
+
+/* The product y [N * OH * OW / p, p * OC] (tile, consumed) as the flat
+ * row-major image [1, 1, N * OH * OW, OC]. */
+static lm_status flat_rows(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t oc,
+                           uint32_t p, const lmnn_memory_config *memory, lmnn_tensor *out) {
+    nn_tensor *t, *o;
+    lm_status st = nn_get_tensor(op, "output", y, &t);
+    lmnn_shape s = LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, oc);
+    if (!st) st = nn_tensor_new(op, t->device, &s, t->dtype, LMNN_ROW_MAJOR, memory, out, &o);
+    if (!st && (st = nn_untilize_split(op, t, p, o))) nn_tensor_discard(*out);
+    lmnn_tensor_free(y);
+    return st;
 }
 
 /* ---- the ops ---- */
@@ -463,8 +635,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output_padding: expected (0, 0) (conv_transpose2d only), given (%d, %d)",
                        opts->output_padding[0], opts->output_padding[1]);
-    /* The weight: PyTorch's layout or prepared. */
-    uint32_t kh, kw, oc;
+    /* The weight: PyTorch's layout or prepared (packed or not). */
+    uint32_t kh, kw, oc, pack = 1;
     bool prepared = w->shape.rank == 2;
     const uint32_t *d = w->shape.dims;
     if (prepared) {
@@ -477,7 +649,13 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         kh = (uint32_t)opts->kernel_size[0];
         kw = (uint32_t)opts->kernel_size[1];
         oc = d[1];
-        if ((uint64_t)kh * kw * c != d[0])
+        /* Packed for `pack` output pixels per patch row (see pack_factor):
+         * KW + pack - 1 taps a row, pack * OC columns. */
+        uint64_t khc = (uint64_t)kh * c;
+        if (d[0] % khc == 0 && d[0] / khc > kw && d[1] % (d[0] / khc - kw + 1) == 0) {
+            pack = (uint32_t)(d[0] / khc - kw + 1);
+            oc = d[1] / pack;
+        } else if ((uint64_t)kh * kw * c != d[0])
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "weight: expected a prepared weight of %llu rows (KH %u * KW %u * C "
                            "%u), given shape %s",
@@ -577,6 +755,18 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, x);
     if ((st = nn_check_memory(op, &memory))) return st;
     bool flat = opts->flat_output;
+    lmnn_layout out_layout = opts->output_layout ? opts->output_layout : LMNN_TILE;
+    if (out_layout != LMNN_TILE && out_layout != LMNN_ROW_MAJOR)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output_layout: unknown layout %d",
+                       (int)opts->output_layout);
+    bool rm_out = out_layout == LMNN_ROW_MAJOR;
+    if (rm_out && !flat)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_layout: row_major needs flat_output (a flat NHWC image)");
+    if (rm_out && dtype == LMNN_BFLOAT8_B)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_layout: row_major needs a float32 or bfloat16 output, given "
+                       "bfloat8_b");
     if (opts->fp32_accumulate > LMNN_FP32_ACC_OFF)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "fp32_accumulate: unknown value %d",
                        (int)opts->fp32_accumulate);
@@ -593,19 +783,44 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (st) return st;
     }
 
+    /* Output pixels per patch row (a row-major result only: the product's
+     * tiles are not the output's); a prepared weight says how many. */
+    if (!prepared && rm_out && !transpose && g == 1 && w->dtype != LMNN_BFLOAT8_B)
+        pack = pack_factor(&gm, oc);
+    if (prepared && pack > 1 && (!rm_out || transpose || pack != pack_factor(&gm, oc)))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: shape %s is prepared for %u output pixels per patch row, and "
+                       "these options take %u (prepare it with the options of this call)",
+                       nn_shape_str(&w->shape, s1, sizeof s1), pack,
+                       rm_out && !transpose ? pack_factor(&gm, oc) : 1);
+    nn_conv_geom gp = gm;
+    if (pack > 1) {
+        gp.kw = kw + pack - 1;
+        gp.sw = (int32_t)pack;
+        gp.ow = gm.ow / pack;
+    }
+
     /* Run: weight matrix, bias in tiles, image rows, patches, product. */
     lmnn_tensor wp = weight, bt = bias, rows = {0}, patches = {0}, y = {0};
     nn_tensor *img;
     if (!prepared) {
         lmnn_output wo = {0};
-        st = prepare(op, transpose, weight, opts->groups, &wo, &wp);
+        st = prepare(op, transpose, weight, opts->groups, &wo, pack, &wp);
     }
     if (!st && b && b->layout != LMNN_TILE) {
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);
     }
+    if (!st && b && pack > 1) {
+        lmnn_tensor pb;
+        st = pack_bias(op, bt, oc, pack, &pb);
+        if (!st) {
+            drop(bt, bias);
+            bt = pb;
+        }
+    }
     if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, &rows, &img);
-    if (!st) st = nn_conv_im2col(op, img, &gm, NN_PATCH_CONV, 0, 0, &patches);
+    if (!st) st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, &patches);
     if (!st) {
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);
@@ -627,6 +842,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(bt, bias);
     drop(rows, input);
     drop(patches, (lmnn_tensor){0});
+    if (!st && rm_out) return flat_rows(op, y, &gm, oc, pack, &memory, out);
     if (!st)
         st = nn_conv_finish(op, y, &gm, oc, flat ? LMNN_NHWC : opts->input_layout, flat, &memory,
                             out);

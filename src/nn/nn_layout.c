@@ -20,26 +20,32 @@ static lmnn_dtype rm_dtype_of(lmnn_dtype dtype) {
     return dtype == LMNN_BFLOAT8_B ? LMNN_FLOAT32 : dtype;
 }
 
-static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_tensor *out) {
+/* `split`: rows of `out` per row of `in` (untilize only; see
+ * nn_untilize_split). */
+static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, uint32_t split,
+                            nn_tensor *out) {
     const nn_tensor *rm = untilize ? out : in, *tl = untilize ? in : out;
     nn_tiles g = nn_tiles_of(&in->shape);
     /* The last unit of a row may be narrower; the kernels still move a full
      * unit's pages for it, so no unit wraps around the circular buffers. */
     uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
     uint32_t nb = (g.wt + block - 1) / block;
+    if (split > 1 && (nb > 1 || g.w % split))
+        return nn_fail(LM_ERR_INTERNAL, op, "untilize: rows of %u cannot split in %u", g.w, split);
     nn_key key;
     nn_key_init(&key, untilize ? "untilize" : "tilize");
+    nn_key_add(&key, &split, sizeof split);
     nn_key_tensor(&key, in);
     nn_key_tensor(&key, out);
     nn_program *prog = nn_cache_find(in->device, &key);
     lm_status st = LM_OK;
     if (!prog) {
-        nn_split split;
+        nn_split work;
         nn_program p = {0};
         uint32_t esize = nn_rm_elem_size(rm->dtype);
         uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
                            esize};
-        uint32_t shape[] = {g.h, g.w, g.ht, g.wt, block};
+        uint32_t shape[] = {g.h, g.w, g.ht, g.wt, block, split};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
         lm_kernel_define def = {"NN_UNTILIZE", NULL}, rdef = {"NN_UNITS_READ", NULL};
@@ -61,8 +67,8 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
                                  NULL,
                                  0,
                                  false};
-        st = nn_split_work(op, in->device, (uint64_t)g.batch * g.ht * nb, &split);
-        p.cores = split.all;
+        st = nn_split_work(op, in->device, (uint64_t)g.batch * g.ht * nb, &work);
+        p.cores = work.all;
         if (!st) st = nn_program_begin(op, in->device, &p);
         if (!st)
             st = nn_program_cb(op, &p, 0, untilize ? ftl : frm, untilize ? tl_page : rm_page,
@@ -73,7 +79,7 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args_with(op, &p, &split, shape, 5);
+        if (!st) st = nn_program_split_args_with(op, &p, &work, shape, 6);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
@@ -82,11 +88,15 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
 }
 
 lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out) {
-    return row_blocks(op, false, in, out);
+    return row_blocks(op, false, in, 1, out);
 }
 
 lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out) {
-    return row_blocks(op, true, in, out);
+    return row_blocks(op, true, in, 1, out);
+}
+
+lm_status nn_untilize_split(const char *op, nn_tensor *in, uint32_t split, nn_tensor *out) {
+    return row_blocks(op, true, in, split ? split : 1, out);
 }
 
 /* ---- host <-> device ---- */

@@ -22,6 +22,7 @@ typedef struct conv_case {
     int32_t stride[2], pad[4], dil[2], groups, outpad[2];
     bool transpose, bias, relu, nhwc, row_major, prepared, flat, l1;
     bool flat_in; /* NHWC given as [1, 1, N * H * W, C] with batch_size etc. */
+    bool rm_out;  /* a row-major flat output (output_layout), flat implied */
     lmnn_dtype dtype;
 } conv_case;
 
@@ -175,6 +176,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
     o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
     if (k.relu) o.activation = LMNN_RELU;
     o.flat_output = k.flat;
+    if (k.rm_out) o.output_layout = LMNN_ROW_MAJOR;
     if (k.flat_in) {
         o.batch_size = (int32_t)k.n;
         o.input_height = (int32_t)k.h;
@@ -212,7 +214,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
                              : LMNN_SHAPE(k.n, k.oc, oh, ow);
     CHECK(info.memory.type == (k.l1 ? LM_BUFFER_L1 : LM_BUFFER_DRAM));
     CHECK(info.shape.rank == 4 && !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * 4));
-    CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
+    CHECK(info.layout == (k.rm_out ? LMNN_ROW_MAJOR : LMNN_TILE) && info.dtype == k.dtype);
     float *got = nn_download(out);
     CHECK(got);
     if (k.nhwc || k.flat) { /* back to NCHW */
@@ -241,7 +243,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
                  want[bad], scale[bad]);
         test_fail_(__FILE__, __LINE__, m);
     }
-    if (k.dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(out));
+    if (k.dtype == LMNN_FLOAT32 && !k.rm_out) CHECK(nn_padding_is_zero(out));
     if (ratio > worst_ratio_) worst_ratio_ = ratio;
     lmnn_tensor_free(out);
     lmnn_tensor_free(xt);
@@ -486,6 +488,130 @@ static void test_layouts(void) {
                          .nhwc = true,
                          .row_major = true},
              false);
+}
+
+/* Row-major flat outputs (output_layout), where a convolution of stride 1
+ * along W computes several output pixels per patch row: a first layer
+ * (1 -> 8 channels, 4 pixels a row), a second (8 -> 16, 2 a row), widths
+ * that allow fewer, padding, bias and relu, prepared (packed) weights, a
+ * stride along H, bfloat16, and convolutions that cannot pack. */
+static void test_row_major_out(void) {
+    conv_case k = {.n = 3,
+                   .c = 1,
+                   .h = 12,
+                   .w = 12,
+                   .oc = 8,
+                   .kh = 3,
+                   .kw = 3,
+                   .pad = {1, 1, 1, 1},
+                   .bias = true,
+                   .relu = true,
+                   .flat = true,
+                   .rm_out = true};
+    run_case("1 -> 8, 4 pixels a row", k, true);
+    k.prepared = true;
+    k.nhwc = k.flat_in = true;
+    run_case("1 -> 8 flat in, prepared", k, true);
+    k = (conv_case){.n = 2,
+                    .c = 8,
+                    .h = 9,
+                    .w = 10,
+                    .oc = 16,
+                    .kh = 3,
+                    .kw = 3,
+                    .pad = {0, 1, 0, 0},
+                    .bias = true,
+                    .flat = true,
+                    .rm_out = true,
+                    .nhwc = true,
+                    .row_major = true};
+    run_case("8 -> 16, 2 pixels a row", k, true);
+    k.prepared = k.flat_in = true;
+    k.stride[0] = 2;
+    run_case("8 -> 16 prepared, stride 2 along H", k, true);
+    k.dtype = LMNN_BFLOAT16;
+    run_case("8 -> 16 bf16", k, false);
+    k = (conv_case){.n = 1,
+                    .c = 3,
+                    .h = 7,
+                    .w = 6,
+                    .oc = 5,
+                    .kh = 2,
+                    .kw = 3,
+                    .pad = {1, 0, 2, 0},
+                    .dil = {2, 1},
+                    .flat = true,
+                    .rm_out = true};
+    run_case("3 -> 5, OW 6 (2 pixels a row)", k, true);
+    k.stride[1] = 2;
+    run_case("stride 2 along W (no packing)", k, false);
+    k.stride[1] = 1;
+    k.oc = 40;
+    run_case("3 -> 40 (no packing)", k, false);
+
+    /* The prepared forms, and what refuses them. */
+    lmnn_shape xs = LMNN_SHAPE(1, 1, 2 * 28 * 28, 1), ws = LMNN_SHAPE(8, 1, 3, 3);
+    float *v = nn_rand_floats(2 * 28 * 28, -1, 1, 9);
+    lmnn_tensor x, w, wp, wq, out;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &x));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.batch_size = 2;
+    o.input_height = o.input_width = 28;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.flat_output = true;
+    o.output_layout = LMNN_ROW_MAJOR;
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wp));
+    CHECK_OK(lmnn_tensor_get_info(wp, &info));
+    /* 4 pixels a row: 3 x (3 + 3) taps x 1 channel, 4 x 8 columns. */
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 18 && info.shape.dims[1] == 32);
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    o.output_layout = LMNN_TILE;
+    CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wq)); /* not packed */
+    CHECK_OK(lmnn_tensor_get_info(wq, &info));
+    CHECK(info.shape.dims[0] == 9 && info.shape.dims[1] == 8);
+    /* A prepared [KH * KW * C, OC] matrix is packed the same way. */
+    o.output_layout = LMNN_ROW_MAJOR;
+    lmnn_tensor wr;
+    CHECK_OK(lmnn_conv2d_prepare_weights(wq, &o, &wr));
+    CHECK_OK(lmnn_tensor_get_info(wr, &info));
+    CHECK(info.shape.dims[0] == 18 && info.shape.dims[1] == 32);
+    float *a = nn_download(wp), *b = nn_download(wr);
+    CHECK(a && b && !memcmp(a, b, 18 * 32 * sizeof *a));
+    free(a);
+    free(b);
+    lmnn_tensor_free(wq);
+    lmnn_tensor_free(wr);
+    CHECK_OK(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out));
+    lmnn_tensor_free(out);
+    o.output_layout = LMNN_TILE;
+    CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [18, 32] is prepared for 4 output pixels per patch "
+                "row, and these options take 1 (prepare it with the options of this call)");
+    o.output_layout = LMNN_ROW_MAJOR;
+    o.padding[2] = 0; /* OW 27: no packing */
+    CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "these options take 1");
+    o.padding[2] = 1;
+    o.output_layout = (lmnn_layout)9;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: output_layout: unknown layout 9");
+    o.output_layout = LMNN_ROW_MAJOR;
+    o.flat_output = false;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: output_layout: row_major needs flat_output (a flat NHWC image)");
+    o.flat_output = true;
+    o.output.dtype = LMNN_BFLOAT8_B;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: output_layout: row_major needs a float32 or bfloat16 output, given "
+                "bfloat8_b");
+    lmnn_tensor_free(x);
+    lmnn_tensor_free(w);
+    lmnn_tensor_free(wp);
+    free(v);
 }
 
 static void test_bf16(void) {
@@ -984,6 +1110,7 @@ static void test_capture(void) {
 int main(void) {
     TEST_RUN(test_shapes);
     TEST_RUN(test_layouts);
+    TEST_RUN(test_row_major_out);
     TEST_RUN(test_bf16);
     TEST_RUN(test_bfp8);
     TEST_RUN(test_transpose);

@@ -88,6 +88,44 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
     }
 }
 
+/* Pooling's geometry, for pool_rows. */
+static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl;
+static uint32_t g_OH, g_OW;
+
+/* Tap (dy, dx) of output rows row .. row + count - 1 (mode 2, a pixel per
+ * page) into rows `pitch` bytes apart at dst: the output pixel stepped
+ * along rather than divided out of each row, one read per row (this loop is
+ * a pooling's whole cost). Positions outside the image read `fill`. */
+static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, int32_t dy,
+                      int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
+    uint32_t n = row / (g_OH * g_OW), p = row % (g_OH * g_OW);
+    uint32_t oy = p / g_OW, ox = p % g_OW;
+    int32_t vx0 = dx - g_pl, vy = (int32_t)oy * g_sh - g_pt + dy, vx = (int32_t)ox * g_sw + vx0;
+    uint32_t rowpix = (n * (uint32_t)g_H + (uint32_t)vy) * (uint32_t)g_W;
+    for (uint32_t r = 0; r < count; r++, dst += pitch) {
+        if ((uint32_t)vy < (uint32_t)g_H && (uint32_t)vx < (uint32_t)g_W) {
+            uint32_t pix = rowpix + (uint32_t)vx;
+            noc_async_read(
+                lm_bank_noc_addr(img_dram, pix % banks, img_base + pix / banks * pstride), dst,
+                psize);
+        } else {
+            fill_run(dst, C, esize, fill);
+        }
+        vx += g_sw;
+        if (++ox == g_OW) {
+            ox = 0;
+            vx = vx0;
+            vy += g_sh;
+            if (++oy == g_OH) {
+                oy = 0;
+                vy = dy - g_pt;
+                n++;
+            }
+            rowpix = (n * (uint32_t)g_H + (uint32_t)vy) * (uint32_t)g_W;
+        }
+    }
+}
+
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
     uint32_t esize = get_arg_val(24), mode = get_arg_val(25);
@@ -125,14 +163,15 @@ void kernel_main(void) {
     }
     /* One unit holds whole patch rows (the usual case): walk the taps. */
     bool whole = mode == 0 && wt <= block;
-    /* Staging (circular buffer 3, when the program has one; whole patch rows
-     * at stride 1 along W): a run of output pixels in one output row reads
+    /* Staging (circular buffer 3, when the program has one; whole patch rows,
+     * undilated along W): a run of output pixels in one output row reads
      * each input pixel it needs once per kernel row into L1, then copies
      * every pixel's KW taps of a kernel row with one local read -- fewer
      * transfers than one per tap. */
     uint32_t stage = 0, local = 0;
-    if (whole && sw == 1 && dw == 1 && uw == 1 && uh == 1 &&
-        lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >= KH * (32 + KW - 1) * page) {
+    if (whole && dw == 1 && uw == 1 && uh == 1 &&
+        lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >=
+            KH * (31 * (uint32_t)sw + KW) * page) {
         cb_reserve_back(3, 1); /* scratch: never pushed */
         stage = get_write_ptr(3);
         local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
@@ -148,6 +187,9 @@ void kernel_main(void) {
     }
     /* POOL_FUSED gives each unit's block once per tap, taps in order. */
     uint32_t taps = mode == 2 ? KH * KW : 1;
+    /* Whole pooling rows from pixel pages, not strided virtually: pool_rows. */
+    bool fast_pool = mode == 2 && ppp == 1 && uh == 1 && uw == 1 && cols_zeroed;
+    g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_OH = OH, g_OW = OW;
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
@@ -164,11 +206,11 @@ void kernel_main(void) {
                     continue;
                 }
                 uint32_t n = row / (OH * OW), p = row % (OH * OW), ox = p % OW;
-                int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)ox - pl;
+                int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(ox * (uint32_t)sw) - pl;
                 /* Output pixels r..r+len-1: one output row, this unit. */
                 uint32_t len = 32 - r < OW - ox ? 32 - r : OW - ox;
                 if (h - row < len) len = h - row;
-                uint32_t span = len + KW - 1, yok = 0;
+                uint32_t span = (len - 1) * (uint32_t)sw + KW, yok = 0;
                 for (uint32_t ky = 0; ky < KH; ky++) {
                     int32_t vy = y0 + (int32_t)ky * dh;
                     if (vy < 0 || vy >= H) continue;
@@ -189,7 +231,8 @@ void kernel_main(void) {
                     for (uint32_t ky = 0; ky < KH; ky++) {
                         uint32_t at = dst + ky * KW * page;
                         if (yok >> ky & 1)
-                            noc_async_read((uint64_t)local << 32 | (stage + (ky * span + j) * page),
+                            noc_async_read((uint64_t)local << 32 |
+                                               (stage + (ky * span + j * (uint32_t)sw) * page),
                                            at, KW * page);
                         else
                             fill_run(at, KW * C, esize, fill);
@@ -199,7 +242,14 @@ void kernel_main(void) {
                 noc_async_read_barrier(); /* copied before it is staged again */
                 r += len;
             }
-            for (uint32_t r = 0; !stage && r < 32; r++) {
+            if (fast_pool) {
+                uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
+                pool_rows(base, width * esize, row0, count, (int32_t)(t / KW) * dh,
+                          (int32_t)(t % KW) * dw, C, esize, fill);
+                for (uint32_t r = count; r < 32; r++)
+                    zero_run(base + r * width * esize, width * esize);
+            }
+            for (uint32_t r = 0; !stage && !fast_pool && r < 32; r++) {
                 uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
                 if (row >= h) {
                     zero_run(dst, width * esize);
