@@ -289,8 +289,8 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
         fe_free(t);
         return fe_nn_fail(c, n, st);
     }
-    if (info.layout == LMNN_TILE && i == 0 && c->plans[n - c->g->nodes].nhwc_out)
-        c->devs[d].nhwc = t;
+    if (i == 0 && c->plans[n - c->g->nodes].nhwc_out)
+        c->devs[d].nhwc = t; /* a flat NHWC image, in either layout */
     else if (info.layout == LMNN_TILE)
         c->devs[d].tile = t;
     else

@@ -87,6 +87,7 @@ enum {
     KEY_ZERO = 19,
     KEY_CONV_W_EXACT = 22,
     KEY_CONV_W_ZP = 23,
+    KEY_CONV_W_PACKED = 25, /* 24 is fe_ops_misc.c's */
 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
@@ -1099,10 +1100,14 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
  * weight wm. */
 /* `image`: x is a flat NHWC image of the given N, H, W (fe_in_image), else
- * NULL; `flat_out`: give the result as one (fe_plan.nhwc_out). */
-static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, const uint32_t *image,
-                             bool flat_out, lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
-                             const fe_fusion *f, lmnn_tensor *out) {
+ * NULL; `flat_out`: give the result as one (fe_plan.nhwc_out); `rows`: as a
+ * row-major one (its readers' form), with the constant weight wm packed for
+ * the output pixels the library computes per patch row (made once, for an
+ * input of `dims` N, H, W) when `pack`. */
+static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
+                             lmnn_tensor x, const uint32_t *image, const uint32_t *dims,
+                             bool flat_out, bool rows, bool pack, lmnn_tensor wm, lmnn_tensor bias,
+                             lmnn_unary_op act, const fe_fusion *f, lmnn_tensor *out) {
     lmnn_conv2d_options o;
     lmnn_conv2d_options_init(&o);
     if (image) {
@@ -1127,6 +1132,19 @@ static lm_status conv2d_call(bool transpose, const geom *g, lmnn_tensor x, const
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
+    if (rows) o.output_layout = LMNN_ROW_MAJOR;
+    uint64_t key = key_of(KEY_CONV_W_PACKED, (uint64_t)(n - c->g->nodes));
+    lmnn_tensor packed;
+    if (rows && pack && !fe_cache_get(c, key, &packed)) {
+        lmnn_conv2d_options po = o;
+        po.batch_size = (int32_t)dims[0];
+        po.input_height = (int32_t)dims[1];
+        po.input_width = (int32_t)dims[2];
+        lm_status st = lmnn_conv2d_prepare_weights(wm, &po, &packed);
+        if (!st) st = fe_cache_put(c, key, packed);
+        if (st) return st;
+    }
+    if (rows && pack) wm = packed;
     return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
                      : lmnn_conv2d(x, wm, bias, &o, out);
 }
@@ -1206,8 +1224,12 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         st = conv_weight(c, n, wk, transpose, g.group, 0, &wm, &wo);
         if (!st) {
             /* A flat image in gives one out (the library keeps the order). */
-            st = conv2d_call(transpose, &g, x, flat_in ? image : NULL, flat_in || flat_out, wm,
-                             bias, act ? f->activation : 0, f, &r);
+            /* A row-major result for readers of images (a bfloat8_b one
+             * stays in tiles: bfloat8_b has no row-major form). */
+            bool rows = flat_out && !transpose && c->float_dtype != LMNN_BFLOAT8_B;
+            st = conv2d_call(c, n, transpose, &g, x, flat_in ? image : NULL, image,
+                             flat_in || flat_out, rows, wk != NULL, wm, bias,
+                             act ? f->activation : 0, f, &r);
             if (st) {
                 st = fe_nn_fail(c, n, st);
             } else if (flat_in && !flat_out) {
@@ -1258,7 +1280,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                     prefixed = true;
                     break;
                 }
-                st = conv2d_call(transpose, &g, xs4, NULL, false, wm,
+                st = conv2d_call(c, n, transpose, &g, xs4, NULL, NULL, false, false, false, wm,
                                  first ? bias : (lmnn_tensor){0}, 0, f, &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);
