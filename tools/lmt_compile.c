@@ -400,7 +400,13 @@ static void print_summary(const compile_args *ca, const lmfe_report *r, uint64_t
     printf(" (each distinct tensor once); memory plan peak: ");
     print_bytes(r->peak_device_bytes);
     printf("\n");
-    if (r->notes) printf("  %s", r->notes);
+    /* One note per line, each indented like the table. */
+    for (const char *line = r->notes; line && *line;) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        printf("  %.*s\n", len, line);
+        line += len + (end != NULL);
+    }
 }
 
 int lmt_cmd_compile(int argc, char **argv) {

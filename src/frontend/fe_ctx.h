@@ -48,6 +48,14 @@ typedef struct fe_op_def {
 enum {
     FE_IMAGE_IN = 1u << 0,  /* reads input 0 as a flat NHWC image */
     FE_IMAGE_OUT = 1u << 1, /* writes output 0 as one */
+    /* Writes output 0, the image of input 0 flattened to [N, C * H * W],
+     * in the image's own order instead ([N, H * W * C]) when asked to
+     * (fe_plan.nhwc_rows). */
+    FE_ROWS_OUT = 1u << 2,
+    /* Reads input 0 as [M, K] rows whose K columns it can take in any fixed
+     * order: its other operand is a constant whose rows follow that order
+     * instead (a matrix product). */
+    FE_ROWS_IN = 1u << 3,
 };
 
 /* The op named `op_type` in the default domain, or NULL. */
@@ -77,6 +85,10 @@ typedef struct fe_plan {
      * image, [1, 1, N * H * W, C] for the value's [N, C, H, W]: every
      * reader takes that form (fe_plan_layouts). */
     bool nhwc_out;
+    /* Output 0, [N, C * H * W] in ONNX, holds its columns in NHWC order
+     * (h, w, c) instead: every reader permutes its constant operand's rows
+     * to match, so a flattened image needs no transpose (fe_plan_layouts). */
+    bool nhwc_rows;
 } fe_plan;
 
 /* A device tensor shared by the values that alias it (Identity, ...). */

@@ -88,6 +88,7 @@ enum {
     KEY_CONV_W_EXACT = 22,
     KEY_CONV_W_ZP = 23,
     KEY_CONV_W_PACKED = 25, /* 24 is fe_ops_misc.c's */
+    KEY_ROWS_B = 26,
 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
@@ -236,6 +237,69 @@ static lm_status reshape_to(lmnn_tensor *t, bool *owned, uint32_t rank, const ui
     return LM_OK;
 }
 
+/* ---- products of a flattened image (FE_ROWS_IN) ---- */
+
+/* A constant rank-2 right operand: `n` can read input 0's columns in any
+ * order (fe_plan.nhwc_rows). */
+static bool const_right(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *b = fe_in_const(c, n, 1);
+    return b && b->rank == 2 && fe_elem_is_float(b->elem) && fe_in_type(c, n, 0)->rank == 2;
+}
+
+static uint32_t matmul_images(fe_ctx *c, const fe_node *n) {
+    return const_right(c, n) ? FE_ROWS_IN : 0;
+}
+
+static uint32_t gemm_images(fe_ctx *c, const fe_node *n) {
+    int64_t trans_a;
+    if (fe_attr_int(c, n, "transA", 0, &trans_a) || trans_a) return 0;
+    return const_right(c, n) ? FE_ROWS_IN : 0;
+}
+
+/* The right operand of the product `n`: input 1, or, when input 0 holds an
+ * [N, C, H, W] image's columns in (h, w, c) order (its producer's
+ * fe_plan.nhwc_rows), input 1 with its K rows (columns when trans_b)
+ * permuted to that order -- made on the host, uploaded once per compile. */
+static lm_status right_operand(fe_ctx *c, const fe_node *n, bool trans_b, lmnn_tensor *out,
+                               bool *out_owned) {
+    uint32_t p = c->g->values[n->inputs[0]].producer;
+    if (p == FE_NONE || !c->plans[p].nhwc_rows) return fe_in_dev_float(c, n, 1, out, out_owned);
+    *out_owned = false;
+    uint64_t key = key_of(KEY_ROWS_B, (uint64_t)(n - c->g->nodes));
+    if (fe_cache_get(c, key, out)) return LM_OK;
+    const fe_type *img = fe_in_type(c, &c->g->nodes[p], 0);
+    const fe_tensor *b = fe_in_const(c, n, 1);
+    uint64_t ch = (uint64_t)img->dims[1], hw = (uint64_t)img->dims[2] * (uint64_t)img->dims[3];
+    uint64_t k = trans_b ? (uint64_t)b->dims[1] : (uint64_t)b->dims[0];
+    uint64_t m = trans_b ? (uint64_t)b->dims[0] : (uint64_t)b->dims[1];
+    if (k != ch * hw) return fe_fail(c, n, LM_ERR_INTERNAL, "B does not fit the flattened image");
+    lmnn_dtype dtype = fe_dev_dtype(c, b->elem);
+    void *data;
+    size_t size;
+    lm_status st = fe_host_data(b, dtype, c->g->values[n->inputs[1]].name, &data, &size);
+    if (st) return fe_nn_fail(c, n, st);
+    uint32_t *src = data, *dst = malloc(size);
+    if (!dst) {
+        free(data);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    /* Column j = pixel * C + channel of A is ONNX's channel * H * W + pixel. */
+    for (uint64_t j = 0; j < k; j++) {
+        uint64_t i = j % ch * hw + j / ch;
+        if (trans_b) {
+            for (uint64_t o = 0; o < m; o++)
+                dst[o * k + j] = src[o * k + i];
+        } else {
+            memcpy(dst + j * m, src + i * m, m * sizeof *dst);
+        }
+    }
+    free(data);
+    lmnn_shape s = fe_shape(2, b->dims);
+    st = fe_cache_upload(c, n, key, &s, dst, size, dtype, LMNN_TILE, out);
+    free(dst);
+    return st;
+}
+
 static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_type *at = fe_in_type(c, n, 0), *bt = fe_in_type(c, n, 1);
     const fe_type *ot = &c->g->values[n->outputs[0]].type;
@@ -243,7 +307,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     bool ao, bo = false;
     lm_status st = fe_in_dev_float(c, n, 0, &a, &ao);
     if (st) return st;
-    if ((st = fe_in_dev_float(c, n, 1, &b, &bo))) {
+    if ((st = right_operand(c, n, false, &b, &bo))) {
         if (ao) fe_free(a);
         return st;
     }
@@ -520,7 +584,7 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     lmnn_tensor a, b, bias = {0}, r = {0};
     bool ao, bo = false, co = false, act = false;
     if ((st = fe_in_dev_float(c, n, 0, &a, &ao))) return st;
-    if ((st = fe_in_dev_float(c, n, 1, &b, &bo))) goto out;
+    if ((st = right_operand(c, n, g.trans_b != 0, &b, &bo))) goto out;
     bool has_c = fe_has_in(n, 2) && g.beta != 0.0f;
     /* A [N] or [1, N] C with beta 1 is lmnn_linear's bias, added in the
      * matmul's last step; any other C is scaled and added after. */
@@ -2737,8 +2801,8 @@ out:
 }
 
 const fe_op_def fe_ops_nn[] = {
-    {"MatMul", infer_matmul, lower_matmul, 0, NULL},
-    {"Gemm", infer_gemm, lower_gemm, 0, NULL},
+    {"MatMul", infer_matmul, lower_matmul, 0, matmul_images},
+    {"Gemm", infer_gemm, lower_gemm, 0, gemm_images},
     {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0, NULL},
     {"QLinearMatMul", infer_matmul_integer, lower_matmul_integer, 0, NULL},
     {"Conv", infer_conv, lower_conv, 0, conv_images},

@@ -45,8 +45,11 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_in_image(c, n, 0, &a, &flat);
     if (st) return st;
     lmnn_shape s = fe_shape(o->rank, o->dims);
-    /* An image goes to NCHW order and the new shape in one transpose. */
-    if (flat) {
+    /* An image goes to NCHW order and the new shape in one transpose, or,
+     * flattened for readers that take its own order, to the new shape. */
+    if (flat && c->plans[n - c->g->nodes].nhwc_rows) {
+        if ((st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
+    } else if (flat) {
         if ((st = fe_image_nchw(c, n, a, fe_in_type(c, n, 0)->dims, &s, &r))) return st;
     } else if ((st = lmnn_reshape(a, &s, NULL, &r))) {
         return fe_nn_fail(c, n, st);
@@ -54,9 +57,13 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, r);
 }
 
-/* A reshape of a rank-4 value reads it as a flat NHWC image. */
+/* A reshape of a rank-4 value reads it as a flat NHWC image; one to
+ * [N, C * H * W] can keep the image's order (FE_ROWS_OUT). */
 static uint32_t reshape_images(fe_ctx *c, const fe_node *n) {
-    return fe_in_type(c, n, 0)->rank == 4 ? FE_IMAGE_IN : 0;
+    const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
+    if (x->rank != 4) return 0;
+    bool rows = o->rank == 2 && o->dims[0] == x->dims[0];
+    return FE_IMAGE_IN | (rows ? FE_ROWS_OUT : 0);
 }
 
 /* Output 0 is input 0 in the shape `dims`: folded or reshaped on the device. */

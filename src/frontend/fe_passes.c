@@ -366,10 +366,11 @@ uint64_t fe_plan_peak_bytes(const fe_ctx *c) {
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     char buf[512];
     size_t len = 0;
-    uint32_t int_nodes = 0, images = 0;
+    uint32_t int_nodes = 0, images = 0, flattened = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
         images += c->plans[k].nhwc_out;
+        flattened += c->plans[k].nhwc_rows;
         if (c->plans[k].placement != LMFE_ON_DEVICE || !n->output_count || n->outputs[0] == FE_NONE)
             continue;
         fe_elem e = c->g->values[n->outputs[0]].type.elem;
@@ -391,6 +392,11 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                                 "layout: %u convolution and pooling results stay NHWC images for "
                                 "their readers (no transposes)\n",
                                 images);
+    if (flattened)
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "layout: %u flattened image%s kept in NHWC order (the weights "
+                                "of the matrix products reading them permuted to match)\n",
+                                flattened, flattened == 1 ? "" : "s");
     if (!len) return LM_OK;
     if (!(r->notes = malloc(len + 1)))
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");

@@ -552,3 +552,37 @@ write_case("image_reshapes",
            [("x", xr)], [("y", cr.reshape(3 * 6, 35).numpy()),
                          ("z", pr.reshape(3, 2, 18).numpy())], 13,
            inits=[("w", wr), ("s", np.array([3, 2, 18], np.int64))])
+# Flattened images feeding matrix products keep NHWC order, the products'
+# constant weights permuted instead (fe_plan.nhwc_rows): a Gemm with transB
+# and a bias then a Relu, a MatMul, a Reshape to [N, -1] into a Gemm without
+# transB, and a Flatten that an Add also reads (which needs ONNX's order).
+xf = f32(3, 2, 6, 5)
+wf = f32(4, 2, 3, 3) / 4
+g1, gb = f32(7, 4 * 3 * 2) / 5, f32(7)
+m1 = f32(4 * 6 * 5, 5) / 10
+g2 = f32(4 * 6 * 5, 3) / 10
+cf = F.conv2d(t(xf), t(wf), padding=1)
+pf = F.max_pool2d(cf, 2, 2)
+ff = cf.reshape(3, -1)
+write_case("image_flatten_products",
+           [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("Flatten", ["p"], ["pf"]),
+            helper.make_node("Gemm", ["pf", "g1", "gb"], ["g"], transB=1),
+            helper.make_node("Relu", ["g"], ["y"]),
+            helper.make_node("Flatten", ["c"], ["cf"]),
+            helper.make_node("MatMul", ["cf", "m1"], ["z"]),
+            helper.make_node("Conv", ["x", "w"], ["c2"], pads=[1, 1, 1, 1]),
+            helper.make_node("Reshape", ["c2", "s"], ["r2"]),
+            helper.make_node("Gemm", ["r2", "g2"], ["v"]),
+            helper.make_node("Flatten", ["c2"], ["f2"]),
+            helper.make_node("Gemm", ["f2", "g2"], ["v2"]),
+            helper.make_node("Add", ["f2", "f2"], ["u"])],
+           [("x", xf)],
+           [("y", torch.relu(pf.reshape(3, -1) @ t(g1).T + t(gb)).numpy()),
+            ("z", (ff @ t(m1)).numpy()),
+            ("v", (ff @ t(g2)).numpy()),
+            ("v2", (ff @ t(g2)).numpy()),
+            ("u", (ff + ff).numpy())], 13,
+           inits=[("w", wf), ("g1", g1), ("gb", gb), ("m1", m1), ("g2", g2),
+                  ("s", np.array([3, -1], np.int64))])
