@@ -103,10 +103,18 @@ typedef struct lmnn_conv2d_options {
      * output pixels per patch row (fewer, fuller tiles when OC or KH * KW * C
      * is far from a multiple of 32). */
     lmnn_layout output_layout;
+    /* With a ROW_MAJOR output: give it as [N * OH, OW * OC], a page per image
+     * row, instead of [1, 1, N * OH * OW, OC]. The same elements in the same
+     * order; a convolution or pooling reading it (batch_size, input_height
+     * and input_width set) moves a row of pixels per transfer instead of a
+     * pixel. */
+    bool output_image_rows;
     /* NHWC only: the image's N, H and W when the input holds it flat, as
      * ttnn's conv2d takes it: any shape whose last dim is C and whose other
      * dims multiply to N * H * W ([1, 1, N * H * W, C], a flat_output
-     * result). All 0 (init): the input is [N, H, W, C]. */
+     * result), or whose last dim is W * C and whose other dims multiply to
+     * N * H (an output_image_rows result). All 0 (init): the input is
+     * [N, H, W, C]. */
     int32_t batch_size, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_conv2d_options;
@@ -172,6 +180,8 @@ typedef struct lmnn_pool2d_options {
     int32_t divisor_override;
     /* As lmnn_conv2d_options' (pooling only; not the global pooling). */
     bool flat_output;
+    lmnn_layout output_layout;
+    bool output_image_rows;
     int32_t batch_size, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_pool2d_options;

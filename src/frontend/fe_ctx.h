@@ -82,8 +82,9 @@ typedef struct fe_plan {
     fe_fusion fusion;
     bool lowered_precision; /* float math below float32 (dtype mode) */
     /* Output 0 (the fused chain's last value) is handed over as a flat NHWC
-     * image, [1, 1, N * H * W, C] for the value's [N, C, H, W]: every
-     * reader takes that form (fe_plan_layouts). */
+     * image, [1, 1, N * H * W, C] (tile) or [N * H, W * C] (row-major, a
+     * page per image row) for the value's [N, C, H, W]: every reader takes
+     * that form (fe_plan_layouts). */
     bool nhwc_out;
     /* Output 0, [N, C * H * W] in ONNX, holds its columns in NHWC order
      * (h, w, c) instead: every reader permutes its constant operand's rows
@@ -211,7 +212,7 @@ lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
 /* The same in row-major layout (index tensors). */
 lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
 /* Input i of a node that reads images (FE_IMAGE_IN): the flat NHWC form
- * ([1, 1, N * H * W, C] tile) when its producer wrote one (*out_flat
+ * (fe_plan.nhwc_out's) when its producer wrote one (*out_flat
  * true), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
@@ -219,7 +220,7 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
  * tensors that go through float math: a new tensor the caller frees. */
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                           bool *out_owned);
-/* Flat NHWC image `image` ([1, 1, N * H * W, C]) of the NCHW value `dims`
+/* Flat NHWC image `image` (fe_plan.nhwc_out's) of the NCHW value `dims`
  * (N, C, H, W) as a new tile tensor of shape `to` in NCHW element order
  * ([N, C, H, W] itself, or any reshape of it). */
 lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,

@@ -1162,10 +1162,10 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
 }
 
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
- * weight wm. */
-/* `image`: x is a flat NHWC image of the given N, H, W (fe_in_image), else
- * NULL; `flat_out`: give the result as one (fe_plan.nhwc_out); `rows`: as a
- * row-major one (its readers' form), with the constant weight wm packed for
+ * weight wm. `image`: x is a flat NHWC image of the given N, H, W
+ * (fe_in_image), else NULL; `flat_out`: give the result as one
+ * (fe_plan.nhwc_out); `rows`: as a row-major one with a page per image row
+ * (its readers' fastest form), with the constant weight wm packed for
  * the output pixels the library computes per patch row (made once, for an
  * input of `dims` N, H, W) when `pack`. */
 static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
@@ -1196,7 +1196,10 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
-    if (rows) o.output_layout = LMNN_ROW_MAJOR;
+    if (rows) {
+        o.output_layout = LMNN_ROW_MAJOR;
+        o.output_image_rows = true; /* the readers move a row of pixels at a time */
+    }
     uint64_t key = key_of(KEY_CONV_W_PACKED, (uint64_t)(n - c->g->nodes));
     lmnn_tensor packed;
     if (rows && pack && !fe_cache_get(c, key, &packed)) {
@@ -1659,6 +1662,11 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
         /* A flat image in gives one out (the library keeps the order). */
         bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
         o.flat_output = flat_in || flat_out;
+        /* For readers of images, as a convolution's (conv2d_call). */
+        if (flat_out && c->float_dtype != LMNN_BFLOAT8_B) {
+            o.output_layout = LMNN_ROW_MAJOR;
+            o.output_image_rows = true;
+        }
         st = is_max ? lmnn_max_pool2d(x, &o, &r) : lmnn_avg_pool2d(x, &o, &r);
         if (st) return fe_nn_fail(c, n, st);
         return flat_out || !flat_in ? fe_out_from_float(c, n, 0, r) : nchw_out(c, n, r);

@@ -45,19 +45,25 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
                            "batch_size, input_height, input_width: expected all >= 1, given "
                            "(%d, %d, %d)",
                            flat[0], flat[1], flat[2]);
-        uint64_t pixels = 1, want = (uint64_t)flat[0] * (uint64_t)flat[1] * (uint64_t)flat[2];
+        uint64_t rows = 1, want = (uint64_t)flat[0] * (uint64_t)flat[1] * (uint64_t)flat[2];
         for (uint32_t i = 0; i + 1 < x->shape.rank; i++)
-            pixels *= x->shape.dims[i];
-        if (x->shape.rank < 2 || pixels != want)
+            rows *= x->shape.dims[i];
+        uint32_t last = x->shape.rank ? x->shape.dims[x->shape.rank - 1] : 0;
+        /* A page per pixel, or per image row ([N * H, W * C]). */
+        bool image_rows =
+            rows != want && rows * (uint64_t)flat[2] == want && last % (uint32_t)flat[2] == 0;
+        if (x->shape.rank < 2 || (rows != want && !image_rows))
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "input: shape %s does not hold a flat image of %d x %d x %d pixels "
-                           "(expected [..., C] with N * H * W = %llu rows)",
+                           "(expected [..., C] with N * H * W = %llu rows, or [..., W * C] with "
+                           "N * H = %llu)",
                            nn_shape_str(&x->shape, s, sizeof s), flat[0], flat[1], flat[2],
-                           (unsigned long long)want);
+                           (unsigned long long)want,
+                           (unsigned long long)((uint64_t)flat[0] * (uint64_t)flat[1]));
         *n = (uint32_t)flat[0];
         *h = (uint32_t)flat[1];
         *w = (uint32_t)flat[2];
-        *c = x->shape.dims[x->shape.rank - 1];
+        *c = image_rows ? last / (uint32_t)flat[2] : last;
         return LM_OK;
     }
     if (x->shape.rank != 4)
@@ -316,6 +322,39 @@ lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, u
     return LM_OK;
 }
 
+lm_status nn_conv_output_layout(const char *op, bool flat, lmnn_layout layout, bool image_rows,
+                                lmnn_dtype dtype, bool *out_rm) {
+    lmnn_layout l = layout ? layout : LMNN_TILE;
+    if (l != LMNN_TILE && l != LMNN_ROW_MAJOR)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output_layout: unknown layout %d",
+                       (int)layout);
+    *out_rm = l == LMNN_ROW_MAJOR;
+    if (*out_rm && !flat)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_layout: row_major needs flat_output (a flat NHWC image)");
+    if (*out_rm && dtype == LMNN_BFLOAT8_B)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_layout: row_major needs a float32 or bfloat16 output, given "
+                       "bfloat8_b");
+    if (image_rows && !*out_rm)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_image_rows: needs output_layout row_major (pages of a tile "
+                       "image are tiles)");
+    return LM_OK;
+}
+
+lm_status nn_conv_flat_rm(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
+                          bool image_rows, const lmnn_memory_config *memory, lmnn_tensor *out) {
+    nn_tensor *t, *o;
+    lm_status st = nn_get_tensor(op, "output", y, &t);
+    lmnn_shape s = image_rows ? LMNN_SHAPE(g->n * g->oh, g->ow * c)
+                              : LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c);
+    if (!st) st = nn_tensor_new(op, t->device, &s, t->dtype, LMNN_ROW_MAJOR, memory, out, &o);
+    if (!st && (st = nn_untilize(op, t, o))) nn_tensor_discard(*out);
+    lmnn_tensor_free(y);
+    return st;
+}
+
 /* ---- output pixels packed into patch rows ----
  *
  * A convolution of stride 1 along W computes P neighbouring output pixels
@@ -566,19 +605,6 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
     return prepare(op, true, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, 1, out);
 }
 
-/* The product y [N * OH * OW / p, p * OC] (tile, consumed) as the flat
- * row-major image [1, 1, N * OH * OW, OC]. */
-static lm_status flat_rows(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t oc,
-                           uint32_t p, const lmnn_memory_config *memory, lmnn_tensor *out) {
-    nn_tensor *t, *o;
-    lm_status st = nn_get_tensor(op, "output", y, &t);
-    lmnn_shape s = LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, oc);
-    if (!st) st = nn_tensor_new(op, t->device, &s, t->dtype, LMNN_ROW_MAJOR, memory, out, &o);
-    if (!st && (st = nn_untilize_split(op, t, p, o))) nn_tensor_discard(*out);
-    lmnn_tensor_free(y);
-    return st;
-}
-
 /* ---- the ops ---- */
 
 static lm_status check_pair(const char *op, const char *arg, const int32_t *v, int32_t min) {
@@ -754,19 +780,10 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, x);
     if ((st = nn_check_memory(op, &memory))) return st;
-    bool flat = opts->flat_output;
-    lmnn_layout out_layout = opts->output_layout ? opts->output_layout : LMNN_TILE;
-    if (out_layout != LMNN_TILE && out_layout != LMNN_ROW_MAJOR)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output_layout: unknown layout %d",
-                       (int)opts->output_layout);
-    bool rm_out = out_layout == LMNN_ROW_MAJOR;
-    if (rm_out && !flat)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "output_layout: row_major needs flat_output (a flat NHWC image)");
-    if (rm_out && dtype == LMNN_BFLOAT8_B)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "output_layout: row_major needs a float32 or bfloat16 output, given "
-                       "bfloat8_b");
+    bool flat = opts->flat_output, rm_out;
+    if ((st = nn_conv_output_layout(op, flat, opts->output_layout, opts->output_image_rows, dtype,
+                                    &rm_out)))
+        return st;
     if (opts->fp32_accumulate > LMNN_FP32_ACC_OFF)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "fp32_accumulate: unknown value %d",
                        (int)opts->fp32_accumulate);
@@ -842,7 +859,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(bt, bias);
     drop(rows, input);
     drop(patches, (lmnn_tensor){0});
-    if (!st && rm_out) return flat_rows(op, y, &gm, oc, pack, &memory, out);
+    if (!st && rm_out)
+        return nn_conv_flat_rm(op, y, &gm, oc, opts->output_image_rows, &memory, out);
     if (!st)
         st = nn_conv_finish(op, y, &gm, oc, flat ? LMNN_NHWC : opts->input_layout, flat, &memory,
                             out);

@@ -18,15 +18,16 @@ typedef struct nn_conv_geom {
 
 /* The dims of image `x` in `layout` order: rank 4, or (NHWC, `flat` = the
  * options' batch_size, input_height, input_width, not all 0) any shape
- * whose last dim is C and whose other dims multiply to N * H * W.
- * "<op>: input: ..." errors. */
+ * whose last dim is C and whose other dims multiply to N * H * W, or whose
+ * last dim is W * C and whose other dims multiply to N * H (a page per image
+ * row). "<op>: input: ..." errors. */
 lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
                              const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *h,
                              uint32_t *w);
 
 /* Image `x` as a row-major NHWC tensor of float32 or bfloat16 (one page per
- * pixel, or for one channel per image row). *out is xh itself when x is that already, else a new
- * tensor the caller frees (free it only when out->id != xh.id). */
+ * pixel, or per image row when x has such pages or one channel). *out is xh itself when x is that
+ * already, else a new tensor the caller frees (free it only when out->id != xh.id). */
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
                        const int32_t *flat, lmnn_tensor *out, nn_tensor **out_t);
 
@@ -52,5 +53,16 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
 lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
                          lmnn_image_layout layout, bool flat, const lmnn_memory_config *memory,
                          lmnn_tensor *out);
+
+/* Checks the options' output_layout and output_image_rows (flat: their
+ * flat_output; dtype: the output's); *out_rm: a row-major output. */
+lm_status nn_conv_output_layout(const char *op, bool flat, lmnn_layout layout, bool image_rows,
+                                lmnn_dtype dtype, bool *out_rm);
+
+/* The result `y` ([n * oh * ow, c] tile, or a packed convolution's
+ * [n * oh * ow / p, p * c]; consumed) as the row-major flat image in
+ * `memory`: [1, 1, n * oh * ow, c], or with `image_rows` [n * oh, ow * c]. */
+lm_status nn_conv_flat_rm(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
+                          bool image_rows, const lmnn_memory_config *memory, lmnn_tensor *out);
 
 #endif

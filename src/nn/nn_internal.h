@@ -267,14 +267,13 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                             const nn_unary_reader *reader, lmnn_tensor *out);
 
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
- * untilize a tile tensor into a row-major `out`, on the device. */
+ * untilize a tile tensor into a row-major `out`, on the device. `out` of an
+ * untilize may also have rows of another length than `in` (same volume):
+ * the same elements in the same order, e.g. a convolution's packed output
+ * pixels as a page per pixel or per image row; `in`'s rows must then span
+ * at most 8 tiles. */
 lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out);
 lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out);
-/* Untilize tile tensor `in` [..., R, W] into row-major `out` [..., R * split,
- * W / split]: each row of `in` becomes `split` rows of `out` (the same
- * elements in the same order; a convolution's packed output pixels). W must
- * divide by split and span at most 8 tiles. */
-lm_status nn_untilize_split(const char *op, nn_tensor *in, uint32_t split, nn_tensor *out);
 
 /* Copies tile tensor `in` into tile tensor `out` of the same dtype (float32,
  * bfloat16, uint32 or int32) and volume but another shape: the elements keep

@@ -20,21 +20,22 @@ static lmnn_dtype rm_dtype_of(lmnn_dtype dtype) {
     return dtype == LMNN_BFLOAT8_B ? LMNN_FLOAT32 : dtype;
 }
 
-/* `split`: rows of `out` per row of `in` (untilize only; see
- * nn_untilize_split). */
-static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, uint32_t split,
-                            nn_tensor *out) {
+/* An untilize may give `out` rows of another length than `in`'s (see
+ * nn_untilize); a tilize may not. */
+static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_tensor *out) {
     const nn_tensor *rm = untilize ? out : in, *tl = untilize ? in : out;
     nn_tiles g = nn_tiles_of(&in->shape);
     /* The last unit of a row may be narrower; the kernels still move a full
      * unit's pages for it, so no unit wraps around the circular buffers. */
     uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
     uint32_t nb = (g.wt + block - 1) / block;
-    if (split > 1 && (nb > 1 || g.w % split))
-        return nn_fail(LM_ERR_INTERNAL, op, "untilize: rows of %u cannot split in %u", g.w, split);
+    uint32_t len = nn_tiles_of(&out->shape).w;
+    if (len != g.w &&
+        (!untilize || nb > 1 || lmnn_shape_volume(&in->shape) != lmnn_shape_volume(&out->shape)))
+        return nn_fail(LM_ERR_INTERNAL, op, "untilize: rows of %u cannot become rows of %u", g.w,
+                       len);
     nn_key key;
     nn_key_init(&key, untilize ? "untilize" : "tilize");
-    nn_key_add(&key, &split, sizeof split);
     nn_key_tensor(&key, in);
     nn_key_tensor(&key, out);
     nn_program *prog = nn_cache_find(in->device, &key);
@@ -45,7 +46,7 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, uint32
         uint32_t esize = nn_rm_elem_size(rm->dtype);
         uint32_t args[] = {in->memory.type == LM_BUFFER_DRAM, out->memory.type == LM_BUFFER_DRAM,
                            esize};
-        uint32_t shape[] = {g.h, g.w, g.ht, g.wt, block, split};
+        uint32_t shape[] = {g.h, g.w, g.ht, g.wt, block, len};
         lm_data_format frm = rm_format(rm->dtype), ftl = nn_tile_format(tl->dtype);
         uint32_t rm_page = 32 * 32 * esize, tl_page = (uint32_t)lm_tile_size(ftl);
         lm_kernel_define def = {"NN_UNTILIZE", NULL}, rdef = {"NN_UNITS_READ", NULL};
@@ -88,15 +89,11 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, uint32
 }
 
 lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out) {
-    return row_blocks(op, false, in, 1, out);
+    return row_blocks(op, false, in, out);
 }
 
 lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out) {
-    return row_blocks(op, true, in, 1, out);
-}
-
-lm_status nn_untilize_split(const char *op, nn_tensor *in, uint32_t split, nn_tensor *out) {
-    return row_blocks(op, true, in, split ? split : 1, out);
+    return row_blocks(op, true, in, out);
 }
 
 /* ---- host <-> device ---- */

@@ -31,6 +31,7 @@ typedef struct pool_plan {
     nn_conv_geom g;
     lmnn_dtype dtype;
     lmnn_memory_config memory;
+    bool rm_out; /* a row-major flat output (output_layout) */
 } pool_plan;
 
 static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_pool2d_options *o,
@@ -105,6 +106,9 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(p->dtype));
     p->memory = nn_output_memory(&o->output.memory, p->x);
+    if ((st = nn_conv_output_layout(op, o->flat_output, o->output_layout, o->output_image_rows,
+                                    p->dtype, &p->rm_out)))
+        return st;
     return nn_check_memory(op, &p->memory);
 }
 
@@ -187,6 +191,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         if (y.id) lmnn_tensor_free(y);
         return st;
     }
+    if (p.rm_out) return nn_conv_flat_rm(op, y, g, g->c, opts->output_image_rows, &p.memory, out);
     return nn_conv_finish(op, y, g, g->c, opts->flat_output ? LMNN_NHWC : opts->input_layout,
                           opts->flat_output, &p.memory, out);
 }

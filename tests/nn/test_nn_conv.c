@@ -21,8 +21,10 @@ typedef struct conv_case {
     uint32_t n, c, h, w, oc, kh, kw;
     int32_t stride[2], pad[4], dil[2], groups, outpad[2];
     bool transpose, bias, relu, nhwc, row_major, prepared, flat, l1;
-    bool flat_in; /* NHWC given as [1, 1, N * H * W, C] with batch_size etc. */
-    bool rm_out;  /* a row-major flat output (output_layout), flat implied */
+    bool flat_in;  /* NHWC given as [1, 1, N * H * W, C] with batch_size etc. */
+    bool rm_out;   /* a row-major flat output (output_layout), flat implied */
+    bool rows_in;  /* flat_in as [N * H, W * C]: a page per image row */
+    bool rows_out; /* rm_out as [N * OH, OW * OC] (output_image_rows) */
     lmnn_dtype dtype;
 } conv_case;
 
@@ -155,9 +157,10 @@ static void run_case(const char *name, conv_case k, bool cache) {
     double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
     reference(&k, x, w, k.bias ? b : NULL, oh, ow, want, scale);
 
-    lmnn_shape xs = k.flat_in ? LMNN_SHAPE(1, 1, k.n * k.h * k.w, k.c)
-                    : k.nhwc  ? LMNN_SHAPE(k.n, k.h, k.w, k.c)
-                              : LMNN_SHAPE(k.n, k.c, k.h, k.w);
+    lmnn_shape xs = k.rows_in   ? LMNN_SHAPE(k.n * k.h, k.w * k.c)
+                    : k.flat_in ? LMNN_SHAPE(1, 1, k.n * k.h * k.w, k.c)
+                    : k.nhwc    ? LMNN_SHAPE(k.n, k.h, k.w, k.c)
+                                : LMNN_SHAPE(k.n, k.c, k.h, k.w);
     lmnn_shape ws =
         k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kh, k.kw) : LMNN_SHAPE(k.oc, k.c / g, k.kh, k.kw);
     lmnn_shape bs = LMNN_SHAPE(k.oc);
@@ -177,6 +180,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
     if (k.relu) o.activation = LMNN_RELU;
     o.flat_output = k.flat;
     if (k.rm_out) o.output_layout = LMNN_ROW_MAJOR;
+    o.output_image_rows = k.rows_out;
     if (k.flat_in) {
         o.batch_size = (int32_t)k.n;
         o.input_height = (int32_t)k.h;
@@ -209,11 +213,13 @@ static void run_case(const char *name, conv_case k, bool cache) {
     }
     lmnn_tensor_info info;
     CHECK_OK(lmnn_tensor_get_info(out, &info));
-    lmnn_shape es = k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.oc)
-                    : k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.oc)
-                             : LMNN_SHAPE(k.n, k.oc, oh, ow);
+    lmnn_shape es = k.rows_out ? LMNN_SHAPE(k.n * oh, ow * k.oc)
+                    : k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.oc)
+                    : k.nhwc   ? LMNN_SHAPE(k.n, oh, ow, k.oc)
+                               : LMNN_SHAPE(k.n, k.oc, oh, ow);
     CHECK(info.memory.type == (k.l1 ? LM_BUFFER_L1 : LM_BUFFER_DRAM));
-    CHECK(info.shape.rank == 4 && !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * 4));
+    CHECK(info.shape.rank == es.rank &&
+          !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * es.rank));
     CHECK(info.layout == (k.rm_out ? LMNN_ROW_MAJOR : LMNN_TILE) && info.dtype == k.dtype);
     float *got = nn_download(out);
     CHECK(got);
@@ -548,6 +554,47 @@ static void test_row_major_out(void) {
     k.stride[1] = 1;
     k.oc = 40;
     run_case("3 -> 40 (no packing)", k, false);
+    /* A page per image row, out and in (output_image_rows): rows written a
+     * page at a time, packed or not, rows narrower than a tile compacted;
+     * and read back by the next convolution a row at a time. */
+    k = (conv_case){.n = 2,
+                    .c = 1,
+                    .h = 12,
+                    .w = 12,
+                    .oc = 8,
+                    .kh = 3,
+                    .kw = 3,
+                    .pad = {1, 1, 1, 1},
+                    .bias = true,
+                    .flat = true,
+                    .rm_out = true,
+                    .rows_out = true};
+    run_case("1 -> 8, image rows out", k, true);
+    k = (conv_case){.n = 2,
+                    .c = 8,
+                    .h = 9,
+                    .w = 10,
+                    .oc = 16,
+                    .kh = 3,
+                    .kw = 3,
+                    .pad = {0, 1, 0, 0},
+                    .flat = true,
+                    .rm_out = true,
+                    .rows_out = true,
+                    .nhwc = true,
+                    .row_major = true,
+                    .flat_in = true,
+                    .rows_in = true};
+    run_case("8 -> 16, image rows in and out", k, true);
+    k.stride[0] = k.stride[1] = 2;
+    run_case("8 -> 16 stride 2, image rows", k, false);
+    k.stride[0] = k.stride[1] = 1;
+    k.oc = 5;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("8 -> 5 bf16, image rows (odd pages)", k, false);
+    k.dtype = 0;
+    k.row_major = false;
+    run_case("8 -> 5, image rows in as tiles", k, false);
 
     /* The prepared forms, and what refuses them. */
     lmnn_shape xs = LMNN_SHAPE(1, 1, 2 * 28 * 28, 1), ws = LMNN_SHAPE(8, 1, 3, 3);
@@ -608,6 +655,12 @@ static void test_row_major_out(void) {
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: output_layout: row_major needs a float32 or bfloat16 output, given "
                 "bfloat8_b");
+    o.output.dtype = 0;
+    o.output_layout = LMNN_TILE;
+    o.output_image_rows = true;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: output_image_rows: needs output_layout row_major (pages of a tile "
+                "image are tiles)");
     lmnn_tensor_free(x);
     lmnn_tensor_free(w);
     lmnn_tensor_free(wp);
@@ -943,7 +996,8 @@ static void test_errors(void) {
     o.input_height = 2;
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: input: shape [1, 4, 5, 5] does not hold a flat image of 1 x 2 x 1 "
-                "pixels (expected [..., C] with N * H * W = 2 rows)");
+                "pixels (expected [..., C] with N * H * W = 2 rows, or [..., W * C] with N * H = "
+                "2)");
     o.input_layout = LMNN_NCHW;
     o.batch_size = o.input_height = o.input_width = 0;
     /* A prepared weight needs the kernel size and the right row count. */

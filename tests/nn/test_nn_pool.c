@@ -19,6 +19,9 @@ typedef struct pool_case {
     int32_t stride[2], pad[4], dil[2], divisor;
     bool avg, ceil_mode, exclude_pad, nhwc, row_major, global;
     bool flat, flat_in; /* flat_output; NHWC given as [1, 1, N * H * W, C] */
+    bool rows_in;       /* flat_in as [N * H, W * C]: a page per image row */
+    bool rm_out;        /* output_layout ROW_MAJOR (flat implied) */
+    bool rows_out;      /* and as [N * OH, OW * C] (output_image_rows) */
     lmnn_dtype dtype;
 } pool_case;
 
@@ -90,9 +93,10 @@ static void run_case(const char *name, pool_case k, bool cache) {
                     xin[((size_t)n * k.h * k.w + p) * k.c + c] =
                         x0[((size_t)n * k.c + c) * k.h * k.w + p];
     }
-    lmnn_shape xs = k.flat_in ? LMNN_SHAPE(1, 1, k.n * k.h * k.w, k.c)
-                    : k.nhwc  ? LMNN_SHAPE(k.n, k.h, k.w, k.c)
-                              : LMNN_SHAPE(k.n, k.c, k.h, k.w);
+    lmnn_shape xs = k.rows_in   ? LMNN_SHAPE(k.n * k.h, k.w * k.c)
+                    : k.flat_in ? LMNN_SHAPE(1, 1, k.n * k.h * k.w, k.c)
+                    : k.nhwc    ? LMNN_SHAPE(k.n, k.h, k.w, k.c)
+                                : LMNN_SHAPE(k.n, k.c, k.h, k.w);
     lmnn_tensor xt, out;
     CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
     lmnn_pool2d_options o;
@@ -107,6 +111,8 @@ static void run_case(const char *name, pool_case k, bool cache) {
     o.count_include_pad = !k.exclude_pad;
     o.divisor_override = k.divisor;
     o.flat_output = k.flat;
+    if (k.rm_out) o.output_layout = LMNN_ROW_MAJOR;
+    o.output_image_rows = k.rows_out;
     if (k.flat_in) {
         o.batch_size = (int32_t)k.n;
         o.input_height = (int32_t)k.h;
@@ -130,11 +136,13 @@ static void run_case(const char *name, pool_case k, bool cache) {
 #undef RUN
     lmnn_tensor_info info;
     CHECK_OK(lmnn_tensor_get_info(out, &info));
-    lmnn_shape es = k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.c)
-                    : k.nhwc ? LMNN_SHAPE(k.n, oh, ow, k.c)
-                             : LMNN_SHAPE(k.n, k.c, oh, ow);
-    CHECK(info.shape.rank == 4 && !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * 4));
-    CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
+    lmnn_shape es = k.rows_out ? LMNN_SHAPE(k.n * oh, ow * k.c)
+                    : k.flat   ? LMNN_SHAPE(1, 1, k.n * oh * ow, k.c)
+                    : k.nhwc   ? LMNN_SHAPE(k.n, oh, ow, k.c)
+                               : LMNN_SHAPE(k.n, k.c, oh, ow);
+    CHECK(info.shape.rank == es.rank &&
+          !memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * es.rank));
+    CHECK(info.layout == (k.rm_out ? LMNN_ROW_MAJOR : LMNN_TILE) && info.dtype == k.dtype);
     float *got = nn_download(out);
     CHECK(got);
     if (k.nhwc || k.flat) {
@@ -165,7 +173,7 @@ static void run_case(const char *name, pool_case k, bool cache) {
                  want[bad], scale[bad]);
         test_fail_(__FILE__, __LINE__, m);
     }
-    if (k.dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(out));
+    if (k.dtype == LMNN_FLOAT32 && !k.rm_out) CHECK(nn_padding_is_zero(out));
     if (k.avg && ratio > worst_avg_) worst_avg_ = ratio;
     lmnn_tensor_free(out);
     lmnn_tensor_free(xt);
@@ -350,6 +358,34 @@ static void test_flat(void) {
     k.avg = k.flat = true;
     k.row_major = false;
     run_case("avg flat in, flat output", k, false);
+    /* Row-major results, a page per pixel or per image row, and images
+     * read a row per page (output_image_rows). */
+    k.avg = false;
+    k.rm_out = true;
+    run_case("max flat in, row-major output", k, true);
+    k.rows_out = true;
+    run_case("max flat in, image rows output", k, false);
+    k.rows_in = k.row_major = true;
+    run_case("max image rows in and out", k, true);
+    k.avg = true;
+    k.exclude_pad = true;
+    run_case("avg image rows in and out", k, false);
+    k = (pool_case){.n = 2,
+                    .c = 8,
+                    .h = 28,
+                    .w = 28,
+                    .kh = 2,
+                    .kw = 2,
+                    .stride = {2, 2},
+                    .nhwc = true,
+                    .flat_in = true,
+                    .rows_in = true,
+                    .row_major = true,
+                    .flat = true,
+                    .rm_out = true,
+                    .rows_out = true,
+                    .dtype = LMNN_BFLOAT16};
+    run_case("max 2x2 28x28x8 bf16, image rows", k, false);
 }
 
 static void test_global(void) {
@@ -496,6 +532,25 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_global_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_global_avg_pool2d: output.dtype: expected a float dtype, given int32");
     o.output.dtype = 0;
+    /* Row-major outputs: flat ones only, not bfloat8_b, image rows only
+     * row-major. */
+    o.output_layout = LMNN_ROW_MAJOR;
+    CHECK_FAILS(lmnn_max_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_max_pool2d: output_layout: row_major needs flat_output (a flat NHWC image)");
+    o.flat_output = true;
+    o.output.dtype = LMNN_BFLOAT8_B;
+    CHECK_FAILS(lmnn_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool2d: output_layout: row_major needs a float32 or bfloat16 output, "
+                "given bfloat8_b");
+    o.output.dtype = 0;
+    o.output_layout = (lmnn_layout)7;
+    CHECK_FAILS(lmnn_max_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_max_pool2d: output_layout: unknown layout 7");
+    o.output_layout = LMNN_TILE;
+    o.output_image_rows = true;
+    CHECK_FAILS(lmnn_max_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_max_pool2d: output_image_rows: needs output_layout row_major");
+    o.output_image_rows = o.flat_output = false;
     o.input_layout = (lmnn_image_layout)3;
     CHECK_FAILS(lmnn_global_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_global_avg_pool2d: input_layout: unknown layout 3");

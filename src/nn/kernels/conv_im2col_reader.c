@@ -92,22 +92,28 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
 static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl;
 static uint32_t g_OH, g_OW;
 
-/* Tap (dy, dx) of output rows row .. row + count - 1 (mode 2, a pixel per
- * page) into rows `pitch` bytes apart at dst: the output pixel stepped
- * along rather than divided out of each row, one read per row (this loop is
- * a pooling's whole cost). Positions outside the image read `fill`. */
+/* The NoC address of page g of the image. */
+static uint64_t page_addr(uint32_t g) {
+    return lm_bank_noc_addr(img_dram, g % banks, img_base + g / banks * pstride);
+}
+
+/* Tap (dy, dx) of output rows row .. row + count - 1 (mode 2) into rows
+ * `pitch` bytes apart at dst: the output pixel stepped along rather than
+ * divided out of each row, one read per row (this loop is a pooling's whole
+ * cost); with a page per image row, the row's address worked out once per
+ * image row. Positions outside the image read `fill`. */
 static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, int32_t dy,
                       int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
     uint32_t n = row / (g_OH * g_OW), p = row % (g_OH * g_OW);
     uint32_t oy = p / g_OW, ox = p % g_OW;
     int32_t vx0 = dx - g_pl, vy = (int32_t)oy * g_sh - g_pt + dy, vx = (int32_t)ox * g_sw + vx0;
-    uint32_t rowpix = (n * (uint32_t)g_H + (uint32_t)vy) * (uint32_t)g_W;
+    uint32_t line = n * (uint32_t)g_H + (uint32_t)vy; /* the image row (n, vy) */
+    uint64_t line_addr = ppp > 1 && (uint32_t)vy < (uint32_t)g_H ? page_addr(line) : 0;
     for (uint32_t r = 0; r < count; r++, dst += pitch) {
         if ((uint32_t)vy < (uint32_t)g_H && (uint32_t)vx < (uint32_t)g_W) {
-            uint32_t pix = rowpix + (uint32_t)vx;
-            noc_async_read(
-                lm_bank_noc_addr(img_dram, pix % banks, img_base + pix / banks * pstride), dst,
-                psize);
+            uint64_t a = ppp > 1 ? line_addr + (uint32_t)vx * psize
+                                 : page_addr(line * (uint32_t)g_W + (uint32_t)vx);
+            noc_async_read(a, dst, psize);
         } else {
             fill_run(dst, C, esize, fill);
         }
@@ -121,7 +127,8 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count
                 vy = dy - g_pt;
                 n++;
             }
-            rowpix = (n * (uint32_t)g_H + (uint32_t)vy) * (uint32_t)g_W;
+            line = n * (uint32_t)g_H + (uint32_t)vy;
+            if (ppp > 1 && (uint32_t)vy < (uint32_t)g_H) line_addr = page_addr(line);
         }
     }
 }
@@ -187,8 +194,8 @@ void kernel_main(void) {
     }
     /* POOL_FUSED gives each unit's block once per tap, taps in order. */
     uint32_t taps = mode == 2 ? KH * KW : 1;
-    /* Whole pooling rows from pixel pages, not strided virtually: pool_rows. */
-    bool fast_pool = mode == 2 && ppp == 1 && uh == 1 && uw == 1 && cols_zeroed;
+    /* Whole pooling rows, not strided virtually: pool_rows. */
+    bool fast_pool = mode == 2 && uh == 1 && uw == 1 && cols_zeroed;
     g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_OH = OH, g_OW = OW;
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);

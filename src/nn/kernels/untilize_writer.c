@@ -1,37 +1,65 @@
 /* Untilize, writer: the logical part of each unit's 32 rows, from circular
  * buffer 16, into the row-major tensor at common argument 1. Compile-time
- * and runtime args as tilize_reader.c, and runtime arg 7: pages per row
- * (split > 1: each row is `split` rows of the tensor, W / split wide, and a
- * unit holds whole rows). */
+ * and runtime args as tilize_reader.c, and runtime arg 7: the elements of a
+ * row of the row-major tensor, `len`.
+ *
+ * len = W (the tile tensor's row): a write per row. Otherwise the two
+ * tensors hold the same elements in the same order with rows of another
+ * length, a unit holds whole rows, and its rows, made contiguous in L1, are
+ * one run of the flat element order: written a page (or the part of one in
+ * the run) at a time -- a few writes where rows of W would take 32. */
 #include "dataflow_api.h"
+
+/* Moves the unit's rows 1..rows-1 from `pitch` bytes apart to `bytes`
+ * apart, in place (each goes down, so ascending order is safe). */
+static void compact(uint32_t src, uint32_t rows, uint32_t pitch, uint32_t bytes) {
+    for (uint32_t r = 1; r < rows; r++) {
+        if (bytes % 4 == 0) {
+            nn_copy_words(src + r * bytes, src + r * pitch, bytes / 4);
+        } else {
+            uint16_t *d = (uint16_t *)(uintptr_t)(src + r * bytes);
+            const uint16_t *s = (const uint16_t *)(uintptr_t)(src + r * pitch);
+            for (uint32_t i = 0; i < bytes / 2; i++)
+                d[i] = s[i];
+        }
+    }
+}
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
     uint32_t esize = get_compile_time_arg_val(2), h = get_arg_val(2);
     uint32_t w = get_arg_val(3), ht = get_arg_val(4);
-    uint32_t wt = get_arg_val(5), block = get_arg_val(6), split = get_arg_val(7);
+    uint32_t wt = get_arg_val(5), block = get_arg_val(6), len = get_arg_val(7);
     /* Every unit moves `room` pages, however many it fills, so no unit
      * wraps around the end of a circular buffer (2 * room pages). */
     uint32_t room = block < wt ? block : wt;
-    uint32_t page = w / split * esize;
     InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(1),
-                                  .page_size = page,
+                                  .page_size = len * esize,
                                   .is_dram = get_compile_time_arg_val(1)};
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
+        uint32_t rows = h - rb.tr * 32 < 32 ? h - rb.tr * 32 : 32;
         cb_wait_front(16, room);
         uint32_t src = get_read_ptr(16);
-        for (uint32_t r = 0; r < 32 && rb.tr * 32 + r < h; r++) {
-            uint32_t row = rb.b * h + rb.tr * 32 + r, at = src + r * width * esize;
-            if (split == 1) {
-                noc_async_write(at, get_noc_addr_interleaved(row, &out, col0 * esize),
-                                valid * esize);
-                continue;
+        if (len == w) {
+            for (uint32_t r = 0; r < rows; r++) {
+                uint32_t row = rb.b * h + rb.tr * 32 + r;
+                noc_async_write(src + r * width * esize,
+                                get_noc_addr_interleaved(row, &out, col0 * esize), valid * esize);
             }
-            for (uint32_t s = 0; s < split; s++, at += page)
-                noc_async_write(at, get_noc_addr_interleaved(row * split + s, &out, 0), page);
+        } else {
+            if (width != w) compact(src, rows, width * esize, w * esize);
+            uint32_t at = (rb.b * h + rb.tr * 32) * w, left = rows * w;
+            while (left) {
+                uint32_t page = at / len, off = at % len;
+                uint32_t n = len - off < left ? len - off : left;
+                noc_async_write(src, get_noc_addr_interleaved(page, &out, off * esize), n * esize);
+                src += n * esize;
+                at += n;
+                left -= n;
+            }
         }
         noc_async_write_barrier();
         cb_pop_front(16, room);
