@@ -852,7 +852,9 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         mo.output.dtype = dtype;
         if (opts->input_layout == LMNN_NHWC || flat)
             mo.output.memory = memory; /* see nn_conv_finish */
-        st = lmnn_linear(patches, wp, bt, &mo, &y);
+        /* A row-major result is untilized: its padding is never read. */
+        st = rm_out ? nn_linear_raw_padding(patches, wp, bt, &mo, &y)
+                    : lmnn_linear(patches, wp, bt, &mo, &y);
         if (st) st = nn_fail_call(st, op);
     }
     drop(wp, weight);

@@ -244,6 +244,13 @@ lm_status nn_unary_chain(const char *op, const char *arg, lmnn_unary_op uop, dou
  * A static string. */
 const char *nn_unary_fused_switch(void);
 
+/* The same for the ops whose chain is one call on dst register 0 (relu,
+ * exp, ...), that call made on register `nn_t` (a uint32_t) instead, so a
+ * block of results in dst can take the activation where it is; other ops
+ * run nothing (nn_unary_in_place tells them apart). A static string. */
+const char *nn_unary_fused_switch_at(void);
+bool nn_unary_in_place(lmnn_unary_op op);
+
 /* A data movement kernel reading circular buffer 0's tiles for
  * nn_unary_map_with in place of tile_reader.c: compile-time args, and the
  * runtime args after {first, count} (the same on every core). */
@@ -265,6 +272,14 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                             const lmnn_memory_config *memory, const char *chain,
                             const uint32_t *params, uint32_t uop, bool zero_pad,
                             const nn_unary_reader *reader, lmnn_tensor *out);
+
+/* lmnn_linear whose result's padding is left as the product makes it
+ * instead of zeroed (the zeroing costs a transfer per row of every edge
+ * tile, and every tile of a narrow product is one): for a caller that
+ * reads only the valid part, e.g. untilizes it. Breaks the zero-padding
+ * invariant: never hand the result to a user. */
+lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                                const lmnn_matmul_options *opts, lmnn_tensor *out);
 
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. `out` of an

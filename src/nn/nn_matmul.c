@@ -72,7 +72,8 @@ enum {
     MM_OUT_DRAM = 128,
     MM_BIAS_DRAM = 256,
     MM_ZERO_PAD = 512,
-    MM_KEEP_A = 1024, /* A's K blocks stay for a core's steps along a row of blocks */
+    MM_KEEP_A = 1024,       /* A's K blocks stay for a core's steps along a row of blocks */
+    MM_ACT_IN_PLACE = 2048, /* the activation runs on the block in dst (nn_unary_in_place) */
 };
 
 #define CB_INTERM 0
@@ -107,6 +108,7 @@ typedef struct mm_plan {
     uint64_t matrices; /* output matrices */
     bool b_shared;     /* b has one matrix */
     bool act, act_nonzero;
+    bool raw_padding; /* leave the output's padding as the product makes it */
     char chain[512];
     uint32_t act_params[NN_UNARY_PARAMS];
     lmnn_unary_op act_op;
@@ -333,7 +335,9 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                      (p->b->memory.type == LM_BUFFER_DRAM ? MM_B_DRAM : 0) |
                      (o->memory.type == LM_BUFFER_DRAM ? MM_OUT_DRAM : 0) |
                      (p->bias && p->bias->memory.type == LM_BUFFER_DRAM ? MM_BIAS_DRAM : 0) |
-                     (p->m % 32 || p->n % 32 ? MM_ZERO_PAD : 0) | (g->keep_a ? MM_KEEP_A : 0);
+                     ((p->m % 32 || p->n % 32) && !p->raw_padding ? MM_ZERO_PAD : 0) |
+                     (g->keep_a ? MM_KEEP_A : 0) |
+                     (p->act && nn_unary_in_place(p->act_op) ? MM_ACT_IN_PLACE : 0);
     args[ARG_FLAGS] = flags;
     args[ARG_OUT_FMT] = (uint32_t)fo;
     args[ARG_ND] = p->nd;
@@ -351,7 +355,10 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     uint32_t ndefs = 0;
     /* Every activation's chain, chosen by nn_op at run time: one compiled
      * kernel whatever the activation. */
-    if (p->act) defs[ndefs++] = (lm_kernel_define){"NN_MM_ACT", nn_unary_fused_switch()};
+    if (p->act) {
+        defs[ndefs++] = (lm_kernel_define){"NN_MM_ACT", nn_unary_fused_switch()};
+        defs[ndefs++] = (lm_kernel_define){"NN_MM_ACT_AT", nn_unary_fused_switch_at()};
+    }
     if (p->ta) defs[ndefs++] = (lm_kernel_define){"NN_MM_TA", "1"};
     nn_kernel_spec reader = {"matmul_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
     nn_kernel_spec compute = {
@@ -386,7 +393,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     if (!st && p->bias) {
         lm_data_format fbias = nn_tile_format(p->bias->dtype);
         st = nn_program_cb(op, prog, CB_ONES, LM_DATA_FORMAT_FLOAT16_B,
-                           (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT16_B), 2);
+                           (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT16_B), 3);
         if (!st)
             st = nn_program_cb(op, prog, CB_BIAS, fbias, (uint32_t)lm_tile_size(fbias), 2 * nb);
     }
@@ -452,10 +459,11 @@ static lm_status launch(const char *op, const nn_program *prog, const mm_plan *p
     return st ? nn_fail_call(st, op) : LM_OK;
 }
 
-/* matmul and linear: `an`, `bn` name the operands in messages. */
+/* matmul and linear: `an`, `bn` name the operands in messages;
+ * `raw_padding`: see nn_linear_raw_padding. */
 static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
                         lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
-                        lmnn_tensor *out) {
+                        bool raw_padding, lmnn_tensor *out) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     lmnn_matmul_options defaults;
     if (!opts) {
@@ -491,6 +499,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
         p.act = true;
         p.act_op = opts->activation;
     }
+    p.raw_padding = raw_padding;
     p.ta = opts->transpose_a;
     p.tb = opts->transpose_b;
     p.mcast = opts->multicast;
@@ -523,7 +532,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     nn_key_init(&key, "matmul");
     nn_key_u32(&key, (uint32_t)p.ta | (uint32_t)p.tb << 1 | (uint32_t)p.fp32 << 2 |
                          (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4 |
-                         (uint32_t)p.mcast << 5);
+                         (uint32_t)p.mcast << 5 | (uint32_t)p.raw_padding << 6);
     nn_key_u32(&key, (uint32_t)p.act_op);
     nn_key_add(&key, p.act_params, sizeof p.act_params); /* runtime args */
     nn_key_tensor(&key, p.a);
@@ -549,10 +558,15 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
 
 lm_status lmnn_matmul(lmnn_tensor a, lmnn_tensor b, const lmnn_matmul_options *opts,
                       lmnn_tensor *out) {
-    return matmul("lmnn_matmul", "a", "b", a, b, (lmnn_tensor){0}, opts, out);
+    return matmul("lmnn_matmul", "a", "b", a, b, (lmnn_tensor){0}, opts, false, out);
 }
 
 lm_status lmnn_linear(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                       const lmnn_matmul_options *opts, lmnn_tensor *out) {
-    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, out);
+    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, false, out);
+}
+
+lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                                const lmnn_matmul_options *opts, lmnn_tensor *out) {
+    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, true, out);
 }

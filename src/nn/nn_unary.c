@@ -336,6 +336,39 @@ const char *nn_unary_fused_switch(void) {
     return fused_text;
 }
 
+/* A chain of one call whose first argument is register 0: "name(0" then
+ * ")" or ", ...". */
+static bool one_call(const char *c) {
+    const char *p = c ? strchr(c, '(') : NULL;
+    return p && !strchr(c, ';') && p[1] == '0' && (p[2] == ')' || p[2] == ',');
+}
+
+bool nn_unary_in_place(lmnn_unary_op op) {
+    return op > LMNN_UNARY_INVALID && op < LMNN_UNARY_OP_COUNT_ && op != LMNN_SILU &&
+           one_call(defs[op].chain);
+}
+
+static char at_text[16384];
+static pthread_once_t at_once = PTHREAD_ONCE_INIT;
+
+static void build_at_chains(void) {
+    size_t n = (size_t)snprintf(at_text, sizeof at_text, "switch (nn_op) {");
+    for (int op = 1; op < LMNN_UNARY_OP_COUNT_; op++) {
+        if (!nn_unary_in_place((lmnn_unary_op)op)) continue;
+        char chain[256];
+        expand_chain(defs[op].chain, chain, sizeof chain);
+        const char *paren = strchr(chain, '(');
+        n += (size_t)snprintf(at_text + n, sizeof at_text - n, " case %d: %.*s(nn_t%s; break;", op,
+                              (int)(paren - chain), chain, paren + 2);
+    }
+    snprintf(at_text + n, sizeof at_text - n, " default: break; }");
+}
+
+const char *nn_unary_fused_switch_at(void) {
+    pthread_once(&at_once, build_at_chains);
+    return at_text;
+}
+
 lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *opts,
                      lmnn_tensor *out) {
     char name[64];

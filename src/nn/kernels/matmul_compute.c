@@ -2,7 +2,7 @@
  * for the whole K), dst[m][n] += A[m][k] x B[k][n] over the K blocks that
  * the data movement kernels push: A blocks (Mb x kb tiles, [m][k]) in circular
  * buffer 1, B blocks (kb x Nb tiles, [k][n]) in circular buffer 2. Then the
- * bias (ones x bias tile: circular buffers 3 and 4), the activation, and the
+ * bias (row 0 of a bias tile, circular buffers 3 and 4), the activation, and the
  * block packed into circular buffer 16 (always Mb x Nb pages pushed, the
  * block's own tiles first, [m][n] with its width).
  *
@@ -45,14 +45,26 @@
 #endif
 
 /* The block in dst (mr x nc tiles), through the activation, to its place in
- * circular buffer 16; releases dst. */
-static void finish_block(uint32_t mr, uint32_t nc) {
-    DST_TO_PACK();
+ * circular buffer 16; releases dst. An activation of one call on its
+ * register (flags & 2048) runs on each tile where it is; others use dst
+ * registers beyond their tile, so each tile goes through circular buffer 0
+ * and back to register 0. */
+static void finish_block(uint32_t mr, uint32_t nc, bool in_place) {
 #ifdef NN_MM_ACT
     uint32_t nn_param[3] = {get_arg_val(43), get_arg_val(44), get_arg_val(45)};
     uint32_t nn_op = get_arg_val(46);
     (void)nn_param;
     (void)nn_op;
+    if (in_place) {
+        for (uint32_t nn_t = 0; nn_t < mr * nc; nn_t++)
+            NN_MM_ACT_AT;
+        DST_TO_PACK();
+        for (uint32_t t = 0; t < mr * nc; t++)
+            pack_tile(t, CB_OUT);
+        DST_RELEASE();
+        return;
+    }
+    DST_TO_PACK();
     cb_reserve_back(CB_INTERM, mr * nc);
     for (uint32_t t = 0; t < mr * nc; t++)
         pack_tile(t, CB_INTERM);
@@ -69,22 +81,30 @@ static void finish_block(uint32_t mr, uint32_t nc) {
         cb_pop_front(CB_INTERM, 1);
     }
 #else
+    (void)in_place;
+    DST_TO_PACK();
     for (uint32_t t = 0; t < mr * nc; t++)
         pack_tile(t, CB_OUT);
     DST_RELEASE();
 #endif
 }
 
-/* dst += ones x bias for the block whose first row is r: row 0 of the bias
- * tile added to every row the ones tile has a 1 in (tile 1 has them in the
- * valid rows of a matrix's last tile row only, so the padding stays zero). */
+/* dst += row 0 of the bias tile, on every row of the block whose first row
+ * is r: broadcast onto the zeros tile (ones tile 2) and added to dst; but
+ * for a matrix's last tile row with padding rows, ones x bias, the ones
+ * tile 1 having a 1 in the valid rows only, so the padding stays zero. */
 static void add_bias(uint32_t r, uint32_t mr, uint32_t nc, uint32_t nb, uint32_t mt,
                      uint32_t mlast) {
     cb_wait_front(CB_BIAS, nb);
     for (uint32_t m = 0; m < mr; m++) {
-        uint32_t ones = (r + m) % mt == mt - 1 && mlast < 32;
-        for (uint32_t n = 0; n < nc; n++)
-            matmul_tiles(CB_ONES, CB_BIAS, ones, n, m * nc + n, 0);
+        bool padded = (r + m) % mt == mt - 1 && mlast < 32;
+        for (uint32_t n = 0; n < nc; n++) {
+            if (padded)
+                matmul_tiles(CB_ONES, CB_BIAS, 1, n, m * nc + n, 0);
+            else
+                lm_binary_tiles_acc(LM_BINARY_ADD, LM_BCAST_ROW, CB_ONES, CB_BIAS, 2, n, m * nc + n,
+                                    1);
+        }
     }
     cb_pop_front(CB_BIAS, nb);
 }
@@ -96,10 +116,10 @@ void kernel_main(void) {
     uint32_t gx = get_arg_val(10), gy = get_arg_val(11), si = get_arg_val(12);
     uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
-    bool keep = flags & 1024;
+    bool keep = flags & 1024, act_in_place = flags & 2048;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
     mm_init(CB_A, CB_B, CB_OUT);
-    if (bias) cb_wait_front(CB_ONES, 2);
+    if (bias) cb_wait_front(CB_ONES, 3);
     for (uint32_t s = 0; s < si * sj; s++) {
         uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
         bool a_in = i < mbk && (mcast_a ? gx * jj < nbk : j < nbk);
@@ -144,7 +164,7 @@ void kernel_main(void) {
                             matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n, tb);
                 if (last) {
                     if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
-                    finish_block(mr, nc);
+                    finish_block(mr, nc, act_in_place);
                 }
 #ifdef NN_MM_TA
                 cb_pop_front(CB_AT, mb * kb);
@@ -156,5 +176,5 @@ void kernel_main(void) {
         if (a_in && keep && a_last) cb_pop_front(CB_A, kblocks * ablk);
         if (work) cb_push_back(CB_OUT, mb * nb);
     }
-    if (bias) cb_pop_front(CB_ONES, 2);
+    if (bias) cb_pop_front(CB_ONES, 3);
 }

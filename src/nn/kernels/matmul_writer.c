@@ -50,10 +50,10 @@ static void zero_outside(uint32_t addr, uint32_t fmt, uint32_t rows, uint32_t co
     noc_async_read_barrier();
 }
 
-/* The two ones tiles (bfloat16): column 0 is 1 in all 32 rows of tile 0 and
- * in the first `mlast` rows of tile 1, everything else 0. */
+/* The ones tiles (bfloat16): column 0 is 1 in all 32 rows of tile 0 and
+ * in the first `mlast` rows of tile 1, everything else 0; tile 2 is zeros. */
 static void make_ones(uint32_t addr, uint32_t mlast) {
-    nn_zero(addr, 2 * 2048);
+    nn_zero(addr, 3 * 2048);
     for (uint32_t r = 0; r < 32; r++) {
         uint32_t e = (r >> 4) * 512 + (r & 15) * 16;
         *(volatile uint16_t *)(uintptr_t)(addr + 2 * e) = 0x3f80;
@@ -91,9 +91,9 @@ void kernel_main(void) {
         zeros = get_noc_addr(my_x(), my_y(), z);
     }
     if (bias) {
-        cb_reserve_back(CB_ONES, 2);
+        cb_reserve_back(CB_ONES, 3);
         make_ones(get_write_ptr(CB_ONES), mlast);
-        cb_push_back(CB_ONES, 2);
+        cb_push_back(CB_ONES, 3);
     }
     /* B tile (k, n) of the step is at bbase + k * kstride + n * nstride. */
     uint32_t kstride = tb ? 1 : nt, nstride = tb ? kt : 1;
