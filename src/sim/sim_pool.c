@@ -1,51 +1,95 @@
 #include "sim/sim_pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "base/error.h"
 
+/* How long a thread polls before it sleeps on a condition variable, in
+ * polls (a pause each, some tens of microseconds in all). A replay launches
+ * program after program with a little host work between them: waking a
+ * sleeping thread costs the kernel tens of microseconds each way, often
+ * more than a small program takes, while polling through the gap costs
+ * nothing when every thread has a CPU of its own (only then does the pool
+ * poll: with more threads than CPUs the polls would take time from the
+ * thread doing the work). */
+#define SPIN_POLLS 20000
+
 struct sim_pool {
     uint32_t threads;
+    bool spin;                 /* poll before sleeping (threads <= CPUs) */
     pthread_t *workers;        /* threads - 1 of them */
     pthread_mutex_t run_mutex; /* one job at a time */
     pthread_mutex_t mutex;
     pthread_cond_t start, done;
-    /* The current job. Worker w runs index w + 1 when w + 1 < n. */
+    /* The current job: `job` is its generation << JOB_BITS | n, one atomic
+     * so that a thread reads a generation with its own n. Worker w runs
+     * index w + 1 when w + 1 < n, reading fn and ctx, written before `job`
+     * (release) and read after it (acquire); a job stays until every
+     * thread that runs it has finished. */
     void (*fn)(void *ctx, uint32_t index);
     void *ctx;
-    uint32_t n;
-    uint64_t generation;
-    uint32_t finished;
-    bool stopping;
+    _Atomic uint64_t job;
+    _Atomic uint32_t finished;
+    _Atomic bool stopping;
 };
+
+#define JOB_BITS 16 /* n <= threads <= 1024 */
 
 typedef struct worker_arg {
     sim_pool *pool;
     uint32_t index;
 } worker_arg;
 
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+/* Polls until the job differs from `seen` or the pool stops: true when it
+ * did within the polls. */
+static bool poll_start(sim_pool *pool, uint64_t seen) {
+    for (uint32_t i = 0; pool->spin && i < SPIN_POLLS; i++) {
+        if (atomic_load_explicit(&pool->job, memory_order_acquire) != seen ||
+            atomic_load_explicit(&pool->stopping, memory_order_acquire))
+            return true;
+        cpu_relax();
+    }
+    return false;
+}
+
 static void *worker_main(void *p) {
     worker_arg arg = *(worker_arg *)p;
     free(p);
     sim_pool *pool = arg.pool;
     uint64_t seen = 0;
-    pthread_mutex_lock(&pool->mutex);
     for (;;) {
-        while (pool->generation == seen && !pool->stopping)
-            pthread_cond_wait(&pool->start, &pool->mutex);
-        if (pool->stopping) break;
-        seen = pool->generation;
-        if (arg.index >= pool->n) continue;
-        void (*fn)(void *, uint32_t) = pool->fn;
-        void *ctx = pool->ctx;
-        pthread_mutex_unlock(&pool->mutex);
-        fn(ctx, arg.index);
-        pthread_mutex_lock(&pool->mutex);
-        if (++pool->finished == pool->n - 1) pthread_cond_signal(&pool->done);
+        if (!poll_start(pool, seen)) {
+            pthread_mutex_lock(&pool->mutex);
+            while (atomic_load(&pool->job) == seen && !atomic_load(&pool->stopping))
+                pthread_cond_wait(&pool->start, &pool->mutex);
+            pthread_mutex_unlock(&pool->mutex);
+        }
+        if (atomic_load(&pool->stopping)) break;
+        seen = atomic_load_explicit(&pool->job, memory_order_acquire);
+        uint32_t n = (uint32_t)(seen & ((1u << JOB_BITS) - 1));
+        if (arg.index >= n) continue;
+        pool->fn(pool->ctx, arg.index);
+        /* The last to finish wakes the caller if it went to sleep; the
+         * count moves first, so a caller checking it under the mutex either
+         * sees it or is waiting when the signal comes. */
+        if (atomic_fetch_add(&pool->finished, 1) + 1 == n - 1) {
+            pthread_mutex_lock(&pool->mutex);
+            pthread_cond_signal(&pool->done);
+            pthread_mutex_unlock(&pool->mutex);
+        }
     }
-    pthread_mutex_unlock(&pool->mutex);
     return NULL;
 }
 
@@ -53,6 +97,16 @@ lm_status sim_pool_create(uint32_t threads, sim_pool **out_pool) {
     sim_pool *pool = calloc(1, sizeof *pool);
     if (!pool) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     pool->threads = threads ? threads : 1;
+    if (pool->threads >= 1u << JOB_BITS) {
+        free(pool);
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%u simulator threads: at most %u", threads,
+                       (1u << JOB_BITS) - 1);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    pool->spin = cpus > 0 && pool->threads <= (uint64_t)cpus;
+    atomic_init(&pool->job, 0);
+    atomic_init(&pool->finished, 0);
+    atomic_init(&pool->stopping, false);
     pthread_mutex_init(&pool->run_mutex, NULL);
     pthread_mutex_init(&pool->mutex, NULL);
     pthread_cond_init(&pool->start, NULL);
@@ -79,7 +133,7 @@ lm_status sim_pool_create(uint32_t threads, sim_pool **out_pool) {
 void sim_pool_destroy(sim_pool *pool) {
     if (!pool) return;
     pthread_mutex_lock(&pool->mutex);
-    pool->stopping = true;
+    atomic_store(&pool->stopping, true);
     pthread_cond_broadcast(&pool->start);
     pthread_mutex_unlock(&pool->mutex);
     for (uint32_t w = 0; pool->workers && w + 1 < pool->threads; w++)
@@ -103,18 +157,24 @@ void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *c
         pthread_mutex_lock(&pool->mutex);
         pool->fn = fn;
         pool->ctx = ctx;
-        pool->n = n;
-        pool->finished = 0;
-        pool->generation++;
+        atomic_store(&pool->finished, 0);
+        uint64_t generation = (atomic_load(&pool->job) >> JOB_BITS) + 1;
+        atomic_store_explicit(&pool->job, generation << JOB_BITS | n, memory_order_release);
         pthread_cond_broadcast(&pool->start);
         pthread_mutex_unlock(&pool->mutex);
     }
     fn(ctx, 0);
     if (n > 1) {
-        pthread_mutex_lock(&pool->mutex);
-        while (pool->finished < n - 1)
-            pthread_cond_wait(&pool->done, &pool->mutex);
-        pthread_mutex_unlock(&pool->mutex);
+        for (uint32_t i = 0; pool->spin && i < SPIN_POLLS; i++) {
+            if (atomic_load_explicit(&pool->finished, memory_order_acquire) >= n - 1) break;
+            cpu_relax();
+        }
+        if (atomic_load_explicit(&pool->finished, memory_order_acquire) < n - 1) {
+            pthread_mutex_lock(&pool->mutex);
+            while (atomic_load(&pool->finished) < n - 1)
+                pthread_cond_wait(&pool->done, &pool->mutex);
+            pthread_mutex_unlock(&pool->mutex);
+        }
     }
     pthread_mutex_unlock(&pool->run_mutex);
 }

@@ -59,19 +59,22 @@ static uint64_t pixel_addr(uint32_t pix, uint32_t off) {
 
 /* Reads pixels pix .. pix + n - 1 (consecutive in one image row) to `dst`:
  * one read with a page per image row, else one per pixel (the bank and
- * offset stepped, not worked out again). */
+ * offset stepped, not worked out again; the globals in locals, see
+ * pool_rows). */
 static void read_pixels(uint32_t pix, uint32_t n, uint32_t dst) {
     if (n == 0) return;
     if (ppp > 1) {
         noc_async_read(pixel_addr(pix, 0), dst, n * psize);
         return;
     }
-    uint32_t bank = pix % banks, addr = img_base + pix / banks * pstride;
-    for (uint32_t s = 0; s < n; s++, dst += psize) {
-        noc_async_read(lm_bank_noc_addr(img_dram, bank, addr), dst, psize);
-        if (++bank == banks) {
+    const uint32_t nb = banks, size = psize, stride = pstride;
+    const bool dram = img_dram;
+    uint32_t bank = pix % nb, addr = img_base + pix / nb * stride;
+    for (uint32_t s = 0; s < n; s++, dst += size) {
+        noc_async_read(lm_bank_noc_addr(dram, bank, addr), dst, size);
+        if (++bank == nb) {
             bank = 0;
-            addr += pstride;
+            addr += stride;
         }
     }
 }
@@ -92,43 +95,52 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
 static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl;
 static uint32_t g_OH, g_OW;
 
-/* The NoC address of page g of the image. */
-static uint64_t page_addr(uint32_t g) {
-    return lm_bank_noc_addr(img_dram, g % banks, img_base + g / banks * pstride);
-}
-
 /* Tap (dy, dx) of output rows row .. row + count - 1 (mode 2) into rows
  * `pitch` bytes apart at dst: the output pixel stepped along rather than
  * divided out of each row, one read per row (this loop is a pooling's whole
  * cost); with a page per image row, the row's address worked out once per
- * image row. Positions outside the image read `fill`. */
+ * image row. Positions outside the image read `fill`. The geometry is
+ * copied to locals first: every NoC call clobbers memory, so globals would
+ * be loaded again for each read. */
 static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, int32_t dy,
                       int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
-    uint32_t n = row / (g_OH * g_OW), p = row % (g_OH * g_OW);
-    uint32_t oy = p / g_OW, ox = p % g_OW;
-    int32_t vx0 = dx - g_pl, vy = (int32_t)oy * g_sh - g_pt + dy, vx = (int32_t)ox * g_sw + vx0;
-    uint32_t line = n * (uint32_t)g_H + (uint32_t)vy; /* the image row (n, vy) */
-    uint64_t line_addr = ppp > 1 && (uint32_t)vy < (uint32_t)g_H ? page_addr(line) : 0;
+    const uint32_t H = (uint32_t)g_H, W = (uint32_t)g_W, OH = g_OH, OW = g_OW;
+    const uint32_t size = psize, nb = banks, base = img_base, stride = pstride;
+    const int32_t sh = g_sh, sw = g_sw, pt = g_pt;
+    const bool per_row = ppp > 1, dram = img_dram;
+    uint32_t n = row / (OH * OW), p = row % (OH * OW);
+    uint32_t oy = p / OW, ox = p % OW;
+    int32_t vx0 = dx - g_pl, vy = (int32_t)oy * sh - pt + dy, vx = (int32_t)ox * sw + vx0;
+    uint32_t line = n * H + (uint32_t)vy; /* the image row (n, vy) */
+    uint64_t line_addr = 0;
+    if (per_row && (uint32_t)vy < H)
+        line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
     for (uint32_t r = 0; r < count; r++, dst += pitch) {
-        if ((uint32_t)vy < (uint32_t)g_H && (uint32_t)vx < (uint32_t)g_W) {
-            uint64_t a = ppp > 1 ? line_addr + (uint32_t)vx * psize
-                                 : page_addr(line * (uint32_t)g_W + (uint32_t)vx);
-            noc_async_read(a, dst, psize);
+        if ((uint32_t)vy < H && (uint32_t)vx < W) {
+            uint64_t a;
+            if (per_row) {
+                a = line_addr + (uint32_t)vx * size;
+            } else {
+                uint32_t pix = line * W + (uint32_t)vx;
+                a = lm_bank_noc_addr(dram, pix % nb, base + pix / nb * stride);
+            }
+            noc_async_read(a, dst, size);
         } else {
             fill_run(dst, C, esize, fill);
         }
-        vx += g_sw;
-        if (++ox == g_OW) {
+        vx += sw;
+        if (++ox == OW) {
             ox = 0;
             vx = vx0;
-            vy += g_sh;
-            if (++oy == g_OH) {
+            vy += sh;
+            if (++oy == OH) {
                 oy = 0;
-                vy = dy - g_pt;
+                vy = dy - pt;
                 n++;
             }
-            line = n * (uint32_t)g_H + (uint32_t)vy;
-            if (ppp > 1 && (uint32_t)vy < (uint32_t)g_H) line_addr = page_addr(line);
+            line = n * H + (uint32_t)vy;
+            if (per_row && (uint32_t)vy < H)
+                line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
         }
     }
 }
