@@ -213,7 +213,8 @@ lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
 lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
 /* Input i of a node that reads images (FE_IMAGE_IN): the flat NHWC form
  * (fe_plan.nhwc_out's) when its producer wrote one (*out_flat
- * true), else the tile form. fe_in_dev on a value held only as a flat
+ * true), else the NCHW value: row-major when held only so (a rank-4 float
+ * graph input), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
 /* Input i in tile layout as FLOAT32 (or the float dtype), for integer

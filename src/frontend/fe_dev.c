@@ -209,6 +209,17 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
         *out = d->nhwc;
         return LM_OK;
     }
+    /* A value held row-major only (a graph input) goes as it is: the
+     * convolution and pooling readers take row-major images, so tilizing
+     * it would be undone. */
+    const fe_type *t = fe_in_type(c, n, i);
+    if (d->rm.id && !d->tile.id && t->rank == 4 && fe_elem_is_float(t->elem)) {
+        lmnn_tensor_info info;
+        if (!lmnn_tensor_get_info(d->rm, &info) && info.dtype == fe_dev_dtype(c, t->elem)) {
+            *out = d->rm;
+            return LM_OK;
+        }
+    }
     return fe_in_dev(c, n, i, out);
 }
 

@@ -37,6 +37,12 @@ static uint32_t zero_size;
 
 static void zero_run(uint32_t dst, uint32_t bytes) {
     if (bytes == 0) return;
+    if (bytes <= 16 && (dst | bytes) % 4 == 0) {
+        /* A few words (a pixel or two of padding): stores cost less. */
+        for (uint32_t i = 0; i < bytes; i += 4)
+            *(volatile uint32_t *)(uintptr_t)(dst + i) = 0;
+        return;
+    }
     if (bytes <= zero_size)
         noc_async_read(zero_src, dst, bytes);
     else
@@ -88,6 +94,26 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
     } else {
         for (uint32_t i = 0; i < n; i++)
             *(volatile uint32_t *)(uintptr_t)(dst + 4 * i) = bits;
+    }
+}
+
+/* Patch rows 0..len-1 of a staged run into rows `pitch` bytes apart at
+ * dst: kernel row ky of patch row j is the `run` bytes of staged line ky
+ * (lines `line` bytes apart) from byte j * step, one local read each; a line
+ * outside the image (bit ky of yok clear) reads `fill`. This loop is a
+ * convolution's whole cost: kept apart from kernel_main, its values stay
+ * in registers. */
+static void copy_patches(uint32_t dst, uint32_t pitch, uint32_t len, uint32_t stage, uint32_t line,
+                         uint32_t step, uint32_t run, uint32_t kh, uint32_t yok, uint64_t local,
+                         uint32_t C, uint32_t esize, uint32_t fill) {
+    for (uint32_t j = 0; j < len; j++, dst += pitch, stage += step) {
+        uint32_t at = dst, src = stage;
+        for (uint32_t ky = 0; ky < kh; ky++, at += run, src += line) {
+            if (yok >> ky & 1)
+                noc_async_read(local | src, at, run);
+            else
+                fill_run(at, run / esize, esize, fill);
+        }
     }
 }
 
@@ -246,18 +272,10 @@ void kernel_main(void) {
                     fill_run(line + (uint32_t)hi * page, (span - (uint32_t)hi) * C, esize, fill);
                 }
                 noc_async_read_barrier(); /* staged before it is copied */
-                for (uint32_t j = 0; j < len; j++, dst += width * esize) {
-                    for (uint32_t ky = 0; ky < KH; ky++) {
-                        uint32_t at = dst + ky * KW * page;
-                        if (yok >> ky & 1)
-                            noc_async_read((uint64_t)local << 32 |
-                                               (stage + (ky * span + j * (uint32_t)sw) * page),
-                                           at, KW * page);
-                        else
-                            fill_run(at, KW * C, esize, fill);
-                    }
-                    if (!cols_zeroed) zero_run(dst + valid * esize, (width - valid) * esize);
-                }
+                /* (Staging needs whole patch rows: the columns past the
+                 * valid ones are zeroed already.) */
+                copy_patches(dst, width * esize, len, stage, span * page, (uint32_t)sw * page,
+                             KW * page, KH, yok, (uint64_t)local << 32, C, esize, fill);
                 noc_async_read_barrier(); /* copied before it is staged again */
                 r += len;
             }
