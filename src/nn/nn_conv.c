@@ -158,9 +158,15 @@ static lm_status fewer_cores(const char *op, lm_device *device, nn_split *split)
 }
 
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
-                         uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out) {
+                         uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
+                         lmnn_tensor *out) {
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
     uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
+    uint32_t q = pixels_per_row ? pixels_per_row : 1;
+    if (q > 1 && (mode == NN_PATCH_CONV || mode == NN_PATCH_TAPS || m % q || q * k > 32))
+        return nn_fail(LM_ERR_INTERNAL, op, "pooling: %u pixels per row do not fit", q);
+    m /= q;
+    k *= q;
     /* A page per pixel, or per image row (nn_conv_rows). */
     uint32_t ppp = img->shape.dims[img->shape.rank - 1] / g->c;
     if (ppp != 1 && ppp != g->w)
@@ -226,7 +232,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        : mode == NN_PATCH_TAPS ? 1
                                                : 0,
                        mode == NN_PATCH_SUM,
-                       ppp};
+                       ppp,
+                       q};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -837,7 +844,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         }
     }
     if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, &rows, &img);
-    if (!st) st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, &patches);
+    if (!st) st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, &patches);
     if (!st) {
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);

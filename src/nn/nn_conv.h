@@ -41,9 +41,13 @@ typedef enum nn_patch_mode {
 
 /* The patch matrix of `img` (from nn_conv_rows) on the device, as a new tile
  * tensor in DRAM: of img's dtype, or of pool_dtype for MAX and SUM. Positions
- * outside the image read `fill` (float32 bits). */
+ * outside the image read `fill` (float32 bits). MAX and SUM may put
+ * `pixels_per_row` (q) consecutive output pixels in each row: [n * oh * ow /
+ * q, q * c], the same elements in the same order, q times fewer tiles when c
+ * is small (q * c <= 32, q dividing n * oh * ow); 1 (or 0) otherwise. */
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
-                         uint32_t fill, lmnn_dtype pool_dtype, lmnn_tensor *out);
+                         uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
+                         lmnn_tensor *out);
 
 /* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it
  * becomes *out or is freed) as the op's output in `layout` order, in

@@ -160,9 +160,15 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     st = nn_conv_rows(op, input, p.x, opts->input_layout, flat, &rows, &img);
     /* The windows reduced as they are gathered (max, or the sum for the
      * average, kept in float32). */
+    /* A row-major result is untilized in element order: the reduction's
+     * rows may hold several output pixels (fewer, fuller tiles when C is
+     * small), unless each row takes its own divisor. */
+    uint32_t q = 1;
+    while (p.rm_out && uniform && g->c * q * 2 <= 32 && m % (q * 2) == 0)
+        q *= 2;
     if (!st)
         st = nn_conv_im2col(op, img, g, avg ? NN_PATCH_SUM : NN_PATCH_MAX, avg ? 0 : FLOAT_NEG_INF,
-                            avg ? LMNN_FLOAT32 : p.dtype, &red);
+                            avg ? LMNN_FLOAT32 : p.dtype, q, &red);
     if (!st && avg) {
         lmnn_binary_options bo;
         lmnn_binary_options_init(&bo);

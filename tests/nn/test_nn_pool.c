@@ -386,6 +386,22 @@ static void test_flat(void) {
                     .rows_out = true,
                     .dtype = LMNN_BFLOAT16};
     run_case("max 2x2 28x28x8 bf16, image rows", k, false);
+    /* Several output pixels a row of the reduction (C well below a tile):
+     * uniform average divisors, all four pixels in one row, and C = 3 with
+     * 180 pixels (4 a row: 8 do not divide them). */
+    k.avg = true;
+    k.dtype = 0;
+    run_case("avg 2x2 28x28x8, image rows", k, false);
+    k.h = k.w = 6;
+    k.n = 1;
+    k.kh = k.kw = k.stride[0] = k.stride[1] = 3;
+    run_case("avg 3x3 6x6x8, 4 pixels in one row", k, false);
+    k.avg = false;
+    k.c = 3;
+    k.n = 5;
+    k.h = k.w = 12;
+    k.kh = k.kw = k.stride[0] = k.stride[1] = 2;
+    run_case("max 2x2 12x12x3 x5, image rows", k, false);
 }
 
 static void test_global(void) {

@@ -14,9 +14,9 @@
  *   CONV (mode 0): one matrix [N * OH * OW, KH * KW * C]; row (n, oh, ow),
  *     column (kh * KW + kw) * C + c.
  *   POOL (mode 1): KH * KW matrices [N * OH * OW, C]; matrix kh * KW + kw.
- *   POOL_FUSED (mode 2): units of the one matrix [N * OH * OW, C], each
- *     given KH * KW times, once per tap (for pool_compute.c, which reduces
- *     them as they come).
+ *   POOL_FUSED (mode 2): units of the one matrix [N * OH * OW / q, q * C]
+ *     (q output pixels a row, whole tiles wide), each given KH * KW times,
+ *     once per tap (for pool_compute.c, which reduces them as they come).
  * The rows of an output pixel read runs of channels: one NoC read per tap
  * and pixel (per block of columns).
  *
@@ -24,7 +24,8 @@
  * block (as tilize_compute.c and tile_units.c take them), then H, W, C, OH,
  * OW, KH, KW, sh, sw, dh, dw, pt, pl (int32), uh, uw, fill (float32 bits;
  * bfloat16 keeps the upper half), then is_dram_in, esize, mode (and
- * pool_compute.c's sum), pixels per page (1 or W): all runtime, so one
+ * pool_compute.c's sum), pixels per page (1 or W), output pixels per row
+ * (pooling, see nn_conv_im2col; 1 otherwise): all runtime, so one
  * compiled kernel serves every convolution and pooling. Common arg 0: the
  * image's address. */
 #include "dataflow_api.h"
@@ -121,15 +122,15 @@ static void copy_patches(uint32_t dst, uint32_t pitch, uint32_t len, uint32_t st
 static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl;
 static uint32_t g_OH, g_OW;
 
-/* Tap (dy, dx) of output rows row .. row + count - 1 (mode 2) into rows
- * `pitch` bytes apart at dst: the output pixel stepped along rather than
- * divided out of each row, one read per row (this loop is a pooling's whole
- * cost); with a page per image row, the row's address worked out once per
- * image row. Positions outside the image read `fill`. The geometry is
- * copied to locals first: every NoC call clobbers memory, so globals would
- * be loaded again for each read. */
-static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, int32_t dy,
-                      int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
+/* Tap (dy, dx) of output pixels row .. row + count - 1 (mode 2) into rows
+ * `pitch` bytes apart at dst, q pixels a row: the output pixel stepped
+ * along rather than divided out of each row, one read per pixel (this loop
+ * is a pooling's whole cost); with a page per image row, the row's address
+ * worked out once per image row. Positions outside the image read `fill`.
+ * The geometry is copied to locals first: every NoC call clobbers memory,
+ * so globals would be loaded again for each read. */
+static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, uint32_t count,
+                      int32_t dy, int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
     const uint32_t H = (uint32_t)g_H, W = (uint32_t)g_W, OH = g_OH, OW = g_OW;
     const uint32_t size = psize, nb = banks, base = img_base, stride = pstride;
     const int32_t sh = g_sh, sw = g_sw, pt = g_pt;
@@ -141,7 +142,8 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count
     uint64_t line_addr = 0;
     if (per_row && (uint32_t)vy < H)
         line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
-    for (uint32_t r = 0; r < count; r++, dst += pitch) {
+    uint32_t at = dst, qi = 0;
+    for (uint32_t r = 0; r < count; r++) {
         if ((uint32_t)vy < H && (uint32_t)vx < W) {
             uint64_t a;
             if (per_row) {
@@ -150,9 +152,15 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count
                 uint32_t pix = line * W + (uint32_t)vx;
                 a = lm_bank_noc_addr(dram, pix % nb, base + pix / nb * stride);
             }
-            noc_async_read(a, dst, size);
+            noc_async_read(a, at, size);
         } else {
-            fill_run(dst, C, esize, fill);
+            fill_run(at, C, esize, fill);
+        }
+        at += size;
+        if (++qi == q) {
+            qi = 0;
+            dst += pitch;
+            at = dst;
         }
         vx += sw;
         if (++ox == OW) {
@@ -195,6 +203,7 @@ void kernel_main(void) {
     uint32_t page = C * esize; /* a pixel */
     img_dram = dram;
     ppp = get_arg_val(27);
+    uint32_t q = get_arg_val(28); /* output pixels per row (pooling) */
     psize = page;
     pstride = (ppp * page + align - 1) / align * align;
     img_base = get_common_arg_val(0);
@@ -281,7 +290,7 @@ void kernel_main(void) {
             }
             if (fast_pool) {
                 uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
-                pool_rows(base, width * esize, row0, count, (int32_t)(t / KW) * dh,
+                pool_rows(base, width * esize, q, row0 * q, count * q, (int32_t)(t / KW) * dh,
                           (int32_t)(t % KW) * dw, C, esize, fill);
                 for (uint32_t r = count; r < 32; r++)
                     zero_run(base + r * width * esize, width * esize);
