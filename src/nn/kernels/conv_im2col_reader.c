@@ -133,49 +133,53 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, ui
                       int32_t dy, int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
     const uint32_t H = (uint32_t)g_H, W = (uint32_t)g_W, OH = g_OH, OW = g_OW;
     const uint32_t size = psize, nb = banks, base = img_base, stride = pstride;
-    const int32_t sh = g_sh, sw = g_sw, pt = g_pt;
+    const int32_t sh = g_sh, sw = g_sw, vx0 = dx - g_pl;
     const bool per_row = ppp > 1, dram = img_dram;
-    uint32_t n = row / (OH * OW), p = row % (OH * OW);
-    uint32_t oy = p / OW, ox = p % OW;
-    int32_t vx0 = dx - g_pl, vy = (int32_t)oy * sh - pt + dy, vx = (int32_t)ox * sw + vx0;
-    uint32_t line = n * H + (uint32_t)vy; /* the image row (n, vy) */
-    uint64_t line_addr = 0;
-    if (per_row && (uint32_t)vy < H)
-        line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
+    /* Rows q pixels wide with no gap between them: the destination just
+     * moves on. */
+    const bool dense = q * size == pitch;
     uint32_t at = dst, qi = 0;
-    for (uint32_t r = 0; r < count; r++) {
-        if ((uint32_t)vy < H && (uint32_t)vx < W) {
-            uint64_t a;
-            if (per_row) {
-                a = line_addr + (uint32_t)vx * size;
+    while (count) {
+        /* The output pixels of one output row: their taps lie on one image
+         * row, those in the image a run of it between fills. */
+        uint32_t n = row / (OH * OW), p = row % (OH * OW), oy = p / OW, ox = p % OW;
+        uint32_t len = OW - ox < count ? OW - ox : count;
+        int32_t vy = (int32_t)oy * sh - g_pt + dy, vx = (int32_t)ox * sw + vx0;
+        uint32_t line = n * H + (uint32_t)vy, first = len, last = len;
+        if ((uint32_t)vy < H) {
+            /* j in [first, last): vx + j * sw inside [0, W). */
+            first = vx >= 0 ? 0 : (uint32_t)(-vx + sw - 1) / (uint32_t)sw;
+            last = vx >= (int32_t)W
+                       ? 0
+                       : ((uint32_t)((int32_t)W - vx) + (uint32_t)sw - 1) / (uint32_t)sw;
+            if (last > len) last = len;
+            if (first > last) first = last;
+        }
+        uint64_t line_addr = 0;
+        if (per_row && first < last)
+            line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
+        const uint32_t hi = (uint32_t)(line_addr >> 32), step = (uint32_t)sw * size;
+        uint32_t lo = (uint32_t)line_addr + (uint32_t)(vx + (int32_t)first * sw) * size;
+        for (uint32_t j = 0; j < len; j++) {
+            if (j < first || j >= last) {
+                fill_run(at, C, esize, fill);
+            } else if (per_row) {
+                noc_async_read((uint64_t)hi << 32 | lo, at, size);
+                lo += step;
             } else {
-                uint32_t pix = line * W + (uint32_t)vx;
-                a = lm_bank_noc_addr(dram, pix % nb, base + pix / nb * stride);
+                uint32_t pix = line * W + (uint32_t)(vx + (int32_t)j * sw);
+                noc_async_read(lm_bank_noc_addr(dram, pix % nb, base + pix / nb * stride), at,
+                               size);
             }
-            noc_async_read(a, at, size);
-        } else {
-            fill_run(at, C, esize, fill);
-        }
-        at += size;
-        if (++qi == q) {
-            qi = 0;
-            dst += pitch;
-            at = dst;
-        }
-        vx += sw;
-        if (++ox == OW) {
-            ox = 0;
-            vx = vx0;
-            vy += sh;
-            if (++oy == OH) {
-                oy = 0;
-                vy = dy - pt;
-                n++;
+            at += size;
+            if (!dense && ++qi == q) {
+                qi = 0;
+                dst += pitch;
+                at = dst;
             }
-            line = n * H + (uint32_t)vy;
-            if (per_row && (uint32_t)vy < H)
-                line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
         }
+        row += len;
+        count -= len;
     }
 }
 
