@@ -642,8 +642,8 @@ static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
     if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) {
         /* The chip's compute processors have no NoC access: refuse what would
          * silently work here but cannot run there. */
-        const char *noc = noc_call_name(h, call);
-        if (noc && hs->processor == LM_PROC_COMPUTE)
+        const char *noc = hs->processor == LM_PROC_COMPUTE ? noc_call_name(h, call) : NULL;
+        if (noc)
             return bad_call(h,
                             "%s is not available on the compute processor (it has no NoC "
                             "access; move the transfer to a data movement kernel)",

@@ -119,12 +119,15 @@ typedef enum rv_ecall_result {
     RV_ECALL_FAULT     /* bad request; the callback wrote hart->fault.detail */
 } rv_ecall_result;
 
-/* Called for every ecall, with hart->pc at the ecall and hart->x current.
- * The call number and arguments are in a7 and a0..a6 (x[17], x[10..16]) by
- * convention of the kernel SDK. Register writes made by the callback are kept
- * for CONTINUE and EXIT and discarded for BLOCK and FAULT, so a parked or
- * failed ecall leaves the hart exactly as it was before it. Changes to pc or
- * instret are ignored. The callback must not run the same hart. */
+/* Called for every ecall, with hart->pc at the ecall and the argument
+ * registers a0..a7 (x[10..17]) current in hart->x: the call number in a7 and
+ * the arguments in a0..a6 by convention of the kernel SDK. The other
+ * registers of hart->x may be stale (the interpreter keeps them elsewhere
+ * during a run): read none of them. Writes to a0 and a1 (the results) are
+ * kept for CONTINUE and EXIT, any others never; all are discarded for BLOCK
+ * and FAULT, so a parked or failed ecall leaves the hart exactly as it was
+ * before it. Changes to pc or instret are ignored. The callback must not run
+ * the same hart. */
 typedef rv_ecall_result (*rv_ecall_fn)(void *ctx, rv_hart *hart);
 
 typedef enum rv_stop {
