@@ -155,9 +155,10 @@ lm_status nn_program_cb(const char *op, nn_program *prog, uint32_t index, lm_dat
 /* Releases a program that will not be cached (error paths). */
 void nn_program_discard(nn_program *prog);
 
-/* The device grid and a split of `units` of work over it (row-major). The
- * cores of the split are listed in order in cores[0 .. split.num_cores):
- * core i gets units [first[i], first[i] + count[i]). */
+/* A split of `units` of work over the device grid (row-major), at most
+ * NN_CORES_PER_THREAD cores per simulator thread. The cores of the split
+ * are listed in order in cores[0 .. split.num_cores): core i gets units
+ * [first[i], first[i] + count[i]). */
 typedef struct nn_split {
     uint32_t num_cores;
     lm_core cores[1024];
@@ -165,6 +166,8 @@ typedef struct nn_split {
     lm_core_range_set all;
 } nn_split;
 lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_split *out);
+/* Cores per host thread nn_split_work uses at most. */
+#define NN_CORES_PER_THREAD 4
 
 /* Gives every kernel of `prog` the runtime arguments {first[i], count[i]} on
  * core i of `split` (the shape most kernels here take). */

@@ -75,7 +75,12 @@ lm_status nn_split_work(const char *op, lm_device *device, uint64_t units, nn_sp
     if (units == 0 || units > UINT32_MAX)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%llu units of work cannot be split",
                        (unsigned long long)units);
-    uint32_t grid = info.grid_x * info.grid_y;
+    /* The simulator runs the cores on the host's threads, and every core a
+     * program uses costs a fixed start (its kernels) whatever its share:
+     * beyond a few cores per thread (enough to keep the threads even) more
+     * only add that cost. */
+    uint32_t grid = info.grid_x * info.grid_y, threads = info.num_threads ? info.num_threads : 1;
+    if (grid > threads * NN_CORES_PER_THREAD) grid = threads * NN_CORES_PER_THREAD;
     uint32_t n = units < grid ? (uint32_t)units : grid;
     uint32_t base = (uint32_t)(units / n), extra = (uint32_t)(units % n), first = 0;
     out->num_cores = n;
