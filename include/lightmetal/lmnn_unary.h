@@ -1,7 +1,7 @@
 /* lightmetal op library — element-wise unary operations (ttnn's unary ops).
  *
  * Each maps a float tensor in tile layout to a new tensor of the same shape,
- * element by element, on every core of the device (the compute engine's SFPU:
+ * element by element, on the device's cores (the compute engine's SFPU:
  * results are the same bits on every host). The math is float32 with one
  * rounding to the output dtype; see docs/nn.md for each op's accuracy. The
  * padding of the output stays zero whatever f(0) is.
