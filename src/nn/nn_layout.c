@@ -109,6 +109,50 @@ static lm_status check_options(const char *op, const lmnn_tensor_options *o) {
     return nn_check_memory(op, &o->memory);
 }
 
+/* An interleaved tile tensor from the host's 4-byte elements: tilized on
+ * the host (lm_tilize: the same tile formats as the device's tilize) and
+ * written as its pages, one write and no program -- what a capture then
+ * records for a weight. */
+static lm_status from_host_tiles(const char *op, lm_device *device, const lmnn_shape *shape,
+                                 const void *data, const lmnn_tensor_options *opts,
+                                 lmnn_tensor *out_tensor) {
+    lmnn_tensor th;
+    nn_tensor *t;
+    lm_status st =
+        nn_tensor_new_any(op, device, shape, opts->dtype, LMNN_TILE, &opts->memory, &th, &t);
+    if (st) return st;
+    nn_tiles g = nn_tiles_of(shape);
+    lm_data_format format = nn_tile_format(opts->dtype);
+    uint64_t rows = (uint64_t)g.batch * g.ht * 32, cols = (uint64_t)g.wt * 32;
+    size_t bytes = (size_t)t->pages * lm_tile_size(format);
+    float *padded = calloc(rows * cols, sizeof *padded);
+    void *tiles = malloc(bytes ? bytes : 1);
+    if (!padded || !tiles)
+        st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory to tilize the data");
+    /* The matrices' rows at the top left of their whole tiles, zeros around
+     * (the padding). */
+    const uint8_t *src = data;
+    for (uint64_t m = 0; !st && m < g.batch; m++)
+        for (uint32_t r = 0; r < g.h; r++)
+            memcpy(padded + (m * g.ht * 32 + r) * cols, src + ((m * g.h + r) * g.w) * 4,
+                   (size_t)g.w * 4);
+    if (!st && rows > UINT32_MAX)
+        st = nn_fail(LM_ERR_INVALID_ARGUMENT, op, "the tensor has too many tile rows");
+    if (!st && (st = lm_tilize(padded, (uint32_t)rows, (uint32_t)cols, format, tiles, bytes)))
+        st = nn_fail_call(st, op);
+    free(padded);
+    if (!st &&
+        (st = lm_enqueue_write_buffer(lm_device_command_queue(device, 0), t->buffer, tiles, true)))
+        st = nn_fail_call(st, op);
+    free(tiles);
+    if (st) {
+        nn_tensor_discard(th);
+        return st;
+    }
+    *out_tensor = th;
+    return LM_OK;
+}
+
 lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void *data, size_t size,
                          const lmnn_tensor_options *opts, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_from_host";
@@ -145,6 +189,7 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
     if (sharded && (st = nn_check_memory_any(op, "opts.memory", device, &opts->memory, shape,
                                              opts->layout, NULL)))
         return st;
+    if (tile && !sharded) return from_host_tiles(op, device, shape, data, opts, out_tensor);
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor rh, th = {0}, sh = {0};
     nn_tensor *r, *t = NULL, *staged = NULL;

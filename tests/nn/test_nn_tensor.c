@@ -376,7 +376,7 @@ static void test_device_close(void) {
     CHECK_OK(lmnn_exp(t, &u));
     lmnn_program_cache_stats st;
     CHECK_OK(lmnn_program_cache_get_stats(dev, &st));
-    CHECK(st.entries >= 2 && st.misses >= 2);
+    CHECK(st.entries >= 1 && st.misses >= 1); /* exp's (the upload tilizes on the host) */
     CHECK_OK(lm_device_close(dev));
     CHECK_FAILS(lmnn_to_host(u, y, sizeof y), LM_ERR_INVALID_HANDLE,
                 "the tensor's device was closed");
