@@ -141,6 +141,17 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                       lmnn_tensor *out);
 
+/* The bias lmnn_conv2d adds with `prepared_weight` (from
+ * lmnn_conv2d_prepare_weights): bias [OC] or [1, OC] repeated once per
+ * output pixel the weight computes per patch row, [1, P * OC] (P = its
+ * columns / OC; 1 for an unpacked or PyTorch-layout weight), a new tile
+ * tensor in the bias's dtype and memory. lmnn_conv2d takes it with that
+ * weight (or one packed alike) instead of repeating the bias on the device
+ * at every call, as ttnn's prepare_conv_bias. Reads the bias to the host
+ * (waits for its pending work). Errors: a bias that does not fit the weight
+ * (LM_ERR_INVALID_ARGUMENT naming both shapes). */
+lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight, lmnn_tensor *out);
+
 /* The same for lmnn_conv_transpose2d: weight [C, OC / groups, KH, KW]
  * (PyTorch's ConvTranspose2d layout) becomes the matrix of the equivalent
  * convolution (kernel flipped, channels swapped), [KH * KW * C, OC]. */
@@ -149,7 +160,8 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
 
 /* out = conv2d(input, weight) + bias, then the activation (torch.nn.functional
  * .conv2d): input [N, C, H, W] (or NHWC), weight as above, bias [OC] or
- * [1, OC] (zero handle: none; any layout), out [N, OC, OH, OW] (or NHWC) with
+ * [1, OC] (zero handle: none; any layout) or as lmnn_conv2d_prepare_bias
+ * gives it for the weight, out [N, OC, OH, OW] (or NHWC) with
  * OH = (H + pt + pb - dh * (KH - 1) - 1) / sh + 1 and likewise OW. NULL opts:
  * the defaults. */
 lm_status lmnn_conv2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,

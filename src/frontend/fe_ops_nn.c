@@ -89,6 +89,7 @@ enum {
     KEY_CONV_W_ZP = 23,
     KEY_CONV_W_PACKED = 25, /* 24 is fe_ops_misc.c's */
     KEY_ROWS_B = 26,
+    KEY_CONV_B_PACKED = 27,
 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
@@ -1211,7 +1212,18 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         if (!st) st = fe_cache_put(c, key, packed);
         if (st) return st;
     }
-    if (rows && pack) wm = packed;
+    if (rows && pack) {
+        wm = packed;
+        /* The bias repeated for the packed weight, once per compile too. */
+        uint64_t bkey = key_of(KEY_CONV_B_PACKED, (uint64_t)(n - c->g->nodes));
+        lmnn_tensor pb;
+        if (bias.id && !fe_cache_get(c, bkey, &pb)) {
+            lm_status st = lmnn_conv2d_prepare_bias(bias, packed, &pb);
+            if (!st) st = fe_cache_put(c, bkey, pb);
+            if (st) return st;
+        }
+        if (bias.id) bias = pb;
+    }
     return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
                      : lmnn_conv2d(x, wm, bias, &o, out);
 }

@@ -605,6 +605,48 @@ lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_opti
                    out);
 }
 
+lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight,
+                                   lmnn_tensor *out) {
+    const char *op = "lmnn_conv2d_prepare_bias";
+    char s1[128], s2[128];
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *b, *w;
+    lm_status st = nn_get_tensor(op, "bias", bias, &b);
+    if (!st) st = nn_check_float(op, "bias", b);
+    if (!st) st = nn_get_tensor(op, "prepared_weight", prepared_weight, &w);
+    if (!st) st = nn_check_same_device(op, "prepared_weight", w, b);
+    if (st) return st;
+    const lmnn_shape *bs = &b->shape;
+    uint32_t oc = bs->rank == 1 ? bs->dims[0] : bs->rank == 2 && bs->dims[0] == 1 ? bs->dims[1] : 0;
+    /* The weight's columns: P * OC for a packed matrix, OC otherwise. */
+    uint32_t cols = w->shape.rank == 2   ? w->shape.dims[1]
+                    : w->shape.rank == 4 ? w->shape.dims[0]
+                                         : 0;
+    if (!oc || !cols || cols % oc)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "bias: shape %s does not fit prepared_weight of shape %s (expected [OC] "
+                       "or [1, OC] with OC dividing its columns)",
+                       nn_shape_str(bs, s1, sizeof s1), nn_shape_str(&w->shape, s2, sizeof s2));
+    uint32_t p = w->shape.rank == 2 ? cols / oc : 1;
+    float *v = malloc((size_t)oc * p * sizeof *v);
+    if (!v) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
+    if ((st = lmnn_to_host(bias, v, (size_t)oc * sizeof *v))) st = nn_fail_call(st, op);
+    for (uint32_t q = 1; !st && q < p; q++)
+        memcpy(v + (size_t)q * oc, v, oc * sizeof *v);
+    if (!st) {
+        lmnn_tensor_options to;
+        lmnn_tensor_options_init(&to);
+        to.dtype = b->dtype;
+        to.layout = LMNN_TILE;
+        to.memory = b->memory;
+        lmnn_shape ps = LMNN_SHAPE(1, p * oc);
+        if ((st = lmnn_from_host(b->device, &ps, v, (size_t)p * oc * sizeof *v, &to, out)))
+            st = nn_fail_call(st, op);
+    }
+    free(v);
+    return st;
+}
+
 lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                                 lmnn_tensor *out) {
     const char *op = "lmnn_conv_transpose2d_prepare_weights";
@@ -724,10 +766,13 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
                        nn_shape_str(&w->shape, s1, sizeof s1));
     }
+    /* The bias: [OC] or [1, OC], or prepared for the output pixels per
+     * patch row (checked below, once they are known). */
+    uint32_t bias_n = 0;
     if (b) {
         const lmnn_shape *bs = &b->shape;
-        if (!((bs->rank == 1 && bs->dims[0] == oc) ||
-              (bs->rank == 2 && bs->dims[0] == 1 && bs->dims[1] == oc)))
+        bias_n = bs->rank == 1 ? bs->dims[0] : bs->rank == 2 && bs->dims[0] == 1 ? bs->dims[1] : 0;
+        if (!bias_n || bias_n % oc)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "bias: expected shape [%u] or [1, %u], given %s", oc, oc,
                            nn_shape_str(bs, s1, sizeof s1));
@@ -817,6 +862,12 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        "these options take %u (prepare it with the options of this call)",
                        nn_shape_str(&w->shape, s1, sizeof s1), pack,
                        rm_out && !transpose ? pack_factor(&gm, oc) : 1);
+    if (b && bias_n != oc && bias_n != pack * oc)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "bias: shape %s is prepared for %u output pixels per patch row, and these "
+                       "options take %u (expected [%u] or [1, %u]; prepare it with the options "
+                       "of this call)",
+                       nn_shape_str(&b->shape, s1, sizeof s1), bias_n / oc, pack, oc, oc);
     nn_conv_geom gp = gm;
     if (pack > 1) {
         gp.kw = kw + pack - 1;
@@ -835,7 +886,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);
     }
-    if (!st && b && pack > 1) {
+    if (!st && b && pack > 1 && bias_n == oc) {
         lmnn_tensor pb;
         st = pack_bias(op, bt, oc, pack, &pb);
         if (!st) {

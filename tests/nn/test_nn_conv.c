@@ -196,6 +196,12 @@ static void run_case(const char *name, conv_case k, bool cache) {
         o.kernel_size[0] = (int32_t)k.kh;
         o.kernel_size[1] = (int32_t)k.kw;
         wuse = wp;
+        if (k.bias && !k.transpose) { /* the bias prepared for it, as ttnn's */
+            lmnn_tensor pb;
+            CHECK_OK(lmnn_conv2d_prepare_bias(bt, wp, &pb));
+            lmnn_tensor_free(bt);
+            bt = pb;
+        }
     }
     lm_status st = k.transpose ? lmnn_conv_transpose2d(xt, wuse, bt, &o, &out)
                                : lmnn_conv2d(xt, wuse, bt, &o, &out);
@@ -643,6 +649,36 @@ static void test_row_major_out(void) {
     CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "these options take 1");
     o.padding[2] = 1;
+    /* A bias prepared for the packed weight: [1, 4 * 8]; refused with
+     * options that take one pixel a row, and when it fits no weight. */
+    lmnn_shape bs = LMNN_SHAPE(8), bs5 = LMNN_SHAPE(5);
+    lmnn_tensor b8, b5, bp;
+    CHECK_OK(nn_upload(&bs, v, LMNN_FLOAT32, LMNN_TILE, &b8));
+    CHECK_OK(nn_upload(&bs5, v, LMNN_FLOAT32, LMNN_TILE, &b5));
+    CHECK_OK(lmnn_conv2d_prepare_bias(b8, wp, &bp));
+    CHECK_OK(lmnn_tensor_get_info(bp, &info));
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 1 && info.shape.dims[1] == 32);
+    float *pv = nn_download(bp);
+    CHECK(pv && pv[0] == v[0] && pv[8] == v[0] && pv[31] == v[7]);
+    free(pv);
+    CHECK_OK(lmnn_conv2d(x, wp, bp, &o, &out));
+    lmnn_tensor_free(out);
+    CHECK_OK(lmnn_conv2d(x, w, bp, &o, &out)); /* a weight these options pack alike */
+    lmnn_tensor_free(out);
+    o.kernel_size[0] = o.kernel_size[1] = 0;
+    o.output_layout = LMNN_TILE;
+    CHECK_FAILS(lmnn_conv2d(x, w, bp, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: bias: shape [1, 32] is prepared for 4 output pixels per patch row, "
+                "and these options take 1 (expected [8] or [1, 8]; prepare it with the options "
+                "of this call)");
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    o.output_layout = LMNN_ROW_MAJOR;
+    CHECK_FAILS(lmnn_conv2d_prepare_bias(b5, wp, &bp), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias: bias: shape [5] does not fit prepared_weight of shape "
+                "[18, 32] (expected [OC] or [1, OC] with OC dividing its columns)");
+    lmnn_tensor_free(b8);
+    lmnn_tensor_free(b5);
+    lmnn_tensor_free(bp);
     o.output_layout = (lmnn_layout)9;
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: output_layout: unknown layout 9");
