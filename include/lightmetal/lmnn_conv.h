@@ -141,6 +141,19 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                       lmnn_tensor *out);
 
+/* lmnn_conv2d_prepare_weights of a weight held on the host: `data`, `size`
+ * bytes of float32 values of `shape` ([OC, C / groups, KH, KW], or a prepared
+ * [KH * KW * C, OC] with opts->kernel_size set). The result is the same
+ * (float32 unless opts->output.dtype says otherwise, in DRAM unless
+ * opts->output.memory does), with no read from the device: inside a Light
+ * Metal capture it records only the upload. Errors: a NULL device
+ * (LM_ERR_INVALID_HANDLE), a NULL pointer, another rank or a size that does
+ * not match the shape (LM_ERR_INVALID_ARGUMENT), else as
+ * lmnn_conv2d_prepare_weights. */
+lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                           const float *data, size_t size,
+                                           const lmnn_conv2d_options *opts, lmnn_tensor *out);
+
 /* The bias lmnn_conv2d adds with `prepared_weight` (from
  * lmnn_conv2d_prepare_weights): bias [OC] or [1, OC] repeated once per
  * output pixel the weight computes per patch row, [1, P * OC] (P = its

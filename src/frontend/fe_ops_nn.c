@@ -1169,10 +1169,63 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
  * (its readers' fastest form), with the constant weight wm packed for
  * the output pixels the library computes per patch row (made once, for an
  * input of `dims` N, H, W) when `pack`. */
+/* The packed weight and bias of a row-major convolution with options `po`
+ * (the input's dims set), made once per compile from the host constants:
+ * weight `wk` (PyTorch's layout), bias `bk` (NULL: `bias` on the device, or
+ * none when that is 0 too) -- no device read, so a capture records only
+ * their uploads. */
+static lm_status packed_operands(fe_ctx *c, const fe_node *n, const fe_tensor *wk,
+                                 const fe_tensor *bk, lmnn_tensor bias,
+                                 const lmnn_conv2d_options *po, lmnn_tensor *out_w,
+                                 lmnn_tensor *out_b) {
+    uint64_t wkey = key_of(KEY_CONV_W_PACKED, (uint64_t)(n - c->g->nodes));
+    uint64_t bkey = key_of(KEY_CONV_B_PACKED, (uint64_t)(n - c->g->nodes));
+    *out_b = bias;
+    if (!fe_cache_get(c, wkey, out_w)) {
+        void *data;
+        size_t size;
+        lm_status st =
+            fe_host_data(wk, LMNN_FLOAT32, c->g->values[n->inputs[1]].name, &data, &size);
+        if (st) return fe_nn_fail(c, n, st);
+        /* A 1-D kernel [OC, C, K] is the 2-D [OC, C, 1, K]. */
+        lmnn_shape ws = wk->rank == 4 ? fe_shape(4, wk->dims)
+                                      : LMNN_SHAPE((uint32_t)wk->dims[0], (uint32_t)wk->dims[1], 1,
+                                                   (uint32_t)wk->dims[2]);
+        lmnn_conv2d_options wo = *po;
+        wo.output.dtype = c->bfp8_weights ? LMNN_BFLOAT8_B : c->float_dtype;
+        wo.kernel_size[0] = wo.kernel_size[1] = 0; /* the weight's own */
+        st = lmnn_conv2d_prepare_weights_host(c->device, &ws, data, size, &wo, out_w);
+        free(data);
+        if (!st) st = fe_cache_put(c, wkey, *out_w);
+        if (st) return fe_nn_fail(c, n, st);
+    }
+    if ((!bias.id && !bk) || fe_cache_get(c, bkey, out_b)) return LM_OK;
+    lm_status st;
+    if (!bk) {
+        if (!(st = lmnn_conv2d_prepare_bias(bias, *out_w, out_b)))
+            st = fe_cache_put(c, bkey, *out_b);
+        return st ? fe_nn_fail(c, n, st) : LM_OK;
+    }
+    /* The bias once per output pixel the weight computes per patch row. */
+    lmnn_tensor_info info;
+    if ((st = lmnn_tensor_get_info(*out_w, &info))) return fe_nn_fail(c, n, st);
+    uint64_t oc = bk->count, cols = info.shape.dims[info.shape.rank - 1];
+    if (!oc || cols % oc) return fe_fail(c, n, LM_ERR_INTERNAL, "the bias does not fit the weight");
+    float *v = malloc(cols * sizeof *v);
+    if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (uint64_t i = 0; i < cols; i++)
+        v[i] = (float)fe_tensor_get_f64(bk, i % oc);
+    lmnn_shape bs = LMNN_SHAPE(1, (uint32_t)cols);
+    st = fe_cache_upload(c, n, bkey, &bs, v, cols * sizeof *v, c->float_dtype, LMNN_TILE, out_b);
+    free(v);
+    return st;
+}
+
 static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
                              lmnn_tensor x, const uint32_t *image, const uint32_t *dims,
-                             bool flat_out, bool rows, bool pack, lmnn_tensor wm, lmnn_tensor bias,
-                             lmnn_unary_op act, const fe_fusion *f, lmnn_tensor *out) {
+                             bool flat_out, bool rows, const fe_tensor *wk, const fe_tensor *bk,
+                             lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
+                             const fe_fusion *f, lmnn_tensor *out) {
     lmnn_conv2d_options o;
     lmnn_conv2d_options_init(&o);
     if (image) {
@@ -1201,28 +1254,13 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.output_layout = LMNN_ROW_MAJOR;
         o.output_image_rows = true; /* the readers move a row of pixels at a time */
     }
-    uint64_t key = key_of(KEY_CONV_W_PACKED, (uint64_t)(n - c->g->nodes));
-    lmnn_tensor packed;
-    if (rows && pack && !fe_cache_get(c, key, &packed)) {
+    if (rows && wk) {
         lmnn_conv2d_options po = o;
         po.batch_size = (int32_t)dims[0];
         po.input_height = (int32_t)dims[1];
         po.input_width = (int32_t)dims[2];
-        lm_status st = lmnn_conv2d_prepare_weights(wm, &po, &packed);
-        if (!st) st = fe_cache_put(c, key, packed);
+        lm_status st = packed_operands(c, n, wk, bk, bias, &po, &wm, &bias);
         if (st) return st;
-    }
-    if (rows && pack) {
-        wm = packed;
-        /* The bias repeated for the packed weight, once per compile too. */
-        uint64_t bkey = key_of(KEY_CONV_B_PACKED, (uint64_t)(n - c->g->nodes));
-        lmnn_tensor pb;
-        if (bias.id && !fe_cache_get(c, bkey, &pb)) {
-            lm_status st = lmnn_conv2d_prepare_bias(bias, packed, &pb);
-            if (!st) st = fe_cache_put(c, bkey, pb);
-            if (st) return st;
-        }
-        if (bias.id) bias = pb;
     }
     return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
                      : lmnn_conv2d(x, wm, bias, &o, out);
@@ -1265,8 +1303,19 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const uint32_t image[3] = {(uint32_t)xt->dims[0], (uint32_t)xt->dims[2],
                                (uint32_t)(xt->rank > 3 ? xt->dims[3] : 1)};
     bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
+    /* A row-major result for readers of images (a bfloat8_b one stays in
+     * tiles: bfloat8_b has no row-major form); with a constant weight, its
+     * packed form is made from the host constants (packed_operands), and
+     * the plain weight and bias are not uploaded. */
+    bool rows = flat_out && !transpose && c->float_dtype != LMNN_BFLOAT8_B && g.sp != 3;
+    const fe_tensor *bk = f->bias                       ? f->bias
+                          : !integer && fe_has_in(n, 2) ? fe_in_const(c, n, 2)
+                                                        : NULL;
+    bool host_packed = rows && wk && !integer && (bk || !fe_has_in(n, 2));
     uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
-    if (f->bias && !fe_cache_get(c, bkey, &bias)) {
+    if (host_packed) {
+        /* packed_operands uploads the weight and bias */
+    } else if (f->bias && !fe_cache_get(c, bkey, &bias)) {
         /* The fused bias (a folded batch norm's and/or a following Add's,
          * with the node's own added in): a host constant of the node's own. */
         const fe_tensor *fb = f->bias;
@@ -1298,16 +1347,13 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     }
     int64_t kdn = g.sp == 3 ? g.kernel[0] : 1;
     if (g.sp != 3) {
-        lmnn_tensor wm;
+        lmnn_tensor wm = {0};
         bool wo = false;
-        st = conv_weight(c, n, wk, transpose, g.group, 0, &wm, &wo);
+        if (!host_packed) st = conv_weight(c, n, wk, transpose, g.group, 0, &wm, &wo);
         if (!st) {
             /* A flat image in gives one out (the library keeps the order). */
-            /* A row-major result for readers of images (a bfloat8_b one
-             * stays in tiles: bfloat8_b has no row-major form). */
-            bool rows = flat_out && !transpose && c->float_dtype != LMNN_BFLOAT8_B;
             st = conv2d_call(c, n, transpose, &g, x, flat_in ? image : NULL, image,
-                             flat_in || flat_out, rows, wk != NULL, wm, bias,
+                             flat_in || flat_out, rows, host_packed ? wk : NULL, bk, wm, bias,
                              act ? f->activation : 0, f, &r);
             if (st) {
                 st = fe_nn_fail(c, n, st);
@@ -1359,7 +1405,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                     prefixed = true;
                     break;
                 }
-                st = conv2d_call(c, n, transpose, &g, xs4, NULL, NULL, false, false, false, wm,
+                st = conv2d_call(c, n, transpose, &g, xs4, NULL, NULL, false, false, NULL, NULL, wm,
                                  first ? bias : (lmnn_tensor){0}, 0, f, &y);
                 fe_free(xs4);
                 if (wo) fe_free(wm);

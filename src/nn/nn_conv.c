@@ -459,21 +459,21 @@ static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh,
 
 /* ---- weights ---- */
 
-/* The prepared matrix of `weight` (see lmnn_conv2d_prepare_weights). */
-static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int32_t groups,
-                         const lmnn_output *output, uint32_t pack, lmnn_tensor *out) {
+/* The prepared matrix of a weight of shape `ws` (see
+ * lmnn_conv2d_prepare_weights) whose float32 values `src` holds (NULL: read
+ * them from `weight`), as a new tile tensor on `device`. */
+static lm_status prepare(const char *op, lm_device *device, bool transpose, const lmnn_shape *ws,
+                         const float *src, lmnn_tensor weight, int32_t groups, lmnn_dtype dtype,
+                         const lmnn_memory_config *memory, uint32_t pack, lmnn_tensor *out) {
     char s[128];
-    nn_tensor *w;
-    lm_status st = nn_get_tensor(op, "weight", weight, &w);
-    if (!st) st = nn_check_float(op, "weight", w);
-    if (st) return st;
-    if (w->shape.rank != 4)
+    lm_status st;
+    if (ws->rank != 4)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: expected rank 4 (%s), given shape %s",
                        transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
-                       nn_shape_str(&w->shape, s, sizeof s));
+                       nn_shape_str(ws, s, sizeof s));
     if (groups < 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "groups: expected >= 1, given %d", groups);
-    const uint32_t *d = w->shape.dims;
+    const uint32_t *d = ws->dims;
     uint32_t g = (uint32_t)groups, kh = d[2], kw = d[3];
     uint32_t c, oc;
     if (transpose) {
@@ -483,7 +483,7 @@ static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "weight: input channels %u (dim 0 of shape %s) are not a multiple of "
                            "groups %u",
-                           c, nn_shape_str(&w->shape, s, sizeof s), g);
+                           c, nn_shape_str(ws, s, sizeof s), g);
     } else {
         oc = d[0];
         c = d[1] * g;
@@ -491,9 +491,8 @@ static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
                            "groups %u",
-                           oc, nn_shape_str(&w->shape, s, sizeof s), g);
+                           oc, nn_shape_str(ws, s, sizeof s), g);
     }
-    lmnn_dtype dtype = output && output->dtype ? output->dtype : w->dtype;
     if (!nn_dtype_is_float(dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
@@ -501,15 +500,17 @@ static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int
     lmnn_tensor_options_init(&to);
     to.dtype = dtype;
     to.layout = LMNN_TILE;
-    to.memory = nn_output_memory(output ? &output->memory : NULL, w);
+    to.memory = *memory;
     if ((st = nn_check_memory(op, &to.memory))) return st;
-    uint64_t vol = lmnn_shape_volume(&w->shape), rows = (uint64_t)kh * kw * c;
+    uint64_t vol = lmnn_shape_volume(ws), rows = (uint64_t)kh * kw * c;
     if (rows * oc > ((uint64_t)1 << 32))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: shape %s is too large",
-                       nn_shape_str(&w->shape, s, sizeof s));
-    float *src = malloc(vol * sizeof *src), *m = calloc(rows * oc, sizeof *m);
-    if (!src || !m) st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
-    if (!st && (st = lmnn_to_host(weight, src, vol * sizeof *src))) st = nn_fail_call(st, op);
+                       nn_shape_str(ws, s, sizeof s));
+    float *read = src ? NULL : malloc(vol * sizeof *read), *m = calloc(rows * oc, sizeof *m);
+    if ((!src && !read) || !m)
+        st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
+    if (!st && !src && !(st = lmnn_to_host(weight, read, vol * sizeof *read))) src = read;
+    if (st && st != LM_ERR_OUT_OF_HOST_MEMORY) st = nn_fail_call(st, op);
     if (!st) {
         uint32_t cg = c / g, ocg = oc / g;
         for (uint32_t a = 0; a < d[0]; a++)
@@ -533,19 +534,21 @@ static lm_status prepare(const char *op, bool transpose, lmnn_tensor weight, int
         }
         if (!pm)
             st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
-        else if ((st = lmnn_from_host(w->device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *m, &to,
+        else if ((st = lmnn_from_host(device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *m, &to,
                                       out)))
             st = nn_fail_call(st, op);
         if (pm != m) free(pm);
     }
-    free(src);
+    free(read);
     free(m);
     return st;
 }
 
-/* A prepared matrix [KH * KW * C, OC] in the form `opts` run with: packed
- * for p output pixels per patch row (p = 1: a copy). */
-static lm_status repack(const char *op, nn_tensor *w, lmnn_tensor weight,
+/* A prepared matrix of shape `ws` ([KH * KW * C, OC]) in the form `opts`
+ * run with: packed for p output pixels per patch row (p = 1: a copy). Its
+ * float32 values are `src` (NULL: read them from `weight`). */
+static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws, const float *src,
+                        lmnn_tensor weight, lmnn_dtype dtype, const lmnn_memory_config *memory,
                         const lmnn_conv2d_options *opts, lmnn_tensor *out) {
     char s[128];
     int32_t kh = opts ? opts->kernel_size[0] : 0, kw = opts ? opts->kernel_size[1] : 0;
@@ -553,38 +556,64 @@ static lm_status repack(const char *op, nn_tensor *w, lmnn_tensor weight,
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape %s), "
                        "given (%d, %d)",
-                       nn_shape_str(&w->shape, s, sizeof s), kh, kw);
-    uint32_t rows = w->shape.dims[0], oc = w->shape.dims[1];
+                       nn_shape_str(ws, s, sizeof s), kh, kw);
+    uint32_t rows = ws->dims[0], oc = ws->dims[1];
     if (rows % ((uint32_t)kh * (uint32_t)kw))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "weight: %u rows are not KH %d * KW %d * C (shape %s)", rows, kh, kw,
-                       nn_shape_str(&w->shape, s, sizeof s));
-    if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
+                       nn_shape_str(ws, s, sizeof s));
     uint32_t c = rows / ((uint32_t)kh * (uint32_t)kw);
-    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w->dtype;
     /* bfloat8_b shares exponents along a row: packing would regroup them. */
     uint32_t p = dtype == LMNN_BFLOAT8_B ? 1 : opts_pack(opts, c, (uint32_t)kh, (uint32_t)kw, oc);
     uint64_t vol = (uint64_t)rows * oc;
-    float *m = malloc(vol * sizeof *m), *pm = NULL;
-    lm_status st = m ? LM_OK : nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
-    if (!st && (st = lmnn_to_host(weight, m, vol * sizeof *m))) st = nn_fail_call(st, op);
-    if (!st && !(pm = p > 1 ? pack_matrix(m, (uint32_t)kh, (uint32_t)kw, c, oc, p) : m))
+    float *read = src ? NULL : malloc(vol * sizeof *read), *pm = NULL;
+    lm_status st = src || read ? LM_OK : nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
+    if (!st && !src) {
+        if ((st = lmnn_to_host(weight, read, vol * sizeof *read)))
+            st = nn_fail_call(st, op);
+        else
+            src = read;
+    }
+    if (!st && !(pm = p > 1 ? pack_matrix(src, (uint32_t)kh, (uint32_t)kw, c, oc, p)
+                            : (float *)(uintptr_t)src))
         st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
     if (!st) {
         lmnn_tensor_options to;
         lmnn_tensor_options_init(&to);
         to.dtype = dtype;
         to.layout = LMNN_TILE;
-        to.memory = nn_output_memory(&opts->output.memory, w);
+        to.memory = *memory;
         lmnn_shape ms = LMNN_SHAPE((uint32_t)kh * ((uint32_t)kw + p - 1) * c, p * oc);
         st = nn_check_memory(op, &to.memory);
         if (!st &&
-            (st = lmnn_from_host(w->device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *m, &to, out)))
+            (st = lmnn_from_host(device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *pm, &to, out)))
             st = nn_fail_call(st, op);
     }
-    if (pm != m) free(pm);
-    free(m);
+    if (pm != src) free(pm);
+    free(read);
     return st;
+}
+
+/* lmnn_conv2d_prepare_weights of a weight of shape `ws`: its float32 values
+ * `src`, or (NULL) those of `weight`, whose dtype and memory (`w_dtype`,
+ * `w_memory`) the result takes unless opts->output says otherwise. */
+static lm_status prepare_conv2d(const char *op, lm_device *device, const lmnn_shape *ws,
+                                const float *src, lmnn_tensor weight, lmnn_dtype w_dtype,
+                                const lmnn_memory_config *w_memory, const lmnn_conv2d_options *opts,
+                                lmnn_tensor *out) {
+    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w_dtype;
+    lmnn_memory_config memory = *w_memory; /* as nn_output_memory */
+    if (opts && opts->output.memory.type) memory.type = opts->output.memory.type;
+    if (opts && opts->output.memory.layout) {
+        memory.layout = opts->output.memory.layout;
+        memory.shard = opts->output.memory.shard;
+    }
+    if (ws->rank == 2) return repack(op, device, ws, src, weight, dtype, &memory, opts, out);
+    uint32_t pack = 1;
+    if (ws->rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)
+        pack = opts_pack(opts, ws->dims[1], ws->dims[2], ws->dims[3], ws->dims[0]);
+    return prepare(op, device, false, ws, src, weight, opts ? opts->groups : 1, dtype, &memory,
+                   pack, out);
 }
 
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
@@ -594,15 +623,36 @@ lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_opti
     nn_tensor *w;
     lm_status st = nn_get_tensor(op, "weight", weight, &w);
     if (!st) st = nn_check_float(op, "weight", w);
+    if (!st && w->shape.rank == 2 && w->layout != LMNN_TILE)
+        st = nn_check_layout(op, "weight", w, LMNN_TILE);
     if (st) return st;
-    if (w->shape.rank == 2) return repack(op, w, weight, opts, out);
-    uint32_t pack = 1;
-    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w->dtype;
-    if (w->shape.rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)
-        pack =
-            opts_pack(opts, w->shape.dims[1], w->shape.dims[2], w->shape.dims[3], w->shape.dims[0]);
-    return prepare(op, false, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, pack,
-                   out);
+    return prepare_conv2d(op, w->device, &w->shape, NULL, weight, w->dtype, &w->memory, opts, out);
+}
+
+lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                           const float *data, size_t size,
+                                           const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    const char *op = "lmnn_conv2d_prepare_weights_host";
+    char s[128];
+    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
+    if (!shape || !data || !out)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
+                       !shape  ? "shape"
+                       : !data ? "data"
+                               : "out");
+    if ((shape->rank != 2 && shape->rank != 4) || !lmnn_shape_volume(shape))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: expected [OC, C / groups, KH, KW] or a prepared [KH * KW * C, OC], "
+                       "given %s",
+                       nn_shape_str(shape, s, sizeof s));
+    if (size != lmnn_shape_volume(shape) * sizeof(float))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "size: shape %s of float32 needs %llu bytes, given %zu",
+                       nn_shape_str(shape, s, sizeof s),
+                       (unsigned long long)(lmnn_shape_volume(shape) * sizeof(float)), size);
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
+    return prepare_conv2d(op, device, shape, data, (lmnn_tensor){0}, LMNN_FLOAT32, &dram, opts,
+                          out);
 }
 
 lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight,
@@ -651,7 +701,14 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
                                                 lmnn_tensor *out) {
     const char *op = "lmnn_conv_transpose2d_prepare_weights";
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    return prepare(op, true, weight, opts ? opts->groups : 1, opts ? &opts->output : NULL, 1, out);
+    nn_tensor *w;
+    lm_status st = nn_get_tensor(op, "weight", weight, &w);
+    if (!st) st = nn_check_float(op, "weight", w);
+    if (st) return st;
+    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w->dtype;
+    lmnn_memory_config memory = nn_output_memory(opts ? &opts->output.memory : NULL, w);
+    return prepare(op, w->device, true, &w->shape, NULL, weight, opts ? opts->groups : 1, dtype,
+                   &memory, 1, out);
 }
 
 /* ---- the ops ---- */
@@ -878,10 +935,9 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     /* Run: weight matrix, bias in tiles, image rows, patches, product. */
     lmnn_tensor wp = weight, bt = bias, rows = {0}, patches = {0}, y = {0};
     nn_tensor *img;
-    if (!prepared) {
-        lmnn_output wo = {0};
-        st = prepare(op, transpose, weight, opts->groups, &wo, pack, &wp);
-    }
+    if (!prepared)
+        st = prepare(op, w->device, transpose, &w->shape, NULL, weight, opts->groups, w->dtype,
+                     &w->memory, pack, &wp);
     if (!st && b && b->layout != LMNN_TILE) {
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);

@@ -634,8 +634,40 @@ static void test_row_major_out(void) {
     CHECK(info.shape.dims[0] == 18 && info.shape.dims[1] == 32);
     float *a = nn_download(wp), *b = nn_download(wr);
     CHECK(a && b && !memcmp(a, b, 18 * 32 * sizeof *a));
-    free(a);
     free(b);
+    /* From host data, both forms: the same matrix, no device read. */
+    lmnn_tensor wh;
+    float *m = nn_download(wq);
+    lmnn_shape ms = LMNN_SHAPE(9, 8);
+    CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ms, m, 9 * 8 * sizeof *m, &o, &wh));
+    b = nn_download(wh);
+    CHECK(b && !memcmp(a, b, 18 * 32 * sizeof *a));
+    free(b);
+    lmnn_tensor_free(wh);
+    o.kernel_size[0] = o.kernel_size[1] = 0;
+    CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 72 * sizeof *v, &o, &wh));
+    b = nn_download(wh);
+    CHECK(b && !memcmp(a, b, 18 * 32 * sizeof *a));
+    free(b);
+    lmnn_tensor_free(wh);
+    CHECK_FAILS(lmnn_conv2d_prepare_weights_host(NULL, &ws, v, 72 * sizeof *v, &o, &wh),
+                LM_ERR_INVALID_HANDLE, "lmnn_conv2d_prepare_weights_host: device is NULL");
+    CHECK_FAILS(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 71 * sizeof *v, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_weights_host: size: shape [8, 1, 3, 3] of float32 needs 288 "
+                "bytes, given 284");
+    lmnn_shape s3 = LMNN_SHAPE(2, 4, 9);
+    CHECK_FAILS(lmnn_conv2d_prepare_weights_host(nn_dev(), &s3, v, 72 * sizeof *v, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_weights_host: shape: expected [OC, C / groups, KH, KW] or a "
+                "prepared [KH * KW * C, OC], given [2, 4, 9]");
+    CHECK_FAILS(lmnn_conv2d_prepare_weights_host(nn_dev(), &ms, m, 9 * 8 * sizeof *m, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_weights_host: kernel_size: expected (KH, KW) >= 1 with a "
+                "prepared weight (shape [9, 8]), given (0, 0)");
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    free(m);
+    free(a);
     lmnn_tensor_free(wq);
     lmnn_tensor_free(wr);
     CHECK_OK(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out));
