@@ -26,13 +26,15 @@ static uint32_t images(fe_ctx *c, const fe_node *n) {
     return def && def->images ? def->images(c, n) : 0;
 }
 
-/* True when value v is output 0 of a node that writes it as an image. */
+/* True when value v is output 0 of a node that writes it as an image: its
+ * producer, or the head of the fused chain that ends in it. */
 static bool held_as_image(const fe_ctx *c, uint32_t v) {
-    uint32_t p = c->g->values[v].producer;
-    if (p == FE_NONE || !c->plans[p].nhwc_out) return false;
-    uint32_t out = c->plans[p].fusion.output;
-    if (out == FE_NONE) out = c->g->nodes[p].outputs[0];
-    return out == v;
+    for (uint32_t k = 0; k < c->g->node_count; k++) {
+        uint32_t out = c->plans[k].fusion.output;
+        if (out == FE_NONE) out = c->g->nodes[k].output_count ? c->g->nodes[k].outputs[0] : FE_NONE;
+        if (out == v) return c->plans[k].nhwc_out && c->plans[k].placement == LMFE_ON_DEVICE;
+    }
+    return false;
 }
 
 /* Whether `n` may flatten its input image in NHWC order: it can, the image

@@ -555,7 +555,8 @@ write_case("image_reshapes",
 # Flattened images feeding matrix products keep NHWC order, the products'
 # constant weights permuted instead (fe_plan.nhwc_rows): a Gemm with transB
 # and a bias then a Relu, a MatMul, a Reshape to [N, -1] into a Gemm without
-# transB, and a Flatten that an Add also reads (which needs ONNX's order).
+# transB, a Flatten that an Add also reads (which needs ONNX's order), and
+# one of a convolution's fused Relu.
 xf = f32(3, 2, 6, 5)
 wf = f32(4, 2, 3, 3) / 4
 g1, gb = f32(7, 4 * 3 * 2) / 5, f32(7)
@@ -577,12 +578,17 @@ write_case("image_flatten_products",
             helper.make_node("Gemm", ["r2", "g2"], ["v"]),
             helper.make_node("Flatten", ["c2"], ["f2"]),
             helper.make_node("Gemm", ["f2", "g2"], ["v2"]),
-            helper.make_node("Add", ["f2", "f2"], ["u"])],
+            helper.make_node("Add", ["f2", "f2"], ["u"]),
+            helper.make_node("Conv", ["x", "w"], ["c3"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c3"], ["r3"]),
+            helper.make_node("Flatten", ["r3"], ["f3"]),
+            helper.make_node("Gemm", ["f3", "g2"], ["t"])],
            [("x", xf)],
            [("y", torch.relu(pf.reshape(3, -1) @ t(g1).T + t(gb)).numpy()),
             ("z", (ff @ t(m1)).numpy()),
             ("v", (ff @ t(g2)).numpy()),
             ("v2", (ff @ t(g2)).numpy()),
-            ("u", (ff + ff).numpy())], 13,
+            ("u", (ff + ff).numpy()),
+            ("t", (torch.relu(ff) @ t(g2)).numpy())], 13,
            inits=[("w", wf), ("g1", g1), ("gb", gb), ("m1", m1), ("g2", g2),
                   ("s", np.array([3, -1], np.int64))])
