@@ -446,7 +446,13 @@ static lm_status run_command(run_state *s, fb_table e) {
         bool replaced = nm && nm->input;
         if (replaced) src = (const uint8_t *)nm->input + offset;
         lm_command_queue *cq = queue(s, lmb_EnqueueWriteBuffer_cq_id(c));
-        bool blocking = lmb_EnqueueWriteBuffer_blocking(c);
+        /* The bytes stay put for the whole run (the binary's, or an input
+         * valid until the run returns, which waits for the queues), so a
+         * write the capture made blocking, to free or reuse its host
+         * buffer, need not wait here: with one queue every later command
+         * follows it on the device anyway. With more, the wait also
+         * ordered the other queues after it: kept. */
+        bool blocking = lmb_EnqueueWriteBuffer_blocking(c) && s->dev->info.num_command_queues > 1;
         if (!st)
             st = replaced || !s->opts->check_blob_hashes
                      ? rt_buffer_transfer_region(cq, b, offset, size, (void *)src, true, blocking)
