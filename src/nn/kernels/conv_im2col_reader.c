@@ -160,6 +160,18 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, ui
             line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
         const uint32_t hi = (uint32_t)(line_addr >> 32), step = (uint32_t)sw * size;
         uint32_t lo = (uint32_t)line_addr + (uint32_t)(vx + (int32_t)first * sw) * size;
+        if (per_row && dense) {
+            /* The common case in three plain runs: fills, reads, fills. */
+            for (uint32_t j = 0; j < first; j++, at += size)
+                fill_run(at, C, esize, fill);
+            for (uint32_t j = first; j < last; j++, at += size, lo += step)
+                noc_async_read((uint64_t)hi << 32 | lo, at, size);
+            for (uint32_t j = last; j < len; j++, at += size)
+                fill_run(at, C, esize, fill);
+            row += len;
+            count -= len;
+            continue;
+        }
         for (uint32_t j = 0; j < len; j++) {
             if (j < first || j >= last) {
                 fill_run(at, C, esize, fill);
