@@ -652,6 +652,10 @@ static void test_row_major_out(void) {
     lmnn_tensor_free(wh);
     CHECK_FAILS(lmnn_conv2d_prepare_weights_host(NULL, &ws, v, 72 * sizeof *v, &o, &wh),
                 LM_ERR_INVALID_HANDLE, "lmnn_conv2d_prepare_weights_host: device is NULL");
+    CHECK_FAILS(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, NULL, 72 * sizeof *v, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_conv2d_prepare_weights_host: data is NULL");
+    CHECK_FAILS(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 72 * sizeof *v, &o, NULL),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_conv2d_prepare_weights_host: out is NULL");
     CHECK_FAILS(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 71 * sizeof *v, &o, &wh),
                 LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_weights_host: size: shape [8, 1, 3, 3] of float32 needs 288 "
@@ -705,6 +709,10 @@ static void test_row_major_out(void) {
                 "of this call)");
     o.kernel_size[0] = o.kernel_size[1] = 3;
     o.output_layout = LMNN_ROW_MAJOR;
+    CHECK_FAILS(lmnn_conv2d_prepare_bias(b8, wp, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias: out is NULL");
+    CHECK_FAILS(lmnn_conv2d_prepare_bias(b8, (lmnn_tensor){0}, &bp), LM_ERR_INVALID_HANDLE,
+                "lmnn_conv2d_prepare_bias: prepared_weight");
     CHECK_FAILS(lmnn_conv2d_prepare_bias(b5, wp, &bp), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_bias: bias: shape [5] does not fit prepared_weight of shape "
                 "[18, 32] (expected [OC] or [1, OC] with OC dividing its columns)");
