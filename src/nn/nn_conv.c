@@ -509,8 +509,12 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
     float *read = src ? NULL : malloc(vol * sizeof *read), *m = calloc(rows * oc, sizeof *m);
     if ((!src && !read) || !m)
         st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
-    if (!st && !src && !(st = lmnn_to_host(weight, read, vol * sizeof *read))) src = read;
-    if (st && st != LM_ERR_OUT_OF_HOST_MEMORY) st = nn_fail_call(st, op);
+    if (!st && !src) {
+        if ((st = lmnn_to_host(weight, read, vol * sizeof *read)))
+            st = nn_fail_call(st, op);
+        else
+            src = read;
+    }
     if (!st) {
         uint32_t cg = c / g, ocg = oc / g;
         for (uint32_t a = 0; a < d[0]; a++)
