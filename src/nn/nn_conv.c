@@ -378,17 +378,19 @@ static uint64_t tiles32(uint64_t n) {
 }
 
 /* Output pixels per patch row for geometry g with oc output channels: the
- * P of {1, 2, 4, 8} dividing OW with the fewest tile products (M / P x K' x
- * N' tiles), the smallest of equals; 1 unless stride and dilation along W
- * are 1. */
+ * P of 1..8 dividing OW that costs least, the smallest of equals; 1 unless
+ * stride and dilation along W are 1. The cost counts the tile products
+ * (M / P x K' x N' tiles) and the patch rows' reads (M / P x KH), a product
+ * as 64 reads (measured on the simulator: about 4.5 us against 0.07). */
 static uint32_t pack_factor(const nn_conv_geom *g, uint32_t oc) {
     if (g->sw != 1 || g->dw != 1 || g->uw != 1) return 1;
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, best_cost = 0;
     uint32_t best = 1;
-    for (uint32_t p = 1; p <= 8; p *= 2) {
-        if (g->ow % p || (uint64_t)p * oc > 256) break;
-        uint64_t cost = tiles32(m / p) * tiles32((uint64_t)g->kh * (g->kw + p - 1) * g->c) *
-                        tiles32((uint64_t)p * oc);
+    for (uint32_t p = 1; p <= 8; p++) {
+        if (g->ow % p || (uint64_t)p * oc > 256) continue;
+        uint64_t cost = 64 * tiles32(m / p) * tiles32((uint64_t)g->kh * (g->kw + p - 1) * g->c) *
+                            tiles32((uint64_t)p * oc) +
+                        m / p * g->kh;
         if (p == 1 || cost < best_cost) {
             best = p;
             best_cost = cost;

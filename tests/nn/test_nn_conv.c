@@ -619,8 +619,9 @@ static void test_row_major_out(void) {
     lmnn_tensor_info info;
     CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wp));
     CHECK_OK(lmnn_tensor_get_info(wp, &info));
-    /* 4 pixels a row: 3 x (3 + 3) taps x 1 channel, 4 x 8 columns. */
-    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 18 && info.shape.dims[1] == 32);
+    /* 7 pixels a row (28 = 4 x 7): 3 x (3 + 6) taps x 1 channel, 7 x 8
+     * columns. */
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 27 && info.shape.dims[1] == 56);
     o.kernel_size[0] = o.kernel_size[1] = 3;
     o.output_layout = LMNN_TILE;
     CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wq)); /* not packed */
@@ -631,9 +632,9 @@ static void test_row_major_out(void) {
     lmnn_tensor wr;
     CHECK_OK(lmnn_conv2d_prepare_weights(wq, &o, &wr));
     CHECK_OK(lmnn_tensor_get_info(wr, &info));
-    CHECK(info.shape.dims[0] == 18 && info.shape.dims[1] == 32);
+    CHECK(info.shape.dims[0] == 27 && info.shape.dims[1] == 56);
     float *a = nn_download(wp), *b = nn_download(wr);
-    CHECK(a && b && !memcmp(a, b, 18 * 32 * sizeof *a));
+    CHECK(a && b && !memcmp(a, b, 27 * 56 * sizeof *a));
     free(b);
     /* From host data, both forms: the same matrix, no device read. */
     lmnn_tensor wh;
@@ -641,13 +642,13 @@ static void test_row_major_out(void) {
     lmnn_shape ms = LMNN_SHAPE(9, 8);
     CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ms, m, 9 * 8 * sizeof *m, &o, &wh));
     b = nn_download(wh);
-    CHECK(b && !memcmp(a, b, 18 * 32 * sizeof *a));
+    CHECK(b && !memcmp(a, b, 27 * 56 * sizeof *a));
     free(b);
     lmnn_tensor_free(wh);
     o.kernel_size[0] = o.kernel_size[1] = 0;
     CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 72 * sizeof *v, &o, &wh));
     b = nn_download(wh);
-    CHECK(b && !memcmp(a, b, 18 * 32 * sizeof *a));
+    CHECK(b && !memcmp(a, b, 27 * 56 * sizeof *a));
     free(b);
     lmnn_tensor_free(wh);
     CHECK_FAILS(lmnn_conv2d_prepare_weights_host(NULL, &ws, v, 72 * sizeof *v, &o, &wh),
@@ -678,14 +679,14 @@ static void test_row_major_out(void) {
     lmnn_tensor_free(out);
     o.output_layout = LMNN_TILE;
     CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: weight: shape [18, 32] is prepared for 4 output pixels per patch "
+                "lmnn_conv2d: weight: shape [27, 56] is prepared for 7 output pixels per patch "
                 "row, and these options take 1 (prepare it with the options of this call)");
     o.output_layout = LMNN_ROW_MAJOR;
-    o.padding[2] = 0; /* OW 27: no packing */
+    o.padding[2] = 0; /* OW 27: 3 pixels a row */
     CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "these options take 1");
+                "these options take 3");
     o.padding[2] = 1;
-    /* A bias prepared for the packed weight: [1, 4 * 8]; refused with
+    /* A bias prepared for the packed weight: [1, 7 * 8]; refused with
      * options that take one pixel a row, and when it fits no weight. */
     lmnn_shape bs = LMNN_SHAPE(8), bs5 = LMNN_SHAPE(5);
     lmnn_tensor b8, b5, bp;
@@ -693,9 +694,9 @@ static void test_row_major_out(void) {
     CHECK_OK(nn_upload(&bs5, v, LMNN_FLOAT32, LMNN_TILE, &b5));
     CHECK_OK(lmnn_conv2d_prepare_bias(b8, wp, &bp));
     CHECK_OK(lmnn_tensor_get_info(bp, &info));
-    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 1 && info.shape.dims[1] == 32);
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 1 && info.shape.dims[1] == 56);
     float *pv = nn_download(bp);
-    CHECK(pv && pv[0] == v[0] && pv[8] == v[0] && pv[31] == v[7]);
+    CHECK(pv && pv[0] == v[0] && pv[8] == v[0] && pv[55] == v[7]);
     free(pv);
     CHECK_OK(lmnn_conv2d(x, wp, bp, &o, &out));
     lmnn_tensor_free(out);
@@ -704,7 +705,7 @@ static void test_row_major_out(void) {
     o.kernel_size[0] = o.kernel_size[1] = 0;
     o.output_layout = LMNN_TILE;
     CHECK_FAILS(lmnn_conv2d(x, w, bp, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: bias: shape [1, 32] is prepared for 4 output pixels per patch row, "
+                "lmnn_conv2d: bias: shape [1, 56] is prepared for 7 output pixels per patch row, "
                 "and these options take 1 (expected [8] or [1, 8]; prepare it with the options "
                 "of this call)");
     o.kernel_size[0] = o.kernel_size[1] = 3;
@@ -715,7 +716,7 @@ static void test_row_major_out(void) {
                 "lmnn_conv2d_prepare_bias: prepared_weight");
     CHECK_FAILS(lmnn_conv2d_prepare_bias(b5, wp, &bp), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_bias: bias: shape [5] does not fit prepared_weight of shape "
-                "[18, 32] (expected [OC] or [1, OC] with OC dividing its columns)");
+                "[27, 56] (expected [OC] or [1, OC] with OC dividing its columns)");
     lmnn_tensor_free(b8);
     lmnn_tensor_free(b5);
     lmnn_tensor_free(bp);
