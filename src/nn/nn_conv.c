@@ -608,12 +608,7 @@ static lm_status prepare_conv2d(const char *op, lm_device *device, const lmnn_sh
                                 const lmnn_memory_config *w_memory, const lmnn_conv2d_options *opts,
                                 lmnn_tensor *out) {
     lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w_dtype;
-    lmnn_memory_config memory = *w_memory; /* as nn_output_memory */
-    if (opts && opts->output.memory.type) memory.type = opts->output.memory.type;
-    if (opts && opts->output.memory.layout) {
-        memory.layout = opts->output.memory.layout;
-        memory.shard = opts->output.memory.shard;
-    }
+    lmnn_memory_config memory = nn_memory_over(opts ? &opts->output.memory : NULL, *w_memory);
     if (ws->rank == 2) return repack(op, device, ws, src, weight, dtype, &memory, opts, out);
     uint32_t pack = 1;
     if (ws->rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)

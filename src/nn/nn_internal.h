@@ -81,8 +81,10 @@ lm_status nn_check_layout(const char *op, const char *arg, const nn_tensor *t, l
 lm_status nn_check_float(const char *op, const char *arg, const nn_tensor *t);
 lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor *t,
                                const nn_tensor *first);
-/* The memory config of an op's output: `given` where set, else the input's. */
+/* The memory config of an op's output: `given` where set, else the input's
+ * (nn_memory_over: else `base`). */
 lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_tensor *input);
+lmnn_memory_config nn_memory_over(const lmnn_memory_config *given, lmnn_memory_config base);
 lm_status nn_check_memory(const char *op, const lmnn_memory_config *memory);
 lm_status nn_check_dtype(const char *op, const char *arg, lmnn_dtype dtype);
 

@@ -594,14 +594,18 @@ lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor 
                    "%s: the tensor is on another device than the op's first input", arg);
 }
 
-lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_tensor *input) {
-    lmnn_memory_config m = input->memory;
+lmnn_memory_config nn_memory_over(const lmnn_memory_config *given, lmnn_memory_config base) {
+    lmnn_memory_config m = base;
     if (given && given->type) m.type = given->type;
     if (given && given->layout) {
         m.layout = given->layout;
         m.shard = given->shard; /* the layout and its shard spec go together */
     }
     return m;
+}
+
+lmnn_memory_config nn_output_memory(const lmnn_memory_config *given, const nn_tensor *input) {
+    return nn_memory_over(given, input->memory);
 }
 
 uint32_t nn_value_bits(lmnn_dtype dtype, double v) {
