@@ -196,7 +196,7 @@ int lmt_file_open(const char *cmd, const char *path, lmt_check check, lmt_file *
     if (!st && check != LMT_CHECK_STRUCTURE) {
         lmb_semantic_options sopts;
         rp_semantic_options(&sopts); /* what replay checks, exactly */
-        st = lmb_verify_semantics(out_file->data, out_file->size, &sopts);
+        st = lmb_verify_semantics(out_file->data, out_file->size, &sopts, NULL);
     }
     if (st) {
         lmt_error(cmd, "%s: %s", path, lm_last_error());

@@ -453,6 +453,7 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
         lmt_json_u64(&j, "programs", rep->programs);
         lmt_json_u64(&j, "bytes_written", rep->bytes_written);
         lmt_json_u64(&j, "bytes_read", rep->bytes_read);
+        lmt_json_u64(&j, "host_waits", rep->host_waits);
         lmt_json_bool(&j, "goldens_skipped", !goldens);
         lmt_json_u64(&j, "goldens_checked", rep->goldens_checked);
         lmt_json_u64(&j, "goldens_failed", rep->goldens_failed);
@@ -481,6 +482,7 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
     printf("  programs:    %" PRIu64 "\n", rep->programs);
     printf("  bytes moved: %" PRIu64 " written, %" PRIu64 " read\n", rep->bytes_written,
            rep->bytes_read);
+    printf("  host waits:  %" PRIu64 "\n", rep->host_waits);
     if (goldens)
         printf("  goldens:     %u checked, %u failed\n", (unsigned)rep->goldens_checked,
                (unsigned)rep->goldens_failed);

@@ -95,6 +95,11 @@ typedef struct lm_replay_report {
     uint32_t goldens_checked, goldens_failed;
     double max_abs_error, max_rel_error; /* tolerance mode */
     uint64_t first_mismatch;             /* byte (exact) or element (tolerance) index */
+    /* Times the host stopped to wait for the device before a loop's end:
+     * finishes, event synchronizes, goldens, and the blocking transfers and
+     * launches that order another queue. A blocking write or read on a
+     * binary that uses one queue does not wait (its bytes outlive the run). */
+    uint64_t host_waits;
     double seconds;
 } lm_replay_report;
 

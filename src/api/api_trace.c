@@ -93,7 +93,7 @@ lm_status lm_load_trace(lm_command_queue *cq, const void *data, uint64_t size,
     lmb_semantic_options_init(&so);
     so.kernel_map =
         (lmb_kernel_map){KMAP_CODE_BASE, KMAP_CODE_SIZE, KMAP_LOCAL_BASE, KMAP_LOCAL_SIZE};
-    if (!st) st = lmb_verify_semantics(data, size, &so);
+    if (!st) st = lmb_verify_semantics(data, size, &so, NULL);
     if (st) return finish(st, fn);
     fb_table root = lmb_root(data);
     fb_table sys = lmb_LightMetalBinary_system(root);

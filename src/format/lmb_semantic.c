@@ -72,9 +72,10 @@ typedef struct sem {
     uint16_t grid_x, grid_y;
     uint32_t l1_size;
     uint32_t dram_banks;
-    uint64_t dram_limit; /* bank bytes below the trace region */
-    uint32_t queues;     /* command queues the descriptor gives */
-    sem_buffer *bufs;    /* indexed by the buffers map's values */
+    uint64_t dram_limit;  /* bank bytes below the trace region */
+    uint32_t queues;      /* command queues the descriptor gives */
+    uint32_t queues_used; /* bit q: some command names queue q */
+    sem_buffer *bufs;     /* indexed by the buffers map's values */
     size_t buf_count, buf_cap;
     sem_spans live[2]; /* [0] DRAM, [1] L1 */
     sem_map buffers;   /* id -> index into bufs */
@@ -298,10 +299,11 @@ static lm_status sem_cb_config(const sem *s, uint32_t total, fb_vec fm, uint32_t
     return LM_OK;
 }
 
-static lm_status sem_queue(const sem *s, uint8_t cq_id) {
+static lm_status sem_queue(sem *s, uint8_t cq_id) {
     if (cq_id >= s->queues)
         return sem_fail(s, "cq_id", "command queue %u (the device has %" PRIu32 ")", cq_id,
                         s->queues);
+    s->queues_used |= 1u << cq_id;
     return LM_OK;
 }
 
@@ -713,7 +715,8 @@ static lm_status sem_name(const sem *s, const char *field, fb_table n) {
     return LM_OK;
 }
 
-lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts) {
+lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts,
+                               lmb_semantic_facts *out_facts) {
     lmb_semantic_options defaults;
     if (!opts) {
         lmb_semantic_options_init(&defaults);
@@ -796,5 +799,6 @@ lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semant
     sem_free(&s.cbs);
     sem_free(&s.traces);
     sem_free(&s.events);
+    if (!st && out_facts) *out_facts = (lmb_semantic_facts){.queues_used = s.queues_used};
     return st;
 }

@@ -59,8 +59,15 @@ typedef struct lmb_semantic_options {
 
 void lmb_semantic_options_init(lmb_semantic_options *opts);
 
-/* `file` must have passed lmb_verify(). */
-lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts);
+/* What the checks learn about a file on the way, for readers to plan with. */
+typedef struct lmb_semantic_facts {
+    uint32_t queues_used; /* bit q set: some command runs on command queue q */
+} lmb_semantic_facts;
+
+/* `file` must have passed lmb_verify(). `out_facts` may be NULL; it is
+ * filled only when the file passes. */
+lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts,
+                               lmb_semantic_facts *out_facts);
 
 /* Checks one kernel ELF on its own (same rules as above); `what` names it in
  * the message. */

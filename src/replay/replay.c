@@ -44,6 +44,7 @@ struct lm_replay {
     fb_vec commands;
     named *names;
     uint32_t name_count;
+    uint32_t queues_used; /* bit q: some command runs on queue q */
 };
 
 /* What one run keeps. */
@@ -136,8 +137,10 @@ static lm_status open_verified(const void *data, uint64_t size, lm_replay *r) {
     if (st) return st;
     lmb_semantic_options so;
     rp_semantic_options(&so);
-    st = lmb_verify_semantics(data, size, &so);
+    lmb_semantic_facts facts;
+    st = lmb_verify_semantics(data, size, &so, &facts);
     if (st) return st;
+    r->queues_used = facts.queues_used;
     r->data = data;
     r->size = size;
     r->root = lmb_root(data);
@@ -386,6 +389,17 @@ static uint32_t cq_id_of(run_state *s, uint8_t cq) {
     return rt_cq_id(queue(s, cq));
 }
 
+/* Whether a transfer the capture made blocking must wait here. Its host
+ * bytes stay put for the whole run (the binary's, an input valid until the
+ * run returns, or a read's copy kept until then), so the wait is needed only
+ * for the order it gave the other queues: every later command on its own
+ * queue follows it on the device anyway. Counts the waits it asks for. */
+static bool transfer_waits(run_state *s, uint8_t cq, bool captured_blocking) {
+    bool wait = captured_blocking && (s->r->queues_used & ~(1u << cq)) != 0;
+    s->report->host_waits += wait;
+    return wait;
+}
+
 static lm_status run_command(run_state *s, fb_table e) {
     lm_replay *r = s->r;
     fb_table c = lmb_CommandEntry_cmd(e);
@@ -445,22 +459,17 @@ static lm_status run_command(run_state *s, fb_table e) {
         named *nm = find_buffer_name(r, id);
         bool replaced = nm && nm->input;
         if (replaced) src = (const uint8_t *)nm->input + offset;
-        lm_command_queue *cq = queue(s, lmb_EnqueueWriteBuffer_cq_id(c));
-        /* The bytes stay put for the whole run (the binary's, or an input
-         * valid until the run returns, which waits for the queues), so a
-         * write the capture made blocking, to free or reuse its host
-         * buffer, need not wait here: with one queue every later command
-         * follows it on the device anyway. With more, the wait also
-         * ordered the other queues after it: kept. */
-        bool blocking = lmb_EnqueueWriteBuffer_blocking(c) && s->dev->info.num_command_queues > 1;
+        uint8_t q = lmb_EnqueueWriteBuffer_cq_id(c);
+        lm_command_queue *cq = queue(s, q);
+        bool blocking = !st && transfer_waits(s, q, lmb_EnqueueWriteBuffer_blocking(c));
         if (!st)
             st = replaced || !s->opts->check_blob_hashes
                      ? rt_buffer_transfer_region(cq, b, offset, size, (void *)src, true, blocking)
                      : rt_buffer_write_checked(cq, b, offset, size, src, ref.hash, blocking);
         if (!st) s->report->bytes_written += region ? size : cfg.size;
         if (!st)
-            SINK(s, write_buffer, cq_id_of(s, lmb_EnqueueWriteBuffer_cq_id(c)), b, offset, size,
-                 src, lmb_EnqueueWriteBuffer_blocking(c));
+            SINK(s, write_buffer, cq_id_of(s, q), b, offset, size, src,
+                 lmb_EnqueueWriteBuffer_blocking(c));
         return st;
     }
     case LMB_Command_EnqueueReadBuffer: {
@@ -476,15 +485,17 @@ static lm_status run_command(run_state *s, fb_table e) {
             free(host);
             return st;
         }
-        st = rt_buffer_transfer_region(queue(s, lmb_EnqueueReadBuffer_cq_id(c)), b, offset, size,
-                                       host, false, lmb_EnqueueReadBuffer_blocking(c));
+        uint8_t q = lmb_EnqueueReadBuffer_cq_id(c);
+        st = rt_buffer_transfer_region(queue(s, q), b, offset, size, host, false,
+                                       transfer_waits(s, q, lmb_EnqueueReadBuffer_blocking(c)));
         if (!st) s->report->bytes_read += cfg.size;
         if (!st)
-            SINK(s, read_buffer, cq_id_of(s, lmb_EnqueueReadBuffer_cq_id(c)), b, offset, size,
+            SINK(s, read_buffer, cq_id_of(s, q), b, offset, size,
                  lmb_EnqueueReadBuffer_blocking(c));
         return st;
     }
     case LMB_Command_FinishQueue:
+        s->report->host_waits++;
         SINK(s, finish, cq_id_of(s, lmb_FinishQueue_cq_id(c)));
         return rt_cq_finish(queue(s, lmb_FinishQueue_cq_id(c)));
     case LMB_Command_CreateProgram: {
@@ -622,6 +633,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_command_queue *cq = queue(s, lmb_EnqueueProgram_cq_id(c));
         lm_program p = {id_get(&s->programs, lmb_EnqueueProgram_program_id(c))};
         bool into_trace = rt_trace_capturing(cq) != NULL; /* then the trace holds it */
+        s->report->host_waits += lmb_EnqueueProgram_blocking(c);
         st = rt_program_enqueue(cq, p, lmb_EnqueueProgram_blocking(c));
         if (!st && !into_trace)
             SINK(s, enqueue_program, rt_cq_id(cq), p, lmb_EnqueueProgram_blocking(c));
@@ -633,6 +645,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_core at = {core.x, core.y};
         const void *src = lmb_blob_data(r->data, r->root, ref);
         lm_command_queue *cq = queue(s, lmb_WriteDeviceL1_cq_id(c));
+        s->report->host_waits++;
         st = rt_l1_transfer(cq, at, lmb_WriteDeviceL1_address(c), ref.size, (void *)src, true,
                             s->opts->check_blob_hashes ? &ref.hash : NULL);
         if (!st) s->report->bytes_written += ref.size;
@@ -663,6 +676,7 @@ static lm_status run_command(run_state *s, fb_table e) {
     }
     case LMB_Command_EventSynchronize: {
         lm_event ev = s->event[id_get(&s->events, lmb_EventSynchronize_event_id(c))];
+        s->report->host_waits++;
         SINK(s, event_synchronize, ev.id);
         return rt_cq_wait(ev.cq, ev.seq);
     }
@@ -671,6 +685,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         if (!s->opts->check_goldens) return LM_OK;
         void *got;
         uint64_t size;
+        s->report->host_waits++;
         st = rt_buffer_read(queue(s, lmb_CompareToGolden_cq_id(c)),
                             (lm_buffer){id_get(&s->buffers, lmb_CompareToGolden_buffer_id(c))},
                             &got, &size);
@@ -716,6 +731,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         s->report->programs++;
         {
             uint32_t id = (uint32_t)id_get(&s->traces, lmb_ReplayTrace_trace_id(c));
+            s->report->host_waits += lmb_ReplayTrace_blocking(c);
             st = rt_trace_replay(queue(s, lmb_ReplayTrace_cq_id(c)), id,
                                  lmb_ReplayTrace_blocking(c));
             if (!st)

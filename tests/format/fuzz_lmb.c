@@ -88,7 +88,7 @@ static void check(const uint8_t *data, size_t size) {
     lmb_semantic_options_init(&sopts);
     sopts.kernel_map = (lmb_kernel_map){0x40000000u, 0x00100000u, 0x20000000u, 0x00020000u};
     sopts.memory_map = (lmb_memory_map){32, 16, 0x10000, 2};
-    (void)lmb_verify_semantics(data, size, &sopts);
+    (void)lmb_verify_semantics(data, size, &sopts, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -258,7 +258,7 @@ static lm_status check(enum bug bug) {
         lmb_semantic_options_init(&opts);
         opts.kernel_map = test_map;
         opts.memory_map = (lmb_memory_map){32, 16, 0x10000, 2};
-        st = lmb_verify_semantics(d, n, &opts);
+        st = lmb_verify_semantics(d, n, &opts, NULL);
     }
     free(d);
     return st;

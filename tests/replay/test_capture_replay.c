@@ -9,7 +9,8 @@
 
 enum { WORDS = 1024 };
 
-/* out[i] = in[i] * 5 + 1 for every word, one page per core of a 2x2 grid. */
+/* out[i] = in[i] * 5 + 1 for every word of 4 pages of `in` from page
+ * get_arg_val(2) on, one page per core of a 2x2 grid. */
 static const char *kernel_src = "#include \"dataflow_api.h\"\n"
                                 "void kernel_main(void) {\n"
                                 "    InterleavedAddrGenFast in = {.bank_base_address = "
@@ -17,7 +18,7 @@ static const char *kernel_src = "#include \"dataflow_api.h\"\n"
                                 "    InterleavedAddrGenFast out = {.bank_base_address = "
                                 "get_arg_val(1), .page_size = 1024, .is_dram = true};\n"
                                 "    uint32_t page = my_y() * 2 + my_x(), l1 = 0x20000;\n"
-                                "    noc_async_read_page(page, &in, l1);\n"
+                                "    noc_async_read_page(get_arg_val(2) + page, &in, l1);\n"
                                 "    noc_async_read_barrier();\n"
                                 "    volatile uint32_t *w = (volatile uint32_t *)l1;\n"
                                 "    for (int i = 0; i < 256; i++) w[i] = w[i] * 5u + 1u;\n"
@@ -55,8 +56,10 @@ static lm_status make_buffers(lm_device *dev, workload *w) {
     return st ? st : lm_create_buffer(dev, &c, &w->out);
 }
 
-/* The scaling program over the workload's buffers, on all four cores. */
-static lm_status make_program(lm_device *dev, const workload *w, lm_program *out) {
+/* The scaling program over the workload's buffers, on all four cores,
+ * reading `in` from page `first_page` on. */
+static lm_status make_program(lm_device *dev, const workload *w, uint32_t first_page,
+                              lm_program *out) {
     lm_kernel k;
     lm_kernel_config kc;
     lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
@@ -64,12 +67,12 @@ static lm_status make_program(lm_device *dev, const workload *w, lm_program *out
     uint64_t ia, oa;
     lm_buffer_address(w->in, &ia);
     lm_buffer_address(w->out, &oa);
-    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa};
+    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa, first_page};
     lm_status st = lm_create_program(dev, out);
     if (!st) st = lm_create_kernel_from_string(*out, "scale", kernel_src, &all, &kc, &k);
     for (uint32_t y = 0; y < 2 && !st; y++)
         for (uint32_t x = 0; x < 2 && !st; x++)
-            st = lm_set_runtime_args(*out, k, (lm_core){x, y}, args, 2);
+            st = lm_set_runtime_args(*out, k, (lm_core){x, y}, args, 3);
     return st;
 }
 
@@ -80,7 +83,7 @@ static lm_status run_workload(lm_device *dev, workload *w, uint32_t *result) {
     input_words(in, 7);
     lm_program prog;
     lm_status st = lm_enqueue_write_buffer(cq, w->in, in, false);
-    if (!st) st = make_program(dev, w, &prog);
+    if (!st) st = make_program(dev, w, 0, &prog);
     if (!st) st = lm_enqueue_program(cq, prog, false);
     if (!st) st = lm_enqueue_read_buffer(cq, w->out, result, true);
     if (!st) st = lm_release_program(prog);
@@ -121,6 +124,8 @@ static void test_capture_then_replay(void) {
     CHECK_EQ_U64(rep.goldens_failed, 0);
     CHECK_EQ_U64(rep.programs, 1);
     CHECK(rep.commands >= 10);
+    /* One queue: the blocking read need not wait; the golden does. */
+    CHECK_EQ_U64(rep.host_waits, 1);
     CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
     CHECK(memcmp(live, replayed, sizeof live) == 0);
     /* Loops run the whole workload again on the same device. */
@@ -146,6 +151,64 @@ static void test_capture_then_replay(void) {
     lm_replay_close(r);
     CHECK_OK(lm_device_close(dev));
     unlink(path);
+}
+
+/* A blocking write on one queue orders the other queue after it, in a
+ * replay as in the capture. The program on queue 0 reads the last pages of a
+ * large buffer that queue 1 writes, the pages that land last: without the
+ * order it would read them before they arrive. */
+static void test_blocking_write_orders_queues(void) {
+    enum { BIG_PAGES = 16384 }; /* 16 MiB of 1 KiB pages */
+    static uint32_t live[WORDS], replayed[WORDS];
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = (uint64_t)BIG_PAGES * 1024;
+    c.page_size = 1024;
+    uint32_t *big = malloc(c.size);
+    CHECK(big);
+    for (uint64_t i = 0; big && i < c.size / 4; i++)
+        big[i] = (uint32_t)i * 2654435761u + 3;
+    workload w;
+    lm_program prog;
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_create_buffer(dev, &c, &w.in));
+    c.size = WORDS * 4;
+    CHECK_OK(lm_create_buffer(dev, &c, &w.out));
+    CHECK_OK(lm_capture_name_buffer(w.out, "out"));
+    CHECK_OK(make_program(dev, &w, BIG_PAGES - 4, &prog));
+    CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(dev, 1), w.in, big, true));
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_enqueue_read_buffer(cq, w.out, live, true));
+    CHECK_OK(lm_capture_compare_to_capture(cq, w.out));
+    CHECK_OK(lm_release_program(prog));
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_device_close(dev));
+    const uint32_t *tail = big + (uint64_t)(BIG_PAGES - 4) * 256;
+    for (int i = 0; big && i < WORDS; i++)
+        CHECK_EQ_U64(live[i], tail[i] * 5u + 1u);
+
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_options o;
+    lm_replay_options_init(&o);
+    o.loops = 8;
+    lm_replay_report rep;
+    CHECK_OK(lm_replay_run(r, NULL, &o, &rep));
+    CHECK_EQ_U64(rep.goldens_checked, 8);
+    CHECK_EQ_U64(rep.goldens_failed, 0);
+    CHECK_EQ_U64(rep.host_waits, 8 * 3); /* the write, the read, the golden */
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    free(big);
 }
 
 /* Both binaries as `lightmetal dump` prints them (the shape flatc --json
@@ -261,7 +324,7 @@ static void test_capture_snapshots_programs(void) {
     lm_program prog;
     uint32_t id;
     lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
-    CHECK_OK(make_program(dev, &w, &prog));
+    CHECK_OK(make_program(dev, &w, 0, &prog));
     lm_circular_buffer_config cc;
     lm_circular_buffer_config_init(&cc);
     cc.total_size = 4096;
@@ -315,7 +378,7 @@ static void test_capture_with_traces(void) {
     CHECK_OK(make_buffers(dev, &w));
     lm_program prog;
     uint32_t before, during;
-    CHECK_OK(make_program(dev, &w, &prog));
+    CHECK_OK(make_program(dev, &w, 0, &prog));
     CHECK_OK(lm_begin_trace_capture(cq, &before));
     CHECK_OK(lm_enqueue_program(cq, prog, false));
     CHECK_OK(lm_end_trace_capture(cq, before));
@@ -439,6 +502,7 @@ static void test_replay_errors(void) {
 int main(void) {
     setenv("LM_CACHE_DIR", "test_replay_cache", 0);
     TEST_RUN(test_capture_then_replay);
+    TEST_RUN(test_blocking_write_orders_queues);
     TEST_RUN(test_recapture_gives_same_binary);
     TEST_RUN(test_inputs_and_goldens);
     TEST_RUN(test_capture_mid_workload);

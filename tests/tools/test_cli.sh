@@ -161,6 +161,7 @@ expect_error run_no_goldens_tolerance 2 "--tolerance compares goldens, --no-gold
 # ---------------------------------------------------------------- run
 expect_ok run_copy "goldens:     1 checked, 0 failed" run "$V"
 expect_ok run_copy_summary "bytes moved:" run "$V" --threads 1
+expect_ok run_copy_waits "host waits:  2" run "$V" # the finish and the golden
 expect_ok run_copy_loops "loops:       3" run "$V" --loop 3
 expect_ok run_copy_json '"goldens_checked": 1' run "$V" --json
 expect_ok run_copy_tolerance '"result": "ok"' run "$V" --tolerance 0,0 --json
