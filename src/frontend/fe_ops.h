@@ -40,4 +40,8 @@ extern const size_t fe_ops_reduce_count;
 extern const fe_op_def fe_ops_nn[];
 extern const size_t fe_ops_nn_count;
 
+/* Resampling: Resize and Upsample (fe_ops_resize.c). */
+extern const fe_op_def fe_ops_resize[];
+extern const size_t fe_ops_resize_count;
+
 #endif

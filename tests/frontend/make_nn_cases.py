@@ -7,7 +7,8 @@ They cover what the node tests do not: the opset < 13 forms of Softmax,
 LogSoftmax and Hardmax (2-D coercion at axis) and of the Reduce* ops (axes
 as an attribute), constant (initializer) weights with groups, 1-D and
 transposed convolutions, LpNormalization, LayerNormalization's extra
-outputs, and refusals. Cases named refuse_* must be refused with the text
+outputs, Resize against PyTorch's interpolate, and refusals. Cases named
+refuse_* must be refused with the text
 in their expect.txt; trace_* cases compile with a metal trace.
 
 Usage: make_nn_cases.py OUTDIR
@@ -592,3 +593,42 @@ write_case("image_flatten_products",
             ("t", (torch.relu(ff) @ t(g2)).numpy())], 13,
            inits=[("w", wf), ("g1", g1), ("gb", gb), ("m1", m1), ("g2", g2),
                   ("s", np.array([3, -1], np.int64))])
+
+
+# Resize against torch.nn.functional.interpolate: the modes PyTorch's
+# exporter emits (sizes and scales as constants), up and down at once, and
+# Upsample-9 (nearest by the floor of x / scale). Inputs in [0.5, 1.5]:
+# cubic weights are partly negative, and around zero their sums would cancel
+# to values that float32 cannot give to rtol 1e-3 in any order of adding.
+xr = rng.uniform(0.5, 1.5, (2, 3, 5, 7)).astype(np.float32)
+resize_cases = (
+    ("resize_bilinear_half_pixel", "linear", "half_pixel", (9, 4),
+     F.interpolate(t(xr), size=(9, 4), mode="bilinear", align_corners=False)),
+    ("resize_bilinear_align_corners", "linear", "align_corners", (3, 11),
+     F.interpolate(t(xr), size=(3, 11), mode="bilinear", align_corners=True)),
+    ("resize_bicubic_half_pixel", "cubic", "half_pixel", (8, 10),
+     F.interpolate(t(xr), size=(8, 10), mode="bicubic", align_corners=False)),
+    ("resize_bicubic_align_corners", "cubic", "align_corners", (4, 13),
+     F.interpolate(t(xr), size=(4, 13), mode="bicubic", align_corners=True)),
+    ("resize_nearest_sizes", "nearest", "asymmetric", (7, 3),
+     F.interpolate(t(xr), size=(7, 3), mode="nearest")),
+)
+for name, mode, coord, hw, want in resize_cases:
+    attrs = dict(mode=mode, coordinate_transformation_mode=coord)
+    if mode == "nearest":
+        attrs["nearest_mode"] = "floor"
+    write_case(name,
+               [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs)],
+               [("x", xr)], [("y", want.numpy())], 13,
+               inits=[("sizes", np.array([2, 3, hw[0], hw[1]], np.int64))])
+xv = rng.uniform(0.5, 1.5, (1, 2, 3, 4, 5)).astype(np.float32)
+write_case("resize_trilinear_scales",
+           [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear")],
+           [("x", xv)],
+           [("y", F.interpolate(t(xv), scale_factor=(2, 1.5, 0.5), mode="trilinear",
+                                align_corners=False, recompute_scale_factor=False).numpy())],
+           13, inits=[("scales", np.array([1, 1, 2, 1.5, 0.5], np.float32))])
+write_case("upsample9_nearest",
+           [helper.make_node("Upsample", ["x", "scales"], ["y"], mode="nearest")],
+           [("x", xr)], [("y", F.interpolate(t(xr), scale_factor=(2, 3), mode="nearest").numpy())],
+           9, inits=[("scales", np.array([1, 1, 2, 3], np.float32))])

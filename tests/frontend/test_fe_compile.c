@@ -297,6 +297,70 @@ static void test_unsupported(void) {
     lm_binary_free(bin);
 }
 
+/* Resize's attributes and constant inputs, each wrong in its own way:
+ * an error naming the node and what is wrong. */
+static void test_resize_refusals(void) {
+    int64_t xd[4] = {1, 1, 4, 4}, yd[4] = {1, 1, 8, 8}, four = 4;
+    Onnx__GraphProto *g = ob_graph("r");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    float sv[4] = {1, 1, 2, 2}, bad[4] = {1, 1, -2, 2};
+    Onnx__TensorProto *scales = ob_tensor("scales", F32, 1, &four);
+    ob_raw(scales, sv, sizeof sv);
+    ob_init(g, scales);
+    Onnx__NodeProto *n = ob_node(g, "Resize", "up", (const char *[]){"x", "", "scales", NULL},
+                                 (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+
+    Onnx__AttributeProto *a = ob_attr(n, "mode", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.data = (uint8_t *)ob_str("sinc");
+    a->s.len = 4;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'up' (Resize): attribute mode=sinc is not valid");
+    a->name = ob_str("coordinate_transformation_mode");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "attribute coordinate_transformation_mode=sinc is not valid");
+    a->name = ob_str("antialias");
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->has_i = 1;
+    a->i = 1;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "attribute antialias=1 is not supported");
+    n->n_attribute = 0;
+
+    ob_raw(scales, bad, sizeof bad);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "scales[2] = -2 is not positive");
+    scales->dims[0] = 3;
+    ob_raw(scales, sv, 3 * sizeof *sv);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "scales has 3 entries for 4 axes");
+    scales->dims[0] = 4;
+    ob_raw(scales, sv, sizeof sv);
+    Onnx__TensorProto *sizes = ob_tensor("sizes", I64, 1, &four);
+    ob_raw(sizes, yd, sizeof yd);
+    ob_init(g, sizes);
+    n->input[n->n_input++] = ob_str("sizes");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "exactly one of scales and sizes must be given (both given)");
+    n->input[2] = ob_str("");
+    sizes->dims[0] = 3;
+    ob_raw(sizes, yd, 3 * sizeof *yd);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "sizes has 3 entries for 4 axes");
+    /* Scales that only the run would know: the output's shape is not
+     * known at compile time. */
+    n->input[2] = ob_str("s_in");
+    n->n_input = 3;
+    ob_input(g, ob_vi("s_in", ob_tensor_type(F32, 1, &four, NULL)));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "input 2 ('s_in') decides the output shape");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -457,6 +521,7 @@ int main(void) {
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);
     TEST_RUN(test_unsupported);
+    TEST_RUN(test_resize_refusals);
     TEST_RUN(test_int64_boundary);
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);

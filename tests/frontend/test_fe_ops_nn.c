@@ -85,6 +85,8 @@ static op_tests ops[] = {
     {"Trilu", "node", "test_tril", 0, 0, 0},
     {"Trilu", "node", "test_triu", 0, 0, 0},
     {"Einsum", "node", "test_einsum_", 0, 0, 0},
+    {"Resize", "node", "test_resize_", 0, 0, 0},
+    {"Upsample", "node", "test_upsample_", 0, 0, 0},
     {"AveragePool", "pytorch-converted", "test_AvgPool", 0, 0, 0},
     {"BatchNormalization", "pytorch-converted", "test_BatchNorm", 0, 0, 0},
     {"Conv", "pytorch-converted", "test_Conv", 0, 0, 0},

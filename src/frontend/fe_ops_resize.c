@@ -1,0 +1,512 @@
+/* Resampling: Resize (opsets 10 and up) and Upsample (opsets 7 to 9).
+ *
+ * Every mode ONNX defines is separable, so each resized axis is done on its
+ * own: the output along it is a sum over a few taps (2 for nearest and
+ * linear, 4 for cubic) of the input gathered along the axis
+ * (lmnn_index_select) times one weight per output position. The taps'
+ * indices and weights follow ONNX's reference rules exactly and are worked
+ * out on the host at compile time, in double precision, from the constant
+ * scales, sizes and roi; the device only gathers, multiplies and adds. An
+ * axis whose every output position takes one input position with weight 1
+ * is a single gather (nearest, and integer tensors); one that maps onto
+ * itself costs nothing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+enum { TAPS_MAX = 4 };
+
+typedef enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC } interp_mode;
+
+typedef enum {
+    COORD_HALF_PIXEL,
+    COORD_HALF_PIXEL_SYMMETRIC,
+    COORD_PYTORCH_HALF_PIXEL,
+    COORD_ALIGN_CORNERS,
+    COORD_ASYMMETRIC,
+    COORD_TF_HALF_PIXEL_FOR_NN,
+    COORD_TF_CROP_AND_RESIZE,
+} coord_mode;
+
+typedef enum { NEAR_ROUND_PREFER_FLOOR, NEAR_ROUND_PREFER_CEIL, NEAR_FLOOR, NEAR_CEIL } near_mode;
+
+/* What a node asks for, read the same way by inference and lowering. */
+typedef struct resize_params {
+    interp_mode mode;
+    coord_mode coord;
+    near_mode nearest;
+    double cubic_a, extrapolation;
+    bool exclude_outside;
+    int32_t rank;
+    int64_t in[FE_MAX_RANK], out[FE_MAX_RANK];
+    double scale[FE_MAX_RANK];          /* output / input length, as ONNX counts it */
+    double roi_lo[FE_MAX_RANK], roi_hi[FE_MAX_RANK]; /* tf_crop_and_resize */
+} resize_params;
+
+static bool is_upsample(const fe_node *n) {
+    return strcmp(n->op_type, "Upsample") == 0;
+}
+
+/* Index of `s` in the NULL-terminated `names`, or -1. */
+static int name_index(const char *s, const char *const *names) {
+    for (int i = 0; names[i]; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static lm_status read_modes(fe_ctx *c, const fe_node *n, resize_params *p) {
+    static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
+    static const char *const coords[] = {
+        "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
+    static const char *const nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                        "ceil", NULL};
+    const char *mode, *coord, *near;
+    lm_status st = fe_attr_string(c, n, "mode", "nearest", &mode);
+    if (st) return st;
+    /* Upsample's linear was also spelt bilinear by some exporters. */
+    int m = is_upsample(n) && !strcmp(mode, "bilinear") ? MODE_LINEAR : name_index(mode, modes);
+    if (m < 0 || (is_upsample(n) && m == MODE_CUBIC))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute mode=%s is not valid", mode);
+    p->mode = (interp_mode)m;
+    p->cubic_a = -0.75;
+    p->extrapolation = 0;
+    p->exclude_outside = false;
+    if (is_upsample(n) || n->opset < 11) {
+        /* Before opset 11 there was one rule: x_original = x_resized /
+         * scale, and nearest took the floor. */
+        p->coord = COORD_ASYMMETRIC;
+        p->nearest = NEAR_FLOOR;
+        return LM_OK;
+    }
+    float a, e;
+    int64_t excl, antialias;
+    if ((st = fe_attr_string(c, n, "coordinate_transformation_mode", "half_pixel", &coord)) ||
+        (st = fe_attr_string(c, n, "nearest_mode", "round_prefer_floor", &near)) ||
+        (st = fe_attr_float(c, n, "cubic_coeff_a", -0.75f, &a)) ||
+        (st = fe_attr_float(c, n, "extrapolation_value", 0.0f, &e)) ||
+        (st = fe_attr_int(c, n, "exclude_outside", 0, &excl)) ||
+        (st = fe_attr_int(c, n, "antialias", 0, &antialias)))
+        return st;
+    int ci = name_index(coord, coords), ni = name_index(near, nears);
+    if (ci < 0)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "attribute coordinate_transformation_mode=%s is not valid", coord);
+    if (ni < 0)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute nearest_mode=%s is not valid", near);
+    if (antialias)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "attribute antialias=%lld is not supported (only 0)", (long long)antialias);
+    p->coord = (coord_mode)ci;
+    p->nearest = (near_mode)ni;
+    p->cubic_a = a;
+    p->extrapolation = e;
+    p->exclude_outside = excl != 0;
+    return LM_OK;
+}
+
+/* The axes the scales and sizes name (Resize-18's `axes`), all by default. */
+static lm_status read_axes(fe_ctx *c, const fe_node *n, int32_t rank, int32_t *axes,
+                           uint32_t *out_count) {
+    const int64_t *a;
+    size_t count;
+    lm_status st = fe_attr_ints(c, n, "axes", &a, &count);
+    if (st) return st;
+    if (!a) {
+        for (int32_t d = 0; d < rank; d++)
+            axes[d] = d;
+        *out_count = (uint32_t)rank;
+        return LM_OK;
+    }
+    if (count > (size_t)rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "axes has %zu entries for rank %d", count, rank);
+    for (size_t i = 0; i < count; i++) {
+        if ((st = fe_axis(c, n, a[i], rank, &axes[i]))) return st;
+        for (size_t j = 0; j < i; j++)
+            if (axes[j] == axes[i])
+                return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %d is named twice", axes[i]);
+    }
+    *out_count = (uint32_t)count;
+    return LM_OK;
+}
+
+/* Output lengths and scales from sizes (with Resize-18's aspect ratio
+ * policy) or from scales. */
+static lm_status read_sizes(fe_ctx *c, const fe_node *n, const fe_tensor *sizes,
+                            const int32_t *axes, uint32_t na, resize_params *p) {
+    if (sizes->count != na)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "sizes has %llu entries for %u axes",
+                       (unsigned long long)sizes->count, na);
+    const char *policy;
+    lm_status st = fe_attr_string(c, n, "keep_aspect_ratio_policy", "stretch", &policy);
+    if (st) return st;
+    int pol = name_index(policy, (const char *const[]){"stretch", "not_larger", "not_smaller", NULL});
+    if (pol < 0)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "attribute keep_aspect_ratio_policy=%s is not valid", policy);
+    double keep = pol == 1 ? INFINITY : 0;
+    for (uint32_t i = 0; i < na; i++) {
+        int64_t s = fe_tensor_get_i64(sizes, i);
+        if (s < 1 || s > ((int64_t)1 << 31))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "sizes[%u] = %lld is not a length", i,
+                           (long long)s);
+        double r = (double)s / (double)p->in[axes[i]];
+        if (pol == 1 && r < keep) keep = r;
+        if (pol == 2 && r > keep) keep = r;
+        p->out[axes[i]] = s;
+        p->scale[axes[i]] = r;
+    }
+    for (uint32_t i = 0; pol && i < na; i++) {
+        int32_t d = axes[i];
+        p->scale[d] = keep;
+        p->out[d] = (int64_t)floor(keep * (double)p->in[d] + 0.5);
+    }
+    return LM_OK;
+}
+
+static lm_status read_scales(fe_ctx *c, const fe_node *n, uint64_t count, const float *attr,
+                             const fe_tensor *t, const int32_t *axes, uint32_t na,
+                             resize_params *p) {
+    if (count != na)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "scales has %llu entries for %u axes",
+                       (unsigned long long)count, na);
+    for (uint32_t i = 0; i < na; i++) {
+        int32_t d = axes[i];
+        double s = t ? fe_tensor_get_f64(t, i) : (double)attr[i];
+        if (!(s > 0) || !isfinite(s))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "scales[%u] = %g is not positive", i, s);
+        double span = p->coord == COORD_TF_CROP_AND_RESIZE ? p->roi_hi[d] - p->roi_lo[d] : 1.0;
+        double len = floor((double)p->in[d] * span * s);
+        if (len < 1 || len > (double)((int64_t)1 << 31))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "scales[%u] = %g makes dim %d of length %lld %.0f long", i, s, d,
+                           (long long)p->in[d], len);
+        p->out[d] = (int64_t)len;
+        p->scale[d] = s;
+    }
+    return LM_OK;
+}
+
+static lm_status resize_params_of(fe_ctx *c, const fe_node *n, resize_params *p) {
+    memset(p, 0, sizeof *p);
+    lm_status st = read_modes(c, n, p);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    p->rank = x->rank;
+    for (int32_t d = 0; d < x->rank; d++) {
+        p->in[d] = p->out[d] = x->dims[d];
+        p->scale[d] = 1;
+        p->roi_lo[d] = 0;
+        p->roi_hi[d] = 1;
+        if (x->dims[d] < 1)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input dim %d is empty", d);
+    }
+    int32_t axes[FE_MAX_RANK];
+    uint32_t na = 0;
+    if ((st = read_axes(c, n, x->rank, axes, &na))) return st;
+
+    /* Where the scales and sizes come from: Upsample-7's attribute,
+     * input 1 of Upsample-9 and Resize-10, inputs 1 (roi), 2 and 3 after. */
+    const fe_tensor *roi = NULL, *scales = NULL, *sizes = NULL;
+    const float *attr = NULL;
+    size_t attr_count = 0;
+    bool late = !is_upsample(n) && n->opset >= 11;
+    if (is_upsample(n) && n->opset < 9) {
+        if ((st = fe_attr_floats(c, n, "scales", &attr, &attr_count))) return st;
+        if (!attr) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute scales is missing");
+    } else if (!late) {
+        if (!fe_has_in(n, 1)) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input scales is missing");
+        if ((st = fe_in_const_required(c, n, 1, &scales))) return st;
+    } else {
+        if (fe_has_in(n, 1) && (st = fe_in_const_required(c, n, 1, &roi))) return st;
+        if (fe_has_in(n, 2) && (st = fe_in_const_required(c, n, 2, &scales))) return st;
+        if (fe_has_in(n, 3) && (st = fe_in_const_required(c, n, 3, &sizes))) return st;
+        if (scales && scales->count == 0) scales = NULL; /* an empty tensor: not given */
+        if (sizes && sizes->count == 0) sizes = NULL;
+        if (!scales == !sizes)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "exactly one of scales and sizes must be given (%s given)",
+                           scales ? "both" : "neither");
+    }
+    if (roi && p->coord == COORD_TF_CROP_AND_RESIZE) {
+        if (roi->count != 2 * (uint64_t)na)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "roi has %llu entries for %u axes",
+                           (unsigned long long)roi->count, na);
+        for (uint32_t i = 0; i < na; i++) {
+            p->roi_lo[axes[i]] = fe_tensor_get_f64(roi, i);
+            p->roi_hi[axes[i]] = fe_tensor_get_f64(roi, na + i);
+        }
+    }
+    if (sizes) return read_sizes(c, n, sizes, axes, na, p);
+    return read_scales(c, n, scales ? scales->count : attr_count, attr, scales, axes, na, p);
+}
+
+/* ---- taps ---- */
+
+/* One output position's taps along an axis: input indices (clamped into
+ * the axis, which is ONNX's edge padding) and weights; `extrapolate` when
+ * it takes the extrapolation value instead. */
+typedef struct taps {
+    int64_t index[TAPS_MAX];
+    double weight[TAPS_MAX];
+    bool extrapolate;
+} taps;
+
+/* The input coordinate output position `o` of axis d stands for. */
+static double source_coord(const resize_params *p, int32_t d, int64_t o) {
+    double in = (double)p->in[d], s = p->scale[d], x = (double)o;
+    double len = s * in; /* the output's length as ONNX counts it: not rounded */
+    switch (p->coord) {
+    case COORD_HALF_PIXEL:
+        return (x + 0.5) / s - 0.5;
+    case COORD_HALF_PIXEL_SYMMETRIC: {
+        double adjust = (double)p->out[d] / len, center = in / 2;
+        return center * (1 - adjust) + (x + 0.5) / s - 0.5;
+    }
+    case COORD_PYTORCH_HALF_PIXEL:
+        return len > 1 ? (x + 0.5) / s - 0.5 : 0;
+    case COORD_ALIGN_CORNERS:
+        return len == 1 ? 0 : x * (in - 1) / (len - 1);
+    case COORD_ASYMMETRIC:
+        return x / s;
+    case COORD_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / s;
+    case COORD_TF_CROP_AND_RESIZE: {
+        double lo = p->roi_lo[d], hi = p->roi_hi[d];
+        double at = len == 1 ? (hi - lo) * (in - 1) / 2 : x * (hi - lo) * (in - 1) / (len - 1);
+        return at + lo * (in - 1);
+    }
+    }
+    return 0;
+}
+
+/* Keys' cubic convolution kernel with parameter a, at the four taps around
+ * a point `r` past the second one. */
+static void cubic_weights(double a, double r, double *w) {
+    double t0 = r + 1, t3 = 2 - r, s = 1 - r;
+    w[0] = ((a * t0 - 5 * a) * t0 + 8 * a) * t0 - 4 * a;
+    w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+    w[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+    w[3] = ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a;
+}
+
+/* Taps per output position: 2 for nearest (one of them weighted 1) and
+ * linear, 4 for cubic. */
+static uint32_t tap_count(const resize_params *p) {
+    return p->mode == MODE_CUBIC ? 4 : 2;
+}
+
+static void taps_of(const resize_params *p, int32_t d, int64_t o, taps *t) {
+    memset(t, 0, sizeof *t);
+    int64_t len = p->in[d];
+    double x = source_coord(p, d, o);
+    if (p->coord == COORD_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(len - 1))) {
+        t->extrapolate = true;
+        return;
+    }
+    /* The taps are the points nearest x, a tie going to the lower one: from
+     * floor(x) on, or around x itself when it is whole (its weight 1). */
+    double base = floor(x), r = x - base;
+    if (r == 0) {
+        base -= 1;
+        r = 1;
+    }
+    uint32_t n = tap_count(p);
+    int64_t first = (int64_t)base - (int64_t)n / 2 + 1;
+    switch (p->mode) {
+    case MODE_NEAREST: {
+        bool up = r == 1;
+        if (!up) {
+            switch (p->nearest) {
+            case NEAR_ROUND_PREFER_FLOOR: up = r > 0.5; break;
+            case NEAR_ROUND_PREFER_CEIL: up = r >= 0.5; break;
+            case NEAR_FLOOR: up = false; break;
+            case NEAR_CEIL: up = true; break;
+            }
+        }
+        t->weight[up ? 1 : 0] = 1;
+        break;
+    }
+    case MODE_LINEAR:
+        t->weight[0] = 1 - r;
+        t->weight[1] = r;
+        break;
+    case MODE_CUBIC:
+        cubic_weights(p->cubic_a, r, t->weight);
+        break;
+    }
+    double sum = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        int64_t i = first + (int64_t)k;
+        if (p->exclude_outside && (i < 0 || i >= len)) t->weight[k] = 0;
+        sum += t->weight[k];
+        t->index[k] = i < 0 ? 0 : i >= len ? len - 1 : i;
+    }
+    if (p->exclude_outside && sum != 0)
+        for (uint32_t k = 0; k < n; k++)
+            t->weight[k] /= sum;
+}
+
+/* ---- inference ---- */
+
+static lm_status infer_resize(fe_ctx *c, const fe_node *n) {
+    bool up = is_upsample(n);
+    lm_status st = fe_check_inputs(c, n, 1, up ? 2 : 4);
+    if (!st)
+        st = fe_check_attrs(
+            c, n,
+            up ? (const char *const[]){"mode", "scales", NULL}
+               : (const char *const[]){"mode", "coordinate_transformation_mode", "nearest_mode",
+                                       "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+                                       "antialias", "axes", "keep_aspect_ratio_policy", NULL});
+    resize_params p;
+    if (!st) st = resize_params_of(c, n, &p);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (p.mode != MODE_NEAREST && !fe_elem_is_float(x->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%s interpolation needs a float input (only nearest moves integers)",
+                       p.mode == MODE_LINEAR ? "linear" : "cubic");
+    if (!fe_elem_is_numeric(x->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input must be a number tensor");
+    return fe_set_out_type(c, n, 0, x->elem, x->rank, p.out);
+}
+
+/* ---- lowering ---- */
+
+/* Host tables for one axis: per tap, the indices [out] (int32) and the
+ * weights (float, shaped to broadcast along the axis); `extra`, the
+ * extrapolation value where a position takes it (0 elsewhere). When every
+ * position takes one tap with weight 1 and none extrapolates, `single`
+ * and `pick` holds those indices: the axis is one gather, and nothing at
+ * all when `identity` (each position takes itself). */
+typedef struct axis_plan {
+    fe_tensor *index[TAPS_MAX], *weight[TAPS_MAX], *pick, *extra;
+    bool single, identity, has_extra;
+} axis_plan;
+
+static lm_status plan_axis(fe_ctx *c, const resize_params *p, int32_t d, axis_plan *a) {
+    memset(a, 0, sizeof *a);
+    uint32_t n = tap_count(p);
+    int64_t out = p->out[d];
+    int64_t wdims[FE_MAX_RANK];
+    for (int32_t i = 0; i < p->rank; i++)
+        wdims[i] = i == d ? out : 1;
+    lm_status st = fe_const_new(c, FE_INT32, 1, &out, &a->pick);
+    if (!st) st = fe_const_new(c, FE_FLOAT, (uint32_t)p->rank, wdims, &a->extra);
+    for (uint32_t k = 0; k < n && !st; k++) {
+        st = fe_const_new(c, FE_INT32, 1, &out, &a->index[k]);
+        if (!st) st = fe_const_new(c, FE_FLOAT, (uint32_t)p->rank, wdims, &a->weight[k]);
+    }
+    if (st) return st;
+    a->single = true;
+    a->identity = p->in[d] == out;
+    for (int64_t o = 0; o < out; o++) {
+        taps t;
+        taps_of(p, d, o, &t);
+        int64_t pick = -1;
+        for (uint32_t k = 0; k < n; k++) {
+            fe_tensor_set_i64(a->index[k], (uint64_t)o, t.index[k]);
+            fe_tensor_set_f64(a->weight[k], (uint64_t)o, t.weight[k]);
+            if (t.weight[k] == 1 && pick < 0)
+                pick = t.index[k];
+            else if (t.weight[k] != 0)
+                a->single = false;
+        }
+        if (t.extrapolate) {
+            fe_tensor_set_f64(a->extra, (uint64_t)o, p->extrapolation);
+            a->has_extra = true;
+            a->single = false;
+        }
+        if (pick < 0) a->single = false;
+        if (pick != o) a->identity = false;
+        fe_tensor_set_i64(a->pick, (uint64_t)o, pick < 0 ? 0 : pick);
+    }
+    a->identity &= a->single;
+    return LM_OK;
+}
+
+/* `x` resampled along axis d by plan a, as a new tensor in *out. The
+ * node's tables for axis d are its aux slots 16 d .. 16 d + 15. */
+static lm_status resample_axis(fe_ctx *c, const fe_node *n, int32_t d, const axis_plan *a,
+                               uint32_t taps_n, lmnn_tensor x, lmnn_tensor *out) {
+    uint32_t slot = (uint32_t)d * 16;
+    lmnn_tensor idx, acc = {0};
+    lm_status st;
+    if (a->single) {
+        st = fe_aux(c, n, slot + 14, a->pick, LMNN_ROW_MAJOR, &idx);
+        if (!st) st = lmnn_index_select(x, d, idx, NULL, out);
+        return st;
+    }
+    st = LM_OK;
+    for (uint32_t k = 0; k < taps_n && !st; k++) {
+        lmnn_tensor w, g, m, sum;
+        if ((st = fe_aux(c, n, slot + 2 * k, a->index[k], LMNN_ROW_MAJOR, &idx)) ||
+            (st = fe_aux(c, n, slot + 2 * k + 1, a->weight[k], LMNN_TILE, &w)) ||
+            (st = lmnn_index_select(x, d, idx, NULL, &g)))
+            break;
+        st = lmnn_binary(LMNN_BINARY_MUL, g, w, NULL, &m);
+        fe_free(g);
+        if (st) break;
+        if (!acc.id) {
+            acc = m;
+            continue;
+        }
+        st = lmnn_binary(LMNN_BINARY_ADD, acc, m, NULL, &sum);
+        fe_free(m);
+        fe_free(acc);
+        acc = st ? (lmnn_tensor){0} : sum;
+    }
+    if (!st && a->has_extra) {
+        lmnn_tensor e, sum;
+        st = fe_aux(c, n, slot + 15, a->extra, LMNN_TILE, &e);
+        if (!st) st = lmnn_binary(LMNN_BINARY_ADD, acc, e, NULL, &sum);
+        if (!st) {
+            fe_free(acc);
+            acc = sum;
+        }
+    }
+    if (st) {
+        fe_free(acc);
+        return st;
+    }
+    *out = acc;
+    return LM_OK;
+}
+
+static lm_status lower_resize(fe_ctx *c, const fe_node *n) {
+    resize_params p;
+    lm_status st = resize_params_of(c, n, &p);
+    if (st) return st;
+    lmnn_tensor x;
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    bool owned = false; /* x is the graph's until an axis makes a new one */
+    for (int32_t d = 0; d < p.rank; d++) {
+        axis_plan a;
+        if ((st = plan_axis(c, &p, d, &a))) break;
+        if (a.identity) continue;
+        lmnn_tensor y;
+        if ((st = resample_axis(c, n, d, &a, tap_count(&p), x, &y))) {
+            st = fe_nn_fail(c, n, st);
+            break;
+        }
+        if (owned) fe_free(x);
+        x = y;
+        owned = true;
+    }
+    if (st) {
+        if (owned) fe_free(x);
+        return st;
+    }
+    /* Every axis mapping onto itself, the output is the input. */
+    return owned ? fe_out_dev(c, n, 0, x) : fe_out_alias(c, n, 0, 0);
+}
+
+const fe_op_def fe_ops_resize[] = {
+    /* Inputs 1..3 (roi, scales, sizes) decide the output's shape. */
+    {"Resize", infer_resize, lower_resize, 0xeu, NULL},
+    {"Upsample", infer_resize, lower_resize, 1u << 1, NULL},
+};
+const size_t fe_ops_resize_count = sizeof fe_ops_resize / sizeof fe_ops_resize[0];
