@@ -41,7 +41,7 @@ typedef struct resize_params {
     bool exclude_outside;
     int32_t rank;
     int64_t in[FE_MAX_RANK], out[FE_MAX_RANK];
-    double scale[FE_MAX_RANK];          /* output / input length, as ONNX counts it */
+    double scale[FE_MAX_RANK];                       /* output / input length, as ONNX counts it */
     double roi_lo[FE_MAX_RANK], roi_hi[FE_MAX_RANK]; /* tf_crop_and_resize */
 } resize_params;
 
@@ -61,8 +61,8 @@ static lm_status read_modes(fe_ctx *c, const fe_node *n, resize_params *p) {
     static const char *const coords[] = {
         "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
         "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
-    static const char *const nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                        "ceil", NULL};
+    static const char *const nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+                                        NULL};
     const char *mode, *coord, *near;
     lm_status st = fe_attr_string(c, n, "mode", "nearest", &mode);
     if (st) return st;
@@ -142,7 +142,8 @@ static lm_status read_sizes(fe_ctx *c, const fe_node *n, const fe_tensor *sizes,
     const char *policy;
     lm_status st = fe_attr_string(c, n, "keep_aspect_ratio_policy", "stretch", &policy);
     if (st) return st;
-    int pol = name_index(policy, (const char *const[]){"stretch", "not_larger", "not_smaller", NULL});
+    int pol =
+        name_index(policy, (const char *const[]){"stretch", "not_larger", "not_smaller", NULL});
     if (pol < 0)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "attribute keep_aspect_ratio_policy=%s is not valid", policy);
@@ -200,8 +201,7 @@ static lm_status resize_params_of(fe_ctx *c, const fe_node *n, resize_params *p)
         p->scale[d] = 1;
         p->roi_lo[d] = 0;
         p->roi_hi[d] = 1;
-        if (x->dims[d] < 1)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input dim %d is empty", d);
+        if (x->dims[d] < 1) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input dim %d is empty", d);
     }
     int32_t axes[FE_MAX_RANK];
     uint32_t na = 0;
@@ -320,10 +320,18 @@ static void taps_of(const resize_params *p, int32_t d, int64_t o, taps *t) {
         bool up = r == 1;
         if (!up) {
             switch (p->nearest) {
-            case NEAR_ROUND_PREFER_FLOOR: up = r > 0.5; break;
-            case NEAR_ROUND_PREFER_CEIL: up = r >= 0.5; break;
-            case NEAR_FLOOR: up = false; break;
-            case NEAR_CEIL: up = true; break;
+            case NEAR_ROUND_PREFER_FLOOR:
+                up = r > 0.5;
+                break;
+            case NEAR_ROUND_PREFER_CEIL:
+                up = r >= 0.5;
+                break;
+            case NEAR_FLOOR:
+                up = false;
+                break;
+            case NEAR_CEIL:
+                up = true;
+                break;
             }
         }
         t->weight[up ? 1 : 0] = 1;
