@@ -44,5 +44,7 @@ const fe_op_family fe_op_families[] = {
     {fe_ops_reduce, &fe_ops_reduce_count},
     {fe_ops_nn, &fe_ops_nn_count},
     {fe_ops_resize, &fe_ops_resize_count},
+    {fe_ops_rnn, &fe_ops_rnn_count},
+    {fe_ops_index, &fe_ops_index_count},
     {NULL, NULL},
 };

@@ -44,4 +44,12 @@ extern const size_t fe_ops_nn_count;
 extern const fe_op_def fe_ops_resize[];
 extern const size_t fe_ops_resize_count;
 
+/* Recurrent ops: RNN, GRU, LSTM, unrolled (fe_ops_rnn.c). */
+extern const fe_op_def fe_ops_rnn[];
+extern const size_t fe_ops_rnn_count;
+
+/* Indexing by run-time tensors: GatherND (fe_ops_index.c). */
+extern const fe_op_def fe_ops_index[];
+extern const size_t fe_ops_index_count;
+
 #endif

@@ -15,6 +15,7 @@ Usage: make_nn_cases.py OUTDIR
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 import onnx
@@ -22,6 +23,9 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1]
+# The exporter's advice about batch sizes other than 1 does not apply to
+# these fixed-shape cases.
+warnings.filterwarnings("ignore", category=UserWarning)
 rng = np.random.default_rng(7)
 
 
@@ -632,3 +636,103 @@ write_case("upsample9_nearest",
            [helper.make_node("Upsample", ["x", "scales"], ["y"], mode="nearest")],
            [("x", xr)], [("y", F.interpolate(t(xr), scale_factor=(2, 3), mode="nearest").numpy())],
            9, inits=[("scales", np.array([1, 1, 2, 3], np.float32))])
+
+
+# The recurrent ops against torch.nn's, as PyTorch's exporter writes them
+# (weights as initializers, GRU with linear_before_reset, batch_first as
+# Transposes around the op), and ONNX's sequence_lens against NumPy.
+def write_torch_case(name, module, args, input_names, output_names):
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    module.eval()
+    torch.onnx.export(module, args, os.path.join(d, "model.onnx"), input_names=input_names,
+                      output_names=output_names, opset_version=14)
+    with torch.no_grad():
+        got = module(*args)
+    def flatten(v):
+        out = []
+        for g in v:
+            out.extend(g if isinstance(g, tuple) else (g,))
+        return out
+    flat = flatten(got)
+    for i, (n, a) in enumerate(zip(input_names, flatten(args))):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(a.numpy(), n).SerializeToString())
+    for i, (n, a) in enumerate(zip(output_names, flat)):
+        with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(a.numpy(), n).SerializeToString())
+
+
+torch.manual_seed(3)
+write_torch_case("lstm_torch_bidirectional_2_layers",
+                 torch.nn.LSTM(5, 7, num_layers=2, bidirectional=True),
+                 (t(f32(6, 3, 5)), (t(f32(4, 3, 7)), t(f32(4, 3, 7)))),
+                 ["x", "h0", "c0"], ["y", "hn", "cn"])
+write_torch_case("gru_torch_batch_first", torch.nn.GRU(4, 6, batch_first=True),
+                 (t(f32(2, 5, 4)),), ["x"], ["y", "hn"])
+write_torch_case("rnn_torch_relu_bidirectional",
+                 torch.nn.RNN(3, 4, nonlinearity="relu", bidirectional=True),
+                 (t(f32(4, 2, 3)),), ["x"], ["y", "hn"])
+
+# RNN with sequence_lens given at run time (9 of them: the harness makes
+# shorter integer vectors constants): a sequence's steps past its length
+# leave its state alone and give zeros in Y.
+xs, ws, rs, bs = f32(4, 9, 3), f32(1, 5, 3), f32(1, 5, 5), f32(1, 10)
+lens = np.array([4, 2, 1, 3, 4, 4, 2, 1, 3], np.int32)
+h = np.zeros((9, 5), np.float32)
+ys = np.zeros((4, 1, 9, 5), np.float32)
+for step in range(4):
+    hn = np.tanh(xs[step] @ ws[0].T + h @ rs[0].T + bs[0, :5] + bs[0, 5:])
+    live = (step < lens)[:, None]
+    h = np.where(live, hn, h)
+    ys[step, 0] = np.where(live, hn, 0)
+write_case("rnn_runtime_sequence_lens",
+           [helper.make_node("RNN", ["x", "w", "r", "b", "lens"], ["y", "yh"], hidden_size=5)],
+           [("x", xs), ("w", ws), ("r", rs), ("b", bs), ("lens", lens)],
+           [("y", ys), ("yh", h[None].astype(np.float32))], 14)
+write_case("refuse_rnn_reverse_runtime_sequence_lens",
+           [helper.make_node("RNN", ["x", "w", "r", "b", "lens"], ["y"], hidden_size=5,
+                             direction="reverse")],
+           [("x", xs), ("w", ws), ("r", rs), ("b", bs), ("lens", lens)],
+           [("y", ys)], 14, expect="a reverse direction needs sequence_lens known at compile time")
+
+# GatherND with negative indices and a batch dim, against NumPy; the
+# indices a run-time input (more than the harness makes constants).
+gd = f32(2, 3, 4, 5)
+gi = np.stack([rng.integers(-3, 3, (2, 6)), rng.integers(-4, 4, (2, 6))], -1).astype(np.int64)
+gy = np.stack([gd[b][gi[b, :, 0], gi[b, :, 1]] for b in range(2)])
+write_case("gathernd_batch_negative",
+           [helper.make_node("GatherND", ["d", "i"], ["y"], batch_dims=1)],
+           [("d", gd), ("i", gi)], [("y", gy)], 13)
+
+# The scatters against NumPy, indices at run time (more than the harness
+# makes constants): ScatterND replacing and multiplying (duplicates in
+# order), ScatterElements along the last axis with negative indices and
+# indices smaller than the data in another dim, adding duplicates.
+sd = f32(5, 4, 3)
+si = np.array([[4], [0], [-2], [1], [0], [4], [2], [3], [1]], np.int64)
+su = f32(9, 4, 3)
+for red in ("none", "mul"):
+    want = sd.copy()
+    rows = [r if r >= 0 else r + 5 for r in si[:, 0]]
+    if red == "none":
+        rows, upd = rows[:4], su[:4]
+    else:
+        upd = su
+    for r, u in zip(rows, upd):
+        want[r] = u if red == "none" else want[r] * u
+    write_case("scatternd_%s" % red,
+               [helper.make_node("ScatterND", ["d", "i", "u"], ["y"],
+                                 **({} if red == "none" else {"reduction": red}))],
+               [("d", sd), ("i", si[:len(rows)].copy()), ("u", upd)], [("y", want)], 16)
+ed = f32(3, 4, 6)
+ei = rng.integers(-6, 6, (2, 4, 5)).astype(np.int64)
+eu = f32(2, 4, 5)
+ew = ed.copy()
+for a in range(2):
+    for b in range(4):
+        for k in range(5):
+            ew[a, b, ei[a, b, k] % 6] += eu[a, b, k]
+write_case("scatter_elements_add_negative",
+           [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=-1, reduction="add")],
+           [("d", ed), ("i", ei), ("u", eu)], [("y", ew)], 16)

@@ -361,6 +361,88 @@ static void test_resize_refusals(void) {
                 "input 2 ('s_in') decides the output shape");
 }
 
+/* The recurrent ops' attributes and shapes, each wrong in its own way. */
+static void test_rnn_refusals(void) {
+    int64_t xd[3] = {2, 1, 3}, wd[3] = {1, 4, 3}, rd[3] = {1, 4, 4}, yd[3] = {1, 1, 4};
+    Onnx__GraphProto *g = ob_graph("r");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+    ob_input(g, ob_vi("w", ob_tensor_type(F32, 3, wd, NULL)));
+    ob_input(g, ob_vi("r", ob_tensor_type(F32, 3, rd, NULL)));
+    ob_output(g, ob_vi("yh", ob_tensor_type(F32, 3, yd, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "RNN", "cell", (const char *[]){"x", "w", "r", NULL},
+                                 (const char *[]){"", "yh", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    Onnx__AttributeProto *a =
+        ob_attr(n, "direction", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.data = (uint8_t *)ob_str("sideways");
+    a->s.len = 8;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'cell' (RNN): attribute direction=sideways is not valid");
+    a->name = ob_str("activations");
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    a->has_s = 0;
+    a->strings = ob_alloc(sizeof *a->strings);
+    a->strings[0].data = (uint8_t *)ob_str("Swish");
+    a->strings[0].len = 5;
+    a->n_strings = 1;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "activation Swish is not supported");
+    a->n_strings = 0;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "activations has 0 names, 1 expected");
+    a->name = ob_str("layout");
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->has_i = 1;
+    a->i = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "attribute layout=2 is not 0 or 1");
+    n->n_attribute = 0;
+    wd[1] = 5;
+    g->input[1] = ob_vi("w", ob_tensor_type(F32, 3, wd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "W must be 1x4x3");
+}
+
+/* GatherND's and ScatterND's shapes and attributes, each wrong in its own
+ * way. */
+static void test_index_refusals(void) {
+    int64_t dd[2] = {4, 3}, id[2] = {2, 1}, ud[2] = {2, 3};
+    Onnx__GraphProto *g = ob_graph("s");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 16;
+    ob_input(g, ob_vi("d", ob_tensor_type(F32, 2, dd, NULL)));
+    ob_input(g, ob_vi("i", ob_tensor_type(I64, 2, id, NULL)));
+    ob_input(g, ob_vi("u", ob_tensor_type(F32, 2, ud, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, dd, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "ScatterND", "put", (const char *[]){"d", "i", "u", NULL},
+                                 (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    Onnx__AttributeProto *a =
+        ob_attr(n, "reduction", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.data = (uint8_t *)ob_str("avg");
+    a->s.len = 3;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'put' (ScatterND): attribute reduction=avg is not valid");
+    n->n_attribute = 0;
+    ud[1] = 2;
+    g->input[2] = ob_vi("u", ob_tensor_type(F32, 2, ud, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "updates must have the shape of indices without its last dim");
+    id[1] = 3;
+    g->input[1] = ob_vi("i", ob_tensor_type(I64, 2, id, NULL));
+    n->op_type = ob_str("GatherND");
+    n->n_input = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'put' (GatherND): index tuples of 3 entries for data of rank 2");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -522,6 +604,8 @@ int main(void) {
     TEST_RUN(test_binding_and_refusals);
     TEST_RUN(test_unsupported);
     TEST_RUN(test_resize_refusals);
+    TEST_RUN(test_rnn_refusals);
+    TEST_RUN(test_index_refusals);
     TEST_RUN(test_int64_boundary);
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);

@@ -1,0 +1,507 @@
+/* Indexing by tensors the run gives: GatherND, ScatterND, ScatterElements
+ * and Scatter.
+ *
+ * Indices become row numbers of the data seen as a matrix [R, rest]: for an
+ * index tuple, a weighted sum of its entries with the row strides (plus a
+ * batch's first row); for ScatterElements, an element's own position with
+ * the indexed coordinate replaced. They are worked out on the device in
+ * float32, exact below 2^24 rows. A gather is then one index_select of
+ * whole rows. A scatter without reduction or with add is a product with
+ * the one-hot matrix of the rows (each update lands where its row number
+ * equals the data row's), and the rows hit are replaced or added to; mul,
+ * max and min combine one update after another, in index order. */
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+/* ---- GatherND ---- */
+
+typedef struct gnd_geom {
+    int64_t batch_dims, k;       /* leading batch dims; index tuple length */
+    int64_t m;                   /* index tuples */
+    int64_t rows, rest;          /* the data as [rows, rest] */
+    int64_t batches;             /* prod of the batch dims */
+    int64_t stride[FE_MAX_RANK]; /* row stride of tuple entry j */
+    int64_t dim[FE_MAX_RANK];    /* the dim tuple entry j indexes */
+} gnd_geom;
+
+static lm_status gnd_geom_of(fe_ctx *c, const fe_node *n, gnd_geom *g) {
+    int64_t b;
+    lm_status st = fe_attr_int(c, n, "batch_dims", 0, &b);
+    if (st) return st;
+    const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1);
+    if (i->elem != FE_INT64 && i->elem != FE_INT32)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be int32 or int64, given %s",
+                       fe_elem_name(i->elem));
+    if (d->rank < 1 || i->rank < 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "data and indices must have rank >= 1");
+    int64_t k = i->dims[i->rank - 1];
+    if (b < 0 || b >= d->rank || b >= i->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "batch_dims=%lld must be below both ranks (%d, %d)", (long long)b, d->rank,
+                       i->rank);
+    if (k < 1 || k > d->rank - b)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "index tuples of %lld entries for data of rank %d with %lld batch dims",
+                       (long long)k, d->rank, (long long)b);
+    g->batch_dims = b;
+    g->k = k;
+    g->batches = 1;
+    for (int64_t j = 0; j < b; j++) {
+        if (d->dims[j] != i->dims[j])
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "batch dim %lld is %lld in data and %lld in indices", (long long)j,
+                           (long long)d->dims[j], (long long)i->dims[j]);
+        g->batches *= d->dims[j];
+    }
+    g->m = 1;
+    for (int32_t j = 0; j < i->rank - 1; j++)
+        g->m *= i->dims[j];
+    g->rows = g->batches;
+    g->rest = 1;
+    for (int64_t j = b; j < b + k; j++)
+        g->rows *= d->dims[j];
+    for (int32_t j = (int32_t)(b + k); j < d->rank; j++)
+        g->rest *= d->dims[j];
+    if (g->rows >= ((int64_t)1 << 24))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "the indexed dims hold %lld rows (at most 2^24: row numbers are computed "
+                       "in float32)",
+                       (long long)g->rows);
+    int64_t s = 1;
+    for (int64_t j = k - 1; j >= 0; j--) {
+        g->dim[j] = d->dims[b + j];
+        g->stride[j] = s;
+        s *= d->dims[b + j];
+    }
+    return LM_OK;
+}
+
+static lm_status infer_gathernd(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"batch_dims", NULL});
+    gnd_geom g;
+    if (!st) st = gnd_geom_of(c, n, &g);
+    if (st) return st;
+    const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1);
+    int64_t dims[FE_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t j = 0; j < i->rank - 1; j++)
+        dims[r++] = i->dims[j];
+    for (int32_t j = (int32_t)(g.batch_dims + g.k); j < d->rank; j++)
+        dims[r++] = d->dims[j];
+    if (r > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the output has rank %d (at most %d)", r,
+                       FE_MAX_RANK);
+    return fe_set_out_type(c, n, 0, d->elem, r, dims);
+}
+
+/* Input i (index tuples [.., k]) as row numbers: a new float tensor
+ * [m, 1] (negative entries count from the end of their dim). */
+static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_geom *g,
+                            lmnn_tensor *out) {
+    lmnn_tensor f, t = {0}, acc = {0};
+    bool owned;
+    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
+    if (st) return st;
+    lmnn_shape mk = fe_shape(2, (int64_t[]){g->m, g->k});
+    if ((st = lmnn_reshape(f, &mk, NULL, &t))) goto done;
+    for (int64_t j = 0; j < g->k && !st; j++) {
+        /* entry j, made positive (+ dim where negative), times its stride */
+        int32_t b[2] = {0, (int32_t)j}, e[2] = {(int32_t)g->m, (int32_t)j + 1};
+        lmnn_tensor col = {0}, neg = {0}, fix = {0}, pos = {0}, term = {0}, sum;
+        if (!(st = lmnn_slice(t, b, e, NULL, 2, NULL, &col)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_LT, col, 0.0, NULL, &neg)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, neg, (double)g->dim[j], NULL, &fix)) &&
+            !(st = lmnn_binary(LMNN_BINARY_ADD, col, fix, NULL, &pos)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, pos, (double)g->stride[j], NULL, &term))) {
+            if (!acc.id) {
+                acc = term;
+                term = (lmnn_tensor){0};
+            } else if (!(st = lmnn_binary(LMNN_BINARY_ADD, acc, term, NULL, &sum))) {
+                fe_free(acc);
+                acc = sum;
+            }
+        }
+        fe_free(col);
+        fe_free(neg);
+        fe_free(fix);
+        fe_free(pos);
+        fe_free(term);
+    }
+    if (!st && g->batch_dims) {
+        /* + the batch's first row: tuple m belongs to batch m / (m / batches) */
+        fe_tensor *off;
+        int64_t dims[2] = {g->m, 1}, per = g->m / g->batches, span = g->rows / g->batches;
+        lmnn_tensor o, sum;
+        if (!(st = fe_const_new(c, FE_FLOAT, 2, dims, &off))) {
+            for (int64_t r = 0; r < g->m; r++)
+                fe_tensor_set_f64(off, (uint64_t)r, (double)(r / per * span));
+            if (!(st = fe_aux(c, n, 0, off, LMNN_TILE, &o)) &&
+                !(st = lmnn_binary(LMNN_BINARY_ADD, acc, o, NULL, &sum))) {
+                fe_free(acc);
+                acc = sum;
+            }
+        }
+    }
+    fe_free(t);
+done:
+    if (owned) fe_free(f);
+    if (st) {
+        fe_free(acc);
+        return st;
+    }
+    *out = acc;
+    return LM_OK;
+}
+
+/* Float row numbers [m, 1] as a row-major int32 index tensor [m]. */
+static lm_status rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out) {
+    lmnn_tensor i32 = {0}, rm = {0};
+    lmnn_shape flat = fe_shape(1, &m);
+    lm_status st = lmnn_typecast(rows, LMNN_INT32, &i32);
+    if (!st) st = lmnn_to_layout(i32, LMNN_ROW_MAJOR, &rm);
+    if (!st) st = lmnn_reshape(rm, &flat, NULL, out);
+    fe_free(i32);
+    fe_free(rm);
+    return st;
+}
+
+static lm_status lower_gathernd(fe_ctx *c, const fe_node *n) {
+    gnd_geom g;
+    lm_status st = gnd_geom_of(c, n, &g);
+    if (st) return st;
+    lmnn_tensor d, d2 = {0}, rows = {0}, r = {0}, y;
+    if ((st = fe_in_dev(c, n, 0, &d))) return st;
+    lmnn_shape matrix = fe_shape(2, (int64_t[]){g.rows, g.rest});
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    lmnn_shape so = fe_shape(o->rank, o->dims);
+    lmnn_tensor fr = {0};
+    if (!(st = tuple_rows(c, n, 1, &g, &fr)) && !(st = rows_index(fr, g.m, &rows)) &&
+        !(st = lmnn_reshape(d, &matrix, NULL, &d2)) &&
+        !(st = lmnn_index_select(d2, 0, rows, NULL, &r)))
+        st = lmnn_reshape(r, &so, NULL, &y);
+    fe_free(fr);
+    fe_free(d2);
+    fe_free(rows);
+    fe_free(r);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, y);
+}
+
+/* ---- scatters ---- */
+
+typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction;
+
+/* Updates combined one after another (mul, max, min): at most this many,
+ * each a few launches. */
+enum { SCATTER_SERIAL_MAX = 4096 };
+
+static lm_status read_reduction(fe_ctx *c, const fe_node *n, reduction *out) {
+    const char *r;
+    lm_status st = fe_attr_string(c, n, "reduction", "none", &r);
+    if (st) return st;
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(r, names[i])) {
+            *out = (reduction)i;
+            return LM_OK;
+        }
+    return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute reduction=%s is not valid", r);
+}
+
+/* A host table uploaded once: [rows, cols] float with element (i, j) =
+ * i + j (an arange along whichever dim is longer than 1). */
+static lm_status arange_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_t rows,
+                              int64_t cols, lmnn_tensor *out) {
+    fe_tensor *t;
+    int64_t dims[2] = {rows, cols};
+    lm_status st = fe_const_new(c, FE_FLOAT, 2, dims, &t);
+    if (st) return st;
+    for (int64_t i = 0; i < rows * cols; i++)
+        fe_tensor_set_f64(t, (uint64_t)i, (double)i);
+    return fe_aux(c, n, slot, t, LMNN_TILE, out);
+}
+
+/* data [N, rest] with updates [M, rest] put at rows `rows` ([M, 1] float),
+ * combined by `red`: a new tensor in *out. */
+static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, lmnn_tensor rows,
+                              lmnn_tensor upd, int64_t N, int64_t M, int64_t rest, reduction red,
+                              lmnn_tensor *out) {
+    lm_status st;
+    if (red == RED_NONE || red == RED_ADD) {
+        /* oh [M, N]: update m lands on row n; oh^T upd sums what lands. */
+        lmnn_tensor cols, oh = {0}, s = {0}, hits = {0}, hit = {0}, keep = {0}, kept = {0};
+        lmnn_matmul_options mo;
+        lmnn_matmul_options_init(&mo);
+        mo.transpose_a = true;
+        if ((st = arange_table(c, n, 1, 1, N, &cols)) ||
+            (st = lmnn_binary(LMNN_BINARY_EQ, rows, cols, NULL, &oh)) ||
+            (st = lmnn_matmul(oh, upd, &mo, &s)))
+            goto vec_done;
+        if (red == RED_ADD) {
+            st = lmnn_binary(LMNN_BINARY_ADD, data, s, NULL, out);
+            goto vec_done;
+        }
+        /* Rows hit are replaced: data * (1 - hit) + s. */
+        lmnn_tensor ones;
+        fe_tensor *t;
+        int64_t od[2] = {M, 1};
+        if ((st = fe_const_new(c, FE_FLOAT, 2, od, &t))) goto vec_done;
+        for (int64_t i = 0; i < M; i++)
+            fe_tensor_set_f64(t, (uint64_t)i, 1.0);
+        if (!(st = fe_aux(c, n, 2, t, LMNN_TILE, &ones)) &&
+            !(st = lmnn_matmul(oh, ones, &mo, &hits)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_GT, hits, 0.0, NULL, &hit)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_RSUB, hit, 1.0, NULL, &keep)) &&
+            !(st = lmnn_binary(LMNN_BINARY_MUL, data, keep, NULL, &kept)))
+            st = lmnn_binary(LMNN_BINARY_ADD, kept, s, NULL, out);
+    vec_done:
+        fe_free(oh);
+        fe_free(s);
+        fe_free(hits);
+        fe_free(hit);
+        fe_free(keep);
+        fe_free(kept);
+        return st;
+    }
+    if (M > SCATTER_SERIAL_MAX)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld updates with a reduction other than add (at most %d: each is its own "
+                       "few launches)",
+                       (long long)M, SCATTER_SERIAL_MAX);
+    lmnn_tensor col, cur = {0};
+    if ((st = arange_table(c, n, 3, N, 1, &col)) ||
+        (st = lmnn_reshape(data, &(lmnn_shape){.rank = 2, .dims = {(uint32_t)N, (uint32_t)rest}},
+                           NULL, &cur)))
+        return st;
+    for (int64_t m = 0; m < M && !st; m++) {
+        /* cur += (row == r_m) * (combine(cur, upd_m) - cur) */
+        int32_t rb[2] = {(int32_t)m, 0}, re[2] = {(int32_t)m + 1, 1};
+        int32_t ub[2] = {(int32_t)m, 0}, ue[2] = {(int32_t)m + 1, (int32_t)rest};
+        lmnn_tensor r = {0}, oh = {0}, u = {0}, comb = {0}, d = {0}, od = {0}, next;
+        lmnn_binary_op op = red == RED_MUL   ? LMNN_BINARY_MUL
+                            : red == RED_MAX ? LMNN_BINARY_MAXIMUM
+                                             : LMNN_BINARY_MINIMUM;
+        if (!(st = lmnn_slice(rows, rb, re, NULL, 2, NULL, &r)) &&
+            !(st = lmnn_binary(LMNN_BINARY_EQ, col, r, NULL, &oh)) &&
+            !(st = lmnn_slice(upd, ub, ue, NULL, 2, NULL, &u)) &&
+            !(st = lmnn_binary(op, cur, u, NULL, &comb)) &&
+            !(st = lmnn_binary(LMNN_BINARY_SUB, comb, cur, NULL, &d)) &&
+            !(st = lmnn_binary(LMNN_BINARY_MUL, oh, d, NULL, &od)) &&
+            !(st = lmnn_binary(LMNN_BINARY_ADD, cur, od, NULL, &next))) {
+            fe_free(cur);
+            cur = next;
+        }
+        fe_free(r);
+        fe_free(oh);
+        fe_free(u);
+        fe_free(comb);
+        fe_free(d);
+        fe_free(od);
+    }
+    if (st) {
+        fe_free(cur);
+        return st;
+    }
+    *out = cur;
+    return LM_OK;
+}
+
+/* Input i as a float tensor of shape [rows, cols] (owned). */
+static lm_status float_matrix(fe_ctx *c, const fe_node *n, uint32_t i, int64_t rows, int64_t cols,
+                              lmnn_tensor *out) {
+    lmnn_tensor f;
+    bool owned;
+    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
+    if (st) return st;
+    lmnn_shape s = fe_shape(2, (int64_t[]){rows, cols});
+    st = lmnn_reshape(f, &s, NULL, out);
+    if (owned) fe_free(f);
+    return st;
+}
+
+static lm_status scatter_check_elems(fe_ctx *c, const fe_node *n) {
+    const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1), *u = fe_in_type(c, n, 2);
+    if (i->elem != FE_INT64 && i->elem != FE_INT32)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must be int32 or int64, given %s",
+                       fe_elem_name(i->elem));
+    if (u->elem != d->elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "updates are %s, data %s", fe_elem_name(u->elem),
+                       fe_elem_name(d->elem));
+    if (!fe_elem_is_numeric(d->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "data must be a number tensor");
+    return LM_OK;
+}
+
+/* ScatterND: data [N, rest] (N the first k dims), updates [M, rest]. */
+static lm_status scatternd_geom(fe_ctx *c, const fe_node *n, gnd_geom *g) {
+    const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1), *u = fe_in_type(c, n, 2);
+    memset(g, 0, sizeof *g);
+    lm_status st = scatter_check_elems(c, n);
+    if (st) return st;
+    if (d->rank < 1 || i->rank < 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "data and indices must have rank >= 1");
+    g->k = i->dims[i->rank - 1];
+    if (g->k < 1 || g->k > d->rank)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "index tuples of %lld entries for data of rank %d", (long long)g->k,
+                       d->rank);
+    /* updates = indices.shape[:-1] + data.shape[k:] */
+    bool ok = u->rank == i->rank - 1 + d->rank - (int32_t)g->k;
+    for (int32_t j = 0; ok && j < i->rank - 1; j++)
+        ok = u->dims[j] == i->dims[j];
+    for (int32_t j = 0; ok && j < d->rank - (int32_t)g->k; j++)
+        ok = u->dims[i->rank - 1 + j] == d->dims[g->k + j];
+    if (!ok)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "updates must have the shape of indices without its last dim, then the "
+                       "data's dims past the first %lld",
+                       (long long)g->k);
+    g->batches = 1;
+    g->m = 1;
+    for (int32_t j = 0; j < i->rank - 1; j++)
+        g->m *= i->dims[j];
+    g->rows = 1;
+    g->rest = 1;
+    for (int32_t j = 0; j < d->rank; j++)
+        *(j < g->k ? &g->rows : &g->rest) *= d->dims[j];
+    int64_t s = 1;
+    for (int64_t j = g->k - 1; j >= 0; j--) {
+        g->dim[j] = d->dims[j];
+        g->stride[j] = s;
+        s *= d->dims[j];
+    }
+    if (g->rows >= ((int64_t)1 << 24) || g->rows * g->m > ((int64_t)1 << 26))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld updates into %lld rows (at most 2^24 rows and 2^26 pairs of them)",
+                       (long long)g->m, (long long)g->rows);
+    return LM_OK;
+}
+
+static lm_status infer_scatter_common(fe_ctx *c, const fe_node *n, bool nd) {
+    lm_status st = fe_check_inputs(c, n, 3, 3);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            nd ? (const char *const[]){"reduction", NULL}
+                               : (const char *const[]){"axis", "reduction", NULL});
+    reduction red;
+    if (!st) st = read_reduction(c, n, &red);
+    if (st) return st;
+    const fe_type *d = fe_in_type(c, n, 0);
+    return fe_set_out_type(c, n, 0, d->elem, d->rank, d->dims);
+}
+
+static lm_status infer_scatternd(fe_ctx *c, const fe_node *n) {
+    lm_status st = infer_scatter_common(c, n, true);
+    gnd_geom g;
+    if (!st) st = scatternd_geom(c, n, &g);
+    return st;
+}
+
+/* Data (input 0, as [N, rest]) with updates (input 2, as [M, rest]) put at
+ * row numbers `rows` ([M, 1] float; freed here), as output 0. */
+static lm_status scatter_out(fe_ctx *c, const fe_node *n, lmnn_tensor rows, int64_t N, int64_t M,
+                             int64_t rest, reduction red) {
+    lmnn_tensor data = {0}, upd = {0}, y = {0}, shaped;
+    const fe_type *d = fe_in_type(c, n, 0);
+    lmnn_shape ds = fe_shape(d->rank, d->dims);
+    lm_status st;
+    if (!(st = float_matrix(c, n, 0, N, rest, &data)) &&
+        !(st = float_matrix(c, n, 2, M, rest, &upd)) &&
+        !(st = scatter_rows(c, n, data, rows, upd, N, M, rest, red, &y)))
+        st = lmnn_reshape(y, &ds, NULL, &shaped);
+    fe_free(data);
+    fe_free(upd);
+    fe_free(rows);
+    fe_free(y);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, shaped);
+}
+
+static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
+    gnd_geom g;
+    reduction red;
+    lmnn_tensor rows;
+    lm_status st = scatternd_geom(c, n, &g);
+    if (!st) st = read_reduction(c, n, &red);
+    if (!st && (st = tuple_rows(c, n, 1, &g, &rows))) st = fe_nn_fail(c, n, st);
+    return st ? st : scatter_out(c, n, rows, g.rows, g.m, g.rest, red);
+}
+
+/* ScatterElements and Scatter: updates and indices of one shape, each
+ * element put at its own position with coordinate `axis` replaced. */
+static lm_status elements_axis(fe_ctx *c, const fe_node *n, int32_t *axis) {
+    const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1), *u = fe_in_type(c, n, 2);
+    int64_t a;
+    lm_status st = scatter_check_elems(c, n);
+    if (!st) st = fe_attr_int(c, n, "axis", 0, &a);
+    if (!st) st = fe_axis(c, n, a, d->rank, axis);
+    if (st) return st;
+    bool ok = i->rank == d->rank && u->rank == d->rank;
+    for (int32_t j = 0; ok && j < d->rank; j++)
+        ok = i->dims[j] == u->dims[j] && i->dims[j] <= d->dims[j];
+    if (!ok)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "indices and updates must have one shape, of the data's rank and no "
+                       "larger in any dim");
+    int64_t total = fe_type_volume(d), m = fe_type_volume(i);
+    if (total >= ((int64_t)1 << 24) || total * m > ((int64_t)1 << 26))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld updates into %lld elements (at most 2^24 elements and 2^26 pairs)",
+                       (long long)m, (long long)total);
+    return LM_OK;
+}
+
+static lm_status infer_scatter_elements(fe_ctx *c, const fe_node *n) {
+    lm_status st = infer_scatter_common(c, n, false);
+    int32_t axis;
+    if (!st) st = elements_axis(c, n, &axis);
+    return st;
+}
+
+static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
+    int32_t axis;
+    reduction red;
+    lm_status st = elements_axis(c, n, &axis);
+    if (!st) st = read_reduction(c, n, &red);
+    if (st) return st;
+    const fe_type *d = fe_in_type(c, n, 0), *it = fe_in_type(c, n, 1);
+    int64_t total = fe_type_volume(d), m = fe_type_volume(it);
+    /* An element's row in the flat data: its position's part (known now)
+     * plus its index (made positive) times the axis' stride. */
+    int64_t stride[FE_MAX_RANK], s = 1;
+    for (int32_t j = d->rank - 1; j >= 0; j--) {
+        stride[j] = s;
+        s *= d->dims[j];
+    }
+    fe_tensor *base;
+    int64_t bd[2] = {m, 1};
+    if ((st = fe_const_new(c, FE_FLOAT, 2, bd, &base))) return fe_nn_fail(c, n, st);
+    for (int64_t e = 0; e < m; e++) {
+        int64_t rem = e, at = 0;
+        for (int32_t j = it->rank - 1; j >= 0; j--) {
+            int64_t coord = rem % it->dims[j];
+            rem /= it->dims[j];
+            if (j != axis) at += coord * stride[j];
+        }
+        fe_tensor_set_f64(base, (uint64_t)e, (double)at);
+    }
+    gnd_geom g = {.k = 1, .m = m, .rows = total, .rest = 1, .batches = 1};
+    g.dim[0] = d->dims[axis];
+    g.stride[0] = stride[axis];
+    lmnn_tensor idx = {0}, b, rows;
+    if (!(st = tuple_rows(c, n, 1, &g, &idx)) && !(st = fe_aux(c, n, 4, base, LMNN_TILE, &b)))
+        st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &rows);
+    fe_free(idx);
+    if (st) return fe_nn_fail(c, n, st);
+    return scatter_out(c, n, rows, total, m, 1, red);
+}
+
+const fe_op_def fe_ops_index[] = {
+    {"GatherND", infer_gathernd, lower_gathernd, 0, NULL},
+    {"ScatterND", infer_scatternd, lower_scatternd, 0, NULL},
+    {"ScatterElements", infer_scatter_elements, lower_scatter_elements, 0, NULL},
+    {"Scatter", infer_scatter_elements, lower_scatter_elements, 0, NULL},
+};
+const size_t fe_ops_index_count = sizeof fe_ops_index / sizeof fe_ops_index[0];

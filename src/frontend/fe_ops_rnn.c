@@ -1,0 +1,701 @@
+/* The recurrent ops: RNN, GRU and LSTM (opsets 7 to 14).
+ *
+ * Shapes are static, so a sequence is unrolled at compile time: one matrix
+ * product gives every step's input part (X W^T plus the biases that can be
+ * folded in) for a direction at once, then each step is a product with the
+ * recurrence weights and the element-wise gate math of ONNX's equations,
+ * all op library calls. Forward, reverse and bidirectional; batch-major
+ * layout (opset 14); initial states, peepholes, clip, LSTM's input_forget,
+ * GRU's linear_before_reset and every activation ONNX lists. With
+ * sequence_lens given at run time, the steps past a sequence's length
+ * leave its state alone and write zeros to Y (a mask per step); a reverse
+ * direction needs them known at compile time and all full. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+
+typedef enum { KIND_RNN, KIND_GRU, KIND_LSTM } rnn_kind;
+
+typedef enum { ACT_UNARY, ACT_AFFINE, ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_THRESHOLDED } act_kind;
+
+typedef struct rnn_act {
+    act_kind kind;
+    lmnn_unary_op op; /* ACT_UNARY */
+    double alpha, beta;
+} rnn_act;
+
+/* ONNX's activation names for these ops, what each takes and its defaults. */
+typedef struct act_def {
+    const char *name;
+    act_kind kind;
+    lmnn_unary_op op;
+    bool alpha, beta;
+    double def_alpha, def_beta;
+} act_def;
+
+static const act_def act_defs[] = {
+    {"Relu", ACT_UNARY, LMNN_RELU, false, false, 0, 0},
+    {"Tanh", ACT_UNARY, LMNN_TANH, false, false, 0, 0},
+    {"Sigmoid", ACT_UNARY, LMNN_SIGMOID, false, false, 0, 0},
+    {"LeakyRelu", ACT_UNARY, LMNN_LEAKY_RELU, true, false, 0.01, 0},
+    {"Elu", ACT_UNARY, LMNN_ELU, true, false, 1.0, 0},
+    {"Softsign", ACT_UNARY, LMNN_SOFTSIGN, false, false, 0, 0},
+    {"Softplus", ACT_UNARY, LMNN_SOFTPLUS, false, false, 0, 0},
+    {"Affine", ACT_AFFINE, LMNN_UNARY_INVALID, true, true, 1.0, 0.0},
+    {"ScaledTanh", ACT_SCALED_TANH, LMNN_UNARY_INVALID, true, true, 1.0, 1.0},
+    {"HardSigmoid", ACT_HARD_SIGMOID, LMNN_UNARY_INVALID, true, true, 0.2, 0.5},
+    {"ThresholdedRelu", ACT_THRESHOLDED, LMNN_UNARY_INVALID, true, false, 1.0, 0},
+};
+
+typedef struct rnn_params {
+    rnn_kind kind;
+    uint32_t gates, acts; /* per direction: 1, 3, 4 gates; 1, 2, 3 activations */
+    uint32_t dirs;
+    bool reverse; /* direction "reverse" (bidirectional: the second one is) */
+    bool batch_major;
+    bool has_clip, input_forget, linear_before_reset;
+    double clip;
+    int64_t seq, batch, input, hidden;
+    rnn_act act[2][3];
+} rnn_params;
+
+static rnn_kind kind_of(const fe_node *n) {
+    return !strcmp(n->op_type, "LSTM")  ? KIND_LSTM
+           : !strcmp(n->op_type, "GRU") ? KIND_GRU
+                                        : KIND_RNN;
+}
+
+/* The activations: the attribute's names (consumed per direction), their
+ * alphas and betas consumed in order by the activations that take them. */
+static lm_status read_acts(fe_ctx *c, const fe_node *n, rnn_params *p) {
+    static const char *const defaults[3][3] = {
+        {"Tanh", NULL, NULL}, {"Sigmoid", "Tanh", NULL}, {"Sigmoid", "Tanh", "Tanh"}};
+    const fe_attr *a = NULL;
+    for (uint32_t i = 0; i < n->attr_count; i++)
+        if (!strcmp(n->attrs[i].name, "activations")) a = &n->attrs[i];
+    const float *alphas, *betas;
+    size_t na, nb, ia = 0, ib = 0;
+    lm_status st = fe_attr_floats(c, n, "activation_alpha", &alphas, &na);
+    if (!st) st = fe_attr_floats(c, n, "activation_beta", &betas, &nb);
+    if (st) return st;
+    uint32_t want = p->acts * p->dirs;
+    if (a && a->type != FE_ATTR_STRINGS)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute activations is not a list of strings");
+    if (a && a->count != want)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "activations has %zu names, %u expected",
+                       a->count, want);
+    for (uint32_t i = 0; i < want; i++) {
+        const char *name = a ? a->strings[i] : defaults[p->kind][i % p->acts];
+        const act_def *d = NULL;
+        for (size_t k = 0; k < sizeof act_defs / sizeof act_defs[0]; k++)
+            if (!strcmp(name, act_defs[k].name)) d = &act_defs[k];
+        if (!d) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "activation %s is not supported", name);
+        rnn_act *r = &p->act[i / p->acts][i % p->acts];
+        *r = (rnn_act){d->kind, d->op, d->def_alpha, d->def_beta};
+        if (d->alpha && ia < na) r->alpha = alphas[ia++];
+        if (d->beta && ib < nb) r->beta = betas[ib++];
+    }
+    return LM_OK;
+}
+
+/* Checks input i's shape is `dims` (rank `rank`), when it is given. */
+static lm_status check_shape(fe_ctx *c, const fe_node *n, uint32_t i, const char *what,
+                             int32_t rank, const int64_t *dims) {
+    if (!fe_has_in(n, i)) return LM_OK;
+    const fe_type *t = fe_in_type(c, n, i);
+    bool ok = t->rank == rank;
+    for (int32_t d = 0; ok && d < rank; d++)
+        ok = t->dims[d] == dims[d];
+    if (ok) return LM_OK;
+    char want[96];
+    size_t k = 0;
+    for (int32_t d = 0; d < rank; d++)
+        k +=
+            (size_t)snprintf(want + k, sizeof want - k, "%s%lld", d ? "x" : "", (long long)dims[d]);
+    return fe_fail(c, n, LM_ERR_INVALID_FILE, "%s must be %s", what, want);
+}
+
+static lm_status rnn_params_of(fe_ctx *c, const fe_node *n, rnn_params *p) {
+    memset(p, 0, sizeof *p);
+    p->kind = kind_of(n);
+    p->gates = p->kind == KIND_LSTM ? 4 : p->kind == KIND_GRU ? 3 : 1;
+    p->acts = p->kind == KIND_LSTM ? 3 : p->kind == KIND_GRU ? 2 : 1;
+    const char *dir;
+    int64_t hidden, layout = 0, forget = 0, lbr = 0;
+    float clip;
+    lm_status st = fe_attr_string(c, n, "direction", "forward", &dir);
+    if (!st) st = fe_attr_int(c, n, "hidden_size", 0, &hidden);
+    if (!st) st = fe_attr_int(c, n, "layout", 0, &layout);
+    if (!st) st = fe_attr_float(c, n, "clip", NAN, &clip);
+    if (!st && p->kind == KIND_LSTM) st = fe_attr_int(c, n, "input_forget", 0, &forget);
+    if (!st && p->kind == KIND_GRU) st = fe_attr_int(c, n, "linear_before_reset", 0, &lbr);
+    if (st) return st;
+    if (!strcmp(dir, "forward") || !strcmp(dir, "reverse")) {
+        p->dirs = 1;
+        p->reverse = dir[0] == 'r';
+    } else if (!strcmp(dir, "bidirectional")) {
+        p->dirs = 2;
+    } else {
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute direction=%s is not valid", dir);
+    }
+    if (layout != 0 && layout != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute layout=%lld is not 0 or 1",
+                       (long long)layout);
+    p->batch_major = layout == 1;
+    p->has_clip = !isnan(clip);
+    p->clip = clip;
+    if (p->has_clip && !(clip > 0))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute clip=%g is not positive", clip);
+    p->input_forget = forget != 0;
+    p->linear_before_reset = lbr != 0;
+
+    const fe_type *x = fe_in_type(c, n, 0), *r = fe_in_type(c, n, 2);
+    if (x->rank != 3) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be 3-D");
+    p->seq = x->dims[p->batch_major ? 1 : 0];
+    p->batch = x->dims[p->batch_major ? 0 : 1];
+    p->input = x->dims[2];
+    if (r->rank != 3) return fe_fail(c, n, LM_ERR_INVALID_FILE, "R must be 3-D");
+    p->hidden = hidden ? hidden : r->dims[2];
+    if (p->hidden < 1 || p->hidden > (1 << 16) || p->seq < 1 || p->seq > 4096 || p->batch < 1 ||
+        p->input < 1)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "sequence %lld, batch %lld, input %lld, hidden %lld: each must be >= 1 "
+                       "(sequences of at most 4096 steps, hidden sizes of at most 65536)",
+                       (long long)p->seq, (long long)p->batch, (long long)p->input,
+                       (long long)p->hidden);
+    int64_t D = p->dirs, G = p->gates, H = p->hidden, B = p->batch;
+    int64_t state[3] = {p->batch_major ? B : D, p->batch_major ? D : B, H};
+    if ((st = check_shape(c, n, 1, "W", 3, (int64_t[]){D, G * H, p->input})) ||
+        (st = check_shape(c, n, 2, "R", 3, (int64_t[]){D, G * H, H})) ||
+        (st = check_shape(c, n, 3, "B", 2, (int64_t[]){D, 2 * G * H})) ||
+        (st = check_shape(c, n, 4, "sequence_lens", 1, (int64_t[]){B})) ||
+        (st = check_shape(c, n, 5, "initial_h", 3, state)) ||
+        (p->kind == KIND_LSTM && (st = check_shape(c, n, 6, "initial_c", 3, state))) ||
+        (p->kind == KIND_LSTM && (st = check_shape(c, n, 7, "P", 2, (int64_t[]){D, 3 * H}))))
+        return st;
+    if (fe_has_in(n, 4)) {
+        const fe_tensor *lens = fe_in_const(c, n, 4);
+        bool full = lens != NULL;
+        for (uint64_t i = 0; lens && i < lens->count; i++)
+            full &= fe_tensor_get_i64(lens, i) == p->seq;
+        if (!full && (p->reverse || p->dirs == 2))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "a %s direction needs sequence_lens known at compile time and equal to "
+                           "the sequence length %lld",
+                           p->dirs == 2 ? "bidirectional" : "reverse", (long long)p->seq);
+    }
+    return read_acts(c, n, p);
+}
+
+/* ---- inference ---- */
+
+static lm_status infer_rnn(fe_ctx *c, const fe_node *n) {
+    rnn_kind kind = kind_of(n);
+    lm_status st = fe_check_inputs(c, n, 3, kind == KIND_LSTM ? 8 : 6);
+    /* The attributes all three take, and the one each adds. */
+    const char *known[] = {
+        "activation_alpha", "activation_beta", "activations", "clip", "direction",
+        "hidden_size",      "layout",          NULL,          NULL};
+    known[7] = kind == KIND_LSTM ? "input_forget" : kind == KIND_GRU ? "linear_before_reset" : NULL;
+    if (!st) st = fe_check_attrs(c, n, known);
+    rnn_params p;
+    if (!st) st = rnn_params_of(c, n, &p);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (!fe_elem_is_float(x->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X must be a float tensor");
+    int64_t D = p.dirs, S = p.seq, B = p.batch, H = p.hidden;
+    int64_t y[4] = {S, D, B, H}, yb[4] = {B, S, D, H}, h[3] = {D, B, H}, hb[3] = {B, D, H};
+    uint32_t outs = kind == KIND_LSTM ? 3 : 2;
+    if (n->output_count > outs)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "%u outputs (at most %u)", n->output_count, outs);
+    for (uint32_t i = 0; i < n->output_count && !st; i++) {
+        if (n->outputs[i] == FE_NONE) continue;
+        st = i == 0 ? fe_set_out_type(c, n, 0, x->elem, 4, p.batch_major ? yb : y)
+                    : fe_set_out_type(c, n, i, x->elem, 3, p.batch_major ? hb : h);
+    }
+    return st;
+}
+
+/* ---- lowering ---- */
+
+/* Tensors of one step or one direction, freed together; a tensor that must
+ * outlive them is taken out with keep(). */
+enum { POOL_MAX = 96 };
+typedef struct pool {
+    lmnn_tensor t[POOL_MAX];
+    uint32_t n;
+} pool;
+
+static lmnn_tensor *slot(pool *p) {
+    if (p->n == POOL_MAX) return NULL;
+    p->t[p->n] = (lmnn_tensor){0};
+    return &p->t[p->n++];
+}
+
+static void pool_free(pool *p) {
+    for (uint32_t i = 0; i < p->n; i++)
+        fe_free(p->t[i]);
+    p->n = 0;
+}
+
+/* Takes t out of the pool: the caller frees it. */
+static lmnn_tensor keep(pool *p, lmnn_tensor t) {
+    for (uint32_t i = 0; i < p->n; i++)
+        if (p->t[i].id == t.id) p->t[i] = (lmnn_tensor){0};
+    return t;
+}
+
+#define POOL_FULL err_set(LM_ERR_INTERNAL, "recurrent op: too many temporaries")
+
+static lm_status bin(pool *p, lmnn_binary_op op, lmnn_tensor a, lmnn_tensor b, lmnn_tensor *out) {
+    lmnn_tensor *s = slot(p);
+    if (!s) return POOL_FULL;
+    lm_status st = lmnn_binary(op, a, b, NULL, s);
+    if (!st) *out = *s;
+    return st;
+}
+
+static lm_status scal(pool *p, lmnn_binary_op op, lmnn_tensor a, double v, lmnn_tensor *out) {
+    lmnn_tensor *s = slot(p);
+    if (!s) return POOL_FULL;
+    lm_status st = lmnn_binary_scalar(op, a, v, NULL, s);
+    if (!st) *out = *s;
+    return st;
+}
+
+static lm_status un(pool *p, lmnn_unary_op op, double alpha, double beta, lmnn_tensor a,
+                    lmnn_tensor *out) {
+    lmnn_tensor *s = slot(p);
+    if (!s) return POOL_FULL;
+    lmnn_unary_options o;
+    lmnn_unary_options_init(&o, op);
+    if (!isnan(alpha)) o.alpha = alpha;
+    if (!isnan(beta)) o.beta = beta;
+    lm_status st = lmnn_unary(op, a, &o, s);
+    if (!st) *out = *s;
+    return st;
+}
+
+/* a[..., lo:hi] along dim `dim` of a rank-`rank` tensor of dims `dims`. */
+static lm_status cut(pool *p, lmnn_tensor a, uint32_t rank, const int64_t *dims, uint32_t dim,
+                     int64_t lo, int64_t hi, lmnn_tensor *out) {
+    int32_t b[4] = {0}, e[4];
+    for (uint32_t d = 0; d < rank; d++)
+        e[d] = (int32_t)dims[d];
+    b[dim] = (int32_t)lo;
+    e[dim] = (int32_t)hi;
+    lmnn_tensor *s = slot(p);
+    if (!s) return POOL_FULL;
+    lm_status st = lmnn_slice(a, b, e, NULL, rank, NULL, s);
+    if (!st) *out = *s;
+    return st;
+}
+
+static lm_status shape_to(pool *p, lmnn_tensor a, uint32_t rank, const int64_t *dims,
+                          lmnn_tensor *out) {
+    lmnn_tensor *s = slot(p);
+    if (!s) return POOL_FULL;
+    lmnn_shape sh = fe_shape((int32_t)rank, dims);
+    lm_status st = lmnn_reshape(a, &sh, NULL, s);
+    if (!st) *out = *s;
+    return st;
+}
+
+/* a @ w^T (+ bias when nonzero). */
+static lm_status times_t(pool *p, lmnn_tensor a, lmnn_tensor w, lmnn_tensor bias,
+                         lmnn_tensor *out) {
+    lmnn_tensor *s = slot(p);
+    if (!s) return POOL_FULL;
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.transpose_b = true;
+    lm_status st = lmnn_linear(a, w, bias, &o, s);
+    if (!st) *out = *s;
+    return st;
+}
+
+/* act(x), with the clip first when the node has one. */
+static lm_status activate(pool *p, const rnn_params *rp, const rnn_act *a, lmnn_tensor x,
+                          lmnn_tensor *out) {
+    lm_status st = LM_OK;
+    if (rp->has_clip && (st = un(p, LMNN_CLAMP, -rp->clip, rp->clip, x, &x))) return st;
+    switch (a->kind) {
+    case ACT_UNARY:
+        if (a->op == LMNN_LEAKY_RELU || a->op == LMNN_ELU)
+            return un(p, a->op, a->alpha, NAN, x, out);
+        return un(p, a->op, NAN, NAN, x, out);
+    case ACT_AFFINE:
+        if ((st = scal(p, LMNN_BINARY_MUL, x, a->alpha, &x))) return st;
+        return scal(p, LMNN_BINARY_ADD, x, a->beta, out);
+    case ACT_SCALED_TANH:
+        if ((st = scal(p, LMNN_BINARY_MUL, x, a->beta, &x)) ||
+            (st = un(p, LMNN_TANH, NAN, NAN, x, &x)))
+            return st;
+        return scal(p, LMNN_BINARY_MUL, x, a->alpha, out);
+    case ACT_HARD_SIGMOID:
+        if ((st = scal(p, LMNN_BINARY_MUL, x, a->alpha, &x)) ||
+            (st = scal(p, LMNN_BINARY_ADD, x, a->beta, &x)))
+            return st;
+        return un(p, LMNN_CLAMP, 0.0, 1.0, x, out);
+    case ACT_THRESHOLDED: {
+        lmnn_tensor m;
+        if ((st = scal(p, LMNN_BINARY_GT, x, a->alpha, &m))) return st;
+        return bin(p, LMNN_BINARY_MUL, x, m, out);
+    }
+    }
+    return err_set(LM_ERR_INTERNAL, "unknown activation");
+}
+
+/* One direction's weights, the step's input part and its states. */
+typedef struct dir_state {
+    lmnn_tensor xw;         /* [S * B, G * H]: X W^T + folded biases */
+    lmnn_tensor r;          /* [G * H, H] */
+    lmnn_tensor rbh;        /* GRU with linear_before_reset: Rbh [H], else 0 */
+    lmnn_tensor pi, po, pf; /* LSTM peepholes [H], or 0 */
+    lmnn_tensor h, c;       /* the states [B, H], owned */
+} dir_state;
+
+/* Input i's direction d as a tensor of `rank` dims `dims` (the input is
+ * [D, ...] or, batch-major states, [B, D, H]). */
+static lm_status input_dir(fe_ctx *c, const fe_node *n, pool *p, uint32_t i, uint32_t d,
+                           bool batch_major_state, uint32_t rank, const int64_t *dims,
+                           lmnn_tensor *out) {
+    lmnn_tensor a;
+    lm_status st = fe_in_dev(c, n, i, &a);
+    if (st) return st;
+    const fe_type *t = fe_in_type(c, n, i);
+    if (batch_major_state) {
+        if ((st = cut(p, a, 3, t->dims, 1, d, d + 1, &a))) return st;
+    } else if ((st = cut(p, a, (uint32_t)t->rank, t->dims, 0, d, d + 1, &a))) {
+        return st;
+    }
+    return shape_to(p, a, rank, dims, out);
+}
+
+static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
+                           lmnn_tensor x2, pool *keep_pool, dir_state *s) {
+    int64_t G = rp->gates, H = rp->hidden, B = rp->batch;
+    lmnn_tensor w, bias = {0};
+    lm_status st;
+    if ((st = input_dir(c, n, keep_pool, 1, d, false, 2, (int64_t[]){G * H, rp->input}, &w)) ||
+        (st = input_dir(c, n, keep_pool, 2, d, false, 2, (int64_t[]){G * H, H}, &s->r)))
+        return st;
+    if (fe_has_in(n, 3)) {
+        lmnn_tensor b, wb, rb;
+        int64_t bd[1] = {2 * G * H};
+        if ((st = input_dir(c, n, keep_pool, 3, d, false, 1, bd, &b)) ||
+            (st = cut(keep_pool, b, 1, bd, 0, 0, G * H, &wb)) ||
+            (st = cut(keep_pool, b, 1, bd, 0, G * H, 2 * G * H, &rb)))
+            return st;
+        if (rp->kind == KIND_GRU && rp->linear_before_reset) {
+            /* Rbh stays inside r * (H Rh^T + Rbh): only Rbz and Rbr fold. */
+            lmnn_tensor rzr, wzr, wh, sum;
+            int64_t gd[1] = {G * H};
+            if ((st = cut(keep_pool, rb, 1, gd, 0, 0, 2 * H, &rzr)) ||
+                (st = cut(keep_pool, rb, 1, gd, 0, 2 * H, 3 * H, &s->rbh)) ||
+                (st = cut(keep_pool, wb, 1, gd, 0, 0, 2 * H, &wzr)) ||
+                (st = cut(keep_pool, wb, 1, gd, 0, 2 * H, 3 * H, &wh)) ||
+                (st = bin(keep_pool, LMNN_BINARY_ADD, wzr, rzr, &sum)))
+                return st;
+            lmnn_tensor *cat = slot(keep_pool);
+            if (!cat) return POOL_FULL;
+            if ((st = lmnn_concat((lmnn_tensor[]){sum, wh}, 2, 0, NULL, cat))) return st;
+            bias = *cat;
+        } else if ((st = bin(keep_pool, LMNN_BINARY_ADD, wb, rb, &bias))) {
+            return st;
+        }
+    }
+    if ((st = times_t(keep_pool, x2, w, bias, &s->xw))) return st;
+    if (rp->kind == KIND_LSTM && fe_has_in(n, 7)) {
+        lmnn_tensor pp;
+        int64_t pd[1] = {3 * H}, row[2] = {1, H};
+        if ((st = input_dir(c, n, keep_pool, 7, d, false, 1, pd, &pp))) return st;
+        lmnn_tensor *dst[3] = {&s->pi, &s->po, &s->pf};
+        for (int k = 0; k < 3; k++) {
+            lmnn_tensor piece;
+            if ((st = cut(keep_pool, pp, 1, pd, 0, k * H, (k + 1) * H, &piece)) ||
+                (st = shape_to(keep_pool, piece, 2, row, dst[k])))
+                return st;
+        }
+    }
+    /* The states start from the inputs given, else from zeros. */
+    lmnn_tensor_info xi;
+    if ((st = lmnn_tensor_get_info(s->xw, &xi))) return st;
+    int64_t bh[2] = {B, H};
+    for (int k = 0; k < (rp->kind == KIND_LSTM ? 2 : 1); k++) {
+        uint32_t in = k ? 6 : 5;
+        lmnn_tensor *dst = k ? &s->c : &s->h;
+        if (fe_has_in(n, in)) {
+            lmnn_tensor t;
+            if ((st = input_dir(c, n, keep_pool, in, d, rp->batch_major, 2, bh, &t))) return st;
+            *dst = keep(keep_pool, t);
+        } else {
+            lmnn_tensor_options o;
+            lmnn_tensor_options_init(&o);
+            o.dtype = xi.dtype;
+            lmnn_shape sh = fe_shape(2, bh);
+            if ((st = lmnn_full(xi.device, &sh, 0.0, &o, dst))) return st;
+        }
+    }
+    return LM_OK;
+}
+
+/* x [B, GH]'s gate k as [B, H]. */
+static lm_status gate(pool *p, const rnn_params *rp, lmnn_tensor x, uint32_t k, lmnn_tensor *out) {
+    int64_t dims[2] = {rp->batch, rp->gates * rp->hidden};
+    return cut(p, x, 2, dims, 1, (int64_t)k * rp->hidden, (int64_t)(k + 1) * rp->hidden, out);
+}
+
+/* One step of direction d at time t: new h (and c) into *out_h, *out_c
+ * (in pool p). */
+static lm_status step(pool *p, const rnn_params *rp, const dir_state *s, const rnn_act *act,
+                      int64_t t, lmnn_tensor *out_h, lmnn_tensor *out_c) {
+    int64_t B = rp->batch, G = rp->gates, H = rp->hidden;
+    int64_t xd[2] = {rp->seq * B, G * H};
+    lmnn_tensor xt, hr, pre;
+    lm_status st = cut(p, s->xw, 2, xd, 0, t * B, (t + 1) * B, &xt);
+    if (!st) st = times_t(p, s->h, s->r, (lmnn_tensor){0}, &hr);
+    if (st) return st;
+    switch (rp->kind) {
+    case KIND_RNN:
+        if ((st = bin(p, LMNN_BINARY_ADD, xt, hr, &pre))) return st;
+        return activate(p, rp, &act[0], pre, out_h);
+    case KIND_GRU: {
+        lmnn_tensor xz, xr, xh, hz, hrr, hh, z, r, h, a, b;
+        if ((st = gate(p, rp, xt, 0, &xz)) || (st = gate(p, rp, xt, 1, &xr)) ||
+            (st = gate(p, rp, xt, 2, &xh)) || (st = gate(p, rp, hr, 0, &hz)) ||
+            (st = gate(p, rp, hr, 1, &hrr)) || (st = bin(p, LMNN_BINARY_ADD, xz, hz, &z)) ||
+            (st = activate(p, rp, &act[0], z, &z)) || (st = bin(p, LMNN_BINARY_ADD, xr, hrr, &r)) ||
+            (st = activate(p, rp, &act[0], r, &r)))
+            return st;
+        if (rp->linear_before_reset) {
+            /* h = g(xh + r * (H Rh^T + Rbh)) */
+            if ((st = gate(p, rp, hr, 2, &hh))) return st;
+            if (s->rbh.id && (st = bin(p, LMNN_BINARY_ADD, hh, s->rbh, &hh))) return st;
+            if ((st = bin(p, LMNN_BINARY_MUL, r, hh, &hh))) return st;
+        } else {
+            /* h = g(xh + (r * H) Rh^T) */
+            lmnn_tensor rh, rw;
+            int64_t rd[2] = {G * H, H};
+            if ((st = bin(p, LMNN_BINARY_MUL, r, s->h, &rh)) ||
+                (st = cut(p, s->r, 2, rd, 0, 2 * H, 3 * H, &rw)) ||
+                (st = times_t(p, rh, rw, (lmnn_tensor){0}, &hh)))
+                return st;
+        }
+        if ((st = bin(p, LMNN_BINARY_ADD, xh, hh, &h)) || (st = activate(p, rp, &act[1], h, &h)))
+            return st;
+        /* H' = (1 - z) h + z H = h - z h + z H */
+        if ((st = bin(p, LMNN_BINARY_MUL, z, h, &a)) || (st = bin(p, LMNN_BINARY_SUB, h, a, &a)) ||
+            (st = bin(p, LMNN_BINARY_MUL, z, s->h, &b)))
+            return st;
+        return bin(p, LMNN_BINARY_ADD, a, b, out_h);
+    }
+    case KIND_LSTM: {
+        lmnn_tensor g4[4], i, o, f, cc, cn, a, b, hc;
+        if ((st = bin(p, LMNN_BINARY_ADD, xt, hr, &pre))) return st;
+        for (uint32_t k = 0; k < 4; k++)
+            if ((st = gate(p, rp, pre, k, &g4[k]))) return st;
+        /* Gates in ONNX's order: i, o, f, c. */
+        i = g4[0];
+        if (s->pi.id && (st = bin(p, LMNN_BINARY_MUL, s->pi, s->c, &a))) return st;
+        if (s->pi.id && (st = bin(p, LMNN_BINARY_ADD, i, a, &i))) return st;
+        if ((st = activate(p, rp, &act[0], i, &i))) return st;
+        if (rp->input_forget) {
+            if ((st = scal(p, LMNN_BINARY_RSUB, i, 1.0, &f))) return st;
+        } else {
+            f = g4[2];
+            if (s->pf.id && (st = bin(p, LMNN_BINARY_MUL, s->pf, s->c, &a))) return st;
+            if (s->pf.id && (st = bin(p, LMNN_BINARY_ADD, f, a, &f))) return st;
+            if ((st = activate(p, rp, &act[0], f, &f))) return st;
+        }
+        if ((st = activate(p, rp, &act[1], g4[3], &cc)) ||
+            (st = bin(p, LMNN_BINARY_MUL, f, s->c, &a)) ||
+            (st = bin(p, LMNN_BINARY_MUL, i, cc, &b)) || (st = bin(p, LMNN_BINARY_ADD, a, b, &cn)))
+            return st;
+        o = g4[1];
+        if (s->po.id && (st = bin(p, LMNN_BINARY_MUL, s->po, cn, &a))) return st;
+        if (s->po.id && (st = bin(p, LMNN_BINARY_ADD, o, a, &o))) return st;
+        if ((st = activate(p, rp, &act[0], o, &o))) return st;
+        /* h's input is the cell state itself: the clip is for the gates. */
+        rnn_params noclip = *rp;
+        noclip.has_clip = false;
+        if ((st = activate(p, &noclip, &act[2], cn, &hc))) return st;
+        *out_c = cn;
+        return bin(p, LMNN_BINARY_MUL, o, hc, out_h);
+    }
+    }
+    return err_set(LM_ERR_INTERNAL, "unknown recurrent op");
+}
+
+/* new = mask * new + (1 - mask) * old = old + mask * (new - old) */
+static lm_status masked(pool *p, lmnn_tensor mask, lmnn_tensor old, lmnn_tensor nu,
+                        lmnn_tensor *out) {
+    lmnn_tensor d;
+    lm_status st = bin(p, LMNN_BINARY_SUB, nu, old, &d);
+    if (!st) st = bin(p, LMNN_BINARY_MUL, mask, d, &d);
+    if (!st) st = bin(p, LMNN_BINARY_ADD, old, d, out);
+    return st;
+}
+
+static void dir_free(dir_state *s) {
+    fe_free(s->h);
+    fe_free(s->c);
+    s->h = s->c = (lmnn_tensor){0};
+}
+
+/* Runs direction d: its steps' outputs into ys[t] ([B, H] each, owned),
+ * its final states into s. */
+static lm_status run_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
+                         lmnn_tensor x2, lmnn_tensor lens, lmnn_tensor *ys, dir_state *s) {
+    pool dp = {.n = 0}, sp = {.n = 0};
+    memset(s, 0, sizeof *s);
+    lm_status st = setup_dir(c, n, rp, d, x2, &dp, s);
+    bool reverse = rp->reverse || d == 1;
+    int64_t bh[2] = {rp->batch, rp->hidden}, b1[2] = {rp->batch, 1};
+    for (int64_t k = 0; !st && k < rp->seq; k++) {
+        int64_t t = reverse ? rp->seq - 1 - k : k;
+        lmnn_tensor h, cn = {0}, mask = {0};
+        st = step(&sp, rp, s, rp->act[d], t, &h, &cn);
+        if (!st && lens.id) {
+            /* Steps past a sequence's length keep its state; Y gets 0. */
+            lmnn_tensor m, y;
+            if (!(st = scal(&sp, LMNN_BINARY_GT, lens, (double)t, &m)) &&
+                !(st = shape_to(&sp, m, 2, b1, &mask)) &&
+                !(st = bin(&sp, LMNN_BINARY_MUL, mask, h, &y)))
+                ys[t] = keep(&sp, y);
+            if (!st) st = masked(&sp, mask, s->h, h, &h);
+            if (!st && cn.id) st = masked(&sp, mask, s->c, cn, &cn);
+        } else if (!st) {
+            lmnn_tensor y;
+            st = shape_to(&sp, h, 2, bh, &y); /* a view Y keeps of h */
+            if (!st) ys[t] = keep(&sp, y);
+        }
+        if (!st) {
+            fe_free(s->h);
+            s->h = keep(&sp, h);
+            if (cn.id) {
+                fe_free(s->c);
+                s->c = keep(&sp, cn);
+            }
+        }
+        pool_free(&sp);
+    }
+    pool_free(&sp);
+    pool_free(&dp);
+    if (st) dir_free(s);
+    return st;
+}
+
+/* The directions' [B, H] states `v` (D of them) as a new [D, B, H]
+ * tensor, or [B, D, H] batch-major; `v` stays the caller's. */
+static lm_status stack_states(const rnn_params *rp, const lmnn_tensor *v, bool batch_major,
+                              lmnn_tensor *out) {
+    int64_t one[3] = {1, rp->batch, rp->hidden}, onem[3] = {rp->batch, 1, rp->hidden};
+    lmnn_shape sh = fe_shape(3, batch_major ? onem : one);
+    lmnn_tensor parts[2] = {{0}, {0}};
+    lm_status st = LM_OK;
+    for (uint32_t i = 0; i < rp->dirs && !st; i++)
+        st = lmnn_reshape(v[i], &sh, NULL, &parts[i]);
+    if (!st && rp->dirs == 1) {
+        *out = parts[0];
+        return LM_OK;
+    }
+    if (!st) st = lmnn_concat(parts, 2, batch_major ? 1 : 0, NULL, out);
+    fe_free(parts[0]);
+    fe_free(parts[1]);
+    return st;
+}
+
+/* Y [S, D, B, H] (batch-major [B, S, D, H]) from the steps' outputs ys
+ * (direction d's step t at d * S + t). */
+static lm_status gather_y(const rnn_params *rp, const lmnn_tensor *ys, lmnn_tensor *out) {
+    int64_t S = rp->seq, D = rp->dirs, B = rp->batch, H = rp->hidden;
+    lmnn_tensor *steps = calloc((size_t)S, sizeof *steps), y = {0};
+    if (!steps) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lmnn_shape one = fe_shape(4, (int64_t[]){1, D, B, H});
+    lm_status st = LM_OK;
+    for (int64_t t = 0; t < S && !st; t++) {
+        lmnn_tensor per[2] = {ys[t], D == 2 ? ys[S + t] : (lmnn_tensor){0}}, dbh;
+        st = stack_states(rp, per, false, &dbh);
+        if (!st) st = lmnn_reshape(dbh, &one, NULL, &steps[t]);
+        if (!st) fe_free(dbh);
+    }
+    if (!st)
+        st = S == 1 ? lmnn_reshape(steps[0], &one, NULL, &y)
+                    : lmnn_concat(steps, (uint32_t)S, 0, NULL, &y);
+    for (int64_t t = 0; t < S; t++)
+        fe_free(steps[t]);
+    free(steps);
+    if (!st && rp->batch_major) {
+        lmnn_tensor b;
+        st = lmnn_permute(y, (int32_t[]){2, 0, 1, 3}, 4, NULL, &b);
+        fe_free(y);
+        y = st ? (lmnn_tensor){0} : b;
+    }
+    if (st) return st;
+    *out = y;
+    return LM_OK;
+}
+
+static lm_status lower_rnn(fe_ctx *c, const fe_node *n) {
+    rnn_params rp;
+    lm_status st = rnn_params_of(c, n, &rp);
+    if (st) return st;
+    int64_t S = rp.seq, B = rp.batch, D = rp.dirs;
+    lmnn_tensor x, xt = {0}, x2 = {0}, lens = {0};
+    bool lens_owned = false;
+    lmnn_tensor *ys = NULL;
+    dir_state ds[2];
+    memset(ds, 0, sizeof ds);
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    if (rp.batch_major && (st = lmnn_permute(x, (int32_t[]){1, 0, 2}, 3, NULL, &xt))) goto out;
+    lmnn_shape rows = fe_shape(2, (int64_t[]){S * B, rp.input});
+    if ((st = lmnn_reshape(xt.id ? xt : x, &rows, NULL, &x2))) goto out;
+    if (fe_has_in(n, 4)) {
+        const fe_tensor *k = fe_in_const(c, n, 4);
+        bool full = k != NULL;
+        for (uint64_t i = 0; k && i < k->count; i++)
+            full &= fe_tensor_get_i64(k, i) == S;
+        if (!full && (st = fe_in_dev_float(c, n, 4, &lens, &lens_owned))) goto out;
+    }
+    ys = calloc((size_t)(S * D), sizeof *ys);
+    if (!ys) {
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        goto out;
+    }
+    for (uint32_t d = 0; d < rp.dirs && !st; d++)
+        st = run_dir(c, n, &rp, d, x2, lens, ys + (size_t)d * (size_t)S, &ds[d]);
+    /* Y, then Y_h and Y_c [D, B, H] (batch-major [B, D, H]). */
+    for (uint32_t i = 0; i < n->output_count && !st; i++) {
+        if (n->outputs[i] == FE_NONE) continue;
+        lmnn_tensor r, per[2] = {i == 1 ? ds[0].h : ds[0].c, i == 1 ? ds[1].h : ds[1].c};
+        if (i == 0)
+            st = gather_y(&rp, ys, &r);
+        else
+            st = stack_states(&rp, per, rp.batch_major, &r);
+        if (!st) st = fe_out_dev(c, n, i, r);
+    }
+out:
+    if (ys)
+        for (int64_t i = 0; i < S * D; i++)
+            fe_free(ys[i]);
+    free(ys);
+    dir_free(&ds[0]);
+    dir_free(&ds[1]);
+    if (lens_owned) fe_free(lens);
+    fe_free(x2);
+    fe_free(xt);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
+const fe_op_def fe_ops_rnn[] = {
+    /* Input 4 (sequence_lens) decides whether a reverse direction can run. */
+    {"RNN", infer_rnn, lower_rnn, 0, NULL},
+    {"GRU", infer_rnn, lower_rnn, 0, NULL},
+    {"LSTM", infer_rnn, lower_rnn, 0, NULL},
+};
+const size_t fe_ops_rnn_count = sizeof fe_ops_rnn / sizeof fe_ops_rnn[0];
