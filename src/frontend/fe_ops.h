@@ -52,4 +52,15 @@ extern const size_t fe_ops_rnn_count;
 extern const fe_op_def fe_ops_index[];
 extern const size_t fe_ops_index_count;
 
+/* Linear quantization: QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear (fe_ops_quant.c). */
+extern const fe_op_def fe_ops_quant[];
+extern const size_t fe_ops_quant_count;
+
+/* round(x) (half to even) + zp (none when zp.id is 0), saturated to the
+ * 8-bit range (u8: 0..255, else -128..127), as a new tensor in *out. x is
+ * consumed, zp is not. (fe_ops_quant.c; QLinearMatMul and QLinearConv use
+ * it too.) */
+lm_status fe_quantize_tail(lmnn_tensor x, lmnn_tensor zp, bool u8, lmnn_tensor *out);
+
 #endif

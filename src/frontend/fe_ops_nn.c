@@ -455,24 +455,13 @@ static lm_status requantize(fe_ctx *c, const fe_node *n, lmnn_tensor acc, lmnn_t
         else
             st = fe_nn_fail(c, n, st);
     }
-    if (!st && !(st = lmnn_round(f, 0, &t))) take(&f, &fo, t);
-    if (!st) {
-        lmnn_tensor zp;
-        bool zo;
-        if (!(st = fe_in_dev_float(c, n, 7, &zp, &zo))) {
-            st = lmnn_binary(LMNN_BINARY_ADD, f, zp, NULL, &t);
-            if (zo) fe_free(zp);
-            if (!st) take(&f, &fo, t);
-        }
-    }
-    bool u8 = fe_in_type(c, n, 7)->elem == FE_UINT8;
-    if (!st && !(st = lmnn_clamp(f, u8 ? 0 : -128, u8 ? 255 : 127, &t))) take(&f, &fo, t);
-    if (st) {
-        fe_free(f);
-        return st;
-    }
-    *out = f;
-    return LM_OK;
+    lmnn_tensor zp;
+    bool zo;
+    if (!st && (st = fe_in_dev_float(c, n, 7, &zp, &zo))) fe_free(f);
+    if (st) return st;
+    st = fe_quantize_tail(f, zp, fe_in_type(c, n, 7)->elem == FE_UINT8, out);
+    if (zo) fe_free(zp);
+    return st;
 }
 
 /* (A - a_zero_point) @ (B - b_zero_point) in float32 (exact: 8-bit

@@ -736,3 +736,16 @@ for a in range(2):
 write_case("scatter_elements_add_negative",
            [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=-1, reduction="add")],
            [("d", ed), ("i", ei), ("u", eu)], [("y", ew)], 16)
+
+# QuantizeLinear to int8 per channel (ties to even, saturation), then
+# DequantizeLinear back, against NumPy; x a run-time input.
+qx = np.concatenate([np.array([0.25, 0.75, -0.25, 1.25, 300.0, -300.0], np.float32),
+                     f32(30) * 20]).reshape(2, 3, 6)
+qs = np.array([0.5, 0.25, 2.0], np.float32)
+qz = np.array([3, -5, 0], np.int8)
+qq = np.clip(np.round(qx / qs[None, :, None]) + qz[None, :, None], -128, 127).astype(np.int8)
+qd = ((qq.astype(np.float32) - qz[None, :, None]) * qs[None, :, None]).astype(np.float32)
+write_case("quantize_dequantize_int8_axis",
+           [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+            helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], axis=1)],
+           [("x", qx)], [("q", qq), ("d", qd)], 13, inits=[("s", qs), ("z", qz)])

@@ -443,6 +443,28 @@ static void test_index_refusals(void) {
                 "node 'put' (GatherND): index tuples of 3 entries for data of rank 2");
 }
 
+/* QuantizeLinear's scale and zero point must fit x. */
+static void test_quant_refusals(void) {
+    int64_t xd[2] = {2, 3}, four = 4;
+    Onnx__GraphProto *g = ob_graph("q");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_input(g, ob_vi("s", ob_tensor_type(F32, 1, &four, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(2 /* uint8 */, 2, xd, NULL)));
+    ob_node(g, "QuantizeLinear", "q", (const char *[]){"x", "s", NULL},
+            (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'q' (QuantizeLinear): the scale has 4 values for dim 1 of 3");
+    g->input[1] = ob_vi("s", ob_tensor_type(F32, 2, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "the scale must be a scalar or 1-D");
+    int64_t three = 3;
+    g->input[1] = ob_vi("s", ob_tensor_type(F32, 1, &three, NULL));
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -606,6 +628,7 @@ int main(void) {
     TEST_RUN(test_resize_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
+    TEST_RUN(test_quant_refusals);
     TEST_RUN(test_int64_boundary);
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);
