@@ -588,6 +588,139 @@ static lm_status lower_softmax(fe_ctx *c, const fe_node *n) {
 #define RED(name)                                                                                  \
     { name, infer_reduce, lower_reduce, 2u, NULL }
 
+/* ---- TopK ----
+ *
+ * k rounds of ArgMax (ArgMin for the smallest): each takes the extreme
+ * left, its first occurrence as ONNX orders ties, and masks it out with
+ * -inf (+inf) for the next round. Sorted output either way. */
+
+enum { TOPK_MAX = 256 }; /* rounds: each is its own few launches */
+
+static lm_status topk_args(fe_ctx *c, const fe_node *n, int32_t *axis, int64_t *k, bool *largest) {
+    int64_t a, l, sorted;
+    lm_status st = fe_attr_int(c, n, "axis", -1, &a);
+    if (!st) st = fe_attr_int(c, n, "largest", 1, &l);
+    if (!st) st = fe_attr_int(c, n, "sorted", 1, &sorted);
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (!st) st = fe_axis(c, n, a, x->rank, axis);
+    if (st) return st;
+    *largest = l != 0;
+    if (n->opset < 10) {
+        if ((st = fe_attr_int(c, n, "k", -1, k))) return st;
+    } else {
+        const fe_tensor *kt;
+        if ((st = fe_in_const_required(c, n, 1, &kt))) return st;
+        if (kt->count != 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "K must be one value");
+        *k = fe_tensor_get_i64(kt, 0);
+    }
+    int64_t dim = x->dims[*axis];
+    if (*k < 0 || *k > dim)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "k = %lld for a dim of %lld", (long long)*k,
+                       (long long)dim);
+    if (*k == 0) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "k = 0 (an empty output)");
+    if (*k > TOPK_MAX)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "k = %lld (at most %d: each of the k is its own few launches)",
+                       (long long)*k, TOPK_MAX);
+    return LM_OK;
+}
+
+static lm_status infer_topk(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, n->opset < 10 ? 1 : 2, n->opset < 10 ? 1 : 2);
+    if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){"axis", "k", "largest", "sorted", NULL});
+    int32_t axis;
+    int64_t k;
+    bool largest;
+    if (!st) st = topk_args(c, n, &axis, &k, &largest);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (!fe_elem_is_numeric(x->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X must be a number tensor");
+    int64_t dims[FE_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[axis] = k;
+    if (n->output_count != 2)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "%u outputs (2 expected)", n->output_count);
+    st = fe_set_out_type(c, n, 0, x->elem, x->rank, dims);
+    if (!st) st = fe_set_out_type(c, n, 1, FE_INT64, x->rank, dims);
+    return st;
+}
+
+static lm_status lower_topk(fe_ctx *c, const fe_node *n) {
+    int32_t axis;
+    int64_t k;
+    bool largest;
+    lm_status st = topk_args(c, n, &axis, &k, &largest);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    /* Host tables: the positions along the axis, and the mask value. */
+    int64_t adims[FE_MAX_RANK], one[FE_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) {
+        adims[d] = d == axis ? x->dims[axis] : 1;
+        one[d] = 1;
+    }
+    fe_tensor *ar, *fill;
+    if ((st = fe_const_new(c, FE_FLOAT, (uint32_t)x->rank, adims, &ar)) ||
+        (st = fe_const_new(c, FE_FLOAT, (uint32_t)x->rank, one, &fill)))
+        return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < x->dims[axis]; i++)
+        fe_tensor_set_f64(ar, (uint64_t)i, (double)i);
+    fe_tensor_set_f64(fill, 0, largest ? -INFINITY : INFINITY);
+    lmnn_tensor arange, mask, cur;
+    bool owned;
+    if ((st = fe_aux(c, n, 0, ar, LMNN_TILE, &arange)) ||
+        (st = fe_aux(c, n, 1, fill, LMNN_TILE, &mask)))
+        return st;
+    if ((st = fe_in_dev_float(c, n, 0, &cur, &owned))) return st;
+    lmnn_tensor *vals = calloc((size_t)k, sizeof *vals), *idxs = calloc((size_t)k, sizeof *idxs);
+    if (!vals || !idxs) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = axis;
+    ro.dim_count = 1;
+    ro.keepdim = true;
+    for (int64_t j = 0; j < k && !st; j++) {
+        lmnn_tensor ai = {0}, hit = {0}, next;
+        lmnn_reduce_options io = ro;
+        io.output.dtype = LMNN_INT32;
+        if (!(st = largest ? lmnn_max(cur, &ro, &vals[j]) : lmnn_min(cur, &ro, &vals[j])) &&
+            !(st = largest ? lmnn_argmax(cur, &io, &ai) : lmnn_argmin(cur, &io, &ai)) &&
+            !(st = lmnn_typecast(ai, LMNN_FLOAT32, &idxs[j])) && j + 1 < k &&
+            !(st = lmnn_binary(LMNN_BINARY_EQ, arange, idxs[j], NULL, &hit)) &&
+            !(st = lmnn_where(hit, mask, cur, &next)))
+            take(&cur, &owned, next);
+        fe_free(ai);
+        fe_free(hit);
+    }
+    if (owned) fe_free(cur);
+    lmnn_tensor v = {0}, i = {0};
+    if (!st && k == 1) {
+        v = vals[0];
+        i = idxs[0];
+        vals[0] = idxs[0] = (lmnn_tensor){0};
+    } else if (!st) {
+        st = lmnn_concat(vals, (uint32_t)k, axis, NULL, &v);
+        if (!st) st = lmnn_concat(idxs, (uint32_t)k, axis, NULL, &i);
+    }
+    for (int64_t j = 0; vals && idxs && j < k; j++) {
+        fe_free(vals[j]);
+        fe_free(idxs[j]);
+    }
+    free(vals);
+    free(idxs);
+    if (st) {
+        fe_free(v);
+        fe_free(i);
+        return fe_nn_fail(c, n, st);
+    }
+    if ((st = fe_out_from_float(c, n, 0, v))) {
+        fe_free(i);
+        return st;
+    }
+    return fe_out_from_float(c, n, 1, i);
+}
+
 const fe_op_def fe_ops_reduce[] = {
     RED("ReduceSum"),
     RED("ReduceMean"),
@@ -604,5 +737,7 @@ const fe_op_def fe_ops_reduce[] = {
     {"Softmax", infer_softmax, lower_softmax, 0, NULL},
     {"LogSoftmax", infer_softmax, lower_softmax, 0, NULL},
     {"Hardmax", infer_softmax, lower_softmax, 0, NULL},
+    /* Input 1 (K) decides the output's shape. */
+    {"TopK", infer_topk, lower_topk, 1u << 1, NULL},
 };
 const size_t fe_ops_reduce_count = sizeof fe_ops_reduce / sizeof fe_ops_reduce[0];

@@ -749,3 +749,18 @@ write_case("quantize_dequantize_int8_axis",
            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], axis=1)],
            [("x", qx)], [("q", qq), ("d", qd)], 13, inits=[("s", qs), ("z", qz)])
+
+# TopK with ties (the lower index first), largest and smallest, against a
+# stable NumPy sort; X a run-time input.
+tx = rng.integers(-4, 5, (3, 10, 4)).astype(np.float32)
+for largest in (1, 0):
+    order = np.argsort(-tx if largest else tx, axis=1, kind="stable")[:, :6, :]
+    write_case("topk_ties_%s" % ("largest" if largest else "smallest"),
+               [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)],
+               [("x", tx)],
+               [("v", np.take_along_axis(tx, order, 1)), ("i", order.astype(np.int64))], 11,
+               inits=[("k", np.array([6], np.int64))])
+write_case("refuse_topk_k_zero",
+           [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+           [("x", tx)], [("v", (TensorProto.FLOAT, (3, 0, 4))), ("i", (TensorProto.INT64, (3, 0, 4)))],
+           11, inits=[("k", np.array([0], np.int64))], expect="k = 0 (an empty output)")

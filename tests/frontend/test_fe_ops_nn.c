@@ -98,6 +98,7 @@ static op_tests ops[] = {
     {"QuantizeLinear", "node", "test_quantizelinear", 0, 0, 0},
     {"DequantizeLinear", "node", "test_dequantizelinear", 0, 0, 0},
     {"DynamicQuantizeLinear", "node", "test_dynamicquantizelinear", 0, 0, 0},
+    {"TopK", "node", "test_top_k", 0, 0, 0},
     {"AveragePool", "pytorch-converted", "test_AvgPool", 0, 0, 0},
     {"BatchNormalization", "pytorch-converted", "test_BatchNorm", 0, 0, 0},
     {"Conv", "pytorch-converted", "test_Conv", 0, 0, 0},
