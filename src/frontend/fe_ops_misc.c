@@ -1,5 +1,6 @@
-/* Ops built from several library calls: EyeLike (folded), OneHot, CumSum,
- * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss. */
+/* Ops built from several library calls: EyeLike and the windows (Hann,
+ * Hamming, Blackman; folded), OneHot, CumSum, NegativeLogLikelihoodLoss and
+ * SoftmaxCrossEntropyLoss. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,45 @@ static lm_status infer_eyelike(fe_ctx *c, const fe_node *n) {
     for (int64_t i = 0; i < in->dims[0]; i++) {
         int64_t j = i + k;
         if (j >= 0 && j < in->dims[1]) fe_tensor_set_i64(t, (uint64_t)(i * in->dims[1] + j), 1);
+    }
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* ---- the windows: their size is a constant, so they always fold ---- */
+
+/* w[i] = sum of a[j] cos(2 pi j i / d) over the window's cosine terms, with
+ * d the size (periodic) or one less (symmetric), as ONNX defines them. */
+static lm_status infer_window(fe_ctx *c, const fe_node *n) {
+    int64_t periodic, dtype;
+    const fe_tensor *size;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"periodic", "output_datatype", NULL});
+    if (!st) st = fe_attr_int(c, n, "periodic", 1, &periodic);
+    if (!st) st = fe_attr_int(c, n, "output_datatype", FE_FLOAT, &dtype);
+    if (!st) st = fe_in_const_required(c, n, 0, &size);
+    if (st) return st;
+    if (size->count != 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "size must be one value");
+    int64_t len = fe_tensor_get_i64(size, 0);
+    if (len < 1 || len > ((int64_t)1 << 24))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "size %lld (from 1 to 2^24)", (long long)len);
+    if (dtype <= 0 || dtype >= FE_ELEM_COUNT_ || !fe_elem_is_numeric((fe_elem)dtype))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "output_datatype %lld is not supported",
+                       (long long)dtype);
+    double a[3];
+    if (!strcmp(n->op_type, "HannWindow"))
+        memcpy(a, (double[]){0.5, -0.5, 0}, sizeof a);
+    else if (!strcmp(n->op_type, "HammingWindow"))
+        memcpy(a, (double[]){25.0 / 46, -21.0 / 46, 0}, sizeof a);
+    else
+        memcpy(a, (double[]){0.42, -0.5, 0.08}, sizeof a);
+    double d = periodic ? (double)len : (double)(len - 1);
+    fe_tensor *t;
+    if ((st = fe_const_new(c, (fe_elem)dtype, 1, &len, &t))) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < len; i++) {
+        double x = d > 0 ? 2 * acos(-1.0) * (double)i / d : 0, w = 0;
+        for (int j = 0; j < 3; j++)
+            w += a[j] * cos(j * x);
+        fe_tensor_set_f64(t, (uint64_t)i, w);
     }
     return fe_set_out_const(c, n, 0, t);
 }
@@ -352,6 +392,9 @@ static lm_status lower_sce(fe_ctx *c, const fe_node *n) {
 
 const fe_op_def fe_ops_misc[] = {
     {"EyeLike", infer_eyelike, NULL, 0, NULL},
+    {"HannWindow", infer_window, NULL, 1u << 0, NULL},
+    {"HammingWindow", infer_window, NULL, 1u << 0, NULL},
+    {"BlackmanWindow", infer_window, NULL, 1u << 0, NULL},
     {"OneHot", infer_onehot, lower_onehot, 1u << 1, NULL},
     {"CumSum", infer_cumsum, lower_cumsum, 1u << 1, NULL},
     {"NegativeLogLikelihoodLoss", infer_loss, lower_nll, 0, NULL},
