@@ -385,7 +385,7 @@ static lm_status infer_scatter_common(fe_ctx *c, const fe_node *n, bool nd) {
         st = fe_check_attrs(c, n,
                             nd ? (const char *const[]){"reduction", NULL}
                                : (const char *const[]){"axis", "reduction", NULL});
-    reduction red;
+    reduction red = RED_NONE;
     if (!st) st = read_reduction(c, n, &red);
     if (st) return st;
     const fe_type *d = fe_in_type(c, n, 0);
@@ -421,7 +421,7 @@ static lm_status scatter_out(fe_ctx *c, const fe_node *n, lmnn_tensor rows, int6
 
 static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
     gnd_geom g;
-    reduction red;
+    reduction red = RED_NONE;
     lmnn_tensor rows;
     lm_status st = scatternd_geom(c, n, &g);
     if (!st) st = read_reduction(c, n, &red);
@@ -462,7 +462,7 @@ static lm_status infer_scatter_elements(fe_ctx *c, const fe_node *n) {
 
 static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     int32_t axis;
-    reduction red;
+    reduction red = RED_NONE;
     lm_status st = elements_axis(c, n, &axis);
     if (!st) st = read_reduction(c, n, &red);
     if (st) return st;
