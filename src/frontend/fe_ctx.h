@@ -221,6 +221,10 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
  * tensors that go through float math: a new tensor the caller frees. */
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                           bool *out_owned);
+/* The same as a new tensor of `rank` dims `dims` (the input's element
+ * count): the caller frees it. Errors name the node. */
+lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,
+                         lmnn_tensor *out);
 /* Flat NHWC image `image` (fe_plan.nhwc_out's) of the NCHW value `dims`
  * (N, C, H, W) as a new tile tensor of shape `to` in NCHW element order
  * ([N, C, H, W] itself, or any reshape of it). */

@@ -279,6 +279,18 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
     return LM_OK;
 }
 
+lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,
+                         lmnn_tensor *out) {
+    lmnn_tensor f;
+    bool owned;
+    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
+    if (st) return st;
+    lmnn_shape s = fe_shape(rank, dims);
+    st = lmnn_reshape(f, &s, NULL, out);
+    if (owned) fe_free(f);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
 /* Output i's value: the fused chain's last for output 0 of a fused node. */
 static uint32_t out_index(fe_ctx *c, const fe_node *n, uint32_t i) {
     uint32_t fused = c->plans[n - c->g->nodes].fusion.output;

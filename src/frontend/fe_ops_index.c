@@ -97,15 +97,14 @@ static lm_status infer_gathernd(fe_ctx *c, const fe_node *n) {
 }
 
 /* Input i (index tuples [.., k]) as row numbers: a new float tensor
- * [m, 1] (negative entries count from the end of their dim). */
+ * [m, 1] (negative entries count from the end of their dim). Errors name
+ * the node. */
 static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_geom *g,
                             lmnn_tensor *out) {
-    lmnn_tensor f, t = {0}, acc = {0};
-    bool owned;
-    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
+    lmnn_tensor t, acc = {0};
+    bool labeled = false; /* the error names the node already */
+    lm_status st = fe_in_float_as(c, n, i, 2, (int64_t[]){g->m, g->k}, &t);
     if (st) return st;
-    lmnn_shape mk = fe_shape(2, (int64_t[]){g->m, g->k});
-    if ((st = lmnn_reshape(f, &mk, NULL, &t))) goto done;
     for (int64_t j = 0; j < g->k && !st; j++) {
         /* entry j, made positive (+ dim where negative), times its stride */
         int32_t b[2] = {0, (int32_t)j}, e[2] = {(int32_t)g->m, (int32_t)j + 1};
@@ -137,19 +136,18 @@ static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_g
         if (!(st = fe_const_new(c, FE_FLOAT, 2, dims, &off))) {
             for (int64_t r = 0; r < g->m; r++)
                 fe_tensor_set_f64(off, (uint64_t)r, (double)(r / per * span));
-            if (!(st = fe_aux(c, n, 0, off, LMNN_TILE, &o)) &&
-                !(st = lmnn_binary(LMNN_BINARY_ADD, acc, o, NULL, &sum))) {
+            if ((st = fe_aux(c, n, 0, off, LMNN_TILE, &o))) {
+                labeled = true;
+            } else if (!(st = lmnn_binary(LMNN_BINARY_ADD, acc, o, NULL, &sum))) {
                 fe_free(acc);
                 acc = sum;
             }
         }
     }
     fe_free(t);
-done:
-    if (owned) fe_free(f);
     if (st) {
         fe_free(acc);
-        return st;
+        return labeled ? st : fe_nn_fail(c, n, st);
     }
     *out = acc;
     return LM_OK;
@@ -176,9 +174,9 @@ static lm_status lower_gathernd(fe_ctx *c, const fe_node *n) {
     lmnn_shape matrix = fe_shape(2, (int64_t[]){g.rows, g.rest});
     const fe_type *o = &c->g->values[n->outputs[0]].type;
     lmnn_shape so = fe_shape(o->rank, o->dims);
-    lmnn_tensor fr = {0};
-    if (!(st = tuple_rows(c, n, 1, &g, &fr)) && !(st = rows_index(fr, g.m, &rows)) &&
-        !(st = lmnn_reshape(d, &matrix, NULL, &d2)) &&
+    lmnn_tensor fr;
+    if ((st = tuple_rows(c, n, 1, &g, &fr))) return st;
+    if (!(st = rows_index(fr, g.m, &rows)) && !(st = lmnn_reshape(d, &matrix, NULL, &d2)) &&
         !(st = lmnn_index_select(d2, 0, rows, NULL, &r)))
         st = lmnn_reshape(r, &so, NULL, &y);
     fe_free(fr);
@@ -308,19 +306,6 @@ static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, lmn
     return LM_OK;
 }
 
-/* Input i as a float tensor of shape [rows, cols] (owned). */
-static lm_status float_matrix(fe_ctx *c, const fe_node *n, uint32_t i, int64_t rows, int64_t cols,
-                              lmnn_tensor *out) {
-    lmnn_tensor f;
-    bool owned;
-    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
-    if (st) return st;
-    lmnn_shape s = fe_shape(2, (int64_t[]){rows, cols});
-    st = lmnn_reshape(f, &s, NULL, out);
-    if (owned) fe_free(f);
-    return st;
-}
-
 static lm_status scatter_check_elems(fe_ctx *c, const fe_node *n) {
     const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1), *u = fe_in_type(c, n, 2);
     if (i->elem != FE_INT64 && i->elem != FE_INT32)
@@ -406,17 +391,18 @@ static lm_status scatter_out(fe_ctx *c, const fe_node *n, lmnn_tensor rows, int6
     lmnn_tensor data = {0}, upd = {0}, y = {0}, shaped;
     const fe_type *d = fe_in_type(c, n, 0);
     lmnn_shape ds = fe_shape(d->rank, d->dims);
-    lm_status st;
-    if (!(st = float_matrix(c, n, 0, N, rest, &data)) &&
-        !(st = float_matrix(c, n, 2, M, rest, &upd)) &&
-        !(st = scatter_rows(c, n, data, rows, upd, N, M, rest, red, &y)))
-        st = lmnn_reshape(y, &ds, NULL, &shaped);
+    lm_status st = fe_in_float_as(c, n, 0, 2, (int64_t[]){N, rest}, &data);
+    if (!st) st = fe_in_float_as(c, n, 2, 2, (int64_t[]){M, rest}, &upd);
+    if (!st) {
+        if (!(st = scatter_rows(c, n, data, rows, upd, N, M, rest, red, &y)))
+            st = lmnn_reshape(y, &ds, NULL, &shaped);
+        if (st) st = fe_nn_fail(c, n, st);
+    }
     fe_free(data);
     fe_free(upd);
     fe_free(rows);
     fe_free(y);
-    if (st) return fe_nn_fail(c, n, st);
-    return fe_out_from_float(c, n, 0, shaped);
+    return st ? st : fe_out_from_float(c, n, 0, shaped);
 }
 
 static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
@@ -425,7 +411,7 @@ static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
     lmnn_tensor rows;
     lm_status st = scatternd_geom(c, n, &g);
     if (!st) st = read_reduction(c, n, &red);
-    if (!st && (st = tuple_rows(c, n, 1, &g, &rows))) st = fe_nn_fail(c, n, st);
+    if (!st) st = tuple_rows(c, n, 1, &g, &rows);
     return st ? st : scatter_out(c, n, rows, g.rows, g.m, g.rest, red);
 }
 
@@ -490,11 +476,13 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     gnd_geom g = {.k = 1, .m = m, .rows = total, .rest = 1, .batches = 1};
     g.dim[0] = d->dims[axis];
     g.stride[0] = stride[axis];
-    lmnn_tensor idx = {0}, b, rows;
-    if (!(st = tuple_rows(c, n, 1, &g, &idx)) && !(st = fe_aux(c, n, 4, base, LMNN_TILE, &b)))
-        st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &rows);
+    lmnn_tensor idx, b, rows;
+    if ((st = tuple_rows(c, n, 1, &g, &idx))) return st;
+    if (!(st = fe_aux(c, n, 4, base, LMNN_TILE, &b)) &&
+        (st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &rows)))
+        st = fe_nn_fail(c, n, st);
     fe_free(idx);
-    if (st) return fe_nn_fail(c, n, st);
+    if (st) return st;
     return scatter_out(c, n, rows, total, m, 1, red);
 }
 

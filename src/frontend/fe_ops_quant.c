@@ -53,17 +53,26 @@ static lm_status check_qparams(fe_ctx *c, const fe_node *n, int32_t *axis) {
  * `axis` of a rank-`rank` tensor (axis < 0: a scalar). Owned. */
 static lm_status qparam(fe_ctx *c, const fe_node *n, uint32_t i, int32_t axis, int32_t rank,
                         lmnn_tensor *out) {
-    lmnn_tensor f;
-    bool owned;
-    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
-    if (st) return st;
     int64_t dims[FE_MAX_RANK], len = fe_type_volume(fe_in_type(c, n, i));
     int32_t r = axis < 0 ? 1 : rank;
     for (int32_t d = 0; d < r; d++)
         dims[d] = d == axis ? len : 1;
-    lmnn_shape s = fe_shape(r, dims);
-    st = lmnn_reshape(f, &s, NULL, out);
-    if (owned) fe_free(f);
+    return fe_in_float_as(c, n, i, r, dims, out);
+}
+
+/* The scale and the zero point (zp.id 0 when not given), then x, all as
+ * float tensors the caller frees; errors name the node. */
+static lm_status qinputs(fe_ctx *c, const fe_node *n, int32_t axis, lmnn_tensor *x, bool *x_owned,
+                         lmnn_tensor *sc, lmnn_tensor *zp) {
+    int32_t rank = fe_in_type(c, n, 0)->rank;
+    *sc = *zp = (lmnn_tensor){0};
+    lm_status st = qparam(c, n, 1, axis, rank, sc);
+    if (!st && fe_has_in(n, 2)) st = qparam(c, n, 2, axis, rank, zp);
+    if (!st) st = fe_in_dev_float(c, n, 0, x, x_owned);
+    if (st) {
+        fe_free(*sc);
+        fe_free(*zp);
+    }
     return st;
 }
 
@@ -87,17 +96,12 @@ static lm_status lower_quantize(fe_ctx *c, const fe_node *n) {
     int32_t axis;
     lm_status st = check_qparams(c, n, &axis);
     if (st) return st;
-    const fe_type *x = fe_in_type(c, n, 0);
     bool u8 = !fe_has_in(n, 2) || fe_in_type(c, n, 2)->elem == FE_UINT8;
-    lmnn_tensor xf, sc = {0}, zp = {0}, q = {0}, y = {0};
+    lmnn_tensor xf, sc, zp, q, y;
     bool xo;
-    if ((st = fe_in_dev_float(c, n, 0, &xf, &xo))) return st;
-    if (!(st = qparam(c, n, 1, axis, x->rank, &sc)) &&
-        !(fe_has_in(n, 2) && (st = qparam(c, n, 2, axis, x->rank, &zp))) &&
-        !(st = lmnn_binary(LMNN_BINARY_DIV, xf, sc, NULL, &q))) {
+    if ((st = qinputs(c, n, axis, &xf, &xo, &sc, &zp))) return st;
+    if (!(st = lmnn_binary(LMNN_BINARY_DIV, xf, sc, NULL, &q)))
         st = fe_quantize_tail(q, zp, u8, &y);
-        q = (lmnn_tensor){0};
-    }
     if (xo) fe_free(xf);
     fe_free(sc);
     fe_free(zp);
@@ -126,13 +130,10 @@ static lm_status lower_dequantize(fe_ctx *c, const fe_node *n) {
     int32_t axis;
     lm_status st = check_qparams(c, n, &axis);
     if (st) return st;
-    const fe_type *x = fe_in_type(c, n, 0);
-    lmnn_tensor xf, sc = {0}, zp = {0}, d = {0}, y = {0};
+    lmnn_tensor xf, sc, zp, d = {0}, y;
     bool xo;
-    if ((st = fe_in_dev_float(c, n, 0, &xf, &xo))) return st;
-    if (!(st = qparam(c, n, 1, axis, x->rank, &sc)) &&
-        !(fe_has_in(n, 2) && (st = qparam(c, n, 2, axis, x->rank, &zp))) &&
-        !(zp.id && (st = lmnn_binary(LMNN_BINARY_SUB, xf, zp, NULL, &d))))
+    if ((st = qinputs(c, n, axis, &xf, &xo, &sc, &zp))) return st;
+    if (!(zp.id && (st = lmnn_binary(LMNN_BINARY_SUB, xf, zp, NULL, &d))))
         st = lmnn_binary(LMNN_BINARY_MUL, d.id ? d : xf, sc, NULL, &y);
     if (xo) fe_free(xf);
     fe_free(sc);
