@@ -282,7 +282,7 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,
                          lmnn_tensor *out) {
     lmnn_tensor f;
-    bool owned;
+    bool owned = false;
     lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
     if (st) return st;
     lmnn_shape s = fe_shape(rank, dims);

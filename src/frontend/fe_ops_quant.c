@@ -98,7 +98,7 @@ static lm_status lower_quantize(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     bool u8 = !fe_has_in(n, 2) || fe_in_type(c, n, 2)->elem == FE_UINT8;
     lmnn_tensor xf, sc, zp, q, y;
-    bool xo;
+    bool xo = false;
     if ((st = qinputs(c, n, axis, &xf, &xo, &sc, &zp))) return st;
     if (!(st = lmnn_binary(LMNN_BINARY_DIV, xf, sc, NULL, &q)))
         st = fe_quantize_tail(q, zp, u8, &y);
@@ -131,7 +131,7 @@ static lm_status lower_dequantize(fe_ctx *c, const fe_node *n) {
     lm_status st = check_qparams(c, n, &axis);
     if (st) return st;
     lmnn_tensor xf, sc, zp, d = {0}, y;
-    bool xo;
+    bool xo = false;
     if ((st = qinputs(c, n, axis, &xf, &xo, &sc, &zp))) return st;
     if (!(zp.id && (st = lmnn_binary(LMNN_BINARY_SUB, xf, zp, NULL, &d))))
         st = lmnn_binary(LMNN_BINARY_MUL, d.id ? d : xf, sc, NULL, &y);
@@ -165,7 +165,7 @@ static lm_status infer_dynamic_quantize(fe_ctx *c, const fe_node *n) {
 static lm_status lower_dynamic_quantize(fe_ctx *c, const fe_node *n) {
     lmnn_tensor x, hi = {0}, lo = {0}, hi0 = {0}, lo0 = {0}, range = {0}, scale = {0};
     lmnn_tensor nlo = {0}, zq = {0}, zp = {0}, q = {0}, y = {0};
-    bool xo;
+    bool xo = false;
     lm_status st = fe_in_dev_float(c, n, 0, &x, &xo);
     if (st) return st;
     if (!(st = lmnn_max(x, NULL, &hi)) && !(st = lmnn_min(x, NULL, &lo)) &&

@@ -668,7 +668,7 @@ static lm_status lower_topk(fe_ctx *c, const fe_node *n) {
         fe_tensor_set_f64(ar, (uint64_t)i, (double)i);
     fe_tensor_set_f64(fill, 0, largest ? -INFINITY : INFINITY);
     lmnn_tensor arange, mask, cur;
-    bool owned;
+    bool owned = false;
     if ((st = fe_aux(c, n, 0, ar, LMNN_TILE, &arange)) ||
         (st = fe_aux(c, n, 1, fill, LMNN_TILE, &mask)))
         return st;
