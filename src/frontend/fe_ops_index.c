@@ -1,5 +1,5 @@
-/* Indexing by tensors the run gives: GatherND, ScatterND, ScatterElements
- * and Scatter.
+/* Indexing by tensors the run gives: GatherND, ScatterND, ScatterElements,
+ * Scatter and ReverseSequence.
  *
  * Indices become row numbers of the data seen as a matrix [R, rest]: for an
  * index tuple, a weighted sum of its entries with the row strides (plus a
@@ -486,10 +486,89 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     return scatter_out(c, n, rows, total, m, 1, red);
 }
 
+/* ---- ReverseSequence ----
+ *
+ * out[t, b] = in[len_b - 1 - t, b] for t < len_b, else in[t, b]: a gather
+ * along the time axis with that index table, made on the device from the
+ * run's lengths. */
+
+static lm_status reverse_axes(fe_ctx *c, const fe_node *n, int32_t *time, int32_t *batch) {
+    int64_t t, b;
+    lm_status st = fe_attr_int(c, n, "time_axis", 0, &t);
+    if (!st) st = fe_attr_int(c, n, "batch_axis", 1, &b);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0), *l = fe_in_type(c, n, 1);
+    if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must have rank >= 2");
+    if ((t != 0 && t != 1) || (b != 0 && b != 1) || t == b)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "time_axis=%lld and batch_axis=%lld must be 0 and 1, one each", (long long)t,
+                       (long long)b);
+    if (l->elem != FE_INT64 && l->elem != FE_INT32)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "sequence_lens must be int32 or int64");
+    if (l->rank != 1 || l->dims[0] != x->dims[b])
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "sequence_lens must be [%lld]",
+                       (long long)x->dims[b]);
+    *time = (int32_t)t;
+    *batch = (int32_t)b;
+    return LM_OK;
+}
+
+static lm_status infer_reverse_sequence(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"time_axis", "batch_axis", NULL});
+    int32_t t, b;
+    if (!st) st = reverse_axes(c, n, &t, &b);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    return fe_set_out_type(c, n, 0, x->elem, x->rank, x->dims);
+}
+
+static lm_status lower_reverse_sequence(fe_ctx *c, const fe_node *n) {
+    int32_t time, batch;
+    lm_status st = reverse_axes(c, n, &time, &batch);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    int64_t T = x->dims[time], B = x->dims[batch];
+    /* The positions along time, shaped to meet the lengths. */
+    int64_t td[2] = {time ? 1 : T, time ? T : 1}, ld[2] = {time ? B : 1, time ? 1 : B};
+    fe_tensor *pos;
+    if ((st = fe_const_new(c, FE_FLOAT, 2, td, &pos))) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < T; i++)
+        fe_tensor_set_f64(pos, (uint64_t)i, (double)i);
+    lmnn_tensor p, lens, inside = {0}, back = {0}, flip = {0}, idx = {0}, i32 = {0}, full = {0};
+    lmnn_tensor data, y = {0};
+    if ((st = fe_aux(c, n, 0, pos, LMNN_TILE, &p)) || (st = fe_in_dev(c, n, 0, &data)) ||
+        (st = fe_in_float_as(c, n, 1, 2, ld, &lens)))
+        return st;
+    uint32_t tail[FE_MAX_RANK];
+    int64_t xd[FE_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) {
+        xd[d] = d < 2 ? x->dims[d] : 1;
+        tail[d] = d < 2 ? 1 : (uint32_t)x->dims[d];
+    }
+    lmnn_shape shaped = fe_shape(x->rank, xd);
+    lmnn_tensor r = {0}, rm = {0};
+    /* idx = t < len ? len - 1 - t : t */
+    if (!(st = lmnn_binary(LMNN_BINARY_LT, p, lens, NULL, &inside)) &&
+        !(st = lmnn_binary(LMNN_BINARY_SUB, lens, p, NULL, &back)) &&
+        !(st = lmnn_binary_scalar(LMNN_BINARY_SUB, back, 1.0, NULL, &flip)) &&
+        !(st = lmnn_where(inside, flip, p, &idx)) && !(st = lmnn_typecast(idx, LMNN_INT32, &i32)) &&
+        !(st = lmnn_reshape(i32, &shaped, NULL, &r)) &&
+        !(st = lmnn_repeat(r, tail, (uint32_t)x->rank, NULL, &full)) &&
+        !(st = lmnn_to_layout(full, LMNN_ROW_MAJOR, &rm)))
+        st = lmnn_gather(data, time, rm, NULL, &y);
+    lmnn_tensor junk[] = {lens, inside, back, flip, idx, i32, r, full, rm};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
+        fe_free(junk[i]);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, y);
+}
+
 const fe_op_def fe_ops_index[] = {
     {"GatherND", infer_gathernd, lower_gathernd, 0, NULL},
     {"ScatterND", infer_scatternd, lower_scatternd, 0, NULL},
     {"ScatterElements", infer_scatter_elements, lower_scatter_elements, 0, NULL},
     {"Scatter", infer_scatter_elements, lower_scatter_elements, 0, NULL},
+    {"ReverseSequence", infer_reverse_sequence, lower_reverse_sequence, 0, NULL},
 };
 const size_t fe_ops_index_count = sizeof fe_ops_index / sizeof fe_ops_index[0];

@@ -764,3 +764,13 @@ write_case("refuse_topk_k_zero",
            [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
            [("x", tx)], [("v", (TensorProto.FLOAT, (3, 0, 4))), ("i", (TensorProto.INT64, (3, 0, 4)))],
            11, inits=[("k", np.array([0], np.int64))], expect="k = 0 (an empty output)")
+
+# ReverseSequence of rank 3, time-major, lengths at run time, against NumPy.
+rx = f32(6, 9, 4)
+rl = np.array([6, 1, 3, 0, 5, 2, 6, 4, 1], np.int64)
+ry = rx.copy()
+for b, n in enumerate(rl):
+    ry[:n, b] = rx[:n, b][::-1]
+write_case("reverse_sequence_rank3",
+           [helper.make_node("ReverseSequence", ["x", "l"], ["y"], time_axis=0, batch_axis=1)],
+           [("x", rx), ("l", rl)], [("y", ry)], 10)

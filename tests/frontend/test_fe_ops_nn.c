@@ -99,6 +99,7 @@ static op_tests ops[] = {
     {"DequantizeLinear", "node", "test_dequantizelinear", 0, 0, 0},
     {"DynamicQuantizeLinear", "node", "test_dynamicquantizelinear", 0, 0, 0},
     {"TopK", "node", "test_top_k", 0, 0, 0},
+    {"ReverseSequence", "node", "test_reversesequence", 0, 0, 0},
     {"HannWindow", "node", "test_hannwindow", 0, 0, 0},
     {"HammingWindow", "node", "test_hammingwindow", 0, 0, 0},
     {"BlackmanWindow", "node", "test_blackmanwindow", 0, 0, 0},
