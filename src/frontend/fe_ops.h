@@ -52,6 +52,15 @@ extern const size_t fe_ops_rnn_count;
 extern const fe_op_def fe_ops_index[];
 extern const size_t fe_ops_index_count;
 
+/* `data` (dims `dims`, time along dim `time`, 0 or 1, batch along the
+ * other) with each batch entry's first len steps reversed, as a new tensor
+ * in *out; `lens` the float lengths shaped [1, B] (time 0) or [B, 1]. The
+ * node's aux `slot` holds the positions table. Errors name the node.
+ * (fe_ops_index.c; the recurrent ops use it too.) */
+lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_tensor data,
+                               int32_t rank, const int64_t *dims, int32_t time, lmnn_tensor lens,
+                               lmnn_tensor *out);
+
 /* Linear quantization: QuantizeLinear, DequantizeLinear,
  * DynamicQuantizeLinear (fe_ops_quant.c). */
 extern const fe_op_def fe_ops_quant[];

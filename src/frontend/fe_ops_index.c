@@ -523,45 +523,52 @@ static lm_status infer_reverse_sequence(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, x->elem, x->rank, x->dims);
 }
 
-static lm_status lower_reverse_sequence(fe_ctx *c, const fe_node *n) {
-    int32_t time, batch;
-    lm_status st = reverse_axes(c, n, &time, &batch);
-    if (st) return st;
-    const fe_type *x = fe_in_type(c, n, 0);
-    int64_t T = x->dims[time], B = x->dims[batch];
-    /* The positions along time, shaped to meet the lengths. */
-    int64_t td[2] = {time ? 1 : T, time ? T : 1}, ld[2] = {time ? B : 1, time ? 1 : B};
+lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_tensor data,
+                               int32_t rank, const int64_t *dims, int32_t time, lmnn_tensor lens,
+                               lmnn_tensor *out) {
+    int64_t T = dims[time];
+    int64_t td[2] = {time ? 1 : T, time ? T : 1};
     fe_tensor *pos;
-    if ((st = fe_const_new(c, FE_FLOAT, 2, td, &pos))) return fe_nn_fail(c, n, st);
+    lm_status st = fe_const_new(c, FE_FLOAT, 2, td, &pos);
+    if (st) return fe_nn_fail(c, n, st);
     for (int64_t i = 0; i < T; i++)
         fe_tensor_set_f64(pos, (uint64_t)i, (double)i);
-    lmnn_tensor p, lens, inside = {0}, back = {0}, flip = {0}, idx = {0}, i32 = {0}, full = {0};
-    lmnn_tensor data, y = {0};
-    if ((st = fe_aux(c, n, 0, pos, LMNN_TILE, &p)) || (st = fe_in_dev(c, n, 0, &data)) ||
-        (st = fe_in_float_as(c, n, 1, 2, ld, &lens)))
-        return st;
+    lmnn_tensor p, inside = {0}, back = {0}, flip = {0}, idx = {0}, i32 = {0}, r = {0};
+    lmnn_tensor full = {0}, rm = {0};
+    if ((st = fe_aux(c, n, slot, pos, LMNN_TILE, &p))) return st;
     uint32_t tail[FE_MAX_RANK];
     int64_t xd[FE_MAX_RANK];
-    for (int32_t d = 0; d < x->rank; d++) {
-        xd[d] = d < 2 ? x->dims[d] : 1;
-        tail[d] = d < 2 ? 1 : (uint32_t)x->dims[d];
+    for (int32_t d = 0; d < rank; d++) {
+        xd[d] = d < 2 ? dims[d] : 1;
+        tail[d] = d < 2 ? 1 : (uint32_t)dims[d];
     }
-    lmnn_shape shaped = fe_shape(x->rank, xd);
-    lmnn_tensor r = {0}, rm = {0};
+    lmnn_shape shaped = fe_shape(rank, xd);
     /* idx = t < len ? len - 1 - t : t */
     if (!(st = lmnn_binary(LMNN_BINARY_LT, p, lens, NULL, &inside)) &&
         !(st = lmnn_binary(LMNN_BINARY_SUB, lens, p, NULL, &back)) &&
         !(st = lmnn_binary_scalar(LMNN_BINARY_SUB, back, 1.0, NULL, &flip)) &&
         !(st = lmnn_where(inside, flip, p, &idx)) && !(st = lmnn_typecast(idx, LMNN_INT32, &i32)) &&
         !(st = lmnn_reshape(i32, &shaped, NULL, &r)) &&
-        !(st = lmnn_repeat(r, tail, (uint32_t)x->rank, NULL, &full)) &&
+        !(st = lmnn_repeat(r, tail, (uint32_t)rank, NULL, &full)) &&
         !(st = lmnn_to_layout(full, LMNN_ROW_MAJOR, &rm)))
-        st = lmnn_gather(data, time, rm, NULL, &y);
-    lmnn_tensor junk[] = {lens, inside, back, flip, idx, i32, r, full, rm};
+        st = lmnn_gather(data, time, rm, NULL, out);
+    lmnn_tensor junk[] = {inside, back, flip, idx, i32, r, full, rm};
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
         fe_free(junk[i]);
-    if (st) return fe_nn_fail(c, n, st);
-    return fe_out_dev(c, n, 0, y);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
+static lm_status lower_reverse_sequence(fe_ctx *c, const fe_node *n) {
+    int32_t time, batch;
+    lm_status st = reverse_axes(c, n, &time, &batch);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    int64_t B = x->dims[batch], ld[2] = {time ? B : 1, time ? 1 : B};
+    lmnn_tensor data, lens, y;
+    if ((st = fe_in_dev(c, n, 0, &data)) || (st = fe_in_float_as(c, n, 1, 2, ld, &lens))) return st;
+    st = fe_reverse_sequences(c, n, 0, data, x->rank, x->dims, time, lens, &y);
+    fe_free(lens);
+    return st ? st : fe_out_dev(c, n, 0, y);
 }
 
 const fe_op_def fe_ops_index[] = {

@@ -9,7 +9,8 @@
  * GRU's linear_before_reset and every activation ONNX lists. With
  * sequence_lens given at run time, the steps past a sequence's length
  * leave its state alone and write zeros to Y (a mask per step); a reverse
- * direction needs them known at compile time and all full. */
+ * direction runs forwards over each sequence reversed within its length,
+ * and reverses its Y back. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,17 +177,6 @@ static lm_status rnn_params_of(fe_ctx *c, const fe_node *n, rnn_params *p) {
         (p->kind == KIND_LSTM && (st = check_shape(c, n, 6, "initial_c", 3, state))) ||
         (p->kind == KIND_LSTM && (st = check_shape(c, n, 7, "P", 2, (int64_t[]){D, 3 * H}))))
         return st;
-    if (fe_has_in(n, 4)) {
-        const fe_tensor *lens = fe_in_const(c, n, 4);
-        bool full = lens != NULL;
-        for (uint64_t i = 0; lens && i < lens->count; i++)
-            full &= fe_tensor_get_i64(lens, i) == p->seq;
-        if (!full && (p->reverse || p->dirs == 2))
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "a %s direction needs sequence_lens known at compile time and equal to "
-                           "the sequence length %lld",
-                           p->dirs == 2 ? "bidirectional" : "reverse", (long long)p->seq);
-    }
     return read_acts(c, n, p);
 }
 
@@ -547,14 +537,14 @@ static void dir_free(dir_state *s) {
     s->h = s->c = (lmnn_tensor){0};
 }
 
-/* Runs direction d: its steps' outputs into ys[t] ([B, H] each, owned),
- * its final states into s. */
+/* Runs direction d, its steps in reverse order when asked: its steps'
+ * outputs into ys[t] ([B, H] each, owned), its final states into s. */
 static lm_status run_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
-                         lmnn_tensor x2, lmnn_tensor lens, lmnn_tensor *ys, dir_state *s) {
+                         lmnn_tensor x2, bool reverse, lmnn_tensor lens, lmnn_tensor *ys,
+                         dir_state *s) {
     pool dp = {.n = 0}, sp = {.n = 0};
     memset(s, 0, sizeof *s);
     lm_status st = setup_dir(c, n, rp, d, x2, &dp, s);
-    bool reverse = rp->reverse || d == 1;
     int64_t bh[2] = {rp->batch, rp->hidden}, b1[2] = {rp->batch, 1};
     for (int64_t k = 0; !st && k < rp->seq; k++) {
         int64_t t = reverse ? rp->seq - 1 - k : k;
@@ -641,6 +631,46 @@ static lm_status gather_y(const rnn_params *rp, const lmnn_tensor *ys, lmnn_tens
     return LM_OK;
 }
 
+/* A direction's step outputs ys[0..S) ([B, H] each) with each sequence's
+ * first len steps reversed (fe_reverse_sequences), in place. */
+static lm_status reverse_steps(fe_ctx *c, const fe_node *n, const rnn_params *rp,
+                               lmnn_tensor lens_row, lmnn_tensor *ys) {
+    int64_t S = rp->seq, B = rp->batch, H = rp->hidden, dims[3] = {S, B, H};
+    lmnn_tensor *one = calloc((size_t)S, sizeof *one), all = {0}, rev = {0};
+    if (!one) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lmnn_shape row = fe_shape(3, (int64_t[]){1, B, H}), bh = fe_shape(2, (int64_t[]){B, H});
+    lm_status st = LM_OK;
+    for (int64_t t = 0; t < S && !st; t++)
+        st = lmnn_reshape(ys[t], &row, NULL, &one[t]);
+    if (!st)
+        st = S == 1 ? lmnn_reshape(one[0], &row, NULL, &all)
+                    : lmnn_concat(one, (uint32_t)S, 0, NULL, &all);
+    if (st) st = fe_nn_fail(c, n, st);
+    if (!st) st = fe_reverse_sequences(c, n, 1, all, 3, dims, 0, lens_row, &rev);
+    for (int64_t t = 0; t < S && !st; t++) {
+        int32_t b[3] = {(int32_t)t, 0, 0}, e[3] = {(int32_t)t + 1, (int32_t)B, (int32_t)H};
+        lmnn_tensor piece, flat;
+        if ((st = lmnn_slice(rev, b, e, NULL, 3, NULL, &piece))) {
+            st = fe_nn_fail(c, n, st);
+            break;
+        }
+        st = lmnn_reshape(piece, &bh, NULL, &flat);
+        fe_free(piece);
+        if (st) {
+            st = fe_nn_fail(c, n, st);
+            break;
+        }
+        fe_free(ys[t]);
+        ys[t] = flat;
+    }
+    for (int64_t t = 0; t < S; t++)
+        fe_free(one[t]);
+    free(one);
+    fe_free(all);
+    fe_free(rev);
+    return st;
+}
+
 static lm_status lower_rnn(fe_ctx *c, const fe_node *n) {
     rnn_params rp;
     lm_status st = rnn_params_of(c, n, &rp);
@@ -667,8 +697,31 @@ static lm_status lower_rnn(fe_ctx *c, const fe_node *n) {
         st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         goto out;
     }
-    for (uint32_t d = 0; d < rp.dirs && !st; d++)
-        st = run_dir(c, n, &rp, d, x2, lens, ys + (size_t)d * (size_t)S, &ds[d]);
+    for (uint32_t d = 0; d < rp.dirs && !st; d++) {
+        bool reverse = rp.reverse || d == 1;
+        lmnn_tensor *yd = ys + (size_t)d * (size_t)S;
+        if (!reverse || !lens.id) {
+            st = run_dir(c, n, &rp, d, x2, reverse, lens, yd, &ds[d]);
+            continue;
+        }
+        /* Sequences of their own lengths, backwards: each reversed within
+         * its length, run forwards (masked past it), and Y reversed back. */
+        lmnn_tensor lens_row = {0}, xr = {0}, xr2 = {0};
+        int64_t xdims[3] = {S, B, rp.input};
+        lmnn_shape lr = fe_shape(2, (int64_t[]){1, B});
+        if ((st = lmnn_reshape(lens, &lr, NULL, &lens_row))) {
+            st = fe_nn_fail(c, n, st);
+        } else if (!(st = fe_reverse_sequences(c, n, 1, xt.id ? xt : x, 3, xdims, 0, lens_row,
+                                               &xr))) {
+            if ((st = lmnn_reshape(xr, &rows, NULL, &xr2)))
+                st = fe_nn_fail(c, n, st);
+            else if (!(st = run_dir(c, n, &rp, d, xr2, false, lens, yd, &ds[d])))
+                st = reverse_steps(c, n, &rp, lens_row, yd);
+        }
+        fe_free(lens_row);
+        fe_free(xr);
+        fe_free(xr2);
+    }
     /* Y, then Y_h and Y_c [D, B, H] (batch-major [B, D, H]). */
     for (uint32_t i = 0; i < n->output_count && !st; i++) {
         if (n->outputs[i] == FE_NONE) continue;

@@ -690,11 +690,24 @@ write_case("rnn_runtime_sequence_lens",
            [helper.make_node("RNN", ["x", "w", "r", "b", "lens"], ["y", "yh"], hidden_size=5)],
            [("x", xs), ("w", ws), ("r", rs), ("b", bs), ("lens", lens)],
            [("y", ys), ("yh", h[None].astype(np.float32))], 14)
-write_case("refuse_rnn_reverse_runtime_sequence_lens",
-           [helper.make_node("RNN", ["x", "w", "r", "b", "lens"], ["y"], hidden_size=5,
-                             direction="reverse")],
-           [("x", xs), ("w", ws), ("r", rs), ("b", bs), ("lens", lens)],
-           [("y", ys)], 14, expect="a reverse direction needs sequence_lens known at compile time")
+# The same bidirectionally: the reverse direction runs each sequence from
+# its own last step down.
+wb, rb, bb = f32(2, 5, 3), f32(2, 5, 5), f32(2, 10)
+yb = np.zeros((4, 2, 9, 5), np.float32)
+hb = np.zeros((2, 9, 5), np.float32)
+for d in range(2):
+    for b in range(9):
+        h = np.zeros(5, np.float32)
+        steps = range(lens[b]) if d == 0 else range(lens[b] - 1, -1, -1)
+        for step in steps:
+            h = np.tanh(xs[step, b] @ wb[d].T + h @ rb[d].T + bb[d, :5] + bb[d, 5:])
+            yb[step, d, b] = h
+        hb[d, b] = h
+write_case("rnn_bidirectional_runtime_sequence_lens",
+           [helper.make_node("RNN", ["x", "w", "r", "b", "lens"], ["y", "yh"], hidden_size=5,
+                             direction="bidirectional")],
+           [("x", xs), ("w", wb), ("r", rb), ("b", bb), ("lens", lens)],
+           [("y", yb), ("yh", hb)], 14)
 
 # GatherND with negative indices and a batch dim, against NumPy; the
 # indices a run-time input (more than the harness makes constants).
