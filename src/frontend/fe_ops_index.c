@@ -516,7 +516,7 @@ static lm_status reverse_axes(fe_ctx *c, const fe_node *n, int32_t *time, int32_
 static lm_status infer_reverse_sequence(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"time_axis", "batch_axis", NULL});
-    int32_t t, b;
+    int32_t t = 0, b = 1;
     if (!st) st = reverse_axes(c, n, &t, &b);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
@@ -559,7 +559,7 @@ lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_
 }
 
 static lm_status lower_reverse_sequence(fe_ctx *c, const fe_node *n) {
-    int32_t time, batch;
+    int32_t time = 0, batch = 1;
     lm_status st = reverse_axes(c, n, &time, &batch);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
