@@ -66,6 +66,10 @@ lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_
 extern const fe_op_def fe_ops_quant[];
 extern const size_t fe_ops_quant_count;
 
+/* Spectral ops: DFT, STFT, MelWeightMatrix (fe_ops_spectral.c). */
+extern const fe_op_def fe_ops_spectral[];
+extern const size_t fe_ops_spectral_count;
+
 /* round(x) (half to even) + zp (none when zp.id is 0), saturated to the
  * 8-bit range (u8: 0..255, else -128..127), as a new tensor in *out. x is
  * consumed, zp is not. (fe_ops_quant.c; QLinearMatMul and QLinearConv use

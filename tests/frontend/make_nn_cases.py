@@ -787,3 +787,91 @@ for b, n in enumerate(rl):
 write_case("reverse_sequence_rank3",
            [helper.make_node("ReverseSequence", ["x", "l"], ["y"], time_axis=0, batch_axis=1)],
            [("x", rx), ("l", rl)], [("y", ry)], 10)
+
+# DFT against NumPy's FFT: opset 20's axis input with zero padding
+# (complex), truncation with a onesided real transform, and opset 17's
+# inverse along an inner axis.
+dc = f32(2, 6, 5, 2)
+want = np.fft.fft(dc[..., 0] + 1j * dc[..., 1], n=8, axis=1)
+write_case("dft20_complex_pad",
+           [helper.make_node("DFT", ["x", "n", "a"], ["y"])],
+           [("x", dc)], [("y", np.stack([want.real, want.imag], -1).astype(np.float32))], 20,
+           inits=[("n", np.array(8, np.int64)), ("a", np.array(1, np.int64))])
+dr = f32(3, 9, 1)
+want = np.fft.rfft(dr[:, :6, 0], axis=1)
+write_case("dft20_real_onesided_truncate",
+           [helper.make_node("DFT", ["x", "n"], ["y"], onesided=1)],
+           [("x", dr)], [("y", np.stack([want.real, want.imag], -1).astype(np.float32))], 20,
+           inits=[("n", np.array(6, np.int64))])
+di = f32(2, 4, 6, 2)
+want = np.fft.ifft(di[..., 0] + 1j * di[..., 1], axis=2)
+write_case("dft17_inverse_axis2",
+           [helper.make_node("DFT", ["x"], ["y"], axis=2, inverse=1)],
+           [("x", di)], [("y", np.stack([want.real, want.imag], -1).astype(np.float32))], 17)
+write_case("refuse_dft_onesided_inverse",
+           [helper.make_node("DFT", ["x"], ["y"], axis=1, inverse=1, onesided=1)],
+           [("x", dr)], [("y", (TensorProto.FLOAT, (3, 5, 2)))], 17,
+           expect="onesided=1 with inverse=1")
+
+
+def stft_np(x, step, frame, window, onesided):
+    """x complex [B, T]: [B, frames, bins, 2]."""
+    frames = (x.shape[1] - frame) // step + 1
+    fr = np.stack([x[:, f * step:f * step + frame] * window for f in range(frames)], 1)
+    s = np.fft.fft(fr, axis=-1)[..., :frame // 2 + 1 if onesided else frame]
+    return np.stack([s.real, s.imag], -1).astype(np.float32)
+
+
+# A log-mel spectrogram as an audio front end builds it: STFT with a Hann
+# window (a folded constant), power, MelWeightMatrix, log; against NumPy.
+sig = f32(2, 400)
+hann = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(32) / 32)).astype(np.float32)
+spec = stft_np(sig.astype(np.float64), 10, 32, hann, True)
+power = (spec.astype(np.float64) ** 2).sum(-1)
+
+
+def mel_np(mels, n, rate, lo, hi):
+    """ONNX's MelWeightMatrix construction, in NumPy."""
+    pts = np.arange(mels + 2) * ((2595 * np.log10(1 + hi / 700) - 2595 * np.log10(1 + lo / 700))
+                                 / (mels + 2)) + 2595 * np.log10(1 + lo / 700)
+    pts = np.floor((n + 1) * (700 * (10 ** (pts / 2595) - 1)) / rate).astype(int)
+    m = np.zeros((n // 2 + 1, mels))
+    for i in range(mels):
+        a, b, c = pts[i], pts[i + 1], pts[i + 2]
+        for j in range(a, b + 1):
+            m[j, i] = 1.0 if b == a else (j - a) / (b - a)
+        for j in range(b, c):
+            m[j, i] = (c - j) / (c - b)
+    return m
+
+
+mel = mel_np(8, 32, 16000, 125.0, 7600.0)
+write_case("log_mel_spectrogram",
+           [helper.make_node("Unsqueeze", ["sig", "ax"], ["s3"]),
+            helper.make_node("HannWindow", ["wl"], ["win"]),
+            helper.make_node("STFT", ["s3", "step", "win"], ["spec"]),
+            helper.make_node("ReduceSumSquare", ["spec", "last"], ["pow"], keepdims=0),
+            helper.make_node("MelWeightMatrix", ["nm", "wl", "sr", "lo", "hi"], ["mel"]),
+            helper.make_node("MatMul", ["pow", "mel"], ["mp"]),
+            helper.make_node("Add", ["mp", "eps"], ["mpe"]),
+            helper.make_node("Log", ["mpe"], ["y"])],
+           [("sig", sig)], [("y", np.log(power @ mel + 1e-6).astype(np.float32))], 18,
+           inits=[("ax", np.array([2], np.int64)), ("wl", np.array(32, np.int64)),
+                  ("step", np.array(10, np.int64)), ("last", np.array([3], np.int64)),
+                  ("nm", np.array(8, np.int64)), ("sr", np.array(16000, np.int64)),
+                  ("lo", np.array(125.0, np.float32)), ("hi", np.array(7600.0, np.float32)),
+                  ("eps", np.array(1e-6, np.float32))])
+
+# STFT of a complex signal, two-sided, frame_length and no window; and an
+# odd dft_length MelWeightMatrix (its top point one past the last bin).
+sc = f32(1, 50, 2)
+write_case("stft_complex_twosided",
+           [helper.make_node("STFT", ["x", "step", "", "len"], ["y"], onesided=0)],
+           [("x", sc)], [("y", stft_np(sc[..., 0] + 1j * sc[..., 1], 7, 12, 1.0, False))], 17,
+           inits=[("step", np.array(7, np.int64)), ("len", np.array(12, np.int64))])
+write_case("mel_weight_matrix_odd",
+           [helper.make_node("MelWeightMatrix", ["nm", "n", "sr", "lo", "hi"], ["y"])],
+           [], [("y", mel_np(10, 31, 16000, 100.0, 8000.0).astype(np.float32))], 17,
+           inits=[("nm", np.array(10, np.int64)), ("n", np.array(31, np.int64)),
+                  ("sr", np.array(16000, np.int64)), ("lo", np.array(100.0, np.float32)),
+                  ("hi", np.array(8000.0, np.float32))])

@@ -465,6 +465,114 @@ static void test_quant_refusals(void) {
     lm_binary_free(bin);
 }
 
+/* DFT's, STFT's and MelWeightMatrix's attributes and constant inputs, each
+ * wrong in its own way. */
+static void test_spectral_refusals(void) {
+    int64_t xd[3] = {1, 8, 1}, yd[3] = {1, 8, 2};
+    Onnx__GraphProto *g = ob_graph("f");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 17;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, yd, NULL)));
+    Onnx__NodeProto *n =
+        ob_node(g, "DFT", "fft", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    Onnx__AttributeProto *a = ob_attr(n, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = 1;
+    a->i = -1;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'fft' (DFT): axis -1 is the real/imaginary dim, not a signal dim");
+    a->name = ob_str("onesided");
+    a->i = 1;
+    xd[2] = 2;
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "onesided=1 needs a real input (last dim 1)");
+    n->n_attribute = 0;
+    xd[2] = 3;
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "the last dim of input 0 is 3: 1 (real) or 2 (complex)");
+    xd[2] = 1;
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
+    int64_t zero = 0;
+    Onnx__TensorProto *len = ob_tensor("len", I64, 0, NULL);
+    ob_raw(len, &zero, sizeof zero);
+    ob_init(g, len);
+    n->input[n->n_input++] = ob_str("len");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "dft_length 0 (from 1 to 16384)");
+    /* A length only the run would know decides the output's shape. */
+    n->input[1] = ob_str("len_in");
+    ob_input(g, ob_vi("len_in", ob_tensor_type(I64, 0, NULL, NULL)));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "input 1 ('len_in') decides the output shape");
+    g->n_input = 1;
+
+    /* STFT over the same 8 samples. */
+    int64_t step = 2, twenty = 20, sd[4] = {1, 3, 5, 2};
+    Onnx__TensorProto *st = ob_tensor("step", I64, 0, NULL);
+    ob_raw(st, &step, sizeof step);
+    ob_init(g, st);
+    Onnx__TensorProto *fl = ob_tensor("flen", I64, 0, NULL);
+    ob_raw(fl, &twenty, sizeof twenty);
+    ob_init(g, fl);
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, sd, NULL));
+    n->op_type = ob_str("STFT");
+    n->input[1] = ob_str("step");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'fft' (STFT): needs a window or a frame_length");
+    n->input[n->n_input++] = ob_str("");
+    n->input[n->n_input++] = ob_str("flen");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "frame length 20 is longer than the signal (8 samples)");
+    float win[3] = {1, 2, 1};
+    int64_t three = 3;
+    Onnx__TensorProto *w = ob_tensor("win", F32, 1, &three);
+    ob_raw(w, win, sizeof win);
+    ob_init(g, w);
+    n->input[2] = ob_str("win");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "frame_length 20 differs from the window's length 3");
+    n->n_input = 3;
+    step = 0;
+    ob_raw(st, &step, sizeof step);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "frame_step 0 (from 1 to 2147483647)");
+    step = 2;
+    ob_raw(st, &step, sizeof step);
+    sd[2] = 2;
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, sd, NULL));
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+
+    /* MelWeightMatrix with its edges the wrong way round. */
+    int64_t mels = 4, md[2] = {5, 4};
+    float lo = 4000, hi = 300;
+    Onnx__TensorProto *nm = ob_tensor("nm", I64, 0, NULL), *sr = ob_tensor("sr", I64, 0, NULL);
+    Onnx__TensorProto *lo_t = ob_tensor("lo", F32, 0, NULL), *hi_t = ob_tensor("hi", F32, 0, NULL);
+    int64_t rate = 16000, dft = 8;
+    ob_raw(nm, &mels, sizeof mels);
+    ob_raw(sr, &rate, sizeof rate);
+    ob_raw(lo_t, &lo, sizeof lo);
+    ob_raw(hi_t, &hi, sizeof hi);
+    ob_raw(len, &dft, sizeof dft);
+    ob_init(g, nm);
+    ob_init(g, sr);
+    ob_init(g, lo_t);
+    ob_init(g, hi_t);
+    g->n_node = 0;
+    g->n_input = 0;
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 2, md, NULL));
+    ob_node(g, "MelWeightMatrix", "mel", (const char *[]){"nm", "len", "sr", "lo", "hi", NULL},
+            (const char *[]){"y", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'mel' (MelWeightMatrix): edges 4000 and 300 Hz: 0 <= lower < upper <= "
+                "sample_rate / 2 (8000)");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -626,6 +734,7 @@ int main(void) {
     TEST_RUN(test_binding_and_refusals);
     TEST_RUN(test_unsupported);
     TEST_RUN(test_resize_refusals);
+    TEST_RUN(test_spectral_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);
