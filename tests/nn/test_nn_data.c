@@ -331,6 +331,11 @@ static void test_permute(void) {
         {LMNN_SHAPE(2, 2, 3, 2, 35), {3, 2, 1, 0, 4}},
         {LMNN_SHAPE(2, 1, 2, 1, 2, 3, 4, 5), {7, 6, 5, 4, 3, 2, 1, 0}}, /* rank 8 */
         {LMNN_SHAPE(2, 1, 2, 1, 2, 3, 34, 5), {4, 6, 5, 0, 3, 2, 1, 7}},
+        /* The output's last dim moves along an inner input dim whose later
+         * dims are all 1: stride 1, yet every element its own input row. */
+        {LMNN_SHAPE(2, 5, 7, 1), {0, 3, 1, 2}},
+        {LMNN_SHAPE(2, 3, 1, 1), {0, 2, 3, 1}},
+        {LMNN_SHAPE(1, 40, 1), {2, 0, 1}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         lmnn_shape os = permuted(&cases[i]);

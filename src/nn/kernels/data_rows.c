@@ -154,9 +154,18 @@ static void fill(uint32_t dst, uint32_t n, uint32_t bits) {
     }
 }
 
-/* Reads input elements [e, e + n) (within one input row) to L1 `dst`. */
+/* Reads input elements [e, e + n) to L1 `dst`: one read per input row they
+ * touch. A run along the output's last dim usually lies in one row, but
+ * not when it moves along an inner input dim whose later dims are all 1
+ * (a permute of [.., W, 1] to [.., 1, W]: stride 1, a row per element). */
 static void read_run(uint32_t e, uint32_t dst, uint32_t n) {
-    noc_async_read(get_noc_addr_interleaved(e / in_w, &in_gen, e % in_w * esize), dst, n * esize);
+    while (n) {
+        uint32_t col = e % in_w, len = in_w - col < n ? in_w - col : n;
+        noc_async_read(get_noc_addr_interleaved(e / in_w, &in_gen, col * esize), dst, len * esize);
+        e += len;
+        dst += len * esize;
+        n -= len;
+    }
 }
 
 /* Transposes a tile in face layout: face (fr, fc) of dst is face (fc, fr) of
@@ -273,13 +282,7 @@ void kernel_main(void) {
             noc_async_read_barrier();
             transpose_tile(buf, stage, get_arg_val(DR_FMT) == NN_FMT_BF16 ? 2 : 4);
         } else if (flags & F_FLAT) {
-            uint32_t e = out_row * out_w + c0, done = 0;
-            while (done < n) {
-                uint32_t col = (e + done) % in_w,
-                         len = in_w - col < n - done ? in_w - col : n - done;
-                read_run(e + done, buf + done * esize, len);
-                done += len;
-            }
+            read_run(out_row * out_w + c0, buf, n);
         } else if (last->istride == 1 && last->kind == M_AFFINE && last->b == 1) {
             read_run(src + last->a + c0, buf, n);
         } else if (last->istride == 1 && last->kind == M_PAD) {
