@@ -253,6 +253,10 @@ lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, v
  * the caller. */
 lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
                  lmnn_tensor *out);
+/* The same for a float table that must be exact whatever the dtype mode
+ * (positions, row numbers: integers below 2^24): FLOAT32, tile layout. */
+lm_status fe_aux_f32(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
+                     lmnn_tensor *out);
 /* Binds row-major tensor `t` (owned from now on) as value `v`'s device form. */
 lm_status fe_bind_rm(fe_ctx *c, uint32_t v, lmnn_tensor t);
 /* Marks one use of value `v` done: its tensors are freed after the last. */

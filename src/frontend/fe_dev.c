@@ -382,13 +382,12 @@ void fe_release_non_constants(fe_ctx *c) {
     /* What is left is held by the constant cache alone. */
 }
 
-lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
-                 lmnn_tensor *out) {
-    /* Kind 0xA0 in the top byte keeps these apart from the ops' own keys. */
-    uint64_t key = (uint64_t)0xA0 << 56 | (uint64_t)(n - c->g->nodes) << 16 | slot << 1 |
-                   (layout == LMNN_ROW_MAJOR);
+/* fe_aux and fe_aux_f32: `kind` keeps their keys apart. */
+static lm_status aux_upload(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
+                            lmnn_layout layout, lmnn_dtype dtype, uint64_t kind, lmnn_tensor *out) {
+    uint64_t key =
+        kind << 56 | (uint64_t)(n - c->g->nodes) << 16 | slot << 1 | (layout == LMNN_ROW_MAJOR);
     if (fe_cache_get(c, key, out)) return LM_OK;
-    lmnn_dtype dtype = fe_dev_dtype(c, t->elem);
     void *data;
     size_t size;
     lm_status st = fe_host_data(t, dtype, t->name ? t->name : "constant", &data, &size);
@@ -397,4 +396,15 @@ lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
     st = fe_cache_upload(c, n, key, &shape, data, size, dtype, layout, out);
     free(data);
     return st;
+}
+
+lm_status fe_aux(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t, lmnn_layout layout,
+                 lmnn_tensor *out) {
+    /* Kind 0xA0 in the top byte keeps these apart from the ops' own keys. */
+    return aux_upload(c, n, slot, t, layout, fe_dev_dtype(c, t->elem), 0xA0, out);
+}
+
+lm_status fe_aux_f32(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *t,
+                     lmnn_tensor *out) {
+    return aux_upload(c, n, slot, t, LMNN_TILE, LMNN_FLOAT32, 0xA1, out);
 }

@@ -52,6 +52,11 @@ extern const size_t fe_ops_rnn_count;
 extern const fe_op_def fe_ops_index[];
 extern const size_t fe_ops_index_count;
 
+/* Float row numbers (m of them, exact integers: any shape of m elements) as a
+ * new row-major int32 index tensor [m] for lmnn_index_select. The caller
+ * keeps `rows`. (fe_ops_index.c; GridSample uses it too.) */
+lm_status fe_rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out);
+
 /* `data` (dims `dims`, time along dim `time`, 0 or 1, batch along the
  * other) with each batch entry's first len steps reversed, as a new tensor
  * in *out; `lens` the float lengths shaped [1, B] (time 0) or [B, 1]. The
@@ -65,6 +70,10 @@ lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_
  * DynamicQuantizeLinear (fe_ops_quant.c). */
 extern const fe_op_def fe_ops_quant[];
 extern const size_t fe_ops_quant_count;
+
+/* Sampling at run-time positions: GridSample (fe_ops_grid.c). */
+extern const fe_op_def fe_ops_grid[];
+extern const size_t fe_ops_grid_count;
 
 /* Spectral ops: DFT, STFT, MelWeightMatrix (fe_ops_spectral.c). */
 extern const fe_op_def fe_ops_spectral[];

@@ -153,8 +153,7 @@ static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_g
     return LM_OK;
 }
 
-/* Float row numbers [m, 1] as a row-major int32 index tensor [m]. */
-static lm_status rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out) {
+lm_status fe_rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out) {
     lmnn_tensor i32 = {0}, rm = {0};
     lmnn_shape flat = fe_shape(1, &m);
     lm_status st = lmnn_typecast(rows, LMNN_INT32, &i32);
@@ -176,7 +175,7 @@ static lm_status lower_gathernd(fe_ctx *c, const fe_node *n) {
     lmnn_shape so = fe_shape(o->rank, o->dims);
     lmnn_tensor fr;
     if ((st = tuple_rows(c, n, 1, &g, &fr))) return st;
-    if (!(st = rows_index(fr, g.m, &rows)) && !(st = lmnn_reshape(d, &matrix, NULL, &d2)) &&
+    if (!(st = fe_rows_index(fr, g.m, &rows)) && !(st = lmnn_reshape(d, &matrix, NULL, &d2)) &&
         !(st = lmnn_index_select(d2, 0, rows, NULL, &r)))
         st = lmnn_reshape(r, &so, NULL, &y);
     fe_free(fr);

@@ -875,3 +875,25 @@ write_case("mel_weight_matrix_odd",
            inits=[("nm", np.array(10, np.int64)), ("n", np.array(31, np.int64)),
                   ("sr", np.array(16000, np.int64)), ("lo", np.array(100.0, np.float32)),
                   ("hi", np.array(8000.0, np.float32))])
+
+# GridSample against PyTorch's grid_sample: every mode, padding rule and
+# corner alignment, with grid points up to 30% outside the image (opset 16's
+# mode names; two cases with opset 20's).
+gx = f32(2, 3, 5, 6)
+gg = (rng.uniform(-1.3, 1.3, (2, 4, 7, 2))).astype(np.float32)
+for mode in ("bilinear", "nearest", "bicubic"):
+    for pad in ("zeros", "border", "reflection"):
+        for align in (0, 1):
+            want = torch.nn.functional.grid_sample(t(gx), t(gg), mode=mode, padding_mode=pad,
+                                                   align_corners=bool(align)).numpy()
+            write_case("gridsample_%s_%s_%d" % (mode, pad, align),
+                       [helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode,
+                                         padding_mode=pad, align_corners=align)],
+                       [("x", gx), ("g", gg)], [("y", want)], 16)
+for mode, name in (("bilinear", "linear"), ("bicubic", "cubic")):
+    want = torch.nn.functional.grid_sample(t(gx), t(gg), mode=mode, padding_mode="reflection",
+                                           align_corners=False).numpy()
+    write_case("gridsample20_%s" % name,
+               [helper.make_node("GridSample", ["x", "g"], ["y"], mode=name,
+                                 padding_mode="reflection")],
+               [("x", gx), ("g", gg)], [("y", want)], 20)

@@ -573,6 +573,44 @@ static void test_spectral_refusals(void) {
                 "sample_rate / 2 (8000)");
 }
 
+/* GridSample's attributes and shapes, each wrong in its own way. */
+static void test_gridsample_refusals(void) {
+    int64_t xd[5] = {1, 2, 4, 5, 3}, gd[4] = {1, 3, 3, 2}, yd[4] = {1, 2, 3, 3};
+    Onnx__GraphProto *g = ob_graph("gs");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 16;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_input(g, ob_vi("grid", ob_tensor_type(F32, 4, gd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "GridSample", "warp", (const char *[]){"x", "grid", NULL},
+                                 (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    Onnx__AttributeProto *a = ob_attr(n, "mode", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.data = (uint8_t *)ob_str("linear");
+    a->s.len = 6;
+    /* Opset 20's name is not opset 16's. */
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'warp' (GridSample): attribute mode=linear is not valid");
+    m->opset_import[0]->version = 20;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    a->name = ob_str("padding_mode");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "attribute padding_mode=linear is not valid");
+    n->n_attribute = 0;
+    gd[3] = 3;
+    g->input[1] = ob_vi("grid", ob_tensor_type(F32, 4, gd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "grid must be [N, H_out, W_out, 2] with N = 1");
+    /* Opset 20's volumetric form is refused, not misread. */
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 5, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "X has 5 dims: only 4-D inputs (N, C, H, W) are supported");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -735,6 +773,7 @@ int main(void) {
     TEST_RUN(test_unsupported);
     TEST_RUN(test_resize_refusals);
     TEST_RUN(test_spectral_refusals);
+    TEST_RUN(test_gridsample_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);
