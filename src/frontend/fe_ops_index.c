@@ -136,7 +136,7 @@ static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_g
         if (!(st = fe_const_new(c, FE_FLOAT, 2, dims, &off))) {
             for (int64_t r = 0; r < g->m; r++)
                 fe_tensor_set_f64(off, (uint64_t)r, (double)(r / per * span));
-            if ((st = fe_aux(c, n, 0, off, LMNN_TILE, &o))) {
+            if ((st = fe_aux_f32(c, n, 0, off, &o))) {
                 labeled = true;
             } else if (!(st = lmnn_binary(LMNN_BINARY_ADD, acc, o, NULL, &sum))) {
                 fe_free(acc);
@@ -217,7 +217,7 @@ static lm_status arange_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_
     if (st) return st;
     for (int64_t i = 0; i < rows * cols; i++)
         fe_tensor_set_f64(t, (uint64_t)i, (double)i);
-    return fe_aux(c, n, slot, t, LMNN_TILE, out);
+    return fe_aux_f32(c, n, slot, t, out);
 }
 
 /* data [N, rest] with updates [M, rest] put at rows `rows` ([M, 1] float),
@@ -477,7 +477,7 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     g.stride[0] = stride[axis];
     lmnn_tensor idx, b, rows;
     if ((st = tuple_rows(c, n, 1, &g, &idx))) return st;
-    if (!(st = fe_aux(c, n, 4, base, LMNN_TILE, &b)) &&
+    if (!(st = fe_aux_f32(c, n, 4, base, &b)) &&
         (st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &rows)))
         st = fe_nn_fail(c, n, st);
     fe_free(idx);
@@ -534,7 +534,7 @@ lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_
         fe_tensor_set_f64(pos, (uint64_t)i, (double)i);
     lmnn_tensor p, inside = {0}, back = {0}, flip = {0}, idx = {0}, i32 = {0}, r = {0};
     lmnn_tensor full = {0}, rm = {0};
-    if ((st = fe_aux(c, n, slot, pos, LMNN_TILE, &p))) return st;
+    if ((st = fe_aux_f32(c, n, slot, pos, &p))) return st;
     uint32_t tail[FE_MAX_RANK];
     int64_t xd[FE_MAX_RANK];
     for (int32_t d = 0; d < rank; d++) {

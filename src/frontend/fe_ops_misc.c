@@ -133,7 +133,7 @@ static lm_status lower_onehot(fe_ctx *c, const fe_node *n) {
     }
     lmnn_shape s = fe_shape(rank, idims), one = LMNN_SHAPE(1);
     int32_t b0 = 0, e0 = 1, b1 = 1, e1 = 2;
-    if (!(st = fe_aux(c, n, 0, ar, LMNN_TILE, &arange)) &&
+    if (!(st = fe_aux_f32(c, n, 0, ar, &arange)) &&
         !(st = lmnn_binary_scalar(LMNN_BINARY_LT, idx, 0.0, NULL, &lt)) &&
         !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, lt, (double)depth, NULL, &add)) &&
         !(st = lmnn_binary(LMNN_BINARY_ADD, idx, add, NULL, &fixed)) &&

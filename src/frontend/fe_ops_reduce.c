@@ -669,8 +669,7 @@ static lm_status lower_topk(fe_ctx *c, const fe_node *n) {
     fe_tensor_set_f64(fill, 0, largest ? -INFINITY : INFINITY);
     lmnn_tensor arange, mask, cur;
     bool owned = false;
-    if ((st = fe_aux(c, n, 0, ar, LMNN_TILE, &arange)) ||
-        (st = fe_aux(c, n, 1, fill, LMNN_TILE, &mask)))
+    if ((st = fe_aux_f32(c, n, 0, ar, &arange)) || (st = fe_aux(c, n, 1, fill, LMNN_TILE, &mask)))
         return st;
     if ((st = fe_in_dev_float(c, n, 0, &cur, &owned))) return st;
     lmnn_tensor *vals = calloc((size_t)k, sizeof *vals), *idxs = calloc((size_t)k, sizeof *idxs);

@@ -897,3 +897,39 @@ for mode, name in (("bilinear", "linear"), ("bicubic", "cubic")):
                [helper.make_node("GridSample", ["x", "g"], ["y"], mode=name,
                                  padding_mode="reflection")],
                [("x", gx), ("g", gg)], [("y", want)], 20)
+
+# Row numbers and positions past 256, which bfloat16 cannot hold: every
+# case also runs in the bf16 and bfp8 modes, whose tables must stay float32.
+ld = f32(1000, 4)
+li = np.array([[999], [257], [3], [771], [-2]], np.int64)
+lu = f32(5, 4)
+lw = ld.copy()
+lw[li[:, 0] % 1000] = lu
+write_case("scatternd_rows_past_256",
+           [helper.make_node("ScatterND", ["d", "i", "u"], ["y"])],
+           [("d", ld), ("i", li), ("u", lu)], [("y", lw)], 13)
+lx = f32(300, 2, 3)
+ll = np.array([300, 271], np.int64)
+ly = lx.copy()
+for b, n in enumerate(ll):
+    ly[:n, b] = lx[:n, b][::-1]
+write_case("reverse_sequence_steps_past_256",
+           [helper.make_node("ReverseSequence", ["x", "l"], ["y"], time_axis=0, batch_axis=1)],
+           [("x", lx), ("l", ll)], [("y", ly)], 10)
+oi = np.array([299, 257, 3, -1], np.int64)
+write_case("onehot_depth_300",
+           [helper.make_node("OneHot", ["i", "depth", "v"], ["y"])],
+           [("i", oi)], [("y", np.eye(300, dtype=np.float32)[oi % 300])], 11,
+           inits=[("depth", np.array(300, np.int64)), ("v", np.array([0, 1], np.float32))])
+# 300 distinct values that bfloat16 holds exactly, the largest placed past
+# index 256.
+tv = np.concatenate([np.arange(256), 256 + 2 * np.arange(44)]).astype(np.float32)
+tk = np.stack([rng.permutation(tv) for _ in range(2)])
+for row in tk:
+    at = int(np.argmax(row))
+    row[[at, 281]] = row[[281, at]]
+order = np.argsort(-tk, axis=1, kind="stable")[:, :3]
+write_case("topk_axis_300",
+           [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+           [("x", tk)], [("v", np.take_along_axis(tk, order, 1)), ("i", order.astype(np.int64))],
+           11, inits=[("k", np.array([3], np.int64))])
