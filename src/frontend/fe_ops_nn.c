@@ -1975,22 +1975,21 @@ static lm_status infer_batchnorm(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_attr_int(c, n, "spatial", 1, &spatial);
     if (!st) st = fe_attr_int(c, n, "is_test", 1, &is_test);
     if (st) return st;
-    if (training)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "attribute training_mode=%lld is not supported "
-                       "(inference only)",
+    if (training != 0 && training != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute training_mode=%lld is not 0 or 1",
                        (long long)training);
     if (!spatial) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute spatial=0 is not supported");
     if (!is_test)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "attribute is_test=0 is not supported "
-                       "(inference only)");
+                       "attribute is_test=0 is not supported (before opset 14; later opsets "
+                       "say training_mode=1)");
+    /* Training mode (opset 14 on) may give the updated running mean and
+     * variance; the older saved statistics are not computed. */
     for (uint32_t i = 1; i < n->output_count; i++)
-        if (n->outputs[i] != FE_NONE)
+        if (n->outputs[i] != FE_NONE && (!training || i > 2))
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "output %u (a training statistic) is not "
-                           "supported",
-                           i);
+                           "output %u (a training statistic) is not supported%s", i,
+                           training ? "" : " without training_mode=1");
     const fe_type *x = fe_in_type(c, n, 0);
     if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be N x C x ...");
     for (uint32_t i = 1; i < 5; i++) {
@@ -1999,12 +1998,63 @@ static lm_status infer_batchnorm(fe_ctx *c, const fe_node *n) {
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u must be [%lld]", i,
                            (long long)x->dims[1]);
     }
-    return same_type_out(c, n);
+    if ((st = same_type_out(c, n))) return st;
+    for (uint32_t i = 1; i < 3 && i < n->output_count; i++)
+        if (n->outputs[i] != FE_NONE) {
+            const fe_type *m = fe_in_type(c, n, 2 + i);
+            if ((st = fe_set_out_type(c, n, i, m->elem, m->rank, m->dims))) return st;
+        }
+    return LM_OK;
+}
+
+/* Training mode: the batch's own mean and (biased) variance over every dim
+ * but the channels normalise X; the running statistics move towards them,
+ * running = input * momentum + batch * (1 - momentum). */
+static lm_status lower_batchnorm_training(fe_ctx *c, const fe_node *n, lmnn_tensor *t,
+                                          const lmnn_norm_options *o) {
+    float momentum;
+    lm_status st = fe_attr_float(c, n, "momentum", 0.9f, &momentum);
+    if (st) return st;
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dim_mask = ~(uint32_t)2 & ((1u << fe_in_type(c, n, 0)->rank) - 1);
+    ro.correction = 0;
+    lmnn_tensor stat[2] = {{0}, {0}}, y = {0};
+    if (!(st = lmnn_mean(t[0], &ro, &stat[0])) && !(st = lmnn_var(t[0], &ro, &stat[1])))
+        st = lmnn_batch_norm(t[0], stat[0], stat[1], t[1], t[2], o, &y);
+    for (uint32_t i = 1; i < 3 && !st; i++) {
+        if (i >= n->output_count || n->outputs[i] == FE_NONE) continue;
+        lmnn_tensor kept = {0}, moved = {0}, run;
+        if (!(st = lmnn_mul_scalar(t[2 + i], momentum, &kept)) &&
+            !(st = lmnn_mul_scalar(stat[i - 1], 1.0 - (double)momentum, &moved)) &&
+            !(st = lmnn_add(kept, moved, &run))) {
+            st = fe_out_dev(c, n, i, run);
+            if (st) {
+                fe_free(kept);
+                fe_free(moved);
+                fe_free(stat[0]);
+                fe_free(stat[1]);
+                fe_free(y);
+                return st;
+            }
+        }
+        fe_free(kept);
+        fe_free(moved);
+    }
+    fe_free(stat[0]);
+    fe_free(stat[1]);
+    if (st) {
+        fe_free(y);
+        return fe_nn_fail(c, n, st);
+    }
+    return finish(c, n, y, false, false);
 }
 
 static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     float eps;
+    int64_t training;
     lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
+    if (!st) st = fe_attr_int(c, n, "training_mode", 0, &training);
     if (st) return st;
     lmnn_tensor t[5], r;
     for (uint32_t i = 0; i < 5; i++)
@@ -2012,6 +2062,7 @@ static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     lmnn_norm_options o;
     lmnn_norm_options_init(&o);
     o.eps = eps;
+    if (training) return lower_batchnorm_training(c, n, t, &o);
     if ((st = lmnn_batch_norm(t[0], t[3], t[4], t[1], t[2], &o, &r))) return fe_nn_fail(c, n, st);
     return finish(c, n, r, false, false);
 }

@@ -178,12 +178,14 @@ write_case("refuse_maxpool_indices",
            [("x", xi)], [("y", (TensorProto.FLOAT, [1, 4, 3, 4])),
                          ("i", (TensorProto.INT64, [1, 4, 3, 4]))], 13,
            expect="output Indices is not supported")
-write_case("refuse_batchnorm_training",
-           [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
-                             training_mode=1)],
-           [("x", xi)], [("y", (TensorProto.FLOAT, [1, 4, 7, 9]))], 15,
+write_case("refuse_batchnorm_saved_statistics",
+           [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                             ["y", "rm", "rv", "sm"], is_test=1)],
+           [("x", xi)], [("y", (TensorProto.FLOAT, [1, 4, 7, 9])),
+                         ("rm", (TensorProto.FLOAT, [4])), ("rv", (TensorProto.FLOAT, [4])),
+                         ("sm", (TensorProto.FLOAT, [4]))], 7,
            inits=[("s", f32(4)), ("b", f32(4)), ("m", f32(4)), ("v", np.ones(4, np.float32))],
-           expect="attribute training_mode=1 is not supported")
+           expect="output 1 (a training statistic) is not supported without training_mode=1")
 write_case("refuse_lpnorm_p3",
            [helper.make_node("LpNormalization", ["x"], ["y"], p=3)],
            [("x", x)], [("y", (TensorProto.FLOAT, [2, 3, 4]))], 13,
@@ -933,3 +935,19 @@ write_case("topk_axis_300",
            [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
            [("x", tk)], [("v", np.take_along_axis(tk, order, 1)), ("i", order.astype(np.int64))],
            11, inits=[("k", np.array([3], np.int64))])
+
+# Training-mode BatchNormalization (the batch's own statistics, biased
+# variance, running mean moved by momentum; the running variance output
+# left out), its Y through a fused Relu, against NumPy on [N, C, L].
+bx = f32(3, 5, 7) * 2 + 1
+bs, bb, bm, bv = f32(5), f32(5), f32(5), np.abs(f32(5)) + 0.5
+mean, var = bx.mean(axis=(0, 2)), bx.var(axis=(0, 2))
+by = (bx - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-3) * bs[None, :, None] \
+    + bb[None, :, None]
+write_case("batchnorm_training_relu",
+           [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", ""],
+                             training_mode=1, momentum=0.8, epsilon=1e-3),
+            helper.make_node("Relu", ["y"], ["r"])],
+           [("x", bx)], [("r", np.maximum(by, 0).astype(np.float32)),
+                         ("rm", (bm * 0.8 + mean * 0.2).astype(np.float32))], 15,
+           inits=[("s", bs), ("b", bb), ("m", bm), ("v", bv)])
