@@ -1479,6 +1479,11 @@ static lm_status lower_convt(fe_ctx *c, const fe_node *n) {
 
 /* ---- MaxPool, AveragePool ---- */
 
+/* MaxPool's optional second output. */
+static bool wants_indices(const fe_node *n) {
+    return n->output_count > 1 && n->outputs[1] != FE_NONE;
+}
+
 static lm_status pool_read(fe_ctx *c, const fe_node *n, bool is_max, geom *g,
                            int64_t *count_include_pad) {
     const fe_type *x = fe_in_type(c, n, 0);
@@ -1493,8 +1498,7 @@ static lm_status pool_read(fe_ctx *c, const fe_node *n, bool is_max, geom *g,
                                "attribute dilations=%lld is not supported for AveragePool",
                                (long long)g->dil[i]);
     }
-    /* MaxPool's storage_order orders only the Indices output, which is
-     * refused (infer_pool). */
+    /* MaxPool's storage_order orders only the Indices output (pool_indices). */
     return LM_OK;
 }
 
@@ -1510,13 +1514,24 @@ static lm_status infer_pool(fe_ctx *c, const fe_node *n) {
                                            "dilations", "kernel_shape", "pads", "strides", NULL});
     if (!st) st = fe_check_elem(c, n, 0, is_max ? numeric_types : float_types);
     if (st) return st;
-    if (is_max && n->output_count > 1 && n->outputs[1] != FE_NONE)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "output Indices is not supported");
     geom g;
     int64_t cip;
     if ((st = pool_read(c, n, is_max, &g, &cip))) return st;
     const fe_type *x = fe_in_type(c, n, 0);
-    return set_image_out(c, n, x->elem, x, x->dims[1], &g);
+    if ((st = set_image_out(c, n, x->elem, x, x->dims[1], &g))) return st;
+    if (!wants_indices(n)) return LM_OK;
+    int64_t order, volume = fe_type_volume(x);
+    if ((st = fe_attr_int(c, n, "storage_order", 0, &order))) return st;
+    if (order != 0 && order != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute storage_order=%lld is not 0 or 1",
+                       (long long)order);
+    /* The indices are computed in float32: exact below 2^24. */
+    if (volume < 0 || volume > ((int64_t)1 << 24))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "output Indices of an input of %lld elements (at most 2^24)",
+                       (long long)volume);
+    const fe_type *y = &c->g->values[n->outputs[0]].type;
+    return fe_set_out_type(c, n, 1, FE_INT64, y->rank, y->dims);
 }
 
 /* out = x sliced to at most [.., h, w] in its last two dims (pooling with
@@ -1682,7 +1697,125 @@ static bool pool_direct(fe_ctx *c, const fe_node *n) {
 }
 
 static uint32_t pool_images(fe_ctx *c, const fe_node *n) {
-    return pool_direct(c, n) ? FE_IMAGE_IN | FE_IMAGE_OUT : 0;
+    /* pool_indices compares the output with the input's windows in NCHW. */
+    return pool_direct(c, n) && !wants_indices(n) ? FE_IMAGE_IN | FE_IMAGE_OUT : 0;
+}
+
+/* MaxPool's Indices of output y (NCHW float tile, x's rank) over input x:
+ * for each kernel tap in row-major order, the input's window values at that
+ * tap (x padded with -inf, sliced with the strides) compared with y; the
+ * first tap that equals it gives the position, the input element's index
+ * flattened over the whole tensor (spatial dims in row-major order, or
+ * column-major for storage_order 1). Host tables give each tap's spatial
+ * position per output and each (n, c)'s offset; the sum is float32 in
+ * every dtype mode. */
+static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_tensor x,
+                              lmnn_tensor y, lmnn_tensor *out) {
+    int64_t order;
+    lm_status st = fe_attr_int(c, n, "storage_order", 0, &order);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    int32_t rank = xt->rank, sp = g->sp;
+    int64_t outs = 1, taps = 1, in_sp = 1;
+    uint32_t pads[2 * FE_MAX_RANK] = {0};
+    for (int32_t d = 0; d < sp; d++) {
+        outs *= g->out[d];
+        taps *= g->kernel[d];
+        in_sp *= g->in[d];
+        /* ceil_mode's last window may reach past the end padding. */
+        int64_t need = (g->out[d] - 1) * g->stride[d] + (g->kernel[d] - 1) * g->dil[d] + 1;
+        int64_t have = g->in[d] + g->pad_b[d] + g->pad_e[d];
+        pads[2 * (2 + d)] = (uint32_t)g->pad_b[d];
+        pads[2 * (2 + d) + 1] = (uint32_t)(g->pad_e[d] + (need > have ? need - have : 0));
+    }
+    /* Offsets (n C + c) * spatial volume, [N, C, 1, ...]. */
+    int64_t odims[FE_MAX_RANK], pdims[FE_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++) {
+        odims[d] = d < 2 ? xt->dims[d] : 1;
+        pdims[d] = d < 2 ? 1 : g->out[d - 2];
+    }
+    fe_tensor *off_t;
+    if ((st = fe_const_new(c, FE_FLOAT, (uint32_t)rank, odims, &off_t)))
+        return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < odims[0] * odims[1]; i++)
+        fe_tensor_set_f64(off_t, (uint64_t)i, (double)(i * in_sp));
+    lmnn_pad_options po;
+    lmnn_pad_options_init(&po);
+    po.value = -INFINITY;
+    lmnn_tensor xp = {0}, acc = {0}, left = {0}, off;
+    if ((st = fe_aux_f32(c, n, 0, off_t, &off)) ||
+        (st = lmnn_pad(x, pads, (uint32_t)rank, &po, &xp)) ||
+        (st = lmnn_binary_scalar(LMNN_BINARY_MUL, y, 0.0, NULL, &acc)) ||
+        (st = lmnn_binary_scalar(LMNN_BINARY_ADD, acc, 1.0, NULL, &left))) {
+        fe_free(xp);
+        fe_free(acc);
+        return fe_nn_fail(c, n, st);
+    }
+    /* The sum starts from the float32 offsets (an op's output takes its
+     * first input's dtype: in the bf16 modes y's would round positions). */
+    fe_free(acc);
+    acc = (lmnn_tensor){0};
+    for (int64_t t = 0; t < taps && !st; t++) {
+        /* Tap t's kernel offsets, then its window values and positions. */
+        int64_t k[3], rem = t;
+        for (int32_t d = sp - 1; d >= 0; d--) {
+            k[d] = rem % g->kernel[d];
+            rem /= g->kernel[d];
+        }
+        int32_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK], step[FE_MAX_RANK];
+        for (int32_t d = 0; d < rank; d++) {
+            bool s = d >= 2;
+            b[d] = s ? (int32_t)(k[d - 2] * g->dil[d - 2]) : 0;
+            step[d] = s ? (int32_t)g->stride[d - 2] : 1;
+            e[d] = s ? b[d] + (int32_t)((g->out[d - 2] - 1) * g->stride[d - 2]) + 1
+                     : (int32_t)xt->dims[d];
+        }
+        fe_tensor *pos_t;
+        if ((st = fe_const_new(c, FE_FLOAT, (uint32_t)rank, pdims, &pos_t))) break;
+        for (int64_t o = 0; o < outs; o++) {
+            int64_t orem = o, at = 0, scale = 1, coord[3];
+            bool inside = true;
+            for (int32_t d = sp - 1; d >= 0; d--) {
+                int64_t od = orem % g->out[d];
+                orem /= g->out[d];
+                coord[d] = od * g->stride[d] + k[d] * g->dil[d] - g->pad_b[d];
+                inside &= coord[d] >= 0 && coord[d] < g->in[d];
+            }
+            for (int32_t j = 0; j < sp; j++) {
+                /* row-major: the last spatial dim fastest; column-major: the first */
+                int32_t d = order ? j : sp - 1 - j;
+                at += coord[d] * scale;
+                scale *= g->in[d];
+            }
+            fe_tensor_set_f64(pos_t, (uint64_t)o, inside ? (double)at : 0.0);
+        }
+        lmnn_tensor pos, v = {0}, eq = {0}, hit = {0}, add = {0}, sum, rest;
+        if (!(st = fe_aux_f32(c, n, 1 + (uint32_t)t, pos_t, &pos)) &&
+            !(st = lmnn_slice(xp, b, e, step, (uint32_t)rank, NULL, &v)) &&
+            !(st = lmnn_binary(LMNN_BINARY_EQ, v, y, NULL, &eq)) &&
+            !(st = lmnn_binary(LMNN_BINARY_MUL, eq, left, NULL, &hit)) &&
+            !(st = lmnn_binary(LMNN_BINARY_MUL, pos, hit, NULL, &add)) &&
+            !(st = lmnn_binary(LMNN_BINARY_ADD, acc.id ? acc : off, add, NULL, &sum))) {
+            fe_free(acc);
+            acc = sum;
+            if (!(st = lmnn_binary(LMNN_BINARY_SUB, left, hit, NULL, &rest))) {
+                fe_free(left);
+                left = rest;
+            }
+        }
+        fe_free(v);
+        fe_free(eq);
+        fe_free(hit);
+        fe_free(add);
+    }
+    fe_free(xp);
+    fe_free(left);
+    if (st) {
+        fe_free(acc);
+        return fe_nn_fail(c, n, st);
+    }
+    *out = acc;
+    return LM_OK;
 }
 
 static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
@@ -1697,7 +1830,7 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1];
     uint32_t oh = g.sp == 1 ? 1 : (uint32_t)ot->dims[ot->rank - 2],
              ow = (uint32_t)ot->dims[ot->rank - 1];
-    if (pool_direct(c, n)) {
+    if (pool_direct(c, n) && !wants_indices(n)) {
         /* One call, NHWC in and/or out as planned (fe_layout.c). */
         if ((st = fe_in_image(c, n, 0, &x, &flat_in))) return st;
         if (flat_in) {
@@ -1787,12 +1920,28 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
             fe_free(slices[i]);
         free(slices);
     }
-    if (xo) fe_free(x);
     if (!st && g.sp == 1) st = reshape_to(&r, (bool[]){true}, 3, (const uint32_t[]){N, C, ow});
     if (st) {
+        if (xo) fe_free(x);
         fe_free(r);
         return own_msg ? st : fe_nn_fail(c, n, st);
     }
+    if (is_max && wants_indices(n)) {
+        lmnn_tensor idx, x_nd = x;
+        bool nd_owned = false;
+        /* x in its own rank again (1-D pooling ran as 2-D). */
+        if (g.sp == 1)
+            st = reshape_to(&x_nd, &nd_owned, 3, (const uint32_t[]){N, C, (uint32_t)xt->dims[2]});
+        if (!st) st = pool_indices(c, n, &g, x_nd, r, &idx);
+        if (nd_owned) fe_free(x_nd);
+        if (!st) st = fe_out_from_float(c, n, 1, idx);
+        if (st) {
+            if (xo) fe_free(x);
+            fe_free(r);
+            return st;
+        }
+    }
+    if (xo) fe_free(x);
     return fe_out_from_float(c, n, 0, r);
 }
 

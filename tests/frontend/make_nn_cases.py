@@ -173,11 +173,6 @@ write_case("refuse_conv_unknown_attribute",
            [helper.make_node("Conv", ["x", "w"], ["y"], foo=1)],
            [("x", xi)], [("y", (TensorProto.FLOAT, [1, 3, 6, 8]))], 13, inits=[("w", w2)],
            expect="attribute 'foo' is not supported")
-write_case("refuse_maxpool_indices",
-           [helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2])],
-           [("x", xi)], [("y", (TensorProto.FLOAT, [1, 4, 3, 4])),
-                         ("i", (TensorProto.INT64, [1, 4, 3, 4]))], 13,
-           expect="output Indices is not supported")
 write_case("refuse_batchnorm_saved_statistics",
            [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
                              ["y", "rm", "rv", "sm"], is_test=1)],
@@ -951,3 +946,53 @@ write_case("batchnorm_training_relu",
            [("x", bx)], [("r", np.maximum(by, 0).astype(np.float32)),
                          ("rm", (bm * 0.8 + mean * 0.2).astype(np.float32))], 15,
            inits=[("s", bs), ("b", bb), ("m", bm), ("v", bv)])
+
+
+# MaxPool's Indices against PyTorch's return_indices (which counts within
+# each (n, c) plane: ONNX adds (n C + c) times the plane's size): 1-D, 2-D
+# with padding, dilation and ceil_mode, 3-D, and storage_order 1.
+def pool_case(name, x, torch_pool, attrs, storage_order=0):
+    y, i = torch_pool(t(x))
+    y, i = y.numpy(), i.numpy().astype(np.int64)
+    plane = int(np.prod(x.shape[2:]))
+    if storage_order:
+        h, w = i // x.shape[3], i % x.shape[3]
+        i = w * x.shape[2] + h
+    off = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * plane
+    i = i + off.reshape(off.shape + (1,) * (x.ndim - 2))
+    if storage_order:
+        attrs = dict(attrs, storage_order=1)
+    write_case(name, [helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)],
+               [("x", x)], [("y", y), ("i", i)], 12)
+
+
+F = torch.nn.functional
+px = f32(2, 3, 9, 11)
+pool_case("maxpool_indices_2d_pad_stride", px,
+          lambda a: F.max_pool2d(a, 3, 2, 1, return_indices=True),
+          dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+pool_case("maxpool_indices_2d_dilation_ceil", px,
+          lambda a: F.max_pool2d(a, 2, 2, 0, 2, ceil_mode=True, return_indices=True),
+          dict(kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 2], ceil_mode=1))
+pool_case("maxpool_indices_2d_storage_order", px,
+          lambda a: F.max_pool2d(a, [2, 3], [2, 2], return_indices=True),
+          dict(kernel_shape=[2, 3], strides=[2, 2]), storage_order=1)
+pool_case("maxpool_indices_1d", f32(2, 3, 17),
+          lambda a: F.max_pool1d(a, 4, 3, 2, return_indices=True),
+          dict(kernel_shape=[4], strides=[3], pads=[2, 2]))
+pool_case("maxpool_indices_3d", f32(1, 2, 5, 6, 7),
+          lambda a: F.max_pool3d(a, 2, 2, return_indices=True),
+          dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2]))
+# MaxPool's Indices feeding MaxUnpool (a SegNet-style encoder and decoder
+# pair) against PyTorch. Even sizes: ONNX decodes the indices against the
+# unpooled size the kernel and strides give, PyTorch against output_size.
+# Distinct values that bfloat16 holds exactly, so the bf16 modes see no ties.
+px = ((rng.permutation(480) - 240) / 16).astype(np.float32).reshape(2, 3, 8, 10)
+uy, ui = F.max_pool2d(t(px), 2, 2, return_indices=True)
+write_case("maxpool_maxunpool_pair",
+           [helper.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("Relu", ["p"], ["r"]),
+            helper.make_node("MaxUnpool", ["r", "i", "shape"], ["y"], kernel_shape=[2, 2],
+                             strides=[2, 2])],
+           [("x", px)], [("y", F.max_unpool2d(F.relu(uy), ui, 2, 2).numpy())],
+           12, inits=[("shape", np.array([2, 3, 8, 10], np.int64))])

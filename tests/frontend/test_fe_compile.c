@@ -611,6 +611,36 @@ static void test_gridsample_refusals(void) {
                 "X has 5 dims: only 4-D inputs (N, C, H, W) are supported");
 }
 
+/* MaxPool's Indices: storage_order must be 0 or 1. */
+static void test_maxpool_indices_refusals(void) {
+    int64_t xd[4] = {1, 2, 4, 4}, yd[4] = {1, 2, 2, 2};
+    Onnx__GraphProto *g = ob_graph("p");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 12;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    ob_output(g, ob_vi("i", ob_tensor_type(I64, 4, yd, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "MaxPool", "pool", (const char *[]){"x", NULL},
+                                 (const char *[]){"y", "i", NULL});
+    Onnx__AttributeProto *k =
+        ob_attr(n, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    k->ints = ob_alloc(2 * sizeof *k->ints);
+    k->ints[0] = k->ints[1] = 2;
+    k->n_ints = 2;
+    Onnx__AttributeProto *s = ob_attr(n, "strides", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    s->ints = k->ints;
+    s->n_ints = 2;
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    Onnx__AttributeProto *a =
+        ob_attr(n, "storage_order", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = 1;
+    a->i = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'pool' (MaxPool): attribute storage_order=2 is not 0 or 1");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -774,6 +804,7 @@ int main(void) {
     TEST_RUN(test_resize_refusals);
     TEST_RUN(test_spectral_refusals);
     TEST_RUN(test_gridsample_refusals);
+    TEST_RUN(test_maxpool_indices_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);
