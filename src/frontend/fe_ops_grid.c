@@ -1,5 +1,6 @@
-/* GridSample (opset 16's mode names bilinear, nearest, bicubic and opset
- * 20's linear, nearest, cubic), on 4-D inputs.
+/* Sampling at run-time positions: GridSample (opset 16's mode names
+ * bilinear, nearest, bicubic and opset 20's linear, nearest, cubic), on
+ * 4-D inputs, and RoiAlign (below).
  *
  * The grid is a run-time tensor, so unlike Resize every position and weight
  * is worked out on the device. Per output position and axis: the grid value
@@ -258,11 +259,74 @@ static void gs_axis_taps(gs_work *k, const gs_params *p, lmnn_tensor g, int64_t 
     }
 }
 
+/* The image X ([N, C, H, W]) as channel rows [N * H * W, C]. */
+static lmnn_tensor gs_image_rows(gs_work *k, lmnn_tensor x, int64_t rows, int64_t ch) {
+    lmnn_tensor t = {0};
+    lmnn_shape img_rows = LMNN_SHAPE((uint32_t)rows, (uint32_t)ch);
+    lmnn_tensor nhwc = gs_keep(k, lmnn_permute(x, (const int32_t[]){0, 2, 3, 1}, 4, NULL, &t), &t);
+    return k->st ? t : gs_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
+}
+
+/* A float input in float32 whatever the dtype mode (positions stay exact). */
+static lmnn_tensor gs_float32(gs_work *k, lmnn_tensor a) {
+    lmnn_tensor_info info;
+    lmnn_tensor t = {0};
+    if (k->st || (k->st = lmnn_tensor_get_info(a, &info))) return t;
+    return info.dtype == LMNN_FLOAT32 ? a : gs_keep(k, lmnn_typecast(a, LMNN_FLOAT32, &t), &t);
+}
+
+/* The G samples [G, C] of image rows `img` at every pair of a y tap and an
+ * x tap: rows base + y W + x, each times the pair's weight, combined by sum
+ * (or max, `take_max`). The taps' tensors broadcast together to G
+ * elements. A new tensor in *out. */
+static void gs_sample(gs_work *k, lmnn_tensor img, lmnn_tensor base, const gs_axis *ay,
+                      const gs_axis *ax, int64_t width, int64_t G, bool take_max,
+                      lmnn_tensor *out) {
+    lmnn_tensor t = {0}, acc = {0};
+    lmnn_shape column = LMNN_SHAPE((uint32_t)G, 1);
+    for (uint32_t i = 0; i < ay->taps && !k->st; i++) {
+        uint32_t mark = k->count;
+        lmnn_tensor row = gs_binary(k, LMNN_BINARY_ADD, base,
+                                    gs_scalar(k, LMNN_BINARY_MUL, ay->index[i], (double)width));
+        for (uint32_t j = 0; j < ax->taps && !k->st; j++) {
+            uint32_t inner = k->count;
+            lmnn_tensor at = gs_binary(k, LMNN_BINARY_ADD, row, ax->index[j]);
+            lmnn_tensor wt = gs_binary(k, LMNN_BINARY_MUL, ay->weight[i], ax->weight[j]);
+            lmnn_tensor_info wi;
+            if (!k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
+                (wi.shape.rank != 2 || wi.shape.dims[1] != 1))
+                wt = gs_keep(k, lmnn_reshape(wt, &column, NULL, &t), &t);
+            lmnn_tensor idx = k->st ? t : gs_keep(k, fe_rows_index(at, G, &t), &t);
+            lmnn_tensor got = k->st ? t : gs_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
+            lmnn_tensor part = gs_binary(k, LMNN_BINARY_MUL, got, wt);
+            if (!k->st && !acc.id) {
+                /* The first part becomes the result: out of the work list. */
+                acc = part;
+                k->count--;
+            } else if (!k->st) {
+                lmnn_tensor sum;
+                lmnn_binary_op op = take_max ? LMNN_BINARY_MAXIMUM : LMNN_BINARY_ADD;
+                if ((k->st = lmnn_binary(op, acc, part, NULL, &sum)) == LM_OK) {
+                    fe_free(acc);
+                    acc = sum;
+                }
+            }
+            gs_release(k, inner);
+        }
+        gs_release(k, mark);
+    }
+    if (k->st) {
+        fe_free(acc);
+        acc = (lmnn_tensor){0};
+    }
+    *out = acc;
+}
+
 static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     gs_params p;
     lm_status st = gs_params_of(c, n, &p);
     if (st) return st;
-    int64_t G = p.n * p.oh * p.ow, rows_in = p.n * p.h * p.w;
+    int64_t G = p.n * p.oh * p.ow;
     /* base[g] = the first row of output position g's image. */
     int64_t bd[2] = {G, 1};
     fe_tensor *base_t;
@@ -277,16 +341,10 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     gs_work *k = calloc(1, sizeof *k);
     if (!k) return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     lmnn_tensor t = {0}, acc = {0}, y = {0};
-    /* The image as channel rows [N * H * W, C]; the grid as [G, 2]. */
-    lmnn_shape img_rows = LMNN_SHAPE((uint32_t)rows_in, (uint32_t)p.ch);
+    lmnn_tensor img = gs_image_rows(k, x, p.n * p.h * p.w, p.ch);
+    /* The grid as [G, 2], x then y. */
     lmnn_shape grid_rows = LMNN_SHAPE((uint32_t)G, 2);
-    lmnn_tensor nhwc = gs_keep(k, lmnn_permute(x, (const int32_t[]){0, 2, 3, 1}, 4, NULL, &t), &t);
-    lmnn_tensor img = k->st ? t : gs_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
-    /* Positions in float32 whatever the mode: row numbers stay exact. */
-    lmnn_tensor_info gi;
-    lmnn_tensor g32 = grid;
-    if ((k->st = lmnn_tensor_get_info(grid, &gi)) == LM_OK && gi.dtype != LMNN_FLOAT32)
-        g32 = gs_keep(k, lmnn_typecast(grid, LMNN_FLOAT32, &t), &t);
+    lmnn_tensor g32 = gs_float32(k, grid);
     lmnn_tensor gr = k->st ? t : gs_keep(k, lmnn_reshape(g32, &grid_rows, NULL, &t), &t);
     lmnn_tensor gxy[2];
     for (int i = 0; i < 2; i++) {
@@ -296,32 +354,7 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     gs_axis ax, ay;
     gs_axis_taps(k, &p, gxy[0], p.w, &ax);
     gs_axis_taps(k, &p, gxy[1], p.h, &ay);
-    for (uint32_t i = 0; i < ay.taps && !k->st; i++) {
-        uint32_t mark = k->count;
-        lmnn_tensor row = gs_binary(k, LMNN_BINARY_ADD, base,
-                                    gs_scalar(k, LMNN_BINARY_MUL, ay.index[i], (double)p.w));
-        for (uint32_t j = 0; j < ax.taps && !k->st; j++) {
-            uint32_t inner = k->count;
-            lmnn_tensor at = gs_binary(k, LMNN_BINARY_ADD, row, ax.index[j]);
-            lmnn_tensor wt = gs_binary(k, LMNN_BINARY_MUL, ay.weight[i], ax.weight[j]);
-            lmnn_tensor idx = k->st ? t : gs_keep(k, fe_rows_index(at, G, &t), &t);
-            lmnn_tensor got = k->st ? t : gs_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
-            lmnn_tensor part = gs_binary(k, LMNN_BINARY_MUL, got, wt);
-            if (!k->st && !acc.id) {
-                /* The first part becomes the sum: out of the work list. */
-                acc = part;
-                k->count--;
-            } else if (!k->st) {
-                lmnn_tensor sum;
-                if ((k->st = lmnn_binary(LMNN_BINARY_ADD, acc, part, NULL, &sum)) == LM_OK) {
-                    fe_free(acc);
-                    acc = sum;
-                }
-            }
-            gs_release(k, inner);
-        }
-        gs_release(k, mark);
-    }
+    gs_sample(k, img, base, &ay, &ax, p.w, G, false, &acc);
     lmnn_shape spatial = LMNN_SHAPE((uint32_t)p.n, (uint32_t)p.oh, (uint32_t)p.ow, (uint32_t)p.ch);
     lmnn_tensor r = k->st ? t : gs_keep(k, lmnn_reshape(acc, &spatial, NULL, &t), &t);
     if (!k->st) k->st = lmnn_permute(r, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
@@ -333,7 +366,200 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, y);
 }
 
+/* ---- RoiAlign (opsets 10 and 16) ----
+ * Each RoI's output bin averages (or takes the max of) a sampling_ratio x
+ * sampling_ratio grid of bilinear samples, worked out on the device from
+ * the run's RoIs: per axis, the sample coordinates [R, K] from the RoI's
+ * start and bin size and a host table of the samples' fractions, then the
+ * Mask R-CNN rules (ONNX's reference): a sample more than one pixel outside
+ * the image is zero, one below 0 reads 0, one at or past the last pixel
+ * reads the last. */
+
+typedef struct ra_params {
+    bool take_max, half_pixel;
+    int64_t oh, ow, ratio, n, ch, h, w, rois;
+    double scale;
+} ra_params;
+
+static lm_status ra_params_of(fe_ctx *c, const fe_node *n, ra_params *p) {
+    const char *mode, *coord;
+    float scale;
+    lm_status st = fe_check_inputs(c, n, 3, 3);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            (const char *const[]){"coordinate_transformation_mode", "mode",
+                                                  "output_height", "output_width", "sampling_ratio",
+                                                  "spatial_scale", NULL});
+    if (!st) st = fe_attr_string(c, n, "mode", "avg", &mode);
+    /* Opset 10 had no such attribute and behaved as output_half_pixel. */
+    if (!st)
+        st = fe_attr_string(c, n, "coordinate_transformation_mode",
+                            n->opset >= 16 ? "half_pixel" : "output_half_pixel", &coord);
+    if (!st) st = fe_attr_int(c, n, "output_height", 1, &p->oh);
+    if (!st) st = fe_attr_int(c, n, "output_width", 1, &p->ow);
+    if (!st) st = fe_attr_int(c, n, "sampling_ratio", 0, &p->ratio);
+    if (!st) st = fe_attr_float(c, n, "spatial_scale", 1.0f, &scale);
+    if (st) return st;
+    if (strcmp(mode, "avg") && strcmp(mode, "max"))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute mode=%s is not valid", mode);
+    if (strcmp(coord, "half_pixel") && strcmp(coord, "output_half_pixel"))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "attribute coordinate_transformation_mode=%s is not valid", coord);
+    p->take_max = !strcmp(mode, "max");
+    p->half_pixel = !strcmp(coord, "half_pixel");
+    p->scale = scale;
+    if (p->oh < 1 || p->ow < 1 || p->oh > 4096 || p->ow > 4096)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "output_height %lld and output_width %lld (from 1 to 4096)",
+                       (long long)p->oh, (long long)p->ow);
+    if (p->ratio == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "sampling_ratio=0 (a sample grid that depends on each RoI's size at run "
+                       "time) is not supported: give sampling_ratio > 0");
+    if (p->ratio < 0 || p->ratio > 64)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "sampling_ratio=%lld (from 1 to 64)",
+                       (long long)p->ratio);
+    const fe_type *x = fe_in_type(c, n, 0), *r = fe_in_type(c, n, 1), *b = fe_in_type(c, n, 2);
+    if (!fe_elem_is_float(x->elem) || !fe_elem_is_float(r->elem))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X and rois must be float tensors");
+    if (x->rank != 4) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be (N, C, H, W)");
+    if (r->rank != 2 || r->dims[1] != 4)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "rois must be (num_rois, 4)");
+    if (b->rank != 1 || b->dims[0] != r->dims[0] || !fe_elem_is_int(b->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "batch_indices must be %lld integers (one per RoI)", (long long)r->dims[0]);
+    p->n = x->dims[0];
+    p->ch = x->dims[1];
+    p->h = x->dims[2];
+    p->w = x->dims[3];
+    p->rois = r->dims[0];
+    int64_t samples = p->rois * p->oh * p->ow * p->ratio * p->ratio;
+    if (p->n * p->h * p->w > ((int64_t)1 << 24) || samples > ((int64_t)1 << 24))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld input positions and %lld samples (at most 2^24 each)",
+                       (long long)(p->n * p->h * p->w), (long long)samples);
+    return LM_OK;
+}
+
+static lm_status infer_roialign(fe_ctx *c, const fe_node *n) {
+    ra_params p;
+    lm_status st = ra_params_of(c, n, &p);
+    if (st) return st;
+    int64_t dims[4] = {p.rois, p.ch, p.oh, p.ow};
+    return fe_set_out_type(c, n, 0, fe_in_type(c, n, 0)->elem, 4, dims);
+}
+
+/* One axis's two taps for sample coordinates `at` on an axis of `size`
+ * pixels (the Mask R-CNN bilinear rules). */
+static void ra_axis_taps(gs_work *k, lmnn_tensor at, int64_t size, gs_axis *out) {
+    double last = (double)(size - 1);
+    /* inside = (at >= -1) (at <= size) */
+    lmnn_tensor inside = gs_binary(k, LMNN_BINARY_MUL, gs_scalar(k, LMNN_BINARY_GE, at, -1.0),
+                                   gs_scalar(k, LMNN_BINARY_LE, at, (double)size));
+    lmnn_tensor v = gs_scalar(k, LMNN_BINARY_MAXIMUM, at, 0.0);
+    lmnn_tensor low = gs_unary(k, lmnn_floor, v);
+    /* At or past the last pixel: both taps on it, the coordinate too. */
+    lmnn_tensor end = gs_scalar(k, LMNN_BINARY_GE, low, last);
+    low = gs_scalar(k, LMNN_BINARY_MINIMUM, low, last);
+    v = gs_binary(k, LMNN_BINARY_ADD, v,
+                  gs_binary(k, LMNN_BINARY_MUL, end, gs_binary(k, LMNN_BINARY_SUB, low, v)));
+    lmnn_tensor l = gs_binary(k, LMNN_BINARY_SUB, v, low);
+    out->taps = 2;
+    out->index[0] = low;
+    out->index[1] =
+        gs_scalar(k, LMNN_BINARY_MINIMUM, gs_scalar(k, LMNN_BINARY_ADD, low, 1.0), last);
+    out->weight[0] = gs_binary(k, LMNN_BINARY_MUL, gs_scalar(k, LMNN_BINARY_RSUB, l, 1.0), inside);
+    out->weight[1] = gs_binary(k, LMNN_BINARY_MUL, l, inside);
+}
+
+/* Sample coordinates [R, bins * ratio] along one axis from the RoIs' start
+ * and end columns (`lo`, `hi`, [R, 1]): start + fraction * bin, fraction
+ * bin + (i + 0.5) / ratio from a host table. */
+static lmnn_tensor ra_coords(gs_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
+                             int64_t bins, lmnn_tensor fractions) {
+    double off = p->half_pixel ? 0.5 : 0.0;
+    lmnn_tensor start =
+        gs_scalar(k, LMNN_BINARY_SUB, gs_scalar(k, LMNN_BINARY_MUL, lo, p->scale), off);
+    lmnn_tensor end =
+        gs_scalar(k, LMNN_BINARY_SUB, gs_scalar(k, LMNN_BINARY_MUL, hi, p->scale), off);
+    lmnn_tensor len = gs_binary(k, LMNN_BINARY_SUB, end, start);
+    /* The older rule keeps every RoI at least a pixel long. */
+    if (!p->half_pixel) len = gs_scalar(k, LMNN_BINARY_MAXIMUM, len, 1.0);
+    lmnn_tensor bin = gs_scalar(k, LMNN_BINARY_DIV, len, (double)bins);
+    return gs_binary(k, LMNN_BINARY_ADD, start, gs_binary(k, LMNN_BINARY_MUL, fractions, bin));
+}
+
+static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
+    ra_params p;
+    lm_status st = ra_params_of(c, n, &p);
+    if (st) return st;
+    int64_t R = p.rois, P = p.oh * p.ratio, Q = p.ow * p.ratio, G = R * P * Q;
+    /* Host tables: the samples' fractions of a bin along each axis. */
+    fe_tensor *fy_t, *fx_t;
+    if ((st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, P}, &fy_t)) ||
+        (st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, Q}, &fx_t)))
+        return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < P; i++)
+        fe_tensor_set_f64(fy_t, (uint64_t)i,
+                          (double)(i / p.ratio) + ((double)(i % p.ratio) + 0.5) / (double)p.ratio);
+    for (int64_t i = 0; i < Q; i++)
+        fe_tensor_set_f64(fx_t, (uint64_t)i,
+                          (double)(i / p.ratio) + ((double)(i % p.ratio) + 0.5) / (double)p.ratio);
+    lmnn_tensor x, rois, fy, fx, bidx;
+    if ((st = fe_aux_f32(c, n, 0, fy_t, &fy)) || (st = fe_aux_f32(c, n, 1, fx_t, &fx)) ||
+        (st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &rois)))
+        return st;
+    if ((st = fe_in_float_as(c, n, 2, 3, (int64_t[]){R, 1, 1}, &bidx))) return st;
+
+    gs_work *k = calloc(1, sizeof *k);
+    if (!k) {
+        fe_free(bidx);
+        return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    gs_keep(k, LM_OK, &bidx);
+    lmnn_tensor t = {0}, acc = {0}, y = {0};
+    lmnn_tensor img = gs_image_rows(k, x, p.n * p.h * p.w, p.ch);
+    lmnn_tensor r32 = gs_float32(k, rois), col[4];
+    for (int i = 0; i < 4; i++) {
+        int32_t b[2] = {0, i}, e[2] = {(int32_t)R, i + 1};
+        col[i] = k->st ? t : gs_keep(k, lmnn_slice(r32, b, e, NULL, 2, NULL, &t), &t);
+    }
+    /* y [R, P] as [R, P, 1] and x [R, Q] as [R, 1, Q]: their taps broadcast
+     * to the G samples. */
+    lmnn_shape ys = LMNN_SHAPE((uint32_t)R, (uint32_t)P, 1),
+               xs = LMNN_SHAPE((uint32_t)R, 1, (uint32_t)Q);
+    lmnn_tensor yc = ra_coords(k, &p, col[1], col[3], p.oh, fy);
+    lmnn_tensor xc = ra_coords(k, &p, col[0], col[2], p.ow, fx);
+    lmnn_tensor y3 = k->st ? t : gs_keep(k, lmnn_reshape(yc, &ys, NULL, &t), &t);
+    lmnn_tensor x3 = k->st ? t : gs_keep(k, lmnn_reshape(xc, &xs, NULL, &t), &t);
+    gs_axis ay, ax;
+    ra_axis_taps(k, y3, p.h, &ay);
+    ra_axis_taps(k, x3, p.w, &ax);
+    lmnn_tensor base = gs_scalar(k, LMNN_BINARY_MUL, bidx, (double)(p.h * p.w));
+    gs_sample(k, img, base, &ay, &ax, p.w, G, p.take_max, &acc);
+    /* [R, OH, ratio, OW, ratio, C]: pool each bin's samples. */
+    lmnn_shape bins = {6,
+                       {(uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ratio, (uint32_t)p.ow,
+                        (uint32_t)p.ratio, (uint32_t)p.ch}};
+    lmnn_tensor b6 = k->st ? t : gs_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = 2;
+    ro.dims[1] = 4;
+    ro.dim_count = 2;
+    lmnn_tensor pooled =
+        k->st ? t : gs_keep(k, p.take_max ? lmnn_max(b6, &ro, &t) : lmnn_mean(b6, &ro, &t), &t);
+    if (!k->st) k->st = lmnn_permute(pooled, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
+    st = k->st;
+    gs_release(k, 0);
+    free(k);
+    fe_free(acc);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, y);
+}
+
 const fe_op_def fe_ops_grid[] = {
     {"GridSample", infer_gridsample, lower_gridsample, 0, NULL},
+    {"RoiAlign", infer_roialign, lower_roialign, 0, NULL},
 };
 const size_t fe_ops_grid_count = sizeof fe_ops_grid / sizeof fe_ops_grid[0];

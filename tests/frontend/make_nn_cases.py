@@ -996,3 +996,66 @@ write_case("maxpool_maxunpool_pair",
                              strides=[2, 2])],
            [("x", px)], [("y", F.max_unpool2d(F.relu(uy), ui, 2, 2).numpy())],
            12, inits=[("shape", np.array([2, 3, 8, 10], np.int64))])
+
+
+# RoiAlign against a NumPy transcription of the Mask R-CNN sampling rules:
+# RoIs across two images, partly outside the image and under a pixel,
+# spatial_scale 0.5; both coordinate modes, avg and max.
+def roi_align_np(x, rois, bidx, oh, ow, ratio, scale, half_pixel, take_max):
+    n, ch, h, w = x.shape
+    out = np.zeros((len(rois), ch, oh, ow), np.float64)
+    off = 0.5 if half_pixel else 0.0
+    for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        sx, sy = x1 * scale - off, y1 * scale - off
+        rw, rh = x2 * scale - off - sx, y2 * scale - off - sy
+        if not half_pixel:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bw, bh = rw / ow, rh / oh
+        img = x[bidx[r]].astype(np.float64)
+        for ph in range(oh):
+            for pw in range(ow):
+                vals = []
+                for iy in range(ratio):
+                    for ix in range(ratio):
+                        yy = sy + ph * bh + (iy + 0.5) * bh / ratio
+                        xx = sx + pw * bw + (ix + 0.5) * bw / ratio
+                        if yy < -1 or yy > h or xx < -1 or xx > w:
+                            vals.append(np.zeros(ch))
+                            continue
+                        yy, xx = max(yy, 0.0), max(xx, 0.0)
+                        yl, xl = int(yy), int(xx)
+                        if yl >= h - 1:
+                            yl = yh = h - 1
+                            yy = float(yl)
+                        else:
+                            yh = yl + 1
+                        if xl >= w - 1:
+                            xl = xh = w - 1
+                            xx = float(xl)
+                        else:
+                            xh = xl + 1
+                        ly, lx = yy - yl, xx - xl
+                        parts = [(1 - ly) * (1 - lx) * img[:, yl, xl], (1 - ly) * lx * img[:, yl, xh],
+                                 ly * (1 - lx) * img[:, yh, xl], ly * lx * img[:, yh, xh]]
+                        vals.append(np.max(parts, 0) if take_max else np.sum(parts, 0))
+                out[r, :, ph, pw] = np.max(vals, 0) if take_max else np.mean(vals, 0)
+    return out.astype(np.float32)
+
+
+rx = f32(2, 3, 12, 15)
+rr = np.array([[0, 0, 20, 16], [3.3, 5.1, 9.7, 8.2], [-6, -4, 12, 30], [10, 10, 10.4, 10.3],
+               [24, 18, 40, 30]], np.float32)
+rb = np.array([0, 1, 1, 0, 1], np.int64)
+for coord, mode in (("half_pixel", "avg"), ("output_half_pixel", "avg"), ("half_pixel", "max")):
+    write_case("roialign_%s_%s" % (coord, mode),
+               [helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], output_height=3,
+                                 output_width=4, sampling_ratio=2, spatial_scale=0.5, mode=mode,
+                                 coordinate_transformation_mode=coord)],
+               [("x", rx), ("rois", rr), ("b", rb)],
+               [("y", roi_align_np(rx, rr, rb, 3, 4, 2, 0.5, coord == "half_pixel",
+                                   mode == "max"))], 16)
+write_case("refuse_roialign_adaptive_ratio",
+           [helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], output_height=3,
+                             output_width=4)],
+           [("x", rx), ("rois", rr), ("b", rb)], [("y", (TensorProto.FLOAT, [5, 3, 3, 4]))], 16,
+           expect="sampling_ratio=0 (a sample grid that depends on each RoI's size at run time)")

@@ -605,7 +605,57 @@ static void test_gridsample_refusals(void) {
     g->input[1] = ob_vi("grid", ob_tensor_type(F32, 4, gd, NULL));
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "grid must be [N, H_out, W_out, 2] with N = 1");
-    /* Opset 20's volumetric form is refused, not misread. */
+    /* RoiAlign over the same image. */
+    int64_t rd[2] = {3, 4}, bd = 3, od[4] = {3, 2, 2, 2};
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 4, xd, NULL));
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, rd, NULL));
+    ob_input(g, ob_vi("b", ob_tensor_type(I64, 1, &bd, NULL)));
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, od, NULL));
+    n->op_type = ob_str("RoiAlign");
+    n->input[1] = ob_str("rois");
+    n->input[n->n_input++] = ob_str("b");
+    Onnx__AttributeProto *r =
+        ob_attr(n, "sampling_ratio", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    r->has_i = 1;
+    r->i = 2;
+    Onnx__AttributeProto *o =
+        ob_attr(n, "output_height", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    o->has_i = 1;
+    o->i = 2;
+    o = ob_attr(n, "output_width", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    o->has_i = 1;
+    o->i = 2;
+    m->opset_import[0]->version = 16;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    Onnx__AttributeProto *md = ob_attr(n, "mode", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    md->has_s = 1;
+    md->s.data = (uint8_t *)ob_str("median");
+    md->s.len = 6;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'warp' (RoiAlign): attribute mode=median is not valid");
+    n->n_attribute--;
+    r->i = -1;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "sampling_ratio=-1 (from 1 to 64)");
+    r->i = 2;
+    bd = 2;
+    g->input[2] = ob_vi("b", ob_tensor_type(I64, 1, &bd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "batch_indices must be 3 integers (one per RoI)");
+    rd[1] = 5;
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, rd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "rois must be (num_rois, 4)");
+    /* Back to GridSample: opset 20's volumetric form is refused, not misread. */
+    n->op_type = ob_str("GridSample");
+    n->input[1] = ob_str("grid");
+    n->n_input = 2;
+    n->n_attribute = 0;
+    g->n_input = 2;
+    g->input[1] = ob_vi("grid", ob_tensor_type(F32, 4, gd, NULL));
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, yd, NULL));
+    m->opset_import[0]->version = 20;
     g->input[0] = ob_vi("x", ob_tensor_type(F32, 5, xd, NULL));
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
                 "X has 5 dims: only 4-D inputs (N, C, H, W) are supported");
