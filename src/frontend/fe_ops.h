@@ -85,4 +85,31 @@ extern const size_t fe_ops_spectral_count;
  * it too.) */
 lm_status fe_quantize_tail(lmnn_tensor x, lmnn_tensor zp, bool u8, lmnn_tensor *out);
 
+/* ---- a work list (fe_work.c) ----
+ * For lowerings made of many small library calls: every tensor made is
+ * kept on the list, so one fe_work_release frees them all on success or
+ * failure, and each step is a no-op (giving a zero tensor) once one has
+ * failed; `st` holds the first failure. Not thread-safe (one per lowering);
+ * allocate it (it holds FE_WORK_MAX handles). */
+enum { FE_WORK_MAX = 512 };
+
+typedef struct fe_work {
+    lm_status st;
+    uint32_t count;
+    lmnn_tensor made[FE_WORK_MAX];
+} fe_work;
+
+/* Keeps *made, which the call that returned `st` made (a pointer: a call's
+ * arguments are all evaluated before it runs, so the call has written it). */
+lmnn_tensor fe_work_keep(fe_work *w, lm_status st, const lmnn_tensor *made);
+/* Frees what was kept since `mark` (0: everything). */
+void fe_work_release(fe_work *w, uint32_t mark);
+lmnn_tensor fe_work_scalar(fe_work *w, lmnn_binary_op op, lmnn_tensor a, double s);
+lmnn_tensor fe_work_binary(fe_work *w, lmnn_binary_op op, lmnn_tensor a, lmnn_tensor b);
+lmnn_tensor fe_work_unary(fe_work *w, lm_status (*f)(lmnn_tensor, lmnn_tensor *), lmnn_tensor a);
+lmnn_tensor fe_work_reshape(fe_work *w, lmnn_tensor a, const lmnn_shape *shape);
+/* lmnn_slice with steps of 1. */
+lmnn_tensor fe_work_slice(fe_work *w, lmnn_tensor a, const int32_t *begins, const int32_t *ends,
+                          uint32_t count);
+
 #endif

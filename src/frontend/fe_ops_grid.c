@@ -92,61 +92,11 @@ static lm_status infer_gridsample(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, fe_in_type(c, n, 0)->elem, 4, dims);
 }
 
-/* ---- lowering ----
- * The steps are many small element-wise ops: a work list keeps every
- * tensor made so that one release frees them, on success or failure, and
- * each step is a no-op once one has failed. */
+/* ---- lowering (with a work list, fe_work: many small element-wise ops) ---- */
 
-/* Cubic with reflection, the most: about 120 tensors an axis. */
-enum { GS_WORK_MAX = 512 };
-
-typedef struct gs_work {
-    lm_status st;
-    uint32_t count;
-    lmnn_tensor made[GS_WORK_MAX];
-} gs_work;
-
-/* Records *t, which the call that returned `st` made (a pointer: the
- * call's arguments are all evaluated before it runs). */
-static lmnn_tensor gs_keep(gs_work *k, lm_status st, const lmnn_tensor *made) {
-    lmnn_tensor t = *made;
-    if (st) {
-        k->st = st;
-        return (lmnn_tensor){0};
-    }
-    if (k->count == GS_WORK_MAX) {
-        fe_free(t);
-        k->st = err_set(LM_ERR_INTERNAL, "GridSample: work list full");
-        return (lmnn_tensor){0};
-    }
-    k->made[k->count++] = t;
-    return t;
-}
-
-/* Frees what was made since `mark`. */
-static void gs_release(gs_work *k, uint32_t mark) {
-    while (k->count > mark)
-        fe_free(k->made[--k->count]);
-}
-
-static lmnn_tensor gs_scalar(gs_work *k, lmnn_binary_op op, lmnn_tensor a, double s) {
+static lmnn_tensor gs_clamp(fe_work *k, lmnn_tensor a, double lo, double hi) {
     lmnn_tensor t = {0};
-    return k->st ? t : gs_keep(k, lmnn_binary_scalar(op, a, s, NULL, &t), &t);
-}
-
-static lmnn_tensor gs_binary(gs_work *k, lmnn_binary_op op, lmnn_tensor a, lmnn_tensor b) {
-    lmnn_tensor t = {0};
-    return k->st ? t : gs_keep(k, lmnn_binary(op, a, b, NULL, &t), &t);
-}
-
-static lmnn_tensor gs_unary(gs_work *k, lm_status (*f)(lmnn_tensor, lmnn_tensor *), lmnn_tensor a) {
-    lmnn_tensor t = {0};
-    return k->st ? t : gs_keep(k, f(a, &t), &t);
-}
-
-static lmnn_tensor gs_clamp(gs_work *k, lmnn_tensor a, double lo, double hi) {
-    lmnn_tensor t = {0};
-    return k->st ? t : gs_keep(k, lmnn_clamp(a, lo, hi, &t), &t);
+    return k->st ? t : fe_work_keep(k, lmnn_clamp(a, lo, hi, &t), &t);
 }
 
 static lm_status gs_round_even(lmnn_tensor a, lmnn_tensor *out) {
@@ -156,23 +106,27 @@ static lm_status gs_round_even(lmnn_tensor a, lmnn_tensor *out) {
 /* Coordinate x reflected into the image as PyTorch's grid_sample does:
  * about the corner pixels' centres (align_corners) or their outer edges,
  * as many times as it takes, then clamped to [0, size - 1]. */
-static lmnn_tensor gs_reflect(gs_work *k, lmnn_tensor x, int64_t size, bool align) {
+static lmnn_tensor gs_reflect(fe_work *k, lmnn_tensor x, int64_t size, bool align) {
     double lo = align ? 0 : -0.5, span = align ? (double)(size - 1) : (double)size;
-    if (span <= 0) return gs_scalar(k, LMNN_BINARY_MUL, x, 0.0);
+    if (span <= 0) return fe_work_scalar(k, LMNN_BINARY_MUL, x, 0.0);
     /* d = |x - lo|; q = floor(d / span); e = d - q span; odd q runs back. */
-    lmnn_tensor d = gs_unary(k, lmnn_abs, gs_scalar(k, LMNN_BINARY_SUB, x, lo));
-    lmnn_tensor q = gs_unary(k, lmnn_floor, gs_scalar(k, LMNN_BINARY_DIV, d, span));
-    lmnn_tensor e = gs_binary(k, LMNN_BINARY_SUB, d, gs_scalar(k, LMNN_BINARY_MUL, q, span));
-    lmnn_tensor half = gs_unary(k, lmnn_floor, gs_scalar(k, LMNN_BINARY_MUL, q, 0.5));
-    lmnn_tensor odd = gs_binary(k, LMNN_BINARY_SUB, q, gs_scalar(k, LMNN_BINARY_MUL, half, 2.0));
+    lmnn_tensor d = fe_work_unary(k, lmnn_abs, fe_work_scalar(k, LMNN_BINARY_SUB, x, lo));
+    lmnn_tensor q = fe_work_unary(k, lmnn_floor, fe_work_scalar(k, LMNN_BINARY_DIV, d, span));
+    lmnn_tensor e =
+        fe_work_binary(k, LMNN_BINARY_SUB, d, fe_work_scalar(k, LMNN_BINARY_MUL, q, span));
+    lmnn_tensor half = fe_work_unary(k, lmnn_floor, fe_work_scalar(k, LMNN_BINARY_MUL, q, 0.5));
+    lmnn_tensor odd =
+        fe_work_binary(k, LMNN_BINARY_SUB, q, fe_work_scalar(k, LMNN_BINARY_MUL, half, 2.0));
     /* lo + e + odd (span - 2 e) */
-    lmnn_tensor back = gs_scalar(k, LMNN_BINARY_RSUB, gs_scalar(k, LMNN_BINARY_MUL, e, 2.0), span);
-    lmnn_tensor r = gs_binary(k, LMNN_BINARY_ADD, e, gs_binary(k, LMNN_BINARY_MUL, odd, back));
-    return gs_clamp(k, gs_scalar(k, LMNN_BINARY_ADD, r, lo), 0, (double)(size - 1));
+    lmnn_tensor back =
+        fe_work_scalar(k, LMNN_BINARY_RSUB, fe_work_scalar(k, LMNN_BINARY_MUL, e, 2.0), span);
+    lmnn_tensor r =
+        fe_work_binary(k, LMNN_BINARY_ADD, e, fe_work_binary(k, LMNN_BINARY_MUL, odd, back));
+    return gs_clamp(k, fe_work_scalar(k, LMNN_BINARY_ADD, r, lo), 0, (double)(size - 1));
 }
 
 /* The padding rule applied to coordinate x on an axis of `size` pixels. */
-static lmnn_tensor gs_pad(gs_work *k, const gs_params *p, lmnn_tensor x, int64_t size) {
+static lmnn_tensor gs_pad(fe_work *k, const gs_params *p, lmnn_tensor x, int64_t size) {
     switch (p->padding) {
     case GS_BORDER:
         return gs_clamp(k, x, 0, (double)(size - 1));
@@ -193,57 +147,60 @@ typedef struct gs_axis {
 
 /* Cubic convolution weights (A = -0.75) of the taps at -1, 0, 1, 2 from
  * floor(x), for t = x - floor(x). */
-static void gs_cubic_weights(gs_work *k, lmnn_tensor t, lmnn_tensor *w) {
+static void gs_cubic_weights(fe_work *k, lmnn_tensor t, lmnn_tensor *w) {
     const double a = -0.75;
     for (int i = 0; i < 4; i++) {
         /* Distance from the tap: 1 + t, t, 1 - t, 2 - t. */
-        lmnn_tensor d = i == 0   ? gs_scalar(k, LMNN_BINARY_ADD, t, 1.0)
+        lmnn_tensor d = i == 0   ? fe_work_scalar(k, LMNN_BINARY_ADD, t, 1.0)
                         : i == 1 ? t
-                        : i == 2 ? gs_scalar(k, LMNN_BINARY_RSUB, t, 1.0)
-                                 : gs_scalar(k, LMNN_BINARY_RSUB, t, 2.0);
-        lmnn_tensor d2 = gs_binary(k, LMNN_BINARY_MUL, d, d);
+                        : i == 2 ? fe_work_scalar(k, LMNN_BINARY_RSUB, t, 1.0)
+                                 : fe_work_scalar(k, LMNN_BINARY_RSUB, t, 2.0);
+        lmnn_tensor d2 = fe_work_binary(k, LMNN_BINARY_MUL, d, d);
         if (i == 1 || i == 2) {
             /* |d| <= 1: ((a + 2) d - (a + 3)) d^2 + 1 */
-            lmnn_tensor u =
-                gs_scalar(k, LMNN_BINARY_SUB, gs_scalar(k, LMNN_BINARY_MUL, d, a + 2), a + 3);
-            w[i] = gs_scalar(k, LMNN_BINARY_ADD, gs_binary(k, LMNN_BINARY_MUL, u, d2), 1.0);
+            lmnn_tensor u = fe_work_scalar(k, LMNN_BINARY_SUB,
+                                           fe_work_scalar(k, LMNN_BINARY_MUL, d, a + 2), a + 3);
+            w[i] =
+                fe_work_scalar(k, LMNN_BINARY_ADD, fe_work_binary(k, LMNN_BINARY_MUL, u, d2), 1.0);
         } else {
             /* 1 < |d| < 2: ((a d - 5 a) d + 8 a) d - 4 a */
             lmnn_tensor u =
-                gs_scalar(k, LMNN_BINARY_SUB, gs_scalar(k, LMNN_BINARY_MUL, d, a), 5 * a);
+                fe_work_scalar(k, LMNN_BINARY_SUB, fe_work_scalar(k, LMNN_BINARY_MUL, d, a), 5 * a);
             lmnn_tensor v =
-                gs_scalar(k, LMNN_BINARY_ADD, gs_binary(k, LMNN_BINARY_MUL, u, d), 8 * a);
-            w[i] = gs_scalar(k, LMNN_BINARY_SUB, gs_binary(k, LMNN_BINARY_MUL, v, d), 4 * a);
+                fe_work_scalar(k, LMNN_BINARY_ADD, fe_work_binary(k, LMNN_BINARY_MUL, u, d), 8 * a);
+            w[i] =
+                fe_work_scalar(k, LMNN_BINARY_SUB, fe_work_binary(k, LMNN_BINARY_MUL, v, d), 4 * a);
         }
     }
 }
 
 /* The taps of grid coordinate g ([G, 1], in [-1, 1] for the image) on an
  * axis of `size` pixels. */
-static void gs_axis_taps(gs_work *k, const gs_params *p, lmnn_tensor g, int64_t size,
+static void gs_axis_taps(fe_work *k, const gs_params *p, lmnn_tensor g, int64_t size,
                          gs_axis *out) {
     double s = (double)size;
-    lmnn_tensor x =
-        gs_scalar(k, LMNN_BINARY_ADD,
-                  gs_scalar(k, LMNN_BINARY_MUL, g, p->align ? (s - 1) / 2 : s / 2), (s - 1) / 2);
+    lmnn_tensor x = fe_work_scalar(
+        k, LMNN_BINARY_ADD, fe_work_scalar(k, LMNN_BINARY_MUL, g, p->align ? (s - 1) / 2 : s / 2),
+        (s - 1) / 2);
     lmnn_tensor pos[GS_TAPS_MAX], w[GS_TAPS_MAX];
     if (p->mode != GS_CUBIC) x = gs_pad(k, p, x, size);
     if (p->mode == GS_NEAREST) {
         out->taps = 1;
-        pos[0] = gs_unary(k, gs_round_even, x);
-        w[0] = gs_scalar(k, LMNN_BINARY_ADD, gs_scalar(k, LMNN_BINARY_MUL, x, 0.0), 1.0);
+        pos[0] = fe_work_unary(k, gs_round_even, x);
+        w[0] = fe_work_scalar(k, LMNN_BINARY_ADD, fe_work_scalar(k, LMNN_BINARY_MUL, x, 0.0), 1.0);
     } else {
-        lmnn_tensor f = gs_unary(k, lmnn_floor, x), t = gs_binary(k, LMNN_BINARY_SUB, x, f);
+        lmnn_tensor f = fe_work_unary(k, lmnn_floor, x),
+                    t = fe_work_binary(k, LMNN_BINARY_SUB, x, f);
         if (p->mode == GS_LINEAR) {
             out->taps = 2;
             pos[0] = f;
-            pos[1] = gs_scalar(k, LMNN_BINARY_ADD, f, 1.0);
-            w[0] = gs_scalar(k, LMNN_BINARY_RSUB, t, 1.0);
+            pos[1] = fe_work_scalar(k, LMNN_BINARY_ADD, f, 1.0);
+            w[0] = fe_work_scalar(k, LMNN_BINARY_RSUB, t, 1.0);
             w[1] = t;
         } else {
             out->taps = 4;
             for (int i = 0; i < 4; i++)
-                pos[i] = gs_scalar(k, LMNN_BINARY_ADD, f, (double)(i - 1));
+                pos[i] = fe_work_scalar(k, LMNN_BINARY_ADD, f, (double)(i - 1));
             gs_cubic_weights(k, t, w);
             for (int i = 0; i < 4; i++)
                 pos[i] = gs_pad(k, p, pos[i], size);
@@ -252,53 +209,56 @@ static void gs_axis_taps(gs_work *k, const gs_params *p, lmnn_tensor g, int64_t 
     for (uint32_t i = 0; i < out->taps; i++) {
         /* inside = (pos >= 0) (pos <= size - 1) */
         lmnn_tensor inside =
-            gs_binary(k, LMNN_BINARY_MUL, gs_scalar(k, LMNN_BINARY_GE, pos[i], 0.0),
-                      gs_scalar(k, LMNN_BINARY_LE, pos[i], s - 1));
-        out->weight[i] = gs_binary(k, LMNN_BINARY_MUL, w[i], inside);
+            fe_work_binary(k, LMNN_BINARY_MUL, fe_work_scalar(k, LMNN_BINARY_GE, pos[i], 0.0),
+                           fe_work_scalar(k, LMNN_BINARY_LE, pos[i], s - 1));
+        out->weight[i] = fe_work_binary(k, LMNN_BINARY_MUL, w[i], inside);
         out->index[i] = gs_clamp(k, pos[i], 0, s - 1);
     }
 }
 
 /* The image X ([N, C, H, W]) as channel rows [N * H * W, C]. */
-static lmnn_tensor gs_image_rows(gs_work *k, lmnn_tensor x, int64_t rows, int64_t ch) {
+static lmnn_tensor gs_image_rows(fe_work *k, lmnn_tensor x, int64_t rows, int64_t ch) {
     lmnn_tensor t = {0};
     lmnn_shape img_rows = LMNN_SHAPE((uint32_t)rows, (uint32_t)ch);
-    lmnn_tensor nhwc = gs_keep(k, lmnn_permute(x, (const int32_t[]){0, 2, 3, 1}, 4, NULL, &t), &t);
-    return k->st ? t : gs_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
+    lmnn_tensor nhwc =
+        fe_work_keep(k, lmnn_permute(x, (const int32_t[]){0, 2, 3, 1}, 4, NULL, &t), &t);
+    return k->st ? t : fe_work_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
 }
 
 /* A float input in float32 whatever the dtype mode (positions stay exact). */
-static lmnn_tensor gs_float32(gs_work *k, lmnn_tensor a) {
+static lmnn_tensor gs_float32(fe_work *k, lmnn_tensor a) {
     lmnn_tensor_info info;
     lmnn_tensor t = {0};
     if (k->st || (k->st = lmnn_tensor_get_info(a, &info))) return t;
-    return info.dtype == LMNN_FLOAT32 ? a : gs_keep(k, lmnn_typecast(a, LMNN_FLOAT32, &t), &t);
+    return info.dtype == LMNN_FLOAT32 ? a : fe_work_keep(k, lmnn_typecast(a, LMNN_FLOAT32, &t), &t);
 }
 
 /* The G samples [G, C] of image rows `img` at every pair of a y tap and an
  * x tap: rows base + y W + x, each times the pair's weight, combined by sum
  * (or max, `take_max`). The taps' tensors broadcast together to G
  * elements. A new tensor in *out. */
-static void gs_sample(gs_work *k, lmnn_tensor img, lmnn_tensor base, const gs_axis *ay,
+static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_axis *ay,
                       const gs_axis *ax, int64_t width, int64_t G, bool take_max,
                       lmnn_tensor *out) {
     lmnn_tensor t = {0}, acc = {0};
     lmnn_shape column = LMNN_SHAPE((uint32_t)G, 1);
     for (uint32_t i = 0; i < ay->taps && !k->st; i++) {
         uint32_t mark = k->count;
-        lmnn_tensor row = gs_binary(k, LMNN_BINARY_ADD, base,
-                                    gs_scalar(k, LMNN_BINARY_MUL, ay->index[i], (double)width));
+        lmnn_tensor row =
+            fe_work_binary(k, LMNN_BINARY_ADD, base,
+                           fe_work_scalar(k, LMNN_BINARY_MUL, ay->index[i], (double)width));
         for (uint32_t j = 0; j < ax->taps && !k->st; j++) {
             uint32_t inner = k->count;
-            lmnn_tensor at = gs_binary(k, LMNN_BINARY_ADD, row, ax->index[j]);
-            lmnn_tensor wt = gs_binary(k, LMNN_BINARY_MUL, ay->weight[i], ax->weight[j]);
+            lmnn_tensor at = fe_work_binary(k, LMNN_BINARY_ADD, row, ax->index[j]);
+            lmnn_tensor wt = fe_work_binary(k, LMNN_BINARY_MUL, ay->weight[i], ax->weight[j]);
             lmnn_tensor_info wi;
             if (!k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
                 (wi.shape.rank != 2 || wi.shape.dims[1] != 1))
-                wt = gs_keep(k, lmnn_reshape(wt, &column, NULL, &t), &t);
-            lmnn_tensor idx = k->st ? t : gs_keep(k, fe_rows_index(at, G, &t), &t);
-            lmnn_tensor got = k->st ? t : gs_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
-            lmnn_tensor part = gs_binary(k, LMNN_BINARY_MUL, got, wt);
+                wt = fe_work_keep(k, lmnn_reshape(wt, &column, NULL, &t), &t);
+            lmnn_tensor idx = k->st ? t : fe_work_keep(k, fe_rows_index(at, G, &t), &t);
+            lmnn_tensor got =
+                k->st ? t : fe_work_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
+            lmnn_tensor part = fe_work_binary(k, LMNN_BINARY_MUL, got, wt);
             if (!k->st && !acc.id) {
                 /* The first part becomes the result: out of the work list. */
                 acc = part;
@@ -311,9 +271,9 @@ static void gs_sample(gs_work *k, lmnn_tensor img, lmnn_tensor base, const gs_ax
                     acc = sum;
                 }
             }
-            gs_release(k, inner);
+            fe_work_release(k, inner);
         }
-        gs_release(k, mark);
+        fe_work_release(k, mark);
     }
     if (k->st) {
         fe_free(acc);
@@ -338,28 +298,28 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
         (st = fe_in_dev(c, n, 1, &grid)))
         return st;
 
-    gs_work *k = calloc(1, sizeof *k);
+    fe_work *k = calloc(1, sizeof *k);
     if (!k) return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     lmnn_tensor t = {0}, acc = {0}, y = {0};
     lmnn_tensor img = gs_image_rows(k, x, p.n * p.h * p.w, p.ch);
     /* The grid as [G, 2], x then y. */
     lmnn_shape grid_rows = LMNN_SHAPE((uint32_t)G, 2);
     lmnn_tensor g32 = gs_float32(k, grid);
-    lmnn_tensor gr = k->st ? t : gs_keep(k, lmnn_reshape(g32, &grid_rows, NULL, &t), &t);
+    lmnn_tensor gr = k->st ? t : fe_work_keep(k, lmnn_reshape(g32, &grid_rows, NULL, &t), &t);
     lmnn_tensor gxy[2];
     for (int i = 0; i < 2; i++) {
         int32_t b[2] = {0, i}, e[2] = {(int32_t)G, i + 1};
-        gxy[i] = k->st ? t : gs_keep(k, lmnn_slice(gr, b, e, NULL, 2, NULL, &t), &t);
+        gxy[i] = k->st ? t : fe_work_keep(k, lmnn_slice(gr, b, e, NULL, 2, NULL, &t), &t);
     }
     gs_axis ax, ay;
     gs_axis_taps(k, &p, gxy[0], p.w, &ax);
     gs_axis_taps(k, &p, gxy[1], p.h, &ay);
     gs_sample(k, img, base, &ay, &ax, p.w, G, false, &acc);
     lmnn_shape spatial = LMNN_SHAPE((uint32_t)p.n, (uint32_t)p.oh, (uint32_t)p.ow, (uint32_t)p.ch);
-    lmnn_tensor r = k->st ? t : gs_keep(k, lmnn_reshape(acc, &spatial, NULL, &t), &t);
+    lmnn_tensor r = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &spatial, NULL, &t), &t);
     if (!k->st) k->st = lmnn_permute(r, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
     st = k->st;
-    gs_release(k, 0);
+    fe_work_release(k, 0);
     free(k);
     fe_free(acc);
     if (st) return fe_nn_fail(c, n, st);
@@ -451,42 +411,46 @@ static lm_status infer_roialign(fe_ctx *c, const fe_node *n) {
 
 /* One axis's two taps for sample coordinates `at` on an axis of `size`
  * pixels (the Mask R-CNN bilinear rules). */
-static void ra_axis_taps(gs_work *k, lmnn_tensor at, int64_t size, gs_axis *out) {
+static void ra_axis_taps(fe_work *k, lmnn_tensor at, int64_t size, gs_axis *out) {
     double last = (double)(size - 1);
     /* inside = (at >= -1) (at <= size) */
-    lmnn_tensor inside = gs_binary(k, LMNN_BINARY_MUL, gs_scalar(k, LMNN_BINARY_GE, at, -1.0),
-                                   gs_scalar(k, LMNN_BINARY_LE, at, (double)size));
-    lmnn_tensor v = gs_scalar(k, LMNN_BINARY_MAXIMUM, at, 0.0);
-    lmnn_tensor low = gs_unary(k, lmnn_floor, v);
+    lmnn_tensor inside =
+        fe_work_binary(k, LMNN_BINARY_MUL, fe_work_scalar(k, LMNN_BINARY_GE, at, -1.0),
+                       fe_work_scalar(k, LMNN_BINARY_LE, at, (double)size));
+    lmnn_tensor v = fe_work_scalar(k, LMNN_BINARY_MAXIMUM, at, 0.0);
+    lmnn_tensor low = fe_work_unary(k, lmnn_floor, v);
     /* At or past the last pixel: both taps on it, the coordinate too. */
-    lmnn_tensor end = gs_scalar(k, LMNN_BINARY_GE, low, last);
-    low = gs_scalar(k, LMNN_BINARY_MINIMUM, low, last);
-    v = gs_binary(k, LMNN_BINARY_ADD, v,
-                  gs_binary(k, LMNN_BINARY_MUL, end, gs_binary(k, LMNN_BINARY_SUB, low, v)));
-    lmnn_tensor l = gs_binary(k, LMNN_BINARY_SUB, v, low);
+    lmnn_tensor end = fe_work_scalar(k, LMNN_BINARY_GE, low, last);
+    low = fe_work_scalar(k, LMNN_BINARY_MINIMUM, low, last);
+    v = fe_work_binary(
+        k, LMNN_BINARY_ADD, v,
+        fe_work_binary(k, LMNN_BINARY_MUL, end, fe_work_binary(k, LMNN_BINARY_SUB, low, v)));
+    lmnn_tensor l = fe_work_binary(k, LMNN_BINARY_SUB, v, low);
     out->taps = 2;
     out->index[0] = low;
     out->index[1] =
-        gs_scalar(k, LMNN_BINARY_MINIMUM, gs_scalar(k, LMNN_BINARY_ADD, low, 1.0), last);
-    out->weight[0] = gs_binary(k, LMNN_BINARY_MUL, gs_scalar(k, LMNN_BINARY_RSUB, l, 1.0), inside);
-    out->weight[1] = gs_binary(k, LMNN_BINARY_MUL, l, inside);
+        fe_work_scalar(k, LMNN_BINARY_MINIMUM, fe_work_scalar(k, LMNN_BINARY_ADD, low, 1.0), last);
+    out->weight[0] =
+        fe_work_binary(k, LMNN_BINARY_MUL, fe_work_scalar(k, LMNN_BINARY_RSUB, l, 1.0), inside);
+    out->weight[1] = fe_work_binary(k, LMNN_BINARY_MUL, l, inside);
 }
 
 /* Sample coordinates [R, bins * ratio] along one axis from the RoIs' start
  * and end columns (`lo`, `hi`, [R, 1]): start + fraction * bin, fraction
  * bin + (i + 0.5) / ratio from a host table. */
-static lmnn_tensor ra_coords(gs_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
+static lmnn_tensor ra_coords(fe_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
                              int64_t bins, lmnn_tensor fractions) {
     double off = p->half_pixel ? 0.5 : 0.0;
     lmnn_tensor start =
-        gs_scalar(k, LMNN_BINARY_SUB, gs_scalar(k, LMNN_BINARY_MUL, lo, p->scale), off);
+        fe_work_scalar(k, LMNN_BINARY_SUB, fe_work_scalar(k, LMNN_BINARY_MUL, lo, p->scale), off);
     lmnn_tensor end =
-        gs_scalar(k, LMNN_BINARY_SUB, gs_scalar(k, LMNN_BINARY_MUL, hi, p->scale), off);
-    lmnn_tensor len = gs_binary(k, LMNN_BINARY_SUB, end, start);
+        fe_work_scalar(k, LMNN_BINARY_SUB, fe_work_scalar(k, LMNN_BINARY_MUL, hi, p->scale), off);
+    lmnn_tensor len = fe_work_binary(k, LMNN_BINARY_SUB, end, start);
     /* The older rule keeps every RoI at least a pixel long. */
-    if (!p->half_pixel) len = gs_scalar(k, LMNN_BINARY_MAXIMUM, len, 1.0);
-    lmnn_tensor bin = gs_scalar(k, LMNN_BINARY_DIV, len, (double)bins);
-    return gs_binary(k, LMNN_BINARY_ADD, start, gs_binary(k, LMNN_BINARY_MUL, fractions, bin));
+    if (!p->half_pixel) len = fe_work_scalar(k, LMNN_BINARY_MAXIMUM, len, 1.0);
+    lmnn_tensor bin = fe_work_scalar(k, LMNN_BINARY_DIV, len, (double)bins);
+    return fe_work_binary(k, LMNN_BINARY_ADD, start,
+                          fe_work_binary(k, LMNN_BINARY_MUL, fractions, bin));
 }
 
 static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
@@ -511,18 +475,18 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
         return st;
     if ((st = fe_in_float_as(c, n, 2, 3, (int64_t[]){R, 1, 1}, &bidx))) return st;
 
-    gs_work *k = calloc(1, sizeof *k);
+    fe_work *k = calloc(1, sizeof *k);
     if (!k) {
         fe_free(bidx);
         return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
-    gs_keep(k, LM_OK, &bidx);
+    fe_work_keep(k, LM_OK, &bidx);
     lmnn_tensor t = {0}, acc = {0}, y = {0};
     lmnn_tensor img = gs_image_rows(k, x, p.n * p.h * p.w, p.ch);
     lmnn_tensor r32 = gs_float32(k, rois), col[4];
     for (int i = 0; i < 4; i++) {
         int32_t b[2] = {0, i}, e[2] = {(int32_t)R, i + 1};
-        col[i] = k->st ? t : gs_keep(k, lmnn_slice(r32, b, e, NULL, 2, NULL, &t), &t);
+        col[i] = k->st ? t : fe_work_keep(k, lmnn_slice(r32, b, e, NULL, 2, NULL, &t), &t);
     }
     /* y [R, P] as [R, P, 1] and x [R, Q] as [R, 1, Q]: their taps broadcast
      * to the G samples. */
@@ -530,28 +494,29 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
                xs = LMNN_SHAPE((uint32_t)R, 1, (uint32_t)Q);
     lmnn_tensor yc = ra_coords(k, &p, col[1], col[3], p.oh, fy);
     lmnn_tensor xc = ra_coords(k, &p, col[0], col[2], p.ow, fx);
-    lmnn_tensor y3 = k->st ? t : gs_keep(k, lmnn_reshape(yc, &ys, NULL, &t), &t);
-    lmnn_tensor x3 = k->st ? t : gs_keep(k, lmnn_reshape(xc, &xs, NULL, &t), &t);
+    lmnn_tensor y3 = k->st ? t : fe_work_keep(k, lmnn_reshape(yc, &ys, NULL, &t), &t);
+    lmnn_tensor x3 = k->st ? t : fe_work_keep(k, lmnn_reshape(xc, &xs, NULL, &t), &t);
     gs_axis ay, ax;
     ra_axis_taps(k, y3, p.h, &ay);
     ra_axis_taps(k, x3, p.w, &ax);
-    lmnn_tensor base = gs_scalar(k, LMNN_BINARY_MUL, bidx, (double)(p.h * p.w));
+    lmnn_tensor base = fe_work_scalar(k, LMNN_BINARY_MUL, bidx, (double)(p.h * p.w));
     gs_sample(k, img, base, &ay, &ax, p.w, G, p.take_max, &acc);
     /* [R, OH, ratio, OW, ratio, C]: pool each bin's samples. */
     lmnn_shape bins = {6,
                        {(uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ratio, (uint32_t)p.ow,
                         (uint32_t)p.ratio, (uint32_t)p.ch}};
-    lmnn_tensor b6 = k->st ? t : gs_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
+    lmnn_tensor b6 = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
     lmnn_reduce_options ro;
     lmnn_reduce_options_init(&ro);
     ro.dims[0] = 2;
     ro.dims[1] = 4;
     ro.dim_count = 2;
     lmnn_tensor pooled =
-        k->st ? t : gs_keep(k, p.take_max ? lmnn_max(b6, &ro, &t) : lmnn_mean(b6, &ro, &t), &t);
+        k->st ? t
+              : fe_work_keep(k, p.take_max ? lmnn_max(b6, &ro, &t) : lmnn_mean(b6, &ro, &t), &t);
     if (!k->st) k->st = lmnn_permute(pooled, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
     st = k->st;
-    gs_release(k, 0);
+    fe_work_release(k, 0);
     free(k);
     fe_free(acc);
     if (st) return fe_nn_fail(c, n, st);

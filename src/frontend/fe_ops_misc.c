@@ -1,6 +1,6 @@
 /* Ops built from several library calls: EyeLike and the windows (Hann,
- * Hamming, Blackman; folded), OneHot, CumSum, NegativeLogLikelihoodLoss and
- * SoftmaxCrossEntropyLoss. */
+ * Hamming, Blackman; folded), OneHot, CumSum, NegativeLogLikelihoodLoss,
+ * SoftmaxCrossEntropyLoss and Det. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,8 +390,160 @@ static lm_status lower_sce(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 1, logp);
 }
 
+/* ---- Det: LU elimination with partial pivoting, on the device ----
+ * Over a batch of M x M matrices at once, each of the M steps full-size
+ * element-wise ops (no per-matrix work on the host): the pivot row is the
+ * largest |a| at or below the diagonal (ArgMax), swapped in with one-hot
+ * row masks (each swap flips the sign), the pivot multiplied into the
+ * determinant, and the rows below reduced by it. A zero pivot (a singular
+ * matrix) gives 0; division by it is avoided. */
+
+#define DET_MAX 64 /* each step is a dozen launches */
+
+static lm_status infer_det(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (!st)
+        st = fe_check_elem(
+            c, n, 0, (const fe_elem[]){FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16, FE_UNDEFINED});
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be [*, M, M] (square matrices)");
+    if (x->dims[x->rank - 1] > DET_MAX)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "matrices of %lld x %lld (at most %d x %d)",
+                       (long long)x->dims[x->rank - 1], (long long)x->dims[x->rank - 1], DET_MAX,
+                       DET_MAX);
+    return fe_set_out_type(c, n, 0, x->elem, x->rank - 2, x->dims);
+}
+
+/* Host column [1, M, 1] with `on` where the row index r satisfies the
+ * relation with k (-1: r < k, 0: r == k, 1: r > k, 2: r >= k, 3: r itself). */
+static lm_status det_column(fe_ctx *c, const fe_node *n, uint32_t slot, int64_t m, int64_t k,
+                            int rel, lmnn_tensor *out) {
+    fe_tensor *t;
+    lm_status st = fe_const_new(c, FE_FLOAT, 3, (int64_t[]){1, m, 1}, &t);
+    if (st) return fe_nn_fail(c, n, st);
+    for (int64_t r = 0; r < m; r++) {
+        double v = rel == 0 ? r == k : rel == 1 ? r > k : rel == 2 ? r >= k : (double)r;
+        fe_tensor_set_f64(t, (uint64_t)r, v);
+    }
+    return fe_aux_f32(c, n, slot, t, out);
+}
+
+static lm_status lower_det(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    int64_t m = x->dims[x->rank - 1], b = 1;
+    for (int32_t d = 0; d < x->rank - 2; d++)
+        b *= x->dims[d];
+    lmnn_tensor a, rows;
+    lm_status st = fe_in_float_as(c, n, 0, 3, (int64_t[]){b, m, m}, &a);
+    if (st) return st;
+    if ((st = det_column(c, n, 0, m, 0, 3, &rows))) {
+        fe_free(a);
+        return st;
+    }
+    fe_work *w = calloc(1, sizeof *w);
+    if (!w) {
+        fe_free(a);
+        return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    /* a and det (the product so far) are the loop's own, off the list. */
+    lmnn_tensor det = {0}, t = {0};
+    lmnn_reduce_options arg, sum;
+    lmnn_reduce_options_init(&arg);
+    arg.dims[0] = 1;
+    arg.dim_count = 1;
+    arg.keepdim = true;
+    sum = arg;
+    arg.output.dtype = LMNN_INT32;
+    for (int64_t k = 0; k < m && !w->st; k++) {
+        uint32_t mark = w->count;
+        lmnn_tensor ek, ge, below = {0};
+        if ((w->st = det_column(c, n, 1 + 3 * (uint32_t)k, m, k, 0, &ek)) ||
+            (w->st = det_column(c, n, 2 + 3 * (uint32_t)k, m, k, 2, &ge)) ||
+            (k + 1 < m && (w->st = det_column(c, n, 3 + 3 * (uint32_t)k, m, k, 1, &below))))
+            break;
+        int32_t cb[3] = {0, 0, (int32_t)k}, ce[3] = {(int32_t)b, (int32_t)m, (int32_t)k + 1};
+        int32_t rb[3] = {0, (int32_t)k, 0}, re[3] = {(int32_t)b, (int32_t)k + 1, (int32_t)m};
+        /* |column k| at or below the diagonal, -1 above: its ArgMax. */
+        lmnn_tensor col = fe_work_slice(w, a, cb, ce, 3);
+        lmnn_tensor masked =
+            fe_work_binary(w, LMNN_BINARY_ADD,
+                           fe_work_binary(w, LMNN_BINARY_MUL, fe_work_unary(w, lmnn_abs, col), ge),
+                           fe_work_scalar(w, LMNN_BINARY_SUB, ge, 1.0));
+        lmnn_tensor p = w->st ? t : fe_work_keep(w, lmnn_argmax(masked, &arg, &t), &t);
+        lmnn_tensor pf = w->st ? t : fe_work_keep(w, lmnn_typecast(p, LMNN_FLOAT32, &t), &t);
+        lmnn_tensor ep = fe_work_binary(w, LMNN_BINARY_EQ, rows, pf);
+        /* Rows k and p swapped with 0/1 masks, every element one nonzero
+         * term so the swap is exact: a keep + ek row_p + (ep - ek ep) row_k. */
+        lmnn_tensor row_k = fe_work_slice(w, a, rb, re, 3);
+        lmnn_tensor row_p =
+            w->st ? t
+                  : fe_work_keep(w, lmnn_sum(fe_work_binary(w, LMNN_BINARY_MUL, a, ep), &sum, &t),
+                                 &t);
+        lmnn_tensor epx =
+            fe_work_binary(w, LMNN_BINARY_MUL, ep, fe_work_scalar(w, LMNN_BINARY_RSUB, ek, 1.0));
+        lmnn_tensor keep =
+            fe_work_binary(w, LMNN_BINARY_SUB, fe_work_scalar(w, LMNN_BINARY_RSUB, ek, 1.0), epx);
+        lmnn_tensor swapped = fe_work_binary(
+            w, LMNN_BINARY_ADD,
+            fe_work_binary(w, LMNN_BINARY_ADD, fe_work_binary(w, LMNN_BINARY_MUL, a, keep),
+                           fe_work_binary(w, LMNN_BINARY_MUL, ek, row_p)),
+            fe_work_binary(w, LMNN_BINARY_MUL, epx, row_k));
+        /* The sign: -1 when p != k. */
+        lmnn_tensor sign =
+            fe_work_scalar(w, LMNN_BINARY_RSUB,
+                           fe_work_scalar(w, LMNN_BINARY_MUL,
+                                          fe_work_scalar(w, LMNN_BINARY_NE, pf, (double)k), 2.0),
+                           1.0);
+        int32_t pb[3] = {0, (int32_t)k, (int32_t)k},
+                pe[3] = {(int32_t)b, (int32_t)k + 1, (int32_t)k + 1};
+        lmnn_tensor pivot = fe_work_slice(w, swapped, pb, pe, 3);
+        lmnn_tensor step = fe_work_binary(w, LMNN_BINARY_MUL, pivot, sign);
+        lmnn_tensor next_det = det.id ? fe_work_binary(w, LMNN_BINARY_MUL, det, step) : step;
+        lmnn_tensor next_a = swapped;
+        if (k + 1 < m) {
+            /* Rows below: minus (a_rk / pivot) times the pivot row. */
+            lmnn_tensor safe = fe_work_binary(w, LMNN_BINARY_ADD, pivot,
+                                              fe_work_scalar(w, LMNN_BINARY_EQ, pivot, 0.0));
+            lmnn_tensor f = fe_work_binary(
+                w, LMNN_BINARY_MUL,
+                fe_work_binary(w, LMNN_BINARY_DIV, fe_work_slice(w, swapped, cb, ce, 3), safe),
+                below);
+            next_a = fe_work_binary(
+                w, LMNN_BINARY_SUB, swapped,
+                fe_work_binary(w, LMNN_BINARY_MUL, f, fe_work_slice(w, swapped, rb, re, 3)));
+        }
+        if (w->st) break;
+        /* The step's matrix and product move off the list; the rest of the
+         * step, and the previous matrix and product, are freed. */
+        for (uint32_t i = mark; i < w->count; i++)
+            if (w->made[i].id == next_a.id || w->made[i].id == next_det.id)
+                w->made[i] = (lmnn_tensor){0};
+        fe_work_release(w, mark);
+        fe_free(a);
+        fe_free(det);
+        a = next_a;
+        det = next_det;
+    }
+    lmnn_tensor out = {0};
+    if (!w->st) {
+        lmnn_shape s = fe_shape(x->rank - 2, x->dims);
+        w->st = lmnn_reshape(det, &s, NULL, &out);
+    }
+    st = w->st;
+    fe_work_release(w, 0);
+    free(w);
+    fe_free(a);
+    fe_free(det);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, out);
+}
+
 const fe_op_def fe_ops_misc[] = {
     {"EyeLike", infer_eyelike, NULL, 0, NULL},
+    {"Det", infer_det, lower_det, 0, NULL},
     {"HannWindow", infer_window, NULL, 1u << 0, NULL},
     {"HammingWindow", infer_window, NULL, 1u << 0, NULL},
     {"BlackmanWindow", infer_window, NULL, 1u << 0, NULL},

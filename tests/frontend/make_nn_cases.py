@@ -1059,3 +1059,16 @@ write_case("refuse_roialign_adaptive_ratio",
                              output_width=4)],
            [("x", rx), ("rois", rr), ("b", rb)], [("y", (TensorProto.FLOAT, [5, 3, 3, 4]))], 16,
            expect="sampling_ratio=0 (a sample grid that depends on each RoI's size at run time)")
+
+# Det against NumPy: a batch of 5 x 5 matrices, one singular (two equal
+# rows), one with a
+# zero on the diagonal (pivoting), a permutation (det -1), and 1 x 1.
+dm = f32(2, 3, 5, 5)
+dm[0, 1, 4] = dm[0, 1, 2]  # two equal rows: det exactly 0
+dm[1, 0] = np.eye(5, dtype=np.float32)[[1, 0, 2, 4, 3]]  # two swaps: det 1
+dm[1, 2, 0, 0] = 0.0
+write_case("det_batched_pivoting", [helper.make_node("Det", ["x"], ["y"])], [("x", dm)],
+           [("y", np.linalg.det(dm.astype(np.float64)).astype(np.float32))], 11)
+d1 = f32(4, 1, 1)
+write_case("det_1x1", [helper.make_node("Det", ["x"], ["y"])], [("x", d1)],
+           [("y", d1[:, 0, 0].copy())], 11)

@@ -691,6 +691,27 @@ static void test_maxpool_indices_refusals(void) {
                 "node 'pool' (MaxPool): attribute storage_order=2 is not 0 or 1");
 }
 
+/* Det wants square matrices of at most 64 x 64. */
+static void test_det_refusals(void) {
+    int64_t xd[3] = {2, 3, 4}, yd = 2;
+    Onnx__GraphProto *g = ob_graph("d");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, &yd, NULL)));
+    ob_node(g, "Det", "det", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'det' (Det): X must be [*, M, M] (square matrices)");
+    xd[1] = xd[2] = 65;
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "matrices of 65 x 65 (at most 64 x 64)");
+    xd[1] = xd[2] = 3;
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -855,6 +876,7 @@ int main(void) {
     TEST_RUN(test_spectral_refusals);
     TEST_RUN(test_gridsample_refusals);
     TEST_RUN(test_maxpool_indices_refusals);
+    TEST_RUN(test_det_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);

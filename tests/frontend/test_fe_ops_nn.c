@@ -108,6 +108,7 @@ static op_tests ops[] = {
     {"MelWeightMatrix", "node", "test_melweightmatrix", 0, 0, 0},
     {"GridSample", "node", "test_gridsample", 0, 0, 0},
     {"RoiAlign", "node", "test_roialign", 0, 0, 0},
+    {"Det", "node", "test_det", 0, 0, 0},
     {"AveragePool", "pytorch-converted", "test_AvgPool", 0, 0, 0},
     {"BatchNormalization", "pytorch-converted", "test_BatchNorm", 0, 0, 0},
     {"Conv", "pytorch-converted", "test_Conv", 0, 0, 0},
