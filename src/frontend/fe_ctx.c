@@ -137,6 +137,19 @@ lm_status fe_attr_string(fe_ctx *c, const fe_node *n, const char *name, const ch
     return st;
 }
 
+lm_status fe_attr_choice(fe_ctx *c, const fe_node *n, const char *name, const char *def,
+                         const char *const *names, int *out) {
+    const char *v;
+    lm_status st = fe_attr_string(c, n, name, def, &v);
+    if (st) return st;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return LM_OK;
+        }
+    return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute %s=%s is not valid", name, v);
+}
+
 lm_status fe_attr_ints(fe_ctx *c, const fe_node *n, const char *name, const int64_t **out,
                        size_t *out_count) {
     lm_status st;

@@ -168,6 +168,11 @@ lm_status fe_attr_float(fe_ctx *c, const fe_node *n, const char *name, float def
 /* *out NULL when missing and def NULL. */
 lm_status fe_attr_string(fe_ctx *c, const fe_node *n, const char *name, const char *def,
                          const char **out);
+/* A string attribute (`def` when missing) that must be one of the
+ * NULL-terminated `names`: its index in *out, else "attribute NAME=VALUE is
+ * not valid" (LM_ERR_INVALID_FILE). */
+lm_status fe_attr_choice(fe_ctx *c, const fe_node *n, const char *name, const char *def,
+                         const char *const *names, int *out);
 /* *out_count 0 and *out NULL when missing. */
 lm_status fe_attr_ints(fe_ctx *c, const fe_node *n, const char *name, const int64_t **out,
                        size_t *out_count);

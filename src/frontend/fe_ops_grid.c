@@ -30,34 +30,24 @@ typedef struct gs_params {
     int64_t n, ch, h, w, oh, ow;
 } gs_params;
 
-/* Index of `s` in the NULL-terminated `names`, or -1. */
-static int name_index(const char *s, const char *const *names) {
-    for (int i = 0; names[i]; i++)
-        if (strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
 static lm_status gs_params_of(fe_ctx *c, const fe_node *n, gs_params *p) {
+    memset(p, 0, sizeof *p);
     /* Opset 20 renamed the modes after the axis count they generalise to. */
     static const char *const modes16[] = {"nearest", "bilinear", "bicubic", NULL};
     static const char *const modes20[] = {"nearest", "linear", "cubic", NULL};
     static const char *const paddings[] = {"zeros", "border", "reflection", NULL};
     bool v20 = n->opset >= 20;
-    const char *mode, *padding;
+    int m = 0, pad = 0;
     int64_t align;
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st)
         st = fe_check_attrs(c, n,
                             (const char *const[]){"align_corners", "mode", "padding_mode", NULL});
-    if (!st) st = fe_attr_string(c, n, "mode", v20 ? "linear" : "bilinear", &mode);
-    if (!st) st = fe_attr_string(c, n, "padding_mode", "zeros", &padding);
+    if (!st)
+        st = fe_attr_choice(c, n, "mode", v20 ? "linear" : "bilinear", v20 ? modes20 : modes16, &m);
+    if (!st) st = fe_attr_choice(c, n, "padding_mode", "zeros", paddings, &pad);
     if (!st) st = fe_attr_int(c, n, "align_corners", 0, &align);
     if (st) return st;
-    int m = name_index(mode, v20 ? modes20 : modes16), pad = name_index(padding, paddings);
-    if (m < 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute mode=%s is not valid", mode);
-    if (pad < 0)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute padding_mode=%s is not valid",
-                       padding);
     p->mode = (gs_mode)m;
     p->padding = (gs_padding)pad;
     p->align = align != 0;
@@ -342,7 +332,8 @@ typedef struct ra_params {
 } ra_params;
 
 static lm_status ra_params_of(fe_ctx *c, const fe_node *n, ra_params *p) {
-    const char *mode, *coord;
+    memset(p, 0, sizeof *p);
+    int mode = 0, coord = 0;
     float scale;
     lm_status st = fe_check_inputs(c, n, 3, 3);
     if (!st)
@@ -350,23 +341,20 @@ static lm_status ra_params_of(fe_ctx *c, const fe_node *n, ra_params *p) {
                             (const char *const[]){"coordinate_transformation_mode", "mode",
                                                   "output_height", "output_width", "sampling_ratio",
                                                   "spatial_scale", NULL});
-    if (!st) st = fe_attr_string(c, n, "mode", "avg", &mode);
+    if (!st)
+        st = fe_attr_choice(c, n, "mode", "avg", (const char *const[]){"avg", "max", NULL}, &mode);
     /* Opset 10 had no such attribute and behaved as output_half_pixel. */
     if (!st)
-        st = fe_attr_string(c, n, "coordinate_transformation_mode",
-                            n->opset >= 16 ? "half_pixel" : "output_half_pixel", &coord);
+        st = fe_attr_choice(c, n, "coordinate_transformation_mode",
+                            n->opset >= 16 ? "half_pixel" : "output_half_pixel",
+                            (const char *const[]){"half_pixel", "output_half_pixel", NULL}, &coord);
     if (!st) st = fe_attr_int(c, n, "output_height", 1, &p->oh);
     if (!st) st = fe_attr_int(c, n, "output_width", 1, &p->ow);
     if (!st) st = fe_attr_int(c, n, "sampling_ratio", 0, &p->ratio);
     if (!st) st = fe_attr_float(c, n, "spatial_scale", 1.0f, &scale);
     if (st) return st;
-    if (strcmp(mode, "avg") && strcmp(mode, "max"))
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute mode=%s is not valid", mode);
-    if (strcmp(coord, "half_pixel") && strcmp(coord, "output_half_pixel"))
-        return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "attribute coordinate_transformation_mode=%s is not valid", coord);
-    p->take_max = !strcmp(mode, "max");
-    p->half_pixel = !strcmp(coord, "half_pixel");
+    p->take_max = mode == 1;
+    p->half_pixel = coord == 0;
     p->scale = scale;
     if (p->oh < 1 || p->ow < 1 || p->oh > 4096 || p->ow > 4096)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,

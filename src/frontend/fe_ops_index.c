@@ -195,16 +195,11 @@ typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction;
 enum { SCATTER_SERIAL_MAX = 4096 };
 
 static lm_status read_reduction(fe_ctx *c, const fe_node *n, reduction *out) {
-    const char *r;
-    lm_status st = fe_attr_string(c, n, "reduction", "none", &r);
-    if (st) return st;
-    static const char *const names[] = {"none", "add", "mul", "max", "min"};
-    for (int i = 0; i < 5; i++)
-        if (!strcmp(r, names[i])) {
-            *out = (reduction)i;
-            return LM_OK;
-        }
-    return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute reduction=%s is not valid", r);
+    static const char *const names[] = {"none", "add", "mul", "max", "min", NULL};
+    int r = 0;
+    lm_status st = fe_attr_choice(c, n, "reduction", "none", names, &r);
+    if (!st) *out = (reduction)r;
+    return st;
 }
 
 /* A host table uploaded once: [rows, cols] float with element (i, j) =

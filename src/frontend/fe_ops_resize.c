@@ -49,13 +49,6 @@ static bool is_upsample(const fe_node *n) {
     return strcmp(n->op_type, "Upsample") == 0;
 }
 
-/* Index of `s` in the NULL-terminated `names`, or -1. */
-static int name_index(const char *s, const char *const *names) {
-    for (int i = 0; names[i]; i++)
-        if (strcmp(s, names[i]) == 0) return i;
-    return -1;
-}
-
 static lm_status read_modes(fe_ctx *c, const fe_node *n, resize_params *p) {
     static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
     static const char *const coords[] = {
@@ -63,13 +56,13 @@ static lm_status read_modes(fe_ctx *c, const fe_node *n, resize_params *p) {
         "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
     static const char *const nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
                                         NULL};
-    const char *mode, *coord, *near;
-    lm_status st = fe_attr_string(c, n, "mode", "nearest", &mode);
+    /* Upsample's linear was also spelt bilinear by some exporters; it has
+     * no cubic. */
+    static const char *const up_modes[] = {"nearest", "linear", "bilinear", NULL};
+    int m = 0, ci = 0, ni = 0;
+    lm_status st = fe_attr_choice(c, n, "mode", "nearest", is_upsample(n) ? up_modes : modes, &m);
     if (st) return st;
-    /* Upsample's linear was also spelt bilinear by some exporters. */
-    int m = is_upsample(n) && !strcmp(mode, "bilinear") ? MODE_LINEAR : name_index(mode, modes);
-    if (m < 0 || (is_upsample(n) && m == MODE_CUBIC))
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute mode=%s is not valid", mode);
+    if (m == 2 && is_upsample(n)) m = MODE_LINEAR;
     p->mode = (interp_mode)m;
     p->cubic_a = -0.75;
     p->extrapolation = 0;
@@ -83,19 +76,13 @@ static lm_status read_modes(fe_ctx *c, const fe_node *n, resize_params *p) {
     }
     float a, e;
     int64_t excl, antialias;
-    if ((st = fe_attr_string(c, n, "coordinate_transformation_mode", "half_pixel", &coord)) ||
-        (st = fe_attr_string(c, n, "nearest_mode", "round_prefer_floor", &near)) ||
+    if ((st = fe_attr_choice(c, n, "coordinate_transformation_mode", "half_pixel", coords, &ci)) ||
+        (st = fe_attr_choice(c, n, "nearest_mode", "round_prefer_floor", nears, &ni)) ||
         (st = fe_attr_float(c, n, "cubic_coeff_a", -0.75f, &a)) ||
         (st = fe_attr_float(c, n, "extrapolation_value", 0.0f, &e)) ||
         (st = fe_attr_int(c, n, "exclude_outside", 0, &excl)) ||
         (st = fe_attr_int(c, n, "antialias", 0, &antialias)))
         return st;
-    int ci = name_index(coord, coords), ni = name_index(near, nears);
-    if (ci < 0)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "attribute coordinate_transformation_mode=%s is not valid", coord);
-    if (ni < 0)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute nearest_mode=%s is not valid", near);
     if (antialias)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "attribute antialias=%lld is not supported (only 0)", (long long)antialias);
@@ -139,14 +126,11 @@ static lm_status read_sizes(fe_ctx *c, const fe_node *n, const fe_tensor *sizes,
     if (sizes->count != na)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "sizes has %llu entries for %u axes",
                        (unsigned long long)sizes->count, na);
-    const char *policy;
-    lm_status st = fe_attr_string(c, n, "keep_aspect_ratio_policy", "stretch", &policy);
+    int pol = 0;
+    lm_status st =
+        fe_attr_choice(c, n, "keep_aspect_ratio_policy", "stretch",
+                       (const char *const[]){"stretch", "not_larger", "not_smaller", NULL}, &pol);
     if (st) return st;
-    int pol =
-        name_index(policy, (const char *const[]){"stretch", "not_larger", "not_smaller", NULL});
-    if (pol < 0)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "attribute keep_aspect_ratio_policy=%s is not valid", policy);
     double keep = pol == 1 ? INFINITY : 0;
     for (uint32_t i = 0; i < na; i++) {
         int64_t s = fe_tensor_get_i64(sizes, i);

@@ -124,24 +124,20 @@ static lm_status rnn_params_of(fe_ctx *c, const fe_node *n, rnn_params *p) {
     p->kind = kind_of(n);
     p->gates = p->kind == KIND_LSTM ? 4 : p->kind == KIND_GRU ? 3 : 1;
     p->acts = p->kind == KIND_LSTM ? 3 : p->kind == KIND_GRU ? 2 : 1;
-    const char *dir;
+    int dir = 0;
     int64_t hidden, layout = 0, forget = 0, lbr = 0;
     float clip;
-    lm_status st = fe_attr_string(c, n, "direction", "forward", &dir);
+    lm_status st =
+        fe_attr_choice(c, n, "direction", "forward",
+                       (const char *const[]){"forward", "reverse", "bidirectional", NULL}, &dir);
     if (!st) st = fe_attr_int(c, n, "hidden_size", 0, &hidden);
     if (!st) st = fe_attr_int(c, n, "layout", 0, &layout);
     if (!st) st = fe_attr_float(c, n, "clip", NAN, &clip);
     if (!st && p->kind == KIND_LSTM) st = fe_attr_int(c, n, "input_forget", 0, &forget);
     if (!st && p->kind == KIND_GRU) st = fe_attr_int(c, n, "linear_before_reset", 0, &lbr);
     if (st) return st;
-    if (!strcmp(dir, "forward") || !strcmp(dir, "reverse")) {
-        p->dirs = 1;
-        p->reverse = dir[0] == 'r';
-    } else if (!strcmp(dir, "bidirectional")) {
-        p->dirs = 2;
-    } else {
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute direction=%s is not valid", dir);
-    }
+    p->dirs = dir == 2 ? 2 : 1;
+    p->reverse = dir == 1;
     if (layout != 0 && layout != 1)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute layout=%lld is not 0 or 1",
                        (long long)layout);

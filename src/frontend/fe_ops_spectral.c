@@ -107,6 +107,7 @@ typedef struct dft_params {
 } dft_params;
 
 static lm_status dft_params_of(fe_ctx *c, const fe_node *n, dft_params *p) {
+    memset(p, 0, sizeof *p);
     bool v20 = n->opset >= 20; /* the axis became input 2 (default -2) */
     int64_t axis = v20 ? -2 : 1, inverse, onesided;
     lm_status st = fe_check_inputs(c, n, 1, v20 ? 3 : 2);
@@ -230,6 +231,7 @@ typedef struct stft_params {
 } stft_params;
 
 static lm_status stft_params_of(fe_ctx *c, const fe_node *n, stft_params *p) {
+    memset(p, 0, sizeof *p);
     int64_t onesided;
     lm_status st = fe_check_inputs(c, n, 2, 4);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"onesided", NULL});
