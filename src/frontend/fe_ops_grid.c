@@ -10,9 +10,10 @@
  * it. Each pair of an x tap and a y tap is one gather of whole channel rows
  * from the image held as [N * H * W, C], times the pair's weight; the sum
  * over pairs is the output. Positions and weights are float32 in every
- * dtype mode, so row numbers stay exact (below 2^24). The rules follow PyTorch's grid_sample, which
- * ONNX's definition matches: the padding rule moves the coordinate before
- * linear and nearest interpolation, and each tap of cubic. */
+ * dtype mode, so row numbers stay exact (below 2^24). The rules follow
+ * PyTorch's grid_sample, which ONNX's definition matches: the padding rule
+ * moves the coordinate before linear and nearest interpolation, and each
+ * tap of cubic. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -450,6 +450,7 @@ static lm_status lower_det(fe_ctx *c, const fe_node *n) {
     }
     /* a and det (the product so far) are the loop's own, off the list. */
     lmnn_tensor det = {0}, t = {0};
+    bool labeled = false; /* det_column's errors name the node already */
     lmnn_reduce_options arg, sum;
     lmnn_reduce_options_init(&arg);
     arg.dims[0] = 1;
@@ -462,8 +463,10 @@ static lm_status lower_det(fe_ctx *c, const fe_node *n) {
         lmnn_tensor ek, ge, below = {0};
         if ((w->st = det_column(c, n, 1 + 3 * (uint32_t)k, m, k, 0, &ek)) ||
             (w->st = det_column(c, n, 2 + 3 * (uint32_t)k, m, k, 2, &ge)) ||
-            (k + 1 < m && (w->st = det_column(c, n, 3 + 3 * (uint32_t)k, m, k, 1, &below))))
+            (k + 1 < m && (w->st = det_column(c, n, 3 + 3 * (uint32_t)k, m, k, 1, &below)))) {
+            labeled = true;
             break;
+        }
         int32_t cb[3] = {0, 0, (int32_t)k}, ce[3] = {(int32_t)b, (int32_t)m, (int32_t)k + 1};
         int32_t rb[3] = {0, (int32_t)k, 0}, re[3] = {(int32_t)b, (int32_t)k + 1, (int32_t)m};
         /* |column k| at or below the diagonal, -1 above: its ArgMax. */
@@ -537,7 +540,7 @@ static lm_status lower_det(fe_ctx *c, const fe_node *n) {
     free(w);
     fe_free(a);
     fe_free(det);
-    if (st) return fe_nn_fail(c, n, st);
+    if (st) return labeled ? st : fe_nn_fail(c, n, st);
     return fe_out_from_float(c, n, 0, out);
 }
 

@@ -1755,6 +1755,7 @@ static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_t
      * first input's dtype: in the bf16 modes y's would round positions). */
     fe_free(acc);
     acc = (lmnn_tensor){0};
+    bool labeled = false; /* fe_aux_f32's errors name the node already */
     for (int64_t t = 0; t < taps && !st; t++) {
         /* Tap t's kernel offsets, then its window values and positions. */
         int64_t k[3], rem = t;
@@ -1790,8 +1791,11 @@ static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_t
             fe_tensor_set_f64(pos_t, (uint64_t)o, inside ? (double)at : 0.0);
         }
         lmnn_tensor pos, v = {0}, eq = {0}, hit = {0}, add = {0}, sum, rest;
-        if (!(st = fe_aux_f32(c, n, 1 + (uint32_t)t, pos_t, &pos)) &&
-            !(st = lmnn_slice(xp, b, e, step, (uint32_t)rank, NULL, &v)) &&
+        if ((st = fe_aux_f32(c, n, 1 + (uint32_t)t, pos_t, &pos))) {
+            labeled = true;
+            break;
+        }
+        if (!(st = lmnn_slice(xp, b, e, step, (uint32_t)rank, NULL, &v)) &&
             !(st = lmnn_binary(LMNN_BINARY_EQ, v, y, NULL, &eq)) &&
             !(st = lmnn_binary(LMNN_BINARY_MUL, eq, left, NULL, &hit)) &&
             !(st = lmnn_binary(LMNN_BINARY_MUL, pos, hit, NULL, &add)) &&
@@ -1812,7 +1816,7 @@ static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_t
     fe_free(left);
     if (st) {
         fe_free(acc);
-        return fe_nn_fail(c, n, st);
+        return labeled ? st : fe_nn_fail(c, n, st);
     }
     *out = acc;
     return LM_OK;
@@ -2171,22 +2175,14 @@ static lm_status lower_batchnorm_training(fe_ctx *c, const fe_node *n, lmnn_tens
     lmnn_tensor stat[2] = {{0}, {0}}, y = {0};
     if (!(st = lmnn_mean(t[0], &ro, &stat[0])) && !(st = lmnn_var(t[0], &ro, &stat[1])))
         st = lmnn_batch_norm(t[0], stat[0], stat[1], t[1], t[2], o, &y);
+    bool labeled = false; /* fe_out_dev's errors name the node already */
     for (uint32_t i = 1; i < 3 && !st; i++) {
         if (i >= n->output_count || n->outputs[i] == FE_NONE) continue;
         lmnn_tensor kept = {0}, moved = {0}, run;
         if (!(st = lmnn_mul_scalar(t[2 + i], momentum, &kept)) &&
             !(st = lmnn_mul_scalar(stat[i - 1], 1.0 - (double)momentum, &moved)) &&
-            !(st = lmnn_add(kept, moved, &run))) {
-            st = fe_out_dev(c, n, i, run);
-            if (st) {
-                fe_free(kept);
-                fe_free(moved);
-                fe_free(stat[0]);
-                fe_free(stat[1]);
-                fe_free(y);
-                return st;
-            }
-        }
+            !(st = lmnn_add(kept, moved, &run)))
+            labeled = (st = fe_out_dev(c, n, i, run)) != LM_OK;
         fe_free(kept);
         fe_free(moved);
     }
@@ -2194,7 +2190,7 @@ static lm_status lower_batchnorm_training(fe_ctx *c, const fe_node *n, lmnn_tens
     fe_free(stat[1]);
     if (st) {
         fe_free(y);
-        return fe_nn_fail(c, n, st);
+        return labeled ? st : fe_nn_fail(c, n, st);
     }
     return finish(c, n, y, false, false);
 }
