@@ -163,6 +163,24 @@ static inline Onnx__AttributeProto *ob_attr(Onnx__NodeProto *n, const char *name
     return a;
 }
 
+/* An INT attribute `name` = `value` on n. */
+static inline Onnx__AttributeProto *ob_attr_i(Onnx__NodeProto *n, const char *name, int64_t value) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = 1;
+    a->i = value;
+    return a;
+}
+
+/* A STRING attribute `name` = `value` on n. */
+static inline Onnx__AttributeProto *ob_attr_s(Onnx__NodeProto *n, const char *name,
+                                              const char *value) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.data = (uint8_t *)ob_str(value);
+    a->s.len = strlen(value);
+    return a;
+}
+
 static inline Onnx__TensorProto *ob_tensor(const char *name, int32_t elem, int rank,
                                            const int64_t *dims) {
     Onnx__TensorProto *t = ob_alloc(sizeof *t);

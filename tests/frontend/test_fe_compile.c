@@ -286,9 +286,7 @@ static void test_unsupported(void) {
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
                 "node 'frob' (Frobnicate): op Frobnicate is not supported");
     n->op_type = ob_str("Relu");
-    Onnx__AttributeProto *a = ob_attr(n, "flavour", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    a->has_i = 1;
-    a->i = 2;
+    ob_attr_i(n, "flavour", 2);
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
                 "node 'frob' (Relu): attribute 'flavour' is not supported");
     n->n_attribute = 0;
@@ -315,10 +313,7 @@ static void test_resize_refusals(void) {
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
 
-    Onnx__AttributeProto *a = ob_attr(n, "mode", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-    a->has_s = 1;
-    a->s.data = (uint8_t *)ob_str("sinc");
-    a->s.len = 4;
+    Onnx__AttributeProto *a = ob_attr_s(n, "mode", "sinc");
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'up' (Resize): attribute mode=sinc is not valid");
     a->name = ob_str("coordinate_transformation_mode");
@@ -375,11 +370,7 @@ static void test_rnn_refusals(void) {
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
-    Onnx__AttributeProto *a =
-        ob_attr(n, "direction", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-    a->has_s = 1;
-    a->s.data = (uint8_t *)ob_str("sideways");
-    a->s.len = 8;
+    Onnx__AttributeProto *a = ob_attr_s(n, "direction", "sideways");
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'cell' (RNN): attribute direction=sideways is not valid");
     a->name = ob_str("activations");
@@ -423,11 +414,7 @@ static void test_index_refusals(void) {
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
-    Onnx__AttributeProto *a =
-        ob_attr(n, "reduction", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-    a->has_s = 1;
-    a->s.data = (uint8_t *)ob_str("avg");
-    a->s.len = 3;
+    ob_attr_s(n, "reduction", "avg");
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'put' (ScatterND): attribute reduction=avg is not valid");
     n->n_attribute = 0;
@@ -479,9 +466,7 @@ static void test_spectral_refusals(void) {
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
-    Onnx__AttributeProto *a = ob_attr(n, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    a->has_i = 1;
-    a->i = -1;
+    Onnx__AttributeProto *a = ob_attr_i(n, "axis", -1);
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'fft' (DFT): axis -1 is the real/imaginary dim, not a signal dim");
     a->name = ob_str("onesided");
@@ -587,10 +572,7 @@ static void test_gridsample_refusals(void) {
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
-    Onnx__AttributeProto *a = ob_attr(n, "mode", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-    a->has_s = 1;
-    a->s.data = (uint8_t *)ob_str("linear");
-    a->s.len = 6;
+    Onnx__AttributeProto *a = ob_attr_s(n, "mode", "linear");
     /* Opset 20's name is not opset 16's. */
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'warp' (GridSample): attribute mode=linear is not valid");
@@ -614,24 +596,13 @@ static void test_gridsample_refusals(void) {
     n->op_type = ob_str("RoiAlign");
     n->input[1] = ob_str("rois");
     n->input[n->n_input++] = ob_str("b");
-    Onnx__AttributeProto *r =
-        ob_attr(n, "sampling_ratio", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    r->has_i = 1;
-    r->i = 2;
-    Onnx__AttributeProto *o =
-        ob_attr(n, "output_height", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    o->has_i = 1;
-    o->i = 2;
-    o = ob_attr(n, "output_width", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    o->has_i = 1;
-    o->i = 2;
+    Onnx__AttributeProto *r = ob_attr_i(n, "sampling_ratio", 2);
+    ob_attr_i(n, "output_height", 2);
+    ob_attr_i(n, "output_width", 2);
     m->opset_import[0]->version = 16;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
-    Onnx__AttributeProto *md = ob_attr(n, "mode", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-    md->has_s = 1;
-    md->s.data = (uint8_t *)ob_str("median");
-    md->s.len = 6;
+    ob_attr_s(n, "mode", "median");
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'warp' (RoiAlign): attribute mode=median is not valid");
     n->n_attribute--;
@@ -683,10 +654,7 @@ static void test_maxpool_indices_refusals(void) {
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
-    Onnx__AttributeProto *a =
-        ob_attr(n, "storage_order", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    a->has_i = 1;
-    a->i = 2;
+    ob_attr_i(n, "storage_order", 2);
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'pool' (MaxPool): attribute storage_order=2 is not 0 or 1");
 }

@@ -82,16 +82,11 @@ static Onnx__ModelProto *valid_model(void) {
                                  (const char *[]){"z", "", NULL});
     f->domain = ob_str("com.example");
     Onnx__AttributeProto *a;
-    a = ob_attr(f, "i", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    a->has_i = 1;
-    a->i = -42;
+    a = ob_attr_i(f, "i", -42);
     a = ob_attr(f, "f", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
     a->has_f = 1;
     a->f = 2.5f;
-    a = ob_attr(f, "s", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-    a->has_s = 1;
-    a->s.data = (uint8_t *)ob_str("hello");
-    a->s.len = 5;
+    a = ob_attr_s(f, "s", "hello");
     a = ob_attr(f, "ints", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->ints = ob_alloc(3 * sizeof(int64_t));
     a->ints[0] = 1;
