@@ -306,6 +306,8 @@ static lmt_npy_dtype npy_dtype_of(int32_t elem) {
         return LMT_NPY_U4;
     case 13:
         return LMT_NPY_U8;
+    case 16: /* bfloat16: its bit patterns, as `lightmetal run` reads and writes them */
+        return LMT_NPY_U2;
     default:
         return LMT_NPY_INVALID;
     }
@@ -563,7 +565,10 @@ static bool compare_output(worker *w, const char *name, const char *path,
         free(bytes);
         return false;
     }
-    int32_t ge = elem_of_npy(got.dtype), we = want->elem_type;
+    int32_t we = want->elem_type;
+    /* A bfloat16 output comes as '<u2' bit patterns. */
+    bool bf16 = we == 16 && got.dtype == LMT_NPY_U2;
+    int32_t ge = bf16 ? 16 : elem_of_npy(got.dtype);
     uint64_t n = got.count;
     if (!elem_size(we) || want->size != count_of(want->rank, want->dims) * elem_size(we)) {
         fail(w, "test data error", "output '%s': expected tensor of type %s is not comparable",
@@ -571,7 +576,7 @@ static bool compare_output(worker *w, const char *name, const char *path,
         free(bytes);
         return false;
     }
-    if (elem_is_float(we) != npy_is_float(got.dtype)) {
+    if (elem_is_float(we) != (bf16 || npy_is_float(got.dtype))) {
         fail(w, "mismatch", "output '%s': dtype %s, expected %s", name,
              lmt_npy_dtype_descr(got.dtype), lmfe_elem_type_name(we));
         free(bytes);
