@@ -1742,19 +1742,20 @@ static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_t
     lmnn_pad_options po;
     lmnn_pad_options_init(&po);
     po.value = -INFINITY;
+    /* left: 1 where no tap has matched yet (y's shape and dtype). The sum
+     * starts from the float32 offsets instead (an op's output takes its
+     * first input's dtype: in the bf16 modes y's would round positions). */
     lmnn_tensor xp = {0}, acc = {0}, left = {0}, off;
-    if ((st = fe_aux_f32(c, n, 0, off_t, &off)) ||
-        (st = lmnn_pad(x, pads, (uint32_t)rank, &po, &xp)) ||
-        (st = lmnn_binary_scalar(LMNN_BINARY_MUL, y, 0.0, NULL, &acc)) ||
-        (st = lmnn_binary_scalar(LMNN_BINARY_ADD, acc, 1.0, NULL, &left))) {
-        fe_free(xp);
-        fe_free(acc);
+    lmnn_tensor_info yi;
+    lmnn_tensor_options ones;
+    lmnn_tensor_options_init(&ones);
+    if ((st = fe_aux_f32(c, n, 0, off_t, &off))) return st;
+    if (!(st = lmnn_tensor_get_info(y, &yi))) ones.dtype = yi.dtype;
+    if (st || (st = lmnn_full(c->device, &yi.shape, 1.0, &ones, &left)) ||
+        (st = lmnn_pad(x, pads, (uint32_t)rank, &po, &xp))) {
+        fe_free(left);
         return fe_nn_fail(c, n, st);
     }
-    /* The sum starts from the float32 offsets (an op's output takes its
-     * first input's dtype: in the bf16 modes y's would round positions). */
-    fe_free(acc);
-    acc = (lmnn_tensor){0};
     bool labeled = false; /* fe_aux_f32's errors name the node already */
     for (int64_t t = 0; t < taps && !st; t++) {
         /* Tap t's kernel offsets, then its window values and positions. */
