@@ -35,6 +35,29 @@ static inline void noc_async_read(uint64_t src_noc_addr, uint32_t dst_l1_addr, u
     lm_ecall(LM_ECALL_NOC_READ, (uint32_t)src_noc_addr, (uint32_t)(src_noc_addr >> 32), dst_l1_addr,
              size, 0);
 }
+/* lightmetal's own (no tt-metal equivalent): `count` reads of `size` bytes,
+ * read i from src_noc_addr + i * src_stride into dst_l1_addr + i * dst_stride
+ * -- a gather of rows, or of the pixels of an image row -- made exactly as
+ * the loop of noc_async_read calls would make them, in order, in one call.
+ * A simulated kernel pays for each call (the call and the instructions
+ * around it), so a kernel whose cost is many small transfers to or from one
+ * bank or core runs several times faster with it. The whole source range
+ * must lie in one bank's or core's memory and the whole destination range
+ * in L1: otherwise the kernel faults, before anything moves. */
+static inline void lm_noc_async_read_strided(uint64_t src_noc_addr, uint32_t src_stride,
+                                             uint32_t dst_l1_addr, uint32_t dst_stride,
+                                             uint32_t size, uint32_t count) {
+    lm_ecall7(LM_ECALL_NOC_READ_STRIDED, (uint32_t)src_noc_addr, (uint32_t)(src_noc_addr >> 32),
+              dst_l1_addr, size, count, src_stride, dst_stride);
+}
+/* The same for writes: write i from src_l1_addr + i * src_stride to
+ * dst_noc_addr + i * dst_stride (a scatter of rows into one bank or core). */
+static inline void lm_noc_async_write_strided(uint32_t src_l1_addr, uint32_t src_stride,
+                                              uint64_t dst_noc_addr, uint32_t dst_stride,
+                                              uint32_t size, uint32_t count) {
+    lm_ecall7(LM_ECALL_NOC_WRITE_STRIDED, src_l1_addr, (uint32_t)dst_noc_addr,
+              (uint32_t)(dst_noc_addr >> 32), size, count, src_stride, dst_stride);
+}
 static inline void noc_async_write(uint32_t src_l1_addr, uint64_t dst_noc_addr, uint32_t size) {
     lm_ecall(LM_ECALL_NOC_WRITE, src_l1_addr, (uint32_t)dst_noc_addr,
              (uint32_t)(dst_noc_addr >> 32), size, 0);

@@ -9,25 +9,33 @@
 /* ---- ecalls: number in a7, arguments in a0..a6, result in a0 ---- */
 #define LM_ECALL_EXIT 1  /* a0: exit code */
 #define LM_ECALL_PRINT 2 /* a0: format, a1: argument words, a2: count */
-/* NoC and semaphore calls. 16..20, 24 and 25 use the NoC and are refused on the
- * compute processor (the chip's compute processors have no NoC access); 21..23
- * touch only the core's own L1 and are allowed on every processor. */
-#define LM_ECALL_NOC_READ 16        /* a0,a1: source NoC address (lo, hi), a2: L1 dst, a3: bytes */
-#define LM_ECALL_NOC_WRITE 17       /* a0: L1 src, a1,a2: destination NoC address, a3: bytes */
-#define LM_ECALL_NOC_MCAST 18       /* a0: L1 src, a1,a2: multicast address, a3: bytes, a4: dests */
-#define LM_ECALL_NOC_BARRIER 19     /* a0: 0 reads, 1 writes (transfers complete at once) */
-#define LM_ECALL_SEM_INC 20         /* a0,a1: NoC address of a semaphore, a2: increment */
-#define LM_ECALL_SEM_SET 21         /* a0: local L1 address, a1: value */
-#define LM_ECALL_SEM_WAIT 22        /* a0: local L1 address, a1: value; blocks until equal */
-#define LM_ECALL_SEM_WAIT_MIN 23    /* a0: local L1 address, a1: value; blocks until >= */
-#define LM_ECALL_SEM_SET_REMOTE 24  /* a0: L1 src of the value, a1,a2: NoC address */
-#define LM_ECALL_SEM_SET_MCAST 25   /* a0: L1 src of the value, a1,a2: multicast, a3: dests */
-#define LM_ECALL_CB_RESERVE_BACK 32 /* a0: cb, a1: pages; blocks until free */
-#define LM_ECALL_CB_PUSH_BACK 33    /* a0: cb, a1: pages */
-#define LM_ECALL_CB_WAIT_FRONT 34   /* a0: cb, a1: pages; blocks until available */
-#define LM_ECALL_CB_POP_FRONT 35    /* a0: cb, a1: pages */
-#define LM_ECALL_CB_WRITE_PTR 36    /* a0: cb -> a0: L1 address of the back */
-#define LM_ECALL_CB_READ_PTR 37     /* a0: cb -> a0: L1 address of the front */
+/* NoC and semaphore calls. 16..20 and 24..27 use the NoC and are refused on
+ * the compute processor (the chip's compute processors have no NoC access);
+ * 21..23 touch only the core's own L1 and are allowed on every processor. */
+#define LM_ECALL_NOC_READ 16       /* a0,a1: source NoC address (lo, hi), a2: L1 dst, a3: bytes */
+#define LM_ECALL_NOC_WRITE 17      /* a0: L1 src, a1,a2: destination NoC address, a3: bytes */
+#define LM_ECALL_NOC_MCAST 18      /* a0: L1 src, a1,a2: multicast address, a3: bytes, a4: dests */
+#define LM_ECALL_NOC_BARRIER 19    /* a0: 0 reads, 1 writes (transfers complete at once) */
+#define LM_ECALL_SEM_INC 20        /* a0,a1: NoC address of a semaphore, a2: increment */
+#define LM_ECALL_SEM_SET 21        /* a0: local L1 address, a1: value */
+#define LM_ECALL_SEM_WAIT 22       /* a0: local L1 address, a1: value; blocks until equal */
+#define LM_ECALL_SEM_WAIT_MIN 23   /* a0: local L1 address, a1: value; blocks until >= */
+#define LM_ECALL_SEM_SET_REMOTE 24 /* a0: L1 src of the value, a1,a2: NoC address */
+#define LM_ECALL_SEM_SET_MCAST 25  /* a0: L1 src of the value, a1,a2: multicast, a3: dests */
+/* a0,a1: source NoC address, a2: L1 dst, a3: bytes per read, a4: reads,
+ * a5: source stride, a6: destination stride (bytes) */
+#define LM_ECALL_NOC_READ_STRIDED 26
+/* a0: L1 src, a1,a2: destination NoC address, a3: bytes per write, a4:
+ * writes, a5: source stride, a6: destination stride (bytes) */
+#define LM_ECALL_NOC_WRITE_STRIDED 27
+#define LM_ECALL_NOC_FIRST LM_ECALL_NOC_READ
+#define LM_ECALL_NOC_LAST LM_ECALL_NOC_WRITE_STRIDED
+#define LM_ECALL_CB_RESERVE_BACK 32    /* a0: cb, a1: pages; blocks until free */
+#define LM_ECALL_CB_PUSH_BACK 33       /* a0: cb, a1: pages */
+#define LM_ECALL_CB_WAIT_FRONT 34      /* a0: cb, a1: pages; blocks until available */
+#define LM_ECALL_CB_POP_FRONT 35       /* a0: cb, a1: pages */
+#define LM_ECALL_CB_WRITE_PTR 36       /* a0: cb -> a0: L1 address of the back */
+#define LM_ECALL_CB_READ_PTR 37        /* a0: cb -> a0: L1 address of the front */
 #define LM_ECALL_CB_PAGES_AVAILABLE 38 /* a0: cb, a1: pages -> a0: 1 when available */
 #define LM_ECALL_CB_PAGES_FREE 39      /* a0: cb, a1: pages -> a0: 1 when free */
 /* Compute engine (compute kernels only: refused on the data movement

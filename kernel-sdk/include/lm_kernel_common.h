@@ -41,6 +41,25 @@ static inline uint32_t lm_ecall(uint32_t n, uint32_t a0, uint32_t a1, uint32_t a
     return r0;
 }
 
+/* The same with all seven argument registers (its own function so that
+ * the many five-argument calls set no registers they do not use). */
+static inline uint32_t lm_ecall7(uint32_t n, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                 uint32_t a4, uint32_t a5, uint32_t a6) {
+    register uint32_t r0 __asm__("a0") = a0;
+    register uint32_t r1 __asm__("a1") = a1;
+    register uint32_t r2 __asm__("a2") = a2;
+    register uint32_t r3 __asm__("a3") = a3;
+    register uint32_t r4 __asm__("a4") = a4;
+    register uint32_t r5 __asm__("a5") = a5;
+    register uint32_t r6 __asm__("a6") = a6;
+    register uint32_t r7 __asm__("a7") = n;
+    __asm__ volatile("ecall"
+                     : "+r"(r0)
+                     : "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7)
+                     : "memory");
+    return r0;
+}
+
 static inline volatile uint32_t *lm_l1_word(uint32_t addr) {
     return (volatile uint32_t *)(uintptr_t)addr;
 }

@@ -11,6 +11,8 @@
 #define IM2COL_BLOCK 32
 /* Bytes of L1 the im2col reader may stage input pixels in. */
 #define IM2COL_STAGE_BUDGET (64u << 10)
+/* Input lines it may stage whole (conv_im2col_reader.c's STAGE_LINES). */
+#define IM2COL_STAGE_LINES 64u
 #define POOL_TAPS_BUDGET (512u * 1024u)
 /* Cores per host thread the im2col program uses at most (see fewer_cores). */
 #ifndef IM2COL_CORES_PER_THREAD
@@ -157,6 +159,76 @@ static lm_status fewer_cores(const char *op, lm_device *device, nn_split *split)
     return LM_OK;
 }
 
+/* ---- staging whole input lines ----
+ *
+ * When a convolution's image has a page per image row, the reader keeps
+ * whole input lines (rows of the image, zero padding beside them) in a ring
+ * in L1: each line a unit of 32 patch rows reads is read from the image once,
+ * and lines shared with the unit before it not again, instead of a run of
+ * each line per output row (the runs are short when output rows are: a
+ * packed first layer has 4 or 7 patch rows per output row). The reader
+ * copies the patch rows out of the ring with one strided read per output row
+ * and kernel row. */
+
+/* Bytes of one staged line: the left padding, W pixels and the right
+ * padding the patches read, rounded to 16 (the reader works it out alike). */
+static uint64_t staged_line_bytes(const nn_conv_geom *g, uint32_t page) {
+    int64_t left = g->pl > 0 ? g->pl : 0;
+    int64_t last = (int64_t)(g->ow - 1) * g->sw - g->pl + (int64_t)(g->kw - 1) * g->dw;
+    int64_t right = last > (int64_t)g->w - 1 ? last - ((int64_t)g->w - 1) : 0;
+    return ((uint64_t)(left + g->w + right) * page + 15) / 16 * 16;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* The most input lines (n * H + y, counted from the first to the last) one
+ * unit of 32 of the m patch rows reads. Which lines a unit reads depends only
+ * on where in an image it starts, which repeats after OH * OW / gcd(OH *
+ * OW, 32) units: one period is enough. */
+static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
+    uint64_t per_image = (uint64_t)g->oh * g->ow, units = (m + 31) / 32;
+    uint64_t period = per_image / gcd64(per_image, 32), worst = 0;
+    for (uint64_t u = 0; u < units && u < period; u++) {
+        uint64_t row = u * 32, end = row + 32 < m ? row + 32 : m;
+        int64_t lo = INT64_MAX, hi = -1;
+        while (row < end) {
+            uint64_t n = row / per_image, p = row % per_image, ox = p % g->ow;
+            int64_t y0 = (int64_t)(p / g->ow) * g->sh - g->pt;
+            for (uint32_t ky = 0; ky < g->kh; ky++) {
+                int64_t vy = y0 + (int64_t)ky * g->dh;
+                if (vy < 0 || vy >= g->h) continue;
+                int64_t line = (int64_t)n * g->h + vy;
+                lo = line < lo ? line : lo;
+                hi = line > hi ? line : hi;
+            }
+            row += g->ow - ox < end - row ? g->ow - ox : end - row;
+        }
+        if (hi >= lo && (uint64_t)(hi - lo + 1) > worst) worst = (uint64_t)(hi - lo + 1);
+    }
+    return worst;
+}
+
+/* The ring's lines for convolution g (the reader's runtime arg 29), or 0 to
+ * stage runs of lines instead: whole lines need pages of image rows, whole
+ * patch rows in a unit (wt <= block), no dilation or virtual stride along W
+ * and zero fill, and the ring must fit IM2COL_STAGE_LINES and the budget. */
+static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, bool whole,
+                             uint32_t fill, uint32_t page) {
+    if (ppp == 1 || !whole || fill != 0 || g->dw != 1 || g->uh != 1 || g->uw != 1) return 0;
+    uint64_t lines = staged_lines_max(g, m);
+    if (lines == 0 || lines > IM2COL_STAGE_LINES ||
+        lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)
+        return 0;
+    return (uint32_t)lines;
+}
+
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
                          uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
                          lmnn_tensor *out) {
@@ -198,6 +270,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     while (pooled && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
         block--;
     uint32_t nb = (t.wt + block - 1) / block;
+    uint32_t lines =
+        mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, t.wt <= block, fill, g->c * esize) : 0;
     /* tile_units.c's compile-time args (its buffers); the rest is runtime
      * args (one compiled reader for every convolution and pooling). */
     uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM};
@@ -233,7 +307,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                                                : 0,
                        mode == NN_PATCH_SUM,
                        ppp,
-                       q};
+                       q,
+                       lines};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -265,9 +340,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
         /* The reader's zeros for padding: a patch row of the block. */
         if (!st && fill == 0) st = nn_program_cb(op, &p, 2, frm, block * 32 * esize, 1);
-        /* Its staging of input pixels (KH lines of the input a unit's 32
-         * output pixels read), when that is small. */
-        uint64_t stage = (uint64_t)g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
+        /* Its staging of input pixels: the ring of whole lines, else KH
+         * lines of the input a unit's 32 output pixels read, when that is
+         * small. */
+        uint64_t stage = lines ? lines * staged_line_bytes(g, g->c * esize)
+                               : (uint64_t)g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
         if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
             st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)

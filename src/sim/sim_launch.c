@@ -512,6 +512,43 @@ static rv_ecall_result do_print(hart_slot *hs) {
 
 /* ---- semaphores and NoC ecalls ---- */
 
+/* lm_noc_async_read_strided and lm_noc_async_write_strided: `count` moves
+ * of `size` bytes between NoC address noc + i * noc_stride and L1 address
+ * l1 + i * l1_stride, in order, as the loop of single transfers would make
+ * them. Both whole ranges are checked first, so a bad one moves nothing. */
+static rv_ecall_result noc_strided(hart_slot *hs, bool write) {
+    rv_hart *h = &hs->hart;
+    const char *fn = write ? "lm_noc_async_write_strided" : "lm_noc_async_read_strided";
+    uint64_t noc = write ? arg64(h, 11) : arg64(h, 10);
+    uint32_t l1 = write ? h->x[10] : h->x[12], size = h->x[13], count = h->x[14];
+    uint32_t l1_stride = write ? h->x[15] : h->x[16], noc_stride = write ? h->x[16] : h->x[15];
+    if (count == 0) return RV_ECALL_CONTINUE; /* as a loop of no transfers */
+    uint64_t noc_span = (uint64_t)(count - 1) * noc_stride + size;
+    uint64_t l1_span = (uint64_t)(count - 1) * l1_stride + size;
+    if (noc_span > UINT32_MAX)
+        return bad_call(h,
+                        "%s: %u transfers of %u bytes %u apart span %llu bytes, more than any "
+                        "memory",
+                        fn, count, size, noc_stride, (unsigned long long)noc_span);
+    char why[200];
+    noc_target t;
+    if (!noc_resolve(hs->core->launch, noc, (uint32_t)noc_span, &t, why, sizeof why))
+        return bad_call(h, "%s: %s", fn, why);
+    if (l1 >= h->l1_size || l1_span > h->l1_size - l1)
+        return bad_call(h, "%s: %s [0x%x, +%llu) (%u transfers of %u bytes %u apart) is outside L1",
+                        fn, write ? "source" : "destination", l1, (unsigned long long)l1_span,
+                        count, size, l1_stride);
+    uint8_t *far = t.ptr, *near = h->l1 + l1;
+    for (uint32_t i = 0; i < count; i++, far += noc_stride, near += l1_stride) {
+        if (write)
+            memmove(far, near, size);
+        else
+            memmove(near, far, size);
+    }
+    if (write) wake(hs->core, t.core);
+    return RV_ECALL_CONTINUE;
+}
+
 static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
     rv_hart *h = &hs->hart;
     launch *ln = hs->core->launch;
@@ -527,6 +564,9 @@ static rv_ecall_result do_noc(hart_slot *hs, uint32_t call) {
         memmove(h->l1 + dst, t.ptr, size);
         return RV_ECALL_CONTINUE;
     }
+    case LM_ECALL_NOC_READ_STRIDED:
+    case LM_ECALL_NOC_WRITE_STRIDED:
+        return noc_strided(hs, call == LM_ECALL_NOC_WRITE_STRIDED);
     case LM_ECALL_NOC_WRITE: {
         uint32_t src = h->x[10], size = h->x[13];
         if (!noc_resolve(ln, arg64(h, 11), size, &t, why, sizeof why))
@@ -630,6 +670,10 @@ static const char *noc_call_name(const rv_hart *h, uint32_t call) {
         return "noc_semaphore_set_remote";
     case LM_ECALL_SEM_SET_MCAST:
         return "noc_semaphore_set_multicast";
+    case LM_ECALL_NOC_READ_STRIDED:
+        return "lm_noc_async_read_strided";
+    case LM_ECALL_NOC_WRITE_STRIDED:
+        return "lm_noc_async_write_strided";
     }
     return NULL;
 }
@@ -639,7 +683,7 @@ static rv_ecall_result on_ecall(void *ctx, rv_hart *h) {
     uint32_t call = h->x[17];
     if (call == LM_ECALL_EXIT) return RV_ECALL_EXIT;
     if (call == LM_ECALL_PRINT) return do_print(hs);
-    if (call >= LM_ECALL_NOC_READ && call <= LM_ECALL_SEM_SET_MCAST) {
+    if (call >= LM_ECALL_NOC_FIRST && call <= LM_ECALL_NOC_LAST) {
         /* The chip's compute processors have no NoC access: refuse what would
          * silently work here but cannot run there. */
         const char *noc = hs->processor == LM_PROC_COMPUTE ? noc_call_name(h, call) : NULL;

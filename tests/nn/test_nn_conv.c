@@ -601,6 +601,49 @@ static void test_row_major_out(void) {
     k.dtype = 0;
     k.row_major = false;
     run_case("8 -> 5, image rows in as tiles", k, false);
+    /* Image rows in, whole rows of patches: the reader keeps whole input
+     * lines in a ring, read once for the units that share them. Units
+     * crossing images, kernel rows above and below the image, dilation and
+     * stride down H, padding left and right. */
+    k = (conv_case){.n = 3,
+                    .c = 3,
+                    .h = 17,
+                    .w = 13,
+                    .oc = 6,
+                    .kh = 3,
+                    .kw = 4,
+                    .stride = {2, 1},
+                    .dil = {2, 1},
+                    .pad = {2, 3, 1, 2},
+                    .bias = true,
+                    .flat = true,
+                    .rm_out = true,
+                    .nhwc = true,
+                    .row_major = true,
+                    .flat_in = true,
+                    .rows_in = true};
+    run_case("3 -> 6 stride (2, 1) dilation (2, 1), image rows in", k, false);
+    /* Narrow output rows (many to a unit), stride 3 along W, bfloat16. */
+    k.n = 2, k.h = 30, k.w = 7, k.stride[0] = 1, k.stride[1] = 3, k.dil[0] = 1;
+    k.pad[0] = k.pad[1] = 1, k.pad[2] = 0, k.pad[3] = 1, k.dtype = LMNN_BFLOAT16;
+    run_case("3 -> 6 stride (1, 3) bf16, image rows in", k, false);
+    /* Lines too wide for the ring (16 channels of 600 pixels): runs of
+     * lines staged per output row instead. */
+    k = (conv_case){.n = 1,
+                    .c = 16,
+                    .h = 4,
+                    .w = 600,
+                    .oc = 4,
+                    .kh = 3,
+                    .kw = 3,
+                    .pad = {1, 1, 1, 1},
+                    .flat = true,
+                    .rm_out = true,
+                    .nhwc = true,
+                    .row_major = true,
+                    .flat_in = true,
+                    .rows_in = true};
+    run_case("16 -> 4 600 wide, image rows in", k, false);
 
     /* The prepared forms, and what refuses them. */
     lmnn_shape xs = LMNN_SHAPE(1, 1, 2 * 28 * 28, 1), ws = LMNN_SHAPE(8, 1, 3, 3);

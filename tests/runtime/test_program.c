@@ -2,6 +2,7 @@
  * cores, circular buffers, semaphores, prints, and contained faults. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lightmetal/lightmetal.h"
@@ -353,6 +354,34 @@ static void test_faults_are_contained(void) {
                         KERNEL("noc_async_read(get_noc_addr(9, 9, 0), 0x20000, 64);"),
                         "noc_async_read: NoC access of 64 bytes at core (9,9)", &ok));
     CHECK(ok);
+    CHECK_OK(fault_case(dev, "strided_dst",
+                        KERNEL("lm_noc_async_read_strided(get_noc_addr(0, 0, 0x20000), 4, "
+                               "0x20000, 1u << 20, 4, 8);"),
+                        "lm_noc_async_read_strided: destination [0x20000, +7340036) (8 transfers "
+                        "of 4 bytes 1048576 apart) is outside L1",
+                        &ok));
+    CHECK(ok);
+    CHECK_OK(fault_case(dev, "strided_src",
+                        KERNEL("lm_noc_async_write_strided(0x100000, 0x10000, "
+                               "get_noc_addr(0, 0, 0x20000), 0, 64, 8);"),
+                        "lm_noc_async_write_strided: source [0x100000, +458816) (8 transfers of "
+                        "64 bytes 65536 apart) is outside L1",
+                        &ok));
+    CHECK(ok);
+    CHECK_OK(fault_case(dev, "strided_span",
+                        KERNEL("lm_noc_async_read_strided(get_noc_addr(0, 0, 0), 0x80000000u, "
+                               "0x20000, 4, 4, 3);"),
+                        "lm_noc_async_read_strided: 3 transfers of 4 bytes 2147483648 apart span "
+                        "4294967300 bytes, more than any memory",
+                        &ok));
+    CHECK(ok);
+    CHECK_OK(fault_case(dev, "strided_far",
+                        KERNEL("lm_noc_async_read_strided(get_noc_addr(0, 0, 0x16e000), 0x100, "
+                               "0x20000, 4, 4, 16);"),
+                        "lm_noc_async_read_strided: NoC access of 3844 bytes at core (0,0) "
+                        "address 0x16e000 is outside the 4x4 grid's L1",
+                        &ok));
+    CHECK(ok);
     CHECK_OK(fault_case(dev, "bad_cb", KERNEL("cb_wait_front(5, 1);"),
                         "circular buffer 5 is not configured on this core", &ok));
     CHECK(ok);
@@ -366,6 +395,79 @@ static void test_faults_are_contained(void) {
                         &ok));
     CHECK(ok);
     CHECK_ERROR_HAS("noc_semaphore_wait(0x100, 1): semaphore is 0");
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* ---- strided transfers (lightmetal's own) ---- */
+
+/* Gathers ten 8-byte pieces 40 bytes apart from `in` into L1 12 bytes apart,
+ * smears a word over the next five by overlapping local reads (in order, as
+ * the loop of single reads would), makes a strided call of no transfers at
+ * an address that would fault, then scatters the gathered pieces 20 bytes
+ * apart into `out` and writes the L1 region after them. */
+static const char *strided_kernel =
+    "#include \"dataflow_api.h\"\n"
+    "void kernel_main(void) {\n"
+    "    uint32_t in = get_arg_val(0), out = get_arg_val(1), l1 = 0x20000;\n"
+    "    volatile uint32_t *w = (volatile uint32_t *)l1;\n"
+    "    for (int i = 0; i < 64; i++) w[i] = 0xaaaaaaaau;\n"
+    "    lm_noc_async_read_strided(lm_bank_noc_addr(true, 0, in + 8), 40, l1, 12, 8, 10);\n"
+    "    w[40] = 77u;\n"
+    "    lm_noc_async_read_strided(get_noc_addr_local(l1 + 160), 4, l1 + 164, 4, 4, 5);\n"
+    "    lm_noc_async_read_strided(get_noc_addr(9, 9, 0), 4, 0x7fffffffu, 4, 4, 0);\n"
+    "    noc_async_read_barrier();\n"
+    "    lm_noc_async_write_strided(l1, 12, lm_bank_noc_addr(true, 0, out + 4), 20, 8, 10);\n"
+    "    noc_async_write(l1 + 160, lm_bank_noc_addr(true, 0, out + 512), 32);\n"
+    "    noc_async_write_barrier();\n"
+    "}\n";
+
+static lm_status run_on_core(lm_device *dev, const char *name, const char *src, uint32_t in,
+                             uint32_t out) {
+    lm_program prog;
+    lm_kernel k;
+    lm_status st = lm_create_program(dev, &prog);
+    if (st) return st;
+    uint32_t args[] = {in, out};
+    st = add_kernel(prog, name, src, lm_core_range_set_of(1, 2, 1, 2), LM_PROCESSOR_DM0, &k);
+    if (!st) st = lm_set_runtime_args(prog, k, (lm_core){1, 2}, args, 2);
+    if (!st) st = lm_enqueue_program(lm_device_command_queue(dev, 0), prog, true);
+    lm_release_program(prog);
+    return st;
+}
+
+static void test_strided_transfers(void) {
+    lm_device *dev = open_device(2, 0);
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    /* One page each, so each lies in bank 0 in one piece. */
+    lm_buffer in = make_buffer(dev, LM_BUFFER_DRAM, 1024, 1024);
+    lm_buffer out = make_buffer(dev, LM_BUFFER_DRAM, 1024, 1024);
+    uint8_t src[1024], zeros[1024] = {0}, got[1024], want[1024] = {0};
+    for (uint32_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(i * 7 + 3);
+    CHECK_OK(lm_enqueue_write_buffer(cq, in, src, true));
+    CHECK_OK(lm_enqueue_write_buffer(cq, out, zeros, true));
+    CHECK_OK(run_on_core(dev, "strided", strided_kernel, address_of(in), address_of(out)));
+    CHECK_OK(lm_enqueue_read_buffer(cq, out, got, true));
+    for (uint32_t i = 0; i < 10; i++)
+        memcpy(&want[4 + 20 * i], &src[8 + 40 * i], 8);
+    uint32_t smear[8] = {77, 77, 77, 77, 77, 77, 0xaaaaaaaau, 0xaaaaaaaau};
+    memcpy(&want[512], smear, sizeof smear);
+    CHECK(memcmp(got, want, sizeof want) == 0);
+
+    /* A scatter whose last write would land past its bank faults before the
+     * first one is made: `out` keeps its zeros. */
+    CHECK_OK(lm_enqueue_write_buffer(cq, out, zeros, true));
+    const char *past =
+        "#include \"dataflow_api.h\"\n"
+        "void kernel_main(void) {\n"
+        "    lm_noc_async_write_strided(0x20000, 0, lm_bank_noc_addr(true, 0, get_arg_val(1)), "
+        "1u << 20, 4, 100);\n"
+        "}\n";
+    CHECK_FAILS(run_on_core(dev, "past", past, 0, address_of(out)), LM_ERR_DEVICE_FAULT,
+                "lm_noc_async_write_strided: NoC access of 103809028 bytes at DRAM bank 0");
+    CHECK_OK(lm_enqueue_read_buffer(cq, out, got, true));
+    CHECK(memcmp(got, zeros, sizeof zeros) == 0);
     CHECK_OK(lm_device_close(dev));
 }
 
@@ -487,6 +589,7 @@ int main(void) {
     TEST_RUN(test_args_reach_every_core);
     TEST_RUN(test_circular_buffer_between_processors);
     TEST_RUN(test_faults_are_contained);
+    TEST_RUN(test_strided_transfers);
     TEST_RUN(test_fault_reported_by_finish);
     TEST_RUN(test_multicast_same_with_any_thread_count);
     return test_summary();

@@ -25,9 +25,9 @@
  * OW, KH, KW, sh, sw, dh, dw, pt, pl (int32), uh, uw, fill (float32 bits;
  * bfloat16 keeps the upper half), then is_dram_in, esize, mode (and
  * pool_compute.c's sum), pixels per page (1 or W), output pixels per row
- * (pooling, see nn_conv_im2col; 1 otherwise): all runtime, so one
- * compiled kernel serves every convolution and pooling. Common arg 0: the
- * image's address. */
+ * (pooling, see nn_conv_im2col; 1 otherwise), lines staged whole (0: none;
+ * see stage_lines): all runtime, so one compiled kernel serves every
+ * convolution and pooling. Common arg 0: the image's address. */
 #include "dataflow_api.h"
 
 /* Zeros for the zero fills: a page of circular buffer 2 (when the program
@@ -100,33 +100,90 @@ static void fill_run(uint32_t dst, uint32_t n, uint32_t esize, uint32_t bits) {
 
 /* Patch rows 0..len-1 of a staged run into rows `pitch` bytes apart at
  * dst: kernel row ky of patch row j is the `run` bytes of staged line ky
- * (lines `line` bytes apart) from byte j * step, one local read each; a line
- * outside the image (bit ky of yok clear) reads `fill`. This loop is a
- * convolution's whole cost: kept apart from kernel_main, its values stay
- * in registers. */
+ * (lines `line` bytes apart) from byte j * step, so each kernel row of all
+ * len patch rows is one strided local read; a line outside the image (bit
+ * ky of yok clear) reads `fill`. */
 static void copy_patches(uint32_t dst, uint32_t pitch, uint32_t len, uint32_t stage, uint32_t line,
                          uint32_t step, uint32_t run, uint32_t kh, uint32_t yok, uint64_t local,
                          uint32_t C, uint32_t esize, uint32_t fill) {
-    for (uint32_t j = 0; j < len; j++, dst += pitch, stage += step) {
-        uint32_t at = dst, src = stage;
-        for (uint32_t ky = 0; ky < kh; ky++, at += run, src += line) {
-            if (yok >> ky & 1)
-                noc_async_read(local | src, at, run);
-            else
-                fill_run(at, run / esize, esize, fill);
+    for (uint32_t ky = 0; ky < kh; ky++, dst += run, stage += line) {
+        if (yok >> ky & 1) {
+            lm_noc_async_read_strided(local | stage, step, dst, pitch, run, len);
+            continue;
         }
+        for (uint32_t j = 0, at = dst; j < len; j++, at += pitch)
+            fill_run(at, run / esize, esize, fill);
     }
 }
 
-/* Pooling's geometry, for pool_rows. */
-static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl;
-static uint32_t g_OH, g_OW;
+/* The geometry, for pool_rows and stage_lines. */
+static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl, g_dh;
+static uint32_t g_OH, g_OW, g_KH, g_KW;
+
+/* Whole-line staging (runtime arg 29 > 0, see nn_conv.c): circular buffer
+ * 3 is a ring of `lines` input lines (n * H + y) of s_pitch bytes, line l
+ * in slot l % lines, its pixel x at byte (x + s_left) * page; the padding
+ * beside the pixels stays as zeroed at the start. The host sized the ring
+ * so that the lines of any one unit never share a slot. */
+#define STAGE_LINES 64
+static uint32_t s_tag[STAGE_LINES]; /* the line in each slot */
+static uint32_t s_lines, s_pitch, s_left;
+
+/* Patch rows row .. row + count - 1 (whole rows, mode 0) into rows `pitch`
+ * bytes apart at dst: first each input line they read that the ring lacks
+ * (one read of the image row), then for each output row and kernel row one
+ * strided local read of KW pixels per patch row; kernel rows outside the
+ * image read zeros. */
+static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t stage,
+                        uint64_t local) {
+    const uint32_t H = (uint32_t)g_H, W = (uint32_t)g_W, OH = g_OH, OW = g_OW, KH = g_KH;
+    const uint32_t page = psize, lines = s_lines, lpitch = s_pitch, left = s_left * page;
+    const int32_t sh = g_sh, pt = g_pt, dh = g_dh;
+    const uint32_t end = row + count;
+    for (uint32_t r = row; r < end;) {
+        uint32_t n = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
+        int32_t y0 = (int32_t)(p / OW) * sh - pt;
+        for (uint32_t ky = 0; ky < KH; ky++) {
+            uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
+            if (vy >= H) continue;
+            uint32_t line = n * H + vy, slot = line % lines;
+            if (s_tag[slot] == line) continue;
+            s_tag[slot] = line;
+            read_pixels(line * W, W, stage + slot * lpitch + left);
+        }
+        r += OW - ox < end - r ? OW - ox : end - r;
+    }
+    noc_async_read_barrier(); /* staged before it is copied */
+    const uint32_t step = (uint32_t)g_sw * page, run = g_KW * page;
+    for (uint32_t r = row; r < end;) {
+        uint32_t n = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
+        uint32_t len = OW - ox < end - r ? OW - ox : end - r;
+        int32_t y0 = (int32_t)(p / OW) * sh - pt;
+        /* Pixel ox * sw - pl of the line: at or right of its padding. */
+        uint32_t col = (uint32_t)((int32_t)(ox * (uint32_t)g_sw) - g_pl) * page + left;
+        uint32_t at = dst + (r - row) * pitch;
+        for (uint32_t ky = 0; ky < KH; ky++, at += run) {
+            uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
+            if (vy < H) {
+                uint32_t slot = (n * H + vy) % lines;
+                lm_noc_async_read_strided(local | (stage + slot * lpitch + col), step, at, pitch,
+                                          run, len);
+            } else if (run <= zero_size) {
+                lm_noc_async_read_strided(zero_src, 0, at, pitch, run, len);
+            } else {
+                for (uint32_t j = 0; j < len; j++)
+                    nn_zero(at + j * pitch, run);
+            }
+        }
+        r += len;
+    }
+}
 
 /* Tap (dy, dx) of output pixels row .. row + count - 1 (mode 2) into rows
  * `pitch` bytes apart at dst, q pixels a row: the output pixel stepped
- * along rather than divided out of each row, one read per pixel (this loop
- * is a pooling's whole cost); with a page per image row, the row's address
- * worked out once per image row. Positions outside the image read `fill`.
+ * along rather than divided out of each row; with a page per image row and
+ * dense rows, the pixels an output row reads are one strided read, else one
+ * read per pixel. Positions outside the image read `fill`.
  * The geometry is copied to locals first: every NoC call clobbers memory,
  * so globals would be loaded again for each read. */
 static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, uint32_t count,
@@ -164,8 +221,8 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, ui
             /* The common case in three plain runs: fills, reads, fills. */
             for (uint32_t j = 0; j < first; j++, at += size)
                 fill_run(at, C, esize, fill);
-            for (uint32_t j = first; j < last; j++, at += size, lo += step)
-                noc_async_read((uint64_t)hi << 32 | lo, at, size);
+            lm_noc_async_read_strided((uint64_t)hi << 32 | lo, step, at, size, size, last - first);
+            at += (last - first) * size;
             for (uint32_t j = last; j < len; j++, at += size)
                 fill_run(at, C, esize, fill);
             row += len;
@@ -239,12 +296,23 @@ void kernel_main(void) {
      * every pixel's KW taps of a kernel row with one local read -- fewer
      * transfers than one per tap. */
     uint32_t stage = 0, local = 0;
-    if (whole && dw == 1 && uw == 1 && uh == 1 &&
-        lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >=
-            KH * (31 * (uint32_t)sw + KW) * page) {
+    s_lines = get_arg_val(29);
+    if (s_lines || (whole && dw == 1 && uw == 1 && uh == 1 &&
+                    lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >=
+                        KH * (31 * (uint32_t)sw + KW) * page)) {
         cb_reserve_back(3, 1); /* scratch: never pushed */
         stage = get_write_ptr(3);
         local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
+    }
+    if (s_lines) {
+        /* The line's padding, as nn_conv.c's staged_line_bytes. */
+        int32_t last = (int32_t)(OW - 1) * sw - pl + (int32_t)(KW - 1);
+        uint32_t right = last > W - 1 ? (uint32_t)(last - (W - 1)) : 0;
+        s_left = pl > 0 ? (uint32_t)pl : 0;
+        s_pitch = ((s_left + (uint32_t)W + right) * page + 15) / 16 * 16;
+        nn_zero(stage, s_lines * s_pitch);
+        for (uint32_t i = 0; i < s_lines; i++)
+            s_tag[i] = UINT32_MAX;
     }
     /* With one column block every unit writes the same columns, so those
      * past the last valid one stay as zeroed here, once, in the whole ring
@@ -259,7 +327,8 @@ void kernel_main(void) {
     uint32_t taps = mode == 2 ? KH * KW : 1;
     /* Whole pooling rows, not strided virtually: pool_rows. */
     bool fast_pool = mode == 2 && uh == 1 && uw == 1 && cols_zeroed;
-    g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_OH = OH, g_OW = OW;
+    g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_dh = dh;
+    g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW;
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
@@ -268,7 +337,13 @@ void kernel_main(void) {
             uint32_t ptap = mode == 2 ? t : rb.b; /* the tap of the pooling modes */
             cb_reserve_back(0, room);
             uint32_t base = get_write_ptr(0);
-            for (uint32_t r = 0; stage && r < 32;) {
+            if (s_lines) {
+                uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
+                stage_lines(base, width * esize, row0, count, stage, (uint64_t)local << 32);
+                for (uint32_t r = count; r < 32; r++)
+                    zero_run(base + r * width * esize, width * esize);
+            }
+            for (uint32_t r = 0; stage && !s_lines && r < 32;) {
                 uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
                 if (row >= h) {
                     zero_run(dst, width * esize);

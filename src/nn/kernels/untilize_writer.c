@@ -6,7 +6,7 @@
  * len = W (the tile tensor's row): a write per row. Otherwise the two
  * tensors hold the same elements in the same order with rows of another
  * length, and a unit holds whole rows: rows narrower than the unit's tiles
- * that never cross a page still go a write each, and the others, made
+ * that never cross a page go a strided write per page, and the others, made
  * contiguous in L1, are one run of the flat element order, written a page
  * (or the part of one in the run) at a time -- a few writes where rows of W
  * would take 32. */
@@ -52,13 +52,16 @@ void kernel_main(void) {
                                 get_noc_addr_interleaved(row, &out, col0 * esize), valid * esize);
             }
         } else if (width != w && len % w == 0) {
-            /* Rows narrower than the block but never across a page: a
-             * write per row beats moving them together first. */
-            for (uint32_t r = 0; r < rows; r++) {
-                uint32_t at = (rb.b * h + rb.tr * 32 + r) * w;
-                noc_async_write(src + r * width * esize,
-                                get_noc_addr_interleaved(at / len, &out, at % len * esize),
-                                w * esize);
+            /* Rows narrower than the block but never across a page: the
+             * rows bound for one page are one strided write, which beats
+             * moving them together first. */
+            for (uint32_t r = 0; r < rows;) {
+                uint32_t at = (rb.b * h + rb.tr * 32 + r) * w, off = at % len;
+                uint32_t n = (len - off) / w < rows - r ? (len - off) / w : rows - r;
+                lm_noc_async_write_strided(src + r * width * esize, width * esize,
+                                           get_noc_addr_interleaved(at / len, &out, off * esize),
+                                           w * esize, w * esize, n);
+                r += n;
             }
         } else {
             if (width != w) compact(src, rows, width * esize, w * esize);
