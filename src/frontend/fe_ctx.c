@@ -142,6 +142,7 @@ lm_status fe_attr_choice(fe_ctx *c, const fe_node *n, const char *name, const ch
     const char *v;
     lm_status st = fe_attr_string(c, n, name, def, &v);
     if (st) return st;
+    if (!v) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute %s is required", name);
     for (int i = 0; names[i]; i++)
         if (strcmp(v, names[i]) == 0) {
             *out = i;

@@ -170,7 +170,8 @@ lm_status fe_attr_string(fe_ctx *c, const fe_node *n, const char *name, const ch
                          const char **out);
 /* A string attribute (`def` when missing) that must be one of the
  * NULL-terminated `names`: its index in *out, else "attribute NAME=VALUE is
- * not valid" (LM_ERR_INVALID_FILE). */
+ * not valid" (LM_ERR_INVALID_FILE); with `def` NULL, a missing one is
+ * "attribute NAME is required". */
 lm_status fe_attr_choice(fe_ctx *c, const fe_node *n, const char *name, const char *def,
                          const char *const *names, int *out);
 /* *out_count 0 and *out NULL when missing. */

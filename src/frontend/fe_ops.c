@@ -43,5 +43,6 @@ const fe_op_family fe_op_families[] = {
     {fe_ops_nn, &fe_ops_nn_count},           {fe_ops_resize, &fe_ops_resize_count},
     {fe_ops_rnn, &fe_ops_rnn_count},         {fe_ops_index, &fe_ops_index_count},
     {fe_ops_quant, &fe_ops_quant_count},     {fe_ops_spectral, &fe_ops_spectral_count},
-    {fe_ops_grid, &fe_ops_grid_count},       {NULL, NULL},
+    {fe_ops_grid, &fe_ops_grid_count},       {fe_ops_select, &fe_ops_select_count},
+    {fe_ops_text, &fe_ops_text_count},       {NULL, NULL},
 };

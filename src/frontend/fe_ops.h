@@ -75,6 +75,15 @@ extern const size_t fe_ops_quant_count;
 extern const fe_op_def fe_ops_grid[];
 extern const size_t fe_ops_grid_count;
 
+/* Shapes decided by values known at compile time: NonZero, Unique, Compress
+ * (fe_ops_select.c). */
+extern const fe_op_def fe_ops_select[];
+extern const size_t fe_ops_select_count;
+
+/* Text features: TfIdfVectorizer (fe_ops_text.c). */
+extern const fe_op_def fe_ops_text[];
+extern const size_t fe_ops_text_count;
+
 /* Spectral ops: DFT, STFT, MelWeightMatrix (fe_ops_spectral.c). */
 extern const fe_op_def fe_ops_spectral[];
 extern const size_t fe_ops_spectral_count;

@@ -1072,3 +1072,110 @@ write_case("det_batched_pivoting", [helper.make_node("Det", ["x"], ["y"])], [("x
 d1 = f32(4, 1, 1)
 write_case("det_1x1", [helper.make_node("Det", ["x"], ["y"])], [("x", d1)],
            [("y", d1[:, 0, 0].copy())], 11)
+
+# Shapes decided by constants: Compress with a constant condition gathers
+# run-time data on the device (along an axis, and flattened with a condition
+# shorter than the data); NonZero of a constant mask feeds a Gather of
+# run-time data (x[:, mask]); Unique folds, its inverse indices gathering
+# run-time rows.
+cx = f32(2, 5, 3)
+cond = np.array([True, False, True, True, False])
+write_case("compress_axis_runtime_data",
+           [helper.make_node("Compress", ["x", "c"], ["y0"], axis=1),
+            helper.make_node("Relu", ["y0"], ["y"])],
+           [("x", cx)], [("y", np.maximum(np.compress(cond, cx, axis=1), 0))], 11,
+           inits=[("c", cond)])
+cond_flat = np.array([False, True, True, False, False, True, False, True, True])
+write_case("compress_flat_short_condition",
+           [helper.make_node("Compress", ["x", "c"], ["y"])],
+           [("x", cx)], [("y", np.compress(cond_flat, cx))], 11, inits=[("c", cond_flat)])
+mask = np.array([0, 1, 1, 0, 0, 1], np.float32)
+nx = f32(3, 6)
+write_case("nonzero_mask_gather",
+           [helper.make_node("NonZero", ["m"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "ax"], ["idx"]),
+            helper.make_node("Gather", ["x", "idx"], ["y"], axis=1)],
+           [("x", nx)], [("y", nx[:, mask != 0])], 13,
+           inits=[("m", mask), ("ax", np.array([0], np.int64))])
+uv = np.array([7, -2, 7, 3, -2, 7, 9], np.int64)
+uy, ui, uinv, uc = np.unique(uv, return_index=True, return_inverse=True, return_counts=True)
+ut = f32(4, 3)
+write_case("unique_inverse_gather",
+           [helper.make_node("Unique", ["v"], ["u", "first", "inv", "counts"]),
+            helper.make_node("Gather", ["t", "inv"], ["rows"], axis=0),
+            helper.make_node("Cast", ["counts"], ["cf"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["rows", "cf_col"], ["y"]),
+            helper.make_node("Gather", ["cf", "inv"], ["cf_rows"], axis=0),
+            helper.make_node("Unsqueeze", ["cf_rows", "ax"], ["cf_col"])],
+           [("t", ut)], [("y", ut[uinv] * uc[uinv].astype(np.float32)[:, None]),
+                         ("u", uy), ("first", ui)], 13,
+           inits=[("v", uv), ("ax", np.array([1], np.int64))])
+write_case("refuse_compress_runtime_condition",
+           [helper.make_node("Greater", ["x", "zero"], ["c"]),
+            helper.make_node("Compress", ["x", "c"], ["y"])],
+           [("x", f32(6))], [("y", (TensorProto.FLOAT, [3]))], 11,
+           inits=[("zero", np.zeros(1, np.float32))],
+           expect="input 1 ('c') decides the output shape but is computed at run time")
+write_case("refuse_compress_selects_nothing",
+           [helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
+           [("x", f32(3, 2))], [("y", (TensorProto.FLOAT, [1, 2]))], 11,
+           inits=[("c", np.zeros(3, bool))],
+           expect="the condition selects nothing, an empty tensor (zero-size tensors are not "
+                  "supported)")
+write_case("refuse_nonzero_runtime_input",
+           [helper.make_node("NonZero", ["x"], ["y"])],
+           [("x", f32(4))], [("y", (TensorProto.INT64, [1, 4]))], 13,
+           expect="input 0 ('x') decides the output shape, so its value must be known at compile "
+                  "time: give it as a constant (--const x=FILE)")
+
+
+def tfidf_np(x, mode, min_n, max_n, max_skip, starts, columns, pool, weights=None):
+    """TfIdfVectorizer written out from the operator's definition."""
+    rows = np.atleast_2d(x)
+    grams = []
+    for lvl, start in enumerate(starts):
+        end = starts[lvl + 1] if lvl + 1 < len(starts) else len(pool)
+        grams += [tuple(pool[i:i + lvl + 1]) for i in range(start, end, lvl + 1)]
+    out = np.zeros((rows.shape[0], max(columns) + 1), np.float32)
+    for b, row in enumerate(rows):
+        for k, g in enumerate(grams):
+            n = len(g)
+            if not min_n <= n <= max_n:
+                continue
+            freq = 0
+            for d in ([1] if n == 1 else range(1, max_skip + 2)):
+                for i in range(len(row) - (n - 1) * d):
+                    freq += all(row[i + j * d] == g[j] for j in range(n))
+            w = 1.0 if weights is None else weights[k]
+            out[b, columns[k]] = {"TF": freq, "IDF": w if freq else 0.0, "TFIDF": freq * w}[mode]
+    return out if np.ndim(x) == 2 else out[0]
+
+
+# TfIdfVectorizer beyond ONNX's data (which is TF only, up to bigrams):
+# TFIDF with weights and trigrams at skips 0..2 over a batch of int64 rows,
+# IDF over int32 tokens.
+tx = rng.integers(1, 5, size=(3, 14)).astype(np.int64)
+tpool = [2, 4, 1, 2, 3, 3, 1, 2, 3, 2, 2, 2]
+tcols = [5, 0, 3, 1, 4, 2]
+tw = [0.5, 2.0, 1.5, 0.25, 3.0, 1.0]
+write_case("tfidf_tfidf_trigrams_weights",
+           [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TFIDF", min_gram_length=1,
+                             max_gram_length=3, max_skip_count=2, ngram_counts=[0, 2, 6],
+                             ngram_indexes=tcols, pool_int64s=tpool, weights=tw)],
+           [("x", tx)], [("y", tfidf_np(tx, "TFIDF", 1, 3, 2, [0, 2, 6], tcols, tpool, tw))], 9)
+ix = rng.integers(0, 6, size=(20,)).astype(np.int32)
+ipool = [0, 1, 2, 3, 4, 5, 5, 5]
+write_case("tfidf_idf_int32_bigrams",
+           [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="IDF", min_gram_length=2,
+                             max_gram_length=2, max_skip_count=1, ngram_counts=[0, 0],
+                             ngram_indexes=[3, 1, 0, 2], pool_int64s=ipool,
+                             weights=[0.5, 2.0, 4.0, 8.0])],
+           [("x", ix)],
+           [("y", tfidf_np(ix, "IDF", 2, 2, 1, [0, 0], [3, 1, 0, 2], ipool,
+                           [0.5, 2.0, 4.0, 8.0]))], 9)
+write_case("refuse_tfidf_pool_strings",
+           [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1,
+                             max_gram_length=1, max_skip_count=0, ngram_counts=[0],
+                             ngram_indexes=[0], pool_strings=["a"])],
+           [("x", ix)], [("y", (TensorProto.FLOAT, [1]))], 9,
+           expect="pool_strings: string n-grams are not supported (only pool_int64s)")

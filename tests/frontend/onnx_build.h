@@ -181,6 +181,16 @@ static inline Onnx__AttributeProto *ob_attr_s(Onnx__NodeProto *n, const char *na
     return a;
 }
 
+/* An INTS attribute `name` = values[0 .. count) on n. */
+static inline Onnx__AttributeProto *ob_attr_is(Onnx__NodeProto *n, const char *name,
+                                               const int64_t *values, size_t count) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->ints = ob_alloc((count ? count : 1) * sizeof *a->ints);
+    if (count) memcpy(a->ints, values, count * sizeof *values);
+    a->n_ints = count;
+    return a;
+}
+
 static inline Onnx__TensorProto *ob_tensor(const char *name, int32_t elem, int rank,
                                            const int64_t *dims) {
     Onnx__TensorProto *t = ob_alloc(sizeof *t);

@@ -89,8 +89,8 @@ expect_error const_missing 2 "must be known at compile time: give it as a consta
     compile "$D/test_reshape_reordered_all_dims/model.onnx" -o "$W/x.lmb"
 expect_ok const_pb "1 nodes" compile "$D/test_reshape_reordered_all_dims/model.onnx" -o "$W/r.lmb" \
     --const shape="$D/test_reshape_reordered_all_dims/test_data_set_0/input_1.pb"
-expect_error unsupported_op 2 "op Unique is not supported" \
-    compile "$D/test_unique_not_sorted_without_axis/model.onnx" -o "$W/x.lmb"
+expect_error unsupported_op 2 "op NonMaxSuppression is not supported" \
+    compile "$D/test_nonmaxsuppression_suppress_by_IOU/model.onnx" -o "$W/x.lmb"
 printf 'not a model' >"$W/bad.onnx"
 expect_error bad_file 2 "bad.onnx" compile "$W/bad.onnx" -o "$W/x.lmb"
 expect_error missing_file 2 "nope.onnx" compile "$W/nope.onnx" -o "$W/x.lmb"

@@ -680,6 +680,93 @@ static void test_det_refusals(void) {
     lm_binary_free(bin);
 }
 
+/* Compress's condition: 1-D, no longer than what it selects from. */
+static void test_compress_refusals(void) {
+    int64_t xd[2] = {3, 2}, cd = 4, yd[2] = {2, 2};
+    Onnx__GraphProto *g = ob_graph("c");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 11;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    uint8_t keep[6] = {1, 0, 1, 0, 0, 0};
+    Onnx__TensorProto *c = ob_tensor("cond", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 1, &cd);
+    ob_raw(c, keep, 4);
+    ob_init(g, c);
+    Onnx__NodeProto *n = ob_node(g, "Compress", "pick", (const char *[]){"x", "cond", NULL},
+                                 (const char *[]){"y", NULL});
+    ob_attr_i(n, "axis", 0);
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'pick' (Compress): condition has 4 entries but the axis has 3");
+    int64_t c2[2] = {3, 2};
+    g->initializer[0] = ob_tensor("cond", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 2, c2);
+    ob_raw(g->initializer[0], keep, 6);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "condition must be 1-D, given rank 2");
+    cd = 3;
+    g->initializer[0] = ob_tensor("cond", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 1, &cd);
+    ob_raw(g->initializer[0], keep, 3);
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+}
+
+/* TfIdfVectorizer's pool: levels that hold whole n-grams, one column and
+ * one weight per n-gram, columns not shared, a mode. */
+static void test_tfidf_refusals(void) {
+    int64_t xd = 8, yd = 3;
+    Onnx__GraphProto *g = ob_graph("t");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 9;
+    ob_input(g, ob_vi("x", ob_tensor_type(I64, 1, &xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, &yd, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "TfIdfVectorizer", "tf", (const char *[]){"x", NULL},
+                                 (const char *[]){"y", NULL});
+    ob_attr_i(n, "min_gram_length", 1);
+    ob_attr_i(n, "max_gram_length", 2);
+    ob_attr_i(n, "max_skip_count", 1);
+    Onnx__AttributeProto *starts = ob_attr_is(n, "ngram_counts", (const int64_t[]){0, 1}, 2);
+    Onnx__AttributeProto *cols = ob_attr_is(n, "ngram_indexes", (const int64_t[]){0, 2, 1}, 3);
+    Onnx__AttributeProto *pool = ob_attr_is(n, "pool_int64s", (const int64_t[]){7, 1, 2, 3, 4}, 5);
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'tf' (TfIdfVectorizer): attribute mode is required");
+    Onnx__AttributeProto *mode = ob_attr_s(n, "mode", "TF");
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    mode->s.data = (uint8_t *)ob_str("BM25");
+    mode->s.len = 4;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "attribute mode=BM25 is not valid");
+    mode->s.data = (uint8_t *)ob_str("IDF");
+    mode->s.len = 3;
+    starts->ints[1] = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "ngram_counts[1]=2 does not start a whole number of 2-grams in the pool of 5 ids");
+    starts->ints[1] = 1;
+    cols->n_ints = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "ngram_indexes has 2 entries but the pool holds 3 n-grams");
+    cols->n_ints = 3;
+    cols->ints[2] = 0;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "ngram_indexes gives column 0 to n-grams 0 and 2");
+    cols->ints[2] = 1;
+    Onnx__AttributeProto *w = ob_attr(n, "weights", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    w->floats = ob_alloc(2 * sizeof *w->floats);
+    w->n_floats = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "weights has 2 entries but the pool holds 3 n-grams");
+    n->n_attribute--;
+    pool->ints[0] = 1 << 24;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "pool id 16777216: ids are compared in float32, exact only below 2^24");
+    pool->ints[0] = 7;
+    n->attribute[0]->i = 3; /* min_gram_length above max_gram_length */
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "gram lengths must satisfy 1 <= min_gram_length <= max_gram_length, given 3 "
+                "and 2");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -845,6 +932,8 @@ int main(void) {
     TEST_RUN(test_gridsample_refusals);
     TEST_RUN(test_maxpool_indices_refusals);
     TEST_RUN(test_det_refusals);
+    TEST_RUN(test_compress_refusals);
+    TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);
