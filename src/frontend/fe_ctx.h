@@ -137,6 +137,9 @@ struct fe_ctx {
     uint32_t const_count, const_cap;
     fe_cache_entry *cache; /* fe_cache_get / fe_cache_put */
     uint32_t cache_count, cache_cap;
+    /* Set by a control-flow node's inference: it was replaced by the nodes
+     * now at its place, which inference takes next (fe_expand.c). */
+    bool expanded;
 };
 
 /* ---- errors ---- */

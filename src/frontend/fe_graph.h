@@ -125,6 +125,8 @@ typedef enum fe_attr_type {
     FE_ATTR_TYPE_PROTOS = 14,
 } fe_attr_type;
 
+struct fe_subgraph;
+
 typedef struct fe_attr {
     const char *name;
     fe_attr_type type;
@@ -132,10 +134,11 @@ typedef struct fe_attr {
     float f;       /* FLOAT */
     const char *s; /* STRING (NUL-terminated copy; s_len bytes) */
     size_t s_len;
-    const fe_tensor *t;   /* TENSOR */
-    const int64_t *ints;  /* INTS (count) */
-    const float *floats;  /* FLOATS (count) */
-    const char **strings; /* STRINGS (count) */
+    const fe_tensor *t;              /* TENSOR */
+    const int64_t *ints;             /* INTS (count) */
+    const float *floats;             /* FLOATS (count) */
+    const char **strings;            /* STRINGS (count) */
+    const struct fe_subgraph *graph; /* GRAPH */
     size_t count;
 } fe_attr;
 
@@ -153,7 +156,32 @@ typedef struct fe_node {
     fe_attr *attrs;
     uint32_t attr_count;
     uint32_t index; /* position in the file, for messages ("#12") */
+    /* Values its subgraphs read from outside them (If, Loop, Scan): the
+     * names the subgraphs use, and the values those names are here (NULL
+     * in a subgraph's own nodes, resolved when they are inlined). */
+    const char **implicit_names;
+    uint32_t *implicit;
+    uint32_t implicit_count;
+    uint32_t step; /* Loop and Scan: iterations already unrolled (fe_expand.c) */
 } fe_node;
+
+/* A graph attribute (If's branches, Loop's and Scan's bodies), kept by
+ * name: fe_expand.c inlines it, renaming what it defines. Its nodes are in
+ * file order (ONNX requires them sorted); node i reads in_names[i] and
+ * writes out_names[i] ("" for an omitted one). */
+typedef struct fe_subgraph {
+    const char *name;
+    const char **inputs, **outputs; /* formal names */
+    uint32_t input_count, output_count;
+    const char **init_names;
+    const struct fe_tensor **inits;
+    uint32_t init_count;
+    fe_node *nodes; /* inputs and outputs unset: see in_names, out_names */
+    const char ***in_names, ***out_names;
+    uint32_t node_count;
+    const char **defined; /* every name it defines, sorted (strcmp) */
+    uint32_t defined_count;
+} fe_subgraph;
 
 typedef struct fe_value {
     const char *name;
@@ -169,9 +197,9 @@ typedef struct fe_value {
 typedef struct fe_graph {
     fe_arena arena;
     fe_value *values;
-    uint32_t value_count;
-    fe_node *nodes; /* topologically sorted */
-    uint32_t node_count;
+    uint32_t value_count, value_cap; /* value_cap: room (fe_expand.c grows it) */
+    fe_node *nodes;                  /* topologically sorted */
+    uint32_t node_count, node_cap;
     uint32_t *inputs; /* graph inputs that are not initializers, in file order */
     uint32_t input_count;
     uint32_t *outputs; /* graph outputs, in file order */

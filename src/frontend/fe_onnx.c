@@ -281,6 +281,11 @@ static lm_status pb_unpack(const void *data, size_t size, const ProtobufCMessage
 /* ------------------------------------------------------------------ the
  * loader's state */
 
+typedef struct opset_entry {
+    const char *domain;
+    int64_t version;
+} opset_entry;
+
 typedef struct loader {
     const char *label;
     const char *dir; /* external data's directory; NULL refuses it */
@@ -290,6 +295,10 @@ typedef struct loader {
     uint32_t *map;
     uint32_t map_mask;
     uint32_t value_cap;
+    /* The model's opset_import, for the nodes of subgraphs too. */
+    const struct opset_entry *opsets;
+    size_t opset_count;
+    bool have_default;
 } loader;
 
 static lm_status oom(const loader *L) {
@@ -739,6 +748,9 @@ static fe_attr_type infer_attr_type(const Onnx__AttributeProto *a) {
     return FE_ATTR_UNDEFINED;
 }
 
+static lm_status convert_subgraph(loader *L, const Onnx__GraphProto *gp, const char *nlabel,
+                                  const char *attr, fe_subgraph **out);
+
 static lm_status convert_attr(loader *L, const Onnx__AttributeProto *a, const char *nlabel,
                               fe_attr *out) {
     const char *name = str_or_empty(a->name);
@@ -799,8 +811,18 @@ static lm_status convert_attr(loader *L, const Onnx__AttributeProto *a, const ch
         out->count = a->n_strings;
         break;
     }
+    case FE_ATTR_GRAPH: {
+        if (!a->g)
+            return err_set(LM_ERR_INVALID_FILE, "%s: node %s: graph attribute '%s' has no graph",
+                           L->label, nlabel, name);
+        fe_subgraph *sg;
+        lm_status st = convert_subgraph(L, a->g, nlabel, name, &sg);
+        if (st != LM_OK) return st;
+        out->graph = sg;
+        out->count = 1;
+        break;
+    }
     /* Recorded by type (and count) only: no op this compiler runs reads them. */
-    case FE_ATTR_GRAPH:
     case FE_ATTR_SPARSE_TENSOR:
     case FE_ATTR_TYPE_PROTO:
         out->count = 1;
@@ -869,7 +891,7 @@ static lm_status sort_nodes(loader *L) {
     if (n == 0) return LM_OK;
     uint64_t edges = 0;
     for (uint32_t i = 0; i < n; i++)
-        edges += g->nodes[i].input_count;
+        edges += (uint64_t)g->nodes[i].input_count + g->nodes[i].implicit_count;
     if (edges > UINT32_MAX)
         return err_set(LM_ERR_INVALID_FILE, "%s: too many node inputs", L->label);
     uint32_t *indeg = calloc(n, sizeof *indeg);
@@ -882,11 +904,12 @@ static lm_status sort_nodes(loader *L) {
         st = oom(L);
         goto done;
     }
-    /* Edges producer -> consumer, as CSR by producer. */
+    /* Edges producer -> consumer, as CSR by producer (a subgraph's reads
+     * of this graph are edges too). */
     for (uint32_t i = 0; i < n; i++) {
         const fe_node *nd = &g->nodes[i];
-        for (uint32_t k = 0; k < nd->input_count; k++) {
-            uint32_t v = nd->inputs[k];
+        for (uint32_t k = 0; k < nd->input_count + nd->implicit_count; k++) {
+            uint32_t v = k < nd->input_count ? nd->inputs[k] : nd->implicit[k - nd->input_count];
             if (v == FE_NONE || g->values[v].producer == FE_NONE) continue;
             start[g->values[v].producer + 1]++;
             indeg[i]++;
@@ -900,8 +923,9 @@ static lm_status sort_nodes(loader *L) {
             fill[i] = start[i];
         for (uint32_t i = 0; i < n; i++) {
             const fe_node *nd = &g->nodes[i];
-            for (uint32_t k = 0; k < nd->input_count; k++) {
-                uint32_t v = nd->inputs[k];
+            for (uint32_t k = 0; k < nd->input_count + nd->implicit_count; k++) {
+                uint32_t v =
+                    k < nd->input_count ? nd->inputs[k] : nd->implicit[k - nd->input_count];
                 if (v == FE_NONE || g->values[v].producer == FE_NONE) continue;
                 adj[fill[g->values[v].producer]++] = i;
             }
@@ -996,14 +1020,194 @@ done:
 
 /* ------------------------------------------------------------------ model */
 
-typedef struct opset_entry {
-    const char *domain;
-    int64_t version;
-} opset_entry;
-
 static const char *norm_domain(const char *d) {
     d = str_or_empty(d);
     return strcmp(d, "ai.onnx") == 0 ? "" : d;
+}
+
+static bool subgraph_defines(const fe_subgraph *sg, const char *name);
+
+/* Outside values one node's subgraphs may read (the list is searched
+ * linearly). */
+#define FE_MAX_IMPLICIT 4096
+
+/* A name, once, in a growing list (arena; *cap grows by doubling). */
+static lm_status add_name(loader *L, const char ***list, uint32_t *count, uint32_t *cap,
+                          const char *name) {
+    for (uint32_t i = 0; i < *count; i++)
+        if (strcmp((*list)[i], name) == 0) return LM_OK;
+    if (*count == FE_MAX_IMPLICIT)
+        return err_set(LM_ERR_UNSUPPORTED,
+                       "%s: a node's subgraphs read more than %d values from outside them",
+                       L->label, FE_MAX_IMPLICIT);
+    if (*count == *cap) {
+        uint32_t grown = *cap ? 2 * *cap : 8;
+        const char **l = fe_arena_alloc(L->arena, grown * sizeof *l);
+        if (!l) return oom(L);
+        if (*count) memcpy(l, *list, *count * sizeof *l);
+        *list = l;
+        *cap = grown;
+    }
+    (*list)[(*count)++] = name;
+    return LM_OK;
+}
+
+/* A node's name, op, domain, opset and attributes (subgraphs converted);
+ * implicit_names: what its subgraphs read from outside them. */
+static lm_status convert_node_head(loader *L, const Onnx__NodeProto *np, uint32_t index,
+                                   const char *lb, fe_node *nd) {
+    nd->index = index;
+    nd->name = copy_str(L, np->name);
+    nd->op_type = copy_str(L, np->op_type);
+    const char *dom = norm_domain(np->domain);
+    nd->domain = copy_str(L, dom);
+    if (!nd->name || !nd->op_type || !nd->domain) return oom(L);
+    if (!nd->op_type[0])
+        return err_set(LM_ERR_INVALID_FILE, "%s: node %s has no op_type", L->label, lb);
+    bool found = false;
+    for (size_t k = 0; k < L->opset_count; k++)
+        if (strcmp(L->opsets[k].domain, dom) == 0) {
+            nd->opset = L->opsets[k].version;
+            found = true;
+        }
+    if (!dom[0] && L->have_default && !found) {
+        nd->opset = L->g->opset;
+        found = true;
+    }
+    if (!found)
+        return err_set(LM_ERR_INVALID_FILE,
+                       "%s: node %s: domain '%s' is not imported by the model (opset_import)",
+                       L->label, lb, dom[0] ? dom : "ai.onnx");
+    nd->attr_count = (uint32_t)np->n_attribute;
+    nd->attrs = fe_arena_alloc(L->arena, np->n_attribute * sizeof *nd->attrs);
+    if (!nd->attrs) return oom(L);
+    uint32_t cap = 0;
+    for (size_t k = 0; k < np->n_attribute; k++) {
+        lm_status st = convert_attr(L, np->attribute[k], lb, &nd->attrs[k]);
+        if (st != LM_OK) return st;
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(nd->attrs[j].name, nd->attrs[k].name) == 0)
+                return err_set(LM_ERR_INVALID_FILE, "%s: node %s: attribute '%s' is given twice",
+                               L->label, lb, nd->attrs[k].name);
+        const fe_subgraph *sg = nd->attrs[k].graph;
+        if (!sg) continue;
+        /* Free names of the subgraph: read there, defined neither there nor
+         * by its nested subgraphs' own definitions. */
+        for (uint32_t i = 0; i < sg->node_count; i++) {
+            const fe_node *sn = &sg->nodes[i];
+            for (uint32_t j = 0; j < sn->input_count + sn->implicit_count; j++) {
+                const char *r = j < sn->input_count ? sg->in_names[i][j]
+                                                    : sn->implicit_names[j - sn->input_count];
+                if (!r[0] || subgraph_defines(sg, r)) continue;
+                if ((st = add_name(L, &nd->implicit_names, &nd->implicit_count, &cap, r)))
+                    return st;
+            }
+        }
+        for (uint32_t j = 0; j < sg->output_count; j++)
+            if (!subgraph_defines(sg, sg->outputs[j]) &&
+                (st = add_name(L, &nd->implicit_names, &nd->implicit_count, &cap, sg->outputs[j])))
+                return st;
+    }
+    return LM_OK;
+}
+
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool subgraph_defines(const fe_subgraph *sg, const char *name) {
+    return bsearch(&name, sg->defined, sg->defined_count, sizeof *sg->defined, cmp_name) != NULL;
+}
+
+static const char **copy_names(loader *L, char **names, size_t count) {
+    const char **out = fe_arena_alloc(L->arena, (count ? count : 1) * sizeof *out);
+    for (size_t i = 0; out && i < count; i++)
+        if (!(out[i] = copy_str(L, names[i]))) return NULL;
+    return out;
+}
+
+/* A graph attribute, by name (fe_subgraph). Its names must be defined once
+ * within it; what it reads from outside is resolved where it is inlined. */
+static lm_status convert_subgraph(loader *L, const Onnx__GraphProto *gp, const char *nlabel,
+                                  const char *attr, fe_subgraph **out) {
+    if (gp->n_node > FE_MAX_NODES)
+        return err_set(LM_ERR_INVALID_FILE, "%s: node %s: subgraph '%s' has %zu nodes", L->label,
+                       nlabel, attr, gp->n_node);
+    if (gp->n_sparse_initializer)
+        return err_set(LM_ERR_UNSUPPORTED,
+                       "%s: node %s: subgraph '%s': sparse initializers are "
+                       "not supported",
+                       L->label, nlabel, attr);
+    fe_subgraph *sg = fe_arena_alloc(L->arena, sizeof *sg);
+    if (!sg) return oom(L);
+    sg->name = copy_str(L, attr);
+    sg->input_count = (uint32_t)gp->n_input;
+    sg->output_count = (uint32_t)gp->n_output;
+    sg->init_count = (uint32_t)gp->n_initializer;
+    sg->node_count = (uint32_t)gp->n_node;
+    sg->inputs = fe_arena_alloc(L->arena, (gp->n_input ? gp->n_input : 1) * sizeof *sg->inputs);
+    sg->outputs = fe_arena_alloc(L->arena, (gp->n_output ? gp->n_output : 1) * sizeof *sg->outputs);
+    sg->init_names = fe_arena_alloc(L->arena, (gp->n_initializer ? gp->n_initializer : 1) *
+                                                  sizeof *sg->init_names);
+    sg->inits =
+        fe_arena_alloc(L->arena, (gp->n_initializer ? gp->n_initializer : 1) * sizeof *sg->inits);
+    sg->nodes = fe_arena_alloc(L->arena, (gp->n_node ? gp->n_node : 1) * sizeof *sg->nodes);
+    sg->in_names = fe_arena_alloc(L->arena, (gp->n_node ? gp->n_node : 1) * sizeof *sg->in_names);
+    sg->out_names = fe_arena_alloc(L->arena, (gp->n_node ? gp->n_node : 1) * sizeof *sg->out_names);
+    if (!sg->name || !sg->inputs || !sg->outputs || !sg->init_names || !sg->inits || !sg->nodes ||
+        !sg->in_names || !sg->out_names)
+        return oom(L);
+    for (size_t i = 0; i < gp->n_input; i++)
+        if (!(sg->inputs[i] = copy_str(L, gp->input[i]->name))) return oom(L);
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (!(sg->outputs[i] = copy_str(L, gp->output[i]->name))) return oom(L);
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        char what[400];
+        snprintf(what, sizeof what, "node %s: subgraph '%s': initializer '%s'", nlabel, attr,
+                 str_or_empty(gp->initializer[i]->name));
+        fe_tensor *t;
+        lm_status st = convert_tensor(L, gp->initializer[i], what, &t);
+        if (st != LM_OK) return st;
+        sg->inits[i] = t;
+        if (!(sg->init_names[i] = copy_str(L, gp->initializer[i]->name))) return oom(L);
+    }
+    for (uint32_t i = 0; i < sg->node_count; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        char lb[300];
+        node_label_raw(np, i, lb, sizeof lb);
+        fe_node *nd = &sg->nodes[i];
+        lm_status st = convert_node_head(L, np, i, lb, nd);
+        if (st != LM_OK) return st;
+        nd->input_count = (uint32_t)np->n_input;
+        nd->output_count = (uint32_t)np->n_output;
+        sg->in_names[i] = copy_names(L, np->input, np->n_input);
+        sg->out_names[i] = copy_names(L, np->output, np->n_output);
+        if (!sg->in_names[i] || !sg->out_names[i]) return oom(L);
+    }
+    /* Every name it defines, sorted: each defined once. */
+    uint64_t defs = (uint64_t)sg->input_count + sg->init_count;
+    for (uint32_t i = 0; i < sg->node_count; i++)
+        defs += sg->nodes[i].output_count;
+    if (defs > FE_MAX_VALUES)
+        return err_set(LM_ERR_INVALID_FILE, "%s: node %s: subgraph '%s' defines %llu values",
+                       L->label, nlabel, attr, (unsigned long long)defs);
+    sg->defined = fe_arena_alloc(L->arena, (defs ? defs : 1) * sizeof *sg->defined);
+    if (!sg->defined) return oom(L);
+    for (uint32_t i = 0; i < sg->input_count; i++)
+        sg->defined[sg->defined_count++] = sg->inputs[i];
+    for (uint32_t i = 0; i < sg->init_count; i++)
+        sg->defined[sg->defined_count++] = sg->init_names[i];
+    for (uint32_t i = 0; i < sg->node_count; i++)
+        for (uint32_t j = 0; j < sg->nodes[i].output_count; j++)
+            if (sg->out_names[i][j][0]) sg->defined[sg->defined_count++] = sg->out_names[i][j];
+    qsort(sg->defined, sg->defined_count, sizeof *sg->defined, cmp_name);
+    for (uint32_t i = 1; i < sg->defined_count; i++)
+        if (!strcmp(sg->defined[i - 1], sg->defined[i]))
+            return err_set(LM_ERR_INVALID_FILE,
+                           "%s: node %s: subgraph '%s' defines '%s' more than once", L->label,
+                           nlabel, attr, sg->defined[i]);
+    *out = sg;
+    return LM_OK;
 }
 
 static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
@@ -1034,6 +1238,9 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
         have_default = true;
         g->opset = 1;
     }
+    L->opsets = opsets;
+    L->opset_count = m->n_opset_import;
+    L->have_default = have_default;
 
     const Onnx__GraphProto *gp = m->graph;
     if (!gp) return err_set(LM_ERR_INVALID_FILE, "%s: the model has no graph", L->label);
@@ -1124,28 +1331,8 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
         fe_node *nd = &g->nodes[i];
         char lb[300];
         node_label_raw(np, i, lb, sizeof lb);
-        nd->index = i;
-        nd->name = copy_str(L, np->name);
-        nd->op_type = copy_str(L, np->op_type);
-        const char *dom = norm_domain(np->domain);
-        nd->domain = copy_str(L, dom);
-        if (!nd->name || !nd->op_type || !nd->domain) return oom(L);
-        if (!nd->op_type[0])
-            return err_set(LM_ERR_INVALID_FILE, "%s: node %s has no op_type", L->label, lb);
-        bool found = false;
-        for (size_t k = 0; k < m->n_opset_import; k++)
-            if (strcmp(opsets[k].domain, dom) == 0) {
-                nd->opset = opsets[k].version;
-                found = true;
-            }
-        if (!dom[0] && have_default && !found) {
-            nd->opset = g->opset;
-            found = true;
-        }
-        if (!found)
-            return err_set(LM_ERR_INVALID_FILE,
-                           "%s: node %s: domain '%s' is not imported by the model (opset_import)",
-                           L->label, lb, dom[0] ? dom : "ai.onnx");
+        lm_status hst = convert_node_head(L, np, i, lb, nd);
+        if (hst != LM_OK) return hst;
         nd->output_count = (uint32_t)np->n_output;
         nd->outputs = fe_arena_alloc(L->arena, np->n_output * sizeof *nd->outputs);
         if (!nd->outputs) return oom(L);
@@ -1174,18 +1361,6 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
             g->values[v].producer = i;
             nd->outputs[k] = v;
         }
-        nd->attr_count = (uint32_t)np->n_attribute;
-        nd->attrs = fe_arena_alloc(L->arena, np->n_attribute * sizeof *nd->attrs);
-        if (!nd->attrs) return oom(L);
-        for (size_t k = 0; k < np->n_attribute; k++) {
-            lm_status st = convert_attr(L, np->attribute[k], lb, &nd->attrs[k]);
-            if (st != LM_OK) return st;
-            for (size_t j = 0; j < k; j++)
-                if (strcmp(nd->attrs[j].name, nd->attrs[k].name) == 0)
-                    return err_set(LM_ERR_INVALID_FILE,
-                                   "%s: node %s: attribute '%s' is given twice", L->label, lb,
-                                   nd->attrs[k].name);
-        }
     }
     for (uint32_t i = 0; i < nn; i++) {
         const Onnx__NodeProto *np = gp->node[i];
@@ -1206,6 +1381,21 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
                                L->label, node_label_raw(np, i, lb, sizeof lb), name);
             }
             nd->inputs[k] = v;
+        }
+        /* What its subgraphs read from this graph. */
+        if (nd->implicit_count) {
+            nd->implicit = fe_arena_alloc(L->arena, nd->implicit_count * sizeof *nd->implicit);
+            if (!nd->implicit) return oom(L);
+        }
+        for (uint32_t k = 0; k < nd->implicit_count; k++) {
+            uint32_t v = find_value(L, nd->implicit_names[k]);
+            if (v == FE_NONE) {
+                char lb[300];
+                return err_set(LM_ERR_INVALID_FILE,
+                               "%s: node %s: a subgraph reads '%s', which is not defined", L->label,
+                               node_label_raw(np, i, lb, sizeof lb), nd->implicit_names[k]);
+            }
+            nd->implicit[k] = v;
         }
     }
 
@@ -1251,11 +1441,16 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
     lm_status st = sort_nodes(L);
     if (st != LM_OK) return st;
 
-    for (uint32_t i = 0; i < g->node_count; i++)
+    for (uint32_t i = 0; i < g->node_count; i++) {
         for (uint32_t k = 0; k < g->nodes[i].input_count; k++)
             if (g->nodes[i].inputs[k] != FE_NONE) g->values[g->nodes[i].inputs[k]].use_count++;
+        for (uint32_t k = 0; k < g->nodes[i].implicit_count; k++)
+            g->values[g->nodes[i].implicit[k]].use_count++;
+    }
     for (uint32_t i = 0; i < g->output_count; i++)
         g->values[g->outputs[i]].use_count++;
+    g->value_cap = L->value_cap;
+    g->node_cap = g->node_count;
     return LM_OK;
 }
 

@@ -38,11 +38,19 @@ const char *lmfe_supported_op(size_t index) {
 }
 
 const fe_op_family fe_op_families[] = {
-    {fe_ops_eltwise, &fe_ops_eltwise_count}, {fe_ops_shape, &fe_ops_shape_count},
-    {fe_ops_misc, &fe_ops_misc_count},       {fe_ops_reduce, &fe_ops_reduce_count},
-    {fe_ops_nn, &fe_ops_nn_count},           {fe_ops_resize, &fe_ops_resize_count},
-    {fe_ops_rnn, &fe_ops_rnn_count},         {fe_ops_index, &fe_ops_index_count},
-    {fe_ops_quant, &fe_ops_quant_count},     {fe_ops_spectral, &fe_ops_spectral_count},
-    {fe_ops_grid, &fe_ops_grid_count},       {fe_ops_select, &fe_ops_select_count},
-    {fe_ops_text, &fe_ops_text_count},       {NULL, NULL},
+    {fe_ops_eltwise, &fe_ops_eltwise_count},
+    {fe_ops_shape, &fe_ops_shape_count},
+    {fe_ops_misc, &fe_ops_misc_count},
+    {fe_ops_reduce, &fe_ops_reduce_count},
+    {fe_ops_nn, &fe_ops_nn_count},
+    {fe_ops_resize, &fe_ops_resize_count},
+    {fe_ops_rnn, &fe_ops_rnn_count},
+    {fe_ops_index, &fe_ops_index_count},
+    {fe_ops_quant, &fe_ops_quant_count},
+    {fe_ops_spectral, &fe_ops_spectral_count},
+    {fe_ops_grid, &fe_ops_grid_count},
+    {fe_ops_select, &fe_ops_select_count},
+    {fe_ops_text, &fe_ops_text_count},
+    {fe_ops_control, &fe_ops_control_count},
+    {NULL, NULL},
 };

@@ -80,6 +80,11 @@ extern const size_t fe_ops_grid_count;
 extern const fe_op_def fe_ops_select[];
 extern const size_t fe_ops_select_count;
 
+/* Control flow: If, Loop and Scan, inlined where inference reaches them
+ * (fe_expand.c). */
+extern const fe_op_def fe_ops_control[];
+extern const size_t fe_ops_control_count;
+
 /* Text features: TfIdfVectorizer (fe_ops_text.c). */
 extern const fe_op_def fe_ops_text[];
 extern const size_t fe_ops_text_count;

@@ -39,6 +39,8 @@ typedef enum bin_kind {
     B_POW,
     B_MAX,
     B_MIN,
+    B_MOD,  /* Mod with fmod=0: the sign of the divisor (integers) */
+    B_FMOD, /* Mod with fmod=1: the sign of the dividend, as C's fmod */
     B_EQ,
     B_LT,
     B_LE,
@@ -69,6 +71,10 @@ static double eval_f(bin_kind k, double a, double b) {
         return isnan(a) || isnan(b) ? NAN : (a > b ? a : b);
     case B_MIN:
         return isnan(a) || isnan(b) ? NAN : (a < b ? a : b);
+    case B_MOD:
+        return a - floor(a / b) * b;
+    case B_FMOD:
+        return fmod(a, b);
     case B_EQ:
         return a == b;
     case B_LT:
@@ -117,6 +123,12 @@ static bool eval_i(bin_kind k, int64_t a, int64_t b, int64_t *out) {
         return true;
     case B_MIN:
         *out = a < b ? a : b;
+        return true;
+    case B_MOD:
+    case B_FMOD:
+        if (b == 0) return false;
+        *out = b == -1 ? 0 : a % b;
+        if (k == B_MOD && *out != 0 && (*out < 0) != (b < 0)) *out += b;
         return true;
     default:
         *out = (int64_t)eval_f(k, (double)a, (double)b);
@@ -783,7 +795,11 @@ static lm_status infer_mod(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     if (!fmod && fe_elem_is_float(fe_in_type(c, n, 0)->elem))
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "fmod=0 is defined for integers only");
-    return LM_OK;
+    const fe_tensor *a = fe_in_const(c, n, 0), *b = fe_in_const(c, n, 1);
+    if (!a || !b) return LM_OK;
+    /* Known operands (an iteration number, a shape): folded. */
+    const fe_value *o = &c->g->values[n->outputs[0]];
+    return fold_binary(c, n, fmod ? B_FMOD : B_MOD, a, b, &o->type);
 }
 
 /* x - round_fn(x / y) * y over float tensors (consumed: none). */

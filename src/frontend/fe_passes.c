@@ -8,8 +8,11 @@
 
 lm_status fe_plan_init(fe_ctx *c) {
     fe_graph *g = c->g;
-    c->plans = calloc(g->node_count ? g->node_count : 1, sizeof *c->plans);
-    c->slots = calloc(g->value_count ? g->value_count : 1, sizeof *c->slots);
+    /* Room for what the graph holds (fe_expand.c grows both with it). */
+    if (g->node_cap < g->node_count) g->node_cap = g->node_count;
+    if (g->value_cap < g->value_count) g->value_cap = g->value_count;
+    c->plans = calloc(g->node_cap ? g->node_cap : 1, sizeof *c->plans);
+    c->slots = calloc(g->value_cap ? g->value_cap : 1, sizeof *c->slots);
     if (!c->plans || !c->slots) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (uint32_t k = 0; k < g->node_count; k++) {
         c->plans[k].placement = LMFE_ON_DEVICE;
@@ -246,8 +249,13 @@ lm_status fe_infer_graph(fe_ctx *c) {
                 return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
                                v->name);
         }
+        c->expanded = false;
         lm_status st = op->infer(c, n);
         if (st) return st;
+        if (c->expanded) {
+            k--; /* the nodes now at k come next (unsigned wrap at 0 is undone by k++) */
+            continue;
+        }
         bool folded = true;
         for (uint32_t i = 0; i < n->output_count; i++) {
             if (n->outputs[i] == FE_NONE) continue;

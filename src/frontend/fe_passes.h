@@ -15,6 +15,11 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden);
 /* Type and shape inference with constant folding, node by node. */
 lm_status fe_infer_graph(fe_ctx *c);
 
+/* Replaces control-flow node k (If, Loop, Scan) by what it runs
+ * (fe_expand.c): the chosen branch, or one unrolled iteration and the rest
+ * of the loop. The graph, plans and slots grow. Errors name the node. */
+lm_status fe_expand_node(fe_ctx *c, uint32_t k);
+
 /* Placement of every node (folded, dead, fused, on the device) and the use
  * counts the memory plan frees by. */
 lm_status fe_plan_graph(fe_ctx *c);

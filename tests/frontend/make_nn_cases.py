@@ -1179,3 +1179,101 @@ write_case("refuse_tfidf_pool_strings",
                              ngram_indexes=[0], pool_strings=["a"])],
            [("x", ix)], [("y", (TensorProto.FLOAT, [1]))], 9,
            expect="pool_strings: string n-grams are not supported (only pool_int64s)")
+
+
+# Control flow, inlined at compile time. If: the condition folds from the
+# input's shape, the branch reads outside values (x, w). Loop: a trip count
+# of 6 but the body's condition (iteration < 3) stops it after 4
+# iterations; the carried value and a scan output on run-time data; an If
+# inside the body picks by the iteration number. Scan: two states, one input
+# scanned in reverse along axis 1, an output stacked along axis 1.
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+cfx, cfw = f32(4, 3), f32(4, 3)
+then_g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["t"])], "then", [],
+                           [vi("t", F, [4, 3])])
+else_g = helper.make_graph([helper.make_node("Sub", ["x", "w"], ["e"])], "else", [],
+                           [vi("e", F, [4, 3])])
+write_case("if_shape_condition_outer_values",
+           [helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+            helper.make_node("Greater", ["n", "two"], ["c"]),
+            helper.make_node("If", ["c"], ["y0"], then_branch=then_g, else_branch=else_g),
+            helper.make_node("Relu", ["y0"], ["y"])],
+           [("x", cfx), ("w", cfw)], [("y", np.maximum(cfx * cfw, 0))], 13,
+           inits=[("zero", np.array(0, np.int64)), ("two", np.array(2, np.int64))])
+
+lx = f32(2, 3)
+inner_then = helper.make_graph([helper.make_node("Add", ["v_in", "half"], ["u"])], "even", [],
+                               [vi("u", F, [2, 3])])
+inner_else = helper.make_graph([helper.make_node("Neg", ["v_in"], ["u2"])], "odd", [],
+                               [vi("u2", F, [2, 3])])
+body = helper.make_graph(
+    [helper.make_node("Mod", ["i", "two_b"], ["r"]),
+     helper.make_node("Equal", ["r", "zero_b"], ["even"]),
+     helper.make_node("If", ["even"], ["v_next"], then_branch=inner_then,
+                      else_branch=inner_else),
+     helper.make_node("Less", ["i", "three_b"], ["c_out"]),
+     helper.make_node("Mul", ["v_next", "x_outer"], ["scan_el"])],
+    "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [2, 3])],
+    [vi("c_out", B, []), vi("v_next", F, [2, 3]), vi("scan_el", F, [2, 3])],
+    [numpy_helper.from_array(np.array(2, np.int64), "two_b"),
+     numpy_helper.from_array(np.array(0, np.int64), "zero_b"),
+     numpy_helper.from_array(np.array(3, np.int64), "three_b"),
+     numpy_helper.from_array(np.float32(0.5), "half")])
+v, pieces = np.zeros((2, 3), np.float32), []
+for i in range(6):
+    v = v + np.float32(0.5) if i % 2 == 0 else -v
+    pieces.append(v * lx)
+    if not i < 3:
+        break
+write_case("loop_condition_folds_nested_if",
+           [helper.make_node("Identity", ["x"], ["x_outer"]),
+            helper.make_node("Loop", ["m", "", "v0"], ["v_final", "stack"], body=body)],
+           [("x", lx)], [("v_final", v), ("stack", np.stack(pieces))], 13,
+           inits=[("m", np.array(6, np.int64)), ("v0", np.zeros((2, 3), np.float32))])
+
+sx = f32(2, 5, 3)
+scan_body = helper.make_graph(
+    [helper.make_node("Add", ["acc", "el"], ["acc_next"]),
+     helper.make_node("Mul", ["prod", "el"], ["prod_next"]),
+     helper.make_node("Sub", ["acc_next", "prod_next"], ["out_el"])],
+    "scan_body", [vi("acc", F, [2, 3]), vi("prod", F, [2, 3]), vi("el", F, [2, 3])],
+    [vi("acc_next", F, [2, 3]), vi("prod_next", F, [2, 3]), vi("out_el", F, [2, 3])])
+acc, prod, outs = np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32), []
+for t in reversed(range(5)):
+    acc = acc + sx[:, t]
+    prod = prod * sx[:, t]
+    outs.append(acc - prod)
+write_case("scan_reverse_input_axis1",
+           [helper.make_node("Scan", ["a0", "p0", "x"], ["acc", "prod", "ys"], body=scan_body,
+                             num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1],
+                             scan_output_axes=[1])],
+           [("x", sx)], [("acc", acc), ("prod", prod), ("ys", np.stack(outs, axis=1))], 11,
+           inits=[("a0", np.zeros((2, 3), np.float32)), ("p0", np.ones((2, 3), np.float32))])
+
+rt_then = helper.make_graph([helper.make_node("Identity", ["x"], ["a"])], "then", [],
+                            [vi("a", F, [3])])
+rt_else = helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "else", [],
+                            [vi("b", F, [3])])
+write_case("refuse_if_runtime_condition",
+           [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+            helper.make_node("Greater", ["s", "zero"], ["c"]),
+            helper.make_node("If", ["c"], ["y"], then_branch=rt_then, else_branch=rt_else)],
+           [("x", f32(3))], [("y", (F, [3]))], 11, inits=[("zero", np.float32(0))],
+           expect="the condition ('c') is computed at run time: a binary has no branches, so it "
+                  "must fold when compiling")
+rt_body = helper.make_graph(
+    [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+     helper.make_node("Less", ["s", "ten"], ["c_out"]),
+     helper.make_node("Add", ["v_in", "v_in"], ["v_next"])],
+    "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+    [vi("c_out", B, []), vi("v_next", F, [3])],
+    [numpy_helper.from_array(np.float32(10), "ten")])
+write_case("refuse_loop_runtime_condition",
+           [helper.make_node("Loop", ["m", "", "x"], ["y"], body=rt_body)],
+           [("x", f32(3))], [("y", (F, [3]))], 13, inits=[("m", np.array(4, np.int64))],
+           expect="the condition after iteration 0 is computed at run time")

@@ -767,6 +767,105 @@ static void test_tfidf_refusals(void) {
                 "and 2");
 }
 
+/* A GRAPH attribute `name` on n holding g. */
+static void graph_attr(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+    a->g = g;
+}
+
+/* Control flow: what the loader and the unrolling refuse in a subgraph. */
+static void test_control_flow_refusals(void) {
+    int64_t d = 3;
+    Onnx__GraphProto *g = ob_graph("cf");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, &d, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, &d, NULL)));
+    int64_t one = 1;
+    Onnx__TensorProto *c = ob_tensor("c", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, &one);
+    uint8_t yes = 1;
+    ob_raw(c, &yes, 1);
+    ob_init(g, c);
+    Onnx__NodeProto *n =
+        ob_node(g, "If", "pick", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
+    Onnx__GraphProto *then = ob_graph("then"), *other = ob_graph("else");
+    ob_output(then, ob_vi("t", ob_tensor_type(F32, 1, &d, NULL)));
+    Onnx__NodeProto *tn =
+        ob_node(then, "Neg", "neg", (const char *[]){"x", NULL}, (const char *[]){"t", NULL});
+    ob_output(other, ob_vi("x", ob_tensor_type(F32, 1, &d, NULL)));
+    graph_attr(n, "then_branch", then);
+    graph_attr(n, "else_branch", other);
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    /* The branch reads a name nothing defines. */
+    tn->input[0] = ob_str("nowhere");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'pick' (If): a subgraph reads 'nowhere', which is not defined");
+    /* ... or defines one twice. */
+    tn->input[0] = ob_str("x");
+    ob_node(then, "Abs", "abs", (const char *[]){"x", NULL}, (const char *[]){"t", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'pick' (If): subgraph 'then_branch' defines 't' more than once");
+    /* ... or reads a value before the node that makes it. */
+    then->node[1]->output[0] = ob_str("u");
+    then->node[1]->input[0] = ob_str("t");
+    tn->input[0] = ob_str("u");
+    CHECK_FAILS(
+        lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+        "subgraph 'then_branch': node #0 reads 'u' before it is defined (subgraph nodes must "
+        "be in order)");
+    /* The condition given as a graph input must be given at compile time. */
+    g->n_initializer = 0;
+    ob_input(g, ob_vi("c", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, &one, NULL)));
+    tn->input[0] = ob_str("x");
+    then->n_node = 1;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "the condition ('c') is a graph input: a binary has no branches, so give it at "
+                "compile time (--const c=FILE)");
+    /* A branch with the wrong number of outputs. */
+    g->n_input = 1;
+    ob_init(g, c);
+    then->n_output = 0;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "branch 'then_branch' has 0 inputs and 0 outputs (expected none and 1)");
+    then->n_output = 1;
+    /* A Loop with neither a trip count nor a condition never ends. */
+    Onnx__GraphProto *body = ob_graph("body");
+    int64_t none = 0;
+    ob_input(body, ob_vi("i", ob_tensor_type(I64, 0, &none, NULL)));
+    ob_input(body,
+             ob_vi("cin", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, &none, NULL)));
+    ob_input(body, ob_vi("v", ob_tensor_type(F32, 1, &d, NULL)));
+    ob_output(body,
+              ob_vi("cin", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, &none, NULL)));
+    ob_output(body, ob_vi("w", ob_tensor_type(F32, 1, &d, NULL)));
+    ob_node(body, "Neg", "n2", (const char *[]){"v", NULL}, (const char *[]){"w", NULL});
+    n->op_type = ob_str("Loop");
+    n->n_attribute = 0;
+    graph_attr(n, "body", body);
+    n->input = ob_alloc(3 * sizeof *n->input);
+    n->input[0] = ob_str("");
+    n->input[1] = ob_str("");
+    n->input[2] = ob_str("x");
+    n->n_input = 3;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'pick' (Loop): neither a trip count nor a condition: the loop would never "
+                "end");
+    /* A trip count of 2: two negations. */
+    int64_t two = 2;
+    Onnx__TensorProto *mt = ob_tensor("m", I64, 0, &one);
+    ob_raw(mt, &two, sizeof two);
+    ob_init(g, mt);
+    n->input[0] = ob_str("m");
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    /* Carried values the body does not take. */
+    n->input[2] = ob_str("");
+    n->n_input = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "2 inputs and 1 outputs for a body of 1 carried values and 0 scan outputs");
+}
+
 /* ids (int64) -> Gather from a float table: the named input keeps its
  * element type; an index out of the int32 range is refused when given. */
 static void test_int64_boundary(void) {
@@ -934,6 +1033,7 @@ int main(void) {
     TEST_RUN(test_det_refusals);
     TEST_RUN(test_compress_refusals);
     TEST_RUN(test_tfidf_refusals);
+    TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);

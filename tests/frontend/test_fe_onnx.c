@@ -107,7 +107,7 @@ static Onnx__ModelProto *valid_model(void) {
     a->n_strings = 2;
     a = ob_attr(f, "body", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
     Onnx__GraphProto *body = ob_graph("body");
-    ob_node(body, "Identity", NULL, (const char *[]){"q", NULL}, (const char *[]){"r", NULL});
+    ob_node(body, "Identity", NULL, (const char *[]){"x", NULL}, (const char *[]){"r", NULL});
     a->g = body;
     a = ob_attr(f, "tp", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO);
     a->tp = ob_tensor_type(1, -1, NULL, NULL);
@@ -139,7 +139,7 @@ static void test_valid_model(void) {
     CHECK(x->type.dims[1] == 3 && x->type.sym[1] == NULL);
     char buf[128];
     CHECK(strcmp(fe_type_format(&x->type, buf, sizeof buf), "float[batch, 3]") == 0);
-    CHECK(x->use_count == 1);
+    CHECK(x->use_count == 2); /* MatMul, and Foo's body */
 
     const fe_value *w = value_named(g, "w");
     CHECK(w && w->initializer && !w->graph_input && w->konst);
@@ -210,7 +210,13 @@ static void test_valid_model(void) {
     CHECK(a && a->type == FE_ATTR_STRINGS && a->count == 2);
     CHECK(strcmp(a->strings[0], "ab") == 0 && strcmp(a->strings[1], "") == 0);
     a = fe_node_attr(f, "body");
-    CHECK(a && a->type == FE_ATTR_GRAPH && a->count == 1);
+    CHECK(a && a->type == FE_ATTR_GRAPH && a->count == 1 && a->graph);
+    /* The body, kept by name; what it reads from outside (x) is the node's
+     * implicit input. */
+    CHECK(a->graph->node_count == 1 && strcmp(a->graph->in_names[0][0], "x") == 0);
+    CHECK(strcmp(a->graph->out_names[0][0], "r") == 0 && a->graph->defined_count == 1);
+    CHECK(f->implicit_count == 1 && strcmp(f->implicit_names[0], "x") == 0);
+    CHECK(f->implicit[0] == fe_graph_find_value(g, "x"));
     a = fe_node_attr(f, "tp");
     CHECK(a && a->type == FE_ATTR_TYPE_PROTO);
     fe_graph_free(g);
