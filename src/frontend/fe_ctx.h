@@ -140,6 +140,7 @@ struct fe_ctx {
     /* Set by a control-flow node's inference: it was replaced by the nodes
      * now at its place, which inference takes next (fe_expand.c). */
     bool expanded;
+    uint32_t unrolled; /* expansions so far (fe_expand.c bounds them) */
 };
 
 /* ---- errors ---- */

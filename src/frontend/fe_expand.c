@@ -31,8 +31,10 @@
 #include "frontend/fe_ops.h"
 #include "frontend/fe_passes.h"
 
-/* Iterations one Loop or Scan may unroll. */
+/* Iterations one Loop or Scan may unroll, and all of them in a model
+ * (nested loops multiply). */
 #define FE_MAX_STEPS 4096
+#define FE_MAX_STEPS_IN_ALL 65536
 
 typedef struct expansion {
     fe_ctx *c;
@@ -608,6 +610,10 @@ static lm_status expand_scan(expansion *x) {
 
 lm_status fe_expand_node(fe_ctx *c, uint32_t k) {
     expansion x = {.c = c, .k = k, .node = c->g->nodes[k]};
+    if (c->unrolled == FE_MAX_STEPS_IN_ALL)
+        return fe_fail(c, &x.node, LM_ERR_UNSUPPORTED,
+                       "more than %d loop iterations to unroll in all", FE_MAX_STEPS_IN_ALL);
+    c->unrolled++;
     lm_status st;
     if (!strcmp(x.node.op_type, "If"))
         st = expand_if(&x);

@@ -859,6 +859,13 @@ static void test_control_flow_refusals(void) {
     n->input[0] = ob_str("m");
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_binary_free(bin);
+    /* Too many iterations: refused once the limit is reached. */
+    two = 5000;
+    ob_raw(mt, &two, sizeof two);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'pick' (Loop): more than 4096 iterations to unroll");
+    two = 2;
+    ob_raw(mt, &two, sizeof two);
     /* Carried values the body does not take. */
     n->input[2] = ob_str("");
     n->n_input = 2;
