@@ -815,7 +815,7 @@ static lm_status convert_attr(loader *L, const Onnx__AttributeProto *a, const ch
         if (!a->g)
             return err_set(LM_ERR_INVALID_FILE, "%s: node %s: graph attribute '%s' has no graph",
                            L->label, nlabel, name);
-        fe_subgraph *sg;
+        fe_subgraph *sg = NULL;
         lm_status st = convert_subgraph(L, a->g, nlabel, name, &sg);
         if (st != LM_OK) return st;
         out->graph = sg;
