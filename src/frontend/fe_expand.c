@@ -3,9 +3,11 @@
  * A binary has no branches, so control flow is resolved when compiling,
  * where inference reaches the node (conditions and trip counts may be
  * folded results of the nodes before it):
- *   If    the branch its condition picks replaces it (the condition must be
- *         known: a constant, a folded value or a graph input given with
- *         --const);
+ *   If    the branch its condition picks replaces it when the condition is
+ *         known (a constant, a folded value, a graph input given with
+ *         --const); otherwise both branches run and a Where per output
+ *         picks between them, which needs the branches' outputs to have the
+ *         same types;
  *   Loop  one iteration at a time: the body, inlined with the iteration
  *         number and the carried values bound, then the Loop again with
  *         the body's results as its carried values (and its condition), one
@@ -336,41 +338,90 @@ static void set_prefix(expansion *x, const char *sub, uint32_t step) {
 
 /* ---- If ---- */
 
+static lm_status again(expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
+                       const uint32_t *added, uint32_t added_count);
+
+/* The second step of an If whose condition is computed at run time: its
+ * inputs are now the condition, the then branch's outputs and the else
+ * branch's, all inferred. A Where per output picks one; the branches must
+ * agree on each output's type. */
+static lm_status select_branches(expansion *x) {
+    fe_ctx *c = x->c;
+    const fe_node *n = &x->node;
+    uint32_t outs = n->output_count;
+    if (n->input_count != 1 + 2 * outs)
+        return fe_fail(c, n, LM_ERR_INTERNAL, "an If's second step has %u inputs for %u outputs",
+                       n->input_count, outs);
+    const fe_type *ct = fe_in_type(c, n, 0);
+    if (ct->elem != FE_BOOL || fe_type_volume(ct) != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "the condition must be one bool (a scalar or [1]), given %s",
+                       fe_type_format(ct, (char[64]){0}, 64));
+    for (uint32_t j = 0; j < outs; j++) {
+        if (n->outputs[j] == FE_NONE) continue;
+        const fe_type *a = fe_in_type(c, n, 1 + j), *b = fe_in_type(c, n, 1 + outs + j);
+        bool same = a->elem == b->elem && a->rank == b->rank;
+        for (int32_t d = 0; same && d < a->rank; d++)
+            same = a->dims[d] == b->dims[d];
+        if (!same) {
+            char ta[96], tb[96];
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "the condition ('%s') is computed at run time, so both branches run "
+                           "and each output is picked between them, but output %u is %s in "
+                           "then_branch and %s in else_branch",
+                           fe_in(c, n, 0)->name, j, fe_type_format(a, ta, sizeof ta),
+                           fe_type_format(b, tb, sizeof tb));
+        }
+        fe_node *w = new_node(x, "Where", 16, 3, 1);
+        if (!w) return oom();
+        w->inputs[0] = n->inputs[0];
+        w->inputs[1] = n->inputs[1 + j];
+        w->inputs[2] = n->inputs[1 + outs + j];
+        w->outputs[0] = n->outputs[j];
+    }
+    return LM_OK;
+}
+
+static const fe_subgraph *branch(expansion *x, const char *name, lm_status *st) {
+    const fe_subgraph *sg = graph_attr(x, name, st);
+    if (sg && (sg->input_count || sg->output_count != x->node.output_count)) {
+        *st = fe_fail(x->c, &x->node, LM_ERR_INVALID_FILE,
+                      "branch '%s' has %u inputs and %u outputs (expected none and %u)", sg->name,
+                      sg->input_count, sg->output_count, x->node.output_count);
+        return NULL;
+    }
+    return sg;
+}
+
+/* A known condition: the branch it picks. One computed at run time: both
+ * branches, then the node again one step on (select_branches). */
 static lm_status expand_if(expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
+    if (n->step == 1) return select_branches(x);
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (st) return st;
+    uint32_t outs = n->output_count;
     const fe_tensor *cond = fe_in_const(c, n, 0);
-    if (!cond) {
-        const fe_value *v = fe_in(c, n, 0);
-        if (v->graph_input)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "the condition ('%s') is a graph input: a binary has no branches, so "
-                           "give it at compile time (--const %s=FILE)",
-                           v->name, v->name);
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "the condition ('%s') is computed at run time: a binary has no branches, "
-                       "so it must fold when compiling",
-                       v->name);
-    }
-    if (cond->count != 1)
+    if (cond && cond->count != 1)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "the condition has %llu elements (expected 1)",
                        (unsigned long long)cond->count);
-    bool then = fe_tensor_get_f64(cond, 0) != 0;
-    const fe_subgraph *sg = graph_attr(x, then ? "then_branch" : "else_branch", &st);
-    if (!sg) return st;
-    if (sg->input_count || sg->output_count != n->output_count)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "branch '%s' has %u inputs and %u outputs (expected none and %u)", sg->name,
-                       sg->input_count, sg->output_count, n->output_count);
-    set_prefix(x, sg->name, 0);
-    uint32_t *outs = malloc((sg->output_count ? sg->output_count : 1) * sizeof *outs);
-    if (!outs) return oom();
-    st = inline_subgraph(x, sg, NULL, outs);
-    for (uint32_t j = 0; !st && j < n->output_count; j++)
-        if (n->outputs[j] != FE_NONE) st = identity(x, outs[j], n->outputs[j]);
-    free(outs);
+    uint32_t *vals = malloc((1 + 2 * outs) * sizeof *vals);
+    if (!vals) return oom();
+    vals[0] = n->inputs[0];
+    for (int b = 0; !st && b < 2; b++) {
+        bool take = b == 0 ? !cond || fe_tensor_get_f64(cond, 0) != 0
+                           : !cond || fe_tensor_get_f64(cond, 0) == 0;
+        if (!take) continue;
+        const fe_subgraph *sg = branch(x, b == 0 ? "then_branch" : "else_branch", &st);
+        if (!sg) break;
+        set_prefix(x, sg->name, 0);
+        st = inline_subgraph(x, sg, NULL, vals + 1 + (cond ? 0 : b * outs));
+    }
+    for (uint32_t j = 0; !st && cond && j < outs; j++)
+        if (n->outputs[j] != FE_NONE) st = identity(x, vals[1 + j], n->outputs[j]);
+    if (!st && !cond) st = again(x, vals, 1 + 2 * outs, 1, NULL, 0);
+    free(vals);
     return st;
 }
 
@@ -419,8 +470,8 @@ static lm_status again(expansion *x, const uint32_t *head, uint32_t head_count, 
     r->input_count = head_count + old + added_count;
     r->step = n->step + 1;
     memcpy(ins, head, head_count * sizeof *ins);
-    memcpy(ins + head_count, n->inputs + pieces, old * sizeof *ins);
-    memcpy(ins + head_count + old, added, added_count * sizeof *ins);
+    if (old) memcpy(ins + head_count, n->inputs + pieces, old * sizeof *ins);
+    if (added_count) memcpy(ins + head_count + old, added, added_count * sizeof *ins);
     return LM_OK;
 }
 
@@ -634,9 +685,10 @@ static lm_status infer_control(fe_ctx *c, const fe_node *n) {
     return st;
 }
 
-/* value_inputs: If's condition, Loop's trip count and condition. */
+/* value_inputs: Loop's trip count and condition (If runs both branches
+ * when its condition is only known at run time). */
 const fe_op_def fe_ops_control[] = {
-    {"If", infer_control, NULL, 1u << 0, NULL},
+    {"If", infer_control, NULL, 0, NULL},
     {"Loop", infer_control, NULL, 3u << 0, NULL},
     {"Scan", infer_control, NULL, 0, NULL},
 };

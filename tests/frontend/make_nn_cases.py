@@ -1255,17 +1255,29 @@ write_case("scan_reverse_input_axis1",
            [("x", sx)], [("acc", acc), ("prod", prod), ("ys", np.stack(outs, axis=1))], 11,
            inits=[("a0", np.zeros((2, 3), np.float32)), ("p0", np.ones((2, 3), np.float32))])
 
-rt_then = helper.make_graph([helper.make_node("Identity", ["x"], ["a"])], "then", [],
+# If on a condition computed at run time: both branches run, a Where picks
+# (once with a positive sum, once with a negative one); branches whose
+# outputs differ in shape are refused.
+rt_then = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [],
                             [vi("a", F, [3])])
 rt_else = helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "else", [],
                             [vi("b", F, [3])])
-write_case("refuse_if_runtime_condition",
+for tag, rx in (("positive", np.array([1.5, -0.5, 2.0], np.float32)),
+                ("negative", np.array([-1.5, 0.5, -2.0], np.float32))):
+    write_case("if_runtime_condition_%s" % tag,
+               [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                helper.make_node("Greater", ["s", "zero"], ["c"]),
+                helper.make_node("If", ["c"], ["y"], then_branch=rt_then, else_branch=rt_else)],
+               [("x", rx)], [("y", np.maximum(rx, 0) if rx.sum() > 0 else -rx)], 11,
+               inits=[("zero", np.float32(0))])
+rt_wide = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["w"], axis=0)], "else", [],
+                            [vi("w", F, [6])])
+write_case("refuse_if_runtime_condition_shapes_differ",
            [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
             helper.make_node("Greater", ["s", "zero"], ["c"]),
-            helper.make_node("If", ["c"], ["y"], then_branch=rt_then, else_branch=rt_else)],
+            helper.make_node("If", ["c"], ["y"], then_branch=rt_then, else_branch=rt_wide)],
            [("x", f32(3))], [("y", (F, [3]))], 11, inits=[("zero", np.float32(0))],
-           expect="the condition ('c') is computed at run time: a binary has no branches, so it "
-                  "must fold when compiling")
+           expect="output 0 is float[3] in then_branch and float[6] in else_branch")
 rt_body = helper.make_graph(
     [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
      helper.make_node("Less", ["s", "ten"], ["c_out"]),

@@ -814,14 +814,19 @@ static void test_control_flow_refusals(void) {
         lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
         "subgraph 'then_branch': node #0 reads 'u' before it is defined (subgraph nodes must "
         "be in order)");
-    /* The condition given as a graph input must be given at compile time. */
+    /* A condition given at run time: both branches run; it must be one bool. */
     g->n_initializer = 0;
     ob_input(g, ob_vi("c", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, &one, NULL)));
     tn->input[0] = ob_str("x");
     then->n_node = 1;
-    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "the condition ('c') is a graph input: a binary has no branches, so give it at "
-                "compile time (--const c=FILE)");
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    int64_t two_conds = 2;
+    g->input[1] =
+        ob_vi("c", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 1, &two_conds, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'pick' (If): the condition must be one bool (a scalar or [1]), given "
+                "bool[2]");
     /* A branch with the wrong number of outputs. */
     g->n_input = 1;
     ob_init(g, c);
