@@ -104,7 +104,7 @@ static bool split_binding(compile_args *a, const char *opt, const char *text, co
     return true;
 }
 
-/* "64x1x28x28" (also "64,1,28,28"); every dim >= 1. */
+/* "64x1x28x28" (also "64,1,28,28"); a 0 dim makes the input empty. */
 static bool parse_dims(const char *opt, const char *text, lmfe_input_shape *s) {
     const char *p = text;
     s->rank = 0;
@@ -116,7 +116,7 @@ static bool parse_dims(const char *opt, const char *text, lmfe_input_shape *s) {
         char *end;
         if (*p < '0' || *p > '9') break;
         unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || v < 1 || v > (1ull << 40)) break;
+        if (end == p || v > (1ull << 40)) break;
         s->dims[s->rank++] = (int64_t)v;
         p = end;
         if (*p == 'x' || *p == ',') {
@@ -127,7 +127,7 @@ static bool parse_dims(const char *opt, const char *text, lmfe_input_shape *s) {
         }
     }
     if (*p || s->rank == 0) {
-        lmt_error("compile", "%s: '%s' is not a shape like 1x3x224x224 (dims >= 1)", opt, text);
+        lmt_error("compile", "%s: '%s' is not a shape like 1x3x224x224 (dims 0..2^40)", opt, text);
         return false;
     }
     return true;
@@ -245,7 +245,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
             if (!lmt_args_value(&a, &v) || !split_binding(ca, a.opt, v, &name, &rest))
                 return LMT_EXIT_INVALID;
             uint64_t n;
-            if (!lmt_parse_u64("compile", a.opt, rest, 1, UINT64_C(1) << 40, &n))
+            if (!lmt_parse_u64("compile", a.opt, rest, 0, UINT64_C(1) << 40, &n))
                 return LMT_EXIT_INVALID;
             full = ca->dim_count == MAX_BINDINGS;
             if (!full) ca->dims[ca->dim_count++] = (lmfe_dim_binding){name, (int64_t)n};

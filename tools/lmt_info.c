@@ -143,6 +143,10 @@ static void named_buffer(fb_table root, fb_table t, info_name *out) {
     out->size = 0;
     lmt_buffer_size(root, out->buffer_id, &out->size);
     out->shape = lmb_BufferName_shape(t);
+    /* An empty tensor (a 0 in its shape) has no bytes; its buffer only
+     * carries the name. */
+    for (uint32_t i = 0; i < out->shape.len; i++)
+        if (fb_vec_u32(out->shape, i) == 0) out->size = 0;
 }
 
 /* "(32, 32)" or "" (no shape). */

@@ -52,7 +52,8 @@ typedef enum lmfe_dtype_mode {
     LMFE_DTYPE_BFP8 = 2, /* as BF16, with matmul/conv weights in bfloat8_b */
 } lmfe_dtype_mode;
 
-/* A graph input's shape fixed by the user: every dim given (no -1). */
+/* A graph input's shape fixed by the user: every dim given (no -1; a 0 makes
+ * the input empty). */
 typedef struct lmfe_input_shape {
     const char *name;
     uint32_t rank;

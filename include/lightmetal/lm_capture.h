@@ -104,8 +104,10 @@ typedef struct lm_buffer_name_options {
     lm_data_format format;              /* element format; default INVALID = plain bytes */
     uint32_t rank;                      /* 0..LM_MAX_TENSOR_RANK; 0 = no shape */
     uint64_t shape[LM_MAX_TENSOR_RANK]; /* row-major, outermost first; each
-                                           1..2^32-1; product x element size
-                                           (of `format`) = the buffer's size */
+                                           0..2^32-1; product x element size
+                                           (of `format`) = the buffer's size,
+                                           or 0: an empty tensor, whose
+                                           buffer only carries the name */
     lm_element_type element_type;       /* the tensor's type outside the device;
                                            default AS_FORMAT; otherwise it must
                                            fit `format` (lm_element_type_fits) */

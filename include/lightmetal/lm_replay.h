@@ -39,14 +39,15 @@ lm_status lm_replay_open_file(const char *path, lm_replay **out_replay);
 
 /* Replaces what the workload writes into the buffer named `name` (see
  * lm_capture_name_buffer) with `data`, which must be the buffer's size and
- * stay valid until the next run returns. Goldens may then no longer match. */
+ * stay valid until the next run returns. Goldens may then no longer match.
+ * An empty tensor (a 0 in its shape) takes size 0, and `data` may be NULL. */
 lm_status lm_replay_set_input(lm_replay *replay, const char *name, const void *data, uint64_t size);
 
 /* The named buffers of a binary, as the capture described them. */
 typedef struct lm_replay_buffer_info {
     const char *name;      /* valid until lm_replay_close */
     lm_buffer_role role;   /* INPUT, OUTPUT or INPUT_OUTPUT */
-    uint64_t size;         /* bytes */
+    uint64_t size;         /* bytes; 0 for an empty tensor (a 0 in `shape`) */
     lm_data_format format; /* element format; LM_DATA_FORMAT_INVALID: plain bytes */
     uint32_t rank;         /* 0 when no shape was recorded */
     uint64_t shape[LM_MAX_TENSOR_RANK];
@@ -114,7 +115,8 @@ typedef struct lm_replay_report {
 lm_status lm_replay_run(lm_replay *replay, lm_device *device, const lm_replay_options *opts,
                         lm_replay_report *out_report);
 
-/* Copies the named buffer's contents as the last run left them. */
+/* Copies the named buffer's contents as the last run left them (`size`
+ * bytes, the buffer's; for an empty tensor 0, and `dst` may be NULL). */
 lm_status lm_replay_get_output(lm_replay *replay, const char *name, void *dst, uint64_t size);
 
 void lm_replay_close(lm_replay *replay);

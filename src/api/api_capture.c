@@ -144,12 +144,15 @@ static lm_status check_name_options(const char *fn, const lm_buffer_name_options
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "%s: a shape needs FLOAT32, FLOAT16_B, UINT32 or INT32 elements", fn);
     for (uint32_t d = 0; d < o->rank; d++) {
-        if (o->shape[d] == 0 || o->shape[d] > UINT32_MAX || !ck_mul_u64(bytes, o->shape[d], &bytes))
+        if (o->shape[d] > UINT32_MAX || !ck_mul_u64(bytes, o->shape[d], &bytes))
             return err_set(LM_ERR_INVALID_ARGUMENT,
-                           "%s: shape[%u] = %llu (each dimension 1..4294967295)", fn, d,
-                           (unsigned long long)o->shape[d]);
+                           "%s: shape[%u] = %llu (each dimension 0..4294967295, the product "
+                           "at most 2^64 bytes)",
+                           fn, d, (unsigned long long)o->shape[d]);
     }
-    if (bytes != buffer_size)
+    /* An empty tensor (a 0 dimension) has no bytes; its buffer, which cannot
+     * be empty, only holds the name. */
+    if (bytes != 0 && bytes != buffer_size)
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "%s: the shape covers %llu bytes, the buffer has %llu", fn,
                        (unsigned long long)bytes, (unsigned long long)buffer_size);

@@ -29,7 +29,7 @@
 /* The format version this code writes; it reads any file with the same
  * major version (minor versions only add fields, which older readers skip). */
 #define LMB_FORMAT_MAJOR 2
-#define LMB_FORMAT_MINOR 1 /* 2.1: BufferName.element_type */
+#define LMB_FORMAT_MINOR 2 /* 2.1: BufferName.element_type; 2.2: empty BufferName shapes */
 
 #define LMB_DATA_REGION_ALIGN 4096u
 #define LMB_BLOB_ALIGN 64u

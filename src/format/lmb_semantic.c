@@ -706,9 +706,11 @@ static lm_status sem_name(const sem *s, const char *field, fb_table n) {
     if (shape.len > 8) return sem_fail(s, field, "rank %" PRIu32 " (at most 8)", shape.len);
     uint64_t bytes = esize;
     for (uint32_t i = 0; i < shape.len; i++)
-        if (fb_vec_u32(shape, i) == 0 || !ck_mul_u64(bytes, fb_vec_u32(shape, i), &bytes))
-            return sem_fail(s, field, "dimension %" PRIu32 " is 0 or the shape overflows", i);
-    if (bytes != b->size)
+        if (!ck_mul_u64(bytes, fb_vec_u32(shape, i), &bytes))
+            return sem_fail(s, field, "the shape overflows at dimension %" PRIu32, i);
+    /* Format 2.2: a 0 dimension names an empty tensor; its buffer is only a
+     * placeholder (buffers are never empty). */
+    if (bytes != 0 && bytes != b->size)
         return sem_fail(s, field,
                         "shape and format give %" PRIu64 " bytes, the buffer has %" PRIu64, bytes,
                         b->size);

@@ -131,6 +131,7 @@ static lm_status lower_all(fe_ctx *c, double *node_seconds) {
  * boundary dtype, a buffer of its own. */
 static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
     fe_value *v = &c->g->values[vi];
+    if (fe_type_volume(&v->type) == 0) return LM_OK; /* read_outputs names a placeholder */
     fe_node pseudo = {
         .name = v->name, .op_type = "output", .domain = "", .inputs = &vi, .input_count = 1};
     lmnn_tensor t;
@@ -158,11 +159,35 @@ static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
     return LM_OK;
 }
 
-static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *golden) {
+/* The buffer that names an empty graph input or output: a tensor of no
+ * elements has no bytes, but the binary still takes or gives it by name. */
+static lm_status placeholder(fe_ctx *c, const fe_value *v, lm_buffer_role role, lmnn_tensor *out) {
+    lmnn_shape shape = fe_shape(1, (const int64_t[]){1});
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = boundary_dtype(v->type.elem);
+    o.layout = LMNN_ROW_MAJOR;
+    const uint32_t zero = 0;
+    lm_status st = lmnn_from_host(c->device, &shape, &zero, sizeof zero, &o, out);
+    if (!st && (st = name_tensor(*out, v->name, role, &v->type))) {
+        fe_free(*out);
+        *out = (lmnn_tensor){0};
+    }
+    return st;
+}
+
+/* `placeholders`: one per graph input, for the empty ones (freed by the
+ * caller after the capture). */
+static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *golden,
+                               lmnn_tensor *placeholders) {
     fe_graph *g = c->g;
     for (uint32_t k = 0; k < g->input_count; k++) {
         uint32_t vi = g->inputs[k];
         fe_value *v = &g->values[vi];
+        if (v->empty_input && capture) {
+            lm_status st = placeholder(c, v, LM_BUFFER_ROLE_INPUT, &placeholders[k]);
+            if (st) return err_prefix(st, "graph input '%s'", v->name);
+        }
         /* Unused inputs too: the binary takes every input the model declares. */
         if (v->konst) continue;
         lmnn_dtype dtype = boundary_dtype(v->type.elem);
@@ -199,6 +224,11 @@ static lm_status read_outputs(fe_ctx *c, lmnn_tensor *outs, bool capture, bool g
     for (uint32_t k = 0; k < g->output_count; k++) {
         fe_value *v = &g->values[g->outputs[k]];
         lm_status st;
+        if (!outs[k].id) { /* empty */
+            if (capture && (st = placeholder(c, v, LM_BUFFER_ROLE_OUTPUT, &outs[k])))
+                return err_prefix(st, "graph output '%s'", v->name);
+            continue;
+        }
         if (capture && (st = name_tensor(outs[k], v->name, LM_BUFFER_ROLE_OUTPUT, &v->type)))
             return err_prefix(st, "graph output '%s'", v->name);
         size_t size;
@@ -222,11 +252,11 @@ static lm_status read_outputs(fe_ctx *c, lmnn_tensor *outs, bool capture, bool g
  * outputs stay allocated to its end). Inside a capture unless `capture` is
  * false (the warm-up of a trace compile). */
 static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *golden,
-                           double *node_seconds, lmnn_tensor *outs) {
+                           double *node_seconds, lmnn_tensor *ins, lmnn_tensor *outs) {
     fe_graph *g = c->g;
     lm_command_queue *cq = lm_device_command_queue(c->device, 0);
     fe_plan_reset_uses(c);
-    lm_status st = create_inputs(c, capture, golden);
+    lm_status st = create_inputs(c, capture, golden, ins);
     uint32_t trace_id = 0;
     c->traced = false;
     bool tracing = capture && c->opts->trace;
@@ -312,8 +342,9 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     lm_binary *binary = NULL;
     bool capturing = false;
     lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
+    lmnn_tensor *ins = calloc(g->input_count ? g->input_count : 1, sizeof *ins);
 
-    st = outs ? fe_plan_init(&c) : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    st = outs && ins ? fe_plan_init(&c) : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);
     if (!st) st = fe_plan_graph(&c);
@@ -328,7 +359,7 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st && opts->trace) {
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
-        st = run_model(&c, false, golden, NULL, outs);
+        st = run_model(&c, false, golden, NULL, ins, outs);
         for (uint32_t k = 0; k < g->output_count; k++)
             fe_free(outs[k]);
         memset(outs, 0, g->output_count * sizeof *outs);
@@ -336,7 +367,7 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     }
     if (!st) st = lm_light_metal_begin_capture(c.device, NULL);
     capturing = !st;
-    if (!st) st = run_model(&c, true, golden, node_seconds, outs);
+    if (!st) st = run_model(&c, true, golden, node_seconds, ins, outs);
     if (capturing) {
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
         if (!st) st = st2;
@@ -351,7 +382,10 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     }
     for (uint32_t k = 0; outs && k < g->output_count; k++)
         fe_free(outs[k]);
+    for (uint32_t k = 0; ins && k < g->input_count; k++)
+        fe_free(ins[k]);
     free(outs);
+    free(ins);
     if (!st && out_report) st = report_fill(&c, node_seconds, now_s() - t0, out_report);
     compile_cleanup(&c);
     if (own) {

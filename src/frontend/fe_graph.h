@@ -190,6 +190,8 @@ typedef struct fe_value {
     uint32_t producer;      /* node index, FE_NONE for graph inputs and initializers */
     uint32_t use_count;     /* node inputs that read it, plus 1 when a graph output */
     bool graph_input;       /* a graph input that is not an initializer */
+    bool empty_input;       /* a graph input with a 0 dim: known (it has no elements),
+                               yet still one of the binary's inputs */
     bool graph_output;
     bool initializer;
 } fe_value;

@@ -617,7 +617,7 @@ static lm_status topk_args(fe_ctx *c, const fe_node *n, int32_t *axis, int64_t *
     if (*k < 0 || *k > dim)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "k = %lld for a dim of %lld", (long long)*k,
                        (long long)dim);
-    if (*k == 0) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "k = 0 (an empty output)");
+    /* k = 0: both outputs are empty, constants that need no lowering. */
     if (*k > TOPK_MAX)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "k = %lld (at most %d: each of the k is its own few launches)",

@@ -5,16 +5,12 @@
  * known condition is a gather of fixed rows: it runs on the device when its
  * data is computed at run time, and folds when the data is known too.
  *
- * An empty result is refused (no zero-size tensors). */
+ * An empty result is an empty constant (nothing runs for it), except
+ * Unique's of an empty input, which is refused. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "frontend/fe_ops.h"
-
-static lm_status refuse_empty(fe_ctx *c, const fe_node *n, const char *what) {
-    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                   "%s, an empty tensor (zero-size tensors are not supported)", what);
-}
 
 /* ---- NonZero ---- */
 
@@ -25,11 +21,11 @@ static lm_status infer_nonzero(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     if (x->elem == FE_STRING)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "string tensors are not supported");
-    if (x->rank == 0) return refuse_empty(c, n, "a scalar has no indices: the result is [0, n]");
     uint64_t nnz = 0;
     for (uint64_t i = 0; i < x->count; i++)
         nnz += fe_tensor_get_f64(x, i) != 0;
-    if (nnz == 0) return refuse_empty(c, n, "no element is nonzero: the result is [rank, 0]");
+    /* [rank, nnz]: empty for a scalar (no coordinates) or when nothing is
+     * nonzero. */
     int64_t dims[2] = {x->rank, (int64_t)nnz};
     fe_tensor *t;
     if ((st = fe_const_new(c, FE_INT64, 2, dims, &t))) return fe_nn_fail(c, n, st);
@@ -163,7 +159,8 @@ static lm_status infer_unique(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     if (x->elem == FE_STRING)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "string tensors are not supported");
-    if (x->count == 0) return refuse_empty(c, n, "the input has no elements: so has the result");
+    if (x->count == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an input with no elements is not supported");
     slices s = {.x = x, .outer = 1, .inner = 1, .ints = !fe_elem_is_float(x->elem)};
     int32_t a = -1;
     if (axis == INT64_MIN) {
@@ -247,8 +244,7 @@ static lm_status compress_geom_of(fe_ctx *c, const fe_node *n, compress_geom *g)
     g->kept = 0;
     for (uint64_t i = 0; i < cond->count; i++)
         if (fe_tensor_get_f64(cond, i) != 0) g->keep[g->kept++] = (int64_t)i;
-    if (g->kept == 0) return refuse_empty(c, n, "the condition selects nothing");
-    return LM_OK;
+    return LM_OK; /* kept may be 0: an empty result */
 }
 
 static lm_status infer_compress(fe_ctx *c, const fe_node *n) {

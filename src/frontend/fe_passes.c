@@ -48,9 +48,9 @@ static lm_status unknown_input(const fe_graph *g, const char *what, const char *
 
 /* Binds symbol `sym` to `value` in every graph input. */
 static lm_status bind_symbol(fe_graph *g, const char *sym, int64_t value, const char *what) {
-    if (value < 1)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: dim '%s' must be at least 1, given %lld", what,
-                       sym, (long long)value);
+    if (value < 0)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: dim '%s' must not be negative, given %lld",
+                       what, sym, (long long)value);
     for (uint32_t k = 0; k < g->input_count; k++) {
         fe_type *t = &g->values[g->inputs[k]].type;
         for (int32_t d = 0; d < t->rank; d++) {
@@ -134,9 +134,9 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
         fe_type old = *t;
         t->rank = (int32_t)s->rank;
         for (uint32_t d = 0; d < s->rank; d++) {
-            if (s->dims[d] < 1)
+            if (s->dims[d] < 0)
                 return err_set(LM_ERR_INVALID_ARGUMENT,
-                               "%s '%s': dim %u must be at least 1, given %lld", what, s->name, d,
+                               "%s '%s': dim %u must not be negative, given %lld", what, s->name, d,
                                (long long)s->dims[d]);
             if (old.rank >= 0 && old.dims[d] >= 0 && old.dims[d] != s->dims[d]) {
                 char buf[160];
@@ -202,8 +202,17 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
                            "graph input '%s' %s: dim %d is unknown: give --input-shape %s=DIMS",
                            v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->name);
         }
-        if (fe_type_volume(&v->type) == 0)
-            return err_set(LM_ERR_UNSUPPORTED, "graph input '%s' is empty (a zero dim)", v->name);
+    }
+    /* An empty input's value is known: nothing. Folding it away is what
+     * lets the ops that read it see a constant. */
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        fe_value *v = &g->values[g->inputs[k]];
+        if (v->konst || fe_type_volume(&v->type) != 0) continue;
+        fe_tensor *t;
+        if ((st = fe_const_new(c, v->type.elem, (uint32_t)v->type.rank, v->type.dims, &t)))
+            return st;
+        v->konst = t;
+        v->empty_input = true;
     }
     const fe_tensor **golden = calloc(g->input_count ? g->input_count : 1, sizeof *golden);
     if (!golden) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -259,9 +268,16 @@ lm_status fe_infer_graph(fe_ctx *c) {
         bool folded = true;
         for (uint32_t i = 0; i < n->output_count; i++) {
             if (n->outputs[i] == FE_NONE) continue;
-            const fe_value *v = &g->values[n->outputs[i]];
+            fe_value *v = &g->values[n->outputs[i]];
             if (v->type.elem == FE_UNDEFINED || v->type.rank < 0)
                 return fe_fail(c, n, LM_ERR_INTERNAL, "output %u ('%s') got no type", i, v->name);
+            if (!v->konst && fe_type_volume(&v->type) == 0) {
+                /* An empty result is known whatever the inputs hold. */
+                fe_tensor *t;
+                if ((st = fe_const_new(c, v->type.elem, (uint32_t)v->type.rank, v->type.dims, &t)))
+                    return st;
+                v->konst = t;
+            }
             folded &= v->konst != NULL;
         }
         if (folded)
@@ -313,9 +329,6 @@ lm_status fe_plan_graph(fe_ctx *c) {
     for (uint32_t k = 0; k < g->output_count; k++) {
         c->slots[g->outputs[k]].uses++;
         c->slots[g->outputs[k]].pinned = true;
-        if (fe_type_volume(&g->values[g->outputs[k]].type) == 0)
-            return err_set(LM_ERR_UNSUPPORTED, "graph output '%s' is empty (a zero dim)",
-                           g->values[g->outputs[k]].name);
     }
     return fe_plan_layouts(c);
 }

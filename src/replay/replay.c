@@ -34,6 +34,7 @@ typedef struct named {
     uint64_t input_size;
     void *output; /* contents at the end of the last run */
     uint64_t output_size;
+    bool empty; /* its shape has a 0 dimension: a tensor of no bytes */
 } named;
 
 struct lm_replay {
@@ -112,8 +113,11 @@ static lm_status load_names(lm_replay *r) {
         info->element_type = lmb_element_type_to_api(lmb_BufferName_element_type(t));
         fb_vec shape = lmb_BufferName_shape(t);
         info->rank = shape.len;
-        for (uint32_t d = 0; d < shape.len && d < LM_MAX_TENSOR_RANK; d++)
+        for (uint32_t d = 0; d < shape.len && d < LM_MAX_TENSOR_RANK; d++) {
             info->shape[d] = fb_vec_u32(shape, d);
+            nm->empty |= info->shape[d] == 0;
+        }
+        if (nm->empty) info->size = 0; /* its buffer is only a placeholder */
     }
     return LM_OK;
 }
@@ -224,7 +228,7 @@ static named *find_buffer_name(lm_replay *r, uint32_t buffer_id) {
 
 lm_status lm_replay_set_input(lm_replay *r, const char *name, const void *data, uint64_t size) {
     const char *fn = "lm_replay_set_input";
-    if (!r || !name || !data)
+    if (!r || !name || (!data && size))
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay, name and data must not be NULL", fn);
     named *nm = find_name(r, name);
     if (!nm) return err_set(LM_ERR_NOT_FOUND, "%s: the binary has no buffer named '%s'", fn, name);
@@ -233,6 +237,7 @@ lm_status lm_replay_set_input(lm_replay *r, const char *name, const void *data, 
         return err_set(LM_ERR_INVALID_ARGUMENT,
                        "%s: buffer '%s' holds %llu bytes, the input has %llu", fn, name,
                        (unsigned long long)want, (unsigned long long)size);
+    if (nm->empty) return LM_OK; /* nothing to replace */
     nm->input = data;
     nm->input_size = size;
     return LM_OK;
@@ -240,7 +245,7 @@ lm_status lm_replay_set_input(lm_replay *r, const char *name, const void *data, 
 
 lm_status lm_replay_get_output(lm_replay *r, const char *name, void *dst, uint64_t size) {
     const char *fn = "lm_replay_get_output";
-    if (!r || !name || !dst)
+    if (!r || !name || (!dst && size))
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay, name and dst must not be NULL", fn);
     named *nm = find_name(r, name);
     if (!nm) return err_set(LM_ERR_NOT_FOUND, "%s: the binary has no buffer named '%s'", fn, name);
@@ -250,7 +255,7 @@ lm_status lm_replay_get_output(lm_replay *r, const char *name, void *dst, uint64
     if (size != nm->output_size)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: buffer '%s' holds %llu bytes, not %llu", fn,
                        name, (unsigned long long)nm->output_size, (unsigned long long)size);
-    memcpy(dst, nm->output, size);
+    if (size) memcpy(dst, nm->output, size);
     return LM_OK;
 }
 
@@ -785,6 +790,12 @@ static lm_status end_run(run_state *s, lm_status st) {
         nm->output = NULL;
         uint64_t handle = id_get(&s->buffers, nm->buffer_id);
         if (!keep || !handle) continue;
+        if (nm->empty) { /* no bytes to read, but the run gave it its contents */
+            nm->output = malloc(1);
+            nm->output_size = 0;
+            if (!nm->output && !st) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+            continue;
+        }
         char message[ERR_MESSAGE_MAX];
         err_copy(message, sizeof message);
         lm_status rs =

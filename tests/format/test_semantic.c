@@ -68,6 +68,8 @@ enum bug {
     BUG_GLOBAL_CB_TOO_SMALL,
     BUG_NAME_ROLE,
     BUG_NAME_SHAPE,
+    BUG_NAME_SHAPE_OVERFLOW,
+    NAME_EMPTY, /* not a bug: an empty tensor names a buffer of any size */
     BUG_NAME_TWICE,
     BUG_DRAM_SHARD_BANK,
     BUG_DRAM_SHARD_OVERLAP,
@@ -225,6 +227,8 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
     {
         /* Buffer 3 as a 128x1024 float32 tensor that is float64 outside. */
         uint32_t shape[2] = {128, bug == BUG_NAME_SHAPE ? 1000 : 1024};
+        if (bug == NAME_EMPTY) shape[1] = 0;
+        if (bug == BUG_NAME_SHAPE_OVERFLOW) shape[0] = shape[1] = UINT32_MAX;
         lmb_ElementType et = bug == BUG_NAME_ELEMENT_TYPE           ? LMB_ElementType_Int64
                              : bug == BUG_NAME_ELEMENT_TYPE_UNKNOWN ? (lmb_ElementType)10
                                                                     : LMB_ElementType_Float64;
@@ -343,6 +347,9 @@ static void test_names(void) {
                 "buffer_names[1]: role 0 is not Input, Output or InputOutput");
     CHECK_FAILS(check(BUG_NAME_SHAPE), LM_ERR_INVALID_FILE,
                 "buffer_names[1]: shape and format give 512000 bytes, the buffer has 524288");
+    CHECK_FAILS(check(BUG_NAME_SHAPE_OVERFLOW), LM_ERR_INVALID_FILE,
+                "buffer_names[1]: the shape overflows at dimension 1");
+    CHECK_OK(check(NAME_EMPTY));
     CHECK_FAILS(check(BUG_NAME_TWICE), LM_ERR_INVALID_FILE,
                 "buffer_names[1]: name \"out\" is used twice");
     /* Element types: only the pairs the schema lists; unknown values are a

@@ -72,8 +72,10 @@ expect_error no_model 2 "missing MODEL" compile -o "$W/x.lmb"
 expect_error no_output 2 "missing -o FILE" compile "$D/test_add/model.onnx"
 expect_error bad_dtype 2 "--dtype: expected fp32, bf16 or bfp8, given 'fp64'" \
     compile "$D/test_add/model.onnx" -o "$W/x.lmb" --dtype fp64
-expect_error bad_shape 2 "--input-shape: '1x0' is not a shape like 1x3x224x224" \
-    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --input-shape x=1x0
+expect_error bad_shape 2 "--input-shape: '1x-2' is not a shape like 1x3x224x224 (dims 0..2^40)" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --input-shape x=1x-2
+expect_error bad_dim_value 2 "--dim: '-1' is not an integer in [0, 1099511627776]" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --dim batch=-1
 expect_error bad_binding 2 "--dim: 'batch' is not NAME=VALUE" \
     compile "$D/test_add/model.onnx" -o "$W/x.lmb" --dim batch
 expect_error unknown_input 2 "the model has no input 'q' (its inputs: 'x', 'y')" \

@@ -231,6 +231,24 @@ static void test_binding_and_refusals(void) {
     lm_replay_close(r);
     lm_binary_free(bin);
 
+    /* batch 0: an empty input and output, 0 bytes each, still named. */
+    dim.value = 0;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    for (uint32_t i = 0; i < 2; i++) {
+        CHECK_OK(lm_replay_buffer_info_at(r, i, &info));
+        CHECK(info.size == 0 && info.rank == 2 && info.shape[0] == 0 && info.shape[1] == 4);
+    }
+    CHECK_OK(lm_replay_set_input(r, "x", NULL, 0));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", NULL, 0));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    dim.value = -2;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "dim: dim 'batch' must not be negative, given -2");
+
     lmfe_dim_binding bad_dim = {"nope", 3};
     o.dims = &bad_dim;
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
@@ -245,6 +263,9 @@ static void test_binding_and_refusals(void) {
     shapes[0] = (lmfe_input_shape){"x", 3, {2, 4, 1}};
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
                 "input shape 'x': the model declares float[batch, 4] (rank 2), given rank 3");
+    shapes[0] = (lmfe_input_shape){"x", 2, {-1, 4}};
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "input shape 'x': dim 0 must not be negative, given -1");
     shapes[0] = (lmfe_input_shape){"x", 2, {2, 5}};
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
                 "the model fixes dim 1 of float[batch, 4] to 4, given 5");

@@ -308,6 +308,15 @@ static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_
                      (unsigned long long)info.size, (unsigned long long)n);
             goto done;
         }
+        /* The recorded shape (a scalar is named as shape (1,)). */
+        bool same = info.rank == (outs[i].rank ? outs[i].rank : 1);
+        for (uint32_t d = 0; same && d < outs[i].rank; d++)
+            same = info.shape[d] == (uint64_t)outs[i].dims[d];
+        if (!same) {
+            snprintf(msg, msg_size, "output %s: recorded rank %u shape (%llu, ...) differs",
+                     info.name, info.rank, (unsigned long long)info.shape[0]);
+            goto done;
+        }
         free(buf);
         buf = malloc(n * 4 + 4);
         if ((st = lm_replay_get_output(rp, info.name, buf, n * 4))) {

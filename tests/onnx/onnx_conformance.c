@@ -96,7 +96,7 @@ static const char *const classes[] = {
     "mismatch",
     "timeout",
     "crash",           /* compile or run killed by a signal */
-    "test data error", /* the test directory itself is incomplete or unreadable */
+    "test data error", /* the test directory is incomplete, unreadable or contradicts the model */
     "harness crash",   /* the worker process died: a bug of this program */
 };
 #define CLASS_COUNT (sizeof classes / sizeof classes[0])
@@ -747,7 +747,23 @@ static void run_test(worker *w) {
             open = io->dims[d] < 0;
         bool expressible = ins[i].rank > 0 && (io->rank < 0 || io->rank == (int32_t)ins[i].rank);
         for (uint32_t d = 0; d < ins[i].rank; d++)
-            expressible &= ins[i].dims[d] >= 1;
+            expressible &= ins[i].dims[d] >= 0;
+        /* A shape the model fixes and the test data contradicts: the test
+         * cannot pass as written (a scalar goes as (1,) where that is
+         * declared). */
+        bool contradicts = !open && io->rank != (int32_t)ins[i].rank &&
+                           !(io->rank == 1 && io->dims[0] == 1 && ins[i].rank == 0);
+        for (int32_t d = 0; !open && !contradicts && d < io->rank; d++)
+            contradicts = io->dims[d] != ins[i].dims[d];
+        if (contradicts) {
+            char ds[128], gs[128];
+            format_dims((uint32_t)io->rank, io->dims, ds, sizeof ds);
+            format_dims(ins[i].rank, ins[i].dims, gs, sizeof gs);
+            fail(w, "test data error",
+                 "input_%zu.pb: the model declares input '%s' of shape %s, the test data has %s", i,
+                 io->name, ds, gs);
+            goto done;
+        }
         if (open && expressible) {
             char dims[256] = "";
             size_t dl = 0;
@@ -1305,7 +1321,8 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             "(`--input-shape`); every other input goes to `lightmetal run` as the test data\n"
             "has it. Failure classes come from the tools' messages:\n"
             "\"compile error\" is a compile failure no other class describes, \"crash\" a tool\n"
-            "killed by a signal, \"test data error\" a test directory this program cannot use.\n\n"
+            "killed by a signal, \"test data error\" a test directory this program cannot use\n"
+            "(or whose inputs contradict the shapes the model declares).\n\n"
             "To regenerate: `make onnx-conformance`. It fails when a test listed in\n"
             "tests/onnx/expected_pass.txt (the regression guard CI runs) no longer passes;\n"
             "`make onnx-conformance ONNX_ARGS=--update-expected` records the tests that pass.\n\n",

@@ -322,8 +322,16 @@ static void test_named_buffers(void) {
     o.shape[1] = 16;
     CHECK_FAILS(lm_capture_name_buffer_ex(b[1], "t", &o), LM_ERR_INVALID_ARGUMENT,
                 "the shape covers 2048 bytes, the buffer has 4096");
-    o.shape[1] = 0;
-    CHECK_FAILS(lm_capture_name_buffer_ex(b[1], "t", &o), LM_ERR_INVALID_ARGUMENT, "shape[1] = 0");
+    o.shape[0] = o.shape[1] = 65536;
+    o.shape[2] = UINT32_MAX;
+    o.rank = 3;
+    CHECK_FAILS(lm_capture_name_buffer_ex(b[1], "t", &o), LM_ERR_INVALID_ARGUMENT,
+                "shape[2] = 4294967295 (each dimension 0..4294967295, the product at most 2^64 "
+                "bytes)");
+    o.shape[2] = (uint64_t)UINT32_MAX + 1;
+    CHECK_FAILS(lm_capture_name_buffer_ex(b[1], "t", &o), LM_ERR_INVALID_ARGUMENT, "shape[2] = ");
+    o.rank = 2;
+    o.shape[0] = 32;
     o.shape[1] = 32;
     o.format = LM_DATA_FORMAT_BFP8_B;
     CHECK_FAILS(lm_capture_name_buffer_ex(b[1], "t", &o), LM_ERR_INVALID_ARGUMENT, "a shape needs");
@@ -380,6 +388,61 @@ static void test_named_buffers(void) {
                 "index 5, the binary names 5 buffers");
     CHECK_FAILS(lm_replay_buffer_info_at(r, 0, NULL), LM_ERR_INVALID_ARGUMENT, "NULL");
     CHECK_EQ_U64(lm_replay_buffer_count(NULL), 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* An empty tensor (a 0 in its shape) names a buffer of any size: it takes
+ * and gives 0 bytes, and a run still gives it contents. */
+static void test_empty_named_tensor(void) {
+    lm_device *dev = open_device(0);
+    CHECK(dev);
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = 1024;
+    c.page_size = 1024;
+    lm_buffer in, out;
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_create_buffer(dev, &c, &in));
+    CHECK_OK(lm_create_buffer(dev, &c, &out));
+    lm_buffer_name_options o;
+    lm_buffer_name_options_init(&o);
+    o.format = LM_DATA_FORMAT_INT32;
+    o.rank = 2;
+    o.shape[0] = 0;
+    o.shape[1] = 7;
+    o.role = LM_BUFFER_ROLE_INPUT;
+    CHECK_OK(lm_capture_name_buffer_ex(in, "none", &o));
+    o.role = LM_BUFFER_ROLE_OUTPUT;
+    o.shape[0] = 3;
+    o.shape[1] = 0;
+    CHECK_OK(lm_capture_name_buffer_ex(out, "nothing", &o));
+    static uint8_t bytes[1024];
+    CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(dev, 0), in, bytes, true));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_deallocate_buffer(in)); /* the replay allocates them again */
+    CHECK_OK(lm_deallocate_buffer(out));
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_buffer_info info;
+    CHECK_OK(lm_replay_buffer_info_at(r, 1, &info));
+    CHECK(!strcmp(info.name, "nothing") && info.size == 0 && info.rank == 2 && info.shape[0] == 3 &&
+          info.shape[1] == 0);
+    CHECK_FAILS(lm_replay_set_input(r, "none", bytes, 4), LM_ERR_INVALID_ARGUMENT,
+                "buffer 'none' holds 0 bytes, the input has 4");
+    CHECK_FAILS(lm_replay_set_input(r, "none", NULL, 4), LM_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_OK(lm_replay_set_input(r, "none", NULL, 0));
+    CHECK_FAILS(lm_replay_get_output(r, "nothing", NULL, 0), LM_ERR_INVALID_STATE,
+                "no contents yet");
+    CHECK_OK(lm_replay_run(r, dev, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "nothing", NULL, 0));
+    CHECK_FAILS(lm_replay_get_output(r, "nothing", bytes, 4), LM_ERR_INVALID_ARGUMENT,
+                "buffer 'nothing' holds 0 bytes, not 4");
     lm_replay_close(r);
     lm_binary_free(bin);
     CHECK_OK(lm_device_close(dev));
@@ -457,6 +520,7 @@ int main(void) {
     TEST_RUN(test_impossible_buffers_are_refused);
     TEST_RUN(test_watchdog_travels);
     TEST_RUN(test_named_buffers);
+    TEST_RUN(test_empty_named_tensor);
     TEST_RUN(test_global_circular_buffer);
     return test_summary();
 }
