@@ -20,11 +20,7 @@
  * Unrolling one step at a time lets the condition of each iteration fold
  * before the next is decided. Values a subgraph defines get new values
  * (named "<node>/<subgraph>/<step>/<name>"); what it reads from outside
- * is the node's implicit inputs.
- *
- * The graph grows in place: node k is replaced by the new nodes (the nodes
- * after it move along), new values are appended, and the per-node plans
- * and per-value slots follow. */
+ * is the node's implicit inputs. The rewriting itself is fe_rewrite.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,133 +34,9 @@
 #define FE_MAX_STEPS 4096
 #define FE_MAX_STEPS_IN_ALL 65536
 
-typedef struct expansion {
-    fe_ctx *c;
-    uint32_t k;       /* the node replaced */
-    fe_node node;     /* a copy of it (the graph's array moves) */
-    char prefix[200]; /* "<node>/<subgraph>/<step>/" for new names */
-    fe_node *nodes;   /* what replaces it */
-    uint32_t count, cap;
-} expansion;
-
-static lm_status oom(void) {
-    return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-}
-
-static fe_arena *arena(expansion *x) {
-    return &x->c->g->arena;
-}
-
-/* A new value named prefix + name, type unknown. */
-static lm_status new_value(expansion *x, const char *name, uint32_t *out) {
-    fe_graph *g = x->c->g;
-    if (g->value_count == FE_MAX_VALUES)
-        return fe_fail(x->c, &x->node, LM_ERR_UNSUPPORTED, "unrolling makes more than %u values",
-                       FE_MAX_VALUES);
-    if (g->value_count == g->value_cap) {
-        uint32_t cap = g->value_cap ? 2 * g->value_cap : 64;
-        if (cap > FE_MAX_VALUES) cap = FE_MAX_VALUES;
-        fe_value *v = fe_arena_alloc(arena(x), (size_t)cap * sizeof *v);
-        fe_slot *s = realloc(x->c->slots, (size_t)cap * sizeof *s);
-        if (s) x->c->slots = s;
-        if (!v || !s) return oom();
-        memcpy(v, g->values, (size_t)g->value_count * sizeof *v);
-        g->values = v;
-        g->value_cap = cap;
-    }
-    size_t len = strlen(x->prefix) + strlen(name) + 1;
-    char *full = fe_arena_alloc(arena(x), len);
-    if (!full) return oom();
-    snprintf(full, len, "%s%s", x->prefix, name);
-    uint32_t v = g->value_count++;
-    g->values[v] = (fe_value){.name = full, .producer = FE_NONE};
-    g->values[v].type.rank = -1;
-    x->c->slots[v] = (fe_slot){.dev = FE_NONE};
-    *out = v;
-    return LM_OK;
-}
-
-static lm_status const_value(expansion *x, const fe_tensor *t, const char *name, uint32_t *out) {
-    lm_status st = new_value(x, name, out);
-    if (st) return st;
-    fe_value *v = &x->c->g->values[*out];
-    v->konst = t;
-    v->initializer = true;
-    v->type.elem = t->elem;
-    v->type.rank = (int32_t)t->rank;
-    memcpy(v->type.dims, t->dims, sizeof t->dims);
-    return LM_OK;
-}
-
-/* A scalar constant: int64 `i`, or bool `i != 0`. */
-static lm_status scalar_value(expansion *x, fe_elem elem, int64_t i, const char *name,
-                              uint32_t *out) {
-    fe_tensor *t;
-    lm_status st = fe_const_new(x->c, elem, 0, NULL, &t);
-    if (st) return st;
-    fe_tensor_set_i64(t, 0, elem == FE_BOOL ? i != 0 : i);
-    return const_value(x, t, name, out);
-}
-
-/* A new node (arrays in the arena) appended to the expansion. */
-static fe_node *new_node(expansion *x, const char *op, int64_t opset, uint32_t inputs,
-                         uint32_t outputs) {
-    if (x->count == x->cap) {
-        uint32_t cap = x->cap ? 2 * x->cap : 16;
-        fe_node *n = realloc(x->nodes, (size_t)cap * sizeof *n);
-        if (!n) return NULL;
-        x->nodes = n;
-        x->cap = cap;
-    }
-    fe_node *n = &x->nodes[x->count];
-    *n = (fe_node){.name = "", .op_type = op, .domain = "", .opset = opset, .index = x->node.index};
-    n->inputs = fe_arena_alloc(arena(x), (inputs ? inputs : 1) * sizeof *n->inputs);
-    n->outputs = fe_arena_alloc(arena(x), (outputs ? outputs : 1) * sizeof *n->outputs);
-    if (!n->inputs || !n->outputs) return NULL;
-    n->input_count = inputs;
-    n->output_count = outputs;
-    x->count++;
-    return n;
-}
-
-/* An INT or INTS attribute for a new node. */
-static lm_status set_int_attr(expansion *x, fe_node *n, const char *name, bool list, int64_t v) {
-    fe_attr *a = fe_arena_alloc(arena(x), sizeof *a);
-    int64_t *ints = fe_arena_alloc(arena(x), sizeof *ints);
-    if (!a || !ints) return oom();
-    *ints = v;
-    *a = (fe_attr){.name = name, .type = list ? FE_ATTR_INTS : FE_ATTR_INT, .i = v};
-    if (list) {
-        a->ints = ints;
-        a->count = 1;
-    }
-    n->attrs = a;
-    n->attr_count = 1;
-    return LM_OK;
-}
-
-static lm_status identity(expansion *x, uint32_t from, uint32_t to) {
-    fe_node *n = new_node(x, "Identity", 13, 1, 1);
-    if (!n) return oom();
-    n->inputs[0] = from;
-    n->outputs[0] = to;
-    return LM_OK;
-}
-
-/* `piece` with a new dim of 1 at `axis` (a new value). */
-static lm_status unsqueeze(expansion *x, uint32_t piece, int64_t axis, uint32_t *out) {
-    lm_status st = new_value(x, "piece", out);
-    fe_node *n = st ? NULL : new_node(x, "Unsqueeze", 11, 1, 1);
-    if (!st && !n) st = oom();
-    if (st) return st;
-    n->inputs[0] = piece;
-    n->outputs[0] = *out;
-    return set_int_attr(x, n, "axes", true, axis);
-}
-
 /* Finds `name` for the subgraph being inlined: a value it defined (mapped
  * by position in sg->defined), else one the node reads from outside. */
-static uint32_t resolve(const expansion *x, const fe_subgraph *sg, const uint32_t *mapped,
+static uint32_t resolve(const fe_expansion *x, const fe_subgraph *sg, const uint32_t *mapped,
                         const char *name) {
     const char **at = NULL;
     for (uint32_t lo = 0, hi = sg->defined_count; lo < hi;) {
@@ -200,24 +72,24 @@ static uint32_t *map_slot(const fe_subgraph *sg, uint32_t *mapped, const char *n
 
 /* Appends sg's nodes with its inputs bound to `bind` (sg->input_count
  * values); its outputs' values into out (sg->output_count). */
-static lm_status inline_subgraph(expansion *x, const fe_subgraph *sg, const uint32_t *bind,
+static lm_status inline_subgraph(fe_expansion *x, const fe_subgraph *sg, const uint32_t *bind,
                                  uint32_t *out) {
     fe_ctx *c = x->c;
     uint32_t *mapped = malloc((sg->defined_count ? sg->defined_count : 1) * sizeof *mapped);
-    if (!mapped) return oom();
+    if (!mapped) return fe_x_oom();
     for (uint32_t i = 0; i < sg->defined_count; i++)
         mapped[i] = FE_NONE;
     lm_status st = LM_OK;
     for (uint32_t i = 0; i < sg->input_count; i++)
         *map_slot(sg, mapped, sg->inputs[i]) = bind[i];
     for (uint32_t i = 0; !st && i < sg->init_count; i++)
-        st = const_value(x, sg->inits[i], sg->init_names[i],
-                         map_slot(sg, mapped, sg->init_names[i]));
+        st =
+            fe_x_const(x, sg->inits[i], sg->init_names[i], map_slot(sg, mapped, sg->init_names[i]));
     for (uint32_t i = 0; !st && i < sg->node_count; i++) {
         const fe_node *t = &sg->nodes[i];
-        fe_node *n = new_node(x, t->op_type, t->opset, t->input_count, t->output_count);
+        fe_node *n = fe_x_node(x, t->op_type, t->opset, t->input_count, t->output_count);
         if (!n) {
-            st = oom();
+            st = fe_x_oom();
             break;
         }
         fe_node *keep_inputs = n; /* new_node filled the arrays; the rest comes from t */
@@ -228,9 +100,9 @@ static lm_status inline_subgraph(expansion *x, const fe_subgraph *sg, const uint
         n->index = x->node.index;
         n->step = 0;
         size_t len = strlen(x->prefix) + strlen(t->name) + 1;
-        char *name = fe_arena_alloc(arena(x), len);
+        char *name = fe_arena_alloc(&x->c->g->arena, len);
         if (!name) {
-            st = oom();
+            st = fe_x_oom();
             break;
         }
         snprintf(name, len, "%s%s", x->prefix, t->name);
@@ -245,8 +117,8 @@ static lm_status inline_subgraph(expansion *x, const fe_subgraph *sg, const uint
                              sg->name, i, r);
         }
         if (!st && t->implicit_count) {
-            n->implicit = fe_arena_alloc(arena(x), t->implicit_count * sizeof *n->implicit);
-            if (!n->implicit) st = oom();
+            n->implicit = fe_arena_alloc(&x->c->g->arena, t->implicit_count * sizeof *n->implicit);
+            if (!n->implicit) st = fe_x_oom();
         }
         for (uint32_t j = 0; !st && j < t->implicit_count; j++) {
             n->implicit[j] = resolve(x, sg, mapped, t->implicit_names[j]);
@@ -258,7 +130,7 @@ static lm_status inline_subgraph(expansion *x, const fe_subgraph *sg, const uint
         for (uint32_t j = 0; !st && j < t->output_count; j++) {
             const char *o = sg->out_names[i][j];
             n->outputs[j] = FE_NONE;
-            if (o[0]) st = new_value(x, o, map_slot(sg, mapped, o));
+            if (o[0]) st = fe_x_value(x, o, map_slot(sg, mapped, o));
             if (!st && o[0]) n->outputs[j] = *map_slot(sg, mapped, o);
         }
     }
@@ -272,61 +144,14 @@ static lm_status inline_subgraph(expansion *x, const fe_subgraph *sg, const uint
     return st;
 }
 
-/* Replaces node k by the expansion's nodes: the nodes after it move along
- * with their plans; producers and use counts follow. */
-static lm_status splice(expansion *x) {
-    fe_ctx *c = x->c;
-    fe_graph *g = c->g;
-    uint64_t total = (uint64_t)g->node_count - 1 + x->count;
-    if (total > FE_MAX_NODES)
-        return fe_fail(c, &x->node, LM_ERR_UNSUPPORTED, "unrolling makes more than %u nodes",
-                       FE_MAX_NODES);
-    if (total > g->node_cap) {
-        uint32_t cap = g->node_cap ? g->node_cap : 16;
-        while (cap < total)
-            cap *= 2;
-        fe_node *n = fe_arena_alloc(&g->arena, (size_t)cap * sizeof *n);
-        fe_plan *p = realloc(c->plans, (size_t)cap * sizeof *p);
-        if (p) c->plans = p;
-        if (!n || !p) return oom();
-        memcpy(n, g->nodes, (size_t)g->node_count * sizeof *n);
-        g->nodes = n;
-        g->node_cap = cap;
-    }
-    const fe_node *old = &g->nodes[x->k];
-    for (uint32_t i = 0; i < old->input_count; i++)
-        if (old->inputs[i] != FE_NONE) g->values[old->inputs[i]].use_count--;
-    for (uint32_t i = 0; i < old->implicit_count; i++)
-        g->values[old->implicit[i]].use_count--;
-    uint32_t tail = g->node_count - x->k - 1;
-    memmove(&g->nodes[x->k + x->count], &g->nodes[x->k + 1], (size_t)tail * sizeof *g->nodes);
-    memmove(&c->plans[x->k + x->count], &c->plans[x->k + 1], (size_t)tail * sizeof *c->plans);
-    memcpy(&g->nodes[x->k], x->nodes, (size_t)x->count * sizeof *g->nodes);
-    g->node_count = (uint32_t)total;
-    for (uint32_t i = x->k; i < x->k + x->count; i++) {
-        c->plans[i] = (fe_plan){.placement = LMFE_ON_DEVICE};
-        c->plans[i].fusion.output = FE_NONE;
-        c->plans[i].fusion.act_alpha = c->plans[i].fusion.act_beta = NAN;
-        const fe_node *n = &g->nodes[i];
-        for (uint32_t j = 0; j < n->input_count; j++)
-            if (n->inputs[j] != FE_NONE) g->values[n->inputs[j]].use_count++;
-        for (uint32_t j = 0; j < n->implicit_count; j++)
-            g->values[n->implicit[j]].use_count++;
-    }
-    for (uint32_t i = x->k; i < g->node_count; i++)
-        for (uint32_t j = 0; j < g->nodes[i].output_count; j++)
-            if (g->nodes[i].outputs[j] != FE_NONE) g->values[g->nodes[i].outputs[j]].producer = i;
-    return LM_OK;
-}
-
-static const fe_subgraph *graph_attr(expansion *x, const char *name, lm_status *st) {
+static const fe_subgraph *graph_attr(fe_expansion *x, const char *name, lm_status *st) {
     const fe_attr *a = fe_node_attr(&x->node, name);
     if (a && a->type == FE_ATTR_GRAPH && a->graph) return a->graph;
     *st = fe_fail(x->c, &x->node, LM_ERR_INVALID_FILE, "graph attribute '%s' is missing", name);
     return NULL;
 }
 
-static void set_prefix(expansion *x, const char *sub, uint32_t step) {
+static void set_prefix(fe_expansion *x, const char *sub, uint32_t step) {
     char lb[120];
     const fe_node *n = &x->node;
     if (n->name[0])
@@ -338,14 +163,14 @@ static void set_prefix(expansion *x, const char *sub, uint32_t step) {
 
 /* ---- If ---- */
 
-static lm_status again(expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
+static lm_status again(fe_expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
                        const uint32_t *added, uint32_t added_count);
 
 /* The second step of an If whose condition is computed at run time: its
  * inputs are now the condition, the then branch's outputs and the else
  * branch's, all inferred. A Where per output picks one; the branches must
  * agree on each output's type. */
-static lm_status select_branches(expansion *x) {
+static lm_status select_branches(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
     uint32_t outs = n->output_count;
@@ -372,8 +197,8 @@ static lm_status select_branches(expansion *x) {
                            fe_in(c, n, 0)->name, j, fe_type_format(a, ta, sizeof ta),
                            fe_type_format(b, tb, sizeof tb));
         }
-        fe_node *w = new_node(x, "Where", 16, 3, 1);
-        if (!w) return oom();
+        fe_node *w = fe_x_node(x, "Where", 16, 3, 1);
+        if (!w) return fe_x_oom();
         w->inputs[0] = n->inputs[0];
         w->inputs[1] = n->inputs[1 + j];
         w->inputs[2] = n->inputs[1 + outs + j];
@@ -382,7 +207,7 @@ static lm_status select_branches(expansion *x) {
     return LM_OK;
 }
 
-static const fe_subgraph *branch(expansion *x, const char *name, lm_status *st) {
+static const fe_subgraph *branch(fe_expansion *x, const char *name, lm_status *st) {
     const fe_subgraph *sg = graph_attr(x, name, st);
     if (sg && (sg->input_count || sg->output_count != x->node.output_count)) {
         *st = fe_fail(x->c, &x->node, LM_ERR_INVALID_FILE,
@@ -395,7 +220,7 @@ static const fe_subgraph *branch(expansion *x, const char *name, lm_status *st) 
 
 /* A known condition: the branch it picks. One computed at run time: both
  * branches, then the node again one step on (select_branches). */
-static lm_status expand_if(expansion *x) {
+static lm_status expand_if(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
     if (n->step == 1) return select_branches(x);
@@ -407,7 +232,7 @@ static lm_status expand_if(expansion *x) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "the condition has %llu elements (expected 1)",
                        (unsigned long long)cond->count);
     uint32_t *vals = malloc((1 + 2 * outs) * sizeof *vals);
-    if (!vals) return oom();
+    if (!vals) return fe_x_oom();
     vals[0] = n->inputs[0];
     for (int b = 0; !st && b < 2; b++) {
         bool take = b == 0 ? !cond || fe_tensor_get_f64(cond, 0) != 0
@@ -419,7 +244,7 @@ static lm_status expand_if(expansion *x) {
         st = inline_subgraph(x, sg, NULL, vals + 1 + (cond ? 0 : b * outs));
     }
     for (uint32_t j = 0; !st && cond && j < outs; j++)
-        if (n->outputs[j] != FE_NONE) st = identity(x, vals[1 + j], n->outputs[j]);
+        if (n->outputs[j] != FE_NONE) st = fe_x_identity(x, vals[1 + j], n->outputs[j]);
     if (!st && !cond) st = again(x, vals, 1 + 2 * outs, 1, NULL, 0);
     free(vals);
     return st;
@@ -430,12 +255,12 @@ static lm_status expand_if(expansion *x) {
 /* Outputs first..first+carried-1 are inputs from..; then each scan output k
  * (of `scans`) is the Concat along axes[k] of its `steps` pieces (input
  * pieces + t * scans + k), in reverse order where reverse[k]. */
-static lm_status finish(expansion *x, uint32_t from, uint32_t carried, uint32_t pieces,
+static lm_status finish(fe_expansion *x, uint32_t from, uint32_t carried, uint32_t pieces,
                         uint32_t scans, const int64_t *axes, const int64_t *reverse) {
     const fe_node *n = &x->node;
     lm_status st = LM_OK;
     for (uint32_t j = 0; !st && j < carried; j++)
-        if (n->outputs[j] != FE_NONE) st = identity(x, n->inputs[from + j], n->outputs[j]);
+        if (n->outputs[j] != FE_NONE) st = fe_x_identity(x, n->inputs[from + j], n->outputs[j]);
     for (uint32_t k = 0; !st && k < scans; k++) {
         uint32_t o = carried + k;
         if (o >= n->output_count || n->outputs[o] == FE_NONE) continue;
@@ -444,26 +269,26 @@ static lm_status finish(expansion *x, uint32_t from, uint32_t carried, uint32_t 
                            "no iteration runs, so scan output %u is empty (zero-size tensors "
                            "are not supported)",
                            k);
-        fe_node *cat = new_node(x, "Concat", 11, n->step, 1);
-        if (!cat) return oom();
+        fe_node *cat = fe_x_node(x, "Concat", 11, n->step, 1);
+        if (!cat) return fe_x_oom();
         for (uint32_t t = 0; t < n->step; t++) {
             uint32_t at = reverse && reverse[k] ? n->step - 1 - t : t;
             cat->inputs[t] = n->inputs[pieces + at * scans + k];
         }
         cat->outputs[0] = n->outputs[o];
-        st = set_int_attr(x, cat, "axis", false, axes ? axes[k] : 0);
+        st = fe_x_int_attr(x, cat, "axis", false, axes ? axes[k] : 0);
     }
     return st;
 }
 
 /* The node again, one step further: inputs `head` (head_count values) and
  * then the pieces it had plus `added`. */
-static lm_status again(expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
+static lm_status again(fe_expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
                        const uint32_t *added, uint32_t added_count) {
     const fe_node *n = &x->node;
     uint32_t old = n->input_count - pieces;
-    fe_node *r = new_node(x, n->op_type, n->opset, head_count + old + added_count, 0);
-    if (!r) return oom();
+    fe_node *r = fe_x_node(x, n->op_type, n->opset, head_count + old + added_count, 0);
+    if (!r) return fe_x_oom();
     uint32_t *ins = r->inputs;
     *r = *n;
     r->inputs = ins;
@@ -477,7 +302,7 @@ static lm_status again(expansion *x, const uint32_t *head, uint32_t head_count, 
 
 /* ---- Loop ---- */
 
-static lm_status expand_loop(expansion *x) {
+static lm_status expand_loop(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
     lm_status st = LM_OK;
@@ -531,20 +356,20 @@ static lm_status expand_loop(expansion *x) {
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "more than %d iterations to unroll", FE_MAX_STEPS);
     set_prefix(x, body->name, n->step);
     uint32_t *bind = malloc((2 + carried + 2 * body->output_count) * sizeof *bind);
-    if (!bind) return oom();
+    if (!bind) return fe_x_oom();
     uint32_t *outs = bind + 2 + carried, *added = outs + body->output_count;
-    st = scalar_value(x, FE_INT64, n->step, "iteration", &bind[0]);
+    st = fe_x_scalar(x, FE_INT64, n->step, "iteration", &bind[0]);
     if (!st && fe_has_in(n, 1))
         bind[1] = n->inputs[1];
     else if (!st)
-        st = scalar_value(x, FE_BOOL, 1, "cond", &bind[1]);
+        st = fe_x_scalar(x, FE_BOOL, 1, "cond", &bind[1]);
     memcpy(bind + 2, n->inputs + 2, carried * sizeof *bind);
     if (!st) st = inline_subgraph(x, body, bind, outs);
     for (uint32_t k = 0; !st && k < scans; k++)
-        st = unsqueeze(x, outs[1 + carried + k], 0, &added[k]);
+        st = fe_x_unsqueeze(x, outs[1 + carried + k], 0, &added[k]);
     /* Next: the trip count, the body's condition and carried values. */
     uint32_t *head = st ? NULL : malloc((2 + carried) * sizeof *head);
-    if (!st && !head) st = oom();
+    if (!st && !head) st = fe_x_oom();
     if (!st) {
         head[0] = n->inputs[0];
         memcpy(head + 1, outs, (1 + carried) * sizeof *head);
@@ -557,7 +382,7 @@ static lm_status expand_loop(expansion *x) {
 
 /* ---- Scan ---- */
 
-static lm_status expand_scan(expansion *x) {
+static lm_status expand_scan(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
     if (n->opset < 9)
@@ -624,30 +449,30 @@ static lm_status expand_scan(expansion *x) {
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "more than %d iterations to unroll", FE_MAX_STEPS);
     set_prefix(x, body->name, n->step);
     uint32_t *bind = malloc((body->input_count + 2 * body->output_count + 1) * sizeof *bind);
-    if (!bind) return oom();
+    if (!bind) return fe_x_oom();
     uint32_t *outs = bind + body->input_count, *added = outs + body->output_count;
     memcpy(bind, n->inputs, states * sizeof *bind);
     for (uint32_t i = 0; !st && i < s_in; i++) {
         /* Step t's slice: Gather of one index along the axis drops it. */
         int64_t t = nid && in_dirs[i] ? length - 1 - n->step : n->step;
         uint32_t index;
-        st = scalar_value(x, FE_INT64, t, "index", &index);
-        if (!st) st = new_value(x, "slice", &bind[states + i]);
-        fe_node *g = st ? NULL : new_node(x, "Gather", 11, 2, 1);
-        if (!st && !g) st = oom();
+        st = fe_x_scalar(x, FE_INT64, t, "index", &index);
+        if (!st) st = fe_x_value(x, "slice", &bind[states + i]);
+        fe_node *g = st ? NULL : fe_x_node(x, "Gather", 11, 2, 1);
+        if (!st && !g) st = fe_x_oom();
         if (st) break;
         g->inputs[0] = n->inputs[states + i];
         g->inputs[1] = index;
         g->outputs[0] = bind[states + i];
-        st = set_int_attr(x, g, "axis", false, axes[i]);
+        st = fe_x_int_attr(x, g, "axis", false, axes[i]);
     }
     if (!st) st = inline_subgraph(x, body, bind, outs);
     for (uint32_t k = 0; !st && k < scans; k++)
-        st = unsqueeze(x, outs[states + k], noa ? out_axes[k] : 0, &added[k]);
+        st = fe_x_unsqueeze(x, outs[states + k], noa ? out_axes[k] : 0, &added[k]);
     if (!st) {
         /* Next: the body's states, the same scan inputs. */
         uint32_t *head = malloc((states + s_in + 1) * sizeof *head);
-        if (!head) st = oom();
+        if (!head) st = fe_x_oom();
         if (!st) {
             memcpy(head, outs, states * sizeof *head);
             memcpy(head + states, n->inputs + states, s_in * sizeof *head);
@@ -660,7 +485,7 @@ static lm_status expand_scan(expansion *x) {
 }
 
 lm_status fe_expand_node(fe_ctx *c, uint32_t k) {
-    expansion x = {.c = c, .k = k, .node = c->g->nodes[k]};
+    fe_expansion x = {.c = c, .k = k, .node = c->g->nodes[k]};
     if (c->unrolled == FE_MAX_STEPS_IN_ALL)
         return fe_fail(c, &x.node, LM_ERR_UNSUPPORTED,
                        "more than %d loop iterations to unroll in all", FE_MAX_STEPS_IN_ALL);
@@ -672,12 +497,10 @@ lm_status fe_expand_node(fe_ctx *c, uint32_t k) {
         st = expand_loop(&x);
     else
         st = expand_scan(&x);
-    if (!st) st = splice(&x);
-    free(x.nodes);
-    return st;
+    return fe_x_finish(&x, st);
 }
 
-/* Inference of a control-flow node is its expansion: the nodes that replace
+/* Inference of a control-flow node is its fe_expansion: the nodes that replace
  * it are inferred next (fe_infer_graph sees c->expanded). */
 static lm_status infer_control(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_expand_node(c, (uint32_t)(n - c->g->nodes));

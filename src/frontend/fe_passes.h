@@ -24,6 +24,44 @@ lm_status fe_expand_node(fe_ctx *c, uint32_t k);
  * counts the memory plan frees by. */
 lm_status fe_plan_graph(fe_ctx *c);
 
+/* ---- rewriting (fe_rewrite.c) ----
+ *
+ * Ops that are structure rather than computation (control flow in
+ * fe_expand.c, sequences in fe_sequence.c) replace their node during
+ * inference: node k gives way to the expansion's nodes, new values are
+ * appended to the graph, and inference continues with the first new node
+ * (the op's infer sets c->expanded). Errors name the node; the expansion's
+ * own memory is freed by fe_x_finish whatever happens. */
+typedef struct fe_expansion {
+    fe_ctx *c;
+    uint32_t k;       /* the node replaced */
+    fe_node node;     /* a copy of it (the graph's array moves) */
+    char prefix[200]; /* "<node>/<subgraph>/<step>/" for new names */
+    fe_node *nodes;   /* what replaces it */
+    uint32_t count, cap;
+} fe_expansion;
+
+lm_status fe_x_oom(void);
+/* A new value named prefix + name, type unknown. */
+lm_status fe_x_value(fe_expansion *x, const char *name, uint32_t *out);
+/* A new value holding constant `t`. */
+lm_status fe_x_const(fe_expansion *x, const fe_tensor *t, const char *name, uint32_t *out);
+/* A new scalar constant: int64 `i`, or bool `i != 0`. */
+lm_status fe_x_scalar(fe_expansion *x, fe_elem elem, int64_t i, const char *name, uint32_t *out);
+/* A new node appended to the expansion (arrays in the graph's arena, the
+ * rest from the node replaced: its index). NULL when out of memory. */
+fe_node *fe_x_node(fe_expansion *x, const char *op, int64_t opset, uint32_t inputs,
+                   uint32_t outputs);
+/* Gives node n its one INT (or, with `list`, one-element INTS) attribute. */
+lm_status fe_x_int_attr(fe_expansion *x, fe_node *n, const char *name, bool list, int64_t v);
+/* Identity from -> to. */
+lm_status fe_x_identity(fe_expansion *x, uint32_t from, uint32_t to);
+/* `piece` with a new dim of 1 at `axis` (a new value). */
+lm_status fe_x_unsqueeze(fe_expansion *x, uint32_t piece, int64_t axis, uint32_t *out);
+/* With st == LM_OK, puts the expansion's nodes in place of node x->k; frees
+ * the expansion's node list either way. Returns st or the splice's error. */
+lm_status fe_x_finish(fe_expansion *x, lm_status st);
+
 /* Fusions (fe_fuse.c): matmul + bias + activation, conv + batch norm + activation. */
 lm_status fe_fuse(fe_ctx *c);
 
