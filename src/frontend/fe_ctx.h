@@ -60,6 +60,10 @@ enum {
 
 /* The op named `op_type` in the default domain, or NULL. */
 const fe_op_def *fe_op_find(const char *op_type);
+/* Whether `op` takes sequence values as inputs: the sequence ops, Identity
+ * and control flow, which pass them on (fe_sequence.c). Other ops are
+ * refused one before their infer runs. */
+bool fe_op_takes_sequences(const fe_op_def *op);
 /* Every op, for listings: *out_count entries. */
 const fe_op_def *const *fe_op_all(size_t *out_count);
 
@@ -194,6 +198,10 @@ lm_status fe_axis(fe_ctx *c, const fe_node *n, int64_t axis, int32_t rank, int32
 
 lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, int32_t rank,
                           const int64_t *dims);
+/* Makes output i the sequence of `count` tensor values `items` (copied) of
+ * element type `elem` (fe_sequence.c). */
+lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
+                         const uint32_t *items, uint32_t count);
 /* Sets output i's value (and type) to `t` (arena memory; fe_const_new). */
 lm_status fe_set_out_const(fe_ctx *c, const fe_node *n, uint32_t i, const fe_tensor *t);
 /* A new constant with zeroed data in the graph's arena. */

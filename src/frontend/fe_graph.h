@@ -192,6 +192,11 @@ typedef struct fe_value {
     bool graph_input;       /* a graph input that is not an initializer */
     bool empty_input;       /* a graph input with a 0 dim: known (it has no elements),
                                yet still one of the binary's inputs */
+    /* A sequence (fe_sequence.c): the tensor values it holds, in order,
+     * known when compiling; type.elem is their element type. */
+    bool is_seq;
+    uint32_t seq_len;
+    const uint32_t *seq;
     bool graph_output;
     bool initializer;
 } fe_value;

@@ -50,6 +50,7 @@ const fe_op_family fe_op_families[] = {
     {fe_ops_spectral, &fe_ops_spectral_count},
     {fe_ops_grid, &fe_ops_grid_count},
     {fe_ops_select, &fe_ops_select_count},
+    {fe_ops_sequence, &fe_ops_sequence_count},
     {fe_ops_text, &fe_ops_text_count},
     {fe_ops_control, &fe_ops_control_count},
     {NULL, NULL},

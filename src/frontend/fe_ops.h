@@ -85,6 +85,12 @@ extern const size_t fe_ops_select_count;
 extern const fe_op_def fe_ops_control[];
 extern const size_t fe_ops_control_count;
 
+/* Sequences, held as lists of tensor values while compiling: SequenceEmpty,
+ * SequenceConstruct, SequenceInsert, SequenceErase, SequenceAt,
+ * SequenceLength, ConcatFromSequence, SplitToSequence (fe_sequence.c). */
+extern const fe_op_def fe_ops_sequence[];
+extern const size_t fe_ops_sequence_count;
+
 /* Text features: TfIdfVectorizer (fe_ops_text.c). */
 extern const fe_op_def fe_ops_text[];
 extern const size_t fe_ops_text_count;

@@ -1008,6 +1008,8 @@ static lm_status infer_identity(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
     if (st) return st;
+    const fe_value *v = fe_in(c, n, 0);
+    if (v->is_seq) return fe_set_out_seq(c, n, 0, v->type.elem, v->seq, v->seq_len);
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k) return fe_set_out_const(c, n, 0, k);
     const fe_type *t = fe_in_type(c, n, 0);

@@ -254,7 +254,12 @@ lm_status fe_infer_graph(fe_ctx *c) {
         if (!op) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s is not supported", n->op_type);
         for (uint32_t i = 0; i < n->input_count; i++) {
             const fe_value *v = fe_in(c, n, i);
-            if (v && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
+            if (v && v->is_seq && !fe_op_takes_sequences(op))
+                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                               "input %u ('%s') is a sequence; %s takes tensors (a sequence's "
+                               "tensors are read with SequenceAt or ConcatFromSequence)",
+                               i, v->name, n->op_type);
+            if (v && !v->is_seq && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
                 return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
                                v->name);
         }
@@ -269,6 +274,7 @@ lm_status fe_infer_graph(fe_ctx *c) {
         for (uint32_t i = 0; i < n->output_count; i++) {
             if (n->outputs[i] == FE_NONE) continue;
             fe_value *v = &g->values[n->outputs[i]];
+            if (v->is_seq) continue; /* a list of values: nothing runs for it */
             if (v->type.elem == FE_UNDEFINED || v->type.rank < 0)
                 return fe_fail(c, n, LM_ERR_INTERNAL, "output %u ('%s') got no type", i, v->name);
             if (!v->konst && fe_type_volume(&v->type) == 0) {

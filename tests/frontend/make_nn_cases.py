@@ -1306,3 +1306,64 @@ write_case("refuse_loop_runtime_condition",
            [helper.make_node("Loop", ["m", "", "x"], ["y"], body=rt_body)],
            [("x", f32(3))], [("y", (F, [3]))], 13, inits=[("m", np.array(4, np.int64))],
            expect="the condition after iteration 0 is computed at run time")
+
+# Sequences, lists of tensor values while compiling: split run-time data
+# into a sequence (keepdims=0 squeezes the axis), erase and insert at known
+# positions, read one back, stack them all along a new last axis, and count
+# them; then a Loop that grows a sequence from SequenceEmpty one tensor per
+# iteration, concatenated at the end.
+qx = f32(4, 3)
+qy = f32(3)
+items = [qx[i] for i in range(4)]
+del items[1]
+items.insert(0, np.maximum(qy, 0))
+write_case("sequence_split_edit_read",
+           [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0, keepdims=0),
+            helper.make_node("SequenceErase", ["s", "one"], ["s1"]),
+            helper.make_node("Relu", ["y"], ["ry"]),
+            helper.make_node("SequenceInsert", ["s1", "ry", "zero"], ["s2"]),
+            helper.make_node("SequenceAt", ["s2", "minus_one"], ["last"]),
+            helper.make_node("ConcatFromSequence", ["s2"], ["stacked"], axis=-1, new_axis=1),
+            helper.make_node("SequenceLength", ["s2"], ["count"])],
+           [("x", qx), ("y", qy)],
+           [("last", items[-1]), ("stacked", np.stack(items, axis=-1)),
+            ("count", np.array(len(items), np.int64))], 13,
+           inits=[("one", np.array(1, np.int64)), ("zero", np.array(0, np.int64)),
+                  ("minus_one", np.array(-1, np.int64))])
+seq_body = helper.make_graph(
+    [helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+     helper.make_node("Mul", ["x", "fi"], ["scaled"]),
+     helper.make_node("SequenceInsert", ["s_in", "scaled"], ["s_out"]),
+     helper.make_node("Identity", ["c_in"], ["c_out"])],
+    "body", [vi("i", I64, []), vi("c_in", B, []),
+             helper.make_tensor_sequence_value_info("s_in", F, [2])],
+    [vi("c_out", B, []), helper.make_tensor_sequence_value_info("s_out", F, [2])])
+lqx = f32(2)
+write_case("sequence_grown_in_loop",
+           [helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.FLOAT),
+            helper.make_node("Loop", ["m", "", "s0"], ["s"], body=seq_body),
+            helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+           [("x", lqx)], [("y", np.concatenate([lqx * i for i in range(3)]))], 13,
+           inits=[("m", np.array(3, np.int64))])
+write_case("refuse_sequence_into_tensor_op",
+           [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+            helper.make_node("Relu", ["s"], ["y"])],
+           [("x", f32(3))], [("y", (F, [3]))], 13,
+           expect="input 0 ('s') is a sequence; Relu takes tensors")
+write_case("refuse_sequence_as_graph_output",
+           [helper.make_node("SequenceConstruct", ["x", "x"], ["y"])],
+           [("x", f32(3))], [("y", (F, [3]))], 13,
+           expect="graph output 'y' would be a sequence (sequence outputs are not supported)")
+write_case("refuse_sequence_position_at_run_time",
+           [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+            helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+            helper.make_node("Cast", ["m"], ["p"], to=TensorProto.INT64),
+            helper.make_node("SequenceAt", ["s", "p"], ["y"])],
+           [("x", f32(3))], [("y", (F, [3]))], 13,
+           expect="input 1 ('p') decides the output shape")
+write_case("refuse_concat_empty_sequence",
+           [helper.make_node("SequenceEmpty", [], ["s"]),
+            helper.make_node("ConcatFromSequence", ["s"], ["y0"], axis=0),
+            helper.make_node("Add", ["y0", "x"], ["y"])],
+           [("x", f32(3))], [("y", (F, [3]))], 13,
+           expect="the sequence is empty: there is nothing to concatenate")

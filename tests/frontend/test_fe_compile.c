@@ -731,6 +731,93 @@ static void test_compress_refusals(void) {
     lm_binary_free(bin);
 }
 
+/* A graph of x float[4, 3] and k int64[3] in, y float[3] out, with int64
+ * scalar initializers pos and zero (a [1] zero: Squeeze's axes). */
+static Onnx__GraphProto *seq_graph(int64_t pos, Onnx__ModelProto **out_model) {
+    static const int64_t xd[2] = {4, 3}, yd[1] = {3}, one = 1, zero = 0;
+    Onnx__GraphProto *g = ob_graph("q");
+    *out_model = ob_model(g);
+    (*out_model)->opset_import[0]->version = 13;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_input(g, ob_vi("k", ob_tensor_type(I64, 1, yd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, yd, NULL)));
+    Onnx__TensorProto *p = ob_tensor("pos", I64, 0, NULL);
+    ob_raw(p, &pos, sizeof pos);
+    ob_init(g, p);
+    Onnx__TensorProto *z = ob_tensor("zero", I64, 1, &one);
+    ob_raw(z, &zero, sizeof zero);
+    ob_init(g, z);
+    return g;
+}
+
+/* Sequences: positions within the sequence, one element type, split
+ * lengths that cover the axis, ConcatFromSequence's attributes. */
+static void test_sequence_refusals(void) {
+    Onnx__ModelProto *m;
+    lm_binary *bin;
+    for (int64_t pos = -5; pos <= 4; pos += 9) {
+        Onnx__GraphProto *g = seq_graph(pos, &m);
+        ob_node(g, "SplitToSequence", "split", (const char *[]){"x", NULL},
+                (const char *[]){"s", NULL});
+        ob_node(g, "SequenceAt", "at", (const char *[]){"s", "pos", NULL},
+                (const char *[]){"y0", NULL});
+        ob_node(g, "Squeeze", "sq", (const char *[]){"y0", "zero", NULL},
+                (const char *[]){"y", NULL});
+        char want[120];
+        snprintf(want, sizeof want,
+                 "node 'at' (SequenceAt): position %lld is outside [-4, 3] (the sequence holds 4)",
+                 (long long)pos);
+        CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE, want);
+        if (pos == 4) {
+            /* In range it compiles. */
+            ob_raw(g->initializer[0], (const int64_t[]){-4}, 8);
+            CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+            lm_binary_free(bin);
+        }
+    }
+    Onnx__GraphProto *g = seq_graph(0, &m);
+    ob_node(g, "SplitToSequence", "split", (const char *[]){"x", NULL},
+            (const char *[]){"s", NULL});
+    ob_node(g, "SequenceInsert", "ins", (const char *[]){"s", "k", NULL},
+            (const char *[]){"s2", NULL});
+    ob_node(g, "ConcatFromSequence", "cat", (const char *[]){"s2", NULL},
+            (const char *[]){"y", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'ins' (SequenceInsert): the tensor is int64, the sequence holds float");
+    g = seq_graph(0, &m);
+    ob_node(g, "SequenceConstruct", "make", (const char *[]){"x", "k", NULL},
+            (const char *[]){"s", NULL});
+    ob_node(g, "ConcatFromSequence", "cat", (const char *[]){"s", NULL},
+            (const char *[]){"y", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'make' (SequenceConstruct): input 1 is int64, input 0 float");
+    g = seq_graph(0, &m);
+    int64_t two = 2, lens[2] = {1, 2};
+    Onnx__TensorProto *sl = ob_tensor("lens", I64, 1, &two);
+    ob_raw(sl, lens, sizeof lens);
+    ob_init(g, sl);
+    ob_node(g, "SplitToSequence", "split", (const char *[]){"x", "lens", NULL},
+            (const char *[]){"s", NULL});
+    Onnx__NodeProto *cat = ob_node(g, "ConcatFromSequence", "cat", (const char *[]){"s", NULL},
+                                   (const char *[]){"y", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'split' (SplitToSequence): split adds up to 3, the axis has 4");
+    lens[1] = 3;
+    ob_raw(sl, lens, sizeof lens);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'cat' (ConcatFromSequence): attribute axis is required");
+    ob_attr_i(cat, "axis", 0);
+    ob_attr_i(cat, "new_axis", 2);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "new_axis must be 0 or 1, given 2");
+    g = seq_graph(0, &m);
+    ob_node(g, "SequenceEmpty", "none", (const char *[]){NULL}, (const char *[]){"s", NULL});
+    ob_node(g, "SequenceErase", "del", (const char *[]){"s", NULL}, (const char *[]){"s2", NULL});
+    ob_node(g, "Identity", "id", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'del' (SequenceErase): the sequence is empty");
+}
+
 /* TfIdfVectorizer's pool: levels that hold whole n-grams, one column and
  * one weight per n-gram, columns not shared, a mode. */
 static void test_tfidf_refusals(void) {
@@ -1065,6 +1152,7 @@ int main(void) {
     TEST_RUN(test_maxpool_indices_refusals);
     TEST_RUN(test_det_refusals);
     TEST_RUN(test_compress_refusals);
+    TEST_RUN(test_sequence_refusals);
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);

@@ -1,0 +1,384 @@
+/* Sequences: SequenceEmpty, SequenceConstruct, SequenceInsert,
+ * SequenceErase, SequenceAt, SequenceLength, ConcatFromSequence and
+ * SplitToSequence.
+ *
+ * A binary has fixed shapes and no lists, so a sequence exists only while
+ * compiling: a value that holds the tensor values in it, in order
+ * (fe_value.seq). Building, changing and measuring one is bookkeeping that
+ * folds away (positions must be known when compiling: value_inputs); the
+ * tensors themselves are ordinary values, computed on the device or folded
+ * like any other. Reading one back is a rewrite into tensor nodes:
+ * SequenceAt becomes an Identity of the chosen value, ConcatFromSequence a
+ * Concat (after an Unsqueeze of each with new_axis), and SplitToSequence a
+ * Split (and Squeezes) whose parts make the sequence. So the memory plan and
+ * dead-node removal see the real readers of each tensor.
+ *
+ * Sequences cannot be graph inputs or outputs (the loader refuses them). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
+
+/* Tensors one sequence may hold (each is a value of its own). */
+#define FE_MAX_SEQ 4096
+
+lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
+                         const uint32_t *items, uint32_t count) {
+    if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
+    fe_value *v = &c->g->values[n->outputs[i]];
+    if (v->graph_output)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "graph output '%s' would be a sequence (sequence outputs are not "
+                       "supported)",
+                       v->name);
+    if (count > FE_MAX_SEQ)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "a sequence of %u tensors (at most %d)", count,
+                       FE_MAX_SEQ);
+    uint32_t *copy = fe_arena_alloc(&c->g->arena, (count ? count : 1) * sizeof *copy);
+    if (!copy) return fe_x_oom();
+    if (count) memcpy(copy, items, count * sizeof *copy);
+    v->is_seq = true;
+    v->seq = copy;
+    v->seq_len = count;
+    v->type = (fe_type){.elem = elem, .rank = 0};
+    return LM_OK;
+}
+
+/* ---- inputs ---- */
+
+static lm_status seq_in(fe_ctx *c, const fe_node *n, uint32_t i, const fe_value **out) {
+    const fe_value *v = fe_in(c, n, i);
+    if (!v) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u is missing", i);
+    if (!v->is_seq)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') must be a sequence", i, v->name);
+    *out = v;
+    return LM_OK;
+}
+
+static lm_status tensor_in(fe_ctx *c, const fe_node *n, uint32_t i) {
+    const fe_value *v = fe_in(c, n, i);
+    if (v && v->is_seq)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "input %u ('%s') must be a tensor, not a sequence", i, v->name);
+    return LM_OK;
+}
+
+/* Optional input i: a known integer scalar (rank 0 or one element) within
+ * [lo, hi] (negative counts from `len`), or `def` when absent. */
+static lm_status position(fe_ctx *c, const fe_node *n, uint32_t i, int64_t def, int64_t lo,
+                          int64_t hi, int64_t len, int64_t *out) {
+    *out = def;
+    if (!fe_has_in(n, i)) return LM_OK;
+    lm_status st = tensor_in(c, n, i);
+    const fe_tensor *t;
+    if (!st) st = fe_in_const_required(c, n, i, &t);
+    if (st) return st;
+    if (fe_elem_is_float(t->elem) || t->elem == FE_BOOL || t->count != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "the position must be one integer");
+    int64_t p = fe_tensor_get_i64(t, 0);
+    if (p < lo || p > hi)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "position %lld is outside [%lld, %lld] (the sequence holds %lld)",
+                       (long long)p, (long long)lo, (long long)hi, (long long)len);
+    *out = p < 0 ? p + len : p;
+    return LM_OK;
+}
+
+/* ---- building ---- */
+
+static lm_status infer_empty(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 0, 0);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"dtype", NULL});
+    int64_t dtype;
+    if (!st) st = fe_attr_int(c, n, "dtype", FE_FLOAT, &dtype);
+    if (st) return st;
+    if (dtype <= FE_UNDEFINED || dtype >= FE_ELEM_COUNT_ || dtype == FE_STRING)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "dtype %lld is not a supported element type",
+                       (long long)dtype);
+    return fe_set_out_seq(c, n, 0, (fe_elem)dtype, NULL, 0);
+}
+
+static lm_status infer_construct(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, FE_MAX_SEQ);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (st) return st;
+    for (uint32_t i = 0; i < n->input_count; i++)
+        if (!fe_has_in(n, i)) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u is missing", i);
+    fe_elem elem = fe_in_type(c, n, 0)->elem;
+    for (uint32_t i = 0; i < n->input_count; i++) {
+        if ((st = tensor_in(c, n, i))) return st;
+        if (fe_in_type(c, n, i)->elem != elem)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u is %s, input 0 %s", i,
+                           fe_elem_name(fe_in_type(c, n, i)->elem), fe_elem_name(elem));
+    }
+    return fe_set_out_seq(c, n, 0, elem, n->inputs, n->input_count);
+}
+
+/* The tensor must have the sequence's element type (an empty sequence
+ * from SequenceEmpty has one too). */
+static lm_status check_item(fe_ctx *c, const fe_node *n, const fe_value *s, uint32_t i) {
+    fe_elem e = fe_in_type(c, n, i)->elem;
+    if (e != s->type.elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "the tensor is %s, the sequence holds %s",
+                       fe_elem_name(e), fe_elem_name(s->type.elem));
+    return LM_OK;
+}
+
+static lm_status infer_insert(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 3);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    const fe_value *s = NULL;
+    if (!st) st = seq_in(c, n, 0, &s);
+    if (!st) st = tensor_in(c, n, 1);
+    if (!st) st = check_item(c, n, s, 1);
+    if (st) return st;
+    int64_t len = s->seq_len, at;
+    if ((st = position(c, n, 2, len, -len, len, len, &at))) return st;
+    uint32_t *items = malloc((size_t)(len + 1) * sizeof *items);
+    if (!items) return fe_x_oom();
+    memcpy(items, s->seq, (size_t)at * sizeof *items);
+    items[at] = n->inputs[1];
+    memcpy(items + at + 1, s->seq + at, (size_t)(len - at) * sizeof *items);
+    st = fe_set_out_seq(c, n, 0, s->type.elem, items, (uint32_t)len + 1);
+    free(items);
+    return st;
+}
+
+static lm_status infer_erase(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    const fe_value *s = NULL;
+    if (!st) st = seq_in(c, n, 0, &s);
+    if (st) return st;
+    int64_t len = s->seq_len, at;
+    if (len == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "the sequence is empty");
+    if ((st = position(c, n, 1, len - 1, -len, len - 1, len, &at))) return st;
+    uint32_t *items = malloc((size_t)len * sizeof *items);
+    if (!items) return fe_x_oom();
+    memcpy(items, s->seq, (size_t)at * sizeof *items);
+    memcpy(items + at, s->seq + at + 1, (size_t)(len - at - 1) * sizeof *items);
+    st = fe_set_out_seq(c, n, 0, s->type.elem, items, (uint32_t)len - 1);
+    free(items);
+    return st;
+}
+
+static lm_status infer_length(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    const fe_value *s = NULL;
+    if (!st) st = seq_in(c, n, 0, &s);
+    fe_tensor *t;
+    if (!st) st = fe_const_new(c, FE_INT64, 0, NULL, &t);
+    if (st) return st;
+    fe_tensor_set_i64(t, 0, s->seq_len);
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* ---- reading: rewrites into tensor nodes ---- */
+
+static void begin(fe_ctx *c, const fe_node *n, fe_expansion *x) {
+    *x = (fe_expansion){.c = c, .k = (uint32_t)(n - c->g->nodes), .node = *n};
+    if (n->name[0])
+        snprintf(x->prefix, sizeof x->prefix, "%s/", n->name);
+    else
+        snprintf(x->prefix, sizeof x->prefix, "%s#%u/", n->op_type, n->index);
+}
+
+static lm_status finish(fe_ctx *c, fe_expansion *x, lm_status st) {
+    st = fe_x_finish(x, st);
+    if (!st) c->expanded = true;
+    return st;
+}
+
+static lm_status infer_at(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    const fe_value *s = NULL;
+    if (!st) st = seq_in(c, n, 0, &s);
+    if (st) return st;
+    int64_t len = s->seq_len, at;
+    if (len == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "the sequence is empty");
+    if ((st = position(c, n, 1, 0, -len, len - 1, len, &at))) return st;
+    fe_expansion x;
+    begin(c, n, &x);
+    return finish(c, &x, fe_x_identity(&x, s->seq[at], n->outputs[0]));
+}
+
+static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", "new_axis", NULL});
+    const fe_value *s = NULL;
+    if (!st) st = seq_in(c, n, 0, &s);
+    int64_t axis, new_axis;
+    if (!st) st = fe_attr_int(c, n, "axis", INT64_MIN, &axis);
+    if (!st) st = fe_attr_int(c, n, "new_axis", 0, &new_axis);
+    if (st) return st;
+    if (axis == INT64_MIN) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute axis is required");
+    if (new_axis != 0 && new_axis != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "new_axis must be 0 or 1, given %lld",
+                       (long long)new_axis);
+    if (s->seq_len == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "the sequence is empty: there is nothing to concatenate");
+    /* With new_axis the axis counts in the result, one dim more. */
+    int32_t rank = c->g->values[s->seq[0]].type.rank + (int32_t)new_axis, a;
+    if ((st = fe_axis(c, n, axis, rank, &a))) return st;
+    fe_expansion x;
+    begin(c, n, &x);
+    uint32_t *parts = malloc(s->seq_len * sizeof *parts);
+    if (!parts) st = fe_x_oom();
+    for (uint32_t i = 0; !st && i < s->seq_len; i++) {
+        parts[i] = s->seq[i];
+        if (new_axis) st = fe_x_unsqueeze(&x, s->seq[i], a, &parts[i]);
+    }
+    fe_node *cat = st ? NULL : fe_x_node(&x, "Concat", 13, s->seq_len, 1);
+    if (!st && !cat) st = fe_x_oom();
+    if (!st) {
+        memcpy(cat->inputs, parts, s->seq_len * sizeof *parts);
+        cat->outputs[0] = n->outputs[0];
+        st = fe_x_int_attr(&x, cat, "axis", false, a);
+    }
+    free(parts);
+    return finish(c, &x, st);
+}
+
+/* Part lengths along the axis: `split` as given (a scalar: chunks of that
+ * length, the last shorter), else chunks of 1. */
+static lm_status split_lengths(fe_ctx *c, const fe_node *n, int64_t dim, int64_t **out,
+                               uint32_t *out_count) {
+    const fe_tensor *t = NULL;
+    lm_status st = fe_has_in(n, 1) ? tensor_in(c, n, 1) : LM_OK;
+    if (!st && fe_has_in(n, 1)) st = fe_in_const_required(c, n, 1, &t);
+    if (st) return st;
+    if (t && (fe_elem_is_float(t->elem) || t->elem == FE_BOOL || t->rank > 1))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "split must be an integer scalar or 1-D tensor");
+    uint64_t count;
+    int64_t chunk = 1;
+    if (t && t->rank == 1) {
+        count = t->count;
+    } else {
+        if (t) chunk = fe_tensor_get_i64(t, 0);
+        if (chunk < 1)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "split %lld must be at least 1",
+                           (long long)chunk);
+        count = (uint64_t)((dim + chunk - 1) / chunk);
+    }
+    if (count > FE_MAX_SEQ)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "a sequence of %llu tensors (at most %d)",
+                       (unsigned long long)count, FE_MAX_SEQ);
+    int64_t *len = malloc((count ? count : 1) * sizeof *len), sum = 0;
+    if (!len) return fe_x_oom();
+    for (uint64_t i = 0; i < count; i++) {
+        len[i] = t && t->rank == 1
+                     ? fe_tensor_get_i64(t, i)
+                     : (dim - (int64_t)i * chunk < chunk ? dim - (int64_t)i * chunk : chunk);
+        if (len[i] < 0) {
+            free(len);
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "split[%llu] is negative",
+                           (unsigned long long)i);
+        }
+        sum += len[i];
+    }
+    if (sum != dim) {
+        free(len);
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "split adds up to %lld, the axis has %lld",
+                       (long long)sum, (long long)dim);
+    }
+    *out = len;
+    *out_count = (uint32_t)count;
+    return LM_OK;
+}
+
+static lm_status infer_split(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 2);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", "keepdims", NULL});
+    if (!st) st = tensor_in(c, n, 0);
+    int64_t axis, keepdims;
+    if (!st) st = fe_attr_int(c, n, "axis", 0, &axis);
+    if (!st) st = fe_attr_int(c, n, "keepdims", 1, &keepdims);
+    if (st) return st;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    int32_t a;
+    if ((st = fe_axis(c, n, axis, xt->rank, &a))) return st;
+    int64_t *len = NULL;
+    uint32_t count = 0;
+    if ((st = split_lengths(c, n, xt->dims[a], &len, &count))) return st;
+    if (count == 0) {
+        free(len);
+        return fe_set_out_seq(c, n, 0, xt->elem, NULL, 0);
+    }
+    /* keepdims = 0 drops the axis, which only chunks of 1 allow (split not
+     * given). */
+    bool squeeze = keepdims == 0 && !fe_has_in(n, 1);
+    fe_expansion x;
+    begin(c, n, &x);
+    fe_tensor *sizes;
+    uint32_t sizes_value = FE_NONE;
+    int64_t dims1 = count;
+    st = fe_const_new(c, FE_INT64, 1, &dims1, &sizes);
+    for (uint32_t i = 0; !st && i < count; i++)
+        fe_tensor_set_i64(sizes, i, len[i]);
+    if (!st) st = fe_x_const(&x, sizes, "split", &sizes_value);
+    fe_node *sp = st ? NULL : fe_x_node(&x, "Split", 13, 2, count);
+    if (!st && !sp) st = fe_x_oom();
+    fe_node *seq = NULL;
+    uint32_t *pieces = sp ? sp->outputs : NULL; /* arena memory: stays put as nodes are added */
+    if (!st) {
+        sp->inputs[0] = n->inputs[0];
+        sp->inputs[1] = sizes_value;
+        st = fe_x_int_attr(&x, sp, "axis", false, a);
+    }
+    for (uint32_t i = 0; !st && i < count; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "part%u", i);
+        st = fe_x_value(&x, name, &pieces[i]);
+    }
+    /* The parts (squeezed) make the sequence, as a SequenceConstruct. */
+    uint32_t *parts = st ? NULL : malloc(count * sizeof *parts);
+    if (!st && !parts) st = fe_x_oom();
+    for (uint32_t i = 0; !st && i < count; i++) {
+        parts[i] = pieces[i];
+        if (!squeeze) continue;
+        char name[32];
+        snprintf(name, sizeof name, "item%u", i);
+        fe_node *sq = NULL;
+        st = fe_x_value(&x, name, &parts[i]);
+        if (!st && !(sq = fe_x_node(&x, "Squeeze", 11, 1, 1))) st = fe_x_oom();
+        if (!st) {
+            sq->inputs[0] = pieces[i];
+            sq->outputs[0] = parts[i];
+            st = fe_x_int_attr(&x, sq, "axes", true, a);
+        }
+    }
+    if (!st && !(seq = fe_x_node(&x, "SequenceConstruct", 11, count, 1))) st = fe_x_oom();
+    if (!st) {
+        memcpy(seq->inputs, parts, count * sizeof *parts);
+        seq->outputs[0] = n->outputs[0];
+    }
+    free(parts);
+    free(len);
+    return finish(c, &x, st);
+}
+
+/* value_inputs: the positions and SplitToSequence's split. */
+const fe_op_def fe_ops_sequence[] = {
+    {"SequenceEmpty", infer_empty, NULL, 0, NULL},
+    {"SequenceConstruct", infer_construct, NULL, 0, NULL},
+    {"SequenceInsert", infer_insert, NULL, 1u << 2, NULL},
+    {"SequenceErase", infer_erase, NULL, 1u << 1, NULL},
+    {"SequenceAt", infer_at, NULL, 1u << 1, NULL},
+    {"SequenceLength", infer_length, NULL, 0, NULL},
+    {"ConcatFromSequence", infer_concat, NULL, 0, NULL},
+    {"SplitToSequence", infer_split, NULL, 1u << 1, NULL},
+};
+const size_t fe_ops_sequence_count = sizeof fe_ops_sequence / sizeof fe_ops_sequence[0];
+
+bool fe_op_takes_sequences(const fe_op_def *op) {
+    static const char *const passers[] = {"Identity", "If", "Loop", "Scan"};
+    if (op >= fe_ops_sequence && op < fe_ops_sequence + fe_ops_sequence_count) return true;
+    for (size_t i = 0; i < sizeof passers / sizeof passers[0]; i++)
+        if (!strcmp(op->op_type, passers[i])) return true;
+    return false;
+}
