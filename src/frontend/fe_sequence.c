@@ -146,15 +146,26 @@ static lm_status infer_insert(fe_ctx *c, const fe_node *n) {
     return st;
 }
 
-static lm_status infer_erase(fe_ctx *c, const fe_node *n) {
-    lm_status st = fe_check_inputs(c, n, 1, 2);
+/* The checks SequenceErase and SequenceAt share: no attributes, a sequence
+ * that holds something at input 0, then the position at input 1 (`def`
+ * when absent). */
+static lm_status pick(fe_ctx *c, const fe_node *n, uint32_t min_inputs, bool last,
+                      const fe_value **out_seq, int64_t *out_at) {
+    lm_status st = fe_check_inputs(c, n, min_inputs, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
-    const fe_value *s = NULL;
-    if (!st) st = seq_in(c, n, 0, &s);
+    if (!st) st = seq_in(c, n, 0, out_seq);
     if (st) return st;
-    int64_t len = s->seq_len, at;
+    int64_t len = (*out_seq)->seq_len;
     if (len == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "the sequence is empty");
-    if ((st = position(c, n, 1, len - 1, -len, len - 1, len, &at))) return st;
+    return position(c, n, 1, last ? len - 1 : 0, -len, len - 1, len, out_at);
+}
+
+static lm_status infer_erase(fe_ctx *c, const fe_node *n) {
+    const fe_value *s = NULL;
+    int64_t at;
+    lm_status st = pick(c, n, 1, true, &s, &at);
+    if (st) return st;
+    int64_t len = s->seq_len;
     uint32_t *items = malloc((size_t)len * sizeof *items);
     if (!items) return fe_x_oom();
     memcpy(items, s->seq, (size_t)at * sizeof *items);
@@ -193,14 +204,10 @@ static lm_status finish(fe_ctx *c, fe_expansion *x, lm_status st) {
 }
 
 static lm_status infer_at(fe_ctx *c, const fe_node *n) {
-    lm_status st = fe_check_inputs(c, n, 2, 2);
-    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
     const fe_value *s = NULL;
-    if (!st) st = seq_in(c, n, 0, &s);
+    int64_t at;
+    lm_status st = pick(c, n, 2, false, &s, &at);
     if (st) return st;
-    int64_t len = s->seq_len, at;
-    if (len == 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "the sequence is empty");
-    if ((st = position(c, n, 1, 0, -len, len - 1, len, &at))) return st;
     fe_expansion x;
     begin(c, n, &x);
     return finish(c, &x, fe_x_identity(&x, s->seq[at], n->outputs[0]));
