@@ -32,6 +32,9 @@ const char lmt_compile_help[] =
     "  --input-shape NAME=DIMS  fix a graph input's shape, e.g. image=64x1x28x28\n"
     "                           (symbolic dims like 'batch' in it are bound too)\n"
     "  --dim SYMBOL=N           bind a symbolic dim of the inputs, e.g. batch=64\n"
+    "  --sequence NAME=N        the length of a graph input that is a sequence of\n"
+    "                           tensors: the binary takes it as N inputs NAME[0]..\n"
+    "                           (a sequence output gives NAME[0].. likewise)\n"
     "  --const NAME=FILE        a graph input's value, known at compile time and\n"
     "                           folded in (needed when the input decides shapes,\n"
     "                           e.g. Reshape's shape; --info lists those)\n"
@@ -64,8 +67,9 @@ typedef struct compile_args {
     const char *model, *output;
     lmfe_input_shape shapes[MAX_BINDINGS];
     lmfe_dim_binding dims[MAX_BINDINGS];
+    lmfe_sequence_length seqs[MAX_BINDINGS];
     lmfe_tensor_value consts[MAX_BINDINGS], goldens[MAX_BINDINGS];
-    size_t shape_count, dim_count, const_count, golden_count;
+    size_t shape_count, dim_count, seq_count, const_count, golden_count;
     void *files[2 * MAX_BINDINGS]; /* file contents the tensors point into */
     size_t file_count;
     char *names[6 * MAX_BINDINGS]; /* NAME copies */
@@ -249,6 +253,13 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
                 return LMT_EXIT_INVALID;
             full = ca->dim_count == MAX_BINDINGS;
             if (!full) ca->dims[ca->dim_count++] = (lmfe_dim_binding){name, (int64_t)n};
+        } else if (!strcmp(a.opt, "--sequence")) {
+            if (!lmt_args_value(&a, &v) || !split_binding(ca, a.opt, v, &name, &rest))
+                return LMT_EXIT_INVALID;
+            uint64_t n;
+            if (!lmt_parse_u64("compile", a.opt, rest, 0, 4096, &n)) return LMT_EXIT_INVALID;
+            full = ca->seq_count == MAX_BINDINGS;
+            if (!full) ca->seqs[ca->seq_count++] = (lmfe_sequence_length){name, (uint32_t)n};
         } else if (!strcmp(a.opt, "--const")) {
             if (!lmt_args_value(&a, &v) || !split_binding(ca, a.opt, v, &name, &rest))
                 return LMT_EXIT_INVALID;
@@ -310,7 +321,9 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
 }
 
 static void print_type(const lmfe_io_info *io) {
+    if (io->sequence) printf("sequence of ");
     printf("%s[", lmfe_elem_type_name(io->elem_type));
+    if (io->rank < 0) printf("...");
     for (int32_t d = 0; d < io->rank; d++) {
         if (io->symbols[d])
             printf("%s%s", d ? ", " : "", io->symbols[d]);
@@ -333,8 +346,9 @@ static int cmd_info(const char *path) {
     for (size_t i = 0; i < info.input_count; i++) {
         printf("  input  %-20s ", info.inputs[i].name);
         print_type(&info.inputs[i]);
-        printf("%s\n",
-               info.inputs[i].needs_value ? "  (decides shapes: give it with --const)" : "");
+        printf("%s\n", info.inputs[i].needs_value ? "  (decides shapes: give it with --const)"
+                       : info.inputs[i].sequence  ? "  (give its length with --sequence)"
+                                                  : "");
     }
     for (size_t i = 0; i < info.output_count; i++) {
         printf("  output %-20s ", info.outputs[i].name);
@@ -435,6 +449,8 @@ int lmt_cmd_compile(int argc, char **argv) {
     o.input_shape_count = ca.shape_count;
     o.dims = ca.dims;
     o.dim_count = ca.dim_count;
+    o.sequence_lengths = ca.seqs;
+    o.sequence_length_count = ca.seq_count;
     o.constants = ca.consts;
     o.constant_count = ca.const_count;
     o.golden_inputs = ca.goldens;

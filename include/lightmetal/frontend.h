@@ -66,6 +66,15 @@ typedef struct lmfe_dim_binding {
     int64_t value;
 } lmfe_dim_binding;
 
+/* The length of a graph input that is a sequence of tensors: the binary
+ * takes it as that many tensor inputs, NAME[0] .. NAME[length-1] (each of
+ * the sequence's declared tensor type; give open dims with input_shapes
+ * under those names). Sequence outputs likewise become NAME[0] .. */
+typedef struct lmfe_sequence_length {
+    const char *name;
+    uint32_t length; /* 0 .. 4096 */
+} lmfe_sequence_length;
+
 /* A tensor given by the caller: a graph input's value known at compile time
  * (folded into the model, no longer an input of the binary) or a golden input.
  * `data` holds `count` elements of `elem_type` (an ONNX TensorProto data type
@@ -104,6 +113,9 @@ typedef struct lmfe_compile_options {
     lm_device *device;
     lmfe_progress_fn progress;
     void *progress_user;
+    /* Lengths of the graph inputs that are sequences (each must be given). */
+    const lmfe_sequence_length *sequence_lengths;
+    size_t sequence_length_count;
 } lmfe_compile_options;
 
 void lmfe_compile_options_init(lmfe_compile_options *opts);
@@ -155,6 +167,10 @@ typedef struct lmfe_io_info {
     /* Inputs only: the input decides shapes (e.g. Reshape's `shape`), so its
      * value must be given at compile time (lmfe_compile_options.constants). */
     bool needs_value;
+    /* A sequence of tensors of the type above (its length is given with
+     * lmfe_compile_options.sequence_lengths; the binary takes and gives its
+     * tensors as NAME[0] ..). */
+    bool sequence;
 } lmfe_io_info;
 
 /* A model's interface. Owned by the caller: lmfe_model_info_free. */

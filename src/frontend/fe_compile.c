@@ -161,7 +161,8 @@ static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
 
 /* The buffer that names an empty graph input or output: a tensor of no
  * elements has no bytes, but the binary still takes or gives it by name. */
-static lm_status placeholder(fe_ctx *c, const fe_value *v, lm_buffer_role role, lmnn_tensor *out) {
+static lm_status placeholder(fe_ctx *c, const fe_value *v, const char *name, lm_buffer_role role,
+                             lmnn_tensor *out) {
     lmnn_shape shape = fe_shape(1, (const int64_t[]){1});
     lmnn_tensor_options o;
     lmnn_tensor_options_init(&o);
@@ -169,7 +170,7 @@ static lm_status placeholder(fe_ctx *c, const fe_value *v, lm_buffer_role role, 
     o.layout = LMNN_ROW_MAJOR;
     const uint32_t zero = 0;
     lm_status st = lmnn_from_host(c->device, &shape, &zero, sizeof zero, &o, out);
-    if (!st && (st = name_tensor(*out, v->name, role, &v->type))) {
+    if (!st && (st = name_tensor(*out, name, role, &v->type))) {
         fe_free(*out);
         *out = (lmnn_tensor){0};
     }
@@ -185,7 +186,7 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
         uint32_t vi = g->inputs[k];
         fe_value *v = &g->values[vi];
         if (v->empty_input && capture) {
-            lm_status st = placeholder(c, v, LM_BUFFER_ROLE_INPUT, &placeholders[k]);
+            lm_status st = placeholder(c, v, v->name, LM_BUFFER_ROLE_INPUT, &placeholders[k]);
             if (st) return err_prefix(st, "graph input '%s'", v->name);
         }
         /* Unused inputs too: the binary takes every input the model declares. */
@@ -223,14 +224,15 @@ static lm_status read_outputs(fe_ctx *c, lmnn_tensor *outs, bool capture, bool g
     lm_command_queue *cq = lm_device_command_queue(c->device, 0);
     for (uint32_t k = 0; k < g->output_count; k++) {
         fe_value *v = &g->values[g->outputs[k]];
+        const char *name = fe_output_name(g, k);
         lm_status st;
         if (!outs[k].id) { /* empty */
-            if (capture && (st = placeholder(c, v, LM_BUFFER_ROLE_OUTPUT, &outs[k])))
-                return err_prefix(st, "graph output '%s'", v->name);
+            if (capture && (st = placeholder(c, v, name, LM_BUFFER_ROLE_OUTPUT, &outs[k])))
+                return err_prefix(st, "graph output '%s'", name);
             continue;
         }
-        if (capture && (st = name_tensor(outs[k], v->name, LM_BUFFER_ROLE_OUTPUT, &v->type)))
-            return err_prefix(st, "graph output '%s'", v->name);
+        if (capture && (st = name_tensor(outs[k], name, LM_BUFFER_ROLE_OUTPUT, &v->type)))
+            return err_prefix(st, "graph output '%s'", name);
         size_t size;
         if ((st = lmnn_tensor_host_size(outs[k], &size))) return st;
         void *buf = malloc(size ? size : 1);
@@ -264,7 +266,7 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
     if (!st) st = lower_all(c, node_seconds);
     for (uint32_t k = 0; !st && k < g->output_count; k++) {
         st = output_tensor(c, g->outputs[k], &outs[k]);
-        if (st) err_prefix(st, "graph output '%s'", g->values[g->outputs[k]].name);
+        if (st) err_prefix(st, "graph output '%s'", fe_output_name(g, k));
     }
     if (tracing) {
         lm_status st2 = lm_end_trace_capture(cq, trace_id);
@@ -341,14 +343,17 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     lm_device *own = NULL;
     lm_binary *binary = NULL;
     bool capturing = false;
-    lmnn_tensor *outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs);
-    lmnn_tensor *ins = calloc(g->input_count ? g->input_count : 1, sizeof *ins);
+    lmnn_tensor *outs = NULL, *ins = NULL;
 
-    st = outs && ins ? fe_plan_init(&c) : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    st = fe_plan_init(&c);
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);
     if (!st) st = fe_plan_graph(&c);
-    if (!st && !(node_seconds = calloc(g->node_count + 1, sizeof *node_seconds)))
+    /* Sized now: sequences have become their tensors (more inputs and
+     * outputs than the file lists). */
+    if (!st && (!(node_seconds = calloc(g->node_count + 1, sizeof *node_seconds)) ||
+                !(outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs)) ||
+                !(ins = calloc(g->input_count ? g->input_count : 1, sizeof *ins))))
         st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (!st && !opts->device) {
         lm_device_options dopts;

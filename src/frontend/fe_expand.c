@@ -1,4 +1,4 @@
-/* Control flow: If, Loop and Scan, inlined during inference.
+/* Control flow: If, Loop, Scan and SequenceMap, inlined during inference.
  *
  * A binary has no branches, so control flow is resolved when compiling,
  * where inference reaches the node (conditions and trip counts may be
@@ -16,7 +16,9 @@
  *         Concat stacks each scan output's pieces. A condition computed at
  *         run time stops the compile with an error;
  *   Scan  the same over the scan inputs' sequence axis (its length is
- *         static), each step's slices taken with Gather.
+ *         static), each step's slices taken with Gather;
+ *   SequenceMap  the body once per position of its input sequences, each
+ *         output's results made a sequence (fe_sequence.c).
  * Unrolling one step at a time lets the condition of each iteration fold
  * before the next is decided. Values a subgraph defines get new values
  * (named "<node>/<subgraph>/<step>/<name>"); what it reads from outside
@@ -166,10 +168,41 @@ static void set_prefix(fe_expansion *x, const char *sub, uint32_t step) {
 static lm_status again(fe_expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
                        const uint32_t *added, uint32_t added_count);
 
+/* Branch results `a` and `b` for output j (a sequence's tensor `item`, or
+ * -1) must have one type for a Where to pick between them. */
+static lm_status same_type(fe_ctx *c, const fe_node *n, uint32_t j, int64_t item, uint32_t a,
+                           uint32_t b) {
+    const fe_type *ta = &c->g->values[a].type, *tb = &c->g->values[b].type;
+    bool same = ta->elem == tb->elem && ta->rank == tb->rank;
+    for (int32_t d = 0; same && d < ta->rank; d++)
+        same = ta->dims[d] == tb->dims[d];
+    if (same) return LM_OK;
+    char sa[96], sb[96], what[48] = "";
+    if (item >= 0) snprintf(what, sizeof what, " (tensor %lld of the sequence)", (long long)item);
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "the condition ('%s') is computed at run time, so both branches run and each "
+                   "output is picked between them, but output %u%s is %s in then_branch and %s "
+                   "in else_branch",
+                   fe_in(c, n, 0)->name, j, what, fe_type_format(ta, sa, sizeof sa),
+                   fe_type_format(tb, sb, sizeof sb));
+}
+
+/* Where(cond, a, b) -> out. */
+static lm_status pick(fe_expansion *x, uint32_t cond, uint32_t a, uint32_t b, uint32_t out) {
+    fe_node *w = fe_x_node(x, "Where", 16, 3, 1);
+    if (!w) return fe_x_oom();
+    w->inputs[0] = cond;
+    w->inputs[1] = a;
+    w->inputs[2] = b;
+    w->outputs[0] = out;
+    return LM_OK;
+}
+
 /* The second step of an If whose condition is computed at run time: its
  * inputs are now the condition, the then branch's outputs and the else
- * branch's, all inferred. A Where per output picks one; the branches must
- * agree on each output's type. */
+ * branch's, all inferred. A Where per output picks one (per tensor of a
+ * sequence, which then makes the output sequence); the branches must agree
+ * on each output's type, and on a sequence's length. */
 static lm_status select_branches(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
@@ -182,29 +215,46 @@ static lm_status select_branches(fe_expansion *x) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "the condition must be one bool (a scalar or [1]), given %s",
                        fe_type_format(ct, (char[64]){0}, 64));
-    for (uint32_t j = 0; j < outs; j++) {
+    lm_status st = LM_OK;
+    for (uint32_t j = 0; !st && j < outs; j++) {
         if (n->outputs[j] == FE_NONE) continue;
-        const fe_type *a = fe_in_type(c, n, 1 + j), *b = fe_in_type(c, n, 1 + outs + j);
-        bool same = a->elem == b->elem && a->rank == b->rank;
-        for (int32_t d = 0; same && d < a->rank; d++)
-            same = a->dims[d] == b->dims[d];
-        if (!same) {
-            char ta[96], tb[96];
+        uint32_t a = n->inputs[1 + j], b = n->inputs[1 + outs + j];
+        const fe_value *va = &c->g->values[a], *vb = &c->g->values[b];
+        if (!va->is_seq && !vb->is_seq) {
+            if (!(st = same_type(c, n, j, -1, a, b)))
+                st = pick(x, n->inputs[0], a, b, n->outputs[j]);
+            continue;
+        }
+        if (!va->is_seq || !vb->is_seq || va->seq_len != vb->seq_len)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                            "the condition ('%s') is computed at run time, so both branches run "
                            "and each output is picked between them, but output %u is %s in "
                            "then_branch and %s in else_branch",
-                           fe_in(c, n, 0)->name, j, fe_type_format(a, ta, sizeof ta),
-                           fe_type_format(b, tb, sizeof tb));
+                           fe_in(c, n, 0)->name, j, va->is_seq ? "a sequence" : "a tensor",
+                           vb->is_seq ? "a sequence of another length" : "a tensor");
+        /* Copied out (arena memory): values move as picks are added. */
+        uint32_t len = va->seq_len;
+        const uint32_t *sa = va->seq, *sb = vb->seq;
+        fe_elem elem = va->type.elem;
+        uint32_t *items = malloc((len ? len : 1) * sizeof *items);
+        if (!items) return fe_x_oom();
+        for (uint32_t i = 0; !st && i < len; i++) {
+            st = same_type(c, n, j, i, sa[i], sb[i]);
+            if (!st) st = fe_x_value(x, "picked", &items[i]);
+            if (!st) st = pick(x, n->inputs[0], sa[i], sb[i], items[i]);
         }
-        fe_node *w = fe_x_node(x, "Where", 16, 3, 1);
-        if (!w) return fe_x_oom();
-        w->inputs[0] = n->inputs[0];
-        w->inputs[1] = n->inputs[1 + j];
-        w->inputs[2] = n->inputs[1 + outs + j];
-        w->outputs[0] = n->outputs[j];
+        /* Empty on both sides: an empty sequence of their element type. */
+        fe_node *sc =
+            st ? NULL : fe_x_node(x, len ? "SequenceConstruct" : "SequenceEmpty", 11, len, 1);
+        if (!st && !sc) st = fe_x_oom();
+        if (!st) {
+            memcpy(sc->inputs, items, len * sizeof *items);
+            sc->outputs[0] = n->outputs[j];
+            if (!len) st = fe_x_int_attr(x, sc, "dtype", false, elem);
+        }
+        free(items);
     }
-    return LM_OK;
+    return st;
 }
 
 static const fe_subgraph *branch(fe_expansion *x, const char *name, lm_status *st) {
@@ -484,6 +534,70 @@ static lm_status expand_scan(fe_expansion *x) {
     return st;
 }
 
+/* ---- SequenceMap ---- */
+
+/* The body once per position of the input sequences (which must be equally
+ * long; tensor inputs go to every step as they are), then each output's
+ * results made a sequence. */
+static lm_status expand_sequence_map(fe_expansion *x) {
+    const fe_node *n = &x->node;
+    lm_status st = LM_OK;
+    const fe_subgraph *body = graph_attr(x, "body", &st);
+    if (!body) return st;
+    uint32_t ins = n->input_count, outs = n->output_count;
+    if (body->input_count != ins || body->output_count != outs)
+        return fe_fail(x->c, n, LM_ERR_INVALID_FILE,
+                       "the body takes %u inputs and gives %u outputs; the node has %u and %u",
+                       body->input_count, body->output_count, ins, outs);
+    /* Copied out: values move as the expansion adds some. */
+    const uint32_t **seqs = calloc(ins ? ins : 1, sizeof *seqs);
+    uint32_t *bind = malloc((ins ? ins : 1) * sizeof *bind), len = 0;
+    if (!seqs || !bind) st = fe_x_oom();
+    for (uint32_t j = 0; !st && j < ins; j++) {
+        const fe_value *v = n->inputs[j] != FE_NONE ? &x->c->g->values[n->inputs[j]] : NULL;
+        if (!v)
+            st = fe_fail(x->c, n, LM_ERR_INVALID_FILE, "input %u is missing", j);
+        else if (j == 0 && !v->is_seq)
+            st = fe_fail(x->c, n, LM_ERR_INVALID_FILE, "input 0 must be a sequence");
+        if (st || !v->is_seq) continue;
+        if (j == 0) len = v->seq_len;
+        if (v->seq_len != len)
+            st = fe_fail(x->c, n, LM_ERR_INVALID_FILE,
+                         "input %u holds %u tensors, input 0 holds %u", j, v->seq_len, len);
+        seqs[j] = v->seq;
+    }
+    if (!st && len == 0)
+        st = fe_fail(x->c, n, LM_ERR_UNSUPPORTED,
+                     "the input sequence is empty (its results' types would be unknown)");
+    if (!st && x->c->unrolled + len > FE_MAX_STEPS_IN_ALL)
+        st = fe_fail(x->c, n, LM_ERR_UNSUPPORTED, "more than %d loop iterations to unroll in all",
+                     FE_MAX_STEPS_IN_ALL);
+    uint32_t *res = st ? NULL : malloc((size_t)len * (outs ? outs : 1) * sizeof *res);
+    if (!st && !res) st = fe_x_oom();
+    for (uint32_t i = 0; !st && i < len; i++) {
+        for (uint32_t j = 0; j < ins; j++)
+            bind[j] = seqs[j] ? seqs[j][i] : n->inputs[j];
+        set_prefix(x, body->name, i);
+        st = inline_subgraph(x, body, bind, res + (size_t)i * outs);
+    }
+    if (!st) x->c->unrolled += len;
+    for (uint32_t j = 0; !st && j < outs; j++) {
+        if (n->outputs[j] == FE_NONE) continue;
+        fe_node *sc = fe_x_node(x, "SequenceConstruct", 11, len, 1);
+        if (!sc) {
+            st = fe_x_oom();
+            break;
+        }
+        for (uint32_t i = 0; i < len; i++)
+            sc->inputs[i] = res[(size_t)i * outs + j];
+        sc->outputs[0] = n->outputs[j];
+    }
+    free(res);
+    free(bind);
+    free(seqs);
+    return st;
+}
+
 lm_status fe_expand_node(fe_ctx *c, uint32_t k) {
     fe_expansion x = {.c = c, .k = k, .node = c->g->nodes[k]};
     if (c->unrolled == FE_MAX_STEPS_IN_ALL)
@@ -495,6 +609,8 @@ lm_status fe_expand_node(fe_ctx *c, uint32_t k) {
         st = expand_if(&x);
     else if (!strcmp(x.node.op_type, "Loop"))
         st = expand_loop(&x);
+    else if (!strcmp(x.node.op_type, "SequenceMap"))
+        st = expand_sequence_map(&x);
     else
         st = expand_scan(&x);
     return fe_x_finish(&x, st);
@@ -514,5 +630,6 @@ const fe_op_def fe_ops_control[] = {
     {"If", infer_control, NULL, 0, NULL},
     {"Loop", infer_control, NULL, 3u << 0, NULL},
     {"Scan", infer_control, NULL, 0, NULL},
+    {"SequenceMap", infer_control, NULL, 0, NULL},
 };
 const size_t fe_ops_control_count = sizeof fe_ops_control / sizeof fe_ops_control[0];

@@ -192,6 +192,9 @@ typedef struct fe_value {
     bool graph_input;       /* a graph input that is not an initializer */
     bool empty_input;       /* a graph input with a 0 dim: known (it has no elements),
                                yet still one of the binary's inputs */
+    /* A graph input or output the model declares a sequence of tensors;
+     * `type` is then its tensors' type. */
+    bool declared_seq;
     /* A sequence (fe_sequence.c): the tensor values it holds, in order,
      * known when compiling; type.elem is their element type. */
     bool is_seq;
@@ -211,6 +214,9 @@ typedef struct fe_graph {
     uint32_t input_count;
     uint32_t *outputs; /* graph outputs, in file order */
     uint32_t output_count;
+    /* Per graph output, its name in the binary when not its value's (a
+     * sequence's tensors: NAME[i]); NULL when there are none. */
+    const char **output_names;
     int64_t ir_version;
     int64_t opset; /* the default domain's version */
     const char *producer;

@@ -23,12 +23,16 @@ static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
         bool out_wanted = false;
         for (uint32_t i = 0; i < n->output_count; i++)
             out_wanted |= n->outputs[i] != FE_NONE && want[n->outputs[i]];
-        if (!out_wanted || !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size")) continue;
+        /* Shapes, sizes and lengths are known without the values. */
+        if (!out_wanted || !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size") ||
+            !strcmp(n->op_type, "SequenceLength"))
+            continue;
         for (uint32_t i = 0; i < n->input_count; i++)
             if (n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
     }
+    /* A sequence's length, what its readers need, is given on its own. */
     for (uint32_t k = 0; k < g->input_count; k++)
-        needed[k] = want[g->inputs[k]];
+        needed[k] = want[g->inputs[k]] && !g->values[g->inputs[k]].declared_seq;
     free(want);
     return LM_OK;
 }
@@ -51,6 +55,7 @@ static lm_status io_fill(const fe_value *v, lmfe_io_info *io) {
     io->name = p;
     p += strlen(v->name) + 1;
     io->elem_type = (int32_t)v->type.elem;
+    io->sequence = v->declared_seq;
     io->rank = v->type.rank;
     for (int32_t d = 0; d < v->type.rank && d < LMFE_MAX_RANK; d++) {
         io->dims[d] = v->type.dims[d];

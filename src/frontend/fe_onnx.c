@@ -637,15 +637,23 @@ static void type_unknown(fe_type *t) {
 }
 
 /* A ValueInfoProto's type. `strict` (graph inputs and outputs): a
- * non-tensor type or an unknown element type is an error; otherwise
- * (value_info) such a type is left unknown. Rank > FE_MAX_RANK is an error
- * either way. */
+ * non-tensor type or an unknown element type is an error, except a
+ * sequence of tensors, which gives its tensors' type and sets *out_seq;
+ * otherwise (value_info) such a type is left unknown. Rank > FE_MAX_RANK is
+ * an error either way. */
 static lm_status convert_type(loader *L, const Onnx__ValueInfoProto *vi, const char *kind,
-                              bool strict, fe_type *out) {
+                              bool strict, fe_type *out, bool *out_seq) {
     type_unknown(out);
+    *out_seq = false;
     const Onnx__TypeProto *tp = vi->type;
     const char *name = str_or_empty(vi->name);
     if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return LM_OK;
+    if (strict && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type &&
+        tp->sequence_type->elem_type &&
+        tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        *out_seq = true;
+        tp = tp->sequence_type->elem_type;
+    }
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
         if (!strict) return LM_OK;
         return err_set(LM_ERR_UNSUPPORTED, "%s: %s '%s': %s types are not supported", L->label,
@@ -1311,12 +1319,14 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
                            name);
         }
         fe_type ty;
-        lm_status st = convert_type(L, vi, "graph input", true, &ty);
+        bool seq;
+        lm_status st = convert_type(L, vi, "graph input", true, &ty, &seq);
         if (st != LM_OK) return st;
         st = add_value(L, name, &v);
         if (st != LM_OK) return st;
         g->values[v].type = ty;
         g->values[v].graph_input = true;
+        g->values[v].declared_seq = seq;
         g->inputs[g->input_count++] = v;
     }
 
@@ -1404,7 +1414,8 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
         const Onnx__ValueInfoProto *vi = gp->value_info[i];
         uint32_t v = find_value(L, str_or_empty(vi->name));
         if (v == FE_NONE || g->values[v].producer == FE_NONE) continue;
-        lm_status st = convert_type(L, vi, "value", false, &g->values[v].type);
+        bool seq;
+        lm_status st = convert_type(L, vi, "value", false, &g->values[v].type, &seq);
         if (st != LM_OK) return st;
     }
 
@@ -1421,12 +1432,15 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
             return err_set(LM_ERR_INVALID_FILE, "%s: graph output '%s' is not defined", L->label,
                            name);
         fe_type ty;
-        lm_status st = convert_type(L, vi, "graph output", true, &ty);
+        bool seq;
+        lm_status st = convert_type(L, vi, "graph output", true, &ty, &seq);
         if (st != LM_OK) return st;
         fe_value *val = &g->values[v];
+        val->declared_seq = seq;
         /* A node's output takes the declared type where the declaration says
-         * more; inputs and initializers keep theirs. */
-        if (val->producer != FE_NONE) {
+         * more; inputs and initializers keep theirs. A sequence's comes with
+         * its tensors. */
+        if (val->producer != FE_NONE && !seq) {
             if (ty.elem != FE_UNDEFINED) val->type.elem = ty.elem;
             if (ty.rank >= 0) {
                 val->type.rank = ty.rank;

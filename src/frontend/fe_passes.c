@@ -113,8 +113,9 @@ static lm_status check_fits(const fe_type *type, const fe_tensor *t, const char 
 lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
     fe_graph *g = c->g;
     const lmfe_compile_options *o = c->opts;
-    lm_status st;
     *out_golden = NULL;
+    lm_status st = fe_seq_bind_inputs(c);
+    if (st) return st;
     for (size_t i = 0; i < o->input_shape_count; i++) {
         const lmfe_input_shape *s = &o->input_shapes[i];
         const char *what = "input shape";
@@ -293,7 +294,12 @@ lm_status fe_infer_graph(fe_ctx *c) {
                            "runs only on values known at compile time (it has no device form)");
     }
     c->current = NULL;
-    return LM_OK;
+    return fe_seq_bind_outputs(c);
+}
+
+const char *fe_output_name(const fe_graph *g, uint32_t k) {
+    const char *name = g->output_names ? g->output_names[k] : NULL;
+    return name ? name : g->values[g->outputs[k]].name;
 }
 
 /* ---- placement ---- */
@@ -305,6 +311,10 @@ lm_status fe_plan_graph(fe_ctx *c) {
     if (!live) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (uint32_t k = 0; k < g->output_count; k++)
         live[g->outputs[k]] = true;
+    /* A sequence output, which its tensors now stand for: what made it is
+     * folded, not dead. */
+    for (uint32_t v = 0; v < g->value_count; v++)
+        live[v] |= g->values[v].graph_output && g->values[v].is_seq;
     for (uint32_t k = g->node_count; k-- > 0;) {
         const fe_node *n = &g->nodes[k];
         bool used = false;

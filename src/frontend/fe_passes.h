@@ -12,8 +12,17 @@ lm_status fe_plan_init(fe_ctx *c);
  * `*out_golden` (one entry per graph input, NULL where none; free() it). */
 lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden);
 
-/* Type and shape inference with constant folding, node by node. */
+/* Sequence graph inputs become their tensors, NAME[0] .. (the lengths the
+ * options give); before fe_bind_inputs (fe_sequence.c). */
+lm_status fe_seq_bind_inputs(fe_ctx *c);
+
+/* Type and shape inference with constant folding, node by node; sequence
+ * graph outputs then become their tensors (fe_seq_bind_outputs). */
 lm_status fe_infer_graph(fe_ctx *c);
+lm_status fe_seq_bind_outputs(fe_ctx *c);
+
+/* The binary's name of graph output k. */
+const char *fe_output_name(const fe_graph *g, uint32_t k);
 
 /* Replaces control-flow node k (If, Loop, Scan) by what it runs
  * (fe_expand.c): the chosen branch, or one unrolled iteration and the rest

@@ -13,7 +13,9 @@
  * Split (and Squeezes) whose parts make the sequence. So the memory plan and
  * dead-node removal see the real readers of each tensor.
  *
- * Sequences cannot be graph inputs or outputs (the loader refuses them). */
+ * A sequence graph input or output is its tensors, each an input or output
+ * of the binary of its own (NAME[i]); an input's length is given when
+ * compiling. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +30,15 @@ lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
                          const uint32_t *items, uint32_t count) {
     if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
     fe_value *v = &c->g->values[n->outputs[i]];
-    if (v->graph_output)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "graph output '%s' would be a sequence (sequence outputs are not "
-                       "supported)",
+    if (v->graph_output && !v->declared_seq)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "graph output '%s' is declared a tensor but the node makes a sequence",
                        v->name);
+    if (v->graph_output && v->type.elem != FE_UNDEFINED && v->type.elem != elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "graph output '%s' is declared a sequence of %s but the node makes one "
+                       "of %s",
+                       v->name, fe_elem_name(v->type.elem), fe_elem_name(elem));
     if (count > FE_MAX_SEQ)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "a sequence of %u tensors (at most %d)", count,
                        FE_MAX_SEQ);
@@ -43,6 +49,141 @@ lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
     v->seq = copy;
     v->seq_len = count;
     v->type = (fe_type){.elem = elem, .rank = 0};
+    return LM_OK;
+}
+
+/* ---- graph inputs and outputs ----
+ *
+ * A sequence graph input of length L (lmfe_compile_options.sequence_lengths)
+ * becomes L tensor inputs named NAME[0] .. NAME[L-1], each of the declared
+ * tensor type; a sequence graph output becomes outputs NAME[0] .. in the
+ * same way, as many as inference made. */
+
+static const lmfe_sequence_length *length_of(const lmfe_compile_options *o, const char *name) {
+    for (size_t i = 0; i < o->sequence_length_count; i++)
+        if (o->sequence_lengths[i].name && !strcmp(o->sequence_lengths[i].name, name))
+            return &o->sequence_lengths[i];
+    return NULL;
+}
+
+static lm_status check_lengths(const fe_graph *g, const lmfe_compile_options *o) {
+    for (size_t i = 0; i < o->sequence_length_count; i++) {
+        const lmfe_sequence_length *s = &o->sequence_lengths[i];
+        if (!s->name)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "sequence_lengths[%zu].name is NULL", i);
+        if (length_of(o, s->name) != s)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "sequence length: '%s' is given twice",
+                           s->name);
+        if (s->length > FE_MAX_SEQ)
+            return err_set(LM_ERR_UNSUPPORTED, "sequence length: '%s' of %u tensors (at most %d)",
+                           s->name, s->length, FE_MAX_SEQ);
+        const fe_value *v = NULL;
+        for (uint32_t k = 0; k < g->input_count && !v; k++)
+            if (!strcmp(g->values[g->inputs[k]].name, s->name)) v = &g->values[g->inputs[k]];
+        if (!v)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "sequence length: the model has no input '%s'",
+                           s->name);
+        if (!v->declared_seq)
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "sequence length: graph input '%s' is a tensor, not a sequence",
+                           s->name);
+    }
+    return LM_OK;
+}
+
+lm_status fe_seq_bind_inputs(fe_ctx *c) {
+    fe_graph *g = c->g;
+    const lmfe_compile_options *o = c->opts;
+    lm_status st = check_lengths(g, o);
+    if (st) return st;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        const fe_value *v = &g->values[g->inputs[k]];
+        const lmfe_sequence_length *len = length_of(o, v->name);
+        if (v->declared_seq && !len)
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "graph input '%s' is a sequence: give its length with --sequence "
+                           "%s=N",
+                           v->name, v->name);
+        total += v->declared_seq ? len->length : 1;
+    }
+    if (!o->sequence_length_count) return LM_OK;
+    uint32_t *inputs = fe_arena_alloc(&g->arena, (size_t)(total ? total : 1) * sizeof *inputs);
+    if (!inputs) return fe_x_oom();
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        uint32_t vi = g->inputs[k];
+        if (!g->values[vi].declared_seq) {
+            inputs[n++] = vi;
+            continue;
+        }
+        const char *name = g->values[vi].name;
+        uint32_t length = length_of(o, name)->length;
+        fe_expansion x = {.c = c, .node = {.name = name, .op_type = "input", .domain = ""}};
+        uint32_t *items = fe_arena_alloc(&g->arena, (length ? length : 1) * sizeof *items);
+        if (!items) return fe_x_oom();
+        for (uint32_t i = 0; i < length; i++) {
+            char item[160];
+            snprintf(item, sizeof item, "%s[%u]", name, i);
+            if ((st = fe_x_value(&x, item, &items[i]))) return st;
+            fe_value *e = &g->values[items[i]]; /* after fe_x_value: the array may move */
+            e->type = g->values[vi].type;
+            e->graph_input = true;
+            /* The tensors of a sequence may differ in shape, so a symbolic dim
+             * of its declared type ties neither them nor other inputs: each
+             * tensor's open dims are given under its own name. */
+            for (int32_t d = 0; d < e->type.rank; d++)
+                e->type.sym[d] = NULL;
+            inputs[n++] = items[i];
+        }
+        fe_value *v = &g->values[vi];
+        v->graph_input = false;
+        v->is_seq = true;
+        v->seq = items;
+        v->seq_len = length;
+        v->type.rank = 0;
+    }
+    g->inputs = inputs;
+    g->input_count = n;
+    return LM_OK;
+}
+
+lm_status fe_seq_bind_outputs(fe_ctx *c) {
+    fe_graph *g = c->g;
+    uint64_t total = 0;
+    bool any = false;
+    for (uint32_t k = 0; k < g->output_count; k++) {
+        const fe_value *v = &g->values[g->outputs[k]];
+        if (v->declared_seq && !v->is_seq)
+            return err_set(LM_ERR_INVALID_FILE,
+                           "graph output '%s' is declared a sequence but is a tensor", v->name);
+        any |= v->is_seq;
+        total += v->is_seq ? v->seq_len : 1;
+    }
+    if (!any) return LM_OK;
+    uint32_t *outputs = fe_arena_alloc(&g->arena, (size_t)(total ? total : 1) * sizeof *outputs);
+    const char **names = fe_arena_alloc(&g->arena, (size_t)(total ? total : 1) * sizeof *names);
+    if (!outputs || !names) return fe_x_oom();
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < g->output_count; k++) {
+        const fe_value *v = &g->values[g->outputs[k]];
+        if (!v->is_seq) {
+            names[n] = g->output_names ? g->output_names[k] : NULL;
+            outputs[n++] = g->outputs[k];
+            continue;
+        }
+        for (uint32_t i = 0; i < v->seq_len; i++) {
+            size_t len = strlen(v->name) + 16;
+            char *name = fe_arena_alloc(&g->arena, len);
+            if (!name) return fe_x_oom();
+            snprintf(name, len, "%s[%u]", v->name, i);
+            names[n] = name;
+            outputs[n++] = v->seq[i];
+        }
+    }
+    g->outputs = outputs;
+    g->output_names = names;
+    g->output_count = n;
     return LM_OK;
 }
 
@@ -383,7 +524,7 @@ const fe_op_def fe_ops_sequence[] = {
 const size_t fe_ops_sequence_count = sizeof fe_ops_sequence / sizeof fe_ops_sequence[0];
 
 bool fe_op_takes_sequences(const fe_op_def *op) {
-    static const char *const passers[] = {"Identity", "If", "Loop", "Scan"};
+    static const char *const passers[] = {"Identity", "If", "Loop", "Scan", "SequenceMap"};
     if (op >= fe_ops_sequence && op < fe_ops_sequence + fe_ops_sequence_count) return true;
     for (size_t i = 0; i < sizeof passers / sizeof passers[0]; i++)
         if (!strcmp(op->op_type, passers[i])) return true;

@@ -1350,10 +1350,6 @@ write_case("refuse_sequence_into_tensor_op",
             helper.make_node("Relu", ["s"], ["y"])],
            [("x", f32(3))], [("y", (F, [3]))], 13,
            expect="input 0 ('s') is a sequence; Relu takes tensors")
-write_case("refuse_sequence_as_graph_output",
-           [helper.make_node("SequenceConstruct", ["x", "x"], ["y"])],
-           [("x", f32(3))], [("y", (F, [3]))], 13,
-           expect="graph output 'y' would be a sequence (sequence outputs are not supported)")
 write_case("refuse_sequence_position_at_run_time",
            [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
             helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
@@ -1367,3 +1363,32 @@ write_case("refuse_concat_empty_sequence",
             helper.make_node("Add", ["y0", "x"], ["y"])],
            [("x", f32(3))], [("y", (F, [3]))], 13,
            expect="the sequence is empty: there is nothing to concatenate")
+
+# An If whose condition is computed at run time and whose branches make
+# sequences: a Where per tensor picks, then the sequence is read back.
+sq_then = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                             helper.make_node("SequenceConstruct", ["r", "x"], ["s_then"])],
+                            "then", [], [helper.make_tensor_sequence_value_info("s_then", F, [3])])
+sq_else = helper.make_graph([helper.make_node("Neg", ["x"], ["n"]),
+                             helper.make_node("SequenceConstruct", ["x", "n"], ["s_else"])],
+                            "else", [], [helper.make_tensor_sequence_value_info("s_else", F, [3])])
+for tag, rx in (("positive", np.array([1.5, -0.5, 2.0], np.float32)),
+                ("negative", np.array([-1.5, 0.5, -2.0], np.float32))):
+    pair = [np.maximum(rx, 0), rx] if rx.sum() > 0 else [rx, -rx]
+    write_case("if_runtime_condition_sequence_%s" % tag,
+               [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+                helper.make_node("Greater", ["s", "zero"], ["c"]),
+                helper.make_node("If", ["c"], ["seq"], then_branch=sq_then, else_branch=sq_else),
+                helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0)],
+               [("x", rx)], [("y", np.concatenate(pair))], 13,
+               inits=[("zero", np.float32(0))])
+sq_short = helper.make_graph([helper.make_node("SequenceConstruct", ["x"], ["s_short"])],
+                             "else", [], [helper.make_tensor_sequence_value_info("s_short", F, [3])])
+write_case("refuse_if_runtime_condition_sequence_lengths_differ",
+           [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+            helper.make_node("Greater", ["s", "zero"], ["c"]),
+            helper.make_node("If", ["c"], ["seq"], then_branch=sq_then, else_branch=sq_short),
+            helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0)],
+           [("x", f32(3))], [("y", (F, [6]))], 13, inits=[("zero", np.float32(0))],
+           expect="output 0 is a sequence in then_branch and a sequence of another length in "
+                  "else_branch")

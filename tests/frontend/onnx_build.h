@@ -116,6 +116,18 @@ static inline Onnx__TypeProto *ob_tensor_type(int32_t elem, int rank, const int6
     return tp;
 }
 
+/* A sequence of tensors of type `elem` (a tensor type). */
+static inline Onnx__TypeProto *ob_sequence_type(Onnx__TypeProto *elem) {
+    Onnx__TypeProto *tp = ob_alloc(sizeof *tp);
+    onnx__type_proto__init(tp);
+    Onnx__TypeProto__Sequence *sq = ob_alloc(sizeof *sq);
+    onnx__type_proto__sequence__init(sq);
+    sq->elem_type = elem;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+    tp->sequence_type = sq;
+    return tp;
+}
+
 static inline Onnx__ValueInfoProto *ob_vi(const char *name, Onnx__TypeProto *type) {
     Onnx__ValueInfoProto *vi = ob_alloc(sizeof *vi);
     onnx__value_info_proto__init(vi);

@@ -12,7 +12,7 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$(dirname "$0")/../tools/check_lib.sh"
 
 expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
-for words in --input-shape --dim --const --golden --dtype --trace --info "exit codes"; do
+for words in --input-shape --dim --sequence --const --golden --dtype --trace --info "exit codes"; do
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
@@ -32,6 +32,19 @@ fi
 expect_ok info "input  x                    float[3, 4, 5]" compile "$D/test_add/model.onnx" --info
 expect_ok info_needs_value "(decides shapes: give it with --const)" \
     compile "$D/test_reshape_reordered_all_dims/model.onnx" --info
+# A sequence input: its length when compiling, its tensors as NAME[i].
+S="$D/test_sequence_insert_at_back/model.onnx"
+expect_ok info_sequence "input  sequence             sequence of int64[...]  (give its length with --sequence)" \
+    compile "$S" --info
+expect_error sequence_needs_length 2 "graph input 'sequence' is a sequence: give its length with --sequence sequence=N" \
+    compile "$S" -o "$W/s.lmb"
+expect_error sequence_bad_length 2 "--sequence: '4097' is not an integer in [0, 4096]" \
+    compile "$S" -o "$W/s.lmb" --sequence sequence=4097
+expect_ok sequence_compile "SequenceInsert                1  folded" \
+    compile "$S" -o "$W/s.lmb" --sequence sequence=2 --input-shape "sequence[0]=3" \
+    --input-shape "sequence[1]=2" --input-shape tensor=3
+expect_ok sequence_names "output_sequence[2] Output              12 bytes  Int64 stored as Int32, shape (3,)" \
+    info "$W/s.lmb"
 expect_ok compile "1 nodes, 1 on the device" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok summary_row "Add" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok verify "ok" verify "$W/add.lmb"

@@ -818,6 +818,86 @@ static void test_sequence_refusals(void) {
                 "node 'del' (SequenceErase): the sequence is empty");
 }
 
+/* Sequence graph inputs and outputs: each tensor is an input or output of
+ * the binary, NAME[i]; the input's length is given when compiling. */
+static Onnx__ModelProto *sequence_io_model(bool tensor_output_seq, bool cat_seq) {
+    int64_t d2 = 2, d6 = 6;
+    Onnx__GraphProto *g = ob_graph("sio");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 13;
+    ob_input(g, ob_vi("s", ob_sequence_type(ob_tensor_type(F32, 1, &d2, NULL))));
+    ob_input(g, ob_vi("t", ob_tensor_type(F32, 1, &d2, NULL)));
+    ob_output(g,
+              ob_vi("s2", tensor_output_seq ? ob_tensor_type(F32, 1, &d2, NULL)
+                                            : ob_sequence_type(ob_tensor_type(F32, 1, &d2, NULL))));
+    ob_output(g, ob_vi("cat", cat_seq ? ob_sequence_type(ob_tensor_type(F32, 1, &d6, NULL))
+                                      : ob_tensor_type(F32, 1, &d6, NULL)));
+    ob_node(g, "SequenceInsert", "ins", (const char *[]){"s", "t", NULL},
+            (const char *[]){"s2", NULL});
+    Onnx__NodeProto *cat = ob_node(g, "ConcatFromSequence", "cat", (const char *[]){"s2", NULL},
+                                   (const char *[]){"cat", NULL});
+    ob_attr_i(cat, "axis", 0);
+    return m;
+}
+
+static void test_sequence_io(void) {
+    const char *path = save(sequence_io_model(false, false));
+    lm_binary *bin = NULL;
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "graph input 's' is a sequence: give its length with --sequence s=N");
+    lmfe_sequence_length len[2] = {{"s", 2}, {"t", 1}};
+    o.sequence_lengths = len;
+    o.sequence_length_count = 2;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "sequence length: graph input 't' is a tensor, not a sequence");
+    len[1] = (lmfe_sequence_length){"q", 1};
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "sequence length: the model has no input 'q'");
+    len[1] = (lmfe_sequence_length){"s", 1};
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "sequence length: 's' is given twice");
+    len[0].length = 4097;
+    o.sequence_length_count = 1;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "sequence length: 's' of 4097 tensors (at most 4096)");
+    len[0].length = 2;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    static const char *const names[] = {"s[0]", "s[1]", "t", "s2[0]", "s2[1]", "s2[2]", "cat"};
+    CHECK_EQ_U64(lm_replay_buffer_count(r), 7);
+    for (uint32_t i = 0; i < 7 && i < lm_replay_buffer_count(r); i++) {
+        lm_replay_buffer_info info;
+        CHECK_OK(lm_replay_buffer_info_at(r, i, &info));
+        CHECK(!strcmp(info.name, names[i]));
+        CHECK(info.rank == 1 && info.shape[0] == (i == 6 ? 6u : 2u));
+    }
+    const float a[2] = {1, 2}, b[2] = {3, 4}, t[2] = {5, 6};
+    CHECK_OK(lm_replay_set_input(r, "s[0]", a, sizeof a));
+    CHECK_OK(lm_replay_set_input(r, "s[1]", b, sizeof b));
+    CHECK_OK(lm_replay_set_input(r, "t", t, sizeof t));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    float got[6];
+    CHECK_OK(lm_replay_get_output(r, "s2[2]", got, 2 * sizeof *got));
+    CHECK(got[0] == 5 && got[1] == 6);
+    CHECK_OK(lm_replay_get_output(r, "cat", got, sizeof got));
+    for (int i = 0; i < 6; i++)
+        CHECK(got[i] == (float)(i + 1));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    CHECK_FAILS(lmfe_compile_onnx(save(sequence_io_model(true, false)), &o, &bin, NULL),
+                LM_ERR_INVALID_FILE,
+                "node 'ins' (SequenceInsert): graph output 's2' is declared a tensor but the node "
+                "makes a sequence");
+    CHECK_FAILS(lmfe_compile_onnx(save(sequence_io_model(false, true)), &o, &bin, NULL),
+                LM_ERR_INVALID_FILE, "graph output 'cat' is declared a sequence but is a tensor");
+}
+
 /* TfIdfVectorizer's pool: levels that hold whole n-grams, one column and
  * one weight per n-gram, columns not shared, a mode. */
 static void test_tfidf_refusals(void) {
@@ -879,6 +959,47 @@ static void test_tfidf_refusals(void) {
 static void graph_attr(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g) {
     Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
     a->g = g;
+}
+
+/* SequenceMap: equally long sequences, something to map, a body that fits. */
+static void test_sequence_map_refusals(void) {
+    int64_t d2 = 2;
+    Onnx__GraphProto *g = ob_graph("sm");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 17;
+    ob_input(g, ob_vi("a", ob_sequence_type(ob_tensor_type(F32, 1, &d2, NULL))));
+    ob_input(g, ob_vi("b", ob_sequence_type(ob_tensor_type(F32, 1, &d2, NULL))));
+    ob_output(g, ob_vi("y", ob_sequence_type(ob_tensor_type(F32, 1, &d2, NULL))));
+    Onnx__NodeProto *n = ob_node(g, "SequenceMap", "map", (const char *[]){"a", "b", NULL},
+                                 (const char *[]){"y", NULL});
+    Onnx__GraphProto *body = ob_graph("body");
+    ob_input(body, ob_vi("ea", ob_tensor_type(F32, 1, &d2, NULL)));
+    ob_input(body, ob_vi("eb", ob_tensor_type(F32, 1, &d2, NULL)));
+    ob_output(body, ob_vi("sum", ob_tensor_type(F32, 1, &d2, NULL)));
+    ob_node(body, "Add", "add", (const char *[]){"ea", "eb", NULL}, (const char *[]){"sum", NULL});
+    graph_attr(n, "body", body);
+    const char *path = save(m);
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    lmfe_sequence_length len[2] = {{"a", 2}, {"b", 3}};
+    o.sequence_lengths = len;
+    o.sequence_length_count = 2;
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'map' (SequenceMap): input 1 holds 3 tensors, input 0 holds 2");
+    len[0].length = len[1].length = 0;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "the input sequence is empty (its results' types would be unknown)");
+    len[0].length = len[1].length = 2;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    lm_binary_free(bin);
+    body->n_input = 1; /* eb is then read from outside, where nothing defines it */
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'map' (SequenceMap): a subgraph reads 'eb', which is not defined");
+    body->n_input = 2;
+    ob_output(body, ob_vi("ea", ob_tensor_type(F32, 1, &d2, NULL)));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_FILE,
+                "the body takes 2 inputs and gives 2 outputs; the node has 2 and 1");
 }
 
 /* Control flow: what the loader and the unrolling refuse in a subgraph. */
@@ -1153,6 +1274,8 @@ int main(void) {
     TEST_RUN(test_det_refusals);
     TEST_RUN(test_compress_refusals);
     TEST_RUN(test_sequence_refusals);
+    TEST_RUN(test_sequence_io);
+    TEST_RUN(test_sequence_map_refusals);
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);

@@ -65,6 +65,7 @@
 
 #include "base/file.h"
 #include "lightmetal/frontend.h"
+#include "lightmetal/lm_replay.h"
 #include "lmt_npy.h"
 #include "onnx.pb-c.h"
 
@@ -624,6 +625,163 @@ static bool compare_output(worker *w, const char *name, const char *path,
     return false;
 }
 
+/* One tensor the binary takes or gives: a graph input or output, or one
+ * element of a sequence (named NAME[i]). */
+typedef struct item {
+    lmfe_tensor_value tv;
+    const lmfe_io_info *io; /* the graph input or output it belongs to */
+    char *name;             /* the binary's name for it */
+    size_t pb;              /* the input_N.pb / output_N.pb it came from */
+} item;
+
+static void items_free(item *items, size_t count) {
+    for (size_t i = 0; items && i < count; i++) {
+        lmfe_tensor_value_free(&items[i].tv);
+        free(items[i].name);
+    }
+    free(items);
+}
+
+static item *item_add(item **items, size_t *count, size_t *cap) {
+    if (*count == *cap) {
+        size_t c = *cap ? 2 * *cap : 8;
+        item *p = realloc(*items, c * sizeof *p);
+        if (!p) return NULL;
+        *items = p;
+        *cap = c;
+    }
+    item *it = &(*items)[(*count)++];
+    memset(it, 0, sizeof *it);
+    return it;
+}
+
+/* One protobuf varint at *p (advanced past it). */
+static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+    uint64_t v = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Fails the test for a value file the tools could not read. */
+static void unreadable(worker *w) {
+    char msg[1200];
+    snprintf(msg, sizeof msg, "%s", lm_last_error()); /* names the file */
+    fail(w,
+         class_of_message(msg) == class_index("unsupported element type")
+             ? "unsupported element type"
+             : "test data error",
+         "%s", msg);
+}
+
+/* Reads value file `path` (the pb-th of `ios`, or the one it names) as
+ * items: a TensorProto, or for a declared sequence a SequenceProto of
+ * tensors (each written back to a file of its own and read as a tensor). */
+static bool read_items(worker *w, const char *path, const lmfe_model_info *info,
+                       const lmfe_io_info *ios, size_t io_count, size_t pb, item **items,
+                       size_t *count, size_t *cap, size_t *lengths) {
+    (void)info;
+    const lmfe_io_info *io = &ios[pb];
+    if (!io->sequence) {
+        item *it = item_add(items, count, cap);
+        if (!it) {
+            fail(w, "harness crash", "out of memory");
+            return false;
+        }
+        it->pb = pb;
+        if (lmfe_read_tensor_pb(path, &it->tv)) {
+            unreadable(w);
+            return false;
+        }
+        for (size_t k = 0; it->tv.name && k < io_count; k++)
+            if (!strcmp(it->tv.name, ios[k].name) && !ios[k].sequence) io = &ios[k];
+        it->io = io;
+        it->name = xprintf("%s", io->name);
+        return true;
+    }
+    void *bytes;
+    size_t size;
+    if (file_read_all(path, &bytes, &size)) {
+        fail(w, "test data error", "%s", lm_last_error());
+        return false;
+    }
+    /* ONNX's SequenceProto (onnx-data.proto, which the compiler's schema
+     * does not include): name = 1, elem_type = 2 (1: tensors), and each
+     * tensor_values = 3 an embedded TensorProto. */
+    const uint8_t *p = bytes, *end = p + size;
+    char name[256] = "";
+    uint64_t elem_type = 1;
+    size_t j = 0;
+    bool ok = true;
+    while (ok && p < end) {
+        uint64_t key, len = 0;
+        ok = pb_varint(&p, end, &key);
+        unsigned wire = (unsigned)(key & 7), field = (unsigned)(key >> 3);
+        if (ok && wire == 0) {
+            uint64_t v;
+            ok = pb_varint(&p, end, &v);
+            if (field == 2) elem_type = v;
+            continue;
+        }
+        if (ok && (wire == 1 || wire == 5)) {
+            len = wire == 1 ? 8 : 4;
+        } else if (ok && wire == 2) {
+            ok = pb_varint(&p, end, &len);
+        } else {
+            ok = false;
+        }
+        if (!ok || len > (uint64_t)(end - p)) {
+            ok = false;
+            break;
+        }
+        if (field == 1 && wire == 2 && len < sizeof name) {
+            memcpy(name, p, (size_t)len);
+            name[len] = '\0';
+            for (size_t k = 0; k < io_count; k++)
+                if (!strcmp(name, ios[k].name)) io = &ios[k];
+        }
+        if (field == 3 && wire == 2) {
+            char piece[PATH_MAX + 64];
+            snprintf(piece, sizeof piece, "%s/%s_%zu_%zu.pb", w->tmp,
+                     ios == info->inputs ? "in" : "out", pb, j);
+            item *it = item_add(items, count, cap);
+            if (!it) {
+                fail(w, "harness crash", "out of memory");
+                free(bytes);
+                return false;
+            }
+            file_chunk chunk = {p, (size_t)len};
+            it->pb = pb;
+            it->io = io;
+            it->name = xprintf("%s[%zu]", io->name, j++);
+            if (file_save_atomic(piece, &chunk, 1) || lmfe_read_tensor_pb(piece, &it->tv)) {
+                unreadable(w);
+                free(bytes);
+                return false;
+            }
+        }
+        p += len;
+    }
+    free(bytes);
+    if (!ok) {
+        fail(w, "test data error", "%s: not a SequenceProto", path);
+        return false;
+    }
+    if (elem_type != 1) {
+        fail(w, "sequence/optional types", "%s: a sequence of non-tensors (elem_type %d)", path,
+             (int)elem_type);
+        return false;
+    }
+    lengths[io - ios] = j;
+    return true;
+}
+
 /* Runs one test; the result in w->cls / w->reason. */
 static void run_test(worker *w) {
     const config *cf = w->cf;
@@ -652,74 +810,65 @@ static void run_test(worker *w) {
         w->cls = class_of_message(w->reason);
         return;
     }
-    /* The expected inputs and outputs. */
-    size_t nin = 0, nout = 0;
-    lmfe_tensor_value *ins = calloc(info.input_count + 1, sizeof *ins);
-    lmfe_tensor_value *outs = calloc(info.output_count + 1, sizeof *outs);
-    int *in_of = calloc(info.input_count + 1, sizeof *in_of); /* pb index -> graph input */
-    char **argv = calloc(4 * (info.input_count + info.output_count) + 16, sizeof *argv);
-    char **owned = calloc(2 * (info.input_count + info.output_count) + 4, sizeof *owned);
+    /* The expected inputs and outputs, as the binary's tensors: a sequence
+     * (its declared type says so) is one tensor per element, NAME[i]. */
+    item *ins = NULL, *outs = NULL;
+    /* Per graph input or output that is a sequence: its length in the data. */
+    size_t *in_len = calloc(info.input_count + 1, sizeof *in_len),
+           *out_len = calloc(info.output_count + 1, sizeof *out_len);
+    size_t nin = 0, nout = 0, npb_in = 0, npb_out = 0, cap_in = 0, cap_out = 0;
+    char **argv = NULL, **owned = NULL;
     size_t owned_count = 0;
-    if (!ins || !outs || !in_of || !argv || !owned) {
+    if (!in_len || !out_len) {
         fail(w, "harness crash", "out of memory");
         goto done;
     }
-    for (;; nin++) {
-        snprintf(path, sizeof path, "%s/input_%zu.pb", data, nin);
+    for (size_t k = 0; k < info.input_count; k++)
+        in_len[k] = SIZE_MAX;
+    for (;; npb_in++) {
+        snprintf(path, sizeof path, "%s/input_%zu.pb", data, npb_in);
         if (!is_file(path)) break;
-        if (nin == info.input_count) {
-            fail(w, "test data error", "input_%zu.pb: the model has only %zu inputs", nin,
+        if (npb_in == info.input_count) {
+            fail(w, "test data error", "input_%zu.pb: the model has only %zu inputs", npb_in,
                  info.input_count);
             goto done;
         }
-        if (lmfe_read_tensor_pb(path, &ins[nin])) {
-            char msg[1200];
-            snprintf(msg, sizeof msg, "%s", lm_last_error()); /* names the file */
-            fail(w,
-                 class_of_message(msg) == class_index("unsupported element type")
-                     ? "unsupported element type"
-                     : "test data error",
-                 "%s", msg);
-            nin++;
-            goto done;
-        }
-        /* ONNX's order: the N-th input that is not an initializer; a tensor
+        /* ONNX's order: the N-th input that is not an initializer; a value
          * naming one of the inputs goes to that one. */
-        in_of[nin] = (int)nin;
-        for (size_t k = 0; ins[nin].name && k < info.input_count; k++)
-            if (!strcmp(ins[nin].name, info.inputs[k].name)) in_of[nin] = (int)k;
+        if (!read_items(w, path, &info, info.inputs, info.input_count, npb_in, &ins, &nin, &cap_in,
+                        in_len))
+            goto done;
     }
-    for (;; nout++) {
-        snprintf(path, sizeof path, "%s/output_%zu.pb", data, nout);
+    for (;; npb_out++) {
+        snprintf(path, sizeof path, "%s/output_%zu.pb", data, npb_out);
         if (!is_file(path)) break;
-        if (nout == info.output_count) {
-            fail(w, "test data error", "output_%zu.pb: the model has only %zu outputs", nout,
+        if (npb_out == info.output_count) {
+            fail(w, "test data error", "output_%zu.pb: the model has only %zu outputs", npb_out,
                  info.output_count);
             goto done;
         }
-        if (lmfe_read_tensor_pb(path, &outs[nout])) {
-            char msg[1200];
-            snprintf(msg, sizeof msg, "%s", lm_last_error()); /* names the file */
-            fail(w,
-                 class_of_message(msg) == class_index("unsupported element type")
-                     ? "unsupported element type"
-                     : "test data error",
-                 "%s", msg);
-            nout++;
+        if (!read_items(w, path, &info, info.outputs, info.output_count, npb_out, &outs, &nout,
+                        &cap_out, out_len))
             goto done;
-        }
     }
-    if (nout < info.output_count) {
-        fail(w, "test data error", "output_%zu.pb is missing (model outputs: %zu)", nout,
+    if (npb_out < info.output_count) {
+        fail(w, "test data error", "output_%zu.pb is missing (model outputs: %zu)", npb_out,
              info.output_count);
         goto done;
     }
     for (size_t i = 0; i < info.output_count; i++)
-        if (!npy_dtype_of(info.outputs[i].elem_type) && info.outputs[i].elem_type != 0) {
+        if (!npy_dtype_of(info.outputs[i].elem_type) && info.outputs[i].elem_type != 0 &&
+            !info.outputs[i].sequence) {
             fail(w, "unsupported element type", "output '%s': element type %s",
                  info.outputs[i].name, lmfe_elem_type_name(info.outputs[i].elem_type));
             goto done;
         }
+    argv = calloc(4 * (nin + nout) + 4 * info.input_count + 16, sizeof *argv);
+    owned = calloc(2 * (nin + nout) + 2 * info.input_count + 4, sizeof *owned);
+    if (!argv || !owned) {
+        fail(w, "harness crash", "out of memory");
+        goto done;
+    }
 
     /* Compile. */
     size_t ac = 0;
@@ -733,11 +882,18 @@ static void run_test(worker *w) {
     char lmb[PATH_MAX + 16];
     snprintf(lmb, sizeof lmb, "%s/model.lmb", w->tmp);
     argv[ac++] = lmb;
+    for (size_t k = 0; k < info.input_count; k++) {
+        if (!info.inputs[k].sequence || in_len[k] == SIZE_MAX) continue;
+        argv[ac++] = "--sequence";
+        argv[ac++] = owned[owned_count++] = xprintf("%s=%zu", info.inputs[k].name, in_len[k]);
+    }
     for (size_t i = 0; i < nin; i++) {
-        const lmfe_io_info *io = &info.inputs[in_of[i]];
+        const lmfe_io_info *io = ins[i].io;
+        const lmfe_tensor_value *tv = &ins[i].tv;
         if (io->needs_value) {
             argv[ac++] = "--const";
-            argv[ac++] = owned[owned_count++] = xprintf("%s=%s/input_%zu.pb", io->name, data, i);
+            argv[ac++] = owned[owned_count++] =
+                xprintf("%s=%s/input_%zu.pb", ins[i].name, data, ins[i].pb);
             continue;
         }
         /* Dims the model leaves open (symbolic or unknown) are the test
@@ -745,33 +901,33 @@ static void run_test(worker *w) {
         bool open = io->rank < 0;
         for (int32_t d = 0; !open && d < io->rank; d++)
             open = io->dims[d] < 0;
-        bool expressible = ins[i].rank > 0 && (io->rank < 0 || io->rank == (int32_t)ins[i].rank);
-        for (uint32_t d = 0; d < ins[i].rank; d++)
-            expressible &= ins[i].dims[d] >= 0;
+        bool expressible = tv->rank > 0 && (io->rank < 0 || io->rank == (int32_t)tv->rank);
+        for (uint32_t d = 0; d < tv->rank; d++)
+            expressible &= tv->dims[d] >= 0;
         /* A shape the model fixes and the test data contradicts: the test
          * cannot pass as written (a scalar goes as (1,) where that is
          * declared). */
-        bool contradicts = !open && io->rank != (int32_t)ins[i].rank &&
-                           !(io->rank == 1 && io->dims[0] == 1 && ins[i].rank == 0);
+        bool contradicts = !open && io->rank != (int32_t)tv->rank &&
+                           !(io->rank == 1 && io->dims[0] == 1 && tv->rank == 0);
         for (int32_t d = 0; !open && !contradicts && d < io->rank; d++)
-            contradicts = io->dims[d] != ins[i].dims[d];
+            contradicts = io->dims[d] != tv->dims[d];
         if (contradicts) {
             char ds[128], gs[128];
             format_dims((uint32_t)io->rank, io->dims, ds, sizeof ds);
-            format_dims(ins[i].rank, ins[i].dims, gs, sizeof gs);
+            format_dims(tv->rank, tv->dims, gs, sizeof gs);
             fail(w, "test data error",
-                 "input_%zu.pb: the model declares input '%s' of shape %s, the test data has %s", i,
-                 io->name, ds, gs);
+                 "input_%zu.pb: the model declares input '%s' of shape %s, the test data has %s",
+                 ins[i].pb, ins[i].name, ds, gs);
             goto done;
         }
         if (open && expressible) {
             char dims[256] = "";
             size_t dl = 0;
-            for (uint32_t d = 0; d < ins[i].rank && dl < sizeof dims - 24; d++)
+            for (uint32_t d = 0; d < tv->rank && dl < sizeof dims - 24; d++)
                 dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%" PRId64, d ? "x" : "",
-                                       ins[i].dims[d]);
+                                       tv->dims[d]);
             argv[ac++] = "--input-shape";
-            argv[ac++] = owned[owned_count++] = xprintf("%s=%s", io->name, dims);
+            argv[ac++] = owned[owned_count++] = xprintf("%s=%s", ins[i].name, dims);
         }
     }
     argv[ac] = NULL;
@@ -803,22 +959,20 @@ static void run_test(worker *w) {
     argv[ac++] = "run";
     argv[ac++] = lmb;
     for (size_t i = 0; i < nin; i++) {
-        const lmfe_io_info *io = &info.inputs[in_of[i]];
-        if (io->needs_value) continue;
-        if (!npy_dtype_of(ins[i].elem_type)) {
+        if (ins[i].io->needs_value) continue;
+        if (!npy_dtype_of(ins[i].tv.elem_type)) {
             fail(w, "unsupported element type", "input '%s': element type %s has no .npy form",
-                 io->name, lmfe_elem_type_name(ins[i].elem_type));
+                 ins[i].name, lmfe_elem_type_name(ins[i].tv.elem_type));
             goto done;
         }
         snprintf(path, sizeof path, "%s/in_%zu.npy", w->tmp, i);
-        if (!write_npy(w, path, &ins[i])) goto done;
+        if (!write_npy(w, path, &ins[i].tv)) goto done;
         argv[ac++] = "--input";
-        argv[ac++] = owned[owned_count++] = xprintf("%s=%s", io->name, path);
+        argv[ac++] = owned[owned_count++] = xprintf("%s=%s", ins[i].name, path);
     }
-    for (size_t i = 0; i < info.output_count; i++) {
+    for (size_t i = 0; i < nout; i++) {
         argv[ac++] = "--output";
-        argv[ac++] = owned[owned_count++] =
-            xprintf("%s=%s/out_%zu.npy", info.outputs[i].name, w->tmp, i);
+        argv[ac++] = owned[owned_count++] = xprintf("%s=%s/out_%zu.npy", outs[i].name, w->tmp, i);
     }
     argv[ac] = NULL;
     snprintf(err_path, sizeof err_path, "%s/run.err", w->tmp);
@@ -838,22 +992,35 @@ static void run_test(worker *w) {
         goto done;
     }
 
-    /* Compare. */
-    for (size_t i = 0; i < info.output_count; i++) {
+    /* Compare: as many outputs as expected (a sequence's length too), each
+     * equal. */
+    lm_replay *r = NULL;
+    if (lm_replay_open_file(lmb, &r)) {
+        fail(w, "run error", "%s", lm_last_error());
+        goto done;
+    }
+    size_t given = 0;
+    for (uint32_t i = 0; i < lm_replay_buffer_count(r); i++) {
+        lm_replay_buffer_info bi;
+        given += !lm_replay_buffer_info_at(r, i, &bi) && bi.role == LM_BUFFER_ROLE_OUTPUT;
+    }
+    lm_replay_close(r);
+    if (given != nout) {
+        fail(w, "mismatch", "the binary gives %zu outputs, the test expects %zu", given, nout);
+        goto done;
+    }
+    for (size_t i = 0; i < nout; i++) {
         snprintf(path, sizeof path, "%s/out_%zu.npy", w->tmp, i);
-        if (!compare_output(w, info.outputs[i].name, path, &outs[i], info.outputs[i].rank)) break;
+        if (!compare_output(w, outs[i].name, path, &outs[i].tv, outs[i].io->rank)) break;
     }
 
 done:
-    for (size_t i = 0; ins && i < nin; i++)
-        lmfe_tensor_value_free(&ins[i]);
-    for (size_t i = 0; outs && i < nout; i++)
-        lmfe_tensor_value_free(&outs[i]);
+    items_free(ins, nin);
+    items_free(outs, nout);
+    free(in_len);
+    free(out_len);
     for (size_t i = 0; i < owned_count; i++)
         free(owned[i]);
-    free(ins);
-    free(outs);
-    free(in_of);
     free(argv);
     free(owned);
     lmfe_model_info_free(&info);
