@@ -204,6 +204,25 @@ static lm_status fold_reduce(fe_ctx *c, const fe_node *n, const red_desc *d, con
         if (pass == 0) memset(seen, 0, (on ? on : 1) * sizeof *seen);
     }
     uint64_t per = on ? k->count / on : 0;
+    /* Nothing reduced (an empty input): the operation's identity, as ONNX
+     * says — 1 for a product, -inf / +inf for a float max / min. */
+    if (!per && on) {
+        if (ints && (d->kind == R_MAX || d->kind == R_MIN || d->kind == R_MEAN)) {
+            st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                         "an integer %s of an empty tensor (nothing to reduce) is not supported",
+                         d->kind == R_MEAN  ? "mean"
+                         : d->kind == R_MAX ? "max"
+                                            : "min");
+            goto done;
+        }
+        for (uint64_t i = 0; i < on; i++) {
+            acc[i] = d->kind == R_PROD  ? 1.0
+                     : d->kind == R_MAX ? -INFINITY
+                     : d->kind == R_MIN ? INFINITY
+                                        : 0.0;
+            iacc[i] = d->kind == R_PROD;
+        }
+    }
     for (uint64_t i = 0; i < on; i++) {
         if (ints && d->kind != R_MEAN) {
             fe_tensor_set_i64(o, i, iacc[i]);
@@ -251,8 +270,6 @@ static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
     if (!st) st = red_read(c, n, d, &p);
     if (st) return st;
     const fe_type *t = fe_in_type(c, n, 0);
-    if (fe_type_volume(t) == 0)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "reducing an empty tensor is not supported");
     if (p.noop) {
         if (fe_in_const(c, n, 0)) return fe_set_out_const(c, n, 0, fe_in_const(c, n, 0));
         return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);

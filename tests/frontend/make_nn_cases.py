@@ -1135,10 +1135,22 @@ write_case("empty_tensors",
             ("y2", ex)], 14,
            inits=[("none", np.zeros(2, bool)), ("zeros", np.zeros(5, np.float32)),
                   ("st", np.array([4], np.int64)), ("en", np.array([9], np.int64))])
-write_case("refuse_reduce_empty",
-           [helper.make_node("ReduceSum", ["e"], ["y"], keepdims=0)],
-           [("e", ee)], [("y", (TensorProto.FLOAT, [3]))], 11,
-           expect="reducing an empty tensor is not supported")
+# Reducing nothing gives the operation's identity (ONNX 18's rule).
+write_case("reduce_empty_identities",
+           [helper.make_node("ReduceSum", ["e"], ["sum"], axes=[0], keepdims=0),
+            helper.make_node("ReduceProd", ["e"], ["prod"], axes=[0], keepdims=0),
+            helper.make_node("ReduceMax", ["e"], ["max"], axes=[0], keepdims=1),
+            helper.make_node("ReduceMin", ["e"], ["min"], axes=[0], keepdims=0),
+            helper.make_node("ReduceLogSumExp", ["e"], ["lse"], axes=[0], keepdims=0),
+            helper.make_node("Add", ["sum", "x0"], ["y"])],
+           [("e", ee), ("x0", ex[0])],
+           [("y", ex[0]), ("prod", np.ones(3, np.float32)),
+            ("max", np.full((1, 3), -np.inf, np.float32)), ("min", np.full(3, np.inf, np.float32)),
+            ("lse", np.full(3, -np.inf, np.float32))], 11)
+write_case("refuse_reduce_empty_int_max",
+           [helper.make_node("ReduceMax", ["e"], ["y"], axes=[0], keepdims=0)],
+           [("e", np.zeros((0, 3), np.int32))], [("y", (TensorProto.INT32, [3]))], 11,
+           expect="an integer max of an empty tensor (nothing to reduce) is not supported")
 write_case("refuse_nonzero_runtime_input",
            [helper.make_node("NonZero", ["x"], ["y"])],
            [("x", f32(4))], [("y", (TensorProto.INT64, [1, 4]))], 13,
