@@ -35,6 +35,8 @@ const char lmt_compile_help[] =
     "  --sequence NAME=N        the length of a graph input that is a sequence of\n"
     "                           tensors: the binary takes it as N inputs NAME[0]..\n"
     "                           (a sequence output gives NAME[0].. likewise)\n"
+    "  --absent NAME            an optional graph input the binary does not take\n"
+    "                           (it is empty); other optional inputs are present\n"
     "  --const NAME=FILE        a graph input's value, known at compile time and\n"
     "                           folded in (needed when the input decides shapes,\n"
     "                           e.g. Reshape's shape; --info lists those)\n"
@@ -68,8 +70,9 @@ typedef struct compile_args {
     lmfe_input_shape shapes[MAX_BINDINGS];
     lmfe_dim_binding dims[MAX_BINDINGS];
     lmfe_sequence_length seqs[MAX_BINDINGS];
+    const char *absent[MAX_BINDINGS];
     lmfe_tensor_value consts[MAX_BINDINGS], goldens[MAX_BINDINGS];
-    size_t shape_count, dim_count, seq_count, const_count, golden_count;
+    size_t shape_count, dim_count, seq_count, absent_count, const_count, golden_count;
     void *files[2 * MAX_BINDINGS]; /* file contents the tensors point into */
     size_t file_count;
     char *names[6 * MAX_BINDINGS]; /* NAME copies */
@@ -260,6 +263,10 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
             if (!lmt_parse_u64("compile", a.opt, rest, 0, 4096, &n)) return LMT_EXIT_INVALID;
             full = ca->seq_count == MAX_BINDINGS;
             if (!full) ca->seqs[ca->seq_count++] = (lmfe_sequence_length){name, (uint32_t)n};
+        } else if (!strcmp(a.opt, "--absent")) {
+            if (!lmt_args_value(&a, &v)) return LMT_EXIT_INVALID;
+            full = ca->absent_count == MAX_BINDINGS;
+            if (!full) ca->absent[ca->absent_count++] = v;
         } else if (!strcmp(a.opt, "--const")) {
             if (!lmt_args_value(&a, &v) || !split_binding(ca, a.opt, v, &name, &rest))
                 return LMT_EXIT_INVALID;
@@ -321,6 +328,7 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
 }
 
 static void print_type(const lmfe_io_info *io) {
+    if (io->optional) printf("optional ");
     if (io->sequence) printf("sequence of ");
     printf("%s[", lmfe_elem_type_name(io->elem_type));
     if (io->rank < 0) printf("...");
@@ -346,9 +354,13 @@ static int cmd_info(const char *path) {
     for (size_t i = 0; i < info.input_count; i++) {
         printf("  input  %-20s ", info.inputs[i].name);
         print_type(&info.inputs[i]);
-        printf("%s\n", info.inputs[i].needs_value ? "  (decides shapes: give it with --const)"
-                       : info.inputs[i].sequence  ? "  (give its length with --sequence)"
-                                                  : "");
+        const lmfe_io_info *io = &info.inputs[i];
+        printf("%s\n", io->needs_value ? "  (decides shapes: give it with --const)"
+                       : io->optional && io->sequence
+                           ? "  (give its length with --sequence, or --absent)"
+                       : io->sequence ? "  (give its length with --sequence)"
+                       : io->optional ? "  (present unless --absent)"
+                                      : "");
     }
     for (size_t i = 0; i < info.output_count; i++) {
         printf("  output %-20s ", info.outputs[i].name);
@@ -451,6 +463,8 @@ int lmt_cmd_compile(int argc, char **argv) {
     o.dim_count = ca.dim_count;
     o.sequence_lengths = ca.seqs;
     o.sequence_length_count = ca.seq_count;
+    o.absent_inputs = ca.absent;
+    o.absent_input_count = ca.absent_count;
     o.constants = ca.consts;
     o.constant_count = ca.const_count;
     o.golden_inputs = ca.goldens;

@@ -116,6 +116,11 @@ typedef struct lmfe_compile_options {
     /* Lengths of the graph inputs that are sequences (each must be given). */
     const lmfe_sequence_length *sequence_lengths;
     size_t sequence_length_count;
+    /* Optional graph inputs the binary does not take (their value is
+     * empty); every other optional input is present and taken as the
+     * tensor or sequence it holds, under its own name. */
+    const char *const *absent_inputs;
+    size_t absent_input_count;
 } lmfe_compile_options;
 
 void lmfe_compile_options_init(lmfe_compile_options *opts);
@@ -171,6 +176,9 @@ typedef struct lmfe_io_info {
      * lmfe_compile_options.sequence_lengths; the binary takes and gives its
      * tensors as NAME[0] ..). */
     bool sequence;
+    /* An optional (of a tensor, or of a sequence when `sequence`): present
+     * unless lmfe_compile_options.absent_inputs names it. */
+    bool optional;
 } lmfe_io_info;
 
 /* A model's interface. Owned by the caller: lmfe_model_info_free. */

@@ -85,6 +85,7 @@ lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t ma
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "required input %u is empty", i);
     for (uint32_t i = 0; i < k; i++) {
         const fe_type *t = fe_in_type(c, n, i);
+        if (t && fe_in(c, n, i)->is_seq) continue; /* its ops check a sequence or optional */
         if (t && (t->elem == FE_UNDEFINED || t->rank < 0))
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
                            fe_in(c, n, i)->name);

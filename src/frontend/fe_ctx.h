@@ -60,9 +60,9 @@ enum {
 
 /* The op named `op_type` in the default domain, or NULL. */
 const fe_op_def *fe_op_find(const char *op_type);
-/* Whether `op` takes sequence values as inputs: the sequence ops, Identity
- * and control flow, which pass them on (fe_sequence.c). Other ops are
- * refused one before their infer runs. */
+/* Whether `op` takes sequence or optional values as inputs: the sequence
+ * and optional ops, Identity and control flow, which pass them on
+ * (fe_sequence.c). Other ops are refused one before their infer runs. */
 bool fe_op_takes_sequences(const fe_op_def *op);
 /* Every op, for listings: *out_count entries. */
 const fe_op_def *const *fe_op_all(size_t *out_count);
@@ -202,6 +202,11 @@ lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
  * element type `elem` (fe_sequence.c). */
 lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
                          const uint32_t *items, uint32_t count);
+/* Makes output i an optional holding value `held` (a tensor or a sequence),
+ * or empty when `held` is FE_NONE (fe_sequence.c). */
+lm_status fe_set_out_opt(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, uint32_t held);
+/* Makes output i the same sequence or optional as `src`. */
+lm_status fe_set_out_like(fe_ctx *c, const fe_node *n, uint32_t i, const fe_value *src);
 /* Sets output i's value (and type) to `t` (arena memory; fe_const_new). */
 lm_status fe_set_out_const(fe_ctx *c, const fe_node *n, uint32_t i, const fe_tensor *t);
 /* A new constant with zeroed data in the graph's arena. */

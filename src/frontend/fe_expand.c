@@ -168,41 +168,79 @@ static void set_prefix(fe_expansion *x, const char *sub, uint32_t step) {
 static lm_status again(fe_expansion *x, const uint32_t *head, uint32_t head_count, uint32_t pieces,
                        const uint32_t *added, uint32_t added_count);
 
-/* Branch results `a` and `b` for output j (a sequence's tensor `item`, or
- * -1) must have one type for a Where to pick between them. */
-static lm_status same_type(fe_ctx *c, const fe_node *n, uint32_t j, int64_t item, uint32_t a,
-                           uint32_t b) {
-    const fe_type *ta = &c->g->values[a].type, *tb = &c->g->values[b].type;
-    bool same = ta->elem == tb->elem && ta->rank == tb->rank;
-    for (int32_t d = 0; same && d < ta->rank; d++)
-        same = ta->dims[d] == tb->dims[d];
-    if (same) return LM_OK;
-    char sa[96], sb[96], what[48] = "";
-    if (item >= 0) snprintf(what, sizeof what, " (tensor %lld of the sequence)", (long long)item);
-    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                   "the condition ('%s') is computed at run time, so both branches run and each "
-                   "output is picked between them, but output %u%s is %s in then_branch and %s "
-                   "in else_branch",
-                   fe_in(c, n, 0)->name, j, what, fe_type_format(ta, sa, sizeof sa),
-                   fe_type_format(tb, sb, sizeof sb));
+/* What value `v` is, for messages. */
+static const char *kind_of(const fe_value *v, char *buf, size_t size) {
+    if (v->is_opt)
+        snprintf(buf, size, "%s", v->seq_len ? "an optional holding a value" : "an empty optional");
+    else if (v->is_seq)
+        snprintf(buf, size, "a sequence of %u tensor%s", v->seq_len, v->seq_len == 1 ? "" : "s");
+    else
+        fe_type_format(&v->type, buf, size);
+    return buf;
 }
 
-/* Where(cond, a, b) -> out. */
-static lm_status pick(fe_expansion *x, uint32_t cond, uint32_t a, uint32_t b, uint32_t out) {
-    fe_node *w = fe_x_node(x, "Where", 16, 3, 1);
-    if (!w) return fe_x_oom();
-    w->inputs[0] = cond;
-    w->inputs[1] = a;
-    w->inputs[2] = b;
-    w->outputs[0] = out;
-    return LM_OK;
+static lm_status differ(fe_ctx *c, const fe_node *n, uint32_t j, const fe_value *a,
+                        const fe_value *b) {
+    char ka[96], kb[96];
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "the condition ('%s') is computed at run time, so both branches run and each "
+                   "output is picked between them, but output %u is %s in then_branch and %s in "
+                   "else_branch",
+                   fe_in(c, n, 0)->name, j, kind_of(a, ka, sizeof ka), kind_of(b, kb, sizeof kb));
+}
+
+/* Writes into `out` the pick, by the run's condition, between branch
+ * results `a` and `b` of output j: a Where for tensors (of one type); for
+ * sequences (equally long) a Where per tensor, made a sequence again; for
+ * optionals (both empty, or both holding a value) the pick between what
+ * they hold. */
+static lm_status pick(fe_expansion *x, uint32_t j, uint32_t a, uint32_t b, uint32_t out) {
+    fe_ctx *c = x->c;
+    const fe_node *n = &x->node;
+    /* Copied out: values move as nodes and values are added. */
+    fe_value va = c->g->values[a], vb = c->g->values[b];
+    bool same = va.is_seq == vb.is_seq && va.is_opt == vb.is_opt && va.seq_len == vb.seq_len;
+    if (!va.is_seq) {
+        same &= va.type.elem == vb.type.elem && va.type.rank == vb.type.rank;
+        for (int32_t d = 0; same && d < va.type.rank; d++)
+            same = va.type.dims[d] == vb.type.dims[d];
+    }
+    if (!same) return differ(c, n, j, &va, &vb);
+    lm_status st = LM_OK;
+    if (!va.is_seq) {
+        fe_node *w = fe_x_node(x, "Where", 16, 3, 1);
+        if (!w) return fe_x_oom();
+        w->inputs[0] = n->inputs[0];
+        w->inputs[1] = a;
+        w->inputs[2] = b;
+        w->outputs[0] = out;
+        return LM_OK;
+    }
+    if (va.is_opt && !va.seq_len) return fe_x_identity(x, a, out); /* both empty */
+    uint32_t len = va.seq_len;
+    uint32_t *items = malloc((len ? len : 1) * sizeof *items);
+    if (!items) return fe_x_oom();
+    for (uint32_t i = 0; !st && i < len; i++) {
+        st = fe_x_value(x, "picked", &items[i]);
+        if (!st) st = pick(x, j, va.seq[i], vb.seq[i], items[i]);
+    }
+    /* An optional holds the pick; a sequence is made of them (an empty one
+     * on both sides stays empty, of their element type). */
+    const char *op = va.is_opt ? "Optional" : len ? "SequenceConstruct" : "SequenceEmpty";
+    fe_node *made = st ? NULL : fe_x_node(x, op, va.is_opt ? 15 : 11, len, 1);
+    if (!st && !made) st = fe_x_oom();
+    if (!st) {
+        memcpy(made->inputs, items, len * sizeof *items);
+        made->outputs[0] = out;
+        if (!len) st = fe_x_int_attr(x, made, "dtype", false, va.type.elem);
+    }
+    free(items);
+    return st;
 }
 
 /* The second step of an If whose condition is computed at run time: its
  * inputs are now the condition, the then branch's outputs and the else
- * branch's, all inferred. A Where per output picks one (per tensor of a
- * sequence, which then makes the output sequence); the branches must agree
- * on each output's type, and on a sequence's length. */
+ * branch's, all inferred. Each output is picked between them (pick). */
 static lm_status select_branches(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
@@ -216,44 +254,9 @@ static lm_status select_branches(fe_expansion *x) {
                        "the condition must be one bool (a scalar or [1]), given %s",
                        fe_type_format(ct, (char[64]){0}, 64));
     lm_status st = LM_OK;
-    for (uint32_t j = 0; !st && j < outs; j++) {
-        if (n->outputs[j] == FE_NONE) continue;
-        uint32_t a = n->inputs[1 + j], b = n->inputs[1 + outs + j];
-        const fe_value *va = &c->g->values[a], *vb = &c->g->values[b];
-        if (!va->is_seq && !vb->is_seq) {
-            if (!(st = same_type(c, n, j, -1, a, b)))
-                st = pick(x, n->inputs[0], a, b, n->outputs[j]);
-            continue;
-        }
-        if (!va->is_seq || !vb->is_seq || va->seq_len != vb->seq_len)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "the condition ('%s') is computed at run time, so both branches run "
-                           "and each output is picked between them, but output %u is %s in "
-                           "then_branch and %s in else_branch",
-                           fe_in(c, n, 0)->name, j, va->is_seq ? "a sequence" : "a tensor",
-                           vb->is_seq ? "a sequence of another length" : "a tensor");
-        /* Copied out (arena memory): values move as picks are added. */
-        uint32_t len = va->seq_len;
-        const uint32_t *sa = va->seq, *sb = vb->seq;
-        fe_elem elem = va->type.elem;
-        uint32_t *items = malloc((len ? len : 1) * sizeof *items);
-        if (!items) return fe_x_oom();
-        for (uint32_t i = 0; !st && i < len; i++) {
-            st = same_type(c, n, j, i, sa[i], sb[i]);
-            if (!st) st = fe_x_value(x, "picked", &items[i]);
-            if (!st) st = pick(x, n->inputs[0], sa[i], sb[i], items[i]);
-        }
-        /* Empty on both sides: an empty sequence of their element type. */
-        fe_node *sc =
-            st ? NULL : fe_x_node(x, len ? "SequenceConstruct" : "SequenceEmpty", 11, len, 1);
-        if (!st && !sc) st = fe_x_oom();
-        if (!st) {
-            memcpy(sc->inputs, items, len * sizeof *items);
-            sc->outputs[0] = n->outputs[j];
-            if (!len) st = fe_x_int_attr(x, sc, "dtype", false, elem);
-        }
-        free(items);
-    }
+    for (uint32_t j = 0; !st && j < outs; j++)
+        if (n->outputs[j] != FE_NONE)
+            st = pick(x, j, n->inputs[1 + j], n->inputs[1 + outs + j], n->outputs[j]);
     return st;
 }
 

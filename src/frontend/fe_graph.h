@@ -192,12 +192,14 @@ typedef struct fe_value {
     bool graph_input;       /* a graph input that is not an initializer */
     bool empty_input;       /* a graph input with a 0 dim: known (it has no elements),
                                yet still one of the binary's inputs */
-    /* A graph input or output the model declares a sequence of tensors;
-     * `type` is then its tensors' type. */
-    bool declared_seq;
+    /* A graph input or output the model declares a sequence of tensors, an
+     * optional, or an optional sequence; `type` is then its tensors' type. */
+    bool declared_seq, declared_opt;
     /* A sequence (fe_sequence.c): the tensor values it holds, in order,
-     * known when compiling; type.elem is their element type. */
-    bool is_seq;
+     * known when compiling; type.elem is their element type. With is_opt,
+     * an optional instead: seq_len 0 (empty) or 1, seq[0] the value it
+     * holds (a tensor or a sequence). */
+    bool is_seq, is_opt;
     uint32_t seq_len;
     const uint32_t *seq;
     bool graph_output;

@@ -32,7 +32,8 @@ static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
     }
     /* A sequence's length, what its readers need, is given on its own. */
     for (uint32_t k = 0; k < g->input_count; k++)
-        needed[k] = want[g->inputs[k]] && !g->values[g->inputs[k]].declared_seq;
+        needed[k] = want[g->inputs[k]] && !g->values[g->inputs[k]].declared_seq &&
+                    !g->values[g->inputs[k]].declared_opt;
     free(want);
     return LM_OK;
 }
@@ -56,6 +57,7 @@ static lm_status io_fill(const fe_value *v, lmfe_io_info *io) {
     p += strlen(v->name) + 1;
     io->elem_type = (int32_t)v->type.elem;
     io->sequence = v->declared_seq;
+    io->optional = v->declared_opt;
     io->rank = v->type.rank;
     for (int32_t d = 0; d < v->type.rank && d < LMFE_MAX_RANK; d++) {
         io->dims[d] = v->type.dims[d];

@@ -637,17 +637,22 @@ static void type_unknown(fe_type *t) {
 }
 
 /* A ValueInfoProto's type. `strict` (graph inputs and outputs): a
- * non-tensor type or an unknown element type is an error, except a
- * sequence of tensors, which gives its tensors' type and sets *out_seq;
- * otherwise (value_info) such a type is left unknown. Rank > FE_MAX_RANK is
- * an error either way. */
+ * non-tensor type or an unknown element type is an error, except an
+ * optional (*out_opt) and a sequence of tensors (*out_seq), either or
+ * both, which give their tensors' type; otherwise (value_info) such a type
+ * is left unknown. Rank > FE_MAX_RANK is an error either way. */
 static lm_status convert_type(loader *L, const Onnx__ValueInfoProto *vi, const char *kind,
-                              bool strict, fe_type *out, bool *out_seq) {
+                              bool strict, fe_type *out, bool *out_seq, bool *out_opt) {
     type_unknown(out);
-    *out_seq = false;
+    *out_seq = *out_opt = false;
     const Onnx__TypeProto *tp = vi->type;
     const char *name = str_or_empty(vi->name);
     if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return LM_OK;
+    if (strict && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
+        tp->optional_type->elem_type) {
+        *out_opt = true;
+        tp = tp->optional_type->elem_type;
+    }
     if (strict && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type &&
         tp->sequence_type->elem_type &&
         tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
@@ -1319,14 +1324,15 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
                            name);
         }
         fe_type ty;
-        bool seq;
-        lm_status st = convert_type(L, vi, "graph input", true, &ty, &seq);
+        bool seq, opt;
+        lm_status st = convert_type(L, vi, "graph input", true, &ty, &seq, &opt);
         if (st != LM_OK) return st;
         st = add_value(L, name, &v);
         if (st != LM_OK) return st;
         g->values[v].type = ty;
         g->values[v].graph_input = true;
         g->values[v].declared_seq = seq;
+        g->values[v].declared_opt = opt;
         g->inputs[g->input_count++] = v;
     }
 
@@ -1414,8 +1420,8 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
         const Onnx__ValueInfoProto *vi = gp->value_info[i];
         uint32_t v = find_value(L, str_or_empty(vi->name));
         if (v == FE_NONE || g->values[v].producer == FE_NONE) continue;
-        bool seq;
-        lm_status st = convert_type(L, vi, "value", false, &g->values[v].type, &seq);
+        bool seq, opt;
+        lm_status st = convert_type(L, vi, "value", false, &g->values[v].type, &seq, &opt);
         if (st != LM_OK) return st;
     }
 
@@ -1432,15 +1438,16 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
             return err_set(LM_ERR_INVALID_FILE, "%s: graph output '%s' is not defined", L->label,
                            name);
         fe_type ty;
-        bool seq;
-        lm_status st = convert_type(L, vi, "graph output", true, &ty, &seq);
+        bool seq, opt;
+        lm_status st = convert_type(L, vi, "graph output", true, &ty, &seq, &opt);
         if (st != LM_OK) return st;
         fe_value *val = &g->values[v];
         val->declared_seq = seq;
+        val->declared_opt = opt;
         /* A node's output takes the declared type where the declaration says
-         * more; inputs and initializers keep theirs. A sequence's comes with
-         * its tensors. */
-        if (val->producer != FE_NONE && !seq) {
+         * more; inputs and initializers keep theirs. (For a sequence or an
+         * optional, its tensors' type, until the node makes it.) */
+        if (val->producer != FE_NONE) {
             if (ty.elem != FE_UNDEFINED) val->type.elem = ty.elem;
             if (ty.rank >= 0) {
                 val->type.rank = ty.rank;

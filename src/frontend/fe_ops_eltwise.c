@@ -1009,7 +1009,7 @@ static lm_status infer_identity(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
     if (st) return st;
     const fe_value *v = fe_in(c, n, 0);
-    if (v->is_seq) return fe_set_out_seq(c, n, 0, v->type.elem, v->seq, v->seq_len);
+    if (v->is_seq) return fe_set_out_like(c, n, 0, v);
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k) return fe_set_out_const(c, n, 0, k);
     const fe_type *t = fe_in_type(c, n, 0);

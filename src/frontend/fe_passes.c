@@ -257,9 +257,11 @@ lm_status fe_infer_graph(fe_ctx *c) {
             const fe_value *v = fe_in(c, n, i);
             if (v && v->is_seq && !fe_op_takes_sequences(op))
                 return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                               "input %u ('%s') is a sequence; %s takes tensors (a sequence's "
-                               "tensors are read with SequenceAt or ConcatFromSequence)",
-                               i, v->name, n->op_type);
+                               "input %u ('%s') is %s; %s takes tensors (%s)", i, v->name,
+                               v->is_opt ? "an optional" : "a sequence", n->op_type,
+                               v->is_opt ? "OptionalGetElement reads what an optional holds"
+                                         : "a sequence's tensors are read with SequenceAt or "
+                                           "ConcatFromSequence");
             if (v && !v->is_seq && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
                 return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
                                v->name);

@@ -30,10 +30,10 @@ lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
                          const uint32_t *items, uint32_t count) {
     if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
     fe_value *v = &c->g->values[n->outputs[i]];
-    if (v->graph_output && !v->declared_seq)
+    if (v->graph_output && (!v->declared_seq || v->declared_opt))
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "graph output '%s' is declared a tensor but the node makes a sequence",
-                       v->name);
+                       "graph output '%s' is declared %s but the node makes a sequence", v->name,
+                       v->declared_opt ? "an optional" : "a tensor");
     if (v->graph_output && v->type.elem != FE_UNDEFINED && v->type.elem != elem)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "graph output '%s' is declared a sequence of %s but the node makes one "
@@ -46,18 +46,45 @@ lm_status fe_set_out_seq(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
     if (!copy) return fe_x_oom();
     if (count) memcpy(copy, items, count * sizeof *copy);
     v->is_seq = true;
+    v->is_opt = false;
     v->seq = copy;
     v->seq_len = count;
     v->type = (fe_type){.elem = elem, .rank = 0};
     return LM_OK;
 }
 
+lm_status fe_set_out_opt(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, uint32_t held) {
+    if (i >= n->output_count || n->outputs[i] == FE_NONE) return LM_OK;
+    fe_value *v = &c->g->values[n->outputs[i]];
+    if (v->graph_output && !v->declared_opt)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "graph output '%s' is declared %s but the node makes an optional", v->name,
+                       v->declared_seq ? "a sequence" : "a tensor");
+    uint32_t *copy = fe_arena_alloc(&c->g->arena, sizeof *copy);
+    if (!copy) return fe_x_oom();
+    *copy = held;
+    v->is_seq = v->is_opt = true;
+    v->seq = copy;
+    v->seq_len = held != FE_NONE;
+    v->type = (fe_type){.elem = elem, .rank = 0};
+    return LM_OK;
+}
+
+lm_status fe_set_out_like(fe_ctx *c, const fe_node *n, uint32_t i, const fe_value *src) {
+    if (src->is_opt)
+        return fe_set_out_opt(c, n, i, src->type.elem, src->seq_len ? src->seq[0] : FE_NONE);
+    return fe_set_out_seq(c, n, i, src->type.elem, src->seq, src->seq_len);
+}
+
 /* ---- graph inputs and outputs ----
  *
  * A sequence graph input of length L (lmfe_compile_options.sequence_lengths)
  * becomes L tensor inputs named NAME[0] .. NAME[L-1], each of the declared
- * tensor type; a sequence graph output becomes outputs NAME[0] .. in the
- * same way, as many as inference made. */
+ * tensor type. An optional graph input is present (its tensor or sequence
+ * is taken as above, under the same name) unless the options call it
+ * absent. Outputs unfold the same way, as inference made them: a
+ * sequence's tensors as NAME[i], an optional's value as itself, an empty
+ * optional as nothing. */
 
 static const lmfe_sequence_length *length_of(const lmfe_compile_options *o, const char *name) {
     for (size_t i = 0; i < o->sequence_length_count; i++)
@@ -66,7 +93,30 @@ static const lmfe_sequence_length *length_of(const lmfe_compile_options *o, cons
     return NULL;
 }
 
-static lm_status check_lengths(const fe_graph *g, const lmfe_compile_options *o) {
+static bool is_absent(const lmfe_compile_options *o, const char *name) {
+    for (size_t i = 0; i < o->absent_input_count; i++)
+        if (o->absent_inputs[i] && !strcmp(o->absent_inputs[i], name)) return true;
+    return false;
+}
+
+static const fe_value *input_named(const fe_graph *g, const char *name) {
+    for (uint32_t k = 0; k < g->input_count; k++)
+        if (!strcmp(g->values[g->inputs[k]].name, name)) return &g->values[g->inputs[k]];
+    return NULL;
+}
+
+static lm_status check_options(const fe_graph *g, const lmfe_compile_options *o) {
+    for (size_t i = 0; i < o->absent_input_count; i++) {
+        const char *name = o->absent_inputs[i];
+        if (!name) return err_set(LM_ERR_INVALID_ARGUMENT, "absent_inputs[%zu] is NULL", i);
+        const fe_value *v = input_named(g, name);
+        if (!v)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "absent input: the model has no input '%s'",
+                           name);
+        if (!v->declared_opt)
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "absent input: graph input '%s' is not optional", name);
+    }
     for (size_t i = 0; i < o->sequence_length_count; i++) {
         const lmfe_sequence_length *s = &o->sequence_lengths[i];
         if (!s->name)
@@ -77,9 +127,7 @@ static lm_status check_lengths(const fe_graph *g, const lmfe_compile_options *o)
         if (s->length > FE_MAX_SEQ)
             return err_set(LM_ERR_UNSUPPORTED, "sequence length: '%s' of %u tensors (at most %d)",
                            s->name, s->length, FE_MAX_SEQ);
-        const fe_value *v = NULL;
-        for (uint32_t k = 0; k < g->input_count && !v; k++)
-            if (!strcmp(g->values[g->inputs[k]].name, s->name)) v = &g->values[g->inputs[k]];
+        const fe_value *v = input_named(g, s->name);
         if (!v)
             return err_set(LM_ERR_INVALID_ARGUMENT, "sequence length: the model has no input '%s'",
                            s->name);
@@ -87,65 +135,139 @@ static lm_status check_lengths(const fe_graph *g, const lmfe_compile_options *o)
             return err_set(LM_ERR_INVALID_ARGUMENT,
                            "sequence length: graph input '%s' is a tensor, not a sequence",
                            s->name);
+        if (is_absent(o, s->name))
+            return err_set(LM_ERR_INVALID_ARGUMENT, "sequence length: graph input '%s' is absent",
+                           s->name);
     }
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        const fe_value *v = &g->values[g->inputs[k]];
+        if (v->declared_seq && !(v->declared_opt && is_absent(o, v->name)) &&
+            !length_of(o, v->name))
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "graph input '%s' is %s: give its length with --sequence %s=N", v->name,
+                           v->declared_opt ? "an optional sequence" : "a sequence", v->name);
+    }
+    return LM_OK;
+}
+
+/* Makes `target` the sequence of `length` new tensor inputs NAME[i] of
+ * type `type`, appended to inputs[*n]. */
+static lm_status sequence_input(fe_ctx *c, uint32_t target, const char *name, const fe_type *type,
+                                uint32_t length, uint32_t *inputs, uint32_t *n) {
+    fe_graph *g = c->g;
+    fe_expansion x = {.c = c, .node = {.name = name, .op_type = "input", .domain = ""}};
+    uint32_t *items = fe_arena_alloc(&g->arena, (length ? length : 1) * sizeof *items);
+    if (!items) return fe_x_oom();
+    for (uint32_t i = 0; i < length; i++) {
+        char item[160];
+        snprintf(item, sizeof item, "%s[%u]", name, i);
+        lm_status st = fe_x_value(&x, item, &items[i]);
+        if (st) return st;
+        fe_value *e = &g->values[items[i]]; /* after fe_x_value: the array may move */
+        e->type = *type;
+        e->graph_input = true;
+        /* The tensors of a sequence may differ in shape, so a symbolic dim
+         * of its declared type ties neither them nor other inputs: each
+         * tensor's open dims are given under its own name. */
+        for (int32_t d = 0; d < e->type.rank; d++)
+            e->type.sym[d] = NULL;
+        inputs[(*n)++] = items[i];
+    }
+    fe_value *v = &g->values[target];
+    v->graph_input = false;
+    v->is_seq = true;
+    v->seq = items;
+    v->seq_len = length;
+    v->type.rank = 0;
     return LM_OK;
 }
 
 lm_status fe_seq_bind_inputs(fe_ctx *c) {
     fe_graph *g = c->g;
     const lmfe_compile_options *o = c->opts;
-    lm_status st = check_lengths(g, o);
+    lm_status st = check_options(g, o);
     if (st) return st;
     uint64_t total = 0;
+    bool any = false;
     for (uint32_t k = 0; k < g->input_count; k++) {
         const fe_value *v = &g->values[g->inputs[k]];
-        const lmfe_sequence_length *len = length_of(o, v->name);
-        if (v->declared_seq && !len)
-            return err_set(LM_ERR_INVALID_ARGUMENT,
-                           "graph input '%s' is a sequence: give its length with --sequence "
-                           "%s=N",
-                           v->name, v->name);
-        total += v->declared_seq ? len->length : 1;
+        any |= v->declared_seq || v->declared_opt;
+        if (v->declared_opt && is_absent(o, v->name)) continue;
+        total += v->declared_seq ? length_of(o, v->name)->length : 1;
     }
-    if (!o->sequence_length_count) return LM_OK;
+    if (!any) return LM_OK;
     uint32_t *inputs = fe_arena_alloc(&g->arena, (size_t)(total ? total : 1) * sizeof *inputs);
     if (!inputs) return fe_x_oom();
     uint32_t n = 0;
-    for (uint32_t k = 0; k < g->input_count; k++) {
+    for (uint32_t k = 0; k < g->input_count && !st; k++) {
         uint32_t vi = g->inputs[k];
-        if (!g->values[vi].declared_seq) {
+        fe_value v = g->values[vi];
+        if (!v.declared_seq && !v.declared_opt) {
             inputs[n++] = vi;
             continue;
         }
-        const char *name = g->values[vi].name;
-        uint32_t length = length_of(o, name)->length;
-        fe_expansion x = {.c = c, .node = {.name = name, .op_type = "input", .domain = ""}};
-        uint32_t *items = fe_arena_alloc(&g->arena, (length ? length : 1) * sizeof *items);
-        if (!items) return fe_x_oom();
-        for (uint32_t i = 0; i < length; i++) {
-            char item[160];
-            snprintf(item, sizeof item, "%s[%u]", name, i);
-            if ((st = fe_x_value(&x, item, &items[i]))) return st;
-            fe_value *e = &g->values[items[i]]; /* after fe_x_value: the array may move */
-            e->type = g->values[vi].type;
-            e->graph_input = true;
-            /* The tensors of a sequence may differ in shape, so a symbolic dim
-             * of its declared type ties neither them nor other inputs: each
-             * tensor's open dims are given under its own name. */
-            for (int32_t d = 0; d < e->type.rank; d++)
-                e->type.sym[d] = NULL;
-            inputs[n++] = items[i];
+        if (!v.declared_opt) {
+            st = sequence_input(c, vi, v.name, &v.type, length_of(o, v.name)->length, inputs, &n);
+            continue;
         }
-        fe_value *v = &g->values[vi];
-        v->graph_input = false;
-        v->is_seq = true;
-        v->seq = items;
-        v->seq_len = length;
-        v->type.rank = 0;
+        /* An optional: what it holds (if present) is a value of its own,
+         * under the same name. */
+        uint32_t held = FE_NONE;
+        if (!is_absent(o, v.name)) {
+            fe_expansion x = {.c = c, .node = {.name = v.name, .op_type = "input", .domain = ""}};
+            if ((st = fe_x_value(&x, v.name, &held))) break;
+            fe_value *h = &g->values[held];
+            h->type = v.type;
+            if (v.declared_seq)
+                st = sequence_input(c, held, v.name, &v.type, length_of(o, v.name)->length, inputs,
+                                    &n);
+            else
+                h->graph_input = true, inputs[n++] = held;
+        }
+        uint32_t *slot = st ? NULL : fe_arena_alloc(&g->arena, sizeof *slot);
+        if (!st && !slot) st = fe_x_oom();
+        if (st) break;
+        *slot = held;
+        fe_value *w = &g->values[vi];
+        w->graph_input = false;
+        w->is_seq = w->is_opt = true;
+        w->seq = slot;
+        w->seq_len = held != FE_NONE;
+        w->type.rank = 0;
     }
+    if (st) return st;
     g->inputs = inputs;
     g->input_count = n;
     return LM_OK;
+}
+
+/* Appends what graph output value `vi` (named `name`) unfolds to. */
+static lm_status unfold_output(fe_graph *g, uint32_t vi, const char *name, uint32_t *outputs,
+                               const char **names, uint32_t *n) {
+    const fe_value *v = &g->values[vi];
+    if (v->is_opt) /* empty: nothing; else what it holds, under its name */
+        return v->seq_len ? unfold_output(g, v->seq[0], name, outputs, names, n) : LM_OK;
+    if (!v->is_seq) {
+        names[*n] = name;
+        outputs[(*n)++] = vi;
+        return LM_OK;
+    }
+    for (uint32_t i = 0; i < v->seq_len; i++) {
+        size_t len = strlen(name) + 16;
+        char *item = fe_arena_alloc(&g->arena, len);
+        if (!item) return fe_x_oom();
+        snprintf(item, len, "%s[%u]", name, i);
+        names[*n] = item;
+        outputs[(*n)++] = v->seq[i];
+    }
+    return LM_OK;
+}
+
+/* Outputs value `vi` unfolds to (an optional's or a sequence's tensors). */
+static uint64_t unfolded(const fe_graph *g, uint32_t vi) {
+    const fe_value *v = &g->values[vi];
+    if (v->is_opt) return v->seq_len ? unfolded(g, v->seq[0]) : 0;
+    return v->is_seq ? v->seq_len : 1;
 }
 
 lm_status fe_seq_bind_outputs(fe_ctx *c) {
@@ -154,11 +276,11 @@ lm_status fe_seq_bind_outputs(fe_ctx *c) {
     bool any = false;
     for (uint32_t k = 0; k < g->output_count; k++) {
         const fe_value *v = &g->values[g->outputs[k]];
-        if (v->declared_seq && !v->is_seq)
-            return err_set(LM_ERR_INVALID_FILE,
-                           "graph output '%s' is declared a sequence but is a tensor", v->name);
+        if ((v->declared_seq || v->declared_opt) && !v->is_seq)
+            return err_set(LM_ERR_INVALID_FILE, "graph output '%s' is declared %s but is a tensor",
+                           v->name, v->declared_opt ? "an optional" : "a sequence");
         any |= v->is_seq;
-        total += v->is_seq ? v->seq_len : 1;
+        total += unfolded(g, g->outputs[k]);
     }
     if (!any) return LM_OK;
     uint32_t *outputs = fe_arena_alloc(&g->arena, (size_t)(total ? total : 1) * sizeof *outputs);
@@ -166,20 +288,8 @@ lm_status fe_seq_bind_outputs(fe_ctx *c) {
     if (!outputs || !names) return fe_x_oom();
     uint32_t n = 0;
     for (uint32_t k = 0; k < g->output_count; k++) {
-        const fe_value *v = &g->values[g->outputs[k]];
-        if (!v->is_seq) {
-            names[n] = g->output_names ? g->output_names[k] : NULL;
-            outputs[n++] = g->outputs[k];
-            continue;
-        }
-        for (uint32_t i = 0; i < v->seq_len; i++) {
-            size_t len = strlen(v->name) + 16;
-            char *name = fe_arena_alloc(&g->arena, len);
-            if (!name) return fe_x_oom();
-            snprintf(name, len, "%s[%u]", v->name, i);
-            names[n] = name;
-            outputs[n++] = v->seq[i];
-        }
+        lm_status st = unfold_output(g, g->outputs[k], fe_output_name(g, k), outputs, names, &n);
+        if (st) return st;
     }
     g->outputs = outputs;
     g->output_names = names;
@@ -192,8 +302,10 @@ lm_status fe_seq_bind_outputs(fe_ctx *c) {
 static lm_status seq_in(fe_ctx *c, const fe_node *n, uint32_t i, const fe_value **out) {
     const fe_value *v = fe_in(c, n, i);
     if (!v) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u is missing", i);
-    if (!v->is_seq)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') must be a sequence", i, v->name);
+    if (!v->is_seq || v->is_opt)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') must be a sequence%s", i,
+                       v->name,
+                       v->is_opt ? " (it is an optional: OptionalGetElement reads it)" : "");
     *out = v;
     return LM_OK;
 }
@@ -510,6 +622,52 @@ static lm_status infer_split(fe_ctx *c, const fe_node *n) {
     return finish(c, &x, st);
 }
 
+/* ---- optionals ---- */
+
+/* Optional(x): holds x (a tensor or a sequence); without x, empty. */
+static lm_status infer_optional(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 0, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"type", NULL});
+    if (st) return st;
+    const fe_value *v = fe_in(c, n, 0);
+    if (v && v->is_opt)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input 0 ('%s') is an optional already", v->name);
+    if (v) return fe_set_out_opt(c, n, 0, v->type.elem, n->inputs[0]);
+    if (!fe_node_attr(n, "type"))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "an empty Optional needs its 'type' attribute");
+    return fe_set_out_opt(c, n, 0, FE_UNDEFINED, FE_NONE);
+}
+
+/* Whether the optional holds something (known when compiling). The input
+ * may also be missing (false), or a tensor or a sequence (true): opset 18
+ * says so, and a Loop whose carried optional becomes the body's plain
+ * sequence (as ONNX's own loop16 test does) needs it earlier too. */
+static lm_status infer_has_element(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 0, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (st) return st;
+    const fe_value *v = fe_in(c, n, 0);
+    fe_tensor *t;
+    if ((st = fe_const_new(c, FE_BOOL, 0, NULL, &t))) return st;
+    fe_tensor_set_i64(t, 0, v && (!v->is_opt || v->seq_len));
+    return fe_set_out_const(c, n, 0, t);
+}
+
+/* What the optional holds (a tensor or a sequence given instead is itself,
+ * as for OptionalHasElement): an Identity of it. */
+static lm_status infer_get_element(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
+    if (st) return st;
+    const fe_value *v = fe_in(c, n, 0);
+    if (v->is_opt && !v->seq_len)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "the optional '%s' is empty", v->name);
+    uint32_t held = v->is_opt ? v->seq[0] : n->inputs[0];
+    fe_expansion x;
+    begin(c, n, &x);
+    return finish(c, &x, fe_x_identity(&x, held, n->outputs[0]));
+}
+
 /* value_inputs: the positions and SplitToSequence's split. */
 const fe_op_def fe_ops_sequence[] = {
     {"SequenceEmpty", infer_empty, NULL, 0, NULL},
@@ -520,6 +678,9 @@ const fe_op_def fe_ops_sequence[] = {
     {"SequenceLength", infer_length, NULL, 0, NULL},
     {"ConcatFromSequence", infer_concat, NULL, 0, NULL},
     {"SplitToSequence", infer_split, NULL, 1u << 1, NULL},
+    {"Optional", infer_optional, NULL, 0, NULL},
+    {"OptionalHasElement", infer_has_element, NULL, 0, NULL},
+    {"OptionalGetElement", infer_get_element, NULL, 0, NULL},
 };
 const size_t fe_ops_sequence_count = sizeof fe_ops_sequence / sizeof fe_ops_sequence[0];
 

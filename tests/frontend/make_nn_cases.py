@@ -1402,5 +1402,15 @@ write_case("refuse_if_runtime_condition_sequence_lengths_differ",
             helper.make_node("If", ["c"], ["seq"], then_branch=sq_then, else_branch=sq_short),
             helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0)],
            [("x", f32(3))], [("y", (F, [6]))], 13, inits=[("zero", np.float32(0))],
-           expect="output 0 is a sequence in then_branch and a sequence of another length in "
-                  "else_branch")
+           expect="output 0 is a sequence of 2 tensors in then_branch and a sequence of 1 "
+                  "tensor in else_branch")
+
+# Optionals inside a graph: Optional wraps a run-time tensor, HasElement
+# folds, GetElement reads it back.
+ox = f32(4)
+write_case("optional_wrap_read",
+           [helper.make_node("Optional", ["x"], ["o"]),
+            helper.make_node("OptionalHasElement", ["o"], ["has"]),
+            helper.make_node("OptionalGetElement", ["o"], ["got"]),
+            helper.make_node("Relu", ["got"], ["y"])],
+           [("x", ox)], [("y", np.maximum(ox, 0)), ("has", np.array(True))], 15)

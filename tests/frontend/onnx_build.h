@@ -128,6 +128,18 @@ static inline Onnx__TypeProto *ob_sequence_type(Onnx__TypeProto *elem) {
     return tp;
 }
 
+/* An optional of `elem` (a tensor or sequence type). */
+static inline Onnx__TypeProto *ob_optional_type(Onnx__TypeProto *elem) {
+    Onnx__TypeProto *tp = ob_alloc(sizeof *tp);
+    onnx__type_proto__init(tp);
+    Onnx__TypeProto__Optional *op = ob_alloc(sizeof *op);
+    onnx__type_proto__optional__init(op);
+    op->elem_type = elem;
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+    tp->optional_type = op;
+    return tp;
+}
+
 static inline Onnx__ValueInfoProto *ob_vi(const char *name, Onnx__TypeProto *type) {
     Onnx__ValueInfoProto *vi = ob_alloc(sizeof *vi);
     onnx__value_info_proto__init(vi);

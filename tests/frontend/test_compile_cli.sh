@@ -12,7 +12,7 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$(dirname "$0")/../tools/check_lib.sh"
 
 expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
-for words in --input-shape --dim --sequence --const --golden --dtype --trace --info "exit codes"; do
+for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --info "exit codes"; do
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
@@ -45,6 +45,12 @@ expect_ok sequence_compile "SequenceInsert                1  folded" \
     --input-shape "sequence[1]=2" --input-shape tensor=3
 expect_ok sequence_names "output_sequence[2] Output              12 bytes  Int64 stored as Int32, shape (3,)" \
     info "$W/s.lmb"
+O="$D/test_optional_has_element/model.onnx"
+expect_ok info_optional "optional float[4]  (present unless --absent)" compile "$O" --info
+expect_ok optional_absent "OptionalHasElement            1  folded" \
+    compile "$O" -o "$W/o.lmb" --absent optional_input
+expect_error absent_not_optional 2 "absent input: graph input 'x' is not optional" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --absent x
 expect_ok compile "1 nodes, 1 on the device" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok summary_row "Add" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok verify "ok" verify "$W/add.lmb"

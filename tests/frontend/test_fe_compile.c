@@ -961,6 +961,76 @@ static void graph_attr(Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g
     a->g = g;
 }
 
+/* Optional graph inputs and outputs: present unless called absent, then
+ * what they hold is an input or output of its own; an empty optional
+ * output is no output at all. */
+static void test_optional_io(void) {
+    int64_t d3 = 3;
+    Onnx__GraphProto *g = ob_graph("oio");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 15;
+    ob_input(g, ob_vi("o", ob_optional_type(ob_tensor_type(F32, 1, &d3, NULL))));
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_output(g, ob_vi("has", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, NULL, NULL)));
+    ob_output(g, ob_vi("same", ob_optional_type(ob_tensor_type(F32, 1, &d3, NULL))));
+    ob_node(g, "OptionalHasElement", "has", (const char *[]){"o", NULL},
+            (const char *[]){"has", NULL});
+    ob_node(g, "Identity", "id", (const char *[]){"o", NULL}, (const char *[]){"same", NULL});
+    const char *path = save(m);
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    lm_binary *bin = NULL;
+    const char *absent[1] = {"x"};
+    o.absent_inputs = absent;
+    o.absent_input_count = 1;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "absent input: graph input 'x' is not optional");
+    absent[0] = "q";
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "absent input: the model has no input 'q'");
+    absent[0] = NULL;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "absent_inputs[0] is NULL");
+    for (int present = 1; present >= 0; present--) {
+        absent[0] = "o";
+        o.absent_input_count = present ? 0 : 1;
+        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+        const void *data;
+        uint64_t size;
+        lm_replay *r;
+        CHECK_OK(lm_binary_data(bin, &data, &size));
+        CHECK_OK(lm_replay_open(data, size, &r));
+        /* Present: o, x in; has, same out. Absent: x in; has out. */
+        CHECK_EQ_U64(lm_replay_buffer_count(r), present ? 4 : 2);
+        lm_replay_buffer_info info;
+        CHECK_OK(lm_replay_buffer_info_at(r, 0, &info));
+        CHECK(!strcmp(info.name, present ? "o" : "x"));
+        CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+        int32_t has = -1;
+        CHECK_OK(lm_replay_get_output(r, "has", &has, sizeof has));
+        CHECK(has == present);
+        lm_replay_close(r);
+        lm_binary_free(bin);
+    }
+    /* An empty Optional cannot be read. */
+    g = ob_graph("oe");
+    m = ob_model(g);
+    m->opset_import[0]->version = 15;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, &d3, NULL)));
+    Onnx__NodeProto *none =
+        ob_node(g, "Optional", "none", (const char *[]){NULL}, (const char *[]){"o", NULL});
+    ob_node(g, "OptionalGetElement", "get", (const char *[]){"o", NULL},
+            (const char *[]){"y", NULL});
+    lmfe_compile_options_init(&o);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'none' (Optional): an empty Optional needs its 'type' attribute");
+    ob_attr(none, "type", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO)->tp =
+        ob_tensor_type(F32, 1, &d3, NULL);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'get' (OptionalGetElement): the optional 'o' is empty");
+}
+
 /* SequenceMap: equally long sequences, something to map, a body that fits. */
 static void test_sequence_map_refusals(void) {
     int64_t d2 = 2;
@@ -1276,6 +1346,7 @@ int main(void) {
     TEST_RUN(test_sequence_refusals);
     TEST_RUN(test_sequence_io);
     TEST_RUN(test_sequence_map_refusals);
+    TEST_RUN(test_optional_io);
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);

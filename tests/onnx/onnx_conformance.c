@@ -680,15 +680,106 @@ static void unreadable(worker *w) {
          "%s", msg);
 }
 
-/* Reads value file `path` (the pb-th of `ios`, or the one it names) as
- * items: a TensorProto, or for a declared sequence a SequenceProto of
- * tensors (each written back to a file of its own and read as a tensor). */
-static bool read_items(worker *w, const char *path, const lmfe_model_info *info,
-                       const lmfe_io_info *ios, size_t io_count, size_t pb, item **items,
-                       size_t *count, size_t *cap, size_t *lengths) {
-    (void)info;
+/* A protobuf message's fields, one at a time: *field, *wire, and for a
+ * length-delimited field its bytes (*data, *len); for a varint, *len is
+ * the value. False at the end or on malformed bytes (*bad). */
+static bool pb_field(const uint8_t **p, const uint8_t *end, unsigned *field, unsigned *wire,
+                     const uint8_t **data, uint64_t *len, bool *bad) {
+    uint64_t key = 0;
+    if (*p >= end) return false;
+    *bad = !pb_varint(p, end, &key);
+    *field = (unsigned)(key >> 3);
+    *wire = (unsigned)(key & 7);
+    *data = NULL;
+    if (!*bad && *wire == 0) {
+        *bad = !pb_varint(p, end, len);
+        return !*bad;
+    }
+    if (!*bad && (*wire == 1 || *wire == 5))
+        *len = *wire == 1 ? 8 : 4;
+    else if (!*bad && *wire == 2)
+        *bad = !pb_varint(p, end, len);
+    else
+        *bad = true;
+    if (*bad || *len > (uint64_t)(end - *p)) {
+        *bad = true;
+        return false;
+    }
+    *data = *p;
+    *p += *len;
+    return true;
+}
+
+/* The tensor in serialized TensorProto `bytes` as item `name` (written to
+ * a file of its own, then read as the tools read one). */
+static bool tensor_item(worker *w, const uint8_t *bytes, size_t size, const lmfe_io_info *io,
+                        const char *name, size_t pb, size_t j, bool input, item **items,
+                        size_t *count, size_t *cap) {
+    char piece[PATH_MAX + 64];
+    snprintf(piece, sizeof piece, "%s/%s_%zu_%zu.pb", w->tmp, input ? "in" : "out", pb, j);
+    item *it = item_add(items, count, cap);
+    if (!it) {
+        fail(w, "harness crash", "out of memory");
+        return false;
+    }
+    file_chunk chunk = {bytes, size};
+    it->pb = pb;
+    it->io = io;
+    it->name = xprintf("%s", name);
+    if (file_save_atomic(piece, &chunk, 1) || lmfe_read_tensor_pb(piece, &it->tv)) {
+        unreadable(w);
+        return false;
+    }
+    return true;
+}
+
+/* ONNX's SequenceProto (onnx-data.proto, which the compiler's schema does
+ * not include): name = 1, elem_type = 2 (1: tensors), tensor_values = 3.
+ * Its tensors become items NAME[i]; *out_len counts them. */
+static bool sequence_items(worker *w, const uint8_t *p, const uint8_t *end, const char *path,
+                           const lmfe_io_info *io, size_t pb, bool input, item **items,
+                           size_t *count, size_t *cap, size_t *out_len) {
+    unsigned field, wire;
+    const uint8_t *data;
+    uint64_t len, elem_type = 1;
+    bool bad = false;
+    size_t j = 0;
+    while (pb_field(&p, end, &field, &wire, &data, &len, &bad)) {
+        if (field == 2 && wire == 0) elem_type = len;
+        if (field != 3 || wire != 2) continue;
+        char name[300];
+        snprintf(name, sizeof name, "%s[%zu]", io->name, j);
+        if (!tensor_item(w, data, (size_t)len, io, name, pb, j, input, items, count, cap))
+            return false;
+        j++;
+    }
+    if (bad) {
+        fail(w, "test data error", "%s: not a SequenceProto", path);
+        return false;
+    }
+    if (elem_type != 1) {
+        fail(w, "sequence/optional types", "%s: a sequence of non-tensors (elem_type %d)", path,
+             (int)elem_type);
+        return false;
+    }
+    *out_len = j;
+    return true;
+}
+
+/* A graph input or output's length in the data: absent (an empty optional). */
+#define ABSENT ((size_t)-2)
+
+/* Reads value file `path`, the pb-th input or output (`ios`, io_count of
+ * them; a tensor naming another goes to that one), as items: a TensorProto;
+ * for a declared sequence a SequenceProto; for an optional an
+ * OptionalProto (name = 1, elem_type = 2, tensor_value = 3,
+ * sequence_value = 5), empty or holding one of those. lengths[k] records a
+ * sequence's length, or ABSENT. */
+static bool read_items(worker *w, const char *path, bool input, const lmfe_io_info *ios,
+                       size_t io_count, size_t pb, item **items, size_t *count, size_t *cap,
+                       size_t *lengths) {
     const lmfe_io_info *io = &ios[pb];
-    if (!io->sequence) {
+    if (!io->sequence && !io->optional) {
         item *it = item_add(items, count, cap);
         if (!it) {
             fail(w, "harness crash", "out of memory");
@@ -700,7 +791,8 @@ static bool read_items(worker *w, const char *path, const lmfe_model_info *info,
             return false;
         }
         for (size_t k = 0; it->tv.name && k < io_count; k++)
-            if (!strcmp(it->tv.name, ios[k].name) && !ios[k].sequence) io = &ios[k];
+            if (!strcmp(it->tv.name, ios[k].name) && !ios[k].sequence && !ios[k].optional)
+                io = &ios[k];
         it->io = io;
         it->name = xprintf("%s", io->name);
         return true;
@@ -711,75 +803,44 @@ static bool read_items(worker *w, const char *path, const lmfe_model_info *info,
         fail(w, "test data error", "%s", lm_last_error());
         return false;
     }
-    /* ONNX's SequenceProto (onnx-data.proto, which the compiler's schema
-     * does not include): name = 1, elem_type = 2 (1: tensors), and each
-     * tensor_values = 3 an embedded TensorProto. */
-    const uint8_t *p = bytes, *end = p + size;
-    char name[256] = "";
-    uint64_t elem_type = 1;
-    size_t j = 0;
-    bool ok = true;
-    while (ok && p < end) {
-        uint64_t key, len = 0;
-        ok = pb_varint(&p, end, &key);
-        unsigned wire = (unsigned)(key & 7), field = (unsigned)(key >> 3);
-        if (ok && wire == 0) {
-            uint64_t v;
-            ok = pb_varint(&p, end, &v);
-            if (field == 2) elem_type = v;
-            continue;
-        }
-        if (ok && (wire == 1 || wire == 5)) {
-            len = wire == 1 ? 8 : 4;
-        } else if (ok && wire == 2) {
-            ok = pb_varint(&p, end, &len);
-        } else {
-            ok = false;
-        }
-        if (!ok || len > (uint64_t)(end - p)) {
-            ok = false;
-            break;
-        }
-        if (field == 1 && wire == 2 && len < sizeof name) {
-            memcpy(name, p, (size_t)len);
-            name[len] = '\0';
+    const uint8_t *p = bytes, *end = p + size, *data, *held = NULL;
+    unsigned field, wire, held_field = 0;
+    uint64_t len, held_len = 0, elem_type = 0;
+    bool bad = false, ok = true;
+    /* The name first: it says which input or output this is. */
+    while (pb_field(&p, end, &field, &wire, &data, &len, &bad)) {
+        if (field == 1 && wire == 2)
             for (size_t k = 0; k < io_count; k++)
-                if (!strcmp(name, ios[k].name)) io = &ios[k];
+                if (strlen(ios[k].name) == len && !memcmp(ios[k].name, data, len)) io = &ios[k];
+        if (io->optional && field == 2 && wire == 0) elem_type = len;
+        if (io->optional && (field == 3 || field == 5) && wire == 2) {
+            held = data;
+            held_len = len;
+            held_field = field;
         }
-        if (field == 3 && wire == 2) {
-            char piece[PATH_MAX + 64];
-            snprintf(piece, sizeof piece, "%s/%s_%zu_%zu.pb", w->tmp,
-                     ios == info->inputs ? "in" : "out", pb, j);
-            item *it = item_add(items, count, cap);
-            if (!it) {
-                fail(w, "harness crash", "out of memory");
-                free(bytes);
-                return false;
-            }
-            file_chunk chunk = {p, (size_t)len};
-            it->pb = pb;
-            it->io = io;
-            it->name = xprintf("%s[%zu]", io->name, j++);
-            if (file_save_atomic(piece, &chunk, 1) || lmfe_read_tensor_pb(piece, &it->tv)) {
-                unreadable(w);
-                free(bytes);
-                return false;
-            }
+    }
+    size_t k = (size_t)(io - ios);
+    if (bad) {
+        fail(w, "test data error", "%s: not a %s", path,
+             io->optional ? "OptionalProto" : "SequenceProto");
+        ok = false;
+    } else if (!io->optional) {
+        ok = sequence_items(w, bytes, end, path, io, pb, input, items, count, cap, &lengths[k]);
+    } else if (!held) {
+        if (elem_type > 1 && elem_type != 3) {
+            fail(w, "sequence/optional types", "%s: an optional of elem_type %d", path,
+                 (int)elem_type);
+            ok = false;
         }
-        p += len;
+        lengths[k] = ABSENT;
+    } else if (held_field == 3) {
+        ok = tensor_item(w, held, (size_t)held_len, io, io->name, pb, 0, input, items, count, cap);
+    } else {
+        ok = sequence_items(w, held, held + held_len, path, io, pb, input, items, count, cap,
+                            &lengths[k]);
     }
     free(bytes);
-    if (!ok) {
-        fail(w, "test data error", "%s: not a SequenceProto", path);
-        return false;
-    }
-    if (elem_type != 1) {
-        fail(w, "sequence/optional types", "%s: a sequence of non-tensors (elem_type %d)", path,
-             (int)elem_type);
-        return false;
-    }
-    lengths[io - ios] = j;
-    return true;
+    return ok;
 }
 
 /* Runs one test; the result in w->cls / w->reason. */
@@ -835,7 +896,7 @@ static void run_test(worker *w) {
         }
         /* ONNX's order: the N-th input that is not an initializer; a value
          * naming one of the inputs goes to that one. */
-        if (!read_items(w, path, &info, info.inputs, info.input_count, npb_in, &ins, &nin, &cap_in,
+        if (!read_items(w, path, true, info.inputs, info.input_count, npb_in, &ins, &nin, &cap_in,
                         in_len))
             goto done;
     }
@@ -847,7 +908,7 @@ static void run_test(worker *w) {
                  info.output_count);
             goto done;
         }
-        if (!read_items(w, path, &info, info.outputs, info.output_count, npb_out, &outs, &nout,
+        if (!read_items(w, path, false, info.outputs, info.output_count, npb_out, &outs, &nout,
                         &cap_out, out_len))
             goto done;
     }
@@ -858,7 +919,7 @@ static void run_test(worker *w) {
     }
     for (size_t i = 0; i < info.output_count; i++)
         if (!npy_dtype_of(info.outputs[i].elem_type) && info.outputs[i].elem_type != 0 &&
-            !info.outputs[i].sequence) {
+            !info.outputs[i].sequence && !info.outputs[i].optional) {
             fail(w, "unsupported element type", "output '%s': element type %s",
                  info.outputs[i].name, lmfe_elem_type_name(info.outputs[i].elem_type));
             goto done;
@@ -883,6 +944,11 @@ static void run_test(worker *w) {
     snprintf(lmb, sizeof lmb, "%s/model.lmb", w->tmp);
     argv[ac++] = lmb;
     for (size_t k = 0; k < info.input_count; k++) {
+        if (in_len[k] == ABSENT) {
+            argv[ac++] = "--absent";
+            argv[ac++] = (char *)info.inputs[k].name;
+            continue;
+        }
         if (!info.inputs[k].sequence || in_len[k] == SIZE_MAX) continue;
         argv[ac++] = "--sequence";
         argv[ac++] = owned[owned_count++] = xprintf("%s=%zu", info.inputs[k].name, in_len[k]);
