@@ -203,8 +203,9 @@ lm_status lmfe_read_tensor_pb(const char *path, lmfe_tensor_value *out);
 
 void lmfe_tensor_value_free(lmfe_tensor_value *value);
 
-/* The ONNX op types (default domain) the compiler supports, by index:
- * NULL past the last. The names are static. */
+/* The ONNX op types the compiler supports, by index: the default domain's,
+ * then other domains' as DOMAIN.OP (ai.onnx.preview.training.Adam); NULL
+ * past the last. The names are static. */
 const char *lmfe_supported_op(size_t index);
 
 /* ONNX's name of a data type number ("float", "int64", ...), "unknown" otherwise. */

@@ -32,9 +32,13 @@ const fe_op_def *const *fe_op_all(size_t *out_count) {
 }
 
 const char *lmfe_supported_op(size_t index) {
+    static const char *const training[] = {
+        FE_TRAINING_DOMAIN ".Adagrad", FE_TRAINING_DOMAIN ".Momentum", FE_TRAINING_DOMAIN ".Adam"};
     size_t count;
     const fe_op_def *const *t = all_ops(&count);
-    return index < count ? t[index]->op_type : NULL;
+    if (index < count) return t[index]->op_type;
+    index -= count;
+    return index < sizeof training / sizeof training[0] ? training[index] : NULL;
 }
 
 const fe_op_family fe_op_families[] = {

@@ -91,6 +91,12 @@ extern const size_t fe_ops_control_count;
 extern const fe_op_def fe_ops_sequence[];
 extern const size_t fe_ops_sequence_count;
 
+/* The optimizers of domain ai.onnx.preview.training: Adagrad, Momentum and
+ * Adam, rewritten into element-wise ops (fe_ops_training.c). Not in the
+ * default domain's registry. */
+extern const fe_op_def fe_ops_training[];
+extern const size_t fe_ops_training_count;
+
 /* Text features: TfIdfVectorizer (fe_ops_text.c). */
 extern const fe_op_def fe_ops_text[];
 extern const size_t fe_ops_text_count;

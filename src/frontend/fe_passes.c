@@ -248,11 +248,14 @@ lm_status fe_infer_graph(fe_ctx *c) {
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         c->current = n;
-        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+        bool training = !strcmp(n->domain, FE_TRAINING_DOMAIN);
+        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0 && !training)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED, "ops of domain '%s' are not supported",
                            n->domain);
-        const fe_op_def *op = fe_op_find(n->op_type);
-        if (!op) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s is not supported", n->op_type);
+        const fe_op_def *op = training ? fe_op_find_training(n->op_type) : fe_op_find(n->op_type);
+        if (!op)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s%s%s is not supported",
+                           training ? n->domain : "", training ? "." : "", n->op_type);
         for (uint32_t i = 0; i < n->input_count; i++) {
             const fe_value *v = fe_in(c, n, i);
             if (v && v->is_seq && !fe_op_takes_sequences(op))

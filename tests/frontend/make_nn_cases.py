@@ -33,7 +33,7 @@ def f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def write_case(name, nodes, inputs, outputs, opset, inits=(), expect=None):
+def write_case(name, nodes, inputs, outputs, opset, inits=(), expect=None, domains=()):
     """inputs: [(name, array)], outputs: [(name, array or (elem, shape))]."""
     d = os.path.join(OUT, name)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
@@ -48,7 +48,8 @@ def write_case(name, nodes, inputs, outputs, opset, inits=(), expect=None):
                 n, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], list(a.shape)))
     graph = helper.make_graph(nodes, name, vi, vo,
                               [numpy_helper.from_array(a, n) for n, a in inits])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
+                              [helper.make_opsetid(d, v) for d, v in domains])
     model.ir_version = 7
     onnx.save(model, os.path.join(d, "model.onnx"))
     for i, (n, a) in enumerate(inputs):
@@ -1414,3 +1415,72 @@ write_case("optional_wrap_read",
             helper.make_node("OptionalGetElement", ["o"], ["got"]),
             helper.make_node("Relu", ["got"], ["y"])],
            [("x", ox)], [("y", np.maximum(ox, 0)), ("has", np.array(True))], 15)
+
+# The training domain's optimizers, rewritten into element-wise ops, against
+# NumPy transcriptions of ONNX's formulas: two tensors each, regularization,
+# Adagrad's decay, Nesterov momentum after the first step, Adam's bias
+# correction (T > 0) and post-update regularization.
+TRAIN = [("ai.onnx.preview.training", 1)]
+tr_x = [f32(3), f32(2, 2)]
+tr_g = [f32(3), f32(2, 2)]
+tr_s = [np.abs(f32(3)), np.abs(f32(2, 2))]
+tr_v = [f32(3), f32(2, 2)]
+R, T = np.array(0.1, np.float32), np.array(3, np.int64)
+
+
+def tr_inputs(*groups):
+    names, vals = [], []
+    for gname, arrs in groups:
+        for i, a in enumerate(arrs):
+            names.append("%s%d" % (gname, i))
+            vals.append(("%s%d" % (gname, i), a))
+    return names, vals
+
+
+names, vals = tr_inputs(("X", tr_x), ("G", tr_g), ("H", tr_s))
+outs = []
+r = 0.1 / (1 + 3 * 0.5)
+for x0, g0, h0 in zip(tr_x, tr_g, tr_s):
+    gr = 0.01 * x0 + g0
+    hn = h0 + gr * gr
+    outs.append((x0 - r * gr / (np.sqrt(hn) + 1e-6), hn))
+write_case("adagrad_two_tensors",
+           [helper.make_node("Adagrad", ["R", "T"] + names,
+                             ["X0n", "X1n", "H0n", "H1n"], domain="ai.onnx.preview.training",
+                             decay_factor=0.5, norm_coefficient=0.01)],
+           [("R", R), ("T", T)] + vals,
+           [("X0n", outs[0][0].astype(np.float32)), ("X1n", outs[1][0].astype(np.float32)),
+            ("H0n", outs[0][1].astype(np.float32)), ("H1n", outs[1][1].astype(np.float32))],
+           13, domains=TRAIN)
+names, vals = tr_inputs(("X", tr_x), ("G", tr_g), ("V", tr_v))
+outs = []
+for x0, g0, v0 in zip(tr_x, tr_g, tr_v):
+    gr = 0.02 * x0 + g0
+    vn = 0.9 * v0 + 0.7 * gr
+    outs.append((x0 - 0.1 * (gr + 0.9 * vn), vn))
+write_case("momentum_nesterov_two_tensors",
+           [helper.make_node("Momentum", ["R", "T"] + names,
+                             ["X0n", "X1n", "V0n", "V1n"], domain="ai.onnx.preview.training",
+                             alpha=0.9, beta=0.7, mode="nesterov", norm_coefficient=0.02)],
+           [("R", R), ("T", T)] + vals,
+           [("X0n", outs[0][0].astype(np.float32)), ("X1n", outs[1][0].astype(np.float32)),
+            ("V0n", outs[0][1].astype(np.float32)), ("V1n", outs[1][1].astype(np.float32))],
+           13, domains=TRAIN)
+names, vals = tr_inputs(("X", tr_x), ("G", tr_g), ("V", tr_v), ("H", tr_s))
+outs = []
+ra = 0.1 * np.sqrt(1 - 0.99 ** 3) / (1 - 0.8 ** 3)
+for x0, g0, v0, h0 in zip(tr_x, tr_g, tr_v, tr_s):
+    gr = 0.01 * x0 + g0
+    vn = 0.8 * v0 + 0.2 * gr
+    hn = 0.99 * h0 + 0.01 * gr * gr
+    outs.append(((1 - 0.05) * (x0 - ra * vn / (np.sqrt(hn) + 1e-3)), vn, hn))
+write_case("adam_bias_corrected_two_tensors",
+           [helper.make_node("Adam", ["R", "T"] + names,
+                             ["X0n", "X1n", "V0n", "V1n", "H0n", "H1n"],
+                             domain="ai.onnx.preview.training", alpha=0.8, beta=0.99,
+                             epsilon=1e-3, norm_coefficient=0.01, norm_coefficient_post=0.05)],
+           [("R", R), ("T", T)] + vals,
+           [("X0n", outs[0][0].astype(np.float32)), ("X1n", outs[1][0].astype(np.float32)),
+            ("V0n", outs[0][1].astype(np.float32)), ("V1n", outs[1][1].astype(np.float32)),
+            ("H0n", outs[0][2].astype(np.float32)), ("H1n", outs[1][2].astype(np.float32))],
+           13, domains=TRAIN)

@@ -1031,6 +1031,47 @@ static void test_optional_io(void) {
                 "node 'get' (OptionalGetElement): the optional 'o' is empty");
 }
 
+/* The training domain's optimizers: R, T and whole (X, G, state) groups of
+ * one shape; other ops of that domain are named when refused. */
+static void test_training_refusals(void) {
+    int64_t d3 = 3, d2 = 2;
+    Onnx__GraphProto *g = ob_graph("tr");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_import(m, "ai.onnx.preview.training", 1);
+    ob_input(g, ob_vi("R", ob_tensor_type(F32, 0, NULL, NULL)));
+    ob_input(g, ob_vi("T", ob_tensor_type(I64, 0, NULL, NULL)));
+    ob_input(g, ob_vi("X", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_input(g, ob_vi("G", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_input(g, ob_vi("H", ob_tensor_type(F32, 1, &d2, NULL)));
+    ob_output(g, ob_vi("Xn", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_output(g, ob_vi("Hn", ob_tensor_type(F32, 1, &d3, NULL)));
+    Onnx__NodeProto *n =
+        ob_node(g, "Adagrad", "step", (const char *[]){"R", "T", "X", "G", "H", NULL},
+                (const char *[]){"Xn", "Hn", NULL});
+    n->domain = ob_str("ai.onnx.preview.training");
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'step' (Adagrad): input 4 is float[2], but tensor 2 it goes with is "
+                "float[3] (and R float)");
+    n->n_input = 4;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "4 inputs: expected R, T and 3 tensors per updated tensor");
+    n->n_input = 5;
+    n->input[1] = ob_str("R");
+    g->input[4] = ob_vi("H", ob_tensor_type(F32, 1, &d3, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "T must be one int64");
+    n->input[1] = ob_str("T");
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+    n->op_type = ob_str("Momentum");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "attribute mode is required");
+    n->op_type = ob_str("Gradient");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'step' (Gradient): op ai.onnx.preview.training.Gradient is not supported");
+}
+
 /* SequenceMap: equally long sequences, something to map, a body that fits. */
 static void test_sequence_map_refusals(void) {
     int64_t d2 = 2;
@@ -1347,6 +1388,7 @@ int main(void) {
     TEST_RUN(test_sequence_io);
     TEST_RUN(test_sequence_map_refusals);
     TEST_RUN(test_optional_io);
+    TEST_RUN(test_training_refusals);
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);
