@@ -145,20 +145,6 @@ static lm_status attr_float(fe_ctx *c, const fe_node *n, const char *name, doubl
 
 /* ---- the rewrites ---- */
 
-static void begin(fe_ctx *c, const fe_node *n, fe_expansion *x) {
-    *x = (fe_expansion){.c = c, .k = (uint32_t)(n - c->g->nodes), .node = *n};
-    if (n->name[0])
-        snprintf(x->prefix, sizeof x->prefix, "%s/", n->name);
-    else
-        snprintf(x->prefix, sizeof x->prefix, "%s#%u/", n->op_type, n->index);
-}
-
-static lm_status finish(fe_ctx *c, fe_expansion *x, lm_status st) {
-    st = fe_x_finish(x, st);
-    if (!st) c->expanded = true;
-    return st;
-}
-
 /* T as R's element type (a new value). */
 static lm_status t_float(fe_expansion *x, fe_elem e, uint32_t *out) {
     fe_node *cast;
@@ -190,7 +176,7 @@ static lm_status infer_adagrad(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     fe_elem e = fe_in_type(c, n, 0)->elem;
     fe_expansion x;
-    begin(c, n, &x);
+    fe_x_begin(c, n, &x);
     /* r = R / (1 + T * decay_factor) */
     uint32_t t, kdecay, td, one, den, r, keps;
     st = t_float(&x, e, &t);
@@ -214,7 +200,7 @@ static lm_status infer_adagrad(fe_ctx *c, const fe_node *n) {
         uint32_t x_new = n->outputs[k];
         if (!st) st = emit(&x, "Sub", X, step, &x_new);
     }
-    return finish(c, &x, st);
+    return fe_x_end(c, &x, st);
 }
 
 static lm_status infer_momentum(fe_ctx *c, const fe_node *n) {
@@ -237,7 +223,7 @@ static lm_status infer_momentum(fe_ctx *c, const fe_node *n) {
     fe_elem e = fe_in_type(c, n, 0)->elem;
     bool nesterov = mode == 1;
     fe_expansion x;
-    begin(c, n, &x);
+    fe_x_begin(c, n, &x);
     /* beta_adjusted = T > 0 ? beta : 1 */
     uint32_t pos, kbeta, one, kalpha, b;
     st = t_positive(&x, &pos);
@@ -267,7 +253,7 @@ static lm_status infer_momentum(fe_ctx *c, const fe_node *n) {
         if (!st) st = emit_to(&x, "Mul", n->inputs[0], dir, &step);
         if (!st) st = emit(&x, "Sub", X, step, &x_new);
     }
-    return finish(c, &x, st);
+    return fe_x_end(c, &x, st);
 }
 
 static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
@@ -285,7 +271,7 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     fe_elem e = fe_in_type(c, n, 0)->elem;
     fe_expansion x;
-    begin(c, n, &x);
+    fe_x_begin(c, n, &x);
     /* R' = T > 0 ? R * Sqrt(1 - beta^T) / (1 - alpha^T) : R */
     uint32_t t, pos, one, ka, kb, ka1, kb1, keps, kpost, at, bt, a1, b1, rb, num, radj = FE_NONE;
     st = t_float(&x, e, &t);
@@ -329,7 +315,7 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
         if (!st) st = emit_to(&x, "Sub", X, step, &moved);
         if (!st) st = emit(&x, "Mul", kpost, moved, &x_new);
     }
-    return finish(c, &x, st);
+    return fe_x_end(c, &x, st);
 }
 
 const fe_op_def fe_ops_training[] = {

@@ -70,6 +70,12 @@ lm_status fe_x_unsqueeze(fe_expansion *x, uint32_t piece, int64_t axis, uint32_t
 /* With st == LM_OK, puts the expansion's nodes in place of node x->k; frees
  * the expansion's node list either way. Returns st or the splice's error. */
 lm_status fe_x_finish(fe_expansion *x, lm_status st);
+/* An op's infer rewriting its own node n: the expansion, its new values
+ * named "<node>/..." ... */
+void fe_x_begin(fe_ctx *c, const fe_node *n, fe_expansion *x);
+/* ... then fe_x_finish, and on success c->expanded for inference to go on
+ * with the new nodes. */
+lm_status fe_x_end(fe_ctx *c, fe_expansion *x, lm_status st);
 
 /* Fusions (fe_fuse.c): matmul + bias + activation, conv + batch norm + activation. */
 lm_status fe_fuse(fe_ctx *c);

@@ -174,3 +174,17 @@ lm_status fe_x_finish(fe_expansion *x, lm_status st) {
     x->nodes = NULL;
     return st;
 }
+
+void fe_x_begin(fe_ctx *c, const fe_node *n, fe_expansion *x) {
+    *x = (fe_expansion){.c = c, .k = (uint32_t)(n - c->g->nodes), .node = *n};
+    if (n->name[0])
+        snprintf(x->prefix, sizeof x->prefix, "%s/", n->name);
+    else
+        snprintf(x->prefix, sizeof x->prefix, "%s#%u/", n->op_type, n->index);
+}
+
+lm_status fe_x_end(fe_ctx *c, fe_expansion *x, lm_status st) {
+    st = fe_x_finish(x, st);
+    if (!st) c->expanded = true;
+    return st;
+}

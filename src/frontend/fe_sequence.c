@@ -442,28 +442,14 @@ static lm_status infer_length(fe_ctx *c, const fe_node *n) {
 
 /* ---- reading: rewrites into tensor nodes ---- */
 
-static void begin(fe_ctx *c, const fe_node *n, fe_expansion *x) {
-    *x = (fe_expansion){.c = c, .k = (uint32_t)(n - c->g->nodes), .node = *n};
-    if (n->name[0])
-        snprintf(x->prefix, sizeof x->prefix, "%s/", n->name);
-    else
-        snprintf(x->prefix, sizeof x->prefix, "%s#%u/", n->op_type, n->index);
-}
-
-static lm_status finish(fe_ctx *c, fe_expansion *x, lm_status st) {
-    st = fe_x_finish(x, st);
-    if (!st) c->expanded = true;
-    return st;
-}
-
 static lm_status infer_at(fe_ctx *c, const fe_node *n) {
     const fe_value *s = NULL;
     int64_t at;
     lm_status st = pick(c, n, 2, false, &s, &at);
     if (st) return st;
     fe_expansion x;
-    begin(c, n, &x);
-    return finish(c, &x, fe_x_identity(&x, s->seq[at], n->outputs[0]));
+    fe_x_begin(c, n, &x);
+    return fe_x_end(c, &x, fe_x_identity(&x, s->seq[at], n->outputs[0]));
 }
 
 static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
@@ -486,7 +472,7 @@ static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
     int32_t rank = c->g->values[s->seq[0]].type.rank + (int32_t)new_axis, a;
     if ((st = fe_axis(c, n, axis, rank, &a))) return st;
     fe_expansion x;
-    begin(c, n, &x);
+    fe_x_begin(c, n, &x);
     uint32_t *parts = malloc(s->seq_len * sizeof *parts);
     if (!parts) st = fe_x_oom();
     for (uint32_t i = 0; !st && i < s->seq_len; i++) {
@@ -501,7 +487,7 @@ static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
         st = fe_x_int_attr(&x, cat, "axis", false, a);
     }
     free(parts);
-    return finish(c, &x, st);
+    return fe_x_end(c, &x, st);
 }
 
 /* Part lengths along the axis: `split` as given (a scalar: chunks of that
@@ -573,7 +559,7 @@ static lm_status infer_split(fe_ctx *c, const fe_node *n) {
      * given). */
     bool squeeze = keepdims == 0 && !fe_has_in(n, 1);
     fe_expansion x;
-    begin(c, n, &x);
+    fe_x_begin(c, n, &x);
     fe_tensor *sizes;
     uint32_t sizes_value = FE_NONE;
     int64_t dims1 = count;
@@ -619,7 +605,7 @@ static lm_status infer_split(fe_ctx *c, const fe_node *n) {
     }
     free(parts);
     free(len);
-    return finish(c, &x, st);
+    return fe_x_end(c, &x, st);
 }
 
 /* ---- optionals ---- */
@@ -664,8 +650,8 @@ static lm_status infer_get_element(fe_ctx *c, const fe_node *n) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "the optional '%s' is empty", v->name);
     uint32_t held = v->is_opt ? v->seq[0] : n->inputs[0];
     fe_expansion x;
-    begin(c, n, &x);
-    return finish(c, &x, fe_x_identity(&x, held, n->outputs[0]));
+    fe_x_begin(c, n, &x);
+    return fe_x_end(c, &x, fe_x_identity(&x, held, n->outputs[0]));
 }
 
 /* value_inputs: the positions and SplitToSequence's split. */
