@@ -435,14 +435,127 @@ static lm_status expand_loop(fe_expansion *x) {
 
 /* ---- Scan ---- */
 
+/* Opset 8's Scan is batched: every input has the batch along axis 0 (scan
+ * inputs their sequence along axis 1), and sequence_lens (input 0) may give
+ * each batch entry its length. Each batch entry is an opset 9 Scan of its
+ * own (Gather takes its slice), the results stacked again along axis 0.
+ * Lengths must be known and whole: a shorter sequence would leave part of
+ * the scan outputs undefined. */
+static lm_status expand_scan8(fe_expansion *x) {
+    fe_ctx *c = x->c;
+    const fe_node *n = &x->node;
+    static const char *const known[] = {"body", "num_scan_inputs", "directions", NULL};
+    lm_status st = fe_check_attrs(c, n, known);
+    const fe_subgraph *body = st ? NULL : graph_attr(x, "body", &st);
+    int64_t scan_inputs = 0;
+    const int64_t *dirs;
+    size_t ndir;
+    if (!st) st = fe_attr_int(c, n, "num_scan_inputs", 0, &scan_inputs);
+    if (!st) st = fe_attr_ints(c, n, "directions", &dirs, &ndir);
+    if (st) return st;
+    if (scan_inputs < 1 || (uint64_t)scan_inputs > body->input_count)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "num_scan_inputs=%lld for a body of %u inputs (from 1)",
+                       (long long)scan_inputs, body->input_count);
+    uint32_t s_in = (uint32_t)scan_inputs, states = body->input_count - s_in;
+    uint32_t ins = states + s_in, outs = body->output_count;
+    if (n->input_count != 1 + ins || n->output_count > outs || outs < states)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "%u inputs and %u outputs for a body of %u states, %u scan inputs and %u "
+                       "outputs (and sequence_lens first)",
+                       n->input_count, n->output_count, states, s_in, outs);
+    if (ndir && ndir != s_in)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "directions has %zu entries for %u scan inputs",
+                       ndir, s_in);
+    int64_t batch = -1, length = -1;
+    for (uint32_t i = 0; i < ins; i++) {
+        if (!fe_has_in(n, 1 + i))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u is missing", 1 + i);
+        const fe_type *t = fe_in_type(c, n, 1 + i);
+        if (t->rank < (i < states ? 1 : 2) || (batch >= 0 && t->dims[0] != batch) ||
+            (i >= states && length >= 0 && t->dims[1] != length))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "input %u: every input needs the batch along axis 0 (%lld) and every "
+                           "scan input the sequence along axis 1",
+                           1 + i, (long long)batch);
+        batch = t->dims[0];
+        if (i >= states) length = t->dims[1];
+    }
+    const fe_tensor *lens = fe_has_in(n, 0) ? fe_in_const(c, n, 0) : NULL;
+    if (fe_has_in(n, 0) && !lens)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "sequence_lens is computed at run time (its values decide which steps run)");
+    for (uint64_t b = 0; lens && b < lens->count; b++)
+        if (lens->count != (uint64_t)batch || fe_tensor_get_i64(lens, b) != length)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "sequence_lens must give every batch entry the whole sequence (%lld "
+                           "steps); entry %llu has %lld",
+                           (long long)length, (unsigned long long)b,
+                           (long long)fe_tensor_get_i64(lens, b));
+    /* The opset 9 Scan's attributes: the same body and count, the
+     * directions under their new name. */
+    fe_attr *attrs = fe_arena_alloc(&c->g->arena, 3 * sizeof *attrs);
+    uint32_t *pieces = malloc((size_t)(batch ? batch : 1) * (outs ? outs : 1) * sizeof *pieces);
+    if (!attrs || !pieces) {
+        free(pieces);
+        return fe_x_oom();
+    }
+    attrs[0] = *fe_node_attr(n, "body");
+    attrs[1] = (fe_attr){.name = "num_scan_inputs", .type = FE_ATTR_INT, .i = scan_inputs};
+    attrs[2] = (fe_attr){
+        .name = "scan_input_directions", .type = FE_ATTR_INTS, .ints = dirs, .count = ndir};
+    uint32_t *entries = malloc((ins ? ins : 1) * sizeof *entries);
+    uint32_t *parts = malloc((size_t)(batch ? batch : 1) * sizeof *parts);
+    if (!entries || !parts) st = fe_x_oom();
+    for (int64_t b = 0; !st && b < batch; b++) {
+        set_prefix(x, body->name, (uint32_t)b);
+        uint32_t index;
+        st = fe_x_scalar(x, FE_INT64, b, "batch", &index);
+        for (uint32_t i = 0; !st && i < ins; i++) {
+            fe_node *gather = NULL;
+            st = fe_x_value(x, "entry", &entries[i]);
+            if (!st && !(gather = fe_x_node(x, "Gather", 13, 2, 1))) st = fe_x_oom();
+            if (st) break;
+            gather->inputs[0] = n->inputs[1 + i];
+            gather->inputs[1] = index;
+            gather->outputs[0] = entries[i];
+            st = fe_x_int_attr(x, gather, "axis", false, 0);
+        }
+        for (uint32_t j = 0; !st && j < outs; j++)
+            st = fe_x_value(x, "result", &pieces[(size_t)b * outs + j]);
+        fe_node *scan = st ? NULL : fe_x_node(x, "Scan", 9, ins, outs);
+        if (!st && !scan) st = fe_x_oom();
+        if (st) break;
+        memcpy(scan->inputs, entries, ins * sizeof *entries);
+        memcpy(scan->outputs, &pieces[(size_t)b * outs], outs * sizeof *pieces);
+        scan->attrs = attrs;
+        scan->attr_count = ndir ? 3 : 2;
+        scan->implicit_names = n->implicit_names;
+        scan->implicit = n->implicit;
+        scan->implicit_count = n->implicit_count;
+    }
+    /* Each output: the batch entries' results, stacked along axis 0. */
+    for (uint32_t j = 0; !st && j < n->output_count; j++) {
+        if (n->outputs[j] == FE_NONE) continue;
+        for (int64_t b = 0; !st && b < batch; b++)
+            st = fe_x_unsqueeze(x, pieces[(size_t)b * outs + j], 0, &parts[b]);
+        fe_node *cat = st ? NULL : fe_x_node(x, "Concat", 13, (uint32_t)batch, 1);
+        if (!st && !cat) st = fe_x_oom();
+        if (st) break;
+        memcpy(cat->inputs, parts, (size_t)batch * sizeof *parts);
+        cat->outputs[0] = n->outputs[j];
+        st = fe_x_int_attr(x, cat, "axis", false, 0);
+    }
+    free(entries);
+    free(parts);
+    free(pieces);
+    return st;
+}
+
 static lm_status expand_scan(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
-    if (n->opset < 9)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "opset %lld's Scan (batched, with sequence_lens) is not supported; "
-                       "opset 9 and later are",
-                       (long long)n->opset);
+    if (n->opset < 9) return expand_scan8(x);
     static const char *const known[] = {"body",
                                         "num_scan_inputs",
                                         "scan_input_axes",

@@ -1484,3 +1484,35 @@ write_case("adam_bias_corrected_two_tensors",
             ("V0n", outs[0][1].astype(np.float32)), ("V1n", outs[1][1].astype(np.float32)),
             ("H0n", outs[0][2].astype(np.float32)), ("H1n", outs[1][2].astype(np.float32))],
            13, domains=TRAIN)
+
+# Opset 8's batched Scan: each batch entry scanned on its own (here in
+# reverse), the results stacked along the batch again; sequence_lens must
+# give every entry the whole sequence.
+s8x = f32(3, 4, 2)
+s8_init = f32(3, 2)
+s8_body = helper.make_graph(
+    [helper.make_node("Add", ["acc", "el"], ["acc_next"]),
+     helper.make_node("Mul", ["acc_next", "el"], ["out_el"])],
+    "body", [vi("acc", F, [2]), vi("el", F, [2])],
+    [vi("acc_next", F, [2]), vi("out_el", F, [2])])
+s8_final, s8_outs = [], []
+for b in range(3):
+    acc, outs_b = s8_init[b].copy(), []
+    for t in reversed(range(4)):  # scan outputs are appended in iteration order
+        acc = acc + s8x[b, t]
+        outs_b.append(acc * s8x[b, t])
+    s8_final.append(acc)
+    s8_outs.append(np.stack(outs_b))
+write_case("scan8_batched_reverse",
+           [helper.make_node("Scan", ["lens", "init", "x"], ["final", "stack"], body=s8_body,
+                             num_scan_inputs=1, directions=[1])],
+           [("init", s8_init), ("x", s8x)],
+           [("final", np.stack(s8_final)), ("stack", np.stack(s8_outs))], 8,
+           inits=[("lens", np.array([4, 4, 4], np.int32))])
+write_case("refuse_scan8_short_sequence",
+           [helper.make_node("Scan", ["lens", "init", "x"], ["final", "stack"], body=s8_body,
+                             num_scan_inputs=1)],
+           [("init", s8_init), ("x", s8x)], [("final", (F, [3, 2])), ("stack", (F, [3, 4, 2]))],
+           8, inits=[("lens", np.array([4, 2, 4], np.int32))],
+           expect="sequence_lens must give every batch entry the whole sequence (4 steps); entry 1 "
+                  "has 2")

@@ -1072,6 +1072,40 @@ static void test_training_refusals(void) {
                 "node 'step' (Gradient): op ai.onnx.preview.training.Gradient is not supported");
 }
 
+/* Opset 8's batched Scan: one direction per scan input, the batch along
+ * axis 0 of every input. */
+static void test_scan8_refusals(void) {
+    int64_t sd[2] = {2, 3}, xd[3] = {2, 4, 3}, bad[3] = {5, 4, 3};
+    Onnx__GraphProto *g = ob_graph("s8");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 8;
+    ob_input(g, ob_vi("s", ob_tensor_type(F32, 2, sd, NULL)));
+    Onnx__ValueInfoProto *xin = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
+    ob_input(g, xin);
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, sd, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "Scan", "scan", (const char *[]){"", "s", "x", NULL},
+                                 (const char *[]){"y", NULL});
+    ob_attr_i(n, "num_scan_inputs", 1);
+    Onnx__AttributeProto *dirs = ob_attr_is(n, "directions", (const int64_t[]){0, 1}, 2);
+    Onnx__GraphProto *body = ob_graph("body");
+    ob_input(body, ob_vi("acc", ob_tensor_type(F32, 1, &sd[1], NULL)));
+    ob_input(body, ob_vi("el", ob_tensor_type(F32, 1, &sd[1], NULL)));
+    ob_output(body, ob_vi("next", ob_tensor_type(F32, 1, &sd[1], NULL)));
+    ob_node(body, "Add", "add", (const char *[]){"acc", "el", NULL},
+            (const char *[]){"next", NULL});
+    graph_attr(n, "body", body);
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'scan' (Scan): directions has 2 entries for 1 scan inputs");
+    dirs->n_ints = 1;
+    xin->type = ob_tensor_type(F32, 3, bad, NULL);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "input 2: every input needs the batch along axis 0 (2)");
+    xin->type = ob_tensor_type(F32, 3, xd, NULL);
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+}
+
 /* SequenceMap: equally long sequences, something to map, a body that fits. */
 static void test_sequence_map_refusals(void) {
     int64_t d2 = 2;
@@ -1389,6 +1423,7 @@ int main(void) {
     TEST_RUN(test_sequence_map_refusals);
     TEST_RUN(test_optional_io);
     TEST_RUN(test_training_refusals);
+    TEST_RUN(test_scan8_refusals);
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);
