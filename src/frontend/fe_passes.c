@@ -329,9 +329,12 @@ lm_status fe_plan_graph(fe_ctx *c) {
             c->plans[k].placement = LMFE_REMOVED;
             continue;
         }
-        if (c->plans[k].placement == LMFE_FOLDED) continue;
+        /* A folded node reads no values, but what it builds on is a
+         * sequence or optional that made it (folded too, not dead). */
+        bool folded = c->plans[k].placement == LMFE_FOLDED;
         for (uint32_t i = 0; i < n->input_count; i++)
-            if (n->inputs[i] != FE_NONE) live[n->inputs[i]] = true;
+            if (n->inputs[i] != FE_NONE && (!folded || g->values[n->inputs[i]].is_seq))
+                live[n->inputs[i]] = true;
     }
     free(live);
     lm_status st = fe_fuse(c);
