@@ -1,12 +1,14 @@
-/* Ops whose output shape is decided by a tensor's values: NonZero, Unique and
- * Compress. The binary has fixed shapes, so those values must be known when
- * compiling (constants, or graph inputs given with --const; value_inputs
- * says which). NonZero and Unique then fold on the host. Compress with a
- * known condition is a gather of fixed rows: it runs on the device when its
- * data is computed at run time, and folds when the data is known too.
+/* Ops whose output shape is decided by a tensor's values: NonZero, Unique,
+ * Compress and NonMaxSuppression. The binary has fixed shapes, so those
+ * values must be known when compiling (constants, or graph inputs given
+ * with --const; value_inputs says which). NonZero, Unique and
+ * NonMaxSuppression then fold on the host. Compress with a known
+ * condition is a gather of fixed rows: it runs on the device when its data
+ * is computed at run time, and folds when the data is known too.
  *
  * An empty result is an empty constant (nothing runs for it), except
  * Unique's of an empty input, which is refused. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,9 +311,138 @@ static lm_status lower_compress(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, r);
 }
 
+/* ---- NonMaxSuppression ---- */
+
+/* Box `i` of batch b as corners (y1 <= y2, x1 <= x2). */
+static void nms_box(const fe_tensor *boxes, int64_t n, int64_t b, int64_t i, bool center,
+                    double out[4]) {
+    double v[4];
+    for (int k = 0; k < 4; k++)
+        v[k] = fe_tensor_get_f64(boxes, (uint64_t)((b * n + i) * 4 + k));
+    if (center) { /* [x_center, y_center, width, height] */
+        out[0] = v[1] - v[3] / 2;
+        out[1] = v[0] - v[2] / 2;
+        out[2] = v[1] + v[3] / 2;
+        out[3] = v[0] + v[2] / 2;
+    } else { /* [y1, x1, y2, x2], either diagonal */
+        out[0] = v[0] < v[2] ? v[0] : v[2];
+        out[1] = v[1] < v[3] ? v[1] : v[3];
+        out[2] = v[0] < v[2] ? v[2] : v[0];
+        out[3] = v[1] < v[3] ? v[3] : v[1];
+    }
+}
+
+static double nms_iou(const double a[4], const double b[4]) {
+    double area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+    if (area_a <= 0 || area_b <= 0) return 0;
+    double h = (a[2] < b[2] ? a[2] : b[2]) - (a[0] > b[0] ? a[0] : b[0]);
+    double w = (a[3] < b[3] ? a[3] : b[3]) - (a[1] > b[1] ? a[1] : b[1]);
+    if (h <= 0 || w <= 0) return 0;
+    return h * w / (area_a + area_b - h * w);
+}
+
+typedef struct nms_candidate {
+    double score;
+    int64_t index;
+} nms_candidate;
+
+/* Higher scores first; equal scores in box order. */
+static int nms_order(const void *pa, const void *pb) {
+    const nms_candidate *a = pa, *b = pb;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* An optional scalar input's value, or `def`. */
+static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def, double *out) {
+    *out = def;
+    if (!fe_has_in(n, i)) return LM_OK;
+    const fe_tensor *t;
+    lm_status st = fe_in_const_required(c, n, i, &t);
+    if (st) return st;
+    if (t->count != 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u must be one value", i);
+    *out = fe_tensor_get_f64(t, 0);
+    return LM_OK;
+}
+
+/* Greedy selection per batch entry and class, on the host: the boxes and
+ * scores decide how many indices come out, so they must be known. */
+static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 2, 5);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"center_point_box", NULL});
+    const fe_tensor *boxes = NULL, *scores = NULL;
+    if (!st) st = fe_in_const_required(c, n, 0, &boxes);
+    if (!st) st = fe_in_const_required(c, n, 1, &scores);
+    int64_t center;
+    double max_out, iou_max, score_min;
+    if (!st) st = fe_attr_int(c, n, "center_point_box", 0, &center);
+    if (!st) st = nms_scalar(c, n, 2, 0, &max_out);
+    if (!st) st = nms_scalar(c, n, 3, 0, &iou_max);
+    if (!st) st = nms_scalar(c, n, 4, -INFINITY, &score_min);
+    if (st) return st;
+    if (center != 0 && center != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "center_point_box must be 0 or 1, given %lld",
+                       (long long)center);
+    if (boxes->rank != 3 || boxes->dims[2] != 4 || scores->rank != 3 ||
+        scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1])
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]");
+    if (!fe_elem_is_float(boxes->elem) || !fe_elem_is_float(scores->elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "boxes and scores must be float");
+    int64_t batches = boxes->dims[0], count = boxes->dims[1], classes = scores->dims[1];
+    uint64_t per_class = max_out < 0               ? 0
+                         : max_out > (double)count ? (uint64_t)count
+                                                   : (uint64_t)max_out;
+    uint64_t cap = (uint64_t)(batches * classes) * per_class;
+    nms_candidate *cand = malloc((size_t)(count ? count : 1) * sizeof *cand);
+    double(*corners)[4] = malloc((size_t)(count ? count : 1) * sizeof *corners);
+    int64_t *picked = malloc((size_t)(cap ? cap : 1) * 3 * sizeof *picked);
+    if (!cand || !corners || !picked) {
+        st = fe_nn_fail(c, n, err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory"));
+        goto done;
+    }
+    uint64_t total = 0;
+    for (int64_t b = 0; b < batches; b++) {
+        for (int64_t i = 0; i < count; i++)
+            nms_box(boxes, count, b, i, center == 1, corners[i]);
+        for (int64_t k = 0; k < classes; k++) {
+            int64_t m = 0;
+            for (int64_t i = 0; i < count; i++) {
+                double sc = fe_tensor_get_f64(scores, (uint64_t)((b * classes + k) * count + i));
+                if (sc > score_min) cand[m++] = (nms_candidate){sc, i};
+            }
+            qsort(cand, (size_t)m, sizeof *cand, nms_order);
+            uint64_t kept = 0, first = total;
+            for (int64_t j = 0; j < m && kept < per_class; j++) {
+                bool keep = true;
+                for (uint64_t q = first; keep && q < total; q++)
+                    keep = nms_iou(corners[cand[j].index], corners[picked[3 * q + 2]]) <= iou_max;
+                if (!keep) continue;
+                picked[3 * total] = b;
+                picked[3 * total + 1] = k;
+                picked[3 * total + 2] = cand[j].index;
+                total++;
+                kept++;
+            }
+        }
+    }
+    int64_t dims[2] = {(int64_t)total, 3};
+    fe_tensor *t;
+    if ((st = fe_const_new(c, FE_INT64, 2, dims, &t))) goto done;
+    for (uint64_t i = 0; i < 3 * total; i++)
+        fe_tensor_set_i64(t, i, picked[i]);
+    st = fe_set_out_const(c, n, 0, t);
+done:
+    free(cand);
+    free(corners);
+    free(picked);
+    return st;
+}
+
 const fe_op_def fe_ops_select[] = {
     {"NonZero", infer_nonzero, NULL, 1u << 0, NULL},
     {"Unique", infer_unique, NULL, 1u << 0, NULL},
     {"Compress", infer_compress, lower_compress, 1u << 1, NULL},
+    {"NonMaxSuppression", infer_nms, NULL, 0x1fu, NULL},
 };
 const size_t fe_ops_select_count = sizeof fe_ops_select / sizeof fe_ops_select[0];

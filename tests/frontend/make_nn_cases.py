@@ -1516,3 +1516,55 @@ write_case("refuse_scan8_short_sequence",
            8, inits=[("lens", np.array([4, 2, 4], np.int32))],
            expect="sequence_lens must give every batch entry the whole sequence (4 steps); entry 1 "
                   "has 2")
+
+# NonMaxSuppression of known boxes and scores folds on the host (the count
+# of selected boxes decides the output's shape); here two classes, corner
+# boxes in either diagonal order, and a score threshold, the selection then
+# gathering run-time features. Boxes computed at run time are refused.
+def nms_np(boxes, scores, max_out, iou_thr, score_thr):
+    def corners(b):
+        return np.array([min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3])])
+
+    def iou(a, b):
+        a, b = corners(a), corners(b)
+        aa, ab = (a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1])
+        if aa <= 0 or ab <= 0:
+            return 0.0
+        h = min(a[2], b[2]) - max(a[0], b[0])
+        w = min(a[3], b[3]) - max(a[1], b[1])
+        if h <= 0 or w <= 0:
+            return 0.0
+        return h * w / (aa + ab - h * w)
+    out = []
+    for b in range(boxes.shape[0]):
+        for k in range(scores.shape[1]):
+            order = sorted([i for i in range(boxes.shape[1]) if scores[b, k, i] > score_thr],
+                           key=lambda i: (-scores[b, k, i], i))
+            kept = []
+            for i in order:
+                if len(kept) == max_out:
+                    break
+                if all(iou(boxes[b, i], boxes[b, j]) <= iou_thr for j in kept):
+                    kept.append(i)
+            out += [[b, k, i] for i in kept]
+    return np.array(out, np.int64).reshape(-1, 3)
+
+
+nb = rng.uniform(0, 10, (1, 12, 4)).astype(np.float32)
+ns = rng.uniform(0, 1, (1, 2, 12)).astype(np.float32)
+sel = nms_np(nb.astype(np.float64), ns, 4, 0.3, 0.2)
+feat = f32(12, 3)
+write_case("nms_select_then_gather",
+           [helper.make_node("NonMaxSuppression", ["boxes", "scores", "m", "iou", "sthr"], ["sel"]),
+            helper.make_node("Gather", ["sel", "col"], ["idx"], axis=1),
+            helper.make_node("Gather", ["feat", "idx"], ["y"], axis=0)],
+           [("feat", feat)], [("sel", sel), ("y", feat[sel[:, 2]])], 11,
+           inits=[("boxes", nb), ("scores", ns), ("m", np.array([4], np.int64)),
+                  ("iou", np.array([0.3], np.float32)), ("sthr", np.array([0.2], np.float32)),
+                  ("col", np.array(2, np.int64))])
+write_case("refuse_nms_runtime_boxes",
+           [helper.make_node("Relu", ["b"], ["boxes"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"])],
+           [("b", nb)], [("sel", (TensorProto.INT64, [1, 3]))], 11,
+           inits=[("scores", ns)],
+           expect="input 0 ('boxes') decides the output shape but is computed at run time")

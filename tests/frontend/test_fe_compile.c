@@ -1106,6 +1106,34 @@ static void test_scan8_refusals(void) {
     lm_binary_free(bin);
 }
 
+/* NonMaxSuppression: boxes and scores that agree, a known box format. */
+static void test_nms_refusals(void) {
+    int64_t bd[3] = {1, 2, 4}, sd[3] = {1, 1, 3}, yd[2] = {1, 3};
+    Onnx__GraphProto *g = ob_graph("nms");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 11;
+    ob_output(g, ob_vi("y", ob_tensor_type(I64, 2, yd, NULL)));
+    float box[8] = {0, 0, 1, 1, 0, 0, 2, 2}, score[3] = {0.9f, 0.8f, 0.7f};
+    Onnx__TensorProto *b = ob_tensor("boxes", F32, 3, bd), *sc = ob_tensor("scores", F32, 3, sd);
+    ob_raw(b, box, sizeof box);
+    ob_raw(sc, score, sizeof score);
+    ob_init(g, b);
+    ob_init(g, sc);
+    Onnx__NodeProto *n =
+        ob_node(g, "NonMaxSuppression", "nms", (const char *[]){"boxes", "scores", NULL},
+                (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'nms' (NonMaxSuppression): boxes must be [batch, boxes, 4] and scores "
+                "[batch, classes, boxes]");
+    sd[2] = 2;
+    g->initializer[1] = ob_tensor("scores", F32, 3, sd);
+    ob_raw(g->initializer[1], score, 2 * sizeof *score);
+    ob_attr_i(n, "center_point_box", 2);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "center_point_box must be 0 or 1, given 2");
+}
+
 /* SequenceMap: equally long sequences, something to map, a body that fits. */
 static void test_sequence_map_refusals(void) {
     int64_t d2 = 2;
@@ -1424,6 +1452,7 @@ int main(void) {
     TEST_RUN(test_optional_io);
     TEST_RUN(test_training_refusals);
     TEST_RUN(test_scan8_refusals);
+    TEST_RUN(test_nms_refusals);
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);
