@@ -435,6 +435,33 @@ static lm_status expand_loop(fe_expansion *x) {
 
 /* ---- Scan ---- */
 
+/* What both Scans check first: their attributes, the body, num_scan_inputs
+ * within its inputs and enough outputs for its states. */
+static const fe_subgraph *scan_body(fe_expansion *x, const char *const *known, uint32_t *out_s_in,
+                                    uint32_t *out_states, lm_status *st) {
+    fe_ctx *c = x->c;
+    const fe_node *n = &x->node;
+    int64_t scan_inputs = 0;
+    *st = fe_check_attrs(c, n, known);
+    const fe_subgraph *body = *st ? NULL : graph_attr(x, "body", st);
+    if (!*st) *st = fe_attr_int(c, n, "num_scan_inputs", 0, &scan_inputs);
+    if (*st) return NULL;
+    if (scan_inputs < 1 || (uint64_t)scan_inputs > body->input_count) {
+        *st = fe_fail(c, n, LM_ERR_INVALID_FILE,
+                      "num_scan_inputs=%lld for a body of %u inputs (from 1)",
+                      (long long)scan_inputs, body->input_count);
+        return NULL;
+    }
+    *out_s_in = (uint32_t)scan_inputs;
+    *out_states = body->input_count - *out_s_in;
+    if (body->output_count < *out_states) {
+        *st = fe_fail(c, n, LM_ERR_INVALID_FILE, "body has %u outputs for %u states",
+                      body->output_count, *out_states);
+        return NULL;
+    }
+    return body;
+}
+
 /* Opset 8's Scan is batched: every input has the batch along axis 0 (scan
  * inputs their sequence along axis 1), and sequence_lens (input 0) may give
  * each batch entry its length. Each batch entry is an opset 9 Scan of its
@@ -445,21 +472,15 @@ static lm_status expand_scan8(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
     static const char *const known[] = {"body", "num_scan_inputs", "directions", NULL};
-    lm_status st = fe_check_attrs(c, n, known);
-    const fe_subgraph *body = st ? NULL : graph_attr(x, "body", &st);
-    int64_t scan_inputs = 0;
+    uint32_t s_in, states;
+    lm_status st;
+    const fe_subgraph *body = scan_body(x, known, &s_in, &states, &st);
     const int64_t *dirs;
     size_t ndir;
-    if (!st) st = fe_attr_int(c, n, "num_scan_inputs", 0, &scan_inputs);
     if (!st) st = fe_attr_ints(c, n, "directions", &dirs, &ndir);
     if (st) return st;
-    if (scan_inputs < 1 || (uint64_t)scan_inputs > body->input_count)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "num_scan_inputs=%lld for a body of %u inputs (from 1)",
-                       (long long)scan_inputs, body->input_count);
-    uint32_t s_in = (uint32_t)scan_inputs, states = body->input_count - s_in;
     uint32_t ins = states + s_in, outs = body->output_count;
-    if (n->input_count != 1 + ins || n->output_count > outs || outs < states)
+    if (n->input_count != 1 + ins || n->output_count > outs)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "%u inputs and %u outputs for a body of %u states, %u scan inputs and %u "
                        "outputs (and sequence_lens first)",
@@ -501,7 +522,7 @@ static lm_status expand_scan8(fe_expansion *x) {
         return fe_x_oom();
     }
     attrs[0] = *fe_node_attr(n, "body");
-    attrs[1] = (fe_attr){.name = "num_scan_inputs", .type = FE_ATTR_INT, .i = scan_inputs};
+    attrs[1] = (fe_attr){.name = "num_scan_inputs", .type = FE_ATTR_INT, .i = s_in};
     attrs[2] = (fe_attr){
         .name = "scan_input_directions", .type = FE_ATTR_INTS, .ints = dirs, .count = ndir};
     uint32_t *entries = malloc((ins ? ins : 1) * sizeof *entries);
@@ -563,10 +584,9 @@ static lm_status expand_scan(fe_expansion *x) {
                                         "scan_output_axes",
                                         "scan_output_directions",
                                         NULL};
-    lm_status st = fe_check_attrs(c, n, known);
-    const fe_subgraph *body = st ? NULL : graph_attr(x, "body", &st);
-    int64_t scan_inputs = 0;
-    if (!st) st = fe_attr_int(c, n, "num_scan_inputs", 0, &scan_inputs);
+    uint32_t s_in, states;
+    lm_status st;
+    const fe_subgraph *body = scan_body(x, known, &s_in, &states, &st);
     const int64_t *in_axes, *in_dirs, *out_axes, *out_dirs;
     size_t nia, nid, noa, nod;
     if (!st) st = fe_attr_ints(c, n, "scan_input_axes", &in_axes, &nia);
@@ -574,14 +594,6 @@ static lm_status expand_scan(fe_expansion *x) {
     if (!st) st = fe_attr_ints(c, n, "scan_output_axes", &out_axes, &noa);
     if (!st) st = fe_attr_ints(c, n, "scan_output_directions", &out_dirs, &nod);
     if (st) return st;
-    if (scan_inputs < 1 || (uint64_t)scan_inputs > body->input_count)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "num_scan_inputs=%lld for a body of %u inputs (from 1)",
-                       (long long)scan_inputs, body->input_count);
-    uint32_t s_in = (uint32_t)scan_inputs, states = body->input_count - s_in;
-    if (body->output_count < states)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "body has %u outputs for %u states",
-                       body->output_count, states);
     uint32_t scans = body->output_count - states;
     if ((nia && nia != s_in) || (nid && nid != s_in) || (noa && noa != scans) ||
         (nod && nod != scans))
