@@ -331,6 +331,21 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if ((unsigned)opts->dtype > LMFE_DTYPE_BFP8)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: opts->dtype: expected 0..2, given %d", fn,
                        (int)opts->dtype);
+    /* Each list: a count needs its array. */
+    const struct {
+        const char *name;
+        const void *array;
+        size_t count;
+    } lists[] = {{"input_shapes", opts->input_shapes, opts->input_shape_count},
+                 {"dims", opts->dims, opts->dim_count},
+                 {"constants", opts->constants, opts->constant_count},
+                 {"golden_inputs", opts->golden_inputs, opts->golden_input_count},
+                 {"sequence_lengths", opts->sequence_lengths, opts->sequence_length_count},
+                 {"absent_inputs", opts->absent_inputs, opts->absent_input_count}};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        if (lists[i].count && !lists[i].array)
+            return err_set(LM_ERR_INVALID_ARGUMENT, "%s: opts->%s is NULL with a count of %zu", fn,
+                           lists[i].name, lists[i].count);
     double t0 = now_s();
     fe_graph *g;
     lm_status st = fe_onnx_load(path, &g);

@@ -286,6 +286,15 @@ static void test_binding_and_refusals(void) {
     o.dtype = (lmfe_dtype_mode)7;
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
                 "opts->dtype: expected 0..2, given 7");
+    o.dtype = LMFE_DTYPE_FP32;
+    o.input_shapes = NULL;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->input_shapes is NULL with a count of 1");
+    o.input_shape_count = 0;
+    o.absent_input_count = 2;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->absent_inputs is NULL with a count of 2");
+    o.absent_input_count = 0;
     CHECK_FAILS(lmfe_compile_onnx(NULL, NULL, &bin, NULL), LM_ERR_INVALID_ARGUMENT, "path is NULL");
     CHECK_FAILS(lmfe_compile_onnx(path, NULL, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
                 "out_binary is NULL");
