@@ -130,6 +130,7 @@ typedef struct info_name {
     uint32_t buffer_id;
     uint64_t size;
     fb_vec shape; /* empty when none was recorded */
+    bool scalar;  /* a rank-0 tensor */
 } info_name;
 
 static void named_buffer(fb_table root, fb_table t, info_name *out) {
@@ -143,17 +144,19 @@ static void named_buffer(fb_table root, fb_table t, info_name *out) {
     out->size = 0;
     lmt_buffer_size(root, out->buffer_id, &out->size);
     out->shape = lmb_BufferName_shape(t);
+    out->scalar = lmb_BufferName_scalar(t);
     /* An empty tensor (a 0 in its shape) has no bytes; its buffer only
      * carries the name. */
     for (uint32_t i = 0; i < out->shape.len; i++)
         if (fb_vec_u32(out->shape, i) == 0) out->size = 0;
 }
 
-/* "(32, 32)" or "" (no shape). */
+/* "(32, 32)", "()" for a scalar or "" (no shape). */
 #define INFO_SHAPE_TEXT_MAX 256
-static void shape_text(fb_vec shape, char *dst, size_t size) {
+static void shape_text(const info_name *nb, char *dst, size_t size) {
+    fb_vec shape = nb->shape;
     dst[0] = '\0';
-    if (shape.len == 0) return;
+    if (shape.len == 0 && !nb->scalar) return;
     uint64_t dims[LMT_NPY_MAX_RANK];
     uint32_t rank = shape.len < LMT_NPY_MAX_RANK ? shape.len : LMT_NPY_MAX_RANK;
     for (uint32_t i = 0; i < rank; i++)
@@ -250,6 +253,7 @@ static void print_json(const info *in) {
         lmt_json_u64(&j, "size", nb.size);
         lmt_json_cstr(&j, "format", nb.format ? nb.format : "none");
         if (nb.element_type) lmt_json_cstr(&j, "element_type", nb.element_type);
+        if (nb.scalar) lmt_json_bool(&j, "scalar", true);
         lmt_json_begin_array(&j, "shape");
         for (uint32_t d = 0; d < nb.shape.len; d++)
             lmt_json_u64(&j, NULL, fb_vec_u32(nb.shape, d));
@@ -314,7 +318,7 @@ static void print_text(const info *in) {
         info_name nb;
         named_buffer(root, fb_vec_table(names, i), &nb);
         char shape[INFO_SHAPE_TEXT_MAX];
-        shape_text(nb.shape, shape, sizeof shape);
+        shape_text(&nb, shape, sizeof shape);
         /* "Int64 stored as Int32" when the element type is not the format's. */
         printf("  %-16.*s %-11s %10" PRIu64 " bytes  %s%s%s%s%s  (buffer %u)\n", (int)nb.name.len,
                nb.name.ptr, nb.role, nb.size, nb.element_type ? nb.element_type : "",

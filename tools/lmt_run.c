@@ -183,6 +183,7 @@ typedef struct run_layout {
     lmt_npy_dtype dtype;      /* the storage format's dtype */
     lmt_npy_dtype elem_dtype; /* the element type's, when it differs; else INVALID */
     bool typed;               /* false: plain bytes, any dtype of the right byte size fits */
+    bool shaped;              /* the capture recorded a shape (or a scalar) */
     uint32_t rank;
     uint64_t shape[LM_MAX_TENSOR_RANK];
     char shape_text[LM_MAX_TENSOR_RANK * 22 + 8];
@@ -240,7 +241,11 @@ static void buffer_layout(const lm_replay_buffer_info *bi, run_layout *l) {
     if (!l->typed) {
         l->dtype = LMT_NPY_U1;
         l->shape[0] = bi->size;
+    } else if (bi->scalar) {
+        l->shaped = true;
+        l->rank = 0;
     } else if (bi->rank > 0 && bi->rank <= LM_MAX_TENSOR_RANK) {
+        l->shaped = true;
         l->rank = bi->rank;
         memcpy(l->shape, bi->shape, bi->rank * sizeof bi->shape[0]);
     } else {
@@ -254,7 +259,7 @@ static void buffer_layout(const lm_replay_buffer_info *bi, run_layout *l) {
 /* What the buffer holds, for messages: "Float32 ('<f4') shape (32, 32)". */
 static void describe_buffer(const lm_replay_buffer_info *bi, const run_layout *l, char *dst,
                             size_t size) {
-    if (l->elem_dtype && bi->rank)
+    if (l->elem_dtype && l->shaped)
         snprintf(dst, size, "%s ('%s', or its storage %s '%s') of shape %s",
                  lm_element_type_name(bi->element_type), lmt_npy_dtype_descr(l->elem_dtype),
                  lm_data_format_name(bi->format), lmt_npy_dtype_descr(l->dtype), l->shape_text);
@@ -265,7 +270,7 @@ static void describe_buffer(const lm_replay_buffer_info *bi, const run_layout *l
     else if (!l->typed)
         snprintf(dst, size, "%" PRIu64 " bytes of %s", bi->size,
                  bi->format ? lm_data_format_name(bi->format) : "plain bytes");
-    else if (bi->rank)
+    else if (l->shaped)
         snprintf(dst, size, "%s ('%s') of shape %s", lm_data_format_name(bi->format),
                  lmt_npy_dtype_descr(l->dtype), l->shape_text);
     else
@@ -300,14 +305,15 @@ static bool npy_fits(const run_binding *b, const lm_replay_buffer_info *bi, cons
     bool same = a->rank == l.rank;
     for (uint32_t i = 0; same && i < l.rank; i++)
         same = a->shape[i] == l.shape[i];
-    /* Named shapes have at least one dim: a scalar travels as shape (1,). */
-    same |= a->rank == 0 && l.rank == 1 && l.shape[0] == 1;
-    if (bi->rank && !same) {
+    /* One element fits either a scalar or a (1,) name: older binaries name
+     * scalars (1,), and NumPy users write either. */
+    same |= a->count == 1 && a->rank <= 1 && l.rank <= 1 && (l.rank == 0 || l.shape[0] == 1);
+    if (l.shaped && !same) {
         lmt_error("run", "--input %s: %s has shape %s, buffer '%s' takes %s", b->name, b->path,
                   given_shape, b->name, want);
         return false;
     }
-    if (!bi->rank && a->count != l.shape[0]) {
+    if (!l.shaped && a->count != l.shape[0]) {
         lmt_error("run", "--input %s: %s has %" PRIu64 " elements (shape %s), buffer '%s' takes %s",
                   b->name, b->path, a->count, given_shape, b->name, want);
         return false;

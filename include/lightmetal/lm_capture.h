@@ -111,6 +111,10 @@ typedef struct lm_buffer_name_options {
     lm_element_type element_type;       /* the tensor's type outside the device;
                                            default AS_FORMAT; otherwise it must
                                            fit `format` (lm_element_type_fits) */
+    bool scalar;                        /* a rank-0 tensor: rank 0, and the buffer
+                                           holds one element of `format` (binary
+                                           format 2.3; older readers see a
+                                           format without a shape) */
 } lm_buffer_name_options;
 
 void lm_buffer_name_options_init(lm_buffer_name_options *opts);
@@ -124,10 +128,10 @@ void lm_buffer_name_options_init(lm_buffer_name_options *opts);
 lm_status lm_capture_name_buffer(lm_buffer buffer, const char *name);
 
 /* The same with a role, format, shape and element type (`opts` may be NULL).
- * The format must be FLOAT32, FLOAT16_B, UINT32 or INT32 for a shape (BFP8_B
- * and plain bytes take no shape), and the shape must cover the buffer
- * exactly. An element type other than AS_FORMAT needs a format it fits
- * (LM_ERR_INVALID_ARGUMENT naming both and what the format holds). */
+ * The format must be FLOAT32, FLOAT16_B, UINT32 or INT32 for a shape or a
+ * scalar (BFP8_B and plain bytes take neither), and the shape must cover the
+ * buffer exactly (a scalar: one element). An element type other than AS_FORMAT needs a format it
+ * fits (LM_ERR_INVALID_ARGUMENT naming both and what the format holds). */
 lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
                                     const lm_buffer_name_options *opts);
 

@@ -49,12 +49,13 @@ typedef struct lm_replay_buffer_info {
     lm_buffer_role role;   /* INPUT, OUTPUT or INPUT_OUTPUT */
     uint64_t size;         /* bytes; 0 for an empty tensor (a 0 in `shape`) */
     lm_data_format format; /* element format; LM_DATA_FORMAT_INVALID: plain bytes */
-    uint32_t rank;         /* 0 when no shape was recorded */
+    uint32_t rank;         /* 0 when no shape was recorded, or for a scalar */
     uint64_t shape[LM_MAX_TENSOR_RANK];
     /* The tensor's type outside the device (it fits `format`), or
      * LM_ELEMENT_TYPE_AS_FORMAT; lm_replay_set_input and
      * lm_replay_get_output always take and give `format` elements. */
     lm_element_type element_type;
+    bool scalar; /* a rank-0 tensor of one `format` element (rank is 0) */
 } lm_replay_buffer_info;
 
 /* Number of named buffers (0 for a NULL replay). */

@@ -138,11 +138,20 @@ static lm_status check_name_options(const char *fn, const lm_buffer_name_options
     if (o->rank > LM_MAX_TENSOR_RANK)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: rank %u (at most %d)", fn, o->rank,
                        LM_MAX_TENSOR_RANK);
-    if (o->rank == 0) return LM_OK;
+    if (o->scalar && o->rank)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: a scalar has rank 0, the options give rank %u",
+                       fn, o->rank);
+    if (o->rank == 0 && !o->scalar) return LM_OK;
     uint64_t bytes = element_size(o->format);
     if (!bytes)
         return err_set(LM_ERR_INVALID_ARGUMENT,
-                       "%s: a shape needs FLOAT32, FLOAT16_B, UINT32 or INT32 elements", fn);
+                       "%s: a %s needs FLOAT32, FLOAT16_B, UINT32 or INT32 elements", fn,
+                       o->scalar ? "scalar" : "shape");
+    if (o->scalar && bytes != buffer_size)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: a scalar of %s is %llu bytes, the buffer has %llu", fn,
+                       lm_data_format_name(o->format), (unsigned long long)bytes,
+                       (unsigned long long)buffer_size);
     for (uint32_t d = 0; d < o->rank; d++) {
         if (o->shape[d] > UINT32_MAX || !ck_mul_u64(bytes, o->shape[d], &bytes))
             return err_set(LM_ERR_INVALID_ARGUMENT,

@@ -669,9 +669,12 @@ static lm_status write_names(cap_recorder *r) {
         uint32_t shape[LM_MAX_TENSOR_RANK];
         for (uint32_t d = 0; d < n->opts.rank; d++)
             shape[d] = (uint32_t)n->opts.shape[d]; /* the API checked the range */
-        st = lmb_writer_name_tensor_as(
-            r->writer, n->id, role_of(r, n), n->name, lmb_data_format_from_api(n->opts.format),
-            shape, n->opts.rank, lmb_element_type_from_api(n->opts.element_type));
+        lmb_tensor_desc d = {.format = lmb_data_format_from_api(n->opts.format),
+                             .shape = shape,
+                             .rank = n->opts.rank,
+                             .scalar = n->opts.scalar,
+                             .element_type = lmb_element_type_from_api(n->opts.element_type)};
+        st = lmb_writer_name_tensor_as(r->writer, n->id, role_of(r, n), n->name, &d);
     }
     return st;
 }

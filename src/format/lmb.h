@@ -29,7 +29,8 @@
 /* The format version this code writes; it reads any file with the same
  * major version (minor versions only add fields, which older readers skip). */
 #define LMB_FORMAT_MAJOR 2
-#define LMB_FORMAT_MINOR 2 /* 2.1: BufferName.element_type; 2.2: empty BufferName shapes */
+/* 2.1: BufferName.element_type; 2.2: empty BufferName shapes; 2.3: BufferName.scalar */
+#define LMB_FORMAT_MINOR 3
 
 #define LMB_DATA_REGION_ALIGN 4096u
 #define LMB_BLOB_ALIGN 64u
@@ -163,12 +164,19 @@ lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRo
                                  const char *name, lmb_DataFormat format, const uint32_t *shape,
                                  uint32_t rank);
 
-/* The same with the tensor's element type outside the device when it is not
- * the format's own (LMB_ElementType_Invalid: it is); stored as given, checked
- * by lmb_verify_semantics. */
+/* A named buffer's contents as a tensor. */
+typedef struct lmb_tensor_desc {
+    lmb_DataFormat format;        /* Invalid: plain bytes */
+    const uint32_t *shape;        /* `rank` dims, outermost first */
+    uint32_t rank;                /* 0: no shape, or a scalar */
+    bool scalar;                  /* a rank-0 tensor of one `format` element */
+    lmb_ElementType element_type; /* outside the device; Invalid: the format's own */
+} lmb_tensor_desc;
+
+/* The same from a full description; stored as given, checked by
+ * lmb_verify_semantics. */
 lm_status lmb_writer_name_tensor_as(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
-                                    const char *name, lmb_DataFormat format, const uint32_t *shape,
-                                    uint32_t rank, lmb_ElementType element_type);
+                                    const char *name, const lmb_tensor_desc *desc);
 
 /* Completes the file. After this only lmb_writer_chunks/save/to_memory and
  * destroy may be called. */

@@ -327,7 +327,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
     X(BufferName, name, 2, STRING, _, 1)                                                           \
     X(BufferName, format, 3, ENUM, DataFormat, 0)                                                  \
     X(BufferName, shape, 4, VEC_U32, _, 0)                                                         \
-    X(BufferName, element_type, 5, ENUM, ElementType, 0)
+    X(BufferName, element_type, 5, ENUM, ElementType, 0)                                           \
+    X(BufferName, scalar, 6, BOOL, _, 0)
 #define LMB_TABLE_LightMetalBinary(X)                                                              \
     X(LightMetalBinary, format_version, 0, STRUCT, Version, 1)                                     \
     X(LightMetalBinary, producer, 1, STRING, _, 0)                                                 \

@@ -698,11 +698,18 @@ static lm_status sem_name(const sem *s, const char *field, fb_table n) {
                         lmb_enum_name("ElementType", et), lmb_element_type_storage_text(et),
                         format ? lmb_enum_name("DataFormat", format) : "none");
     fb_vec shape = lmb_BufferName_shape(n);
-    if (!shape.len) return LM_OK;
+    bool scalar = lmb_BufferName_scalar(n);
+    if (scalar && shape.len)
+        return sem_fail(s, field, "a scalar has no shape, the name records rank %" PRIu32,
+                        shape.len);
+    if (!shape.len && !scalar) return LM_OK;
     uint32_t esize = sem_element_size(format);
     if (!esize)
-        return sem_fail(s, field, "a shape needs an element format (data format %u has none)",
-                        format);
+        return sem_fail(s, field, "a %s needs an element format (data format %u has none)",
+                        scalar ? "scalar" : "shape", format);
+    if (scalar && esize != b->size)
+        return sem_fail(s, field, "a scalar of %s is %" PRIu32 " bytes, the buffer has %" PRIu64,
+                        lmb_enum_name("DataFormat", format), esize, b->size);
     if (shape.len > 8) return sem_fail(s, field, "rank %" PRIu32 " (at most 8)", shape.len);
     uint64_t bytes = esize;
     for (uint32_t i = 0; i < shape.len; i++)

@@ -244,27 +244,27 @@ lm_status lmb_writer_name_buffer(lmb_writer *w, uint32_t buffer_id, lmb_BufferRo
 lm_status lmb_writer_name_tensor(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
                                  const char *name, lmb_DataFormat format, const uint32_t *shape,
                                  uint32_t rank) {
-    return lmb_writer_name_tensor_as(w, buffer_id, role, name, format, shape, rank,
-                                     LMB_ElementType_Invalid);
+    lmb_tensor_desc d = {.format = format, .shape = shape, .rank = rank};
+    return lmb_writer_name_tensor_as(w, buffer_id, role, name, &d);
 }
 
 lm_status lmb_writer_name_tensor_as(lmb_writer *w, uint32_t buffer_id, lmb_BufferRole role,
-                                    const char *name, lmb_DataFormat format, const uint32_t *shape,
-                                    uint32_t rank, lmb_ElementType element_type) {
+                                    const char *name, const lmb_tensor_desc *desc) {
     lm_status st = lmb_writable(w, "lmb_writer_name_buffer");
     if (st) return st;
     if (!name) return err_set(LM_ERR_INVALID_ARGUMENT, "lmb_writer_name_buffer: name is NULL");
     if (!lmb_grow((void **)&w->names, &w->name_cap, w->name_count, sizeof(fb_ref)))
         return lmb_oom("listing buffer names");
     fb_ref s = fb_create_string(&w->b, name, strlen(name));
-    fb_ref dims = rank ? fb_create_vector(&w->b, shape, rank, 4, 4) : 0;
+    fb_ref dims = desc->rank ? fb_create_vector(&w->b, desc->shape, desc->rank, 4, 4) : 0;
     lmb_BufferName_start(&w->b);
     lmb_BufferName_add_buffer_id(&w->b, buffer_id);
     lmb_BufferName_add_role(&w->b, role);
     lmb_BufferName_add_name(&w->b, s);
-    lmb_BufferName_add_format(&w->b, format);
+    lmb_BufferName_add_format(&w->b, desc->format);
     lmb_BufferName_add_shape(&w->b, dims);
-    lmb_BufferName_add_element_type(&w->b, element_type);
+    lmb_BufferName_add_element_type(&w->b, desc->element_type);
+    lmb_BufferName_add_scalar(&w->b, desc->scalar);
     fb_ref t = lmb_BufferName_end(&w->b);
     if (fb_builder_status(&w->b)) return fb_builder_status(&w->b);
     w->names[w->name_count++] = t;

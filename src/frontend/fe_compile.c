@@ -67,8 +67,8 @@ static lm_status name_tensor(lmnn_tensor t, const char *name, lm_buffer_role rol
     lm_buffer_name_options_init(&o);
     o.role = role;
     o.format = boundary_format(info.dtype);
-    o.rank = type->rank ? (uint32_t)type->rank : 1;
-    o.shape[0] = 1;
+    o.rank = (uint32_t)type->rank;
+    o.scalar = type->rank == 0;
     for (int32_t d = 0; d < type->rank; d++)
         o.shape[d] = (uint64_t)type->dims[d];
     fe_set_element_type(&o, type->elem);

@@ -544,9 +544,10 @@ static lm_status capture_name(const char *op, lmnn_tensor tensor, const char *na
     lm_data_format f = t->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(t->dtype);
     if (t->layout == LMNN_ROW_MAJOR && f) {
         o.format = f;
-        o.rank = t->shape.rank ? t->shape.rank : 1;
+        o.rank = t->shape.rank;
+        o.scalar = t->shape.rank == 0;
         for (uint32_t i = 0; i < o.rank; i++)
-            o.shape[i] = t->shape.rank ? t->shape.dims[i] : 1;
+            o.shape[i] = t->shape.dims[i];
     }
     if (element_type != LM_ELEMENT_TYPE_AS_FORMAT) {
         if ((unsigned)element_type > LM_ELEMENT_TYPE_UINT64)

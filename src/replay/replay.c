@@ -111,6 +111,7 @@ static lm_status load_names(lm_replay *r) {
         info->size = created_size(r->commands, nm->buffer_id);
         info->format = lmb_data_format_to_api(lmb_BufferName_format(t));
         info->element_type = lmb_element_type_to_api(lmb_BufferName_element_type(t));
+        info->scalar = lmb_BufferName_scalar(t);
         fb_vec shape = lmb_BufferName_shape(t);
         info->rank = shape.len;
         for (uint32_t d = 0; d < shape.len && d < LM_MAX_TENSOR_RANK; d++) {
@@ -436,7 +437,8 @@ static lm_status run_command(run_state *s, fb_table e) {
             lm_buffer_name_options no = {.role = nm->info.role,
                                          .format = nm->info.format,
                                          .rank = nm->info.rank,
-                                         .element_type = nm->info.element_type};
+                                         .element_type = nm->info.element_type,
+                                         .scalar = nm->info.scalar};
             memcpy(no.shape, nm->info.shape, sizeof no.shape);
             SINK(s, name_buffer, b, nm->name, &no);
         }

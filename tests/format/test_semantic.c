@@ -78,6 +78,8 @@ enum bug {
     BUG_NAME_ELEMENT_TYPE,
     BUG_NAME_ELEMENT_TYPE_UNKNOWN,
     BUG_NAME_ELEMENT_TYPE_NO_FORMAT,
+    BUG_NAME_SCALAR_SIZE,
+    BUG_NAME_SCALAR_SHAPE,
 };
 
 static lm_status build(enum bug bug, void **out, size_t *out_size) {
@@ -217,9 +219,8 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
 #undef CMD
     if (bug == BUG_NAME_ELEMENT_TYPE_NO_FORMAT) {
         /* Plain bytes hold no element type. */
-        if ((st = lmb_writer_name_tensor_as(w, 1, LMB_BufferRole_Output, "out",
-                                            LMB_DataFormat_Invalid, NULL, 0, LMB_ElementType_Bool)))
-            goto done;
+        lmb_tensor_desc d = {.element_type = LMB_ElementType_Bool};
+        if ((st = lmb_writer_name_tensor_as(w, 1, LMB_BufferRole_Output, "out", &d))) goto done;
     } else if ((st = lmb_writer_name_buffer(w, bug == BUG_NAME_UNKNOWN_BUFFER ? 9 : 1,
                                             LMB_BufferRole_Output, "out"))) {
         goto done;
@@ -232,9 +233,16 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
         lmb_ElementType et = bug == BUG_NAME_ELEMENT_TYPE           ? LMB_ElementType_Int64
                              : bug == BUG_NAME_ELEMENT_TYPE_UNKNOWN ? (lmb_ElementType)10
                                                                     : LMB_ElementType_Float64;
+        /* A scalar names one element: of this buffer, too few bytes. */
+        bool scalar = bug == BUG_NAME_SCALAR_SIZE || bug == BUG_NAME_SCALAR_SHAPE;
+        lmb_tensor_desc d = {.format = LMB_DataFormat_Float32,
+                             .shape = shape,
+                             .rank = bug == BUG_NAME_SCALAR_SIZE ? 0 : 2,
+                             .scalar = scalar,
+                             .element_type = et};
         if ((st = lmb_writer_name_tensor_as(
                  w, 3, bug == BUG_NAME_ROLE ? LMB_BufferRole_Invalid : LMB_BufferRole_InputOutput,
-                 bug == BUG_NAME_TWICE ? "out" : "t", LMB_DataFormat_Float32, shape, 2, et)))
+                 bug == BUG_NAME_TWICE ? "out" : "t", &d)))
             goto done;
     }
     lmb_header hdr;
@@ -350,6 +358,10 @@ static void test_names(void) {
     CHECK_FAILS(check(BUG_NAME_SHAPE_OVERFLOW), LM_ERR_INVALID_FILE,
                 "buffer_names[1]: the shape overflows at dimension 1");
     CHECK_OK(check(NAME_EMPTY));
+    CHECK_FAILS(check(BUG_NAME_SCALAR_SIZE), LM_ERR_INVALID_FILE,
+                "buffer_names[1]: a scalar of Float32 is 4 bytes, the buffer has 524288");
+    CHECK_FAILS(check(BUG_NAME_SCALAR_SHAPE), LM_ERR_INVALID_FILE,
+                "buffer_names[1]: a scalar has no shape, the name records rank 2");
     CHECK_FAILS(check(BUG_NAME_TWICE), LM_ERR_INVALID_FILE,
                 "buffer_names[1]: name \"out\" is used twice");
     /* Element types: only the pairs the schema lists; unknown values are a

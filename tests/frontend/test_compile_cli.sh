@@ -85,6 +85,39 @@ np.save('$W/big.npy', np.array([1 << 40, 7, 5, 4, -7, 8], dtype=np.int64))"
         compile "$D/test_mod_mixed_sign_int64/model.onnx" -o "$W/x.lmb" --golden "$W/x.npy"
     expect_error run_int_range 2 "element 0 is 1099511627776" \
         run "$W/mod.lmb" --input x="$W/big.npy" --input y="$W/y.npy"
+
+    # Scalars (rank 0) in and out: shape () in the binary and in the files.
+    expect_ok compile_det "1 nodes" compile "$D/test_det_2d/model.onnx" -o "$W/det.lmb"
+    expect_ok info_scalar "Output               4 bytes  Float32, shape ()" info "$W/det.lmb"
+    /usr/bin/python3 -c "
+import numpy as np
+np.save('$W/m.npy', np.array([[1, 2], [3, 5]], dtype=np.float32))
+np.save('$W/lo.npy', np.float32(-1.5))
+np.save('$W/hi.npy', np.array([1.5], dtype=np.float32))
+np.save('$W/two.npy', np.array([1, 2], dtype=np.float32))
+np.save('$W/cx.npy', np.linspace(-3, 3, 60, dtype=np.float32).reshape(3, 4, 5))"
+    expect_ok run_scalar_out "y -> " run "$W/det.lmb" --input x="$W/m.npy" --output y="$W/det.npy"
+    if /usr/bin/python3 -c "
+import numpy as np, sys
+y = np.load('$W/det.npy')
+sys.exit(0 if y.shape == () and abs(float(y) + 1) < 1e-4 else 1)"; then
+        pass run_scalar_value
+    else
+        fail run_scalar_value "det.npy is not the scalar -1"
+    fi
+    expect_ok compile_clip "1 nodes" compile "$D/test_clip/model.onnx" -o "$W/clip.lmb"
+    expect_ok run_scalar_in "saved" run "$W/clip.lmb" --input x="$W/cx.npy" \
+        --input min="$W/lo.npy" --input max="$W/hi.npy" --output y="$W/clip.npy"
+    if /usr/bin/python3 -c "
+import numpy as np, sys
+y = np.load('$W/clip.npy')
+sys.exit(0 if y.min() == -1.5 and y.max() == 1.5 and y.shape == (3, 4, 5) else 1)"; then
+        pass run_scalar_in_values
+    else
+        fail run_scalar_in_values "clip.npy is not clipped to [-1.5, 1.5]"
+    fi
+    expect_error run_scalar_shape 2 "--input min: $W/two.npy has shape (2,), buffer 'min' takes Float32 ('<f4') of shape ()" \
+        run "$W/clip.lmb" --input min="$W/two.npy"
 fi
 
 expect_error no_model 2 "missing MODEL" compile -o "$W/x.lmb"

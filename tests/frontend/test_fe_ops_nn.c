@@ -308,8 +308,8 @@ static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_
                      (unsigned long long)info.size, (unsigned long long)n);
             goto done;
         }
-        /* The recorded shape (a scalar is named as shape (1,)). */
-        bool same = info.rank == (outs[i].rank ? outs[i].rank : 1);
+        /* The recorded shape (a scalar is named as one, with rank 0). */
+        bool same = info.rank == outs[i].rank && info.scalar == (outs[i].rank == 0);
         for (uint32_t d = 0; same && d < outs[i].rank; d++)
             same = info.shape[d] == (uint64_t)outs[i].dims[d];
         if (!same) {

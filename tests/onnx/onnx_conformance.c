@@ -19,10 +19,7 @@
  *   4. compares every output with ONNX's tolerance: |got - want| <= atol +
  *      rtol * |want| (rtol 1e-3, atol 1e-7), NaN equal to NaN, infinities
  *      equal only to themselves; integers and bool exactly. Shapes must be
- *      equal, with one exception: a scalar and a one-element [1] array match
- *      when the model declares that output with rank 0 (the expected file
- *      and the runtime may disagree on how a declared scalar is written; the
- *      model's declaration settles it).
+ *      equal (a scalar output is written with shape ()).
  * Each test ends as "pass" or one failure class (class_of_message below) with
  * a one-line reason. Up to --jobs workers run at once; a worker that outlives
  * its tests' time limits is killed and the test reported as a timeout, and a
@@ -534,10 +531,9 @@ static void format_dims(uint32_t rank, const int64_t *dims, char *dst, size_t ca
     lmt_npy_format_shape(rank, shape, dst, cap);
 }
 
-/* Compares output `name` (the run's .npy at path) with the expected tensor.
- * `declared_rank` is the model's rank for it (-1 undeclared). */
+/* Compares output `name` (the run's .npy at path) with the expected tensor. */
 static bool compare_output(worker *w, const char *name, const char *path,
-                           const lmfe_tensor_value *want, int32_t declared_rank) {
+                           const lmfe_tensor_value *want) {
     void *bytes;
     size_t size;
     lmt_npy got;
@@ -556,11 +552,6 @@ static bool compare_output(worker *w, const char *name, const char *path,
     bool same = got.rank == want->rank;
     for (uint32_t d = 0; same && d < got.rank; d++)
         same = got.shape[d] == (uint64_t)want->dims[d];
-    if (!same && declared_rank == 0) {
-        bool got_scalar = got.rank == 0 || (got.rank == 1 && got.shape[0] == 1);
-        bool want_scalar = want->rank == 0 || (want->rank == 1 && want->dims[0] == 1);
-        same = got_scalar && want_scalar;
-    }
     if (!same) {
         fail(w, "mismatch", "output '%s': shape %s, expected %s", name, gs, ws);
         free(bytes);
@@ -1077,7 +1068,7 @@ static void run_test(worker *w) {
     }
     for (size_t i = 0; i < nout; i++) {
         snprintf(path, sizeof path, "%s/out_%zu.npy", w->tmp, i);
-        if (!compare_output(w, outs[i].name, path, &outs[i].tv, outs[i].io->rank)) break;
+        if (!compare_output(w, outs[i].name, path, &outs[i].tv)) break;
     }
 
 done:
@@ -1548,8 +1539,7 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             "`lightmetal run` on test_data_set_0's inputs, and every output is compared with\n"
             "the expected one at ONNX's tolerance: |got - want| <= %g + %g * |want|, NaN\n"
             "equal to NaN, infinities equal to themselves; integers and bool exactly. Shapes\n"
-            "must be equal (a scalar and a [1] array match only when the model declares\n"
-            "the output as a scalar).\n\n"
+            "must be equal.\n\n"
             "Inputs whose shape the model leaves open get the test data's shape\n"
             "(`--input-shape`); every other input goes to `lightmetal run` as the test data\n"
             "has it. Failure classes come from the tools' messages:\n"

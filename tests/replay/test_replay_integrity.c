@@ -448,6 +448,64 @@ static void test_empty_named_tensor(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* A scalar (a rank-0 tensor) names a buffer of exactly one element; replay
+ * reports it as such and takes and gives its 4 bytes. */
+static void test_scalar_named_tensor(void) {
+    lm_device *dev = open_device(0);
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_buffer_config c;
+    lm_buffer_config_init(&c);
+    c.size = 4;
+    c.page_size = 4;
+    lm_buffer s, big;
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(lm_create_buffer(dev, &c, &s));
+    c.size = c.page_size = 1024;
+    CHECK_OK(lm_create_buffer(dev, &c, &big));
+    lm_buffer_name_options o;
+    lm_buffer_name_options_init(&o);
+    o.format = LM_DATA_FORMAT_FLOAT32;
+    o.scalar = true;
+    o.rank = 2;
+    o.shape[0] = o.shape[1] = 1;
+    CHECK_FAILS(lm_capture_name_buffer_ex(s, "x", &o), LM_ERR_INVALID_ARGUMENT,
+                "lm_capture_name_buffer: a scalar has rank 0, the options give rank 2");
+    o.rank = 0;
+    CHECK_FAILS(lm_capture_name_buffer_ex(big, "x", &o), LM_ERR_INVALID_ARGUMENT,
+                "a scalar of Float32 is 4 bytes, the buffer has 1024");
+    o.format = LM_DATA_FORMAT_BFP8_B;
+    CHECK_FAILS(lm_capture_name_buffer_ex(s, "x", &o), LM_ERR_INVALID_ARGUMENT,
+                "a scalar needs FLOAT32, FLOAT16_B, UINT32 or INT32 elements");
+    o.format = LM_DATA_FORMAT_FLOAT32;
+    o.role = LM_BUFFER_ROLE_INPUT_OUTPUT;
+    CHECK_OK(lm_capture_name_buffer_ex(s, "x", &o));
+    float v = 1.0f;
+    CHECK_OK(lm_enqueue_write_buffer(cq, s, &v, false));
+    CHECK_OK(lm_enqueue_read_buffer(cq, s, &v, true));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_deallocate_buffer(s));
+    CHECK_OK(lm_deallocate_buffer(big));
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    lm_replay_buffer_info info;
+    CHECK_OK(lm_replay_buffer_info_at(r, 0, &info));
+    CHECK(!strcmp(info.name, "x") && info.scalar && info.rank == 0 && info.size == 4 &&
+          info.format == LM_DATA_FORMAT_FLOAT32);
+    float in = -2.5f, out = 0.0f;
+    CHECK_OK(lm_replay_set_input(r, "x", &in, sizeof in));
+    CHECK_OK(lm_replay_run(r, dev, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "x", &out, sizeof out));
+    CHECK(out == -2.5f);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    CHECK_OK(lm_device_close(dev));
+}
+
 /* tt-metal's set_globally_allocated_address: a circular buffer over an L1
  * buffer. Captured and replayed; what the kernel pushed lands in the buffer. */
 static const char *cb_kernel_src = "#include \"dataflow_api.h\"\n"
@@ -521,6 +579,7 @@ int main(void) {
     TEST_RUN(test_watchdog_travels);
     TEST_RUN(test_named_buffers);
     TEST_RUN(test_empty_named_tensor);
+    TEST_RUN(test_scalar_named_tensor);
     TEST_RUN(test_global_circular_buffer);
     return test_summary();
 }
