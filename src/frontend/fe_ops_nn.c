@@ -112,6 +112,10 @@ static const fe_elem numeric_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16,  FE_BFL
                                         FE_INT64, FE_UINT32, FE_UINT64,   FE_INT8,     FE_UINT8,
                                         FE_INT16, FE_UINT16, FE_UNDEFINED};
 
+static const fe_elem numeric_bool_types[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16, FE_INT32,
+                                             FE_INT64, FE_UINT32, FE_UINT64,  FE_INT8,     FE_UINT8,
+                                             FE_INT16, FE_UINT16, FE_BOOL,    FE_UNDEFINED};
+
 static const fe_elem int8_types[] = {FE_UINT8, FE_INT8, FE_UNDEFINED};
 
 /* The largest K (products summed per output) whose integer dot products of
@@ -2282,9 +2286,10 @@ static lm_status infer_layernorm(fe_ctx *c, const fe_node *n) {
     int64_t dims[FE_MAX_RANK];
     for (int32_t i = 0; i < x->rank; i++)
         dims[i] = i < ax ? x->dims[i] : 1;
-    fe_elem se = FE_FLOAT;
-    if ((st = fe_set_out_type(c, n, 1, se, x->rank, dims))) return st;
-    if (n->output_count > 2) st = fe_set_out_type(c, n, 2, se, x->rank, dims);
+    /* Mean and InvStdDev are optional outputs (PyTorch's export has Y
+     * alone). */
+    for (uint32_t i = 1; i < 3 && i < n->output_count && !st; i++)
+        st = fe_set_out_type(c, n, i, FE_FLOAT, x->rank, dims);
     return st;
 }
 
@@ -2670,16 +2675,37 @@ static lm_status trilu_k(fe_ctx *c, const fe_node *n, int64_t *k) {
     return LM_OK;
 }
 
+static bool trilu_keeps(int64_t row, int64_t col, int64_t k, bool upper) {
+    return upper ? col - row >= k : col - row <= k;
+}
+
+/* A known input's triangle, on the host, for any element type (a causal
+ * mask is often a Trilu of a bool constant). */
+static lm_status fold_trilu(fe_ctx *c, const fe_node *n, const fe_tensor *x, int64_t k,
+                            bool upper) {
+    fe_tensor *r;
+    lm_status st = fe_const_new(c, x->elem, x->rank, x->dims, &r);
+    if (st) return fe_nn_fail(c, n, st);
+    size_t esize = fe_elem_size(x->elem);
+    uint64_t rows = (uint64_t)x->dims[x->rank - 2], cols = (uint64_t)x->dims[x->rank - 1];
+    for (uint64_t e = 0; e < x->count; e++)
+        if (trilu_keeps((int64_t)(e / cols % rows), (int64_t)(e % cols), k, upper))
+            memcpy((char *)r->data + e * esize, (const char *)x->data + e * esize, esize);
+    return fe_set_out_const(c, n, 0, r);
+}
+
 static lm_status infer_trilu(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"upper", NULL});
-    if (!st) st = fe_check_elem(c, n, 0, numeric_types);
     int64_t k, upper;
     if (!st) st = trilu_k(c, n, &k);
     if (!st) st = fe_attr_int(c, n, "upper", 1, &upper);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
     if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must have rank >= 2");
+    const fe_tensor *known = fe_in_const(c, n, 0);
+    if (known && known->data) return fold_trilu(c, n, known, k, upper != 0);
+    if ((st = fe_check_elem(c, n, 0, numeric_bool_types))) return st;
     return same_type_out(c, n);
 }
 
@@ -2699,8 +2725,7 @@ static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
         if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
         for (uint32_t i = 0; i < rows; i++)
             for (uint32_t j = 0; j < cols; j++) {
-                int64_t d = (int64_t)j - (int64_t)i;
-                m[(size_t)i * cols + j] = (upper ? d >= k : d <= k) ? 1.0f : 0.0f;
+                m[(size_t)i * cols + j] = trilu_keeps(i, j, k, upper != 0) ? 1.0f : 0.0f;
             }
         lmnn_shape s = LMNN_SHAPE(rows, cols);
         st = fe_cache_upload(c, n, key, &s, m, (size_t)rows * cols * sizeof *m, LMNN_FLOAT32,

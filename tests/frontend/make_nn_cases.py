@@ -169,6 +169,26 @@ write_case("layernorm_axis1_stats",
            [("y", ((xl - mean) * inv * sc + bi).astype(np.float32)),
             ("m", mean.astype(np.float32)), ("i", inv.astype(np.float32))], 17)
 
+# Y alone, as PyTorch exports it at opset 17 (Mean and InvStdDev are optional).
+write_case("layernorm_y_only",
+           [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=1)],
+           [("x", xl), ("s", sc), ("b", bi)],
+           [("y", ((xl - mean) * inv * sc + bi).astype(np.float32))], 17)
+
+# A causal mask as PyTorch exports it: Trilu of a bool constant (folded on
+# the host), then Where; and Trilu of a bool computed at run time.
+xm = f32(2, 5, 5)
+causal = np.tril(np.ones((5, 5), bool))
+write_case("trilu_bool_constant_mask",
+           [helper.make_node("Trilu", ["ones"], ["mask"], upper=0),
+            helper.make_node("Where", ["mask", "x", "fill"], ["y"])],
+           [("x", xm)], [("y", np.where(causal, xm, np.float32(-1e9)).astype(np.float32))], 14,
+           inits=[("ones", np.ones((5, 5), bool)), ("fill", np.array(-1e9, np.float32))])
+bm = rng.standard_normal((3, 4, 6)) > 0
+write_case("trilu_bool_upper_k",
+           [helper.make_node("Trilu", ["x", "k"], ["y"], upper=1)],
+           [("x", bm)], [("y", np.triu(bm, 2))], 14, inits=[("k", np.array(2, np.int64))])
+
 # Refusals: never a silent wrong answer.
 write_case("refuse_conv_unknown_attribute",
            [helper.make_node("Conv", ["x", "w"], ["y"], foo=1)],
