@@ -121,6 +121,7 @@ typedef struct config {
     const char *cli;
     const char *tsv, *md, *expect_file;
     bool update_expected, keep, verbose;
+    bool all; /* fail unless every test passes */
     unsigned jobs;
     unsigned timeout; /* seconds per child process */
 } config;
@@ -1792,6 +1793,7 @@ static const char usage[] =
     "  --md FILE           write the Markdown report\n"
     "  --expect-file FILE  fail when a test listed in FILE does not pass\n"
     "  --update-expected   rewrite --expect-file with the tests that pass\n"
+    "  --all               fail unless every test passes (listing the ones that do not)\n"
     "  --keep              keep each test's temporary directory\n"
     "  -v, --verbose       a line per test\n";
 
@@ -1841,6 +1843,8 @@ int main(int argc, char **argv) {
                 cf.update_expected = true;
             else if (!strcmp(a, "--keep"))
                 cf.keep = true;
+            else if (!strcmp(a, "--all"))
+                cf.all = true;
             else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
                 cf.verbose = true;
             else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -1931,7 +1935,6 @@ int main(int argc, char **argv) {
             k += !tests[i].pass && tests[i].cls == (int)c;
         if (k) printf("  %-26s %u\n", classes[c], k);
     }
-    (void)node_total;
     missing_row *missing;
     size_t nm = missing_ops(tests, n, &missing);
     printf("unsupported ops failing the most tests:");
@@ -1971,7 +1974,15 @@ int main(int argc, char **argv) {
                 printf("wrote %s\n", cf.expect_file);
         }
     }
-    printf("onnx_node_tests_passed: %u\n", node_pass);
+    if (cf.all) {
+        for (size_t i = 0; i < n; i++)
+            if (!tests[i].pass) {
+                printf("FAILED %s/%s: %s\n", tests[i].set, tests[i].name,
+                       tests[i].reason ? tests[i].reason : "");
+                rc = 1;
+            }
+    }
+    if (node_total) printf("onnx_node_tests_passed: %u\n", node_pass);
 
     for (size_t i = 0; i < expected.n; i++)
         free(expected.v[i]);

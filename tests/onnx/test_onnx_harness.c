@@ -6,7 +6,8 @@
  * "unsupported op"; a symbolic dim takes the test data's value. Then the
  * regression guard: --expect-file fails for a listed test that does not pass
  * or does not exist, passes otherwise, and --update-expected rewrites the
- * list keeping the lines of tests the run left out. A hanging tool is killed
+ * list keeping the lines of tests the run left out; --all fails for any
+ * test that does not pass, naming it. A hanging tool is killed
  * after the time limit ("timeout"), one killed by a signal is a "crash".
  */
 #include <errno.h>
@@ -221,6 +222,17 @@ static void test_expected(void) {
         body, "fake/test_relu_ok\nfake/test_relu_symbolic\nfake/test_unknown_op\nother/test_x\n"));
 }
 
+/* --all: every test must pass; the ones that do not are listed. */
+static void test_all(void) {
+    char log[300];
+    snprintf(log, sizeof log, "%s/log", base);
+    CHECK(conformance("--filter relu_ok --all") == 0);
+    CHECK(conformance("--filter relu_ --all") == 1);
+    const char *text = read_text(log);
+    CHECK(text && strstr(text, "FAILED fake/test_relu_wrong: output 'y': 1 of 6 elements differ"));
+    CHECK(text && !strstr(text, "FAILED fake/test_relu_ok"));
+}
+
 /* A tool that hangs is killed after --timeout; one that dies of a signal is
  * a crash (fake tools: shell scripts in place of lightmetal). */
 static void test_hang_and_crash(void) {
@@ -275,6 +287,7 @@ int main(void) {
     make_all();
     TEST_RUN(test_classes);
     TEST_RUN(test_expected);
+    TEST_RUN(test_all);
     TEST_RUN(test_hang_and_crash);
     TEST_RUN(test_usage);
     char cmd[400];

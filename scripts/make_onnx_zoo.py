@@ -1,0 +1,491 @@
+#!/usr/bin/python3
+"""Makes the ONNX compiler's model zoo: common architectures as PyTorch's
+exporter writes them, each with an input and PyTorch's output for it.
+
+Usage: make_onnx_zoo.py --out DIR [--threads N]
+
+Needs Debian's python3-torch, python3-numpy and python3-onnx. The build runs
+it once into the build tree (target onnx_models); nothing here is needed to
+build lightmetal or to replay a binary.
+
+Writes DIR/<case>/ in the layout of ONNX's backend tests, so that the
+conformance harness runs them (`onnx_conformance --data DIR --all`):
+  model.onnx                 the exported model (fixed shapes)
+  test_data_set_0/input_N.pb   the inputs, in the model's input order
+  test_data_set_0/output_N.pb  PyTorch's outputs (eval mode, float32)
+and DIR/MANIFEST.txt (one case per line) when every case is written.
+
+The weights are random (seeded), with BatchNorm statistics and LayerNorm
+parameters moved off their defaults so that a fusion that drops them shows.
+The cases cover what the hand-made node tests do not: whole networks, the
+exporter's own patterns (shape arithmetic that folds, causal masks from
+Trilu of a bool constant, attention masks from inputs, grids from
+Range/meshgrid) and several opsets of the same network.
+"""
+
+import argparse
+import math
+import os
+import shutil
+import sys
+import warnings
+
+try:
+    import numpy as np
+    import onnx
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from onnx import numpy_helper
+except ImportError as e:
+    sys.exit(
+        f"make_onnx_zoo: {e}: the model zoo needs Debian's python3-torch, python3-numpy and "
+        "python3-onnx (run scripts/install-deps.sh) and /usr/bin/python3"
+    )
+
+SEED = 20261128
+
+
+# ---- convolutional networks ----
+
+
+class ResBlock(nn.Module):
+    """ResNet's basic block; with stride 2 it halves the size and doubles
+    the channels, with a 1x1 convolution on the shortcut."""
+
+    def __init__(self, c, stride=1):
+        super().__init__()
+        cin = c if stride == 1 else c // 2
+        self.c1, self.b1 = nn.Conv2d(cin, c, 3, stride, 1, bias=False), nn.BatchNorm2d(c)
+        self.c2, self.b2 = nn.Conv2d(c, c, 3, 1, 1, bias=False), nn.BatchNorm2d(c)
+        self.down = None
+        if stride != 1:
+            self.down = nn.Sequential(nn.Conv2d(cin, c, 1, stride, bias=False), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        y = self.b2(self.c2(F.relu(self.b1(self.c1(x)))))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 16, 7, 2, 3, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.MaxPool2d(3, 2, 1),
+        )
+        self.layers = nn.Sequential(ResBlock(16), ResBlock(32, 2), ResBlock(64, 2))
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x))
+        return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: expand, depthwise, project (ReLU6 is a Clip)."""
+
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        h = cin * expand
+        self.residual = stride == 1 and cin == cout
+        self.m = nn.Sequential(
+            nn.Conv2d(cin, h, 1, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
+            nn.Conv2d(h, h, 3, stride, 1, groups=h, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
+            nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout),
+        )
+
+    def forward(self, x):
+        return x + self.m(x) if self.residual else self.m(x)
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.a, self.b = nn.Conv2d(c, c // 4, 1), nn.Conv2d(c // 4, c, 1)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        return x * F.hardsigmoid(self.b(F.relu(self.a(s))))
+
+
+class MobileNet(nn.Module):
+    """MobileNetV2/V3 pieces: hardswish, inverted residuals, squeeze and
+    excite, a mean over H and W, dropout (identity in inference)."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.Hardswish(),
+            InvertedResidual(16, 16, 1, 1), InvertedResidual(16, 24, 2, 4),
+            InvertedResidual(24, 24, 1, 3), SqueezeExcite(24), InvertedResidual(24, 40, 2, 3),
+        )
+        self.head = nn.Sequential(
+            nn.Linear(40, 64), nn.Hardswish(), nn.Dropout(0.2), nn.Linear(64, 10)
+        )
+
+    def forward(self, x):
+        return self.head(self.features(x).mean((2, 3)))
+
+
+class UNet(nn.Module):
+    """An encoder-decoder: max pooling down, a transposed convolution up, a
+    skip connection by Concat, bilinear upsampling (Resize, or Upsample at
+    opset 9)."""
+
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU())
+        self.d2 = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU())
+        self.up = nn.ConvTranspose2d(16, 8, 2, 2)
+        self.u1 = nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.LeakyReLU(0.1))
+        self.out = nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        a = self.d1(x)
+        b = self.d2(F.max_pool2d(a, 2))
+        u = self.u1(torch.cat([self.up(b), a], 1))
+        up = F.interpolate(b, scale_factor=2, mode="bilinear", align_corners=False)
+        return torch.sigmoid(self.out(u)), up
+
+
+class Vision(nn.Module):
+    """Instance norm, SiLU, pixel shuffle, reflect padding, nearest
+    downsampling, and integer results: ArgMax and TopK."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 12, 3, padding=1)
+        self.norm = nn.InstanceNorm2d(12, affine=True)
+        self.shuffle = nn.PixelShuffle(2)
+        self.c2 = nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")
+
+    def forward(self, x):
+        y = self.shuffle(F.silu(self.norm(self.c(x))))
+        y = F.interpolate(self.c2(y), scale_factor=0.5, mode="nearest")
+        flat = y.flatten(1)
+        return y, flat.argmax(1), torch.topk(flat, 3).values
+
+
+class Audio(nn.Module):
+    """1-D convolutions with GLU, GroupNorm, reflect padding and dilation."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(4, 32, 5, padding=2)
+        self.norm = nn.GroupNorm(4, 16)
+        self.c2 = nn.Conv1d(16, 8, 3, dilation=2)
+
+    def forward(self, x):
+        y = self.norm(F.glu(self.c1(x), dim=1))
+        return F.gelu(self.c2(F.pad(y, (2, 2), mode="reflect")))
+
+
+class YoloHead(nn.Module):
+    """A YOLOv5-style detection head's decoding (no NMS): sigmoid, a grid
+    from meshgrid, anchors, a 5-D permute."""
+
+    def __init__(self, anchors=3, classes=4):
+        super().__init__()
+        self.na, self.no = anchors, 5 + classes
+        self.c = nn.Conv2d(8, anchors * self.no, 1)
+        self.register_buffer("anchors", torch.tensor([[10.0, 13], [16, 30], [33, 23]]))
+
+    def forward(self, f):
+        b, _, h, w = f.shape
+        p = self.c(f).view(b, self.na, self.no, h, w).permute(0, 1, 3, 4, 2).sigmoid()
+        gy, gx = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        grid = torch.stack((gx, gy), 2).view(1, 1, h, w, 2).float()
+        xy = (p[..., :2] * 2 - 0.5 + grid) * 8
+        wh = (p[..., 2:4] * 2) ** 2 * self.anchors.view(1, self.na, 1, 1, 2)
+        return torch.cat((xy, wh, p[..., 4:]), -1).view(b, -1, self.no)
+
+
+# ---- recurrent networks ----
+
+
+class LstmClassifier(nn.Module):
+    """Embedding, a 2-layer bidirectional LSTM, the last step's features."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.lstm = nn.LSTM(16, 32, num_layers=2, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(64, 4)
+
+    def forward(self, tokens):
+        y, (h, _) = self.lstm(self.embed(tokens))
+        return self.fc(y[:, -1]), h
+
+
+class LstmWithState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 10, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        y, (h, c) = self.lstm(x, (h0, c0))
+        return y, h, c
+
+
+class GruTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 24, batch_first=True)
+        self.fc = nn.Linear(24, 3)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return torch.softmax(self.fc(y), -1)
+
+
+# ---- attention ----
+
+
+class Gpt(nn.Module):
+    """A GPT-2-style decoder: pre-norm blocks, a causal mask (Trilu of a
+    bool constant, then Where), tanh GELU, logits tied to the embedding."""
+
+    def __init__(self, vocab=100, d=32, heads=4, layers=2, ctx=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(ctx, d) * 0.1)
+        self.blocks = nn.ModuleList(
+            nn.ModuleDict(
+                dict(
+                    ln1=nn.LayerNorm(d), qkv=nn.Linear(d, 3 * d), o=nn.Linear(d, d),
+                    ln2=nn.LayerNorm(d), f1=nn.Linear(d, 4 * d), f2=nn.Linear(4 * d, d),
+                )
+            )
+            for _ in range(layers)
+        )
+        self.lnf = nn.LayerNorm(d)
+        self.heads = heads
+
+    def forward(self, idx):
+        b, t = idx.shape
+        x = self.tok(idx) + self.pos[:t]
+        mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
+        split = lambda v: v.view(b, t, self.heads, -1).transpose(1, 2)
+        for blk in self.blocks:
+            q, k, v = (split(v) for v in blk["qkv"](blk["ln1"](x)).split(x.shape[-1], -1))
+            a = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+            a = a.masked_fill(~mask, float("-inf")).softmax(-1)
+            x = x + blk["o"]((a @ v).transpose(1, 2).reshape(b, t, -1))
+            x = x + blk["f2"](F.gelu(blk["f1"](blk["ln2"](x)), approximate="tanh"))
+        return self.lnf(x) @ self.tok.weight.t()
+
+
+class Bert(nn.Module):
+    """A BERT encoder as Hugging Face writes it: word, position and token
+    type embeddings, an additive attention mask made from an input, erf
+    GELU, post-norm, a tanh pooler."""
+
+    def __init__(self, vocab=120, d=32, heads=4, layers=2, ctx=12):
+        super().__init__()
+        self.words, self.positions = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.types, self.norm = nn.Embedding(2, d), nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList(
+            nn.ModuleDict(
+                dict(
+                    q=nn.Linear(d, d), k=nn.Linear(d, d), v=nn.Linear(d, d), o=nn.Linear(d, d),
+                    ln1=nn.LayerNorm(d, eps=1e-12), i=nn.Linear(d, 64), out=nn.Linear(64, d),
+                    ln2=nn.LayerNorm(d, eps=1e-12),
+                )
+            )
+            for _ in range(layers)
+        )
+        self.pool, self.heads = nn.Linear(d, d), heads
+
+    def forward(self, ids, token_types, attention_mask):
+        b, t = ids.shape
+        pos = torch.arange(t).unsqueeze(0).expand(b, t)
+        x = self.norm(self.words(ids) + self.positions(pos) + self.types(token_types))
+        extra = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        split = lambda v: v.view(b, t, self.heads, -1).permute(0, 2, 1, 3)
+        for l in self.layers:
+            q, k, v = split(l["q"](x)), split(l["k"](x)), split(l["v"](x))
+            a = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1]) + extra
+            ctx = torch.matmul(a.softmax(-1), v).permute(0, 2, 1, 3).reshape(b, t, -1)
+            x = l["ln1"](x + l["o"](ctx))
+            x = l["ln2"](x + l["out"](F.gelu(l["i"](x))))
+        return x, torch.tanh(self.pool(x[:, 0]))
+
+
+class VisionTransformer(nn.Module):
+    """ViT: patches by a strided convolution, a class token (Expand and
+    Concat), nn.TransformerEncoder with pre-norm layers."""
+
+    def __init__(self, d=24, patch=8, patches=16):
+        super().__init__()
+        self.embed = nn.Conv2d(3, d, patch, patch)
+        self.cls = nn.Parameter(torch.randn(1, 1, d))
+        self.pos = nn.Parameter(torch.randn(1, patches + 1, d) * 0.1)
+        layer = nn.TransformerEncoderLayer(
+            d, 4, 48, 0.0, activation="gelu", batch_first=True, norm_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(d, 5)
+
+    def forward(self, x):
+        p = self.embed(x).flatten(2).transpose(1, 2)
+        p = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], 1) + self.pos
+        return self.head(self.encoder(p)[:, 0])
+
+
+class Attention(nn.Module):
+    """nn.MultiheadAttention with a key padding mask (bool input), its
+    averaged weights as a second output, LayerNormalization (opset 17)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 4, batch_first=True)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x, padding):
+        y, w = self.mha(x, x, x, key_padding_mask=padding)
+        return self.norm(x + y), w
+
+
+class TensorOps(nn.Module):
+    """Tensor code rather than layers: cumsum, einsum, indexing by a tensor,
+    where, clamp, a max over a dim, a comparison cast to int64."""
+
+    def forward(self, x, idx):
+        return (
+            torch.cumsum(x, 1),
+            torch.einsum("bij,bjk->bik", x, x.transpose(1, 2)),
+            x[:, idx],
+            torch.where(x > 0, x, 0.1 * x).clamp(-0.5, 0.5),
+            x.max(dim=2).values,
+            (x.abs().sum(-1) > 1).to(torch.int64),
+        )
+
+
+# ---- the cases ----
+
+
+def randn(*shape):
+    return torch.randn(*shape)
+
+
+def tokens(high, *shape):
+    return torch.randint(0, high, shape)
+
+
+# name: (module, opset, inputs as (name, tensor), output names)
+def cases():
+    lengths = torch.tensor([[False] * 6, [False] * 4 + [True] * 2])
+    mask = torch.tensor([[1] * 12, [1] * 8 + [0] * 4])
+    resnet_in = [("x", randn(2, 3, 64, 64))]
+    unet_in = [("x", randn(1, 1, 32, 32))]
+    return {
+        "resnet_opset9": (ResNet, 9, resnet_in, ["y"]),
+        "resnet_opset14": (ResNet, 14, resnet_in, ["y"]),
+        "mobilenet": (MobileNet, 13, [("x", randn(2, 3, 64, 64))], ["y"]),
+        "unet_opset11": (UNet, 11, unet_in, ["mask", "up"]),
+        "unet_opset14": (UNet, 14, unet_in, ["mask", "up"]),
+        "vision_ops": (Vision, 13, [("x", randn(2, 3, 16, 16))], ["y", "argmax", "top3"]),
+        "audio_conv1d": (Audio, 17, [("x", randn(2, 4, 40))], ["y"]),
+        "yolo_head": (YoloHead, 14, [("features", randn(1, 8, 6, 5))], ["detections"]),
+        "lstm_classifier": (LstmClassifier, 11, [("tokens", tokens(50, 3, 7))], ["logits", "h"]),
+        "lstm_with_state": (
+            LstmWithState, 14,
+            [("x", randn(3, 4, 6)), ("h0", randn(1, 3, 10)), ("c0", randn(1, 3, 10))],
+            ["y", "h", "c"],
+        ),
+        "gru_tagger": (GruTagger, 14, [("x", randn(2, 5, 8))], ["probs"]),
+        "gpt": (Gpt, 14, [("idx", tokens(100, 2, 16))], ["logits"]),
+        "bert": (
+            Bert, 14,
+            [
+                ("ids", tokens(120, 2, 12)),
+                ("token_types", tokens(2, 2, 12)),
+                ("attention_mask", mask),
+            ],
+            ["hidden", "pooled"],
+        ),
+        "vit": (VisionTransformer, 14, [("x", randn(2, 3, 32, 32))], ["logits"]),
+        "attention_opset17": (
+            Attention, 17, [("x", randn(2, 6, 16)), ("padding", lengths)], ["y", "weights"]
+        ),
+        "tensor_ops": (
+            TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
+            ["cumsum", "einsum", "gathered", "where", "max", "count"],
+        ),
+    }
+
+
+def perturb_norms(model):
+    """Moves BatchNorm statistics and norm parameters off their defaults."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+        if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm2d)):
+            if m.weight is not None:
+                m.weight.data.uniform_(0.5, 1.5)
+                m.bias.data.uniform_(-0.2, 0.2)
+
+
+def write_pb(path, name, array):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
+
+
+def write_case(out, name, make, opset, inputs, output_names):
+    """Exports one case into a temporary directory, then renames it into
+    place, so an interrupted run leaves no half-written case."""
+    torch.manual_seed(SEED)
+    model = make()
+    perturb_norms(model)
+    model.eval()
+    args = tuple(t for _, t in inputs)
+    with torch.no_grad():
+        outputs = model(*args)
+    if not isinstance(outputs, tuple):
+        outputs = (outputs,)
+    tmp = os.path.join(out, f".{name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, "test_data_set_0"))
+    path = os.path.join(tmp, "model.onnx")
+    torch.onnx.export(
+        model, args, path, input_names=[n for n, _ in inputs], output_names=output_names,
+        opset_version=opset, do_constant_folding=True,
+    )
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+    data = os.path.join(tmp, "test_data_set_0")
+    for i, (n, t) in enumerate(inputs):
+        write_pb(os.path.join(data, f"input_{i}.pb"), n, t.numpy())
+    for i, (n, t) in enumerate(zip(output_names, outputs)):
+        write_pb(os.path.join(data, f"output_{i}.pb"), n, t.numpy())
+    final = os.path.join(out, name)
+    shutil.rmtree(final, ignore_errors=True)
+    os.rename(tmp, final)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, help="directory to write the cases to")
+    ap.add_argument("--threads", type=int, default=2, help="PyTorch threads (default 2)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    # The exporter's notes (batch sizes, opset 9's Upsample) are about
+    # PyTorch's own export choices, not about these fixed cases.
+    warnings.filterwarnings("ignore")
+    os.makedirs(args.out, exist_ok=True)
+    manifest = os.path.join(args.out, "MANIFEST.txt")
+    if os.path.exists(manifest):
+        os.remove(manifest)
+    torch.manual_seed(SEED)
+    table = cases()
+    for name, (make, opset, inputs, outputs) in table.items():
+        write_case(args.out, name, make, opset, inputs, outputs)
+    with open(manifest + ".tmp", "w") as f:
+        f.write("".join(n + "\n" for n in table))
+    os.rename(manifest + ".tmp", manifest)
+    print(f"make_onnx_zoo: {len(table)} cases in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
