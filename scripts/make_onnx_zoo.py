@@ -50,16 +50,15 @@ SEED = 20261128
 
 
 class ResBlock(nn.Module):
-    """ResNet's basic block; with stride 2 it halves the size and doubles
-    the channels, with a 1x1 convolution on the shortcut."""
+    """ResNet's basic block; one that changes the size or the channels has a
+    1x1 convolution on the shortcut."""
 
-    def __init__(self, c, stride=1):
+    def __init__(self, cin, c, stride=1):
         super().__init__()
-        cin = c if stride == 1 else c // 2
         self.c1, self.b1 = nn.Conv2d(cin, c, 3, stride, 1, bias=False), nn.BatchNorm2d(c)
         self.c2, self.b2 = nn.Conv2d(c, c, 3, 1, 1, bias=False), nn.BatchNorm2d(c)
         self.down = None
-        if stride != 1:
+        if stride != 1 or cin != c:
             self.down = nn.Sequential(nn.Conv2d(cin, c, 1, stride, bias=False), nn.BatchNorm2d(c))
 
     def forward(self, x):
@@ -68,14 +67,19 @@ class ResBlock(nn.Module):
 
 
 class ResNet(nn.Module):
+    """A ResNet-18 in miniature; its last stage is wider than 256 channels
+    (more than 8 tiles across a pixel), as ResNet-18's 512 are."""
+
     def __init__(self):
         super().__init__()
         self.stem = nn.Sequential(
             nn.Conv2d(3, 16, 7, 2, 3, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
             nn.MaxPool2d(3, 2, 1),
         )
-        self.layers = nn.Sequential(ResBlock(16), ResBlock(32, 2), ResBlock(64, 2))
-        self.fc = nn.Linear(64, 10)
+        self.layers = nn.Sequential(
+            ResBlock(16, 16), ResBlock(16, 32, 2), ResBlock(32, 64, 2), ResBlock(64, 288, 2)
+        )
+        self.fc = nn.Linear(288, 10)
 
     def forward(self, x):
         x = self.layers(self.stem(x))

@@ -423,7 +423,7 @@ static void print_summary(const compile_args *ca, const lmfe_report *r, uint64_t
     }
     printf("\n  weights stored: ");
     print_bytes(r->weight_bytes);
-    printf(" (each distinct tensor once); memory plan peak: ");
+    printf(" (each distinct tensor once); device memory peak: ");
     print_bytes(r->peak_device_bytes);
     printf("\n");
     /* One note per line, each indented like the table. */

@@ -148,10 +148,12 @@ typedef struct lmfe_report {
     uint32_t nodes, device_nodes;
     /* Nodes whose float math the dtype mode lowered below float32. */
     uint32_t lowered_nodes;
-    uint64_t weight_bytes;      /* distinct constant data stored, after deduplication */
-    uint64_t peak_device_bytes; /* memory plan: the largest live set of tensors */
-    double seconds;             /* the whole compile */
-    char *notes;                /* human-readable remarks (precision lowered, ...); may be NULL */
+    uint64_t weight_bytes; /* distinct constant data stored, after deduplication */
+    /* Device memory the model took at most at once (DRAM and L1 buffers of
+     * all banks, the ops' own included), measured while it ran. */
+    uint64_t peak_device_bytes;
+    double seconds; /* the whole compile */
+    char *notes;    /* human-readable remarks (precision lowered, ...); may be NULL */
 } lmfe_report;
 
 void lmfe_report_free(lmfe_report *report);

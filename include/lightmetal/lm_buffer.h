@@ -103,6 +103,31 @@ lm_status lm_buffer_size(lm_buffer buffer, uint64_t *out_size);
 /* The configuration the buffer was created with (address filled in). */
 lm_status lm_buffer_get_config(lm_buffer buffer, lm_buffer_config *out_cfg);
 
+/* How one memory's buffers use it (tt-metal's allocator Statistics), per
+ * bank: an interleaved buffer takes the same range in each of the memory's
+ * banks (DRAM banks, or one L1 bank per worker core). Circular buffers are
+ * not buffers and are not counted. */
+typedef struct lm_memory_stats {
+    uint32_t banks;
+    uint64_t total_allocatable_bytes;  /* a bank's room for buffers */
+    uint64_t total_allocated_bytes;    /* taken now */
+    uint64_t total_free_bytes;         /* total_allocatable - total_allocated */
+    uint64_t largest_free_block_bytes; /* the largest buffer that still fits */
+    /* The most taken at once since the device opened or the last
+     * lm_device_reset_memory_peak of this memory. */
+    uint64_t peak_allocated_bytes;
+} lm_memory_stats;
+
+/* The statistics of `type` (LM_BUFFER_DRAM or LM_BUFFER_L1) on `device`.
+ * Errors: LM_ERR_INVALID_HANDLE for a NULL device; LM_ERR_INVALID_ARGUMENT
+ * for another type or a NULL out_stats. */
+lm_status lm_device_get_memory_stats(lm_device *device, lm_buffer_type type,
+                                     lm_memory_stats *out_stats);
+
+/* Starts peak_allocated_bytes of `type` again from what is allocated now
+ * (e.g. to measure one workload). Errors as lm_device_get_memory_stats. */
+lm_status lm_device_reset_memory_peak(lm_device *device, lm_buffer_type type);
+
 /* The compile-time arguments a C++ kernel's TensorAccessorArgs<N> reads to
  * address `buffer` (tt-metal's TensorAccessorArgs(buffer).append_to(...)):
  * writes them to out_args[0 .. *out_count) for the caller to place at index N

@@ -202,6 +202,15 @@ namespace tt::tt_metal {
 using tt::DataFormat;
 
 enum class BufferType : uint8_t { DRAM, L1 };
+// tt-metal's allocator Statistics, per bank, and the peak of
+// total_allocated_bytes (lm_memory_stats).
+struct Statistics {
+    size_t total_allocatable_size_bytes = 0;
+    size_t total_allocated_bytes = 0;
+    size_t total_free_bytes = 0;
+    size_t largest_free_block_bytes = 0;
+    size_t peak_allocated_bytes = 0;
+};
 enum class DataMovementProcessor : uint8_t { RISCV_0, RISCV_1 };
 enum class NOC : uint8_t { RISCV_0_default = 0, RISCV_1_default = 1, NOC_0 = 0, NOC_1 = 1 };
 using KernelHandle = uint32_t;
@@ -589,6 +598,15 @@ class MeshDevice {
     // a DRAM-sharded buffer's ShardSpec places its shards.
     CoreCoord dram_grid_size() const { return {info_.dram_banks, 1}; }
     uint32_t l1_size_per_core() const { return static_cast<uint32_t>(info_.l1_size); }
+    // The allocator's statistics of one buffer type, per bank (the peak
+    // too: lm_device_get_memory_stats).
+    Statistics get_memory_allocation_statistics(BufferType type) const {
+        lm_memory_stats ms;
+        lm_cxx::check(lm_device_get_memory_stats(
+            d_, type == BufferType::DRAM ? LM_BUFFER_DRAM : LM_BUFFER_L1, &ms));
+        return {ms.total_allocatable_bytes, ms.total_allocated_bytes, ms.total_free_bytes,
+                ms.largest_free_block_bytes, ms.peak_allocated_bytes};
+    }
     // Worker cores' NoC coordinates equal their logical ones on the
     // simulated chip.
     CoreCoord worker_core_from_logical_core(CoreCoord logical) const {

@@ -126,6 +126,30 @@ lm_status lm_tensor_accessor_args(lm_buffer buffer, uint32_t *out_args, uint32_t
     return LM_OK;
 }
 
+static lm_status check_memory(const char *fn, lm_device *device, lm_buffer_type type) {
+    if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
+    if (type != LM_BUFFER_DRAM && type != LM_BUFFER_L1)
+        return err_set(LM_ERR_INVALID_ARGUMENT,
+                       "%s: type %d is not LM_BUFFER_DRAM (1) or LM_BUFFER_L1 (2)", fn, (int)type);
+    return LM_OK;
+}
+
+lm_status lm_device_get_memory_stats(lm_device *device, lm_buffer_type type,
+                                     lm_memory_stats *out_stats) {
+    static const char fn[] = "lm_device_get_memory_stats";
+    lm_status st = check_memory(fn, device, type);
+    if (st) return st;
+    if (!out_stats) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_stats is NULL", fn);
+    rt_memory_stats(device, type, out_stats);
+    return LM_OK;
+}
+
+lm_status lm_device_reset_memory_peak(lm_device *device, lm_buffer_type type) {
+    lm_status st = check_memory("lm_device_reset_memory_peak", device, type);
+    if (!st) rt_memory_reset_peak(device, type);
+    return st;
+}
+
 lm_status lm_buffer_size(lm_buffer buffer, uint64_t *out_size) {
     if (!out_size) return err_set(LM_ERR_INVALID_ARGUMENT, "lm_buffer_size: out_size is NULL");
     lm_buffer_config cfg;

@@ -291,6 +291,38 @@ static void compile_cleanup(fe_ctx *c) {
     free(c->plans);
 }
 
+/* ---- the memory the model takes ----
+ *
+ * Measured, not estimated: the device's own allocation peak over the run,
+ * above what the device held before (the caller's buffers, a previous
+ * compile's), in DRAM and L1 buffers of all banks. It counts what the ops
+ * allocate for themselves too (prepared weights, scratch), which an estimate
+ * from tensor shapes cannot know. */
+
+static const lm_buffer_type memories[] = {LM_BUFFER_DRAM, LM_BUFFER_L1};
+
+static lm_status memory_begin(fe_ctx *c, uint64_t base[2]) {
+    lm_status st = LM_OK;
+    for (int m = 0; m < 2 && !st; m++) {
+        lm_memory_stats ms;
+        st = lm_device_get_memory_stats(c->device, memories[m], &ms);
+        if (!st) st = lm_device_reset_memory_peak(c->device, memories[m]);
+        base[m] = st ? 0 : ms.total_allocated_bytes;
+    }
+    return st;
+}
+
+static lm_status memory_end(fe_ctx *c, const uint64_t base[2]) {
+    c->peak_device_bytes = 0;
+    for (int m = 0; m < 2; m++) {
+        lm_memory_stats ms;
+        lm_status st = lm_device_get_memory_stats(c->device, memories[m], &ms);
+        if (st) return st;
+        c->peak_device_bytes += (ms.peak_allocated_bytes - base[m]) * ms.banks;
+    }
+    return LM_OK;
+}
+
 static lm_status report_fill(fe_ctx *c, const double *node_seconds, double seconds,
                              lmfe_report *r) {
     summary s = {0};
@@ -313,7 +345,7 @@ static lm_status report_fill(fe_ctx *c, const double *node_seconds, double secon
     r->ops = s.rows;
     r->op_count = s.count;
     r->weight_bytes = c->weight_bytes;
-    r->peak_device_bytes = fe_plan_peak_bytes(c);
+    r->peak_device_bytes = c->peak_device_bytes;
     r->seconds = seconds;
     return fe_report_notes(c, r);
 }
@@ -376,6 +408,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
         st = lm_device_open(&dopts, &own);
     }
     c.device = opts->device ? opts->device : own;
+    uint64_t memory_base[2];
+    if (!st) st = memory_begin(&c, memory_base);
     if (!st && opts->trace) {
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
@@ -388,6 +422,7 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st) st = lm_light_metal_begin_capture(c.device, NULL);
     capturing = !st;
     if (!st) st = run_model(&c, true, golden, node_seconds, ins, outs);
+    if (!st) st = memory_end(&c, memory_base);
     if (capturing) {
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
         if (!st) st = st2;

@@ -142,6 +142,7 @@ struct fe_ctx {
     uint32_t trace_id;      /* the model's metal trace (--trace) when `traced` */
     bool traced;
     uint64_t weight_bytes;
+    uint64_t peak_device_bytes; /* measured: fe_memory_begin / fe_memory_end */
     fe_const_entry *consts;
     uint32_t const_count, const_cap;
     fe_cache_entry *cache; /* fe_cache_get / fe_cache_put */

@@ -362,52 +362,6 @@ void fe_plan_reset_uses(fe_ctx *c) {
         c->slots[v].remaining = c->slots[v].uses;
 }
 
-static uint64_t value_bytes(const fe_ctx *c, const fe_value *v) {
-    int64_t n = fe_type_volume(&v->type);
-    if (n < 0) return 0;
-    uint64_t elem = fe_elem_is_float(v->type.elem) && c->float_dtype == LMNN_BFLOAT16 ? 2 : 4;
-    /* Tile layout pads the last two dims to 32. */
-    int32_t r = v->type.rank;
-    uint64_t rows = r >= 2 ? (uint64_t)v->type.dims[r - 2] : 1,
-             cols = r >= 1 ? (uint64_t)v->type.dims[r - 1] : 1;
-    uint64_t batch = rows && cols ? (uint64_t)n / (rows * cols) : 0;
-    return batch * ((rows + 31) / 32 * 32) * ((cols + 31) / 32 * 32) * elem;
-}
-
-uint64_t fe_plan_peak_bytes(const fe_ctx *c) {
-    const fe_graph *g = c->g;
-    uint32_t *left = calloc(g->value_count ? g->value_count : 1, sizeof *left);
-    if (!left) return 0;
-    uint64_t live = 0, peak = 0;
-    for (uint32_t v = 0; v < g->value_count; v++) {
-        left[v] = c->slots[v].uses;
-        if ((g->values[v].graph_input || g->values[v].konst) && left[v])
-            live += value_bytes(c, &g->values[v]);
-    }
-    peak = live;
-    for (uint32_t k = 0; k < g->node_count; k++) {
-        const fe_node *n = &g->nodes[k];
-        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
-        /* A fused chain's head writes the chain's last value instead. */
-        uint32_t fused = c->plans[k].fusion.output;
-        for (uint32_t i = 0; i < n->output_count; i++) {
-            uint32_t v = i == 0 && fused != FE_NONE ? fused : n->outputs[i];
-            if (v != FE_NONE) live += value_bytes(c, &g->values[v]);
-        }
-        if (live > peak) peak = live;
-        for (uint32_t i = 0; i < n->input_count; i++) {
-            uint32_t v = n->inputs[i];
-            if (v != FE_NONE && left[v] && --left[v] == 0) live -= value_bytes(c, &g->values[v]);
-        }
-        for (uint32_t i = 0; i < n->output_count; i++) {
-            uint32_t v = i == 0 && fused != FE_NONE ? fused : n->outputs[i];
-            if (v != FE_NONE && !left[v]) live -= value_bytes(c, &g->values[v]);
-        }
-    }
-    free(left);
-    return peak;
-}
-
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     char buf[512];
     size_t len = 0;

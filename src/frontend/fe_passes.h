@@ -87,9 +87,6 @@ lm_status fe_plan_layouts(fe_ctx *c);
 /* Resets the use counts before a run of the model. */
 void fe_plan_reset_uses(fe_ctx *c);
 
-/* The memory plan's peak: the most bytes of device tensors alive at once. */
-uint64_t fe_plan_peak_bytes(const fe_ctx *c);
-
 /* Writes the report's notes (precision lowered, integer math). */
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r);
 

@@ -291,7 +291,7 @@ lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tens
  * untilize may also have rows of another length than `in` (same volume):
  * the same elements in the same order, e.g. a convolution's packed output
  * pixels as a page per pixel or per image row; `in`'s rows must then span
- * at most 8 tiles. */
+ * at most 8 tiles, or `out`'s rows be a multiple of `in`'s. */
 lm_status nn_tilize(const char *op, nn_tensor *in, nn_tensor *out);
 lm_status nn_untilize(const char *op, nn_tensor *in, nn_tensor *out);
 

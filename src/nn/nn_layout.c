@@ -30,8 +30,8 @@ static lm_status row_blocks(const char *op, bool untilize, nn_tensor *in, nn_ten
     uint32_t block = g.wt < ROW_BLOCK_TILES ? g.wt : ROW_BLOCK_TILES;
     uint32_t nb = (g.wt + block - 1) / block;
     uint32_t len = nn_tiles_of(&out->shape).w;
-    if (len != g.w &&
-        (!untilize || nb > 1 || lmnn_shape_volume(&in->shape) != lmnn_shape_volume(&out->shape)))
+    if (len != g.w && (!untilize || (nb > 1 && len % g.w) ||
+                       lmnn_shape_volume(&in->shape) != lmnn_shape_volume(&out->shape)))
         return nn_fail(LM_ERR_INTERNAL, op, "untilize: rows of %u cannot become rows of %u", g.w,
                        len);
     nn_key key;

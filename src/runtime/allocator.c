@@ -202,6 +202,7 @@ static void add_block(allocator *a, uint64_t address, uint64_t size) {
     a->block_root = tree_insert(a->nodes, a->block_root, node_new(a, address, size));
     a->block_count++;
     a->used += size;
+    if (a->used > a->peak) a->peak = a->used;
 }
 
 /* Removes `size` bytes at `address` from the free range node g. */
@@ -311,6 +312,14 @@ bool alloc_give_back(allocator *a, uint64_t address) {
 
 uint64_t alloc_used(const allocator *a) {
     return a->used;
+}
+
+uint64_t alloc_peak(const allocator *a) {
+    return a->peak;
+}
+
+void alloc_reset_peak(allocator *a) {
+    a->peak = a->used;
 }
 
 uint64_t alloc_largest_free(const allocator *a) {

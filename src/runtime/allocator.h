@@ -45,6 +45,7 @@ typedef struct allocator {
     uint32_t block_count;
     uint32_t seed;
     uint64_t used; /* bytes in allocated blocks */
+    uint64_t peak; /* the most `used` has been since init or alloc_reset_peak */
 } allocator;
 
 void alloc_init(allocator *a, uint64_t base, uint64_t end, uint64_t alignment, bool top_down);
@@ -71,5 +72,10 @@ uint64_t alloc_lowest(const allocator *a);
 /* Bytes currently allocated, and the largest free range. */
 uint64_t alloc_used(const allocator *a);
 uint64_t alloc_largest_free(const allocator *a);
+
+/* The most bytes allocated at once since alloc_init or alloc_reset_peak,
+ * which starts counting again from what is allocated now. */
+uint64_t alloc_peak(const allocator *a);
+void alloc_reset_peak(allocator *a);
 
 #endif

@@ -98,6 +98,27 @@ lm_status rt_buffer_create(lm_device *dev, const lm_buffer_config *cfg, lm_buffe
     return LM_OK;
 }
 
+void rt_memory_stats(lm_device *dev, lm_buffer_type type, lm_memory_stats *out) {
+    bool dram = type == LM_BUFFER_DRAM;
+    pthread_mutex_lock(&dev->mutex);
+    const allocator *a = dram ? &dev->dram : &dev->l1;
+    *out = (lm_memory_stats){
+        .banks = dram ? dev->info.dram_banks : dev->info.grid_x * dev->info.grid_y,
+        .total_allocatable_bytes = a->end - a->base,
+        .total_allocated_bytes = alloc_used(a),
+        .total_free_bytes = a->end - a->base - alloc_used(a),
+        .largest_free_block_bytes = alloc_largest_free(a),
+        .peak_allocated_bytes = alloc_peak(a),
+    };
+    pthread_mutex_unlock(&dev->mutex);
+}
+
+void rt_memory_reset_peak(lm_device *dev, lm_buffer_type type) {
+    pthread_mutex_lock(&dev->mutex);
+    alloc_reset_peak(type == LM_BUFFER_DRAM ? &dev->dram : &dev->l1);
+    pthread_mutex_unlock(&dev->mutex);
+}
+
 /* Frees device memory and the object; the handle is already invalid. */
 void rt_buffer_release_object(rt_buffer *b) {
     lm_device *dev = b->device;

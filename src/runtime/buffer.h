@@ -29,6 +29,11 @@ typedef struct rt_buffer {
     struct rt_buffer *prev, *next;
 } rt_buffer;
 
+/* lm_device_get_memory_stats / lm_device_reset_memory_peak of a valid
+ * device and buffer type (DRAM or L1). */
+void rt_memory_stats(lm_device *device, lm_buffer_type type, lm_memory_stats *out_stats);
+void rt_memory_reset_peak(lm_device *device, lm_buffer_type type);
+
 /* Allocates from validated arguments. */
 lm_status rt_buffer_create(lm_device *device, const lm_buffer_config *cfg, lm_buffer *out_buffer);
 

@@ -601,6 +601,21 @@ static void test_row_major_out(void) {
     k.dtype = 0;
     k.row_major = false;
     run_case("8 -> 5, image rows in as tiles", k, false);
+    /* More than a block of channels (8 tiles): a unit of the untilize holds
+     * part of each pixel's channels, written into its image row (ResNet's
+     * last stage, 512 channels at 7x7). */
+    k = (conv_case){.n = 1,
+                    .c = 8,
+                    .h = 7,
+                    .w = 7,
+                    .oc = 300,
+                    .kh = 3,
+                    .kw = 3,
+                    .pad = {1, 1, 1, 1},
+                    .flat = true,
+                    .rm_out = true,
+                    .rows_out = true};
+    run_case("8 -> 300, image rows wider than a block", k, false);
     /* Image rows in, whole rows of patches: the reader keeps whole input
      * lines in a ring, read once for the units that share them. Units
      * crossing images, kernel rows above and below the image, dilation and

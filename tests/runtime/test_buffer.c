@@ -134,6 +134,50 @@ static void test_l1_top_down_dram_bottom_up(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* Per-bank statistics: what is taken now, the peak, and a reset of it. */
+static void test_memory_stats(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_device_info info;
+    CHECK_OK(lm_device_get_info(dev, &info));
+    lm_memory_stats ms;
+    CHECK_OK(lm_device_get_memory_stats(dev, LM_BUFFER_DRAM, &ms));
+    CHECK_EQ_U64(ms.banks, 4);
+    CHECK_EQ_U64(ms.total_allocatable_bytes, info.trace_region_base - info.dram_unreserved_base);
+    CHECK_EQ_U64(ms.total_allocated_bytes, 0);
+    CHECK_EQ_U64(ms.peak_allocated_bytes, 0);
+    CHECK_EQ_U64(ms.largest_free_block_bytes, ms.total_allocatable_bytes);
+    lm_buffer a, b;
+    lm_buffer_config c = config(LM_BUFFER_DRAM, 8 * 1024, 1024); /* 2 pages per bank */
+    CHECK_OK(lm_create_buffer(dev, &c, &a));
+    c = config(LM_BUFFER_DRAM, 4 * 1024, 1024);
+    CHECK_OK(lm_create_buffer(dev, &c, &b));
+    CHECK_OK(lm_deallocate_buffer(a));
+    CHECK_OK(lm_device_get_memory_stats(dev, LM_BUFFER_DRAM, &ms));
+    CHECK_EQ_U64(ms.total_allocated_bytes, 1024);
+    CHECK_EQ_U64(ms.peak_allocated_bytes, 3 * 1024);
+    CHECK_EQ_U64(ms.total_free_bytes, ms.total_allocatable_bytes - 1024);
+    CHECK_OK(lm_device_reset_memory_peak(dev, LM_BUFFER_DRAM));
+    CHECK_OK(lm_device_get_memory_stats(dev, LM_BUFFER_DRAM, &ms));
+    CHECK_EQ_U64(ms.peak_allocated_bytes, 1024);
+    /* L1: a bank per core; its statistics are its own. */
+    c = config(LM_BUFFER_L1, 4 * 2048, 2048);
+    CHECK_OK(lm_create_buffer(dev, &c, &a));
+    CHECK_OK(lm_device_get_memory_stats(dev, LM_BUFFER_L1, &ms));
+    CHECK_EQ_U64(ms.banks, 4);
+    CHECK_EQ_U64(ms.total_allocated_bytes, 2048);
+    CHECK_EQ_U64(ms.peak_allocated_bytes, 2048);
+    CHECK_FAILS(lm_device_get_memory_stats(NULL, LM_BUFFER_DRAM, &ms), LM_ERR_INVALID_HANDLE,
+                "lm_device_get_memory_stats: device is NULL");
+    CHECK_FAILS(lm_device_get_memory_stats(dev, (lm_buffer_type)7, &ms), LM_ERR_INVALID_ARGUMENT,
+                "type 7 is not LM_BUFFER_DRAM (1) or LM_BUFFER_L1 (2)");
+    CHECK_FAILS(lm_device_get_memory_stats(dev, LM_BUFFER_L1, NULL), LM_ERR_INVALID_ARGUMENT,
+                "out_stats is NULL");
+    CHECK_FAILS(lm_device_reset_memory_peak(dev, LM_BUFFER_TYPE_INVALID), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_reset_memory_peak: type 0");
+    CHECK_OK(lm_device_close(dev));
+}
+
 static void test_at_address(void) {
     lm_device *dev = open_small();
     CHECK(dev);
@@ -276,6 +320,7 @@ int main(void) {
     TEST_RUN(test_out_of_memory);
     TEST_RUN(test_l1_top_down_dram_bottom_up);
     TEST_RUN(test_at_address);
+    TEST_RUN(test_memory_stats);
     TEST_RUN(test_stale_handles);
     TEST_RUN(test_20000_live_buffers);
     TEST_RUN(test_deterministic_across_processes);

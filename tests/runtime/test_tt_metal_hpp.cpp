@@ -48,6 +48,13 @@ static void test_wrapper(void) {
         {.size = 64}, {.page_size = 64, .buffer_type = BufferType::DRAM}, mesh.get());
     auto l1 = distributed::MeshBuffer::create(
         {.size = 64 * 4096}, {.page_size = 4096, .buffer_type = BufferType::L1}, mesh.get());
+    // The allocator's statistics: 64 bytes of DRAM take a 64-byte page in
+    // bank 0's range (the same range in every bank); the L1 buffer 4096 per core.
+    Statistics dstats = mesh->get_memory_allocation_statistics(BufferType::DRAM);
+    Statistics l1s = mesh->get_memory_allocation_statistics(BufferType::L1);
+    CHECK(dstats.total_allocated_bytes == 64 && dstats.peak_allocated_bytes == 64);
+    CHECK(dstats.total_free_bytes == dstats.total_allocatable_size_bytes - 64);
+    CHECK(l1s.total_allocated_bytes == 4096 && l1s.largest_free_block_bytes > 0);
     Program program = CreateProgram();
     const CoreCoord core = {1, 1};
     CBHandle cb =

@@ -3,9 +3,11 @@
  * and runtime args as tilize_reader.c, and runtime arg 7: the elements of a
  * row of the row-major tensor, `len`.
  *
- * len = W (the tile tensor's row): a write per row. Otherwise the two
- * tensors hold the same elements in the same order with rows of another
- * length, and a unit holds whole rows: rows narrower than the unit's tiles
+ * len = W (the tile tensor's row), or a unit holding part of each row (rows
+ * wider than a block; len is then a multiple of W, so the part never
+ * crosses a page): a write per row. Otherwise the two tensors hold the same
+ * elements in the same order with rows of another length, and a unit holds
+ * whole rows: rows narrower than the unit's tiles
  * that never cross a page go a strided write per page, and the others, made
  * contiguous in L1, are one run of the flat element order, written a page
  * (or the part of one in the run) at a time -- a few writes where rows of W
@@ -45,11 +47,12 @@ void kernel_main(void) {
         uint32_t rows = h - rb.tr * 32 < 32 ? h - rb.tr * 32 : 32;
         cb_wait_front(16, room);
         uint32_t src = get_read_ptr(16);
-        if (len == w) {
+        if (len == w || valid < w) {
             for (uint32_t r = 0; r < rows; r++) {
-                uint32_t row = rb.b * h + rb.tr * 32 + r;
+                uint32_t at = (rb.b * h + rb.tr * 32 + r) * w;
                 noc_async_write(src + r * width * esize,
-                                get_noc_addr_interleaved(row, &out, col0 * esize), valid * esize);
+                                get_noc_addr_interleaved(at / len, &out, (at % len + col0) * esize),
+                                valid * esize);
             }
         } else if (width != w && len % w == 0) {
             /* Rows narrower than the block but never across a page: the
