@@ -366,6 +366,74 @@ class TensorOps(nn.Module):
         )
 
 
+class Seq2Seq(nn.Module):
+    """nn.Transformer (encoder and decoder) with a causal target mask from
+    generate_square_subsequent_mask (a float -inf mask)."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(16, 4, 1, 1, 32, 0.0, batch_first=True)
+
+    def forward(self, src, tgt):
+        mask = self.t.generate_square_subsequent_mask(tgt.shape[1])
+        return self.t(src, tgt, tgt_mask=mask)
+
+
+class VolumesAndPools(nn.Module):
+    """Conv3d, ConvTranspose1d, adaptive and ceil-mode average pooling,
+    padded 1-D max pooling, a max over two dims."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv3d(2, 4, 3, padding=1)
+        self.t = nn.ConvTranspose1d(4, 3, 4, 2, 1)
+        self.p = nn.AdaptiveAvgPool2d((2, 3))
+
+    def forward(self, v, a, im):
+        return (
+            F.relu(self.c(v)).amax((2, 3)),
+            torch.tanh(self.t(a)),
+            self.p(im),
+            F.avg_pool2d(im, 2, ceil_mode=True),
+            F.max_pool1d(a, 3, 2, 1),
+        )
+
+
+class MaskedMean(nn.Module):
+    """Mean of the embeddings of the non-padding tokens (a mask from the
+    input, a clamped count)."""
+
+    def __init__(self):
+        super().__init__()
+        self.e = nn.Embedding(20, 8, padding_idx=0)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, tokens):
+        m = (tokens != 0).unsqueeze(-1).float()
+        return self.fc((self.e(tokens) * m).sum(1) / m.sum(1).clamp(min=1))
+
+
+class TensorOps2(nn.Module):
+    """More tensor code: logsumexp, normalize, cdist, std, one_hot, sort,
+    flip, roll, softplus and mish, nan_to_num of a log, round, remainder."""
+
+    def forward(self, x, y):
+        return (
+            torch.logsumexp(x, -1),
+            F.normalize(x, dim=-1),
+            torch.cdist(x, y),
+            x.std(-1),
+            F.one_hot(x.argmax(-1), 6).float(),
+            torch.sort(x, -1, descending=True)[0],
+            torch.flip(x, [1]),
+            torch.roll(x, 2, 1),
+            F.softplus(x) * F.mish(x),
+            torch.nan_to_num(torch.log(x)),
+            (x * 3).round() / 3,
+            torch.remainder(x, 0.7),
+        )
+
+
 # ---- the cases ----
 
 
@@ -412,6 +480,22 @@ def cases():
         "vit": (VisionTransformer, 14, [("x", randn(2, 3, 32, 32))], ["logits"]),
         "attention_opset17": (
             Attention, 17, [("x", randn(2, 6, 16)), ("padding", lengths)], ["y", "weights"]
+        ),
+        "seq2seq_transformer": (
+            Seq2Seq, 16, [("src", randn(2, 5, 16)), ("tgt", randn(2, 4, 16))], ["y"]
+        ),
+        "volumes_and_pools": (
+            VolumesAndPools, 16,
+            [("v", randn(1, 2, 4, 5, 6)), ("a", randn(2, 4, 9)), ("im", randn(1, 3, 6, 9))],
+            ["conv3d", "convtranspose1d", "adaptive_avg", "avg_ceil", "max1d"],
+        ),
+        "masked_mean": (
+            MaskedMean, 14, [("tokens", torch.tensor([[3, 5, 0, 0], [7, 1, 2, 0]]))], ["y"]
+        ),
+        "tensor_ops2": (
+            TensorOps2, 16, [("x", randn(2, 4, 6)), ("y", randn(2, 3, 6))],
+            ["lse", "normalized", "cdist", "std", "one_hot", "sorted", "flipped", "rolled",
+             "softplus_mish", "log", "rounded", "remainder"],
         ),
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
