@@ -434,6 +434,27 @@ class TensorOps2(nn.Module):
         )
 
 
+class FakeQuantized(nn.Module):
+    """Quantization-aware training's export: QuantizeLinear and
+    DequantizeLinear pairs on activations (uint8, per tensor) and on the
+    convolution's weights (int8, per output channel)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 8 * 8, 5)
+
+    def forward(self, x):
+        x = torch.fake_quantize_per_tensor_affine(x, 0.02, 3, 0, 255)
+        zero = torch.zeros(8, dtype=torch.int32)
+        w = torch.fake_quantize_per_channel_affine(
+            self.c.weight, torch.full((8,), 0.01), zero, 0, -128, 127
+        )
+        y = F.relu(F.conv2d(x, w, self.c.bias, padding=1))
+        y = torch.fake_quantize_per_tensor_affine(y, 0.05, 0, 0, 255)
+        return self.fc(F.max_pool2d(y, 2).flatten(1))
+
+
 # ---- the cases ----
 
 
@@ -497,6 +518,7 @@ def cases():
             ["lse", "normalized", "cdist", "std", "one_hot", "sorted", "flipped", "rolled",
              "softplus_mish", "log", "rounded", "remainder"],
         ),
+        "qat_qdq": (FakeQuantized, 13, [("x", randn(2, 3, 16, 16))], ["y"]),
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
             ["cumsum", "einsum", "gathered", "where", "max", "count"],
