@@ -14,7 +14,9 @@
  *         step further on. When the trip count is reached or the condition
  *         folds to false, Identity nodes hand the carried values over and a
  *         Concat stacks each scan output's pieces. A condition computed at
- *         run time stops the compile with an error;
+ *         run time makes the rest masked (see Loop below): every step runs,
+ *         and what the run keeps is taken from a step only while the
+ *         conditions so far held, until a bound on the steps folds;
  *   Scan  the same over the scan inputs' sequence axis (its length is
  *         static), each step's slices taken with Gather;
  *   SequenceMap  the body once per position of its input sequences, each
@@ -353,7 +355,85 @@ static lm_status again(fe_expansion *x, const uint32_t *head, uint32_t head_coun
     return LM_OK;
 }
 
-/* ---- Loop ---- */
+/* ---- Loop ----
+ *
+ * A condition known when compiling decides each step. One computed at run
+ * time makes the rest of the loop masked: every step runs the body on the
+ * values the loop would hold had it not stopped ("unmasked": the body's own
+ * results, so a counter stays a constant and a bound like i < 30 folds),
+ * and keeps beside them what the run really holds: running, whether every
+ * iteration so far ran, and each carried value as of the last iteration
+ * that ran (Where). Unrolling ends where the unmasked condition folds to
+ * false (And with a false bound folds) or the trip count ends. While
+ * masked, step s's inputs are: the trip count, the unmasked condition and
+ * carried values after s iterations, whether iteration s - 1 ran, the
+ * values kept before it, then the scan pieces. */
+
+/* `v` as a scalar (a [1] flag would broadcast a scalar carried value). */
+static lm_status squeezed(fe_expansion *x, uint32_t v, const char *name, uint32_t *out) {
+    lm_status st = fe_x_value(x, name, out);
+    fe_node *sq = st ? NULL : fe_x_node(x, "Squeeze", 13, 1, 1);
+    if (!st && !sq) return fe_x_oom();
+    if (st) return st;
+    sq->inputs[0] = v;
+    sq->outputs[0] = *out;
+    return LM_OK;
+}
+
+/* A new value `name` = op(a, b[, c]) for And and Where. */
+static lm_status node3(fe_expansion *x, const char *op, int64_t opset, const uint32_t *in,
+                       uint32_t count, const char *name, uint32_t *out) {
+    lm_status st = fe_x_value(x, name, out);
+    fe_node *nd = st ? NULL : fe_x_node(x, op, opset, count, 1);
+    if (!st && !nd) return fe_x_oom();
+    if (st) return st;
+    memcpy(nd->inputs, in, count * sizeof *in);
+    nd->outputs[0] = *out;
+    return LM_OK;
+}
+
+/* A masked step's start: the kept values (out_kept) and whether iteration
+ * `step` runs (out_running). Entering, what the loop holds and its
+ * condition; after, the unmasked values taken while iteration step - 1 ran,
+ * which needs them to keep their shapes (Where would broadcast). */
+static lm_status keep(fe_expansion *x, uint32_t carried, uint32_t *out_kept,
+                      uint32_t *out_running) {
+    fe_ctx *c = x->c;
+    const fe_node *n = &x->node;
+    if (!n->masked) {
+        memcpy(out_kept, n->inputs + 2, carried * sizeof *out_kept);
+        return squeezed(x, n->inputs[1], "running", out_running);
+    }
+    uint32_t ran = n->inputs[2 + carried];
+    const uint32_t *before = n->inputs + 3 + carried;
+    for (uint32_t j = 0; j < carried; j++) {
+        const fe_type *now = fe_in_type(c, n, 2 + j), *was = &c->g->values[before[j]].type;
+        bool same = now->rank == was->rank;
+        for (int32_t d = 0; same && d < now->rank; d++)
+            same = now->dims[d] == was->dims[d];
+        if (!same) {
+            char a[96], b[96];
+            fe_type_format(now, a, sizeof a);
+            fe_type_format(was, b, sizeof b);
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "the condition is computed at run time, so the iterations run masked, "
+                           "which needs carried value %u to keep its shape: iteration %u made it "
+                           "%s from %s",
+                           j, n->step - 1, a, b);
+        }
+    }
+    lm_status st = LM_OK;
+    for (uint32_t j = 0; !st && j < carried; j++) {
+        char name[32];
+        snprintf(name, sizeof name, "keep/%u", j);
+        st = node3(x, "Where", 16, (uint32_t[]){ran, n->inputs[2 + j], before[j]}, 3, name,
+                   &out_kept[j]);
+    }
+    uint32_t both;
+    if (!st) st = node3(x, "And", 7, (uint32_t[]){ran, n->inputs[1]}, 2, "running_and", &both);
+    if (!st) st = squeezed(x, both, "running", out_running);
+    return st;
+}
 
 static lm_status expand_loop(fe_expansion *x) {
     fe_ctx *c = x->c;
@@ -368,50 +448,61 @@ static lm_status expand_loop(fe_expansion *x) {
                        "out)",
                        body->input_count, body->output_count);
     uint32_t carried = body->input_count - 2, scans = body->output_count - 1 - carried;
-    if (n->input_count != 2 + carried + n->step * scans || n->output_count > carried + scans)
+    uint32_t pieces = 2 + carried + (n->masked ? 1 + carried : 0);
+    if (n->input_count != pieces + n->step * scans || n->output_count > carried + scans)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "%u inputs and %u outputs for a body of %u carried values and %u scan "
                        "outputs",
                        n->input_count, n->output_count, carried, scans);
-    const fe_tensor *m = NULL, *cond = NULL;
-    for (uint32_t i = 0; i < 2; i++) {
-        const fe_tensor *known = fe_has_in(n, i) ? fe_in_const(c, n, i) : NULL;
-        if (i == 0) m = known;
-        if (i == 1) cond = known;
-        if (known || !fe_has_in(n, i)) continue;
-        const fe_value *v = fe_in(c, n, i);
-        const char *what = i ? "condition" : "trip count";
-        if (v->graph_input)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "the %s ('%s') is a graph input: unrolling needs it at compile time "
-                           "(--const %s=FILE)",
-                           what, v->name, v->name);
-        if (i == 1 && n->step)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "the condition after iteration %u is computed at run time: a binary "
-                           "has no branches, so it must fold when compiling",
-                           n->step - 1);
+    const fe_tensor *m = fe_has_in(n, 0) ? fe_in_const(c, n, 0) : NULL;
+    const fe_tensor *cond = fe_has_in(n, 1) ? fe_in_const(c, n, 1) : NULL;
+    if (fe_has_in(n, 0) && !m) {
+        const fe_value *v = fe_in(c, n, 0);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "the %s ('%s') is computed at run time: unrolling needs it at compile "
-                       "time",
-                       what, v->name);
+                       v->graph_input ? "the trip count ('%s') is a graph input: unrolling needs "
+                                        "it at compile time (--const %s=FILE)"
+                                      : "the trip count ('%s') is computed at run time: "
+                                        "unrolling needs it at compile time",
+                       v->name, v->name);
     }
     if ((m && m->count != 1) || (cond && cond->count != 1))
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "the trip count and the condition must be single values");
+    bool masked = n->masked || (fe_has_in(n, 1) && !cond);
+    for (uint32_t k = 0; masked && k < scans; k++)
+        if (carried + k < n->output_count && n->outputs[carried + k] != FE_NONE)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "the condition ('%s') is computed at run time and the loop has scan "
+                           "output %u, whose length would depend on the run",
+                           fe_in(c, n, 1)->name, k);
     bool go = (!m || (int64_t)n->step < fe_tensor_get_i64(m, 0)) &&
               (!cond || fe_tensor_get_f64(cond, 0) != 0);
-    if (!go) return finish(x, 2, carried, 2 + carried, scans, NULL, NULL);
-    if (!m && !cond)
+    if (!go && !n->masked) return finish(x, 2, carried, pieces, scans, NULL, NULL);
+    if (!m && !cond && !masked)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "neither a trip count nor a condition: the loop would never end");
-    if (n->step == FE_MAX_STEPS)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "more than %d iterations to unroll", FE_MAX_STEPS);
+    if (go && n->step == FE_MAX_STEPS)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       masked ? "more than %d iterations to unroll: the condition is computed at "
+                                "run time and no bound on the iterations folded"
+                              : "more than %d iterations to unroll",
+                       FE_MAX_STEPS);
     set_prefix(x, body->name, n->step);
-    uint32_t *bind = malloc((2 + carried + 2 * body->output_count) * sizeof *bind);
+    uint32_t head_count = 2 + carried + (masked ? 1 + carried : 0);
+    uint32_t *bind = malloc((2 + carried + 2 * body->output_count + head_count) * sizeof *bind);
     if (!bind) return fe_x_oom();
     uint32_t *outs = bind + 2 + carried, *added = outs + body->output_count;
-    st = fe_x_scalar(x, FE_INT64, n->step, "iteration", &bind[0]);
+    uint32_t *head = added + body->output_count;
+    if (masked) st = keep(x, carried, head + 3 + carried, head + 2 + carried);
+    if (!st && !go) {
+        /* Masked to the end: the loop's results are the kept values. */
+        for (uint32_t j = 0; !st && j < carried; j++)
+            if (n->outputs[j] != FE_NONE)
+                st = fe_x_identity(x, head[3 + carried + j], n->outputs[j]);
+        free(bind);
+        return st;
+    }
+    if (!st) st = fe_x_scalar(x, FE_INT64, n->step, "iteration", &bind[0]);
     if (!st && fe_has_in(n, 1))
         bind[1] = n->inputs[1];
     else if (!st)
@@ -420,15 +511,14 @@ static lm_status expand_loop(fe_expansion *x) {
     if (!st) st = inline_subgraph(x, body, bind, outs);
     for (uint32_t k = 0; !st && k < scans; k++)
         st = fe_x_unsqueeze(x, outs[1 + carried + k], 0, &added[k]);
-    /* Next: the trip count, the body's condition and carried values. */
-    uint32_t *head = st ? NULL : malloc((2 + carried) * sizeof *head);
-    if (!st && !head) st = fe_x_oom();
+    /* Next: the trip count, the body's condition and carried values (and,
+     * masked, what the run keeps: set above). */
     if (!st) {
         head[0] = n->inputs[0];
         memcpy(head + 1, outs, (1 + carried) * sizeof *head);
-        st = again(x, head, 2 + carried, 2 + carried, added, scans);
+        st = again(x, head, head_count, pieces, added, scans);
     }
-    free(head);
+    if (!st) x->nodes[x->count - 1].masked = masked;
     free(bind);
     return st;
 }

@@ -163,6 +163,7 @@ typedef struct fe_node {
     uint32_t *implicit;
     uint32_t implicit_count;
     uint32_t step; /* Loop and Scan: iterations already unrolled (fe_expand.c) */
+    bool masked;   /* Loop: unrolling under a condition known only at run time */
 } fe_node;
 
 /* A graph attribute (If's branches, Loop's and Scan's bodies), kept by

@@ -220,6 +220,25 @@ static lm_status operand_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_type *
     return LM_OK;
 }
 
+/* Whether known operand `t` is all `value`: And with all false (Or with all
+ * true) gives that whatever the other operand holds (a loop's bound folds
+ * so while its other condition is computed at run time). */
+static bool absorbs(const fe_tensor *t, bool value) {
+    if (!t || !t->data) return false;
+    for (uint64_t e = 0; e < t->count; e++)
+        if (((const uint8_t *)t->data)[e] != value) return false;
+    return true;
+}
+
+/* Output 0 as a constant of `out`'s shape, all `value`. */
+static lm_status fold_all(fe_ctx *c, const fe_node *n, const fe_type *out, bool value) {
+    fe_tensor *r;
+    lm_status st = fe_const_new(c, FE_BOOL, (uint32_t)out->rank, out->dims, &r);
+    if (st) return fe_nn_fail(c, n, st);
+    memset((void *)r->data, value, (size_t)r->count);
+    return fe_set_out_const(c, n, 0, r);
+}
+
 static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
     const bin_desc *d = bin_find(n->op_type);
     bool var = variadic(n->op_type);
@@ -258,6 +277,10 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
     }
     if (k == 1 && fe_in_const(c, n, 0) && var && strcmp(n->op_type, "Mean") != 0)
         return fe_set_out_const(c, n, 0, fe_in_const(c, n, 0));
+    if ((d->kind == B_AND || d->kind == B_OR) && fe_type_is_known(&out))
+        for (uint32_t i = 0; i < 2; i++)
+            if (absorbs(fe_in_const(c, n, i), d->kind == B_OR))
+                return fold_all(c, n, &out, d->kind == B_OR);
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
 

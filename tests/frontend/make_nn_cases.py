@@ -1335,10 +1335,88 @@ rt_body = helper.make_graph(
     "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
     [vi("c_out", B, []), vi("v_next", F, [3])],
     [numpy_helper.from_array(np.float32(10), "ten")])
-write_case("refuse_loop_runtime_condition",
-           [helper.make_node("Loop", ["m", "", "x"], ["y"], body=rt_body)],
-           [("x", f32(3))], [("y", (F, [3]))], 13, inits=[("m", np.array(4, np.int64))],
-           expect="the condition after iteration 0 is computed at run time")
+
+# Loop on a condition computed at run time: every iteration the trip count
+# allows runs, masked (once stopping after two iterations, once running all
+# four). As PyTorch exports a while loop: no trip count (the largest int64),
+# a counter in the carried values and its bound in the condition, which
+# folds to false after 5 iterations; once stopping early, once at the bound.
+def loop_ref(x, trips):
+    v, cond, i = x, True, 0
+    while i < trips and cond:
+        cond = v.sum() < 10
+        v = v + v
+        i += 1
+    return v
+
+
+for tag, lxv in (("stops", np.array([1.0, 2.0, 0.5], np.float32)),
+                 ("all", np.array([0.1, -0.2, 0.05], np.float32))):
+    write_case("loop_runtime_condition_%s" % tag,
+               [helper.make_node("Loop", ["m", "", "x"], ["y"], body=rt_body)],
+               [("x", lxv)], [("y", loop_ref(lxv, 4))], 13,
+               inits=[("m", np.array(4, np.int64))])
+while_body = helper.make_graph(
+    [helper.make_node("Add", ["k_in", "one"], ["k_next"]),
+     helper.make_node("Less", ["k_next", "five"], ["below"]),
+     helper.make_node("Mul", ["v_in", "v_in"], ["sq"]),
+     helper.make_node("ReduceSum", ["sq"], ["ss"], keepdims=0),
+     helper.make_node("Greater", ["ss", "tol"], ["far"]),
+     helper.make_node("And", ["below", "far"], ["c_out"]),
+     helper.make_node("Mul", ["v_in", "half"], ["v_next"])],
+    "while", [vi("i", I64, []), vi("c_in", B, []), vi("k_in", I64, []), vi("v_in", F, [3])],
+    [vi("c_out", B, []), vi("k_next", I64, []), vi("v_next", F, [3])],
+    [numpy_helper.from_array(np.array(1, np.int64), "one"),
+     numpy_helper.from_array(np.array(5, np.int64), "five"),
+     numpy_helper.from_array(np.float32(0.5), "half")])
+
+
+def while_ref(x, tol):
+    v, k = x, 0
+    cond = (x * x).sum() > tol
+    while cond:
+        k += 1
+        cond = k < 5 and (v * v).sum() > tol
+        v = v * np.float32(0.5)
+    return np.array(k, np.int64), v
+
+
+wx = np.array([1.0, -2.0, 0.5], np.float32)
+for tag, tol in (("stops", 0.5), ("bound", 0.0)):
+    k, v = while_ref(wx, np.float32(tol))
+    write_case("loop_while_runtime_condition_%s" % tag,
+               [helper.make_node("Mul", ["x", "x"], ["x2"]),
+                helper.make_node("ReduceSum", ["x2"], ["s0"], keepdims=0),
+                helper.make_node("Greater", ["s0", "tol"], ["c0"]),
+                helper.make_node("Loop", ["", "c0", "k0", "x"], ["k", "y"], body=while_body)],
+               [("x", wx), ("tol", np.float32(tol))], [("k", k), ("y", v)], 13,
+               inits=[("k0", np.array(0, np.int64))])
+grow_body = helper.make_graph(
+    [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+     helper.make_node("Less", ["s", "ten"], ["c_out"]),
+     helper.make_node("Concat", ["v_in", "v_in"], ["v_next"], axis=0)],
+    "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, None)],
+    [vi("c_out", B, []), vi("v_next", F, None)],
+    [numpy_helper.from_array(np.float32(10), "ten")])
+write_case("refuse_loop_runtime_condition_shape_grows",
+           [helper.make_node("Loop", ["m", "", "x"], ["y"], body=grow_body)],
+           [("x", f32(3))], [("y", (F, ["n"]))], 13, inits=[("m", np.array(4, np.int64))],
+           expect="which needs carried value 0 to keep its shape: iteration 1 made it "
+                  "float[12] from float[6]")
+scan_rt_body = helper.make_graph(
+    [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+     helper.make_node("Less", ["s", "ten"], ["c_out"]),
+     helper.make_node("Add", ["v_in", "v_in"], ["v_next"]),
+     helper.make_node("Identity", ["v_in"], ["piece"])],
+    "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+    [vi("c_out", B, []), vi("v_next", F, [3]), vi("piece", F, [3])],
+    [numpy_helper.from_array(np.float32(10), "ten")])
+write_case("refuse_loop_runtime_condition_scan_output",
+           [helper.make_node("Loop", ["m", "", "x"], ["y", "pieces"], body=scan_rt_body)],
+           [("x", f32(3))], [("y", (F, [3])), ("pieces", (F, ["n", 3]))], 13,
+           inits=[("m", np.array(4, np.int64))],
+           expect="is computed at run time and the loop has scan output 0, whose length would "
+                  "depend on the run")
 
 # Sequences, lists of tensor values while compiling: split run-time data
 # into a sequence (keepdims=0 squeezes the axis), erase and insert at known
