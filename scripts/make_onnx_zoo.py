@@ -455,6 +455,39 @@ class FakeQuantized(nn.Module):
         return self.fc(F.max_pool2d(y, 2).flatten(1))
 
 
+class NewtonWhile(nn.Module):
+    """A scripted while loop whose condition depends on the data (Newton's
+    square root to a tolerance given at run time, at most 30 steps)."""
+
+    def forward(self, x, tol):
+        y = x
+        steps = torch.zeros(1)
+        i = 0
+        while i < 30 and bool((y * y - x).abs().max() > tol):
+            y = 0.5 * (y + x / y)
+            steps = steps + 1
+            i += 1
+        return y, steps
+
+
+class NewtonBreak(nn.Module):
+    """The same as a for loop with a break."""
+
+    def forward(self, x, tol):
+        y = x
+        steps = torch.zeros(1)
+        for _ in range(30):
+            if bool((y * y - x).abs().max() <= tol):
+                break
+            y = 0.5 * (y + x / y)
+            steps = steps + 1
+        return y, steps
+
+
+def scripted(cls):
+    return lambda: torch.jit.script(cls())
+
+
 # ---- the cases ----
 
 
@@ -519,6 +552,16 @@ def cases():
              "softplus_mish", "log", "rounded", "remainder"],
         ),
         "qat_qdq": (FakeQuantized, 13, [("x", randn(2, 3, 16, 16))], ["y"]),
+        "newton_while": (
+            scripted(NewtonWhile), 13,
+            [("x", torch.tensor([2.0, 9.0, 100.0, 0.25])), ("tol", torch.tensor(1e-3))],
+            ["y", "steps"],
+        ),
+        "newton_for_break": (
+            scripted(NewtonBreak), 13,
+            [("x", torch.tensor([3.0, 0.5, 42.0])), ("tol", torch.tensor(0.1))],
+            ["y", "steps"],
+        ),
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
             ["cumsum", "einsum", "gathered", "where", "max", "count"],
@@ -540,7 +583,7 @@ def perturb_norms(model):
 
 def write_pb(path, name, array):
     with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(np.ascontiguousarray(array), name).SerializeToString())
+        f.write(numpy_helper.from_array(np.array(array, order="C"), name).SerializeToString())
 
 
 def write_case(out, name, make, opset, inputs, output_names):
