@@ -400,6 +400,14 @@ static lm_status keep(fe_expansion *x, uint32_t carried, uint32_t *out_kept,
                       uint32_t *out_running) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
+    for (uint32_t j = 0; j < carried; j++)
+        if (fe_in(c, n, 2 + j)->is_seq || fe_in(c, n, 2 + j)->is_opt)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "the condition ('%s') is computed at run time and carried value %u is "
+                           "%s would depend on the run",
+                           fe_in(c, n, 1)->name, j,
+                           fe_in(c, n, 2 + j)->is_opt ? "an optional, whose presence"
+                                                      : "a sequence, whose length");
     if (!n->masked) {
         memcpy(out_kept, n->inputs + 2, carried * sizeof *out_kept);
         return squeezed(x, n->inputs[1], "running", out_running);

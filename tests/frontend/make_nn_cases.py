@@ -1403,6 +1403,20 @@ write_case("refuse_loop_runtime_condition_shape_grows",
            [("x", f32(3))], [("y", (F, ["n"]))], 13, inits=[("m", np.array(4, np.int64))],
            expect="which needs carried value 0 to keep its shape: iteration 1 made it "
                   "float[12] from float[6]")
+seq_rt_body = helper.make_graph(
+    [helper.make_node("SequenceInsert", ["s_in", "x"], ["s_next"]),
+     helper.make_node("ReduceSum", ["x"], ["t"], keepdims=0),
+     helper.make_node("Less", ["t", "ten"], ["c_out"])],
+    "body", [vi("i", I64, []), vi("c_in", B, []),
+             helper.make_tensor_sequence_value_info("s_in", F, [3])],
+    [vi("c_out", B, []), helper.make_tensor_sequence_value_info("s_next", F, [3])],
+    [numpy_helper.from_array(np.float32(10), "ten")])
+write_case("refuse_loop_runtime_condition_sequence",
+           [helper.make_node("SequenceEmpty", [], ["s0"], dtype=F),
+            helper.make_node("Loop", ["m", "", "s0"], ["s"], body=seq_rt_body),
+            helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+           [("x", f32(3))], [("y", (F, ["n"]))], 13, inits=[("m", np.array(4, np.int64))],
+           expect="and carried value 0 is a sequence, whose length would depend on the run")
 scan_rt_body = helper.make_graph(
     [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
      helper.make_node("Less", ["s", "ten"], ["c_out"]),
