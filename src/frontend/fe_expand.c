@@ -409,6 +409,13 @@ static lm_status keep(fe_expansion *x, uint32_t carried, uint32_t *out_kept,
                            fe_in(c, n, 2 + j)->is_opt ? "an optional, whose presence"
                                                       : "a sequence, whose length");
     if (!n->masked) {
+        const fe_type *ct = fe_in_type(c, n, 1);
+        if (fe_type_volume(ct) != 1) {
+            char t[96];
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "the condition must be a single value, given %s",
+                           fe_type_format(ct, t, sizeof t));
+        }
         memcpy(out_kept, n->inputs + 2, carried * sizeof *out_kept);
         return squeezed(x, n->inputs[1], "running", out_running);
     }

@@ -1308,6 +1308,20 @@ static void test_control_flow_refusals(void) {
     n->n_input = 2;
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "2 inputs and 1 outputs for a body of 1 carried values and 0 scan outputs");
+    /* A condition given at run time: masked iterations up to the trip count,
+     * so it must be one value. */
+    n->input[1] = ob_str("cc");
+    n->input[2] = ob_str("x");
+    n->n_input = 3;
+    int64_t two_flags = 2;
+    ob_input(g,
+             ob_vi("cc", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 1, &two_flags, NULL)));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'pick' (Loop): the condition must be a single value, given bool[2]");
+    g->input[g->n_input - 1] =
+        ob_vi("cc", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, &none, NULL));
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
 }
 
 /* ids (int64) -> Gather from a float table: the named input keeps its
