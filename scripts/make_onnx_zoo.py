@@ -488,6 +488,107 @@ def scripted(cls):
     return lambda: torch.jit.script(cls())
 
 
+class ConvNeXtBlock(nn.Module):
+    """ConvNeXt: a patchify stem, a 7x7 depthwise convolution, LayerNorm in
+    channels-last order (permutes), an inverted MLP, a layer scale."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 4, 4)
+        self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.norm = nn.LayerNorm(c)
+        self.up, self.down = nn.Linear(c, 4 * c), nn.Linear(4 * c, c)
+        self.scale = nn.Parameter(torch.full((c,), 0.5))
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.down(F.gelu(self.up(self.norm(y)))) * self.scale
+        return (x + y.permute(0, 3, 1, 2)).mean((2, 3))
+
+
+class DenseBlock(nn.Module):
+    """DenseNet: each layer's output concatenated onto its input."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.Sequential(
+                nn.BatchNorm2d(4 + 4 * i), nn.ReLU(), nn.Conv2d(4 + 4 * i, 4, 3, padding=1)
+            )
+            for i in range(3)
+        )
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.cat([x, layer(x)], 1)
+        return F.avg_pool2d(x, 2)
+
+
+class MBConv(nn.Module):
+    """EfficientNet's block: SiLU, a 5x5 depthwise convolution of stride 2,
+    squeeze-and-excite with a sigmoid gate."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand, self.dw = nn.Conv2d(8, 32, 1), nn.Conv2d(32, 32, 5, 2, 2, groups=32)
+        self.se1, self.se2 = nn.Conv2d(32, 8, 1), nn.Conv2d(8, 32, 1)
+        self.project = nn.Conv2d(32, 16, 1)
+
+    def forward(self, x):
+        y = F.silu(self.dw(F.silu(self.expand(x))))
+        gate = torch.sigmoid(self.se2(F.silu(self.se1(y.mean((2, 3), keepdim=True)))))
+        return self.project(y * gate)
+
+
+class ShiftedWindows(nn.Module):
+    """Swin's shifted-window attention: roll, windows by view and 6-D
+    permute, attention within each window, back and roll again."""
+
+    def __init__(self, c=8, w=4):
+        super().__init__()
+        self.qkv, self.o, self.w = nn.Linear(c, 3 * c), nn.Linear(c, c), w
+
+    def forward(self, x):
+        b, h, wd, c = x.shape
+        w = self.w
+        x = torch.roll(x, (-2, -2), (1, 2))
+        win = x.view(b, h // w, w, wd // w, w, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, w * w, c)
+        q, k, v = self.qkv(win).chunk(3, -1)
+        a = (q @ k.transpose(-2, -1) / c**0.5).softmax(-1) @ v
+        y = self.o(a).view(b, h // w, wd // w, w, w, c).permute(0, 1, 3, 2, 4, 5)
+        return torch.roll(y.reshape(b, h, wd, c), (2, 2), (1, 2))
+
+
+class WaveNet(nn.Module):
+    """Causal dilated 1-D convolutions (left padding) with tanh-sigmoid
+    gates and residual adds."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv1d(8, 16, 2, dilation=d) for d in (1, 2, 4))
+
+    def forward(self, x):
+        for i, conv in enumerate(self.convs):
+            a, b = conv(F.pad(x, (2**i, 0))).chunk(2, 1)
+            x = x + torch.tanh(a) * torch.sigmoid(b)
+        return x
+
+
+class TextPool(nn.Module):
+    """CLIP's text pooling: the features at each sequence's largest token id
+    (indexing by an ArgMax), projected and normalized."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed, self.proj = nn.Embedding(30, 12), nn.Linear(12, 6)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        x = x[torch.arange(x.shape[0]), ids.argmax(-1)]
+        return F.normalize(self.proj(x), dim=-1)
+
+
 # ---- the cases ----
 
 
@@ -562,6 +663,12 @@ def cases():
             [("x", torch.tensor([3.0, 0.5, 42.0])), ("tol", torch.tensor(0.1))],
             ["y", "steps"],
         ),
+        "convnext_block": (ConvNeXtBlock, 14, [("x", randn(2, 3, 32, 32))], ["y"]),
+        "dense_block": (DenseBlock, 14, [("x", randn(1, 4, 8, 8))], ["y"]),
+        "mbconv": (MBConv, 14, [("x", randn(1, 8, 16, 16))], ["y"]),
+        "shifted_windows": (ShiftedWindows, 14, [("x", randn(2, 8, 8, 8))], ["y"]),
+        "wavenet": (WaveNet, 14, [("x", randn(2, 8, 20))], ["y"]),
+        "text_pool": (TextPool, 14, [("ids", tokens(30, 3, 7))], ["y"]),
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
             ["cumsum", "einsum", "gathered", "where", "max", "count"],
