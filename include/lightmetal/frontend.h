@@ -109,7 +109,8 @@ typedef struct lmfe_compile_options {
     bool trace; /* wrap the model in a metal trace: replay is one launch */
     /* Device to compile on; NULL: the compile opens a default device
      * (lm_device_options_init) and closes it. The binary then asks replay
-     * for that device's descriptor. */
+     * for that device's descriptor. The compile restarts the device's
+     * memory peaks (lm_device_reset_memory_peak) to measure its own. */
     lm_device *device;
     lmfe_progress_fn progress;
     void *progress_user;
