@@ -353,6 +353,17 @@ static inline void where_int32_tile(uint32_t icond, uint32_t itrue, uint32_t ifa
     lm_compute_ecall(LM_ECALL_SFPU_WHERE, icond, itrue, ifalse, odst, LM_WHERE_INT32);
 }
 
+/* ---- random numbers: every element of dst[idst] = from + u * scale, u
+ * uniform in [0, 1) (from and scale are float32 bits). The engine's
+ * generator starts each launch from seed 0; rand_tile_init restarts it, and
+ * equal seeds give equal numbers. Draws fill a tile in its element order. */
+static inline void rand_tile_init(uint32_t seed) {
+    lm_compute_ecall(LM_ECALL_RAND, LM_RAND_SEED, seed, 0, 0, 0);
+}
+static inline void rand_tile(uint32_t idst, uint32_t from, uint32_t scale) {
+    lm_compute_ecall(LM_ECALL_RAND, LM_RAND_TILE, idst, from, scale, 0);
+}
+
 /* ---- fill: every element of dst[idst] = a value ---- */
 static inline void fill_tile_init(void) {}
 /* The value rounds like any result (to bfloat16 without fp32 accumulation). */

@@ -69,8 +69,11 @@
 /* a0: dst cond, a1: dst a, a2: dst b, a3: dst out, a4: LM_WHERE_FLOAT /
  * LM_WHERE_INT32 */
 #define LM_ECALL_SFPU_WHERE 80
+/* a0: LM_RAND_SEED (a1: seed) or LM_RAND_TILE (a1: dst, a2: from, a3: scale,
+ * both float32 bits) */
+#define LM_ECALL_RAND 81
 #define LM_ECALL_COMPUTE_FIRST LM_ECALL_TILE_REGS_ACQUIRE
-#define LM_ECALL_COMPUTE_LAST LM_ECALL_SFPU_WHERE
+#define LM_ECALL_COMPUTE_LAST LM_ECALL_RAND
 
 /* Operation codes of the compute ecalls (the engine's own numbering). */
 #define LM_BINARY_ADD 1
@@ -194,6 +197,8 @@
 #define LM_UNTILIZE 2
 #define LM_FILL_FLOAT 1 /* the value is float32 bits, rounded like any result */
 #define LM_FILL_INT 2   /* the value is a raw 32-bit integer, stored untouched */
+#define LM_RAND_SEED 1  /* rand_tile_init */
+#define LM_RAND_TILE 2  /* rand_tile */
 
 /* ---- reserved L1 (below the device's l1_unreserved_base) ---- */
 /* Core information written by the dispatcher before every launch. */

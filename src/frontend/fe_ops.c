@@ -56,6 +56,7 @@ const fe_op_family fe_op_families[] = {
     {fe_ops_select, &fe_ops_select_count},
     {fe_ops_sequence, &fe_ops_sequence_count},
     {fe_ops_text, &fe_ops_text_count},
+    {fe_ops_random, &fe_ops_random_count},
     {fe_ops_control, &fe_ops_control_count},
     {NULL, NULL},
 };

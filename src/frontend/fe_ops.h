@@ -138,4 +138,12 @@ lmnn_tensor fe_work_reshape(fe_work *w, lmnn_tensor a, const lmnn_shape *shape);
 lmnn_tensor fe_work_slice(fe_work *w, lmnn_tensor a, const int32_t *begins, const int32_t *ends,
                           uint32_t count);
 
+/* Random numbers: RandomUniform, RandomNormal, their Like forms, Bernoulli
+ * (fe_ops_random.c). */
+extern const fe_op_def fe_ops_random[];
+extern const size_t fe_ops_random_count;
+/* The device seed of random op `n`: its seed attribute's, else one made from
+ * its output's name (fe_ops_random.c). */
+uint32_t fe_random_seed(fe_ctx *c, const fe_node *n);
+
 #endif

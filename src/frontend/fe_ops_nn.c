@@ -2532,11 +2532,11 @@ static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
 
 /* ---- Dropout ---- */
 
-static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
-    lm_status st = fe_check_inputs(c, n, 1, 3);
-    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"seed", "ratio", "is_test", NULL});
-    if (st) return st;
+/* Whether the node drops (training mode with a nonzero ratio), and the
+ * ratio. */
+static lm_status dropout_mode(fe_ctx *c, const fe_node *n, bool *out_drops, double *out_ratio) {
     int64_t is_test = 1;
+    lm_status st;
     if (n->opset < 7 && (st = fe_attr_int(c, n, "is_test", 0, &is_test))) return st;
     bool training = !is_test;
     if (fe_has_in(n, 2)) {
@@ -2547,33 +2547,51 @@ static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
                            "constant)");
         training = fe_tensor_get_i64(k, 0) != 0;
     }
-    if (training) {
-        /* Training mode drops at random, except with ratio 0: then it is
-         * the identity too (and the mask all true). */
-        double ratio = 0.5;
-        if (n->opset < 12) {
-            float r;
-            if ((st = fe_attr_float(c, n, "ratio", 0.5f, &r))) return st;
-            ratio = r;
-        } else if (fe_has_in(n, 1)) {
-            const fe_tensor *k = fe_in_const(c, n, 1);
-            if (!k)
-                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                               "training mode with a ratio computed at run time is not supported");
-            ratio = fe_tensor_get_f64(k, 0);
-        }
-        if (ratio != 0)
+    double ratio = 0.5;
+    if (n->opset < 12) {
+        float r;
+        if ((st = fe_attr_float(c, n, "ratio", 0.5f, &r))) return st;
+        ratio = r;
+    } else if (fe_has_in(n, 1)) {
+        const fe_tensor *k = fe_in_const(c, n, 1);
+        if (!k && training)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "training mode with ratio %g (random dropout) is not supported", ratio);
+                           "training mode with a ratio computed at run time is not supported");
+        if (k) ratio = fe_tensor_get_f64(k, 0);
     }
+    if (training && !(ratio >= 0 && ratio < 1))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "ratio %g: expected a value in [0, 1)", ratio);
+    /* Training mode with ratio 0 is the identity too (the mask all true). */
+    *out_drops = training && ratio != 0;
+    *out_ratio = ratio;
+    return LM_OK;
+}
+
+static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 1, 3);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"seed", "ratio", "is_test", NULL});
+    bool drops;
+    double ratio;
+    if (!st) st = dropout_mode(c, n, &drops, &ratio);
+    if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
+    bool mask = n->output_count > 1 && n->outputs[1] != FE_NONE;
+    if (drops) {
+        /* Drawn on the device (lmnn_dropout), even for a constant input. */
+        static const fe_elem floats[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16,
+                                         FE_UNDEFINED};
+        if ((st = fe_check_elem(c, n, 0, floats))) return st;
+        st = fe_set_out_type(c, n, 0, x->elem, x->rank, x->dims);
+        if (!st && mask) st = fe_set_out_type(c, n, 1, FE_BOOL, x->rank, x->dims);
+        return st;
+    }
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k)
         st = fe_set_out_const(c, n, 0, k);
     else
         st = fe_set_out_type(c, n, 0, x->elem, x->rank, x->dims);
-    if (!st && n->output_count > 1 && n->outputs[1] != FE_NONE) {
-        /* The mask of inference: all true (all kept). */
+    if (!st && mask) {
+        /* Nothing dropped: the mask is all true. */
         fe_tensor *m;
         if ((st = fe_const_new(c, FE_BOOL, (uint32_t)x->rank, x->dims, &m)))
             return fe_nn_fail(c, n, st);
@@ -2584,7 +2602,19 @@ static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
 }
 
 static lm_status lower_dropout(fe_ctx *c, const fe_node *n) {
-    return fe_out_alias(c, n, 0, 0);
+    bool drops;
+    double ratio;
+    lm_status st = dropout_mode(c, n, &drops, &ratio);
+    if (st) return st;
+    if (!drops) return fe_out_alias(c, n, 0, 0);
+    bool mask = n->output_count > 1 && n->outputs[1] != FE_NONE;
+    lmnn_tensor x, y = {0}, m = {0};
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    st = lmnn_dropout(x, ratio, fe_random_seed(c, n), &y, mask ? &m : NULL);
+    if (st) return fe_nn_fail(c, n, st);
+    st = fe_out_dev(c, n, 0, y);
+    if (mask) st = st ? (fe_free(m), st) : fe_out_from_float(c, n, 1, m);
+    return st;
 }
 
 /* ---- DepthToSpace, SpaceToDepth ---- */

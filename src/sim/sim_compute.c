@@ -140,6 +140,7 @@ void sim_compute_reset(sim_compute *c, bool fp32_acc, bool strict) {
      * its 64 KiB: a register is zeroed when first used. */
     c->dst.fp32_acc = fp32_acc;
     tile_dst_clear(&c->dst);
+    tile_rand_seed(&c->rand, 0);
     c->regs = REGS_IDLE;
     c->strict = strict;
     c->warning[0] = '\0';
@@ -528,6 +529,7 @@ void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t si
         [LM_ECALL_SFPU_BINARY - LM_ECALL_COMPUTE_FIRST] = "a binary SFPU tile operation",
         [LM_ECALL_TILIZE_BLOCK - LM_ECALL_COMPUTE_FIRST] = "tilize_block",
         [LM_ECALL_SFPU_WHERE - LM_ECALL_COMPUTE_FIRST] = "where_tile",
+        [LM_ECALL_RAND - LM_ECALL_COMPUTE_FIRST] = "rand_tile",
     };
     static const char *const binary_names[TILE_BINARY_COUNT_] = {[TILE_BINARY_ADD] = "add_tiles",
                                                                  [TILE_BINARY_SUB] = "sub_tiles",
@@ -540,6 +542,8 @@ void sim_compute_call_name(const rv_hart *h, uint32_t call, char *buf, size_t si
         snprintf(buf, size, "%s", tile_dst_binary_name((tile_dst_binary_op)a[0]));
     else if (call == LM_ECALL_SFPU_WHERE && a[4] == LM_WHERE_INT32)
         snprintf(buf, size, "where_int32_tile");
+    else if (call == LM_ECALL_RAND && a[0] == LM_RAND_SEED)
+        snprintf(buf, size, "rand_tile_init");
     else if (call == LM_ECALL_TILIZE_BLOCK && a[3] == LM_UNTILIZE)
         snprintf(buf, size, "untilize_block");
     else if (call == LM_ECALL_BINARY_TILES && (a[0] & 0xFF) > TILE_BINARY_INVALID &&
@@ -587,6 +591,15 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
                          a[3] == LM_UNTILIZE ? "untilize_block" : "tilize_block",
                          regs_state_name[c->regs]);
         return tilize_block(c, cbs, h, a[0], a[1], a[2], a[3]);
+    case LM_ECALL_RAND:
+        /* Seeding touches no register: allowed outside acquire, as the
+         * kernels that seed once before their loop do. */
+        if (a[0] == LM_RAND_SEED) {
+            tile_rand_seed(&c->rand, a[1]);
+            return res;
+        }
+        if (a[0] != LM_RAND_TILE) return fault(h, "rand_tile: unknown call %u", a[0]);
+        break;
     }
     if (c->regs != REGS_ACQUIRED && c->regs != REGS_FULL) {
         /* Named only here: formatting it on every call cost more than some
@@ -642,6 +655,12 @@ rv_ecall_result sim_compute_ecall(sim_compute *c, sim_cb *cbs, rv_hart *h, uint3
         return tile_dst_binary(&c->dst, (tile_dst_binary_op)a[0], a[1], a[2], a[3])
                    ? engine_fault(h)
                    : res;
+    case LM_ECALL_RAND: {
+        float from, scale;
+        memcpy(&from, &a[2], sizeof from);
+        memcpy(&scale, &a[3], sizeof scale);
+        return tile_dst_rand(&c->dst, a[1], &c->rand, from, scale) ? engine_fault(h) : res;
+    }
     case LM_ECALL_FILL_TILE: {
         lm_status st;
         if (a[2] == LM_FILL_FLOAT) {

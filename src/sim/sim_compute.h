@@ -44,8 +44,9 @@ typedef struct sim_unpacked {
 
 typedef struct sim_compute {
     tile_dst dst;
-    int regs;    /* where the dst protocol stands (sim_compute.c) */
-    bool strict; /* protocol lapses the chip tolerates are faults */
+    tile_rand rand; /* rand_tile_init / rand_tile */
+    int regs;       /* where the dst protocol stands (sim_compute.c) */
+    bool strict;    /* protocol lapses the chip tolerates are faults */
     /* A tolerated lapse of the last ecall, for the launcher to print with the
      * core and pc; "" when none. */
     char warning[448];

@@ -1102,6 +1102,170 @@ static void test_training_refusals(void) {
                 "node 'step' (Gradient): op ai.onnx.preview.training.Gradient is not supported");
 }
 
+static void attr_f(Onnx__NodeProto *n, const char *name, float v) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    a->has_f = 1;
+    a->f = v;
+}
+
+enum { RN = 64 * 64 };
+
+/* A model of every random op: RandomNormal, RandomUniformLike and
+ * RandomUniform with one seed (the same numbers), two RandomUniform without
+ * one, Bernoulli, and Dropout in training mode with its mask. */
+static Onnx__ModelProto *random_model(Onnx__NodeProto **out_uniform, Onnx__NodeProto **out_drop) {
+    int64_t d[2] = {64, 64};
+    Onnx__GraphProto *g = ob_graph("random");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("X", ob_tensor_type(F32, 2, d, NULL)));
+    ob_input(g, ob_vi("P", ob_tensor_type(F32, 2, d, NULL)));
+    const char *outs[] = {"n", "u", "u2", "u3", "u4", "b", "dy", "dmf"};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+        ob_output(g, ob_vi(outs[i], ob_tensor_type(F32, 2, d, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "RandomNormal", "normal", NULL, (const char *[]){"n", NULL});
+    ob_attr_is(n, "shape", d, 2);
+    attr_f(n, "mean", 1);
+    attr_f(n, "scale", 2);
+    attr_f(n, "seed", 3);
+    n = ob_node(g, "RandomUniformLike", "ulike", (const char *[]){"X", NULL},
+                (const char *[]){"u", NULL});
+    attr_f(n, "low", -1);
+    attr_f(n, "seed", 3);
+    n = ob_node(g, "RandomUniform", "uniform", NULL, (const char *[]){"u2", NULL});
+    ob_attr_is(n, "shape", d, 2);
+    attr_f(n, "low", -1);
+    attr_f(n, "seed", 3);
+    *out_uniform = n;
+    for (int k = 0; k < 2; k++) {
+        n = ob_node(g, "RandomUniform", NULL, NULL, (const char *[]){k ? "u4" : "u3", NULL});
+        ob_attr_is(n, "shape", d, 2);
+    }
+    n = ob_node(g, "Bernoulli", "coin", (const char *[]){"P", NULL}, (const char *[]){"b", NULL});
+    attr_f(n, "seed", 5);
+    float ratio = 0.5f;
+    uint8_t yes = 1;
+    Onnx__TensorProto *r = ob_tensor("ratio", F32, 0, NULL);
+    ob_raw(r, &ratio, sizeof ratio);
+    ob_init(g, r);
+    Onnx__TensorProto *t = ob_tensor("training", 9, 0, NULL);
+    ob_raw(t, &yes, 1);
+    ob_init(g, t);
+    *out_drop = ob_node(g, "Dropout", "drop", (const char *[]){"X", "ratio", "training", NULL},
+                        (const char *[]){"dy", "dm", NULL});
+    n = ob_node(g, "Cast", NULL, (const char *[]){"dm", NULL}, (const char *[]){"dmf", NULL});
+    ob_attr_i(n, "to", F32);
+    return m;
+}
+
+/* Runs the random model's binary on x and p; out holds its 8 outputs. */
+static lm_status run_random(lm_binary *bin, const float *x, const float *p, float (*out)[RN]) {
+    const char *outs[] = {"n", "u", "u2", "u3", "u4", "b", "dy", "dmf"};
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    lm_status st = lm_binary_data(bin, &data, &size);
+    if (!st) st = lm_replay_open(data, size, &r);
+    if (st) return st;
+    st = lm_replay_set_input(r, "X", x, RN * sizeof *x);
+    if (!st) st = lm_replay_set_input(r, "P", p, RN * sizeof *p);
+    if (!st) st = lm_replay_run(r, NULL, NULL, NULL);
+    for (int i = 0; i < 8 && !st; i++)
+        st = lm_replay_get_output(r, outs[i], out[i], RN * sizeof(float));
+    lm_replay_close(r);
+    return st;
+}
+
+static void test_random(void) {
+    Onnx__NodeProto *uniform, *drop;
+    Onnx__ModelProto *m = random_model(&uniform, &drop);
+    lm_binary *bin, *again;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    /* Seeds are part of the model: compiling again gives the same binary. */
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &again, NULL));
+    const void *d1, *d2;
+    uint64_t s1, s2;
+    CHECK_OK(lm_binary_data(bin, &d1, &s1));
+    CHECK_OK(lm_binary_data(again, &d2, &s2));
+    CHECK(s1 == s2 && !memcmp(d1, d2, s1));
+    lm_binary_free(again);
+
+    static float x[RN], p[RN], y[8][RN], y2[8][RN];
+    for (int i = 0; i < RN; i++) {
+        x[i] = 0.5f + (float)(i % 17) * 0.25f;
+        p[i] = 0.25f;
+    }
+    CHECK_OK(run_random(bin, x, p, y));
+    /* A binary draws the same numbers on every run. */
+    CHECK_OK(run_random(bin, x, p, y2));
+    CHECK(!memcmp(y, y2, sizeof y));
+    lm_binary_free(bin);
+
+    double sum = 0, sq = 0, usum = 0;
+    int outside = 0, same34 = 0, ones = 0, bad = 0, kept = 0;
+    for (int i = 0; i < RN; i++) {
+        sum += y[0][i];
+        sq += (double)y[0][i] * y[0][i];
+        usum += y[1][i];
+        outside += !(y[1][i] >= -1 && y[1][i] < 1) || !(y[3][i] >= 0 && y[3][i] < 1);
+        same34 += y[3][i] == y[4][i];
+        ones += y[5][i] == 1;
+        bad += y[5][i] != 0 && y[5][i] != 1;
+        kept += y[7][i] == 1;
+        bad += y[7][i] == 1 ? y[6][i] != 2 * x[i] : y[7][i] != 0 || y[6][i] != 0;
+    }
+    double mean = sum / RN, sd = sqrt(sq / RN - mean * mean);
+    CHECK(fabs(mean - 1) < 5 * 2 / sqrt(RN));
+    CHECK(fabs(sd - 2) < 5 * 2 / sqrt(2.0 * RN));
+    CHECK(fabs(usum / RN) < 5 * sqrt(1.0 / 3 / RN));
+    CHECK(outside == 0);
+    /* One seed, one set of numbers, whichever op draws them. */
+    CHECK(!memcmp(y[1], y[2], sizeof y[1]));
+    /* Without a seed each node draws its own. */
+    CHECK(same34 < RN / 100);
+    CHECK(bad == 0);
+    CHECK(fabs((double)ones / RN - 0.25) < 5 * sqrt(0.1875 / RN));
+    CHECK(fabs((double)kept / RN - 0.5) < 5 * sqrt(0.25 / RN));
+
+    /* Refusals. */
+    uniform->attribute[1]->f = 2; /* low above high */
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'uniform' (RandomUniform): low 2 and high 1: expected finite values, low <= "
+                "high");
+    uniform->attribute[1]->f = -1;
+    ob_attr_i(uniform, "dtype", 6);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'uniform' (RandomUniform): dtype 6 (int32) is not supported: expected "
+                "float, double, float16 or bfloat16");
+    uniform->n_attribute--;
+    uniform->attribute[0]->n_ints = 0;
+    uniform->attribute[0]->name = ob_str("shapes");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'uniform' (RandomUniform): attribute 'shapes' is not supported");
+    uniform->attribute[0]->name = ob_str("shape");
+    uniform->attribute[0]->n_ints = 2;
+    Onnx__AttributeProto *shape = uniform->attribute[0];
+    uniform->attribute[0] = uniform->attribute[2]; /* seed, low */
+    uniform->n_attribute--;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'uniform' (RandomUniform): attribute shape is missing");
+    uniform->attribute[0] = shape;
+    uniform->n_attribute++;
+    float one = 1;
+    ob_raw(m->graph->initializer[0], &one, sizeof one);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'drop' (Dropout): ratio 1: expected a value in [0, 1)");
+    /* Training mode on an integer tensor: Dropout's inputs are floats. */
+    drop->input[0] = ob_str("T");
+    int32_t ints[4] = {1, 2, 3, 4};
+    int64_t four = 4;
+    Onnx__TensorProto *ti = ob_tensor("T", 6, 1, &four);
+    ob_raw(ti, ints, sizeof ints);
+    ob_init(m->graph, ti);
+    ob_raw(m->graph->initializer[0], &(float){0.5f}, sizeof(float));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'drop' (Dropout): input 0 ('T'): element type int32 is not supported");
+}
+
 /* Opset 8's batched Scan: one direction per scan input, the batch along
  * axis 0 of every input. */
 static void test_scan8_refusals(void) {
@@ -1495,6 +1659,7 @@ int main(void) {
     TEST_RUN(test_sequence_map_refusals);
     TEST_RUN(test_optional_io);
     TEST_RUN(test_training_refusals);
+    TEST_RUN(test_random);
     TEST_RUN(test_scan8_refusals);
     TEST_RUN(test_nms_refusals);
     TEST_RUN(test_tfidf_refusals);

@@ -83,17 +83,13 @@ extern char **environ;
 
 /* The failure classes, in the order the tables list them. */
 static const char *const classes[] = {
-    "unsupported op",
-    "unsupported attribute",
-    "unsupported element type",
-    "sequence/optional types",
-    "data-dependent shape",
-    "invalid model",
+    "unsupported op", "unsupported attribute", "unsupported element type",
+    "sequence/optional types", "data-dependent shape", "invalid model",
     "compile error", /* a compile failure none of the above describes */
-    "run error",
-    "mismatch",
-    "timeout",
-    "crash",           /* compile or run killed by a signal */
+    "run error", "mismatch",
+    /* values differ in a model that draws random numbers: ONNX's data came
+     * from NumPy's generator, which no other implementation reproduces */
+    "random values", "timeout", "crash", /* compile or run killed by a signal */
     "test data error", /* the test directory is incomplete, unreadable or contradicts the model */
     "harness crash",   /* the worker process died: a bug of this program */
 };
@@ -229,6 +225,7 @@ typedef struct worker {
     int cls; /* -1: pass */
     char reason[2048];
     char ops[2048];
+    bool random; /* the model draws random numbers (read_ops) */
 } worker;
 
 static void fail(worker *w, const char *cls, const char *fmt, ...)
@@ -241,13 +238,25 @@ static void fail(worker *w, const char *cls, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Whether node `n` draws random numbers: a generator, or a Dropout given a
+ * training_mode input (the tests that give one set it). */
+static bool draws_random(const Onnx__NodeProto *n) {
+    static const char *const ops[] = {"Bernoulli",        "Multinomial",   "RandomNormal",
+                                      "RandomNormalLike", "RandomUniform", "RandomUniformLike"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (n->op_type && !strcmp(n->op_type, ops[i])) return true;
+    return n->op_type && !strcmp(n->op_type, "Dropout") && n->n_input >= 3 && n->input[2][0];
+}
+
 /* The model's distinct op types of the main graph (Constant included; the
- * grouping decides), sorted and comma-separated. Nothing when the file does
- * not parse: the compile says why. */
+ * grouping decides), sorted and comma-separated, and whether it draws
+ * random numbers. Nothing when the file does not parse: the compile says
+ * why. */
 static void read_ops(worker *w, const char *model) {
     void *bytes;
     size_t size;
     w->ops[0] = '\0';
+    w->random = false;
     if (file_read_all(model, &bytes, &size)) return;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, bytes);
     free(bytes);
@@ -258,6 +267,7 @@ static void read_ops(worker *w, const char *model) {
         for (size_t i = 0; i < n; i++) {
             const char *t = m->graph->node[i]->op_type;
             if (t && t[0]) types[k++] = t;
+            w->random |= draws_random(m->graph->node[i]);
         }
         qsort(types, k, sizeof *types, cmp_str);
         size_t len = 0;
@@ -610,7 +620,7 @@ static bool compare_output(worker *w, const char *name, const char *path,
     }
     free(bytes);
     if (!bad) return true;
-    fail(w, "mismatch",
+    fail(w, w->random ? "random values" : "mismatch",
          "output '%s': %" PRIu64 " of %" PRIu64 " elements differ (first at %" PRIu64
          "); max abs err %.3g at %" PRIu64 " (got %.7g, want %.7g), max rel err %.3g",
          name, bad, n, first, max_abs, worst, worst_got, worst_want, max_rel);
@@ -1546,7 +1556,10 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
             "has it. Failure classes come from the tools' messages:\n"
             "\"compile error\" is a compile failure no other class describes, \"crash\" a tool\n"
             "killed by a signal, \"test data error\" a test directory this program cannot use\n"
-            "(or whose inputs contradict the shapes the model declares).\n\n"
+            "(or whose inputs contradict the shapes the model declares), \"random values\"\n"
+            "values that differ in a model drawing random numbers (shapes and types agree;\n"
+            "ONNX's expected values came from NumPy's generator, which its own spec says\n"
+            "other implementations do not reproduce).\n\n"
             "To regenerate: `make onnx-conformance`. It fails when a test listed in\n"
             "tests/onnx/expected_pass.txt (the regression guard CI runs) no longer passes;\n"
             "`make onnx-conformance ONNX_ARGS=--update-expected` records the tests that pass.\n\n",

@@ -2,18 +2,22 @@
  * (SFPU calls on dst 0, a define) -> circular buffer 16. The chain reads its
  * parameters from nn_param[0 .. NN_UNARY_PARAMS) (runtime args 2..4), so
  * one compiled kernel serves every parameter value (nn_unary_chain); the
- * public unary ops share one kernel whose chain is a switch on nn_op.
- * Runtime args: first (unused), count (tiles), nn_param[0..2], nn_op. */
+ * public unary ops share one kernel whose chain is a switch on nn_op. A
+ * chain may read nn_tile, the tile's place in the tensor (random numbers
+ * seed from it, so they do not depend on the split across cores).
+ * Runtime args: first (tile), count (tiles), nn_param[0..2], nn_op. */
 #include "compute_kernel_api.h"
 
 void kernel_main(void) {
-    uint32_t count = get_arg_val(1);
+    uint32_t first = get_arg_val(0), count = get_arg_val(1);
     uint32_t nn_param[3] = {get_arg_val(2), get_arg_val(3), get_arg_val(4)};
     uint32_t nn_op = get_arg_val(5);
     (void)nn_param;
     (void)nn_op;
     init_sfpu(0, 16);
     for (uint32_t t = 0; t < count; t++) {
+        uint32_t nn_tile = first + t;
+        (void)nn_tile;
         cb_wait_front(0, 1);
         tile_regs_acquire();
         copy_tile(0, 0, 0);

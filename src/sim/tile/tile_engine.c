@@ -293,6 +293,52 @@ lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value) {
     return LM_OK;
 }
 
+/* splitmix64: a full-period 64-bit sequence whose outputs pass the usual
+ * statistical batteries; one multiply-xorshift step per draw. */
+static uint64_t rand_next(tile_rand *r) {
+    uint64_t z = (r->state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+void tile_rand_seed(tile_rand *r, uint32_t seed) {
+    /* Nearby seeds (a seed plus a tile number) start far apart. */
+    r->state = seed;
+    r->state = rand_next(r);
+}
+
+/* The bfloat16 next to bfloat16 `end` on the side of `from`. */
+static float bf16_toward(float end, float from) {
+    uint32_t b;
+    memcpy(&b, &end, sizeof b);
+    if (end == 0)
+        b = from < 0 ? 0x80010000u : 0x00010000u;
+    else
+        b += (from < end) == (end > 0) ? -0x10000u : 0x10000u; /* smaller or larger magnitude */
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+lm_status tile_dst_rand(tile_dst *dst, uint32_t idx, tile_rand *r, float from, float scale) {
+    lm_status st = check_index(dst, idx, "rand_tile");
+    if (st) return st;
+    float *d = reg_out(dst, idx);
+    float end = from + scale;
+    for (int i = 0; i < TILE_ELEMS; i++) {
+        float u = (float)(rand_next(r) >> 40) * 0x1p-24f;
+        float v = from + u * scale;
+        /* Rounding may reach the far end of the range, which is open. */
+        d[i] = v == end && scale != 0 ? nextafterf(end, from) : v;
+    }
+    finish_in_place(dst, idx);
+    /* So may the rounding to bfloat16: a value there steps back inside. */
+    for (int i = 0; !dst->fp32_acc && i < TILE_ELEMS; i++)
+        if (scale > 0 ? d[i] >= end : scale < 0 && d[i] <= end) d[i] = bf16_toward(d[i], from);
+    return LM_OK;
+}
+
 lm_status tile_dst_fill_raw(tile_dst *dst, uint32_t idx, uint32_t bits) {
     lm_status st = check_index(dst, idx, "fill_tile_int");
     if (st) return st;

@@ -387,6 +387,21 @@ lm_status tile_dst_fill(tile_dst *dst, uint32_t idx, float value);
  * formats, like tile_copy's raw mode). */
 lm_status tile_dst_fill_raw(tile_dst *dst, uint32_t idx, uint32_t bits);
 
+/* The state of a compute engine's random generator (rand_tile_init sets it
+ * from a seed; rand_tile draws from it). */
+typedef struct tile_rand {
+    uint64_t state;
+} tile_rand;
+
+/* rand_tile_init: the generator restarts from `seed`; equal seeds give equal
+ * draws. */
+void tile_rand_seed(tile_rand *r, uint32_t seed);
+
+/* rand_tile: every element of dst[idx] = from + u * scale, u uniform in
+ * [0, 1) with 24 random bits, drawn in the tile's element order and rounded
+ * like any result; never from + scale itself. */
+lm_status tile_dst_rand(tile_dst *dst, uint32_t idx, tile_rand *r, float from, float scale);
+
 /* dst[idx] -> memory tile in `format` (tt-metal's pack_tile). */
 lm_status tile_pack_dst(const tile_dst *dst, uint32_t idx, lm_data_format format, void *out);
 
