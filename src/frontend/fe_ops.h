@@ -145,5 +145,9 @@ extern const size_t fe_ops_random_count;
 /* The device seed of random op `n`: its seed attribute's, else one made from
  * its output's name (fe_ops_random.c). */
 uint32_t fe_random_seed(fe_ctx *c, const fe_node *n);
+/* Whether node `n` draws random numbers: a random op, or a Dropout in
+ * training mode with a nonzero ratio (fe_dropout_drops, fe_ops_nn.c). */
+bool fe_draws_random(fe_ctx *c, const fe_node *n);
+bool fe_dropout_drops(fe_ctx *c, const fe_node *n);
 
 #endif

@@ -2567,6 +2567,16 @@ static lm_status dropout_mode(fe_ctx *c, const fe_node *n, bool *out_drops, doub
     return LM_OK;
 }
 
+bool fe_dropout_drops(fe_ctx *c, const fe_node *n) {
+    bool drops;
+    double ratio;
+    char saved[ERR_MESSAGE_MAX];
+    err_copy(saved, sizeof saved); /* asking leaves no error behind */
+    lm_status st = dropout_mode(c, n, &drops, &ratio);
+    if (st) err_set(LM_ERR_INTERNAL, "%s", saved);
+    return !st && drops;
+}
+
 static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 3);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"seed", "ratio", "is_test", NULL});

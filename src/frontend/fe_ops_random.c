@@ -142,6 +142,14 @@ static lm_status lower_bernoulli(fe_ctx *c, const fe_node *n) {
     return fe_out_from_float(c, n, 0, r);
 }
 
+bool fe_draws_random(fe_ctx *c, const fe_node *n) {
+    if (n->domain[0]) return false;
+    if (!strcmp(n->op_type, "Dropout")) return fe_dropout_drops(c, n);
+    for (size_t i = 0; i < fe_ops_random_count; i++)
+        if (!strcmp(n->op_type, fe_ops_random[i].op_type)) return true;
+    return false;
+}
+
 const fe_op_def fe_ops_random[] = {
     {"RandomUniform", infer_random, lower_random, 0, NULL},
     {"RandomNormal", infer_random, lower_random, 0, NULL},

@@ -1,5 +1,6 @@
 /* Binding the user's inputs, inference, placement and the memory plan. */
 #include "frontend/fe_passes.h"
+#include "frontend/fe_ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -365,7 +366,7 @@ void fe_plan_reset_uses(fe_ctx *c) {
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     char buf[512];
     size_t len = 0;
-    uint32_t int_nodes = 0, images = 0, flattened = 0;
+    uint32_t int_nodes = 0, images = 0, flattened = 0, random = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
         images += c->plans[k].nhwc_out;
@@ -374,6 +375,7 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
             continue;
         fe_elem e = c->g->values[n->outputs[0]].type.elem;
         int_nodes += fe_elem_is_int(e);
+        random += fe_draws_random((fe_ctx *)c, n);
     }
     if (r->lowered_nodes)
         len += (size_t)snprintf(buf + len, sizeof buf - len,
@@ -396,6 +398,12 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                                 "layout: %u flattened image%s kept in NHWC order (the weights "
                                 "of the matrix products reading them permuted to match)\n",
                                 flattened, flattened == 1 ? "" : "s");
+    if (random)
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "random: %u device node%s draw%s random numbers, the same on every "
+                                "run of the binary (set by each node's seed, else its output "
+                                "name)\n",
+                                random, random == 1 ? "" : "s", random == 1 ? "s" : "");
     if (!len) return LM_OK;
     if (!(r->notes = malloc(len + 1)))
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");

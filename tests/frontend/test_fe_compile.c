@@ -1179,7 +1179,11 @@ static void test_random(void) {
     Onnx__NodeProto *uniform, *drop;
     Onnx__ModelProto *m = random_model(&uniform, &drop);
     lm_binary *bin, *again;
-    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    CHECK(rep.notes && strstr(rep.notes, "random: 7 device nodes draw random numbers, the same on "
+                                         "every run of the binary"));
+    lmfe_report_free(&rep);
     /* Seeds are part of the model: compiling again gives the same binary. */
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &again, NULL));
     const void *d1, *d2;

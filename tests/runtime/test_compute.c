@@ -616,6 +616,57 @@ static void test_fill_tile_misuse(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* rand_tile: values in [from, from + scale), a seed repeating its numbers,
+ * the stream going on from one tile to the next, in float32 and bfloat16. */
+static void test_rand_tile(void) {
+    lm_device *dev = open_device(1);
+    CHECK(dev);
+    static uint32_t out[4 * 1024];
+    static float t[4][1024];
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        lm_data_format f = bf16 ? LM_DATA_FORMAT_FLOAT16_B : LM_DATA_FORMAT_FLOAT32;
+        /* from 2, scale 1; then from -1, scale 2 */
+        io_run io = {fill_kernel("rand_tile_init(5); rand_tile(0, 0x40000000u, 0x3f800000u); "
+                                 "rand_tile_init(5); rand_tile(1, 0x40000000u, 0x3f800000u); "
+                                 "rand_tile(2, 0x40000000u, 0x3f800000u); "
+                                 "rand_tile(3, 0xbf800000u, 0x40000000u);",
+                                 4),
+                     !bf16,
+                     LM_DATA_FORMAT_FLOAT16_B,
+                     f,
+                     NULL,
+                     0,
+                     1.0f,
+                     out,
+                     4};
+        lm_status st = run_io(dev, &io);
+        if (st) printf("  %s\n", lm_last_error());
+        CHECK_OK(st);
+        size_t tile = lm_tile_size(f);
+        for (int d = 0; d < 4; d++)
+            CHECK_OK(
+                lm_untilize((const uint8_t *)out + d * tile, tile, f, 32, 32, t[d], sizeof t[d]));
+        int outside = 0, same12 = 0;
+        double sum = 0;
+        for (int e = 0; e < 1024; e++) {
+            outside += !(t[0][e] >= 2 && t[0][e] < 3) || !(t[3][e] >= -1 && t[3][e] < 1);
+            same12 += t[1][e] == t[2][e];
+            sum += t[3][e];
+        }
+        CHECK(outside == 0);
+        CHECK(!memcmp(t[0], t[1], sizeof t[0])); /* one seed, one tile of numbers */
+        CHECK(same12 < 64);                      /* the next tile draws on */
+        CHECK(fabs(sum / 1024) < 5 * sqrt(1.0 / 3 / 1024));
+    }
+    CHECK(faults(dev, COMPUTE("tile_regs_acquire(); rand_tile(16, 0, 0x3f800000u);"), false,
+                 "rand_tile: dst index 16 out of range (16 dst tiles with fp32 accumulation off)"));
+    CHECK(faults(dev, COMPUTE("tile_regs_acquire(); lm_ecall(LM_ECALL_RAND, 9, 0, 0, 0, 0);"),
+                 false, "rand_tile: unknown call 9"));
+    CHECK(misuse(dev, COMPUTE("rand_tile_init(1); rand_tile(0, 0, 0x3f800000u);"), false,
+                 "rand_tile outside its place in the dst protocol"));
+    CHECK_OK(lm_device_close(dev));
+}
+
 /* ---- processors: no NoC on the compute processor, no compute engine on
  * the data movement ones ---- */
 
@@ -712,6 +763,7 @@ int main(void) {
     TEST_RUN(test_fill_then_reduce);
     TEST_RUN(test_fill_tile_formats);
     TEST_RUN(test_fill_tile_misuse);
+    TEST_RUN(test_rand_tile);
     TEST_RUN(test_compute_has_no_noc);
     TEST_RUN(test_data_movement_has_no_compute_engine);
     return test_summary();
