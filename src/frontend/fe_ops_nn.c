@@ -2588,9 +2588,7 @@ static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
     bool mask = n->output_count > 1 && n->outputs[1] != FE_NONE;
     if (drops) {
         /* Drawn on the device (lmnn_dropout), even for a constant input. */
-        static const fe_elem floats[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16,
-                                         FE_UNDEFINED};
-        if ((st = fe_check_elem(c, n, 0, floats))) return st;
+        if ((st = fe_check_elem(c, n, 0, float_types))) return st;
         st = fe_set_out_type(c, n, 0, x->elem, x->rank, x->dims);
         if (!st && mask) st = fe_set_out_type(c, n, 1, FE_BOOL, x->rank, x->dims);
         return st;

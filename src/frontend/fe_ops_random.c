@@ -21,19 +21,15 @@ uint32_t fe_random_seed(fe_ctx *c, const fe_node *n) {
     return (uint32_t)hash64(name, strlen(name), 0x5eed);
 }
 
-static bool float_elem(int64_t e) {
-    return e == FE_FLOAT || e == FE_DOUBLE || e == FE_FLOAT16 || e == FE_BFLOAT16;
-}
-
 /* The output's element type: the dtype attribute, else `def`; the
  * generators give floats only, Bernoulli any number or bool. */
 static lm_status out_elem(fe_ctx *c, const fe_node *n, int64_t def, bool any, fe_elem *out) {
     int64_t dtype;
     lm_status st = fe_attr_int(c, n, "dtype", def, &dtype);
     if (st) return st;
-    bool ok =
-        dtype > 0 && dtype < FE_ELEM_COUNT_ &&
-        (float_elem(dtype) || (any && (fe_elem_is_numeric((fe_elem)dtype) || dtype == FE_BOOL)));
+    bool ok = dtype > 0 && dtype < FE_ELEM_COUNT_ &&
+              (fe_elem_is_float((fe_elem)dtype) ||
+               (any && (fe_elem_is_numeric((fe_elem)dtype) || dtype == FE_BOOL)));
     if (!ok)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "dtype %lld (%s) is not supported: expected %s",
                        (long long)dtype, fe_elem_name((fe_elem)dtype),
@@ -79,7 +75,7 @@ static lm_status infer_random(fe_ctx *c, const fe_node *n) {
     if ((st = params(c, n, &a, &b))) return st;
     if (like) {
         const fe_type *x = fe_in_type(c, n, 0);
-        int64_t def = float_elem(x->elem) ? x->elem : FE_FLOAT;
+        int64_t def = fe_elem_is_float(x->elem) ? x->elem : FE_FLOAT;
         if ((st = out_elem(c, n, def, false, &elem))) return st;
         return fe_set_out_type(c, n, 0, elem, x->rank, x->dims);
     }
