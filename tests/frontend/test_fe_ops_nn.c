@@ -401,13 +401,19 @@ static void test_node_tests(void) {
         op_tests *op = op_of(names[i].set, names[i].name);
         int r = run_case(dir, &fp32_opts, msg, sizeof msg);
         op->total++;
+        /* Training-mode dropout draws random numbers: ONNX's values came
+         * from NumPy's generator and cannot match (test_fe_compile checks
+         * the draws). */
+        bool random = r == 2 && strstr(names[i].name, "training_dropout");
         if (r == 0)
             op->passed++;
-        else if (r == 1)
+        else if (r == 1 || random)
             op->refused++;
         else
             bad++;
-        if (verbose || r == 2)
+        if (random)
+            printf("  %-60s random values: %.200s\n", names[i].name, msg);
+        else if (verbose || r == 2)
             printf("  %-60s %s\n", names[i].name, msg);
         else if (r == 1)
             printf("  %-60s refused: %.200s\n", names[i].name, msg);
