@@ -268,6 +268,12 @@ static void test_usage(void) {
     snprintf(cmd, sizeof cmd, "'%s' --update-expected >/dev/null 2>&1", LM_CONFORMANCE_PATH);
     st = system(cmd);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    const char *atols[] = {"-1", "2", "1e-5x", "nan"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' --atol %s >/dev/null 2>&1", LM_CONFORMANCE_PATH, atols[i]);
+        st = system(cmd);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    }
 }
 
 int main(void) {
