@@ -1,5 +1,5 @@
-/* Random numbers: RandomUniform, RandomNormal, their Like forms and
- * Bernoulli, drawn on the device (lmnn_uniform, lmnn_normal,
+/* Random numbers: RandomUniform, RandomNormal, their Like forms, Bernoulli
+ * and Multinomial, drawn on the device (lmnn_uniform, lmnn_normal,
  * lmnn_bernoulli). Never folded: the numbers are the device's.
  *
  * A binary is a fixed recording, so its draws are too: every run of it gives
@@ -138,6 +138,79 @@ static lm_status lower_bernoulli(fe_ctx *c, const fe_node *n) {
     return fe_out_from_float(c, n, 0, r);
 }
 
+/* ---- Multinomial: sample_size class indices per row of log-probabilities ---- */
+
+#define MULTINOMIAL_MAX_SAMPLES (1 << 20)
+
+static lm_status infer_multinomial(fe_ctx *c, const fe_node *n) {
+    static const fe_elem floats[] = {FE_FLOAT, FE_DOUBLE, FE_FLOAT16, FE_BFLOAT16, FE_UNDEFINED};
+    int64_t dtype, samples;
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st) st = fe_check_attrs(c, n, (const char *const[]){"dtype", "sample_size", "seed", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, floats);
+    if (!st) st = fe_attr_int(c, n, "dtype", FE_INT32, &dtype);
+    if (!st) st = fe_attr_int(c, n, "sample_size", 1, &samples);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank != 2)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "input must be 2-D (batch, classes), given rank %d", (int)x->rank);
+    if (x->dims[1] < 1) return fe_fail(c, n, LM_ERR_INVALID_FILE, "input has no classes");
+    if (dtype != FE_INT32 && dtype != FE_INT64)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "dtype %lld: expected int32 (6) or int64 (7)",
+                       (long long)dtype);
+    if (samples < 1 || samples > MULTINOMIAL_MAX_SAMPLES)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "sample_size %lld (from 1 to %d)",
+                       (long long)samples, MULTINOMIAL_MAX_SAMPLES);
+    int64_t dims[2] = {x->dims[0], samples};
+    return fe_set_out_type(c, n, 0, (fe_elem)dtype, 2, dims);
+}
+
+/* The class of a draw u is how many entries of the row's cumulative
+ * distribution (softmax, then a product with an upper triangle of ones) lie
+ * below u; rounding may leave the last entry under 1, hence the clamp. */
+static lm_status lower_multinomial(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    int64_t batch = x->dims[0], classes = x->dims[1];
+    int64_t samples = c->g->values[n->outputs[0]].type.dims[1];
+    int64_t tdims[2] = {classes, classes};
+    fe_tensor *tri;
+    lm_status st = fe_const_new(c, FE_FLOAT, 2, tdims, &tri);
+    if (st) return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < classes; i++)
+        for (int64_t j = i; j < classes; j++)
+            fe_tensor_set_f64(tri, (uint64_t)(i * classes + j), 1);
+    lmnn_tensor xs, m, p = {0}, cdf = {0}, like = {0}, u = {0}, cdf3 = {0}, u3 = {0}, below = {0},
+                       count = {0}, r = {0};
+    bool owned = false;
+    if ((st = fe_in_dev_float(c, n, 0, &xs, &owned))) return st;
+    lmnn_matmul_options mo;
+    lmnn_matmul_options_init(&mo);
+    mo.fp32_accumulate = LMNN_FP32_ACC_ON;
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = fe_dev_dtype(c, FE_FLOAT);
+    lmnn_shape us = fe_shape(2, (int64_t[]){batch, samples});
+    lmnn_shape c3 = fe_shape(3, (int64_t[]){batch, 1, classes});
+    lmnn_shape u3s = fe_shape(3, (int64_t[]){batch, samples, 1});
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = -1;
+    ro.dim_count = 1;
+    if (!(st = fe_aux(c, n, 0, tri, LMNN_TILE, &m)) && !(st = lmnn_softmax(xs, -1, NULL, &p)) &&
+        !(st = lmnn_matmul(p, m, &mo, &cdf)) && !(st = lmnn_full(c->device, &us, 0, &to, &like)) &&
+        !(st = lmnn_uniform(like, 0, 1, fe_random_seed(c, n), &u)) &&
+        !(st = lmnn_reshape(cdf, &c3, NULL, &cdf3)) && !(st = lmnn_reshape(u, &u3s, NULL, &u3)) &&
+        !(st = lmnn_lt(cdf3, u3, &below)) && !(st = lmnn_sum(below, &ro, &count)))
+        st = lmnn_clamp(count, 0, (double)(classes - 1), &r);
+    lmnn_tensor made[] = {p, cdf, like, u, cdf3, u3, below, count};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
+        fe_free(made[i]);
+    if (owned) fe_free(xs);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, r);
+}
+
 bool fe_draws_random(fe_ctx *c, const fe_node *n) {
     if (n->domain[0]) return false;
     if (!strcmp(n->op_type, "Dropout")) return fe_dropout_drops(c, n);
@@ -152,5 +225,6 @@ const fe_op_def fe_ops_random[] = {
     {"RandomUniformLike", infer_random, lower_random, 0, NULL},
     {"RandomNormalLike", infer_random, lower_random, 0, NULL},
     {"Bernoulli", infer_bernoulli, lower_bernoulli, 0, NULL},
+    {"Multinomial", infer_multinomial, lower_multinomial, 0, NULL},
 };
 const size_t fe_ops_random_count = sizeof fe_ops_random / sizeof fe_ops_random[0];

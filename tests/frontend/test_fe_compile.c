@@ -1270,6 +1270,66 @@ static void test_random(void) {
                 "node 'drop' (Dropout): input 0 ('T'): element type int32 is not supported");
 }
 
+/* Multinomial: class frequencies as the softmax of each row gives them
+ * (a class of probability 0 never drawn), int64 out, and the refusals. */
+static void test_multinomial(void) {
+    enum { S = 4000 };
+    int64_t xd[2] = {2, 3}, yd[2] = {2, S};
+    Onnx__GraphProto *g = ob_graph("multinomial");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(I64, 2, yd, NULL)));
+    Onnx__NodeProto *n =
+        ob_node(g, "Multinomial", "draw", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    ob_attr_i(n, "sample_size", S);
+    Onnx__AttributeProto *dtype = ob_attr_i(n, "dtype", I64);
+    attr_f(n, "seed", 1);
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    /* Log-probabilities, shifted (only their differences count). */
+    const double p[2][3] = {{0.2, 0.3, 0.5}, {0.5, 0, 0.5}};
+    float x[6];
+    for (int i = 0; i < 6; i++)
+        x[i] = p[i / 3][i % 3] > 0 ? (float)log(p[i / 3][i % 3]) + 2 : -100.0f;
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    static int32_t y[2 * S]; /* an int64 output is int32 in the binary */
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    int counts[2][3] = {{0}}, outside = 0;
+    for (int i = 0; i < 2 * S; i++) {
+        if (y[i] < 0 || y[i] > 2)
+            outside++;
+        else
+            counts[i / S][y[i]]++;
+    }
+    CHECK(outside == 0);
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 3; k++) {
+            double q = p[b][k], f = (double)counts[b][k] / S;
+            CHECK(fabs(f - q) <= 5 * sqrt(q * (1 - q) / S));
+        }
+    CHECK(counts[1][1] == 0);
+
+    dtype->i = F32;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'draw' (Multinomial): dtype 1: expected int32 (6) or int64 (7)");
+    dtype->i = I64;
+    n->attribute[0]->i = 0;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'draw' (Multinomial): sample_size 0 (from 1 to 1048576)");
+    n->attribute[0]->i = S;
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 1, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'draw' (Multinomial): input must be 2-D (batch, classes), given rank 1");
+}
+
 /* Opset 8's batched Scan: one direction per scan input, the batch along
  * axis 0 of every input. */
 static void test_scan8_refusals(void) {
@@ -1664,6 +1724,7 @@ int main(void) {
     TEST_RUN(test_optional_io);
     TEST_RUN(test_training_refusals);
     TEST_RUN(test_random);
+    TEST_RUN(test_multinomial);
     TEST_RUN(test_scan8_refusals);
     TEST_RUN(test_nms_refusals);
     TEST_RUN(test_tfidf_refusals);
