@@ -183,12 +183,15 @@ static const char *kind_of(const fe_value *v, char *buf, size_t size) {
 
 static lm_status differ(fe_ctx *c, const fe_node *n, uint32_t j, const fe_value *a,
                         const fe_value *b) {
-    char ka[96], kb[96];
+    char ka[96], kb[96], hint[160] = "";
+    const fe_value *cond = fe_in(c, n, 0);
+    if (cond->graph_input)
+        snprintf(hint, sizeof hint, ": give it as a constant (--const %s=FILE)", cond->name);
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                    "the condition ('%s') is computed at run time, so both branches run and each "
                    "output is picked between them, but output %u is %s in then_branch and %s in "
-                   "else_branch",
-                   fe_in(c, n, 0)->name, j, kind_of(a, ka, sizeof ka), kind_of(b, kb, sizeof kb));
+                   "else_branch%s",
+                   cond->name, j, kind_of(a, ka, sizeof ka), kind_of(b, kb, sizeof kb), hint);
 }
 
 /* Writes into `out` the pick, by the run's condition, between branch

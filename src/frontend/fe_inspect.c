@@ -4,9 +4,35 @@
 
 #include "frontend/fe_ctx.h"
 
+/* Whether output j of subgraph `sg` is an empty optional (made by an
+ * Optional node without input). */
+static bool empty_optional_out(const fe_subgraph *sg, uint32_t j) {
+    for (uint32_t i = 0; i < sg->node_count; i++) {
+        const fe_node *sn = &sg->nodes[i];
+        if (strcmp(sn->op_type, "Optional") || (sn->input_count && sg->in_names[i][0][0])) continue;
+        for (uint32_t o = 0; o < sn->output_count; o++)
+            if (!strcmp(sg->out_names[i][o], sg->outputs[j])) return true;
+    }
+    return false;
+}
+
+/* Whether If node `n` picks between an empty and a full optional for some
+ * output: its condition then decides whether the output exists, which one
+ * binary cannot leave to the run. */
+static bool if_decides_presence(const fe_node *n) {
+    const fe_attr *t = fe_node_attr(n, "then_branch"), *e = fe_node_attr(n, "else_branch");
+    if (!t || !e || t->type != FE_ATTR_GRAPH || e->type != FE_ATTR_GRAPH || !t->graph || !e->graph)
+        return false;
+    for (uint32_t j = 0; j < t->graph->output_count && j < e->graph->output_count; j++)
+        if (empty_optional_out(t->graph, j) != empty_optional_out(e->graph, j)) return true;
+    return false;
+}
+
 /* Marks graph inputs whose value decides a shape: those read, directly or
- * through any chain of nodes, by an op's value input (fe_op_def.value_inputs).
- * Shape and Size read only their input's shape, so the walk stops there. */
+ * through any chain of nodes, by an op's value input (fe_op_def.value_inputs),
+ * or by the condition of an If that picks between an empty and a full
+ * optional. Shape and Size read only their input's shape, so the walk stops
+ * there. */
 static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
     bool *want = calloc(g->value_count ? g->value_count : 1, sizeof *want);
     if (!want) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -14,6 +40,9 @@ static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
         const fe_node *n = &g->nodes[k];
         const fe_op_def *op = fe_op_find(n->op_type);
         if (!op || n->domain[0]) continue;
+        if (!strcmp(n->op_type, "If") && n->input_count && n->inputs[0] != FE_NONE &&
+            if_decides_presence(n))
+            want[n->inputs[0]] = true;
         for (uint32_t i = 0; i < n->input_count && i < 32; i++)
             if ((op->value_inputs >> i & 1) && n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
     }

@@ -1702,6 +1702,42 @@ static void test_inspect(void) {
     CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
     lm_binary_free(bin);
     (void)i64_init;
+
+    /* An If picking between an empty and a full optional: its condition
+     * decides whether the output exists, so inspect asks for its value and
+     * the compile without it says how to give it. */
+    g = ob_graph("ifopt");
+    m = ob_model(g);
+    ob_input(g, ob_vi("cond", ob_tensor_type(9, 0, NULL, NULL)));
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, d, NULL)));
+    ob_output(g, ob_vi("y", ob_optional_type(ob_tensor_type(F32, 1, d, NULL))));
+    Onnx__GraphProto *full = ob_graph("full"), *empty = ob_graph("empty");
+    ob_output(full, ob_vi("o1", ob_optional_type(ob_tensor_type(F32, 1, d, NULL))));
+    ob_node(full, "Optional", NULL, (const char *[]){"x", NULL}, (const char *[]){"o1", NULL});
+    ob_output(empty, ob_vi("o2", ob_optional_type(ob_tensor_type(F32, 1, d, NULL))));
+    Onnx__NodeProto *none = ob_node(empty, "Optional", NULL, NULL, (const char *[]){"o2", NULL});
+    Onnx__AttributeProto *ty =
+        ob_attr(none, "type", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO);
+    ty->tp = ob_tensor_type(F32, 1, d, NULL);
+    Onnx__NodeProto *pick =
+        ob_node(g, "If", "pick", (const char *[]){"cond", NULL}, (const char *[]){"y", NULL});
+    graph_attr(pick, "then_branch", empty);
+    graph_attr(pick, "else_branch", full);
+    path = save(m);
+    CHECK_OK(lmfe_inspect_onnx(path, &info));
+    CHECK(info.input_count == 2 && info.inputs[0].needs_value && !info.inputs[1].needs_value);
+    lmfe_model_info_free(&info);
+    CHECK_FAILS(lmfe_compile_onnx(path, NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "output 0 is an empty optional in then_branch and an optional holding a value in "
+                "else_branch: give it as a constant (--const cond=FILE)");
+    /* The same kind on both sides: the pick is left to the run. */
+    graph_attr(pick, "then_branch", full);
+    pick->n_attribute = 2;
+    pick->attribute[0] = pick->attribute[2];
+    path = save(m);
+    CHECK_OK(lmfe_inspect_onnx(path, &info));
+    CHECK(info.input_count == 2 && !info.inputs[0].needs_value);
+    lmfe_model_info_free(&info);
 }
 
 int main(void) {
