@@ -47,6 +47,11 @@ const char lmt_compile_help[] =
     "                           or bf16 with bfloat8_b weights\n"
     "  --trace                  record the model as one metal trace: a replay\n"
     "                           launches it with one command\n"
+    "  --seed-input NAME[=N]    the binary takes a uint32 scalar input NAME that\n"
+    "                           is mixed into every random op's seed at each run\n"
+    "                           (recorded as N, default 0: the numbers the ops'\n"
+    "                           seeds alone give); without it every run of the\n"
+    "                           binary draws the same numbers\n"
     "  --info                   print the model's inputs, outputs and opset, and\n"
     "                           which inputs need --const; compile nothing\n"
     "  --list-ops               print the ONNX ops the compiler supports\n"
@@ -78,6 +83,8 @@ typedef struct compile_args {
     char *names[6 * MAX_BINDINGS]; /* NAME copies */
     size_t name_count;
     lmfe_dtype_mode dtype;
+    const char *seed_input; /* --seed-input NAME[=VALUE] */
+    uint32_t seed_value;
     bool trace, info, quiet, list_ops;
 } compile_args;
 
@@ -297,6 +304,18 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
         } else if (!strcmp(a.opt, "--trace")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->trace = true;
+        } else if (!strcmp(a.opt, "--seed-input")) {
+            if (!lmt_args_value(&a, &v)) return LMT_EXIT_INVALID;
+            uint64_t n = 0;
+            if (!strchr(v, '=')) {
+                ca->seed_input = v;
+            } else if (!split_binding(ca, a.opt, v, &name, &rest) ||
+                       !lmt_parse_u64("compile", a.opt, rest, 0, UINT32_MAX, &n)) {
+                return LMT_EXIT_INVALID;
+            } else {
+                ca->seed_input = name;
+            }
+            ca->seed_value = (uint32_t)n;
         } else if (!strcmp(a.opt, "--info")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->info = true;
@@ -471,6 +490,8 @@ int lmt_cmd_compile(int argc, char **argv) {
     o.golden_input_count = ca.golden_count;
     o.dtype = ca.dtype;
     o.trace = ca.trace;
+    o.seed_input = ca.seed_input;
+    o.seed_value = ca.seed_value;
     if (!ca.quiet && isatty(STDERR_FILENO)) o.progress = progress;
     if (ca.golden_count == 1 && !ca.goldens[0].name) {
         lmfe_model_info info;

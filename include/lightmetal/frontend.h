@@ -122,6 +122,14 @@ typedef struct lmfe_compile_options {
      * tensor or sequence it holds, under its own name. */
     const char *const *absent_inputs;
     size_t absent_input_count;
+    /* Random ops draw the same numbers on every run of a binary, picked by
+     * their seeds. With seed_input, the binary also takes a named input of
+     * that name, a uint32 scalar mixed into every random op's seed at each
+     * run (recorded as seed_value): new values, new numbers. NULL (the
+     * default): no such input. A name the model already uses, or a model
+     * with no random op, is an error. */
+    const char *seed_input;
+    uint32_t seed_value;
 } lmfe_compile_options;
 
 void lmfe_compile_options_init(lmfe_compile_options *opts);

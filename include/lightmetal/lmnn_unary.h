@@ -184,31 +184,47 @@ lm_status lmnn_hardtanh(lmnn_tensor a, double min, double max, lmnn_tensor *out)
 
 /* ---- random numbers (ttnn's uniform, bernoulli and dropout) ----
  * Drawn on the device by the compute engine's generator (rand_tile), 24
- * random bits per draw. The numbers depend only on `seed` and on each
- * element's place in the tensor, not on how the work is split across cores:
- * a seed gives the same tensor every time, on any host, and two calls given
- * one seed draw the same numbers (so a dropout's mask is the one its output
- * used). Distinct seeds give unrelated numbers.
+ * random bits per draw. The numbers depend only on the seed (and the run
+ * seed's value) and on each element's place in the tensor, not on how the
+ * work is split across cores: a seed gives the same tensor every time, on
+ * any host, and two calls given one seed draw the same numbers (so a
+ * dropout's mask is the one its output used). Distinct seeds give unrelated
+ * numbers.
  *
  * The input must be a live float tile tensor; the result has its shape and
  * dtype. Errors as the unary ops, and LM_ERR_INVALID_ARGUMENT for low above
  * high or either not finite, stddev negative or not finite, a ratio outside
- * [0, 1). */
+ * [0, 1), a run seed that is not a live int32 or uint32 tensor of one
+ * element (on the input's device). */
 
-/* Uniform in [low, high); like's values are not read. */
-lm_status lmnn_uniform(lmnn_tensor like, double low, double high, uint32_t seed, lmnn_tensor *out);
+/* How the numbers are chosen. Start from lmnn_random_options_init. */
+typedef struct lmnn_random_options {
+    uint32_t seed; /* default 0 */
+    /* A uint32 or int32 tensor of one element (any layout), or {0} (the
+     * default) for none. Its value is read on the device at each launch and
+     * mixed into `seed`: a captured workload replayed with new contents in
+     * that buffer (a named input) draws new numbers, with no new capture. */
+    lmnn_tensor run_seed;
+} lmnn_random_options;
+
+void lmnn_random_options_init(lmnn_random_options *opts);
+
+/* Uniform in [low, high); like's values are not read. NULL opts: the
+ * defaults, for these four. */
+lm_status lmnn_uniform(lmnn_tensor like, double low, double high, const lmnn_random_options *opts,
+                       lmnn_tensor *out);
 /* Normal with `mean` and `stddev` (Box-Muller: two draws per element);
  * like's values are not read. */
-lm_status lmnn_normal(lmnn_tensor like, double mean, double stddev, uint32_t seed,
+lm_status lmnn_normal(lmnn_tensor like, double mean, double stddev, const lmnn_random_options *opts,
                       lmnn_tensor *out);
 /* 1 where a uniform draw in [0, 1) is below p's element (the probability of
  * a 1), else 0. */
-lm_status lmnn_bernoulli(lmnn_tensor p, uint32_t seed, lmnn_tensor *out);
+lm_status lmnn_bernoulli(lmnn_tensor p, const lmnn_random_options *opts, lmnn_tensor *out);
 /* Each element of `a` kept with probability 1 - ratio and scaled by
  * 1 / (1 - ratio), else 0; *out_mask, when out_mask is not NULL, 1 where
  * kept and 0 elsewhere (a's dtype). */
-lm_status lmnn_dropout(lmnn_tensor a, double ratio, uint32_t seed, lmnn_tensor *out,
-                       lmnn_tensor *out_mask);
+lm_status lmnn_dropout(lmnn_tensor a, double ratio, const lmnn_random_options *opts,
+                       lmnn_tensor *out, lmnn_tensor *out_mask);
 
 #ifdef __cplusplus
 }

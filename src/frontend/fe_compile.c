@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "frontend/fe_ctx.h"
+#include "frontend/fe_ops.h"
 #include "frontend/fe_passes.h"
 
 static double now_s(void) {
@@ -216,6 +217,20 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
         }
         if ((st = fe_bind_rm(c, vi, t))) return st;
     }
+    if (c->opts->seed_input) {
+        /* The run seed: a uint32 scalar the binary takes by name. */
+        fe_type scalar = {.elem = FE_UINT32, .rank = 0};
+        lmnn_shape shape = fe_shape(0, NULL);
+        lmnn_tensor_options o;
+        lmnn_tensor_options_init(&o);
+        o.dtype = LMNN_UINT32;
+        o.layout = LMNN_ROW_MAJOR;
+        lm_status st = lmnn_from_host(c->device, &shape, &c->opts->seed_value,
+                                      sizeof c->opts->seed_value, &o, &c->run_seed);
+        if (!st && capture)
+            st = name_tensor(c->run_seed, c->opts->seed_input, LM_BUFFER_ROLE_INPUT, &scalar);
+        if (st) return err_prefix(st, "seed input '%s'", c->opts->seed_input);
+    }
     return LM_OK;
 }
 
@@ -278,7 +293,32 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
         if (!st) st = lm_replay_trace(cq, trace_id, false);
     }
     if (!st) st = read_outputs(c, outs, capture, golden != NULL && c->opts->golden_input_count);
+    fe_free(c->run_seed);
+    c->run_seed = (lmnn_tensor){0};
     return st;
+}
+
+/* The seed input's name is new to the model, and the model draws. */
+static lm_status check_seed_input(fe_ctx *c) {
+    const char *name = c->opts->seed_input;
+    if (!name) return LM_OK;
+    if (!name[0]) return err_set(LM_ERR_INVALID_ARGUMENT, "opts->seed_input is empty");
+    fe_graph *g = c->g;
+    for (uint32_t k = 0; k < g->input_count; k++)
+        if (!strcmp(g->values[g->inputs[k]].name, name))
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "opts->seed_input: '%s' is already one of the model's inputs", name);
+    for (uint32_t k = 0; k < g->output_count; k++)
+        if (!strcmp(fe_output_name(g, k), name))
+            return err_set(LM_ERR_INVALID_ARGUMENT,
+                           "opts->seed_input: '%s' is already one of the model's outputs", name);
+    for (uint32_t k = 0; k < g->node_count; k++)
+        if (c->plans[k].placement == LMFE_ON_DEVICE && fe_draws_random(c, &g->nodes[k]))
+            return LM_OK;
+    return err_set(LM_ERR_INVALID_ARGUMENT,
+                   "opts->seed_input: the model draws no random numbers, so '%s' would change "
+                   "nothing",
+                   name);
 }
 
 /* ---- the entry point ---- */
@@ -396,6 +436,7 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);
     if (!st) st = fe_plan_graph(&c);
+    if (!st) st = check_seed_input(&c);
     /* Sized now: sequences have become their tensors (more inputs and
      * outputs than the file lists). */
     if (!st && (!(node_seconds = calloc(g->node_count + 1, sizeof *node_seconds)) ||

@@ -141,6 +141,7 @@ struct fe_ctx {
     const fe_node *current; /* node being inferred or lowered, for messages */
     uint32_t trace_id;      /* the model's metal trace (--trace) when `traced` */
     bool traced;
+    lmnn_tensor run_seed; /* the seed input's tensor (opts->seed_input), or {0} */
     uint64_t weight_bytes;
     uint64_t peak_device_bytes; /* measured: fe_memory_begin / fe_memory_end */
     fe_const_entry *consts;

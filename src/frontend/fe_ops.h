@@ -142,9 +142,10 @@ lmnn_tensor fe_work_slice(fe_work *w, lmnn_tensor a, const int32_t *begins, cons
  * (fe_ops_random.c). */
 extern const fe_op_def fe_ops_random[];
 extern const size_t fe_ops_random_count;
-/* The device seed of random op `n`: its seed attribute's, else one made from
- * its output's name (fe_ops_random.c). */
-uint32_t fe_random_seed(fe_ctx *c, const fe_node *n);
+/* How random op `n` draws: its seed attribute's seed, else one made from its
+ * output's name, and the seed input's tensor as the run seed when the
+ * compile has one (fe_ops_random.c). */
+void fe_random_options(fe_ctx *c, const fe_node *n, lmnn_random_options *out);
 /* Whether node `n` draws random numbers: a random op, or a Dropout in
  * training mode with a nonzero ratio (fe_dropout_drops, fe_ops_nn.c). */
 bool fe_draws_random(fe_ctx *c, const fe_node *n);

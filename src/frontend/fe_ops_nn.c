@@ -2535,6 +2535,8 @@ static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
 /* Whether the node drops (training mode with a nonzero ratio), and the
  * ratio. */
 static lm_status dropout_mode(fe_ctx *c, const fe_node *n, bool *out_drops, double *out_ratio) {
+    *out_drops = false;
+    *out_ratio = 0;
     int64_t is_test = 1;
     lm_status st;
     if (n->opset < 7 && (st = fe_attr_int(c, n, "is_test", 0, &is_test))) return st;
@@ -2568,8 +2570,8 @@ static lm_status dropout_mode(fe_ctx *c, const fe_node *n, bool *out_drops, doub
 }
 
 bool fe_dropout_drops(fe_ctx *c, const fe_node *n) {
-    bool drops;
-    double ratio;
+    bool drops = false;
+    double ratio = 0;
     char saved[ERR_MESSAGE_MAX];
     err_copy(saved, sizeof saved); /* asking leaves no error behind */
     lm_status st = dropout_mode(c, n, &drops, &ratio);
@@ -2580,8 +2582,8 @@ bool fe_dropout_drops(fe_ctx *c, const fe_node *n) {
 static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 3);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"seed", "ratio", "is_test", NULL});
-    bool drops;
-    double ratio;
+    bool drops = false;
+    double ratio = 0;
     if (!st) st = dropout_mode(c, n, &drops, &ratio);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
@@ -2610,15 +2612,17 @@ static lm_status infer_dropout(fe_ctx *c, const fe_node *n) {
 }
 
 static lm_status lower_dropout(fe_ctx *c, const fe_node *n) {
-    bool drops;
-    double ratio;
+    bool drops = false;
+    double ratio = 0;
     lm_status st = dropout_mode(c, n, &drops, &ratio);
     if (st) return st;
     if (!drops) return fe_out_alias(c, n, 0, 0);
     bool mask = n->output_count > 1 && n->outputs[1] != FE_NONE;
     lmnn_tensor x, y = {0}, m = {0};
     if ((st = fe_in_dev(c, n, 0, &x))) return st;
-    st = lmnn_dropout(x, ratio, fe_random_seed(c, n), &y, mask ? &m : NULL);
+    lmnn_random_options ro;
+    fe_random_options(c, n, &ro);
+    st = lmnn_dropout(x, ratio, &ro, &y, mask ? &m : NULL);
     if (st) return fe_nn_fail(c, n, st);
     st = fe_out_dev(c, n, 0, y);
     if (mask) st = st ? (fe_free(m), st) : fe_out_from_float(c, n, 1, m);

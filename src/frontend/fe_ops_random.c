@@ -12,13 +12,18 @@
 #include "base/hash.h"
 #include "frontend/fe_ops.h"
 
-uint32_t fe_random_seed(fe_ctx *c, const fe_node *n) {
+void fe_random_options(fe_ctx *c, const fe_node *n, lmnn_random_options *out) {
+    lmnn_random_options_init(out);
+    out->run_seed = c->run_seed;
     /* A float for the generators, an int for Dropout. */
     const fe_attr *a = fe_node_attr(n, "seed");
-    if (a && a->type == FE_ATTR_FLOAT) return (uint32_t)hash64(&a->f, sizeof a->f, 0x5eed);
-    if (a && a->type == FE_ATTR_INT) return (uint32_t)hash64(&a->i, sizeof a->i, 0x5eed);
     const char *name = c->g->values[n->outputs[0]].name;
-    return (uint32_t)hash64(name, strlen(name), 0x5eed);
+    if (a && a->type == FE_ATTR_FLOAT)
+        out->seed = (uint32_t)hash64(&a->f, sizeof a->f, 0x5eed);
+    else if (a && a->type == FE_ATTR_INT)
+        out->seed = (uint32_t)hash64(&a->i, sizeof a->i, 0x5eed);
+    else
+        out->seed = (uint32_t)hash64(name, strlen(name), 0x5eed);
 }
 
 /* The output's element type: the dtype attribute, else `def`; the
@@ -104,10 +109,11 @@ static lm_status lower_random(fe_ctx *c, const fe_node *n) {
     o.dtype = fe_dev_dtype(c, FE_FLOAT);
     lmnn_shape s = fe_shape(y->rank, y->dims);
     lmnn_tensor like = {0}, r = {0};
-    uint32_t seed = fe_random_seed(c, n);
+    lmnn_random_options ro;
+    fe_random_options(c, n, &ro);
     st = lmnn_full(c->device, &s, 0.0, &o, &like);
     if (!st)
-        st = is_normal(n) ? lmnn_normal(like, a, b, seed, &r) : lmnn_uniform(like, a, b, seed, &r);
+        st = is_normal(n) ? lmnn_normal(like, a, b, &ro, &r) : lmnn_uniform(like, a, b, &ro, &r);
     fe_free(like);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_from_float(c, n, 0, r);
@@ -132,7 +138,9 @@ static lm_status lower_bernoulli(fe_ctx *c, const fe_node *n) {
     bool owned;
     lm_status st = fe_in_dev_float(c, n, 0, &p, &owned);
     if (st) return st;
-    st = lmnn_bernoulli(p, fe_random_seed(c, n), &r);
+    lmnn_random_options ro;
+    fe_random_options(c, n, &ro);
+    st = lmnn_bernoulli(p, &ro, &r);
     if (owned) fe_free(p);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_from_float(c, n, 0, r);
@@ -197,9 +205,11 @@ static lm_status lower_multinomial(fe_ctx *c, const fe_node *n) {
     lmnn_reduce_options_init(&ro);
     ro.dims[0] = -1;
     ro.dim_count = 1;
+    lmnn_random_options rando;
+    fe_random_options(c, n, &rando);
     if (!(st = fe_aux(c, n, 0, tri, LMNN_TILE, &m)) && !(st = lmnn_softmax(xs, -1, NULL, &p)) &&
         !(st = lmnn_matmul(p, m, &mo, &cdf)) && !(st = lmnn_full(c->device, &us, 0, &to, &like)) &&
-        !(st = lmnn_uniform(like, 0, 1, fe_random_seed(c, n), &u)) &&
+        !(st = lmnn_uniform(like, 0, 1, &rando, &u)) &&
         !(st = lmnn_reshape(cdf, &c3, NULL, &cdf3)) && !(st = lmnn_reshape(u, &u3s, NULL, &u3)) &&
         !(st = lmnn_lt(cdf3, u3, &below)) && !(st = lmnn_sum(below, &ro, &count)))
         st = lmnn_clamp(count, 0, (double)(classes - 1), &r);

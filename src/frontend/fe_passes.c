@@ -3,6 +3,7 @@
 #include "frontend/fe_ops.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,8 +364,21 @@ void fe_plan_reset_uses(fe_ctx *c) {
         c->slots[v].remaining = c->slots[v].uses;
 }
 
+/* Appends to the notes in `buf` (`len` used of `size`), cutting what does not
+ * fit; returns the new length. */
+static size_t note(char *buf, size_t size, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t note(char *buf, size_t size, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+    len += n > 0 ? (size_t)n : 0;
+    return len < size ? len : size - 1;
+}
+
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
-    char buf[512];
+    char buf[1024];
     size_t len = 0;
     uint32_t int_nodes = 0, images = 0, flattened = 0, random = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
@@ -378,32 +392,37 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
         random += fe_draws_random((fe_ctx *)c, n);
     }
     if (r->lowered_nodes)
-        len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                "precision: %u of %u device nodes compute in bfloat16%s "
-                                "(float32 accumulation)\n",
-                                r->lowered_nodes, r->device_nodes,
-                                c->bfp8_weights ? " with bfloat8_b weights" : "");
+        len = note(buf, sizeof buf, len,
+                   "precision: %u of %u device nodes compute in bfloat16%s "
+                   "(float32 accumulation)\n",
+                   r->lowered_nodes, r->device_nodes,
+                   c->bfp8_weights ? " with bfloat8_b weights" : "");
     if (int_nodes)
-        len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                "integers: %u device nodes hold integers as int32 (exact for "
-                                "|x| < 2^31; their arithmetic is exact for |x| < 2^24)\n",
-                                int_nodes);
+        len = note(buf, sizeof buf, len,
+                   "integers: %u device nodes hold integers as int32 (exact for "
+                   "|x| < 2^31; their arithmetic is exact for |x| < 2^24)\n",
+                   int_nodes);
     if (images)
-        len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                "layout: %u convolution and pooling results stay NHWC images for "
-                                "their readers (no transposes)\n",
-                                images);
+        len = note(buf, sizeof buf, len,
+                   "layout: %u convolution and pooling results stay NHWC images for "
+                   "their readers (no transposes)\n",
+                   images);
     if (flattened)
-        len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                "layout: %u flattened image%s kept in NHWC order (the weights "
-                                "of the matrix products reading them permuted to match)\n",
-                                flattened, flattened == 1 ? "" : "s");
-    if (random)
-        len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                "random: %u device node%s draw%s random numbers, the same on every "
-                                "run of the binary (set by each node's seed, else its output "
-                                "name)\n",
-                                random, random == 1 ? "" : "s", random == 1 ? "s" : "");
+        len = note(buf, sizeof buf, len,
+                   "layout: %u flattened image%s kept in NHWC order (the weights "
+                   "of the matrix products reading them permuted to match)\n",
+                   flattened, flattened == 1 ? "" : "s");
+    if (random && c->opts->seed_input)
+        len = note(buf, sizeof buf, len,
+                   "random: %u device node%s draw%s random numbers, new ones for each "
+                   "value of the input '%.64s'\n",
+                   random, random == 1 ? "" : "s", random == 1 ? "s" : "", c->opts->seed_input);
+    else if (random)
+        len = note(buf, sizeof buf, len,
+                   "random: %u device node%s draw%s random numbers, the same on every "
+                   "run of the binary (set by each node's seed, else its output "
+                   "name; --seed-input makes them an input's)\n",
+                   random, random == 1 ? "" : "s", random == 1 ? "s" : "");
     if (!len) return LM_OK;
     if (!(r->notes = malloc(len + 1)))
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");

@@ -276,7 +276,7 @@ static lm_status scale_causal(const char *op, nn_tensor *in, double scale, bool 
     nn_tiles g = nn_tiles_of(&in->shape);
     uint32_t rc[] = {in->memory.type == LM_BUFFER_DRAM, (uint32_t)nn_tile_format(in->dtype)};
     uint32_t ra[] = {causal, g.ht, g.wt, g.h, g.w};
-    nn_unary_reader reader = {"attn_causal_reader.c", rc, 2, ra, 5};
+    nn_unary_reader reader = {"attn_causal_reader.c", rc, 2, ra, 5, NULL, 0};
     /* x * s keeps the zero padding zero: no fill in the writer. */
     return nn_unary_map_with(op, in, in->dtype, &in->memory, chain, params, 0, false, &reader, out);
 }

@@ -266,6 +266,11 @@ typedef struct nn_unary_reader {
     uint32_t compile_arg_count;
     const uint32_t *args;
     uint32_t arg_count;
+    /* A second tensor the reader reads (common argument 2) into circular
+     * buffer 1 (UInt32 pages of `extra_page` bytes, for the compute kernel
+     * to read); NULL: none. */
+    nn_tensor *extra;
+    uint32_t extra_page;
 } nn_unary_reader;
 
 /* nn_unary_map with the chain's runtime parameters (NN_UNARY_PARAMS values,

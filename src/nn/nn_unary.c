@@ -51,6 +51,7 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         nn_key_add(&key, reader->compile_args, reader->compile_arg_count * sizeof(uint32_t));
         nn_key_u32(&key, reader->arg_count);
         nn_key_add(&key, reader->args, reader->arg_count * sizeof(uint32_t));
+        if (reader->extra) nn_key_tensor(&key, reader->extra);
     }
     nn_key_tensor(&key, in);
     nn_key_tensor(&key, o);
@@ -83,6 +84,8 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         if (!st) st = nn_program_begin(op, in->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2);
         if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2);
+        if (!st && reader && reader->extra)
+            st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_UINT32, reader->extra_page, 1);
         if (!st) st = nn_program_kernel(op, &p, &rspec, &rk);
         if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
         if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
@@ -97,8 +100,8 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, in->device, &key, &p, &prog);
     }
-    nn_tensor *tensors[] = {in, o};
-    if (!st) st = nn_launch(op, prog, tensors, 2);
+    nn_tensor *tensors[] = {in, o, reader ? reader->extra : NULL};
+    if (!st) st = nn_launch(op, prog, tensors, tensors[2] ? 3 : 2);
     if (st) {
         nn_tensor_discard(oh);
         return st;

@@ -12,7 +12,7 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$(dirname "$0")/../tools/check_lib.sh"
 
 expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
-for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --info "exit codes"; do
+for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --seed-input --info "exit codes"; do
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
@@ -119,6 +119,35 @@ sys.exit(0 if y.min() == -1.5 and y.max() == 1.5 and y.shape == (3, 4, 5) else 1
     expect_error run_scalar_shape 2 "--input min: $W/two.npy has shape (2,), buffer 'min' takes Float32 ('<f4') of shape ()" \
         run "$W/clip.lmb" --input min="$W/two.npy"
 fi
+
+# A run seed: training-mode dropout draws new numbers for each value of
+# the seed input, and the same ones for the same value.
+T=$D/test_training_dropout
+if [ -f "$T/model.onnx" ]; then
+    expect_ok seed_input "new ones for each value of the input 's'" \
+        compile "$T/model.onnx" -o "$W/drop.lmb" --const r="$T/test_data_set_0/input_1.pb" \
+        --const t="$T/test_data_set_0/input_2.pb" --golden x="$T/test_data_set_0/input_0.pb" \
+        --seed-input s=5
+    expect_ok seed_input_info "UInt32, shape ()" info "$W/drop.lmb"
+    printf '\001\000\000\000' >"$W/s1.bin"
+    printf '\002\000\000\000' >"$W/s2.bin"
+    for run in 1 2 1b; do
+        lm run "$W/drop.lmb" --no-goldens --input s="$W/s${run%b}.bin" --output y="$W/y$run.bin"
+        [ "$rc" -eq 0 ] || fail "seed_run_$run" "exit $rc: $(cat "$W/err")"
+    done
+    if cmp -s "$W/y1.bin" "$W/y1b.bin" && ! cmp -s "$W/y1.bin" "$W/y2.bin"; then
+        pass seed_runs
+    else
+        fail seed_runs "seed 1 twice should match and seed 2 differ"
+    fi
+    expect_error seed_input_clash 2 "opts->seed_input: 'x' is already one of the model's inputs" \
+        compile "$T/model.onnx" -o "$W/x.lmb" --const r="$T/test_data_set_0/input_1.pb" \
+        --const t="$T/test_data_set_0/input_2.pb" --seed-input x
+fi
+expect_error seed_input_value 2 "--seed-input" compile "$D/test_add/model.onnx" -o "$W/x.lmb" \
+    --seed-input s=4294967296
+expect_error seed_input_nothing 2 "the model draws no random numbers, so 's' would change nothing" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --seed-input s
 
 expect_error no_model 2 "missing MODEL" compile -o "$W/x.lmb"
 expect_error no_output 2 "missing -o FILE" compile "$D/test_add/model.onnx"

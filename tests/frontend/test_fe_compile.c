@@ -1270,6 +1270,87 @@ static void test_random(void) {
                 "node 'drop' (Dropout): input 0 ('T'): element type int32 is not supported");
 }
 
+/* run_random with the run seed `rs` given to input "rs". */
+static lm_status run_random_seeded(lm_binary *bin, const float *x, const float *p, uint32_t rs,
+                                   float (*out)[RN]) {
+    const char *outs[] = {"n", "u", "u2", "u3", "u4", "b", "dy", "dmf"};
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    lm_status st = lm_binary_data(bin, &data, &size);
+    if (!st) st = lm_replay_open(data, size, &r);
+    if (st) return st;
+    st = lm_replay_set_input(r, "X", x, RN * sizeof *x);
+    if (!st) st = lm_replay_set_input(r, "P", p, RN * sizeof *p);
+    if (!st) st = lm_replay_set_input(r, "rs", &rs, sizeof rs);
+    if (!st) st = lm_replay_run(r, NULL, NULL, NULL);
+    for (int i = 0; i < 8 && !st; i++)
+        st = lm_replay_get_output(r, outs[i], out[i], RN * sizeof(float));
+    lm_replay_close(r);
+    return st;
+}
+
+/* A seed input: the binary takes a run seed by name; 0 draws what the
+ * binary without one draws, other values other numbers, the same value the
+ * same numbers (through every random op, Dropout's mask still matching). */
+static void test_seed_input(void) {
+    Onnx__NodeProto *uniform, *drop;
+    Onnx__ModelProto *m = random_model(&uniform, &drop);
+    static float x[RN], p[RN], plain[8][RN], y0[8][RN], y7[8][RN], again[8][RN];
+    for (int i = 0; i < RN; i++) {
+        x[i] = 1.0f + (float)(i % 5);
+        p[i] = 0.5f;
+    }
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    CHECK_OK(run_random(bin, x, p, plain));
+    lm_binary_free(bin);
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.seed_input = "rs";
+    o.seed_value = 7;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), &o, &bin, &rep));
+    CHECK(rep.notes && strstr(rep.notes, "random: 7 device nodes draw random numbers, new ones for "
+                                         "each value of the input 'rs'"));
+    lmfe_report_free(&rep);
+    CHECK_OK(run_random_seeded(bin, x, p, 0, y0));
+    CHECK_OK(run_random_seeded(bin, x, p, 7, y7));
+    CHECK_OK(run_random(bin, x, p, again)); /* the recorded value: 7 */
+    CHECK(!memcmp(y0, plain, sizeof y0));
+    CHECK(!memcmp(y7, again, sizeof y7));
+    int same = 0, bad = 0;
+    for (int k = 0; k < 5; k++) /* the continuous ones: n, u, u2, u3, u4 */
+        for (int i = 0; i < RN; i++)
+            same += y7[k][i] == y0[k][i];
+    for (int i = 0; i < RN; i++)
+        bad += y7[7][i] == 1 ? y7[6][i] != 2 * x[i] : y7[6][i] != 0;
+    CHECK(same < 5 * RN / 100);
+    CHECK(bad == 0);
+    CHECK(!memcmp(y7[1], y7[2], sizeof y7[1])); /* one seed, one set of numbers still */
+    lm_binary_free(bin);
+
+    o.seed_input = "X";
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->seed_input: 'X' is already one of the model's inputs");
+    o.seed_input = "dy";
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->seed_input: 'dy' is already one of the model's outputs");
+    o.seed_input = "";
+    CHECK_FAILS(lmfe_compile_onnx(save(m), &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->seed_input is empty");
+    o.seed_input = "rs";
+    int64_t d4 = 4;
+    Onnx__GraphProto *g = ob_graph("plain");
+    Onnx__ModelProto *plain_model = ob_model(g);
+    ob_input(g, ob_vi("a", ob_tensor_type(F32, 1, &d4, NULL)));
+    ob_output(g, ob_vi("b", ob_tensor_type(F32, 1, &d4, NULL)));
+    ob_node(g, "Relu", NULL, (const char *[]){"a", NULL}, (const char *[]){"b", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(plain_model), &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->seed_input: the model draws no random numbers, so 'rs' would change "
+                "nothing");
+}
+
 /* Multinomial: class frequencies as the softmax of each row gives them
  * (a class of probability 0 never drawn), int64 out, and the refusals. */
 static void test_multinomial(void) {
@@ -1761,6 +1842,7 @@ int main(void) {
     TEST_RUN(test_training_refusals);
     TEST_RUN(test_random);
     TEST_RUN(test_multinomial);
+    TEST_RUN(test_seed_input);
     TEST_RUN(test_scan8_refusals);
     TEST_RUN(test_nms_refusals);
     TEST_RUN(test_tfidf_refusals);

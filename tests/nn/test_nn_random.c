@@ -7,14 +7,17 @@
 
 #include "nn_test.h"
 
-static float *like_and_draw(lm_status (*draw)(lmnn_tensor, double, double, uint32_t, lmnn_tensor *),
+#define SEED(s) (&(lmnn_random_options){.seed = (s)})
+
+static float *like_and_draw(lm_status (*draw)(lmnn_tensor, double, double,
+                                              const lmnn_random_options *, lmnn_tensor *),
                             const lmnn_shape *s, double p0, double p1, uint32_t seed,
                             lmnn_dtype dtype, lmnn_tensor *out_keep) {
     size_t n = lmnn_shape_volume(s);
     float *zeros = calloc(n, sizeof *zeros);
     lmnn_tensor like, y;
     lm_status st = nn_upload(s, zeros, dtype, LMNN_TILE, &like);
-    if (!st && (st = draw(like, p0, p1, seed, &y))) lmnn_tensor_free(like);
+    if (!st && (st = draw(like, p0, p1, SEED(seed), &y))) lmnn_tensor_free(like);
     if (st) {
         fprintf(stderr, "draw failed: %s\n", lm_last_error());
         free(zeros);
@@ -89,7 +92,7 @@ static void test_uniform(void) {
     to.dtype = LMNN_FLOAT32;
     lmnn_tensor like1, y1;
     CHECK_OK(lmnn_from_host(one, &s, zeros, n * sizeof *zeros, &to, &like1));
-    CHECK_OK(lmnn_uniform(like1, -2, 3, 7, &y1));
+    CHECK_OK(lmnn_uniform(like1, -2, 3, SEED(7), &y1));
     float *v1 = nn_download(y1);
     CHECK(v1 && !memcmp(v1, v, n * sizeof *v));
     free(v1);
@@ -158,7 +161,7 @@ static void test_bernoulli(void) {
         p[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? 1.0f : 0.3f;
     lmnn_tensor pt, y;
     CHECK_OK(nn_upload(&s, p, LMNN_FLOAT32, LMNN_TILE, &pt));
-    CHECK_OK(lmnn_bernoulli(pt, 42, &y));
+    CHECK_OK(lmnn_bernoulli(pt, SEED(42), &y));
     float *v = nn_download(y);
     CHECK(v != NULL);
     size_t wrong = 0, ones = 0, thirds = 0;
@@ -185,7 +188,7 @@ static void test_dropout(void) {
     float *x = nn_rand_floats(n, 0.5f, 2.0f, 9);
     lmnn_tensor xt, y, m;
     CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &xt));
-    CHECK_OK(lmnn_dropout(xt, 0.25, 3, &y, &m));
+    CHECK_OK(lmnn_dropout(xt, 0.25, SEED(3), &y, &m));
     float *yv = nn_download(y), *mv = nn_download(m);
     CHECK(yv && mv);
     size_t kept = 0, wrong = 0;
@@ -203,13 +206,63 @@ static void test_dropout(void) {
     lmnn_tensor_free(m);
 
     /* Ratio 0 keeps everything unchanged; no mask asked for. */
-    CHECK_OK(lmnn_dropout(xt, 0, 3, &y, NULL));
+    CHECK_OK(lmnn_dropout(xt, 0, SEED(3), &y, NULL));
     yv = nn_download(y);
     CHECK(yv && !memcmp(yv, x, n * sizeof *x));
     free(yv);
     lmnn_tensor_free(y);
     lmnn_tensor_free(xt);
     free(x);
+}
+
+/* A run seed: its value, read on the device, picks the numbers; 0 draws
+ * as no run seed does. */
+static void test_run_seed(void) {
+    lmnn_shape s = LMNN_SHAPE(40, 50), one = LMNN_SHAPE(1);
+    size_t n = lmnn_shape_volume(&s);
+    float *zeros = calloc(n, sizeof *zeros);
+    lmnn_tensor like, seeds[3], y;
+    CHECK_OK(nn_upload(&s, zeros, LMNN_FLOAT32, LMNN_TILE, &like));
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_UINT32;
+    to.layout = LMNN_ROW_MAJOR;
+    const uint32_t values[3] = {5, 6, 0};
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(lmnn_from_host(nn_dev(), &one, &values[i], 4, &to, &seeds[i]));
+    float *v[5];
+    for (int i = 0; i < 5; i++) {
+        lmnn_random_options o;
+        lmnn_random_options_init(&o);
+        o.seed = 9;
+        o.run_seed = i < 3 ? seeds[i] : i == 3 ? seeds[0] : (lmnn_tensor){0};
+        CHECK_OK(lmnn_uniform(like, 0, 1, &o, &y));
+        v[i] = nn_download(y);
+        lmnn_tensor_free(y);
+    }
+    size_t same01 = 0;
+    for (size_t i = 0; i < n; i++)
+        same01 += v[0][i] == v[1][i];
+    CHECK(same01 < n / 100);                      /* another run seed, other numbers */
+    CHECK(!memcmp(v[0], v[3], n * sizeof *v[0])); /* the same one, the same numbers */
+    CHECK(!memcmp(v[2], v[4], n * sizeof *v[0])); /* 0: as without a run seed */
+    for (int i = 0; i < 5; i++)
+        free(v[i]);
+
+    /* The run seed's errors. */
+    lmnn_random_options o;
+    lmnn_random_options_init(&o);
+    o.run_seed = like;
+    CHECK_FAILS(lmnn_uniform(like, 0, 1, &o, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_uniform: opts.run_seed: expected a uint32 or int32 tensor of one element, "
+                "given float32 of 2000");
+    o.run_seed = (lmnn_tensor){12345};
+    CHECK_FAILS(lmnn_uniform(like, 0, 1, &o, &y), LM_ERR_INVALID_HANDLE,
+                "lmnn_uniform: opts.run_seed");
+    for (int i = 0; i < 3; i++)
+        lmnn_tensor_free(seeds[i]);
+    lmnn_tensor_free(like);
+    free(zeros);
 }
 
 static void test_errors(void) {
@@ -256,6 +309,7 @@ int main(void) {
     TEST_RUN(test_normal);
     TEST_RUN(test_bernoulli);
     TEST_RUN(test_dropout);
+    TEST_RUN(test_run_seed);
     TEST_RUN(test_errors);
     nn_dev_close();
     return test_summary();
