@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
 
 /* ---- the per-compile cache (fe_ctx.h) ---- */
 
@@ -2530,6 +2531,92 @@ static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, r);
 }
 
+/* ---- LpPool, GlobalLpPool: (sum over the window of |x|^p)^(1/p) ----
+ * Rewritten as Abs, the p-th power, an AveragePool counting the padding
+ * (its zeros add nothing) or a GlobalAveragePool, times the window's size,
+ * and the p-th root. */
+
+/* op(a, b) into a new value. */
+static lm_status lp_emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
+    *out = FE_NONE;
+    return fe_x_op(x, op, a, b, out);
+}
+
+/* v^e: a product for 2, nothing for 1, else Pow. */
+static lm_status lp_power(fe_expansion *x, fe_elem elem, uint32_t v, double e, uint32_t *out) {
+    if (e == 1) {
+        *out = v;
+        return LM_OK;
+    }
+    if (e == 2) return lp_emit(x, "Mul", v, v, out);
+    if (e == 0.5) return lp_emit(x, "Sqrt", v, FE_NONE, out);
+    uint32_t k;
+    lm_status st = fe_x_float(x, elem, e, &k);
+    return st ? st : lp_emit(x, "Pow", v, k, out);
+}
+
+static lm_status infer_lppool(fe_ctx *c, const fe_node *n) {
+    bool global = !strcmp(n->op_type, "GlobalLpPool");
+    lm_status st = fe_check_inputs(c, n, 1, 1);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            global ? (const char *const[]){"p", NULL}
+                                   : (const char *const[]){"auto_pad", "kernel_shape", "p", "pads",
+                                                           "strides", NULL});
+    if (!st) st = fe_check_elem(c, n, 0, float_types);
+    int64_t p;
+    if (!st) st = fe_attr_int(c, n, "p", 2, &p);
+    if (st) return st;
+    if (p < 1 || p > 64)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "p=%lld (from 1 to 64)", (long long)p);
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (in->rank < 3)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be (N, C, spatial...), given rank %d",
+                       (int)in->rank);
+    /* The window's size: the kernel's, or every spatial element. */
+    double size = 1;
+    if (global) {
+        for (int32_t d = 2; d < in->rank; d++)
+            size *= (double)in->dims[d];
+    } else {
+        const int64_t *k;
+        size_t kn;
+        if ((st = fe_attr_ints(c, n, "kernel_shape", &k, &kn))) return st;
+        if (!k) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute kernel_shape is missing");
+        for (size_t d = 0; d < kn; d++)
+            size *= (double)k[d];
+    }
+    fe_elem e = in->elem;
+    fe_expansion x;
+    fe_x_begin(c, n, &x);
+    uint32_t a, ap, pooled, scaled, ksize, y = n->outputs[0];
+    st = lp_emit(&x, "Abs", n->inputs[0], FE_NONE, &a);
+    if (!st) st = lp_power(&x, e, a, (double)p, &ap);
+    if (!st) st = fe_x_value(&x, "pooled", &pooled);
+    fe_node *pool =
+        st ? NULL : fe_x_node(&x, global ? "GlobalAveragePool" : "AveragePool", 11, 1, 1);
+    if (!st && !pool) st = fe_x_oom();
+    if (!st) {
+        pool->inputs[0] = ap;
+        pool->outputs[0] = pooled;
+        /* LpPool's window attributes, p aside, and the padding counted. */
+        fe_attr *attrs = fe_arena_alloc(&c->g->arena, (x.node.attr_count + 1) * sizeof *attrs);
+        if (!attrs) st = fe_x_oom();
+        for (uint32_t i = 0; !st && i < x.node.attr_count; i++)
+            if (strcmp(x.node.attrs[i].name, "p")) attrs[pool->attr_count++] = x.node.attrs[i];
+        if (!st && !global)
+            attrs[pool->attr_count++] =
+                (fe_attr){.name = "count_include_pad", .type = FE_ATTR_INT, .i = 1};
+        pool->attrs = attrs;
+    }
+    if (!st) st = fe_x_float(&x, e, size, &ksize);
+    if (!st) st = lp_emit(&x, "Mul", pooled, ksize, &scaled);
+    uint32_t root = FE_NONE;
+    if (!st) st = lp_power(&x, e, scaled, 1.0 / (double)p, &root);
+    if (!st) st = fe_x_identity(&x, root, y);
+    return fe_x_end(c, &x, st);
+}
+
 /* ---- Dropout ---- */
 
 /* Whether the node drops (training mode with a nonzero ratio), and the
@@ -3130,6 +3217,8 @@ const fe_op_def fe_ops_nn[] = {
     {"AveragePool", infer_pool, lower_pool, 0, pool_images},
     {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u, NULL},
     {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0, NULL},
+    {"LpPool", infer_lppool, NULL, 0, NULL},
+    {"GlobalLpPool", infer_lppool, NULL, 0, NULL},
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, NULL},
     {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, NULL},
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},

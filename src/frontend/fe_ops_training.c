@@ -33,31 +33,10 @@
 
 /* ---- building the rewrite ---- */
 
-/* A new value: op(a, b) (b FE_NONE for a one-input op), into *out (a new
- * value when *out is FE_NONE). */
-static lm_status emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
-    lm_status st = *out == FE_NONE ? fe_x_value(x, op, out) : LM_OK;
-    fe_node *n = st ? NULL : fe_x_node(x, op, 13, b == FE_NONE ? 1 : 2, 1);
-    if (!st && !n) st = fe_x_oom();
-    if (st) return st;
-    n->inputs[0] = a;
-    if (b != FE_NONE) n->inputs[1] = b;
-    n->outputs[0] = *out;
-    return LM_OK;
-}
-
+/* op(a, b) into a new value. */
 static lm_status emit_to(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
     *out = FE_NONE;
-    return emit(x, op, a, b, out);
-}
-
-/* A float scalar constant of element type `elem`. */
-static lm_status scalar(fe_expansion *x, fe_elem elem, double v, uint32_t *out) {
-    fe_tensor *t;
-    lm_status st = fe_const_new(x->c, elem, 0, NULL, &t);
-    if (st) return st;
-    fe_tensor_set_f64(t, 0, v);
-    return fe_x_const(x, t, "k", out);
+    return fe_x_op(x, op, a, b, out);
 }
 
 /* G' = norm_coefficient * X + G (just G without regularization). */
@@ -68,7 +47,7 @@ static lm_status regularized(fe_expansion *x, fe_elem e, double norm, uint32_t X
         return LM_OK;
     }
     uint32_t k, kx;
-    lm_status st = scalar(x, e, norm, &k);
+    lm_status st = fe_x_float(x, e, norm, &k);
     if (!st) st = emit_to(x, "Mul", k, X, &kx);
     if (!st) st = emit_to(x, "Add", kx, G, out);
     return st;
@@ -80,7 +59,7 @@ static lm_status blend(fe_expansion *x, uint32_t a, uint32_t p, uint32_t b, uint
     uint32_t ap, bq;
     lm_status st = emit_to(x, "Mul", a, p, &ap);
     if (!st) st = emit_to(x, "Mul", b, q, &bq);
-    if (!st) st = emit(x, "Add", ap, bq, out);
+    if (!st) st = fe_x_op(x, "Add", ap, bq, out);
     return st;
 }
 
@@ -180,9 +159,9 @@ static lm_status infer_adagrad(fe_ctx *c, const fe_node *n) {
     /* r = R / (1 + T * decay_factor) */
     uint32_t t, kdecay, td, one, den, r, keps;
     st = t_float(&x, e, &t);
-    if (!st) st = scalar(&x, e, decay, &kdecay);
-    if (!st) st = scalar(&x, e, 1.0, &one);
-    if (!st) st = scalar(&x, e, eps, &keps);
+    if (!st) st = fe_x_float(&x, e, decay, &kdecay);
+    if (!st) st = fe_x_float(&x, e, 1.0, &one);
+    if (!st) st = fe_x_float(&x, e, eps, &keps);
     if (!st) st = emit_to(&x, "Mul", t, kdecay, &td);
     if (!st) st = emit_to(&x, "Add", one, td, &den);
     if (!st) st = emit_to(&x, "Div", n->inputs[0], den, &r);
@@ -192,13 +171,13 @@ static lm_status infer_adagrad(fe_ctx *c, const fe_node *n) {
         uint32_t g, gg, h_new = n->outputs[count + k], root, ada, rg, step;
         st = regularized(&x, e, norm, X, G, &g);
         if (!st) st = emit_to(&x, "Mul", g, g, &gg);
-        if (!st) st = emit(&x, "Add", H, gg, &h_new);
+        if (!st) st = fe_x_op(&x, "Add", H, gg, &h_new);
         if (!st) st = emit_to(&x, "Sqrt", h_new, FE_NONE, &root);
         if (!st) st = emit_to(&x, "Add", root, keps, &ada);
         if (!st) st = emit_to(&x, "Mul", r, g, &rg);
         if (!st) st = emit_to(&x, "Div", rg, ada, &step);
         uint32_t x_new = n->outputs[k];
-        if (!st) st = emit(&x, "Sub", X, step, &x_new);
+        if (!st) st = fe_x_op(&x, "Sub", X, step, &x_new);
     }
     return fe_x_end(c, &x, st);
 }
@@ -227,9 +206,9 @@ static lm_status infer_momentum(fe_ctx *c, const fe_node *n) {
     /* beta_adjusted = T > 0 ? beta : 1 */
     uint32_t pos, kbeta, one, kalpha, b;
     st = t_positive(&x, &pos);
-    if (!st) st = scalar(&x, e, beta, &kbeta);
-    if (!st) st = scalar(&x, e, 1.0, &one);
-    if (!st) st = scalar(&x, e, alpha, &kalpha);
+    if (!st) st = fe_x_float(&x, e, beta, &kbeta);
+    if (!st) st = fe_x_float(&x, e, 1.0, &one);
+    if (!st) st = fe_x_float(&x, e, alpha, &kalpha);
     fe_node *w = st ? NULL : fe_x_node(&x, "Where", 16, 3, 1);
     if (!st && !w) st = fe_x_oom();
     if (!st && !(st = fe_x_value(&x, "beta_adjusted", &b))) {
@@ -251,7 +230,7 @@ static lm_status infer_momentum(fe_ctx *c, const fe_node *n) {
             if (!st) st = emit_to(&x, "Add", g, av, &dir);
         }
         if (!st) st = emit_to(&x, "Mul", n->inputs[0], dir, &step);
-        if (!st) st = emit(&x, "Sub", X, step, &x_new);
+        if (!st) st = fe_x_op(&x, "Sub", X, step, &x_new);
     }
     return fe_x_end(c, &x, st);
 }
@@ -276,13 +255,13 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
     uint32_t t, pos, one, ka, kb, ka1, kb1, keps, kpost, at, bt, a1, b1, rb, num, radj = FE_NONE;
     st = t_float(&x, e, &t);
     if (!st) st = t_positive(&x, &pos);
-    if (!st) st = scalar(&x, e, 1.0, &one);
-    if (!st) st = scalar(&x, e, alpha, &ka);
-    if (!st) st = scalar(&x, e, beta, &kb);
-    if (!st) st = scalar(&x, e, 1.0 - alpha, &ka1);
-    if (!st) st = scalar(&x, e, 1.0 - beta, &kb1);
-    if (!st) st = scalar(&x, e, eps, &keps);
-    if (!st) st = scalar(&x, e, 1.0 - post, &kpost);
+    if (!st) st = fe_x_float(&x, e, 1.0, &one);
+    if (!st) st = fe_x_float(&x, e, alpha, &ka);
+    if (!st) st = fe_x_float(&x, e, beta, &kb);
+    if (!st) st = fe_x_float(&x, e, 1.0 - alpha, &ka1);
+    if (!st) st = fe_x_float(&x, e, 1.0 - beta, &kb1);
+    if (!st) st = fe_x_float(&x, e, eps, &keps);
+    if (!st) st = fe_x_float(&x, e, 1.0 - post, &kpost);
     if (!st) st = emit_to(&x, "Pow", ka, t, &at);
     if (!st) st = emit_to(&x, "Pow", kb, t, &bt);
     if (!st) st = emit_to(&x, "Sub", one, at, &a1);
@@ -313,7 +292,7 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
         if (!st) st = emit_to(&x, "Div", v_new, den, &ratio);
         if (!st) st = emit_to(&x, "Mul", radj, ratio, &step);
         if (!st) st = emit_to(&x, "Sub", X, step, &moved);
-        if (!st) st = emit(&x, "Mul", kpost, moved, &x_new);
+        if (!st) st = fe_x_op(&x, "Mul", kpost, moved, &x_new);
     }
     return fe_x_end(c, &x, st);
 }

@@ -65,6 +65,11 @@ fe_node *fe_x_node(fe_expansion *x, const char *op, int64_t opset, uint32_t inpu
 lm_status fe_x_int_attr(fe_expansion *x, fe_node *n, const char *name, bool list, int64_t v);
 /* Identity from -> to. */
 lm_status fe_x_identity(fe_expansion *x, uint32_t from, uint32_t to);
+/* A node op(a, b) at the default opset (b FE_NONE for a one-input op)
+ * writing *out, a new value when *out is FE_NONE. */
+lm_status fe_x_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out);
+/* A new scalar constant `v` of float element type `elem`. */
+lm_status fe_x_float(fe_expansion *x, fe_elem elem, double v, uint32_t *out);
 /* `piece` with a new dim of 1 at `axis` (a new value). */
 lm_status fe_x_unsqueeze(fe_expansion *x, uint32_t piece, int64_t axis, uint32_t *out);
 /* With st == LM_OK, puts the expansion's nodes in place of node x->k; frees

@@ -102,6 +102,25 @@ lm_status fe_x_int_attr(fe_expansion *x, fe_node *n, const char *name, bool list
     return LM_OK;
 }
 
+lm_status fe_x_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
+    lm_status st = *out == FE_NONE ? fe_x_value(x, op, out) : LM_OK;
+    fe_node *n = st ? NULL : fe_x_node(x, op, 13, b == FE_NONE ? 1 : 2, 1);
+    if (!st && !n) st = fe_x_oom();
+    if (st) return st;
+    n->inputs[0] = a;
+    if (b != FE_NONE) n->inputs[1] = b;
+    n->outputs[0] = *out;
+    return LM_OK;
+}
+
+lm_status fe_x_float(fe_expansion *x, fe_elem elem, double v, uint32_t *out) {
+    fe_tensor *t;
+    lm_status st = fe_const_new(x->c, elem, 0, NULL, &t);
+    if (st) return st;
+    fe_tensor_set_f64(t, 0, v);
+    return fe_x_const(x, t, "k", out);
+}
+
 lm_status fe_x_identity(fe_expansion *x, uint32_t from, uint32_t to) {
     fe_node *n = fe_x_node(x, "Identity", 13, 1, 1);
     if (!n) return fe_x_oom();

@@ -1680,3 +1680,34 @@ write_case("refuse_nms_runtime_boxes",
            [("b", nb)], [("sel", (TensorProto.INT64, [1, 3]))], 11,
            inits=[("scores", ns)],
            expect="input 0 ('boxes') decides the output shape but is computed at run time")
+
+# LpPool and GlobalLpPool against PyTorch's lp_pool (which pads nothing:
+# the padded case pads with zeros first, which add nothing to the sum).
+lr = np.random.default_rng(11)  # its own: the cases above keep their data
+xl = lr.standard_normal((2, 3, 9, 10)).astype(np.float32)
+for p_, k, st_ in ((2, 3, 2), (3, 2, 1), (1, 3, 3)):
+    y = torch.nn.functional.lp_pool2d(torch.from_numpy(np.abs(xl)), p_, k, stride=st_).numpy()
+    write_case("lppool_p%d_k%d_s%d" % (p_, k, st_),
+               [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[k, k], strides=[st_, st_],
+                                 p=p_)],
+               [("x", xl)], [("y", y)], 11)
+y = torch.nn.functional.lp_pool2d(torch.from_numpy(np.abs(np.pad(xl, ((0, 0), (0, 0), (1, 1), (1, 1))))), 2, 3,
+                                  stride=2).numpy()
+write_case("lppool_pads",
+           [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1])],
+           [("x", xl)], [("y", y)], 11)
+x1 = lr.standard_normal((2, 4, 12)).astype(np.float32)
+y = torch.nn.functional.lp_pool1d(torch.from_numpy(np.abs(x1)), 2, 4, stride=4).numpy()
+write_case("lppool_1d",
+           [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[4], strides=[4])],
+           [("x", x1)], [("y", y)], 11)
+for p_ in (1, 2, 3):
+    y = (np.abs(xl.astype(np.float64)) ** p_).sum(axis=(2, 3), keepdims=True) ** (1.0 / p_)
+    write_case("global_lppool_p%d" % p_,
+               [helper.make_node("GlobalLpPool", ["x"], ["y"], p=p_)],
+               [("x", xl)], [("y", y.astype(np.float32))], 2)
+write_case("refuse_lppool_p0",
+           [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], p=0)],
+           [("x", xl)], [("y", (TensorProto.FLOAT, [2, 3, 8, 9]))], 11,
+           expect="p=0 (from 1 to 64)")

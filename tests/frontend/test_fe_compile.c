@@ -1821,6 +1821,29 @@ static void test_inspect(void) {
     lmfe_model_info_free(&info);
 }
 
+/* LpPool's refusals that are invalid models (the numbers are checked by
+ * the built cases against PyTorch). */
+static void test_lppool_refusals(void) {
+    int64_t d2[2] = {3, 4};
+    Onnx__GraphProto *g = ob_graph("lp");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, d2, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, d2, NULL)));
+    Onnx__NodeProto *n =
+        ob_node(g, "GlobalLpPool", "lp", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'lp' (GlobalLpPool): input must be (N, C, spatial...), given rank 2");
+    int64_t d4[4] = {1, 2, 4, 4};
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 4, d4, NULL));
+    n->op_type = ob_str("LpPool");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'lp' (LpPool): attribute kernel_shape is missing");
+    ob_attr_i(n, "dilations", 2);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'lp' (LpPool): attribute 'dilations' is not supported");
+}
+
 int main(void) {
     snprintf(model_path, sizeof model_path, "%s/test_fe_compile_%d.onnx",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
@@ -1854,6 +1877,7 @@ int main(void) {
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);
     TEST_RUN(test_inspect);
+    TEST_RUN(test_lppool_refusals);
     remove(model_path);
     ob_free_all();
     return test_summary();
