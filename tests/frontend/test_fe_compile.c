@@ -1157,8 +1157,10 @@ static Onnx__ModelProto *random_model(Onnx__NodeProto **out_uniform, Onnx__NodeP
     return m;
 }
 
-/* Runs the random model's binary on x and p; out holds its 8 outputs. */
-static lm_status run_random(lm_binary *bin, const float *x, const float *p, float (*out)[RN]) {
+/* Runs the random model's binary on x and p, with run seed *rs given to
+ * input "rs" unless rs is NULL; out holds its 8 outputs. */
+static lm_status run_random_seeded(lm_binary *bin, const float *x, const float *p,
+                                   const uint32_t *rs, float (*out)[RN]) {
     const char *outs[] = {"n", "u", "u2", "u3", "u4", "b", "dy", "dmf"};
     const void *data;
     uint64_t size;
@@ -1168,11 +1170,16 @@ static lm_status run_random(lm_binary *bin, const float *x, const float *p, floa
     if (st) return st;
     st = lm_replay_set_input(r, "X", x, RN * sizeof *x);
     if (!st) st = lm_replay_set_input(r, "P", p, RN * sizeof *p);
+    if (!st && rs) st = lm_replay_set_input(r, "rs", rs, sizeof *rs);
     if (!st) st = lm_replay_run(r, NULL, NULL, NULL);
     for (int i = 0; i < 8 && !st; i++)
         st = lm_replay_get_output(r, outs[i], out[i], RN * sizeof(float));
     lm_replay_close(r);
     return st;
+}
+
+static lm_status run_random(lm_binary *bin, const float *x, const float *p, float (*out)[RN]) {
+    return run_random_seeded(bin, x, p, NULL, out);
 }
 
 static void test_random(void) {
@@ -1270,26 +1277,6 @@ static void test_random(void) {
                 "node 'drop' (Dropout): input 0 ('T'): element type int32 is not supported");
 }
 
-/* run_random with the run seed `rs` given to input "rs". */
-static lm_status run_random_seeded(lm_binary *bin, const float *x, const float *p, uint32_t rs,
-                                   float (*out)[RN]) {
-    const char *outs[] = {"n", "u", "u2", "u3", "u4", "b", "dy", "dmf"};
-    const void *data;
-    uint64_t size;
-    lm_replay *r;
-    lm_status st = lm_binary_data(bin, &data, &size);
-    if (!st) st = lm_replay_open(data, size, &r);
-    if (st) return st;
-    st = lm_replay_set_input(r, "X", x, RN * sizeof *x);
-    if (!st) st = lm_replay_set_input(r, "P", p, RN * sizeof *p);
-    if (!st) st = lm_replay_set_input(r, "rs", &rs, sizeof rs);
-    if (!st) st = lm_replay_run(r, NULL, NULL, NULL);
-    for (int i = 0; i < 8 && !st; i++)
-        st = lm_replay_get_output(r, outs[i], out[i], RN * sizeof(float));
-    lm_replay_close(r);
-    return st;
-}
-
 /* A seed input: the binary takes a run seed by name; 0 draws what the
  * binary without one draws, other values other numbers, the same value the
  * same numbers (through every random op, Dropout's mask still matching). */
@@ -1314,8 +1301,8 @@ static void test_seed_input(void) {
     CHECK(rep.notes && strstr(rep.notes, "random: 7 device nodes draw random numbers, new ones for "
                                          "each value of the input 'rs'"));
     lmfe_report_free(&rep);
-    CHECK_OK(run_random_seeded(bin, x, p, 0, y0));
-    CHECK_OK(run_random_seeded(bin, x, p, 7, y7));
+    CHECK_OK(run_random_seeded(bin, x, p, &(uint32_t){0}, y0));
+    CHECK_OK(run_random_seeded(bin, x, p, &(uint32_t){7}, y7));
     CHECK_OK(run_random(bin, x, p, again)); /* the recorded value: 7 */
     CHECK(!memcmp(y0, plain, sizeof y0));
     CHECK(!memcmp(y7, again, sizeof y7));
