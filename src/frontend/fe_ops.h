@@ -71,7 +71,8 @@ lm_status fe_reverse_sequences(fe_ctx *c, const fe_node *n, uint32_t slot, lmnn_
 extern const fe_op_def fe_ops_quant[];
 extern const size_t fe_ops_quant_count;
 
-/* Sampling at run-time positions: GridSample, RoiAlign (fe_ops_grid.c). */
+/* Sampling at run-time positions: GridSample, RoiAlign, MaxRoiPool
+ * (fe_ops_grid.c). */
 extern const fe_op_def fe_ops_grid[];
 extern const size_t fe_ops_grid_count;
 

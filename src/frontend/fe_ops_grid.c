@@ -1,6 +1,6 @@
 /* Sampling at run-time positions: GridSample (opset 16's mode names
  * bilinear, nearest, bicubic and opset 20's linear, nearest, cubic), on
- * 4-D inputs, and RoiAlign (below).
+ * 4-D inputs, RoiAlign and MaxRoiPool (below).
  *
  * The grid is a run-time tensor, so unlike Resize every position and weight
  * is worked out on the device. Per output position and axis: the grid value
@@ -14,10 +14,12 @@
  * PyTorch's grid_sample, which ONNX's definition matches: the padding rule
  * moves the coordinate before linear and nearest interpolation, and each
  * tap of cubic. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
 
 typedef enum { GS_NEAREST, GS_LINEAR, GS_CUBIC } gs_mode;
 typedef enum { GS_ZEROS, GS_BORDER, GS_REFLECTION } gs_padding;
@@ -512,8 +514,256 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, y);
 }
 
+/* ---- MaxRoiPool (opset 1) ----
+ * Fast R-CNN's RoI pooling: each RoI [batch, x1, y1, x2, y2] is scaled and
+ * rounded (half away from zero) to whole pixels, cut into pooled_shape bins
+ * (start floor(i * len / bins), end ceil((i + 1) * len / bins), in float32
+ * as the reference implementations compute them, clipped to the image), and
+ * each bin takes the max of its pixels; an empty bin is 0. The RoIs are
+ * run-time data, so the node is rewritten into ops that work the bins out
+ * on the device: the RoI's image by Gather, then a max over each bin's
+ * columns and one over its rows, each a Where between the pixels and -inf
+ * under a mask [RoI, bin, pixel] from the bins' bounds. The batch index
+ * follows Gather's rule on the device: negative ones count from the end,
+ * and one out of range selects zeros (a file cannot make it fail). */
+
+enum { RP_MAX_ELEMENTS = 1 << 26 };
+
+typedef struct rp_params {
+    int64_t ph, pw, n, ch, h, w, rois;
+    float scale;
+    fe_elem elem;
+} rp_params;
+
+static lm_status rp_params_of(fe_ctx *c, const fe_node *n, rp_params *p) {
+    memset(p, 0, sizeof *p);
+    lm_status st = fe_check_inputs(c, n, 2, 2);
+    if (!st)
+        st = fe_check_attrs(c, n, (const char *const[]){"pooled_shape", "spatial_scale", NULL});
+    if (!st) st = fe_attr_float(c, n, "spatial_scale", 1.0f, &p->scale);
+    const int64_t *ps = NULL;
+    size_t pn = 0;
+    if (!st) st = fe_attr_ints(c, n, "pooled_shape", &ps, &pn);
+    if (st) return st;
+    if (!ps) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute pooled_shape is missing");
+    if (pn != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > 4096 || ps[1] > 4096)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "pooled_shape must be (height, width), each from 1 to 4096");
+    if (!(p->scale > 0) || !isfinite(p->scale))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "spatial_scale %g (a finite value above 0)",
+                       (double)p->scale);
+    const fe_type *x = fe_in_type(c, n, 0), *r = fe_in_type(c, n, 1);
+    if (!fe_elem_is_float(x->elem) || r->elem != x->elem)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "X and rois must be float tensors of one type");
+    if (x->rank != 4) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be (N, C, H, W)");
+    if (r->rank != 2 || r->dims[1] != 5)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "rois must be (num_rois, 5): [batch_id, x1, y1, x2, y2] each");
+    p->ph = ps[0];
+    p->pw = ps[1];
+    p->n = x->dims[0];
+    p->ch = x->dims[1];
+    p->h = x->dims[2];
+    p->w = x->dims[3];
+    p->rois = r->dims[0];
+    p->elem = x->elem;
+    /* The two masked maxima's inputs are materialised. */
+    double cols = (double)p->rois * (double)p->ch * (double)p->h * (double)p->pw * (double)p->w;
+    double rows = (double)p->rois * (double)p->ch * (double)p->ph * (double)p->h * (double)p->pw;
+    if (cols > RP_MAX_ELEMENTS || rows > RP_MAX_ELEMENTS)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld RoIs of %lld channels of %lldx%lld pooled to %lldx%lld need %.0f "
+                       "masked elements (at most %d)",
+                       (long long)p->rois, (long long)p->ch, (long long)p->h, (long long)p->w,
+                       (long long)p->ph, (long long)p->pw, cols > rows ? cols : rows,
+                       RP_MAX_ELEMENTS);
+    return LM_OK;
+}
+
+/* A new constant of 5 dims, all 1 but dim `at` (`len` long), holding
+ * first, first + 1, ...; int64 or float. */
+static lm_status rp_ramp(fe_expansion *x, fe_elem elem, int at, int64_t len, int64_t first,
+                         uint32_t *out) {
+    int64_t dims[5] = {1, 1, 1, 1, 1};
+    dims[at] = len;
+    fe_tensor *t;
+    lm_status st = fe_const_new(x->c, elem, 5, dims, &t);
+    if (st) return st;
+    for (int64_t i = 0; i < len; i++)
+        if (elem == FE_INT64)
+            fe_tensor_set_i64(t, (uint64_t)i, first + i);
+        else
+            fe_tensor_set_f64(t, (uint64_t)i, (double)(first + i));
+    return fe_x_const(x, t, "ramp", out);
+}
+
+/* A new int64 vector constant (a shape or indices). */
+static lm_status rp_ints(fe_expansion *x, uint32_t count, const int64_t *v, uint32_t *out) {
+    fe_tensor *t;
+    lm_status st = fe_const_new(x->c, FE_INT64, 1, (int64_t[]){count}, &t);
+    if (st) return st;
+    for (uint32_t i = 0; i < count; i++)
+        fe_tensor_set_i64(t, i, v[i]);
+    return fe_x_const(x, t, "ints", out);
+}
+
+/* op(a, b) into a new value, with one INT attribute (INTS when `list`). */
+static lm_status rp_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, const char *attr,
+                       bool list, int64_t v, uint32_t *out) {
+    *out = FE_NONE;
+    lm_status st = fe_x_op(x, op, a, b, out);
+    if (!st && attr) st = fe_x_int_attr(x, &x->nodes[x->count - 1], attr, list, v);
+    return st;
+}
+
+/* op(a, k) for a new scalar constant k of the pooled type. */
+static lm_status rp_op_k(fe_expansion *x, const rp_params *p, const char *op, uint32_t a, double k,
+                         uint32_t *out) {
+    uint32_t kv;
+    lm_status st = fe_x_float(x, p->elem, k, &kv);
+    return st ? st : rp_op(x, op, a, kv, NULL, false, 0, out);
+}
+
+/* Column `col` of the rounded RoIs [R, 4] as [R, 1, 1, 1, 1]. */
+static lm_status rp_column(fe_expansion *x, uint32_t r4, int64_t col, uint32_t *out) {
+    fe_tensor *t;
+    uint32_t idx;
+    lm_status st = fe_const_new(x->c, FE_INT64, 4, (int64_t[]){1, 1, 1, 1}, &t);
+    if (st) return st;
+    fe_tensor_set_i64(t, 0, col);
+    if ((st = fe_x_const(x, t, "col", &idx))) return st;
+    return rp_op(x, "Gather", r4, idx, "axis", false, 1, out);
+}
+
+/* One axis's bins: from the RoIs' start and end pixels (columns `col` and
+ * col + 2 of r4), the mask [R, .., bin, .., pixel] (the bin's dim at `bin_at`,
+ * the pixel's at `pix_at` of 5) of the pixels in each bin, and whether each
+ * bin is empty. */
+static lm_status rp_axis(fe_expansion *x, const rp_params *p, uint32_t r4, int64_t col,
+                         int64_t bins, int64_t size, int bin_at, int pix_at, uint32_t *out_mask,
+                         uint32_t *out_empty) {
+    uint32_t start, end, len, bin, i0, i1, lo, hi, pix, ge, lt;
+    lm_status st = rp_column(x, r4, col, &start);
+    if (!st) st = rp_column(x, r4, col + 2, &end);
+    /* Malformed RoIs count as one pixel long. */
+    if (!st) st = rp_op(x, "Sub", end, start, NULL, false, 0, &len);
+    if (!st) st = rp_op_k(x, p, "Add", len, 1.0, &len);
+    if (!st) st = rp_op_k(x, p, "Max", len, 1.0, &len);
+    if (!st) st = rp_op_k(x, p, "Div", len, (double)bins, &bin);
+    if (!st) st = rp_ramp(x, p->elem, bin_at, bins, 0, &i0);
+    if (!st) st = rp_ramp(x, p->elem, bin_at, bins, 1, &i1);
+    if (!st) st = rp_op(x, "Mul", i0, bin, NULL, false, 0, &lo);
+    if (!st) st = rp_op(x, "Floor", lo, FE_NONE, NULL, false, 0, &lo);
+    if (!st) st = rp_op(x, "Mul", i1, bin, NULL, false, 0, &hi);
+    if (!st) st = rp_op(x, "Ceil", hi, FE_NONE, NULL, false, 0, &hi);
+    uint32_t *bound[2] = {&lo, &hi};
+    for (int b = 0; b < 2 && !st; b++) {
+        st = rp_op(x, "Add", *bound[b], start, NULL, false, 0, bound[b]);
+        if (!st) st = rp_op_k(x, p, "Max", *bound[b], 0.0, bound[b]);
+        if (!st) st = rp_op_k(x, p, "Min", *bound[b], (double)size, bound[b]);
+    }
+    if (!st) st = rp_ramp(x, p->elem, pix_at, size, 0, &pix);
+    if (!st) st = rp_op(x, "GreaterOrEqual", pix, lo, NULL, false, 0, &ge);
+    if (!st) st = rp_op(x, "Less", pix, hi, NULL, false, 0, &lt);
+    if (!st) st = rp_op(x, "And", ge, lt, NULL, false, 0, out_mask);
+    if (!st) st = rp_op(x, "LessOrEqual", hi, lo, NULL, false, 0, out_empty);
+    return st;
+}
+
+/* The max over the masked dim `axis` of `v` (keeping it), -inf elsewhere. */
+static lm_status rp_masked_max(fe_expansion *x, const rp_params *p, uint32_t mask, uint32_t v,
+                               int64_t axis, uint32_t *out) {
+    uint32_t ninf, w;
+    lm_status st = fe_x_float(x, p->elem, -INFINITY, &ninf);
+    fe_node *nd = st ? NULL : fe_x_node(x, "Where", 13, 3, 1);
+    if (!st && !nd) st = fe_x_oom();
+    if (!st) st = fe_x_value(x, "masked", &w);
+    if (st) return st;
+    nd = &x->nodes[x->count - 1];
+    nd->inputs[0] = mask;
+    nd->inputs[1] = v;
+    nd->inputs[2] = ninf;
+    nd->outputs[0] = w;
+    return rp_op(x, "ReduceMax", w, FE_NONE, "axes", true, axis, out);
+}
+
+/* v reshaped to `rank` dims. */
+static lm_status rp_reshape(fe_expansion *x, uint32_t v, uint32_t rank, const int64_t *dims,
+                            uint32_t *out) {
+    uint32_t shape;
+    lm_status st = rp_ints(x, rank, dims, &shape);
+    return st ? st : rp_op(x, "Reshape", v, shape, NULL, false, 0, out);
+}
+
+static lm_status infer_maxroipool(fe_ctx *c, const fe_node *n) {
+    rp_params p;
+    lm_status st = rp_params_of(c, n, &p);
+    if (st) return st;
+    int64_t R = p.rois, C = p.ch, H = p.h, W = p.w, PH = p.ph, PW = p.pw;
+    fe_expansion x;
+    fe_x_begin(c, n, &x);
+    uint32_t X = x.node.inputs[0], rois = x.node.inputs[1];
+    /* Each RoI's image [R, C, H, W]; the batch index truncated as the
+     * reference's integer conversion does. */
+    uint32_t k0, bidf, bid, img, img5;
+    st = fe_x_scalar(&x, FE_INT64, 0, "zero", &k0);
+    if (!st) st = rp_op(&x, "Gather", rois, k0, "axis", false, 1, &bidf);
+    if (!st) st = rp_op(&x, "Cast", bidf, FE_NONE, "to", false, FE_INT64, &bid);
+    if (!st) st = rp_op(&x, "Gather", X, bid, "axis", false, 0, &img);
+    /* The corners scaled and rounded half away from zero: floor(|v|), plus
+     * one where the rest is at least a half, with v's sign. */
+    uint32_t cols, c4, mag, fl, frac, up, one, zero, r4;
+    if (!st) st = rp_ints(&x, 4, (const int64_t[]){1, 2, 3, 4}, &cols);
+    if (!st) st = rp_op(&x, "Gather", rois, cols, "axis", false, 1, &c4);
+    if (!st && p.scale != 1.0f) st = rp_op_k(&x, &p, "Mul", c4, p.scale, &c4);
+    if (!st) st = rp_op(&x, "Abs", c4, FE_NONE, NULL, false, 0, &mag);
+    if (!st) st = rp_op(&x, "Floor", mag, FE_NONE, NULL, false, 0, &fl);
+    if (!st) st = rp_op(&x, "Sub", mag, fl, NULL, false, 0, &frac);
+    if (!st) st = rp_op_k(&x, &p, "GreaterOrEqual", frac, 0.5, &up);
+    if (!st) st = fe_x_float(&x, p.elem, 1.0, &one);
+    if (!st) st = fe_x_float(&x, p.elem, 0.0, &zero);
+    fe_node *nd = st ? NULL : fe_x_node(&x, "Where", 13, 3, 1);
+    if (!st && !nd) st = fe_x_oom();
+    uint32_t add = FE_NONE;
+    if (!st) st = fe_x_value(&x, "round_up", &add);
+    if (!st) {
+        nd = &x.nodes[x.count - 1];
+        nd->inputs[0] = up;
+        nd->inputs[1] = one;
+        nd->inputs[2] = zero;
+        nd->outputs[0] = add;
+    }
+    uint32_t sign;
+    if (!st) st = rp_op(&x, "Add", fl, add, NULL, false, 0, &mag);
+    if (!st) st = rp_op(&x, "Sign", c4, FE_NONE, NULL, false, 0, &sign);
+    if (!st) st = rp_op(&x, "Mul", mag, sign, NULL, false, 0, &r4);
+    /* Columns first: [R, C, H, 1, W] under the mask [R, 1, 1, PW, W]. */
+    uint32_t mask_w, empty_w, mask_h, empty_h, m1, m1r, m2, pooled, empty, empty4;
+    if (!st) st = rp_axis(&x, &p, r4, 0, PW, W, 3, 4, &mask_w, &empty_w);
+    if (!st) st = rp_axis(&x, &p, r4, 1, PH, H, 2, 3, &mask_h, &empty_h);
+    if (!st) st = fe_x_unsqueeze(&x, img, 3, &img5);
+    if (!st) st = rp_masked_max(&x, &p, mask_w, img5, 4, &m1);
+    /* Then rows: [R, C, 1, H, PW] under the mask [R, 1, PH, H, 1]. */
+    if (!st) st = rp_reshape(&x, m1, 5, (const int64_t[]){R, C, 1, H, PW}, &m1r);
+    if (!st) st = rp_masked_max(&x, &p, mask_h, m1r, 3, &m2);
+    if (!st) st = rp_reshape(&x, m2, 4, (const int64_t[]){R, C, PH, PW}, &pooled);
+    /* Empty bins are 0. */
+    if (!st) st = rp_op(&x, "Or", empty_h, empty_w, NULL, false, 0, &empty);
+    if (!st) st = rp_reshape(&x, empty, 4, (const int64_t[]){R, 1, PH, PW}, &empty4);
+    nd = st ? NULL : fe_x_node(&x, "Where", 13, 3, 1);
+    if (!st && !nd) st = fe_x_oom();
+    if (!st) {
+        nd->inputs[0] = empty4;
+        nd->inputs[1] = zero;
+        nd->inputs[2] = pooled;
+        nd->outputs[0] = x.node.outputs[0];
+    }
+    return fe_x_end(c, &x, st);
+}
+
 const fe_op_def fe_ops_grid[] = {
     {"GridSample", infer_gridsample, lower_gridsample, 0, NULL},
     {"RoiAlign", infer_roialign, lower_roialign, 0, NULL},
+    {"MaxRoiPool", infer_maxroipool, NULL, 0, NULL},
 };
 const size_t fe_ops_grid_count = sizeof fe_ops_grid / sizeof fe_ops_grid[0];

@@ -1711,3 +1711,51 @@ write_case("refuse_lppool_p0",
            [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], p=0)],
            [("x", xl)], [("y", (TensorProto.FLOAT, [2, 3, 8, 9]))], 11,
            expect="p=0 (from 1 to 64)")
+
+# MaxRoiPool against a NumPy transcription of Fast R-CNN's RoI pooling (the
+# bins' bounds in float32 as the reference implementations compute them; an
+# empty bin is 0). The RoIs are a run-time input: inside, partly outside,
+# reversed corners (a one-pixel RoI), and on the other image.
+def roipool_np(x, rois, ph, pw, scale):
+    f = np.float32
+    out = np.zeros((rois.shape[0], x.shape[1], ph, pw), np.float32)
+    H, W = x.shape[2], x.shape[3]
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        # Half away from zero (exact in float64 for these float32 values).
+        sw, sh, ew, eh = [int(np.sign(v) * np.floor(abs(float(v)) + 0.5))
+                          for v in (roi[1:] * f(scale)).astype(np.float32)]
+        bh = f(max(eh - sh + 1, 1)) / f(ph)
+        bw = f(max(ew - sw + 1, 1)) / f(pw)
+        for i in range(ph):
+            hs = min(max(int(np.floor(f(i) * bh)) + sh, 0), H)
+            he = min(max(int(np.ceil(f(i + 1) * bh)) + sh, 0), H)
+            for j in range(pw):
+                ws = min(max(int(np.floor(f(j) * bw)) + sw, 0), W)
+                we = min(max(int(np.ceil(f(j + 1) * bw)) + sw, 0), W)
+                if he > hs and we > ws:
+                    out[r, :, i, j] = x[b, :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+rr = np.random.default_rng(12)  # its own: the cases above keep their data
+xr = rr.standard_normal((2, 3, 12, 10)).astype(np.float32)
+rois = np.array([[0, 2, 3, 13, 17], [1, 0, 0, 19, 23], [1, -6, -4, 5, 7],
+                 [0, 9, 9, 3, 2], [1, 15, 20, 30, 31], [0, 5, 1, 6, 22],
+                 [1, 3.4, 4.6, 12.5, 17.5]], np.float32)
+for (ph, pw), sc in (((3, 2), 0.5), ((4, 4), 0.5), ((1, 1), 0.5), ((2, 5), 0.25)):
+    write_case("maxroipool_%dx%d_s%g" % (ph, pw, sc),
+               [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[ph, pw],
+                                 spatial_scale=sc)],
+               [("x", xr), ("rois", rois)], [("y", roipool_np(xr, rois, ph, pw, sc))], 1)
+r1 = np.array([[0, 1, 1, 8, 10], [1, 0, 2, 9, 11], [0, 4, 0, 4, 0], [1, 2.5, -0.5, 7.5, 6.5]],
+              np.float32)
+write_case("maxroipool_scale1",
+           [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[3, 3])],
+           [("x", xr), ("rois", r1)], [("y", roipool_np(xr, r1, 3, 3, 1.0))], 1)
+write_case("refuse_maxroipool_too_big",
+           [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[64, 64])],
+           [("x", rr.standard_normal((1, 256, 64, 64)).astype(np.float32)),
+            ("rois", np.zeros((64, 5), np.float32))],
+           [("y", (TensorProto.FLOAT, [64, 256, 64, 64]))], 1,
+           expect="need 4294967296 masked elements (at most 67108864)")

@@ -1831,6 +1831,54 @@ static void test_lppool_refusals(void) {
                 "node 'lp' (LpPool): attribute 'dilations' is not supported");
 }
 
+/* MaxRoiPool's attributes and inputs (its values are built cases). */
+static void test_maxroipool_refusals(void) {
+    int64_t dx[4] = {1, 2, 8, 8}, dr[2] = {3, 5}, dy[4] = {3, 2, 2, 2};
+    Onnx__GraphProto *g = ob_graph("rp");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, dx, NULL)));
+    ob_input(g, ob_vi("rois", ob_tensor_type(F32, 2, dr, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, dy, NULL)));
+    Onnx__NodeProto *n = ob_node(g, "MaxRoiPool", "rp", (const char *[]){"x", "rois", NULL},
+                                 (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'rp' (MaxRoiPool): attribute pooled_shape is missing");
+    Onnx__AttributeProto *ps = ob_attr_is(n, "pooled_shape", (const int64_t[]){2, 2, 2}, 3);
+    CHECK_FAILS(
+        lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+        "node 'rp' (MaxRoiPool): pooled_shape must be (height, width), each from 1 to 4096");
+    ps->n_ints = 2;
+    ps->ints[1] = 0;
+    CHECK_FAILS(
+        lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+        "node 'rp' (MaxRoiPool): pooled_shape must be (height, width), each from 1 to 4096");
+    ps->ints[1] = 2;
+    Onnx__AttributeProto *sc =
+        ob_attr(n, "spatial_scale", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    sc->has_f = 1;
+    sc->f = 0;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'rp' (MaxRoiPool): spatial_scale 0 (a finite value above 0)");
+    sc->f = 0.5f;
+    int64_t d4[2] = {3, 4};
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, d4, NULL));
+    CHECK_FAILS(
+        lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+        "node 'rp' (MaxRoiPool): rois must be (num_rois, 5): [batch_id, x1, y1, x2, y2] each");
+    g->input[1] = ob_vi("rois", ob_tensor_type(ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 2, dr, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'rp' (MaxRoiPool): X and rois must be float tensors of one type");
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, dr, NULL));
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, dx, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'rp' (MaxRoiPool): X must be (N, C, H, W)");
+    /* Fixed, it compiles. */
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 4, dx, NULL));
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+}
+
 int main(void) {
     snprintf(model_path, sizeof model_path, "%s/test_fe_compile_%d.onnx",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
@@ -1865,6 +1913,7 @@ int main(void) {
     TEST_RUN(test_bf16_notes);
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
+    TEST_RUN(test_maxroipool_refusals);
     remove(model_path);
     ob_free_all();
     return test_summary();
