@@ -63,8 +63,6 @@ const fe_op_def *fe_op_find(const char *op_type);
 /* The op named `op_type` in domain ai.onnx.preview.training, or NULL
  * (fe_ops_training.c). */
 const fe_op_def *fe_op_find_training(const char *op_type);
-/* The training domain's name. */
-#define FE_TRAINING_DOMAIN "ai.onnx.preview.training"
 /* Whether `op` takes sequence or optional values as inputs: the sequence
  * and optional ops, Identity and control flow, which pass them on
  * (fe_sequence.c). Other ops are refused one before their infer runs. */

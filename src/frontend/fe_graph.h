@@ -20,6 +20,8 @@
 #include "lightmetal/lm_status.h"
 
 #define FE_MAX_RANK 8
+/* The training domain's name. */
+#define FE_TRAINING_DOMAIN "ai.onnx.preview.training"
 #define FE_NONE UINT32_MAX
 
 /* ONNX TensorProto.DataType numbers. */

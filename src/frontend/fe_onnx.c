@@ -1121,6 +1121,15 @@ static lm_status convert_node_head(loader *L, const Onnx__NodeProto *np, uint32_
                 (st = add_name(L, &nd->implicit_names, &nd->implicit_count, &cap, sg->outputs[j])))
                 return st;
     }
+    /* Gradient differentiates the ops computing its attribute y, so it
+     * comes after them, as if it read y. */
+    if (!strcmp(dom, FE_TRAINING_DOMAIN) && !strcmp(nd->op_type, "Gradient"))
+        for (uint32_t k = 0; k < nd->attr_count; k++)
+            if (!strcmp(nd->attrs[k].name, "y") && nd->attrs[k].type == FE_ATTR_STRING) {
+                lm_status st =
+                    add_name(L, &nd->implicit_names, &nd->implicit_count, &cap, nd->attrs[k].s);
+                if (st) return st;
+            }
     return LM_OK;
 }
 
@@ -1407,9 +1416,11 @@ static lm_status convert_model(loader *L, const Onnx__ModelProto *m) {
             uint32_t v = find_value(L, nd->implicit_names[k]);
             if (v == FE_NONE) {
                 char lb[300];
-                return err_set(LM_ERR_INVALID_FILE,
-                               "%s: node %s: a subgraph reads '%s', which is not defined", L->label,
-                               node_label_raw(np, i, lb, sizeof lb), nd->implicit_names[k]);
+                return err_set(LM_ERR_INVALID_FILE, "%s: node %s: %s '%s', which is not defined",
+                               L->label, node_label_raw(np, i, lb, sizeof lb),
+                               strcmp(nd->op_type, "Gradient") ? "a subgraph reads"
+                                                               : "attribute y names",
+                               nd->implicit_names[k]);
             }
             nd->implicit[k] = v;
         }

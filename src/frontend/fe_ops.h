@@ -92,11 +92,15 @@ extern const size_t fe_ops_control_count;
 extern const fe_op_def fe_ops_sequence[];
 extern const size_t fe_ops_sequence_count;
 
-/* The optimizers of domain ai.onnx.preview.training: Adagrad, Momentum and
- * Adam, rewritten into element-wise ops (fe_ops_training.c). Not in the
- * default domain's registry. */
+/* The ops of domain ai.onnx.preview.training: the optimizers Adagrad,
+ * Momentum and Adam, rewritten into element-wise ops (fe_ops_training.c),
+ * and Gradient. Not in the default domain's registry. */
 extern const fe_op_def fe_ops_training[];
 extern const size_t fe_ops_training_count;
+
+/* Gradient's inference: the node rewritten into the forward ops it needs
+ * and their vector-Jacobian products (fe_grad.c). */
+lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n);
 
 /* Text features: TfIdfVectorizer (fe_ops_text.c). */
 extern const fe_op_def fe_ops_text[];

@@ -610,8 +610,7 @@ static lm_status rp_ints(fe_expansion *x, uint32_t count, const int64_t *v, uint
 /* op(a, b) into a new value, with one INT attribute (INTS when `list`). */
 static lm_status rp_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, const char *attr,
                        bool list, int64_t v, uint32_t *out) {
-    *out = FE_NONE;
-    lm_status st = fe_x_op(x, op, a, b, out);
+    lm_status st = fe_x_emit(x, op, a, b, out);
     if (!st && attr) st = fe_x_int_attr(x, &x->nodes[x->count - 1], attr, list, v);
     return st;
 }

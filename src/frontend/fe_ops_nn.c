@@ -2536,23 +2536,17 @@ static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
  * (its zeros add nothing) or a GlobalAveragePool, times the window's size,
  * and the p-th root. */
 
-/* op(a, b) into a new value. */
-static lm_status lp_emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
-    *out = FE_NONE;
-    return fe_x_op(x, op, a, b, out);
-}
-
 /* v^e: a product for 2, nothing for 1, else Pow. */
 static lm_status lp_power(fe_expansion *x, fe_elem elem, uint32_t v, double e, uint32_t *out) {
     if (e == 1) {
         *out = v;
         return LM_OK;
     }
-    if (e == 2) return lp_emit(x, "Mul", v, v, out);
-    if (e == 0.5) return lp_emit(x, "Sqrt", v, FE_NONE, out);
+    if (e == 2) return fe_x_emit(x, "Mul", v, v, out);
+    if (e == 0.5) return fe_x_emit(x, "Sqrt", v, FE_NONE, out);
     uint32_t k;
     lm_status st = fe_x_float(x, elem, e, &k);
-    return st ? st : lp_emit(x, "Pow", v, k, out);
+    return st ? st : fe_x_emit(x, "Pow", v, k, out);
 }
 
 static lm_status infer_lppool(fe_ctx *c, const fe_node *n) {
@@ -2590,7 +2584,7 @@ static lm_status infer_lppool(fe_ctx *c, const fe_node *n) {
     fe_expansion x;
     fe_x_begin(c, n, &x);
     uint32_t a, ap, pooled, scaled, ksize, y = n->outputs[0];
-    st = lp_emit(&x, "Abs", n->inputs[0], FE_NONE, &a);
+    st = fe_x_emit(&x, "Abs", n->inputs[0], FE_NONE, &a);
     if (!st) st = lp_power(&x, e, a, (double)p, &ap);
     if (!st) st = fe_x_value(&x, "pooled", &pooled);
     fe_node *pool =
@@ -2610,7 +2604,7 @@ static lm_status infer_lppool(fe_ctx *c, const fe_node *n) {
         pool->attrs = attrs;
     }
     if (!st) st = fe_x_float(&x, e, size, &ksize);
-    if (!st) st = lp_emit(&x, "Mul", pooled, ksize, &scaled);
+    if (!st) st = fe_x_emit(&x, "Mul", pooled, ksize, &scaled);
     uint32_t root = FE_NONE;
     if (!st) st = lp_power(&x, e, scaled, 1.0 / (double)p, &root);
     if (!st) st = fe_x_identity(&x, root, y);

@@ -33,12 +33,6 @@
 
 /* ---- building the rewrite ---- */
 
-/* op(a, b) into a new value. */
-static lm_status emit_to(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
-    *out = FE_NONE;
-    return fe_x_op(x, op, a, b, out);
-}
-
 /* G' = norm_coefficient * X + G (just G without regularization). */
 static lm_status regularized(fe_expansion *x, fe_elem e, double norm, uint32_t X, uint32_t G,
                              uint32_t *out) {
@@ -48,8 +42,8 @@ static lm_status regularized(fe_expansion *x, fe_elem e, double norm, uint32_t X
     }
     uint32_t k, kx;
     lm_status st = fe_x_float(x, e, norm, &k);
-    if (!st) st = emit_to(x, "Mul", k, X, &kx);
-    if (!st) st = emit_to(x, "Add", kx, G, out);
+    if (!st) st = fe_x_emit(x, "Mul", k, X, &kx);
+    if (!st) st = fe_x_emit(x, "Add", kx, G, out);
     return st;
 }
 
@@ -57,8 +51,8 @@ static lm_status regularized(fe_expansion *x, fe_elem e, double norm, uint32_t X
 static lm_status blend(fe_expansion *x, uint32_t a, uint32_t p, uint32_t b, uint32_t q,
                        uint32_t *out) {
     uint32_t ap, bq;
-    lm_status st = emit_to(x, "Mul", a, p, &ap);
-    if (!st) st = emit_to(x, "Mul", b, q, &bq);
+    lm_status st = fe_x_emit(x, "Mul", a, p, &ap);
+    if (!st) st = fe_x_emit(x, "Mul", b, q, &bq);
     if (!st) st = fe_x_op(x, "Add", ap, bq, out);
     return st;
 }
@@ -139,7 +133,7 @@ static lm_status t_float(fe_expansion *x, fe_elem e, uint32_t *out) {
 static lm_status t_positive(fe_expansion *x, uint32_t *out) {
     uint32_t zero;
     lm_status st = fe_x_scalar(x, FE_INT64, 0, "zero", &zero);
-    if (!st) st = emit_to(x, "Greater", x->node.inputs[1], zero, out);
+    if (!st) st = fe_x_emit(x, "Greater", x->node.inputs[1], zero, out);
     return st;
 }
 
@@ -162,20 +156,20 @@ static lm_status infer_adagrad(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_x_float(&x, e, decay, &kdecay);
     if (!st) st = fe_x_float(&x, e, 1.0, &one);
     if (!st) st = fe_x_float(&x, e, eps, &keps);
-    if (!st) st = emit_to(&x, "Mul", t, kdecay, &td);
-    if (!st) st = emit_to(&x, "Add", one, td, &den);
-    if (!st) st = emit_to(&x, "Div", n->inputs[0], den, &r);
+    if (!st) st = fe_x_emit(&x, "Mul", t, kdecay, &td);
+    if (!st) st = fe_x_emit(&x, "Add", one, td, &den);
+    if (!st) st = fe_x_emit(&x, "Div", n->inputs[0], den, &r);
     for (uint32_t k = 0; !st && k < count; k++) {
         uint32_t X = n->inputs[2 + k], G = n->inputs[2 + count + k],
                  H = n->inputs[2 + 2 * count + k];
         uint32_t g, gg, h_new = n->outputs[count + k], root, ada, rg, step;
         st = regularized(&x, e, norm, X, G, &g);
-        if (!st) st = emit_to(&x, "Mul", g, g, &gg);
+        if (!st) st = fe_x_emit(&x, "Mul", g, g, &gg);
         if (!st) st = fe_x_op(&x, "Add", H, gg, &h_new);
-        if (!st) st = emit_to(&x, "Sqrt", h_new, FE_NONE, &root);
-        if (!st) st = emit_to(&x, "Add", root, keps, &ada);
-        if (!st) st = emit_to(&x, "Mul", r, g, &rg);
-        if (!st) st = emit_to(&x, "Div", rg, ada, &step);
+        if (!st) st = fe_x_emit(&x, "Sqrt", h_new, FE_NONE, &root);
+        if (!st) st = fe_x_emit(&x, "Add", root, keps, &ada);
+        if (!st) st = fe_x_emit(&x, "Mul", r, g, &rg);
+        if (!st) st = fe_x_emit(&x, "Div", rg, ada, &step);
         uint32_t x_new = n->outputs[k];
         if (!st) st = fe_x_op(&x, "Sub", X, step, &x_new);
     }
@@ -226,10 +220,10 @@ static lm_status infer_momentum(fe_ctx *c, const fe_node *n) {
         dir = v_new;
         if (!st && nesterov) {
             uint32_t av;
-            st = emit_to(&x, "Mul", kalpha, v_new, &av);
-            if (!st) st = emit_to(&x, "Add", g, av, &dir);
+            st = fe_x_emit(&x, "Mul", kalpha, v_new, &av);
+            if (!st) st = fe_x_emit(&x, "Add", g, av, &dir);
         }
-        if (!st) st = emit_to(&x, "Mul", n->inputs[0], dir, &step);
+        if (!st) st = fe_x_emit(&x, "Mul", n->inputs[0], dir, &step);
         if (!st) st = fe_x_op(&x, "Sub", X, step, &x_new);
     }
     return fe_x_end(c, &x, st);
@@ -262,14 +256,14 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_x_float(&x, e, 1.0 - beta, &kb1);
     if (!st) st = fe_x_float(&x, e, eps, &keps);
     if (!st) st = fe_x_float(&x, e, 1.0 - post, &kpost);
-    if (!st) st = emit_to(&x, "Pow", ka, t, &at);
-    if (!st) st = emit_to(&x, "Pow", kb, t, &bt);
-    if (!st) st = emit_to(&x, "Sub", one, at, &a1);
-    if (!st) st = emit_to(&x, "Sub", one, bt, &b1);
-    if (!st) st = emit_to(&x, "Sqrt", b1, FE_NONE, &rb);
-    if (!st) st = emit_to(&x, "Mul", n->inputs[0], rb, &num);
+    if (!st) st = fe_x_emit(&x, "Pow", ka, t, &at);
+    if (!st) st = fe_x_emit(&x, "Pow", kb, t, &bt);
+    if (!st) st = fe_x_emit(&x, "Sub", one, at, &a1);
+    if (!st) st = fe_x_emit(&x, "Sub", one, bt, &b1);
+    if (!st) st = fe_x_emit(&x, "Sqrt", b1, FE_NONE, &rb);
+    if (!st) st = fe_x_emit(&x, "Mul", n->inputs[0], rb, &num);
     uint32_t adjusted;
-    if (!st) st = emit_to(&x, "Div", num, a1, &adjusted);
+    if (!st) st = fe_x_emit(&x, "Div", num, a1, &adjusted);
     fe_node *w = st ? NULL : fe_x_node(&x, "Where", 16, 3, 1);
     if (!st && !w) st = fe_x_oom();
     if (!st && !(st = fe_x_value(&x, "r_adjusted", &radj))) {
@@ -285,13 +279,13 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
         uint32_t root, den, ratio, step, moved, x_new = n->outputs[k];
         st = regularized(&x, e, norm, X, G, &g);
         if (!st) st = blend(&x, ka, V, ka1, g, &v_new);
-        if (!st) st = emit_to(&x, "Mul", g, g, &gg);
+        if (!st) st = fe_x_emit(&x, "Mul", g, g, &gg);
         if (!st) st = blend(&x, kb, H, kb1, gg, &h_new);
-        if (!st) st = emit_to(&x, "Sqrt", h_new, FE_NONE, &root);
-        if (!st) st = emit_to(&x, "Add", root, keps, &den);
-        if (!st) st = emit_to(&x, "Div", v_new, den, &ratio);
-        if (!st) st = emit_to(&x, "Mul", radj, ratio, &step);
-        if (!st) st = emit_to(&x, "Sub", X, step, &moved);
+        if (!st) st = fe_x_emit(&x, "Sqrt", h_new, FE_NONE, &root);
+        if (!st) st = fe_x_emit(&x, "Add", root, keps, &den);
+        if (!st) st = fe_x_emit(&x, "Div", v_new, den, &ratio);
+        if (!st) st = fe_x_emit(&x, "Mul", radj, ratio, &step);
+        if (!st) st = fe_x_emit(&x, "Sub", X, step, &moved);
         if (!st) st = fe_x_op(&x, "Mul", kpost, moved, &x_new);
     }
     return fe_x_end(c, &x, st);
@@ -301,6 +295,7 @@ const fe_op_def fe_ops_training[] = {
     {"Adagrad", infer_adagrad, NULL, 0, NULL},
     {"Momentum", infer_momentum, NULL, 0, NULL},
     {"Adam", infer_adam, NULL, 0, NULL},
+    {"Gradient", fe_infer_gradient, NULL, 0, NULL},
 };
 const size_t fe_ops_training_count = sizeof fe_ops_training / sizeof fe_ops_training[0];
 

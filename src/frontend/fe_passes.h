@@ -68,6 +68,8 @@ lm_status fe_x_identity(fe_expansion *x, uint32_t from, uint32_t to);
 /* A node op(a, b) at the default opset (b FE_NONE for a one-input op)
  * writing *out, a new value when *out is FE_NONE. */
 lm_status fe_x_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out);
+/* The same into a new value, always. */
+lm_status fe_x_emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out);
 /* A new scalar constant `v` of float element type `elem`. */
 lm_status fe_x_float(fe_expansion *x, fe_elem elem, double v, uint32_t *out);
 /* `piece` with a new dim of 1 at `axis` (a new value). */

@@ -113,6 +113,11 @@ lm_status fe_x_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint3
     return LM_OK;
 }
 
+lm_status fe_x_emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out) {
+    *out = FE_NONE;
+    return fe_x_op(x, op, a, b, out);
+}
+
 lm_status fe_x_float(fe_expansion *x, fe_elem elem, double v, uint32_t *out) {
     fe_tensor *t;
     lm_status st = fe_const_new(x->c, elem, 0, NULL, &t);

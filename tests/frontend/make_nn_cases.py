@@ -1759,3 +1759,126 @@ write_case("refuse_maxroipool_too_big",
             ("rois", np.zeros((64, 5), np.float32))],
            [("y", (TensorProto.FLOAT, [64, 256, 64, 64]))], 1,
            expect="need 4294967296 masked elements (at most 67108864)")
+
+# Gradient (ai.onnx.preview.training) against PyTorch's autograd: a y of
+# several elements is differentiated as their sum.
+TRAIN = [("ai.onnx.preview.training", 1)]
+gr_ = np.random.default_rng(13)  # its own: the cases above keep their data
+
+
+def g32(*shape):
+    return gr_.standard_normal(shape).astype(np.float32)
+
+
+def torch_grads(fn, arrays):
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(*ts)
+    out.sum().backward()
+    return out.detach().numpy(), [t_.grad.numpy() for t_ in ts]
+
+
+def grad_node(xs, zs, y, outs, inputs=None):
+    return helper.make_node("Gradient", inputs or xs + zs, outs, domain="ai.onnx.preview.training",
+                            xs=xs, zs=zs, y=y) if zs else \
+        helper.make_node("Gradient", inputs or xs, outs, domain="ai.onnx.preview.training",
+                         xs=xs, y=y)
+
+
+# An MLP's loss: Gemm (transB), Relu, MatMul, LogSoftmax, a mean over the
+# batch of the picked log-probabilities; d loss / d weights and biases, the
+# weights being initializers.
+xm, w1, b1, w2, b2 = g32(6, 4), g32(5, 4), g32(5), g32(5, 3), g32(3)
+pick = np.eye(3, dtype=np.float32)[gr_.integers(0, 3, 6)]
+loss, grads = torch_grads(
+    lambda W1, B1, W2, B2: -(torch.log_softmax(torch.relu(torch.from_numpy(xm) @ W1.T + B1) @ W2
+                                               + B2, 1) * torch.from_numpy(pick)).sum(1).mean(), [w1, b1, w2, b2])
+write_case("gradient_mlp_loss",
+           [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], transB=1),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("MatMul", ["r", "w2"], ["m"]),
+            helper.make_node("Add", ["m", "b2"], ["logits"]),
+            helper.make_node("LogSoftmax", ["logits"], ["lp"], axis=1),
+            helper.make_node("Mul", ["lp", "pick"], ["picked"]),
+            helper.make_node("ReduceSum", ["picked"], ["per"], axes=[1], keepdims=0),
+            helper.make_node("ReduceMean", ["per"], ["mean"], keepdims=0),
+            helper.make_node("Neg", ["mean"], ["loss"]),
+            grad_node(["w1", "b1", "w2", "b2"], ["x"], "loss", ["dw1", "db1", "dw2", "db2"])],
+           [("x", xm)], [("loss", loss), ("dw1", grads[0]), ("db1", grads[1]),
+                         ("dw2", grads[2]), ("db2", grads[3])], 12,
+           inits=[("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2), ("pick", pick)], domains=TRAIN)
+
+# Element-wise ops with broadcasting, and a y of many elements.
+ea, eb, ec = np.abs(g32(2, 3, 4)) + 0.1, np.abs(g32(3, 1)) + 0.5, g32(4)
+_, grads = torch_grads(
+    lambda A, B, C: torch.tanh(A * B + C) + torch.sigmoid(A / B) - torch.exp(C * 0.5)
+    + torch.log(B) * torch.sqrt(B) + torch.abs(A) ** 2 - A.pow(B), [ea, eb, ec])
+write_case("gradient_eltwise_broadcast",
+           [helper.make_node("Mul", ["a", "b"], ["ab"]),
+            helper.make_node("Add", ["ab", "c"], ["abc"]),
+            helper.make_node("Tanh", ["abc"], ["t1"]),
+            helper.make_node("Div", ["a", "b"], ["q"]),
+            helper.make_node("Sigmoid", ["q"], ["t2"]),
+            helper.make_node("Mul", ["c", "half"], ["ch"]),
+            helper.make_node("Exp", ["ch"], ["t3"]),
+            helper.make_node("Log", ["b"], ["lb"]),
+            helper.make_node("Sqrt", ["b"], ["sb"]),
+            helper.make_node("Mul", ["lb", "sb"], ["t4"]),
+            helper.make_node("Abs", ["a"], ["aa"]),
+            helper.make_node("Pow", ["aa", "two"], ["t5"]),
+            helper.make_node("Pow", ["a", "b"], ["t6"]),
+            helper.make_node("Add", ["t1", "t2"], ["s1"]),
+            helper.make_node("Sub", ["s1", "t3"], ["s2"]),
+            helper.make_node("Sum", ["s2", "t4", "t5"], ["s3"]),
+            helper.make_node("Sub", ["s3", "t6"], ["y"]),
+            grad_node(["a", "b", "c"], [], "y", ["da", "db", "dc"])],
+           [("a", ea), ("b", eb), ("c", ec)],
+           [("da", grads[0]), ("db", grads[1]), ("dc", grads[2])], 13,
+           inits=[("half", np.array(0.5, np.float32)), ("two", np.array(2, np.float32))],
+           domains=TRAIN)
+
+# Shapes: batched MatMul broadcasting a 2-D weight, Transpose, Reshape,
+# Softmax, ReduceSum over an axis; the gradient taken at values other than
+# the graph's own (the forward ops are recomputed on them), one x unused.
+ma, mw = g32(2, 4, 3), g32(3, 5)
+ma2, mw2 = g32(2, 4, 3), g32(3, 5)
+_, grads = torch_grads(
+    lambda A, W: torch.softmax((A @ W).permute(0, 2, 1).reshape(2, 20), 1).sum(1, keepdim=True)
+    * (A @ W).sum(), [ma2, mw2])
+ym = (torch.softmax(torch.from_numpy(ma @ mw).permute(0, 2, 1).reshape(2, 20), 1)
+      .sum(1, keepdim=True) * float((ma @ mw).sum())).numpy()
+write_case("gradient_matmul_shapes_other_values",
+           [helper.make_node("MatMul", ["a", "w"], ["aw"]),
+            helper.make_node("Transpose", ["aw"], ["awt"], perm=[0, 2, 1]),
+            helper.make_node("Reshape", ["awt", "shape"], ["flat"]),
+            helper.make_node("Softmax", ["flat"], ["sm"], axis=1),
+            helper.make_node("ReduceSum", ["sm", "ax1"], ["rs"]),
+            helper.make_node("ReduceSum", ["aw"], ["tot"], keepdims=0),
+            helper.make_node("Mul", ["rs", "tot"], ["y"]),
+            grad_node(["a", "w", "u"], [], "y", ["da", "dw", "du"], ["a2", "w2", "u"])],
+           [("a", ma), ("w", mw), ("a2", ma2), ("w2", mw2), ("u", g32(3))],
+           [("y", ym), ("da", grads[0]), ("dw", grads[1]),
+            ("du", np.zeros(3, np.float32))], 13,
+           inits=[("shape", np.array([2, 20], np.int64)), ("ax1", np.array([1], np.int64))],
+           domains=TRAIN)
+write_case("refuse_gradient_through_conv",
+           [helper.make_node("Conv", ["x", "w"], ["y"]),
+            grad_node(["w"], ["x"], "y", ["dw"])],
+           [("x", g32(1, 1, 4, 4)), ("w", g32(1, 1, 3, 3))],
+           [("dw", (TensorProto.FLOAT, [1, 1, 3, 3]))], 13, domains=TRAIN,
+           expect="(Conv): Gradient: y depends on this node, whose gradient is not supported")
+write_case("refuse_gradient_other_type",
+           [helper.make_node("Relu", ["x"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"], ["x2"])],
+           [("x", g32(2, 3)), ("x2", g32(3, 2))],
+           [("y", (TensorProto.FLOAT, [2, 3])), ("dx", (TensorProto.FLOAT, [2, 3]))], 13,
+           domains=TRAIN,
+           expect="input 0 is float[3, 2], but 'x' is float[2, 3]")
+# Second order: the gradient of a gradient (d/da of 3a^2), with the nodes
+# listed before the ops they differentiate.
+a2 = g32(5)
+write_case("gradient_second_order",
+           [grad_node(["a"], [], "d1", ["d2"]),
+            grad_node(["a"], [], "y", ["d1"]),
+            helper.make_node("Mul", ["a", "a"], ["aa"]),
+            helper.make_node("Mul", ["aa", "a"], ["y"])],
+           [("a", a2)], [("d1", 3 * a2 * a2), ("d2", 6 * a2)], 13, domains=TRAIN)

@@ -1098,8 +1098,100 @@ static void test_training_refusals(void) {
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "attribute mode is required");
     n->op_type = ob_str("Gradient");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'step' (Gradient): attribute xs is missing");
+}
+
+/* A STRINGS attribute on n. */
+static Onnx__AttributeProto *attr_ss(Onnx__NodeProto *n, const char *name,
+                                     const char *const *values) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    size_t count = 0;
+    while (values[count])
+        count++;
+    a->strings = ob_alloc((count ? count : 1) * sizeof *a->strings);
+    for (size_t i = 0; i < count; i++) {
+        a->strings[i].data = (uint8_t *)ob_str(values[i]);
+        a->strings[i].len = strlen(values[i]);
+    }
+    a->n_strings = count;
+    return a;
+}
+
+/* Gradient's attributes and inputs (its values are built cases). */
+static void test_gradient_refusals(void) {
+    int64_t d3 = 3;
+    Onnx__GraphProto *g = ob_graph("gr");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_import(m, "ai.onnx.preview.training", 1);
+    ob_input(g, ob_vi("a", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_input(g, ob_vi("b", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_output(g, ob_vi("da", ob_tensor_type(F32, 1, &d3, NULL)));
+    ob_node(g, "Mul", "mul", (const char *[]){"a", "b", NULL}, (const char *[]){"c", NULL});
+    Onnx__NodeProto *n =
+        ob_node(g, "Gradient", "grad", (const char *[]){"a", NULL}, (const char *[]){"da", NULL});
+    n->domain = ob_str("ai.onnx.preview.training");
+    Onnx__AttributeProto *xs = attr_ss(n, "xs", (const char *[]){"a", NULL});
+    Onnx__AttributeProto *y = ob_attr_s(n, "y", "nowhere");
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): attribute y names 'nowhere', which is not defined");
+    y->s.data = (uint8_t *)ob_str("c");
+    y->s.len = 1;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): y ('c') depends on 'b', which is in neither xs nor zs");
+    Onnx__AttributeProto *zs = attr_ss(n, "zs", (const char *[]){"b", NULL});
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): 1 input for 2 tensors in xs and zs (one input each)");
+    n->input[n->n_input++] = ob_str("b");
+    zs->strings[0].data = (uint8_t *)ob_str("a");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): 'a' is named twice in xs and zs");
+    zs->strings[0].data = (uint8_t *)ob_str("q");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): zs names 'q', which is not in the graph");
+    zs->strings[0].data = (uint8_t *)ob_str("b");
+    n->output[n->n_output++] = ob_str("db");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): 2 outputs for 1 tensor in xs");
+    n->n_output = 1;
+    xs->n_strings = 0;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'grad' (Gradient): xs names no tensor");
+    xs->n_strings = 1;
+    /* Fixed, it compiles and gives b. */
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    float a_in[3] = {1, 2, 3}, b_in[3] = {4, -5, 6}, got[3] = {0};
+    lm_device *dev;
+    lm_replay *rp;
+    const void *data;
+    size_t size;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &rp));
+    CHECK_OK(lm_replay_set_input(rp, "a", a_in, sizeof a_in));
+    CHECK_OK(lm_replay_set_input(rp, "b", b_in, sizeof b_in));
+    CHECK_OK(lm_replay_run(rp, dev, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(rp, "da", got, sizeof got));
+    CHECK(got[0] == 4 && got[1] == -5 && got[2] == 6);
+    lm_replay_close(rp);
+    lm_device_close(dev);
+    lm_binary_free(bin);
+    /* A gradient reaching an output other than an op's first. */
+    Onnx__NodeProto *split = g->node[0];
+    split->op_type = ob_str("Split");
+    split->n_input = 1;
+    split->output[0] = ob_str("c0");
+    split->output[split->n_output++] = ob_str("c");
+    ob_attr_i(split, "axis", 0);
+    ob_attr_is(split, "split", (const int64_t[]){1, 2}, 2);
+    zs->n_strings = 0;
+    n->n_input = 1;
+    n->n_output = 1;
+    m->opset_import[0]->version = 12;
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "node 'step' (Gradient): op ai.onnx.preview.training.Gradient is not supported");
+                "node 'mul' (Split): Gradient: y depends on output 1 of this node, whose gradient "
+                "is not supported");
 }
 
 static void attr_f(Onnx__NodeProto *n, const char *name, float v) {
@@ -1898,6 +1990,7 @@ int main(void) {
     TEST_RUN(test_sequence_map_refusals);
     TEST_RUN(test_optional_io);
     TEST_RUN(test_training_refusals);
+    TEST_RUN(test_gradient_refusals);
     TEST_RUN(test_random);
     TEST_RUN(test_multinomial);
     TEST_RUN(test_seed_input);

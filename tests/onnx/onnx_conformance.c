@@ -1596,8 +1596,11 @@ static void write_md(const char *path, const config *cf, const test_case *tests,
     fprintf(f,
             "\n## Unsupported ops, by tests they fail\n\n"
             "The op named by each \"unsupported op\" failure (for an `_expanded` test, an op of\n"
-            "the decomposition).\n\n"
-            "| op | node tests | other tests |\n|---|---:|---:|\n");
+            "the decomposition).\n\n");
+    if (nm)
+        fprintf(f, "| op | node tests | other tests |\n|---|---:|---:|\n");
+    else
+        fprintf(f, "No test fails for an unsupported op.\n");
     for (size_t i = 0; i < nm; i++) {
         fprintf(f, "| ");
         md_text(f, missing[i].name, 100);

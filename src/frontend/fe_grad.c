@@ -1,0 +1,652 @@
+/* Gradient (ai.onnx.preview.training): reverse-mode differentiation of the
+ * graph, done at compile time.
+ *
+ * Gradient(xs, zs, y) outputs dy/dx for each tensor named in xs, at the
+ * values its inputs give for xs and then zs. The node is rewritten into
+ * ordinary ops: the forward ops from xs and zs to y (reused where the
+ * inputs are the named tensors themselves and those ops were inferred
+ * already, cloned on the given values otherwise), then each op's
+ * vector-Jacobian product in reverse order, accumulated per tensor. A y of
+ * several elements is differentiated as the sum of its elements (the
+ * backward pass starts from ones), so each output has the shape of its x.
+ *
+ * The loader makes y an implicit input of the node, so the ops computing y
+ * come before it and are inferred first: every shape the backward pass
+ * needs (to sum broadcast gradients back to their operand's shape) is known
+ * when the node is rewritten. An op on the path without a gradient rule is
+ * an error naming it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
+
+/* The rewrite under way. Errors are sticky: once st is set every emitter
+ * returns FE_NONE and does nothing, so a rule reads as straight-line math
+ * and its caller checks st once. */
+typedef struct gr {
+    fe_expansion x;
+    lm_status st;
+    fe_elem elem;     /* y's element type, that of every gradient */
+    uint32_t values;  /* the graph's value count before the rewrite */
+    uint32_t *map;    /* per original value: what it is in the rewrite */
+    uint32_t *grad;   /* per original value: its gradient so far, or FE_NONE */
+    uint8_t *role;    /* per original value: GR_* */
+    uint8_t *dep;     /* per original value: depends on a tensor in xs */
+    uint8_t *on_path; /* per node (original index): on the way to y */
+    uint32_t *order;  /* those nodes, in graph order */
+    uint32_t order_count;
+} gr;
+
+enum { GR_OTHER = 0, GR_X = 1, GR_Z = 2 };
+
+/* ---- emitters ---- */
+
+static bool gr_ok(gr *G) {
+    return G->st == LM_OK;
+}
+
+/* A new node op with `n_in` inputs and one new output value. */
+static uint32_t gr_node(gr *G, const char *op, int64_t opset, const uint32_t *in, uint32_t n_in,
+                        fe_node **out_node) {
+    if (!gr_ok(G)) return FE_NONE;
+    uint32_t v;
+    if ((G->st = fe_x_value(&G->x, op, &v))) return FE_NONE;
+    fe_node *n = fe_x_node(&G->x, op, opset, n_in, 1);
+    if (!n) {
+        G->st = fe_x_oom();
+        return FE_NONE;
+    }
+    memcpy(n->inputs, in, n_in * sizeof *in);
+    n->outputs[0] = v;
+    if (out_node) *out_node = n;
+    return v;
+}
+
+static uint32_t gr_op(gr *G, const char *op, uint32_t a, uint32_t b) {
+    return gr_node(G, op, 13, (const uint32_t[]){a, b}, b == FE_NONE ? 1 : 2, NULL);
+}
+
+/* An INTS attribute on n (the last node made). */
+static void gr_ints_attr(gr *G, fe_node *n, const char *name, const int64_t *v, size_t count) {
+    if (!gr_ok(G)) return;
+    fe_attr *a = fe_arena_alloc(&G->x.c->g->arena, sizeof *a);
+    int64_t *ints = fe_arena_alloc(&G->x.c->g->arena, (count ? count : 1) * sizeof *ints);
+    if (!a || !ints) {
+        G->st = fe_x_oom();
+        return;
+    }
+    memcpy(ints, v, count * sizeof *v);
+    *a = (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = count};
+    n->attrs = a;
+    n->attr_count = 1;
+}
+
+static uint32_t gr_const(gr *G, fe_elem elem, uint32_t rank, const int64_t *dims, double fill) {
+    if (!gr_ok(G)) return FE_NONE;
+    fe_tensor *t;
+    uint32_t v;
+    if ((G->st = fe_const_new(G->x.c, elem, rank, dims, &t))) return FE_NONE;
+    for (uint64_t i = 0; i < t->count; i++)
+        fe_tensor_set_f64(t, i, fill);
+    if ((G->st = fe_x_const(&G->x, t, "k", &v))) return FE_NONE;
+    return v;
+}
+
+static uint32_t gr_scalar(gr *G, double v) {
+    return gr_const(G, G->elem, 0, NULL, v);
+}
+
+static uint32_t gr_ints(gr *G, const int64_t *v, uint32_t count) {
+    if (!gr_ok(G)) return FE_NONE;
+    fe_tensor *t;
+    uint32_t out;
+    if ((G->st = fe_const_new(G->x.c, FE_INT64, 1, (const int64_t[]){count}, &t))) return FE_NONE;
+    for (uint32_t i = 0; i < count; i++)
+        fe_tensor_set_i64(t, i, v[i]);
+    if ((G->st = fe_x_const(&G->x, t, "ints", &out))) return FE_NONE;
+    return out;
+}
+
+static uint32_t gr_reshape(gr *G, uint32_t v, const fe_type *to) {
+    return gr_op(G, "Reshape", v, gr_ints(G, to->dims, (uint32_t)to->rank));
+}
+
+/* a with its last two dims swapped. */
+static uint32_t gr_swap_last(gr *G, uint32_t a, int32_t rank) {
+    int64_t perm[FE_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++)
+        perm[d] = d;
+    perm[rank - 2] = rank - 1;
+    perm[rank - 1] = rank - 2;
+    fe_node *n = NULL;
+    uint32_t v = gr_node(G, "Transpose", 13, &a, 1, &n);
+    if (n) gr_ints_attr(G, n, "perm", perm, (size_t)rank);
+    return v;
+}
+
+/* The sum over `axes` (kept as 1s). */
+static uint32_t gr_sum(gr *G, uint32_t v, const int64_t *axes, uint32_t count) {
+    return gr_op(G, "ReduceSum", v, gr_ints(G, axes, count));
+}
+
+/* g, of type `from` (an op's output), summed back to `to` (an operand that
+ * was broadcast to it). */
+static uint32_t gr_unbroadcast(gr *G, uint32_t g, const fe_type *from, const fe_type *to) {
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    int32_t lead = from->rank - to->rank;
+    for (int32_t d = 0; d < from->rank; d++)
+        if (d < lead || (to->dims[d - lead] == 1 && from->dims[d] != 1)) axes[count++] = d;
+    if (!count) return g;
+    uint32_t s = gr_sum(G, g, axes, count);
+    return lead ? gr_reshape(G, s, to) : s;
+}
+
+/* ---- the rules ---- */
+
+/* Adds `contribution` to the gradient of original value v. */
+static void gr_accumulate(gr *G, uint32_t v, uint32_t contribution) {
+    if (!gr_ok(G) || contribution == FE_NONE) return;
+    G->grad[v] = G->grad[v] == FE_NONE ? contribution : gr_op(G, "Add", G->grad[v], contribution);
+}
+
+/* Whether original value v needs a gradient: a float tensor in xs, or one
+ * computed from them on the way to y (zs and constants need none; a value
+ * folded at compile time still does when it came from xs). */
+static bool gr_wants(const gr *G, uint32_t v) {
+    return v != FE_NONE && G->dep[v] && fe_elem_is_float(G->x.c->g->values[v].type.elem);
+}
+
+static const fe_type *gr_type(const gr *G, uint32_t v) {
+    return &G->x.c->g->values[v].type;
+}
+
+/* The axes a Reduce* node reduces (all when none are given and
+ * noop_with_empty_axes is 0), as a mask over a's dims. */
+static lm_status gr_reduce_axes(gr *G, const fe_node *n, int32_t rank, bool *mask) {
+    fe_ctx *c = G->x.c;
+    const int64_t *axes = NULL;
+    size_t count = 0;
+    lm_status st;
+    const fe_tensor *k = NULL;
+    if (fe_has_in(n, 1)) {
+        if (!(k = fe_in_const(c, n, 1)))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "its axes are computed at run time");
+        count = (size_t)k->count;
+    } else if ((st = fe_attr_ints(c, n, "axes", &axes, &count))) {
+        return st;
+    }
+    int64_t noop = 0;
+    if ((st = fe_attr_int(c, n, "noop_with_empty_axes", 0, &noop))) return st;
+    for (int32_t d = 0; d < rank; d++)
+        mask[d] = count == 0 && !noop;
+    for (size_t i = 0; i < count; i++) {
+        int64_t a = k ? fe_tensor_get_i64(k, i) : axes[i];
+        if (a < 0) a += rank;
+        if (a < 0 || a >= rank) return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis out of range");
+        mask[a] = true;
+    }
+    return LM_OK;
+}
+
+/* ReduceSum / ReduceMean: g spread back over the reduced dims. */
+static void gr_rule_reduce(gr *G, const fe_node *n, uint32_t g, bool mean) {
+    fe_type a = *gr_type(G, n->inputs[0]);
+    bool mask[FE_MAX_RANK];
+    if ((G->st = gr_reduce_axes(G, n, a.rank, mask))) return;
+    fe_type kept = a;
+    double count = 1;
+    for (int32_t d = 0; d < a.rank; d++)
+        if (mask[d]) {
+            count *= (double)a.dims[d];
+            kept.dims[d] = 1;
+        }
+    uint32_t spread =
+        gr_op(G, "Expand", gr_reshape(G, g, &kept), gr_ints(G, a.dims, (uint32_t)a.rank));
+    if (mean) spread = gr_op(G, "Div", spread, gr_scalar(G, count));
+    gr_accumulate(G, n->inputs[0], spread);
+}
+
+/* Softmax and LogSoftmax: over one axis, or before opset 13 over the
+ * input coerced to 2-D at axis (so over every dim from axis on). */
+static void gr_rule_softmax(gr *G, const fe_node *n, uint32_t g, bool log) {
+    int64_t axis;
+    if ((G->st = fe_attr_int(G->x.c, n, "axis", n->opset < 13 ? 1 : -1, &axis))) return;
+    int32_t rank = gr_type(G, n->outputs[0])->rank;
+    if (axis < 0) axis += rank;
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    for (int64_t d = axis; d < rank && (n->opset < 13 || d == axis); d++)
+        axes[count++] = d;
+    uint32_t y = G->map[n->outputs[0]];
+    if (log) {
+        /* g - exp(y) * sum(g) */
+        uint32_t s = gr_sum(G, g, axes, count);
+        gr_accumulate(G, n->inputs[0],
+                      gr_op(G, "Sub", g, gr_op(G, "Mul", gr_op(G, "Exp", y, FE_NONE), s)));
+    } else {
+        /* y * (g - sum(g * y)) */
+        uint32_t s = gr_sum(G, gr_op(G, "Mul", g, y), axes, count);
+        gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", y, gr_op(G, "Sub", g, s)));
+    }
+}
+
+/* MatMul of operands of rank >= 2 (batch dims broadcast). */
+static void gr_rule_matmul(gr *G, const fe_node *n, uint32_t g) {
+    fe_type ta = *gr_type(G, n->inputs[0]), tb = *gr_type(G, n->inputs[1]),
+            ty = *gr_type(G, n->outputs[0]);
+    if (ta.rank < 2 || tb.rank < 2) {
+        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                        "the gradient of MatMul with a 1-D operand is not supported");
+        return;
+    }
+    uint32_t a = G->map[n->inputs[0]], b = G->map[n->inputs[1]];
+    /* The operands' shapes with y's batch dims, for summing them back. */
+    fe_type ga_t = ty, gb_t = ty;
+    ga_t.dims[ty.rank - 1] = ta.dims[ta.rank - 1];
+    gb_t.dims[ty.rank - 2] = tb.dims[tb.rank - 2];
+    if (gr_wants(G, n->inputs[0]))
+        gr_accumulate(
+            G, n->inputs[0],
+            gr_unbroadcast(G, gr_op(G, "MatMul", g, gr_swap_last(G, b, tb.rank)), &ga_t, &ta));
+    if (gr_wants(G, n->inputs[1]))
+        gr_accumulate(
+            G, n->inputs[1],
+            gr_unbroadcast(G, gr_op(G, "MatMul", gr_swap_last(G, a, ta.rank), g), &gb_t, &tb));
+}
+
+/* Gemm: y = alpha * A' B' + beta * C, A' = A or its transpose (transA). */
+static void gr_rule_gemm(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    int64_t ta, tb;
+    float alpha, beta;
+    if ((G->st = fe_attr_int(c, n, "transA", 0, &ta)) ||
+        (G->st = fe_attr_int(c, n, "transB", 0, &tb)) ||
+        (G->st = fe_attr_float(c, n, "alpha", 1.0f, &alpha)) ||
+        (G->st = fe_attr_float(c, n, "beta", 1.0f, &beta)))
+        return;
+    uint32_t a = G->map[n->inputs[0]], b = G->map[n->inputs[1]];
+    uint32_t ga = alpha == 1.0f ? g : gr_op(G, "Mul", g, gr_scalar(G, alpha));
+    if (gr_wants(G, n->inputs[0])) {
+        /* dA' = alpha g B'^T, and B'^T is B itself when B was transposed. */
+        uint32_t bt = tb ? b : gr_swap_last(G, b, 2);
+        uint32_t d = gr_op(G, "MatMul", ga, bt);
+        gr_accumulate(G, n->inputs[0], ta ? gr_swap_last(G, d, 2) : d);
+    }
+    if (gr_wants(G, n->inputs[1])) {
+        uint32_t at = ta ? a : gr_swap_last(G, a, 2);
+        uint32_t d = gr_op(G, "MatMul", at, ga);
+        gr_accumulate(G, n->inputs[1], tb ? gr_swap_last(G, d, 2) : d);
+    }
+    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
+        uint32_t gc = beta == 1.0f ? g : gr_op(G, "Mul", g, gr_scalar(G, beta));
+        gr_accumulate(G, n->inputs[2],
+                      gr_unbroadcast(G, gc, gr_type(G, n->outputs[0]), gr_type(G, n->inputs[2])));
+    }
+}
+
+/* Transpose: g under the inverse permutation. */
+static void gr_rule_transpose(gr *G, const fe_node *n, uint32_t g) {
+    int32_t rank = gr_type(G, n->inputs[0])->rank;
+    const int64_t *perm = NULL;
+    size_t count = 0;
+    if ((G->st = fe_attr_ints(G->x.c, n, "perm", &perm, &count))) return;
+    int64_t inv[FE_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++) {
+        int64_t p = perm && count == (size_t)rank ? perm[d] : rank - 1 - d;
+        if (p < 0 || p >= rank) {
+            G->st = fe_fail(G->x.c, n, LM_ERR_INVALID_FILE, "perm is not a permutation");
+            return;
+        }
+        inv[p] = d;
+    }
+    fe_node *t = NULL;
+    uint32_t v = gr_node(G, "Transpose", 13, &g, 1, &t);
+    if (t) gr_ints_attr(G, t, "perm", inv, (size_t)rank);
+    gr_accumulate(G, n->inputs[0], v);
+}
+
+/* The element-wise ops of one or two operands: each operand's share of g
+ * (before summing broadcast dims back), FE_NONE where it has none. */
+static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[2]) {
+    const char *op = n->op_type;
+    uint32_t a = G->map[n->inputs[0]];
+    uint32_t b = n->input_count > 1 && n->inputs[1] != FE_NONE ? G->map[n->inputs[1]] : FE_NONE;
+    uint32_t y = G->map[n->outputs[0]];
+    share[0] = share[1] = FE_NONE;
+    if (!strcmp(op, "Identity")) {
+        share[0] = g;
+    } else if (!strcmp(op, "Add")) {
+        share[0] = share[1] = g;
+    } else if (!strcmp(op, "Sub")) {
+        share[0] = g;
+        if (gr_wants(G, n->inputs[1])) share[1] = gr_op(G, "Neg", g, FE_NONE);
+    } else if (!strcmp(op, "Mul")) {
+        if (gr_wants(G, n->inputs[0])) share[0] = gr_op(G, "Mul", g, b);
+        if (gr_wants(G, n->inputs[1])) share[1] = gr_op(G, "Mul", g, a);
+    } else if (!strcmp(op, "Div")) {
+        /* d(a/b)/db = -y / b */
+        if (gr_wants(G, n->inputs[0])) share[0] = gr_op(G, "Div", g, b);
+        if (gr_wants(G, n->inputs[1]))
+            share[1] = gr_op(G, "Neg", gr_op(G, "Div", gr_op(G, "Mul", g, y), b), FE_NONE);
+    } else if (!strcmp(op, "Pow")) {
+        /* b a^(b-1), and y ln a */
+        if (gr_wants(G, n->inputs[0]))
+            share[0] = gr_op(
+                G, "Mul", g,
+                gr_op(G, "Mul", b, gr_op(G, "Pow", a, gr_op(G, "Sub", b, gr_scalar(G, 1.0)))));
+        if (gr_wants(G, n->inputs[1]))
+            share[1] = gr_op(G, "Mul", g, gr_op(G, "Mul", y, gr_op(G, "Log", a, FE_NONE)));
+    } else if (!strcmp(op, "Neg")) {
+        share[0] = gr_op(G, "Neg", g, FE_NONE);
+    } else if (!strcmp(op, "Relu")) {
+        share[0] = gr_node(
+            G, "Where", 16,
+            (const uint32_t[]){gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g, gr_scalar(G, 0.0)}, 3,
+            NULL);
+    } else if (!strcmp(op, "Sigmoid")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Mul", y, gr_op(G, "Sub", gr_scalar(G, 1.0), y)));
+    } else if (!strcmp(op, "Tanh")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Sub", gr_scalar(G, 1.0), gr_op(G, "Mul", y, y)));
+    } else if (!strcmp(op, "Exp")) {
+        share[0] = gr_op(G, "Mul", g, y);
+    } else if (!strcmp(op, "Log")) {
+        share[0] = gr_op(G, "Div", g, a);
+    } else if (!strcmp(op, "Sqrt")) {
+        share[0] = gr_op(G, "Div", gr_op(G, "Mul", g, gr_scalar(G, 0.5)), y);
+    } else if (!strcmp(op, "Abs")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Sign", a, FE_NONE));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static const char gr_supported[] =
+    "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Sum, "
+    "MatMul, Gemm, ReduceSum, ReduceMean, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, "
+    "Unsqueeze, Transpose";
+
+/* Node n's operands' gradients from its output's gradient g. */
+static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
+    const char *op = n->op_type;
+    uint32_t share[2];
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) {
+        /* Only the default domain's ops have rules. */
+    } else if (gr_rule_eltwise(G, n, g, share)) {
+        const fe_type *ty = gr_type(G, n->outputs[0]);
+        for (uint32_t i = 0; i < 2 && i < n->input_count; i++)
+            if (share[i] != FE_NONE && gr_wants(G, n->inputs[i]))
+                gr_accumulate(G, n->inputs[i],
+                              gr_unbroadcast(G, share[i], ty, gr_type(G, n->inputs[i])));
+        return;
+    } else if (!strcmp(op, "Sum")) {
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (gr_wants(G, n->inputs[i]))
+                gr_accumulate(
+                    G, n->inputs[i],
+                    gr_unbroadcast(G, g, gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
+        return;
+    } else if (!strcmp(op, "MatMul")) {
+        gr_rule_matmul(G, n, g);
+        return;
+    } else if (!strcmp(op, "Gemm")) {
+        gr_rule_gemm(G, n, g);
+        return;
+    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean")) {
+        gr_rule_reduce(G, n, g, op[6] == 'M');
+        return;
+    } else if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) {
+        gr_rule_softmax(G, n, g, op[0] == 'L');
+        return;
+    } else if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
+               !strcmp(op, "Unsqueeze")) {
+        gr_accumulate(G, n->inputs[0], gr_reshape(G, g, gr_type(G, n->inputs[0])));
+        return;
+    } else if (!strcmp(op, "Transpose")) {
+        gr_rule_transpose(G, n, g);
+        return;
+    }
+    G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                    "Gradient: y depends on this node, whose gradient is not supported (ops "
+                    "with a gradient: %s)",
+                    gr_supported);
+}
+
+/* ---- the subgraph from xs and zs to y ---- */
+
+/* Marks the nodes y depends on, up to the tensors named in xs and zs and
+ * constants; a graph input named in neither is an error. */
+static lm_status gr_mark(gr *G, const fe_node *grad_node, uint32_t y) {
+    fe_ctx *c = G->x.c;
+    fe_graph *g = c->g;
+    uint32_t *stack = malloc((size_t)G->values * sizeof *stack);
+    uint8_t *seen = calloc(G->values, 1);
+    if (!stack || !seen) {
+        free(stack);
+        free(seen);
+        return fe_x_oom();
+    }
+    uint32_t top = 0;
+    lm_status st = LM_OK;
+    stack[top++] = y;
+    seen[y] = 1;
+    while (top && !st) {
+        uint32_t v = stack[--top];
+        const fe_value *val = &g->values[v];
+        if (G->role[v] != GR_OTHER || (val->konst && val->producer == FE_NONE)) continue;
+        if (val->producer == FE_NONE) {
+            st = fe_fail(c, grad_node, LM_ERR_INVALID_FILE,
+                         "y ('%s') depends on '%s', which is in neither xs nor zs",
+                         g->values[y].name, val->name);
+            break;
+        }
+        const fe_node *p = &g->nodes[val->producer];
+        G->on_path[val->producer] = 1;
+        for (uint32_t i = 0; i < p->input_count + p->implicit_count; i++) {
+            uint32_t u = i < p->input_count ? p->inputs[i] : p->implicit[i - p->input_count];
+            if (u != FE_NONE && !seen[u]) {
+                seen[u] = 1;
+                stack[top++] = u;
+            }
+        }
+    }
+    free(stack);
+    free(seen);
+    return st;
+}
+
+/* The forward ops on the path, cloned onto the given values where an
+ * operand differs from the graph's (or the op comes after the node). */
+static void gr_forward(gr *G, uint32_t grad_index) {
+    fe_graph *g = G->x.c->g;
+    for (uint32_t k = 0; k < grad_index && gr_ok(G); k++) {
+        if (!G->on_path[k]) continue;
+        const fe_node *n = &g->nodes[k];
+        G->order[G->order_count++] = k;
+        bool moved = false, dep = false;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) {
+                moved |= G->map[n->inputs[i]] != n->inputs[i];
+                dep |= G->dep[n->inputs[i]] != 0;
+            }
+        for (uint32_t i = 0; i < n->output_count; i++)
+            if (n->outputs[i] != FE_NONE && G->role[n->outputs[i]] == GR_OTHER)
+                G->dep[n->outputs[i]] = dep;
+        if (!moved) continue;
+        if (n->implicit_count) {
+            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                            "Gradient at values other than xs's and zs's own: this node's "
+                            "subgraph cannot be recomputed");
+            return;
+        }
+        fe_node copy = *n; /* fe_x_node may move g's arrays */
+        fe_node *m =
+            fe_x_node(&G->x, copy.op_type, copy.opset, copy.input_count, copy.output_count);
+        if (!m) {
+            G->st = fe_x_oom();
+            return;
+        }
+        m->domain = copy.domain;
+        m->name = copy.name;
+        m->attrs = copy.attrs;
+        m->attr_count = copy.attr_count;
+        for (uint32_t i = 0; i < copy.input_count; i++)
+            m->inputs[i] = copy.inputs[i] == FE_NONE ? FE_NONE : G->map[copy.inputs[i]];
+        for (uint32_t i = 0; i < copy.output_count && gr_ok(G); i++) {
+            uint32_t o = copy.outputs[i];
+            m->outputs[i] = FE_NONE;
+            if (o == FE_NONE) continue;
+            char name[160];
+            snprintf(name, sizeof name, "at/%s", g->values[o].name);
+            uint32_t nv;
+            if ((G->st = fe_x_value(&G->x, name, &nv))) return;
+            m = &G->x.nodes[G->x.count - 1];
+            m->outputs[i] = nv;
+            G->map[o] = nv;
+        }
+    }
+}
+
+/* ---- the op ---- */
+
+static lm_status gr_names(fe_ctx *c, const fe_node *n, const char *attr, bool required,
+                          const char *const **out, size_t *out_count) {
+    const fe_attr *a = fe_node_attr(n, attr);
+    *out = NULL;
+    *out_count = 0;
+    if (!a) {
+        if (required) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute %s is missing", attr);
+        return LM_OK;
+    }
+    if (a->type != FE_ATTR_STRINGS && !(a->type == FE_ATTR_STRING && !strcmp(attr, "y")))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute %s has the wrong type", attr);
+    if (a->type == FE_ATTR_STRING) {
+        *out = &a->s;
+        *out_count = 1;
+    } else {
+        *out = (const char *const *)a->strings;
+        *out_count = a->count;
+    }
+    return LM_OK;
+}
+
+lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_attrs(c, n, (const char *const[]){"xs", "zs", "y", NULL});
+    const char *const *xs = NULL, *const *zs = NULL, *const *ys = NULL;
+    size_t nx = 0, nz = 0, ny = 0;
+    if (!st) st = gr_names(c, n, "xs", true, &xs, &nx);
+    if (!st) st = gr_names(c, n, "zs", false, &zs, &nz);
+    if (!st) st = gr_names(c, n, "y", true, &ys, &ny);
+    if (st) return st;
+    if (!nx) return fe_fail(c, n, LM_ERR_INVALID_FILE, "xs names no tensor");
+    if (n->input_count != nx + nz)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "%u input%s for %zu tensor%s in xs and zs (one input each)", n->input_count,
+                       n->input_count == 1 ? "" : "s", nx + nz, nx + nz == 1 ? "" : "s");
+    if (n->output_count > nx)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "%u outputs for %zu tensor%s in xs",
+                       n->output_count, nx, nx == 1 ? "" : "s");
+    fe_graph *g = c->g;
+    uint32_t y = fe_graph_find_value(g, ys[0]);
+    if (y == FE_NONE)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "y names '%s', which is not in the graph", ys[0]);
+    if (!fe_elem_is_float(g->values[y].type.elem))
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "y ('%s') must be a float tensor", ys[0]);
+
+    gr G = {.elem = g->values[y].type.elem, .values = g->value_count};
+    fe_x_begin(c, n, &G.x);
+    G.map = malloc((size_t)G.values * sizeof *G.map);
+    G.grad = malloc((size_t)G.values * sizeof *G.grad);
+    G.role = calloc(G.values, 1);
+    G.dep = calloc(G.values, 1);
+    G.on_path = calloc(g->node_count, 1);
+    G.order = malloc((size_t)g->node_count * sizeof *G.order);
+    uint32_t *named = malloc((nx + nz) * sizeof *named);
+    if (!G.map || !G.grad || !G.role || !G.dep || !G.on_path || !G.order || !named) st = fe_x_oom();
+    for (uint32_t v = 0; !st && v < G.values; v++) {
+        G.map[v] = v;
+        G.grad[v] = FE_NONE;
+    }
+    /* The tensors named, each with the value its input gives. */
+    for (uint32_t i = 0; !st && i < nx + nz; i++) {
+        const char *name = i < nx ? xs[i] : zs[i - nx];
+        uint32_t v = fe_graph_find_value(g, name);
+        if (v == FE_NONE) {
+            st = fe_fail(c, n, LM_ERR_INVALID_FILE, "%s names '%s', which is not in the graph",
+                         i < nx ? "xs" : "zs", name);
+            break;
+        }
+        if (G.role[v] != GR_OTHER) {
+            st = fe_fail(c, n, LM_ERR_INVALID_FILE, "'%s' is named twice in xs and zs", name);
+            break;
+        }
+        const fe_type *want = &g->values[v].type, *got = fe_in_type(c, n, i);
+        char a[128], b[128];
+        if (!fe_type_is_known(want) || want->elem != got->elem || want->rank != got->rank ||
+            memcmp(want->dims, got->dims, (size_t)want->rank * sizeof *want->dims)) {
+            st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                         "input %u is %s, but '%s' is %s: the gradient is taken at values of "
+                         "the tensors' own types",
+                         i, fe_type_format(got, a, sizeof a), name,
+                         fe_type_format(want, b, sizeof b));
+            break;
+        }
+        if (i < nx && !fe_elem_is_float(want->elem)) {
+            st = fe_fail(c, n, LM_ERR_INVALID_FILE, "xs names '%s', which is not a float tensor",
+                         name);
+            break;
+        }
+        G.role[v] = i < nx ? GR_X : GR_Z;
+        G.dep[v] = i < nx;
+        G.map[v] = n->inputs[i];
+        named[i] = v;
+    }
+    uint32_t grad_index = (uint32_t)(n - g->nodes);
+    if (!st) st = gr_mark(&G, n, y);
+    if (!st) {
+        gr_forward(&G, grad_index);
+        /* Backward from ones shaped like y. */
+        fe_type ty = g->values[y].type;
+        G.grad[y] = gr_const(&G, G.elem, (uint32_t)ty.rank, ty.dims, 1.0);
+        for (uint32_t i = G.order_count; i-- > 0 && gr_ok(&G);) {
+            const fe_node *fn = &c->g->nodes[G.order[i]];
+            /* The rules are for output 0; a gradient reaching another
+             * output (Split's, TopK's) has nowhere to go. */
+            for (uint32_t j = 1; j < fn->output_count && gr_ok(&G); j++)
+                if (fn->outputs[j] != FE_NONE && G.grad[fn->outputs[j]] != FE_NONE)
+                    G.st = fe_fail(c, fn, LM_ERR_UNSUPPORTED,
+                                   "Gradient: y depends on output %u of this node, whose gradient "
+                                   "is not supported",
+                                   j);
+            uint32_t out = fn->outputs[0];
+            if (!gr_ok(&G) || out == FE_NONE || G.grad[out] == FE_NONE) continue;
+            bool any = false;
+            for (uint32_t j = 0; j < fn->input_count; j++)
+                any |= gr_wants(&G, fn->inputs[j]);
+            if (any) gr_backward(&G, fn, G.grad[out]);
+        }
+        /* The outputs: the gradients, zeros for an x that y does not use. */
+        for (uint32_t i = 0; i < G.x.node.output_count && gr_ok(&G); i++) {
+            uint32_t o = G.x.node.outputs[i];
+            if (o == FE_NONE) continue;
+            uint32_t d = G.grad[named[i]];
+            if (d == FE_NONE) {
+                fe_type tx = c->g->values[named[i]].type;
+                d = gr_const(&G, tx.elem, (uint32_t)tx.rank, tx.dims, 0.0);
+            }
+            if (gr_ok(&G)) G.st = fe_x_identity(&G.x, d, o);
+        }
+        st = G.st;
+    }
+    free(G.map);
+    free(G.grad);
+    free(G.role);
+    free(G.dep);
+    free(G.on_path);
+    free(G.order);
+    free(named);
+    return fe_x_end(c, &G.x, st);
+}
