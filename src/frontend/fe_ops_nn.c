@@ -2532,9 +2532,11 @@ static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
 }
 
 /* ---- LpPool, GlobalLpPool: (sum over the window of |x|^p)^(1/p) ----
- * Rewritten as Abs, the p-th power, an AveragePool counting the padding
- * (its zeros add nothing) or a GlobalAveragePool, times the window's size,
- * and the p-th root. */
+ * Rewritten as Abs, the p-th power, the sum over each window, then the
+ * p-th root. The window sums are a depthwise convolution with a kernel of
+ * ones (which has dilations; zero padding adds nothing, and ceil_mode's
+ * last window, which may reach past the padding, gets more of it), the
+ * global sum a ReduceSum. */
 
 /* v^e: a product for 2, nothing for 1, else Pow. */
 static lm_status lp_power(fe_expansion *x, fe_elem elem, uint32_t v, double e, uint32_t *out) {
@@ -2549,14 +2551,58 @@ static lm_status lp_power(fe_expansion *x, fe_elem elem, uint32_t v, double e, u
     return st ? st : fe_x_emit(x, "Pow", v, k, out);
 }
 
+/* An INTS attribute of `count` values. */
+static fe_attr lp_ints(fe_ctx *c, const char *name, const int64_t *v, int32_t count) {
+    int64_t *ints = fe_arena_alloc(&c->g->arena, (size_t)count * sizeof *ints);
+    if (ints) memcpy(ints, v, (size_t)count * sizeof *v);
+    return (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count};
+}
+
+/* The window sums of `v` (N, C, spatial...): a depthwise Conv with a ones
+ * kernel and the pool's geometry, its end padding grown to ceil_mode's
+ * last window. */
+static lm_status lp_window_sums(fe_expansion *x, const fe_type *in, const geom *g, uint32_t v,
+                                uint32_t *out) {
+    fe_ctx *c = x->c;
+    int64_t wdims[2 + 3] = {in->dims[1], 1}, pads[6];
+    for (int32_t i = 0; i < g->sp; i++) {
+        wdims[2 + i] = g->kernel[i];
+        int64_t reach = (g->out[i] - 1) * g->stride[i] + (g->kernel[i] - 1) * g->dil[i] + 1;
+        int64_t past = reach - (g->in[i] + g->pad_b[i] + g->pad_e[i]);
+        pads[i] = g->pad_b[i];
+        pads[g->sp + i] = g->pad_e[i] + (past > 0 ? past : 0);
+    }
+    fe_tensor *ones;
+    uint32_t w;
+    lm_status st = fe_const_new(c, in->elem, (uint32_t)(2 + g->sp), wdims, &ones);
+    if (st) return fe_nn_fail(c, &x->node, st);
+    for (uint64_t i = 0; i < ones->count; i++)
+        fe_tensor_set_f64(ones, i, 1.0);
+    if ((st = fe_x_const(x, ones, "ones", &w)) || (st = fe_x_emit(x, "Conv", v, w, out))) return st;
+    fe_node *conv = &x->nodes[x->count - 1];
+    fe_attr *attrs = fe_arena_alloc(&c->g->arena, 5 * sizeof *attrs);
+    if (!attrs) return fe_x_oom();
+    attrs[0] = lp_ints(c, "kernel_shape", g->kernel, g->sp);
+    attrs[1] = lp_ints(c, "strides", g->stride, g->sp);
+    attrs[2] = lp_ints(c, "dilations", g->dil, g->sp);
+    attrs[3] = lp_ints(c, "pads", pads, 2 * g->sp);
+    attrs[4] = (fe_attr){.name = "group", .type = FE_ATTR_INT, .i = in->dims[1]};
+    for (int i = 0; i < 4; i++)
+        if (!attrs[i].ints) return fe_x_oom();
+    conv->attrs = attrs;
+    conv->attr_count = 5;
+    return LM_OK;
+}
+
 static lm_status infer_lppool(fe_ctx *c, const fe_node *n) {
     bool global = !strcmp(n->op_type, "GlobalLpPool");
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (!st)
         st = fe_check_attrs(c, n,
                             global ? (const char *const[]){"p", NULL}
-                                   : (const char *const[]){"auto_pad", "kernel_shape", "p", "pads",
-                                                           "strides", NULL});
+                                   : (const char *const[]){"auto_pad", "ceil_mode", "dilations",
+                                                           "kernel_shape", "p", "pads", "strides",
+                                                           NULL});
     if (!st) st = fe_check_elem(c, n, 0, float_types);
     int64_t p;
     if (!st) st = fe_attr_int(c, n, "p", 2, &p);
@@ -2567,46 +2613,38 @@ static lm_status infer_lppool(fe_ctx *c, const fe_node *n) {
     if (in->rank < 3)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "input must be (N, C, spatial...), given rank %d",
                        (int)in->rank);
-    /* The window's size: the kernel's, or every spatial element. */
-    double size = 1;
-    if (global) {
-        for (int32_t d = 2; d < in->rank; d++)
-            size *= (double)in->dims[d];
-    } else {
+    geom g;
+    if (!global) {
         const int64_t *k;
         size_t kn;
         if ((st = fe_attr_ints(c, n, "kernel_shape", &k, &kn))) return st;
         if (!k) return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute kernel_shape is missing");
-        for (size_t d = 0; d < kn; d++)
-            size *= (double)k[d];
+        if ((st = geom_read(c, n, K_AVGPOOL, in, NULL, &g))) return st;
     }
     fe_elem e = in->elem;
+    fe_type type = *in;
     fe_expansion x;
     fe_x_begin(c, n, &x);
-    uint32_t a, ap, pooled, scaled, ksize, y = n->outputs[0];
-    st = fe_x_emit(&x, "Abs", n->inputs[0], FE_NONE, &a);
+    uint32_t a, ap, sums, y = x.node.outputs[0];
+    st = fe_x_emit(&x, "Abs", x.node.inputs[0], FE_NONE, &a);
     if (!st) st = lp_power(&x, e, a, (double)p, &ap);
-    if (!st) st = fe_x_value(&x, "pooled", &pooled);
-    fe_node *pool =
-        st ? NULL : fe_x_node(&x, global ? "GlobalAveragePool" : "AveragePool", 11, 1, 1);
-    if (!st && !pool) st = fe_x_oom();
-    if (!st) {
-        pool->inputs[0] = ap;
-        pool->outputs[0] = pooled;
-        /* LpPool's window attributes, p aside, and the padding counted. */
-        fe_attr *attrs = fe_arena_alloc(&c->g->arena, (x.node.attr_count + 1) * sizeof *attrs);
-        if (!attrs) st = fe_x_oom();
-        for (uint32_t i = 0; !st && i < x.node.attr_count; i++)
-            if (strcmp(x.node.attrs[i].name, "p")) attrs[pool->attr_count++] = x.node.attrs[i];
-        if (!st && !global)
-            attrs[pool->attr_count++] =
-                (fe_attr){.name = "count_include_pad", .type = FE_ATTR_INT, .i = 1};
-        pool->attrs = attrs;
+    if (!st && global) {
+        int64_t axes[FE_MAX_RANK];
+        for (int32_t d = 2; d < type.rank; d++)
+            axes[d - 2] = d;
+        fe_tensor *t;
+        uint32_t ax;
+        if ((st = fe_const_new(c, FE_INT64, 1, (const int64_t[]){type.rank - 2}, &t)))
+            st = fe_nn_fail(c, n, st);
+        for (int32_t d = 0; !st && d < type.rank - 2; d++)
+            fe_tensor_set_i64(t, (uint64_t)d, axes[d]);
+        if (!st) st = fe_x_const(&x, t, "axes", &ax);
+        if (!st) st = fe_x_emit(&x, "ReduceSum", ap, ax, &sums);
+    } else if (!st) {
+        st = lp_window_sums(&x, &type, &g, ap, &sums);
     }
-    if (!st) st = fe_x_float(&x, e, size, &ksize);
-    if (!st) st = fe_x_emit(&x, "Mul", pooled, ksize, &scaled);
     uint32_t root = FE_NONE;
-    if (!st) st = lp_power(&x, e, scaled, 1.0 / (double)p, &root);
+    if (!st) st = lp_power(&x, e, sums, 1.0 / (double)p, &root);
     if (!st) st = fe_x_identity(&x, root, y);
     return fe_x_end(c, &x, st);
 }

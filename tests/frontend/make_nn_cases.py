@@ -1882,3 +1882,45 @@ write_case("gradient_second_order",
             helper.make_node("Mul", ["a", "a"], ["aa"]),
             helper.make_node("Mul", ["aa", "a"], ["y"])],
            [("a", a2)], [("d1", 3 * a2 * a2), ("d2", 6 * a2)], 13, domains=TRAIN)
+
+# LpPool's opset-18 attributes, dilations and ceil_mode, against a NumPy
+# transcription (with padding and a last window reaching past it).
+def lppool_np(x, p, k, s, d, pads, ceil):
+    sp = x.ndim - 2
+    outs = []
+    for i in range(sp):
+        span = x.shape[2 + i] + pads[i] + pads[sp + i] - ((k[i] - 1) * d[i] + 1)
+        o = (span + s[i] - 1) // s[i] + 1 if ceil else span // s[i] + 1
+        if ceil and (o - 1) * s[i] >= x.shape[2 + i] + pads[i]:
+            o -= 1
+        outs.append(o)
+    y = np.zeros(x.shape[:2] + tuple(outs), np.float64)
+    for idx in np.ndindex(*outs):
+        acc = np.zeros(x.shape[:2])
+        for taps in np.ndindex(*k):
+            at = [idx[i] * s[i] - pads[i] + taps[i] * d[i] for i in range(sp)]
+            if all(0 <= at[i] < x.shape[2 + i] for i in range(sp)):
+                acc += np.abs(x[(slice(None), slice(None)) + tuple(at)].astype(np.float64)) ** p
+        y[(slice(None), slice(None)) + idx] = acc ** (1.0 / p)
+    return y.astype(np.float32)
+
+
+l18 = np.random.default_rng(14)  # its own: the cases above keep their data
+xq = l18.standard_normal((2, 3, 9, 11)).astype(np.float32)
+for name, p_, k, s_, d, pads, ceil in (
+        ("lppool18_dilations", 2, [2, 3], [1, 2], [2, 2], [0, 0, 0, 0], 0),
+        ("lppool18_ceil_pads", 3, [3, 3], [2, 2], [1, 1], [1, 0, 1, 1], 1),
+        ("lppool18_dilations_ceil", 1, [2, 2], [3, 2], [3, 2], [1, 1, 0, 1], 1)):
+    write_case(name, [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=k, strides=s_,
+                                       dilations=d, pads=pads, ceil_mode=ceil, p=p_)],
+               [("x", xq)], [("y", lppool_np(xq, p_, k, s_, d, pads, ceil))], 18)
+x1q = l18.standard_normal((1, 2, 10)).astype(np.float32)
+write_case("lppool18_1d_ceil", [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3],
+                                                 strides=[3], ceil_mode=1, p=2)],
+           [("x", x1q)], [("y", lppool_np(x1q, 2, [3], [3], [1], [0, 0], 1))], 18)
+x3q = l18.standard_normal((1, 2, 5, 6, 7)).astype(np.float32)
+write_case("lppool18_3d", [helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 3, 2],
+                                            strides=[1, 2, 2], dilations=[2, 1, 2],
+                                            pads=[0, 1, 1, 1, 0, 1], ceil_mode=1, p=2)],
+           [("x", x3q)],
+           [("y", lppool_np(x3q, 2, [2, 3, 2], [1, 2, 2], [2, 1, 2], [0, 1, 1, 1, 0, 1], 1))], 18)

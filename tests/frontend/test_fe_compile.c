@@ -1918,9 +1918,14 @@ static void test_lppool_refusals(void) {
     n->op_type = ob_str("LpPool");
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'lp' (LpPool): attribute kernel_shape is missing");
-    ob_attr_i(n, "dilations", 2);
-    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "node 'lp' (LpPool): attribute 'dilations' is not supported");
+    ob_attr_is(n, "kernel_shape", (const int64_t[]){2, 2}, 2);
+    ob_attr_s(n, "auto_pad", "MIDDLE");
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'lp' (LpPool): attribute auto_pad=MIDDLE is not valid");
+    n->n_attribute--;
+    ob_attr_is(n, "dilations", (const int64_t[]){2}, 1);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'lp' (LpPool): attribute dilations has 1 values for 2 spatial dims");
 }
 
 /* MaxRoiPool's attributes and inputs (its values are built cases). */
