@@ -367,12 +367,14 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Sum, "
     "MatMul, Gemm, ReduceSum, ReduceMean, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, "
-    "Unsqueeze, Transpose";
+    "Unsqueeze, Transpose, Cast";
 
 /* Node n's operands' gradients from its output's gradient g. */
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
     const char *op = n->op_type;
     uint32_t share[2];
+    /* The rules' constants go with the node's output. */
+    G->elem = gr_type(G, n->outputs[0])->elem;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) {
         /* Only the default domain's ops have rules. */
     } else if (gr_rule_eltwise(G, n, g, share)) {
@@ -407,6 +409,13 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "Transpose")) {
         gr_rule_transpose(G, n, g);
+        return;
+    } else if (!strcmp(op, "Cast")) {
+        /* Between float types: g cast back. */
+        fe_node *cast = NULL;
+        uint32_t v = gr_node(G, "Cast", 13, &g, 1, &cast);
+        if (cast) G->st = fe_x_int_attr(&G->x, cast, "to", false, gr_type(G, n->inputs[0])->elem);
+        gr_accumulate(G, n->inputs[0], v);
         return;
     }
     G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
