@@ -273,6 +273,10 @@ typedef struct nn_unary_reader {
     uint32_t extra_page;
 } nn_unary_reader;
 
+/* The input of a unary map: tensor `a` (argument "a" of `op`), which must be
+ * a float tensor in tile layout, sharded or interleaved. */
+lm_status nn_unary_input(const char *op, lmnn_tensor a, nn_tensor **out);
+
 /* nn_unary_map with the chain's runtime parameters (NN_UNARY_PARAMS values,
  * NULL for none: see nn_unary_chain) and optionally another reader (NULL:
  * tile_reader.c). A NULL chain runs public unary op `uop` (lmnn_unary_op)

@@ -74,9 +74,7 @@ static lm_status run(const char *name, lmnn_tensor a, const char *body, double p
         opts = &defaults;
     }
     nn_tensor *t = NULL;
-    lm_status st = nn_get_tensor_any(name, "a", a, &t);
-    if (!st) st = nn_check_layout(name, "a", t, LMNN_TILE);
-    if (!st) st = nn_check_float(name, "a", t);
+    lm_status st = nn_unary_input(name, a, &t);
     if (st) return st;
     nn_unary_reader reader;
     uint32_t args[NN_UNARY_READER_ARGS], page;

@@ -17,6 +17,15 @@ lm_status nn_unary_map(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
 
 static const char *all_chains(void);
 
+lm_status nn_unary_input(const char *op, lmnn_tensor a, nn_tensor **out) {
+    /* Sharded or interleaved, either side: the kernels address pages
+     * through their accessor words. */
+    lm_status st = nn_get_tensor_any(op, "a", a, out);
+    if (!st) st = nn_check_layout(op, "a", *out, LMNN_TILE);
+    if (!st) st = nn_check_float(op, "a", *out);
+    return st;
+}
+
 lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
                             const lmnn_memory_config *memory, const char *chain,
                             const uint32_t *params, uint32_t uop, bool zero_pad,
@@ -385,11 +394,7 @@ lm_status lmnn_unary(lmnn_unary_op op, lmnn_tensor a, const lmnn_unary_options *
         opts = &defaults;
     }
     nn_tensor *t = NULL;
-    /* Sharded or interleaved, either side: the kernels address pages
-     * through their accessor words. */
-    lm_status st = nn_get_tensor_any(name, "a", a, &t);
-    if (!st) st = nn_check_layout(name, "a", t, LMNN_TILE);
-    if (!st) st = nn_check_float(name, "a", t);
+    lm_status st = nn_unary_input(name, a, &t);
     if (st) return st;
     lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : t->dtype;
     if (!nn_dtype_is_float(dtype))

@@ -99,6 +99,18 @@ static inline uint64_t nn_accessor_addr(const nn_accessor *a, uint32_t p, uint32
     return get_noc_addr(xy & 0xFF, xy >> 8, addr);
 }
 
+/* Reads pages [first, first + count) of `a` (each `page` bytes) into
+ * circular buffer `cb`, one at a time. */
+static inline void nn_read_pages(const nn_accessor *a, uint32_t cb, uint32_t first, uint32_t count,
+                                 uint32_t page) {
+    for (uint32_t t = first; t < first + count; t++) {
+        cb_reserve_back(cb, 1);
+        noc_async_read(nn_accessor_addr(a, t, 0), get_write_ptr(cb), page);
+        noc_async_read_barrier();
+        cb_push_back(cb, 1);
+    }
+}
+
 /* Fills n bytes at addr (4-byte aligned, n a multiple of 4) with the word
  * `bits`: one store, then NoC copies of what is filled from this core's own
  * L1, doubling each time -- a dozen transfers for a tile rather than a

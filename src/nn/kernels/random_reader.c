@@ -17,10 +17,5 @@ void kernel_main(void) {
     noc_async_read(nn_accessor_addr(&seed, 0, 0), get_write_ptr(1), 4);
     noc_async_read_barrier();
     cb_push_back(1, 1);
-    for (uint32_t t = first; t < first + count; t++) {
-        cb_reserve_back(0, 1);
-        noc_async_read(nn_accessor_addr(&in, t, 0), get_write_ptr(0), tile);
-        noc_async_read_barrier();
-        cb_push_back(0, 1);
-    }
+    nn_read_pages(&in, 0, first, count, tile);
 }
