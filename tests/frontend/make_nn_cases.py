@@ -1925,3 +1925,39 @@ write_case("lppool18_3d", [helper.make_node("LpPool", ["x"], ["y"], kernel_shape
                                             pads=[0, 1, 1, 1, 0, 1], ceil_mode=1, p=2)],
            [("x", x3q)],
            [("y", lppool_np(x3q, 2, [2, 3, 2], [1, 2, 2], [2, 1, 2], [0, 1, 1, 1, 0, 1], 1))], 18)
+
+# A whole training step in one model: the MLP's loss, its Gradient, and a
+# Momentum update of the weights, against PyTorch's SGD with momentum (its
+# velocity given, so the step is the second: T = 1).
+vel = {n: g32(*a.shape) * 0.1 for n, a in (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))}
+params = {n: torch.tensor(a, requires_grad=True) for n, a in (("w1", w1), ("b1", b1), ("w2", w2),
+                                                              ("b2", b2))}
+sgd = torch.optim.SGD(params.values(), lr=0.05, momentum=0.9)
+ls = -(torch.log_softmax(torch.relu(torch.from_numpy(xm) @ params["w1"].T + params["b1"])
+                         @ params["w2"] + params["b2"], 1) * torch.from_numpy(pick)).sum(1).mean()
+ls.backward()
+for n_, p_ in params.items():
+    sgd.state[p_]["momentum_buffer"] = torch.from_numpy(vel[n_].copy())
+sgd.step()
+PN = ["w1", "b1", "w2", "b2"]
+write_case("gradient_momentum_train_step",
+           [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], transB=1),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("Gemm", ["r", "w2", "b2"], ["logits"]),
+            helper.make_node("LogSoftmax", ["logits"], ["lp"], axis=1),
+            helper.make_node("Mul", ["lp", "pick"], ["picked"]),
+            helper.make_node("ReduceSum", ["picked", "one"], ["per"], keepdims=0),
+            helper.make_node("ReduceMean", ["per"], ["mean"], keepdims=0),
+            helper.make_node("Neg", ["mean"], ["loss"]),
+            grad_node(PN, ["x", "pick"], "loss", ["g_" + n for n in PN]),
+            helper.make_node("Momentum", ["lr", "step"] + PN + ["g_" + n for n in PN] +
+                             ["v_" + n for n in PN], [n + "_new" for n in PN] +
+                             ["v_" + n + "_new" for n in PN], domain="ai.onnx.preview.training",
+                             alpha=0.9, beta=1.0, mode="standard", norm_coefficient=0.0)],
+           [("x", xm), ("pick", pick), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)] +
+           [("v_" + n, vel[n]) for n in PN] +
+           [("lr", np.array(0.05, np.float32)), ("step", np.array(1, np.int64))],
+           [("loss", np.array(ls.item(), np.float32))] +
+           [(n + "_new", params[n].detach().numpy()) for n in PN] +
+           [("v_" + n + "_new", sgd.state[params[n]]["momentum_buffer"].numpy()) for n in PN],
+           13, inits=[("one", np.array([1], np.int64))], domains=TRAIN)
