@@ -9,7 +9,10 @@
  * scales, sizes and roi; the device only gathers, multiplies and adds. An
  * axis whose every output position takes one input position with weight 1
  * is a single gather (nearest, and integer tensors); one that maps onto
- * itself costs nothing. */
+ * itself costs nothing. With antialias, a linear or cubic axis that shrinks
+ * has a filter stretched by 1 / scale (as many taps as that takes), so the
+ * axis is instead a product with a constant [in, out] matrix of the same
+ * reference weights. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +41,7 @@ typedef struct resize_params {
     coord_mode coord;
     near_mode nearest;
     double cubic_a, extrapolation;
-    bool exclude_outside;
+    bool exclude_outside, antialias;
     int32_t rank;
     int64_t in[FE_MAX_RANK], out[FE_MAX_RANK];
     double scale[FE_MAX_RANK];                       /* output / input length, as ONNX counts it */
@@ -83,9 +86,10 @@ static lm_status read_modes(fe_ctx *c, const fe_node *n, resize_params *p) {
         (st = fe_attr_int(c, n, "exclude_outside", 0, &excl)) ||
         (st = fe_attr_int(c, n, "antialias", 0, &antialias)))
         return st;
-    if (antialias)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "attribute antialias=%lld is not supported (only 0)", (long long)antialias);
+    if (antialias != 0 && antialias != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute antialias=%lld (0 or 1)",
+                       (long long)antialias);
+    p->antialias = antialias == 1;
     p->coord = (coord_mode)ci;
     p->nearest = (near_mode)ni;
     p->cubic_a = a;
@@ -341,6 +345,62 @@ static void taps_of(const resize_params *p, int32_t d, int64_t o, taps *t) {
             t->weight[k] /= sum;
 }
 
+/* Whether axis d is filtered with antialias: a linear or cubic axis that
+ * shrinks (growing, the filter is the plain one). */
+static bool axis_dense(const resize_params *p, int32_t d) {
+    return p->antialias && p->mode != MODE_NEAREST && p->scale[d] < 1;
+}
+
+/* The antialiasing filter at distance `x` (in output pixels): a triangle
+ * for linear, Keys' kernel with parameter a for cubic. */
+static double filter_at(const resize_params *p, double x) {
+    x = fabs(x);
+    if (p->mode == MODE_LINEAR) return x < 1 ? 1 - x : 0;
+    double a = p->cubic_a, x2 = x * x, x3 = x2 * x;
+    if (x <= 1) return (a + 2) * x3 - (a + 3) * x2 + 1;
+    if (x < 2) return a * x3 - 5 * a * x2 + 8 * a * x - 4 * a;
+    return 0;
+}
+
+/* Column `o` of a dense axis's matrix [in, out] (row-major): the stretched
+ * filter's taps around the source coordinate, each weight at its input
+ * index (clamped into the axis: edge padding), normalised to sum to 1;
+ * none where the position extrapolates (*out_extrapolate). */
+static void dense_column(const resize_params *p, int32_t d, int64_t o, fe_tensor *m,
+                         bool *out_extrapolate) {
+    int64_t len = p->in[d], out = p->out[d];
+    double s = p->scale[d], x = source_coord(p, d, o);
+    *out_extrapolate = p->coord == COORD_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(len - 1));
+    if (*out_extrapolate) return;
+    double base = floor(x), r = x - base;
+    if (r == 0) {
+        base -= 1;
+        r = 1;
+    }
+    /* Taps base + first .. base + 1 - first: the filter's support (1 for
+     * linear, 2 for cubic) stretched by 1 / s. */
+    double support = p->mode == MODE_LINEAR ? 1 : 2;
+    int64_t first = (int64_t)floor(-support / s) + 1, last = 1 - first;
+    double sum = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t k = first; k <= last; k++) {
+            int64_t i = (int64_t)base + k;
+            if (p->exclude_outside && (i < 0 || i >= len)) continue;
+            double w = filter_at(p, s * ((double)k - r));
+            if (!pass) {
+                sum += w;
+                continue;
+            }
+            uint64_t at = (uint64_t)(i < 0      ? 0
+                                     : i >= len ? len - 1
+                                                : i) *
+                              (uint64_t)out +
+                          (uint64_t)o;
+            fe_tensor_set_f64(m, at, fe_tensor_get_f64(m, at) + (sum != 0 ? w / sum : 0));
+        }
+    }
+}
+
 /* ---- inference ---- */
 
 static lm_status infer_resize(fe_ctx *c, const fe_node *n) {
@@ -363,6 +423,12 @@ static lm_status infer_resize(fe_ctx *c, const fe_node *n) {
                        p.mode == MODE_LINEAR ? "linear" : "cubic");
     if (!fe_elem_is_numeric(x->elem))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input must be a number tensor");
+    for (int32_t d = 0; d < p.rank; d++)
+        if (axis_dense(&p, d) && (double)p.in[d] * (double)p.out[d] > (double)(1 << 26))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "antialias on dim %d, %lld to %lld long: its filter matrix would have "
+                           "more than 2^26 entries",
+                           d, (long long)p.in[d], (long long)p.out[d]);
     return fe_set_out_type(c, n, 0, x->elem, x->rank, p.out);
 }
 
@@ -376,6 +442,7 @@ static lm_status infer_resize(fe_ctx *c, const fe_node *n) {
  * all when `identity` (each position takes itself). */
 typedef struct axis_plan {
     fe_tensor *index[TAPS_MAX], *weight[TAPS_MAX], *pick, *extra;
+    fe_tensor *matrix; /* an antialiased axis: [in, out], the product's right side */
     bool single, identity, has_extra;
 } axis_plan;
 
@@ -386,8 +453,21 @@ static lm_status plan_axis(fe_ctx *c, const resize_params *p, int32_t d, axis_pl
     int64_t wdims[FE_MAX_RANK];
     for (int32_t i = 0; i < p->rank; i++)
         wdims[i] = i == d ? out : 1;
-    lm_status st = fe_const_new(c, FE_INT32, 1, &out, &a->pick);
-    if (!st) st = fe_const_new(c, FE_FLOAT, (uint32_t)p->rank, wdims, &a->extra);
+    lm_status st = fe_const_new(c, FE_FLOAT, (uint32_t)p->rank, wdims, &a->extra);
+    if (!st && axis_dense(p, d)) {
+        if ((st = fe_const_new(c, FE_FLOAT, 2, (const int64_t[]){p->in[d], out}, &a->matrix)))
+            return st;
+        for (int64_t o = 0; o < out; o++) {
+            bool extrapolate;
+            dense_column(p, d, o, a->matrix, &extrapolate);
+            if (extrapolate) {
+                fe_tensor_set_f64(a->extra, (uint64_t)o, p->extrapolation);
+                a->has_extra = true;
+            }
+        }
+        return LM_OK;
+    }
+    if (!st) st = fe_const_new(c, FE_INT32, 1, &out, &a->pick);
     for (uint32_t k = 0; k < n && !st; k++) {
         st = fe_const_new(c, FE_INT32, 1, &out, &a->index[k]);
         if (!st) st = fe_const_new(c, FE_FLOAT, (uint32_t)p->rank, wdims, &a->weight[k]);
@@ -420,6 +500,39 @@ static lm_status plan_axis(fe_ctx *c, const resize_params *p, int32_t d, axis_pl
     return LM_OK;
 }
 
+/* `x` resampled along the antialiased axis d: moved last, times the
+ * plan's matrix, moved back. */
+static lm_status resample_dense(fe_ctx *c, const fe_node *n, int32_t d, const axis_plan *a,
+                                lmnn_tensor x, lmnn_tensor *out) {
+    lmnn_tensor m, moved = x, flat = {0}, y = {0}, shaped = {0};
+    lmnn_tensor_info info;
+    int32_t rank;
+    lm_status st = fe_aux(c, n, (uint32_t)d * 16, a->matrix, LMNN_TILE, &m);
+    if (!st) st = lmnn_tensor_get_info(x, &info);
+    if (st) return st;
+    rank = (int32_t)info.shape.rank;
+    if (d != rank - 1) st = lmnn_transpose(x, d, rank - 1, NULL, &moved);
+    /* A 1-D axis is a row of a 2-D product. */
+    lmnn_shape two = LMNN_SHAPE(1, info.shape.dims[d]);
+    if (!st && rank == 1) st = lmnn_reshape(moved, &two, NULL, &flat);
+    if (!st) st = lmnn_matmul(rank == 1 ? flat : moved, m, NULL, &y);
+    if (!st && rank == 1) {
+        lmnn_shape one = LMNN_SHAPE((uint32_t)a->matrix->dims[1]);
+        st = lmnn_reshape(y, &one, NULL, &shaped);
+        fe_free(y);
+        y = shaped;
+    }
+    if (!st && d != rank - 1) {
+        st = lmnn_transpose(y, d, rank - 1, NULL, out);
+        fe_free(y);
+    } else if (!st) {
+        *out = y;
+    }
+    if (moved.id != x.id) fe_free(moved);
+    fe_free(flat);
+    return st;
+}
+
 /* `x` resampled along axis d by plan a, as a new tensor in *out. The
  * node's tables for axis d are its aux slots 16 d .. 16 d + 15. */
 static lm_status resample_axis(fe_ctx *c, const fe_node *n, int32_t d, const axis_plan *a,
@@ -433,6 +546,10 @@ static lm_status resample_axis(fe_ctx *c, const fe_node *n, int32_t d, const axi
         return st;
     }
     st = LM_OK;
+    if (a->matrix) {
+        st = resample_dense(c, n, d, a, x, &acc);
+        taps_n = 0;
+    }
     for (uint32_t k = 0; k < taps_n && !st; k++) {
         lmnn_tensor w, g, m, sum;
         if ((st = fe_aux(c, n, slot + 2 * k, a->index[k], LMNN_ROW_MAJOR, &idx)) ||

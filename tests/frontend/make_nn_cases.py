@@ -1961,3 +1961,74 @@ write_case("gradient_momentum_train_step",
            [(n + "_new", params[n].detach().numpy()) for n in PN] +
            [("v_" + n + "_new", sgd.state[params[n]]["momentum_buffer"].numpy()) for n in PN],
            13, inits=[("one", np.array([1], np.int64))], domains=TRAIN)
+
+# Resize with antialias (opset 18) against a NumPy transcription of ONNX's
+# reference rules: the linear or cubic filter stretched by 1 / scale when an
+# axis shrinks, its taps the nearest input indices (edge padded), weights
+# normalised; checked against PyTorch's antialiased bilinear below.
+def aa_coeffs(mode, ratio, scale, a=-0.75):
+    scale = min(scale, 1.0)
+    if mode == "linear":
+        start = int(np.floor(-1 / scale) + 1)
+        args = (np.arange(start, 2 - start) - ratio) * scale
+        c = np.clip(1 - np.abs(args), 0, 1)
+    else:
+        start = int(np.floor(-2 / scale) + 1)
+
+        def k(x):
+            x = abs(x)
+            if x <= 1:
+                return (a + 2) * x ** 3 - (a + 3) * x ** 2 + 1
+            if x < 2:
+                return a * x ** 3 - 5 * a * x ** 2 + 8 * a * x - 4 * a
+            return 0.0
+        c = np.array([k(scale * (i - ratio)) for i in range(start, 2 - start)])
+    return c / c.sum()
+
+
+def aa_resize_axis(x, axis, out_len, scale, mode, coord, excl, a=-0.75):
+    x = np.moveaxis(x.astype(np.float64), axis, -1)
+    n_in = x.shape[-1]
+    y = np.zeros(x.shape[:-1] + (out_len,))
+    for o in range(out_len):
+        if coord == "half_pixel":
+            xo = (o + 0.5) / scale - 0.5
+        elif coord == "align_corners":
+            xo = 0.0 if out_len == 1 else o * (n_in - 1) / (scale * n_in - 1)
+        else:  # asymmetric
+            xo = o / scale
+        ratio = 1.0 if float(xo).is_integer() else xo - np.floor(xo)
+        c = aa_coeffs(mode, ratio, scale, a)
+        nt = len(c)
+        pad = int(np.ceil(nt / 2))
+        idx = sorted(sorted(range(n_in + 2 * pad), key=lambda i: (abs(xo + pad - i), i))[:nt])
+        idx = np.array(idx) - pad
+        if excl:
+            c = np.where((idx < 0) | (idx >= n_in), 0, c)
+            c = c / c.sum()
+        y[..., o] = (x[..., np.clip(idx, 0, n_in - 1)] * c).sum(-1)
+    return np.moveaxis(y, -1, axis)
+
+
+aa = np.random.default_rng(15)  # its own: the cases above keep their data
+xa = aa.standard_normal((1, 2, 17, 23)).astype(np.float32)
+for name, mode, sizes, coord, excl in (
+        ("resize18_antialias_linear_half", "linear", [1, 2, 7, 9], "half_pixel", 0),
+        ("resize18_antialias_cubic_half", "cubic", [1, 2, 6, 11], "half_pixel", 0),
+        ("resize18_antialias_cubic_excl_asym", "cubic", [1, 2, 5, 4], "asymmetric", 1),
+        ("resize18_antialias_linear_up_down", "linear", [1, 2, 30, 8], "align_corners", 0)):
+    y = xa
+    for ax in (2, 3):
+        s_ = sizes[ax] / xa.shape[ax]
+        if s_ < 1:
+            y = aa_resize_axis(y, ax, sizes[ax], s_, mode, coord, excl)
+        elif s_ > 1:
+            # Growing, the filter is the plain one: PyTorch's align_corners bilinear.
+            y = torch.nn.functional.interpolate(torch.from_numpy(np.asarray(y, np.float32)),
+                                                size=(sizes[2], y.shape[3]), mode="bilinear",
+                                                align_corners=True).numpy()
+    write_case(name, [helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode,
+                                       antialias=1, coordinate_transformation_mode=coord,
+                                       exclude_outside=excl)],
+               [("x", xa)], [("y", np.asarray(y, np.float32))], 18,
+               inits=[("sizes", np.array(sizes, np.int64))])

@@ -348,6 +348,27 @@ static void test_unsupported(void) {
 
 /* Resize's attributes and constant inputs, each wrong in its own way:
  * an error naming the node and what is wrong. */
+/* Resize's antialias matrix has a size limit. */
+static void test_resize_antialias_limit(void) {
+    int64_t xd[4] = {1, 1, 1, 16384}, yd[4] = {1, 1, 1, 8192}, four = 4;
+    Onnx__GraphProto *g = ob_graph("aa");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 18;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    Onnx__TensorProto *sizes = ob_tensor("sizes", I64, 1, &four);
+    ob_raw(sizes, yd, sizeof yd);
+    ob_init(g, sizes);
+    Onnx__NodeProto *n = ob_node(g, "Resize", "down", (const char *[]){"x", "", "", "sizes", NULL},
+                                 (const char *[]){"y", NULL});
+    ob_attr_s(n, "mode", "linear");
+    ob_attr_i(n, "antialias", 1);
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'down' (Resize): antialias on dim 3, 16384 to 8192 long: its filter matrix "
+                "would have more than 2^26 entries");
+}
+
 static void test_resize_refusals(void) {
     int64_t xd[4] = {1, 1, 4, 4}, yd[4] = {1, 1, 8, 8}, four = 4;
     Onnx__GraphProto *g = ob_graph("r");
@@ -373,9 +394,12 @@ static void test_resize_refusals(void) {
     a->name = ob_str("antialias");
     a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
     a->has_i = 1;
-    a->i = 1;
-    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "attribute antialias=1 is not supported");
+    a->i = 2;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'up' (Resize): attribute antialias=2 (0 or 1)");
+    a->i = 1; /* growing: the plain filter */
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
     n->n_attribute = 0;
 
     ob_raw(scales, bad, sizeof bad);
@@ -1985,6 +2009,7 @@ int main(void) {
     TEST_RUN(test_binding_and_refusals);
     TEST_RUN(test_unsupported);
     TEST_RUN(test_resize_refusals);
+    TEST_RUN(test_resize_antialias_limit);
     TEST_RUN(test_spectral_refusals);
     TEST_RUN(test_gridsample_refusals);
     TEST_RUN(test_maxpool_indices_refusals);
