@@ -1,19 +1,19 @@
 /* Sampling at run-time positions: GridSample (opset 16's mode names
  * bilinear, nearest, bicubic and opset 20's linear, nearest, cubic), on
- * 4-D inputs, RoiAlign and MaxRoiPool (below).
+ * 4-D inputs and, nearest and linear, 5-D ones; RoiAlign and MaxRoiPool
+ * (below).
  *
  * The grid is a run-time tensor, so unlike Resize every position and weight
  * is worked out on the device. Per output position and axis: the grid value
  * unnormalised to a pixel coordinate, the padding rule applied to it, then
  * its taps (1 for nearest, 2 for linear, 4 for cubic), each with a weight
  * (zero where the tap falls outside the image) and an index clamped into
- * it. Each pair of an x tap and a y tap is one gather of whole channel rows
- * from the image held as [N * H * W, C], times the pair's weight; the sum
- * over pairs is the output. Positions and weights are float32 in every
- * dtype mode, so row numbers stay exact (below 2^24). The rules follow
- * PyTorch's grid_sample, which ONNX's definition matches: the padding rule
- * moves the coordinate before linear and nearest interpolation, and each
- * tap of cubic. */
+ * it. Each combination of an x, a y (and a z) tap is one gather of whole
+ * channel rows from the image held as [N * (D *) H * W, C], times the
+ * product of the taps' weights; the sum over combinations is the output. Positions and weights are
+ * float32 in every dtype mode, so row numbers stay exact (below 2^24). The rules follow PyTorch's
+ * grid_sample, which ONNX's definition matches: the padding rule moves the coordinate before linear
+ * and nearest interpolation, and each tap of cubic. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,9 @@ typedef struct gs_params {
     gs_mode mode;
     gs_padding padding;
     bool align;
-    int64_t n, ch, h, w, oh, ow;
+    int32_t sp;                    /* spatial dims: 2 or 3 */
+    int64_t n, ch, in[3], out[3];  /* in and out: (D,) H, W */
+    int64_t in_volume, out_volume; /* positions per image */
 } gs_params;
 
 static lm_status gs_params_of(fe_ctx *c, const fe_node *n, gs_params *p) {
@@ -57,23 +59,32 @@ static lm_status gs_params_of(fe_ctx *c, const fe_node *n, gs_params *p) {
     const fe_type *x = fe_in_type(c, n, 0), *g = fe_in_type(c, n, 1);
     if (!fe_elem_is_float(x->elem) || !fe_elem_is_float(g->elem))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X and grid must be float tensors");
-    if (x->rank != 4)
+    if (x->rank != 4 && x->rank != 5)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "X has %d dims: only 4-D inputs (N, C, H, W) are supported", x->rank);
-    if (g->rank != 4 || g->dims[0] != x->dims[0] || g->dims[3] != 2)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "grid must be [N, H_out, W_out, 2] with N = %lld",
+                       "X has %d dims: only 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs are "
+                       "supported",
+                       x->rank);
+    p->sp = x->rank - 2;
+    if (p->sp == 3 && p->mode == GS_CUBIC)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "cubic sampling of a 5-D input is not supported");
+    if (g->rank != x->rank || g->dims[0] != x->dims[0] || g->dims[x->rank - 1] != p->sp)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "grid must be [N, %s, %d] with N = %lld",
+                       p->sp == 2 ? "H_out, W_out" : "D_out, H_out, W_out", (int)p->sp,
                        (long long)x->dims[0]);
     p->n = x->dims[0];
     p->ch = x->dims[1];
-    p->h = x->dims[2];
-    p->w = x->dims[3];
-    p->oh = g->dims[1];
-    p->ow = g->dims[2];
+    p->in_volume = p->out_volume = 1;
+    for (int32_t i = 0; i < p->sp; i++) {
+        p->in[i] = x->dims[2 + i];
+        p->out[i] = g->dims[1 + i];
+        p->in_volume *= p->in[i];
+        p->out_volume *= p->out[i];
+    }
     /* Row numbers are computed in float32: exact below 2^24. */
-    if (p->n * p->h * p->w > ((int64_t)1 << 24) || p->n * p->oh * p->ow > ((int64_t)1 << 24))
+    if (p->n * p->in_volume > ((int64_t)1 << 24) || p->n * p->out_volume > ((int64_t)1 << 24))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "%lld input and %lld output positions (at most 2^24 each)",
-                       (long long)(p->n * p->h * p->w), (long long)(p->n * p->oh * p->ow));
+                       (long long)(p->n * p->in_volume), (long long)(p->n * p->out_volume));
     return LM_OK;
 }
 
@@ -81,8 +92,8 @@ static lm_status infer_gridsample(fe_ctx *c, const fe_node *n) {
     gs_params p;
     lm_status st = gs_params_of(c, n, &p);
     if (st) return st;
-    int64_t dims[4] = {p.n, p.ch, p.oh, p.ow};
-    return fe_set_out_type(c, n, 0, fe_in_type(c, n, 0)->elem, 4, dims);
+    int64_t dims[5] = {p.n, p.ch, p.out[0], p.out[1], p.out[2]};
+    return fe_set_out_type(c, n, 0, fe_in_type(c, n, 0)->elem, 2 + p.sp, dims);
 }
 
 /* ---- lowering (with a work list, fe_work: many small element-wise ops) ---- */
@@ -209,12 +220,15 @@ static void gs_axis_taps(fe_work *k, const gs_params *p, lmnn_tensor g, int64_t 
     }
 }
 
-/* The image X ([N, C, H, W]) as channel rows [N * H * W, C]. */
-static lmnn_tensor gs_image_rows(fe_work *k, lmnn_tensor x, int64_t rows, int64_t ch) {
+/* The image X ([N, C, spatial...], rank 4 or 5) as channel rows
+ * [N * spatial volume, C]. */
+static lmnn_tensor gs_image_rows(fe_work *k, lmnn_tensor x, int32_t rank, int64_t rows,
+                                 int64_t ch) {
     lmnn_tensor t = {0};
     lmnn_shape img_rows = LMNN_SHAPE((uint32_t)rows, (uint32_t)ch);
-    lmnn_tensor nhwc =
-        fe_work_keep(k, lmnn_permute(x, (const int32_t[]){0, 2, 3, 1}, 4, NULL, &t), &t);
+    const int32_t *last =
+        rank == 5 ? (const int32_t[]){0, 2, 3, 4, 1} : (const int32_t[]){0, 2, 3, 1};
+    lmnn_tensor nhwc = fe_work_keep(k, lmnn_permute(x, last, (uint32_t)rank, NULL, &t), &t);
     return k->st ? t : fe_work_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
 }
 
@@ -226,47 +240,56 @@ static lmnn_tensor gs_float32(fe_work *k, lmnn_tensor a) {
     return info.dtype == LMNN_FLOAT32 ? a : fe_work_keep(k, lmnn_typecast(a, LMNN_FLOAT32, &t), &t);
 }
 
-/* The G samples [G, C] of image rows `img` at every pair of a y tap and an
- * x tap: rows base + y W + x, each times the pair's weight, combined by sum
- * (or max, `take_max`). The taps' tensors broadcast together to G
- * elements. A new tensor in *out. */
-static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_axis *ay,
-                      const gs_axis *ax, int64_t width, int64_t G, bool take_max,
+/* The G samples [G, C] of image rows `img` at every combination of one tap
+ * of each of the `count` axes: rows base + sum of index * stride over the
+ * axes, each times the product of the taps' weights, combined by sum (or
+ * max, `take_max`). The taps' tensors broadcast together to G elements. A
+ * new tensor in *out. */
+static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_axis *const *axes,
+                      const int64_t *strides, uint32_t count, int64_t G, bool take_max,
                       lmnn_tensor *out) {
     lmnn_tensor t = {0}, acc = {0};
     lmnn_shape column = LMNN_SHAPE((uint32_t)G, 1);
-    for (uint32_t i = 0; i < ay->taps && !k->st; i++) {
+    uint32_t pick[3] = {0, 0, 0};
+    for (bool more = true; more && !k->st;) {
         uint32_t mark = k->count;
-        lmnn_tensor row =
-            fe_work_binary(k, LMNN_BINARY_ADD, base,
-                           fe_work_scalar(k, LMNN_BINARY_MUL, ay->index[i], (double)width));
-        for (uint32_t j = 0; j < ax->taps && !k->st; j++) {
-            uint32_t inner = k->count;
-            lmnn_tensor at = fe_work_binary(k, LMNN_BINARY_ADD, row, ax->index[j]);
-            lmnn_tensor wt = fe_work_binary(k, LMNN_BINARY_MUL, ay->weight[i], ax->weight[j]);
-            lmnn_tensor_info wi;
-            if (!k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
-                (wi.shape.rank != 2 || wi.shape.dims[1] != 1))
-                wt = fe_work_keep(k, lmnn_reshape(wt, &column, NULL, &t), &t);
-            lmnn_tensor idx = k->st ? t : fe_work_keep(k, fe_rows_index(at, G, &t), &t);
-            lmnn_tensor got =
-                k->st ? t : fe_work_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
-            lmnn_tensor part = fe_work_binary(k, LMNN_BINARY_MUL, got, wt);
-            if (!k->st && !acc.id) {
-                /* The first part becomes the result: out of the work list. */
-                acc = part;
-                k->count--;
-            } else if (!k->st) {
-                lmnn_tensor sum;
-                lmnn_binary_op op = take_max ? LMNN_BINARY_MAXIMUM : LMNN_BINARY_ADD;
-                if ((k->st = lmnn_binary(op, acc, part, NULL, &sum)) == LM_OK) {
-                    fe_free(acc);
-                    acc = sum;
-                }
+        lmnn_tensor at = base, wt = {0};
+        for (uint32_t a = 0; a < count; a++) {
+            lmnn_tensor idx = axes[a]->index[pick[a]], w = axes[a]->weight[pick[a]];
+            at = fe_work_binary(k, LMNN_BINARY_ADD, at,
+                                strides[a] == 1
+                                    ? idx
+                                    : fe_work_scalar(k, LMNN_BINARY_MUL, idx, (double)strides[a]));
+            wt = a ? fe_work_binary(k, LMNN_BINARY_MUL, wt, w) : w;
+        }
+        lmnn_tensor_info wi;
+        if (!k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
+            (wi.shape.rank != 2 || wi.shape.dims[1] != 1))
+            wt = fe_work_keep(k, lmnn_reshape(wt, &column, NULL, &t), &t);
+        lmnn_tensor idx = k->st ? t : fe_work_keep(k, fe_rows_index(at, G, &t), &t);
+        lmnn_tensor got = k->st ? t : fe_work_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
+        lmnn_tensor part = fe_work_binary(k, LMNN_BINARY_MUL, got, wt);
+        if (!k->st && !acc.id) {
+            /* The first part becomes the result: out of the work list. */
+            acc = part;
+            k->count--;
+        } else if (!k->st) {
+            lmnn_tensor sum;
+            lmnn_binary_op op = take_max ? LMNN_BINARY_MAXIMUM : LMNN_BINARY_ADD;
+            if ((k->st = lmnn_binary(op, acc, part, NULL, &sum)) == LM_OK) {
+                fe_free(acc);
+                acc = sum;
             }
-            fe_work_release(k, inner);
         }
         fe_work_release(k, mark);
+        /* The next combination, the last axis fastest. */
+        more = false;
+        for (uint32_t a = count; a-- > 0 && !more;) {
+            if (++pick[a] < axes[a]->taps)
+                more = true;
+            else
+                pick[a] = 0;
+        }
     }
     if (k->st) {
         fe_free(acc);
@@ -279,13 +302,13 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     gs_params p;
     lm_status st = gs_params_of(c, n, &p);
     if (st) return st;
-    int64_t G = p.n * p.oh * p.ow;
+    int64_t G = p.n * p.out_volume;
     /* base[g] = the first row of output position g's image. */
     int64_t bd[2] = {G, 1};
     fe_tensor *base_t;
     if ((st = fe_const_new(c, FE_FLOAT, 2, bd, &base_t))) return fe_nn_fail(c, n, st);
     for (int64_t g = 0; g < G; g++)
-        fe_tensor_set_f64(base_t, (uint64_t)g, (double)(g / (p.oh * p.ow) * p.h * p.w));
+        fe_tensor_set_f64(base_t, (uint64_t)g, (double)(g / p.out_volume * p.in_volume));
     lmnn_tensor x, grid, base;
     if ((st = fe_aux_f32(c, n, 0, base_t, &base)) || (st = fe_in_dev(c, n, 0, &x)) ||
         (st = fe_in_dev(c, n, 1, &grid)))
@@ -294,23 +317,33 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     fe_work *k = calloc(1, sizeof *k);
     if (!k) return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     lmnn_tensor t = {0}, acc = {0}, y = {0};
-    lmnn_tensor img = gs_image_rows(k, x, p.n * p.h * p.w, p.ch);
-    /* The grid as [G, 2], x then y. */
-    lmnn_shape grid_rows = LMNN_SHAPE((uint32_t)G, 2);
+    int32_t sp = p.sp;
+    lmnn_tensor img = gs_image_rows(k, x, 2 + sp, p.n * p.in_volume, p.ch);
+    /* The grid as [G, sp]: x, y (, z), so column j is spatial dim sp - 1 - j. */
+    lmnn_shape grid_rows = LMNN_SHAPE((uint32_t)G, (uint32_t)sp);
     lmnn_tensor g32 = gs_float32(k, grid);
     lmnn_tensor gr = k->st ? t : fe_work_keep(k, lmnn_reshape(g32, &grid_rows, NULL, &t), &t);
-    lmnn_tensor gxy[2];
-    for (int i = 0; i < 2; i++) {
-        int32_t b[2] = {0, i}, e[2] = {(int32_t)G, i + 1};
-        gxy[i] = k->st ? t : fe_work_keep(k, lmnn_slice(gr, b, e, NULL, 2, NULL, &t), &t);
+    gs_axis axis[3];
+    const gs_axis *axes[3] = {NULL, NULL, NULL};
+    int64_t strides[3] = {1, 1, 1};
+    for (int32_t d = 0; d < sp; d++) {
+        int32_t j = sp - 1 - d, b[2] = {0, j}, e[2] = {(int32_t)G, j + 1};
+        lmnn_tensor col = k->st ? t : fe_work_keep(k, lmnn_slice(gr, b, e, NULL, 2, NULL, &t), &t);
+        gs_axis_taps(k, &p, col, p.in[d], &axis[d]);
+        axes[d] = &axis[d];
+        strides[d] = 1;
+        for (int32_t i = d + 1; i < sp; i++)
+            strides[d] *= p.in[i];
     }
-    gs_axis ax, ay;
-    gs_axis_taps(k, &p, gxy[0], p.w, &ax);
-    gs_axis_taps(k, &p, gxy[1], p.h, &ay);
-    gs_sample(k, img, base, &ay, &ax, p.w, G, false, &acc);
-    lmnn_shape spatial = LMNN_SHAPE((uint32_t)p.n, (uint32_t)p.oh, (uint32_t)p.ow, (uint32_t)p.ch);
+    gs_sample(k, img, base, axes, strides, (uint32_t)sp, G, false, &acc);
+    lmnn_shape spatial = {(uint32_t)(2 + sp), {(uint32_t)p.n}};
+    for (int32_t d = 0; d < sp; d++)
+        spatial.dims[1 + d] = (uint32_t)p.out[d];
+    spatial.dims[1 + sp] = (uint32_t)p.ch;
     lmnn_tensor r = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &spatial, NULL, &t), &t);
-    if (!k->st) k->st = lmnn_permute(r, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
+    const int32_t *first =
+        sp == 3 ? (const int32_t[]){0, 4, 1, 2, 3} : (const int32_t[]){0, 3, 1, 2};
+    if (!k->st) k->st = lmnn_permute(r, first, (uint32_t)(2 + sp), NULL, &y);
     st = k->st;
     fe_work_release(k, 0);
     free(k);
@@ -473,7 +506,7 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     }
     fe_work_keep(k, LM_OK, &bidx);
     lmnn_tensor t = {0}, acc = {0}, y = {0};
-    lmnn_tensor img = gs_image_rows(k, x, p.n * p.h * p.w, p.ch);
+    lmnn_tensor img = gs_image_rows(k, x, 4, p.n * p.h * p.w, p.ch);
     lmnn_tensor r32 = gs_float32(k, rois), col[4];
     for (int i = 0; i < 4; i++) {
         int32_t b[2] = {0, i}, e[2] = {(int32_t)R, i + 1};
@@ -491,7 +524,8 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     ra_axis_taps(k, y3, p.h, &ay);
     ra_axis_taps(k, x3, p.w, &ax);
     lmnn_tensor base = fe_work_scalar(k, LMNN_BINARY_MUL, bidx, (double)(p.h * p.w));
-    gs_sample(k, img, base, &ay, &ax, p.w, G, p.take_max, &acc);
+    gs_sample(k, img, base, (const gs_axis *const[]){&ay, &ax}, (const int64_t[]){p.w, 1}, 2, G,
+              p.take_max, &acc);
     /* [R, OH, ratio, OW, ratio, C]: pool each bin's samples. */
     lmnn_shape bins = {6,
                        {(uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ratio, (uint32_t)p.ow,

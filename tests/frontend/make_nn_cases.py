@@ -2032,3 +2032,23 @@ for name, mode, sizes, coord, excl in (
                                        exclude_outside=excl)],
                [("x", xa)], [("y", np.asarray(y, np.float32))], 18,
                inits=[("sizes", np.array(sizes, np.int64))])
+
+# GridSample on 5-D inputs (opset 20: volumetric linear and nearest) against
+# PyTorch's grid_sample.
+g5 = np.random.default_rng(16)  # its own: the cases above keep their data
+x5 = g5.standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
+grid5 = g5.uniform(-1.3, 1.3, (2, 3, 4, 2, 3)).astype(np.float32)
+for mode, tmode in (("linear", "bilinear"), ("nearest", "nearest")):
+    for pad in ("zeros", "border", "reflection"):
+        for align in (0, 1):
+            y = torch.nn.functional.grid_sample(torch.from_numpy(x5), torch.from_numpy(grid5),
+                                                mode=tmode, padding_mode=pad,
+                                                align_corners=bool(align)).numpy()
+            write_case("gridsample5d_%s_%s_%d" % (mode, pad, align),
+                       [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                                         padding_mode=pad, align_corners=align)],
+                       [("x", x5), ("grid", grid5)], [("y", y)], 20)
+write_case("refuse_gridsample5d_cubic",
+           [helper.make_node("GridSample", ["x", "grid"], ["y"], mode="cubic")],
+           [("x", x5), ("grid", grid5)], [("y", (TensorProto.FLOAT, [2, 3, 3, 4, 2]))], 20,
+           expect="cubic sampling of a 5-D input is not supported")

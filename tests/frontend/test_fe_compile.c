@@ -693,7 +693,7 @@ static void test_gridsample_refusals(void) {
     g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, rd, NULL));
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "rois must be (num_rois, 4)");
-    /* Back to GridSample: opset 20's volumetric form is refused, not misread. */
+    /* Back to GridSample: a 5-D input needs a 5-D grid; cubic is 4-D only. */
     n->op_type = ob_str("GridSample");
     n->input[1] = ob_str("grid");
     n->n_input = 2;
@@ -703,8 +703,12 @@ static void test_gridsample_refusals(void) {
     g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, yd, NULL));
     m->opset_import[0]->version = 20;
     g->input[0] = ob_vi("x", ob_tensor_type(F32, 5, xd, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "grid must be [N, D_out, H_out, W_out, 3] with N = 1");
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 3, xd, NULL));
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "X has 5 dims: only 4-D inputs (N, C, H, W) are supported");
+                "X has 3 dims: only 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs are "
+                "supported");
 }
 
 /* MaxPool's Indices: storage_order must be 0 or 1. */
