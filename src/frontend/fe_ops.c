@@ -32,13 +32,11 @@ const fe_op_def *const *fe_op_all(size_t *out_count) {
 }
 
 const char *lmfe_supported_op(size_t index) {
-    static const char *const training[] = {
-        FE_TRAINING_DOMAIN ".Adagrad", FE_TRAINING_DOMAIN ".Momentum", FE_TRAINING_DOMAIN ".Adam"};
     size_t count;
     const fe_op_def *const *t = all_ops(&count);
     if (index < count) return t[index]->op_type;
     index -= count;
-    return index < sizeof training / sizeof training[0] ? training[index] : NULL;
+    return index < fe_ops_training_count ? fe_ops_training[index].op_type : NULL;
 }
 
 const fe_op_family fe_op_families[] = {

@@ -291,16 +291,20 @@ static lm_status infer_adam(fe_ctx *c, const fe_node *n) {
     return fe_x_end(c, &x, st);
 }
 
+/* Named with their domain, as lmfe_supported_op lists them. */
+#define TRAINING_OP(name) FE_TRAINING_DOMAIN "." name
+
 const fe_op_def fe_ops_training[] = {
-    {"Adagrad", infer_adagrad, NULL, 0, NULL},
-    {"Momentum", infer_momentum, NULL, 0, NULL},
-    {"Adam", infer_adam, NULL, 0, NULL},
-    {"Gradient", fe_infer_gradient, NULL, 0, NULL},
+    {TRAINING_OP("Adagrad"), infer_adagrad, NULL, 0, NULL},
+    {TRAINING_OP("Momentum"), infer_momentum, NULL, 0, NULL},
+    {TRAINING_OP("Adam"), infer_adam, NULL, 0, NULL},
+    {TRAINING_OP("Gradient"), fe_infer_gradient, NULL, 0, NULL},
 };
 const size_t fe_ops_training_count = sizeof fe_ops_training / sizeof fe_ops_training[0];
 
 const fe_op_def *fe_op_find_training(const char *op_type) {
+    const size_t skip = sizeof FE_TRAINING_DOMAIN; /* the domain and its dot */
     for (size_t i = 0; i < fe_ops_training_count; i++)
-        if (!strcmp(fe_ops_training[i].op_type, op_type)) return &fe_ops_training[i];
+        if (!strcmp(fe_ops_training[i].op_type + skip, op_type)) return &fe_ops_training[i];
     return NULL;
 }
