@@ -15,6 +15,7 @@
  * needs (to sum broadcast gradients back to their operand's shape) is known
  * when the node is rewritten. An op on the path without a gradient rule is
  * an error naming it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ typedef struct gr {
 } gr;
 
 enum { GR_OTHER = 0, GR_X = 1, GR_Z = 2 };
+
+/* The most outputs of a Split whose gradients are put back together. */
+enum { GR_MAX_SPLIT = 256 };
 
 /* ---- emitters ---- */
 
@@ -308,6 +312,29 @@ static void gr_rule_transpose(gr *G, const fe_node *n, uint32_t g) {
     gr_accumulate(G, n->inputs[0], v);
 }
 
+/* Clip: g where min <= a <= max (both ends included, as PyTorch's clamp),
+ * the bounds attributes before opset 11 and optional inputs after. */
+static uint32_t gr_rule_clip(gr *G, const fe_node *n, uint32_t a, uint32_t g) {
+    uint32_t bound[2] = {FE_NONE, FE_NONE};
+    for (uint32_t b = 0; b < 2 && gr_ok(G); b++) {
+        if (n->opset < 11) {
+            float v;
+            G->st = fe_attr_float(G->x.c, n, b ? "max" : "min", b ? INFINITY : -INFINITY, &v);
+            bound[b] = gr_scalar(G, v);
+        } else if (fe_has_in(n, 1 + b)) {
+            bound[b] = G->map[n->inputs[1 + b]];
+        }
+    }
+    uint32_t keep = FE_NONE;
+    for (uint32_t b = 0; b < 2; b++) {
+        if (bound[b] == FE_NONE) continue;
+        uint32_t in = gr_op(G, b ? "LessOrEqual" : "GreaterOrEqual", a, bound[b]);
+        keep = keep == FE_NONE ? in : gr_op(G, "And", keep, in);
+    }
+    if (keep == FE_NONE) return g;
+    return gr_node(G, "Where", 16, (const uint32_t[]){keep, g, gr_scalar(G, 0.0)}, 3, NULL);
+}
+
 /* The element-wise ops of one or two operands: each operand's share of g
  * (before summing broadcast dims back), FE_NONE where it has none. */
 static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[2]) {
@@ -358,16 +385,81 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
         share[0] = gr_op(G, "Div", gr_op(G, "Mul", g, gr_scalar(G, 0.5)), y);
     } else if (!strcmp(op, "Abs")) {
         share[0] = gr_op(G, "Mul", g, gr_op(G, "Sign", a, FE_NONE));
+    } else if (!strcmp(op, "Erf")) {
+        /* 2 / sqrt(pi) exp(-a^2) */
+        uint32_t e = gr_op(G, "Exp", gr_op(G, "Neg", gr_op(G, "Mul", a, a), FE_NONE), FE_NONE);
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Mul", e, gr_scalar(G, 1.1283791670955126)));
+    } else if (!strcmp(op, "LeakyRelu")) {
+        float alpha;
+        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 0.01f, &alpha))) return true;
+        share[0] = gr_node(G, "Where", 16,
+                           (const uint32_t[]){gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g,
+                                              gr_op(G, "Mul", g, gr_scalar(G, alpha))},
+                           3, NULL);
+    } else if (!strcmp(op, "Clip")) {
+        share[0] = gr_rule_clip(G, n, a, g);
+    } else if (!strcmp(op, "Expand")) {
+        share[0] = g;
     } else {
         return false;
     }
     return true;
 }
 
+/* Split: the outputs' gradients (zeros where one has none) put back
+ * together along the axis. */
+static void gr_rule_split(gr *G, const fe_node *n) {
+    int64_t axis;
+    if ((G->st = fe_attr_int(G->x.c, n, "axis", 0, &axis))) return;
+    int32_t rank = gr_type(G, n->inputs[0])->rank;
+    if (axis < 0) axis += rank;
+    G->elem = gr_type(G, n->inputs[0])->elem;
+    if (n->output_count > GR_MAX_SPLIT) {
+        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                        "the gradient of a Split into more than %d parts is not supported",
+                        GR_MAX_SPLIT);
+        return;
+    }
+    uint32_t parts[GR_MAX_SPLIT];
+    for (uint32_t j = 0; j < n->output_count && gr_ok(G); j++) {
+        uint32_t o = n->outputs[j];
+        if (o == FE_NONE) {
+            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                            "the gradient of a Split with an omitted output is not supported");
+            return;
+        }
+        fe_type t = *gr_type(G, o);
+        parts[j] =
+            G->grad[o] != FE_NONE ? G->grad[o] : gr_const(G, t.elem, (uint32_t)t.rank, t.dims, 0.0);
+    }
+    fe_node *cat = NULL;
+    uint32_t v = gr_node(G, "Concat", 13, parts, n->output_count, &cat);
+    if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, axis);
+    gr_accumulate(G, n->inputs[0], v);
+}
+
+/* Concat: each wanted input's slice of g along the axis. */
+static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
+    int64_t axis;
+    if ((G->st = fe_attr_int(G->x.c, n, "axis", 0, &axis))) return;
+    int32_t rank = gr_type(G, n->outputs[0])->rank;
+    if (axis < 0) axis += rank;
+    int64_t at = 0;
+    for (uint32_t i = 0; i < n->input_count && gr_ok(G); i++) {
+        int64_t len = gr_type(G, n->inputs[i])->dims[axis];
+        if (gr_wants(G, n->inputs[i])) {
+            int64_t end = at + len;
+            uint32_t in[4] = {g, gr_ints(G, &at, 1), gr_ints(G, &end, 1), gr_ints(G, &axis, 1)};
+            gr_accumulate(G, n->inputs[i], gr_node(G, "Slice", 13, in, 4, NULL));
+        }
+        at += len;
+    }
+}
+
 static const char gr_supported[] =
-    "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Sum, "
-    "MatMul, Gemm, ReduceSum, ReduceMean, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, "
-    "Unsqueeze, Transpose, Cast";
+    "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
+    "Erf, Clip, Where, Sum, Mean, Expand, MatMul, Gemm, ReduceSum, ReduceMean, Softmax, "
+    "LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Cast";
 
 /* Node n's operands' gradients from its output's gradient g. */
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
@@ -384,12 +476,27 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
                 gr_accumulate(G, n->inputs[i],
                               gr_unbroadcast(G, share[i], ty, gr_type(G, n->inputs[i])));
         return;
-    } else if (!strcmp(op, "Sum")) {
+    } else if (!strcmp(op, "Sum") || !strcmp(op, "Mean")) {
+        if (op[0] == 'M') g = gr_op(G, "Div", g, gr_scalar(G, (double)n->input_count));
         for (uint32_t i = 0; i < n->input_count; i++)
             if (gr_wants(G, n->inputs[i]))
                 gr_accumulate(
                     G, n->inputs[i],
                     gr_unbroadcast(G, g, gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
+        return;
+    } else if (!strcmp(op, "Where")) {
+        /* g where the condition picks the operand, 0 elsewhere. */
+        uint32_t cond = G->map[n->inputs[0]], zero = gr_scalar(G, 0.0);
+        for (uint32_t i = 1; i < 3; i++)
+            if (gr_wants(G, n->inputs[i])) {
+                uint32_t in[3] = {cond, i == 1 ? g : zero, i == 1 ? zero : g};
+                gr_accumulate(G, n->inputs[i],
+                              gr_unbroadcast(G, gr_node(G, "Where", 16, in, 3, NULL),
+                                             gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
+            }
+        return;
+    } else if (!strcmp(op, "Concat")) {
+        gr_rule_concat(G, n, g);
         return;
     } else if (!strcmp(op, "MatMul")) {
         gr_rule_matmul(G, n, g);
@@ -622,20 +729,27 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
         G.grad[y] = gr_const(&G, G.elem, (uint32_t)ty.rank, ty.dims, 1.0);
         for (uint32_t i = G.order_count; i-- > 0 && gr_ok(&G);) {
             const fe_node *fn = &c->g->nodes[G.order[i]];
-            /* The rules are for output 0; a gradient reaching another
-             * output (Split's, TopK's) has nowhere to go. */
-            for (uint32_t j = 1; j < fn->output_count && gr_ok(&G); j++)
-                if (fn->outputs[j] != FE_NONE && G.grad[fn->outputs[j]] != FE_NONE)
+            /* The rules are for output 0, Split's for all; a gradient
+             * reaching another op's later output (TopK's) has nowhere to
+             * go. */
+            bool split = !strcmp(fn->op_type, "Split"), reached = false;
+            for (uint32_t j = 0; j < fn->output_count && gr_ok(&G); j++) {
+                bool has = fn->outputs[j] != FE_NONE && G.grad[fn->outputs[j]] != FE_NONE;
+                reached |= has;
+                if (has && j && !split)
                     G.st = fe_fail(c, fn, LM_ERR_UNSUPPORTED,
                                    "Gradient: y depends on output %u of this node, whose gradient "
                                    "is not supported",
                                    j);
-            uint32_t out = fn->outputs[0];
-            if (!gr_ok(&G) || out == FE_NONE || G.grad[out] == FE_NONE) continue;
+            }
+            if (!gr_ok(&G) || !reached) continue;
             bool any = false;
             for (uint32_t j = 0; j < fn->input_count; j++)
                 any |= gr_wants(&G, fn->inputs[j]);
-            if (any) gr_backward(&G, fn, G.grad[out]);
+            if (any && split)
+                gr_rule_split(&G, fn);
+            else if (any)
+                gr_backward(&G, fn, G.grad[fn->outputs[0]]);
         }
         /* The outputs: the gradients, zeros for an x that y does not use. */
         for (uint32_t i = 0; i < G.x.node.output_count && gr_ok(&G); i++) {

@@ -2058,3 +2058,37 @@ write_case("refuse_gridsample5d_cubic",
            [helper.make_node("GridSample", ["x", "grid"], ["y"], mode="cubic")],
            [("x", x5), ("grid", grid5)], [("y", (TensorProto.FLOAT, [2, 3, 3, 4, 2]))], 20,
            expect="cubic sampling of a 5-D input is not supported")
+
+# More ops with a gradient: Split (one output's gradient missing, zeros),
+# Erf, LeakyRelu, Concat, Where, Clip (opset 13 bounds), Expand and Mean.
+ga_, gb_, gbias = g32(2, 7), g32(2, 6), g32(6)
+
+
+def more_ops(A, B, bias):
+    s1, s2, _ = A.split([2, 4, 1], 1)
+    c = torch.cat([torch.nn.functional.leaky_relu(s1, 0.2), torch.erf(s2)], 1)
+    w = torch.where(A[:, :6] > 0.3, c, B)
+    k = torch.clamp(w, -0.5, 0.8)
+    return (k + bias.expand(2, 6)) / 2
+
+
+ym, grads = torch_grads(more_ops, [ga_, gb_, gbias])
+write_case("gradient_more_ops",
+           [helper.make_node("Split", ["a", "parts"], ["s1", "s2", "s3"], axis=1),
+            helper.make_node("LeakyRelu", ["s1"], ["l"], alpha=0.2),
+            helper.make_node("Erf", ["s2"], ["e"]),
+            helper.make_node("Concat", ["l", "e"], ["c"], axis=1),
+            helper.make_node("Slice", ["a", "zero", "six", "one"], ["a6"]),
+            helper.make_node("Greater", ["a6", "thr"], ["cond"]),
+            helper.make_node("Where", ["cond", "c", "b"], ["w"]),
+            helper.make_node("Clip", ["w", "lo", "hi"], ["k"]),
+            helper.make_node("Expand", ["bias", "shape"], ["bx"]),
+            helper.make_node("Mean", ["k", "bx"], ["y"]),
+            grad_node(["a", "b", "bias"], [], "y", ["da", "db", "dbias"])],
+           [("a", ga_), ("b", gb_), ("bias", gbias)],
+           [("y", ym), ("da", grads[0]), ("db", grads[1]), ("dbias", grads[2])], 13,
+           inits=[("parts", np.array([2, 4, 1], np.int64)), ("zero", np.array([0], np.int64)),
+                  ("six", np.array([6], np.int64)), ("one", np.array([1], np.int64)),
+                  ("thr", np.array(0.3, np.float32)), ("lo", np.array(-0.5, np.float32)),
+                  ("hi", np.array(0.8, np.float32)), ("shape", np.array([2, 6], np.int64))],
+           domains=TRAIN)

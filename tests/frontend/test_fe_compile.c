@@ -1205,7 +1205,7 @@ static void test_gradient_refusals(void) {
     lm_replay_close(rp);
     lm_device_close(dev);
     lm_binary_free(bin);
-    /* A gradient reaching an output other than an op's first. */
+    /* A Split, one of whose outputs y does not use. */
     Onnx__NodeProto *split = g->node[0];
     split->op_type = ob_str("Split");
     split->n_input = 1;
@@ -1217,9 +1217,37 @@ static void test_gradient_refusals(void) {
     n->n_input = 1;
     n->n_output = 1;
     m->opset_import[0]->version = 12;
-    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "node 'mul' (Split): Gradient: y depends on output 1 of this node, whose gradient "
-                "is not supported");
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_binary_free(bin);
+
+    /* A gradient reaching a later output of an op whose rule is for its
+     * first: training BatchNormalization's running mean. */
+    int64_t dx[2] = {2, 3};
+    float ones[3] = {1, 1, 1};
+    Onnx__GraphProto *g2 = ob_graph("bn");
+    Onnx__ModelProto *m2 = ob_model(g2);
+    m2->opset_import[0]->version = 15;
+    ob_import(m2, "ai.onnx.preview.training", 1);
+    ob_input(g2, ob_vi("x", ob_tensor_type(F32, 2, dx, NULL)));
+    ob_output(g2, ob_vi("dx", ob_tensor_type(F32, 2, dx, NULL)));
+    const char *params[4] = {"scale", "bias", "mean", "var"};
+    for (int i = 0; i < 4; i++) {
+        Onnx__TensorProto *t = ob_tensor(params[i], F32, 1, &d3);
+        ob_raw(t, ones, sizeof ones);
+        ob_init(g2, t);
+    }
+    Onnx__NodeProto *bn = ob_node(g2, "BatchNormalization", "bn",
+                                  (const char *[]){"x", "scale", "bias", "mean", "var", NULL},
+                                  (const char *[]){"y", "rm", "rv", NULL});
+    ob_attr_i(bn, "training_mode", 1);
+    Onnx__NodeProto *gn =
+        ob_node(g2, "Gradient", "grad", (const char *[]){"x", NULL}, (const char *[]){"dx", NULL});
+    gn->domain = ob_str("ai.onnx.preview.training");
+    attr_ss(gn, "xs", (const char *[]){"x", NULL});
+    ob_attr_s(gn, "y", "rm");
+    CHECK_FAILS(lmfe_compile_onnx(save(m2), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'bn' (BatchNormalization): Gradient: y depends on output 1 of this node, "
+                "whose gradient is not supported");
 }
 
 static void attr_f(Onnx__NodeProto *n, const char *name, float v) {
