@@ -72,19 +72,25 @@ static uint32_t gr_op(gr *G, const char *op, uint32_t a, uint32_t b) {
     return gr_node(G, op, 13, (const uint32_t[]){a, b}, b == FE_NONE ? 1 : 2, NULL);
 }
 
-/* An INTS attribute on n (the last node made). */
-static void gr_ints_attr(gr *G, fe_node *n, const char *name, const int64_t *v, size_t count) {
-    if (!gr_ok(G)) return;
-    fe_attr *a = fe_arena_alloc(&G->x.c->g->arena, sizeof *a);
-    int64_t *ints = fe_arena_alloc(&G->x.c->g->arena, (count ? count : 1) * sizeof *ints);
+/* Appends an INTS attribute (`list`; the values are copied) or an INT one
+ * (v[0]) to node n's attributes. */
+static void gr_add_attr(gr *G, fe_node *n, const char *name, bool list, const int64_t *v,
+                        int32_t count) {
+    if (!gr_ok(G) || !n) return;
+    fe_arena *arena = &G->x.c->g->arena;
+    fe_attr *a = fe_arena_alloc(arena, (n->attr_count + 1) * sizeof *a);
+    int64_t *ints = fe_arena_alloc(arena, (size_t)(count ? count : 1) * sizeof *ints);
     if (!a || !ints) {
         G->st = fe_x_oom();
         return;
     }
-    memcpy(ints, v, count * sizeof *v);
-    *a = (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = count};
+    if (n->attr_count) memcpy(a, n->attrs, n->attr_count * sizeof *a);
+    memcpy(ints, v, (size_t)count * sizeof *v);
+    a[n->attr_count] =
+        list ? (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count}
+             : (fe_attr){.name = name, .type = FE_ATTR_INT, .i = v[0]};
     n->attrs = a;
-    n->attr_count = 1;
+    n->attr_count++;
 }
 
 static uint32_t gr_const(gr *G, fe_elem elem, uint32_t rank, const int64_t *dims, double fill) {
@@ -126,7 +132,18 @@ static uint32_t gr_swap_last(gr *G, uint32_t a, int32_t rank) {
     perm[rank - 1] = rank - 2;
     fe_node *n = NULL;
     uint32_t v = gr_node(G, "Transpose", 13, &a, 1, &n);
-    if (n) gr_ints_attr(G, n, "perm", perm, (size_t)rank);
+    gr_add_attr(G, n, "perm", true, perm, rank);
+    return v;
+}
+
+/* a with its first two dims swapped. */
+static uint32_t gr_swap_first(gr *G, uint32_t a, int32_t rank) {
+    int64_t perm[FE_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++)
+        perm[d] = d < 2 ? 1 - d : d;
+    fe_node *t = NULL;
+    uint32_t v = gr_node(G, "Transpose", 13, &a, 1, &t);
+    gr_add_attr(G, t, "perm", true, perm, rank);
     return v;
 }
 
@@ -308,7 +325,7 @@ static void gr_rule_transpose(gr *G, const fe_node *n, uint32_t g) {
     }
     fe_node *t = NULL;
     uint32_t v = gr_node(G, "Transpose", 13, &g, 1, &t);
-    if (t) gr_ints_attr(G, t, "perm", inv, (size_t)rank);
+    gr_add_attr(G, t, "perm", true, inv, rank);
     gr_accumulate(G, n->inputs[0], v);
 }
 
@@ -456,10 +473,97 @@ static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
     }
 }
 
+/* Conv: dX is the transposed convolution of g with the same weights (its
+ * output padding giving back X's size); dW, for one group, a convolution of
+ * X and g with the batch as channels, stride and dilation exchanged, cut to
+ * the kernel; dB the sum of g over all but the channels. */
+static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
+            ty = *gr_type(G, n->outputs[0]);
+    int32_t sp = tx.rank - 2;
+    int64_t group, stride[3], dil[3], pads[6], outpad[3];
+    const char *auto_pad;
+    const int64_t *v;
+    size_t count;
+    if ((G->st = fe_attr_int(c, n, "group", 1, &group)) ||
+        (G->st = fe_attr_string(c, n, "auto_pad", "NOTSET", &auto_pad)))
+        return;
+    const char *names[3] = {"strides", "dilations", "pads"};
+    int64_t *dst[3] = {stride, dil, pads};
+    for (int k = 0; k < 3; k++) {
+        int32_t want = k == 2 ? 2 * sp : sp;
+        if ((G->st = fe_attr_ints(c, n, names[k], &v, &count))) return;
+        for (int32_t i = 0; i < want; i++)
+            dst[k][i] = v && count == (size_t)want ? v[i] : k == 2 ? 0 : 1;
+    }
+    for (int32_t i = 0; i < sp; i++) {
+        int64_t in = tx.dims[2 + i], out = ty.dims[2 + i];
+        int64_t dk = (tw.dims[2 + i] - 1) * dil[i] + 1;
+        if (!strcmp(auto_pad, "VALID")) {
+            pads[i] = pads[sp + i] = 0;
+        } else if (strcmp(auto_pad, "NOTSET")) {
+            /* SAME_UPPER / SAME_LOWER: the pads the forward op chose. */
+            int64_t total = (out - 1) * stride[i] + dk - in;
+            if (total < 0) total = 0;
+            pads[i] = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : total - total / 2;
+            pads[sp + i] = total - pads[i];
+        }
+        outpad[i] = in - (stride[i] * (out - 1) + dk - pads[i] - pads[sp + i]);
+    }
+    uint32_t x = G->map[n->inputs[0]], w = G->map[n->inputs[1]];
+    if (gr_wants(G, n->inputs[0])) {
+        fe_node *t = NULL;
+        uint32_t dx = gr_node(G, "ConvTranspose", 11, (const uint32_t[]){g, w}, 2, &t);
+        gr_add_attr(G, t, "strides", true, stride, sp);
+        gr_add_attr(G, t, "dilations", true, dil, sp);
+        gr_add_attr(G, t, "pads", true, pads, 2 * sp);
+        gr_add_attr(G, t, "output_padding", true, outpad, sp);
+        gr_add_attr(G, t, "group", false, &group, 1);
+        gr_accumulate(G, n->inputs[0], dx);
+    }
+    if (gr_wants(G, n->inputs[1])) {
+        if (group != 1) {
+            G->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                            "the gradient of a grouped Conv's weight (group %lld) is not supported",
+                            (long long)group);
+            return;
+        }
+        fe_node *t = NULL;
+        uint32_t r = gr_node(
+            G, "Conv", 11,
+            (const uint32_t[]){gr_swap_first(G, x, tx.rank), gr_swap_first(G, g, ty.rank)}, 2, &t);
+        gr_add_attr(G, t, "strides", true, dil, sp);
+        gr_add_attr(G, t, "dilations", true, stride, sp);
+        gr_add_attr(G, t, "pads", true, pads, 2 * sp);
+        int64_t zeros[3] = {0, 0, 0}, ends[3], axes[3];
+        for (int32_t i = 0; i < sp; i++) {
+            ends[i] = tw.dims[2 + i];
+            axes[i] = 2 + i;
+        }
+        uint32_t in[4] = {r, gr_ints(G, zeros, (uint32_t)sp), gr_ints(G, ends, (uint32_t)sp),
+                          gr_ints(G, axes, (uint32_t)sp)};
+        gr_accumulate(G, n->inputs[1],
+                      gr_swap_first(G, gr_node(G, "Slice", 13, in, 4, NULL), tw.rank));
+    }
+    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
+        int64_t axes[FE_MAX_RANK];
+        uint32_t k = 0;
+        for (int32_t d = 0; d < ty.rank; d++)
+            if (d != 1) axes[k++] = d;
+        fe_node *t = NULL;
+        uint32_t sum =
+            gr_node(G, "ReduceSum", 13, (const uint32_t[]){g, gr_ints(G, axes, k)}, 2, &t);
+        gr_add_attr(G, t, "keepdims", false, (const int64_t[]){0}, 1);
+        gr_accumulate(G, n->inputs[2], sum);
+    }
+}
+
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
     "Erf, Clip, Where, Sum, Mean, Expand, MatMul, Gemm, ReduceSum, ReduceMean, Softmax, "
-    "LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Cast";
+    "LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Cast, Conv, "
+    "GlobalAveragePool";
 
 /* Node n's operands' gradients from its output's gradient g. */
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
@@ -497,6 +601,19 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "Concat")) {
         gr_rule_concat(G, n, g);
+        return;
+    } else if (!strcmp(op, "Conv")) {
+        gr_rule_conv(G, n, g);
+        return;
+    } else if (!strcmp(op, "GlobalAveragePool")) {
+        /* g spread evenly over each image. */
+        fe_type tx = *gr_type(G, n->inputs[0]);
+        double size = 1;
+        for (int32_t d = 2; d < tx.rank; d++)
+            size *= (double)tx.dims[d];
+        uint32_t shape = gr_ints(G, tx.dims, (uint32_t)tx.rank);
+        gr_accumulate(G, n->inputs[0],
+                      gr_op(G, "Expand", gr_op(G, "Div", g, gr_scalar(G, size)), shape));
         return;
     } else if (!strcmp(op, "MatMul")) {
         gr_rule_matmul(G, n, g);

@@ -1861,12 +1861,12 @@ write_case("gradient_matmul_shapes_other_values",
             ("du", np.zeros(3, np.float32))], 13,
            inits=[("shape", np.array([2, 20], np.int64)), ("ax1", np.array([1], np.int64))],
            domains=TRAIN)
-write_case("refuse_gradient_through_conv",
-           [helper.make_node("Conv", ["x", "w"], ["y"]),
-            grad_node(["w"], ["x"], "y", ["dw"])],
+write_case("refuse_gradient_through_maxpool",
+           [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2]),
+            grad_node(["x"], ["w"], "y", ["dx"])],
            [("x", g32(1, 1, 4, 4)), ("w", g32(1, 1, 3, 3))],
-           [("dw", (TensorProto.FLOAT, [1, 1, 3, 3]))], 13, domains=TRAIN,
-           expect="(Conv): Gradient: y depends on this node, whose gradient is not supported")
+           [("dx", (TensorProto.FLOAT, [1, 1, 4, 4]))], 13, domains=TRAIN,
+           expect="(MaxPool): Gradient: y depends on this node, whose gradient is not supported")
 write_case("refuse_gradient_other_type",
            [helper.make_node("Relu", ["x"], ["y"]),
             grad_node(["x"], [], "y", ["dx"], ["x2"])],
@@ -2092,3 +2092,57 @@ write_case("gradient_more_ops",
                   ("thr", np.array(0.3, np.float32)), ("lo", np.array(-0.5, np.float32)),
                   ("hi", np.array(0.8, np.float32)), ("shape", np.array([2, 6], np.int64))],
            domains=TRAIN)
+
+# A small CNN's training loss: Conv (stride 2, padding), Relu, Conv
+# (dilation 2), GlobalAveragePool, Gemm, LogSoftmax; the gradients of both
+# convolutions' weights and biases and of the input; and a grouped Conv's
+# input gradient with SAME_UPPER padding (its weight a constant, as the
+# device's grouped convolution takes).
+cx, cw1, cb1, cw2, cb2, cfc = (g32(3, 2, 9, 8), g32(4, 2, 3, 3) * 0.5, g32(4), g32(5, 4, 2, 2) * 0.5,
+                               g32(5), g32(3, 5))
+cpick = np.eye(3, dtype=np.float32)[gr_.integers(0, 3, 3)]
+
+
+def cnn_loss(X, W1, B1, W2, B2):
+    h = torch.relu(torch.nn.functional.conv2d(X, W1, B1, stride=2, padding=1))
+    h = torch.nn.functional.conv2d(h, W2, B2, dilation=2, padding=1)
+    logits = h.mean((2, 3)) @ torch.from_numpy(cfc).T
+    return -(torch.log_softmax(logits, 1) * torch.from_numpy(cpick)).sum(1).mean()
+
+
+closs, grads = torch_grads(cnn_loss, [cx, cw1, cb1, cw2, cb2])
+write_case("gradient_cnn_loss",
+           [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r1"]),
+            helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], dilations=[2, 2],
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("GlobalAveragePool", ["c2"], ["gp"]),
+            helper.make_node("Flatten", ["gp"], ["f"]),
+            helper.make_node("Gemm", ["f", "fc"], ["logits"], transB=1),
+            helper.make_node("LogSoftmax", ["logits"], ["lp"], axis=1),
+            helper.make_node("Mul", ["lp", "pick"], ["picked"]),
+            helper.make_node("ReduceSum", ["picked", "one"], ["per"], keepdims=0),
+            helper.make_node("ReduceMean", ["per"], ["mean"], keepdims=0),
+            helper.make_node("Neg", ["mean"], ["loss"]),
+            grad_node(["x", "w1", "b1", "w2", "b2"], [], "loss",
+                      ["dx", "dw1", "db1", "dw2", "db2"])],
+           [("x", cx), ("w1", cw1), ("b1", cb1), ("w2", cw2), ("b2", cb2)],
+           [("loss", np.array(closs, np.float32))] +
+           [(n, gd) for n, gd in zip(["dx", "dw1", "db1", "dw2", "db2"], grads)], 13,
+           inits=[("fc", cfc), ("pick", cpick), ("one", np.array([1], np.int64))], domains=TRAIN)
+gx_, gw_ = g32(2, 4, 7, 6), g32(6, 2, 3, 2)
+_, grads = torch_grads(
+    lambda X: torch.nn.functional.conv2d(torch.nn.functional.pad(X, (0, 0, 1, 1)),
+                                         torch.from_numpy(gw_), groups=2, stride=2) ** 2, [gx_])
+write_case("gradient_grouped_conv_same",
+           [helper.make_node("Conv", ["x", "w"], ["c"], group=2, strides=[2, 2],
+                             auto_pad="SAME_UPPER"),
+            helper.make_node("Mul", ["c", "c"], ["y"]),
+            grad_node(["x"], ["w"], "y", ["dx"])],
+           [("x", gx_)], [("dx", grads[0])], 13, inits=[("w", gw_)], domains=TRAIN)
+write_case("refuse_gradient_grouped_conv_weight",
+           [helper.make_node("Conv", ["x", "w"], ["y"], group=2, strides=[2, 2],
+                             auto_pad="SAME_UPPER"),
+            grad_node(["w"], ["x"], "y", ["dw"])],
+           [("x", gx_)], [("dw", (TensorProto.FLOAT, [6, 2, 3, 2]))], 13, inits=[("w", gw_)],
+           domains=TRAIN, expect="the gradient of a grouped Conv's weight (group 2) is not supported")
