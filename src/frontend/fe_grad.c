@@ -123,28 +123,30 @@ static uint32_t gr_reshape(gr *G, uint32_t v, const fe_type *to) {
     return gr_op(G, "Reshape", v, gr_ints(G, to->dims, (uint32_t)to->rank));
 }
 
-/* a with its last two dims swapped. */
-static uint32_t gr_swap_last(gr *G, uint32_t a, int32_t rank) {
-    int64_t perm[FE_MAX_RANK];
-    for (int32_t d = 0; d < rank; d++)
-        perm[d] = d;
-    perm[rank - 2] = rank - 1;
-    perm[rank - 1] = rank - 2;
+/* a transposed by `perm` (rank entries). */
+static uint32_t gr_transpose(gr *G, uint32_t a, const int64_t *perm, int32_t rank) {
     fe_node *n = NULL;
     uint32_t v = gr_node(G, "Transpose", 13, &a, 1, &n);
     gr_add_attr(G, n, "perm", true, perm, rank);
     return v;
 }
 
-/* a with its first two dims swapped. */
-static uint32_t gr_swap_first(gr *G, uint32_t a, int32_t rank) {
+/* a with dims i and j swapped. */
+static uint32_t gr_swap(gr *G, uint32_t a, int32_t rank, int32_t i, int32_t j) {
     int64_t perm[FE_MAX_RANK];
     for (int32_t d = 0; d < rank; d++)
-        perm[d] = d < 2 ? 1 - d : d;
-    fe_node *t = NULL;
-    uint32_t v = gr_node(G, "Transpose", 13, &a, 1, &t);
-    gr_add_attr(G, t, "perm", true, perm, rank);
-    return v;
+        perm[d] = d == i ? j : d == j ? i : d;
+    return gr_transpose(G, a, perm, rank);
+}
+
+/* a with its last two dims swapped. */
+static uint32_t gr_swap_last(gr *G, uint32_t a, int32_t rank) {
+    return gr_swap(G, a, rank, rank - 2, rank - 1);
+}
+
+/* a with its first two dims swapped. */
+static uint32_t gr_swap_first(gr *G, uint32_t a, int32_t rank) {
+    return gr_swap(G, a, rank, 0, 1);
 }
 
 /* The sum over `axes` (kept as 1s). */
@@ -323,10 +325,7 @@ static void gr_rule_transpose(gr *G, const fe_node *n, uint32_t g) {
         }
         inv[p] = d;
     }
-    fe_node *t = NULL;
-    uint32_t v = gr_node(G, "Transpose", 13, &g, 1, &t);
-    gr_add_attr(G, t, "perm", true, inv, rank);
-    gr_accumulate(G, n->inputs[0], v);
+    gr_accumulate(G, n->inputs[0], gr_transpose(G, g, inv, rank));
 }
 
 /* Clip: g where min <= a <= max (both ends included, as PyTorch's clamp),
