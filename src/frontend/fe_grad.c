@@ -38,6 +38,7 @@ typedef struct gr {
     uint8_t *on_path; /* per node (original index): on the way to y */
     uint32_t *order;  /* those nodes, in graph order */
     uint32_t order_count;
+    const fe_node *at; /* the node whose rule runs, for errors */
 } gr;
 
 enum { GR_OTHER = 0, GR_X = 1, GR_Z = 2 };
@@ -72,25 +73,38 @@ static uint32_t gr_op(gr *G, const char *op, uint32_t a, uint32_t b) {
     return gr_node(G, op, 13, (const uint32_t[]){a, b}, b == FE_NONE ? 1 : 2, NULL);
 }
 
+/* Appends attribute a (its arrays in the graph's arena, or static) to node
+ * n's attributes. */
+static void gr_push_attr(gr *G, fe_node *n, fe_attr a) {
+    if (!gr_ok(G) || !n) return;
+    fe_attr *list = fe_arena_alloc(&G->x.c->g->arena, (n->attr_count + 1) * sizeof *list);
+    if (!list) {
+        G->st = fe_x_oom();
+        return;
+    }
+    if (n->attr_count) memcpy(list, n->attrs, n->attr_count * sizeof *list);
+    list[n->attr_count] = a;
+    n->attrs = list;
+    n->attr_count++;
+}
+
 /* Appends an INTS attribute (`list`; the values are copied) or an INT one
  * (v[0]) to node n's attributes. */
 static void gr_add_attr(gr *G, fe_node *n, const char *name, bool list, const int64_t *v,
                         int32_t count) {
     if (!gr_ok(G) || !n) return;
-    fe_arena *arena = &G->x.c->g->arena;
-    fe_attr *a = fe_arena_alloc(arena, (n->attr_count + 1) * sizeof *a);
-    int64_t *ints = fe_arena_alloc(arena, (size_t)(count ? count : 1) * sizeof *ints);
-    if (!a || !ints) {
+    if (!list) {
+        gr_push_attr(G, n, (fe_attr){.name = name, .type = FE_ATTR_INT, .i = v[0]});
+        return;
+    }
+    int64_t *ints = fe_arena_alloc(&G->x.c->g->arena, (size_t)(count ? count : 1) * sizeof *ints);
+    if (!ints) {
         G->st = fe_x_oom();
         return;
     }
-    if (n->attr_count) memcpy(a, n->attrs, n->attr_count * sizeof *a);
     memcpy(ints, v, (size_t)count * sizeof *v);
-    a[n->attr_count] =
-        list ? (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count}
-             : (fe_attr){.name = name, .type = FE_ATTR_INT, .i = v[0]};
-    n->attrs = a;
-    n->attr_count++;
+    gr_push_attr(G, n,
+                 (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count});
 }
 
 static uint32_t gr_const(gr *G, fe_elem elem, uint32_t rank, const int64_t *dims, double fill) {
@@ -165,6 +179,137 @@ static uint32_t gr_unbroadcast(gr *G, uint32_t g, const fe_type *from, const fe_
     if (!count) return g;
     uint32_t s = gr_sum(G, g, axes, count);
     return lead ? gr_reshape(G, s, to) : s;
+}
+
+static uint32_t gr_where(gr *G, uint32_t cond, uint32_t a, uint32_t b) {
+    return gr_node(G, "Where", 16, (const uint32_t[]){cond, a, b}, 3, NULL);
+}
+
+static uint32_t gr_cast(gr *G, uint32_t v, fe_elem to) {
+    fe_node *cast = NULL;
+    uint32_t out = gr_node(G, "Cast", 13, &v, 1, &cast);
+    if (cast) G->st = fe_x_int_attr(&G->x, cast, "to", false, to);
+    return out;
+}
+
+/* v (rank `rank`) padded with `value`: begin[d] before and end[d] after
+ * each dim d. */
+static uint32_t gr_pad(gr *G, uint32_t v, int32_t rank, const int64_t *begin, const int64_t *end,
+                       double value) {
+    int64_t pads[2 * FE_MAX_RANK];
+    bool any = false;
+    for (int32_t d = 0; d < rank; d++) {
+        pads[d] = begin[d];
+        pads[rank + d] = end[d];
+        any |= begin[d] || end[d];
+    }
+    if (!any) return v;
+    uint32_t in[3] = {v, gr_ints(G, pads, (uint32_t)(2 * rank)), gr_scalar(G, value)};
+    return gr_node(G, "Pad", 13, in, 3, NULL);
+}
+
+/* v (type t) sliced per dim d from begin[d] towards end[d] by step[d]
+ * (ONNX's Slice rules: a negative step walks down). */
+static uint32_t gr_slice(gr *G, uint32_t v, const fe_type *t, const int64_t *begin,
+                         const int64_t *end, const int64_t *step) {
+    int64_t b[FE_MAX_RANK], e[FE_MAX_RANK], a[FE_MAX_RANK], s[FE_MAX_RANK];
+    uint32_t k = 0;
+    for (int32_t d = 0; d < t->rank; d++)
+        if (begin[d] != 0 || end[d] != t->dims[d] || step[d] != 1) {
+            b[k] = begin[d];
+            e[k] = end[d];
+            a[k] = d;
+            s[k++] = step[d];
+        }
+    if (!k) return v;
+    uint32_t in[5] = {v, gr_ints(G, b, k), gr_ints(G, e, k), gr_ints(G, a, k), gr_ints(G, s, k)};
+    return gr_node(G, "Slice", 13, in, 5, NULL);
+}
+
+/* v (type t) reversed along dim `axis`. */
+static uint32_t gr_reverse(gr *G, uint32_t v, const fe_type *t, int32_t axis) {
+    int64_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK], s[FE_MAX_RANK];
+    for (int32_t d = 0; d < t->rank; d++) {
+        e[d] = t->dims[d];
+        s[d] = 1;
+    }
+    b[axis] = -1;
+    e[axis] = INT64_MIN;
+    s[axis] = -1;
+    return gr_slice(G, v, t, b, e, s);
+}
+
+/* v (type t) spread into zeros: its element i along dim d lands at
+ * start[d] + i * step[d] of a dim of len[d] (the last one inside it). The
+ * inverse of a slice, done by moving data: a stepped dim gets a new dim of
+ * step zeros after each element, which then merge into it. */
+static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *start,
+                         const int64_t *step, const int64_t *len) {
+    fe_type wide = *t, cur = *t;
+    int64_t none[FE_MAX_RANK] = {0}, zeros[FE_MAX_RANK] = {0};
+    bool spread = false;
+    wide.rank = 0;
+    for (int32_t d = 0; d < t->rank; d++) {
+        wide.dims[wide.rank++] = t->dims[d];
+        if (step[d] <= 1 || t->dims[d] <= 1) continue;
+        if (wide.rank == FE_MAX_RANK) {
+            G->st = fe_fail(G->x.c, G->at, LM_ERR_UNSUPPORTED,
+                            "Gradient: more strided dims than rank %d takes", FE_MAX_RANK);
+            return FE_NONE;
+        }
+        zeros[wide.rank] = step[d] - 1;
+        wide.dims[wide.rank++] = 1;
+        cur.dims[d] = t->dims[d] * step[d];
+        spread = true;
+    }
+    if (spread)
+        v = gr_reshape(G, gr_pad(G, gr_reshape(G, v, &wide), wide.rank, none, zeros, 0.0), &cur);
+    /* The zeros after the last element may reach past the dim: cut them. */
+    int64_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK], s[FE_MAX_RANK], after[FE_MAX_RANK];
+    for (int32_t d = 0; d < t->rank; d++) {
+        int64_t room = len[d] - start[d];
+        e[d] = cur.dims[d] < room ? cur.dims[d] : room;
+        s[d] = 1;
+        after[d] = room - e[d];
+    }
+    return gr_pad(G, gr_slice(G, v, &cur, b, e, s), t->rank, start, after, 0.0);
+}
+
+/* The dims of rank `rank` but `keep`, as a list of axes; their element
+ * count in *out_m. */
+static uint32_t gr_axes_but(const fe_type *t, int32_t keep, int64_t *axes, double *out_m) {
+    uint32_t k = 0;
+    *out_m = 1;
+    for (int32_t d = 0; d < t->rank; d++)
+        if (d != keep) {
+            axes[k++] = d;
+            *out_m *= (double)t->dims[d];
+        }
+    return k;
+}
+
+/* Normalisation over `axes` (m elements each): x less its mean, times rs,
+ * its (biased) variance plus eps to the power -1/2, both kept in *xhat and
+ * *rs (rs with the axes as 1s). */
+static void gr_norm_stats(gr *G, uint32_t x, const int64_t *axes, uint32_t count, double m,
+                          float eps, uint32_t *xhat, uint32_t *rs) {
+    uint32_t inv_m = gr_scalar(G, 1.0 / m);
+    uint32_t xc = gr_op(G, "Sub", x, gr_op(G, "Mul", gr_sum(G, x, axes, count), inv_m));
+    uint32_t var = gr_op(G, "Mul", gr_sum(G, gr_op(G, "Mul", xc, xc), axes, count), inv_m);
+    uint32_t sd = gr_op(G, "Sqrt", gr_op(G, "Add", var, gr_scalar(G, eps)), FE_NONE);
+    *rs = gr_op(G, "Reciprocal", sd, FE_NONE);
+    *xhat = gr_op(G, "Mul", xc, *rs);
+}
+
+/* The gradient of x from gs, that of xhat (gr_norm_stats): the statistics
+ * depend on x too, so gs loses its mean and its projection on xhat. */
+static uint32_t gr_norm_backward(gr *G, uint32_t gs, uint32_t xhat, uint32_t rs,
+                                 const int64_t *axes, uint32_t count, double m) {
+    uint32_t inv_m = gr_scalar(G, 1.0 / m);
+    uint32_t mg = gr_op(G, "Mul", gr_sum(G, gs, axes, count), inv_m);
+    uint32_t mgx = gr_op(G, "Mul", gr_sum(G, gr_op(G, "Mul", gs, xhat), axes, count), inv_m);
+    return gr_op(G, "Mul", rs,
+                 gr_op(G, "Sub", gr_op(G, "Sub", gs, mg), gr_op(G, "Mul", xhat, mgx)));
 }
 
 /* ---- the rules ---- */
@@ -348,7 +493,7 @@ static uint32_t gr_rule_clip(gr *G, const fe_node *n, uint32_t a, uint32_t g) {
         keep = keep == FE_NONE ? in : gr_op(G, "And", keep, in);
     }
     if (keep == FE_NONE) return g;
-    return gr_node(G, "Where", 16, (const uint32_t[]){keep, g, gr_scalar(G, 0.0)}, 3, NULL);
+    return gr_where(G, keep, g, gr_scalar(G, 0.0));
 }
 
 /* The element-wise ops of one or two operands: each operand's share of g
@@ -385,10 +530,7 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
     } else if (!strcmp(op, "Neg")) {
         share[0] = gr_op(G, "Neg", g, FE_NONE);
     } else if (!strcmp(op, "Relu")) {
-        share[0] = gr_node(
-            G, "Where", 16,
-            (const uint32_t[]){gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g, gr_scalar(G, 0.0)}, 3,
-            NULL);
+        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g, gr_scalar(G, 0.0));
     } else if (!strcmp(op, "Sigmoid")) {
         share[0] = gr_op(G, "Mul", g, gr_op(G, "Mul", y, gr_op(G, "Sub", gr_scalar(G, 1.0), y)));
     } else if (!strcmp(op, "Tanh")) {
@@ -408,14 +550,50 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
     } else if (!strcmp(op, "LeakyRelu")) {
         float alpha;
         if ((G->st = fe_attr_float(G->x.c, n, "alpha", 0.01f, &alpha))) return true;
-        share[0] = gr_node(G, "Where", 16,
-                           (const uint32_t[]){gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g,
-                                              gr_op(G, "Mul", g, gr_scalar(G, alpha))},
-                           3, NULL);
+        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g,
+                            gr_op(G, "Mul", g, gr_scalar(G, alpha)));
     } else if (!strcmp(op, "Clip")) {
         share[0] = gr_rule_clip(G, n, a, g);
     } else if (!strcmp(op, "Expand")) {
         share[0] = g;
+    } else if (!strcmp(op, "Reciprocal")) {
+        share[0] = gr_op(G, "Neg", gr_op(G, "Mul", g, gr_op(G, "Mul", y, y)), FE_NONE);
+    } else if (!strcmp(op, "Softplus")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Sigmoid", a, FE_NONE));
+    } else if (!strcmp(op, "Softsign")) {
+        uint32_t d = gr_op(G, "Add", gr_scalar(G, 1.0), gr_op(G, "Abs", a, FE_NONE));
+        share[0] = gr_op(G, "Div", g, gr_op(G, "Mul", d, d));
+    } else if (!strcmp(op, "Sin")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Cos", a, FE_NONE));
+    } else if (!strcmp(op, "Cos")) {
+        share[0] = gr_op(G, "Neg", gr_op(G, "Mul", g, gr_op(G, "Sin", a, FE_NONE)), FE_NONE);
+    } else if (!strcmp(op, "Elu")) {
+        /* alpha e^a = y + alpha below 0 */
+        float alpha;
+        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 1.0f, &alpha))) return true;
+        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g,
+                            gr_op(G, "Mul", g, gr_op(G, "Add", y, gr_scalar(G, alpha))));
+    } else if (!strcmp(op, "HardSigmoid")) {
+        /* alpha where 0 < alpha a + beta < 1 */
+        float alpha, beta;
+        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 0.2f, &alpha)) ||
+            (G->st = fe_attr_float(G->x.c, n, "beta", 0.5f, &beta)))
+            return true;
+        uint32_t t = gr_op(G, "Add", gr_op(G, "Mul", a, gr_scalar(G, alpha)), gr_scalar(G, beta));
+        uint32_t in = gr_op(G, "And", gr_op(G, "Greater", t, gr_scalar(G, 0.0)),
+                            gr_op(G, "Less", t, gr_scalar(G, 1.0)));
+        share[0] = gr_where(G, in, gr_op(G, "Mul", g, gr_scalar(G, alpha)), gr_scalar(G, 0.0));
+    } else if (!strcmp(op, "Dropout")) {
+        if (fe_dropout_drops(G->x.c, n)) {
+            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                            "Gradient: the gradient of a Dropout in training mode is not "
+                            "supported");
+            return true;
+        }
+        share[0] = g;
+    } else if (!strcmp(op, "Floor") || !strcmp(op, "Ceil") || !strcmp(op, "Round") ||
+               !strcmp(op, "Sign")) {
+        /* Flat almost everywhere: no gradient. */
     } else {
         return false;
     }
@@ -480,35 +658,18 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
     fe_ctx *c = G->x.c;
     fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
             ty = *gr_type(G, n->outputs[0]);
-    int32_t sp = tx.rank - 2;
-    int64_t group, stride[3], dil[3], pads[6], outpad[3];
-    const char *auto_pad;
-    const int64_t *v;
-    size_t count;
-    if ((G->st = fe_attr_int(c, n, "group", 1, &group)) ||
-        (G->st = fe_attr_string(c, n, "auto_pad", "NOTSET", &auto_pad)))
+    fe_geom geo;
+    int64_t group, pads[6], outpad[3];
+    if ((G->st = fe_geom_read(c, n, &tx, tw.dims + 2, &geo)) ||
+        (G->st = fe_attr_int(c, n, "group", 1, &group)))
         return;
-    const char *names[3] = {"strides", "dilations", "pads"};
-    int64_t *dst[3] = {stride, dil, pads};
-    for (int k = 0; k < 3; k++) {
-        int32_t want = k == 2 ? 2 * sp : sp;
-        if ((G->st = fe_attr_ints(c, n, names[k], &v, &count))) return;
-        for (int32_t i = 0; i < want; i++)
-            dst[k][i] = v && count == (size_t)want ? v[i] : k == 2 ? 0 : 1;
-    }
+    int32_t sp = geo.sp;
+    int64_t *stride = geo.stride, *dil = geo.dil;
     for (int32_t i = 0; i < sp; i++) {
-        int64_t in = tx.dims[2 + i], out = ty.dims[2 + i];
-        int64_t dk = (tw.dims[2 + i] - 1) * dil[i] + 1;
-        if (!strcmp(auto_pad, "VALID")) {
-            pads[i] = pads[sp + i] = 0;
-        } else if (strcmp(auto_pad, "NOTSET")) {
-            /* SAME_UPPER / SAME_LOWER: the pads the forward op chose. */
-            int64_t total = (out - 1) * stride[i] + dk - in;
-            if (total < 0) total = 0;
-            pads[i] = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : total - total / 2;
-            pads[sp + i] = total - pads[i];
-        }
-        outpad[i] = in - (stride[i] * (out - 1) + dk - pads[i] - pads[sp + i]);
+        int64_t dk = (geo.kernel[i] - 1) * dil[i] + 1;
+        pads[i] = geo.pad_b[i];
+        pads[sp + i] = geo.pad_e[i];
+        outpad[i] = geo.in[i] - (stride[i] * (geo.out[i] - 1) + dk - pads[i] - pads[sp + i]);
     }
     uint32_t x = G->map[n->inputs[0]], w = G->map[n->inputs[1]];
     if (gr_wants(G, n->inputs[0])) {
@@ -558,11 +719,343 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
     }
 }
 
+/* MaxPool and AveragePool: each kernel tap's share of g put back where the
+ * tap read. A tap reads x padded, sliced from the tap's offset with the
+ * strides. MaxPool's share goes to the first tap in row-major order that
+ * holds the window's maximum (PyTorch's pick among equal elements);
+ * AveragePool's is g over the window's divisor. */
+static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    bool is_max = !strcmp(n->op_type, "MaxPool");
+    fe_type tx = *gr_type(G, n->inputs[0]), ty = *gr_type(G, n->outputs[0]);
+    fe_geom geo;
+    int64_t cip = 0;
+    if ((G->st = fe_geom_read(c, n, &tx, NULL, &geo)) ||
+        (!is_max && (G->st = fe_attr_int(c, n, "count_include_pad", 0, &cip))))
+        return;
+    int32_t sp = geo.sp, rank = tx.rank;
+    /* x padded far enough for every window (ceil_mode's last may reach
+     * past the padding). */
+    fe_type tp = tx;
+    int64_t pb[FE_MAX_RANK] = {0}, pe[FE_MAX_RANK] = {0}, taps = 1;
+    for (int32_t i = 0; i < sp; i++) {
+        int32_t d = 2 + i;
+        int64_t span = (geo.out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dil[i] + 1;
+        int64_t have = tx.dims[d] + geo.pad_b[i] + geo.pad_e[i];
+        pb[d] = geo.pad_b[i];
+        pe[d] = geo.pad_e[i] + (span > have ? span - have : 0);
+        tp.dims[d] = tx.dims[d] + pb[d] + pe[d];
+        taps *= geo.kernel[i];
+    }
+    uint32_t share = g, xp = FE_NONE, y = G->map[n->outputs[0]];
+    if (is_max) {
+        xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, -INFINITY);
+    } else {
+        /* The divisor of each window: its elements inside the padded input
+         * (count_include_pad) or inside the input, as the op divides. */
+        fe_tensor *t;
+        uint32_t div;
+        if ((G->st = fe_const_new(c, ty.elem, (uint32_t)sp, ty.dims + 2, &t))) return;
+        for (uint64_t j = 0; j < t->count; j++) {
+            uint64_t rem = j;
+            double count = 1;
+            for (int32_t i = sp - 1; i >= 0; i--) {
+                int64_t o = (int64_t)(rem % (uint64_t)geo.out[i]);
+                rem /= (uint64_t)geo.out[i];
+                int64_t lo = o * geo.stride[i] - geo.pad_b[i], hi = lo + geo.kernel[i];
+                int64_t end = tx.dims[2 + i] + (cip ? geo.pad_e[i] : 0);
+                int64_t from = cip ? lo : lo > 0 ? lo : 0, to = hi < end ? hi : end;
+                count *= (double)(to > from ? to - from : 1);
+            }
+            fe_tensor_set_f64(t, j, count);
+        }
+        if ((G->st = fe_x_const(&G->x, t, "divisor", &div))) return;
+        share = gr_op(G, "Div", g, div);
+    }
+    uint32_t taken = FE_NONE, sum = FE_NONE;
+    for (int64_t k = 0; k < taps && gr_ok(G); k++) {
+        int64_t start[FE_MAX_RANK], step[FE_MAX_RANK], len[FE_MAX_RANK], end[FE_MAX_RANK];
+        for (int32_t d = 0; d < rank; d++) {
+            start[d] = 0;
+            step[d] = 1;
+            len[d] = end[d] = tp.dims[d];
+        }
+        int64_t rem = k;
+        for (int32_t i = sp - 1; i >= 0; i--) {
+            int32_t d = 2 + i;
+            start[d] = rem % geo.kernel[i] * geo.dil[i];
+            rem /= geo.kernel[i];
+            step[d] = geo.stride[i];
+            end[d] = start[d] + (geo.out[i] - 1) * geo.stride[i] + 1;
+        }
+        uint32_t part = share;
+        if (is_max) {
+            uint32_t eq = gr_op(G, "Equal", gr_slice(G, xp, &tp, start, end, step), y);
+            uint32_t first =
+                taken == FE_NONE ? eq : gr_op(G, "And", eq, gr_op(G, "Not", taken, FE_NONE));
+            if (k + 1 < taps) taken = taken == FE_NONE ? eq : gr_op(G, "Or", taken, eq);
+            part = gr_where(G, first, g, gr_scalar(G, 0.0));
+        }
+        uint32_t placed = gr_place(G, part, &ty, start, step, len);
+        sum = sum == FE_NONE ? placed : gr_op(G, "Add", sum, placed);
+    }
+    /* Back to x's own extent. */
+    int64_t from[FE_MAX_RANK], to[FE_MAX_RANK], one[FE_MAX_RANK];
+    for (int32_t d = 0; d < rank; d++) {
+        from[d] = pb[d];
+        to[d] = pb[d] + tx.dims[d];
+        one[d] = 1;
+    }
+    gr_accumulate(G, n->inputs[0], gr_slice(G, sum, &tp, from, to, one));
+}
+
+/* A per-channel parameter [C] of an N x C x ... input of rank `rank`, as
+ * [1, C, 1, ...] to broadcast over it. */
+static uint32_t gr_channels(gr *G, uint32_t v, const fe_type *tx) {
+    fe_type t = *tx;
+    for (int32_t d = 0; d < t.rank; d++)
+        t.dims[d] = d == 1 ? tx->dims[1] : 1;
+    return gr_reshape(G, v, &t);
+}
+
+/* v summed over `axes` into the shape of the per-channel parameter p. */
+static void gr_to_param(gr *G, uint32_t p, uint32_t v, const int64_t *axes, uint32_t count) {
+    if (gr_wants(G, p)) gr_accumulate(G, p, gr_reshape(G, gr_sum(G, v, axes, count), gr_type(G, p)));
+}
+
+/* BatchNormalization: y = (x - mean) rs scale + B, rs = (var + eps)^-1/2.
+ * With training_mode the mean and variance are the batch's own (and depend
+ * on x); otherwise they are inputs. */
+static void gr_rule_batchnorm(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    float eps;
+    int64_t training;
+    if ((G->st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps)) ||
+        (G->st = fe_attr_int(c, n, "training_mode", 0, &training)))
+        return;
+    fe_type tx = *gr_type(G, n->inputs[0]);
+    int64_t axes[FE_MAX_RANK];
+    double m;
+    uint32_t count = gr_axes_but(&tx, 1, axes, &m);
+    uint32_t x = G->map[n->inputs[0]], scale = gr_channels(G, G->map[n->inputs[1]], &tx);
+    gr_to_param(G, n->inputs[2], g, axes, count);
+    if (training) {
+        uint32_t xhat, rs;
+        gr_norm_stats(G, x, axes, count, m, eps, &xhat, &rs);
+        gr_to_param(G, n->inputs[1], gr_op(G, "Mul", g, xhat), axes, count);
+        if (gr_wants(G, n->inputs[0]))
+            gr_accumulate(G, n->inputs[0],
+                          gr_norm_backward(G, gr_op(G, "Mul", g, scale), xhat, rs, axes, count, m));
+        return;
+    }
+    uint32_t mean = gr_channels(G, G->map[n->inputs[3]], &tx);
+    uint32_t var = gr_channels(G, G->map[n->inputs[4]], &tx);
+    uint32_t rs = gr_op(
+        G, "Reciprocal",
+        gr_op(G, "Sqrt", gr_op(G, "Add", var, gr_scalar(G, eps)), FE_NONE), FE_NONE);
+    uint32_t xc = gr_op(G, "Sub", x, mean), srs = gr_op(G, "Mul", scale, rs);
+    if (gr_wants(G, n->inputs[0])) gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", g, srs));
+    gr_to_param(G, n->inputs[1], gr_op(G, "Mul", gr_op(G, "Mul", g, xc), rs), axes, count);
+    /* d/dmean = -g scale rs; d/dvar = -g (x - mean) scale rs^3 / 2 */
+    gr_to_param(G, n->inputs[3], gr_op(G, "Neg", gr_op(G, "Mul", g, srs), FE_NONE), axes, count);
+    if (gr_wants(G, n->inputs[4])) {
+        uint32_t k = gr_op(G, "Mul", srs, gr_op(G, "Mul", rs, rs));
+        gr_to_param(G, n->inputs[4],
+                    gr_op(G, "Mul", gr_op(G, "Mul", g, xc), gr_op(G, "Mul", k, gr_scalar(G, -0.5))),
+                    axes, count);
+    }
+}
+
+/* LayerNormalization (over the dims from axis on) and InstanceNormalization
+ * (over each image's own spatial dims): the statistics are x's own. */
+static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    bool layer = n->op_type[0] == 'L';
+    float eps;
+    int64_t axis = 2;
+    if ((G->st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps)) ||
+        (layer && (G->st = fe_attr_int(c, n, "axis", -1, &axis))))
+        return;
+    fe_type tx = *gr_type(G, n->inputs[0]), ty = *gr_type(G, n->outputs[0]);
+    if (axis < 0) axis += tx.rank;
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    double m = 1;
+    for (int32_t d = (int32_t)axis; d < tx.rank; d++) {
+        axes[count++] = d;
+        m *= (double)tx.dims[d];
+    }
+    uint32_t xhat, rs;
+    gr_norm_stats(G, G->map[n->inputs[0]], axes, count, m, eps, &xhat, &rs);
+    uint32_t scale = G->map[n->inputs[1]];
+    if (!layer) scale = gr_channels(G, scale, &tx);
+    uint32_t gx = gr_op(G, "Mul", g, xhat);
+    for (uint32_t i = 1; i < 3; i++) {
+        if (!fe_has_in(n, i) || !gr_wants(G, n->inputs[i])) continue;
+        uint32_t v = i == 1 ? gx : g;
+        if (layer) {
+            gr_accumulate(G, n->inputs[i], gr_unbroadcast(G, v, &ty, gr_type(G, n->inputs[i])));
+        } else {
+            /* Over the batch and the spatial dims. */
+            int64_t all[FE_MAX_RANK];
+            double unused;
+            uint32_t k = gr_axes_but(&tx, 1, all, &unused);
+            gr_to_param(G, n->inputs[i], v, all, k);
+        }
+    }
+    if (gr_wants(G, n->inputs[0]))
+        gr_accumulate(G, n->inputs[0],
+                      gr_norm_backward(G, gr_op(G, "Mul", g, scale), xhat, rs, axes, count, m));
+}
+
+/* Indices with the negative ones counted from the end of a dim of `dim`. */
+static uint32_t gr_indices(gr *G, const fe_node *n, int64_t dim) {
+    uint32_t idx = G->map[n->inputs[1]];
+    fe_elem e = gr_type(G, n->inputs[1])->elem;
+    uint32_t zero = gr_const(G, e, 0, NULL, 0.0), size = gr_const(G, e, 0, NULL, (double)dim);
+    return gr_where(G, gr_op(G, "Less", idx, zero), gr_op(G, "Add", idx, size), idx);
+}
+
+/* Gather: g added into zeros at the rows the indices took (ScatterND with
+ * add, so an index taken twice gets both), the axis moved to the front and
+ * back. GatherElements: ScatterElements with add. */
+static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    int64_t axis;
+    if ((G->st = fe_attr_int(c, n, "axis", 0, &axis))) return;
+    fe_type td = *gr_type(G, n->inputs[0]), ti = *gr_type(G, n->inputs[1]),
+            ty = *gr_type(G, n->outputs[0]);
+    if (axis < 0) axis += td.rank;
+    uint32_t idx = gr_indices(G, n, td.dims[axis]);
+    fe_node *s = NULL;
+    uint32_t d;
+    if (!strcmp(n->op_type, "GatherElements")) {
+        uint32_t z = gr_const(G, G->elem, (uint32_t)td.rank, td.dims, 0.0);
+        d = gr_node(G, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
+        gr_add_attr(G, s, "axis", false, &axis, 1);
+    } else {
+        int32_t q = ti.rank, r = td.rank;
+        int64_t perm[FE_MAX_RANK], back[FE_MAX_RANK], zd[FE_MAX_RANK];
+        int32_t k = 0;
+        for (int32_t j = 0; j < q; j++)
+            perm[k++] = axis + j;
+        for (int32_t j = 0; j < ty.rank; j++)
+            if (j < axis || j >= axis + q) perm[k++] = j;
+        bool moved = false;
+        for (int32_t j = 0; j < ty.rank; j++)
+            moved |= perm[j] != j;
+        uint32_t gt = moved ? gr_transpose(G, g, perm, ty.rank) : g;
+        zd[0] = td.dims[axis];
+        for (int32_t j = 0, at = 1; j < r; j++)
+            if (j != axis) zd[at++] = td.dims[j];
+        for (int32_t j = 0; j < r; j++)
+            back[j] = j < axis ? j + 1 : j == axis ? 0 : j;
+        uint32_t z = gr_const(G, G->elem, (uint32_t)r, zd, 0.0), at;
+        if (gr_ok(G)) G->st = fe_x_unsqueeze(&G->x, idx, q, &at);
+        d = gr_node(G, "ScatterND", 16, (const uint32_t[]){z, at, gt}, 3, &s);
+        if (axis) d = gr_transpose(G, d, back, r);
+    }
+    gr_push_attr(G, s, (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
+    gr_accumulate(G, n->inputs[0], d);
+}
+
+/* Slice: g spread back to where the slice took it (reversed first along a
+ * dim the slice walked down). */
+static void gr_rule_slice(gr *G, const fe_node *n, uint32_t g) {
+    fe_slice_plan p;
+    if ((G->st = fe_slice_read(G->x.c, n, &p))) return;
+    fe_type tx = *gr_type(G, n->inputs[0]), ty = *gr_type(G, n->outputs[0]);
+    int64_t start[FE_MAX_RANK], step[FE_MAX_RANK];
+    for (int32_t d = 0; d < ty.rank; d++) {
+        if (ty.dims[d] == 0) return; /* nothing taken: no gradient */
+        if (p.flip[d] && ty.dims[d] > 1) g = gr_reverse(G, g, &ty, d);
+        start[d] = p.begin[d];
+        step[d] = p.step[d];
+    }
+    gr_accumulate(G, n->inputs[0], gr_place(G, g, &ty, start, step, tx.dims));
+}
+
+/* Pad (constant mode): the part of g over x. */
+static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
+    uint32_t pads[2 * FE_MAX_RANK];
+    lmnn_pad_options o;
+    if ((G->st = fe_pad_read(G->x.c, n, pads, &o))) return;
+    if (o.mode != LMNN_PAD_CONSTANT || (fe_has_in(n, 2) && gr_wants(G, n->inputs[2]))) {
+        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                        "Gradient: only the gradient of a constant Pad's data is supported");
+        return;
+    }
+    fe_type tx = *gr_type(G, n->inputs[0]);
+    int64_t b[FE_MAX_RANK], e[FE_MAX_RANK], s[FE_MAX_RANK];
+    for (int32_t d = 0; d < tx.rank; d++) {
+        b[d] = pads[2 * d];
+        e[d] = b[d] + tx.dims[d];
+        s[d] = 1;
+    }
+    gr_accumulate(G, n->inputs[0], gr_slice(G, g, gr_type(G, n->outputs[0]), b, e, s));
+}
+
+/* Tile: g's copies summed (g seen with a dim of repeats before each
+ * repeated dim). */
+static void gr_rule_tile(gr *G, const fe_node *n, uint32_t g) {
+    const fe_tensor *k = fe_in_const(G->x.c, n, 1);
+    fe_type tx = *gr_type(G, n->inputs[0]), split = tx;
+    if (!k) {
+        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                        "Gradient: Tile's repeats are computed at run time");
+        return;
+    }
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    split.rank = 0;
+    for (int32_t d = 0; d < tx.rank; d++) {
+        int64_t r = fe_tensor_get_i64(k, (uint64_t)d);
+        if (r > 1) {
+            if (split.rank + 2 > FE_MAX_RANK) {
+                G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                                "Gradient: Tile repeats more dims than rank %d takes", FE_MAX_RANK);
+                return;
+            }
+            axes[count++] = split.rank;
+            split.dims[split.rank++] = r;
+        }
+        split.dims[split.rank++] = tx.dims[d];
+    }
+    if (!count) {
+        gr_accumulate(G, n->inputs[0], g);
+        return;
+    }
+    gr_accumulate(G, n->inputs[0],
+                  gr_reshape(G, gr_sum(G, gr_reshape(G, g, &split), axes, count), &tx));
+}
+
+/* Max and Min: g to the inputs equal to y, split evenly among them (as
+ * PyTorch's maximum and minimum share a tie). */
+static void gr_rule_extremum(gr *G, const fe_node *n, uint32_t g) {
+    const fe_type *ty = gr_type(G, n->outputs[0]);
+    uint32_t y = G->map[n->outputs[0]], ties = FE_NONE;
+    for (uint32_t i = 0; i < n->input_count; i++) {
+        uint32_t eq = gr_cast(G, gr_op(G, "Equal", G->map[n->inputs[i]], y), G->elem);
+        ties = ties == FE_NONE ? eq : gr_op(G, "Add", ties, eq);
+    }
+    uint32_t share = n->input_count > 1 ? gr_op(G, "Div", g, ties) : g;
+    for (uint32_t i = 0; i < n->input_count; i++)
+        if (gr_wants(G, n->inputs[i])) {
+            uint32_t eq = gr_op(G, "Equal", G->map[n->inputs[i]], y);
+            gr_accumulate(G, n->inputs[i],
+                          gr_unbroadcast(G, gr_where(G, eq, share, gr_scalar(G, 0.0)), ty,
+                                         gr_type(G, n->inputs[i])));
+        }
+}
+
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
-    "Erf, Clip, Where, Sum, Mean, Expand, MatMul, Gemm, ReduceSum, ReduceMean, Softmax, "
-    "LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Cast, Conv, "
-    "GlobalAveragePool";
+    "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Elu, HardSigmoid, Floor, Ceil, Round, Sign, "
+    "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, ReduceSum, "
+    "ReduceMean, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
+    "Split, Slice, Pad (constant), Tile, Gather, GatherElements, Cast, Conv, MaxPool, "
+    "AveragePool, GlobalAveragePool, BatchNormalization, InstanceNormalization, "
+    "LayerNormalization";
 
 /* Node n's operands' gradients from its output's gradient g. */
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
@@ -570,6 +1063,7 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
     uint32_t share[2];
     /* The rules' constants go with the node's output. */
     G->elem = gr_type(G, n->outputs[0])->elem;
+    G->at = n;
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) {
         /* Only the default domain's ops have rules. */
     } else if (gr_rule_eltwise(G, n, g, share)) {
@@ -614,6 +1108,30 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         gr_accumulate(G, n->inputs[0],
                       gr_op(G, "Expand", gr_op(G, "Div", g, gr_scalar(G, size)), shape));
         return;
+    } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) {
+        gr_rule_pool(G, n, g);
+        return;
+    } else if (!strcmp(op, "BatchNormalization")) {
+        gr_rule_batchnorm(G, n, g);
+        return;
+    } else if (!strcmp(op, "LayerNormalization") || !strcmp(op, "InstanceNormalization")) {
+        gr_rule_norm(G, n, g);
+        return;
+    } else if (!strcmp(op, "Gather") || !strcmp(op, "GatherElements")) {
+        gr_rule_gather(G, n, g);
+        return;
+    } else if (!strcmp(op, "Slice")) {
+        gr_rule_slice(G, n, g);
+        return;
+    } else if (!strcmp(op, "Pad")) {
+        gr_rule_pad(G, n, g);
+        return;
+    } else if (!strcmp(op, "Tile")) {
+        gr_rule_tile(G, n, g);
+        return;
+    } else if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
+        gr_rule_extremum(G, n, g);
+        return;
     } else if (!strcmp(op, "MatMul")) {
         gr_rule_matmul(G, n, g);
         return;
@@ -635,10 +1153,7 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "Cast")) {
         /* Between float types: g cast back. */
-        fe_node *cast = NULL;
-        uint32_t v = gr_node(G, "Cast", 13, &g, 1, &cast);
-        if (cast) G->st = fe_x_int_attr(&G->x, cast, "to", false, gr_type(G, n->inputs[0])->elem);
-        gr_accumulate(G, n->inputs[0], v);
+        gr_accumulate(G, n->inputs[0], gr_cast(G, g, gr_type(G, n->inputs[0])->elem));
         return;
     }
     G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,

@@ -98,6 +98,41 @@ extern const size_t fe_ops_sequence_count;
 extern const fe_op_def fe_ops_training[];
 extern const size_t fe_ops_training_count;
 
+/* The spatial geometry of a Conv, ConvTranspose, MaxPool or AveragePool
+ * node over input type x (N x C x 1 to 3 spatial dims): the attributes
+ * with their defaults, auto_pad resolved into pads, and the output dims, as
+ * the op computes them (fe_ops_nn.c). `kernel` is the kernel's spatial
+ * dims from a convolution's weight, or NULL for kernel_shape. Errors name
+ * the node. */
+typedef struct fe_geom {
+    int32_t sp; /* spatial dims */
+    int64_t kernel[3], stride[3], dil[3], pad_b[3], pad_e[3];
+    int64_t in[3], out[3];
+    int64_t out_pad[3]; /* ConvTranspose */
+    int64_t group;
+    bool ceil_mode; /* pools */
+} fe_geom;
+
+lm_status fe_geom_read(fe_ctx *c, const fe_node *n, const fe_type *x, const int64_t *kernel,
+                       fe_geom *out);
+
+/* A Slice node's slice as the op library takes it, per dim of the input:
+ * ascending from begin to end (exclusive) by step >= 1, dims[d] elements;
+ * `flip` marks dims whose ONNX step is negative, their elements reversed.
+ * starts, ends, axes and steps must be constants (fe_ops_shape.c). Errors
+ * name the node. */
+typedef struct fe_slice_plan {
+    int32_t begin[FE_MAX_RANK], end[FE_MAX_RANK], step[FE_MAX_RANK];
+    int64_t dims[FE_MAX_RANK];
+    bool flip[FE_MAX_RANK];
+} fe_slice_plan;
+
+lm_status fe_slice_read(fe_ctx *c, const fe_node *n, fe_slice_plan *out);
+
+/* A Pad node's pads, per dim a (begin, end) pair in pads[2d], pads[2d + 1],
+ * and its mode and value in *o (fe_ops_shape.c). Errors name the node. */
+lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o);
+
 /* Gradient's inference: the node rewritten into the forward ops it needs
  * and their vector-Jacobian products (fe_grad.c). */
 lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n);

@@ -634,16 +634,7 @@ out:
 
 /* ---- convolution and pooling geometry ---- */
 
-/* Spatial geometry of a Conv/ConvTranspose/pool node over `sp` spatial dims
- * (1 to 3). pads: begin[i], end[i]. */
-typedef struct geom {
-    int32_t sp;
-    int64_t kernel[3], stride[3], dil[3], pad_b[3], pad_e[3];
-    int64_t in[3], out[3];
-    int64_t out_pad[3]; /* ConvTranspose */
-    int64_t group;
-    bool ceil_mode;
-} geom;
+typedef fe_geom geom;
 
 static lm_status ints_attr(fe_ctx *c, const fe_node *n, const char *name, int32_t count,
                            int64_t def, int64_t *out) {
@@ -754,6 +745,16 @@ static lm_status geom_read(fe_ctx *c, const fe_node *n, op_kind kind, const fe_t
         g->out[i] = o;
     }
     return LM_OK;
+}
+
+lm_status fe_geom_read(fe_ctx *c, const fe_node *n, const fe_type *x, const int64_t *kernel,
+                       fe_geom *out) {
+    const char *op = n->op_type;
+    op_kind kind = !strcmp(op, "ConvTranspose") ? K_CONVT
+                   : !strcmp(op, "MaxPool")     ? K_MAXPOOL
+                   : !strcmp(op, "AveragePool") ? K_AVGPOOL
+                                                : K_CONV;
+    return geom_read(c, n, kind, x, kernel, out);
 }
 
 /* The output type of an image op: [N, oc, out...]. */

@@ -472,15 +472,9 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
 
 /* ---- Slice ---- */
 
-/* A slice as the library takes it (ascending, steps >= 1); `flip` marks
- * axes whose ONNX step is negative: their elements come out reversed. */
-typedef struct slice_plan {
-    int32_t begin[FE_MAX_RANK], end[FE_MAX_RANK], step[FE_MAX_RANK];
-    int64_t dims[FE_MAX_RANK];
-    bool flip[FE_MAX_RANK];
-} slice_plan;
+typedef fe_slice_plan slice_plan;
 
-static lm_status slice_params(fe_ctx *c, const fe_node *n, slice_plan *p) {
+lm_status fe_slice_read(fe_ctx *c, const fe_node *n, fe_slice_plan *p) {
     const fe_type *in = fe_in_type(c, n, 0);
     int64_t starts[FE_MAX_RANK], ends[FE_MAX_RANK], axes[FE_MAX_RANK], steps[FE_MAX_RANK];
     size_t count = 0;
@@ -565,7 +559,7 @@ static lm_status infer_slice(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 5);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"starts", "ends", "axes", NULL});
     slice_plan p;
-    if (!st) st = slice_params(c, n, &p);
+    if (!st) st = fe_slice_read(c, n, &p);
     if (st) return st;
     const fe_type *in = fe_in_type(c, n, 0);
     const fe_tensor *k = fe_in_const(c, n, 0);
@@ -591,7 +585,7 @@ static lm_status infer_slice(fe_ctx *c, const fe_node *n) {
 
 static lm_status lower_slice(fe_ctx *c, const fe_node *n) {
     slice_plan p;
-    lm_status st = slice_params(c, n, &p);
+    lm_status st = fe_slice_read(c, n, &p);
     lmnn_tensor a, r;
     if (!st) st = fe_in_dev(c, n, 0, &a);
     if (st) return st;
@@ -917,7 +911,7 @@ static lm_status lower_split(fe_ctx *c, const fe_node *n) {
 
 /* ---- Pad ---- */
 
-static lm_status pad_params(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o) {
+lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o) {
     const fe_type *in = fe_in_type(c, n, 0);
     const char *mode;
     lm_status st = fe_attr_string(c, n, "mode", "constant", &mode);
@@ -995,7 +989,7 @@ static lm_status infer_pad(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"mode", "pads", "value", NULL});
     uint32_t pads[2 * FE_MAX_RANK];
     lmnn_pad_options o;
-    if (!st) st = pad_params(c, n, pads, &o);
+    if (!st) st = fe_pad_read(c, n, pads, &o);
     if (st) return st;
     const fe_type *in = fe_in_type(c, n, 0);
     int64_t dims[FE_MAX_RANK];
@@ -1007,7 +1001,7 @@ static lm_status infer_pad(fe_ctx *c, const fe_node *n) {
 static lm_status lower_pad(fe_ctx *c, const fe_node *n) {
     uint32_t pads[2 * FE_MAX_RANK];
     lmnn_pad_options o;
-    lm_status st = pad_params(c, n, pads, &o);
+    lm_status st = fe_pad_read(c, n, pads, &o);
     lmnn_tensor a, r;
     if (!st) st = fe_in_dev(c, n, 0, &a);
     if (st) return st;

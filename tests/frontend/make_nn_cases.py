@@ -1861,12 +1861,12 @@ write_case("gradient_matmul_shapes_other_values",
             ("du", np.zeros(3, np.float32))], 13,
            inits=[("shape", np.array([2, 20], np.int64)), ("ax1", np.array([1], np.int64))],
            domains=TRAIN)
-write_case("refuse_gradient_through_maxpool",
-           [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2]),
+write_case("refuse_gradient_through_lrn",
+           [helper.make_node("LRN", ["x"], ["y"], size=3),
             grad_node(["x"], ["w"], "y", ["dx"])],
            [("x", g32(1, 1, 4, 4)), ("w", g32(1, 1, 3, 3))],
            [("dx", (TensorProto.FLOAT, [1, 1, 4, 4]))], 13, domains=TRAIN,
-           expect="(MaxPool): Gradient: y depends on this node, whose gradient is not supported")
+           expect="(LRN): Gradient: y depends on this node, whose gradient is not supported")
 write_case("refuse_gradient_other_type",
            [helper.make_node("Relu", ["x"], ["y"]),
             grad_node(["x"], [], "y", ["dx"], ["x2"])],
@@ -2146,3 +2146,220 @@ write_case("refuse_gradient_grouped_conv_weight",
             grad_node(["w"], ["x"], "y", ["dw"])],
            [("x", gx_)], [("dw", (TensorProto.FLOAT, [6, 2, 3, 2]))], 13, inits=[("w", gw_)],
            domains=TRAIN, expect="the gradient of a grouped Conv's weight (group 2) is not supported")
+
+# Gradient through pooling, normalization, indexing and the remaining
+# element-wise ops, against PyTorch's autograd (NumPy where PyTorch has no
+# such op).
+gp_ = np.random.default_rng(15)  # its own: the cases above keep their data
+
+
+def p32(*shape):
+    return gp_.standard_normal(shape).astype(np.float32)
+
+
+F_ = torch.nn.functional
+# Overlapping windows with padding; values on a grid of halves, so windows
+# hold equal maxima, which go to the first (PyTorch's pick).
+mx = (np.round(p32(2, 3, 9, 8) * 2) / 2).astype(np.float32)
+mw = p32(2, 3, 5, 4)
+_, grads = torch_grads(lambda X: F_.max_pool2d(torch.relu(X), 3, 2, 1) * torch.from_numpy(mw),
+                       [mx])
+write_case("gradient_maxpool_overlap_ties",
+           [helper.make_node("Relu", ["x"], ["r"]),
+            helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Mul", ["p", "w"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", mx)], [("dx", grads[0])], 13, inits=[("w", mw)], domains=TRAIN)
+mx2 = p32(2, 2, 8, 9)
+mw2 = p32(*F_.max_pool2d(torch.from_numpy(mx2), (3, 2), (2, 2), (1, 1), (1, 2),
+                          ceil_mode=True).shape)
+y2, grads = torch_grads(
+    lambda X: F_.max_pool2d(X, (3, 2), (2, 2), (1, 1), (1, 2), ceil_mode=True)
+    * torch.from_numpy(mw2), [mx2])
+write_case("gradient_maxpool_dilation_ceil",
+           [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[3, 2], strides=[2, 2],
+                             pads=[1, 1, 1, 1], dilations=[1, 2], ceil_mode=1),
+            helper.make_node("Mul", ["p", "w"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", mx2)], [("dx", grads[0])], 13, inits=[("w", mw2)], domains=TRAIN)
+m1, m3 = p32(2, 3, 10), p32(1, 2, 4, 6, 5)
+_, grads = torch_grads(lambda A, B: F_.max_pool1d(A, 3, 3, ceil_mode=True).sum() * 2
+                       + (F_.max_pool3d(B, 2, 2) ** 2).sum(), [m1, m3])
+write_case("gradient_maxpool_1d_3d",
+           [helper.make_node("MaxPool", ["a"], ["pa"], kernel_shape=[3], strides=[3],
+                             ceil_mode=1),
+            helper.make_node("ReduceSum", ["pa"], ["sa"], keepdims=0),
+            helper.make_node("MaxPool", ["b"], ["pb"], kernel_shape=[2, 2, 2],
+                             strides=[2, 2, 2]),
+            helper.make_node("Mul", ["pb", "pb"], ["qb"]),
+            helper.make_node("ReduceSum", ["qb"], ["sb"], keepdims=0),
+            helper.make_node("Mul", ["sa", "two"], ["sa2"]),
+            helper.make_node("Add", ["sa2", "sb"], ["y"]),
+            grad_node(["a", "b"], [], "y", ["da", "db"])],
+           [("a", m1), ("b", m3)], [("da", grads[0]), ("db", grads[1])], 13,
+           inits=[("two", np.array(2, np.float32))], domains=TRAIN)
+ax_ = p32(2, 3, 9, 7)
+for cip in (0, 1):
+    aw = p32(2, 3, 5, 4)
+    _, grads = torch_grads(
+        lambda X: F_.avg_pool2d(X, 3, 2, 1, ceil_mode=True, count_include_pad=bool(cip))
+        * torch.from_numpy(aw), [ax_])
+    write_case("gradient_avgpool_ceil_cip%d" % cip,
+               [helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3],
+                                 strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+                                 count_include_pad=cip),
+                helper.make_node("Mul", ["p", "w"], ["y"]),
+                grad_node(["x"], [], "y", ["dx"])],
+               [("x", ax_)], [("dx", grads[0])], 13, inits=[("w", aw)], domains=TRAIN)
+
+# BatchNormalization with the running statistics (each differentiated too)
+# and in training mode (the batch's own).
+bx, bs, bb, bm = p32(3, 4, 5, 5), p32(4), p32(4), p32(4)
+bv = (np.abs(p32(4)) + 0.5).astype(np.float32)
+bw = p32(3, 4, 5, 5)
+# The variance's gradient sums g (x - mean): g mostly of x - mean's sign
+# keeps that sum clear of cancellation, which bfloat16 would blur.
+bwi = ((bx - bm[:, None, None]) * 0.3 + 0.05 * bw).astype(np.float32)
+_, grads = torch_grads(
+    lambda X, S, B, M, V: ((X - M[:, None, None]) / torch.sqrt(V[:, None, None] + 1e-3)
+                           * S[:, None, None] + B[:, None, None]) * torch.from_numpy(bwi),
+    [bx, bs, bb, bm, bv])
+write_case("gradient_batchnorm_inference",
+           [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"],
+                             epsilon=1e-3),
+            helper.make_node("Mul", ["n", "w"], ["y"]),
+            grad_node(["x", "s", "b", "m", "v"], [], "y", ["dx", "ds", "db", "dm", "dv"])],
+           [("x", bx), ("s", bs), ("b", bb), ("m", bm), ("v", bv)],
+           [(n_, gd) for n_, gd in zip(["dx", "ds", "db", "dm", "dv"], grads)], 15,
+           inits=[("w", bwi)], domains=TRAIN)
+_, grads = torch_grads(
+    lambda X, S, B: F_.batch_norm(X, None, None, S, B, training=True, eps=1e-5)
+    * torch.from_numpy(bw), [bx, bs, bb])
+write_case("gradient_batchnorm_training",
+           [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"],
+                             training_mode=1),
+            helper.make_node("Mul", ["n", "w"], ["y"]),
+            grad_node(["x", "s", "b"], ["m", "v"], "y", ["dx", "ds", "db"])],
+           [("x", bx), ("s", bs), ("b", bb), ("m", bm), ("v", bv)],
+           [(n_, gd) for n_, gd in zip(["dx", "ds", "db"], grads)], 15,
+           inits=[("w", bw)], domains=TRAIN)
+
+# LayerNormalization over the last two dims, the bias broadcast from the
+# last; InstanceNormalization.
+lx, ls, lb, lw = p32(2, 3, 4, 5), p32(4, 5), p32(5), p32(2, 3, 4, 5)
+
+
+def layer_norm_t(X, S, B):
+    mu = X.mean((2, 3), keepdim=True)
+    var = ((X - mu) ** 2).mean((2, 3), keepdim=True)
+    return ((X - mu) / torch.sqrt(var + 1e-5) * S + B) * torch.from_numpy(lw)
+
+
+_, grads = torch_grads(layer_norm_t, [lx, ls, lb])
+write_case("gradient_layernorm",
+           [helper.make_node("LayerNormalization", ["x", "s", "b"], ["n"], axis=-2),
+            helper.make_node("Mul", ["n", "w"], ["y"]),
+            grad_node(["x", "s", "b"], [], "y", ["dx", "ds", "db"])],
+           [("x", lx), ("s", ls), ("b", lb)],
+           [(n_, gd) for n_, gd in zip(["dx", "ds", "db"], grads)], 17,
+           inits=[("w", lw)], domains=TRAIN)
+ix, is_, ib, iw = p32(2, 3, 4, 4), p32(3), p32(3), p32(2, 3, 4, 4)
+_, grads = torch_grads(lambda X, S, B: F_.instance_norm(X, weight=S, bias=B, eps=1e-4)
+                       * torch.from_numpy(iw), [ix, is_, ib])
+write_case("gradient_instancenorm",
+           [helper.make_node("InstanceNormalization", ["x", "s", "b"], ["n"], epsilon=1e-4),
+            helper.make_node("Mul", ["n", "w"], ["y"]),
+            grad_node(["x", "s", "b"], [], "y", ["dx", "ds", "db"])],
+           [("x", ix), ("s", is_), ("b", ib)],
+           [(n_, gd) for n_, gd in zip(["dx", "ds", "db"], grads)], 13,
+           inits=[("w", iw)], domains=TRAIN)
+
+# Gather as an embedding (indices repeated and negative), Gather along a
+# middle axis with int32 indices, GatherElements.
+ge, gm, gel = p32(6, 4), p32(3, 5, 2), p32(3, 4)
+gi = np.array([[0, 2, 5], [2, -1, 0]], np.int64)
+gj = np.array([4, 1, 1, -5], np.int32)
+gk = np.array([[0, 3, 3], [1, 1, 2], [-1, 0, 0]], np.int64)
+gw1, gw2, gw3 = p32(2, 3, 4), p32(3, 4, 2), p32(3, 3)
+_, grads = torch_grads(
+    lambda E, M, L: (E[torch.from_numpy(gi % 6)] * torch.from_numpy(gw1)).sum()
+    + (M[:, torch.from_numpy((gj % 5).astype(np.int64))] * torch.from_numpy(gw2)).sum()
+    + (torch.gather(L, 1, torch.from_numpy(gk % 4)) * torch.from_numpy(gw3)).sum(),
+    [ge, gm, gel])
+write_case("gradient_gather",
+           [helper.make_node("Gather", ["e", "i"], ["ge"]),
+            helper.make_node("Mul", ["ge", "w1"], ["p1"]),
+            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
+            helper.make_node("Gather", ["m", "j"], ["gm"], axis=1),
+            helper.make_node("Mul", ["gm", "w2"], ["p2"]),
+            helper.make_node("ReduceSum", ["p2"], ["s2"], keepdims=0),
+            helper.make_node("GatherElements", ["l", "k"], ["gl"], axis=1),
+            helper.make_node("Mul", ["gl", "w3"], ["p3"]),
+            helper.make_node("ReduceSum", ["p3"], ["s3"], keepdims=0),
+            helper.make_node("Sum", ["s1", "s2", "s3"], ["y"]),
+            grad_node(["e", "m", "l"], ["i", "j", "k"], "y", ["de", "dm", "dl"])],
+           [("e", ge), ("m", gm), ("l", gel), ("i", gi), ("j", gj), ("k", gk)],
+           [("de", grads[0]), ("dm", grads[1]), ("dl", grads[2])], 13,
+           inits=[("w1", gw1), ("w2", gw2), ("w3", gw3)], domains=TRAIN)
+
+# Slice with steps up and down and ends past the dim, Pad, Tile, and Max
+# and Min with ties (shared evenly, as PyTorch's maximum does).
+sx = p32(5, 8, 6)
+sl = (slice(1, 5, 2), slice(7, 0, -3), slice(0, 6, 4))
+sw = p32(*sx[sl].shape)
+sdx = np.zeros_like(sx)
+sdx[sl] = sw
+write_case("gradient_slice_steps",
+           [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["s"]),
+            helper.make_node("Mul", ["s", "w"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", sx)], [("dx", sdx)], 13,
+           inits=[("w", sw), ("st", np.array([1, -1, 0], np.int64)),
+                  ("en", np.array([5, 0, 100], np.int64)), ("ax", np.array([0, 1, 2], np.int64)),
+                  ("sp", np.array([2, -3, 4], np.int64))], domains=TRAIN)
+ta_ = np.round(p32(2, 3)).astype(np.float32)
+tb_ = np.round(p32(3)).astype(np.float32)
+tc_ = np.round(p32(2, 1)).astype(np.float32)
+tw_ = p32(4, 12)
+_, grads = torch_grads(
+    lambda A, B, C: (torch.maximum(torch.maximum(A, B), C) * 2 - torch.minimum(A, B)).sum()
+    + (F_.pad(A, (2, 1, 1, 0)).repeat(1, 2) * torch.from_numpy(tw_[:3, :12])).sum(),
+    [ta_, tb_, tc_])
+write_case("gradient_pad_tile_max_min",
+           [helper.make_node("Max", ["a", "b", "c"], ["mx"]),
+            helper.make_node("Min", ["a", "b"], ["mn"]),
+            helper.make_node("Mul", ["mx", "two"], ["mx2"]),
+            helper.make_node("Sub", ["mx2", "mn"], ["d"]),
+            helper.make_node("ReduceSum", ["d"], ["s1"], keepdims=0),
+            helper.make_node("Pad", ["a", "pads"], ["pa"]),
+            helper.make_node("Tile", ["pa", "reps"], ["tl"]),
+            helper.make_node("Mul", ["tl", "w"], ["p"]),
+            helper.make_node("ReduceSum", ["p"], ["s2"], keepdims=0),
+            helper.make_node("Add", ["s1", "s2"], ["y"]),
+            grad_node(["a", "b", "c"], [], "y", ["da", "db", "dc"])],
+           [("a", ta_), ("b", tb_), ("c", tc_)],
+           [("da", grads[0]), ("db", grads[1]), ("dc", grads[2])], 13,
+           inits=[("two", np.array(2, np.float32)), ("pads", np.array([1, 2, 0, 1], np.int64)),
+                  ("reps", np.array([1, 2], np.int64)), ("w", tw_[:3, :12])], domains=TRAIN)
+ex = p32(3, 7)
+_, grads = torch_grads(
+    lambda X: 1 / (X.abs() + 0.5) + F_.softplus(X) + F_.softsign(X) + torch.sin(X) * torch.cos(X)
+    + F_.elu(X, 0.7) + torch.clamp(X * 0.3 + 0.4, 0, 1) + torch.floor(X), [ex])
+write_case("gradient_eltwise_more",
+           [helper.make_node("Abs", ["x"], ["ab"]),
+            helper.make_node("Add", ["ab", "half"], ["ah"]),
+            helper.make_node("Reciprocal", ["ah"], ["t1"]),
+            helper.make_node("Softplus", ["x"], ["t2"]),
+            helper.make_node("Softsign", ["x"], ["t3"]),
+            helper.make_node("Sin", ["x"], ["sn"]),
+            helper.make_node("Cos", ["x"], ["cs"]),
+            helper.make_node("Mul", ["sn", "cs"], ["t4"]),
+            helper.make_node("Elu", ["x"], ["t5"], alpha=0.7),
+            helper.make_node("HardSigmoid", ["x"], ["t6"], alpha=0.3, beta=0.4),
+            helper.make_node("Floor", ["x"], ["t7"]),
+            helper.make_node("Dropout", ["x"], ["t8"]),
+            helper.make_node("Sum", ["t1", "t2", "t3", "t4", "t5", "t6", "t7"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", ex)], [("dx", grads[0])], 13, inits=[("half", np.array(0.5, np.float32))],
+           domains=TRAIN)
