@@ -103,8 +103,8 @@ static void gr_add_attr(gr *G, fe_node *n, const char *name, bool list, const in
         return;
     }
     memcpy(ints, v, (size_t)count * sizeof *v);
-    gr_push_attr(G, n,
-                 (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count});
+    gr_push_attr(
+        G, n, (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count});
 }
 
 static uint32_t gr_const(gr *G, fe_elem elem, uint32_t rank, const int64_t *dims, double fill) {
@@ -239,40 +239,66 @@ static uint32_t gr_reverse(gr *G, uint32_t v, const fe_type *t, int32_t axis) {
     return gr_slice(G, v, t, b, e, s);
 }
 
+/* v (type *t, updated) with dim `axis` taken through a constant matrix:
+ * element i of the dim adds, times hits[i * cols + j], into element j of
+ * the dim's new length `cols`. A matrix product whatever the dims (other
+ * than the last, the dim is multiplied from the left, the dims after it
+ * merged), so data moves at the device's matmul speed; exact in float32
+ * for the small counts the rules put in `hits`. */
+static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const uint8_t *hits,
+                         int64_t cols) {
+    if (!gr_ok(G)) return FE_NONE;
+    int64_t rows = t->dims[axis];
+    bool last = axis == t->rank - 1;
+    fe_tensor *m;
+    uint32_t mv;
+    int64_t md[2] = {last ? rows : cols, last ? cols : rows};
+    if ((G->st = fe_const_new(G->x.c, G->elem, 2, md, &m))) return FE_NONE;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            fe_tensor_set_f64(m, (uint64_t)(last ? i * cols + j : j * rows + i),
+                              hits[i * cols + j]);
+    if ((G->st = fe_x_const(&G->x, m, "place", &mv))) return FE_NONE;
+    fe_type out = *t;
+    out.dims[axis] = cols;
+    if (last) {
+        *t = out;
+        return gr_op(G, "MatMul", v, mv);
+    }
+    fe_type flat = *t;
+    flat.rank = axis + 2;
+    for (int32_t d = axis + 2; d < t->rank; d++)
+        flat.dims[axis + 1] *= t->dims[d];
+    bool merge = t->rank > axis + 2;
+    uint32_t r = gr_op(G, "MatMul", mv, merge ? gr_reshape(G, v, &flat) : v);
+    *t = out;
+    return merge ? gr_reshape(G, r, &out) : r;
+}
+
 /* v (type t) spread into zeros: its element i along dim d lands at
- * start[d] + i * step[d] of a dim of len[d] (the last one inside it). The
- * inverse of a slice, done by moving data: a stepped dim gets a new dim of
- * step zeros after each element, which then merge into it. */
+ * start[d] + i * step[d] of a dim of len[d] (the last one inside it):
+ * the inverse of a slice. A stepped dim goes through a matrix, the others
+ * are padded. */
 static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *start,
                          const int64_t *step, const int64_t *len) {
-    fe_type wide = *t, cur = *t;
-    int64_t none[FE_MAX_RANK] = {0}, zeros[FE_MAX_RANK] = {0};
-    bool spread = false;
-    wide.rank = 0;
-    for (int32_t d = 0; d < t->rank; d++) {
-        wide.dims[wide.rank++] = t->dims[d];
+    fe_type cur = *t;
+    int64_t before[FE_MAX_RANK], after[FE_MAX_RANK];
+    for (int32_t d = 0; d < t->rank && gr_ok(G); d++) {
+        before[d] = start[d];
+        after[d] = len[d] - start[d] - t->dims[d];
         if (step[d] <= 1 || t->dims[d] <= 1) continue;
-        if (wide.rank == FE_MAX_RANK) {
-            G->st = fe_fail(G->x.c, G->at, LM_ERR_UNSUPPORTED,
-                            "Gradient: more strided dims than rank %d takes", FE_MAX_RANK);
+        uint8_t *hits = calloc((size_t)(t->dims[d] * len[d]), 1);
+        if (!hits) {
+            G->st = fe_x_oom();
             return FE_NONE;
         }
-        zeros[wide.rank] = step[d] - 1;
-        wide.dims[wide.rank++] = 1;
-        cur.dims[d] = t->dims[d] * step[d];
-        spread = true;
+        for (int64_t i = 0; i < t->dims[d]; i++)
+            hits[i * len[d] + start[d] + i * step[d]] = 1;
+        v = gr_along(G, v, &cur, d, hits, len[d]);
+        free(hits);
+        before[d] = after[d] = 0;
     }
-    if (spread)
-        v = gr_reshape(G, gr_pad(G, gr_reshape(G, v, &wide), wide.rank, none, zeros, 0.0), &cur);
-    /* The zeros after the last element may reach past the dim: cut them. */
-    int64_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK], s[FE_MAX_RANK], after[FE_MAX_RANK];
-    for (int32_t d = 0; d < t->rank; d++) {
-        int64_t room = len[d] - start[d];
-        e[d] = cur.dims[d] < room ? cur.dims[d] : room;
-        s[d] = 1;
-        after[d] = room - e[d];
-    }
-    return gr_pad(G, gr_slice(G, v, &cur, b, e, s), t->rank, start, after, 0.0);
+    return gr_pad(G, v, t->rank, before, after, 0.0);
 }
 
 /* The dims of rank `rank` but `keep`, as a list of axes; their element
@@ -723,7 +749,10 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
  * tap read. A tap reads x padded, sliced from the tap's offset with the
  * strides. MaxPool's share goes to the first tap in row-major order that
  * holds the window's maximum (PyTorch's pick among equal elements);
- * AveragePool's is g over the window's divisor. */
+ * AveragePool's is g over the window's divisor, the same for every tap.
+ * The shares go back one spatial dim at a time, last first: the taps that
+ * differ only in that dim are put side by side and taken through one
+ * matrix to x's positions (padding dropped). */
 static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
     fe_ctx *c = G->x.c;
     bool is_max = !strcmp(n->op_type, "MaxPool");
@@ -734,79 +763,110 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
         (!is_max && (G->st = fe_attr_int(c, n, "count_include_pad", 0, &cip))))
         return;
     int32_t sp = geo.sp, rank = tx.rank;
-    /* x padded far enough for every window (ceil_mode's last may reach
-     * past the padding). */
-    fe_type tp = tx;
-    int64_t pb[FE_MAX_RANK] = {0}, pe[FE_MAX_RANK] = {0}, taps = 1;
-    for (int32_t i = 0; i < sp; i++) {
-        int32_t d = 2 + i;
-        int64_t span = (geo.out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dil[i] + 1;
-        int64_t have = tx.dims[d] + geo.pad_b[i] + geo.pad_e[i];
-        pb[d] = geo.pad_b[i];
-        pe[d] = geo.pad_e[i] + (span > have ? span - have : 0);
-        tp.dims[d] = tx.dims[d] + pb[d] + pe[d];
+    int64_t taps = 1;
+    for (int32_t i = 0; i < sp; i++)
         taps *= geo.kernel[i];
+    /* MaxPool keeps each tap's share apart; AveragePool's are one. */
+    uint32_t count = is_max ? (uint32_t)taps : 1;
+    uint32_t *parts = malloc(count * sizeof *parts);
+    if (!parts) {
+        G->st = fe_x_oom();
+        return;
     }
-    uint32_t share = g, xp = FE_NONE, y = G->map[n->outputs[0]];
     if (is_max) {
-        xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, -INFINITY);
+        /* x padded far enough for every window (ceil_mode's last may
+         * reach past the padding). */
+        fe_type tp = tx;
+        int64_t pb[FE_MAX_RANK] = {0}, pe[FE_MAX_RANK] = {0};
+        for (int32_t i = 0; i < sp; i++) {
+            int32_t d = 2 + i;
+            int64_t span = (geo.out[i] - 1) * geo.stride[i] + (geo.kernel[i] - 1) * geo.dil[i] + 1;
+            int64_t have = tx.dims[d] + geo.pad_b[i] + geo.pad_e[i];
+            pb[d] = geo.pad_b[i];
+            pe[d] = geo.pad_e[i] + (span > have ? span - have : 0);
+            tp.dims[d] = tx.dims[d] + pb[d] + pe[d];
+        }
+        uint32_t xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, -INFINITY);
+        uint32_t y = G->map[n->outputs[0]], taken = FE_NONE;
+        for (int64_t k = 0; k < taps && gr_ok(G); k++) {
+            int64_t from[FE_MAX_RANK] = {0}, to[FE_MAX_RANK], step[FE_MAX_RANK];
+            for (int32_t d = 0; d < rank; d++) {
+                to[d] = tp.dims[d];
+                step[d] = 1;
+            }
+            int64_t rem = k;
+            for (int32_t i = sp - 1; i >= 0; i--) {
+                int32_t d = 2 + i;
+                from[d] = rem % geo.kernel[i] * geo.dil[i];
+                rem /= geo.kernel[i];
+                step[d] = geo.stride[i];
+                to[d] = from[d] + (geo.out[i] - 1) * geo.stride[i] + 1;
+            }
+            uint32_t eq = gr_op(G, "Equal", gr_slice(G, xp, &tp, from, to, step), y);
+            uint32_t first =
+                taken == FE_NONE ? eq : gr_op(G, "And", eq, gr_op(G, "Not", taken, FE_NONE));
+            if (k + 1 < taps) taken = taken == FE_NONE ? eq : gr_op(G, "Or", taken, eq);
+            parts[k] = gr_where(G, first, g, gr_scalar(G, 0.0));
+        }
     } else {
         /* The divisor of each window: its elements inside the padded input
          * (count_include_pad) or inside the input, as the op divides. */
         fe_tensor *t;
         uint32_t div;
-        if ((G->st = fe_const_new(c, ty.elem, (uint32_t)sp, ty.dims + 2, &t))) return;
+        if ((G->st = fe_const_new(c, ty.elem, (uint32_t)sp, ty.dims + 2, &t))) {
+            free(parts);
+            return;
+        }
         for (uint64_t j = 0; j < t->count; j++) {
             uint64_t rem = j;
-            double count = 1;
+            double size = 1;
             for (int32_t i = sp - 1; i >= 0; i--) {
                 int64_t o = (int64_t)(rem % (uint64_t)geo.out[i]);
                 rem /= (uint64_t)geo.out[i];
                 int64_t lo = o * geo.stride[i] - geo.pad_b[i], hi = lo + geo.kernel[i];
                 int64_t end = tx.dims[2 + i] + (cip ? geo.pad_e[i] : 0);
                 int64_t from = cip ? lo : lo > 0 ? lo : 0, to = hi < end ? hi : end;
-                count *= (double)(to > from ? to - from : 1);
+                size *= (double)(to > from ? to - from : 1);
             }
-            fe_tensor_set_f64(t, j, count);
+            fe_tensor_set_f64(t, j, size);
         }
-        if ((G->st = fe_x_const(&G->x, t, "divisor", &div))) return;
-        share = gr_op(G, "Div", g, div);
+        if (!(G->st = fe_x_const(&G->x, t, "divisor", &div))) parts[0] = gr_op(G, "Div", g, div);
     }
-    uint32_t taken = FE_NONE, sum = FE_NONE;
-    for (int64_t k = 0; k < taps && gr_ok(G); k++) {
-        int64_t start[FE_MAX_RANK], step[FE_MAX_RANK], len[FE_MAX_RANK], end[FE_MAX_RANK];
-        for (int32_t d = 0; d < rank; d++) {
-            start[d] = 0;
-            step[d] = 1;
-            len[d] = end[d] = tp.dims[d];
+    /* Dim by dim, last first: the taps of that dim (consecutive among the
+     * parts, MaxPool) side by side, then through hits[t * out + o, pos]:
+     * tap t of window o reads x's position pos. */
+    fe_type cur = ty;
+    for (int32_t i = sp - 1; i >= 0 && gr_ok(G); i--) {
+        int32_t d = 2 + i;
+        int64_t k = is_max ? geo.kernel[i] : 1, L = geo.out[i], in = tx.dims[d];
+        uint8_t *hits = calloc((size_t)(k * L * in), 1);
+        if (!hits) {
+            G->st = fe_x_oom();
+            break;
         }
-        int64_t rem = k;
-        for (int32_t i = sp - 1; i >= 0; i--) {
-            int32_t d = 2 + i;
-            start[d] = rem % geo.kernel[i] * geo.dil[i];
-            rem /= geo.kernel[i];
-            step[d] = geo.stride[i];
-            end[d] = start[d] + (geo.out[i] - 1) * geo.stride[i] + 1;
+        for (int64_t t = 0; t < geo.kernel[i]; t++)
+            for (int64_t o = 0; o < L; o++) {
+                int64_t pos = t * geo.dil[i] + o * geo.stride[i] - geo.pad_b[i];
+                if (pos >= 0 && pos < in) hits[((is_max ? t : 0) * L + o) * in + pos]++;
+            }
+        uint32_t groups = count / (uint32_t)k;
+        for (uint32_t gi = 0; gi < groups && gr_ok(G); gi++) {
+            fe_type side = cur;
+            side.dims[d] = k * L;
+            uint32_t v = parts[gi * k];
+            if (k > 1) {
+                fe_node *cat = NULL;
+                v = gr_node(G, "Concat", 13, parts + gi * k, (uint32_t)k, &cat);
+                if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, d);
+            }
+            parts[gi] = gr_along(G, v, &side, d, hits, in);
         }
-        uint32_t part = share;
-        if (is_max) {
-            uint32_t eq = gr_op(G, "Equal", gr_slice(G, xp, &tp, start, end, step), y);
-            uint32_t first =
-                taken == FE_NONE ? eq : gr_op(G, "And", eq, gr_op(G, "Not", taken, FE_NONE));
-            if (k + 1 < taps) taken = taken == FE_NONE ? eq : gr_op(G, "Or", taken, eq);
-            part = gr_where(G, first, g, gr_scalar(G, 0.0));
-        }
-        uint32_t placed = gr_place(G, part, &ty, start, step, len);
-        sum = sum == FE_NONE ? placed : gr_op(G, "Add", sum, placed);
+        free(hits);
+        cur.dims[d] = in;
+        count = groups;
     }
-    /* Back to x's own extent. */
-    int64_t from[FE_MAX_RANK], to[FE_MAX_RANK], one[FE_MAX_RANK];
-    for (int32_t d = 0; d < rank; d++) {
-        from[d] = pb[d];
-        to[d] = pb[d] + tx.dims[d];
-        one[d] = 1;
-    }
-    gr_accumulate(G, n->inputs[0], gr_slice(G, sum, &tp, from, to, one));
+    if (gr_ok(G)) gr_accumulate(G, n->inputs[0], parts[0]);
+    free(parts);
 }
 
 /* A per-channel parameter [C] of an N x C x ... input of rank `rank`, as
@@ -820,7 +880,8 @@ static uint32_t gr_channels(gr *G, uint32_t v, const fe_type *tx) {
 
 /* v summed over `axes` into the shape of the per-channel parameter p. */
 static void gr_to_param(gr *G, uint32_t p, uint32_t v, const int64_t *axes, uint32_t count) {
-    if (gr_wants(G, p)) gr_accumulate(G, p, gr_reshape(G, gr_sum(G, v, axes, count), gr_type(G, p)));
+    if (gr_wants(G, p))
+        gr_accumulate(G, p, gr_reshape(G, gr_sum(G, v, axes, count), gr_type(G, p)));
 }
 
 /* BatchNormalization: y = (x - mean) rs scale + B, rs = (var + eps)^-1/2.
@@ -850,9 +911,9 @@ static void gr_rule_batchnorm(gr *G, const fe_node *n, uint32_t g) {
     }
     uint32_t mean = gr_channels(G, G->map[n->inputs[3]], &tx);
     uint32_t var = gr_channels(G, G->map[n->inputs[4]], &tx);
-    uint32_t rs = gr_op(
-        G, "Reciprocal",
-        gr_op(G, "Sqrt", gr_op(G, "Add", var, gr_scalar(G, eps)), FE_NONE), FE_NONE);
+    uint32_t rs =
+        gr_op(G, "Reciprocal", gr_op(G, "Sqrt", gr_op(G, "Add", var, gr_scalar(G, eps)), FE_NONE),
+              FE_NONE);
     uint32_t xc = gr_op(G, "Sub", x, mean), srs = gr_op(G, "Mul", scale, rs);
     if (gr_wants(G, n->inputs[0])) gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", g, srs));
     gr_to_param(G, n->inputs[1], gr_op(G, "Mul", gr_op(G, "Mul", g, xc), rs), axes, count);
@@ -955,7 +1016,8 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
         d = gr_node(G, "ScatterND", 16, (const uint32_t[]){z, at, gt}, 3, &s);
         if (axis) d = gr_transpose(G, d, back, r);
     }
-    gr_push_attr(G, s, (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
+    gr_push_attr(G, s,
+                 (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
     gr_accumulate(G, n->inputs[0], d);
 }
 
