@@ -385,22 +385,83 @@ static lm_status gr_reduce_axes(gr *G, const fe_node *n, int32_t rank, bool *mas
     return LM_OK;
 }
 
-/* ReduceSum / ReduceMean: g spread back over the reduced dims. */
-static void gr_rule_reduce(gr *G, const fe_node *n, uint32_t g, bool mean) {
+/* The Reduce* ops: g spread back over the reduced dims, times each
+ * element's part in the reduction (Max and Min: the elements equal to y,
+ * sharing a tie evenly, as PyTorch's amax and amin do). False for a
+ * reduction without a rule. */
+static bool gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
+    const char *kind = n->op_type + 6;
+    static const char *const kinds[] = {"Sum",  "Mean", "SumSquare", "L1",  "L2",
+                                        "LogSum", "LogSumExp", "Max", "Min", NULL};
+    size_t k = 0;
+    while (kinds[k] && strcmp(kinds[k], kind) != 0)
+        k++;
+    if (!kinds[k]) return false;
     fe_type a = *gr_type(G, n->inputs[0]);
     bool mask[FE_MAX_RANK];
-    if ((G->st = gr_reduce_axes(G, n, a.rank, mask))) return;
+    if ((G->st = gr_reduce_axes(G, n, a.rank, mask))) return true;
     fe_type kept = a;
-    double count = 1;
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    double m = 1;
     for (int32_t d = 0; d < a.rank; d++)
         if (mask[d]) {
-            count *= (double)a.dims[d];
+            m *= (double)a.dims[d];
             kept.dims[d] = 1;
+            axes[count++] = d;
         }
-    uint32_t spread =
-        gr_op(G, "Expand", gr_reshape(G, g, &kept), gr_ints(G, a.dims, (uint32_t)a.rank));
-    if (mean) spread = gr_op(G, "Div", spread, gr_scalar(G, count));
-    gr_accumulate(G, n->inputs[0], spread);
+    uint32_t shape = gr_ints(G, a.dims, (uint32_t)a.rank), x = G->map[n->inputs[0]];
+    uint32_t spread = gr_op(G, "Expand", gr_reshape(G, g, &kept), shape), share = spread;
+    /* y with the reduced dims kept as 1s (to broadcast over x). */
+    uint32_t y = k >= 4 ? gr_reshape(G, G->map[n->outputs[0]], &kept) : FE_NONE;
+    switch (k) {
+    case 1:
+        share = gr_op(G, "Div", spread, gr_scalar(G, m));
+        break;
+    case 2:
+        share = gr_op(G, "Mul", spread, gr_op(G, "Mul", x, gr_scalar(G, 2.0)));
+        break;
+    case 3:
+        share = gr_op(G, "Mul", spread, gr_op(G, "Sign", x, FE_NONE));
+        break;
+    case 4: /* x / y, 0 where y is */
+        share = gr_where(G, gr_op(G, "Equal", y, gr_scalar(G, 0.0)), gr_scalar(G, 0.0),
+                         gr_op(G, "Mul", spread, gr_op(G, "Div", x, y)));
+        break;
+    case 5: /* 1 / sum = e^-y */
+        share = gr_op(G, "Div", spread, gr_op(G, "Exp", y, FE_NONE));
+        break;
+    case 6:
+        share = gr_op(G, "Mul", spread, gr_op(G, "Exp", gr_op(G, "Sub", x, y), FE_NONE));
+        break;
+    case 7:
+    case 8: {
+        uint32_t eq = gr_op(G, "Equal", x, y);
+        uint32_t ties = gr_sum(G, gr_cast(G, eq, G->elem), axes, count);
+        share = gr_where(G, eq, gr_op(G, "Div", spread, ties), gr_scalar(G, 0.0));
+        break;
+    }
+    default:
+        break;
+    }
+    gr_accumulate(G, n->inputs[0], share);
+    return true;
+}
+
+/* GlobalMaxPool: g to each image's first element holding its maximum (the
+ * running count of those along the flattened image is 1 there), as
+ * MaxPool's rule picks. */
+static void gr_rule_global_max(gr *G, const fe_node *n, uint32_t g) {
+    fe_type tx = *gr_type(G, n->inputs[0]), flat = tx;
+    flat.rank = 3;
+    for (int32_t d = 3; d < tx.rank; d++)
+        flat.dims[2] *= tx.dims[d];
+    uint32_t eq = gr_op(G, "Equal", G->map[n->inputs[0]], G->map[n->outputs[0]]);
+    uint32_t run = gr_op(G, "CumSum", gr_reshape(G, gr_cast(G, eq, G->elem), &flat),
+                         gr_const(G, FE_INT64, 0, NULL, 2.0));
+    uint32_t first =
+        gr_op(G, "And", eq, gr_op(G, "Equal", gr_reshape(G, run, &tx), gr_scalar(G, 1.0)));
+    gr_accumulate(G, n->inputs[0], gr_where(G, first, g, gr_scalar(G, 0.0)));
 }
 
 /* Softmax and LogSoftmax: over one axis, or before opset 13 over the
@@ -1114,9 +1175,10 @@ static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
     "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Elu, HardSigmoid, Floor, Ceil, Round, Sign, "
     "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, ReduceSum, "
-    "ReduceMean, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
+    "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
+    "ReduceMin, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
     "Split, Slice, Pad (constant), Tile, Gather, GatherElements, Cast, Conv, MaxPool, "
-    "AveragePool, GlobalAveragePool, BatchNormalization, InstanceNormalization, "
+    "AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
     "LayerNormalization";
 
 /* Node n's operands' gradients from its output's gradient g. */
@@ -1200,8 +1262,10 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
     } else if (!strcmp(op, "Gemm")) {
         gr_rule_gemm(G, n, g);
         return;
-    } else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean")) {
-        gr_rule_reduce(G, n, g, op[6] == 'M');
+    } else if (!strncmp(op, "Reduce", 6) && gr_rule_reduce(G, n, g)) {
+        return;
+    } else if (!strcmp(op, "GlobalMaxPool")) {
+        gr_rule_global_max(G, n, g);
         return;
     } else if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) {
         gr_rule_softmax(G, n, g, op[0] == 'L');

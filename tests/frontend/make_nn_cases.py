@@ -2363,3 +2363,52 @@ write_case("gradient_eltwise_more",
             grad_node(["x"], [], "y", ["dx"])],
            [("x", ex)], [("dx", grads[0])], 13, inits=[("half", np.array(0.5, np.float32))],
            domains=TRAIN)
+
+# The other reductions (axes as an attribute and, at opset 18, as an
+# input; Max and Min with ties, shared evenly as PyTorch's amax does) and
+# GlobalMaxPool (the first maximum, as max pooling picks).
+rx = (np.round(p32(3, 4, 5) * 2) / 2).astype(np.float32)
+rp = (np.abs(p32(3, 4, 5)) + 0.2).astype(np.float32)
+_, grads = torch_grads(
+    lambda X, P: (X ** 2).sum(1).sum() * 0.5 + X.abs().sum((0, 2)).sum()
+    + torch.sqrt((X ** 2).sum(2)).sum() + torch.logsumexp(X, 1).sum()
+    + torch.log(P.sum(0)).sum() + X.amax((1, 2)).sum() * 3 - X.amin(0).sum(), [rx, rp])
+write_case("gradient_reductions",
+           [helper.make_node("ReduceSumSquare", ["x"], ["r1"], axes=[1], keepdims=0),
+            helper.make_node("ReduceL1", ["x"], ["r2"], axes=[0, 2], keepdims=1),
+            helper.make_node("ReduceL2", ["x"], ["r3"], axes=[2], keepdims=0),
+            helper.make_node("ReduceLogSumExp", ["x"], ["r4"], axes=[1], keepdims=0),
+            helper.make_node("ReduceLogSum", ["p"], ["r5"], axes=[0], keepdims=0),
+            helper.make_node("ReduceMax", ["x"], ["r6"], axes=[1, 2], keepdims=1),
+            helper.make_node("ReduceMin", ["x"], ["r7"], axes=[0], keepdims=0),
+            helper.make_node("ReduceSum", ["r1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["r2"], ["s2"], keepdims=0),
+            helper.make_node("ReduceSum", ["r3"], ["s3"], keepdims=0),
+            helper.make_node("ReduceSum", ["r4"], ["s4"], keepdims=0),
+            helper.make_node("ReduceSum", ["r5"], ["s5"], keepdims=0),
+            helper.make_node("ReduceSum", ["r6"], ["s6"], keepdims=0),
+            helper.make_node("ReduceSum", ["r7"], ["s7"], keepdims=0),
+            helper.make_node("Mul", ["s1", "half"], ["t1"]),
+            helper.make_node("Mul", ["s6", "three"], ["t6"]),
+            helper.make_node("Sum", ["t1", "s2", "s3", "s4", "s5", "t6"], ["u"]),
+            helper.make_node("Sub", ["u", "s7"], ["y"]),
+            grad_node(["x", "p"], [], "y", ["dx", "dp"])],
+           [("x", rx), ("p", rp)], [("dx", grads[0]), ("dp", grads[1])], 13,
+           inits=[("half", np.array(0.5, np.float32)), ("three", np.array(3, np.float32))],
+           domains=TRAIN)
+_, grads = torch_grads(lambda X: X.amax(1, keepdim=True) * 2, [rx])
+write_case("gradient_reducemax_opset18",
+           [helper.make_node("ReduceMax", ["x", "ax"], ["m"]),
+            helper.make_node("Mul", ["m", "two"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", rx)], [("dx", grads[0])], 18,
+           inits=[("ax", np.array([1], np.int64)), ("two", np.array(2, np.float32))],
+           domains=TRAIN)
+gmx = (np.round(p32(2, 3, 4, 5)) ).astype(np.float32)
+gmw = p32(2, 3, 1, 1)
+_, grads = torch_grads(lambda X: F_.adaptive_max_pool2d(X, 1) * torch.from_numpy(gmw), [gmx])
+write_case("gradient_globalmaxpool_ties",
+           [helper.make_node("GlobalMaxPool", ["x"], ["m"]),
+            helper.make_node("Mul", ["m", "w"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", gmx)], [("dx", grads[0])], 13, inits=[("w", gmw)], domains=TRAIN)
