@@ -391,8 +391,8 @@ static lm_status gr_reduce_axes(gr *G, const fe_node *n, int32_t rank, bool *mas
  * reduction without a rule. */
 static bool gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
     const char *kind = n->op_type + 6;
-    static const char *const kinds[] = {"Sum",  "Mean", "SumSquare", "L1",  "L2",
-                                        "LogSum", "LogSumExp", "Max", "Min", NULL};
+    static const char *const kinds[] = {"Sum",    "Mean",      "SumSquare", "L1",  "L2",
+                                        "LogSum", "LogSumExp", "Max",       "Min", NULL};
     size_t k = 0;
     while (kinds[k] && strcmp(kinds[k], kind) != 0)
         k++;
@@ -737,10 +737,77 @@ static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
     }
 }
 
+/* A grouped Conv's weight gradient, one kernel tap at a time: the tap's
+ * input elements (x padded, sliced from the tap's offset with the strides)
+ * against g, per group a product over the batch and the output positions:
+ * [Cout/G, N * P] x [N * P, Cin/G]. The taps are then put side by side. */
+static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const fe_geom *geo, int64_t group,
+                                       uint32_t g) {
+    fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
+            ty = *gr_type(G, n->outputs[0]);
+    int32_t sp = geo->sp, rank = tx.rank;
+    int64_t cout = tw.dims[0], cig = tw.dims[1], cog = cout / group, taps = 1, positions = 1;
+    fe_type tp = tx;
+    int64_t pb[FE_MAX_RANK] = {0}, pe[FE_MAX_RANK] = {0};
+    for (int32_t i = 0; i < sp; i++) {
+        pb[2 + i] = geo->pad_b[i];
+        pe[2 + i] = geo->pad_e[i];
+        tp.dims[2 + i] += geo->pad_b[i] + geo->pad_e[i];
+        taps *= geo->kernel[i];
+        positions *= geo->out[i];
+    }
+    if (taps > 4096) {
+        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                        "Gradient: a grouped Conv's weight gradient takes a product per kernel "
+                        "tap: %lld taps (at most 4096)",
+                        (long long)taps);
+        return FE_NONE;
+    }
+    uint32_t *cols = malloc((size_t)taps * sizeof *cols);
+    if (!cols) {
+        G->st = fe_x_oom();
+        return FE_NONE;
+    }
+    /* g as [G, Cout/G, N * P]. */
+    int64_t n_ = tx.dims[0];
+    fe_type t4 = {.elem = ty.elem, .rank = 4, .dims = {n_, group, cog, positions}};
+    fe_type gm = {.elem = ty.elem, .rank = 3, .dims = {group, cog, n_ * positions}};
+    uint32_t gg = gr_reshape(
+        G, gr_transpose(G, gr_reshape(G, g, &t4), (const int64_t[]){1, 2, 0, 3}, 4), &gm);
+    uint32_t xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, 0.0);
+    fe_type x4 = {.elem = tx.elem, .rank = 4, .dims = {n_, group, cig, positions}};
+    fe_type xm = {.elem = tx.elem, .rank = 3, .dims = {group, n_ * positions, cig}};
+    fe_type col = {.elem = tw.elem, .rank = 3, .dims = {cout, cig, 1}};
+    for (int64_t k = 0; k < taps && gr_ok(G); k++) {
+        int64_t from[FE_MAX_RANK] = {0}, to[FE_MAX_RANK], step[FE_MAX_RANK];
+        for (int32_t d = 0; d < rank; d++) {
+            to[d] = tp.dims[d];
+            step[d] = 1;
+        }
+        int64_t rem = k;
+        for (int32_t i = sp - 1; i >= 0; i--) {
+            int32_t d = 2 + i;
+            from[d] = rem % geo->kernel[i] * geo->dil[i];
+            rem /= geo->kernel[i];
+            step[d] = geo->stride[i];
+            to[d] = from[d] + (geo->out[i] - 1) * geo->stride[i] + 1;
+        }
+        uint32_t xt = gr_reshape(G, gr_slice(G, xp, &tp, from, to, step), &x4);
+        xt = gr_reshape(G, gr_transpose(G, xt, (const int64_t[]){1, 0, 3, 2}, 4), &xm);
+        cols[k] = gr_reshape(G, gr_op(G, "MatMul", gg, xt), &col);
+    }
+    fe_node *cat = NULL;
+    uint32_t w = taps > 1 ? gr_node(G, "Concat", 13, cols, (uint32_t)taps, &cat) : cols[0];
+    if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, 2);
+    free(cols);
+    return gr_reshape(G, w, &tw);
+}
+
 /* Conv: dX is the transposed convolution of g with the same weights (its
  * output padding giving back X's size); dW, for one group, a convolution of
  * X and g with the batch as channels, stride and dilation exchanged, cut to
- * the kernel; dB the sum of g over all but the channels. */
+ * the kernel (with groups, gr_grouped_conv_weight); dB the sum of g over
+ * all but the channels. */
 static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
     fe_ctx *c = G->x.c;
     fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
@@ -769,13 +836,9 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
         gr_add_attr(G, t, "group", false, &group, 1);
         gr_accumulate(G, n->inputs[0], dx);
     }
-    if (gr_wants(G, n->inputs[1])) {
-        if (group != 1) {
-            G->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                            "the gradient of a grouped Conv's weight (group %lld) is not supported",
-                            (long long)group);
-            return;
-        }
+    if (gr_wants(G, n->inputs[1]) && group != 1) {
+        gr_accumulate(G, n->inputs[1], gr_grouped_conv_weight(G, n, &geo, group, g));
+    } else if (gr_wants(G, n->inputs[1])) {
         fe_node *t = NULL;
         uint32_t r = gr_node(
             G, "Conv", 11,

@@ -890,6 +890,62 @@ static lm_status conv_geom(fe_ctx *c, const fe_node *n, bool transpose, geom *g,
     return LM_OK;
 }
 
+/* A float Conv or ConvTranspose with groups whose weight is known only at
+ * run time (a weight the model takes as an input, one being trained): the
+ * device's grouped convolution needs its block-diagonal weight matrix at
+ * compile time, so the node becomes one convolution of all the channels
+ * with the weight made dense on the device, its copies across the groups
+ * (Tile) kept only inside their own group (times a constant 0/1 mask).
+ * Each output then costs `group` times the products, most of them zero. */
+static lm_status conv_dense_groups(fe_ctx *c, const fe_node *n, int64_t group) {
+    const fe_type *w = fe_in_type(c, n, 1);
+    /* Conv's W is [OC, C / g, ...], ConvTranspose's [C, OC / g, ...]:
+     * dim 1 is tiled, and element (i, j) of the dense [W0, W1 * g] is kept
+     * when i and j fall in the same group. */
+    int64_t rows = w->dims[0], per = w->dims[1], rows_per = rows / group;
+    fe_expansion x;
+    fe_x_begin(c, n, &x);
+    fe_tensor *reps, *mask;
+    int64_t mdims[FE_MAX_RANK];
+    for (int32_t d = 0; d < w->rank; d++)
+        mdims[d] = d == 0 ? rows : d == 1 ? per * group : 1;
+    lm_status st = fe_const_new(c, FE_INT64, 1, (const int64_t[]){w->rank}, &reps);
+    if (!st) st = fe_const_new(c, w->elem, (uint32_t)w->rank, mdims, &mask);
+    uint32_t rv = FE_NONE, mv = FE_NONE, tiled = FE_NONE, dense = FE_NONE;
+    if (!st) {
+        for (int32_t d = 0; d < w->rank; d++)
+            fe_tensor_set_i64(reps, (uint64_t)d, d == 1 ? group : 1);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < per * group; j++)
+                fe_tensor_set_f64(mask, (uint64_t)(i * per * group + j),
+                                  i / rows_per == j / per ? 1.0 : 0.0);
+        st = fe_x_const(&x, reps, "repeats", &rv);
+    }
+    if (!st) st = fe_x_const(&x, mask, "groups", &mv);
+    if (!st) st = fe_x_emit(&x, "Tile", x.node.inputs[1], rv, &tiled);
+    if (!st) st = fe_x_emit(&x, "Mul", tiled, mv, &dense);
+    if (!st) {
+        /* The node itself with the dense weight and one group. */
+        fe_node *m = fe_x_node(&x, x.node.op_type, x.node.opset, x.node.input_count, 1);
+        fe_attr *attrs = fe_arena_alloc(&c->g->arena, (x.node.attr_count + 1) * sizeof *attrs);
+        if (!m || !attrs) {
+            st = fe_x_oom();
+        } else {
+            memcpy(m->inputs, x.node.inputs, x.node.input_count * sizeof *m->inputs);
+            m->inputs[1] = dense;
+            m->outputs[0] = x.node.outputs[0];
+            m->name = x.node.name;
+            m->domain = x.node.domain;
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < x.node.attr_count; i++)
+                if (strcmp(x.node.attrs[i].name, "group") != 0) attrs[k++] = x.node.attrs[i];
+            m->attrs = attrs;
+            m->attr_count = k;
+        }
+    }
+    return fe_x_end(c, &x, st);
+}
+
 static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) {
     conv_in ci = conv_inputs(n);
     bool integer = ci.integer;
@@ -972,11 +1028,14 @@ static lm_status infer_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                        "group %lld or a kernel depth of %lld is not "
                        "supported",
                        (long long)g.group, (long long)g.kernel[0]);
-    if (!fe_in_const(c, n, ci.w) && !fusion_of(c, n)->weight && g.group != 1)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "group %lld with a weight computed at run time is not supported (the "
-                       "weight must be a constant)",
-                       (long long)g.group);
+    if (!fe_in_const(c, n, ci.w) && !fusion_of(c, n)->weight && g.group != 1) {
+        if (integer)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "group %lld with a weight computed at run time is not supported (the "
+                           "weight must be a constant)",
+                           (long long)g.group);
+        return conv_dense_groups(c, n, g.group);
+    }
     fe_elem oe = ci.quant ? fe_in_type(c, n, 7)->elem : integer ? FE_INT32 : x->elem;
     return set_image_out(c, n, oe, x, oc, &g);
 }

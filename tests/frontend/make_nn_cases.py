@@ -2140,12 +2140,27 @@ write_case("gradient_grouped_conv_same",
             helper.make_node("Mul", ["c", "c"], ["y"]),
             grad_node(["x"], ["w"], "y", ["dx"])],
            [("x", gx_)], [("dx", grads[0])], 13, inits=[("w", gw_)], domains=TRAIN)
-write_case("refuse_gradient_grouped_conv_weight",
+# A grouped Conv's weight: two groups with SAME_UPPER padding and strides;
+# depthwise with dilation.
+_, grads = torch_grads(
+    lambda W: torch.nn.functional.conv2d(torch.nn.functional.pad(torch.from_numpy(gx_), (0, 0, 1, 1)), W, groups=2, stride=2) ** 2,
+    [gw_])
+write_case("gradient_grouped_conv_weight",
            [helper.make_node("Conv", ["x", "w"], ["y"], group=2, strides=[2, 2],
                              auto_pad="SAME_UPPER"),
-            grad_node(["w"], ["x"], "y", ["dw"])],
-           [("x", gx_)], [("dw", (TensorProto.FLOAT, [6, 2, 3, 2]))], 13, inits=[("w", gw_)],
-           domains=TRAIN, expect="the gradient of a grouped Conv's weight (group 2) is not supported")
+            helper.make_node("Mul", ["y", "y"], ["y2"]),
+            grad_node(["w"], ["x"], "y2", ["dw"])],
+           [("x", gx_), ("w", gw_)], [("dw", grads[0])], 13, domains=TRAIN)
+dwx, dww, dwb = g32(2, 4, 9, 8), g32(4, 1, 3, 3), g32(4)
+_, grads = torch_grads(
+    lambda X, W, B: torch.tanh(torch.nn.functional.conv2d(X, W, B, padding=2, dilation=2, groups=4)), [dwx, dww, dwb])
+write_case("gradient_depthwise_conv",
+           [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=4, pads=[2, 2, 2, 2],
+                             dilations=[2, 2]),
+            helper.make_node("Tanh", ["c"], ["y"]),
+            grad_node(["x", "w", "b"], [], "y", ["dx", "dw", "db"])],
+           [("x", dwx), ("w", dww), ("b", dwb)],
+           [("dx", grads[0]), ("dw", grads[1]), ("db", grads[2])], 13, domains=TRAIN)
 
 # Gradient through pooling, normalization, indexing and the remaining
 # element-wise ops, against PyTorch's autograd (NumPy where PyTorch has no
@@ -2412,3 +2427,25 @@ write_case("gradient_globalmaxpool_ties",
             helper.make_node("Mul", ["m", "w"], ["y"]),
             grad_node(["x"], [], "y", ["dx"])],
            [("x", gmx)], [("dx", grads[0])], 13, inits=[("w", gmw)], domains=TRAIN)
+
+# Grouped Conv and ConvTranspose whose weight is a graph input (made dense
+# on the device).
+rgx, rgw, rgb = p32(2, 6, 7, 8), p32(9, 2, 3, 2), p32(9)
+write_case("conv_groups_runtime_weight",
+           [helper.make_node("Conv", ["x", "w", "b"], ["y"], group=3, strides=[2, 1],
+                             pads=[1, 0, 1, 1])],
+           [("x", rgx), ("w", rgw), ("b", rgb)],
+           [("y", F_.conv2d(F_.pad(torch.from_numpy(rgx), (0, 1, 1, 1)), torch.from_numpy(rgw),
+                            torch.from_numpy(rgb), stride=(2, 1), groups=3).numpy())], 13)
+rtx, rtw = p32(1, 4, 5, 5), p32(4, 3, 3, 3)
+write_case("convtranspose_groups_runtime_weight",
+           [helper.make_node("ConvTranspose", ["x", "w"], ["y"], group=2, strides=[2, 2],
+                             output_padding=[1, 0])],
+           [("x", rtx), ("w", rtw)],
+           [("y", F_.conv_transpose2d(torch.from_numpy(rtx), torch.from_numpy(rtw), stride=2,
+                                      output_padding=(1, 0), groups=2).numpy())], 13)
+rdx, rdw = p32(1, 5, 6, 6, 4), p32(5, 1, 2, 3, 2)
+write_case("conv3d_depthwise_runtime_weight",
+           [helper.make_node("Conv", ["x", "w"], ["y"], group=5)],
+           [("x", rdx), ("w", rdw)],
+           [("y", F_.conv3d(torch.from_numpy(rdx), torch.from_numpy(rdw), groups=5).numpy())], 13)
