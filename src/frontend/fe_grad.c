@@ -46,6 +46,10 @@ enum { GR_OTHER = 0, GR_X = 1, GR_Z = 2 };
 /* The most outputs of a Split whose gradients are put back together. */
 enum { GR_MAX_SPLIT = 256 };
 
+/* The most entries of a placement matrix (gr_along: a constant stored in
+ * the binary) and the most kernel taps a rule takes one at a time. */
+enum { GR_MAX_PLACE = 1 << 22, GR_MAX_TAPS = 4096 };
+
 /* ---- emitters ---- */
 
 static bool gr_ok(gr *G) {
@@ -239,6 +243,17 @@ static uint32_t gr_reverse(gr *G, uint32_t v, const fe_type *t, int32_t axis) {
     return gr_slice(G, v, t, b, e, s);
 }
 
+/* Whether a placement matrix of rows x cols is within GR_MAX_PLACE (if
+ * not, the error naming the node whose rule wants it). */
+static bool gr_room(gr *G, int64_t rows, int64_t cols) {
+    if (rows <= GR_MAX_PLACE / (cols ? cols : 1)) return true;
+    G->st = fe_fail(G->x.c, G->at, LM_ERR_UNSUPPORTED,
+                    "Gradient: putting this node's gradient back takes a [%lld, %lld] matrix "
+                    "(at most %d entries)",
+                    (long long)rows, (long long)cols, GR_MAX_PLACE);
+    return false;
+}
+
 /* v (type *t, updated) with dim `axis` taken through a constant matrix:
  * element i of the dim adds, times hits[i * cols + j], into element j of
  * the dim's new length `cols`. A matrix product whatever the dims (other
@@ -250,6 +265,7 @@ static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const uint
     if (!gr_ok(G)) return FE_NONE;
     int64_t rows = t->dims[axis];
     bool last = axis == t->rank - 1;
+    if (!gr_room(G, rows, cols)) return FE_NONE;
     fe_tensor *m;
     uint32_t mv;
     int64_t md[2] = {last ? rows : cols, last ? cols : rows};
@@ -275,18 +291,41 @@ static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const uint
     return merge ? gr_reshape(G, r, &out) : r;
 }
 
+/* v (type *t, updated) with step - 1 zeros after each element along dim
+ * d: a new dim of 1 after d, padded to step, merged into d. */
+static uint32_t gr_spread(gr *G, uint32_t v, fe_type *t, int32_t d, int64_t step) {
+    if (t->rank == FE_MAX_RANK) {
+        G->st = fe_fail(G->x.c, G->at, LM_ERR_UNSUPPORTED,
+                        "Gradient: a strided dim of a rank-%d tensor", FE_MAX_RANK);
+        return FE_NONE;
+    }
+    fe_type wide = *t;
+    int64_t none[FE_MAX_RANK] = {0}, zeros[FE_MAX_RANK] = {0};
+    for (int32_t i = t->rank; i > d + 1; i--)
+        wide.dims[i] = t->dims[i - 1];
+    wide.dims[d + 1] = 1;
+    wide.rank = t->rank + 1;
+    zeros[d + 1] = step - 1;
+    t->dims[d] *= step;
+    return gr_reshape(G, gr_pad(G, gr_reshape(G, v, &wide), wide.rank, none, zeros, 0.0), t);
+}
+
 /* v (type t) spread into zeros: its element i along dim d lands at
  * start[d] + i * step[d] of a dim of len[d] (the last one inside it):
- * the inverse of a slice. A stepped dim goes through a matrix, the others
- * are padded. */
+ * the inverse of a slice. A stepped dim goes through a placement matrix,
+ * or when that would be too large, gets zeros between its elements; then
+ * the dims are cut or padded to their length. */
 static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *start,
                          const int64_t *step, const int64_t *len) {
     fe_type cur = *t;
-    int64_t before[FE_MAX_RANK], after[FE_MAX_RANK];
+    int64_t at[FE_MAX_RANK];
     for (int32_t d = 0; d < t->rank && gr_ok(G); d++) {
-        before[d] = start[d];
-        after[d] = len[d] - start[d] - t->dims[d];
+        at[d] = start[d];
         if (step[d] <= 1 || t->dims[d] <= 1) continue;
+        if (t->dims[d] > GR_MAX_PLACE / len[d]) {
+            v = gr_spread(G, v, &cur, d, step[d]);
+            continue;
+        }
         uint8_t *hits = calloc((size_t)(t->dims[d] * len[d]), 1);
         if (!hits) {
             G->st = fe_x_oom();
@@ -296,9 +335,17 @@ static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *sta
             hits[i * len[d] + start[d] + i * step[d]] = 1;
         v = gr_along(G, v, &cur, d, hits, len[d]);
         free(hits);
-        before[d] = after[d] = 0;
+        at[d] = 0;
     }
-    return gr_pad(G, v, t->rank, before, after, 0.0);
+    /* Spread zeros past the last element may reach past the dim. */
+    int64_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK], one[FE_MAX_RANK], after[FE_MAX_RANK];
+    for (int32_t d = 0; d < t->rank; d++) {
+        int64_t room = len[d] - at[d];
+        e[d] = cur.dims[d] < room ? cur.dims[d] : room;
+        one[d] = 1;
+        after[d] = room - e[d];
+    }
+    return gr_pad(G, gr_slice(G, v, &cur, b, e, one), t->rank, at, after, 0.0);
 }
 
 /* The dims of rank `rank` but `keep`, as a list of axes; their element
@@ -436,9 +483,10 @@ static bool gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
         break;
     case 7:
     case 8: {
+        /* (With no axis reduced, each element is its own extremum.) */
         uint32_t eq = gr_op(G, "Equal", x, y);
-        uint32_t ties = gr_sum(G, gr_cast(G, eq, G->elem), axes, count);
-        share = gr_where(G, eq, gr_op(G, "Div", spread, ties), gr_scalar(G, 0.0));
+        if (count) share = gr_op(G, "Div", spread, gr_sum(G, gr_cast(G, eq, G->elem), axes, count));
+        share = gr_where(G, eq, share, gr_scalar(G, 0.0));
         break;
     }
     default:
@@ -756,11 +804,11 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const fe_geom *g
         taps *= geo->kernel[i];
         positions *= geo->out[i];
     }
-    if (taps > 4096) {
+    if (taps > GR_MAX_TAPS) {
         G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
                         "Gradient: a grouped Conv's weight gradient takes a product per kernel "
-                        "tap: %lld taps (at most 4096)",
-                        (long long)taps);
+                        "tap: %lld taps (at most %d)",
+                        (long long)taps, GR_MAX_TAPS);
         return FE_NONE;
     }
     uint32_t *cols = malloc((size_t)taps * sizeof *cols);
@@ -890,6 +938,13 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
     int64_t taps = 1;
     for (int32_t i = 0; i < sp; i++)
         taps *= geo.kernel[i];
+    if (is_max && taps > GR_MAX_TAPS) {
+        G->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                        "Gradient: MaxPool's gradient takes each kernel tap apart: %lld taps (at "
+                        "most %d)",
+                        (long long)taps, GR_MAX_TAPS);
+        return;
+    }
     /* MaxPool keeps each tap's share apart; AveragePool's are one. */
     uint32_t count = is_max ? (uint32_t)taps : 1;
     uint32_t *parts = malloc(count * sizeof *parts);
@@ -963,6 +1018,7 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
     for (int32_t i = sp - 1; i >= 0 && gr_ok(G); i--) {
         int32_t d = 2 + i;
         int64_t k = is_max ? geo.kernel[i] : 1, L = geo.out[i], in = tx.dims[d];
+        if (!gr_room(G, k * L, in)) break;
         uint8_t *hits = calloc((size_t)(k * L * in), 1);
         if (!hits) {
             G->st = fe_x_oom();

@@ -2449,3 +2449,53 @@ write_case("conv3d_depthwise_runtime_weight",
            [helper.make_node("Conv", ["x", "w"], ["y"], group=5)],
            [("x", rdx), ("w", rdw)],
            [("y", F_.conv3d(torch.from_numpy(rdx), torch.from_numpy(rdw), groups=5).numpy())], 13)
+
+# Gradients still refused, each naming its node.
+write_case("refuse_gradient_pad_reflect",
+           [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect"),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", p32(3, 4))], [("dx", (TensorProto.FLOAT, [3, 4]))], 13,
+           inits=[("pads", np.array([0, 1, 0, 1], np.int64))], domains=TRAIN,
+           expect="(Pad): Gradient: only the gradient of a constant Pad's data is supported")
+write_case("refuse_gradient_dropout_training",
+           [helper.make_node("Dropout", ["x", "ratio", "train"], ["y"], seed=1),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", p32(3, 4))], [("dx", (TensorProto.FLOAT, [3, 4]))], 13,
+           inits=[("ratio", np.array(0.5, np.float32)), ("train", np.array(True))],
+           domains=TRAIN,
+           expect="(Dropout): Gradient: the gradient of a Dropout in training mode is not "
+                  "supported")
+write_case("refuse_gradient_layernorm_mean",
+           [helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean"]),
+            grad_node(["x"], ["s"], "mean", ["dx"])],
+           [("x", p32(3, 4)), ("s", p32(4))], [("dx", (TensorProto.FLOAT, [3, 4]))], 17,
+           domains=TRAIN,
+           expect="Gradient: y depends on output 1 of this node, whose gradient is not supported")
+# A strided slice of a long dim: its placement matrix would be too large, so
+# its gradient gets zeros between the elements instead.
+lsx = p32(2, 9000)
+lsw = p32(2, 2250)
+lsd = np.zeros_like(lsx)
+lsd[:, 3:9000:4] = lsw
+write_case("gradient_slice_long_dim",
+           [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["s"]),
+            helper.make_node("Mul", ["s", "w"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", lsx)], [("dx", lsd)], 13,
+           inits=[("w", lsw), ("st", np.array([3], np.int64)), ("en", np.array([9000], np.int64)),
+                  ("ax", np.array([1], np.int64)), ("sp", np.array([4], np.int64))],
+           domains=TRAIN)
+write_case("refuse_gradient_maxpool_taps",
+           [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[65, 65]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", p32(1, 1, 66, 66))], [("dx", (TensorProto.FLOAT, [1, 1, 66, 66]))], 13,
+           domains=TRAIN,
+           expect="(MaxPool): Gradient: MaxPool's gradient takes each kernel tap apart: 4225 "
+                  "taps (at most 4096)")
+# A reduction of no axis (noop_with_empty_axes): each element its own.
+nx_ = p32(2, 3)
+write_case("gradient_reducemax_noop",
+           [helper.make_node("ReduceMax", ["x"], ["m"], noop_with_empty_axes=1),
+            helper.make_node("Mul", ["m", "m"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", nx_)], [("dx", 2 * nx_)], 18, domains=TRAIN)
