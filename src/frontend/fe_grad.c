@@ -785,30 +785,42 @@ static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
     }
 }
 
-/* A grouped Conv's weight gradient, one kernel tap at a time: the tap's
- * input elements (x padded, sliced from the tap's offset with the strides)
- * against g, per group a product over the batch and the output positions:
- * [Cout/G, N * P] x [N * P, Cin/G]. The taps are then put side by side. */
-static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const fe_geom *geo, int64_t group,
-                                       uint32_t g) {
-    fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
-            ty = *gr_type(G, n->outputs[0]);
-    int32_t sp = geo->sp, rank = tx.rank;
-    int64_t cout = tw.dims[0], cig = tw.dims[1], cog = cout / group, taps = 1, positions = 1;
-    fe_type tp = tx;
+/* A convolution seen from its weight: `big` (type *tb) is the side the
+ * kernel slides over, padded, and `small` (type *ts) the side with one
+ * element per kernel position: a Conv's input and output gradient, a
+ * ConvTranspose's output gradient and input (it is the adjoint of the Conv
+ * with its weight). The weight [small's channels, big's / group, kernel]. */
+typedef struct gr_conv_view {
+    uint32_t big, small;
+    fe_type tb, ts, tw;
+    const fe_geom *geo;
+    int64_t group;
+} gr_conv_view;
+
+/* The weight's gradient with groups, one kernel tap at a time: the tap's
+ * elements of big (sliced from the tap's offset with the strides) against
+ * small, per group a product over the batch and the positions:
+ * [small / G, N * P] x [N * P, big / G]. The taps are then put side by
+ * side. */
+static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const gr_conv_view *v) {
+    const fe_geom *geo = v->geo;
+    int32_t sp = geo->sp, rank = v->tb.rank;
+    int64_t group = v->group, rows = v->tw.dims[0], per = v->tw.dims[1], rpg = rows / group;
+    int64_t taps = 1, positions = 1, n_ = v->tb.dims[0];
+    fe_type tp = v->tb;
     int64_t pb[FE_MAX_RANK] = {0}, pe[FE_MAX_RANK] = {0};
     for (int32_t i = 0; i < sp; i++) {
         pb[2 + i] = geo->pad_b[i];
         pe[2 + i] = geo->pad_e[i];
         tp.dims[2 + i] += geo->pad_b[i] + geo->pad_e[i];
         taps *= geo->kernel[i];
-        positions *= geo->out[i];
+        positions *= v->ts.dims[2 + i];
     }
     if (taps > GR_MAX_TAPS) {
         G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: a grouped Conv's weight gradient takes a product per kernel "
+                        "Gradient: a grouped %s's weight gradient takes a product per kernel "
                         "tap: %lld taps (at most %d)",
-                        (long long)taps, GR_MAX_TAPS);
+                        n->op_type, (long long)taps, GR_MAX_TAPS);
         return FE_NONE;
     }
     uint32_t *cols = malloc((size_t)taps * sizeof *cols);
@@ -816,16 +828,15 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const fe_geom *g
         G->st = fe_x_oom();
         return FE_NONE;
     }
-    /* g as [G, Cout/G, N * P]. */
-    int64_t n_ = tx.dims[0];
-    fe_type t4 = {.elem = ty.elem, .rank = 4, .dims = {n_, group, cog, positions}};
-    fe_type gm = {.elem = ty.elem, .rank = 3, .dims = {group, cog, n_ * positions}};
-    uint32_t gg = gr_reshape(
-        G, gr_transpose(G, gr_reshape(G, g, &t4), (const int64_t[]){1, 2, 0, 3}, 4), &gm);
-    uint32_t xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, 0.0);
-    fe_type x4 = {.elem = tx.elem, .rank = 4, .dims = {n_, group, cig, positions}};
-    fe_type xm = {.elem = tx.elem, .rank = 3, .dims = {group, n_ * positions, cig}};
-    fe_type col = {.elem = tw.elem, .rank = 3, .dims = {cout, cig, 1}};
+    /* small as [G, small / G, N * P]. */
+    fe_type s4 = {.elem = v->ts.elem, .rank = 4, .dims = {n_, group, rpg, positions}};
+    fe_type sm = {.elem = v->ts.elem, .rank = 3, .dims = {group, rpg, n_ * positions}};
+    uint32_t sg = gr_reshape(
+        G, gr_transpose(G, gr_reshape(G, v->small, &s4), (const int64_t[]){1, 2, 0, 3}, 4), &sm);
+    uint32_t bp = gr_pad(G, v->big, rank, pb, pe, 0.0);
+    fe_type b4 = {.elem = v->tb.elem, .rank = 4, .dims = {n_, group, per, positions}};
+    fe_type bm = {.elem = v->tb.elem, .rank = 3, .dims = {group, n_ * positions, per}};
+    fe_type col = {.elem = v->tw.elem, .rank = 3, .dims = {rows, per, 1}};
     for (int64_t k = 0; k < taps && gr_ok(G); k++) {
         int64_t from[FE_MAX_RANK] = {0}, to[FE_MAX_RANK], step[FE_MAX_RANK];
         for (int32_t d = 0; d < rank; d++) {
@@ -838,26 +849,50 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const fe_geom *g
             from[d] = rem % geo->kernel[i] * geo->dil[i];
             rem /= geo->kernel[i];
             step[d] = geo->stride[i];
-            to[d] = from[d] + (geo->out[i] - 1) * geo->stride[i] + 1;
+            to[d] = from[d] + (v->ts.dims[d] - 1) * geo->stride[i] + 1;
         }
-        uint32_t xt = gr_reshape(G, gr_slice(G, xp, &tp, from, to, step), &x4);
-        xt = gr_reshape(G, gr_transpose(G, xt, (const int64_t[]){1, 0, 3, 2}, 4), &xm);
-        cols[k] = gr_reshape(G, gr_op(G, "MatMul", gg, xt), &col);
+        uint32_t bt = gr_reshape(G, gr_slice(G, bp, &tp, from, to, step), &b4);
+        bt = gr_reshape(G, gr_transpose(G, bt, (const int64_t[]){1, 0, 3, 2}, 4), &bm);
+        cols[k] = gr_reshape(G, gr_op(G, "MatMul", sg, bt), &col);
     }
     fe_node *cat = NULL;
     uint32_t w = taps > 1 ? gr_node(G, "Concat", 13, cols, (uint32_t)taps, &cat) : cols[0];
     if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, 2);
     free(cols);
-    return gr_reshape(G, w, &tw);
+    return gr_reshape(G, w, &v->tw);
 }
 
-/* Conv: dX is the transposed convolution of g with the same weights (its
- * output padding giving back X's size); dW, for one group, a convolution of
- * X and g with the batch as channels, stride and dilation exchanged, cut to
- * the kernel (with groups, gr_grouped_conv_weight); dB the sum of g over
- * all but the channels. */
+/* The weight's gradient with one group: a convolution of big and small
+ * with the batch as channels, stride and dilation exchanged, cut to the
+ * kernel. */
+static uint32_t gr_conv_weight(gr *G, const gr_conv_view *v, const int64_t *pads) {
+    int32_t sp = v->geo->sp;
+    fe_node *t = NULL;
+    uint32_t r = gr_node(G, "Conv", 11,
+                         (const uint32_t[]){gr_swap_first(G, v->big, v->tb.rank),
+                                            gr_swap_first(G, v->small, v->ts.rank)},
+                         2, &t);
+    gr_add_attr(G, t, "strides", true, v->geo->dil, sp);
+    gr_add_attr(G, t, "dilations", true, v->geo->stride, sp);
+    gr_add_attr(G, t, "pads", true, pads, 2 * sp);
+    int64_t zeros[3] = {0, 0, 0}, ends[3], axes[3];
+    for (int32_t i = 0; i < sp; i++) {
+        ends[i] = v->tw.dims[2 + i];
+        axes[i] = 2 + i;
+    }
+    uint32_t in[4] = {r, gr_ints(G, zeros, (uint32_t)sp), gr_ints(G, ends, (uint32_t)sp),
+                      gr_ints(G, axes, (uint32_t)sp)};
+    return gr_swap_first(G, gr_node(G, "Slice", 13, in, 4, NULL), v->tw.rank);
+}
+
+/* Conv and ConvTranspose. A Conv's input gradient is the transposed
+ * convolution of g with the same weights (its output padding giving back
+ * the input's size), a ConvTranspose's the convolution of g with them; the
+ * weight's is worked out from the weight's view (gr_conv_view); the bias's
+ * is the sum of g over all but the channels. */
 static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
     fe_ctx *c = G->x.c;
+    bool transpose = !strcmp(n->op_type, "ConvTranspose");
     fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
             ty = *gr_type(G, n->outputs[0]);
     fe_geom geo;
@@ -876,33 +911,39 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
     uint32_t x = G->map[n->inputs[0]], w = G->map[n->inputs[1]];
     if (gr_wants(G, n->inputs[0])) {
         fe_node *t = NULL;
-        uint32_t dx = gr_node(G, "ConvTranspose", 11, (const uint32_t[]){g, w}, 2, &t);
+        uint32_t dx =
+            gr_node(G, transpose ? "Conv" : "ConvTranspose", 11, (const uint32_t[]){g, w}, 2, &t);
         gr_add_attr(G, t, "strides", true, stride, sp);
         gr_add_attr(G, t, "dilations", true, dil, sp);
         gr_add_attr(G, t, "pads", true, pads, 2 * sp);
-        gr_add_attr(G, t, "output_padding", true, outpad, sp);
+        if (!transpose) gr_add_attr(G, t, "output_padding", true, outpad, sp);
         gr_add_attr(G, t, "group", false, &group, 1);
+        if (transpose) {
+            /* An output padding of a stride or more gives the convolution
+             * more positions than x has. */
+            int64_t from[FE_MAX_RANK] = {0}, step[FE_MAX_RANK];
+            for (int32_t d = 0; d < tx.rank; d++)
+                step[d] = 1;
+            fe_type conv = tx;
+            for (int32_t i = 0; i < sp; i++)
+                conv.dims[2 + i] =
+                    (ty.dims[2 + i] + pads[i] + pads[sp + i] - (geo.kernel[i] - 1) * dil[i] - 1) /
+                        stride[i] +
+                    1;
+            dx = gr_slice(G, dx, &conv, from, tx.dims, step);
+        }
         gr_accumulate(G, n->inputs[0], dx);
     }
-    if (gr_wants(G, n->inputs[1]) && group != 1) {
-        gr_accumulate(G, n->inputs[1], gr_grouped_conv_weight(G, n, &geo, group, g));
-    } else if (gr_wants(G, n->inputs[1])) {
-        fe_node *t = NULL;
-        uint32_t r = gr_node(
-            G, "Conv", 11,
-            (const uint32_t[]){gr_swap_first(G, x, tx.rank), gr_swap_first(G, g, ty.rank)}, 2, &t);
-        gr_add_attr(G, t, "strides", true, dil, sp);
-        gr_add_attr(G, t, "dilations", true, stride, sp);
-        gr_add_attr(G, t, "pads", true, pads, 2 * sp);
-        int64_t zeros[3] = {0, 0, 0}, ends[3], axes[3];
-        for (int32_t i = 0; i < sp; i++) {
-            ends[i] = tw.dims[2 + i];
-            axes[i] = 2 + i;
-        }
-        uint32_t in[4] = {r, gr_ints(G, zeros, (uint32_t)sp), gr_ints(G, ends, (uint32_t)sp),
-                          gr_ints(G, axes, (uint32_t)sp)};
+    if (gr_wants(G, n->inputs[1])) {
+        gr_conv_view v = {.big = transpose ? g : x,
+                          .small = transpose ? x : g,
+                          .tb = transpose ? ty : tx,
+                          .ts = transpose ? tx : ty,
+                          .tw = tw,
+                          .geo = &geo,
+                          .group = group};
         gr_accumulate(G, n->inputs[1],
-                      gr_swap_first(G, gr_node(G, "Slice", 13, in, 4, NULL), tw.rank));
+                      group != 1 ? gr_grouped_conv_weight(G, n, &v) : gr_conv_weight(G, &v, pads));
     }
     if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
         int64_t axes[FE_MAX_RANK];
@@ -1296,7 +1337,8 @@ static const char gr_supported[] =
     "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, ReduceSum, "
     "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
     "ReduceMin, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
-    "Split, Slice, Pad (constant), Tile, Gather, GatherElements, Cast, Conv, MaxPool, "
+    "Split, Slice, Pad (constant), Tile, Gather, GatherElements, Cast, Conv, ConvTranspose, "
+    "MaxPool, "
     "AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
     "LayerNormalization";
 
@@ -1338,7 +1380,7 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
     } else if (!strcmp(op, "Concat")) {
         gr_rule_concat(G, n, g);
         return;
-    } else if (!strcmp(op, "Conv")) {
+    } else if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) {
         gr_rule_conv(G, n, g);
         return;
     } else if (!strcmp(op, "GlobalAveragePool")) {

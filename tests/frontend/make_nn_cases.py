@@ -2499,3 +2499,33 @@ write_case("gradient_reducemax_noop",
             helper.make_node("Mul", ["m", "m"], ["y"]),
             grad_node(["x"], [], "y", ["dx"])],
            [("x", nx_)], [("dx", 2 * nx_)], 18, domains=TRAIN)
+
+# ConvTranspose: the input's gradient a convolution with the same weights,
+# the weight's (two groups, then one) and the bias's.
+ctx_, ctw_, ctb_ = p32(2, 4, 5, 6), p32(4, 3, 3, 2), p32(6)
+
+
+def convt_t(X, W, B):
+    return F_.conv_transpose2d(X, W, B, stride=2, padding=(1, 0), output_padding=(1, 1), groups=2,
+                               dilation=(1, 2))
+
+
+ctm = p32(*convt_t(torch.from_numpy(ctx_), torch.from_numpy(ctw_), torch.from_numpy(ctb_)).shape)
+_, grads = torch_grads(lambda X, W, B: convt_t(X, W, B) * torch.from_numpy(ctm),
+                       [ctx_, ctw_, ctb_])
+write_case("gradient_convtranspose_groups",
+           [helper.make_node("ConvTranspose", ["x", "w", "b"], ["c"], group=2, strides=[2, 2],
+                             pads=[1, 0, 1, 0], output_padding=[1, 1], dilations=[1, 2]),
+            helper.make_node("Mul", ["c", "m"], ["y"]),
+            grad_node(["x", "w", "b"], [], "y", ["dx", "dw", "db"])],
+           [("x", ctx_), ("w", ctw_), ("b", ctb_)],
+           [("dx", grads[0]), ("dw", grads[1]), ("db", grads[2])], 13, inits=[("m", ctm)],
+           domains=TRAIN)
+c1x, c1w = p32(2, 3, 7), p32(3, 2, 4)
+_, grads = torch_grads(lambda X, W: torch.tanh(F_.conv_transpose1d(X, W, stride=3, padding=1)),
+                       [c1x, c1w])
+write_case("gradient_convtranspose_1d",
+           [helper.make_node("ConvTranspose", ["x", "w"], ["c"], strides=[3], pads=[1, 1]),
+            helper.make_node("Tanh", ["c"], ["y"]),
+            grad_node(["x", "w"], [], "y", ["dx", "dw"])],
+           [("x", c1x), ("w", c1w)], [("dx", grads[0]), ("dw", grads[1])], 13, domains=TRAIN)
