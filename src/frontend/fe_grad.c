@@ -255,12 +255,12 @@ static bool gr_room(gr *G, int64_t rows, int64_t cols) {
 }
 
 /* v (type *t, updated) with dim `axis` taken through a constant matrix:
- * element i of the dim adds, times hits[i * cols + j], into element j of
- * the dim's new length `cols`. A matrix product whatever the dims (other
- * than the last, the dim is multiplied from the left, the dims after it
+ * element i of the dim adds, times w[i * cols + j], into element j of the
+ * dim's new length `cols`. A matrix product whatever the dims (other than
+ * the last, the dim is multiplied from the left, the dims after it
  * merged), so data moves at the device's matmul speed; exact in float32
- * for the small counts the rules put in `hits`. */
-static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const uint8_t *hits,
+ * for the 0/1 placements most rules put in `w`. */
+static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const double *w,
                          int64_t cols) {
     if (!gr_ok(G)) return FE_NONE;
     int64_t rows = t->dims[axis];
@@ -272,8 +272,7 @@ static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const uint
     if ((G->st = fe_const_new(G->x.c, G->elem, 2, md, &m))) return FE_NONE;
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
-            fe_tensor_set_f64(m, (uint64_t)(last ? i * cols + j : j * rows + i),
-                              hits[i * cols + j]);
+            fe_tensor_set_f64(m, (uint64_t)(last ? i * cols + j : j * rows + i), w[i * cols + j]);
     if ((G->st = fe_x_const(&G->x, m, "place", &mv))) return FE_NONE;
     fe_type out = *t;
     out.dims[axis] = cols;
@@ -326,7 +325,7 @@ static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *sta
             v = gr_spread(G, v, &cur, d, step[d]);
             continue;
         }
-        uint8_t *hits = calloc((size_t)(t->dims[d] * len[d]), 1);
+        double *hits = calloc((size_t)(t->dims[d] * len[d]), sizeof *hits);
         if (!hits) {
             G->st = fe_x_oom();
             return FE_NONE;
@@ -1060,7 +1059,7 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
         int32_t d = 2 + i;
         int64_t k = is_max ? geo.kernel[i] : 1, L = geo.out[i], in = tx.dims[d];
         if (!gr_room(G, k * L, in)) break;
-        uint8_t *hits = calloc((size_t)(k * L * in), 1);
+        double *hits = calloc((size_t)(k * L * in), sizeof *hits);
         if (!hits) {
             G->st = fe_x_oom();
             break;
@@ -1331,6 +1330,42 @@ static void gr_rule_extremum(gr *G, const fe_node *n, uint32_t g) {
         }
 }
 
+/* Resize (and Upsample): each resampled dim is a constant matrix (the
+ * op's taps and weights), so g goes back through its transpose. */
+static void gr_rule_resize(gr *G, const fe_node *n, uint32_t g) {
+    fe_type tx = *gr_type(G, n->inputs[0]), cur = *gr_type(G, n->outputs[0]);
+    for (uint32_t i = 1; i < n->input_count; i++)
+        if (fe_has_in(n, i) && gr_wants(G, n->inputs[i])) {
+            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                            "Gradient: only the gradient of a Resize's X is supported (input %u "
+                            "depends on xs)",
+                            i);
+            return;
+        }
+    for (int32_t d = 0; d < tx.rank && gr_ok(G); d++) {
+        fe_tensor *m;
+        if ((G->st = fe_resize_matrix(G->x.c, n, d, &m))) return;
+        int64_t in = tx.dims[d], out = cur.dims[d];
+        bool same = in == out;
+        for (int64_t i = 0; same && i < in; i++)
+            for (int64_t o = 0; same && o < out; o++)
+                same = fe_tensor_get_f64(m, (uint64_t)(i * out + o)) == (i == o ? 1.0 : 0.0);
+        if (same) continue;
+        if (!gr_room(G, out, in)) return;
+        double *w = malloc((size_t)(in * out) * sizeof *w);
+        if (!w) {
+            G->st = fe_x_oom();
+            return;
+        }
+        for (int64_t i = 0; i < in; i++)
+            for (int64_t o = 0; o < out; o++)
+                w[o * in + i] = fe_tensor_get_f64(m, (uint64_t)(i * out + o));
+        g = gr_along(G, g, &cur, d, w, in);
+        free(w);
+    }
+    gr_accumulate(G, n->inputs[0], g);
+}
+
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
     "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Elu, HardSigmoid, Floor, Ceil, Round, Sign, "
@@ -1413,6 +1448,9 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "Tile")) {
         gr_rule_tile(G, n, g);
+        return;
+    } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
+        gr_rule_resize(G, n, g);
         return;
     } else if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
         gr_rule_extremum(G, n, g);

@@ -133,6 +133,13 @@ lm_status fe_slice_read(fe_ctx *c, const fe_node *n, fe_slice_plan *out);
  * and its mode and value in *o (fe_ops_shape.c). Errors name the node. */
 lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o);
 
+/* The matrix [in, out] resampling dim d of a Resize's (or Upsample's)
+ * input: output position o along d is the sum over input positions i of
+ * element (i, o) times the input's (none for a position that takes the
+ * extrapolation value), as the op computes it (fe_ops_resize.c). A float64
+ * constant in the graph's arena. Errors name the node. */
+lm_status fe_resize_matrix(fe_ctx *c, const fe_node *n, int32_t d, fe_tensor **out);
+
 /* Gradient's inference: the node rewritten into the forward ops it needs
  * and their vector-Jacobian products (fe_grad.c). */
 lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n);

@@ -401,6 +401,33 @@ static void dense_column(const resize_params *p, int32_t d, int64_t o, fe_tensor
     }
 }
 
+lm_status fe_resize_matrix(fe_ctx *c, const fe_node *n, int32_t d, fe_tensor **out) {
+    resize_params p;
+    lm_status st = resize_params_of(c, n, &p);
+    if (st) return st;
+    int64_t in = p.in[d], len = p.out[d];
+    fe_tensor *m;
+    if ((st = fe_const_new(c, FE_DOUBLE, 2, (const int64_t[]){in, len}, &m)))
+        return fe_nn_fail(c, n, st);
+    for (uint64_t i = 0; i < m->count; i++)
+        fe_tensor_set_f64(m, i, 0.0);
+    for (int64_t o = 0; o < len; o++) {
+        if (axis_dense(&p, d)) {
+            bool extrapolate;
+            dense_column(&p, d, o, m, &extrapolate);
+            continue;
+        }
+        taps t;
+        taps_of(&p, d, o, &t);
+        for (uint32_t k = 0; k < tap_count(&p) && !t.extrapolate; k++) {
+            uint64_t at = (uint64_t)(t.index[k] * len + o);
+            fe_tensor_set_f64(m, at, fe_tensor_get_f64(m, at) + t.weight[k]);
+        }
+    }
+    *out = m;
+    return LM_OK;
+}
+
 /* ---- inference ---- */
 
 static lm_status infer_resize(fe_ctx *c, const fe_node *n) {

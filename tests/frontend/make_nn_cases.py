@@ -2529,3 +2529,32 @@ write_case("gradient_convtranspose_1d",
             helper.make_node("Tanh", ["c"], ["y"]),
             grad_node(["x", "w"], [], "y", ["dx", "dw"])],
            [("x", c1x), ("w", c1w)], [("dx", grads[0]), ("dw", grads[1])], 13, domains=TRAIN)
+
+# Resize: nearest upsampling, bilinear both ways, bicubic, and an
+# antialiased downscale, against PyTorch's interpolate.
+zx = p32(2, 3, 5, 6)
+resize_cases = (
+    ("nearest_up", dict(scale_factor=2, mode="nearest"),
+     dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+     [1, 1, 2, 2]),
+    ("linear_half_pixel", dict(scale_factor=(1.5, 2), mode="bilinear", align_corners=False),
+     dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), [1, 1, 1.5, 2]),
+    ("linear_align_corners", dict(size=(9, 4), mode="bilinear", align_corners=True),
+     dict(mode="linear", coordinate_transformation_mode="align_corners"), None),
+    ("cubic", dict(size=(8, 11), mode="bicubic", align_corners=False),
+     dict(mode="cubic", coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75), None),
+    ("antialias_down", dict(size=(3, 4), mode="bilinear", antialias=True, align_corners=False),
+     dict(mode="linear", coordinate_transformation_mode="half_pixel", antialias=1,
+          exclude_outside=1), None))
+for rname, targs, oattrs, scales in resize_cases:
+    yr = F_.interpolate(torch.from_numpy(zx), **targs)
+    rw = p32(*yr.shape)
+    _, grads = torch_grads(lambda X: F_.interpolate(X, **targs) * torch.from_numpy(rw), [zx])
+    ins = ["x", "", "scales"] if scales else ["x", "", "", "sizes"]
+    inits = [("scales", np.array(scales, np.float32))] if scales else \
+        [("sizes", np.array(yr.shape, np.int64))]
+    write_case("gradient_resize_" + rname,
+               [helper.make_node("Resize", ins, ["r"], **oattrs),
+                helper.make_node("Mul", ["r", "w"], ["y"]),
+                grad_node(["x"], [], "y", ["dx"])],
+               [("x", zx)], [("dx", grads[0])], 18, inits=inits + [("w", rw)], domains=TRAIN)
