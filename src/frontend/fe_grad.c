@@ -1257,24 +1257,70 @@ static void gr_rule_slice(gr *G, const fe_node *n, uint32_t g) {
     gr_accumulate(G, n->inputs[0], gr_place(G, g, &ty, start, step, tx.dims));
 }
 
-/* Pad (constant mode): the part of g over x. */
+/* v (type *t, updated) cut to [from, to) along dim d. */
+static uint32_t gr_cut(gr *G, uint32_t v, fe_type *t, int32_t d, int64_t from, int64_t to) {
+    int64_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK], s[FE_MAX_RANK];
+    for (int32_t i = 0; i < t->rank; i++) {
+        e[i] = t->dims[i];
+        s[i] = 1;
+    }
+    b[d] = from;
+    e[d] = to;
+    uint32_t r = gr_slice(G, v, t, b, e, s);
+    t->dims[d] = to - from;
+    return r;
+}
+
+/* v (type t) with zeros: `before` and `after` along dim d. */
+static uint32_t gr_pad_dim(gr *G, uint32_t v, const fe_type *t, int32_t d, int64_t before,
+                           int64_t after) {
+    int64_t b[FE_MAX_RANK] = {0}, e[FE_MAX_RANK] = {0};
+    b[d] = before;
+    e[d] = after;
+    return gr_pad(G, v, t->rank, b, e, 0.0);
+}
+
+/* Pad: the part of g over x, plus, outside constant mode, each padded
+ * element's g added to the element of x it copies: the edge one (edge),
+ * its mirror image (reflect) or the one a dim away (wrap). One dim at a
+ * time: these pads are the same done dim by dim. */
 static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
     uint32_t pads[2 * FE_MAX_RANK];
     lmnn_pad_options o;
     if ((G->st = fe_pad_read(G->x.c, n, pads, &o))) return;
-    if (o.mode != LMNN_PAD_CONSTANT || (fe_has_in(n, 2) && gr_wants(G, n->inputs[2]))) {
+    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
         G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: only the gradient of a constant Pad's data is supported");
+                        "Gradient: the gradient of Pad's constant_value is not supported");
         return;
     }
-    fe_type tx = *gr_type(G, n->inputs[0]);
-    int64_t b[FE_MAX_RANK], e[FE_MAX_RANK], s[FE_MAX_RANK];
-    for (int32_t d = 0; d < tx.rank; d++) {
-        b[d] = pads[2 * d];
-        e[d] = b[d] + tx.dims[d];
-        s[d] = 1;
+    fe_type tx = *gr_type(G, n->inputs[0]), cur = *gr_type(G, n->outputs[0]);
+    for (int32_t d = 0; d < tx.rank && gr_ok(G); d++) {
+        int64_t b = pads[2 * d], e = pads[2 * d + 1], dim = tx.dims[d];
+        if (!b && !e) continue;
+        fe_type whole = cur, part;
+        uint32_t sum = gr_cut(G, g, &cur, d, b, b + dim);
+        for (int side = 0; side < 2 && o.mode != LMNN_PAD_CONSTANT; side++) {
+            int64_t k = side ? e : b;
+            if (!k) continue;
+            part = whole;
+            uint32_t v =
+                side ? gr_cut(G, g, &part, d, b + dim, b + dim + e) : gr_cut(G, g, &part, d, 0, b);
+            int64_t at; /* where the part's first element lands in x */
+            if (o.mode == LMNN_PAD_REPLICATE) {
+                v = gr_sum(G, v, (const int64_t[]){d}, 1);
+                part.dims[d] = k = 1;
+                at = side ? dim - 1 : 0;
+            } else if (o.mode == LMNN_PAD_REFLECT) {
+                v = gr_reverse(G, v, &part, d);
+                at = side ? dim - 1 - k : 1;
+            } else {
+                at = side ? 0 : dim - k;
+            }
+            sum = gr_op(G, "Add", sum, gr_pad_dim(G, v, &part, d, at, dim - at - k));
+        }
+        g = sum;
     }
-    gr_accumulate(G, n->inputs[0], gr_slice(G, g, gr_type(G, n->outputs[0]), b, e, s));
+    gr_accumulate(G, n->inputs[0], g);
 }
 
 /* Tile: g's copies summed (g seen with a dim of repeats before each
@@ -1366,13 +1412,48 @@ static void gr_rule_resize(gr *G, const fe_node *n, uint32_t g) {
     gr_accumulate(G, n->inputs[0], g);
 }
 
+/* DepthToSpace and SpaceToDepth move elements only: the op is x seen with
+ * six dims, transposed and reshaped, so g goes back through the inverse
+ * transpose. */
+static void gr_rule_depth_space(gr *G, const fe_node *n, uint32_t g) {
+    int64_t b;
+    const char *mode = "DCR";
+    bool to_space = !strcmp(n->op_type, "DepthToSpace");
+    if ((G->st = fe_attr_int(G->x.c, n, "blocksize", 0, &b)) ||
+        (to_space && (G->st = fe_attr_string(G->x.c, n, "mode", "DCR", &mode))))
+        return;
+    fe_type tx = *gr_type(G, n->inputs[0]);
+    int64_t N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3];
+    fe_type six = {.elem = tx.elem, .rank = 6};
+    int64_t perm[6];
+    if (!to_space) {
+        memcpy(six.dims, (const int64_t[]){N, C, H / b, b, W / b, b}, sizeof perm);
+        memcpy(perm, (const int64_t[]){0, 3, 5, 1, 2, 4}, sizeof perm);
+    } else if (!strcmp(mode, "CRD")) {
+        memcpy(six.dims, (const int64_t[]){N, C / (b * b), b, b, H, W}, sizeof perm);
+        memcpy(perm, (const int64_t[]){0, 1, 4, 2, 5, 3}, sizeof perm);
+    } else {
+        memcpy(six.dims, (const int64_t[]){N, b, b, C / (b * b), H, W}, sizeof perm);
+        memcpy(perm, (const int64_t[]){0, 3, 4, 1, 5, 2}, sizeof perm);
+    }
+    fe_type moved = six;
+    int64_t inv[6];
+    for (int32_t d = 0; d < 6; d++) {
+        moved.dims[d] = six.dims[perm[d]];
+        inv[perm[d]] = d;
+    }
+    gr_accumulate(G, n->inputs[0],
+                  gr_reshape(G, gr_transpose(G, gr_reshape(G, g, &moved), inv, 6), &tx));
+}
+
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
     "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Elu, HardSigmoid, Floor, Ceil, Round, Sign, "
     "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, ReduceSum, "
     "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
     "ReduceMin, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
-    "Split, Slice, Pad (constant), Tile, Gather, GatherElements, Cast, Conv, ConvTranspose, "
+    "Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, Gather, GatherElements, Cast, Conv, "
+    "ConvTranspose, "
     "MaxPool, "
     "AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
     "LayerNormalization";
@@ -1448,6 +1529,9 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "Tile")) {
         gr_rule_tile(G, n, g);
+        return;
+    } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
+        gr_rule_depth_space(G, n, g);
         return;
     } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
         gr_rule_resize(G, n, g);

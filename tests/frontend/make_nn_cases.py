@@ -2451,12 +2451,20 @@ write_case("conv3d_depthwise_runtime_weight",
            [("y", F_.conv3d(torch.from_numpy(rdx), torch.from_numpy(rdw), groups=5).numpy())], 13)
 
 # Gradients still refused, each naming its node.
-write_case("refuse_gradient_pad_reflect",
-           [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect"),
-            grad_node(["x"], [], "y", ["dx"])],
-           [("x", p32(3, 4))], [("dx", (TensorProto.FLOAT, [3, 4]))], 13,
-           inits=[("pads", np.array([0, 1, 0, 1], np.int64))], domains=TRAIN,
-           expect="(Pad): Gradient: only the gradient of a constant Pad's data is supported")
+# Pad in the other modes: each padded element's gradient goes to the
+# element it copies.
+pdx = p32(2, 3, 5, 6)
+for pmode, tmode in (("reflect", "reflect"), ("edge", "replicate"), ("wrap", "circular")):
+    pw = p32(2, 3, 5 + 2 + 3, 6 + 4 + 1)
+    _, grads = torch_grads(lambda X: F_.pad(X, (4, 1, 2, 3), mode=tmode) * torch.from_numpy(pw),
+                           [pdx])
+    write_case("gradient_pad_" + pmode,
+               [helper.make_node("Pad", ["x", "pads"], ["p"], mode=pmode),
+                helper.make_node("Mul", ["p", "w"], ["y"]),
+                grad_node(["x"], [], "y", ["dx"])],
+               [("x", pdx)], [("dx", grads[0])], 19,
+               inits=[("pads", np.array([0, 0, 2, 4, 0, 0, 3, 1], np.int64)), ("w", pw)],
+               domains=TRAIN)
 write_case("refuse_gradient_dropout_training",
            [helper.make_node("Dropout", ["x", "ratio", "train"], ["y"], seed=1),
             grad_node(["x"], [], "y", ["dx"])],
@@ -2558,3 +2566,25 @@ for rname, targs, oattrs, scales in resize_cases:
                 helper.make_node("Mul", ["r", "w"], ["y"]),
                 grad_node(["x"], [], "y", ["dx"])],
                [("x", zx)], [("dx", grads[0])], 18, inits=inits + [("w", rw)], domains=TRAIN)
+# DepthToSpace (both modes) and SpaceToDepth.
+dsx = p32(2, 8, 3, 4)
+dsw1, dsw2 = p32(2, 2, 6, 8), p32(2, 2, 6, 8)
+_, grads = torch_grads(
+    lambda X: (F_.pixel_shuffle(X, 2) * torch.from_numpy(dsw1)).sum()
+    + (X.reshape(2, 2, 2, 2, 3, 4).permute(0, 3, 4, 1, 5, 2).reshape(2, 2, 6, 8)
+       * torch.from_numpy(dsw2)).sum()
+    + (F_.pixel_unshuffle(F_.pixel_shuffle(X, 2), 2) ** 2).sum(), [dsx])
+write_case("gradient_depth_space",
+           [helper.make_node("DepthToSpace", ["x"], ["a"], blocksize=2, mode="CRD"),
+            helper.make_node("DepthToSpace", ["x"], ["b"], blocksize=2, mode="DCR"),
+            helper.make_node("SpaceToDepth", ["a"], ["c"], blocksize=2),
+            helper.make_node("Mul", ["a", "w1"], ["p1"]),
+            helper.make_node("Mul", ["b", "w2"], ["p2"]),
+            helper.make_node("Mul", ["c", "c"], ["p3"]),
+            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["p2"], ["s2"], keepdims=0),
+            helper.make_node("ReduceSum", ["p3"], ["s3"], keepdims=0),
+            helper.make_node("Sum", ["s1", "s2", "s3"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", dsx)], [("dx", grads[0])], 13, inits=[("w1", dsw1), ("w2", dsw2)],
+           domains=TRAIN)
