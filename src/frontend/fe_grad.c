@@ -784,6 +784,26 @@ static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
     }
 }
 
+/* What kernel tap k (row-major over the kernel's dims) of a window
+ * geometry reads of padded image v (type *tp): from the tap's offset, with
+ * the strides, `out[i]` positions along spatial dim i. */
+static uint32_t gr_tap(gr *G, uint32_t v, const fe_type *tp, const fe_geom *geo, int64_t k,
+                       const int64_t *out) {
+    int64_t from[FE_MAX_RANK] = {0}, to[FE_MAX_RANK], step[FE_MAX_RANK];
+    for (int32_t d = 0; d < tp->rank; d++) {
+        to[d] = tp->dims[d];
+        step[d] = 1;
+    }
+    for (int32_t i = geo->sp - 1; i >= 0; i--) {
+        int32_t d = 2 + i;
+        from[d] = k % geo->kernel[i] * geo->dil[i];
+        k /= geo->kernel[i];
+        step[d] = geo->stride[i];
+        to[d] = from[d] + (out[i] - 1) * geo->stride[i] + 1;
+    }
+    return gr_slice(G, v, tp, from, to, step);
+}
+
 /* A convolution seen from its weight: `big` (type *tb) is the side the
  * kernel slides over, padded, and `small` (type *ts) the side with one
  * element per kernel position: a Conv's input and output gradient, a
@@ -837,20 +857,7 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const gr_conv_vi
     fe_type bm = {.elem = v->tb.elem, .rank = 3, .dims = {group, n_ * positions, per}};
     fe_type col = {.elem = v->tw.elem, .rank = 3, .dims = {rows, per, 1}};
     for (int64_t k = 0; k < taps && gr_ok(G); k++) {
-        int64_t from[FE_MAX_RANK] = {0}, to[FE_MAX_RANK], step[FE_MAX_RANK];
-        for (int32_t d = 0; d < rank; d++) {
-            to[d] = tp.dims[d];
-            step[d] = 1;
-        }
-        int64_t rem = k;
-        for (int32_t i = sp - 1; i >= 0; i--) {
-            int32_t d = 2 + i;
-            from[d] = rem % geo->kernel[i] * geo->dil[i];
-            rem /= geo->kernel[i];
-            step[d] = geo->stride[i];
-            to[d] = from[d] + (v->ts.dims[d] - 1) * geo->stride[i] + 1;
-        }
-        uint32_t bt = gr_reshape(G, gr_slice(G, bp, &tp, from, to, step), &b4);
+        uint32_t bt = gr_reshape(G, gr_tap(G, bp, &tp, geo, k, v->ts.dims + 2), &b4);
         bt = gr_reshape(G, gr_transpose(G, bt, (const int64_t[]){1, 0, 3, 2}, 4), &bm);
         cols[k] = gr_reshape(G, gr_op(G, "MatMul", sg, bt), &col);
     }
@@ -1008,20 +1015,7 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
         uint32_t xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, -INFINITY);
         uint32_t y = G->map[n->outputs[0]], taken = FE_NONE;
         for (int64_t k = 0; k < taps && gr_ok(G); k++) {
-            int64_t from[FE_MAX_RANK] = {0}, to[FE_MAX_RANK], step[FE_MAX_RANK];
-            for (int32_t d = 0; d < rank; d++) {
-                to[d] = tp.dims[d];
-                step[d] = 1;
-            }
-            int64_t rem = k;
-            for (int32_t i = sp - 1; i >= 0; i--) {
-                int32_t d = 2 + i;
-                from[d] = rem % geo.kernel[i] * geo.dil[i];
-                rem /= geo.kernel[i];
-                step[d] = geo.stride[i];
-                to[d] = from[d] + (geo.out[i] - 1) * geo.stride[i] + 1;
-            }
-            uint32_t eq = gr_op(G, "Equal", gr_slice(G, xp, &tp, from, to, step), y);
+            uint32_t eq = gr_op(G, "Equal", gr_tap(G, xp, &tp, &geo, k, geo.out), y);
             uint32_t first =
                 taken == FE_NONE ? eq : gr_op(G, "And", eq, gr_op(G, "Not", taken, FE_NONE));
             if (k + 1 < taps) taken = taken == FE_NONE ? eq : gr_op(G, "Or", taken, eq);
