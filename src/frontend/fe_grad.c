@@ -725,6 +725,55 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
             return true;
         }
         share[0] = g;
+    } else if (!strcmp(op, "PRelu")) {
+        uint32_t pos = gr_op(G, "Greater", a, gr_scalar(G, 0.0)), zero = gr_scalar(G, 0.0);
+        if (gr_wants(G, n->inputs[0])) share[0] = gr_where(G, pos, g, gr_op(G, "Mul", g, b));
+        if (gr_wants(G, n->inputs[1])) share[1] = gr_where(G, pos, zero, gr_op(G, "Mul", g, a));
+    } else if (!strcmp(op, "HardSwish")) {
+        /* 0 below -3, a / 3 + 1/2 from -3 to below 3, then 1 (PyTorch's ends) */
+        uint32_t mid = gr_op(G, "Add", gr_op(G, "Div", a, gr_scalar(G, 3.0)), gr_scalar(G, 0.5));
+        share[0] = gr_where(
+            G, gr_op(G, "Less", a, gr_scalar(G, -3.0)), gr_scalar(G, 0.0),
+            gr_where(G, gr_op(G, "Less", a, gr_scalar(G, 3.0)), gr_op(G, "Mul", g, mid), g));
+    } else if (!strcmp(op, "Selu") || !strcmp(op, "Celu")) {
+        /* Selu: gamma above 0, y + alpha gamma below; Celu: 1, e^(a / alpha) */
+        bool selu = op[0] == 'S';
+        float alpha, gamma = 1.0f;
+        if ((G->st = fe_attr_float(G->x.c, n, "alpha", selu ? 1.67326319f : 1.0f, &alpha)) ||
+            (selu && (G->st = fe_attr_float(G->x.c, n, "gamma", 1.05070102f, &gamma))))
+            return true;
+        uint32_t below = selu ? gr_op(G, "Add", y, gr_scalar(G, (double)alpha * gamma))
+                              : gr_op(G, "Exp", gr_op(G, "Div", a, gr_scalar(G, alpha)), FE_NONE);
+        share[0] = gr_op(
+            G, "Mul", g,
+            gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), gr_scalar(G, gamma), below));
+    } else if (!strcmp(op, "Mish")) {
+        /* tanh(sp) + a (1 - tanh(sp)^2) sigmoid(a), sp = softplus(a) */
+        uint32_t t = gr_op(G, "Tanh", gr_op(G, "Softplus", a, FE_NONE), FE_NONE);
+        uint32_t d = gr_op(G, "Add", t,
+                           gr_op(G, "Mul", gr_op(G, "Mul", a, gr_op(G, "Sigmoid", a, FE_NONE)),
+                                 gr_op(G, "Sub", gr_scalar(G, 1.0), gr_op(G, "Mul", t, t))));
+        share[0] = gr_op(G, "Mul", g, d);
+    } else if (!strcmp(op, "ThresholdedRelu")) {
+        float alpha;
+        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 1.0f, &alpha))) return true;
+        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, alpha)), g, gr_scalar(G, 0.0));
+    } else if (!strcmp(op, "Tan")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, "Add", gr_scalar(G, 1.0), gr_op(G, "Mul", y, y)));
+    } else if (!strcmp(op, "Sinh") || !strcmp(op, "Cosh")) {
+        share[0] = gr_op(G, "Mul", g, gr_op(G, op[0] == 'S' ? "Cosh" : "Sinh", a, FE_NONE));
+    } else if (!strcmp(op, "Atan") || !strcmp(op, "Atanh")) {
+        /* 1 / (1 + a^2), 1 / (1 - a^2) */
+        uint32_t a2 = gr_op(G, "Mul", a, a);
+        share[0] = gr_op(G, "Div", g, gr_op(G, op[4] ? "Sub" : "Add", gr_scalar(G, 1.0), a2));
+    } else if (!strcmp(op, "Asin") || !strcmp(op, "Acos") || !strcmp(op, "Asinh") ||
+               !strcmp(op, "Acosh")) {
+        /* 1 / sqrt(1 - a^2) (Acos: negated), 1 / sqrt(a^2 + 1), 1 / sqrt(a^2 - 1) */
+        uint32_t a2 = gr_op(G, "Mul", a, a);
+        uint32_t r = op[4] == 'h' ? gr_op(G, "Add", a2, gr_scalar(G, op[2] == 'i' ? 1.0 : -1.0))
+                                  : gr_op(G, "Sub", gr_scalar(G, 1.0), a2);
+        uint32_t d = gr_op(G, "Div", g, gr_op(G, "Sqrt", r, FE_NONE));
+        share[0] = !strcmp(op, "Acos") ? gr_op(G, "Neg", d, FE_NONE) : d;
     } else if (!strcmp(op, "Floor") || !strcmp(op, "Ceil") || !strcmp(op, "Round") ||
                !strcmp(op, "Sign")) {
         /* Flat almost everywhere: no gradient. */
@@ -1442,7 +1491,9 @@ static void gr_rule_depth_space(gr *G, const fe_node *n, uint32_t g) {
 
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
-    "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Elu, HardSigmoid, Floor, Ceil, Round, Sign, "
+    "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, "
+    "Acosh, Atanh, Elu, Selu, Celu, Mish, HardSigmoid, HardSwish, PRelu, ThresholdedRelu, "
+    "Floor, Ceil, Round, Sign, CumSum, Trilu, "
     "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, ReduceSum, "
     "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
     "ReduceMin, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
@@ -1523,6 +1574,19 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "Tile")) {
         gr_rule_tile(G, n, g);
+        return;
+    } else if (!strcmp(op, "CumSum") || !strcmp(op, "Trilu")) {
+        /* CumSum's adjoint sums the other way; Trilu keeps the same
+         * elements. */
+        fe_node *m = NULL;
+        uint32_t in[2] = {g, fe_has_in(n, 1) ? G->map[n->inputs[1]] : FE_NONE};
+        uint32_t v = gr_node(G, op, n->opset, in, in[1] == FE_NONE ? 1 : 2, &m);
+        int64_t reverse = 0;
+        if (op[0] == 'C' && (G->st = fe_attr_int(G->x.c, n, "reverse", 0, &reverse))) return;
+        for (uint32_t i = 0; m && i < n->attr_count; i++)
+            if (strcmp(n->attrs[i].name, "reverse") != 0) gr_push_attr(G, m, n->attrs[i]);
+        if (op[0] == 'C') gr_add_attr(G, m, "reverse", false, (const int64_t[]){!reverse}, 1);
+        gr_accumulate(G, n->inputs[0], v);
         return;
     } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
         gr_rule_depth_space(G, n, g);

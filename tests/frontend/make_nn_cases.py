@@ -2588,3 +2588,50 @@ write_case("gradient_depth_space",
             grad_node(["x"], [], "y", ["dx"])],
            [("x", dsx)], [("dx", grads[0])], 13, inits=[("w1", dsw1), ("w2", dsw2)],
            domains=TRAIN)
+
+# More activations, the inverse trigonometric and hyperbolic functions,
+# PRelu (its slope too), CumSum and Trilu.
+ax2 = p32(3, 8)
+au = (np.tanh(p32(3, 8)) * 0.9).astype(np.float32)      # inside (-1, 1)
+ag = (np.abs(p32(3, 8)) + 1.2).astype(np.float32)        # above 1
+slope = p32(8) * 0.3
+ax2[0, :4] = [-3.0, 3.0, 0.5, -0.5]                      # HardSwish's ends
+_, grads = torch_grads(
+    lambda X, U, V, S: F_.hardswish(X) + F_.selu(X) + F_.celu(X, 0.8) + F_.mish(X) + torch.tan(U) + torch.sinh(X) * torch.cosh(U)
+    + torch.atan(X) + torch.atanh(U) + torch.asin(U) + torch.acos(U) * 3 + torch.asinh(X)
+    + torch.acosh(V) + F_.prelu(X, S) + F_.threshold(X, 0.4, 0.0)
+    + torch.where(X > 0.4, X, torch.zeros_like(X)) * 0
+    + torch.cumsum(X, 1).flip(0).cumsum(0) + torch.triu(X, 1) * 5, [ax2, au, ag, slope])
+names_ = ["hs", "se", "ce", "mi", "ta", "sh", "ch", "at", "ath", "as", "ac", "ash",
+          "ach", "pr", "tr", "cs", "tu"]
+write_case("gradient_activations",
+           [helper.make_node("HardSwish", ["x"], ["hs"]),
+            helper.make_node("Selu", ["x"], ["se"]),
+            helper.make_node("Celu", ["x"], ["ce"], alpha=0.8),
+            helper.make_node("Mish", ["x"], ["mi"]),
+            helper.make_node("Tan", ["u"], ["ta"]),
+            helper.make_node("Sinh", ["x"], ["sh0"]),
+            helper.make_node("Cosh", ["u"], ["ch0"]),
+            helper.make_node("Mul", ["sh0", "ch0"], ["sh"]),
+            helper.make_node("Identity", ["zero"], ["ch"]),
+            helper.make_node("Atan", ["x"], ["at"]),
+            helper.make_node("Atanh", ["u"], ["ath"]),
+            helper.make_node("Asin", ["u"], ["as"]),
+            helper.make_node("Acos", ["u"], ["ac0"]),
+            helper.make_node("Mul", ["ac0", "three"], ["ac"]),
+            helper.make_node("Asinh", ["x"], ["ash"]),
+            helper.make_node("Acosh", ["v"], ["ach"]),
+            helper.make_node("PRelu", ["x", "s"], ["pr"]),
+            helper.make_node("ThresholdedRelu", ["x"], ["tr"], alpha=0.4),
+            helper.make_node("CumSum", ["x", "one"], ["cs0"]),
+            helper.make_node("CumSum", ["cs0", "zero_i"], ["cs"], reverse=1),
+            helper.make_node("Trilu", ["x", "one"], ["tu0"], upper=1),
+            helper.make_node("Mul", ["tu0", "five"], ["tu"]),
+            helper.make_node("Sum", names_, ["y"]),
+            grad_node(["x", "u", "v", "s"], [], "y", ["dx", "du", "dv", "ds"])],
+           [("x", ax2), ("u", au), ("v", ag), ("s", slope)],
+           [("dx", grads[0]), ("du", grads[1]), ("dv", grads[2]), ("ds", grads[3])], 18,
+           inits=[("two", np.array(2, np.float32)), ("three", np.array(3, np.float32)),
+                  ("five", np.array(5, np.float32)), ("zero", np.array(0, np.float32)),
+                  ("one", np.array(1, np.int64)), ("zero_i", np.array(0, np.int64))],
+           domains=TRAIN)
