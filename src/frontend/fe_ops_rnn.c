@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
 
 typedef enum { KIND_RNN, KIND_GRU, KIND_LSTM } rnn_kind;
 
@@ -26,6 +27,7 @@ typedef struct rnn_act {
     act_kind kind;
     lmnn_unary_op op; /* ACT_UNARY */
     double alpha, beta;
+    const char *name; /* ONNX's */
 } rnn_act;
 
 /* ONNX's activation names for these ops, what each takes and its defaults. */
@@ -95,7 +97,7 @@ static lm_status read_acts(fe_ctx *c, const fe_node *n, rnn_params *p) {
             if (!strcmp(name, act_defs[k].name)) d = &act_defs[k];
         if (!d) return fe_fail(c, n, LM_ERR_UNSUPPORTED, "activation %s is not supported", name);
         rnn_act *r = &p->act[i / p->acts][i % p->acts];
-        *r = (rnn_act){d->kind, d->op, d->def_alpha, d->def_beta};
+        *r = (rnn_act){d->kind, d->op, d->def_alpha, d->def_beta, d->name};
         if (d->alpha && ia < na) r->alpha = alphas[ia++];
         if (d->beta && ib < nb) r->beta = betas[ib++];
     }
@@ -176,6 +178,265 @@ static lm_status rnn_params_of(fe_ctx *c, const fe_node *n, rnn_params *p) {
     return read_acts(c, n, p);
 }
 
+/* ---- unrolled into ops, for Gradient ---- */
+
+/* In a model with a Gradient node the op is rewritten into its equations,
+ * step by step, as ops that have gradients (MatMul, Slice, the
+ * activations, ...): the backward pass then goes through it like through
+ * any other ops. The expansion is built with sticky errors, as fe_grad.c's
+ * rules are. */
+typedef struct unroll {
+    fe_expansion x;
+    lm_status st;
+    fe_elem elem;
+} unroll;
+
+static uint32_t u_node(unroll *u, const char *op, const uint32_t *in, uint32_t n_in,
+                       fe_node **out_node) {
+    if (u->st) return FE_NONE;
+    uint32_t v;
+    if ((u->st = fe_x_value(&u->x, op, &v))) return FE_NONE;
+    fe_node *n = fe_x_node(&u->x, op, 13, n_in, 1);
+    if (!n) {
+        u->st = fe_x_oom();
+        return FE_NONE;
+    }
+    memcpy(n->inputs, in, n_in * sizeof *in);
+    n->outputs[0] = v;
+    if (out_node) *out_node = n;
+    return v;
+}
+
+static uint32_t u_op(unroll *u, const char *op, uint32_t a, uint32_t b) {
+    return u_node(u, op, (const uint32_t[]){a, b}, b == FE_NONE ? 1 : 2, NULL);
+}
+
+static uint32_t u_scalar(unroll *u, double v) {
+    uint32_t out = FE_NONE;
+    if (!u->st) u->st = fe_x_float(&u->x, u->elem, v, &out);
+    return out;
+}
+
+/* An int64 constant: a scalar, or with `list` a one-element list. */
+static uint32_t u_int(unroll *u, int64_t v, bool list) {
+    if (u->st) return FE_NONE;
+    fe_tensor *t;
+    uint32_t out = FE_NONE;
+    if (!(u->st = fe_const_new(u->x.c, FE_INT64, list, (const int64_t[]){1}, &t))) {
+        fe_tensor_set_i64(t, 0, v);
+        u->st = fe_x_const(&u->x, t, "i", &out);
+    }
+    return out;
+}
+
+static uint32_t u_zeros(unroll *u, int64_t rows, int64_t cols) {
+    if (u->st) return FE_NONE;
+    fe_tensor *t;
+    uint32_t out = FE_NONE;
+    if (!(u->st = fe_const_new(u->x.c, u->elem, 2, (const int64_t[]){rows, cols}, &t))) {
+        for (uint64_t i = 0; i < t->count; i++)
+            fe_tensor_set_f64(t, i, 0.0);
+        u->st = fe_x_const(&u->x, t, "zeros", &out);
+    }
+    return out;
+}
+
+/* v's elements [from, to) along `axis`. */
+static uint32_t u_slice(unroll *u, uint32_t v, int64_t axis, int64_t from, int64_t to) {
+    uint32_t in[4] = {v, u_int(u, from, true), u_int(u, to, true), u_int(u, axis, true)};
+    return u_node(u, "Slice", in, 4, NULL);
+}
+
+/* Element i of v along `axis`, the axis dropped. */
+static uint32_t u_pick(unroll *u, uint32_t v, int64_t axis, int64_t i) {
+    fe_node *n = NULL;
+    uint32_t r = u_node(u, "Gather", (const uint32_t[]){v, u_int(u, i, false)}, 2, &n);
+    if (n && axis) u->st = fe_x_int_attr(&u->x, n, "axis", false, axis);
+    return r;
+}
+
+static uint32_t u_unsqueeze(unroll *u, uint32_t v, int64_t axis) {
+    uint32_t out = FE_NONE;
+    if (!u->st) u->st = fe_x_unsqueeze(&u->x, v, axis, &out);
+    return out;
+}
+
+static uint32_t u_concat(unroll *u, const uint32_t *parts, uint32_t count, int64_t axis) {
+    if (count == 1) return parts[0];
+    fe_node *n = NULL;
+    uint32_t r = u_node(u, "Concat", parts, count, &n);
+    if (n) u->st = fe_x_int_attr(&u->x, n, "axis", false, axis);
+    return r;
+}
+
+/* clip(v), when the op clips. */
+static uint32_t u_clip(unroll *u, const rnn_params *p, uint32_t v) {
+    if (!p->has_clip) return v;
+    uint32_t in[3] = {v, u_scalar(u, -p->clip), u_scalar(u, p->clip)};
+    return u_node(u, "Clip", in, 3, NULL);
+}
+
+/* Activation a of clip(v): ONNX's formulas in ops with a gradient. */
+static uint32_t u_act(unroll *u, const rnn_params *p, const rnn_act *a, uint32_t v) {
+    v = u_clip(u, p, v);
+    switch (a->kind) {
+    case ACT_AFFINE:
+        return u_op(u, "Add", u_op(u, "Mul", v, u_scalar(u, a->alpha)), u_scalar(u, a->beta));
+    case ACT_SCALED_TANH:
+        return u_op(u, "Mul", u_op(u, "Tanh", u_op(u, "Mul", v, u_scalar(u, a->beta)), FE_NONE),
+                    u_scalar(u, a->alpha));
+    case ACT_HARD_SIGMOID: {
+        uint32_t t = u_op(u, "Add", u_op(u, "Mul", v, u_scalar(u, a->alpha)), u_scalar(u, a->beta));
+        return u_node(u, "Clip", (const uint32_t[]){t, u_scalar(u, 0.0), u_scalar(u, 1.0)}, 3,
+                      NULL);
+    }
+    case ACT_THRESHOLDED:
+        return u_node(
+            u, "Where",
+            (const uint32_t[]){u_op(u, "Greater", v, u_scalar(u, a->alpha)), v, u_scalar(u, 0.0)},
+            3, NULL);
+    case ACT_UNARY:
+        break;
+    }
+    if (a->op == LMNN_LEAKY_RELU || a->op == LMNN_ELU) {
+        uint32_t below =
+            a->op == LMNN_ELU ? u_op(u, "Sub", u_op(u, "Exp", v, FE_NONE), u_scalar(u, 1.0)) : v;
+        return u_node(u, "Where",
+                      (const uint32_t[]){u_op(u, "Greater", v, u_scalar(u, 0.0)), v,
+                                         u_op(u, "Mul", below, u_scalar(u, a->alpha))},
+                      3, NULL);
+    }
+    return u_op(u, a->name, v, FE_NONE);
+}
+
+/* One direction: the steps from initial state h (and c) through x's
+ * rows (reversed for the reverse direction), each step's h kept in
+ * steps[t]; the last h and c in *h, *cell. */
+static void u_direction(unroll *u, const rnn_params *p, uint32_t d, uint32_t *steps, uint32_t *h,
+                        uint32_t *cell) {
+    const fe_node *n = &u->x.node;
+    int64_t H = p->hidden, GH = p->gates * H, S = p->seq;
+    int64_t seq_axis = p->batch_major ? 1 : 0;
+    const rnn_act *A = p->act[d];
+    uint32_t rt = u_op(u, "Transpose", u_pick(u, n->inputs[2], 0, d), FE_NONE);
+    uint32_t xw = u_op(u, "MatMul", n->inputs[0],
+                       u_op(u, "Transpose", u_pick(u, n->inputs[1], 0, d), FE_NONE));
+    uint32_t rb = FE_NONE;
+    if (fe_has_in(n, 3)) {
+        uint32_t b = u_pick(u, n->inputs[3], 0, d);
+        xw = u_op(u, "Add", xw, u_slice(u, b, 0, 0, GH));
+        rb = u_slice(u, b, 0, GH, 2 * GH);
+    }
+    uint32_t pi = FE_NONE, po = FE_NONE, pf = FE_NONE;
+    if (p->kind == KIND_LSTM && fe_has_in(n, 7)) {
+        uint32_t pd = u_pick(u, n->inputs[7], 0, d);
+        pi = u_slice(u, pd, 0, 0, H);
+        po = u_slice(u, pd, 0, H, 2 * H);
+        pf = u_slice(u, pd, 0, 2 * H, 3 * H);
+    }
+    bool rev = p->reverse || d == 1;
+    for (int64_t k = 0; k < S && !u->st; k++) {
+        int64_t t = rev ? S - 1 - k : k;
+        uint32_t xt = u_pick(u, xw, seq_axis, t), hr = u_op(u, "MatMul", *h, rt);
+        if (p->kind == KIND_GRU) {
+            /* z and r from both parts; the candidate's recurrent part is
+             * (r h) Rh + Rbh, or r (h Rh + Rbh) with linear_before_reset. */
+            uint32_t gz[2], rbh = rb == FE_NONE ? FE_NONE : u_slice(u, rb, 0, 2 * H, 3 * H);
+            for (int64_t q = 0; q < 2; q++) {
+                uint32_t v = u_op(u, "Add", u_slice(u, xt, 1, q * H, (q + 1) * H),
+                                  u_slice(u, hr, 1, q * H, (q + 1) * H));
+                if (rb != FE_NONE) v = u_op(u, "Add", v, u_slice(u, rb, 0, q * H, (q + 1) * H));
+                gz[q] = u_act(u, p, &A[0], v);
+            }
+            uint32_t rec;
+            if (p->linear_before_reset) {
+                rec = u_slice(u, hr, 1, 2 * H, 3 * H);
+                if (rbh != FE_NONE) rec = u_op(u, "Add", rec, rbh);
+                rec = u_op(u, "Mul", gz[1], rec);
+            } else {
+                rec = u_op(u, "MatMul", u_op(u, "Mul", gz[1], *h), u_slice(u, rt, 1, 2 * H, 3 * H));
+                if (rbh != FE_NONE) rec = u_op(u, "Add", rec, rbh);
+            }
+            uint32_t cand =
+                u_act(u, p, &A[1], u_op(u, "Add", u_slice(u, xt, 1, 2 * H, 3 * H), rec));
+            *h = u_op(u, "Add", u_op(u, "Mul", u_op(u, "Sub", u_scalar(u, 1.0), gz[0]), cand),
+                      u_op(u, "Mul", gz[0], *h));
+        } else {
+            uint32_t g = u_op(u, "Add", xt, hr);
+            if (rb != FE_NONE) g = u_op(u, "Add", g, rb);
+            if (p->kind == KIND_RNN) {
+                *h = u_act(u, p, &A[0], g);
+            } else {
+                /* ONNX's gate order: i, o, f, c. */
+                uint32_t gi = u_slice(u, g, 1, 0, H), go = u_slice(u, g, 1, H, 2 * H);
+                uint32_t gf = u_slice(u, g, 1, 2 * H, 3 * H), gc = u_slice(u, g, 1, 3 * H, 4 * H);
+                if (pi != FE_NONE) {
+                    gi = u_op(u, "Add", gi, u_op(u, "Mul", pi, *cell));
+                    gf = u_op(u, "Add", gf, u_op(u, "Mul", pf, *cell));
+                }
+                uint32_t i = u_act(u, p, &A[0], gi);
+                uint32_t f =
+                    p->input_forget ? u_op(u, "Sub", u_scalar(u, 1.0), i) : u_act(u, p, &A[0], gf);
+                *cell = u_op(u, "Add", u_op(u, "Mul", f, *cell),
+                             u_op(u, "Mul", i, u_act(u, p, &A[1], gc)));
+                if (po != FE_NONE) go = u_op(u, "Add", go, u_op(u, "Mul", po, *cell));
+                uint32_t o = u_act(u, p, &A[0], go);
+                /* h's activation takes the cell unclipped */
+                rnn_params noclip = *p;
+                noclip.has_clip = false;
+                *h = u_op(u, "Mul", o, u_act(u, &noclip, &A[2], *cell));
+            }
+        }
+        steps[t] = *h;
+    }
+}
+
+static lm_status rnn_unroll(fe_ctx *c, const fe_node *n, const rnn_params *p) {
+    if (fe_has_in(n, 4))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "sequence_lens in a model with Gradient is not supported (the op runs as "
+                       "its equations there)");
+    unroll U = {.elem = fe_in_type(c, n, 0)->elem}, *u = &U;
+    fe_x_begin(c, n, &u->x);
+    const fe_node *nd = &u->x.node;
+    int64_t S = p->seq;
+    bool bm = p->batch_major;
+    uint32_t *steps = malloc((size_t)S * sizeof *steps);
+    if (!steps) u->st = fe_x_oom();
+    uint32_t y[2], yh[2], yc[2];
+    for (uint32_t d = 0; d < p->dirs && !u->st; d++) {
+        uint32_t h = fe_has_in(nd, 5) ? u_pick(u, nd->inputs[5], bm ? 1 : 0, d)
+                                      : u_zeros(u, p->batch, p->hidden);
+        uint32_t cell = FE_NONE;
+        if (p->kind == KIND_LSTM)
+            cell = fe_has_in(nd, 6) ? u_pick(u, nd->inputs[6], bm ? 1 : 0, d)
+                                    : u_zeros(u, p->batch, p->hidden);
+        u_direction(u, p, d, steps, &h, &cell);
+        /* Y: [S, D, B, H], or [B, S, D, H] batch-major. */
+        for (int64_t t = 0; t < S; t++)
+            steps[t] = u_unsqueeze(u, u_unsqueeze(u, steps[t], bm ? 1 : 0), bm ? 2 : 1);
+        y[d] = u_concat(u, steps, (uint32_t)S, bm ? 1 : 0);
+        yh[d] = u_unsqueeze(u, h, bm ? 1 : 0);
+        yc[d] = cell == FE_NONE ? FE_NONE : u_unsqueeze(u, cell, bm ? 1 : 0);
+    }
+    free(steps);
+    uint32_t outs[3] = {u_concat(u, y, p->dirs, bm ? 2 : 1), u_concat(u, yh, p->dirs, bm ? 1 : 0),
+                        p->kind == KIND_LSTM ? u_concat(u, yc, p->dirs, bm ? 1 : 0) : FE_NONE};
+    for (uint32_t i = 0; i < nd->output_count && !u->st; i++)
+        if (nd->outputs[i] != FE_NONE) u->st = fe_x_identity(&u->x, outs[i], nd->outputs[i]);
+    return fe_x_end(c, &u->x, u->st);
+}
+
+/* Whether the graph has a Gradient node: its recurrent ops run as their
+ * equations. */
+static bool has_gradient(const fe_ctx *c) {
+    for (uint32_t k = 0; k < c->g->node_count; k++)
+        if (!strcmp(c->g->nodes[k].op_type, "Gradient") &&
+            !strcmp(c->g->nodes[k].domain, FE_TRAINING_DOMAIN))
+            return true;
+    return false;
+}
+
 /* ---- inference ---- */
 
 static lm_status infer_rnn(fe_ctx *c, const fe_node *n) {
@@ -193,6 +454,7 @@ static lm_status infer_rnn(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     if (!fe_elem_is_float(x->elem))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X must be a float tensor");
+    if (has_gradient(c)) return rnn_unroll(c, n, &p);
     int64_t D = p.dirs, S = p.seq, B = p.batch, H = p.hidden;
     int64_t y[4] = {S, D, B, H}, yb[4] = {B, S, D, H}, h[3] = {D, B, H}, hb[3] = {B, D, H};
     uint32_t outs = kind == KIND_LSTM ? 3 : 2;

@@ -2635,3 +2635,128 @@ write_case("gradient_activations",
                   ("five", np.array(5, np.float32)), ("zero", np.array(0, np.float32)),
                   ("one", np.array(1, np.int64)), ("zero_i", np.array(0, np.int64))],
            domains=TRAIN)
+
+# The recurrent ops in a model with Gradient run as their equations, so the
+# gradient goes through them: against PyTorch's autograd on ONNX's
+# equations (gate orders i, o, f, c and z, r, h).
+def onnx_rnn_t(kind, X, W, R, B, h0, c0=None, P=None, direction="forward", lbr=0, clip=None,
+               act=torch.tanh, layout=0):
+    if layout:
+        X = X.transpose(0, 1)
+    S, H = X.shape[0], R.shape[2]
+    dirs = 2 if direction == "bidirectional" else 1
+    ys, hs, cs = [], [], []
+    cl = (lambda v: torch.clamp(v, -clip, clip)) if clip else (lambda v: v)
+    for d in range(dirs):
+        h = h0[:, d] if layout else h0[d]
+        c = None if c0 is None else (c0[:, d] if layout else c0[d])
+        wb, rb = B[d][:W.shape[1]], B[d][W.shape[1]:]
+        out = [None] * S
+        order = range(S - 1, -1, -1) if (direction == "reverse" or d == 1) else range(S)
+        for t in order:
+            xw = X[t] @ W[d].T + wb
+            hr = h @ R[d].T
+            if kind == "LSTM":
+                g = xw + hr + rb
+                gi, go, gf, gc = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
+                if P is not None:
+                    gi = gi + P[d][:H] * c
+                    gf = gf + P[d][2 * H:] * c
+                i, f = torch.sigmoid(cl(gi)), torch.sigmoid(cl(gf))
+                c = f * c + i * torch.tanh(cl(gc))
+                if P is not None:
+                    go = go + P[d][H:2 * H] * c
+                h = torch.sigmoid(cl(go)) * torch.tanh(c)
+            elif kind == "GRU":
+                z = torch.sigmoid(cl(xw[:, :H] + hr[:, :H] + rb[:H]))
+                r = torch.sigmoid(cl(xw[:, H:2 * H] + hr[:, H:2 * H] + rb[H:2 * H]))
+                if lbr:
+                    cand = torch.tanh(cl(xw[:, 2 * H:] + r * (hr[:, 2 * H:] + rb[2 * H:])))
+                else:
+                    cand = torch.tanh(cl(xw[:, 2 * H:] + (r * h) @ R[d][2 * H:].T + rb[2 * H:]))
+                h = (1 - z) * cand + z * h
+            else:
+                h = act(cl(xw + hr + rb))
+            out[t] = h
+        ys.append(torch.stack(out))
+        hs.append(h)
+        cs.append(c)
+    Y = torch.stack(ys, 1)
+    Yh = torch.stack(hs, 0)
+    Yc = torch.stack(cs, 0) if kind == "LSTM" else None
+    if layout:
+        Y, Yh = Y.permute(2, 0, 1, 3), Yh.transpose(0, 1)
+        Yc = Yc.transpose(0, 1) if Yc is not None else None
+    return Y, Yh, Yc
+
+
+rr_ = np.random.default_rng(16)
+
+
+def r32(*shape):
+    return (rr_.standard_normal(shape) * 0.5).astype(np.float32)
+
+
+S_, B_, I_, H_ = 4, 2, 3, 5
+lx, lw, lr, lb = r32(S_, B_, I_), r32(2, 4 * H_, I_), r32(2, 4 * H_, H_), r32(2, 8 * H_)
+lh0, lc0, lp = r32(2, B_, H_), r32(2, B_, H_), r32(2, 3 * H_)
+lm1, lm2, lm3 = r32(S_, 2, B_, H_), r32(2, B_, H_), r32(2, B_, H_)
+_, grads = torch_grads(
+    lambda X, W, R, B, h0, c0, P: sum(
+        (o * torch.from_numpy(m)).sum() for o, m in
+        zip(onnx_rnn_t("LSTM", X, W, R, B, h0, c0, P, "bidirectional"), (lm1, lm2, lm3))),
+    [lx, lw, lr, lb, lh0, lc0, lp])
+# (torch_grads sums its output: a scalar here.)
+write_case("gradient_lstm_bidirectional",
+           [helper.make_node("LSTM", ["x", "w", "r", "b", "", "h0", "c0", "p"], ["y", "yh", "yc"],
+                             hidden_size=H_, direction="bidirectional"),
+            helper.make_node("Mul", ["y", "m1"], ["t1"]),
+            helper.make_node("Mul", ["yh", "m2"], ["t2"]),
+            helper.make_node("Mul", ["yc", "m3"], ["t3"]),
+            helper.make_node("ReduceSum", ["t1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["t2"], ["s2"], keepdims=0),
+            helper.make_node("ReduceSum", ["t3"], ["s3"], keepdims=0),
+            helper.make_node("Sum", ["s1", "s2", "s3"], ["y_"]),
+            grad_node(["x", "w", "r", "b", "h0", "c0", "p"], [], "y_",
+                      ["dx", "dw", "dr", "db", "dh0", "dc0", "dp"])],
+           [("x", lx), ("w", lw), ("r", lr), ("b", lb), ("h0", lh0), ("c0", lc0), ("p", lp)],
+           [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db", "dh0", "dc0", "dp"], grads)], 14,
+           inits=[("m1", lm1), ("m2", lm2), ("m3", lm3)], domains=TRAIN)
+gx2, gw2_, gr2, gb2, gh2 = r32(B_, S_, I_), r32(2, 3 * H_, I_), r32(2, 3 * H_, H_), r32(2, 6 * H_), \
+    r32(B_, 2, H_)
+gm2 = r32(B_, S_, 2, H_)
+for lbr_ in (0, 1):
+    _, grads = torch_grads(
+        lambda X, W, R, B, h0: (onnx_rnn_t("GRU", X, W, R, B, h0, direction="bidirectional",
+                                           lbr=lbr_, layout=1)[0] * torch.from_numpy(gm2)).sum(),
+        [gx2, gw2_, gr2, gb2, gh2])
+    write_case("gradient_gru_batch_major_lbr%d" % lbr_,
+               [helper.make_node("GRU", ["x", "w", "r", "b", "", "h0"], ["y"], hidden_size=H_,
+                                 direction="bidirectional", linear_before_reset=lbr_, layout=1),
+                helper.make_node("Mul", ["y", "m"], ["t"]),
+                helper.make_node("ReduceSum", ["t"], ["y_"], keepdims=0),
+                grad_node(["x", "w", "r", "b", "h0"], [], "y_", ["dx", "dw", "dr", "db", "dh0"])],
+               [("x", gx2), ("w", gw2_), ("r", gr2), ("b", gb2), ("h0", gh2)],
+               [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db", "dh0"], grads)], 14,
+               inits=[("m", gm2)], domains=TRAIN)
+rx3, rw3, rr3, rb3 = r32(S_, B_, I_), r32(1, H_, I_), r32(1, H_, H_), r32(1, 2 * H_)
+rm3 = r32(S_, 1, B_, H_)
+_, grads = torch_grads(
+    lambda X, W, R, B: (onnx_rnn_t("RNN", X, W, R, B, torch.zeros(1, B_, H_), direction="reverse",
+                                   clip=0.6, act=torch.relu)[0] * torch.from_numpy(rm3)).sum(),
+    [rx3, rw3, rr3, rb3])
+write_case("gradient_rnn_reverse_relu_clip",
+           [helper.make_node("RNN", ["x", "w", "r", "b"], ["y"], hidden_size=H_,
+                             direction="reverse", activations=["Relu"], clip=0.6),
+            helper.make_node("Mul", ["y", "m"], ["t"]),
+            helper.make_node("ReduceSum", ["t"], ["y_"], keepdims=0),
+            grad_node(["x", "w", "r", "b"], [], "y_", ["dx", "dw", "dr", "db"])],
+           [("x", rx3), ("w", rw3), ("r", rr3), ("b", rb3)],
+           [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db"], grads)], 14,
+           inits=[("m", rm3)], domains=TRAIN)
+write_case("refuse_gradient_rnn_sequence_lens",
+           [helper.make_node("RNN", ["x", "w", "r", "", "lens"], ["y"], hidden_size=H_),
+            grad_node(["w"], ["x", "r", "lens"], "y", ["dw"])],
+           [("x", rx3), ("w", rw3), ("r", rr3), ("lens", np.array([4, 3], np.int32))],
+           [("dw", (TensorProto.FLOAT, [1, H_, I_]))], 14, domains=TRAIN,
+           expect="(RNN): sequence_lens in a model with Gradient is not supported")
