@@ -1489,15 +1489,129 @@ static void gr_rule_depth_space(gr *G, const fe_node *n, uint32_t g) {
                   gr_reshape(G, gr_transpose(G, gr_reshape(G, g, &moved), inv, 6), &tx));
 }
 
+/* Einsum: an operand's gradient is the Einsum of g with the other operand
+ * onto the operand's own subscripts. A label only that operand has (summed
+ * within it) cannot be an output of that Einsum: it is left out, and the
+ * result spread back over it. */
+static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
+    fe_einsum e;
+    if ((G->st = fe_einsum_read(G->x.c, n, &e))) return;
+    /* Letters for the labels: a letter stays itself, an ellipsis dim's
+     * digit takes a letter no term uses. */
+    char letter[128] = {0};
+    const char *terms[3] = {e.in[0], e.count > 1 ? e.in[1] : "", e.out};
+    for (int t = 0; t < 3; t++)
+        for (const char *q = terms[t]; *q; q++)
+            if (*q >= 'A') letter[(int)*q] = *q;
+    int free_ch = 'a';
+    for (int t = 0; t < 3; t++)
+        for (const char *q = terms[t]; *q; q++) {
+            if (letter[(int)*q]) continue;
+            while (free_ch <= 'z' && letter[free_ch])
+                free_ch++;
+            letter[(int)*q] = (char)free_ch;
+            letter[free_ch] = (char)free_ch;
+        }
+    for (uint32_t k = 0; k < e.count && gr_ok(G); k++) {
+        if (!gr_wants(G, n->inputs[k])) continue;
+        const char *own = e.in[k], *other = e.count > 1 ? e.in[1 - k] : "";
+        fe_type tk = *gr_type(G, n->inputs[k]);
+        char keep[FE_MAX_RANK + 1] = "", eq[4 * FE_MAX_RANK + 8];
+        bool lonely[FE_MAX_RANK] = {false};
+        size_t kc = 0;
+        for (int32_t d = 0; d < tk.rank; d++) {
+            if (strchr(own + d + 1, own[d])) {
+                G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                                "Gradient: the gradient of an Einsum operand with a repeated "
+                                "subscript (a diagonal) is not supported");
+                return;
+            }
+            lonely[d] = !strchr(e.out, own[d]) && !strchr(other, own[d]);
+            if (!lonely[d]) keep[kc++] = letter[(int)own[d]];
+        }
+        keep[kc] = 0;
+        size_t at = 0;
+        for (const char *q = e.out; *q; q++)
+            eq[at++] = letter[(int)*q];
+        if (e.count > 1) {
+            eq[at++] = ',';
+            for (const char *q = other; *q; q++)
+                eq[at++] = letter[(int)*q];
+        }
+        snprintf(eq + at, sizeof eq - at, "->%s", keep);
+        uint32_t v = g;
+        /* (One operand whose gradient is g itself, a permutation aside, is
+         * still an Einsum: only the identity is skipped.) */
+        bool identity = e.count == 1 && at == kc && !strncmp(eq, keep, kc);
+        if (!identity) {
+            char *copy = fe_arena_alloc(&G->x.c->g->arena, strlen(eq) + 1);
+            if (!copy) {
+                G->st = fe_x_oom();
+                return;
+            }
+            strcpy(copy, eq);
+            fe_node *m = NULL;
+            v = gr_node(G, "Einsum", 12, (const uint32_t[]){g, G->map[n->inputs[1 - k]]}, e.count,
+                        &m);
+            gr_push_attr(
+                G, m,
+                (fe_attr){
+                    .name = "equation", .type = FE_ATTR_STRING, .s = copy, .s_len = strlen(copy)});
+        }
+        bool spread = false;
+        for (int32_t d = 0; d < tk.rank && gr_ok(G); d++)
+            if (lonely[d]) {
+                G->st = fe_x_unsqueeze(&G->x, v, d, &v);
+                spread = true;
+            }
+        if (spread) v = gr_op(G, "Expand", v, gr_ints(G, tk.dims, (uint32_t)tk.rank));
+        gr_accumulate(G, n->inputs[k], v);
+    }
+}
+
+/* TopK's values: g put back at the indices the op took (a TopK on the same
+ * input gives them again), as ScatterElements with add. */
+static void gr_rule_topk(gr *G, const fe_node *n, uint32_t g) {
+    if (!gr_ok(G)) return;
+    int64_t axis;
+    if ((G->st = fe_attr_int(G->x.c, n, "axis", -1, &axis))) return;
+    fe_type tx = *gr_type(G, n->inputs[0]);
+    if (axis < 0) axis += tx.rank;
+    uint32_t vals, idx;
+    if ((G->st = fe_x_value(&G->x, "values", &vals)) ||
+        (G->st = fe_x_value(&G->x, "indices", &idx)))
+        return;
+    fe_node *t = fe_x_node(&G->x, "TopK", n->opset, n->input_count, 2);
+    if (!t) {
+        G->st = fe_x_oom();
+        return;
+    }
+    for (uint32_t i = 0; i < n->input_count; i++)
+        t->inputs[i] = n->inputs[i] == FE_NONE ? FE_NONE : G->map[n->inputs[i]];
+    t->outputs[0] = vals;
+    t->outputs[1] = idx;
+    t->attrs = n->attrs;
+    t->attr_count = n->attr_count;
+    fe_node *s = NULL;
+    uint32_t z = gr_const(G, G->elem, (uint32_t)tx.rank, tx.dims, 0.0);
+    uint32_t d = gr_node(G, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
+    gr_add_attr(G, s, "axis", false, &axis, 1);
+    gr_push_attr(G, s,
+                 (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
+    gr_accumulate(G, n->inputs[0], d);
+}
+
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
     "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, "
     "Acosh, Atanh, Elu, Selu, Celu, Mish, HardSigmoid, HardSwish, PRelu, ThresholdedRelu, "
     "Floor, Ceil, Round, Sign, CumSum, Trilu, "
-    "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, ReduceSum, "
+    "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, Einsum, "
+    "ReduceSum, "
     "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
     "ReduceMin, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
-    "Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, Gather, GatherElements, Cast, Conv, "
+    "Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, TopK, Gather, GatherElements, Cast, "
+    "Conv, "
     "ConvTranspose, "
     "MaxPool, "
     "AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
@@ -1599,6 +1713,12 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "MatMul")) {
         gr_rule_matmul(G, n, g);
+        return;
+    } else if (!strcmp(op, "TopK")) {
+        gr_rule_topk(G, n, g);
+        return;
+    } else if (!strcmp(op, "Einsum")) {
+        gr_rule_einsum(G, n, g);
         return;
     } else if (!strcmp(op, "Gemm")) {
         gr_rule_gemm(G, n, g);

@@ -2966,19 +2966,9 @@ static lm_status lower_trilu(fe_ctx *c, const fe_node *n) {
 
 /* ---- Einsum ---- */
 
-/* An Einsum equation: one or two operands' subscripts and the output's, as
- * one label per dim: letters, and for the dims an ellipsis covers the
- * labels '0', '1', ... (right-aligned: the last ellipsis dim is the same
- * label in every operand). A label may repeat within an operand (a
- * diagonal). Dims one label names must have one size (no broadcasting). */
-typedef struct einsum_eq {
-    uint32_t count;
-    char in[2][FE_MAX_RANK + 1];
-    char out[FE_MAX_RANK + 1];
-    int64_t size[128]; /* per label, -1 unset */
-} einsum_eq;
+typedef fe_einsum einsum_eq;
 
-static lm_status einsum_parse(fe_ctx *c, const fe_node *n, einsum_eq *e) {
+lm_status fe_einsum_read(fe_ctx *c, const fe_node *n, fe_einsum *e) {
     const char *eq;
     lm_status st = fe_attr_string(c, n, "equation", NULL, &eq);
     if (st) return st;
@@ -3107,7 +3097,7 @@ static lm_status infer_einsum(fe_ctx *c, const fe_node *n) {
     for (uint32_t i = 0; i < 2 && !st; i++)
         st = fe_check_elem(c, n, i, numeric_types);
     einsum_eq e;
-    if (!st) st = einsum_parse(c, n, &e);
+    if (!st) st = fe_einsum_read(c, n, &e);
     if (st) return st;
     const fe_type *a = fe_in_type(c, n, 0);
     if (e.count == 2 && fe_in_type(c, n, 1)->elem != a->elem)
@@ -3217,7 +3207,7 @@ static lm_status einsum_diagonals(fe_ctx *c, const fe_node *n, uint32_t op, lmnn
  * reshaped and permuted to the output's order. */
 static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
     einsum_eq e;
-    lm_status st = einsum_parse(c, n, &e);
+    lm_status st = fe_einsum_read(c, n, &e);
     if (st) return st;
     lmnn_tensor t[2] = {{0}, {0}}, r = {0};
     bool owned[2] = {false, false}, rowned = false;

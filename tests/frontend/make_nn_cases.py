@@ -2760,3 +2760,50 @@ write_case("refuse_gradient_rnn_sequence_lens",
            [("x", rx3), ("w", rw3), ("r", rr3), ("lens", np.array([4, 3], np.int32))],
            [("dw", (TensorProto.FLOAT, [1, H_, I_]))], 14, domains=TRAIN,
            expect="(RNN): sequence_lens in a model with Gradient is not supported")
+
+# Einsum: batched products, a transpose, a label summed within one operand,
+# an ellipsis.
+ea_, eb_, ec_ = p32(2, 3, 4), p32(2, 4, 5), p32(3, 2, 6)
+ew1, ew2, ew3 = p32(2, 3, 5), p32(2, 3), p32(6, 2)
+_, grads = torch_grads(
+    lambda A, B, C: (torch.einsum("bij,bjk->bik", A, B) * torch.from_numpy(ew1)).sum()
+    + (torch.einsum("bij->bi", A) * torch.from_numpy(ew2)).sum()
+    + (torch.einsum("...ij->...ji", C) ** 2).sum() + (torch.einsum("ijk->kj", C)
+                                                       * torch.from_numpy(ew3)).sum(),
+    [ea_, eb_, ec_])
+write_case("gradient_einsum",
+           [helper.make_node("Einsum", ["a", "b"], ["e1"], equation="bij,bjk->bik"),
+            helper.make_node("Einsum", ["a"], ["e2"], equation="bij->bi"),
+            helper.make_node("Einsum", ["c"], ["e3"], equation="...ij->...ji"),
+            helper.make_node("Einsum", ["c"], ["e4"], equation="ijk->kj"),
+            helper.make_node("Mul", ["e1", "w1"], ["p1"]),
+            helper.make_node("Mul", ["e2", "w2"], ["p2"]),
+            helper.make_node("Mul", ["e3", "e3"], ["p3"]),
+            helper.make_node("Mul", ["e4", "w3"], ["p4"]),
+            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["p2"], ["s2"], keepdims=0),
+            helper.make_node("ReduceSum", ["p3"], ["s3"], keepdims=0),
+            helper.make_node("ReduceSum", ["p4"], ["s4"], keepdims=0),
+            helper.make_node("Sum", ["s1", "s2", "s3", "s4"], ["y"]),
+            grad_node(["a", "b", "c"], [], "y", ["da", "db", "dc"])],
+           [("a", ea_), ("b", eb_), ("c", ec_)],
+           [("da", grads[0]), ("db", grads[1]), ("dc", grads[2])], 12,
+           inits=[("w1", ew1), ("w2", ew2), ("w3", ew3)], domains=TRAIN)
+# TopK's values (largest and smallest, along a middle axis).
+tkx = p32(3, 7, 4)
+tkw1, tkw2 = p32(3, 3, 4), p32(3, 7, 2)
+_, grads = torch_grads(
+    lambda X: (torch.topk(X, 3, 1).values * torch.from_numpy(tkw1)).sum()
+    + (torch.topk(X, 2, 2, largest=False).values * torch.from_numpy(tkw2)).sum(), [tkx])
+write_case("gradient_topk",
+           [helper.make_node("TopK", ["x", "k3"], ["v1", "i1"], axis=1),
+            helper.make_node("TopK", ["x", "k2"], ["v2", "i2"], axis=-1, largest=0),
+            helper.make_node("Mul", ["v1", "w1"], ["p1"]),
+            helper.make_node("Mul", ["v2", "w2"], ["p2"]),
+            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["p2"], ["s2"], keepdims=0),
+            helper.make_node("Add", ["s1", "s2"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", tkx)], [("dx", grads[0])], 13,
+           inits=[("w1", tkw1), ("w2", tkw2), ("k3", np.array([3], np.int64)),
+                  ("k2", np.array([2], np.int64))], domains=TRAIN)
