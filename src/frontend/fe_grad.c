@@ -1251,12 +1251,14 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
             ty = *gr_type(G, n->outputs[0]);
     if (axis < 0) axis += td.rank;
     uint32_t idx = gr_indices(G, n, td.dims[axis]);
+    const fe_attr add = {.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3};
     fe_node *s = NULL;
     uint32_t d;
     if (!strcmp(n->op_type, "GatherElements")) {
         uint32_t z = gr_const(G, G->elem, (uint32_t)td.rank, td.dims, 0.0);
         d = gr_node(G, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
         gr_add_attr(G, s, "axis", false, &axis, 1);
+        gr_push_attr(G, s, add);
     } else {
         int32_t q = ti.rank, r = td.rank;
         int64_t perm[FE_MAX_RANK], back[FE_MAX_RANK], zd[FE_MAX_RANK];
@@ -1277,10 +1279,9 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
         uint32_t z = gr_const(G, G->elem, (uint32_t)r, zd, 0.0), at;
         if (gr_ok(G)) G->st = fe_x_unsqueeze(&G->x, idx, q, &at);
         d = gr_node(G, "ScatterND", 16, (const uint32_t[]){z, at, gt}, 3, &s);
+        gr_push_attr(G, s, add); /* before another node moves s */
         if (axis) d = gr_transpose(G, d, back, r);
     }
-    gr_push_attr(G, s,
-                 (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
     gr_accumulate(G, n->inputs[0], d);
 }
 
