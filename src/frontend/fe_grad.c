@@ -1276,7 +1276,7 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
             if (j != axis) zd[at++] = td.dims[j];
         for (int32_t j = 0; j < r; j++)
             back[j] = j < axis ? j + 1 : j == axis ? 0 : j;
-        uint32_t z = gr_const(G, G->elem, (uint32_t)r, zd, 0.0), at;
+        uint32_t z = gr_const(G, G->elem, (uint32_t)r, zd, 0.0), at = FE_NONE;
         if (gr_ok(G)) G->st = fe_x_unsqueeze(&G->x, idx, q, &at);
         d = gr_node(G, "ScatterND", 16, (const uint32_t[]){z, at, gt}, 3, &s);
         gr_push_attr(G, s, add); /* before another node moves s */
