@@ -1341,6 +1341,19 @@ static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
     for (int32_t d = 0; d < tx.rank && gr_ok(G); d++) {
         int64_t b = pads[2 * d], e = pads[2 * d + 1], dim = tx.dims[d];
         if (!b && !e) continue;
+        /* (The op itself refuses these when it runs; the gradient's
+         * placement would need negative pads before that.) */
+        int64_t most = o.mode == LMNN_PAD_REFLECT    ? dim - 1
+                       : o.mode == LMNN_PAD_CIRCULAR ? dim
+                                                     : -1;
+        if (most >= 0 && (b > most || e > most)) {
+            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
+                            "%s padding of (%lld, %lld) is wider than dim %d of size %lld allows "
+                            "(at most %lld)",
+                            o.mode == LMNN_PAD_REFLECT ? "reflect" : "wrap", (long long)b,
+                            (long long)e, d, (long long)dim, (long long)most);
+            return;
+        }
         fe_type whole = cur, part;
         uint32_t sum = gr_cut(G, g, &cur, d, b, b + dim);
         for (int side = 0; side < 2 && o.mode != LMNN_PAD_CONSTANT; side++) {

@@ -2807,3 +2807,32 @@ write_case("gradient_topk",
            [("x", tkx)], [("dx", grads[0])], 13,
            inits=[("w1", tkw1), ("w2", tkw2), ("k3", np.array([3], np.int64)),
                   ("k2", np.array([2], np.int64))], domains=TRAIN)
+write_case("refuse_gradient_pad_reflect_too_wide",
+           [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect"),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", p32(2, 3))], [("dx", (TensorProto.FLOAT, [2, 3]))], 13,
+           inits=[("pads", np.array([0, 0, 0, 5], np.int64))], domains=TRAIN,
+           expect="(Pad): reflect padding of (0, 5) is wider than dim 1 of size 3 allows (at "
+                  "most 2)")
+# A grouped Conv's and ConvTranspose's weight stored as initializers (the
+# grouped convolutions then run with them as constants; the weight's
+# gradient is one product per kernel tap).
+iw_x, iw_w, iw_b = p32(2, 6, 7, 8), p32(9, 2, 3, 2), p32(9)
+itx, itw = p32(2, 4, 5, 5), p32(4, 3, 2, 3)
+_, grads = torch_grads(
+    lambda W, B, TW: (torch.tanh(F_.conv2d(torch.from_numpy(iw_x), W, B, stride=(2, 1),
+                                           padding=(1, 0), dilation=(1, 2), groups=3))).sum()
+    + (F_.conv_transpose2d(torch.from_numpy(itx), TW, stride=2, groups=2) ** 2).sum(),
+    [iw_w, iw_b, itw])
+write_case("gradient_grouped_weights_initializers",
+           [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=3, strides=[2, 1],
+                             pads=[1, 0, 1, 0], dilations=[1, 2]),
+            helper.make_node("Tanh", ["c"], ["t"]),
+            helper.make_node("ReduceSum", ["t"], ["s1"], keepdims=0),
+            helper.make_node("ConvTranspose", ["tx", "tw"], ["ct"], group=2, strides=[2, 2]),
+            helper.make_node("Mul", ["ct", "ct"], ["q"]),
+            helper.make_node("ReduceSum", ["q"], ["s2"], keepdims=0),
+            helper.make_node("Add", ["s1", "s2"], ["y"]),
+            grad_node(["w", "b", "tw"], ["x", "tx"], "y", ["dw", "db", "dtw"])],
+           [("x", iw_x), ("tx", itx)], [("dw", grads[0]), ("db", grads[1]), ("dtw", grads[2])], 13,
+           inits=[("w", iw_w), ("b", iw_b), ("tw", itw)], domains=TRAIN)
