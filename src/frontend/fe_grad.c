@@ -1615,6 +1615,75 @@ static void gr_rule_topk(gr *G, const fe_node *n, uint32_t g) {
     gr_accumulate(G, n->inputs[0], d);
 }
 
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: each position's
+ * share of g, times its target's weight (0 where the target is
+ * ignore_index; the mean divides by the weights' sum), goes to the target
+ * class's score, negated (NLL), or to every class as its softmax less the
+ * target's one-hot (SCE). */
+static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->x.c;
+    bool sce = n->op_type[0] == 'S', has_ii = fe_node_attr(n, "ignore_index") != NULL;
+    const char *red;
+    int64_t ii;
+    if ((G->st = fe_attr_string(c, n, "reduction", "mean", &red)) ||
+        (G->st = fe_attr_int(c, n, "ignore_index", 0, &ii)))
+        return;
+    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
+        G->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                        "Gradient: the gradient of the loss's class weights is not supported");
+        return;
+    }
+    fe_type tx = *gr_type(G, n->inputs[0]), tt = *gr_type(G, n->inputs[1]);
+    uint32_t t = G->map[n->inputs[1]], tu = FE_NONE;
+    /* The classes as [1, C, 1, ...], against the targets as [N, 1, ...]. */
+    fe_tensor *k;
+    uint32_t classes = FE_NONE;
+    int64_t kd[FE_MAX_RANK];
+    for (int32_t d = 0; d < tx.rank; d++)
+        kd[d] = d == 1 ? tx.dims[1] : 1;
+    if ((G->st = fe_const_new(c, tt.elem, (uint32_t)tx.rank, kd, &k))) return;
+    for (int64_t i = 0; i < tx.dims[1]; i++)
+        fe_tensor_set_i64(k, (uint64_t)i, i);
+    if ((G->st = fe_x_const(&G->x, k, "classes", &classes)) ||
+        (G->st = fe_x_unsqueeze(&G->x, t, 1, &tu)))
+        return;
+    uint32_t onehot = gr_cast(G, gr_op(G, "Equal", tu, classes), G->elem);
+    /* Each position's weight: its target's, 0 when ignored. */
+    uint32_t per = FE_NONE, ignored = FE_NONE;
+    if (has_ii) {
+        ignored = gr_op(G, "Equal", t, gr_const(G, tt.elem, 0, NULL, (double)ii));
+        per = gr_cast(G, gr_op(G, "Not", ignored, FE_NONE), G->elem);
+    }
+    if (fe_has_in(n, 2)) {
+        uint32_t safe = has_ii ? gr_where(G, ignored, gr_const(G, tt.elem, 0, NULL, 0.0), t) : t;
+        uint32_t wt = gr_op(G, "Gather", G->map[n->inputs[2]], safe);
+        per = per == FE_NONE ? wt : gr_op(G, "Mul", per, wt);
+    }
+    uint32_t share = g;
+    if (!strcmp(red, "mean")) {
+        double count = 1;
+        for (int32_t d = 0; d < tt.rank; d++)
+            count *= (double)tt.dims[d];
+        uint32_t denom = per == FE_NONE ? gr_scalar(G, count) : gr_op(G, "ReduceSum", per, FE_NONE);
+        share = gr_op(G, "Div", share, denom);
+    }
+    if (per != FE_NONE) share = gr_op(G, "Mul", per, share);
+    /* Per position ([N, 1, ...] against the classes), or one scalar. */
+    uint32_t coef = share;
+    if (gr_ok(G) && (per != FE_NONE || !strcmp(red, "none")))
+        G->st = fe_x_unsqueeze(&G->x, share, 1, &coef);
+    uint32_t base;
+    if (sce) {
+        fe_node *sm = NULL;
+        base = gr_node(G, "Softmax", 13, &G->map[n->inputs[0]], 1, &sm);
+        gr_add_attr(G, sm, "axis", false, (const int64_t[]){1}, 1);
+        base = gr_op(G, "Sub", base, onehot);
+    } else {
+        base = gr_op(G, "Neg", onehot, FE_NONE);
+    }
+    gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", base, coef));
+}
+
 static const char gr_supported[] =
     "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
     "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, "
@@ -1623,7 +1692,8 @@ static const char gr_supported[] =
     "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, Einsum, "
     "ReduceSum, "
     "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
-    "ReduceMin, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
+    "ReduceMin, Softmax, LogSoftmax, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Reshape, "
+    "Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
     "Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, TopK, Gather, GatherElements, Cast, "
     "Conv, "
     "ConvTranspose, "
@@ -1727,6 +1797,9 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
         return;
     } else if (!strcmp(op, "MatMul")) {
         gr_rule_matmul(G, n, g);
+        return;
+    } else if (!strcmp(op, "NegativeLogLikelihoodLoss") || !strcmp(op, "SoftmaxCrossEntropyLoss")) {
+        gr_rule_loss(G, n, g);
         return;
     } else if (!strcmp(op, "TopK")) {
         gr_rule_topk(G, n, g);

@@ -2836,3 +2836,45 @@ write_case("gradient_grouped_weights_initializers",
             grad_node(["w", "b", "tw"], ["x", "tx"], "y", ["dw", "db", "dtw"])],
            [("x", iw_x), ("tx", itx)], [("dw", grads[0]), ("db", grads[1]), ("dtw", grads[2])], 13,
            inits=[("w", iw_w), ("b", iw_b), ("tw", itw)], domains=TRAIN)
+
+# The losses a training graph ends in: SoftmaxCrossEntropyLoss and
+# NegativeLogLikelihoodLoss, with and without class weights and
+# ignore_index, each reduction, and a K-dimensional case.
+lx_ = p32(4, 5)
+lx3 = p32(2, 3, 4, 2)
+lt_ = np.array([1, 0, 4, 2], np.int64)
+lt3 = np.array([[[0, 2], [1, 1], [2, 0], [1, 2]], [[2, 2], [0, 1], [1, 0], [0, 0]]], np.int64)
+lw_ = (np.abs(p32(5)) + 0.2).astype(np.float32)
+lw3 = (np.abs(p32(3)) + 0.2).astype(np.float32)
+lg_ = p32(4)
+lossc = [
+    ("sce_mean", "SoftmaxCrossEntropyLoss", lx_, lt_, None, {}, "mean"),
+    ("sce_weight_ignore", "SoftmaxCrossEntropyLoss", lx_, lt_, lw_, {"ignore_index": 0}, "mean"),
+    ("sce_none_kd", "SoftmaxCrossEntropyLoss", lx3, lt3, lw3, {}, "none"),
+    ("nll_sum_ignore", "NegativeLogLikelihoodLoss", lx_, lt_, None, {"ignore_index": 4}, "sum"),
+    ("nll_mean_weight_kd", "NegativeLogLikelihoodLoss", lx3, lt3, lw3, {"ignore_index": 1},
+     "mean"),
+]
+for lname, lop, X_, T_, W_, kw, red_ in lossc:
+    def loss_t(X):
+        f = F_.cross_entropy if lop[0] == "S" else F_.nll_loss
+        args = dict(weight=None if W_ is None else torch.from_numpy(W_), reduction=red_)
+        if "ignore_index" in kw:
+            args["ignore_index"] = kw["ignore_index"]
+        out = f(X, torch.from_numpy(T_), **args)
+        return out * torch.from_numpy(p32(*out.shape)) if red_ == "none" else out
+    gp_state = gp_.bit_generator.state
+    _, grads = torch_grads(loss_t, [X_])
+    gp_.bit_generator.state = gp_state
+    mw_ = p32(*T_.shape) if red_ == "none" else None
+    nodes = [helper.make_node(lop, ["x", "t"] + (["w"] if W_ is not None else []), ["l"],
+                              reduction=red_, **kw)]
+    if red_ == "none":
+        nodes += [helper.make_node("Mul", ["l", "m"], ["lm"]),
+                  helper.make_node("ReduceSum", ["lm"], ["y"], keepdims=0)]
+    else:
+        nodes += [helper.make_node("Identity", ["l"], ["y"])]
+    nodes += [grad_node(["x"], ["t"], "y", ["dx"])]
+    inits = ([("w", W_)] if W_ is not None else []) + ([("m", mw_)] if mw_ is not None else [])
+    write_case("gradient_loss_" + lname, nodes, [("x", X_), ("t", T_)], [("dx", grads[0])], 13,
+               inits=inits, domains=TRAIN)
