@@ -1685,21 +1685,17 @@ static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
 }
 
 static const char gr_supported[] =
-    "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, "
-    "Erf, Reciprocal, Softplus, Softsign, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, "
-    "Acosh, Atanh, Elu, Selu, Celu, Mish, HardSigmoid, HardSwish, PRelu, ThresholdedRelu, "
-    "Floor, Ceil, Round, Sign, CumSum, Trilu, "
-    "Clip, Where, Sum, Mean, Max, Min, Expand, Dropout (inference), MatMul, Gemm, Einsum, "
-    "ReduceSum, "
-    "ReduceMean, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
-    "ReduceMin, Softmax, LogSoftmax, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Reshape, "
-    "Flatten, Squeeze, Unsqueeze, Transpose, Concat, "
-    "Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, TopK, Gather, GatherElements, Cast, "
-    "Conv, "
-    "ConvTranspose, "
-    "MaxPool, "
-    "AveragePool, GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
-    "LayerNormalization";
+    "Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Relu, LeakyRelu, PRelu, ThresholdedRelu, "
+    "Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Reciprocal, Softplus, Softsign, Elu, Selu, Celu, Mish, "
+    "HardSigmoid, HardSwish, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, Acosh, Atanh, "
+    "Floor, Ceil, Round, Sign, Clip, Where, Sum, Mean, Max, Min, Expand, Cast, "
+    "Dropout (inference), CumSum, Trilu, MatMul, Gemm, Einsum, ReduceSum, ReduceMean, "
+    "ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMin, "
+    "Softmax, LogSoftmax, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Reshape, Flatten, "
+    "Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, "
+    "TopK, Gather, GatherElements, Resize, Upsample, Conv, ConvTranspose, MaxPool, AveragePool, "
+    "GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
+    "LayerNormalization; RNN, GRU and LSTM run as their equations in a model with Gradient";
 
 /* Node n's operands' gradients from its output's gradient g. */
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
