@@ -433,19 +433,18 @@ static lm_status gr_reduce_axes(gr *G, const fe_node *n, int32_t rank, bool *mas
 
 /* The Reduce* ops: g spread back over the reduced dims, times each
  * element's part in the reduction (Max and Min: the elements equal to y,
- * sharing a tie evenly, as PyTorch's amax and amin do). False for a
- * reduction without a rule. */
-static bool gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
+ * sharing a tie evenly, as PyTorch's amax and amin do). gr_rules lists the
+ * reductions this knows. */
+static void gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
     const char *kind = n->op_type + 6;
     static const char *const kinds[] = {"Sum",    "Mean",      "SumSquare", "L1",  "L2",
                                         "LogSum", "LogSumExp", "Max",       "Min", NULL};
     size_t k = 0;
     while (kinds[k] && strcmp(kinds[k], kind) != 0)
         k++;
-    if (!kinds[k]) return false;
     fe_type a = *gr_type(G, n->inputs[0]);
     bool mask[FE_MAX_RANK];
-    if ((G->st = gr_reduce_axes(G, n, a.rank, mask))) return true;
+    if ((G->st = gr_reduce_axes(G, n, a.rank, mask))) return;
     fe_type kept = a;
     int64_t axes[FE_MAX_RANK];
     uint32_t count = 0;
@@ -492,7 +491,6 @@ static bool gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
         break;
     }
     gr_accumulate(G, n->inputs[0], share);
-    return true;
 }
 
 /* GlobalMaxPool: g to each image's first element holding its maximum (the
@@ -513,7 +511,8 @@ static void gr_rule_global_max(gr *G, const fe_node *n, uint32_t g) {
 
 /* Softmax and LogSoftmax: over one axis, or before opset 13 over the
  * input coerced to 2-D at axis (so over every dim from axis on). */
-static void gr_rule_softmax(gr *G, const fe_node *n, uint32_t g, bool log) {
+static void gr_rule_softmax(gr *G, const fe_node *n, uint32_t g) {
+    bool log = n->op_type[0] == 'L';
     int64_t axis;
     if ((G->st = fe_attr_int(G->x.c, n, "axis", n->opset < 13 ? 1 : -1, &axis))) return;
     int32_t rank = gr_type(G, n->outputs[0])->rank;
@@ -1697,135 +1696,142 @@ static const char gr_supported[] =
     "GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
     "LayerNormalization; RNN, GRU and LSTM run as their equations in a model with Gradient";
 
+/* ---- the rules without a function of their own above ---- */
+
+/* Sum and Mean: g to every operand (over the count for Mean). */
+static void gr_rule_sum(gr *G, const fe_node *n, uint32_t g) {
+    if (n->op_type[0] == 'M') g = gr_op(G, "Div", g, gr_scalar(G, (double)n->input_count));
+    for (uint32_t i = 0; i < n->input_count; i++)
+        if (gr_wants(G, n->inputs[i]))
+            gr_accumulate(
+                G, n->inputs[i],
+                gr_unbroadcast(G, g, gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
+}
+
+/* Where: g where the condition picks the operand, 0 elsewhere. */
+static void gr_rule_where(gr *G, const fe_node *n, uint32_t g) {
+    uint32_t cond = G->map[n->inputs[0]], zero = gr_scalar(G, 0.0);
+    for (uint32_t i = 1; i < 3; i++)
+        if (gr_wants(G, n->inputs[i]))
+            gr_accumulate(G, n->inputs[i],
+                          gr_unbroadcast(G, gr_where(G, cond, i == 1 ? g : zero, i == 1 ? zero : g),
+                                         gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
+}
+
+/* GlobalAveragePool: g spread evenly over each image. */
+static void gr_rule_global_avg(gr *G, const fe_node *n, uint32_t g) {
+    fe_type tx = *gr_type(G, n->inputs[0]);
+    double size = 1;
+    for (int32_t d = 2; d < tx.rank; d++)
+        size *= (double)tx.dims[d];
+    uint32_t shape = gr_ints(G, tx.dims, (uint32_t)tx.rank);
+    gr_accumulate(G, n->inputs[0],
+                  gr_op(G, "Expand", gr_op(G, "Div", g, gr_scalar(G, size)), shape));
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: g in the input's shape. */
+static void gr_rule_reshape(gr *G, const fe_node *n, uint32_t g) {
+    gr_accumulate(G, n->inputs[0], gr_reshape(G, g, gr_type(G, n->inputs[0])));
+}
+
+/* Cast between float types: g cast back. */
+static void gr_rule_cast(gr *G, const fe_node *n, uint32_t g) {
+    gr_accumulate(G, n->inputs[0], gr_cast(G, g, gr_type(G, n->inputs[0])->elem));
+}
+
+/* CumSum's adjoint sums the other way; Trilu keeps the same elements. */
+static void gr_rule_cumsum_trilu(gr *G, const fe_node *n, uint32_t g) {
+    bool cumsum = n->op_type[0] == 'C';
+    fe_node *m = NULL;
+    uint32_t in[2] = {g, fe_has_in(n, 1) ? G->map[n->inputs[1]] : FE_NONE};
+    uint32_t v = gr_node(G, n->op_type, n->opset, in, in[1] == FE_NONE ? 1 : 2, &m);
+    int64_t reverse = 0;
+    if (cumsum && (G->st = fe_attr_int(G->x.c, n, "reverse", 0, &reverse))) return;
+    for (uint32_t i = 0; m && i < n->attr_count; i++)
+        if (strcmp(n->attrs[i].name, "reverse") != 0) gr_push_attr(G, m, n->attrs[i]);
+    if (cumsum) gr_add_attr(G, m, "reverse", false, (const int64_t[]){!reverse}, 1);
+    gr_accumulate(G, n->inputs[0], v);
+}
+
+/* The ops whose rule is a function (the element-wise ones are in
+ * gr_rule_eltwise, Split's in gr_rule_split). */
+typedef void (*gr_rule)(gr *G, const fe_node *n, uint32_t g);
+static const struct {
+    const char *op;
+    gr_rule rule;
+} gr_rules[] = {
+    {"Sum", gr_rule_sum},
+    {"Mean", gr_rule_sum},
+    {"Where", gr_rule_where},
+    {"Concat", gr_rule_concat},
+    {"Conv", gr_rule_conv},
+    {"ConvTranspose", gr_rule_conv},
+    {"GlobalAveragePool", gr_rule_global_avg},
+    {"GlobalMaxPool", gr_rule_global_max},
+    {"MaxPool", gr_rule_pool},
+    {"AveragePool", gr_rule_pool},
+    {"BatchNormalization", gr_rule_batchnorm},
+    {"LayerNormalization", gr_rule_norm},
+    {"InstanceNormalization", gr_rule_norm},
+    {"Gather", gr_rule_gather},
+    {"GatherElements", gr_rule_gather},
+    {"Slice", gr_rule_slice},
+    {"Pad", gr_rule_pad},
+    {"Tile", gr_rule_tile},
+    {"CumSum", gr_rule_cumsum_trilu},
+    {"Trilu", gr_rule_cumsum_trilu},
+    {"DepthToSpace", gr_rule_depth_space},
+    {"SpaceToDepth", gr_rule_depth_space},
+    {"Resize", gr_rule_resize},
+    {"Upsample", gr_rule_resize},
+    {"Max", gr_rule_extremum},
+    {"Min", gr_rule_extremum},
+    {"MatMul", gr_rule_matmul},
+    {"Gemm", gr_rule_gemm},
+    {"Einsum", gr_rule_einsum},
+    {"NegativeLogLikelihoodLoss", gr_rule_loss},
+    {"SoftmaxCrossEntropyLoss", gr_rule_loss},
+    {"TopK", gr_rule_topk},
+    {"ReduceSum", gr_rule_reduce},
+    {"ReduceMean", gr_rule_reduce},
+    {"ReduceSumSquare", gr_rule_reduce},
+    {"ReduceL1", gr_rule_reduce},
+    {"ReduceL2", gr_rule_reduce},
+    {"ReduceLogSum", gr_rule_reduce},
+    {"ReduceLogSumExp", gr_rule_reduce},
+    {"ReduceMax", gr_rule_reduce},
+    {"ReduceMin", gr_rule_reduce},
+    {"Softmax", gr_rule_softmax},
+    {"LogSoftmax", gr_rule_softmax},
+    {"Reshape", gr_rule_reshape},
+    {"Flatten", gr_rule_reshape},
+    {"Squeeze", gr_rule_reshape},
+    {"Unsqueeze", gr_rule_reshape},
+    {"Transpose", gr_rule_transpose},
+    {"Cast", gr_rule_cast},
+};
+
 /* Node n's operands' gradients from its output's gradient g. */
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
-    const char *op = n->op_type;
     uint32_t share[2];
     /* The rules' constants go with the node's output. */
     G->elem = gr_type(G, n->outputs[0])->elem;
     G->at = n;
-    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) {
-        /* Only the default domain's ops have rules. */
-    } else if (gr_rule_eltwise(G, n, g, share)) {
+    /* Only the default domain's ops have rules. */
+    bool standard = !n->domain[0] || !strcmp(n->domain, "ai.onnx");
+    if (standard && gr_rule_eltwise(G, n, g, share)) {
         const fe_type *ty = gr_type(G, n->outputs[0]);
         for (uint32_t i = 0; i < 2 && i < n->input_count; i++)
             if (share[i] != FE_NONE && gr_wants(G, n->inputs[i]))
                 gr_accumulate(G, n->inputs[i],
                               gr_unbroadcast(G, share[i], ty, gr_type(G, n->inputs[i])));
         return;
-    } else if (!strcmp(op, "Sum") || !strcmp(op, "Mean")) {
-        if (op[0] == 'M') g = gr_op(G, "Div", g, gr_scalar(G, (double)n->input_count));
-        for (uint32_t i = 0; i < n->input_count; i++)
-            if (gr_wants(G, n->inputs[i]))
-                gr_accumulate(
-                    G, n->inputs[i],
-                    gr_unbroadcast(G, g, gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
-        return;
-    } else if (!strcmp(op, "Where")) {
-        /* g where the condition picks the operand, 0 elsewhere. */
-        uint32_t cond = G->map[n->inputs[0]], zero = gr_scalar(G, 0.0);
-        for (uint32_t i = 1; i < 3; i++)
-            if (gr_wants(G, n->inputs[i])) {
-                uint32_t in[3] = {cond, i == 1 ? g : zero, i == 1 ? zero : g};
-                gr_accumulate(G, n->inputs[i],
-                              gr_unbroadcast(G, gr_node(G, "Where", 16, in, 3, NULL),
-                                             gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
-            }
-        return;
-    } else if (!strcmp(op, "Concat")) {
-        gr_rule_concat(G, n, g);
-        return;
-    } else if (!strcmp(op, "Conv") || !strcmp(op, "ConvTranspose")) {
-        gr_rule_conv(G, n, g);
-        return;
-    } else if (!strcmp(op, "GlobalAveragePool")) {
-        /* g spread evenly over each image. */
-        fe_type tx = *gr_type(G, n->inputs[0]);
-        double size = 1;
-        for (int32_t d = 2; d < tx.rank; d++)
-            size *= (double)tx.dims[d];
-        uint32_t shape = gr_ints(G, tx.dims, (uint32_t)tx.rank);
-        gr_accumulate(G, n->inputs[0],
-                      gr_op(G, "Expand", gr_op(G, "Div", g, gr_scalar(G, size)), shape));
-        return;
-    } else if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) {
-        gr_rule_pool(G, n, g);
-        return;
-    } else if (!strcmp(op, "BatchNormalization")) {
-        gr_rule_batchnorm(G, n, g);
-        return;
-    } else if (!strcmp(op, "LayerNormalization") || !strcmp(op, "InstanceNormalization")) {
-        gr_rule_norm(G, n, g);
-        return;
-    } else if (!strcmp(op, "Gather") || !strcmp(op, "GatherElements")) {
-        gr_rule_gather(G, n, g);
-        return;
-    } else if (!strcmp(op, "Slice")) {
-        gr_rule_slice(G, n, g);
-        return;
-    } else if (!strcmp(op, "Pad")) {
-        gr_rule_pad(G, n, g);
-        return;
-    } else if (!strcmp(op, "Tile")) {
-        gr_rule_tile(G, n, g);
-        return;
-    } else if (!strcmp(op, "CumSum") || !strcmp(op, "Trilu")) {
-        /* CumSum's adjoint sums the other way; Trilu keeps the same
-         * elements. */
-        fe_node *m = NULL;
-        uint32_t in[2] = {g, fe_has_in(n, 1) ? G->map[n->inputs[1]] : FE_NONE};
-        uint32_t v = gr_node(G, op, n->opset, in, in[1] == FE_NONE ? 1 : 2, &m);
-        int64_t reverse = 0;
-        if (op[0] == 'C' && (G->st = fe_attr_int(G->x.c, n, "reverse", 0, &reverse))) return;
-        for (uint32_t i = 0; m && i < n->attr_count; i++)
-            if (strcmp(n->attrs[i].name, "reverse") != 0) gr_push_attr(G, m, n->attrs[i]);
-        if (op[0] == 'C') gr_add_attr(G, m, "reverse", false, (const int64_t[]){!reverse}, 1);
-        gr_accumulate(G, n->inputs[0], v);
-        return;
-    } else if (!strcmp(op, "DepthToSpace") || !strcmp(op, "SpaceToDepth")) {
-        gr_rule_depth_space(G, n, g);
-        return;
-    } else if (!strcmp(op, "Resize") || !strcmp(op, "Upsample")) {
-        gr_rule_resize(G, n, g);
-        return;
-    } else if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
-        gr_rule_extremum(G, n, g);
-        return;
-    } else if (!strcmp(op, "MatMul")) {
-        gr_rule_matmul(G, n, g);
-        return;
-    } else if (!strcmp(op, "NegativeLogLikelihoodLoss") || !strcmp(op, "SoftmaxCrossEntropyLoss")) {
-        gr_rule_loss(G, n, g);
-        return;
-    } else if (!strcmp(op, "TopK")) {
-        gr_rule_topk(G, n, g);
-        return;
-    } else if (!strcmp(op, "Einsum")) {
-        gr_rule_einsum(G, n, g);
-        return;
-    } else if (!strcmp(op, "Gemm")) {
-        gr_rule_gemm(G, n, g);
-        return;
-    } else if (!strncmp(op, "Reduce", 6) && gr_rule_reduce(G, n, g)) {
-        return;
-    } else if (!strcmp(op, "GlobalMaxPool")) {
-        gr_rule_global_max(G, n, g);
-        return;
-    } else if (!strcmp(op, "Softmax") || !strcmp(op, "LogSoftmax")) {
-        gr_rule_softmax(G, n, g, op[0] == 'L');
-        return;
-    } else if (!strcmp(op, "Reshape") || !strcmp(op, "Flatten") || !strcmp(op, "Squeeze") ||
-               !strcmp(op, "Unsqueeze")) {
-        gr_accumulate(G, n->inputs[0], gr_reshape(G, g, gr_type(G, n->inputs[0])));
-        return;
-    } else if (!strcmp(op, "Transpose")) {
-        gr_rule_transpose(G, n, g);
-        return;
-    } else if (!strcmp(op, "Cast")) {
-        /* Between float types: g cast back. */
-        gr_accumulate(G, n->inputs[0], gr_cast(G, g, gr_type(G, n->inputs[0])->elem));
-        return;
     }
+    for (size_t k = 0; standard && k < sizeof gr_rules / sizeof gr_rules[0]; k++)
+        if (!strcmp(n->op_type, gr_rules[k].op)) {
+            gr_rules[k].rule(G, n, g);
+            return;
+        }
     G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
                     "Gradient: y depends on this node, whose gradient is not supported (ops "
                     "with a gradient: %s)",
