@@ -59,18 +59,9 @@ static bool gr_ok(gr *G) {
 /* A new node op with `n_in` inputs and one new output value. */
 static uint32_t gr_node(gr *G, const char *op, int64_t opset, const uint32_t *in, uint32_t n_in,
                         fe_node **out_node) {
-    if (!gr_ok(G)) return FE_NONE;
-    uint32_t v;
-    if ((G->st = fe_x_value(&G->x, op, &v))) return FE_NONE;
-    fe_node *n = fe_x_node(&G->x, op, opset, n_in, 1);
-    if (!n) {
-        G->st = fe_x_oom();
-        return FE_NONE;
-    }
-    memcpy(n->inputs, in, n_in * sizeof *in);
-    n->outputs[0] = v;
-    if (out_node) *out_node = n;
-    return v;
+    uint32_t v = FE_NONE;
+    if (gr_ok(G)) G->st = fe_x_emit_n(&G->x, op, opset, in, n_in, &v, out_node);
+    return gr_ok(G) ? v : FE_NONE;
 }
 
 static uint32_t gr_op(gr *G, const char *op, uint32_t a, uint32_t b) {

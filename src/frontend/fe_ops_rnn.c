@@ -193,18 +193,9 @@ typedef struct unroll {
 
 static uint32_t u_node(unroll *u, const char *op, const uint32_t *in, uint32_t n_in,
                        fe_node **out_node) {
-    if (u->st) return FE_NONE;
-    uint32_t v;
-    if ((u->st = fe_x_value(&u->x, op, &v))) return FE_NONE;
-    fe_node *n = fe_x_node(&u->x, op, 13, n_in, 1);
-    if (!n) {
-        u->st = fe_x_oom();
-        return FE_NONE;
-    }
-    memcpy(n->inputs, in, n_in * sizeof *in);
-    n->outputs[0] = v;
-    if (out_node) *out_node = n;
-    return v;
+    uint32_t v = FE_NONE;
+    if (!u->st) u->st = fe_x_emit_n(&u->x, op, 13, in, n_in, &v, out_node);
+    return u->st ? FE_NONE : v;
 }
 
 static uint32_t u_op(unroll *u, const char *op, uint32_t a, uint32_t b) {

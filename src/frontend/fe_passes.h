@@ -70,6 +70,10 @@ lm_status fe_x_identity(fe_expansion *x, uint32_t from, uint32_t to);
 lm_status fe_x_op(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out);
 /* The same into a new value, always. */
 lm_status fe_x_emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uint32_t *out);
+/* A node op (at `opset`) of `count` inputs into a new value *out; its
+ * node in *out_node (when not NULL), valid until the next node is added. */
+lm_status fe_x_emit_n(fe_expansion *x, const char *op, int64_t opset, const uint32_t *in,
+                      uint32_t count, uint32_t *out, fe_node **out_node);
 /* A new scalar constant `v` of float element type `elem`. */
 lm_status fe_x_float(fe_expansion *x, fe_elem elem, double v, uint32_t *out);
 /* `piece` with a new dim of 1 at `axis` (a new value). */

@@ -118,6 +118,20 @@ lm_status fe_x_emit(fe_expansion *x, const char *op, uint32_t a, uint32_t b, uin
     return fe_x_op(x, op, a, b, out);
 }
 
+lm_status fe_x_emit_n(fe_expansion *x, const char *op, int64_t opset, const uint32_t *in,
+                      uint32_t count, uint32_t *out, fe_node **out_node) {
+    uint32_t v;
+    lm_status st = fe_x_value(x, op, &v);
+    if (st) return st;
+    fe_node *n = fe_x_node(x, op, opset, count, 1);
+    if (!n) return fe_x_oom();
+    memcpy(n->inputs, in, count * sizeof *in);
+    n->outputs[0] = v;
+    *out = v;
+    if (out_node) *out_node = n;
+    return LM_OK;
+}
+
 lm_status fe_x_float(fe_expansion *x, fe_elem elem, double v, uint32_t *out) {
     fe_tensor *t;
     lm_status st = fe_const_new(x->c, elem, 0, NULL, &t);
