@@ -180,8 +180,8 @@ static lm_status rnn_params_of(fe_ctx *c, const fe_node *n, rnn_params *p) {
 
 /* ---- unrolled into ops, for Gradient ---- */
 
-/* In a model with a Gradient node the op is rewritten into its equations,
- * step by step, as ops that have gradients (MatMul, Slice, the
+/* An op whose output a Gradient node differentiates is rewritten into its
+ * equations, step by step, as ops that have gradients (MatMul, Slice, the
  * activations, ...): the backward pass then goes through it like through
  * any other ops. The expansion is built with sticky errors, as fe_grad.c's
  * rules are. */
@@ -385,7 +385,7 @@ static void u_direction(unroll *u, const rnn_params *p, uint32_t d, uint32_t *st
 static lm_status rnn_unroll(fe_ctx *c, const fe_node *n, const rnn_params *p) {
     if (fe_has_in(n, 4))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "sequence_lens in a model with Gradient is not supported (the op runs as "
+                       "sequence_lens under Gradient is not supported (the op runs as "
                        "its equations there)");
     unroll U = {.elem = fe_in_type(c, n, 0)->elem}, *u = &U;
     fe_x_begin(c, n, &u->x);
@@ -418,14 +418,47 @@ static lm_status rnn_unroll(fe_ctx *c, const fe_node *n, const rnn_params *p) {
     return fe_x_end(c, &u->x, u->st);
 }
 
-/* Whether the graph has a Gradient node: its recurrent ops run as their
- * equations. */
-static bool has_gradient(const fe_ctx *c) {
-    for (uint32_t k = 0; k < c->g->node_count; k++)
-        if (!strcmp(c->g->nodes[k].op_type, "Gradient") &&
-            !strcmp(c->g->nodes[k].domain, FE_TRAINING_DOMAIN))
-            return true;
-    return false;
+/* Whether node n feeds the y of a Gradient node (whose gradient then goes
+ * through it, so it runs as its equations): a walk from each y back
+ * through the producers, which come before their readers (the graph is
+ * sorted, and the loader makes y an implicit input of its Gradient), so
+ * nothing before n needs a look. Unknown (a node outside the graph's
+ * array, or out of memory) counts as feeding one. */
+static bool feeds_gradient(const fe_ctx *c, const fe_node *n) {
+    const fe_graph *g = c->g;
+    if (n < g->nodes || n >= g->nodes + g->node_count) return true;
+    uint32_t k = (uint32_t)(n - g->nodes);
+    uint8_t *seen = calloc(g->value_count, 1);
+    uint32_t *stack = malloc((size_t)g->value_count * sizeof *stack);
+    bool found = !seen || !stack;
+    for (uint32_t j = k + 1; j < g->node_count && !found; j++) {
+        const fe_node *gn = &g->nodes[j];
+        if (strcmp(gn->op_type, "Gradient") != 0 || strcmp(gn->domain, FE_TRAINING_DOMAIN) != 0)
+            continue;
+        uint32_t top = 0;
+        for (uint32_t i = 0; i < gn->implicit_count; i++)
+            if (!seen[gn->implicit[i]]) {
+                seen[gn->implicit[i]] = 1;
+                stack[top++] = gn->implicit[i];
+            }
+        while (top && !found) {
+            uint32_t p = g->values[stack[--top]].producer;
+            if (p == FE_NONE || p < k) continue;
+            found = p == k;
+            const fe_node *pn = &g->nodes[p];
+            for (uint32_t i = 0; i < pn->input_count + pn->implicit_count; i++) {
+                uint32_t u =
+                    i < pn->input_count ? pn->inputs[i] : pn->implicit[i - pn->input_count];
+                if (u != FE_NONE && !seen[u]) {
+                    seen[u] = 1;
+                    stack[top++] = u;
+                }
+            }
+        }
+    }
+    free(seen);
+    free(stack);
+    return found;
 }
 
 /* ---- inference ---- */
@@ -445,7 +478,7 @@ static lm_status infer_rnn(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     if (!fe_elem_is_float(x->elem))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "X must be a float tensor");
-    if (has_gradient(c)) return rnn_unroll(c, n, &p);
+    if (feeds_gradient(c, n)) return rnn_unroll(c, n, &p);
     int64_t D = p.dirs, S = p.seq, B = p.batch, H = p.hidden;
     int64_t y[4] = {S, D, B, H}, yb[4] = {B, S, D, H}, h[3] = {D, B, H}, hb[3] = {B, D, H};
     uint32_t outs = kind == KIND_LSTM ? 3 : 2;

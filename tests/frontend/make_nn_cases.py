@@ -2759,7 +2759,7 @@ write_case("refuse_gradient_rnn_sequence_lens",
             grad_node(["w"], ["x", "r", "lens"], "y", ["dw"])],
            [("x", rx3), ("w", rw3), ("r", rr3), ("lens", np.array([4, 3], np.int32))],
            [("dw", (TensorProto.FLOAT, [1, H_, I_]))], 14, domains=TRAIN,
-           expect="(RNN): sequence_lens in a model with Gradient is not supported")
+           expect="(RNN): sequence_lens under Gradient is not supported")
 
 # Einsum: batched products, a transpose, a label summed within one operand,
 # an ellipsis.
@@ -2882,3 +2882,17 @@ for lname, lop, X_, T_, W_, kw, red_ in lossc:
     inits = ([("w", W_)] if W_ is not None else []) + ([("m", mw_)] if mw_ is not None else [])
     write_case("gradient_loss_" + lname, nodes, [("x", X_), ("t", T_)], [("dx", grads[0])], 13,
                inits=inits, domains=TRAIN)
+# An LSTM beside a Gradient, but not on its y's path: it keeps its fused
+# lowering (and its sequence_lens), and both outputs are right.
+olx, olw, olr = r32(S_, B_, I_), r32(1, 4 * H_, I_), r32(1, 4 * H_, H_)
+ola = r32(3)
+oly = onnx_rnn_t("LSTM", torch.from_numpy(olx), torch.from_numpy(olw), torch.from_numpy(olr),
+                 torch.zeros(1, 8 * H_), torch.zeros(1, B_, H_), torch.zeros(1, B_, H_))[0]
+oly = oly.numpy().copy()
+oly[3:, :, 1] = 0  # the second sequence is 3 steps long
+write_case("gradient_beside_lstm_with_lens",
+           [helper.make_node("LSTM", ["x", "w", "r", "", "lens"], ["y"], hidden_size=H_),
+            helper.make_node("Mul", ["a", "a"], ["aa"]),
+            grad_node(["a"], [], "aa", ["da"])],
+           [("x", olx), ("w", olw), ("r", olr), ("lens", np.array([4, 3], np.int32)),
+            ("a", ola)], [("y", oly), ("da", 2 * ola)], 14, domains=TRAIN)
