@@ -1857,15 +1857,8 @@ static lm_status gr_mark(gr *G, const fe_node *grad_node, uint32_t y) {
                          g->values[y].name, val->name);
             break;
         }
-        const fe_node *p = &g->nodes[val->producer];
         G->on_path[val->producer] = 1;
-        for (uint32_t i = 0; i < p->input_count + p->implicit_count; i++) {
-            uint32_t u = i < p->input_count ? p->inputs[i] : p->implicit[i - p->input_count];
-            if (u != FE_NONE && !seen[u]) {
-                seen[u] = 1;
-                stack[top++] = u;
-            }
-        }
+        fe_node_push_operands(&g->nodes[val->producer], seen, stack, &top);
     }
     free(stack);
     free(seen);

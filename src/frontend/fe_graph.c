@@ -333,6 +333,16 @@ uint32_t fe_graph_find_value(const fe_graph *graph, const char *name) {
     return FE_NONE;
 }
 
+void fe_node_push_operands(const fe_node *n, uint8_t *seen, uint32_t *stack, uint32_t *top) {
+    for (uint32_t i = 0; i < n->input_count + n->implicit_count; i++) {
+        uint32_t u = i < n->input_count ? n->inputs[i] : n->implicit[i - n->input_count];
+        if (u != FE_NONE && !seen[u]) {
+            seen[u] = 1;
+            stack[(*top)++] = u;
+        }
+    }
+}
+
 void fe_graph_free(fe_graph *graph) {
     if (!graph) return;
     fe_arena_free(&graph->arena);

@@ -262,4 +262,9 @@ const fe_attr *fe_node_attr(const fe_node *node, const char *name);
 /* Index of the value named `name`, or FE_NONE. */
 uint32_t fe_graph_find_value(const fe_graph *graph, const char *name);
 
+/* A walk back through the graph: pushes node n's operands (inputs, then
+ * implicit inputs) not yet `seen` onto `stack` (room for every value) and
+ * marks them seen. */
+void fe_node_push_operands(const fe_node *n, uint8_t *seen, uint32_t *stack, uint32_t *top);
+
 #endif

@@ -445,15 +445,7 @@ static bool feeds_gradient(const fe_ctx *c, const fe_node *n) {
             uint32_t p = g->values[stack[--top]].producer;
             if (p == FE_NONE || p < k) continue;
             found = p == k;
-            const fe_node *pn = &g->nodes[p];
-            for (uint32_t i = 0; i < pn->input_count + pn->implicit_count; i++) {
-                uint32_t u =
-                    i < pn->input_count ? pn->inputs[i] : pn->implicit[i - pn->input_count];
-                if (u != FE_NONE && !seen[u]) {
-                    seen[u] = 1;
-                    stack[top++] = u;
-                }
-            }
+            fe_node_push_operands(&g->nodes[p], seen, stack, &top);
         }
     }
     free(seen);
