@@ -52,6 +52,10 @@ const char lmt_compile_help[] =
     "                           (recorded as N, default 0: the numbers the ops'\n"
     "                           seeds alone give); without it every run of the\n"
     "                           binary draws the same numbers\n"
+    "  --pad-dynamic            let NonMaxSuppression run on boxes known only at\n"
+    "                           run time: its output gets the most rows the op\n"
+    "                           can select, the selected ones first, then rows\n"
+    "                           of -1 (it must be a graph output no node reads)\n"
     "  --info                   print the model's inputs, outputs and opset, and\n"
     "                           which inputs need --const; compile nothing\n"
     "  --list-ops               print the ONNX ops the compiler supports\n"
@@ -85,7 +89,7 @@ typedef struct compile_args {
     lmfe_dtype_mode dtype;
     const char *seed_input; /* --seed-input NAME[=VALUE] */
     uint32_t seed_value;
-    bool trace, info, quiet, list_ops;
+    bool trace, info, quiet, list_ops, pad_dynamic;
 } compile_args;
 
 static void args_free(compile_args *a) {
@@ -304,6 +308,9 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
         } else if (!strcmp(a.opt, "--trace")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->trace = true;
+        } else if (!strcmp(a.opt, "--pad-dynamic")) {
+            if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
+            ca->pad_dynamic = true;
         } else if (!strcmp(a.opt, "--seed-input")) {
             if (!lmt_args_value(&a, &v)) return LMT_EXIT_INVALID;
             uint64_t n = 0;
@@ -490,6 +497,7 @@ int lmt_cmd_compile(int argc, char **argv) {
     o.golden_input_count = ca.golden_count;
     o.dtype = ca.dtype;
     o.trace = ca.trace;
+    o.pad_dynamic = ca.pad_dynamic;
     o.seed_input = ca.seed_input;
     o.seed_value = ca.seed_value;
     if (!ca.quiet && isatty(STDERR_FILENO)) o.progress = progress;

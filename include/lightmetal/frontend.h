@@ -130,6 +130,13 @@ typedef struct lmfe_compile_options {
      * with no random op, is an error. */
     const char *seed_input;
     uint32_t seed_value;
+    /* NonMaxSuppression on boxes or scores known only at run time, whose
+     * output size depends on them, is refused unless this is set. Set, its
+     * output gets the largest size the op can give ([batch * classes * K,
+     * 3], K = min(max_output_boxes_per_class, boxes)): the selected rows in
+     * ONNX's order, then rows of -1. Such an output must be a graph output
+     * no node reads. */
+    bool pad_dynamic;
 } lmfe_compile_options;
 
 void lmfe_compile_options_init(lmfe_compile_options *opts);

@@ -27,9 +27,7 @@
  * returns FE_NONE and does nothing, so a rule reads as straight-line math
  * and its caller checks st once. */
 typedef struct gr {
-    fe_expansion x;
-    lm_status st;
-    fe_elem elem;     /* y's element type, that of every gradient */
+    fe_build b;       /* b.elem: y's element type, that of every gradient */
     uint32_t values;  /* the graph's value count before the rewrite */
     uint32_t *map;    /* per original value: what it is in the rewrite */
     uint32_t *grad;   /* per original value: its gradient so far, or FE_NONE */
@@ -53,90 +51,18 @@ enum { GR_MAX_PLACE = 1 << 22, GR_MAX_TAPS = 4096 };
 /* ---- emitters ---- */
 
 static bool gr_ok(gr *G) {
-    return G->st == LM_OK;
-}
-
-/* A new node op with `n_in` inputs and one new output value. */
-static uint32_t gr_node(gr *G, const char *op, int64_t opset, const uint32_t *in, uint32_t n_in,
-                        fe_node **out_node) {
-    uint32_t v = FE_NONE;
-    if (gr_ok(G)) G->st = fe_x_emit_n(&G->x, op, opset, in, n_in, &v, out_node);
-    return gr_ok(G) ? v : FE_NONE;
-}
-
-static uint32_t gr_op(gr *G, const char *op, uint32_t a, uint32_t b) {
-    return gr_node(G, op, 13, (const uint32_t[]){a, b}, b == FE_NONE ? 1 : 2, NULL);
-}
-
-/* Appends attribute a (its arrays in the graph's arena, or static) to node
- * n's attributes. */
-static void gr_push_attr(gr *G, fe_node *n, fe_attr a) {
-    if (!gr_ok(G) || !n) return;
-    fe_attr *list = fe_arena_alloc(&G->x.c->g->arena, (n->attr_count + 1) * sizeof *list);
-    if (!list) {
-        G->st = fe_x_oom();
-        return;
-    }
-    if (n->attr_count) memcpy(list, n->attrs, n->attr_count * sizeof *list);
-    list[n->attr_count] = a;
-    n->attrs = list;
-    n->attr_count++;
-}
-
-/* Appends an INTS attribute (`list`; the values are copied) or an INT one
- * (v[0]) to node n's attributes. */
-static void gr_add_attr(gr *G, fe_node *n, const char *name, bool list, const int64_t *v,
-                        int32_t count) {
-    if (!gr_ok(G) || !n) return;
-    if (!list) {
-        gr_push_attr(G, n, (fe_attr){.name = name, .type = FE_ATTR_INT, .i = v[0]});
-        return;
-    }
-    int64_t *ints = fe_arena_alloc(&G->x.c->g->arena, (size_t)(count ? count : 1) * sizeof *ints);
-    if (!ints) {
-        G->st = fe_x_oom();
-        return;
-    }
-    memcpy(ints, v, (size_t)count * sizeof *v);
-    gr_push_attr(
-        G, n, (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count});
-}
-
-static uint32_t gr_const(gr *G, fe_elem elem, uint32_t rank, const int64_t *dims, double fill) {
-    if (!gr_ok(G)) return FE_NONE;
-    fe_tensor *t;
-    uint32_t v;
-    if ((G->st = fe_const_new(G->x.c, elem, rank, dims, &t))) return FE_NONE;
-    for (uint64_t i = 0; i < t->count; i++)
-        fe_tensor_set_f64(t, i, fill);
-    if ((G->st = fe_x_const(&G->x, t, "k", &v))) return FE_NONE;
-    return v;
-}
-
-static uint32_t gr_scalar(gr *G, double v) {
-    return gr_const(G, G->elem, 0, NULL, v);
-}
-
-static uint32_t gr_ints(gr *G, const int64_t *v, uint32_t count) {
-    if (!gr_ok(G)) return FE_NONE;
-    fe_tensor *t;
-    uint32_t out;
-    if ((G->st = fe_const_new(G->x.c, FE_INT64, 1, (const int64_t[]){count}, &t))) return FE_NONE;
-    for (uint32_t i = 0; i < count; i++)
-        fe_tensor_set_i64(t, i, v[i]);
-    if ((G->st = fe_x_const(&G->x, t, "ints", &out))) return FE_NONE;
-    return out;
+    return G->b.st == LM_OK;
 }
 
 static uint32_t gr_reshape(gr *G, uint32_t v, const fe_type *to) {
-    return gr_op(G, "Reshape", v, gr_ints(G, to->dims, (uint32_t)to->rank));
+    return fe_b_op(&G->b, "Reshape", v, fe_b_ints(&G->b, to->dims, (uint32_t)to->rank));
 }
 
 /* a transposed by `perm` (rank entries). */
 static uint32_t gr_transpose(gr *G, uint32_t a, const int64_t *perm, int32_t rank) {
     fe_node *n = NULL;
-    uint32_t v = gr_node(G, "Transpose", 13, &a, 1, &n);
-    gr_add_attr(G, n, "perm", true, perm, rank);
+    uint32_t v = fe_b_node(&G->b, "Transpose", 13, &a, 1, &n);
+    fe_b_ints_attr(&G->b, n, "perm", true, perm, rank);
     return v;
 }
 
@@ -158,11 +84,6 @@ static uint32_t gr_swap_first(gr *G, uint32_t a, int32_t rank) {
     return gr_swap(G, a, rank, 0, 1);
 }
 
-/* The sum over `axes` (kept as 1s). */
-static uint32_t gr_sum(gr *G, uint32_t v, const int64_t *axes, uint32_t count) {
-    return gr_op(G, "ReduceSum", v, gr_ints(G, axes, count));
-}
-
 /* g, of type `from` (an op's output), summed back to `to` (an operand that
  * was broadcast to it). */
 static uint32_t gr_unbroadcast(gr *G, uint32_t g, const fe_type *from, const fe_type *to) {
@@ -172,19 +93,8 @@ static uint32_t gr_unbroadcast(gr *G, uint32_t g, const fe_type *from, const fe_
     for (int32_t d = 0; d < from->rank; d++)
         if (d < lead || (to->dims[d - lead] == 1 && from->dims[d] != 1)) axes[count++] = d;
     if (!count) return g;
-    uint32_t s = gr_sum(G, g, axes, count);
+    uint32_t s = fe_b_sum(&G->b, g, axes, count);
     return lead ? gr_reshape(G, s, to) : s;
-}
-
-static uint32_t gr_where(gr *G, uint32_t cond, uint32_t a, uint32_t b) {
-    return gr_node(G, "Where", 16, (const uint32_t[]){cond, a, b}, 3, NULL);
-}
-
-static uint32_t gr_cast(gr *G, uint32_t v, fe_elem to) {
-    fe_node *cast = NULL;
-    uint32_t out = gr_node(G, "Cast", 13, &v, 1, &cast);
-    if (cast) G->st = fe_x_int_attr(&G->x, cast, "to", false, to);
-    return out;
 }
 
 /* v (rank `rank`) padded with `value`: begin[d] before and end[d] after
@@ -199,8 +109,8 @@ static uint32_t gr_pad(gr *G, uint32_t v, int32_t rank, const int64_t *begin, co
         any |= begin[d] || end[d];
     }
     if (!any) return v;
-    uint32_t in[3] = {v, gr_ints(G, pads, (uint32_t)(2 * rank)), gr_scalar(G, value)};
-    return gr_node(G, "Pad", 13, in, 3, NULL);
+    uint32_t in[3] = {v, fe_b_ints(&G->b, pads, (uint32_t)(2 * rank)), fe_b_scalar(&G->b, value)};
+    return fe_b_node(&G->b, "Pad", 13, in, 3, NULL);
 }
 
 /* v (type t) sliced per dim d from begin[d] towards end[d] by step[d]
@@ -217,8 +127,9 @@ static uint32_t gr_slice(gr *G, uint32_t v, const fe_type *t, const int64_t *beg
             s[k++] = step[d];
         }
     if (!k) return v;
-    uint32_t in[5] = {v, gr_ints(G, b, k), gr_ints(G, e, k), gr_ints(G, a, k), gr_ints(G, s, k)};
-    return gr_node(G, "Slice", 13, in, 5, NULL);
+    uint32_t in[5] = {v, fe_b_ints(&G->b, b, k), fe_b_ints(&G->b, e, k), fe_b_ints(&G->b, a, k),
+                      fe_b_ints(&G->b, s, k)};
+    return fe_b_node(&G->b, "Slice", 13, in, 5, NULL);
 }
 
 /* v (type t) reversed along dim `axis`. */
@@ -238,10 +149,10 @@ static uint32_t gr_reverse(gr *G, uint32_t v, const fe_type *t, int32_t axis) {
  * not, the error naming the node whose rule wants it). */
 static bool gr_room(gr *G, int64_t rows, int64_t cols) {
     if (rows <= GR_MAX_PLACE / (cols ? cols : 1)) return true;
-    G->st = fe_fail(G->x.c, G->at, LM_ERR_UNSUPPORTED,
-                    "Gradient: putting this node's gradient back takes a [%lld, %lld] matrix "
-                    "(at most %d entries)",
-                    (long long)rows, (long long)cols, GR_MAX_PLACE);
+    G->b.st = fe_fail(G->b.x.c, G->at, LM_ERR_UNSUPPORTED,
+                      "Gradient: putting this node's gradient back takes a [%lld, %lld] matrix "
+                      "(at most %d entries)",
+                      (long long)rows, (long long)cols, GR_MAX_PLACE);
     return false;
 }
 
@@ -260,23 +171,23 @@ static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const doub
     fe_tensor *m;
     uint32_t mv;
     int64_t md[2] = {last ? rows : cols, last ? cols : rows};
-    if ((G->st = fe_const_new(G->x.c, G->elem, 2, md, &m))) return FE_NONE;
+    if ((G->b.st = fe_const_new(G->b.x.c, G->b.elem, 2, md, &m))) return FE_NONE;
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
             fe_tensor_set_f64(m, (uint64_t)(last ? i * cols + j : j * rows + i), w[i * cols + j]);
-    if ((G->st = fe_x_const(&G->x, m, "place", &mv))) return FE_NONE;
+    if ((G->b.st = fe_x_const(&G->b.x, m, "place", &mv))) return FE_NONE;
     fe_type out = *t;
     out.dims[axis] = cols;
     if (last) {
         *t = out;
-        return gr_op(G, "MatMul", v, mv);
+        return fe_b_op(&G->b, "MatMul", v, mv);
     }
     fe_type flat = *t;
     flat.rank = axis + 2;
     for (int32_t d = axis + 2; d < t->rank; d++)
         flat.dims[axis + 1] *= t->dims[d];
     bool merge = t->rank > axis + 2;
-    uint32_t r = gr_op(G, "MatMul", mv, merge ? gr_reshape(G, v, &flat) : v);
+    uint32_t r = fe_b_op(&G->b, "MatMul", mv, merge ? gr_reshape(G, v, &flat) : v);
     *t = out;
     return merge ? gr_reshape(G, r, &out) : r;
 }
@@ -285,8 +196,8 @@ static uint32_t gr_along(gr *G, uint32_t v, fe_type *t, int32_t axis, const doub
  * d: a new dim of 1 after d, padded to step, merged into d. */
 static uint32_t gr_spread(gr *G, uint32_t v, fe_type *t, int32_t d, int64_t step) {
     if (t->rank == FE_MAX_RANK) {
-        G->st = fe_fail(G->x.c, G->at, LM_ERR_UNSUPPORTED,
-                        "Gradient: a strided dim of a rank-%d tensor", FE_MAX_RANK);
+        G->b.st = fe_fail(G->b.x.c, G->at, LM_ERR_UNSUPPORTED,
+                          "Gradient: a strided dim of a rank-%d tensor", FE_MAX_RANK);
         return FE_NONE;
     }
     fe_type wide = *t;
@@ -318,7 +229,7 @@ static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *sta
         }
         double *hits = calloc((size_t)(t->dims[d] * len[d]), sizeof *hits);
         if (!hits) {
-            G->st = fe_x_oom();
+            G->b.st = fe_x_oom();
             return FE_NONE;
         }
         for (int64_t i = 0; i < t->dims[d]; i++)
@@ -356,23 +267,28 @@ static uint32_t gr_axes_but(const fe_type *t, int32_t keep, int64_t *axes, doubl
  * *rs (rs with the axes as 1s). */
 static void gr_norm_stats(gr *G, uint32_t x, const int64_t *axes, uint32_t count, double m,
                           float eps, uint32_t *xhat, uint32_t *rs) {
-    uint32_t inv_m = gr_scalar(G, 1.0 / m);
-    uint32_t xc = gr_op(G, "Sub", x, gr_op(G, "Mul", gr_sum(G, x, axes, count), inv_m));
-    uint32_t var = gr_op(G, "Mul", gr_sum(G, gr_op(G, "Mul", xc, xc), axes, count), inv_m);
-    uint32_t sd = gr_op(G, "Sqrt", gr_op(G, "Add", var, gr_scalar(G, eps)), FE_NONE);
-    *rs = gr_op(G, "Reciprocal", sd, FE_NONE);
-    *xhat = gr_op(G, "Mul", xc, *rs);
+    uint32_t inv_m = fe_b_scalar(&G->b, 1.0 / m);
+    uint32_t xc =
+        fe_b_op(&G->b, "Sub", x, fe_b_op(&G->b, "Mul", fe_b_sum(&G->b, x, axes, count), inv_m));
+    uint32_t var =
+        fe_b_op(&G->b, "Mul", fe_b_sum(&G->b, fe_b_op(&G->b, "Mul", xc, xc), axes, count), inv_m);
+    uint32_t sd =
+        fe_b_op(&G->b, "Sqrt", fe_b_op(&G->b, "Add", var, fe_b_scalar(&G->b, eps)), FE_NONE);
+    *rs = fe_b_op(&G->b, "Reciprocal", sd, FE_NONE);
+    *xhat = fe_b_op(&G->b, "Mul", xc, *rs);
 }
 
 /* The gradient of x from gs, that of xhat (gr_norm_stats): the statistics
  * depend on x too, so gs loses its mean and its projection on xhat. */
 static uint32_t gr_norm_backward(gr *G, uint32_t gs, uint32_t xhat, uint32_t rs,
                                  const int64_t *axes, uint32_t count, double m) {
-    uint32_t inv_m = gr_scalar(G, 1.0 / m);
-    uint32_t mg = gr_op(G, "Mul", gr_sum(G, gs, axes, count), inv_m);
-    uint32_t mgx = gr_op(G, "Mul", gr_sum(G, gr_op(G, "Mul", gs, xhat), axes, count), inv_m);
-    return gr_op(G, "Mul", rs,
-                 gr_op(G, "Sub", gr_op(G, "Sub", gs, mg), gr_op(G, "Mul", xhat, mgx)));
+    uint32_t inv_m = fe_b_scalar(&G->b, 1.0 / m);
+    uint32_t mg = fe_b_op(&G->b, "Mul", fe_b_sum(&G->b, gs, axes, count), inv_m);
+    uint32_t mgx =
+        fe_b_op(&G->b, "Mul", fe_b_sum(&G->b, fe_b_op(&G->b, "Mul", gs, xhat), axes, count), inv_m);
+    return fe_b_op(
+        &G->b, "Mul", rs,
+        fe_b_op(&G->b, "Sub", fe_b_op(&G->b, "Sub", gs, mg), fe_b_op(&G->b, "Mul", xhat, mgx)));
 }
 
 /* ---- the rules ---- */
@@ -380,24 +296,25 @@ static uint32_t gr_norm_backward(gr *G, uint32_t gs, uint32_t xhat, uint32_t rs,
 /* Adds `contribution` to the gradient of original value v. */
 static void gr_accumulate(gr *G, uint32_t v, uint32_t contribution) {
     if (!gr_ok(G) || contribution == FE_NONE) return;
-    G->grad[v] = G->grad[v] == FE_NONE ? contribution : gr_op(G, "Add", G->grad[v], contribution);
+    G->grad[v] =
+        G->grad[v] == FE_NONE ? contribution : fe_b_op(&G->b, "Add", G->grad[v], contribution);
 }
 
 /* Whether original value v needs a gradient: a float tensor in xs, or one
  * computed from them on the way to y (zs and constants need none; a value
  * folded at compile time still does when it came from xs). */
 static bool gr_wants(const gr *G, uint32_t v) {
-    return v != FE_NONE && G->dep[v] && fe_elem_is_float(G->x.c->g->values[v].type.elem);
+    return v != FE_NONE && G->dep[v] && fe_elem_is_float(G->b.x.c->g->values[v].type.elem);
 }
 
 static const fe_type *gr_type(const gr *G, uint32_t v) {
-    return &G->x.c->g->values[v].type;
+    return &G->b.x.c->g->values[v].type;
 }
 
 /* The axes a Reduce* node reduces (all when none are given and
  * noop_with_empty_axes is 0), as a mask over a's dims. */
 static lm_status gr_reduce_axes(gr *G, const fe_node *n, int32_t rank, bool *mask) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     const int64_t *axes = NULL;
     size_t count = 0;
     lm_status st;
@@ -435,7 +352,7 @@ static void gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
         k++;
     fe_type a = *gr_type(G, n->inputs[0]);
     bool mask[FE_MAX_RANK];
-    if ((G->st = gr_reduce_axes(G, n, a.rank, mask))) return;
+    if ((G->b.st = gr_reduce_axes(G, n, a.rank, mask))) return;
     fe_type kept = a;
     int64_t axes[FE_MAX_RANK];
     uint32_t count = 0;
@@ -446,36 +363,40 @@ static void gr_rule_reduce(gr *G, const fe_node *n, uint32_t g) {
             kept.dims[d] = 1;
             axes[count++] = d;
         }
-    uint32_t shape = gr_ints(G, a.dims, (uint32_t)a.rank), x = G->map[n->inputs[0]];
-    uint32_t spread = gr_op(G, "Expand", gr_reshape(G, g, &kept), shape), share = spread;
+    uint32_t shape = fe_b_ints(&G->b, a.dims, (uint32_t)a.rank), x = G->map[n->inputs[0]];
+    uint32_t spread = fe_b_op(&G->b, "Expand", gr_reshape(G, g, &kept), shape), share = spread;
     /* y with the reduced dims kept as 1s (to broadcast over x). */
     uint32_t y = k >= 4 ? gr_reshape(G, G->map[n->outputs[0]], &kept) : FE_NONE;
     switch (k) {
     case 1:
-        share = gr_op(G, "Div", spread, gr_scalar(G, m));
+        share = fe_b_op(&G->b, "Div", spread, fe_b_scalar(&G->b, m));
         break;
     case 2:
-        share = gr_op(G, "Mul", spread, gr_op(G, "Mul", x, gr_scalar(G, 2.0)));
+        share = fe_b_op(&G->b, "Mul", spread, fe_b_op(&G->b, "Mul", x, fe_b_scalar(&G->b, 2.0)));
         break;
     case 3:
-        share = gr_op(G, "Mul", spread, gr_op(G, "Sign", x, FE_NONE));
+        share = fe_b_op(&G->b, "Mul", spread, fe_b_op(&G->b, "Sign", x, FE_NONE));
         break;
     case 4: /* x / y, 0 where y is */
-        share = gr_where(G, gr_op(G, "Equal", y, gr_scalar(G, 0.0)), gr_scalar(G, 0.0),
-                         gr_op(G, "Mul", spread, gr_op(G, "Div", x, y)));
+        share = fe_b_where(&G->b, fe_b_op(&G->b, "Equal", y, fe_b_scalar(&G->b, 0.0)),
+                           fe_b_scalar(&G->b, 0.0),
+                           fe_b_op(&G->b, "Mul", spread, fe_b_op(&G->b, "Div", x, y)));
         break;
     case 5: /* 1 / sum = e^-y */
-        share = gr_op(G, "Div", spread, gr_op(G, "Exp", y, FE_NONE));
+        share = fe_b_op(&G->b, "Div", spread, fe_b_op(&G->b, "Exp", y, FE_NONE));
         break;
     case 6:
-        share = gr_op(G, "Mul", spread, gr_op(G, "Exp", gr_op(G, "Sub", x, y), FE_NONE));
+        share = fe_b_op(&G->b, "Mul", spread,
+                        fe_b_op(&G->b, "Exp", fe_b_op(&G->b, "Sub", x, y), FE_NONE));
         break;
     case 7:
     case 8: {
         /* (With no axis reduced, each element is its own extremum.) */
-        uint32_t eq = gr_op(G, "Equal", x, y);
-        if (count) share = gr_op(G, "Div", spread, gr_sum(G, gr_cast(G, eq, G->elem), axes, count));
-        share = gr_where(G, eq, share, gr_scalar(G, 0.0));
+        uint32_t eq = fe_b_op(&G->b, "Equal", x, y);
+        if (count)
+            share = fe_b_op(&G->b, "Div", spread,
+                            fe_b_sum(&G->b, fe_b_cast(&G->b, eq, G->b.elem), axes, count));
+        share = fe_b_where(&G->b, eq, share, fe_b_scalar(&G->b, 0.0));
         break;
     }
     default:
@@ -492,12 +413,13 @@ static void gr_rule_global_max(gr *G, const fe_node *n, uint32_t g) {
     flat.rank = 3;
     for (int32_t d = 3; d < tx.rank; d++)
         flat.dims[2] *= tx.dims[d];
-    uint32_t eq = gr_op(G, "Equal", G->map[n->inputs[0]], G->map[n->outputs[0]]);
-    uint32_t run = gr_op(G, "CumSum", gr_reshape(G, gr_cast(G, eq, G->elem), &flat),
-                         gr_const(G, FE_INT64, 0, NULL, 2.0));
+    uint32_t eq = fe_b_op(&G->b, "Equal", G->map[n->inputs[0]], G->map[n->outputs[0]]);
+    uint32_t run = fe_b_op(&G->b, "CumSum", gr_reshape(G, fe_b_cast(&G->b, eq, G->b.elem), &flat),
+                           fe_b_const(&G->b, FE_INT64, 0, NULL, 2.0));
     uint32_t first =
-        gr_op(G, "And", eq, gr_op(G, "Equal", gr_reshape(G, run, &tx), gr_scalar(G, 1.0)));
-    gr_accumulate(G, n->inputs[0], gr_where(G, first, g, gr_scalar(G, 0.0)));
+        fe_b_op(&G->b, "And", eq,
+                fe_b_op(&G->b, "Equal", gr_reshape(G, run, &tx), fe_b_scalar(&G->b, 1.0)));
+    gr_accumulate(G, n->inputs[0], fe_b_where(&G->b, first, g, fe_b_scalar(&G->b, 0.0)));
 }
 
 /* Softmax and LogSoftmax: over one axis, or before opset 13 over the
@@ -505,7 +427,7 @@ static void gr_rule_global_max(gr *G, const fe_node *n, uint32_t g) {
 static void gr_rule_softmax(gr *G, const fe_node *n, uint32_t g) {
     bool log = n->op_type[0] == 'L';
     int64_t axis;
-    if ((G->st = fe_attr_int(G->x.c, n, "axis", n->opset < 13 ? 1 : -1, &axis))) return;
+    if ((G->b.st = fe_attr_int(G->b.x.c, n, "axis", n->opset < 13 ? 1 : -1, &axis))) return;
     int32_t rank = gr_type(G, n->outputs[0])->rank;
     if (axis < 0) axis += rank;
     int64_t axes[FE_MAX_RANK];
@@ -515,13 +437,14 @@ static void gr_rule_softmax(gr *G, const fe_node *n, uint32_t g) {
     uint32_t y = G->map[n->outputs[0]];
     if (log) {
         /* g - exp(y) * sum(g) */
-        uint32_t s = gr_sum(G, g, axes, count);
-        gr_accumulate(G, n->inputs[0],
-                      gr_op(G, "Sub", g, gr_op(G, "Mul", gr_op(G, "Exp", y, FE_NONE), s)));
+        uint32_t s = fe_b_sum(&G->b, g, axes, count);
+        gr_accumulate(
+            G, n->inputs[0],
+            fe_b_op(&G->b, "Sub", g, fe_b_op(&G->b, "Mul", fe_b_op(&G->b, "Exp", y, FE_NONE), s)));
     } else {
         /* y * (g - sum(g * y)) */
-        uint32_t s = gr_sum(G, gr_op(G, "Mul", g, y), axes, count);
-        gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", y, gr_op(G, "Sub", g, s)));
+        uint32_t s = fe_b_sum(&G->b, fe_b_op(&G->b, "Mul", g, y), axes, count);
+        gr_accumulate(G, n->inputs[0], fe_b_op(&G->b, "Mul", y, fe_b_op(&G->b, "Sub", g, s)));
     }
 }
 
@@ -530,8 +453,8 @@ static void gr_rule_matmul(gr *G, const fe_node *n, uint32_t g) {
     fe_type ta = *gr_type(G, n->inputs[0]), tb = *gr_type(G, n->inputs[1]),
             ty = *gr_type(G, n->outputs[0]);
     if (ta.rank < 2 || tb.rank < 2) {
-        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "the gradient of MatMul with a 1-D operand is not supported");
+        G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                          "the gradient of MatMul with a 1-D operand is not supported");
         return;
     }
     uint32_t a = G->map[n->inputs[0]], b = G->map[n->inputs[1]];
@@ -540,40 +463,40 @@ static void gr_rule_matmul(gr *G, const fe_node *n, uint32_t g) {
     ga_t.dims[ty.rank - 1] = ta.dims[ta.rank - 1];
     gb_t.dims[ty.rank - 2] = tb.dims[tb.rank - 2];
     if (gr_wants(G, n->inputs[0]))
-        gr_accumulate(
-            G, n->inputs[0],
-            gr_unbroadcast(G, gr_op(G, "MatMul", g, gr_swap_last(G, b, tb.rank)), &ga_t, &ta));
+        gr_accumulate(G, n->inputs[0],
+                      gr_unbroadcast(G, fe_b_op(&G->b, "MatMul", g, gr_swap_last(G, b, tb.rank)),
+                                     &ga_t, &ta));
     if (gr_wants(G, n->inputs[1]))
-        gr_accumulate(
-            G, n->inputs[1],
-            gr_unbroadcast(G, gr_op(G, "MatMul", gr_swap_last(G, a, ta.rank), g), &gb_t, &tb));
+        gr_accumulate(G, n->inputs[1],
+                      gr_unbroadcast(G, fe_b_op(&G->b, "MatMul", gr_swap_last(G, a, ta.rank), g),
+                                     &gb_t, &tb));
 }
 
 /* Gemm: y = alpha * A' B' + beta * C, A' = A or its transpose (transA). */
 static void gr_rule_gemm(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     int64_t ta, tb;
     float alpha, beta;
-    if ((G->st = fe_attr_int(c, n, "transA", 0, &ta)) ||
-        (G->st = fe_attr_int(c, n, "transB", 0, &tb)) ||
-        (G->st = fe_attr_float(c, n, "alpha", 1.0f, &alpha)) ||
-        (G->st = fe_attr_float(c, n, "beta", 1.0f, &beta)))
+    if ((G->b.st = fe_attr_int(c, n, "transA", 0, &ta)) ||
+        (G->b.st = fe_attr_int(c, n, "transB", 0, &tb)) ||
+        (G->b.st = fe_attr_float(c, n, "alpha", 1.0f, &alpha)) ||
+        (G->b.st = fe_attr_float(c, n, "beta", 1.0f, &beta)))
         return;
     uint32_t a = G->map[n->inputs[0]], b = G->map[n->inputs[1]];
-    uint32_t ga = alpha == 1.0f ? g : gr_op(G, "Mul", g, gr_scalar(G, alpha));
+    uint32_t ga = alpha == 1.0f ? g : fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, alpha));
     if (gr_wants(G, n->inputs[0])) {
         /* dA' = alpha g B'^T, and B'^T is B itself when B was transposed. */
         uint32_t bt = tb ? b : gr_swap_last(G, b, 2);
-        uint32_t d = gr_op(G, "MatMul", ga, bt);
+        uint32_t d = fe_b_op(&G->b, "MatMul", ga, bt);
         gr_accumulate(G, n->inputs[0], ta ? gr_swap_last(G, d, 2) : d);
     }
     if (gr_wants(G, n->inputs[1])) {
         uint32_t at = ta ? a : gr_swap_last(G, a, 2);
-        uint32_t d = gr_op(G, "MatMul", at, ga);
+        uint32_t d = fe_b_op(&G->b, "MatMul", at, ga);
         gr_accumulate(G, n->inputs[1], tb ? gr_swap_last(G, d, 2) : d);
     }
     if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
-        uint32_t gc = beta == 1.0f ? g : gr_op(G, "Mul", g, gr_scalar(G, beta));
+        uint32_t gc = beta == 1.0f ? g : fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, beta));
         gr_accumulate(G, n->inputs[2],
                       gr_unbroadcast(G, gc, gr_type(G, n->outputs[0]), gr_type(G, n->inputs[2])));
     }
@@ -584,12 +507,12 @@ static void gr_rule_transpose(gr *G, const fe_node *n, uint32_t g) {
     int32_t rank = gr_type(G, n->inputs[0])->rank;
     const int64_t *perm = NULL;
     size_t count = 0;
-    if ((G->st = fe_attr_ints(G->x.c, n, "perm", &perm, &count))) return;
+    if ((G->b.st = fe_attr_ints(G->b.x.c, n, "perm", &perm, &count))) return;
     int64_t inv[FE_MAX_RANK];
     for (int32_t d = 0; d < rank; d++) {
         int64_t p = perm && count == (size_t)rank ? perm[d] : rank - 1 - d;
         if (p < 0 || p >= rank) {
-            G->st = fe_fail(G->x.c, n, LM_ERR_INVALID_FILE, "perm is not a permutation");
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_INVALID_FILE, "perm is not a permutation");
             return;
         }
         inv[p] = d;
@@ -604,8 +527,8 @@ static uint32_t gr_rule_clip(gr *G, const fe_node *n, uint32_t a, uint32_t g) {
     for (uint32_t b = 0; b < 2 && gr_ok(G); b++) {
         if (n->opset < 11) {
             float v;
-            G->st = fe_attr_float(G->x.c, n, b ? "max" : "min", b ? INFINITY : -INFINITY, &v);
-            bound[b] = gr_scalar(G, v);
+            G->b.st = fe_attr_float(G->b.x.c, n, b ? "max" : "min", b ? INFINITY : -INFINITY, &v);
+            bound[b] = fe_b_scalar(&G->b, v);
         } else if (fe_has_in(n, 1 + b)) {
             bound[b] = G->map[n->inputs[1 + b]];
         }
@@ -613,11 +536,11 @@ static uint32_t gr_rule_clip(gr *G, const fe_node *n, uint32_t a, uint32_t g) {
     uint32_t keep = FE_NONE;
     for (uint32_t b = 0; b < 2; b++) {
         if (bound[b] == FE_NONE) continue;
-        uint32_t in = gr_op(G, b ? "LessOrEqual" : "GreaterOrEqual", a, bound[b]);
-        keep = keep == FE_NONE ? in : gr_op(G, "And", keep, in);
+        uint32_t in = fe_b_op(&G->b, b ? "LessOrEqual" : "GreaterOrEqual", a, bound[b]);
+        keep = keep == FE_NONE ? in : fe_b_op(&G->b, "And", keep, in);
     }
     if (keep == FE_NONE) return g;
-    return gr_where(G, keep, g, gr_scalar(G, 0.0));
+    return fe_b_where(&G->b, keep, g, fe_b_scalar(&G->b, 0.0));
 }
 
 /* The element-wise ops of one or two operands: each operand's share of g
@@ -634,136 +557,166 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
         share[0] = share[1] = g;
     } else if (!strcmp(op, "Sub")) {
         share[0] = g;
-        if (gr_wants(G, n->inputs[1])) share[1] = gr_op(G, "Neg", g, FE_NONE);
+        if (gr_wants(G, n->inputs[1])) share[1] = fe_b_op(&G->b, "Neg", g, FE_NONE);
     } else if (!strcmp(op, "Mul")) {
-        if (gr_wants(G, n->inputs[0])) share[0] = gr_op(G, "Mul", g, b);
-        if (gr_wants(G, n->inputs[1])) share[1] = gr_op(G, "Mul", g, a);
+        if (gr_wants(G, n->inputs[0])) share[0] = fe_b_op(&G->b, "Mul", g, b);
+        if (gr_wants(G, n->inputs[1])) share[1] = fe_b_op(&G->b, "Mul", g, a);
     } else if (!strcmp(op, "Div")) {
         /* d(a/b)/db = -y / b */
-        if (gr_wants(G, n->inputs[0])) share[0] = gr_op(G, "Div", g, b);
+        if (gr_wants(G, n->inputs[0])) share[0] = fe_b_op(&G->b, "Div", g, b);
         if (gr_wants(G, n->inputs[1]))
-            share[1] = gr_op(G, "Neg", gr_op(G, "Div", gr_op(G, "Mul", g, y), b), FE_NONE);
+            share[1] = fe_b_op(&G->b, "Neg", fe_b_op(&G->b, "Div", fe_b_op(&G->b, "Mul", g, y), b),
+                               FE_NONE);
     } else if (!strcmp(op, "Pow")) {
         /* b a^(b-1), and y ln a */
         if (gr_wants(G, n->inputs[0]))
-            share[0] = gr_op(
-                G, "Mul", g,
-                gr_op(G, "Mul", b, gr_op(G, "Pow", a, gr_op(G, "Sub", b, gr_scalar(G, 1.0)))));
+            share[0] = fe_b_op(&G->b, "Mul", g,
+                               fe_b_op(&G->b, "Mul", b,
+                                       fe_b_op(&G->b, "Pow", a,
+                                               fe_b_op(&G->b, "Sub", b, fe_b_scalar(&G->b, 1.0)))));
         if (gr_wants(G, n->inputs[1]))
-            share[1] = gr_op(G, "Mul", g, gr_op(G, "Mul", y, gr_op(G, "Log", a, FE_NONE)));
+            share[1] = fe_b_op(&G->b, "Mul", g,
+                               fe_b_op(&G->b, "Mul", y, fe_b_op(&G->b, "Log", a, FE_NONE)));
     } else if (!strcmp(op, "Neg")) {
-        share[0] = gr_op(G, "Neg", g, FE_NONE);
+        share[0] = fe_b_op(&G->b, "Neg", g, FE_NONE);
     } else if (!strcmp(op, "Relu")) {
-        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g, gr_scalar(G, 0.0));
+        share[0] = fe_b_where(&G->b, fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, 0.0)), g,
+                              fe_b_scalar(&G->b, 0.0));
     } else if (!strcmp(op, "Sigmoid")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Mul", y, gr_op(G, "Sub", gr_scalar(G, 1.0), y)));
+        share[0] =
+            fe_b_op(&G->b, "Mul", g,
+                    fe_b_op(&G->b, "Mul", y, fe_b_op(&G->b, "Sub", fe_b_scalar(&G->b, 1.0), y)));
     } else if (!strcmp(op, "Tanh")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Sub", gr_scalar(G, 1.0), gr_op(G, "Mul", y, y)));
+        share[0] =
+            fe_b_op(&G->b, "Mul", g,
+                    fe_b_op(&G->b, "Sub", fe_b_scalar(&G->b, 1.0), fe_b_op(&G->b, "Mul", y, y)));
     } else if (!strcmp(op, "Exp")) {
-        share[0] = gr_op(G, "Mul", g, y);
+        share[0] = fe_b_op(&G->b, "Mul", g, y);
     } else if (!strcmp(op, "Log")) {
-        share[0] = gr_op(G, "Div", g, a);
+        share[0] = fe_b_op(&G->b, "Div", g, a);
     } else if (!strcmp(op, "Sqrt")) {
-        share[0] = gr_op(G, "Div", gr_op(G, "Mul", g, gr_scalar(G, 0.5)), y);
+        share[0] = fe_b_op(&G->b, "Div", fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, 0.5)), y);
     } else if (!strcmp(op, "Abs")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Sign", a, FE_NONE));
+        share[0] = fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, "Sign", a, FE_NONE));
     } else if (!strcmp(op, "Erf")) {
         /* 2 / sqrt(pi) exp(-a^2) */
-        uint32_t e = gr_op(G, "Exp", gr_op(G, "Neg", gr_op(G, "Mul", a, a), FE_NONE), FE_NONE);
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Mul", e, gr_scalar(G, 1.1283791670955126)));
+        uint32_t e = fe_b_op(&G->b, "Exp",
+                             fe_b_op(&G->b, "Neg", fe_b_op(&G->b, "Mul", a, a), FE_NONE), FE_NONE);
+        share[0] = fe_b_op(&G->b, "Mul", g,
+                           fe_b_op(&G->b, "Mul", e, fe_b_scalar(&G->b, 1.1283791670955126)));
     } else if (!strcmp(op, "LeakyRelu")) {
         float alpha;
-        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 0.01f, &alpha))) return true;
-        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g,
-                            gr_op(G, "Mul", g, gr_scalar(G, alpha)));
+        if ((G->b.st = fe_attr_float(G->b.x.c, n, "alpha", 0.01f, &alpha))) return true;
+        share[0] = fe_b_where(&G->b, fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, 0.0)), g,
+                              fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, alpha)));
     } else if (!strcmp(op, "Clip")) {
         share[0] = gr_rule_clip(G, n, a, g);
     } else if (!strcmp(op, "Expand")) {
         share[0] = g;
     } else if (!strcmp(op, "Reciprocal")) {
-        share[0] = gr_op(G, "Neg", gr_op(G, "Mul", g, gr_op(G, "Mul", y, y)), FE_NONE);
+        share[0] =
+            fe_b_op(&G->b, "Neg", fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, "Mul", y, y)), FE_NONE);
     } else if (!strcmp(op, "Softplus")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Sigmoid", a, FE_NONE));
+        share[0] = fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, "Sigmoid", a, FE_NONE));
     } else if (!strcmp(op, "Softsign")) {
-        uint32_t d = gr_op(G, "Add", gr_scalar(G, 1.0), gr_op(G, "Abs", a, FE_NONE));
-        share[0] = gr_op(G, "Div", g, gr_op(G, "Mul", d, d));
+        uint32_t d =
+            fe_b_op(&G->b, "Add", fe_b_scalar(&G->b, 1.0), fe_b_op(&G->b, "Abs", a, FE_NONE));
+        share[0] = fe_b_op(&G->b, "Div", g, fe_b_op(&G->b, "Mul", d, d));
     } else if (!strcmp(op, "Sin")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Cos", a, FE_NONE));
+        share[0] = fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, "Cos", a, FE_NONE));
     } else if (!strcmp(op, "Cos")) {
-        share[0] = gr_op(G, "Neg", gr_op(G, "Mul", g, gr_op(G, "Sin", a, FE_NONE)), FE_NONE);
+        share[0] = fe_b_op(&G->b, "Neg",
+                           fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, "Sin", a, FE_NONE)), FE_NONE);
     } else if (!strcmp(op, "Elu")) {
         /* alpha e^a = y + alpha below 0 */
         float alpha;
-        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 1.0f, &alpha))) return true;
-        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), g,
-                            gr_op(G, "Mul", g, gr_op(G, "Add", y, gr_scalar(G, alpha))));
+        if ((G->b.st = fe_attr_float(G->b.x.c, n, "alpha", 1.0f, &alpha))) return true;
+        share[0] = fe_b_where(
+            &G->b, fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, 0.0)), g,
+            fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, "Add", y, fe_b_scalar(&G->b, alpha))));
     } else if (!strcmp(op, "HardSigmoid")) {
         /* alpha where 0 < alpha a + beta < 1 */
         float alpha, beta;
-        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 0.2f, &alpha)) ||
-            (G->st = fe_attr_float(G->x.c, n, "beta", 0.5f, &beta)))
+        if ((G->b.st = fe_attr_float(G->b.x.c, n, "alpha", 0.2f, &alpha)) ||
+            (G->b.st = fe_attr_float(G->b.x.c, n, "beta", 0.5f, &beta)))
             return true;
-        uint32_t t = gr_op(G, "Add", gr_op(G, "Mul", a, gr_scalar(G, alpha)), gr_scalar(G, beta));
-        uint32_t in = gr_op(G, "And", gr_op(G, "Greater", t, gr_scalar(G, 0.0)),
-                            gr_op(G, "Less", t, gr_scalar(G, 1.0)));
-        share[0] = gr_where(G, in, gr_op(G, "Mul", g, gr_scalar(G, alpha)), gr_scalar(G, 0.0));
+        uint32_t t = fe_b_op(&G->b, "Add", fe_b_op(&G->b, "Mul", a, fe_b_scalar(&G->b, alpha)),
+                             fe_b_scalar(&G->b, beta));
+        uint32_t in = fe_b_op(&G->b, "And", fe_b_op(&G->b, "Greater", t, fe_b_scalar(&G->b, 0.0)),
+                              fe_b_op(&G->b, "Less", t, fe_b_scalar(&G->b, 1.0)));
+        share[0] = fe_b_where(&G->b, in, fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, alpha)),
+                              fe_b_scalar(&G->b, 0.0));
     } else if (!strcmp(op, "Dropout")) {
-        if (fe_dropout_drops(G->x.c, n)) {
-            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                            "Gradient: the gradient of a Dropout in training mode is not "
-                            "supported");
+        if (fe_dropout_drops(G->b.x.c, n)) {
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                              "Gradient: the gradient of a Dropout in training mode is not "
+                              "supported");
             return true;
         }
         share[0] = g;
     } else if (!strcmp(op, "PRelu")) {
-        uint32_t pos = gr_op(G, "Greater", a, gr_scalar(G, 0.0)), zero = gr_scalar(G, 0.0);
-        if (gr_wants(G, n->inputs[0])) share[0] = gr_where(G, pos, g, gr_op(G, "Mul", g, b));
-        if (gr_wants(G, n->inputs[1])) share[1] = gr_where(G, pos, zero, gr_op(G, "Mul", g, a));
+        uint32_t pos = fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, 0.0)),
+                 zero = fe_b_scalar(&G->b, 0.0);
+        if (gr_wants(G, n->inputs[0]))
+            share[0] = fe_b_where(&G->b, pos, g, fe_b_op(&G->b, "Mul", g, b));
+        if (gr_wants(G, n->inputs[1]))
+            share[1] = fe_b_where(&G->b, pos, zero, fe_b_op(&G->b, "Mul", g, a));
     } else if (!strcmp(op, "HardSwish")) {
         /* 0 below -3, a / 3 + 1/2 from -3 to below 3, then 1 (PyTorch's ends) */
-        uint32_t mid = gr_op(G, "Add", gr_op(G, "Div", a, gr_scalar(G, 3.0)), gr_scalar(G, 0.5));
-        share[0] = gr_where(
-            G, gr_op(G, "Less", a, gr_scalar(G, -3.0)), gr_scalar(G, 0.0),
-            gr_where(G, gr_op(G, "Less", a, gr_scalar(G, 3.0)), gr_op(G, "Mul", g, mid), g));
+        uint32_t mid = fe_b_op(&G->b, "Add", fe_b_op(&G->b, "Div", a, fe_b_scalar(&G->b, 3.0)),
+                               fe_b_scalar(&G->b, 0.5));
+        share[0] = fe_b_where(&G->b, fe_b_op(&G->b, "Less", a, fe_b_scalar(&G->b, -3.0)),
+                              fe_b_scalar(&G->b, 0.0),
+                              fe_b_where(&G->b, fe_b_op(&G->b, "Less", a, fe_b_scalar(&G->b, 3.0)),
+                                         fe_b_op(&G->b, "Mul", g, mid), g));
     } else if (!strcmp(op, "Selu") || !strcmp(op, "Celu")) {
         /* Selu: gamma above 0, y + alpha gamma below; Celu: 1, e^(a / alpha) */
         bool selu = op[0] == 'S';
         float alpha, gamma = 1.0f;
-        if ((G->st = fe_attr_float(G->x.c, n, "alpha", selu ? 1.67326319f : 1.0f, &alpha)) ||
-            (selu && (G->st = fe_attr_float(G->x.c, n, "gamma", 1.05070102f, &gamma))))
+        if ((G->b.st = fe_attr_float(G->b.x.c, n, "alpha", selu ? 1.67326319f : 1.0f, &alpha)) ||
+            (selu && (G->b.st = fe_attr_float(G->b.x.c, n, "gamma", 1.05070102f, &gamma))))
             return true;
-        uint32_t below = selu ? gr_op(G, "Add", y, gr_scalar(G, (double)alpha * gamma))
-                              : gr_op(G, "Exp", gr_op(G, "Div", a, gr_scalar(G, alpha)), FE_NONE);
-        share[0] = gr_op(
-            G, "Mul", g,
-            gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, 0.0)), gr_scalar(G, gamma), below));
+        uint32_t below =
+            selu ? fe_b_op(&G->b, "Add", y, fe_b_scalar(&G->b, (double)alpha * gamma))
+                 : fe_b_op(&G->b, "Exp", fe_b_op(&G->b, "Div", a, fe_b_scalar(&G->b, alpha)),
+                           FE_NONE);
+        share[0] = fe_b_op(&G->b, "Mul", g,
+                           fe_b_where(&G->b, fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, 0.0)),
+                                      fe_b_scalar(&G->b, gamma), below));
     } else if (!strcmp(op, "Mish")) {
         /* tanh(sp) + a (1 - tanh(sp)^2) sigmoid(a), sp = softplus(a) */
-        uint32_t t = gr_op(G, "Tanh", gr_op(G, "Softplus", a, FE_NONE), FE_NONE);
-        uint32_t d = gr_op(G, "Add", t,
-                           gr_op(G, "Mul", gr_op(G, "Mul", a, gr_op(G, "Sigmoid", a, FE_NONE)),
-                                 gr_op(G, "Sub", gr_scalar(G, 1.0), gr_op(G, "Mul", t, t))));
-        share[0] = gr_op(G, "Mul", g, d);
+        uint32_t t = fe_b_op(&G->b, "Tanh", fe_b_op(&G->b, "Softplus", a, FE_NONE), FE_NONE);
+        uint32_t d = fe_b_op(
+            &G->b, "Add", t,
+            fe_b_op(&G->b, "Mul", fe_b_op(&G->b, "Mul", a, fe_b_op(&G->b, "Sigmoid", a, FE_NONE)),
+                    fe_b_op(&G->b, "Sub", fe_b_scalar(&G->b, 1.0), fe_b_op(&G->b, "Mul", t, t))));
+        share[0] = fe_b_op(&G->b, "Mul", g, d);
     } else if (!strcmp(op, "ThresholdedRelu")) {
         float alpha;
-        if ((G->st = fe_attr_float(G->x.c, n, "alpha", 1.0f, &alpha))) return true;
-        share[0] = gr_where(G, gr_op(G, "Greater", a, gr_scalar(G, alpha)), g, gr_scalar(G, 0.0));
+        if ((G->b.st = fe_attr_float(G->b.x.c, n, "alpha", 1.0f, &alpha))) return true;
+        share[0] = fe_b_where(&G->b, fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, alpha)), g,
+                              fe_b_scalar(&G->b, 0.0));
     } else if (!strcmp(op, "Tan")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, "Add", gr_scalar(G, 1.0), gr_op(G, "Mul", y, y)));
+        share[0] =
+            fe_b_op(&G->b, "Mul", g,
+                    fe_b_op(&G->b, "Add", fe_b_scalar(&G->b, 1.0), fe_b_op(&G->b, "Mul", y, y)));
     } else if (!strcmp(op, "Sinh") || !strcmp(op, "Cosh")) {
-        share[0] = gr_op(G, "Mul", g, gr_op(G, op[0] == 'S' ? "Cosh" : "Sinh", a, FE_NONE));
+        share[0] =
+            fe_b_op(&G->b, "Mul", g, fe_b_op(&G->b, op[0] == 'S' ? "Cosh" : "Sinh", a, FE_NONE));
     } else if (!strcmp(op, "Atan") || !strcmp(op, "Atanh")) {
         /* 1 / (1 + a^2), 1 / (1 - a^2) */
-        uint32_t a2 = gr_op(G, "Mul", a, a);
-        share[0] = gr_op(G, "Div", g, gr_op(G, op[4] ? "Sub" : "Add", gr_scalar(G, 1.0), a2));
+        uint32_t a2 = fe_b_op(&G->b, "Mul", a, a);
+        share[0] = fe_b_op(&G->b, "Div", g,
+                           fe_b_op(&G->b, op[4] ? "Sub" : "Add", fe_b_scalar(&G->b, 1.0), a2));
     } else if (!strcmp(op, "Asin") || !strcmp(op, "Acos") || !strcmp(op, "Asinh") ||
                !strcmp(op, "Acosh")) {
         /* 1 / sqrt(1 - a^2) (Acos: negated), 1 / sqrt(a^2 + 1), 1 / sqrt(a^2 - 1) */
-        uint32_t a2 = gr_op(G, "Mul", a, a);
-        uint32_t r = op[4] == 'h' ? gr_op(G, "Add", a2, gr_scalar(G, op[2] == 'i' ? 1.0 : -1.0))
-                                  : gr_op(G, "Sub", gr_scalar(G, 1.0), a2);
-        uint32_t d = gr_op(G, "Div", g, gr_op(G, "Sqrt", r, FE_NONE));
-        share[0] = !strcmp(op, "Acos") ? gr_op(G, "Neg", d, FE_NONE) : d;
+        uint32_t a2 = fe_b_op(&G->b, "Mul", a, a);
+        uint32_t r = op[4] == 'h'
+                         ? fe_b_op(&G->b, "Add", a2, fe_b_scalar(&G->b, op[2] == 'i' ? 1.0 : -1.0))
+                         : fe_b_op(&G->b, "Sub", fe_b_scalar(&G->b, 1.0), a2);
+        uint32_t d = fe_b_op(&G->b, "Div", g, fe_b_op(&G->b, "Sqrt", r, FE_NONE));
+        share[0] = !strcmp(op, "Acos") ? fe_b_op(&G->b, "Neg", d, FE_NONE) : d;
     } else if (!strcmp(op, "Floor") || !strcmp(op, "Ceil") || !strcmp(op, "Round") ||
                !strcmp(op, "Sign")) {
         /* Flat almost everywhere: no gradient. */
@@ -777,38 +730,38 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
  * together along the axis. */
 static void gr_rule_split(gr *G, const fe_node *n) {
     int64_t axis;
-    if ((G->st = fe_attr_int(G->x.c, n, "axis", 0, &axis))) return;
+    if ((G->b.st = fe_attr_int(G->b.x.c, n, "axis", 0, &axis))) return;
     int32_t rank = gr_type(G, n->inputs[0])->rank;
     if (axis < 0) axis += rank;
-    G->elem = gr_type(G, n->inputs[0])->elem;
+    G->b.elem = gr_type(G, n->inputs[0])->elem;
     if (n->output_count > GR_MAX_SPLIT) {
-        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "the gradient of a Split into more than %d parts is not supported",
-                        GR_MAX_SPLIT);
+        G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                          "the gradient of a Split into more than %d parts is not supported",
+                          GR_MAX_SPLIT);
         return;
     }
     uint32_t parts[GR_MAX_SPLIT];
     for (uint32_t j = 0; j < n->output_count && gr_ok(G); j++) {
         uint32_t o = n->outputs[j];
         if (o == FE_NONE) {
-            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                            "the gradient of a Split with an omitted output is not supported");
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                              "the gradient of a Split with an omitted output is not supported");
             return;
         }
         fe_type t = *gr_type(G, o);
-        parts[j] =
-            G->grad[o] != FE_NONE ? G->grad[o] : gr_const(G, t.elem, (uint32_t)t.rank, t.dims, 0.0);
+        parts[j] = G->grad[o] != FE_NONE ? G->grad[o]
+                                         : fe_b_const(&G->b, t.elem, (uint32_t)t.rank, t.dims, 0.0);
     }
     fe_node *cat = NULL;
-    uint32_t v = gr_node(G, "Concat", 13, parts, n->output_count, &cat);
-    if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, axis);
+    uint32_t v = fe_b_node(&G->b, "Concat", 13, parts, n->output_count, &cat);
+    if (cat) G->b.st = fe_x_int_attr(&G->b.x, cat, "axis", false, axis);
     gr_accumulate(G, n->inputs[0], v);
 }
 
 /* Concat: each wanted input's slice of g along the axis. */
 static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
     int64_t axis;
-    if ((G->st = fe_attr_int(G->x.c, n, "axis", 0, &axis))) return;
+    if ((G->b.st = fe_attr_int(G->b.x.c, n, "axis", 0, &axis))) return;
     int32_t rank = gr_type(G, n->outputs[0])->rank;
     if (axis < 0) axis += rank;
     int64_t at = 0;
@@ -816,8 +769,9 @@ static void gr_rule_concat(gr *G, const fe_node *n, uint32_t g) {
         int64_t len = gr_type(G, n->inputs[i])->dims[axis];
         if (gr_wants(G, n->inputs[i])) {
             int64_t end = at + len;
-            uint32_t in[4] = {g, gr_ints(G, &at, 1), gr_ints(G, &end, 1), gr_ints(G, &axis, 1)};
-            gr_accumulate(G, n->inputs[i], gr_node(G, "Slice", 13, in, 4, NULL));
+            uint32_t in[4] = {g, fe_b_ints(&G->b, &at, 1), fe_b_ints(&G->b, &end, 1),
+                              fe_b_ints(&G->b, &axis, 1)};
+            gr_accumulate(G, n->inputs[i], fe_b_node(&G->b, "Slice", 13, in, 4, NULL));
         }
         at += len;
     }
@@ -875,15 +829,15 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const gr_conv_vi
         positions *= v->ts.dims[2 + i];
     }
     if (taps > GR_MAX_TAPS) {
-        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: a grouped %s's weight gradient takes a product per kernel "
-                        "tap: %lld taps (at most %d)",
-                        n->op_type, (long long)taps, GR_MAX_TAPS);
+        G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                          "Gradient: a grouped %s's weight gradient takes a product per kernel "
+                          "tap: %lld taps (at most %d)",
+                          n->op_type, (long long)taps, GR_MAX_TAPS);
         return FE_NONE;
     }
     uint32_t *cols = malloc((size_t)taps * sizeof *cols);
     if (!cols) {
-        G->st = fe_x_oom();
+        G->b.st = fe_x_oom();
         return FE_NONE;
     }
     /* small as [G, small / G, N * P]. */
@@ -898,11 +852,11 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const gr_conv_vi
     for (int64_t k = 0; k < taps && gr_ok(G); k++) {
         uint32_t bt = gr_reshape(G, gr_tap(G, bp, &tp, geo, k, v->ts.dims + 2), &b4);
         bt = gr_reshape(G, gr_transpose(G, bt, (const int64_t[]){1, 0, 3, 2}, 4), &bm);
-        cols[k] = gr_reshape(G, gr_op(G, "MatMul", sg, bt), &col);
+        cols[k] = gr_reshape(G, fe_b_op(&G->b, "MatMul", sg, bt), &col);
     }
     fe_node *cat = NULL;
-    uint32_t w = taps > 1 ? gr_node(G, "Concat", 13, cols, (uint32_t)taps, &cat) : cols[0];
-    if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, 2);
+    uint32_t w = taps > 1 ? fe_b_node(&G->b, "Concat", 13, cols, (uint32_t)taps, &cat) : cols[0];
+    if (cat) G->b.st = fe_x_int_attr(&G->b.x, cat, "axis", false, 2);
     free(cols);
     return gr_reshape(G, w, &v->tw);
 }
@@ -913,21 +867,21 @@ static uint32_t gr_grouped_conv_weight(gr *G, const fe_node *n, const gr_conv_vi
 static uint32_t gr_conv_weight(gr *G, const gr_conv_view *v, const int64_t *pads) {
     int32_t sp = v->geo->sp;
     fe_node *t = NULL;
-    uint32_t r = gr_node(G, "Conv", 11,
-                         (const uint32_t[]){gr_swap_first(G, v->big, v->tb.rank),
-                                            gr_swap_first(G, v->small, v->ts.rank)},
-                         2, &t);
-    gr_add_attr(G, t, "strides", true, v->geo->dil, sp);
-    gr_add_attr(G, t, "dilations", true, v->geo->stride, sp);
-    gr_add_attr(G, t, "pads", true, pads, 2 * sp);
+    uint32_t r = fe_b_node(&G->b, "Conv", 11,
+                           (const uint32_t[]){gr_swap_first(G, v->big, v->tb.rank),
+                                              gr_swap_first(G, v->small, v->ts.rank)},
+                           2, &t);
+    fe_b_ints_attr(&G->b, t, "strides", true, v->geo->dil, sp);
+    fe_b_ints_attr(&G->b, t, "dilations", true, v->geo->stride, sp);
+    fe_b_ints_attr(&G->b, t, "pads", true, pads, 2 * sp);
     int64_t zeros[3] = {0, 0, 0}, ends[3], axes[3];
     for (int32_t i = 0; i < sp; i++) {
         ends[i] = v->tw.dims[2 + i];
         axes[i] = 2 + i;
     }
-    uint32_t in[4] = {r, gr_ints(G, zeros, (uint32_t)sp), gr_ints(G, ends, (uint32_t)sp),
-                      gr_ints(G, axes, (uint32_t)sp)};
-    return gr_swap_first(G, gr_node(G, "Slice", 13, in, 4, NULL), v->tw.rank);
+    uint32_t in[4] = {r, fe_b_ints(&G->b, zeros, (uint32_t)sp),
+                      fe_b_ints(&G->b, ends, (uint32_t)sp), fe_b_ints(&G->b, axes, (uint32_t)sp)};
+    return gr_swap_first(G, fe_b_node(&G->b, "Slice", 13, in, 4, NULL), v->tw.rank);
 }
 
 /* Conv and ConvTranspose. A Conv's input gradient is the transposed
@@ -936,14 +890,14 @@ static uint32_t gr_conv_weight(gr *G, const gr_conv_view *v, const int64_t *pads
  * weight's is worked out from the weight's view (gr_conv_view); the bias's
  * is the sum of g over all but the channels. */
 static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     bool transpose = !strcmp(n->op_type, "ConvTranspose");
     fe_type tx = *gr_type(G, n->inputs[0]), tw = *gr_type(G, n->inputs[1]),
             ty = *gr_type(G, n->outputs[0]);
     fe_geom geo;
     int64_t group, pads[6], outpad[3];
-    if ((G->st = fe_geom_read(c, n, &tx, tw.dims + 2, &geo)) ||
-        (G->st = fe_attr_int(c, n, "group", 1, &group)))
+    if ((G->b.st = fe_geom_read(c, n, &tx, tw.dims + 2, &geo)) ||
+        (G->b.st = fe_attr_int(c, n, "group", 1, &group)))
         return;
     int32_t sp = geo.sp;
     int64_t *stride = geo.stride, *dil = geo.dil;
@@ -956,13 +910,13 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
     uint32_t x = G->map[n->inputs[0]], w = G->map[n->inputs[1]];
     if (gr_wants(G, n->inputs[0])) {
         fe_node *t = NULL;
-        uint32_t dx =
-            gr_node(G, transpose ? "Conv" : "ConvTranspose", 11, (const uint32_t[]){g, w}, 2, &t);
-        gr_add_attr(G, t, "strides", true, stride, sp);
-        gr_add_attr(G, t, "dilations", true, dil, sp);
-        gr_add_attr(G, t, "pads", true, pads, 2 * sp);
-        if (!transpose) gr_add_attr(G, t, "output_padding", true, outpad, sp);
-        gr_add_attr(G, t, "group", false, &group, 1);
+        uint32_t dx = fe_b_node(&G->b, transpose ? "Conv" : "ConvTranspose", 11,
+                                (const uint32_t[]){g, w}, 2, &t);
+        fe_b_ints_attr(&G->b, t, "strides", true, stride, sp);
+        fe_b_ints_attr(&G->b, t, "dilations", true, dil, sp);
+        fe_b_ints_attr(&G->b, t, "pads", true, pads, 2 * sp);
+        if (!transpose) fe_b_ints_attr(&G->b, t, "output_padding", true, outpad, sp);
+        fe_b_ints_attr(&G->b, t, "group", false, &group, 1);
         if (transpose) {
             /* An output padding of a stride or more gives the convolution
              * more positions than x has. */
@@ -996,9 +950,9 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
         for (int32_t d = 0; d < ty.rank; d++)
             if (d != 1) axes[k++] = d;
         fe_node *t = NULL;
-        uint32_t sum =
-            gr_node(G, "ReduceSum", 13, (const uint32_t[]){g, gr_ints(G, axes, k)}, 2, &t);
-        gr_add_attr(G, t, "keepdims", false, (const int64_t[]){0}, 1);
+        uint32_t sum = fe_b_node(&G->b, "ReduceSum", 13,
+                                 (const uint32_t[]){g, fe_b_ints(&G->b, axes, k)}, 2, &t);
+        fe_b_ints_attr(&G->b, t, "keepdims", false, (const int64_t[]){0}, 1);
         gr_accumulate(G, n->inputs[2], sum);
     }
 }
@@ -1012,30 +966,30 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
  * differ only in that dim are put side by side and taken through one
  * matrix to x's positions (padding dropped). */
 static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     bool is_max = !strcmp(n->op_type, "MaxPool");
     fe_type tx = *gr_type(G, n->inputs[0]), ty = *gr_type(G, n->outputs[0]);
     fe_geom geo;
     int64_t cip = 0;
-    if ((G->st = fe_geom_read(c, n, &tx, NULL, &geo)) ||
-        (!is_max && (G->st = fe_attr_int(c, n, "count_include_pad", 0, &cip))))
+    if ((G->b.st = fe_geom_read(c, n, &tx, NULL, &geo)) ||
+        (!is_max && (G->b.st = fe_attr_int(c, n, "count_include_pad", 0, &cip))))
         return;
     int32_t sp = geo.sp, rank = tx.rank;
     int64_t taps = 1;
     for (int32_t i = 0; i < sp; i++)
         taps *= geo.kernel[i];
     if (is_max && taps > GR_MAX_TAPS) {
-        G->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: MaxPool's gradient takes each kernel tap apart: %lld taps (at "
-                        "most %d)",
-                        (long long)taps, GR_MAX_TAPS);
+        G->b.st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                          "Gradient: MaxPool's gradient takes each kernel tap apart: %lld taps (at "
+                          "most %d)",
+                          (long long)taps, GR_MAX_TAPS);
         return;
     }
     /* MaxPool keeps each tap's share apart; AveragePool's are one. */
     uint32_t count = is_max ? (uint32_t)taps : 1;
     uint32_t *parts = malloc(count * sizeof *parts);
     if (!parts) {
-        G->st = fe_x_oom();
+        G->b.st = fe_x_oom();
         return;
     }
     if (is_max) {
@@ -1054,18 +1008,19 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
         uint32_t xp = gr_pad(G, G->map[n->inputs[0]], rank, pb, pe, -INFINITY);
         uint32_t y = G->map[n->outputs[0]], taken = FE_NONE;
         for (int64_t k = 0; k < taps && gr_ok(G); k++) {
-            uint32_t eq = gr_op(G, "Equal", gr_tap(G, xp, &tp, &geo, k, geo.out), y);
-            uint32_t first =
-                taken == FE_NONE ? eq : gr_op(G, "And", eq, gr_op(G, "Not", taken, FE_NONE));
-            if (k + 1 < taps) taken = taken == FE_NONE ? eq : gr_op(G, "Or", taken, eq);
-            parts[k] = gr_where(G, first, g, gr_scalar(G, 0.0));
+            uint32_t eq = fe_b_op(&G->b, "Equal", gr_tap(G, xp, &tp, &geo, k, geo.out), y);
+            uint32_t first = taken == FE_NONE
+                                 ? eq
+                                 : fe_b_op(&G->b, "And", eq, fe_b_op(&G->b, "Not", taken, FE_NONE));
+            if (k + 1 < taps) taken = taken == FE_NONE ? eq : fe_b_op(&G->b, "Or", taken, eq);
+            parts[k] = fe_b_where(&G->b, first, g, fe_b_scalar(&G->b, 0.0));
         }
     } else {
         /* The divisor of each window: its elements inside the padded input
          * (count_include_pad) or inside the input, as the op divides. */
         fe_tensor *t;
         uint32_t div;
-        if ((G->st = fe_const_new(c, ty.elem, (uint32_t)sp, ty.dims + 2, &t))) {
+        if ((G->b.st = fe_const_new(c, ty.elem, (uint32_t)sp, ty.dims + 2, &t))) {
             free(parts);
             return;
         }
@@ -1082,7 +1037,8 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
             }
             fe_tensor_set_f64(t, j, size);
         }
-        if (!(G->st = fe_x_const(&G->x, t, "divisor", &div))) parts[0] = gr_op(G, "Div", g, div);
+        if (!(G->b.st = fe_x_const(&G->b.x, t, "divisor", &div)))
+            parts[0] = fe_b_op(&G->b, "Div", g, div);
     }
     /* Dim by dim, last first: the taps of that dim (consecutive among the
      * parts, MaxPool) side by side, then through hits[t * out + o, pos]:
@@ -1094,7 +1050,7 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
         if (!gr_room(G, k * L, in)) break;
         double *hits = calloc((size_t)(k * L * in), sizeof *hits);
         if (!hits) {
-            G->st = fe_x_oom();
+            G->b.st = fe_x_oom();
             break;
         }
         for (int64_t t = 0; t < geo.kernel[i]; t++)
@@ -1109,8 +1065,8 @@ static void gr_rule_pool(gr *G, const fe_node *n, uint32_t g) {
             uint32_t v = parts[gi * k];
             if (k > 1) {
                 fe_node *cat = NULL;
-                v = gr_node(G, "Concat", 13, parts + gi * k, (uint32_t)k, &cat);
-                if (cat) G->st = fe_x_int_attr(&G->x, cat, "axis", false, d);
+                v = fe_b_node(&G->b, "Concat", 13, parts + gi * k, (uint32_t)k, &cat);
+                if (cat) G->b.st = fe_x_int_attr(&G->b.x, cat, "axis", false, d);
             }
             parts[gi] = gr_along(G, v, &side, d, hits, in);
         }
@@ -1134,18 +1090,18 @@ static uint32_t gr_channels(gr *G, uint32_t v, const fe_type *tx) {
 /* v summed over `axes` into the shape of the per-channel parameter p. */
 static void gr_to_param(gr *G, uint32_t p, uint32_t v, const int64_t *axes, uint32_t count) {
     if (gr_wants(G, p))
-        gr_accumulate(G, p, gr_reshape(G, gr_sum(G, v, axes, count), gr_type(G, p)));
+        gr_accumulate(G, p, gr_reshape(G, fe_b_sum(&G->b, v, axes, count), gr_type(G, p)));
 }
 
 /* BatchNormalization: y = (x - mean) rs scale + B, rs = (var + eps)^-1/2.
  * With training_mode the mean and variance are the batch's own (and depend
  * on x); otherwise they are inputs. */
 static void gr_rule_batchnorm(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     float eps;
     int64_t training;
-    if ((G->st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps)) ||
-        (G->st = fe_attr_int(c, n, "training_mode", 0, &training)))
+    if ((G->b.st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps)) ||
+        (G->b.st = fe_attr_int(c, n, "training_mode", 0, &training)))
         return;
     fe_type tx = *gr_type(G, n->inputs[0]);
     int64_t axes[FE_MAX_RANK];
@@ -1156,26 +1112,31 @@ static void gr_rule_batchnorm(gr *G, const fe_node *n, uint32_t g) {
     if (training) {
         uint32_t xhat, rs;
         gr_norm_stats(G, x, axes, count, m, eps, &xhat, &rs);
-        gr_to_param(G, n->inputs[1], gr_op(G, "Mul", g, xhat), axes, count);
+        gr_to_param(G, n->inputs[1], fe_b_op(&G->b, "Mul", g, xhat), axes, count);
         if (gr_wants(G, n->inputs[0]))
-            gr_accumulate(G, n->inputs[0],
-                          gr_norm_backward(G, gr_op(G, "Mul", g, scale), xhat, rs, axes, count, m));
+            gr_accumulate(
+                G, n->inputs[0],
+                gr_norm_backward(G, fe_b_op(&G->b, "Mul", g, scale), xhat, rs, axes, count, m));
         return;
     }
     uint32_t mean = gr_channels(G, G->map[n->inputs[3]], &tx);
     uint32_t var = gr_channels(G, G->map[n->inputs[4]], &tx);
-    uint32_t rs =
-        gr_op(G, "Reciprocal", gr_op(G, "Sqrt", gr_op(G, "Add", var, gr_scalar(G, eps)), FE_NONE),
-              FE_NONE);
-    uint32_t xc = gr_op(G, "Sub", x, mean), srs = gr_op(G, "Mul", scale, rs);
-    if (gr_wants(G, n->inputs[0])) gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", g, srs));
-    gr_to_param(G, n->inputs[1], gr_op(G, "Mul", gr_op(G, "Mul", g, xc), rs), axes, count);
+    uint32_t rs = fe_b_op(
+        &G->b, "Reciprocal",
+        fe_b_op(&G->b, "Sqrt", fe_b_op(&G->b, "Add", var, fe_b_scalar(&G->b, eps)), FE_NONE),
+        FE_NONE);
+    uint32_t xc = fe_b_op(&G->b, "Sub", x, mean), srs = fe_b_op(&G->b, "Mul", scale, rs);
+    if (gr_wants(G, n->inputs[0])) gr_accumulate(G, n->inputs[0], fe_b_op(&G->b, "Mul", g, srs));
+    gr_to_param(G, n->inputs[1], fe_b_op(&G->b, "Mul", fe_b_op(&G->b, "Mul", g, xc), rs), axes,
+                count);
     /* d/dmean = -g scale rs; d/dvar = -g (x - mean) scale rs^3 / 2 */
-    gr_to_param(G, n->inputs[3], gr_op(G, "Neg", gr_op(G, "Mul", g, srs), FE_NONE), axes, count);
+    gr_to_param(G, n->inputs[3], fe_b_op(&G->b, "Neg", fe_b_op(&G->b, "Mul", g, srs), FE_NONE),
+                axes, count);
     if (gr_wants(G, n->inputs[4])) {
-        uint32_t k = gr_op(G, "Mul", srs, gr_op(G, "Mul", rs, rs));
+        uint32_t k = fe_b_op(&G->b, "Mul", srs, fe_b_op(&G->b, "Mul", rs, rs));
         gr_to_param(G, n->inputs[4],
-                    gr_op(G, "Mul", gr_op(G, "Mul", g, xc), gr_op(G, "Mul", k, gr_scalar(G, -0.5))),
+                    fe_b_op(&G->b, "Mul", fe_b_op(&G->b, "Mul", g, xc),
+                            fe_b_op(&G->b, "Mul", k, fe_b_scalar(&G->b, -0.5))),
                     axes, count);
     }
 }
@@ -1183,12 +1144,12 @@ static void gr_rule_batchnorm(gr *G, const fe_node *n, uint32_t g) {
 /* LayerNormalization (over the dims from axis on) and InstanceNormalization
  * (over each image's own spatial dims): the statistics are x's own. */
 static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     bool layer = n->op_type[0] == 'L';
     float eps;
     int64_t axis = 2;
-    if ((G->st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps)) ||
-        (layer && (G->st = fe_attr_int(c, n, "axis", -1, &axis))))
+    if ((G->b.st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps)) ||
+        (layer && (G->b.st = fe_attr_int(c, n, "axis", -1, &axis))))
         return;
     fe_type tx = *gr_type(G, n->inputs[0]), ty = *gr_type(G, n->outputs[0]);
     if (axis < 0) axis += tx.rank;
@@ -1203,7 +1164,7 @@ static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
     gr_norm_stats(G, G->map[n->inputs[0]], axes, count, m, eps, &xhat, &rs);
     uint32_t scale = G->map[n->inputs[1]];
     if (!layer) scale = gr_channels(G, scale, &tx);
-    uint32_t gx = gr_op(G, "Mul", g, xhat);
+    uint32_t gx = fe_b_op(&G->b, "Mul", g, xhat);
     for (uint32_t i = 1; i < 3; i++) {
         if (!fe_has_in(n, i) || !gr_wants(G, n->inputs[i])) continue;
         uint32_t v = i == 1 ? gx : g;
@@ -1218,25 +1179,28 @@ static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
         }
     }
     if (gr_wants(G, n->inputs[0]))
-        gr_accumulate(G, n->inputs[0],
-                      gr_norm_backward(G, gr_op(G, "Mul", g, scale), xhat, rs, axes, count, m));
+        gr_accumulate(
+            G, n->inputs[0],
+            gr_norm_backward(G, fe_b_op(&G->b, "Mul", g, scale), xhat, rs, axes, count, m));
 }
 
 /* Indices with the negative ones counted from the end of a dim of `dim`. */
 static uint32_t gr_indices(gr *G, const fe_node *n, int64_t dim) {
     uint32_t idx = G->map[n->inputs[1]];
     fe_elem e = gr_type(G, n->inputs[1])->elem;
-    uint32_t zero = gr_const(G, e, 0, NULL, 0.0), size = gr_const(G, e, 0, NULL, (double)dim);
-    return gr_where(G, gr_op(G, "Less", idx, zero), gr_op(G, "Add", idx, size), idx);
+    uint32_t zero = fe_b_const(&G->b, e, 0, NULL, 0.0),
+             size = fe_b_const(&G->b, e, 0, NULL, (double)dim);
+    return fe_b_where(&G->b, fe_b_op(&G->b, "Less", idx, zero), fe_b_op(&G->b, "Add", idx, size),
+                      idx);
 }
 
 /* Gather: g added into zeros at the rows the indices took (ScatterND with
  * add, so an index taken twice gets both), the axis moved to the front and
  * back. GatherElements: ScatterElements with add. */
 static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     int64_t axis;
-    if ((G->st = fe_attr_int(c, n, "axis", 0, &axis))) return;
+    if ((G->b.st = fe_attr_int(c, n, "axis", 0, &axis))) return;
     fe_type td = *gr_type(G, n->inputs[0]), ti = *gr_type(G, n->inputs[1]),
             ty = *gr_type(G, n->outputs[0]);
     if (axis < 0) axis += td.rank;
@@ -1245,10 +1209,10 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
     fe_node *s = NULL;
     uint32_t d;
     if (!strcmp(n->op_type, "GatherElements")) {
-        uint32_t z = gr_const(G, G->elem, (uint32_t)td.rank, td.dims, 0.0);
-        d = gr_node(G, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
-        gr_add_attr(G, s, "axis", false, &axis, 1);
-        gr_push_attr(G, s, add);
+        uint32_t z = fe_b_const(&G->b, G->b.elem, (uint32_t)td.rank, td.dims, 0.0);
+        d = fe_b_node(&G->b, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
+        fe_b_ints_attr(&G->b, s, "axis", false, &axis, 1);
+        fe_b_attr(&G->b, s, add);
     } else {
         int32_t q = ti.rank, r = td.rank;
         int64_t perm[FE_MAX_RANK], back[FE_MAX_RANK], zd[FE_MAX_RANK];
@@ -1266,10 +1230,10 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
             if (j != axis) zd[at++] = td.dims[j];
         for (int32_t j = 0; j < r; j++)
             back[j] = j < axis ? j + 1 : j == axis ? 0 : j;
-        uint32_t z = gr_const(G, G->elem, (uint32_t)r, zd, 0.0), at = FE_NONE;
-        if (gr_ok(G)) G->st = fe_x_unsqueeze(&G->x, idx, q, &at);
-        d = gr_node(G, "ScatterND", 16, (const uint32_t[]){z, at, gt}, 3, &s);
-        gr_push_attr(G, s, add); /* before another node moves s */
+        uint32_t z = fe_b_const(&G->b, G->b.elem, (uint32_t)r, zd, 0.0), at = FE_NONE;
+        if (gr_ok(G)) G->b.st = fe_x_unsqueeze(&G->b.x, idx, q, &at);
+        d = fe_b_node(&G->b, "ScatterND", 16, (const uint32_t[]){z, at, gt}, 3, &s);
+        fe_b_attr(&G->b, s, add); /* before another node moves s */
         if (axis) d = gr_transpose(G, d, back, r);
     }
     gr_accumulate(G, n->inputs[0], d);
@@ -1279,7 +1243,7 @@ static void gr_rule_gather(gr *G, const fe_node *n, uint32_t g) {
  * dim the slice walked down). */
 static void gr_rule_slice(gr *G, const fe_node *n, uint32_t g) {
     fe_slice_plan p;
-    if ((G->st = fe_slice_read(G->x.c, n, &p))) return;
+    if ((G->b.st = fe_slice_read(G->b.x.c, n, &p))) return;
     fe_type tx = *gr_type(G, n->inputs[0]), ty = *gr_type(G, n->outputs[0]);
     int64_t start[FE_MAX_RANK], step[FE_MAX_RANK];
     for (int32_t d = 0; d < ty.rank; d++) {
@@ -1321,10 +1285,10 @@ static uint32_t gr_pad_dim(gr *G, uint32_t v, const fe_type *t, int32_t d, int64
 static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
     uint32_t pads[2 * FE_MAX_RANK];
     lmnn_pad_options o;
-    if ((G->st = fe_pad_read(G->x.c, n, pads, &o))) return;
+    if ((G->b.st = fe_pad_read(G->b.x.c, n, pads, &o))) return;
     if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
-        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: the gradient of Pad's constant_value is not supported");
+        G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                          "Gradient: the gradient of Pad's constant_value is not supported");
         return;
     }
     fe_type tx = *gr_type(G, n->inputs[0]), cur = *gr_type(G, n->outputs[0]);
@@ -1337,11 +1301,11 @@ static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
                        : o.mode == LMNN_PAD_CIRCULAR ? dim
                                                      : -1;
         if (most >= 0 && (b > most || e > most)) {
-            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                            "%s padding of (%lld, %lld) is wider than dim %d of size %lld allows "
-                            "(at most %lld)",
-                            o.mode == LMNN_PAD_REFLECT ? "reflect" : "wrap", (long long)b,
-                            (long long)e, d, (long long)dim, (long long)most);
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                              "%s padding of (%lld, %lld) is wider than dim %d of size %lld allows "
+                              "(at most %lld)",
+                              o.mode == LMNN_PAD_REFLECT ? "reflect" : "wrap", (long long)b,
+                              (long long)e, d, (long long)dim, (long long)most);
             return;
         }
         fe_type whole = cur, part;
@@ -1354,7 +1318,7 @@ static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
                 side ? gr_cut(G, g, &part, d, b + dim, b + dim + e) : gr_cut(G, g, &part, d, 0, b);
             int64_t at; /* where the part's first element lands in x */
             if (o.mode == LMNN_PAD_REPLICATE) {
-                v = gr_sum(G, v, (const int64_t[]){d}, 1);
+                v = fe_b_sum(&G->b, v, (const int64_t[]){d}, 1);
                 part.dims[d] = k = 1;
                 at = side ? dim - 1 : 0;
             } else if (o.mode == LMNN_PAD_REFLECT) {
@@ -1363,7 +1327,7 @@ static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
             } else {
                 at = side ? 0 : dim - k;
             }
-            sum = gr_op(G, "Add", sum, gr_pad_dim(G, v, &part, d, at, dim - at - k));
+            sum = fe_b_op(&G->b, "Add", sum, gr_pad_dim(G, v, &part, d, at, dim - at - k));
         }
         g = sum;
     }
@@ -1373,11 +1337,11 @@ static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
 /* Tile: g's copies summed (g seen with a dim of repeats before each
  * repeated dim). */
 static void gr_rule_tile(gr *G, const fe_node *n, uint32_t g) {
-    const fe_tensor *k = fe_in_const(G->x.c, n, 1);
+    const fe_tensor *k = fe_in_const(G->b.x.c, n, 1);
     fe_type tx = *gr_type(G, n->inputs[0]), split = tx;
     if (!k) {
-        G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: Tile's repeats are computed at run time");
+        G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                          "Gradient: Tile's repeats are computed at run time");
         return;
     }
     int64_t axes[FE_MAX_RANK];
@@ -1387,8 +1351,9 @@ static void gr_rule_tile(gr *G, const fe_node *n, uint32_t g) {
         int64_t r = fe_tensor_get_i64(k, (uint64_t)d);
         if (r > 1) {
             if (split.rank + 2 > FE_MAX_RANK) {
-                G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                                "Gradient: Tile repeats more dims than rank %d takes", FE_MAX_RANK);
+                G->b.st =
+                    fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                            "Gradient: Tile repeats more dims than rank %d takes", FE_MAX_RANK);
                 return;
             }
             axes[count++] = split.rank;
@@ -1401,7 +1366,7 @@ static void gr_rule_tile(gr *G, const fe_node *n, uint32_t g) {
         return;
     }
     gr_accumulate(G, n->inputs[0],
-                  gr_reshape(G, gr_sum(G, gr_reshape(G, g, &split), axes, count), &tx));
+                  gr_reshape(G, fe_b_sum(&G->b, gr_reshape(G, g, &split), axes, count), &tx));
 }
 
 /* Max and Min: g to the inputs equal to y, split evenly among them (as
@@ -1410,16 +1375,16 @@ static void gr_rule_extremum(gr *G, const fe_node *n, uint32_t g) {
     const fe_type *ty = gr_type(G, n->outputs[0]);
     uint32_t y = G->map[n->outputs[0]], ties = FE_NONE;
     for (uint32_t i = 0; i < n->input_count; i++) {
-        uint32_t eq = gr_cast(G, gr_op(G, "Equal", G->map[n->inputs[i]], y), G->elem);
-        ties = ties == FE_NONE ? eq : gr_op(G, "Add", ties, eq);
+        uint32_t eq = fe_b_cast(&G->b, fe_b_op(&G->b, "Equal", G->map[n->inputs[i]], y), G->b.elem);
+        ties = ties == FE_NONE ? eq : fe_b_op(&G->b, "Add", ties, eq);
     }
-    uint32_t share = n->input_count > 1 ? gr_op(G, "Div", g, ties) : g;
+    uint32_t share = n->input_count > 1 ? fe_b_op(&G->b, "Div", g, ties) : g;
     for (uint32_t i = 0; i < n->input_count; i++)
         if (gr_wants(G, n->inputs[i])) {
-            uint32_t eq = gr_op(G, "Equal", G->map[n->inputs[i]], y);
+            uint32_t eq = fe_b_op(&G->b, "Equal", G->map[n->inputs[i]], y);
             gr_accumulate(G, n->inputs[i],
-                          gr_unbroadcast(G, gr_where(G, eq, share, gr_scalar(G, 0.0)), ty,
-                                         gr_type(G, n->inputs[i])));
+                          gr_unbroadcast(G, fe_b_where(&G->b, eq, share, fe_b_scalar(&G->b, 0.0)),
+                                         ty, gr_type(G, n->inputs[i])));
         }
 }
 
@@ -1429,15 +1394,15 @@ static void gr_rule_resize(gr *G, const fe_node *n, uint32_t g) {
     fe_type tx = *gr_type(G, n->inputs[0]), cur = *gr_type(G, n->outputs[0]);
     for (uint32_t i = 1; i < n->input_count; i++)
         if (fe_has_in(n, i) && gr_wants(G, n->inputs[i])) {
-            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                            "Gradient: only the gradient of a Resize's X is supported (input %u "
-                            "depends on xs)",
-                            i);
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                              "Gradient: only the gradient of a Resize's X is supported (input %u "
+                              "depends on xs)",
+                              i);
             return;
         }
     for (int32_t d = 0; d < tx.rank && gr_ok(G); d++) {
         fe_tensor *m;
-        if ((G->st = fe_resize_matrix(G->x.c, n, d, &m))) return;
+        if ((G->b.st = fe_resize_matrix(G->b.x.c, n, d, &m))) return;
         int64_t in = tx.dims[d], out = cur.dims[d];
         bool same = in == out;
         for (int64_t i = 0; same && i < in; i++)
@@ -1447,7 +1412,7 @@ static void gr_rule_resize(gr *G, const fe_node *n, uint32_t g) {
         if (!gr_room(G, out, in)) return;
         double *w = malloc((size_t)(in * out) * sizeof *w);
         if (!w) {
-            G->st = fe_x_oom();
+            G->b.st = fe_x_oom();
             return;
         }
         for (int64_t i = 0; i < in; i++)
@@ -1466,8 +1431,8 @@ static void gr_rule_depth_space(gr *G, const fe_node *n, uint32_t g) {
     int64_t b;
     const char *mode = "DCR";
     bool to_space = !strcmp(n->op_type, "DepthToSpace");
-    if ((G->st = fe_attr_int(G->x.c, n, "blocksize", 0, &b)) ||
-        (to_space && (G->st = fe_attr_string(G->x.c, n, "mode", "DCR", &mode))))
+    if ((G->b.st = fe_attr_int(G->b.x.c, n, "blocksize", 0, &b)) ||
+        (to_space && (G->b.st = fe_attr_string(G->b.x.c, n, "mode", "DCR", &mode))))
         return;
     fe_type tx = *gr_type(G, n->inputs[0]);
     int64_t N = tx.dims[0], C = tx.dims[1], H = tx.dims[2], W = tx.dims[3];
@@ -1499,7 +1464,7 @@ static void gr_rule_depth_space(gr *G, const fe_node *n, uint32_t g) {
  * result spread back over it. */
 static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
     fe_einsum e;
-    if ((G->st = fe_einsum_read(G->x.c, n, &e))) return;
+    if ((G->b.st = fe_einsum_read(G->b.x.c, n, &e))) return;
     /* Letters for the labels: a letter stays itself, an ellipsis dim's
      * digit takes a letter no term uses. */
     char letter[128] = {0};
@@ -1525,9 +1490,9 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
         size_t kc = 0;
         for (int32_t d = 0; d < tk.rank; d++) {
             if (strchr(own + d + 1, own[d])) {
-                G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                                "Gradient: the gradient of an Einsum operand with a repeated "
-                                "subscript (a diagonal) is not supported");
+                G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                                  "Gradient: the gradient of an Einsum operand with a repeated "
+                                  "subscript (a diagonal) is not supported");
                 return;
             }
             lonely[d] = !strchr(e.out, own[d]) && !strchr(other, own[d]);
@@ -1548,27 +1513,27 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
          * still an Einsum: only the identity is skipped.) */
         bool identity = e.count == 1 && at == kc && !strncmp(eq, keep, kc);
         if (!identity) {
-            char *copy = fe_arena_alloc(&G->x.c->g->arena, strlen(eq) + 1);
+            char *copy = fe_arena_alloc(&G->b.x.c->g->arena, strlen(eq) + 1);
             if (!copy) {
-                G->st = fe_x_oom();
+                G->b.st = fe_x_oom();
                 return;
             }
             strcpy(copy, eq);
             fe_node *m = NULL;
-            v = gr_node(G, "Einsum", 12, (const uint32_t[]){g, G->map[n->inputs[1 - k]]}, e.count,
-                        &m);
-            gr_push_attr(
-                G, m,
+            v = fe_b_node(&G->b, "Einsum", 12, (const uint32_t[]){g, G->map[n->inputs[1 - k]]},
+                          e.count, &m);
+            fe_b_attr(
+                &G->b, m,
                 (fe_attr){
                     .name = "equation", .type = FE_ATTR_STRING, .s = copy, .s_len = strlen(copy)});
         }
         bool spread = false;
         for (int32_t d = 0; d < tk.rank && gr_ok(G); d++)
             if (lonely[d]) {
-                G->st = fe_x_unsqueeze(&G->x, v, d, &v);
+                G->b.st = fe_x_unsqueeze(&G->b.x, v, d, &v);
                 spread = true;
             }
-        if (spread) v = gr_op(G, "Expand", v, gr_ints(G, tk.dims, (uint32_t)tk.rank));
+        if (spread) v = fe_b_op(&G->b, "Expand", v, fe_b_ints(&G->b, tk.dims, (uint32_t)tk.rank));
         gr_accumulate(G, n->inputs[k], v);
     }
 }
@@ -1578,16 +1543,16 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
 static void gr_rule_topk(gr *G, const fe_node *n, uint32_t g) {
     if (!gr_ok(G)) return;
     int64_t axis;
-    if ((G->st = fe_attr_int(G->x.c, n, "axis", -1, &axis))) return;
+    if ((G->b.st = fe_attr_int(G->b.x.c, n, "axis", -1, &axis))) return;
     fe_type tx = *gr_type(G, n->inputs[0]);
     if (axis < 0) axis += tx.rank;
     uint32_t vals, idx;
-    if ((G->st = fe_x_value(&G->x, "values", &vals)) ||
-        (G->st = fe_x_value(&G->x, "indices", &idx)))
+    if ((G->b.st = fe_x_value(&G->b.x, "values", &vals)) ||
+        (G->b.st = fe_x_value(&G->b.x, "indices", &idx)))
         return;
-    fe_node *t = fe_x_node(&G->x, "TopK", n->opset, n->input_count, 2);
+    fe_node *t = fe_x_node(&G->b.x, "TopK", n->opset, n->input_count, 2);
     if (!t) {
-        G->st = fe_x_oom();
+        G->b.st = fe_x_oom();
         return;
     }
     for (uint32_t i = 0; i < n->input_count; i++)
@@ -1597,11 +1562,11 @@ static void gr_rule_topk(gr *G, const fe_node *n, uint32_t g) {
     t->attrs = n->attrs;
     t->attr_count = n->attr_count;
     fe_node *s = NULL;
-    uint32_t z = gr_const(G, G->elem, (uint32_t)tx.rank, tx.dims, 0.0);
-    uint32_t d = gr_node(G, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
-    gr_add_attr(G, s, "axis", false, &axis, 1);
-    gr_push_attr(G, s,
-                 (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
+    uint32_t z = fe_b_const(&G->b, G->b.elem, (uint32_t)tx.rank, tx.dims, 0.0);
+    uint32_t d = fe_b_node(&G->b, "ScatterElements", 16, (const uint32_t[]){z, idx, g}, 3, &s);
+    fe_b_ints_attr(&G->b, s, "axis", false, &axis, 1);
+    fe_b_attr(&G->b, s,
+              (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
     gr_accumulate(G, n->inputs[0], d);
 }
 
@@ -1611,16 +1576,16 @@ static void gr_rule_topk(gr *G, const fe_node *n, uint32_t g) {
  * class's score, negated (NLL), or to every class as its softmax less the
  * target's one-hot (SCE). */
 static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     bool sce = n->op_type[0] == 'S', has_ii = fe_node_attr(n, "ignore_index") != NULL;
     const char *red;
     int64_t ii;
-    if ((G->st = fe_attr_string(c, n, "reduction", "mean", &red)) ||
-        (G->st = fe_attr_int(c, n, "ignore_index", 0, &ii)))
+    if ((G->b.st = fe_attr_string(c, n, "reduction", "mean", &red)) ||
+        (G->b.st = fe_attr_int(c, n, "ignore_index", 0, &ii)))
         return;
     if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
-        G->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                        "Gradient: the gradient of the loss's class weights is not supported");
+        G->b.st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                          "Gradient: the gradient of the loss's class weights is not supported");
         return;
     }
     fe_type tx = *gr_type(G, n->inputs[0]), tt = *gr_type(G, n->inputs[1]);
@@ -1631,47 +1596,49 @@ static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
     int64_t kd[FE_MAX_RANK];
     for (int32_t d = 0; d < tx.rank; d++)
         kd[d] = d == 1 ? tx.dims[1] : 1;
-    if ((G->st = fe_const_new(c, tt.elem, (uint32_t)tx.rank, kd, &k))) return;
+    if ((G->b.st = fe_const_new(c, tt.elem, (uint32_t)tx.rank, kd, &k))) return;
     for (int64_t i = 0; i < tx.dims[1]; i++)
         fe_tensor_set_i64(k, (uint64_t)i, i);
-    if ((G->st = fe_x_const(&G->x, k, "classes", &classes)) ||
-        (G->st = fe_x_unsqueeze(&G->x, t, 1, &tu)))
+    if ((G->b.st = fe_x_const(&G->b.x, k, "classes", &classes)) ||
+        (G->b.st = fe_x_unsqueeze(&G->b.x, t, 1, &tu)))
         return;
-    uint32_t onehot = gr_cast(G, gr_op(G, "Equal", tu, classes), G->elem);
+    uint32_t onehot = fe_b_cast(&G->b, fe_b_op(&G->b, "Equal", tu, classes), G->b.elem);
     /* Each position's weight: its target's, 0 when ignored. */
     uint32_t per = FE_NONE, ignored = FE_NONE;
     if (has_ii) {
-        ignored = gr_op(G, "Equal", t, gr_const(G, tt.elem, 0, NULL, (double)ii));
-        per = gr_cast(G, gr_op(G, "Not", ignored, FE_NONE), G->elem);
+        ignored = fe_b_op(&G->b, "Equal", t, fe_b_const(&G->b, tt.elem, 0, NULL, (double)ii));
+        per = fe_b_cast(&G->b, fe_b_op(&G->b, "Not", ignored, FE_NONE), G->b.elem);
     }
     if (fe_has_in(n, 2)) {
-        uint32_t safe = has_ii ? gr_where(G, ignored, gr_const(G, tt.elem, 0, NULL, 0.0), t) : t;
-        uint32_t wt = gr_op(G, "Gather", G->map[n->inputs[2]], safe);
-        per = per == FE_NONE ? wt : gr_op(G, "Mul", per, wt);
+        uint32_t safe =
+            has_ii ? fe_b_where(&G->b, ignored, fe_b_const(&G->b, tt.elem, 0, NULL, 0.0), t) : t;
+        uint32_t wt = fe_b_op(&G->b, "Gather", G->map[n->inputs[2]], safe);
+        per = per == FE_NONE ? wt : fe_b_op(&G->b, "Mul", per, wt);
     }
     uint32_t share = g;
     if (!strcmp(red, "mean")) {
         double count = 1;
         for (int32_t d = 0; d < tt.rank; d++)
             count *= (double)tt.dims[d];
-        uint32_t denom = per == FE_NONE ? gr_scalar(G, count) : gr_op(G, "ReduceSum", per, FE_NONE);
-        share = gr_op(G, "Div", share, denom);
+        uint32_t denom =
+            per == FE_NONE ? fe_b_scalar(&G->b, count) : fe_b_op(&G->b, "ReduceSum", per, FE_NONE);
+        share = fe_b_op(&G->b, "Div", share, denom);
     }
-    if (per != FE_NONE) share = gr_op(G, "Mul", per, share);
+    if (per != FE_NONE) share = fe_b_op(&G->b, "Mul", per, share);
     /* Per position ([N, 1, ...] against the classes), or one scalar. */
     uint32_t coef = share;
     if (gr_ok(G) && (per != FE_NONE || !strcmp(red, "none")))
-        G->st = fe_x_unsqueeze(&G->x, share, 1, &coef);
+        G->b.st = fe_x_unsqueeze(&G->b.x, share, 1, &coef);
     uint32_t base;
     if (sce) {
         fe_node *sm = NULL;
-        base = gr_node(G, "Softmax", 13, &G->map[n->inputs[0]], 1, &sm);
-        gr_add_attr(G, sm, "axis", false, (const int64_t[]){1}, 1);
-        base = gr_op(G, "Sub", base, onehot);
+        base = fe_b_node(&G->b, "Softmax", 13, &G->map[n->inputs[0]], 1, &sm);
+        fe_b_ints_attr(&G->b, sm, "axis", false, (const int64_t[]){1}, 1);
+        base = fe_b_op(&G->b, "Sub", base, onehot);
     } else {
-        base = gr_op(G, "Neg", onehot, FE_NONE);
+        base = fe_b_op(&G->b, "Neg", onehot, FE_NONE);
     }
-    gr_accumulate(G, n->inputs[0], gr_op(G, "Mul", base, coef));
+    gr_accumulate(G, n->inputs[0], fe_b_op(&G->b, "Mul", base, coef));
 }
 
 static const char gr_supported[] =
@@ -1691,7 +1658,8 @@ static const char gr_supported[] =
 
 /* Sum and Mean: g to every operand (over the count for Mean). */
 static void gr_rule_sum(gr *G, const fe_node *n, uint32_t g) {
-    if (n->op_type[0] == 'M') g = gr_op(G, "Div", g, gr_scalar(G, (double)n->input_count));
+    if (n->op_type[0] == 'M')
+        g = fe_b_op(&G->b, "Div", g, fe_b_scalar(&G->b, (double)n->input_count));
     for (uint32_t i = 0; i < n->input_count; i++)
         if (gr_wants(G, n->inputs[i]))
             gr_accumulate(
@@ -1701,12 +1669,13 @@ static void gr_rule_sum(gr *G, const fe_node *n, uint32_t g) {
 
 /* Where: g where the condition picks the operand, 0 elsewhere. */
 static void gr_rule_where(gr *G, const fe_node *n, uint32_t g) {
-    uint32_t cond = G->map[n->inputs[0]], zero = gr_scalar(G, 0.0);
+    uint32_t cond = G->map[n->inputs[0]], zero = fe_b_scalar(&G->b, 0.0);
     for (uint32_t i = 1; i < 3; i++)
         if (gr_wants(G, n->inputs[i]))
-            gr_accumulate(G, n->inputs[i],
-                          gr_unbroadcast(G, gr_where(G, cond, i == 1 ? g : zero, i == 1 ? zero : g),
-                                         gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
+            gr_accumulate(
+                G, n->inputs[i],
+                gr_unbroadcast(G, fe_b_where(&G->b, cond, i == 1 ? g : zero, i == 1 ? zero : g),
+                               gr_type(G, n->outputs[0]), gr_type(G, n->inputs[i])));
 }
 
 /* GlobalAveragePool: g spread evenly over each image. */
@@ -1715,9 +1684,10 @@ static void gr_rule_global_avg(gr *G, const fe_node *n, uint32_t g) {
     double size = 1;
     for (int32_t d = 2; d < tx.rank; d++)
         size *= (double)tx.dims[d];
-    uint32_t shape = gr_ints(G, tx.dims, (uint32_t)tx.rank);
-    gr_accumulate(G, n->inputs[0],
-                  gr_op(G, "Expand", gr_op(G, "Div", g, gr_scalar(G, size)), shape));
+    uint32_t shape = fe_b_ints(&G->b, tx.dims, (uint32_t)tx.rank);
+    gr_accumulate(
+        G, n->inputs[0],
+        fe_b_op(&G->b, "Expand", fe_b_op(&G->b, "Div", g, fe_b_scalar(&G->b, size)), shape));
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze: g in the input's shape. */
@@ -1727,7 +1697,7 @@ static void gr_rule_reshape(gr *G, const fe_node *n, uint32_t g) {
 
 /* Cast between float types: g cast back. */
 static void gr_rule_cast(gr *G, const fe_node *n, uint32_t g) {
-    gr_accumulate(G, n->inputs[0], gr_cast(G, g, gr_type(G, n->inputs[0])->elem));
+    gr_accumulate(G, n->inputs[0], fe_b_cast(&G->b, g, gr_type(G, n->inputs[0])->elem));
 }
 
 /* CumSum's adjoint sums the other way; Trilu keeps the same elements. */
@@ -1735,12 +1705,12 @@ static void gr_rule_cumsum_trilu(gr *G, const fe_node *n, uint32_t g) {
     bool cumsum = n->op_type[0] == 'C';
     fe_node *m = NULL;
     uint32_t in[2] = {g, fe_has_in(n, 1) ? G->map[n->inputs[1]] : FE_NONE};
-    uint32_t v = gr_node(G, n->op_type, n->opset, in, in[1] == FE_NONE ? 1 : 2, &m);
+    uint32_t v = fe_b_node(&G->b, n->op_type, n->opset, in, in[1] == FE_NONE ? 1 : 2, &m);
     int64_t reverse = 0;
-    if (cumsum && (G->st = fe_attr_int(G->x.c, n, "reverse", 0, &reverse))) return;
+    if (cumsum && (G->b.st = fe_attr_int(G->b.x.c, n, "reverse", 0, &reverse))) return;
     for (uint32_t i = 0; m && i < n->attr_count; i++)
-        if (strcmp(n->attrs[i].name, "reverse") != 0) gr_push_attr(G, m, n->attrs[i]);
-    if (cumsum) gr_add_attr(G, m, "reverse", false, (const int64_t[]){!reverse}, 1);
+        if (strcmp(n->attrs[i].name, "reverse") != 0) fe_b_attr(&G->b, m, n->attrs[i]);
+    if (cumsum) fe_b_ints_attr(&G->b, m, "reverse", false, (const int64_t[]){!reverse}, 1);
     gr_accumulate(G, n->inputs[0], v);
 }
 
@@ -1806,7 +1776,7 @@ static const struct {
 static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
     uint32_t share[2];
     /* The rules' constants go with the node's output. */
-    G->elem = gr_type(G, n->outputs[0])->elem;
+    G->b.elem = gr_type(G, n->outputs[0])->elem;
     G->at = n;
     /* Only the default domain's ops have rules. */
     bool standard = !n->domain[0] || !strcmp(n->domain, "ai.onnx");
@@ -1823,10 +1793,10 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
             gr_rules[k].rule(G, n, g);
             return;
         }
-    G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                    "Gradient: y depends on this node, whose gradient is not supported (ops "
-                    "with a gradient: %s)",
-                    gr_supported);
+    G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                      "Gradient: y depends on this node, whose gradient is not supported (ops "
+                      "with a gradient: %s)",
+                      gr_supported);
 }
 
 /* ---- the subgraph from xs and zs to y ---- */
@@ -1834,7 +1804,7 @@ static void gr_backward(gr *G, const fe_node *n, uint32_t g) {
 /* Marks the nodes y depends on, up to the tensors named in xs and zs and
  * constants; a graph input named in neither is an error. */
 static lm_status gr_mark(gr *G, const fe_node *grad_node, uint32_t y) {
-    fe_ctx *c = G->x.c;
+    fe_ctx *c = G->b.x.c;
     fe_graph *g = c->g;
     uint32_t *stack = malloc((size_t)G->values * sizeof *stack);
     uint8_t *seen = calloc(G->values, 1);
@@ -1868,7 +1838,7 @@ static lm_status gr_mark(gr *G, const fe_node *grad_node, uint32_t y) {
 /* The forward ops on the path, cloned onto the given values where an
  * operand differs from the graph's (or the op comes after the node). */
 static void gr_forward(gr *G, uint32_t grad_index) {
-    fe_graph *g = G->x.c->g;
+    fe_graph *g = G->b.x.c->g;
     for (uint32_t k = 0; k < grad_index && gr_ok(G); k++) {
         if (!G->on_path[k]) continue;
         const fe_node *n = &g->nodes[k];
@@ -1884,16 +1854,16 @@ static void gr_forward(gr *G, uint32_t grad_index) {
                 G->dep[n->outputs[i]] = dep;
         if (!moved) continue;
         if (n->implicit_count) {
-            G->st = fe_fail(G->x.c, n, LM_ERR_UNSUPPORTED,
-                            "Gradient at values other than xs's and zs's own: this node's "
-                            "subgraph cannot be recomputed");
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                              "Gradient at values other than xs's and zs's own: this node's "
+                              "subgraph cannot be recomputed");
             return;
         }
         fe_node copy = *n; /* fe_x_node may move g's arrays */
         fe_node *m =
-            fe_x_node(&G->x, copy.op_type, copy.opset, copy.input_count, copy.output_count);
+            fe_x_node(&G->b.x, copy.op_type, copy.opset, copy.input_count, copy.output_count);
         if (!m) {
-            G->st = fe_x_oom();
+            G->b.st = fe_x_oom();
             return;
         }
         m->domain = copy.domain;
@@ -1909,8 +1879,8 @@ static void gr_forward(gr *G, uint32_t grad_index) {
             char name[160];
             snprintf(name, sizeof name, "at/%s", g->values[o].name);
             uint32_t nv;
-            if ((G->st = fe_x_value(&G->x, name, &nv))) return;
-            m = &G->x.nodes[G->x.count - 1];
+            if ((G->b.st = fe_x_value(&G->b.x, name, &nv))) return;
+            m = &G->b.x.nodes[G->b.x.count - 1];
             m->outputs[i] = nv;
             G->map[o] = nv;
         }
@@ -1963,8 +1933,8 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
     if (!fe_elem_is_float(g->values[y].type.elem))
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "y ('%s') must be a float tensor", ys[0]);
 
-    gr G = {.elem = g->values[y].type.elem, .values = g->value_count};
-    fe_x_begin(c, n, &G.x);
+    gr G = {.b.elem = g->values[y].type.elem, .values = g->value_count};
+    fe_x_begin(c, n, &G.b.x);
     G.map = malloc((size_t)G.values * sizeof *G.map);
     G.grad = malloc((size_t)G.values * sizeof *G.grad);
     G.role = calloc(G.values, 1);
@@ -2017,7 +1987,7 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
         gr_forward(&G, grad_index);
         /* Backward from ones shaped like y. */
         fe_type ty = g->values[y].type;
-        G.grad[y] = gr_const(&G, G.elem, (uint32_t)ty.rank, ty.dims, 1.0);
+        G.grad[y] = fe_b_const(&G.b, G.b.elem, (uint32_t)ty.rank, ty.dims, 1.0);
         for (uint32_t i = G.order_count; i-- > 0 && gr_ok(&G);) {
             const fe_node *fn = &c->g->nodes[G.order[i]];
             /* The rules are for output 0, Split's for all; a gradient
@@ -2028,10 +1998,11 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
                 bool has = fn->outputs[j] != FE_NONE && G.grad[fn->outputs[j]] != FE_NONE;
                 reached |= has;
                 if (has && j && !split)
-                    G.st = fe_fail(c, fn, LM_ERR_UNSUPPORTED,
-                                   "Gradient: y depends on output %u of this node, whose gradient "
-                                   "is not supported",
-                                   j);
+                    G.b.st =
+                        fe_fail(c, fn, LM_ERR_UNSUPPORTED,
+                                "Gradient: y depends on output %u of this node, whose gradient "
+                                "is not supported",
+                                j);
             }
             if (!gr_ok(&G) || !reached) continue;
             bool any = false;
@@ -2043,17 +2014,17 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
                 gr_backward(&G, fn, G.grad[fn->outputs[0]]);
         }
         /* The outputs: the gradients, zeros for an x that y does not use. */
-        for (uint32_t i = 0; i < G.x.node.output_count && gr_ok(&G); i++) {
-            uint32_t o = G.x.node.outputs[i];
+        for (uint32_t i = 0; i < G.b.x.node.output_count && gr_ok(&G); i++) {
+            uint32_t o = G.b.x.node.outputs[i];
             if (o == FE_NONE) continue;
             uint32_t d = G.grad[named[i]];
             if (d == FE_NONE) {
                 fe_type tx = c->g->values[named[i]].type;
-                d = gr_const(&G, tx.elem, (uint32_t)tx.rank, tx.dims, 0.0);
+                d = fe_b_const(&G.b, tx.elem, (uint32_t)tx.rank, tx.dims, 0.0);
             }
-            if (gr_ok(&G)) G.st = fe_x_identity(&G.x, d, o);
+            if (gr_ok(&G)) G.b.st = fe_x_identity(&G.b.x, d, o);
         }
-        st = G.st;
+        st = G.b.st;
     }
     free(G.map);
     free(G.grad);
@@ -2062,5 +2033,5 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
     free(G.on_path);
     free(G.order);
     free(named);
-    return fe_x_end(c, &G.x, st);
+    return fe_x_end(c, &G.b.x, st);
 }

@@ -185,86 +185,22 @@ static lm_status rnn_params_of(fe_ctx *c, const fe_node *n, rnn_params *p) {
  * activations, ...): the backward pass then goes through it like through
  * any other ops. The expansion is built with sticky errors, as fe_grad.c's
  * rules are. */
-typedef struct unroll {
-    fe_expansion x;
-    lm_status st;
-    fe_elem elem;
-} unroll;
-
-static uint32_t u_node(unroll *u, const char *op, const uint32_t *in, uint32_t n_in,
-                       fe_node **out_node) {
-    uint32_t v = FE_NONE;
-    if (!u->st) u->st = fe_x_emit_n(&u->x, op, 13, in, n_in, &v, out_node);
-    return u->st ? FE_NONE : v;
-}
-
-static uint32_t u_op(unroll *u, const char *op, uint32_t a, uint32_t b) {
-    return u_node(u, op, (const uint32_t[]){a, b}, b == FE_NONE ? 1 : 2, NULL);
-}
-
-static uint32_t u_scalar(unroll *u, double v) {
-    uint32_t out = FE_NONE;
-    if (!u->st) u->st = fe_x_float(&u->x, u->elem, v, &out);
-    return out;
-}
-
-/* An int64 constant: a scalar, or with `list` a one-element list. */
-static uint32_t u_int(unroll *u, int64_t v, bool list) {
-    if (u->st) return FE_NONE;
-    fe_tensor *t;
-    uint32_t out = FE_NONE;
-    if (!(u->st = fe_const_new(u->x.c, FE_INT64, list, (const int64_t[]){1}, &t))) {
-        fe_tensor_set_i64(t, 0, v);
-        u->st = fe_x_const(&u->x, t, "i", &out);
-    }
-    return out;
-}
-
-static uint32_t u_zeros(unroll *u, int64_t rows, int64_t cols) {
-    if (u->st) return FE_NONE;
-    fe_tensor *t;
-    uint32_t out = FE_NONE;
-    if (!(u->st = fe_const_new(u->x.c, u->elem, 2, (const int64_t[]){rows, cols}, &t))) {
-        for (uint64_t i = 0; i < t->count; i++)
-            fe_tensor_set_f64(t, i, 0.0);
-        u->st = fe_x_const(&u->x, t, "zeros", &out);
-    }
-    return out;
-}
-
-/* v's elements [from, to) along `axis`. */
-static uint32_t u_slice(unroll *u, uint32_t v, int64_t axis, int64_t from, int64_t to) {
-    uint32_t in[4] = {v, u_int(u, from, true), u_int(u, to, true), u_int(u, axis, true)};
-    return u_node(u, "Slice", in, 4, NULL);
-}
+typedef fe_build unroll;
 
 /* Element i of v along `axis`, the axis dropped. */
 static uint32_t u_pick(unroll *u, uint32_t v, int64_t axis, int64_t i) {
     fe_node *n = NULL;
-    uint32_t r = u_node(u, "Gather", (const uint32_t[]){v, u_int(u, i, false)}, 2, &n);
-    if (n && axis) u->st = fe_x_int_attr(&u->x, n, "axis", false, axis);
-    return r;
-}
-
-static uint32_t u_unsqueeze(unroll *u, uint32_t v, int64_t axis) {
-    uint32_t out = FE_NONE;
-    if (!u->st) u->st = fe_x_unsqueeze(&u->x, v, axis, &out);
-    return out;
-}
-
-static uint32_t u_concat(unroll *u, const uint32_t *parts, uint32_t count, int64_t axis) {
-    if (count == 1) return parts[0];
-    fe_node *n = NULL;
-    uint32_t r = u_node(u, "Concat", parts, count, &n);
-    if (n) u->st = fe_x_int_attr(&u->x, n, "axis", false, axis);
+    uint32_t at = fe_b_const(u, FE_INT64, 0, NULL, (double)i);
+    uint32_t r = fe_b_node(u, "Gather", 13, (const uint32_t[]){v, at}, 2, &n);
+    if (axis) fe_b_ints_attr(u, n, "axis", false, &axis, 1);
     return r;
 }
 
 /* clip(v), when the op clips. */
 static uint32_t u_clip(unroll *u, const rnn_params *p, uint32_t v) {
     if (!p->has_clip) return v;
-    uint32_t in[3] = {v, u_scalar(u, -p->clip), u_scalar(u, p->clip)};
-    return u_node(u, "Clip", in, 3, NULL);
+    uint32_t in[3] = {v, fe_b_scalar(u, -p->clip), fe_b_scalar(u, p->clip)};
+    return fe_b_node(u, "Clip", 13, in, 3, NULL);
 }
 
 /* Activation a of clip(v): ONNX's formulas in ops with a gradient. */
@@ -272,32 +208,32 @@ static uint32_t u_act(unroll *u, const rnn_params *p, const rnn_act *a, uint32_t
     v = u_clip(u, p, v);
     switch (a->kind) {
     case ACT_AFFINE:
-        return u_op(u, "Add", u_op(u, "Mul", v, u_scalar(u, a->alpha)), u_scalar(u, a->beta));
+        return fe_b_op(u, "Add", fe_b_op(u, "Mul", v, fe_b_scalar(u, a->alpha)),
+                       fe_b_scalar(u, a->beta));
     case ACT_SCALED_TANH:
-        return u_op(u, "Mul", u_op(u, "Tanh", u_op(u, "Mul", v, u_scalar(u, a->beta)), FE_NONE),
-                    u_scalar(u, a->alpha));
+        return fe_b_op(u, "Mul",
+                       fe_b_op(u, "Tanh", fe_b_op(u, "Mul", v, fe_b_scalar(u, a->beta)), FE_NONE),
+                       fe_b_scalar(u, a->alpha));
     case ACT_HARD_SIGMOID: {
-        uint32_t t = u_op(u, "Add", u_op(u, "Mul", v, u_scalar(u, a->alpha)), u_scalar(u, a->beta));
-        return u_node(u, "Clip", (const uint32_t[]){t, u_scalar(u, 0.0), u_scalar(u, 1.0)}, 3,
-                      NULL);
+        uint32_t t = fe_b_op(u, "Add", fe_b_op(u, "Mul", v, fe_b_scalar(u, a->alpha)),
+                             fe_b_scalar(u, a->beta));
+        return fe_b_node(u, "Clip", 13,
+                         (const uint32_t[]){t, fe_b_scalar(u, 0.0), fe_b_scalar(u, 1.0)}, 3, NULL);
     }
     case ACT_THRESHOLDED:
-        return u_node(
-            u, "Where",
-            (const uint32_t[]){u_op(u, "Greater", v, u_scalar(u, a->alpha)), v, u_scalar(u, 0.0)},
-            3, NULL);
+        return fe_b_where(u, fe_b_op(u, "Greater", v, fe_b_scalar(u, a->alpha)), v,
+                          fe_b_scalar(u, 0.0));
     case ACT_UNARY:
         break;
     }
     if (a->op == LMNN_LEAKY_RELU || a->op == LMNN_ELU) {
-        uint32_t below =
-            a->op == LMNN_ELU ? u_op(u, "Sub", u_op(u, "Exp", v, FE_NONE), u_scalar(u, 1.0)) : v;
-        return u_node(u, "Where",
-                      (const uint32_t[]){u_op(u, "Greater", v, u_scalar(u, 0.0)), v,
-                                         u_op(u, "Mul", below, u_scalar(u, a->alpha))},
-                      3, NULL);
+        uint32_t below = a->op == LMNN_ELU
+                             ? fe_b_op(u, "Sub", fe_b_op(u, "Exp", v, FE_NONE), fe_b_scalar(u, 1.0))
+                             : v;
+        return fe_b_where(u, fe_b_op(u, "Greater", v, fe_b_scalar(u, 0.0)), v,
+                          fe_b_op(u, "Mul", below, fe_b_scalar(u, a->alpha)));
     }
-    return u_op(u, a->name, v, FE_NONE);
+    return fe_b_op(u, a->name, v, FE_NONE);
 }
 
 /* One direction: the steps from initial state h (and c) through x's
@@ -309,73 +245,77 @@ static void u_direction(unroll *u, const rnn_params *p, uint32_t d, uint32_t *st
     int64_t H = p->hidden, GH = p->gates * H, S = p->seq;
     int64_t seq_axis = p->batch_major ? 1 : 0;
     const rnn_act *A = p->act[d];
-    uint32_t rt = u_op(u, "Transpose", u_pick(u, n->inputs[2], 0, d), FE_NONE);
-    uint32_t xw = u_op(u, "MatMul", n->inputs[0],
-                       u_op(u, "Transpose", u_pick(u, n->inputs[1], 0, d), FE_NONE));
+    uint32_t rt = fe_b_op(u, "Transpose", u_pick(u, n->inputs[2], 0, d), FE_NONE);
+    uint32_t xw = fe_b_op(u, "MatMul", n->inputs[0],
+                          fe_b_op(u, "Transpose", u_pick(u, n->inputs[1], 0, d), FE_NONE));
     uint32_t rb = FE_NONE;
     if (fe_has_in(n, 3)) {
         uint32_t b = u_pick(u, n->inputs[3], 0, d);
-        xw = u_op(u, "Add", xw, u_slice(u, b, 0, 0, GH));
-        rb = u_slice(u, b, 0, GH, 2 * GH);
+        xw = fe_b_op(u, "Add", xw, fe_b_slice(u, b, 0, 0, GH));
+        rb = fe_b_slice(u, b, 0, GH, 2 * GH);
     }
     uint32_t pi = FE_NONE, po = FE_NONE, pf = FE_NONE;
     if (p->kind == KIND_LSTM && fe_has_in(n, 7)) {
         uint32_t pd = u_pick(u, n->inputs[7], 0, d);
-        pi = u_slice(u, pd, 0, 0, H);
-        po = u_slice(u, pd, 0, H, 2 * H);
-        pf = u_slice(u, pd, 0, 2 * H, 3 * H);
+        pi = fe_b_slice(u, pd, 0, 0, H);
+        po = fe_b_slice(u, pd, 0, H, 2 * H);
+        pf = fe_b_slice(u, pd, 0, 2 * H, 3 * H);
     }
     bool rev = p->reverse || d == 1;
     for (int64_t k = 0; k < S && !u->st; k++) {
         int64_t t = rev ? S - 1 - k : k;
-        uint32_t xt = u_pick(u, xw, seq_axis, t), hr = u_op(u, "MatMul", *h, rt);
+        uint32_t xt = u_pick(u, xw, seq_axis, t), hr = fe_b_op(u, "MatMul", *h, rt);
         if (p->kind == KIND_GRU) {
             /* z and r from both parts; the candidate's recurrent part is
              * (r h) Rh + Rbh, or r (h Rh + Rbh) with linear_before_reset. */
-            uint32_t gz[2], rbh = rb == FE_NONE ? FE_NONE : u_slice(u, rb, 0, 2 * H, 3 * H);
+            uint32_t gz[2], rbh = rb == FE_NONE ? FE_NONE : fe_b_slice(u, rb, 0, 2 * H, 3 * H);
             for (int64_t q = 0; q < 2; q++) {
-                uint32_t v = u_op(u, "Add", u_slice(u, xt, 1, q * H, (q + 1) * H),
-                                  u_slice(u, hr, 1, q * H, (q + 1) * H));
-                if (rb != FE_NONE) v = u_op(u, "Add", v, u_slice(u, rb, 0, q * H, (q + 1) * H));
+                uint32_t v = fe_b_op(u, "Add", fe_b_slice(u, xt, 1, q * H, (q + 1) * H),
+                                     fe_b_slice(u, hr, 1, q * H, (q + 1) * H));
+                if (rb != FE_NONE)
+                    v = fe_b_op(u, "Add", v, fe_b_slice(u, rb, 0, q * H, (q + 1) * H));
                 gz[q] = u_act(u, p, &A[0], v);
             }
             uint32_t rec;
             if (p->linear_before_reset) {
-                rec = u_slice(u, hr, 1, 2 * H, 3 * H);
-                if (rbh != FE_NONE) rec = u_op(u, "Add", rec, rbh);
-                rec = u_op(u, "Mul", gz[1], rec);
+                rec = fe_b_slice(u, hr, 1, 2 * H, 3 * H);
+                if (rbh != FE_NONE) rec = fe_b_op(u, "Add", rec, rbh);
+                rec = fe_b_op(u, "Mul", gz[1], rec);
             } else {
-                rec = u_op(u, "MatMul", u_op(u, "Mul", gz[1], *h), u_slice(u, rt, 1, 2 * H, 3 * H));
-                if (rbh != FE_NONE) rec = u_op(u, "Add", rec, rbh);
+                rec = fe_b_op(u, "MatMul", fe_b_op(u, "Mul", gz[1], *h),
+                              fe_b_slice(u, rt, 1, 2 * H, 3 * H));
+                if (rbh != FE_NONE) rec = fe_b_op(u, "Add", rec, rbh);
             }
             uint32_t cand =
-                u_act(u, p, &A[1], u_op(u, "Add", u_slice(u, xt, 1, 2 * H, 3 * H), rec));
-            *h = u_op(u, "Add", u_op(u, "Mul", u_op(u, "Sub", u_scalar(u, 1.0), gz[0]), cand),
-                      u_op(u, "Mul", gz[0], *h));
+                u_act(u, p, &A[1], fe_b_op(u, "Add", fe_b_slice(u, xt, 1, 2 * H, 3 * H), rec));
+            *h = fe_b_op(u, "Add",
+                         fe_b_op(u, "Mul", fe_b_op(u, "Sub", fe_b_scalar(u, 1.0), gz[0]), cand),
+                         fe_b_op(u, "Mul", gz[0], *h));
         } else {
-            uint32_t g = u_op(u, "Add", xt, hr);
-            if (rb != FE_NONE) g = u_op(u, "Add", g, rb);
+            uint32_t g = fe_b_op(u, "Add", xt, hr);
+            if (rb != FE_NONE) g = fe_b_op(u, "Add", g, rb);
             if (p->kind == KIND_RNN) {
                 *h = u_act(u, p, &A[0], g);
             } else {
                 /* ONNX's gate order: i, o, f, c. */
-                uint32_t gi = u_slice(u, g, 1, 0, H), go = u_slice(u, g, 1, H, 2 * H);
-                uint32_t gf = u_slice(u, g, 1, 2 * H, 3 * H), gc = u_slice(u, g, 1, 3 * H, 4 * H);
+                uint32_t gi = fe_b_slice(u, g, 1, 0, H), go = fe_b_slice(u, g, 1, H, 2 * H);
+                uint32_t gf = fe_b_slice(u, g, 1, 2 * H, 3 * H),
+                         gc = fe_b_slice(u, g, 1, 3 * H, 4 * H);
                 if (pi != FE_NONE) {
-                    gi = u_op(u, "Add", gi, u_op(u, "Mul", pi, *cell));
-                    gf = u_op(u, "Add", gf, u_op(u, "Mul", pf, *cell));
+                    gi = fe_b_op(u, "Add", gi, fe_b_op(u, "Mul", pi, *cell));
+                    gf = fe_b_op(u, "Add", gf, fe_b_op(u, "Mul", pf, *cell));
                 }
                 uint32_t i = u_act(u, p, &A[0], gi);
-                uint32_t f =
-                    p->input_forget ? u_op(u, "Sub", u_scalar(u, 1.0), i) : u_act(u, p, &A[0], gf);
-                *cell = u_op(u, "Add", u_op(u, "Mul", f, *cell),
-                             u_op(u, "Mul", i, u_act(u, p, &A[1], gc)));
-                if (po != FE_NONE) go = u_op(u, "Add", go, u_op(u, "Mul", po, *cell));
+                uint32_t f = p->input_forget ? fe_b_op(u, "Sub", fe_b_scalar(u, 1.0), i)
+                                             : u_act(u, p, &A[0], gf);
+                *cell = fe_b_op(u, "Add", fe_b_op(u, "Mul", f, *cell),
+                                fe_b_op(u, "Mul", i, u_act(u, p, &A[1], gc)));
+                if (po != FE_NONE) go = fe_b_op(u, "Add", go, fe_b_op(u, "Mul", po, *cell));
                 uint32_t o = u_act(u, p, &A[0], go);
                 /* h's activation takes the cell unclipped */
                 rnn_params noclip = *p;
                 noclip.has_clip = false;
-                *h = u_op(u, "Mul", o, u_act(u, &noclip, &A[2], *cell));
+                *h = fe_b_op(u, "Mul", o, u_act(u, &noclip, &A[2], *cell));
             }
         }
         steps[t] = *h;
@@ -396,23 +336,26 @@ static lm_status rnn_unroll(fe_ctx *c, const fe_node *n, const rnn_params *p) {
     if (!steps) u->st = fe_x_oom();
     uint32_t y[2], yh[2], yc[2];
     for (uint32_t d = 0; d < p->dirs && !u->st; d++) {
-        uint32_t h = fe_has_in(nd, 5) ? u_pick(u, nd->inputs[5], bm ? 1 : 0, d)
-                                      : u_zeros(u, p->batch, p->hidden);
+        uint32_t h = fe_has_in(nd, 5)
+                         ? u_pick(u, nd->inputs[5], bm ? 1 : 0, d)
+                         : fe_b_const(u, u->elem, 2, (const int64_t[]){p->batch, p->hidden}, 0.0);
         uint32_t cell = FE_NONE;
         if (p->kind == KIND_LSTM)
-            cell = fe_has_in(nd, 6) ? u_pick(u, nd->inputs[6], bm ? 1 : 0, d)
-                                    : u_zeros(u, p->batch, p->hidden);
+            cell = fe_has_in(nd, 6)
+                       ? u_pick(u, nd->inputs[6], bm ? 1 : 0, d)
+                       : fe_b_const(u, u->elem, 2, (const int64_t[]){p->batch, p->hidden}, 0.0);
         u_direction(u, p, d, steps, &h, &cell);
         /* Y: [S, D, B, H], or [B, S, D, H] batch-major. */
         for (int64_t t = 0; t < S; t++)
-            steps[t] = u_unsqueeze(u, u_unsqueeze(u, steps[t], bm ? 1 : 0), bm ? 2 : 1);
-        y[d] = u_concat(u, steps, (uint32_t)S, bm ? 1 : 0);
-        yh[d] = u_unsqueeze(u, h, bm ? 1 : 0);
-        yc[d] = cell == FE_NONE ? FE_NONE : u_unsqueeze(u, cell, bm ? 1 : 0);
+            steps[t] = fe_b_unsqueeze(u, fe_b_unsqueeze(u, steps[t], bm ? 1 : 0), bm ? 2 : 1);
+        y[d] = fe_b_concat(u, steps, (uint32_t)S, bm ? 1 : 0);
+        yh[d] = fe_b_unsqueeze(u, h, bm ? 1 : 0);
+        yc[d] = cell == FE_NONE ? FE_NONE : fe_b_unsqueeze(u, cell, bm ? 1 : 0);
     }
     free(steps);
-    uint32_t outs[3] = {u_concat(u, y, p->dirs, bm ? 2 : 1), u_concat(u, yh, p->dirs, bm ? 1 : 0),
-                        p->kind == KIND_LSTM ? u_concat(u, yc, p->dirs, bm ? 1 : 0) : FE_NONE};
+    uint32_t outs[3] = {fe_b_concat(u, y, p->dirs, bm ? 2 : 1),
+                        fe_b_concat(u, yh, p->dirs, bm ? 1 : 0),
+                        p->kind == KIND_LSTM ? fe_b_concat(u, yc, p->dirs, bm ? 1 : 0) : FE_NONE};
     for (uint32_t i = 0; i < nd->output_count && !u->st; i++)
         if (nd->outputs[i] != FE_NONE) u->st = fe_x_identity(&u->x, outs[i], nd->outputs[i]);
     return fe_x_end(c, &u->x, u->st);

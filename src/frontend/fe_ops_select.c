@@ -7,12 +7,16 @@
  * is computed at run time, and folds when the data is known too.
  *
  * An empty result is an empty constant (nothing runs for it), except
- * Unique's of an empty input, which is refused. */
+ * Unique's of an empty input, which is refused.
+ *
+ * NonMaxSuppression on run-time boxes or scores runs on the device instead
+ * when the options ask for padded outputs (nms_rounds). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
 
 /* ---- NonZero ---- */
 
@@ -365,14 +369,189 @@ static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def,
     return LM_OK;
 }
 
-/* Greedy selection per batch entry and class, on the host: the boxes and
- * scores decide how many indices come out, so they must be known. */
+/* The most rounds nms_rounds unrolls (boxes a class may keep), and the
+ * most entries of its [rows, classes] table of where each class's rows
+ * end. */
+enum { NMS_MAX_ROUNDS = 4096, NMS_MAX_TABLE = 1 << 26 };
+
+/* A constant of `elem` shaped dims[rank] whose element i (row-major) is
+ * f(i) = i / div % mod (mod 0: no modulo). */
+static uint32_t nms_table(fe_build *b, fe_elem elem, uint32_t rank, const int64_t *dims,
+                          int64_t div, int64_t mod) {
+    if (b->st) return FE_NONE;
+    fe_tensor *t;
+    uint32_t v;
+    if ((b->st = fe_const_new(b->x.c, elem, rank, dims, &t))) return FE_NONE;
+    for (uint64_t i = 0; i < t->count; i++) {
+        int64_t q = (int64_t)i / div;
+        fe_tensor_set_f64(t, i, (double)(mod ? q % mod : q));
+    }
+    if ((b->st = fe_x_const(&b->x, t, "table", &v))) return FE_NONE;
+    return v;
+}
+
+/* ReduceMax or ReduceSum of v over `axis`, kept as 1. */
+static uint32_t nms_reduce(fe_build *b, const char *op, uint32_t v, int64_t axis) {
+    if (!strcmp(op, "ReduceSum")) return fe_b_sum(b, v, &axis, 1);
+    fe_node *r = NULL;
+    uint32_t out = fe_b_node(b, op, 13, &v, 1, &r);
+    fe_b_ints_attr(b, r, "axes", true, &axis, 1);
+    return out;
+}
+
+/* Padded outputs are fixed rows with -1 past the selected ones: only the
+ * one reading them knows which rows count, so no node may. */
+static lm_status nms_check_readers(fe_ctx *c, const fe_node *n) {
+    const fe_graph *g = c->g;
+    uint32_t v = n->outputs[0];
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *m = &g->nodes[k];
+        bool reads = false;
+        for (uint32_t i = 0; i < m->input_count; i++)
+            reads |= m->inputs[i] == v;
+        for (uint32_t i = 0; i < m->implicit_count; i++)
+            reads |= m->implicit[i] == v;
+        if (reads)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "its output is padded (rows of -1 after the selected ones), so it must "
+                           "be a graph output no node reads; node '%s' (%s) reads it",
+                           m->name[0] ? m->name : "(unnamed)", m->op_type);
+    }
+    return LM_OK;
+}
+
+/* The greedy selection as ops on the device, for run-time boxes or scores
+ * (opts->pad_dynamic), all batch entries and classes at once in K rounds:
+ * each round takes every class's best remaining score (ArgMax: ties to the
+ * lower box index, as the host's order does) and drops the boxes whose IoU
+ * with it exceeds the threshold. A class selects in each round until no
+ * score above score_threshold remains, so its picks are a prefix of its K
+ * rounds, and the output is those prefixes one after another (ONNX's order:
+ * batch, class, then score). Output row r belongs to the first class whose
+ * picks end after r (a count over the classes' running totals), at the
+ * offset r minus the picks before that class; rows past the last pick are
+ * -1. Coordinates and IoU in float32, indices in int64. */
+static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center, double iou_max,
+                            double score_min) {
+    const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
+    int64_t B = tb->dims[0], N = tb->dims[1], C = ts->dims[1], G = B * C;
+    if (K > NMS_MAX_ROUNDS)
+        return fe_fail(
+            c, n, LM_ERR_UNSUPPORTED,
+            "with run-time boxes, at most %d boxes per class (max_output_boxes_per_class "
+            "and the box count give %lld)",
+            NMS_MAX_ROUNDS, (long long)K);
+    if (G > NMS_MAX_TABLE / G / K)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "with run-time boxes, %lld batch entries x classes and %lld boxes per "
+                       "class make a row table over %d entries (rows x batch entries x classes)",
+                       (long long)G, (long long)K, NMS_MAX_TABLE);
+    int64_t R = G * K;
+    lm_status st = nms_check_readers(c, n);
+    if (st) return st;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    uint32_t boxes = nd->inputs[0], scores = nd->inputs[1];
+    if (tb->elem != FE_FLOAT) boxes = fe_b_cast(b, boxes, FE_FLOAT);
+    if (ts->elem != FE_FLOAT) scores = fe_b_cast(b, scores, FE_FLOAT);
+    /* Each box's extent along both axes, and its area, as [B, 1, N]. */
+    uint32_t v[4];
+    for (int64_t k = 0; k < 4; k++)
+        v[k] = fe_b_reshape(b, fe_b_slice(b, boxes, 2, k, k + 1), (const int64_t[]){B, 1, N}, 3);
+    uint32_t lo[2], hi[2];
+    for (int a = 0; a < 2; a++) {
+        if (center) { /* [x_center, y_center, width, height] */
+            uint32_t mid = v[1 - a], half = fe_b_op(b, "Mul", v[3 - a], fe_b_scalar(b, 0.5));
+            lo[a] = fe_b_op(b, "Sub", mid, half);
+            hi[a] = fe_b_op(b, "Add", mid, half);
+        } else { /* [y1, x1, y2, x2], either diagonal */
+            lo[a] = fe_b_op(b, "Min", v[a], v[a + 2]);
+            hi[a] = fe_b_op(b, "Max", v[a], v[a + 2]);
+        }
+    }
+    uint32_t area =
+        fe_b_op(b, "Mul", fe_b_op(b, "Sub", hi[0], lo[0]), fe_b_op(b, "Sub", hi[1], lo[1]));
+    uint32_t some = fe_b_op(b, "Greater", area, fe_b_scalar(b, 0.0));
+    uint32_t none = fe_b_scalar(b, -INFINITY), zero = fe_b_scalar(b, 0.0);
+    uint32_t cur =
+        fe_b_where(b, fe_b_op(b, "Greater", scores, fe_b_scalar(b, score_min)), scores, none);
+    uint32_t box_at = nms_table(b, FE_INT64, 3, (const int64_t[]){1, 1, N}, 1, 0);
+    uint32_t *valid = malloc((size_t)K * sizeof *valid), *pick = malloc((size_t)K * sizeof *pick);
+    if (!valid || !pick) {
+        free(valid);
+        free(pick);
+        return fe_x_end(c, &b->x, fe_x_oom());
+    }
+    for (int64_t j = 0; j < K && !b->st; j++) {
+        fe_node *am = NULL;
+        pick[j] = fe_b_node(b, "ArgMax", 13, &cur, 1, &am);
+        fe_b_ints_attr(b, am, "axis", false, (const int64_t[]){2}, 1);
+        valid[j] =
+            fe_b_cast(b, fe_b_op(b, "Greater", nms_reduce(b, "ReduceMax", cur, 2), none), FE_INT64);
+        if (j + 1 == K) break; /* nothing after the last round reads cur */
+        /* The picked box's extents and area, [B, C, 1], then its IoU with
+         * every box; a box of no area overlaps nothing (IoU 0). */
+        uint32_t hit = fe_b_op(b, "Equal", box_at, pick[j]);
+        uint32_t p_lo[2], p_hi[2], side[2];
+        for (int a = 0; a < 2; a++) {
+            p_lo[a] = nms_reduce(b, "ReduceSum", fe_b_where(b, hit, lo[a], zero), 2);
+            p_hi[a] = nms_reduce(b, "ReduceSum", fe_b_where(b, hit, hi[a], zero), 2);
+            side[a] = fe_b_op(b, "Relu",
+                              fe_b_op(b, "Sub", fe_b_op(b, "Min", p_hi[a], hi[a]),
+                                      fe_b_op(b, "Max", p_lo[a], lo[a])),
+                              FE_NONE);
+        }
+        uint32_t p_area = nms_reduce(b, "ReduceSum", fe_b_where(b, hit, area, zero), 2);
+        uint32_t inter = fe_b_op(b, "Mul", side[0], side[1]);
+        uint32_t iou =
+            fe_b_op(b, "Div", inter, fe_b_op(b, "Sub", fe_b_op(b, "Add", p_area, area), inter));
+        uint32_t both = fe_b_op(b, "And", fe_b_op(b, "Greater", p_area, zero), some);
+        uint32_t over =
+            fe_b_op(b, "Greater", fe_b_where(b, both, iou, zero), fe_b_scalar(b, iou_max));
+        cur = fe_b_where(b, fe_b_op(b, "Or", over, hit), none, cur);
+    }
+    /* Picks per class ([1, G]), their running totals, and per output row r
+     * the classes whose picks end at or before it. */
+    uint32_t got =
+        fe_b_reshape(b, nms_reduce(b, "ReduceSum", fe_b_concat(b, valid, (uint32_t)K, 2), 2),
+                     (const int64_t[]){1, G}, 2);
+    uint32_t ends = fe_b_op(b, "CumSum", got, fe_b_const(b, FE_INT64, 0, NULL, 1));
+    uint32_t row = nms_table(b, FE_INT64, 2, (const int64_t[]){R, 1}, 1, 0);
+    uint32_t before = fe_b_cast(b, fe_b_op(b, "LessOrEqual", ends, row), FE_INT64);
+    uint32_t cls = nms_reduce(b, "ReduceSum", before, 1);
+    uint32_t offset =
+        fe_b_op(b, "Sub", row, nms_reduce(b, "ReduceSum", fe_b_op(b, "Mul", before, got), 1));
+    uint32_t used = fe_b_op(b, "Less", row, nms_reduce(b, "ReduceSum", got, 1));
+    uint32_t src = fe_b_reshape(
+        b,
+        fe_b_where(
+            b, used,
+            fe_b_op(b, "Add", fe_b_op(b, "Mul", cls, fe_b_const(b, FE_INT64, 0, NULL, K)), offset),
+            fe_b_const(b, FE_INT64, 0, NULL, 0)),
+        (const int64_t[]){R}, 1);
+    uint32_t picks = fe_b_reshape(b, fe_b_concat(b, pick, (uint32_t)K, 2), (const int64_t[]){R}, 1);
+    uint32_t cols[3] = {
+        nms_table(b, FE_INT64, 1, (const int64_t[]){R}, C * K, 0), /* batch entry */
+        nms_table(b, FE_INT64, 1, (const int64_t[]){R}, K, C),     /* class */
+        picks,
+    };
+    for (int k = 0; k < 3; k++)
+        cols[k] = fe_b_unsqueeze(b, fe_b_op(b, "Gather", cols[k], src), 1);
+    uint32_t out =
+        fe_b_where(b, used, fe_b_concat(b, cols, 3, 1), fe_b_const(b, FE_INT64, 0, NULL, -1));
+    free(valid);
+    free(pick);
+    if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
+    return fe_x_end(c, &b->x, b->st);
+}
+
+/* Greedy selection per batch entry and class, on the host when the boxes
+ * and scores are known (they decide how many indices come out), else on
+ * the device with a padded output (nms_rounds) when the options allow. */
 static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 5);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"center_point_box", NULL});
-    const fe_tensor *boxes = NULL, *scores = NULL;
-    if (!st) st = fe_in_const_required(c, n, 0, &boxes);
-    if (!st) st = fe_in_const_required(c, n, 1, &scores);
     int64_t center;
     double max_out, iou_max, score_min;
     if (!st) st = fe_attr_int(c, n, "center_point_box", 0, &center);
@@ -383,20 +562,39 @@ static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
     if (center != 0 && center != 1)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "center_point_box must be 0 or 1, given %lld",
                        (long long)center);
-    if (boxes->rank != 3 || boxes->dims[2] != 4 || scores->rank != 3 ||
-        scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1])
+    const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
+    if (!tb || !ts) return fe_fail(c, n, LM_ERR_INVALID_FILE, "boxes and scores are required");
+    if (tb->rank != 3 || tb->dims[2] != 4 || ts->rank != 3 || ts->dims[0] != tb->dims[0] ||
+        ts->dims[2] != tb->dims[1])
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]");
-    if (!fe_elem_is_float(boxes->elem) || !fe_elem_is_float(scores->elem))
+    if (!fe_elem_is_float(tb->elem) || !fe_elem_is_float(ts->elem))
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "boxes and scores must be float");
-    int64_t batches = boxes->dims[0], count = boxes->dims[1], classes = scores->dims[1];
+    int64_t batches = tb->dims[0], count = tb->dims[1], classes = ts->dims[1];
     uint64_t per_class = max_out < 0               ? 0
                          : max_out > (double)count ? (uint64_t)count
                                                    : (uint64_t)max_out;
+    const fe_tensor *boxes = fe_in_const(c, n, 0), *scores = fe_in_const(c, n, 1);
+    if ((!boxes || !scores) && per_class && batches && classes) {
+        if (c->opts->pad_dynamic)
+            return nms_rounds(c, n, (int64_t)per_class, center, iou_max, score_min);
+        const fe_value *v = fe_in(c, n, boxes ? 1 : 0);
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is known only at run time, and with it how many boxes "
+                       "are selected: compile with --pad-dynamic for an output of the most rows "
+                       "the op can select, the unused ones -1%s%s%s",
+                       boxes ? 1 : 0, v->name, v->graph_input ? ", or give it with --const " : "",
+                       v->graph_input ? v->name : "", v->graph_input ? "=FILE" : "");
+    }
     uint64_t cap = (uint64_t)(batches * classes) * per_class;
+    if (!cap) {
+        fe_tensor *t;
+        if ((st = fe_const_new(c, FE_INT64, 2, (const int64_t[]){0, 3}, &t))) return st;
+        return fe_set_out_const(c, n, 0, t);
+    }
     nms_candidate *cand = malloc((size_t)(count ? count : 1) * sizeof *cand);
     double(*corners)[4] = malloc((size_t)(count ? count : 1) * sizeof *corners);
-    int64_t *picked = malloc((size_t)(cap ? cap : 1) * 3 * sizeof *picked);
+    int64_t *picked = malloc((size_t)cap * 3 * sizeof *picked);
     if (!cand || !corners || !picked) {
         st = fe_nn_fail(c, n, err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory"));
         goto done;

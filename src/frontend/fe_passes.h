@@ -88,6 +88,48 @@ void fe_x_begin(fe_ctx *c, const fe_node *n, fe_expansion *x);
  * with the new nodes. */
 lm_status fe_x_end(fe_ctx *c, fe_expansion *x, lm_status st);
 
+/* ---- building an expansion with sticky errors ----
+ *
+ * A rewrite reads as straight-line math when its errors are sticky: once
+ * st is set, every fe_b_* call does nothing and returns FE_NONE, and the
+ * caller checks st once (fe_x_end). New nodes are at opset 13 unless
+ * given; node pointers are valid until the next node is added. */
+typedef struct fe_build {
+    fe_expansion x;
+    lm_status st;
+    fe_elem elem; /* the float type of fe_b_scalar's constants */
+} fe_build;
+
+/* A node op (at `opset`) of `n_in` inputs into a new value; the node in
+ * *out_node when not NULL. */
+uint32_t fe_b_node(fe_build *b, const char *op, int64_t opset, const uint32_t *in, uint32_t n_in,
+                   fe_node **out_node);
+/* op(a) or op(a, c) (c FE_NONE for one input). */
+uint32_t fe_b_op(fe_build *b, const char *op, uint32_t a, uint32_t c);
+/* Appends attribute a (its arrays in the graph's arena, or static) to n. */
+void fe_b_attr(fe_build *b, fe_node *n, fe_attr a);
+/* Appends an INTS attribute (`list`; the values copied) or an INT one (v[0]). */
+void fe_b_ints_attr(fe_build *b, fe_node *n, const char *name, bool list, const int64_t *v,
+                    int32_t count);
+/* A constant of `elem` and shape dims[rank], every element `fill`. */
+uint32_t fe_b_const(fe_build *b, fe_elem elem, uint32_t rank, const int64_t *dims, double fill);
+/* A scalar of b->elem. */
+uint32_t fe_b_scalar(fe_build *b, double v);
+/* A 1-D int64 constant. */
+uint32_t fe_b_ints(fe_build *b, const int64_t *v, uint32_t count);
+uint32_t fe_b_cast(fe_build *b, uint32_t v, fe_elem to);
+uint32_t fe_b_where(fe_build *b, uint32_t cond, uint32_t x, uint32_t y);
+/* The sum over `axes` (kept as 1s). */
+uint32_t fe_b_sum(fe_build *b, uint32_t v, const int64_t *axes, uint32_t count);
+/* v's elements [from, to) along `axis`. */
+uint32_t fe_b_slice(fe_build *b, uint32_t v, int64_t axis, int64_t from, int64_t to);
+/* v with a new dim of 1 at `axis`. */
+uint32_t fe_b_unsqueeze(fe_build *b, uint32_t v, int64_t axis);
+/* The parts joined along `axis` (one part is itself). */
+uint32_t fe_b_concat(fe_build *b, const uint32_t *parts, uint32_t count, int64_t axis);
+/* v reshaped to dims[rank]. */
+uint32_t fe_b_reshape(fe_build *b, uint32_t v, const int64_t *dims, uint32_t rank);
+
 /* Fusions (fe_fuse.c): matmul + bias + activation, conv + batch norm + activation. */
 lm_status fe_fuse(fe_ctx *c);
 

@@ -159,6 +159,113 @@ lm_status fe_x_unsqueeze(fe_expansion *x, uint32_t piece, int64_t axis, uint32_t
     return fe_x_int_attr(x, n, "axes", true, axis);
 }
 
+/* ---- sticky building ---- */
+
+uint32_t fe_b_node(fe_build *b, const char *op, int64_t opset, const uint32_t *in, uint32_t n_in,
+                   fe_node **out_node) {
+    uint32_t v = FE_NONE;
+    if (!b->st) b->st = fe_x_emit_n(&b->x, op, opset, in, n_in, &v, out_node);
+    return b->st ? FE_NONE : v;
+}
+
+uint32_t fe_b_op(fe_build *b, const char *op, uint32_t a, uint32_t c) {
+    return fe_b_node(b, op, 13, (const uint32_t[]){a, c}, c == FE_NONE ? 1 : 2, NULL);
+}
+
+void fe_b_attr(fe_build *b, fe_node *n, fe_attr a) {
+    if (b->st || !n) return;
+    fe_attr *list = fe_arena_alloc(&b->x.c->g->arena, (n->attr_count + 1) * sizeof *list);
+    if (!list) {
+        b->st = fe_x_oom();
+        return;
+    }
+    if (n->attr_count) memcpy(list, n->attrs, n->attr_count * sizeof *list);
+    list[n->attr_count] = a;
+    n->attrs = list;
+    n->attr_count++;
+}
+
+void fe_b_ints_attr(fe_build *b, fe_node *n, const char *name, bool list, const int64_t *v,
+                    int32_t count) {
+    if (b->st || !n) return;
+    if (!list) {
+        fe_b_attr(b, n, (fe_attr){.name = name, .type = FE_ATTR_INT, .i = v[0]});
+        return;
+    }
+    int64_t *ints = fe_arena_alloc(&b->x.c->g->arena, (size_t)(count ? count : 1) * sizeof *ints);
+    if (!ints) {
+        b->st = fe_x_oom();
+        return;
+    }
+    memcpy(ints, v, (size_t)count * sizeof *v);
+    fe_b_attr(b, n,
+              (fe_attr){.name = name, .type = FE_ATTR_INTS, .ints = ints, .count = (size_t)count});
+}
+
+uint32_t fe_b_const(fe_build *b, fe_elem elem, uint32_t rank, const int64_t *dims, double fill) {
+    if (b->st) return FE_NONE;
+    fe_tensor *t;
+    uint32_t v;
+    if ((b->st = fe_const_new(b->x.c, elem, rank, dims, &t))) return FE_NONE;
+    for (uint64_t i = 0; i < t->count; i++)
+        fe_tensor_set_f64(t, i, fill);
+    if ((b->st = fe_x_const(&b->x, t, "k", &v))) return FE_NONE;
+    return v;
+}
+
+uint32_t fe_b_scalar(fe_build *b, double v) {
+    return fe_b_const(b, b->elem, 0, NULL, v);
+}
+
+uint32_t fe_b_ints(fe_build *b, const int64_t *v, uint32_t count) {
+    if (b->st) return FE_NONE;
+    fe_tensor *t;
+    uint32_t out;
+    if ((b->st = fe_const_new(b->x.c, FE_INT64, 1, (const int64_t[]){count}, &t))) return FE_NONE;
+    for (uint32_t i = 0; i < count; i++)
+        fe_tensor_set_i64(t, i, v[i]);
+    if ((b->st = fe_x_const(&b->x, t, "ints", &out))) return FE_NONE;
+    return out;
+}
+
+uint32_t fe_b_cast(fe_build *b, uint32_t v, fe_elem to) {
+    fe_node *n = NULL;
+    uint32_t out = fe_b_node(b, "Cast", 13, &v, 1, &n);
+    fe_b_ints_attr(b, n, "to", false, (const int64_t[]){to}, 1);
+    return out;
+}
+
+uint32_t fe_b_where(fe_build *b, uint32_t cond, uint32_t x, uint32_t y) {
+    return fe_b_node(b, "Where", 16, (const uint32_t[]){cond, x, y}, 3, NULL);
+}
+
+uint32_t fe_b_sum(fe_build *b, uint32_t v, const int64_t *axes, uint32_t count) {
+    return fe_b_op(b, "ReduceSum", v, fe_b_ints(b, axes, count));
+}
+
+uint32_t fe_b_slice(fe_build *b, uint32_t v, int64_t axis, int64_t from, int64_t to) {
+    uint32_t in[4] = {v, fe_b_ints(b, &from, 1), fe_b_ints(b, &to, 1), fe_b_ints(b, &axis, 1)};
+    return fe_b_node(b, "Slice", 13, in, 4, NULL);
+}
+
+uint32_t fe_b_unsqueeze(fe_build *b, uint32_t v, int64_t axis) {
+    uint32_t out = FE_NONE;
+    if (!b->st) b->st = fe_x_unsqueeze(&b->x, v, axis, &out);
+    return b->st ? FE_NONE : out;
+}
+
+uint32_t fe_b_concat(fe_build *b, const uint32_t *parts, uint32_t count, int64_t axis) {
+    if (count == 1) return parts[0];
+    fe_node *n = NULL;
+    uint32_t r = fe_b_node(b, "Concat", 13, parts, count, &n);
+    fe_b_ints_attr(b, n, "axis", false, &axis, 1);
+    return r;
+}
+
+uint32_t fe_b_reshape(fe_build *b, uint32_t v, const int64_t *dims, uint32_t rank) {
+    return fe_b_op(b, "Reshape", v, fe_b_ints(b, dims, rank));
+}
+
 /* Replaces node k by the expansion's nodes: the nodes after it move along
  * with their plans; producers and use counts follow. */
 static lm_status splice(fe_expansion *x) {

@@ -1676,10 +1676,11 @@ write_case("nms_select_then_gather",
                   ("col", np.array(2, np.int64))])
 write_case("refuse_nms_runtime_boxes",
            [helper.make_node("Relu", ["b"], ["boxes"]),
-            helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["sel"])],
+            helper.make_node("NonMaxSuppression", ["boxes", "scores", "m"], ["sel"])],
            [("b", nb)], [("sel", (TensorProto.INT64, [1, 3]))], 11,
-           inits=[("scores", ns)],
-           expect="input 0 ('boxes') decides the output shape but is computed at run time")
+           inits=[("scores", ns), ("m", np.array([3], np.int64))],
+           expect="input 0 ('boxes') is known only at run time, and with it how many boxes are "
+                  "selected: compile with --pad-dynamic")
 
 # LpPool and GlobalLpPool against PyTorch's lp_pool (which pads nothing:
 # the padded case pads with zeros first, which add nothing to the sum).
@@ -2896,3 +2897,106 @@ write_case("gradient_beside_lstm_with_lens",
             grad_node(["a"], [], "aa", ["da"])],
            [("x", olx), ("w", olw), ("r", olr), ("lens", np.array([4, 3], np.int32)),
             ("a", ola)], [("y", oly), ("da", 2 * ola)], 14, domains=TRAIN)
+
+# NonMaxSuppression on boxes computed at run time, compiled with
+# pad_dynamic: the output has every row the op could select (batch x
+# classes x min(max_output_boxes_per_class, boxes)), the selected ones in
+# ONNX's order, then rows of -1. Integer corners and scores k/64 keep the
+# bf16 modes' selection exact; the IoU threshold is chosen far from every
+# pair's IoU so that their rounding cannot change a decision.
+nm_ = np.random.default_rng(17)
+
+
+def nms_padded(boxes, scores, max_out, iou_thr, score_thr, center=False):
+    b = boxes.astype(np.float64)
+    if center:
+        b = np.stack([b[..., 1] - b[..., 3] / 2, b[..., 0] - b[..., 2] / 2,
+                      b[..., 1] + b[..., 3] / 2, b[..., 0] + b[..., 2] / 2], -1)
+    sel = nms_np(b, scores, max_out, iou_thr, score_thr)
+    rows = boxes.shape[0] * scores.shape[1] * min(max_out, boxes.shape[1])
+    out = np.full((rows, 3), -1, np.int64)
+    out[:len(sel)] = sel
+    return out
+
+
+def nms_ious(boxes):
+    ious = []
+    for b in range(boxes.shape[0]):
+        c = np.concatenate([np.minimum(boxes[b, :, :2], boxes[b, :, 2:]),
+                            np.maximum(boxes[b, :, :2], boxes[b, :, 2:])], 1)
+        for i in range(len(c)):
+            for j in range(i):
+                h = min(c[i, 2], c[j, 2]) - max(c[i, 0], c[j, 0])
+                w = min(c[i, 3], c[j, 3]) - max(c[i, 1], c[j, 1])
+                if h > 0 and w > 0:
+                    ai = (c[i, 2] - c[i, 0]) * (c[i, 3] - c[i, 1])
+                    aj = (c[j, 2] - c[j, 0]) * (c[j, 3] - c[j, 1])
+                    ious.append(h * w / (ai + aj - h * w))
+    return np.array(ious)
+
+
+def nms_threshold(boxes, near):
+    """The IoU threshold nearest `near` at least 0.04 from every pair's IoU."""
+    ious = nms_ious(boxes)
+    for d in np.arange(0, 0.3, 0.01):
+        for t in (near + d, near - d):
+            if np.all(np.abs(ious - t) > 0.04):
+                return np.float32(t)
+    raise ValueError("no threshold")
+
+
+def nms_data(batches, classes, count, span=24):
+    lo = nm_.integers(0, 40, (batches, count, 2))
+    size = nm_.integers(2, span, (batches, count, 2))
+    boxes = np.concatenate([lo, lo + size], -1).astype(np.float32)
+    flip = nm_.random((batches, count)) < 0.3  # some given by the other diagonal
+    boxes[flip] = boxes[flip][:, [2, 3, 0, 1]]
+    scores = np.stack([nm_.permutation(np.arange(1, count + 1))
+                       for _ in range(batches * classes)]).reshape(batches, classes, count)
+    return boxes, (scores / 64.0).astype(np.float32)
+
+
+# Two batch entries, three classes; boxes through a Relu (computed at run
+# time); a score threshold that leaves some classes short.
+nmb, nms_s = nms_data(2, 3, 14)
+thr = nms_threshold(nmb, 0.3)
+write_case("padded_nms_runtime_boxes",
+           [helper.make_node("Relu", ["b"], ["boxes"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "s", "m", "iou", "sthr"], ["sel"])],
+           [("b", nmb), ("s", nms_s)],
+           [("sel", nms_padded(nmb, nms_s, 6, thr, 0.14))], 11,
+           inits=[("m", np.array([6], np.int64)), ("iou", np.array([thr], np.float32)),
+                  ("sthr", np.array([0.14], np.float32))])
+# Center-point boxes, no score threshold, max_output_boxes_per_class above
+# the box count (every box a round), scores computed at run time.
+cb, cs = nms_data(1, 2, 9)
+cc = np.concatenate([(cb[..., 1::-1] + cb[..., 3:1:-1]) / 2,
+                     np.abs(cb[..., 3:1:-1] - cb[..., 1::-1])], -1).astype(np.float32)
+write_case("padded_nms_center_runtime_scores",
+           [helper.make_node("Identity", ["s0"], ["s"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "s", "m", "iou"], ["sel"],
+                             center_point_box=1)],
+           [("boxes", cc), ("s0", cs)],
+           [("sel", nms_padded(cc, cs, 100, nms_threshold(cb, 0.5), -np.inf, center=True))], 11,
+           inits=[("m", np.array([100], np.int64)),
+                  ("iou", np.array([nms_threshold(cb, 0.5)], np.float32))])
+write_case("refuse_padded_nms_read",
+           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"]),
+            helper.make_node("Gather", ["sel", "col"], ["idx"], axis=1)],
+           [("boxes", nmb), ("s", nms_s)], [("idx", (TensorProto.INT64, [36]))], 11,
+           inits=[("m", np.array([5], np.int64)), ("col", np.array(2, np.int64))],
+           expect="its output is padded (rows of -1 after the selected ones), so it must be a "
+                  "graph output no node reads; node '(unnamed)' (Gather) reads it")
+big = np.tile(np.array([0, 0, 1, 1], np.float32), (1, 5000, 1))
+write_case("refuse_padded_nms_rounds",
+           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
+           [("boxes", big), ("s", np.zeros((1, 1, 5000), np.float32))],
+           [("sel", (TensorProto.INT64, [5000, 3]))], 11,
+           inits=[("m", np.array([6000], np.int64))],
+           expect="with run-time boxes, at most 4096 boxes per class (max_output_boxes_per_class "
+                  "and the box count give 5000)")
+# No max_output_boxes_per_class: nothing is selected, whatever the boxes.
+write_case("nms_runtime_boxes_no_max",
+           [helper.make_node("Relu", ["b"], ["boxes"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "s"], ["sel"])],
+           [("b", nmb), ("s", nms_s)], [("sel", np.zeros((0, 3), np.int64))], 11)

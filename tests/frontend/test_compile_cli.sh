@@ -12,7 +12,7 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$(dirname "$0")/../tools/check_lib.sh"
 
 expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
-for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --seed-input --info "exit codes"; do
+for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --seed-input --pad-dynamic --info "exit codes"; do
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
@@ -174,8 +174,19 @@ expect_ok const_pb "1 nodes" compile "$D/test_reshape_reordered_all_dims/model.o
     --const shape="$D/test_reshape_reordered_all_dims/test_data_set_0/input_1.pb"
 expect_error unsupported_op 2 "node #0 (StringNormalizer): op StringNormalizer is not supported" \
     compile "$D/test_strnormalizer_nostopwords_nochangecase/model.onnx" -o "$W/x.lmb"
-expect_error nms_needs_values 2 "input 0 ('boxes') decides the output shape, so its value must be known at compile time: give it as a constant (--const boxes=FILE)" \
-    compile "$D/test_nonmaxsuppression_suppress_by_IOU/model.onnx" -o "$W/x.lmb"
+N="$D/test_nonmaxsuppression_suppress_by_IOU"
+NC="--const max_output_boxes_per_class=$N/test_data_set_0/input_2.pb --const iou_threshold=$N/test_data_set_0/input_3.pb --const score_threshold=$N/test_data_set_0/input_4.pb"
+expect_error nms_needs_values 2 "input 2 ('max_output_boxes_per_class') decides the output shape, so its value must be known at compile time: give it as a constant (--const max_output_boxes_per_class=FILE)" \
+    compile "$N/model.onnx" -o "$W/x.lmb"
+# shellcheck disable=SC2086 # NC is three options
+expect_error nms_runtime_boxes 2 "input 0 ('boxes') is known only at run time, and with it how many boxes are selected: compile with --pad-dynamic for an output of the most rows the op can select, the unused ones -1, or give it with --const boxes=FILE" \
+    compile "$N/model.onnx" -o "$W/x.lmb" $NC
+# shellcheck disable=SC2086
+expect_ok nms_pad_dynamic "ArgMax" compile "$N/model.onnx" -o "$W/nms.lmb" $NC --pad-dynamic \
+    --golden boxes="$N/test_data_set_0/input_0.pb" --golden scores="$N/test_data_set_0/input_1.pb"
+expect_ok nms_padded_shape "selected_indices" info "$W/nms.lmb"
+expect_ok nms_padded_run "goldens" run "$W/nms.lmb"
+expect_error pad_dynamic_value 2 "--pad-dynamic" compile "$N/model.onnx" -o "$W/x.lmb" --pad-dynamic=1
 printf 'not a model' >"$W/bad.onnx"
 expect_error bad_file 2 "bad.onnx" compile "$W/bad.onnx" -o "$W/x.lmb"
 expect_error missing_file 2 "nope.onnx" compile "$W/nope.onnx" -o "$W/x.lmb"

@@ -223,9 +223,10 @@ typedef struct case_opts {
     bool trace;
     lmfe_dtype_mode dtype;
     double rtol, atol;
+    bool pad_dynamic;
 } case_opts;
 
-static const case_opts fp32_opts = {false, LMFE_DTYPE_FP32, 1e-3, 1e-7};
+static const case_opts fp32_opts = {false, LMFE_DTYPE_FP32, 1e-3, 1e-7, false};
 
 static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_size) {
     char path[2048];
@@ -246,6 +247,7 @@ static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_
     o.constants = consts;
     o.constant_count = nconst;
     o.trace = co->trace;
+    o.pad_dynamic = co->pad_dynamic;
     o.dtype = co->dtype;
     lm_binary *bin = NULL;
     lm_replay *rp = NULL;
@@ -435,7 +437,8 @@ static void test_node_tests(void) {
 
 /* The cases make_nn_cases.py builds (opset < 13 forms, constant weights,
  * refusals, a traced compile): each passes, or for refuse_* is refused with
- * the message in its expect.txt. */
+ * the message in its expect.txt. Cases named trace_* compile with a metal
+ * trace, those with padded_ in their name with pad_dynamic. */
 static void test_built_cases(void) {
     if (system("/usr/bin/python3 -c 'import onnx, torch' 2>/dev/null") != 0) {
         printf("  skipped: /usr/bin/python3 with onnx and torch is not installed\n");
@@ -449,8 +452,9 @@ static void test_built_cases(void) {
     CHECK(d != NULL);
     struct dirent *e;
     unsigned total = 0, good = 0;
+    const char *only = getenv("LM_FE_ONLY");
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
+        if (e->d_name[0] == '.' || (only && !strstr(e->d_name, only))) continue;
         char dir[1024], msg[1024], expect[256] = "";
         snprintf(dir, sizeof dir, "%s/%s", LM_FE_CASES_DIR, e->d_name);
         bool refuse = strncmp(e->d_name, "refuse_", 7) == 0;
@@ -466,13 +470,14 @@ static void test_built_cases(void) {
         }
         case_opts co = fp32_opts;
         co.trace = strncmp(e->d_name, "trace_", 6) == 0;
+        co.pad_dynamic = strstr(e->d_name, "padded_") != NULL;
         int r = run_case(dir, &co, msg, sizeof msg);
         bool ok = refuse ? r == 1 && expect[0] && strstr(msg, expect) : r == 0;
         /* The lower-precision modes compile and run every case too
          * (bfloat16 math: a loose comparison, catching a wrong op rather
          * than rounding). */
         for (int m = 1; ok && !refuse && m <= 2; m++) {
-            case_opts lo = {co.trace, (lmfe_dtype_mode)m, 0.1, 0.1};
+            case_opts lo = {co.trace, (lmfe_dtype_mode)m, 0.1, 0.1, co.pad_dynamic};
             int k = snprintf(msg, sizeof msg, "%s mode: ", m == 1 ? "bf16" : "bfp8");
             if (run_case(dir, &lo, msg + k, sizeof msg - (size_t)k) != 0) ok = false;
         }
