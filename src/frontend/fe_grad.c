@@ -647,13 +647,15 @@ static bool gr_rule_eltwise(gr *G, const fe_node *n, uint32_t g, uint32_t share[
         share[0] = fe_b_where(&G->b, in, fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, alpha)),
                               fe_b_scalar(&G->b, 0.0));
     } else if (!strcmp(op, "Dropout")) {
-        if (fe_dropout_drops(G->b.x.c, n)) {
-            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
-                              "Gradient: the gradient of a Dropout in training mode is not "
-                              "supported");
-            return true;
-        }
-        share[0] = g;
+        /* In training mode, the kept elements' scale where the mask (given
+         * to every such node, gr_dropout_masks) kept them. */
+        double ratio;
+        if (fe_dropout_drops(G->b.x.c, n, &ratio))
+            share[0] = fe_b_where(&G->b, G->map[n->outputs[1]],
+                                  fe_b_op(&G->b, "Mul", g, fe_b_scalar(&G->b, 1.0 / (1.0 - ratio))),
+                                  fe_b_scalar(&G->b, 0.0));
+        else
+            share[0] = g;
     } else if (!strcmp(op, "PRelu")) {
         uint32_t pos = fe_b_op(&G->b, "Greater", a, fe_b_scalar(&G->b, 0.0)),
                  zero = fe_b_scalar(&G->b, 0.0);
@@ -1646,7 +1648,7 @@ static const char gr_supported[] =
     "Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Reciprocal, Softplus, Softsign, Elu, Selu, Celu, Mish, "
     "HardSigmoid, HardSwish, Sin, Cos, Tan, Sinh, Cosh, Asin, Acos, Atan, Asinh, Acosh, Atanh, "
     "Floor, Ceil, Round, Sign, Clip, Where, Sum, Mean, Max, Min, Expand, Cast, "
-    "Dropout (inference), CumSum, Trilu, MatMul, Gemm, Einsum, ReduceSum, ReduceMean, "
+    "Dropout, CumSum, Trilu, MatMul, Gemm, Einsum, ReduceSum, ReduceMean, "
     "ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMin, "
     "Softmax, LogSoftmax, NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Reshape, Flatten, "
     "Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, "
@@ -1887,6 +1889,50 @@ static void gr_forward(gr *G, uint32_t grad_index) {
     }
 }
 
+/* A Dropout in training mode on the path passes the gradient where its
+ * mask kept an element, so each such node without a mask output gets one:
+ * the same draw as its output, computed alongside it. The per-value arrays
+ * grow to take the new values. */
+static lm_status gr_dropout_masks(gr *G, uint32_t grad_index) {
+    fe_ctx *c = G->b.x.c;
+    fe_graph *g = c->g;
+    for (uint32_t k = 0; k < grad_index; k++) {
+        fe_node *n = &g->nodes[k];
+        if (!G->on_path[k] || strcmp(n->op_type, "Dropout") ||
+            (n->output_count > 1 && n->outputs[1] != FE_NONE) || !fe_dropout_drops(c, n, NULL))
+            continue;
+        uint32_t mask, *outs = fe_arena_alloc(&g->arena, 2 * sizeof *outs);
+        if (!outs) return fe_x_oom();
+        lm_status st = fe_x_value(&G->b.x, "dropout_mask", &mask);
+        if (st) return st;
+        outs[0] = n->outputs[0];
+        outs[1] = mask;
+        n->outputs = outs;
+        n->output_count = 2;
+        g->values[mask].producer = k;
+        g->values[mask].type = g->values[outs[0]].type;
+        g->values[mask].type.elem = FE_BOOL;
+    }
+    uint32_t count = g->value_count;
+    if (count == G->values) return LM_OK;
+    uint32_t *map = realloc(G->map, (size_t)count * sizeof *map);
+    if (map) G->map = map;
+    uint32_t *grad = realloc(G->grad, (size_t)count * sizeof *grad);
+    if (grad) G->grad = grad;
+    uint8_t *role = realloc(G->role, count), *dep = role ? realloc(G->dep, count) : NULL;
+    if (role) G->role = role;
+    if (dep) G->dep = dep;
+    if (!map || !grad || !role || !dep) return fe_x_oom();
+    for (uint32_t v = G->values; v < count; v++) {
+        G->map[v] = v;
+        G->grad[v] = FE_NONE;
+        G->role[v] = GR_OTHER;
+        G->dep[v] = 0;
+    }
+    G->values = count;
+    return LM_OK;
+}
+
 /* ---- the op ---- */
 
 static lm_status gr_names(fe_ctx *c, const fe_node *n, const char *attr, bool required,
@@ -1983,6 +2029,7 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
     }
     uint32_t grad_index = (uint32_t)(n - g->nodes);
     if (!st) st = gr_mark(&G, n, y);
+    if (!st) st = gr_dropout_masks(&G, grad_index);
     if (!st) {
         gr_forward(&G, grad_index);
         /* Backward from ones shaped like y. */

@@ -209,8 +209,9 @@ extern const size_t fe_ops_random_count;
  * compile has one (fe_ops_random.c). */
 void fe_random_options(fe_ctx *c, const fe_node *n, lmnn_random_options *out);
 /* Whether node `n` draws random numbers: a random op, or a Dropout in
- * training mode with a nonzero ratio (fe_dropout_drops, fe_ops_nn.c). */
+ * training mode with a nonzero ratio (fe_dropout_drops, fe_ops_nn.c, which
+ * also gives the ratio when out_ratio is not NULL). */
 bool fe_draws_random(fe_ctx *c, const fe_node *n);
-bool fe_dropout_drops(fe_ctx *c, const fe_node *n);
+bool fe_dropout_drops(fe_ctx *c, const fe_node *n, double *out_ratio);
 
 #endif

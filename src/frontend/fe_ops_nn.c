@@ -2748,13 +2748,14 @@ static lm_status dropout_mode(fe_ctx *c, const fe_node *n, bool *out_drops, doub
     return LM_OK;
 }
 
-bool fe_dropout_drops(fe_ctx *c, const fe_node *n) {
+bool fe_dropout_drops(fe_ctx *c, const fe_node *n, double *out_ratio) {
     bool drops = false;
     double ratio = 0;
     char saved[ERR_MESSAGE_MAX];
     err_copy(saved, sizeof saved); /* asking leaves no error behind */
     lm_status st = dropout_mode(c, n, &drops, &ratio);
     if (st) err_set(LM_ERR_INTERNAL, "%s", saved);
+    if (out_ratio) *out_ratio = ratio;
     return !st && drops;
 }
 

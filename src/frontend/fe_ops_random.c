@@ -223,7 +223,7 @@ static lm_status lower_multinomial(fe_ctx *c, const fe_node *n) {
 
 bool fe_draws_random(fe_ctx *c, const fe_node *n) {
     if (n->domain[0]) return false;
-    if (!strcmp(n->op_type, "Dropout")) return fe_dropout_drops(c, n);
+    if (!strcmp(n->op_type, "Dropout")) return fe_dropout_drops(c, n, NULL);
     for (size_t i = 0; i < fe_ops_random_count; i++)
         if (!strcmp(n->op_type, fe_ops_random[i].op_type)) return true;
     return false;

@@ -2466,14 +2466,44 @@ for pmode, tmode in (("reflect", "reflect"), ("edge", "replicate"), ("wrap", "ci
                [("x", pdx)], [("dx", grads[0])], 19,
                inits=[("pads", np.array([0, 0, 2, 4, 0, 0, 3, 1], np.int64)), ("w", pw)],
                domains=TRAIN)
-write_case("refuse_gradient_dropout_training",
-           [helper.make_node("Dropout", ["x", "ratio", "train"], ["y"], seed=1),
-            grad_node(["x"], [], "y", ["dx"])],
-           [("x", p32(3, 4))], [("dx", (TensorProto.FLOAT, [3, 4]))], 13,
-           inits=[("ratio", np.array(0.5, np.float32)), ("train", np.array(True))],
-           domains=TRAIN,
-           expect="(Dropout): Gradient: the gradient of a Dropout in training mode is not "
-                  "supported")
+# Dropout in training mode: the gradient passes where the mask kept an
+# element, times 1 / (1 - ratio). The draws are the device's, so the cases
+# check themselves with exact math (ratio 0.5: a scale of 2): with y's
+# gradient 1, dx is 2 where kept and 0 where dropped, so y - dx * x and
+# dx * (dx - 2) are zero only if the gradient's mask is the forward's draw
+# and is a mask at all.
+ddx = p32(4, 12)
+drop_checks = [helper.make_node("Mul", ["dx", "x"], ["dxx"]),
+               helper.make_node("Sub", ["y", "dxx"], ["same"]),
+               helper.make_node("Sub", ["dx", "two"], ["dx2"]),
+               helper.make_node("Mul", ["dx", "dx2"], ["binary"])]
+drop_inits = [("ratio", np.array(0.5, np.float32)), ("train", np.array(True)),
+              ("two", np.array(2, np.float32))]
+zeros = np.zeros((4, 12), np.float32)
+write_case("gradient_dropout_training",
+           [helper.make_node("Dropout", ["x", "ratio", "train"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])] + drop_checks,
+           [("x", ddx)], [("same", zeros), ("binary", zeros)], 13, inits=drop_inits,
+           domains=TRAIN)
+# The mask an output of the model too; the gradient of a weighted sum.
+dw = p32(4, 12)
+write_case("gradient_dropout_training_mask_output",
+           [helper.make_node("Dropout", ["x", "ratio", "train"], ["d", "mask"], seed=5),
+            helper.make_node("Mul", ["d", "w"], ["y"]),
+            grad_node(["x"], ["w"], "y", ["dx"]),
+            helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["m", "w"], ["mw"]),
+            helper.make_node("Mul", ["mw", "two"], ["want"]),
+            helper.make_node("Sub", ["dx", "want"], ["off"])],
+           [("x", ddx), ("w", dw)], [("off", zeros)], 13, inits=drop_inits, domains=TRAIN)
+# At other values than x's own (the forward recomputed, with its own draw).
+write_case("gradient_dropout_training_at",
+           [helper.make_node("Dropout", ["x", "ratio", "train"], ["y"]),
+            helper.make_node("Identity", ["x"], ["x2"]),
+            grad_node(["x"], [], "y", ["dx"], inputs=["x2"]),
+            helper.make_node("Sub", ["dx", "two"], ["dx2"]),
+            helper.make_node("Mul", ["dx", "dx2"], ["binary"])],
+           [("x", ddx)], [("binary", zeros)], 13, inits=drop_inits, domains=TRAIN)
 write_case("refuse_gradient_layernorm_mean",
            [helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean"]),
             grad_node(["x"], ["s"], "mean", ["dx"])],
