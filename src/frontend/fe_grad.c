@@ -1166,8 +1166,13 @@ static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
     gr_norm_stats(G, G->map[n->inputs[0]], axes, count, m, eps, &xhat, &rs);
     uint32_t scale = G->map[n->inputs[1]];
     if (!layer) scale = gr_channels(G, scale, &tx);
-    uint32_t gx = fe_b_op(&G->b, "Mul", g, xhat);
-    for (uint32_t i = 1; i < 3; i++) {
+    /* LayerNormalization's Mean and InvStdDev outputs may be on the path
+     * too; g, Y's gradient, may then be missing. */
+    uint32_t gm = FE_NONE, gi = FE_NONE;
+    if (layer && n->output_count > 1 && n->outputs[1] != FE_NONE) gm = G->grad[n->outputs[1]];
+    if (layer && n->output_count > 2 && n->outputs[2] != FE_NONE) gi = G->grad[n->outputs[2]];
+    uint32_t gx = g == FE_NONE ? FE_NONE : fe_b_op(&G->b, "Mul", g, xhat);
+    for (uint32_t i = 1; i < 3 && g != FE_NONE; i++) {
         if (!fe_has_in(n, i) || !gr_wants(G, n->inputs[i])) continue;
         uint32_t v = i == 1 ? gx : g;
         if (layer) {
@@ -1180,10 +1185,25 @@ static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
             gr_to_param(G, n->inputs[i], v, all, k);
         }
     }
-    if (gr_wants(G, n->inputs[0]))
+    if (!gr_wants(G, n->inputs[0])) return;
+    if (g != FE_NONE)
         gr_accumulate(
             G, n->inputs[0],
             gr_norm_backward(G, fe_b_op(&G->b, "Mul", g, scale), xhat, rs, axes, count, m));
+    /* Mean is x's mean over the axes; InvStdDev is rs, whose derivative
+     * is -rs^2 xhat / m. */
+    uint32_t inv_m = fe_b_scalar(&G->b, 1.0 / m);
+    if (gm != FE_NONE)
+        gr_accumulate(G, n->inputs[0],
+                      fe_b_op(&G->b, "Expand", fe_b_op(&G->b, "Mul", gm, inv_m),
+                              fe_b_ints(&G->b, tx.dims, (uint32_t)tx.rank)));
+    if (gi != FE_NONE)
+        gr_accumulate(
+            G, n->inputs[0],
+            fe_b_op(&G->b, "Mul",
+                    fe_b_op(&G->b, "Neg", fe_b_op(&G->b, "Mul", gi, fe_b_op(&G->b, "Mul", rs, rs)),
+                            FE_NONE),
+                    fe_b_op(&G->b, "Mul", xhat, inv_m)));
 }
 
 /* Indices with the negative ones counted from the end of a dim of `dim`. */
@@ -2044,7 +2064,7 @@ lm_status fe_infer_gradient(fe_ctx *c, const fe_node *n) {
             for (uint32_t j = 0; j < fn->output_count && gr_ok(&G); j++) {
                 bool has = fn->outputs[j] != FE_NONE && G.grad[fn->outputs[j]] != FE_NONE;
                 reached |= has;
-                if (has && j && !split)
+                if (has && j && !split && strcmp(fn->op_type, "LayerNormalization"))
                     G.b.st =
                         fe_fail(c, fn, LM_ERR_UNSUPPORTED,
                                 "Gradient: y depends on output %u of this node, whose gradient "

@@ -2504,12 +2504,43 @@ write_case("gradient_dropout_training_at",
             helper.make_node("Sub", ["dx", "two"], ["dx2"]),
             helper.make_node("Mul", ["dx", "dx2"], ["binary"])],
            [("x", ddx)], [("binary", zeros)], 13, inits=drop_inits, domains=TRAIN)
-write_case("refuse_gradient_layernorm_mean",
+# LayerNormalization's three outputs on the path: Y, Mean and InvStdDev
+# (over the last two dims), each weighted into one loss.
+lnx, lns, lnb = p32(3, 4, 5), p32(4, 5), p32(4, 5)
+lw1, lw2, lw3 = p32(3, 4, 5), p32(3, 1, 1), p32(3, 1, 1)
+
+
+def ln_loss(X, S, B):
+    mean = X.mean((1, 2), keepdim=True)
+    inv = 1 / torch.sqrt(X.var((1, 2), unbiased=False, keepdim=True) + 1e-5)
+    y = (X - mean) * inv * S + B
+    return ((y * torch.from_numpy(lw1)).sum() + (mean * torch.from_numpy(lw2)).sum() +
+            (inv * torch.from_numpy(lw3)).sum())
+
+
+_, grads = torch_grads(ln_loss, [lnx, lns, lnb])
+write_case("gradient_layernorm_mean_invstd",
+           [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=1),
+            helper.make_node("Mul", ["y", "w1"], ["a1"]),
+            helper.make_node("Mul", ["mean", "w2"], ["a2"]),
+            helper.make_node("Mul", ["inv", "w3"], ["a3"]),
+            helper.make_node("ReduceSum", ["a1"], ["r1"], keepdims=0),
+            helper.make_node("ReduceSum", ["a2"], ["r2"], keepdims=0),
+            helper.make_node("ReduceSum", ["a3"], ["r3"], keepdims=0),
+            helper.make_node("Sum", ["r1", "r2", "r3"], ["l"]),
+            grad_node(["x", "s", "b"], [], "l", ["dx", "ds", "db"])],
+           [("x", lnx), ("s", lns), ("b", lnb)], [("dx", grads[0]), ("ds", grads[1]),
+                                                  ("db", grads[2])], 17,
+           inits=[("w1", lw1), ("w2", lw2), ("w3", lw3)], domains=TRAIN)
+# Only the Mean output on the path (Y's gradient missing).
+_, grads = torch_grads(lambda X: (X.mean(-1, keepdim=True) * torch.from_numpy(lw2[:, :, 0])).sum(),
+                       [lnx[:, 0, :4]])
+write_case("gradient_layernorm_mean_only",
            [helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean"]),
-            grad_node(["x"], ["s"], "mean", ["dx"])],
-           [("x", p32(3, 4)), ("s", p32(4))], [("dx", (TensorProto.FLOAT, [3, 4]))], 17,
-           domains=TRAIN,
-           expect="Gradient: y depends on output 1 of this node, whose gradient is not supported")
+            helper.make_node("Mul", ["mean", "w"], ["a"]),
+            grad_node(["x"], ["s"], "a", ["dx"])],
+           [("x", lnx[:, 0, :4].copy()), ("s", lns[0, :4].copy())], [("dx", grads[0])], 17,
+           inits=[("w", lw2[:, :, 0].copy())], domains=TRAIN)
 # A strided slice of a long dim: its placement matrix would be too large, so
 # its gradient gets zeros between the elements instead.
 lsx = p32(2, 9000)
