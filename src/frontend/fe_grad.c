@@ -1206,6 +1206,96 @@ static void gr_rule_norm(gr *G, const fe_node *n, uint32_t g) {
                     fe_b_op(&G->b, "Mul", xhat, inv_m)));
 }
 
+/* LpNormalization, y = x / |x|_p along the axis (p 1 or 2):
+ * dx = (g - t sum(g y)) / |x|_p, t = sign(x) for p = 1 and y for p = 2. */
+static void gr_rule_lpnorm(gr *G, const fe_node *n, uint32_t g) {
+    fe_ctx *c = G->b.x.c;
+    int64_t axis, p;
+    int32_t ax;
+    if ((G->b.st = fe_attr_int(c, n, "axis", -1, &axis)) ||
+        (G->b.st = fe_attr_int(c, n, "p", 2, &p)) ||
+        (G->b.st = fe_axis(c, n, axis, gr_type(G, n->inputs[0])->rank, &ax)))
+        return;
+    int64_t a = ax;
+    uint32_t x = G->map[n->inputs[0]];
+    uint32_t nrm = p == 1 ? fe_b_sum(&G->b, fe_b_op(&G->b, "Abs", x, FE_NONE), &a, 1)
+                          : fe_b_op(&G->b, "Sqrt",
+                                    fe_b_sum(&G->b, fe_b_op(&G->b, "Mul", x, x), &a, 1), FE_NONE);
+    uint32_t y = fe_b_op(&G->b, "Div", x, nrm);
+    uint32_t t = p == 1 ? fe_b_op(&G->b, "Sign", x, FE_NONE) : y;
+    uint32_t dot = fe_b_sum(&G->b, fe_b_op(&G->b, "Mul", g, y), &a, 1);
+    gr_accumulate(
+        G, n->inputs[0],
+        fe_b_op(&G->b, "Div", fe_b_op(&G->b, "Sub", g, fe_b_op(&G->b, "Mul", t, dot)), nrm));
+}
+
+/* MeanVarianceNormalization: x's own statistics over its axes (the
+ * forward's epsilon, 1e-9), as LayerNormalization's without a scale. */
+static void gr_rule_mvn(gr *G, const fe_node *n, uint32_t g) {
+    uint32_t mask;
+    if ((G->b.st = fe_mvn_axes(G->b.x.c, n, &mask))) return;
+    const fe_type *tx = gr_type(G, n->inputs[0]);
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    double m = 1;
+    for (int32_t d = 0; d < tx->rank; d++)
+        if (mask >> d & 1) {
+            axes[count++] = d;
+            m *= (double)tx->dims[d];
+        }
+    uint32_t xhat, rs;
+    gr_norm_stats(G, G->map[n->inputs[0]], axes, count, m, 1e-9f, &xhat, &rs);
+    gr_accumulate(G, n->inputs[0], gr_norm_backward(G, g, xhat, rs, axes, count, m));
+}
+
+/* LRN: y = x d^-beta, d = bias + alpha / size * S(x^2), S the sum over the
+ * channel window [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: a
+ * product with a constant C x C band along the channels (moved last), so
+ * S's adjoint is the band's transpose, and
+ * dx = g d^-beta - 2 alpha beta / size * x * S^T(g x d^(-beta - 1)). */
+static void gr_rule_lrn(gr *G, const fe_node *n, uint32_t g) {
+    float alpha, beta, bias;
+    int64_t size;
+    if ((G->b.st = fe_lrn_read(G->b.x.c, n, &alpha, &beta, &bias, &size))) return;
+    fe_type tx = *gr_type(G, n->inputs[0]);
+    int64_t C = tx.dims[1], lo = (size - 1) / 2, hi = size - 1 - lo;
+    if (!gr_room(G, C, C)) return;
+    uint32_t band[2];
+    for (int t = 0; t < 2 && gr_ok(G); t++) {
+        fe_tensor *m;
+        if ((G->b.st = fe_const_new(G->b.x.c, G->b.elem, 2, (const int64_t[]){C, C}, &m))) return;
+        /* band[0][c'][c]: c' in c's window; band[1] its transpose. */
+        for (int64_t i = 0; i < C; i++)
+            for (int64_t j = 0; j < C; j++) {
+                int64_t from = t ? j : i, to = t ? i : j;
+                fe_tensor_set_f64(m, (uint64_t)(i * C + j), from >= to - lo && from <= to + hi);
+            }
+        if ((G->b.st = fe_x_const(&G->b.x, m, "band", &band[t]))) return;
+    }
+    int64_t perm[FE_MAX_RANK], back[FE_MAX_RANK];
+    for (int32_t d = 0; d < tx.rank; d++) {
+        perm[d] = d == tx.rank - 1 ? 1 : d < 1 ? d : d + 1;
+        back[d] = d == 1 ? tx.rank - 1 : d < 1 ? d : d - 1;
+    }
+    uint32_t x = G->map[n->inputs[0]];
+    uint32_t s =
+        gr_transpose(G,
+                     fe_b_op(&G->b, "MatMul",
+                             gr_transpose(G, fe_b_op(&G->b, "Mul", x, x), perm, tx.rank), band[0]),
+                     back, tx.rank);
+    uint32_t d =
+        fe_b_op(&G->b, "Add", fe_b_op(&G->b, "Mul", s, fe_b_scalar(&G->b, alpha / (double)size)),
+                fe_b_scalar(&G->b, bias));
+    uint32_t dpow = fe_b_op(&G->b, "Pow", d, fe_b_scalar(&G->b, -beta));
+    uint32_t u = fe_b_op(&G->b, "Div", fe_b_op(&G->b, "Mul", fe_b_op(&G->b, "Mul", g, x), dpow), d);
+    uint32_t su = gr_transpose(
+        G, fe_b_op(&G->b, "MatMul", gr_transpose(G, u, perm, tx.rank), band[1]), back, tx.rank);
+    uint32_t k = fe_b_scalar(&G->b, 2.0 * alpha * beta / (double)size);
+    gr_accumulate(G, n->inputs[0],
+                  fe_b_op(&G->b, "Sub", fe_b_op(&G->b, "Mul", g, dpow),
+                          fe_b_op(&G->b, "Mul", k, fe_b_op(&G->b, "Mul", x, su))));
+}
+
 /* Indices with the negative ones counted from the end of a dim of `dim`. */
 static uint32_t gr_indices(gr *G, const fe_node *n, int64_t dim) {
     uint32_t idx = G->map[n->inputs[1]];
@@ -1674,7 +1764,8 @@ static const char gr_supported[] =
     "Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, Tile, DepthToSpace, SpaceToDepth, "
     "TopK, Gather, GatherElements, Resize, Upsample, Conv, ConvTranspose, MaxPool, AveragePool, "
     "GlobalAveragePool, GlobalMaxPool, BatchNormalization, InstanceNormalization, "
-    "LayerNormalization; RNN, GRU and LSTM run as their equations in a model with Gradient";
+    "LayerNormalization, LRN, LpNormalization, MeanVarianceNormalization; RNN, GRU and LSTM run as "
+    "their equations in a model with Gradient";
 
 /* ---- the rules without a function of their own above ---- */
 
@@ -1748,6 +1839,9 @@ static const struct {
     {"Where", gr_rule_where},
     {"Concat", gr_rule_concat},
     {"Conv", gr_rule_conv},
+    {"LRN", gr_rule_lrn},
+    {"LpNormalization", gr_rule_lpnorm},
+    {"MeanVarianceNormalization", gr_rule_mvn},
     {"ConvTranspose", gr_rule_conv},
     {"GlobalAveragePool", gr_rule_global_avg},
     {"GlobalMaxPool", gr_rule_global_max},

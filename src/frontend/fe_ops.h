@@ -129,6 +129,13 @@ typedef struct fe_slice_plan {
 
 lm_status fe_slice_read(fe_ctx *c, const fe_node *n, fe_slice_plan *out);
 
+/* LRN's attributes (fe_ops_nn.c): alpha, beta, bias and size (at least 1,
+ * else an error naming the node). */
+lm_status fe_lrn_read(fe_ctx *c, const fe_node *n, float *alpha, float *beta, float *bias,
+                      int64_t *size);
+/* MeanVarianceNormalization's axes as a bit mask (fe_ops_nn.c; default 0, 2
+ * and 3). */
+lm_status fe_mvn_axes(fe_ctx *c, const fe_node *n, uint32_t *mask);
 /* A Pad node's pads, per dim a (begin, end) pair in pads[2d], pads[2d + 1],
  * and its mode and value in *o (fe_ops_shape.c). Errors name the node. */
 lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o);

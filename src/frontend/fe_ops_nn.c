@@ -2412,8 +2412,8 @@ fail:
 
 /* ---- LRN ---- */
 
-static lm_status lrn_attrs(fe_ctx *c, const fe_node *n, float *alpha, float *beta, float *bias,
-                           int64_t *size) {
+lm_status fe_lrn_read(fe_ctx *c, const fe_node *n, float *alpha, float *beta, float *bias,
+                      int64_t *size) {
     lm_status st = fe_attr_float(c, n, "alpha", 1e-4f, alpha);
     if (!st) st = fe_attr_float(c, n, "beta", 0.75f, beta);
     if (!st) st = fe_attr_float(c, n, "bias", 1.0f, bias);
@@ -2429,7 +2429,7 @@ static lm_status infer_lrn(fe_ctx *c, const fe_node *n) {
     if (!st)
         st = fe_check_attrs(c, n, (const char *const[]){"alpha", "beta", "bias", "size", NULL});
     if (!st) st = fe_check_elem(c, n, 0, float_types);
-    if (!st) st = lrn_attrs(c, n, &alpha, &beta, &bias, &size);
+    if (!st) st = fe_lrn_read(c, n, &alpha, &beta, &bias, &size);
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0);
     if (x->rank < 3) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be N x C x D1 x ...");
@@ -2445,7 +2445,7 @@ static lm_status infer_lrn(fe_ctx *c, const fe_node *n) {
 static lm_status lower_lrn(fe_ctx *c, const fe_node *n) {
     float alpha, beta, bias;
     int64_t size;
-    lm_status st = lrn_attrs(c, n, &alpha, &beta, &bias, &size);
+    lm_status st = fe_lrn_read(c, n, &alpha, &beta, &bias, &size);
     if (st) return st;
     const fe_type *xt = fe_in_type(c, n, 0);
     uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1], rest = 1;
@@ -2535,7 +2535,7 @@ static lm_status lower_lpnorm(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, r);
 }
 
-static lm_status mvn_mask(fe_ctx *c, const fe_node *n, uint32_t *mask) {
+lm_status fe_mvn_axes(fe_ctx *c, const fe_node *n, uint32_t *mask) {
     const int64_t *axes;
     size_t count;
     const fe_type *x = fe_in_type(c, n, 0);
@@ -2560,7 +2560,7 @@ static lm_status infer_mvn(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axes", NULL});
     if (!st) st = fe_check_elem(c, n, 0, float_types);
     uint32_t mask;
-    if (!st) st = mvn_mask(c, n, &mask);
+    if (!st) st = fe_mvn_axes(c, n, &mask);
     if (st) return st;
     return same_type_out(c, n);
 }
@@ -2568,7 +2568,7 @@ static lm_status infer_mvn(fe_ctx *c, const fe_node *n) {
 /* (x - mean) / sqrt(mean((x - mean)^2) + 1e-9), ONNX's function body. */
 static lm_status lower_mvn(fe_ctx *c, const fe_node *n) {
     uint32_t mask;
-    lm_status st = mvn_mask(c, n, &mask);
+    lm_status st = fe_mvn_axes(c, n, &mask);
     if (st) return st;
     lmnn_tensor x, m = {0}, d = {0}, sq = {0}, v = {0}, ve = {0}, sd = {0}, r = {0};
     if ((st = fe_in_dev(c, n, 0, &x))) return st;

@@ -1862,12 +1862,13 @@ write_case("gradient_matmul_shapes_other_values",
             ("du", np.zeros(3, np.float32))], 13,
            inits=[("shape", np.array([2, 20], np.int64)), ("ax1", np.array([1], np.int64))],
            domains=TRAIN)
-write_case("refuse_gradient_through_lrn",
-           [helper.make_node("LRN", ["x"], ["y"], size=3),
-            grad_node(["x"], ["w"], "y", ["dx"])],
-           [("x", g32(1, 1, 4, 4)), ("w", g32(1, 1, 3, 3))],
-           [("dx", (TensorProto.FLOAT, [1, 1, 4, 4]))], 13, domains=TRAIN,
-           expect="(LRN): Gradient: y depends on this node, whose gradient is not supported")
+write_case("refuse_gradient_through_gridsample",
+           [helper.make_node("GridSample", ["x", "grid"], ["y"]),
+            grad_node(["x"], ["grid"], "y", ["dx"])],
+           [("x", g32(1, 1, 4, 4)), ("grid", np.clip(g32(1, 3, 3, 2), -1, 1))],
+           [("dx", (TensorProto.FLOAT, [1, 1, 4, 4]))], 16, domains=TRAIN,
+           expect="(GridSample): Gradient: y depends on this node, whose gradient is not "
+                  "supported")
 write_case("refuse_gradient_other_type",
            [helper.make_node("Relu", ["x"], ["y"]),
             grad_node(["x"], [], "y", ["dx"], ["x2"])],
@@ -3061,3 +3062,55 @@ write_case("nms_runtime_boxes_no_max",
            [helper.make_node("Relu", ["b"], ["boxes"]),
             helper.make_node("NonMaxSuppression", ["boxes", "s"], ["sel"])],
            [("b", nmb), ("s", nms_s)], [("sel", np.zeros((0, 3), np.int64))], 11)
+
+# LRN: the window's sum of squares is a product with a band along the
+# channels, so its gradient goes back through the band's transpose. The
+# forward written with ONNX's window (floor((size - 1) / 2) channels
+# before, the rest after: asymmetric for an even size), PyTorch's autograd
+# the reference.
+
+
+def lrn_t(X, size, alpha, beta, bias):
+    lo = (size - 1) // 2
+    sq = (X * X).movedim(1, -1)
+    sq = F_.pad(sq, (lo, size - 1 - lo))
+    s = sq.unfold(-1, size, 1).sum(-1).movedim(-1, 1)
+    return X / (bias + alpha / size * s) ** beta
+
+
+for lname, lshape, lsize, lab in (("4d_size3", (2, 6, 3, 4), 3, (0.3, 0.75, 1.0)),
+                                  ("3d_size4", (2, 7, 5), 4, (0.5, 0.6, 2.0)),
+                                  ("4d_size5_channels3", (1, 3, 4, 4), 5, (1e-2, 0.9, 0.5))):
+    lx_ = p32(*lshape)
+    lwt = p32(*lshape)
+    _, grads = torch_grads(lambda X: lrn_t(X, lsize, *lab) * torch.from_numpy(lwt), [lx_])
+    write_case("gradient_lrn_" + lname,
+               [helper.make_node("LRN", ["x"], ["l"], size=lsize, alpha=lab[0], beta=lab[1],
+                                 bias=lab[2]),
+                helper.make_node("Mul", ["l", "w"], ["y"]),
+                grad_node(["x"], ["w"], "y", ["dx"])],
+               [("x", lx_), ("w", lwt)], [("dx", grads[0])], 13, domains=TRAIN)
+# LpNormalization (p 1 and 2) and MeanVarianceNormalization against
+# PyTorch's autograd.
+for lp_, lax_ in ((2, 1), (1, -1)):
+    lpx = p32(3, 4, 5)
+    lpw = p32(3, 4, 5)
+    _, grads = torch_grads(
+        lambda X: X / X.abs().pow(lp_).sum(lax_, keepdim=True).pow(1.0 / lp_) *
+        torch.from_numpy(lpw), [lpx])
+    write_case("gradient_lpnorm_p%d" % lp_,
+               [helper.make_node("LpNormalization", ["x"], ["l"], axis=lax_, p=lp_),
+                helper.make_node("Mul", ["l", "w"], ["y"]),
+                grad_node(["x"], ["w"], "y", ["dx"])],
+               [("x", lpx), ("w", lpw)], [("dx", grads[0])], 13, domains=TRAIN)
+mvx, mvw = p32(2, 3, 4, 5), p32(2, 3, 4, 5)
+for maxes in ((0, 2, 3), (1,)):
+    def mvn_t(X, axes=maxes):
+        mu = X.mean(axes, keepdim=True)
+        return (X - mu) / torch.sqrt(((X - mu) ** 2).mean(axes, keepdim=True) + 1e-9)
+    _, grads = torch_grads(lambda X: mvn_t(X) * torch.from_numpy(mvw), [mvx])
+    write_case("gradient_mvn_axes" + "".join(map(str, maxes)),
+               [helper.make_node("MeanVarianceNormalization", ["x"], ["l"], axes=list(maxes)),
+                helper.make_node("Mul", ["l", "w"], ["y"]),
+                grad_node(["x"], ["w"], "y", ["dx"])],
+               [("x", mvx), ("w", mvw)], [("dx", grads[0])], 13, domains=TRAIN)
