@@ -262,8 +262,16 @@ static void u_direction(unroll *u, const rnn_params *p, uint32_t d, uint32_t *st
         pf = fe_b_slice(u, pd, 0, 2 * H, 3 * H);
     }
     bool rev = p->reverse || d == 1;
+    /* With sequence_lens, a sequence's steps from its length on keep its
+     * state and give zeros; walking a reverse direction from the last step
+     * down, its first real step then starts from the initial state, as
+     * running over the sequence reversed within its length does. */
+    uint32_t lens = fe_has_in(n, 4) ? n->inputs[4] : FE_NONE, zeros = FE_NONE;
+    fe_elem lens_elem = lens == FE_NONE ? FE_INT32 : u->x.c->g->values[lens].type.elem;
+    if (lens != FE_NONE) zeros = fe_b_const(u, u->elem, 2, (const int64_t[]){p->batch, H}, 0.0);
     for (int64_t k = 0; k < S && !u->st; k++) {
         int64_t t = rev ? S - 1 - k : k;
+        uint32_t h_prev = *h, c_prev = *cell;
         uint32_t xt = u_pick(u, xw, seq_axis, t), hr = fe_b_op(u, "MatMul", *h, rt);
         if (p->kind == KIND_GRU) {
             /* z and r from both parts; the candidate's recurrent part is
@@ -319,14 +327,17 @@ static void u_direction(unroll *u, const rnn_params *p, uint32_t d, uint32_t *st
             }
         }
         steps[t] = *h;
+        if (lens != FE_NONE) {
+            uint32_t live = fe_b_unsqueeze(
+                u, fe_b_op(u, "Less", fe_b_const(u, lens_elem, 0, NULL, (double)t), lens), 1);
+            steps[t] = fe_b_where(u, live, *h, zeros);
+            *h = fe_b_where(u, live, *h, h_prev);
+            if (c_prev != FE_NONE) *cell = fe_b_where(u, live, *cell, c_prev);
+        }
     }
 }
 
 static lm_status rnn_unroll(fe_ctx *c, const fe_node *n, const rnn_params *p) {
-    if (fe_has_in(n, 4))
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "sequence_lens under Gradient is not supported (the op runs as "
-                       "its equations there)");
     unroll U = {.elem = fe_in_type(c, n, 0)->elem}, *u = &U;
     fe_x_begin(c, n, &u->x);
     const fe_node *nd = &u->x.node;

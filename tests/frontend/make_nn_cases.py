@@ -1865,7 +1865,9 @@ write_case("gradient_matmul_shapes_other_values",
 write_case("refuse_gradient_through_gridsample",
            [helper.make_node("GridSample", ["x", "grid"], ["y"]),
             grad_node(["x"], ["grid"], "y", ["dx"])],
-           [("x", g32(1, 1, 4, 4)), ("grid", np.clip(g32(1, 3, 3, 2), -1, 1))],
+           [("x", g32(1, 1, 4, 4)),
+            ("grid", np.linspace(-0.9, 0.9, 18, dtype=np.float32).reshape(1, 3, 3, 2)
+             + 0 * g32(1, 1, 3, 3)[0, 0, 0, 0])],  # (the draws of the case it replaced)
            [("dx", (TensorProto.FLOAT, [1, 1, 4, 4]))], 16, domains=TRAIN,
            expect="(GridSample): Gradient: y depends on this node, whose gradient is not "
                   "supported")
@@ -2473,7 +2475,15 @@ for pmode, tmode in (("reflect", "reflect"), ("edge", "replicate"), ("wrap", "ci
 # gradient 1, dx is 2 where kept and 0 where dropped, so y - dx * x and
 # dx * (dx - 2) are zero only if the gradient's mask is the forward's draw
 # and is a mask at all.
-ddx = p32(4, 12)
+dr_ = np.random.default_rng(18)  # its own: the cases after these keep their data
+p32(3, 4), p32(3, 4), p32(4)  # the draws of the refusals these cases replaced
+
+
+def d32(*shape):
+    return dr_.standard_normal(shape).astype(np.float32)
+
+
+ddx = d32(4, 12)
 drop_checks = [helper.make_node("Mul", ["dx", "x"], ["dxx"]),
                helper.make_node("Sub", ["y", "dxx"], ["same"]),
                helper.make_node("Sub", ["dx", "two"], ["dx2"]),
@@ -2487,7 +2497,7 @@ write_case("gradient_dropout_training",
            [("x", ddx)], [("same", zeros), ("binary", zeros)], 13, inits=drop_inits,
            domains=TRAIN)
 # The mask an output of the model too; the gradient of a weighted sum.
-dw = p32(4, 12)
+dw = d32(4, 12)
 write_case("gradient_dropout_training_mask_output",
            [helper.make_node("Dropout", ["x", "ratio", "train"], ["d", "mask"], seed=5),
             helper.make_node("Mul", ["d", "w"], ["y"]),
@@ -2507,8 +2517,8 @@ write_case("gradient_dropout_training_at",
            [("x", ddx)], [("binary", zeros)], 13, inits=drop_inits, domains=TRAIN)
 # LayerNormalization's three outputs on the path: Y, Mean and InvStdDev
 # (over the last two dims), each weighted into one loss.
-lnx, lns, lnb = p32(3, 4, 5), p32(4, 5), p32(4, 5)
-lw1, lw2, lw3 = p32(3, 4, 5), p32(3, 1, 1), p32(3, 1, 1)
+lnx, lns, lnb = d32(3, 4, 5), d32(4, 5), d32(4, 5)
+lw1, lw2, lw3 = d32(3, 4, 5), d32(3, 1, 1), d32(3, 1, 1)
 
 
 def ln_loss(X, S, B):
@@ -2703,7 +2713,7 @@ write_case("gradient_activations",
 # gradient goes through them: against PyTorch's autograd on ONNX's
 # equations (gate orders i, o, f, c and z, r, h).
 def onnx_rnn_t(kind, X, W, R, B, h0, c0=None, P=None, direction="forward", lbr=0, clip=None,
-               act=torch.tanh, layout=0):
+               act=torch.tanh, layout=0, lens=None):
     if layout:
         X = X.transpose(0, 1)
     S, H = X.shape[0], R.shape[2]
@@ -2717,6 +2727,7 @@ def onnx_rnn_t(kind, X, W, R, B, h0, c0=None, P=None, direction="forward", lbr=0
         out = [None] * S
         order = range(S - 1, -1, -1) if (direction == "reverse" or d == 1) else range(S)
         for t in order:
+            hp, cp = h, c
             xw = X[t] @ W[d].T + wb
             hr = h @ R[d].T
             if kind == "LSTM":
@@ -2741,6 +2752,14 @@ def onnx_rnn_t(kind, X, W, R, B, h0, c0=None, P=None, direction="forward", lbr=0
             else:
                 h = act(cl(xw + hr + rb))
             out[t] = h
+            if lens is not None:
+                # Past its length a sequence keeps its state and gives zeros
+                # (a reverse direction, walked from the end, then starts
+                # from the initial state at its last real step).
+                live = torch.from_numpy(t < lens)[:, None]
+                out[t] = torch.where(live, h, torch.zeros_like(h))
+                h = torch.where(live, h, hp)
+                c = torch.where(live, c, cp) if c is not None else None
         ys.append(torch.stack(out))
         hs.append(h)
         cs.append(c)
@@ -2817,12 +2836,71 @@ write_case("gradient_rnn_reverse_relu_clip",
            [("x", rx3), ("w", rw3), ("r", rr3), ("b", rb3)],
            [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db"], grads)], 14,
            inits=[("m", rm3)], domains=TRAIN)
-write_case("refuse_gradient_rnn_sequence_lens",
-           [helper.make_node("RNN", ["x", "w", "r", "", "lens"], ["y"], hidden_size=H_),
-            grad_node(["w"], ["x", "r", "lens"], "y", ["dw"])],
-           [("x", rx3), ("w", rw3), ("r", rr3), ("lens", np.array([4, 3], np.int32))],
-           [("dw", (TensorProto.FLOAT, [1, H_, I_]))], 14, domains=TRAIN,
-           expect="(RNN): sequence_lens under Gradient is not supported")
+# sequence_lens under Gradient: past its length a sequence keeps its state
+# and gives zeros, in the equations the op runs as there. The reference
+# first checked against the fused lowering (no Gradient): a bidirectional
+# LSTM with initial states, lengths 4 and 2.
+lens_ = np.array([4, 2], np.int32)
+Yl, Yhl, Ycl = (o.numpy() for o in onnx_rnn_t(
+    "LSTM", *(torch.from_numpy(a) for a in (lx, lw, lr, lb, lh0, lc0, lp)),
+    direction="bidirectional", lens=lens_))
+write_case("lstm_bidirectional_lens_reference",
+           [helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"],
+                             ["y", "yh", "yc"], hidden_size=H_, direction="bidirectional")],
+           [("x", lx), ("w", lw), ("r", lr), ("b", lb), ("lens", lens_), ("h0", lh0),
+            ("c0", lc0), ("p", lp)], [("y", Yl), ("yh", Yhl), ("yc", Ycl)], 14)
+_, grads = torch_grads(
+    lambda X, W, R, B, h0, c0, P: sum(
+        (o * torch.from_numpy(m)).sum() for o, m in
+        zip(onnx_rnn_t("LSTM", X, W, R, B, h0, c0, P, "bidirectional", lens=lens_),
+            (lm1, lm2, lm3))),
+    [lx, lw, lr, lb, lh0, lc0, lp])
+write_case("gradient_lstm_bidirectional_lens",
+           [helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"],
+                             ["y", "yh", "yc"], hidden_size=H_, direction="bidirectional"),
+            helper.make_node("Mul", ["y", "m1"], ["t1"]),
+            helper.make_node("Mul", ["yh", "m2"], ["t2"]),
+            helper.make_node("Mul", ["yc", "m3"], ["t3"]),
+            helper.make_node("ReduceSum", ["t1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["t2"], ["s2"], keepdims=0),
+            helper.make_node("ReduceSum", ["t3"], ["s3"], keepdims=0),
+            helper.make_node("Sum", ["s1", "s2", "s3"], ["y_"]),
+            grad_node(["x", "w", "r", "b", "h0", "c0", "p"], ["lens"], "y_",
+                      ["dx", "dw", "dr", "db", "dh0", "dc0", "dp"])],
+           [("x", lx), ("w", lw), ("r", lr), ("b", lb), ("lens", lens_), ("h0", lh0),
+            ("c0", lc0), ("p", lp)],
+           [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db", "dh0", "dc0", "dp"], grads)], 14,
+           inits=[("m1", lm1), ("m2", lm2), ("m3", lm3)], domains=TRAIN)
+# A reverse RNN (lengths 3 and 1) and a bidirectional batch-major GRU
+# (lengths 2 and 4).
+_, grads = torch_grads(
+    lambda X, W, R: (onnx_rnn_t("RNN", X, W, R, torch.zeros(1, 2 * H_), torch.zeros(1, B_, H_),
+                                direction="reverse", lens=np.array([3, 1]))[0] *
+                     torch.from_numpy(rm3)).sum(), [rx3, rw3, rr3])
+write_case("gradient_rnn_reverse_lens",
+           [helper.make_node("RNN", ["x", "w", "r", "", "lens"], ["y"], hidden_size=H_,
+                             direction="reverse"),
+            helper.make_node("Mul", ["y", "m"], ["t"]),
+            helper.make_node("ReduceSum", ["t"], ["y_"], keepdims=0),
+            grad_node(["x", "w", "r"], ["lens"], "y_", ["dx", "dw", "dr"])],
+           [("x", rx3), ("w", rw3), ("r", rr3), ("lens", np.array([3, 1], np.int32))],
+           [(n_, gd) for n_, gd in zip(["dx", "dw", "dr"], grads)], 14,
+           inits=[("m", rm3)], domains=TRAIN)
+_, grads = torch_grads(
+    lambda X, W, R, B, h0: (onnx_rnn_t("GRU", X, W, R, B, h0, direction="bidirectional",
+                                       layout=1, lens=np.array([2, 4]))[0] *
+                            torch.from_numpy(gm2)).sum(),
+    [gx2, gw2_, gr2, gb2, gh2])
+write_case("gradient_gru_batch_major_lens",
+           [helper.make_node("GRU", ["x", "w", "r", "b", "lens", "h0"], ["y"], hidden_size=H_,
+                             direction="bidirectional", layout=1),
+            helper.make_node("Mul", ["y", "m"], ["t"]),
+            helper.make_node("ReduceSum", ["t"], ["y_"], keepdims=0),
+            grad_node(["x", "w", "r", "b", "h0"], ["lens"], "y_", ["dx", "dw", "dr", "db", "dh0"])],
+           [("x", gx2), ("w", gw2_), ("r", gr2), ("b", gb2), ("lens", np.array([2, 4], np.int32)),
+            ("h0", gh2)],
+           [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db", "dh0"], grads)], 14,
+           inits=[("m", gm2)], domains=TRAIN)
 
 # Einsum: batched products, a transpose, a label summed within one operand,
 # an ellipsis.
