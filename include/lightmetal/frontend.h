@@ -130,12 +130,14 @@ typedef struct lmfe_compile_options {
      * with no random op, is an error. */
     const char *seed_input;
     uint32_t seed_value;
-    /* NonMaxSuppression on boxes or scores known only at run time, whose
-     * output size depends on them, is refused unless this is set. Set, its
-     * output gets the largest size the op can give ([batch * classes * K,
-     * 3], K = min(max_output_boxes_per_class, boxes)): the selected rows in
-     * ONNX's order, then rows of -1. Such an output must be a graph output
-     * no node reads. */
+    /* Outputs whose size the run decides are refused unless this is set.
+     * Set, they get their largest size, padded: NonMaxSuppression on boxes
+     * or scores known only at run time ([batch * classes * K, 3], K =
+     * min(max_output_boxes_per_class, boxes): the selected rows in ONNX's
+     * order, then rows of -1), and the scan outputs of a Loop whose
+     * condition is computed at run time (a row per iteration unrolled; NaN,
+     * -1 or false in those of iterations that did not run). Such an output
+     * must be a graph output no node reads. */
     bool pad_dynamic;
 } lmfe_compile_options;
 

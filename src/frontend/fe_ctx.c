@@ -72,6 +72,24 @@ lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe
     return LM_OK;
 }
 
+lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *what) {
+    const fe_graph *g = c->g;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *m = &g->nodes[k];
+        bool reads = false;
+        for (uint32_t i = 0; i < m->input_count; i++)
+            reads |= m->inputs[i] == v;
+        for (uint32_t i = 0; i < m->implicit_count; i++)
+            reads |= m->implicit[i] == v;
+        if (reads)
+            return fe_fail(
+                c, n, LM_ERR_UNSUPPORTED,
+                "%s, so it must be a graph output no node reads; node '%s' (%s) reads it", what,
+                m->name[0] ? m->name : "(unnamed)", m->op_type);
+    }
+    return LM_OK;
+}
+
 lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t max) {
     uint32_t k = fe_in_count(n);
     if (k < min || k > max) {

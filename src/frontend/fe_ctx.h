@@ -170,6 +170,11 @@ const fe_tensor *fe_in_const(fe_ctx *c, const fe_node *n, uint32_t i);
 /* The input's value, which must be known at compile time: else an error
  * saying so (and what to do about a graph input). */
 lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe_tensor **out);
+/* Padded outputs (opts->pad_dynamic) hold rows that are not results, which
+ * only the program reading them can tell apart: value v of node n must be a
+ * graph output no node reads. The error names n and the reader; `what`
+ * names v and its padding ("its output is padded (rows of -1 ...)"). */
+lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *what);
 
 /* Checks the input count is within [min, max] and every required input is there. */
 lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t max);

@@ -310,15 +310,13 @@ static lm_status expand_if(fe_expansion *x) {
 
 /* ---- Loop and Scan: the end ---- */
 
-/* Outputs first..first+carried-1 are inputs from..; then each scan output k
- * (of `scans`) is the Concat along axes[k] of its `steps` pieces (input
- * pieces + t * scans + k), in reverse order where reverse[k]. */
-static lm_status finish(fe_expansion *x, uint32_t from, uint32_t carried, uint32_t pieces,
-                        uint32_t scans, const int64_t *axes, const int64_t *reverse) {
+/* Each scan output k (of `scans`, outputs carried..) is the Concat along
+ * axes[k] of its `steps` pieces (input pieces + t * scans + k), in reverse
+ * order where reverse[k]. */
+static lm_status stack_scans(fe_expansion *x, uint32_t carried, uint32_t pieces, uint32_t scans,
+                             const int64_t *axes, const int64_t *reverse) {
     const fe_node *n = &x->node;
     lm_status st = LM_OK;
-    for (uint32_t j = 0; !st && j < carried; j++)
-        if (n->outputs[j] != FE_NONE) st = fe_x_identity(x, n->inputs[from + j], n->outputs[j]);
     for (uint32_t k = 0; !st && k < scans; k++) {
         uint32_t o = carried + k;
         if (o >= n->output_count || n->outputs[o] == FE_NONE) continue;
@@ -337,6 +335,17 @@ static lm_status finish(fe_expansion *x, uint32_t from, uint32_t carried, uint32
         st = fe_x_int_attr(x, cat, "axis", false, axes ? axes[k] : 0);
     }
     return st;
+}
+
+/* Outputs from..from+carried-1 are inputs from..; then the scan outputs
+ * (stack_scans). */
+static lm_status finish(fe_expansion *x, uint32_t from, uint32_t carried, uint32_t pieces,
+                        uint32_t scans, const int64_t *axes, const int64_t *reverse) {
+    const fe_node *n = &x->node;
+    lm_status st = LM_OK;
+    for (uint32_t j = 0; !st && j < carried; j++)
+        if (n->outputs[j] != FE_NONE) st = fe_x_identity(x, n->inputs[from + j], n->outputs[j]);
+    return st ? st : stack_scans(x, carried, pieces, scans, axes, reverse);
 }
 
 /* The node again, one step further: inputs `head` (head_count values) and
@@ -453,6 +462,59 @@ static lm_status keep(fe_expansion *x, uint32_t carried, uint32_t *out_kept,
     return st;
 }
 
+/* A scan output of a masked loop has one piece per iteration unrolled; with
+ * opts->pad_dynamic those of iterations that did not run are padding (NaN,
+ * -1 or false by the output's declared type), else the loop is refused. The
+ * output must be a graph output no node reads (fe_check_unread). */
+static lm_status check_padded_scan(fe_expansion *x, uint32_t carried, uint32_t k) {
+    fe_ctx *c = x->c;
+    const fe_node *n = &x->node;
+    uint32_t o = carried + k;
+    if (o >= n->output_count || n->outputs[o] == FE_NONE) return LM_OK;
+    if (!c->opts->pad_dynamic)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "the condition ('%s') is computed at run time and the loop has scan "
+                       "output %u, whose length would depend on the run: compile with "
+                       "--pad-dynamic for one row per iteration unrolled, those of iterations "
+                       "that did not run padded",
+                       fe_in(c, n, 1)->name, k);
+    char what[160];
+    snprintf(what, sizeof what,
+             "scan output %u is padded (the rows of iterations that did not run NaN, -1 or false)",
+             k);
+    lm_status st = fe_check_unread(c, n, n->outputs[o], what);
+    const fe_value *v = &c->g->values[n->outputs[o]];
+    if (st || !v->graph_output) return st; /* unread and no output: dead */
+    fe_elem e = v->type.elem;
+    if (!fe_elem_is_float(e) && e != FE_BOOL && e != FE_INT8 && e != FE_INT16 && e != FE_INT32 &&
+        e != FE_INT64)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "scan output %u ('%s') is padded, which needs its declared element type "
+                       "to be a float, a signed integer or bool (given %s)",
+                       k, v->name, fe_elem_name(e));
+    return LM_OK;
+}
+
+/* Scan output `o`'s piece of a masked step, where iteration running is
+ * false, replaced by the padding check_padded_scan names. */
+static lm_status pad_piece(fe_expansion *x, uint32_t o, uint32_t running, uint32_t *piece) {
+    const fe_node *n = &x->node;
+    if (o >= n->output_count || n->outputs[o] == FE_NONE ||
+        !x->c->g->values[n->outputs[o]].graph_output)
+        return LM_OK;
+    fe_elem e = x->c->g->values[n->outputs[o]].type.elem;
+    fe_tensor *t;
+    uint32_t pad;
+    lm_status st = fe_const_new(x->c, e, 0, NULL, &t);
+    if (st) return st;
+    if (fe_elem_is_float(e))
+        fe_tensor_set_f64(t, 0, NAN);
+    else
+        fe_tensor_set_i64(t, 0, e == FE_BOOL ? 0 : -1);
+    if ((st = fe_x_const(x, t, "pad", &pad))) return st;
+    return node3(x, "Where", 16, (uint32_t[]){running, *piece, pad}, 3, "padded", piece);
+}
+
 static lm_status expand_loop(fe_expansion *x) {
     fe_ctx *c = x->c;
     const fe_node *n = &x->node;
@@ -487,12 +549,8 @@ static lm_status expand_loop(fe_expansion *x) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "the trip count and the condition must be single values");
     bool masked = n->masked || (fe_has_in(n, 1) && !cond);
-    for (uint32_t k = 0; masked && k < scans; k++)
-        if (carried + k < n->output_count && n->outputs[carried + k] != FE_NONE)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "the condition ('%s') is computed at run time and the loop has scan "
-                           "output %u, whose length would depend on the run",
-                           fe_in(c, n, 1)->name, k);
+    for (uint32_t k = 0; masked && !n->masked && k < scans; k++)
+        if ((st = check_padded_scan(x, carried, k))) return st;
     bool go = (!m || (int64_t)n->step < fe_tensor_get_i64(m, 0)) &&
               (!cond || fe_tensor_get_f64(cond, 0) != 0);
     if (!go && !n->masked) return finish(x, 2, carried, pieces, scans, NULL, NULL);
@@ -513,10 +571,12 @@ static lm_status expand_loop(fe_expansion *x) {
     uint32_t *head = added + body->output_count;
     if (masked) st = keep(x, carried, head + 3 + carried, head + 2 + carried);
     if (!st && !go) {
-        /* Masked to the end: the loop's results are the kept values. */
+        /* Masked to the end: the loop's results are the kept values and
+         * the padded scan outputs. */
         for (uint32_t j = 0; !st && j < carried; j++)
             if (n->outputs[j] != FE_NONE)
                 st = fe_x_identity(x, head[3 + carried + j], n->outputs[j]);
+        if (!st) st = stack_scans(x, carried, pieces, scans, NULL, NULL);
         free(bind);
         return st;
     }
@@ -527,8 +587,11 @@ static lm_status expand_loop(fe_expansion *x) {
         st = fe_x_scalar(x, FE_BOOL, 1, "cond", &bind[1]);
     memcpy(bind + 2, n->inputs + 2, carried * sizeof *bind);
     if (!st) st = inline_subgraph(x, body, bind, outs);
-    for (uint32_t k = 0; !st && k < scans; k++)
-        st = fe_x_unsqueeze(x, outs[1 + carried + k], 0, &added[k]);
+    for (uint32_t k = 0; !st && k < scans; k++) {
+        uint32_t piece = outs[1 + carried + k];
+        if (masked) st = pad_piece(x, carried + k, head[2 + carried], &piece);
+        if (!st) st = fe_x_unsqueeze(x, piece, 0, &added[k]);
+    }
     /* Next: the trip count, the body's condition and carried values (and,
      * masked, what the run keeps: set above). */
     if (!st) {

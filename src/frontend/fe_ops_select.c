@@ -399,27 +399,6 @@ static uint32_t nms_reduce(fe_build *b, const char *op, uint32_t v, int64_t axis
     return out;
 }
 
-/* Padded outputs are fixed rows with -1 past the selected ones: only the
- * one reading them knows which rows count, so no node may. */
-static lm_status nms_check_readers(fe_ctx *c, const fe_node *n) {
-    const fe_graph *g = c->g;
-    uint32_t v = n->outputs[0];
-    for (uint32_t k = 0; k < g->node_count; k++) {
-        const fe_node *m = &g->nodes[k];
-        bool reads = false;
-        for (uint32_t i = 0; i < m->input_count; i++)
-            reads |= m->inputs[i] == v;
-        for (uint32_t i = 0; i < m->implicit_count; i++)
-            reads |= m->implicit[i] == v;
-        if (reads)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "its output is padded (rows of -1 after the selected ones), so it must "
-                           "be a graph output no node reads; node '%s' (%s) reads it",
-                           m->name[0] ? m->name : "(unnamed)", m->op_type);
-    }
-    return LM_OK;
-}
-
 /* The greedy selection as ops on the device, for run-time boxes or scores
  * (opts->pad_dynamic), all batch entries and classes at once in K rounds:
  * each round takes every class's best remaining score (ArgMax: ties to the
@@ -447,7 +426,8 @@ static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center,
                        "class make a row table over %d entries (rows x batch entries x classes)",
                        (long long)G, (long long)K, NMS_MAX_TABLE);
     int64_t R = G * K;
-    lm_status st = nms_check_readers(c, n);
+    lm_status st = fe_check_unread(c, n, n->outputs[0],
+                                   "its output is padded (rows of -1 after the selected ones)");
     if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);

@@ -1430,7 +1430,53 @@ write_case("refuse_loop_runtime_condition_scan_output",
            [("x", f32(3))], [("y", (F, [3])), ("pieces", (F, ["n", 3]))], 13,
            inits=[("m", np.array(4, np.int64))],
            expect="is computed at run time and the loop has scan output 0, whose length would "
-                  "depend on the run")
+                  "depend on the run: compile with --pad-dynamic")
+
+
+# With pad_dynamic: one row per iteration unrolled, NaN (floats), -1 (ints)
+# in the rows of iterations that did not run. Once stopping after two
+# iterations, once running all four; a second, int64 scan output (the
+# iteration number); and the loop as PyTorch exports a while loop (no trip
+# count, the bound in the condition).
+def scan_ref(x, trips):
+    v, cond, rows, its = x, True, [], []
+    for i in range(trips):
+        if not cond:
+            rows.append(np.full(3, np.nan, np.float32))
+            its.append(-1)
+            continue
+        rows.append(v)
+        its.append(i)
+        cond = v.sum() < 10
+        v = v + v
+    return v, np.stack(rows), np.array(its, np.int64)
+
+
+scan_rt2_body = helper.make_graph(
+    [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+     helper.make_node("Less", ["s", "ten"], ["c_out"]),
+     helper.make_node("Add", ["v_in", "v_in"], ["v_next"]),
+     helper.make_node("Identity", ["v_in"], ["piece"]),
+     helper.make_node("Identity", ["i"], ["it"])],
+    "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+    [vi("c_out", B, []), vi("v_next", F, [3]), vi("piece", F, [3]), vi("it", I64, [])],
+    [numpy_helper.from_array(np.float32(10), "ten")])
+for tag, lxv in (("stops", np.array([1.0, 2.0, 0.5], np.float32)),
+                 ("all", np.array([0.1, -0.2, 0.05], np.float32))):
+    last, rows, its = scan_ref(lxv, 4)
+    write_case("padded_loop_scan_output_%s" % tag,
+               [helper.make_node("Loop", ["m", "", "x"], ["y", "pieces", "its"],
+                                 body=scan_rt2_body)],
+               [("x", lxv)], [("y", last), ("pieces", rows), ("its", its)], 13,
+               inits=[("m", np.array(4, np.int64))])
+write_case("refuse_padded_loop_scan_output_read",
+           [helper.make_node("Loop", ["m", "", "x"], ["y", "pieces"], body=scan_rt_body),
+            helper.make_node("ReduceSum", ["pieces"], ["total"], keepdims=0)],
+           [("x", f32(3))], [("y", (F, [3])), ("total", (F, []))], 13,
+           inits=[("m", np.array(4, np.int64))],
+           expect="scan output 0 is padded (the rows of iterations that did not run NaN, -1 or "
+                  "false), so it must be a graph output no node reads; node '(unnamed)' "
+                  "(ReduceSum) reads it")
 
 # Sequences, lists of tensor values while compiling: split run-time data
 # into a sequence (keepdims=0 squeezes the axis), erase and insert at known
