@@ -1687,6 +1687,48 @@ static void gr_rule_topk(gr *G, const fe_node *n, uint32_t g) {
  * ignore_index; the mean divides by the weights' sum), goes to the target
  * class's score, negated (NLL), or to every class as its softmax less the
  * target's one-hot (SCE). */
+/* The loss's class weights w: position p (target t_p, not ignored)
+ * contributes -w[t_p] s_p, s_p its target's log-probability (SCE: of the
+ * log-softmax; NLL: the input itself). With `share` the loss's gradient
+ * per position (none) or over the reduction's denominator D (mean: the
+ * weights of the positions counted), dw[c] sums -s_p share over the
+ * positions of target c; a mean also divides by D, which depends on w, so
+ * it loses L share for each of them (L the loss). */
+static void gr_loss_weights(gr *G, const fe_node *n, uint32_t share, uint32_t onehot,
+                            uint32_t ignored, bool mean, bool none) {
+    const fe_type *tx = gr_type(G, n->inputs[0]);
+    uint32_t x = G->map[n->inputs[0]], lp = x;
+    if (n->op_type[0] == 'S') {
+        fe_node *ls = NULL;
+        lp = fe_b_node(&G->b, "LogSoftmax", 13, &x, 1, &ls);
+        fe_b_ints_attr(&G->b, ls, "axis", false, (const int64_t[]){1}, 1);
+    }
+    const int64_t one = 1;
+    uint32_t hit = onehot; /* [N, C, ...]: target c at a position counted */
+    if (ignored != FE_NONE)
+        hit = fe_b_op(
+            &G->b, "Mul", hit,
+            fe_b_unsqueeze(
+                &G->b, fe_b_cast(&G->b, fe_b_op(&G->b, "Not", ignored, FE_NONE), G->b.elem), 1));
+    uint32_t picked = fe_b_sum(&G->b, fe_b_op(&G->b, "Mul", lp, onehot), &one, 1);
+    uint32_t coef = none ? fe_b_unsqueeze(&G->b, share, 1) : share;
+    uint32_t term = fe_b_op(&G->b, "Mul", hit,
+                            fe_b_op(&G->b, "Mul", fe_b_op(&G->b, "Neg", picked, FE_NONE), coef));
+    if (mean)
+        term = fe_b_op(
+            &G->b, "Sub", term,
+            fe_b_op(&G->b, "Mul", hit, fe_b_op(&G->b, "Mul", G->map[n->outputs[0]], share)));
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count = 0;
+    for (int32_t d = 0; d < tx->rank; d++)
+        if (d != 1) axes[count++] = d;
+    fe_node *r = NULL;
+    uint32_t dw = fe_b_node(&G->b, "ReduceSum", 13,
+                            (const uint32_t[]){term, fe_b_ints(&G->b, axes, count)}, 2, &r);
+    fe_b_ints_attr(&G->b, r, "keepdims", false, (const int64_t[]){0}, 1);
+    gr_accumulate(G, n->inputs[2], dw);
+}
+
 static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
     fe_ctx *c = G->b.x.c;
     bool sce = n->op_type[0] == 'S', has_ii = fe_node_attr(n, "ignore_index") != NULL;
@@ -1695,11 +1737,6 @@ static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
     if ((G->b.st = fe_attr_string(c, n, "reduction", "mean", &red)) ||
         (G->b.st = fe_attr_int(c, n, "ignore_index", 0, &ii)))
         return;
-    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
-        G->b.st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                          "Gradient: the gradient of the loss's class weights is not supported");
-        return;
-    }
     fe_type tx = *gr_type(G, n->inputs[0]), tt = *gr_type(G, n->inputs[1]);
     uint32_t t = G->map[n->inputs[1]], tu = FE_NONE;
     /* The classes as [1, C, 1, ...], against the targets as [N, 1, ...]. */
@@ -1736,6 +1773,8 @@ static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {
             per == FE_NONE ? fe_b_scalar(&G->b, count) : fe_b_op(&G->b, "ReduceSum", per, FE_NONE);
         share = fe_b_op(&G->b, "Div", share, denom);
     }
+    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2]))
+        gr_loss_weights(G, n, share, onehot, ignored, !strcmp(red, "mean"), !strcmp(red, "none"));
     if (per != FE_NONE) share = fe_b_op(&G->b, "Mul", per, share);
     /* Per position ([N, 1, ...] against the classes), or one scalar. */
     uint32_t coef = share;

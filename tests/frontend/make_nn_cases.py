@@ -3046,16 +3046,31 @@ lossc = [
     ("nll_mean_weight_kd", "NegativeLogLikelihoodLoss", lx3, lt3, lw3, {"ignore_index": 1},
      "mean"),
 ]
+# With class weights, their gradient too (PyTorch's losses do not
+# differentiate their weights: the loss written out, checked against them).
+def loss_written(X, T, W, op, ii, red):
+    lp = F_.log_softmax(X, 1) if op[0] == "S" else X
+    picked = lp.gather(1, T.clamp(0, X.shape[1] - 1).unsqueeze(1)).squeeze(1)
+    wp = W[T.clamp(0, X.shape[1] - 1)] * (T != ii)
+    out = -wp * picked
+    return out if red == "none" else out.sum() if red == "sum" else out.sum() / wp.sum()
+
+
 for lname, lop, X_, T_, W_, kw, red_ in lossc:
-    def loss_t(X):
+    def loss_t(X, W=None):
         f = F_.cross_entropy if lop[0] == "S" else F_.nll_loss
-        args = dict(weight=None if W_ is None else torch.from_numpy(W_), reduction=red_)
+        args = dict(weight=None if W is None else W.detach(), reduction=red_)
         if "ignore_index" in kw:
             args["ignore_index"] = kw["ignore_index"]
         out = f(X, torch.from_numpy(T_), **args)
+        if W is not None:
+            mine = loss_written(X, torch.from_numpy(T_), W, lop, kw.get("ignore_index", -100),
+                                red_)
+            assert torch.allclose(mine, out, atol=1e-6), lname
+            out = mine
         return out * torch.from_numpy(p32(*out.shape)) if red_ == "none" else out
     gp_state = gp_.bit_generator.state
-    _, grads = torch_grads(loss_t, [X_])
+    _, grads = torch_grads(loss_t, [X_] if W_ is None else [X_, W_])
     gp_.bit_generator.state = gp_state
     mw_ = p32(*T_.shape) if red_ == "none" else None
     nodes = [helper.make_node(lop, ["x", "t"] + (["w"] if W_ is not None else []), ["l"],
@@ -3065,10 +3080,14 @@ for lname, lop, X_, T_, W_, kw, red_ in lossc:
                   helper.make_node("ReduceSum", ["lm"], ["y"], keepdims=0)]
     else:
         nodes += [helper.make_node("Identity", ["l"], ["y"])]
-    nodes += [grad_node(["x"], ["t"], "y", ["dx"])]
-    inits = ([("w", W_)] if W_ is not None else []) + ([("m", mw_)] if mw_ is not None else [])
-    write_case("gradient_loss_" + lname, nodes, [("x", X_), ("t", T_)], [("dx", grads[0])], 13,
-               inits=inits, domains=TRAIN)
+    if W_ is None:
+        nodes += [grad_node(["x"], ["t"], "y", ["dx"])]
+        ins, outs = [("x", X_), ("t", T_)], [("dx", grads[0])]
+    else:
+        nodes += [grad_node(["x", "w"], ["t"], "y", ["dx", "dw"])]
+        ins, outs = [("x", X_), ("w", W_), ("t", T_)], [("dx", grads[0]), ("dw", grads[1])]
+    inits = [("m", mw_)] if mw_ is not None else []
+    write_case("gradient_loss_" + lname, nodes, ins, outs, 13, inits=inits, domains=TRAIN)
 # An LSTM beside a Gradient, but not on its y's path: it keeps its fused
 # lowering (and its sequence_lens), and both outputs are right.
 olx, olw, olr = r32(S_, B_, I_), r32(1, 4 * H_, I_), r32(1, 4 * H_, H_)
