@@ -1574,6 +1574,35 @@ static void gr_rule_depth_space(gr *G, const fe_node *n, uint32_t g) {
  * onto the operand's own subscripts. A label only that operand has (summed
  * within it) cannot be an output of that Einsum: it is left out, and the
  * result spread back over it. */
+/* A constant of type t's shape, 1 where every dim labelled alike (labels
+ * `own`, one per dim) has the same index: an Einsum operand's diagonal. */
+static uint32_t gr_diagonal_mask(gr *G, const fe_type *t, const char *own) {
+    uint64_t count = 1;
+    for (int32_t d = 0; d < t->rank; d++)
+        count *= (uint64_t)t->dims[d];
+    if (!gr_room(G, (int64_t)count, 1)) return FE_NONE;
+    fe_tensor *m;
+    uint32_t v;
+    if ((G->b.st = fe_const_new(G->b.x.c, G->b.elem, (uint32_t)t->rank, t->dims, &m)))
+        return FE_NONE;
+    for (uint64_t i = 0; i < count; i++) {
+        int64_t idx[FE_MAX_RANK];
+        uint64_t rest = i;
+        for (int32_t d = t->rank; d-- > 0;) {
+            idx[d] = (int64_t)(rest % (uint64_t)t->dims[d]);
+            rest /= (uint64_t)t->dims[d];
+        }
+        bool on = true;
+        for (int32_t d = 0; d < t->rank && on; d++) {
+            const char *first = memchr(own, own[d], (size_t)d + 1);
+            on = idx[first - own] == idx[d];
+        }
+        fe_tensor_set_f64(m, i, on);
+    }
+    if ((G->b.st = fe_x_const(&G->b.x, m, "diagonal", &v))) return FE_NONE;
+    return v;
+}
+
 static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
     fe_einsum e;
     if ((G->b.st = fe_einsum_read(G->b.x.c, n, &e))) return;
@@ -1598,17 +1627,16 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
         const char *own = e.in[k], *other = e.count > 1 ? e.in[1 - k] : "";
         fe_type tk = *gr_type(G, n->inputs[k]);
         char keep[FE_MAX_RANK + 1] = "", eq[4 * FE_MAX_RANK + 8];
-        bool lonely[FE_MAX_RANK] = {false};
+        /* Per dim: its label appears only here; it repeats one before it
+         * (a diagonal: the gradient is computed over the distinct labels,
+         * then put on the diagonal). */
+        bool lonely[FE_MAX_RANK] = {false}, repeat[FE_MAX_RANK] = {false}, diagonal = false;
         size_t kc = 0;
         for (int32_t d = 0; d < tk.rank; d++) {
-            if (strchr(own + d + 1, own[d])) {
-                G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
-                                  "Gradient: the gradient of an Einsum operand with a repeated "
-                                  "subscript (a diagonal) is not supported");
-                return;
-            }
+            repeat[d] = memchr(own, own[d], (size_t)d) != NULL;
+            diagonal |= repeat[d];
             lonely[d] = !strchr(e.out, own[d]) && !strchr(other, own[d]);
-            if (!lonely[d]) keep[kc++] = letter[(int)own[d]];
+            if (!lonely[d] && !repeat[d]) keep[kc++] = letter[(int)own[d]];
         }
         keep[kc] = 0;
         size_t at = 0;
@@ -1641,11 +1669,14 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
         }
         bool spread = false;
         for (int32_t d = 0; d < tk.rank && gr_ok(G); d++)
-            if (lonely[d]) {
+            if (lonely[d] || repeat[d]) {
                 G->b.st = fe_x_unsqueeze(&G->b.x, v, d, &v);
                 spread = true;
             }
-        if (spread) v = fe_b_op(&G->b, "Expand", v, fe_b_ints(&G->b, tk.dims, (uint32_t)tk.rank));
+        if (diagonal)
+            v = fe_b_op(&G->b, "Mul", v, gr_diagonal_mask(G, &tk, own));
+        else if (spread)
+            v = fe_b_op(&G->b, "Expand", v, fe_b_ints(&G->b, tk.dims, (uint32_t)tk.rank));
         gr_accumulate(G, n->inputs[k], v);
     }
 }

@@ -3257,3 +3257,31 @@ for maxes in ((0, 2, 3), (1,)):
                 helper.make_node("Mul", ["l", "w"], ["y"]),
                 grad_node(["x"], ["w"], "y", ["dx"])],
                [("x", mvx), ("w", mvw)], [("dx", grads[0])], 13, domains=TRAIN)
+# Einsum operands with a repeated label (a diagonal): the gradient over the
+# distinct labels, put back on the diagonal.
+da_, db_, dc_, dd_ = p32(4, 4), p32(3, 3, 5), p32(5, 2), p32(3, 2, 3)
+dw1, dw3, dw4 = p32(4), p32(3, 2), p32(2)
+_, grads = torch_grads(
+    lambda A, B, C, D: (torch.einsum("ii->i", A) * torch.from_numpy(dw1)).sum()
+    + 3 * torch.einsum("ii->", A)
+    + (torch.einsum("iij,jk->ik", B, C) * torch.from_numpy(dw3)).sum()
+    + (torch.einsum("iji->j", D) * torch.from_numpy(dw4)).sum(),
+    [da_, db_, dc_, dd_])
+write_case("gradient_einsum_diagonal",
+           [helper.make_node("Einsum", ["a"], ["e1"], equation="ii->i"),
+            helper.make_node("Einsum", ["a"], ["e2"], equation="ii->"),
+            helper.make_node("Einsum", ["b", "c"], ["e3"], equation="iij,jk->ik"),
+            helper.make_node("Einsum", ["d"], ["e4"], equation="iji->j"),
+            helper.make_node("Mul", ["e1", "w1"], ["p1"]),
+            helper.make_node("Mul", ["e2", "three"], ["p2"]),
+            helper.make_node("Mul", ["e3", "w3"], ["p3"]),
+            helper.make_node("Mul", ["e4", "w4"], ["p4"]),
+            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
+            helper.make_node("ReduceSum", ["p3"], ["s3"], keepdims=0),
+            helper.make_node("ReduceSum", ["p4"], ["s4"], keepdims=0),
+            helper.make_node("Sum", ["s1", "p2", "s3", "s4"], ["y"]),
+            grad_node(["a", "b", "c", "d"], [], "y", ["da", "db", "dc", "dd"])],
+           [("a", da_), ("b", db_), ("c", dc_), ("d", dd_)],
+           [(n_, gd) for n_, gd in zip(["da", "db", "dc", "dd"], grads)], 12,
+           inits=[("w1", dw1), ("three", np.float32(3)), ("w3", dw3), ("w4", dw4)],
+           domains=TRAIN)
