@@ -594,7 +594,7 @@ static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
             for (int64_t j = 0; j < m && kept < per_class; j++) {
                 bool keep = true;
                 for (uint64_t q = first; keep && q < total; q++)
-                    keep = nms_iou(corners[cand[j].index], corners[picked[3 * q + 2]]) <= iou_max;
+                    keep = !(nms_iou(corners[cand[j].index], corners[picked[3 * q + 2]]) > iou_max);
                 if (!keep) continue;
                 picked[3 * total] = b;
                 picked[3 * total + 1] = k;

@@ -469,6 +469,30 @@ static lm_status concat_tiles(const char *op, nn_tensor *const *ins, uint32_t n,
     return LM_OK;
 }
 
+/* The most tile tensors one concatenation through row-major takes
+ * (dm_via_rm's limit); more are concatenated a group at a time, then the
+ * groups' results. */
+enum { CONCAT_GROUP = 64 };
+
+static lm_status concat_groups(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
+                               const lmnn_output *output, lmnn_tensor *out) {
+    uint32_t groups = (count + CONCAT_GROUP - 1) / CONCAT_GROUP;
+    lmnn_tensor *parts = calloc(groups, sizeof *parts);
+    if (!parts)
+        return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, "lmnn_concat", "no memory for %u groups", groups);
+    lm_status st = LM_OK;
+    for (uint32_t g = 0; g < groups && !st; g++) {
+        uint32_t n =
+            count - g * CONCAT_GROUP < CONCAT_GROUP ? count - g * CONCAT_GROUP : CONCAT_GROUP;
+        st = lmnn_concat(tensors + g * CONCAT_GROUP, n, dim, NULL, &parts[g]);
+    }
+    if (!st) st = lmnn_concat(parts, groups, dim, output, out);
+    for (uint32_t g = 0; g < groups; g++)
+        lmnn_tensor_free(parts[g]);
+    free(parts);
+    return st;
+}
+
 lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
                       const lmnn_output *output, lmnn_tensor *out) {
     const char *op = "lmnn_concat";
@@ -519,7 +543,9 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
         s.dims[d] = (uint32_t)total;
         dm_out od = out_like(ts[0], &s, &mem);
         concat_ctx c = {d};
-        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d)) {
+        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && count > CONCAT_GROUP) {
+            st = concat_groups(tensors, count, (int32_t)d, output, out);
+        } else if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d)) {
             st = dm_via_rm(op, ts, count, &od, concat_rm, &c, out);
         } else {
             lmnn_tensor oh;

@@ -3285,3 +3285,12 @@ write_case("gradient_einsum_diagonal",
            [(n_, gd) for n_, gd in zip(["da", "db", "dc", "dd"], grads)], 12,
            inits=[("w1", dw1), ("three", np.float32(3)), ("w3", dw3), ("w4", dw4)],
            domains=TRAIN)
+# TopK with k over 64: its rounds' results are more tile tensors than one
+# concatenation through row-major takes, so they are joined in groups.
+tkv = np.concatenate([np.arange(256), 256 + 2 * np.arange(44)])  # exact in bfloat16
+tkx = np.stack([nm_.permutation(tkv) for _ in range(2)]).astype(np.float32) / 8
+tki = np.argsort(-tkx, axis=1, kind="stable")[:, :100]
+write_case("topk_k100",
+           [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+           [("x", tkx)], [("v", np.take_along_axis(tkx, tki, 1)), ("i", tki.astype(np.int64))], 11,
+           inits=[("k", np.array([100], np.int64))])

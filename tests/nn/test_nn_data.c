@@ -603,6 +603,34 @@ static void test_concat_split(void) {
             free(want);
             lmnn_tensor_free(o);
         }
+    /* More tile tensors than one concatenation through row-major takes
+     * (pieces of 1 along a tiled dim): concatenated a group at a time. */
+    {
+        enum { PIECES = 150 };
+        lmnn_shape ps = LMNN_SHAPE(2, 3, 1);
+        lmnn_tensor pieces[PIECES], o;
+        float x[6];
+        for (int i = 0; i < PIECES; i++) {
+            for (int j = 0; j < 6; j++)
+                x[j] = (float)(i * 6 + j);
+            CHECK_OK(nn_upload(&ps, x, LMNN_FLOAT32, LMNN_TILE, &pieces[i]));
+        }
+        CHECK_OK(lmnn_concat(pieces, PIECES, 2, NULL, &o));
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_tensor_get_info(o, &info));
+        CHECK_EQ_U64(info.shape.dims[2], PIECES);
+        float *y = nn_download(o);
+        bool ok = true;
+        for (int r = 0; r < 6; r++)
+            for (int i = 0; i < PIECES; i++)
+                ok &= y[r * PIECES + i] == (float)(i * 6 + r);
+        CHECK(ok);
+        free(y);
+        CHECK(padding_is_zero(o));
+        lmnn_tensor_free(o);
+        for (int i = 0; i < PIECES; i++)
+            lmnn_tensor_free(pieces[i]);
+    }
     /* chunk: PyTorch's sizes */
     lmnn_shape s = LMNN_SHAPE(2, 10);
     float x[20];
