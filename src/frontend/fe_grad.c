@@ -249,19 +249,6 @@ static uint32_t gr_place(gr *G, uint32_t v, const fe_type *t, const int64_t *sta
     return gr_pad(G, gr_slice(G, v, &cur, b, e, one), t->rank, at, after, 0.0);
 }
 
-/* The dims of rank `rank` but `keep`, as a list of axes; their element
- * count in *out_m. */
-static uint32_t gr_axes_but(const fe_type *t, int32_t keep, int64_t *axes, double *out_m) {
-    uint32_t k = 0;
-    *out_m = 1;
-    for (int32_t d = 0; d < t->rank; d++)
-        if (d != keep) {
-            axes[k++] = d;
-            *out_m *= (double)t->dims[d];
-        }
-    return k;
-}
-
 /* Normalisation over `axes` (m elements each): x less its mean, times rs,
  * its (biased) variance plus eps to the power -1/2, both kept in *xhat and
  * *rs (rs with the axes as 1s). */
@@ -886,6 +873,25 @@ static uint32_t gr_conv_weight(gr *G, const gr_conv_view *v, const int64_t *pads
     return gr_swap_first(G, fe_b_node(&G->b, "Slice", 13, in, 4, NULL), v->tw.rank);
 }
 
+/* The dims of rank `rank` but `keep`, as a list of axes; their element
+ * count in *out_m. */
+static uint32_t gr_axes_but(const fe_type *t, int32_t keep, int64_t *axes, double *out_m) {
+    uint32_t k = 0;
+    *out_m = 1;
+    for (int32_t d = 0; d < t->rank; d++)
+        if (d != keep) {
+            axes[k++] = d;
+            *out_m *= (double)t->dims[d];
+        }
+    return k;
+}
+
+/* v summed over `axes` into the shape of the per-channel parameter p. */
+static void gr_to_param(gr *G, uint32_t p, uint32_t v, const int64_t *axes, uint32_t count) {
+    if (gr_wants(G, p))
+        gr_accumulate(G, p, gr_reshape(G, fe_b_sum(&G->b, v, axes, count), gr_type(G, p)));
+}
+
 /* Conv and ConvTranspose. A Conv's input gradient is the transposed
  * convolution of g with the same weights (its output padding giving back
  * the input's size), a ConvTranspose's the convolution of g with them; the
@@ -946,16 +952,10 @@ static void gr_rule_conv(gr *G, const fe_node *n, uint32_t g) {
         gr_accumulate(G, n->inputs[1],
                       group != 1 ? gr_grouped_conv_weight(G, n, &v) : gr_conv_weight(G, &v, pads));
     }
-    if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
+    if (fe_has_in(n, 2)) {
         int64_t axes[FE_MAX_RANK];
-        uint32_t k = 0;
-        for (int32_t d = 0; d < ty.rank; d++)
-            if (d != 1) axes[k++] = d;
-        fe_node *t = NULL;
-        uint32_t sum = fe_b_node(&G->b, "ReduceSum", 13,
-                                 (const uint32_t[]){g, fe_b_ints(&G->b, axes, k)}, 2, &t);
-        fe_b_ints_attr(&G->b, t, "keepdims", false, (const int64_t[]){0}, 1);
-        gr_accumulate(G, n->inputs[2], sum);
+        double unused;
+        gr_to_param(G, n->inputs[2], g, axes, gr_axes_but(&ty, 1, axes, &unused));
     }
 }
 
@@ -1087,12 +1087,6 @@ static uint32_t gr_channels(gr *G, uint32_t v, const fe_type *tx) {
     for (int32_t d = 0; d < t.rank; d++)
         t.dims[d] = d == 1 ? tx->dims[1] : 1;
     return gr_reshape(G, v, &t);
-}
-
-/* v summed over `axes` into the shape of the per-channel parameter p. */
-static void gr_to_param(gr *G, uint32_t p, uint32_t v, const int64_t *axes, uint32_t count) {
-    if (gr_wants(G, p))
-        gr_accumulate(G, p, gr_reshape(G, fe_b_sum(&G->b, v, axes, count), gr_type(G, p)));
 }
 
 /* BatchNormalization: y = (x - mean) rs scale + B, rs = (var + eps)^-1/2.
@@ -1750,14 +1744,8 @@ static void gr_loss_weights(gr *G, const fe_node *n, uint32_t share, uint32_t on
             &G->b, "Sub", term,
             fe_b_op(&G->b, "Mul", hit, fe_b_op(&G->b, "Mul", G->map[n->outputs[0]], share)));
     int64_t axes[FE_MAX_RANK];
-    uint32_t count = 0;
-    for (int32_t d = 0; d < tx->rank; d++)
-        if (d != 1) axes[count++] = d;
-    fe_node *r = NULL;
-    uint32_t dw = fe_b_node(&G->b, "ReduceSum", 13,
-                            (const uint32_t[]){term, fe_b_ints(&G->b, axes, count)}, 2, &r);
-    fe_b_ints_attr(&G->b, r, "keepdims", false, (const int64_t[]){0}, 1);
-    gr_accumulate(G, n->inputs[2], dw);
+    double unused;
+    gr_to_param(G, n->inputs[2], term, axes, gr_axes_but(tx, 1, axes, &unused));
 }
 
 static void gr_rule_loss(gr *G, const fe_node *n, uint32_t g) {

@@ -1472,7 +1472,7 @@ for tag, lxv in (("stops", np.array([1.0, 2.0, 0.5], np.float32)),
 write_case("refuse_padded_loop_scan_output_read",
            [helper.make_node("Loop", ["m", "", "x"], ["y", "pieces"], body=scan_rt_body),
             helper.make_node("ReduceSum", ["pieces"], ["total"], keepdims=0)],
-           [("x", f32(3))], [("y", (F, [3])), ("total", (F, []))], 13,
+           [("x", np.array([1.0, 2.0, 0.5], np.float32))], [("y", (F, [3])), ("total", (F, []))], 13,
            inits=[("m", np.array(4, np.int64))],
            expect="scan output 0 is padded (the rows of iterations that did not run NaN, -1 or "
                   "false), so it must be a graph output no node reads; node '(unnamed)' "
@@ -1822,6 +1822,20 @@ def torch_grads(fn, arrays):
     out = fn(*ts)
     out.sum().backward()
     return out.detach().numpy(), [t_.grad.numpy() for t_ in ts]
+
+
+def weighted_sum(terms, y="y"):
+    """Nodes making y = the sum over (value, weight) of sum(value * weight)
+    (weight None: the value is a scalar already)."""
+    nodes, parts = [], []
+    for i, (v, w) in enumerate(terms):
+        if w is None:
+            parts.append(v)
+            continue
+        nodes += [helper.make_node("Mul", [v, w], ["ws_p%d" % i]),
+                  helper.make_node("ReduceSum", ["ws_p%d" % i], ["ws_s%d" % i], keepdims=0)]
+        parts.append("ws_s%d" % i)
+    return nodes + [helper.make_node("Sum", parts, [y])]
 
 
 def grad_node(xs, zs, y, outs, inputs=None):
@@ -2577,15 +2591,9 @@ def ln_loss(X, S, B):
 
 _, grads = torch_grads(ln_loss, [lnx, lns, lnb])
 write_case("gradient_layernorm_mean_invstd",
-           [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=1),
-            helper.make_node("Mul", ["y", "w1"], ["a1"]),
-            helper.make_node("Mul", ["mean", "w2"], ["a2"]),
-            helper.make_node("Mul", ["inv", "w3"], ["a3"]),
-            helper.make_node("ReduceSum", ["a1"], ["r1"], keepdims=0),
-            helper.make_node("ReduceSum", ["a2"], ["r2"], keepdims=0),
-            helper.make_node("ReduceSum", ["a3"], ["r3"], keepdims=0),
-            helper.make_node("Sum", ["r1", "r2", "r3"], ["l"]),
-            grad_node(["x", "s", "b"], [], "l", ["dx", "ds", "db"])],
+           [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=1)]
+           + weighted_sum([("y", "w1"), ("mean", "w2"), ("inv", "w3")], "l")
+           + [grad_node(["x", "s", "b"], [], "l", ["dx", "ds", "db"])],
            [("x", lnx), ("s", lns), ("b", lnb)], [("dx", grads[0]), ("ds", grads[1]),
                                                   ("db", grads[2])], 17,
            inits=[("w1", lw1), ("w2", lw2), ("w3", lw3)], domains=TRAIN)
@@ -2903,16 +2911,10 @@ _, grads = torch_grads(
     [lx, lw, lr, lb, lh0, lc0, lp])
 write_case("gradient_lstm_bidirectional_lens",
            [helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0", "p"],
-                             ["y", "yh", "yc"], hidden_size=H_, direction="bidirectional"),
-            helper.make_node("Mul", ["y", "m1"], ["t1"]),
-            helper.make_node("Mul", ["yh", "m2"], ["t2"]),
-            helper.make_node("Mul", ["yc", "m3"], ["t3"]),
-            helper.make_node("ReduceSum", ["t1"], ["s1"], keepdims=0),
-            helper.make_node("ReduceSum", ["t2"], ["s2"], keepdims=0),
-            helper.make_node("ReduceSum", ["t3"], ["s3"], keepdims=0),
-            helper.make_node("Sum", ["s1", "s2", "s3"], ["y_"]),
-            grad_node(["x", "w", "r", "b", "h0", "c0", "p"], ["lens"], "y_",
-                      ["dx", "dw", "dr", "db", "dh0", "dc0", "dp"])],
+                             ["y", "yh", "yc"], hidden_size=H_, direction="bidirectional")]
+           + weighted_sum([("y", "m1"), ("yh", "m2"), ("yc", "m3")], "y_")
+           + [grad_node(["x", "w", "r", "b", "h0", "c0", "p"], ["lens"], "y_",
+                        ["dx", "dw", "dr", "db", "dh0", "dc0", "dp"])],
            [("x", lx), ("w", lw), ("r", lr), ("b", lb), ("lens", lens_), ("h0", lh0),
             ("c0", lc0), ("p", lp)],
            [(n_, gd) for n_, gd in zip(["dx", "dw", "dr", "db", "dh0", "dc0", "dp"], grads)], 14,
@@ -2962,17 +2964,9 @@ write_case("gradient_einsum",
            [helper.make_node("Einsum", ["a", "b"], ["e1"], equation="bij,bjk->bik"),
             helper.make_node("Einsum", ["a"], ["e2"], equation="bij->bi"),
             helper.make_node("Einsum", ["c"], ["e3"], equation="...ij->...ji"),
-            helper.make_node("Einsum", ["c"], ["e4"], equation="ijk->kj"),
-            helper.make_node("Mul", ["e1", "w1"], ["p1"]),
-            helper.make_node("Mul", ["e2", "w2"], ["p2"]),
-            helper.make_node("Mul", ["e3", "e3"], ["p3"]),
-            helper.make_node("Mul", ["e4", "w3"], ["p4"]),
-            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
-            helper.make_node("ReduceSum", ["p2"], ["s2"], keepdims=0),
-            helper.make_node("ReduceSum", ["p3"], ["s3"], keepdims=0),
-            helper.make_node("ReduceSum", ["p4"], ["s4"], keepdims=0),
-            helper.make_node("Sum", ["s1", "s2", "s3", "s4"], ["y"]),
-            grad_node(["a", "b", "c"], [], "y", ["da", "db", "dc"])],
+            helper.make_node("Einsum", ["c"], ["e4"], equation="ijk->kj")]
+           + weighted_sum([("e1", "w1"), ("e2", "w2"), ("e3", "e3"), ("e4", "w3")])
+           + [grad_node(["a", "b", "c"], [], "y", ["da", "db", "dc"])],
            [("a", ea_), ("b", eb_), ("c", ec_)],
            [("da", grads[0]), ("db", grads[1]), ("dc", grads[2])], 12,
            inits=[("w1", ew1), ("w2", ew2), ("w3", ew3)], domains=TRAIN)
@@ -3272,15 +3266,9 @@ write_case("gradient_einsum_diagonal",
             helper.make_node("Einsum", ["a"], ["e2"], equation="ii->"),
             helper.make_node("Einsum", ["b", "c"], ["e3"], equation="iij,jk->ik"),
             helper.make_node("Einsum", ["d"], ["e4"], equation="iji->j"),
-            helper.make_node("Mul", ["e1", "w1"], ["p1"]),
-            helper.make_node("Mul", ["e2", "three"], ["p2"]),
-            helper.make_node("Mul", ["e3", "w3"], ["p3"]),
-            helper.make_node("Mul", ["e4", "w4"], ["p4"]),
-            helper.make_node("ReduceSum", ["p1"], ["s1"], keepdims=0),
-            helper.make_node("ReduceSum", ["p3"], ["s3"], keepdims=0),
-            helper.make_node("ReduceSum", ["p4"], ["s4"], keepdims=0),
-            helper.make_node("Sum", ["s1", "p2", "s3", "s4"], ["y"]),
-            grad_node(["a", "b", "c", "d"], [], "y", ["da", "db", "dc", "dd"])],
+            helper.make_node("Mul", ["e2", "three"], ["p2"])]
+           + weighted_sum([("e1", "w1"), ("p2", None), ("e3", "w3"), ("e4", "w4")])
+           + [grad_node(["a", "b", "c", "d"], [], "y", ["da", "db", "dc", "dd"])],
            [("a", da_), ("b", db_), ("c", dc_), ("d", dd_)],
            [(n_, gd) for n_, gd in zip(["da", "db", "dc", "dd"], grads)], 12,
            inits=[("w1", dw1), ("three", np.float32(3)), ("w3", dw3), ("w4", dw4)],
