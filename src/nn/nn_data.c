@@ -500,7 +500,7 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     if (!tensors || !count)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "tensors: expected at least one tensor");
-    nn_tensor **ts = malloc(count * sizeof *ts);
+    nn_tensor **ts = calloc(count, sizeof *ts);
     if (!ts) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for %u tensors", count);
     lm_status st = LM_OK;
     uint32_t d = 0;
