@@ -475,8 +475,8 @@ static lm_status check_padded_scan(fe_expansion *x, uint32_t carried, uint32_t k
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "the condition ('%s') is computed at run time and the loop has scan "
                        "output %u, whose length would depend on the run: compile with "
-                       "--pad-dynamic for one row per iteration unrolled, those of iterations "
-                       "that did not run padded",
+                       "--pad-dynamic (options: pad_dynamic) for one row per iteration unrolled, "
+                       "those of iterations that did not run padded",
                        fe_in(c, n, 1)->name, k);
     char what[160];
     snprintf(what, sizeof what,

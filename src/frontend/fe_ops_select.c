@@ -561,8 +561,8 @@ static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
         const fe_value *v = fe_in(c, n, boxes ? 1 : 0);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "input %u ('%s') is known only at run time, and with it how many boxes "
-                       "are selected: compile with --pad-dynamic for an output of the most rows "
-                       "the op can select, the unused ones -1%s%s%s",
+                       "are selected: compile with --pad-dynamic (options: pad_dynamic) for an "
+                       "output of the most rows the op can select, the unused ones -1%s%s%s",
                        boxes ? 1 : 0, v->name, v->graph_input ? ", or give it with --const " : "",
                        v->graph_input ? v->name : "", v->graph_input ? "=FILE" : "");
     }

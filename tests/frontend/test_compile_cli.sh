@@ -179,7 +179,7 @@ NC="--const max_output_boxes_per_class=$N/test_data_set_0/input_2.pb --const iou
 expect_error nms_needs_values 2 "input 2 ('max_output_boxes_per_class') decides the output shape, so its value must be known at compile time: give it as a constant (--const max_output_boxes_per_class=FILE)" \
     compile "$N/model.onnx" -o "$W/x.lmb"
 # shellcheck disable=SC2086 # NC is three options
-expect_error nms_runtime_boxes 2 "input 0 ('boxes') is known only at run time, and with it how many boxes are selected: compile with --pad-dynamic for an output of the most rows the op can select, the unused ones -1, or give it with --const boxes=FILE" \
+expect_error nms_runtime_boxes 2 "input 0 ('boxes') is known only at run time, and with it how many boxes are selected: compile with --pad-dynamic (options: pad_dynamic) for an output of the most rows the op can select, the unused ones -1, or give it with --const boxes=FILE" \
     compile "$N/model.onnx" -o "$W/x.lmb" $NC
 # shellcheck disable=SC2086
 expect_ok nms_pad_dynamic "ArgMax" compile "$N/model.onnx" -o "$W/nms.lmb" $NC --pad-dynamic \
