@@ -370,8 +370,8 @@ static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def,
 }
 
 /* The most rounds nms_rounds unrolls (boxes a class may keep), and the
- * most entries of its [rows, classes] table of where each class's rows
- * end. */
+ * most entries of its tables: which boxes overlap ([batch, boxes, boxes])
+ * and where each class's rows end ([rows, classes]). */
 enum { NMS_MAX_ROUNDS = 4096, NMS_MAX_TABLE = 1 << 26 };
 
 /* A constant of `elem` shaped dims[rank] whose element i (row-major) is
@@ -400,16 +400,18 @@ static uint32_t nms_reduce(fe_build *b, const char *op, uint32_t v, int64_t axis
 }
 
 /* The greedy selection as ops on the device, for run-time boxes or scores
- * (opts->pad_dynamic), all batch entries and classes at once in K rounds:
- * each round takes every class's best remaining score (ArgMax: ties to the
- * lower box index, as the host's order does) and drops the boxes whose IoU
- * with it exceeds the threshold. A class selects in each round until no
- * score above score_threshold remains, so its picks are a prefix of its K
- * rounds, and the output is those prefixes one after another (ONNX's order:
- * batch, class, then score). Output row r belongs to the first class whose
- * picks end after r (a count over the classes' running totals), at the
- * offset r minus the picks before that class; rows past the last pick are
- * -1. Coordinates and IoU in float32, indices in int64. */
+ * (opts->pad_dynamic), all batch entries and classes at once. First the
+ * table of which boxes overlap (IoU above the threshold), once; then K
+ * rounds, each taking every class's best remaining score (ArgMax: ties to
+ * the lower box index, as the host's order does) and dropping the boxes
+ * its row of the table marks (a product with its one-hot row). A class
+ * selects in each round until no score above score_threshold remains, so
+ * its picks are a prefix of its K rounds, and the output is those prefixes
+ * one after another (ONNX's order: batch, class, then score). Output row r
+ * belongs to the first class whose picks end after r (a count over the
+ * classes' running totals), at the offset r minus the picks before that
+ * class; rows past the last pick are -1. Coordinates and IoU in float32,
+ * indices in int64. */
 static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center, double iou_max,
                             double score_min) {
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
@@ -425,6 +427,11 @@ static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center,
                        "with run-time boxes, %lld batch entries x classes and %lld boxes per "
                        "class make a row table over %d entries (rows x batch entries x classes)",
                        (long long)G, (long long)K, NMS_MAX_TABLE);
+    if (N > NMS_MAX_TABLE / N / B)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "with run-time boxes, %lld batch entries of %lld boxes make a table of "
+                       "overlaps over %d entries (batch entries x boxes x boxes)",
+                       (long long)B, (long long)N, NMS_MAX_TABLE);
     int64_t R = G * K;
     lm_status st = fe_check_unread(c, n, n->outputs[0],
                                    "its output is padded (rows of -1 after the selected ones)");
@@ -435,25 +442,46 @@ static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center,
     uint32_t boxes = nd->inputs[0], scores = nd->inputs[1];
     if (tb->elem != FE_FLOAT) boxes = fe_b_cast(b, boxes, FE_FLOAT);
     if (ts->elem != FE_FLOAT) scores = fe_b_cast(b, scores, FE_FLOAT);
-    /* Each box's extent along both axes, and its area, as [B, 1, N]. */
-    uint32_t v[4];
-    for (int64_t k = 0; k < 4; k++)
-        v[k] = fe_b_reshape(b, fe_b_slice(b, boxes, 2, k, k + 1), (const int64_t[]){B, 1, N}, 3);
-    uint32_t lo[2], hi[2];
-    for (int a = 0; a < 2; a++) {
-        if (center) { /* [x_center, y_center, width, height] */
-            uint32_t mid = v[1 - a], half = fe_b_op(b, "Mul", v[3 - a], fe_b_scalar(b, 0.5));
-            lo[a] = fe_b_op(b, "Sub", mid, half);
-            hi[a] = fe_b_op(b, "Add", mid, half);
-        } else { /* [y1, x1, y2, x2], either diagonal */
-            lo[a] = fe_b_op(b, "Min", v[a], v[a + 2]);
-            hi[a] = fe_b_op(b, "Max", v[a], v[a + 2]);
-        }
+    /* Whether box i's IoU with box j is above the threshold, [B, N, N] as
+     * 0/1: each box's extents and area as [B, N, 1] (i) and [B, 1, N] (j);
+     * a box of no area overlaps nothing (IoU 0). */
+    uint32_t as_i[4], as_j[4];
+    for (int64_t k = 0; k < 4; k++) {
+        uint32_t coord = fe_b_slice(b, boxes, 2, k, k + 1);
+        as_i[k] = fe_b_reshape(b, coord, (const int64_t[]){B, N, 1}, 3);
+        as_j[k] = fe_b_reshape(b, coord, (const int64_t[]){B, 1, N}, 3);
     }
-    uint32_t area =
-        fe_b_op(b, "Mul", fe_b_op(b, "Sub", hi[0], lo[0]), fe_b_op(b, "Sub", hi[1], lo[1]));
-    uint32_t some = fe_b_op(b, "Greater", area, fe_b_scalar(b, 0.0));
-    uint32_t none = fe_b_scalar(b, -INFINITY), zero = fe_b_scalar(b, 0.0);
+    uint32_t lo[2][2], hi[2][2], area[2]; /* [i or j][axis] */
+    for (int s = 0; s < 2; s++) {
+        const uint32_t *v = s ? as_j : as_i;
+        for (int a = 0; a < 2; a++) {
+            if (center) { /* [x_center, y_center, width, height] */
+                uint32_t mid = v[1 - a], half = fe_b_op(b, "Mul", v[3 - a], fe_b_scalar(b, 0.5));
+                lo[s][a] = fe_b_op(b, "Sub", mid, half);
+                hi[s][a] = fe_b_op(b, "Add", mid, half);
+            } else { /* [y1, x1, y2, x2], either diagonal */
+                lo[s][a] = fe_b_op(b, "Min", v[a], v[a + 2]);
+                hi[s][a] = fe_b_op(b, "Max", v[a], v[a + 2]);
+            }
+        }
+        area[s] = fe_b_op(b, "Mul", fe_b_op(b, "Sub", hi[s][0], lo[s][0]),
+                          fe_b_op(b, "Sub", hi[s][1], lo[s][1]));
+    }
+    uint32_t side[2], zero = fe_b_scalar(b, 0.0);
+    for (int a = 0; a < 2; a++)
+        side[a] = fe_b_op(b, "Relu",
+                          fe_b_op(b, "Sub", fe_b_op(b, "Min", hi[0][a], hi[1][a]),
+                                  fe_b_op(b, "Max", lo[0][a], lo[1][a])),
+                          FE_NONE);
+    uint32_t inter = fe_b_op(b, "Mul", side[0], side[1]);
+    uint32_t iou =
+        fe_b_op(b, "Div", inter, fe_b_op(b, "Sub", fe_b_op(b, "Add", area[0], area[1]), inter));
+    uint32_t both = fe_b_op(b, "And", fe_b_op(b, "Greater", area[0], zero),
+                            fe_b_op(b, "Greater", area[1], zero));
+    uint32_t over =
+        fe_b_cast(b, fe_b_op(b, "Greater", fe_b_where(b, both, iou, zero), fe_b_scalar(b, iou_max)),
+                  FE_FLOAT);
+    uint32_t none = fe_b_scalar(b, -INFINITY), half = fe_b_scalar(b, 0.5);
     uint32_t cur =
         fe_b_where(b, fe_b_op(b, "Greater", scores, fe_b_scalar(b, score_min)), scores, none);
     uint32_t box_at = nms_table(b, FE_INT64, 3, (const int64_t[]){1, 1, N}, 1, 0);
@@ -470,26 +498,11 @@ static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center,
         valid[j] =
             fe_b_cast(b, fe_b_op(b, "Greater", nms_reduce(b, "ReduceMax", cur, 2), none), FE_INT64);
         if (j + 1 == K) break; /* nothing after the last round reads cur */
-        /* The picked box's extents and area, [B, C, 1], then its IoU with
-         * every box; a box of no area overlaps nothing (IoU 0). */
+        /* The picked box's row of `over` (a product with its one-hot row,
+         * exact in every dtype mode), and the picked box itself, drop. */
         uint32_t hit = fe_b_op(b, "Equal", box_at, pick[j]);
-        uint32_t p_lo[2], p_hi[2], side[2];
-        for (int a = 0; a < 2; a++) {
-            p_lo[a] = nms_reduce(b, "ReduceSum", fe_b_where(b, hit, lo[a], zero), 2);
-            p_hi[a] = nms_reduce(b, "ReduceSum", fe_b_where(b, hit, hi[a], zero), 2);
-            side[a] = fe_b_op(b, "Relu",
-                              fe_b_op(b, "Sub", fe_b_op(b, "Min", p_hi[a], hi[a]),
-                                      fe_b_op(b, "Max", p_lo[a], lo[a])),
-                              FE_NONE);
-        }
-        uint32_t p_area = nms_reduce(b, "ReduceSum", fe_b_where(b, hit, area, zero), 2);
-        uint32_t inter = fe_b_op(b, "Mul", side[0], side[1]);
-        uint32_t iou =
-            fe_b_op(b, "Div", inter, fe_b_op(b, "Sub", fe_b_op(b, "Add", p_area, area), inter));
-        uint32_t both = fe_b_op(b, "And", fe_b_op(b, "Greater", p_area, zero), some);
-        uint32_t over =
-            fe_b_op(b, "Greater", fe_b_where(b, both, iou, zero), fe_b_scalar(b, iou_max));
-        cur = fe_b_where(b, fe_b_op(b, "Or", over, hit), none, cur);
+        uint32_t sup = fe_b_op(b, "MatMul", fe_b_cast(b, hit, FE_FLOAT), over);
+        cur = fe_b_where(b, fe_b_op(b, "Or", fe_b_op(b, "Greater", sup, half), hit), none, cur);
     }
     /* Picks per class ([1, G]), their running totals, and per output row r
      * the classes whose picks end at or before it. */
