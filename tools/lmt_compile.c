@@ -385,6 +385,9 @@ static int cmd_info(const char *path) {
         print_type(&info.inputs[i]);
         const lmfe_io_info *io = &info.inputs[i];
         printf("%s\n", io->needs_value ? "  (decides shapes: give it with --const)"
+                       : io->padded_size
+                           ? "  (decides output sizes: compile with --pad-dynamic, or give it "
+                             "with --const)"
                        : io->optional && io->sequence
                            ? "  (give its length with --sequence, or --absent)"
                        : io->sequence ? "  (give its length with --sequence)"

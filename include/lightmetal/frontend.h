@@ -192,6 +192,11 @@ typedef struct lmfe_io_info {
     /* Inputs only: the input decides shapes (e.g. Reshape's `shape`), so its
      * value must be given at compile time (lmfe_compile_options.constants). */
     bool needs_value;
+    /* Inputs only: the input decides only the size of an output that
+     * lmfe_compile_options.pad_dynamic pads (e.g. the image a detector's
+     * NonMaxSuppression boxes come from); without that option its value
+     * must be given at compile time. */
+    bool padded_size;
     /* A sequence of tensors of the type above (its length is given with
      * lmfe_compile_options.sequence_lengths; the binary takes and gives its
      * tensors as NAME[0] ..). */

@@ -28,13 +28,27 @@ static bool if_decides_presence(const fe_node *n) {
     return false;
 }
 
-/* Marks graph inputs whose value decides a shape: those read, directly or
- * through any chain of nodes, by an op's value input (fe_op_def.value_inputs),
- * or by the condition of an If that picks between an empty and a full
+/* How much a value decides: nothing; only the size of an output that
+ * lmfe_compile_options.pad_dynamic pads instead (NonMaxSuppression's boxes
+ * and scores); or a shape, so its value is needed. (A Loop's condition
+ * counts as a shape: a masked loop refuses carried sequences, and it is
+ * folded loops that the tools compile when given the condition.) */
+enum { DECIDES_NOTHING, DECIDES_PADDED, DECIDES_SHAPE };
+
+/* What input i of node n decides by itself (before the walk back). */
+static uint8_t input_decides(const fe_node *n, const fe_op_def *op, uint32_t i) {
+    if (!strcmp(n->op_type, "NonMaxSuppression") && i < 2) return DECIDES_PADDED;
+    return op->value_inputs >> i & 1 ? DECIDES_SHAPE : DECIDES_NOTHING;
+}
+
+/* Marks graph inputs whose value decides a shape (needed) or only a padded
+ * output's size (padded): those read, directly or through any chain of
+ * nodes, by an op's value input (fe_op_def.value_inputs, input_decides), or
+ * by the condition of an If that picks between an empty and a full
  * optional. Shape and Size read only their input's shape, so the walk stops
  * there. */
-static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
-    bool *want = calloc(g->value_count ? g->value_count : 1, sizeof *want);
+static lm_status mark_needs_value(const fe_graph *g, bool *needed, bool *padded) {
+    uint8_t *want = calloc(g->value_count ? g->value_count : 1, sizeof *want);
     if (!want) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
@@ -42,27 +56,32 @@ static lm_status mark_needs_value(const fe_graph *g, bool *needed) {
         if (!op || n->domain[0]) continue;
         if (!strcmp(n->op_type, "If") && n->input_count && n->inputs[0] != FE_NONE &&
             if_decides_presence(n))
-            want[n->inputs[0]] = true;
-        for (uint32_t i = 0; i < n->input_count && i < 32; i++)
-            if ((op->value_inputs >> i & 1) && n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
+            want[n->inputs[0]] = DECIDES_SHAPE;
+        for (uint32_t i = 0; i < n->input_count && i < 32; i++) {
+            uint8_t d = input_decides(n, op, i);
+            if (n->inputs[i] != FE_NONE && d > want[n->inputs[i]]) want[n->inputs[i]] = d;
+        }
     }
     /* Nodes are sorted: walking backwards carries the need to every input. */
     for (uint32_t k = g->node_count; k-- > 0;) {
         const fe_node *n = &g->nodes[k];
-        bool out_wanted = false;
+        uint8_t out = DECIDES_NOTHING;
         for (uint32_t i = 0; i < n->output_count; i++)
-            out_wanted |= n->outputs[i] != FE_NONE && want[n->outputs[i]];
+            if (n->outputs[i] != FE_NONE && want[n->outputs[i]] > out) out = want[n->outputs[i]];
         /* Shapes, sizes and lengths are known without the values. */
-        if (!out_wanted || !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size") ||
+        if (!out || !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size") ||
             !strcmp(n->op_type, "SequenceLength"))
             continue;
         for (uint32_t i = 0; i < n->input_count; i++)
-            if (n->inputs[i] != FE_NONE) want[n->inputs[i]] = true;
+            if (n->inputs[i] != FE_NONE && out > want[n->inputs[i]]) want[n->inputs[i]] = out;
     }
     /* A sequence's length, what its readers need, is given on its own. */
-    for (uint32_t k = 0; k < g->input_count; k++)
-        needed[k] = want[g->inputs[k]] && !g->values[g->inputs[k]].declared_seq &&
-                    !g->values[g->inputs[k]].declared_opt;
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        const fe_value *v = &g->values[g->inputs[k]];
+        bool counts = !v->declared_seq && !v->declared_opt;
+        needed[k] = counts && want[g->inputs[k]] == DECIDES_SHAPE;
+        padded[k] = counts && want[g->inputs[k]] == DECIDES_PADDED;
+    }
     free(want);
     return LM_OK;
 }
@@ -123,15 +142,17 @@ lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info) {
     if (st) return err_prefix(st, "%s", fn);
     lmfe_model_info info = {0};
     bool *needed = calloc(g->input_count ? g->input_count : 1, sizeof *needed);
+    bool *padded = calloc(g->input_count ? g->input_count : 1, sizeof *padded);
     info.inputs = calloc(g->input_count ? g->input_count : 1, sizeof *info.inputs);
     info.outputs = calloc(g->output_count ? g->output_count : 1, sizeof *info.outputs);
     info.producer = dup_str(g->producer ? g->producer : "");
-    if (!needed || !info.inputs || !info.outputs || !info.producer)
+    if (!needed || !padded || !info.inputs || !info.outputs || !info.producer)
         st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    if (!st) st = mark_needs_value(g, needed);
+    if (!st) st = mark_needs_value(g, needed, padded);
     for (uint32_t k = 0; !st && k < g->input_count; k++) {
         st = io_fill(&g->values[g->inputs[k]], &info.inputs[k]);
         info.inputs[k].needs_value = needed[k];
+        info.inputs[k].padded_size = padded[k];
         if (!st) info.input_count++;
     }
     for (uint32_t k = 0; !st && k < g->output_count; k++) {
@@ -142,6 +163,7 @@ lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info) {
     info.opset = g->opset;
     info.nodes = g->node_count;
     free(needed);
+    free(padded);
     fe_graph_free(g);
     if (st) {
         lmfe_model_info_free(&info);

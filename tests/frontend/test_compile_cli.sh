@@ -176,6 +176,10 @@ expect_error unsupported_op 2 "node #0 (StringNormalizer): op StringNormalizer i
     compile "$D/test_strnormalizer_nostopwords_nochangecase/model.onnx" -o "$W/x.lmb"
 N="$D/test_nonmaxsuppression_suppress_by_IOU"
 NC="--const max_output_boxes_per_class=$N/test_data_set_0/input_2.pb --const iou_threshold=$N/test_data_set_0/input_3.pb --const score_threshold=$N/test_data_set_0/input_4.pb"
+expect_ok info_pad_dynamic "input  boxes                float[1, 6, 4]  (decides output sizes: compile with --pad-dynamic, or give it with --const)" \
+    compile "$N/model.onnx" --info
+expect_ok info_pad_dynamic_const "max_output_boxes_per_class int64[1]  (decides shapes: give it with --const)" \
+    compile "$N/model.onnx" --info
 expect_error nms_needs_values 2 "input 2 ('max_output_boxes_per_class') decides the output shape, so its value must be known at compile time: give it as a constant (--const max_output_boxes_per_class=FILE)" \
     compile "$N/model.onnx" -o "$W/x.lmb"
 # shellcheck disable=SC2086 # NC is three options
