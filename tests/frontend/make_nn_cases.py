@@ -3282,3 +3282,35 @@ write_case("topk_k100",
            [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
            [("x", tkx)], [("v", np.take_along_axis(tkx, tki, 1)), ("i", tki.astype(np.int64))], 11,
            inits=[("k", np.array([100], np.int64))])
+# The padded forms' limits: NMS's overlap table (batch x boxes x boxes) and
+# packing table ((batch x classes)^2 x K), each at most 2^26 entries; a
+# masked loop's scan output of a type with no padding value.
+write_case("refuse_padded_nms_overlap_table",
+           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
+           [("boxes", np.zeros((1, 8193, 4), np.float32)),
+            ("s", np.zeros((1, 1, 8193), np.float32))],
+           [("sel", (TensorProto.INT64, [1, 3]))], 11, inits=[("m", np.array([1], np.int64))],
+           expect="with run-time boxes, 1 batch entries of 8193 boxes make a table of overlaps "
+                  "over 67108864 entries")
+write_case("refuse_padded_nms_packing_table",
+           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
+           [("boxes", np.zeros((1, 8, 4), np.float32)),
+            ("s", np.zeros((1, 4000, 8), np.float32))],
+           [("sel", (TensorProto.INT64, [1, 3]))], 11, inits=[("m", np.array([8], np.int64))],
+           expect="with run-time boxes, 4000 batch entries x classes and 8 boxes per class make "
+                  "a row table over 67108864 entries")
+scan_u8_body = helper.make_graph(
+    [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
+     helper.make_node("Less", ["s", "ten"], ["c_out"]),
+     helper.make_node("Add", ["v_in", "v_in"], ["v_next"]),
+     helper.make_node("Cast", ["v_in"], ["piece"], to=TensorProto.UINT8)],
+    "body", [vi("i", I64, []), vi("c_in", B, []), vi("v_in", F, [3])],
+    [vi("c_out", B, []), vi("v_next", F, [3]), vi("piece", TensorProto.UINT8, [3])],
+    [numpy_helper.from_array(np.float32(10), "ten")])
+write_case("refuse_padded_loop_scan_output_uint8",
+           [helper.make_node("Loop", ["m", "", "x"], ["y", "pieces"], body=scan_u8_body)],
+           [("x", np.array([1.0, 2.0, 0.5], np.float32))],
+           [("y", (F, [3])), ("pieces", (TensorProto.UINT8, ["n", 3]))], 13,
+           inits=[("m", np.array(4, np.int64))],
+           expect="scan output 0 ('pieces') is padded, which needs its declared element type to "
+                  "be a float, a signed integer or bool (given uint8)")
