@@ -193,6 +193,42 @@ void lmnn_upsample_options_init(lmnn_upsample_options *opts);
 lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
                         const lmnn_upsample_options *opts, lmnn_tensor *out);
 
+/* ---- selection ---- */
+
+typedef struct lmnn_nms_options {
+    /* The most boxes one (batch entry, class) keeps, at least 1; default
+     * UINT32_MAX (as many as there are boxes). */
+    uint32_t max_per_class;
+    /* Only scores above it take part (NaN scores never); default -INFINITY. */
+    double score_threshold;
+    /* The output's; fields left zero are DRAM interleaved's. Sharded is
+     * refused (LM_ERR_UNSUPPORTED). */
+    lmnn_memory_config memory;
+} lmnn_nms_options;
+
+void lmnn_nms_options_init(lmnn_nms_options *opts);
+
+/* Greedy non-maximum suppression, given which boxes overlap (ONNX's
+ * NonMaxSuppression, torchvision's batched_nms, once their IoU test is made
+ * into a table). scores is [B, C, N] (batch entries, classes, boxes) and
+ * overlaps [B, N, N]: overlaps[b][i][j] nonzero (neither +0 nor -0) when box
+ * j must go once box i is kept. Float tensors, any dtype and layout.
+ *
+ * For each batch entry b and class c on its own: of the boxes i with
+ * scores[b][c][i] above the threshold, the highest score (ties: the lower
+ * index; -0 and +0 tie) is kept, and it and every box its row of overlaps
+ * marks leave; again until max_per_class are kept or none remain. Scores
+ * compare exactly in their dtype, as integers (bfloat8_b through bfloat16).
+ *
+ * *out is a new int32 row-major tensor [B * C * K, 3], K = min(max_per_class,
+ * N): the kept boxes as rows (b, c, i), batch entries in order, then
+ * classes, then boxes in the order kept, from row 0; every row after the
+ * last kept box is (-1, -1, -1). Two programs (the selection on the cores,
+ * a group each; the packing on one), so the cost grows with the boxes
+ * compared, not with K launches. N at most 65536. */
+lm_status lmnn_nms(lmnn_tensor scores, lmnn_tensor overlaps, const lmnn_nms_options *opts,
+                   lmnn_tensor *out);
+
 #ifdef __cplusplus
 }
 #endif

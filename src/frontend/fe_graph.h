@@ -166,6 +166,10 @@ typedef struct fe_node {
     uint32_t implicit_count;
     uint32_t step; /* Loop and Scan: iterations already unrolled (fe_expand.c) */
     bool masked;   /* Loop: unrolling under a condition known only at run time */
+    /* NonMaxSuppression: input 0 is the [batch, boxes, boxes] table of
+     * which boxes overlap, not boxes (its own rewrite, fe_ops_select.c);
+     * never set from a file. */
+    bool nms_overlaps;
 } fe_node;
 
 /* A graph attribute (If's branches, Loop's and Scan's bodies), kept by

@@ -10,7 +10,8 @@
  * Unique's of an empty input, which is refused.
  *
  * NonMaxSuppression on run-time boxes or scores runs on the device instead
- * when the options ask for padded outputs (nms_rounds). */
+ * when the options ask for padded outputs (nms_on_device: a table of
+ * overlaps, then lmnn_nms). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,70 +370,25 @@ static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def,
     return LM_OK;
 }
 
-/* The most rounds nms_rounds unrolls (boxes a class may keep), and the
- * most entries of its tables: which boxes overlap ([batch, boxes, boxes])
- * and where each class's rows end ([rows, classes]). */
-enum { NMS_MAX_ROUNDS = 4096, NMS_MAX_TABLE = 1 << 26 };
+/* The most entries of the table of which boxes overlap ([batch, boxes,
+ * boxes]). */
+enum { NMS_MAX_TABLE = 1 << 26 };
 
-/* A constant of `elem` shaped dims[rank] whose element i (row-major) is
- * f(i) = i / div % mod (mod 0: no modulo). */
-static uint32_t nms_table(fe_build *b, fe_elem elem, uint32_t rank, const int64_t *dims,
-                          int64_t div, int64_t mod) {
-    if (b->st) return FE_NONE;
-    fe_tensor *t;
-    uint32_t v;
-    if ((b->st = fe_const_new(b->x.c, elem, rank, dims, &t))) return FE_NONE;
-    for (uint64_t i = 0; i < t->count; i++) {
-        int64_t q = (int64_t)i / div;
-        fe_tensor_set_f64(t, i, (double)(mod ? q % mod : q));
-    }
-    if ((b->st = fe_x_const(&b->x, t, "table", &v))) return FE_NONE;
-    return v;
-}
-
-/* ReduceMax or ReduceSum of v over `axis`, kept as 1. */
-static uint32_t nms_reduce(fe_build *b, const char *op, uint32_t v, int64_t axis) {
-    if (!strcmp(op, "ReduceSum")) return fe_b_sum(b, v, &axis, 1);
-    fe_node *r = NULL;
-    uint32_t out = fe_b_node(b, op, 13, &v, 1, &r);
-    fe_b_ints_attr(b, r, "axes", true, &axis, 1);
-    return out;
-}
-
-/* The greedy selection as ops on the device, for run-time boxes or scores
- * (opts->pad_dynamic), all batch entries and classes at once. First the
- * table of which boxes overlap (IoU above the threshold), once; then K
- * rounds, each taking every class's best remaining score (ArgMax: ties to
- * the lower box index, as the host's order does) and dropping the boxes
- * its row of the table marks (a product with its one-hot row). A class
- * selects in each round until no score above score_threshold remains, so
- * its picks are a prefix of its K rounds, and the output is those prefixes
- * one after another (ONNX's order: batch, class, then score). Output row r
- * belongs to the first class whose picks end after r (a count over the
- * classes' running totals), at the offset r minus the picks before that
- * class; rows past the last pick are -1. Coordinates and IoU in float32,
- * indices in int64. */
-static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center, double iou_max,
-                            double score_min) {
+/* The selection on the device, for run-time boxes or scores
+ * (opts->pad_dynamic): the node gives way to ops computing which boxes
+ * overlap (IoU above the threshold; a box of no area overlaps nothing), a
+ * [batch, boxes, boxes] 0/1 table in float32, and a NonMaxSuppression node
+ * marked to read that table instead of boxes, which lmnn_nms runs (the
+ * greedy rounds of every batch entry and class, and the packing into
+ * ONNX's order: batch, class, then score; rows past the last pick -1). */
+static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double iou_max) {
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
-    int64_t B = tb->dims[0], N = tb->dims[1], C = ts->dims[1], G = B * C;
-    if (K > NMS_MAX_ROUNDS)
-        return fe_fail(
-            c, n, LM_ERR_UNSUPPORTED,
-            "with run-time boxes, at most %d boxes per class (max_output_boxes_per_class "
-            "and the box count give %lld)",
-            NMS_MAX_ROUNDS, (long long)K);
-    if (G > NMS_MAX_TABLE / G / K)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "with run-time boxes, %lld batch entries x classes and %lld boxes per "
-                       "class make a row table over %d entries (rows x batch entries x classes)",
-                       (long long)G, (long long)K, NMS_MAX_TABLE);
+    int64_t B = tb->dims[0], N = tb->dims[1];
     if (N > NMS_MAX_TABLE / N / B)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "with run-time boxes, %lld batch entries of %lld boxes make a table of "
                        "overlaps over %d entries (batch entries x boxes x boxes)",
                        (long long)B, (long long)N, NMS_MAX_TABLE);
-    int64_t R = G * K;
     lm_status st = fe_check_unread(c, n, n->outputs[0],
                                    "its output is padded (rows of -1 after the selected ones)");
     if (st) return st;
@@ -443,8 +399,7 @@ static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center,
     if (tb->elem != FE_FLOAT) boxes = fe_b_cast(b, boxes, FE_FLOAT);
     if (ts->elem != FE_FLOAT) scores = fe_b_cast(b, scores, FE_FLOAT);
     /* Whether box i's IoU with box j is above the threshold, [B, N, N] as
-     * 0/1: each box's extents and area as [B, N, 1] (i) and [B, 1, N] (j);
-     * a box of no area overlaps nothing (IoU 0). */
+     * 0/1: each box's extents and area as [B, N, 1] (i) and [B, 1, N] (j). */
     uint32_t as_i[4], as_j[4];
     for (int64_t k = 0; k < 4; k++) {
         uint32_t coord = fe_b_slice(b, boxes, 2, k, k + 1);
@@ -481,67 +436,25 @@ static lm_status nms_rounds(fe_ctx *c, const fe_node *n, int64_t K, bool center,
     uint32_t over =
         fe_b_cast(b, fe_b_op(b, "Greater", fe_b_where(b, both, iou, zero), fe_b_scalar(b, iou_max)),
                   FE_FLOAT);
-    uint32_t none = fe_b_scalar(b, -INFINITY), half = fe_b_scalar(b, 0.5);
-    uint32_t cur =
-        fe_b_where(b, fe_b_op(b, "Greater", scores, fe_b_scalar(b, score_min)), scores, none);
-    uint32_t box_at = nms_table(b, FE_INT64, 3, (const int64_t[]){1, 1, N}, 1, 0);
-    uint32_t *valid = malloc((size_t)K * sizeof *valid), *pick = malloc((size_t)K * sizeof *pick);
-    if (!valid || !pick) {
-        free(valid);
-        free(pick);
-        return fe_x_end(c, &b->x, fe_x_oom());
+    /* The selection: this node again, on the table (its scalar inputs as
+     * they were). */
+    uint32_t in[5] = {over, scores, FE_NONE, FE_NONE, FE_NONE};
+    for (uint32_t i = 2; i < nd->input_count && i < 5; i++)
+        in[i] = nd->inputs[i];
+    fe_node *sel = NULL;
+    uint32_t out = fe_b_node(b, "NonMaxSuppression", nd->opset, in,
+                             nd->input_count < 5 ? nd->input_count : 5, &sel);
+    if (sel) {
+        sel->nms_overlaps = true;
+        fe_b_ints_attr(b, sel, "center_point_box", false, (const int64_t[]){center}, 1);
     }
-    for (int64_t j = 0; j < K && !b->st; j++) {
-        fe_node *am = NULL;
-        pick[j] = fe_b_node(b, "ArgMax", 13, &cur, 1, &am);
-        fe_b_ints_attr(b, am, "axis", false, (const int64_t[]){2}, 1);
-        valid[j] =
-            fe_b_cast(b, fe_b_op(b, "Greater", nms_reduce(b, "ReduceMax", cur, 2), none), FE_INT64);
-        if (j + 1 == K) break; /* nothing after the last round reads cur */
-        /* The picked box's row of `over` (a product with its one-hot row,
-         * exact in every dtype mode), and the picked box itself, drop. */
-        uint32_t hit = fe_b_op(b, "Equal", box_at, pick[j]);
-        uint32_t sup = fe_b_op(b, "MatMul", fe_b_cast(b, hit, FE_FLOAT), over);
-        cur = fe_b_where(b, fe_b_op(b, "Or", fe_b_op(b, "Greater", sup, half), hit), none, cur);
-    }
-    /* Picks per class ([1, G]), their running totals, and per output row r
-     * the classes whose picks end at or before it. */
-    uint32_t got =
-        fe_b_reshape(b, nms_reduce(b, "ReduceSum", fe_b_concat(b, valid, (uint32_t)K, 2), 2),
-                     (const int64_t[]){1, G}, 2);
-    uint32_t ends = fe_b_op(b, "CumSum", got, fe_b_const(b, FE_INT64, 0, NULL, 1));
-    uint32_t row = nms_table(b, FE_INT64, 2, (const int64_t[]){R, 1}, 1, 0);
-    uint32_t before = fe_b_cast(b, fe_b_op(b, "LessOrEqual", ends, row), FE_INT64);
-    uint32_t cls = nms_reduce(b, "ReduceSum", before, 1);
-    uint32_t offset =
-        fe_b_op(b, "Sub", row, nms_reduce(b, "ReduceSum", fe_b_op(b, "Mul", before, got), 1));
-    uint32_t used = fe_b_op(b, "Less", row, nms_reduce(b, "ReduceSum", got, 1));
-    uint32_t src = fe_b_reshape(
-        b,
-        fe_b_where(
-            b, used,
-            fe_b_op(b, "Add", fe_b_op(b, "Mul", cls, fe_b_const(b, FE_INT64, 0, NULL, K)), offset),
-            fe_b_const(b, FE_INT64, 0, NULL, 0)),
-        (const int64_t[]){R}, 1);
-    uint32_t picks = fe_b_reshape(b, fe_b_concat(b, pick, (uint32_t)K, 2), (const int64_t[]){R}, 1);
-    uint32_t cols[3] = {
-        nms_table(b, FE_INT64, 1, (const int64_t[]){R}, C * K, 0), /* batch entry */
-        nms_table(b, FE_INT64, 1, (const int64_t[]){R}, K, C),     /* class */
-        picks,
-    };
-    for (int k = 0; k < 3; k++)
-        cols[k] = fe_b_unsqueeze(b, fe_b_op(b, "Gather", cols[k], src), 1);
-    uint32_t out =
-        fe_b_where(b, used, fe_b_concat(b, cols, 3, 1), fe_b_const(b, FE_INT64, 0, NULL, -1));
-    free(valid);
-    free(pick);
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
     return fe_x_end(c, &b->x, b->st);
 }
 
 /* Greedy selection per batch entry and class, on the host when the boxes
  * and scores are known (they decide how many indices come out), else on
- * the device with a padded output (nms_rounds) when the options allow. */
+ * the device with a padded output (nms_on_device) when the options allow. */
 static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 5);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"center_point_box", NULL});
@@ -557,7 +470,9 @@ static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
                        (long long)center);
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
     if (!tb || !ts) return fe_fail(c, n, LM_ERR_INVALID_FILE, "boxes and scores are required");
-    if (tb->rank != 3 || tb->dims[2] != 4 || ts->rank != 3 || ts->dims[0] != tb->dims[0] ||
+    /* The marked node of nms_on_device reads the table of overlaps instead. */
+    int64_t box_dim = n->nms_overlaps && tb->rank == 3 ? tb->dims[1] : 4;
+    if (tb->rank != 3 || tb->dims[2] != box_dim || ts->rank != 3 || ts->dims[0] != tb->dims[0] ||
         ts->dims[2] != tb->dims[1])
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]");
@@ -567,10 +482,12 @@ static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
     uint64_t per_class = max_out < 0               ? 0
                          : max_out > (double)count ? (uint64_t)count
                                                    : (uint64_t)max_out;
+    if (n->nms_overlaps) /* lower_nms runs it */
+        return fe_set_out_type(c, n, 0, FE_INT64, 2,
+                               (const int64_t[]){batches * classes * (int64_t)per_class, 3});
     const fe_tensor *boxes = fe_in_const(c, n, 0), *scores = fe_in_const(c, n, 1);
     if ((!boxes || !scores) && per_class && batches && classes) {
-        if (c->opts->pad_dynamic)
-            return nms_rounds(c, n, (int64_t)per_class, center, iou_max, score_min);
+        if (c->opts->pad_dynamic) return nms_on_device(c, n, center, iou_max);
         const fe_value *v = fe_in(c, n, boxes ? 1 : 0);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "input %u ('%s') is known only at run time, and with it how many boxes "
@@ -630,10 +547,30 @@ done:
     return st;
 }
 
+/* The node nms_on_device marked: lmnn_nms on the table of overlaps and the
+ * scores. */
+static lm_status lower_nms(fe_ctx *c, const fe_node *n) {
+    if (!n->nms_overlaps)
+        return fe_fail(c, n, LM_ERR_INTERNAL, "NonMaxSuppression reached the device unrewritten");
+    double max_out, score_min;
+    lm_status st = nms_scalar(c, n, 2, 0, &max_out);
+    if (!st) st = nms_scalar(c, n, 4, -INFINITY, &score_min);
+    if (st) return st;
+    lmnn_tensor over, scores, r;
+    if ((st = fe_in_dev(c, n, 0, &over)) || (st = fe_in_dev(c, n, 1, &scores))) return st;
+    lmnn_nms_options o;
+    lmnn_nms_options_init(&o);
+    /* At least 1 (nms_on_device runs only then); lmnn_nms takes at most the boxes. */
+    o.max_per_class = max_out < (double)UINT32_MAX ? (uint32_t)max_out : UINT32_MAX;
+    o.score_threshold = score_min;
+    if ((st = lmnn_nms(scores, over, &o, &r))) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
 const fe_op_def fe_ops_select[] = {
     {"NonZero", infer_nonzero, NULL, 1u << 0, NULL},
     {"Unique", infer_unique, NULL, 1u << 0, NULL},
     {"Compress", infer_compress, lower_compress, 1u << 1, NULL},
-    {"NonMaxSuppression", infer_nms, NULL, 0x1fu, NULL},
+    {"NonMaxSuppression", infer_nms, lower_nms, 0x1fu, NULL},
 };
 const size_t fe_ops_select_count = sizeof fe_ops_select / sizeof fe_ops_select[0];

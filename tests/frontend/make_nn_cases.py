@@ -3186,14 +3186,25 @@ write_case("refuse_padded_nms_read",
            inits=[("m", np.array([5], np.int64)), ("col", np.array(2, np.int64))],
            expect="its output is padded (rows of -1 after the selected ones), so it must be a "
                   "graph output no node reads; node '(unnamed)' (Gather) reads it")
-big = np.tile(np.array([0, 0, 1, 1], np.float32), (1, 5000, 1))
-write_case("refuse_padded_nms_rounds",
-           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
-           [("boxes", big), ("s", np.zeros((1, 1, 5000), np.float32))],
-           [("sel", (TensorProto.INT64, [5000, 3]))], 11,
-           inits=[("m", np.array([6000], np.int64))],
-           expect="with run-time boxes, at most 4096 boxes per class (max_output_boxes_per_class "
-                  "and the box count give 5000)")
+# Many picks from one run-time table: 100 clusters of 3 boxes (IoUs within a
+# cluster 0.68 and 0.82, none across), so each cluster keeps one and the
+# output ring of the packing turns over; max_output_boxes_per_class above
+# the box count. Class 0's scores are distinct (exact in bfloat16), class
+# 1's tie often (-0 and +0 among them) and hold NaNs, which never take part.
+nk_ = np.random.default_rng(19)  # its own: the cases around keep their data
+corner = np.array([[0, 0], [1, 0], [0, 1]], np.float32)
+grid = np.array([[q // 10 * 24, q % 10 * 24] for q in range(100)], np.float32)
+lo = (grid[:, None, :] + corner[None, :, :]).reshape(300, 2)
+many = np.concatenate([lo, lo + 10], 1)[nk_.permutation(300)][None]
+distinct = np.array([(128 + k % 128) * 2.0 ** (k // 128 - 10) for k in range(300)])
+ties = nk_.choice(np.array([-0.0, 0.0, 0.5, -1.0, np.nan]), 300)
+many_s = np.stack([nk_.permutation(distinct), ties]).astype(np.float32)[None]
+write_case("padded_nms_many_picks",
+           [helper.make_node("Relu", ["b"], ["boxes"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "s", "m", "iou"], ["sel"])],
+           [("b", many), ("s", many_s)],
+           [("sel", nms_padded(many, many_s, 6000, 0.5, -np.inf))], 11,
+           inits=[("m", np.array([6000], np.int64)), ("iou", np.array([0.5], np.float32))])
 # No max_output_boxes_per_class: nothing is selected, whatever the boxes.
 write_case("nms_runtime_boxes_no_max",
            [helper.make_node("Relu", ["b"], ["boxes"]),
@@ -3292,13 +3303,15 @@ write_case("refuse_padded_nms_overlap_table",
            [("sel", (TensorProto.INT64, [1, 3]))], 11, inits=[("m", np.array([1], np.int64))],
            expect="with run-time boxes, 1 batch entries of 8193 boxes make a table of overlaps "
                   "over 67108864 entries")
-write_case("refuse_padded_nms_packing_table",
+# Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
+# overlap nothing, so every class keeps all 8, in score order with ties to
+# the lower box).
+few_s = (nk_.integers(0, 4, (2, 500, 8)) / 4).astype(np.float32)
+write_case("padded_nms_many_classes",
            [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
-           [("boxes", np.zeros((1, 8, 4), np.float32)),
-            ("s", np.zeros((1, 4000, 8), np.float32))],
-           [("sel", (TensorProto.INT64, [1, 3]))], 11, inits=[("m", np.array([8], np.int64))],
-           expect="with run-time boxes, 4000 batch entries x classes and 8 boxes per class make "
-                  "a row table over 67108864 entries")
+           [("boxes", np.zeros((2, 8, 4), np.float32)), ("s", few_s)],
+           [("sel", nms_padded(np.zeros((2, 8, 4), np.float32), few_s, 8, 0.0, -np.inf))], 11,
+           inits=[("m", np.array([8], np.int64))])
 scan_u8_body = helper.make_graph(
     [helper.make_node("ReduceSum", ["v_in"], ["s"], keepdims=0),
      helper.make_node("Less", ["s", "ten"], ["c_out"]),
