@@ -35,12 +35,16 @@
  * and costs a host round trip, so a model prepares each weight once and
  * passes the prepared tensor (with options.kernel_size set) to every call; a
  * PyTorch-layout weight given to lmnn_conv2d is prepared again on each call.
- * The prepared matrix holds every group: groups > 1 (depthwise included)
- * become a block-diagonal matrix, zeros outside the groups, so one matmul
- * serves all groups (costing groups times the multiply-adds of separate
- * per-group products; fine for the usual sizes, wasteful for depthwise
- * convolutions with many channels). Inside a Light Metal capture the prepared
- * matrix is recorded as an upload: prepare before capturing, or inside it.
+ * The prepared matrix holds every group: groups > 1 become a block-diagonal
+ * matrix, zeros outside the groups, so one matmul serves all groups
+ * (costing groups times the multiply-adds of separate per-group products).
+ * A depthwise convolution (groups = C = OC) of more than 32 channels is
+ * prepared instead as [KH * KW, 1, C], each tap's weights for every
+ * channel, and runs as each tap's patch matrix times its row of weights,
+ * summed over the taps (float32 products and sums, rounded once): a few
+ * launches and KH * KW multiply-adds per output element whatever C is.
+ * Inside a Light Metal capture the prepared matrix is recorded as an
+ * upload: prepare before capturing, or inside it.
  *
  * Accuracy (float64 reference on the operands as stored): float32
  * convolutions within 1e-5 of S = sum |w * x| over a window plus |bias|
@@ -126,7 +130,13 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
  * KW] (PyTorch's Conv2d layout) becomes a tile tensor [KH * KW * C, OC]
  * (C = (C / groups) * opts->groups), row (kh * KW + kw) * C + c, of the
  * weight's dtype (opts->output.dtype if set) and memory (opts->output.memory
- * if set). Reads the weight to the host (waits for its pending work).
+ * if set); a depthwise weight of more than 32 channels (groups = C = OC)
+ * becomes [KH * KW, 1, C], element (kh * KW + kw, 0, c), in bfloat16 when
+ * bfloat8_b is asked for (whose 16-element blocks would share one exponent
+ * across channels). lmnn_conv2d takes
+ * either form of any size (with opts->kernel_size), a [KH * KW, 1, C] one
+ * when groups = C. Reads the weight to the host (waits for its pending
+ * work).
  *
  * When opts ask for a row-major flat output (output_layout) and give the
  * input's batch_size, input_height and input_width (whatever input_layout

@@ -1,5 +1,5 @@
 /* lightmetal op library — reductions (ttnn's sum, mean, max, min, var, std,
- * prod, argmax, argmin).
+ * prod, argmax, argmin, and topk at the end).
  *
  * Each reduces a float tensor in tile layout over a set of its dims and
  * returns a new tile tensor: the reduced dims removed, or kept with size 1
@@ -86,6 +86,31 @@ lm_status lmnn_norm(lmnn_tensor a, double p, const lmnn_reduce_options *opts, lm
  * uint32 or int32. */
 lm_status lmnn_argmax(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
 lm_status lmnn_argmin(lmnn_tensor a, const lmnn_reduce_options *opts, lmnn_tensor *out);
+
+typedef struct lmnn_topk_options {
+    bool smallest; /* the k smallest instead of the largest (default false) */
+} lmnn_topk_options;
+
+void lmnn_topk_options_init(lmnn_topk_options *opts);
+
+/* torch.topk(a, k, dim, largest, sorted=True) (ttnn's topk): the k largest
+ * (or smallest) elements along `dim` (negative from the end) and their
+ * indices, best first; equal elements in index order (-0 equals +0), NaN
+ * above every number, as in PyTorch. *out_values has a's dtype and layout
+ * with dims[dim] = k, *out_indices the same shape in int32; both in a's
+ * memory config. Any dtype but uint16 and uint8 (int32 and uint32 compare
+ * as integers; bfloat8_b compares as the bfloat16 it unpacks to, and the
+ * values are packed again, which re-rounds those whose 16-element block
+ * changed, as lmnn_data.h's movement does), either layout.
+ *
+ * One program does the selection, each core some rows, each row streamed
+ * through a heap of its k best (rows of any length); a dim other than the
+ * last, and tile layout, add a transpose and untilize before and after.
+ * Errors: a dim out of range; k not in 1 .. the dim's size, or above 32768
+ * (the k best of a row stay in one core's L1); uint16 or uint8. On error
+ * nothing is created. */
+lm_status lmnn_topk(lmnn_tensor a, uint32_t k, int32_t dim, const lmnn_topk_options *opts,
+                    lmnn_tensor *out_values, lmnn_tensor *out_indices);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,9 @@
  *   Conv -> BatchNormalization   the normalisation folded into the weights
  *                                and bias on the host (inference form)
  *   Conv/MatMul -> Add(bias)     the constant bias added by the op
- *   ... -> Relu/Sigmoid/...      the activation applied by the op
+ *   ... -> Relu/Sigmoid/...      the activation applied by the op (also Clip
+ *                                with bounds known when compiling, HardSwish,
+ *                                and x * Sigmoid(x) as SiLU)
  *
  * A node joins a chain only when it is the single reader of the chain's
  * value and that value is not a graph output, so nothing else sees the
@@ -146,11 +148,63 @@ static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bo
         if ((st = fe_attr_float(c, act, "alpha", 0.01f, &alpha))) return st;
         f->activation = LMNN_LEAKY_RELU;
         f->act_alpha = alpha;
+    } else if (!strcmp(act->op_type, "HardSwish") && act->attr_count == 0) {
+        f->activation = LMNN_HARDSWISH;
+    } else if (!strcmp(act->op_type, "Clip")) {
+        /* Bounds known when compiling (attributes before opset 11, constant
+         * inputs since): a clamp, as the Clip itself would lower (ReLU6's
+         * usual form). A bound computed at run time keeps the Clip. */
+        float amin, amax;
+        if ((st = fe_attr_float(c, act, "min", -INFINITY, &amin)) ||
+            (st = fe_attr_float(c, act, "max", INFINITY, &amax)))
+            return st;
+        double bound[2] = {amin, amax};
+        for (uint32_t i = 1; i < 3 && i < act->input_count; i++) {
+            if (act->inputs[i] == FE_NONE) continue;
+            const fe_tensor *k = fe_in_const(c, act, i);
+            if (!k) return LM_OK;
+            bound[i - 1] = fe_tensor_get_f64(k, 0);
+        }
+        f->activation = LMNN_CLAMP;
+        f->act_alpha = bound[0];
+        f->act_beta = bound[1];
     } else {
         return LM_OK;
     }
     *out_done = true;
     return LM_OK;
+}
+
+/* x * Sigmoid(x) (SiLU, as exporters write it): value v read by exactly a
+ * Sigmoid and a Mul of v and that Sigmoid's output, which nothing else
+ * reads, all on the device. The two nodes in *out_sig and *out_mul. */
+static bool silu_of(const fe_ctx *c, uint32_t v, uint32_t *out_sig, uint32_t *out_mul) {
+    const fe_graph *g = c->g;
+    if (g->values[v].graph_output || g->values[v].use_count != 2) return false;
+    uint32_t sig = FE_NONE, mul = FE_NONE;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        bool reads = false;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            reads |= n->inputs[i] == v;
+        if (!reads) continue;
+        if (c->plans[k].placement != LMFE_ON_DEVICE) return false;
+        if (!strcmp(n->op_type, "Sigmoid") && n->attr_count == 0 && sig == FE_NONE)
+            sig = k;
+        else if (!strcmp(n->op_type, "Mul") && n->input_count == 2 && mul == FE_NONE)
+            mul = k;
+        else
+            return false;
+    }
+    if (sig == FE_NONE || mul == FE_NONE) return false;
+    uint32_t s = g->nodes[sig].outputs[0];
+    const uint32_t *in = g->nodes[mul].inputs;
+    if (g->values[s].graph_output || g->values[s].use_count != 1 ||
+        !((in[0] == v && in[1] == s) || (in[0] == s && in[1] == v)))
+        return false;
+    *out_sig = sig;
+    *out_mul = mul;
+    return true;
 }
 
 lm_status fe_fuse(fe_ctx *c) {
@@ -189,7 +243,12 @@ lm_status fe_fuse(fe_ctx *c) {
                 cur = g->nodes[next].outputs[0];
             }
         }
-        if ((fuse & FUSE_ACTIVATION) && (next = sole_reader(c, reader, cur)) != FE_NONE) {
+        uint32_t sig, mul;
+        if ((fuse & FUSE_ACTIVATION) && silu_of(c, cur, &sig, &mul)) {
+            f.activation = LMNN_SILU;
+            c->plans[sig].placement = c->plans[mul].placement = LMFE_FUSED;
+            cur = g->nodes[mul].outputs[0];
+        } else if ((fuse & FUSE_ACTIVATION) && (next = sole_reader(c, reader, cur)) != FE_NONE) {
             if ((st = fold_activation(c, &g->nodes[next], &f, &done))) break;
             if (done) {
                 c->plans[next].placement = LMFE_FUSED;

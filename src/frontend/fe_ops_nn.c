@@ -12,7 +12,8 @@
  * over the depth slices and taps, combined (summed, or the max).
  *
  * Convolution weights: a constant weight becomes the op library's prepared
- * matrix on the host ([KH * KW * C, OC], block-diagonal over groups; the
+ * matrix on the host ([KH * KW * C, OC], block-diagonal over groups, or a
+ * depthwise weight of more than 32 channels as [KH * KW, 1, C]; the
  * kernel flipped for ConvTranspose) and is uploaded once per compile (the
  * per-compile cache below, keyed by the weight's value, so a traced compile,
  * which runs the model twice, prepares it once). A weight computed at run
@@ -1048,11 +1049,10 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
     return infer_conv_common(c, n, true);
 }
 
-/* The prepared weight matrix [KH * KW * C, OC] of constant `w` (conv:
- * [OC, C / g, KH, KW]; transpose: [C, OC / g, KH, KW]), 1-D kernels as
- * KH = 1; for a 3-D kernel the depth tap `kd`. Made once per compile; in
- * the mode's float dtype (bfloat8_b weights in the bfp8 mode), or float32
- * when `exact`; `zp` (one value or one per output channel of a
+/* The prepared weight matrix [KH * KW * C, OC] (or depthwise [KH * KW, 1, C]) of constant `w`
+ * (conv: [OC, C / g, KH, KW]; transpose: [C, OC / g, KH, KW]), 1-D kernels as KH = 1; for a 3-D
+ * kernel the depth tap `kd`. Made once per compile; in the mode's float dtype (bfloat8_b weights in
+ * the bfp8 mode), or float32 when `exact`; `zp` (one value or one per output channel of a
  * convolution) is subtracted inside the groups, the block-diagonal's zeros
  * staying zero. */
 static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, bool fused,
@@ -1076,9 +1076,13 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
     uint64_t g = (uint64_t)groups;
     uint64_t ch = transpose ? d0 : d1 * g, oc = transpose ? d1 * g : d0;
     uint64_t cg = ch / g, ocg = oc / g, rows = kh * kw * ch;
-    if (rows * oc > (UINT64_C(1) << 28))
+    /* A depthwise weight of more than a tile of channels takes the op
+     * library's depthwise form, [KH * KW, 1, C] (lmnn_conv2d_prepare_weights'
+     * rule): one tap's weights a row, no block-diagonal zeros. */
+    bool depthwise = !transpose && g == ch && oc == ch && ch > 32;
+    if (!depthwise && rows * oc > (UINT64_C(1) << 28))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the weight is too large");
-    float *m = calloc(rows * oc, sizeof *m);
+    float *m = calloc(depthwise ? rows : rows * oc, sizeof *m);
     if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (uint64_t a = 0; a < d0; a++)
         for (uint64_t b = 0; b < d1; b++)
@@ -1090,14 +1094,21 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
                     uint64_t ci = transpose ? a : a / ocg * cg + b;
                     uint64_t o = transpose ? a / cg * ocg + b : a;
                     uint64_t ty = transpose ? kh - 1 - y : y, tx = transpose ? kw - 1 - x : x;
-                    m[((ty * kw + tx) * ch + ci) * oc + o] = (float)v;
+                    if (depthwise)
+                        m[(y * kw + x) * ch + a] = (float)v;
+                    else
+                        m[((ty * kw + tx) * ch + ci) * oc + o] = (float)v;
                 }
-    lmnn_shape s = LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
+    lmnn_shape s = depthwise ? LMNN_SHAPE((uint32_t)(kh * kw), 1, (uint32_t)ch)
+                             : LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
     /* Exact (integer) weights stay float32 whatever the mode. */
-    lm_status st = fe_cache_upload(c, n, key, &s, m, rows * oc * sizeof *m,
+    lm_status st = fe_cache_upload(c, n, key, &s, m, lmnn_shape_volume(&s) * sizeof *m,
                                    exact ? LMNN_FLOAT32 : c->float_dtype, LMNN_TILE, out);
     free(m);
-    if (st || exact || !c->bfp8_weights) return st;
+    /* A depthwise weight stays in the mode's float dtype: in bfloat8_b its
+     * 16-channel blocks would share one exponent (the block-diagonal
+     * matrix's blocks hold one weight each), and it is small anyway. */
+    if (st || exact || !c->bfp8_weights || depthwise) return st;
     lmnn_tensor b8;
     if ((st = lmnn_typecast(*out, LMNN_BFLOAT8_B, &b8))) return fe_nn_fail(c, n, st);
     c->cache[c->cache_count - 1].t = b8;

@@ -607,11 +607,11 @@ static lm_status lower_softmax(fe_ctx *c, const fe_node *n) {
 
 /* ---- TopK ----
  *
- * k rounds of ArgMax (ArgMin for the smallest): each takes the extreme
- * left, its first occurrence as ONNX orders ties, and masks it out with
- * -inf (+inf) for the next round. Sorted output either way. */
+ * lmnn_topk: one program selecting each row's k best (ties to the lower
+ * index, as ONNX orders them; NaN above every number, as PyTorch), sorted
+ * either way. Integers compare as integers. */
 
-enum { TOPK_MAX = 256 }; /* rounds: each is its own few launches */
+enum { TOPK_MAX = 32768 }; /* lmnn_topk's: the k best of a row stay in L1 */
 
 static lm_status topk_args(fe_ctx *c, const fe_node *n, int32_t *axis, int64_t *k, bool *largest) {
     int64_t a, l, sorted;
@@ -637,7 +637,7 @@ static lm_status topk_args(fe_ctx *c, const fe_node *n, int32_t *axis, int64_t *
     /* k = 0: both outputs are empty, constants that need no lowering. */
     if (*k > TOPK_MAX)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "k = %lld (at most %d: each of the k is its own few launches)",
+                       "k = %lld (at most %d: the k best of a row stay in one core's L1)",
                        (long long)*k, TOPK_MAX);
     return LM_OK;
 }
@@ -670,71 +670,17 @@ static lm_status lower_topk(fe_ctx *c, const fe_node *n) {
     bool largest;
     lm_status st = topk_args(c, n, &axis, &k, &largest);
     if (st) return st;
-    const fe_type *x = fe_in_type(c, n, 0);
-    /* Host tables: the positions along the axis, and the mask value. */
-    int64_t adims[FE_MAX_RANK], one[FE_MAX_RANK];
-    for (int32_t d = 0; d < x->rank; d++) {
-        adims[d] = d == axis ? x->dims[axis] : 1;
-        one[d] = 1;
-    }
-    fe_tensor *ar, *fill;
-    if ((st = fe_const_new(c, FE_FLOAT, (uint32_t)x->rank, adims, &ar)) ||
-        (st = fe_const_new(c, FE_FLOAT, (uint32_t)x->rank, one, &fill)))
-        return fe_nn_fail(c, n, st);
-    for (int64_t i = 0; i < x->dims[axis]; i++)
-        fe_tensor_set_f64(ar, (uint64_t)i, (double)i);
-    fe_tensor_set_f64(fill, 0, largest ? -INFINITY : INFINITY);
-    lmnn_tensor arange, mask, cur;
-    bool owned = false;
-    if ((st = fe_aux_f32(c, n, 0, ar, &arange)) || (st = fe_aux(c, n, 1, fill, LMNN_TILE, &mask)))
-        return st;
-    if ((st = fe_in_dev_float(c, n, 0, &cur, &owned))) return st;
-    lmnn_tensor *vals = calloc((size_t)k, sizeof *vals), *idxs = calloc((size_t)k, sizeof *idxs);
-    if (!vals || !idxs) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    lmnn_reduce_options ro;
-    lmnn_reduce_options_init(&ro);
-    ro.dims[0] = axis;
-    ro.dim_count = 1;
-    ro.keepdim = true;
-    for (int64_t j = 0; j < k && !st; j++) {
-        lmnn_tensor ai = {0}, hit = {0}, next;
-        lmnn_reduce_options io = ro;
-        io.output.dtype = LMNN_INT32;
-        if (!(st = largest ? lmnn_max(cur, &ro, &vals[j]) : lmnn_min(cur, &ro, &vals[j])) &&
-            !(st = largest ? lmnn_argmax(cur, &io, &ai) : lmnn_argmin(cur, &io, &ai)) &&
-            !(st = lmnn_typecast(ai, LMNN_FLOAT32, &idxs[j])) && j + 1 < k &&
-            !(st = lmnn_binary(LMNN_BINARY_EQ, arange, idxs[j], NULL, &hit)) &&
-            !(st = lmnn_where(hit, mask, cur, &next)))
-            take(&cur, &owned, next);
-        fe_free(ai);
-        fe_free(hit);
-    }
-    if (owned) fe_free(cur);
-    lmnn_tensor v = {0}, i = {0};
-    if (!st && k == 1) {
-        v = vals[0];
-        i = idxs[0];
-        vals[0] = idxs[0] = (lmnn_tensor){0};
-    } else if (!st) {
-        st = lmnn_concat(vals, (uint32_t)k, axis, NULL, &v);
-        if (!st) st = lmnn_concat(idxs, (uint32_t)k, axis, NULL, &i);
-    }
-    for (int64_t j = 0; vals && idxs && j < k; j++) {
-        fe_free(vals[j]);
-        fe_free(idxs[j]);
-    }
-    free(vals);
-    free(idxs);
-    if (st) {
-        fe_free(v);
-        fe_free(i);
-        return fe_nn_fail(c, n, st);
-    }
-    if ((st = fe_out_from_float(c, n, 0, v))) {
+    lmnn_tensor x, v, i;
+    if ((st = fe_in_dev(c, n, 0, &x))) return st;
+    lmnn_topk_options o;
+    lmnn_topk_options_init(&o);
+    o.smallest = !largest;
+    if ((st = lmnn_topk(x, (uint32_t)k, axis, &o, &v, &i))) return fe_nn_fail(c, n, st);
+    if ((st = fe_out_dev(c, n, 0, v))) {
         fe_free(i);
         return st;
     }
-    return fe_out_from_float(c, n, 1, i);
+    return fe_out_dev(c, n, 1, i);
 }
 
 const fe_op_def fe_ops_reduce[] = {

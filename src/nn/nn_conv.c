@@ -454,6 +454,15 @@ static uint64_t tiles32(uint64_t n) {
     return (n + 31) / 32;
 }
 
+/* Whether a weight is prepared in the depthwise form (see
+ * lmnn_conv2d_prepare_weights): one input channel per group and per output
+ * channel, more than one tile of them. With one tile or less the
+ * block-diagonal matrix is a single column of tiles and its one product
+ * costs no more than the depthwise form's launches. */
+static bool depthwise_form(bool transpose, uint32_t groups, uint32_t c, uint32_t oc) {
+    return !transpose && groups == c && oc == c && c > 32;
+}
+
 /* Output pixels per patch row for geometry g with oc output channels: the
  * P of 1..8 dividing OW that costs least, the smallest of equals; 1 unless
  * stride and dilation along W are 1. The cost counts the tile products
@@ -582,6 +591,29 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
     to.memory = *memory;
     if ((st = nn_check_memory(op, &to.memory))) return st;
     uint64_t vol = lmnn_shape_volume(ws), rows = (uint64_t)kh * kw * c;
+    if (depthwise_form(transpose, g, c, oc)) {
+        /* [KH * KW, 1, C]: tap t's row holds every channel's weight there
+         * (the weight is [C, 1, KH, KW]). bfloat16 for bfloat8_b: its
+         * blocks would share exponents across 16 channels. */
+        if (to.dtype == LMNN_BFLOAT8_B) to.dtype = LMNN_BFLOAT16;
+        float *read = src ? NULL : malloc(vol * sizeof *read), *m = malloc(vol * sizeof *m);
+        if ((!src && !read) || !m)
+            st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
+        else if (!src && (st = lmnn_to_host(weight, read, vol * sizeof *read)))
+            st = nn_fail_call(st, op);
+        if (!st) {
+            if (!src) src = read;
+            for (uint32_t ci = 0; ci < c; ci++)
+                for (uint32_t t = 0; t < kh * kw; t++)
+                    m[(uint64_t)t * c + ci] = src[(uint64_t)ci * kh * kw + t];
+            lmnn_shape ms = LMNN_SHAPE(kh * kw, 1, c);
+            if ((st = lmnn_from_host(device, &ms, m, vol * sizeof *m, &to, out)))
+                st = nn_fail_call(st, op);
+        }
+        free(read);
+        free(m);
+        return st;
+    }
     if (rows * oc > ((uint64_t)1 << 32))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: shape %s is too large",
                        nn_shape_str(ws, s, sizeof s));
@@ -748,6 +780,7 @@ lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight
     uint32_t oc = bs->rank == 1 ? bs->dims[0] : bs->rank == 2 && bs->dims[0] == 1 ? bs->dims[1] : 0;
     /* The weight's columns: P * OC for a packed matrix, OC otherwise. */
     uint32_t cols = w->shape.rank == 2   ? w->shape.dims[1]
+                    : w->shape.rank == 3 ? w->shape.dims[2] /* depthwise */
                     : w->shape.rank == 4 ? w->shape.dims[0]
                                          : 0;
     if (!oc || !cols || cols % oc)
@@ -790,6 +823,55 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
 }
 
 /* ---- the ops ---- */
+
+/* The depthwise convolution (depthwise_form) of image rows `img` by
+ * prepared weight wp ([KH * KW, 1, C]): each tap's [M, C] patch matrix
+ * times its row of weights, products and their sum over the taps in
+ * float32, then the bias and the activation, rounded once to `dtype` (in
+ * `memory` when not NULL, see nn_conv_finish). *out is [M, C], M = N * OH
+ * * OW, in tiles. Four launches or fewer, whatever the channels. */
+static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
+                           lmnn_tensor bias, const lmnn_conv2d_options *opts, lmnn_dtype dtype,
+                           const lmnn_memory_config *memory, lmnn_tensor *out) {
+    lmnn_tensor taps = {0}, prod = {0}, sum = {0};
+    lm_status st = nn_conv_im2col(op, img, g, NN_PATCH_TAPS, 0, 0, 1, &taps);
+    lmnn_binary_options mul;
+    lmnn_binary_options_init(&mul);
+    mul.output.dtype = LMNN_FLOAT32;
+    if (!st && (st = lmnn_binary(LMNN_BINARY_MUL, taps, wp, &mul, &prod)))
+        st = nn_fail_call(st, op);
+    /* The sum is the result when nothing follows it. */
+    bool last = !bias.id && opts->activation == LMNN_UNARY_INVALID;
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = 0;
+    ro.dim_count = 1;
+    ro.output.dtype = last ? dtype : LMNN_FLOAT32;
+    if (last && memory) ro.output.memory = *memory;
+    if (!st && (st = lmnn_sum(prod, &ro, last ? out : &sum))) st = nn_fail_call(st, op);
+    if (!st && bias.id) {
+        lmnn_binary_options add;
+        lmnn_binary_options_init(&add);
+        add.output.dtype = dtype;
+        if (memory) add.output.memory = *memory;
+        add.activation = opts->activation;
+        add.activation_alpha = opts->activation_alpha;
+        add.activation_beta = opts->activation_beta;
+        if ((st = lmnn_binary(LMNN_BINARY_ADD, sum, bias, &add, out))) st = nn_fail_call(st, op);
+    } else if (!st && !last) {
+        lmnn_unary_options uo;
+        lmnn_unary_options_init(&uo, opts->activation);
+        if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
+        if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
+        uo.output.dtype = dtype;
+        if (memory) uo.output.memory = *memory;
+        if ((st = lmnn_unary(opts->activation, sum, &uo, out))) st = nn_fail_call(st, op);
+    }
+    lmnn_tensor_free(taps);
+    lmnn_tensor_free(prod);
+    lmnn_tensor_free(sum);
+    return st;
+}
 
 static lm_status check_pair(const char *op, const char *arg, const int32_t *v, int32_t min) {
     for (int i = 0; i < 2; i++)
@@ -847,15 +929,27 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        opts->output_padding[0], opts->output_padding[1]);
     /* The weight: PyTorch's layout or prepared (packed or not). */
     uint32_t kh, kw, oc, pack = 1;
-    bool prepared = w->shape.rank == 2;
+    /* Prepared: a matrix, or the depthwise form [KH * KW, 1, C]. */
+    bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[1] == 1);
     const uint32_t *d = w->shape.dims;
-    if (prepared) {
-        if (!opts->kernel_size[0] || !opts->kernel_size[1])
+    if (prepared && (!opts->kernel_size[0] || !opts->kernel_size[1])) {
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape %s), "
+                       "given (%d, %d)",
+                       nn_shape_str(&w->shape, s1, sizeof s1), opts->kernel_size[0],
+                       opts->kernel_size[1]);
+    } else if (prepared && w->shape.rank == 3) {
+        kh = (uint32_t)opts->kernel_size[0];
+        kw = (uint32_t)opts->kernel_size[1];
+        oc = c;
+        if (transpose || g != c || d[0] != kh * kw || d[1] != 1 || d[2] != c)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape %s), "
-                           "given (%d, %d)",
-                           nn_shape_str(&w->shape, s1, sizeof s1), opts->kernel_size[0],
-                           opts->kernel_size[1]);
+                           "weight: shape %s is not a prepared depthwise weight for these "
+                           "options (expected [KH * KW, 1, C] = [%u, 1, %u], groups = C, not "
+                           "transposed)",
+                           nn_shape_str(&w->shape, s1, sizeof s1), kh * kw, c);
+        if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
+    } else if (prepared) {
         kh = (uint32_t)opts->kernel_size[0];
         kw = (uint32_t)opts->kernel_size[1];
         oc = d[1];
@@ -896,8 +990,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                            nn_shape_str(&w->shape, s1, sizeof s1));
     } else {
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "weight: expected rank 4 (%s) or a prepared [KH * KW * C, OC], given shape "
-                       "%s",
+                       "weight: expected rank 4 (%s), a prepared [KH * KW * C, OC] or a prepared "
+                       "depthwise [KH * KW, 1, C], given shape %s",
                        transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
                        nn_shape_str(&w->shape, s1, sizeof s1));
     }
@@ -1029,8 +1123,15 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         }
     }
     if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, &rows, &img);
-    if (!st) st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, &patches);
-    if (!st) {
+    /* A prepared block-diagonal matrix still runs as one product. */
+    bool dw = w->shape.rank == 3 || (!prepared && depthwise_form(transpose, g, c, oc));
+    if (!st && dw) {
+        st = depthwise(op, img, &gm, wp, bt, opts, dtype,
+                       opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);
+    } else if (!st) {
+        st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, &patches);
+    }
+    if (!st && !y.id) {
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);
         /* float32 accumulation unless asked otherwise: K is KH * KW * C,

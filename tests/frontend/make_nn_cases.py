@@ -3284,8 +3284,7 @@ write_case("gradient_einsum_diagonal",
            [(n_, gd) for n_, gd in zip(["da", "db", "dc", "dd"], grads)], 12,
            inits=[("w1", dw1), ("three", np.float32(3)), ("w3", dw3), ("w4", dw4)],
            domains=TRAIN)
-# TopK with k over 64: its rounds' results are more tile tensors than one
-# concatenation through row-major takes, so they are joined in groups.
+# TopK with k over 64 (the k best of each row in one heap).
 tkv = np.concatenate([np.arange(256), 256 + 2 * np.arange(44)])  # exact in bfloat16
 tkx = np.stack([nm_.permutation(tkv) for _ in range(2)]).astype(np.float32) / 8
 tki = np.argsort(-tkx, axis=1, kind="stable")[:, :100]
@@ -3327,3 +3326,107 @@ write_case("refuse_padded_loop_scan_output_uint8",
            inits=[("m", np.array(4, np.int64))],
            expect="scan output 0 ('pieces') is padded, which needs its declared element type to "
                   "be a float, a signed integer or bool (given uint8)")
+
+
+# TopK (lmnn_topk): k = 300 of 400 along a middle axis (values exact in
+# bfloat16); int64 values above 2^24 that float32 would merge, the
+# smallest; NaN above every number (PyTorch's order), +-inf, and -0 tying
+# with +0 in index order, largest and smallest. The reference sorts by
+# (NaN, value, index) with NumPy.
+tk_ = np.random.default_rng(20)  # its own: the cases above keep their data
+tk_vals = np.array([(128 + j % 128) * 2.0 ** (j // 128 - 9) for j in range(400)])
+tk_x = np.stack([np.stack([tk_.permutation(tk_vals) for _ in range(3)], 1)
+                 for _ in range(2)]).astype(np.float32)
+
+
+def topk_np(x, k, axis, largest):
+    x = np.moveaxis(x, axis, -1)
+    flat = x.reshape(-1, x.shape[-1])
+    idx = np.empty((flat.shape[0], k), np.int64)
+    for r, row in enumerate(flat):
+        nan = np.isnan(row) if row.dtype.kind == "f" else np.zeros(row.shape, bool)
+        val = np.where(nan, 0, row).astype(np.float64) if row.dtype.kind == "f" else row
+        pos = np.arange(len(row))
+        # lexsort: the last key is the primary one.
+        order = (np.lexsort((pos, -val, ~nan)) if largest else np.lexsort((pos, val, nan)))
+        idx[r] = order[:k]
+    vals = np.take_along_axis(flat, idx, 1)
+    shape = x.shape[:-1] + (k,)
+    return (np.moveaxis(vals.reshape(shape), -1, axis),
+            np.moveaxis(idx.reshape(shape), -1, axis))
+
+
+v300, i300 = topk_np(tk_x, 300, 1, True)
+write_case("topk_k300_middle_axis",
+           [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+           [("x", tk_x)], [("v", v300), ("i", i300)], 11,
+           inits=[("k", np.array([300], np.int64))])
+tk_int = (2 ** 24 + tk_.integers(-6, 7, (3, 50))).astype(np.int64)
+tk_int[1, ::5] = -(2 ** 30)
+vi, ii = topk_np(tk_int, 7, 1, False)
+write_case("topk_int64_smallest",
+           [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, largest=0)],
+           [("x", tk_int)], [("v", vi), ("i", ii)], 11,
+           inits=[("k", np.array([7], np.int64))])
+tk_nan = tk_.choice(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0]),
+                    (4, 12)).astype(np.float32)
+for largest in (1, 0):
+    vn, inn = topk_np(tk_nan, 5, 1, largest)
+    write_case("topk_nan_inf_zeros_%s" % ("largest" if largest else "smallest"),
+               [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)],
+               [("x", tk_nan)], [("v", vn), ("i", inn)], 11,
+               inits=[("k", np.array([5], np.int64))])
+
+# Depthwise convolutions of more than 32 channels (the op library's
+# depthwise form: each tap's patch matrix times its weights), with the
+# activations that fuse into them: Clip with constant bounds (ReLU6),
+# x * Sigmoid(x) (SiLU), HardSwish; in a chain of convolutions kept as NHWC
+# images; and a 3-D one (per depth tap). PyTorch the reference.
+dw_ = np.random.default_rng(21)  # its own: the cases above keep their data
+
+
+def tn(a):
+    return torch.from_numpy(a)
+
+
+def d32(*shape):
+    return dw_.standard_normal(shape).astype(np.float32)
+
+
+dwx, dww, dwb = d32(2, 48, 11, 13), d32(48, 1, 3, 3), d32(48)
+write_case("depthwise_conv_48_relu6",
+           [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=48, strides=[2, 2],
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Clip", ["c", "lo", "hi"], ["y"])],
+           [("x", dwx)],
+           [("y", F_.relu6(F_.conv2d(tn(dwx), tn(dww), tn(dwb), stride=2, padding=1,
+                                     groups=48)).numpy())], 13,
+           inits=[("w", dww), ("b", dwb), ("lo", np.array(0, np.float32)),
+                  ("hi", np.array(6, np.float32))])
+dsx, dsw = d32(1, 40, 12, 10), d32(40, 1, 5, 3)
+write_case("depthwise_conv_40_silu_dilated",
+           [helper.make_node("Conv", ["x", "w"], ["c"], group=40, pads=[2, 2, 2, 2],
+                             dilations=[1, 2]),
+            helper.make_node("Sigmoid", ["c"], ["s"]),
+            helper.make_node("Mul", ["s", "c"], ["y"])],
+           [("x", dsx)],
+           [("y", F_.silu(F_.conv2d(tn(dsx), tn(dsw), padding=2, dilation=(1, 2),
+                                    groups=40)).numpy())], 13, inits=[("w", dsw)])
+# Weights scaled by their fan-in, so values stay near 1 (bfloat16 rounds
+# each product's sum relative to its largest terms).
+dhx, dh1, dh2, dh3 = d32(1, 16, 9, 9), d32(64, 16, 1, 1) / 4, d32(64, 1, 3, 3) / 3, d32(24, 64, 1, 1) / 8
+dhb = d32(64)
+dh_ref = F_.conv2d(F_.hardswish(F_.conv2d(F_.conv2d(tn(dhx), tn(dh1)), tn(dh2), tn(dhb), padding=1,
+                                          groups=64)), tn(dh3))
+write_case("depthwise_conv_64_hardswish_chain",
+           [helper.make_node("Conv", ["x", "w1"], ["a"]),
+            helper.make_node("Conv", ["a", "w2", "b2"], ["c"], group=64, pads=[1, 1, 1, 1]),
+            helper.make_node("HardSwish", ["c"], ["h"]),
+            helper.make_node("Conv", ["h", "w3"], ["y"])],
+           [("x", dhx)], [("y", dh_ref.numpy())], 14,
+           inits=[("w1", dh1), ("w2", dh2), ("b2", dhb), ("w3", dh3)])
+d3x, d3w = d32(1, 40, 4, 6, 6), d32(40, 1, 3, 3, 3)
+write_case("conv3d_depthwise_40",
+           [helper.make_node("Conv", ["x", "w"], ["y"], group=40, pads=[1, 1, 1, 1, 1, 1])],
+           [("x", d3x)], [("y", F_.conv3d(tn(d3x), tn(d3w), padding=1, groups=40).numpy())], 13,
+           inits=[("w", d3w)])
