@@ -783,10 +783,12 @@ lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight
                     : w->shape.rank == 3 ? w->shape.dims[2] /* depthwise */
                     : w->shape.rank == 4 ? w->shape.dims[0]
                                          : 0;
-    if (!oc || !cols || cols % oc)
+    /* Only a matrix may be packed (P > 1); the other forms take [OC]. */
+    if (!oc || !cols || cols % oc || (w->shape.rank != 2 && cols != oc))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "bias: shape %s does not fit prepared_weight of shape %s (expected [OC] "
-                       "or [1, OC] with OC dividing its columns)",
+                       "or [1, OC]: its output channels, or for a packed matrix a divisor of "
+                       "its columns)",
                        nn_shape_str(bs, s1, sizeof s1), nn_shape_str(&w->shape, s2, sizeof s2));
     uint32_t p = w->shape.rank == 2 ? cols / oc : 1;
     float *v = malloc((size_t)oc * p * sizeof *v);

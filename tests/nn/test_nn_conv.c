@@ -1,8 +1,9 @@
 /* conv2d and conv_transpose2d against a float64 host reference: 1x1 kernels,
  * one-pixel images, odd sizes, strides, dilations, asymmetric padding, groups
- * (depthwise included), batches, NCHW / NHWC in both layouts, prepared
- * weights, bias and a fused activation, float32 and bfloat16, a large
- * multi-core case, the program cache and the errors.
+ * (depthwise included, and its per-tap form [KH * KW, 1, C]), batches,
+ * NCHW / NHWC in both layouts, prepared weights, bias and a fused
+ * activation, float32 and bfloat16, a large multi-core case, the program
+ * cache and the errors.
  *
  * Bound asserted, per element, with S = sum over the window of |w * x| plus
  * |bias| (the operands as stored on the device, i.e. rounded to bfloat16 for
@@ -26,6 +27,16 @@ typedef struct conv_case {
     bool rows_in;  /* flat_in as [N * H, W * C]: a page per image row */
     bool rows_out; /* rm_out as [N * OH, OW * OC] (output_image_rows) */
     lmnn_dtype dtype;
+    /* An activation: relu, clamp (min alpha, max beta) or silu. */
+    lmnn_unary_op act;
+    double alpha, beta;
+    /* The weight prepared by lmnn_conv2d_prepare_weights_host from the host
+     * data, or uploaded as the depthwise form [KH * KW, 1, C] by the test
+     * (with the bias as given, [OC]); both with kernel_size, as prepared. */
+    bool host_prep, dw_upload;
+    /* The weight's dtype, given (PyTorch's layout, uploaded) or asked of the
+     * preparation (zero: the case's). */
+    lmnn_dtype wdtype;
 } conv_case;
 
 /* The reference, NCHW: out [n, oc, oh, ow] and the scale S per element. */
@@ -98,7 +109,9 @@ static void reference(const conv_case *k, const float *x, const float *w, const 
                     y[i] += b[o];
                     s[i] += fabs(b[o]);
                 }
-                if (k->relu && y[i] < 0) y[i] = 0;
+                if ((k->relu || k->act == LMNN_RELU) && y[i] < 0) y[i] = 0;
+                if (k->act == LMNN_CLAMP) y[i] = fmin(fmax(y[i], k->alpha), k->beta);
+                if (k->act == LMNN_SILU) y[i] /= 1 + exp(-y[i]);
             }
 }
 
@@ -178,6 +191,11 @@ static void run_case(const char *name, conv_case k, bool cache) {
     o.groups = k.groups;
     o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
     if (k.relu) o.activation = LMNN_RELU;
+    if (k.act) o.activation = k.act;
+    if (k.act == LMNN_CLAMP) {
+        o.activation_alpha = k.alpha;
+        o.activation_beta = k.beta;
+    }
     o.flat_output = k.flat;
     if (k.rm_out) o.output_layout = LMNN_ROW_MAJOR;
     o.output_image_rows = k.rows_out;
@@ -190,13 +208,78 @@ static void run_case(const char *name, conv_case k, bool cache) {
         o.output.memory =
             (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor wuse = wt, wp = {0};
-    if (k.prepared) {
+    uint32_t taps = k.kh * k.kw;
+    bool dw_case = !k.transpose && g == k.c && k.oc == k.c;
+    if (k.wdtype && !k.prepared && !k.host_prep && !k.dw_upload) {
+        /* The PyTorch-layout weight in wdtype: the reference takes it as
+         * stored. */
+        lmnn_tensor_free(wt);
+        CHECK_OK(nn_upload(&ws, w0, k.wdtype, LMNN_TILE, &wt));
+        wuse = wt;
+        float *sv = nn_download(wt);
+        CHECK(sv);
+        memcpy(w, sv, nw * sizeof *w);
+        free(sv);
+        reference(&k, x, w, k.bias ? b : NULL, oh, ow, want, scale);
+    }
+    /* The prepared weight's dtype: the case's or wdtype; a depthwise form
+     * prepared from bfloat8_b is bfloat16. */
+    lmnn_dtype wd = k.wdtype ? k.wdtype : k.dtype;
+    if (wd == LMNN_BFLOAT8_B && dw_case && k.c > 32 && !k.dw_upload) wd = LMNN_BFLOAT16;
+    if (k.dw_upload) {
+        float *m = malloc(nw * sizeof *m);
+        for (uint32_t c = 0; c < k.c; c++)
+            for (uint32_t t = 0; t < taps; t++)
+                m[t * k.c + c] = w0[c * taps + t];
+        lmnn_shape ms = LMNN_SHAPE(taps, 1, k.c);
+        lm_status ust = nn_upload(&ms, m, wd, LMNN_TILE, &wp);
+        free(m);
+        CHECK_OK(ust);
+    } else if (k.host_prep) {
+        o.output.dtype = k.wdtype ? k.wdtype : k.dtype;
+        CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, w0, nw * sizeof *w0, &o, &wp));
+    } else if (k.prepared) {
+        o.output.dtype = k.wdtype;
         CHECK_OK(k.transpose ? lmnn_conv_transpose2d_prepare_weights(wt, &o, &wp)
                              : lmnn_conv2d_prepare_weights(wt, &o, &wp));
+    }
+    o.output.dtype = 0;
+    if (k.prepared || k.host_prep || k.dw_upload) {
         o.kernel_size[0] = (int32_t)k.kh;
         o.kernel_size[1] = (int32_t)k.kw;
         wuse = wp;
-        if (k.bias && !k.transpose) { /* the bias prepared for it, as ttnn's */
+        if (dw_case) {
+            /* Depthwise: more than 32 channels (or uploaded so) give
+             * [KH * KW, 1, C], element (t, 0, c) = weight (c, 0, t); fewer
+             * the block-diagonal [KH * KW * C, C]. */
+            lmnn_tensor_info wi;
+            CHECK_OK(lmnn_tensor_get_info(wp, &wi));
+            CHECK(wi.layout == LMNN_TILE && wi.dtype == wd);
+            if (k.c > 32 || k.dw_upload) {
+                lmnn_shape es = LMNN_SHAPE(taps, 1, k.c);
+                CHECK(wi.shape.rank == 3 && !memcmp(wi.shape.dims, es.dims, sizeof(uint32_t) * 3));
+                float *pv = nn_download(wp);
+                CHECK(pv);
+                size_t bad_w = nw;
+                for (uint32_t c = 0; c < k.c; c++)
+                    for (uint32_t t = 0; t < taps; t++) {
+                        float *r = &w[c * taps + t], v = pv[t * k.c + c], e = w0[c * taps + t];
+                        /* bfloat8_b shares exponents: within 2^-6 of |w| < 1. */
+                        bool ok = wd == LMNN_BFLOAT8_B  ? fabsf(v - e) <= 1.0f / 64
+                                  : wd == LMNN_BFLOAT16 ? v == nn_bf16(e)
+                                                        : v == e;
+                        if (!ok && bad_w == nw) bad_w = c * taps + t;
+                        *r = v; /* the reference takes the weight as stored */
+                    }
+                free(pv);
+                CHECK_EQ_U64(bad_w, nw);
+                if (wd != k.dtype) reference(&k, x, w, k.bias ? b : NULL, oh, ow, want, scale);
+            } else {
+                CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == taps * k.c &&
+                      wi.shape.dims[1] == k.c);
+            }
+        }
+        if (k.bias && !k.transpose && !k.dw_upload) { /* the bias prepared for it, as ttnn's */
             lmnn_tensor pb;
             CHECK_OK(lmnn_conv2d_prepare_bias(bt, wp, &pb));
             lmnn_tensor_free(bt);
@@ -774,7 +857,8 @@ static void test_row_major_out(void) {
                 "lmnn_conv2d_prepare_bias: prepared_weight");
     CHECK_FAILS(lmnn_conv2d_prepare_bias(b5, wp, &bp), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_bias: bias: shape [5] does not fit prepared_weight of shape "
-                "[27, 56] (expected [OC] or [1, OC] with OC dividing its columns)");
+                "[27, 56] (expected [OC] or [1, OC]: its output channels, or for a packed matrix "
+                "a divisor of its columns)");
     lmnn_tensor_free(b8);
     lmnn_tensor_free(b5);
     lmnn_tensor_free(bp);
@@ -1147,7 +1231,8 @@ static void test_errors(void) {
                 "given shape [36, 6]");
     o.kernel_size[0] = o.kernel_size[1] = 0;
     CHECK_FAILS(lmnn_conv2d(x, x3, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW) or a prepared");
+                "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW), a prepared [KH * "
+                "KW * C, OC] or a prepared depthwise [KH * KW, 1, C], given shape");
     o.groups = 4;
     CHECK_FAILS(lmnn_conv2d_prepare_weights(w, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_weights: weight: output channels 6 (dim 0 of shape [6, 2, 3, "
@@ -1191,6 +1276,419 @@ static void test_errors(void) {
     CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &after));
     lmnn_tensor_free(out);
     lmnn_tensor ts[] = {x, w, x3, bad_b, xi, wp, wt};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    free(v);
+}
+
+/* Depthwise convolutions (groups = C = OC): more than 32 channels run as
+ * each tap's patch matrix times its row of weights, summed over the taps.
+ * Kernels 3x3, 5x5 and 1x7, strides, symmetric and asymmetric padding,
+ * dilation, batches; NCHW and NHWC images in both layouts, flat and
+ * row-major outputs, L1; bias as given ([OC]) or prepared for the weight;
+ * relu, clamp (0, 6) and silu fused into the bias add or alone; the weight
+ * in PyTorch's layout, prepared on the device or from the host (checked to
+ * be [KH * KW, 1, C], element (t, 0, c) = weight (c, 0, t)) or uploaded as
+ * that form by hand, for C <= 32 too; float32, bfloat16 and a bfloat8_b
+ * weight. 32 channels or fewer keep the block-diagonal matrix. */
+static void test_depthwise(void) {
+    conv_case k = {.n = 2,
+                   .c = 33,
+                   .h = 9,
+                   .w = 10,
+                   .oc = 33,
+                   .kh = 3,
+                   .kw = 3,
+                   .groups = 33,
+                   .pad = {1, 1, 1, 1},
+                   .bias = true};
+    run_case("dw 33 3x3 pad 1 bias", k, true);
+    k.bias = false;
+    k.stride[0] = 2;
+    k.pad[0] = 0, k.pad[3] = 0;
+    run_case("dw 33 stride (2, 1) asym pad", k, false); /* the sum is the output */
+    k.dtype = LMNN_BFLOAT16;
+    k.bias = k.relu = true;
+    run_case("dw 33 bf16 stride (2, 1) bias relu", k, false);
+    k = (conv_case){.n = 2,
+                    .c = 48,
+                    .h = 11,
+                    .w = 9,
+                    .oc = 48,
+                    .kh = 5,
+                    .kw = 5,
+                    .groups = 48,
+                    .stride = {2, 2},
+                    .pad = {2, 1, 1, 2},
+                    .act = LMNN_RELU,
+                    .nhwc = true,
+                    .row_major = true};
+    run_case("dw 48 5x5 stride 2 NHWC relu", k, true); /* lmnn_unary after the sum */
+    k.bias = k.prepared = true;
+    k.act = LMNN_CLAMP, k.alpha = 0, k.beta = 6;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("dw 48 5x5 bf16 prepared bias clamp", k, false);
+    /* bfloat8_b weights: prepared as bfloat16 (from the device or the
+     * host), or given as they are (PyTorch's layout, or the depthwise form
+     * uploaded in bfloat8_b). */
+    k.dtype = 0;
+    k.wdtype = LMNN_BFLOAT8_B;
+    k.act = LMNN_SILU;
+    run_case("dw 48 5x5 prepared as bfloat8_b, silu", k, false);
+    k.host_prep = true, k.prepared = false;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("dw 48 5x5 bf16, host as bfloat8_b", k, false);
+    k.host_prep = false;
+    k.dtype = 0;
+    run_case("dw 48 5x5 bfloat8_b PyTorch weight", k, false);
+    k.dw_upload = true;
+    run_case("dw 48 5x5 bfloat8_b [25, 1, 48]", k, false);
+    k = (conv_case){.n = 1,
+                    .c = 96,
+                    .h = 6,
+                    .w = 13,
+                    .oc = 96,
+                    .kh = 1,
+                    .kw = 7,
+                    .groups = 96,
+                    .pad = {0, 0, 3, 3},
+                    .bias = true,
+                    .act = LMNN_CLAMP,
+                    .alpha = 0,
+                    .beta = 6,
+                    .nhwc = true,
+                    .flat = true,
+                    .prepared = true};
+    run_case("dw 96 1x7 flat out prepared clamp", k, true);
+    k.bias = k.flat = false;
+    k.l1 = true;
+    run_case("dw 96 1x7 clamp alone, out in L1", k, false);
+    k.act = LMNN_SILU;
+    k.nhwc = k.prepared = k.l1 = false;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("dw 96 1x7 bf16 silu alone", k, false);
+    k = (conv_case){.n = 2,
+                    .c = 48,
+                    .h = 10,
+                    .w = 10,
+                    .oc = 48,
+                    .kh = 3,
+                    .kw = 3,
+                    .groups = 48,
+                    .dil = {2, 2},
+                    .pad = {2, 2, 2, 2},
+                    .bias = true,
+                    .act = LMNN_SILU,
+                    .nhwc = true,
+                    .row_major = true,
+                    .flat_in = true,
+                    .flat = true,
+                    .rm_out = true,
+                    .host_prep = true};
+    run_case("dw 48 dilation 2 row-major out silu", k, true);
+    k.rows_in = k.rows_out = true;
+    k.host_prep = false, k.dw_upload = true;
+    run_case("dw 48 image rows, uploaded weight", k, false);
+    k.rows_in = k.rows_out = k.rm_out = k.flat = k.row_major = k.flat_in = false;
+    k.stride[1] = 2;
+    run_case("dw 48 uploaded, bias [48], stride (1, 2)", k, false);
+    /* 32 channels and fewer: the block-diagonal matrix, and the depthwise
+     * form when given it. */
+    k = (conv_case){.n = 2,
+                    .c = 32,
+                    .h = 7,
+                    .w = 8,
+                    .oc = 32,
+                    .kh = 3,
+                    .kw = 3,
+                    .groups = 32,
+                    .pad = {1, 1, 1, 1},
+                    .bias = true,
+                    .act = LMNN_SILU,
+                    .prepared = true};
+    run_case("dw 32 block-diagonal prepared", k, false);
+    k.prepared = false, k.dw_upload = true;
+    run_case("dw 32 uploaded [9, 1, 32]", k, false);
+    k = (conv_case){.n = 1,
+                    .c = 5,
+                    .h = 4,
+                    .w = 11,
+                    .oc = 5,
+                    .kh = 1,
+                    .kw = 7,
+                    .groups = 5,
+                    .pad = {0, 0, 2, 3},
+                    .nhwc = true,
+                    .dw_upload = true,
+                    .dtype = LMNN_BFLOAT16};
+    run_case("dw 5 1x7 uploaded bf16 NHWC", k, false);
+    /* Many output pixels (the ops' work split over the cores). */
+    k = (conv_case){.n = 1,
+                    .c = 64,
+                    .h = 56,
+                    .w = 56,
+                    .oc = 64,
+                    .kh = 3,
+                    .kw = 3,
+                    .groups = 64,
+                    .pad = {1, 1, 1, 1},
+                    .bias = true,
+                    .relu = true,
+                    .nhwc = true,
+                    .row_major = true,
+                    .prepared = true,
+                    .dtype = LMNN_BFLOAT16};
+    run_case("dw 64 56x56 bf16 NHWC prepared", k, true);
+    k = (conv_case){.n = 1,
+                    .c = 144,
+                    .h = 28,
+                    .w = 28,
+                    .oc = 144,
+                    .kh = 3,
+                    .kw = 3,
+                    .groups = 144,
+                    .stride = {2, 2},
+                    .pad = {0, 1, 0, 1},
+                    .bias = true,
+                    .l1 = true};
+    run_case("dw 144 28x28 stride 2, out in L1", k, false);
+    /* conv_transpose2d keeps the block-diagonal matrix. */
+    run_case("T depthwise 40 stride 2",
+             (conv_case){.transpose = true,
+                         .n = 1,
+                         .c = 40,
+                         .h = 5,
+                         .w = 6,
+                         .oc = 40,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 40,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1},
+                         .bias = true,
+                         .prepared = true},
+             false);
+    /* The same bits whatever the host threads. */
+    lmnn_shape xs = LMNN_SHAPE(1, 13, 15, 48), ws = LMNN_SHAPE(48, 1, 3, 3);
+    float *x = nn_rand_floats(13 * 15 * 48, -1, 1, 61), *w = nn_rand_floats(48 * 9, -1, 1, 62);
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.groups = 48;
+    o.stride[1] = 2;
+    o.padding[0] = o.padding[3] = 1;
+    o.activation = LMNN_SILU;
+    size_t n1 = 0, n32 = 0;
+    float *a = conv_on(1, &xs, x, &ws, w, LMNN_FLOAT32, &o, &n1);
+    float *b = conv_on(32, &xs, x, &ws, w, LMNN_FLOAT32, &o, &n32);
+    CHECK(a && b && n1 == n32 && n1 == (size_t)12 * 7 * 48);
+    CHECK(memcmp(a, b, n1 * sizeof *a) == 0);
+    free(a), free(b), free(x), free(w);
+}
+
+/* One depthwise convolution from the PyTorch-layout weight, the depthwise
+ * form [KH * KW, 1, C] and the block-diagonal [KH * KW * C, C] (both
+ * uploaded by hand; the latter runs as one product whatever C): for 32
+ * channels (the PyTorch weight takes the block-diagonal form) and 48 (the
+ * depthwise one), the three agree with each other and the reference. */
+static void test_depthwise_forms(void) {
+    for (uint32_t c = 32; c <= 48; c += 16) {
+        conv_case k = {.n = 2,
+                       .c = c,
+                       .h = 6,
+                       .w = 7,
+                       .oc = c,
+                       .kh = 3,
+                       .kw = 3,
+                       .stride = {1, 1},
+                       .dil = {1, 1},
+                       .groups = (int32_t)c,
+                       .pad = {1, 0, 1, 1},
+                       .bias = true};
+        uint32_t oh, ow;
+        out_dims(&k, &oh, &ow);
+        size_t nx = (size_t)2 * c * 6 * 7, nw = (size_t)c * 9, ny = (size_t)2 * c * oh * ow;
+        float *x = nn_rand_floats(nx, -1, 1, 31), *w = nn_rand_floats(nw, -1, 1, 32);
+        float *b = nn_rand_floats(c, -1, 1, 33), *m3 = malloc(nw * sizeof *m3);
+        float *m2 = calloc(nw * c, sizeof *m2);
+        for (uint32_t ci = 0; ci < c; ci++)
+            for (uint32_t t = 0; t < 9; t++) {
+                m3[t * c + ci] = w[ci * 9 + t];
+                m2[((size_t)t * c + ci) * c + ci] = w[ci * 9 + t];
+            }
+        double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
+        reference(&k, x, w, b, oh, ow, want, scale);
+        lmnn_shape xs = LMNN_SHAPE(2, c, 6, 7), ws = LMNN_SHAPE(c, 1, 3, 3),
+                   s3 = LMNN_SHAPE(9, 1, c), s2 = LMNN_SHAPE(9 * c, c), bs = LMNN_SHAPE(c);
+        lmnn_tensor xt, wt[3], bt, out;
+        CHECK_OK(nn_upload(&xs, x, LMNN_FLOAT32, LMNN_TILE, &xt));
+        CHECK_OK(nn_upload(&ws, w, LMNN_FLOAT32, LMNN_TILE, &wt[0]));
+        CHECK_OK(nn_upload(&s3, m3, LMNN_FLOAT32, LMNN_TILE, &wt[1]));
+        CHECK_OK(nn_upload(&s2, m2, LMNN_FLOAT32, LMNN_TILE, &wt[2]));
+        CHECK_OK(nn_upload(&bs, b, LMNN_FLOAT32, LMNN_TILE, &bt));
+        lmnn_conv2d_options o;
+        lmnn_conv2d_options_init(&o);
+        o.groups = (int32_t)c;
+        memcpy(o.padding, k.pad, sizeof o.padding);
+        float *got[3];
+        for (int f = 0; f < 3; f++) {
+            o.kernel_size[0] = o.kernel_size[1] = f ? 3 : 0;
+            CHECK_OK(lmnn_conv2d(xt, wt[f], bt, &o, &out));
+            got[f] = nn_download(out);
+            lmnn_tensor_free(out);
+            CHECK(got[f]);
+        }
+        /* Each against the reference, and the two forms against each other. */
+        double ratio[4] = {0, 0, 0, 0};
+        for (size_t i = 0; i < ny; i++) {
+            double s = fmax(scale[i], 1e-30);
+            for (int f = 0; f < 3; f++)
+                ratio[f] = fmax(ratio[f], fabs(got[f][i] - want[i]) / s);
+            ratio[3] = fmax(ratio[3], fabs(got[1][i] - got[2][i]) / s);
+        }
+        printf("  dw %u err/S: PyTorch weight %.3g, [9, 1, %u] %.3g, [%u, %u] %.3g, "
+               "between the two %.3g\n",
+               c, ratio[0], c, ratio[1], 9 * c, c, ratio[2], ratio[3]);
+        for (int f = 0; f < 4; f++)
+            CHECK(ratio[f] <= 1e-5);
+        for (int f = 0; f < 3; f++) {
+            lmnn_tensor_free(wt[f]);
+            free(got[f]);
+        }
+        lmnn_tensor_free(xt);
+        lmnn_tensor_free(bt);
+        free(x), free(w), free(b), free(m3), free(m2), free(want), free(scale);
+    }
+}
+
+/* A prepared depthwise weight that does not fit the call. */
+static void test_depthwise_errors(void) {
+    lmnn_shape xs = LMNN_SHAPE(1, 48, 5, 5), s3 = LMNN_SHAPE(9, 1, 48), s25 = LMNN_SHAPE(25, 1, 48),
+               s40 = LMNN_SHAPE(9, 1, 40), s2 = LMNN_SHAPE(9, 2, 48), bs = LMNN_SHAPE(16);
+    float *v = nn_rand_floats(9 * 2 * 48 * 25, -1, 1, 41);
+    lmnn_tensor x, w, w25, w40, wrm, w2, b16, out = {0};
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&s3, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    CHECK_OK(nn_upload(&s25, v, LMNN_FLOAT32, LMNN_TILE, &w25));
+    CHECK_OK(nn_upload(&s40, v, LMNN_FLOAT32, LMNN_TILE, &w40));
+    CHECK_OK(nn_upload(&s3, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &wrm));
+    CHECK_OK(nn_upload(&s2, v, LMNN_FLOAT32, LMNN_TILE, &w2));
+    CHECK_OK(nn_upload(&bs, v, LMNN_FLOAT32, LMNN_TILE, &b16));
+    lm_memory_stats dram0, l10, dram1, l11;
+    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &dram0));
+    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &l10));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.groups = 48;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape "
+                "[9, 1, 48]), given (0, 0)");
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    CHECK_FAILS(lmnn_conv2d(x, w25, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [25, 1, 48] is not a prepared depthwise weight for "
+                "these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, not "
+                "transposed)");
+    CHECK_FAILS(lmnn_conv2d(x, w40, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [9, 1, 40] is not a prepared depthwise weight for "
+                "these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, not "
+                "transposed)");
+    o.groups = 16;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [9, 1, 48] is not a prepared depthwise weight for "
+                "these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, not "
+                "transposed)");
+    o.groups = 48;
+    CHECK_FAILS(lmnn_conv2d(x, wrm, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: expected layout tile, given row_major");
+    CHECK_FAILS(lmnn_conv2d(x, w2, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW), a prepared [KH * "
+                "KW * C, OC] or a prepared depthwise [KH * KW, 1, C], given shape [9, 2, 48]");
+    CHECK_FAILS(lmnn_conv2d(x, w, b16, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: bias: expected shape [48] or [1, 48], given [16]");
+    lmnn_tensor pb = {0};
+    CHECK_FAILS(lmnn_conv2d_prepare_bias(b16, w, &pb), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias: bias: shape [16] does not fit prepared_weight of shape "
+                "[9, 1, 48] (expected [OC] or [1, OC]: its output channels, or for a packed "
+                "matrix a divisor of its columns)");
+    CHECK(pb.id == 0);
+    CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: weight: shape [9, 1, 48] is not a prepared depthwise "
+                "weight for these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, "
+                "not transposed)");
+    o.kernel_size[0] = o.kernel_size[1] = 0;
+    CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: kernel_size: expected (KH, KW) >= 1 with a prepared "
+                "weight (shape [9, 1, 48]), given (0, 0)");
+    CHECK(out.id == 0);
+    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &dram1));
+    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &l11));
+    CHECK_EQ_U64(dram1.total_allocated_bytes, dram0.total_allocated_bytes);
+    CHECK_EQ_U64(l11.total_allocated_bytes, l10.total_allocated_bytes);
+    /* The weight fits with the right options. */
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    CHECK_OK(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out));
+    lmnn_tensor ts[] = {x, w, w25, w40, wrm, w2, b16, out};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    free(v);
+}
+
+/* The depthwise path's temporaries (taps, products, sums) are freed: once
+ * the output is freed, DRAM and L1 are as before the call, first and
+ * cached, with bias and activation (PyTorch and prepared weights, NCHW and
+ * NHWC, the output in L1), an activation alone and neither. */
+static void test_depthwise_memory(void) {
+    enum { C = 40, H = 9, W = 8 };
+    lmnn_shape xs = LMNN_SHAPE(2, C, H, W), hs = LMNN_SHAPE(2, H, W, C),
+               ws = LMNN_SHAPE(C, 1, 3, 3), bs = LMNN_SHAPE(C);
+    float *v = nn_rand_floats(2 * C * H * W, -1, 1, 51);
+    lmnn_tensor x, xh, w, wp, b, bp;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&hs, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &xh));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    CHECK_OK(nn_upload(&bs, v, LMNN_FLOAT32, LMNN_TILE, &b));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.groups = C;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    CHECK_OK(lmnn_conv2d_prepare_weights(w, &o, &wp));
+    CHECK_OK(lmnn_conv2d_prepare_bias(b, wp, &bp));
+    lmnn_memory_config l1 = {.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED};
+    struct {
+        bool prepared, bias, nhwc, l1;
+        lmnn_unary_op act;
+    } cases[] = {
+        {false, true, false, false, LMNN_RELU}, {true, true, false, false, LMNN_CLAMP},
+        {true, true, true, true, LMNN_SILU},    {false, false, false, false, LMNN_SILU},
+        {true, false, true, false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        o.kernel_size[0] = o.kernel_size[1] = cases[i].prepared ? 3 : 0;
+        o.activation = cases[i].act;
+        o.activation_alpha = cases[i].act == LMNN_CLAMP ? 0 : NAN;
+        o.activation_beta = cases[i].act == LMNN_CLAMP ? 6 : NAN;
+        o.input_layout = cases[i].nhwc ? LMNN_NHWC : LMNN_NCHW;
+        o.output.memory = cases[i].l1 ? l1 : (lmnn_memory_config){0};
+        lmnn_tensor wu = cases[i].prepared ? wp : w, bu = {0}, xu = cases[i].nhwc ? xh : x, out;
+        if (cases[i].bias) bu = cases[i].prepared ? bp : b;
+        for (int call = 0; call < 2; call++) { /* compiling the programs, then cached */
+            lm_memory_stats dram0, l10, dram1, l11, mid;
+            CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &dram0));
+            CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &l10));
+            CHECK_OK(lm_device_reset_memory_peak(nn_dev(), LM_BUFFER_DRAM));
+            CHECK_OK(lmnn_conv2d(xu, wu, bu, &o, &out));
+            /* Temporaries came and went. */
+            CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &mid));
+            CHECK(mid.peak_allocated_bytes > mid.total_allocated_bytes);
+            lmnn_tensor_free(out);
+            CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &dram1));
+            CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &l11));
+            CHECK_EQ_U64(dram1.total_allocated_bytes, dram0.total_allocated_bytes);
+            CHECK_EQ_U64(l11.total_allocated_bytes, l10.total_allocated_bytes);
+        }
+    }
+    lmnn_tensor ts[] = {x, xh, w, wp, b, bp};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         lmnn_tensor_free(ts[i]);
     free(v);
@@ -1306,6 +1804,10 @@ int main(void) {
     TEST_RUN(test_large);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
+    TEST_RUN(test_depthwise);
+    TEST_RUN(test_depthwise_forms);
+    TEST_RUN(test_depthwise_errors);
+    TEST_RUN(test_depthwise_memory);
     TEST_RUN(test_capture);
     printf("largest |err| / S: %.3g\n", worst_ratio_);
     nn_dev_close();
