@@ -74,13 +74,20 @@ const fe_op_def *const *fe_op_all(size_t *out_count);
  * use `weight` instead of input 1 when set, add `bias` (1-D: MatMul's N,
  * Conv's output channels; it already includes the node's own bias input,
  * which the lower then ignores), apply `activation`. fe_out_dev sends
- * output 0 to `output`, the fused chain's last value. */
+ * output 0 to `output`, the fused chain's last value.
+ *
+ * A ReduceMean heading the layer normalization older exporters spell out
+ * (`layer_norm`) computes it instead, over its input's last dim: epsilon
+ * `eps`, then times `weight` and plus `bias` when set (1-D, that dim's
+ * size). */
 typedef struct fe_fusion {
     const fe_tensor *weight;
     const fe_tensor *bias;
     lmnn_unary_op activation; /* LMNN_UNARY_INVALID: none */
     double act_alpha, act_beta;
     uint32_t output; /* FE_NONE: the node's own */
+    bool layer_norm;
+    double eps;
 } fe_fusion;
 
 /* Per-node plan. */

@@ -6,6 +6,8 @@
  *   ... -> Relu/Sigmoid/...      the activation applied by the op (also Clip
  *                                with bounds known when compiling, HardSwish,
  *                                and x * Sigmoid(x) as SiLU)
+ *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
+ *                                fuse_layer_norm): the op library's
  *
  * A node joins a chain only when it is the single reader of the chain's
  * value and that value is not a graph output, so nothing else sees the
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/fe_ops.h"
 #include "frontend/fe_passes.h"
 
 enum {
@@ -207,6 +210,101 @@ static bool silu_of(const fe_ctx *c, uint32_t v, uint32_t *out_sig, uint32_t *ou
     return true;
 }
 
+/* The device node of op `op` that is value v's only reader, or FE_NONE. */
+static uint32_t sole_op(const fe_ctx *c, const uint32_t *reader, uint32_t v, const char *op) {
+    uint32_t r = sole_reader(c, reader, v);
+    return r != FE_NONE && !strcmp(c->g->nodes[r].op_type, op) ? r : FE_NONE;
+}
+
+/* Input i of n as a one-element float constant. */
+static bool const_scalar(const fe_ctx *c, const fe_node *n, uint32_t i, double *out) {
+    const fe_tensor *t = const_input(c, n, i);
+    if (!t || t->count != 1 || !fe_elem_is_float(t->elem)) return false;
+    *out = fe_tensor_get_f64(t, 0);
+    return true;
+}
+
+/* Node k's inputs are a and b, in that order. */
+static bool reads2(const fe_graph *g, uint32_t k, uint32_t a, uint32_t b) {
+    const fe_node *n = &g->nodes[k];
+    return n->input_count == 2 && n->inputs[0] == a && n->inputs[1] == b;
+}
+
+/* Node k is op(v, constant [size]) or op(constant [size], v): its constant. */
+static const fe_tensor *const_row(const fe_ctx *c, uint32_t k, uint32_t v, int64_t size) {
+    const fe_node *n = &c->g->nodes[k];
+    if (n->input_count != 2) return NULL;
+    uint32_t other = n->inputs[0] == v ? 1 : n->inputs[1] == v ? 0 : 2;
+    const fe_tensor *t = other < 2 ? const_input(c, n, other) : NULL;
+    return t && t->rank == 1 && t->dims[0] == size && fe_elem_is_float(t->elem) ? t : NULL;
+}
+
+/* The layer normalization exporters spell out before opset 17, from
+ * ReduceMean node k over x's last dim:
+ *   m = ReduceMean(x); d = Sub(x, m); v = ReduceMean(Pow(d, 2));
+ *   y = Div(d, Sqrt(Add(v, eps))); then Mul(y, gamma), Add(., beta)
+ * (each optional, constants of the dim's size), every value but the last
+ * read only inside the chain. Records it on k (fe_fusion.layer_norm) and
+ * marks the rest fused. */
+static bool fuse_layer_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
+    fe_graph *g = c->g;
+    const fe_node *n = &g->nodes[k];
+    if (!fe_mean_over_last_dim(c, n)) return false;
+    uint32_t x = n->inputs[0], m = n->outputs[0];
+    const fe_type *xt = &g->values[x].type;
+    if (!fe_elem_is_float(xt->elem)) return false;
+    uint32_t sub = sole_op(c, reader, m, "Sub");
+    if (sub == FE_NONE || !reads2(g, sub, x, m)) return false;
+    uint32_t d = g->nodes[sub].outputs[0];
+    if (g->values[d].graph_output || g->values[d].use_count != 2) return false;
+    /* d's two readers: Pow(d, 2) and Div(d, ...). */
+    uint32_t pow = FE_NONE, div = FE_NONE;
+    for (uint32_t j = 0; j < g->node_count; j++) {
+        const fe_node *r = &g->nodes[j];
+        if (r->input_count < 1 || r->inputs[0] != d || c->plans[j].placement != LMFE_ON_DEVICE)
+            continue;
+        if (!strcmp(r->op_type, "Pow")) pow = j;
+        if (!strcmp(r->op_type, "Div")) div = j;
+    }
+    double two, eps;
+    if (pow == FE_NONE || div == FE_NONE || !const_scalar(c, &g->nodes[pow], 1, &two) || two != 2)
+        return false;
+    uint32_t mean2 = sole_op(c, reader, g->nodes[pow].outputs[0], "ReduceMean");
+    if (mean2 == FE_NONE || !fe_mean_over_last_dim(c, &g->nodes[mean2])) return false;
+    uint32_t v = g->nodes[mean2].outputs[0];
+    uint32_t add = sole_op(c, reader, v, "Add");
+    if (add == FE_NONE) return false;
+    const fe_node *an = &g->nodes[add];
+    if (!(an->inputs[0] == v ? const_scalar(c, an, 1, &eps) : const_scalar(c, an, 0, &eps)) ||
+        !(eps >= 0))
+        return false;
+    uint32_t sqrt = sole_op(c, reader, an->outputs[0], "Sqrt");
+    if (sqrt == FE_NONE || sole_reader(c, reader, g->nodes[sqrt].outputs[0]) != div ||
+        !reads2(g, div, d, g->nodes[sqrt].outputs[0]))
+        return false;
+    uint32_t chain[9] = {sub, pow, mean2, add, sqrt, div}, count = 6;
+    uint32_t cur = g->nodes[div].outputs[0], next;
+    fe_fusion f = c->plans[k].fusion;
+    int64_t size = xt->dims[xt->rank - 1];
+    if ((next = sole_op(c, reader, cur, "Mul")) != FE_NONE &&
+        (f.weight = const_row(c, next, cur, size))) {
+        chain[count++] = next;
+        cur = g->nodes[next].outputs[0];
+        if ((next = sole_op(c, reader, cur, "Add")) != FE_NONE &&
+            (f.bias = const_row(c, next, cur, size))) {
+            chain[count++] = next;
+            cur = g->nodes[next].outputs[0];
+        }
+    }
+    for (uint32_t i = 0; i < count; i++)
+        c->plans[chain[i]].placement = LMFE_FUSED;
+    f.layer_norm = true;
+    f.eps = eps;
+    f.output = cur;
+    c->plans[k].fusion = f;
+    return true;
+}
+
 lm_status fe_fuse(fe_ctx *c) {
     fe_graph *g = c->g;
     uint32_t *reader = malloc((g->value_count ? g->value_count : 1) * sizeof *reader);
@@ -219,6 +317,7 @@ lm_status fe_fuse(fe_ctx *c) {
     lm_status st = LM_OK;
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
+        if (c->plans[k].placement == LMFE_ON_DEVICE && fuse_layer_norm(c, reader, k)) continue;
         uint32_t fuse = fusable(n->op_type);
         if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||
             n->outputs[0] == FE_NONE || !fe_elem_is_float(g->values[n->outputs[0]].type.elem))

@@ -221,4 +221,9 @@ void fe_random_options(fe_ctx *c, const fe_node *n, lmnn_random_options *out);
 bool fe_draws_random(fe_ctx *c, const fe_node *n);
 bool fe_dropout_drops(fe_ctx *c, const fe_node *n, double *out_ratio);
 
+/* Whether ReduceMean node n averages over its input's last dim alone,
+ * keeping it (fe_ops_reduce.c): how a spelled-out layer norm starts
+ * (fe_fuse.c). */
+bool fe_mean_over_last_dim(fe_ctx *c, const fe_node *n);
+
 #endif

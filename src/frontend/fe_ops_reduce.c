@@ -130,6 +130,35 @@ static lm_status red_read(fe_ctx *c, const fe_node *n, const red_desc *d, red_pl
     return LM_OK;
 }
 
+bool fe_mean_over_last_dim(fe_ctx *c, const fe_node *n) {
+    red_plan p;
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (strcmp(n->op_type, "ReduceMean") || !t || t->rank < 1) return false;
+    /* red_read's errors are the node's own, reported when it lowers. */
+    lm_status st = red_read(c, n, red_find("ReduceMean"), &p);
+    if (st) {
+        err_clear();
+        return false;
+    }
+    return !p.noop && p.keepdims && p.mask == 1u << (t->rank - 1);
+}
+
+/* The layer normalization fe_fuse found spelled out after ReduceMean node
+ * n (fe_fusion.layer_norm): the op library's, over the last dim. */
+static lm_status lower_layer_norm(fe_ctx *c, const fe_node *n, const fe_fusion *f) {
+    lmnn_tensor a, w = {0}, b = {0}, r;
+    lm_status st = fe_in_dev(c, n, 0, &a);
+    if (!st && f->weight) st = fe_aux(c, n, 0, f->weight, LMNN_TILE, &w);
+    if (!st && f->bias) st = fe_aux(c, n, 1, f->bias, LMNN_TILE, &b);
+    if (st) return st;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = f->eps;
+    o.normalized_dims = 1;
+    if ((st = lmnn_layer_norm(a, w, b, &o, &r))) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
+}
+
 /* Folds a Reduce* of a constant on the host (shape arithmetic such as
  * ReduceProd of a Shape decides later shapes, so it must be known at
  * compile time): double math for floats, int64 for integers (exact). */
@@ -288,6 +317,8 @@ static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
 }
 
 static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
+    const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
+    if (f->layer_norm) return lower_layer_norm(c, n, f);
     const red_desc *d = red_find(n->op_type);
     red_plan p;
     lm_status st = red_read(c, n, d, &p);

@@ -130,7 +130,8 @@ uint32_t fe_b_concat(fe_build *b, const uint32_t *parts, uint32_t count, int64_t
 /* v reshaped to dims[rank]. */
 uint32_t fe_b_reshape(fe_build *b, uint32_t v, const int64_t *dims, uint32_t rank);
 
-/* Fusions (fe_fuse.c): matmul + bias + activation, conv + batch norm + activation. */
+/* Fusions (fe_fuse.c): matmul + bias + activation, conv + batch norm +
+ * activation, a layer normalization spelled out. */
 lm_status fe_fuse(fe_ctx *c);
 
 /* Image layouts (fe_layout.c): sets fe_plan.nhwc_out where every reader of

@@ -3430,3 +3430,46 @@ write_case("conv3d_depthwise_40",
            [helper.make_node("Conv", ["x", "w"], ["y"], group=40, pads=[1, 1, 1, 1, 1, 1])],
            [("x", d3x)], [("y", F_.conv3d(tn(d3x), tn(d3w), padding=1, groups=40).numpy())], 13,
            inits=[("w", d3w)])
+
+# Layer normalization spelled out as exporters write it before opset 17
+# (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, then Mul gamma
+# and Add beta), which fuses into one layer norm; and near misses that must
+# not fuse (over another dim; an intermediate that is a graph output), all
+# against PyTorch.
+ln_ = np.random.default_rng(22)  # its own: the cases above keep their data
+
+
+def ln_nodes(axes, affine, opset18=False):
+    mean = (lambda i, o: helper.make_node("ReduceMean", [i, "axes"], [o])) if opset18 else \
+        (lambda i, o: helper.make_node("ReduceMean", [i], [o], axes=axes))
+    nodes = [mean("x", "m"), helper.make_node("Sub", ["x", "m"], ["d"]),
+             helper.make_node("Pow", ["d", "two"], ["p"]), mean("p", "v"),
+             helper.make_node("Add", ["v", "eps"], ["e"]), helper.make_node("Sqrt", ["e"], ["s"]),
+             helper.make_node("Div", ["d", "s"], ["n" if affine else "y"])]
+    if affine:
+        nodes += [helper.make_node("Mul", ["n", "g"], ["gn"]),
+                  helper.make_node("Add", ["gn", "b"], ["y"])]
+    return nodes
+
+
+lnx, lng, lnb = (ln_.standard_normal((2, 5, 24)).astype(np.float32) * 3 + 1,
+                 ln_.standard_normal(24).astype(np.float32),
+                 ln_.standard_normal(24).astype(np.float32))
+write_case("layernorm_spelled_out_affine", ln_nodes([-1], True), [("x", lnx)],
+           [("y", F_.layer_norm(torch.from_numpy(lnx), (24,), torch.from_numpy(lng),
+                                torch.from_numpy(lnb), 1e-5).numpy())], 13,
+           inits=[("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32)),
+                  ("g", lng), ("b", lnb)])
+write_case("layernorm_spelled_out_opset18", ln_nodes(None, False, True), [("x", lnx)],
+           [("y", F_.layer_norm(torch.from_numpy(lnx), (24,), eps=1e-6).numpy())], 18,
+           inits=[("two", np.array(2, np.float32)), ("eps", np.array(1e-6, np.float32)),
+                  ("axes", np.array([2], np.int64))])
+lnm = lnx - lnx.mean(1, keepdims=True)
+write_case("layernorm_spelled_out_other_dim", ln_nodes([1], False), [("x", lnx)],
+           [("y", (lnm / np.sqrt((lnm * lnm).mean(1, keepdims=True) + 1e-5)).astype(np.float32))],
+           13, inits=[("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32))])
+lnd = lnx - lnx.mean(2, keepdims=True)
+write_case("layernorm_spelled_out_middle_output", ln_nodes([-1], False), [("x", lnx)],
+           [("y", F_.layer_norm(torch.from_numpy(lnx), (24,), eps=1e-5).numpy()),
+            ("d", lnd.astype(np.float32))], 13,
+           inits=[("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32))])

@@ -131,6 +131,18 @@ static inline float *nn_download(lmnn_tensor t) {
     return v;
 }
 
+/* The bytes allocated in the test device's DRAM and L1 (1; 0 when the
+ * device cannot say): a call that fails, or whose outputs are freed, must
+ * leave them as they were. */
+static inline int nn_memory_now(uint64_t *dram, uint64_t *l1) {
+    lm_memory_stats m;
+    if (lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &m)) return 0;
+    *dram = m.total_allocated_bytes;
+    if (lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &m)) return 0;
+    *l1 = m.total_allocated_bytes;
+    return 1;
+}
+
 /* The float32 tile tensor's padding, read raw from its buffer, is all zero
  * (NaN is not; -0 is, as lmnn_neg leaves it). */
 static inline int nn_padding_is_zero(lmnn_tensor t) {

@@ -648,15 +648,6 @@ static void test_cache(void) {
     free(s1), free(s2), free(o1), free(o2);
 }
 
-static int memory_now(uint64_t *dram, uint64_t *l1) {
-    lm_memory_stats m;
-    if (lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &m)) return 0;
-    *dram = m.total_allocated_bytes;
-    if (lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &m)) return 0;
-    *l1 = m.total_allocated_bytes;
-    return 1;
-}
-
 /* A call leaves nothing behind but its output (tile and bfloat8_b inputs
  * take temporary row-major copies). */
 static void test_no_leftovers(void) {
@@ -670,10 +661,10 @@ static void test_no_leftovers(void) {
         CHECK_OK(nn_upload(&ss, scores, dts[k], LMNN_TILE, &ts));
         CHECK_OK(nn_upload(&os, over, dts[k], LMNN_TILE, &to));
         uint64_t d0, l0, d1, l1;
-        CHECK(memory_now(&d0, &l0));
+        CHECK(nn_memory_now(&d0, &l0));
         CHECK_OK(lmnn_nms(ts, to, NULL, &out));
         CHECK_OK(lmnn_tensor_free(out));
-        CHECK(memory_now(&d1, &l1));
+        CHECK(nn_memory_now(&d1, &l1));
         CHECK_EQ_U64(d1, d0);
         CHECK_EQ_U64(l1, l0);
         lmnn_tensor_free(ts), lmnn_tensor_free(to);
@@ -688,13 +679,13 @@ static int fails_cleanly(lmnn_tensor s, lmnn_tensor o, const lmnn_nms_options *o
                          const char *needle, int line) {
     uint64_t d0 = 0, l0 = 0, d1 = 0, l1 = 0;
     lmnn_program_cache_stats c0, c1;
-    memory_now(&d0, &l0);
+    nn_memory_now(&d0, &l0);
     lmnn_program_cache_get_stats(nn_dev(), &c0);
     lmnn_tensor out = {0x5eed};
     lm_status st = lmnn_nms(s, o, opts, &out);
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", lm_last_error());
-    memory_now(&d1, &l1);
+    nn_memory_now(&d1, &l1);
     lmnn_program_cache_get_stats(nn_dev(), &c1);
     if (st != want || !strstr(msg, needle)) {
         printf("    line %d: gave %s \"%s\", expected %s \"%s\"\n", line, lm_status_string(st), msg,

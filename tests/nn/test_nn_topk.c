@@ -642,15 +642,6 @@ static void test_cache(void) {
     free(a2);
 }
 
-static int memory_now(uint64_t *dram, uint64_t *l1) {
-    lm_memory_stats m;
-    if (lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &m)) return 0;
-    *dram = m.total_allocated_bytes;
-    if (lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &m)) return 0;
-    *l1 = m.total_allocated_bytes;
-    return 1;
-}
-
 /* A call leaves nothing behind but its outputs (another dim than the last,
  * tile layout and bfloat8_b take temporaries). */
 static void test_no_leftovers(void) {
@@ -677,14 +668,14 @@ static void test_no_leftovers(void) {
         lmnn_tensor t, v, ix;
         CHECK_OK(upload(&s, a, runs[r].c.dt, runs[r].c.lay, runs[r].c.mem, &t));
         uint64_t d0, l0, d1, l1, d2, l2;
-        CHECK(memory_now(&d0, &l0));
+        CHECK(nn_memory_now(&d0, &l0));
         CHECK_OK(lmnn_topk(t, runs[r].k, runs[r].dim, NULL, &v, &ix));
-        CHECK(memory_now(&d1, &l1));
+        CHECK(nn_memory_now(&d1, &l1));
         /* Something was created, where a's memory is. */
         CHECK(runs[r].c.mem == LM_BUFFER_L1 ? l1 > l0 && d1 == d0 : d1 > d0 && l1 == l0);
         CHECK_OK(lmnn_tensor_free(v));
         CHECK_OK(lmnn_tensor_free(ix));
-        CHECK(memory_now(&d2, &l2));
+        CHECK(nn_memory_now(&d2, &l2));
         CHECK_EQ_U64(d2, d0);
         CHECK_EQ_U64(l2, l0);
         lmnn_tensor_free(t);
@@ -713,10 +704,10 @@ static void test_out_of_l1(void) {
     CHECK_OK(upload(&s, a, LMNN_FLOAT32, LMNN_TILE, 0, &t));
     CHECK_OK(lmnn_full(nn_dev(), &fs, 1.0, &o, &filler));
     uint64_t d0, l0, d1, l1;
-    CHECK(memory_now(&d0, &l0));
+    CHECK(nn_memory_now(&d0, &l0));
     lmnn_tensor v = {0x5eed}, ix = {0x5eef};
     lm_status st = lmnn_topk(t, K, 0, NULL, &v, &ix);
-    CHECK(memory_now(&d1, &l1));
+    CHECK(nn_memory_now(&d1, &l1));
     lmnn_tensor_free(filler);
     lmnn_tensor_free(t);
     CHECK_STATUS(st, LM_ERR_OUT_OF_DEVICE_MEMORY);
@@ -736,14 +727,14 @@ static int fails_cleanly(lmnn_tensor a, uint32_t k, int32_t dim, const lmnn_topk
                          int null_mask, lm_status want, const char *needle, int line) {
     uint64_t d0 = 0, l0 = 0, d1 = 0, l1 = 0;
     lmnn_program_cache_stats c0, c1;
-    memory_now(&d0, &l0);
+    nn_memory_now(&d0, &l0);
     lmnn_program_cache_get_stats(nn_dev(), &c0);
     lmnn_tensor v = {0x5eed}, ix = {0x5eef};
     lm_status st =
         lmnn_topk(a, k, dim, opts, null_mask & 1 ? NULL : &v, null_mask & 2 ? NULL : &ix);
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", lm_last_error());
-    memory_now(&d1, &l1);
+    nn_memory_now(&d1, &l1);
     lmnn_program_cache_get_stats(nn_dev(), &c1);
     if (st != want || !strstr(msg, needle)) {
         printf("    line %d: gave %s \"%s\", expected %s \"%s\"\n", line, lm_status_string(st), msg,
