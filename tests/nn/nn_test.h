@@ -131,6 +131,21 @@ static inline float *nn_download(lmnn_tensor t) {
     return v;
 }
 
+/* A float32 tile tensor of `shape` holding `data`, height-sharded in L1 on
+ * cores (0, 0) and (1, 0): 32-row shards `width` columns wide (the padded
+ * last dim). For ops that must refuse sharded inputs. */
+static inline lm_status nn_upload_sharded(const lmnn_shape *shape, const float *data,
+                                          uint32_t width, lmnn_tensor *out) {
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_FLOAT32;
+    o.memory = (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_HEIGHT_SHARDED};
+    o.memory.shard.grid = lm_core_range_set_of(0, 0, 1, 0);
+    o.memory.shard.height = 32;
+    o.memory.shard.width = width;
+    return lmnn_from_host(nn_dev(), shape, data, lmnn_shape_volume(shape) * sizeof *data, &o, out);
+}
+
 /* The bytes allocated in the test device's DRAM and L1 (1; 0 when the
  * device cannot say): a call that fails, or whose outputs are freed, must
  * leave them as they were. */

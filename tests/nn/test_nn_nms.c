@@ -728,14 +728,7 @@ static void test_errors(void) {
     CHECK_OK(nn_upload(&s3, zeros, LMNN_FLOAT32, LMNN_TILE, &freed));
     CHECK_OK(lmnn_tensor_free(freed));
     /* [2, 3, 40] tile: a 64 x 64 matrix, 32-row shards on two cores. */
-    lmnn_tensor_options so;
-    lmnn_tensor_options_init(&so);
-    so.dtype = LMNN_FLOAT32;
-    so.memory = (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_HEIGHT_SHARDED};
-    so.memory.shard.grid = lm_core_range_set_of(0, 0, 1, 0);
-    so.memory.shard.height = 32;
-    so.memory.shard.width = 64;
-    CHECK_OK(lmnn_from_host(dev, &s3, zeros, 2 * 3 * 40 * 4, &so, &sharded));
+    CHECK_OK(nn_upload_sharded(&s3, zeros, 64, &sharded));
 
     lmnn_nms_options opts;
     lmnn_nms_options_init(&opts);
@@ -767,8 +760,9 @@ static void test_errors(void) {
     CHECK_NMS_FAILS(s, o, &opts, LM_ERR_INVALID_ARGUMENT,
                     "lmnn_nms: opts.max_per_class: expected at least 1");
     lmnn_nms_options_init(&opts);
-    opts.memory = (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_HEIGHT_SHARDED};
-    opts.memory.shard = so.memory.shard;
+    lmnn_tensor_info sharded_info;
+    CHECK_OK(lmnn_tensor_get_info(sharded, &sharded_info));
+    opts.memory = sharded_info.memory; /* L1 height sharded */
     CHECK_NMS_FAILS(s, o, &opts, LM_ERR_UNSUPPORTED,
                     "lmnn_nms: memory config: sharded tensors are not supported yet by this op");
     opts.memory.type = LM_BUFFER_DRAM;

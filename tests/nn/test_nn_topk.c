@@ -775,14 +775,7 @@ static void test_errors(void) {
     o.dtype = LMNN_UINT8;
     CHECK_OK(lmnn_from_host(dev, &s3, zeros16, 3 * 37 * 45, &o, &u8));
     /* [2, 3, 40] tile: a 64 x 64 matrix, 32-row shards on two cores. */
-    lmnn_tensor_options so;
-    lmnn_tensor_options_init(&so);
-    so.dtype = LMNN_FLOAT32;
-    so.memory = (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_HEIGHT_SHARDED};
-    so.memory.shard.grid = lm_core_range_set_of(0, 0, 1, 0);
-    so.memory.shard.height = 32;
-    so.memory.shard.width = 64;
-    CHECK_OK(lmnn_from_host(dev, &s2, zeros, 2 * 3 * 40 * 4, &so, &sharded));
+    CHECK_OK(nn_upload_sharded(&s2, zeros, 64, &sharded));
 
     lmnn_topk_options opts;
     lmnn_topk_options_init(&opts);
