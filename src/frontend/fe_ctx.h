@@ -56,6 +56,14 @@ enum {
      * order: its other operand is a constant whose rows follow that order
      * instead (a matrix product). */
     FE_ROWS_IN = 1u << 3,
+    /* Element-wise: reads every input computed at run time as a flat NHWC
+     * image and writes output 0 as one, when all of them come so (the
+     * constants broadcast per channel; fe_ew_images says which nodes fit).
+     * Its lower takes the inputs with fe_in_ew and hands the result over
+     * with fe_out_ew. */
+    FE_IMAGE_EW = 1u << 4,
+    /* Reads its input image fastest in tile layout (fe_plan.nhwc_tiles). */
+    FE_TILES_IN = 1u << 5,
 };
 
 /* The op named `op_type` in the default domain, or NULL. */
@@ -104,6 +112,9 @@ typedef struct fe_plan {
      * (h, w, c) instead: every reader permutes its constant operand's rows
      * to match, so a flattened image needs no transpose (fe_plan_layouts). */
     bool nhwc_rows;
+    /* With nhwc_out: the image goes over in tile layout, not row-major,
+     * because an element-wise node (FE_IMAGE_EW) reads it. */
+    bool nhwc_tiles;
 } fe_plan;
 
 /* A device tensor shared by the values that alias it (Identity, ...). */
@@ -257,6 +268,24 @@ lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out
  * graph input), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
+/* FE_IMAGE_EW when element-wise node `n` can run on images: float inputs
+ * and output, the output rank 4 [N, C, H, W], each input computed at run
+ * time of that shape or [N, C, 1, 1] (a gate, as squeeze-and-excitation
+ * multiplies by), each constant one value per channel or a scalar
+ * ([C, 1, 1], [1, C, 1, 1], [1], ...), and no attributes (the legacy
+ * broadcast). Else 0. */
+uint32_t fe_ew_images(fe_ctx *c, const fe_node *n);
+/* Input i of an element-wise node as a float tile tensor: fe_in_dev_float's
+ * when the node runs on NCHW values; on images (fe_plan.nhwc_out of an
+ * FE_IMAGE_EW node) in the node's image frame, [B, P, C] with the image's
+ * pixels as P (B = 1, P = N * H * W; or B = N, P = H * W when the node has
+ * a gate and N > 1), a gate as [B, 1, C], a constant as [C] or [1], so the
+ * op library's broadcasting gives the image result. *out_owned: the
+ * caller frees *out. */
+lm_status fe_in_ew(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_owned);
+/* Hands float result `t` of an element-wise node over as output 0: in the
+ * image frame (fe_in_ew) it becomes the flat image. Consumes `t`. */
+lm_status fe_out_ew(fe_ctx *c, const fe_node *n, lmnn_tensor t);
 /* Input i in tile layout as FLOAT32 (or the float dtype), for integer
  * tensors that go through float math: a new tensor the caller frees. */
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
@@ -270,6 +299,10 @@ lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, 
  * ([N, C, H, W] itself, or any reshape of it). */
 lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
                         const lmnn_shape *to, lmnn_tensor *out);
+/* Flat NHWC image `image` (either layout) in NHWC element order as a new
+ * tile tensor of shape `to` (e.g. [N, H * W, C]). */
+lm_status fe_image_tiles(fe_ctx *c, const fe_node *n, lmnn_tensor image, const lmnn_shape *to,
+                         lmnn_tensor *out);
 /* Hands `t` (tile or row-major; for output 0 of a node planned nhwc_out,
  * the flat NHWC image) over as output i. On failure `t` is freed. */
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);

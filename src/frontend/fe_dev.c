@@ -191,6 +191,22 @@ lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const in
     return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
+lm_status fe_image_tiles(fe_ctx *c, const fe_node *n, lmnn_tensor image, const lmnn_shape *to,
+                         lmnn_tensor *out) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(image, &info);
+    if (!st && info.layout == LMNN_TILE) st = lmnn_reshape(image, to, NULL, out);
+    if (st || info.layout == LMNN_TILE) return st ? fe_nn_fail(c, n, st) : LM_OK;
+    /* A page per image row: as rows of pixels first, then tiles. Images
+     * planned for tile readers come as tiles (fe_plan.nhwc_tiles); this
+     * keeps any other right. */
+    lmnn_tensor r;
+    if ((st = lmnn_reshape(image, to, NULL, &r))) return fe_nn_fail(c, n, st);
+    st = lmnn_to_layout(r, LMNN_TILE, out);
+    fe_free(r);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
 /* The NCHW tile form of input i, held only as a flat NHWC image. */
 static lm_status nchw_of_image(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev *d) {
     const fe_type *t = fe_in_type(c, n, i);
@@ -277,6 +293,61 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
     if ((st = lmnn_typecast(t, LMNN_FLOAT32, out))) return fe_nn_fail(c, n, st);
     *out_owned = true;
     return LM_OK;
+}
+
+/* The image frame of element-wise node `n` on images (fe_in_ew): *out_b
+ * batches of *out_p pixels of C channels. */
+static void ew_frame(fe_ctx *c, const fe_node *n, uint32_t *out_b, uint32_t *out_p,
+                     uint32_t *out_c) {
+    const int64_t *o = c->g->values[n->outputs[0]].type.dims;
+    bool gated = false;
+    for (uint32_t i = 0; i < n->input_count; i++) {
+        const fe_type *t = fe_in_type(c, n, i);
+        gated |= !fe_in_const(c, n, i) && t->dims[2] * t->dims[3] != o[2] * o[3];
+    }
+    bool split = gated && o[0] > 1;
+    *out_b = split ? (uint32_t)o[0] : 1;
+    *out_p = (uint32_t)(o[2] * o[3] * (split ? 1 : o[0]));
+    *out_c = (uint32_t)o[1];
+}
+
+lm_status fe_in_ew(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_owned) {
+    if (!c->plans[n - c->g->nodes].nhwc_out) return fe_in_dev_float(c, n, i, out, out_owned);
+    uint32_t B, P, C;
+    ew_frame(c, n, &B, &P, &C);
+    const fe_tensor *k = fe_in_const(c, n, i);
+    if (k) {
+        /* One value per channel (or one in all): the same elements as a row
+         * of them, uploaded once as such. */
+        fe_tensor row = *k;
+        row.rank = 1;
+        row.dims[0] = (int64_t)k->count;
+        *out_owned = false;
+        return fe_aux(c, n, 0x40 + i, &row, LMNN_TILE, out);
+    }
+    lmnn_tensor img;
+    bool flat;
+    lm_status st = fe_in_image(c, n, i, &img, &flat);
+    if (st) return st;
+    if (!flat) return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
+    const int64_t *o = c->g->values[n->outputs[0]].type.dims, *d = fe_in_type(c, n, i)->dims;
+    bool gate = d[2] * d[3] != o[2] * o[3];
+    lmnn_shape s = LMNN_SHAPE(B, gate ? 1 : P, C);
+    if ((st = fe_image_tiles(c, n, img, &s, out))) return st;
+    *out_owned = true;
+    return LM_OK;
+}
+
+lm_status fe_out_ew(fe_ctx *c, const fe_node *n, lmnn_tensor t) {
+    if (!c->plans[n - c->g->nodes].nhwc_out) return fe_out_from_float(c, n, 0, t);
+    uint32_t B, P, C;
+    ew_frame(c, n, &B, &P, &C);
+    lmnn_shape s = LMNN_SHAPE(1, 1, B * P, C);
+    lmnn_tensor flat;
+    lm_status st = lmnn_reshape(t, &s, NULL, &flat);
+    fe_free(t);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_from_float(c, n, 0, flat);
 }
 
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,

@@ -5,7 +5,11 @@
  *   Conv/MatMul -> Add(bias)     the constant bias added by the op
  *   ... -> Relu/Sigmoid/...      the activation applied by the op (also Clip
  *                                with bounds known when compiling, HardSwish,
- *                                and x * Sigmoid(x) as SiLU)
+ *                                PyTorch's HardSigmoid, and x * Sigmoid(x)
+ *                                as SiLU)
+ *   Add/Mul/... -> Relu/...      the activation applied by the element-wise
+ *                                op's last library call (a ResNet block's
+ *                                Add -> Relu)
  *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
  *                                fuse_layer_norm): the op library's
  *
@@ -22,9 +26,10 @@
 #include "frontend/fe_passes.h"
 
 enum {
-    FUSE_BIAS = 1u << 0,       /* a following Add of a constant bias */
-    FUSE_ACTIVATION = 1u << 1, /* a following activation (Relu, Sigmoid, ...) */
-    FUSE_BATCHNORM = 1u << 2,  /* a following inference BatchNormalization */
+    FUSE_BIAS = 1u << 0,         /* a following Add of a constant bias */
+    FUSE_ACTIVATION = 1u << 1,   /* a following activation (Relu, Sigmoid, ...) */
+    FUSE_BATCHNORM = 1u << 2,    /* a following inference BatchNormalization */
+    FUSE_AFTER_BINARY = 1u << 3, /* the head is an element-wise op of two or more inputs */
 };
 
 /* The ops whose lower applies an fe_fusion, and what it may hold. */
@@ -32,6 +37,11 @@ static uint32_t fusable(const char *op_type) {
     if (!strcmp(op_type, "Conv")) return FUSE_BIAS | FUSE_ACTIVATION | FUSE_BATCHNORM;
     if (!strcmp(op_type, "MatMul")) return FUSE_BIAS | FUSE_ACTIVATION;
     if (!strcmp(op_type, "Gemm")) return FUSE_ACTIVATION;
+    /* The element-wise ops whose last op library call takes the activation
+     * (lower_binary); Mean divides after it. */
+    static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum"};
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++)
+        if (!strcmp(op_type, binary[i])) return FUSE_ACTIVATION | FUSE_AFTER_BINARY;
     return 0;
 }
 
@@ -153,6 +163,15 @@ static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bo
         f->act_alpha = alpha;
     } else if (!strcmp(act->op_type, "HardSwish") && act->attr_count == 0) {
         f->activation = LMNN_HARDSWISH;
+    } else if (!strcmp(act->op_type, "HardSigmoid")) {
+        /* PyTorch's (relu6(x + 3) / 6, the op library's): alpha 1/6, beta
+         * 0.5 as float32 attributes. */
+        float alpha, beta;
+        if ((st = fe_attr_float(c, act, "alpha", 0.2f, &alpha)) ||
+            (st = fe_attr_float(c, act, "beta", 0.5f, &beta)))
+            return st;
+        if (alpha != (float)(1.0 / 6.0) || beta != 0.5f) return LM_OK;
+        f->activation = LMNN_HARDSIGMOID;
     } else if (!strcmp(act->op_type, "Clip")) {
         /* Bounds known when compiling (attributes before opset 11, constant
          * inputs since): a clamp, as the Clip itself would lower (ReLU6's
@@ -320,7 +339,8 @@ lm_status fe_fuse(fe_ctx *c) {
         if (c->plans[k].placement == LMFE_ON_DEVICE && fuse_layer_norm(c, reader, k)) continue;
         uint32_t fuse = fusable(n->op_type);
         if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||
-            n->outputs[0] == FE_NONE || !fe_elem_is_float(g->values[n->outputs[0]].type.elem))
+            n->outputs[0] == FE_NONE || !fe_elem_is_float(g->values[n->outputs[0]].type.elem) ||
+            ((fuse & FUSE_AFTER_BINARY) && fe_in_count(n) < 2))
             continue;
         fe_fusion f = c->plans[k].fusion;
         uint32_t cur = n->outputs[0], next;

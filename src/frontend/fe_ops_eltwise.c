@@ -284,12 +284,22 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
 
+/* The arithmetic ops on images (FE_IMAGE_EW): two inputs or more, float
+ * ones, no legacy broadcast. */
+static uint32_t binary_images(fe_ctx *c, const fe_node *n) {
+    const bin_desc *d = bin_find(n->op_type);
+    bool arith = d->kind == B_ADD || d->kind == B_SUB || d->kind == B_MUL || d->kind == B_DIV ||
+                 d->kind == B_MAX || d->kind == B_MIN;
+    return arith && fe_in_count(n) >= 2 && n->attr_count == 0 ? fe_ew_images(c, n) : 0;
+}
+
 static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
     const bin_desc *d = bin_find(n->op_type);
+    const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
     uint32_t k = fe_in_count(n);
     lmnn_tensor acc;
     bool acc_owned;
-    lm_status st = fe_in_dev_float(c, n, 0, &acc, &acc_owned);
+    lm_status st = fe_in_ew(c, n, 0, &acc, &acc_owned);
     if (st) return st;
     if (k == 1) {
         /* Sum/Max/Min/Mean of one input is that input (Mean's divisor is 1). */
@@ -300,8 +310,7 @@ static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
         lmnn_tensor b, r;
         bool b_owned;
         fe_type tb;
-        if ((st = operand_type(c, n, i, &tb)) || (st = fe_in_dev_float(c, n, i, &b, &b_owned)))
-            break;
+        if ((st = operand_type(c, n, i, &tb)) || (st = fe_in_ew(c, n, i, &b, &b_owned))) break;
         if (tb.rank != fe_in_type(c, n, i)->rank) {
             /* The legacy broadcast's trailing 1s. */
             lmnn_shape s = fe_shape(tb.rank, tb.dims);
@@ -312,7 +321,15 @@ static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
             b = shaped;
             b_owned = true;
         }
-        st = lmnn_binary(d->op, acc, b, NULL, &r);
+        /* A fused activation (fe_fuse) with the last one. */
+        lmnn_binary_options o;
+        lmnn_binary_options_init(&o);
+        if (i == k - 1) {
+            o.activation = f->activation;
+            o.activation_alpha = f->act_alpha;
+            o.activation_beta = f->act_beta;
+        }
+        st = lmnn_binary(d->op, acc, b, &o, &r);
         if (b_owned) fe_free(b);
         if (acc_owned) fe_free(acc);
         acc_owned = true;
@@ -330,7 +347,7 @@ static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
         if (st) return fe_nn_fail(c, n, st);
         acc = r;
     }
-    return fe_out_from_float(c, n, 0, acc);
+    return fe_out_ew(c, n, acc);
 }
 
 /* ---- unary ops ---- */
@@ -464,12 +481,17 @@ static lm_status lower_unary(fe_ctx *c, const fe_node *n) {
     if (d->op == LMNN_SOFTPLUS) o.beta = INFINITY; /* ONNX's softplus has no threshold */
     lmnn_tensor a, r;
     bool owned;
-    lm_status st = fe_in_dev_float(c, n, 0, &a, &owned);
+    lm_status st = fe_in_ew(c, n, 0, &a, &owned);
     if (st) return st;
     st = lmnn_unary(d->op, a, &o, &r);
     if (owned) fe_free(a);
     if (st) return fe_nn_fail(c, n, st);
-    return fe_out_from_float(c, n, 0, r);
+    return fe_out_ew(c, n, r);
+}
+
+/* The unary ops that give floats run on images (FE_IMAGE_EW). */
+static uint32_t unary_images(fe_ctx *c, const fe_node *n) {
+    return un_find(n->op_type)->domain != U_BOOL ? fe_ew_images(c, n) : 0;
 }
 
 /* ---- activations made of several library ops ---- */
@@ -512,12 +534,12 @@ static lm_status lower_hardsigmoid(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_attr_float(c, n, "beta", 0.5f, &beta);
     lmnn_tensor a;
     bool owned;
-    if (!st) st = fe_in_dev_float(c, n, 0, &a, &owned);
+    if (!st) st = fe_in_ew(c, n, 0, &a, &owned);
     if (st) return st;
     if ((st = scalar_step(c, n, LMNN_BINARY_MUL, &a, &owned, alpha, LMNN_UNARY_INVALID, 0, 0)) ||
         (st = scalar_step(c, n, LMNN_BINARY_ADD, &a, &owned, beta, LMNN_CLAMP, 0.0, 1.0)))
         return st;
-    return fe_out_from_float(c, n, 0, a);
+    return fe_out_ew(c, n, a);
 }
 
 static lm_status infer_selu(fe_ctx *c, const fe_node *n) {
@@ -1044,9 +1066,9 @@ static lm_status lower_identity(fe_ctx *c, const fe_node *n) {
 }
 
 #define BIN(name)                                                                                  \
-    { name, infer_binary, lower_binary, 0, NULL }
+    { name, infer_binary, lower_binary, 0, binary_images }
 #define UN(name)                                                                                   \
-    { name, infer_unary, lower_unary, 0, NULL }
+    { name, infer_unary, lower_unary, 0, unary_images }
 
 const fe_op_def fe_ops_eltwise[] = {
     BIN("Add"),
@@ -1101,7 +1123,7 @@ const fe_op_def fe_ops_eltwise[] = {
     UN("Celu"),
     {"IsNaN", infer_isnan, lower_unary, 0, NULL},
     {"IsInf", infer_isinf, lower_isinf, 0, NULL},
-    {"HardSigmoid", infer_hardsigmoid, lower_hardsigmoid, 0, NULL},
+    {"HardSigmoid", infer_hardsigmoid, lower_hardsigmoid, 0, fe_ew_images},
     {"Selu", infer_selu, lower_selu, 0, NULL},
     {"ThresholdedRelu", infer_thresholded_relu, lower_thresholded_relu, 0, NULL},
     {"Shrink", infer_shrink, lower_shrink, 0, NULL},

@@ -1372,7 +1372,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
      * tiles: bfloat8_b has no row-major form); with a constant weight, its
      * packed form is made from the host constants (packed_operands), and
      * the plain weight and bias are not uploaded. */
-    bool rows = flat_out && !transpose && c->float_dtype != LMNN_BFLOAT8_B && g.sp != 3;
+    bool rows = flat_out && !transpose && c->float_dtype != LMNN_BFLOAT8_B && g.sp != 3 &&
+                !c->plans[n - c->g->nodes].nhwc_tiles;
     const fe_tensor *bk = f->bias                       ? f->bias
                           : !integer && fe_has_in(n, 2) ? fe_in_const(c, n, 2)
                                                         : NULL;
@@ -1924,7 +1925,7 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
         bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
         o.flat_output = flat_in || flat_out;
         /* For readers of images, as a convolution's (conv2d_call). */
-        if (flat_out && c->float_dtype != LMNN_BFLOAT8_B) {
+        if (flat_out && c->float_dtype != LMNN_BFLOAT8_B && !c->plans[n - c->g->nodes].nhwc_tiles) {
             o.output_layout = LMNN_ROW_MAJOR;
             o.output_image_rows = true;
         }
@@ -2177,17 +2178,48 @@ static lm_status infer_global_pool(fe_ctx *c, const fe_node *n) {
 
 static lm_status lower_global_pool(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
-    lmnn_tensor a, r;
-    lm_status st = fe_in_dev(c, n, 0, &a);
+    lmnn_tensor a, r, rows = {0};
+    bool flat = false;
+    bool is_max = !strcmp(n->op_type, "GlobalMaxPool");
+    lm_status st = x->rank == 4 ? fe_in_image(c, n, 0, &a, &flat) : LM_OK;
+    if (!st && flat) {
+        lmnn_shape s = LMNN_SHAPE((uint32_t)x->dims[0], (uint32_t)(x->dims[2] * x->dims[3]),
+                                  (uint32_t)x->dims[1]);
+        st = fe_image_tiles(c, n, a, &s, &rows);
+    } else if (!st) {
+        st = fe_in_dev(c, n, 0, &a);
+    }
     if (st) return st;
     lmnn_reduce_options o;
     lmnn_reduce_options_init(&o);
-    for (int32_t i = 2; i < x->rank; i++)
-        o.dim_mask |= 1u << i;
+    if (flat)
+        o.dim_mask = 1u << 1; /* [N, H * W, C]'s pixels */
+    else
+        for (int32_t i = 2; i < x->rank; i++)
+            o.dim_mask |= 1u << i;
     o.keepdim = true;
-    st = !strcmp(n->op_type, "GlobalMaxPool") ? lmnn_max(a, &o, &r) : lmnn_mean(a, &o, &r);
+    st = is_max ? lmnn_max(flat ? rows : a, &o, &r) : lmnn_mean(flat ? rows : a, &o, &r);
+    fe_free(rows);
     if (st) return fe_nn_fail(c, n, st);
+    /* [N, 1, C] holds [N, C, 1, 1]'s elements in order either way: the
+     * flat image [1, 1, N, C] when planned (fe_plan.nhwc_out), else the
+     * NCHW value. */
+    if (flat || c->plans[n - c->g->nodes].nhwc_out) {
+        lmnn_shape s = c->plans[n - c->g->nodes].nhwc_out
+                           ? LMNN_SHAPE(1, 1, (uint32_t)x->dims[0], (uint32_t)x->dims[1])
+                           : LMNN_SHAPE((uint32_t)x->dims[0], (uint32_t)x->dims[1], 1, 1);
+        lmnn_tensor shaped;
+        st = lmnn_reshape(r, &s, NULL, &shaped);
+        fe_free(r);
+        if (st) return fe_nn_fail(c, n, st);
+        r = shaped;
+    }
     return finish(c, n, r, false, false);
+}
+
+/* A rank-4 global pool reads images (tiles best) and writes one. */
+static uint32_t global_pool_images(fe_ctx *c, const fe_node *n) {
+    return fe_in_type(c, n, 0)->rank == 4 ? FE_IMAGE_IN | FE_IMAGE_OUT | FE_TILES_IN : 0;
 }
 
 /* ---- BatchNormalization ---- */
@@ -3310,10 +3342,10 @@ const fe_op_def fe_ops_nn[] = {
     {"MaxPool", infer_pool, lower_pool, 0, pool_images},
     {"AveragePool", infer_pool, lower_pool, 0, pool_images},
     {"MaxUnpool", infer_maxunpool, lower_maxunpool, 4u, NULL},
-    {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0, NULL},
+    {"GlobalAveragePool", infer_global_pool, lower_global_pool, 0, global_pool_images},
     {"LpPool", infer_lppool, NULL, 0, NULL},
     {"GlobalLpPool", infer_lppool, NULL, 0, NULL},
-    {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, NULL},
+    {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, global_pool_images},
     {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, NULL},
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0, NULL},

@@ -404,8 +404,8 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                    int_nodes);
     if (images)
         len = note(buf, sizeof buf, len,
-                   "layout: %u convolution and pooling results stay NHWC images for "
-                   "their readers (no transposes)\n",
+                   "layout: %u results of convolutions, poolings and element-wise ops "
+                   "stay NHWC images for their readers (no transposes)\n",
                    images);
     if (flattened)
         len = note(buf, sizeof buf, len,

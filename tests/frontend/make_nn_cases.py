@@ -3473,3 +3473,90 @@ write_case("layernorm_spelled_out_middle_output", ln_nodes([-1], False), [("x", 
            [("y", F_.layer_norm(torch.from_numpy(lnx), (24,), eps=1e-5).numpy()),
             ("d", lnd.astype(np.float32))], 13,
            inits=[("two", np.array(2, np.float32)), ("eps", np.array(1e-5, np.float32))])
+
+# Element-wise ops on NHWC images (fe_layout.c): a residual block's Add ->
+# Relu between convolutions; a squeeze-and-excitation gate (GlobalAveragePool,
+# 1x1 convolutions, PyTorch's HardSigmoid) multiplying the image at batch 3
+# (the gate broadcast per image) and a per-channel constant added; unary ops,
+# scalar and per-channel constants on either side, an image added to itself
+# and a global max pool of the result; and near misses that must stay NCHW
+# (a graph input in the Add, an element-wise result that is a graph output).
+# expect.txt: the compile's layout note, so the images are checked to flow.
+im_ = np.random.default_rng(23)  # its own: the cases above keep their data
+
+
+def i32(*shape, scale=1.0):
+    return (im_.standard_normal(shape) * scale).astype(np.float32)
+
+
+# (Weights scaled so the outputs stay near 1: the bfloat8_b mode's check
+# is per element.)
+rbx, rb0, rb1, rb2, rb3 = (i32(2, 3, 10, 12), i32(8, 3, 3, 3, scale=0.15), i32(8, 8, 3, 3, scale=0.1),
+                           i32(8, 8, 3, 3, scale=0.1), i32(5, 8, 1, 1, scale=0.2))
+rbb = i32(8)
+rb_a = F_.conv2d(tn(rbx), tn(rb0), padding=1)
+rb_h = F_.conv2d(F_.relu(F_.conv2d(rb_a, tn(rb1), tn(rbb), padding=1)), tn(rb2), padding=1)
+write_case("image_residual_block",
+           [helper.make_node("Conv", ["x", "w0"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["a", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c1"], ["r1"]),
+            helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+            helper.make_node("Add", ["c2", "a"], ["s"]),
+            helper.make_node("Relu", ["s"], ["r"]),
+            helper.make_node("Conv", ["r", "w3"], ["y"])],
+           [("x", rbx)], [("y", F_.conv2d(F_.relu(rb_h + rb_a), tn(rb3)).numpy())], 13,
+           inits=[("w0", rb0), ("w1", rb1), ("b1", rbb), ("w2", rb2), ("w3", rb3)],
+           expect="layout: 4 results")
+sex, se0, se1, se2, se3 = (i32(3, 4, 7, 9), i32(16, 4, 3, 3, scale=0.4), i32(4, 16, 1, 1, scale=0.3),
+                           i32(16, 4, 1, 1, scale=0.5), i32(6, 16, 1, 1, scale=0.3))
+seb1, seb2, sec = i32(4), i32(16), i32(16, 1, 1)
+se_a = F_.conv2d(tn(sex), tn(se0), padding=1)
+se_g = F_.hardsigmoid(F_.conv2d(F_.relu(F_.conv2d(se_a.mean((2, 3), keepdim=True), tn(se1),
+                                                  tn(seb1))), tn(se2), tn(seb2)))
+write_case("image_se_gate_batch3",
+           [helper.make_node("Conv", ["x", "w0"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("GlobalAveragePool", ["a"], ["p"]),
+            helper.make_node("Conv", ["p", "w1", "b1"], ["q"]),
+            helper.make_node("Relu", ["q"], ["qr"]),
+            helper.make_node("Conv", ["qr", "w2", "b2"], ["e"]),
+            helper.make_node("HardSigmoid", ["e"], ["g"], alpha=1.0 / 6),
+            helper.make_node("Mul", ["a", "g"], ["m"]),
+            helper.make_node("Add", ["m", "c"], ["s"]),
+            helper.make_node("Conv", ["s", "w3"], ["y"])],
+           [("x", sex)], [("y", F_.conv2d(se_a * se_g + tn(sec), tn(se3)).numpy())], 13,
+           inits=[("w0", se0), ("w1", se1), ("b1", seb1), ("w2", se2), ("b2", seb2), ("c", sec),
+                  ("w3", se3)],
+           expect="layout: 6 results")
+ucx, ucw, ucc = i32(1, 2, 9, 6), i32(12, 2, 3, 3, scale=0.5), i32(1, 12, 1, 1)
+uc_a = F_.conv2d(tn(ucx), tn(ucw), stride=(1, 2))
+uc_s = torch.sigmoid(tn(ucc) - uc_a * 0.5)
+uc_l = F_.leaky_relu(uc_s + uc_s, 0.3)
+uc_h = torch.clamp(0.2 * uc_l + 0.5, 0, 1)
+write_case("image_unary_chain_constants",
+           [helper.make_node("Conv", ["x", "w"], ["a"], strides=[1, 2]),
+            helper.make_node("Mul", ["a", "half"], ["m"]),
+            helper.make_node("Sub", ["c", "m"], ["d"]),
+            helper.make_node("Sigmoid", ["d"], ["s"]),
+            helper.make_node("Add", ["s", "s"], ["t"]),
+            helper.make_node("LeakyRelu", ["t"], ["l"], alpha=0.3),
+            helper.make_node("HardSigmoid", ["l"], ["h"]),
+            helper.make_node("Max", ["h", "l", "a"], ["u"]),
+            helper.make_node("GlobalMaxPool", ["u"], ["y"])],
+           [("x", ucx)],
+           [("y", torch.maximum(torch.maximum(uc_h, uc_l), uc_a).amax((2, 3), keepdim=True)
+             .numpy())], 13,
+           inits=[("w", ucw), ("half", np.array(0.5, np.float32)), ("c", ucc)],
+           expect="layout: 6 results")
+nmx, nmw, nmv = i32(1, 6, 5, 7), i32(6, 6, 3, 3, scale=0.3), i32(4, 6, 1, 1, scale=0.4)
+nm_a = F_.conv2d(tn(nmx), tn(nmw), padding=1)
+nm_s = nm_a + tn(nmx)
+nm_r = torch.relu(nm_a)
+write_case("image_ew_near_misses",
+           [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("Add", ["a", "x"], ["s"]),
+            helper.make_node("Conv", ["s", "v"], ["y"]),
+            helper.make_node("Abs", ["a"], ["b"]),
+            helper.make_node("Sub", ["b", "a"], ["r2"])],
+           [("x", nmx)],
+           [("y", F_.conv2d(nm_s, tn(nmv)).numpy()), ("r2", (nm_a.abs() - nm_a).numpy())], 13,
+           inits=[("w", nmw), ("v", nmv)])

@@ -224,9 +224,10 @@ typedef struct case_opts {
     lmfe_dtype_mode dtype;
     double rtol, atol;
     bool pad_dynamic;
+    const char *note; /* NULL, or text the compile's report notes must hold */
 } case_opts;
 
-static const case_opts fp32_opts = {false, LMFE_DTYPE_FP32, 1e-3, 1e-7, false};
+static const case_opts fp32_opts = {false, LMFE_DTYPE_FP32, 1e-3, 1e-7, false, NULL};
 
 static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_size) {
     char path[2048];
@@ -254,11 +255,21 @@ static int run_case(const char *dir, const case_opts *co, char *msg, size_t msg_
     int result = 2;
     void *buf = NULL, *inbuf[16] = {0};
     uint64_t compared = 0;
-    lm_status st = lmfe_compile_onnx(path, &o, &bin, NULL);
+    lmfe_report report;
+    memset(&report, 0, sizeof report);
+    lm_status st = lmfe_compile_onnx(path, &o, &bin, co->note ? &report : NULL);
     if (st) {
         snprintf(msg, msg_size, "%s: %s", lm_status_string(st), lm_last_error());
         result = st == LM_ERR_UNSUPPORTED ? 1 : 2;
         goto done;
+    }
+    if (co->note) {
+        bool noted = report.notes && strstr(report.notes, co->note);
+        if (!noted)
+            snprintf(msg, msg_size, "the report's notes lack \"%s\": %s", co->note,
+                     report.notes ? report.notes : "(none)");
+        lmfe_report_free(&report);
+        if (!noted) goto done;
     }
     if (nout == 0) {
         snprintf(msg, msg_size, "no expected outputs could be read");
@@ -437,7 +448,8 @@ static void test_node_tests(void) {
 
 /* The cases make_nn_cases.py builds (opset < 13 forms, constant weights,
  * refusals, a traced compile): each passes, or for refuse_* is refused with
- * the message in its expect.txt. Cases named trace_* compile with a metal
+ * the message in its expect.txt (any other case with an expect.txt must
+ * report that note when compiled). Cases named trace_* compile with a metal
  * trace, those with padded_ in their name with pad_dynamic. */
 static void test_built_cases(void) {
     if (system("/usr/bin/python3 -c 'import onnx, torch' 2>/dev/null") != 0) {
@@ -458,7 +470,7 @@ static void test_built_cases(void) {
         char dir[1024], msg[1024], expect[256] = "";
         snprintf(dir, sizeof dir, "%s/%s", LM_FE_CASES_DIR, e->d_name);
         bool refuse = strncmp(e->d_name, "refuse_", 7) == 0;
-        if (refuse) {
+        {
             char path[1100];
             snprintf(path, sizeof path, "%s/expect.txt", dir);
             FILE *f = fopen(path, "r");
@@ -471,13 +483,15 @@ static void test_built_cases(void) {
         case_opts co = fp32_opts;
         co.trace = strncmp(e->d_name, "trace_", 6) == 0;
         co.pad_dynamic = strstr(e->d_name, "padded_") != NULL;
+        /* A case that is not refused may name a note its compile reports. */
+        if (!refuse && expect[0]) co.note = expect;
         int r = run_case(dir, &co, msg, sizeof msg);
         bool ok = refuse ? r == 1 && expect[0] && strstr(msg, expect) : r == 0;
         /* The lower-precision modes compile and run every case too
          * (bfloat16 math: a loose comparison, catching a wrong op rather
          * than rounding). */
         for (int m = 1; ok && !refuse && m <= 2; m++) {
-            case_opts lo = {co.trace, (lmfe_dtype_mode)m, 0.1, 0.1, co.pad_dynamic};
+            case_opts lo = {co.trace, (lmfe_dtype_mode)m, 0.1, 0.1, co.pad_dynamic, NULL};
             int k = snprintf(msg, sizeof msg, "%s mode: ", m == 1 ? "bf16" : "bfp8");
             if (run_case(dir, &lo, msg + k, sizeof msg - (size_t)k) != 0) ok = false;
         }
