@@ -31,6 +31,40 @@ static inline void nn_tile_store(uint32_t addr, uint32_t fmt, uint32_t e, uint32
 static inline void nn_tile_fill_outside(uint32_t addr, uint32_t fmt, uint32_t rows, uint32_t cols,
                                         uint32_t bits) {
     if (rows >= 32 && cols >= 32) return;
+#ifdef NN_DM
+    /* Per face, the first row of each padded run is stored and the face's
+     * other rows are copied from it in one strided local read: a few dozen
+     * interpreted stores a tile instead of up to a thousand (a writer pads
+     * every tile of a tensor whose width is not a multiple of 32). */
+    uint32_t es = fmt == NN_FMT_BF16 ? 2 : fmt == NN_FMT_BFP8 ? 1 : 4;
+    uint32_t data = fmt == NN_FMT_BFP8 ? addr + 64 : addr; /* bfloat8_b: the mantissas */
+    bool copied = false;
+    for (uint32_t f = 0; f < 4; f++) {
+        uint32_t r0 = (f >> 1) * 16, c0 = (f & 1) * 16;
+        uint32_t keep = cols <= c0 ? 0 : cols - c0 >= 16 ? 16 : cols - c0;
+        uint32_t live = rows <= r0 ? 0 : rows - r0 >= 16 ? 16 : rows - r0;
+        uint32_t face = data + f * 256 * es, row = 16 * es;
+        if (keep < 16 && live > 0) { /* the live rows' padded columns */
+            for (uint32_t c = keep; c < 16; c++)
+                nn_tile_store(addr, fmt, f * 256 + c, bits);
+            if (live > 1) {
+                lm_noc_async_read_strided(get_noc_addr_local(face + keep * es), 0,
+                                          face + row + keep * es, row, (16 - keep) * es, live - 1);
+                copied = true;
+            }
+        }
+        if (live < 16) { /* the padded rows, whole */
+            for (uint32_t c = 0; c < 16; c++)
+                nn_tile_store(addr, fmt, f * 256 + live * 16 + c, bits);
+            if (live < 15) {
+                lm_noc_async_read_strided(get_noc_addr_local(face + live * row), 0,
+                                          face + (live + 1) * row, row, row, 15 - live);
+                copied = true;
+            }
+        }
+    }
+    if (copied) noc_async_read_barrier();
+#else
     for (uint32_t f = 0; f < 4; f++) {
         uint32_t r0 = (f >> 1) * 16, c0 = (f & 1) * 16;
         uint32_t keep = cols <= c0 ? 0 : cols - c0 >= 16 ? 16 : cols - c0;
@@ -40,6 +74,7 @@ static inline void nn_tile_fill_outside(uint32_t addr, uint32_t fmt, uint32_t ro
                 nn_tile_store(addr, fmt, f * 256 + r * 16 + c, bits);
         }
     }
+#endif
 }
 
 /* Valid rows and columns of tile `id` of a tile-layout tensor whose matrices
