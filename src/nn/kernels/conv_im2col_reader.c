@@ -179,11 +179,12 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
     }
 }
 
-/* Tap (dy, dx) of output pixels row .. row + count - 1 (mode 2) into rows
+/* Tap (dy, dx) of output pixels row .. row + count - 1 (modes 1 and 2) into rows
  * `pitch` bytes apart at dst, q pixels a row: the output pixel stepped
  * along rather than divided out of each row; with a page per image row and
- * dense rows, the pixels an output row reads are one strided read, else one
- * read per pixel. Positions outside the image read `fill`.
+ * dense rows (or a pixel a row), the pixels an output row reads are one
+ * strided read, else one read per pixel. Positions outside the image read
+ * `fill`.
  * The geometry is copied to locals first: every NoC call clobbers memory,
  * so globals would be loaded again for each read. */
 static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, uint32_t count,
@@ -193,8 +194,9 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, ui
     const int32_t sh = g_sh, sw = g_sw, vx0 = dx - g_pl;
     const bool per_row = ppp > 1, dram = img_dram;
     /* Rows q pixels wide with no gap between them: the destination just
-     * moves on. */
+     * moves on. With a pixel a row, the next pixel's place is a row on. */
     const bool dense = q * size == pitch;
+    const uint32_t next = q == 1 ? pitch : size;
     uint32_t at = dst, qi = 0;
     while (count) {
         /* The output pixels of one output row: their taps lie on one image
@@ -217,13 +219,13 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, ui
             line_addr = lm_bank_noc_addr(dram, line % nb, base + line / nb * stride);
         const uint32_t hi = (uint32_t)(line_addr >> 32), step = (uint32_t)sw * size;
         uint32_t lo = (uint32_t)line_addr + (uint32_t)(vx + (int32_t)first * sw) * size;
-        if (per_row && dense) {
+        if (per_row && (dense || q == 1)) {
             /* The common case in three plain runs: fills, reads, fills. */
-            for (uint32_t j = 0; j < first; j++, at += size)
+            for (uint32_t j = 0; j < first; j++, at += next)
                 fill_run(at, C, esize, fill);
-            lm_noc_async_read_strided((uint64_t)hi << 32 | lo, step, at, size, size, last - first);
-            at += (last - first) * size;
-            for (uint32_t j = last; j < len; j++, at += size)
+            lm_noc_async_read_strided((uint64_t)hi << 32 | lo, step, at, next, size, last - first);
+            at += (last - first) * next;
+            for (uint32_t j = last; j < len; j++, at += next)
                 fill_run(at, C, esize, fill);
             row += len;
             count -= len;
@@ -325,8 +327,9 @@ void kernel_main(void) {
     }
     /* POOL_FUSED gives each unit's block once per tap, taps in order. */
     uint32_t taps = mode == 2 ? KH * KW : 1;
-    /* Whole pooling rows, not strided virtually: pool_rows. */
-    bool fast_pool = mode == 2 && uh == 1 && uw == 1 && cols_zeroed;
+    /* Whole pixels a row (the pooling modes and a depthwise convolution's
+     * per-tap matrices), not strided virtually: pool_rows. */
+    bool fast_pool = mode != 0 && uh == 1 && uw == 1 && cols_zeroed;
     g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_dh = dh;
     g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW;
     for (uint32_t u = first; u < first + units; u++) {
@@ -381,8 +384,8 @@ void kernel_main(void) {
             }
             if (fast_pool) {
                 uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
-                pool_rows(base, width * esize, q, row0 * q, count * q, (int32_t)(t / KW) * dh,
-                          (int32_t)(t % KW) * dw, C, esize, fill);
+                pool_rows(base, width * esize, q, row0 * q, count * q, (int32_t)(ptap / KW) * dh,
+                          (int32_t)(ptap % KW) * dw, C, esize, fill);
                 for (uint32_t r = count; r < 32; r++)
                     zero_run(base + r * width * esize, width * esize);
             }
