@@ -56,12 +56,12 @@ enum {
      * order: its other operand is a constant whose rows follow that order
      * instead (a matrix product). */
     FE_ROWS_IN = 1u << 3,
-    /* Element-wise: reads every input computed at run time as a flat NHWC
-     * image and writes output 0 as one, when all of them come so (the
-     * constants broadcast per channel; fe_ew_images says which nodes fit).
-     * Its lower takes the inputs with fe_in_ew and hands the result over
-     * with fe_out_ew. */
-    FE_IMAGE_EW = 1u << 4,
+    /* Reads every input computed at run time as a flat NHWC image and
+     * writes output 0 as one, when all of them come so: element-wise ops
+     * (their constants broadcast per channel; fe_ew_images says which
+     * nodes fit), whose lower takes the inputs with fe_in_ew and hands the
+     * result over with fe_out_ew; a Concat of channels. */
+    FE_IMAGE_ALL = 1u << 4,
     /* Reads its input image fastest in tile layout (fe_plan.nhwc_tiles). */
     FE_TILES_IN = 1u << 5,
 };
@@ -113,7 +113,7 @@ typedef struct fe_plan {
      * to match, so a flattened image needs no transpose (fe_plan_layouts). */
     bool nhwc_rows;
     /* With nhwc_out: the image goes over in tile layout, not row-major,
-     * because an element-wise node (FE_IMAGE_EW) reads it. */
+     * because a node that reads every input so (FE_IMAGE_ALL) reads it. */
     bool nhwc_tiles;
 } fe_plan;
 
@@ -268,7 +268,7 @@ lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out
  * graph input), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
-/* FE_IMAGE_EW when element-wise node `n` can run on images: float inputs
+/* FE_IMAGE_ALL when element-wise node `n` can run on images: float inputs
  * and output, the output rank 4 [N, C, H, W], each input computed at run
  * time of that shape or [N, C, 1, 1] (a gate, as squeeze-and-excitation
  * multiplies by), each constant one value per channel or a scalar
@@ -277,7 +277,7 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
 uint32_t fe_ew_images(fe_ctx *c, const fe_node *n);
 /* Input i of an element-wise node as a float tile tensor: fe_in_dev_float's
  * when the node runs on NCHW values; on images (fe_plan.nhwc_out of an
- * FE_IMAGE_EW node) in the node's image frame, [B, P, C] with the image's
+ * FE_IMAGE_ALL node) in the node's image frame, [B, P, C] with the image's
  * pixels as P (B = 1, P = N * H * W; or B = N, P = H * W when the node has
  * a gate and N > 1), a gate as [B, 1, C], a constant as [C] or [1], so the
  * op library's broadcasting gives the image result. *out_owned: the

@@ -9,7 +9,8 @@
  *                                as SiLU)
  *   Add/Mul/... -> Relu/...      the activation applied by the element-wise
  *                                op's last library call (a ResNet block's
- *                                Add -> Relu)
+ *                                Add -> Relu), or by a BatchNormalization
+ *                                no convolution took (DenseNet's)
  *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
  *                                fuse_layer_norm): the op library's
  *
@@ -36,7 +37,8 @@ enum {
 static uint32_t fusable(const char *op_type) {
     if (!strcmp(op_type, "Conv")) return FUSE_BIAS | FUSE_ACTIVATION | FUSE_BATCHNORM;
     if (!strcmp(op_type, "MatMul")) return FUSE_BIAS | FUSE_ACTIVATION;
-    if (!strcmp(op_type, "Gemm")) return FUSE_ACTIVATION;
+    /* (A normalization no convolution took: its lower applies it.) */
+    if (!strcmp(op_type, "Gemm") || !strcmp(op_type, "BatchNormalization")) return FUSE_ACTIVATION;
     /* The element-wise ops whose last op library call takes the activation
      * (lower_binary); Mean divides after it. */
     static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum"};

@@ -8,13 +8,14 @@
  * Flatten or Reshape, which transposes once instead of twice), and reads it
  * as input 0 only.
  *
- * Element-wise nodes (FE_IMAGE_EW: the residual Add of a ResNet block, the
+ * Element-wise nodes (FE_IMAGE_ALL: the residual Add of a ResNet block, the
  * activation after it, a squeeze-and-excitation gate's Mul) pass images on:
  * element by element the order does not matter, so such a node runs on
  * images when every input it computes at run time comes as one and every
  * reader of its output takes one. Images then flow through whole chains of
- * blocks; the choice is the largest consistent one (fe_plan_layouts).
- * Any other reader (a Concat, a graph output) keeps the value in ONNX's
+ * blocks; the choice is the largest consistent one (fe_plan_layouts). A
+ * Concat of channels joins images the same way (FE_IMAGE_ALL).
+ * Any other reader (a Transpose, a graph output) keeps the value in ONNX's
  * NCHW order, so the rest of the compiler never sees the difference.
  *
  * A flattened image ([N, C * H * W]) needs a transpose into ONNX's column
@@ -99,9 +100,9 @@ lm_status fe_plan_layouts(fe_ctx *c) {
     for (uint32_t k = 0; k < g->node_count; k++) {
         if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
         caps[k] = images(c, &g->nodes[k]);
-        ew[k] = (caps[k] & FE_IMAGE_EW) != 0;
+        ew[k] = (caps[k] & FE_IMAGE_ALL) != 0;
         uint32_t v = image_value(c, k);
-        if ((caps[k] & (FE_IMAGE_OUT | FE_IMAGE_EW)) && v != FE_NONE)
+        if ((caps[k] & (FE_IMAGE_OUT | FE_IMAGE_ALL)) && v != FE_NONE)
             ok[v] = !g->values[v].graph_output && c->slots[v].uses > 0;
     }
     /* The largest consistent choice: drop what a reader refuses, and an
@@ -179,5 +180,5 @@ uint32_t fe_ew_images(fe_ctx *c, const fe_node *n) {
             return 0;
         }
     }
-    return full ? FE_IMAGE_EW : 0;
+    return full ? FE_IMAGE_ALL : 0;
 }

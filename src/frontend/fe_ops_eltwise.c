@@ -284,7 +284,7 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
 
-/* The arithmetic ops on images (FE_IMAGE_EW): two inputs or more, float
+/* The arithmetic ops on images (FE_IMAGE_ALL): two inputs or more, float
  * ones, no legacy broadcast. */
 static uint32_t binary_images(fe_ctx *c, const fe_node *n) {
     const bin_desc *d = bin_find(n->op_type);
@@ -489,7 +489,7 @@ static lm_status lower_unary(fe_ctx *c, const fe_node *n) {
     return fe_out_ew(c, n, r);
 }
 
-/* The unary ops that give floats run on images (FE_IMAGE_EW). */
+/* The unary ops that give floats run on images (FE_IMAGE_ALL). */
 static uint32_t unary_images(fe_ctx *c, const fe_node *n) {
     return un_find(n->op_type)->domain != U_BOOL ? fe_ew_images(c, n) : 0;
 }

@@ -2304,12 +2304,67 @@ static lm_status lower_batchnorm_training(fe_ctx *c, const fe_node *n, lmnn_tens
     return finish(c, n, y, false, false);
 }
 
+/* Inference BatchNormalization with constant parameters on a rank-4 float
+ * value: a value per channel times it and one added, so it runs on images
+ * (FE_IMAGE_ALL; batchnorm_on_image). */
+static uint32_t batchnorm_images(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    int64_t training;
+    if (x->rank != 4 || !fe_elem_is_float(x->elem) ||
+        fe_attr_int(c, n, "training_mode", 0, &training) || training)
+        return 0;
+    for (uint32_t i = 1; i < 5; i++) {
+        const fe_tensor *k = fe_in_const(c, n, i);
+        if (!k || (int64_t)k->count != x->dims[1]) return 0;
+    }
+    for (uint32_t i = 1; i < n->output_count; i++)
+        if (n->outputs[i] != FE_NONE && c->g->values[n->outputs[i]].use_count) return 0;
+    return FE_IMAGE_ALL;
+}
+
+/* y = x * s + t per channel, s = scale / sqrt(var + eps), t = beta - mean *
+ * s (the host's double math, as a convolution's folded normalization), on
+ * the flat image x; a fused activation with the addition. */
+static lm_status batchnorm_on_image(fe_ctx *c, const fe_node *n, float eps) {
+    int64_t ch = fe_in_type(c, n, 0)->dims[1];
+    fe_tensor *rows[2];
+    lm_status st = LM_OK;
+    for (uint32_t i = 0; i < 2 && !st; i++)
+        st = fe_const_new(c, FE_FLOAT, 1, &ch, &rows[i]);
+    if (st) return fe_nn_fail(c, n, st);
+    const fe_tensor *scale = fe_in_const(c, n, 1), *beta = fe_in_const(c, n, 2),
+                    *mean = fe_in_const(c, n, 3), *var = fe_in_const(c, n, 4);
+    for (uint64_t k = 0; k < (uint64_t)ch; k++) {
+        double sk = fe_tensor_get_f64(scale, k) / sqrt(fe_tensor_get_f64(var, k) + (double)eps);
+        fe_tensor_set_f64(rows[0], k, sk);
+        fe_tensor_set_f64(rows[1], k, fe_tensor_get_f64(beta, k) - fe_tensor_get_f64(mean, k) * sk);
+    }
+    lmnn_tensor x, sd, td, y = {0}, r;
+    bool owned;
+    if ((st = fe_aux(c, n, 0, rows[0], LMNN_TILE, &sd)) ||
+        (st = fe_aux(c, n, 1, rows[1], LMNN_TILE, &td)) || (st = fe_in_ew(c, n, 0, &x, &owned)))
+        return st;
+    const fe_fusion *f = fusion_of(c, n);
+    lmnn_binary_options o;
+    lmnn_binary_options_init(&o);
+    o.activation = f->activation;
+    o.activation_alpha = f->act_alpha;
+    o.activation_beta = f->act_beta;
+    st = lmnn_mul(x, sd, &y);
+    if (owned) fe_free(x);
+    if (!st) st = lmnn_binary(LMNN_BINARY_ADD, y, td, &o, &r);
+    fe_free(y);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_ew(c, n, r);
+}
+
 static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     float eps;
     int64_t training;
     lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
     if (!st) st = fe_attr_int(c, n, "training_mode", 0, &training);
     if (st) return st;
+    if (c->plans[n - c->g->nodes].nhwc_out) return batchnorm_on_image(c, n, eps);
     lmnn_tensor t[5], r;
     for (uint32_t i = 0; i < 5; i++)
         if ((st = fe_in_dev(c, n, i, &t[i]))) return st;
@@ -3346,7 +3401,7 @@ const fe_op_def fe_ops_nn[] = {
     {"LpPool", infer_lppool, NULL, 0, NULL},
     {"GlobalLpPool", infer_lppool, NULL, 0, NULL},
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, global_pool_images},
-    {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, NULL},
+    {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, batchnorm_images},
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0, NULL},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0, NULL},

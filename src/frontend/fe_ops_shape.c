@@ -444,17 +444,41 @@ static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
 
+/* Concat's axis, normalized. */
+static lm_status concat_axis(fe_ctx *c, const fe_node *n, int32_t *out) {
+    int64_t axis;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    return st ? st : fe_axis(c, n, axis, fe_in_type(c, n, 0)->rank, out);
+}
+
 static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
     uint32_t k = fe_in_count(n), m = 0;
     lmnn_tensor *ts = calloc(k, sizeof *ts);
-    if (!ts) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    int64_t axis;
-    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    bool *owned = calloc(k, sizeof *owned);
+    if (!ts || !owned) {
+        free(ts);
+        free(owned);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
     int32_t a = 0;
-    if (!st) st = fe_axis(c, n, axis, fe_in_type(c, n, 0)->rank, &a);
+    lm_status st = concat_axis(c, n, &a);
+    /* Images (concat_images): the channels are the flat images' last dim. */
+    bool images = c->plans[n - c->g->nodes].nhwc_out;
     for (uint32_t i = 0; i < k && !st; i++) {
-        if (fe_in_type(c, n, i)->dims[a] == 0) continue; /* empty inputs add nothing */
-        st = fe_in_dev(c, n, i, &ts[m++]);
+        const fe_type *t = fe_in_type(c, n, i);
+        if (t->dims[a] == 0) continue; /* empty inputs add nothing */
+        if (!images) {
+            st = fe_in_dev(c, n, i, &ts[m++]);
+            continue;
+        }
+        lmnn_tensor img;
+        bool flat;
+        lmnn_shape s = LMNN_SHAPE(1, 1, (uint32_t)(t->dims[0] * t->dims[2] * t->dims[3]),
+                                  (uint32_t)t->dims[1]);
+        if (!(st = fe_in_image(c, n, i, &img, &flat)) && !flat)
+            st = fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
+        if (!st) st = fe_image_tiles(c, n, img, &s, &ts[m]);
+        owned[m++] = !st;
     }
     lmnn_tensor r;
     if (!st && m == 1) {
@@ -463,11 +487,25 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
         st = lmnn_tensor_get_info(ts[0], &info);
         if (!st) st = lmnn_reshape(ts[0], &info.shape, NULL, &r);
     } else if (!st) {
-        st = lmnn_concat(ts, m, a, NULL, &r);
+        st = lmnn_concat(ts, m, images ? 3 : a, NULL, &r);
     }
+    for (uint32_t i = 0; i < m; i++)
+        if (owned[i]) fe_free(ts[i]);
     free(ts);
+    free(owned);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
+}
+
+/* A Concat of rank-4 float values along the channels, none of them
+ * constant, joins flat images (FE_IMAGE_ALL). */
+static uint32_t concat_images(fe_ctx *c, const fe_node *n) {
+    int32_t a;
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (t->rank != 4 || !fe_elem_is_float(t->elem) || concat_axis(c, n, &a) || a != 1) return 0;
+    for (uint32_t i = 0; i < n->input_count; i++)
+        if (n->inputs[i] == FE_NONE || fe_in_const(c, n, i)) return 0;
+    return FE_IMAGE_ALL;
 }
 
 /* ---- Slice ---- */
@@ -1021,7 +1059,7 @@ const fe_op_def fe_ops_shape[] = {
     {"Squeeze", infer_squeeze, lower_reshape_to_out, 1u << 1, reshape_images},
     {"Unsqueeze", infer_unsqueeze, lower_reshape_to_out, 1u << 1, reshape_images},
     {"Transpose", infer_transpose, lower_transpose, 0, NULL},
-    {"Concat", infer_concat, lower_concat, 0, NULL},
+    {"Concat", infer_concat, lower_concat, 0, concat_images},
     {"Slice", infer_slice, lower_slice, 0x1eu, NULL},
     {"Gather", infer_gather, lower_gather, 0, NULL},
     {"GatherElements", infer_gather_elements, lower_gather_elements, 0, NULL},

@@ -3560,3 +3560,71 @@ write_case("image_ew_near_misses",
            [("x", nmx)],
            [("y", F_.conv2d(nm_s, tn(nmv)).numpy()), ("r2", (nm_a.abs() - nm_a).numpy())], 13,
            inits=[("w", nmw), ("v", nmv)])
+# A fire module (SqueezeNet's): a 1x1 squeeze, then 1x1 and 3x3 expands
+# whose results a Concat of channels joins as images, and a max pool after;
+# a Concat that also takes a graph input stays NCHW.
+fmx, fms, fm1, fm3, fmv = (i32(2, 5, 9, 11), i32(6, 5, 1, 1, scale=0.4), i32(7, 6, 1, 1, scale=0.4),
+                           i32(9, 6, 3, 3, scale=0.2), i32(3, 16, 1, 1, scale=0.3))
+fm_s = F_.relu(F_.conv2d(tn(fmx), tn(fms)))
+fm_c = torch.cat([F_.relu(F_.conv2d(fm_s, tn(fm1))), F_.relu(F_.conv2d(fm_s, tn(fm3), padding=1))], 1)
+write_case("image_concat_fire",
+           [helper.make_node("Conv", ["x", "ws"], ["s0"]),
+            helper.make_node("Relu", ["s0"], ["s"]),
+            helper.make_node("Conv", ["s", "w1"], ["e1"]),
+            helper.make_node("Relu", ["e1"], ["r1"]),
+            helper.make_node("Conv", ["s", "w3"], ["e3"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["e3"], ["r3"]),
+            helper.make_node("Concat", ["r1", "r3"], ["c"], axis=1),
+            helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[3, 3], strides=[2, 2]),
+            helper.make_node("Conv", ["p", "v"], ["y"]),
+            helper.make_node("Concat", ["s", "x"], ["z"], axis=-3)],
+           [("x", fmx)],
+           [("y", F_.conv2d(F_.max_pool2d(fm_c, 3, 2), tn(fmv)).numpy()),
+            ("z", torch.cat([fm_s, tn(fmx)], 1).numpy())], 13,
+           inits=[("ws", fms), ("w1", fm1), ("w3", fm3), ("v", fmv)],
+           expect="layout: 4 results")
+# A dense block (DenseNet's): BatchNormalization -> Relu before each
+# convolution, the features joined by a Concat of channels, all as images;
+# and a BatchNormalization -> Relu of a graph input (NCHW), both against
+# PyTorch.
+dbx, db0, db1, db2 = (i32(2, 3, 8, 10), i32(6, 3, 3, 3, scale=0.3), i32(4, 6, 3, 3, scale=0.2),
+                      i32(5, 10, 1, 1, scale=0.3))
+
+
+def bn_params(ch):
+    return (im_.uniform(0.5, 1.5, ch).astype(np.float32), i32(ch), i32(ch),
+            im_.uniform(0.5, 2.0, ch).astype(np.float32))
+
+
+bn1, bn2, bn3 = bn_params(6), bn_params(10), bn_params(3)
+
+
+def bn_ref(x, p):
+    return F_.batch_norm(x, tn(p[2]), tn(p[3]), tn(p[0]), tn(p[1]), False, 0.0, 1e-5)
+
+
+db_a = F_.conv2d(tn(dbx), tn(db0), padding=1)
+db_b = F_.conv2d(F_.relu(bn_ref(db_a, bn1)), tn(db1), padding=1)
+db_y = F_.conv2d(F_.relu(bn_ref(torch.cat([db_a, db_b], 1), bn2)), tn(db2))
+bn_inits = []
+for tag, p in (("1", bn1), ("2", bn2), ("3", bn3)):
+    bn_inits += [("g" + tag, p[0]), ("be" + tag, p[1]), ("m" + tag, p[2]), ("v" + tag, p[3])]
+
+
+def bn_node(x, tag, y):
+    return helper.make_node("BatchNormalization", [x, "g" + tag, "be" + tag, "m" + tag, "v" + tag],
+                            [y])
+
+
+write_case("image_dense_block",
+           [helper.make_node("Conv", ["x", "w0"], ["a"], pads=[1, 1, 1, 1]),
+            bn_node("a", "1", "n1"), helper.make_node("Relu", ["n1"], ["r1"]),
+            helper.make_node("Conv", ["r1", "w1"], ["b"], pads=[1, 1, 1, 1]),
+            helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+            bn_node("c", "2", "n2"), helper.make_node("Relu", ["n2"], ["r2"]),
+            helper.make_node("Conv", ["r2", "w2"], ["y"]),
+            bn_node("x", "3", "n3"), helper.make_node("Relu", ["n3"], ["z"])],
+           [("x", dbx)],
+           [("y", db_y.numpy()), ("z", F_.relu(bn_ref(tn(dbx), bn3)).numpy())], 13,
+           inits=[("w0", db0), ("w1", db1), ("w2", db2)] + bn_inits,
+           expect="layout: 5 results")
