@@ -5,8 +5,8 @@
  *   Conv/MatMul -> Add(bias)     the constant bias added by the op
  *   ... -> Relu/Sigmoid/...      the activation applied by the op (also Clip
  *                                with bounds known when compiling, HardSwish,
- *                                PyTorch's HardSigmoid, and x * Sigmoid(x)
- *                                as SiLU)
+ *                                PyTorch's HardSigmoid, x * Sigmoid(x) as
+ *                                SiLU, x * HardSigmoid(x) as HardSwish)
  *   Add/Mul/... -> Relu/...      the activation applied by the element-wise
  *                                op's last library call (a ResNet block's
  *                                Add -> Relu), or by a BatchNormalization
@@ -149,6 +149,15 @@ static lm_status fold_bias(fe_ctx *c, const fe_node *head, const fe_node *add, u
     return LM_OK;
 }
 
+/* Whether HardSigmoid node n is PyTorch's (relu6(x + 3) / 6, the op
+ * library's): alpha 1/6 and beta 0.5 as float32 attributes. */
+static bool pytorch_hardsigmoid(fe_ctx *c, const fe_node *n) {
+    float alpha, beta;
+    return !fe_attr_float(c, n, "alpha", 0.2f, &alpha) &&
+           !fe_attr_float(c, n, "beta", 0.5f, &beta) && alpha == (float)(1.0 / 6.0) &&
+           beta == 0.5f;
+}
+
 static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bool *out_done) {
     *out_done = false;
     lm_status st = LM_OK;
@@ -165,14 +174,7 @@ static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bo
         f->act_alpha = alpha;
     } else if (!strcmp(act->op_type, "HardSwish") && act->attr_count == 0) {
         f->activation = LMNN_HARDSWISH;
-    } else if (!strcmp(act->op_type, "HardSigmoid")) {
-        /* PyTorch's (relu6(x + 3) / 6, the op library's): alpha 1/6, beta
-         * 0.5 as float32 attributes. */
-        float alpha, beta;
-        if ((st = fe_attr_float(c, act, "alpha", 0.2f, &alpha)) ||
-            (st = fe_attr_float(c, act, "beta", 0.5f, &beta)))
-            return st;
-        if (alpha != (float)(1.0 / 6.0) || beta != 0.5f) return LM_OK;
+    } else if (!strcmp(act->op_type, "HardSigmoid") && pytorch_hardsigmoid(c, act)) {
         f->activation = LMNN_HARDSIGMOID;
     } else if (!strcmp(act->op_type, "Clip")) {
         /* Bounds known when compiling (attributes before opset 11, constant
@@ -199,13 +201,17 @@ static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bo
     return LM_OK;
 }
 
-/* x * Sigmoid(x) (SiLU, as exporters write it): value v read by exactly a
- * Sigmoid and a Mul of v and that Sigmoid's output, which nothing else
- * reads, all on the device. The two nodes in *out_sig and *out_mul. */
-static bool silu_of(const fe_ctx *c, uint32_t v, uint32_t *out_sig, uint32_t *out_mul) {
+/* x * Sigmoid(x) (SiLU) or x * HardSigmoid(x) (HardSwish before opset 14,
+ * with PyTorch's HardSigmoid), as exporters write them: value v read by
+ * exactly the gate and a Mul of v and the gate's output, which nothing else
+ * reads, all on the device. The two nodes in *out_gate and *out_mul, the
+ * activation they make in *out_act. */
+static bool gated_of(fe_ctx *c, uint32_t v, uint32_t *out_gate, uint32_t *out_mul,
+                     lmnn_unary_op *out_act) {
     const fe_graph *g = c->g;
     if (g->values[v].graph_output || g->values[v].use_count != 2) return false;
-    uint32_t sig = FE_NONE, mul = FE_NONE;
+    uint32_t gate = FE_NONE, mul = FE_NONE;
+    lmnn_unary_op act = LMNN_UNARY_INVALID;
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         bool reads = false;
@@ -213,21 +219,28 @@ static bool silu_of(const fe_ctx *c, uint32_t v, uint32_t *out_sig, uint32_t *ou
             reads |= n->inputs[i] == v;
         if (!reads) continue;
         if (c->plans[k].placement != LMFE_ON_DEVICE) return false;
-        if (!strcmp(n->op_type, "Sigmoid") && n->attr_count == 0 && sig == FE_NONE)
-            sig = k;
-        else if (!strcmp(n->op_type, "Mul") && n->input_count == 2 && mul == FE_NONE)
+        lmnn_unary_op made = !strcmp(n->op_type, "Sigmoid") && n->attr_count == 0 ? LMNN_SILU
+                             : !strcmp(n->op_type, "HardSigmoid") && pytorch_hardsigmoid(c, n)
+                                 ? LMNN_HARDSWISH
+                                 : LMNN_UNARY_INVALID;
+        if (gate == FE_NONE && made != LMNN_UNARY_INVALID) {
+            gate = k;
+            act = made;
+        } else if (!strcmp(n->op_type, "Mul") && n->input_count == 2 && mul == FE_NONE) {
             mul = k;
-        else
+        } else {
             return false;
+        }
     }
-    if (sig == FE_NONE || mul == FE_NONE) return false;
-    uint32_t s = g->nodes[sig].outputs[0];
+    if (gate == FE_NONE || mul == FE_NONE) return false;
+    uint32_t s = g->nodes[gate].outputs[0];
     const uint32_t *in = g->nodes[mul].inputs;
     if (g->values[s].graph_output || g->values[s].use_count != 1 ||
         !((in[0] == v && in[1] == s) || (in[0] == s && in[1] == v)))
         return false;
-    *out_sig = sig;
+    *out_gate = gate;
     *out_mul = mul;
+    *out_act = act;
     return true;
 }
 
@@ -365,8 +378,9 @@ lm_status fe_fuse(fe_ctx *c) {
             }
         }
         uint32_t sig, mul;
-        if ((fuse & FUSE_ACTIVATION) && silu_of(c, cur, &sig, &mul)) {
-            f.activation = LMNN_SILU;
+        lmnn_unary_op gated;
+        if ((fuse & FUSE_ACTIVATION) && gated_of(c, cur, &sig, &mul, &gated)) {
+            f.activation = gated;
             c->plans[sig].placement = c->plans[mul].placement = LMFE_FUSED;
             cur = g->nodes[mul].outputs[0];
         } else if ((fuse & FUSE_ACTIVATION) && (next = sole_reader(c, reader, cur)) != FE_NONE) {

@@ -3628,3 +3628,18 @@ write_case("image_dense_block",
            [("y", db_y.numpy()), ("z", F_.relu(bn_ref(tn(dbx), bn3)).numpy())], 13,
            inits=[("w0", db0), ("w1", db1), ("w2", db2)] + bn_inits,
            expect="layout: 5 results")
+# HardSwish as exporters write it before opset 14: x * HardSigmoid(x) with
+# PyTorch's HardSigmoid, fused into the convolution before it; with other
+# HardSigmoid parameters it stays apart (and still runs on images).
+hsx, hsw, hsv = i32(1, 4, 7, 7), i32(8, 4, 3, 3, scale=0.5), i32(3, 8, 1, 1, scale=0.4)
+hs_a = F_.conv2d(tn(hsx), tn(hsw), padding=1)
+for alpha, name in ((1.0 / 6, "pytorch"), (0.25, "other")):
+    hs_g = torch.clamp(hs_a * np.float32(alpha) + 0.5, 0, 1)
+    write_case("image_hardswish_opset13_" + name,
+               [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+                helper.make_node("HardSigmoid", ["a"], ["g"], alpha=alpha),
+                helper.make_node("Mul", ["a", "g"], ["h"]),
+                helper.make_node("Conv", ["h", "v"], ["y"])],
+               [("x", hsx)], [("y", F_.conv2d(hs_a * hs_g, tn(hsv)).numpy())], 13,
+               inits=[("w", hsw), ("v", hsv)],
+               expect="layout: %d results" % (1 if name == "pytorch" else 3))
