@@ -154,8 +154,7 @@ static lm_status fold_bias(fe_ctx *c, const fe_node *head, const fe_node *add, u
 static bool pytorch_hardsigmoid(fe_ctx *c, const fe_node *n) {
     float alpha, beta;
     return !fe_attr_float(c, n, "alpha", 0.2f, &alpha) &&
-           !fe_attr_float(c, n, "beta", 0.5f, &beta) && alpha == (float)(1.0 / 6.0) &&
-           beta == 0.5f;
+           !fe_attr_float(c, n, "beta", 0.5f, &beta) && alpha == (float)(1.0 / 6.0) && beta == 0.5f;
 }
 
 static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bool *out_done) {

@@ -316,6 +316,11 @@ static lm_status infer_reduce(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, t->elem, rank, dims);
 }
 
+/* Whether plan p reduces float value t over exactly dims 2 and 3 of 4. */
+static bool spatial(const fe_type *t, const red_plan *p) {
+    return t->rank == 4 && fe_elem_is_float(t->elem) && p->mask == (1u << 2 | 1u << 3);
+}
+
 static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
     if (f->layer_norm) return lower_layer_norm(c, n, f);
@@ -325,8 +330,21 @@ static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     if (p.noop) return fe_out_alias(c, n, 0, 0);
     lmnn_tensor x, r = {0};
-    bool owned;
-    if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) return st;
+    bool owned, flat = false;
+    const fe_type *t = fe_in_type(c, n, 0);
+    if (spatial(t, &p) && (st = fe_in_image(c, n, 0, &x, &flat))) return st;
+    if (flat) {
+        /* A flat image as [N, H * W, C]: its pixels reduced, kept as a dim
+         * of 1, give [N, 1, C], the output's elements in order. */
+        lmnn_shape s = LMNN_SHAPE((uint32_t)t->dims[0], (uint32_t)(t->dims[2] * t->dims[3]),
+                                  (uint32_t)t->dims[1]);
+        if ((st = fe_image_tiles(c, n, x, &s, &x))) return st;
+        owned = true;
+        p.mask = 1u << 1;
+        p.keepdims = true;
+    } else if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) {
+        return st;
+    }
     lmnn_reduce_options o;
     lmnn_reduce_options_init(&o);
     o.dim_mask = p.mask;
@@ -401,8 +419,29 @@ static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
     }
     }
     if (owned) fe_free(x);
-    if (st) return fe_nn_fail(c, n, st);
+    if (!st && flat) {
+        const fe_type *out = &c->g->values[n->outputs[0]].type;
+        lmnn_shape s = fe_shape(out->rank, out->dims);
+        lmnn_tensor shaped;
+        if (!(st = lmnn_reshape(r, &s, NULL, &shaped))) {
+            fe_free(r);
+            r = shaped;
+        }
+    }
+    if (st) {
+        fe_free(r);
+        return fe_nn_fail(c, n, st);
+    }
     return fe_out_from_float(c, n, 0, r);
+}
+
+/* A reduction of a rank-4 float value over its H and W (a mean over the
+ * pixels before a classifier) reads a flat image. */
+static uint32_t reduce_images(fe_ctx *c, const fe_node *n) {
+    const red_desc *d = red_find(n->op_type);
+    red_plan p;
+    if (!d || red_read(c, n, d, &p) || p.noop || !spatial(fe_in_type(c, n, 0), &p)) return 0;
+    return c->plans[n - c->g->nodes].fusion.layer_norm ? 0 : FE_IMAGE_IN | FE_TILES_IN;
 }
 
 /* ---- ArgMax, ArgMin ---- */
@@ -634,7 +673,7 @@ static lm_status lower_softmax(fe_ctx *c, const fe_node *n) {
 }
 
 #define RED(name)                                                                                  \
-    { name, infer_reduce, lower_reduce, 2u, NULL }
+    { name, infer_reduce, lower_reduce, 2u, reduce_images }
 
 /* ---- TopK ----
  *

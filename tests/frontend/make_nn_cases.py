@@ -3643,3 +3643,26 @@ for alpha, name in ((1.0 / 6, "pytorch"), (0.25, "other")):
                [("x", hsx)], [("y", F_.conv2d(hs_a * hs_g, tn(hsv)).numpy())], 13,
                inits=[("w", hsw), ("v", hsv)],
                expect="layout: %d results" % (1 if name == "pytorch" else 3))
+# Reductions over H and W read images (a mean over the pixels before a
+# classifier, as MnasNet and ShuffleNet end): ReduceMean without keepdims
+# into a Gemm, ReduceMax and ReduceLogSumExp keeping dims, ReduceSum with
+# its axes an input (opset 18, negative axes).
+rdx, rdw, rdf = i32(3, 4, 6, 5), i32(10, 4, 3, 3, scale=0.3), i32(7, 10, scale=0.3)
+rd_a = F_.conv2d(tn(rdx), tn(rdw), padding=1)
+write_case("image_reduce_spatial",
+           [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("ReduceMean", ["a"], ["m"], axes=[2, 3], keepdims=0),
+            helper.make_node("Gemm", ["m", "f"], ["y"], transB=1),
+            helper.make_node("ReduceMax", ["a"], ["mx"], axes=[3, 2]),
+            helper.make_node("ReduceLogSumExp", ["a"], ["lse"], axes=[2, 3])],
+           [("x", rdx)],
+           [("y", (rd_a.mean((2, 3)) @ tn(rdf).T).numpy()),
+            ("mx", rd_a.amax((2, 3), keepdim=True).numpy()),
+            ("lse", torch.logsumexp(rd_a, (2, 3), keepdim=True).numpy())], 13,
+           inits=[("w", rdw), ("f", rdf)], expect="layout: 1 results")
+write_case("image_reduce_sum_axes_input",
+           [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("ReduceSum", ["a", "axes"], ["y"], keepdims=0)],
+           [("x", rdx)], [("y", rd_a.sum((2, 3)).numpy())], 18,
+           inits=[("w", rdw), ("axes", np.array([-1, -2], np.int64))],
+           expect="layout: 1 results")
