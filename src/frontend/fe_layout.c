@@ -77,84 +77,139 @@ static uint32_t image_value(const fe_ctx *c, uint32_t k) {
 }
 
 /* Whether node k, one of the image kinds `caps`, reads input i as an image
- * when it comes as one: input 0 of an FE_IMAGE_IN node, any input of an
- * element-wise node that runs on images (`ew`). */
-static bool takes_image(uint32_t caps, bool ew, uint32_t i) {
-    return ((caps & FE_IMAGE_IN) && i == 0) || ew;
+ * when it comes as one: input 0 of an FE_IMAGE_IN node, any input of a node
+ * that reads all its inputs so (FE_IMAGE_ALL) while it does (`all`). */
+static bool takes_image(uint32_t caps, bool all, uint32_t i) {
+    return ((caps & FE_IMAGE_IN) && i == 0) || all;
+}
+
+/* The layout plan's state: ok[v], value v may be an image (its writer can
+ * write one and every reader so far takes one); all[k], node k reads all
+ * its run-time inputs as images (FE_IMAGE_ALL, still possible); caps[k],
+ * what device node k can do with images; writer[v], the node that would
+ * write image v; v's readers are reader[first[v] .. first[v + 1]). A stack
+ * of nodes to look at again after a value they touch stopped being an
+ * image: each value stops once, so its writer and readers are pushed at
+ * most once for it, and the whole plan costs time linear in the graph. */
+typedef struct layout_plan {
+    fe_ctx *c;
+    bool *ok, *all;
+    uint32_t *caps, *writer, *first, *reader, *stack, top;
+} layout_plan;
+
+static void not_image(layout_plan *lp, uint32_t v) {
+    if (v == FE_NONE || !lp->ok[v]) return;
+    lp->ok[v] = false;
+    if (lp->writer[v] != FE_NONE) lp->stack[lp->top++] = lp->writer[v];
+    for (uint32_t r = lp->first[v]; r < lp->first[v + 1]; r++)
+        lp->stack[lp->top++] = lp->reader[r];
+}
+
+/* Node k reads all its inputs as images only while every run-time one and
+ * its output are images; once it cannot, its output is not one and the
+ * inputs it no longer takes are not either. */
+static void recheck(layout_plan *lp, uint32_t k) {
+    if (!lp->all[k]) return;
+    const fe_graph *g = lp->c->g;
+    const fe_node *n = &g->nodes[k];
+    uint32_t out = image_value(lp->c, k);
+    bool fine = out != FE_NONE && lp->ok[out];
+    for (uint32_t i = 0; i < n->input_count; i++)
+        if (n->inputs[i] != FE_NONE && !g->values[n->inputs[i]].konst && !lp->ok[n->inputs[i]])
+            fine = false;
+    if (fine) return;
+    lp->all[k] = false;
+    not_image(lp, out);
+    for (uint32_t i = 0; i < n->input_count; i++)
+        if (!takes_image(lp->caps[k], false, i)) not_image(lp, n->inputs[i]);
+}
+
+/* The largest consistent choice, from all that could be images. */
+static void plan_images(layout_plan *lp) {
+    fe_ctx *c = lp->c;
+    const fe_graph *g = c->g;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
+        lp->caps[k] = images(c, &g->nodes[k]);
+        lp->all[k] = (lp->caps[k] & FE_IMAGE_ALL) != 0;
+        uint32_t v = image_value(c, k);
+        if ((lp->caps[k] & (FE_IMAGE_OUT | FE_IMAGE_ALL)) && v != FE_NONE) {
+            lp->ok[v] = !g->values[v].graph_output && c->slots[v].uses > 0;
+            lp->writer[v] = k;
+        }
+    }
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        lmfe_placement p = c->plans[k].placement;
+        if (p == LMFE_FOLDED || p == LMFE_REMOVED) continue;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (!takes_image(lp->caps[k], lp->all[k], i)) not_image(lp, n->inputs[i]);
+        lp->stack[lp->top++] = k;
+    }
+    while (lp->top)
+        recheck(lp, lp->stack[--lp->top]);
 }
 
 lm_status fe_plan_layouts(fe_ctx *c) {
     fe_graph *g = c->g;
-    size_t nv = g->value_count ? g->value_count : 1, nn = g->node_count ? g->node_count : 1;
-    /* ok[v]: v may be an image (its writer can, and every reader so far
-     * takes it as one); caps[k]: what device node k can do with images;
-     * ew[k]: element-wise node k runs on images. */
-    bool *ok = calloc(nv, sizeof *ok), *ew = calloc(nn, sizeof *ew);
-    uint32_t *caps = calloc(nn, sizeof *caps);
-    if (!ok || !ew || !caps) {
-        free(ok);
-        free(ew);
-        free(caps);
-        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    }
-    for (uint32_t k = 0; k < g->node_count; k++) {
-        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
-        caps[k] = images(c, &g->nodes[k]);
-        ew[k] = (caps[k] & FE_IMAGE_ALL) != 0;
-        uint32_t v = image_value(c, k);
-        if ((caps[k] & (FE_IMAGE_OUT | FE_IMAGE_ALL)) && v != FE_NONE)
-            ok[v] = !g->values[v].graph_output && c->slots[v].uses > 0;
-    }
-    /* The largest consistent choice: drop what a reader refuses, and an
-     * element-wise node whose inputs or output are not all images (which
-     * its own output then is not), until nothing changes. Each round only
-     * clears flags, so it ends. */
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t k = 0; k < g->node_count; k++) {
-            const fe_node *n = &g->nodes[k];
-            lmfe_placement p = c->plans[k].placement;
-            if (p == LMFE_FOLDED || p == LMFE_REMOVED) continue;
-            for (uint32_t i = 0; i < n->input_count; i++) {
-                uint32_t v = n->inputs[i];
-                if (v == FE_NONE || !ok[v] || takes_image(caps[k], ew[k], i)) continue;
-                ok[v] = false;
-                changed = true;
-            }
-            if (!ew[k]) continue;
-            uint32_t out = image_value(c, k);
-            bool fine = out != FE_NONE && ok[out];
-            for (uint32_t i = 0; i < n->input_count; i++)
-                if (n->inputs[i] != FE_NONE && !g->values[n->inputs[i]].konst && !ok[n->inputs[i]])
-                    fine = false;
-            if (fine) continue;
-            ew[k] = false;
-            if (out != FE_NONE) ok[out] = false;
-            changed = true;
-        }
-    }
-    for (uint32_t k = 0; k < g->node_count; k++) {
-        uint32_t v = image_value(c, k);
-        c->plans[k].nhwc_out = ew[k] || ((caps[k] & FE_IMAGE_OUT) && v != FE_NONE && ok[v]);
-        c->plans[k].nhwc_tiles = false;
-    }
-    /* Readers that want tiles (element-wise ones, FE_TILES_IN) get them
-     * from the writer, which then skips the row-major form. */
-    for (uint32_t k = 0; k < g->node_count; k++) {
-        if (!ew[k] && !(caps[k] & FE_TILES_IN)) continue;
-        const fe_node *n = &g->nodes[k];
-        for (uint32_t w = 0; w < g->node_count; w++)
-            for (uint32_t i = 0; i < n->input_count; i++)
-                if (c->plans[w].nhwc_out && n->inputs[i] != FE_NONE &&
-                    image_value(c, w) == n->inputs[i])
-                    c->plans[w].nhwc_tiles = true;
-    }
-    free(ok);
-    free(ew);
-    free(caps);
+    size_t nv = (size_t)g->value_count + 1, nn = g->node_count ? g->node_count : 1, edges = 0;
     for (uint32_t k = 0; k < g->node_count; k++)
-        c->plans[k].nhwc_rows = rows_ok(c, &g->nodes[k]);
-    return LM_OK;
+        edges += g->nodes[k].input_count;
+    layout_plan lp = {.c = c,
+                      .ok = calloc(nv, sizeof(bool)),
+                      .all = calloc(nn, sizeof(bool)),
+                      .caps = calloc(nn, sizeof(uint32_t)),
+                      .writer = malloc(nv * sizeof(uint32_t)),
+                      .first = calloc(nv + 1, sizeof(uint32_t)),
+                      .reader = malloc((edges + 1) * sizeof(uint32_t)),
+                      /* each node once, then per value stopped its writer
+                       * and readers */
+                      .stack = malloc((nn + nv + edges) * sizeof(uint32_t))};
+    lm_status st = LM_OK;
+    if (!lp.ok || !lp.all || !lp.caps || !lp.writer || !lp.first || !lp.reader || !lp.stack) {
+        st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    } else {
+        /* The readers, grouped by value (counted, summed, placed). */
+        for (uint32_t k = 0; k < g->node_count; k++)
+            for (uint32_t i = 0; i < g->nodes[k].input_count; i++)
+                if (g->nodes[k].inputs[i] != FE_NONE) lp.first[g->nodes[k].inputs[i] + 1]++;
+        for (size_t v = 0; v < nv; v++) {
+            lp.first[v + 1] += lp.first[v];
+            lp.writer[v] = FE_NONE;
+        }
+        uint32_t *at = lp.stack; /* a cursor per value, borrowed before use */
+        memcpy(at, lp.first, nv * sizeof *at);
+        for (uint32_t k = 0; k < g->node_count; k++)
+            for (uint32_t i = 0; i < g->nodes[k].input_count; i++)
+                if (g->nodes[k].inputs[i] != FE_NONE) lp.reader[at[g->nodes[k].inputs[i]]++] = k;
+        plan_images(&lp);
+        for (uint32_t k = 0; k < g->node_count; k++) {
+            uint32_t v = image_value(c, k);
+            c->plans[k].nhwc_out =
+                lp.all[k] || ((lp.caps[k] & FE_IMAGE_OUT) && v != FE_NONE && lp.ok[v]);
+            c->plans[k].nhwc_tiles = false;
+        }
+        /* Readers that want tiles (element-wise ones, FE_TILES_IN) get them
+         * from the writer, which then skips the row-major form. */
+        for (uint32_t k = 0; k < g->node_count; k++) {
+            if (!lp.all[k] && !(lp.caps[k] & FE_TILES_IN)) continue;
+            const fe_node *n = &g->nodes[k];
+            for (uint32_t i = 0; i < n->input_count; i++) {
+                uint32_t v = n->inputs[i], w = v != FE_NONE ? lp.writer[v] : FE_NONE;
+                if (w != FE_NONE && c->plans[w].nhwc_out) c->plans[w].nhwc_tiles = true;
+            }
+        }
+        for (uint32_t k = 0; k < g->node_count; k++)
+            c->plans[k].nhwc_rows = rows_ok(c, &g->nodes[k]);
+    }
+    free(lp.ok);
+    free(lp.all);
+    free(lp.caps);
+    free(lp.writer);
+    free(lp.first);
+    free(lp.reader);
+    free(lp.stack);
+    return st;
 }
 
 uint32_t fe_ew_images(fe_ctx *c, const fe_node *n) {

@@ -3666,3 +3666,19 @@ write_case("image_reduce_sum_axes_input",
            [("x", rdx)], [("y", rd_a.sum((2, 3)).numpy())], 18,
            inits=[("w", rdw), ("axes", np.array([-1, -2], np.int64))],
            expect="layout: 1 results")
+# Long element-wise chains: one from a convolution into another stays
+# images throughout (31 results); one whose end is a graph output stays
+# NCHW throughout, its start included (the plan withdraws images along
+# the whole chain).
+lcx, lcw1, lcw2, lcv = (i32(1, 3, 6, 6), i32(5, 3, 3, 3, scale=0.4), i32(4, 3, 3, 3, scale=0.4),
+                        i32(2, 5, 1, 1, scale=0.4))
+lc_nodes = [helper.make_node("Conv", ["x", "w1"], ["a0"], pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["x", "w2"], ["b0"], pads=[1, 1, 1, 1])]
+for i in range(30):
+    lc_nodes += [helper.make_node("Neg", ["a%d" % i], ["a%d" % (i + 1)]),
+                 helper.make_node("Neg", ["b%d" % i], ["b%d" % (i + 1) if i < 29 else "z"])]
+lc_nodes.append(helper.make_node("Conv", ["a30", "v"], ["y"]))
+write_case("image_long_chains", lc_nodes, [("x", lcx)],
+           [("y", F_.conv2d(F_.conv2d(tn(lcx), tn(lcw1), padding=1), tn(lcv)).numpy()),
+            ("z", F_.conv2d(tn(lcx), tn(lcw2), padding=1).numpy())], 13,
+           inits=[("w1", lcw1), ("w2", lcw2), ("v", lcv)], expect="layout: 31 results")
