@@ -612,13 +612,48 @@ static lm_status resample_axis(fe_ctx *c, const fe_node *n, int32_t d, const axi
     return LM_OK;
 }
 
+/* p with the axes of an NCHW value in the order of its flat image's
+ * [N, H, W, C]. */
+static void params_nhwc(resize_params *p) {
+    static const int32_t from[4] = {0, 2, 3, 1};
+    resize_params q = *p;
+    for (int32_t d = 0; d < 4; d++) {
+        q.in[d] = p->in[from[d]];
+        q.out[d] = p->out[from[d]];
+        q.scale[d] = p->scale[from[d]];
+        q.roi_lo[d] = p->roi_lo[from[d]];
+        q.roi_hi[d] = p->roi_hi[from[d]];
+    }
+    *p = q;
+}
+
+/* The input as a tile tensor: on images (fe_plan.nhwc_out) the flat image
+ * as [N, H, W, C], with p's axes in that order; *out_owned: a new one. */
+static lm_status resize_input(fe_ctx *c, const fe_node *n, resize_params *p, lmnn_tensor *out,
+                              bool *out_owned) {
+    *out_owned = false;
+    if (!c->plans[n - c->g->nodes].nhwc_out) return fe_in_dev(c, n, 0, out);
+    lmnn_tensor img;
+    bool flat;
+    lm_status st = fe_in_image(c, n, 0, &img, &flat);
+    if (!st && !flat) st = fe_fail(c, n, LM_ERR_INTERNAL, "input 0 is not an image");
+    if (st) return st;
+    lmnn_shape s =
+        LMNN_SHAPE((uint32_t)p->in[0], (uint32_t)p->in[2], (uint32_t)p->in[3], (uint32_t)p->in[1]);
+    if ((st = fe_image_tiles(c, n, img, &s, out))) return st;
+    params_nhwc(p);
+    *out_owned = true;
+    return LM_OK;
+}
+
 static lm_status lower_resize(fe_ctx *c, const fe_node *n) {
     resize_params p;
     lm_status st = resize_params_of(c, n, &p);
     if (st) return st;
     lmnn_tensor x;
-    if ((st = fe_in_dev(c, n, 0, &x))) return st;
-    bool owned = false; /* x is the graph's until an axis makes a new one */
+    /* x is the graph's until an axis makes a new one (unless an image) */
+    bool owned, image = c->plans[n - c->g->nodes].nhwc_out;
+    if ((st = resize_input(c, n, &p, &x, &owned))) return st;
     for (int32_t d = 0; d < p.rank; d++) {
         axis_plan a;
         if ((st = plan_axis(c, &p, d, &a))) break;
@@ -636,13 +671,33 @@ static lm_status lower_resize(fe_ctx *c, const fe_node *n) {
         if (owned) fe_free(x);
         return st;
     }
+    if (image) {
+        /* [N, OH, OW, C] as the flat image. */
+        lmnn_shape s =
+            LMNN_SHAPE(1, 1, (uint32_t)(p.out[0] * p.out[1] * p.out[2]), (uint32_t)p.out[3]);
+        lmnn_tensor flat;
+        st = lmnn_reshape(x, &s, NULL, &flat);
+        fe_free(x);
+        return st ? fe_nn_fail(c, n, st) : fe_out_dev(c, n, 0, flat);
+    }
     /* Every axis mapping onto itself, the output is the input. */
     return owned ? fe_out_dev(c, n, 0, x) : fe_out_alias(c, n, 0, 0);
 }
 
+/* A float rank-4 resize (an upsampling between convolutions: a U-Net's,
+ * a feature pyramid's) runs on images: each axis the same way in the flat
+ * image's [N, H, W, C] order (FE_IMAGE_ALL; its only run-time input is the
+ * image). */
+static uint32_t resize_images(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    resize_params p;
+    if (x->rank != 4 || !fe_elem_is_float(x->elem) || resize_params_of(c, n, &p)) return 0;
+    return FE_IMAGE_ALL;
+}
+
 const fe_op_def fe_ops_resize[] = {
     /* Inputs 1..3 (roi, scales, sizes) decide the output's shape. */
-    {"Resize", infer_resize, lower_resize, 0xeu, NULL},
-    {"Upsample", infer_resize, lower_resize, 1u << 1, NULL},
+    {"Resize", infer_resize, lower_resize, 0xeu, resize_images},
+    {"Upsample", infer_resize, lower_resize, 1u << 1, resize_images},
 };
 const size_t fe_ops_resize_count = sizeof fe_ops_resize / sizeof fe_ops_resize[0];

@@ -3682,3 +3682,28 @@ write_case("image_long_chains", lc_nodes, [("x", lcx)],
            [("y", F_.conv2d(F_.conv2d(tn(lcx), tn(lcw1), padding=1), tn(lcv)).numpy()),
             ("z", F_.conv2d(tn(lcx), tn(lcw2), padding=1).numpy())], 13,
            inits=[("w1", lcw1), ("w2", lcw2), ("v", lcv)], expect="layout: 31 results")
+# Resize between convolutions runs on images (a U-Net's or a feature
+# pyramid's upsampling): nearest x2 by scales, and bilinear to sizes added
+# to a lateral convolution's result, each then convolved; PyTorch's
+# interpolate the reference.
+rzx, rzw, rzl, rzv = (i32(2, 3, 5, 7), i32(6, 3, 3, 3, scale=0.4), i32(6, 3, 1, 1, scale=0.4),
+                      i32(4, 6, 3, 3, scale=0.2))
+rz_a = F_.conv2d(tn(rzx), tn(rzw), stride=2, padding=1)  # 3 x 4
+rz_up = F_.interpolate(rz_a, scale_factor=2, mode="nearest")
+rz_bl = F_.interpolate(rz_a, size=(5, 7), mode="bilinear", align_corners=False)
+rz_lat = F_.conv2d(tn(rzx), tn(rzl))
+write_case("image_resize_pyramid",
+           [helper.make_node("Conv", ["x", "w"], ["a"], strides=[2, 2], pads=[1, 1, 1, 1]),
+            helper.make_node("Resize", ["a", "", "sc"], ["u"], mode="nearest"),
+            helper.make_node("Conv", ["u", "v"], ["y"], pads=[1, 1, 1, 1]),
+            helper.make_node("Resize", ["a", "", "", "sz"], ["b"], mode="linear"),
+            helper.make_node("Conv", ["x", "l"], ["lat"]),
+            helper.make_node("Add", ["b", "lat"], ["s"]),
+            helper.make_node("Conv", ["s", "v"], ["z"], pads=[1, 1, 1, 1])],
+           [("x", rzx)],
+           [("y", F_.conv2d(rz_up, tn(rzv), padding=1).numpy()),
+            ("z", F_.conv2d(rz_bl + rz_lat, tn(rzv), padding=1).numpy())], 13,
+           inits=[("w", rzw), ("v", rzv), ("l", rzl),
+                  ("sc", np.array([1, 1, 2, 2], np.float32)),
+                  ("sz", np.array([2, 6, 5, 7], np.int64))],
+           expect="layout: 5 results")
