@@ -3707,3 +3707,28 @@ write_case("image_resize_pyramid",
                   ("sc", np.array([1, 1, 2, 2], np.float32)),
                   ("sz", np.array([2, 6, 5, 7], np.int64))],
            expect="layout: 5 results")
+# Broadcasts an image cannot take stay NCHW and right: a spatial attention
+# map ([N, 1, H, W], CBAM's) times the features, a constant per image
+# ([N, 1, 1, 1]) added, a [1, C, 1, 1] value computed at run time for a
+# batch of 2.
+bmx, bmw, bmv = i32(2, 3, 5, 6), i32(4, 3, 3, 3, scale=0.4), i32(2, 4, 1, 1, scale=0.4)
+bmk, bmc = i32(2, 1, 1, 1), i32(1, 4, 1, 1)
+bm_a = F_.conv2d(tn(bmx), tn(bmw), padding=1)
+bm_m = bm_a * torch.sigmoid(bm_a.mean(1, keepdim=True))
+bm_g = torch.relu(tn(bmc) * 2)
+write_case("image_broadcast_near_misses",
+           [helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("ReduceMean", ["a"], ["sm"], axes=[1]),
+            helper.make_node("Sigmoid", ["sm"], ["sp"]),
+            helper.make_node("Mul", ["a", "sp"], ["m"]),
+            helper.make_node("Add", ["m", "k"], ["mk"]),
+            helper.make_node("Conv", ["mk", "v"], ["y"]),
+            helper.make_node("Conv", ["x", "w"], ["b"], pads=[1, 1, 1, 1]),
+            helper.make_node("Add", ["c", "c"], ["c2"]),
+            helper.make_node("Relu", ["c2"], ["g"]),
+            helper.make_node("Mul", ["b", "g"], ["bg"]),
+            helper.make_node("Conv", ["bg", "v"], ["z"])],
+           [("x", bmx), ("c", bmc)],
+           [("y", F_.conv2d(bm_m + tn(bmk), tn(bmv)).numpy()),
+            ("z", F_.conv2d(bm_a * bm_g, tn(bmv)).numpy())], 13,
+           inits=[("w", bmw), ("v", bmv), ("k", bmk)])
