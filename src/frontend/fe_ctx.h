@@ -277,11 +277,11 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
 uint32_t fe_ew_images(fe_ctx *c, const fe_node *n);
 /* Input i of an element-wise node as a float tile tensor: fe_in_dev_float's
  * when the node runs on NCHW values; on images (fe_plan.nhwc_out of an
- * FE_IMAGE_ALL node) in the node's image frame, [B, P, C] with the image's
- * pixels as P (B = 1, P = N * H * W; or B = N, P = H * W when the node has
- * a gate and N > 1), a gate as [B, 1, C], a constant as [C] or [1], so the
- * op library's broadcasting gives the image result. *out_owned: the
- * caller frees *out. */
+ * FE_IMAGE_ALL node) in the node's image frame, [1, B, P, C] with the
+ * image's pixels as P (B = 1, P = N * H * W: the flat image itself; or
+ * B = N, P = H * W when the node has a gate and N > 1), a gate as
+ * [1, B, 1, C], a constant as [C] or [1], so the op library's broadcasting
+ * gives the image result. *out_owned: the caller frees *out. */
 lm_status fe_in_ew(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_owned);
 /* Hands float result `t` of an element-wise node over as output 0: in the
  * image frame (fe_in_ew) it becomes the flat image. Consumes `t`. */
@@ -299,10 +299,15 @@ lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, 
  * ([N, C, H, W] itself, or any reshape of it). */
 lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
                         const lmnn_shape *to, lmnn_tensor *out);
-/* Flat NHWC image `image` (either layout) in NHWC element order as a new
- * tile tensor of shape `to` (e.g. [N, H * W, C]). */
+/* Flat NHWC image `image` (either layout) in NHWC element order as a tile
+ * tensor of shape `to` (e.g. [1, N, H * W, C]): `image` itself when it is
+ * one already (*out_owned false), else a new one the caller frees. */
 lm_status fe_image_tiles(fe_ctx *c, const fe_node *n, lmnn_tensor image, const lmnn_shape *to,
-                         lmnn_tensor *out);
+                         lmnn_tensor *out, bool *out_owned);
+/* `t` (consumed) in shape `to`: itself when it has it (a reshape would
+ * copy), else a new tensor. */
+lm_status fe_reshape_owned(fe_ctx *c, const fe_node *n, lmnn_tensor t, const lmnn_shape *to,
+                           lmnn_tensor *out);
 /* Hands `t` (tile or row-major; for output 0 of a node planned nhwc_out,
  * the flat NHWC image) over as output i. On failure `t` is freed. */
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);

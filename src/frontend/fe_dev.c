@@ -191,19 +191,52 @@ lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const in
     return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
+/* Whether shapes a and b are the same. */
+static bool same_shape(const lmnn_shape *a, const lmnn_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (uint32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
 lm_status fe_image_tiles(fe_ctx *c, const fe_node *n, lmnn_tensor image, const lmnn_shape *to,
-                         lmnn_tensor *out) {
+                         lmnn_tensor *out, bool *out_owned) {
     lmnn_tensor_info info;
     lm_status st = lmnn_tensor_get_info(image, &info);
-    if (!st && info.layout == LMNN_TILE) st = lmnn_reshape(image, to, NULL, out);
-    if (st || info.layout == LMNN_TILE) return st ? fe_nn_fail(c, n, st) : LM_OK;
-    /* A page per image row: as rows of pixels first, then tiles. Images
-     * planned for tile readers come as tiles (fe_plan.nhwc_tiles); this
-     * keeps any other right. */
-    lmnn_tensor r;
-    if ((st = lmnn_reshape(image, to, NULL, &r))) return fe_nn_fail(c, n, st);
-    st = lmnn_to_layout(r, LMNN_TILE, out);
-    fe_free(r);
+    if (st) return fe_nn_fail(c, n, st);
+    *out_owned = false;
+    if (info.layout == LMNN_TILE && same_shape(&info.shape, to)) {
+        /* Already so: a reshape would copy it. */
+        *out = image;
+        return LM_OK;
+    }
+    if (info.layout == LMNN_TILE) {
+        st = lmnn_reshape(image, to, NULL, out);
+    } else {
+        /* A page per image row: as rows of pixels first, then tiles.
+         * Images planned for tile readers come as tiles
+         * (fe_plan.nhwc_tiles); this keeps any other right. */
+        lmnn_tensor r;
+        if (!(st = lmnn_reshape(image, to, NULL, &r))) {
+            st = lmnn_to_layout(r, LMNN_TILE, out);
+            fe_free(r);
+        }
+    }
+    if (st) return fe_nn_fail(c, n, st);
+    *out_owned = true;
+    return LM_OK;
+}
+
+lm_status fe_reshape_owned(fe_ctx *c, const fe_node *n, lmnn_tensor t, const lmnn_shape *to,
+                           lmnn_tensor *out) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(t, &info);
+    if (!st && same_shape(&info.shape, to)) {
+        *out = t;
+        return LM_OK;
+    }
+    if (!st) st = lmnn_reshape(t, to, NULL, out);
+    fe_free(t);
     return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
@@ -332,10 +365,8 @@ lm_status fe_in_ew(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bo
     if (!flat) return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
     const int64_t *o = c->g->values[n->outputs[0]].type.dims, *d = fe_in_type(c, n, i)->dims;
     bool gate = d[2] * d[3] != o[2] * o[3];
-    lmnn_shape s = LMNN_SHAPE(B, gate ? 1 : P, C);
-    if ((st = fe_image_tiles(c, n, img, &s, out))) return st;
-    *out_owned = true;
-    return LM_OK;
+    lmnn_shape s = LMNN_SHAPE(1, B, gate ? 1 : P, C);
+    return fe_image_tiles(c, n, img, &s, out, out_owned);
 }
 
 lm_status fe_out_ew(fe_ctx *c, const fe_node *n, lmnn_tensor t) {
@@ -344,10 +375,8 @@ lm_status fe_out_ew(fe_ctx *c, const fe_node *n, lmnn_tensor t) {
     ew_frame(c, n, &B, &P, &C);
     lmnn_shape s = LMNN_SHAPE(1, 1, B * P, C);
     lmnn_tensor flat;
-    lm_status st = lmnn_reshape(t, &s, NULL, &flat);
-    fe_free(t);
-    if (st) return fe_nn_fail(c, n, st);
-    return fe_out_from_float(c, n, 0, flat);
+    lm_status st = fe_reshape_owned(c, n, t, &s, &flat);
+    return st ? st : fe_out_from_float(c, n, 0, flat);
 }
 
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,

@@ -2178,14 +2178,14 @@ static lm_status infer_global_pool(fe_ctx *c, const fe_node *n) {
 
 static lm_status lower_global_pool(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
-    lmnn_tensor a, r, rows = {0};
-    bool flat = false;
+    lmnn_tensor a, r;
+    bool flat = false, owned = false;
     bool is_max = !strcmp(n->op_type, "GlobalMaxPool");
     lm_status st = x->rank == 4 ? fe_in_image(c, n, 0, &a, &flat) : LM_OK;
     if (!st && flat) {
-        lmnn_shape s = LMNN_SHAPE((uint32_t)x->dims[0], (uint32_t)(x->dims[2] * x->dims[3]),
+        lmnn_shape s = LMNN_SHAPE(1, (uint32_t)x->dims[0], (uint32_t)(x->dims[2] * x->dims[3]),
                                   (uint32_t)x->dims[1]);
-        st = fe_image_tiles(c, n, a, &s, &rows);
+        st = fe_image_tiles(c, n, a, &s, &a, &owned);
     } else if (!st) {
         st = fe_in_dev(c, n, 0, &a);
     }
@@ -2193,26 +2193,22 @@ static lm_status lower_global_pool(fe_ctx *c, const fe_node *n) {
     lmnn_reduce_options o;
     lmnn_reduce_options_init(&o);
     if (flat)
-        o.dim_mask = 1u << 1; /* [N, H * W, C]'s pixels */
+        o.dim_mask = 1u << 2; /* [1, N, H * W, C]'s pixels */
     else
         for (int32_t i = 2; i < x->rank; i++)
             o.dim_mask |= 1u << i;
     o.keepdim = true;
-    st = is_max ? lmnn_max(flat ? rows : a, &o, &r) : lmnn_mean(flat ? rows : a, &o, &r);
-    fe_free(rows);
+    st = is_max ? lmnn_max(a, &o, &r) : lmnn_mean(a, &o, &r);
+    if (owned) fe_free(a);
     if (st) return fe_nn_fail(c, n, st);
-    /* [N, 1, C] holds [N, C, 1, 1]'s elements in order either way: the
+    /* [1, N, 1, C] holds [N, C, 1, 1]'s elements in order either way: the
      * flat image [1, 1, N, C] when planned (fe_plan.nhwc_out), else the
      * NCHW value. */
     if (flat || c->plans[n - c->g->nodes].nhwc_out) {
         lmnn_shape s = c->plans[n - c->g->nodes].nhwc_out
                            ? LMNN_SHAPE(1, 1, (uint32_t)x->dims[0], (uint32_t)x->dims[1])
                            : LMNN_SHAPE((uint32_t)x->dims[0], (uint32_t)x->dims[1], 1, 1);
-        lmnn_tensor shaped;
-        st = lmnn_reshape(r, &s, NULL, &shaped);
-        fe_free(r);
-        if (st) return fe_nn_fail(c, n, st);
-        r = shaped;
+        if ((st = fe_reshape_owned(c, n, r, &s, &r))) return st;
     }
     return finish(c, n, r, false, false);
 }

@@ -334,13 +334,12 @@ static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
     const fe_type *t = fe_in_type(c, n, 0);
     if (spatial(t, &p) && (st = fe_in_image(c, n, 0, &x, &flat))) return st;
     if (flat) {
-        /* A flat image as [N, H * W, C]: its pixels reduced, kept as a dim
-         * of 1, give [N, 1, C], the output's elements in order. */
-        lmnn_shape s = LMNN_SHAPE((uint32_t)t->dims[0], (uint32_t)(t->dims[2] * t->dims[3]),
+        /* A flat image as [1, N, H * W, C]: its pixels reduced, kept as a
+         * dim of 1, give [1, N, 1, C], the output's elements in order. */
+        lmnn_shape s = LMNN_SHAPE(1, (uint32_t)t->dims[0], (uint32_t)(t->dims[2] * t->dims[3]),
                                   (uint32_t)t->dims[1]);
-        if ((st = fe_image_tiles(c, n, x, &s, &x))) return st;
-        owned = true;
-        p.mask = 1u << 1;
+        if ((st = fe_image_tiles(c, n, x, &s, &x, &owned))) return st;
+        p.mask = 1u << 2;
         p.keepdims = true;
     } else if ((st = fe_in_dev_float(c, n, 0, &x, &owned))) {
         return st;
@@ -422,11 +421,7 @@ static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
     if (!st && flat) {
         const fe_type *out = &c->g->values[n->outputs[0]].type;
         lmnn_shape s = fe_shape(out->rank, out->dims);
-        lmnn_tensor shaped;
-        if (!(st = lmnn_reshape(r, &s, NULL, &shaped))) {
-            fe_free(r);
-            r = shaped;
-        }
+        if ((st = fe_reshape_owned(c, n, r, &s, &r))) return st;
     }
     if (st) {
         fe_free(r);

@@ -640,9 +640,8 @@ static lm_status resize_input(fe_ctx *c, const fe_node *n, resize_params *p, lmn
     if (st) return st;
     lmnn_shape s =
         LMNN_SHAPE((uint32_t)p->in[0], (uint32_t)p->in[2], (uint32_t)p->in[3], (uint32_t)p->in[1]);
-    if ((st = fe_image_tiles(c, n, img, &s, out))) return st;
+    if ((st = fe_image_tiles(c, n, img, &s, out, out_owned))) return st;
     params_nhwc(p);
-    *out_owned = true;
     return LM_OK;
 }
 
@@ -676,9 +675,8 @@ static lm_status lower_resize(fe_ctx *c, const fe_node *n) {
         lmnn_shape s =
             LMNN_SHAPE(1, 1, (uint32_t)(p.out[0] * p.out[1] * p.out[2]), (uint32_t)p.out[3]);
         lmnn_tensor flat;
-        st = lmnn_reshape(x, &s, NULL, &flat);
-        fe_free(x);
-        return st ? fe_nn_fail(c, n, st) : fe_out_dev(c, n, 0, flat);
+        if (!owned) return fe_out_alias(c, n, 0, 0); /* every axis onto itself */
+        return (st = fe_reshape_owned(c, n, x, &s, &flat)) ? st : fe_out_dev(c, n, 0, flat);
     }
     /* Every axis mapping onto itself, the output is the input. */
     return owned ? fe_out_dev(c, n, 0, x) : fe_out_alias(c, n, 0, 0);

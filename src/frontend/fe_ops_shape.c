@@ -477,8 +477,8 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
                                   (uint32_t)t->dims[1]);
         if (!(st = fe_in_image(c, n, i, &img, &flat)) && !flat)
             st = fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
-        if (!st) st = fe_image_tiles(c, n, img, &s, &ts[m]);
-        owned[m++] = !st;
+        if (!st) st = fe_image_tiles(c, n, img, &s, &ts[m], &owned[m]);
+        m += !st;
     }
     lmnn_tensor r;
     if (!st && m == 1) {

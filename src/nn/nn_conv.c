@@ -116,7 +116,23 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
         if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, xh);
         if (!st) st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
     } else if (!st && (x->layout == LMNN_TILE || cur.id != xh.id)) {
-        st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
+        /* A tile image [..., N * H * W, C] untilizes straight into a page
+         * per image row, [N * H, W * C], the form the patch reader takes a
+         * row of pixels from with one read (a page per pixel costs a read
+         * per pixel). */
+        nn_tensor *t = NULL, *o;
+        uint32_t last = x->shape.dims[x->shape.rank - 1];
+        if (x->layout == LMNN_TILE && last == c && w > 1 &&
+            x->memory.layout == LM_BUFFER_INTERLEAVED &&
+            !(st = nn_get_tensor(op, "input", cur, &t))) {
+            lmnn_shape rows = LMNN_SHAPE(n * h, w * c);
+            st = nn_tensor_new(op, t->device, &rows, t->dtype, LMNN_ROW_MAJOR, &t->memory, &next,
+                               &o);
+            if (!st && (st = nn_untilize(op, t, o))) nn_tensor_discard(next);
+            if (!st) st = step(op, LM_OK, &cur, next, xh);
+        } else if (!st) {
+            st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
+        }
     }
     if (!st) st = nn_get_tensor(op, "input", cur, out_t);
     if (st) {
