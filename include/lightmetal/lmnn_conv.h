@@ -8,10 +8,11 @@
  * says. The result is a tile tensor in the same order.
  *
  * How it runs (as ttnn does): the image is brought to row-major NHWC on the
- * device (for NCHW a reshape, a tile transpose and an untilize; an NHWC
+ * device (for NCHW a reshape, a tile transpose and an untilize; a flat
+ * NHWC tile image one untilize, into a page per image row; an NHWC
  * row-major input is used as it is, so that is the fast path); a data
- * movement kernel then
- * gathers each output pixel's receptive field into one row of a patch matrix
+ * movement kernel then gathers each output pixel's receptive field into
+ * one row of a patch matrix
  * ("im2col": [N * OH * OW, KH * KW * C], zeros where the window leaves the
  * image) and tilizes it on the fly; the existing multi-core lmnn_linear
  * multiplies it by the prepared weight matrix [KH * KW * C, OC] and adds the
