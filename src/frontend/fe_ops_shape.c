@@ -377,6 +377,30 @@ static lm_status infer_transpose(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
 }
 
+/* A float rank-4 Transpose between NCHW and NHWC: TO_NHWC for perm
+ * (0, 2, 3, 1), TO_NCHW for (0, 3, 1, 2), else NOT_IMAGE. */
+enum { NOT_IMAGE, TO_NHWC, TO_NCHW };
+static int image_transpose(fe_ctx *c, const fe_node *n) {
+    const int64_t *perm;
+    size_t count;
+    const fe_type *in = fe_in_type(c, n, 0);
+    if (in->rank != 4 || !fe_elem_is_float(in->elem) || fe_attr_ints(c, n, "perm", &perm, &count) ||
+        !perm || count != 4 || perm[0] != 0)
+        return NOT_IMAGE;
+    if (perm[1] == 2 && perm[2] == 3 && perm[3] == 1) return TO_NHWC;
+    if (perm[1] == 3 && perm[2] == 1 && perm[3] == 2) return TO_NCHW;
+    return NOT_IMAGE;
+}
+
+/* An image's NHWC order is what a Transpose to NHWC makes (ConvNeXt's and
+ * Swin's blocks move the channels last and back): it reads the image and
+ * copies it into its [N, H, W, C] shape, no transpose. One back to NCHW
+ * writes its input's elements as the image they already are. */
+static uint32_t transpose_images(fe_ctx *c, const fe_node *n) {
+    int k = image_transpose(c, n);
+    return k == TO_NHWC ? FE_IMAGE_IN | FE_TILES_IN : k == TO_NCHW ? FE_IMAGE_OUT : 0;
+}
+
 static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
     const int64_t *perm;
     size_t count;
@@ -387,8 +411,25 @@ static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
     for (int32_t d = 0; d < in->rank; d++)
         p[d] = (int32_t)(perm ? perm[d] : in->rank - 1 - d);
     lmnn_tensor a, r;
+    int kind = image_transpose(c, n);
+    bool flat = false, owned;
+    if (kind == TO_NHWC && (st = fe_in_image(c, n, 0, &a, &flat))) return st;
+    if (flat) {
+        const int64_t *o = c->g->values[n->outputs[0]].type.dims;
+        lmnn_shape s = fe_shape(4, o);
+        if ((st = fe_image_tiles(c, n, a, &s, &r, &owned))) return st;
+        if (!owned && (st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
+        return fe_out_dev(c, n, 0, r);
+    }
     if ((st = fe_in_dev(c, n, 0, &a))) return st;
-    if ((st = lmnn_permute(a, p, (uint32_t)in->rank, NULL, &r))) return fe_nn_fail(c, n, st);
+    if (kind == TO_NCHW && c->plans[n - c->g->nodes].nhwc_out) {
+        lmnn_shape s = LMNN_SHAPE(1, 1, (uint32_t)(in->dims[0] * in->dims[1] * in->dims[2]),
+                                  (uint32_t)in->dims[3]);
+        st = lmnn_reshape(a, &s, NULL, &r);
+    } else {
+        st = lmnn_permute(a, p, (uint32_t)in->rank, NULL, &r);
+    }
+    if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
 }
 
@@ -1058,7 +1099,7 @@ const fe_op_def fe_ops_shape[] = {
     {"Flatten", infer_flatten, lower_reshape_to_out, 0, reshape_images},
     {"Squeeze", infer_squeeze, lower_reshape_to_out, 1u << 1, reshape_images},
     {"Unsqueeze", infer_unsqueeze, lower_reshape_to_out, 1u << 1, reshape_images},
-    {"Transpose", infer_transpose, lower_transpose, 0, NULL},
+    {"Transpose", infer_transpose, lower_transpose, 0, transpose_images},
     {"Concat", infer_concat, lower_concat, 0, concat_images},
     {"Slice", infer_slice, lower_slice, 0x1eu, NULL},
     {"Gather", infer_gather, lower_gather, 0, NULL},

@@ -3732,3 +3732,33 @@ write_case("image_broadcast_near_misses",
            [("y", F_.conv2d(bm_m + tn(bmk), tn(bmv)).numpy()),
             ("z", F_.conv2d(bm_a * bm_g, tn(bmv)).numpy())], 13,
            inits=[("w", bmw), ("v", bmv), ("k", bmk)])
+# A ConvNeXt block: depthwise 7x7, Transpose to NHWC, LayerNormalization
+# over the channels, two MatMuls with a Relu between, Transpose back,
+# residual Add. Both Transposes are the image's own order: the first
+# copies the image into its shape, the second hands its input over as an
+# image, so the Add and the convolution after it stay NHWC.
+cnx, cnw0, cnd = i32(2, 3, 9, 8), i32(40, 3, 2, 2, scale=0.4), i32(40, 1, 7, 7, scale=0.15)
+cng, cnb = (im_.uniform(0.5, 1.5, 40).astype(np.float32), i32(40))
+cn1, cn1b, cn2, cnv = (i32(40, 64, scale=0.15), i32(64), i32(64, 40, scale=0.12),
+                       i32(5, 40, 1, 1, scale=0.2))
+cn_a = F_.conv2d(tn(cnx), tn(cnw0), stride=2)
+cn_h = F_.layer_norm(F_.conv2d(cn_a, tn(cnd), padding=3, groups=40).permute(0, 2, 3, 1), (40,),
+                     tn(cng), tn(cnb), 1e-6)
+cn_m = (torch.relu(cn_h @ tn(cn1) + tn(cn1b)) @ tn(cn2)).permute(0, 3, 1, 2)
+write_case("image_convnext_block",
+           [helper.make_node("Conv", ["x", "w0"], ["a"], strides=[2, 2]),
+            helper.make_node("Conv", ["a", "dw"], ["d"], group=40, pads=[3, 3, 3, 3]),
+            helper.make_node("Transpose", ["d"], ["t"], perm=[0, 2, 3, 1]),
+            helper.make_node("LayerNormalization", ["t", "g", "b"], ["ln"], axis=-1,
+                             epsilon=1e-6),
+            helper.make_node("MatMul", ["ln", "m1"], ["h1"]),
+            helper.make_node("Add", ["h1", "m1b"], ["h1b"]),
+            helper.make_node("Relu", ["h1b"], ["r"]),
+            helper.make_node("MatMul", ["r", "m2"], ["h2"]),
+            helper.make_node("Transpose", ["h2"], ["back"], perm=[0, 3, 1, 2]),
+            helper.make_node("Add", ["a", "back"], ["s"]),
+            helper.make_node("Conv", ["s", "v"], ["y"])],
+           [("x", cnx)], [("y", F_.conv2d(cn_a + cn_m, tn(cnv)).numpy())], 17,
+           inits=[("w0", cnw0), ("dw", cnd), ("g", cng), ("b", cnb), ("m1", cn1), ("m1b", cn1b),
+                  ("m2", cn2), ("v", cnv)],
+           expect="layout: 4 results")
