@@ -23,7 +23,11 @@
  * cores reads the row's A panel and multicasts it along the row, one of each
  * column the B panel down the column). The bias, the activation and the
  * packing to the output dtype follow the last K step. The output's padding
- * is zero whatever the activation or bias.
+ * is zero whatever the activation or bias. A batch of matrices whose rows
+ * leave most of their tiles empty, times one b ([197, 1, 768] @ [768, N]),
+ * is multiplied as one matrix of all the rows when that saves more products
+ * than the copies in and out cost: the same bits, one more device copy each
+ * way (captured like any other).
  *
  * Accuracy: every 32-long partial dot product is a chain of float32 fused
  * multiply-adds (lm_tile.h); with fp32 accumulation dst keeps float32 between

@@ -457,6 +457,54 @@ static void test_memory(void) {
     lmnn_tensor_free(out1), lmnn_tensor_free(out2);
 }
 
+/* A batch of matrices with few rows times one b runs as one matrix of all
+ * the rows (repacked, then unpacked): the reference bounds with bias, an
+ * activation, a transposed b, b with batch dims of 1 and bfloat16; the same
+ * bits as the product of the rows packed by hand, whose program the packed
+ * call already built (a cache hit); an L1 output stays in L1. A batch whose
+ * matrices nearly fill their tiles keeps the batched path and agrees too. */
+static void test_packed(void) {
+    mm_case cs[] = {
+        mk("[40,1,70]x[70,90] packed", LMNN_SHAPE(40, 1, 70), LMNN_SHAPE(70, 90), LMNN_FLOAT32),
+        mk("linear gelu [3,5,2,65]x[47,65]^T", LMNN_SHAPE(3, 5, 2, 65), LMNN_SHAPE(47, 65),
+           LMNN_BFLOAT16),
+        mk("[7,7,200]x[1,200,300] packed", LMNN_SHAPE(7, 7, 200), LMNN_SHAPE(1, 200, 300),
+           LMNN_FLOAT32),
+        mk("[6,40,64]x[64,64] batched", LMNN_SHAPE(6, 40, 64), LMNN_SHAPE(64, 64), LMNN_FLOAT32),
+    };
+    cs[1].linear = true;
+    cs[1].o.transpose_b = true;
+    cs[1].o.activation = LMNN_GELU_TANH;
+    cs[2].o.output.memory.type = LM_BUFFER_L1;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        lmnn_tensor t;
+        run_case(&cs[i], 1000 + i, &t);
+        lmnn_tensor_info info;
+        CHECK_OK(lmnn_tensor_get_info(t, &info));
+        CHECK(info.memory.type == (i == 2 ? LM_BUFFER_L1 : LM_BUFFER_DRAM));
+        if (i == 0) {
+            /* The rows packed by hand: [40, 70] x [70, 90]. */
+            float *a = nn_rand_floats(40 * 70, -1, 1, 1000),
+                  *b = nn_rand_floats(70 * 90, -1, 1, 1001);
+            lmnn_shape as = LMNN_SHAPE(40, 70), bs = LMNN_SHAPE(70, 90);
+            lmnn_tensor ta, tb, tc;
+            CHECK_OK(nn_upload(&as, a, LMNN_FLOAT32, LMNN_TILE, &ta));
+            CHECK_OK(nn_upload(&bs, b, LMNN_FLOAT32, LMNN_TILE, &tb));
+            lmnn_program_cache_stats s1, s2;
+            CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &s1));
+            CHECK_OK(lmnn_matmul(ta, tb, NULL, &tc));
+            CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &s2));
+            CHECK_EQ_U64(s2.hits, s1.hits + 1);
+            CHECK_EQ_U64(s2.misses, s1.misses);
+            float *want = nn_download(tc), *got = nn_download(t);
+            CHECK(want && got && !memcmp(want, got, 40 * 90 * sizeof(float)));
+            free(a), free(b), free(want), free(got);
+            lmnn_tensor_free(ta), lmnn_tensor_free(tb), lmnn_tensor_free(tc);
+        }
+        lmnn_tensor_free(t);
+    }
+}
+
 /* The second call with the same shapes and options is a cache hit with the
  * same bits; other options build another program. */
 static void test_cache(void) {
@@ -735,6 +783,7 @@ int main(void) {
     TEST_RUN(test_dtypes);
     TEST_RUN(test_memory);
     TEST_RUN(test_cache);
+    TEST_RUN(test_packed);
     TEST_RUN(test_large);
     TEST_RUN(test_multicast);
     TEST_RUN(test_capture_replay);
