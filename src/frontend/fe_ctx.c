@@ -313,6 +313,21 @@ lm_status fe_const_new(fe_ctx *c, fe_elem elem, uint32_t rank, const int64_t *di
     return LM_OK;
 }
 
+uint64_t fe_bcast_index(const fe_type *out, const fe_tensor *in, uint64_t idx) {
+    uint64_t off = 0, stride = 1;
+    int32_t shift = out->rank - (int32_t)in->rank;
+    for (int32_t d = out->rank - 1; d >= 0; d--) {
+        uint64_t od = (uint64_t)out->dims[d], i = od ? idx % od : 0;
+        idx = od ? idx / od : 0;
+        int32_t id = d - shift;
+        if (id < 0) continue;
+        uint64_t n = (uint64_t)in->dims[id];
+        if (n != 1) off += i * stride;
+        stride *= n;
+    }
+    return off;
+}
+
 static uint16_t f32_to_f16(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);

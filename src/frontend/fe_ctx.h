@@ -243,6 +243,10 @@ lm_status fe_const_new(fe_ctx *c, fe_elem elem, uint32_t rank, const int64_t *di
 void fe_tensor_set_f64(fe_tensor *t, uint64_t index, double v);
 void fe_tensor_set_i64(fe_tensor *t, uint64_t index, int64_t v);
 
+/* The flat index into constant `in`, broadcast NumPy-style to `out`'s dims,
+ * of flat output index `idx` (constant folding). */
+uint64_t fe_bcast_index(const fe_type *out, const fe_tensor *in, uint64_t idx);
+
 /* NumPy broadcasting of two shapes into `out` (rank max of both). */
 lm_status fe_broadcast(fe_ctx *c, const fe_node *n, const fe_type *a, const fe_type *b,
                        fe_type *out);

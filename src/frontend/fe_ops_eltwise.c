@@ -14,23 +14,6 @@
 
 /* ---- host evaluation (constant folding) ---- */
 
-/* Index into a tensor of `in` dims broadcast to `out` dims, for flat output
- * index `idx`. */
-static uint64_t bcast_index(const fe_type *out, const fe_tensor *in, uint64_t idx) {
-    uint64_t off = 0, stride = 1;
-    int32_t shift = out->rank - (int32_t)in->rank;
-    for (int32_t d = out->rank - 1; d >= 0; d--) {
-        uint64_t od = (uint64_t)out->dims[d], i = od ? idx % od : 0;
-        idx = od ? idx / od : 0;
-        int32_t id = d - shift;
-        if (id < 0) continue;
-        uint64_t n = (uint64_t)in->dims[id];
-        if (n != 1) off += i * stride;
-        stride *= n;
-    }
-    return off;
-}
-
 typedef enum bin_kind {
     B_ADD,
     B_SUB,
@@ -143,7 +126,7 @@ static lm_status fold_binary(fe_ctx *c, const fe_node *n, bin_kind k, const fe_t
     if (st) return fe_nn_fail(c, n, st);
     bool ints = !fe_elem_is_float(a->elem) && !fe_elem_is_float(b->elem);
     for (uint64_t i = 0; i < t->count; i++) {
-        uint64_t ia = bcast_index(out_type, a, i), ib = bcast_index(out_type, b, i);
+        uint64_t ia = fe_bcast_index(out_type, a, i), ib = fe_bcast_index(out_type, b, i);
         if (ints) {
             int64_t r;
             if (!eval_i(k, fe_tensor_get_i64(a, ia), fe_tensor_get_i64(b, ib), &r))
@@ -950,8 +933,8 @@ static lm_status infer_where(fe_ctx *c, const fe_node *n) {
             return fe_nn_fail(c, n, st);
         bool ints = !fe_elem_is_float(out.elem);
         for (uint64_t i = 0; i < t->count; i++) {
-            const fe_tensor *src = fe_tensor_get_i64(kc, bcast_index(&out, kc, i)) ? ka : kb;
-            uint64_t j = bcast_index(&out, src, i);
+            const fe_tensor *src = fe_tensor_get_i64(kc, fe_bcast_index(&out, kc, i)) ? ka : kb;
+            uint64_t j = fe_bcast_index(&out, src, i);
             if (ints)
                 fe_tensor_set_i64(t, i, fe_tensor_get_i64(src, j));
             else

@@ -10,6 +10,7 @@
  * the one-hot matrix of the rows (each update lands where its row number
  * equals the data row's), and the rows hit are replaced or added to; mul,
  * max and min combine one update after another, in index order. */
+#include <math.h>
 #include <string.h>
 
 #include "frontend/fe_ops.h"
@@ -371,11 +372,80 @@ static lm_status infer_scatter_common(fe_ctx *c, const fe_node *n, bool nd) {
     return fe_set_out_type(c, n, 0, d->elem, d->rank, d->dims);
 }
 
+/* One update combined into what the data holds. */
+static double combine_f(reduction red, double a, double b) {
+    switch (red) {
+    case RED_ADD:
+        return a + b;
+    case RED_MUL:
+        return a * b;
+    case RED_MAX:
+        return a != a || b != b ? NAN : a > b ? a : b;
+    case RED_MIN:
+        return a != a || b != b ? NAN : a < b ? a : b;
+    default:
+        return b;
+    }
+}
+
+static int64_t combine_i(reduction red, int64_t a, int64_t b) {
+    switch (red) {
+    case RED_ADD:
+        return (int64_t)((uint64_t)a + (uint64_t)b);
+    case RED_MUL:
+        return (int64_t)((uint64_t)a * (uint64_t)b);
+    case RED_MAX:
+        return a > b ? a : b;
+    case RED_MIN:
+        return a < b ? a : b;
+    default:
+        return b;
+    }
+}
+
+/* ScatterND of constants, on the host (exporters build attention masks and
+ * padded index tables this way from shapes alone). */
+static lm_status fold_scatternd(fe_ctx *c, const fe_node *n, const gnd_geom *g, reduction red) {
+    const fe_tensor *d = fe_in_const(c, n, 0), *idx = fe_in_const(c, n, 1);
+    const fe_tensor *u = fe_in_const(c, n, 2);
+    fe_tensor *o;
+    lm_status st = fe_const_new(c, d->elem, d->rank, d->dims, &o);
+    if (st) return st;
+    memcpy((void *)o->data, d->data, (size_t)d->count * fe_elem_size(d->elem));
+    bool ints = !fe_elem_is_float(d->elem);
+    for (int64_t m = 0; m < g->m; m++) {
+        int64_t row = 0;
+        for (int64_t j = 0; j < g->k; j++) {
+            int64_t v = fe_tensor_get_i64(idx, (uint64_t)(m * g->k + j));
+            if (v < -g->dim[j] || v >= g->dim[j])
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "index tuple %lld: entry %lld is %lld, outside dim %lld of size "
+                               "%lld",
+                               (long long)m, (long long)j, (long long)v, (long long)j,
+                               (long long)g->dim[j]);
+            row += (v < 0 ? v + g->dim[j] : v) * g->stride[j];
+        }
+        for (int64_t e = 0; e < g->rest; e++) {
+            uint64_t to = (uint64_t)(row * g->rest + e), from = (uint64_t)(m * g->rest + e);
+            if (ints)
+                fe_tensor_set_i64(
+                    o, to, combine_i(red, fe_tensor_get_i64(o, to), fe_tensor_get_i64(u, from)));
+            else
+                fe_tensor_set_f64(
+                    o, to, combine_f(red, fe_tensor_get_f64(o, to), fe_tensor_get_f64(u, from)));
+        }
+    }
+    return fe_set_out_const(c, n, 0, o);
+}
+
 static lm_status infer_scatternd(fe_ctx *c, const fe_node *n) {
     lm_status st = infer_scatter_common(c, n, true);
     gnd_geom g;
     if (!st) st = scatternd_geom(c, n, &g);
-    return st;
+    reduction red = RED_NONE;
+    if (!st) st = read_reduction(c, n, &red);
+    if (st || !fe_in_const(c, n, 0) || !fe_in_const(c, n, 1) || !fe_in_const(c, n, 2)) return st;
+    return fold_scatternd(c, n, &g, red);
 }
 
 /* Data (input 0, as [N, rest]) with updates (input 2, as [M, rest]) put at

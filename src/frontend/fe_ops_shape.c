@@ -842,6 +842,12 @@ static lm_status lower_gather_elements(fe_ctx *c, const fe_node *n) {
 
 /* ---- Expand, Tile ---- */
 
+/* A constant expanded to at most this many elements is folded (the index
+ * and mask tensors exporters build from shapes, e.g. a shifted-window
+ * attention's); a larger one is a broadcast on the device rather than a
+ * weight stored in the binary. */
+#define FE_EXPAND_FOLD_MAX (UINT64_C(1) << 20)
+
 static lm_status infer_expand(fe_ctx *c, const fe_node *n) {
     const fe_tensor *shape;
     lm_status st = fe_check_inputs(c, n, 2, 2);
@@ -855,7 +861,16 @@ static lm_status infer_expand(fe_ctx *c, const fe_node *n) {
     for (uint64_t d = 0; d < shape->count; d++)
         want.dims[d] = fe_tensor_get_i64(shape, d);
     if ((st = fe_broadcast(c, n, fe_in_type(c, n, 0), &want, &out))) return st;
-    return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (!k || (uint64_t)fe_type_volume(&out) > FE_EXPAND_FOLD_MAX)
+        return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
+    fe_tensor *t;
+    if ((st = fe_const_new(c, out.elem, (uint32_t)out.rank, out.dims, &t))) return st;
+    size_t es = fe_elem_size(out.elem);
+    for (uint64_t i = 0; i < t->count; i++)
+        memcpy((char *)t->data + i * es, (const char *)k->data + fe_bcast_index(&out, k, i) * es,
+               es);
+    return fe_set_out_const(c, n, 0, t);
 }
 
 static lm_status lower_expand(fe_ctx *c, const fe_node *n) {

@@ -506,6 +506,94 @@ static void test_index_refusals(void) {
                 "node 'put' (GatherND): index tuples of 3 entries for data of rank 2");
 }
 
+/* Index and mask tensors built from constants alone (a shifted-window
+ * attention's mask: ScatterND into zeros, then Expand) fold on the host, with
+ * each reduction applied in index order to a row two tuples hit (one by a
+ * negative index); a constant index outside its dim is an error naming the
+ * tuple; an Expand past the fold limit stays a broadcast on the device. */
+static void test_constant_masks(void) {
+    static const char *const reds[] = {"none", "add", "mul", "max", "min"};
+    float d[12], u[8], x[24], y[24];
+    for (int i = 0; i < 12; i++)
+        d[i] = (float)(i - 6) * 0.5f;
+    for (int i = 0; i < 8; i++)
+        u[i] = (float)((i * 5) % 8) - 3.5f;
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)i * 0.125f;
+    for (int r = 0; r < 5; r++) {
+        int64_t dd[2] = {3, 4}, id[2] = {2, 1}, ud[2] = {2, 4}, xd[3] = {2, 3, 4};
+        int64_t rows[2] = {2, -1};
+        Onnx__GraphProto *g = ob_graph("masks");
+        Onnx__ModelProto *m = ob_model(g);
+        m->opset_import[0]->version = 18;
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, xd, NULL)));
+        f32_init(g, "d", 2, dd, d, 12);
+        Onnx__TensorProto *it = ob_tensor("i", I64, 2, id);
+        ob_raw(it, rows, sizeof rows);
+        ob_init(g, it);
+        f32_init(g, "u", 2, ud, u, 8);
+        i64_init(g, "shape", 3, xd);
+        Onnx__NodeProto *put = ob_node(g, "ScatterND", "put", (const char *[]){"d", "i", "u", NULL},
+                                       (const char *[]){"s", NULL});
+        ob_attr_s(put, "reduction", reds[r]);
+        ob_node(g, "Expand", "wide", (const char *[]){"s", "shape", NULL},
+                (const char *[]){"e", NULL});
+        ob_node(g, "Add", "sum", (const char *[]){"x", "e", NULL}, (const char *[]){"y", NULL});
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        /* Folded, and then no longer needed: the Add reads Expand's value. */
+        CHECK(placement_of(&rep, "ScatterND") == LMFE_REMOVED);
+        CHECK(placement_of(&rep, "Expand") == LMFE_FOLDED);
+        CHECK_OK(replay1(bin, "x", x, 24, "y", y, 24, NULL));
+        for (int i = 0; i < 24; i++) {
+            int k = i % 12, col = k % 4;
+            float a = d[k], b0 = u[col], b1 = u[4 + col], want = a;
+            if (k / 4 == 2)
+                want = r == 0   ? b1
+                       : r == 1 ? a + b0 + b1
+                       : r == 2 ? a * b0 * b1
+                       : r == 3 ? fmaxf(a, fmaxf(b0, b1))
+                                : fminf(a, fminf(b0, b1));
+            CHECK(fabsf(y[i] - (x[i] + want)) <= 1e-6f);
+        }
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+        if (r) continue;
+        rows[0] = 3;
+        ob_raw(it, rows, sizeof rows);
+        CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                    "node 'put' (ScatterND): index tuple 0: entry 0 is 3, outside dim 0 of size "
+                    "3");
+    }
+    /* 1024 x 1025 elements: past 2^20, the broadcast runs on the device. */
+    int64_t xd[2] = {1, 1025}, yd[2] = {1024, 1025}, one = 1;
+    float c = 0.5f;
+    Onnx__GraphProto *g = ob_graph("wide");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    f32_init(g, "c", 1, &one, &c, 1);
+    i64_init(g, "shape", 2, yd);
+    ob_node(g, "Expand", "wide", (const char *[]){"c", "shape", NULL}, (const char *[]){"e", NULL});
+    ob_node(g, "Add", "sum", (const char *[]){"x", "e", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    CHECK(placement_of(&rep, "Expand") == LMFE_ON_DEVICE);
+    CHECK(rep.weight_bytes < 64 * 1024);
+    float *xs = calloc(1025, sizeof *xs), *ys = malloc(1024 * 1025 * sizeof *ys);
+    CHECK(xs && ys);
+    for (int i = 0; i < 1025; i++)
+        xs[i] = (float)i;
+    CHECK_OK(replay1(bin, "x", xs, 1025, "y", ys, 1024 * 1025, NULL));
+    CHECK(ys[0] == 0.5f && ys[1024 * 1025 - 1] == 1024.5f);
+    free(xs), free(ys);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
 /* QuantizeLinear's scale and zero point must fit x. */
 static void test_quant_refusals(void) {
     int64_t xd[2] = {2, 3}, four = 4;
@@ -2037,6 +2125,7 @@ int main(void) {
     snprintf(model_path, sizeof model_path, "%s/test_fe_compile_%d.onnx",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
     TEST_RUN(test_mlp_fused_folded_dead);
+    TEST_RUN(test_constant_masks);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);
