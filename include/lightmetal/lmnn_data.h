@@ -61,7 +61,12 @@ extern "C" {
 lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
                        lmnn_tensor *out);
 
-/* out.dims[i] = a.dims[dims[i]]; `dims` a permutation of a's `count` dims. */
+/* out.dims[i] = a.dims[dims[i]]; `dims` a permutation of a's `count` dims.
+ * On tile tensors it moves whole tiles when the last two dims stay or swap
+ * (each tile transposed in L1); when out's second-last dim is a's last (an
+ * attention's keys transposed, [S, H, D] -> [H, D, S]), it keeps a's rows
+ * as rows first and then swaps tiles; other permutes go through row-major
+ * rows. */
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
                        const lmnn_output *output, lmnn_tensor *out);
 

@@ -324,13 +324,23 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = fusion_of(c, n);
     lmnn_matmul_options o;
     lmnn_matmul_options_init(&o);
-    bool act = f->activation != LMNN_UNARY_INVALID && !f->bias && (at->rank != 1 && bt->rank != 1);
+    /* A fused bias and activation run in the product's last step (before
+     * it is stored, or unpacked from rows packed together: lmnn_matmul.h),
+     * not as ops on the result; rank-1 operands reshape the result first. */
+    bool matrices = at->rank != 1 && bt->rank != 1;
+    lmnn_tensor bias = {0};
+    if (!st && matrices && f->bias && (st = fe_aux(c, n, 1, f->bias, LMNN_TILE, &bias))) {
+        if (ao) fe_free(a);
+        if (bo) fe_free(b);
+        return st;
+    }
+    bool act = f->activation != LMNN_UNARY_INVALID && matrices;
     if (act) {
         o.activation = f->activation;
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
-    if (!st) st = lmnn_matmul(a, b, &o, &r);
+    if (!st) st = bias.id ? lmnn_linear(a, b, bias, &o, &r) : lmnn_matmul(a, b, &o, &r);
     if (ao) fe_free(a);
     if (bo) fe_free(b);
     if (!st && (at->rank == 1 || bt->rank == 1)) {
@@ -344,7 +354,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         fe_free(r);
         return fe_nn_fail(c, n, st);
     }
-    return finish(c, n, r, act, false);
+    return finish(c, n, r, act, bias.id != 0);
 }
 
 /* ---- MatMulInteger ---- */

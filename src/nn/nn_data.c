@@ -180,6 +180,35 @@ static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *o
     return LM_OK;
 }
 
+/* A tile permute whose output rows run along a dim of `t` other than its
+ * rows (out's last dim is not t's last or second-last) but whose output
+ * columns are t's rows ([S, H, D] -> [H, D, S], an attention's keys
+ * transposed): as rows it would move every element on its own. It is a
+ * permute that keeps t's rows as rows (whole runs: [S, H, D] -> [H, S, D]),
+ * then a swap of the two tile dims (whole tiles, each transposed in L1). */
+static lm_status permute_then_swap(const char *op, nn_tensor *t, const dm_out *od,
+                                   const perm_ctx *c, lmnn_tensor *out) {
+    uint32_t r = t->shape.rank;
+    perm_ctx keep = *c, swap = {.swap = true};
+    keep.perm[r - 2] = c->perm[r - 1];
+    keep.perm[r - 1] = r - 1;
+    keep.swap = false;
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
+    dm_out mid = {od->shape, t->dtype, LMNN_TILE, dram};
+    mid.shape.dims[r - 2] = od->shape.dims[r - 1];
+    mid.shape.dims[r - 1] = od->shape.dims[r - 2];
+    for (uint32_t d = 0; d < r; d++)
+        swap.perm[d] = d < r - 2 ? d : 2 * r - 3 - d;
+    lmnn_tensor mh;
+    nn_tensor *m;
+    lm_status st = dm_run_rm(op, t, &mid, permute_rm, &keep, &mh);
+    if (st) return st;
+    if (!(st = nn_get_tensor(op, "a", mh, &m)))
+        st = run_tiles(op, m, od, permute_tiles, &swap, out);
+    nn_tensor_discard(mh);
+    return st;
+}
+
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
                        const lmnn_output *output, lmnn_tensor *out) {
     const char *op = "lmnn_permute";
@@ -213,6 +242,8 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
         c.swap = c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2;
         if (keep || (c.swap && t->dtype != LMNN_BFLOAT8_B))
             return run_tiles(op, t, &od, permute_tiles, &c, out);
+        if (c.perm[r - 2] == r - 1 && t->dtype != LMNN_BFLOAT8_B)
+            return permute_then_swap(op, t, &od, &c, out);
     }
     if (t->layout == LMNN_ROW_MAJOR && r >= 2 && c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2 &&
         nn_tile_format(t->dtype) && t->shape.dims[r - 1] >= 32 && t->shape.dims[r - 2] >= 32)
@@ -244,6 +275,7 @@ lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_o
 
 typedef struct slice_ctx {
     uint32_t begin[LMNN_MAX_DIMS], step[LMNN_MAX_DIMS];
+    bool pad; /* whole tiles: the edge tiles hold input beyond the slice */
 } slice_ctx;
 
 static lm_status slice_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
@@ -257,12 +289,20 @@ static lm_status slice_rm(const char *op, const void *ctx, nn_tensor *const *ins
     return dm_run(op, &spec, ins[0], out, NULL, NULL);
 }
 
-/* Whole tiles serve a slice whose last two dims start on a tile and step 1. */
-static bool slice_tiles_ok(const nn_tensor *t, const slice_ctx *c) {
+/* Whole tiles serve a slice of shape `s` whose last two dims start on a
+ * tile and step 1. Its edge tiles need their padding zeroed again only where
+ * the slice ends inside a tile of the input short of the input's end (the
+ * input's own padding is zero): a [S, 1, 3C] tensor cut into three [S, 1, C]
+ * at multiples of 32 moves its tiles as they are. */
+static bool slice_tiles_ok(const nn_tensor *t, const lmnn_shape *s, slice_ctx *c) {
     if (!tile_view_ok(t)) return false;
     uint32_t r = t->shape.rank;
-    for (uint32_t d = r - 2; d < r; d++)
+    c->pad = false;
+    for (uint32_t d = r - 2; d < r; d++) {
         if (c->begin[d] % 32 || c->step[d] != 1) return false;
+        uint32_t end = c->begin[d] + s->dims[d];
+        if (end % 32 && end != t->shape.dims[d]) c->pad = true;
+    }
     return true;
 }
 
@@ -274,8 +314,7 @@ static void slice_tiles(dm_spec *spec, const void *ctx) {
     spec->map[r - 2] = (dm_map){DM_AFFINE, c->begin[r - 2] / 32, 1, 0, (int32_t)(r - 2)};
     spec->map[r - 1] = (dm_map){DM_AFFINE, c->begin[r - 1] / 32, 1, 0, (int32_t)(r - 1)};
     spec->map[r] = dm_identity((int32_t)r);
-    /* the edge tiles may hold input beyond the slice */
-    spec->flags = DM_ZERO_PAD;
+    if (c->pad) spec->flags = DM_ZERO_PAD;
 }
 
 lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
@@ -319,7 +358,7 @@ lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
     lmnn_memory_config mem;
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
-    if (slice_tiles_ok(t, &c)) return run_tiles(op, t, &od, slice_tiles, &c, out);
+    if (slice_tiles_ok(t, &s, &c)) return run_tiles(op, t, &od, slice_tiles, &c, out);
     return dm_run_rm(op, t, &od, slice_rm, &c, out);
 }
 
@@ -345,7 +384,7 @@ static lm_status split_pieces(const char *op, nn_tensor *t, uint32_t dim, const 
         dm_out od = out_like(t, &s, &mem);
         if (t->layout == LMNN_ROW_MAJOR) {
             st = dm_run_rm(op, t, &od, slice_rm, &c, &outs[i]);
-        } else if (slice_tiles_ok(t, &c)) {
+        } else if (slice_tiles_ok(t, &s, &c)) {
             st = run_tiles(op, t, &od, slice_tiles, &c, &outs[i]);
         } else {
             if (!rm) st = dm_untilized(op, t, &rm_h, &rm);

@@ -336,6 +336,10 @@ static void test_permute(void) {
         {LMNN_SHAPE(2, 5, 7, 1), {0, 3, 1, 2}},
         {LMNN_SHAPE(2, 3, 1, 1), {0, 2, 3, 1}},
         {LMNN_SHAPE(1, 40, 1), {2, 0, 1}},
+        /* The output's columns are the input's rows, its rows another dim
+         * (an attention's keys transposed): rows kept, then tiles swapped. */
+        {LMNN_SHAPE(40, 3, 33), {1, 2, 0}},
+        {LMNN_SHAPE(2, 40, 3, 33), {0, 2, 3, 1}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         lmnn_shape os = permuted(&cases[i]);
@@ -406,6 +410,10 @@ static void test_slice(void) {
         {LMNN_SHAPE(3, 64, 96), {0}, {0, 32, 0}, {3, 40, 96}, {2, 1, 1}},  /* tiles, batch step */
         {LMNN_SHAPE(2, 3, 40, 50), {0}, {-1, 0, 5, 1}, {2, 3, 39, 50}, {1, 2, 3, 7}},
         {LMNN_SHAPE(2, 2, 2, 2, 33), {0}, {1, 0, 1, 0, 31}, {2, 2, 2, 2, 33}, {1, 1, 1, 1, 1}},
+        /* Whole tiles ending on a tile or at the input's end: copied as
+         * they are, their padding the input's. */
+        {LMNN_SHAPE(40, 1, 96), {0}, {0, 0, 32}, {40, 1, 64}, {1, 1, 1}},
+        {LMNN_SHAPE(2, 40, 70), {0}, {0, 0, 32}, {2, 40, 70}, {1, 1, 1}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         slice_shape(&cases[i]);

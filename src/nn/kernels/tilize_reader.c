@@ -25,13 +25,15 @@ void kernel_main(void) {
         uint32_t base = get_write_ptr(0);
         for (uint32_t r = 0; r < 32; r++) {
             uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
-            if (row < h) {
-                noc_async_read(get_noc_addr_interleaved(rb.b * h + row, &in, col0 * esize), dst,
-                               valid * esize);
-                nn_zero(dst + valid * esize, (width - valid) * esize);
-            } else {
-                nn_zero(dst, width * esize);
+            if (row >= h) {
+                /* The rows below the last are one run: zeroed at once (a
+                 * [S, 1, C] tensor's tiles hold one row each). */
+                nn_zero(dst, (32 - r) * width * esize);
+                break;
             }
+            noc_async_read(get_noc_addr_interleaved(rb.b * h + row, &in, col0 * esize), dst,
+                           valid * esize);
+            nn_zero(dst + valid * esize, (width - valid) * esize);
         }
         noc_async_read_barrier();
         cb_push_back(0, room);
