@@ -672,7 +672,7 @@ def write_torch_case(name, module, args, input_names, output_names):
         for g in v:
             out.extend(g if isinstance(g, tuple) else (g,))
         return out
-    flat = flatten(got)
+    flat = flatten(got if isinstance(got, tuple) else (got,))
     for i, (n, a) in enumerate(zip(input_names, flatten(args))):
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(numpy_helper.from_array(a.numpy(), n).SerializeToString())
@@ -3762,3 +3762,28 @@ write_case("image_convnext_block",
            inits=[("w0", cnw0), ("dw", cnd), ("g", cng), ("b", cnb), ("m1", cn1), ("m1b", cn1b),
                   ("m2", cn2), ("v", cnv)],
            expect="layout: 4 results")
+
+
+# A transformer block on [S, B, E], sequence first, as ViT's and Swin's
+# attention export it: the projections are [S, B, E] x [E, N] (matrices of
+# B rows each, multiplied as one of S * B rows), the keys are transposed
+# [S, H, D] -> [H, D, S], the bias and GELU fuse into the product, and the
+# mask is built from shapes alone (zeros, a block filled by slices:
+# ScatterND), so it folds.
+class SeqFirstBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(64, 4)
+        self.fc = torch.nn.Linear(64, 96)
+
+    def forward(self, x):
+        s = x.shape[0]
+        mask = x.new_zeros((s, s))
+        mask[s // 2:, :s // 2] = -100.0
+        a, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
+        return torch.nn.functional.gelu(self.fc(a + x))
+
+
+torch.manual_seed(29)
+write_torch_case("transformer_seq_first_block", SeqFirstBlock(),
+                 (torch.from_numpy(f32(40, 2, 64)),), ["x"], ["y"])
