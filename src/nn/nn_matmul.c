@@ -500,11 +500,14 @@ static lm_status matmul_packed(const char *op, const char *an, const char *bn, l
                                const mm_plan *p, lmnn_tensor *out) {
     const lmnn_shape *as = &p->a->shape;
     lmnn_shape flat = LMNN_SHAPE((uint32_t)(p->matrices * p->m), as->dims[as->rank - 1]);
+    /* The packed operand and product live in DRAM, whatever memory a is in
+     * or the result goes to (a reshape may not keep a sharding). */
+    lmnn_output dram = {.memory = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED}};
     lmnn_tensor fa, fr;
-    lm_status st = lmnn_reshape(a, &flat, NULL, &fa);
+    lm_status st = lmnn_reshape(a, &flat, &dram, &fa);
     if (st) return st;
     lmnn_matmul_options inner = *opts;
-    inner.output.memory = (lmnn_memory_config){0};
+    inner.output.memory = dram.memory;
     st = matmul(op, an, bn, fa, b, bias, &inner, false, &fr);
     lmnn_tensor_free(fa);
     if (st) return st;
