@@ -70,6 +70,15 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
                        const lmnn_output *output, lmnn_tensor *out);
 
+/* lmnn_permute(lmnn_reshape(a, shape), dims, count) in one pass: `count` is
+ * shape's rank. A transformer's heads split and moved forward
+ * ([S, B, 3 * E] -> [S, B, 3, H, D] -> [3, B, H, S, D]) move each element
+ * once instead of through a tensor of the intermediate shape, whose tiles a
+ * small second-last dim leaves mostly padding. Errors name
+ * "lmnn_permute_reshaped" and the argument, as the two ops do. */
+lm_status lmnn_permute_reshaped(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,
+                                uint32_t count, const lmnn_output *output, lmnn_tensor *out);
+
 /* Swaps dims dim0 and dim1 (a permute). */
 lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,
                          lmnn_tensor *out);

@@ -96,6 +96,10 @@ typedef struct fe_fusion {
     uint32_t output; /* FE_NONE: the node's own */
     bool layer_norm;
     double eps;
+    /* Reshape -> Transpose: the transpose's perm, applied with the reshape
+     * in one pass (lmnn_permute_reshaped). */
+    bool permute;
+    int32_t perm[FE_MAX_RANK];
 } fe_fusion;
 
 /* Per-node plan. */

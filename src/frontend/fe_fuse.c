@@ -13,6 +13,9 @@
  *                                no convolution took (DenseNet's)
  *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
  *                                fuse_layer_norm): the op library's
+ *   Reshape -> Transpose         one pass over the elements (a transformer's
+ *                                heads split and moved forward), not a tensor
+ *                                of the intermediate shape between them
  *
  * A node joins a chain only when it is the single reader of the chain's
  * value and that value is not a graph output, so nothing else sees the
@@ -338,6 +341,35 @@ static bool fuse_layer_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
     return true;
 }
 
+/* Reshape node k -> its value's sole reader, a Transpose: recorded on k.
+ * Not for a reshape of a rank-4 value, which may read an NHWC image, nor a
+ * transpose between NCHW and NHWC, which the layout plan may take instead
+ * (fe_layout.c plans after this). */
+static bool fuse_reshape_permute(fe_ctx *c, const uint32_t *reader, uint32_t k) {
+    fe_graph *g = c->g;
+    const fe_node *n = &g->nodes[k];
+    if (strcmp(n->op_type, "Reshape") || fe_in_type(c, n, 0)->rank == 4) return false;
+    uint32_t v = n->outputs[0], t = sole_op(c, reader, v, "Transpose");
+    const fe_type *vt = &g->values[v].type;
+    if (t == FE_NONE || vt->rank < 1 || vt->rank > LMNN_MAX_DIMS) return false;
+    const int64_t *perm;
+    size_t count;
+    if (fe_attr_ints(c, &g->nodes[t], "perm", &perm, &count) || (perm && count != (size_t)vt->rank))
+        return false;
+    fe_fusion f = c->plans[k].fusion;
+    for (int32_t d = 0; d < vt->rank; d++)
+        f.perm[d] = (int32_t)(perm ? perm[d] : vt->rank - 1 - d);
+    if (vt->rank == 4 && f.perm[0] == 0 &&
+        ((f.perm[1] == 2 && f.perm[2] == 3 && f.perm[3] == 1) ||
+         (f.perm[1] == 3 && f.perm[2] == 1 && f.perm[3] == 2)))
+        return false;
+    f.permute = true;
+    f.output = g->nodes[t].outputs[0];
+    c->plans[k].fusion = f;
+    c->plans[t].placement = LMFE_FUSED;
+    return true;
+}
+
 lm_status fe_fuse(fe_ctx *c) {
     fe_graph *g = c->g;
     uint32_t *reader = malloc((g->value_count ? g->value_count : 1) * sizeof *reader);
@@ -350,7 +382,9 @@ lm_status fe_fuse(fe_ctx *c) {
     lm_status st = LM_OK;
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
-        if (c->plans[k].placement == LMFE_ON_DEVICE && fuse_layer_norm(c, reader, k)) continue;
+        if (c->plans[k].placement == LMFE_ON_DEVICE &&
+            (fuse_layer_norm(c, reader, k) || fuse_reshape_permute(c, reader, k)))
+            continue;
         uint32_t fuse = fusable(n->op_type);
         if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||
             n->outputs[0] == FE_NONE || !fe_elem_is_float(g->values[n->outputs[0]].type.elem) ||

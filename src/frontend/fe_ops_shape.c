@@ -45,6 +45,12 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_in_image(c, n, 0, &a, &flat);
     if (st) return st;
     lmnn_shape s = fe_shape(o->rank, o->dims);
+    const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
+    if (f->permute && !flat) { /* a Transpose fused (fe_fuse.c) */
+        if ((st = lmnn_permute_reshaped(a, &s, f->perm, s.rank, NULL, &r)))
+            return fe_nn_fail(c, n, st);
+        return fe_out_dev(c, n, 0, r);
+    }
     /* An image goes to NCHW order and the new shape in one transpose, or,
      * flattened for readers that take its own order, to the new shape. */
     if (flat && c->plans[n - c->g->nodes].nhwc_rows) {
@@ -53,6 +59,13 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
         if ((st = fe_image_nchw(c, n, a, fe_in_type(c, n, 0)->dims, &s, &r))) return st;
     } else if ((st = lmnn_reshape(a, &s, NULL, &r))) {
         return fe_nn_fail(c, n, st);
+    }
+    if (f->permute) { /* (fe_fuse.c fuses no reshape that may read an image) */
+        lmnn_tensor p;
+        st = lmnn_permute(r, f->perm, s.rank, NULL, &p);
+        fe_free(r);
+        if (st) return fe_nn_fail(c, n, st);
+        r = p;
     }
     return fe_out_dev(c, n, 0, r);
 }

@@ -75,13 +75,10 @@ static void page_copy(dm_spec *spec, const void *ctx) {
     identity_maps(spec);
 }
 
-lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
-                       lmnn_tensor *out) {
-    const char *op = "lmnn_reshape";
+/* `shape` (one dim may be LMNN_DIM_AUTO) as the shape of t's elements. */
+static lm_status reshape_shape(const char *op, const nn_tensor *t, const lmnn_shape *shape,
+                               lmnn_shape *out) {
     char s1[128], s2[128];
-    nn_tensor *t = NULL;
-    lm_status st = get_input(op, "a", a, out, &t);
-    if (st) return st;
     if (!shape) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape is NULL");
     if (shape->rank > LMNN_MAX_DIMS)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: rank %u is more than %u", shape->rank,
@@ -111,15 +108,31 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
                        nn_shape_str(&s, s1, sizeof s1), (unsigned long long)volume,
                        nn_shape_str(&t->shape, s2, sizeof s2));
     }
+    *out = s;
+    return LM_OK;
+}
+
+/* A tile tensor reshaped to `s` keeps its pages in order: the same last dim,
+ * and the same second-last dim or both multiples of 32. */
+static bool reshape_keeps_pages(const nn_tensor *t, const lmnn_shape *s) {
+    nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(s);
+    return t->layout == LMNN_TILE && gi.w == go.w &&
+           (gi.h == go.h || (gi.h % 32 == 0 && go.h % 32 == 0));
+}
+
+lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
+                       lmnn_tensor *out) {
+    const char *op = "lmnn_reshape";
+    nn_tensor *t = NULL;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    lmnn_shape s;
+    if ((st = reshape_shape(op, t, shape, &s))) return st;
     lmnn_memory_config mem;
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
-    if (t->layout == LMNN_TILE) {
-        nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(&s);
-        uint32_t pages = (uint32_t)t->pages;
-        if (gi.w == go.w && (gi.h == go.h || (gi.h % 32 == 0 && go.h % 32 == 0)))
-            return run_tiles(op, t, &od, page_copy, &pages, out);
-    }
+    uint32_t pages = (uint32_t)t->pages;
+    if (reshape_keeps_pages(t, &s)) return run_tiles(op, t, &od, page_copy, &pages, out);
     return dm_run_rm(op, t, &od, reshape_rm, NULL, out);
 }
 
@@ -180,19 +193,41 @@ static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *o
     return LM_OK;
 }
 
-/* A tile permute whose output rows run along a dim of `t` other than its
- * rows (out's last dim is not t's last or second-last) but whose output
- * columns are t's rows ([S, H, D] -> [H, D, S], an attention's keys
+/* permute_rm over a row-major view of another shape of the same elements:
+ * the strides are the view's, the pages (rows) the tensor's own. */
+typedef struct view_perm_ctx {
+    lmnn_shape view;
+    perm_ctx perm;
+} view_perm_ctx;
+
+static lm_status view_permute_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                                 nn_tensor *out) {
+    (void)n;
+    const view_perm_ctx *c = ctx;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    spec.in_rank = c->view.rank;
+    memcpy(spec.in_dims, c->view.dims, sizeof c->view.dims[0] * c->view.rank);
+    spec.in_page_w = ins[0]->shape.rank ? ins[0]->shape.dims[ins[0]->shape.rank - 1] : 1;
+    for (uint32_t d = 0; d < c->view.rank; d++)
+        spec.map[d] = dm_identity((int32_t)c->perm.perm[d]);
+    return dm_run(op, &spec, ins[0], out, NULL, NULL);
+}
+
+/* A tile permute whose output rows run along a dim of the view other than
+ * its rows (out's last dim is not the view's last or second-last) but whose
+ * output columns are its rows ([S, H, D] -> [H, D, S], an attention's keys
  * transposed): as rows it would move every element on its own. It is a
- * permute that keeps t's rows as rows (whole runs: [S, H, D] -> [H, S, D]),
- * then a swap of the two tile dims (whole tiles, each transposed in L1). */
+ * permute that keeps the view's rows as rows (whole runs: [S, H, D] ->
+ * [H, S, D]), then a swap of the two tile dims (whole tiles, each
+ * transposed in L1). */
 static lm_status permute_then_swap(const char *op, nn_tensor *t, const dm_out *od,
-                                   const perm_ctx *c, lmnn_tensor *out) {
-    uint32_t r = t->shape.rank;
-    perm_ctx keep = *c, swap = {.swap = true};
-    keep.perm[r - 2] = c->perm[r - 1];
-    keep.perm[r - 1] = r - 1;
-    keep.swap = false;
+                                   const view_perm_ctx *c, lmnn_tensor *out) {
+    uint32_t r = c->view.rank;
+    view_perm_ctx keep = *c;
+    perm_ctx swap = {.swap = true};
+    keep.perm.perm[r - 2] = c->perm.perm[r - 1];
+    keep.perm.perm[r - 1] = r - 1;
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     dm_out mid = {od->shape, t->dtype, LMNN_TILE, dram};
     mid.shape.dims[r - 2] = od->shape.dims[r - 1];
@@ -201,12 +236,56 @@ static lm_status permute_then_swap(const char *op, nn_tensor *t, const dm_out *o
         swap.perm[d] = d < r - 2 ? d : 2 * r - 3 - d;
     lmnn_tensor mh;
     nn_tensor *m;
-    lm_status st = dm_run_rm(op, t, &mid, permute_rm, &keep, &mh);
+    lm_status st = dm_run_rm(op, t, &mid, view_permute_rm, &keep, &mh);
     if (st) return st;
     if (!(st = nn_get_tensor(op, "a", mh, &m)))
         st = run_tiles(op, m, od, permute_tiles, &swap, out);
     nn_tensor_discard(mh);
     return st;
+}
+
+/* Whether permute_then_swap serves `c` (a tile tensor's). */
+static bool swap_pays(const nn_tensor *t, const view_perm_ctx *c) {
+    uint32_t r = c->view.rank;
+    return t->layout == LMNN_TILE && t->dtype != LMNN_BFLOAT8_B && r >= 2 &&
+           c->perm.perm[r - 2] == r - 1 && c->perm.perm[r - 1] != r - 2;
+}
+
+/* `dims` checked as a permutation of `in`'s dims (`whose` names that rank in
+ * messages): the map in c->perm, the permuted shape in *out. */
+static lm_status perm_of(const char *op, const lmnn_shape *in, const char *whose,
+                         const int32_t *dims, uint32_t count, perm_ctx *c, lmnn_shape *out) {
+    uint32_t r = in->rank;
+    if (count != r)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dims: expected %u dims (%s rank), given %u", r,
+                       whose, count);
+    if (r && !dims) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dims is NULL");
+    bool seen[LMNN_MAX_DIMS] = {false};
+    *out = *in;
+    c->swap = false;
+    for (uint32_t i = 0; i < r; i++) {
+        char arg[32];
+        snprintf(arg, sizeof arg, "dims[%u]", i);
+        lm_status st = dm_norm_dim(op, arg, dims[i], r, &c->perm[i]);
+        if (st) return st;
+        if (seen[c->perm[i]])
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "dims: dim %u appears twice (expected a permutation of 0..%u)",
+                           c->perm[i], r - 1);
+        seen[c->perm[i]] = true;
+        out->dims[i] = in->dims[c->perm[i]];
+    }
+    return LM_OK;
+}
+
+/* Whether whole tiles serve permute `c` of t (the two tile dims kept, or
+ * swapped when each tile can be transposed); sets c->swap. */
+static bool permute_moves_tiles(const nn_tensor *t, perm_ctx *c) {
+    if (!tile_view_ok(t)) return false;
+    uint32_t r = t->shape.rank;
+    bool keep = c->perm[r - 2] == r - 2 && c->perm[r - 1] == r - 1;
+    c->swap = c->perm[r - 2] == r - 1 && c->perm[r - 1] == r - 2;
+    return keep || (c->swap && t->dtype != LMNN_BFLOAT8_B);
 }
 
 lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
@@ -216,39 +295,51 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
     uint32_t r = t->shape.rank;
-    if (count != r)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dims: expected %u dims (a's rank), given %u",
-                       r, count);
-    if (r && !dims) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "dims is NULL");
     perm_ctx c;
-    bool seen[LMNN_MAX_DIMS] = {false};
-    lmnn_shape s = t->shape;
-    for (uint32_t i = 0; i < r; i++) {
-        char arg[32];
-        snprintf(arg, sizeof arg, "dims[%u]", i);
-        if ((st = dm_norm_dim(op, arg, dims[i], r, &c.perm[i]))) return st;
-        if (seen[c.perm[i]])
-            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "dims: dim %u appears twice (expected a permutation of 0..%u)",
-                           c.perm[i], r - 1);
-        seen[c.perm[i]] = true;
-        s.dims[i] = t->shape.dims[c.perm[i]];
-    }
+    lmnn_shape s;
+    if ((st = perm_of(op, &t->shape, "a's", dims, count, &c, &s))) return st;
     lmnn_memory_config mem;
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
-    if (tile_view_ok(t)) {
-        bool keep = c.perm[r - 2] == r - 2 && c.perm[r - 1] == r - 1;
-        c.swap = c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2;
-        if (keep || (c.swap && t->dtype != LMNN_BFLOAT8_B))
-            return run_tiles(op, t, &od, permute_tiles, &c, out);
-        if (c.perm[r - 2] == r - 1 && t->dtype != LMNN_BFLOAT8_B)
-            return permute_then_swap(op, t, &od, &c, out);
-    }
+    if (permute_moves_tiles(t, &c)) return run_tiles(op, t, &od, permute_tiles, &c, out);
+    view_perm_ctx vc = {t->shape, c};
+    if (swap_pays(t, &vc)) return permute_then_swap(op, t, &od, &vc, out);
     if (t->layout == LMNN_ROW_MAJOR && r >= 2 && c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2 &&
         nn_tile_format(t->dtype) && t->shape.dims[r - 1] >= 32 && t->shape.dims[r - 2] >= 32)
         return permute_via_tiles(op, t, &od, &c, out);
     return dm_run_rm(op, t, &od, permute_rm, &c, out);
+}
+
+lm_status lmnn_permute_reshaped(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,
+                                uint32_t count, const lmnn_output *output, lmnn_tensor *out) {
+    const char *op = "lmnn_permute_reshaped";
+    nn_tensor *t = NULL;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    view_perm_ctx c;
+    lmnn_shape s;
+    if ((st = reshape_shape(op, t, shape, &c.view))) return st;
+    if ((st = perm_of(op, &c.view, "the shape's", dims, count, &c.perm, &s))) return st;
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
+    if (!c.view.rank) return lmnn_reshape(a, &c.view, output, out); /* nothing to permute */
+    /* Two cheap steps stay two: a reshape that keeps the tiles' order, then
+     * a permute of whole tiles. */
+    if (reshape_keeps_pages(t, &c.view)) {
+        nn_tensor view = *t;
+        view.shape = c.view;
+        perm_ctx probe = c.perm;
+        if (permute_moves_tiles(&view, &probe)) {
+            lmnn_tensor r;
+            if ((st = lmnn_reshape(a, &c.view, NULL, &r))) return st;
+            st = lmnn_permute(r, dims, count, output, out);
+            lmnn_tensor_free(r);
+            return st;
+        }
+    }
+    dm_out od = out_like(t, &s, &mem);
+    if (swap_pays(t, &c)) return permute_then_swap(op, t, &od, &c, out);
+    return dm_run_rm(op, t, &od, view_permute_rm, &c, out);
 }
 
 lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,

@@ -40,6 +40,9 @@ typedef struct dm_spec {
     uint32_t box[DM_MAX_DIMS];                /* its extent; 0: the output's */
     dm_map map[DM_MAX_DIMS];                  /* per box dim, of the box index */
     uint32_t flags, fill_bits;
+    /* Row-major input read through a view of another shape (in_dims): its
+     * pages' width, the tensor's last dim (0: in_dims' last). */
+    uint32_t in_page_w;
 } dm_spec;
 
 /* A spec whose views are `in`'s and `out`'s (tile views when `tiles`), every

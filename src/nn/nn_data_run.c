@@ -99,7 +99,9 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
             LM_ERR_UNSUPPORTED, op,
             "tensors of more than 2^32 elements (the kernels count elements in 32 bits)");
     uint32_t esize = tiles ? in->page_size : nn_rm_elem_size(in->dtype);
-    uint32_t in_w = tiles ? 1 : spec->in_dims[spec->in_rank - 1];
+    uint32_t in_w = tiles             ? 1
+                    : spec->in_page_w ? spec->in_page_w
+                                      : spec->in_dims[spec->in_rank - 1];
     uint32_t out_w = tiles ? 1 : spec->out_dims[R - 1];
     uint32_t width = box[R - 1];
     uint32_t chunk = tiles ? 1 : DM_CHUNK_BYTES / esize;
@@ -109,8 +111,8 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
     uint32_t stage = 0;
     if (spec->flags & DM_TRANSPOSE)
         stage = 1;
-    else if (!tiles && !(spec->flags & DM_FLAT) && istride[R - 1] == 1 && !unit_runs(last) &&
-             (uint64_t)in_w * esize <= DM_STAGE_BYTES)
+    else if (!tiles && !(spec->flags & DM_FLAT) && !spec->in_page_w && istride[R - 1] == 1 &&
+             !unit_runs(last) && (uint64_t)in_w * esize <= DM_STAGE_BYTES)
         stage = in_w;
     uint32_t idx_w = 0;
     if (index) idx_w = index->shape.rank ? index->shape.dims[index->shape.rank - 1] : 1;

@@ -506,6 +506,50 @@ static void test_index_refusals(void) {
                 "node 'put' (GatherND): index tuples of 3 entries for data of rank 2");
 }
 
+/* Reshape -> Transpose (a transformer's heads split and moved forward)
+ * runs as one pass, the Transpose fused; with the reshaped value also a
+ * graph output, both run and both outputs are right. */
+static void test_reshape_transpose_fusion(void) {
+    float x[6 * 2 * 96], y[6 * 2 * 96], z[6 * 2 * 96];
+    for (int i = 0; i < 6 * 2 * 96; i++)
+        x[i] = (float)(i % 97) * 0.25f - 12.0f;
+    /* want[a][b][c][d][e] = x viewed as [6, 2, 3, 4, 8] at [d][b][a][c][e] */
+    float want[6 * 2 * 96];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++)
+            for (int c = 0; c < 4; c++)
+                for (int d = 0; d < 6; d++)
+                    for (int e = 0; e < 8; e++)
+                        want[(((a * 2 + b) * 4 + c) * 6 + d) * 8 + e] =
+                            x[(((d * 2 + b) * 3 + a) * 4 + c) * 8 + e];
+    for (int both = 0; both < 2; both++) {
+        int64_t xd[3] = {6, 2, 96}, vd[5] = {6, 2, 3, 4, 8}, yd[5] = {3, 2, 4, 6, 8};
+        Onnx__GraphProto *g = ob_graph("heads");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 5, yd, NULL)));
+        if (both) ob_output(g, ob_vi("v", ob_tensor_type(F32, 5, vd, NULL)));
+        i64_init(g, "shape", 5, vd);
+        ob_node(g, "Reshape", "split", (const char *[]){"x", "shape", NULL},
+                (const char *[]){"v", NULL});
+        Onnx__NodeProto *t = ob_node(g, "Transpose", "forward", (const char *[]){"v", NULL},
+                                     (const char *[]){"y", NULL});
+        ob_attr_is(t, "perm", (const int64_t[]){2, 1, 3, 0, 4}, 5);
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(placement_of(&rep, "Transpose") == (both ? LMFE_ON_DEVICE : LMFE_FUSED));
+        CHECK_OK(replay1(bin, "x", x, 6 * 2 * 96, "y", y, 6 * 2 * 96, NULL));
+        CHECK(!memcmp(y, want, sizeof y));
+        if (both) {
+            CHECK_OK(replay1(bin, "x", x, 6 * 2 * 96, "v", z, 6 * 2 * 96, NULL));
+            CHECK(!memcmp(z, x, sizeof z));
+        }
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
 /* Index and mask tensors built from constants alone (a shifted-window
  * attention's mask: ScatterND into zeros, then Expand) fold on the host, with
  * each reduction applied in index order to a row two tuples hit (one by a
@@ -2126,6 +2170,7 @@ int main(void) {
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
     TEST_RUN(test_mlp_fused_folded_dead);
     TEST_RUN(test_constant_masks);
+    TEST_RUN(test_reshape_transpose_fusion);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);

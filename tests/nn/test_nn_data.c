@@ -369,6 +369,77 @@ static void test_permute(void) {
     lmnn_tensor_free(c);
 }
 
+/* ---- permute of a reshape ---- */
+
+typedef struct view_case {
+    lmnn_shape in;
+    perm_ctx view; /* the reshaped shape and the permute of it */
+} view_case;
+
+static int64_t view_src(const uint32_t *o, const void *ctx) {
+    return perm_src(o, &((const view_case *)ctx)->view); /* flat order is the reshape's */
+}
+
+static lm_status run_view_permute(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const view_case *c = ctx;
+    return lmnn_permute_reshaped(a, &c->view.in, c->view.perm, c->view.in.rank, NULL, out);
+}
+
+/* lmnn_permute_reshaped against the formula in every layout and dtype: a
+ * transformer's heads split and moved forward (sequence first and batch
+ * first), the keys' transposed form, a reshape that keeps the tiles' order
+ * before a swap of tiles (two cheap steps), a row-major transpose, a
+ * scalar; and the same bits as lmnn_reshape then lmnn_permute. */
+static void test_permute_reshaped(void) {
+    view_case cases[] = {
+        {LMNN_SHAPE(6, 2, 96), {LMNN_SHAPE(6, 2, 3, 4, 8), {2, 1, 3, 0, 4}}},
+        {LMNN_SHAPE(2, 40, 96), {LMNN_SHAPE(2, 40, 3, 2, 16), {2, 0, 3, 1, 4}}},
+        {LMNN_SHAPE(40, 1, 64), {LMNN_SHAPE(40, 4, 16), {1, 0, 2}}},
+        {LMNN_SHAPE(40, 1, 64), {LMNN_SHAPE(40, 4, 16), {1, 2, 0}}},
+        {LMNN_SHAPE(2, 3, 40, 50), {LMNN_SHAPE(6, 40, 50), {0, 2, 1}}},
+        {LMNN_SHAPE(5, 70), {LMNN_SHAPE(70, 5), {1, 0}}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lmnn_shape os = permuted(&cases[i].view);
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("permute_reshaped", all_cfgs[k], &cases[i].in, &os, run_view_permute,
+                           view_src, &cases[i], 0, i * 19 + k));
+    }
+    lmnn_shape s = LMNN_SHAPE(6, 2, 96), v = LMNN_SHAPE(6, 2, 3, 4, 8), scalar = {0};
+    float *x = nn_rand_floats(6 * 2 * 96, -1, 1, 31);
+    lmnn_tensor a, r, p1, p2, one, o;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    int32_t perm[] = {2, 1, 3, 0, 4};
+    CHECK_OK(lmnn_permute_reshaped(a, &v, perm, 5, NULL, &p1));
+    CHECK_OK(lmnn_reshape(a, &v, NULL, &r));
+    CHECK_OK(lmnn_permute(r, perm, 5, NULL, &p2));
+    float *y1 = nn_download(p1), *y2 = nn_download(p2);
+    CHECK(y1 && y2 && !memcmp(y1, y2, sizeof(float) * 6 * 2 * 96));
+    lmnn_shape s1 = LMNN_SHAPE(1);
+    CHECK_OK(nn_upload(&s1, x, LMNN_FLOAT32, LMNN_TILE, &one));
+    CHECK_OK(lmnn_permute_reshaped(one, &scalar, NULL, 0, NULL, &o));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(o, &info));
+    CHECK(info.shape.rank == 0);
+    /* Errors: the shape's, then the permutation's, named as the two ops do. */
+    lmnn_shape bad = LMNN_SHAPE(7, 7);
+    CHECK_FAILS(lmnn_permute_reshaped(a, &bad, perm, 2, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped: shape: [7, 7] cannot hold the 1152 elements of a's shape "
+                "[6, 2, 96]");
+    CHECK_FAILS(lmnn_permute_reshaped(a, &v, perm, 3, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped: dims: expected 5 dims (the shape's rank), given 3");
+    int32_t twice[] = {2, 1, 3, 1, 4};
+    CHECK_FAILS(lmnn_permute_reshaped(a, &v, twice, 5, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped: dims: dim 1 appears twice");
+    CHECK_FAILS(lmnn_permute_reshaped(a, NULL, perm, 5, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped: shape is NULL");
+    CHECK_FAILS(lmnn_permute_reshaped((lmnn_tensor){0}, &v, perm, 5, NULL, &o),
+                LM_ERR_INVALID_HANDLE, "lmnn_permute_reshaped");
+    free(x), free(y1), free(y2);
+    lmnn_tensor_free(a), lmnn_tensor_free(r), lmnn_tensor_free(p1), lmnn_tensor_free(p2);
+    lmnn_tensor_free(one), lmnn_tensor_free(o);
+}
+
 /* ---- slice ---- */
 
 typedef struct slice_ctx {
@@ -1486,6 +1557,7 @@ static void test_large(void) {
 int main(void) {
     TEST_RUN(test_reshape);
     TEST_RUN(test_permute);
+    TEST_RUN(test_permute_reshaped);
     TEST_RUN(test_slice);
     TEST_RUN(test_pad);
     TEST_RUN(test_repeat_expand);
