@@ -5,8 +5,9 @@
  *   Conv/MatMul -> Add(bias)     the constant bias added by the op
  *   ... -> Relu/Sigmoid/...      the activation applied by the op (also Clip
  *                                with bounds known when compiling, HardSwish,
- *                                PyTorch's HardSigmoid, x * Sigmoid(x) as
- *                                SiLU, x * HardSigmoid(x) as HardSwish)
+ *                                Gelu, PyTorch's HardSigmoid, x * Sigmoid(x)
+ *                                as SiLU, x * HardSigmoid(x) as HardSwish,
+ *                                and GELU spelled out: see gelu_of)
  *   Add/Mul/... -> Relu/...      the activation applied by the element-wise
  *                                op's last library call (a ResNet block's
  *                                Add -> Relu), or by a BatchNormalization
@@ -174,6 +175,8 @@ static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bo
         if ((st = fe_attr_float(c, act, "alpha", 0.01f, &alpha))) return st;
         f->activation = LMNN_LEAKY_RELU;
         f->act_alpha = alpha;
+    } else if (!strcmp(act->op_type, "Gelu")) {
+        if ((st = fe_gelu_form(c, act, &f->activation))) return st;
     } else if (!strcmp(act->op_type, "HardSwish") && act->attr_count == 0) {
         f->activation = LMNN_HARDSWISH;
     } else if (!strcmp(act->op_type, "HardSigmoid") && pytorch_hardsigmoid(c, act)) {
@@ -273,6 +276,130 @@ static const fe_tensor *const_row(const fe_ctx *c, uint32_t k, uint32_t v, int64
     uint32_t other = n->inputs[0] == v ? 1 : n->inputs[1] == v ? 0 : 2;
     const fe_tensor *t = other < 2 ? const_input(c, n, other) : NULL;
     return t && t->rank == 1 && t->dims[0] == size && fe_elem_is_float(t->elem) ? t : NULL;
+}
+
+/* ---- GELU spelled out ----
+ * Exporters before opset 20 write GELU as element-wise ops on one-element
+ * constants: 0.5 * x * (1 + erf(x / sqrt(2))), or the tanh form
+ * 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), with the
+ * operands in any order and the constants in several spellings (x / 1.414
+ * or x * 0.7071, Pow(x, 3) or x * x * x, the 0.5 first or last). Rather
+ * than list spellings, gelu_of collects the nodes that read x, and then
+ * their readers, while each reads only x, such nodes and one-element
+ * constants with an op it can evaluate; when the nodes so far are read by
+ * nothing else but through the last one, it evaluates them in float64 at
+ * sample points and compares with both forms. A test that cannot tell them
+ * apart would be a wrong answer: they differ by up to 2e-4 near |x| = 2,
+ * the tolerance is 1e-6 and the exporters' float32 constants err by 1e-7. */
+
+enum { GELU_NODES = 12, GELU_POINTS = 12, GELU_GAP = 32 };
+typedef enum sop { S_ADD, S_SUB, S_MUL, S_DIV, S_POW, S_ERF, S_TANH, S_SQRT, S_NEG, S_NONE } sop;
+
+static sop scalar_op(const char *op) {
+    static const char *const names[S_NONE] = {"Add", "Sub",  "Mul",  "Div", "Pow",
+                                              "Erf", "Tanh", "Sqrt", "Neg"};
+    for (int i = 0; i < S_NONE; i++)
+        if (!strcmp(op, names[i])) return (sop)i;
+    return S_NONE;
+}
+
+static double scalar_eval(sop op, double a, double b) {
+    switch (op) {
+    case S_ADD:
+        return a + b;
+    case S_SUB:
+        return a - b;
+    case S_MUL:
+        return a * b;
+    case S_DIV:
+        return a / b;
+    case S_POW:
+        return pow(a, b);
+    case S_ERF:
+        return erf(a);
+    case S_TANH:
+        return tanh(a);
+    case S_SQRT:
+        return sqrt(a);
+    case S_NEG:
+        return -a;
+    case S_NONE:
+        break;
+    }
+    return NAN;
+}
+
+/* Whether float64 values f(pts) are GELU's, in the erf form or the tanh one. */
+static lmnn_unary_op gelu_form_of(const double *pts, const double *f) {
+    bool erf_form = true, tanh_form = true;
+    for (int p = 0; p < GELU_POINTS; p++) {
+        double tol = 1e-6 * (1 + fabs(pts[p]));
+        erf_form &= fabs(f[p] - fe_gelu_value(LMNN_GELU, pts[p])) <= tol;
+        tanh_form &= fabs(f[p] - fe_gelu_value(LMNN_GELU_TANH, pts[p])) <= tol;
+    }
+    return erf_form ? LMNN_GELU : tanh_form ? LMNN_GELU_TANH : LMNN_UNARY_INVALID;
+}
+
+/* GELU of value x spelled out, all on the device (see above): its nodes
+ * into nodes[0 .. *out_count), its form in *out_act, the value it makes in
+ * *out_value. The value must have x's type. */
+static bool gelu_of(fe_ctx *c, uint32_t x, uint32_t *nodes, uint32_t *out_count,
+                    lmnn_unary_op *out_act, uint32_t *out_value) {
+    static const double pts[GELU_POINTS] = {-6.5,    -3,   -2, -1.25, -0.5, -0.0625,
+                                            0.03125, 0.75, 1,  2.125, 3.5,  7};
+    const fe_graph *g = c->g;
+    const fe_value *xv = &g->values[x];
+    /* Both forms read x at least twice (the scale and the product). */
+    if (xv->graph_output || xv->use_count < 2 || xv->use_count > 5 ||
+        !fe_elem_is_float(xv->type.elem))
+        return false;
+    uint32_t vals[GELU_NODES + 1] = {x}, reads[GELU_NODES + 1] = {0}, n = 0;
+    double f[GELU_NODES + 1][GELU_POINTS];
+    memcpy(f[0], pts, sizeof pts);
+    uint32_t last = xv->producer == FE_NONE ? 0 : xv->producer;
+    for (uint32_t k = last + 1; k < g->node_count && k <= last + GELU_GAP; k++) {
+        const fe_node *nd = &g->nodes[k];
+        int slot[2] = {-1, -1};
+        double konst[2] = {0, 0};
+        bool touches = false;
+        for (uint32_t i = 0; i < nd->input_count && i < 2; i++)
+            for (uint32_t j = 0; j <= n; j++)
+                if (nd->inputs[i] == vals[j]) slot[i] = (int)j, touches = true;
+        if (!touches) continue;
+        sop op = scalar_op(nd->op_type);
+        uint32_t arity = op <= S_POW ? 2 : 1;
+        if (op == S_NONE || n == GELU_NODES || c->plans[k].placement != LMFE_ON_DEVICE ||
+            nd->input_count != arity || nd->output_count != 1 || nd->attr_count ||
+            nd->outputs[0] == FE_NONE)
+            return false;
+        for (uint32_t i = 0; i < arity; i++)
+            if (slot[i] < 0 && !const_scalar(c, nd, i, &konst[i])) return false;
+        for (uint32_t i = 0; i < arity; i++)
+            if (slot[i] >= 0) reads[slot[i]]++;
+        n++;
+        nodes[n - 1] = k;
+        vals[n] = nd->outputs[0];
+        for (int p = 0; p < GELU_POINTS; p++)
+            f[n][p] = scalar_eval(op, slot[0] >= 0 ? f[slot[0]][p] : konst[0],
+                                  arity == 2 && slot[1] >= 0 ? f[slot[1]][p] : konst[1]);
+        last = k;
+        /* Closed: everything before the last value is read here only. */
+        bool closed = true;
+        for (uint32_t j = 0; j < n; j++)
+            closed &= !g->values[vals[j]].graph_output && reads[j] == g->values[vals[j]].use_count;
+        const fe_type *yt = &g->values[vals[n]].type;
+        if (!closed || yt->elem != xv->type.elem || yt->rank != xv->type.rank ||
+            memcmp(yt->dims, xv->type.dims, (size_t)yt->rank * sizeof *yt->dims))
+            continue;
+        /* (x * (1 + erf(...)) is closed too, before its * 0.5.) */
+        lmnn_unary_op act = gelu_form_of(pts, f[n]);
+        if (act == LMNN_UNARY_INVALID) continue;
+        *out_count = n;
+        *out_act = act;
+        *out_value = vals[n];
+        return true;
+    }
+    return false;
 }
 
 /* The layer normalization exporters spell out before opset 17, from
@@ -410,12 +537,17 @@ lm_status fe_fuse(fe_ctx *c) {
                 cur = g->nodes[next].outputs[0];
             }
         }
-        uint32_t sig, mul;
+        uint32_t sig, mul, gelu[GELU_NODES], count;
         lmnn_unary_op gated;
         if ((fuse & FUSE_ACTIVATION) && gated_of(c, cur, &sig, &mul, &gated)) {
             f.activation = gated;
             c->plans[sig].placement = c->plans[mul].placement = LMFE_FUSED;
             cur = g->nodes[mul].outputs[0];
+        } else if ((fuse & FUSE_ACTIVATION) && gelu_of(c, cur, gelu, &count, &gated, &next)) {
+            f.activation = gated;
+            for (uint32_t i = 0; i < count; i++)
+                c->plans[gelu[i]].placement = LMFE_FUSED;
+            cur = next;
         } else if ((fuse & FUSE_ACTIVATION) && (next = sole_reader(c, reader, cur)) != FE_NONE) {
             if ((st = fold_activation(c, &g->nodes[next], &f, &done))) break;
             if (done) {

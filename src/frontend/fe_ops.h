@@ -133,6 +133,12 @@ lm_status fe_slice_read(fe_ctx *c, const fe_node *n, fe_slice_plan *out);
  * else an error naming the node). */
 lm_status fe_lrn_read(fe_ctx *c, const fe_node *n, float *alpha, float *beta, float *bias,
                       int64_t *size);
+/* A Gelu node's form (attribute approximate: "none" or "tanh") as the op
+ * library's LMNN_GELU or LMNN_GELU_TANH (fe_ops_eltwise.c). Errors name the
+ * node. */
+lm_status fe_gelu_form(fe_ctx *c, const fe_node *n, lmnn_unary_op *out);
+/* GELU of x in float64, in form LMNN_GELU (erf) or LMNN_GELU_TANH. */
+double fe_gelu_value(lmnn_unary_op form, double x);
 /* MeanVarianceNormalization's axes as a bit mask (fe_ops_nn.c; default 0, 2
  * and 3). */
 lm_status fe_mvn_axes(fe_ctx *c, const fe_node *n, uint32_t *mask);

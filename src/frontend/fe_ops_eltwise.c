@@ -364,6 +364,17 @@ static double h_sign(double x) {
 static double h_recip(double x) {
     return 1 / x;
 }
+double fe_gelu_value(lmnn_unary_op form, double x) {
+    if (form == LMNN_GELU_TANH)
+        return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1 + erf(x * 0.7071067811865476));
+}
+static double h_gelu(double x) {
+    return fe_gelu_value(LMNN_GELU, x);
+}
+static double h_gelu_tanh(double x) {
+    return fe_gelu_value(LMNN_GELU_TANH, x);
+}
 
 static const un_desc un_ops[] = {
     {"Abs", LMNN_ABS, U_NUMERIC, NULL, 0, h_abs},
@@ -400,6 +411,8 @@ static const un_desc un_ops[] = {
     {"LeakyRelu", LMNN_LEAKY_RELU, U_FLOAT, "alpha", 0.01f, NULL},
     {"Elu", LMNN_ELU, U_FLOAT, "alpha", 1.0f, NULL},
     {"Celu", LMNN_CELU, U_FLOAT, "alpha", 1.0f, NULL},
+    /* The form (attribute approximate) picks the op: gelu_form. */
+    {"Gelu", LMNN_GELU, U_FLOAT, NULL, 0, h_gelu},
 };
 
 static const un_desc *un_find(const char *name) {
@@ -441,20 +454,36 @@ static lm_status infer_same(fe_ctx *c, const fe_node *n, fe_elem elem, double (*
     return fe_set_out_type(c, n, 0, elem, t->rank, t->dims);
 }
 
+lm_status fe_gelu_form(fe_ctx *c, const fe_node *n, lmnn_unary_op *out) {
+    static const char *const forms[] = {"none", "tanh", NULL};
+    int form;
+    lm_status st = fe_attr_choice(c, n, "approximate", "none", forms, &form);
+    if (!st) *out = form ? LMNN_GELU_TANH : LMNN_GELU;
+    return st;
+}
+
 static lm_status infer_unary(fe_ctx *c, const fe_node *n) {
     const un_desc *d = un_find(n->op_type);
-    const char *known[] = {d->alpha_attr, NULL};
+    bool gelu = d->op == LMNN_GELU;
+    const char *known[] = {gelu ? "approximate" : d->alpha_attr, NULL};
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (!st) st = fe_check_attrs(c, n, known);
     if (!st) st = check_unary_input(c, n, d->domain);
+    lmnn_unary_op op = d->op;
+    if (!st && gelu) st = fe_gelu_form(c, n, &op);
     if (st) return st;
-    return infer_same(c, n, FE_UNDEFINED, d->host);
+    return infer_same(c, n, FE_UNDEFINED, op == LMNN_GELU_TANH ? h_gelu_tanh : d->host);
 }
 
 static lm_status lower_unary(fe_ctx *c, const fe_node *n) {
     const un_desc *d = un_find(n->op_type);
+    lmnn_unary_op op = d->op;
+    if (op == LMNN_GELU) {
+        lm_status st = fe_gelu_form(c, n, &op);
+        if (st) return st;
+    }
     lmnn_unary_options o;
-    lmnn_unary_options_init(&o, d->op);
+    lmnn_unary_options_init(&o, op);
     if (d->alpha_attr) {
         float a;
         lm_status st = fe_attr_float(c, n, d->alpha_attr, d->alpha_def, &a);
@@ -466,7 +495,7 @@ static lm_status lower_unary(fe_ctx *c, const fe_node *n) {
     bool owned;
     lm_status st = fe_in_ew(c, n, 0, &a, &owned);
     if (st) return st;
-    st = lmnn_unary(d->op, a, &o, &r);
+    st = lmnn_unary(op, a, &o, &r);
     if (owned) fe_free(a);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_ew(c, n, r);
@@ -1104,6 +1133,7 @@ const fe_op_def fe_ops_eltwise[] = {
     UN("LeakyRelu"),
     UN("Elu"),
     UN("Celu"),
+    UN("Gelu"),
     {"IsNaN", infer_isnan, lower_unary, 0, NULL},
     {"IsInf", infer_isinf, lower_isinf, 0, NULL},
     {"HardSigmoid", infer_hardsigmoid, lower_hardsigmoid, 0, fe_ew_images},

@@ -550,6 +550,135 @@ static void test_reshape_transpose_fusion(void) {
     }
 }
 
+/* GELU as exporters spell it after a MatMul and its bias, fused into the
+ * product (gelu_of in fe_fuse.c), in several spellings; a chain that is not
+ * quite GELU, and one whose x is read elsewhere too, are left alone; the
+ * Gelu op of opset 20 runs on its own and fuses the same way. Each answer
+ * is checked against float64. */
+enum {
+    GELU_TORCH,
+    GELU_HALF_FIRST,
+    GELU_TANH_POW,
+    GELU_NEAR_MISS,
+    GELU_X_OUT,
+    GELU_OP_TANH,
+    GELU_OP_ALONE,
+    GELU_FORMS
+};
+
+static double gelu_erf(double x) {
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+}
+static double gelu_tanh(double x) {
+    return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+
+static Onnx__ModelProto *gelu_model(int form, const float *w, const float *b) {
+    Onnx__GraphProto *g = ob_graph("gelu");
+    Onnx__ModelProto *m = ob_model(g);
+    if (form == GELU_OP_TANH || form == GELU_OP_ALONE) m->opset_import[0]->version = 20;
+    int64_t xd[2] = {6, 40}, wd[2] = {40, 48}, bd[1] = {48}, yd[2] = {6, 48};
+    ob_input(g, ob_vi("in", ob_tensor_type(F32, 2, form == GELU_OP_ALONE ? yd : xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    if (form == GELU_X_OUT) ob_output(g, ob_vi("x", ob_tensor_type(F32, 2, yd, NULL)));
+    f32_init(g, "W", 2, wd, w, 40 * 48);
+    f32_init(g, "b", 1, bd, b, 48);
+    static const struct {
+        const char *name;
+        float v;
+    } k[] = {
+        {"sqrt2", 1.41421356f}, {"rsqrt2", 0.70710678f}, {"one", 1},           {"half", 0.5f},
+        {"three", 3},           {"cubic", 0.044715f},    {"s2pi", 0.7978846f}, {"near", 0.45f}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        f32_init(g, k[i].name, 0, NULL, &k[i].v, 1);
+#define N(op, a, b, out)                                                                           \
+    ob_node(g, op, out, (const char *[]){a, b, NULL}, (const char *[]){out, NULL})
+    if (form == GELU_OP_ALONE) {
+        N("Gelu", "in", NULL, "y");
+        return m;
+    }
+    N("MatMul", "in", "W", "h");
+    N("Add", "b", "h", "x");
+    switch (form) {
+    case GELU_TORCH:
+    case GELU_NEAR_MISS:
+    case GELU_X_OUT:
+        N("Div", "x", "sqrt2", "d");
+        N("Erf", "d", NULL, "e");
+        N("Add", "e", "one", "a");
+        N("Mul", "x", "a", "p");
+        N("Mul", "p", form == GELU_NEAR_MISS ? "near" : "half", "y");
+        break;
+    case GELU_HALF_FIRST:
+        N("Mul", "x", "half", "hx");
+        N("Mul", "rsqrt2", "x", "d");
+        N("Erf", "d", NULL, "e");
+        N("Add", "one", "e", "a");
+        N("Mul", "hx", "a", "y");
+        break;
+    case GELU_TANH_POW:
+        N("Pow", "x", "three", "x3");
+        N("Mul", "x3", "cubic", "t");
+        N("Add", "x", "t", "u");
+        N("Mul", "u", "s2pi", "v");
+        N("Tanh", "v", NULL, "th");
+        N("Add", "th", "one", "a");
+        N("Mul", "half", "x", "hx");
+        N("Mul", "hx", "a", "y");
+        break;
+    case GELU_OP_TANH:
+        ob_attr_s(N("Gelu", "x", NULL, "y"), "approximate", "tanh");
+        break;
+    }
+#undef N
+    return m;
+}
+
+static void test_gelu_fusion(void) {
+    float w[40 * 48], b[48], in[6 * 48], y[6 * 48];
+    for (int i = 0; i < 40 * 48; i++)
+        w[i] = (float)((i * 37) % 101 - 50) * 0.004f;
+    for (int i = 0; i < 48; i++)
+        b[i] = (float)(i % 7) * 0.3f - 0.9f;
+    for (int i = 0; i < 6 * 48; i++)
+        in[i] = (float)((i * 53) % 89 - 44) * 0.07f;
+    for (int form = 0; form < GELU_FORMS; form++) {
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(gelu_model(form, w, b)), NULL, &bin, &rep));
+        bool fused = form != GELU_NEAR_MISS && form != GELU_X_OUT && form != GELU_OP_ALONE;
+        const char *mark = form == GELU_TANH_POW ? "Tanh" : form >= GELU_OP_TANH ? "Gelu" : "Erf";
+        CHECK(placement_of(&rep, mark) == (fused ? LMFE_FUSED : LMFE_ON_DEVICE));
+        CHECK_OK(
+            replay1(bin, "in", in, form == GELU_OP_ALONE ? 6 * 48 : 6 * 40, "y", y, 6 * 48, NULL));
+        double worst = 0;
+        for (int r = 0; r < 6; r++)
+            for (int c = 0; c < 48; c++) {
+                double x = in[r * 48 + c];
+                if (form != GELU_OP_ALONE) {
+                    x = b[c];
+                    for (int k = 0; k < 40; k++)
+                        x += (double)in[r * 40 + k] * w[k * 48 + c];
+                }
+                bool tanh_form = form == GELU_TANH_POW || form == GELU_OP_TANH;
+                double want = tanh_form ? gelu_tanh(x) : gelu_erf(x);
+                if (form == GELU_NEAR_MISS) want *= 0.9;
+                double e = fabs(y[r * 48 + c] - want) / (1 + fabs(want));
+                worst = e > worst ? e : worst;
+            }
+        CHECK(worst < 2e-6);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+    /* A form the op does not have. */
+    Onnx__ModelProto *m = gelu_model(GELU_OP_TANH, w, b);
+    m->graph->node[2]->attribute[0]->s.data = (uint8_t *)"fast";
+    m->graph->node[2]->attribute[0]->s.len = 4;
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'y' (Gelu): attribute approximate=fast is not valid");
+}
+
 /* Index and mask tensors built from constants alone (a shifted-window
  * attention's mask: ScatterND into zeros, then Expand) fold on the host, with
  * each reduction applied in index order to a row two tuples hit (one by a
@@ -2171,6 +2300,7 @@ int main(void) {
     TEST_RUN(test_mlp_fused_folded_dead);
     TEST_RUN(test_constant_masks);
     TEST_RUN(test_reshape_transpose_fusion);
+    TEST_RUN(test_gelu_fusion);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);
