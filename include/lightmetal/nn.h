@@ -19,5 +19,6 @@
 #include "lightmetal/lmnn_matmul.h"
 #include "lightmetal/lmnn_attention.h"
 #include "lightmetal/lmnn_conv.h"
+#include "lightmetal/lmnn_rnn.h"
 
 #endif

@@ -4,7 +4,8 @@
  * product gives every step's input part (X W^T plus the biases that can be
  * folded in) for a direction at once, then each step is a product with the
  * recurrence weights and the element-wise gate math of ONNX's equations,
- * all op library calls. Forward, reverse and bidirectional; batch-major
+ * all op library calls (for PyTorch's forms of LSTM and GRU, one fused cell
+ * per step: see cell_fits). Forward, reverse and bidirectional; batch-major
  * layout (opset 14); initial states, peepholes, clip, LSTM's input_forget,
  * GRU's linear_before_reset and every activation ONNX lists. With
  * sequence_lens given at run time, the steps past a sequence's length
@@ -594,13 +595,53 @@ static lm_status input_dir(fe_ctx *c, const fe_node *n, pool *p, uint32_t i, uin
     return shape_to(p, a, rank, dims, out);
 }
 
+/* A new tile tensor of zeros, DRAM interleaved, of like's device and dtype. */
+static lm_status zeros_like(lmnn_tensor like, uint32_t rank, const int64_t *dims,
+                            lmnn_tensor *out) {
+    lmnn_tensor_info i;
+    lm_status st = lmnn_tensor_get_info(like, &i);
+    if (st) return st;
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = i.dtype;
+    lmnn_shape sh = fe_shape((int32_t)rank, dims);
+    return lmnn_full(i.device, &sh, 0.0, &o, out);
+}
+
+/* t, [G * H] or [G * H, cols], with each gate's H rows padded with zeros
+ * to Hg (lmnn_rnn.h's gate layout); t itself when H is Hg. */
+static lm_status pad_gates(pool *p, const rnn_params *rp, lmnn_tensor t, int64_t cols,
+                           lmnn_tensor *out) {
+    int64_t G = rp->gates, H = rp->hidden, Hg = (H + 31) / 32 * 32;
+    if (H == Hg) {
+        *out = t;
+        return LM_OK;
+    }
+    uint32_t rank = cols ? 3 : 2, pads[6] = {0, 0, 0, (uint32_t)(Hg - H), 0, 0};
+    lmnn_tensor split, *padded = slot(p);
+    if (!padded) return POOL_FULL;
+    lm_status st = shape_to(p, t, rank, (int64_t[]){G, H, cols}, &split);
+    if (!st) st = lmnn_pad(split, pads, rank, NULL, padded);
+    if (!st)
+        st = cols ? shape_to(p, *padded, 2, (int64_t[]){G * Hg, cols}, out)
+                  : shape_to(p, *padded, 1, (int64_t[]){G * Hg}, out);
+    return st;
+}
+
+/* Direction d's weights and states. `x` is [S * B, I], or with `cell`
+ * (lmnn_lstm_cell/lmnn_gru_cell's gate layout) [S, B, I], and s->xw then
+ * [S, B, G * Hg], s->r [G * Hg, H] and, for a GRU, s->rbh the h product's
+ * bias [G * Hg] (Rbh in the hidden gate). */
 static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
-                           lmnn_tensor x2, pool *keep_pool, dir_state *s) {
+                           lmnn_tensor x2, bool cell, pool *keep_pool, dir_state *s) {
     int64_t G = rp->gates, H = rp->hidden, B = rp->batch;
     lmnn_tensor w, bias = {0};
     lm_status st;
     if ((st = input_dir(c, n, keep_pool, 1, d, false, 2, (int64_t[]){G * H, rp->input}, &w)) ||
         (st = input_dir(c, n, keep_pool, 2, d, false, 2, (int64_t[]){G * H, H}, &s->r)))
+        return st;
+    if (cell && ((st = pad_gates(keep_pool, rp, w, rp->input, &w)) ||
+                 (st = pad_gates(keep_pool, rp, s->r, H, &s->r))))
         return st;
     if (fe_has_in(n, 3)) {
         lmnn_tensor b, wb, rb;
@@ -623,9 +664,19 @@ static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, ui
             if (!cat) return POOL_FULL;
             if ((st = lmnn_concat((lmnn_tensor[]){sum, wh}, 2, 0, NULL, cat))) return st;
             bias = *cat;
+            if (cell) {
+                /* The h product's bias: 0 for z and r, Rbh for h. */
+                lmnn_tensor zeros, *hb = slot(keep_pool);
+                if (!hb) return POOL_FULL;
+                if ((st = zeros_like(s->rbh, 1, (int64_t[]){2 * H}, &zeros))) return st;
+                st = lmnn_concat((lmnn_tensor[]){zeros, s->rbh}, 2, 0, NULL, hb);
+                fe_free(zeros);
+                if (st || (st = pad_gates(keep_pool, rp, *hb, 0, &s->rbh))) return st;
+            }
         } else if ((st = bin(keep_pool, LMNN_BINARY_ADD, wb, rb, &bias))) {
             return st;
         }
+        if (cell && (st = pad_gates(keep_pool, rp, bias, 0, &bias))) return st;
     }
     if ((st = times_t(keep_pool, x2, w, bias, &s->xw))) return st;
     if (rp->kind == KIND_LSTM && fe_has_in(n, 7)) {
@@ -641,8 +692,6 @@ static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, ui
         }
     }
     /* The states start from the inputs given, else from zeros. */
-    lmnn_tensor_info xi;
-    if ((st = lmnn_tensor_get_info(s->xw, &xi))) return st;
     int64_t bh[2] = {B, H};
     for (int k = 0; k < (rp->kind == KIND_LSTM ? 2 : 1); k++) {
         uint32_t in = k ? 6 : 5;
@@ -651,12 +700,8 @@ static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, ui
             lmnn_tensor t;
             if ((st = input_dir(c, n, keep_pool, in, d, rp->batch_major, 2, bh, &t))) return st;
             *dst = keep(keep_pool, t);
-        } else {
-            lmnn_tensor_options o;
-            lmnn_tensor_options_init(&o);
-            o.dtype = xi.dtype;
-            lmnn_shape sh = fe_shape(2, bh);
-            if ((st = lmnn_full(xi.device, &sh, 0.0, &o, dst))) return st;
+        } else if ((st = zeros_like(s->xw, 2, bh, dst))) {
+            return st;
         }
     }
     return LM_OK;
@@ -772,7 +817,7 @@ static lm_status run_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint
                          dir_state *s) {
     pool dp = {.n = 0}, sp = {.n = 0};
     memset(s, 0, sizeof *s);
-    lm_status st = setup_dir(c, n, rp, d, x2, &dp, s);
+    lm_status st = setup_dir(c, n, rp, d, x2, false, &dp, s);
     int64_t bh[2] = {rp->batch, rp->hidden}, b1[2] = {rp->batch, 1};
     for (int64_t k = 0; !st && k < rp->seq; k++) {
         int64_t t = reverse ? rp->seq - 1 - k : k;
@@ -806,6 +851,95 @@ static lm_status run_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint
     pool_free(&dp);
     if (st) dir_free(s);
     return st;
+}
+
+/* ---- the fused cells ----
+ * An LSTM with ONNX's default activations, or a GRU with
+ * linear_before_reset (PyTorch's forms), without clip, peepholes,
+ * input_forget or run-time sequence lengths, runs each step as one product
+ * h R^T and one lmnn_lstm_cell or lmnn_gru_cell, which also writes h' into
+ * the direction's Y: two programs a step instead of about twenty. */
+
+static bool cell_fits(const fe_node *n, const rnn_params *rp, lmnn_tensor lens) {
+    if (lens.id || rp->has_clip || rp->input_forget || rp->kind == KIND_RNN ||
+        (rp->kind == KIND_GRU && !rp->linear_before_reset) ||
+        (rp->kind == KIND_LSTM && fe_has_in(n, 7)))
+        return false;
+    for (uint32_t d = 0; d < rp->dirs; d++)
+        for (uint32_t a = 0; a < rp->acts; a++)
+            if (rp->act[d][a].kind != ACT_UNARY ||
+                rp->act[d][a].op != (a == 0 ? LMNN_SIGMOID : LMNN_TANH))
+                return false;
+    return true;
+}
+
+/* Runs direction d with the fused cells: its final states into s and, when
+ * `y` is not NULL, its steps' outputs into *y, a new [S, B, H] tensor. */
+static lm_status run_dir_cell(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
+                              lmnn_tensor x3, bool reverse, lmnn_tensor *y, dir_state *s) {
+    pool dp = {.n = 0}, sp = {.n = 0};
+    memset(s, 0, sizeof *s);
+    lm_status st = setup_dir(c, n, rp, d, x3, true, &dp, s);
+    lmnn_rnn_cell_options o;
+    lmnn_rnn_cell_options_init(&o);
+    if (y) *y = (lmnn_tensor){0};
+    if (!st && y) {
+        st = zeros_like(rp->kind == KIND_LSTM ? s->c : s->h, 3,
+                        (int64_t[]){rp->seq, rp->batch, rp->hidden}, y);
+        o.steps_out = st ? (lmnn_tensor){0} : *y;
+    }
+    for (int64_t k = 0; !st && k < rp->seq; k++) {
+        lmnn_tensor hg, h, cn = {0};
+        o.step = (uint32_t)(reverse ? rp->seq - 1 - k : k);
+        st = times_t(&sp, s->h, s->r, s->rbh, &hg);
+        if (!st)
+            st = rp->kind == KIND_LSTM ? lmnn_lstm_cell(s->xw, hg, s->c, &o, &h, &cn)
+                                       : lmnn_gru_cell(s->xw, hg, s->h, &o, &h);
+        pool_free(&sp);
+        if (st) break;
+        fe_free(s->h);
+        s->h = h;
+        if (cn.id) {
+            fe_free(s->c);
+            s->c = cn;
+        }
+    }
+    pool_free(&dp);
+    if (st) {
+        dir_free(s);
+        if (y) fe_free(*y);
+    }
+    return st;
+}
+
+/* Y [S, D, B, H] as the node's layout gives it: itself, or batch-major
+ * [B, S, D, H] (a new tensor; y is freed). */
+static lm_status y_layout(const rnn_params *rp, lmnn_tensor y, lmnn_tensor *out) {
+    if (!rp->batch_major) {
+        *out = y;
+        return LM_OK;
+    }
+    lm_status st = lmnn_permute(y, (int32_t[]){2, 0, 1, 3}, 4, NULL, out);
+    fe_free(y);
+    return st;
+}
+
+/* Y [S, D, B, H] (batch-major [B, S, D, H]) from the directions' [S, B, H]
+ * outputs; `ys` stay the caller's. */
+static lm_status stack_y(const rnn_params *rp, const lmnn_tensor *ys, lmnn_tensor *out) {
+    lmnn_shape one = fe_shape(4, (int64_t[]){rp->seq, 1, rp->batch, rp->hidden});
+    lmnn_tensor parts[2] = {{0}, {0}}, y = {0};
+    lm_status st = LM_OK;
+    for (uint32_t d = 0; d < rp->dirs && !st; d++)
+        st = lmnn_reshape(ys[d], &one, NULL, &parts[d]);
+    if (!st && rp->dirs == 2) st = lmnn_concat(parts, 2, 1, NULL, &y);
+    if (rp->dirs == 2) {
+        fe_free(parts[0]);
+        fe_free(parts[1]);
+    } else {
+        y = parts[0];
+    }
+    return st ? st : y_layout(rp, y, out);
 }
 
 /* The directions' [B, H] states `v` (D of them) as a new [D, B, H]
@@ -848,15 +982,7 @@ static lm_status gather_y(const rnn_params *rp, const lmnn_tensor *ys, lmnn_tens
     for (int64_t t = 0; t < S; t++)
         fe_free(steps[t]);
     free(steps);
-    if (!st && rp->batch_major) {
-        lmnn_tensor b;
-        st = lmnn_permute(y, (int32_t[]){2, 0, 1, 3}, 4, NULL, &b);
-        fe_free(y);
-        y = st ? (lmnn_tensor){0} : b;
-    }
-    if (st) return st;
-    *out = y;
-    return LM_OK;
+    return st ? st : y_layout(rp, y, out);
 }
 
 /* A direction's step outputs ys[0..S) ([B, H] each) with each sequence's
@@ -899,6 +1025,20 @@ static lm_status reverse_steps(fe_ctx *c, const fe_node *n, const rnn_params *rp
     return st;
 }
 
+/* Outputs Y_h and Y_c [D, B, H] (batch-major [B, D, H]) from the final
+ * states. */
+static lm_status out_states(fe_ctx *c, const fe_node *n, const rnn_params *rp,
+                            const dir_state *ds) {
+    lm_status st = LM_OK;
+    for (uint32_t i = 1; i < n->output_count && !st; i++) {
+        if (n->outputs[i] == FE_NONE) continue;
+        lmnn_tensor r, per[2] = {i == 1 ? ds[0].h : ds[0].c, i == 1 ? ds[1].h : ds[1].c};
+        st = stack_states(rp, per, rp->batch_major, &r);
+        if (!st) st = fe_out_dev(c, n, i, r);
+    }
+    return st;
+}
+
 static lm_status lower_rnn(fe_ctx *c, const fe_node *n) {
     rnn_params rp;
     lm_status st = rnn_params_of(c, n, &rp);
@@ -919,6 +1059,19 @@ static lm_status lower_rnn(fe_ctx *c, const fe_node *n) {
         for (uint64_t i = 0; k && i < k->count; i++)
             full &= fe_tensor_get_i64(k, i) == S;
         if (!full && (st = fe_in_dev_float(c, n, 4, &lens, &lens_owned))) goto out;
+    }
+    if (cell_fits(n, &rp, lens)) {
+        lmnn_tensor yd[2] = {{0}, {0}};
+        bool want_y = n->outputs[0] != FE_NONE;
+        for (uint32_t d = 0; d < rp.dirs && !st; d++)
+            st = run_dir_cell(c, n, &rp, d, xt.id ? xt : x, rp.reverse || d == 1,
+                              want_y ? &yd[d] : NULL, &ds[d]);
+        lmnn_tensor y;
+        if (!st && want_y && !(st = stack_y(&rp, yd, &y))) st = fe_out_dev(c, n, 0, y);
+        fe_free(yd[0]);
+        fe_free(yd[1]);
+        if (!st) st = out_states(c, n, &rp, ds);
+        goto out;
     }
     ys = calloc((size_t)(S * D), sizeof *ys);
     if (!ys) {
@@ -950,16 +1103,10 @@ static lm_status lower_rnn(fe_ctx *c, const fe_node *n) {
         fe_free(xr);
         fe_free(xr2);
     }
-    /* Y, then Y_h and Y_c [D, B, H] (batch-major [B, D, H]). */
-    for (uint32_t i = 0; i < n->output_count && !st; i++) {
-        if (n->outputs[i] == FE_NONE) continue;
-        lmnn_tensor r, per[2] = {i == 1 ? ds[0].h : ds[0].c, i == 1 ? ds[1].h : ds[1].c};
-        if (i == 0)
-            st = gather_y(&rp, ys, &r);
-        else
-            st = stack_states(&rp, per, rp.batch_major, &r);
-        if (!st) st = fe_out_dev(c, n, i, r);
-    }
+    lmnn_tensor y;
+    if (!st && n->outputs[0] != FE_NONE && !(st = gather_y(&rp, ys, &y)))
+        st = fe_out_dev(c, n, 0, y);
+    if (!st) st = out_states(c, n, &rp, ds);
 out:
     if (ys)
         for (int64_t i = 0; i < S * D; i++)

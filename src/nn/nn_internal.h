@@ -217,6 +217,10 @@ uint32_t nn_value_bits(lmnn_dtype dtype, double v);
 /* Launches `prog` on command queue 0 without waiting, after setting every
  * kernel's common runtime arguments to the addresses of `tensors` (in order). */
 lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors, uint32_t count);
+/* The same with `extra_count` more common arguments after the addresses
+ * (values that change from launch to launch without a new program). */
+lm_status nn_launch_with(const char *op, nn_program *prog, nn_tensor *const *tensors,
+                         uint32_t count, const uint32_t *extra, uint32_t extra_count);
 
 /* ---- building blocks other ops reuse ---- */
 

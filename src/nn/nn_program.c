@@ -129,13 +129,22 @@ lm_status nn_kernel_split_args(const char *op, nn_program *prog, lm_kernel kerne
 }
 
 lm_status nn_launch(const char *op, nn_program *prog, nn_tensor *const *tensors, uint32_t count) {
+    return nn_launch_with(op, prog, tensors, count, NULL, 0);
+}
+
+lm_status nn_launch_with(const char *op, nn_program *prog, nn_tensor *const *tensors,
+                         uint32_t count, const uint32_t *extra, uint32_t extra_count) {
     uint32_t addrs[16];
-    if (count > 16) return nn_fail(LM_ERR_INTERNAL, op, "more than 16 tensors in one launch");
+    if (count + extra_count > 16)
+        return nn_fail(LM_ERR_INTERNAL, op, "more than 16 common arguments in one launch");
     for (uint32_t i = 0; i < count; i++)
         addrs[i] = (uint32_t)tensors[i]->address;
+    for (uint32_t i = 0; i < extra_count; i++)
+        addrs[count + i] = extra[i];
     lm_status st = LM_OK;
     for (uint32_t k = 0; k < prog->kernel_count && !st; k++)
-        st = lm_set_common_runtime_args(prog->program, prog->kernels[k], addrs, count);
+        st =
+            lm_set_common_runtime_args(prog->program, prog->kernels[k], addrs, count + extra_count);
     lm_device *device = tensors[0]->device;
     if (!st) st = lm_enqueue_program(lm_device_command_queue(device, 0), prog->program, false);
     return st ? nn_fail_call(st, op) : LM_OK;

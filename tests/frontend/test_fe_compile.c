@@ -474,6 +474,87 @@ static void test_rnn_refusals(void) {
                 "W must be 1x4x3");
 }
 
+/* LSTM (reverse, batch-major, a hidden size off a tile, initial states) and
+ * GRU (bidirectional, linear_before_reset) run each step as a product and
+ * one fused cell (lmnn_lstm_cell, lmnn_gru_cell): the same answers as the
+ * op-by-op steps a clip forces (a clip of 1e30 changes no value), in far
+ * fewer programs. */
+static Onnx__ModelProto *rnn_cell_model(bool lstm, bool clip, float *buf) {
+    int64_t S = lstm ? 7 : 5, B = lstm ? 3 : 2, I = lstm ? 20 : 24, H = lstm ? 33 : 40;
+    int64_t D = lstm ? 1 : 2, G = lstm ? 4 : 3;
+    int64_t xd[3] = {lstm ? B : S, lstm ? S : B, I}, wd[3] = {D, G * H, I}, rd[3] = {D, G * H, H};
+    int64_t bd[2] = {D, 2 * G * H}, sd[3] = {lstm ? B : D, lstm ? D : B, H};
+    int64_t yd[4] = {lstm ? B : S, lstm ? S : D, lstm ? D : B, H};
+    Onnx__GraphProto *g = ob_graph("cells");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 14;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    ob_output(g, ob_vi("yh", ob_tensor_type(F32, 3, sd, NULL)));
+    if (lstm) ob_output(g, ob_vi("yc", ob_tensor_type(F32, 3, sd, NULL)));
+    uint32_t seed = lstm ? 7u : 11u;
+    float *at = buf;
+    const char *names[5] = {"W", "R", "B", "h0", "c0"};
+    const int64_t *dims[5] = {wd, rd, bd, sd, sd};
+    int ranks[5] = {3, 3, 2, 3, 3};
+    for (int t = 0; t < (lstm ? 5 : 4); t++) {
+        size_t count = 1;
+        for (int d = 0; d < ranks[t]; d++)
+            count *= (size_t)dims[t][d];
+        for (size_t i = 0; i < count; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            at[i] = (float)(seed >> 8) / 16777216.0f * 0.8f - 0.4f;
+        }
+        f32_init(g, names[t], ranks[t], dims[t], at, count);
+        at += count;
+    }
+    Onnx__NodeProto *n =
+        ob_node(g, lstm ? "LSTM" : "GRU", "cell",
+                (const char *[]){"x", "W", "R", "B", "", "h0", lstm ? "c0" : NULL, NULL},
+                (const char *[]){"y", "yh", lstm ? "yc" : NULL, NULL});
+    ob_attr_i(n, "hidden_size", H);
+    ob_attr_s(n, "direction", lstm ? "reverse" : "bidirectional");
+    if (lstm) ob_attr_i(n, "layout", 1);
+    if (!lstm) ob_attr_i(n, "linear_before_reset", 1);
+    if (clip) {
+        Onnx__AttributeProto *a = ob_attr(n, "clip", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+        a->has_f = 1;
+        a->f = 1e30f;
+    }
+    return m;
+}
+
+static void test_rnn_cells(void) {
+    static float weights[4 * 2 * 3 * 40 * 64];
+    float x[7 * 3 * 24], got[2][7 * 3 * 40];
+    for (int i = 0; i < 7 * 3 * 24; i++)
+        x[i] = (float)((i * 29) % 61 - 30) * 0.05f;
+    for (int lstm = 0; lstm < 2; lstm++) {
+        static const char *const outs[] = {"y", "yh", "yc"};
+        size_t sizes[2][3] = {{5 * 2 * 2 * 40, 2 * 2 * 40, 0}, {3 * 7 * 33, 3 * 33, 3 * 33}};
+        uint64_t programs[2];
+        for (int o = 0; o < (lstm ? 3 : 2); o++) {
+            size_t xn = lstm ? 3 * 7 * 20 : 5 * 2 * 24, yn = sizes[lstm][o];
+            for (int clip = 0; clip < 2; clip++) {
+                lm_binary *bin;
+                lm_replay_report rr;
+                CHECK_OK(
+                    lmfe_compile_onnx(save(rnn_cell_model(lstm, clip, weights)), NULL, &bin, NULL));
+                CHECK_OK(replay1(bin, "x", x, xn, outs[o], got[clip], yn, &rr));
+                programs[clip] = rr.programs;
+                lm_binary_free(bin);
+            }
+            double worst = 0;
+            for (size_t i = 0; i < yn; i++) {
+                double e = fabs(got[0][i] - got[1][i]) / (1 + fabs(got[1][i]));
+                worst = e > worst ? e : worst;
+            }
+            CHECK(worst < 1e-6);
+            CHECK(programs[0] * 2 < programs[1]);
+        }
+    }
+}
+
 /* GatherND's and ScatterND's shapes and attributes, each wrong in its own
  * way. */
 static void test_index_refusals(void) {
@@ -2326,6 +2407,7 @@ int main(void) {
     TEST_RUN(test_tfidf_refusals);
     TEST_RUN(test_control_flow_refusals);
     TEST_RUN(test_rnn_refusals);
+    TEST_RUN(test_rnn_cells);
     TEST_RUN(test_index_refusals);
     TEST_RUN(test_quant_refusals);
     TEST_RUN(test_int64_boundary);
