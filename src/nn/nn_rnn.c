@@ -43,7 +43,7 @@ static lm_status get_input(const cell *c, const char *arg, lmnn_tensor t, nn_ten
 }
 
 /* `t` is of rank `rank` and ends in [rows, cols]. */
-static bool shaped(const nn_tensor *t, uint32_t rank, uint32_t rows, uint32_t cols) {
+static bool shaped(const nn_tensor *t, uint32_t rank, uint32_t rows, uint64_t cols) {
     const lmnn_shape *s = &t->shape;
     return s->rank == rank && s->dims[rank - 2] == rows && s->dims[rank - 1] == cols;
 }
@@ -60,20 +60,20 @@ static lm_status check(cell *c, lmnn_tensor x_gates, lmnn_tensor h_gates, lmnn_t
         return nn_fail(LM_ERR_INVALID_ARGUMENT, c->name, "%s: expected [B, H], given shape %s",
                        state_arg, sb);
     uint32_t b = c->state->shape.dims[0], h = c->state->shape.dims[1];
-    uint32_t width = c->gates * ((h + 31) / 32 * 32);
+    uint64_t width = c->gates * (((uint64_t)h + 31) / 32 * 32);
     if (!shaped(c->hg, 2, b, width)) {
         nn_shape_str(&c->hg->shape, gb, sizeof gb);
         return nn_fail(LM_ERR_INVALID_ARGUMENT, c->name,
                        "h_gates: shape %s is not [%u, %u * %u] for %s's %s (each gate starts on "
                        "a tile)",
-                       gb, b, c->gates, (h + 31) / 32 * 32, state_arg, sb);
+                       gb, b, c->gates, h + (32 - h % 32) % 32, state_arg, sb);
     }
     nn_shape_str(&c->x->shape, gb, sizeof gb);
     if (!shaped(c->x, 2, b, width) && !shaped(c->x, 3, b, width))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, c->name,
                        "x_gates: shape %s is not [%u, %u * %u] or [S, %u, %u * %u] for %s's %s "
                        "(each gate starts on a tile)",
-                       gb, b, c->gates, (h + 31) / 32 * 32, b, c->gates, (h + 31) / 32 * 32,
+                       gb, b, c->gates, h + (32 - h % 32) % 32, b, c->gates, h + (32 - h % 32) % 32,
                        state_arg, sb);
     c->step = o->step;
     if (c->x->shape.rank == 3 && o->step >= c->x->shape.dims[0])
@@ -89,6 +89,9 @@ static lm_status check(cell *c, lmnn_tensor x_gates, lmnn_tensor h_gates, lmnn_t
     if ((st = nn_check_memory(c->name, &c->memory))) return st;
     if (!o->steps_out.id) return LM_OK;
     if ((st = get_input(c, "steps_out", o->steps_out, &c->steps))) return st;
+    if (c->steps == c->x || c->steps == c->hg || c->steps == c->state)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, c->name,
+                       "steps_out: is also an input (the cell reads its inputs as it writes)");
     nn_tiles g = nn_tiles_of(&c->steps->shape);
     nn_shape_str(&c->steps->shape, gb, sizeof gb);
     if (c->steps->shape.rank < 2 || g.h != b || g.w != h)

@@ -209,6 +209,10 @@ static void test_cell_errors(void) {
     o.steps_out = yb;
     CHECK_FAILS(lmnn_lstm_cell(x, hg, c, &o, &oh, &oc), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_lstm_cell: steps_out: dtype bfloat16 differs from the new state's float32");
+    o.steps_out = c;
+    o.step = 0;
+    CHECK_FAILS(lmnn_lstm_cell(x, hg, c, &o, &oh, &oc), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_lstm_cell: steps_out: is also an input");
     o.steps_out = (lmnn_tensor){0};
     CHECK_FAILS(lmnn_lstm_cell(x, hg, rm, &o, &oh, &oc), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_lstm_cell: c:");
