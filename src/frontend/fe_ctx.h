@@ -126,6 +126,10 @@ typedef struct fe_dev {
     lmnn_tensor tile, rm; /* tile-layout and row-major forms (either may be 0) */
     lmnn_tensor nhwc;     /* the flat NHWC image form (fe_plan.nhwc_out), or 0 */
     uint32_t refs;        /* values that point here and are still to be used */
+    /* A permutation not yet made (fe_out_permuted): the value is entry
+     * `pre`'s tile form with its dims permuted by `perm`; FE_NONE: none. */
+    uint32_t pre;
+    int32_t perm[FE_MAX_RANK];
 } fe_dev;
 
 typedef struct fe_slot {
@@ -321,6 +325,29 @@ lm_status fe_reshape_owned(fe_ctx *c, const fe_node *n, lmnn_tensor t, const lmn
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
 /* Output i is input j (Identity and friends): no device work. */
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j);
+/* ---- permutations not yet made ----
+ * A Transpose that keeps the last dim only records its permutation: its
+ * output is held as "pre permuted by perm". Readers that can work on `pre`
+ * directly (a product with a matrix, a slice of the last dim, a reshape,
+ * another transpose: each then records the same or a composed permutation
+ * of its own result) ask fe_in_permuted; every other read makes the
+ * permuted tensor once (fe_in_dev and friends), so no reader sees a
+ * difference but the work saved: a transformer exported sequence-first
+ * keeps its [S, B, C] values, whose tiles are mostly padding for a small B,
+ * as the [B, S, C] they came from. */
+/* Output i is `pre` (float, consumed) with its dims permuted by `perm`
+ * (the value's rank): no device work. Converts `pre` to output i's dtype
+ * as fe_out_from_float. */
+lm_status fe_out_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor pre,
+                          const int32_t *perm);
+/* Output i is input j with its dims permuted by `perm`: no device work when
+ * the permutation (composed with input j's own, if any) keeps the last dim,
+ * else one lmnn_permute. */
+lm_status fe_out_permute_of(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j,
+                            const int32_t *perm);
+/* Whether input i is held as a permutation not yet made: then *pre (the
+ * caller's to read, not to free) and perm[0 .. rank). */
+bool fe_in_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *pre, int32_t *perm);
 /* Converts float tensor `t` (consumed) to output i's device dtype and hands it over. */
 lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
 /* An nn call failed: prefix the node label to its message. */

@@ -38,7 +38,7 @@ static lm_status dev_new(fe_ctx *c, uint32_t *out) {
         c->devs = d;
         c->dev_cap = cap;
     }
-    c->devs[c->dev_count] = (fe_dev){{0}, {0}, {0}, 0};
+    c->devs[c->dev_count] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}};
     *out = c->dev_count++;
     return LM_OK;
 }
@@ -50,12 +50,26 @@ static void dev_release(fe_ctx *c, uint32_t d) {
     fe_free(dev->rm);
     fe_free(dev->nhwc);
     dev->tile = dev->rm = dev->nhwc = (lmnn_tensor){0};
+    uint32_t pre = dev->pre;
+    dev->pre = FE_NONE;
+    if (pre != FE_NONE) dev_release(c, pre);
 }
 
 /* Binds value `v` to device entry `d`. */
 static void slot_bind(fe_ctx *c, uint32_t v, uint32_t d) {
     c->slots[v].dev = d;
     c->devs[d].refs++;
+}
+
+/* Binds value vi to entry d, releasing the one it had; a value nothing
+ * will read lets d go at once. */
+static void bind_value(fe_ctx *c, uint32_t vi, uint32_t d) {
+    if (c->slots[vi].dev != FE_NONE) dev_release(c, c->slots[vi].dev);
+    slot_bind(c, vi, d);
+    if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
+        dev_release(c, d);
+        c->slots[vi].dev = FE_NONE;
+    }
 }
 
 void fe_value_used(fe_ctx *c, uint32_t v) {
@@ -72,7 +86,7 @@ void fe_values_release_all(fe_ctx *c) {
         fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);
         fe_free(c->devs[i].nhwc);
-        c->devs[i] = (fe_dev){{0}, {0}, {0}, 0};
+        c->devs[i] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}};
     }
     for (uint32_t v = 0; v < c->g->value_count; v++)
         c->slots[v].dev = FE_NONE;
@@ -171,7 +185,14 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
         lm_status st = upload_const(c, n, vi);
         if (st) return st;
     }
-    *out = &c->devs[c->slots[vi].dev];
+    fe_dev *d = &c->devs[c->slots[vi].dev];
+    if (!d->tile.id && !d->rm.id && !d->nhwc.id && d->pre != FE_NONE) {
+        /* A permutation not yet made: made now, for readers of any form. */
+        uint32_t rank = (uint32_t)c->g->values[vi].type.rank;
+        lm_status st = lmnn_permute(c->devs[d->pre].tile, d->perm, rank, NULL, &d->tile);
+        if (st) return fe_nn_fail(c, n, st);
+    }
+    *out = d;
     return LM_OK;
 }
 
@@ -391,6 +412,20 @@ lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, 
     return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
+/* *t (consumed) in value vi's device dtype; on failure *t is freed. */
+static lm_status to_value_dtype(fe_ctx *c, uint32_t vi, lmnn_tensor *t) {
+    lmnn_dtype want = fe_dev_dtype(c, c->g->values[vi].type.elem);
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(*t, &info);
+    if (!st && info.dtype != want) {
+        lmnn_tensor u;
+        st = lmnn_typecast(*t, want, &u);
+        fe_free(*t);
+        *t = st ? (lmnn_tensor){0} : u;
+    }
+    return st;
+}
+
 /* Output i's value: the fused chain's last for output 0 of a fused node. */
 static uint32_t out_index(fe_ctx *c, const fe_node *n, uint32_t i) {
     uint32_t fused = c->plans[n - c->g->nodes].fusion.output;
@@ -418,12 +453,7 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
         c->devs[d].tile = t;
     else
         c->devs[d].rm = t;
-    if (c->slots[vi].dev != FE_NONE) dev_release(c, c->slots[vi].dev);
-    slot_bind(c, vi, d);
-    if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
-        dev_release(c, d);
-        c->slots[vi].dev = FE_NONE;
-    }
+    bind_value(c, vi, d);
     return LM_OK;
 }
 
@@ -433,11 +463,7 @@ lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, j, &d);
     if (st) return st;
-    slot_bind(c, vi, (uint32_t)(d - c->devs));
-    if (!c->slots[vi].remaining && !c->slots[vi].pinned) {
-        dev_release(c, c->slots[vi].dev);
-        c->slots[vi].dev = FE_NONE;
-    }
+    bind_value(c, vi, (uint32_t)(d - c->devs));
     return LM_OK;
 }
 
@@ -447,16 +473,70 @@ lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor
         fe_free(t);
         return LM_OK;
     }
-    lmnn_dtype want = fe_dev_dtype(c, c->g->values[vi].type.elem);
-    lmnn_tensor_info info;
-    lm_status st = lmnn_tensor_get_info(t, &info);
-    if (!st && info.dtype != want) {
-        lmnn_tensor u;
-        st = lmnn_typecast(t, want, &u);
-        fe_free(t);
-        t = u;
-    }
+    lm_status st = to_value_dtype(c, vi, &t);
     if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, i, t);
+}
+
+bool fe_in_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *pre, int32_t *perm) {
+    if (!fe_has_in(n, i) || c->slots[n->inputs[i]].dev == FE_NONE) return false;
+    const fe_dev *d = &c->devs[c->slots[n->inputs[i]].dev];
+    if (d->pre == FE_NONE) return false;
+    *pre = c->devs[d->pre].tile;
+    memcpy(perm, d->perm, sizeof d->perm);
+    return true;
+}
+
+/* Binds output i's value to a new entry holding entry `pre` (one reference
+ * taken) permuted by `perm`. */
+static lm_status out_pending(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t pre,
+                             const int32_t *perm) {
+    uint32_t vi = out_index(c, n, i), d;
+    lm_status st = dev_new(c, &d);
+    if (st) return fe_nn_fail(c, n, st);
+    c->devs[pre].refs++;
+    c->devs[d].pre = pre;
+    memcpy(c->devs[d].perm, perm, sizeof c->devs[d].perm);
+    bind_value(c, vi, d);
+    return LM_OK;
+}
+
+lm_status fe_out_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor pre,
+                          const int32_t *perm) {
+    uint32_t vi = out_index(c, n, i), d;
+    lm_status st = vi == FE_NONE ? LM_OK : to_value_dtype(c, vi, &pre);
+    if (!st && vi != FE_NONE) st = dev_new(c, &d);
+    if (st || vi == FE_NONE) {
+        fe_free(pre);
+        return st ? fe_nn_fail(c, n, st) : LM_OK;
+    }
+    c->devs[d].tile = pre;
+    st = out_pending(c, n, i, d, perm);
+    if (st) fe_free(pre);
+    return st;
+}
+
+lm_status fe_out_permute_of(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j,
+                            const int32_t *perm) {
+    if (out_index(c, n, i) == FE_NONE) return LM_OK;
+    uint32_t rank = (uint32_t)fe_in_type(c, n, j)->rank, entry;
+    int32_t q[FE_MAX_RANK];
+    lmnn_tensor t;
+    lm_status st = LM_OK;
+    if (fe_has_in(n, j) && c->slots[n->inputs[j]].dev != FE_NONE &&
+        c->devs[c->slots[n->inputs[j]].dev].pre != FE_NONE) {
+        /* Itself a permutation not yet made: the two compose. */
+        const fe_dev *d = &c->devs[c->slots[n->inputs[j]].dev];
+        for (uint32_t k = 0; k < rank; k++)
+            q[k] = d->perm[perm[k]];
+        entry = d->pre;
+    } else {
+        memcpy(q, perm, rank * sizeof *q);
+        if ((st = fe_in_dev(c, n, j, &t))) return st; /* the tile form `pre` names */
+        entry = c->slots[n->inputs[j]].dev;
+    }
+    if (rank >= 2 && q[rank - 1] == (int32_t)rank - 1) return out_pending(c, n, i, entry, q);
+    if ((st = lmnn_permute(c->devs[entry].tile, q, rank, NULL, &t))) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, i, t);
 }
 

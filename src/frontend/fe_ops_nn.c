@@ -141,7 +141,10 @@ static lm_status same_type_out(fe_ctx *c, const fe_node *n) {
 
 /* Hands the float result of a node that fe_fuse may have extended (bias,
  * activation, a later output) over: the fused steps run first. */
-static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done, bool bias_done) {
+/* With `perm` (not NULL) r is the result's dims before that permutation
+ * (fe_out_permuted), a bias and activation being the same either way. */
+static lm_status finish_as(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done,
+                           bool bias_done, const int32_t *perm) {
     const fe_fusion *f = fusion_of(c, n);
     lm_status st = LM_OK;
     if (f->bias && !bias_done) {
@@ -176,7 +179,11 @@ static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_don
         r = s;
     }
     /* Sent to the fused chain's last value (fe_out_dev). */
-    return fe_out_from_float(c, n, 0, r);
+    return perm ? fe_out_permuted(c, n, 0, r, perm) : fe_out_from_float(c, n, 0, r);
+}
+
+static lm_status finish(fe_ctx *c, const fe_node *n, lmnn_tensor r, bool act_done, bool bias_done) {
+    return finish_as(c, n, r, act_done, bias_done, NULL);
 }
 
 /* ---- MatMul ---- */
@@ -311,8 +318,14 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_type *at = fe_in_type(c, n, 0), *bt = fe_in_type(c, n, 1);
     const fe_type *ot = &c->g->values[n->outputs[0]].type;
     lmnn_tensor a, b, r = {0};
-    bool ao, bo = false;
-    lm_status st = fe_in_dev_float(c, n, 0, &a, &ao);
+    bool ao = false, bo = false;
+    /* A float operand held as a permutation not yet made that keeps the
+     * last dim, times a matrix: the product of what it was, permuted the
+     * same way (fe_out_permuted). */
+    int32_t perm[FE_MAX_RANK];
+    bool permuted = bt->rank == 2 && at->rank >= 3 && fe_elem_is_float(at->elem) &&
+                    fe_in_permuted(c, n, 0, &a, perm) && perm[at->rank - 1] == at->rank - 1;
+    lm_status st = permuted ? LM_OK : fe_in_dev_float(c, n, 0, &a, &ao);
     if (st) return st;
     if ((st = right_operand(c, n, false, &b, &bo))) {
         if (ao) fe_free(a);
@@ -354,7 +367,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         fe_free(r);
         return fe_nn_fail(c, n, st);
     }
-    return finish(c, n, r, act, bias.id != 0);
+    return finish_as(c, n, r, act, bias.id != 0, permuted ? perm : NULL);
 }
 
 /* ---- MatMulInteger ---- */

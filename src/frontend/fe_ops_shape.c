@@ -37,15 +37,70 @@ static lm_status i64_vector(fe_ctx *c, const fe_node *n, const int64_t *vals, in
     return fe_set_out_const(c, n, 0, t);
 }
 
+/* A reshape to `odims` (then, with `tperm`, a transpose) of a value of dims
+ * `vdims` held as "pre permuted by perm" (fe_in_permuted), as one
+ * lmnn_permute_reshaped of pre: both shapes' dims (the 1s left out) are cut
+ * into common factors, "atoms", each part of one dim of each shape, which
+ * the permutations then move as wholes. Pre's dims cut into atoms go to
+ * atom_dims[0 .. *count), and q gives the atoms' order in the result
+ * (which holds the output's elements in order). False when the shapes have
+ * no common cut (a dim of one straddles two of the other's without
+ * dividing them) or it takes more than LMNN_MAX_DIMS atoms. */
+static bool permuted_reshape_plan(const int64_t *vdims, int32_t rank, const int32_t *perm,
+                                  const int64_t *odims, int32_t orank, const int32_t *tperm,
+                                  uint32_t *atom_dims, uint32_t *count, int32_t *q) {
+    int32_t av[LMNN_MAX_DIMS], ao[LMNN_MAX_DIMS], n = 0, i = 0, j = 0;
+    int64_t size[LMNN_MAX_DIMS], rv = 0, ro = 0;
+    for (;;) {
+        while (i < rank && !rv && (rv = vdims[i]) == 1)
+            rv = 0, i++;
+        while (j < orank && !ro && (ro = odims[j]) == 1)
+            ro = 0, j++;
+        if (i == rank || j == orank) break;
+        int64_t a = rv < ro ? rv : ro;
+        if ((rv > ro ? rv % ro : ro % rv) || n == LMNN_MAX_DIMS) return false;
+        av[n] = i, ao[n] = j, size[n++] = a;
+        if ((rv /= a) == 1) rv = 0, i++;
+        if ((ro /= a) == 1) ro = 0, j++;
+    }
+    if (n == 0) return false;
+    int32_t at[LMNN_MAX_DIMS], k = 0; /* each atom's place among pre's */
+    for (int32_t p = 0; p < rank; p++)
+        for (int32_t t = 0; t < n; t++)
+            if (perm[av[t]] == p) at[t] = k, atom_dims[k++] = (uint32_t)size[t];
+    k = 0;
+    for (int32_t f = 0; f < orank; f++)
+        for (int32_t t = 0; t < n; t++)
+            if (ao[t] == (tperm ? tperm[f] : f)) q[k++] = at[t];
+    *count = (uint32_t)n;
+    return true;
+}
+
 /* The reshape of a value computed at run time: the device copies. */
 static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
-    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    const fe_type *o = &c->g->values[n->outputs[0]].type, *it = fe_in_type(c, n, 0);
+    const fe_plan *plan = &c->plans[n - c->g->nodes];
+    const fe_fusion *f = &plan->fusion;
     lmnn_tensor a, r;
+    int32_t perm[FE_MAX_RANK], q[LMNN_MAX_DIMS];
+    uint32_t atoms[LMNN_MAX_DIMS], count;
+    lm_status st;
+    if (!plan->nhwc_out && !plan->nhwc_rows && fe_in_permuted(c, n, 0, &a, perm) &&
+        permuted_reshape_plan(it->dims, it->rank, perm, o->dims, o->rank,
+                              f->permute ? f->perm : NULL, atoms, &count, q)) {
+        /* A permutation not yet made: it, the reshape and a fused
+         * transpose in one pass over pre. */
+        lmnn_shape as = {count, {0}}, out = fe_shape(o->rank, o->dims);
+        memcpy(as.dims, atoms, count * sizeof *atoms);
+        for (int32_t d = 0; f->permute && d < o->rank; d++)
+            out.dims[d] = (uint32_t)o->dims[f->perm[d]];
+        if ((st = lmnn_permute_reshaped(a, &as, q, count, NULL, &r))) return fe_nn_fail(c, n, st);
+        if ((st = fe_reshape_owned(c, n, r, &out, &r))) return st;
+        return fe_out_dev(c, n, 0, r);
+    }
     bool flat;
-    lm_status st = fe_in_image(c, n, 0, &a, &flat);
-    if (st) return st;
+    if ((st = fe_in_image(c, n, 0, &a, &flat))) return st;
     lmnn_shape s = fe_shape(o->rank, o->dims);
-    const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
     if (f->permute && !flat) { /* a Transpose fused (fe_fuse.c) */
         if ((st = lmnn_permute_reshaped(a, &s, f->perm, s.rank, NULL, &r)))
             return fe_nn_fail(c, n, st);
@@ -434,15 +489,12 @@ static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
         if (!owned && (st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
         return fe_out_dev(c, n, 0, r);
     }
+    if (kind != TO_NCHW || !c->plans[n - c->g->nodes].nhwc_out)
+        return fe_out_permute_of(c, n, 0, 0, p);
     if ((st = fe_in_dev(c, n, 0, &a))) return st;
-    if (kind == TO_NCHW && c->plans[n - c->g->nodes].nhwc_out) {
-        lmnn_shape s = LMNN_SHAPE(1, 1, (uint32_t)(in->dims[0] * in->dims[1] * in->dims[2]),
-                                  (uint32_t)in->dims[3]);
-        st = lmnn_reshape(a, &s, NULL, &r);
-    } else {
-        st = lmnn_permute(a, p, (uint32_t)in->rank, NULL, &r);
-    }
-    if (st) return fe_nn_fail(c, n, st);
+    lmnn_shape s = LMNN_SHAPE(1, 1, (uint32_t)(in->dims[0] * in->dims[1] * in->dims[2]),
+                              (uint32_t)in->dims[3]);
+    if ((st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
 }
 
@@ -675,13 +727,37 @@ static lm_status infer_slice(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, in->elem, in->rank, p.dims);
 }
 
+/* Whether slice `p` of a rank-`rank` value of dims `dims` cuts its last dim
+ * only, forwards. */
+static bool slices_last_dim(const slice_plan *p, int32_t rank, const int64_t *dims) {
+    for (int32_t d = 0; d < rank; d++)
+        if (p->flip[d] ||
+            (d < rank - 1 && (p->begin[d] != 0 || p->end[d] != dims[d] || p->step[d] != 1)))
+            return false;
+    return rank >= 2;
+}
+
 static lm_status lower_slice(fe_ctx *c, const fe_node *n) {
     slice_plan p;
     lm_status st = fe_slice_read(c, n, &p);
     lmnn_tensor a, r;
+    const fe_type *in = fe_in_type(c, n, 0);
+    int32_t rank = in->rank, perm[FE_MAX_RANK];
+    if (!st && slices_last_dim(&p, rank, in->dims) && fe_in_permuted(c, n, 0, &a, perm) &&
+        perm[rank - 1] == rank - 1) {
+        /* A permutation not yet made that keeps the last dim: the same cut
+         * of what it was, permuted the same way (fe_out_permuted). */
+        int32_t b[FE_MAX_RANK], e[FE_MAX_RANK], s[FE_MAX_RANK];
+        for (int32_t d = 0; d < rank; d++) {
+            b[perm[d]] = p.begin[d];
+            e[perm[d]] = (int32_t)(d < rank - 1 ? in->dims[d] : p.end[d]);
+            s[perm[d]] = p.step[d];
+        }
+        if ((st = lmnn_slice(a, b, e, s, (uint32_t)rank, NULL, &r))) return fe_nn_fail(c, n, st);
+        return fe_out_permuted(c, n, 0, r, perm);
+    }
     if (!st) st = fe_in_dev(c, n, 0, &a);
     if (st) return st;
-    int32_t rank = fe_in_type(c, n, 0)->rank;
     if ((st = lmnn_slice(a, p.begin, p.end, p.step, (uint32_t)rank, NULL, &r)))
         return fe_nn_fail(c, n, st);
     for (int32_t d = 0; d < rank; d++) {
