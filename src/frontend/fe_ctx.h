@@ -341,13 +341,18 @@ lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j);
 lm_status fe_out_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor pre,
                           const int32_t *perm);
 /* Output i is input j with its dims permuted by `perm`: no device work when
- * the permutation (composed with input j's own, if any) keeps the last dim,
+ * the permutation (composed with input j's own, if any) keeps the last dim
+ * or only swaps the last two (a MatMul reads that as its transpose_b),
  * else one lmnn_permute. */
 lm_status fe_out_permute_of(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j,
                             const int32_t *perm);
 /* Whether input i is held as a permutation not yet made: then *pre (the
  * caller's to read, not to free) and perm[0 .. rank). */
 bool fe_in_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *pre, int32_t *perm);
+/* A permutation of `rank` dims keeps the last dim where it is; swaps the
+ * last two and keeps the others. */
+bool fe_perm_keeps_last(const int32_t *perm, uint32_t rank);
+bool fe_perm_swaps_last(const int32_t *perm, uint32_t rank);
 /* Converts float tensor `t` (consumed) to output i's device dtype and hands it over. */
 lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
 /* An nn call failed: prefix the node label to its message. */

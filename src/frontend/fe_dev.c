@@ -478,6 +478,18 @@ lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor
     return fe_out_dev(c, n, i, t);
 }
 
+bool fe_perm_keeps_last(const int32_t *perm, uint32_t rank) {
+    return rank >= 2 && perm[rank - 1] == (int32_t)rank - 1;
+}
+
+bool fe_perm_swaps_last(const int32_t *perm, uint32_t rank) {
+    if (rank < 2 || perm[rank - 1] != (int32_t)rank - 2 || perm[rank - 2] != (int32_t)rank - 1)
+        return false;
+    for (uint32_t d = 0; d + 2 < rank; d++)
+        if (perm[d] != (int32_t)d) return false;
+    return true;
+}
+
 bool fe_in_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *pre, int32_t *perm) {
     if (!fe_has_in(n, i) || c->slots[n->inputs[i]].dev == FE_NONE) return false;
     const fe_dev *d = &c->devs[c->slots[n->inputs[i]].dev];
@@ -535,7 +547,8 @@ lm_status fe_out_permute_of(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j,
         if ((st = fe_in_dev(c, n, j, &t))) return st; /* the tile form `pre` names */
         entry = c->slots[n->inputs[j]].dev;
     }
-    if (rank >= 2 && q[rank - 1] == (int32_t)rank - 1) return out_pending(c, n, i, entry, q);
+    if (fe_perm_keeps_last(q, rank) || fe_perm_swaps_last(q, rank))
+        return out_pending(c, n, i, entry, q);
     if ((st = lmnn_permute(c->devs[entry].tile, q, rank, NULL, &t))) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, i, t);
 }

@@ -324,10 +324,17 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
      * same way (fe_out_permuted). */
     int32_t perm[FE_MAX_RANK];
     bool permuted = bt->rank == 2 && at->rank >= 3 && fe_elem_is_float(at->elem) &&
-                    fe_in_permuted(c, n, 0, &a, perm) && perm[at->rank - 1] == at->rank - 1;
+                    fe_in_permuted(c, n, 0, &a, perm) &&
+                    fe_perm_keeps_last(perm, (uint32_t)at->rank);
+    /* B held as its last two dims swapped, not yet made (keys split from
+     * their heads): the product transposes it as it reads. */
+    int32_t bperm[FE_MAX_RANK];
+    bool b_swapped = at->rank >= 2 && bt->rank >= 2 && fe_elem_is_float(bt->elem) &&
+                     fe_in_permuted(c, n, 1, &b, bperm) &&
+                     fe_perm_swaps_last(bperm, (uint32_t)bt->rank);
     lm_status st = permuted ? LM_OK : fe_in_dev_float(c, n, 0, &a, &ao);
     if (st) return st;
-    if ((st = right_operand(c, n, false, &b, &bo))) {
+    if (!b_swapped && (st = right_operand(c, n, false, &b, &bo))) {
         if (ao) fe_free(a);
         return st;
     }
@@ -337,6 +344,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = fusion_of(c, n);
     lmnn_matmul_options o;
     lmnn_matmul_options_init(&o);
+    o.transpose_b = b_swapped;
     /* A fused bias and activation run in the product's last step (before
      * it is stored, or unpacked from rows packed together: lmnn_matmul.h),
      * not as ops on the result; rank-1 operands reshape the result first. */

@@ -76,6 +76,29 @@ static bool permuted_reshape_plan(const int64_t *vdims, int32_t rank, const int3
     return true;
 }
 
+/* The pass of permuted_reshape_plan as the attention helpers' when it is
+ * one of theirs, heads split: pre [B, S, H * D] to [B, H, S, D]
+ * (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same
+ * split, its last two dims still to swap). With D a multiple of 32 they
+ * move whole tiles, where the general pass moves rows. *out zero when it
+ * is not. */
+static lm_status heads_pass(lmnn_tensor pre, const uint32_t *atoms, uint32_t count,
+                            const int32_t *q, lmnn_tensor *out, bool *out_keys) {
+    *out = (lmnn_tensor){0};
+    lmnn_tensor_info i;
+    lm_status st = lmnn_tensor_get_info(pre, &i);
+    if (st || i.shape.rank != 3 || i.layout != LMNN_TILE) return st;
+    uint32_t b = i.shape.dims[0], first = b > 1; /* a batch of 1 is no atom */
+    if (count != 3 + first || atoms[count - 1] % 32 || atoms[first] != i.shape.dims[1] ||
+        atoms[first + 1] * atoms[first + 2] != i.shape.dims[2])
+        return LM_OK;
+    static const int32_t split[2][4] = {{1, 0, 2}, {0, 2, 1, 3}},
+                         keys[2][4] = {{1, 2, 0}, {0, 2, 3, 1}};
+    *out_keys = !memcmp(q, keys[first], count * sizeof *q);
+    if (!*out_keys && memcmp(q, split[first], count * sizeof *q)) return LM_OK;
+    return lmnn_split_heads(pre, atoms[first + 1], NULL, out);
+}
+
 /* The reshape of a value computed at run time: the device copies. */
 static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     const fe_type *o = &c->g->values[n->outputs[0]].type, *it = fe_in_type(c, n, 0);
@@ -94,9 +117,25 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
         memcpy(as.dims, atoms, count * sizeof *atoms);
         for (int32_t d = 0; f->permute && d < o->rank; d++)
             out.dims[d] = (uint32_t)o->dims[f->perm[d]];
-        if ((st = lmnn_permute_reshaped(a, &as, q, count, NULL, &r))) return fe_nn_fail(c, n, st);
+        bool keys = false;
+        if ((st = heads_pass(a, atoms, count, q, &r, &keys)) ||
+            (!r.id && (st = lmnn_permute_reshaped(a, &as, q, count, NULL, &r))))
+            return fe_nn_fail(c, n, st);
+        if (!keys) {
+            if ((st = fe_reshape_owned(c, n, r, &out, &r))) return st;
+            return fe_out_dev(c, n, 0, r);
+        }
+        /* Keys: the heads split, their last two dims swapped when read. */
+        int32_t swap[FE_MAX_RANK];
+        for (uint32_t d = 0; d < out.rank; d++)
+            swap[d] = (int32_t)d;
+        uint32_t last = out.dims[out.rank - 1];
+        out.dims[out.rank - 1] = out.dims[out.rank - 2];
+        out.dims[out.rank - 2] = last;
+        swap[out.rank - 1] = (int32_t)out.rank - 2;
+        swap[out.rank - 2] = (int32_t)out.rank - 1;
         if ((st = fe_reshape_owned(c, n, r, &out, &r))) return st;
-        return fe_out_dev(c, n, 0, r);
+        return fe_out_permuted(c, n, 0, r, swap);
     }
     bool flat;
     if ((st = fe_in_image(c, n, 0, &a, &flat))) return st;
@@ -744,7 +783,7 @@ static lm_status lower_slice(fe_ctx *c, const fe_node *n) {
     const fe_type *in = fe_in_type(c, n, 0);
     int32_t rank = in->rank, perm[FE_MAX_RANK];
     if (!st && slices_last_dim(&p, rank, in->dims) && fe_in_permuted(c, n, 0, &a, perm) &&
-        perm[rank - 1] == rank - 1) {
+        fe_perm_keeps_last(perm, (uint32_t)rank)) {
         /* A permutation not yet made that keeps the last dim: the same cut
          * of what it was, permuted the same way (fe_out_permuted). */
         int32_t b[FE_MAX_RANK], e[FE_MAX_RANK], s[FE_MAX_RANK];

@@ -763,49 +763,22 @@ static void test_gelu_fusion(void) {
 /* Transposes that keep the last dim are made only when a reader needs
  * them (fe_out_permuted): a sequence-first attention's input projection
  * (Transpose, MatMul with a bias, Slice of the last dim, Reshape and
- * Transpose to heads) runs on the batch-first tensor; a second Transpose
+ * Transpose to heads, and to keys, [heads, D, S], read by a MatMul as its
+ * B transposed) runs on the batch-first tensor, with heads of 16 (rows
+ * moved) and of 32 (whole tiles: lmnn_split_heads); a second Transpose
  * composes with the first; a graph output and an element-wise reader get
  * the permuted tensor made. Every output against float64. */
 static void test_permutations_not_made(void) {
-    enum { B = 2, S = 40, C = 64, N = 96, H = 4, D = 16 };
-    static float x[B * S * C], w[C * N], bias[N], got[S * B * N];
+    enum { B = 2, S = 40, C = 64, N = 96 };
+    static float x[B * S * C], w[C * N], bias[N], got[B * 4 * S * S];
+    static double pb[S][B][N], heads[B * 4][S][32];
     for (int i = 0; i < B * S * C; i++)
         x[i] = (float)((i * 37) % 103 - 51) * 0.02f;
     for (int i = 0; i < C * N; i++)
         w[i] = (float)((i * 11) % 29 - 14) * 0.01f;
     for (int i = 0; i < N; i++)
         bias[i] = (float)(i % 9) * 0.1f - 0.4f;
-    int64_t xd[3] = {B, S, C}, wd[2] = {C, N}, bd[1] = {N}, td[3] = {S, B, C};
-    int64_t hd[3] = {B * H, S, D}, kd[3] = {S, C, B}, ed[3] = {S, B, N};
-    Onnx__GraphProto *g = ob_graph("seqfirst");
-    Onnx__ModelProto *m = ob_model(g);
-    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
-    ob_output(g, ob_vi("heads", ob_tensor_type(F32, 3, hd, NULL)));
-    ob_output(g, ob_vi("t", ob_tensor_type(F32, 3, td, NULL)));
-    ob_output(g, ob_vi("k", ob_tensor_type(F32, 3, kd, NULL)));
-    ob_output(g, ob_vi("e", ob_tensor_type(F32, 3, ed, NULL)));
-    f32_init(g, "W", 2, wd, w, C * N);
-    f32_init(g, "b", 1, bd, bias, N);
-    i64_init(g, "starts", 1, (const int64_t[]){32});
-    i64_init(g, "ends", 1, (const int64_t[]){96});
-    i64_init(g, "axes", 1, (const int64_t[]){2});
-    i64_init(g, "shape", 3, (const int64_t[]){S, B * H, D});
-#define NODE(op, out, ...)                                                                         \
-    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
-    ob_attr_is(NODE("Transpose", "t", "x"), "perm", (const int64_t[]){1, 0, 2}, 3);
-    NODE("MatMul", "p", "t", "W");
-    NODE("Add", "pb", "p", "b");
-    NODE("Slice", "q", "pb", "starts", "ends", "axes");
-    NODE("Reshape", "r", "q", "shape");
-    ob_attr_is(NODE("Transpose", "heads", "r"), "perm", (const int64_t[]){1, 0, 2}, 3);
-    /* Composed with t's: (1, 0, 2) then (0, 2, 1) moves the last dim. */
-    ob_attr_is(NODE("Transpose", "k", "t"), "perm", (const int64_t[]){0, 2, 1}, 3);
-    NODE("Exp", "e", "pb");
-#undef NODE
-    lm_binary *bin;
-    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     /* pb[s][b][n] = bias[n] + sum_c x[b][s][c] w[c][n] */
-    static double pb[S][B][N];
     for (int s_ = 0; s_ < S; s_++)
         for (int b = 0; b < B; b++)
             for (int n = 0; n < N; n++) {
@@ -814,31 +787,76 @@ static void test_permutations_not_made(void) {
                     acc += (double)x[(b * S + s_) * C + c] * w[c * N + n];
                 pb[s_][b][n] = acc;
             }
-    static const char *const outs[] = {"heads", "t", "k", "e"};
-    for (int o = 0; o < 4; o++) {
-        size_t count = o == 3 ? S * B * N : S * B * C;
-        CHECK_OK(replay1(bin, "x", x, B * S * C, outs[o], got, count, NULL));
-        double worst = 0;
-        for (size_t i = 0; i < count; i++) {
-            double want;
-            if (o == 0) { /* heads[j][s][d] = q[s] flat at j * D + d */
-                size_t j = i / (S * D), s_ = i / D % S, d = i % D, k = j * D + d;
-                want = pb[s_][k / (N - 32)][32 + k % (N - 32)];
-            } else if (o == 1) {
-                size_t s_ = i / (B * C), b = i / C % B, c = i % C;
-                want = x[(b * S + s_) * C + c];
-            } else if (o == 2) { /* k[s][c][b] = x[b][s][c] */
-                size_t s_ = i / (C * B), c = i / B % C, b = i % B;
-                want = x[(b * S + s_) * C + c];
-            } else {
-                want = exp(pb[i / (B * N)][i / N % B][i % N]);
+    for (int D = 16; D <= 32; D += 16) {
+        int H = 64 / D; /* heads per batch entry: q is 64 wide */
+        int64_t xd[3] = {B, S, C}, wd[2] = {C, N}, bd[1] = {N}, td[3] = {S, B, C};
+        int64_t hd[3] = {B * H, S, D}, kd[3] = {S, C, B}, ed[3] = {S, B, N};
+        int64_t sd[3] = {B * H, S, S};
+        Onnx__GraphProto *g = ob_graph("seqfirst");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+        ob_output(g, ob_vi("heads", ob_tensor_type(F32, 3, hd, NULL)));
+        ob_output(g, ob_vi("t", ob_tensor_type(F32, 3, td, NULL)));
+        ob_output(g, ob_vi("k", ob_tensor_type(F32, 3, kd, NULL)));
+        ob_output(g, ob_vi("e", ob_tensor_type(F32, 3, ed, NULL)));
+        ob_output(g, ob_vi("scores", ob_tensor_type(F32, 3, sd, NULL)));
+        f32_init(g, "W", 2, wd, w, C * N);
+        f32_init(g, "b", 1, bd, bias, N);
+        i64_init(g, "starts", 1, (const int64_t[]){32});
+        i64_init(g, "ends", 1, (const int64_t[]){96});
+        i64_init(g, "axes", 1, (const int64_t[]){2});
+        i64_init(g, "shape", 3, (const int64_t[]){S, B * H, D});
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        ob_attr_is(NODE("Transpose", "t", "x"), "perm", (const int64_t[]){1, 0, 2}, 3);
+        NODE("MatMul", "p", "t", "W");
+        NODE("Add", "pb", "p", "b");
+        NODE("Slice", "q", "pb", "starts", "ends", "axes");
+        NODE("Reshape", "r", "q", "shape");
+        ob_attr_is(NODE("Transpose", "heads", "r"), "perm", (const int64_t[]){1, 0, 2}, 3);
+        NODE("Reshape", "r2", "q", "shape");
+        ob_attr_is(NODE("Transpose", "keys", "r2"), "perm", (const int64_t[]){1, 2, 0}, 3);
+        NODE("MatMul", "scores", "heads", "keys");
+        /* Composed with t's: (1, 0, 2) then (0, 2, 1) moves the last dim. */
+        ob_attr_is(NODE("Transpose", "k", "t"), "perm", (const int64_t[]){0, 2, 1}, 3);
+        NODE("Exp", "e", "pb");
+#undef NODE
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        /* heads[j][s][d] = q[s] flat at j * D + d */
+        for (int j = 0; j < B * H; j++)
+            for (int s_ = 0; s_ < S; s_++)
+                for (int d = 0; d < D; d++)
+                    heads[j][s_][d] = pb[s_][(j * D + d) / 64][32 + (j * D + d) % 64];
+        static const char *const outs[] = {"heads", "t", "k", "e", "scores"};
+        for (int o = 0; o < 5; o++) {
+            size_t count = o == 3 ? S * B * N : o == 4 ? (size_t)(B * H * S * S) : S * B * C;
+            CHECK_OK(replay1(bin, "x", x, B * S * C, outs[o], got, count, NULL));
+            double worst = 0;
+            for (size_t i = 0; i < count; i++) {
+                double want = 0;
+                if (o == 0) {
+                    want = heads[i / (S * D)][i / D % S][i % D];
+                } else if (o == 1) {
+                    size_t s_ = i / (B * C), b = i / C % B, c = i % C;
+                    want = x[(b * S + s_) * C + c];
+                } else if (o == 2) { /* k[s][c][b] = x[b][s][c] */
+                    size_t s_ = i / (C * B), c = i / B % C, b = i % B;
+                    want = x[(b * S + s_) * C + c];
+                } else if (o == 3) {
+                    want = exp(pb[i / (B * N)][i / N % B][i % N]);
+                } else {
+                    size_t j = i / (S * S), s_ = i / S % S, u = i % S;
+                    for (int d = 0; d < D; d++)
+                        want += heads[j][s_][d] * heads[j][u][d];
+                }
+                double e = fabs(got[i] - want) / (1 + fabs(want));
+                worst = e > worst ? e : worst;
             }
-            double e = fabs(got[i] - want) / (1 + fabs(want));
-            worst = e > worst ? e : worst;
+            CHECK(worst < 2e-6);
         }
-        CHECK(worst < 2e-6);
+        lm_binary_free(bin);
     }
-    lm_binary_free(bin);
 }
 
 /* Index and mask tensors built from constants alone (a shifted-window
