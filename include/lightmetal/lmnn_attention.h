@@ -8,7 +8,8 @@
  *                            [B, S, 3*H*D] -> q, v [B, H, S, D] and k
  *                            [B, H, S, D] (or [B, H, D, S] transposed, ready
  *                            for q @ k)
- *   lmnn_concat_heads        [B, H, S, D] -> [B, S, H*D]
+ *   lmnn_concat_heads        [B, H, S, D] -> [B, S, H*D] (or [H, S, D] ->
+ *                            [S, H*D])
  *   lmnn_scaled_dot_product_attention
  *                            softmax(q @ k^T * scale + mask) @ v
  *
@@ -59,7 +60,8 @@ extern "C" {
 lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output *output,
                            lmnn_tensor *out);
 
-/* a [B, H, S, D] (rank 4) -> [B, S, H*D], the inverse of lmnn_split_heads. */
+/* a [B, H, S, D] (rank 4) -> [B, S, H*D], the inverse of lmnn_split_heads;
+ * a [H, S, D] (rank 3, one batch entry) -> [S, H*D]. */
 lm_status lmnn_concat_heads(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out);
 
 typedef struct lmnn_split_qkv_options {

@@ -79,16 +79,21 @@ static bool permuted_reshape_plan(const int64_t *vdims, int32_t rank, const int3
 /* The pass of permuted_reshape_plan as the attention helpers' when it is
  * one of theirs, heads split: pre [B, S, H * D] to [B, H, S, D]
  * (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same
- * split, its last two dims still to swap). With D a multiple of 32 they
+ * split, its last two dims still to swap); or heads joined, pre [H, S, D]
+ * to [S, H * D] (lmnn_concat_heads). With D a multiple of 32 they
  * move whole tiles, where the general pass moves rows. *out zero when it
  * is not. */
 static lm_status heads_pass(lmnn_tensor pre, const uint32_t *atoms, uint32_t count,
                             const int32_t *q, lmnn_tensor *out, bool *out_keys) {
     *out = (lmnn_tensor){0};
+    *out_keys = false;
     lmnn_tensor_info i;
     lm_status st = lmnn_tensor_get_info(pre, &i);
     if (st || i.shape.rank != 3 || i.layout != LMNN_TILE) return st;
-    uint32_t b = i.shape.dims[0], first = b > 1; /* a batch of 1 is no atom */
+    if (count == 3 && q[0] == 1 && q[1] == 0 && q[2] == 2 && atoms[2] % 32 == 0 &&
+        !memcmp(atoms, i.shape.dims, 3 * sizeof *atoms))
+        return lmnn_concat_heads(pre, NULL, out); /* heads joined: [H, S, D] to [S, H * D] */
+    uint32_t b = i.shape.dims[0], first = b > 1;  /* a batch of 1 is no atom */
     if (count != 3 + first || atoms[count - 1] % 32 || atoms[first] != i.shape.dims[1] ||
         atoms[first + 1] * atoms[first + 2] != i.shape.dims[2])
         return LM_OK;

@@ -191,23 +191,30 @@ lm_status lmnn_concat_heads(lmnn_tensor a, const lmnn_output *output, lmnn_tenso
     char sb[128];
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (st) return st;
-    if (t->shape.rank != 4)
+    if (t->shape.rank != 4 && t->shape.rank != 3)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "a: expected rank 4 [B, H, S, D], given shape %s",
+                       "a: expected rank 4 [B, H, S, D] or 3 [H, S, D], given shape %s",
                        nn_shape_str(&t->shape, sb, sizeof sb));
     if ((st = check_output(op, output, t, &o))) return st;
-    const uint32_t *d = t->shape.dims;
+    /* [H, S, D] is one batch entry: the same pages as [1, H, S, D]. */
+    bool one = t->shape.rank == 3;
+    nn_tensor in = *t;
+    if (one) in.shape = LMNN_SHAPE(1, t->shape.dims[0], t->shape.dims[1], t->shape.dims[2]);
+    const uint32_t *d = in.shape.dims;
     if ((uint64_t)d[1] * d[3] > UINT32_MAX)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: H*D of shape %s overflows",
                        nn_shape_str(&t->shape, sb, sizeof sb));
+    lmnn_shape joined = one ? LMNN_SHAPE(d[2], d[1] * d[3]) : LMNN_SHAPE(d[0], d[2], d[1] * d[3]);
     if (heads_kernel_fits(t)) {
         lmnn_memory_config memory = nn_output_memory(&o.memory, t);
-        return heads_tiles(op, t, 1, 1, d[1], &memory, out);
+        if ((st = heads_tiles(op, &in, 1, 1, d[1], &memory, out))) return st;
+        nn_tensor *r = NULL;
+        if (one && !nn_get_tensor(op, "out", *out, &r)) nn_tensor_retag(r, &joined);
+        return LM_OK;
     }
-    static const int32_t perm[] = {0, 2, 1, 3};
-    lmnn_shape joined = LMNN_SHAPE(d[0], d[2], d[1] * d[3]);
+    static const int32_t perm4[] = {0, 2, 1, 3}, perm3[] = {1, 0, 2};
     lmnn_tensor p = {0};
-    st = inner(lmnn_permute(a, perm, 4, NULL, &p), op);
+    st = inner(lmnn_permute(a, one ? perm3 : perm4, 4 - one, NULL, &p), op);
     if (!st) st = inner(lmnn_reshape(p, &joined, &o, out), op);
     nn_tensor_discard(p);
     return st;

@@ -399,9 +399,7 @@ lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, u
             t->memory.layout == memory->layout) {
             /* [N * OH * OW, C] has the same tiles in the same order as the
              * result's shape: only the shape changes (y is ours). */
-            t->shape = t->padded = s;
-            t->padded.dims[2] = (s.dims[2] + 31) / 32 * 32;
-            t->padded.dims[3] = (c + 31) / 32 * 32;
+            nn_tensor_retag(t, &s);
         } else if (!st) {
             st = step(op, lmnn_reshape(cur, &s, &last, &next), &cur, next, none);
         }

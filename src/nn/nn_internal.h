@@ -57,6 +57,11 @@ lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *sha
 /* Frees a tensor the op created, on an error path (never fails). */
 void nn_tensor_discard(lmnn_tensor t);
 
+/* Gives tensor t (the op's own, just made) another shape of the same pages
+ * in the same order: in tile layout the same last two dims and matrix
+ * count (e.g. [1, S, C] as [S, C]); the caller checks that. */
+void nn_tensor_retag(nn_tensor *t, const lmnn_shape *shape);
+
 /* Tile-layout geometry: the last two dims (1 for missing ones), their tile
  * counts, and the number of matrices (product of the other dims). */
 typedef struct nn_tiles {

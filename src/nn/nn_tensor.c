@@ -634,3 +634,11 @@ uint32_t nn_value_bits(lmnn_dtype dtype, double v) {
         return u;
     }
 }
+
+void nn_tensor_retag(nn_tensor *t, const lmnn_shape *shape) {
+    t->shape = t->padded = *shape;
+    if (t->layout != LMNN_TILE) return;
+    uint32_t r = shape->rank;
+    if (r >= 1) t->padded.dims[r - 1] = (shape->dims[r - 1] + 31) / 32 * 32;
+    if (r >= 2) t->padded.dims[r - 2] = (shape->dims[r - 2] + 31) / 32 * 32;
+}

@@ -79,6 +79,23 @@ static void check_heads(uint32_t b, uint32_t s, uint32_t h, uint32_t d, lmnn_dty
     got = nn_download(back);
     CHECK(got && !memcmp(got, x, n * sizeof *got));
     free(got);
+    if (b == 1) { /* one batch entry as [H, S, D] -> [S, H*D] */
+        lmnn_shape hsd = LMNN_SHAPE(h, s, d);
+        lmnn_tensor one, flat;
+        CHECK_OK(lmnn_reshape(sp, &hsd, NULL, &one));
+        CHECK_OK(lmnn_concat_heads(one, NULL, &flat));
+        CHECK_OK(lmnn_tensor_get_info(flat, &info));
+        CHECK(info.shape.rank == 2 && info.shape.dims[0] == s && info.shape.dims[1] == h * d);
+        if (layout == LMNN_TILE)
+            CHECK(info.padded_shape.dims[0] == (s + 31) / 32 * 32 &&
+                  info.padded_shape.dims[1] == (h * d + 31) / 32 * 32);
+        got = nn_download(flat);
+        CHECK(got && !memcmp(got, x, n * sizeof *got));
+        if (layout == LMNN_TILE && dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(flat));
+        free(got);
+        lmnn_tensor_free(one);
+        lmnn_tensor_free(flat);
+    }
     lmnn_tensor_free(a);
     lmnn_tensor_free(sp);
     lmnn_tensor_free(back);
@@ -567,8 +584,13 @@ static void test_errors(void) {
     oo = (lmnn_output){.memory = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_HEIGHT_SHARDED}};
     CHECK_FAILS(lmnn_split_heads(o3, 4, &oo, &out), LM_ERR_UNSUPPORTED,
                 "lmnn_split_heads: memory config: sharded tensors are not supported yet");
-    CHECK_FAILS(lmnn_concat_heads(o3, NULL, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_concat_heads: a: expected rank 4 [B, H, S, D], given shape [2, 20, 64]");
+    lmnn_shape s2 = LMNN_SHAPE(20, 64);
+    lmnn_tensor t2;
+    CHECK_OK(nn_upload(&s2, x, F32, LMNN_TILE, &t2));
+    CHECK_FAILS(lmnn_concat_heads(t2, NULL, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat_heads: a: expected rank 4 [B, H, S, D] or 3 [H, S, D], given shape "
+                "[20, 64]");
+    lmnn_tensor_free(t2);
     lmnn_tensor oq, ok, ov;
     lmnn_split_qkv_options so;
     lmnn_split_qkv_options_init(&so);
