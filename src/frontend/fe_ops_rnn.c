@@ -628,15 +628,93 @@ static lm_status pad_gates(pool *p, const rnn_params *rp, lmnn_tensor t, int64_t
     return st;
 }
 
+/* Direction d's states s->h and s->c (an LSTM's) from the inputs given,
+ * else zeros like s->xw. */
+static lm_status initial_states(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
+                                pool *keep_pool, dir_state *s) {
+    lm_status st;
+    int64_t bh[2] = {rp->batch, rp->hidden};
+    for (int k = 0; k < (rp->kind == KIND_LSTM ? 2 : 1); k++) {
+        uint32_t in = k ? 6 : 5;
+        lmnn_tensor *dst = k ? &s->c : &s->h;
+        if (fe_has_in(n, in)) {
+            lmnn_tensor t;
+            if ((st = input_dir(c, n, keep_pool, in, d, rp->batch_major, 2, bh, &t))) return st;
+            *dst = keep(keep_pool, t);
+        } else if ((st = zeros_like(s->xw, 2, bh, dst))) {
+            return st;
+        }
+    }
+    return LM_OK;
+}
+
+/* The fused cells' weights made on the host when W, R and B are
+ * constants (the usual case: a trained model's initializers): direction
+ * d's W [G * Hg, I] and R [G * Hg, H] with each gate's rows padded to Hg,
+ * and the biases folded as setup_dir folds them on the device (*bias for
+ * the input's product, *rbh for a GRU's h product; zero handles without
+ * B), each uploaded once per compile (fe_aux) instead of being cut,
+ * padded and added by device programs at every run. False, with nothing
+ * made, when any of them is computed at run time. */
+static lm_status const_cell_weights(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
+                                    lmnn_tensor *w, lmnn_tensor *r, lmnn_tensor *bias,
+                                    lmnn_tensor *rbh, bool *out_done) {
+    *out_done = false;
+    const fe_tensor *k[3] = {fe_in_const(c, n, 1), fe_in_const(c, n, 2),
+                             fe_has_in(n, 3) ? fe_in_const(c, n, 3) : NULL};
+    if (!k[0] || !k[1] || (fe_has_in(n, 3) && !k[2])) return LM_OK;
+    int64_t G = rp->gates, H = rp->hidden, Hg = (H + 31) / 32 * 32;
+    int64_t cols[2] = {rp->input, H};
+    lm_status st = LM_OK;
+    for (uint32_t m = 0; m < 2 && !st; m++) {
+        fe_tensor *t;
+        int64_t dims[2] = {G * Hg, cols[m]};
+        if ((st = fe_const_new(c, k[m]->elem, 2, dims, &t))) break;
+        for (int64_t row = 0; row < G * Hg; row++)
+            for (int64_t i = 0; i < cols[m]; i++) {
+                int64_t g = row / Hg, j = row % Hg;
+                double v =
+                    j < H ? fe_tensor_get_f64(k[m], (uint64_t)(((d * G + g) * H + j) * cols[m] + i))
+                          : 0.0;
+                fe_tensor_set_f64(t, (uint64_t)(row * cols[m] + i), v);
+            }
+        st = fe_aux(c, n, 100 + 4 * d + m, t, LMNN_TILE, m ? r : w);
+    }
+    *bias = *rbh = (lmnn_tensor){0};
+    for (uint32_t m = 0; k[2] && m < (rp->kind == KIND_GRU ? 2u : 1u) && !st; m++) {
+        /* m 0: Wb + Rb (a GRU's hidden gate: Wbh alone); m 1: a GRU's Rbh. */
+        fe_tensor *t;
+        int64_t dims[1] = {G * Hg};
+        if ((st = fe_const_new(c, k[2]->elem, 1, dims, &t))) break;
+        for (int64_t row = 0; row < G * Hg; row++) {
+            int64_t g = row / Hg, j = row % Hg, at = 2 * G * H * d + g * H + j;
+            bool h_gate = rp->kind == KIND_GRU && g == 2;
+            double wb = fe_tensor_get_f64(k[2], (uint64_t)at);
+            double rb = fe_tensor_get_f64(k[2], (uint64_t)(at + G * H));
+            double v = j >= H ? 0.0 : m ? (h_gate ? rb : 0.0) : h_gate ? wb : wb + rb;
+            fe_tensor_set_f64(t, (uint64_t)row, (double)(float)v);
+        }
+        st = fe_aux(c, n, 100 + 4 * d + 2 + m, t, LMNN_TILE, m ? rbh : bias);
+    }
+    *out_done = !st;
+    return st;
+}
+
 /* Direction d's weights and states. `x` is [S * B, I], or with `cell`
  * (lmnn_lstm_cell/lmnn_gru_cell's gate layout) [S, B, I], and s->xw then
  * [S, B, G * Hg], s->r [G * Hg, H] and, for a GRU, s->rbh the h product's
  * bias [G * Hg] (Rbh in the hidden gate). */
 static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, uint32_t d,
                            lmnn_tensor x2, bool cell, pool *keep_pool, dir_state *s) {
-    int64_t G = rp->gates, H = rp->hidden, B = rp->batch;
+    int64_t G = rp->gates, H = rp->hidden;
     lmnn_tensor w, bias = {0};
-    lm_status st;
+    bool made = false;
+    lm_status st = cell ? const_cell_weights(c, n, rp, d, &w, &s->r, &bias, &s->rbh, &made) : LM_OK;
+    if (st) return st;
+    if (made) {
+        if ((st = times_t(keep_pool, x2, w, bias, &s->xw))) return st;
+        return initial_states(c, n, rp, d, keep_pool, s);
+    }
     if ((st = input_dir(c, n, keep_pool, 1, d, false, 2, (int64_t[]){G * H, rp->input}, &w)) ||
         (st = input_dir(c, n, keep_pool, 2, d, false, 2, (int64_t[]){G * H, H}, &s->r)))
         return st;
@@ -691,20 +769,7 @@ static lm_status setup_dir(fe_ctx *c, const fe_node *n, const rnn_params *rp, ui
                 return st;
         }
     }
-    /* The states start from the inputs given, else from zeros. */
-    int64_t bh[2] = {B, H};
-    for (int k = 0; k < (rp->kind == KIND_LSTM ? 2 : 1); k++) {
-        uint32_t in = k ? 6 : 5;
-        lmnn_tensor *dst = k ? &s->c : &s->h;
-        if (fe_has_in(n, in)) {
-            lmnn_tensor t;
-            if ((st = input_dir(c, n, keep_pool, in, d, rp->batch_major, 2, bh, &t))) return st;
-            *dst = keep(keep_pool, t);
-        } else if ((st = zeros_like(s->xw, 2, bh, dst))) {
-            return st;
-        }
-    }
-    return LM_OK;
+    return initial_states(c, n, rp, d, keep_pool, s);
 }
 
 /* x [B, GH]'s gate k as [B, H]. */
