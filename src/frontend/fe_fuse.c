@@ -537,7 +537,7 @@ lm_status fe_fuse(fe_ctx *c) {
                 cur = g->nodes[next].outputs[0];
             }
         }
-        uint32_t sig, mul, gelu[GELU_NODES], count;
+        uint32_t sig, mul, gelu[GELU_NODES], count = 0;
         lmnn_unary_op gated;
         if ((fuse & FUSE_ACTIVATION) && gated_of(c, cur, &sig, &mul, &gated)) {
             f.activation = gated;
