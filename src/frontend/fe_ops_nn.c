@@ -92,6 +92,7 @@ enum {
     KEY_CONV_W_PACKED = 25, /* 24 is fe_ops_misc.c's */
     KEY_ROWS_B = 26,
     KEY_CONV_B_PACKED = 27,
+    KEY_BFP8_B = 28,
 };
 
 static uint64_t key_of(uint32_t kind, uint64_t a) {
@@ -314,6 +315,26 @@ static lm_status right_operand(fe_ctx *c, const fe_node *n, bool trans_b, lmnn_t
     return st;
 }
 
+/* In the bfp8 mode a product's constant float matrix B (input i) is held
+ * as bfloat8_b, as convolution weights are: converted once per compile and
+ * cached. *b is replaced (freed first when *owned). */
+static lm_status bfp8_weight(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *b, bool *owned) {
+    const fe_type *t = fe_in_type(c, n, i);
+    if (!c->bfp8_weights || !fe_in_const(c, n, i) || !fe_elem_is_float(t->elem) || t->rank < 2)
+        return LM_OK;
+    uint64_t key = key_of(KEY_BFP8_B, (uint64_t)(n - c->g->nodes));
+    lmnn_tensor w;
+    if (!fe_cache_get(c, key, &w)) {
+        lm_status st = lmnn_typecast(*b, LMNN_BFLOAT8_B, &w);
+        if (st) return fe_nn_fail(c, n, st);
+        if ((st = fe_cache_put(c, key, w))) return st;
+    }
+    if (*owned) fe_free(*b);
+    *b = w;
+    *owned = false;
+    return LM_OK;
+}
+
 static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
     const fe_type *at = fe_in_type(c, n, 0), *bt = fe_in_type(c, n, 1);
     const fe_type *ot = &c->g->values[n->outputs[0]].type;
@@ -334,7 +355,8 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
                      fe_perm_swaps_last(bperm, (uint32_t)bt->rank);
     lm_status st = permuted ? LM_OK : fe_in_dev_float(c, n, 0, &a, &ao);
     if (st) return st;
-    if (!b_swapped && (st = right_operand(c, n, false, &b, &bo))) {
+    if (!b_swapped &&
+        ((st = right_operand(c, n, false, &b, &bo)) || (st = bfp8_weight(c, n, 1, &b, &bo)))) {
         if (ao) fe_free(a);
         return st;
     }
@@ -611,7 +633,8 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     lmnn_tensor a, b, bias = {0}, r = {0};
     bool ao, bo = false, co = false, act = false;
     if ((st = fe_in_dev_float(c, n, 0, &a, &ao))) return st;
-    if ((st = right_operand(c, n, g.trans_b != 0, &b, &bo))) goto out;
+    if ((st = right_operand(c, n, g.trans_b != 0, &b, &bo)) || (st = bfp8_weight(c, n, 1, &b, &bo)))
+        goto out;
     bool has_c = fe_has_in(n, 2) && g.beta != 0.0f;
     /* A [N] or [1, N] C with beta 1 is lmnn_linear's bias, added in the
      * matmul's last step; any other C is scaled and added after. */

@@ -2328,6 +2328,54 @@ static void test_bf16_notes(void) {
     lm_binary_free(bin);
 }
 
+/* --dtype bfp8 stores a MatMul's and a Gemm's constant weights as
+ * bfloat8_b, as it does convolution weights: a run of 16 weights along a
+ * stored row shares one exponent there, so next to a weight of 64 one of
+ * 0.01 is lost, where bfloat16 keeps it. x is 0 where the 64s would be
+ * multiplied in a Gemm and 1 elsewhere: its sums of 0.01s are 0.3, or about
+ * 0 with the weights lowered; the MatMul's columns 0 and 16 sum 64s. */
+static void test_bfp8_weights(void) {
+    static float w[32 * 32], wt[32 * 32], x[32], y[32];
+    for (int k = 0; k < 32; k++)
+        for (int j = 0; j < 32; j++) {
+            w[k * 32 + j] = j % 16 == 0 ? 64.0f : 0.01f;  /* MatMul: [K, N] */
+            wt[j * 32 + k] = k % 16 == 0 ? 64.0f : 0.01f; /* Gemm, transB: [N, K] */
+        }
+    for (int k = 0; k < 32; k++)
+        x[k] = k % 16 == 0 ? 0.0f : 1.0f;
+    int64_t xd[2] = {1, 32}, wd[2] = {32, 32};
+    Onnx__GraphProto *g = ob_graph("bfp8");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("mm", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("gemm", ob_tensor_type(F32, 2, xd, NULL)));
+    f32_init(g, "W", 2, wd, w, 32 * 32);
+    f32_init(g, "Wt", 2, wd, wt, 32 * 32);
+    ob_node(g, "MatMul", "mm", (const char *[]){"x", "W", NULL}, (const char *[]){"mm", NULL});
+    ob_attr_i(ob_node(g, "Gemm", "gemm", (const char *[]){"x", "Wt", NULL},
+                      (const char *[]){"gemm", NULL}),
+              "transB", 1);
+    const char *path = save(m);
+    for (int mode = 0; mode < 2; mode++) {
+        lmfe_compile_options o;
+        lmfe_compile_options_init(&o);
+        o.dtype = mode ? LMFE_DTYPE_BFP8 : LMFE_DTYPE_BF16;
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, &rep));
+        CHECK(rep.notes && (strstr(rep.notes, "bfloat8_b weights") != NULL) == (mode == 1));
+        for (int out = 0; out < 2; out++) {
+            CHECK_OK(replay1(bin, "x", x, 32, out ? "gemm" : "mm", y, 32, NULL));
+            for (int j = 0; j < 32; j++)
+                CHECK(!out && j % 16 == 0 ? fabsf(y[j] - 1920.0f) <= 16.0f
+                      : mode              ? fabsf(y[j] - 0.3f) > 0.1f
+                                          : fabsf(y[j] - 0.3f) < 0.01f);
+        }
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
 static void test_inspect(void) {
     lmfe_model_info info;
     CHECK_OK(lmfe_inspect_onnx(save(batch_model()), &info));
@@ -2513,6 +2561,7 @@ int main(void) {
     TEST_RUN(test_int64_boundary);
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);
+    TEST_RUN(test_bfp8_weights);
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);
