@@ -146,6 +146,18 @@ static inline float tk_min_nan(float x, float y) {
 }
 
 /* t = f(t); p0 and p1 are the op's parameters (tile_engine.h), exact. */
+/* GELU (erf form), erf and erfc of a tile: the arguments first, then
+ * tk_erf_tile_d over all of them (the series vectorizes only so). */
+static void tk_sfpu_erf(tile_sfpu_op op, float *restrict t) {
+    double arg[TILE_ELEMS], e[TILE_ELEMS];
+    bool gelu = op == TILE_SFPU_GELU_ERF;
+    for (int i = 0; i < TILE_ELEMS; i++)
+        arg[i] = gelu ? tk_gelu_erf_arg(t[i]) : (double)t[i];
+    tk_erf_tile_d(arg, op != TILE_SFPU_ERF, e);
+    for (int i = 0; i < TILE_ELEMS; i++)
+        t[i] = gelu ? tk_gelu_erf(t[i], e[i]) : (float)e[i];
+}
+
 static void tk_sfpu(tile_sfpu_op op, double p0, double p1, float *restrict t) {
     const float f0 = (float)p0, f1 = (float)p1;
     switch (op) {
@@ -215,7 +227,9 @@ static void tk_sfpu(tile_sfpu_op op, double p0, double p1, float *restrict t) {
         TK_SFPU_LOOP(t, x > 0.0f ? x : (float)(p0 * tk_expm1_d(x / p0)));
         break;
     case TILE_SFPU_GELU_ERF:
-        TK_SFPU_LOOP(t, tk_gelu_erf(x));
+    case TILE_SFPU_ERF:
+    case TILE_SFPU_ERFC:
+        tk_sfpu_erf(op, t);
         break;
     case TILE_SFPU_SILU:
         TK_SFPU_LOOP(t, tk_silu(x));
@@ -242,12 +256,6 @@ static void tk_sfpu(tile_sfpu_op op, double p0, double p1, float *restrict t) {
         TK_SFPU_LOOP(t, x == INFINITY    ? 1.0f
                         : x == -INFINITY ? -1.0f
                                          : (float)(x / (1.0 + tk_fabs_d(x))));
-        break;
-    case TILE_SFPU_ERF:
-        TK_SFPU_LOOP(t, (float)tk_erf_d(x));
-        break;
-    case TILE_SFPU_ERFC:
-        TK_SFPU_LOOP(t, (float)tk_erfc_d(x));
         break;
     case TILE_SFPU_SIN:
         TK_SFPU_LOOP(t, tk_trig(x, 0));

@@ -16,6 +16,7 @@
 #define LM_SIM_TILE_KERN_MATH_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -504,15 +505,37 @@ static const double TK_ERF_SERIES[35] = {
     -0x1.2b778acc3dedfp-129, 0x1.11ae81077a49ep-134,
 };
 
-static inline double tk_erf_series_d(double a) {
+/* Two Horner steps, of the even and the odd chain; written out (17 in a row)
+ * so that a loop over elements calling the series has no inner loop and
+ * vectorizes. */
+#define TK_ERF_STEP(n)                                                                             \
+    even = even * z2 + TK_ERF_SERIES[n];                                                           \
+    odd = odd * z2 + TK_ERF_SERIES[(n)-1]
+
+TK_INLINE double tk_erf_series_d(double a) {
     double z = a * a, z2 = z * z;
     double even = TK_ERF_SERIES[34], odd = TK_ERF_SERIES[33];
-    for (int n = 32; n >= 0; n -= 2) {
-        even = even * z2 + TK_ERF_SERIES[n];
-        if (n > 0) odd = odd * z2 + TK_ERF_SERIES[n - 1];
-    }
+    TK_ERF_STEP(32);
+    TK_ERF_STEP(30);
+    TK_ERF_STEP(28);
+    TK_ERF_STEP(26);
+    TK_ERF_STEP(24);
+    TK_ERF_STEP(22);
+    TK_ERF_STEP(20);
+    TK_ERF_STEP(18);
+    TK_ERF_STEP(16);
+    TK_ERF_STEP(14);
+    TK_ERF_STEP(12);
+    TK_ERF_STEP(10);
+    TK_ERF_STEP(8);
+    TK_ERF_STEP(6);
+    TK_ERF_STEP(4);
+    TK_ERF_STEP(2);
+    even = even * z2 + TK_ERF_SERIES[0];
     return TK_2_SQRTPI * a * (even + z * odd);
 }
+
+#undef TK_ERF_STEP
 
 /* erfc(a) for a >= 2 (Inf included) by Laplace's continued fraction
  * erfc(a) = exp(-a^2) / (sqrt(pi) (a + (1/2) / (a + 1 / (a + (3/2) / ...)))),
@@ -535,6 +558,50 @@ static inline double tk_erf_d(double x) {
     double a = tk_fabs_d(x);
     double t = a < 2.0 ? tk_erf_series_d(a) : 1.0 - tk_erfc_cf_d(a);
     return tk_copysign_d(t, x);
+}
+
+/* erf (erfc when `complement`) of each of a tile's arguments `x`, into out:
+ * tk_erf_d's (tk_erfc_d's) values bit for bit. The series runs over the whole
+ * tile without a branch, which vectorizes (arguments from 2 up take it at 0
+ * and are redone); only those take the continued fraction.
+ * |v| and the sign are taken by comparisons, not tk_fabs_d's bits, which keep
+ * gcc from vectorizing the loop (-0 and NaN come out the same). */
+TK_INLINE void tk_erf_tile_d(const double *restrict x, bool complement, double *restrict out) {
+    int64_t far = 0;
+    for (int i = 0; i < TILE_ELEMS; i++) {
+        double v = x[i], a = v < 0.0 ? -v : v;
+        double t = tk_erf_series_d(a < 2.0 ? a : 0.0);
+        double c = 1.0 - t;
+        out[i] = complement ? (v < 0.0 ? 2.0 - c : c) : (v < 0.0 ? -t : t);
+        far += !(a < 2.0);
+    }
+    if (!far) return;
+    /* The rest, gathered: the continued fraction a level at a time over all
+     * of them (that loop vectorizes; one element at a time it is a chain of
+     * 40 divisions). A NaN takes the scalar function, for its sign. */
+    int idx[TILE_ELEMS], m = 0;
+    double a[TILE_ELEMS], f[TILE_ELEMS];
+    for (int i = 0; i < TILE_ELEMS; i++) {
+        double v = x[i], av = v < 0.0 ? -v : v;
+        if (av >= 2.0) {
+            idx[m] = i;
+            a[m++] = av;
+        } else if (v != v) {
+            out[i] = complement ? tk_erfc_d(v) : tk_erf_d(v);
+        }
+    }
+    for (int j = 0; j < m; j++)
+        f[j] = a[j];
+    for (int n = 40; n >= 1; n--)
+        for (int j = 0; j < m; j++)
+            f[j] = a[j] + 0.5 * (double)n / f[j];
+    for (int j = 0; j < m; j++)
+        f[j] = tk_exp_dd(-(a[j] * a[j])) / (TK_SQRTPI * f[j]); /* tk_erfc_cf_d(a) */
+    for (int j = 0; j < m; j++) {
+        double v = x[idx[j]];
+        out[idx[j]] =
+            complement ? (v < 0.0 ? 2.0 - f[j] : f[j]) : (v < 0.0 ? -(1.0 - f[j]) : 1.0 - f[j]);
+    }
 }
 
 /* ---- float32 element functions --------------------------------------------- */
@@ -574,10 +641,14 @@ static inline float tk_gelu(float x) {
     return x == -INFINITY ? -0.0f : y;
 }
 
-/* gelu, erf form: 0.5 x (1 + erf(x / sqrt2)) = 0.5 x erfc(-x / sqrt2). */
-static inline float tk_gelu_erf(float x) {
-    double xd = x;
-    float y = (float)(0.5 * xd * tk_erfc_d(-xd * TK_SQRT1_2));
+/* gelu, erf form: 0.5 x (1 + erf(x / sqrt2)) = 0.5 x erfc(-x / sqrt2), given
+ * e = erfc(-x / sqrt2) (tk_erf_tile_d of the argument tk_gelu_erf_arg). */
+static inline double tk_gelu_erf_arg(float x) {
+    return -(double)x * TK_SQRT1_2;
+}
+
+static inline float tk_gelu_erf(float x, double e) {
+    float y = (float)(0.5 * (double)x * e);
     return x == -INFINITY ? -0.0f : y;
 }
 
