@@ -32,7 +32,10 @@ typedef struct hart_wait {
     uint32_t a, b, c, d;
 } hart_wait;
 
-enum core_state { CORE_READY, CORE_PARKED, CORE_DONE };
+/* READY: can run, claimed by the thread that moves it to RUNNING; RUNNING:
+ * a thread runs it, and only that thread changes its state; PARKED: every
+ * hart blocked, until wake() makes it READY; DONE. */
+enum core_state { CORE_READY, CORE_RUNNING, CORE_PARKED, CORE_DONE };
 
 typedef struct sim_core sim_core;
 typedef struct launch launch;
@@ -767,7 +770,7 @@ static void run_core(launch *ln, sim_core *c) {
              * catches it (sequentially consistent: one of the two sees the
              * other). */
             if (atomic_load(&c->wakes) != wakes_seen) {
-                atomic_store(&c->state, CORE_READY);
+                atomic_store(&c->state, CORE_RUNNING); /* wake() needs the lock to move it */
                 park = false;
             }
         }
@@ -802,39 +805,53 @@ static bool any_ready(launch *ln) {
     return false;
 }
 
+/* True while some core has not finished. */
+static bool any_left(launch *ln) {
+    for (uint32_t i = 0; i < ln->desc->core_count; i++)
+        if (atomic_load(&ln->cores[i].state) != CORE_DONE) return true;
+    return false;
+}
+
 /* Called locked when the working threads might all be idle: if every thread
- * still working waits and no core is ready, nothing can ever wake anyone. */
+ * still working waits, no core is ready and some is not done, nothing can
+ * ever wake anyone. (A thread waits while another runs the last cores: when
+ * they finish, that is the end, not a deadlock.) */
 static void check_deadlock(launch *ln) {
-    if (ln->active == 0 || ln->idle != ln->active || atomic_load(&ln->abort) || any_ready(ln))
+    if (ln->active == 0 || ln->idle != ln->active || atomic_load(&ln->abort) || any_ready(ln) ||
+        !any_left(ln))
         return;
     if (ln->status == LM_OK) describe_deadlock(ln);
     atomic_store(&ln->abort, true);
     pthread_cond_broadcast(&ln->changed);
 }
 
-/* Thread `t` of the launch owns cores t, t + threads, t + 2 * threads, ... */
+/* Runs core c if it is ready and no other thread took it first. */
+static bool claim_and_run(launch *ln, sim_core *c, uint32_t t) {
+    int expected = CORE_READY;
+    if (!atomic_compare_exchange_strong(&c->state, &expected, CORE_RUNNING)) return false;
+    if (c->compute) c->compute->cache = ln->caches + (size_t)t * SIM_UNPACK_CACHE;
+    run_core(ln, c);
+    return true;
+}
+
+/* Thread `t` of the launch runs its own cores first -- t, t + threads,
+ * t + 2 * threads, ..., which keeps a core on one thread from launch to
+ * launch -- then any other core that is ready: a thread whose cores are done
+ * or blocked takes work from the others instead of waiting for them, so a
+ * launch whose cores do unequal work still keeps every thread busy. */
 static void thread_main(void *ctx, uint32_t t) {
     launch *ln = ctx;
+    uint32_t n = ln->desc->core_count;
     for (;;) {
-        bool ran = false, left = false;
-        for (uint32_t i = t; i < ln->desc->core_count; i += ln->threads) {
-            sim_core *c = &ln->cores[i];
-            int st = atomic_load(&c->state);
-            if (st == CORE_DONE) continue;
-            left = true;
-            if (st == CORE_READY) {
-                if (c->compute) c->compute->cache = ln->caches + (size_t)t * SIM_UNPACK_CACHE;
-                run_core(ln, c);
-                ran = true;
-            }
-        }
-        if (atomic_load(&ln->abort) || !left) break;
+        bool ran = false;
+        for (uint32_t i = t; i < n; i += ln->threads)
+            ran |= claim_and_run(ln, &ln->cores[i], t);
+        for (uint32_t i = 0; !ran && i < n; i++)
+            if (i % ln->threads != t) ran = claim_and_run(ln, &ln->cores[i], t);
+        if (atomic_load(&ln->abort) || !any_left(ln)) break;
         if (ran) continue;
         pthread_mutex_lock(&ln->mutex);
-        bool ready = false;
-        for (uint32_t i = t; i < ln->desc->core_count; i += ln->threads)
-            ready |= atomic_load(&ln->cores[i].state) == CORE_READY;
-        if (!ready && !atomic_load(&ln->abort)) {
+        if (!any_ready(ln) && any_left(ln) && !atomic_load(&ln->abort)) {
             ln->idle++;
             check_deadlock(ln);
             if (!atomic_load(&ln->abort)) pthread_cond_wait(&ln->changed, &ln->mutex);
