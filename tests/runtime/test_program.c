@@ -581,6 +581,58 @@ static void test_multicast_same_with_any_thread_count(void) {
             CHECK_EQ_U64(one[(i % 4) * 256 + (i / 4) * 64 + j], 1000 + j + i);
 }
 
+/* ---- unequal cores ---- */
+
+/* Core i runs get_arg_val(1) steps of a linear congruential generator from
+ * its index and writes the result to DRAM page i. */
+static const char *stepper =
+    KERNEL("uint32_t v = my_y() * 4 + my_x();"
+           "for (uint32_t i = 0; i < get_arg_val(1); i++) v = v * 1664525u + 1013904223u;"
+           "volatile uint32_t *w = (volatile uint32_t *)get_arg_val(2);"
+           "w[0] = v;"
+           "InterleavedAddrGenFast g = {.bank_base_address = get_arg_val(0), .page_size = 32, "
+           ".is_dram = true};"
+           "noc_async_write_page(my_y() * 4 + my_x(), &g, get_arg_val(2));"
+           "noc_async_write_barrier();");
+
+/* Two cores of one thread's share (0 and 2 are thread 0's of two) work long
+ * and the rest finish at once: a thread with nothing left of its own takes
+ * the other's ready core, or waits for it to finish -- which is the end of
+ * the launch, not a deadlock. Every thread count gives the same results. */
+static void test_unequal_cores(void) {
+    for (uint32_t threads = 1; threads <= 4; threads++) {
+        lm_device *dev = open_device(threads, 0);
+        CHECK(dev);
+        if (!dev) return;
+        lm_command_queue *cq = lm_device_command_queue(dev, 0);
+        lm_buffer out = make_buffer(dev, LM_BUFFER_DRAM, 16 * 32, 32);
+        lm_buffer scratch = make_buffer(dev, LM_BUFFER_L1, 16 * 32, 32);
+        lm_program prog;
+        lm_kernel k;
+        CHECK_OK(lm_create_program(dev, &prog));
+        CHECK_OK(add_kernel(prog, "stepper", stepper, lm_core_range_set_of(0, 0, 3, 3),
+                            LM_PROCESSOR_DM0, &k));
+        uint32_t steps[16] = {[0] = 200000, [2] = 150000, [7] = 3};
+        for (uint32_t i = 0; i < 16; i++) {
+            uint32_t args[] = {address_of(out), steps[i], address_of(scratch)};
+            CHECK_OK(lm_set_runtime_args(prog, k, (lm_core){i % 4, i / 4}, args, 3));
+        }
+        for (int rep = 0; rep < 3; rep++)
+            CHECK_OK(lm_enqueue_program(cq, prog, false));
+        CHECK_OK(lm_finish(cq));
+        uint32_t got[16 * 8];
+        CHECK_OK(lm_enqueue_read_buffer(cq, out, got, true));
+        for (uint32_t i = 0; i < 16; i++) {
+            uint32_t v = i;
+            for (uint32_t n = 0; n < steps[i]; n++)
+                v = v * 1664525u + 1013904223u;
+            CHECK_EQ_U64(got[i * 8], v);
+        }
+        CHECK_OK(lm_release_program(prog));
+        CHECK_OK(lm_device_close(dev));
+    }
+}
+
 int main(void) {
     char cache[64];
     snprintf(cache, sizeof cache, "test_program_cache");
@@ -592,5 +644,6 @@ int main(void) {
     TEST_RUN(test_strided_transfers);
     TEST_RUN(test_fault_reported_by_finish);
     TEST_RUN(test_multicast_same_with_any_thread_count);
+    TEST_RUN(test_unequal_cores);
     return test_summary();
 }
