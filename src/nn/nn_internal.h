@@ -304,6 +304,22 @@ lm_status nn_unary_map_with(const char *op, nn_tensor *in, lmnn_dtype out_dtype,
 lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                                 const lmnn_matmul_options *opts, lmnn_tensor *out);
 
+/* A weight [taps * c, oc] that is block-diagonal over groups (a grouped
+ * convolution's prepared matrix: row tap * c + ch and column o are in the
+ * same group when ch / cg == o / ocg, and zero otherwise). c is a multiple
+ * of 32, so that each tile row of the weight holds channels of one tap. */
+typedef struct nn_mm_groups {
+    uint32_t c, cg, ocg;
+} nn_mm_groups;
+
+/* lmnn_linear (nn_linear_raw_padding with `raw_padding`) by such a weight:
+ * the products of the weight's tiles that lie wholly outside the groups are
+ * skipped, not made and added as zeros (which costs a grouped convolution
+ * as many products as a dense one). */
+lm_status nn_linear_grouped(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                            const lmnn_matmul_options *opts, bool raw_padding,
+                            const nn_mm_groups *groups, lmnn_tensor *out);
+
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. `out` of an
  * untilize may also have rows of another length than `in` (same volume):

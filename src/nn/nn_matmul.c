@@ -55,11 +55,15 @@ enum {
     ARG_VY,
     ARG_ACT,                                /* the activation's nn_param[0..2] (nn_unary_chain) */
     ARG_ACT_OP = ARG_ACT + NN_UNARY_PARAMS, /* the activation: nn_op */
+    ARG_GROUP_C,                            /* nn_mm_groups (c 0: none) */
+    ARG_GROUP_CG,
+    ARG_GROUP_OCG,
     ARG_MAX
 };
 _Static_assert(ARG_VX == 41 && ARG_VY == 42, "the matmul kernels read x and y at args 41 and 42");
-_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46,
-               "matmul_compute.c reads the activation's parameters at args 43..45, the op at 46");
+_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46 && ARG_GROUP_C == 47,
+               "matmul_compute.c reads the activation's parameters at args 43..45, the op at 46, "
+               "the groups at 47..49");
 
 enum {
     MM_MCAST_A = 1,
@@ -112,6 +116,7 @@ typedef struct mm_plan {
     char chain[512];
     uint32_t act_params[NN_UNARY_PARAMS];
     lmnn_unary_op act_op;
+    nn_mm_groups groups; /* c 0: a dense b */
 } mm_plan;
 
 /* Cores per host thread a folded grid uses at most (plan_geometry). */
@@ -352,6 +357,9 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     for (uint32_t i = 0; i < NN_UNARY_PARAMS; i++)
         args[ARG_ACT + i] = p->act_params[i];
     args[ARG_ACT_OP] = (uint32_t)p->act_op;
+    args[ARG_GROUP_C] = p->groups.c;
+    args[ARG_GROUP_CG] = p->groups.cg;
+    args[ARG_GROUP_OCG] = p->groups.ocg;
     for (uint32_t d = 0; d < p->nd; d++) {
         args[ARG_DIMS + 3 * d] = p->od[d];
         args[ARG_DIMS + 3 * d + 1] = p->as[d];
@@ -471,7 +479,7 @@ static lm_status launch(const char *op, const nn_program *prog, const mm_plan *p
  * `raw_padding`: see nn_linear_raw_padding. */
 static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
                         lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
-                        bool raw_padding, lmnn_tensor *out);
+                        bool raw_padding, const nn_mm_groups *groups, lmnn_tensor *out);
 
 /* A batch of matrices whose rows leave their last tile row part empty, times
  * one b: each matrix's Mt tile rows are multiplied in full, so [197, 1, 768]
@@ -508,7 +516,7 @@ static lm_status matmul_packed(const char *op, const char *an, const char *bn, l
     if (st) return st;
     lmnn_matmul_options inner = *opts;
     inner.output.memory = dram.memory;
-    st = matmul(op, an, bn, fa, b, bias, &inner, false, &fr);
+    st = matmul(op, an, bn, fa, b, bias, &inner, false, &p->groups, &fr);
     lmnn_tensor_free(fa);
     if (st) return st;
     lmnn_output o = {.memory = opts->output.memory};
@@ -519,7 +527,7 @@ static lm_status matmul_packed(const char *op, const char *an, const char *bn, l
 
 static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
                         lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
-                        bool raw_padding, lmnn_tensor *out) {
+                        bool raw_padding, const nn_mm_groups *groups, lmnn_tensor *out) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     lmnn_matmul_options defaults;
     if (!opts) {
@@ -560,6 +568,14 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     p.tb = opts->transpose_b;
     p.mcast = opts->multicast;
     if ((st = plan_shapes(op, an, bn, &p))) return st;
+    if (groups && groups->c) {
+        /* (The conv's own weight: a wrong structure is an internal error.) */
+        const nn_mm_groups *gr = groups;
+        if (p.tb || p.ta || gr->c % 32 || !gr->cg || !gr->ocg || p.kt * 32 % gr->c ||
+            p.n % gr->ocg || p.n / gr->ocg != gr->c / gr->cg)
+            return nn_fail(LM_ERR_INTERNAL, op, "weight: not block-diagonal over groups");
+        p.groups = *gr;
+    }
     lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : p.a->dtype;
     if (!nn_dtype_is_float(dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -590,6 +606,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     nn_key_u32(&key, (uint32_t)p.ta | (uint32_t)p.tb << 1 | (uint32_t)p.fp32 << 2 |
                          (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4 |
                          (uint32_t)p.mcast << 5 | (uint32_t)p.raw_padding << 6);
+    nn_key_add(&key, &p.groups, sizeof p.groups); /* runtime args */
     nn_key_u32(&key, (uint32_t)p.act_op);
     nn_key_add(&key, p.act_params, sizeof p.act_params); /* runtime args */
     nn_key_tensor(&key, p.a);
@@ -615,15 +632,22 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
 
 lm_status lmnn_matmul(lmnn_tensor a, lmnn_tensor b, const lmnn_matmul_options *opts,
                       lmnn_tensor *out) {
-    return matmul("lmnn_matmul", "a", "b", a, b, (lmnn_tensor){0}, opts, false, out);
+    return matmul("lmnn_matmul", "a", "b", a, b, (lmnn_tensor){0}, opts, false, NULL, out);
 }
 
 lm_status lmnn_linear(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                       const lmnn_matmul_options *opts, lmnn_tensor *out) {
-    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, false, out);
+    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, false, NULL, out);
 }
 
 lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                                 const lmnn_matmul_options *opts, lmnn_tensor *out) {
-    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, true, out);
+    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, true, NULL, out);
+}
+
+lm_status nn_linear_grouped(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                            const lmnn_matmul_options *opts, bool raw_padding,
+                            const nn_mm_groups *groups, lmnn_tensor *out) {
+    return matmul("lmnn_linear", "input", "weight", input, weight, bias, opts, raw_padding, groups,
+                  out);
 }

@@ -479,6 +479,40 @@ static void test_shapes(void) {
                          .pad = {1, 1, 1, 1},
                          .bias = true},
              false);
+    /* Channels a multiple of 32: the product skips the weight's tiles
+     * outside the groups (one to four groups a tile, output groups that
+     * start inside a tile). */
+    run_case("groups 8 of 8 -> 16, 64 channels",
+             (conv_case){.n = 2,
+                         .c = 64,
+                         .h = 9,
+                         .w = 9,
+                         .oc = 128,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 8,
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
+    run_case("groups 2 of 32 -> 32",
+             (conv_case){.n = 1, .c = 64, .h = 7, .w = 6, .oc = 64, .kh = 3, .kw = 3, .groups = 2},
+             false);
+    run_case("groups 16 of 4 -> 5 (groups across tiles)",
+             (conv_case){.n = 1,
+                         .c = 64,
+                         .h = 8,
+                         .w = 9,
+                         .oc = 80,
+                         .kh = 3,
+                         .kw = 2,
+                         .groups = 16,
+                         .stride = {2, 1},
+                         .pad = {1, 0, 1, 1},
+                         .bias = true},
+             false);
+    run_case("groups 32 of 1 -> 3",
+             (conv_case){.n = 1, .c = 32, .h = 6, .w = 6, .oc = 96, .kh = 3, .kw = 3, .groups = 32},
+             false);
     run_case("depthwise 8",
              (conv_case){.n = 1,
                          .c = 8,
@@ -1034,6 +1068,7 @@ static void test_threads(void) {
     } cases[] = {
         {37, 45, 16, 24, 3, 1, 1, 1, 1, LMNN_BFLOAT16},
         {29, 33, 12, 10, 3, 2, 2, 2, 2, LMNN_FLOAT32},
+        {17, 19, 64, 96, 3, 1, 1, 8, 1, LMNN_FLOAT32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         lmnn_shape xs = LMNN_SHAPE(1, cases[i].h, cases[i].w, cases[i].c);
@@ -1090,6 +1125,19 @@ static void test_transpose(void) {
                          .dil = {2, 2},
                          .stride = {1, 2},
                          .pad = {1, 1, 0, 0}},
+             false);
+    run_case("T groups 4, 64 channels",
+             (conv_case){.transpose = true,
+                         .n = 1,
+                         .c = 64,
+                         .h = 5,
+                         .w = 4,
+                         .oc = 32,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 4,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1}},
              false);
     run_case("T stride 3 big pad (crop)",
              (conv_case){.transpose = true,

@@ -21,7 +21,9 @@
  *
  * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
  * and 42) are the core's place in the gx x gy grid, which need not be its
- * coordinates (nn_matmul.c may fold the grid over the device). */
+ * coordinates (nn_matmul.c may fold the grid over the device). Args 47..49,
+ * c, cg, ocg (c 0: none): B is block-diagonal over groups (nn_mm_groups), and
+ * the products of its tiles outside every group are skipped. */
 #include "compute_kernel_api.h"
 
 #define CB_INTERM 0
@@ -118,6 +120,7 @@ void kernel_main(void) {
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
     bool keep = flags & 1024, act_in_place = flags & 2048;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
+    uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
     mm_init(CB_A, CB_B, CB_OUT);
     if (bias) cb_wait_front(CB_ONES, 3);
     for (uint32_t s = 0; s < si * sj; s++) {
@@ -158,10 +161,13 @@ void kernel_main(void) {
                 cb_wait_front(CB_AT, mb * kb);
 #endif
                 /* k outermost: each A and B tile is unpacked once. */
-                for (uint32_t k = 0; k < kk; k++)
+                for (uint32_t k = 0; k < kk; k++) {
+                    uint32_t n0, n1;
+                    nn_group_columns(q * kb + k, gc, gcg, gocg, j * nb, nc, &n0, &n1);
                     for (uint32_t m = 0; m < mr; m++)
-                        for (uint32_t n = 0; n < nc; n++)
+                        for (uint32_t n = n0; n < n1; n++)
                             matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n, tb);
+                }
                 if (last) {
                     if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
                     finish_block(mr, nc, act_in_place);

@@ -9,7 +9,9 @@
  *
  * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
  * and 42) are the core's place in the gx x gy grid, which need not be its
- * coordinates (nn_matmul.c may fold the grid over the device). */
+ * coordinates (nn_matmul.c may fold the grid over the device); args 47..49
+ * the groups of a block-diagonal B (nn_group_columns), whose tiles outside
+ * them are not read. */
 #include "dataflow_api.h"
 
 #define CB_B 2
@@ -70,6 +72,7 @@ void kernel_main(void) {
     uint32_t nlast = get_arg_val(15), flags = get_arg_val(16), fmt = get_arg_val(17);
     bool mcast = flags & 2, bias = flags & 4, tb = flags & 16, zero_pad = flags & 512;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb;
+    uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
     uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
     InterleavedAddrGenFast b = {
         .bank_base_address = get_common_arg_val(0), .page_size = tile, .is_dram = flags & 64};
@@ -118,8 +121,13 @@ void kernel_main(void) {
                 } else {
                     uint32_t k0 = q * kb, kk = kt - k0 < kb ? kt - k0 : kb;
                     for (uint32_t k = 0; k < kk; k++) {
-                        uint32_t id = bbase + (k0 + k) * kstride, dst = wp + k * nb * tile;
-                        for (uint32_t n = 0; n < nc; n++, id += nstride, dst += tile)
+                        /* Tiles outside the groups stay unread: the compute
+                         * kernel skips them. */
+                        uint32_t n0, n1;
+                        nn_group_columns(k0 + k, gc, gcg, gocg, c0, nc, &n0, &n1);
+                        uint32_t id = bbase + (k0 + k) * kstride + n0 * nstride;
+                        uint32_t dst = wp + (k * nb + n0) * tile;
+                        for (uint32_t n = n0; n < n1; n++, id += nstride, dst += tile)
                             noc_async_read_tile(id, &b, dst);
                     }
                     noc_async_read_barrier();

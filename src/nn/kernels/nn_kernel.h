@@ -86,6 +86,25 @@ static inline void nn_tile_extent(uint32_t id, uint32_t ht, uint32_t wt, uint32_
     *cols = tc == wt - 1 ? w - tc * 32 : 32;
 }
 
+/* Of a matmul's block of nc tile columns from `first`, the columns [*n0,
+ * *n1) where B's tile row k is not zero when B is block-diagonal over groups
+ * (nn_mm_groups: the row's 32 channels c0 .. c0 + 31 of one tap belong to
+ * groups c0 / cg .. (c0 + 31) / cg, whose outputs are ocg columns each);
+ * all nc when c is 0 (a dense B). */
+static inline void nn_group_columns(uint32_t k, uint32_t c, uint32_t cg, uint32_t ocg,
+                                    uint32_t first, uint32_t nc, uint32_t *n0, uint32_t *n1) {
+    *n0 = 0;
+    *n1 = nc;
+    if (!c) return;
+    uint32_t c0 = k * 32 % c, lo = c0 / cg * ocg / 32, hi = ((c0 + 31) / cg + 1) * ocg - 1;
+    hi /= 32;
+    if (lo > first) *n0 = lo - first;
+    if (hi < first)
+        *n1 = 0;
+    else if (hi + 1 < first + nc)
+        *n1 = hi + 1 - first;
+}
+
 /* Sets `n` bytes at L1 `addr` to zero. */
 #ifdef NN_DM
 /* tt-metal's TensorAccessor over runtime-arg words (lm_tensor_accessor_args'
