@@ -12,7 +12,9 @@
  * itself costs nothing. With antialias, a linear or cubic axis that shrinks
  * has a filter stretched by 1 / scale (as many taps as that takes), so the
  * axis is instead a product with a constant [in, out] matrix of the same
- * reference weights. */
+ * reference weights. So is an axis of two or four taps along the input's
+ * last dim, where a gather would move the elements one at a time (a
+ * segmentation model's final upsampling of NCHW logits). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +403,20 @@ static void dense_column(const resize_params *p, int32_t d, int64_t o, fe_tensor
     }
 }
 
+/* Adds axis d's taps to the [in, out] matrix m (zeros where a position
+ * extrapolates). */
+static void add_taps(const resize_params *p, int32_t d, fe_tensor *m) {
+    int64_t len = p->out[d];
+    for (int64_t o = 0; o < len; o++) {
+        taps t;
+        taps_of(p, d, o, &t);
+        for (uint32_t k = 0; k < tap_count(p) && !t.extrapolate; k++) {
+            uint64_t at = (uint64_t)(t.index[k] * len + o);
+            fe_tensor_set_f64(m, at, fe_tensor_get_f64(m, at) + t.weight[k]);
+        }
+    }
+}
+
 lm_status fe_resize_matrix(fe_ctx *c, const fe_node *n, int32_t d, fe_tensor **out) {
     resize_params p;
     lm_status st = resize_params_of(c, n, &p);
@@ -411,19 +427,10 @@ lm_status fe_resize_matrix(fe_ctx *c, const fe_node *n, int32_t d, fe_tensor **o
         return fe_nn_fail(c, n, st);
     for (uint64_t i = 0; i < m->count; i++)
         fe_tensor_set_f64(m, i, 0.0);
-    for (int64_t o = 0; o < len; o++) {
-        if (axis_dense(&p, d)) {
-            bool extrapolate;
-            dense_column(&p, d, o, m, &extrapolate);
-            continue;
-        }
-        taps t;
-        taps_of(&p, d, o, &t);
-        for (uint32_t k = 0; k < tap_count(&p) && !t.extrapolate; k++) {
-            uint64_t at = (uint64_t)(t.index[k] * len + o);
-            fe_tensor_set_f64(m, at, fe_tensor_get_f64(m, at) + t.weight[k]);
-        }
-    }
+    bool extrapolate;
+    for (int64_t o = 0; o < len && axis_dense(&p, d); o++)
+        dense_column(&p, d, o, m, &extrapolate);
+    if (!axis_dense(&p, d)) add_taps(&p, d, m);
     *out = m;
     return LM_OK;
 }
@@ -469,11 +476,17 @@ static lm_status infer_resize(fe_ctx *c, const fe_node *n) {
  * all when `identity` (each position takes itself). */
 typedef struct axis_plan {
     fe_tensor *index[TAPS_MAX], *weight[TAPS_MAX], *pick, *extra;
-    fe_tensor *matrix; /* an antialiased axis: [in, out], the product's right side */
+    /* An antialiased axis, or a last one: [in, out], the product's right side */
+    fe_tensor *matrix;
     bool single, identity, has_extra;
 } axis_plan;
 
-static lm_status plan_axis(fe_ctx *c, const resize_params *p, int32_t d, axis_plan *a) {
+/* The most entries of the matrix a last axis is resampled with instead of
+ * gathered (plan_axis): 4 MiB of float32. */
+#define LAST_AXIS_MATRIX_MAX (1 << 20)
+
+/* Axis d's plan; `last`: d is the input's last dim. */
+static lm_status plan_axis(fe_ctx *c, const resize_params *p, int32_t d, bool last, axis_plan *a) {
     memset(a, 0, sizeof *a);
     uint32_t n = tap_count(p);
     int64_t out = p->out[d];
@@ -524,10 +537,20 @@ static lm_status plan_axis(fe_ctx *c, const resize_params *p, int32_t d, axis_pl
         fe_tensor_set_i64(a->pick, (uint64_t)o, pick < 0 ? 0 : pick);
     }
     a->identity &= a->single;
+    /* Along the last dim a gather moves the elements one by one; a product
+     * with the [in, out] matrix of the same taps and weights runs on whole
+     * tiles (the sums of each output's taps then round once, not once per
+     * tap). */
+    if (a->single || !last || (double)p->in[d] * (double)out > LAST_AXIS_MATRIX_MAX) return LM_OK;
+    if ((st = fe_const_new(c, FE_FLOAT, 2, (const int64_t[]){p->in[d], out}, &a->matrix)))
+        return st;
+    for (uint64_t i = 0; i < a->matrix->count; i++)
+        fe_tensor_set_f64(a->matrix, i, 0.0);
+    add_taps(p, d, a->matrix);
     return LM_OK;
 }
 
-/* `x` resampled along the antialiased axis d: moved last, times the
+/* `x` resampled along axis d by its matrix: moved last, times the
  * plan's matrix, moved back. */
 static lm_status resample_dense(fe_ctx *c, const fe_node *n, int32_t d, const axis_plan *a,
                                 lmnn_tensor x, lmnn_tensor *out) {
@@ -655,7 +678,7 @@ static lm_status lower_resize(fe_ctx *c, const fe_node *n) {
     if ((st = resize_input(c, n, &p, &x, &owned))) return st;
     for (int32_t d = 0; d < p.rank; d++) {
         axis_plan a;
-        if ((st = plan_axis(c, &p, d, &a))) break;
+        if ((st = plan_axis(c, &p, d, d == p.rank - 1, &a))) break;
         if (a.identity) continue;
         lmnn_tensor y;
         if ((st = resample_axis(c, n, d, &a, tap_count(&p), x, &y))) {
