@@ -14,6 +14,8 @@
  *                                no convolution took (DenseNet's)
  *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
  *                                fuse_layer_norm): the op library's
+ *   Pad -> Conv/AveragePool      the zero padding taken by the reader (see
+ *                                fold_pad)
  *   Reshape -> Transpose         one pass over the elements (a transformer's
  *                                heads split and moved forward), not a tensor
  *                                of the intermediate shape between them
@@ -497,6 +499,65 @@ static bool fuse_reshape_permute(fe_ctx *c, const uint32_t *reader, uint32_t k) 
     return true;
 }
 
+/* Pad node k (constant zeros around H and W of an [N, C, H, W] value) read
+ * only by a Conv or an AveragePool (counting the padding, without
+ * ceil_mode): its pads move into the reader's, which then reads the Pad's
+ * input (an exporter's explicit padding, TensorFlow's and torchvision
+ * Inception's). The padded copy is never made, and an image stays an image
+ * for the reader. */
+static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *out_done) {
+    *out_done = false;
+    fe_graph *g = c->g;
+    const fe_node *n = &g->nodes[k];
+    uint32_t pads[2 * FE_MAX_RANK];
+    lmnn_pad_options po;
+    if (strcmp(n->op_type, "Pad") || !n->output_count || n->outputs[0] == FE_NONE ||
+        fe_in_type(c, n, 0)->rank != 4 || fe_pad_read(c, n, pads, &po) ||
+        po.mode != LMNN_PAD_CONSTANT || po.value != 0 || pads[0] || pads[1] || pads[2] || pads[3])
+        return LM_OK;
+    uint32_t v = n->outputs[0], r = sole_reader(c, reader, v);
+    if (r == FE_NONE) return LM_OK;
+    fe_node *rn = &g->nodes[r];
+    bool pool = !strcmp(rn->op_type, "AveragePool");
+    if ((!pool && strcmp(rn->op_type, "Conv")) || rn->inputs[0] != v) return LM_OK;
+    for (uint32_t i = 1; i < rn->input_count; i++)
+        if (rn->inputs[i] == v) return LM_OK;
+    const char *auto_pad;
+    const int64_t *own;
+    size_t count;
+    int64_t include = 1, ceil_mode = 0;
+    if (fe_attr_string(c, rn, "auto_pad", "NOTSET", &auto_pad) || strcmp(auto_pad, "NOTSET") ||
+        fe_attr_ints(c, rn, "pads", &own, &count) || (own && count != 4) ||
+        (pool && (fe_attr_int(c, rn, "count_include_pad", 0, &include) ||
+                  fe_attr_int(c, rn, "ceil_mode", 0, &ceil_mode))))
+        return LM_OK;
+    bool own_pads = own && (own[0] || own[1] || own[2] || own[3]);
+    /* The reader's own padding counted as zeros too, or none of it. */
+    if (pool && (ceil_mode || (!include && own_pads))) return LM_OK;
+    fe_attr *attrs = fe_arena_alloc(&g->arena, (rn->attr_count + 2) * sizeof *attrs);
+    int64_t *sum = fe_arena_alloc(&g->arena, 4 * sizeof *sum);
+    if (!attrs || !sum) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    /* ONNX's pads: H and W begins, then their ends; the Pad's per dim. */
+    for (int d = 0; d < 2; d++) {
+        sum[d] = (own ? own[d] : 0) + pads[2 * (d + 2)];
+        sum[d + 2] = (own ? own[d + 2] : 0) + pads[2 * (d + 2) + 1];
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < rn->attr_count; i++)
+        if (strcmp(rn->attrs[i].name, "pads") && strcmp(rn->attrs[i].name, "count_include_pad"))
+            attrs[m++] = rn->attrs[i];
+    attrs[m++] = (fe_attr){.name = "pads", .type = FE_ATTR_INTS, .ints = sum, .count = 4};
+    if (pool) attrs[m++] = (fe_attr){.name = "count_include_pad", .type = FE_ATTR_INT, .i = 1};
+    rn->attrs = attrs;
+    rn->attr_count = m;
+    /* The reader takes the Pad's place as the input's reader. */
+    rn->inputs[0] = n->inputs[0];
+    g->values[v].use_count--;
+    c->plans[k].placement = LMFE_FUSED;
+    *out_done = true;
+    return LM_OK;
+}
+
 lm_status fe_fuse(fe_ctx *c) {
     fe_graph *g = c->g;
     uint32_t *reader = malloc((g->value_count ? g->value_count : 1) * sizeof *reader);
@@ -507,6 +568,12 @@ lm_status fe_fuse(fe_ctx *c) {
         for (uint32_t i = 0; i < g->nodes[k].input_count; i++)
             if (g->nodes[k].inputs[i] != FE_NONE) reader[g->nodes[k].inputs[i]] = k;
     lm_status st = LM_OK;
+    for (uint32_t k = 0; !st && k < g->node_count; k++) {
+        bool done;
+        if (c->plans[k].placement == LMFE_ON_DEVICE && !(st = fold_pad(c, reader, k, &done)) &&
+            done)
+            reader[g->nodes[k].inputs[0]] = reader[g->nodes[k].outputs[0]];
+    }
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         if (c->plans[k].placement == LMFE_ON_DEVICE &&

@@ -760,6 +760,140 @@ static void test_gelu_fusion(void) {
                 "node 'y' (Gelu): attribute approximate=fast is not valid");
 }
 
+/* An explicit Pad before a Conv or an AveragePool (TensorFlow's exports,
+ * torchvision's Inception): zeros around H and W move into the reader's
+ * pads (fold_pad), other pads stay a Pad. Every case against float64. */
+typedef struct pad_case {
+    const char *reader; /* Conv, AveragePool or MaxPool */
+    int64_t pads[8];    /* the Pad's, ONNX order */
+    float value;
+    const char *mode;
+    int64_t own[4];    /* the reader's pads */
+    int64_t include;   /* AveragePool's count_include_pad */
+    int64_t ceil_mode; /* AveragePool's */
+    bool folded;
+} pad_case;
+
+enum { PC_C = 3, PC_H = 9, PC_W = 8, PC_OC = 5, PC_K = 3, PC_MAX = 2 * 16 * 16 * 8 };
+
+/* The Pad's result, as doubles: [C][ph][pw] (constant, or edge when mode is "edge"). */
+static void pad_ref(const pad_case *k, const float *x, double *p, int ph, int pw, int pc) {
+    for (int c = 0; c < pc; c++)
+        for (int y = 0; y < ph; y++)
+            for (int i = 0; i < pw; i++) {
+                int sc = c - (int)k->pads[1], sy = y - (int)k->pads[2], sx = i - (int)k->pads[3];
+                bool edge = k->mode && !strcmp(k->mode, "edge");
+                if (edge) {
+                    sy = sy < 0 ? 0 : sy >= PC_H ? PC_H - 1 : sy;
+                    sx = sx < 0 ? 0 : sx >= PC_W ? PC_W - 1 : sx;
+                }
+                bool in = sc >= 0 && sc < PC_C && sy >= 0 && sy < PC_H && sx >= 0 && sx < PC_W;
+                p[(c * ph + y) * pw + i] = in ? x[(sc * PC_H + sy) * PC_W + sx] : k->value;
+            }
+}
+
+static void test_pad_folded(void) {
+    static const pad_case cases[] = {
+        {"Conv", {0, 0, 1, 2, 0, 0, 2, 1}, 0, NULL, {1, 0, 0, 1}, 0, 0, true},
+        {"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0, "constant", {0}, 0, 0, true},
+        {"AveragePool", {0, 0, 0, 2, 0, 0, 1, 0}, 0, NULL, {1, 0, 1, 1}, 1, 0, true},
+        /* Own pads not counted, a nonzero value, ceil_mode, channels, edge, MaxPool. */
+        {"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0, NULL, {1, 1, 1, 1}, 0, 0, false},
+        {"Conv", {0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, NULL, {0}, 0, 0, false},
+        {"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0, NULL, {0}, 1, 1, false},
+        {"AveragePool", {0, 1, 1, 1, 0, 0, 1, 1}, 0, NULL, {0}, 1, 0, false},
+        {"AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0, "edge", {0}, 1, 0, false},
+        {"MaxPool", {0, 0, 1, 1, 0, 0, 1, 1}, 0, NULL, {0}, 0, 0, false},
+    };
+    static float x[PC_C * PC_H * PC_W], w[PC_OC * (PC_C + 1) * PC_K * PC_K], b[PC_OC];
+    static float y[PC_MAX];
+    static double p[PC_MAX];
+    for (int i = 0; i < PC_C * PC_H * PC_W; i++)
+        x[i] = (float)((i * 37) % 61 - 30) * 0.05f;
+    for (int i = 0; i < PC_OC * (PC_C + 1) * PC_K * PC_K; i++)
+        w[i] = (float)((i * 13) % 23 - 11) * 0.03f;
+    for (int i = 0; i < PC_OC; i++)
+        b[i] = (float)i * 0.1f - 0.2f;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const pad_case *k = &cases[ci];
+        bool conv = !strcmp(k->reader, "Conv"), avg = !strcmp(k->reader, "AveragePool");
+        int pc = PC_C + (int)(k->pads[1] + k->pads[5]);
+        int ph = PC_H + (int)(k->pads[2] + k->pads[6]), pw = PC_W + (int)(k->pads[3] + k->pads[7]);
+        int stride = avg ? 2 : 1, oc = conv ? PC_OC : pc;
+        int oh = (ph + (int)(k->own[0] + k->own[2]) - PC_K) / stride + 1;
+        int ow = (pw + (int)(k->own[1] + k->own[3]) - PC_K) / stride + 1;
+        if (k->ceil_mode) {
+            oh = (ph + (int)(k->own[0] + k->own[2]) - PC_K + stride - 1) / stride + 1;
+            ow = (pw + (int)(k->own[1] + k->own[3]) - PC_K + stride - 1) / stride + 1;
+        }
+        int64_t xd[4] = {1, PC_C, PC_H, PC_W}, yd[4] = {1, oc, oh, ow};
+        int64_t wd[4] = {PC_OC, pc, PC_K, PC_K}, bd[1] = {PC_OC}, ks[2] = {PC_K, PC_K};
+        int64_t st[2] = {stride, stride};
+        Onnx__GraphProto *g = ob_graph("padded");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+        i64_init(g, "pads", 8, k->pads);
+        float value = k->value;
+        f32_init(g, "value", 0, NULL, &value, 1);
+        Onnx__NodeProto *pad =
+            ob_node(g, "Pad", "pad", (const char *[]){"x", "pads", "value", NULL},
+                    (const char *[]){"p", NULL});
+        if (k->mode) ob_attr_s(pad, "mode", k->mode);
+        Onnx__NodeProto *r;
+        if (conv) {
+            f32_init(g, "w", 4, wd, w, (size_t)(PC_OC * pc * PC_K * PC_K));
+            f32_init(g, "b", 1, bd, b, PC_OC);
+            r = ob_node(g, "Conv", "reader", (const char *[]){"p", "w", "b", NULL},
+                        (const char *[]){"y", NULL});
+        } else {
+            r = ob_node(g, k->reader, "reader", (const char *[]){"p", NULL},
+                        (const char *[]){"y", NULL});
+            ob_attr_is(r, "strides", st, 2);
+            if (avg) ob_attr_i(r, "count_include_pad", k->include);
+            if (k->ceil_mode) ob_attr_i(r, "ceil_mode", 1);
+        }
+        ob_attr_is(r, "kernel_shape", ks, 2);
+        ob_attr_is(r, "pads", k->own, 4);
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(placement_of(&rep, "Pad") == (k->folded ? LMFE_FUSED : LMFE_ON_DEVICE));
+        CHECK_OK(replay1(bin, "x", x, PC_C * PC_H * PC_W, "y", y, (size_t)(oc * oh * ow), NULL));
+        pad_ref(k, x, p, ph, pw, pc);
+        double worst = 0;
+        for (int o = 0; o < oc; o++)
+            for (int i = 0; i < oh; i++)
+                for (int j = 0; j < ow; j++) {
+                    double acc = conv ? b[o] : avg ? 0 : -INFINITY;
+                    int n = 0;
+                    for (int c = conv ? 0 : o; c < (conv ? pc : o + 1); c++)
+                        for (int u = 0; u < PC_K; u++)
+                            for (int v = 0; v < PC_K; v++) {
+                                int yy = i * stride + u - (int)k->own[0];
+                                int xx = j * stride + v - (int)k->own[1];
+                                bool in = yy >= 0 && yy < ph && xx >= 0 && xx < pw;
+                                bool tail = yy >= ph + (int)k->own[2] || xx >= pw + (int)k->own[3];
+                                if (!in && (!k->include || tail)) continue;
+                                double e = in ? p[(c * ph + yy) * pw + xx] : 0;
+                                if (conv)
+                                    acc += e * w[((o * pc + c) * PC_K + u) * PC_K + v];
+                                else if (avg)
+                                    acc += e, n++;
+                                else
+                                    acc = e > acc ? e : acc;
+                            }
+                    double want = avg ? acc / n : acc, got = y[(o * oh + i) * ow + j];
+                    double e = fabs(got - want) / (1 + fabs(want));
+                    worst = e > worst ? e : worst;
+                }
+        if (worst > 1e-5) printf("  case %zu (%s): error %g\n", ci, k->reader, worst);
+        CHECK(worst <= 1e-5);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
 /* Transposes that keep the last dim are made only when a reader needs
  * them (fe_out_permuted): a sequence-first attention's input projection
  * (Transpose, MatMul with a bias, Slice of the last dim, Reshape and
@@ -2529,6 +2663,7 @@ int main(void) {
     TEST_RUN(test_constant_masks);
     TEST_RUN(test_reshape_transpose_fusion);
     TEST_RUN(test_gelu_fusion);
+    TEST_RUN(test_pad_folded);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
