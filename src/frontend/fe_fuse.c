@@ -550,8 +550,11 @@ static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *o
     if (pool) attrs[m++] = (fe_attr){.name = "count_include_pad", .type = FE_ATTR_INT, .i = 1};
     rn->attrs = attrs;
     rn->attr_count = m;
-    /* The reader takes the Pad's place as the input's reader. */
+    /* The reader takes the Pad's place as the input's reader (the Pad
+     * reads nothing any more: the layout plan must not see it read the
+     * input in NCHW). */
     rn->inputs[0] = n->inputs[0];
+    g->nodes[k].inputs[0] = FE_NONE;
     g->values[v].use_count--;
     c->plans[k].placement = LMFE_FUSED;
     *out_done = true;
@@ -570,9 +573,10 @@ lm_status fe_fuse(fe_ctx *c) {
     lm_status st = LM_OK;
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         bool done;
+        uint32_t in = g->nodes[k].input_count ? g->nodes[k].inputs[0] : FE_NONE;
         if (c->plans[k].placement == LMFE_ON_DEVICE && !(st = fold_pad(c, reader, k, &done)) &&
             done)
-            reader[g->nodes[k].inputs[0]] = reader[g->nodes[k].outputs[0]];
+            reader[in] = reader[g->nodes[k].outputs[0]];
     }
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
