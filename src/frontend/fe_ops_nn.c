@@ -1811,15 +1811,16 @@ static lm_status pool_options(fe_ctx *c, const fe_node *n, geom *g, lmnn_pool2d_
 }
 
 /* A float 2-D pooling the op library runs in one call with ONNX's output
- * size (pool2d's direct path: no ceil mode, whose rounding ONNX and the
- * library may differ on, no wide padding, no two-pass max) reads and
- * writes flat NHWC images. */
+ * size (pool2d's direct path: no wide padding, no two-pass max) reads and
+ * writes flat NHWC images. Ceil mode too: the library sizes its output by
+ * PyTorch's rule, which geom_read applies to ONNX's (the last window starts
+ * inside the input or its begin padding), and clips a window hanging past
+ * the end the same way (GoogLeNet's and SqueezeNet's max pools). */
 static bool pool_direct(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     geom g;
     lmnn_pool2d_options o;
-    if (x->rank != 4 || !fe_elem_is_float(x->elem) || pool_options(c, n, &g, &o) || o.ceil_mode)
-        return false;
+    if (x->rank != 4 || !fe_elem_is_float(x->elem) || pool_options(c, n, &g, &o)) return false;
     int32_t kh = o.kernel_size[0], kw = o.kernel_size[1];
     bool wide = !strcmp(n->op_type, "MaxPool") && kh > 1 && kw > 1 && kh * kw > 256;
     for (int i = 0; i < 4; i++)

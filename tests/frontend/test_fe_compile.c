@@ -906,6 +906,67 @@ static void test_pad_folded(void) {
     }
 }
 
+/* Poolings in ceil mode between convolutions (GoogLeNet's, SqueezeNet's)
+ * take and give NHWC images: a 1x1 identity Conv, a 3x3 MaxPool of stride
+ * 2 and a 2x2 AveragePool of stride 2 not counting the padding, both with
+ * windows hanging past the end, against float64. */
+static void test_ceil_pool_images(void) {
+    enum { C = 4, H = 9, W = 10, MH = 4, MW = 5, AH = 2, AW = 3 };
+    static float x[C * H * W], eye[C * C], y[C * AH * AW];
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = (float)((i * 29) % 53 - 26) * 0.1f;
+    for (int i = 0; i < C; i++)
+        eye[i * C + i] = 1;
+    int64_t xd[4] = {1, C, H, W}, yd[4] = {1, C, AH, AW}, ed[4] = {C, C, 1, 1};
+    int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2};
+    Onnx__GraphProto *g = ob_graph("ceil_pools");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    f32_init(g, "eye", 4, ed, eye, C * C);
+    ob_node(g, "Conv", "c0", (const char *[]){"x", "eye", NULL}, (const char *[]){"x1", NULL});
+    Onnx__NodeProto *mp =
+        ob_node(g, "MaxPool", "mp", (const char *[]){"x1", NULL}, (const char *[]){"m", NULL});
+    ob_attr_is(mp, "kernel_shape", k3, 2);
+    ob_attr_is(mp, "strides", s2, 2);
+    ob_attr_i(mp, "ceil_mode", 1);
+    Onnx__NodeProto *ap =
+        ob_node(g, "AveragePool", "ap", (const char *[]){"m", NULL}, (const char *[]){"y", NULL});
+    ob_attr_is(ap, "kernel_shape", k2, 2);
+    ob_attr_is(ap, "strides", s2, 2);
+    ob_attr_i(ap, "ceil_mode", 1);
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    /* The Conv's and the MaxPool's results stay images. */
+    CHECK(rep.notes && strstr(rep.notes, "layout: 2 results"));
+    CHECK_OK(replay1(bin, "x", x, C * H * W, "y", y, C * AH * AW, NULL));
+    double mx[C][MH][MW], worst = 0;
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < MH; i++)
+            for (int j = 0; j < MW; j++) {
+                double v = -INFINITY;
+                for (int u = 2 * i; u < 2 * i + 3 && u < H; u++)
+                    for (int w = 2 * j; w < 2 * j + 3 && w < W; w++)
+                        v = x[(c * H + u) * W + w] > v ? x[(c * H + u) * W + w] : v;
+                mx[c][i][j] = v;
+            }
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < AH; i++)
+            for (int j = 0; j < AW; j++) {
+                double sum = 0;
+                int n = 0;
+                for (int u = 2 * i; u < 2 * i + 2 && u < MH; u++)
+                    for (int w = 2 * j; w < 2 * j + 2 && w < MW; w++)
+                        sum += mx[c][u][w], n++;
+                double e = fabs(y[(c * AH + i) * AW + j] - sum / n);
+                worst = e > worst ? e : worst;
+            }
+    CHECK(worst < 1e-6);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
 /* Transposes that keep the last dim are made only when a reader needs
  * them (fe_out_permuted): a sequence-first attention's input projection
  * (Transpose, MatMul with a bias, Slice of the last dim, Reshape and
@@ -2676,6 +2737,7 @@ int main(void) {
     TEST_RUN(test_reshape_transpose_fusion);
     TEST_RUN(test_gelu_fusion);
     TEST_RUN(test_pad_folded);
+    TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
