@@ -73,6 +73,10 @@ struct launch {
     pthread_mutex_t mutex;
     pthread_cond_t changed;
     uint32_t idle, active;
+    /* Counts the cores that became ready or done: a thread with nothing to
+     * run polls it (when the pool polls) before it sleeps on `changed`. */
+    atomic_uint events;
+    bool poll;
     atomic_bool abort;
     sim_unpacked *caches; /* the launcher's, SIM_UNPACK_CACHE per thread */
     lm_status status;
@@ -283,8 +287,10 @@ static void wake(sim_core *self, sim_core *c) {
     launch *ln = c->launch;
     pthread_mutex_lock(&ln->mutex);
     int expected = CORE_PARKED;
-    if (atomic_compare_exchange_strong(&c->state, &expected, CORE_READY))
+    if (atomic_compare_exchange_strong(&c->state, &expected, CORE_READY)) {
+        atomic_fetch_add(&ln->events, 1);
         pthread_cond_broadcast(&ln->changed);
+    }
     pthread_mutex_unlock(&ln->mutex);
 }
 
@@ -756,6 +762,7 @@ static void run_core(launch *ln, sim_core *c) {
         }
         if (all_done) {
             atomic_store(&c->state, CORE_DONE);
+            atomic_fetch_add(&ln->events, 1);
             return;
         }
         if (progress) continue;
@@ -844,12 +851,21 @@ static void thread_main(void *ctx, uint32_t t) {
     uint32_t n = ln->desc->core_count;
     for (;;) {
         bool ran = false;
+        unsigned seen = atomic_load(&ln->events);
         for (uint32_t i = t; i < n; i += ln->threads)
             ran |= claim_and_run(ln, &ln->cores[i], t);
         for (uint32_t i = 0; !ran && i < n; i++)
             if (i % ln->threads != t) ran = claim_and_run(ln, &ln->cores[i], t);
         if (atomic_load(&ln->abort) || !any_left(ln)) break;
         if (ran) continue;
+        /* Nothing to run: poll for a core made ready or done before
+         * sleeping (the other threads are finishing the launch's last cores,
+         * often within microseconds, and a wake-up costs more). */
+        for (uint32_t i = 0; ln->poll && i < SIM_SPIN_POLLS; i++) {
+            if (atomic_load(&ln->events) != seen || atomic_load(&ln->abort)) break;
+            sim_cpu_relax();
+        }
+        if (atomic_load(&ln->events) != seen) continue;
         pthread_mutex_lock(&ln->mutex);
         if (!any_ready(ln) && any_left(ln) && !atomic_load(&ln->abort)) {
             ln->idle++;
@@ -926,6 +942,8 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
         uint32_t threads = sim_pool_threads(l->pool);
         ln.threads = desc->core_count < threads ? desc->core_count : threads;
         ln.active = ln.threads;
+        ln.poll = sim_pool_polls(l->pool);
+        atomic_init(&ln.events, 0);
         atomic_init(&ln.abort, false);
         sim_pool_run(l->pool, thread_main, &ln, ln.threads);
         if (ln.status) st = err_set(ln.status, "%s", ln.message);

@@ -8,16 +8,6 @@
 
 #include "base/error.h"
 
-/* How long a thread polls before it sleeps on a condition variable, in
- * polls (a pause each, some tens of microseconds in all). A replay launches
- * program after program with a little host work between them: waking a
- * sleeping thread costs the kernel tens of microseconds each way, often
- * more than a small program takes, while polling through the gap costs
- * nothing when every thread has a CPU of its own (only then does the pool
- * poll: with more threads than CPUs the polls would take time from the
- * thread doing the work). */
-#define SPIN_POLLS 20000
-
 struct sim_pool {
     uint32_t threads;
     bool spin;                 /* poll before sleeping (threads <= CPUs) */
@@ -44,22 +34,14 @@ typedef struct worker_arg {
     uint32_t index;
 } worker_arg;
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
-
 /* Polls until the job differs from `seen` or the pool stops: true when it
  * did within the polls. */
 static bool poll_start(sim_pool *pool, uint64_t seen) {
-    for (uint32_t i = 0; pool->spin && i < SPIN_POLLS; i++) {
+    for (uint32_t i = 0; pool->spin && i < SIM_SPIN_POLLS; i++) {
         if (atomic_load_explicit(&pool->job, memory_order_acquire) != seen ||
             atomic_load_explicit(&pool->stopping, memory_order_acquire))
             return true;
-        cpu_relax();
+        sim_cpu_relax();
     }
     return false;
 }
@@ -150,6 +132,10 @@ uint32_t sim_pool_threads(const sim_pool *pool) {
     return pool->threads;
 }
 
+bool sim_pool_polls(const sim_pool *pool) {
+    return pool->spin;
+}
+
 void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *ctx, uint32_t n) {
     if (n == 0) return;
     pthread_mutex_lock(&pool->run_mutex);
@@ -165,9 +151,9 @@ void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *c
     }
     fn(ctx, 0);
     if (n > 1) {
-        for (uint32_t i = 0; pool->spin && i < SPIN_POLLS; i++) {
+        for (uint32_t i = 0; pool->spin && i < SIM_SPIN_POLLS; i++) {
             if (atomic_load_explicit(&pool->finished, memory_order_acquire) >= n - 1) break;
-            cpu_relax();
+            sim_cpu_relax();
         }
         if (atomic_load_explicit(&pool->finished, memory_order_acquire) < n - 1) {
             pthread_mutex_lock(&pool->mutex);
