@@ -79,6 +79,20 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
 lm_status lmnn_permute_reshaped(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,
                                 uint32_t count, const lmnn_output *output, lmnn_tensor *out);
 
+/* lmnn_reshape(lmnn_permute_reshaped(a, shape, dims, count), to): `to`
+ * holds a's elements. When `to`'s last dim is the permuted shape's, rows
+ * stay rows and the one pass writes `to` itself: a window partition's
+ * [H/P, P, W/P, P, C] -> [H/P, W/P, P, P, C] -> [H/P * W/P, P * P, C] never
+ * makes the middle tensor, whose tiles a small P leaves mostly padding.
+ * When a's rows (the dims of `shape` that make its second-last dim) stay
+ * together as to's rows and `shape`'s last dim, a multiple of 32, stays
+ * last, whole tiles move (an attention's heads split or joined on any batch
+ * dims). NULL `to`: lmnn_permute_reshaped. Errors name "lmnn_permute_reshaped_to"
+ * and the argument. */
+lm_status lmnn_permute_reshaped_to(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,
+                                   uint32_t count, const lmnn_shape *to, const lmnn_output *output,
+                                   lmnn_tensor *out);
+
 /* Swaps dims dim0 and dim1 (a permute). */
 lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,
                          lmnn_tensor *out);

@@ -88,6 +88,8 @@ const fe_op_def *const *fe_op_all(size_t *out_count);
  * (`layer_norm`) computes it instead, over its input's last dim: epsilon
  * `eps`, then times `weight` and plus `bias` when set (1-D, that dim's
  * size). */
+enum { FE_REGROUP_STEPS = 4 };
+
 typedef struct fe_fusion {
     const fe_tensor *weight;
     const fe_tensor *bias;
@@ -96,10 +98,11 @@ typedef struct fe_fusion {
     uint32_t output; /* FE_NONE: the node's own */
     bool layer_norm;
     double eps;
-    /* Reshape -> Transpose: the transpose's perm, applied with the reshape
-     * in one pass (lmnn_permute_reshaped). */
-    bool permute;
-    int32_t perm[FE_MAX_RANK];
+    /* Reshape -> Transposes and Reshapes: the nodes after the head, each
+     * the last one's single reader, applied with it in one pass
+     * (fe_regroup.c). */
+    uint32_t steps[FE_REGROUP_STEPS];
+    uint32_t step_count;
 } fe_fusion;
 
 /* Per-node plan. */

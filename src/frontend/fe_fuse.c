@@ -16,9 +16,10 @@
  *                                fuse_layer_norm): the op library's
  *   Pad -> Conv/AveragePool      the zero padding taken by the reader (see
  *                                fold_pad)
- *   Reshape -> Transpose         one pass over the elements (a transformer's
- *                                heads split and moved forward), not a tensor
- *                                of the intermediate shape between them
+ *   Reshape -> Transpose ...     one pass over the elements (a transformer's
+ *                                heads split and moved forward, a window
+ *                                partition), not tensors of the intermediate
+ *                                shapes between them (see fe_regroup.c)
  *
  * A node joins a chain only when it is the single reader of the chain's
  * value and that value is not a graph output, so nothing else sees the
@@ -470,32 +471,48 @@ static bool fuse_layer_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
     return true;
 }
 
-/* Reshape node k -> its value's sole reader, a Transpose: recorded on k.
- * Not for a reshape of a rank-4 value, which may read an NHWC image, nor a
- * transpose between NCHW and NHWC, which the layout plan may take instead
- * (fe_layout.c plans after this). */
-static bool fuse_reshape_permute(fe_ctx *c, const uint32_t *reader, uint32_t k) {
+/* A Transpose between NCHW and NHWC, which the layout plan may take
+ * instead (fe_layout.c plans after this). */
+static bool image_transpose(fe_ctx *c, const fe_node *n) {
+    const int64_t *p;
+    size_t count;
+    if (fe_in_type(c, n, 0)->rank != 4 || fe_attr_ints(c, n, "perm", &p, &count) || !p ||
+        count != 4) {
+        err_clear();
+        return false;
+    }
+    return p[0] == 0 &&
+           ((p[1] == 2 && p[2] == 3 && p[3] == 1) || (p[1] == 3 && p[2] == 1 && p[3] == 2));
+}
+
+/* Reshape node k -> Transposes and Reshapes, each the sole reader of the
+ * last (up to FE_REGROUP_STEPS): recorded on k while they still make one
+ * pass (fe_regroup.c). */
+static bool fuse_regroup(fe_ctx *c, const uint32_t *reader, uint32_t k) {
     fe_graph *g = c->g;
     const fe_node *n = &g->nodes[k];
-    if (strcmp(n->op_type, "Reshape") || fe_in_type(c, n, 0)->rank == 4) return false;
-    uint32_t v = n->outputs[0], t = sole_op(c, reader, v, "Transpose");
-    const fe_type *vt = &g->values[v].type;
-    if (t == FE_NONE || vt->rank < 1 || vt->rank > LMNN_MAX_DIMS) return false;
-    const int64_t *perm;
-    size_t count;
-    if (fe_attr_ints(c, &g->nodes[t], "perm", &perm, &count) || (perm && count != (size_t)vt->rank))
-        return false;
+    if (strcmp(n->op_type, "Reshape")) return false;
     fe_fusion f = c->plans[k].fusion;
-    for (int32_t d = 0; d < vt->rank; d++)
-        f.perm[d] = (int32_t)(perm ? perm[d] : vt->rank - 1 - d);
-    if (vt->rank == 4 && f.perm[0] == 0 &&
-        ((f.perm[1] == 2 && f.perm[2] == 3 && f.perm[3] == 1) ||
-         (f.perm[1] == 3 && f.perm[2] == 1 && f.perm[3] == 2)))
-        return false;
-    f.permute = true;
-    f.output = g->nodes[t].outputs[0];
+    uint32_t v = n->outputs[0], count = 0;
+    while (count < FE_REGROUP_STEPS) {
+        uint32_t r = sole_reader(c, reader, v);
+        if (r == FE_NONE) break;
+        const fe_node *rn = &g->nodes[r];
+        bool t = !strcmp(rn->op_type, "Transpose");
+        if ((!t && strcmp(rn->op_type, "Reshape")) || rn->inputs[0] != v ||
+            (t && image_transpose(c, rn)))
+            break;
+        f.steps[count] = r;
+        if (!fe_regroup_fits(c, n, f.steps, count + 1)) break;
+        v = rn->outputs[0];
+        count++;
+    }
+    if (!count) return false;
+    f.step_count = count;
+    f.output = v;
     c->plans[k].fusion = f;
-    c->plans[t].placement = LMFE_FUSED;
+    for (uint32_t i = 0; i < count; i++)
+        c->plans[f.steps[i]].placement = LMFE_FUSED;
     return true;
 }
 
@@ -581,7 +598,7 @@ lm_status fe_fuse(fe_ctx *c) {
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         if (c->plans[k].placement == LMFE_ON_DEVICE &&
-            (fuse_layer_norm(c, reader, k) || fuse_reshape_permute(c, reader, k)))
+            (fuse_layer_norm(c, reader, k) || fuse_regroup(c, reader, k)))
             continue;
         uint32_t fuse = fusable(n->op_type);
         if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||

@@ -186,6 +186,17 @@ extern const size_t fe_ops_spectral_count;
  * it too.) */
 lm_status fe_quantize_tail(lmnn_tensor x, lmnn_tensor zp, bool u8, lmnn_tensor *out);
 
+/* ---- regroups (fe_regroup.c) ----
+ * A Reshape with Transposes and Reshapes after it (fe_fusion.steps), or a
+ * Reshape of a permutation not yet made, as one pass over the elements. */
+/* Whether Reshape n with `count` steps after it (node indices) makes one
+ * pass. Errors: none (false). */
+bool fe_regroup_fits(fe_ctx *c, const fe_node *n, const uint32_t *steps, uint32_t count);
+/* What the head of such a chain does with images (FE_IMAGE_IN, _OUT). */
+uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n);
+/* Lowers Reshape n with its fused steps. Errors name the node. */
+lm_status fe_lower_regroup(fe_ctx *c, const fe_node *n);
+
 /* ---- a work list (fe_work.c) ----
  * For lowerings made of many small library calls: every tensor made is
  * kept on the list, so one fe_work_release frees them all on success or

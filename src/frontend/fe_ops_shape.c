@@ -37,134 +37,28 @@ static lm_status i64_vector(fe_ctx *c, const fe_node *n, const int64_t *vals, in
     return fe_set_out_const(c, n, 0, t);
 }
 
-/* A reshape to `odims` (then, with `tperm`, a transpose) of a value of dims
- * `vdims` held as "pre permuted by perm" (fe_in_permuted), as one
- * lmnn_permute_reshaped of pre: both shapes' dims (the 1s left out) are cut
- * into common factors, "atoms", each part of one dim of each shape, which
- * the permutations then move as wholes. Pre's dims cut into atoms go to
- * atom_dims[0 .. *count), and q gives the atoms' order in the result
- * (which holds the output's elements in order). False when the shapes have
- * no common cut (a dim of one straddles two of the other's without
- * dividing them) or it takes more than LMNN_MAX_DIMS atoms. */
-static bool permuted_reshape_plan(const int64_t *vdims, int32_t rank, const int32_t *perm,
-                                  const int64_t *odims, int32_t orank, const int32_t *tperm,
-                                  uint32_t *atom_dims, uint32_t *count, int32_t *q) {
-    int32_t av[LMNN_MAX_DIMS], ao[LMNN_MAX_DIMS], n = 0, i = 0, j = 0;
-    int64_t size[LMNN_MAX_DIMS], rv = 0, ro = 0;
-    for (;;) {
-        while (i < rank && !rv && (rv = vdims[i]) == 1)
-            rv = 0, i++;
-        while (j < orank && !ro && (ro = odims[j]) == 1)
-            ro = 0, j++;
-        if (i == rank || j == orank) break;
-        int64_t a = rv < ro ? rv : ro;
-        if ((rv > ro ? rv % ro : ro % rv) || n == LMNN_MAX_DIMS) return false;
-        av[n] = i, ao[n] = j, size[n++] = a;
-        if ((rv /= a) == 1) rv = 0, i++;
-        if ((ro /= a) == 1) ro = 0, j++;
-    }
-    if (n == 0) return false;
-    int32_t at[LMNN_MAX_DIMS], k = 0; /* each atom's place among pre's */
-    for (int32_t p = 0; p < rank; p++)
-        for (int32_t t = 0; t < n; t++)
-            if (perm[av[t]] == p) at[t] = k, atom_dims[k++] = (uint32_t)size[t];
-    k = 0;
-    for (int32_t f = 0; f < orank; f++)
-        for (int32_t t = 0; t < n; t++)
-            if (ao[t] == (tperm ? tperm[f] : f)) q[k++] = at[t];
-    *count = (uint32_t)n;
-    return true;
-}
-
-/* The pass of permuted_reshape_plan as the attention helpers' when it is
- * one of theirs, heads split: pre [B, S, H * D] to [B, H, S, D]
- * (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same
- * split, its last two dims still to swap); or heads joined, pre [H, S, D]
- * to [S, H * D] (lmnn_concat_heads). With D a multiple of 32 they
- * move whole tiles, where the general pass moves rows. *out zero when it
- * is not. */
-static lm_status heads_pass(lmnn_tensor pre, const uint32_t *atoms, uint32_t count,
-                            const int32_t *q, lmnn_tensor *out, bool *out_keys) {
-    *out = (lmnn_tensor){0};
-    *out_keys = false;
-    lmnn_tensor_info i;
-    lm_status st = lmnn_tensor_get_info(pre, &i);
-    if (st || i.shape.rank != 3 || i.layout != LMNN_TILE) return st;
-    if (count == 3 && q[0] == 1 && q[1] == 0 && q[2] == 2 && atoms[2] % 32 == 0 &&
-        !memcmp(atoms, i.shape.dims, 3 * sizeof *atoms))
-        return lmnn_concat_heads(pre, NULL, out); /* heads joined: [H, S, D] to [S, H * D] */
-    uint32_t b = i.shape.dims[0], first = b > 1;  /* a batch of 1 is no atom */
-    if (count != 3 + first || atoms[count - 1] % 32 || atoms[first] != i.shape.dims[1] ||
-        atoms[first + 1] * atoms[first + 2] != i.shape.dims[2])
-        return LM_OK;
-    static const int32_t split[2][4] = {{1, 0, 2}, {0, 2, 1, 3}},
-                         keys[2][4] = {{1, 2, 0}, {0, 2, 3, 1}};
-    *out_keys = !memcmp(q, keys[first], count * sizeof *q);
-    if (!*out_keys && memcmp(q, split[first], count * sizeof *q)) return LM_OK;
-    return lmnn_split_heads(pre, atoms[first + 1], NULL, out);
-}
-
 /* The reshape of a value computed at run time: the device copies. */
 static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
-    const fe_type *o = &c->g->values[n->outputs[0]].type, *it = fe_in_type(c, n, 0);
     const fe_plan *plan = &c->plans[n - c->g->nodes];
-    const fe_fusion *f = &plan->fusion;
     lmnn_tensor a, r;
-    int32_t perm[FE_MAX_RANK], q[LMNN_MAX_DIMS];
-    uint32_t atoms[LMNN_MAX_DIMS], count;
+    int32_t perm[FE_MAX_RANK];
     lm_status st;
-    if (!plan->nhwc_out && !plan->nhwc_rows && fe_in_permuted(c, n, 0, &a, perm) &&
-        permuted_reshape_plan(it->dims, it->rank, perm, o->dims, o->rank,
-                              f->permute ? f->perm : NULL, atoms, &count, q)) {
-        /* A permutation not yet made: it, the reshape and a fused
-         * transpose in one pass over pre. */
-        lmnn_shape as = {count, {0}}, out = fe_shape(o->rank, o->dims);
-        memcpy(as.dims, atoms, count * sizeof *atoms);
-        for (int32_t d = 0; f->permute && d < o->rank; d++)
-            out.dims[d] = (uint32_t)o->dims[f->perm[d]];
-        bool keys = false;
-        if ((st = heads_pass(a, atoms, count, q, &r, &keys)) ||
-            (!r.id && (st = lmnn_permute_reshaped(a, &as, q, count, NULL, &r))))
-            return fe_nn_fail(c, n, st);
-        if (!keys) {
-            if ((st = fe_reshape_owned(c, n, r, &out, &r))) return st;
-            return fe_out_dev(c, n, 0, r);
-        }
-        /* Keys: the heads split, their last two dims swapped when read. */
-        int32_t swap[FE_MAX_RANK];
-        for (uint32_t d = 0; d < out.rank; d++)
-            swap[d] = (int32_t)d;
-        uint32_t last = out.dims[out.rank - 1];
-        out.dims[out.rank - 1] = out.dims[out.rank - 2];
-        out.dims[out.rank - 2] = last;
-        swap[out.rank - 1] = (int32_t)out.rank - 2;
-        swap[out.rank - 2] = (int32_t)out.rank - 1;
-        if ((st = fe_reshape_owned(c, n, r, &out, &r))) return st;
-        return fe_out_permuted(c, n, 0, r, swap);
-    }
+    /* With transposes fused, or a permutation not yet made: one pass. */
+    if (plan->fusion.step_count ||
+        (!plan->nhwc_out && !plan->nhwc_rows && fe_in_permuted(c, n, 0, &a, perm)))
+        return fe_lower_regroup(c, n);
     bool flat;
     if ((st = fe_in_image(c, n, 0, &a, &flat))) return st;
-    lmnn_shape s = fe_shape(o->rank, o->dims);
-    if (f->permute && !flat) { /* a Transpose fused (fe_fuse.c) */
-        if ((st = lmnn_permute_reshaped(a, &s, f->perm, s.rank, NULL, &r)))
-            return fe_nn_fail(c, n, st);
-        return fe_out_dev(c, n, 0, r);
-    }
+    lmnn_shape s =
+        fe_shape(c->g->values[n->outputs[0]].type.rank, c->g->values[n->outputs[0]].type.dims);
     /* An image goes to NCHW order and the new shape in one transpose, or,
      * flattened for readers that take its own order, to the new shape. */
-    if (flat && c->plans[n - c->g->nodes].nhwc_rows) {
+    if (flat && plan->nhwc_rows) {
         if ((st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
     } else if (flat) {
         if ((st = fe_image_nchw(c, n, a, fe_in_type(c, n, 0)->dims, &s, &r))) return st;
     } else if ((st = lmnn_reshape(a, &s, NULL, &r))) {
         return fe_nn_fail(c, n, st);
-    }
-    if (f->permute) { /* (fe_fuse.c fuses no reshape that may read an image) */
-        lmnn_tensor p;
-        st = lmnn_permute(r, f->perm, s.rank, NULL, &p);
-        fe_free(r);
-        if (st) return fe_nn_fail(c, n, st);
-        r = p;
     }
     return fe_out_dev(c, n, 0, r);
 }
@@ -172,6 +66,7 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
 /* A reshape of a rank-4 value reads it as a flat NHWC image; one to
  * [N, C * H * W] can keep the image's order (FE_ROWS_OUT). */
 static uint32_t reshape_images(fe_ctx *c, const fe_node *n) {
+    if (c->plans[n - c->g->nodes].fusion.step_count) return fe_regroup_images(c, n);
     const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
     if (x->rank != 4) return 0;
     bool rows = o->rank == 2 && o->dims[0] == x->dims[0];

@@ -404,7 +404,7 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                    int_nodes);
     if (images)
         len = note(buf, sizeof buf, len,
-                   "layout: %u results of convolutions, poolings and element-wise ops "
+                   "layout: %u results of convolutions, poolings, element-wise ops and reshapes "
                    "stay NHWC images for their readers (no transposes)\n",
                    images);
     if (flattened)

@@ -198,6 +198,9 @@ static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *o
 typedef struct view_perm_ctx {
     lmnn_shape view;
     perm_ctx perm;
+    /* The permuted view, when the output has another shape with the same
+     * last dim (its rows are the view's); rank 0: the output's own. */
+    lmnn_shape out_view;
 } view_perm_ctx;
 
 static lm_status view_permute_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
@@ -209,6 +212,10 @@ static lm_status view_permute_rm(const char *op, const void *ctx, nn_tensor *con
     spec.in_rank = c->view.rank;
     memcpy(spec.in_dims, c->view.dims, sizeof c->view.dims[0] * c->view.rank);
     spec.in_page_w = ins[0]->shape.rank ? ins[0]->shape.dims[ins[0]->shape.rank - 1] : 1;
+    if (c->out_view.rank) {
+        spec.out_rank = c->out_view.rank;
+        memcpy(spec.out_dims, c->out_view.dims, sizeof c->out_view.dims[0] * c->out_view.rank);
+    }
     for (uint32_t d = 0; d < c->view.rank; d++)
         spec.map[d] = dm_identity((int32_t)c->perm.perm[d]);
     return dm_run(op, &spec, ins[0], out, NULL, NULL);
@@ -302,7 +309,7 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
     if (permute_moves_tiles(t, &c)) return run_tiles(op, t, &od, permute_tiles, &c, out);
-    view_perm_ctx vc = {t->shape, c};
+    view_perm_ctx vc = {t->shape, c, {0}};
     if (swap_pays(t, &vc)) return permute_then_swap(op, t, &od, &vc, out);
     if (t->layout == LMNN_ROW_MAJOR && r >= 2 && c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2 &&
         nn_tile_format(t->dtype) && t->shape.dims[r - 1] >= 32 && t->shape.dims[r - 2] >= 32)
@@ -310,19 +317,112 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
     return dm_run_rm(op, t, &od, permute_rm, &c, out);
 }
 
+/* The atoms of view v (from `hi` down) whose product is exactly `size`:
+ * their first index in *lo. False when no run of them makes it. */
+static bool atoms_of(const uint32_t *v, uint32_t hi, uint32_t size, uint32_t *lo) {
+    uint64_t prod = 1;
+    uint32_t i = hi;
+    while (i > 0 && prod < size)
+        prod *= v[--i];
+    *lo = i;
+    return prod == size;
+}
+
+/* A permute of view c->view (of t's elements) to shape `to` that moves
+ * whole tiles: t's rows (the atoms of its second-last dim) stay together as
+ * to's rows, and the view's last atom, a multiple of 32, stays last. Then
+ * every tile of `to` is one of t's (an attention's heads split or joined
+ * on any batch dims). Sets `spec`'s views and maps to tile views of each
+ * side: the rows as one dim of row tiles, the last atom in units of 32
+ * columns. */
+static bool regroup_tiles(const nn_tensor *t, const view_perm_ctx *c, const lmnn_shape *to,
+                          dm_spec *spec) {
+    uint32_t n = c->view.rank, r = t->shape.rank, u[LMNN_MAX_DIMS];
+    const uint32_t *v = c->view.dims, *p = c->perm.perm;
+    if (!tile_view_ok(t) || to->rank < 2 || n < 1 || v[n - 1] % 32 || p[n - 1] != n - 1)
+        return false;
+    for (uint32_t d = 0; d < n; d++)
+        u[d] = v[p[d]];
+    uint32_t in_cols, in_rows, out_cols, out_rows;
+    if (!atoms_of(v, n, t->shape.dims[r - 1], &in_cols) ||
+        !atoms_of(v, in_cols, t->shape.dims[r - 2], &in_rows) ||
+        !atoms_of(u, n, to->dims[to->rank - 1], &out_cols) ||
+        !atoms_of(u, out_cols, to->dims[to->rank - 2], &out_rows) ||
+        out_cols - out_rows != in_cols - in_rows)
+        return false;
+    for (uint32_t d = out_rows; d < out_cols; d++)
+        if (p[d] != in_rows + (d - out_rows)) return false;
+    /* Tile views: row atoms as one dim of row tiles, the last atom in tiles. */
+    uint32_t at[LMNN_MAX_DIMS], k = 0; /* each view atom's tile dim */
+    for (uint32_t i = 0; i < n; i++) {
+        if (i > in_rows && i < in_cols) {
+            at[i] = at[i - 1];
+            continue;
+        }
+        at[i] = k;
+        spec->in_dims[k++] = i == in_rows && in_rows < in_cols ? (t->shape.dims[r - 2] + 31) / 32
+                                                               : (i == n - 1 ? v[i] / 32 : v[i]);
+    }
+    spec->in_dims[k] = 1;
+    spec->in_rank = k + 1;
+    uint32_t m = 0;
+    for (uint32_t d = 0; d < n; d++) {
+        if (d > out_rows && d < out_cols) continue;
+        spec->out_dims[m] = spec->in_dims[at[p[d]]];
+        spec->map[m++] = dm_identity((int32_t)at[p[d]]);
+    }
+    spec->out_dims[m] = 1;
+    spec->map[m] = dm_identity((int32_t)k);
+    spec->out_rank = m + 1;
+    return true;
+}
+
+/* lmnn_reshape(t, to) of permute result `r` (consumed) when `to` is set. */
+static lm_status reshaped_to(lmnn_tensor r, const lmnn_shape *to, const lmnn_output *output,
+                             lmnn_tensor *out) {
+    if (!to) {
+        *out = r;
+        return LM_OK;
+    }
+    lm_status st = lmnn_reshape(r, to, output, out);
+    lmnn_tensor_free(r);
+    return st;
+}
+
 lm_status lmnn_permute_reshaped(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,
                                 uint32_t count, const lmnn_output *output, lmnn_tensor *out) {
-    const char *op = "lmnn_permute_reshaped";
+    return lmnn_permute_reshaped_to(a, shape, dims, count, NULL, output, out);
+}
+
+lm_status lmnn_permute_reshaped_to(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,
+                                   uint32_t count, const lmnn_shape *to, const lmnn_output *output,
+                                   lmnn_tensor *out) {
+    const char *op = to ? "lmnn_permute_reshaped_to" : "lmnn_permute_reshaped";
     nn_tensor *t = NULL;
     lm_status st = get_input(op, "a", a, out, &t);
     if (st) return st;
-    view_perm_ctx c;
-    lmnn_shape s;
+    view_perm_ctx c = {.out_view = {0}};
+    lmnn_shape s, final;
     if ((st = reshape_shape(op, t, shape, &c.view))) return st;
     if ((st = perm_of(op, &c.view, "the shape's", dims, count, &c.perm, &s))) return st;
+    if (to) {
+        char s1[128], s2[128];
+        if (to->rank > LMNN_MAX_DIMS)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "to: rank %u is more than %u", to->rank,
+                           LMNN_MAX_DIMS);
+        if (lmnn_shape_volume(to) != lmnn_shape_volume(&t->shape))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "to: %s does not hold the %llu elements of a's shape %s",
+                           nn_shape_str(to, s1, sizeof s1),
+                           (unsigned long long)lmnn_shape_volume(&t->shape),
+                           nn_shape_str(&t->shape, s2, sizeof s2));
+    }
     lmnn_memory_config mem;
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
-    if (!c.view.rank) return lmnn_reshape(a, &c.view, output, out); /* nothing to permute */
+    bool moves = false;
+    for (uint32_t d = 0; d < c.view.rank; d++)
+        moves |= c.perm.perm[d] != d;
+    if (!moves) return lmnn_reshape(a, to ? to : &c.view, output, out); /* nothing to permute */
     /* Two cheap steps stay two: a reshape that keeps the tiles' order, then
      * a permute of whole tiles. */
     if (reshape_keeps_pages(t, &c.view)) {
@@ -330,16 +430,43 @@ lm_status lmnn_permute_reshaped(lmnn_tensor a, const lmnn_shape *shape, const in
         view.shape = c.view;
         perm_ctx probe = c.perm;
         if (permute_moves_tiles(&view, &probe)) {
-            lmnn_tensor r;
+            lmnn_tensor r, p;
             if ((st = lmnn_reshape(a, &c.view, NULL, &r))) return st;
-            st = lmnn_permute(r, dims, count, output, out);
+            st = lmnn_permute(r, dims, count, to ? NULL : output, &p);
             lmnn_tensor_free(r);
-            return st;
+            return st ? st : reshaped_to(p, to, output, out);
         }
     }
-    dm_out od = out_like(t, &s, &mem);
-    if (swap_pays(t, &c)) return permute_then_swap(op, t, &od, &c, out);
-    return dm_run_rm(op, t, &od, view_permute_rm, &c, out);
+    /* Whole tiles where the rows stay together. */
+    const lmnn_shape *shape_out = to ? to : &s;
+    dm_spec spec;
+    dm_spec_init(&spec, t, t, true); /* both views are replaced */
+    if (regroup_tiles(t, &c, shape_out, &spec)) {
+        dm_out od = out_like(t, shape_out, &mem);
+        lmnn_tensor oh;
+        nn_tensor *o = NULL;
+        if ((st = dm_make(op, t->device, &od, &oh, &o))) return st;
+        if ((st = dm_run(op, &spec, t, o, NULL, NULL))) {
+            nn_tensor_discard(oh);
+            return st;
+        }
+        *out = oh;
+        return LM_OK;
+    }
+    /* Rows that stay rows go straight to `to`: the pass writes its rows in
+     * order, and both shapes' rows are the same elements. */
+    bool swap = swap_pays(t, &c);
+    bool rows = !swap && to && to->rank && to->dims[to->rank - 1] == s.dims[s.rank - 1];
+    if (rows) c.out_view = s;
+    final = rows ? *to : s;
+    dm_out od = out_like(t, &final, &mem);
+    lmnn_tensor r;
+    if (swap) {
+        if ((st = permute_then_swap(op, t, &od, &c, &r))) return st;
+    } else if ((st = dm_run_rm(op, t, &od, view_permute_rm, &c, &r))) {
+        return st;
+    }
+    return reshaped_to(r, rows ? NULL : to, output, out);
 }
 
 lm_status lmnn_transpose(lmnn_tensor a, int32_t dim0, int32_t dim1, const lmnn_output *output,

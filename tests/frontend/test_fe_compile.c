@@ -967,6 +967,195 @@ static void test_ceil_pool_images(void) {
     lm_binary_free(bin);
 }
 
+/* A vision transformer's window and grid partitions (MaxViT's), and their
+ * inverses, around images: each Reshape -> Transpose -> Reshape chain is one
+ * pass (the Transposes and the later Reshapes fused) that moves whole pixel
+ * rows between the NHWC image and the windows, and the departitioned image
+ * stays an image for the next convolution. A grid partition's swap of
+ * windows and positions joins its chain. A channels-last chain (Swin's)
+ * ends in a product. Every output against float64. */
+static void test_window_partitions(void) {
+    enum { C = 40, H = 6, W = 8, PH = 3, PW = 4, GH = H / PH, GW = W / PW };
+    static float x[C * H * W], eye[C * C], wm[C * C], y[C * H * W];
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = (float)((i * 37) % 101 - 50) * 0.02f;
+    for (int i = 0; i < C; i++)
+        eye[i * C + i] = 1;
+    for (int i = 0; i < C * C; i++)
+        wm[i] = (float)((i * 13) % 23 - 11) * 0.05f;
+    for (int grid = 0; grid < 2; grid++) {
+        int64_t xd[4] = {1, C, H, W}, ed[4] = {C, C, 1, 1}, md[2] = {C, C};
+        Onnx__GraphProto *g = ob_graph("windows");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, xd, NULL)));
+        f32_init(g, "eye", 4, ed, eye, C * C);
+        f32_init(g, "M", 2, md, wm, C * C);
+        i64_init(g, "split", 6, (const int64_t[]){1, C, GH, PH, GW, PW});
+        i64_init(g, "windows", 4, (const int64_t[]){1, GH * GW, PH * PW, C});
+        i64_init(g, "unsplit", 6, (const int64_t[]){1, GH, GW, PH, PW, C});
+        i64_init(g, "image", 4, (const int64_t[]){1, C, H, W});
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        NODE("Conv", "x1", "x", "eye");
+        NODE("Reshape", "s", "x1", "split");
+        ob_attr_is(NODE("Transpose", "t", "s"), "perm", (const int64_t[]){0, 2, 4, 3, 5, 1}, 6);
+        NODE("Reshape", grid ? "w0" : "w", "t", "windows");
+        if (grid) /* positions first: attention across the windows */
+            ob_attr_is(NODE("Transpose", "w", "w0"), "perm", (const int64_t[]){0, 2, 1, 3}, 4);
+        NODE("MatMul", "a", "w", "M");
+        if (grid)
+            ob_attr_is(NODE("Transpose", "a0", "a"), "perm", (const int64_t[]){0, 2, 1, 3}, 4);
+        NODE("Reshape", "u", grid ? "a0" : "a", "unsplit");
+        ob_attr_is(NODE("Transpose", "v", "u"), "perm", (const int64_t[]){0, 5, 1, 3, 2, 4}, 6);
+        NODE("Reshape", "x2", "v", "image");
+        NODE("Conv", "y", "x2", "eye");
+#undef NODE
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(placement_of(&rep, "Transpose") == LMFE_FUSED);
+        /* The first Conv's result, and the departitioned image. */
+        CHECK(rep.notes && strstr(rep.notes, "layout: 2 results"));
+        CHECK_OK(replay1(bin, "x", x, C * H * W, "y", y, C * H * W, NULL));
+        /* y[c][h][w] = sum_k x[k][h][w] M[k][c]: each pixel's channels
+         * through M, wherever the windows took it. */
+        double worst = 0;
+        for (int c = 0; c < C; c++)
+            for (int p = 0; p < H * W; p++) {
+                double want = 0;
+                for (int k = 0; k < C; k++)
+                    want += (double)x[k * H * W + p] * wm[k * C + c];
+                double e = fabs(y[c * H * W + p] - want);
+                worst = e > worst ? e : worst;
+            }
+        CHECK(worst < 1e-5);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+    /* Channels last ([1, H, W, C], not an image): windows into a product,
+     * z[win][pos][c] = sum_k x[gh*PH+ph][gw*PW+pw][k] M[k][c]. */
+    int64_t xd[4] = {1, H, W, C}, md[2] = {C, C}, zd[3] = {GH * GW, PH * PW, C};
+    Onnx__GraphProto *g = ob_graph("swin");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("z", ob_tensor_type(F32, 3, zd, NULL)));
+    f32_init(g, "M", 2, md, wm, C * C);
+    i64_init(g, "split", 6, (const int64_t[]){1, GH, PH, GW, PW, C});
+    i64_init(g, "windows", 3, (const int64_t[]){-1, PH * PW, C});
+    ob_node(g, "Reshape", "s", (const char *[]){"x", "split", NULL}, (const char *[]){"s", NULL});
+    ob_attr_is(
+        ob_node(g, "Transpose", "t", (const char *[]){"s", NULL}, (const char *[]){"t", NULL}),
+        "perm", (const int64_t[]){0, 1, 3, 2, 4, 5}, 6);
+    ob_node(g, "Reshape", "w", (const char *[]){"t", "windows", NULL}, (const char *[]){"w", NULL});
+    ob_node(g, "MatMul", "z", (const char *[]){"w", "M", NULL}, (const char *[]){"z", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    CHECK(placement_of(&rep, "Transpose") == LMFE_FUSED);
+    CHECK_OK(replay1(bin, "x", x, C * H * W, "z", y, C * H * W, NULL));
+    double worst = 0;
+    for (int gh = 0; gh < GH; gh++)
+        for (int gw = 0; gw < GW; gw++)
+            for (int ph = 0; ph < PH; ph++)
+                for (int pw = 0; pw < PW; pw++)
+                    for (int c = 0; c < C; c++) {
+                        const float *px = &x[((gh * PH + ph) * W + gw * PW + pw) * C];
+                        double want = 0;
+                        for (int k = 0; k < C; k++)
+                            want += (double)px[k] * wm[k * C + c];
+                        double e = fabs(y[(((gh * GW + gw) * PH + ph) * PW + pw) * C + c] - want);
+                        worst = e > worst ? e : worst;
+                    }
+    CHECK(worst < 1e-5);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
+/* ShuffleNet's channel shuffle on an NCHW value, [1, 8, 5, 6] -> [1, 2, 4,
+ * 5, 6] -> (0, 2, 1, 3, 4) -> [1, 8, 5, 6]: the pass's atoms merge (the
+ * 5 x 6 pixels) and are cut again at the tensor's last dim for the tile
+ * paths. Against the formula. */
+static void test_channel_shuffle(void) {
+    enum { C = 8, H = 5, W = 6, N = C * H * W };
+    static float x[N], y[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    int64_t xd[4] = {1, C, H, W};
+    Onnx__GraphProto *g = ob_graph("shuffle");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, xd, NULL)));
+    i64_init(g, "groups", 5, (const int64_t[]){1, 2, C / 2, H, W});
+    i64_init(g, "back", 4, xd);
+    ob_node(g, "Reshape", "s", (const char *[]){"x", "groups", NULL}, (const char *[]){"s", NULL});
+    ob_attr_is(
+        ob_node(g, "Transpose", "t", (const char *[]){"s", NULL}, (const char *[]){"t", NULL}),
+        "perm", (const int64_t[]){0, 2, 1, 3, 4}, 5);
+    ob_node(g, "Reshape", "y", (const char *[]){"t", "back", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    CHECK(placement_of(&rep, "Transpose") == LMFE_FUSED);
+    CHECK_OK(replay1(bin, "x", x, N, "y", y, N, NULL));
+    /* output channel c = j * 2 + i reads input channel i * 4 + j */
+    for (int c = 0; c < C; c++)
+        for (int p = 0; p < H * W; p++)
+            CHECK(y[c * H * W + p] == x[((c % 2) * (C / 2) + c / 2) * H * W + p]);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
+/* A chain one pass cannot make from where its input is held: a Transpose
+ * not yet made (it keeps the last dim) reversing seven dims, then a
+ * Reshape that splits two of them and a Transpose that swaps the halves.
+ * From the value itself the chain is five atoms; from the tensor the
+ * Transpose left, ten, more than a pass takes. It runs step by step, with
+ * the same answer. */
+static void test_regroup_by_steps(void) {
+    enum { N = 1024 };
+    static float x[N], y[N], want[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    /* x [2,2,2,2,2,4,4,2]; t = x permuted by (6,5,4,3,2,1,0,7) = [4,4,2,2,2,2,2,2];
+     * s = t as [2,2,2,2,4,4,2,2]; y = s permuted by (1,0,3,2,4,5,6,7). */
+    int64_t xd[8] = {2, 2, 2, 2, 2, 4, 4, 2}, sd[8] = {2, 2, 2, 2, 4, 4, 2, 2};
+    for (int i = 0; i < N; i++) {
+        int o[8], r = i; /* y's index, as s's after the swap */
+        for (int d = 7; d >= 0; d--)
+            o[d] = r % (int)sd[d], r /= (int)sd[d];
+        int sidx[8] = {o[1], o[0], o[3], o[2], o[4], o[5], o[6], o[7]}, flat = 0;
+        for (int d = 0; d < 8; d++)
+            flat = flat * (int)sd[d] + sidx[d];
+        int td[8] = {4, 4, 2, 2, 2, 2, 2, 2}, ti[8]; /* flat in t */
+        for (int d = 7; d >= 0; d--)
+            ti[d] = flat % td[d], flat /= td[d];
+        int xi[8], perm[8] = {6, 5, 4, 3, 2, 1, 0, 7}, xf = 0;
+        for (int d = 0; d < 8; d++)
+            xi[perm[d]] = ti[d];
+        for (int d = 0; d < 8; d++)
+            xf = xf * (int)xd[d] + xi[d];
+        want[i] = x[xf];
+    }
+    Onnx__GraphProto *g = ob_graph("steps");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 8, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 8, sd, NULL)));
+    i64_init(g, "shape", 8, sd);
+    ob_attr_is(
+        ob_node(g, "Transpose", "t", (const char *[]){"x", NULL}, (const char *[]){"t", NULL}),
+        "perm", (const int64_t[]){6, 5, 4, 3, 2, 1, 0, 7}, 8);
+    ob_node(g, "Reshape", "s", (const char *[]){"t", "shape", NULL}, (const char *[]){"s", NULL});
+    ob_attr_is(
+        ob_node(g, "Transpose", "y", (const char *[]){"s", NULL}, (const char *[]){"y", NULL}),
+        "perm", (const int64_t[]){1, 0, 3, 2, 4, 5, 6, 7}, 8);
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    CHECK_OK(replay1(bin, "x", x, N, "y", y, N, NULL));
+    CHECK(!memcmp(y, want, sizeof y));
+    lm_binary_free(bin);
+}
+
 /* Transposes that keep the last dim are made only when a reader needs
  * them (fe_out_permuted): a sequence-first attention's input projection
  * (Transpose, MatMul with a bias, Slice of the last dim, Reshape and
@@ -2739,6 +2928,9 @@ int main(void) {
     TEST_RUN(test_pad_folded);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_permutations_not_made);
+    TEST_RUN(test_window_partitions);
+    TEST_RUN(test_regroup_by_steps);
+    TEST_RUN(test_channel_shuffle);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);

@@ -232,7 +232,8 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
     /* conv1, pool1, conv2 and pool2 hand their readers (the next of them,
      * then Flatten) NHWC images. */
     CHECK(report.notes &&
-          strstr(report.notes, "layout: 4 results of convolutions, poolings and element-wise ops"));
+          strstr(report.notes,
+                 "layout: 4 results of convolutions, poolings, element-wise ops and reshapes"));
     /* Flatten keeps pool2's NHWC order; the Gemm's weight rows follow it. */
     CHECK(report.notes && strstr(report.notes, "layout: 1 flattened image kept in NHWC order"));
     lmfe_report_free(&report);

@@ -440,6 +440,95 @@ static void test_permute_reshaped(void) {
     lmnn_tensor_free(one), lmnn_tensor_free(o);
 }
 
+/* ---- permute of a reshape, to another shape ---- */
+
+typedef struct view_to_case {
+    lmnn_shape in;
+    perm_ctx view;
+    lmnn_shape to;
+} view_to_case;
+
+/* The output's flat position is the permuted view's. */
+static int64_t view_to_src(const uint32_t *o, const void *ctx) {
+    const view_to_case *c = ctx;
+    int64_t st[LMNN_MAX_DIMS] = {0}, flat = 0;
+    strides_of(&c->to, st);
+    for (uint32_t d = 0; d < c->to.rank; d++)
+        flat += o[d] * st[d];
+    lmnn_shape ps = permuted(&c->view);
+    uint32_t po[LMNN_MAX_DIMS];
+    for (int32_t d = (int32_t)ps.rank - 1; d >= 0; d--) {
+        po[d] = (uint32_t)(flat % ps.dims[d]);
+        flat /= ps.dims[d];
+    }
+    return perm_src(po, &c->view);
+}
+
+static lm_status run_view_to(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
+    const view_to_case *c = ctx;
+    return lmnn_permute_reshaped_to(a, &c->view.in, c->view.perm, c->view.in.rank, &c->to, NULL,
+                                    out);
+}
+
+/* lmnn_permute_reshaped_to against the formula in every layout and dtype:
+ * a window partition of an NHWC image and its inverse (rows of 40 stay
+ * rows), heads split and joined on two batch dims and a split whose rows
+ * are two atoms (whole tiles), a result whose last dim is not the permuted
+ * view's (a reshape after); the same bits as lmnn_permute_reshaped then
+ * lmnn_reshape; bad `to`s. */
+static void test_permute_reshaped_to(void) {
+    view_to_case cases[] = {
+        {LMNN_SHAPE(1, 1, 48, 40),
+         {LMNN_SHAPE(2, 3, 2, 4, 40), {0, 2, 1, 3, 4}},
+         LMNN_SHAPE(1, 4, 12, 40)},
+        {LMNN_SHAPE(1, 4, 12, 40),
+         {LMNN_SHAPE(2, 2, 3, 4, 40), {0, 2, 1, 3, 4}},
+         LMNN_SHAPE(1, 1, 48, 40)},
+        {LMNN_SHAPE(2, 3, 40, 64),
+         {LMNN_SHAPE(6, 40, 2, 32), {0, 2, 1, 3}},
+         LMNN_SHAPE(2, 3, 2, 40, 32)},
+        {LMNN_SHAPE(2, 3, 2, 40, 32),
+         {LMNN_SHAPE(6, 2, 40, 32), {0, 2, 1, 3}},
+         LMNN_SHAPE(2, 3, 40, 64)},
+        {LMNN_SHAPE(2, 6, 64),
+         {LMNN_SHAPE(2, 2, 3, 2, 32), {0, 3, 1, 2, 4}},
+         LMNN_SHAPE(2, 2, 6, 32)},
+        {LMNN_SHAPE(6, 2, 96), {LMNN_SHAPE(6, 2, 3, 4, 8), {2, 1, 3, 0, 4}}, LMNN_SHAPE(6, 8, 24)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("permute_reshaped_to", all_cfgs[k], &cases[i].in, &cases[i].to,
+                           run_view_to, view_to_src, &cases[i], 0, i * 23 + k));
+    lmnn_shape s = LMNN_SHAPE(2, 3, 40, 64), v = LMNN_SHAPE(6, 40, 2, 32);
+    lmnn_shape to = LMNN_SHAPE(2, 3, 2, 40, 32);
+    float *x = nn_rand_floats(2 * 3 * 40 * 64, -1, 1, 37);
+    lmnn_tensor a, p, r1, r2, o;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &a));
+    int32_t perm[] = {0, 2, 1, 3};
+    CHECK_OK(lmnn_permute_reshaped_to(a, &v, perm, 4, &to, NULL, &r1));
+    CHECK_OK(lmnn_permute_reshaped(a, &v, perm, 4, NULL, &p));
+    CHECK_OK(lmnn_reshape(p, &to, NULL, &r2));
+    float *y1 = nn_download(r1), *y2 = nn_download(r2);
+    CHECK(y1 && y2 && !memcmp(y1, y2, sizeof(float) * 2 * 3 * 40 * 64));
+    /* NULL `to`: lmnn_permute_reshaped. */
+    CHECK_OK(lmnn_permute_reshaped_to(a, &v, perm, 4, NULL, NULL, &o));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(o, &info));
+    CHECK(info.shape.rank == 4 && info.shape.dims[1] == 2 && info.shape.dims[2] == 40);
+    lmnn_tensor_free(o);
+    lmnn_shape short_to = LMNN_SHAPE(6, 40, 63), deep = {LMNN_MAX_DIMS + 1, {0}};
+    CHECK_FAILS(lmnn_permute_reshaped_to(a, &v, perm, 4, &short_to, NULL, &o),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped_to: to: [6, 40, 63] does not hold the 15360 elements of "
+                "a's shape [2, 3, 40, 64]");
+    CHECK_FAILS(lmnn_permute_reshaped_to(a, &v, perm, 4, &deep, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped_to: to: rank 9 is more than 8");
+    CHECK_FAILS(lmnn_permute_reshaped_to(a, &v, perm, 3, &to, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_permute_reshaped_to: dims: expected 4 dims (the shape's rank), given 3");
+    free(x), free(y1), free(y2);
+    lmnn_tensor_free(a), lmnn_tensor_free(p), lmnn_tensor_free(r1), lmnn_tensor_free(r2);
+}
+
 /* ---- slice ---- */
 
 typedef struct slice_ctx {
@@ -1558,6 +1647,7 @@ int main(void) {
     TEST_RUN(test_reshape);
     TEST_RUN(test_permute);
     TEST_RUN(test_permute_reshaped);
+    TEST_RUN(test_permute_reshaped_to);
     TEST_RUN(test_slice);
     TEST_RUN(test_pad);
     TEST_RUN(test_repeat_expand);
