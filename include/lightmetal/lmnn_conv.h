@@ -45,8 +45,9 @@
  * A depthwise convolution (groups = C = OC) of more than 32 channels is
  * prepared instead as [KH * KW, 1, C], each tap's weights for every
  * channel, and runs as each tap's patch matrix times its row of weights,
- * summed over the taps (float32 products and sums, rounded once): a few
- * launches and KH * KW multiply-adds per output element whatever C is.
+ * summed over the taps (float32 products and sums, rounded once) as the
+ * patches are gathered, neither stored: one launch (and one for a bias or
+ * activation) and KH * KW multiply-adds per output element whatever C is.
  * Inside a Light Metal capture the prepared matrix is recorded as an
  * upload: prepare before capturing, or inside it.
  *

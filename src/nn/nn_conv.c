@@ -14,6 +14,8 @@
 /* Input lines it may stage whole (conv_im2col_reader.c's STAGE_LINES). */
 #define IM2COL_STAGE_LINES 64u
 #define POOL_TAPS_BUDGET (512u * 1024u)
+/* Column tiles of a depthwise convolution's unit (NN_PATCH_DEPTHWISE). */
+#define DEPTHWISE_BLOCK 16
 /* Cores per host thread the im2col program uses at most (see fewer_cores). */
 #ifndef IM2COL_CORES_PER_THREAD
 #define IM2COL_CORES_PER_THREAD 2
@@ -247,12 +249,18 @@ static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, bo
 
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
                          uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
-                         lmnn_tensor *out) {
+                         nn_tensor *weights, lmnn_tensor *out) {
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
     uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
     uint32_t q = pixels_per_row ? pixels_per_row : 1;
-    if (q > 1 && (mode == NN_PATCH_CONV || mode == NN_PATCH_TAPS || m % q || q * k > 32))
+    bool dw = mode == NN_PATCH_DEPTHWISE;
+    if (q > 1 && (mode == NN_PATCH_CONV || dw || m % q || q * k > 32))
         return nn_fail(LM_ERR_INTERNAL, op, "pooling: %u pixels per row do not fit", q);
+    if (dw != (weights != NULL) ||
+        (dw && (weights->layout != LMNN_TILE || weights->shape.rank != 3 ||
+                weights->shape.dims[0] != taps || weights->shape.dims[1] != 1 ||
+                weights->shape.dims[2] != g->c)))
+        return nn_fail(LM_ERR_INTERNAL, op, "depthwise: weights do not fit the taps");
     m /= q;
     k *= q;
     /* A page per pixel, or per image row (nn_conv_rows). */
@@ -260,14 +268,12 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     if (ppp != 1 && ppp != g->w)
         return nn_fail(LM_ERR_INTERNAL, op, "input: pages of %u pixels (expected 1 or %u)", ppp,
                        g->w);
-    uint64_t batch = mode == NN_PATCH_TAPS ? taps : 1;
-    if (m > (1u << 30) || k > (1u << 30) || batch * m * k > ((uint64_t)1 << 36))
+    if (m > (1u << 30) || k > (1u << 30) || m * k > ((uint64_t)1 << 36))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "input: the patch matrix (%llu x %llu, %llu times) is too large",
-                       (unsigned long long)m, (unsigned long long)k, (unsigned long long)batch);
-    bool pooled = mode == NN_PATCH_MAX || mode == NN_PATCH_SUM;
-    lmnn_shape shape = batch > 1 ? LMNN_SHAPE((uint32_t)batch, (uint32_t)m, (uint32_t)k)
-                                 : LMNN_SHAPE((uint32_t)m, (uint32_t)k);
+                       "input: the patch matrix (%llu x %llu) is too large", (unsigned long long)m,
+                       (unsigned long long)k);
+    bool pooled = mode == NN_PATCH_MAX || mode == NN_PATCH_SUM || dw;
+    lmnn_shape shape = LMNN_SHAPE((uint32_t)m, (uint32_t)k);
     /* In DRAM whatever the image's memory: it is KH * KW times the image. */
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_dtype dtype = pooled ? pool_dtype : img->dtype;
@@ -283,8 +289,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     uint32_t block = t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;
     /* Pooling keeps every tap of a unit's tiles in L1 at once: at most
      * POOL_TAPS_BUDGET bytes of them. */
-    while (pooled && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
+    while (pooled && !dw && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
         block--;
+    /* A depthwise unit's tiles go round L1 five times over (rows, tap,
+     * weights, two of sums). */
+    if (dw && block > DEPTHWISE_BLOCK) block = DEPTHWISE_BLOCK;
     uint32_t nb = (t.wt + block - 1) / block;
     uint32_t lines =
         mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, t.wt <= block, fill, g->c * esize) : 0;
@@ -318,13 +327,14 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        fill,
                        img->memory.type == LM_BUFFER_DRAM,
                        esize,
-                       pooled                  ? 2
-                       : mode == NN_PATCH_TAPS ? 1
-                                               : 0,
+                       dw       ? 3
+                       : pooled ? 2
+                                : 0,
                        mode == NN_PATCH_SUM,
                        ppp,
                        q,
-                       lines};
+                       lines,
+                       dw && weights->memory.type == LM_BUFFER_DRAM};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -332,6 +342,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     nn_key_add(&key, args, sizeof args);
     nn_key_tensor(&key, img);
     nn_key_tensor(&key, o);
+    if (dw) nn_key_tensor(&key, weights);
     nn_program *prog = nn_cache_find(img->device, &key);
     if (!prog) {
         nn_split split;
@@ -348,8 +359,9 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                                        NULL,
                                        0,
                                        o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
+        if (dw) compute.name = "depthwise_compute.c", compute.fp32_dest_acc = true;
         nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, cargs, 2, NULL, 0, false};
-        st = nn_split_work(op, img->device, batch * t.ht * nb, &split);
+        st = nn_split_work(op, img->device, t.ht * nb, &split);
         if (!st) st = fewer_cores(op, img->device, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
@@ -364,7 +376,15 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
             st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)
-            st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin), (uint32_t)taps * room);
+            st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin),
+                               dw ? room : (uint32_t)taps * room);
+        if (!st && dw) {
+            lm_data_format fw = nn_tile_format(weights->dtype);
+            st = nn_program_cb(op, &p, 4, fw, (uint32_t)lm_tile_size(fw), room);
+            if (!st)
+                st = nn_program_cb(op, &p, 5, LM_DATA_FORMAT_FLOAT32,
+                                   (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), 2 * room);
+        }
         if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
@@ -373,8 +393,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, img->device, &key, &p, &prog);
     }
-    nn_tensor *tensors[] = {img, o};
-    if (!st) st = nn_launch(op, prog, tensors, 2);
+    nn_tensor *tensors[] = {img, o, dw ? weights : o};
+    if (!st) st = nn_launch(op, prog, tensors, dw ? 3 : 2);
     if (st) {
         nn_tensor_discard(oh);
         return st;
@@ -843,28 +863,23 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
 /* The depthwise convolution (depthwise_form) of image rows `img` by
  * prepared weight wp ([KH * KW, 1, C]): each tap's [M, C] patch matrix
  * times its row of weights, products and their sum over the taps in
- * float32, then the bias and the activation, rounded once to `dtype` (in
- * `memory` when not NULL, see nn_conv_finish). *out is [M, C], M = N * OH
- * * OW, in tiles. Four launches or fewer, whatever the channels. */
+ * float32 as the patches are gathered (NN_PATCH_DEPTHWISE: neither patches
+ * nor products are stored), then the bias and the activation, rounded once
+ * to `dtype` (in `memory` when not NULL and something follows the sum;
+ * else nn_conv_finish moves it). *out is [M, C], M = N * OH * OW, in
+ * tiles. Two launches or fewer, whatever the channels and taps. */
 static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
                            lmnn_tensor bias, const lmnn_conv2d_options *opts, lmnn_dtype dtype,
                            const lmnn_memory_config *memory, lmnn_tensor *out) {
-    lmnn_tensor taps = {0}, prod = {0}, sum = {0};
-    lm_status st = nn_conv_im2col(op, img, g, NN_PATCH_TAPS, 0, 0, 1, &taps);
-    lmnn_binary_options mul;
-    lmnn_binary_options_init(&mul);
-    mul.output.dtype = LMNN_FLOAT32;
-    if (!st && (st = lmnn_binary(LMNN_BINARY_MUL, taps, wp, &mul, &prod)))
-        st = nn_fail_call(st, op);
-    /* The sum is the result when nothing follows it. */
+    lmnn_tensor sum = {0};
+    nn_tensor *w;
+    lm_status st = nn_get_tensor(op, "weight", wp, &w);
+    /* The sum is the result when nothing follows it (in DRAM:
+     * nn_conv_finish moves it into `memory`). */
     bool last = !bias.id && opts->activation == LMNN_UNARY_INVALID;
-    lmnn_reduce_options ro;
-    lmnn_reduce_options_init(&ro);
-    ro.dims[0] = 0;
-    ro.dim_count = 1;
-    ro.output.dtype = last ? dtype : LMNN_FLOAT32;
-    if (last && memory) ro.output.memory = *memory;
-    if (!st && (st = lmnn_sum(prod, &ro, last ? out : &sum))) st = nn_fail_call(st, op);
+    if (!st)
+        st = nn_conv_im2col(op, img, g, NN_PATCH_DEPTHWISE, 0, last ? dtype : LMNN_FLOAT32, 1, w,
+                            last ? out : &sum);
     if (!st && bias.id) {
         lmnn_binary_options add;
         lmnn_binary_options_init(&add);
@@ -883,8 +898,6 @@ static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g
         if (memory) uo.output.memory = *memory;
         if ((st = lmnn_unary(opts->activation, sum, &uo, out))) st = nn_fail_call(st, op);
     }
-    lmnn_tensor_free(taps);
-    lmnn_tensor_free(prod);
     lmnn_tensor_free(sum);
     return st;
 }
@@ -1145,7 +1158,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         st = depthwise(op, img, &gm, wp, bt, opts, dtype,
                        opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);
     } else if (!st) {
-        st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, &patches);
+        st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, NULL, &patches);
     }
     if (!st && !y.id) {
         lmnn_matmul_options mo;

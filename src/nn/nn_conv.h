@@ -34,20 +34,24 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
 /* What nn_conv_im2col makes of the image's windows. */
 typedef enum nn_patch_mode {
     NN_PATCH_CONV, /* [n * oh * ow, kh * kw * c]: a row per output pixel */
-    NN_PATCH_TAPS, /* kh * kw matrices [n * oh * ow, c]: one per tap */
     NN_PATCH_MAX,  /* [n * oh * ow, c]: the max over the taps */
     NN_PATCH_SUM,  /* [n * oh * ow, c]: the sum over the taps */
+    /* [n * oh * ow, c]: the sum over the taps of each tap's matrix times its
+     * row of `weights` ([kh * kw, 1, c] tiles), in float32: a depthwise
+     * convolution, its products never stored */
+    NN_PATCH_DEPTHWISE,
 } nn_patch_mode;
 
 /* The patch matrix of `img` (from nn_conv_rows) on the device, as a new tile
- * tensor in DRAM: of img's dtype, or of pool_dtype for MAX and SUM. Positions
+ * tensor in DRAM: of img's dtype, or of pool_dtype for MAX, SUM and
+ * DEPTHWISE (`weights` for DEPTHWISE, else NULL). Positions
  * outside the image read `fill` (float32 bits). MAX and SUM may put
  * `pixels_per_row` (q) consecutive output pixels in each row: [n * oh * ow /
  * q, q * c], the same elements in the same order, q times fewer tiles when c
  * is small (q * c <= 32, q dividing n * oh * ow); 1 (or 0) otherwise. */
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
                          uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
-                         lmnn_tensor *out);
+                         nn_tensor *weights, lmnn_tensor *out);
 
 /* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it
  * becomes *out or is freed) as the op's output in `layout` order, in

@@ -168,7 +168,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         q *= 2;
     if (!st)
         st = nn_conv_im2col(op, img, g, avg ? NN_PATCH_SUM : NN_PATCH_MAX, avg ? 0 : FLOAT_NEG_INF,
-                            avg ? LMNN_FLOAT32 : p.dtype, q, &red);
+                            avg ? LMNN_FLOAT32 : p.dtype, q, NULL, &red);
     if (!st && avg) {
         lmnn_binary_options bo;
         lmnn_binary_options_init(&bo);

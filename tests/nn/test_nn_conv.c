@@ -1415,6 +1415,20 @@ static void test_depthwise(void) {
     k.nhwc = k.prepared = k.l1 = false;
     k.dtype = LMNN_BFLOAT16;
     run_case("dw 96 1x7 bf16 silu alone", k, false);
+    /* 81 taps: their tiles and weights stream through L1 (more than it
+     * would hold at once). */
+    k = (conv_case){.n = 1,
+                    .c = 40,
+                    .h = 12,
+                    .w = 11,
+                    .oc = 40,
+                    .kh = 9,
+                    .kw = 9,
+                    .groups = 40,
+                    .pad = {4, 4, 4, 4},
+                    .bias = true,
+                    .relu = true};
+    run_case("dw 40 9x9 bias relu", k, false);
     k = (conv_case){.n = 2,
                     .c = 48,
                     .h = 10,

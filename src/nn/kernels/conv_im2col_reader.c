@@ -13,10 +13,13 @@
  * Three matrix shapes:
  *   CONV (mode 0): one matrix [N * OH * OW, KH * KW * C]; row (n, oh, ow),
  *     column (kh * KW + kw) * C + c.
- *   POOL (mode 1): KH * KW matrices [N * OH * OW, C]; matrix kh * KW + kw.
  *   POOL_FUSED (mode 2): units of the one matrix [N * OH * OW / q, q * C]
  *     (q output pixels a row, whole tiles wide), each given KH * KW times,
  *     once per tap (for pool_compute.c, which reduces them as they come).
+ *   DEPTHWISE (mode 3): POOL_FUSED's units (q = 1), each tap's block
+ *     followed by the unit's column tiles of the tap's weights (a
+ *     [KH * KW, 1, C] tile tensor, common arg 2) in circular buffer 4, for
+ *     depthwise_compute.c.
  * The rows of an output pixel read runs of channels: one NoC read per tap
  * and pixel (per block of columns).
  *
@@ -26,8 +29,8 @@
  * bfloat16 keeps the upper half), then is_dram_in, esize, mode (and
  * pool_compute.c's sum), pixels per page (1 or W), output pixels per row
  * (pooling, see nn_conv_im2col; 1 otherwise), lines staged whole (0: none;
- * see stage_lines): all runtime, so one compiled kernel serves every
- * convolution and pooling. Common arg 0: the image's address. */
+ * see stage_lines), the weights' is_dram (DEPTHWISE): all runtime, so one compiled kernel serves
+ * every convolution and pooling. Common arg 0: the image's address. */
 #include "dataflow_api.h"
 
 /* Zeros for the zero fills: a page of circular buffer 2 (when the program
@@ -325,19 +328,23 @@ void kernel_main(void) {
         cb_reserve_back(0, cb0[3]); /* the whole ring, before anything is pushed */
         nn_zero(get_write_ptr(0), cb0[1]);
     }
-    /* POOL_FUSED gives each unit's block once per tap, taps in order. */
-    uint32_t taps = mode == 2 ? KH * KW : 1;
+    /* POOL_FUSED and DEPTHWISE give each unit's block once per tap, taps
+     * in order. */
+    uint32_t taps = mode >= 2 ? KH * KW : 1;
     /* Whole pixels a row (the pooling modes and a depthwise convolution's
      * per-tap matrices), not strided virtually: pool_rows. */
     bool fast_pool = mode != 0 && uh == 1 && uw == 1 && cols_zeroed;
     g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_dh = dh;
     g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW;
+    uint32_t wsize = mode == 3 ? get_tile_size(4) : 0;
+    InterleavedAddrGenFast wgen = {
+        .bank_base_address = get_common_arg_val(2), .page_size = wsize, .is_dram = get_arg_val(30)};
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
         for (uint32_t t = 0; t < taps; t++) {
-            uint32_t ptap = mode == 2 ? t : rb.b; /* the tap of the pooling modes */
+            uint32_t ptap = t; /* the tap of the pooling modes */
             cb_reserve_back(0, room);
             uint32_t base = get_write_ptr(0);
             if (s_lines) {
@@ -468,6 +475,15 @@ void kernel_main(void) {
             }
             noc_async_read_barrier();
             cb_push_back(0, room);
+            if (mode == 3) {
+                /* DEPTHWISE: then the unit's columns of the tap's weights. */
+                cb_reserve_back(4, room);
+                uint32_t at = get_write_ptr(4);
+                for (uint32_t i = 0; i < rb.tiles; i++)
+                    noc_async_read_tile(t * wt + rb.bk * block + i, &wgen, at + i * wsize);
+                noc_async_read_barrier();
+                cb_push_back(4, room);
+            }
         }
     }
 }
