@@ -131,9 +131,8 @@ static bool cut_at(rg_atoms *a, const uint32_t *list, int64_t inner) {
 
 /* The pass of `moves` over a value held as pre (dims pdims) permuted by
  * perm to a result of shape `last`, with atoms that stay neighbours merged
- * (`merge`) or not: false
- * when no one pass makes it (see reshape) or it takes more than
- * LMNN_MAX_DIMS atoms. */
+ * (`merge`) or not. False when no one pass makes it (see reshape) or it
+ * takes more than LMNN_MAX_DIMS atoms. */
 static bool plan_make(int32_t prank, const int64_t *pdims, const int32_t *perm,
                       const rg_move *moves, uint32_t count, const lmnn_shape *last, bool merge,
                       rg_plan *out) {
@@ -171,12 +170,13 @@ static bool plan_make(int32_t prank, const int64_t *pdims, const int32_t *perm,
     /* The tile paths see the tensors' own rows and columns: atoms are cut
      * again where pre's and the result's last two dims end (while they fit). */
     rg_atoms merged = a;
-    if (merge && !(cut_at(&a, a.pre, pdims[prank - 1]) &&
-                   (prank < 2 || cut_at(&a, a.pre, pdims[prank - 1] * pdims[prank - 2])) &&
-                   cut_at(&a, a.cur, last->dims[last->rank - 1]) &&
-                   (last->rank < 2 ||
-                    cut_at(&a, a.cur, last->dims[last->rank - 1] * last->dims[last->rank - 2])) &&
-                   a.n <= LMNN_MAX_DIMS))
+    uint32_t lr = last->rank;
+    if (merge &&
+        !((prank < 1 || cut_at(&a, a.pre, pdims[prank - 1])) &&
+          (prank < 2 || cut_at(&a, a.pre, pdims[prank - 1] * pdims[prank - 2])) &&
+          (lr < 1 || cut_at(&a, a.cur, last->dims[lr - 1])) &&
+          (lr < 2 || cut_at(&a, a.cur, (int64_t)last->dims[lr - 1] * last->dims[lr - 2])) &&
+          a.n <= LMNN_MAX_DIMS))
         a = merged;
     if (a.n > LMNN_MAX_DIMS) return false;
     out->count = a.n;

@@ -1110,6 +1110,33 @@ static void test_channel_shuffle(void) {
     lm_binary_free(bin);
 }
 
+/* Chains over a scalar and over dims of 1 only: no atoms to move, the
+ * result is the input in its new shape. */
+static void test_regroup_ones(void) {
+    for (int rank = 0; rank < 2; rank++) {
+        float x = 2.5f, y = 0;
+        int64_t one[2] = {1, 1}, three[3] = {1, 1, 1};
+        Onnx__GraphProto *g = ob_graph("ones");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, rank, one, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, three, NULL)));
+        i64_init(g, "shape", 2, one);
+        i64_init(g, "shape3", 3, three);
+        ob_node(g, "Reshape", "r", (const char *[]){"x", "shape", NULL},
+                (const char *[]){"r", NULL});
+        ob_attr_is(
+            ob_node(g, "Transpose", "t", (const char *[]){"r", NULL}, (const char *[]){"t", NULL}),
+            "perm", (const int64_t[]){1, 0}, 2);
+        ob_node(g, "Reshape", "y", (const char *[]){"t", "shape3", NULL},
+                (const char *[]){"y", NULL});
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        CHECK_OK(replay1(bin, "x", &x, 1, "y", &y, 1, NULL));
+        CHECK(y == 2.5f);
+        lm_binary_free(bin);
+    }
+}
+
 /* A chain one pass cannot make from where its input is held: a Transpose
  * not yet made (it keeps the last dim) reversing seven dims, then a
  * Reshape that splits two of them and a Transpose that swaps the halves.
@@ -2935,6 +2962,7 @@ int main(void) {
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
     TEST_RUN(test_channel_shuffle);
+    TEST_RUN(test_regroup_ones);
     TEST_RUN(test_weights_stored_once);
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);
