@@ -282,11 +282,12 @@ uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n) {
     return caps;
 }
 
-/* Pass p as the attention helpers' when it is one of theirs, heads split: pre [B, S, H * D] to [B,
- * H, S, D] (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same split, its last two
- * dims still to swap); or heads joined, pre [H, S, D] to [S, H * D] (lmnn_concat_heads). With D a
- * multiple of 32 they move whole tiles, where the general pass moves rows. *out zero when it is
- * not. */
+/* Pass p as the attention helpers' when it is one of theirs: heads split,
+ * pre [B, S, H * D] to [B, H, S, D] (lmnn_split_heads), or to [B, H, D, S]
+ * for keys (*out_keys: the same split, its last two dims still to swap);
+ * or heads joined, pre [H, S, D] to [S, H * D] (lmnn_concat_heads). With D
+ * a multiple of 32 they move whole tiles, where the general pass moves
+ * rows. *out zero when it is not. */
 static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out, bool *out_keys) {
     *out = (lmnn_tensor){0};
     *out_keys = false;
