@@ -471,18 +471,11 @@ static bool fuse_layer_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
     return true;
 }
 
-/* A Transpose between NCHW and NHWC, which the layout plan may take
- * instead (fe_layout.c plans after this). */
-static bool image_transpose(fe_ctx *c, const fe_node *n) {
-    const int64_t *p;
-    size_t count;
-    if (fe_in_type(c, n, 0)->rank != 4 || fe_attr_ints(c, n, "perm", &p, &count) || !p ||
-        count != 4) {
-        err_clear();
-        return false;
-    }
-    return p[0] == 0 &&
-           ((p[1] == 2 && p[2] == 3 && p[3] == 1) || (p[1] == 3 && p[2] == 1 && p[3] == 2));
+/* Whether the layout plan may take node n (a Transpose between NCHW and
+ * NHWC) for images: its op's own answer (fe_layout.c plans after this). */
+static bool takes_images(fe_ctx *c, const fe_node *n) {
+    const fe_op_def *def = fe_op_find(n->op_type);
+    return def && def->images && def->images(c, n);
 }
 
 /* Reshape node k -> Transposes and Reshapes, each the sole reader of the
@@ -500,7 +493,7 @@ static bool fuse_regroup(fe_ctx *c, const uint32_t *reader, uint32_t k) {
         const fe_node *rn = &g->nodes[r];
         bool t = !strcmp(rn->op_type, "Transpose");
         if ((!t && strcmp(rn->op_type, "Reshape")) || rn->inputs[0] != v ||
-            (t && image_transpose(c, rn)))
+            (t && takes_images(c, rn)))
             break;
         f.steps[count] = r;
         if (!fe_regroup_fits(c, n, f.steps, count + 1)) break;
