@@ -119,25 +119,37 @@ static bool eval_i(bin_kind k, int64_t a, int64_t b, int64_t *out) {
     }
 }
 
-static lm_status fold_binary(fe_ctx *c, const fe_node *n, bin_kind k, const fe_tensor *a,
-                             const fe_tensor *b, const fe_type *out_type) {
+/* Output 0 as the constant `in[0] op in[1] op ...` (left to right, each
+ * broadcast to `out_type`); with `mean`, that sum divided by `count`. */
+static lm_status fold_nary(fe_ctx *c, const fe_node *n, bin_kind k, const fe_tensor *const *in,
+                           uint32_t count, bool mean, const fe_type *out_type) {
     fe_tensor *t;
     lm_status st = fe_const_new(c, out_type->elem, (uint32_t)out_type->rank, out_type->dims, &t);
     if (st) return fe_nn_fail(c, n, st);
-    bool ints = !fe_elem_is_float(a->elem) && !fe_elem_is_float(b->elem);
+    bool ints = true;
+    for (uint32_t j = 0; j < count; j++)
+        ints &= !fe_elem_is_float(in[j]->elem);
     for (uint64_t i = 0; i < t->count; i++) {
-        uint64_t ia = fe_bcast_index(out_type, a, i), ib = fe_bcast_index(out_type, b, i);
         if (ints) {
-            int64_t r;
-            if (!eval_i(k, fe_tensor_get_i64(a, ia), fe_tensor_get_i64(b, ib), &r))
-                return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                               "integer division by zero (or overflow) in a constant");
+            int64_t r = fe_tensor_get_i64(in[0], fe_bcast_index(out_type, in[0], i));
+            for (uint32_t j = 1; j < count; j++)
+                if (!eval_i(k, r, fe_tensor_get_i64(in[j], fe_bcast_index(out_type, in[j], i)), &r))
+                    return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                                   "integer division by zero (or overflow) in a constant");
             fe_tensor_set_i64(t, i, r);
         } else {
-            fe_tensor_set_f64(t, i, eval_f(k, fe_tensor_get_f64(a, ia), fe_tensor_get_f64(b, ib)));
+            double r = fe_tensor_get_f64(in[0], fe_bcast_index(out_type, in[0], i));
+            for (uint32_t j = 1; j < count; j++)
+                r = eval_f(k, r, fe_tensor_get_f64(in[j], fe_bcast_index(out_type, in[j], i)));
+            fe_tensor_set_f64(t, i, mean ? r / count : r);
         }
     }
     return fe_set_out_const(c, n, 0, t);
+}
+
+static lm_status fold_binary(fe_ctx *c, const fe_node *n, bin_kind k, const fe_tensor *a,
+                             const fe_tensor *b, const fe_type *out_type) {
+    return fold_nary(c, n, k, (const fe_tensor *const[]){a, b}, 2, false, out_type);
 }
 
 /* ---- binary ops ---- */
@@ -258,8 +270,15 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
         memcpy(b.dims, tb.dims, sizeof b.dims);
         return fold_binary(c, n, d->kind, fe_in_const(c, n, 0), &b, &out);
     }
-    if (k == 1 && fe_in_const(c, n, 0) && var && strcmp(n->op_type, "Mean") != 0)
-        return fe_set_out_const(c, n, 0, fe_in_const(c, n, 0));
+    /* Max, Min, Sum and Mean of known inputs (a resize's scale: the least of
+     * two ratios of a fixed image size). */
+    bool mean = !strcmp(n->op_type, "Mean"), known = var;
+    const fe_tensor *in[64];
+    for (uint32_t i = 0; known && i < k; i++)
+        known = (in[i] = fe_in_const(c, n, i)) != NULL;
+    if (known && k == 1 && !mean) return fe_set_out_const(c, n, 0, in[0]);
+    if (known && (!mean || fe_elem_is_float(out.elem)))
+        return fold_nary(c, n, d->kind, in, k, mean, &out);
     if ((d->kind == B_AND || d->kind == B_OR) && fe_type_is_known(&out))
         for (uint32_t i = 0; i < 2; i++)
             if (absorbs(fe_in_const(c, n, i), d->kind == B_OR))

@@ -906,6 +906,62 @@ static void test_pad_folded(void) {
     }
 }
 
+/* Max, Min, Sum and Mean of known inputs fold, however many inputs and
+ * however they broadcast, as a detector's resize computes its output size
+ * (the least of two ratios): a Reshape's shape from Sum(Max, Min, z) of
+ * int64 constants (which must fold, or the Reshape is refused), times
+ * Mean(m1, m2), plus Max of three floats ([3, 1], [4] and a scalar). */
+static void test_variadic_folds(void) {
+    Onnx__GraphProto *g = ob_graph("variadic");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[1] = {12}, yd[2] = {3, 4};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    i64_init(g, "a", 2, (const int64_t[]){2, 1});
+    i64_init(g, "b", 2, (const int64_t[]){1, 2});
+    i64_init(g, "z", 2, (const int64_t[]){0, 1});
+    static const float m1[4] = {1, 2, 3, 4}, m2[4] = {3, 2, 1, 0.5f};
+    static const float cc[3] = {-1, 5, 0.25f}, cd[4] = {0, 1, 2, 3}, ce = 1.5f;
+    f32_init(g, "m1", 1, (const int64_t[]){4}, m1, 4);
+    f32_init(g, "m2", 1, (const int64_t[]){4}, m2, 4);
+    f32_init(g, "c", 2, (const int64_t[]){3, 1}, cc, 3);
+    f32_init(g, "d", 1, (const int64_t[]){4}, cd, 4);
+    f32_init(g, "e", 0, NULL, &ce, 1);
+    ob_node(g, "Max", "hi", (const char *[]){"a", "b", NULL}, (const char *[]){"hi", NULL});
+    ob_node(g, "Min", "lo", (const char *[]){"a", "b", NULL}, (const char *[]){"lo", NULL});
+    ob_node(g, "Sum", "shape", (const char *[]){"hi", "lo", "z", NULL},
+            (const char *[]){"shape", NULL});
+    ob_node(g, "Reshape", "r", (const char *[]){"x", "shape", NULL}, (const char *[]){"xr", NULL});
+    ob_node(g, "Mean", "mean", (const char *[]){"m1", "m2", NULL}, (const char *[]){"mn", NULL});
+    ob_node(g, "Mul", "scale", (const char *[]){"xr", "mn", NULL}, (const char *[]){"xs", NULL});
+    ob_node(g, "Max", "max3", (const char *[]){"c", "d", "e", NULL}, (const char *[]){"mx", NULL});
+    ob_node(g, "Add", "plus", (const char *[]){"xs", "mx", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    /* Folded, or removed where a fold read them: none runs. */
+    for (size_t i = 0; i < rep.op_count; i++) {
+        const char *op = rep.ops[i].op_type;
+        if (!strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum") || !strcmp(op, "Mean"))
+            CHECK(rep.ops[i].placement != LMFE_ON_DEVICE);
+    }
+    float x[12], y[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)i - 5.5f;
+    CHECK_OK(replay1(bin, "x", x, 12, "y", y, 12, NULL));
+    int bad = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            float mx = cc[i] > cd[j] ? cc[i] : cd[j];
+            mx = mx > ce ? mx : ce;
+            float want = x[i * 4 + j] * ((m1[j] + m2[j]) / 2) + mx;
+            bad += y[i * 4 + j] != want;
+        }
+    CHECK(bad == 0);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
 /* Poolings in ceil mode between convolutions (GoogLeNet's, SqueezeNet's)
  * take and give NHWC images: a 1x1 identity Conv, a 3x3 MaxPool of stride
  * 2 and a 2x2 AveragePool of stride 2 not counting the padding, both with
@@ -2957,6 +3013,7 @@ int main(void) {
     TEST_RUN(test_reshape_transpose_fusion);
     TEST_RUN(test_gelu_fusion);
     TEST_RUN(test_pad_folded);
+    TEST_RUN(test_variadic_folds);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
