@@ -37,11 +37,11 @@
  * passes the prepared tensor (with options.kernel_size set) to every call; a
  * PyTorch-layout weight given to lmnn_conv2d is prepared again on each call.
  * The prepared matrix holds every group: groups > 1 become a block-diagonal
- * matrix, zeros outside the groups, so one matmul serves all groups. When C
- * is a multiple of 32 (each tile row of the matrix then holds one tap's
- * channels) the product skips the matrix's tiles outside every group;
- * otherwise it costs groups times the multiply-adds of separate per-group
- * products.
+ * matrix, zeros outside the groups, so one matmul serves all groups; the
+ * product neither reads nor multiplies the matrix's tiles that lie outside
+ * every group (a tile row holding the end of one tap's channels and the
+ * start of the next's included), so it costs about the multiply-adds of
+ * separate per-group products rounded up to whole tiles.
  * A depthwise convolution (groups = C = OC) of more than 32 channels is
  * prepared instead as [KH * KW, 1, C], each tap's weights for every
  * channel, and runs as each tap's patch matrix times its row of weights,

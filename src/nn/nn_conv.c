@@ -1175,10 +1175,9 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (opts->input_layout == LMNN_NHWC || flat)
             mo.output.memory = memory; /* see nn_conv_finish */
         /* A row-major result is untilized: its padding is never read. A
-         * block-diagonal weight whose tile rows each hold one tap's
-         * channels skips the tiles outside the groups. */
+         * block-diagonal weight skips the tiles outside the groups. */
         nn_mm_groups grp = {0};
-        if (g > 1 && c % 32 == 0 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
+        if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
         st = nn_linear_grouped(patches, wp, bt, &mo, rm_out, &grp, &y);
         if (st) st = nn_fail_call(st, op);
     }

@@ -306,8 +306,8 @@ lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tens
 
 /* A weight [taps * c, oc] that is block-diagonal over groups (a grouped
  * convolution's prepared matrix: row tap * c + ch and column o are in the
- * same group when ch / cg == o / ocg, and zero otherwise). c is a multiple
- * of 32, so that each tile row of the weight holds channels of one tap. */
+ * same group when ch / cg == o / ocg, and zero otherwise). A tile row of
+ * the weight may hold channels of two taps or more (nn_group_mask). */
 typedef struct nn_mm_groups {
     uint32_t c, cg, ocg;
 } nn_mm_groups;

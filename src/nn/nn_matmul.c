@@ -571,8 +571,8 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     if (groups && groups->c) {
         /* (The conv's own weight: a wrong structure is an internal error.) */
         const nn_mm_groups *gr = groups;
-        if (p.tb || p.ta || gr->c % 32 || !gr->cg || !gr->ocg || p.kt * 32 % gr->c ||
-            p.n % gr->ocg || p.n / gr->ocg != gr->c / gr->cg)
+        if (p.tb || p.ta || !gr->cg || !gr->ocg || gr->c % gr->cg || p.n % gr->ocg ||
+            p.n / gr->ocg != gr->c / gr->cg)
             return nn_fail(LM_ERR_INTERNAL, op, "weight: not block-diagonal over groups");
         p.groups = *gr;
     }

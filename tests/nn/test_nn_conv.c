@@ -479,9 +479,9 @@ static void test_shapes(void) {
                          .pad = {1, 1, 1, 1},
                          .bias = true},
              false);
-    /* Channels a multiple of 32: the product skips the weight's tiles
-     * outside the groups (one to four groups a tile, output groups that
-     * start inside a tile). */
+    /* The product skips the weight's tiles outside the groups: channels a
+     * multiple of 32 (one to four groups a tile, output groups that start
+     * inside a tile). */
     run_case("groups 8 of 8 -> 16, 64 channels",
              (conv_case){.n = 2,
                          .c = 64,
@@ -512,6 +512,38 @@ static void test_shapes(void) {
              false);
     run_case("groups 32 of 1 -> 3",
              (conv_case){.n = 1, .c = 32, .h = 6, .w = 6, .oc = 96, .kh = 3, .kw = 3, .groups = 32},
+             false);
+    /* Channels not a multiple of 32: a tile row of the weight holds the end
+     * of one tap's channels and the start of the next's, so its groups'
+     * output columns may be two runs (RegNet's 104 channels in groups of 8;
+     * 40 in groups of 5 into groups of 10 outputs, which straddle output
+     * tiles; 12 channels, three taps a tile row, into 4 output tiles). */
+    run_case("groups 13 of 8 -> 8, 104 channels, stride 2",
+             (conv_case){.n = 1,
+                         .c = 104,
+                         .h = 9,
+                         .w = 8,
+                         .oc = 104,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 13,
+                         .stride = {2, 2},
+                         .pad = {1, 1, 1, 1},
+                         .bias = true},
+             false);
+    run_case("groups 8 of 5 -> 10, 40 channels",
+             (conv_case){.n = 2, .c = 40, .h = 6, .w = 7, .oc = 80, .kh = 3, .kw = 3, .groups = 8},
+             false);
+    run_case("groups 3 of 4 -> 32, 12 channels",
+             (conv_case){.n = 1,
+                         .c = 12,
+                         .h = 7,
+                         .w = 7,
+                         .oc = 96,
+                         .kh = 3,
+                         .kw = 3,
+                         .groups = 3,
+                         .pad = {1, 1, 1, 1}},
              false);
     run_case("depthwise 8",
              (conv_case){.n = 1,

@@ -162,11 +162,12 @@ void kernel_main(void) {
 #endif
                 /* k outermost: each A and B tile is unpacked once. */
                 for (uint32_t k = 0; k < kk; k++) {
-                    uint32_t n0, n1;
-                    nn_group_columns(q * kb + k, gc, gcg, gocg, j * nb, nc, &n0, &n1);
+                    uint32_t live = nn_group_mask(q * kb + k, gc, gcg, gocg, j * nb, nc);
                     for (uint32_t m = 0; m < mr; m++)
-                        for (uint32_t n = n0; n < n1; n++)
-                            matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n, tb);
+                        for (uint32_t n = 0; n < nc; n++)
+                            if (live >> n & 1)
+                                matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n,
+                                             tb);
                 }
                 if (last) {
                     if (bias) add_bias(r0, mr, nc, nb, mt, mlast);

@@ -10,7 +10,7 @@
  * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
  * and 42) are the core's place in the gx x gy grid, which need not be its
  * coordinates (nn_matmul.c may fold the grid over the device); args 47..49
- * the groups of a block-diagonal B (nn_group_columns), whose tiles outside
+ * the groups of a block-diagonal B (nn_group_mask), whose tiles outside
  * them are not read. */
 #include "dataflow_api.h"
 
@@ -123,12 +123,10 @@ void kernel_main(void) {
                     for (uint32_t k = 0; k < kk; k++) {
                         /* Tiles outside the groups stay unread: the compute
                          * kernel skips them. */
-                        uint32_t n0, n1;
-                        nn_group_columns(k0 + k, gc, gcg, gocg, c0, nc, &n0, &n1);
-                        uint32_t id = bbase + (k0 + k) * kstride + n0 * nstride;
-                        uint32_t dst = wp + (k * nb + n0) * tile;
-                        for (uint32_t n = n0; n < n1; n++, id += nstride, dst += tile)
-                            noc_async_read_tile(id, &b, dst);
+                        uint32_t live = nn_group_mask(k0 + k, gc, gcg, gocg, c0, nc);
+                        uint32_t id = bbase + (k0 + k) * kstride, dst = wp + k * nb * tile;
+                        for (uint32_t n = 0; n < nc; n++, id += nstride, dst += tile)
+                            if (live >> n & 1) noc_async_read_tile(id, &b, dst);
                     }
                     noc_async_read_barrier();
                     if (mcast) {

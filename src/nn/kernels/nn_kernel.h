@@ -86,23 +86,30 @@ static inline void nn_tile_extent(uint32_t id, uint32_t ht, uint32_t wt, uint32_
     *cols = tc == wt - 1 ? w - tc * 32 : 32;
 }
 
-/* Of a matmul's block of nc tile columns from `first`, the columns [*n0,
- * *n1) where B's tile row k is not zero when B is block-diagonal over groups
- * (nn_mm_groups: the row's 32 channels c0 .. c0 + 31 of one tap belong to
- * groups c0 / cg .. (c0 + 31) / cg, whose outputs are ocg columns each);
- * all nc when c is 0 (a dense B). */
-static inline void nn_group_columns(uint32_t k, uint32_t c, uint32_t cg, uint32_t ocg,
-                                    uint32_t first, uint32_t nc, uint32_t *n0, uint32_t *n1) {
-    *n0 = 0;
-    *n1 = nc;
-    if (!c) return;
-    uint32_t c0 = k * 32 % c, lo = c0 / cg * ocg / 32, hi = ((c0 + 31) / cg + 1) * ocg - 1;
-    hi /= 32;
-    if (lo > first) *n0 = lo - first;
-    if (hi < first)
-        *n1 = 0;
-    else if (hi + 1 < first + nc)
-        *n1 = hi + 1 - first;
+/* Of a matmul's block of nc (at most 16: dst) tile columns from `first`, a
+ * mask of those whose product with B's tile row k is not zero when B is
+ * block-diagonal over groups (nn_mm_groups: B's row r is channel r % c of
+ * kernel tap r / c, in group (r % c) / cg, whose outputs are ocg columns).
+ * A tile row may hold the end of one tap and the start of the next (c not
+ * a multiple of 32), so its columns need not be one run. All nc when c is 0
+ * (a dense B). */
+static inline uint32_t nn_group_mask(uint32_t k, uint32_t c, uint32_t cg, uint32_t ocg,
+                                     uint32_t first, uint32_t nc) {
+    uint32_t all = (1u << nc) - 1, mask = 0;
+    if (!c) return all;
+    for (uint32_t r = k * 32, end = r + 32; r < end && mask != all;) {
+        /* A run of one tap's channels ch .. ch + run - 1: groups ch / cg ..
+         * (ch + run - 1) / cg, output tile columns lo .. hi. */
+        uint32_t ch = r % c, run = c - ch < end - r ? c - ch : end - r;
+        uint32_t lo = ch / cg * ocg / 32, hi = (((ch + run - 1) / cg + 1) * ocg - 1) / 32;
+        if (hi >= first && lo < first + nc) {
+            uint32_t from = lo > first ? lo - first : 0;
+            uint32_t to = hi + 1 - first < nc ? hi + 1 - first : nc;
+            mask |= ((1u << to) - 1) & ~((1u << from) - 1);
+        }
+        r += run;
+    }
+    return mask;
 }
 
 /* Sets `n` bytes at L1 `addr` to zero. */
