@@ -221,15 +221,20 @@ static void gs_axis_taps(fe_work *k, const gs_params *p, lmnn_tensor g, int64_t 
 }
 
 /* The image X ([N, C, spatial...], rank 4 or 5) as channel rows
- * [N * spatial volume, C]. */
+ * [N * spatial volume, C], row-major: every tap gathers rows from it, and a
+ * gather from tiles would untilize the whole image each time. */
 static lmnn_tensor gs_image_rows(fe_work *k, lmnn_tensor x, int32_t rank, int64_t rows,
                                  int64_t ch) {
-    lmnn_tensor t = {0};
+    lmnn_tensor t = {0}, nhwc = x;
     lmnn_shape img_rows = LMNN_SHAPE((uint32_t)rows, (uint32_t)ch);
-    const int32_t *last =
-        rank == 5 ? (const int32_t[]){0, 2, 3, 4, 1} : (const int32_t[]){0, 2, 3, 1};
-    lmnn_tensor nhwc = fe_work_keep(k, lmnn_permute(x, last, (uint32_t)rank, NULL, &t), &t);
-    return k->st ? t : fe_work_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
+    /* One channel: NCHW order is already the rows' order. */
+    if (ch != 1) {
+        const int32_t *last =
+            rank == 5 ? (const int32_t[]){0, 2, 3, 4, 1} : (const int32_t[]){0, 2, 3, 1};
+        nhwc = fe_work_keep(k, lmnn_permute(x, last, (uint32_t)rank, NULL, &t), &t);
+    }
+    lmnn_tensor tiles = k->st ? t : fe_work_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
+    return k->st ? t : fe_work_keep(k, lmnn_to_layout(tiles, LMNN_ROW_MAJOR, &t), &t);
 }
 
 /* A float input in float32 whatever the dtype mode (positions stay exact). */
@@ -240,14 +245,15 @@ static lmnn_tensor gs_float32(fe_work *k, lmnn_tensor a) {
     return info.dtype == LMNN_FLOAT32 ? a : fe_work_keep(k, lmnn_typecast(a, LMNN_FLOAT32, &t), &t);
 }
 
-/* The G samples [G, C] of image rows `img` at every combination of one tap
- * of each of the `count` axes: rows base + sum of index * stride over the
- * axes, each times the product of the taps' weights, combined by sum (or
- * max, `take_max`). The taps' tensors broadcast together to G elements. A
- * new tensor in *out. */
+/* The G samples [G, C] of image rows `img` (row-major) at every combination
+ * of one tap of each of the `count` axes: rows base + sum of index * stride
+ * over the axes, each times the product of the taps' weights, combined by
+ * sum (or max, `take_max`). The taps' tensors broadcast together to G
+ * elements. With `dense` (one channel, the taps' tensors of that shape),
+ * the samples take that shape instead of [G, 1]. A new tensor in *out. */
 static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_axis *const *axes,
                       const int64_t *strides, uint32_t count, int64_t G, bool take_max,
-                      lmnn_tensor *out) {
+                      const lmnn_shape *dense, lmnn_tensor *out) {
     lmnn_tensor t = {0}, acc = {0};
     lmnn_shape column = LMNN_SHAPE((uint32_t)G, 1);
     uint32_t pick[3] = {0, 0, 0};
@@ -263,11 +269,14 @@ static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_ax
             wt = a ? fe_work_binary(k, LMNN_BINARY_MUL, wt, w) : w;
         }
         lmnn_tensor_info wi;
-        if (!k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
+        if (!dense && !k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
             (wi.shape.rank != 2 || wi.shape.dims[1] != 1))
             wt = fe_work_keep(k, lmnn_reshape(wt, &column, NULL, &t), &t);
         lmnn_tensor idx = k->st ? t : fe_work_keep(k, fe_rows_index(at, G, &t), &t);
-        lmnn_tensor got = k->st ? t : fe_work_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
+        lmnn_tensor rows =
+            k->st ? t : fe_work_keep(k, lmnn_index_select(img, 0, idx, NULL, &t), &t);
+        if (dense && !k->st) rows = fe_work_keep(k, lmnn_reshape(rows, dense, NULL, &t), &t);
+        lmnn_tensor got = k->st ? t : fe_work_keep(k, lmnn_to_layout(rows, LMNN_TILE, &t), &t);
         lmnn_tensor part = fe_work_binary(k, LMNN_BINARY_MUL, got, wt);
         if (!k->st && !acc.id) {
             /* The first part becomes the result: out of the work list. */
@@ -298,13 +307,19 @@ static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_ax
     *out = acc;
 }
 
+/* The G grid positions' coordinate math runs on [Gp / 32, 32] tensors
+ * (Gp: G rounded up to a tile row, the extra positions at the grid's
+ * centre and dropped at the end), dense tiles where [G, 1] columns would
+ * use one element of each tile row; with one channel the samples stay so
+ * too (a correlation volume's lookups: RAFT's). */
 static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     gs_params p;
     lm_status st = gs_params_of(c, n, &p);
     if (st) return st;
-    int64_t G = p.n * p.out_volume;
+    int64_t G = p.n * p.out_volume, Gp = (G + 31) / 32 * 32;
+    lmnn_shape dense = LMNN_SHAPE((uint32_t)(Gp / 32), 32);
     /* base[g] = the first row of output position g's image. */
-    int64_t bd[2] = {G, 1};
+    int64_t bd[2] = {Gp / 32, 32};
     fe_tensor *base_t;
     if ((st = fe_const_new(c, FE_FLOAT, 2, bd, &base_t))) return fe_nn_fail(c, n, st);
     for (int64_t g = 0; g < G; g++)
@@ -319,31 +334,60 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     lmnn_tensor t = {0}, acc = {0}, y = {0};
     int32_t sp = p.sp;
     lmnn_tensor img = gs_image_rows(k, x, 2 + sp, p.n * p.in_volume, p.ch);
-    /* The grid as [G, sp]: x, y (, z), so column j is spatial dim sp - 1 - j. */
+    /* The grid as [Gp, sp]: x, y (, z), so column j is spatial dim sp - 1 - j. */
     lmnn_shape grid_rows = LMNN_SHAPE((uint32_t)G, (uint32_t)sp);
     lmnn_tensor g32 = gs_float32(k, grid);
     lmnn_tensor gr = k->st ? t : fe_work_keep(k, lmnn_reshape(g32, &grid_rows, NULL, &t), &t);
+    if (Gp != G && !k->st)
+        gr = fe_work_keep(
+            k, lmnn_pad(gr, (const uint32_t[]){0, (uint32_t)(Gp - G), 0, 0}, 2, NULL, &t), &t);
     gs_axis axis[3];
     const gs_axis *axes[3] = {NULL, NULL, NULL};
     int64_t strides[3] = {1, 1, 1};
     for (int32_t d = 0; d < sp; d++) {
-        int32_t j = sp - 1 - d, b[2] = {0, j}, e[2] = {(int32_t)G, j + 1};
+        int32_t j = sp - 1 - d, b[2] = {0, j}, e[2] = {(int32_t)Gp, j + 1};
         lmnn_tensor col = k->st ? t : fe_work_keep(k, lmnn_slice(gr, b, e, NULL, 2, NULL, &t), &t);
+        col = k->st ? t : fe_work_keep(k, lmnn_reshape(col, &dense, NULL, &t), &t);
         gs_axis_taps(k, &p, col, p.in[d], &axis[d]);
         axes[d] = &axis[d];
         strides[d] = 1;
         for (int32_t i = d + 1; i < sp; i++)
             strides[d] *= p.in[i];
     }
-    gs_sample(k, img, base, axes, strides, (uint32_t)sp, G, false, &acc);
-    lmnn_shape spatial = {(uint32_t)(2 + sp), {(uint32_t)p.n}};
-    for (int32_t d = 0; d < sp; d++)
-        spatial.dims[1 + d] = (uint32_t)p.out[d];
-    spatial.dims[1 + sp] = (uint32_t)p.ch;
-    lmnn_tensor r = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &spatial, NULL, &t), &t);
-    const int32_t *first =
-        sp == 3 ? (const int32_t[]){0, 4, 1, 2, 3} : (const int32_t[]){0, 3, 1, 2};
-    if (!k->st) k->st = lmnn_permute(r, first, (uint32_t)(2 + sp), NULL, &y);
+    gs_sample(k, img, base, axes, strides, (uint32_t)sp, Gp, false, p.ch == 1 ? &dense : NULL,
+              &acc);
+    /* [G, C] (the first G rows, or elements with one channel), then NCHW. */
+    const fe_type *ot = &c->g->values[n->outputs[0]].type;
+    lmnn_shape so = fe_shape(ot->rank, ot->dims);
+    lmnn_tensor r = acc;
+    if (p.ch == 1 && Gp != G && !k->st) {
+        lmnn_shape flat = LMNN_SHAPE(1, (uint32_t)Gp);
+        r = fe_work_keep(k, lmnn_reshape(acc, &flat, NULL, &t), &t);
+        r = k->st ? t
+                  : fe_work_keep(k,
+                                 lmnn_slice(r, (const int32_t[]){0, 0},
+                                            (const int32_t[]){1, (int32_t)G}, NULL, 2, NULL, &t),
+                                 &t);
+    } else if (Gp != G && !k->st) {
+        r = fe_work_keep(k,
+                         lmnn_slice(acc, (const int32_t[]){0, 0},
+                                    (const int32_t[]){(int32_t)G, (int32_t)p.ch}, NULL, 2, NULL,
+                                    &t),
+                         &t);
+    }
+    if (p.ch == 1) {
+        /* One channel: the samples' order is already NCHW's. */
+        if (!k->st) k->st = lmnn_reshape(r, &so, NULL, &y);
+    } else {
+        lmnn_shape spatial = {(uint32_t)(2 + sp), {(uint32_t)p.n}};
+        for (int32_t d = 0; d < sp; d++)
+            spatial.dims[1 + d] = (uint32_t)p.out[d];
+        spatial.dims[1 + sp] = (uint32_t)p.ch;
+        r = k->st ? t : fe_work_keep(k, lmnn_reshape(r, &spatial, NULL, &t), &t);
+        const int32_t *first =
+            sp == 3 ? (const int32_t[]){0, 4, 1, 2, 3} : (const int32_t[]){0, 3, 1, 2};
+        if (!k->st) k->st = lmnn_permute(r, first, (uint32_t)(2 + sp), NULL, &y);
+    }
     st = k->st;
     fe_work_release(k, 0);
     free(k);
@@ -525,7 +569,7 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     ra_axis_taps(k, x3, p.w, &ax);
     lmnn_tensor base = fe_work_scalar(k, LMNN_BINARY_MUL, bidx, (double)(p.h * p.w));
     gs_sample(k, img, base, (const gs_axis *const[]){&ay, &ax}, (const int64_t[]){p.w, 1}, 2, G,
-              p.take_max, &acc);
+              p.take_max, NULL, &acc);
     /* [R, OH, ratio, OW, ratio, C]: pool each bin's samples. */
     lmnn_shape bins = {6,
                        {(uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ratio, (uint32_t)p.ow,

@@ -917,6 +917,17 @@ for mode, name in (("bilinear", "linear"), ("bicubic", "cubic")):
                                  padding_mode="reflection")],
                [("x", gx), ("g", gg)], [("y", want)], 20)
 
+# One channel and many images, as an optical flow network looks up its
+# correlation volume (RAFT's): the samples stay dense tiles, and the
+# positions, 1280, fill whole tile rows.
+gx1 = f32(40, 1, 8, 10)
+gg1 = (rng.uniform(-1.2, 1.2, (40, 4, 8, 2))).astype(np.float32)
+want = torch.nn.functional.grid_sample(t(gx1), t(gg1), mode="bilinear", padding_mode="zeros",
+                                       align_corners=True).numpy()
+write_case("gridsample_one_channel",
+           [helper.make_node("GridSample", ["x", "g"], ["y"], align_corners=1)],
+           [("x", gx1), ("g", gg1)], [("y", want)], 16)
+
 # Row numbers and positions past 256, which bfloat16 cannot hold: every
 # case also runs in the bf16 and bfp8 modes, whose tables must stay float32.
 ld = f32(1000, 4)
