@@ -220,20 +220,24 @@ static void gs_axis_taps(fe_work *k, const gs_params *p, lmnn_tensor g, int64_t 
     }
 }
 
-/* The image X ([N, C, spatial...], rank 4 or 5) as channel rows
- * [N * spatial volume, C], row-major: every tap gathers rows from it, and a
- * gather from tiles would untilize the whole image each time. */
-static lmnn_tensor gs_image_rows(fe_work *k, lmnn_tensor x, int32_t rank, int64_t rows,
-                                 int64_t ch) {
-    lmnn_tensor t = {0}, nhwc = x;
-    lmnn_shape img_rows = LMNN_SHAPE((uint32_t)rows, (uint32_t)ch);
-    /* One channel: NCHW order is already the rows' order. */
+/* The image X ([N, C, spatial...], rank 4 or 5; `volume` positions an
+ * image) as channel rows [N * volume, C], row-major: every tap gathers rows
+ * from it, and a gather from tiles would untilize the whole image each
+ * time. */
+static lmnn_tensor gs_image_rows(fe_work *k, lmnn_tensor x, int64_t n, int64_t volume, int64_t ch) {
+    lmnn_tensor t = {0}, rows = x;
+    lmnn_shape img_rows = LMNN_SHAPE((uint32_t)(n * volume), (uint32_t)ch);
+    /* One channel: NCHW order is already the rows' order. Else [N, C,
+     * volume] with its last two dims swapped: tiles transposed in place,
+     * where moving C last among four or five dims goes element by element. */
     if (ch != 1) {
-        const int32_t *last =
-            rank == 5 ? (const int32_t[]){0, 2, 3, 4, 1} : (const int32_t[]){0, 2, 3, 1};
-        nhwc = fe_work_keep(k, lmnn_permute(x, last, (uint32_t)rank, NULL, &t), &t);
+        lmnn_shape planes = LMNN_SHAPE((uint32_t)n, (uint32_t)ch, (uint32_t)volume);
+        lmnn_tensor p = fe_work_keep(k, lmnn_reshape(x, &planes, NULL, &t), &t);
+        rows = k->st
+                   ? t
+                   : fe_work_keep(k, lmnn_permute(p, (const int32_t[]){0, 2, 1}, 3, NULL, &t), &t);
     }
-    lmnn_tensor tiles = k->st ? t : fe_work_keep(k, lmnn_reshape(nhwc, &img_rows, NULL, &t), &t);
+    lmnn_tensor tiles = k->st ? t : fe_work_keep(k, lmnn_reshape(rows, &img_rows, NULL, &t), &t);
     return k->st ? t : fe_work_keep(k, lmnn_to_layout(tiles, LMNN_ROW_MAJOR, &t), &t);
 }
 
@@ -333,7 +337,7 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
     if (!k) return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     lmnn_tensor t = {0}, acc = {0}, y = {0};
     int32_t sp = p.sp;
-    lmnn_tensor img = gs_image_rows(k, x, 2 + sp, p.n * p.in_volume, p.ch);
+    lmnn_tensor img = gs_image_rows(k, x, p.n, p.in_volume, p.ch);
     /* The grid as [Gp, sp]: x, y (, z), so column j is spatial dim sp - 1 - j. */
     lmnn_shape grid_rows = LMNN_SHAPE((uint32_t)G, (uint32_t)sp);
     lmnn_tensor g32 = gs_float32(k, grid);
@@ -379,14 +383,13 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
         /* One channel: the samples' order is already NCHW's. */
         if (!k->st) k->st = lmnn_reshape(r, &so, NULL, &y);
     } else {
-        lmnn_shape spatial = {(uint32_t)(2 + sp), {(uint32_t)p.n}};
-        for (int32_t d = 0; d < sp; d++)
-            spatial.dims[1 + d] = (uint32_t)p.out[d];
-        spatial.dims[1 + sp] = (uint32_t)p.ch;
-        r = k->st ? t : fe_work_keep(k, lmnn_reshape(r, &spatial, NULL, &t), &t);
-        const int32_t *first =
-            sp == 3 ? (const int32_t[]){0, 4, 1, 2, 3} : (const int32_t[]){0, 3, 1, 2};
-        if (!k->st) k->st = lmnn_permute(r, first, (uint32_t)(2 + sp), NULL, &y);
+        /* [N, positions, C] with its last two dims swapped (tiles
+         * transposed), then the spatial dims. */
+        lmnn_shape each = LMNN_SHAPE((uint32_t)p.n, (uint32_t)p.out_volume, (uint32_t)p.ch);
+        r = k->st ? t : fe_work_keep(k, lmnn_reshape(r, &each, NULL, &t), &t);
+        r = k->st ? t
+                  : fe_work_keep(k, lmnn_permute(r, (const int32_t[]){0, 2, 1}, 3, NULL, &t), &t);
+        if (!k->st) k->st = lmnn_reshape(r, &so, NULL, &y);
     }
     st = k->st;
     fe_work_release(k, 0);
@@ -550,7 +553,7 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     }
     fe_work_keep(k, LM_OK, &bidx);
     lmnn_tensor t = {0}, acc = {0}, y = {0};
-    lmnn_tensor img = gs_image_rows(k, x, 4, p.n * p.h * p.w, p.ch);
+    lmnn_tensor img = gs_image_rows(k, x, p.n, p.h * p.w, p.ch);
     lmnn_tensor r32 = gs_float32(k, rois), col[4];
     for (int i = 0; i < 4; i++) {
         int32_t b[2] = {0, i}, e[2] = {(int32_t)R, i + 1};
