@@ -715,7 +715,35 @@ static lm_status infer_clip(fe_ctx *c, const fe_node *n) {
                          fe_elem_name(fe_in_type(c, n, 0)->elem));
     }
     if (st) return st;
-    return infer_same(c, n, FE_UNDEFINED, NULL);
+    /* Known input and bounds (a size kept at least 1): folded. */
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    float amin, amax;
+    if ((st = fe_attr_float(c, n, "min", -INFINITY, &amin)) ||
+        (st = fe_attr_float(c, n, "max", INFINITY, &amax)))
+        return st;
+    bool known = k != NULL;
+    for (uint32_t i = 1; known && i < 3; i++)
+        known = !fe_has_in(n, i) || fe_in_const(c, n, i);
+    if (!known) return infer_same(c, n, FE_UNDEFINED, NULL);
+    fe_tensor *o;
+    if ((st = fe_const_new(c, k->elem, k->rank, k->dims, &o))) return fe_nn_fail(c, n, st);
+    const fe_tensor *lo = fe_has_in(n, 1) ? fe_in_const(c, n, 1) : NULL;
+    const fe_tensor *hi = fe_has_in(n, 2) ? fe_in_const(c, n, 2) : NULL;
+    if (fe_elem_is_int(k->elem)) {
+        int64_t l = lo ? fe_tensor_get_i64(lo, 0) : INT64_MIN;
+        int64_t h = hi ? fe_tensor_get_i64(hi, 0) : INT64_MAX;
+        for (uint64_t i = 0; i < o->count; i++) {
+            int64_t v = fe_tensor_get_i64(k, i);
+            fe_tensor_set_i64(o, i, v < l ? l : v > h ? h : v);
+        }
+    } else {
+        double l = lo ? fe_tensor_get_f64(lo, 0) : amin, h = hi ? fe_tensor_get_f64(hi, 0) : amax;
+        for (uint64_t i = 0; i < o->count; i++) {
+            double v = fe_tensor_get_f64(k, i); /* NaN stays NaN */
+            fe_tensor_set_f64(o, i, v < l ? l : v > h ? h : v);
+        }
+    }
+    return fe_set_out_const(c, n, 0, o);
 }
 
 static lm_status lower_clip(fe_ctx *c, const fe_node *n) {

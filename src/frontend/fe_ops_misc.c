@@ -170,6 +170,36 @@ static lm_status cumsum_axis(fe_ctx *c, const fe_node *n, int32_t *axis) {
     return fe_axis(c, n, fe_tensor_get_i64(a, 0), fe_in_type(c, n, 0)->rank, axis);
 }
 
+/* CumSum of a known input (positions counted from a constant mask): int64
+ * sums exact, float ones in double. */
+static lm_status fold_cumsum(fe_ctx *c, const fe_node *n, const fe_tensor *k, int32_t axis) {
+    int64_t exclusive, reverse;
+    lm_status st = fe_attr_int(c, n, "exclusive", 0, &exclusive);
+    if (!st) st = fe_attr_int(c, n, "reverse", 0, &reverse);
+    fe_tensor *o;
+    if (!st) st = fe_const_new(c, k->elem, k->rank, k->dims, &o);
+    if (st) return st;
+    uint64_t len = (uint64_t)k->dims[axis], inner = 1;
+    for (uint32_t d = (uint32_t)axis + 1; d < k->rank; d++)
+        inner *= (uint64_t)k->dims[d];
+    bool ints = fe_elem_is_int(k->elem);
+    for (uint64_t lane = 0; len && lane < k->count / len; lane++) {
+        uint64_t first = lane / inner * len * inner + lane % inner;
+        int64_t si = 0;
+        double sf = 0;
+        for (uint64_t j = 0; j < len; j++) {
+            uint64_t e = first + (reverse ? len - 1 - j : j) * inner;
+            if (exclusive) ints ? fe_tensor_set_i64(o, e, si) : fe_tensor_set_f64(o, e, sf);
+            if (ints)
+                si = (int64_t)((uint64_t)si + (uint64_t)fe_tensor_get_i64(k, e));
+            else
+                sf += fe_tensor_get_f64(k, e);
+            if (!exclusive) ints ? fe_tensor_set_i64(o, e, si) : fe_tensor_set_f64(o, e, sf);
+        }
+    }
+    return fe_set_out_const(c, n, 0, o);
+}
+
 static lm_status infer_cumsum(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"exclusive", "reverse", NULL});
@@ -180,6 +210,8 @@ static lm_status infer_cumsum(fe_ctx *c, const fe_node *n) {
     if (!fe_elem_is_numeric(t->elem))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "element type %s is not supported",
                        fe_elem_name(t->elem));
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (k) return fold_cumsum(c, n, k, axis);
     if (t->dims[axis] > 4096)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an axis of %lld elements is too long",
                        (long long)t->dims[axis]);

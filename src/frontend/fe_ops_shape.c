@@ -929,7 +929,23 @@ static lm_status infer_tile(fe_ctx *c, const fe_node *n) {
         if (r < 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "repeats[%d] is negative", d);
         dims[d] = in->dims[d] * r;
     }
-    return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    if (!k) return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
+    /* A known input: folded, each element from its place modulo the
+     * input's dims. */
+    fe_tensor *t;
+    if ((st = fe_const_new(c, k->elem, k->rank, dims, &t))) return fe_nn_fail(c, n, st);
+    size_t es = fe_elem_size(k->elem);
+    for (uint64_t i = 0; i < t->count; i++) {
+        uint64_t rem = i, off = 0, stride = 1;
+        for (int32_t d = in->rank - 1; d >= 0; d--) {
+            off += rem % (uint64_t)dims[d] % (uint64_t)in->dims[d] * stride;
+            rem /= (uint64_t)dims[d];
+            stride *= (uint64_t)in->dims[d];
+        }
+        memcpy((char *)t->data + i * es, (const char *)k->data + off * es, es);
+    }
+    return fe_set_out_const(c, n, 0, t);
 }
 
 static lm_status lower_tile(fe_ctx *c, const fe_node *n) {

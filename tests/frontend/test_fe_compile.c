@@ -962,6 +962,52 @@ static void test_variadic_folds(void) {
     lm_binary_free(bin);
 }
 
+/* Clip, CumSum and Tile of known inputs fold too, so a shape computed
+ * through them is known: Reshape(x, CumSum(Clip([-5, 9], 1, 3), reverse) +
+ * Tile([-1, 1], [1])) = Reshape(x, [4, 3] + [-1, 1]) = [3, 4]. */
+static void test_shape_op_folds(void) {
+    Onnx__GraphProto *g = ob_graph("shape_ops");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[1] = {12}, yd[2] = {3, 4};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    i64_init(g, "c", 2, (const int64_t[]){-5, 9});
+    i64_init(g, "lo", 1, (const int64_t[]){1});
+    i64_init(g, "hi", 1, (const int64_t[]){3});
+    i64_init(g, "axis", 1, (const int64_t[]){0});
+    i64_init(g, "t", 2, (const int64_t[]){-1, 1});
+    i64_init(g, "reps", 1, (const int64_t[]){1});
+    /* Clip's bounds are scalars. */
+    g->initializer[1]->n_dims = 0;
+    g->initializer[2]->n_dims = 0;
+    g->initializer[3]->n_dims = 0;
+    ob_node(g, "Clip", "clip", (const char *[]){"c", "lo", "hi", NULL},
+            (const char *[]){"clipped", NULL});
+    Onnx__NodeProto *cs = ob_node(g, "CumSum", "cumsum", (const char *[]){"clipped", "axis", NULL},
+                                  (const char *[]){"sums", NULL});
+    ob_attr_i(cs, "reverse", 1);
+    ob_node(g, "Tile", "tile", (const char *[]){"t", "reps", NULL},
+            (const char *[]){"tiled", NULL});
+    ob_node(g, "Add", "shape", (const char *[]){"sums", "tiled", NULL},
+            (const char *[]){"shape", NULL});
+    ob_node(g, "Reshape", "r", (const char *[]){"x", "shape", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    for (size_t i = 0; i < rep.op_count; i++) {
+        const char *op = rep.ops[i].op_type;
+        if (!strcmp(op, "Clip") || !strcmp(op, "CumSum") || !strcmp(op, "Tile"))
+            CHECK(rep.ops[i].placement != LMFE_ON_DEVICE);
+    }
+    float x[12], y[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)i * 0.5f - 3;
+    CHECK_OK(replay1(bin, "x", x, 12, "y", y, 12, NULL));
+    CHECK(memcmp(x, y, sizeof x) == 0);
+    lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
 /* Poolings in ceil mode between convolutions (GoogLeNet's, SqueezeNet's)
  * take and give NHWC images: a 1x1 identity Conv, a 3x3 MaxPool of stride
  * 2 and a 2x2 AveragePool of stride 2 not counting the padding, both with
@@ -3014,6 +3060,7 @@ int main(void) {
     TEST_RUN(test_gelu_fusion);
     TEST_RUN(test_pad_folded);
     TEST_RUN(test_variadic_folds);
+    TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
