@@ -33,7 +33,9 @@ test: build
 # ONNX's backend tests (Debian's libonnx-testdata) compiled with `lightmetal
 # compile` and replayed with `lightmetal run`: writes one row per test to
 # $(BUILD)/onnx-conformance.tsv, regenerates docs/onnx-conformance.md, and
-# fails when a test listed in tests/onnx/expected_pass.txt no longer passes.
+# fails when a test listed in tests/onnx/expected_pass.txt no longer passes;
+# then the same tests with every tensor input given with --const, so each op's
+# constant folding on the host is checked against the same expected outputs.
 # ONNX_ARGS adds options, e.g. --update-expected (record the passing tests),
 # --filter TEXT, -v (see tests/onnx/onnx_conformance.c).
 ONNX_JOBS ?= 2
@@ -43,6 +45,9 @@ onnx-conformance: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target onnx_conformance -- --no-print-directory
 	@$(BUILD)/tests/onnx_conformance --jobs $(ONNX_JOBS) --expect-file tests/onnx/expected_pass.txt \
 	    --tsv $(BUILD)/onnx-conformance.tsv --md docs/onnx-conformance.md $(ONNX_ARGS)
+	@echo "the same tests with every input a constant (the compiler's folding):"
+	@$(BUILD)/tests/onnx_conformance --jobs $(ONNX_JOBS) --expect-file tests/onnx/expected_pass.txt \
+	    --const-inputs --tsv $(BUILD)/onnx-conformance-const.tsv
 
 # The demo builds only what it runs, so a fresh machine gets there quickly.
 demo: configure

@@ -930,9 +930,12 @@ static lm_status infer_tile(fe_ctx *c, const fe_node *n) {
         dims[d] = in->dims[d] * r;
     }
     const fe_tensor *k = fe_in_const(c, n, 0);
-    if (!k) return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
-    /* A known input: folded, each element from its place modulo the
-     * input's dims. */
+    fe_type out = {.elem = in->elem, .rank = in->rank};
+    memcpy(out.dims, dims, sizeof dims);
+    if (!k || (uint64_t)fe_type_volume(&out) > FE_EXPAND_FOLD_MAX)
+        return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
+    /* A known input (up to Expand's limit, the rest a copy on the device):
+     * folded, each element from its place modulo the input's dims. */
     fe_tensor *t;
     if ((st = fe_const_new(c, k->elem, k->rank, dims, &t))) return fe_nn_fail(c, n, st);
     size_t es = fe_elem_size(k->elem);

@@ -90,6 +90,13 @@ static lm_status tensor_from_value(fe_ctx *c, const lmfe_tensor_value *tv, const
     return LM_OK;
 }
 
+/* A bfloat16 input given as uint16 holds its bit patterns: NumPy has no
+ * bfloat16, so .npy files and ONNX's own test data carry it so (as
+ * `lightmetal run` takes it). */
+static void as_declared(const fe_type *type, fe_tensor *t) {
+    if (type->elem == FE_BFLOAT16 && t->elem == FE_UINT16) t->elem = FE_BFLOAT16;
+}
+
 /* Checks tensor `t` fits input type `type` (same element type; every known dim equal). */
 static lm_status check_fits(const fe_type *type, const fe_tensor *t, const char *what,
                             const char *name) {
@@ -176,6 +183,7 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
         fe_tensor *t;
         if ((st = tensor_from_value(c, tv, "constant", &t))) return st;
         fe_value *v = &g->values[g->inputs[k]];
+        as_declared(&v->type, t);
         if ((st = check_fits(&v->type, t, "constant", tv->name))) return st;
         v->konst = t;
         v->type.elem = t->elem;
@@ -232,6 +240,7 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
                          tv->name);
         fe_tensor *t = NULL;
         if (!st) st = tensor_from_value(c, tv, "golden input", &t);
+        if (!st) as_declared(&g->values[g->inputs[k]].type, t);
         if (!st) st = check_fits(&g->values[g->inputs[k]].type, t, "golden input", tv->name);
         if (st) {
             free(golden);

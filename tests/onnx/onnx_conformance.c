@@ -15,7 +15,9 @@
  *      NAME=T/out_N.npy ...` as child processes (stdout dropped, stderr
  *      captured, each killed with its process group after --timeout
  *      seconds). Every input not given with --const is given to the run
- *      as the test data has it;
+ *      as the test data has it; with --const-inputs every tensor input is
+ *      given with --const, so the compiler folds what it can evaluate on
+ *      the host and the same expected outputs check those folds;
  *   4. compares every output with ONNX's tolerance: |got - want| <= atol +
  *      rtol * |want| (rtol 1e-3, atol 1e-7), NaN equal to NaN, infinities
  *      equal only to themselves; integers and bool exactly. Shapes must be
@@ -117,7 +119,8 @@ typedef struct config {
     const char *cli;
     const char *tsv, *md, *expect_file;
     bool update_expected, keep, verbose;
-    bool all; /* fail unless every test passes */
+    bool all;          /* fail unless every test passes */
+    bool const_inputs; /* every tensor input to compile as --const */
     unsigned jobs;
     unsigned timeout; /* seconds per child process */
     double atol;      /* the absolute tolerance (ONNX's ATOL unless --atol) */
@@ -847,6 +850,15 @@ static bool read_items(worker *w, const char *path, bool input, const lmfe_io_in
 }
 
 /* Runs one test; the result in w->cls / w->reason. */
+/* Whether input `io` goes to compile as a constant (--const), not to the run:
+ * an input that decides shapes (or whose padded form --pad-dynamic would
+ * give: the tests expect the exact-size result), or any tensor input with
+ * --const-inputs. */
+static bool given_const(const config *cf, const lmfe_io_info *io) {
+    return io->needs_value || io->padded_size ||
+           (cf->const_inputs && !io->sequence && !io->optional);
+}
+
 static void run_test(worker *w) {
     const config *cf = w->cf;
     const test_case *t = w->t;
@@ -959,9 +971,7 @@ static void run_test(worker *w) {
     for (size_t i = 0; i < nin; i++) {
         const lmfe_io_info *io = ins[i].io;
         const lmfe_tensor_value *tv = &ins[i].tv;
-        /* (An input whose padded form --pad-dynamic would give is given
-         * too: the tests expect the exact-size result.) */
-        if (io->needs_value || io->padded_size) {
+        if (given_const(cf, io)) {
             argv[ac++] = "--const";
             argv[ac++] = owned[owned_count++] =
                 xprintf("%s=%s/input_%zu.pb", ins[i].name, data, ins[i].pb);
@@ -1030,7 +1040,7 @@ static void run_test(worker *w) {
     argv[ac++] = "run";
     argv[ac++] = lmb;
     for (size_t i = 0; i < nin; i++) {
-        if (ins[i].io->needs_value || ins[i].io->padded_size) continue;
+        if (given_const(cf, ins[i].io)) continue;
         if (!npy_dtype_of(ins[i].tv.elem_type)) {
             fail(w, "unsupported element type", "input '%s': element type %s has no .npy form",
                  ins[i].name, lmfe_elem_type_name(ins[i].tv.elem_type));
@@ -1815,6 +1825,8 @@ static const char usage[] =
     "  --expect-file FILE  fail when a test listed in FILE does not pass\n"
     "  --update-expected   rewrite --expect-file with the tests that pass\n"
     "  --all               fail unless every test passes (listing the ones that do not)\n"
+    "  --const-inputs      compile with every tensor input as a constant (--const),\n"
+    "                      checking the compiler's constant folding\n"
     "  --keep              keep each test's temporary directory\n"
     "  -v, --verbose       a line per test\n";
 
@@ -1873,6 +1885,8 @@ int main(int argc, char **argv) {
                 cf.keep = true;
             else if (!strcmp(a, "--all"))
                 cf.all = true;
+            else if (!strcmp(a, "--const-inputs"))
+                cf.const_inputs = true;
             else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
                 cf.verbose = true;
             else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

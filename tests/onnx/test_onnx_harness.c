@@ -9,6 +9,7 @@
  * list keeping the lines of tests the run left out; --all fails for any
  * test that does not pass, naming it. A hanging tool is killed
  * after the time limit ("timeout"), one killed by a signal is a "crash".
+ * --const-inputs gives the inputs to compile as constants.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -260,6 +261,28 @@ static void test_hang_and_crash(void) {
     }
 }
 
+/* --const-inputs: the inputs go to compile as constants (a fake tool logs
+ * its command lines), and the outputs are still compared (the real tool). */
+static void test_const_inputs(void) {
+    char tool[300], calls[300], args[900], script[700];
+    snprintf(tool, sizeof tool, "%s/fake-tool-args", base);
+    snprintf(calls, sizeof calls, "%s/calls", base);
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> '%s'\nexit 1\n", calls);
+    write_file(tool, script, strlen(script));
+    CHECK(chmod(tool, 0755) == 0);
+    for (int konst = 0; konst < 2; konst++) {
+        remove(calls);
+        snprintf(args, sizeof args, "--filter relu_ok --cli '%s'%s", tool,
+                 konst ? " --const-inputs" : "");
+        CHECK(conformance(args) == 0);
+        const char *text = read_text(calls);
+        CHECK(text && strstr(text, "compile "));
+        CHECK(text && (strstr(text, "--const x=") != NULL) == (konst == 1));
+    }
+    CHECK(conformance("--filter relu_ok --const-inputs --all") == 0);
+    CHECK(conformance("--filter relu_wrong --const-inputs --all") == 1);
+}
+
 static void test_usage(void) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "'%s' --jobs 0 >/dev/null 2>&1", LM_CONFORMANCE_PATH);
@@ -295,6 +318,7 @@ int main(void) {
     TEST_RUN(test_expected);
     TEST_RUN(test_all);
     TEST_RUN(test_hang_and_crash);
+    TEST_RUN(test_const_inputs);
     TEST_RUN(test_usage);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
