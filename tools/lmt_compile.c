@@ -59,6 +59,11 @@ const char lmt_compile_help[] =
     "                           condition is computed at run time (a row per\n"
     "                           iteration, NaN, -1 or false where none ran); such\n"
     "                           an output must be a graph output no node reads\n"
+    "  --graph-outputs NAME,... the binary's outputs: these values of the graph\n"
+    "                           (node outputs) instead of the model's outputs;\n"
+    "                           only what they depend on is compiled (a detector\n"
+    "                           up to its head, before post-processing whose\n"
+    "                           shapes depend on the data; repeatable)\n"
     "  --info                   print the model's inputs, outputs and opset, and\n"
     "                           which inputs need --const; compile nothing\n"
     "  --list-ops               print the ONNX ops the compiler supports\n"
@@ -83,6 +88,8 @@ typedef struct compile_args {
     lmfe_dim_binding dims[MAX_BINDINGS];
     lmfe_sequence_length seqs[MAX_BINDINGS];
     const char *absent[MAX_BINDINGS];
+    const char *outputs[MAX_BINDINGS]; /* --graph-outputs */
+    size_t output_count;
     lmfe_tensor_value consts[MAX_BINDINGS], goldens[MAX_BINDINGS];
     size_t shape_count, dim_count, seq_count, absent_count, const_count, golden_count;
     void *files[2 * MAX_BINDINGS]; /* file contents the tensors point into */
@@ -102,6 +109,20 @@ static void args_free(compile_args *a) {
         free(a->names[i]);
 }
 
+/* The first n bytes of `text` copied into `a` (freed with it), or NULL
+ * after an error naming `opt`. */
+static const char *copy_name(compile_args *a, const char *opt, const char *text, size_t n) {
+    char *copy = a->name_count < sizeof a->names / sizeof a->names[0] ? malloc(n + 1) : NULL;
+    if (!copy) {
+        lmt_error("compile", "%s: too many names", opt);
+        return NULL;
+    }
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    a->names[a->name_count++] = copy;
+    return copy;
+}
+
 /* Splits "NAME=REST" (the name copied into `a`). */
 static bool split_binding(compile_args *a, const char *opt, const char *text, const char **name,
                           const char **rest) {
@@ -110,19 +131,27 @@ static bool split_binding(compile_args *a, const char *opt, const char *text, co
         lmt_error("compile", "%s: '%s' is not NAME=VALUE", opt, text);
         return false;
     }
-    size_t n = (size_t)(eq - text);
-    char *copy = malloc(n + 1);
-    if (!copy || a->name_count == sizeof a->names / sizeof a->names[0]) {
-        free(copy);
-        lmt_error("compile", "%s: too many bindings", opt);
-        return false;
-    }
-    memcpy(copy, text, n);
-    copy[n] = '\0';
-    a->names[a->name_count++] = copy;
-    *name = copy;
+    *name = copy_name(a, opt, text, (size_t)(eq - text));
     *rest = eq + 1;
-    return true;
+    return *name != NULL;
+}
+
+/* "NAME,NAME,..." into a->outputs (each name copied). */
+static bool split_names(compile_args *a, const char *opt, const char *text) {
+    for (const char *p = text;; p++) {
+        size_t n = strcspn(p, ",");
+        if (n == 0) {
+            lmt_error("compile", "%s: '%s' has an empty name", opt, text);
+            return false;
+        }
+        if (a->output_count == MAX_BINDINGS) {
+            lmt_error("compile", "%s: too many names", opt);
+            return false;
+        }
+        if (!(a->outputs[a->output_count++] = copy_name(a, opt, p, n))) return false;
+        p += n;
+        if (!*p) return true;
+    }
 }
 
 /* "64x1x28x28" (also "64,1,28,28"); a 0 dim makes the input empty. */
@@ -281,6 +310,8 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
             if (!lmt_args_value(&a, &v)) return LMT_EXIT_INVALID;
             full = ca->absent_count == MAX_BINDINGS;
             if (!full) ca->absent[ca->absent_count++] = v;
+        } else if (!strcmp(a.opt, "--graph-outputs")) {
+            if (!lmt_args_value(&a, &v) || !split_names(ca, a.opt, v)) return LMT_EXIT_INVALID;
         } else if (!strcmp(a.opt, "--const")) {
             if (!lmt_args_value(&a, &v) || !split_binding(ca, a.opt, v, &name, &rest))
                 return LMT_EXIT_INVALID;
@@ -357,6 +388,11 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
 }
 
 static void print_type(const lmfe_io_info *io) {
+    if (io->elem_type == 0 && io->rank < 0) {
+        /* A value inside the graph (--graph-outputs) the model gives no type. */
+        printf("(type inferred when compiling)");
+        return;
+    }
     if (io->optional) printf("optional ");
     if (io->sequence) printf("sequence of ");
     printf("%s[", lmfe_elem_type_name(io->elem_type));
@@ -372,9 +408,9 @@ static void print_type(const lmfe_io_info *io) {
     printf("]");
 }
 
-static int cmd_info(const char *path) {
+static int cmd_info(const char *path, const compile_args *ca) {
     lmfe_model_info info;
-    if (lmfe_inspect_onnx(path, &info)) {
+    if (lmfe_inspect_onnx_cut(path, ca->outputs, ca->output_count, &info)) {
         lmt_error("compile", "%s", lm_last_error());
         return LMT_EXIT_INVALID;
     }
@@ -483,7 +519,7 @@ int lmt_cmd_compile(int argc, char **argv) {
         return LMT_EXIT_OK;
     }
     if (ca.info) {
-        rc = cmd_info(ca.model);
+        rc = cmd_info(ca.model, &ca);
         args_free(&ca);
         return rc;
     }
@@ -506,10 +542,12 @@ int lmt_cmd_compile(int argc, char **argv) {
     o.pad_dynamic = ca.pad_dynamic;
     o.seed_input = ca.seed_input;
     o.seed_value = ca.seed_value;
+    o.outputs = ca.outputs;
+    o.output_count = ca.output_count;
     if (!ca.quiet && isatty(STDERR_FILENO)) o.progress = progress;
     if (ca.golden_count == 1 && !ca.goldens[0].name) {
         lmfe_model_info info;
-        if (lmfe_inspect_onnx(ca.model, &info)) {
+        if (lmfe_inspect_onnx_cut(ca.model, ca.outputs, ca.output_count, &info)) {
             lmt_error("compile", "%s", lm_last_error());
             args_free(&ca);
             return LMT_EXIT_INVALID;

@@ -139,6 +139,14 @@ typedef struct lmfe_compile_options {
      * -1 or false in those of iterations that did not run). Such an output
      * must be a graph output no node reads. */
     bool pad_dynamic;
+    /* The binary's outputs, by name, instead of the model's own: any node
+     * output or initializer (e.g. a detector's head, before the
+     * post-processing whose shapes its data decides). Only the nodes they
+     * depend on are compiled, and graph inputs only the others read leave
+     * the binary. NULL (the default): the model's outputs. A name the model
+     * lacks, a repeated one and a graph input are errors. */
+    const char *const *outputs;
+    size_t output_count;
 } lmfe_compile_options;
 
 void lmfe_compile_options_init(lmfe_compile_options *opts);
@@ -218,6 +226,13 @@ typedef struct lmfe_model_info {
 /* Loads and checks the model at `path` and describes its interface, without
  * a device. Errors as lmfe_compile_onnx for a malformed file. */
 lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info);
+
+/* The same for the model cut at `outputs` (`output_count` names, as
+ * lmfe_compile_options.outputs takes them; 0: the model's own): its outputs
+ * are those values, its inputs the ones they depend on. Errors also as
+ * lmfe_compile_onnx gives for those names. */
+lm_status lmfe_inspect_onnx_cut(const char *path, const char *const *outputs, size_t output_count,
+                                lmfe_model_info *out_info);
 
 void lmfe_model_info_free(lmfe_model_info *info);
 

@@ -413,7 +413,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
                  {"constants", opts->constants, opts->constant_count},
                  {"golden_inputs", opts->golden_inputs, opts->golden_input_count},
                  {"sequence_lengths", opts->sequence_lengths, opts->sequence_length_count},
-                 {"absent_inputs", opts->absent_inputs, opts->absent_input_count}};
+                 {"absent_inputs", opts->absent_inputs, opts->absent_input_count},
+                 {"outputs", opts->outputs, opts->output_count}};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
         if (lists[i].count && !lists[i].array)
             return err_set(LM_ERR_INVALID_ARGUMENT, "%s: opts->%s is NULL with a count of %zu", fn,
@@ -432,7 +433,8 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     bool capturing = false;
     lmnn_tensor *outs = NULL, *ins = NULL;
 
-    st = fe_plan_init(&c);
+    st = fe_graph_cut(g, opts->outputs, opts->output_count);
+    if (!st) st = fe_plan_init(&c);
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);
     if (!st) st = fe_plan_graph(&c);

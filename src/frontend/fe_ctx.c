@@ -65,7 +65,8 @@ lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe
                            i, v->name, v->name);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "input %u ('%s') decides the output shape but is computed at run time "
-                       "(data-dependent shapes are not supported)",
+                       "(data-dependent shapes are not supported; --graph-outputs, options: "
+                       "outputs, compiles the model up to values before this node)",
                        i, v->name);
     }
     *out = v->konst;

@@ -1,11 +1,14 @@
 /* The graph form's small helpers: element types, the arena, constants,
- * types, attribute and name look-ups. */
+ * types, attribute and name look-ups, and cutting a graph at chosen
+ * outputs. */
 #include "frontend/fe_graph.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/error.h"
 
 /* ---- element types ---- */
 
@@ -341,6 +344,104 @@ void fe_node_push_operands(const fe_node *n, uint8_t *seen, uint32_t *stack, uin
             stack[(*top)++] = u;
         }
     }
+}
+
+/* Recounts every value's use_count: node inputs and implicit inputs that
+ * read it, plus 1 when it is a graph output. */
+static void count_uses(fe_graph *g) {
+    for (uint32_t v = 0; v < g->value_count; v++)
+        g->values[v].use_count = 0;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *n = &g->nodes[k];
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) g->values[n->inputs[i]].use_count++;
+        for (uint32_t i = 0; i < n->implicit_count; i++)
+            g->values[n->implicit[i]].use_count++;
+    }
+    for (uint32_t k = 0; k < g->output_count; k++)
+        g->values[g->outputs[k]].use_count++;
+}
+
+lm_status fe_graph_cut(fe_graph *g, const char *const *names, size_t count) {
+    if (!count) return LM_OK;
+    if (count > g->value_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%zu outputs: the graph has %u values", count,
+                       g->value_count);
+    uint32_t *outs = fe_arena_alloc(&g->arena, count * sizeof *outs);
+    uint8_t *live = calloc(g->value_count, 1);
+    lm_status st = outs && live ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (size_t i = 0; !st && i < count; i++) {
+        uint32_t v = names[i] ? fe_graph_find_value(g, names[i]) : FE_NONE;
+        if (!names[i])
+            st = err_set(LM_ERR_INVALID_ARGUMENT, "outputs[%zu] is NULL", i);
+        else if (v == FE_NONE)
+            st = err_set(LM_ERR_INVALID_ARGUMENT,
+                         "output '%s': the model has no value of that name (a node's output or "
+                         "an initializer)",
+                         names[i]);
+        else if (live[v])
+            st = err_set(LM_ERR_INVALID_ARGUMENT, "output '%s' is given twice", names[i]);
+        else if (g->values[v].graph_input)
+            st = err_set(LM_ERR_INVALID_ARGUMENT,
+                         "output '%s' is a graph input: choose a value a node makes (or an "
+                         "initializer)",
+                         names[i]);
+        else if (g->values[v].declared_seq || g->values[v].declared_opt)
+            st = err_set(LM_ERR_INVALID_ARGUMENT,
+                         "output '%s' is a sequence or an optional: only tensors can be chosen",
+                         names[i]);
+        if (!st) outs[i] = v;
+        if (!st) live[v] = 1;
+    }
+    if (st) {
+        free(live);
+        return st;
+    }
+    /* The nodes the chosen values depend on, found from the last back. */
+    for (uint32_t k = g->node_count; k-- > 0;) {
+        const fe_node *n = &g->nodes[k];
+        bool needed = false;
+        for (uint32_t i = 0; i < n->output_count; i++)
+            needed |= n->outputs[i] != FE_NONE && live[n->outputs[i]];
+        if (!needed) continue;
+        for (uint32_t i = 0; i < n->input_count; i++)
+            if (n->inputs[i] != FE_NONE) live[n->inputs[i]] = 1;
+        for (uint32_t i = 0; i < n->implicit_count; i++)
+            live[n->implicit[i]] = 1;
+    }
+    /* Kept nodes move down in order (still sorted); a removed node's
+     * outputs are made by nothing and read by nothing. */
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        fe_node *n = &g->nodes[k];
+        bool needed = false;
+        for (uint32_t i = 0; i < n->output_count; i++)
+            needed |= n->outputs[i] != FE_NONE && live[n->outputs[i]];
+        for (uint32_t i = 0; i < n->output_count; i++)
+            if (n->outputs[i] != FE_NONE) g->values[n->outputs[i]].producer = needed ? j : FE_NONE;
+        if (needed) g->nodes[j++] = *n;
+    }
+    g->node_count = j;
+    for (uint32_t k = 0; k < g->output_count; k++)
+        g->values[g->outputs[k]].graph_output = false;
+    for (size_t i = 0; i < count; i++)
+        g->values[outs[i]].graph_output = true;
+    g->outputs = outs;
+    g->output_count = (uint32_t)count;
+    g->output_names = NULL;
+    /* Graph inputs nothing kept reads (and not chosen) leave the interface. */
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < g->input_count; k++) {
+        uint32_t v = g->inputs[k];
+        if (live[v])
+            g->inputs[m++] = v;
+        else
+            g->values[v].graph_input = false;
+    }
+    g->input_count = m;
+    count_uses(g);
+    free(live);
+    return LM_OK;
 }
 
 void fe_graph_free(fe_graph *graph) {

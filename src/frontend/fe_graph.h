@@ -266,6 +266,15 @@ const fe_attr *fe_node_attr(const fe_node *node, const char *name);
 /* Index of the value named `name`, or FE_NONE. */
 uint32_t fe_graph_find_value(const fe_graph *graph, const char *name);
 
+/* Makes the values named `names` (`count` of them, 0: nothing changes) the
+ * graph's outputs instead of its own, then removes the nodes they do not
+ * depend on and the graph inputs only those nodes read: a model compiled up
+ * to a point (a detector before its post-processing). Any node output or
+ * initializer may be named. Errors (LM_ERR_INVALID_ARGUMENT): a NULL or
+ * unknown name, a name given twice, a graph input, a declared sequence or
+ * optional. */
+lm_status fe_graph_cut(fe_graph *graph, const char *const *names, size_t count);
+
 /* A walk back through the graph: pushes node n's operands (inputs, then
  * implicit inputs) not yet `seen` onto `stack` (room for every value) and
  * marks them seen. */

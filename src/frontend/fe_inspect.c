@@ -132,14 +132,21 @@ void lmfe_model_info_free(lmfe_model_info *info) {
     memset(info, 0, sizeof *info);
 }
 
-lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info) {
-    static const char fn[] = "lmfe_inspect_onnx";
+static lm_status inspect(const char *fn, const char *path, const char *const *outputs,
+                         size_t output_count, lmfe_model_info *out_info) {
     if (!path) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
     if (!out_info) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: out_info is NULL", fn);
     memset(out_info, 0, sizeof *out_info);
+    if (output_count && !outputs)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: outputs is NULL with a count of %zu", fn,
+                       output_count);
     fe_graph *g;
     lm_status st = fe_onnx_load(path, &g);
     if (st) return err_prefix(st, "%s", fn);
+    if ((st = fe_graph_cut(g, outputs, output_count))) {
+        fe_graph_free(g);
+        return err_prefix(st, "%s", fn);
+    }
     lmfe_model_info info = {0};
     bool *needed = calloc(g->input_count ? g->input_count : 1, sizeof *needed);
     bool *padded = calloc(g->input_count ? g->input_count : 1, sizeof *padded);
@@ -171,4 +178,13 @@ lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info) {
     }
     *out_info = info;
     return LM_OK;
+}
+
+lm_status lmfe_inspect_onnx(const char *path, lmfe_model_info *out_info) {
+    return inspect("lmfe_inspect_onnx", path, NULL, 0, out_info);
+}
+
+lm_status lmfe_inspect_onnx_cut(const char *path, const char *const *outputs, size_t output_count,
+                                lmfe_model_info *out_info) {
+    return inspect("lmfe_inspect_onnx_cut", path, outputs, output_count, out_info);
 }

@@ -12,7 +12,7 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$(dirname "$0")/../tools/check_lib.sh"
 
 expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
-for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --seed-input --pad-dynamic --info "exit codes"; do
+for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --seed-input --pad-dynamic --graph-outputs --info "exit codes"; do
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
@@ -51,6 +51,19 @@ expect_ok optional_absent "OptionalHasElement            1  folded" \
     compile "$O" -o "$W/o.lmb" --absent optional_input
 expect_error absent_not_optional 2 "absent input: graph input 'x' is not optional" \
     compile "$D/test_add/model.onnx" -o "$W/x.lmb" --absent x
+# --graph-outputs: compiled up to values inside the model, which become the
+# binary's outputs.
+X="$D/test_softmax_axis_0_expanded/model.onnx"
+E=Softmax_test_softmax_axis_0_expanded_function_X_Exp
+expect_ok graph_outputs_info "output $E (type inferred when compiling)" \
+    compile "$X" --info --graph-outputs "$E"
+expect_ok graph_outputs_compile "Exp                           1  device" \
+    compile "$X" -o "$W/cut.lmb" --graph-outputs "$E"
+expect_ok graph_outputs_binary "$E Output" info "$W/cut.lmb"
+expect_error graph_outputs_unknown 2 "output 'nope': the model has no value of that name" \
+    compile "$X" -o "$W/cut.lmb" --graph-outputs "$E,nope"
+expect_error graph_outputs_empty 2 "--graph-outputs: '$E,' has an empty name" \
+    compile "$X" -o "$W/cut.lmb" --graph-outputs "$E,"
 expect_ok compile "1 nodes, 1 on the device" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok summary_row "Add" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok verify "ok" verify "$W/add.lmb"

@@ -46,14 +46,19 @@ static Onnx__TensorProto *i64_init(Onnx__GraphProto *g, const char *name, int64_
     return t;
 }
 
+/* Opens a replay of `bin` (which must outlive it). */
+static lm_status replay_open(lm_binary *bin, lm_replay **out) {
+    const void *data;
+    uint64_t size;
+    lm_status st = lm_binary_data(bin, &data, &size);
+    return st ? st : lm_replay_open(data, size, out);
+}
+
 /* Runs `bin` with one float input and reads one float output. */
 static lm_status replay1(lm_binary *bin, const char *in, const float *x, size_t xn, const char *out,
                          float *y, size_t yn, lm_replay_report *rep) {
-    const void *data;
-    uint64_t size;
     lm_replay *r;
-    lm_status st = lm_binary_data(bin, &data, &size);
-    if (!st) st = lm_replay_open(data, size, &r);
+    lm_status st = replay_open(bin, &r);
     if (st) return st;
     if (in) st = lm_replay_set_input(r, in, x, xn * sizeof *x);
     if (!st) st = lm_replay_run(r, NULL, NULL, rep);
@@ -1008,6 +1013,83 @@ static void test_shape_op_folds(void) {
     lm_binary_free(bin);
 }
 
+/* lmfe_compile_options.outputs: a model compiled up to values inside it.
+ * After them comes a NonZero of run-time data (refused when compiled) that
+ * reads a second input, k; cut at b = Exp(a) and a = Relu(x), in that order,
+ * the binary takes x only and gives b and a. Names the model lacks, repeats
+ * or takes as inputs are errors, in the compile and in the inspection. */
+static void test_graph_outputs(void) {
+    Onnx__GraphProto *g = ob_graph("cut");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[1] = {6};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, xd, NULL)));
+    ob_input(g, ob_vi("k", ob_tensor_type(F32, 1, xd, NULL)));
+    ob_output(g, ob_vi("where", ob_tensor_type(I64, 2, (const int64_t[]){1, -1}, NULL)));
+    ob_node(g, "Relu", "relu", (const char *[]){"x", NULL}, (const char *[]){"a", NULL});
+    ob_node(g, "Exp", "exp", (const char *[]){"a", NULL}, (const char *[]){"b", NULL});
+    ob_node(g, "Mul", "mul", (const char *[]){"b", "k", NULL}, (const char *[]){"bk", NULL});
+    ob_node(g, "NonZero", "nz", (const char *[]){"bk", NULL}, (const char *[]){"where", NULL});
+    const char *path = save(m);
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(path, NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "decides the output shape but is computed at run time");
+
+    const char *cut[2] = {"b", "a"};
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.outputs = cut;
+    o.output_count = 2;
+    lmfe_model_info info;
+    CHECK_OK(lmfe_inspect_onnx_cut(path, cut, 2, &info));
+    CHECK(info.input_count == 1 && !strcmp(info.inputs[0].name, "x"));
+    CHECK(info.output_count == 2 && !strcmp(info.outputs[0].name, "b") &&
+          !strcmp(info.outputs[1].name, "a"));
+    CHECK(info.nodes == 2);
+    lmfe_model_info_free(&info);
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    lm_replay *r;
+    CHECK_OK(replay_open(bin, &r));
+    CHECK_EQ_U64(lm_replay_buffer_count(r), 3);
+    static const float x[6] = {-2, -0.5f, 0, 0.25f, 1, 3};
+    float a[6], b[6];
+    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+    CHECK_FAILS(lm_replay_set_input(r, "k", x, sizeof x), LM_ERR_NOT_FOUND, "no buffer named 'k'");
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "a", a, sizeof a));
+    CHECK_OK(lm_replay_get_output(r, "b", b, sizeof b));
+    for (int i = 0; i < 6; i++) {
+        float relu = x[i] > 0 ? x[i] : 0;
+        CHECK(a[i] == relu);
+        CHECK(fabs(b[i] - exp(relu)) <= 1e-6 * exp(relu));
+    }
+    lm_replay_close(r);
+    lm_binary_free(bin);
+
+    static const struct {
+        const char *names[2];
+        size_t count;
+        const char *want;
+    } bad[] = {
+        {{"nope", NULL}, 1, "output 'nope': the model has no value of that name"},
+        {{"a", "a"}, 2, "output 'a' is given twice"},
+        {{"k", NULL}, 1, "output 'k' is a graph input"},
+        {{"a", NULL}, 2, "outputs[1] is NULL"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.outputs = bad[i].names;
+        o.output_count = bad[i].count;
+        CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT, bad[i].want);
+        CHECK_FAILS(lmfe_inspect_onnx_cut(path, bad[i].names, bad[i].count, &info),
+                    LM_ERR_INVALID_ARGUMENT, bad[i].want);
+    }
+    o.outputs = NULL;
+    o.output_count = 1;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->outputs is NULL with a count of 1");
+    CHECK_FAILS(lmfe_inspect_onnx_cut(path, NULL, 1, &info), LM_ERR_INVALID_ARGUMENT,
+                "outputs is NULL with a count of 1");
+}
+
 /* Poolings in ceil mode between convolutions (GoogLeNet's, SqueezeNet's)
  * take and give NHWC images: a 1x1 identity Conv, a 3x3 MaxPool of stride
  * 2 and a 2x2 AveragePool of stride 2 not counting the padding, both with
@@ -1893,11 +1975,8 @@ static void test_sequence_io(void) {
                 "sequence length: 's' of 4097 tensors (at most 4096)");
     len[0].length = 2;
     CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
-    const void *data;
-    uint64_t size;
     lm_replay *r;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
-    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(replay_open(bin, &r));
     static const char *const names[] = {"s[0]", "s[1]", "t", "s2[0]", "s2[1]", "s2[2]", "cat"};
     CHECK_EQ_U64(lm_replay_buffer_count(r), 7);
     for (uint32_t i = 0; i < 7 && i < lm_replay_buffer_count(r); i++) {
@@ -3061,6 +3140,7 @@ int main(void) {
     TEST_RUN(test_pad_folded);
     TEST_RUN(test_variadic_folds);
     TEST_RUN(test_shape_op_folds);
+    TEST_RUN(test_graph_outputs);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
