@@ -480,15 +480,19 @@ static void print_summary(const compile_args *ca, const lmfe_report *r, uint64_t
            r->device_nodes);
     print_bytes(size);
     printf(" written in %.2f s\n\n", r->seconds);
-    printf("  %-24s %6s  %-15s %10s\n", "op", "count", "runs", "time");
+    /* Host time is the op library's work to enqueue (programs built,
+     * weights prepared); device time the simulator's running them. */
+    printf("  %-24s %6s  %-15s %11s %11s\n", "op", "count", "runs", "host time", "device time");
     for (size_t i = 0; i < r->op_count; i++) {
         const lmfe_op_summary *o = &r->ops[i];
         printf("  %-24s %6u  %-15s", o->op_type, o->count, placement_name(o->placement));
         if (o->placement == LMFE_ON_DEVICE)
-            printf(" %8.1f ms\n", o->seconds * 1e3);
+            printf(" %8.1f ms %8.1f ms\n", o->seconds * 1e3, o->device_seconds * 1e3);
         else
-            printf(" %10s\n", "-");
+            printf(" %11s %11s\n", "-", "-");
     }
+    printf("  device time, all launches: %.1f ms ('lightmetal run --profile' times a replay)\n",
+           r->device_seconds * 1e3);
     printf("\n  weights stored: ");
     print_bytes(r->weight_bytes);
     printf(" (each distinct tensor once); device memory peak: ");

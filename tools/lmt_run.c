@@ -97,6 +97,9 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
         } else if (!strcmp(a.opt, "--json")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ra->json = true;
+        } else if (!strcmp(a.opt, "--profile")) {
+            if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
+            ra->opts.profile = true;
         } else if (!strcmp(a.opt, "--no-goldens")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             no_goldens = true;
@@ -446,7 +449,76 @@ static int save_outputs(lm_replay *r, const run_args *ra) {
 
 /* ------------------------------------------------------------------ summary */
 
-static void print_summary(const run_args *ra, lm_status st, const lm_replay_report *rep) {
+/* Labels --profile lists in text (the slowest); --json lists every one. */
+#define PROFILE_ROWS 20
+
+typedef struct profile_row {
+    const char *label; /* a label, or an op: the first word of labels */
+    size_t label_len;
+    uint64_t launches;
+    double seconds;
+} profile_row;
+
+/* Slowest first; equal times keep the order of first launch. */
+static int by_time(const void *a, const void *b) {
+    const profile_row *x = a, *y = b;
+    if (x->seconds != y->seconds) return x->seconds < y->seconds ? 1 : -1;
+    return x->label < y->label ? -1 : x->label > y->label;
+}
+
+static void print_rows(const char *what, const profile_row *rows, size_t n, size_t shown,
+                       double total) {
+    printf("  %11s %6s %9s  %s\n", "time", "share", "launches", what);
+    for (size_t i = 0; i < n && i < shown; i++)
+        printf("  %8.2f ms %5.1f%% %9" PRIu64 "  %.*s\n", rows[i].seconds * 1e3,
+               total > 0 ? 100 * rows[i].seconds / total : 0.0, rows[i].launches,
+               (int)rows[i].label_len, rows[i].label[0] ? rows[i].label : "(no label)");
+    if (n > shown) printf("  (%zu more: --json lists every one)\n", n - shown);
+}
+
+/* The profile in text: the slowest labels, then the time by op when the
+ * labels are "op name" (a compiled model's). */
+static void print_profile(const lm_profile_entry *e, size_t n) {
+    profile_row *rows = calloc(n ? 2 * n : 1, sizeof *rows);
+    if (!rows) {
+        printf("  profile:     (out of memory)\n");
+        return;
+    }
+    double total = 0;
+    uint64_t launches = 0;
+    bool words = false;
+    profile_row *ops = rows + n;
+    size_t op_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* e[] is in order of first launch, so the addresses of its labels
+         * (one allocation, in order) break ties in that order. */
+        rows[i] = (profile_row){e[i].label, strlen(e[i].label), e[i].launches, e[i].seconds};
+        total += e[i].seconds;
+        launches += e[i].launches;
+        const char *space = strchr(e[i].label, ' ');
+        size_t len = space ? (size_t)(space - e[i].label) : strlen(e[i].label);
+        words |= space != NULL;
+        size_t k = 0;
+        while (k < op_count && !(ops[k].label_len == len && !memcmp(ops[k].label, e[i].label, len)))
+            k++;
+        if (k == op_count) ops[op_count++] = (profile_row){e[i].label, len, 0, 0};
+        ops[k].launches += e[i].launches;
+        ops[k].seconds += e[i].seconds;
+    }
+    printf("  profile:     %" PRIu64 " launch%s, %.3f s in the simulator, by label:\n", launches,
+           launches == 1 ? "" : "es", total);
+    qsort(rows, n, sizeof *rows, by_time);
+    print_rows("label", rows, n, PROFILE_ROWS, total);
+    if (words) {
+        printf("  by op (a label's first word):\n");
+        qsort(ops, op_count, sizeof *ops, by_time);
+        print_rows("op", ops, op_count, op_count, total);
+    }
+    free(rows);
+}
+
+static void print_summary(const run_args *ra, lm_status st, const lm_replay_report *rep,
+                          const lm_profile_entry *profile, size_t profile_count) {
     bool goldens = ra->opts.check_goldens, hashes = ra->opts.check_blob_hashes;
     if (ra->json) {
         lmt_json j;
@@ -478,6 +550,17 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
             lmt_json_end_object(&j);
         }
         lmt_json_end_array(&j);
+        if (ra->opts.profile) {
+            lmt_json_begin_array(&j, "profile");
+            for (size_t i = 0; i < profile_count; i++) {
+                lmt_json_begin_object(&j, NULL);
+                lmt_json_cstr(&j, "label", profile[i].label);
+                lmt_json_u64(&j, "launches", profile[i].launches);
+                lmt_json_double(&j, "seconds", profile[i].seconds);
+                lmt_json_end_object(&j);
+            }
+            lmt_json_end_array(&j);
+        }
         lmt_json_double(&j, "seconds", rep->seconds);
         lmt_json_end_object(&j);
         return;
@@ -502,6 +585,7 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
         printf("  saved:       %s -> %s (%s)\n", ra->outputs[i].name, ra->outputs[i].path,
                ra->outputs[i].npy ? ".npy" : "raw bytes");
     printf("  time:        %.3f s\n", rep->seconds);
+    if (ra->opts.profile) print_profile(profile, profile_count);
 }
 
 static int run_replay(run_args *ra) {
@@ -550,7 +634,10 @@ static int run_replay(run_args *ra) {
     char mismatch[ERR_MESSAGE_MAX + 1] = "";
     if (st == LM_ERR_MISMATCH) snprintf(mismatch, sizeof mismatch, "%s", lm_last_error());
     if ((rc = save_outputs(r, ra)) >= 0) goto done;
-    print_summary(ra, st, &rep);
+    const lm_profile_entry *profile = NULL;
+    size_t profile_count = 0;
+    lm_replay_get_profile(r, &profile, &profile_count);
+    print_summary(ra, st, &rep, profile, profile_count);
     rc = LMT_EXIT_OK;
     if (st == LM_ERR_MISMATCH) {
         lmt_error("run", "%s: %s%s", ra->path, mismatch,

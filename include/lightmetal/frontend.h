@@ -165,6 +165,11 @@ typedef struct lmfe_op_summary {
     lmfe_placement placement;
     uint32_t count;
     double seconds; /* host time spent running these nodes while capturing */
+    /* Time the simulator spent running their programs (launches labelled
+     * "OpType name", lm_device_set_launch_label), in the captured run or,
+     * with opts->trace, in the run before it; 0 for ops not on the device.
+     * The queue is asynchronous, so `seconds` does not include it. */
+    double device_seconds;
 } lmfe_op_summary;
 
 /* What a compile did. Owned by the caller: lmfe_report_free. */
@@ -180,6 +185,12 @@ typedef struct lmfe_report {
     uint64_t peak_device_bytes;
     double seconds; /* the whole compile */
     char *notes;    /* human-readable remarks (precision lowered, ...); may be NULL */
+    /* Time the simulator spent running the model's programs: every launch
+     * of the run lmfe_op_summary.device_seconds describes, the graph's
+     * inputs and outputs included. On a device given in opts->device the
+     * compile restarts the device's profile (lm_device_set_profiling) and
+     * leaves profiling off. */
+    double device_seconds;
 } lmfe_report;
 
 void lmfe_report_free(lmfe_report *report);

@@ -12,6 +12,7 @@
 #define LIGHTMETAL_LM_DEVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lightmetal/lm_status.h"
@@ -146,6 +147,51 @@ lm_status lm_device_write_l1(lm_device *device, lm_core core, uint64_t address, 
                              const void *src);
 lm_status lm_device_read_l1(lm_device *device, lm_core core, uint64_t address, uint64_t size,
                             void *dst);
+
+/* ---- launch labels and profiles ----
+ *
+ * A launch label names the program launches and trace replays enqueued
+ * after it, on any queue of the device and from any thread, until the next
+ * label. The profile sums the time of launches by label, and a Light Metal
+ * capture records the label with each EnqueueProgram, so a replay of the
+ * binary profiles under the same names (the ONNX compiler labels each
+ * node's launches "OpType node-name"). */
+
+#define LM_MAX_LAUNCH_LABEL 1024 /* bytes, without the terminating NUL */
+
+/* Copies `label` and makes it the current one; NULL or "" clears it.
+ * Labels are kept (interned) until the device closes. Errors:
+ * LM_ERR_INVALID_HANDLE for a NULL device; LM_ERR_INVALID_ARGUMENT for a
+ * label longer than LM_MAX_LAUNCH_LABEL bytes or beyond 2^20 distinct ones.
+ * Thread-safe. */
+lm_status lm_device_set_launch_label(lm_device *device, const char *label);
+
+/* One label's launches in a profile. */
+typedef struct lm_profile_entry {
+    const char *label; /* "" for launches made with no label */
+    uint64_t launches; /* program launches and trace replays (a trace counts once) */
+    double seconds;    /* wall time the simulator spent running them */
+} lm_profile_entry;
+
+/* Starts timing every launch, clearing what was measured before, or stops
+ * (what was measured stays readable). Off when a device opens: timing costs
+ * two clock reads a launch. Launches already enqueued are timed only if
+ * profiling is on when they were enqueued. Errors: LM_ERR_INVALID_HANDLE for
+ * a NULL device. Thread-safe. */
+lm_status lm_device_set_profiling(lm_device *device, bool enable);
+
+/* The launches timed since profiling was last enabled, one entry per label
+ * in order of each label's first launch. Launches still queued are not
+ * counted yet: lm_finish the queues first. `*out_entries` (NULL when there
+ * are none) and its labels are one allocation, the caller's: free it with
+ * lm_profile_free. Errors: LM_ERR_INVALID_HANDLE for a NULL device;
+ * LM_ERR_INVALID_ARGUMENT for NULL outputs; out of host memory.
+ * Thread-safe. */
+lm_status lm_device_get_profile(lm_device *device, lm_profile_entry **out_entries,
+                                size_t *out_count);
+
+/* Frees what lm_device_get_profile gave (NULL is fine). */
+void lm_profile_free(lm_profile_entry *entries);
 
 #ifdef __cplusplus
 }

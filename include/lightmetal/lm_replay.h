@@ -86,6 +86,12 @@ typedef struct lm_replay_options {
      * capturing device did not make them so. Default false: what the binary
      * recorded. */
     bool strict_protocol;
+    /* Time every launch by its recorded label (lm_device_set_launch_label:
+     * a compiled model's launches are labelled "OpType node-name", a trace
+     * replay "trace N"); lm_replay_get_profile gives the result. On a device
+     * given to lm_replay_run this restarts the device's profile and leaves
+     * profiling off. Default false. */
+    bool profile;
 } lm_replay_options;
 
 void lm_replay_options_init(lm_replay_options *opts);
@@ -119,6 +125,14 @@ lm_status lm_replay_run(lm_replay *replay, lm_device *device, const lm_replay_op
 /* Copies the named buffer's contents as the last run left them (`size`
  * bytes, the buffer's; for an empty tensor 0, and `dst` may be NULL). */
 lm_status lm_replay_get_output(lm_replay *replay, const char *name, void *dst, uint64_t size);
+
+/* The profile of the last run made with lm_replay_options.profile (all of
+ * its loops), one entry per label in order of first launch; none (NULL, 0)
+ * after a run without it. Owned by the replay: valid until the next
+ * lm_replay_run or lm_replay_close. Errors: LM_ERR_INVALID_ARGUMENT for NULL
+ * arguments. */
+lm_status lm_replay_get_profile(const lm_replay *replay, const lm_profile_entry **out_entries,
+                                size_t *out_count);
 
 void lm_replay_close(lm_replay *replay);
 

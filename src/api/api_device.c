@@ -1,7 +1,12 @@
 /* Public device API: argument validation, then the runtime. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "base/error.h"
+#include "format/lmb_semantic.h"
 #include "lightmetal/lm_device.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 
 /* Option limits. Grids beyond 32x32 would not fit the NoC coordinate fields;
  * memory limits keep every device address inside 64 bits with room to spare. */
@@ -104,4 +109,34 @@ lm_command_queue *lm_device_command_queue(lm_device *device, uint32_t cq_id) {
         return NULL;
     }
     return device->queues[cq_id];
+}
+
+lm_status lm_device_set_launch_label(lm_device *device, const char *label) {
+    const char *fn = "lm_device_set_launch_label";
+    if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
+    const char *problem = label ? lmb_launch_label_problem(label, strlen(label)) : NULL;
+    if (problem) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: label %s", fn, problem);
+    lm_status st = rt_profile_set_label(device->profile, label);
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
+
+lm_status lm_device_set_profiling(lm_device *device, bool enable) {
+    if (!device) return err_set(LM_ERR_INVALID_HANDLE, "lm_device_set_profiling: device is NULL");
+    rt_profile_set_enabled(device->profile, enable);
+    return LM_OK;
+}
+
+lm_status lm_device_get_profile(lm_device *device, lm_profile_entry **out_entries,
+                                size_t *out_count) {
+    const char *fn = "lm_device_get_profile";
+    if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
+    if (!out_entries || !out_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                       out_entries ? "out_count" : "out_entries");
+    lm_status st = rt_profile_copy(device->profile, out_entries, out_count);
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
+
+void lm_profile_free(lm_profile_entry *entries) {
+    free(entries);
 }

@@ -14,6 +14,7 @@
 #include "runtime/capture_sink.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 #include "runtime/program.h"
 #include "runtime/trace_blob.h"
 
@@ -532,10 +533,14 @@ void cap_enqueue_program(lm_device *dev, uint32_t cq, lm_program program, bool b
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
     fb_builder *b = lmb_writer_builder(r->writer);
+    /* The label current at the enqueue, which this thread just made. */
+    const char *label = rt_profile_text(dev->profile, rt_profile_current(dev->profile));
+    fb_ref vlabel = label ? fb_create_string(b, label, strlen(label)) : 0;
     lmb_EnqueueProgram_start(b);
     lmb_EnqueueProgram_add_cq_id(b, (uint8_t)cq);
     lmb_EnqueueProgram_add_program_id(b, pid);
     lmb_EnqueueProgram_add_blocking(b, blocking);
+    if (vlabel) lmb_EnqueueProgram_add_label(b, vlabel);
     add(r, LMB_Command_EnqueueProgram, lmb_EnqueueProgram_end(b));
     unlock(r);
 }

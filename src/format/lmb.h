@@ -29,8 +29,9 @@
 /* The format version this code writes; it reads any file with the same
  * major version (minor versions only add fields, which older readers skip). */
 #define LMB_FORMAT_MAJOR 2
-/* 2.1: BufferName.element_type; 2.2: empty BufferName shapes; 2.3: BufferName.scalar */
-#define LMB_FORMAT_MINOR 3
+/* 2.1: BufferName.element_type; 2.2: empty BufferName shapes; 2.3: BufferName.scalar;
+ * 2.4: EnqueueProgram.label */
+#define LMB_FORMAT_MINOR 4
 
 #define LMB_DATA_REGION_ALIGN 4096u
 #define LMB_BLOB_ALIGN 64u

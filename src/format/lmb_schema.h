@@ -287,7 +287,8 @@ LMB_STRUCTS(LMB_STRUCT_DECL_)
 #define LMB_TABLE_EnqueueProgram(X)                                                                \
     X(EnqueueProgram, cq_id, 0, U8, _, 0)                                                          \
     X(EnqueueProgram, program_id, 1, U32, _, 0)                                                    \
-    X(EnqueueProgram, blocking, 2, BOOL, _, 0)
+    X(EnqueueProgram, blocking, 2, BOOL, _, 0)                                                     \
+    X(EnqueueProgram, label, 3, STRING, _, 0)
 #define LMB_TABLE_BeginTraceCapture(X)                                                             \
     X(BeginTraceCapture, cq_id, 0, U8, _, 0) X(BeginTraceCapture, trace_id, 1, U32, _, 0)
 #define LMB_TABLE_EndTraceCapture(X)                                                               \

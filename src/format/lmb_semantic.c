@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/idmap.h"
 #include "base/shard.h"
+#include "lightmetal/lm_device.h"
 #include "format/lmb_enums.h"
 
 #define LMB_CB_COUNT 32
@@ -112,6 +113,17 @@ static bool sem_identifier(fb_str name) {
         if (!alpha && !(i > 0 && ch >= '0' && ch <= '9')) return false;
     }
     return true;
+}
+
+#define SEM_STR_(x) #x
+#define SEM_STR(x) SEM_STR_(x)
+
+const char *lmb_launch_label_problem(const char *label, size_t len) {
+    if (len > LM_MAX_LAUNCH_LABEL) return "longer than " SEM_STR(LM_MAX_LAUNCH_LABEL) " bytes";
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)label[i] < 0x20 || label[i] == 0x7f)
+            return "contains a control character (a launch label is one line of text)";
+    return NULL;
 }
 
 /* The defines and named compile-time args a kernel records (for inspection:
@@ -626,10 +638,14 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
                             "semaphore %" PRIu32 " is beyond the %" PRIu32 " semaphores of a core",
                             lmb_CreateSemaphore_semaphore_id(c), s->opts->max_semaphores);
         return LM_OK;
-    case LMB_Command_EnqueueProgram:
+    case LMB_Command_EnqueueProgram: {
         if ((st = sem_queue(s, lmb_EnqueueProgram_cq_id(c)))) return st;
+        fb_str label = lmb_EnqueueProgram_label(c);
+        const char *problem = lmb_launch_label_problem(label.ptr, label.len);
+        if (problem) return sem_fail(s, "label", "%s", problem);
         return sem_use(s, &s->programs, "program_id", "program", lmb_EnqueueProgram_program_id(c),
                        NULL);
+    }
     case LMB_Command_BeginTraceCapture:
         if ((st = sem_queue(s, lmb_BeginTraceCapture_cq_id(c)))) return st;
         return sem_define(s, &s->traces, "trace_id", "trace", lmb_BeginTraceCapture_trace_id(c), 2);

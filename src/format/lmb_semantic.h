@@ -69,6 +69,11 @@ typedef struct lmb_semantic_facts {
 lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semantic_options *opts,
                                lmb_semantic_facts *out_facts);
 
+/* What is wrong with a launch label of `len` bytes (lm_device_set_launch_label,
+ * EnqueueProgram.label), or NULL when nothing is: at most LM_MAX_LAUNCH_LABEL
+ * bytes of one line, no control characters, so that tools print it as is. */
+const char *lmb_launch_label_problem(const char *label, size_t len);
+
 /* Checks one kernel ELF on its own (same rules as above); `what` names it in
  * the message. */
 lm_status lmb_check_kernel_elf(const uint8_t *elf, uint64_t size, const lmb_kernel_map *map,

@@ -97,11 +97,25 @@ static lm_status summary_add(summary *s, const char *op, lmfe_placement p, doubl
         s->rows = r;
         s->cap = cap;
     }
-    s->rows[s->count++] = (lmfe_op_summary){op, p, 1, seconds};
+    s->rows[s->count++] = (lmfe_op_summary){op, p, 1, seconds, 0};
     return LM_OK;
 }
 
 /* ---- lowering ---- */
+
+/* Names the launches of node `n` "OpType name" ("OpType #index" when the
+ * node has no name) for profiles, in this run and in the binary's replays.
+ * Control characters in a name become '?' (a label is one line). */
+static lm_status label_node(fe_ctx *c, const fe_node *n) {
+    char label[LM_MAX_LAUNCH_LABEL + 1];
+    if (n->name[0])
+        snprintf(label, sizeof label, "%s %s", n->op_type, n->name);
+    else
+        snprintf(label, sizeof label, "%s #%u", n->op_type, (unsigned)n->index);
+    for (char *p = label; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    return lm_device_set_launch_label(c->device, label);
+}
 
 /* Runs every device node; with `timing` records each node's host time. */
 static lm_status lower_all(fe_ctx *c, double *node_seconds) {
@@ -116,7 +130,8 @@ static lm_status lower_all(fe_ctx *c, double *node_seconds) {
         const fe_op_def *op = fe_op_find(n->op_type);
         c->current = n;
         double t0 = now_s();
-        lm_status st = op->lower(c, n);
+        lm_status st = label_node(c, n);
+        if (!st) st = op->lower(c, n);
         if (node_seconds) node_seconds[k] += now_s() - t0;
         if (st) return st;
         for (uint32_t i = 0; i < n->input_count; i++)
@@ -273,16 +288,20 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
     fe_graph *g = c->g;
     lm_command_queue *cq = lm_device_command_queue(c->device, 0);
     fe_plan_reset_uses(c);
-    lm_status st = create_inputs(c, capture, golden, ins);
+    lm_status st = lm_device_set_launch_label(c->device, "input");
+    if (!st) st = create_inputs(c, capture, golden, ins);
     uint32_t trace_id = 0;
     c->traced = false;
     bool tracing = capture && c->opts->trace;
     if (!st && tracing) st = lm_begin_trace_capture(cq, &trace_id);
     if (!st) st = lower_all(c, node_seconds);
+    if (!st) st = lm_device_set_launch_label(c->device, "output");
     for (uint32_t k = 0; !st && k < g->output_count; k++) {
         st = output_tensor(c, g->outputs[k], &outs[k]);
         if (st) err_prefix(st, "graph output '%s'", fe_output_name(g, k));
     }
+    lm_status st3 = lm_device_set_launch_label(c->device, NULL);
+    if (!st) st = st3;
     if (tracing) {
         lm_status st2 = lm_end_trace_capture(cq, trace_id);
         if (!st2) {
@@ -363,7 +382,32 @@ static lm_status memory_end(fe_ctx *c, const uint64_t base[2]) {
     return LM_OK;
 }
 
+/* The device time of the run profiled (see lmfe_compile_onnx), by op type:
+ * each launch label's first word is its node's op type (label_node). */
+static void add_device_time(summary *s, const lm_profile_entry *e, size_t n, lmfe_report *r) {
+    for (size_t i = 0; i < n; i++) {
+        r->device_seconds += e[i].seconds;
+        size_t len = strcspn(e[i].label, " ");
+        for (size_t k = 0; k < s->count; k++) {
+            lmfe_op_summary *row = &s->rows[k];
+            if (row->placement == LMFE_ON_DEVICE && strlen(row->op_type) == len &&
+                !memcmp(row->op_type, e[i].label, len)) {
+                row->device_seconds += e[i].seconds;
+                break;
+            }
+        }
+    }
+}
+
+/* The profile of the run just made (queue 0 finished first: the
+ * frontend enqueues there only). */
+static lm_status take_profile(fe_ctx *c, lm_profile_entry **out, size_t *out_count) {
+    lm_status st = lm_finish(lm_device_command_queue(c->device, 0));
+    return st ? st : lm_device_get_profile(c->device, out, out_count);
+}
+
 static lm_status report_fill(fe_ctx *c, const double *node_seconds, double seconds,
+                             const lm_profile_entry *profile, size_t profile_count,
                              lmfe_report *r) {
     summary s = {0};
     lm_status st = LM_OK;
@@ -382,6 +426,7 @@ static lm_status report_fill(fe_ctx *c, const double *node_seconds, double secon
         free(s.rows);
         return st;
     }
+    add_device_time(&s, profile, profile_count, r);
     r->ops = s.rows;
     r->op_count = s.count;
     r->weight_bytes = c->weight_bytes;
@@ -453,10 +498,17 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     c.device = opts->device ? opts->device : own;
     uint64_t memory_base[2];
     if (!st) st = memory_begin(&c, memory_base);
+    /* The device time of each op comes from the run that executes the
+     * programs one by one: the warm-up of a trace compile, else the
+     * captured run. */
+    lm_profile_entry *profile = NULL;
+    size_t profile_count = 0;
+    if (!st) st = lm_device_set_profiling(c.device, true);
     if (!st && opts->trace) {
         /* The warm-up: every program built and every constant uploaded
          * before the trace, which may do neither. */
         st = run_model(&c, false, golden, NULL, ins, outs);
+        if (!st) st = take_profile(&c, &profile, &profile_count);
         for (uint32_t k = 0; k < g->output_count; k++)
             fe_free(outs[k]);
         memset(outs, 0, g->output_count * sizeof *outs);
@@ -465,6 +517,7 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     if (!st) st = lm_light_metal_begin_capture(c.device, NULL);
     capturing = !st;
     if (!st) st = run_model(&c, true, golden, node_seconds, ins, outs);
+    if (!st && !opts->trace) st = take_profile(&c, &profile, &profile_count);
     if (!st) st = memory_end(&c, memory_base);
     if (capturing) {
         lm_status st2 = lm_light_metal_end_capture(c.device, &binary);
@@ -484,7 +537,10 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
         fe_free(ins[k]);
     free(outs);
     free(ins);
-    if (!st && out_report) st = report_fill(&c, node_seconds, now_s() - t0, out_report);
+    if (!st && out_report)
+        st = report_fill(&c, node_seconds, now_s() - t0, profile, profile_count, out_report);
+    lm_profile_free(profile);
+    if (c.device) lm_device_set_profiling(c.device, false);
     compile_cleanup(&c);
     if (own) {
         lm_status st2 = lm_device_close(own);

@@ -3,6 +3,7 @@
  * recorded again and no argument is checked twice). */
 #include "lightmetal/lm_replay.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "runtime/capture_sink.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 #include "runtime/program.h"
 #include "runtime/trace.h"
 #include "runtime/trace_blob.h"
@@ -45,7 +47,9 @@ struct lm_replay {
     fb_vec commands;
     named *names;
     uint32_t name_count;
-    uint32_t queues_used; /* bit q: some command runs on queue q */
+    uint32_t queues_used;      /* bit q: some command runs on queue q */
+    lm_profile_entry *profile; /* the last run's, with lm_replay_options.profile */
+    size_t profile_count;
 };
 
 /* What one run keeps. */
@@ -176,6 +180,7 @@ void lm_replay_close(lm_replay *r) {
         free(r->names[i].output);
     }
     free(r->names);
+    lm_profile_free(r->profile);
     file_unmap(&r->mapping);
     free(r);
 }
@@ -393,6 +398,16 @@ static lm_status check_blob(const run_state *s, const char *what, const uint8_t 
 
 static uint32_t cq_id_of(run_state *s, uint8_t cq) {
     return rt_cq_id(queue(s, cq));
+}
+
+/* Makes a launch's recorded label the device's current one (none when the
+ * command has none), so profiles and a capture of this replay keep it. */
+static lm_status set_label(run_state *s, fb_str label) {
+    char text[LM_MAX_LAUNCH_LABEL + 1];
+    size_t len = label.len < LM_MAX_LAUNCH_LABEL ? label.len : LM_MAX_LAUNCH_LABEL; /* verified */
+    if (len) memcpy(text, label.ptr, len);
+    text[len] = 0;
+    return rt_profile_set_label(s->dev->profile, text);
 }
 
 /* Whether a transfer the capture made blocking must wait here. Its host
@@ -641,6 +656,7 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_program p = {id_get(&s->programs, lmb_EnqueueProgram_program_id(c))};
         bool into_trace = rt_trace_capturing(cq) != NULL; /* then the trace holds it */
         s->report->host_waits += lmb_EnqueueProgram_blocking(c);
+        if ((st = set_label(s, lmb_EnqueueProgram_label(c)))) return st;
         st = rt_program_enqueue(cq, p, lmb_EnqueueProgram_blocking(c));
         if (!st && !into_trace)
             SINK(s, enqueue_program, rt_cq_id(cq), p, lmb_EnqueueProgram_blocking(c));
@@ -739,6 +755,9 @@ static lm_status run_command(run_state *s, fb_table e) {
         {
             uint32_t id = (uint32_t)id_get(&s->traces, lmb_ReplayTrace_trace_id(c));
             s->report->host_waits += lmb_ReplayTrace_blocking(c);
+            char label[32];
+            snprintf(label, sizeof label, "trace %" PRIu32, lmb_ReplayTrace_trace_id(c));
+            if ((st = rt_profile_set_label(s->dev->profile, label))) return st;
             st = rt_trace_replay(queue(s, lmb_ReplayTrace_cq_id(c)), id,
                                  lmb_ReplayTrace_blocking(c));
             if (!st)
@@ -904,6 +923,11 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
     if (st) return err_prefix(st, "%s", fn);
     if (own) dev = own;
 
+    lm_profile_free(r->profile);
+    r->profile = NULL;
+    r->profile_count = 0;
+    if (opts->profile) rt_profile_set_enabled(dev->profile, true);
+
     run_state s = {.r = r, .dev = dev, .opts = opts, .report = &report};
     double t0 = now();
     uint32_t n = r->commands.len;
@@ -923,10 +947,30 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
     }
     report.seconds = now() - t0;
     free(s.reads);
+    /* The queues are finished (end_run); a label of this binary does not
+     * outlive the run on a device that is the caller's. */
+    rt_profile_set_label(dev->profile, NULL);
+    if (opts->profile) {
+        lm_status ps = rt_profile_copy(dev->profile, &r->profile, &r->profile_count);
+        if (!st) st = ps;
+        rt_profile_set_enabled(dev->profile, false);
+    }
     if (own) {
         lm_status cs = lm_device_close(own);
         if (!st) st = cs;
     }
     if (out_report && (st == LM_OK || st == LM_ERR_MISMATCH)) *out_report = report;
     return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
+
+lm_status lm_replay_get_profile(const lm_replay *r, const lm_profile_entry **out_entries,
+                                size_t *out_count) {
+    const char *fn = "lm_replay_get_profile";
+    if (!r) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay is NULL", fn);
+    if (!out_entries || !out_count)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                       out_entries ? "out_count" : "out_entries");
+    *out_entries = r->profile;
+    *out_count = r->profile_count;
+    return LM_OK;
 }

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 
 /* Ring size: enough to keep the dispatcher busy, small enough that a runaway
  * producer is throttled early. */
@@ -16,6 +17,10 @@ typedef struct cq_entry {
     rt_cmd cmd;
     rt_cmd_done_fn done;
     void *done_arg;
+    /* Launches: the label current when enqueued, and whether to time it
+     * (profiling was on then). */
+    uint32_t label;
+    bool timed;
 } cq_entry;
 
 struct lm_command_queue {
@@ -55,8 +60,11 @@ static void *dispatcher_main(void *arg) {
             rt_cq_wait_completed(entry.cmd.u.wait.queue, entry.cmd.u.wait.seq);
         } else if (entry.cmd.op == RT_CMD_MARKER) {
         } else if (!skip) {
+            double t0 = entry.timed ? rt_profile_now() : 0;
             st = backend->ops->execute(backend, cq->id, &entry.cmd);
             if (st) err_copy(message, sizeof message);
+            if (entry.timed)
+                rt_profile_add(cq->device->profile, entry.label, rt_profile_now() - t0);
         }
         /* Release before counting the command complete, so a finished queue
          * holds nothing. */
@@ -141,6 +149,10 @@ lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn don
     e->cmd = *cmd;
     e->done = done;
     e->done_arg = done_arg;
+    rt_profile *profile = cq->device->profile;
+    bool launch = cmd->op == RT_CMD_PROGRAM || cmd->op == RT_CMD_TRACE;
+    e->label = launch ? rt_profile_current(profile) : 0;
+    e->timed = launch && rt_profile_enabled(profile);
     cq->count++;
     uint64_t seq = ++cq->pushed;
     pthread_cond_signal(&cq->not_empty);

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "runtime/buffer.h"
 #include "runtime/cq.h"
+#include "runtime/profile.h"
 #include "runtime/program.h"
 #include "runtime/trace.h"
 
@@ -59,6 +60,7 @@ lm_status rt_device_open(const lm_device_options *opts, lm_device **out_device) 
         .print_user = opts->print_user,
     };
     lm_status st = rt_backend_sim_create(&bc, &dev->backend);
+    if (!st) st = rt_profile_create(&dev->profile);
     if (!st) st = rv_image_cache_create(RT_IMAGES_KEPT, &dev->images);
     for (uint32_t q = 0; !st && q < i->num_command_queues; q++)
         st = rt_cq_create(dev, q, &dev->queues[q]);
@@ -105,6 +107,7 @@ lm_status rt_device_close(lm_device *dev) {
     rt_program_release_all(dev);
     rt_buffer_release_all(dev);
     rv_image_cache_destroy(dev->images);
+    rt_profile_destroy(dev->profile);
     if (dev->backend) dev->backend->ops->destroy(dev->backend);
     alloc_destroy(&dev->dram);
     alloc_destroy(&dev->l1);

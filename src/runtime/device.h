@@ -31,6 +31,7 @@ struct rt_program;
 struct rt_trace;
 struct cap_recorder;
 struct rt_capture_sink;
+struct rt_profile;
 
 struct lm_device {
     lm_device_info info;
@@ -55,6 +56,8 @@ struct lm_device {
     /* Kernel images by content: programs made again (each replay) reuse
      * them (thread-safe on its own). */
     struct rv_image_cache *images;
+    /* Launch labels and times (profile.h; thread-safe on its own). */
+    struct rt_profile *profile;
 };
 
 /* Opens a device from validated options. */

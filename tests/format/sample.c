@@ -175,9 +175,11 @@ lm_status sample_build(void **out_data, size_t *out_size) {
         ADD(CreateSemaphore, lmb_CreateSemaphore_end(b));
     }
     /* 13 */
+    fb_ref label = fb_create_string(b, "MatMul /layer/mm", 16);
     lmb_EnqueueProgram_start(b);
     lmb_EnqueueProgram_add_program_id(b, 3);
     lmb_EnqueueProgram_add_blocking(b, true);
+    lmb_EnqueueProgram_add_label(b, label);
     ADD(EnqueueProgram, lmb_EnqueueProgram_end(b));
     /* 14 .. 18 */
     lmb_BeginTraceCapture_start(b);
@@ -372,6 +374,8 @@ const char *sample_check(const void *file, bool check_blobs) {
     EXPECT((t = cmd(cmds, 13, LMB_Command_EnqueueProgram)));
     EXPECT(lmb_EnqueueProgram_cq_id(t) == 0 && lmb_EnqueueProgram_program_id(t) == 3 &&
            lmb_EnqueueProgram_blocking(t));
+    fb_str label = lmb_EnqueueProgram_label(t);
+    EXPECT(label.len == 16 && !memcmp(label.ptr, "MatMul /layer/mm", 16));
     EXPECT((t = cmd(cmds, 14, LMB_Command_BeginTraceCapture)));
     EXPECT(lmb_BeginTraceCapture_cq_id(t) == 2 && lmb_BeginTraceCapture_trace_id(t) == 77);
     EXPECT((t = cmd(cmds, 15, LMB_Command_EndTraceCapture)));

@@ -80,6 +80,8 @@ enum bug {
     BUG_NAME_ELEMENT_TYPE_NO_FORMAT,
     BUG_NAME_SCALAR_SIZE,
     BUG_NAME_SCALAR_SHAPE,
+    BUG_LABEL_LONG,
+    BUG_LABEL_LINE_BREAK,
 };
 
 static lm_status build(enum bug bug, void **out, size_t *out_size) {
@@ -143,7 +145,17 @@ static lm_status build(enum bug bug, void **out, size_t *out_size) {
             lmb_CreateCircularBuffer_add_total_size(b, 8192);
             lmb_CreateCircularBuffer_add_formats(b, fv));
     }
-    CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1));
+    {
+        /* A launch label: one line of at most 1024 bytes. */
+        char label[1100];
+        memset(label, 'a', sizeof label);
+        memcpy(label, "Conv /x", 7);
+        size_t len = bug == BUG_LABEL_LONG ? 1025 : bug == BUG_LABEL_LINE_BREAK ? 9 : 1024;
+        if (bug == BUG_LABEL_LINE_BREAK) label[7] = '\n';
+        fb_ref text = fb_create_string(b, label, len);
+        CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1);
+            lmb_EnqueueProgram_add_label(b, text));
+    }
     CMD(BeginTraceCapture, lmb_BeginTraceCapture_add_trace_id(b, 4));
     CMD(EnqueueProgram, lmb_EnqueueProgram_add_program_id(b, 1));
     CMD(EndTraceCapture, lmb_EndTraceCapture_add_trace_id(b, 4));
@@ -312,6 +324,11 @@ static void test_limits(void) {
                 "semaphores of a core");
     CHECK_FAILS(check(BUG_TOO_MANY_RANGES), LM_ERR_INVALID_FILE,
                 "commands[15] (CreateSemaphore).cores: 17 core ranges (at most 16)");
+    CHECK_FAILS(check(BUG_LABEL_LONG), LM_ERR_INVALID_FILE,
+                "commands[7] (EnqueueProgram).label: longer than 1024 bytes");
+    CHECK_FAILS(check(BUG_LABEL_LINE_BREAK), LM_ERR_INVALID_FILE,
+                "commands[7] (EnqueueProgram).label: contains a control character (a launch "
+                "label is one line of text)");
 }
 
 /* Buffers must fit the descriptor's banks where they were recorded, never

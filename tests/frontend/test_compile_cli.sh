@@ -67,6 +67,19 @@ expect_error graph_outputs_empty 2 "--graph-outputs: '$E,' has an empty name" \
 expect_ok compile "1 nodes, 1 on the device" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok summary_row "Add" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
 expect_ok verify "ok" verify "$W/add.lmb"
+# Where the time goes: the compile's device time per op, and a replay's by
+# node label (its first word the op).
+expect_ok summary_device_time "host time device time" compile "$D/test_add/model.onnx" -o "$W/add.lmb"
+expect_ok run_profile_label "  Add #0" run "$W/add.lmb" --profile
+expect_ok run_profile_by_op "by op (a label's first word):" run "$W/add.lmb" --profile
+expect_ok run_profile_json '"label": "Add #0"' run "$W/add.lmb" --profile --json
+expect_error run_profile_value 2 "--profile takes no value" run "$W/add.lmb" --profile=5
+lm run "$W/add.lmb" --json
+if [ "$rc" -eq 0 ] && ! grep -q '"profile"' "$W/out"; then
+    pass run_no_profile_json
+else
+    fail run_no_profile_json "exit $rc: $(cat "$W/out")"
+fi
 lm compile -q "$D/test_add/model.onnx" -o "$W/add_q.lmb"
 if [ "$rc" -ne 0 ] || [ -s "$W/out" ] || [ -s "$W/err" ]; then
     fail quiet "exit $rc, printed: $(cat "$W/out" "$W/err")"

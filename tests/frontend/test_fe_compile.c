@@ -145,6 +145,75 @@ static void test_mlp_fused_folded_dead(void) {
     lm_binary_free(bin);
 }
 
+/* Each node's launches are labelled "OpType name" ("OpType #index" when it
+ * has none, control characters as '?'): the report gives each op's device
+ * time, and a replay of the binary profiles under the same labels (a trace
+ * as one launch). */
+static const lm_profile_entry *labelled(const lm_profile_entry *e, size_t n, const char *label) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(e[i].label, label)) return &e[i];
+    return NULL;
+}
+
+static void test_profile_labels(void) {
+    Onnx__GraphProto *g = ob_graph("labels");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[2] = {40, 64}, wd[2] = {64, 48}, yd[2] = {48, 40};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    float w[64 * 48];
+    for (int i = 0; i < 64 * 48; i++)
+        w[i] = (float)(i % 7) * 0.125f - 0.375f;
+    f32_init(g, "W", 2, wd, w, 64 * 48);
+    ob_node(g, "MatMul", "mm\nline", (const char *[]){"x", "W", NULL}, (const char *[]){"h", NULL});
+    ob_node(g, "Sin", "", (const char *[]){"h", NULL}, (const char *[]){"s", NULL});
+    Onnx__NodeProto *t =
+        ob_node(g, "Transpose", "to/y", (const char *[]){"s", NULL}, (const char *[]){"y", NULL});
+    ob_attr_is(t, "perm", (const int64_t[]){1, 0}, 2);
+    const char *path = save(m);
+    for (int traced = 0; traced < 2; traced++) {
+        lmfe_compile_options o;
+        lmfe_compile_options_init(&o);
+        o.trace = traced;
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, &rep));
+        double sum = 0;
+        for (size_t i = 0; i < rep.op_count; i++) {
+            const lmfe_op_summary *r = &rep.ops[i];
+            /* A node on the device may launch nothing of its own (this
+             * Transpose only changes how the output is read). */
+            CHECK(r->placement == LMFE_ON_DEVICE ? r->device_seconds >= 0 : r->device_seconds == 0);
+            if (!strcmp(r->op_type, "MatMul") || !strcmp(r->op_type, "Sin"))
+                CHECK(r->device_seconds > 0);
+            sum += r->device_seconds;
+        }
+        CHECK(placement_of(&rep, "Sin") == LMFE_ON_DEVICE);
+        CHECK(rep.device_seconds > 0 && sum <= rep.device_seconds * (1 + 1e-9));
+        lmfe_report_free(&rep);
+
+        lm_replay *r;
+        CHECK_OK(replay_open(bin, &r));
+        lm_replay_options ro;
+        lm_replay_options_init(&ro);
+        ro.profile = true;
+        CHECK_OK(lm_replay_run(r, NULL, &ro, NULL));
+        const lm_profile_entry *e;
+        size_t n;
+        CHECK_OK(lm_replay_get_profile(r, &e, &n));
+        if (traced) {
+            CHECK(n == 1 && !strcmp(e[0].label, "trace 1") && e[0].launches == 1);
+        } else {
+            CHECK(labelled(e, n, "MatMul mm?line") && labelled(e, n, "Sin #1") &&
+                  labelled(e, n, "output"));
+            for (size_t i = 0; i < n; i++)
+                CHECK(e[i].launches > 0 && e[i].seconds > 0);
+        }
+        lm_replay_close(r);
+        lm_binary_free(bin);
+    }
+}
+
 /* Two MatMuls with equal weights: the weight is uploaded and stored once. */
 static void test_weights_stored_once(void) {
     float w[9];
@@ -3148,6 +3217,7 @@ int main(void) {
     TEST_RUN(test_channel_shuffle);
     TEST_RUN(test_regroup_ones);
     TEST_RUN(test_weights_stored_once);
+    TEST_RUN(test_profile_labels);
     TEST_RUN(test_conv_bn_relu_fusion);
     TEST_RUN(test_binding_and_refusals);
     TEST_RUN(test_unsupported);

@@ -29,7 +29,7 @@ for c in run info dump verify; do
     expect_ok "help_${c}_short" "usage: lightmetal $c" "$c" -h
 done
 expect_ok help_command "usage: lightmetal info" help info
-expect_ok version "binary format 2.3" --version
+expect_ok version "binary format 2.4" --version
 # Every command's help states its exit codes and options with defaults.
 for c in run info dump verify; do
     expect_ok "help_${c}_exit_codes" "exit codes" "$c" --help
@@ -40,6 +40,7 @@ for flag in --no-goldens --no-verify-hashes --watchdog "'lightmetal verify'" "de
     expect_ok "help_run_mentions_$flag" "$flag" run --help
 done
 expect_ok help_info_roles "InputOutput (both)" info --help
+expect_ok help_run_profile "--profile" run --help
 expect_ok help_info_no_format '"no format"' info --help
 expect_ok help_top_version "--version" --help
 expect_error no_command 2 "missing COMMAND"
@@ -68,7 +69,7 @@ expect_error verify_unknown_with_value 2 "unknown option --bogus" verify --bogus
 expect_error help_with_value 2 "--help takes no value" info --help=1
 
 # ---------------------------------------------------------------- info
-expect_ok info_version "format version: 2.3.0" info "$W/valid.lmb"
+expect_ok info_version "format version: 2.4.0" info "$W/valid.lmb"
 expect_ok info_system "grid 8x8, L1 1499136 bytes, DRAM 12 banks" info "$W/valid.lmb"
 expect_ok info_kernel "reader" info "$W/valid.lmb"
 expect_ok info_counts "CreateBuffer           2" info "$W/valid.lmb"

@@ -28,7 +28,7 @@ T=$W/typed.lmb
 
 # ------------------------------------------------------------ the file
 expect_ok typed_verify "typed.lmb: ok" verify "$T"
-expect_ok typed_format_version "format version: 2.3.0" info "$T"
+expect_ok typed_format_version "format version: 2.4.0" info "$T"
 expect_ok typed_info_ids "ids              Input             4096 bytes  Int64 stored as Int32, shape (32, 32)" info "$T"
 expect_ok typed_info_mask "mask             Output            4096 bytes  Bool stored as Int32  (buffer" info "$T"
 expect_ok typed_info_hout "hout             Output            4096 bytes  Float16 stored as Float32, shape (4, 256)" info "$T"

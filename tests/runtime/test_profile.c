@@ -1,0 +1,238 @@
+/* Launch labels and profiles: launches timed by label in order of first
+ * launch, profiling off by default and restarted when enabled, a trace
+ * replay counted once, labels kept by a Light Metal capture and given back
+ * by its replay's profile (also when replayed into a new capture), and the
+ * bad arguments. */
+#include <stdlib.h>
+
+#include "lightmetal/lightmetal.h"
+#include "lm_test.h"
+
+/* A launch that does a little work on two cores. */
+static const char *busy_kernel = "#include \"dataflow_api.h\"\n"
+                                 "void kernel_main(void) {\n"
+                                 "    volatile uint32_t *w = (volatile uint32_t *)0x20000;\n"
+                                 "    for (uint32_t i = 0; i < 2000; i++) w[i % 64] += i;\n"
+                                 "}\n";
+
+static lm_device *open_device(void) {
+    lm_device_options o;
+    lm_device_options_init(&o);
+    o.grid_x = 2;
+    o.grid_y = 1;
+    o.dram_banks = 1;
+    o.dram_bank_size = 16 << 20;
+    o.trace_region_size = 1 << 20;
+    lm_device *dev = NULL;
+    return lm_device_open(&o, &dev) ? NULL : dev;
+}
+
+static lm_status make_program(lm_device *dev, lm_program *out) {
+    lm_core_range_set cores = lm_core_range_set_of(0, 0, 1, 0);
+    lm_kernel_config kc;
+    lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
+    lm_kernel k;
+    lm_status st = lm_create_program(dev, out);
+    if (!st) st = lm_create_kernel_from_string(*out, "busy", busy_kernel, &cores, &kc, &k);
+    return st;
+}
+
+/* Enqueues one launch under `label` (NULL: none). */
+static lm_status launch(lm_device *dev, lm_program p, const char *label) {
+    lm_status st = lm_device_set_launch_label(dev, label);
+    return st ? st : lm_enqueue_program(lm_device_command_queue(dev, 0), p, false);
+}
+
+static void test_profile_by_label(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_program p;
+    CHECK_OK(make_program(dev, &p));
+    lm_profile_entry *e = NULL;
+    size_t n = 7;
+    /* Off by default: nothing is timed. */
+    CHECK_OK(launch(dev, p, "first"));
+    CHECK_OK(lm_finish(cq));
+    CHECK_OK(lm_device_get_profile(dev, &e, &n));
+    CHECK(e == NULL && n == 0);
+
+    CHECK_OK(lm_device_set_profiling(dev, true));
+    CHECK_OK(launch(dev, p, "MatMul /a"));
+    CHECK_OK(launch(dev, p, "Relu /b"));
+    CHECK_OK(launch(dev, p, "MatMul /a"));
+    CHECK_OK(launch(dev, p, NULL));
+    CHECK_OK(launch(dev, p, ""));
+    CHECK_OK(lm_finish(cq));
+    CHECK_OK(lm_device_get_profile(dev, &e, &n));
+    CHECK_EQ_U64(n, 3);
+    /* In order of first launch; the unlabelled ones under "". */
+    CHECK(!strcmp(e[0].label, "MatMul /a") && e[0].launches == 2 && e[0].seconds > 0);
+    CHECK(!strcmp(e[1].label, "Relu /b") && e[1].launches == 1 && e[1].seconds > 0);
+    CHECK(!strcmp(e[2].label, "") && e[2].launches == 2 && e[2].seconds > 0);
+    lm_profile_free(e);
+
+    /* Stopping keeps what was measured; starting again clears it. */
+    CHECK_OK(lm_device_set_profiling(dev, false));
+    CHECK_OK(launch(dev, p, "Relu /b"));
+    CHECK_OK(lm_finish(cq));
+    CHECK_OK(lm_device_get_profile(dev, &e, &n));
+    CHECK(n == 3 && e[1].launches == 1);
+    lm_profile_free(e);
+    CHECK_OK(lm_device_set_profiling(dev, true));
+    CHECK_OK(lm_device_get_profile(dev, &e, &n));
+    CHECK(e == NULL && n == 0);
+
+    /* A trace replay is one launch, under the label current at the replay. */
+    uint32_t id;
+    CHECK_OK(lm_begin_trace_capture(cq, &id));
+    CHECK_OK(launch(dev, p, "inside"));
+    CHECK_OK(launch(dev, p, "inside"));
+    CHECK_OK(lm_end_trace_capture(cq, id));
+    CHECK_OK(lm_device_set_launch_label(dev, "the trace"));
+    CHECK_OK(lm_replay_trace(cq, id, true));
+    CHECK_OK(lm_device_get_profile(dev, &e, &n));
+    CHECK(n == 1 && !strcmp(e[0].label, "the trace") && e[0].launches == 1);
+    lm_profile_free(e);
+    lm_profile_free(NULL);
+    CHECK_OK(lm_release_trace(dev, id));
+    CHECK_OK(lm_device_close(dev));
+}
+
+static void test_bad_arguments(void) {
+    lm_profile_entry *e;
+    size_t n;
+    CHECK_FAILS(lm_device_set_launch_label(NULL, "x"), LM_ERR_INVALID_HANDLE,
+                "lm_device_set_launch_label: device is NULL");
+    CHECK_FAILS(lm_device_set_profiling(NULL, true), LM_ERR_INVALID_HANDLE,
+                "lm_device_set_profiling: device is NULL");
+    CHECK_FAILS(lm_device_get_profile(NULL, &e, &n), LM_ERR_INVALID_HANDLE,
+                "lm_device_get_profile: device is NULL");
+    lm_device *dev = open_device();
+    CHECK(dev);
+    CHECK_FAILS(lm_device_get_profile(dev, NULL, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_get_profile: out_entries is NULL");
+    CHECK_FAILS(lm_device_get_profile(dev, &e, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_get_profile: out_count is NULL");
+    char long_label[LM_MAX_LAUNCH_LABEL + 2];
+    memset(long_label, 'x', sizeof long_label);
+    long_label[LM_MAX_LAUNCH_LABEL + 1] = 0;
+    CHECK_FAILS(lm_device_set_launch_label(dev, long_label), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_set_launch_label: label longer than 1024 bytes");
+    long_label[LM_MAX_LAUNCH_LABEL] = 0; /* exactly the limit */
+    CHECK_OK(lm_device_set_launch_label(dev, long_label));
+    CHECK_FAILS(lm_device_set_launch_label(dev, "two\nlines"), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_set_launch_label: label contains a control character");
+    CHECK_FAILS(lm_device_set_launch_label(dev, "tab\there"), LM_ERR_INVALID_ARGUMENT,
+                "control character");
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* Many distinct labels: the interning table grows and finds each again. */
+static void test_many_labels(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_program p;
+    CHECK_OK(make_program(dev, &p));
+    CHECK_OK(lm_device_set_profiling(dev, true));
+    char label[32];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 300; i++) {
+            snprintf(label, sizeof label, "op %d", i);
+            CHECK_OK(lm_device_set_launch_label(dev, label));
+            if (i % 50 == 0)
+                CHECK_OK(lm_enqueue_program(lm_device_command_queue(dev, 0), p, false));
+        }
+    CHECK_OK(lm_finish(lm_device_command_queue(dev, 0)));
+    lm_profile_entry *e;
+    size_t n;
+    CHECK_OK(lm_device_get_profile(dev, &e, &n));
+    CHECK_EQ_U64(n, 6);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(label, sizeof label, "op %d", (int)i * 50);
+        CHECK(!strcmp(e[i].label, label) && e[i].launches == 2);
+    }
+    lm_profile_free(e);
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* The labels travel in the binary: a replay profiles under them, and a
+ * replay captured again keeps them. */
+static void test_capture_and_replay(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    lm_program p;
+    CHECK_OK(make_program(dev, &p));
+    CHECK_OK(launch(dev, p, "Conv /stem"));
+    CHECK_OK(launch(dev, p, "Add /res"));
+    CHECK_OK(launch(dev, p, NULL));
+    CHECK_OK(launch(dev, p, "Conv /stem"));
+    CHECK_OK(lm_finish(lm_device_command_queue(dev, 0)));
+    lm_binary *bin = NULL;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_device_close(dev));
+
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    const lm_profile_entry *e = (const lm_profile_entry *)1;
+    size_t n = 9;
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_profile(r, &e, &n)); /* not asked for */
+    CHECK(e == NULL && n == 0);
+    lm_replay_options o;
+    lm_replay_options_init(&o);
+    o.profile = true;
+    o.loops = 3;
+    CHECK_OK(lm_replay_run(r, NULL, &o, NULL));
+    CHECK_OK(lm_replay_get_profile(r, &e, &n));
+    CHECK_EQ_U64(n, 3);
+    CHECK(!strcmp(e[0].label, "Conv /stem") && e[0].launches == 6);
+    CHECK(!strcmp(e[1].label, "Add /res") && e[1].launches == 3);
+    CHECK(!strcmp(e[2].label, "") && e[2].launches == 3);
+    CHECK_FAILS(lm_replay_get_profile(NULL, &e, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_replay_get_profile: replay is NULL");
+    CHECK_FAILS(lm_replay_get_profile(r, NULL, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_replay_get_profile: out_entries is NULL");
+
+    /* Replayed on the caller's device inside a capture: the new binary has
+     * the labels too, and the device is left unlabelled with profiling off. */
+    lm_device *again = open_device();
+    CHECK(again);
+    CHECK_OK(lm_light_metal_begin_capture(again, NULL));
+    o.loops = 1;
+    CHECK_OK(lm_replay_run(r, again, &o, NULL));
+    lm_binary *bin2 = NULL;
+    CHECK_OK(lm_light_metal_end_capture(again, &bin2));
+    lm_program q;
+    CHECK_OK(make_program(again, &q));
+    CHECK_OK(lm_enqueue_program(lm_device_command_queue(again, 0), q, false));
+    CHECK_OK(lm_finish(lm_device_command_queue(again, 0)));
+    lm_profile_entry *left;
+    size_t left_count;
+    CHECK_OK(lm_device_get_profile(again, &left, &left_count));
+    CHECK(left_count == 3 && left[0].launches == 2); /* this run's, nothing after */
+    lm_profile_free(left);
+    CHECK_OK(lm_device_close(again));
+    lm_replay_close(r);
+
+    CHECK_OK(lm_binary_data(bin2, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, &o, NULL));
+    CHECK_OK(lm_replay_get_profile(r, &e, &n));
+    CHECK(n == 3 && !strcmp(e[0].label, "Conv /stem") && !strcmp(e[1].label, "Add /res"));
+    lm_replay_close(r);
+    lm_binary_free(bin2);
+    lm_binary_free(bin);
+}
+
+int main(void) {
+    TEST_RUN(test_profile_by_label);
+    TEST_RUN(test_bad_arguments);
+    TEST_RUN(test_many_labels);
+    TEST_RUN(test_capture_and_replay);
+    return test_summary();
+}
