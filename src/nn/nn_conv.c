@@ -109,23 +109,26 @@ lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_
          * (nn_conv_im2col reads a run of pixels with one read). */
         if (!st && (x->layout == LMNN_TILE || cur.id != xh.id))
             st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
-    } else if (layout == LMNN_NCHW) {
-        /* [N, C, H * W] transposed tile by tile to [N, H * W, C]. */
-        lmnn_shape chw = LMNN_SHAPE(n, c, h * w);
-        if (!st && x->layout == LMNN_ROW_MAJOR)
-            st = step(op, lmnn_to_layout(cur, LMNN_TILE, &next), &cur, next, xh);
-        if (!st) st = step(op, lmnn_reshape(cur, &chw, NULL, &next), &cur, next, xh);
-        if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, xh);
-        if (!st) st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
-    } else if (!st && (x->layout == LMNN_TILE || cur.id != xh.id)) {
+    } else if (!st && (x->layout == LMNN_TILE || cur.id != xh.id || layout == LMNN_NCHW)) {
+        nn_tensor *t = x;
+        if (layout == LMNN_NCHW) {
+            /* [N, C, H * W] transposed tile by tile to [N, H * W, C], then
+             * on as an NHWC tile image. */
+            lmnn_shape chw = LMNN_SHAPE(n, c, h * w);
+            if (!st && x->layout == LMNN_ROW_MAJOR)
+                st = step(op, lmnn_to_layout(cur, LMNN_TILE, &next), &cur, next, xh);
+            if (!st) st = step(op, lmnn_reshape(cur, &chw, NULL, &next), &cur, next, xh);
+            if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, xh);
+            if (!st) st = nn_get_tensor(op, "input", cur, &t);
+        }
         /* A tile image [..., N * H * W, C] untilizes straight into a page
          * per image row, [N * H, W * C], the form the patch reader takes a
          * row of pixels from with one read (a page per pixel costs a read
          * per pixel). */
-        nn_tensor *t = NULL, *o;
-        uint32_t last = x->shape.dims[x->shape.rank - 1];
-        if (x->layout == LMNN_TILE && last == c && w > 1 &&
-            x->memory.layout == LM_BUFFER_INTERLEAVED &&
+        nn_tensor *o;
+        uint32_t last = t->shape.dims[t->shape.rank - 1];
+        if (!st && t->layout == LMNN_TILE && last == c && w > 1 &&
+            t->memory.layout == LM_BUFFER_INTERLEAVED &&
             !(st = nn_get_tensor(op, "input", cur, &t))) {
             lmnn_shape rows = LMNN_SHAPE(n * h, w * c);
             st = nn_tensor_new(op, t->device, &rows, t->dtype, LMNN_ROW_MAJOR, &t->memory, &next,

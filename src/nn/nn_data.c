@@ -153,6 +153,87 @@ static void permute_tiles(dm_spec *spec, const void *ctx) {
     if (c->swap) spec->flags = DM_TRANSPOSE;
 }
 
+/* A float permute that swaps the two tile dims, on the compute engine: the
+ * reader takes the output's tiles in order from the input tiles they are
+ * made of, the compute kernel transposes each (transpose_wh_tile), the
+ * writer stores them. data_rows.c would transpose them in interpreted code,
+ * a few times slower. Integers stay there: the compute engine holds them
+ * as floats. */
+static bool swap_on_compute(const nn_tensor *t, const perm_ctx *c) {
+    return c->swap && (t->dtype == LMNN_FLOAT32 || t->dtype == LMNN_BFLOAT16);
+}
+
+static lm_status swap_tiles(const char *op, nn_tensor *t, const dm_out *od, const perm_ctx *c,
+                            lmnn_tensor *out) {
+    uint32_t r = t->shape.rank, dims[LMNN_MAX_DIMS], steps[LMNN_MAX_DIMS], in_steps[LMNN_MAX_DIMS];
+    /* The input's dims in tiles and each one's step in its tile index. */
+    for (uint32_t d = r, step = 1; d-- > 0;) {
+        in_steps[d] = step;
+        step *= d + 2 >= r ? (t->shape.dims[d] + 31) / 32 : t->shape.dims[d];
+    }
+    for (uint32_t d = 0; d < r; d++) {
+        uint32_t from = c->perm[d];
+        dims[d] = from + 2 >= r ? (t->shape.dims[from] + 31) / 32 : t->shape.dims[from];
+        steps[d] = in_steps[from];
+    }
+    lmnn_tensor oh;
+    nn_tensor *o = NULL;
+    lm_status st = dm_make(op, t->device, od, &oh, &o);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "permute_swap");
+    nn_key_add(&key, c->perm, r * sizeof c->perm[0]);
+    nn_key_tensor(&key, t);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(t->device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        lm_data_format f = nn_tile_format(t->dtype);
+        uint32_t rargs[3 + 2 * LMNN_MAX_DIMS + NN_ACCESSOR_WORDS], wargs[NN_TILE_WRITER_ARGS];
+        uint32_t nr = 0, nw = 0;
+        rargs[0] = r;
+        memcpy(rargs + 1, dims, r * sizeof *dims);
+        memcpy(rargs + 1 + r, steps, r * sizeof *steps);
+        st = nn_accessor_words(op, t, rargs + 1 + 2 * r, &nr);
+        if (!st) st = nn_tile_writer_args(op, o, 1, false, wargs, &nw);
+        nn_kernel_spec reader = {
+            "permute_tile_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec compute = {"transpose_compute.c",   LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0,
+                                  t->dtype == LMNN_FLOAT32};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
+        lm_kernel rk, ck, wk;
+        if (!st) st = nn_split_work(op, t->device, o->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, t->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
+        if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
+        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
+        if (!st) st = nn_kernel_split_args(op, &p, rk, &split, rargs, 1 + 2 * r + nr);
+        if (!st) st = nn_kernel_split_args(op, &p, ck, &split, NULL, 0);
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, nw);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {t, o};
+    if (!st) st = nn_launch(op, prog, tensors, 2);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
+/* Whole tiles moved by permute `c`, transposed when it swaps the tile dims. */
+static lm_status move_tiles(const char *op, nn_tensor *t, const dm_out *od, const perm_ctx *c,
+                            lmnn_tensor *out) {
+    if (swap_on_compute(t, c)) return swap_tiles(op, t, od, c, out);
+    return run_tiles(op, t, od, permute_tiles, c, out);
+}
+
 static lm_status permute_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
                             nn_tensor *out) {
     (void)n;
@@ -179,7 +260,7 @@ static lm_status permute_via_tiles(const char *op, nn_tensor *t, const dm_out *o
     c->swap = true;
     lm_status st = dm_make(op, t->device, &tin, &ih, &it);
     if (!st) st = nn_tilize(op, t, it);
-    if (!st) st = run_tiles(op, it, &tout, permute_tiles, c, &th);
+    if (!st) st = move_tiles(op, it, &tout, c, &th);
     if (!st) st = nn_get_tensor(op, "a", th, &tt);
     if (!st) st = dm_make(op, t->device, od, &oh, &o);
     if (!st) st = nn_untilize(op, tt, o);
@@ -245,8 +326,7 @@ static lm_status permute_then_swap(const char *op, nn_tensor *t, const dm_out *o
     nn_tensor *m;
     lm_status st = dm_run_rm(op, t, &mid, view_permute_rm, &keep, &mh);
     if (st) return st;
-    if (!(st = nn_get_tensor(op, "a", mh, &m)))
-        st = run_tiles(op, m, od, permute_tiles, &swap, out);
+    if (!(st = nn_get_tensor(op, "a", mh, &m))) st = move_tiles(op, m, od, &swap, out);
     nn_tensor_discard(mh);
     return st;
 }
@@ -308,7 +388,7 @@ lm_status lmnn_permute(lmnn_tensor a, const int32_t *dims, uint32_t count,
     lmnn_memory_config mem;
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
-    if (permute_moves_tiles(t, &c)) return run_tiles(op, t, &od, permute_tiles, &c, out);
+    if (permute_moves_tiles(t, &c)) return move_tiles(op, t, &od, &c, out);
     view_perm_ctx vc = {t->shape, c, {0}};
     if (swap_pays(t, &vc)) return permute_then_swap(op, t, &od, &vc, out);
     if (t->layout == LMNN_ROW_MAJOR && r >= 2 && c.perm[r - 2] == r - 1 && c.perm[r - 1] == r - 2 &&
