@@ -162,7 +162,9 @@ lm_status lm_device_read_l1(lm_device *device, lm_core core, uint64_t address, u
 /* Copies `label` and makes it the current one; NULL or "" clears it.
  * Labels are kept (interned) until the device closes. Errors:
  * LM_ERR_INVALID_HANDLE for a NULL device; LM_ERR_INVALID_ARGUMENT for a
- * label longer than LM_MAX_LAUNCH_LABEL bytes or beyond 2^20 distinct ones.
+ * label longer than LM_MAX_LAUNCH_LABEL bytes, one that is not printable
+ * UTF-8 on one line (a control character, a malformed byte), or beyond 2^20
+ * distinct ones.
  * Thread-safe. */
 lm_status lm_device_set_launch_label(lm_device *device, const char *label);
 

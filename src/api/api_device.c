@@ -115,7 +115,7 @@ lm_status lm_device_set_launch_label(lm_device *device, const char *label) {
     const char *fn = "lm_device_set_launch_label";
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
     const char *problem = label ? lmb_launch_label_problem(label, strlen(label)) : NULL;
-    if (problem) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: label %s", fn, problem);
+    if (problem) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: the label %s", fn, problem);
     lm_status st = rt_profile_set_label(device->profile, label);
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }

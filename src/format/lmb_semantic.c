@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/idmap.h"
 #include "base/shard.h"
+#include "base/text.h"
 #include "lightmetal/lm_device.h"
 #include "format/lmb_enums.h"
 
@@ -119,10 +120,10 @@ static bool sem_identifier(fb_str name) {
 #define SEM_STR(x) SEM_STR_(x)
 
 const char *lmb_launch_label_problem(const char *label, size_t len) {
-    if (len > LM_MAX_LAUNCH_LABEL) return "longer than " SEM_STR(LM_MAX_LAUNCH_LABEL) " bytes";
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)label[i] < 0x20 || label[i] == 0x7f)
-            return "contains a control character (a launch label is one line of text)";
+    if (len > LM_MAX_LAUNCH_LABEL) return "is longer than " SEM_STR(LM_MAX_LAUNCH_LABEL) " bytes";
+    for (size_t i = 0, n; i < len; i += n)
+        if ((n = text_char_len(label + i, len - i)) == 0)
+            return "is not one line of printable UTF-8 (a control character or a malformed byte)";
     return NULL;
 }
 
@@ -642,7 +643,7 @@ static lm_status sem_command(sem *s, lmb_Command type, fb_table c) {
         if ((st = sem_queue(s, lmb_EnqueueProgram_cq_id(c)))) return st;
         fb_str label = lmb_EnqueueProgram_label(c);
         const char *problem = lmb_launch_label_problem(label.ptr, label.len);
-        if (problem) return sem_fail(s, "label", "%s", problem);
+        if (problem) return sem_fail(s, "label", "the label %s", problem);
         return sem_use(s, &s->programs, "program_id", "program", lmb_EnqueueProgram_program_id(c),
                        NULL);
     }

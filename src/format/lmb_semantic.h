@@ -71,7 +71,8 @@ lm_status lmb_verify_semantics(const void *file, uint64_t size, const lmb_semant
 
 /* What is wrong with a launch label of `len` bytes (lm_device_set_launch_label,
  * EnqueueProgram.label), or NULL when nothing is: at most LM_MAX_LAUNCH_LABEL
- * bytes of one line, no control characters, so that tools print it as is. */
+ * bytes of printable UTF-8 on one line (text_char_len), so that tools print
+ * it as is. The message completes "label ...". */
 const char *lmb_launch_label_problem(const char *label, size_t len);
 
 /* Checks one kernel ELF on its own (same rules as above); `what` names it in

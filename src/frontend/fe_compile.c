@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/text.h"
 #include "frontend/fe_ctx.h"
 #include "frontend/fe_ops.h"
 #include "frontend/fe_passes.h"
@@ -105,15 +106,15 @@ static lm_status summary_add(summary *s, const char *op, lmfe_placement p, doubl
 
 /* Names the launches of node `n` "OpType name" ("OpType #index" when the
  * node has no name) for profiles, in this run and in the binary's replays.
- * Control characters in a name become '?' (a label is one line). */
+ * Bytes that are not printable UTF-8 become '?' (a label is one line of
+ * text, and the file's names need not be valid UTF-8). */
 static lm_status label_node(fe_ctx *c, const fe_node *n) {
     char label[LM_MAX_LAUNCH_LABEL + 1];
     if (n->name[0])
         snprintf(label, sizeof label, "%s %s", n->op_type, n->name);
     else
         snprintf(label, sizeof label, "%s #%u", n->op_type, (unsigned)n->index);
-    for (char *p = label; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    text_clean(label);
     return lm_device_set_launch_label(c->device, label);
 }
 

@@ -14,6 +14,7 @@
 #include "base/file.h"
 #include "base/handle.h"
 #include "base/idmap.h"
+#include "base/text.h"
 #include "lm_test.h"
 #include "lm_test_child.h"
 
@@ -418,6 +419,45 @@ static void test_file_save_named_fallback(void) {
  * back, across the table's wrap-around too) and finds, then iteration.
  * Random 64-bit keys (handles) collide in the table; dense small ids hardly
  * do, so they would not exercise the shifting. */
+/* Printable UTF-8: each character's length, 0 for what is not one. */
+static void test_text(void) {
+    static const struct {
+        const char *s;
+        size_t len;
+    } cases[] = {
+        {"a", 1},
+        {" ", 1},
+        {"~", 1},
+        {"\x7f", 0},
+        {"\t", 0},
+        {"\xc3\xa9", 2},
+        {"\xc2\xa0", 2},
+        {"\xc2\x9f", 0},
+        {"\xc2\x80", 0},
+        {"\xc1\xbf", 0},
+        {"\xe2\x82\xac", 3},
+        {"\xe0\x9f\xbf", 0},
+        {"\xed\x9f\xbf", 3},
+        {"\xed\xa0\x80", 0},
+        {"\xef\xbf\xbd", 3},
+        {"\xf0\x9f\x94\xa5", 4},
+        {"\xf0\x8f\xbf\xbf", 0},
+        {"\xf4\x8f\xbf\xbf", 4},
+        {"\xf4\x90\x80\x80", 0},
+        {"\xf8\x88\x80\x80", 0},
+        {"\x80", 0},
+        {"\xc3", 0},
+        {"\xe2\x82", 0},
+        {"\xc3(", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK_EQ_U64(text_char_len(cases[i].s, strlen(cases[i].s)), cases[i].len);
+    CHECK_EQ_U64(text_char_len("ab", 0), 0);
+    char s[] = "ok \xc3\xa9 \x1b[2J \xe2\x82";
+    text_clean(s);
+    CHECK(!strcmp(s, "ok \xc3\xa9 ?[2J ??"));
+}
+
 static void test_idmap(void) {
     enum { KEYS = 600 };
     static uint64_t want[KEYS + 1], keys[KEYS + 1]; /* want 0 = absent */
@@ -466,6 +506,7 @@ static void test_idmap(void) {
 int main(void) {
     make_scratch();
     TEST_RUN(test_idmap);
+    TEST_RUN(test_text);
     TEST_RUN(test_status_strings);
     TEST_RUN(test_error_messages);
     TEST_RUN(test_error_prefix_not_repeated);

@@ -325,10 +325,10 @@ static void test_limits(void) {
     CHECK_FAILS(check(BUG_TOO_MANY_RANGES), LM_ERR_INVALID_FILE,
                 "commands[15] (CreateSemaphore).cores: 17 core ranges (at most 16)");
     CHECK_FAILS(check(BUG_LABEL_LONG), LM_ERR_INVALID_FILE,
-                "commands[7] (EnqueueProgram).label: longer than 1024 bytes");
+                "commands[7] (EnqueueProgram).label: the label is longer than 1024 bytes");
     CHECK_FAILS(check(BUG_LABEL_LINE_BREAK), LM_ERR_INVALID_FILE,
-                "commands[7] (EnqueueProgram).label: contains a control character (a launch "
-                "label is one line of text)");
+                "commands[7] (EnqueueProgram).label: the label is not one line of printable "
+                "UTF-8 (a control character or a malformed byte)");
 }
 
 /* Buffers must fit the descriptor's banks where they were recorded, never

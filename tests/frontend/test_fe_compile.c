@@ -146,7 +146,7 @@ static void test_mlp_fused_folded_dead(void) {
 }
 
 /* Each node's launches are labelled "OpType name" ("OpType #index" when it
- * has none, control characters as '?'): the report gives each op's device
+ * has none; what is not printable UTF-8 as '?'): the report gives each op's device
  * time, and a replay of the binary profiles under the same labels (a trace
  * as one launch). */
 static const lm_profile_entry *labelled(const lm_profile_entry *e, size_t n, const char *label) {
@@ -166,9 +166,15 @@ static void test_profile_labels(void) {
         w[i] = (float)(i % 7) * 0.125f - 0.375f;
     f32_init(g, "W", 2, wd, w, 64 * 48);
     ob_node(g, "MatMul", "mm\nline", (const char *[]){"x", "W", NULL}, (const char *[]){"h", NULL});
-    ob_node(g, "Sin", "", (const char *[]){"h", NULL}, (const char *[]){"s", NULL});
+    /* A name past the label's 1024 bytes, cut inside a two-byte character. */
+    static char long_name[1030], long_label[1030];
+    memset(long_name, 'a', 1019);
+    memcpy(long_name + 1019, "\xc3\xa9zz", 5);
+    snprintf(long_label, sizeof long_label, "Sin %.1019s?", long_name);
+    ob_node(g, "Sin", long_name, (const char *[]){"h", NULL}, (const char *[]){"s", NULL});
+    ob_node(g, "Cos", "", (const char *[]){"s", NULL}, (const char *[]){"c", NULL});
     Onnx__NodeProto *t =
-        ob_node(g, "Transpose", "to/y", (const char *[]){"s", NULL}, (const char *[]){"y", NULL});
+        ob_node(g, "Transpose", "to/y", (const char *[]){"c", NULL}, (const char *[]){"y", NULL});
     ob_attr_is(t, "perm", (const int64_t[]){1, 0}, 2);
     const char *path = save(m);
     for (int traced = 0; traced < 2; traced++) {
@@ -204,8 +210,8 @@ static void test_profile_labels(void) {
         if (traced) {
             CHECK(n == 1 && !strcmp(e[0].label, "trace 1") && e[0].launches == 1);
         } else {
-            CHECK(labelled(e, n, "MatMul mm?line") && labelled(e, n, "Sin #1") &&
-                  labelled(e, n, "output"));
+            CHECK(labelled(e, n, "MatMul mm?line") && labelled(e, n, long_label) &&
+                  labelled(e, n, "Cos #2") && labelled(e, n, "output"));
             for (size_t i = 0; i < n; i++)
                 CHECK(e[i].launches > 0 && e[i].seconds > 0);
         }

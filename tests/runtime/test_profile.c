@@ -118,13 +118,23 @@ static void test_bad_arguments(void) {
     memset(long_label, 'x', sizeof long_label);
     long_label[LM_MAX_LAUNCH_LABEL + 1] = 0;
     CHECK_FAILS(lm_device_set_launch_label(dev, long_label), LM_ERR_INVALID_ARGUMENT,
-                "lm_device_set_launch_label: label longer than 1024 bytes");
+                "lm_device_set_launch_label: the label is longer than 1024 bytes");
     long_label[LM_MAX_LAUNCH_LABEL] = 0; /* exactly the limit */
     CHECK_OK(lm_device_set_launch_label(dev, long_label));
     CHECK_FAILS(lm_device_set_launch_label(dev, "two\nlines"), LM_ERR_INVALID_ARGUMENT,
-                "lm_device_set_launch_label: label contains a control character");
-    CHECK_FAILS(lm_device_set_launch_label(dev, "tab\there"), LM_ERR_INVALID_ARGUMENT,
-                "control character");
+                "lm_device_set_launch_label: the label is not one line of printable UTF-8");
+    /* Each fails: a tab, DEL, a C1 control (U+009B, a terminal's CSI), a
+     * lone continuation byte, a cut sequence, an overlong '/', a surrogate,
+     * beyond U+10FFFF. */
+    static const char *const bad[] = {"tab\there",    "del\x7f",         "csi\xc2\x9b[2J",
+                                      "x\x80y",       "cut\xe2\x82",     "\xc0\xaf",
+                                      "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_FAILS(lm_device_set_launch_label(dev, bad[i]), LM_ERR_INVALID_ARGUMENT,
+                    "printable UTF-8");
+    /* UTF-8 of one to four bytes is fine. */
+    CHECK_OK(lm_device_set_launch_label(
+        dev, "Conv /\xc3\xa9tage/\xe5\x8d\xb7\xe7\xa7\xaf/\xf0\x9f\x94\xa5"));
     CHECK_OK(lm_device_close(dev));
 }
 
