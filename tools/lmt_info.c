@@ -63,6 +63,7 @@ typedef struct info {
     uint64_t file_size;
     fb_table root;
     uint64_t per_type[LMB_Command_COUNT + 1];
+    uint64_t labelled; /* EnqueuePrograms with a launch label */
     info_blobs blobs;
     uint64_t blob_bytes;
 } info;
@@ -75,6 +76,7 @@ static void gather(info *in) {
         unsigned type = lmb_CommandEntry_cmd_type(e);
         fb_table c = lmb_CommandEntry_cmd(e);
         if (type <= LMB_Command_COUNT) in->per_type[type]++;
+        if (type == LMB_Command_EnqueueProgram && lmb_EnqueueProgram_label(c).len) in->labelled++;
         if (type == LMB_Command_EnqueueWriteBuffer)
             blobs_add(&in->blobs, lmb_EnqueueWriteBuffer_data(c));
         else if (type == LMB_Command_CompareToGolden)
@@ -206,6 +208,7 @@ static void print_json(const info *in) {
     for (unsigned t = 1; t <= LMB_Command_COUNT; t++)
         if (in->per_type[t]) lmt_json_u64(&j, lmb_command_name(t), in->per_type[t]);
     lmt_json_end_object(&j);
+    lmt_json_u64(&j, "labelled_launches", in->labelled);
 
     lmt_json_begin_array(&j, "kernels");
     info_kernel k;
@@ -291,6 +294,11 @@ static void print_text(const info *in) {
     printf("commands:       %u\n", (unsigned)lmb_LightMetalBinary_commands(root).len);
     for (unsigned t = 1; t <= LMB_Command_COUNT; t++)
         if (in->per_type[t]) printf("  %-22s %" PRIu64 "\n", lmb_command_name(t), in->per_type[t]);
+    if (in->per_type[LMB_Command_EnqueueProgram])
+        printf("launch labels:  %" PRIu64 " of %" PRIu64
+               " EnqueuePrograms (lightmetal run --profile "
+               "times the launches by label)\n",
+               in->labelled, in->per_type[LMB_Command_EnqueueProgram]);
 
     printf("kernels:\n");
     info_kernel k;
