@@ -509,7 +509,14 @@ static void print_profile(const lm_profile_entry *e, size_t n) {
            launches == 1 ? "" : "es", total);
     qsort(rows, n, sizeof *rows, by_time);
     print_rows("label", rows, n, PROFILE_ROWS, total);
-    if (words) {
+    /* A binary compiled with --trace replays as one launch per trace. */
+    bool traces_only = n > 0;
+    for (size_t i = 0; i < n; i++)
+        traces_only &= !strncmp(e[i].label, "trace ", 6);
+    if (traces_only)
+        printf("  (a metal trace is timed as one launch: a binary captured without one, such\n"
+               "  as a model compiled without --trace, is profiled launch label by label)\n");
+    if (words && !traces_only) {
         printf("  by op (a label's first word):\n");
         qsort(ops, op_count, sizeof *ops, by_time);
         print_rows("op", ops, op_count, op_count, total);

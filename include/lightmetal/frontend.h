@@ -142,8 +142,9 @@ typedef struct lmfe_compile_options {
     /* The binary's outputs, by name, instead of the model's own: any node
      * output or initializer (e.g. a detector's head, before the
      * post-processing whose shapes its data decides). Only the nodes they
-     * depend on are compiled, and graph inputs only the others read leave
-     * the binary. NULL (the default): the model's outputs. A name the model
+     * depend on are compiled, and the binary takes only the graph inputs
+     * those nodes read (without `outputs` it takes every input the model
+     * declares). NULL (the default): the model's outputs. A name the model
      * lacks, a repeated one and a graph input are errors. */
     const char *const *outputs;
     size_t output_count;

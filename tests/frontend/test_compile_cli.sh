@@ -76,6 +76,9 @@ expect_ok run_profile_label "  Add #0" run "$W/add.lmb" --profile
 expect_ok run_profile_by_op "by op (a label's first word):" run "$W/add.lmb" --profile
 expect_ok run_profile_json '"label": "Add #0"' run "$W/add.lmb" --profile --json
 expect_error run_profile_value 2 "--profile takes no value" run "$W/add.lmb" --profile=5
+lm compile -q "$D/test_add/model.onnx" -o "$W/add_trace.lmb" --trace
+expect_ok run_profile_trace "1  trace 1" run "$W/add_trace.lmb" --profile
+expect_ok run_profile_trace_hint "a metal trace is timed as one launch" run "$W/add_trace.lmb" --profile
 lm run "$W/add.lmb" --json
 if [ "$rc" -eq 0 ] && ! grep -q '"profile"' "$W/out"; then
     pass run_no_profile_json
