@@ -476,10 +476,23 @@ static void print_rows(const char *what, const profile_row *rows, size_t n, size
     if (n > shown) printf("  (%zu more: --json lists every one)\n", n - shown);
 }
 
-/* The profile in text: the slowest labels, then the time by op when the
- * labels are "op name" (a compiled model's). */
-static void print_profile(const lm_profile_entry *e, size_t n) {
-    profile_row *rows = calloc(n ? 2 * n : 1, sizeof *rows);
+/* Adds a launch count and time to the row of `key` in rows[0..*n), made
+ * if new (rows has room for every key). */
+static void add_to_row(profile_row *rows, size_t *n, const char *key, size_t len, uint64_t launches,
+                       double seconds) {
+    size_t k = 0;
+    while (k < *n && !(rows[k].label_len == len && !memcmp(rows[k].label, key, len)))
+        k++;
+    if (k == *n) rows[(*n)++] = (profile_row){key, len, 0, 0};
+    rows[k].launches += launches;
+    rows[k].seconds += seconds;
+}
+
+/* The profile in text: the slowest labels, the time by op when the labels
+ * are "op name" (a compiled model's), then by program. */
+static void print_profile(const lm_profile_entry *e, size_t n, const lm_profile_program_entry *pe,
+                          size_t pn) {
+    profile_row *rows = calloc(2 * n + pn + 1, sizeof *rows);
     if (!rows) {
         printf("  profile:     (out of memory)\n");
         return;
@@ -487,8 +500,8 @@ static void print_profile(const lm_profile_entry *e, size_t n) {
     double total = 0;
     uint64_t launches = 0;
     bool words = false;
-    profile_row *ops = rows + n;
-    size_t op_count = 0;
+    profile_row *ops = rows + n, *programs = rows + 2 * n;
+    size_t op_count = 0, program_count = 0;
     for (size_t i = 0; i < n; i++) {
         /* e[] is in order of first launch, so the addresses of its labels
          * (one allocation, in order) break ties in that order. */
@@ -496,15 +509,14 @@ static void print_profile(const lm_profile_entry *e, size_t n) {
         total += e[i].seconds;
         launches += e[i].launches;
         const char *space = strchr(e[i].label, ' ');
-        size_t len = space ? (size_t)(space - e[i].label) : strlen(e[i].label);
         words |= space != NULL;
-        size_t k = 0;
-        while (k < op_count && !(ops[k].label_len == len && !memcmp(ops[k].label, e[i].label, len)))
-            k++;
-        if (k == op_count) ops[op_count++] = (profile_row){e[i].label, len, 0, 0};
-        ops[k].launches += e[i].launches;
-        ops[k].seconds += e[i].seconds;
+        add_to_row(ops, &op_count, e[i].label,
+                   space ? (size_t)(space - e[i].label) : strlen(e[i].label), e[i].launches,
+                   e[i].seconds);
     }
+    for (size_t i = 0; i < pn; i++)
+        add_to_row(programs, &program_count, pe[i].program, strlen(pe[i].program), pe[i].launches,
+                   pe[i].seconds);
     printf("  profile:     %" PRIu64 " launch%s, %.3f s in the simulator, by label:\n", launches,
            launches == 1 ? "" : "es", total);
     qsort(rows, n, sizeof *rows, by_time);
@@ -513,19 +525,32 @@ static void print_profile(const lm_profile_entry *e, size_t n) {
     bool traces_only = n > 0;
     for (size_t i = 0; i < n; i++)
         traces_only &= !strncmp(e[i].label, "trace ", 6);
-    if (traces_only)
+    if (traces_only) {
         printf("  (a metal trace is timed as one launch: a binary captured without one, such\n"
                "  as a model compiled without --trace, is profiled launch label by label)\n");
-    if (words && !traces_only) {
-        printf("  by op (a label's first word):\n");
-        qsort(ops, op_count, sizeof *ops, by_time);
-        print_rows("op", ops, op_count, op_count, total);
+    } else {
+        if (words) {
+            printf("  by op (a label's first word):\n");
+            qsort(ops, op_count, sizeof *ops, by_time);
+            print_rows("op", ops, op_count, op_count, total);
+        }
+        printf("  by program (its kernels; --json gives each label's programs):\n");
+        qsort(programs, program_count, sizeof *programs, by_time);
+        print_rows("program", programs, program_count, PROFILE_ROWS, total);
     }
     free(rows);
 }
 
+/* A run's profile, as the replay gives it. */
+typedef struct run_profile {
+    const lm_profile_entry *labels;
+    size_t label_count;
+    const lm_profile_program_entry *programs;
+    size_t program_count;
+} run_profile;
+
 static void print_summary(const run_args *ra, lm_status st, const lm_replay_report *rep,
-                          const lm_profile_entry *profile, size_t profile_count) {
+                          const run_profile *prof) {
     bool goldens = ra->opts.check_goldens, hashes = ra->opts.check_blob_hashes;
     if (ra->json) {
         lmt_json j;
@@ -559,11 +584,21 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
         lmt_json_end_array(&j);
         if (ra->opts.profile) {
             lmt_json_begin_array(&j, "profile");
-            for (size_t i = 0; i < profile_count; i++) {
+            for (size_t i = 0; i < prof->label_count; i++) {
                 lmt_json_begin_object(&j, NULL);
-                lmt_json_cstr(&j, "label", profile[i].label);
-                lmt_json_u64(&j, "launches", profile[i].launches);
-                lmt_json_double(&j, "seconds", profile[i].seconds);
+                lmt_json_cstr(&j, "label", prof->labels[i].label);
+                lmt_json_u64(&j, "launches", prof->labels[i].launches);
+                lmt_json_double(&j, "seconds", prof->labels[i].seconds);
+                lmt_json_end_object(&j);
+            }
+            lmt_json_end_array(&j);
+            lmt_json_begin_array(&j, "profile_programs");
+            for (size_t i = 0; i < prof->program_count; i++) {
+                lmt_json_begin_object(&j, NULL);
+                lmt_json_cstr(&j, "label", prof->programs[i].label);
+                lmt_json_cstr(&j, "program", prof->programs[i].program);
+                lmt_json_u64(&j, "launches", prof->programs[i].launches);
+                lmt_json_double(&j, "seconds", prof->programs[i].seconds);
                 lmt_json_end_object(&j);
             }
             lmt_json_end_array(&j);
@@ -592,7 +627,8 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
         printf("  saved:       %s -> %s (%s)\n", ra->outputs[i].name, ra->outputs[i].path,
                ra->outputs[i].npy ? ".npy" : "raw bytes");
     printf("  time:        %.3f s\n", rep->seconds);
-    if (ra->opts.profile) print_profile(profile, profile_count);
+    if (ra->opts.profile)
+        print_profile(prof->labels, prof->label_count, prof->programs, prof->program_count);
 }
 
 static int run_replay(run_args *ra) {
@@ -641,10 +677,10 @@ static int run_replay(run_args *ra) {
     char mismatch[ERR_MESSAGE_MAX + 1] = "";
     if (st == LM_ERR_MISMATCH) snprintf(mismatch, sizeof mismatch, "%s", lm_last_error());
     if ((rc = save_outputs(r, ra)) >= 0) goto done;
-    const lm_profile_entry *profile = NULL;
-    size_t profile_count = 0;
-    lm_replay_get_profile(r, &profile, &profile_count);
-    print_summary(ra, st, &rep, profile, profile_count);
+    run_profile prof = {0};
+    lm_replay_get_profile(r, &prof.labels, &prof.label_count);
+    lm_replay_get_program_profile(r, &prof.programs, &prof.program_count);
+    print_summary(ra, st, &rep, &prof);
     rc = LMT_EXIT_OK;
     if (st == LM_ERR_MISMATCH) {
         lmt_error("run", "%s: %s%s", ra->path, mismatch,

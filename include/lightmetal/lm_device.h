@@ -195,6 +195,29 @@ lm_status lm_device_get_profile(lm_device *device, lm_profile_entry **out_entrie
 /* Frees what lm_device_get_profile gave (NULL is fine). */
 void lm_profile_free(lm_profile_entry *entries);
 
+/* One program's launches under one label: the detail inside a label (an op
+ * that launches several programs, as a convolution's conversions and its
+ * matrix product). */
+typedef struct lm_profile_program_entry {
+    const char *label;   /* "" for launches made with no label */
+    const char *program; /* its kernels' names in creation order, joined by
+                          * " + " (cut at LM_MAX_LAUNCH_LABEL bytes, bytes
+                          * that are not printable UTF-8 as '?'); "trace"
+                          * for a trace replay */
+    uint64_t launches;
+    double seconds;
+} lm_profile_program_entry;
+
+/* The same launches as lm_device_get_profile, one entry per (label,
+ * program) pair in order of the pair's first launch; the entries of a label
+ * add up to its lm_device_get_profile entry. Ownership, errors and
+ * thread-safety as there; free with lm_profile_program_free. */
+lm_status lm_device_get_program_profile(lm_device *device, lm_profile_program_entry **out_entries,
+                                        size_t *out_count);
+
+/* Frees what lm_device_get_program_profile gave (NULL is fine). */
+void lm_profile_program_free(lm_profile_program_entry *entries);
+
 #ifdef __cplusplus
 }
 #endif

@@ -88,7 +88,8 @@ typedef struct lm_replay_options {
     bool strict_protocol;
     /* Time every launch by its recorded label (lm_device_set_launch_label:
      * a compiled model's launches are labelled "OpType node-name", a trace
-     * replay "trace N"); lm_replay_get_profile gives the result. On a device
+     * replay "trace N"); lm_replay_get_profile gives the result, and
+     * lm_replay_get_program_profile the programs inside each label. On a device
      * given to lm_replay_run this restarts the device's profile and leaves
      * profiling off. Default false. */
     bool profile;
@@ -133,6 +134,13 @@ lm_status lm_replay_get_output(lm_replay *replay, const char *name, void *dst, u
  * arguments. */
 lm_status lm_replay_get_profile(const lm_replay *replay, const lm_profile_entry **out_entries,
                                 size_t *out_count);
+
+/* The same run's profile by (label, program), as
+ * lm_device_get_program_profile gives it: which of a label's programs took
+ * its time. Ownership and errors as lm_replay_get_profile. */
+lm_status lm_replay_get_program_profile(const lm_replay *replay,
+                                        const lm_profile_program_entry **out_entries,
+                                        size_t *out_count);
 
 void lm_replay_close(lm_replay *replay);
 

@@ -126,17 +126,36 @@ lm_status lm_device_set_profiling(lm_device *device, bool enable) {
     return LM_OK;
 }
 
-lm_status lm_device_get_profile(lm_device *device, lm_profile_entry **out_entries,
-                                size_t *out_count) {
-    const char *fn = "lm_device_get_profile";
+/* The checks both profile getters make. */
+static lm_status check_profile_args(const char *fn, const lm_device *device,
+                                    const void *out_entries, const size_t *out_count) {
     if (!device) return err_set(LM_ERR_INVALID_HANDLE, "%s: device is NULL", fn);
     if (!out_entries || !out_count)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                        out_entries ? "out_count" : "out_entries");
-    lm_status st = rt_profile_copy(device->profile, out_entries, out_count);
+    return LM_OK;
+}
+
+lm_status lm_device_get_profile(lm_device *device, lm_profile_entry **out_entries,
+                                size_t *out_count) {
+    const char *fn = "lm_device_get_profile";
+    lm_status st = check_profile_args(fn, device, out_entries, out_count);
+    if (!st) st = rt_profile_copy(device->profile, out_entries, out_count);
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }
 
 void lm_profile_free(lm_profile_entry *entries) {
+    free(entries);
+}
+
+lm_status lm_device_get_program_profile(lm_device *device, lm_profile_program_entry **out_entries,
+                                        size_t *out_count) {
+    const char *fn = "lm_device_get_program_profile";
+    lm_status st = check_profile_args(fn, device, out_entries, out_count);
+    if (!st) st = rt_profile_copy_programs(device->profile, out_entries, out_count);
+    return st ? err_prefix(st, "%s", fn) : LM_OK;
+}
+
+void lm_profile_program_free(lm_profile_program_entry *entries) {
     free(entries);
 }

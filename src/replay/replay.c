@@ -47,9 +47,13 @@ struct lm_replay {
     fb_vec commands;
     named *names;
     uint32_t name_count;
-    uint32_t queues_used;      /* bit q: some command runs on queue q */
-    lm_profile_entry *profile; /* the last run's, with lm_replay_options.profile */
+    uint32_t queues_used; /* bit q: some command runs on queue q */
+    /* The last run's profile, with lm_replay_options.profile: by label and
+     * by (label, program). */
+    lm_profile_entry *profile;
     size_t profile_count;
+    lm_profile_program_entry *programs;
+    size_t program_count;
 };
 
 /* What one run keeps. */
@@ -181,6 +185,7 @@ void lm_replay_close(lm_replay *r) {
     }
     free(r->names);
     lm_profile_free(r->profile);
+    lm_profile_program_free(r->programs);
     file_unmap(&r->mapping);
     free(r);
 }
@@ -924,8 +929,10 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
     if (own) dev = own;
 
     lm_profile_free(r->profile);
+    lm_profile_program_free(r->programs);
     r->profile = NULL;
-    r->profile_count = 0;
+    r->programs = NULL;
+    r->profile_count = r->program_count = 0;
     if (opts->profile) rt_profile_set_enabled(dev->profile, true);
 
     run_state s = {.r = r, .dev = dev, .opts = opts, .report = &report};
@@ -952,6 +959,7 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
     rt_profile_set_label(dev->profile, NULL);
     if (opts->profile) {
         lm_status ps = rt_profile_copy(dev->profile, &r->profile, &r->profile_count);
+        if (!ps) ps = rt_profile_copy_programs(dev->profile, &r->programs, &r->program_count);
         if (!st) st = ps;
         rt_profile_set_enabled(dev->profile, false);
     }
@@ -963,14 +971,31 @@ lm_status lm_replay_run(lm_replay *r, lm_device *device, const lm_replay_options
     return st ? err_prefix(st, "%s", fn) : LM_OK;
 }
 
-lm_status lm_replay_get_profile(const lm_replay *r, const lm_profile_entry **out_entries,
-                                size_t *out_count) {
-    const char *fn = "lm_replay_get_profile";
+/* The checks both profile getters make. */
+static lm_status check_profile_args(const char *fn, const lm_replay *r, const void *out_entries,
+                                    const size_t *out_count) {
     if (!r) return err_set(LM_ERR_INVALID_ARGUMENT, "%s: replay is NULL", fn);
     if (!out_entries || !out_count)
         return err_set(LM_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                        out_entries ? "out_count" : "out_entries");
+    return LM_OK;
+}
+
+lm_status lm_replay_get_profile(const lm_replay *r, const lm_profile_entry **out_entries,
+                                size_t *out_count) {
+    lm_status st = check_profile_args("lm_replay_get_profile", r, out_entries, out_count);
+    if (st) return st;
     *out_entries = r->profile;
     *out_count = r->profile_count;
+    return LM_OK;
+}
+
+lm_status lm_replay_get_program_profile(const lm_replay *r,
+                                        const lm_profile_program_entry **out_entries,
+                                        size_t *out_count) {
+    lm_status st = check_profile_args("lm_replay_get_program_profile", r, out_entries, out_count);
+    if (st) return st;
+    *out_entries = r->programs;
+    *out_count = r->program_count;
     return LM_OK;
 }

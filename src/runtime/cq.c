@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "runtime/device.h"
 #include "runtime/profile.h"
+#include "runtime/program.h"
 
 /* Ring size: enough to keep the dispatcher busy, small enough that a runaway
  * producer is throttled early. */
@@ -18,8 +19,8 @@ typedef struct cq_entry {
     rt_cmd_done_fn done;
     void *done_arg;
     /* Launches: the label current when enqueued, and whether to time it
-     * (profiling was on then). */
-    uint32_t label;
+     * (profiling was on then) as a launch of which program. */
+    uint32_t label, program;
     bool timed;
 } cq_entry;
 
@@ -64,7 +65,8 @@ static void *dispatcher_main(void *arg) {
             st = backend->ops->execute(backend, cq->id, &entry.cmd);
             if (st) err_copy(message, sizeof message);
             if (entry.timed)
-                rt_profile_add(cq->device->profile, entry.label, rt_profile_now() - t0);
+                rt_profile_add(cq->device->profile, entry.label, entry.program,
+                               rt_profile_now() - t0);
         }
         /* Release before counting the command complete, so a finished queue
          * holds nothing. */
@@ -140,8 +142,30 @@ lm_status rt_cq_destroy(lm_command_queue *cq) {
     return st;
 }
 
+/* A launch's program as the profile names it: its kernels' names joined by
+ * " + " (the kernels of every core, in the program's order); a trace replay
+ * is "trace". */
+static uint32_t program_of(rt_profile *profile, const rt_cmd *cmd) {
+    if (cmd->op == RT_CMD_TRACE) return rt_profile_program(profile, "trace");
+    const rt_launch *launch = cmd->u.program.launch;
+    char name[LM_MAX_LAUNCH_LABEL + 1] = "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < launch->kernel_count && len < sizeof name - 1; i++) {
+        const char *kernel = launch->kernels[i].name ? launch->kernels[i].name : "kernel";
+        int n = snprintf(name + len, sizeof name - len, "%s%s", i ? " + " : "", kernel);
+        if (n < 0) break;
+        len += (size_t)n;
+    }
+    return rt_profile_program(profile, name);
+}
+
 lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn done, void *done_arg,
                      uint64_t *out_seq) {
+    /* Named before taking the queue's lock: interning takes the profile's. */
+    rt_profile *profile = cq->device->profile;
+    bool launch = cmd->op == RT_CMD_PROGRAM || cmd->op == RT_CMD_TRACE;
+    bool timed = launch && rt_profile_enabled(profile);
+    uint32_t program = timed ? program_of(profile, cmd) : 0;
     pthread_mutex_lock(&cq->mutex);
     while (cq->count == CQ_RING_CAPACITY)
         pthread_cond_wait(&cq->not_full, &cq->mutex);
@@ -149,10 +173,9 @@ lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn don
     e->cmd = *cmd;
     e->done = done;
     e->done_arg = done_arg;
-    rt_profile *profile = cq->device->profile;
-    bool launch = cmd->op == RT_CMD_PROGRAM || cmd->op == RT_CMD_TRACE;
     e->label = launch ? rt_profile_current(profile) : 0;
-    e->timed = launch && rt_profile_enabled(profile);
+    e->program = program;
+    e->timed = timed;
     cq->count++;
     uint64_t seq = ++cq->pushed;
     pthread_cond_signal(&cq->not_empty);

@@ -2,24 +2,35 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/text.h"
+
+/* What one program did under one label since profiling was enabled. */
+typedef struct profile_cell {
+    uint32_t label, program; /* text ids (label 0: none) */
+    uint64_t launches;
+    double seconds;
+} profile_cell;
 
 struct rt_profile {
     pthread_mutex_t mutex; /* everything below but `current` and `enabled` */
-    char **texts;          /* label id - 1 -> its text */
-    uint32_t count, cap;   /* labels, and room in every per-id array (ids 0..cap) */
-    uint32_t *slots;       /* open addressing by text hash: an id, or 0 */
+    /* Interned texts, labels and program names alike: id - 1 -> text. */
+    char **texts;
+    uint32_t count, cap, labels; /* texts, room for them, how many are labels */
+    uint32_t *slots;             /* open addressing by text hash: an id, or 0 */
     uint32_t slot_mask;
-    /* Per id (0 = no label): launches and seconds since profiling was
-     * enabled; `order` lists the ids launched, first launch first. */
-    uint64_t *launches;
-    double *seconds;
-    uint32_t *order, ordered;
+    /* The measurements: one cell per (label, program) launched, first launch
+     * first, and an index of the cells by pair (a cell's position + 1). */
+    profile_cell *cells;
+    uint32_t cell_count, cell_cap;
+    uint32_t *cell_slots;
+    uint32_t cell_mask;
     _Atomic uint32_t current;
     _Atomic bool enabled;
 };
@@ -46,12 +57,13 @@ void rt_profile_destroy(rt_profile *p) {
         free(p->texts[i]);
     free(p->texts);
     free(p->slots);
-    free(p->launches);
-    free(p->seconds);
-    free(p->order);
+    free(p->cells);
+    free(p->cell_slots);
     pthread_mutex_destroy(&p->mutex);
     free(p);
 }
+
+/* ---- interned texts ---- */
 
 static uint32_t *slot_of(rt_profile *p, const char *text, size_t len) {
     uint32_t i = (uint32_t)hash64(text, len, 0) & p->slot_mask;
@@ -61,28 +73,14 @@ static uint32_t *slot_of(rt_profile *p, const char *text, size_t len) {
     }
 }
 
-/* Room for one more label: the per-id arrays and a hash index kept at most
- * half full. Called locked. */
-static lm_status grow(rt_profile *p) {
-    if (p->count == RT_PROFILE_MAX_LABELS)
-        return err_set(LM_ERR_INVALID_ARGUMENT, "more than %u distinct launch labels",
-                       RT_PROFILE_MAX_LABELS);
+/* Room for one more text, with a hash index kept at most half full. */
+static lm_status grow_texts(rt_profile *p) {
     if (p->count < p->cap) return LM_OK;
     uint32_t cap = p->cap ? p->cap * 2 : 64;
     char **texts = realloc(p->texts, cap * sizeof *texts);
     if (texts) p->texts = texts;
-    uint64_t *launches = texts ? realloc(p->launches, (cap + 1) * sizeof *launches) : NULL;
-    if (launches) p->launches = launches;
-    double *seconds = launches ? realloc(p->seconds, (cap + 1) * sizeof *seconds) : NULL;
-    if (seconds) p->seconds = seconds;
-    uint32_t *order = seconds ? realloc(p->order, (cap + 1) * sizeof *order) : NULL;
-    if (order) p->order = order;
-    uint32_t *slots = order ? calloc((size_t)cap * 2, sizeof *slots) : NULL;
+    uint32_t *slots = texts ? calloc((size_t)cap * 2, sizeof *slots) : NULL;
     if (!slots) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory for launch labels");
-    /* The measurements of the new ids start at zero. */
-    uint32_t from = p->cap ? p->cap + 1 : 0;
-    memset(p->launches + from, 0, (cap + 1 - from) * sizeof *p->launches);
-    memset(p->seconds + from, 0, (cap + 1 - from) * sizeof *p->seconds);
     free(p->slots);
     p->slots = slots;
     p->slot_mask = cap * 2 - 1;
@@ -92,29 +90,53 @@ static lm_status grow(rt_profile *p) {
     return LM_OK;
 }
 
+/* The id of `text` (not empty), interned if new. Called locked. */
+static lm_status intern(rt_profile *p, const char *text, bool label, uint32_t *out_id) {
+    size_t len = strlen(text);
+    uint32_t id = p->cap ? *slot_of(p, text, len) : 0;
+    if (id) {
+        *out_id = id;
+        return LM_OK;
+    }
+    if (label && p->labels == RT_PROFILE_MAX_LABELS)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "more than %u distinct launch labels",
+                       RT_PROFILE_MAX_LABELS);
+    lm_status st = grow_texts(p);
+    if (st) return st;
+    char *copy = malloc(len + 1);
+    if (!copy) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory for launch labels");
+    memcpy(copy, text, len + 1);
+    p->texts[p->count++] = copy;
+    p->labels += label;
+    *slot_of(p, copy, len) = p->count;
+    *out_id = p->count;
+    return LM_OK;
+}
+
 lm_status rt_profile_set_label(rt_profile *p, const char *label) {
     if (!label || !*label) {
         atomic_store(&p->current, 0);
         return LM_OK;
     }
-    size_t len = strlen(label);
     pthread_mutex_lock(&p->mutex);
-    uint32_t id = p->cap ? *slot_of(p, label, len) : 0;
-    lm_status st = LM_OK;
-    if (id == 0 && !(st = grow(p))) {
-        char *text = malloc(len + 1);
-        if (!text) {
-            st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory for launch labels");
-        } else {
-            memcpy(text, label, len + 1);
-            p->texts[p->count++] = text;
-            id = p->count;
-            *slot_of(p, label, len) = id;
-        }
-    }
+    uint32_t id = 0;
+    lm_status st = intern(p, label, true, &id);
     if (!st) atomic_store(&p->current, id);
     pthread_mutex_unlock(&p->mutex);
     return st;
+}
+
+uint32_t rt_profile_program(rt_profile *p, const char *name) {
+    /* Cut to a label's length and made printable: a kernel may be named by
+     * any path. */
+    char text[LM_MAX_LAUNCH_LABEL + 1];
+    snprintf(text, sizeof text, "%s", name && *name ? name : "(unnamed)");
+    text_clean(text);
+    pthread_mutex_lock(&p->mutex);
+    uint32_t id = 0;
+    if (intern(p, text, false, &id)) id = 0; /* out of memory: counted as unnamed */
+    pthread_mutex_unlock(&p->mutex);
+    return id;
 }
 
 uint32_t rt_profile_current(const rt_profile *p) {
@@ -129,55 +151,129 @@ const char *rt_profile_text(rt_profile *p, uint32_t id) {
     return text;
 }
 
+/* ---- measurements ---- */
+
 bool rt_profile_enabled(const rt_profile *p) {
     return atomic_load(&((rt_profile *)p)->enabled);
 }
 
 void rt_profile_set_enabled(rt_profile *p, bool enable) {
     pthread_mutex_lock(&p->mutex);
-    if (enable) {
-        for (uint32_t i = 0; i < p->ordered; i++) {
-            p->launches[p->order[i]] = 0;
-            p->seconds[p->order[i]] = 0;
-        }
-        p->ordered = 0;
+    if (enable && p->cell_count) {
+        p->cell_count = 0;
+        memset(p->cell_slots, 0, ((size_t)p->cell_mask + 1) * sizeof *p->cell_slots);
     }
     atomic_store(&p->enabled, enable);
     pthread_mutex_unlock(&p->mutex);
 }
 
-void rt_profile_add(rt_profile *p, uint32_t id, double seconds) {
-    pthread_mutex_lock(&p->mutex);
-    /* The arrays exist once a label does; launches with none before that
-     * have nowhere to go until then, so make room for id 0 now. */
-    if (p->cap == 0 && grow(p)) {
-        pthread_mutex_unlock(&p->mutex);
-        return; /* out of memory: the launch goes unmeasured */
+static uint32_t *cell_slot(rt_profile *p, uint32_t label, uint32_t program) {
+    uint64_t key = (uint64_t)label << 32 | program;
+    uint32_t i = (uint32_t)hash64(&key, sizeof key, 0) & p->cell_mask;
+    for (;; i = (i + 1) & p->cell_mask) {
+        uint32_t at = p->cell_slots[i];
+        if (at == 0 || (p->cells[at - 1].label == label && p->cells[at - 1].program == program))
+            return &p->cell_slots[i];
     }
-    if (p->launches[id]++ == 0) p->order[p->ordered++] = id;
-    p->seconds[id] += seconds;
+}
+
+/* Room for one more cell, the index at most half full. Called locked. */
+static bool grow_cells(rt_profile *p) {
+    if (p->cell_count < p->cell_cap) return true;
+    uint32_t cap = p->cell_cap ? p->cell_cap * 2 : 64;
+    profile_cell *cells = realloc(p->cells, cap * sizeof *cells);
+    if (cells) p->cells = cells;
+    uint32_t *slots = cells ? calloc((size_t)cap * 2, sizeof *slots) : NULL;
+    if (!slots) return false;
+    free(p->cell_slots);
+    p->cell_slots = slots;
+    p->cell_mask = cap * 2 - 1;
+    p->cell_cap = cap;
+    for (uint32_t i = 0; i < p->cell_count; i++)
+        *cell_slot(p, p->cells[i].label, p->cells[i].program) = i + 1;
+    return true;
+}
+
+void rt_profile_add(rt_profile *p, uint32_t label, uint32_t program, double seconds) {
+    pthread_mutex_lock(&p->mutex);
+    uint32_t *slot = p->cell_cap ? cell_slot(p, label, program) : NULL;
+    if (!slot || !*slot) {
+        /* Out of memory: the launch goes unmeasured. */
+        if (!grow_cells(p)) goto done;
+        p->cells[p->cell_count] = (profile_cell){label, program, 0, 0};
+        slot = cell_slot(p, label, program);
+        *slot = ++p->cell_count;
+    }
+    profile_cell *c = &p->cells[*slot - 1];
+    c->launches++;
+    c->seconds += seconds;
+done:
     pthread_mutex_unlock(&p->mutex);
+}
+
+static const char *text_or_empty(const rt_profile *p, uint32_t id) {
+    return id ? p->texts[id - 1] : "";
+}
+
+/* Copies `src` to *to and moves *to past it. */
+static const char *put_text(char **to, const char *src) {
+    size_t len = strlen(src) + 1;
+    char *at = memcpy(*to, src, len);
+    *to += len;
+    return at;
 }
 
 lm_status rt_profile_copy(rt_profile *p, lm_profile_entry **out_entries, size_t *out_count) {
     pthread_mutex_lock(&p->mutex);
-    size_t n = p->ordered, bytes = n * sizeof(lm_profile_entry);
+    /* One entry per label, in order of its first cell: first[id] is its
+     * entry + 1. The texts follow the entries in the same allocation. */
+    uint32_t *first = p->cell_count ? calloc((size_t)p->count + 1, sizeof *first) : NULL;
+    size_t n = 0, bytes = 0;
+    for (uint32_t i = 0; first && i < p->cell_count; i++) {
+        uint32_t id = p->cells[i].label;
+        if (first[id]) continue;
+        first[id] = (uint32_t)++n;
+        bytes += strlen(text_or_empty(p, id)) + 1;
+    }
+    lm_profile_entry *e = n ? calloc(1, n * sizeof *e + bytes) : NULL;
+    if (p->cell_count && !e) {
+        pthread_mutex_unlock(&p->mutex);
+        free(first);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    char *text = (char *)(e + n);
+    for (uint32_t i = 0; i < p->cell_count; i++) {
+        const profile_cell *c = &p->cells[i];
+        lm_profile_entry *to = &e[first[c->label] - 1];
+        if (!to->label) to->label = put_text(&text, text_or_empty(p, c->label));
+        to->launches += c->launches;
+        to->seconds += c->seconds;
+    }
+    pthread_mutex_unlock(&p->mutex);
+    free(first);
+    *out_entries = e;
+    *out_count = n;
+    return LM_OK;
+}
+
+lm_status rt_profile_copy_programs(rt_profile *p, lm_profile_program_entry **out_entries,
+                                   size_t *out_count) {
+    pthread_mutex_lock(&p->mutex);
+    size_t n = p->cell_count, bytes = 0;
     for (uint32_t i = 0; i < n; i++)
-        bytes += p->order[i] ? strlen(p->texts[p->order[i] - 1]) + 1 : 1;
-    lm_profile_entry *e = n ? malloc(bytes) : NULL;
+        bytes += strlen(text_or_empty(p, p->cells[i].label)) +
+                 strlen(text_or_empty(p, p->cells[i].program)) + 2;
+    lm_profile_program_entry *e = n ? malloc(n * sizeof *e + bytes) : NULL;
     if (n && !e) {
         pthread_mutex_unlock(&p->mutex);
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
-    /* The texts follow the entries in the same allocation. */
     char *text = (char *)(e + n);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t id = p->order[i];
-        const char *src = id ? p->texts[id - 1] : "";
-        size_t len = strlen(src) + 1;
-        memcpy(text, src, len);
-        e[i] = (lm_profile_entry){text, p->launches[id], p->seconds[id]};
-        text += len;
+        const profile_cell *c = &p->cells[i];
+        const char *label = put_text(&text, text_or_empty(p, c->label));
+        const char *program = put_text(&text, text_or_empty(p, c->program));
+        e[i] = (lm_profile_program_entry){label, program, c->launches, c->seconds};
     }
     pthread_mutex_unlock(&p->mutex);
     *out_entries = e;

@@ -1,9 +1,10 @@
 /* Launch labels and the launch profile of a device (lm_device_set_launch_label,
- * lm_device_set_profiling, lm_device_get_profile).
+ * lm_device_set_profiling, lm_device_get_profile, lm_device_get_program_profile).
  *
- * A label is interned once and known by its id from then on (0: none), so a
- * queued command carries a number, not a string; the texts stay put until
- * the device closes, so a label's text may be used without a lock.
+ * Labels and program names are interned once and known by their ids from
+ * then on (0: none), so a queued command carries numbers, not strings; the
+ * texts stay put until the device closes, so a text may be used without a
+ * lock. The profile is kept per (label, program) launched.
  *
  * Thread-safety: every function may be called from any thread; the host
  * threads set labels while the dispatchers add launch times.
@@ -27,6 +28,11 @@ void rt_profile_destroy(rt_profile *p);
 #define RT_PROFILE_MAX_LABELS (1u << 20)
 lm_status rt_profile_set_label(rt_profile *p, const char *label);
 
+/* The id of a program's name (the kernels' names, joined by the caller),
+ * interned if new; cut to LM_MAX_LAUNCH_LABEL bytes, with what is not
+ * printable UTF-8 made '?'. 0 when out of host memory. */
+uint32_t rt_profile_program(rt_profile *p, const char *name);
+
 /* The current label's id (0: none) and its text (NULL for none; valid until
  * the device closes). */
 uint32_t rt_profile_current(const rt_profile *p);
@@ -38,12 +44,18 @@ bool rt_profile_enabled(const rt_profile *p);
 /* Starts timing (clearing what was measured) or stops. */
 void rt_profile_set_enabled(rt_profile *p, bool enable);
 
-/* Adds one launch of `seconds` under label `id`. */
-void rt_profile_add(rt_profile *p, uint32_t id, double seconds);
+/* Adds one launch of `seconds` of program `program` under label `label`
+ * (ids; 0 for none). */
+void rt_profile_add(rt_profile *p, uint32_t label, uint32_t program, double seconds);
 
 /* The measured labels in order of first launch, as lm_device_get_profile
  * gives them (one allocation, lm_profile_free). */
 lm_status rt_profile_copy(rt_profile *p, lm_profile_entry **out_entries, size_t *out_count);
+
+/* The measured (label, program) pairs in order of first launch, as
+ * lm_device_get_program_profile gives them (one allocation, free()). */
+lm_status rt_profile_copy_programs(rt_profile *p, lm_profile_program_entry **out_entries,
+                                   size_t *out_count);
 
 /* Monotonic seconds, for the dispatchers' timing. */
 double rt_profile_now(void);

@@ -75,6 +75,12 @@ expect_ok info_labels_json '"labelled_launches": 5' info --json "$W/add.lmb"
 expect_ok run_profile_label "  Add #0" run "$W/add.lmb" --profile
 expect_ok run_profile_by_op "by op (a label's first word):" run "$W/add.lmb" --profile
 expect_ok run_profile_json '"label": "Add #0"' run "$W/add.lmb" --profile --json
+# Inside a label, by program (its kernels' names).
+expect_ok run_profile_by_program "1  binary_reader.c + binary_compute.c + tile_writer.c" \
+    run "$W/add.lmb" --profile
+expect_ok run_profile_programs_json \
+    '"program": "binary_reader.c + binary_compute.c + tile_writer.c"' \
+    run "$W/add.lmb" --profile --json
 expect_error run_profile_value 2 "--profile takes no value" run "$W/add.lmb" --profile=5
 lm compile -q "$D/test_add/model.onnx" -o "$W/add_trace.lmb" --trace
 expect_ok run_profile_trace "1  trace 1" run "$W/add_trace.lmb" --profile

@@ -1,8 +1,8 @@
 /* Launch labels and profiles: launches timed by label in order of first
  * launch, profiling off by default and restarted when enabled, a trace
  * replay counted once, labels kept by a Light Metal capture and given back
- * by its replay's profile (also when replayed into a new capture), and the
- * bad arguments. */
+ * by its replay's profile (also when replayed into a new capture), the
+ * detail by (label, program), and the bad arguments. */
 #include <stdlib.h>
 
 #include "lightmetal/lightmetal.h"
@@ -99,6 +99,86 @@ static void test_profile_by_label(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* A program of kernels named `names` on DM0 and DM1 (one or two). */
+static lm_status make_named_program(lm_device *dev, const char *const *names, int count,
+                                    lm_program *out) {
+    lm_core_range_set cores = lm_core_range_set_of(0, 0, 1, 0);
+    lm_status st = lm_create_program(dev, out);
+    for (int i = 0; i < count && !st; i++) {
+        lm_kernel_config kc;
+        lm_kernel_config_init(&kc, i ? LM_PROCESSOR_DM1 : LM_PROCESSOR_DM0);
+        lm_kernel k;
+        st = lm_create_kernel_from_string(*out, names[i], busy_kernel, &cores, &kc, &k);
+    }
+    return st;
+}
+
+/* The profile by (label, program): the kernels' names joined, made
+ * printable and cut; pairs in order of first launch, adding up to the
+ * labels' entries; a trace replay as "trace". */
+static void test_profile_by_program(void) {
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    static const char *const one[] = {"reader.c"};
+    static const char *const two[] = {"reader.c", "red\x1b[31m.c"};
+    char long_name[1500];
+    memset(long_name, 'k', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = 0;
+    const char *const cut[] = {long_name};
+    lm_program p1, p2, p3;
+    CHECK_OK(make_named_program(dev, one, 1, &p1));
+    CHECK_OK(make_named_program(dev, two, 2, &p2));
+    CHECK_OK(make_named_program(dev, cut, 1, &p3));
+    lm_profile_program_entry *e = NULL;
+    size_t n = 5;
+    CHECK_OK(lm_device_get_program_profile(dev, &e, &n)); /* off: nothing */
+    CHECK(e == NULL && n == 0);
+
+    CHECK_OK(lm_device_set_profiling(dev, true));
+    CHECK_OK(launch(dev, p1, "Conv /a"));
+    CHECK_OK(launch(dev, p2, "Conv /a"));
+    CHECK_OK(launch(dev, p1, "Relu /b"));
+    CHECK_OK(launch(dev, p1, "Conv /a"));
+    CHECK_OK(launch(dev, p3, NULL));
+    CHECK_OK(lm_finish(cq));
+    CHECK_OK(lm_device_get_program_profile(dev, &e, &n));
+    CHECK_EQ_U64(n, 4);
+    CHECK(!strcmp(e[0].label, "Conv /a") && !strcmp(e[0].program, "reader.c") &&
+          e[0].launches == 2 && e[0].seconds > 0);
+    /* The escape byte of a kernel's name is not printed to a terminal. */
+    CHECK(!strcmp(e[1].label, "Conv /a") && !strcmp(e[1].program, "reader.c + red?[31m.c") &&
+          e[1].launches == 1);
+    CHECK(!strcmp(e[2].label, "Relu /b") && !strcmp(e[2].program, "reader.c"));
+    CHECK(!strcmp(e[3].label, "") && strlen(e[3].program) == LM_MAX_LAUNCH_LABEL &&
+          e[3].program[0] == 'k');
+    /* The labels' entries are the sums of their programs'. */
+    lm_profile_entry *l;
+    size_t ln;
+    CHECK_OK(lm_device_get_profile(dev, &l, &ln));
+    CHECK(ln == 3 && !strcmp(l[0].label, "Conv /a") && l[0].launches == 3);
+    CHECK(l[0].seconds == e[0].seconds + e[1].seconds);
+    CHECK(l[1].launches == 1 && l[2].launches == 1 && l[2].seconds == e[3].seconds);
+    lm_profile_free(l);
+    lm_profile_program_free(e);
+
+    /* Enabling again clears; a trace replay is one launch of "trace". */
+    CHECK_OK(lm_device_set_profiling(dev, true));
+    uint32_t id;
+    CHECK_OK(lm_begin_trace_capture(cq, &id));
+    CHECK_OK(launch(dev, p2, "inside"));
+    CHECK_OK(lm_end_trace_capture(cq, id));
+    CHECK_OK(lm_device_set_launch_label(dev, "the trace"));
+    CHECK_OK(lm_replay_trace(cq, id, true));
+    CHECK_OK(lm_device_get_program_profile(dev, &e, &n));
+    CHECK(n == 1 && !strcmp(e[0].label, "the trace") && !strcmp(e[0].program, "trace") &&
+          e[0].launches == 1);
+    lm_profile_program_free(e);
+    lm_profile_program_free(NULL);
+    CHECK_OK(lm_release_trace(dev, id));
+    CHECK_OK(lm_device_close(dev));
+}
+
 static void test_bad_arguments(void) {
     lm_profile_entry *e;
     size_t n;
@@ -114,6 +194,13 @@ static void test_bad_arguments(void) {
                 "lm_device_get_profile: out_entries is NULL");
     CHECK_FAILS(lm_device_get_profile(dev, &e, NULL), LM_ERR_INVALID_ARGUMENT,
                 "lm_device_get_profile: out_count is NULL");
+    lm_profile_program_entry *pe;
+    CHECK_FAILS(lm_device_get_program_profile(NULL, &pe, &n), LM_ERR_INVALID_HANDLE,
+                "lm_device_get_program_profile: device is NULL");
+    CHECK_FAILS(lm_device_get_program_profile(dev, NULL, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_get_program_profile: out_entries is NULL");
+    CHECK_FAILS(lm_device_get_program_profile(dev, &pe, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lm_device_get_program_profile: out_count is NULL");
     char long_label[LM_MAX_LAUNCH_LABEL + 2];
     memset(long_label, 'x', sizeof long_label);
     long_label[LM_MAX_LAUNCH_LABEL + 1] = 0;
@@ -193,6 +280,9 @@ static void test_capture_and_replay(void) {
     CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
     CHECK_OK(lm_replay_get_profile(r, &e, &n)); /* not asked for */
     CHECK(e == NULL && n == 0);
+    const lm_profile_program_entry *none = (const lm_profile_program_entry *)1;
+    CHECK_OK(lm_replay_get_program_profile(r, &none, &n));
+    CHECK(none == NULL && n == 0);
     lm_replay_options o;
     lm_replay_options_init(&o);
     o.profile = true;
@@ -207,6 +297,15 @@ static void test_capture_and_replay(void) {
                 "lm_replay_get_profile: replay is NULL");
     CHECK_FAILS(lm_replay_get_profile(r, NULL, &n), LM_ERR_INVALID_ARGUMENT,
                 "lm_replay_get_profile: out_entries is NULL");
+    /* The programs by the kernels' names the binary recorded. */
+    const lm_profile_program_entry *pe;
+    CHECK_OK(lm_replay_get_program_profile(r, &pe, &n));
+    CHECK(n == 3 && !strcmp(pe[0].label, "Conv /stem") && !strcmp(pe[0].program, "busy") &&
+          pe[0].launches == 6 && !strcmp(pe[2].program, "busy"));
+    CHECK_FAILS(lm_replay_get_program_profile(NULL, &pe, &n), LM_ERR_INVALID_ARGUMENT,
+                "lm_replay_get_program_profile: replay is NULL");
+    CHECK_FAILS(lm_replay_get_program_profile(r, &pe, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lm_replay_get_program_profile: out_count is NULL");
 
     /* Replayed on the caller's device inside a capture: the new binary has
      * the labels too, and the device is left unlabelled with profiling off. */
@@ -241,6 +340,7 @@ static void test_capture_and_replay(void) {
 
 int main(void) {
     TEST_RUN(test_profile_by_label);
+    TEST_RUN(test_profile_by_program);
     TEST_RUN(test_bad_arguments);
     TEST_RUN(test_many_labels);
     TEST_RUN(test_capture_and_replay);
