@@ -14,7 +14,11 @@
  * movement kernel then gathers each output pixel's receptive field into
  * one row of a patch matrix
  * ("im2col": [N * OH * OW, KH * KW * C], zeros where the window leaves the
- * image) and tilizes it on the fly; the existing multi-core lmnn_linear
+ * image) and tilizes it on the fly (an NCHW image of 2 to 16 channels, a
+ * network's RGB input, is read as it is instead, row-major, each input
+ * line's channels interleaved as the kernel stages the line, when its lines
+ * can be staged whole: no dilation along W, not a strided transposed
+ * convolution; its transpose would be mostly padding); the existing multi-core lmnn_linear
  * multiplies it by the prepared weight matrix [KH * KW * C, OC] and adds the
  * bias and the fused activation; the [N * OH * OW, OC] result is the NHWC
  * output (for NCHW it is transposed tile by tile and reshaped). Pooling

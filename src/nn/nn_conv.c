@@ -82,6 +82,10 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
     return LM_OK;
 }
 
+static uint64_t tiles32(uint64_t n) {
+    return (n + 31) / 32;
+}
+
 /* Frees `t` unless it is `keep` or zero. */
 static void drop(lmnn_tensor t, lmnn_tensor keep) {
     if (t.id && t.id != keep.id) lmnn_tensor_free(t);
@@ -97,16 +101,17 @@ static lm_status step(const char *op, lm_status st, lmnn_tensor *cur, lmnn_tenso
 }
 
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
-                       const int32_t *flat, lmnn_tensor *out, nn_tensor **out_t) {
+                       const int32_t *flat, bool planes, lmnn_tensor *out, nn_tensor **out_t) {
     uint32_t n = 0, c = 0, h = 0, w = 0;
     lm_status st = nn_conv_image_dims(op, x, layout, flat, &n, &c, &h, &w);
     if (st) return st;
     lmnn_tensor cur = xh, next;
     if (x->dtype == LMNN_BFLOAT8_B)
         st = step(op, lmnn_typecast(cur, LMNN_BFLOAT16, &next), &cur, next, xh);
-    if (layout == LMNN_NCHW && c == 1) {
+    if (layout == LMNN_NCHW && (c == 1 || planes)) {
         /* One channel: NCHW is NHWC, and a row-major page is an image row
-         * (nn_conv_im2col reads a run of pixels with one read). */
+         * (nn_conv_im2col reads a run of pixels with one read). With planes
+         * a page is a row of one channel, which the reader interleaves. */
         if (!st && (x->layout == LMNN_TILE || cur.id != xh.id))
             st = step(op, lmnn_to_layout(cur, LMNN_ROW_MAJOR, &next), &cur, next, xh);
     } else if (!st && (x->layout == LMNN_TILE || cur.id != xh.id || layout == LMNN_NCHW)) {
@@ -236,6 +241,11 @@ static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
     return worst;
 }
 
+/* Channels at most for nn_conv_planes_fit: beyond a tile's rows the
+ * transpose to NHWC pads nothing, while the reader's staging costs a read
+ * per channel and line. */
+#define PLANES_MAX_C 16
+
 /* The ring's lines for convolution g (the reader's runtime arg 29), or 0 to
  * stage runs of lines instead: whole lines need pages of image rows, whole
  * patch rows in a unit (wt <= block), no dilation or virtual stride along W
@@ -248,6 +258,12 @@ static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, bo
         lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)
         return 0;
     return (uint32_t)lines;
+}
+
+bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow, k = (uint64_t)g->kh * g->kw * g->c;
+    return g->c > 1 && g->c <= PLANES_MAX_C && g->w > 1 &&
+           staged_lines(g, m, g->w, tiles32(k) <= IM2COL_BLOCK, 0, g->c * esize) > 0;
 }
 
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
@@ -266,9 +282,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         return nn_fail(LM_ERR_INTERNAL, op, "depthwise: weights do not fit the taps");
     m /= q;
     k *= q;
-    /* A page per pixel, or per image row (nn_conv_rows). */
-    uint32_t ppp = img->shape.dims[img->shape.rank - 1] / g->c;
-    if (ppp != 1 && ppp != g->w)
+    /* A page per pixel, or per image row (nn_conv_rows); with planes, per
+     * row of one channel. */
+    uint32_t planes = g->planes > 1 ? g->planes : 1;
+    uint32_t ppp = img->shape.dims[img->shape.rank - 1] * planes / g->c;
+    if ((ppp != 1 && ppp != g->w) || (planes > 1 && (planes != g->c || ppp != g->w)))
         return nn_fail(LM_ERR_INTERNAL, op, "input: pages of %u pixels (expected 1 or %u)", ppp,
                        g->w);
     if (m > (1u << 30) || k > (1u << 30) || m * k > ((uint64_t)1 << 36))
@@ -300,6 +318,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     uint32_t nb = (t.wt + block - 1) / block;
     uint32_t lines =
         mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, t.wt <= block, fill, g->c * esize) : 0;
+    if (planes > 1 && !lines)
+        return nn_fail(LM_ERR_INTERNAL, op, "input: an NCHW image whose lines cannot be staged");
     /* tile_units.c's compile-time args (its buffers); the rest is runtime
      * args (one compiled reader for every convolution and pooling). */
     uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM};
@@ -337,7 +357,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        ppp,
                        q,
                        lines,
-                       dw && weights->memory.type == LM_BUFFER_DRAM};
+                       dw && weights->memory.type == LM_BUFFER_DRAM,
+                       planes};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -486,10 +507,6 @@ lm_status nn_conv_flat_rm(const char *op, lmnn_tensor y, const nn_conv_geom *g, 
  * KH * KW * C far below a multiple of 32 (a first layer: C = 1, OC = 8),
  * that fills the tiles the padding would waste: the matmul, the patch
  * matrix and their tile counts shrink by up to P. */
-
-static uint64_t tiles32(uint64_t n) {
-    return (n + 31) / 32;
-}
 
 /* Whether a weight is prepared in the depthwise form (see
  * lmnn_conv2d_prepare_weights): one input channel per group and per output
@@ -1154,9 +1171,15 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
             bt = pb;
         }
     }
-    if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, &rows, &img);
     /* A prepared block-diagonal matrix still runs as one product. */
     bool dw = w->shape.rank == 3 || (!prepared && depthwise_form(transpose, g, c, oc));
+    /* An NCHW image of few channels is read as it is (its transpose to
+     * NHWC tiles would be mostly padding). */
+    uint32_t esize = nn_rm_elem_size(x->dtype == LMNN_FLOAT32 ? LMNN_FLOAT32 : LMNN_BFLOAT16);
+    bool planes = opts->input_layout == LMNN_NCHW && !dw &&
+                  x->memory.layout == LM_BUFFER_INTERLEAVED && nn_conv_planes_fit(&gp, esize);
+    if (planes) gp.planes = c;
+    if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, planes, &rows, &img);
     if (!st && dw) {
         st = depthwise(op, img, &gm, wp, bt, opts, dtype,
                        opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);

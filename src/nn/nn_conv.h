@@ -14,6 +14,10 @@
 typedef struct nn_conv_geom {
     uint32_t n, h, w, c, oh, ow, kh, kw;
     int32_t sh, sw, dh, dw, pt, pl, uh, uw;
+    /* How the image nn_conv_im2col reads holds its channels: 0 or 1, NHWC
+     * (a page per pixel or per image row); C, an NCHW row-major image (a
+     * page per row of one channel: nn_conv_planes_fit says when). */
+    uint32_t planes;
 } nn_conv_geom;
 
 /* The dims of image `x` in `layout` order: rank 4, or (NHWC, `flat` = the
@@ -26,10 +30,20 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
                              uint32_t *w);
 
 /* Image `x` as a row-major NHWC tensor of float32 or bfloat16 (one page per
- * pixel, or per image row when x has such pages or one channel). *out is xh itself when x is that
- * already, else a new tensor the caller frees (free it only when out->id != xh.id). */
+ * pixel, or per image row when x has such pages or one channel); with
+ * `planes` (an NCHW x, see nn_conv_planes_fit) as a row-major NCHW tensor
+ * instead. *out is xh itself when x is that already, else a new tensor the
+ * caller frees (free it only when out->id != xh.id). */
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
-                       const int32_t *flat, lmnn_tensor *out, nn_tensor **out_t);
+                       const int32_t *flat, bool planes, lmnn_tensor *out, nn_tensor **out_t);
+
+/* Whether nn_conv_im2col can read the patches of convolution `g`
+ * (NN_PATCH_CONV) straight from an NCHW row-major image of elements of
+ * `esize` bytes (g->planes = C), interleaving the channels of each input line
+ * as it stages it: whole lines staged (stride and dilation along W only),
+ * and few channels (more fill a tile's rows, and the transpose to NHWC
+ * wastes nothing). */
+bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize);
 
 /* What nn_conv_im2col makes of the image's windows. */
 typedef enum nn_patch_mode {

@@ -157,7 +157,7 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     lmnn_tensor rows = {0}, red = {0}, y = {0}, rt = {0};
     nn_tensor *img;
     const int32_t flat[3] = {opts->batch_size, opts->input_height, opts->input_width};
-    st = nn_conv_rows(op, input, p.x, opts->input_layout, flat, &rows, &img);
+    st = nn_conv_rows(op, input, p.x, opts->input_layout, flat, false, &rows, &img);
     /* The windows reduced as they are gathered (max, or the sum for the
      * average, kept in float32). */
     /* A row-major result is untilized in element order: the reduction's

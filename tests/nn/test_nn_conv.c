@@ -3,7 +3,8 @@
  * (depthwise included, and its per-tap form [KH * KW, 1, C]), batches,
  * NCHW / NHWC in both layouts, prepared weights, bias and a fused
  * activation, float32 and bfloat16, a large multi-core case, the program
- * cache and the errors.
+ * cache and the errors; NCHW images of few channels read as they are (the
+ * launches' programs checked).
  *
  * Bound asserted, per element, with S = sum over the window of |w * x| plus
  * |bias| (the operands as stored on the device, i.e. rounded to bfloat16 for
@@ -656,6 +657,89 @@ static void test_layouts(void) {
  * (1 -> 8 channels, 4 pixels a row), a second (8 -> 16, 2 a row), widths
  * that allow fewer, padding, bias and relu, prepared (packed) weights, a
  * stride along H, bfloat16, and convolutions that cannot pack. */
+/* Whether a transpose ran among the programs profiled since
+ * lm_device_set_profiling(true), the profile stopped; *out_im2col whether
+ * the patch reader did. */
+static lm_status transposed_since(bool *out_transposed, bool *out_im2col) {
+    lm_profile_program_entry *e;
+    size_t n;
+    lm_status st = lm_finish(lm_device_command_queue(nn_dev(), 0));
+    if (!st) st = lm_device_get_program_profile(nn_dev(), &e, &n);
+    if (st) return st;
+    *out_transposed = *out_im2col = false;
+    for (size_t i = 0; i < n; i++) {
+        *out_transposed |= strstr(e[i].program, "transpose_compute.c") != NULL;
+        *out_im2col |= strstr(e[i].program, "conv_im2col_reader.c") != NULL;
+    }
+    lm_profile_program_free(e);
+    return lm_device_set_profiling(nn_dev(), false);
+}
+
+/* Runs a case (its output flat: no transpose of its own) with the device
+ * profiling its launches, and checks whether the image was transposed. */
+static void run_planes_case(const char *name, conv_case k, bool transposes) {
+    k.flat = true;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    run_case(name, k, false);
+    bool transposed, im2col;
+    CHECK_OK(transposed_since(&transposed, &im2col));
+    if (transposed != transposes || !im2col) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: the image was %stransposed (expected %s)", name,
+                 transposed ? "" : "not ", transposes ? "a transpose" : "none");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+}
+
+/* NCHW images of 2 to 16 channels: the patch reader stages each input line
+ * from the channels' rows, interleaving them, with no transpose to NHWC
+ * tiles. Stems (7x7 stride 2 pad 3; 4x4 stride 4 patches), row-major and
+ * tile inputs, batches, bfloat16 and bfloat8_b, asymmetric padding, stride
+ * 1 with a row-major output (several output pixels a patch row), groups;
+ * a transposed convolution of stride 1 (a convolution); 17 channels,
+ * dilation along W and a transposed convolution of stride 2 (zeros between
+ * the pixels) take the transpose as before. */
+static void test_nchw_planes(void) {
+    conv_case k = {.n = 1,
+                   .c = 3,
+                   .h = 37,
+                   .w = 41,
+                   .oc = 8,
+                   .kh = 7,
+                   .kw = 7,
+                   .stride = {2, 2},
+                   .pad = {3, 3, 3, 3},
+                   .bias = true,
+                   .row_major = true};
+    run_planes_case("NCHW 3 ch 7x7 stride 2 stem", k, false);
+    k.n = 2, k.row_major = false, k.relu = true;
+    run_planes_case("NCHW 3 ch tile input, 2 images, relu", k, false);
+    k = (conv_case){.n = 2, .c = 3, .h = 32, .w = 40, .oc = 16, .kh = 4, .kw = 4};
+    k.stride[0] = k.stride[1] = 4;
+    k.row_major = true;
+    run_planes_case("NCHW 3 ch 4x4 stride 4 patches", k, false);
+    k.dtype = LMNN_BFLOAT16;
+    run_planes_case("NCHW 3 ch patches bf16", k, false);
+    k = (conv_case){.n = 1, .c = 5, .h = 9, .w = 11, .oc = 6, .kh = 3, .kw = 2};
+    k.pad[0] = 2, k.pad[3] = 1;
+    k.stride[0] = 2;
+    k.rm_out = true;
+    run_planes_case("NCHW 5 ch stride (2, 1) asymmetric pad, row-major out", k, false);
+    k.groups = 5, k.oc = 10;
+    run_planes_case("NCHW 5 ch groups 5", k, false);
+    k = (conv_case){.n = 1, .c = 16, .h = 12, .w = 13, .oc = 4, .kh = 3, .kw = 3, .bias = true};
+    k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 1;
+    run_planes_case("NCHW 16 ch", k, false);
+    k.c = 17;
+    run_planes_case("NCHW 17 ch: transposed", k, true);
+    k.c = 2, k.dil[1] = 2;
+    run_planes_case("NCHW 2 ch dilation 2 along W: transposed", k, true);
+    k.dil[1] = 1, k.transpose = true;
+    run_planes_case("NCHW 2 ch conv_transpose2d stride 1", k, false);
+    k.stride[0] = k.stride[1] = 2;
+    run_planes_case("NCHW 2 ch conv_transpose2d stride 2: transposed", k, true);
+}
+
 static void test_row_major_out(void) {
     conv_case k = {.n = 3,
                    .c = 1,
@@ -980,10 +1064,15 @@ static void test_bf16(void) {
 
 /* A bfloat8_b image (read as bfloat16), bfloat16 weight and output: the
  * reference takes the image as stored. */
-static void test_bfp8(void) {
-    enum { C = 32, H = 6, W = 7, OC = 5, NX = C * H * W };
-    float *x = nn_rand_floats(NX, -1, 1, 21), *w = nn_rand_floats(OC * C * 9, -1, 1, 22);
-    for (int i = 0; i < OC * C * 9; i++)
+/* A bfloat8_b NCHW image of c channels, typecast to bfloat16 first; the
+ * output flat (NHWC order, no transpose of its own), so that the profile
+ * tells whether the image was transposed: only with more than 16
+ * channels. */
+static void bfp8_image(uint32_t C, const char *name) {
+    enum { H = 6, W = 7, OC = 5 };
+    uint32_t nx = C * H * W, nw = OC * C * 9;
+    float *x = nn_rand_floats(nx, -1, 1, 21), *w = nn_rand_floats(nw, -1, 1, 22);
+    for (uint32_t i = 0; i < nw; i++)
         w[i] = nn_bf16(w[i]);
     lmnn_shape xs = LMNN_SHAPE(1, C, H, W), ws = LMNN_SHAPE(OC, C, 3, 3);
     lmnn_tensor xt, wt, out;
@@ -995,7 +1084,12 @@ static void test_bfp8(void) {
     lmnn_conv2d_options_init(&o);
     o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
     o.output.dtype = LMNN_BFLOAT16;
+    o.flat_output = true;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
     CHECK_OK(lmnn_conv2d(xt, wt, (lmnn_tensor){0}, &o, &out));
+    bool transposed, im2col;
+    CHECK_OK(transposed_since(&transposed, &im2col));
+    CHECK(im2col && transposed == (C > 16));
     float *got = nn_download(out);
     CHECK(got);
     conv_case k = {.n = 1,
@@ -1011,19 +1105,29 @@ static void test_bfp8(void) {
                    .pad = {1, 1, 1, 1}};
     double *want = malloc(OC * H * W * sizeof *want), *sc = malloc(OC * H * W * sizeof *sc);
     reference(&k, xs_, w, NULL, H, W, want, sc);
+    /* The flat output is [1, 1, H * W, OC]: back to NCHW order. */
+    float *nchw = malloc(OC * H * W * sizeof *nchw);
+    for (int oc = 0; oc < OC; oc++)
+        for (int px = 0; px < H * W; px++)
+            nchw[oc * H * W + px] = got[px * OC + oc];
     double ratio = 0;
     for (int i = 0; i < OC * H * W; i++) {
-        double r = fabs(got[i] - want[i]) / fmax(sc[i], 1e-30);
+        double r = fabs(nchw[i] - want[i]) / fmax(sc[i], 1e-30);
         ratio = r > ratio ? r : ratio;
     }
-    nn_err e = nn_compare(got, want, OC * H * W, 1e-3);
-    printf("  %-34s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", "bfloat8_b image",
-           "bfloat16", e.pcc, e.max_abs, e.max_rel, ratio);
+    nn_err e = nn_compare(nchw, want, OC * H * W, 1e-3);
+    printf("  %-34s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", name, "bfloat16", e.pcc,
+           e.max_abs, e.max_rel, ratio);
     CHECK(ratio <= 1.0 / 256);
     lmnn_tensor_free(xt);
     lmnn_tensor_free(wt);
     lmnn_tensor_free(out);
-    free(x), free(w), free(xs_), free(got), free(want), free(sc);
+    free(x), free(w), free(xs_), free(got), free(nchw), free(want), free(sc);
+}
+
+static void test_bfp8(void) {
+    bfp8_image(32, "bfloat8_b image");
+    bfp8_image(3, "bfloat8_b image, 3 channels");
 }
 
 static void test_large(void) {
@@ -1891,6 +1995,7 @@ static void test_capture(void) {
 int main(void) {
     TEST_RUN(test_shapes);
     TEST_RUN(test_layouts);
+    TEST_RUN(test_nchw_planes);
     TEST_RUN(test_row_major_out);
     TEST_RUN(test_bf16);
     TEST_RUN(test_bfp8);

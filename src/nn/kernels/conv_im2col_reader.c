@@ -29,8 +29,11 @@
  * bfloat16 keeps the upper half), then is_dram_in, esize, mode (and
  * pool_compute.c's sum), pixels per page (1 or W), output pixels per row
  * (pooling, see nn_conv_im2col; 1 otherwise), lines staged whole (0: none;
- * see stage_lines), the weights' is_dram (DEPTHWISE): all runtime, so one compiled kernel serves
- * every convolution and pooling. Common arg 0: the image's address. */
+ * see stage_lines), the weights' is_dram (DEPTHWISE), planes (1; or C for
+ * an NCHW image, a page per row of one channel: staged lines only, each
+ * interleaved into NHWC order as it is staged): all runtime, so one
+ * compiled kernel serves every convolution and pooling. Common arg 0: the
+ * image's address. */
 #include "dataflow_api.h"
 
 /* Zeros for the zero fills: a page of circular buffer 2 (when the program
@@ -56,8 +59,8 @@ static void zero_run(uint32_t dst, uint32_t bytes) {
 /* The image's pages: page g in bank g % banks at base + (g / banks) *
  * pstride (dataflow_api.h's interleaving, worked out once rather than per
  * read: the reads are this kernel's whole cost); ppp pixels of psize bytes
- * per page. */
-static uint32_t banks, pstride, img_base, ppp, psize;
+ * per page, or with planes > 1 a row of W elements of one channel a page. */
+static uint32_t banks, pstride, img_base, ppp, psize, planes;
 static bool img_dram;
 
 /* The NoC address of byte `off` of pixel `pix`. */
@@ -123,6 +126,23 @@ static void copy_patches(uint32_t dst, uint32_t pitch, uint32_t len, uint32_t st
 static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl, g_dh;
 static uint32_t g_OH, g_OW, g_KH, g_KW;
 
+/* Input line `line` (n * H + y) as W pixels to dst: one read of a page per
+ * image row; from an NCHW image, one strided read per channel, each
+ * element to its place in the pixels (the channels interleaved as the
+ * line arrives, so the patches are NHWC's). */
+static void read_line(uint32_t line, uint32_t dst) {
+    const uint32_t W = (uint32_t)g_W, np = planes;
+    if (np == 1) {
+        read_pixels(line * W, W, dst);
+        return;
+    }
+    const uint32_t H = (uint32_t)g_H, esize = psize / np, nb = banks;
+    uint32_t g = (line / H * np) * H + line % H; /* channel 0's row */
+    for (uint32_t c = 0; c < np; c++, g += H)
+        lm_noc_async_read_strided(lm_bank_noc_addr(img_dram, g % nb, img_base + g / nb * pstride),
+                                  esize, dst + c * esize, psize, esize, W);
+}
+
 /* Whole-line staging (runtime arg 29 > 0, see nn_conv.c): circular buffer
  * 3 is a ring of `lines` input lines (n * H + y) of s_pitch bytes, line l
  * in slot l % lines, its pixel x at byte (x + s_left) * page; the padding
@@ -134,12 +154,12 @@ static uint32_t s_lines, s_pitch, s_left;
 
 /* Patch rows row .. row + count - 1 (whole rows, mode 0) into rows `pitch`
  * bytes apart at dst: first each input line they read that the ring lacks
- * (one read of the image row), then for each output row and kernel row one
+ * (read_line), then for each output row and kernel row one
  * strided local read of KW pixels per patch row; kernel rows outside the
  * image read zeros. */
 static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t stage,
                         uint64_t local) {
-    const uint32_t H = (uint32_t)g_H, W = (uint32_t)g_W, OH = g_OH, OW = g_OW, KH = g_KH;
+    const uint32_t H = (uint32_t)g_H, OH = g_OH, OW = g_OW, KH = g_KH;
     const uint32_t page = psize, lines = s_lines, lpitch = s_pitch, left = s_left * page;
     const int32_t sh = g_sh, pt = g_pt, dh = g_dh;
     const uint32_t end = row + count;
@@ -152,7 +172,7 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
             uint32_t line = n * H + vy, slot = line % lines;
             if (s_tag[slot] == line) continue;
             s_tag[slot] = line;
-            read_pixels(line * W, W, stage + slot * lpitch + left);
+            read_line(line, stage + slot * lpitch + left);
         }
         r += OW - ox < end - r ? OW - ox : end - r;
     }
@@ -283,7 +303,8 @@ void kernel_main(void) {
     ppp = get_arg_val(27);
     uint32_t q = get_arg_val(28); /* output pixels per row (pooling) */
     psize = page;
-    pstride = (ppp * page + align - 1) / align * align;
+    planes = get_arg_val(31);
+    pstride = (ppp * page / planes + align - 1) / align * align;
     img_base = get_common_arg_val(0);
     zero_size = 0;
     if (fill == 0 && lm_l1_word(LM_L1_CB_CONFIG + 2 * LM_CB_CONFIG_STRIDE)[1]) {
