@@ -57,7 +57,10 @@ extern "C" {
  * volume; at most one dim LMNN_DIM_AUTO). Always a copy on the device (a
  * tensor owns its buffer): a page copy when the page order is unchanged
  * (row-major with the same last dim; tile layout with the same last dim and
- * the same second-last dim or both multiples of 32), else runs between rows. */
+ * the same second-last dim or both multiples of 32); a tile tensor of float32,
+ * bfloat16, int32 or uint32 that keeps its last dim has its rows regrouped
+ * into tiles of the new matrices in one pass ([1, 14, 14, C] to [196, C]);
+ * else runs between rows. */
 lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
                        lmnn_tensor *out);
 

@@ -120,6 +120,63 @@ static bool reshape_keeps_pages(const nn_tensor *t, const lmnn_shape *s) {
            (gi.h == go.h || (gi.h % 32 == 0 && go.h % 32 == 0));
 }
 
+/* A tile reshape that keeps the last dim and regroups the rows into
+ * matrices of another height (the batch of a product folded into its rows,
+ * and back): tile_rows_reader.c makes each output tile from runs of the
+ * input's rows, in one program, where row-major stand-ins would take an
+ * untilize, a copy and a tilize. Tiles of 2- or 4-byte elements (bfloat8_b
+ * shares exponents across a row's blocks). */
+static bool regroup_rows_ok(const nn_tensor *t, const lmnn_shape *s) {
+    nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(s);
+    return t->layout == LMNN_TILE && gi.w == go.w && (uint64_t)gi.batch * gi.h < (1ull << 32) &&
+           (t->dtype == LMNN_FLOAT32 || t->dtype == LMNN_BFLOAT16 || t->dtype == LMNN_INT32 ||
+            t->dtype == LMNN_UINT32);
+}
+
+static lm_status regroup_rows(const char *op, nn_tensor *t, const dm_out *od, lmnn_tensor *out) {
+    nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(&od->shape);
+    lmnn_tensor oh;
+    nn_tensor *o = NULL;
+    lm_status st = dm_make(op, t->device, od, &oh, &o);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "regroup_rows");
+    nn_key_tensor(&key, t);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(t->device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        lm_data_format f = nn_tile_format(t->dtype);
+        uint32_t esize = t->dtype == LMNN_BFLOAT16 ? 2 : 4;
+        uint32_t rargs[4 + NN_ACCESSOR_WORDS] = {gi.h, go.h, gi.wt, esize};
+        uint32_t wargs[NN_TILE_WRITER_ARGS], nr = 0, nw = 0;
+        st = nn_accessor_words(op, t, rargs + 4, &nr);
+        if (!st) st = nn_tile_writer_args(op, o, 1, false, wargs, &nw);
+        nn_kernel_spec reader = {"tile_rows_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
+        lm_kernel rk, wk;
+        if (!st) st = nn_split_work(op, t->device, o->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, t->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
+        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
+        if (!st) st = nn_kernel_split_args(op, &p, rk, &split, rargs, 4 + nr);
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, nw);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {t, o};
+    if (!st) st = nn_launch(op, prog, tensors, 2);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
 lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
                        lmnn_tensor *out) {
     const char *op = "lmnn_reshape";
@@ -133,6 +190,7 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
     dm_out od = out_like(t, &s, &mem);
     uint32_t pages = (uint32_t)t->pages;
     if (reshape_keeps_pages(t, &s)) return run_tiles(op, t, &od, page_copy, &pages, out);
+    if (regroup_rows_ok(t, &s)) return regroup_rows(op, t, &od, out);
     return dm_run_rm(op, t, &od, reshape_rm, NULL, out);
 }
 

@@ -261,11 +261,42 @@ static void test_reshape(void) {
         {LMNN_SHAPE(3, 5, 7), LMNN_SHAPE(3, 35)},
         {LMNN_SHAPE(4, 40, 50), LMNN_SHAPE(2, 2, 40, 50)},
         {LMNN_SHAPE(5000), LMNN_SHAPE(50, 100)},
+        /* The last dim kept, the rows regrouped (tile_rows_reader.c): runs
+         * across face halves, tile rows and matrices, both ways. */
+        {LMNN_SHAPE(1, 14, 14, 40), LMNN_SHAPE(196, 40)},
+        {LMNN_SHAPE(196, 40), LMNN_SHAPE(1, 14, 14, 40)},
+        {LMNN_SHAPE(3, 45, 33), LMNN_SHAPE(5, 27, 33)},
+        {LMNN_SHAPE(5, 7, 3), LMNN_SHAPE(35, 3)},
+        {LMNN_SHAPE(2, 3, 14, 70), LMNN_SHAPE(7, 12, 70)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (size_t k = 0; k < NCFG; k++)
             CHECK(check_op("reshape", all_cfgs[k], &cases[i].in, &cases[i].out, run_reshape,
                            flat_src, &cases[i], 0, i * 31 + k));
+    /* A regrouping is one launch of one program, also into L1. */
+    {
+        lmnn_shape in = LMNN_SHAPE(1, 14, 14, 64), to = LMNN_SHAPE(196, 64);
+        float *v = make_data(LMNN_FLOAT32, 14 * 14 * 64, 5);
+        lmnn_tensor a, b;
+        CHECK_OK(nn_upload(&in, v, LMNN_FLOAT32, LMNN_TILE, &a));
+        lmnn_output l1 = {.memory = {.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED}};
+        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+        CHECK_OK(lmnn_reshape(a, &to, &l1, &b));
+        CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+        lm_profile_program_entry *e;
+        size_t n;
+        CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+        CHECK(n == 1 && e[0].launches == 1 &&
+              !strcmp(e[0].program, "tile_rows_reader.c + tile_writer.c"));
+        lm_profile_program_free(e);
+        CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+        float *y = nn_download(b);
+        CHECK(y && !memcmp(v, y, 14 * 14 * 64 * sizeof *y));
+        free(y);
+        free(v);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(b);
+    }
     /* LMNN_DIM_AUTO */
     lmnn_shape s = LMNN_SHAPE(6, 10), auto_s = LMNN_SHAPE(3, LMNN_DIM_AUTO, 5);
     float x[60];
