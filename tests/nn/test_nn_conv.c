@@ -720,6 +720,11 @@ static void test_nchw_planes(void) {
     run_planes_case("NCHW 3 ch 4x4 stride 4 patches", k, false);
     k.dtype = LMNN_BFLOAT16;
     run_planes_case("NCHW 3 ch patches bf16", k, false);
+    /* 16x16 patches of 224-pixel lines: 48 lines staged, beyond the NHWC
+     * staging budget. */
+    k = (conv_case){.n = 1, .c = 3, .h = 48, .w = 224, .oc = 8, .kh = 16, .kw = 16, .bias = true};
+    k.stride[0] = k.stride[1] = 16;
+    run_planes_case("NCHW 3 ch 16x16 stride 16 patches, wide", k, false);
     k = (conv_case){.n = 1, .c = 5, .h = 9, .w = 11, .oc = 6, .kh = 3, .kw = 2};
     k.pad[0] = 2, k.pad[3] = 1;
     k.stride[0] = 2;
