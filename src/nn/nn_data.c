@@ -52,6 +52,67 @@ static lm_status run_tiles(const char *op, nn_tensor *t, const dm_out *od, spec_
     return LM_OK;
 }
 
+/* A program over the output's tiles, split over the cores: `reader` (DM0)
+ * fills circular buffer 0 for `compute` when there is one (0 to 16), else 16
+ * straight away; tile_writer.c stores the tiles. The reader's runtime args
+ * are {first, count}, its own `rargs`, then the input's accessor words
+ * (common arg 0 the input, 1 the output). The program is cached under `key`
+ * (the tensors added here). */
+typedef struct tile_program {
+    const char *reader, *compute;
+    const uint32_t *rargs;
+    uint32_t nr;
+} tile_program;
+
+static lm_status run_tile_program(const char *op, nn_tensor *t, const dm_out *od, nn_key *key,
+                                  const tile_program *tp, lmnn_tensor *out) {
+    if (tp->nr > 3 + 2 * LMNN_MAX_DIMS)
+        return nn_fail(LM_ERR_INTERNAL, op, "%u reader args", tp->nr);
+    lmnn_tensor oh;
+    nn_tensor *o = NULL;
+    lm_status st = dm_make(op, t->device, od, &oh, &o);
+    if (st) return st;
+    nn_key_tensor(key, t);
+    nn_key_tensor(key, o);
+    nn_program *prog = nn_cache_find(t->device, key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        lm_data_format f = nn_tile_format(t->dtype);
+        uint32_t rargs[3 + 2 * LMNN_MAX_DIMS + NN_ACCESSOR_WORDS], wargs[NN_TILE_WRITER_ARGS];
+        uint32_t nr = 0, nw = 0;
+        memcpy(rargs, tp->rargs, tp->nr * sizeof *rargs);
+        st = nn_accessor_words(op, t, rargs + tp->nr, &nr);
+        if (!st) st = nn_tile_writer_args(op, o, 1, false, wargs, &nw);
+        nn_kernel_spec reader = {tp->reader, LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec compute = {tp->compute, LM_PROCESSOR_COMPUTE,    NULL, 0, NULL,
+                                  0,           t->dtype == LMNN_FLOAT32};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
+        lm_kernel rk, ck, wk;
+        if (!st) st = nn_split_work(op, t->device, o->pages, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, t->device, &p);
+        if (!st && tp->compute) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
+        if (!st && tp->compute) st = nn_program_kernel(op, &p, &compute, &ck);
+        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
+        if (!st) st = nn_kernel_split_args(op, &p, rk, &split, rargs, tp->nr + nr);
+        if (!st && tp->compute) st = nn_kernel_split_args(op, &p, ck, &split, NULL, 0);
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, nw);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, t->device, key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {t, o};
+    if (!st) st = nn_launch(op, prog, tensors, 2);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
 /* ---- reshape ---- */
 
 static lm_status reshape_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
@@ -135,46 +196,11 @@ static bool regroup_rows_ok(const nn_tensor *t, const lmnn_shape *s) {
 
 static lm_status regroup_rows(const char *op, nn_tensor *t, const dm_out *od, lmnn_tensor *out) {
     nn_tiles gi = nn_tiles_of(&t->shape), go = nn_tiles_of(&od->shape);
-    lmnn_tensor oh;
-    nn_tensor *o = NULL;
-    lm_status st = dm_make(op, t->device, od, &oh, &o);
-    if (st) return st;
+    uint32_t rargs[] = {gi.h, go.h, gi.wt, t->dtype == LMNN_BFLOAT16 ? 2 : 4};
     nn_key key;
     nn_key_init(&key, "regroup_rows");
-    nn_key_tensor(&key, t);
-    nn_key_tensor(&key, o);
-    nn_program *prog = nn_cache_find(t->device, &key);
-    if (!prog) {
-        nn_split split;
-        nn_program p = {0};
-        lm_data_format f = nn_tile_format(t->dtype);
-        uint32_t esize = t->dtype == LMNN_BFLOAT16 ? 2 : 4;
-        uint32_t rargs[4 + NN_ACCESSOR_WORDS] = {gi.h, go.h, gi.wt, esize};
-        uint32_t wargs[NN_TILE_WRITER_ARGS], nr = 0, nw = 0;
-        st = nn_accessor_words(op, t, rargs + 4, &nr);
-        if (!st) st = nn_tile_writer_args(op, o, 1, false, wargs, &nw);
-        nn_kernel_spec reader = {"tile_rows_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
-        lm_kernel rk, wk;
-        if (!st) st = nn_split_work(op, t->device, o->pages, &split);
-        p.cores = split.all;
-        if (!st) st = nn_program_begin(op, t->device, &p);
-        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
-        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
-        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
-        if (!st) st = nn_kernel_split_args(op, &p, rk, &split, rargs, 4 + nr);
-        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, nw);
-        if (st) nn_program_discard(&p);
-        if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
-    }
-    nn_tensor *tensors[] = {t, o};
-    if (!st) st = nn_launch(op, prog, tensors, 2);
-    if (st) {
-        nn_tensor_discard(oh);
-        return st;
-    }
-    *out = oh;
-    return LM_OK;
+    tile_program tp = {"tile_rows_reader.c", NULL, rargs, 4};
+    return run_tile_program(op, t, od, &key, &tp, out);
 }
 
 lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
@@ -234,55 +260,15 @@ static lm_status swap_tiles(const char *op, nn_tensor *t, const dm_out *od, cons
         dims[d] = from + 2 >= r ? (t->shape.dims[from] + 31) / 32 : t->shape.dims[from];
         steps[d] = in_steps[from];
     }
-    lmnn_tensor oh;
-    nn_tensor *o = NULL;
-    lm_status st = dm_make(op, t->device, od, &oh, &o);
-    if (st) return st;
+    uint32_t rargs[1 + 2 * LMNN_MAX_DIMS];
+    rargs[0] = r;
+    memcpy(rargs + 1, dims, r * sizeof *dims);
+    memcpy(rargs + 1 + r, steps, r * sizeof *steps);
     nn_key key;
     nn_key_init(&key, "permute_swap");
     nn_key_add(&key, c->perm, r * sizeof c->perm[0]);
-    nn_key_tensor(&key, t);
-    nn_key_tensor(&key, o);
-    nn_program *prog = nn_cache_find(t->device, &key);
-    if (!prog) {
-        nn_split split;
-        nn_program p = {0};
-        lm_data_format f = nn_tile_format(t->dtype);
-        uint32_t rargs[3 + 2 * LMNN_MAX_DIMS + NN_ACCESSOR_WORDS], wargs[NN_TILE_WRITER_ARGS];
-        uint32_t nr = 0, nw = 0;
-        rargs[0] = r;
-        memcpy(rargs + 1, dims, r * sizeof *dims);
-        memcpy(rargs + 1 + r, steps, r * sizeof *steps);
-        st = nn_accessor_words(op, t, rargs + 1 + 2 * r, &nr);
-        if (!st) st = nn_tile_writer_args(op, o, 1, false, wargs, &nw);
-        nn_kernel_spec reader = {
-            "permute_tile_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
-        nn_kernel_spec compute = {"transpose_compute.c",   LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0,
-                                  t->dtype == LMNN_FLOAT32};
-        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
-        lm_kernel rk, ck, wk;
-        if (!st) st = nn_split_work(op, t->device, o->pages, &split);
-        p.cores = split.all;
-        if (!st) st = nn_program_begin(op, t->device, &p);
-        if (!st) st = nn_program_cb(op, &p, 0, f, (uint32_t)lm_tile_size(f), 2);
-        if (!st) st = nn_program_cb(op, &p, 16, f, (uint32_t)lm_tile_size(f), 2);
-        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
-        if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
-        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
-        if (!st) st = nn_kernel_split_args(op, &p, rk, &split, rargs, 1 + 2 * r + nr);
-        if (!st) st = nn_kernel_split_args(op, &p, ck, &split, NULL, 0);
-        if (!st) st = nn_kernel_split_args(op, &p, wk, &split, wargs, nw);
-        if (st) nn_program_discard(&p);
-        if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
-    }
-    nn_tensor *tensors[] = {t, o};
-    if (!st) st = nn_launch(op, prog, tensors, 2);
-    if (st) {
-        nn_tensor_discard(oh);
-        return st;
-    }
-    *out = oh;
-    return LM_OK;
+    tile_program tp = {"permute_tile_reader.c", "transpose_compute.c", rargs, 1 + 2 * r};
+    return run_tile_program(op, t, od, &key, &tp, out);
 }
 
 /* Whole tiles moved by permute `c`, transposed when it swaps the tile dims. */
