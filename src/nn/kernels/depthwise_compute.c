@@ -2,10 +2,11 @@
  * DEPTHWISE mode arrives once per tap (a row-major block in circular buffer
  * 0, then the unit's weight tiles of the tap in circular buffer 4, row 0 of
  * each holding the tap's weight per channel). Each block is tilized into
- * circular buffer 1 and multiplied by its weights broadcast down the rows;
- * the products add up over the taps, in tap order, in float32 tiles that
- * go round circular buffer 5 between taps (dst cannot hold a unit's tiles
- * across them), the last sum packed to circular buffer 16 for
+ * circular buffer 1 and multiplied by its weights broadcast down the rows,
+ * each product added in dst to the sum so far (the binary operation's
+ * accumulate form); the sums go round circular buffer 5 between taps, in
+ * tap order, in float32 tiles (dst cannot hold a unit's tiles across them:
+ * the tilize needs it released), the last packed to circular buffer 16 for
  * tile_units.c. No product is ever stored.
  * Runtime args as conv_im2col_reader.c. */
 #include "compute_kernel_api.h"
@@ -15,6 +16,8 @@
 #define CB_W 4
 #define CB_ACC 5
 #define CB_OUT 16
+/* Tiles dst holds in float32. */
+#define DW_GROUP 8
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
@@ -35,16 +38,20 @@ void kernel_main(void) {
             if (t) cb_wait_front(CB_ACC, room);
             uint32_t to = t + 1 == taps ? CB_OUT : CB_ACC;
             cb_reserve_back(to, room);
-            for (uint32_t i = 0; i < tiles; i++) {
+            /* A group of tiles at a time in dst (float32: 8): the sum so
+             * far copied in, the tap's product added to it. */
+            for (uint32_t i0 = 0; i0 < tiles; i0 += DW_GROUP) {
+                uint32_t n = tiles - i0 < DW_GROUP ? tiles - i0 : DW_GROUP;
                 tile_regs_acquire();
-                mul_tiles_bcast_rows(CB_TAP, CB_W, i, i, 0);
-                if (t) {
-                    copy_tile(CB_ACC, i, 1);
-                    add_binary_tile(1, 0, 0);
+                for (uint32_t j = 0; j < n; j++) {
+                    if (t) copy_tile(CB_ACC, i0 + j, j);
+                    lm_binary_tiles_acc(LM_BINARY_MUL, LM_BCAST_ROW, CB_TAP, CB_W, i0 + j, i0 + j,
+                                        j, t != 0);
                 }
                 tile_regs_commit();
                 tile_regs_wait();
-                pack_tile(0, to);
+                for (uint32_t j = 0; j < n; j++)
+                    pack_tile(j, to);
                 tile_regs_release();
             }
             cb_push_back(to, room);
