@@ -21,6 +21,9 @@
 #define POOL_TAPS_BUDGET (512u * 1024u)
 /* Column tiles of a depthwise convolution's unit (NN_PATCH_DEPTHWISE). */
 #define DEPTHWISE_BLOCK 16
+/* Bytes of L1 a depthwise unit's tilized taps and their weights may take:
+ * the more taps at once, the fewer times the sums leave dst. */
+#define DEPTHWISE_TAPS_BUDGET (512u * 1024u)
 /* Cores per host thread the im2col program uses at most (see fewer_cores). */
 #ifndef IM2COL_CORES_PER_THREAD
 #define IM2COL_CORES_PER_THREAD 2
@@ -319,9 +322,23 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
      * POOL_TAPS_BUDGET bytes of them. */
     while (pooled && !dw && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
         block--;
-    /* A depthwise unit's tiles go round L1 five times over (rows, tap,
-     * weights, two of sums). */
+    /* A depthwise unit's tiles go round L1 in rows, tilized taps, their
+     * weights and two of sums. */
     if (dw && block > DEPTHWISE_BLOCK) block = DEPTHWISE_BLOCK;
+    /* Taps depthwise_compute.c multiplies into dst between two passes of
+     * the sums through L1: as many as the budget holds of their tiles and
+     * weights. Of float32 and bfloat16 weights the reader moves only row 0
+     * of each tile, all a row broadcast reads (not of bfloat8_b: its
+     * exponents are apart from its values). */
+    uint32_t tap_batch = 1, wrow = 0;
+    if (dw) {
+        uint64_t per_tap =
+            (uint64_t)block * (lm_tile_size(fin) + lm_tile_size(nn_tile_format(weights->dtype)));
+        uint64_t fit = DEPTHWISE_TAPS_BUDGET / per_tap;
+        tap_batch = (uint32_t)(fit < 1 ? 1 : fit < taps ? fit : taps);
+        if (weights->dtype == LMNN_FLOAT32 || weights->dtype == LMNN_BFLOAT16)
+            wrow = nn_rm_elem_size(weights->dtype);
+    }
     uint32_t nb = (t.wt + block - 1) / block;
     uint32_t lines =
         mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, t.wt <= block, fill, g->c * esize) : 0;
@@ -365,7 +382,9 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        q,
                        lines,
                        dw && weights->memory.type == LM_BUFFER_DRAM,
-                       planes};
+                       planes,
+                       tap_batch,
+                       wrow};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -409,10 +428,10 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
             st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)
             st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin),
-                               dw ? room : (uint32_t)taps * room);
+                               (dw ? tap_batch : (uint32_t)taps) * room);
         if (!st && dw) {
             lm_data_format fw = nn_tile_format(weights->dtype);
-            st = nn_program_cb(op, &p, 4, fw, (uint32_t)lm_tile_size(fw), room);
+            st = nn_program_cb(op, &p, 4, fw, (uint32_t)lm_tile_size(fw), tap_batch * room);
             if (!st)
                 st = nn_program_cb(op, &p, 5, LM_DATA_FORMAT_FLOAT32,
                                    (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), 2 * room);

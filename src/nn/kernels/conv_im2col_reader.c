@@ -31,7 +31,10 @@
  * (pooling, see nn_conv_im2col; 1 otherwise), lines staged whole (0: none;
  * see stage_lines), the weights' is_dram (DEPTHWISE), planes (1; or C for
  * an NCHW image, a page per row of one channel: staged lines only, each
- * interleaved into NHWC order as it is staged): all runtime, so one
+ * interleaved into NHWC order as it is staged), depthwise_compute.c's taps
+ * per batch (DEPTHWISE; unused here), the weights' element size when only
+ * row 0 of their tiles is read (DEPTHWISE; float32 and bfloat16) or 0:
+ * all runtime, so one
  * compiled kernel serves every convolution and pooling. Common arg 0: the
  * image's address. */
 #include "dataflow_api.h"
@@ -358,6 +361,10 @@ void kernel_main(void) {
     g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_dh = dh;
     g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW;
     uint32_t wsize = mode == 3 ? get_tile_size(4) : 0;
+    /* The weights' element size when only row 0 of their tiles is read
+     * (the compute broadcasts it down the rows: faces 0 and 1 each begin
+     * with 16 of it), else 0. */
+    uint32_t wrow = get_arg_val(33);
     InterleavedAddrGenFast wgen = {
         .bank_base_address = get_common_arg_val(2), .page_size = wsize, .is_dram = get_arg_val(30)};
     for (uint32_t u = first; u < first + units; u++) {
@@ -500,8 +507,15 @@ void kernel_main(void) {
                 /* DEPTHWISE: then the unit's columns of the tap's weights. */
                 cb_reserve_back(4, room);
                 uint32_t at = get_write_ptr(4);
-                for (uint32_t i = 0; i < rb.tiles; i++)
-                    noc_async_read_tile(t * wt + rb.bk * block + i, &wgen, at + i * wsize);
+                for (uint32_t i = 0; i < rb.tiles; i++) {
+                    uint32_t page = t * wt + rb.bk * block + i;
+                    if (wrow)
+                        lm_noc_async_read_strided(get_noc_addr_interleaved(page, &wgen, 0),
+                                                  256 * wrow, at + i * wsize, 256 * wrow, 16 * wrow,
+                                                  2);
+                    else
+                        noc_async_read_tile(page, &wgen, at + i * wsize);
+                }
                 noc_async_read_barrier();
                 cb_push_back(4, room);
             }
