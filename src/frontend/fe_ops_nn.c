@@ -1597,11 +1597,26 @@ static lm_status lower_conv(fe_ctx *c, const fe_node *n) {
     return lower_conv_common(c, n, false);
 }
 
-/* A float 2-D Conv reads and writes flat NHWC images. */
+/* Whether Conv `n` is a pointwise one: 1x1, stride 1, no padding, not
+ * depthwise. The op library reads an image in NHWC tiles as such a
+ * convolution's patch matrix, with no patches gathered. */
+static bool conv_pointwise(fe_ctx *c, const fe_node *n) {
+    geom g;
+    int64_t oc;
+    if (conv_geom(c, n, false, &g, &oc) || g.sp != 2) return false;
+    int64_t ch = fe_in_type(c, n, 0)->dims[1];
+    for (int32_t i = 0; i < 2; i++)
+        if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad_b[i] || g.pad_e[i]) return false;
+    return !(g.group > 1 && g.group == ch && oc == ch);
+}
+
+/* A float 2-D Conv reads and writes flat NHWC images; a pointwise one reads
+ * its image fastest in tiles. */
 static uint32_t conv_images(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     bool ok = !strcmp(n->op_type, "Conv") && x->rank == 4 && fe_elem_is_float(x->elem);
-    return ok ? FE_IMAGE_IN | FE_IMAGE_OUT : 0;
+    if (!ok) return 0;
+    return FE_IMAGE_IN | FE_IMAGE_OUT | (conv_pointwise(c, n) ? FE_TILES_IN : 0);
 }
 
 static lm_status lower_convt(fe_ctx *c, const fe_node *n) {

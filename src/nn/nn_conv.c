@@ -949,6 +949,27 @@ static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g
     return st;
 }
 
+/* Whether image x of convolution g is its own patch matrix: a 1x1 kernel of
+ * stride 1 without padding, over a float32 or bfloat16 NHWC (or flat) image
+ * in interleaved tiles whose rows are the pixels in order, [..., M, C] with
+ * M a whole number of tile rows or nothing before it. */
+static bool pointwise_tiles(const nn_tensor *x, const nn_conv_geom *g,
+                            const lmnn_conv2d_options *opts, const int32_t *flat_in) {
+    if (g->kh != 1 || g->kw != 1 || g->sh != 1 || g->sw != 1 || g->pt || g->pl || g->oh != g->h ||
+        g->ow != g->w || g->planes > 1)
+        return false;
+    bool flat = flat_in[0] || flat_in[1] || flat_in[2];
+    if (x->layout != LMNN_TILE || (x->dtype != LMNN_FLOAT32 && x->dtype != LMNN_BFLOAT16) ||
+        x->memory.layout != LM_BUFFER_INTERLEAVED || (!flat && opts->input_layout != LMNN_NHWC))
+        return false;
+    const lmnn_shape *s = &x->shape;
+    if (s->rank < 2 || s->dims[s->rank - 1] != g->c) return false;
+    uint64_t lead = 1, rows = s->dims[s->rank - 2];
+    for (uint32_t d = 0; d + 2 < s->rank; d++)
+        lead *= s->dims[d];
+    return lead * rows == (uint64_t)g->n * g->h * g->w && (lead == 1 || rows % 32 == 0);
+}
+
 static lm_status check_pair(const char *op, const char *arg, const int32_t *v, int32_t min) {
     for (int i = 0; i < 2; i++)
         if (v[i] < min)
@@ -1206,8 +1227,17 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     bool planes = opts->input_layout == LMNN_NCHW && !dw &&
                   x->memory.layout == LM_BUFFER_INTERLEAVED && nn_conv_planes_fit(&gp, esize);
     if (planes) gp.planes = c;
-    if (!st) st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, planes, &rows, &img);
-    if (!st && dw) {
+    /* A 1x1 convolution of stride 1 reads each pixel's channels as they
+     * are: an image already in NHWC tiles, pixel after pixel, is its own
+     * patch matrix. */
+    bool direct = !st && !dw && !transpose && pack == 1 && pointwise_tiles(x, &gp, opts, flat_in);
+    if (direct) patches = input;
+    if (!st && !direct)
+        st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, planes, &rows, &img);
+    if (!st && direct) {
+        /* The product comes in the input's shape ([N, H, W, OC], [1, 1, M,
+         * OC]...): the same tiles as [M, OC], the form what follows takes. */
+    } else if (!st && dw) {
         st = depthwise(op, img, &gm, wp, bt, opts, dtype,
                        opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);
     } else if (!st) {
@@ -1233,11 +1263,16 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
         st = nn_linear_grouped(patches, wp, bt, &mo, rm_out, &grp, &y);
         if (st) st = nn_fail_call(st, op);
+        nn_tensor *yt;
+        if (!st && direct && !(st = nn_get_tensor(op, "output", y, &yt))) {
+            lmnn_shape flat2 = LMNN_SHAPE(gm.n * gm.oh * gm.ow, oc);
+            nn_tensor_retag(yt, &flat2);
+        }
     }
     drop(wp, weight);
     drop(bt, bias);
     drop(rows, input);
-    drop(patches, (lmnn_tensor){0});
+    drop(patches, input);
     if (!st && rm_out)
         return nn_conv_flat_rm(op, y, &gm, oc, opts->output_image_rows, &memory, out);
     if (!st)

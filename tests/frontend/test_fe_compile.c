@@ -1226,6 +1226,101 @@ static void test_ceil_pool_images(void) {
     lm_binary_free(bin);
 }
 
+/* Pointwise convolutions (1x1, stride 1, no padding) read the image that
+ * comes to them in NHWC tiles as their patch matrix: a 3x3 Conv (with Relu)
+ * hands its result over in tiles to two 1x1 Convs in a row, none of them
+ * untilizes its result and neither 1x1 one gathers patches. The output
+ * against float64. */
+static void test_pointwise_convs(void) {
+    enum { C0 = 8, C1 = 16, C2 = 24, H = 6, W = 40 };
+    static float x[C0 * H * W], w0[C1 * C0 * 9], b0[C1], w1[C2 * C1], w2[C0 * C2], y[C0 * H * W];
+    for (int i = 0; i < C0 * H * W; i++)
+        x[i] = (float)((i * 29) % 53 - 26) * 0.05f;
+    for (int i = 0; i < C1 * C0 * 9; i++)
+        w0[i] = (float)((i * 17) % 31 - 15) * 0.02f;
+    for (int i = 0; i < C1; i++)
+        b0[i] = (float)(i % 5) * 0.1f - 0.2f;
+    for (int i = 0; i < C2 * C1; i++)
+        w1[i] = (float)((i * 13) % 23 - 11) * 0.04f;
+    for (int i = 0; i < C0 * C2; i++)
+        w2[i] = (float)((i * 7) % 19 - 9) * 0.05f;
+    int64_t xd[4] = {1, C0, H, W}, d0[4] = {C1, C0, 3, 3}, bd[1] = {C1}, d1[4] = {C2, C1, 1, 1},
+            d2[4] = {C0, C2, 1, 1};
+    Onnx__GraphProto *g = ob_graph("pointwise");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, xd, NULL)));
+    f32_init(g, "W0", 4, d0, w0, C1 * C0 * 9);
+    f32_init(g, "B0", 1, bd, b0, C1);
+    f32_init(g, "W1", 4, d1, w1, C2 * C1);
+    f32_init(g, "W2", 4, d2, w2, C0 * C2);
+    Onnx__NodeProto *c0 = ob_node(g, "Conv", "c0", (const char *[]){"x", "W0", "B0", NULL},
+                                  (const char *[]){"a", NULL});
+    ob_attr_is(c0, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    ob_node(g, "Relu", "r", (const char *[]){"a", NULL}, (const char *[]){"r", NULL});
+    ob_node(g, "Conv", "c1", (const char *[]){"r", "W1", NULL}, (const char *[]){"b", NULL});
+    ob_node(g, "Conv", "c2", (const char *[]){"b", "W2", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_replay *r;
+    CHECK_OK(replay_open(bin, &r));
+    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+    lm_replay_options ro;
+    lm_replay_options_init(&ro);
+    ro.profile = true;
+    CHECK_OK(lm_replay_run(r, NULL, &ro, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    const lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+    int products = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool pointwise = !strcmp(e[i].label, "Conv c1") || !strcmp(e[i].label, "Conv c2");
+        if (pointwise) CHECK(!strstr(e[i].program, "conv_im2col_reader.c"));
+        if (!strcmp(e[i].label, "Conv c0") || !strcmp(e[i].label, "Conv c1"))
+            CHECK(!strstr(e[i].program, "untilize_writer.c"));
+        products += pointwise && strstr(e[i].program, "matmul_reader.c") != NULL;
+    }
+    CHECK(products == 2);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    /* y = W2 (W1 relu(conv3x3(x, W0) + B0)) at each pixel. */
+    static double a[C1][H][W], b[C2][H][W];
+    for (int o = 0; o < C1; o++)
+        for (int i = 0; i < H; i++)
+            for (int j = 0; j < W; j++) {
+                double v = b0[o];
+                for (int k = 0; k < C0; k++)
+                    for (int u = 0; u < 3; u++)
+                        for (int t = 0; t < 3; t++) {
+                            int yi = i + u - 1, xj = j + t - 1;
+                            if (yi >= 0 && yi < H && xj >= 0 && xj < W)
+                                v += (double)x[(k * H + yi) * W + xj] *
+                                     w0[((o * C0 + k) * 3 + u) * 3 + t];
+                        }
+                a[o][i][j] = v > 0 ? v : 0;
+            }
+    for (int o = 0; o < C2; o++)
+        for (int i = 0; i < H; i++)
+            for (int j = 0; j < W; j++) {
+                double v = 0;
+                for (int k = 0; k < C1; k++)
+                    v += a[k][i][j] * w1[o * C1 + k];
+                b[o][i][j] = v;
+            }
+    double worst = 0;
+    for (int o = 0; o < C0; o++)
+        for (int i = 0; i < H; i++)
+            for (int j = 0; j < W; j++) {
+                double v = 0;
+                for (int k = 0; k < C2; k++)
+                    v += b[k][i][j] * w2[o * C2 + k];
+                double err = fabs(y[(o * H + i) * W + j] - v);
+                worst = err > worst ? err : worst;
+            }
+    CHECK(worst < 1e-4);
+}
+
 /* A vision transformer's window and grid partitions (MaxViT's), and their
  * inverses, around images: each Reshape -> Transpose -> Reshape chain is one
  * pass (the Transposes and the later Reshapes fused) that moves whole pixel
@@ -3217,6 +3312,7 @@ int main(void) {
     TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_graph_outputs);
     TEST_RUN(test_ceil_pool_images);
+    TEST_RUN(test_pointwise_convs);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);

@@ -745,6 +745,69 @@ static void test_nchw_planes(void) {
     run_planes_case("NCHW 2 ch conv_transpose2d stride 2: transposed", k, true);
 }
 
+/* Runs a case with the device profiling its launches, and checks whether
+ * the patches were gathered (conv_im2col_reader.c) or the image read as
+ * its own patch matrix. */
+static void run_pointwise_case(const char *name, conv_case k, bool direct) {
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    run_case(name, k, false);
+    bool transposed, im2col;
+    CHECK_OK(transposed_since(&transposed, &im2col));
+    if (im2col == direct) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: the patches were %sgathered (expected %s)", name,
+                 im2col ? "" : "not ", direct ? "the image as they are" : "gathered ones");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+}
+
+/* 1x1 convolutions of stride 1 without padding over an image in NHWC tiles
+ * whose rows are its pixels in order ([N, H, W, C] with W a multiple of 32,
+ * or [1, 1, M, C]): the image is the patch matrix, with bias, activation,
+ * bfloat16, groups and a row-major output. Images whose tiles are not in
+ * pixel order, row-major or NCHW ones, strides, padding and transposed
+ * convolutions gather their patches as before. */
+static void test_pointwise(void) {
+    conv_case k = {.n = 2,
+                   .c = 40,
+                   .h = 3,
+                   .w = 32,
+                   .oc = 24,
+                   .kh = 1,
+                   .kw = 1,
+                   .bias = true,
+                   .relu = true,
+                   .nhwc = true};
+    run_pointwise_case("1x1 NHWC tiles, W 32", k, true);
+    k.w = 7;
+    run_pointwise_case("1x1 NHWC tiles, W 7: tiles not in pixel order", k, false);
+    k.flat_in = true;
+    run_pointwise_case("1x1 flat tiles", k, true);
+    k.dtype = LMNN_BFLOAT16, k.relu = false, k.act = LMNN_SILU;
+    run_pointwise_case("1x1 flat tiles bf16 silu", k, true);
+    k.dtype = 0, k.act = LMNN_UNARY_INVALID;
+    k.c = 64, k.oc = 32, k.groups = 4;
+    run_pointwise_case("1x1 flat tiles, 4 groups", k, true);
+    k.groups = 1, k.oc = 96, k.rm_out = k.flat = true;
+    run_pointwise_case("1x1 flat tiles, row-major out", k, true);
+    k.rm_out = false, k.prepared = true;
+    run_pointwise_case("1x1 flat tiles, flat out, prepared", k, true);
+    k.prepared = false;
+    k.row_major = true;
+    run_pointwise_case("1x1 flat row-major", k, false);
+    k.row_major = k.flat_in = k.flat = false, k.nhwc = false, k.w = 32;
+    run_pointwise_case("1x1 NCHW", k, false);
+    k.nhwc = true;
+    k.stride[0] = k.stride[1] = 2;
+    run_pointwise_case("1x1 stride 2", k, false);
+    k.stride[0] = k.stride[1] = 1;
+    k.pad[2] = 1;
+    run_pointwise_case("1x1 left padding", k, false);
+    k.pad[2] = 0;
+    k.transpose = true;
+    run_pointwise_case("1x1 conv_transpose2d", k, false);
+}
+
 static void test_row_major_out(void) {
     conv_case k = {.n = 3,
                    .c = 1,
@@ -2001,6 +2064,7 @@ int main(void) {
     TEST_RUN(test_shapes);
     TEST_RUN(test_layouts);
     TEST_RUN(test_nchw_planes);
+    TEST_RUN(test_pointwise);
     TEST_RUN(test_row_major_out);
     TEST_RUN(test_bf16);
     TEST_RUN(test_bfp8);
