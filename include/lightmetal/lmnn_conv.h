@@ -18,7 +18,11 @@
  * network's RGB input, is read as it is instead, row-major, each input
  * line's channels interleaved as the kernel stages the line, when its lines
  * can be staged whole: no dilation along W, not a strided transposed
- * convolution; its transpose would be mostly padding); the existing multi-core lmnn_linear
+ * convolution; its transpose would be mostly padding; a 1x1 convolution of
+ * stride 1 without padding over a float32 or bfloat16 NHWC tile image whose
+ * rows are its pixels in order, [N, H, W, C] with W a multiple of 32 or
+ * [1, 1, N * H * W, C], takes the image as its patch matrix: nothing is
+ * untilized or gathered); the existing multi-core lmnn_linear
  * multiplies it by the prepared weight matrix [KH * KW * C, OC] and adds the
  * bias and the fused activation; the [N * OH * OW, OC] result is the NHWC
  * output (for NCHW it is transposed tile by tile and reshaped). Pooling
