@@ -54,8 +54,10 @@
  * prepared instead as [KH * KW, 1, C], each tap's weights for every
  * channel, and runs as each tap's patch matrix times its row of weights,
  * summed over the taps (float32 products and sums, rounded once) as the
- * patches are gathered, neither stored: one launch (and one for a bias or
- * activation) and KH * KW multiply-adds per output element whatever C is.
+ * patches are gathered, neither stored, the bias and the activation applied
+ * to the sums before they are rounded: one launch and KH * KW multiply-adds
+ * per output element whatever C is (a second launch for an activation with
+ * f(0) != 0, such as sigmoid, or a bfloat8_b bias).
  * Inside a Light Metal capture the prepared matrix is recorded as an
  * upload: prepare before capturing, or inside it.
  *

@@ -21,6 +21,8 @@
 #define POOL_TAPS_BUDGET (512u * 1024u)
 /* Column tiles of a depthwise convolution's unit (NN_PATCH_DEPTHWISE). */
 #define DEPTHWISE_BLOCK 16
+/* Tiles depthwise_compute.c holds in dst at once (float32: 8). */
+#define DEPTHWISE_GROUP 8
 /* Bytes of L1 a depthwise unit's tilized taps and their weights may take:
  * the more taps at once, the fewer times the sums leave dst. */
 #define DEPTHWISE_TAPS_BUDGET (512u * 1024u)
@@ -278,18 +280,27 @@ bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
 
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
                          uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
-                         nn_tensor *weights, lmnn_tensor *out) {
+                         const nn_conv_depthwise *dwo, lmnn_tensor *out) {
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
     uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
     uint32_t q = pixels_per_row ? pixels_per_row : 1;
     bool dw = mode == NN_PATCH_DEPTHWISE;
     if (q > 1 && (mode == NN_PATCH_CONV || dw || m % q || q * k > 32))
         return nn_fail(LM_ERR_INTERNAL, op, "pooling: %u pixels per row do not fit", q);
+    nn_tensor *weights = dwo ? dwo->weights : NULL, *bias = dwo ? dwo->bias : NULL;
     if (dw != (weights != NULL) ||
         (dw && (weights->layout != LMNN_TILE || weights->shape.rank != 3 ||
                 weights->shape.dims[0] != taps || weights->shape.dims[1] != 1 ||
                 weights->shape.dims[2] != g->c)))
         return nn_fail(LM_ERR_INTERNAL, op, "depthwise: weights do not fit the taps");
+    uint64_t bias_n = 1;
+    for (uint32_t d = 0; bias && d < bias->shape.rank; d++)
+        bias_n *= bias->shape.dims[d];
+    if (bias && (bias->layout != LMNN_TILE || bias_n != g->c ||
+                 bias->shape.dims[bias->shape.rank - 1] != g->c ||
+                 (bias->dtype != LMNN_FLOAT32 && bias->dtype != LMNN_BFLOAT16)))
+        return nn_fail(LM_ERR_INTERNAL, op, "depthwise: the bias does not fit the channels");
+    lmnn_unary_op act = dwo ? dwo->activation : LMNN_UNARY_INVALID;
     m /= q;
     k *= q;
     /* A page per pixel, or per image row (nn_conv_rows); with planes, per
@@ -384,7 +395,15 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        dw && weights->memory.type == LM_BUFFER_DRAM,
                        planes,
                        tap_batch,
-                       wrow};
+                       wrow,
+                       bias != NULL,
+                       bias && bias->memory.type == LM_BUFFER_DRAM,
+                       bias ? nn_rm_elem_size(bias->dtype) : 0,
+                       act == LMNN_UNARY_INVALID ? 0 : (uint32_t)act,
+                       act == LMNN_UNARY_INVALID ? 0 : dwo->params[0],
+                       act == LMNN_UNARY_INVALID ? 0 : dwo->params[1],
+                       act == LMNN_UNARY_INVALID ? 0 : dwo->params[2],
+                       act != LMNN_UNARY_INVALID && nn_unary_in_place(act)};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -393,6 +412,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     nn_key_tensor(&key, img);
     nn_key_tensor(&key, o);
     if (dw) nn_key_tensor(&key, weights);
+    if (bias) nn_key_tensor(&key, bias);
     nn_program *prog = nn_cache_find(img->device, &key);
     if (!prog) {
         nn_split split;
@@ -409,7 +429,11 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                                        NULL,
                                        0,
                                        o->dtype == LMNN_FLOAT32 || img->dtype == LMNN_FLOAT32};
+        /* Every activation's chain, chosen at run time (as the matmul's). */
+        lm_kernel_define acts[2] = {{"NN_DW_ACT", nn_unary_fused_switch()},
+                                    {"NN_DW_ACT_AT", nn_unary_fused_switch_at()}};
         if (dw) compute.name = "depthwise_compute.c", compute.fp32_dest_acc = true;
+        if (dw && act != LMNN_UNARY_INVALID) compute.defines = acts, compute.define_count = 2;
         nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, cargs, 2, NULL, 0, false};
         st = nn_split_work(op, img->device, t.ht * nb, &split);
         if (!st) st = fewer_cores(op, img->device, &split);
@@ -436,6 +460,20 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                 st = nn_program_cb(op, &p, 5, LM_DATA_FORMAT_FLOAT32,
                                    (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), 2 * room);
         }
+        /* The bias's tiles of a unit, and the two masks it is added through
+         * (bfloat16: ones, and ones in the rows holding pixels). */
+        if (!st && bias) {
+            lm_data_format fb = nn_tile_format(bias->dtype);
+            st = nn_program_cb(op, &p, 6, fb, (uint32_t)lm_tile_size(fb), room);
+            if (!st)
+                st = nn_program_cb(op, &p, 7, LM_DATA_FORMAT_FLOAT16_B,
+                                   (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT16_B), 2);
+        }
+        /* Sums on their way to an activation that needs registers beyond
+         * their own. */
+        if (!st && act != LMNN_UNARY_INVALID && !nn_unary_in_place(act))
+            st = nn_program_cb(op, &p, 8, LM_DATA_FORMAT_FLOAT32,
+                               (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), DEPTHWISE_GROUP);
         if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
@@ -444,8 +482,8 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, img->device, &key, &p, &prog);
     }
-    nn_tensor *tensors[] = {img, o, dw ? weights : o};
-    if (!st) st = nn_launch(op, prog, tensors, dw ? 3 : 2);
+    nn_tensor *tensors[] = {img, o, dw ? weights : o, bias ? bias : o};
+    if (!st) st = nn_launch(op, prog, tensors, bias ? 4 : dw ? 3 : 2);
     if (st) {
         nn_tensor_discard(oh);
         return st;
@@ -912,21 +950,47 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
  * times its row of weights, products and their sum over the taps in
  * float32 as the patches are gathered (NN_PATCH_DEPTHWISE: neither patches
  * nor products are stored), then the bias and the activation, rounded once
- * to `dtype` (in `memory` when not NULL and something follows the sum;
- * else nn_conv_finish moves it). *out is [M, C], M = N * OH * OW, in
- * tiles. Two launches or fewer, whatever the channels and taps. */
+ * to `dtype`. *out is [M, C], M = N * OH * OW, in tiles. One launch, whatever
+ * the channels and taps, that also adds the bias and applies the activation
+ * unless the padding would not stay zero through them (an activation with
+ * f(0) != 0; a bfloat8_b bias): those then follow the float32 sums in a
+ * second, which writes into `memory` when not NULL (else nn_conv_finish
+ * moves the result). */
 static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
                            lmnn_tensor bias, const lmnn_conv2d_options *opts, lmnn_dtype dtype,
                            const lmnn_memory_config *memory, lmnn_tensor *out) {
     lmnn_tensor sum = {0};
-    nn_tensor *w;
-    lm_status st = nn_get_tensor(op, "weight", wp, &w);
-    /* The sum is the result when nothing follows it (in DRAM:
-     * nn_conv_finish moves it into `memory`). */
-    bool last = !bias.id && opts->activation == LMNN_UNARY_INVALID;
-    if (!st)
-        st = nn_conv_im2col(op, img, g, NN_PATCH_DEPTHWISE, 0, last ? dtype : LMNN_FLOAT32, 1, w,
-                            last ? out : &sum);
+    nn_conv_depthwise dwo = {.activation = LMNN_UNARY_INVALID};
+    lm_status st = nn_get_tensor(op, "weight", wp, &dwo.weights);
+    if (!st && bias.id) st = nn_get_tensor(op, "bias", bias, &dwo.bias);
+    if (st) return st;
+    /* The bias and the activation join the sums before they are stored
+     * when the padding stays zero through them (nn_conv_depthwise). */
+    bool fused = true;
+    if (opts->activation != LMNN_UNARY_INVALID) {
+        lmnn_unary_options uo;
+        lmnn_unary_options_init(&uo, opts->activation);
+        if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
+        if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
+        char chain[512];
+        bool nonzero;
+        if ((st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, chain,
+                                 sizeof chain, dwo.params, &nonzero)))
+            return st;
+        /* A clamp keeps 0 when its range holds it. */
+        if (opts->activation == LMNN_CLAMP || opts->activation == LMNN_HARDTANH)
+            nonzero = !(uo.alpha <= 0 && uo.beta >= 0);
+        fused = !nonzero;
+        dwo.activation = opts->activation;
+    }
+    const nn_tensor *b = dwo.bias;
+    if (b && (b->layout != LMNN_TILE || b->memory.layout != LM_BUFFER_INTERLEAVED ||
+              (b->dtype != LMNN_FLOAT32 && b->dtype != LMNN_BFLOAT16)))
+        fused = false;
+    if (fused) return nn_conv_im2col(op, img, g, NN_PATCH_DEPTHWISE, 0, dtype, 1, &dwo, out);
+    /* Else the float32 sums, then the rest as its own operation. */
+    dwo.bias = NULL, dwo.activation = LMNN_UNARY_INVALID;
+    st = nn_conv_im2col(op, img, g, NN_PATCH_DEPTHWISE, 0, LMNN_FLOAT32, 1, &dwo, &sum);
     if (!st && bias.id) {
         lmnn_binary_options add;
         lmnn_binary_options_init(&add);
@@ -936,7 +1000,7 @@ static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g
         add.activation_alpha = opts->activation_alpha;
         add.activation_beta = opts->activation_beta;
         if ((st = lmnn_binary(LMNN_BINARY_ADD, sum, bias, &add, out))) st = nn_fail_call(st, op);
-    } else if (!st && !last) {
+    } else if (!st) {
         lmnn_unary_options uo;
         lmnn_unary_options_init(&uo, opts->activation);
         if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;

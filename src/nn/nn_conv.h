@@ -56,16 +56,27 @@ typedef enum nn_patch_mode {
     NN_PATCH_DEPTHWISE,
 } nn_patch_mode;
 
+/* A depthwise convolution's operands (NN_PATCH_DEPTHWISE): the prepared
+ * weights [KH * KW, 1, C] in tiles, and optionally (NULL, LMNN_UNARY_INVALID:
+ * none) a float32 or bfloat16 tile bias of C values and an activation with
+ * f(0) = 0 (its nn_unary_chain parameters), applied to the float32 sums in
+ * that order before they are rounded and stored; the padding stays zero. */
+typedef struct nn_conv_depthwise {
+    nn_tensor *weights, *bias;
+    lmnn_unary_op activation;
+    uint32_t params[NN_UNARY_PARAMS];
+} nn_conv_depthwise;
+
 /* The patch matrix of `img` (from nn_conv_rows) on the device, as a new tile
  * tensor in DRAM: of img's dtype, or of pool_dtype for MAX, SUM and
- * DEPTHWISE (`weights` for DEPTHWISE, else NULL). Positions
+ * DEPTHWISE (`dw` for DEPTHWISE, else NULL). Positions
  * outside the image read `fill` (float32 bits). MAX and SUM may put
  * `pixels_per_row` (q) consecutive output pixels in each row: [n * oh * ow /
  * q, q * c], the same elements in the same order, q times fewer tiles when c
  * is small (q * c <= 32, q dividing n * oh * ow); 1 (or 0) otherwise. */
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
                          uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
-                         nn_tensor *weights, lmnn_tensor *out);
+                         const nn_conv_depthwise *dw, lmnn_tensor *out);
 
 /* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it
  * becomes *out or is freed) as the op's output in `layout` order, in

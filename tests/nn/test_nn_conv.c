@@ -1752,6 +1752,66 @@ static void test_depthwise(void) {
     free(a), free(b), free(x), free(w);
 }
 
+/* Runs a depthwise case with the device profiling its launches, and checks
+ * whether the bias and activation took a launch of their own. */
+static void run_fused_case(const char *name, conv_case k, bool fused) {
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    run_case(name, k, false);
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    bool depthwise = false, apart = false;
+    for (size_t i = 0; i < n; i++) {
+        depthwise |= strstr(e[i].program, "depthwise_compute.c") != NULL;
+        apart |=
+            strstr(e[i].program, "binary_compute.c") || strstr(e[i].program, "unary_compute.c");
+    }
+    lm_profile_program_free(e);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+    if (!depthwise || apart == fused) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: the bias and activation ran %s (expected %s)", name,
+                 apart ? "apart" : "with the sums", fused ? "with the sums" : "apart");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+}
+
+/* The bias and the activation join a depthwise convolution's sums in its
+ * one launch when the padding stays zero through them: relu (on each tile
+ * where it is), silu (through dst 0, tile by tile), a clamp whose range holds
+ * 0, with and without a bias, float32 and bfloat16, with the rows ending
+ * inside the last tile row and taps in several batches; a clamp from 0.5
+ * (f(0) != 0) runs apart. Values against float64, and the padding of the
+ * flat output, as the op leaves it, zero (run_case). */
+static void test_depthwise_fused(void) {
+    conv_case k = {.n = 1,
+                   .c = 40,
+                   .h = 7,
+                   .w = 9,
+                   .oc = 40,
+                   .kh = 3,
+                   .kw = 3,
+                   .groups = 40,
+                   .pad = {1, 1, 1, 1},
+                   .bias = true,
+                   .relu = true,
+                   .nhwc = true,
+                   .flat = true};
+    run_fused_case("dw fused bias relu", k, true);
+    k.relu = false, k.act = LMNN_SILU;
+    run_fused_case("dw fused bias silu", k, true);
+    k.bias = false;
+    run_fused_case("dw fused silu alone", k, true);
+    k.act = LMNN_CLAMP, k.alpha = 0, k.beta = 6, k.bias = true, k.dtype = LMNN_BFLOAT16;
+    run_fused_case("dw fused bf16 bias clamp(0, 6)", k, true);
+    k.alpha = 0.5, k.dtype = 0;
+    run_fused_case("dw bias clamp(0.5, 6) apart", k, false);
+    k.act = LMNN_UNARY_INVALID;
+    k.kh = k.kw = 9, k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 4, k.c = k.oc = k.groups = 520;
+    run_fused_case("dw fused bias, 520 channels, 81 taps in batches", k, true);
+}
+
 /* One depthwise convolution from the PyTorch-layout weight, the depthwise
  * form [KH * KW, 1, C] and the block-diagonal [KH * KW * C, C] (both
  * uploaded by hand; the latter runs as one product whatever C): for 32
@@ -2073,6 +2133,7 @@ int main(void) {
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
     TEST_RUN(test_depthwise);
+    TEST_RUN(test_depthwise_fused);
     TEST_RUN(test_depthwise_forms);
     TEST_RUN(test_depthwise_errors);
     TEST_RUN(test_depthwise_memory);

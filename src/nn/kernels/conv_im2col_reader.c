@@ -33,7 +33,10 @@
  * an NCHW image, a page per row of one channel: staged lines only, each
  * interleaved into NHWC order as it is staged), depthwise_compute.c's taps
  * per batch (DEPTHWISE; unused here), the weights' element size when only
- * row 0 of their tiles is read (DEPTHWISE; float32 and bfloat16) or 0:
+ * row 0 of their tiles is read (DEPTHWISE; float32 and bfloat16) or 0,
+ * then (DEPTHWISE) whether there is a bias (a float32 or bfloat16 tile
+ * tensor of C values, common arg 3), its is_dram and element size, and
+ * depthwise_compute.c's activation args (unused here):
  * all runtime, so one
  * compiled kernel serves every convolution and pooling. Common arg 0: the
  * image's address. */
@@ -123,6 +126,30 @@ static void copy_patches(uint32_t dst, uint32_t pitch, uint32_t len, uint32_t st
         for (uint32_t j = 0, at = dst; j < len; j++, at += pitch)
             fill_run(at, run / esize, esize, fill);
     }
+}
+
+/* Row 0 of the float32 or bfloat16 tile at `src` (elements of `esize`
+ * bytes) to the tile at dst: faces 0 and 1 each begin with 16 of it. */
+static void read_row0(uint64_t src, uint32_t dst, uint32_t esize) {
+    lm_noc_async_read_strided(src, 256 * esize, dst, 256 * esize, 16 * esize, 2);
+}
+
+/* Circular buffer 7's two bfloat16 tiles, pushed once: all ones, and ones
+ * in rows 0 .. valid - 1 only (the last tile row of a matrix whose rows end
+ * inside it), zeros below: depthwise_compute.c adds mask x bias, so rows
+ * past the matrix's last stay zero. */
+static void masks_make(uint32_t valid) {
+    cb_reserve_back(7, 2);
+    volatile uint32_t *w = (volatile uint32_t *)(uintptr_t)get_write_ptr(7);
+    const uint32_t ones = 0x3f803f80u; /* two bfloat16 1.0 */
+    for (uint32_t i = 0; i < 512; i++)
+        w[i] = ones;
+    /* Face f holds rows 16 (f / 2) .. +15, each row 8 words. */
+    for (uint32_t f = 0; f < 4; f++)
+        for (uint32_t r = 0; r < 16; r++)
+            for (uint32_t k = 0; k < 8; k++)
+                w[512 + f * 128 + r * 8 + k] = (f / 2) * 16 + r < valid ? ones : 0;
+    cb_push_back(7, 2);
 }
 
 /* The geometry, for pool_rows and stage_lines. */
@@ -367,6 +394,15 @@ void kernel_main(void) {
     uint32_t wrow = get_arg_val(33);
     InterleavedAddrGenFast wgen = {
         .bank_base_address = get_common_arg_val(2), .page_size = wsize, .is_dram = get_arg_val(30)};
+    /* A bias: each unit's tiles of it (row 0, as the weights') after the
+     * unit's last tap, in circular buffer 6; first the masks it is added
+     * through (masks_make). */
+    bool has_bias = mode == 3 && get_arg_val(34);
+    uint32_t brow = has_bias ? get_arg_val(36) : 0, bsize = has_bias ? get_tile_size(6) : 0;
+    InterleavedAddrGenFast bgen = {.bank_base_address = has_bias ? get_common_arg_val(3) : 0,
+                                   .page_size = bsize,
+                                   .is_dram = get_arg_val(35)};
+    if (has_bias) masks_make(h % 32 ? h % 32 : 32);
     for (uint32_t u = first; u < first + units; u++) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
@@ -510,14 +546,21 @@ void kernel_main(void) {
                 for (uint32_t i = 0; i < rb.tiles; i++) {
                     uint32_t page = t * wt + rb.bk * block + i;
                     if (wrow)
-                        lm_noc_async_read_strided(get_noc_addr_interleaved(page, &wgen, 0),
-                                                  256 * wrow, at + i * wsize, 256 * wrow, 16 * wrow,
-                                                  2);
+                        read_row0(get_noc_addr_interleaved(page, &wgen, 0), at + i * wsize, wrow);
                     else
                         noc_async_read_tile(page, &wgen, at + i * wsize);
                 }
                 noc_async_read_barrier();
                 cb_push_back(4, room);
+            }
+            if (has_bias && t + 1 == taps) {
+                cb_reserve_back(6, room);
+                uint32_t at = get_write_ptr(6);
+                for (uint32_t i = 0; i < rb.tiles; i++)
+                    read_row0(get_noc_addr_interleaved(rb.bk * block + i, &bgen, 0), at + i * bsize,
+                              brow);
+                noc_async_read_barrier();
+                cb_push_back(6, room);
             }
         }
     }
