@@ -945,6 +945,24 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
 
 /* ---- the ops ---- */
 
+/* The options' activation as lmnn_unary takes it (*out_uo: its own
+ * defaults where alpha or beta is NaN), its nn_unary_chain parameters, and
+ * whether f(0) may be nonzero (exactly, for a clamp: whether its range
+ * leaves out 0). "<op>: activation: ..." errors. */
+static lm_status conv_activation(const char *op, const lmnn_conv2d_options *opts,
+                                 lmnn_unary_options *out_uo, uint32_t params[NN_UNARY_PARAMS],
+                                 bool *out_nonzero) {
+    lmnn_unary_options_init(out_uo, opts->activation);
+    if (!isnan(opts->activation_alpha)) out_uo->alpha = opts->activation_alpha;
+    if (!isnan(opts->activation_beta)) out_uo->beta = opts->activation_beta;
+    char chain[512];
+    lm_status st = nn_unary_chain(op, "activation", opts->activation, out_uo->alpha, out_uo->beta,
+                                  chain, sizeof chain, params, out_nonzero);
+    if (!st && (opts->activation == LMNN_CLAMP || opts->activation == LMNN_HARDTANH))
+        *out_nonzero = !(out_uo->alpha <= 0 && out_uo->beta >= 0);
+    return st;
+}
+
 /* The depthwise convolution (depthwise_form) of image rows `img` by
  * prepared weight wp ([KH * KW, 1, C]): each tap's [M, C] patch matrix
  * times its row of weights, products and their sum over the taps in
@@ -967,19 +985,10 @@ static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g
     /* The bias and the activation join the sums before they are stored
      * when the padding stays zero through them (nn_conv_depthwise). */
     bool fused = true;
+    lmnn_unary_options uo = {0};
     if (opts->activation != LMNN_UNARY_INVALID) {
-        lmnn_unary_options uo;
-        lmnn_unary_options_init(&uo, opts->activation);
-        if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
-        if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
-        char chain[512];
         bool nonzero;
-        if ((st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, chain,
-                                 sizeof chain, dwo.params, &nonzero)))
-            return st;
-        /* A clamp keeps 0 when its range holds it. */
-        if (opts->activation == LMNN_CLAMP || opts->activation == LMNN_HARDTANH)
-            nonzero = !(uo.alpha <= 0 && uo.beta >= 0);
+        if ((st = conv_activation(op, opts, &uo, dwo.params, &nonzero))) return st;
         fused = !nonzero;
         dwo.activation = opts->activation;
     }
@@ -1001,10 +1010,6 @@ static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g
         add.activation_beta = opts->activation_beta;
         if ((st = lmnn_binary(LMNN_BINARY_ADD, sum, bias, &add, out))) st = nn_fail_call(st, op);
     } else if (!st) {
-        lmnn_unary_options uo;
-        lmnn_unary_options_init(&uo, opts->activation);
-        if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
-        if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
         uo.output.dtype = dtype;
         if (memory) uo.output.memory = *memory;
         if ((st = lmnn_unary(opts->activation, sum, &uo, out))) st = nn_fail_call(st, op);
@@ -1231,15 +1236,9 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        (int)opts->fp32_accumulate);
     if (opts->activation != LMNN_UNARY_INVALID) {
         lmnn_unary_options uo;
-        lmnn_unary_options_init(&uo, opts->activation);
-        if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
-        if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
-        char chain[512];
         uint32_t params[NN_UNARY_PARAMS];
         bool nz;
-        st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, chain,
-                            sizeof chain, params, &nz);
-        if (st) return st;
+        if ((st = conv_activation(op, opts, &uo, params, &nz))) return st;
     }
 
     /* Output pixels per patch row (a row-major result only: the product's

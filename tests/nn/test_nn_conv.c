@@ -657,32 +657,38 @@ static void test_layouts(void) {
  * (1 -> 8 channels, 4 pixels a row), a second (8 -> 16, 2 a row), widths
  * that allow fewer, padding, bias and relu, prepared (packed) weights, a
  * stride along H, bfloat16, and convolutions that cannot pack. */
-/* Whether a transpose ran among the programs profiled since
- * lm_device_set_profiling(true), the profile stopped; *out_im2col whether
- * the patch reader did. */
-static lm_status transposed_since(bool *out_transposed, bool *out_im2col) {
+/* Whether a program with kernel kernels[i] ran (out[i], of `count`) since
+ * lm_device_set_profiling(true); the profile stopped. */
+static void ran_since(const char *const *kernels, bool *out, size_t count) {
     lm_profile_program_entry *e;
     size_t n;
-    lm_status st = lm_finish(lm_device_command_queue(nn_dev(), 0));
-    if (!st) st = lm_device_get_program_profile(nn_dev(), &e, &n);
-    if (st) return st;
-    *out_transposed = *out_im2col = false;
-    for (size_t i = 0; i < n; i++) {
-        *out_transposed |= strstr(e[i].program, "transpose_compute.c") != NULL;
-        *out_im2col |= strstr(e[i].program, "conv_im2col_reader.c") != NULL;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    for (size_t j = 0; j < count; j++) {
+        out[j] = false;
+        for (size_t i = 0; i < n; i++)
+            out[j] |= strstr(e[i].program, kernels[j]) != NULL;
     }
     lm_profile_program_free(e);
-    return lm_device_set_profiling(nn_dev(), false);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+}
+
+/* Runs a case with the device profiling its launches: ran_since. */
+static void run_profiled(const char *name, conv_case k, const char *const *kernels, bool *out,
+                         size_t count) {
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    run_case(name, k, false);
+    ran_since(kernels, out, count);
 }
 
 /* Runs a case (its output flat: no transpose of its own) with the device
  * profiling its launches, and checks whether the image was transposed. */
 static void run_planes_case(const char *name, conv_case k, bool transposes) {
     k.flat = true;
-    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
-    run_case(name, k, false);
-    bool transposed, im2col;
-    CHECK_OK(transposed_since(&transposed, &im2col));
+    bool ran[2];
+    run_profiled(name, k, (const char *const[]){"transpose_compute.c", "conv_im2col_reader.c"}, ran,
+                 2);
+    bool transposed = ran[0], im2col = ran[1];
     if (transposed != transposes || !im2col) {
         char m[256];
         snprintf(m, sizeof m, "%s: the image was %stransposed (expected %s)", name,
@@ -749,10 +755,8 @@ static void test_nchw_planes(void) {
  * the patches were gathered (conv_im2col_reader.c) or the image read as
  * its own patch matrix. */
 static void run_pointwise_case(const char *name, conv_case k, bool direct) {
-    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
-    run_case(name, k, false);
-    bool transposed, im2col;
-    CHECK_OK(transposed_since(&transposed, &im2col));
+    bool im2col;
+    run_profiled(name, k, (const char *const[]){"conv_im2col_reader.c"}, &im2col, 1);
     if (im2col == direct) {
         char m[256];
         snprintf(m, sizeof m, "%s: the patches were %sgathered (expected %s)", name,
@@ -1155,9 +1159,9 @@ static void bfp8_image(uint32_t C, const char *name) {
     o.flat_output = true;
     CHECK_OK(lm_device_set_profiling(nn_dev(), true));
     CHECK_OK(lmnn_conv2d(xt, wt, (lmnn_tensor){0}, &o, &out));
-    bool transposed, im2col;
-    CHECK_OK(transposed_since(&transposed, &im2col));
-    CHECK(im2col && transposed == (C > 16));
+    bool ran[2];
+    ran_since((const char *const[]){"transpose_compute.c", "conv_im2col_reader.c"}, ran, 2);
+    CHECK(ran[1] && ran[0] == (C > 16));
     float *got = nn_download(out);
     CHECK(got);
     conv_case k = {.n = 1,
@@ -1755,20 +1759,12 @@ static void test_depthwise(void) {
 /* Runs a depthwise case with the device profiling its launches, and checks
  * whether the bias and activation took a launch of their own. */
 static void run_fused_case(const char *name, conv_case k, bool fused) {
-    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
-    run_case(name, k, false);
-    lm_profile_program_entry *e;
-    size_t n;
-    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
-    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
-    bool depthwise = false, apart = false;
-    for (size_t i = 0; i < n; i++) {
-        depthwise |= strstr(e[i].program, "depthwise_compute.c") != NULL;
-        apart |=
-            strstr(e[i].program, "binary_compute.c") || strstr(e[i].program, "unary_compute.c");
-    }
-    lm_profile_program_free(e);
-    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+    bool ran[3];
+    run_profiled(
+        name, k,
+        (const char *const[]){"depthwise_compute.c", "binary_compute.c", "unary_compute.c"}, ran,
+        3);
+    bool depthwise = ran[0], apart = ran[1] || ran[2];
     if (!depthwise || apart == fused) {
         char m[256];
         snprintf(m, sizeof m, "%s: the bias and activation ran %s (expected %s)", name,
