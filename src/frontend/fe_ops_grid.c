@@ -400,13 +400,32 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
 }
 
 /* ---- RoiAlign (opsets 10 and 16) ----
- * Each RoI's output bin averages (or takes the max of) a sampling_ratio x
- * sampling_ratio grid of bilinear samples, worked out on the device from
- * the run's RoIs: per axis, the sample coordinates [R, K] from the RoI's
- * start and bin size and a host table of the samples' fractions, then the
- * Mask R-CNN rules (ONNX's reference): a sample more than one pixel outside
- * the image is zero, one below 0 reads 0, one at or past the last pixel
- * reads the last. */
+ * Each RoI's output bin averages (or takes the max of) a grid of bilinear
+ * samples, worked out on the device from the run's RoIs, under the Mask
+ * R-CNN rules (ONNX's reference): a sample more than one pixel outside the
+ * image is zero, one below 0 reads 0, one at or past the last pixel reads
+ * the last.
+ *
+ * With sampling_ratio > 0 the grid is ratio x ratio: per axis, the sample
+ * coordinates [R, K] from the RoI's start and bin size and a host table of
+ * the samples' fractions, one gather per tap pair.
+ *
+ * With sampling_ratio 0 a bin takes ceil(bin size) samples per axis, a
+ * number only the run knows. Bilinear taps are separable, and so is the
+ * rule for samples outside the image, so the sum over a bin's samples is
+ * Ay[r, ph, :] . X[b] . Ax[r, pw, :]^T, where Ay[r, ph, t] is the weight all
+ * of the bin's samples put on row t (Ax: on column t): two matrix products
+ * over the whole image, exact whatever the grid. A sample y weighs
+ * hat(clamp(y, 0, size - 1) - t) on tap t (hat(d) = max(0, 1 - |d|)) and
+ * nothing when more than a pixel outside. Several samples of a bin are more
+ * than half a pixel apart (spacing bin / ceil(bin)), so at most 4 weigh on
+ * one tap; each tap sums RA_CANDIDATES samples from the first whose index
+ * its position gives (one spare each side for rounding). The max of
+ * samples does not separate: mode max needs sampling_ratio > 0. */
+
+enum { RA_CANDIDATES = 6 };
+/* Elements of the adaptive grid's [N * C * H, R * output_width] product. */
+#define RA_ADAPTIVE_MAX ((int64_t)1 << 26)
 
 typedef struct ra_params {
     bool take_max, half_pixel;
@@ -443,10 +462,10 @@ static lm_status ra_params_of(fe_ctx *c, const fe_node *n, ra_params *p) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "output_height %lld and output_width %lld (from 1 to 4096)",
                        (long long)p->oh, (long long)p->ow);
-    if (p->ratio == 0)
+    if (p->ratio == 0 && p->take_max)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "sampling_ratio=0 (a sample grid that depends on each RoI's size at run "
-                       "time) is not supported: give sampling_ratio > 0");
+                       "mode=max with sampling_ratio=0 (a sample grid that depends on each RoI's "
+                       "size at run time) is not supported: give sampling_ratio > 0, or mode=avg");
     if (p->ratio < 0 || p->ratio > 64)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "sampling_ratio=%lld (from 1 to 64)",
                        (long long)p->ratio);
@@ -464,6 +483,19 @@ static lm_status ra_params_of(fe_ctx *c, const fe_node *n, ra_params *p) {
     p->h = x->dims[2];
     p->w = x->dims[3];
     p->rois = r->dims[0];
+    if (p->ratio == 0) {
+        /* Each factor is below 2^31 (shapes are checked), the product of
+         * two below 2^62: compare step by step. */
+        int64_t image = p->n * p->ch * p->h, per = p->rois * p->ow;
+        if (image > RA_ADAPTIVE_MAX || per > RA_ADAPTIVE_MAX / image)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "sampling_ratio=0 multiplies the image [%lld * %lld * %lld rows, %lld] "
+                           "by %lld RoI columns (%lld RoIs x output_width %lld): more than 2^26 "
+                           "products; give sampling_ratio > 0",
+                           (long long)p->n, (long long)p->ch, (long long)p->h, (long long)p->w,
+                           (long long)per, (long long)p->rois, (long long)p->ow);
+        return LM_OK;
+    }
     int64_t samples = p->rois * p->oh * p->ow * p->ratio * p->ratio;
     if (p->n * p->h * p->w > ((int64_t)1 << 24) || samples > ((int64_t)1 << 24))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -506,11 +538,11 @@ static void ra_axis_taps(fe_work *k, lmnn_tensor at, int64_t size, gs_axis *out)
     out->weight[1] = fe_work_binary(k, LMNN_BINARY_MUL, l, inside);
 }
 
-/* Sample coordinates [R, bins * ratio] along one axis from the RoIs' start
- * and end columns (`lo`, `hi`, [R, 1]): start + fraction * bin, fraction
- * bin + (i + 0.5) / ratio from a host table. */
-static lmnn_tensor ra_coords(fe_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
-                             int64_t bins, lmnn_tensor fractions) {
+/* The start and the bin size ([R, 1]) along one axis of the RoIs whose
+ * start and end columns are `lo` and `hi` ([R, 1]), in ONNX's order of
+ * float32 operations. */
+static void ra_axis_bins(fe_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
+                         int64_t bins, lmnn_tensor *out_start, lmnn_tensor *out_bin) {
     double off = p->half_pixel ? 0.5 : 0.0;
     lmnn_tensor start =
         fe_work_scalar(k, LMNN_BINARY_SUB, fe_work_scalar(k, LMNN_BINARY_MUL, lo, p->scale), off);
@@ -519,15 +551,195 @@ static lmnn_tensor ra_coords(fe_work *k, const ra_params *p, lmnn_tensor lo, lmn
     lmnn_tensor len = fe_work_binary(k, LMNN_BINARY_SUB, end, start);
     /* The older rule keeps every RoI at least a pixel long. */
     if (!p->half_pixel) len = fe_work_scalar(k, LMNN_BINARY_MAXIMUM, len, 1.0);
-    lmnn_tensor bin = fe_work_scalar(k, LMNN_BINARY_DIV, len, (double)bins);
+    *out_start = start;
+    *out_bin = fe_work_scalar(k, LMNN_BINARY_DIV, len, (double)bins);
+}
+
+/* Sample coordinates [R, bins * ratio] along one axis: start + fraction *
+ * bin, fraction bin + (i + 0.5) / ratio from a host table. */
+static lmnn_tensor ra_coords(fe_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
+                             int64_t bins, lmnn_tensor fractions) {
+    lmnn_tensor start, bin;
+    ra_axis_bins(k, p, lo, hi, bins, &start, &bin);
     return fe_work_binary(k, LMNN_BINARY_ADD, start,
                           fe_work_binary(k, LMNN_BINARY_MUL, fractions, bin));
+}
+
+/* The adaptive grid's weights along one axis of `size` pixels cut into
+ * `bins`: [R, bins * size], the weight bin j's samples put on tap t at
+ * column j * size + t (host tables `bin_of` and `tap_of` [1, bins * size]
+ * hold j and t, `cand` [RA_CANDIDATES, 1, 1] holds 0, 1, ...). The bins'
+ * sample counts ceil(bin size) ([R, 1], 0 or less: no samples) go to
+ * *out_grid, kept on the work list. */
+static lmnn_tensor ra_axis_weights(fe_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
+                                   int64_t bins, int64_t size, lmnn_tensor bin_of,
+                                   lmnn_tensor tap_of, lmnn_tensor cand, lmnn_tensor *out_grid) {
+    lmnn_tensor start, bin;
+    ra_axis_bins(k, p, lo, hi, bins, &start, &bin);
+    lmnn_tensor grid = fe_work_unary(k, lmnn_ceil, bin);
+    lmnn_tensor count = fe_work_scalar(k, LMNN_BINARY_MAXIMUM, grid, 1.0);
+    /* Bin j's first edge, as ONNX adds it: start + j * bin. */
+    lmnn_tensor base =
+        fe_work_binary(k, LMNN_BINARY_ADD, start, fe_work_binary(k, LMNN_BINARY_MUL, bin_of, bin));
+    /* The first sample that can reach tap t lies past t - 1: index
+     * (t - 1 - base) / spacing - 0.5, rounded down, kept in [0, count]
+     * (so every index stays finite). The spacing is floored at 2^-20
+     * only here: a bin that small has one sample, which this keeps. */
+    lmnn_tensor spacing = fe_work_scalar(k, LMNN_BINARY_MAXIMUM,
+                                         fe_work_binary(k, LMNN_BINARY_DIV, bin, count), 0x1p-20);
+    lmnn_tensor first = fe_work_binary(
+        k, LMNN_BINARY_DIV,
+        fe_work_binary(k, LMNN_BINARY_SUB, fe_work_scalar(k, LMNN_BINARY_SUB, tap_of, 1.0), base),
+        spacing);
+    first = fe_work_unary(k, lmnn_floor, fe_work_scalar(k, LMNN_BINARY_SUB, first, 0.5));
+    first = fe_work_binary(k, LMNN_BINARY_MINIMUM,
+                           fe_work_scalar(k, LMNN_BINARY_MAXIMUM, first, 0.0), count);
+    /* [RA_CANDIDATES, R, bins * size]: sample i at base + (i + 0.5) bin /
+     * count, weighing hat(clamp(y) - t) if it exists (i < grid) and lies
+     * within a pixel of the image. */
+    lmnn_tensor i = fe_work_binary(k, LMNN_BINARY_ADD, first, cand);
+    lmnn_tensor y = fe_work_binary(
+        k, LMNN_BINARY_ADD, base,
+        fe_work_binary(
+            k, LMNN_BINARY_DIV,
+            fe_work_binary(k, LMNN_BINARY_MUL, fe_work_scalar(k, LMNN_BINARY_ADD, i, 0.5), bin),
+            count));
+    lmnn_tensor gap = fe_work_unary(
+        k, lmnn_abs,
+        fe_work_binary(k, LMNN_BINARY_SUB, gs_clamp(k, y, 0.0, (double)(size - 1)), tap_of));
+    lmnn_tensor w =
+        fe_work_scalar(k, LMNN_BINARY_MAXIMUM, fe_work_scalar(k, LMNN_BINARY_RSUB, gap, 1.0), 0.0);
+    lmnn_tensor inside =
+        fe_work_binary(k, LMNN_BINARY_MUL, fe_work_scalar(k, LMNN_BINARY_GE, y, -1.0),
+                       fe_work_scalar(k, LMNN_BINARY_LE, y, (double)size));
+    w = fe_work_binary(
+        k, LMNN_BINARY_MUL, w,
+        fe_work_binary(k, LMNN_BINARY_MUL, inside, fe_work_binary(k, LMNN_BINARY_LT, i, grid)));
+    lmnn_reduce_options ro;
+    lmnn_reduce_options_init(&ro);
+    ro.dims[0] = 0;
+    ro.dim_count = 1;
+    lmnn_tensor t = {0};
+    *out_grid = grid;
+    return k->st ? t : fe_work_keep(k, lmnn_sum(w, &ro, &t), &t);
+}
+
+/* Host tables [1, bins * size] of each column's bin (tap_of false) or tap
+ * (tap_of true), into aux slot `slot`. */
+static lm_status ra_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_t bins, int64_t size,
+                          bool tap_of, lmnn_tensor *out) {
+    fe_tensor *t;
+    lm_status st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, bins * size}, &t);
+    if (st) return fe_nn_fail(c, n, st);
+    for (int64_t j = 0; j < bins * size; j++)
+        fe_tensor_set_f64(t, (uint64_t)j, (double)(tap_of ? j % size : j / size));
+    return fe_aux_f32(c, n, slot, t, out);
+}
+
+/* RoiAlign with sampling_ratio 0 (see above): Ax and Ay per RoI, then
+ * T = X [N * C * H, W] @ Ax^T [W, R * OW], regrouped to [R, N * H, C * OW],
+ * and Ay (times the RoI's image, one-hot over N) @ T, divided by the
+ * sample count. A batch index outside [-N, N) selects zeros; a negative
+ * one counts from the end (Gather's rule, as with sampling_ratio > 0). */
+static lm_status lower_roialign_adaptive(fe_ctx *c, const fe_node *n, const ra_params *p) {
+    int64_t R = p->rois, N = p->n;
+    lmnn_tensor ybin, ytap, xbin, xtap, cand, nth, x, rois, bidx;
+    lm_status st;
+    if ((st = ra_table(c, n, 0, p->oh, p->h, false, &ybin)) ||
+        (st = ra_table(c, n, 1, p->oh, p->h, true, &ytap)) ||
+        (st = ra_table(c, n, 2, p->ow, p->w, false, &xbin)) ||
+        (st = ra_table(c, n, 3, p->ow, p->w, true, &xtap)))
+        return st;
+    fe_tensor *cand_t, *nth_t;
+    if ((st = fe_const_new(c, FE_FLOAT, 3, (int64_t[]){RA_CANDIDATES, 1, 1}, &cand_t)) ||
+        (st = fe_const_new(c, FE_FLOAT, 4, (int64_t[]){1, 1, N, 1}, &nth_t)))
+        return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < RA_CANDIDATES; i++)
+        fe_tensor_set_f64(cand_t, (uint64_t)i, (double)i);
+    for (int64_t i = 0; i < N; i++)
+        fe_tensor_set_f64(nth_t, (uint64_t)i, (double)i);
+    if ((st = fe_aux_f32(c, n, 4, cand_t, &cand)) || (st = fe_aux_f32(c, n, 5, nth_t, &nth)) ||
+        (st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &rois)))
+        return st;
+    if ((st = fe_in_float_as(c, n, 2, 4, (int64_t[]){R, 1, 1, 1}, &bidx))) return st;
+    lmnn_tensor_info xi;
+    if ((st = lmnn_tensor_get_info(x, &xi))) {
+        fe_free(bidx);
+        return fe_nn_fail(c, n, st);
+    }
+
+    fe_work *k = calloc(1, sizeof *k);
+    if (!k) {
+        fe_free(bidx);
+        return fe_fail(c, n, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    fe_work_keep(k, LM_OK, &bidx);
+    lmnn_tensor t = {0}, y = {0};
+    lmnn_tensor r32 = gs_float32(k, rois), col[4];
+    for (int i = 0; i < 4; i++)
+        col[i] =
+            fe_work_slice(k, r32, (const int32_t[]){0, i}, (const int32_t[]){(int32_t)R, i + 1}, 2);
+    lmnn_tensor gy, gx;
+    lmnn_tensor ay = ra_axis_weights(k, p, col[1], col[3], p->oh, p->h, ybin, ytap, cand, &gy);
+    lmnn_tensor ax = ra_axis_weights(k, p, col[0], col[2], p->ow, p->w, xbin, xtap, cand, &gx);
+
+    /* T = X @ Ax^T: every image row against every RoI's column weights. */
+    lmnn_matmul_options mo;
+    lmnn_matmul_options_init(&mo);
+    mo.transpose_b = true;
+    mo.output.dtype = xi.dtype;
+    lmnn_shape rows = LMNN_SHAPE((uint32_t)(N * p->ch * p->h), (uint32_t)p->w);
+    lmnn_shape cols = LMNN_SHAPE((uint32_t)(R * p->ow), (uint32_t)p->w);
+    lmnn_tensor prod = k->st ? t
+                             : fe_work_keep(k,
+                                            lmnn_matmul(fe_work_reshape(k, x, &rows),
+                                                        fe_work_reshape(k, ax, &cols), &mo, &t),
+                                            &t);
+    /* [N, C, H, R, OW] -> [R, N, H, C, OW]: each RoI's matrix [N * H, C * OW]. */
+    lmnn_shape atoms = {
+        5, {(uint32_t)N, (uint32_t)p->ch, (uint32_t)p->h, (uint32_t)R, (uint32_t)p->ow}};
+    lmnn_shape per_roi = LMNN_SHAPE((uint32_t)R, (uint32_t)(N * p->h), (uint32_t)(p->ch * p->ow));
+    lmnn_tensor tr =
+        k->st
+            ? t
+            : fe_work_keep(k,
+                           lmnn_permute_reshaped_to(prod, &atoms, (const int32_t[]){3, 0, 2, 1, 4},
+                                                    5, &per_roi, NULL, &t),
+                           &t);
+    /* The RoI's image: b, or b + N when negative, one-hot [R, 1, N, 1]. */
+    lmnn_tensor b =
+        fe_work_binary(k, LMNN_BINARY_ADD, bidx,
+                       fe_work_scalar(k, LMNN_BINARY_MUL,
+                                      fe_work_scalar(k, LMNN_BINARY_LT, bidx, 0.0), (double)N));
+    lmnn_tensor pick = fe_work_binary(k, LMNN_BINARY_EQ, b, nth);
+    lmnn_shape ay4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->oh, 1, (uint32_t)p->h);
+    lmnn_shape ay3 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->oh, (uint32_t)(N * p->h));
+    lmnn_tensor ayb = fe_work_reshape(
+        k, fe_work_binary(k, LMNN_BINARY_MUL, fe_work_reshape(k, ay, &ay4), pick), &ay3);
+    lmnn_matmul_options_init(&mo);
+    mo.output.dtype = xi.dtype;
+    lmnn_tensor sums = k->st ? t : fe_work_keep(k, lmnn_matmul(ayb, tr, &mo, &t), &t);
+    /* ONNX's divisor: max(grid_h * grid_w, 1). */
+    lmnn_shape r3 = LMNN_SHAPE((uint32_t)R, 1, 1);
+    lmnn_tensor divisor = fe_work_reshape(
+        k, fe_work_scalar(k, LMNN_BINARY_MAXIMUM, fe_work_binary(k, LMNN_BINARY_MUL, gy, gx), 1.0),
+        &r3);
+    lmnn_tensor mean = fe_work_binary(k, LMNN_BINARY_DIV, sums, divisor);
+    lmnn_shape out4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->oh, (uint32_t)p->ch, (uint32_t)p->ow);
+    if (!k->st)
+        k->st = lmnn_permute_reshaped(mean, &out4, (const int32_t[]){0, 2, 1, 3}, 4, NULL, &y);
+    st = k->st;
+    fe_work_release(k, 0);
+    free(k);
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, y);
 }
 
 static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     ra_params p;
     lm_status st = ra_params_of(c, n, &p);
     if (st) return st;
+    if (p.ratio == 0) return lower_roialign_adaptive(c, n, &p);
     int64_t R = p.rois, P = p.oh * p.ratio, Q = p.ow * p.ratio, G = R * P * Q;
     /* Host tables: the samples' fractions of a bin along each axis. */
     fe_tensor *fy_t, *fx_t;

@@ -1033,25 +1033,41 @@ write_case("maxpool_maxunpool_pair",
 
 # RoiAlign against a NumPy transcription of the Mask R-CNN sampling rules:
 # RoIs across two images, partly outside the image and under a pixel,
-# spatial_scale 0.5; both coordinate modes, avg and max.
+# spatial_scale 0.5; both coordinate modes, avg and max. With ratio 0 each
+# bin takes ceil(bin size) samples per axis, that size computed in float32
+# as ONNX Runtime does (a float64 size could round to the other side of a
+# whole number).
 def roi_align_np(x, rois, bidx, oh, ow, ratio, scale, half_pixel, take_max):
     n, ch, h, w = x.shape
     out = np.zeros((len(rois), ch, oh, ow), np.float64)
     off = 0.5 if half_pixel else 0.0
+    s32, off32 = np.float32(scale), np.float32(off)
     for r, (x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
         sx, sy = x1 * scale - off, y1 * scale - off
         rw, rh = x2 * scale - off - sx, y2 * scale - off - sy
         if not half_pixel:
             rw, rh = max(rw, 1.0), max(rh, 1.0)
         bw, bh = rw / ow, rh / oh
-        img = x[bidx[r]].astype(np.float64)
+        gh = gw = ratio
+        if ratio == 0:
+            c = rois[r].astype(np.float32)
+            rw32 = (c[2] * s32 - off32) - (c[0] * s32 - off32)
+            rh32 = (c[3] * s32 - off32) - (c[1] * s32 - off32)
+            if not half_pixel:
+                rw32, rh32 = max(rw32, np.float32(1)), max(rh32, np.float32(1))
+            gw = int(np.ceil(rw32 / np.float32(ow)))
+            gh = int(np.ceil(rh32 / np.float32(oh)))
+        b = bidx[r] + n if bidx[r] < 0 else bidx[r]
+        if not 0 <= b < n:
+            continue
+        img = x[b].astype(np.float64)
         for ph in range(oh):
             for pw in range(ow):
                 vals = []
-                for iy in range(ratio):
-                    for ix in range(ratio):
-                        yy = sy + ph * bh + (iy + 0.5) * bh / ratio
-                        xx = sx + pw * bw + (ix + 0.5) * bw / ratio
+                for iy in range(gh):
+                    for ix in range(gw):
+                        yy = sy + ph * bh + (iy + 0.5) * bh / gh
+                        xx = sx + pw * bw + (ix + 0.5) * bw / gw
                         if yy < -1 or yy > h or xx < -1 or xx > w:
                             vals.append(np.zeros(ch))
                             continue
@@ -1071,7 +1087,10 @@ def roi_align_np(x, rois, bidx, oh, ow, ratio, scale, half_pixel, take_max):
                         parts = [(1 - ly) * (1 - lx) * img[:, yl, xl], (1 - ly) * lx * img[:, yl, xh],
                                  ly * (1 - lx) * img[:, yh, xl], ly * lx * img[:, yh, xh]]
                         vals.append(np.max(parts, 0) if take_max else np.sum(parts, 0))
-                out[r, :, ph, pw] = np.max(vals, 0) if take_max else np.mean(vals, 0)
+                if take_max:
+                    out[r, :, ph, pw] = np.max(vals, 0)
+                else:  # ONNX divides by max(grid_h * grid_w, 1), also when no sample exists
+                    out[r, :, ph, pw] = np.sum(vals, 0) / max(gh * gw, 1) if vals else 0
     return out.astype(np.float32)
 
 
@@ -1087,11 +1106,34 @@ for coord, mode in (("half_pixel", "avg"), ("output_half_pixel", "avg"), ("half_
                [("x", rx), ("rois", rr), ("b", rb)],
                [("y", roi_align_np(rx, rr, rb, 3, 4, 2, 0.5, coord == "half_pixel",
                                    mode == "max"))], 16)
-write_case("refuse_roialign_adaptive_ratio",
+# The adaptive grid (sampling_ratio 0, the default): the RoIs above, one
+# many times the image (15 x 15 samples a bin, most of them outside), one
+# whose bins are 2.01 pixels (3 samples, just over half a pixel apart), one
+# backwards (no samples: zeros), one a point, and batch indices -1 (the
+# last image) and 2 (none: zeros).
+ra = np.concatenate([rr, np.array([[-40, -30, 80, 60], [1, 2, 17.08, 20.09], [20, 16, 6, 2],
+                                   [7, 7, 7, 7], [2, 3, 22, 19], [2, 3, 22, 19]], np.float32)])
+rab = np.concatenate([rb, np.array([0, 1, 0, 1, -1, 2], np.int64)])
+for coord in ("half_pixel", "output_half_pixel"):
+    write_case("roialign_adaptive_%s" % coord,
+               [helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], output_height=3,
+                                 output_width=4, spatial_scale=0.5,
+                                 coordinate_transformation_mode=coord)],
+               [("x", rx), ("rois", ra), ("b", rab)],
+               [("y", roi_align_np(rx, ra, rab, 3, 4, 0, 0.5, coord == "half_pixel", False))], 16)
+# Opset 10's node: output_half_pixel, one image, one channel, 7 x 7 bins.
+write_case("roialign10_adaptive",
+           [helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], output_height=7,
+                             output_width=7)],
+           [("x", rx[:1, :1]), ("rois", ra * 0.5), ("b", np.zeros(len(ra), np.int64))],
+           [("y", roi_align_np(rx[:1, :1], ra * 0.5, np.zeros(len(ra), np.int64), 7, 7, 0, 1.0,
+                               False, False))], 10)
+write_case("refuse_roialign_adaptive_max",
            [helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], output_height=3,
-                             output_width=4)],
+                             output_width=4, mode="max")],
            [("x", rx), ("rois", rr), ("b", rb)], [("y", (TensorProto.FLOAT, [5, 3, 3, 4]))], 16,
-           expect="sampling_ratio=0 (a sample grid that depends on each RoI's size at run time)")
+           expect="mode=max with sampling_ratio=0 (a sample grid that depends on each RoI's size "
+                  "at run time) is not supported")
 
 # Det against NumPy: a batch of 5 x 5 matrices, one singular (two equal
 # rows), one with a
