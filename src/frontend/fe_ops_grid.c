@@ -417,14 +417,17 @@ static lm_status lower_gridsample(fe_ctx *c, const fe_node *n) {
  * of the bin's samples put on row t (Ax: on column t): two matrix products
  * over the whole image, exact whatever the grid. A sample y weighs
  * hat(clamp(y, 0, size - 1) - t) on tap t (hat(d) = max(0, 1 - |d|)) and
- * nothing when more than a pixel outside. Several samples of a bin are more
- * than half a pixel apart (spacing bin / ceil(bin)), so at most 4 weigh on
- * one tap; each tap sums RA_CANDIDATES samples from the first whose index
- * its position gives (one spare each side for rounding). The max of
- * samples does not separate: mode max needs sampling_ratio > 0. */
+ * nothing when more than a pixel outside. A bin's samples are bin /
+ * ceil(bin) apart: one sample, two, or three and more over 2/3 of a pixel
+ * apart, so at most 3 weigh on one tap (they lie within 2 pixels of each
+ * other). Each tap sums RA_CANDIDATES samples from the one its position
+ * gives as the last before the first that can reach it: that one, the 3,
+ * and a spare for rounding either way. The max of samples does not
+ * separate: mode max needs sampling_ratio > 0. */
 
-enum { RA_CANDIDATES = 6 };
-/* Elements of the adaptive grid's [N * C * H, R * output_width] product. */
+enum { RA_CANDIDATES = 5 };
+/* Elements of the adaptive grid's first product, [R, N * C * H, output_width
+ * rounded up to 32]. */
 #define RA_ADAPTIVE_MAX ((int64_t)1 << 26)
 
 typedef struct ra_params {
@@ -483,24 +486,25 @@ static lm_status ra_params_of(fe_ctx *c, const fe_node *n, ra_params *p) {
     p->h = x->dims[2];
     p->w = x->dims[3];
     p->rois = r->dims[0];
+    /* X's volume fits int64 (types are checked), so n * ch * h does; the
+     * RoI count need not fit any product: bound it first. */
     if (p->ratio == 0) {
-        /* Each factor is below 2^31 (shapes are checked), the product of
-         * two below 2^62: compare step by step. */
-        int64_t image = p->n * p->ch * p->h, per = p->rois * p->ow;
-        if (image > RA_ADAPTIVE_MAX || per > RA_ADAPTIVE_MAX / image)
+        /* The first product's columns are output_width in whole tiles. */
+        int64_t image = p->n * p->ch * p->h, cols = (p->ow + 31) / 32 * 32;
+        if (image > RA_ADAPTIVE_MAX || p->rois > RA_ADAPTIVE_MAX ||
+            (image && p->rois * cols > RA_ADAPTIVE_MAX / image))
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "sampling_ratio=0 multiplies the image [%lld * %lld * %lld rows, %lld] "
-                           "by %lld RoI columns (%lld RoIs x output_width %lld): more than 2^26 "
-                           "products; give sampling_ratio > 0",
-                           (long long)p->n, (long long)p->ch, (long long)p->h, (long long)p->w,
-                           (long long)per, (long long)p->rois, (long long)p->ow);
+                           "sampling_ratio=0 makes a product of %lld RoIs x [%lld, %lld] (the "
+                           "image's N * C * H rows by output_width in whole tiles): more than "
+                           "2^26 elements; give sampling_ratio > 0",
+                           (long long)p->rois, (long long)image, (long long)cols);
         return LM_OK;
     }
-    int64_t samples = p->rois * p->oh * p->ow * p->ratio * p->ratio;
-    if (p->n * p->h * p->w > ((int64_t)1 << 24) || samples > ((int64_t)1 << 24))
+    int64_t limit = (int64_t)1 << 24, samples = p->oh * p->ow * p->ratio * p->ratio;
+    if (p->n * p->h * p->w > limit || p->rois > limit || p->rois * samples > limit)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "%lld input positions and %lld samples (at most 2^24 each)",
-                       (long long)(p->n * p->h * p->w), (long long)samples);
+                       "%lld input positions and %lld RoIs x %lld samples (at most 2^24 each)",
+                       (long long)(p->n * p->h * p->w), (long long)p->rois, (long long)samples);
     return LM_OK;
 }
 
@@ -624,35 +628,42 @@ static lmnn_tensor ra_axis_weights(fe_work *k, const ra_params *p, lmnn_tensor l
     return k->st ? t : fe_work_keep(k, lmnn_sum(w, &ro, &t), &t);
 }
 
-/* Host tables [1, bins * size] of each column's bin (tap_of false) or tap
- * (tap_of true), into aux slot `slot`. */
+/* Host tables [1, bins * size] of each column's bin (want_tap false) or
+ * tap (true), the taps varying slowest when `taps_major` (a [R, size,
+ * bins] matrix per RoI) and fastest otherwise ([R, bins, size]); into aux
+ * slot `slot`. */
 static lm_status ra_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_t bins, int64_t size,
-                          bool tap_of, lmnn_tensor *out) {
+                          bool taps_major, bool want_tap, lmnn_tensor *out) {
     fe_tensor *t;
     lm_status st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, bins * size}, &t);
     if (st) return fe_nn_fail(c, n, st);
-    for (int64_t j = 0; j < bins * size; j++)
-        fe_tensor_set_f64(t, (uint64_t)j, (double)(tap_of ? j % size : j / size));
+    for (int64_t j = 0; j < bins * size; j++) {
+        int64_t tap = taps_major ? j / bins : j % size, bin = taps_major ? j % bins : j / size;
+        fe_tensor_set_f64(t, (uint64_t)j, (double)(want_tap ? tap : bin));
+    }
     return fe_aux_f32(c, n, slot, t, out);
 }
 
-/* RoiAlign with sampling_ratio 0 (see above): Ax and Ay per RoI, then
- * T = X [N * C * H, W] @ Ax^T [W, R * OW], regrouped to [R, N * H, C * OW],
- * and Ay (times the RoI's image, one-hot over N) @ T, divided by the
- * sample count. A batch index outside [-N, N) selects zeros; a negative
- * one counts from the end (Gather's rule, as with sampling_ratio > 0). */
+/* RoiAlign with sampling_ratio 0 (see above): the weights Ay [R, OH, H] and
+ * Ax [R, W, OW], then T = X [N * C * H, W] @ Ax (every image row against
+ * each RoI's columns: [R, N * C * H, OW]) and Ay @ T as [R, N * C, H, OW]
+ * (each channel's rows: [R, N * C, OH, OW]), no element moved between the
+ * products; then each RoI's image picked (one-hot over N) and the sums
+ * divided by the sample count. A batch index outside [-N, N) selects
+ * zeros; a negative one counts from the end (Gather's rule, as with
+ * sampling_ratio > 0). */
 static lm_status lower_roialign_adaptive(fe_ctx *c, const fe_node *n, const ra_params *p) {
     int64_t R = p->rois, N = p->n;
     lmnn_tensor ybin, ytap, xbin, xtap, cand, nth, x, rois, bidx;
     lm_status st;
-    if ((st = ra_table(c, n, 0, p->oh, p->h, false, &ybin)) ||
-        (st = ra_table(c, n, 1, p->oh, p->h, true, &ytap)) ||
-        (st = ra_table(c, n, 2, p->ow, p->w, false, &xbin)) ||
-        (st = ra_table(c, n, 3, p->ow, p->w, true, &xtap)))
+    if ((st = ra_table(c, n, 0, p->oh, p->h, false, false, &ybin)) ||
+        (st = ra_table(c, n, 1, p->oh, p->h, false, true, &ytap)) ||
+        (st = ra_table(c, n, 2, p->ow, p->w, true, false, &xbin)) ||
+        (st = ra_table(c, n, 3, p->ow, p->w, true, true, &xtap)))
         return st;
     fe_tensor *cand_t, *nth_t;
     if ((st = fe_const_new(c, FE_FLOAT, 3, (int64_t[]){RA_CANDIDATES, 1, 1}, &cand_t)) ||
-        (st = fe_const_new(c, FE_FLOAT, 4, (int64_t[]){1, 1, N, 1}, &nth_t)))
+        (st = fe_const_new(c, FE_FLOAT, 5, (int64_t[]){1, N, 1, 1, 1}, &nth_t)))
         return fe_nn_fail(c, n, st);
     for (int64_t i = 0; i < RA_CANDIDATES; i++)
         fe_tensor_set_f64(cand_t, (uint64_t)i, (double)i);
@@ -661,7 +672,7 @@ static lm_status lower_roialign_adaptive(fe_ctx *c, const fe_node *n, const ra_p
     if ((st = fe_aux_f32(c, n, 4, cand_t, &cand)) || (st = fe_aux_f32(c, n, 5, nth_t, &nth)) ||
         (st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &rois)))
         return st;
-    if ((st = fe_in_float_as(c, n, 2, 4, (int64_t[]){R, 1, 1, 1}, &bidx))) return st;
+    if ((st = fe_in_float_as(c, n, 2, 5, (int64_t[]){R, 1, 1, 1, 1}, &bidx))) return st;
     lmnn_tensor_info xi;
     if ((st = lmnn_tensor_get_info(x, &xi))) {
         fe_free(bidx);
@@ -683,51 +694,51 @@ static lm_status lower_roialign_adaptive(fe_ctx *c, const fe_node *n, const ra_p
     lmnn_tensor ay = ra_axis_weights(k, p, col[1], col[3], p->oh, p->h, ybin, ytap, cand, &gy);
     lmnn_tensor ax = ra_axis_weights(k, p, col[0], col[2], p->ow, p->w, xbin, xtap, cand, &gx);
 
-    /* T = X @ Ax^T: every image row against every RoI's column weights. */
     lmnn_matmul_options mo;
     lmnn_matmul_options_init(&mo);
-    mo.transpose_b = true;
     mo.output.dtype = xi.dtype;
     lmnn_shape rows = LMNN_SHAPE((uint32_t)(N * p->ch * p->h), (uint32_t)p->w);
-    lmnn_shape cols = LMNN_SHAPE((uint32_t)(R * p->ow), (uint32_t)p->w);
+    lmnn_shape ax3 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->w, (uint32_t)p->ow);
     lmnn_tensor prod = k->st ? t
                              : fe_work_keep(k,
                                             lmnn_matmul(fe_work_reshape(k, x, &rows),
-                                                        fe_work_reshape(k, ax, &cols), &mo, &t),
+                                                        fe_work_reshape(k, ax, &ax3), &mo, &t),
                                             &t);
-    /* [N, C, H, R, OW] -> [R, N, H, C, OW]: each RoI's matrix [N * H, C * OW]. */
-    lmnn_shape atoms = {
-        5, {(uint32_t)N, (uint32_t)p->ch, (uint32_t)p->h, (uint32_t)R, (uint32_t)p->ow}};
-    lmnn_shape per_roi = LMNN_SHAPE((uint32_t)R, (uint32_t)(N * p->h), (uint32_t)(p->ch * p->ow));
-    lmnn_tensor tr =
-        k->st
-            ? t
-            : fe_work_keep(k,
-                           lmnn_permute_reshaped_to(prod, &atoms, (const int32_t[]){3, 0, 2, 1, 4},
-                                                    5, &per_roi, NULL, &t),
-                           &t);
-    /* The RoI's image: b, or b + N when negative, one-hot [R, 1, N, 1]. */
+    lmnn_shape ay4 = LMNN_SHAPE((uint32_t)R, 1, (uint32_t)p->oh, (uint32_t)p->h);
+    lmnn_shape per_row =
+        LMNN_SHAPE((uint32_t)R, (uint32_t)(N * p->ch), (uint32_t)p->h, (uint32_t)p->ow);
+    lmnn_tensor sums = k->st
+                           ? t
+                           : fe_work_keep(k,
+                                          lmnn_matmul(fe_work_reshape(k, ay, &ay4),
+                                                      fe_work_reshape(k, prod, &per_row), &mo, &t),
+                                          &t);
+    /* Per RoI and image: one-hot of the RoI's image (b, or b + N when
+     * negative) over ONNX's divisor max(grid_h * grid_w, 1). */
     lmnn_tensor b =
         fe_work_binary(k, LMNN_BINARY_ADD, bidx,
                        fe_work_scalar(k, LMNN_BINARY_MUL,
                                       fe_work_scalar(k, LMNN_BINARY_LT, bidx, 0.0), (double)N));
-    lmnn_tensor pick = fe_work_binary(k, LMNN_BINARY_EQ, b, nth);
-    lmnn_shape ay4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->oh, 1, (uint32_t)p->h);
-    lmnn_shape ay3 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->oh, (uint32_t)(N * p->h));
-    lmnn_tensor ayb = fe_work_reshape(
-        k, fe_work_binary(k, LMNN_BINARY_MUL, fe_work_reshape(k, ay, &ay4), pick), &ay3);
-    lmnn_matmul_options_init(&mo);
-    mo.output.dtype = xi.dtype;
-    lmnn_tensor sums = k->st ? t : fe_work_keep(k, lmnn_matmul(ayb, tr, &mo, &t), &t);
-    /* ONNX's divisor: max(grid_h * grid_w, 1). */
-    lmnn_shape r3 = LMNN_SHAPE((uint32_t)R, 1, 1);
+    lmnn_shape r5 = {5, {(uint32_t)R, 1, 1, 1, 1}};
     lmnn_tensor divisor = fe_work_reshape(
         k, fe_work_scalar(k, LMNN_BINARY_MAXIMUM, fe_work_binary(k, LMNN_BINARY_MUL, gy, gx), 1.0),
-        &r3);
-    lmnn_tensor mean = fe_work_binary(k, LMNN_BINARY_DIV, sums, divisor);
-    lmnn_shape out4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->oh, (uint32_t)p->ch, (uint32_t)p->ow);
-    if (!k->st)
-        k->st = lmnn_permute_reshaped(mean, &out4, (const int32_t[]){0, 2, 1, 3}, 4, NULL, &y);
+        &r5);
+    lmnn_tensor scale =
+        fe_work_binary(k, LMNN_BINARY_DIV, fe_work_binary(k, LMNN_BINARY_EQ, b, nth), divisor);
+    lmnn_shape per_image = {
+        5, {(uint32_t)R, (uint32_t)N, (uint32_t)p->ch, (uint32_t)p->oh, (uint32_t)p->ow}};
+    lmnn_tensor picked =
+        fe_work_binary(k, LMNN_BINARY_MUL, fe_work_reshape(k, sums, &per_image), scale);
+    lmnn_shape out4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p->ch, (uint32_t)p->oh, (uint32_t)p->ow);
+    if (!k->st && N == 1) {
+        k->st = lmnn_reshape(picked, &out4, NULL, &y);
+    } else if (!k->st) {
+        lmnn_reduce_options ro;
+        lmnn_reduce_options_init(&ro);
+        ro.dims[0] = 1;
+        ro.dim_count = 1;
+        k->st = lmnn_sum(picked, &ro, &y);
+    }
     st = k->st;
     fe_work_release(k, 0);
     free(k);

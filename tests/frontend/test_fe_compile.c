@@ -1907,6 +1907,33 @@ static void test_gridsample_refusals(void) {
     r->i = -1;
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "sampling_ratio=-1 (from 1 to 64)");
+    /* The adaptive grid (sampling_ratio 0) multiplies the whole image by
+     * every RoI's column weights: bounded, as is the RoI count (2^50 of
+     * them would overflow the samples' count). */
+    r->i = 0;
+    int64_t big[4] = {1, 2048, 4096, 5}, rbig[2] = {16, 4}, obig[4] = {16, 2048, 2, 2};
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 4, big, NULL));
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, rbig, NULL));
+    g->input[2] = ob_vi("b", ob_tensor_type(I64, 1, rbig, NULL));
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, obig, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'warp' (RoiAlign): sampling_ratio=0 makes a product of 16 RoIs x "
+                "[8388608, 32] (the image's N * C * H rows by output_width in whole tiles): more "
+                "than 2^26 elements; give sampling_ratio > 0");
+    g->input[0] = ob_vi("x", ob_tensor_type(F32, 4, xd, NULL));
+    rbig[0] = obig[0] = (int64_t)1 << 50;
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, rbig, NULL));
+    g->input[2] = ob_vi("b", ob_tensor_type(I64, 1, rbig, NULL));
+    obig[1] = 2;
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, obig, NULL));
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "product of 1125899906842624 RoIs x [8, 32]");
+    r->i = 64;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "20 input positions and 1125899906842624 RoIs x 16384 samples (at most 2^24 each)");
+    g->input[1] = ob_vi("rois", ob_tensor_type(F32, 2, rd, NULL));
+    g->input[2] = ob_vi("b", ob_tensor_type(I64, 1, &bd, NULL));
+    g->output[0] = ob_vi("y", ob_tensor_type(F32, 4, od, NULL));
     r->i = 2;
     bd = 2;
     g->input[2] = ob_vi("b", ob_tensor_type(I64, 1, &bd, NULL));
