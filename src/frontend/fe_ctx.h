@@ -64,6 +64,17 @@ enum {
     FE_IMAGE_ALL = 1u << 4,
     /* Reads its input image fastest in tile layout (fe_plan.nhwc_tiles). */
     FE_TILES_IN = 1u << 5,
+    /* Channels-last values held flat (fe_plan.last_out): a float value of
+     * rank 3 or more whose readers only ever work along its last dim is
+     * held as [1, 1, rows, last], the same elements in the same order, so
+     * that its rows fill whole tiles whatever the dims before the last.
+     * FE_LAST_IN reads input 0 so, FE_LAST_OUT writes output 0 so, and
+     * FE_LAST_ALL reads every input computed at run time so and writes
+     * output 0 so, when all of them come so (a layer normalization over the
+     * last dim, a product with a constant matrix). */
+    FE_LAST_IN = 1u << 6,
+    FE_LAST_OUT = 1u << 7,
+    FE_LAST_ALL = 1u << 8,
 };
 
 /* The op named `op_type` in the default domain, or NULL. */
@@ -122,6 +133,9 @@ typedef struct fe_plan {
     /* With nhwc_out: the image goes over in tile layout, not row-major,
      * because a node that reads every input so (FE_IMAGE_ALL) reads it. */
     bool nhwc_tiles;
+    /* Output 0 (the fused chain's last value) is held flat as [1, 1, rows,
+     * last dim] (FE_LAST_*; fe_slot.last marks the value). */
+    bool last_out;
 } fe_plan;
 
 /* A device tensor shared by the values that alias it (Identity, ...). */
@@ -133,13 +147,20 @@ typedef struct fe_dev {
      * `pre`'s tile form with its dims permuted by `perm`; FE_NONE: none. */
     uint32_t pre;
     int32_t perm[FE_MAX_RANK];
+    /* A view (fe_out_view): `tile` or `nhwc` (FE_VIEW_TILE, FE_VIEW_NHWC) is
+     * entry `pre`'s tensor, borrowed (one reference on `pre` taken, the
+     * tensor not freed here), and `perm` means nothing. */
+    uint32_t borrowed;
 } fe_dev;
+
+enum { FE_VIEW_TILE = 1u << 0, FE_VIEW_NHWC = 1u << 1 };
 
 typedef struct fe_slot {
     uint32_t dev;       /* index into ctx->devs, FE_NONE: none yet */
     uint32_t uses;      /* reads by device nodes (+1 for a graph output): the plan */
     uint32_t remaining; /* uses left in the current run */
     bool pinned;        /* constants and graph inputs/outputs: never freed while compiling */
+    bool last;          /* held as [1, 1, rows, last dim] (fe_plan.last_out) */
 } fe_slot;
 
 /* A device tensor an op made once per compile (fe_cache_get). */
@@ -288,7 +309,11 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
  * time of that shape or [N, C, 1, 1] (a gate, as squeeze-and-excitation
  * multiplies by), each constant one value per channel or a scalar
  * ([C, 1, 1], [1, C, 1, 1], [1], ...), and no attributes (the legacy
- * broadcast). Else 0. */
+ * broadcast). With it, or alone, FE_LAST_ALL when the node can run on
+ * channels-last values held flat: float inputs and output, the output rank
+ * 3 or more, each input computed at run time of the output's shape, each
+ * constant of rank 4 or less whose dims are 1 but for the last (1 or the
+ * output's last). */
 uint32_t fe_ew_images(fe_ctx *c, const fe_node *n);
 /* Input i of an element-wise node as a float tile tensor: fe_in_dev_float's
  * when the node runs on NCHW values; on images (fe_plan.nhwc_out of an
@@ -326,6 +351,13 @@ lm_status fe_reshape_owned(fe_ctx *c, const fe_node *n, lmnn_tensor t, const lmn
 /* Hands `t` (tile or row-major; for output 0 of a node planned nhwc_out,
  * the flat NHWC image) over as output i. On failure `t` is freed. */
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
+/* Hands input j's tensor over as output i's, without a copy, when it is
+ * in tile layout of `shape` and the output's dtype: with `as` FE_VIEW_TILE,
+ * input j's flat NHWC image as the output's tile form (a Transpose to a
+ * channels-last value held flat); with FE_VIEW_NHWC, input j's tile form as
+ * the output's image. False (nothing bound) otherwise: the caller copies. */
+bool fe_out_view(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j, uint32_t as,
+                 const lmnn_shape *shape);
 /* Output i is input j (Identity and friends): no device work. */
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j);
 /* ---- permutations not yet made ----

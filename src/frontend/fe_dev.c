@@ -38,7 +38,7 @@ static lm_status dev_new(fe_ctx *c, uint32_t *out) {
         c->devs = d;
         c->dev_cap = cap;
     }
-    c->devs[c->dev_count] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}};
+    c->devs[c->dev_count] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}, 0};
     *out = c->dev_count++;
     return LM_OK;
 }
@@ -46,10 +46,11 @@ static lm_status dev_new(fe_ctx *c, uint32_t *out) {
 static void dev_release(fe_ctx *c, uint32_t d) {
     fe_dev *dev = &c->devs[d];
     if (dev->refs && --dev->refs) return;
-    fe_free(dev->tile);
+    if (!(dev->borrowed & FE_VIEW_TILE)) fe_free(dev->tile);
     fe_free(dev->rm);
-    fe_free(dev->nhwc);
+    if (!(dev->borrowed & FE_VIEW_NHWC)) fe_free(dev->nhwc);
     dev->tile = dev->rm = dev->nhwc = (lmnn_tensor){0};
+    dev->borrowed = 0;
     uint32_t pre = dev->pre;
     dev->pre = FE_NONE;
     if (pre != FE_NONE) dev_release(c, pre);
@@ -83,10 +84,11 @@ void fe_value_used(fe_ctx *c, uint32_t v) {
 void fe_values_release_all(fe_ctx *c) {
     fe_cache_release(c);
     for (uint32_t i = 0; i < c->dev_count; i++) {
-        fe_free(c->devs[i].tile);
+        /* A view's borrowed tensor is its source entry's to free. */
+        if (!(c->devs[i].borrowed & FE_VIEW_TILE)) fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);
-        fe_free(c->devs[i].nhwc);
-        c->devs[i] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}};
+        if (!(c->devs[i].borrowed & FE_VIEW_NHWC)) fe_free(c->devs[i].nhwc);
+        c->devs[i] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}, 0};
     }
     for (uint32_t v = 0; v < c->g->value_count; v++)
         c->slots[v].dev = FE_NONE;
@@ -493,7 +495,7 @@ bool fe_perm_swaps_last(const int32_t *perm, uint32_t rank) {
 bool fe_in_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *pre, int32_t *perm) {
     if (!fe_has_in(n, i) || c->slots[n->inputs[i]].dev == FE_NONE) return false;
     const fe_dev *d = &c->devs[c->slots[n->inputs[i]].dev];
-    if (d->pre == FE_NONE) return false;
+    if (d->pre == FE_NONE || d->borrowed) return false;
     *pre = c->devs[d->pre].tile;
     memcpy(perm, d->perm, sizeof d->perm);
     return true;
@@ -536,7 +538,8 @@ lm_status fe_out_permute_of(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j,
     lmnn_tensor t;
     lm_status st = LM_OK;
     if (fe_has_in(n, j) && c->slots[n->inputs[j]].dev != FE_NONE &&
-        c->devs[c->slots[n->inputs[j]].dev].pre != FE_NONE) {
+        c->devs[c->slots[n->inputs[j]].dev].pre != FE_NONE &&
+        !c->devs[c->slots[n->inputs[j]].dev].borrowed) {
         /* Itself a permutation not yet made: the two compose. */
         const fe_dev *d = &c->devs[c->slots[n->inputs[j]].dev];
         for (uint32_t k = 0; k < rank; k++)
@@ -551,6 +554,30 @@ lm_status fe_out_permute_of(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j,
         return out_pending(c, n, i, entry, q);
     if ((st = lmnn_permute(c->devs[entry].tile, q, rank, NULL, &t))) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, i, t);
+}
+
+bool fe_out_view(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j, uint32_t as,
+                 const lmnn_shape *shape) {
+    uint32_t vi = out_index(c, n, i), d;
+    if (vi == FE_NONE || !fe_has_in(n, j) || c->slots[n->inputs[j]].dev == FE_NONE) return false;
+    uint32_t src = c->slots[n->inputs[j]].dev;
+    lmnn_tensor t = as == FE_VIEW_TILE ? c->devs[src].nhwc : c->devs[src].tile;
+    lmnn_tensor_info info;
+    if (!t.id || lmnn_tensor_get_info(t, &info) || info.layout != LMNN_TILE ||
+        !same_shape(&info.shape, shape) ||
+        info.dtype != fe_dev_dtype(c, c->g->values[vi].type.elem) || dev_new(c, &d)) {
+        err_clear();
+        return false;
+    }
+    c->devs[src].refs++;
+    c->devs[d].pre = src;
+    c->devs[d].borrowed = as;
+    if (as == FE_VIEW_TILE)
+        c->devs[d].tile = t;
+    else
+        c->devs[d].nhwc = t;
+    bind_value(c, vi, d);
+    return true;
 }
 
 lm_status fe_bind_rm(fe_ctx *c, uint32_t v, lmnn_tensor t) {

@@ -24,6 +24,17 @@
  * gives the same product from the columns in the image's own (h, w, c)
  * order, which the flatten then makes without moving data across pixels
  * (fe_plan.nhwc_rows). A CNN's classifier head is the common case.
+ *
+ * Channels-last sections (ConvNeXt's blocks: Transpose to NHWC, layer
+ * normalization, two products, Transpose back) are planned the same way
+ * with the FE_LAST_* kinds: a value of rank 3 or more that a Transpose to
+ * NHWC writes, or a node working along the last dim only, is held as [1, 1,
+ * rows, last dim] when every reader reads it so. Its rows then fill whole
+ * tiles (an [N, 14, 14, C] tensor's matrices of 14 rows would each pad to
+ * 32), the products read it as one matrix, and the Transposes at either
+ * end hand over the image the rows already are, without a copy
+ * (fe_plan.last_out, fe_out_view). The image plan comes first; a node it
+ * makes write an image takes no part.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,28 +87,30 @@ static uint32_t image_value(const fe_ctx *c, uint32_t k) {
     return v != FE_NONE ? v : n->output_count ? n->outputs[0] : FE_NONE;
 }
 
-/* Whether node k, one of the image kinds `caps`, reads input i as an image
- * when it comes as one: input 0 of an FE_IMAGE_IN node, any input of a node
- * that reads all its inputs so (FE_IMAGE_ALL) while it does (`all`). */
-static bool takes_image(uint32_t caps, bool all, uint32_t i) {
-    return ((caps & FE_IMAGE_IN) && i == 0) || all;
-}
-
-/* The layout plan's state: ok[v], value v may be an image (its writer can
- * write one and every reader so far takes one); all[k], node k reads all
- * its run-time inputs as images (FE_IMAGE_ALL, still possible); caps[k],
- * what device node k can do with images; writer[v], the node that would
- * write image v; v's readers are reader[first[v] .. first[v + 1]). A stack
- * of nodes to look at again after a value they touch stopped being an
- * image: each value stops once, so its writer and readers are pushed at
- * most once for it, and the whole plan costs time linear in the graph. */
+/* The layout plan's state for one kind of held form (images, FE_IMAGE_*,
+ * or flat channels-last values, FE_LAST_*: `in`, `out` and `all` are the
+ * kind's bits): ok[v], value v may be held so (its writer can write it so
+ * and every reader so far takes it so); all[k], node k reads all its
+ * run-time inputs so (the kind's `all`, still possible); caps[k], what
+ * device node k can do; writer[v], the node that would write v; v's
+ * readers are reader[first[v] .. first[v + 1]). A stack of nodes to look at
+ * again after a value they touch stopped being held so: each value stops
+ * once, so its writer and readers are pushed at most once for it, and the
+ * whole plan costs time linear in the graph. */
 typedef struct layout_plan {
     fe_ctx *c;
+    uint32_t in, out, all_bit;
     bool *ok, *all;
     uint32_t *caps, *writer, *first, *reader, *stack, top;
 } layout_plan;
 
-static void not_image(layout_plan *lp, uint32_t v) {
+/* Whether node k reads input i in the plan's form when it comes so: input 0
+ * of an `in` node, any input of an `all` node while it reads all so. */
+static bool takes_form(const layout_plan *lp, uint32_t k, bool all, uint32_t i) {
+    return ((lp->caps[k] & lp->in) && i == 0) || all;
+}
+
+static void not_held(layout_plan *lp, uint32_t v) {
     if (v == FE_NONE || !lp->ok[v]) return;
     lp->ok[v] = false;
     if (lp->writer[v] != FE_NONE) lp->stack[lp->top++] = lp->writer[v];
@@ -105,9 +118,9 @@ static void not_image(layout_plan *lp, uint32_t v) {
         lp->stack[lp->top++] = lp->reader[r];
 }
 
-/* Node k reads all its inputs as images only while every run-time one and
- * its output are images; once it cannot, its output is not one and the
- * inputs it no longer takes are not either. */
+/* Node k reads all its inputs in the form only while every run-time one and
+ * its output are so; once it cannot, its output is not and the inputs it
+ * no longer takes are not either. */
 static void recheck(layout_plan *lp, uint32_t k) {
     if (!lp->all[k]) return;
     const fe_graph *g = lp->c->g;
@@ -119,35 +132,72 @@ static void recheck(layout_plan *lp, uint32_t k) {
             fine = false;
     if (fine) return;
     lp->all[k] = false;
-    not_image(lp, out);
+    not_held(lp, out);
     for (uint32_t i = 0; i < n->input_count; i++)
-        if (!takes_image(lp->caps[k], false, i)) not_image(lp, n->inputs[i]);
+        if (!takes_form(lp, k, false, i)) not_held(lp, n->inputs[i]);
 }
 
-/* The largest consistent choice, from all that could be images. */
-static void plan_images(layout_plan *lp) {
+/* The largest consistent choice, from all that could be held so. `caps`
+ * gives each device node's bits (0 for the nodes that take no part). */
+static void plan_form(layout_plan *lp, const uint32_t *caps) {
     fe_ctx *c = lp->c;
     const fe_graph *g = c->g;
+    size_t nv = (size_t)g->value_count + 1;
+    memset(lp->ok, 0, nv * sizeof *lp->ok);
+    for (size_t v = 0; v < nv; v++)
+        lp->writer[v] = FE_NONE;
+    lp->top = 0;
     for (uint32_t k = 0; k < g->node_count; k++) {
-        if (c->plans[k].placement != LMFE_ON_DEVICE) continue;
-        lp->caps[k] = images(c, &g->nodes[k]);
-        lp->all[k] = (lp->caps[k] & FE_IMAGE_ALL) != 0;
+        lp->caps[k] = c->plans[k].placement == LMFE_ON_DEVICE ? caps[k] : 0;
+        lp->all[k] = (lp->caps[k] & lp->all_bit) != 0;
         uint32_t v = image_value(c, k);
-        if ((lp->caps[k] & (FE_IMAGE_OUT | FE_IMAGE_ALL)) && v != FE_NONE) {
+        if ((lp->caps[k] & (lp->out | lp->all_bit)) && v != FE_NONE) {
             lp->ok[v] = !g->values[v].graph_output && c->slots[v].uses > 0;
             lp->writer[v] = k;
         }
     }
+    /* A fused node reads nothing itself: its chain's head reads for it (a
+     * layer normalization's Sub reads X, which its ReduceMean reads). */
     for (uint32_t k = 0; k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
         lmfe_placement p = c->plans[k].placement;
-        if (p == LMFE_FOLDED || p == LMFE_REMOVED) continue;
+        if (p == LMFE_FOLDED || p == LMFE_REMOVED || p == LMFE_FUSED) continue;
         for (uint32_t i = 0; i < n->input_count; i++)
-            if (!takes_image(lp->caps[k], lp->all[k], i)) not_image(lp, n->inputs[i]);
+            if (!takes_form(lp, k, lp->all[k], i)) not_held(lp, n->inputs[i]);
         lp->stack[lp->top++] = k;
     }
     while (lp->top)
         recheck(lp, lp->stack[--lp->top]);
+}
+
+/* Whether node k writes its value in the plan's form. */
+static bool writes_form(const layout_plan *lp, uint32_t k) {
+    uint32_t v = image_value(lp->c, k);
+    return lp->all[k] || ((lp->caps[k] & lp->out) && v != FE_NONE && lp->ok[v]);
+}
+
+/* Flat channels-last values (FE_LAST_*), after the images (`caps`, each
+ * node's bits, as the image plan had them): a node that writes an image
+ * takes no part, nor does a value of rank below 3. */
+static void plan_last(layout_plan *lp, uint32_t *caps) {
+    fe_ctx *c = lp->c;
+    const fe_graph *g = c->g;
+    for (uint32_t v = 0; v < g->value_count; v++)
+        c->slots[v].last = false;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        uint32_t v = image_value(c, k);
+        if (c->plans[k].nhwc_out || v == FE_NONE || g->values[v].type.rank < 3)
+            caps[k] &= ~(uint32_t)(FE_LAST_OUT | FE_LAST_ALL);
+    }
+    lp->in = FE_LAST_IN;
+    lp->out = FE_LAST_OUT;
+    lp->all_bit = FE_LAST_ALL;
+    plan_form(lp, caps);
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        c->plans[k].last_out = writes_form(lp, k);
+        uint32_t v = image_value(c, k);
+        if (c->plans[k].last_out) c->slots[v].last = true;
+    }
 }
 
 lm_status fe_plan_layouts(fe_ctx *c) {
@@ -156,6 +206,9 @@ lm_status fe_plan_layouts(fe_ctx *c) {
     for (uint32_t k = 0; k < g->node_count; k++)
         edges += g->nodes[k].input_count;
     layout_plan lp = {.c = c,
+                      .in = FE_IMAGE_IN,
+                      .out = FE_IMAGE_OUT,
+                      .all_bit = FE_IMAGE_ALL,
                       .ok = calloc(nv, sizeof(bool)),
                       .all = calloc(nn, sizeof(bool)),
                       .caps = calloc(nn, sizeof(uint32_t)),
@@ -165,28 +218,28 @@ lm_status fe_plan_layouts(fe_ctx *c) {
                       /* each node once, then per value stopped its writer
                        * and readers */
                       .stack = malloc((nn + nv + edges) * sizeof(uint32_t))};
+    uint32_t *caps = calloc(nn, sizeof(uint32_t));
     lm_status st = LM_OK;
-    if (!lp.ok || !lp.all || !lp.caps || !lp.writer || !lp.first || !lp.reader || !lp.stack) {
+    if (!lp.ok || !lp.all || !lp.caps || !lp.writer || !lp.first || !lp.reader || !lp.stack ||
+        !caps) {
         st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     } else {
         /* The readers, grouped by value (counted, summed, placed). */
         for (uint32_t k = 0; k < g->node_count; k++)
             for (uint32_t i = 0; i < g->nodes[k].input_count; i++)
                 if (g->nodes[k].inputs[i] != FE_NONE) lp.first[g->nodes[k].inputs[i] + 1]++;
-        for (size_t v = 0; v < nv; v++) {
+        for (size_t v = 0; v < nv; v++)
             lp.first[v + 1] += lp.first[v];
-            lp.writer[v] = FE_NONE;
-        }
         uint32_t *at = lp.stack; /* a cursor per value, borrowed before use */
         memcpy(at, lp.first, nv * sizeof *at);
         for (uint32_t k = 0; k < g->node_count; k++)
             for (uint32_t i = 0; i < g->nodes[k].input_count; i++)
                 if (g->nodes[k].inputs[i] != FE_NONE) lp.reader[at[g->nodes[k].inputs[i]]++] = k;
-        plan_images(&lp);
+        for (uint32_t k = 0; k < g->node_count; k++)
+            caps[k] = c->plans[k].placement == LMFE_ON_DEVICE ? images(c, &g->nodes[k]) : 0;
+        plan_form(&lp, caps);
         for (uint32_t k = 0; k < g->node_count; k++) {
-            uint32_t v = image_value(c, k);
-            c->plans[k].nhwc_out =
-                lp.all[k] || ((lp.caps[k] & FE_IMAGE_OUT) && v != FE_NONE && lp.ok[v]);
+            c->plans[k].nhwc_out = writes_form(&lp, k);
             c->plans[k].nhwc_tiles = false;
         }
         /* Readers that want tiles (element-wise ones, FE_TILES_IN) get them
@@ -201,6 +254,7 @@ lm_status fe_plan_layouts(fe_ctx *c) {
         }
         for (uint32_t k = 0; k < g->node_count; k++)
             c->plans[k].nhwc_rows = rows_ok(c, &g->nodes[k]);
+        plan_last(&lp, caps);
     }
     free(lp.ok);
     free(lp.all);
@@ -209,31 +263,58 @@ lm_status fe_plan_layouts(fe_ctx *c) {
     free(lp.first);
     free(lp.reader);
     free(lp.stack);
+    free(caps);
     return st;
+}
+
+/* FE_LAST_ALL for an element-wise node (fe_ew_images): on [1, 1, rows,
+ * last] its constants broadcast along the last dim as they do on the
+ * value's own shape. */
+static uint32_t ew_last(fe_ctx *c, const fe_node *n) {
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    if (o->rank < 3 || !fe_elem_is_float(o->elem)) return 0;
+    for (uint32_t i = 0; i < n->input_count; i++) {
+        if (n->inputs[i] == FE_NONE) return 0;
+        const fe_type *t = fe_in_type(c, n, i);
+        if (!fe_elem_is_float(t->elem)) return 0;
+        if (!fe_in_const(c, n, i)) {
+            if (t->rank != o->rank || memcmp(t->dims, o->dims, (size_t)o->rank * sizeof *o->dims))
+                return 0;
+            continue;
+        }
+        if (t->rank > 4) return 0;
+        for (int32_t j = 0; j + 1 < t->rank; j++)
+            if (t->dims[j] != 1) return 0;
+        if (t->rank && t->dims[t->rank - 1] != 1 && t->dims[t->rank - 1] != o->dims[o->rank - 1])
+            return 0;
+    }
+    return FE_LAST_ALL;
 }
 
 uint32_t fe_ew_images(fe_ctx *c, const fe_node *n) {
     if (n->output_count < 1 || n->outputs[0] == FE_NONE || n->input_count < 1) return 0;
     const fe_type *o = &c->g->values[n->outputs[0]].type;
-    if (o->rank != 4 || !fe_elem_is_float(o->elem)) return 0;
+    uint32_t last = ew_last(c, n);
+    if (o->rank != 4 || !fe_elem_is_float(o->elem)) return last;
     bool full = false;
     for (uint32_t i = 0; i < n->input_count; i++) {
-        if (n->inputs[i] == FE_NONE) return 0;
+        if (n->inputs[i] == FE_NONE) return last;
         const fe_type *t = fe_in_type(c, n, i);
-        if (!fe_elem_is_float(t->elem) || t->rank > 4) return 0;
+        if (!fe_elem_is_float(t->elem) || t->rank > 4) return last;
         /* Dims aligned at the last, missing ones 1. */
         int64_t d[4] = {1, 1, 1, 1};
         for (int32_t j = 0; j < t->rank; j++)
             d[4 - t->rank + j] = t->dims[j];
         bool same = t->rank == 4 && !memcmp(d, o->dims, sizeof d);
         if (fe_in_const(c, n, i)) {
-            if (d[0] != 1 || d[2] != 1 || d[3] != 1 || (d[1] != 1 && d[1] != o->dims[1])) return 0;
+            if (d[0] != 1 || d[2] != 1 || d[3] != 1 || (d[1] != 1 && d[1] != o->dims[1]))
+                return last;
         } else if (same) {
             full = true;
         } else if (t->rank != 4 || d[0] != o->dims[0] || d[1] != o->dims[1] || d[2] != 1 ||
                    d[3] != 1) {
-            return 0;
+            return last;
         }
     }
-    return full ? FE_IMAGE_ALL : 0;
+    return (full ? FE_IMAGE_ALL : 0) | last;
 }

@@ -261,8 +261,17 @@ static bool const_right(fe_ctx *c, const fe_node *n) {
     return b && b->rank == 2 && fe_elem_is_float(b->elem) && fe_in_type(c, n, 0)->rank == 2;
 }
 
+/* A product with a constant matrix reads channels-last rows held flat
+ * (FE_LAST_ALL) as one matrix: the same rows in the same order. */
+static bool last_dim_product(fe_ctx *c, const fe_node *n) {
+    const fe_tensor *b = fe_in_const(c, n, 1);
+    const fe_type *a = fe_in_type(c, n, 0);
+    return b && b->rank == 2 && fe_elem_is_float(b->elem) && a->rank >= 3 &&
+           fe_elem_is_float(a->elem);
+}
+
 static uint32_t matmul_images(fe_ctx *c, const fe_node *n) {
-    return const_right(c, n) ? FE_ROWS_IN : 0;
+    return const_right(c, n) ? FE_ROWS_IN : last_dim_product(c, n) ? FE_LAST_ALL : 0;
 }
 
 static uint32_t gemm_images(fe_ctx *c, const fe_node *n) {
@@ -2518,6 +2527,17 @@ static lm_status infer_layernorm(fe_ctx *c, const fe_node *n) {
     return st;
 }
 
+/* Over the last dim alone, without the statistics (whose shapes follow
+ * X's), it reads channels-last rows held flat (FE_LAST_ALL). */
+static uint32_t layernorm_images(fe_ctx *c, const fe_node *n) {
+    int64_t axis;
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (fe_attr_int(c, n, "axis", -1, &axis) || (axis != -1 && axis != x->rank - 1)) return 0;
+    for (uint32_t i = 1; i < n->output_count; i++)
+        if (n->outputs[i] != FE_NONE) return 0;
+    return FE_LAST_ALL;
+}
+
 static lm_status lower_layernorm(fe_ctx *c, const fe_node *n) {
     int64_t axis;
     float eps;
@@ -3469,7 +3489,7 @@ const fe_op_def fe_ops_nn[] = {
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, global_pool_images},
     {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, batchnorm_images},
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},
-    {"LayerNormalization", infer_layernorm, lower_layernorm, 0, NULL},
+    {"LayerNormalization", infer_layernorm, lower_layernorm, 0, layernorm_images},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0, NULL},
     {"LRN", infer_lrn, lower_lrn, 0, NULL},
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0, NULL},

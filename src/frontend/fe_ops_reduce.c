@@ -439,6 +439,14 @@ static uint32_t reduce_images(fe_ctx *c, const fe_node *n) {
     return c->plans[n - c->g->nodes].fusion.layer_norm ? 0 : FE_IMAGE_IN | FE_TILES_IN;
 }
 
+/* A layer normalization spelled out after a ReduceMean (fe_fusion.layer_norm)
+ * works along the last dim: it reads channels-last rows held flat
+ * (FE_LAST_ALL); any other reduction, images as above. */
+static uint32_t reduce_forms(fe_ctx *c, const fe_node *n) {
+    if (c->plans[n - c->g->nodes].fusion.layer_norm) return FE_LAST_ALL;
+    return reduce_images(c, n);
+}
+
 /* ---- ArgMax, ArgMin ---- */
 
 static lm_status infer_arg(fe_ctx *c, const fe_node *n) {
@@ -668,7 +676,7 @@ static lm_status lower_softmax(fe_ctx *c, const fe_node *n) {
 }
 
 #define RED(name)                                                                                  \
-    { name, infer_reduce, lower_reduce, 2u, reduce_images }
+    { name, infer_reduce, lower_reduce, 2u, reduce_forms }
 
 /* ---- TopK ----
  *

@@ -401,11 +401,56 @@ static int image_transpose(fe_ctx *c, const fe_node *n) {
 
 /* An image's NHWC order is what a Transpose to NHWC makes (ConvNeXt's and
  * Swin's blocks move the channels last and back): it reads the image and
- * copies it into its [N, H, W, C] shape, no transpose. One back to NCHW
- * writes its input's elements as the image they already are. */
+ * copies it into its [N, H, W, C] shape, or as it is when its readers take
+ * it flat (FE_LAST_OUT), no transpose. One back to NCHW writes its input's
+ * elements as the image they already are, from a flat input (FE_LAST_IN)
+ * as they come. */
 static uint32_t transpose_images(fe_ctx *c, const fe_node *n) {
     int k = image_transpose(c, n);
-    return k == TO_NHWC ? FE_IMAGE_IN | FE_TILES_IN : k == TO_NCHW ? FE_IMAGE_OUT : 0;
+    return k == TO_NHWC   ? FE_IMAGE_IN | FE_TILES_IN | FE_LAST_OUT
+           : k == TO_NCHW ? FE_IMAGE_OUT | FE_LAST_IN
+                          : 0;
+}
+
+/* A Transpose between NCHW and a channels-last value held flat
+ * (fe_plan.last_out, fe_slot.last): [1, 1, N * H * W, C] is both that
+ * value and the NCHW value's image, so the image goes over as it is (a
+ * view, fe_out_view; a copy when its form differs); an NCHW tensor is
+ * permuted into it (TO_NHWC) or out of it (TO_NCHW, when the output is no
+ * image). */
+static lm_status lower_transpose_flat(fe_ctx *c, const fe_node *n, int kind) {
+    const fe_type *in = fe_in_type(c, n, 0);
+    const int64_t *d = in->dims;
+    lmnn_shape flat_shape =
+        LMNN_SHAPE(1, 1, (uint32_t)(d[0] * d[1] * d[2] * d[3] / (kind == TO_NHWC ? d[1] : d[3])),
+                   (uint32_t)(kind == TO_NHWC ? d[1] : d[3]));
+    lmnn_tensor a, r = {0};
+    bool image = false, owned = false;
+    lm_status st = LM_OK;
+    if (kind == TO_NHWC) {
+        if ((st = fe_in_image(c, n, 0, &a, &image))) return st;
+        if (image && fe_out_view(c, n, 0, 0, FE_VIEW_TILE, &flat_shape)) return LM_OK;
+        if (image && (st = fe_image_tiles(c, n, a, &flat_shape, &r, &owned))) return st;
+        if (image && !owned) {
+            st = lmnn_reshape(a, &flat_shape, NULL, &r);
+        } else if (!image) {
+            lmnn_shape nchw = fe_shape(4, d);
+            st = lmnn_permute_reshaped_to(a, &nchw, (const int32_t[]){0, 2, 3, 1}, 4, &flat_shape,
+                                          NULL, &r);
+        }
+    } else {
+        if ((st = fe_in_dev(c, n, 0, &a))) return st;
+        bool to_image = c->plans[n - c->g->nodes].nhwc_out;
+        if (to_image && fe_out_view(c, n, 0, 0, FE_VIEW_NHWC, &flat_shape)) return LM_OK;
+        if (to_image) {
+            st = lmnn_reshape(a, &flat_shape, NULL, &r);
+        } else {
+            lmnn_shape nhwc = fe_shape(4, d);
+            st = lmnn_permute_reshaped(a, &nhwc, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &r);
+        }
+    }
+    if (st) return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, r);
 }
 
 static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
@@ -420,6 +465,9 @@ static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
     lmnn_tensor a, r;
     int kind = image_transpose(c, n);
     bool flat = false, owned;
+    const fe_plan *plan = &c->plans[n - c->g->nodes];
+    if (plan->last_out || (kind == TO_NCHW && c->slots[n->inputs[0]].last))
+        return lower_transpose_flat(c, n, kind);
     if (kind == TO_NHWC && (st = fe_in_image(c, n, 0, &a, &flat))) return st;
     if (flat) {
         const int64_t *o = c->g->values[n->outputs[0]].type.dims;

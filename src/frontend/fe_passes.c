@@ -389,11 +389,12 @@ static size_t note(char *buf, size_t size, size_t len, const char *fmt, ...) {
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     char buf[1024];
     size_t len = 0;
-    uint32_t int_nodes = 0, images = 0, flattened = 0, random = 0;
+    uint32_t int_nodes = 0, images = 0, flattened = 0, last = 0, random = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
         images += c->plans[k].nhwc_out;
         flattened += c->plans[k].nhwc_rows;
+        last += c->plans[k].last_out;
         if (c->plans[k].placement != LMFE_ON_DEVICE || !n->output_count || n->outputs[0] == FE_NONE)
             continue;
         fe_elem e = c->g->values[n->outputs[0]].type.elem;
@@ -421,6 +422,12 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                    "layout: %u flattened image%s kept in NHWC order (the weights "
                    "of the matrix products reading them permuted to match)\n",
                    flattened, flattened == 1 ? "" : "s");
+    if (last)
+        len = note(buf, sizeof buf, len,
+                   "layout: %u channels-last result%s (layer normalizations, products, "
+                   "element-wise ops) held as "
+                   "rows [1, 1, rows, channels], whole tiles whatever the dims before\n",
+                   last, last == 1 ? "" : "s");
     if (random && c->opts->seed_input)
         len = note(buf, sizeof buf, len,
                    "random: %u device node%s draw%s random numbers, new ones for each "

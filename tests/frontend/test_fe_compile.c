@@ -67,6 +67,24 @@ static lm_status replay1(lm_binary *bin, const char *in, const float *x, size_t 
     return st;
 }
 
+/* Opens a replay of `bin` (which must outlive it), sets its input "x" and
+ * runs it once with the program profile on; the caller closes *out. */
+static lm_status replay_profiled(lm_binary *bin, const float *x, size_t size, lm_replay **out) {
+    lm_replay *r;
+    lm_status st = replay_open(bin, &r);
+    if (st) return st;
+    lm_replay_options ro;
+    lm_replay_options_init(&ro);
+    ro.profile = true;
+    if (!(st = lm_replay_set_input(r, "x", x, size))) st = lm_replay_run(r, NULL, &ro, NULL);
+    if (st) {
+        lm_replay_close(r);
+        return st;
+    }
+    *out = r;
+    return LM_OK;
+}
+
 static lmfe_placement placement_of(const lmfe_report *r, const char *op) {
     for (size_t i = 0; i < r->op_count; i++)
         if (!strcmp(r->ops[i].op_type, op)) return r->ops[i].placement;
@@ -1263,12 +1281,7 @@ static void test_pointwise_convs(void) {
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     lm_replay *r;
-    CHECK_OK(replay_open(bin, &r));
-    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
-    lm_replay_options ro;
-    lm_replay_options_init(&ro);
-    ro.profile = true;
-    CHECK_OK(lm_replay_run(r, NULL, &ro, NULL));
+    CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
     CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
     const lm_profile_program_entry *e;
     size_t n;
@@ -1319,6 +1332,213 @@ static void test_pointwise_convs(void) {
                 worst = err > worst ? err : worst;
             }
     CHECK(worst < 1e-4);
+}
+
+/* A ConvNeXt block: a depthwise convolution, Transpose to NHWC, layer
+ * normalization, two products (bias, ReLU), the layer scale (a Mul by a
+ * vector), Transpose back, the residual
+ * Add, then a pointwise convolution (so that the block's images stay
+ * images, as between ConvNeXt's blocks). The channels-last values are held
+ * as rows (fe_plan.last_out): the Transposes launch nothing (the image goes
+ * over as it is). With the layer normalization's result also a graph
+ * output, no value of the section can be held so and the Transposes move
+ * data again. Without the convolutions (the section between the graph's
+ * input and output), the Transposes permute into and out of the rows.
+ * Every output against float64. */
+enum { CL_N = 2, CL_C = 16, CL_H = 5, CL_W = 9, CL_F = 24, CL_P = CL_N * CL_H * CL_W };
+
+typedef struct cl_weights {
+    float w0[CL_C * 9], s[CL_C], bs[CL_C], w1[CL_C * CL_F], b1[CL_F], w2[CL_F * CL_C], b2[CL_C],
+        gamma[CL_C], wp[CL_C * CL_C];
+} cl_weights;
+
+/* The block in float64: *l per pixel [P][C], y as [N][C][H][W]; `bare`: no
+ * convolutions and no residual; `scale_wc`: the layer scale per column and
+ * channel [W][C] instead of k->gamma. */
+static void cl_reference(const cl_weights *k, const float *x, bool bare, const float *scale_wc,
+                         double *l, double *y) {
+    enum { N = CL_N, C = CL_C, H = CL_H, W = CL_W, F = CL_F, P = CL_P };
+    static double a[N * C * H * W];
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < H; i++)
+                for (int j = 0; j < W; j++) {
+                    int at = ((n * C + c) * H + i) * W + j;
+                    double v = 0;
+                    for (int u = 0; u < 3 && !bare; u++)
+                        for (int t = 0; t < 3; t++) {
+                            int yi = i + u - 1, xj = j + t - 1;
+                            if (yi >= 0 && yi < H && xj >= 0 && xj < W)
+                                v += (double)x[((n * C + c) * H + yi) * W + xj] *
+                                     k->w0[c * 9 + u * 3 + t];
+                        }
+                    a[at] = bare ? x[at] : v;
+                }
+    for (int p = 0; p < P; p++) {
+        int n = p / (H * W), pix = p % (H * W);
+        double mean = 0, var = 0, h[F], res[C];
+        for (int c = 0; c < C; c++)
+            mean += a[(n * C + c) * H * W + pix] / C;
+        for (int c = 0; c < C; c++) {
+            double d = a[(n * C + c) * H * W + pix] - mean;
+            var += d * d / C;
+        }
+        for (int c = 0; c < C; c++)
+            l[p * C + c] =
+                (a[(n * C + c) * H * W + pix] - mean) / sqrt(var + 1e-5) * k->s[c] + k->bs[c];
+        for (int f = 0; f < F; f++) {
+            double v = k->b1[f];
+            for (int c = 0; c < C; c++)
+                v += l[p * C + c] * k->w1[c * F + f];
+            h[f] = v > 0 ? v : 0;
+        }
+        for (int c = 0; c < C; c++) {
+            double v = k->b2[c];
+            for (int f = 0; f < F; f++)
+                v += h[f] * k->w2[f * C + c];
+            v *= scale_wc ? scale_wc[pix % W * C + c] : k->gamma[c];
+            res[c] = bare ? v : v + a[(n * C + c) * H * W + pix];
+        }
+        for (int o = 0; o < C; o++) {
+            double v = 0;
+            for (int c = 0; c < C; c++)
+                v += (bare ? (o == c) : k->wp[o * C + c]) * res[c];
+            y[(n * C + o) * H * W + pix] = v;
+        }
+    }
+}
+
+static void test_channels_last(void) {
+    enum { N = CL_N, C = CL_C, H = CL_H, W = CL_W, F = CL_F, P = CL_P };
+    static cl_weights k;
+    static float x[N * C * H * W], y[N * C * H * W], l[P * C];
+    static double ref_l[P * C], ref_y[N * C * H * W];
+    for (int i = 0; i < N * C * H * W; i++)
+        x[i] = (float)((i * 37) % 101 - 50) * 0.02f;
+    for (int i = 0; i < C * 9; i++)
+        k.w0[i] = (float)((i * 13) % 17 - 8) * 0.05f;
+    for (int i = 0; i < C; i++) {
+        k.s[i] = 1.0f + (float)(i % 3) * 0.25f;
+        k.bs[i] = (float)(i % 4) * 0.1f - 0.15f;
+        k.b2[i] = (float)(i % 5) * 0.05f;
+        k.gamma[i] = 0.5f + (float)(i % 7) * 0.125f;
+    }
+    for (int i = 0; i < C * F; i++) {
+        k.w1[i] = (float)((i * 7) % 19 - 9) * 0.03f;
+        k.w2[i] = (float)((i * 11) % 23 - 11) * 0.02f;
+    }
+    for (int i = 0; i < F; i++)
+        k.b1[i] = (float)(i % 6) * 0.04f - 0.1f;
+    for (int i = 0; i < C * C; i++)
+        k.wp[i] = (float)((i * 5) % 13 - 6) * 0.04f;
+    int64_t xd[4] = {N, C, H, W}, ld[4] = {N, H, W, C}, d0[4] = {C, 1, 3, 3}, cd[1] = {C},
+            fd[1] = {F}, d1[2] = {C, F}, d2[2] = {F, C}, dp[4] = {C, C, 1, 1};
+    /* form 0: the block; 1: with l an output too; 2: bare; 3: the block with
+     * the layer normalization spelled out (opset 13's export: one fused
+     * chain, its Sub reading t as its ReduceMean does); 4: the layer scale
+     * per column and channel ([W, C], which does not broadcast along rows
+     * of the flat form: nothing is held so). */
+    static float scale_wc[W * C];
+    for (int i = 0; i < W * C; i++)
+        scale_wc[i] = (float)((i * 3) % 11) * 0.1f - 0.4f;
+    for (int form = 0; form < 5; form++) {
+        bool bare = form == 2, with_l = form == 1, spelled = form == 3, by_wc = form == 4;
+        cl_reference(&k, x, bare, by_wc ? scale_wc : NULL, ref_l, ref_y);
+        Onnx__GraphProto *g = ob_graph("cnblock");
+        Onnx__ModelProto *m = ob_model(g);
+        m->opset_import[0]->version = spelled ? 13 : 17;
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, xd, NULL)));
+        if (with_l) ob_output(g, ob_vi("l", ob_tensor_type(F32, 4, ld, NULL)));
+        f32_init(g, "W0", 4, d0, k.w0, C * 9);
+        f32_init(g, "S", 1, cd, k.s, C);
+        f32_init(g, "Bs", 1, cd, k.bs, C);
+        f32_init(g, "W1", 2, d1, k.w1, C * F);
+        f32_init(g, "B1", 1, fd, k.b1, F);
+        f32_init(g, "W2", 2, d2, k.w2, F * C);
+        f32_init(g, "B2", 1, cd, k.b2, C);
+        if (by_wc)
+            f32_init(g, "G", 2, (const int64_t[]){W, C}, scale_wc, W * C);
+        else
+            f32_init(g, "G", 1, cd, k.gamma, C);
+        f32_init(g, "Wp", 4, dp, k.wp, C * C);
+        if (!bare) {
+            Onnx__NodeProto *dw = ob_node(g, "Conv", "dw", (const char *[]){"x", "W0", NULL},
+                                          (const char *[]){"a", NULL});
+            ob_attr_is(dw, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+            ob_attr_i(dw, "group", C);
+        }
+        Onnx__NodeProto *t0 =
+            ob_node(g, "Transpose", "to_nhwc", (const char *[]){bare ? "x" : "a", NULL},
+                    (const char *[]){"t", NULL});
+        ob_attr_is(t0, "perm", (const int64_t[]){0, 2, 3, 1}, 4);
+        if (spelled) {
+            static const float two = 2.0f, eps = 1e-5f;
+            f32_init(g, "two", 0, NULL, &two, 1);
+            f32_init(g, "eps", 0, NULL, &eps, 1);
+            Onnx__NodeProto *m0 = ob_node(g, "ReduceMean", "mean", (const char *[]){"t", NULL},
+                                          (const char *[]){"mu", NULL});
+            ob_attr_is(m0, "axes", (const int64_t[]){-1}, 1);
+            ob_node(g, "Sub", "sub", (const char *[]){"t", "mu", NULL},
+                    (const char *[]){"d", NULL});
+            ob_node(g, "Pow", "pow", (const char *[]){"d", "two", NULL},
+                    (const char *[]){"d2", NULL});
+            Onnx__NodeProto *m1 = ob_node(g, "ReduceMean", "var", (const char *[]){"d2", NULL},
+                                          (const char *[]){"v", NULL});
+            ob_attr_is(m1, "axes", (const int64_t[]){-1}, 1);
+            ob_node(g, "Add", "veps", (const char *[]){"v", "eps", NULL},
+                    (const char *[]){"ve", NULL});
+            ob_node(g, "Sqrt", "sd", (const char *[]){"ve", NULL}, (const char *[]){"sd", NULL});
+            ob_node(g, "Div", "norm", (const char *[]){"d", "sd", NULL},
+                    (const char *[]){"z", NULL});
+            ob_node(g, "Mul", "scale", (const char *[]){"z", "S", NULL},
+                    (const char *[]){"zs", NULL});
+            ob_node(g, "Add", "shift", (const char *[]){"zs", "Bs", NULL},
+                    (const char *[]){"l", NULL});
+        } else {
+            ob_node(g, "LayerNormalization", "ln", (const char *[]){"t", "S", "Bs", NULL},
+                    (const char *[]){"l", NULL});
+        }
+        ob_node(g, "MatMul", "mm1", (const char *[]){"l", "W1", NULL}, (const char *[]){"m", NULL});
+        ob_node(g, "Add", "add1", (const char *[]){"m", "B1", NULL}, (const char *[]){"mb", NULL});
+        ob_node(g, "Relu", "relu", (const char *[]){"mb", NULL}, (const char *[]){"h", NULL});
+        ob_node(g, "MatMul", "mm2", (const char *[]){"h", "W2", NULL}, (const char *[]){"o", NULL});
+        ob_node(g, "Add", "add2", (const char *[]){"o", "B2", NULL}, (const char *[]){"ob", NULL});
+        ob_node(g, "Mul", "layer_scale", (const char *[]){"ob", "G", NULL},
+                (const char *[]){"og", NULL});
+        Onnx__NodeProto *t1 = ob_node(g, "Transpose", "to_nchw", (const char *[]){"og", NULL},
+                                      (const char *[]){bare ? "y" : "back", NULL});
+        ob_attr_is(t1, "perm", (const int64_t[]){0, 3, 1, 2}, 4);
+        if (!bare) {
+            ob_node(g, "Add", "res", (const char *[]){"back", "a", NULL},
+                    (const char *[]){"r", NULL});
+            ob_node(g, "Conv", "pw", (const char *[]){"r", "Wp", NULL},
+                    (const char *[]){"y", NULL});
+        }
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(rep.notes != NULL &&
+              (strstr(rep.notes, "layout: 5 channels-last results") != NULL) == !(with_l || by_wc));
+        lmfe_report_free(&rep);
+        lm_replay *r;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+        CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+        if (with_l) CHECK_OK(lm_replay_get_output(r, "l", l, sizeof l));
+        const lm_profile_entry *e;
+        size_t n;
+        CHECK_OK(lm_replay_get_profile(r, &e, &n));
+        bool moved = labelled(e, n, "Transpose to_nhwc") || labelled(e, n, "Transpose to_nchw");
+        CHECK(moved == (with_l || bare || by_wc));
+        lm_replay_close(r);
+        lm_binary_free(bin);
+        double worst = 0;
+        for (int i = 0; i < N * C * H * W; i++)
+            worst = fmax(worst, fabs(y[i] - ref_y[i]));
+        for (int i = 0; with_l && i < P * C; i++)
+            worst = fmax(worst, fabs(l[i] - ref_l[i]));
+        CHECK(worst < 1e-4);
+    }
 }
 
 /* A vision transformer's window and grid partitions (MaxViT's), and their
@@ -3340,6 +3560,7 @@ int main(void) {
     TEST_RUN(test_graph_outputs);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_pointwise_convs);
+    TEST_RUN(test_channels_last);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
