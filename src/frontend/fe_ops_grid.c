@@ -570,11 +570,11 @@ static lmnn_tensor ra_coords(fe_work *k, const ra_params *p, lmnn_tensor lo, lmn
 }
 
 /* The adaptive grid's weights along one axis of `size` pixels cut into
- * `bins`: [R, bins * size], the weight bin j's samples put on tap t at
- * column j * size + t (host tables `bin_of` and `tap_of` [1, bins * size]
- * hold j and t, `cand` [RA_CANDIDATES, 1, 1] holds 0, 1, ...). The bins'
- * sample counts ceil(bin size) ([R, 1], 0 or less: no samples) go to
- * *out_grid, kept on the work list. */
+ * `bins`: [R, bins * size], the weight bin j's samples put on tap t in the
+ * column where the host tables `bin_of` and `tap_of` ([1, bins * size],
+ * ra_table) hold j and t; `cand` [RA_CANDIDATES, 1, 1] holds 0, 1, 2 and on.
+ * The bins' sample counts ceil(bin size) ([R, 1], 0 or less: no samples)
+ * go to *out_grid, kept on the work list. */
 static lmnn_tensor ra_axis_weights(fe_work *k, const ra_params *p, lmnn_tensor lo, lmnn_tensor hi,
                                    int64_t bins, int64_t size, lmnn_tensor bin_of,
                                    lmnn_tensor tap_of, lmnn_tensor cand, lmnn_tensor *out_grid) {
