@@ -104,8 +104,8 @@
  * spread over all bit patterns (the transcendental ops).
  * The transcendental ops keep float64 intermediates (IEEE, so still identical
  * everywhere) and round to float32 once, which is why they are nearly
- * correctly rounded: range reductions and series of our own, truncated below
- * 2^-44 relative, exp's 2^-32 dominating.
+ * correctly rounded: range reductions, series and polynomial fits of our own,
+ * within 2^-44 relative, exp's 2^-32 dominating.
  * With bfloat16 dst add the final rounding: <= 0.5 bfloat16 ulp (2^-8 relative).
  * Specials: exp(+Inf) = +Inf, exp(-Inf) = 0, log(+-0) = -Inf, log(x < 0) = NaN,
  * sqrt(x < 0) = NaN, recip(+-0) = +-Inf, rsqrt(0) = +Inf, sigmoid(-Inf) = 0,
