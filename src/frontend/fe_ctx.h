@@ -108,6 +108,7 @@ typedef struct fe_fusion {
     double act_alpha, act_beta;
     uint32_t output; /* FE_NONE: the node's own */
     bool layer_norm;
+    uint32_t group_norm; /* a group normalization spelled out: its groups (0: none) */
     double eps;
     /* Reshape -> Transposes and Reshapes: the nodes after the head, each
      * the last one's single reader, applied with it in one pass

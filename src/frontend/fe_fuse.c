@@ -14,6 +14,8 @@
  *                                no convolution took (DenseNet's)
  *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
  *                                fuse_layer_norm): the op library's
+ *   Reshape -> Instance-         a group normalization spelled out (see
+ *   Normalization -> Reshape ... fuse_group_norm): the op library's
  *   Pad -> Conv/AveragePool      the zero padding taken by the reader (see
  *                                fold_pad)
  *   Reshape -> Transpose ...     one pass over the elements (a transformer's
@@ -118,26 +120,37 @@ static lm_status fold_batchnorm(fe_ctx *c, const fe_node *conv, const fe_node *b
     return LM_OK;
 }
 
+/* Node n is op(v, k) or op(k, v) (NumPy broadcasting, opset 7 on) with k a
+ * float constant holding one value per element of v's dim `ch` and 1
+ * elsewhere, as broadcasting lines it up against v: k, else NULL. */
+static const fe_tensor *channel_const(const fe_ctx *c, const fe_node *n, uint32_t v, int32_t ch) {
+    if (n->input_count != 2 || n->opset < 7) return NULL;
+    uint32_t other = n->inputs[0] == v ? 1 : 0;
+    if (n->inputs[1 - other] != v) return NULL;
+    const fe_tensor *k = const_input(c, n, other);
+    const fe_type *t = &c->g->values[v].type;
+    if (!k || !fe_elem_is_float(k->elem) || ch < 0 || ch >= (int32_t)t->rank ||
+        (int64_t)k->count != t->dims[ch] || (int32_t)k->rank > (int32_t)t->rank)
+        return NULL;
+    for (int32_t d = 0; d < (int32_t)k->rank; d++) {
+        int32_t td = (int32_t)t->rank - (int32_t)k->rank + d;
+        if (k->dims[d] != (td == ch ? t->dims[ch] : 1)) return NULL;
+    }
+    return k;
+}
+
 /* Add(value, constant) where the constant is a bias over the head node's
  * channel dim: the last dim for MatMul, dim 1 of an NC... result for Conv. */
 static lm_status fold_bias(fe_ctx *c, const fe_node *head, const fe_node *add, uint32_t from,
                            fe_fusion *f, bool *out_done) {
     *out_done = false;
-    uint32_t other = add->inputs[0] == from ? 1 : 0;
-    if (add->input_count != 2 || add->inputs[1 - other] != from || add->opset < 7) return LM_OK;
-    const fe_tensor *k = const_input(c, add, other);
     const fe_type *out = &c->g->values[from].type;
-    if (!k || !fe_elem_is_float(k->elem) || out->rank < 2) return LM_OK;
+    if (out->rank < 2) return LM_OK;
     bool conv = strcmp(head->op_type, "Conv") == 0;
     int32_t ch = conv ? 1 : out->rank - 1;
     int64_t n = out->dims[ch];
-    /* The constant must hold one value per channel and be 1 elsewhere, as
-     * NumPy broadcasting lines it up against the result. */
-    if ((int64_t)k->count != n || (int32_t)k->rank > out->rank) return LM_OK;
-    for (int32_t d = 0; d < (int32_t)k->rank; d++) {
-        int32_t od = out->rank - (int32_t)k->rank + d;
-        if (k->dims[d] != (od == ch ? n : 1)) return LM_OK;
-    }
+    const fe_tensor *k = channel_const(c, add, from, ch);
+    if (!k) return LM_OK;
     /* The head's own bias input is added in, so its lower reads only this. */
     const fe_tensor *own = f->bias;
     if (!own && conv && fe_has_in(head, 2)) {
@@ -571,6 +584,110 @@ static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *o
     return LM_OK;
 }
 
+/* The activation after value *cur, if any (x * Sigmoid(x) and its kin,
+ * GELU spelled out, or a single node fold_activation takes): recorded in f,
+ * its nodes marked fused, *cur moved on to its result. */
+static lm_status fuse_activation(fe_ctx *c, const uint32_t *reader, fe_fusion *f, uint32_t *cur) {
+    fe_graph *g = c->g;
+    uint32_t sig, mul, gelu[GELU_NODES], count = 0, next;
+    lmnn_unary_op gated;
+    bool done;
+    if (gated_of(c, *cur, &sig, &mul, &gated)) {
+        f->activation = gated;
+        c->plans[sig].placement = c->plans[mul].placement = LMFE_FUSED;
+        *cur = g->nodes[mul].outputs[0];
+    } else if (gelu_of(c, *cur, gelu, &count, &gated, &next)) {
+        f->activation = gated;
+        for (uint32_t i = 0; i < count; i++)
+            c->plans[gelu[i]].placement = LMFE_FUSED;
+        *cur = next;
+    } else if ((next = sole_reader(c, reader, *cur)) != FE_NONE) {
+        lm_status st = fold_activation(c, &g->nodes[next], f, &done);
+        if (st) return st;
+        if (done) {
+            c->plans[next].placement = LMFE_FUSED;
+            *cur = g->nodes[next].outputs[0];
+        }
+    }
+    return LM_OK;
+}
+
+/* The group normalization exporters spell out before opset 18 (PyTorch's
+ * GroupNorm), from Reshape node k:
+ *   r = Reshape(x, [N, G, L]); i = InstanceNormalization(r, s, b);
+ *   y = Reshape(i, x's shape); then Mul(y, gamma), Add(., beta)
+ * with x [N, C, ...] a value computed at run time, s and b constants [G],
+ * gamma and beta (each optional) constants of one value per channel, and
+ * an activation after them (fuse_activation). The affine maps fold into
+ * one per channel: weight s[g] gamma, bias b[g] gamma + beta (PyTorch's s
+ * and b are ones and zeros: gamma and beta as they are). Recorded on k
+ * (fe_fusion.group_norm), the rest marked fused: the op library normalizes
+ * x's groups where they are, with no reshaped copies. */
+static lm_status fuse_group_norm(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *out_done) {
+    *out_done = false;
+    fe_graph *g = c->g;
+    const fe_node *n = &g->nodes[k];
+    if (strcmp(n->op_type, "Reshape") || n->input_count < 1 || n->inputs[0] == FE_NONE)
+        return LM_OK;
+    uint32_t x = n->inputs[0], r = n->outputs[0];
+    const fe_type *xt = &g->values[x].type, *rt = &g->values[r].type;
+    if (g->values[x].konst || !fe_elem_is_float(xt->elem) || xt->rank < 3 || rt->rank != 3 ||
+        rt->dims[0] != xt->dims[0])
+        return LM_OK;
+    int64_t C = xt->dims[1], G = rt->dims[1];
+    if (G < 1 || C < G || C % G || C > UINT32_MAX) return LM_OK;
+    uint32_t in = sole_op(c, reader, r, "InstanceNormalization");
+    if (in == FE_NONE || g->nodes[in].inputs[0] != r) return LM_OK;
+    const fe_node *inn = &g->nodes[in];
+    const fe_tensor *s = const_input(c, inn, 1), *b = const_input(c, inn, 2);
+    if (!s || !b || (int64_t)s->count != G || (int64_t)b->count != G ||
+        !fe_elem_is_float(s->elem) || !fe_elem_is_float(b->elem))
+        return LM_OK;
+    uint32_t back = sole_op(c, reader, inn->outputs[0], "Reshape");
+    if (back == FE_NONE || g->nodes[back].inputs[0] != inn->outputs[0]) return LM_OK;
+    uint32_t cur = g->nodes[back].outputs[0], next;
+    const fe_type *yt = &g->values[cur].type;
+    if (yt->rank != xt->rank || memcmp(yt->dims, xt->dims, xt->rank * sizeof *xt->dims))
+        return LM_OK;
+    float eps;
+    lm_status st = fe_attr_float(c, inn, "epsilon", 1e-5f, &eps);
+    if (st) return st;
+    uint32_t chain[4] = {in, back}, count = 2;
+    const fe_tensor *gamma = NULL, *beta = NULL;
+    if ((next = sole_op(c, reader, cur, "Mul")) != FE_NONE &&
+        (gamma = channel_const(c, &g->nodes[next], cur, 1))) {
+        chain[count++] = next;
+        cur = g->nodes[next].outputs[0];
+    }
+    if ((next = sole_op(c, reader, cur, "Add")) != FE_NONE &&
+        (beta = channel_const(c, &g->nodes[next], cur, 1))) {
+        chain[count++] = next;
+        cur = g->nodes[next].outputs[0];
+    }
+    fe_tensor *w = float_const(c, 1, &C), *bias = float_const(c, 1, &C);
+    if (!w || !bias) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    for (int64_t ch = 0; ch < C; ch++) {
+        uint64_t gi = (uint64_t)(ch / (C / G));
+        double gm = gamma ? fe_tensor_get_f64(gamma, (uint64_t)ch) : 1.0;
+        fe_tensor_set_f64(w, (uint64_t)ch, fe_tensor_get_f64(s, gi) * gm);
+        fe_tensor_set_f64(bias, (uint64_t)ch,
+                          fe_tensor_get_f64(b, gi) * gm +
+                              (beta ? fe_tensor_get_f64(beta, (uint64_t)ch) : 0.0));
+    }
+    for (uint32_t i = 0; i < count; i++)
+        c->plans[chain[i]].placement = LMFE_FUSED;
+    fe_fusion f = c->plans[k].fusion;
+    if ((st = fuse_activation(c, reader, &f, &cur))) return st;
+    f.group_norm = (uint32_t)G;
+    f.weight = w;
+    f.bias = bias;
+    f.eps = eps;
+    f.output = cur;
+    c->plans[k].fusion = f;
+    *out_done = true;
+    return LM_OK;
+}
+
 lm_status fe_fuse(fe_ctx *c) {
     fe_graph *g = c->g;
     uint32_t *reader = malloc((g->value_count ? g->value_count : 1) * sizeof *reader);
@@ -590,8 +707,10 @@ lm_status fe_fuse(fe_ctx *c) {
     }
     for (uint32_t k = 0; !st && k < g->node_count; k++) {
         const fe_node *n = &g->nodes[k];
+        bool done;
         if (c->plans[k].placement == LMFE_ON_DEVICE &&
-            (fuse_layer_norm(c, reader, k) || fuse_regroup(c, reader, k)))
+            ((st = fuse_group_norm(c, reader, k, &done)) || done || fuse_layer_norm(c, reader, k) ||
+             fuse_regroup(c, reader, k)))
             continue;
         uint32_t fuse = fusable(n->op_type);
         if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||
@@ -600,7 +719,6 @@ lm_status fe_fuse(fe_ctx *c) {
             continue;
         fe_fusion f = c->plans[k].fusion;
         uint32_t cur = n->outputs[0], next;
-        bool done;
         /* Only float math folds: an integer MatMul keeps its own rounding. */
         if ((fuse & FUSE_BATCHNORM) && (next = sole_reader(c, reader, cur)) != FE_NONE &&
             !strcmp(g->nodes[next].op_type, "BatchNormalization")) {
@@ -618,24 +736,7 @@ lm_status fe_fuse(fe_ctx *c) {
                 cur = g->nodes[next].outputs[0];
             }
         }
-        uint32_t sig, mul, gelu[GELU_NODES], count = 0;
-        lmnn_unary_op gated;
-        if ((fuse & FUSE_ACTIVATION) && gated_of(c, cur, &sig, &mul, &gated)) {
-            f.activation = gated;
-            c->plans[sig].placement = c->plans[mul].placement = LMFE_FUSED;
-            cur = g->nodes[mul].outputs[0];
-        } else if ((fuse & FUSE_ACTIVATION) && gelu_of(c, cur, gelu, &count, &gated, &next)) {
-            f.activation = gated;
-            for (uint32_t i = 0; i < count; i++)
-                c->plans[gelu[i]].placement = LMFE_FUSED;
-            cur = next;
-        } else if ((fuse & FUSE_ACTIVATION) && (next = sole_reader(c, reader, cur)) != FE_NONE) {
-            if ((st = fold_activation(c, &g->nodes[next], &f, &done))) break;
-            if (done) {
-                c->plans[next].placement = LMFE_FUSED;
-                cur = g->nodes[next].outputs[0];
-            }
-        }
+        if ((fuse & FUSE_ACTIVATION) && (st = fuse_activation(c, reader, &f, &cur))) break;
         if (cur != n->outputs[0]) {
             f.output = cur;
             c->plans[k].fusion = f;

@@ -197,6 +197,11 @@ uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n);
 /* Lowers Reshape n with its fused steps. Errors name the node. */
 lm_status fe_lower_regroup(fe_ctx *c, const fe_node *n);
 
+/* ---- a group normalization spelled out (fe_ops_nn.c) ----
+ * Lowers Reshape n, the head of the chain fe_fuse found (fe_fusion.group_norm),
+ * with its activation; writes the chain's last value. Errors name the node. */
+lm_status fe_lower_group_norm(fe_ctx *c, const fe_node *n);
+
 /* ---- a work list (fe_work.c) ----
  * For lowerings made of many small library calls: every tensor made is
  * kept on the list, so one fe_work_release frees them all on success or

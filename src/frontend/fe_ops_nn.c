@@ -2487,6 +2487,20 @@ static lm_status lower_instancenorm(fe_ctx *c, const fe_node *n) {
     return finish(c, n, r, false, false);
 }
 
+lm_status fe_lower_group_norm(fe_ctx *c, const fe_node *n) {
+    const fe_fusion *f = fusion_of(c, n);
+    lmnn_tensor x, w, b, r;
+    lm_status st = fe_in_dev(c, n, 0, &x);
+    if (!st) st = fe_aux(c, n, 0, f->weight, LMNN_TILE, &w);
+    if (!st) st = fe_aux(c, n, 1, f->bias, LMNN_TILE, &b);
+    if (st) return st;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = f->eps;
+    if ((st = lmnn_group_norm(x, f->group_norm, w, b, &o, &r))) return fe_nn_fail(c, n, st);
+    return finish(c, n, r, false, true);
+}
+
 /* ---- LayerNormalization ---- */
 
 static lm_status infer_layernorm(fe_ctx *c, const fe_node *n) {

@@ -43,6 +43,7 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     lmnn_tensor a, r;
     int32_t perm[FE_MAX_RANK];
     lm_status st;
+    if (plan->fusion.group_norm) return fe_lower_group_norm(c, n);
     /* With transposes fused, or a permutation not yet made: one pass. */
     if (plan->fusion.step_count ||
         (!plan->nhwc_out && !plan->nhwc_rows && fe_in_permuted(c, n, 0, &a, perm)))
@@ -66,7 +67,9 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
 /* A reshape of a rank-4 value reads it as a flat NHWC image; one to
  * [N, C * H * W] can keep the image's order (FE_ROWS_OUT). */
 static uint32_t reshape_images(fe_ctx *c, const fe_node *n) {
-    if (c->plans[n - c->g->nodes].fusion.step_count) return fe_regroup_images(c, n);
+    const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
+    if (f->group_norm) return 0; /* lmnn_group_norm reads [N, C, ...] */
+    if (f->step_count) return fe_regroup_images(c, n);
     const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
     if (x->rank != 4) return 0;
     bool rows = o->rank == 2 && o->dims[0] == x->dims[0];

@@ -1541,6 +1541,122 @@ static void test_channels_last(void) {
     }
 }
 
+/* GroupNorm as PyTorch exports it before opset 18: Reshape to [N, G, L],
+ * InstanceNormalization, Reshape back, Mul and Add by per-channel
+ * constants, then SiLU spelled out. Form 0 is that: one fused chain, a
+ * normalization and the activation its only launches. Form 1: rank 3 ([N,
+ * C, L]), no affine after it, but the InstanceNormalization's own scale and
+ * bias not ones and zeros (folded per channel). Form 2: the normalized
+ * value [N, G, L] also a graph output, so nothing fuses. Form 3: the Mul's
+ * constant varies along W, not per channel: the chain stops before it.
+ * Every output against float64. */
+static void test_group_norm_spelled(void) {
+    enum { N = 2, C = 12, H = 5, W = 7, G = 3, L = C / G * H * W };
+    static float x[N * C * H * W], y[N * C * H * W], z[N * G * L];
+    static float gamma[C], beta[C], s[G], b[G], wrow[W];
+    static double ref[N * C * H * W], ref_z[N * G * L];
+    for (int i = 0; i < N * C * H * W; i++)
+        x[i] = (float)((i * 37) % 101 - 50) * 0.02f + (float)(i / (H * W) % C) * 0.3f;
+    for (int i = 0; i < C; i++) {
+        gamma[i] = 0.5f + (float)(i % 5) * 0.25f;
+        beta[i] = (float)(i % 4) * 0.1f - 0.2f;
+    }
+    for (int i = 0; i < G; i++) {
+        s[i] = 1.5f - (float)i * 0.5f;
+        b[i] = (float)i * 0.25f - 0.1f;
+    }
+    for (int i = 0; i < W; i++)
+        wrow[i] = (float)(i % 3) * 0.5f + 0.25f;
+    for (int form = 0; form < 4; form++) {
+        bool rank3 = form == 1, z_out = form == 2, by_w = form == 3, affine = form != 1;
+        /* float64: the groups' statistics, then each element's value. */
+        for (int n = 0; n < N; n++)
+            for (int gi = 0; gi < G; gi++) {
+                const float *xg = x + (n * G + gi) * L;
+                double mean = 0, var = 0;
+                for (int i = 0; i < L; i++)
+                    mean += xg[i];
+                mean /= L;
+                for (int i = 0; i < L; i++)
+                    var += (xg[i] - mean) * (xg[i] - mean);
+                var /= L;
+                double sg = rank3 ? s[gi] : 1, bg = rank3 ? b[gi] : 0;
+                for (int i = 0; i < L; i++) {
+                    int ch = gi * (C / G) + i / (H * W), w = i % W;
+                    double v = (xg[i] - mean) / sqrt(var + 1e-5) * sg + bg;
+                    ref_z[(n * G + gi) * L + i] = v;
+                    if (affine) v = v * (by_w ? wrow[w] : gamma[ch]) + beta[ch];
+                    if (affine) v = v / (1 + exp(-v));
+                    ref[(n * G + gi) * L + i] = v;
+                }
+            }
+        int64_t xd4[4] = {N, C, H, W}, xd3[3] = {N, C, H * W}, zd[3] = {N, G, L};
+        const int64_t *xd = rank3 ? xd3 : xd4;
+        int xr = rank3 ? 3 : 4;
+        Onnx__GraphProto *g = ob_graph("groupnorm");
+        Onnx__ModelProto *m = ob_model(g);
+        m->opset_import[0]->version = 13;
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, xr, xd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, xr, xd, NULL)));
+        if (z_out) ob_output(g, ob_vi("z", ob_tensor_type(F32, 3, zd, NULL)));
+        static const float ones[G] = {1, 1, 1}, zeros[G] = {0};
+        f32_init(g, "S", 1, (const int64_t[]){G}, rank3 ? s : ones, G);
+        f32_init(g, "B", 1, (const int64_t[]){G}, rank3 ? b : zeros, G);
+        if (by_w)
+            f32_init(g, "gamma", 1, (const int64_t[]){W}, wrow, W);
+        else
+            f32_init(g, "gamma", 3, (const int64_t[]){C, 1, 1}, gamma, C);
+        f32_init(g, "beta", 3, (const int64_t[]){C, 1, 1}, beta, C);
+        i64_init(g, "groups", 3, (const int64_t[]){0, G, -1});
+        i64_init(g, "shape", xr, xd);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        NODE("Reshape", "r", "x", "groups");
+        NODE("InstanceNormalization", "z", "r", "S", "B");
+        NODE("Reshape", affine ? "u" : "y", "z", "shape");
+        if (affine) {
+            NODE("Mul", "ug", "u", "gamma");
+            NODE("Add", "v", "ug", "beta");
+            NODE("Sigmoid", "sv", "v");
+            NODE("Mul", "y", "v", "sv");
+        }
+#undef NODE
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK((placement_of(&rep, "InstanceNormalization") == LMFE_FUSED) == !z_out);
+        lmfe_report_free(&rep);
+        lm_replay *r;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+        CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+        if (z_out) CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
+        const lm_profile_entry *e;
+        size_t count;
+        CHECK_OK(lm_replay_get_profile(r, &e, &count));
+        uint64_t launches = 0;
+        for (size_t i = 0; i < count; i++)
+            launches += strcmp(e[i].label, "output") ? e[i].launches : 0;
+        /* Fused, everything runs under the first Reshape's label: the input
+         * tilized, the normalization, and the activation (form 0) or the
+         * rank-3 value's reshapes to [N, C, 1, L] and back (form 1). */
+        const lm_profile_entry *head = labelled(e, count, "Reshape r");
+        CHECK(head != NULL);
+        if (form < 2) CHECK(head->launches == 3 + (uint64_t)rank3 && launches == head->launches);
+        if (form == 2) CHECK(labelled(e, count, "InstanceNormalization z") != NULL);
+        if (form == 3)
+            CHECK(head->launches == 2 && labelled(e, count, "Mul ug") &&
+                  labelled(e, count, "Add v"));
+        lm_replay_close(r);
+        lm_binary_free(bin);
+        double worst = 0;
+        for (int i = 0; i < N * C * H * W; i++)
+            worst = fmax(worst, fabs(y[i] - ref[i]));
+        for (int i = 0; z_out && i < N * G * L; i++)
+            worst = fmax(worst, fabs(z[i] - ref_z[i]));
+        CHECK(worst < 1e-4);
+    }
+}
+
 /* A vision transformer's window and grid partitions (MaxViT's), and their
  * inverses, around images: each Reshape -> Transpose -> Reshape chain is one
  * pass (the Transposes and the later Reshapes fused) that moves whole pixel
@@ -3561,6 +3677,7 @@ int main(void) {
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_pointwise_convs);
     TEST_RUN(test_channels_last);
+    TEST_RUN(test_group_norm_spelled);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
