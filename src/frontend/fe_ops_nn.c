@@ -2487,6 +2487,102 @@ static lm_status lower_instancenorm(fe_ctx *c, const fe_node *n) {
     return finish(c, n, r, false, false);
 }
 
+/* ---- GroupNormalization ---- */
+
+/* Opsets 18 to 20 give scale and bias per group ([G]), 21 per channel ([C],
+ * as PyTorch's GroupNorm). */
+static bool groupnorm_per_group(const fe_node *n) {
+    return n->opset < 21;
+}
+
+static lm_status groupnorm_groups(fe_ctx *c, const fe_node *n, int64_t *out) {
+    lm_status st = fe_attr_int(c, n, "num_groups", INT64_MIN, out);
+    if (st) return st;
+    if (*out == INT64_MIN)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute num_groups is missing");
+    return LM_OK;
+}
+
+static lm_status infer_groupnorm(fe_ctx *c, const fe_node *n) {
+    lm_status st = fe_check_inputs(c, n, 3, 3);
+    if (!st)
+        st = fe_check_attrs(c, n,
+                            (const char *const[]){"epsilon", "num_groups", "stash_type", NULL});
+    for (uint32_t i = 0; i < 3 && !st; i++)
+        st = fe_check_elem(c, n, i, float_types);
+    int64_t groups, stash;
+    if (!st) st = groupnorm_groups(c, n, &groups);
+    if (!st) st = fe_attr_int(c, n, "stash_type", 1, &stash);
+    if (st) return st;
+    if (stash != 1)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "stash_type=%lld is not supported (the statistics are float32: 1)",
+                       (long long)stash);
+    const fe_type *x = fe_in_type(c, n, 0);
+    if (x->rank < 2) return fe_fail(c, n, LM_ERR_INVALID_FILE, "X must be N x C x D1 x ...");
+    int64_t ch = x->dims[1];
+    if (groups < 1 || ch % groups)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "num_groups=%lld must be positive and divide the %lld channels",
+                       (long long)groups, (long long)ch);
+    int64_t want = groupnorm_per_group(n) ? groups : ch;
+    for (uint32_t i = 1; i < 3; i++) {
+        const fe_type *p = fe_in_type(c, n, i);
+        if (p->rank != 1 || p->dims[0] != want)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u must be [%lld] (one value per %s)",
+                           i, (long long)want, groupnorm_per_group(n) ? "group" : "channel");
+    }
+    return same_type_out(c, n);
+}
+
+/* Input i of GroupNormalization n as one value per channel: as it is (opset
+ * 21), else each group's value repeated over its C / G channels (on the
+ * host for a constant, else on the device: [G, 1] times ones [1, C / G]). */
+static lm_status groupnorm_param(fe_ctx *c, const fe_node *n, uint32_t i, int64_t groups,
+                                 lmnn_tensor *out, bool *out_owned) {
+    *out_owned = false;
+    if (!groupnorm_per_group(n)) return fe_in_dev(c, n, i, out);
+    int64_t ch = fe_in_type(c, n, 0)->dims[1], per = ch / groups;
+    const fe_tensor *k = fe_in_const(c, n, i);
+    fe_tensor *t;
+    lm_status st = fe_const_new(c, FE_FLOAT, k ? 1 : 2, k ? &ch : (const int64_t[]){1, per}, &t);
+    if (st) return fe_nn_fail(c, n, st);
+    for (uint64_t j = 0; j < t->count; j++)
+        fe_tensor_set_f64(t, j, k ? fe_tensor_get_f64(k, j / (uint64_t)per) : 1.0);
+    if (k) return fe_aux(c, n, i - 1, t, LMNN_TILE, out);
+    lmnn_tensor v, ones, col, wide;
+    if ((st = fe_in_dev(c, n, i, &v)) || (st = fe_aux(c, n, i - 1, t, LMNN_TILE, &ones))) return st;
+    lmnn_shape cs = LMNN_SHAPE((uint32_t)groups, 1), flat = LMNN_SHAPE((uint32_t)ch);
+    if ((st = lmnn_reshape(v, &cs, NULL, &col))) return fe_nn_fail(c, n, st);
+    st = lmnn_binary(LMNN_BINARY_MUL, col, ones, NULL, &wide);
+    fe_free(col);
+    if (st) return fe_nn_fail(c, n, st);
+    st = lmnn_reshape(wide, &flat, NULL, out);
+    fe_free(wide);
+    if (st) return fe_nn_fail(c, n, st);
+    *out_owned = true;
+    return LM_OK;
+}
+
+static lm_status lower_groupnorm(fe_ctx *c, const fe_node *n) {
+    float eps;
+    int64_t groups;
+    lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
+    if (!st) st = groupnorm_groups(c, n, &groups);
+    if (st) return st;
+    lmnn_tensor x, s = {0}, b = {0}, r;
+    bool so = false, bo = false;
+    if (!(st = fe_in_dev(c, n, 0, &x)) && !(st = groupnorm_param(c, n, 1, groups, &s, &so)))
+        st = groupnorm_param(c, n, 2, groups, &b, &bo);
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = eps;
+    if (!st && (st = lmnn_group_norm(x, (uint32_t)groups, s, b, &o, &r))) st = fe_nn_fail(c, n, st);
+    if (so) fe_free(s);
+    if (bo) fe_free(b);
+    return st ? st : finish(c, n, r, false, false);
+}
+
 lm_status fe_lower_group_norm(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = fusion_of(c, n);
     lmnn_tensor x, w, b, r;
@@ -3503,6 +3599,7 @@ const fe_op_def fe_ops_nn[] = {
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, global_pool_images},
     {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, batchnorm_images},
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},
+    {"GroupNormalization", infer_groupnorm, lower_groupnorm, 0, NULL},
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0, layernorm_images},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0, NULL},
     {"LRN", infer_lrn, lower_lrn, 0, NULL},

@@ -195,6 +195,14 @@ static inline Onnx__AttributeProto *ob_attr_i(Onnx__NodeProto *n, const char *na
     return a;
 }
 
+/* A FLOAT attribute `name` = `value` on n. */
+static inline Onnx__AttributeProto *ob_attr_f(Onnx__NodeProto *n, const char *name, float value) {
+    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    a->has_f = 1;
+    a->f = value;
+    return a;
+}
+
 /* A STRING attribute `name` = `value` on n. */
 static inline Onnx__AttributeProto *ob_attr_s(Onnx__NodeProto *n, const char *name,
                                               const char *value) {

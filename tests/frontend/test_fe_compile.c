@@ -1657,6 +1657,94 @@ static void test_group_norm_spelled(void) {
     }
 }
 
+/* GroupNormalization: opset 18's scale and bias per group (constants, and
+ * a scale computed at run time), opset 21's per channel; against float64.
+ * Then its attributes and inputs refused. */
+static void test_group_normalization(void) {
+    enum { N = 2, C = 6, H = 3, W = 5, G = 3, L = C / G * H * W };
+    static float x[N * C * H * W], y[N * C * H * W], sg[G], bg[G], sc[C], bc[C];
+    for (int i = 0; i < N * C * H * W; i++)
+        x[i] = (float)((i * 29) % 83 - 41) * 0.03f + (float)(i / (H * W) % C);
+    for (int i = 0; i < G; i++)
+        sg[i] = 0.5f + (float)i * 0.75f, bg[i] = (float)i * 0.5f - 0.5f;
+    for (int i = 0; i < C; i++)
+        sc[i] = 1.25f - (float)i * 0.25f, bc[i] = (float)(i % 4) * 0.2f;
+    int64_t xd[4] = {N, C, H, W}, gd[1] = {G}, cd[1] = {C};
+    for (int form = 0; form < 3; form++) {
+        bool per_channel = form == 2, run_time = form == 1;
+        Onnx__GraphProto *g = ob_graph("gn");
+        Onnx__ModelProto *m = ob_model(g);
+        m->opset_import[0]->version = per_channel ? 21 : 18;
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+        if (run_time) ob_input(g, ob_vi("s", ob_tensor_type(F32, 1, gd, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, xd, NULL)));
+        if (!run_time)
+            f32_init(g, "s", 1, per_channel ? cd : gd, per_channel ? sc : sg, per_channel ? C : G);
+        f32_init(g, "b", 1, per_channel ? cd : gd, per_channel ? bc : bg, per_channel ? C : G);
+        Onnx__NodeProto *n =
+            ob_node(g, "GroupNormalization", "gn", (const char *[]){"x", "s", "b", NULL},
+                    (const char *[]){"y", NULL});
+        ob_attr_i(n, "num_groups", G);
+        ob_attr_f(n, "epsilon", 1e-3f);
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        lm_replay *r;
+        CHECK_OK(replay_open(bin, &r));
+        CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+        if (run_time) CHECK_OK(lm_replay_set_input(r, "s", sg, sizeof sg));
+        CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+        CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+        lm_replay_close(r);
+        lm_binary_free(bin);
+        double worst = 0;
+        for (int n0 = 0; n0 < N; n0++)
+            for (int gi = 0; gi < G; gi++) {
+                const float *xg = x + (n0 * G + gi) * L;
+                double mean = 0, var = 0;
+                for (int i = 0; i < L; i++)
+                    mean += xg[i] / (double)L;
+                for (int i = 0; i < L; i++)
+                    var += (xg[i] - mean) * (xg[i] - mean) / L;
+                for (int i = 0; i < L; i++) {
+                    int ch = gi * (C / G) + i / (H * W);
+                    double want =
+                        (xg[i] - mean) / sqrt(var + 1e-3) * (per_channel ? sc[ch] : sg[gi]) +
+                        (per_channel ? bc[ch] : bg[gi]);
+                    worst = fmax(worst, fabs(y[(n0 * G + gi) * L + i] - want));
+                }
+            }
+        CHECK(worst < 1e-4);
+    }
+    Onnx__GraphProto *g = ob_graph("gn");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = 18;
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, xd, NULL)));
+    f32_init(g, "s", 1, gd, sg, G);
+    f32_init(g, "b", 1, cd, bc, C);
+    Onnx__NodeProto *n =
+        ob_node(g, "GroupNormalization", "gn", (const char *[]){"x", "s", "b", NULL},
+                (const char *[]){"y", NULL});
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'gn' (GroupNormalization): attribute num_groups is missing");
+    Onnx__AttributeProto *a = ob_attr_i(n, "num_groups", 4);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'gn' (GroupNormalization): num_groups=4 must be positive and divide the 6 "
+                "channels");
+    a->i = G;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'gn' (GroupNormalization): input 2 must be [3] (one value per group)");
+    m->opset_import[0]->version = 21;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "node 'gn' (GroupNormalization): input 1 must be [6] (one value per channel)");
+    m->opset_import[0]->version = 18;
+    ob_attr_i(n, "stash_type", 10);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'gn' (GroupNormalization): stash_type=10 is not supported (the statistics "
+                "are float32: 1)");
+}
+
 /* A vision transformer's window and grid partitions (MaxViT's), and their
  * inverses, around images: each Reshape -> Transpose -> Reshape chain is one
  * pass (the Transposes and the later Reshapes fused) that moves whole pixel
@@ -2833,12 +2921,6 @@ static void test_gradient_refusals(void) {
                 "whose gradient is not supported");
 }
 
-static void attr_f(Onnx__NodeProto *n, const char *name, float v) {
-    Onnx__AttributeProto *a = ob_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
-    a->has_f = 1;
-    a->f = v;
-}
-
 enum { RN = 64 * 64 };
 
 /* A model of every random op: RandomNormal, RandomUniformLike and
@@ -2855,24 +2937,24 @@ static Onnx__ModelProto *random_model(Onnx__NodeProto **out_uniform, Onnx__NodeP
         ob_output(g, ob_vi(outs[i], ob_tensor_type(F32, 2, d, NULL)));
     Onnx__NodeProto *n = ob_node(g, "RandomNormal", "normal", NULL, (const char *[]){"n", NULL});
     ob_attr_is(n, "shape", d, 2);
-    attr_f(n, "mean", 1);
-    attr_f(n, "scale", 2);
-    attr_f(n, "seed", 3);
+    ob_attr_f(n, "mean", 1);
+    ob_attr_f(n, "scale", 2);
+    ob_attr_f(n, "seed", 3);
     n = ob_node(g, "RandomUniformLike", "ulike", (const char *[]){"X", NULL},
                 (const char *[]){"u", NULL});
-    attr_f(n, "low", -1);
-    attr_f(n, "seed", 3);
+    ob_attr_f(n, "low", -1);
+    ob_attr_f(n, "seed", 3);
     n = ob_node(g, "RandomUniform", "uniform", NULL, (const char *[]){"u2", NULL});
     ob_attr_is(n, "shape", d, 2);
-    attr_f(n, "low", -1);
-    attr_f(n, "seed", 3);
+    ob_attr_f(n, "low", -1);
+    ob_attr_f(n, "seed", 3);
     *out_uniform = n;
     for (int k = 0; k < 2; k++) {
         n = ob_node(g, "RandomUniform", NULL, NULL, (const char *[]){k ? "u4" : "u3", NULL});
         ob_attr_is(n, "shape", d, 2);
     }
     n = ob_node(g, "Bernoulli", "coin", (const char *[]){"P", NULL}, (const char *[]){"b", NULL});
-    attr_f(n, "seed", 5);
+    ob_attr_f(n, "seed", 5);
     float ratio = 0.5f;
     uint8_t yes = 1;
     Onnx__TensorProto *r = ob_tensor("ratio", F32, 0, NULL);
@@ -3082,7 +3164,7 @@ static void test_multinomial(void) {
         ob_node(g, "Multinomial", "draw", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
     ob_attr_i(n, "sample_size", S);
     Onnx__AttributeProto *dtype = ob_attr_i(n, "dtype", I64);
-    attr_f(n, "seed", 1);
+    ob_attr_f(n, "seed", 1);
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
     /* Log-probabilities, shifted (only their differences count). */
@@ -3678,6 +3760,7 @@ int main(void) {
     TEST_RUN(test_pointwise_convs);
     TEST_RUN(test_channels_last);
     TEST_RUN(test_group_norm_spelled);
+    TEST_RUN(test_group_normalization);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
