@@ -651,7 +651,9 @@ static lm_status fuse_group_norm(fe_ctx *c, const uint32_t *reader, uint32_t k, 
         return LM_OK;
     float eps;
     lm_status st = fe_attr_float(c, inn, "epsilon", 1e-5f, &eps);
-    if (st) return st;
+    /* An epsilon the op library refuses stays with its node, which the
+     * error then names. */
+    if (st || !(eps >= 0) || isinf(eps)) return st;
     uint32_t chain[4] = {in, back}, count = 2;
     const fe_tensor *gamma = NULL, *beta = NULL;
     if ((next = sole_op(c, reader, cur, "Mul")) != FE_NONE &&
