@@ -46,8 +46,11 @@ enum {
 static uint32_t fusable(const char *op_type) {
     if (!strcmp(op_type, "Conv")) return FUSE_BIAS | FUSE_ACTIVATION | FUSE_BATCHNORM;
     if (!strcmp(op_type, "MatMul")) return FUSE_BIAS | FUSE_ACTIVATION;
-    /* (A normalization no convolution took: its lower applies it.) */
-    if (!strcmp(op_type, "Gemm") || !strcmp(op_type, "BatchNormalization")) return FUSE_ACTIVATION;
+    /* (A normalization no convolution took, and the instance and group
+     * normalizations: their lowers apply it.) */
+    if (!strcmp(op_type, "Gemm") || !strcmp(op_type, "BatchNormalization") ||
+        !strcmp(op_type, "InstanceNormalization") || !strcmp(op_type, "GroupNormalization"))
+        return FUSE_ACTIVATION;
     /* The element-wise ops whose last op library call takes the activation
      * (lower_binary); Mean divides after it. */
     static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum"};

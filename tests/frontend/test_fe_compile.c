@@ -1664,8 +1664,9 @@ static void test_group_norm_spelled(void) {
 }
 
 /* GroupNormalization: opset 18's scale and bias per group (constants, and
- * a scale computed at run time), opset 21's per channel; against float64.
- * Then its attributes and inputs refused. */
+ * a scale computed at run time), opset 21's per channel with SiLU after it
+ * (fused: applied by the node's lower); against float64. Then its
+ * attributes and inputs refused. */
 static void test_group_normalization(void) {
     enum { N = 2, C = 6, H = 3, W = 5, G = 3, L = C / G * H * W };
     static float x[N * C * H * W], y[N * C * H * W], sg[G], bg[G], sc[C], bc[C];
@@ -1689,7 +1690,12 @@ static void test_group_normalization(void) {
         f32_init(g, "b", 1, per_channel ? cd : gd, per_channel ? bc : bg, per_channel ? C : G);
         Onnx__NodeProto *n =
             ob_node(g, "GroupNormalization", "gn", (const char *[]){"x", "s", "b", NULL},
+                    (const char *[]){per_channel ? "v" : "y", NULL});
+        if (per_channel) {
+            ob_node(g, "Sigmoid", "sig", (const char *[]){"v", NULL}, (const char *[]){"sv", NULL});
+            ob_node(g, "Mul", "silu", (const char *[]){"v", "sv", NULL},
                     (const char *[]){"y", NULL});
+        }
         ob_attr_i(n, "num_groups", G);
         ob_attr_f(n, "epsilon", 1e-3f);
         lm_binary *bin;
@@ -1698,8 +1704,20 @@ static void test_group_normalization(void) {
         CHECK_OK(replay_open(bin, &r));
         CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
         if (run_time) CHECK_OK(lm_replay_set_input(r, "s", sg, sizeof sg));
-        CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+        lm_replay_options ro;
+        lm_replay_options_init(&ro);
+        ro.profile = true;
+        CHECK_OK(lm_replay_run(r, NULL, &ro, NULL));
         CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+        const lm_profile_entry *e;
+        size_t count;
+        CHECK_OK(lm_replay_get_profile(r, &e, &count));
+        /* The activation is the node's: with constant parameters its
+         * launches are the input tilized, the normalization and (opset 21)
+         * the SiLU; nothing else runs. */
+        const lm_profile_entry *own = labelled(e, count, "GroupNormalization gn");
+        CHECK(own && (run_time || own->launches == 2 + (uint64_t)per_channel));
+        CHECK(!labelled(e, count, "Sigmoid sig") && !labelled(e, count, "Mul silu"));
         lm_replay_close(r);
         lm_binary_free(bin);
         double worst = 0;
@@ -1716,6 +1734,7 @@ static void test_group_normalization(void) {
                     double want =
                         (xg[i] - mean) / sqrt(var + 1e-3) * (per_channel ? sc[ch] : sg[gi]) +
                         (per_channel ? bc[ch] : bg[gi]);
+                    if (per_channel) want /= 1 + exp(-want);
                     worst = fmax(worst, fabs(y[(n0 * G + gi) * L + i] - want));
                 }
             }
