@@ -105,8 +105,9 @@ TK_INLINE double tk_exp_dd(double x) {
      * are normal and only the last product rounds (whichever way the half
      * is split). Each factor's bits are its biased exponent, added to the
      * rounding constant (whose low bits it then is) and shifted into place:
-     * double adds and an integer shift vectorize, a conversion of a double
-     * to an integer does not before AVX-512. */
+     * a double add and a 64-bit shift a lane, where going through an
+     * integer takes a conversion to int32 and a widening to 64 bits (x86
+     * has no conversion of a double to int64 before AVX-512). */
     double k1 = (n * 0.5 + TK_ROUND_MAGIC) - TK_ROUND_MAGIC, k2 = n - k1;
     double s1 = tk_double(tk_bits_d(k1 + (1023.0 + TK_ROUND_MAGIC)) << 52);
     double s2 = tk_double(tk_bits_d(k2 + (1023.0 + TK_ROUND_MAGIC)) << 52);
