@@ -46,6 +46,7 @@ lm_status lmnn_log_softmax(lmnn_tensor a, int32_t dim, const lmnn_softmax_option
 typedef struct lmnn_norm_options {
     double eps;               /* added to the variance (default 1e-5, PyTorch's) */
     uint32_t normalized_dims; /* layer_norm, rms_norm: over the last N dims (default 1) */
+    bool channels_last;       /* group_norm: a's channels are its last dim (default false) */
     lmnn_output output;       /* dtype: float dtypes only */
 } lmnn_norm_options;
 
@@ -68,7 +69,12 @@ lm_status lmnn_rms_norm(lmnn_tensor a, lmnn_tensor weight, const lmnn_norm_optio
  * channels split into num_groups groups of C / num_groups, each normalised
  * over its channels and all of the * dims (per sample); then per-channel
  * weight and bias ([C]: rank-1, or with leading dims of size 1; float32 or
- * bfloat16). num_groups must divide C. opts.normalized_dims is not used. */
+ * bfloat16). num_groups must divide C. opts.normalized_dims is not used.
+ *
+ * With opts.channels_last, a is [*, L, C] (rank 2 or more) as ttnn.group_norm
+ * takes it ([N, 1, H * W, C]): each matrix is one sample of L positions by C
+ * channels, normalised per group as above. A convolution's NHWC output goes
+ * through it without being transposed to channels first. */
 lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight, lmnn_tensor bias,
                           const lmnn_norm_options *opts, lmnn_tensor *out);
 

@@ -388,17 +388,150 @@ lm_status lmnn_rms_norm(lmnn_tensor a, lmnn_tensor weight, const lmnn_norm_optio
     return layer_or_rms("lmnn_rms_norm", true, a, weight, (lmnn_tensor){0}, opts, out);
 }
 
-/* The checks group_norm and batch_norm share: a is [N, C, *]; eps. */
+/* The checks group_norm and batch_norm share: a is [N, C, *] (or, channels
+ * last, [*, L, C]); eps. */
 static lm_status check_nc(const char *op, const nn_tensor *t, const lmnn_norm_options *opts) {
     char s1[128];
     if (t->shape.rank < 2)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "a: expected shape [N, C, *] (rank 2 or more), given %s",
+                       "a: expected shape %s (rank 2 or more), given %s",
+                       opts->channels_last ? "[*, L, C]" : "[N, C, *]",
                        nn_shape_str(&t->shape, s1, sizeof s1));
     if (!(opts->eps >= 0) || isinf(opts->eps))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "opts.eps: expected a finite value >= 0, given %g", opts->eps);
     return LM_OK;
+}
+
+/* Tiles norm_cl_compute.c takes through dst at a time (its BLOCK). */
+#define CL_BLOCK 6
+/* Group maps channels-last spans keep in L1 at most (float32 tiles: 256
+ * KiB): groups of C / num_groups channels whose pattern across tile columns
+ * repeats only after more tiles than this go through channels first. */
+#define CL_MAX_MAPS 64u
+
+static uint32_t gcd_u32(uint32_t a, uint32_t b) {
+    while (b) {
+        uint32_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Channels-last group norm on t's matrices (norm_cl_*.c): each one sample,
+ * its rows positions and its columns the channels. Units of work are spans
+ * of s tile columns holding whole groups; the writer takes the same work as
+ * columns of tiles. */
+static lm_status group_norm_cl(const char *op, nn_tensor *t, uint32_t cg, nn_tensor *w,
+                               nn_tensor *b, double eps, lmnn_dtype dtype,
+                               const lmnn_memory_config *memory, lmnn_tensor *out) {
+    nn_tiles g = nn_tiles_of(&t->shape);
+    uint32_t s = cg / gcd_u32(cg, 32);
+    if (s > g.wt) s = g.wt;
+    uint32_t maps = cg % 32 ? s : 1, nq = (g.wt + s - 1) / s;
+    uint64_t samples = t->pages / ((uint64_t)g.ht * g.wt);
+    bool masks = g.h % 32 != 0;
+    lmnn_tensor oh;
+    nn_tensor *o = NULL;
+    lm_status st = nn_tensor_new(op, t->device, &t->shape, dtype, LMNN_TILE, memory, &oh, &o);
+    if (st) return st;
+    uint32_t args[] = {
+        g.ht, g.wt, g.h, s, cg, nn_float_bits(1.0 / ((double)cg * g.h)), nn_float_bits(eps), nq};
+    nn_key key;
+    nn_key_init(&key, "norm_cl");
+    nn_key_add(&key, args, sizeof args);
+    nn_key_u32(&key, (w != NULL) | (b != NULL) << 1);
+    nn_key_tensor(&key, t);
+    if (w) nn_key_tensor(&key, w);
+    if (b) nn_key_tensor(&key, b);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(t->device, &key);
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        lm_data_format fin = nn_tile_format(t->dtype), fout = nn_tile_format(dtype);
+        uint32_t rc[] = {
+            t->memory.type == LM_BUFFER_DRAM,  w != NULL, w && w->memory.type == LM_BUFFER_DRAM,
+            w ? nn_rm_elem_size(w->dtype) : 0, b != NULL, b && b->memory.type == LM_BUFFER_DRAM,
+            b ? nn_rm_elem_size(b->dtype) : 0, masks};
+        uint32_t cc[] = {w != NULL, b != NULL, masks};
+        nn_kernel_spec reader = {"norm_cl_reader.c", LM_PROCESSOR_DM0, rc, 8, NULL, 0, false};
+        nn_kernel_spec compute = {"norm_cl_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, NULL, 0, true};
+        lm_kernel kr, kc;
+        st = nn_split_work(op, t->device, samples * nq, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, t->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, fin, (uint32_t)lm_tile_size(fin), 2 * CL_BLOCK);
+        /* 1 scaler, 2 ones, 4 and 10 column sums, 8 GM, 9 a column's
+         * mean, 11 GSQ and GD, 12 group statistics, 13 a column's, 14 its
+         * scale and shift: float32 tiles. */
+        static const uint8_t cbs[][2] = {{1, 1},  {2, 1},  {4, 2},  {8, 1},  {9, 1},
+                                         {10, 2}, {11, 2}, {12, 2}, {13, 2}, {14, 2}};
+        for (size_t i = 0; i < sizeof cbs / sizeof cbs[0] && !st; i++)
+            st = nn_program_cb(op, &p, cbs[i][0], LM_DATA_FORMAT_FLOAT32, 4096, cbs[i][1]);
+        if (!st && masks) st = nn_program_cb(op, &p, 3, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_cb(op, &p, 7, LM_DATA_FORMAT_FLOAT32, 4096, maps);
+        lm_data_format fw = w ? nn_tile_format(w->dtype) : LM_DATA_FORMAT_FLOAT32;
+        lm_data_format fb = b ? nn_tile_format(b->dtype) : LM_DATA_FORMAT_FLOAT32;
+        if (!st && w) st = nn_program_cb(op, &p, 5, fw, (uint32_t)lm_tile_size(fw), 2);
+        if (!st && b) st = nn_program_cb(op, &p, 6, fb, (uint32_t)lm_tile_size(fb), 2);
+        if (!st) st = nn_program_cb(op, &p, 16, fout, (uint32_t)lm_tile_size(fout), 2 * CL_BLOCK);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
+        if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
+        if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 8);
+        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 8);
+        /* The writer's units are the spans' columns: span u starts at
+         * column (u / nq) * Wt + (u % nq) * s of the [samples * Wt] columns. */
+        for (uint32_t i = 0; i < split.num_cores; i++) {
+            uint64_t u0 = split.first[i], u1 = u0 + split.count[i];
+            uint64_t c0 = u0 / nq * g.wt + (u0 % nq) * s, c1 = u1 / nq * g.wt + (u1 % nq) * s;
+            split.first[i] = (uint32_t)c0;
+            split.count[i] = (uint32_t)(c1 - c0);
+        }
+        if (!st) st = add_writer(op, &p, &split, o, 3, g.ht, g.wt, CL_BLOCK);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
+    }
+    nn_tensor none = {0};
+    nn_tensor *tensors[] = {t, w ? w : &none, b ? b : &none, o};
+    if (!st) st = nn_launch(op, prog, tensors, 4);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out = oh;
+    return LM_OK;
+}
+
+/* Channels-last group norm whose group maps would not fit: a's last two
+ * dims swapped, the channels-first norm over [samples, C, L], swapped back. */
+static lm_status group_norm_cl_swapped(lmnn_tensor a, nn_tensor *t, uint32_t num_groups,
+                                       lmnn_tensor weight, lmnn_tensor bias,
+                                       const lmnn_norm_options *opts, lmnn_tensor *out) {
+    uint32_t rank = t->shape.rank, L = t->shape.dims[rank - 2], C = t->shape.dims[rank - 1];
+    int32_t swap[LMNN_MAX_DIMS];
+    for (uint32_t i = 0; i < rank; i++)
+        swap[i] = (int32_t)i;
+    swap[rank - 2] = (int32_t)rank - 1;
+    swap[rank - 1] = (int32_t)rank - 2;
+    lmnn_shape flat =
+        LMNN_SHAPE((uint32_t)(lmnn_shape_volume(&t->shape) / ((uint64_t)L * C)), C, L);
+    lmnn_shape back = t->shape;
+    back.dims[rank - 2] = C;
+    back.dims[rank - 1] = L;
+    lmnn_norm_options o = *opts;
+    o.channels_last = false;
+    lmnn_tensor cf = {0}, cf3 = {0}, y3 = {0}, y = {0};
+    lm_status st = lmnn_permute(a, swap, rank, NULL, &cf);
+    if (!st) st = lmnn_reshape(cf, &flat, NULL, &cf3);
+    if (!st) st = lmnn_group_norm(cf3, num_groups, weight, bias, &o, &y3);
+    if (!st) st = lmnn_reshape(y3, &back, NULL, &y);
+    if (!st) st = lmnn_permute(y, swap, rank, &opts->output, out);
+    lmnn_tensor tmp[] = {cf, cf3, y3, y};
+    for (size_t i = 0; i < 4; i++)
+        if (tmp[i].id) lmnn_tensor_free(tmp[i]);
+    return st;
 }
 
 lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight, lmnn_tensor bias,
@@ -417,7 +550,7 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
     lm_status st = check_input(op, a, &opts->output, &t, &dtype, &memory);
     if (!st) st = check_nc(op, t, opts);
     if (st) return st;
-    uint32_t C = t->shape.dims[1];
+    uint32_t C = t->shape.dims[opts->channels_last ? t->shape.rank - 1 : 1];
     if (num_groups == 0 || C % num_groups)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "num_groups: expected a divisor of the %u channels of a %s, given %u", C,
@@ -426,6 +559,12 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
     const char *what = "one value per channel";
     if ((st = check_param(op, "weight", weight, t, &cs, what, true, &w))) return st;
     if ((st = check_param(op, "bias", bias, t, &cs, what, true, &b))) return st;
+    if (opts->channels_last) {
+        uint32_t cg = C / num_groups;
+        if (cg % 32 && cg / gcd_u32(cg, 32) > CL_MAX_MAPS)
+            return group_norm_cl_swapped(a, t, num_groups, weight, bias, opts, out);
+        return group_norm_cl(op, t, cg, w, b, opts->eps, dtype, &memory, out);
+    }
 
     /* Channels must be whole matrices: [N, C] and [N, C, L] go through
      * [N, C, 1, 1] and [N, C, 1, L]. */

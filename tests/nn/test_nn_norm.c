@@ -373,6 +373,90 @@ static void test_group_norm(void) {
     }
 }
 
+/* group_norm of channels-last [*, L, C] (each matrix a sample) in g
+ * groups; w, b per channel or NULL. */
+static double *ref_group_cl(const float *x, const lmnn_shape *s, uint32_t g, const float *w,
+                            const float *b, double eps) {
+    size_t n = lmnn_shape_volume(s), c = s->dims[s->rank - 1], l = s->dims[s->rank - 2];
+    size_t cg = c / g;
+    double *y = malloc(n * 8);
+    for (size_t o = 0; o < n / (l * c); o++)
+        for (size_t k = 0; k < g; k++) {
+            const float *p = x + o * l * c + k * cg;
+            double mean = 0, var = 0;
+            for (size_t r = 0; r < l; r++)
+                for (size_t j = 0; j < cg; j++)
+                    mean += p[r * c + j];
+            mean /= (double)(l * cg);
+            for (size_t r = 0; r < l; r++)
+                for (size_t j = 0; j < cg; j++)
+                    var += (p[r * c + j] - mean) * (p[r * c + j] - mean);
+            var /= (double)(l * cg);
+            for (size_t r = 0; r < l; r++)
+                for (size_t j = 0; j < cg; j++) {
+                    size_t ch = k * cg + j;
+                    y[o * l * c + r * c + ch] =
+                        (p[r * c + j] - mean) / sqrt(var + eps) * (w ? w[ch] : 1) + (b ? b[ch] : 0);
+                }
+        }
+    return y;
+}
+
+/* Channels last: groups within a tile column (8, 2 and 10 channels: spans
+ * of 1 and 5 tile columns, one cut short by the matrix), groups of whole
+ * tile columns, one group of 130 channels (through channels first), padded
+ * rows and columns, several matrices per leading dim, rank 2, inputs far
+ * from zero, weight only, bias only. */
+static void test_group_norm_channels_last(void) {
+    struct {
+        lmnn_shape s;
+        uint32_t groups;
+        float lo, hi;
+    } cases[] = {{LMNN_SHAPE(2, 1, 64, 64), 8, -2, 4},
+                 {LMNN_SHAPE(1, 50, 320), 32, -2, 4},
+                 {LMNN_SHAPE(3, 40, 6), 3, -2, 4},
+                 {LMNN_SHAPE(2, 2, 33, 96), 1, -2, 4},
+                 {LMNN_SHAPE(1, 1, 20, 130), 1, -2, 4},
+                 {LMNN_SHAPE(2, 70, 40), 4, -2, 4},
+                 {LMNN_SHAPE(5, 24), 2, -2, 4},
+                 {LMNN_SHAPE(1, 1, 224, 64), 32, -2, 4},
+                 {LMNN_SHAPE(1, 1, 300, 64), 8, 1000, 1004}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        lmnn_shape *s = &cases[ci].s;
+        uint32_t c = s->dims[s->rank - 1], G = cases[ci].groups;
+        lmnn_shape cs = LMNN_SHAPE(c);
+        size_t n = lmnn_shape_volume(s);
+        float *x = nn_rand_floats(n, cases[ci].lo, cases[ci].hi, 900 + ci);
+        float *w = nn_rand_floats(c, -2, 2, 610), *b = nn_rand_floats(c, -1, 1, 710);
+        lmnn_norm_options o;
+        lmnn_norm_options_init(&o);
+        o.channels_last = true;
+        for (int di = 0; di < 2; di++) {
+            lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+            float *xr = rounded(x, n, dtype), *wr = rounded(w, c, dtype),
+                  *br = rounded(b, c, dtype);
+            lmnn_tensor a = up(s, x, dtype), wt = up(&cs, w, dtype), bt = up(&cs, b, dtype), y;
+            /* 0: neither, 1: both, 2: weight, 3: bias */
+            for (int with = 0; with < 4; with++) {
+                bool hw = with == 1 || with == 2, hb = with == 1 || with == 3;
+                CHECK_OK(lmnn_group_norm(a, G, hw ? wt : (lmnn_tensor){0},
+                                         hb ? bt : (lmnn_tensor){0}, &o, &y));
+                lmnn_tensor_info info;
+                CHECK_OK(lmnn_tensor_get_info(y, &info));
+                CHECK(info.shape.rank == s->rank && info.dtype == dtype &&
+                      !memcmp(info.shape.dims, s->dims, s->rank * sizeof *s->dims));
+                double *ref = ref_group_cl(xr, s, G, hw ? wr : NULL, hb ? br : NULL, 1e-5);
+                CHECK_RESULT(O_GROUP, dtype, y, ref, n, 2e-5);
+                free(ref);
+                lmnn_tensor_free(y);
+            }
+            lmnn_tensor_free(a), lmnn_tensor_free(wt), lmnn_tensor_free(bt);
+            free(xr), free(wr), free(br);
+        }
+        free(x), free(w), free(b);
+    }
+}
+
 static void test_batch_norm(void) {
     lmnn_shape shapes[] = {LMNN_SHAPE(37, 45), LMNN_SHAPE(3, 40, 50), LMNN_SHAPE(2, 3, 20, 33),
                            LMNN_SHAPE(2, 3, 2, 5, 7), LMNN_SHAPE(4, 70)};
@@ -520,6 +604,21 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_group_norm(v, 1, (lmnn_tensor){0}, (lmnn_tensor){0}, NULL, &y),
                 LM_ERR_INVALID_ARGUMENT,
                 "lmnn_group_norm: a: expected shape [N, C, *] (rank 2 or more), given [7]");
+    /* Channels last: the channels are a's last dim. */
+    lmnn_norm_options cl;
+    lmnn_norm_options_init(&cl);
+    cl.channels_last = true;
+    CHECK_FAILS(lmnn_group_norm(a, 2, wl, wl, &cl, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: num_groups: expected a divisor of the 7 channels of a [2, 6, 5, "
+                "7], given 2");
+    CHECK_FAILS(lmnn_group_norm(a, 7, w6, wl, &cl, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: weight: expected shape [7] (one value per channel), given [6]");
+    CHECK_FAILS(lmnn_group_norm(v, 1, (lmnn_tensor){0}, (lmnn_tensor){0}, &cl, &y),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: a: expected shape [*, L, C] (rank 2 or more), given [7]");
+    cl.eps = -1;
+    CHECK_FAILS(lmnn_group_norm(a, 7, wl, wl, &cl, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_group_norm: opts.eps: expected a finite value >= 0, given -1");
     CHECK_FAILS(lmnn_batch_norm(a, (lmnn_tensor){0}, w6, w6, w6, NULL, &y), LM_ERR_INVALID_HANDLE,
                 "lmnn_batch_norm: running_mean: tensor handle is zero");
     CHECK_FAILS(lmnn_batch_norm(a, w6, wl, (lmnn_tensor){0}, (lmnn_tensor){0}, NULL, &y),
@@ -622,6 +721,7 @@ int main(void) {
     TEST_RUN(test_layer_norm);
     TEST_RUN(test_layer_norm_more);
     TEST_RUN(test_group_norm);
+    TEST_RUN(test_group_norm_channels_last);
     TEST_RUN(test_batch_norm);
     TEST_RUN(test_streaming);
     TEST_RUN(test_memory_and_cache);
