@@ -345,6 +345,12 @@ lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const in
  * one already (*out_owned false), else a new one the caller frees. */
 lm_status fe_image_tiles(fe_ctx *c, const fe_node *n, lmnn_tensor image, const lmnn_shape *to,
                          lmnn_tensor *out, bool *out_owned);
+/* Input i of a node that reads images (FE_IMAGE_ALL) as a tile tensor of
+ * shape `to` in NHWC element order: its flat image (fe_image_tiles), or,
+ * for a value of one pixel per channel that no node wrote as an image, its
+ * NCHW form, whose order is the same. *out_owned: the caller frees *out. */
+lm_status fe_in_image_tiles(fe_ctx *c, const fe_node *n, uint32_t i, const lmnn_shape *to,
+                            lmnn_tensor *out, bool *out_owned);
 /* `t` (consumed) in shape `to`: itself when it has it (a reshape would
  * copy), else a new tensor. */
 lm_status fe_reshape_owned(fe_ctx *c, const fe_node *n, lmnn_tensor t, const lmnn_shape *to,

@@ -381,15 +381,26 @@ lm_status fe_in_ew(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bo
         *out_owned = false;
         return fe_aux(c, n, 0x40 + i, &row, LMNN_TILE, out);
     }
+    const int64_t *o = c->g->values[n->outputs[0]].type.dims, *d = fe_in_type(c, n, i)->dims;
+    bool gate = d[2] * d[3] != o[2] * o[3];
+    lmnn_shape s = LMNN_SHAPE(1, B, gate ? 1 : P, C);
+    return fe_in_image_tiles(c, n, i, &s, out, out_owned);
+}
+
+lm_status fe_in_image_tiles(fe_ctx *c, const fe_node *n, uint32_t i, const lmnn_shape *to,
+                            lmnn_tensor *out, bool *out_owned) {
     lmnn_tensor img;
     bool flat;
     lm_status st = fe_in_image(c, n, i, &img, &flat);
     if (st) return st;
-    if (!flat) return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
-    const int64_t *o = c->g->values[n->outputs[0]].type.dims, *d = fe_in_type(c, n, i)->dims;
-    bool gate = d[2] * d[3] != o[2] * o[3];
-    lmnn_shape s = LMNN_SHAPE(1, B, gate ? 1 : P, C);
-    return fe_image_tiles(c, n, img, &s, out, out_owned);
+    if (!flat) {
+        const fe_type *t = fe_in_type(c, n, i);
+        if (t->rank != 4 || t->dims[2] * t->dims[3] != 1)
+            return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
+        /* One pixel per channel: the NCHW order is the image's. */
+        if ((st = fe_in_dev(c, n, i, &img))) return st;
+    }
+    return fe_image_tiles(c, n, img, to, out, out_owned);
 }
 
 lm_status fe_out_ew(fe_ctx *c, const fe_node *n, lmnn_tensor t) {

@@ -9,12 +9,15 @@
  * as input 0 only.
  *
  * Element-wise nodes (FE_IMAGE_ALL: the residual Add of a ResNet block, the
- * activation after it, a squeeze-and-excitation gate's Mul) pass images on:
+ * activation after it, a squeeze-and-excitation gate's Mul, a group
+ * normalization) pass images on:
  * element by element the order does not matter, so such a node runs on
  * images when every input it computes at run time comes as one and every
  * reader of its output takes one. Images then flow through whole chains of
  * blocks; the choice is the largest consistent one (fe_plan_layouts). A
- * Concat of channels joins images the same way (FE_IMAGE_ALL).
+ * Concat of channels joins images the same way (FE_IMAGE_ALL). A value of
+ * one pixel per channel is an image whoever writes it: a diffusion model's
+ * time embedding, added per channel, does not stop the images.
  * Any other reader (a Transpose, a graph output) keeps the value in ONNX's
  * NCHW order, so the rest of the compiler never sees the difference.
  *
@@ -110,8 +113,18 @@ static bool takes_form(const layout_plan *lp, uint32_t k, bool all, uint32_t i) 
     return ((lp->caps[k] & lp->in) && i == 0) || all;
 }
 
+/* Whether value v, written by no node that writes images, is an image
+ * all the same: a rank-4 float value of one pixel per channel ([N, C, 1,
+ * 1]: a time embedding, an attention gate) has its image's element order,
+ * so readers take it as one without a transpose (fe_in_image_tiles). */
+static bool image_anyway(const layout_plan *lp, uint32_t v) {
+    const fe_type *t = &lp->c->g->values[v].type;
+    return lp->in == FE_IMAGE_IN && lp->writer[v] == FE_NONE && t->rank == 4 &&
+           t->dims[2] * t->dims[3] == 1 && fe_elem_is_float(t->elem);
+}
+
 static void not_held(layout_plan *lp, uint32_t v) {
-    if (v == FE_NONE || !lp->ok[v]) return;
+    if (v == FE_NONE || !lp->ok[v] || image_anyway(lp, v)) return;
     lp->ok[v] = false;
     if (lp->writer[v] != FE_NONE) lp->stack[lp->top++] = lp->writer[v];
     for (uint32_t r = lp->first[v]; r < lp->first[v + 1]; r++)
@@ -156,6 +169,8 @@ static void plan_form(layout_plan *lp, const uint32_t *caps) {
             lp->writer[v] = k;
         }
     }
+    for (uint32_t v = 0; v < g->value_count; v++)
+        if (image_anyway(lp, v)) lp->ok[v] = true;
     /* A fused node reads nothing itself: its chain's head reads for it (a
      * layer normalization's Sub reads X, which its ReduceMean reads). */
     for (uint32_t k = 0; k < g->node_count; k++) {

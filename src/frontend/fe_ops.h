@@ -201,6 +201,10 @@ lm_status fe_lower_regroup(fe_ctx *c, const fe_node *n);
  * Lowers Reshape n, the head of the chain fe_fuse found (fe_fusion.group_norm),
  * with its activation; writes the chain's last value. Errors name the node. */
 lm_status fe_lower_group_norm(fe_ctx *c, const fe_node *n);
+/* What a group normalization (that chain's head, InstanceNormalization,
+ * GroupNormalization) does with images: a rank-4 float input it reads and
+ * writes as flat NHWC images, best in tiles. */
+uint32_t fe_group_norm_images(fe_ctx *c, const fe_node *n);
 
 /* ---- a work list (fe_work.c) ----
  * For lowerings made of many small library calls: every tensor made is

@@ -1619,13 +1619,15 @@ static bool conv_pointwise(fe_ctx *c, const fe_node *n) {
     return !(g.group > 1 && g.group == ch && oc == ch);
 }
 
-/* A float 2-D Conv reads and writes flat NHWC images; a pointwise one reads
- * its image fastest in tiles. */
+/* A float 2-D Conv or ConvTranspose reads and writes flat NHWC images; a
+ * pointwise Conv reads its image fastest in tiles. */
 static uint32_t conv_images(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
-    bool ok = !strcmp(n->op_type, "Conv") && x->rank == 4 && fe_elem_is_float(x->elem);
+    bool conv = !strcmp(n->op_type, "Conv");
+    bool ok =
+        (conv || !strcmp(n->op_type, "ConvTranspose")) && x->rank == 4 && fe_elem_is_float(x->elem);
     if (!ok) return 0;
-    return FE_IMAGE_IN | FE_IMAGE_OUT | (conv_pointwise(c, n) ? FE_TILES_IN : 0);
+    return FE_IMAGE_IN | FE_IMAGE_OUT | (conv && conv_pointwise(c, n) ? FE_TILES_IN : 0);
 }
 
 static lm_status lower_convt(fe_ctx *c, const fe_node *n) {
@@ -2451,6 +2453,42 @@ static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     return finish(c, n, r, false, false);
 }
 
+/* ---- group normalizations: InstanceNormalization, GroupNormalization
+ * and the spelled-out chain (fe_fuse.c) ---- */
+
+uint32_t fe_group_norm_images(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    return x->rank == 4 && fe_elem_is_float(x->elem) ? FE_IMAGE_ALL | FE_TILES_IN : 0;
+}
+
+/* lmnn_group_norm of node n's input 0 in `groups` groups with per-channel
+ * w and b (zero handles when absent), then the node's activation (the one
+ * step fe_fuse adds to these nodes; the chain's affine maps are in w and
+ * b), as its output 0. On images (fe_plan.nhwc_out: the input comes as
+ * one, FE_IMAGE_ALL) it normalizes the flat NHWC image as it is, channels
+ * last ([1, N, H * W, C]), and hands one over. */
+static lm_status group_norm_call(fe_ctx *c, const fe_node *n, uint32_t groups, lmnn_tensor w,
+                                 lmnn_tensor b, float eps) {
+    const fe_type *xt = fe_in_type(c, n, 0);
+    lmnn_tensor x, r;
+    bool flat = c->plans[n - c->g->nodes].nhwc_out, owned = false;
+    uint32_t N = flat ? (uint32_t)xt->dims[0] : 0, C = flat ? (uint32_t)xt->dims[1] : 0,
+             P = flat ? (uint32_t)(xt->dims[2] * xt->dims[3]) : 0;
+    lmnn_shape s = LMNN_SHAPE(1, N, P, C);
+    lm_status st = flat ? fe_in_image_tiles(c, n, 0, &s, &x, &owned) : fe_in_dev(c, n, 0, &x);
+    if (st) return st;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.eps = eps;
+    o.channels_last = flat;
+    st = lmnn_group_norm(x, groups, w, b, &o, &r);
+    if (owned) fe_free(x);
+    if (st) return fe_nn_fail(c, n, st);
+    lmnn_shape rows = LMNN_SHAPE(1, 1, N * P, C);
+    if (flat && (st = fe_reshape_owned(c, n, r, &rows, &r))) return st;
+    return finish(c, n, r, false, true);
+}
+
 /* ---- InstanceNormalization ---- */
 
 static lm_status infer_instancenorm(fe_ctx *c, const fe_node *n) {
@@ -2474,17 +2512,10 @@ static lm_status lower_instancenorm(fe_ctx *c, const fe_node *n) {
     float eps;
     lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
     if (st) return st;
-    lmnn_tensor x, s, b, r;
-    if ((st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &s)) ||
-        (st = fe_in_dev(c, n, 2, &b)))
-        return st;
-    lmnn_norm_options o;
-    lmnn_norm_options_init(&o);
-    o.eps = eps;
+    lmnn_tensor s, b;
+    if ((st = fe_in_dev(c, n, 1, &s)) || (st = fe_in_dev(c, n, 2, &b))) return st;
     /* Instance norm is group norm with one channel per group. */
-    uint32_t ch = (uint32_t)fe_in_type(c, n, 0)->dims[1];
-    if ((st = lmnn_group_norm(x, ch, s, b, &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false, false);
+    return group_norm_call(c, n, (uint32_t)fe_in_type(c, n, 0)->dims[1], s, b, eps);
 }
 
 /* ---- GroupNormalization ---- */
@@ -2570,31 +2601,22 @@ static lm_status lower_groupnorm(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_attr_float(c, n, "epsilon", 1e-5f, &eps);
     if (!st) st = groupnorm_groups(c, n, &groups);
     if (st) return st;
-    lmnn_tensor x, s = {0}, b = {0}, r;
+    lmnn_tensor s = {0}, b = {0};
     bool so = false, bo = false;
-    if (!(st = fe_in_dev(c, n, 0, &x)) && !(st = groupnorm_param(c, n, 1, groups, &s, &so)))
+    if (!(st = groupnorm_param(c, n, 1, groups, &s, &so)))
         st = groupnorm_param(c, n, 2, groups, &b, &bo);
-    lmnn_norm_options o;
-    lmnn_norm_options_init(&o);
-    o.eps = eps;
-    if (!st && (st = lmnn_group_norm(x, (uint32_t)groups, s, b, &o, &r))) st = fe_nn_fail(c, n, st);
+    if (!st) st = group_norm_call(c, n, (uint32_t)groups, s, b, eps);
     if (so) fe_free(s);
     if (bo) fe_free(b);
-    return st ? st : finish(c, n, r, false, false);
+    return st;
 }
 
 lm_status fe_lower_group_norm(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = fusion_of(c, n);
-    lmnn_tensor x, w, b, r;
-    lm_status st = fe_in_dev(c, n, 0, &x);
-    if (!st) st = fe_aux(c, n, 0, f->weight, LMNN_TILE, &w);
+    lmnn_tensor w, b;
+    lm_status st = fe_aux(c, n, 0, f->weight, LMNN_TILE, &w);
     if (!st) st = fe_aux(c, n, 1, f->bias, LMNN_TILE, &b);
-    if (st) return st;
-    lmnn_norm_options o;
-    lmnn_norm_options_init(&o);
-    o.eps = f->eps;
-    if ((st = lmnn_group_norm(x, f->group_norm, w, b, &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false, true);
+    return st ? st : group_norm_call(c, n, f->group_norm, w, b, f->eps);
 }
 
 /* ---- LayerNormalization ---- */
@@ -3587,7 +3609,7 @@ const fe_op_def fe_ops_nn[] = {
     {"MatMulInteger", infer_matmul_integer, lower_matmul_integer, 0, NULL},
     {"QLinearMatMul", infer_matmul_integer, lower_matmul_integer, 0, NULL},
     {"Conv", infer_conv, lower_conv, 0, conv_images},
-    {"ConvTranspose", infer_convt, lower_convt, 0, NULL},
+    {"ConvTranspose", infer_convt, lower_convt, 0, conv_images},
     {"ConvInteger", infer_conv, lower_conv, 0, NULL},
     {"QLinearConv", infer_conv, lower_conv, 0, NULL},
     {"MaxPool", infer_pool, lower_pool, 0, pool_images},
@@ -3598,8 +3620,8 @@ const fe_op_def fe_ops_nn[] = {
     {"GlobalLpPool", infer_lppool, NULL, 0, NULL},
     {"GlobalMaxPool", infer_global_pool, lower_global_pool, 0, global_pool_images},
     {"BatchNormalization", infer_batchnorm, lower_batchnorm, 0, batchnorm_images},
-    {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, NULL},
-    {"GroupNormalization", infer_groupnorm, lower_groupnorm, 0, NULL},
+    {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, fe_group_norm_images},
+    {"GroupNormalization", infer_groupnorm, lower_groupnorm, 0, fe_group_norm_images},
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0, layernorm_images},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0, NULL},
     {"LRN", infer_lrn, lower_lrn, 0, NULL},

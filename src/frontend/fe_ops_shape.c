@@ -68,7 +68,7 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
  * [N, C * H * W] can keep the image's order (FE_ROWS_OUT). */
 static uint32_t reshape_images(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
-    if (f->group_norm) return 0; /* lmnn_group_norm reads [N, C, ...] */
+    if (f->group_norm) return fe_group_norm_images(c, n);
     if (f->step_count) return fe_regroup_images(c, n);
     const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
     if (x->rank != 4) return 0;
@@ -567,13 +567,9 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
             st = fe_in_dev(c, n, i, &ts[m++]);
             continue;
         }
-        lmnn_tensor img;
-        bool flat;
         lmnn_shape s = LMNN_SHAPE(1, 1, (uint32_t)(t->dims[0] * t->dims[2] * t->dims[3]),
                                   (uint32_t)t->dims[1]);
-        if (!(st = fe_in_image(c, n, i, &img, &flat)) && !flat)
-            st = fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
-        if (!st) st = fe_image_tiles(c, n, img, &s, &ts[m], &owned[m]);
+        st = fe_in_image_tiles(c, n, i, &s, &ts[m], &owned[m]);
         m += !st;
     }
     lmnn_tensor r;
