@@ -1770,6 +1770,144 @@ static void test_group_normalization(void) {
                 "are float32: 1)");
 }
 
+/* A diffusion-style block on images: Conv, a time embedding added per
+ * channel (Gemm, Unsqueeze: one pixel per channel), a group normalization
+ * with SiLU (form 0 spelled out as PyTorch exports it at opset 13, form 1
+ * GroupNormalization at opset 18), Conv, ConvTranspose, InstanceNormalization,
+ * a pointwise Conv. Both normalizations run channels last on the NHWC
+ * images and nothing is transposed between NCHW and NHWC; the result
+ * matches the same model with its intermediate values also graph outputs,
+ * which keeps them in NCHW order and runs the normalizations channels first.
+ * 6 x 10 pixels per sample: the samples' rows do not fill whole tiles. */
+static Onnx__ModelProto *gn_block_model(int form, bool outputs, const float *wts) {
+    enum { N = 2, C0 = 3, C = 40, E = 5, G = 4, CU = 8, CY = 4, H = 6, W = 10 };
+    Onnx__GraphProto *g = ob_graph("gnblock");
+    Onnx__ModelProto *m = ob_model(g);
+    m->opset_import[0]->version = form ? 18 : 13;
+    int64_t xd[4] = {N, C0, H, W}, td[2] = {N, E}, yd[4] = {N, CY, 2 * H, 2 * W};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_input(g, ob_vi("t", ob_tensor_type(F32, 2, td, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    if (outputs) {
+        int64_t hd[4] = {N, C, H, W}, ud[4] = {N, CU, 2 * H, 2 * W};
+        ob_output(g, ob_vi("h1", ob_tensor_type(F32, 4, hd, NULL)));
+        ob_output(g, ob_vi("a", ob_tensor_type(F32, 4, hd, NULL)));
+        ob_output(g, ob_vi("v", ob_tensor_type(F32, 4, ud, NULL)));
+    }
+    /* Weights from one table, each at its own offset; the normalizations'
+     * scales near 1. */
+    const float *p = wts;
+    static float scales[3][C];
+    int scale = 0;
+#define W_INIT(name, rank, count, ...)                                                             \
+    f32_init(g, name, rank, (const int64_t[]){__VA_ARGS__}, p, count), p += count
+#define W_SCALE(name, rank, count, ...)                                                            \
+    do {                                                                                           \
+        for (int i_ = 0; i_ < (count); i_++)                                                       \
+            scales[scale][i_] = 1 + p[i_];                                                         \
+        f32_init(g, name, rank, (const int64_t[]){__VA_ARGS__}, scales[scale++], count);           \
+        p += count;                                                                                \
+    } while (0)
+    W_INIT("W0", 4, C * C0 * 9, C, C0, 3, 3);
+    W_INIT("B0", 1, C, C);
+    W_INIT("We", 2, E * C, E, C);
+    W_INIT("Be", 1, C, C);
+    W_INIT("W1", 4, C * C * 9, C, C, 3, 3);
+    W_INIT("Wt", 4, C * CU * 4, C, CU, 2, 2);
+    W_INIT("Bt", 1, CU, CU);
+    W_SCALE("su", 1, CU, CU);
+    W_INIT("bu", 1, CU, CU);
+    W_INIT("W2", 4, CY * CU, CY, CU, 1, 1);
+    W_SCALE("gamma", 3, C, C, 1, 1);
+    W_INIT("beta", 3, C, C, 1, 1);
+    W_SCALE("sg", 1, G, G);
+    W_INIT("bg", 1, G, G);
+#undef W_INIT
+#undef W_SCALE
+    static const float ones[G] = {1, 1, 1, 1}, zeros[G] = {0};
+    f32_init(g, "S1", 1, (const int64_t[]){G}, ones, G);
+    f32_init(g, "B1", 1, (const int64_t[]){G}, zeros, G);
+    i64_init(g, "groups", 3, (const int64_t[]){0, G, -1});
+    i64_init(g, "shape", 4, (const int64_t[]){N, C, H, W});
+    i64_init(g, "axes", 2, (const int64_t[]){2, 3});
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+    ob_attr_is(NODE("Conv", "h0", "x", "W0", "B0"), "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    NODE("Gemm", "e", "t", "We", "Be");
+    NODE("Unsqueeze", "e4", "e", "axes");
+    NODE("Add", "h1", "h0", "e4");
+    if (form == 0) {
+        NODE("Reshape", "r", "h1", "groups");
+        NODE("InstanceNormalization", "z", "r", "S1", "B1");
+        NODE("Reshape", "u0", "z", "shape");
+        NODE("Mul", "ug", "u0", "gamma");
+        NODE("Add", "n", "ug", "beta");
+    } else {
+        ob_attr_i(NODE("GroupNormalization", "n", "h1", "sg", "bg"), "num_groups", G);
+    }
+    NODE("Sigmoid", "sn", "n");
+    NODE("Mul", "a", "n", "sn");
+    ob_attr_is(NODE("Conv", "b", "a", "W1"), "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    ob_attr_is(NODE("ConvTranspose", "u", "b", "Wt", "Bt"), "strides", (const int64_t[]){2, 2}, 2);
+    NODE("InstanceNormalization", "v", "u", "su", "bu");
+    NODE("Conv", "y", "v", "W2");
+#undef NODE
+    return m;
+}
+
+static void test_group_norm_images(void) {
+    enum { N = 2, C0 = 3, C = 40, E = 5, CU = 8, CY = 4, H = 6, W = 10, NY = N * CY * 4 * H * W };
+    static float wts[C * C0 * 9 + 4 * C + E * C + C * C * 9 + C * CU * 4 + 3 * CU + CY * CU + 8];
+    static float x[N * C0 * H * W], t[N * E], y[NY], ref[NY];
+    for (size_t i = 0; i < sizeof wts / sizeof *wts; i++)
+        wts[i] = (float)((int)((i * 37) % 61) - 30) * 0.01f;
+    for (int i = 0; i < N * C0 * H * W; i++)
+        x[i] = (float)((i * 29) % 53 - 26) * 0.05f;
+    for (int i = 0; i < N * E; i++)
+        t[i] = (float)(i % 7) * 0.3f - 1.0f;
+    for (int form = 0; form < 2; form++) {
+        for (int pass = 1; pass >= 0; pass--) {
+            bool nchw = pass == 1;
+            lm_binary *bin;
+            CHECK_OK(lmfe_compile_onnx(save(gn_block_model(form, nchw, wts)), NULL, &bin, NULL));
+            lm_replay *r;
+            CHECK_OK(replay_open(bin, &r));
+            lm_replay_options ro;
+            lm_replay_options_init(&ro);
+            ro.profile = true;
+            CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+            CHECK_OK(lm_replay_set_input(r, "t", t, sizeof t));
+            CHECK_OK(lm_replay_run(r, NULL, &ro, NULL));
+            CHECK_OK(lm_replay_get_output(r, "y", nchw ? ref : y, sizeof y));
+            const lm_profile_program_entry *e;
+            size_t n;
+            CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+            /* The two normalizations' programs, and any transposes but
+             * the graph output's (y, in NCHW order). */
+            int cl = 0, cf = 0, transposes = 0;
+            for (size_t i = 0; i < n; i++) {
+                cl += strstr(e[i].program, "norm_cl_reader.c") != NULL;
+                cf += strstr(e[i].program, "norm_reader.c") != NULL;
+                transposes += strcmp(e[i].label, "Conv y") &&
+                              strstr(e[i].program, "transpose_compute.c") != NULL;
+            }
+            if (nchw) {
+                CHECK(cf == 2 && cl == 0);
+            } else {
+                CHECK(cl == 2 && cf == 0 && transposes == 0);
+            }
+            lm_replay_close(r);
+            lm_binary_free(bin);
+        }
+        double worst = 0, big = 0;
+        for (int i = 0; i < NY; i++) {
+            worst = fmax(worst, fabs(y[i] - ref[i]));
+            big = fmax(big, fabs(ref[i]));
+        }
+        CHECK(big > 0.1 && worst < 1e-5 * big);
+    }
+}
+
 /* A vision transformer's window and grid partitions (MaxViT's), and their
  * inverses, around images: each Reshape -> Transpose -> Reshape chain is one
  * pass (the Transposes and the later Reshapes fused) that moves whole pixel
@@ -3786,6 +3924,7 @@ int main(void) {
     TEST_RUN(test_channels_last);
     TEST_RUN(test_group_norm_spelled);
     TEST_RUN(test_group_normalization);
+    TEST_RUN(test_group_norm_images);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
