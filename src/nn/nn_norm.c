@@ -5,7 +5,11 @@
  * (norm_reader.c, norm_compute.c) work on groups of tiles that normalise
  * together -- a row of tiles, a column of tiles, the tiles at one position
  * along an outer dim, or consecutive whole matrices -- one group per unit of
- * work, streamed through the core once per pass. batch_norm needs no
+ * work, streamed through the core once per pass. A channels-last group_norm
+ * (norm_cl_reader.c, norm_cl_compute.c) has its groups side by side in the
+ * columns of one matrix: it works on spans of tile columns that hold whole
+ * groups and moves statistics between columns and groups by matrix
+ * products. batch_norm needs no
  * statistics: norm_batch_*.c stream tiles and the per-channel parameters.
  * Every shape-dependent number is a runtime argument, so kernel binaries
  * depend only on the kind of op. */
