@@ -22,6 +22,7 @@
 #define LIGHTMETAL_LMNN_NORM_H
 
 #include "lightmetal/lmnn_tensor.h"
+#include "lightmetal/lmnn_unary.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,7 +48,12 @@ typedef struct lmnn_norm_options {
     double eps;               /* added to the variance (default 1e-5, PyTorch's) */
     uint32_t normalized_dims; /* layer_norm, rms_norm: over the last N dims (default 1) */
     bool channels_last;       /* group_norm: a's channels are its last dim (default false) */
-    lmnn_output output;       /* dtype: float dtypes only */
+    /* An activation applied to each result, in the same program (a
+     * GroupNorm's SiLU): LMNN_UNARY_INVALID (0) for none, the default.
+     * Parameters as lmnn_binary_options' (NaN: the unary op's defaults). */
+    lmnn_unary_op activation;
+    double activation_alpha, activation_beta;
+    lmnn_output output; /* dtype: float dtypes only */
 } lmnn_norm_options;
 
 void lmnn_norm_options_init(lmnn_norm_options *opts);

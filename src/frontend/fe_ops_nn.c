@@ -2449,8 +2449,12 @@ static lm_status lower_batchnorm(fe_ctx *c, const fe_node *n) {
     lmnn_norm_options_init(&o);
     o.eps = eps;
     if (training) return lower_batchnorm_training(c, n, t, &o);
+    const fe_fusion *f = fusion_of(c, n);
+    o.activation = f->activation;
+    o.activation_alpha = f->act_alpha;
+    o.activation_beta = f->act_beta;
     if ((st = lmnn_batch_norm(t[0], t[3], t[4], t[1], t[2], &o, &r))) return fe_nn_fail(c, n, st);
-    return finish(c, n, r, false, false);
+    return finish(c, n, r, true, false);
 }
 
 /* ---- group normalizations: InstanceNormalization, GroupNormalization
@@ -2462,9 +2466,9 @@ uint32_t fe_group_norm_images(fe_ctx *c, const fe_node *n) {
 }
 
 /* lmnn_group_norm of node n's input 0 in `groups` groups with per-channel
- * w and b (zero handles when absent), then the node's activation (the one
- * step fe_fuse adds to these nodes; the chain's affine maps are in w and
- * b), as its output 0. On images (fe_plan.nhwc_out: the input comes as
+ * w and b (zero handles when absent) and the node's activation in the same
+ * program (the one step fe_fuse adds to these nodes; the chain's affine
+ * maps are in w and b), as its output 0. On images (fe_plan.nhwc_out: the input comes as
  * one, FE_IMAGE_ALL) it normalizes the flat NHWC image as it is, channels
  * last ([1, N, H * W, C]), and hands one over. */
 static lm_status group_norm_call(fe_ctx *c, const fe_node *n, uint32_t groups, lmnn_tensor w,
@@ -2477,16 +2481,20 @@ static lm_status group_norm_call(fe_ctx *c, const fe_node *n, uint32_t groups, l
     lmnn_shape s = LMNN_SHAPE(1, N, P, C);
     lm_status st = flat ? fe_in_image_tiles(c, n, 0, &s, &x, &owned) : fe_in_dev(c, n, 0, &x);
     if (st) return st;
+    const fe_fusion *f = fusion_of(c, n);
     lmnn_norm_options o;
     lmnn_norm_options_init(&o);
     o.eps = eps;
     o.channels_last = flat;
+    o.activation = f->activation;
+    o.activation_alpha = f->act_alpha;
+    o.activation_beta = f->act_beta;
     st = lmnn_group_norm(x, groups, w, b, &o, &r);
     if (owned) fe_free(x);
     if (st) return fe_nn_fail(c, n, st);
     lmnn_shape rows = LMNN_SHAPE(1, 1, N * P, C);
     if (flat && (st = fe_reshape_owned(c, n, r, &rows, &r))) return st;
-    return finish(c, n, r, false, true);
+    return finish(c, n, r, true, true);
 }
 
 /* ---- InstanceNormalization ---- */

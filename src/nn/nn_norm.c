@@ -28,6 +28,41 @@ void lmnn_norm_options_init(lmnn_norm_options *opts) {
     *opts = (lmnn_norm_options){0};
     opts->eps = 1e-5;
     opts->normalized_dims = 1;
+    opts->activation_alpha = NAN;
+    opts->activation_beta = NAN;
+}
+
+/* A norm's fused activation (opts.activation): the compute kernels' runtime
+ * args for it (nn_param[0..2], then the op; zeros for none) and whether the
+ * kernel compiles it in (NN_ACT, nn_kernel.h). */
+typedef struct norm_act {
+    uint32_t args[NN_UNARY_PARAMS + 1];
+    bool on;
+} norm_act;
+#define NORM_ACT_ARGS (NN_UNARY_PARAMS + 1)
+
+static lm_status norm_activation(const char *op, const lmnn_norm_options *o, norm_act *out) {
+    *out = (norm_act){0};
+    if (o->activation == LMNN_UNARY_INVALID) return LM_OK;
+    lmnn_unary_options u;
+    lmnn_unary_options_init(&u, o->activation);
+    double alpha = isnan(o->activation_alpha) ? u.alpha : o->activation_alpha;
+    double beta = isnan(o->activation_beta) ? u.beta : o->activation_beta;
+    char chain[512];
+    bool nonzero_at_zero; /* the writers zero the padding anyway */
+    lm_status st = nn_unary_chain(op, "opts.activation", o->activation, alpha, beta, chain,
+                                  sizeof chain, out->args, &nonzero_at_zero);
+    if (st) return st;
+    out->args[NN_UNARY_PARAMS] = (uint32_t)o->activation;
+    out->on = true;
+    return LM_OK;
+}
+
+/* The compute kernel's define for `act`, if any, in *def; how many (0, 1). */
+static uint32_t act_define(const norm_act *act, lm_kernel_define *def) {
+    if (!act->on) return 0;
+    *def = (lm_kernel_define){"NN_ACT", nn_unary_fused_switch()};
+    return 1;
 }
 
 /* Groups of at most this many tiles stay in L1 (as float32 tiles: 512 KiB)
@@ -235,7 +270,7 @@ typedef struct norm_plan {
 } norm_plan;
 
 static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor *b,
-                          const norm_plan *P, double eps, lmnn_dtype dtype,
+                          const norm_plan *P, double eps, const norm_act *act, lmnn_dtype dtype,
                           const lmnn_memory_config *memory, lmnn_tensor *out) {
     lmnn_tensor oh;
     nn_tensor *o = NULL;
@@ -260,7 +295,11 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                        P->g_per_sample,
                        P->channels,
                        P->tiles_per_channel,
-                       nn_float_bits(eps)};
+                       nn_float_bits(eps),
+                       act->args[0],
+                       act->args[1],
+                       act->args[2],
+                       act->args[3]};
     nn_key key;
     nn_key_init(&key, "norm");
     uint32_t kv[] = {P->mode, P->rms, P->masks, P->red_h, P->wmode, P->bmode};
@@ -294,8 +333,10 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
                          prow};
         uint32_t cc[] = {P->mode,  P->rms,   P->masks,        P->red_h, P->wmode,
                          P->bmode, resident, params_resident, x_kept};
+        lm_kernel_define def;
         nn_kernel_spec reader = {"norm_reader.c", LM_PROCESSOR_DM0, rc, 14, NULL, 0, false};
-        nn_kernel_spec compute = {"norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 9, NULL, 0, true};
+        nn_kernel_spec compute = {
+            "norm_compute.c", LM_PROCESSOR_COMPUTE, cc, 9, &def, act_define(act, &def), true};
         lm_kernel kr, kc;
         st = nn_split_work(op, x->device, P->groups, &split);
         p.cores = split.all;
@@ -320,7 +361,7 @@ static lm_status run_norm(const char *op, nn_tensor *x, nn_tensor *w, nn_tensor 
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 10);
-        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 10);
+        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 10 + NORM_ACT_ARGS);
         if (!st) st = add_writer(op, &p, &split, o, 3, P->n, 1, resident ? NORM_BLOCK : 2);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, x->device, &key, &p, &prog);
@@ -379,7 +420,9 @@ static lm_status layer_or_rms(const char *op, bool rms, lmnn_tensor a, lmnn_tens
     P.wmode = w ? 1 : 0;
     P.bmode = b ? 1 : 0;
     P.g_per_sample = P.channels = P.tiles_per_channel = 1;
-    return run_norm(op, t, w, b, &P, opts->eps, dtype, &memory, out);
+    norm_act act;
+    if ((st = norm_activation(op, opts, &act))) return st;
+    return run_norm(op, t, w, b, &P, opts->eps, &act, dtype, &memory, out);
 }
 
 lm_status lmnn_layer_norm(lmnn_tensor a, lmnn_tensor weight, lmnn_tensor bias,
@@ -428,7 +471,7 @@ static uint32_t gcd_u32(uint32_t a, uint32_t b) {
  * of s tile columns holding whole groups; the writer takes the same work as
  * columns of tiles. */
 static lm_status group_norm_cl(const char *op, nn_tensor *t, uint32_t cg, nn_tensor *w,
-                               nn_tensor *b, double eps, lmnn_dtype dtype,
+                               nn_tensor *b, double eps, const norm_act *act, lmnn_dtype dtype,
                                const lmnn_memory_config *memory, lmnn_tensor *out) {
     nn_tiles g = nn_tiles_of(&t->shape);
     uint32_t s = cg / gcd_u32(cg, 32);
@@ -440,8 +483,18 @@ static lm_status group_norm_cl(const char *op, nn_tensor *t, uint32_t cg, nn_ten
     nn_tensor *o = NULL;
     lm_status st = nn_tensor_new(op, t->device, &t->shape, dtype, LMNN_TILE, memory, &oh, &o);
     if (st) return st;
-    uint32_t args[] = {
-        g.ht, g.wt, g.h, s, cg, nn_float_bits(1.0 / ((double)cg * g.h)), nn_float_bits(eps), nq};
+    uint32_t args[] = {g.ht,
+                       g.wt,
+                       g.h,
+                       s,
+                       cg,
+                       nn_float_bits(1.0 / ((double)cg * g.h)),
+                       nn_float_bits(eps),
+                       nq,
+                       act->args[0],
+                       act->args[1],
+                       act->args[2],
+                       act->args[3]};
     nn_key key;
     nn_key_init(&key, "norm_cl");
     nn_key_add(&key, args, sizeof args);
@@ -460,8 +513,10 @@ static lm_status group_norm_cl(const char *op, nn_tensor *t, uint32_t cg, nn_ten
             w ? nn_rm_elem_size(w->dtype) : 0, b != NULL, b && b->memory.type == LM_BUFFER_DRAM,
             b ? nn_rm_elem_size(b->dtype) : 0, masks};
         uint32_t cc[] = {w != NULL, b != NULL, masks};
+        lm_kernel_define def;
         nn_kernel_spec reader = {"norm_cl_reader.c", LM_PROCESSOR_DM0, rc, 8, NULL, 0, false};
-        nn_kernel_spec compute = {"norm_cl_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, NULL, 0, true};
+        nn_kernel_spec compute = {
+            "norm_cl_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, &def, act_define(act, &def), true};
         lm_kernel kr, kc;
         st = nn_split_work(op, t->device, samples * nq, &split);
         p.cores = split.all;
@@ -484,7 +539,7 @@ static lm_status group_norm_cl(const char *op, nn_tensor *t, uint32_t cg, nn_ten
         if (!st) st = nn_program_kernel(op, &p, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &p, &compute, &kc);
         if (!st) st = nn_kernel_split_args(op, &p, kr, &split, args, 8);
-        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 8);
+        if (!st) st = nn_kernel_split_args(op, &p, kc, &split, args, 8 + NORM_ACT_ARGS);
         /* The writer's units are the spans' columns: span u starts at
          * column (u / nq) * Wt + (u % nq) * s of the [samples * Wt] columns. */
         for (uint32_t i = 0; i < split.num_cores; i++) {
@@ -563,11 +618,13 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
     const char *what = "one value per channel";
     if ((st = check_param(op, "weight", weight, t, &cs, what, true, &w))) return st;
     if ((st = check_param(op, "bias", bias, t, &cs, what, true, &b))) return st;
+    norm_act act;
+    if ((st = norm_activation(op, opts, &act))) return st;
     if (opts->channels_last) {
         uint32_t cg = C / num_groups;
         if (cg % 32 && cg / gcd_u32(cg, 32) > CL_MAX_MAPS)
             return group_norm_cl_swapped(a, t, num_groups, weight, bias, opts, out);
-        return group_norm_cl(op, t, cg, w, b, opts->eps, dtype, &memory, out);
+        return group_norm_cl(op, t, cg, w, b, opts->eps, &act, dtype, &memory, out);
     }
 
     /* Channels must be whole matrices: [N, C] and [N, C, L] go through
@@ -609,7 +666,7 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
     P.masks = g.w % 32 || g.h % 32;
     P.wmode = w ? 2 : 0;
     P.bmode = b ? 2 : 0;
-    st = run_norm(op, x, w, b, &P, opts->eps, ydtype, &ymem, &yh);
+    st = run_norm(op, x, w, b, &P, opts->eps, &act, ydtype, &ymem, &yh);
     if (!reshape) {
         if (!st) *out = yh;
         return st;
@@ -663,6 +720,8 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
     lmnn_tensor hs[4] = {running_mean, running_var, weight, bias};
     for (int i = 0; i < 4; i++)
         if ((st = check_param(op, names[i], hs[i], t, &cs, what, true, &p[i]))) return st;
+    norm_act act;
+    if ((st = norm_activation(op, opts, &act))) return st;
 
     nn_tiles g = nn_tiles_of(&t->shape);
     uint32_t rank = t->shape.rank, mode = rank == 2 ? 1 : rank == 3 ? 2 : 3;
@@ -674,7 +733,8 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
     nn_tensor *o = NULL;
     st = nn_tensor_new(op, t->device, &t->shape, dtype, LMNN_TILE, &memory, &oh, &o);
     if (st) return st;
-    uint32_t args[] = {g.ht, g.wt, tpc, C, nn_float_bits(opts->eps)};
+    uint32_t args[] = {g.ht,        g.wt,        tpc,         C,          nn_float_bits(opts->eps),
+                       act.args[0], act.args[1], act.args[2], act.args[3]};
     nn_key key;
     nn_key_init(&key, "batch_norm");
     nn_key_add(&key, args, sizeof args);
@@ -696,8 +756,14 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
         }
         uint32_t cc[] = {mode, p[2] != NULL, p[3] != NULL};
         nn_kernel_spec reader = {"norm_batch_reader.c", LM_PROCESSOR_DM0, rc, 12, NULL, 0, false};
-        nn_kernel_spec compute = {
-            "norm_batch_compute.c", LM_PROCESSOR_COMPUTE, cc, 3, NULL, 0, true};
+        lm_kernel_define def;
+        nn_kernel_spec compute = {"norm_batch_compute.c",
+                                  LM_PROCESSOR_COMPUTE,
+                                  cc,
+                                  3,
+                                  &def,
+                                  act_define(&act, &def),
+                                  true};
         lm_kernel kr, kc;
         st = nn_split_work(op, t->device, t->pages, &split);
         pr.cores = split.all;
@@ -715,7 +781,7 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
         if (!st) st = nn_program_kernel(op, &pr, &reader, &kr);
         if (!st) st = nn_program_kernel(op, &pr, &compute, &kc);
         if (!st) st = nn_kernel_split_args(op, &pr, kr, &split, args, 4);
-        if (!st) st = nn_kernel_split_args(op, &pr, kc, &split, args, 5);
+        if (!st) st = nn_kernel_split_args(op, &pr, kc, &split, args, 5 + NORM_ACT_ARGS);
         if (!st) st = add_writer(op, &pr, &split, o, 5, 1, 1, 2);
         if (st) nn_program_discard(&pr);
         if (!st) st = nn_cache_add(op, t->device, &key, &pr, &prog);

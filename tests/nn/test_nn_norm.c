@@ -457,6 +457,74 @@ static void test_group_norm_channels_last(void) {
     }
 }
 
+/* v after activation `act` (SiLU, or LeakyReLU with slope 0.2). */
+static double activated(lmnn_unary_op act, double v) {
+    return act == LMNN_SILU ? v / (1 + exp(-v)) : v < 0 ? 0.2 * v : v;
+}
+
+/* A fused activation (opts.activation) on every norm and path: layer_norm,
+ * group_norm channels first (a group kept in L1, and one streamed: 140
+ * tiles) and channels last, batch_norm; SiLU and LeakyReLU (its slope
+ * given). Then an activation that does not exist. */
+static void test_norm_activation(void) {
+    enum { LAYER, GROUP, GROUP_BIG, GROUP_CL, BATCH, KINDS };
+    lmnn_shape shapes[KINDS] = {LMNN_SHAPE(3, 40, 70), LMNN_SHAPE(2, 6, 10, 12),
+                                LMNN_SHAPE(1, 2, 200, 300), LMNN_SHAPE(2, 1, 64, 64),
+                                LMNN_SHAPE(2, 3, 20, 33)};
+    uint32_t groups[KINDS] = {0, 3, 1, 8, 0};
+    for (int k = 0; k < KINDS; k++) {
+        lmnn_shape *s = &shapes[k];
+        size_t n = lmnn_shape_volume(s);
+        uint32_t c = k == LAYER || k == GROUP_CL ? s->dims[s->rank - 1] : s->dims[1];
+        lmnn_shape cs = LMNN_SHAPE(c);
+        float *x = nn_rand_floats(n, -2, 4, 800 + k), *w = nn_rand_floats(c, -2, 2, 810);
+        float *b = nn_rand_floats(c, -1, 1, 820), *rv = nn_rand_floats(c, 0.5f, 2, 830);
+        lmnn_tensor a = up(s, x, LMNN_FLOAT32), wt = up(&cs, w, LMNN_FLOAT32),
+                    bt = up(&cs, b, LMNN_FLOAT32), vt = up(&cs, rv, LMNN_FLOAT32), y;
+        double *ref = k == LAYER      ? ref_layer(x, s, 1, w, b, 1e-5, false)
+                      : k == GROUP_CL ? ref_group_cl(x, s, groups[k], w, b, 1e-5)
+                      : k == BATCH    ? ref_batch(x, s, b, rv, w, b, 1e-5)
+                                      : ref_group(x, s, groups[k], w, b, 1e-5);
+        double *want = malloc(n * sizeof *want);
+        for (int ai = 0; ai < 2; ai++) {
+            lmnn_unary_op act = ai ? LMNN_LEAKY_RELU : LMNN_SILU;
+            lmnn_norm_options o;
+            lmnn_norm_options_init(&o);
+            o.activation = act;
+            if (ai) o.activation_alpha = 0.2;
+            o.channels_last = k == GROUP_CL;
+            if (k == LAYER)
+                CHECK_OK(lmnn_layer_norm(a, wt, bt, &o, &y));
+            else if (k == BATCH)
+                CHECK_OK(lmnn_batch_norm(a, bt, vt, wt, bt, &o, &y));
+            else
+                CHECK_OK(lmnn_group_norm(a, groups[k], wt, bt, &o, &y));
+            for (size_t i = 0; i < n; i++)
+                want[i] = activated(act, ref[i]);
+            CHECK_RESULT(k == LAYER   ? O_LAYER
+                         : k == BATCH ? O_BATCH
+                                      : O_GROUP,
+                         LMNN_FLOAT32, y, want, n, 2e-5);
+            lmnn_tensor_free(y);
+        }
+        free(want), free(ref);
+        lmnn_tensor_free(a), lmnn_tensor_free(wt), lmnn_tensor_free(bt), lmnn_tensor_free(vt);
+        free(x), free(w), free(b), free(rv);
+    }
+    lmnn_shape s = LMNN_SHAPE(2, 4, 8);
+    float *x = nn_rand_floats(64, -1, 1, 840);
+    lmnn_tensor a = up(&s, x, LMNN_FLOAT32), y;
+    lmnn_norm_options o;
+    lmnn_norm_options_init(&o);
+    o.activation = (lmnn_unary_op)9999;
+    CHECK_FAILS(lmnn_group_norm(a, 2, (lmnn_tensor){0}, (lmnn_tensor){0}, &o, &y),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_group_norm: opts.activation: unknown unary op 9999");
+    CHECK_FAILS(lmnn_layer_norm(a, (lmnn_tensor){0}, (lmnn_tensor){0}, &o, &y),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_layer_norm: opts.activation: unknown unary op 9999");
+    lmnn_tensor_free(a);
+    free(x);
+}
+
 static void test_batch_norm(void) {
     lmnn_shape shapes[] = {LMNN_SHAPE(37, 45), LMNN_SHAPE(3, 40, 50), LMNN_SHAPE(2, 3, 20, 33),
                            LMNN_SHAPE(2, 3, 2, 5, 7), LMNN_SHAPE(4, 70)};
@@ -723,6 +791,7 @@ int main(void) {
     TEST_RUN(test_group_norm);
     TEST_RUN(test_group_norm_channels_last);
     TEST_RUN(test_batch_norm);
+    TEST_RUN(test_norm_activation);
     TEST_RUN(test_streaming);
     TEST_RUN(test_memory_and_cache);
     TEST_RUN(test_errors);

@@ -240,3 +240,20 @@ static inline nn_row_block nn_row_block_of(uint32_t u, uint32_t ht, uint32_t wt,
     r.first_tile = (r.b * ht + r.tr) * wt + r.bk * block;
     return r;
 }
+
+/* A compute kernel's fused activation on dst 0 (dst 1 and up scratch): with
+ * the define NN_ACT (nn_unary_fused_switch's text), the activation whose
+ * parameters nn_param[0..2] and op nn_op are runtime args `arg` .. arg + 3;
+ * without it, nothing. */
+#ifdef NN_ACT
+#define NN_ACT_DST0(arg)                                                                           \
+    do {                                                                                           \
+        uint32_t nn_param[3] = {get_arg_val(arg), get_arg_val((arg) + 1), get_arg_val((arg) + 2)}; \
+        uint32_t nn_op = get_arg_val((arg) + 3);                                                   \
+        (void)nn_param;                                                                            \
+        (void)nn_op;                                                                               \
+        NN_ACT;                                                                                    \
+    } while (0)
+#else
+#define NN_ACT_DST0(arg) ((void)0)
+#endif

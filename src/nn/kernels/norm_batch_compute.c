@@ -7,7 +7,8 @@
  * the whole-tile scale, mean and bias, 16 output.
  * Compile-time args: mode, has weight, has bias.
  * Runtime args: first, count (tiles), Ht, Wt, tiles per channel, channels,
- * eps bits. */
+ * eps bits, then a fused activation's (NN_ACT, nn_kernel.h) parameters and
+ * op. */
 #include "compute_kernel_api.h"
 
 #define A(i) get_arg_val(i)
@@ -88,6 +89,7 @@ void kernel_main(void) {
             copy_tile(9, 0, 1);
             add_binary_tile(0, 1, 0);
         }
+        NN_ACT_DST0(7);
         tile_regs_commit();
         tile_regs_wait();
         pack_to(16, 0);

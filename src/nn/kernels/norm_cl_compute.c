@@ -17,7 +17,9 @@
  * rstd and -GD * rstd per group, 13 the same for a column, 14 a column's
  * scale and shift as whole tiles, 16 output.
  * Compile-time args: weight mode, bias mode (0 absent, 1 present), masks.
- * Runtime args: as the reader's. */
+ * Runtime args: as the reader's, then a fused activation's (NN_ACT,
+ * nn_kernel.h) parameters and op: each output tile then goes through dst 0
+ * alone. */
 #include "compute_kernel_api.h"
 
 #define A(i) get_arg_val(i)
@@ -39,6 +41,7 @@
 #define CB_AFFINE 14
 #define CB_OUT 16
 #define BLOCK 6
+#define ARG_ACT 10
 
 static void done_math(void) {
     tile_regs_commit();
@@ -204,6 +207,20 @@ void kernel_main(void) {
             for (uint32_t i0 = 0; i0 < ht; i0 += BLOCK) {
                 uint32_t b = ht - i0 < BLOCK ? ht - i0 : BLOCK;
                 cb_wait_front(CB_IN, b);
+#ifdef NN_ACT
+                for (uint32_t t = 0; t < b; t++) {
+                    tile_regs_acquire();
+                    sub_tiles_bcast_rows(CB_IN, CB_MEAN, t, 0, 0);
+                    copy_tile(CB_AFFINE, 0, 1);
+                    mul_binary_tile(0, 1, 0);
+                    copy_tile(CB_AFFINE, 1, 1);
+                    add_binary_tile(0, 1, 0);
+                    NN_ACT_DST0(ARG_ACT);
+                    done_math();
+                    pack_block(CB_OUT, 1);
+                    tile_regs_release();
+                }
+#else
                 tile_regs_acquire();
                 copy_tile(CB_AFFINE, 0, 6);
                 copy_tile(CB_AFFINE, 1, 7);
@@ -215,6 +232,7 @@ void kernel_main(void) {
                 done_math();
                 pack_block(CB_OUT, b);
                 tile_regs_release();
+#endif
                 cb_pop_front(CB_IN, b);
             }
             cb_pop_front(CB_AFFINE, 2);

@@ -20,7 +20,9 @@
  * in CBs 5 and 6 for the whole kernel), x kept (resident groups: CB 0 holds
  * the whole group, read once for the mean and the deviation pass).
  * Runtime args: first, count (groups), n, Ht, Wt, H, W, scaler bits, groups,
- * channels, tiles per channel, eps bits. */
+ * channels, tiles per channel, eps bits, then a fused activation's (NN_ACT,
+ * nn_kernel.h) parameters and op: applied to each output tile, which then
+ * goes through dst one at a time. */
 #include "compute_kernel_api.h"
 
 #define A(i) get_arg_val(i)
@@ -38,6 +40,7 @@
 #define CB_KEEP 10
 #define CB_DR 11
 #define CB_OUT 16
+#define ARG_ACT 12
 
 static void pack_to(uint32_t cb, uint32_t d) {
     cb_reserve_back(cb, 1);
@@ -183,13 +186,19 @@ static void resident_group(uint32_t g, uint32_t n) {
     uint32_t affine = wmode || bmode;
     uint32_t wb = wmode == 2 ? LM_BCAST_SCALAR : mode == 1 ? LM_BCAST_ROW : LM_BCAST_NONE;
     uint32_t bb = bmode == 2 ? LM_BCAST_SCALAR : mode == 1 ? LM_BCAST_ROW : LM_BCAST_NONE;
-    for (uint32_t i0 = 0; i0 < n; i0 += BLOCK) {
-        uint32_t b = n - i0 < BLOCK ? n - i0 : BLOCK;
+#ifdef NN_ACT
+    uint32_t block = 1; /* the activation works on dst 0 */
+#else
+    uint32_t block = BLOCK;
+#endif
+    for (uint32_t i0 = 0; i0 < n; i0 += block) {
+        uint32_t b = n - i0 < block ? n - i0 : block;
         tile_regs_acquire();
         for (uint32_t j = 0; j < b; j++) {
             if (!rms) lm_binary_tiles(LM_BINARY_MUL, bc, CB_ONES, CB_MEAN2, 0, 0, j);
             lm_binary_tiles_acc(LM_BINARY_MUL, bc, CB_KEEP, CB_RSTD, i0 + j, 0, j, !rms);
         }
+        if (!affine) NN_ACT_DST0(ARG_ACT);
         done_math();
         pack_block(affine ? CB_DR : CB_OUT, b);
         tile_regs_release();
@@ -213,6 +222,7 @@ static void resident_group(uint32_t g, uint32_t n) {
             if (wmode && !wkept) cb_pop_front(CB_W, 1);
             if (bmode && !bkept) cb_pop_front(CB_B, 1);
         }
+        NN_ACT_DST0(ARG_ACT);
         done_math();
         pack_block(CB_OUT, b);
         tile_regs_release();
@@ -342,6 +352,7 @@ void kernel_main(void) {
                 add_binary_tile(0, 1, 0);
                 cb_pop_front(CB_B, 1);
             }
+            NN_ACT_DST0(ARG_ACT);
             done_math();
             pack_to(CB_OUT, 0);
             tile_regs_release();
