@@ -703,7 +703,7 @@ lm_status lmnn_batch_norm(lmnn_tensor a, lmnn_tensor running_mean, lmnn_tensor r
         lmnn_norm_options_init(&defaults);
         opts = &defaults;
     }
-    nn_tensor *t, *p[4];
+    nn_tensor *t = NULL, *p[4] = {0};
     lmnn_dtype dtype;
     lmnn_memory_config memory;
     lm_status st = check_input(op, a, &opts->output, &t, &dtype, &memory);
