@@ -9,13 +9,11 @@
 
 /* Column blocks of the patch matrix per unit of work, as tilize's. */
 #define IM2COL_BLOCK 32
-/* Bytes of L1 the im2col reader may stage input pixels in. */
-#define IM2COL_STAGE_BUDGET (64u << 10)
-/* The same for an NCHW image read as planes (nn_conv_planes_fit), which has
- * no other way in than its transpose: a 16x16 patch stem of 224-pixel lines
- * stages 48 lines of 2.6 KiB (the circular buffers around it take at most
- * 0.5 MiB of L1). */
-#define IM2COL_PLANES_BUDGET (256u << 10)
+/* Bytes of L1 the im2col reader may stage input pixels in: a 16x16 patch
+ * stem of 224-pixel lines stages 48 lines of 2.6 KiB, a 9x9 convolution of
+ * 32 channels packing 8 output pixels a patch row 12 lines of 12 KiB (the
+ * circular buffers around it take at most 0.5 MiB of L1). */
+#define IM2COL_STAGE_BUDGET (256u << 10)
 /* Input lines it may stage whole (conv_im2col_reader.c's STAGE_LINES). */
 #define IM2COL_STAGE_LINES 64u
 #define POOL_TAPS_BUDGET (512u * 1024u)
@@ -257,25 +255,27 @@ static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
 #define PLANES_MAX_C 16
 
 /* The ring's lines for convolution g (the reader's runtime arg 29), or 0 to
- * stage runs of lines instead: whole lines need pages of image rows, whole
- * patch rows in a unit (wt <= block), no dilation or virtual stride along W
- * and zero fill, and the ring must fit IM2COL_STAGE_LINES and the budget. */
-static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, bool whole,
-                             uint32_t fill, uint32_t page) {
-    uint64_t budget = g->planes > 1 ? IM2COL_PLANES_BUDGET : IM2COL_STAGE_BUDGET;
-    if (ppp == 1 || !whole || fill != 0 || g->dw != 1 || g->uh != 1 || g->uw != 1) return 0;
+ * stage runs of lines instead: whole lines need pages of image rows, no
+ * dilation or virtual stride along W and zero fill, and the ring must fit
+ * IM2COL_STAGE_LINES and the budget. Patch rows wider than a column block
+ * stage too: each block's units copy their columns out of the same lines,
+ * which the units of one tile row, in a row, read once. */
+static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, uint32_t fill,
+                             uint32_t page) {
+    if (ppp == 1 || fill != 0 || g->dw != 1 || g->uh != 1 || g->uw != 1) return 0;
     uint64_t lines = staged_lines_max(g, m);
-    if (lines == 0 || lines > IM2COL_STAGE_LINES || lines * staged_line_bytes(g, page) > budget)
+    if (lines == 0 || lines > IM2COL_STAGE_LINES ||
+        lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)
         return 0;
     return (uint32_t)lines;
 }
 
 bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
-    uint64_t m = (uint64_t)g->n * g->oh * g->ow, k = (uint64_t)g->kh * g->kw * g->c;
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow;
     nn_conv_geom planes = *g;
     planes.planes = g->c;
     return g->c > 1 && g->c <= PLANES_MAX_C && g->w > 1 &&
-           staged_lines(&planes, m, g->w, tiles32(k) <= IM2COL_BLOCK, 0, g->c * esize) > 0;
+           staged_lines(&planes, m, g->w, 0, g->c * esize) > 0;
 }
 
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
@@ -351,8 +351,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
             wrow = nn_rm_elem_size(weights->dtype);
     }
     uint32_t nb = (t.wt + block - 1) / block;
-    uint32_t lines =
-        mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, t.wt <= block, fill, g->c * esize) : 0;
+    uint32_t lines = mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, fill, g->c * esize) : 0;
     if (planes > 1 && !lines)
         return nn_fail(LM_ERR_INTERNAL, op, "input: an NCHW image whose lines cannot be staged");
     /* tile_units.c's compile-time args (its buffers); the rest is runtime
@@ -447,8 +446,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
          * small. */
         uint64_t stage = lines ? lines * staged_line_bytes(g, g->c * esize)
                                : (uint64_t)g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
-        if (!st && mode == NN_PATCH_CONV &&
-            stage <= (planes > 1 ? IM2COL_PLANES_BUDGET : IM2COL_STAGE_BUDGET))
+        if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
             st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)
             st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin),

@@ -741,6 +741,10 @@ static void test_nchw_planes(void) {
     k = (conv_case){.n = 1, .c = 16, .h = 12, .w = 13, .oc = 4, .kh = 3, .kw = 3, .bias = true};
     k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 1;
     run_planes_case("NCHW 16 ch", k, false);
+    /* 9x9 of 16 channels: patch rows of 41 tiles, two column blocks. */
+    k.kh = k.kw = 9, k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 4;
+    run_planes_case("NCHW 16 ch 9x9, patch rows wider than a block", k, false);
+    k.kh = k.kw = 3, k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 1;
     k.c = 17;
     run_planes_case("NCHW 17 ch: transposed", k, true);
     k.c = 2, k.dil[1] = 2;
@@ -947,12 +951,39 @@ static void test_row_major_out(void) {
     k.n = 2, k.h = 30, k.w = 7, k.stride[0] = 1, k.stride[1] = 3, k.dil[0] = 1;
     k.pad[0] = k.pad[1] = 1, k.pad[2] = 0, k.pad[3] = 1, k.dtype = LMNN_BFLOAT16;
     run_case("3 -> 6 stride (1, 3) bf16, image rows in", k, false);
-    /* Lines too wide for the ring (16 channels of 600 pixels): runs of
+    /* Patch rows wider than a column block (32 tiles) staged from the
+     * ring too, each block's units copying their window of the kernel rows:
+     * 9x9 of 32 channels, 8 output pixels a patch row (144 tiles, blocks
+     * cutting kernel rows and pixels apart, the last block part empty),
+     * units crossing images, kernel rows above and below the image. */
+    k = (conv_case){.n = 3,
+                    .c = 32,
+                    .h = 11,
+                    .w = 16,
+                    .oc = 3,
+                    .kh = 9,
+                    .kw = 9,
+                    .pad = {4, 4, 4, 4},
+                    .bias = true,
+                    .flat = true,
+                    .rm_out = true,
+                    .nhwc = true,
+                    .row_major = true,
+                    .flat_in = true,
+                    .rows_in = true};
+    run_case("32 -> 3 9x9, image rows in, patch rows of 144 tiles", k, false);
+    k.dtype = LMNN_BFLOAT16;
+    run_case("32 -> 3 9x9 bf16, image rows in", k, false);
+    /* Stride 2 down H, one pixel a patch row: blocks of 40 channels. */
+    k.dtype = 0, k.c = 40, k.kh = 5, k.kw = 7, k.stride[0] = 2, k.oc = 9;
+    k.pad[0] = 3, k.pad[1] = 1, k.pad[2] = 2, k.pad[3] = 5;
+    run_case("40 -> 9 5x7 stride (2, 1), image rows in, 44 tiles", k, false);
+    /* Lines too wide for the ring (16 channels of 1400 pixels): runs of
      * lines staged per output row instead. */
     k = (conv_case){.n = 1,
                     .c = 16,
                     .h = 4,
-                    .w = 600,
+                    .w = 1400,
                     .oc = 4,
                     .kh = 3,
                     .kw = 3,
@@ -963,7 +994,7 @@ static void test_row_major_out(void) {
                     .row_major = true,
                     .flat_in = true,
                     .rows_in = true};
-    run_case("16 -> 4 600 wide, image rows in", k, false);
+    run_case("16 -> 4 1400 wide, image rows in", k, false);
 
     /* The prepared forms, and what refuses them. */
     lmnn_shape xs = LMNN_SHAPE(1, 1, 2 * 28 * 28, 1), ws = LMNN_SHAPE(8, 1, 3, 3);

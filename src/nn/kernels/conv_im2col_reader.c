@@ -182,13 +182,16 @@ static void read_line(uint32_t line, uint32_t dst) {
 static uint32_t s_tag[STAGE_LINES]; /* the line in each slot */
 static uint32_t s_lines, s_pitch, s_left;
 
-/* Patch rows row .. row + count - 1 (whole rows, mode 0) into rows `pitch`
- * bytes apart at dst: first each input line they read that the ring lacks
- * (read_line), then for each output row and kernel row one
- * strided local read of KW pixels per patch row; kernel rows outside the
- * image read zeros. */
-static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t stage,
-                        uint64_t local) {
+/* Columns c0 .. c1 - 1 (bytes of a patch row, mode 0) of patch rows row ..
+ * row + count - 1 into rows `pitch` bytes apart at dst: first each input
+ * line they read that the ring lacks (read_line), then for each output row
+ * and kernel row whose KW pixels the columns reach one strided local read
+ * of that part of them per patch row; kernel rows outside the image read
+ * zeros. Whole patch rows are c0 = 0, c1 = KH * KW pixels; a unit of a
+ * column block takes its block's window, so a patch row wider than a block
+ * is staged as one narrower is. */
+static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t c0,
+                        uint32_t c1, uint32_t stage, uint64_t local) {
     const uint32_t H = (uint32_t)g_H, OH = g_OH, OW = g_OW, KH = g_KH;
     const uint32_t page = psize, lines = s_lines, lpitch = s_pitch, left = s_left * page;
     const int32_t sh = g_sh, pt = g_pt, dh = g_dh;
@@ -215,17 +218,23 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
         /* Pixel ox * sw - pl of the line: at or right of its padding. */
         uint32_t col = (uint32_t)((int32_t)(ox * (uint32_t)g_sw) - g_pl) * page + left;
         uint32_t at = dst + (r - row) * pitch;
-        for (uint32_t ky = 0; ky < KH; ky++, at += run) {
+        /* Kernel row ky is bytes [ky * run, ky * run + run) of a patch row:
+         * the rows the window reaches, and of each the part inside it. */
+        uint32_t ky = c0 / run, kend = (c1 + run - 1) / run;
+        for (; ky < kend; ky++) {
+            uint32_t a = ky * run > c0 ? ky * run : c0;
+            uint32_t b = ky * run + run < c1 ? ky * run + run : c1;
+            uint32_t to = at + (a - c0), bytes = b - a;
             uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
             if (vy < H) {
                 uint32_t slot = (n * H + vy) % lines;
-                lm_noc_async_read_strided(local | (stage + slot * lpitch + col), step, at, pitch,
-                                          run, len);
-            } else if (run <= zero_size) {
-                lm_noc_async_read_strided(zero_src, 0, at, pitch, run, len);
+                lm_noc_async_read_strided(local | (stage + slot * lpitch + col + (a - ky * run)),
+                                          step, to, pitch, bytes, len);
+            } else if (bytes <= zero_size) {
+                lm_noc_async_read_strided(zero_src, 0, to, pitch, bytes, len);
             } else {
                 for (uint32_t j = 0; j < len; j++)
-                    nn_zero(at + j * pitch, run);
+                    nn_zero(to + j * pitch, bytes);
             }
         }
         r += len;
@@ -413,9 +422,22 @@ void kernel_main(void) {
             uint32_t base = get_write_ptr(0);
             if (s_lines) {
                 uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
-                stage_lines(base, width * esize, row0, count, stage, (uint64_t)local << 32);
+                uint32_t pitch = width * esize;
+                stage_lines(base, pitch, row0, count, col0 * esize, (col0 + valid) * esize, stage,
+                            (uint64_t)local << 32);
+                /* The last block's columns past the matrix's (with one block
+                 * they stay zeroed from the start): a wider block's values
+                 * left there meet the weights' zero rows, and an inf among
+                 * them would make a NaN of a finite output. */
+                uint32_t tail = (width - valid) * esize;
+                if (!cols_zeroed && tail && tail <= zero_size)
+                    lm_noc_async_read_strided(zero_src, 0, base + valid * esize, pitch, tail,
+                                              count);
+                else if (!cols_zeroed && tail)
+                    for (uint32_t r = 0; r < count; r++)
+                        nn_zero(base + r * pitch + valid * esize, tail);
                 for (uint32_t r = count; r < 32; r++)
-                    zero_run(base + r * width * esize, width * esize);
+                    zero_run(base + r * pitch, pitch);
             }
             for (uint32_t r = 0; stage && !s_lines && r < 32;) {
                 uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
