@@ -204,13 +204,14 @@ static lm_status fewer_cores(const char *op, lm_device *device, nn_split *split)
  * copies the patch rows out of the ring with one strided read per output row
  * and kernel row. */
 
-/* Bytes of one staged line: the left padding, W pixels and the right
- * padding the patches read, rounded to 16 (the reader works it out alike). */
+/* Bytes of one staged line: the left padding, the (virtual) W pixels and
+ * the right padding the patches read, rounded to 16 (the reader works it
+ * out alike). */
 static uint64_t staged_line_bytes(const nn_conv_geom *g, uint32_t page) {
-    int64_t left = g->pl > 0 ? g->pl : 0;
+    int64_t left = g->pl > 0 ? g->pl : 0, vw = ((int64_t)g->w - 1) * g->uw + 1;
     int64_t last = (int64_t)(g->ow - 1) * g->sw - g->pl + (int64_t)(g->kw - 1) * g->dw;
-    int64_t right = last > (int64_t)g->w - 1 ? last - ((int64_t)g->w - 1) : 0;
-    return ((uint64_t)(left + g->w + right) * page + 15) / 16 * 16;
+    int64_t right = last > vw - 1 ? last - (vw - 1) : 0;
+    return ((uint64_t)(left + vw + right) * page + 15) / 16 * 16;
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b) {
@@ -237,8 +238,8 @@ static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
             int64_t y0 = (int64_t)(p / g->ow) * g->sh - g->pt;
             for (uint32_t ky = 0; ky < g->kh; ky++) {
                 int64_t vy = y0 + (int64_t)ky * g->dh;
-                if (vy < 0 || vy >= g->h) continue;
-                int64_t line = (int64_t)n * g->h + vy;
+                if (vy < 0 || vy > ((int64_t)g->h - 1) * g->uh || vy % g->uh) continue;
+                int64_t line = (int64_t)n * g->h + vy / g->uh;
                 lo = line < lo ? line : lo;
                 hi = line > hi ? line : hi;
             }
@@ -256,13 +257,15 @@ static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
 
 /* The ring's lines for convolution g (the reader's runtime arg 29), or 0 to
  * stage runs of lines instead: whole lines need pages of image rows, no
- * dilation or virtual stride along W and zero fill, and the ring must fit
- * IM2COL_STAGE_LINES and the budget. Patch rows wider than a column block
- * stage too: each block's units copy their columns out of the same lines,
- * which the units of one tile row, in a row, read once. */
+ * dilation along W and zero fill, and the ring must fit IM2COL_STAGE_LINES
+ * and the budget. Patch rows wider than a column block stage too: each
+ * block's units copy their columns out of the same lines, which the units
+ * of one tile row, in a row, read once. So does a transposed convolution's
+ * virtually strided image: its lines are staged with the zeros between
+ * the pixels, and the rows between its lines read as padding. */
 static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, uint32_t fill,
                              uint32_t page) {
-    if (ppp == 1 || fill != 0 || g->dw != 1 || g->uh != 1 || g->uw != 1) return 0;
+    if (ppp == 1 || fill != 0 || g->dw != 1) return 0;
     uint64_t lines = staged_lines_max(g, m);
     if (lines == 0 || lines > IM2COL_STAGE_LINES ||
         lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)

@@ -702,9 +702,9 @@ static void run_planes_case(const char *name, conv_case k, bool transposes) {
  * tiles. Stems (7x7 stride 2 pad 3; 4x4 stride 4 patches), row-major and
  * tile inputs, batches, bfloat16 and bfloat8_b, asymmetric padding, stride
  * 1 with a row-major output (several output pixels a patch row), groups;
- * a transposed convolution of stride 1 (a convolution); 17 channels,
- * dilation along W and a transposed convolution of stride 2 (zeros between
- * the pixels) take the transpose as before. */
+ * transposed convolutions of stride 1 (a convolution) and 2 (zeros between
+ * the pixels, staged with them); 17 channels and dilation along W take the
+ * transpose as before. */
 static void test_nchw_planes(void) {
     conv_case k = {.n = 1,
                    .c = 3,
@@ -752,7 +752,7 @@ static void test_nchw_planes(void) {
     k.dil[1] = 1, k.transpose = true;
     run_planes_case("NCHW 2 ch conv_transpose2d stride 1", k, false);
     k.stride[0] = k.stride[1] = 2;
-    run_planes_case("NCHW 2 ch conv_transpose2d stride 2: transposed", k, true);
+    run_planes_case("NCHW 2 ch conv_transpose2d stride 2", k, false);
 }
 
 /* Runs a case with the device profiling its launches, and checks whether
@@ -1391,6 +1391,36 @@ static void test_transpose(void) {
                          .pad = {2, 2, 2, 2},
                          .outpad = {2, 1}},
              false);
+    /* Image rows in: the reader stages each input line with the stride's
+     * zeros between its pixels, and reads the rows between lines as
+     * padding. A decoder's 4x4 stride 2 up-sampling; patch rows wider than a
+     * block (96 channels); strides (3, 2) with output padding; images
+     * shared by units; bfloat16. */
+    conv_case k = {.transpose = true,
+                   .n = 2,
+                   .c = 64,
+                   .h = 6,
+                   .w = 5,
+                   .oc = 24,
+                   .kh = 4,
+                   .kw = 4,
+                   .stride = {2, 2},
+                   .pad = {1, 1, 1, 1},
+                   .bias = true,
+                   .flat = true,
+                   .rm_out = true,
+                   .nhwc = true,
+                   .row_major = true,
+                   .flat_in = true,
+                   .rows_in = true};
+    run_case("T 4x4 stride 2, image rows in", k, false);
+    k.c = 96, k.n = 3, k.h = 4;
+    run_case("T 4x4 stride 2, 96 channels (K = 1536), image rows in", k, false);
+    k.c = 5, k.kh = 3, k.kw = 5, k.stride[0] = 3, k.stride[1] = 2, k.outpad[0] = 2, k.outpad[1] = 1,
+    k.pad[0] = 0, k.pad[3] = 2;
+    run_case("T 3x5 stride (3, 2) outpad (2, 1), image rows in", k, false);
+    k.dtype = LMNN_BFLOAT16;
+    run_case("T 3x5 stride (3, 2) bf16, image rows in", k, false);
     run_case("T prepared NHWC bf16",
              (conv_case){.transpose = true,
                          .n = 1,

@@ -154,30 +154,37 @@ static void masks_make(uint32_t valid) {
 
 /* The geometry, for pool_rows and stage_lines. */
 static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl, g_dh;
-static uint32_t g_OH, g_OW, g_KH, g_KW;
+static uint32_t g_OH, g_OW, g_KH, g_KW, g_uh, g_uw;
 
-/* Input line `line` (n * H + y) as W pixels to dst: one read of a page per
- * image row; from an NCHW image, one strided read per channel, each
- * element to its place in the pixels (the channels interleaved as the
- * line arrives, so the patches are NHWC's). */
+/* Input line `line` (n * H + y) as W pixels to dst, uw pixels apart (a
+ * virtual stride: the zeros between them are left as they are): one read
+ * of a page per image row, strided with uw > 1; from an NCHW image, one
+ * strided read per channel, each element to its place in the pixels (the
+ * channels interleaved as the line arrives, so the patches are NHWC's). */
 static void read_line(uint32_t line, uint32_t dst) {
-    const uint32_t W = (uint32_t)g_W, np = planes;
-    if (np == 1) {
+    const uint32_t W = (uint32_t)g_W, np = planes, apart = g_uw * psize;
+    if (np == 1 && apart == psize) {
         read_pixels(line * W, W, dst);
+        return;
+    }
+    if (np == 1) {
+        lm_noc_async_read_strided(pixel_addr(line * W, 0), psize, dst, apart, psize, W);
         return;
     }
     const uint32_t H = (uint32_t)g_H, esize = psize / np, nb = banks;
     uint32_t g = (line / H * np) * H + line % H; /* channel 0's row */
     for (uint32_t c = 0; c < np; c++, g += H)
         lm_noc_async_read_strided(lm_bank_noc_addr(img_dram, g % nb, img_base + g / nb * pstride),
-                                  esize, dst + c * esize, psize, esize, W);
+                                  esize, dst + c * esize, apart, esize, W);
 }
 
 /* Whole-line staging (runtime arg 29 > 0, see nn_conv.c): circular buffer
  * 3 is a ring of `lines` input lines (n * H + y) of s_pitch bytes, line l
- * in slot l % lines, its pixel x at byte (x + s_left) * page; the padding
- * beside the pixels stays as zeroed at the start. The host sized the ring
- * so that the lines of any one unit never share a slot. */
+ * in slot l % lines, its pixel x at byte (x * uw + s_left) * page; the
+ * padding beside the pixels and the virtual stride's zeros between them
+ * stay as zeroed at the start. Virtual rows between the image's (y not a
+ * multiple of uh) read as outside it. The host sized the ring so that the
+ * lines of any one unit never share a slot. */
 #define STAGE_LINES 64
 static uint32_t s_tag[STAGE_LINES]; /* the line in each slot */
 static uint32_t s_lines, s_pitch, s_left;
@@ -192,7 +199,8 @@ static uint32_t s_lines, s_pitch, s_left;
  * is staged as one narrower is. */
 static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t c0,
                         uint32_t c1, uint32_t stage, uint64_t local) {
-    const uint32_t H = (uint32_t)g_H, OH = g_OH, OW = g_OW, KH = g_KH;
+    const uint32_t H = (uint32_t)g_H, OH = g_OH, OW = g_OW, KH = g_KH, uh = g_uh;
+    const uint32_t VH = (H - 1) * uh + 1; /* virtual rows */
     const uint32_t page = psize, lines = s_lines, lpitch = s_pitch, left = s_left * page;
     const int32_t sh = g_sh, pt = g_pt, dh = g_dh;
     const uint32_t end = row + count;
@@ -201,8 +209,8 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
         int32_t y0 = (int32_t)(p / OW) * sh - pt;
         for (uint32_t ky = 0; ky < KH; ky++) {
             uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
-            if (vy >= H) continue;
-            uint32_t line = n * H + vy, slot = line % lines;
+            if (vy >= VH || vy % uh) continue;
+            uint32_t line = n * H + vy / uh, slot = line % lines;
             if (s_tag[slot] == line) continue;
             s_tag[slot] = line;
             read_line(line, stage + slot * lpitch + left);
@@ -226,8 +234,8 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
             uint32_t b = ky * run + run < c1 ? ky * run + run : c1;
             uint32_t to = at + (a - c0), bytes = b - a;
             uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
-            if (vy < H) {
-                uint32_t slot = (n * H + vy) % lines;
+            if (vy < VH && vy % uh == 0) {
+                uint32_t slot = (n * H + vy / uh) % lines;
                 lm_noc_async_read_strided(local | (stage + slot * lpitch + col + (a - ky * run)),
                                           step, to, pitch, bytes, len);
             } else if (bytes <= zero_size) {
@@ -372,9 +380,9 @@ void kernel_main(void) {
     if (s_lines) {
         /* The line's padding, as nn_conv.c's staged_line_bytes. */
         int32_t last = (int32_t)(OW - 1) * sw - pl + (int32_t)(KW - 1);
-        uint32_t right = last > W - 1 ? (uint32_t)(last - (W - 1)) : 0;
+        uint32_t right = last > vw - 1 ? (uint32_t)(last - (vw - 1)) : 0;
         s_left = pl > 0 ? (uint32_t)pl : 0;
-        s_pitch = ((s_left + (uint32_t)W + right) * page + 15) / 16 * 16;
+        s_pitch = ((s_left + (uint32_t)vw + right) * page + 15) / 16 * 16;
         nn_zero(stage, s_lines * s_pitch);
         for (uint32_t i = 0; i < s_lines; i++)
             s_tag[i] = UINT32_MAX;
@@ -395,7 +403,7 @@ void kernel_main(void) {
      * per-tap matrices), not strided virtually: pool_rows. */
     bool fast_pool = mode != 0 && uh == 1 && uw == 1 && cols_zeroed;
     g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_dh = dh;
-    g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW;
+    g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW, g_uh = (uint32_t)uh, g_uw = (uint32_t)uw;
     uint32_t wsize = mode == 3 ? get_tile_size(4) : 0;
     /* The weights' element size when only row 0 of their tiles is read
      * (the compute broadcasts it down the rows: faces 0 and 1 each begin
