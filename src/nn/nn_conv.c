@@ -214,22 +214,13 @@ static uint64_t staged_line_bytes(const nn_conv_geom *g, uint32_t page) {
     return ((uint64_t)(left + vw + right) * page + 15) / 16 * 16;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b) {
-    while (b) {
-        uint64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* The most input lines (n * H + y, counted from the first to the last) one
  * unit of 32 of the m patch rows reads. Which lines a unit reads depends only
  * on where in an image it starts, which repeats after OH * OW / gcd(OH *
  * OW, 32) units: one period is enough. */
 static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
     uint64_t per_image = (uint64_t)g->oh * g->ow, units = (m + 31) / 32;
-    uint64_t period = per_image / gcd64(per_image, 32), worst = 0;
+    uint64_t period = per_image / nn_gcd(per_image, 32), worst = 0;
     for (uint64_t u = 0; u < units && u < period; u++) {
         uint64_t row = u * 32, end = row + 32 < m ? row + 32 : m;
         int64_t lo = INT64_MAX, hi = -1;

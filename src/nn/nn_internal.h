@@ -206,6 +206,16 @@ lm_status nn_accessor_words(const char *op, const nn_tensor *t, uint32_t *out_wo
 lm_status nn_tile_writer_args(const char *op, const nn_tensor *out, uint32_t out_arg, bool zero_pad,
                               uint32_t *out_args, uint32_t *out_count);
 
+/* The greatest common divisor of a and b (a when b is 0). */
+static inline uint64_t nn_gcd(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 /* The bits of v as a float32 (what kernels take float parameters as). */
 static inline uint32_t nn_float_bits(double v) {
     float f = (float)v;

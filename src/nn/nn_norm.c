@@ -457,15 +457,6 @@ static lm_status check_nc(const char *op, const nn_tensor *t, const lmnn_norm_op
  * repeats only after more tiles than this go through channels first. */
 #define CL_MAX_MAPS 64u
 
-static uint32_t gcd_u32(uint32_t a, uint32_t b) {
-    while (b) {
-        uint32_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 /* Channels-last group norm on t's matrices (norm_cl_*.c): each one sample,
  * its rows positions and its columns the channels. Units of work are spans
  * of s tile columns holding whole groups; the writer takes the same work as
@@ -474,7 +465,7 @@ static lm_status group_norm_cl(const char *op, nn_tensor *t, uint32_t cg, nn_ten
                                nn_tensor *b, double eps, const norm_act *act, lmnn_dtype dtype,
                                const lmnn_memory_config *memory, lmnn_tensor *out) {
     nn_tiles g = nn_tiles_of(&t->shape);
-    uint32_t s = cg / gcd_u32(cg, 32);
+    uint32_t s = cg / (uint32_t)nn_gcd(cg, 32);
     if (s > g.wt) s = g.wt;
     uint32_t maps = cg % 32 ? s : 1, nq = (g.wt + s - 1) / s;
     uint64_t samples = t->pages / ((uint64_t)g.ht * g.wt);
@@ -622,7 +613,7 @@ lm_status lmnn_group_norm(lmnn_tensor a, uint32_t num_groups, lmnn_tensor weight
     if ((st = norm_activation(op, opts, &act))) return st;
     if (opts->channels_last) {
         uint32_t cg = C / num_groups;
-        if (cg % 32 && cg / gcd_u32(cg, 32) > CL_MAX_MAPS)
+        if (cg % 32 && cg / (uint32_t)nn_gcd(cg, 32) > CL_MAX_MAPS)
             return group_norm_cl_swapped(a, t, num_groups, weight, bias, opts, out);
         return group_norm_cl(op, t, cg, w, b, opts->eps, &act, dtype, &memory, out);
     }
