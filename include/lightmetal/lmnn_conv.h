@@ -192,9 +192,27 @@ lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight
 
 /* The same for lmnn_conv_transpose2d: weight [C, OC / groups, KH, KW]
  * (PyTorch's ConvTranspose2d layout) becomes the matrix of the equivalent
- * convolution (kernel flipped, channels swapped), [KH * KW * C, OC]. */
+ * convolution (kernel flipped, channels swapped), [KH * KW * C, OC]; or,
+ * when `opts` run it by phases (see lmnn_conv_transpose2d: a stride above
+ * 1, dilation 1, one group and a kernel larger than the stride along one
+ * dim), the phase matrix [TH * TW * C, SH * SW * OC], TH = ceil(KH / SH)
+ * and TW = ceil(KW / SW), columns phase after phase. lmnn_conv_transpose2d
+ * takes either with the options it was prepared with (the phase matrix
+ * only with those); lmnn_conv2d_prepare_bias repeats a bias for it. */
 lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                                 lmnn_tensor *out);
+
+/* lmnn_conv_transpose2d_prepare_weights from float32 host data: `size`
+ * bytes at `data`, a weight of `shape` [C, OC / groups, KH, KW], as
+ * lmnn_conv2d_prepare_weights_host (no device read: a capture records one
+ * upload; float32 in DRAM unless opts->output says otherwise). Errors: a
+ * NULL device (LM_ERR_INVALID_HANDLE), a NULL pointer, another rank or a
+ * size that does not match the shape (LM_ERR_INVALID_ARGUMENT), else as
+ * lmnn_conv_transpose2d_prepare_weights. */
+lm_status lmnn_conv_transpose2d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                                     const float *data, size_t size,
+                                                     const lmnn_conv2d_options *opts,
+                                                     lmnn_tensor *out);
 
 /* out = conv2d(input, weight) + bias, then the activation (torch.nn.functional
  * .conv2d): input [N, C, H, W] (or NHWC), weight as above, bias [OC] or
@@ -208,9 +226,16 @@ lm_status lmnn_conv2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
 /* torch.nn.functional.conv_transpose2d: input [N, C, H, W], weight
  * [C, OC / groups, KH, KW] (or prepared), out [N, OC, OH, OW] with
  * OH = (H - 1) * sh - pt - pb + dh * (KH - 1) + oph + 1, output_padding below
- * max(stride, dilation) per dim. Runs as a convolution of the input with
- * sh - 1 zeros between its rows (the kernel skips them: no zero-inserted
- * image is stored) by the flipped kernel. */
+ * max(stride, dilation) per dim. With a stride above 1, dilation 1, one
+ * group and a kernel larger than the stride along a dim, runs by phases:
+ * the output rows (and columns) of one residue modulo the stride take only
+ * every stride-th tap of the kernel, so all of them are one convolution of
+ * the input as it is, of ceil(KH / sh) x ceil(KW / sw) taps and sh * sw *
+ * OC channels, whose results are interleaved into the output (two
+ * data-movement passes) -- sh * sw times fewer patches and products than
+ * the zeros between the pixels would take. Otherwise runs as a convolution
+ * of the input with sh - 1 zeros between its rows (the kernel skips them:
+ * no zero-inserted image is stored) by the flipped kernel. */
 lm_status lmnn_conv_transpose2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                                 const lmnn_conv2d_options *opts, lmnn_tensor *out);
 

@@ -1297,12 +1297,14 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
  * (its readers' fastest form), with the constant weight wm packed for
  * the output pixels the library computes per patch row (made once, for an
  * input of `dims` N, H, W) when `pack`. */
-/* The packed weight and bias of a row-major convolution with options `po`
- * (the input's dims set), made once per compile from the host constants:
- * weight `wk` (PyTorch's layout), bias `bk` (NULL: `bias` on the device, or
- * none when that is 0 too) -- no device read, so a capture records only
- * their uploads. */
-static lm_status packed_operands(fe_ctx *c, const fe_node *n, const fe_tensor *wk,
+/* The prepared weight and bias of a convolution with options `po`, made
+ * once per compile from the host constants: weight `wk` (PyTorch's layout),
+ * bias `bk` (NULL: `bias` on the device, or none when that is 0 too) -- no
+ * device read, so a capture records only their uploads. A row-major
+ * convolution's (the input's dims set) packed for its output pixels per
+ * patch row; a transposed one's as the library runs it (by phases: the
+ * bias repeated per phase). */
+static lm_status packed_operands(fe_ctx *c, const fe_node *n, bool transpose, const fe_tensor *wk,
                                  const fe_tensor *bk, lmnn_tensor bias,
                                  const lmnn_conv2d_options *po, lmnn_tensor *out_w,
                                  lmnn_tensor *out_b) {
@@ -1322,7 +1324,9 @@ static lm_status packed_operands(fe_ctx *c, const fe_node *n, const fe_tensor *w
         lmnn_conv2d_options wo = *po;
         wo.output.dtype = c->bfp8_weights ? LMNN_BFLOAT8_B : c->float_dtype;
         wo.kernel_size[0] = wo.kernel_size[1] = 0; /* the weight's own */
-        st = lmnn_conv2d_prepare_weights_host(c->device, &ws, data, size, &wo, out_w);
+        st = transpose ? lmnn_conv_transpose2d_prepare_weights_host(c->device, &ws, data, size, &wo,
+                                                                    out_w)
+                       : lmnn_conv2d_prepare_weights_host(c->device, &ws, data, size, &wo, out_w);
         free(data);
         if (!st) st = fe_cache_put(c, wkey, *out_w);
         if (st) return fe_nn_fail(c, n, st);
@@ -1382,12 +1386,12 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.output_layout = LMNN_ROW_MAJOR;
         o.output_image_rows = true; /* the readers move a row of pixels at a time */
     }
-    if (rows && wk) {
+    if ((rows || transpose) && wk) {
         lmnn_conv2d_options po = o;
         po.batch_size = (int32_t)dims[0];
         po.input_height = (int32_t)dims[1];
         po.input_width = (int32_t)dims[2];
-        lm_status st = packed_operands(c, n, wk, bk, bias, &po, &wm, &bias);
+        lm_status st = packed_operands(c, n, transpose, wk, bk, bias, &po, &wm, &bias);
         if (st) return st;
     }
     return transpose ? lmnn_conv_transpose2d(x, wm, bias, &o, out)
@@ -1440,7 +1444,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_tensor *bk = f->bias                       ? f->bias
                           : !integer && fe_has_in(n, 2) ? fe_in_const(c, n, 2)
                                                         : NULL;
-    bool host_packed = rows && wk && !integer && (bk || !fe_has_in(n, 2));
+    bool host_packed =
+        (rows || (transpose && g.sp != 3)) && wk && !integer && (bk || !fe_has_in(n, 2));
     uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
     if (host_packed) {
         /* packed_operands uploads the weight and bias */

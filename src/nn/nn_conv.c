@@ -24,6 +24,9 @@
 /* Bytes of L1 a depthwise unit's tilized taps and their weights may take:
  * the more taps at once, the fewer times the sums leave dst. */
 #define DEPTHWISE_TAPS_BUDGET (512u * 1024u)
+/* Column tiles of a unit of the phase interleave (phase_finish), as
+ * tilize's. */
+#define PHASE_BLOCK 8
 /* Cores per host thread the im2col program uses at most (see fewer_cores). */
 #ifndef IM2COL_CORES_PER_THREAD
 #define IM2COL_CORES_PER_THREAD 2
@@ -656,14 +659,176 @@ static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh,
     return pack_factor(&g, oc);
 }
 
+/* ---- transposed convolutions by phases ----
+ *
+ * A transposed convolution of stride s (dilation 1, one group) puts tap k
+ * of input row i on row o' = s * i + k of its output, counted before the
+ * top padding is cut off. The rows of one phase r = o' mod s take only the
+ * taps k = r + s * j (j >= 0), each from input row o' div s - j. So every
+ * phase is a convolution of the input itself, of T = ceil(K / s) taps (tap
+ * t takes j = T - 1 - t; taps past K are zero), and all of them together
+ * one convolution with s * OC output channels, phase after phase, whose
+ * results interleave into the output. The usual form -- the input with
+ * s - 1 zeros between its pixels, convolved by the flipped kernel -- sends
+ * s times as many patches (s^2 in 2-D), mostly zeros, through the patch
+ * matrix and its product. */
+
+/* Whether lmnn_conv_transpose2d with options `o` and a kh x kw kernel runs
+ * by phases, and their taps (*out_th x *out_tw): a stride above 1, dilation
+ * 1, one group and fewer taps than the kernel's (a kernel no larger than
+ * its stride, 1x1 at stride 2, skips nothing by phases). */
+static bool phase_taps(const lmnn_conv2d_options *o, uint32_t kh, uint32_t kw, uint32_t *out_th,
+                       uint32_t *out_tw) {
+    if (!o || o->groups != 1 || o->dilation[0] != 1 || o->dilation[1] != 1 || o->stride[0] < 1 ||
+        o->stride[1] < 1)
+        return false;
+    *out_th = (uint32_t)(((uint64_t)kh + (uint32_t)o->stride[0] - 1) / (uint32_t)o->stride[0]);
+    *out_tw = (uint32_t)(((uint64_t)kw + (uint32_t)o->stride[1] - 1) / (uint32_t)o->stride[1]);
+    return (uint64_t)*out_th * *out_tw < (uint64_t)kh * kw;
+}
+
+/* The phase matrix [TH * TW * C, SH * SW * OC] (rows tap-major as a
+ * convolution's, columns phase (rh, rw) after phase) of the flipped matrix
+ * m [KH * KW * C, OC] of a transposed convolution of stride (sh, sw)
+ * (malloc'd; NULL when out of memory). */
+static float *phase_matrix(const float *m, uint32_t kh, uint32_t kw, uint32_t c, uint32_t oc,
+                           uint32_t sh, uint32_t sw) {
+    uint32_t th = (kh + sh - 1) / sh, tw = (kw + sw - 1) / sw;
+    uint64_t cols = (uint64_t)sh * sw * oc;
+    float *pm = calloc((uint64_t)th * tw * c * cols, sizeof *pm);
+    if (!pm) return NULL;
+    for (uint32_t ty = 0; ty < th; ty++)
+        for (uint32_t tx = 0; tx < tw; tx++)
+            for (uint32_t rh = 0; rh < sh; rh++)
+                for (uint32_t rw = 0; rw < sw; rw++) {
+                    /* The kernel tap phase (rh, rw) takes at this tap; m's
+                     * rows hold the kernel flipped. */
+                    uint64_t ky = rh + (uint64_t)sh * (th - 1 - ty),
+                             kx = rw + (uint64_t)sw * (tw - 1 - tx);
+                    if (ky >= kh || kx >= kw) continue;
+                    const float *from = m + ((kh - 1 - ky) * kw + (kw - 1 - kx)) * c * oc;
+                    float *to = pm + (uint64_t)(ty * tw + tx) * c * cols + (rh * sw + rw) * oc;
+                    for (uint32_t ci = 0; ci < c; ci++)
+                        memcpy(to + ci * cols, from + (uint64_t)ci * oc, oc * sizeof *m);
+                }
+    return pm;
+}
+
+/* The convolution computing transposed convolution g's phases (its
+ * options `o`, TH x TW taps) on the input as it is: its output rows Y are
+ * those whose phases hold g's output rows, o' = oh + pt in [SH * Y0, SH *
+ * (Y0 + OH')), Y0 = pt / SH; the first output row is then o' = pt, crop[0]
+ * = pt - SH * Y0 rows into the interleaved result; likewise along W. */
+static void phase_geom(const nn_conv_geom *g, const lmnn_conv2d_options *o, uint32_t th,
+                       uint32_t tw, nn_conv_geom *out, uint32_t *crop) {
+    int64_t pad[2] = {o->padding[0], o->padding[2]}, taps[2] = {th, tw}, len[2] = {g->oh, g->ow};
+    int64_t first[2], count[2];
+    for (int i = 0; i < 2; i++) {
+        int64_t s = o->stride[i], y0 = pad[i] / s, y1 = (pad[i] + len[i] - 1) / s;
+        count[i] = y1 - y0 + 1;
+        first[i] = taps[i] - 1 - y0; /* top padding; negative crops */
+        crop[i] = (uint32_t)(pad[i] - s * y0);
+    }
+    *out = (nn_conv_geom){.n = g->n,
+                          .h = g->h,
+                          .w = g->w,
+                          .c = g->c,
+                          .oh = (uint32_t)count[0],
+                          .ow = (uint32_t)count[1],
+                          .kh = th,
+                          .kw = tw,
+                          .sh = 1,
+                          .sw = 1,
+                          .dh = 1,
+                          .dw = 1,
+                          .pt = (int32_t)first[0],
+                          .pl = (int32_t)first[1],
+                          .uh = 1,
+                          .uw = 1};
+}
+
+/* The output of transposed convolution g from y, the product of its phase
+ * convolution gp ([N * OH' * OW', SH * SW * OC] tiles, freed): untilized
+ * into a page per row of gp, then its phases interleaved into the output's
+ * pixels as they are tilized (kernels/phase_tile_reader.c: per output row
+ * and column phase one strided read, `crop` rows and columns in), then the
+ * form the options ask for. */
+static lm_status phase_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g,
+                              const nn_conv_geom *gp, uint32_t oc, const lmnn_conv2d_options *o,
+                              const uint32_t *crop, lmnn_dtype dtype, bool rm_out,
+                              const lmnn_memory_config *memory, lmnn_tensor *out) {
+    uint32_t sh = (uint32_t)o->stride[0], sw = (uint32_t)o->stride[1];
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
+    lmnn_shape rs = LMNN_SHAPE(gp->n * gp->oh, gp->ow * sh * sw * oc);
+    lmnn_shape zs = LMNN_SHAPE(g->n * g->oh * g->ow, oc);
+    lmnn_tensor r = {0}, z = {0};
+    nn_tensor *yt, *rt, *zt = NULL;
+    lm_status st = nn_get_tensor(op, "output", y, &yt);
+    if (!st) st = nn_tensor_new(op, yt->device, &rs, yt->dtype, LMNN_ROW_MAJOR, &dram, &r, &rt);
+    if (!st && (st = nn_untilize(op, yt, rt))) nn_tensor_discard(r);
+    lmnn_tensor_free(y);
+    if (st) return st;
+    /* The tiles in the output's dtype (tilize packs bfloat8_b too). */
+    st = nn_tensor_new(op, rt->device, &zs, dtype, LMNN_TILE, &dram, &z, &zt);
+    nn_tiles t = nn_tiles_of(&zs);
+    uint32_t block = t.wt < PHASE_BLOCK ? t.wt : PHASE_BLOCK, room = block;
+    uint32_t esize = nn_rm_elem_size(rt->dtype);
+    uint32_t args[16 + NN_ACCESSOR_WORDS] = {t.h, t.w, t.ht,  t.wt,  block,   gp->oh,  gp->ow,
+                                             sh,  sw,  g->oh, g->ow, crop[0], crop[1], esize};
+    uint32_t nargs = 14, words;
+    if (!st && !(st = nn_accessor_words(op, rt, args + nargs, &words))) nargs += words;
+    uint32_t cargs[] = {rt->memory.type == LM_BUFFER_DRAM,
+                        zt ? zt->memory.type == LM_BUFFER_DRAM : 0};
+    nn_key key;
+    nn_key_init(&key, "phase_tiles");
+    nn_key_add(&key, args, nargs * sizeof *args);
+    nn_key_tensor(&key, rt);
+    if (!st) nn_key_tensor(&key, zt);
+    nn_program *prog = st ? NULL : nn_cache_find(rt->device, &key);
+    if (!st && !prog) {
+        lm_data_format frm =
+            rt->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(rt->dtype);
+        lm_data_format ftl = nn_tile_format(dtype);
+        nn_kernel_spec reader = {"phase_tile_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec compute = {
+            "tilize_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, false};
+        nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, cargs, 2, NULL, 0, false};
+        nn_split split;
+        nn_program p = {0};
+        st = nn_split_work(op, rt->device, t.batch * t.ht * ((t.wt + block - 1) / block), &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, rt->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
+        if (!st) st = nn_program_cb(op, &p, 16, ftl, (uint32_t)lm_tile_size(ftl), 2 * room);
+        if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
+        if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, args, nargs);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, rt->device, &key, &p, &prog);
+    }
+    if (!st) st = nn_launch(op, prog, (nn_tensor *const[]){rt, zt}, 2);
+    lmnn_tensor_free(r);
+    if (st) {
+        if (z.id) lmnn_tensor_free(z);
+        return st;
+    }
+    if (rm_out) return nn_conv_flat_rm(op, z, g, oc, o->output_image_rows, memory, out);
+    bool flat = o->flat_output;
+    return nn_conv_finish(op, z, g, oc, flat ? LMNN_NHWC : o->input_layout, flat, memory, out);
+}
+
 /* ---- weights ---- */
 
 /* The prepared matrix of a weight of shape `ws` (see
  * lmnn_conv2d_prepare_weights) whose float32 values `src` holds (NULL: read
- * them from `weight`), as a new tile tensor on `device`. */
+ * them from `weight`), as a new tile tensor on `device`: packed for `pack`
+ * output pixels per patch row, or (a transposed convolution, stride[0] *
+ * stride[1] > 1) the phase matrix of that stride. */
 static lm_status prepare(const char *op, lm_device *device, bool transpose, const lmnn_shape *ws,
                          const float *src, lmnn_tensor weight, int32_t groups, lmnn_dtype dtype,
-                         const lmnn_memory_config *memory, uint32_t pack, lmnn_tensor *out) {
+                         const lmnn_memory_config *memory, uint32_t pack, const uint32_t *stride,
+                         lmnn_tensor *out) {
     char s[128];
     lm_status st;
     if (ws->rank != 4)
@@ -757,6 +922,10 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
         if (pack > 1) {
             pm = pack_matrix(m, kh, kw, c, oc, pack);
             ms = LMNN_SHAPE(kh * (kw + pack - 1) * c, pack * oc);
+        } else if (stride[0] * stride[1] > 1) {
+            uint32_t sh = stride[0], sw = stride[1];
+            pm = phase_matrix(m, kh, kw, c, oc, sh, sw);
+            ms = LMNN_SHAPE((kh + sh - 1) / sh * ((kw + sw - 1) / sw) * c, sh * sw * oc);
         }
         if (!pm)
             st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
@@ -834,7 +1003,7 @@ static lm_status prepare_conv2d(const char *op, lm_device *device, const lmnn_sh
     if (ws->rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)
         pack = opts_pack(opts, ws->dims[1], ws->dims[2], ws->dims[3], ws->dims[0]);
     return prepare(op, device, false, ws, src, weight, opts ? opts->groups : 1, dtype, &memory,
-                   pack, out);
+                   pack, (const uint32_t[]){1, 1}, out);
 }
 
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
@@ -921,6 +1090,19 @@ lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight
     return st;
 }
 
+/* lmnn_conv_transpose2d_prepare_weights of a weight of shape `ws`: the
+ * phase matrix when the options run by phases, else the flipped one. */
+static lm_status prepare_transpose(const char *op, lm_device *device, const lmnn_shape *ws,
+                                   const float *src, lmnn_tensor weight, lmnn_dtype dtype,
+                                   const lmnn_memory_config *memory,
+                                   const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    uint32_t stride[2] = {1, 1}, th, tw;
+    if (ws->rank == 4 && phase_taps(opts, ws->dims[2], ws->dims[3], &th, &tw))
+        stride[0] = (uint32_t)opts->stride[0], stride[1] = (uint32_t)opts->stride[1];
+    return prepare(op, device, true, ws, src, weight, opts ? opts->groups : 1, dtype, memory, 1,
+                   stride, out);
+}
+
 lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
                                                 lmnn_tensor *out) {
     const char *op = "lmnn_conv_transpose2d_prepare_weights";
@@ -931,8 +1113,35 @@ lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_c
     if (st) return st;
     lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w->dtype;
     lmnn_memory_config memory = nn_output_memory(opts ? &opts->output.memory : NULL, w);
-    return prepare(op, w->device, true, &w->shape, NULL, weight, opts ? opts->groups : 1, dtype,
-                   &memory, 1, out);
+    return prepare_transpose(op, w->device, &w->shape, NULL, weight, dtype, &memory, opts, out);
+}
+
+lm_status lmnn_conv_transpose2d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                                     const float *data, size_t size,
+                                                     const lmnn_conv2d_options *opts,
+                                                     lmnn_tensor *out) {
+    const char *op = "lmnn_conv_transpose2d_prepare_weights_host";
+    char s[128];
+    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
+    if (!shape || !data || !out)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
+                       !shape  ? "shape"
+                       : !data ? "data"
+                               : "out");
+    if (shape->rank != 4 || !lmnn_shape_volume(shape))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: expected [C, OC / groups, KH, KW], given %s",
+                       nn_shape_str(shape, s, sizeof s));
+    if (size != lmnn_shape_volume(shape) * sizeof(float))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "size: shape %s of float32 needs %llu bytes, given %zu",
+                       nn_shape_str(shape, s, sizeof s),
+                       (unsigned long long)(lmnn_shape_volume(shape) * sizeof(float)), size);
+    lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : LMNN_FLOAT32;
+    lmnn_memory_config memory = nn_memory_over(
+        opts ? &opts->output.memory : NULL,
+        (lmnn_memory_config){.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED});
+    return prepare_transpose(op, device, shape, data, (lmnn_tensor){0}, dtype, &memory, opts, out);
 }
 
 /* ---- the ops ---- */
@@ -1085,8 +1294,10 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output_padding: expected (0, 0) (conv_transpose2d only), given (%d, %d)",
                        opts->output_padding[0], opts->output_padding[1]);
-    /* The weight: PyTorch's layout or prepared (packed or not). */
-    uint32_t kh, kw, oc, pack = 1;
+    /* The weight: PyTorch's layout or prepared (packed, by phases or
+     * neither). */
+    uint32_t kh, kw, oc, pack = 1, th = 0, tw = 0;
+    bool phases = false;
     /* Prepared: a matrix, or the depthwise form [KH * KW, 1, C]. */
     bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[1] == 1);
     const uint32_t *d = w->shape.dims;
@@ -1112,9 +1323,14 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         kw = (uint32_t)opts->kernel_size[1];
         oc = d[1];
         /* Packed for `pack` output pixels per patch row (see pack_factor):
-         * KW + pack - 1 taps a row, pack * OC columns. */
-        uint64_t khc = (uint64_t)kh * c;
-        if (d[0] % khc == 0 && d[0] / khc > kw && d[1] % (d[0] / khc - kw + 1) == 0) {
+         * KW + pack - 1 taps a row, pack * OC columns; or a transposed
+         * convolution's phase matrix, TH * TW taps, SH * SW * OC columns. */
+        uint64_t khc = (uint64_t)kh * c, phs = (uint64_t)opts->stride[0] * opts->stride[1];
+        if (transpose && phase_taps(opts, kh, kw, &th, &tw) && d[0] == (uint64_t)th * tw * c &&
+            d[1] % phs == 0) {
+            phases = true;
+            oc = (uint32_t)(d[1] / phs);
+        } else if (d[0] % khc == 0 && d[0] / khc > kw && d[1] % (d[0] / khc - kw + 1) == 0) {
             pack = (uint32_t)(d[0] / khc - kw + 1);
             oc = d[1] / pack;
         } else if ((uint64_t)kh * kw * c != d[0])
@@ -1146,6 +1362,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                            "kernel_size: (%d, %d) does not match the weight's shape %s",
                            opts->kernel_size[0], opts->kernel_size[1],
                            nn_shape_str(&w->shape, s1, sizeof s1));
+        phases = transpose && phase_taps(opts, kh, kw, &th, &tw);
     } else {
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "weight: expected rank 4 (%s), a prepared [KH * KW * C, OC] or a prepared "
@@ -1243,13 +1460,17 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        "these options take %u (prepare it with the options of this call)",
                        nn_shape_str(&w->shape, s1, sizeof s1), pack,
                        rm_out && !transpose ? pack_factor(&gm, oc) : 1);
-    if (b && bias_n != oc && bias_n != pack * oc)
+    /* Columns per output channel: output pixels per patch row, or phases. */
+    uint32_t reps = phases ? (uint32_t)(opts->stride[0] * opts->stride[1]) : pack;
+    if (b && bias_n != oc && bias_n != reps * oc)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "bias: shape %s is prepared for %u output pixels per patch row, and these "
-                       "options take %u (expected [%u] or [1, %u]; prepare it with the options "
-                       "of this call)",
-                       nn_shape_str(&b->shape, s1, sizeof s1), bias_n / oc, pack, oc, oc);
+                       "bias: shape %s is prepared for %u %s, and these options take %u "
+                       "(expected [%u] or [1, %u]; prepare it with the options of this call)",
+                       nn_shape_str(&b->shape, s1, sizeof s1), bias_n / oc,
+                       phases ? "phases" : "output pixels per patch row", reps, oc, oc);
     nn_conv_geom gp = gm;
+    uint32_t crop[2] = {0, 0};
+    if (phases) phase_geom(&gm, opts, th, tw, &gp, crop);
     if (pack > 1) {
         gp.kw = kw + pack - 1;
         gp.sw = (int32_t)pack;
@@ -1259,16 +1480,18 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     /* Run: weight matrix, bias in tiles, image rows, patches, product. */
     lmnn_tensor wp = weight, bt = bias, rows = {0}, patches = {0}, y = {0};
     nn_tensor *img;
+    uint32_t phase_stride[2] = {phases ? (uint32_t)opts->stride[0] : 1,
+                                phases ? (uint32_t)opts->stride[1] : 1};
     if (!prepared)
         st = prepare(op, w->device, transpose, &w->shape, NULL, weight, opts->groups, w->dtype,
-                     &w->memory, pack, &wp);
+                     &w->memory, pack, phase_stride, &wp);
     if (!st && b && b->layout != LMNN_TILE) {
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);
     }
-    if (!st && b && pack > 1 && bias_n == oc) {
+    if (!st && b && reps > 1 && bias_n == oc) {
         lmnn_tensor pb;
-        st = pack_bias(op, bt, oc, pack, &pb);
+        st = pack_bias(op, bt, oc, reps, &pb);
         if (!st) {
             drop(bt, bias);
             bt = pb;
@@ -1285,7 +1508,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     /* A 1x1 convolution of stride 1 reads each pixel's channels as they
      * are: an image already in NHWC tiles, pixel after pixel, is its own
      * patch matrix. */
-    bool direct = !st && !dw && !transpose && pack == 1 && pointwise_tiles(x, &gp, opts, flat_in);
+    bool direct =
+        !st && !dw && (!transpose || phases) && pack == 1 && pointwise_tiles(x, &gp, opts, flat_in);
     if (direct) patches = input;
     if (!st && !direct)
         st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, planes, &rows, &img);
@@ -1309,18 +1533,21 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         mo.activation = opts->activation;
         mo.activation_alpha = opts->activation_alpha;
         mo.activation_beta = opts->activation_beta;
-        mo.output.dtype = dtype;
-        if (opts->input_layout == LMNN_NHWC || flat)
+        /* By phases the product is row-major, to be interleaved
+         * (phase_finish; bfloat8_b has no row-major form). */
+        mo.output.dtype = phases && dtype == LMNN_BFLOAT8_B ? LMNN_BFLOAT16 : dtype;
+        if ((opts->input_layout == LMNN_NHWC || flat) && !phases)
             mo.output.memory = memory; /* see nn_conv_finish */
         /* A row-major result is untilized: its padding is never read. A
          * block-diagonal weight skips the tiles outside the groups. */
         nn_mm_groups grp = {0};
         if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
-        st = nn_linear_grouped(patches, wp, bt, &mo, rm_out, &grp, &y);
+        st = nn_linear_grouped(patches, wp, bt, &mo, rm_out || phases, &grp, &y);
         if (st) st = nn_fail_call(st, op);
         nn_tensor *yt;
         if (!st && direct && !(st = nn_get_tensor(op, "output", y, &yt))) {
-            lmnn_shape flat2 = LMNN_SHAPE(gm.n * gm.oh * gm.ow, oc);
+            lmnn_shape flat2 = LMNN_SHAPE(gp.n * gp.oh * gp.ow, reps * oc);
+            if (!phases) flat2 = LMNN_SHAPE(gm.n * gm.oh * gm.ow, oc);
             nn_tensor_retag(yt, &flat2);
         }
     }
@@ -1328,6 +1555,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(bt, bias);
     drop(rows, input);
     drop(patches, input);
+    if (!st && phases)
+        return phase_finish(op, y, &gm, &gp, oc, opts, crop, dtype, rm_out, &memory, out);
     if (!st && rm_out)
         return nn_conv_flat_rm(op, y, &gm, oc, opts->output_image_rows, &memory, out);
     if (!st)

@@ -238,7 +238,10 @@ static void run_case(const char *name, conv_case k, bool cache) {
         CHECK_OK(ust);
     } else if (k.host_prep) {
         o.output.dtype = k.wdtype ? k.wdtype : k.dtype;
-        CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, w0, nw * sizeof *w0, &o, &wp));
+        CHECK_OK(k.transpose ? lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &ws, w0,
+                                                                          nw * sizeof *w0, &o, &wp)
+                             : lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, w0, nw * sizeof *w0,
+                                                                &o, &wp));
     } else if (k.prepared) {
         o.output.dtype = k.wdtype;
         CHECK_OK(k.transpose ? lmnn_conv_transpose2d_prepare_weights(wt, &o, &wp)
@@ -280,7 +283,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
                       wi.shape.dims[1] == k.c);
             }
         }
-        if (k.bias && !k.transpose && !k.dw_upload) { /* the bias prepared for it, as ttnn's */
+        if (k.bias && !k.dw_upload) { /* the bias prepared for it, as ttnn's */
             lmnn_tensor pb;
             CHECK_OK(lmnn_conv2d_prepare_bias(bt, wp, &pb));
             lmnn_tensor_free(bt);
@@ -1438,6 +1441,196 @@ static void test_transpose(void) {
              false);
 }
 
+/* Runs a transposed case with the device profiling its launches, and checks
+ * whether it ran by phases (its output interleaved by
+ * phase_tile_reader.c). */
+static void run_phase_case(const char *name, conv_case k, bool phased) {
+    bool ran;
+    run_profiled(name, k, (const char *const[]){"phase_tile_reader.c"}, &ran, 1);
+    if (ran != phased) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: ran %sby phases (expected %s)", name, ran ? "" : "not ",
+                 phased ? "phases" : "no phases");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+}
+
+/* Transposed convolutions of a stride above 1 (dilation 1, one group, a
+ * kernel larger than the stride along a dim) run by phases: one convolution
+ * of the input as it is with a phase's taps per output channel block, its
+ * product interleaved into the output. Every output form, prepared weights
+ * and biases (on the device and from the host), activation, bfloat16, odd
+ * channel counts and more than a block of them, strides along one dim
+ * only, a kernel no longer than the stride along one dim, paddings that
+ * crop whole phase rows (a negative padding of the phase convolution), and
+ * a 2x2 kernel of stride 2 (a 1x1 phase convolution, an NHWC tile image
+ * its own patch matrix); the forms that cannot run by phases do not. */
+static void test_transpose_phases(void) {
+    conv_case k = {.transpose = true,
+                   .n = 2,
+                   .c = 5,
+                   .h = 6,
+                   .w = 7,
+                   .oc = 6,
+                   .kh = 4,
+                   .kw = 4,
+                   .stride = {2, 2},
+                   .pad = {1, 1, 1, 1},
+                   .bias = true};
+    run_phase_case("P 4x4 stride 2 pad 1, NCHW", k, true);
+    k.nhwc = true;
+    run_phase_case("P NHWC", k, true);
+    k.flat = true;
+    run_phase_case("P flat NHWC", k, true);
+    k.rm_out = true;
+    run_phase_case("P flat row-major", k, true);
+    k.rows_out = true;
+    run_phase_case("P image rows", k, true);
+    k.rm_out = k.rows_out = false, k.l1 = true;
+    run_phase_case("P flat in L1", k, true);
+    k.l1 = k.flat = k.nhwc = false, k.prepared = true;
+    run_phase_case("P prepared, prepared bias", k, true);
+    k.prepared = false, k.host_prep = true;
+    run_phase_case("P prepared from the host", k, true);
+    k.host_prep = false, k.relu = true, k.dtype = LMNN_BFLOAT16;
+    run_phase_case("P bf16 relu", k, true);
+    k = (conv_case){.transpose = true,
+                    .n = 1,
+                    .c = 40,
+                    .h = 5,
+                    .w = 4,
+                    .oc = 300,
+                    .kh = 5,
+                    .kw = 3,
+                    .stride = {3, 2},
+                    .pad = {0, 1, 2, 3},
+                    .outpad = {2, 1},
+                    .bias = true,
+                    .nhwc = true};
+    run_phase_case("P 5x3 stride (3, 2) outpad (2, 1), 300 channels", k, true);
+    k.oc = 7, k.stride[1] = 1, k.outpad[1] = 0;
+    run_phase_case("P stride (3, 1)", k, true);
+    k.stride[0] = 1, k.stride[1] = 2, k.outpad[0] = 0, k.outpad[1] = 1;
+    run_phase_case("P stride (1, 2)", k, true);
+    k.kh = 1, k.stride[0] = 2, k.pad[0] = k.pad[1] = 0;
+    run_phase_case("P 1x3 stride 2 (one phase row empty)", k, true);
+    k = (conv_case){.transpose = true,
+                    .n = 2,
+                    .c = 3,
+                    .h = 6,
+                    .w = 5,
+                    .oc = 4,
+                    .kh = 3,
+                    .kw = 3,
+                    .stride = {2, 2},
+                    .pad = {4, 4, 3, 3},
+                    .outpad = {1, 1}};
+    run_phase_case("P pad 4 > kernel (phase rows cropped)", k, true);
+    k = (conv_case){.transpose = true,
+                    .n = 2,
+                    .c = 64,
+                    .h = 4,
+                    .w = 6,
+                    .oc = 32,
+                    .kh = 2,
+                    .kw = 2,
+                    .stride = {2, 2},
+                    .bias = true,
+                    .nhwc = true,
+                    .flat = true,
+                    .flat_in = true};
+    bool ran[2];
+    run_profiled("P 2x2 stride 2, NHWC tiles (1x1 phases)", k,
+                 (const char *const[]){"phase_tile_reader.c", "conv_im2col_reader.c"}, ran, 2);
+    CHECK(ran[0] && !ran[1]); /* the image is its own patch matrix */
+    /* Not by phases. */
+    k.kh = k.kw = 1;
+    run_phase_case("1x1 stride 2: no phases", k, false);
+    k.kh = k.kw = 3, k.dil[0] = k.dil[1] = 2;
+    run_phase_case("dilation 2: no phases", k, false);
+    k.dil[0] = k.dil[1] = 1, k.groups = 2;
+    run_phase_case("groups 2: no phases", k, false);
+    k.groups = 1, k.stride[0] = k.stride[1] = 1, k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 1;
+    run_phase_case("stride 1: no phases", k, false);
+}
+
+/* A bfloat8_b output by phases (tilized straight into bfloat8_b), against
+ * the float32 one. */
+static void test_transpose_phases_bfp8(void) {
+    lmnn_shape xs = LMNN_SHAPE(2, 8, 5, 6), ws = LMNN_SHAPE(8, 40, 4, 4);
+    float *v = nn_rand_floats(8 * 40 * 16, -1, 1, 31);
+    lmnn_tensor x, w, a, b;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.stride[0] = o.stride[1] = 2;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    CHECK_OK(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &a));
+    o.output.dtype = LMNN_BFLOAT8_B;
+    CHECK_OK(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &b));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(b, &info));
+    CHECK(info.dtype == LMNN_BFLOAT8_B && info.shape.dims[1] == 40 && info.shape.dims[2] == 10 &&
+          info.shape.dims[3] == 12);
+    enum { NY = 2 * 40 * 10 * 12 };
+    float *fa = nn_download(a), *fb = nn_download(b);
+    double *want = malloc(NY * sizeof *want);
+    CHECK(fa && fb && want);
+    for (size_t i = 0; fa && want && i < NY; i++)
+        want[i] = fa[i];
+    nn_err e = nn_compare(fb, want, NY, 1e-3);
+    printf("  P bfloat8_b output: pcc %.7f max_abs %.3g\n", e.pcc, e.max_abs);
+    CHECK(e.pcc > 0.9999);
+    free(fa), free(fb), free(want);
+    /* A phase matrix is for the options it was prepared with; the host
+     * form's arguments. */
+    lmnn_tensor wp, wh, out;
+    o.output.dtype = 0;
+    CHECK_OK(lmnn_conv_transpose2d_prepare_weights(w, &o, &wp));
+    CHECK_OK(lmnn_tensor_get_info(wp, &info));
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 2 * 2 * 8 &&
+          info.shape.dims[1] == 2 * 2 * 40);
+    o.kernel_size[0] = o.kernel_size[1] = 4;
+    CHECK_OK(lmnn_conv_transpose2d(x, wp, (lmnn_tensor){0}, &o, &out));
+    lmnn_tensor_free(out);
+    o.stride[0] = o.stride[1] = 3;
+    CHECK_FAILS(
+        lmnn_conv_transpose2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+        "lmnn_conv_transpose2d: weight: expected a prepared weight of 128 rows (KH 4 * KW 4 "
+        "* C 8), given shape [32, 160]");
+    o.stride[0] = o.stride[1] = 2;
+    size_t bytes = 8 * 40 * 16 * sizeof *v;
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(NULL, &ws, v, bytes, &o, &wh),
+                LM_ERR_INVALID_HANDLE,
+                "lmnn_conv_transpose2d_prepare_weights_host: device is NULL");
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &ws, NULL, bytes, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d_prepare_weights_host: data is NULL");
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), NULL, v, bytes, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d_prepare_weights_host: shape is NULL");
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &ws, v, bytes, &o, NULL),
+                LM_ERR_INVALID_ARGUMENT, "lmnn_conv_transpose2d_prepare_weights_host: out is NULL");
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &ws, v, bytes - 4, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d_prepare_weights_host: size: shape [8, 40, 4, 4] of float32 "
+                "needs 20480 bytes, given 20476");
+    lmnn_shape m2 = LMNN_SHAPE(128, 40);
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &m2, v, 128 * 40 * 4, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d_prepare_weights_host: shape: expected [C, OC / groups, KH, "
+                "KW], given [128, 40]");
+    o.groups = 3;
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &ws, v, bytes, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d_prepare_weights_host: weight: input channels 8 (dim 0 of "
+                "shape [8, 40, 4, 4]) are not a multiple of groups 3");
+    free(v);
+    lmnn_tensor_free(wp);
+    lmnn_tensor_free(x), lmnn_tensor_free(w), lmnn_tensor_free(a), lmnn_tensor_free(b);
+}
+
 static void test_errors(void) {
     lmnn_shape xs = LMNN_SHAPE(1, 4, 5, 5), ws = LMNN_SHAPE(6, 2, 3, 3), s3 = LMNN_SHAPE(4, 5, 5);
     float *v = nn_rand_floats(1000, -1, 1, 5);
@@ -2186,6 +2379,8 @@ int main(void) {
     TEST_RUN(test_bf16);
     TEST_RUN(test_bfp8);
     TEST_RUN(test_transpose);
+    TEST_RUN(test_transpose_phases);
+    TEST_RUN(test_transpose_phases_bfp8);
     TEST_RUN(test_large);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
