@@ -45,10 +45,9 @@ void kernel_main(void) {
             uint32_t page = n * ylen + q / sh, from = q % sh * sw * pixel + col0 * esize;
             for (uint32_t k = 0; k < sw && k < len; k++) {
                 uint32_t c = ow + crop1 + k;
-                lm_noc_async_read_strided(nn_accessor_addr(&in, page, c / sw * per + from +
-                                                                          c % sw * pixel),
-                                          per, base + (r + k) * pitch, sw * pitch, valid * esize,
-                                          (len - k + sw - 1) / sw);
+                lm_noc_async_read_strided(
+                    nn_accessor_addr(&in, page, c / sw * per + from + c % sw * pixel), per,
+                    base + (r + k) * pitch, sw * pitch, valid * esize, (len - k + sw - 1) / sw);
             }
             for (uint32_t j = 0; valid < width && j < len; j++)
                 nn_zero(base + (r + j) * pitch + valid * esize, (width - valid) * esize);
