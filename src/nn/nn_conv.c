@@ -1326,19 +1326,29 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
          * KW + pack - 1 taps a row, pack * OC columns; or a transposed
          * convolution's phase matrix, TH * TW taps, SH * SW * OC columns. */
         uint64_t khc = (uint64_t)kh * c, phs = (uint64_t)opts->stride[0] * opts->stride[1];
-        if (transpose && phase_taps(opts, kh, kw, &th, &tw) && d[0] == (uint64_t)th * tw * c &&
-            d[1] % phs == 0) {
+        bool by_phases = transpose && phase_taps(opts, kh, kw, &th, &tw);
+        if (by_phases && d[0] == (uint64_t)th * tw * c && d[1] % phs == 0) {
             phases = true;
             oc = (uint32_t)(d[1] / phs);
         } else if (d[0] % khc == 0 && d[0] / khc > kw && d[1] % (d[0] / khc - kw + 1) == 0) {
             pack = (uint32_t)(d[0] / khc - kw + 1);
             oc = d[1] / pack;
-        } else if ((uint64_t)kh * kw * c != d[0])
+        } else if ((uint64_t)kh * kw * c != d[0] && by_phases) {
+            /* These options run by phases: say so, with the phase form. */
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: expected a prepared weight of %llu rows (KH %u * KW %u * C "
+                           "%u), or by phases at stride (%d, %d) %llu rows (TH %u * TW %u * C %u) "
+                           "and %llu columns per output channel, given shape %s",
+                           (unsigned long long)kh * kw * c, kh, kw, c, opts->stride[0],
+                           opts->stride[1], (unsigned long long)th * tw * c, th, tw, c,
+                           (unsigned long long)phs, nn_shape_str(&w->shape, s1, sizeof s1));
+        } else if ((uint64_t)kh * kw * c != d[0]) {
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "weight: expected a prepared weight of %llu rows (KH %u * KW %u * C "
                            "%u), given shape %s",
                            (unsigned long long)kh * kw * c, kh, kw, c,
                            nn_shape_str(&w->shape, s1, sizeof s1));
+        }
         if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
     } else if (w->shape.rank == 4) {
         kh = d[2];

@@ -1598,7 +1598,8 @@ static void test_transpose_phases_bfp8(void) {
     CHECK_FAILS(
         lmnn_conv_transpose2d(x, wp, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
         "lmnn_conv_transpose2d: weight: expected a prepared weight of 128 rows (KH 4 * KW 4 "
-        "* C 8), given shape [32, 160]");
+        "* C 8), or by phases at stride (3, 3) 32 rows (TH 2 * TW 2 * C 8) and 9 columns per "
+        "output channel, given shape [32, 160]");
     o.stride[0] = o.stride[1] = 2;
     size_t bytes = 8 * 40 * 16 * sizeof *v;
     CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(NULL, &ws, v, bytes, &o, &wh),
