@@ -1019,10 +1019,12 @@ lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_opti
     return prepare_conv2d(op, w->device, &w->shape, NULL, weight, w->dtype, &w->memory, opts, out);
 }
 
-lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
-                                           const float *data, size_t size,
-                                           const lmnn_conv2d_options *opts, lmnn_tensor *out) {
-    const char *op = "lmnn_conv2d_prepare_weights_host";
+/* The arguments of the _host preparations: a device, non-NULL pointers, a
+ * weight of rank 4 (or, `matrix`, a prepared rank 2) that `size` bytes of
+ * float32 fill; `expected` names the shapes taken. */
+static lm_status check_host_weight(const char *op, lm_device *device, const lmnn_shape *shape,
+                                   const float *data, size_t size, const lmnn_tensor *out,
+                                   bool matrix, const char *expected) {
     char s[128];
     if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
     if (!shape || !data || !out)
@@ -1030,16 +1032,24 @@ lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *
                        !shape  ? "shape"
                        : !data ? "data"
                                : "out");
-    if ((shape->rank != 2 && shape->rank != 4) || !lmnn_shape_volume(shape))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "shape: expected [OC, C / groups, KH, KW] or a prepared [KH * KW * C, OC], "
-                       "given %s",
+    if ((shape->rank != 4 && !(matrix && shape->rank == 2)) || !lmnn_shape_volume(shape))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: expected %s, given %s", expected,
                        nn_shape_str(shape, s, sizeof s));
     if (size != lmnn_shape_volume(shape) * sizeof(float))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "size: shape %s of float32 needs %llu bytes, given %zu",
                        nn_shape_str(shape, s, sizeof s),
                        (unsigned long long)(lmnn_shape_volume(shape) * sizeof(float)), size);
+    return LM_OK;
+}
+
+lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                           const float *data, size_t size,
+                                           const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    const char *op = "lmnn_conv2d_prepare_weights_host";
+    lm_status st = check_host_weight(op, device, shape, data, size, out, true,
+                                     "[OC, C / groups, KH, KW] or a prepared [KH * KW * C, OC]");
+    if (st) return st;
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     return prepare_conv2d(op, device, shape, data, (lmnn_tensor){0}, LMNN_FLOAT32, &dram, opts,
                           out);
@@ -1121,22 +1131,9 @@ lm_status lmnn_conv_transpose2d_prepare_weights_host(lm_device *device, const lm
                                                      const lmnn_conv2d_options *opts,
                                                      lmnn_tensor *out) {
     const char *op = "lmnn_conv_transpose2d_prepare_weights_host";
-    char s[128];
-    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
-    if (!shape || !data || !out)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
-                       !shape  ? "shape"
-                       : !data ? "data"
-                               : "out");
-    if (shape->rank != 4 || !lmnn_shape_volume(shape))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "shape: expected [C, OC / groups, KH, KW], given %s",
-                       nn_shape_str(shape, s, sizeof s));
-    if (size != lmnn_shape_volume(shape) * sizeof(float))
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "size: shape %s of float32 needs %llu bytes, given %zu",
-                       nn_shape_str(shape, s, sizeof s),
-                       (unsigned long long)(lmnn_shape_volume(shape) * sizeof(float)), size);
+    lm_status st =
+        check_host_weight(op, device, shape, data, size, out, false, "[C, OC / groups, KH, KW]");
+    if (st) return st;
     lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : LMNN_FLOAT32;
     lmnn_memory_config memory = nn_memory_over(
         opts ? &opts->output.memory : NULL,
