@@ -673,14 +673,19 @@ static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh,
  * s times as many patches (s^2 in 2-D), mostly zeros, through the patch
  * matrix and its product. */
 
+/* Strides above this do not run by phases: the phase matrix has SH * SW
+ * times the output channels. */
+#define PHASE_MAX_STRIDE 64
+
 /* Whether lmnn_conv_transpose2d with options `o` and a kh x kw kernel runs
- * by phases, and their taps (*out_th x *out_tw): a stride above 1, dilation
- * 1, one group and fewer taps than the kernel's (a kernel no larger than
- * its stride, 1x1 at stride 2, skips nothing by phases). */
+ * by phases, and their taps (*out_th x *out_tw): a stride above 1 (at most
+ * PHASE_MAX_STRIDE), dilation 1, one group and fewer taps than the
+ * kernel's (a kernel no larger than its stride, 1x1 at stride 2, skips
+ * nothing by phases). */
 static bool phase_taps(const lmnn_conv2d_options *o, uint32_t kh, uint32_t kw, uint32_t *out_th,
                        uint32_t *out_tw) {
     if (!o || o->groups != 1 || o->dilation[0] != 1 || o->dilation[1] != 1 || o->stride[0] < 1 ||
-        o->stride[1] < 1)
+        o->stride[1] < 1 || o->stride[0] > PHASE_MAX_STRIDE || o->stride[1] > PHASE_MAX_STRIDE)
         return false;
     *out_th = (uint32_t)(((uint64_t)kh + (uint32_t)o->stride[0] - 1) / (uint32_t)o->stride[0]);
     *out_tw = (uint32_t)(((uint64_t)kw + (uint32_t)o->stride[1] - 1) / (uint32_t)o->stride[1]);
@@ -924,8 +929,17 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
             ms = LMNN_SHAPE(kh * (kw + pack - 1) * c, pack * oc);
         } else if (stride[0] * stride[1] > 1) {
             uint32_t sh = stride[0], sw = stride[1];
+            uint64_t prows = (uint64_t)((kh + sh - 1) / sh) * ((kw + sw - 1) / sw) * c;
+            if (prows * sh * sw * oc > ((uint64_t)1 << 32)) {
+                free(read);
+                free(m);
+                return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                               "weight: shape %s is too large for its phase matrix at stride "
+                               "(%u, %u)",
+                               nn_shape_str(ws, s, sizeof s), sh, sw);
+            }
             pm = phase_matrix(m, kh, kw, c, oc, sh, sw);
-            ms = LMNN_SHAPE((kh + sh - 1) / sh * ((kw + sw - 1) / sw) * c, sh * sw * oc);
+            ms = LMNN_SHAPE((uint32_t)prows, sh * sw * oc);
         }
         if (!pm)
             st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");

@@ -1552,6 +1552,8 @@ static void test_transpose_phases(void) {
     run_phase_case("groups 2: no phases", k, false);
     k.groups = 1, k.stride[0] = k.stride[1] = 1, k.pad[0] = k.pad[1] = k.pad[2] = k.pad[3] = 1;
     run_phase_case("stride 1: no phases", k, false);
+    k.stride[0] = 2, k.stride[1] = 65, k.w = 2;
+    run_phase_case("stride (2, 65): no phases (beyond 64)", k, false);
 }
 
 /* A bfloat8_b output by phases (tilized straight into bfloat8_b), against
@@ -1622,6 +1624,18 @@ static void test_transpose_phases_bfp8(void) {
                 LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv_transpose2d_prepare_weights_host: shape: expected [C, OC / groups, KH, "
                 "KW], given [128, 40]");
+    /* A phase matrix of 2^33 elements: 1024 -> 2048 channels, 2x2 at stride
+     * 64 (its flipped form has 2^23). */
+    lmnn_shape big = LMNN_SHAPE(1024, 2048, 2, 2);
+    float *zeros = calloc((size_t)1 << 23, sizeof *zeros);
+    o.stride[0] = o.stride[1] = 64;
+    CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(
+                    nn_dev(), &big, zeros, ((size_t)1 << 23) * sizeof *zeros, &o, &wh),
+                LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d_prepare_weights_host: weight: shape [1024, 2048, 2, 2] is "
+                "too large for its phase matrix at stride (64, 64)");
+    free(zeros);
+    o.stride[0] = o.stride[1] = 2;
     o.groups = 3;
     CHECK_FAILS(lmnn_conv_transpose2d_prepare_weights_host(nn_dev(), &ws, v, bytes, &o, &wh),
                 LM_ERR_INVALID_ARGUMENT,
