@@ -239,6 +239,87 @@ lm_status lmnn_conv2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
 lm_status lmnn_conv_transpose2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                                 const lmnn_conv2d_options *opts, lmnn_tensor *out);
 
+/* ---- 3-D convolutions (torch.nn.functional.conv3d, conv_transpose3d) ----
+ *
+ * Volumes are rank-5 float tensors, [N, C, D, H, W] (LMNN_NCHW, PyTorch's
+ * and the default) or [N, D, H, W, C] (LMNN_NHWC); the result is in the
+ * same order. They run as the 2-D ones do (see above): the volume is brought
+ * to row-major NDHWC, each output voxel's window gathered into a row of a
+ * patch matrix [N * OD * OH * OW, KD * KH * KW * C] (the kernel's rows are
+ * its depth taps' rows in turn) and multiplied by the prepared weight
+ * [KD * KH * KW * C, OC] -- one gather and one product for the whole
+ * volume. A depthwise one (groups = C = OC, more than 32 channels) sums its
+ * taps as they are gathered; a 1x1x1 one of stride 1 over an NDHWC tile
+ * volume whose W is a multiple of 32 multiplies the volume itself. A
+ * transposed one is the convolution of the input with stride - 1 empty
+ * images, rows and pixels between its own (never stored) by the flipped
+ * kernel. Accuracy as the 2-D ones. Errors as the 2-D ones, each naming the
+ * op and the argument, with (d, h, w) triples. */
+typedef struct lmnn_conv3d_options {
+    lmnn_image_layout input_layout; /* NCHW: [N, C, D, H, W]; NHWC: [N, D, H, W, C] */
+    int32_t stride[3];              /* (d, h, w), >= 1 (init: 1, 1, 1) */
+    /* Zeros added around the volume: front, back, top, bottom, left, right
+     * (ONNX's pads are [front, top, left, back, bottom, right]; PyTorch's
+     * padding (pd, ph, pw) is {pd, pd, ph, ph, pw, pw}). >= 0. For
+     * conv_transpose3d, PyTorch's padding: removed from the full output. */
+    int32_t padding[6];
+    int32_t dilation[3];       /* (d, h, w), >= 1 (init: 1, 1, 1) */
+    int32_t groups;            /* >= 1, divides C and OC (init: 1) */
+    int32_t output_padding[3]; /* conv_transpose3d only: added at the back / bottom / right */
+    /* (KD, KH, KW): required with a prepared weight; else 0 or the weight's. */
+    int32_t kernel_size[3];
+    lmnn_fp32_accumulate fp32_accumulate; /* DEFAULT means ON */
+    /* Fused after the bias (lmnn_matmul_options' activation). */
+    lmnn_unary_op activation;
+    double activation_alpha, activation_beta;
+    lmnn_output output; /* dtype: a float dtype; zero: the input's */
+} lmnn_conv3d_options;
+
+/* Stride 1, no padding, dilation 1, groups 1, NCDHW, no activation. */
+void lmnn_conv3d_options_init(lmnn_conv3d_options *opts);
+
+/* The weight matrix lmnn_conv3d multiplies by, from float32 host data
+ * (`size` bytes at `data`) of `shape` [OC, C / groups, KD, KH, KW]: a tile
+ * tensor [KD * KH * KW * C, OC], row ((kd * KH + kh) * KW + kw) * C + c,
+ * holding every group (block-diagonal); a depthwise weight of more than 32
+ * channels becomes [KD * KH * KW, 1, C]. float32 in DRAM unless
+ * opts->output says otherwise (bfloat16 for a depthwise bfloat8_b). No
+ * device read: inside a Light Metal capture it records one upload.
+ * lmnn_conv3d then takes it with opts->kernel_size set. Only opts->groups
+ * and opts->output are used (NULL opts: one group). Errors: a NULL device
+ * (LM_ERR_INVALID_HANDLE); a NULL pointer, a rank other than 5, a size that
+ * does not match the shape, groups that do not divide the channels
+ * (LM_ERR_INVALID_ARGUMENT). */
+lm_status lmnn_conv3d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                           const float *data, size_t size,
+                                           const lmnn_conv3d_options *opts, lmnn_tensor *out);
+
+/* The same for lmnn_conv_transpose3d: `shape` [C, OC / groups, KD, KH, KW]
+ * (PyTorch's ConvTranspose3d layout) becomes the matrix of the equivalent
+ * convolution (kernel flipped along all three dims, channels swapped),
+ * [KD * KH * KW * C, OC]. */
+lm_status lmnn_conv_transpose3d_prepare_weights_host(lm_device *device, const lmnn_shape *shape,
+                                                     const float *data, size_t size,
+                                                     const lmnn_conv3d_options *opts,
+                                                     lmnn_tensor *out);
+
+/* out = conv3d(input, weight) + bias, then the activation: input [N, C, D,
+ * H, W] (or NDHWC), weight [OC, C / groups, KD, KH, KW] or prepared (see
+ * lmnn_conv3d_prepare_weights_host), bias [OC] or [1, OC] (zero handle:
+ * none), out [N, OC, OD, OH, OW] (or NDHWC) with OD = (D + pf + pb - dd *
+ * (KD - 1) - 1) / sd + 1 and likewise OH, OW. A weight in PyTorch's layout
+ * is prepared again on each call (a read to the host): prepare it once.
+ * NULL opts: the defaults. */
+lm_status lmnn_conv3d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                      const lmnn_conv3d_options *opts, lmnn_tensor *out);
+
+/* torch.nn.functional.conv_transpose3d: input [N, C, D, H, W] (or NDHWC),
+ * weight [C, OC / groups, KD, KH, KW] or prepared, out [N, OC, OD, OH, OW]
+ * with OD = (D - 1) * sd - pf - pb + dd * (KD - 1) + opd + 1 and likewise,
+ * output_padding below max(stride, dilation) per dim. */
+lm_status lmnn_conv_transpose3d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
+                                const lmnn_conv3d_options *opts, lmnn_tensor *out);
+
 typedef struct lmnn_pool2d_options {
     lmnn_image_layout input_layout;
     int32_t kernel_size[2]; /* (KH, KW) >= 1: required */

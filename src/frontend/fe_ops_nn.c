@@ -8,8 +8,9 @@
  *
  * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
  * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
- * convolutions and pools run as 2-D ones with H = 1; 3-D ones as 2-D ones
- * over the depth slices and taps, combined (summed, or the max).
+ * convolutions and pools run as 2-D ones with H = 1; 3-D convolutions as
+ * lmnn_conv3d, 3-D pools as 2-D ones over the depth slices and taps,
+ * combined (the max, or summed).
  *
  * Convolution weights: a constant weight becomes the op library's prepared
  * matrix on the host ([KH * KW * C, OC], block-diagonal over groups, or a
@@ -1118,6 +1119,12 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
  * the bfp8 mode), or float32 when `exact`; `zp` (one value or one per output channel of a
  * convolution) is subtracted inside the groups, the block-diagonal's zeros
  * staying zero. */
+/* The depth tap of a 3-D weight that stands for all of them: its prepared
+ * matrix [KD * KH * KW * C, OC] (the 2-D one of the weight with KD and KH as
+ * one dim), which lmnn_conv3d takes. Depth taps are below 0xff (infer's
+ * limit on a 3-D kernel's depth). */
+#define CONV_KD_ALL 0xff
+
 static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, bool fused,
                               bool exact, const fe_tensor *zp, bool transpose, int64_t groups,
                               int64_t kd, lmnn_tensor *out) {
@@ -1135,7 +1142,12 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
     uint64_t d0 = (uint64_t)w->dims[0], d1 = (uint64_t)w->dims[1];
     uint64_t kh = w->rank >= 4 ? (uint64_t)w->dims[w->rank - 2] : 1,
              kw = (uint64_t)w->dims[w->rank - 1];
-    uint64_t kdn = w->rank == 5 ? (uint64_t)w->dims[2] : 1;
+    uint64_t kdn = w->rank == 5 ? (uint64_t)w->dims[2] : 1, tap = (uint64_t)kd;
+    if (kd == CONV_KD_ALL) { /* the depth taps' rows in turn: one tap of kdn * kh rows */
+        kh *= kdn;
+        kdn = 1;
+        tap = 0;
+    }
     uint64_t g = (uint64_t)groups;
     uint64_t ch = transpose ? d0 : d1 * g, oc = transpose ? d1 * g : d0;
     uint64_t cg = ch / g, ocg = oc / g, rows = kh * kw * ch;
@@ -1151,7 +1163,7 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
         for (uint64_t b = 0; b < d1; b++)
             for (uint64_t y = 0; y < kh; y++)
                 for (uint64_t x = 0; x < kw; x++) {
-                    uint64_t src = (((a * d1 + b) * kdn + (uint64_t)kd) * kh + y) * kw + x;
+                    uint64_t src = (((a * d1 + b) * kdn + tap) * kh + y) * kw + x;
                     double v = fe_tensor_get_f64(w, src);
                     if (zp) v -= fe_tensor_get_f64(zp, zp->count == 1 ? 0 : a);
                     uint64_t ci = transpose ? a : a / ocg * cg + b;
@@ -1195,7 +1207,9 @@ static lm_status weight_dev(fe_ctx *c, const fe_node *n, bool transpose, int64_t
     uint32_t d0 = (uint32_t)wt->dims[0], d1 = (uint32_t)wt->dims[1];
     uint32_t kh = wt->rank >= 4 ? (uint32_t)wt->dims[wt->rank - 2] : 1,
              kw = (uint32_t)wt->dims[wt->rank - 1];
-    if (wt->rank == 5) {
+    if (wt->rank == 5 && kd == CONV_KD_ALL) {
+        kh *= (uint32_t)wt->dims[2]; /* the depth taps' rows in turn */
+    } else if (wt->rank == 5) {
         int32_t b[5] = {0, 0, (int32_t)kd, 0, 0}, e[5];
         for (int i = 0; i < 5; i++)
             e[i] = (int32_t)wt->dims[i];
@@ -1479,7 +1493,6 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                                                 (uint32_t)xt->dims[2]})))
             return fe_nn_fail(c, n, st);
     }
-    int64_t kdn = g.sp == 3 ? g.kernel[0] : 1;
     if (g.sp != 3) {
         lmnn_tensor wm = {0};
         bool wo = false;
@@ -1501,92 +1514,32 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         }
         if (wo) fe_free(wm);
     } else {
-        /* 3-D: out[:, :, od] = sum over kd of conv2d(x[:, :, id], W[:, :, kd])
-         * with id = od * sd + kd * dd - pad_d (taps in the depth padding add
-         * nothing); for ConvTranspose the 2-D transposed convolutions of the
-         * (id, kd) with id * sd + kd * dd - pad_d = od. The bias once. Depth
-         * slices are [N, C, H, W] tensors. */
-        act = false;
-        bool prefixed = false;
-        int64_t od_n = g.out[0], id_n = g.in[0];
-        lmnn_tensor *slices = calloc((size_t)od_n, sizeof *slices);
-        if (!slices) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        uint32_t N = (uint32_t)xt->dims[0], C = (uint32_t)xt->dims[1], H = (uint32_t)xt->dims[3],
-                 W = (uint32_t)xt->dims[4];
-        for (int64_t od = 0; !st && od < od_n; od++) {
-            lmnn_tensor acc = {0};
-            bool first = true;
-            for (int64_t kd = 0; !st && kd < kdn; kd++) {
-                int64_t id = od * g.stride[0] + kd * g.dil[0] - g.pad_b[0];
-                if (transpose) {
-                    /* The input depth whose tap kd lands on od. */
-                    int64_t num = od + g.pad_b[0] - kd * g.dil[0];
-                    if (num < 0 || num % g.stride[0]) continue;
-                    id = num / g.stride[0];
-                }
-                if (id < 0 || id >= id_n) continue;
-                int32_t b[5] = {0, 0, (int32_t)id, 0, 0},
-                        e[5] = {(int32_t)N, (int32_t)C, (int32_t)id + 1, (int32_t)H, (int32_t)W};
-                lmnn_tensor xs, xs4, wm, y;
-                bool wo = false;
-                if ((st = lmnn_slice(x, b, e, NULL, 5, NULL, &xs))) break;
-                lmnn_shape s4 = LMNN_SHAPE(N, C, H, W);
-                st = lmnn_reshape(xs, &s4, NULL, &xs4);
-                fe_free(xs);
-                if (st) break;
-                if ((st = conv_weight(c, n, wk, transpose, g.group, kd, &wm, &wo))) {
-                    fe_free(xs4);
-                    prefixed = true;
-                    break;
-                }
-                st = conv2d_call(c, n, transpose, &g, xs4, NULL, NULL, false, false, NULL, NULL, wm,
-                                 first ? bias : (lmnn_tensor){0}, 0, f, &y);
-                fe_free(xs4);
-                if (wo) fe_free(wm);
-                if (st) break;
-                if (first)
-                    acc = y;
-                else {
-                    lmnn_tensor s;
-                    st = lmnn_binary(LMNN_BINARY_ADD, acc, y, NULL, &s);
-                    fe_free(acc);
-                    fe_free(y);
-                    acc = s;
-                }
-                first = false;
+        /* 3-D: one convolution of the whole volume, the kernel's depth taps
+         * more rows of its prepared matrix (conv_weight of CONV_KD_ALL). */
+        lmnn_tensor wm = {0};
+        bool wo = false;
+        if (!(st = conv_weight(c, n, wk, transpose, g.group, CONV_KD_ALL, &wm, &wo))) {
+            lmnn_conv3d_options o;
+            lmnn_conv3d_options_init(&o);
+            for (int i = 0; i < 3; i++) {
+                o.stride[i] = (int32_t)g.stride[i];
+                o.dilation[i] = (int32_t)g.dil[i];
+                o.kernel_size[i] = (int32_t)g.kernel[i];
+                o.padding[2 * i] = (int32_t)g.pad_b[i];
+                o.padding[2 * i + 1] = (int32_t)g.pad_e[i];
+                o.output_padding[i] = transpose ? (int32_t)g.out_pad[i] : 0;
             }
-            if (!st && first) {
-                /* Every tap in the padding: zeros (plus the bias). */
-                lmnn_tensor_options to;
-                lmnn_tensor_options_init(&to);
-                to.dtype = c->float_dtype;
-                lmnn_shape s = LMNN_SHAPE(N, (uint32_t)oc, (uint32_t)g.out[1], (uint32_t)g.out[2]);
-                st = lmnn_full(c->device, &s, 0.0, &to, &acc);
-                if (!st && bias.id) {
-                    lmnn_tensor b4, s2;
-                    lmnn_shape bs = LMNN_SHAPE(1, (uint32_t)oc, 1, 1);
-                    if (!(st = lmnn_reshape(bias, &bs, NULL, &b4))) {
-                        st = lmnn_binary(LMNN_BINARY_ADD, acc, b4, NULL, &s2);
-                        fe_free(b4);
-                        fe_free(acc);
-                        acc = s2;
-                    }
-                }
+            o.groups = (int32_t)g.group;
+            if (act) {
+                o.activation = f->activation;
+                o.activation_alpha = f->act_alpha;
+                o.activation_beta = f->act_beta;
             }
-            if (!st) {
-                lmnn_shape s5 =
-                    LMNN_SHAPE(N, (uint32_t)oc, 1, (uint32_t)g.out[1], (uint32_t)g.out[2]);
-                lmnn_tensor a5;
-                st = lmnn_reshape(acc, &s5, NULL, &a5);
-                fe_free(acc);
-                if (!st) slices[od] = a5;
-            }
+            st = transpose ? lmnn_conv_transpose3d(x, wm, bias, &o, &r)
+                           : lmnn_conv3d(x, wm, bias, &o, &r);
+            if (st) st = fe_nn_fail(c, n, st);
         }
-        if (!st) st = lmnn_concat(slices, (uint32_t)od_n, 2, NULL, &r);
-        for (int64_t i = 0; slices && i < od_n; i++)
-            fe_free(slices[i]);
-        free(slices);
-        if (st && !prefixed) st = fe_nn_fail(c, n, st);
+        if (wo) fe_free(wm);
     }
     if (xo) fe_free(x);
     if (bo) fe_free(bias);

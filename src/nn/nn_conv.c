@@ -44,10 +44,18 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts) {
 
 /* ---- shared with pooling ---- */
 
+void nn_conv_geom_2d(nn_conv_geom *g) {
+    g->sp = 2;
+    g->d = g->od = g->kd = 1;
+    g->sd = g->dd = g->ud = 1;
+    g->pd = 0;
+}
+
 lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
-                             const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *h,
-                             uint32_t *w) {
+                             const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *d,
+                             uint32_t *h, uint32_t *w) {
     char s[128];
+    if (d) *d = 1;
     if (layout != LMNN_NCHW && layout != LMNN_NHWC)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input_layout: unknown layout %d", (int)layout);
     if (flat && (flat[0] || flat[1] || flat[2])) {
@@ -81,15 +89,23 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
         *c = image_rows ? last / (uint32_t)flat[2] : last;
         return LM_OK;
     }
+    const uint32_t *dim = x->shape.dims;
+    if (d && x->shape.rank == 5) {
+        *n = dim[0];
+        *c = layout == LMNN_NCHW ? dim[1] : dim[4];
+        *d = layout == LMNN_NCHW ? dim[2] : dim[1];
+        *h = layout == LMNN_NCHW ? dim[3] : dim[2];
+        *w = layout == LMNN_NCHW ? dim[4] : dim[3];
+        return LM_OK;
+    }
     if (x->shape.rank != 4)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 4 (%s), given shape %s",
                        layout == LMNN_NCHW ? "N, C, H, W" : "N, H, W, C",
                        nn_shape_str(&x->shape, s, sizeof s));
-    const uint32_t *d = x->shape.dims;
-    *n = d[0];
-    *c = layout == LMNN_NCHW ? d[1] : d[3];
-    *h = layout == LMNN_NCHW ? d[2] : d[1];
-    *w = layout == LMNN_NCHW ? d[3] : d[2];
+    *n = dim[0];
+    *c = layout == LMNN_NCHW ? dim[1] : dim[3];
+    *h = layout == LMNN_NCHW ? dim[2] : dim[1];
+    *w = layout == LMNN_NCHW ? dim[3] : dim[2];
     return LM_OK;
 }
 
@@ -113,9 +129,10 @@ static lm_status step(const char *op, lm_status st, lmnn_tensor *cur, lmnn_tenso
 
 lm_status nn_conv_rows(const char *op, lmnn_tensor xh, nn_tensor *x, lmnn_image_layout layout,
                        const int32_t *flat, bool planes, lmnn_tensor *out, nn_tensor **out_t) {
-    uint32_t n = 0, c = 0, h = 0, w = 0;
-    lm_status st = nn_conv_image_dims(op, x, layout, flat, &n, &c, &h, &w);
+    uint32_t n = 0, c = 0, d = 1, h = 0, w = 0;
+    lm_status st = nn_conv_image_dims(op, x, layout, flat, &n, &c, &d, &h, &w);
     if (st) return st;
+    h *= d; /* a 3-D image's rows are its images' rows in turn */
     lmnn_tensor cur = xh, next;
     if (x->dtype == LMNN_BFLOAT8_B)
         st = step(op, lmnn_typecast(cur, LMNN_BFLOAT16, &next), &cur, next, xh);
@@ -217,23 +234,35 @@ static uint64_t staged_line_bytes(const nn_conv_geom *g, uint32_t page) {
     return ((uint64_t)(left + vw + right) * page + 15) / 16 * 16;
 }
 
-/* The most input lines (n * H + y, counted from the first to the last) one
- * unit of 32 of the m patch rows reads. Which lines a unit reads depends only
- * on where in an image it starts, which repeats after OH * OW / gcd(OH *
- * OW, 32) units: one period is enough. */
+/* The input line kernel row kr (kz * kh + ky) of output image b reads when
+ * its window's top row is y0, or -1 outside the image (as the reader's
+ * line_of). */
+static int64_t geom_line(const nn_conv_geom *g, uint64_t b, uint32_t kr, int64_t y0) {
+    uint32_t kz = kr / g->kh;
+    int64_t vy = y0 + (int64_t)(kr - kz * g->kh) * g->dh;
+    int64_t vz = (int64_t)(b % g->od) * g->sd - g->pd + (int64_t)kz * g->dd;
+    if (vy < 0 || vy > ((int64_t)g->h - 1) * g->uh || vy % g->uh) return -1;
+    if (vz < 0 || vz > ((int64_t)g->d - 1) * g->ud || vz % g->ud) return -1;
+    return ((int64_t)(b / g->od) * g->d + vz / g->ud) * g->h + vy / g->uh;
+}
+
+/* The most input lines (counted from the first to the last) one unit of 32
+ * of the m patch rows reads. Which lines a unit reads depends only on where
+ * in a batch entry it starts, which repeats after OD * OH * OW / gcd(OD *
+ * OH * OW, 32) units: one period is enough. */
 static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
     uint64_t per_image = (uint64_t)g->oh * g->ow, units = (m + 31) / 32;
-    uint64_t period = per_image / nn_gcd(per_image, 32), worst = 0;
+    uint64_t per_entry = per_image * g->od;
+    uint64_t period = per_entry / nn_gcd(per_entry, 32), worst = 0;
     for (uint64_t u = 0; u < units && u < period; u++) {
         uint64_t row = u * 32, end = row + 32 < m ? row + 32 : m;
         int64_t lo = INT64_MAX, hi = -1;
         while (row < end) {
-            uint64_t n = row / per_image, p = row % per_image, ox = p % g->ow;
+            uint64_t b = row / per_image, p = row % per_image, ox = p % g->ow;
             int64_t y0 = (int64_t)(p / g->ow) * g->sh - g->pt;
-            for (uint32_t ky = 0; ky < g->kh; ky++) {
-                int64_t vy = y0 + (int64_t)ky * g->dh;
-                if (vy < 0 || vy > ((int64_t)g->h - 1) * g->uh || vy % g->uh) continue;
-                int64_t line = (int64_t)n * g->h + vy / g->uh;
+            for (uint32_t kr = 0; kr < g->kd * g->kh; kr++) {
+                int64_t line = geom_line(g, b, kr, y0);
+                if (line < 0) continue;
                 lo = line < lo ? line : lo;
                 hi = line > hi ? line : hi;
             }
@@ -278,7 +307,8 @@ bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
                          uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
                          const nn_conv_depthwise *dwo, lmnn_tensor *out) {
-    uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kh * g->kw;
+    if (g->sp != 2 && g->sp != 3) return nn_fail(LM_ERR_INTERNAL, op, "a window of %u dims", g->sp);
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kd * g->kh * g->kw;
     uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
     uint32_t q = pixels_per_row ? pixels_per_row : 1;
     bool dw = mode == NN_PATCH_DEPTHWISE;
@@ -368,7 +398,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        g->c,
                        g->oh,
                        g->ow,
-                       g->kh,
+                       g->kd * g->kh, /* kernel rows */
                        g->kw,
                        (uint32_t)g->sh,
                        (uint32_t)g->sw,
@@ -399,7 +429,14 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        act == LMNN_UNARY_INVALID ? 0 : dwo->params[0],
                        act == LMNN_UNARY_INVALID ? 0 : dwo->params[1],
                        act == LMNN_UNARY_INVALID ? 0 : dwo->params[2],
-                       act != LMNN_UNARY_INVALID && nn_unary_in_place(act)};
+                       act != LMNN_UNARY_INVALID && nn_unary_in_place(act),
+                       g->d,
+                       g->od,
+                       g->kd,
+                       (uint32_t)g->sd,
+                       (uint32_t)g->dd,
+                       (uint32_t)g->pd,
+                       (uint32_t)g->ud};
     uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
     nn_key key;
     nn_key_init(&key, "conv_im2col");
@@ -441,8 +478,9 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         /* Its staging of input pixels: the ring of whole lines, else KH
          * lines of the input a unit's 32 output pixels read, when that is
          * small. */
-        uint64_t stage = lines ? lines * staged_line_bytes(g, g->c * esize)
-                               : (uint64_t)g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
+        uint64_t stage =
+            lines ? lines * staged_line_bytes(g, g->c * esize)
+                  : (uint64_t)g->kd * g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
         if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
             st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
         if (!st && pooled)
@@ -494,9 +532,12 @@ lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, u
     last.memory = *memory;
     lmnn_tensor cur = y, next, none = {0};
     lm_status st = LM_OK;
+    /* A 3-D result's n output images are N batch entries of od. */
+    uint32_t entries = g->n / g->od, od = g->od;
     if (layout == LMNN_NHWC) {
-        lmnn_shape s =
-            flat ? LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c) : LMNN_SHAPE(g->n, g->oh, g->ow, c);
+        lmnn_shape s = flat         ? LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c)
+                       : g->sp == 3 ? LMNN_SHAPE(entries, od, g->oh, g->ow, c)
+                                    : LMNN_SHAPE(g->n, g->oh, g->ow, c);
         nn_tensor *t;
         st = nn_get_tensor(op, "output", y, &t);
         if (!st && (flat || g->ow % 32 == 0) && t->memory.type == memory->type &&
@@ -508,9 +549,10 @@ lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, u
             st = step(op, lmnn_reshape(cur, &s, &last, &next), &cur, next, none);
         }
     } else {
-        lmnn_shape s = LMNN_SHAPE(g->n, c, g->oh, g->ow);
-        if (g->n > 1) {
-            lmnn_shape b = LMNN_SHAPE(g->n, g->oh * g->ow, c);
+        lmnn_shape s = g->sp == 3 ? LMNN_SHAPE(entries, c, od, g->oh, g->ow)
+                                  : LMNN_SHAPE(g->n, c, g->oh, g->ow);
+        if (entries > 1) {
+            lmnn_shape b = LMNN_SHAPE(entries, od * g->oh * g->ow, c);
             st = step(op, lmnn_reshape(cur, &b, NULL, &next), &cur, next, none);
         }
         if (!st) st = step(op, lmnn_transpose(cur, -1, -2, NULL, &next), &cur, next, none);
@@ -656,6 +698,7 @@ static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh,
                       .sw = 1,
                       .dw = 1,
                       .uw = 1};
+    nn_conv_geom_2d(&g);
     return pack_factor(&g, oc);
 }
 
@@ -750,6 +793,7 @@ static void phase_geom(const nn_conv_geom *g, const lmnn_conv2d_options *o, uint
                           .pl = (int32_t)first[1],
                           .uh = 1,
                           .uw = 1};
+    nn_conv_geom_2d(out);
 }
 
 /* The output of transposed convolution g from y, the product of its phase
@@ -1155,6 +1199,14 @@ lm_status lmnn_conv_transpose2d_prepare_weights_host(lm_device *device, const lm
     return prepare_transpose(op, device, shape, data, (lmnn_tensor){0}, dtype, &memory, opts, out);
 }
 
+lm_status nn_conv_prepare_host(const char *op, lm_device *device, bool transpose,
+                               const lmnn_shape *ws, const float *src, int32_t groups,
+                               lmnn_dtype dtype, const lmnn_memory_config *memory,
+                               lmnn_tensor *out) {
+    return prepare(op, device, transpose, ws, src, (lmnn_tensor){0}, groups, dtype, memory, 1,
+                   (const uint32_t[]){1, 1}, out);
+}
+
 /* ---- the ops ---- */
 
 /* The options' activation as lmnn_unary takes it (*out_uo: its own
@@ -1237,7 +1289,7 @@ static lm_status depthwise(const char *op, nn_tensor *img, const nn_conv_geom *g
 static bool pointwise_tiles(const nn_tensor *x, const nn_conv_geom *g,
                             const lmnn_conv2d_options *opts, const int32_t *flat_in) {
     if (g->kh != 1 || g->kw != 1 || g->sh != 1 || g->sw != 1 || g->pt || g->pl || g->oh != g->h ||
-        g->ow != g->w || g->planes > 1)
+        g->ow != g->w || g->planes > 1 || g->kd != 1 || g->sd != 1 || g->pd || g->od != g->d)
         return false;
     bool flat = flat_in[0] || flat_in[1] || flat_in[2];
     if (x->layout != LMNN_TILE || (x->dtype != LMNN_FLOAT32 && x->dtype != LMNN_BFLOAT16) ||
@@ -1259,8 +1311,118 @@ static lm_status check_pair(const char *op, const char *arg, const int32_t *v, i
     return LM_OK;
 }
 
-static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_tensor weight,
-                      lmnn_tensor bias, const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+/* The kernel of a 3-D convolution's weight `w` (*kd x *kh x *kw) and its
+ * output channels: rank 5 in PyTorch's layout, or prepared for the kernel
+ * the options give, as a matrix [KD * KH * KW * C, OC] or in the depthwise
+ * form [KD * KH * KW, 1, C]; *ws4: the weight's shape with KD and KH as
+ * one dim (rank 5), the form the 2-D preparation takes. */
+static lm_status weight_3d(const char *op, bool transpose, const nn_tensor *w, const nn_tensor *x,
+                           uint32_t c, uint32_t g, const lmnn_conv2d_options *opts,
+                           const nn_conv_depth *dp, uint32_t *kd, uint32_t *kh, uint32_t *kw,
+                           uint32_t *oc, lmnn_shape *ws4) {
+    char s1[128], s2[128];
+    const uint32_t *d = w->shape.dims;
+    if (w->shape.rank == 5) {
+        *kd = d[2], *kh = d[3], *kw = d[4];
+        uint32_t wc = transpose ? d[0] : d[1] * g;
+        *oc = transpose ? d[1] * g : d[0];
+        if (wc != c)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: shape %s expects %u input channels (%s), given input shape %s",
+                           nn_shape_str(&w->shape, s1, sizeof s1), wc,
+                           transpose ? "dim 0" : "dim 1 * groups",
+                           nn_shape_str(&x->shape, s2, sizeof s2));
+        if (!transpose && *oc % g)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
+                           "groups %u",
+                           *oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
+        if ((dp->kd && dp->kd != *kd) ||
+            (opts->kernel_size[0] && (uint32_t)opts->kernel_size[0] != *kh) ||
+            (opts->kernel_size[1] && (uint32_t)opts->kernel_size[1] != *kw))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "kernel_size: (%u, %d, %d) does not match the weight's shape %s", dp->kd,
+                           opts->kernel_size[0], opts->kernel_size[1],
+                           nn_shape_str(&w->shape, s1, sizeof s1));
+        *ws4 = LMNN_SHAPE(d[0], d[1], d[2] * d[3], d[4]);
+        return LM_OK;
+    }
+    bool matrix = w->shape.rank == 2, depthwise = w->shape.rank == 3 && d[1] == 1;
+    if (!matrix && !depthwise)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: expected rank 5 (%s), a prepared [KD * KH * KW * C, OC] or a "
+                       "prepared depthwise [KD * KH * KW, 1, C], given shape %s",
+                       transpose ? "C, OC / groups, KD, KH, KW" : "OC, C / groups, KD, KH, KW",
+                       nn_shape_str(&w->shape, s1, sizeof s1));
+    if (!dp->kd || !opts->kernel_size[0] || !opts->kernel_size[1])
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "kernel_size: expected (KD, KH, KW) >= 1 with a prepared weight (shape "
+                       "%s), given (%u, %d, %d)",
+                       nn_shape_str(&w->shape, s1, sizeof s1), dp->kd, opts->kernel_size[0],
+                       opts->kernel_size[1]);
+    *kd = dp->kd, *kh = (uint32_t)opts->kernel_size[0], *kw = (uint32_t)opts->kernel_size[1];
+    uint64_t taps = (uint64_t)*kd * *kh * *kw;
+    if (depthwise && (transpose || g != c || d[0] != taps || d[2] != c))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: shape %s is not a prepared depthwise weight for these options "
+                       "(expected [KD * KH * KW, 1, C] = [%llu, 1, %u], groups = C, not "
+                       "transposed)",
+                       nn_shape_str(&w->shape, s1, sizeof s1), (unsigned long long)taps, c);
+    if (matrix && d[0] != taps * c)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: expected a prepared weight of %llu rows (KD %u * KH %u * KW %u * "
+                       "C %u), given shape %s",
+                       (unsigned long long)(taps * c), *kd, *kh, *kw, c,
+                       nn_shape_str(&w->shape, s1, sizeof s1));
+    *oc = matrix ? d[1] : c;
+    if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
+    *ws4 = w->shape;
+    return LM_OK;
+}
+
+/* The depth of 3-D window g: n batch entries of d images each, a kernel of
+ * kd depth taps; dp's stride, dilation and padding (for a transposed
+ * convolution, a stride-1 window over the images with stride - 1 empty ones
+ * between them, padded by the kernel's reach minus the padding). */
+static lm_status depth_geom(const char *op, bool transpose, const nn_conv_depth *dp, uint32_t n,
+                            uint32_t d, uint32_t kd, nn_conv_geom *g) {
+    int64_t ed = (int64_t)dp->dilation * (kd - 1) + 1;
+    int64_t pads = (int64_t)dp->pad_front + dp->pad_back, od;
+    if (!transpose) {
+        if (ed > (int64_t)d + pads)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "kernel_size: the dilated kernel's depth (%lld) is larger than the "
+                           "padded input's (%lld)",
+                           (long long)ed, (long long)d + pads);
+        od = ((int64_t)d + pads - ed) / dp->stride + 1;
+        g->sd = dp->stride;
+        g->pd = dp->pad_front;
+        g->ud = 1;
+    } else {
+        od = ((int64_t)d - 1) * dp->stride - pads + ed + dp->output_padding;
+        if (od < 1)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "padding: the output would be empty (depth %lld)", (long long)od);
+        g->sd = 1;
+        g->ud = dp->stride;
+        g->pd = (int32_t)(ed - 1) - dp->pad_front;
+    }
+    if ((uint64_t)od * n > (1u << 30))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "input: the output (%u batch entries of depth %lld) is too large", n,
+                       (long long)od);
+    g->sp = 3;
+    g->d = d;
+    g->od = (uint32_t)od;
+    g->kd = kd;
+    g->dd = dp->dilation;
+    g->n = n * (uint32_t)od;
+    return LM_OK;
+}
+
+lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_tensor weight,
+                      lmnn_tensor bias, const lmnn_conv2d_options *opts, const nn_conv_depth *dp,
+                      lmnn_tensor *out) {
     char s1[128], s2[128];
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     lmnn_conv2d_options defaults;
@@ -1279,9 +1441,15 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if (!st) st = nn_check_same_device(op, "bias", b, x);
         if (!st) st = nn_check_float(op, "bias", b);
     }
-    uint32_t n = 0, c = 0, h = 0, wd = 0;
+    uint32_t n = 0, c = 0, id = 1, h = 0, wd = 0;
     const int32_t flat_in[3] = {opts->batch_size, opts->input_height, opts->input_width};
-    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, flat_in, &n, &c, &h, &wd);
+    if (!st && dp && x->shape.rank != 5)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 5 (%s), given shape %s",
+                       opts->input_layout == LMNN_NHWC ? "N, D, H, W, C" : "N, C, D, H, W",
+                       nn_shape_str(&x->shape, s1, sizeof s1));
+    if (!st)
+        st = nn_conv_image_dims(op, x, opts->input_layout, flat_in, &n, &c, dp ? &id : NULL, &h,
+                                &wd);
     if (!st) st = check_pair(op, "stride", opts->stride, 1);
     if (!st) st = check_pair(op, "dilation", opts->dilation, 1);
     if (!st) st = check_pair(op, "output_padding", opts->output_padding, 0);
@@ -1307,12 +1475,16 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        opts->output_padding[0], opts->output_padding[1]);
     /* The weight: PyTorch's layout or prepared (packed, by phases or
      * neither). */
-    uint32_t kh, kw, oc, pack = 1, th = 0, tw = 0;
+    uint32_t kd = 1, kh = 0, kw = 0, oc = 0, pack = 1, th = 0, tw = 0;
     bool phases = false;
     /* Prepared: a matrix, or the depthwise form [KH * KW, 1, C]. */
     bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[1] == 1);
     const uint32_t *d = w->shape.dims;
-    if (prepared && (!opts->kernel_size[0] || !opts->kernel_size[1])) {
+    lmnn_shape ws = w->shape; /* as prepare() takes it */
+    if (dp) {
+        if ((st = weight_3d(op, transpose, w, x, c, g, opts, dp, &kd, &kh, &kw, &oc, &ws)))
+            return st;
+    } else if (prepared && (!opts->kernel_size[0] || !opts->kernel_size[1])) {
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape %s), "
                        "given (%d, %d)",
@@ -1404,6 +1576,8 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     }
     /* The window. */
     nn_conv_geom gm = {.n = n, .h = h, .w = wd, .c = c, .kh = kh, .kw = kw};
+    nn_conv_geom_2d(&gm);
+    if (dp && (st = depth_geom(op, transpose, dp, n, id, kd, &gm))) return st;
     int32_t ph = opts->padding[0] + opts->padding[1], pw = opts->padding[2] + opts->padding[3];
     int64_t eh = (int64_t)opts->dilation[0] * (kh - 1) + 1,
             ew = (int64_t)opts->dilation[1] * (kw - 1) + 1;
@@ -1504,7 +1678,7 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     uint32_t phase_stride[2] = {phases ? (uint32_t)opts->stride[0] : 1,
                                 phases ? (uint32_t)opts->stride[1] : 1};
     if (!prepared)
-        st = prepare(op, w->device, transpose, &w->shape, NULL, weight, opts->groups, w->dtype,
+        st = prepare(op, w->device, transpose, &ws, NULL, weight, opts->groups, w->dtype,
                      &w->memory, pack, phase_stride, &wp);
     if (!st && b && b->layout != LMNN_TILE) {
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
@@ -1588,10 +1762,10 @@ static lm_status conv(const char *op, bool transpose, lmnn_tensor input, lmnn_te
 
 lm_status lmnn_conv2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                       const lmnn_conv2d_options *opts, lmnn_tensor *out) {
-    return conv("lmnn_conv2d", false, input, weight, bias, opts, out);
+    return nn_conv_run("lmnn_conv2d", false, input, weight, bias, opts, NULL, out);
 }
 
 lm_status lmnn_conv_transpose2d(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor bias,
                                 const lmnn_conv2d_options *opts, lmnn_tensor *out) {
-    return conv("lmnn_conv_transpose2d", true, input, weight, bias, opts, out);
+    return nn_conv_run("lmnn_conv_transpose2d", true, input, weight, bias, opts, NULL, out);
 }

@@ -10,10 +10,19 @@
  * (virtually strided by uh, uw: the pixels sit uh rows apart), padded by pt
  * rows on top and pl columns on the left (negative: cropped), read by a
  * kh x kw kernel with strides sh, sw and dilations dh, dw into oh x ow
- * output pixels. */
+ * output pixels.
+ *
+ * A 3-D window (sp = 3) reads n / od batch entries of d images each (input
+ * line (entry * d + z) * h + y) by a kernel of kd depth taps, with stride
+ * sd, dilation dd, pd images of padding in front and a virtual stride ud,
+ * into od output images an entry: n counts the output images, and the
+ * kernel's rows are kd * kh, depth tap after depth tap. A 2-D window is
+ * sp = 2 with d = od = kd = sd = dd = ud = 1 and pd = 0. */
 typedef struct nn_conv_geom {
     uint32_t n, h, w, c, oh, ow, kh, kw;
     int32_t sh, sw, dh, dw, pt, pl, uh, uw;
+    uint32_t sp, d, od, kd;
+    int32_t sd, dd, pd, ud;
     /* How the image nn_conv_im2col reads holds its channels: 0 or 1, NHWC
      * (a page per pixel or per image row); C, an NCHW row-major image (a
      * page per row of one channel: nn_conv_planes_fit says when). */
@@ -24,10 +33,38 @@ typedef struct nn_conv_geom {
  * options' batch_size, input_height, input_width, not all 0) any shape
  * whose last dim is C and whose other dims multiply to N * H * W, or whose
  * last dim is W * C and whose other dims multiply to N * H (a page per image
- * row). "<op>: input: ..." errors. */
+ * row). With `d` (not NULL), also rank 5, [N, C, D, H, W] (NCHW) or [N, D,
+ * H, W, C] (NHWC), *d = D (1 for the others). "<op>: input: ..." errors. */
 lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
-                             const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *h,
-                             uint32_t *w);
+                             const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *d,
+                             uint32_t *h, uint32_t *w);
+
+/* The 2-D window of geometry g's fields (depth 1, sp = 2). */
+void nn_conv_geom_2d(nn_conv_geom *g);
+
+/* The depth of a 3-D convolution, beside the lmnn_conv2d_options that hold
+ * its (h, w) parts (lmnn_conv3d turns its options into both). */
+typedef struct nn_conv_depth {
+    uint32_t kd; /* the kernel's depth: with a prepared weight */
+    int32_t stride, dilation, pad_front, pad_back, output_padding;
+} nn_conv_depth;
+
+/* lmnn_conv2d (lmnn_conv_transpose2d with `transpose`), or with `depth` the
+ * 3-D convolution of a rank-5 input by a rank-5 weight ([OC, C / groups,
+ * KD, KH, KW]; transposed [C, OC / groups, KD, KH, KW]) or one prepared
+ * for it, errors named after `op`. */
+lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_tensor weight,
+                      lmnn_tensor bias, const lmnn_conv2d_options *opts, const nn_conv_depth *depth,
+                      lmnn_tensor *out);
+
+/* The prepared matrix of a weight whose float32 values are `src`, shaped
+ * `ws` ([OC, C / groups, KH, KW]; transposed [C, OC / groups, KH, KW]; a
+ * 3-D weight with its KD and KH as one dim), as
+ * lmnn_conv2d_prepare_weights_host makes it unpacked and not by phases. */
+lm_status nn_conv_prepare_host(const char *op, lm_device *device, bool transpose,
+                               const lmnn_shape *ws, const float *src, int32_t groups,
+                               lmnn_dtype dtype, const lmnn_memory_config *memory,
+                               lmnn_tensor *out);
 
 /* Image `x` as a row-major NHWC tensor of float32 or bfloat16 (one page per
  * pixel, or per image row when x has such pages or one channel); with

@@ -41,7 +41,7 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     if (st) return st;
     uint32_t n = 0, c = 0, h = 0, w = 0;
     const int32_t flat[3] = {o->batch_size, o->input_height, o->input_width};
-    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, flat, &n, &c, &h, &w))) return st;
+    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, flat, &n, &c, NULL, &h, &w))) return st;
     if (o->kernel_size[0] < 1 || o->kernel_size[1] < 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "kernel_size: expected (h, w) >= 1, given (%d, %d)", o->kernel_size[0],
@@ -101,6 +101,7 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
                           .pl = o->padding[2],
                           .uh = 1,
                           .uw = 1};
+    nn_conv_geom_2d(&p->g);
     p->dtype = o->output.dtype ? o->output.dtype : p->x->dtype;
     if (!nn_dtype_is_float(p->dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -223,7 +224,7 @@ lm_status lmnn_global_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *o
     lm_status st = nn_get_tensor(op, "input", input, &x);
     if (!st) st = nn_check_float(op, "input", x);
     uint32_t n = 0, c = 0, h = 0, w = 0;
-    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, NULL, &n, &c, &h, &w);
+    if (!st) st = nn_conv_image_dims(op, x, opts->input_layout, NULL, &n, &c, NULL, &h, &w);
     if (st) return st;
     lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : x->dtype;
     if (!nn_dtype_is_float(dtype))

@@ -10,6 +10,12 @@
  * pl columns on the left (negative pads crop); positions outside it read
  * `fill` (zero for convolutions, -inf for max pooling).
  *
+ * A 3-D image (runtime args 42..48) is n x D images of H lines, its line
+ * (n * D + z) * H + y, and its KD x KH x KW kernel has KD * KH kernel rows,
+ * kz * KH + ky: everything below that walks the kernel rows walks those,
+ * and output image b (the rows' n) is n * OD + oz. A 2-D image is one of
+ * depth 1.
+ *
  * Three matrix shapes:
  *   CONV (mode 0): one matrix [N * OH * OW, KH * KW * C]; row (n, oh, ow),
  *     column (kh * KW + kw) * C + c.
@@ -152,9 +158,28 @@ static void masks_make(uint32_t valid) {
     cb_push_back(7, 2);
 }
 
-/* The geometry, for pool_rows and stage_lines. */
-static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl, g_dh;
-static uint32_t g_OH, g_OW, g_KH, g_KW, g_uh, g_uw;
+/* The geometry, for pool_rows, stage_lines and line_of. */
+static int32_t g_H, g_W, g_sh, g_sw, g_pt, g_pl, g_dh, g_sd, g_dd, g_pd;
+static uint32_t g_OH, g_OW, g_KH, g_KW, g_uh, g_uw, g_D, g_OD, g_KD, g_ud, g_VH, g_VD;
+static bool g_flat; /* 2-D: depth 1, one depth tap, no depth padding */
+
+/* The input line that kernel row kr (kz * KH + ky) of output image b reads
+ * when its window's top row is y0: (n * D + z) * H + y, or UINT32_MAX where
+ * the row is outside the image (padding, or between the lines of a
+ * virtually strided one). */
+static uint32_t line_of(uint32_t b, uint32_t kr, int32_t y0) {
+    const uint32_t uh = g_uh;
+    if (g_flat) { /* no division by KH on the common path */
+        uint32_t vy = (uint32_t)(y0 + (int32_t)kr * g_dh);
+        return vy < g_VH && vy % uh == 0 ? b * (uint32_t)g_H + vy / uh : UINT32_MAX;
+    }
+    const uint32_t KH = g_KH, OD = g_OD;
+    uint32_t kz = kr / KH, vy = (uint32_t)(y0 + (int32_t)(kr - kz * KH) * g_dh);
+    if (vy >= g_VH || vy % uh) return UINT32_MAX;
+    uint32_t oz = b % OD, vz = (uint32_t)((int32_t)oz * g_sd - g_pd + (int32_t)kz * g_dd);
+    if (vz >= g_VD || vz % g_ud) return UINT32_MAX;
+    return ((b / OD) * g_D + vz / g_ud) * (uint32_t)g_H + vy / uh;
+}
 
 /* Input line `line` (n * H + y) as W pixels to dst, uw pixels apart (a
  * virtual stride: the zeros between them are left as they are): one read
@@ -171,8 +196,8 @@ static void read_line(uint32_t line, uint32_t dst) {
         lm_noc_async_read_strided(pixel_addr(line * W, 0), psize, dst, apart, psize, W);
         return;
     }
-    const uint32_t H = (uint32_t)g_H, esize = psize / np, nb = banks;
-    uint32_t g = (line / H * np) * H + line % H; /* channel 0's row */
+    const uint32_t H = (uint32_t)g_H * g_D, esize = psize / np, nb = banks; /* an image's lines */
+    uint32_t g = (line / H * np) * H + line % H;                            /* channel 0's row */
     for (uint32_t c = 0; c < np; c++, g += H)
         lm_noc_async_read_strided(lm_bank_noc_addr(img_dram, g % nb, img_base + g / nb * pstride),
                                   esize, dst + c * esize, apart, esize, W);
@@ -199,19 +224,16 @@ static uint32_t s_lines, s_pitch, s_left;
  * is staged as one narrower is. */
 static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t c0,
                         uint32_t c1, uint32_t stage, uint64_t local) {
-    const uint32_t H = (uint32_t)g_H, OH = g_OH, OW = g_OW, KH = g_KH, uh = g_uh;
-    const uint32_t VH = (H - 1) * uh + 1; /* virtual rows */
+    const uint32_t OH = g_OH, OW = g_OW, KR = g_KH * g_KD;
     const uint32_t page = psize, lines = s_lines, lpitch = s_pitch, left = s_left * page;
-    const int32_t sh = g_sh, pt = g_pt, dh = g_dh;
+    const int32_t sh = g_sh, pt = g_pt;
     const uint32_t end = row + count;
     for (uint32_t r = row; r < end;) {
-        uint32_t n = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
+        uint32_t b = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
         int32_t y0 = (int32_t)(p / OW) * sh - pt;
-        for (uint32_t ky = 0; ky < KH; ky++) {
-            uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
-            if (vy >= VH || vy % uh) continue;
-            uint32_t line = n * H + vy / uh, slot = line % lines;
-            if (s_tag[slot] == line) continue;
+        for (uint32_t kr = 0; kr < KR; kr++) {
+            uint32_t line = line_of(b, kr, y0), slot = line % lines;
+            if (line == UINT32_MAX || s_tag[slot] == line) continue;
             s_tag[slot] = line;
             read_line(line, stage + slot * lpitch + left);
         }
@@ -220,23 +242,23 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
     noc_async_read_barrier(); /* staged before it is copied */
     const uint32_t step = (uint32_t)g_sw * page, run = g_KW * page;
     for (uint32_t r = row; r < end;) {
-        uint32_t n = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
+        uint32_t b = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
         uint32_t len = OW - ox < end - r ? OW - ox : end - r;
         int32_t y0 = (int32_t)(p / OW) * sh - pt;
         /* Pixel ox * sw - pl of the line: at or right of its padding. */
         uint32_t col = (uint32_t)((int32_t)(ox * (uint32_t)g_sw) - g_pl) * page + left;
         uint32_t at = dst + (r - row) * pitch;
-        /* Kernel row ky is bytes [ky * run, ky * run + run) of a patch row:
+        /* Kernel row kr is bytes [kr * run, kr * run + run) of a patch row:
          * the rows the window reaches, and of each the part inside it. */
-        uint32_t ky = c0 / run, kend = (c1 + run - 1) / run;
-        for (; ky < kend; ky++) {
-            uint32_t a = ky * run > c0 ? ky * run : c0;
-            uint32_t b = ky * run + run < c1 ? ky * run + run : c1;
-            uint32_t to = at + (a - c0), bytes = b - a;
-            uint32_t vy = (uint32_t)(y0 + (int32_t)ky * dh);
-            if (vy < VH && vy % uh == 0) {
-                uint32_t slot = (n * H + vy / uh) % lines;
-                lm_noc_async_read_strided(local | (stage + slot * lpitch + col + (a - ky * run)),
+        uint32_t kr = c0 / run, kend = (c1 + run - 1) / run;
+        for (; kr < kend; kr++) {
+            uint32_t a = kr * run > c0 ? kr * run : c0;
+            uint32_t e = kr * run + run < c1 ? kr * run + run : c1;
+            uint32_t to = at + (a - c0), bytes = e - a;
+            uint32_t line = line_of(b, kr, y0);
+            if (line != UINT32_MAX) {
+                uint32_t slot = line % lines;
+                lm_noc_async_read_strided(local | (stage + slot * lpitch + col + (a - kr * run)),
                                           step, to, pitch, bytes, len);
             } else if (bytes <= zero_size) {
                 lm_noc_async_read_strided(zero_src, 0, to, pitch, bytes, len);
@@ -249,7 +271,7 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
     }
 }
 
-/* Tap (dy, dx) of output pixels row .. row + count - 1 (modes 1 and 2) into rows
+/* Tap (kernel row kr, dx) of output pixels row .. row + count - 1 (modes 1 and 2) into rows
  * `pitch` bytes apart at dst, q pixels a row: the output pixel stepped
  * along rather than divided out of each row; with a page per image row and
  * dense rows (or a pixel a row), the pixels an output row reads are one
@@ -258,8 +280,8 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
  * The geometry is copied to locals first: every NoC call clobbers memory,
  * so globals would be loaded again for each read. */
 static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, uint32_t count,
-                      int32_t dy, int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
-    const uint32_t H = (uint32_t)g_H, W = (uint32_t)g_W, OH = g_OH, OW = g_OW;
+                      uint32_t kr, int32_t dx, uint32_t C, uint32_t esize, uint32_t fill) {
+    const uint32_t W = (uint32_t)g_W, OH = g_OH, OW = g_OW;
     const uint32_t size = psize, nb = banks, base = img_base, stride = pstride;
     const int32_t sh = g_sh, sw = g_sw, vx0 = dx - g_pl;
     const bool per_row = ppp > 1, dram = img_dram;
@@ -271,11 +293,11 @@ static void pool_rows(uint32_t dst, uint32_t pitch, uint32_t q, uint32_t row, ui
     while (count) {
         /* The output pixels of one output row: their taps lie on one image
          * row, those in the image a run of it between fills. */
-        uint32_t n = row / (OH * OW), p = row % (OH * OW), oy = p / OW, ox = p % OW;
+        uint32_t b = row / (OH * OW), p = row % (OH * OW), oy = p / OW, ox = p % OW;
         uint32_t len = OW - ox < count ? OW - ox : count;
-        int32_t vy = (int32_t)oy * sh - g_pt + dy, vx = (int32_t)ox * sw + vx0;
-        uint32_t line = n * H + (uint32_t)vy, first = len, last = len;
-        if ((uint32_t)vy < H) {
+        int32_t vx = (int32_t)ox * sw + vx0;
+        uint32_t line = line_of(b, kr, (int32_t)oy * sh - g_pt), first = len, last = len;
+        if (line != UINT32_MAX) {
             /* j in [first, last): vx + j * sw inside [0, W). */
             first = vx >= 0 ? 0 : (uint32_t)(-vx + sw - 1) / (uint32_t)sw;
             last = vx >= (int32_t)W
@@ -332,13 +354,14 @@ void kernel_main(void) {
     int32_t H = (int32_t)get_arg_val(7), W = (int32_t)get_arg_val(8);
     uint32_t C = get_arg_val(9);
     uint32_t OH = get_arg_val(10), OW = get_arg_val(11);
-    uint32_t KH = get_arg_val(12), KW = get_arg_val(13);
+    /* Arg 12 is the kernel rows, KD * KH (the computes take KH * KW taps). */
+    uint32_t KR = get_arg_val(12), KW = get_arg_val(13), KD = get_arg_val(44), KH = KR / KD;
     int32_t sh = (int32_t)get_arg_val(14), sw = (int32_t)get_arg_val(15);
     int32_t dh = (int32_t)get_arg_val(16), dw = (int32_t)get_arg_val(17);
     int32_t pt = (int32_t)get_arg_val(18), pl = (int32_t)get_arg_val(19);
     int32_t uh = (int32_t)get_arg_val(20), uw = (int32_t)get_arg_val(21);
     uint32_t fill = get_arg_val(22);
-    int32_t vh = (H - 1) * uh + 1, vw = (W - 1) * uw + 1; /* the virtual image */
+    int32_t vw = (W - 1) * uw + 1; /* the virtual image's width */
     uint32_t room = block < wt ? block : wt;
     bool dram = get_arg_val(23);
     const volatile uint32_t *info = lm_l1_word(LM_L1_CORE_INFO);
@@ -370,9 +393,9 @@ void kernel_main(void) {
      * transfers than one per tap. */
     uint32_t stage = 0, local = 0;
     s_lines = get_arg_val(29);
-    if (s_lines || (whole && dw == 1 && uw == 1 && uh == 1 &&
+    if (s_lines || (whole && dw == 1 && uw == 1 && uh == 1 && KR <= 32 &&
                     lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >=
-                        KH * (31 * (uint32_t)sw + KW) * page)) {
+                        KR * (31 * (uint32_t)sw + KW) * page)) {
         cb_reserve_back(3, 1); /* scratch: never pushed */
         stage = get_write_ptr(3);
         local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
@@ -398,12 +421,18 @@ void kernel_main(void) {
     }
     /* POOL_FUSED and DEPTHWISE give each unit's block once per tap, taps
      * in order. */
-    uint32_t taps = mode >= 2 ? KH * KW : 1;
+    uint32_t taps = mode >= 2 ? KR * KW : 1;
     /* Whole pixels a row (the pooling modes and a depthwise convolution's
      * per-tap matrices), not strided virtually: pool_rows. */
     bool fast_pool = mode != 0 && uh == 1 && uw == 1 && cols_zeroed;
     g_H = H, g_W = W, g_sh = sh, g_sw = sw, g_pt = pt, g_pl = pl, g_dh = dh;
     g_OH = OH, g_OW = OW, g_KH = KH, g_KW = KW, g_uh = (uint32_t)uh, g_uw = (uint32_t)uw;
+    g_VH = (uint32_t)(H - 1) * g_uh + 1;
+    g_D = get_arg_val(42), g_OD = get_arg_val(43), g_KD = KD;
+    g_sd = (int32_t)get_arg_val(45), g_dd = (int32_t)get_arg_val(46);
+    g_pd = (int32_t)get_arg_val(47), g_ud = get_arg_val(48);
+    g_VD = (g_D - 1) * g_ud + 1;
+    g_flat = g_D == 1 && g_OD == 1 && KD == 1 && g_pd == 0;
     uint32_t wsize = mode == 3 ? get_tile_size(4) : 0;
     /* The weights' element size when only row 0 of their tiles is read
      * (the compute broadcasts it down the rows: faces 0 and 1 each begin
@@ -454,38 +483,37 @@ void kernel_main(void) {
                     r++;
                     continue;
                 }
-                uint32_t n = row / (OH * OW), p = row % (OH * OW), ox = p % OW;
+                uint32_t b = row / (OH * OW), p = row % (OH * OW), ox = p % OW;
                 int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(ox * (uint32_t)sw) - pl;
                 /* Output pixels r..r+len-1: one output row, this unit. */
                 uint32_t len = 32 - r < OW - ox ? 32 - r : OW - ox;
                 if (h - row < len) len = h - row;
                 uint32_t span = (len - 1) * (uint32_t)sw + KW, yok = 0;
-                for (uint32_t ky = 0; ky < KH; ky++) {
-                    int32_t vy = y0 + (int32_t)ky * dh;
-                    if (vy < 0 || vy >= H) continue;
-                    yok |= 1u << ky;
-                    uint32_t line = stage + ky * span * page;
+                for (uint32_t kr = 0; kr < KR; kr++) {
+                    uint32_t in = line_of(b, kr, y0);
+                    if (in == UINT32_MAX) continue;
+                    yok |= 1u << kr;
+                    uint32_t line = stage + kr * span * page;
                     int32_t lo = x0 < 0 ? -x0 : 0, hi = W - x0;
                     if (hi > (int32_t)span) hi = (int32_t)span;
                     if (hi < lo) hi = lo;
                     if (lo > (int32_t)span) lo = hi = (int32_t)span;
                     fill_run(line, (uint32_t)lo * C, esize, fill);
-                    read_pixels((n * (uint32_t)H + (uint32_t)vy) * (uint32_t)W +
-                                    (uint32_t)(x0 + lo),
-                                (uint32_t)(hi - lo), line + (uint32_t)lo * page);
+                    read_pixels(in * (uint32_t)W + (uint32_t)(x0 + lo), (uint32_t)(hi - lo),
+                                line + (uint32_t)lo * page);
                     fill_run(line + (uint32_t)hi * page, (span - (uint32_t)hi) * C, esize, fill);
                 }
                 noc_async_read_barrier(); /* staged before it is copied */
                 /* (Staging needs whole patch rows: the columns past the
                  * valid ones are zeroed already.) */
                 copy_patches(dst, width * esize, len, stage, span * page, (uint32_t)sw * page,
-                             KW * page, KH, yok, (uint64_t)local << 32, C, esize, fill);
+                             KW * page, KR, yok, (uint64_t)local << 32, C, esize, fill);
                 noc_async_read_barrier(); /* copied before it is staged again */
                 r += len;
             }
             if (fast_pool) {
                 uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
-                pool_rows(base, width * esize, q, row0 * q, count * q, (int32_t)(ptap / KW) * dh,
+                pool_rows(base, width * esize, q, row0 * q, count * q, ptap / KW,
                           (int32_t)(ptap % KW) * dw, C, esize, fill);
                 for (uint32_t r = count; r < 32; r++)
                     zero_run(base + r * width * esize, width * esize);
@@ -496,19 +524,18 @@ void kernel_main(void) {
                     zero_run(dst, width * esize);
                     continue;
                 }
-                uint32_t n = row / (OH * OW), p = row % (OH * OW);
+                uint32_t b = row / (OH * OW), p = row % (OH * OW);
                 int32_t y0 = (int32_t)(p / OW) * sh - pt, x0 = (int32_t)(p % OW) * sw - pl;
                 if (whole) {
                     uint32_t at = dst;
-                    for (uint32_t ky = 0; ky < KH; ky++) {
-                        int32_t vy = y0 + (int32_t)ky * dh;
-                        bool yok = vy >= 0 && vy < vh && vy % uh == 0;
+                    for (uint32_t kr = 0; kr < KR; kr++) {
+                        uint32_t rowpix = line_of(b, kr, y0);
+                        bool yok = rowpix != UINT32_MAX;
                         if (!yok && !fill) { /* the row's taps are one run */
                             zero_run(at, KW * page);
                             at += KW * page;
                             continue;
                         }
-                        uint32_t rowpix = n * (uint32_t)H + (uint32_t)(vy / uh);
                         if (dw == 1 && uw == 1 && yok) {
                             /* Taps lo..hi-1 read consecutive pixels: the
                              * first one's bank and offset worked out, the
@@ -551,13 +578,11 @@ void kernel_main(void) {
                             c = k;
                             run = end - k;
                         }
-                        int32_t vy = y0 + (int32_t)(tap / KW) * dh,
-                                vx = x0 + (int32_t)(tap % KW) * dw;
+                        uint32_t line = line_of(b, tap / KW, y0);
+                        int32_t vx = x0 + (int32_t)(tap % KW) * dw;
                         uint32_t at = dst + (k - col0) * esize;
-                        if (vy >= 0 && vy < vh && vx >= 0 && vx < vw && vy % uh == 0 &&
-                            vx % uw == 0) {
-                            uint32_t pix = (n * (uint32_t)H + (uint32_t)(vy / uh)) * (uint32_t)W +
-                                           (uint32_t)(vx / uw);
+                        if (line != UINT32_MAX && vx >= 0 && vx < vw && vx % uw == 0) {
+                            uint32_t pix = line * (uint32_t)W + (uint32_t)(vx / uw);
                             noc_async_read(pixel_addr(pix, c * esize), at, run * esize);
                         } else {
                             fill_run(at, run, esize, fill);

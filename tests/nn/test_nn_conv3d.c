@@ -1,0 +1,979 @@
+/* conv3d and conv_transpose3d against a float64 host reference of PyTorch's
+ * torch.nn.functional.conv3d / conv_transpose3d: 3x3x3 kernels with padding,
+ * bias and a fused relu; NCDHW and NDHWC volumes (tile and row-major), the
+ * result in the input's order; strides, asymmetric padding, dilation and
+ * kernels that differ per dim; groups and depthwise (40 channels: the
+ * per-tap form [KD * KH * KW, 1, C] and its compute kernel); one and three
+ * input channels; patch rows wider than 1024 columns (48 channels, 3x3x3);
+ * a 1x1x1 convolution over an NDHWC tile volume whose W is 32 (the volume
+ * is its own patch matrix: no gather); bfloat16; weights prepared from host
+ * data by lmnn_conv3d_prepare_weights_host and
+ * lmnn_conv_transpose3d_prepare_weights_host (their matrices checked element
+ * by element against the header's layout); transposed convolutions of
+ * stride 2 kernel 2 (a decoder's upsampling), stride 2 kernel 3 with
+ * output_padding, stride (1, 2, 1), groups and dilation; the program cache;
+ * the errors, each with its status and message; a Light Metal capture and
+ * its replay, with the input replaced.
+ *
+ * Bound asserted, per element, with S = sum over the window of |w * x| plus
+ * |bias| (the operands as stored on the device, i.e. rounded to bfloat16 for
+ * bfloat16 tensors):
+ *   float32   |err| <= 1e-5 * S
+ *   bfloat16  |err| <= 2^-8 * S (one output rounding and float32
+ *             accumulation, the default for convolutions)
+ * Each case prints its PCC, largest absolute and relative errors (relative to
+ * max(|y|, 1e-3)) and largest |err| / S. */
+#include <string.h>
+
+#include "lm_test_replay.h"
+#include "nn_test.h"
+
+typedef struct c3_case {
+    uint32_t n, c, d, h, w, oc, kd, kh, kw;
+    /* (d, h, w); padding [front, back, top, bottom, left, right]. Zero
+     * strides, dilations and groups mean 1. */
+    int32_t stride[3], pad[6], dil[3], groups, outpad[3];
+    bool transpose, bias, relu;
+    bool nhwc;      /* the volume as [N, D, H, W, C] (LMNN_NHWC), the result too */
+    bool row_major; /* the input row-major (else tile) */
+    /* The weight prepared by lmnn_conv3d_prepare_weights_host (or the
+     * transposed one) from the host data, in the case's dtype, passed with
+     * kernel_size; else the PyTorch-layout weight uploaded as it is. */
+    bool host_prep;
+    bool cache; /* a second call must hit the program cache */
+    lmnn_dtype dtype;
+    /* Kernels (file names) whose programs must, or must not, have run. */
+    const char *must_run, *must_not_run;
+} c3_case;
+
+/* The output's (d, h, w). */
+static void out_dims(const c3_case *k, uint32_t *o) {
+    const uint32_t in[3] = {k->d, k->h, k->w}, ks[3] = {k->kd, k->kh, k->kw};
+    for (int i = 0; i < 3; i++) {
+        int64_t reach = (int64_t)k->dil[i] * (ks[i] - 1) + 1,
+                pads = k->pad[2 * i] + k->pad[2 * i + 1];
+        o[i] = k->transpose
+                   ? (uint32_t)(((int64_t)in[i] - 1) * k->stride[i] - pads + reach + k->outpad[i])
+                   : (uint32_t)(((int64_t)in[i] + pads - reach) / k->stride[i] + 1);
+    }
+}
+
+/* Where input position `i` under kernel tap `t` lands along one dim (-1:
+ * nowhere). A convolution's output o reads i = o * s - pad + t * dil; a
+ * transposed one's input i adds to o = i * s - pad + t * dil. */
+static int64_t land(bool transpose, int64_t i, int64_t t, int32_t s, int32_t pad, int32_t dil,
+                    uint32_t out) {
+    int64_t o;
+    if (transpose) {
+        o = i * s - pad + t * dil;
+    } else {
+        int64_t num = i + pad - t * dil;
+        if (num < 0 || num % s) return -1;
+        o = num / s;
+    }
+    return o >= 0 && o < out ? o : -1;
+}
+
+/* The reference, NCDHW: y [n, oc, od, oh, ow] and the scale S per element.
+ * Every product w * x is added where it lands: input voxel (c, z, y, x) and
+ * kernel tap (kz, ky, kx) with each output channel of c's group. */
+static void reference(const c3_case *k, const float *x, const float *w, const float *b,
+                      const uint32_t *od, double *y, double *s) {
+    uint32_t g = (uint32_t)k->groups, cg = k->c / g, ocg = k->oc / g;
+    size_t osp = (size_t)od[0] * od[1] * od[2], ny = (size_t)k->n * k->oc * osp;
+    size_t taps = (size_t)k->kd * k->kh * k->kw;
+    for (size_t i = 0; i < ny; i++)
+        y[i] = s[i] = 0;
+    for (uint32_t n = 0; n < k->n; n++)
+        for (uint32_t c = 0; c < k->c; c++) {
+            uint32_t gi = c / cg, cl = c % cg;
+            for (uint32_t iz = 0; iz < k->d; iz++)
+                for (uint32_t iy = 0; iy < k->h; iy++)
+                    for (uint32_t ix = 0; ix < k->w; ix++) {
+                        double xv = x[(((size_t)n * k->c + c) * k->d + iz) * k->h * k->w +
+                                      (size_t)iy * k->w + ix];
+                        for (uint32_t kz = 0; kz < k->kd; kz++) {
+                            int64_t oz = land(k->transpose, iz, kz, k->stride[0], k->pad[0],
+                                              k->dil[0], od[0]);
+                            if (oz < 0) continue;
+                            for (uint32_t ky = 0; ky < k->kh; ky++) {
+                                int64_t oy = land(k->transpose, iy, ky, k->stride[1], k->pad[2],
+                                                  k->dil[1], od[1]);
+                                if (oy < 0) continue;
+                                for (uint32_t kx = 0; kx < k->kw; kx++) {
+                                    int64_t ox = land(k->transpose, ix, kx, k->stride[2], k->pad[4],
+                                                      k->dil[2], od[2]);
+                                    if (ox < 0) continue;
+                                    size_t t = ((size_t)kz * k->kh + ky) * k->kw + kx;
+                                    for (uint32_t ol = 0; ol < ocg; ol++) {
+                                        uint32_t o = gi * ocg + ol;
+                                        /* conv [OC, C / g, ...]; transposed [C, OC / g, ...] */
+                                        size_t wi = k->transpose ? ((size_t)c * ocg + ol) * taps + t
+                                                                 : ((size_t)o * cg + cl) * taps + t;
+                                        double p = (double)w[wi] * xv;
+                                        size_t yi = ((size_t)n * k->oc + o) * osp +
+                                                    ((size_t)oz * od[1] + (size_t)oy) * od[2] +
+                                                    (size_t)ox;
+                                        y[yi] += p;
+                                        s[yi] += fabs(p);
+                                    }
+                                }
+                            }
+                        }
+                    }
+        }
+    for (uint32_t n = 0; n < k->n; n++)
+        for (uint32_t o = 0; o < k->oc; o++)
+            for (size_t p = 0; p < osp; p++) {
+                size_t i = ((size_t)n * k->oc + o) * osp + p;
+                if (b) {
+                    y[i] += b[o];
+                    s[i] += fabs(b[o]);
+                }
+                if (k->relu && y[i] < 0) y[i] = 0;
+            }
+}
+
+static float *rounded(const float *v, size_t n, lmnn_dtype dtype) {
+    float *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(v[i]) : v[i];
+    return r;
+}
+
+/* [n, c, sp] -> [n, sp, c] (NCDHW -> NDHWC with sp = D * H * W; the
+ * reverse with c and sp swapped). */
+static float *channels_last(const float *v, uint32_t n, uint32_t c, size_t sp) {
+    float *r = malloc((size_t)n * c * sp * sizeof *r);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < c; j++)
+            for (size_t p = 0; p < sp; p++)
+                r[((size_t)i * sp + p) * c + j] = v[((size_t)i * c + j) * sp + p];
+    return r;
+}
+
+static void options_of(const c3_case *k, lmnn_conv3d_options *o) {
+    lmnn_conv3d_options_init(o);
+    o->input_layout = k->nhwc ? LMNN_NHWC : LMNN_NCHW;
+    memcpy(o->stride, k->stride, sizeof o->stride);
+    memcpy(o->padding, k->pad, sizeof o->padding);
+    memcpy(o->dilation, k->dil, sizeof o->dilation);
+    memcpy(o->output_padding, k->outpad, sizeof o->output_padding);
+    o->groups = k->groups;
+    if (k->relu) o->activation = LMNN_RELU;
+}
+
+/* The prepared weight `wp` is the header's matrix of the PyTorch weight
+ * `w0` (float32 host data): [KD * KH * KW * C, OC], row t * C + c (t the
+ * flat tap (kd * KH + kh) * KW + kw), zeros outside the groups, the kernel
+ * flipped for a transposed one; or [KD * KH * KW, 1, C], element (t, 0, c),
+ * for a depthwise one of more than 32 channels. Values as `dtype` stores
+ * them. */
+static void check_prepared(const c3_case *k, lmnn_tensor wp, const float *w0, lmnn_dtype dtype) {
+    uint32_t g = (uint32_t)k->groups, cg = k->c / g, ocg = k->oc / g;
+    uint32_t taps = k->kd * k->kh * k->kw;
+    bool dw = !k->transpose && g == k->c && k->oc == k->c && k->c > 32;
+    lmnn_tensor_info wi;
+    CHECK_OK(lmnn_tensor_get_info(wp, &wi));
+    CHECK(wi.layout == LMNN_TILE && wi.dtype == dtype);
+    lmnn_shape es = dw ? LMNN_SHAPE(taps, 1, k->c) : LMNN_SHAPE(taps * k->c, k->oc);
+    CHECK(wi.shape.rank == es.rank && !memcmp(wi.shape.dims, es.dims, sizeof(uint32_t) * es.rank));
+    float *pv = nn_download(wp);
+    CHECK(pv);
+    size_t nv = (size_t)lmnn_shape_volume(&es), bad = nv;
+    double want_bad = 0;
+    for (size_t i = 0; i < nv; i++) {
+        float e = 0;
+        if (dw) {
+            uint32_t t = (uint32_t)(i / k->c), c = (uint32_t)(i % k->c);
+            e = w0[(size_t)c * taps + t];
+        } else {
+            uint32_t o = (uint32_t)(i % k->oc), row = (uint32_t)(i / k->oc);
+            uint32_t t = row / k->c, c = row % k->c;
+            if (c / cg == o / ocg)
+                e = k->transpose ? w0[((size_t)c * ocg + o % ocg) * taps + (taps - 1 - t)]
+                                 : w0[((size_t)o * cg + c % cg) * taps + t];
+        }
+        if (dtype == LMNN_BFLOAT16) e = nn_bf16(e);
+        if (pv[i] != e && bad == nv) {
+            bad = i;
+            want_bad = e;
+        }
+    }
+    if (bad != nv) {
+        char m[256];
+        snprintf(m, sizeof m, "prepared weight element %zu: got %.9g, want %.9g", bad, pv[bad],
+                 want_bad);
+        free(pv);
+        test_fail_(__FILE__, __LINE__, m);
+        return;
+    }
+    free(pv);
+}
+
+/* Whether programs of kernels[i] ran (out[i]) since profiling was turned on;
+ * turns it off. */
+static void ran_since(const char *const *kernels, bool *out, size_t count) {
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    for (size_t j = 0; j < count; j++) {
+        out[j] = false;
+        for (size_t i = 0; i < n; i++)
+            out[j] |= strstr(e[i].program, kernels[j]) != NULL;
+    }
+    lm_profile_program_free(e);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+}
+
+static double worst_ratio_ = 0;
+
+/* Runs one case and checks it against the reference. */
+static void run_case(const char *name, c3_case k) {
+    if (!k.groups) k.groups = 1;
+    for (int i = 0; i < 3; i++) {
+        if (!k.stride[i]) k.stride[i] = 1;
+        if (!k.dil[i]) k.dil[i] = 1;
+    }
+    if (!k.dtype) k.dtype = LMNN_FLOAT32;
+    uint32_t g = (uint32_t)k.groups, od[3];
+    out_dims(&k, od);
+    size_t isp = (size_t)k.d * k.h * k.w, osp = (size_t)od[0] * od[1] * od[2];
+    size_t taps = (size_t)k.kd * k.kh * k.kw;
+    size_t nx = k.n * k.c * isp, ny = k.n * k.oc * osp;
+    size_t nw = (k.transpose ? (size_t)k.c * (k.oc / g) : (size_t)k.oc * (k.c / g)) * taps;
+    float *x0 = nn_rand_floats(nx, -1, 1, 11 + nx), *w0 = nn_rand_floats(nw, -1, 1, 7 + nw);
+    float *b0 = nn_rand_floats(k.oc, -1, 1, 3 + k.oc);
+    float *x = rounded(x0, nx, k.dtype), *w = rounded(w0, nw, k.dtype),
+          *b = rounded(b0, k.oc, k.dtype);
+    double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
+    reference(&k, x, w, k.bias ? b : NULL, od, want, scale);
+
+    lmnn_shape xs =
+        k.nhwc ? LMNN_SHAPE(k.n, k.d, k.h, k.w, k.c) : LMNN_SHAPE(k.n, k.c, k.d, k.h, k.w);
+    lmnn_shape ws = k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kd, k.kh, k.kw)
+                                : LMNN_SHAPE(k.oc, k.c / g, k.kd, k.kh, k.kw);
+    lmnn_shape bs = LMNN_SHAPE(k.oc);
+    float *xin = k.nhwc ? channels_last(x0, k.n, k.c, isp) : x0;
+    lmnn_tensor xt, wt = {0}, bt = {0}, out = {0}, out2 = {0};
+    CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
+    if (k.bias) CHECK_OK(nn_upload(&bs, b0, k.dtype, LMNN_TILE, &bt));
+    lmnn_conv3d_options o;
+    options_of(&k, &o);
+    if (k.host_prep) {
+        o.output.dtype = k.dtype;
+        CHECK_OK(k.transpose ? lmnn_conv_transpose3d_prepare_weights_host(nn_dev(), &ws, w0,
+                                                                          nw * sizeof *w0, &o, &wt)
+                             : lmnn_conv3d_prepare_weights_host(nn_dev(), &ws, w0, nw * sizeof *w0,
+                                                                &o, &wt));
+        o.output.dtype = 0;
+        check_prepared(&k, wt, w0, k.dtype);
+        if (test_current_failed_) return;
+        o.kernel_size[0] = (int32_t)k.kd;
+        o.kernel_size[1] = (int32_t)k.kh;
+        o.kernel_size[2] = (int32_t)k.kw;
+    } else {
+        CHECK_OK(nn_upload(&ws, w0, k.dtype, LMNN_TILE, &wt));
+    }
+    if (k.must_run || k.must_not_run) CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(k.transpose ? lmnn_conv_transpose3d(xt, wt, bt, &o, &out)
+                         : lmnn_conv3d(xt, wt, bt, &o, &out));
+    if (k.must_run || k.must_not_run) {
+        const char *kn[2] = {k.must_run ? k.must_run : "-", k.must_not_run ? k.must_not_run : "-"};
+        bool ran[2];
+        ran_since(kn, ran, 2);
+        if ((k.must_run && !ran[0]) || (k.must_not_run && ran[1])) {
+            char m[256];
+            snprintf(m, sizeof m, "%s: %s %s", name, k.must_run && !ran[0] ? kn[0] : kn[1],
+                     k.must_run && !ran[0] ? "did not run" : "ran");
+            test_fail_(__FILE__, __LINE__, m);
+            return;
+        }
+    }
+    if (k.cache) {
+        lmnn_program_cache_stats before, after;
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &before));
+        CHECK_OK(k.transpose ? lmnn_conv_transpose3d(xt, wt, bt, &o, &out2)
+                             : lmnn_conv3d(xt, wt, bt, &o, &out2));
+        CHECK_OK(lmnn_program_cache_get_stats(nn_dev(), &after));
+        CHECK_EQ_U64(after.misses, before.misses);
+        CHECK(after.hits > before.hits);
+    }
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(out, &info));
+    lmnn_shape es = k.nhwc ? LMNN_SHAPE(k.n, od[0], od[1], od[2], k.oc)
+                           : LMNN_SHAPE(k.n, k.oc, od[0], od[1], od[2]);
+    if (info.shape.rank != es.rank ||
+        memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * es.rank)) {
+        char m[256], *p = m, *end = m + sizeof m;
+        p += snprintf(p, (size_t)(end - p), "%s: output shape [", name);
+        for (uint32_t i = 0; i < info.shape.rank && p < end; i++)
+            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", info.shape.dims[i]);
+        if (p < end) p += snprintf(p, (size_t)(end - p), "], expected [");
+        for (uint32_t i = 0; i < es.rank && p < end; i++)
+            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", es.dims[i]);
+        if (p < end) snprintf(p, (size_t)(end - p), "]");
+        test_fail_(__FILE__, __LINE__, m);
+        return;
+    }
+    CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
+    CHECK(info.memory.type == LM_BUFFER_DRAM);
+    float *got = nn_download(out);
+    CHECK(got);
+    if (k.cache) { /* the second call gives the same */
+        float *got2 = nn_download(out2);
+        CHECK(got2);
+        bool same = !memcmp(got, got2, ny * sizeof *got);
+        free(got2);
+        CHECK(same);
+    }
+    if (k.nhwc) { /* back to NCDHW */
+        float *t = channels_last(got, k.n, (uint32_t)osp, k.oc);
+        free(got);
+        got = t;
+    }
+    double tol = k.dtype == LMNN_FLOAT32 ? 1e-5 : 1.0 / 256, ratio = 0;
+    size_t bad = ny, nbad = 0;
+    for (size_t i = 0; i < ny; i++) {
+        double e = fabs(got[i] - want[i]), r = e / fmax(scale[i], 1e-30);
+        if (!(e <= tol * scale[i] + 1e-30)) { /* NaN counts */
+            if (bad == ny) bad = i;
+            nbad++;
+            r = isnan(r) ? INFINITY : r;
+        }
+        if (e > 0 && r > ratio) ratio = r;
+    }
+    nn_err e = nn_compare(got, want, ny, 1e-3);
+    printf("  %-44s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", name,
+           lmnn_dtype_name(k.dtype), e.pcc, e.max_abs, e.max_rel, ratio);
+    if (bad != ny) {
+        /* The first bad element's NCDHW coordinates. */
+        size_t r = bad;
+        uint32_t ox = (uint32_t)(r % od[2]);
+        r /= od[2];
+        uint32_t oy = (uint32_t)(r % od[1]);
+        r /= od[1];
+        uint32_t oz = (uint32_t)(r % od[0]);
+        r /= od[0];
+        uint32_t oc = (uint32_t)(r % k.oc), n = (uint32_t)(r / k.oc);
+        char m[400];
+        snprintf(m, sizeof m,
+                 "%s: %zu of %zu elements out of bound; first (n %u, oc %u, d %u, h %u, w %u): "
+                 "got %.9g, want %.9g (S %.3g)",
+                 name, nbad, ny, n, oc, oz, oy, ox, got[bad], want[bad], scale[bad]);
+        test_fail_(__FILE__, __LINE__, m);
+    }
+    if (k.dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(out));
+    if (ratio > worst_ratio_) worst_ratio_ = ratio;
+    lmnn_tensor ts[] = {out, out2, xt, wt, bt};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    if (xin != x0) free(xin);
+    free(got), free(x0), free(w0), free(b0), free(x), free(w), free(b), free(want), free(scale);
+}
+
+/* A 3x3x3 convolution with padding, bias and relu in the layouts; one and
+ * three input channels (a network's first layer); bfloat16. */
+static void test_basic(void) {
+    c3_case k = {.n = 2,
+                 .c = 4,
+                 .d = 5,
+                 .h = 6,
+                 .w = 7,
+                 .oc = 8,
+                 .kd = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .pad = {1, 1, 1, 1, 1, 1},
+                 .bias = true,
+                 .relu = true,
+                 .cache = true};
+    run_case("3x3x3 pad 1 NCDHW tile, bias, relu", k);
+    k.cache = false;
+    k.nhwc = true;
+    run_case("3x3x3 pad 1 NDHWC tile, bias, relu", k);
+    k.row_major = true;
+    run_case("3x3x3 pad 1 NDHWC row-major, bias, relu", k);
+    k.nhwc = false;
+    run_case("3x3x3 pad 1 NCDHW row-major, bias, relu", k);
+    k.row_major = false;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("3x3x3 pad 1 NCDHW bf16", k);
+    k.nhwc = true;
+    run_case("3x3x3 pad 1 NDHWC bf16", k);
+    run_case("C 1 first layer [1, 1, 8, 12, 12] -> 8", (c3_case){.n = 1,
+                                                                 .c = 1,
+                                                                 .d = 8,
+                                                                 .h = 12,
+                                                                 .w = 12,
+                                                                 .oc = 8,
+                                                                 .kd = 3,
+                                                                 .kh = 3,
+                                                                 .kw = 3,
+                                                                 .pad = {1, 1, 1, 1, 1, 1},
+                                                                 .bias = true,
+                                                                 .relu = true});
+    run_case("C 3 [2, 3, 5, 8, 9] -> 6, stride (1, 2, 2)", (c3_case){.n = 2,
+                                                                     .c = 3,
+                                                                     .d = 5,
+                                                                     .h = 8,
+                                                                     .w = 9,
+                                                                     .oc = 6,
+                                                                     .kd = 3,
+                                                                     .kh = 3,
+                                                                     .kw = 3,
+                                                                     .stride = {1, 2, 2},
+                                                                     .pad = {1, 1, 1, 1, 1, 1},
+                                                                     .bias = true});
+}
+
+/* Strides, asymmetric padding, dilation and a kernel that differ per dim;
+ * groups; depthwise; a 1x1x1 convolution; patch rows over 1024 columns. */
+static void test_geometry(void) {
+    c3_case k = {.n = 1,
+                 .c = 5,
+                 .d = 7,
+                 .h = 6,
+                 .w = 9,
+                 .oc = 6,
+                 .kd = 2,
+                 .kh = 3,
+                 .kw = 1,
+                 .stride = {2, 1, 2},
+                 .pad = {1, 0, 2, 1, 0, 2},
+                 .dil = {2, 1, 1},
+                 .bias = true};
+    run_case("kernel (2, 3, 1) stride (2, 1, 2) dil (2, 1, 1)", k);
+    k.nhwc = true;
+    run_case("the same, NDHWC", k);
+    run_case("groups 2 [1, 6, 4, 5, 6] -> 4", (c3_case){.n = 1,
+                                                        .c = 6,
+                                                        .d = 4,
+                                                        .h = 5,
+                                                        .w = 6,
+                                                        .oc = 4,
+                                                        .kd = 3,
+                                                        .kh = 3,
+                                                        .kw = 3,
+                                                        .groups = 2,
+                                                        .pad = {1, 1, 1, 1, 1, 1},
+                                                        .bias = true});
+    c3_case dw = {.n = 1,
+                  .c = 40,
+                  .d = 4,
+                  .h = 5,
+                  .w = 6,
+                  .oc = 40,
+                  .kd = 3,
+                  .kh = 3,
+                  .kw = 3,
+                  .groups = 40,
+                  .pad = {1, 1, 0, 1, 1, 1},
+                  .bias = true,
+                  .relu = true,
+                  .must_run = "depthwise_compute.c"};
+    run_case("depthwise 40 channels", dw);
+    dw.stride[0] = dw.stride[2] = 2;
+    dw.nhwc = true;
+    run_case("depthwise 40 channels stride (2, 1, 2) NDHWC", dw);
+    run_case("1x1x1 NDHWC tile, W 32: no gather",
+             (c3_case){.n = 2,
+                       .c = 40,
+                       .d = 3,
+                       .h = 2,
+                       .w = 32,
+                       .oc = 24,
+                       .kd = 1,
+                       .kh = 1,
+                       .kw = 1,
+                       .nhwc = true,
+                       .bias = true,
+                       .relu = true,
+                       .must_not_run = "conv_im2col_reader.c"});
+    run_case("1x1x1 NCDHW: gathered", (c3_case){.n = 1,
+                                                .c = 8,
+                                                .d = 3,
+                                                .h = 2,
+                                                .w = 5,
+                                                .oc = 5,
+                                                .kd = 1,
+                                                .kh = 1,
+                                                .kw = 1,
+                                                .bias = true,
+                                                .must_run = "conv_im2col_reader.c"});
+    run_case("C 48 -> 40 3x3x3 [1, 48, 6, 10, 10]: 1296-wide patches",
+             (c3_case){.n = 1,
+                       .c = 48,
+                       .d = 6,
+                       .h = 10,
+                       .w = 10,
+                       .oc = 40,
+                       .kd = 3,
+                       .kh = 3,
+                       .kw = 3,
+                       .pad = {1, 1, 1, 1, 1, 1},
+                       .bias = true});
+}
+
+/* Weights prepared from host data (their matrices checked), for the
+ * convolution, the transposed one and a depthwise one. */
+static void test_prepared(void) {
+    c3_case k = {.n = 2,
+                 .c = 4,
+                 .d = 5,
+                 .h = 6,
+                 .w = 7,
+                 .oc = 8,
+                 .kd = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .pad = {1, 1, 1, 1, 1, 1},
+                 .bias = true,
+                 .relu = true,
+                 .host_prep = true};
+    run_case("prepared 3x3x3", k);
+    k.dtype = LMNN_BFLOAT16;
+    k.nhwc = true;
+    run_case("prepared 3x3x3 bf16 NDHWC", k);
+    run_case("prepared groups 2, kernel (3, 1, 2)", (c3_case){.n = 1,
+                                                              .c = 6,
+                                                              .d = 5,
+                                                              .h = 4,
+                                                              .w = 6,
+                                                              .oc = 4,
+                                                              .kd = 3,
+                                                              .kh = 1,
+                                                              .kw = 2,
+                                                              .groups = 2,
+                                                              .pad = {1, 1, 0, 0, 1, 0},
+                                                              .host_prep = true});
+    run_case("prepared depthwise 40 channels", (c3_case){.n = 1,
+                                                         .c = 40,
+                                                         .d = 4,
+                                                         .h = 5,
+                                                         .w = 6,
+                                                         .oc = 40,
+                                                         .kd = 3,
+                                                         .kh = 3,
+                                                         .kw = 3,
+                                                         .groups = 40,
+                                                         .pad = {1, 1, 1, 1, 1, 1},
+                                                         .bias = true,
+                                                         .host_prep = true,
+                                                         .must_run = "depthwise_compute.c"});
+    run_case("prepared depthwise 8 channels (block-diagonal)", (c3_case){.n = 1,
+                                                                         .c = 8,
+                                                                         .d = 4,
+                                                                         .h = 5,
+                                                                         .w = 6,
+                                                                         .oc = 8,
+                                                                         .kd = 3,
+                                                                         .kh = 3,
+                                                                         .kw = 3,
+                                                                         .groups = 8,
+                                                                         .pad = {1, 1, 1, 1, 1, 1},
+                                                                         .host_prep = true});
+    run_case("prepared transposed stride 2 kernel 3 groups 2", (c3_case){.n = 1,
+                                                                         .c = 4,
+                                                                         .d = 3,
+                                                                         .h = 3,
+                                                                         .w = 4,
+                                                                         .oc = 6,
+                                                                         .kd = 3,
+                                                                         .kh = 3,
+                                                                         .kw = 3,
+                                                                         .stride = {2, 2, 2},
+                                                                         .pad = {1, 1, 1, 1, 1, 1},
+                                                                         .outpad = {1, 0, 1},
+                                                                         .groups = 2,
+                                                                         .bias = true,
+                                                                         .transpose = true,
+                                                                         .host_prep = true});
+}
+
+/* conv_transpose3d: a decoder's stride-2 kernel-2 upsampling, stride 2
+ * kernel 3 pad 1 with output_padding, stride (1, 2, 1), groups, dilation,
+ * asymmetric padding, NDHWC and bfloat16. */
+static void test_transpose(void) {
+    c3_case k = {.n = 1,
+                 .c = 8,
+                 .d = 3,
+                 .h = 4,
+                 .w = 5,
+                 .oc = 4,
+                 .kd = 2,
+                 .kh = 2,
+                 .kw = 2,
+                 .stride = {2, 2, 2},
+                 .bias = true,
+                 .relu = true,
+                 .transpose = true,
+                 .cache = true};
+    run_case("transposed stride 2 kernel 2", k);
+    k.cache = false;
+    k.nhwc = true;
+    run_case("transposed stride 2 kernel 2 NDHWC", k);
+    k.dtype = LMNN_BFLOAT16;
+    run_case("transposed stride 2 kernel 2 NDHWC bf16", k);
+    run_case("transposed stride 2 kernel 3 pad 1 outpad 1", (c3_case){.n = 2,
+                                                                      .c = 4,
+                                                                      .d = 3,
+                                                                      .h = 3,
+                                                                      .w = 4,
+                                                                      .oc = 6,
+                                                                      .kd = 3,
+                                                                      .kh = 3,
+                                                                      .kw = 3,
+                                                                      .stride = {2, 2, 2},
+                                                                      .pad = {1, 1, 1, 1, 1, 1},
+                                                                      .outpad = {1, 1, 1},
+                                                                      .bias = true,
+                                                                      .transpose = true});
+    run_case("transposed stride (1, 2, 1) asymmetric pad", (c3_case){.n = 1,
+                                                                     .c = 4,
+                                                                     .d = 4,
+                                                                     .h = 3,
+                                                                     .w = 5,
+                                                                     .oc = 3,
+                                                                     .kd = 3,
+                                                                     .kh = 3,
+                                                                     .kw = 3,
+                                                                     .stride = {1, 2, 1},
+                                                                     .pad = {1, 0, 0, 1, 1, 1},
+                                                                     .bias = true,
+                                                                     .transpose = true});
+    run_case("transposed groups 2 stride (2, 1, 1)", (c3_case){.n = 1,
+                                                               .c = 6,
+                                                               .d = 3,
+                                                               .h = 4,
+                                                               .w = 4,
+                                                               .oc = 4,
+                                                               .kd = 3,
+                                                               .kh = 3,
+                                                               .kw = 3,
+                                                               .stride = {2, 1, 1},
+                                                               .pad = {1, 1, 1, 1, 1, 1},
+                                                               .groups = 2,
+                                                               .transpose = true});
+    run_case("transposed dilation 2", (c3_case){.n = 1,
+                                                .c = 3,
+                                                .d = 3,
+                                                .h = 4,
+                                                .w = 4,
+                                                .oc = 5,
+                                                .kd = 3,
+                                                .kh = 3,
+                                                .kw = 3,
+                                                .dil = {2, 2, 2},
+                                                .bias = true,
+                                                .transpose = true});
+    run_case("transposed dilation (2, 1, 2) stride 2 outpad (1, 1, 0)",
+             (c3_case){.n = 1,
+                       .c = 3,
+                       .d = 3,
+                       .h = 3,
+                       .w = 4,
+                       .oc = 4,
+                       .kd = 2,
+                       .kh = 3,
+                       .kw = 2,
+                       .stride = {2, 2, 2},
+                       .dil = {2, 1, 2},
+                       .outpad = {1, 1, 0},
+                       .transpose = true});
+}
+
+static void test_errors(void) {
+    lmnn_shape xs = LMNN_SHAPE(1, 4, 5, 5, 5), x4s = LMNN_SHAPE(1, 4, 5, 5),
+               x2s = LMNN_SHAPE(1, 4, 2, 5, 5), ws = LMNN_SHAPE(6, 4, 3, 3, 3),
+               w4s = LMNN_SHAPE(6, 4, 3, 3), wbs = LMNN_SHAPE(6, 3, 3, 3, 3),
+               wts = LMNN_SHAPE(4, 3, 3, 3, 3);
+    float *v = nn_rand_floats(1000, -1, 1, 5);
+    lmnn_tensor x, x4, x2, w, w4, wb, wt, wp = {0}, out = {0};
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&x4s, v, LMNN_FLOAT32, LMNN_TILE, &x4));
+    CHECK_OK(nn_upload(&x2s, v, LMNN_FLOAT32, LMNN_TILE, &x2));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    CHECK_OK(nn_upload(&w4s, v, LMNN_FLOAT32, LMNN_TILE, &w4));
+    CHECK_OK(nn_upload(&wbs, v, LMNN_FLOAT32, LMNN_TILE, &wb));
+    CHECK_OK(nn_upload(&wts, v, LMNN_FLOAT32, LMNN_TILE, &wt));
+    const lmnn_tensor none = {0};
+    uint64_t dram0 = 0, l10 = 0, dram1 = 0, l11 = 0;
+    int mem = nn_memory_now(&dram0, &l10);
+    lmnn_conv3d_options o;
+    lmnn_conv3d_options_init(&o);
+
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: out is NULL");
+    CHECK_FAILS(lmnn_conv_transpose3d(x, wt, none, &o, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: out is NULL");
+    CHECK_FAILS(lmnn_conv3d(x4, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: input: expected rank 5 (N, C, D, H, W), given shape [1, 4, 5, 5]");
+    /* Rank 3 too (the 2-D ops' check, rank 4, does not speak for it). */
+    lmnn_tensor x3;
+    lmnn_shape x3s = LMNN_SHAPE(4, 5, 5);
+    CHECK_OK(nn_upload(&x3s, v, LMNN_FLOAT32, LMNN_TILE, &x3));
+    CHECK_FAILS(lmnn_conv3d(x3, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: input: expected rank 5 (N, C, D, H, W), given shape [4, 5, 5]");
+    lmnn_tensor_free(x3);
+    o.input_layout = LMNN_NHWC;
+    CHECK_FAILS(lmnn_conv_transpose3d(x4, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: input: expected rank 5 (N, D, H, W, C)");
+    o.input_layout = LMNN_NCHW;
+    CHECK_FAILS(lmnn_conv3d(x, w4, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: weight: expected rank 5 (OC, C / groups, KD, KH, KW)");
+    CHECK_FAILS(lmnn_conv3d(x, wb, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: weight: shape [6, 3, 3, 3, 3] expects 3 input channels (dim 1 * "
+                "groups), given input shape [1, 4, 5, 5, 5]");
+    CHECK_FAILS(lmnn_conv_transpose3d(x, wb, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: weight: shape [6, 3, 3, 3, 3] expects 6 input channels "
+                "(dim 0)");
+    o.stride[1] = 0;
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: stride: expected (d, h, w) >= 1, given (1, 0, 1)");
+    o.stride[1] = 1;
+    o.dilation[0] = 0;
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: dilation: expected (d, h, w) >= 1, given (0, 1, 1)");
+    o.dilation[0] = 1;
+    o.padding[1] = -1;
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: padding: expected [front, back, top, bottom, left, right] >= 0, "
+                "given [0, -1, 0, 0, 0, 0]");
+    o.padding[1] = 0;
+    o.output_padding[2] = 1;
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: output_padding: expected (0, 0, 0)");
+    o.output_padding[2] = 0;
+    /* The transposed op: output_padding below max(stride, dilation). */
+    o.stride[0] = 2;
+    o.output_padding[0] = 2;
+    CHECK_FAILS(lmnn_conv_transpose3d(x, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: output_padding: expected below max(stride, dilation) = 2 "
+                "along d, given 2");
+    o.stride[0] = 1;
+    o.output_padding[0] = 0;
+    o.output_padding[2] = 1;
+    CHECK_FAILS(lmnn_conv_transpose3d(x, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: output_padding: expected below max(stride, dilation) = 1 "
+                "along w, given 1");
+    o.output_padding[2] = 0;
+    /* A kernel deeper than the padded volume (depth 2 < 3); padding fixes it. */
+    CHECK_FAILS(lmnn_conv3d(x2, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: kernel_size: the dilated kernel's depth (3) is larger than the "
+                "padded input's (2)");
+    o.dilation[0] = 2;
+    o.padding[0] = 1;
+    CHECK_FAILS(lmnn_conv3d(x2, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: kernel_size: the dilated kernel's depth (5) is larger than the "
+                "padded input's (3)");
+    o.dilation[0] = 1;
+    CHECK_OK(lmnn_conv3d(x2, w, none, &o, &out));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(out, &info));
+    CHECK(info.shape.rank == 5 && info.shape.dims[2] == 1);
+    lmnn_tensor_free(out);
+    o.padding[0] = 0;
+    /* A prepared weight needs the kernel size, and the right row count. */
+    CHECK_OK(
+        lmnn_conv3d_prepare_weights_host(nn_dev(), &ws, v, 6 * 4 * 27 * sizeof(float), &o, &wp));
+    if (mem) mem = nn_memory_now(&dram0, &l10);
+    CHECK_FAILS(lmnn_conv3d(x, wp, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: kernel_size: expected (KD, KH, KW) >= 1 with a prepared weight "
+                "(shape [108, 6]), given (0, 0, 0)");
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    CHECK_FAILS(lmnn_conv3d(x, wp, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: kernel_size: expected (KD, KH, KW) >= 1");
+    o.kernel_size[0] = 2, o.kernel_size[2] = 3;
+    CHECK_FAILS(lmnn_conv3d(x, wp, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: weight: expected a prepared weight of 72 rows (KD 2 * KH 3 * KW 3 * "
+                "C 4), given shape [108, 6]");
+    /* kernel_size that does not match a PyTorch-layout weight. */
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: kernel_size: (2, 3, 3) does not match the weight's shape [6, 4, 3, "
+                "3, 3]");
+    o.kernel_size[0] = o.kernel_size[1] = o.kernel_size[2] = 0;
+    /* The host preparations. */
+    const size_t wsize = 6 * 4 * 27 * sizeof(float);
+    const char *ops[2] = {"lmnn_conv3d_prepare_weights_host",
+                          "lmnn_conv_transpose3d_prepare_weights_host"};
+    for (int t = 0; t < 2; t++) {
+        lm_status (*prep)(lm_device *, const lmnn_shape *, const float *, size_t,
+                          const lmnn_conv3d_options *, lmnn_tensor *) =
+            t ? lmnn_conv_transpose3d_prepare_weights_host : lmnn_conv3d_prepare_weights_host;
+        char m[200];
+        lmnn_conv3d_options_init(&o);
+        snprintf(m, sizeof m, "%s: device is NULL", ops[t]);
+        CHECK_FAILS(prep(NULL, &ws, v, wsize, &o, &out), LM_ERR_INVALID_HANDLE, m);
+        snprintf(m, sizeof m, "%s: data is NULL", ops[t]);
+        CHECK_FAILS(prep(nn_dev(), &ws, NULL, wsize, &o, &out), LM_ERR_INVALID_ARGUMENT, m);
+        snprintf(m, sizeof m, "%s: out is NULL", ops[t]);
+        CHECK_FAILS(prep(nn_dev(), &ws, v, wsize, &o, NULL), LM_ERR_INVALID_ARGUMENT, m);
+        snprintf(m, sizeof m, "%s: shape: expected [%s, KD, KH, KW], given [6, 4, 3, 3]", ops[t],
+                 t ? "C, OC / groups" : "OC, C / groups");
+        CHECK_FAILS(prep(nn_dev(), &w4s, v, 6 * 4 * 9 * sizeof(float), &o, &out),
+                    LM_ERR_INVALID_ARGUMENT, m);
+        snprintf(m, sizeof m,
+                 "%s: size: shape [6, 4, 3, 3, 3] of float32 needs 2592 bytes, given 2588", ops[t]);
+        CHECK_FAILS(prep(nn_dev(), &ws, v, wsize - 4, &o, &out), LM_ERR_INVALID_ARGUMENT, m);
+        o.groups = 4;
+        snprintf(m, sizeof m,
+                 "%s: weight: %s channels 6 (dim 0 of shape [6, 4, 3, 3, 3]) are not a multiple "
+                 "of groups 4",
+                 ops[t], t ? "input" : "output");
+        CHECK_FAILS(prep(nn_dev(), &ws, v, wsize, &o, &out), LM_ERR_INVALID_ARGUMENT, m);
+        o.groups = 0;
+        snprintf(m, sizeof m, "%s: groups: expected >= 1, given 0", ops[t]);
+        CHECK_FAILS(prep(nn_dev(), &ws, v, wsize, &o, &out), LM_ERR_INVALID_ARGUMENT, m);
+        /* NULL options: one group. */
+        CHECK_OK(prep(nn_dev(), &ws, v, wsize, NULL, &out));
+        CHECK_OK(lmnn_tensor_get_info(out, &info));
+        CHECK(info.shape.rank == 2 && info.shape.dims[0] == 27 * (t ? 6 : 4) &&
+              info.shape.dims[1] == (t ? 4 : 6) && info.dtype == LMNN_FLOAT32);
+        lmnn_tensor_free(out);
+    }
+    /* Failed calls allocate nothing. */
+    if (mem && nn_memory_now(&dram1, &l11)) {
+        CHECK_EQ_U64(dram1, dram0);
+        CHECK_EQ_U64(l11, l10);
+    }
+    /* The device still works. */
+    lmnn_conv3d_options_init(&o);
+    o.kernel_size[0] = o.kernel_size[1] = o.kernel_size[2] = 3;
+    CHECK_OK(lmnn_conv3d(x, wp, none, &o, &out));
+    lmnn_tensor_free(out);
+    lmnn_tensor ts[] = {x, x4, x2, w, w4, wb, wt, wp};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        lmnn_tensor_free(ts[i]);
+    free(v);
+}
+
+/* The captured model: conv3d (weight prepared from the host inside the
+ * capture, bias, relu) of a row-major NDHWC input, its result made
+ * row-major to be read. */
+enum { CN = 1, CD = 4, CH = 5, CW = 6, CC = 3, COC = 4 };
+
+static lm_status capture_model(lm_device *dev, lmnn_tensor xin, const float *w, const float *b,
+                               lmnn_tensor *out) {
+    lmnn_conv3d_options o;
+    lmnn_conv3d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    for (int i = 0; i < 6; i++)
+        o.padding[i] = 1;
+    o.activation = LMNN_RELU;
+    lmnn_shape ws = LMNN_SHAPE(COC, CC, 3, 3, 3), bs = LMNN_SHAPE(COC);
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    lmnn_tensor wp = {0}, bt = {0}, y = {0};
+    lm_status st =
+        lmnn_conv3d_prepare_weights_host(dev, &ws, w, COC * CC * 27 * sizeof(float), &o, &wp);
+    if (!st) st = lmnn_from_host(dev, &bs, b, COC * sizeof(float), &to, &bt);
+    o.kernel_size[0] = o.kernel_size[1] = o.kernel_size[2] = 3;
+    if (!st) st = lmnn_conv3d(xin, wp, bt, &o, &y);
+    if (!st) st = lmnn_to_layout(y, LMNN_ROW_MAJOR, out);
+    lmnn_tensor_free(wp);
+    lmnn_tensor_free(bt);
+    lmnn_tensor_free(y);
+    return st;
+}
+
+/* Checks `got` (NDHWC) against the reference for input `x` (NDHWC); the
+ * largest |err| / S in *ratio. */
+static bool capture_matches(const float *got, const float *x, const float *w, const float *b,
+                            double *ratio) {
+    enum { NY = CN * CD * CH * CW * COC };
+    c3_case k = {.n = CN,
+                 .c = CC,
+                 .d = CD,
+                 .h = CH,
+                 .w = CW,
+                 .oc = COC,
+                 .kd = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .stride = {1, 1, 1},
+                 .dil = {1, 1, 1},
+                 .groups = 1,
+                 .pad = {1, 1, 1, 1, 1, 1},
+                 .relu = true};
+    uint32_t od[3] = {CD, CH, CW};
+    float *xc = channels_last(x, CN, CD * CH * CW, CC); /* NDHWC -> NCDHW */
+    float *gc = channels_last(got, CN, CD * CH * CW, COC);
+    double want[NY], scale[NY];
+    reference(&k, xc, w, b, od, want, scale);
+    bool ok = true;
+    *ratio = 0;
+    for (size_t i = 0; i < NY; i++) {
+        double e = fabs(gc[i] - want[i]);
+        if (!(e <= 1e-5 * scale[i] + 1e-30)) ok = false;
+        if (e > 0) *ratio = fmax(*ratio, e / fmax(scale[i], 1e-30));
+    }
+    free(xc);
+    free(gc);
+    return ok;
+}
+
+/* The model under Light Metal capture replays bit for bit, and with its
+ * input replaced gives the reference's result for the new input. */
+static void test_capture(void) {
+    enum { NX = CN * CD * CH * CW * CC, NY = CN * CD * CH * CW * COC };
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    float *x = nn_rand_floats(NX, -1, 1, 21), *x2 = nn_rand_floats(NX, -1, 1, 22);
+    float *w = nn_rand_floats(COC * CC * 27, -1, 1, 23), *b = nn_rand_floats(COC, -1, 1, 24);
+    float live[NY], got[NY];
+    lmnn_shape xs = LMNN_SHAPE(CN, CD, CH, CW, CC);
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    to.layout = LMNN_ROW_MAJOR;
+    lmnn_tensor xin, y;
+    lm_capture_options co;
+    lm_capture_options_init(&co);
+    CHECK_OK(lm_light_metal_begin_capture(dev, &co));
+    CHECK_OK(lmnn_from_host(dev, &xs, x, sizeof(float) * NX, &to, &xin));
+    CHECK_OK(lmnn_capture_name(xin, "x"));
+    CHECK_OK(capture_model(dev, xin, w, b, &y));
+    CHECK_OK(lmnn_capture_name(y, "y"));
+    CHECK_OK(lmnn_to_host(y, live, sizeof live));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    lmnn_tensor_free(y);
+    lmnn_tensor_free(xin);
+    CHECK_OK(lm_device_close(dev));
+    double r0, r1, r2;
+    CHECK(capture_matches(live, x, w, b, &r0));
+
+    lm_replay *r;
+    REPLAY_RUN(bin, r);
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    CHECK(!memcmp(got, live, sizeof got));
+    CHECK(capture_matches(got, x, w, b, &r1));
+    CHECK_OK(lm_replay_set_input(r, "x", x2, sizeof(float) * NX));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    CHECK(capture_matches(got, x2, w, b, &r2));
+    printf("  capture err/S: live %.3g, replay %.3g, replay with a new input %.3g\n", r0, r1, r2);
+    double worst = fmax(r0, fmax(r1, r2));
+    if (worst > worst_ratio_) worst_ratio_ = worst;
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    free(x);
+    free(x2);
+    free(w);
+    free(b);
+}
+
+int main(void) {
+    TEST_RUN(test_basic);
+    TEST_RUN(test_geometry);
+    TEST_RUN(test_prepared);
+    TEST_RUN(test_transpose);
+    TEST_RUN(test_errors);
+    TEST_RUN(test_capture);
+    printf("largest |err| / S: %.3g\n", worst_ratio_);
+    nn_dev_close();
+    return test_summary();
+}
