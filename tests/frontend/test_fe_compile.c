@@ -1912,6 +1912,107 @@ static void test_group_norm_images(void) {
     }
 }
 
+/* A 3-D convolution block: Conv (3 -> 8 channels, 3x3x3, pad 1, bias) +
+ * Relu, then ConvTranspose (8 -> 4, 2x2x2, stride 2, bias), over a [2, 3,
+ * 4, 5, 6] volume, against float64. Each convolution is one patch gather
+ * and one product over the whole volume (not one per depth slice and tap),
+ * the Relu fused into the first. */
+static Onnx__ModelProto *conv3d_model(const float *w0, const float *b0, const float *wt,
+                                      const float *bt) {
+    Onnx__GraphProto *g = ob_graph("conv3d");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[5] = {2, 3, 4, 5, 6}, yd[5] = {2, 4, 8, 10, 12};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 5, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 5, yd, NULL)));
+    f32_init(g, "W0", 5, (const int64_t[]){8, 3, 3, 3, 3}, w0, 8 * 3 * 27);
+    f32_init(g, "B0", 1, (const int64_t[]){8}, b0, 8);
+    f32_init(g, "Wt", 5, (const int64_t[]){8, 4, 2, 2, 2}, wt, 8 * 4 * 8);
+    f32_init(g, "Bt", 1, (const int64_t[]){4}, bt, 4);
+    ob_attr_is(ob_node(g, "Conv", "c", (const char *[]){"x", "W0", "B0", NULL},
+                       (const char *[]){"c", NULL}),
+               "pads", (const int64_t[]){1, 1, 1, 1, 1, 1}, 6);
+    ob_node(g, "Relu", "r", (const char *[]){"c", NULL}, (const char *[]){"r", NULL});
+    ob_attr_is(ob_node(g, "ConvTranspose", "y", (const char *[]){"r", "Wt", "Bt", NULL},
+                       (const char *[]){"y", NULL}),
+               "strides", (const int64_t[]){2, 2, 2}, 3);
+    return m;
+}
+
+static void test_conv3d_volume(void) {
+    enum { N = 2, C = 3, D = 4, H = 5, W = 6, K = 8, O = 4 };
+    static float x[N * C * D * H * W], w0[K * C * 27], b0[K], wt[K * O * 8], bt[O];
+    static float y[N * O * 8 * D * H * W];
+    static double r[N * K * D * H * W], ref[N * O * 8 * D * H * W];
+    for (int i = 0; i < N * C * D * H * W; i++)
+        x[i] = (float)((i * 29) % 53 - 26) * 0.05f;
+    for (int i = 0; i < K * C * 27; i++)
+        w0[i] = (float)((i * 37) % 61 - 30) * 0.01f;
+    for (int i = 0; i < K * O * 8; i++)
+        wt[i] = (float)((i * 17) % 41 - 20) * 0.02f;
+    for (int i = 0; i < K; i++)
+        b0[i] = (float)(i % 5) * 0.1f - 0.2f;
+    for (int i = 0; i < O; i++)
+        bt[i] = (float)i * 0.05f;
+    /* The reference: the convolution and Relu, then each input voxel's
+     * 2x2x2 block of the transposed one (stride = kernel: no overlap). */
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++)
+            for (int z = 0; z < D; z++)
+                for (int yy = 0; yy < H; yy++)
+                    for (int xx = 0; xx < W; xx++) {
+                        double acc = b0[k];
+                        for (int c = 0; c < C; c++)
+                            for (int t = 0; t < 27; t++) {
+                                int iz = z + t / 9 - 1, iy = yy + t / 3 % 3 - 1,
+                                    ix = xx + t % 3 - 1;
+                                if (iz < 0 || iz >= D || iy < 0 || iy >= H || ix < 0 || ix >= W)
+                                    continue;
+                                acc += (double)w0[(k * C + c) * 27 + t] *
+                                       x[(((n * C + c) * D + iz) * H + iy) * W + ix];
+                            }
+                        r[(((n * K + k) * D + z) * H + yy) * W + xx] = acc > 0 ? acc : 0;
+                    }
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < O; o++)
+            for (int z = 0; z < 2 * D; z++)
+                for (int yy = 0; yy < 2 * H; yy++)
+                    for (int xx = 0; xx < 2 * W; xx++) {
+                        double acc = bt[o];
+                        int t = (z % 2 * 2 + yy % 2) * 2 + xx % 2;
+                        for (int k = 0; k < K; k++)
+                            acc += wt[(k * O + o) * 8 + t] *
+                                   r[(((n * K + k) * D + z / 2) * H + yy / 2) * W + xx / 2];
+                        ref[(((n * O + o) * 2 * D + z) * 2 * H + yy) * 2 * W + xx] = acc;
+                    }
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(conv3d_model(w0, b0, wt, bt)), NULL, &bin, NULL));
+    lm_replay *rp;
+    CHECK_OK(replay_open(bin, &rp));
+    lm_replay_options ro;
+    lm_replay_options_init(&ro);
+    ro.profile = true;
+    CHECK_OK(lm_replay_set_input(rp, "x", x, sizeof x));
+    CHECK_OK(lm_replay_run(rp, NULL, &ro, NULL));
+    CHECK_OK(lm_replay_get_output(rp, "y", y, sizeof y));
+    const lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_replay_get_program_profile(rp, &e, &n));
+    int gathers = 0, unary = 0;
+    for (size_t i = 0; i < n; i++) {
+        gathers += strstr(e[i].program, "conv_im2col_reader.c") != NULL;
+        unary += strstr(e[i].program, "unary_compute.c") != NULL;
+    }
+    CHECK(gathers == 2 && unary == 0);
+    double worst = 0, big = 0;
+    for (size_t i = 0; i < sizeof y / sizeof *y; i++) {
+        worst = fmax(worst, fabs(y[i] - ref[i]));
+        big = fmax(big, fabs(ref[i]));
+    }
+    CHECK(big > 0.1 && worst < 1e-5 * big);
+    lm_replay_close(rp);
+    lm_binary_free(bin);
+}
+
 /* A vision transformer's window and grid partitions (MaxViT's), and their
  * inverses, around images: each Reshape -> Transpose -> Reshape chain is one
  * pass (the Transposes and the later Reshapes fused) that moves whole pixel
@@ -3929,6 +4030,7 @@ int main(void) {
     TEST_RUN(test_group_norm_spelled);
     TEST_RUN(test_group_normalization);
     TEST_RUN(test_group_norm_images);
+    TEST_RUN(test_conv3d_volume);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
