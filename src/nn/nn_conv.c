@@ -1077,12 +1077,9 @@ lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_opti
     return prepare_conv2d(op, w->device, &w->shape, NULL, weight, w->dtype, &w->memory, opts, out);
 }
 
-/* The arguments of the _host preparations: a device, non-NULL pointers, a
- * weight of rank 4 (or, `matrix`, a prepared rank 2) that `size` bytes of
- * float32 fill; `expected` names the shapes taken. */
-static lm_status check_host_weight(const char *op, lm_device *device, const lmnn_shape *shape,
-                                   const float *data, size_t size, const lmnn_tensor *out,
-                                   bool matrix, const char *expected) {
+lm_status nn_conv_check_host_weight(const char *op, lm_device *device, const lmnn_shape *shape,
+                                    const float *data, size_t size, const lmnn_tensor *out,
+                                    uint32_t rank, bool matrix, const char *expected) {
     char s[128];
     if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
     if (!shape || !data || !out)
@@ -1090,7 +1087,7 @@ static lm_status check_host_weight(const char *op, lm_device *device, const lmnn
                        !shape  ? "shape"
                        : !data ? "data"
                                : "out");
-    if ((shape->rank != 4 && !(matrix && shape->rank == 2)) || !lmnn_shape_volume(shape))
+    if ((shape->rank != rank && !(matrix && shape->rank == 2)) || !lmnn_shape_volume(shape))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: expected %s, given %s", expected,
                        nn_shape_str(shape, s, sizeof s));
     if (size != lmnn_shape_volume(shape) * sizeof(float))
@@ -1105,8 +1102,9 @@ lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *
                                            const float *data, size_t size,
                                            const lmnn_conv2d_options *opts, lmnn_tensor *out) {
     const char *op = "lmnn_conv2d_prepare_weights_host";
-    lm_status st = check_host_weight(op, device, shape, data, size, out, true,
-                                     "[OC, C / groups, KH, KW] or a prepared [KH * KW * C, OC]");
+    lm_status st =
+        nn_conv_check_host_weight(op, device, shape, data, size, out, 4, true,
+                                  "[OC, C / groups, KH, KW] or a prepared [KH * KW * C, OC]");
     if (st) return st;
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     return prepare_conv2d(op, device, shape, data, (lmnn_tensor){0}, LMNN_FLOAT32, &dram, opts,
@@ -1189,8 +1187,8 @@ lm_status lmnn_conv_transpose2d_prepare_weights_host(lm_device *device, const lm
                                                      const lmnn_conv2d_options *opts,
                                                      lmnn_tensor *out) {
     const char *op = "lmnn_conv_transpose2d_prepare_weights_host";
-    lm_status st =
-        check_host_weight(op, device, shape, data, size, out, false, "[C, OC / groups, KH, KW]");
+    lm_status st = nn_conv_check_host_weight(op, device, shape, data, size, out, 4, false,
+                                             "[C, OC / groups, KH, KW]");
     if (st) return st;
     lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : LMNN_FLOAT32;
     lmnn_memory_config memory = nn_memory_over(
@@ -1311,6 +1309,29 @@ static lm_status check_pair(const char *op, const char *arg, const int32_t *v, i
     return LM_OK;
 }
 
+/* The channels of weight `w` in PyTorch's layout (dim 0 and 1, any
+ * kernel): its input channels must be the input's c, and a convolution's
+ * output channels (*oc) divide by the groups g. */
+static lm_status weight_channels(const char *op, bool transpose, const nn_tensor *w,
+                                 const nn_tensor *x, uint32_t c, uint32_t g, uint32_t *oc) {
+    char s1[128], s2[128];
+    const uint32_t *d = w->shape.dims;
+    uint32_t wc = transpose ? d[0] : d[1] * g;
+    *oc = transpose ? d[1] * g : d[0];
+    if (wc != c)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: shape %s expects %u input channels (%s), given input shape %s",
+                       nn_shape_str(&w->shape, s1, sizeof s1), wc,
+                       transpose ? "dim 0" : "dim 1 * groups",
+                       nn_shape_str(&x->shape, s2, sizeof s2));
+    if (!transpose && *oc % g)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
+                       "groups %u",
+                       *oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
+    return LM_OK;
+}
+
 /* The kernel of a 3-D convolution's weight `w` (*kd x *kh x *kw) and its
  * output channels: rank 5 in PyTorch's layout, or prepared for the kernel
  * the options give, as a matrix [KD * KH * KW * C, OC] or in the depthwise
@@ -1320,23 +1341,12 @@ static lm_status weight_3d(const char *op, bool transpose, const nn_tensor *w, c
                            uint32_t c, uint32_t g, const lmnn_conv2d_options *opts,
                            const nn_conv_depth *dp, uint32_t *kd, uint32_t *kh, uint32_t *kw,
                            uint32_t *oc, lmnn_shape *ws4) {
-    char s1[128], s2[128];
+    char s1[128];
     const uint32_t *d = w->shape.dims;
     if (w->shape.rank == 5) {
         *kd = d[2], *kh = d[3], *kw = d[4];
-        uint32_t wc = transpose ? d[0] : d[1] * g;
-        *oc = transpose ? d[1] * g : d[0];
-        if (wc != c)
-            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "weight: shape %s expects %u input channels (%s), given input shape %s",
-                           nn_shape_str(&w->shape, s1, sizeof s1), wc,
-                           transpose ? "dim 0" : "dim 1 * groups",
-                           nn_shape_str(&x->shape, s2, sizeof s2));
-        if (!transpose && *oc % g)
-            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
-                           "groups %u",
-                           *oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
+        lm_status st = weight_channels(op, transpose, w, x, c, g, oc);
+        if (st) return st;
         if ((dp->kd && dp->kd != *kd) ||
             (opts->kernel_size[0] && (uint32_t)opts->kernel_size[0] != *kh) ||
             (opts->kernel_size[1] && (uint32_t)opts->kernel_size[1] != *kw))
@@ -1423,7 +1433,7 @@ static lm_status depth_geom(const char *op, bool transpose, const nn_conv_depth 
 lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_tensor weight,
                       lmnn_tensor bias, const lmnn_conv2d_options *opts, const nn_conv_depth *dp,
                       lmnn_tensor *out) {
-    char s1[128], s2[128];
+    char s1[128];
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     lmnn_conv2d_options defaults;
     if (!opts) {
@@ -1536,19 +1546,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     } else if (w->shape.rank == 4) {
         kh = d[2];
         kw = d[3];
-        uint32_t wc = transpose ? d[0] : d[1] * g;
-        oc = transpose ? d[1] * g : d[0];
-        if (wc != c)
-            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "weight: shape %s expects %u input channels (%s), given input shape %s",
-                           nn_shape_str(&w->shape, s1, sizeof s1), wc,
-                           transpose ? "dim 0" : "dim 1 * groups",
-                           nn_shape_str(&x->shape, s2, sizeof s2));
-        if (!transpose && oc % g)
-            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "weight: output channels %u (dim 0 of shape %s) are not a multiple of "
-                           "groups %u",
-                           oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
+        if ((st = weight_channels(op, transpose, w, x, c, g, &oc))) return st;
         if ((opts->kernel_size[0] && (uint32_t)opts->kernel_size[0] != kh) ||
             (opts->kernel_size[1] && (uint32_t)opts->kernel_size[1] != kw))
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,

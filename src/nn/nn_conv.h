@@ -57,6 +57,14 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                       lmnn_tensor bias, const lmnn_conv2d_options *opts, const nn_conv_depth *depth,
                       lmnn_tensor *out);
 
+/* The arguments of the _host weight preparations: a device
+ * (LM_ERR_INVALID_HANDLE), non-NULL pointers, a weight of `rank` (or,
+ * `matrix`, a prepared rank 2) that `size` bytes of float32 fill
+ * (LM_ERR_INVALID_ARGUMENT); `expected` names the shapes taken. */
+lm_status nn_conv_check_host_weight(const char *op, lm_device *device, const lmnn_shape *shape,
+                                    const float *data, size_t size, const lmnn_tensor *out,
+                                    uint32_t rank, bool matrix, const char *expected);
+
 /* The prepared matrix of a weight whose float32 values are `src`, shaped
  * `ws` ([OC, C / groups, KH, KW]; transposed [C, OC / groups, KH, KW]; a
  * 3-D weight with its KD and KH as one dim), as

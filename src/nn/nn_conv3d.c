@@ -112,21 +112,10 @@ static lm_status prepare_host(const char *op, bool transpose, lm_device *device,
                               const lmnn_shape *shape, const float *data, size_t size,
                               const lmnn_conv3d_options *opts, lmnn_tensor *out) {
     char s[128];
-    if (!device) return nn_fail(LM_ERR_INVALID_HANDLE, op, "device is NULL");
-    if (!shape || !data || !out)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
-                       !shape  ? "shape"
-                       : !data ? "data"
-                               : "out");
-    uint64_t vol = lmnn_shape_volume(shape);
-    if (shape->rank != 5 || !vol)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "shape: expected %s, given %s",
-                       transpose ? "[C, OC / groups, KD, KH, KW]" : "[OC, C / groups, KD, KH, KW]",
-                       nn_shape_str(shape, s, sizeof s));
-    if (size != vol * sizeof(float))
-        return nn_fail(
-            LM_ERR_INVALID_ARGUMENT, op, "size: shape %s of float32 needs %llu bytes, given %zu",
-            nn_shape_str(shape, s, sizeof s), (unsigned long long)(vol * sizeof(float)), size);
+    lm_status st = nn_conv_check_host_weight(op, device, shape, data, size, out, 5, false,
+                                             transpose ? "[C, OC / groups, KD, KH, KW]"
+                                                       : "[OC, C / groups, KD, KH, KW]");
+    if (st) return st;
     int32_t groups = opts ? opts->groups : 1;
     if (groups < 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "groups: expected >= 1, given %d", groups);
