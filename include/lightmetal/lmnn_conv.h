@@ -353,6 +353,34 @@ void lmnn_pool2d_options_init(lmnn_pool2d_options *opts);
 lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out);
 lm_status lmnn_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out);
 
+/* 3-D pooling (torch.nn.functional.max_pool3d / avg_pool3d) on [N, C, D,
+ * H, W] (LMNN_NCHW) or [N, D, H, W, C] (LMNN_NHWC), the result in the same
+ * order: each window's KD x KH x KW taps gathered and reduced as they come,
+ * as the 2-D ones (one gather a volume). */
+typedef struct lmnn_pool3d_options {
+    lmnn_image_layout input_layout;
+    int32_t kernel_size[3]; /* (KD, KH, KW) >= 1: required */
+    int32_t stride[3];      /* >= 1; 0 (init): the kernel size, as PyTorch */
+    /* front, back, top, bottom, left, right; each at most half the
+     * (dilated) kernel along its dim. Max pooling pads with -inf. */
+    int32_t padding[6];
+    int32_t dilation[3]; /* max pooling only; average pooling needs 1 */
+    bool ceil_mode;      /* as lmnn_pool2d_options' */
+    bool count_include_pad;
+    int32_t divisor_override;
+    lmnn_output output; /* dtype: a float dtype; zero: the input's */
+} lmnn_pool3d_options;
+
+/* Kernel 0 (to be set), stride = kernel, no padding, dilation 1, floor mode,
+ * count_include_pad, NCDHW. */
+void lmnn_pool3d_options_init(lmnn_pool3d_options *opts);
+
+/* out [N, C, OD, OH, OW] (or NDHWC), each of OD, OH, OW as lmnn_max_pool2d
+ * sizes OH. Errors as the 2-D ones, with (d, h, w) triples; an input of
+ * another rank than 5. */
+lm_status lmnn_max_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out);
+lm_status lmnn_avg_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out);
+
 /* The mean over each channel's H x W: [N, C, H, W] -> [N, C, 1, 1] (NHWC:
  * [N, H, W, C] -> [N, 1, 1, C]). Only opts->input_layout and opts->output are
  * used; NULL opts: NCHW, like the input. */

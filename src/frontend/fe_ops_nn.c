@@ -8,9 +8,9 @@
  *
  * Each lowers onto the op library (lmnn_matmul.h, lmnn_conv.h, lmnn_norm.h,
  * lmnn_reduce.h, lmnn_data.h). Images stay NCHW as ONNX has them; 1-D
- * convolutions and pools run as 2-D ones with H = 1; 3-D convolutions as
- * lmnn_conv3d, 3-D pools as 2-D ones over the depth slices and taps,
- * combined (the max, or summed).
+ * convolutions and pools run as 2-D ones with H = 1; 3-D ones as
+ * lmnn_conv3d and lmnn_max_pool3d / lmnn_avg_pool3d (a pooling the library
+ * does not take, as 2-D ones over the depth slices and taps, combined).
  *
  * Convolution weights: a constant weight becomes the op library's prepared
  * matrix on the host ([KH * KW * C, OC], block-diagonal over groups, or a
@@ -1939,6 +1939,49 @@ static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_t
     return LM_OK;
 }
 
+/* Pool taps at most in one gather (as pool2d's max; the library keeps a
+ * unit's taps in L1 at once). */
+#define POOL_TAPS_MAX 256
+
+/* The 3-D pooling `g` (2-D parts in `o`) of x ([N, C, D, H, W] float tile)
+ * as one lmnn_max_pool3d or lmnn_avg_pool3d when the library takes it
+ * (padding at most half the kernel, at most POOL_TAPS_MAX taps) and gives
+ * ONNX's output size, else *out stays 0 for the per-slice form. */
+static lm_status pool3d(fe_ctx *c, const fe_node *n, bool is_max, const geom *g,
+                        const lmnn_pool2d_options *o, lmnn_tensor x, lmnn_tensor *out) {
+    *out = (lmnn_tensor){0};
+    if (g->kernel[0] * g->kernel[1] * g->kernel[2] > POOL_TAPS_MAX) return LM_OK;
+    lmnn_pool3d_options p;
+    lmnn_pool3d_options_init(&p);
+    for (int i = 0; i < 3; i++) {
+        p.kernel_size[i] = (int32_t)g->kernel[i];
+        p.stride[i] = (int32_t)g->stride[i];
+        p.dilation[i] = (int32_t)g->dil[i];
+        p.padding[2 * i] = (int32_t)g->pad_b[i];
+        p.padding[2 * i + 1] = (int32_t)g->pad_e[i];
+        int64_t half = (g->dil[i] * (g->kernel[i] - 1) + 1) / 2;
+        if (g->pad_b[i] > half || g->pad_e[i] > half) return LM_OK;
+    }
+    p.ceil_mode = o->ceil_mode;
+    p.count_include_pad = o->count_include_pad;
+    lmnn_tensor r;
+    lm_status st = is_max ? lmnn_max_pool3d(x, &p, &r) : lmnn_avg_pool3d(x, &p, &r);
+    if (st) return st;
+    lmnn_tensor_info info;
+    const fe_type *ot = &c->g->values[n->outputs[0]].type;
+    if ((st = lmnn_tensor_get_info(r, &info))) {
+        fe_free(r);
+        return st;
+    }
+    for (int i = 0; i < 5; i++)
+        if ((int64_t)info.shape.dims[i] != ot->dims[i]) {
+            fe_free(r); /* the library sized a ceil-mode window ONNX does not have */
+            return LM_OK;
+        }
+    *out = r;
+    return LM_OK;
+}
+
 static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     bool is_max = !strcmp(n->op_type, "MaxPool");
     geom g;
@@ -1976,6 +2019,8 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     if (g.sp == 1) st = reshape_to(&x, &xo, 4, (const uint32_t[]){N, C, 1, (uint32_t)xt->dims[2]});
     if (!st && g.sp != 3) {
         st = pool2d(c, n, is_max, &o, oh, ow, x, &r);
+    } else if (!st && (st = pool3d(c, n, is_max, &g, &o, x, &r)) == LM_OK && r.id) {
+        /* One 3-D pooling of the volume. */
     } else if (!st) {
         /* 3-D: each output depth pools the 2-D slices of its depth taps and
          * combines them: the max, or the sum of the slices' averages over

@@ -1561,6 +1561,12 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
                        nn_shape_str(&w->shape, s1, sizeof s1));
     }
+    /* (A prepared weight's columns are checked here.) */
+    if (oc % g)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "groups: the weight's %u output channels (shape %s) are not a multiple of "
+                       "groups %u",
+                       oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
     /* The bias: [OC] or [1, OC], or prepared for the output pixels per
      * patch row (checked below, once they are known). */
     uint32_t bias_n = 0;

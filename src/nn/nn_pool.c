@@ -26,6 +26,12 @@ static int64_t out_size(int64_t in, int64_t k, int64_t pad_l, int64_t pad_r, int
     return o;
 }
 
+/* The depth of a 3-D pooling (lmnn_max_pool3d, lmnn_avg_pool3d), beside
+ * the lmnn_pool2d_options of its (h, w) parts. */
+typedef struct pool_depth {
+    int32_t kernel, stride, dilation, pad_front, pad_back;
+} pool_depth;
+
 typedef struct pool_plan {
     nn_tensor *x;
     nn_conv_geom g;
@@ -35,13 +41,19 @@ typedef struct pool_plan {
 } pool_plan;
 
 static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_pool2d_options *o,
-                      pool_plan *p) {
+                      const pool_depth *dp, pool_plan *p) {
+    char s[128];
     lm_status st = nn_get_tensor(op, "input", input, &p->x);
     if (!st) st = nn_check_float(op, "input", p->x);
     if (st) return st;
-    uint32_t n = 0, c = 0, h = 0, w = 0;
+    if (dp && p->x->shape.rank != 5)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 5 (%s), given shape %s",
+                       o->input_layout == LMNN_NHWC ? "N, D, H, W, C" : "N, C, D, H, W",
+                       nn_shape_str(&p->x->shape, s, sizeof s));
+    uint32_t n = 0, c = 0, d = 1, h = 0, w = 0;
     const int32_t flat[3] = {o->batch_size, o->input_height, o->input_width};
-    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, flat, &n, &c, NULL, &h, &w))) return st;
+    if ((st = nn_conv_image_dims(op, p->x, o->input_layout, flat, &n, &c, dp ? &d : NULL, &h, &w)))
+        return st;
     if (o->kernel_size[0] < 1 || o->kernel_size[1] < 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "kernel_size: expected (h, w) >= 1, given (%d, %d)", o->kernel_size[0],
@@ -66,8 +78,8 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     int32_t sh = o->stride[0] ? o->stride[0] : o->kernel_size[0];
     int32_t sw = o->stride[1] ? o->stride[1] : o->kernel_size[1];
     for (int i = 0; i < 4; i++) {
-        int32_t k = o->kernel_size[i / 2], d = o->dilation[i / 2];
-        int64_t half = ((int64_t)d * (k - 1) + 1) / 2;
+        int32_t k = o->kernel_size[i / 2], dil = o->dilation[i / 2];
+        int64_t half = ((int64_t)dil * (k - 1) + 1) / 2;
         if (o->padding[i] < 0 || o->padding[i] > half)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "padding: expected [top, bottom, left, right] between 0 and half the "
@@ -102,6 +114,27 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
                           .uh = 1,
                           .uw = 1};
     nn_conv_geom_2d(&p->g);
+    if (dp) {
+        int64_t od = out_size(d, dp->kernel, dp->pad_front, dp->pad_back, dp->stride, dp->dilation,
+                              o->ceil_mode);
+        if (od < 1)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "kernel_size: the (dilated) kernel does not fit the padded input's "
+                           "depth %u: the output's would be %lld",
+                           d + dp->pad_front + dp->pad_back, (long long)od);
+        if ((uint64_t)od * n > (1u << 30))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "input: the output (%u batch entries of depth %lld) is too large", n,
+                           (long long)od);
+        p->g.sp = 3;
+        p->g.d = d;
+        p->g.od = (uint32_t)od;
+        p->g.kd = (uint32_t)dp->kernel;
+        p->g.sd = dp->stride;
+        p->g.dd = dp->dilation;
+        p->g.pd = dp->pad_front;
+        p->g.n = n * (uint32_t)od;
+    }
     p->dtype = o->output.dtype ? o->output.dtype : p->x->dtype;
     if (!nn_dtype_is_float(p->dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -113,45 +146,53 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     return nn_check_memory(op, &p->memory);
 }
 
-/* PyTorch's avg_pool2d divisor of output pixel (oy, ox). */
-static int64_t divisor(const nn_conv_geom *g, const lmnn_pool2d_options *o, int64_t oy,
-                       int64_t ox) {
+/* The elements along one dim of a window starting at `start` (its padding
+ * before it counted in) of k taps, over an input of `len` with `pad_end`
+ * after it: clipped to the padded input, and with `real` to the input. */
+static int64_t window_extent(int64_t start, int64_t k, int64_t len, int64_t pad_end, bool real) {
+    int64_t end = start + k < len + pad_end ? start + k : len + pad_end;
+    if (real) {
+        start = start > 0 ? start : 0;
+        end = end < len ? end : len;
+    }
+    return end - start;
+}
+
+/* PyTorch's avg_pool2d (avg_pool3d) divisor of output pixel (oz, oy, ox)
+ * (depth dp; NULL for 2-D). */
+static int64_t divisor(const nn_conv_geom *g, const lmnn_pool2d_options *o, const pool_depth *dp,
+                       int64_t oz, int64_t oy, int64_t ox) {
     if (o->divisor_override) return o->divisor_override;
-    int64_t y0 = oy * g->sh - o->padding[0], x0 = ox * g->sw - o->padding[2];
-    int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;
-    if (y1 > (int64_t)g->h + o->padding[1]) y1 = (int64_t)g->h + o->padding[1];
-    if (x1 > (int64_t)g->w + o->padding[3]) x1 = (int64_t)g->w + o->padding[3];
-    int64_t size = (y1 - y0) * (x1 - x0);
-    if (o->count_include_pad) return size;
-    if (y0 < 0) y0 = 0;
-    if (x0 < 0) x0 = 0;
-    if (y1 > g->h) y1 = g->h;
-    if (x1 > g->w) x1 = g->w;
-    return (y1 - y0) * (x1 - x0);
+    bool real = !o->count_include_pad;
+    int64_t size = window_extent(oy * g->sh - o->padding[0], g->kh, g->h, o->padding[1], real) *
+                   window_extent(ox * g->sw - o->padding[2], g->kw, g->w, o->padding[3], real);
+    if (dp) size *= window_extent(oz * g->sd - dp->pad_front, g->kd, g->d, dp->pad_back, real);
+    return size;
 }
 
 static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_pool2d_options *opts,
-                      lmnn_tensor *out) {
+                      const pool_depth *dp, lmnn_tensor *out) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     if (!opts) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts is NULL (kernel_size is needed)");
     pool_plan p = {0};
-    lm_status st = plan(op, avg, input, opts, &p);
+    lm_status st = plan(op, avg, input, opts, dp, &p);
     if (st) return st;
     const nn_conv_geom *g = &p.g;
     /* The divisors (average pooling): one for all, or one per output row. */
-    uint64_t m = (uint64_t)g->n * g->oh * g->ow;
+    uint64_t m = (uint64_t)g->n * g->oh * g->ow, per_image = (uint64_t)g->oh * g->ow;
     float *recip = NULL;
-    int64_t d0 = avg ? divisor(g, opts, 0, 0) : 1;
+    int64_t d0 = avg ? divisor(g, opts, dp, 0, 0, 0) : 1;
     bool uniform = true;
-    for (uint32_t y = 0; avg && y < g->oh && uniform; y++)
-        for (uint32_t x = 0; x < g->ow && uniform; x++)
-            uniform = divisor(g, opts, y, x) == d0;
+    for (uint64_t px = 0; avg && px < per_image * g->od && uniform; px++)
+        uniform = divisor(g, opts, dp, (int64_t)(px / per_image), (int64_t)(px % per_image / g->ow),
+                          (int64_t)(px % g->ow)) == d0;
     if (!uniform) {
         recip = malloc(m * sizeof *recip);
         if (!recip) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for divisors");
         for (uint64_t r = 0; r < m; r++) {
-            uint64_t px = r % ((uint64_t)g->oh * g->ow);
-            recip[r] = (float)(1.0 / (double)divisor(g, opts, (int64_t)(px / g->ow),
+            uint64_t px = r % (per_image * g->od);
+            recip[r] = (float)(1.0 / (double)divisor(g, opts, dp, (int64_t)(px / per_image),
+                                                     (int64_t)(px % per_image / g->ow),
                                                      (int64_t)(px % g->ow)));
         }
     }
@@ -204,11 +245,84 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
 }
 
 lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {
-    return pool("lmnn_max_pool2d", false, input, opts, out);
+    return pool("lmnn_max_pool2d", false, input, opts, NULL, out);
 }
 
 lm_status lmnn_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {
-    return pool("lmnn_avg_pool2d", true, input, opts, out);
+    return pool("lmnn_avg_pool2d", true, input, opts, NULL, out);
+}
+
+void lmnn_pool3d_options_init(lmnn_pool3d_options *opts) {
+    if (!opts) return;
+    *opts = (lmnn_pool3d_options){0};
+    opts->dilation[0] = opts->dilation[1] = opts->dilation[2] = 1;
+    opts->count_include_pad = true;
+}
+
+/* 3-D options `o`, checked, as the 2-D options of their (h, w) parts (*o2)
+ * and the depth (*dp). */
+static lm_status split3d(const char *op, bool avg, const lmnn_pool3d_options *o,
+                         lmnn_pool2d_options *o2, pool_depth *dp) {
+    const int32_t *k = o->kernel_size, *s = o->stride, *dl = o->dilation, *p = o->padding;
+    if (k[0] < 1 || k[1] < 1 || k[2] < 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "kernel_size: expected (d, h, w) >= 1, given (%d, %d, %d)", k[0], k[1],
+                       k[2]);
+    if (s[0] < 0 || s[1] < 0 || s[2] < 0 || !s[0] != !s[1] || !s[1] != !s[2])
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "stride: expected (d, h, w) >= 1, or (0, 0, 0) for the kernel size, given "
+                       "(%d, %d, %d)",
+                       s[0], s[1], s[2]);
+    if (dl[0] < 1 || dl[1] < 1 || dl[2] < 1 || (avg && (dl[0] != 1 || dl[1] != 1 || dl[2] != 1)))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "dilation: expected (d, h, w) >= 1 (%s), given (%d, %d, %d)",
+                       avg ? "1 for average pooling" : "max pooling", dl[0], dl[1], dl[2]);
+    for (int i = 0; i < 6; i++) {
+        int64_t half = ((int64_t)dl[i / 2] * (k[i / 2] - 1) + 1) / 2;
+        if (p[i] < 0 || p[i] > half)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "padding: expected [front, back, top, bottom, left, right] between 0 "
+                           "and half the (dilated) kernel (%lld along %c), given [%d, %d, %d, %d, "
+                           "%d, %d]",
+                           (long long)half, "dhw"[i / 2], p[0], p[1], p[2], p[3], p[4], p[5]);
+    }
+    lmnn_pool2d_options_init(o2);
+    o2->input_layout = o->input_layout;
+    for (int i = 0; i < 2; i++) {
+        o2->kernel_size[i] = k[i + 1];
+        o2->stride[i] = s[i + 1];
+        o2->dilation[i] = dl[i + 1];
+    }
+    for (int i = 0; i < 4; i++)
+        o2->padding[i] = p[i + 2];
+    o2->ceil_mode = o->ceil_mode;
+    o2->count_include_pad = o->count_include_pad;
+    o2->divisor_override = o->divisor_override;
+    o2->output = o->output;
+    *dp = (pool_depth){.kernel = k[0],
+                       .stride = s[0] ? s[0] : k[0],
+                       .dilation = dl[0],
+                       .pad_front = p[0],
+                       .pad_back = p[1]};
+    return LM_OK;
+}
+
+static lm_status pool3d(const char *op, bool avg, lmnn_tensor input,
+                        const lmnn_pool3d_options *opts, lmnn_tensor *out) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    if (!opts) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts is NULL (kernel_size is needed)");
+    lmnn_pool2d_options o2;
+    pool_depth dp;
+    lm_status st = split3d(op, avg, opts, &o2, &dp);
+    return st ? st : pool(op, avg, input, &o2, &dp, out);
+}
+
+lm_status lmnn_max_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out) {
+    return pool3d("lmnn_max_pool3d", false, input, opts, out);
+}
+
+lm_status lmnn_avg_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out) {
+    return pool3d("lmnn_avg_pool3d", true, input, opts, out);
 }
 
 lm_status lmnn_global_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts,

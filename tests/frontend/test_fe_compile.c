@@ -1913,15 +1913,15 @@ static void test_group_norm_images(void) {
 }
 
 /* A 3-D convolution block: Conv (3 -> 8 channels, 3x3x3, pad 1, bias) +
- * Relu, then ConvTranspose (8 -> 4, 2x2x2, stride 2, bias), over a [2, 3,
- * 4, 5, 6] volume, against float64. Each convolution is one patch gather
- * and one product over the whole volume (not one per depth slice and tap),
- * the Relu fused into the first. */
+ * Relu, MaxPool 2x2x2, then ConvTranspose (8 -> 4, 2x2x2, stride 2, bias),
+ * over a [2, 3, 4, 6, 6] volume, against float64. Each convolution and the
+ * pooling is one patch gather over the whole volume (not one per depth
+ * slice and tap), the Relu fused into the first. */
 static Onnx__ModelProto *conv3d_model(const float *w0, const float *b0, const float *wt,
                                       const float *bt) {
     Onnx__GraphProto *g = ob_graph("conv3d");
     Onnx__ModelProto *m = ob_model(g);
-    int64_t xd[5] = {2, 3, 4, 5, 6}, yd[5] = {2, 4, 8, 10, 12};
+    int64_t xd[5] = {2, 3, 4, 6, 6}, yd[5] = {2, 4, 4, 6, 6};
     ob_input(g, ob_vi("x", ob_tensor_type(F32, 5, xd, NULL)));
     ob_output(g, ob_vi("y", ob_tensor_type(F32, 5, yd, NULL)));
     f32_init(g, "W0", 5, (const int64_t[]){8, 3, 3, 3, 3}, w0, 8 * 3 * 27);
@@ -1932,17 +1932,21 @@ static Onnx__ModelProto *conv3d_model(const float *w0, const float *b0, const fl
                        (const char *[]){"c", NULL}),
                "pads", (const int64_t[]){1, 1, 1, 1, 1, 1}, 6);
     ob_node(g, "Relu", "r", (const char *[]){"c", NULL}, (const char *[]){"r", NULL});
-    ob_attr_is(ob_node(g, "ConvTranspose", "y", (const char *[]){"r", "Wt", "Bt", NULL},
+    Onnx__NodeProto *mp =
+        ob_node(g, "MaxPool", "p", (const char *[]){"r", NULL}, (const char *[]){"p", NULL});
+    ob_attr_is(mp, "kernel_shape", (const int64_t[]){2, 2, 2}, 3);
+    ob_attr_is(mp, "strides", (const int64_t[]){2, 2, 2}, 3);
+    ob_attr_is(ob_node(g, "ConvTranspose", "y", (const char *[]){"p", "Wt", "Bt", NULL},
                        (const char *[]){"y", NULL}),
                "strides", (const int64_t[]){2, 2, 2}, 3);
     return m;
 }
 
 static void test_conv3d_volume(void) {
-    enum { N = 2, C = 3, D = 4, H = 5, W = 6, K = 8, O = 4 };
+    enum { N = 2, C = 3, D = 4, H = 6, W = 6, K = 8, O = 4, PD = D / 2, PH = H / 2, PW = W / 2 };
     static float x[N * C * D * H * W], w0[K * C * 27], b0[K], wt[K * O * 8], bt[O];
-    static float y[N * O * 8 * D * H * W];
-    static double r[N * K * D * H * W], ref[N * O * 8 * D * H * W];
+    static float y[N * O * D * H * W];
+    static double r[N * K * D * H * W], pl[N * K * PD * PH * PW], ref[N * O * D * H * W];
     for (int i = 0; i < N * C * D * H * W; i++)
         x[i] = (float)((i * 29) % 53 - 26) * 0.05f;
     for (int i = 0; i < K * C * 27; i++)
@@ -1953,8 +1957,9 @@ static void test_conv3d_volume(void) {
         b0[i] = (float)(i % 5) * 0.1f - 0.2f;
     for (int i = 0; i < O; i++)
         bt[i] = (float)i * 0.05f;
-    /* The reference: the convolution and Relu, then each input voxel's
-     * 2x2x2 block of the transposed one (stride = kernel: no overlap). */
+    /* The reference: the convolution and Relu, the 2x2x2 maxima, then each
+     * pooled voxel's 2x2x2 block of the transposed one (stride = kernel: no
+     * overlap). */
     for (int n = 0; n < N; n++)
         for (int k = 0; k < K; k++)
             for (int z = 0; z < D; z++)
@@ -1972,17 +1977,25 @@ static void test_conv3d_volume(void) {
                             }
                         r[(((n * K + k) * D + z) * H + yy) * W + xx] = acc > 0 ? acc : 0;
                     }
+    for (int i = 0; i < N * K * PD * PH * PW; i++) {
+        int px = i % PW, py = i / PW % PH, pz = i / (PW * PH) % PD, nk = i / (PW * PH * PD);
+        double mx = -INFINITY;
+        for (int t = 0; t < 8; t++)
+            mx = fmax(mx,
+                      r[((nk * D + 2 * pz + t / 4) * H + 2 * py + t / 2 % 2) * W + 2 * px + t % 2]);
+        pl[i] = mx;
+    }
     for (int n = 0; n < N; n++)
         for (int o = 0; o < O; o++)
-            for (int z = 0; z < 2 * D; z++)
-                for (int yy = 0; yy < 2 * H; yy++)
-                    for (int xx = 0; xx < 2 * W; xx++) {
+            for (int z = 0; z < D; z++)
+                for (int yy = 0; yy < H; yy++)
+                    for (int xx = 0; xx < W; xx++) {
                         double acc = bt[o];
                         int t = (z % 2 * 2 + yy % 2) * 2 + xx % 2;
                         for (int k = 0; k < K; k++)
                             acc += wt[(k * O + o) * 8 + t] *
-                                   r[(((n * K + k) * D + z / 2) * H + yy / 2) * W + xx / 2];
-                        ref[(((n * O + o) * 2 * D + z) * 2 * H + yy) * 2 * W + xx] = acc;
+                                   pl[(((n * K + k) * PD + z / 2) * PH + yy / 2) * PW + xx / 2];
+                        ref[(((n * O + o) * D + z) * H + yy) * W + xx] = acc;
                     }
     lm_binary *bin;
     CHECK_OK(lmfe_compile_onnx(save(conv3d_model(w0, b0, wt, bt)), NULL, &bin, NULL));
@@ -1997,12 +2010,13 @@ static void test_conv3d_volume(void) {
     const lm_profile_program_entry *e;
     size_t n;
     CHECK_OK(lm_replay_get_program_profile(rp, &e, &n));
-    int gathers = 0, unary = 0;
+    int gathers = 0, pools = 0, unary = 0;
     for (size_t i = 0; i < n; i++) {
         gathers += strstr(e[i].program, "conv_im2col_reader.c") != NULL;
+        pools += strstr(e[i].program, "pool_compute.c") != NULL;
         unary += strstr(e[i].program, "unary_compute.c") != NULL;
     }
-    CHECK(gathers == 2 && unary == 0);
+    CHECK(gathers == 3 && pools == 1 && unary == 0);
     double worst = 0, big = 0;
     for (size_t i = 0; i < sizeof y / sizeof *y; i++) {
         worst = fmax(worst, fabs(y[i] - ref[i]));

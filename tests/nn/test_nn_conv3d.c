@@ -789,6 +789,13 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_conv3d(x, wp, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv3d: weight: expected a prepared weight of 72 rows (KD 2 * KH 3 * KW 3 * "
                 "C 4), given shape [108, 6]");
+    /* Groups that divide the input's channels but not the prepared
+     * weight's columns. */
+    o.kernel_size[0] = 3, o.groups = 4;
+    CHECK_FAILS(lmnn_conv3d(x, wp, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: groups: the weight's 6 output channels (shape [108, 6]) are not a "
+                "multiple of groups 4");
+    o.kernel_size[0] = 2, o.groups = 1;
     /* kernel_size that does not match a PyTorch-layout weight. */
     CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv3d: kernel_size: (2, 3, 3) does not match the weight's shape [6, 4, 3, "
