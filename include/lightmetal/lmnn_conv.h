@@ -272,6 +272,20 @@ typedef struct lmnn_conv3d_options {
     /* Fused after the bias (lmnn_matmul_options' activation). */
     lmnn_unary_op activation;
     double activation_alpha, activation_beta;
+    /* As lmnn_conv2d_options': the output flat, [1, 1, N * OD * OH * OW, OC]
+     * in NDHWC order whatever input_layout says; in ROW_MAJOR layout (a page
+     * per output voxel), or with output_image_rows [N * OD * OH, OW * OC]
+     * (a page per image row), what a following 3-D convolution or pooling
+     * reads fastest. */
+    bool flat_output;
+    lmnn_layout output_layout;
+    bool output_image_rows;
+    /* NDHWC only: the volume's N, D, H and W when the input holds it flat:
+     * any shape whose last dim is C and whose other dims multiply to N * D *
+     * H * W (a flat_output result), or whose last dim is W * C and whose
+     * other dims multiply to N * D * H (an output_image_rows one). All 0
+     * (init): the input is [N, D, H, W, C]. */
+    int32_t batch_size, input_depth, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_conv3d_options;
 
@@ -368,6 +382,11 @@ typedef struct lmnn_pool3d_options {
     bool ceil_mode;      /* as lmnn_pool2d_options' */
     bool count_include_pad;
     int32_t divisor_override;
+    /* As lmnn_conv3d_options' flat forms. */
+    bool flat_output;
+    lmnn_layout output_layout;
+    bool output_image_rows;
+    int32_t batch_size, input_depth, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
 } lmnn_pool3d_options;
 

@@ -306,11 +306,11 @@ lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
 /* FE_IMAGE_ALL when element-wise node `n` can run on images: float inputs
- * and output, the output rank 4 [N, C, H, W], each input computed at run
- * time of that shape or [N, C, 1, 1] (a gate, as squeeze-and-excitation
- * multiplies by), each constant one value per channel or a scalar
- * ([C, 1, 1], [1, C, 1, 1], [1], ...), and no attributes (the legacy
- * broadcast). With it, or alone, FE_LAST_ALL when the node can run on
+ * and output, the output rank 4 [N, C, H, W] (or 5, [N, C, D, H, W]), each
+ * input computed at run time of that shape or [N, C, 1, 1] (a gate, as
+ * squeeze-and-excitation multiplies by; [N, C, 1, 1, 1]), each constant one
+ * value per channel or a scalar ([C, 1, 1], [1, C, 1, 1], [1], ...), and
+ * no attributes (the legacy broadcast). With it, or alone, FE_LAST_ALL when the node can run on
  * channels-last values held flat: float inputs and output, the output rank
  * 3 or more, each input computed at run time of the output's shape, each
  * constant of rank 4 or less whose dims are 1 but for the last (1 or the
@@ -335,11 +335,18 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
  * count): the caller frees it. Errors name the node. */
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,
                          lmnn_tensor *out);
-/* Flat NHWC image `image` (fe_plan.nhwc_out's) of the NCHW value `dims`
- * (N, C, H, W) as a new tile tensor of shape `to` in NCHW element order
- * ([N, C, H, W] itself, or any reshape of it). */
-lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
-                        const lmnn_shape *to, lmnn_tensor *out);
+/* Whether a value of type t can be held as a flat image: rank 4 [N, C, H,
+ * W], or 5 [N, C, D, H, W] (its pixels the D * H * W voxels). */
+bool fe_image_rank(const fe_type *t);
+/* The pixels of one batch entry's channel of an image type: the product of
+ * its dims after the channels. */
+int64_t fe_image_pixels(const fe_type *t);
+/* Flat NHWC image `image` (fe_plan.nhwc_out's) of the NCHW value of `rank`
+ * dims `dims` (N, C, H, W; or N, C, D, H, W) as a new tile tensor of shape
+ * `to` in NCHW element order (the value's shape itself, or any reshape of
+ * it). */
+lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, int32_t rank,
+                        const int64_t *dims, const lmnn_shape *to, lmnn_tensor *out);
 /* Flat NHWC image `image` (either layout) in NHWC element order as a tile
  * tensor of shape `to` (e.g. [1, N, H * W, C]): `image` itself when it is
  * one already (*out_owned false), else a new one the caller frees. */

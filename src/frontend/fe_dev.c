@@ -198,13 +198,24 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
     return LM_OK;
 }
 
-lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, const int64_t *dims,
-                        const lmnn_shape *to, lmnn_tensor *out) {
-    /* [N * H * W, C] rows as [N, H * W, C], transposed tile by tile,
-     * reshaped. */
-    uint32_t N = (uint32_t)dims[0], C = (uint32_t)dims[1], H = (uint32_t)dims[2],
-             W = (uint32_t)dims[3];
-    lmnn_shape rows = LMNN_SHAPE(N, H * W, C);
+bool fe_image_rank(const fe_type *t) {
+    return t->rank == 4 || t->rank == 5;
+}
+
+int64_t fe_image_pixels(const fe_type *t) {
+    int64_t p = 1;
+    for (int32_t d = 2; d < t->rank; d++)
+        p *= t->dims[d];
+    return p;
+}
+
+lm_status fe_image_nchw(fe_ctx *c, const fe_node *n, lmnn_tensor image, int32_t rank,
+                        const int64_t *dims, const lmnn_shape *to, lmnn_tensor *out) {
+    /* [N * P, C] rows as [N, P, C], transposed tile by tile, reshaped. */
+    fe_type t = {.rank = rank};
+    memcpy(t.dims, dims, (size_t)rank * sizeof *dims);
+    uint32_t N = (uint32_t)dims[0], C = (uint32_t)dims[1], P = (uint32_t)fe_image_pixels(&t);
+    lmnn_shape rows = LMNN_SHAPE(N, P, C);
     lmnn_tensor a = {0}, b = {0};
     lm_status st = lmnn_reshape(image, &rows, NULL, &a);
     if (!st) st = lmnn_transpose(a, -1, -2, NULL, &b);
@@ -266,10 +277,10 @@ lm_status fe_reshape_owned(fe_ctx *c, const fe_node *n, lmnn_tensor t, const lmn
 /* The NCHW tile form of input i, held only as a flat NHWC image. */
 static lm_status nchw_of_image(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev *d) {
     const fe_type *t = fe_in_type(c, n, i);
-    if (!d->nhwc.id || t->rank != 4)
+    if (!d->nhwc.id || !fe_image_rank(t))
         return fe_fail(c, n, LM_ERR_INTERNAL, "input %u has no device form", i);
-    lmnn_shape s = fe_shape(4, t->dims);
-    return fe_image_nchw(c, n, d->nhwc, t->dims, &s, &d->tile);
+    lmnn_shape s = fe_shape(t->rank, t->dims);
+    return fe_image_nchw(c, n, d->nhwc, t->rank, t->dims, &s, &d->tile);
 }
 
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat) {
@@ -285,7 +296,7 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
      * convolution and pooling readers take row-major images, so tilizing
      * it would be undone. */
     const fe_type *t = fe_in_type(c, n, i);
-    if (d->rm.id && !d->tile.id && t->rank == 4 && fe_elem_is_float(t->elem)) {
+    if (d->rm.id && !d->tile.id && fe_image_rank(t) && fe_elem_is_float(t->elem)) {
         lmnn_tensor_info info;
         if (!lmnn_tensor_get_info(d->rm, &info) && info.dtype == fe_dev_dtype(c, t->elem)) {
             *out = d->rm;
@@ -355,15 +366,14 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
  * batches of *out_p pixels of C channels. */
 static void ew_frame(fe_ctx *c, const fe_node *n, uint32_t *out_b, uint32_t *out_p,
                      uint32_t *out_c) {
-    const int64_t *o = c->g->values[n->outputs[0]].type.dims;
+    const fe_type *ot = &c->g->values[n->outputs[0]].type;
+    const int64_t *o = ot->dims, op = fe_image_pixels(ot);
     bool gated = false;
-    for (uint32_t i = 0; i < n->input_count; i++) {
-        const fe_type *t = fe_in_type(c, n, i);
-        gated |= !fe_in_const(c, n, i) && t->dims[2] * t->dims[3] != o[2] * o[3];
-    }
+    for (uint32_t i = 0; i < n->input_count; i++)
+        gated |= !fe_in_const(c, n, i) && fe_image_pixels(fe_in_type(c, n, i)) != op;
     bool split = gated && o[0] > 1;
     *out_b = split ? (uint32_t)o[0] : 1;
-    *out_p = (uint32_t)(o[2] * o[3] * (split ? 1 : o[0]));
+    *out_p = (uint32_t)(op * (split ? 1 : o[0]));
     *out_c = (uint32_t)o[1];
 }
 
@@ -381,8 +391,8 @@ lm_status fe_in_ew(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bo
         *out_owned = false;
         return fe_aux(c, n, 0x40 + i, &row, LMNN_TILE, out);
     }
-    const int64_t *o = c->g->values[n->outputs[0]].type.dims, *d = fe_in_type(c, n, i)->dims;
-    bool gate = d[2] * d[3] != o[2] * o[3];
+    bool gate =
+        fe_image_pixels(fe_in_type(c, n, i)) != fe_image_pixels(&c->g->values[n->outputs[0]].type);
     lmnn_shape s = LMNN_SHAPE(1, B, gate ? 1 : P, C);
     return fe_in_image_tiles(c, n, i, &s, out, out_owned);
 }
@@ -395,7 +405,7 @@ lm_status fe_in_image_tiles(fe_ctx *c, const fe_node *n, uint32_t i, const lmnn_
     if (st) return st;
     if (!flat) {
         const fe_type *t = fe_in_type(c, n, i);
-        if (t->rank != 4 || t->dims[2] * t->dims[3] != 1)
+        if (!fe_image_rank(t) || fe_image_pixels(t) != 1)
             return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is not an image", i);
         /* One pixel per channel: the NCHW order is the image's. */
         if ((st = fe_in_dev(c, n, i, &img))) return st;

@@ -2,6 +2,8 @@
  *
  * The op library's convolution and pooling work on NHWC rows; an NCHW
  * tensor costs them a transpose on the way in and another on the way out.
+ * (A 3-D one's NCDHW volume is an image whose pixels are its D * H * W
+ * voxels: the same plan holds NDHWC volumes.)
  * Between two such nodes the transposes cancel, so a node that takes images
  * (FE_IMAGE_OUT) hands its output over as a flat NHWC image when every
  * reader of it reads images (FE_IMAGE_IN: a convolution, a pooling, a
@@ -114,13 +116,14 @@ static bool takes_form(const layout_plan *lp, uint32_t k, bool all, uint32_t i) 
 }
 
 /* Whether value v, written by no node that writes images, is an image
- * all the same: a rank-4 float value of one pixel per channel ([N, C, 1,
- * 1]: a time embedding, an attention gate) has its image's element order,
- * so readers take it as one without a transpose (fe_in_image_tiles). */
+ * all the same: a float value of one pixel per channel ([N, C, 1, 1], or
+ * [N, C, 1, 1, 1]: a time embedding, an attention gate) has its image's
+ * element order, so readers take it as one without a transpose
+ * (fe_in_image_tiles). */
 static bool image_anyway(const layout_plan *lp, uint32_t v) {
     const fe_type *t = &lp->c->g->values[v].type;
-    return lp->in == FE_IMAGE_IN && lp->writer[v] == FE_NONE && t->rank == 4 &&
-           t->dims[2] * t->dims[3] == 1 && fe_elem_is_float(t->elem);
+    return lp->in == FE_IMAGE_IN && lp->writer[v] == FE_NONE && fe_image_rank(t) &&
+           fe_image_pixels(t) == 1 && fe_elem_is_float(t->elem);
 }
 
 static void not_held(layout_plan *lp, uint32_t v) {
@@ -310,24 +313,26 @@ uint32_t fe_ew_images(fe_ctx *c, const fe_node *n) {
     if (n->output_count < 1 || n->outputs[0] == FE_NONE || n->input_count < 1) return 0;
     const fe_type *o = &c->g->values[n->outputs[0]].type;
     uint32_t last = ew_last(c, n);
-    if (o->rank != 4 || !fe_elem_is_float(o->elem)) return last;
+    if (!fe_image_rank(o) || !fe_elem_is_float(o->elem)) return last;
+    const int32_t r = o->rank;
     bool full = false;
     for (uint32_t i = 0; i < n->input_count; i++) {
         if (n->inputs[i] == FE_NONE) return last;
         const fe_type *t = fe_in_type(c, n, i);
-        if (!fe_elem_is_float(t->elem) || t->rank > 4) return last;
+        if (!fe_elem_is_float(t->elem) || t->rank > r) return last;
         /* Dims aligned at the last, missing ones 1. */
-        int64_t d[4] = {1, 1, 1, 1};
+        fe_type a = {.rank = r, .dims = {1, 1, 1, 1, 1}};
         for (int32_t j = 0; j < t->rank; j++)
-            d[4 - t->rank + j] = t->dims[j];
-        bool same = t->rank == 4 && !memcmp(d, o->dims, sizeof d);
+            a.dims[r - t->rank + j] = t->dims[j];
+        bool same = t->rank == r && !memcmp(a.dims, o->dims, (size_t)r * sizeof *a.dims);
+        bool per_channel = fe_image_pixels(&a) == 1; /* every dim after the channels 1 */
         if (fe_in_const(c, n, i)) {
-            if (d[0] != 1 || d[2] != 1 || d[3] != 1 || (d[1] != 1 && d[1] != o->dims[1]))
+            if (a.dims[0] != 1 || !per_channel || (a.dims[1] != 1 && a.dims[1] != o->dims[1]))
                 return last;
         } else if (same) {
             full = true;
-        } else if (t->rank != 4 || d[0] != o->dims[0] || d[1] != o->dims[1] || d[2] != 1 ||
-                   d[3] != 1) {
+        } else if (t->rank != r || a.dims[0] != o->dims[0] || a.dims[1] != o->dims[1] ||
+                   !per_channel) {
             return last;
         }
     }

@@ -1507,7 +1507,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             } else if (flat_in && !flat_out) {
                 lmnn_tensor t = {0};
                 lmnn_shape s = fe_shape(4, ot->dims);
-                st = fe_image_nchw(c, n, r, ot->dims, &s, &t);
+                st = fe_image_nchw(c, n, r, ot->rank, ot->dims, &s, &t);
                 fe_free(r);
                 r = t;
             }
@@ -1535,9 +1535,32 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                 o.activation_alpha = f->act_alpha;
                 o.activation_beta = f->act_beta;
             }
+            /* Flat NDHWC volumes in and out as planned (fe_layout.c); a
+             * row-major one, a page per image row, for readers of images. */
+            if (flat_in) {
+                o.input_layout = LMNN_NHWC;
+                o.batch_size = (int32_t)xt->dims[0];
+                o.input_depth = (int32_t)xt->dims[2];
+                o.input_height = (int32_t)xt->dims[3];
+                o.input_width = (int32_t)xt->dims[4];
+            }
+            o.flat_output = flat_in || flat_out;
+            if (flat_out && c->float_dtype != LMNN_BFLOAT8_B &&
+                !c->plans[n - c->g->nodes].nhwc_tiles) {
+                o.output_layout = LMNN_ROW_MAJOR;
+                o.output_image_rows = true;
+            }
             st = transpose ? lmnn_conv_transpose3d(x, wm, bias, &o, &r)
                            : lmnn_conv3d(x, wm, bias, &o, &r);
-            if (st) st = fe_nn_fail(c, n, st);
+            if (st) {
+                st = fe_nn_fail(c, n, st);
+            } else if (flat_in && !flat_out) {
+                lmnn_tensor t = {0};
+                lmnn_shape s = fe_shape(5, ot->dims);
+                st = fe_image_nchw(c, n, r, 5, ot->dims, &s, &t);
+                fe_free(r);
+                r = t;
+            }
         }
         if (wo) fe_free(wm);
     }
@@ -1577,13 +1600,14 @@ static bool conv_pointwise(fe_ctx *c, const fe_node *n) {
     return !(g.group > 1 && g.group == ch && oc == ch);
 }
 
-/* A float 2-D Conv or ConvTranspose reads and writes flat NHWC images; a
- * pointwise Conv reads its image fastest in tiles. */
+/* A float 2-D or 3-D Conv or ConvTranspose reads and writes flat NHWC
+ * images (NDHWC volumes); a pointwise Conv reads its image fastest in
+ * tiles. */
 static uint32_t conv_images(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     bool conv = !strcmp(n->op_type, "Conv");
-    bool ok =
-        (conv || !strcmp(n->op_type, "ConvTranspose")) && x->rank == 4 && fe_elem_is_float(x->elem);
+    bool ok = (conv || !strcmp(n->op_type, "ConvTranspose")) && fe_image_rank(x) &&
+              fe_elem_is_float(x->elem);
     if (!ok) return 0;
     return FE_IMAGE_IN | FE_IMAGE_OUT | (conv && conv_pointwise(c, n) ? FE_TILES_IN : 0);
 }
@@ -1776,8 +1800,8 @@ static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_poo
 static lm_status nchw_out(fe_ctx *c, const fe_node *n, lmnn_tensor r) {
     lmnn_tensor t;
     const fe_type *o = &c->g->values[n->outputs[0]].type;
-    lmnn_shape s = fe_shape(4, o->dims);
-    lm_status st = fe_image_nchw(c, n, r, o->dims, &s, &t);
+    lmnn_shape s = fe_shape(o->rank, o->dims);
+    lm_status st = fe_image_nchw(c, n, r, o->rank, o->dims, &s, &t);
     fe_free(r);
     return st ? st : fe_out_from_float(c, n, 0, t);
 }
@@ -1794,7 +1818,59 @@ static lm_status pool_options(fe_ctx *c, const fe_node *n, geom *g, lmnn_pool2d_
     return LM_OK;
 }
 
-/* A float 2-D pooling the op library runs in one call with ONNX's output
+/* Pool taps at most in one gather (as pool2d's max; the library keeps a
+ * unit's taps in L1 at once). */
+#define POOL_TAPS_MAX 256
+
+/* Whether 3-D pooling `g` is one lmnn_max_pool3d or lmnn_avg_pool3d:
+ * padding at most half the kernel, at most POOL_TAPS_MAX taps. Its output
+ * size is then ONNX's (pool_direct says why). */
+static bool pool3d_fits(const geom *g) {
+    if (g->kernel[0] * g->kernel[1] * g->kernel[2] > POOL_TAPS_MAX) return false;
+    for (int i = 0; i < 3; i++) {
+        int64_t half = (g->dil[i] * (g->kernel[i] - 1) + 1) / 2;
+        if (g->pad_b[i] > half || g->pad_e[i] > half) return false;
+    }
+    return true;
+}
+
+/* The 3-D pooling `g` (2-D parts in `o`) of x (a [N, C, D, H, W] float
+ * tile, or with `flat_in` the flat NDHWC volume) as one lmnn_max_pool3d or
+ * lmnn_avg_pool3d (pool3d_fits), flat with `flat_out` (in image rows with
+ * `rows`); else *out stays 0 for the per-slice form. */
+static lm_status pool3d(fe_ctx *c, const fe_node *n, bool is_max, const geom *g,
+                        const lmnn_pool2d_options *o, lmnn_tensor x, bool flat_in, bool flat_out,
+                        bool rows, lmnn_tensor *out) {
+    *out = (lmnn_tensor){0};
+    if (!pool3d_fits(g)) return LM_OK;
+    lmnn_pool3d_options p;
+    lmnn_pool3d_options_init(&p);
+    for (int i = 0; i < 3; i++) {
+        p.kernel_size[i] = (int32_t)g->kernel[i];
+        p.stride[i] = (int32_t)g->stride[i];
+        p.dilation[i] = (int32_t)g->dil[i];
+        p.padding[2 * i] = (int32_t)g->pad_b[i];
+        p.padding[2 * i + 1] = (int32_t)g->pad_e[i];
+    }
+    p.ceil_mode = o->ceil_mode;
+    p.count_include_pad = o->count_include_pad;
+    const fe_type *xt = fe_in_type(c, n, 0);
+    if (flat_in) {
+        p.input_layout = LMNN_NHWC;
+        p.batch_size = (int32_t)xt->dims[0];
+        p.input_depth = (int32_t)xt->dims[2];
+        p.input_height = (int32_t)xt->dims[3];
+        p.input_width = (int32_t)xt->dims[4];
+    }
+    p.flat_output = flat_in || flat_out;
+    if (rows) {
+        p.output_layout = LMNN_ROW_MAJOR;
+        p.output_image_rows = true;
+    }
+    return is_max ? lmnn_max_pool3d(x, &p, out) : lmnn_avg_pool3d(x, &p, out);
+}
+
+/* A float 2-D or 3-D pooling the op library runs in one call with ONNX's output
  * size (pool2d's direct path: no wide padding, no two-pass max) reads and
  * writes flat NHWC images. Ceil mode too: the library sizes its output by
  * PyTorch's rule, which geom_read applies to ONNX's (the last window starts
@@ -1804,7 +1880,8 @@ static bool pool_direct(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
     geom g;
     lmnn_pool2d_options o;
-    if (x->rank != 4 || !fe_elem_is_float(x->elem) || pool_options(c, n, &g, &o)) return false;
+    if (!fe_image_rank(x) || !fe_elem_is_float(x->elem) || pool_options(c, n, &g, &o)) return false;
+    if (x->rank == 5) return pool3d_fits(&g);
     int32_t kh = o.kernel_size[0], kw = o.kernel_size[1];
     bool wide = !strcmp(n->op_type, "MaxPool") && kh > 1 && kw > 1 && kh * kw > 256;
     for (int i = 0; i < 4; i++)
@@ -1939,49 +2016,6 @@ static lm_status pool_indices(fe_ctx *c, const fe_node *n, const geom *g, lmnn_t
     return LM_OK;
 }
 
-/* Pool taps at most in one gather (as pool2d's max; the library keeps a
- * unit's taps in L1 at once). */
-#define POOL_TAPS_MAX 256
-
-/* The 3-D pooling `g` (2-D parts in `o`) of x ([N, C, D, H, W] float tile)
- * as one lmnn_max_pool3d or lmnn_avg_pool3d when the library takes it
- * (padding at most half the kernel, at most POOL_TAPS_MAX taps) and gives
- * ONNX's output size, else *out stays 0 for the per-slice form. */
-static lm_status pool3d(fe_ctx *c, const fe_node *n, bool is_max, const geom *g,
-                        const lmnn_pool2d_options *o, lmnn_tensor x, lmnn_tensor *out) {
-    *out = (lmnn_tensor){0};
-    if (g->kernel[0] * g->kernel[1] * g->kernel[2] > POOL_TAPS_MAX) return LM_OK;
-    lmnn_pool3d_options p;
-    lmnn_pool3d_options_init(&p);
-    for (int i = 0; i < 3; i++) {
-        p.kernel_size[i] = (int32_t)g->kernel[i];
-        p.stride[i] = (int32_t)g->stride[i];
-        p.dilation[i] = (int32_t)g->dil[i];
-        p.padding[2 * i] = (int32_t)g->pad_b[i];
-        p.padding[2 * i + 1] = (int32_t)g->pad_e[i];
-        int64_t half = (g->dil[i] * (g->kernel[i] - 1) + 1) / 2;
-        if (g->pad_b[i] > half || g->pad_e[i] > half) return LM_OK;
-    }
-    p.ceil_mode = o->ceil_mode;
-    p.count_include_pad = o->count_include_pad;
-    lmnn_tensor r;
-    lm_status st = is_max ? lmnn_max_pool3d(x, &p, &r) : lmnn_avg_pool3d(x, &p, &r);
-    if (st) return st;
-    lmnn_tensor_info info;
-    const fe_type *ot = &c->g->values[n->outputs[0]].type;
-    if ((st = lmnn_tensor_get_info(r, &info))) {
-        fe_free(r);
-        return st;
-    }
-    for (int i = 0; i < 5; i++)
-        if ((int64_t)info.shape.dims[i] != ot->dims[i]) {
-            fe_free(r); /* the library sized a ceil-mode window ONNX does not have */
-            return LM_OK;
-        }
-    *out = r;
-    return LM_OK;
-}
-
 static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     bool is_max = !strcmp(n->op_type, "MaxPool");
     geom g;
@@ -2007,19 +2041,26 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
         bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
         o.flat_output = flat_in || flat_out;
         /* For readers of images, as a convolution's (conv2d_call). */
-        if (flat_out && c->float_dtype != LMNN_BFLOAT8_B && !c->plans[n - c->g->nodes].nhwc_tiles) {
+        bool rows =
+            flat_out && c->float_dtype != LMNN_BFLOAT8_B && !c->plans[n - c->g->nodes].nhwc_tiles;
+        if (rows) {
             o.output_layout = LMNN_ROW_MAJOR;
             o.output_image_rows = true;
         }
-        st = is_max ? lmnn_max_pool2d(x, &o, &r) : lmnn_avg_pool2d(x, &o, &r);
+        if (g.sp == 3)
+            st = pool3d(c, n, is_max, &g, &o, x, flat_in, flat_out, rows, &r);
+        else
+            st = is_max ? lmnn_max_pool2d(x, &o, &r) : lmnn_avg_pool2d(x, &o, &r);
         if (st) return fe_nn_fail(c, n, st);
+        if (!r.id) return fe_fail(c, n, LM_ERR_INTERNAL, "the pooling does not fit one call");
         return flat_out || !flat_in ? fe_out_from_float(c, n, 0, r) : nchw_out(c, n, r);
     }
     if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
     if (g.sp == 1) st = reshape_to(&x, &xo, 4, (const uint32_t[]){N, C, 1, (uint32_t)xt->dims[2]});
     if (!st && g.sp != 3) {
         st = pool2d(c, n, is_max, &o, oh, ow, x, &r);
-    } else if (!st && (st = pool3d(c, n, is_max, &g, &o, x, &r)) == LM_OK && r.id) {
+    } else if (!st && (st = pool3d(c, n, is_max, &g, &o, x, false, false, false, &r)) == LM_OK &&
+               r.id) {
         /* One 3-D pooling of the volume. */
     } else if (!st) {
         /* 3-D: each output depth pools the 2-D slices of its depth taps and

@@ -57,7 +57,8 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     if (flat && plan->nhwc_rows) {
         if ((st = lmnn_reshape(a, &s, NULL, &r))) return fe_nn_fail(c, n, st);
     } else if (flat) {
-        if ((st = fe_image_nchw(c, n, a, fe_in_type(c, n, 0)->dims, &s, &r))) return st;
+        const fe_type *x = fe_in_type(c, n, 0);
+        if ((st = fe_image_nchw(c, n, a, x->rank, x->dims, &s, &r))) return st;
     } else if ((st = lmnn_reshape(a, &s, NULL, &r))) {
         return fe_nn_fail(c, n, st);
     }
@@ -567,8 +568,8 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
             st = fe_in_dev(c, n, i, &ts[m++]);
             continue;
         }
-        lmnn_shape s = LMNN_SHAPE(1, 1, (uint32_t)(t->dims[0] * t->dims[2] * t->dims[3]),
-                                  (uint32_t)t->dims[1]);
+        lmnn_shape s =
+            LMNN_SHAPE(1, 1, (uint32_t)(t->dims[0] * fe_image_pixels(t)), (uint32_t)t->dims[1]);
         st = fe_in_image_tiles(c, n, i, &s, &ts[m], &owned[m]);
         m += !st;
     }
@@ -589,12 +590,13 @@ static lm_status lower_concat(fe_ctx *c, const fe_node *n) {
     return fe_out_dev(c, n, 0, r);
 }
 
-/* A Concat of rank-4 float values along the channels, none of them
- * constant, joins flat images (FE_IMAGE_ALL). */
+/* A Concat of rank-4 or rank-5 float values along the channels, none of
+ * them constant, joins flat images (FE_IMAGE_ALL). */
 static uint32_t concat_images(fe_ctx *c, const fe_node *n) {
     int32_t a;
     const fe_type *t = fe_in_type(c, n, 0);
-    if (t->rank != 4 || !fe_elem_is_float(t->elem) || concat_axis(c, n, &a) || a != 1) return 0;
+    if (!fe_image_rank(t) || !fe_elem_is_float(t->elem) || concat_axis(c, n, &a) || a != 1)
+        return 0;
     for (uint32_t i = 0; i < n->input_count; i++)
         if (n->inputs[i] == FE_NONE || fe_in_const(c, n, i)) return 0;
     return FE_IMAGE_ALL;

@@ -51,6 +51,26 @@ void nn_conv_geom_2d(nn_conv_geom *g) {
     g->pd = 0;
 }
 
+lm_status nn_conv_flat_3d(const char *op, lmnn_image_layout layout, const int32_t *dims,
+                          int32_t *out_n, int32_t *out_h, int32_t *out_w) {
+    *out_n = *out_h = *out_w = 0;
+    if (!dims[0] && !dims[1] && !dims[2] && !dims[3]) return LM_OK;
+    if (layout != LMNN_NHWC)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "batch_size, input_depth, input_height, input_width: expected input_layout "
+                       "NHWC (a flat volume), given NCHW");
+    if (dims[0] < 1 || dims[1] < 1 || dims[2] < 1 || dims[3] < 1 ||
+        (int64_t)dims[0] * dims[1] > INT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "batch_size, input_depth, input_height, input_width: expected all >= 1 "
+                       "(N * D below 2^31), given (%d, %d, %d, %d)",
+                       dims[0], dims[1], dims[2], dims[3]);
+    *out_n = dims[0] * dims[1];
+    *out_h = dims[2];
+    *out_w = dims[3];
+    return LM_OK;
+}
+
 lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layout layout,
                              const int32_t *flat, uint32_t *n, uint32_t *c, uint32_t *d,
                              uint32_t *h, uint32_t *w) {
@@ -1453,13 +1473,18 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     }
     uint32_t n = 0, c = 0, id = 1, h = 0, wd = 0;
     const int32_t flat_in[3] = {opts->batch_size, opts->input_height, opts->input_width};
-    if (!st && dp && x->shape.rank != 5)
+    bool flat3 = dp && dp->depth; /* a flat volume: N * D images of the 2-D options */
+    if (!st && dp && !flat3 && x->shape.rank != 5)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 5 (%s), given shape %s",
                        opts->input_layout == LMNN_NHWC ? "N, D, H, W, C" : "N, C, D, H, W",
                        nn_shape_str(&x->shape, s1, sizeof s1));
     if (!st)
         st = nn_conv_image_dims(op, x, opts->input_layout, flat_in, &n, &c, dp ? &id : NULL, &h,
                                 &wd);
+    if (!st && flat3) {
+        id = dp->depth;
+        n /= id;
+    }
     if (!st) st = check_pair(op, "stride", opts->stride, 1);
     if (!st) st = check_pair(op, "dilation", opts->dilation, 1);
     if (!st) st = check_pair(op, "output_padding", opts->output_padding, 0);
@@ -1651,7 +1676,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
 
     /* Output pixels per patch row (a row-major result only: the product's
      * tiles are not the output's); a prepared weight says how many. */
-    if (!prepared && rm_out && !transpose && g == 1 && w->dtype != LMNN_BFLOAT8_B)
+    if (!prepared && rm_out && !transpose && g == 1 && w->dtype != LMNN_BFLOAT8_B && !dp)
         pack = pack_factor(&gm, oc);
     if (prepared && pack > 1 && (!rm_out || transpose || pack != pack_factor(&gm, oc)))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,

@@ -42,10 +42,17 @@ lm_status nn_conv_image_dims(const char *op, const nn_tensor *x, lmnn_image_layo
 /* The 2-D window of geometry g's fields (depth 1, sp = 2). */
 void nn_conv_geom_2d(nn_conv_geom *g);
 
+/* A 3-D op's flat input dims (batch_size, input_depth, input_height,
+ * input_width: all 0, or all >= 1 with `layout` NHWC) as the 2-D options'
+ * (*out_n = N * D, *out_h, *out_w; zeros for none). "<op>: ..." errors. */
+lm_status nn_conv_flat_3d(const char *op, lmnn_image_layout layout, const int32_t *dims,
+                          int32_t *out_n, int32_t *out_h, int32_t *out_w);
+
 /* The depth of a 3-D convolution, beside the lmnn_conv2d_options that hold
  * its (h, w) parts (lmnn_conv3d turns its options into both). */
 typedef struct nn_conv_depth {
-    uint32_t kd; /* the kernel's depth: with a prepared weight */
+    uint32_t kd;    /* the kernel's depth: with a prepared weight */
+    uint32_t depth; /* the input's D when it is flat (the 2-D options' batch_size is N * D) */
     int32_t stride, dilation, pad_front, pad_back, output_padding;
 } nn_conv_depth;
 

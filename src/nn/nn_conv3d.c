@@ -72,6 +72,14 @@ static lm_status split(const char *op, bool transpose, const lmnn_conv3d_options
     }
     for (int i = 0; i < 4; i++)
         o2->padding[i] = p[i + 2];
+    const int32_t flat[4] = {opts->batch_size, opts->input_depth, opts->input_height,
+                             opts->input_width};
+    if ((st = nn_conv_flat_3d(op, opts->input_layout, flat, &o2->batch_size, &o2->input_height,
+                              &o2->input_width)))
+        return st;
+    o2->flat_output = opts->flat_output;
+    o2->output_layout = opts->output_layout;
+    o2->output_image_rows = opts->output_image_rows;
     o2->fp32_accumulate = opts->fp32_accumulate;
     o2->activation = opts->activation;
     o2->activation_alpha = opts->activation_alpha;
@@ -82,7 +90,8 @@ static lm_status split(const char *op, bool transpose, const lmnn_conv3d_options
                           .dilation = opts->dilation[0],
                           .pad_front = p[0],
                           .pad_back = p[1],
-                          .output_padding = opd[0]};
+                          .output_padding = opd[0],
+                          .depth = (uint32_t)(o2->batch_size ? opts->input_depth : 0)};
     return LM_OK;
 }
 

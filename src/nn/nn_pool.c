@@ -30,6 +30,7 @@ static int64_t out_size(int64_t in, int64_t k, int64_t pad_l, int64_t pad_r, int
  * the lmnn_pool2d_options of its (h, w) parts. */
 typedef struct pool_depth {
     int32_t kernel, stride, dilation, pad_front, pad_back;
+    int32_t depth; /* the input's D when it is flat (batch_size is N * D), else 0 */
 } pool_depth;
 
 typedef struct pool_plan {
@@ -46,7 +47,7 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     lm_status st = nn_get_tensor(op, "input", input, &p->x);
     if (!st) st = nn_check_float(op, "input", p->x);
     if (st) return st;
-    if (dp && p->x->shape.rank != 5)
+    if (dp && !dp->depth && p->x->shape.rank != 5)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "input: expected rank 5 (%s), given shape %s",
                        o->input_layout == LMNN_NHWC ? "N, D, H, W, C" : "N, C, D, H, W",
                        nn_shape_str(&p->x->shape, s, sizeof s));
@@ -54,6 +55,10 @@ static lm_status plan(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     const int32_t flat[3] = {o->batch_size, o->input_height, o->input_width};
     if ((st = nn_conv_image_dims(op, p->x, o->input_layout, flat, &n, &c, dp ? &d : NULL, &h, &w)))
         return st;
+    if (dp && dp->depth) {
+        d = (uint32_t)dp->depth;
+        n /= d;
+    }
     if (o->kernel_size[0] < 1 || o->kernel_size[1] < 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "kernel_size: expected (h, w) >= 1, given (%d, %d)", o->kernel_size[0],
@@ -295,6 +300,13 @@ static lm_status split3d(const char *op, bool avg, const lmnn_pool3d_options *o,
     }
     for (int i = 0; i < 4; i++)
         o2->padding[i] = p[i + 2];
+    const int32_t flat[4] = {o->batch_size, o->input_depth, o->input_height, o->input_width};
+    lm_status st = nn_conv_flat_3d(op, o->input_layout, flat, &o2->batch_size, &o2->input_height,
+                                   &o2->input_width);
+    if (st) return st;
+    o2->flat_output = o->flat_output;
+    o2->output_layout = o->output_layout;
+    o2->output_image_rows = o->output_image_rows;
     o2->ceil_mode = o->ceil_mode;
     o2->count_include_pad = o->count_include_pad;
     o2->divisor_override = o->divisor_override;
@@ -303,7 +315,8 @@ static lm_status split3d(const char *op, bool avg, const lmnn_pool3d_options *o,
                        .stride = s[0] ? s[0] : k[0],
                        .dilation = dl[0],
                        .pad_front = p[0],
-                       .pad_back = p[1]};
+                       .pad_back = p[1],
+                       .depth = o2->batch_size ? o->input_depth : 0};
     return LM_OK;
 }
 

@@ -12,8 +12,14 @@
  * by element against the header's layout); transposed convolutions of
  * stride 2 kernel 2 (a decoder's upsampling), stride 2 kernel 3 with
  * output_padding, stride (1, 2, 1), groups and dilation; the program cache;
- * the errors, each with its status and message; a Light Metal capture and
- * its replay, with the input replaced.
+ * the flat forms (flat_output as tiles, row-major and image rows; flat
+ * inputs [1, 1, N * D * H * W, C] and [N * D * H, W * C], tile and
+ * row-major, with batch_size, input_depth, input_height, input_width),
+ * plain, depthwise, 1x1x1, prepared and transposed, and chains of two
+ * convolutions, the first's flat output read as it is by the second,
+ * checked against the float64 reference of both (the first's bound carried
+ * through the second's |weights|); the errors, each with its status and
+ * message; a Light Metal capture and its replay, with the input replaced.
  *
  * Bound asserted, per element, with S = sum over the window of |w * x| plus
  * |bias| (the operands as stored on the device, i.e. rounded to bfloat16 for
@@ -41,6 +47,14 @@ typedef struct c3_case {
      * kernel_size; else the PyTorch-layout weight uploaded as it is. */
     bool host_prep;
     bool cache; /* a second call must hit the program cache */
+    /* The flat forms (lmnn_conv3d_options' flat_output, output_layout,
+     * output_image_rows, batch_size, input_depth, input_height,
+     * input_width); each implies those after it on its line. */
+    bool flat;     /* the output [1, 1, N * OD * OH * OW, OC], NDHWC order */
+    bool rm_out;   /* that output row-major: flat */
+    bool rows_out; /* that as [N * OD * OH, OW * OC]: rm_out */
+    bool flat_in;  /* the NDHWC volume as [1, 1, N * D * H * W, C], its dims given: nhwc */
+    bool rows_in;  /* that as [N * D * H, W * C], a page per image row: flat_in */
     lmnn_dtype dtype;
     /* Kernels (file names) whose programs must, or must not, have run. */
     const char *must_run, *must_not_run;
@@ -161,6 +175,48 @@ static void options_of(const c3_case *k, lmnn_conv3d_options *o) {
     memcpy(o->output_padding, k->outpad, sizeof o->output_padding);
     o->groups = k->groups;
     if (k->relu) o->activation = LMNN_RELU;
+    o->flat_output = k->flat;
+    if (k->rm_out) o->output_layout = LMNN_ROW_MAJOR;
+    o->output_image_rows = k->rows_out;
+    if (k->flat_in) {
+        o->batch_size = (int32_t)k->n;
+        o->input_depth = (int32_t)k->d;
+        o->input_height = (int32_t)k->h;
+        o->input_width = (int32_t)k->w;
+    }
+}
+
+/* The implied flags set (see c3_case), zero strides, dilations and groups
+ * made 1, zero dtype float32. */
+static void normalized(c3_case *k) {
+    if (!k->groups) k->groups = 1;
+    for (int i = 0; i < 3; i++) {
+        if (!k->stride[i]) k->stride[i] = 1;
+        if (!k->dil[i]) k->dil[i] = 1;
+    }
+    if (!k->dtype) k->dtype = LMNN_FLOAT32;
+    k->rm_out |= k->rows_out;
+    k->flat |= k->rm_out;
+    k->flat_in |= k->rows_in;
+    k->nhwc |= k->flat_in;
+}
+
+/* The input's shape as the case gives it. */
+static lmnn_shape input_shape(const c3_case *k) {
+    return k->rows_in   ? LMNN_SHAPE(k->n * k->d * k->h, k->w * k->c)
+           : k->flat_in ? LMNN_SHAPE(1, 1, k->n * k->d * k->h * k->w, k->c)
+           : k->nhwc    ? LMNN_SHAPE(k->n, k->d, k->h, k->w, k->c)
+                        : LMNN_SHAPE(k->n, k->c, k->d, k->h, k->w);
+}
+
+/* The output's shape and layout as the case asks for them (od: its (d, h,
+ * w)). */
+static lmnn_shape output_shape(const c3_case *k, const uint32_t *od, lmnn_layout *layout) {
+    *layout = k->rm_out ? LMNN_ROW_MAJOR : LMNN_TILE;
+    return k->rows_out ? LMNN_SHAPE(k->n * od[0] * od[1], od[2] * k->oc)
+           : k->flat   ? LMNN_SHAPE(1, 1, k->n * od[0] * od[1] * od[2], k->oc)
+           : k->nhwc   ? LMNN_SHAPE(k->n, od[0], od[1], od[2], k->oc)
+                       : LMNN_SHAPE(k->n, k->oc, od[0], od[1], od[2]);
 }
 
 /* The prepared weight `wp` is the header's matrix of the PyTorch weight
@@ -229,14 +285,88 @@ static void ran_since(const char *const *kernels, bool *out, size_t count) {
 
 static double worst_ratio_ = 0;
 
+/* Whether `out` has shape `es`, layout `el`, dtype `dt` and lies in DRAM;
+ * else fails naming both shapes. */
+static bool output_is(const char *name, lmnn_tensor out, const lmnn_shape *es, lmnn_layout el,
+                      lmnn_dtype dt) {
+    lmnn_tensor_info info;
+    if (lmnn_tensor_get_info(out, &info)) {
+        test_fail_(__FILE__, __LINE__, lm_last_error());
+        return false;
+    }
+    if (info.shape.rank != es->rank ||
+        memcmp(info.shape.dims, es->dims, sizeof(uint32_t) * es->rank)) {
+        char m[256], *p = m, *end = m + sizeof m;
+        p += snprintf(p, (size_t)(end - p), "%s: output shape [", name);
+        for (uint32_t i = 0; i < info.shape.rank && p < end; i++)
+            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", info.shape.dims[i]);
+        if (p < end) p += snprintf(p, (size_t)(end - p), "], expected [");
+        for (uint32_t i = 0; i < es->rank && p < end; i++)
+            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", es->dims[i]);
+        if (p < end) snprintf(p, (size_t)(end - p), "]");
+        test_fail_(__FILE__, __LINE__, m);
+        return false;
+    }
+    if (info.layout != el || info.dtype != dt || info.memory.type != LM_BUFFER_DRAM) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: output %s %s in memory %d, expected %s %s in DRAM", name,
+                 info.layout == LMNN_ROW_MAJOR ? "row-major" : "tile", lmnn_dtype_name(info.dtype),
+                 (int)info.memory.type, el == LMNN_ROW_MAJOR ? "row-major" : "tile",
+                 lmnn_dtype_name(dt));
+        test_fail_(__FILE__, __LINE__, m);
+        return false;
+    }
+    return true;
+}
+
+/* Checks `got` (NCDHW: case k's output, of (d, h, w) od) against the
+ * reference, per element |got - want| <= tol * (scale + extra) with tol
+ * 1e-5 (float32) or 2^-8 (bfloat16), extra (NULL: 0) what the bound adds
+ * (a chain's error carried from its first op); prints the case's line;
+ * fails naming the first element out of bound and how many are. Returns the
+ * largest |err| / (scale + extra). */
+static double compared(const char *name, const c3_case *k, const uint32_t *od, const float *got,
+                       const double *want, const double *scale, const double *extra) {
+    size_t ny = (size_t)k->n * k->oc * od[0] * od[1] * od[2];
+    double tol = k->dtype == LMNN_FLOAT32 ? 1e-5 : 1.0 / 256, ratio = 0;
+    size_t bad = ny, nbad = 0;
+    for (size_t i = 0; i < ny; i++) {
+        double sc = scale[i] + (extra ? extra[i] : 0);
+        double e = fabs(got[i] - want[i]), r = e / fmax(sc, 1e-30);
+        if (!(e <= tol * sc + 1e-30)) { /* NaN counts */
+            if (bad == ny) bad = i;
+            nbad++;
+            r = isnan(r) ? INFINITY : r;
+        }
+        if (e > 0 && r > ratio) ratio = r;
+    }
+    nn_err e = nn_compare(got, want, ny, 1e-3);
+    printf("  %-44s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", name,
+           lmnn_dtype_name(k->dtype), e.pcc, e.max_abs, e.max_rel, ratio);
+    if (bad != ny) {
+        /* The first bad element's NCDHW coordinates. */
+        size_t r = bad;
+        uint32_t ox = (uint32_t)(r % od[2]);
+        r /= od[2];
+        uint32_t oy = (uint32_t)(r % od[1]);
+        r /= od[1];
+        uint32_t oz = (uint32_t)(r % od[0]);
+        r /= od[0];
+        uint32_t oc = (uint32_t)(r % k->oc), n = (uint32_t)(r / k->oc);
+        char m[400];
+        snprintf(m, sizeof m,
+                 "%s: %zu of %zu elements out of bound; first (n %u, oc %u, d %u, h %u, w %u): "
+                 "got %.9g, want %.9g (S %.3g)",
+                 name, nbad, ny, n, oc, oz, oy, ox, got[bad], want[bad],
+                 scale[bad] + (extra ? extra[bad] : 0));
+        test_fail_(__FILE__, __LINE__, m);
+    }
+    return ratio;
+}
+
 /* Runs one case and checks it against the reference. */
 static void run_case(const char *name, c3_case k) {
-    if (!k.groups) k.groups = 1;
-    for (int i = 0; i < 3; i++) {
-        if (!k.stride[i]) k.stride[i] = 1;
-        if (!k.dil[i]) k.dil[i] = 1;
-    }
-    if (!k.dtype) k.dtype = LMNN_FLOAT32;
+    normalized(&k);
     uint32_t g = (uint32_t)k.groups, od[3];
     out_dims(&k, od);
     size_t isp = (size_t)k.d * k.h * k.w, osp = (size_t)od[0] * od[1] * od[2];
@@ -250,8 +380,7 @@ static void run_case(const char *name, c3_case k) {
     double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
     reference(&k, x, w, k.bias ? b : NULL, od, want, scale);
 
-    lmnn_shape xs =
-        k.nhwc ? LMNN_SHAPE(k.n, k.d, k.h, k.w, k.c) : LMNN_SHAPE(k.n, k.c, k.d, k.h, k.w);
+    lmnn_shape xs = input_shape(&k);
     lmnn_shape ws = k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kd, k.kh, k.kw)
                                 : LMNN_SHAPE(k.oc, k.c / g, k.kd, k.kh, k.kw);
     lmnn_shape bs = LMNN_SHAPE(k.oc);
@@ -300,25 +429,9 @@ static void run_case(const char *name, c3_case k) {
         CHECK_EQ_U64(after.misses, before.misses);
         CHECK(after.hits > before.hits);
     }
-    lmnn_tensor_info info;
-    CHECK_OK(lmnn_tensor_get_info(out, &info));
-    lmnn_shape es = k.nhwc ? LMNN_SHAPE(k.n, od[0], od[1], od[2], k.oc)
-                           : LMNN_SHAPE(k.n, k.oc, od[0], od[1], od[2]);
-    if (info.shape.rank != es.rank ||
-        memcmp(info.shape.dims, es.dims, sizeof(uint32_t) * es.rank)) {
-        char m[256], *p = m, *end = m + sizeof m;
-        p += snprintf(p, (size_t)(end - p), "%s: output shape [", name);
-        for (uint32_t i = 0; i < info.shape.rank && p < end; i++)
-            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", info.shape.dims[i]);
-        if (p < end) p += snprintf(p, (size_t)(end - p), "], expected [");
-        for (uint32_t i = 0; i < es.rank && p < end; i++)
-            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", es.dims[i]);
-        if (p < end) snprintf(p, (size_t)(end - p), "]");
-        test_fail_(__FILE__, __LINE__, m);
-        return;
-    }
-    CHECK(info.layout == LMNN_TILE && info.dtype == k.dtype);
-    CHECK(info.memory.type == LM_BUFFER_DRAM);
+    lmnn_layout el;
+    lmnn_shape es = output_shape(&k, od, &el);
+    if (!output_is(name, out, &es, el, k.dtype)) return;
     float *got = nn_download(out);
     CHECK(got);
     if (k.cache) { /* the second call gives the same */
@@ -328,43 +441,13 @@ static void run_case(const char *name, c3_case k) {
         free(got2);
         CHECK(same);
     }
-    if (k.nhwc) { /* back to NCDHW */
+    if (k.nhwc || k.flat) { /* back to NCDHW */
         float *t = channels_last(got, k.n, (uint32_t)osp, k.oc);
         free(got);
         got = t;
     }
-    double tol = k.dtype == LMNN_FLOAT32 ? 1e-5 : 1.0 / 256, ratio = 0;
-    size_t bad = ny, nbad = 0;
-    for (size_t i = 0; i < ny; i++) {
-        double e = fabs(got[i] - want[i]), r = e / fmax(scale[i], 1e-30);
-        if (!(e <= tol * scale[i] + 1e-30)) { /* NaN counts */
-            if (bad == ny) bad = i;
-            nbad++;
-            r = isnan(r) ? INFINITY : r;
-        }
-        if (e > 0 && r > ratio) ratio = r;
-    }
-    nn_err e = nn_compare(got, want, ny, 1e-3);
-    printf("  %-44s %-8s pcc %.7f max_abs %.3g max_rel %.3g err/S %.3g\n", name,
-           lmnn_dtype_name(k.dtype), e.pcc, e.max_abs, e.max_rel, ratio);
-    if (bad != ny) {
-        /* The first bad element's NCDHW coordinates. */
-        size_t r = bad;
-        uint32_t ox = (uint32_t)(r % od[2]);
-        r /= od[2];
-        uint32_t oy = (uint32_t)(r % od[1]);
-        r /= od[1];
-        uint32_t oz = (uint32_t)(r % od[0]);
-        r /= od[0];
-        uint32_t oc = (uint32_t)(r % k.oc), n = (uint32_t)(r / k.oc);
-        char m[400];
-        snprintf(m, sizeof m,
-                 "%s: %zu of %zu elements out of bound; first (n %u, oc %u, d %u, h %u, w %u): "
-                 "got %.9g, want %.9g (S %.3g)",
-                 name, nbad, ny, n, oc, oz, oy, ox, got[bad], want[bad], scale[bad]);
-        test_fail_(__FILE__, __LINE__, m);
-    }
-    if (k.dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(out));
+    double ratio = compared(name, &k, od, got, want, scale, NULL);
+    if (k.dtype == LMNN_FLOAT32 && !k.rm_out) CHECK(nn_padding_is_zero(out));
     if (ratio > worst_ratio_) worst_ratio_ = ratio;
     lmnn_tensor ts[] = {out, out2, xt, wt, bt};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
@@ -684,14 +767,432 @@ static void test_transpose(void) {
                        .transpose = true});
 }
 
+/* The number of weight values of case k (PyTorch's layout). */
+static size_t weight_count(const c3_case *k) {
+    uint32_t g = (uint32_t)k->groups;
+    return (k->transpose ? (size_t)k->c * (k->oc / g) : (size_t)k->oc * (k->c / g)) * k->kd *
+           k->kh * k->kw;
+}
+
+/* Case k's weight on the device from its PyTorch-layout float32 values w0:
+ * prepared from them (k->host_prep; o->kernel_size then set) or uploaded as
+ * they are, in the case's dtype. */
+static lm_status weight_of(const c3_case *k, const float *w0, lmnn_conv3d_options *o,
+                           lmnn_tensor *out) {
+    uint32_t g = (uint32_t)k->groups;
+    size_t nw = weight_count(k);
+    lmnn_shape ws = k->transpose ? LMNN_SHAPE(k->c, k->oc / g, k->kd, k->kh, k->kw)
+                                 : LMNN_SHAPE(k->oc, k->c / g, k->kd, k->kh, k->kw);
+    if (!k->host_prep) return nn_upload(&ws, w0, k->dtype, LMNN_TILE, out);
+    o->output.dtype = k->dtype;
+    lm_status st =
+        k->transpose
+            ? lmnn_conv_transpose3d_prepare_weights_host(nn_dev(), &ws, w0, nw * sizeof *w0, o, out)
+            : lmnn_conv3d_prepare_weights_host(nn_dev(), &ws, w0, nw * sizeof *w0, o, out);
+    o->output.dtype = 0;
+    o->kernel_size[0] = (int32_t)k->kd;
+    o->kernel_size[1] = (int32_t)k->kh;
+    o->kernel_size[2] = (int32_t)k->kw;
+    return st;
+}
+
+/* Convolution a (or a transposed one), its flat output (a.flat, rm_out or
+ * rows_out) passed as it is to convolution b, which reads it as a flat
+ * volume (b.flat_in or rows_in; b's N, C, D, H, W and dtype, a's output's,
+ * are set here). a's output is checked against ref_a (tol * S_a), b's
+ * against the float64 reference of both, ref_b(ref_a(x)): a's error of at
+ * most tol * S_a per element moves b's by at most tol * T, T = sum over b's
+ * window of |w_b| * S_a (ref_b of S_a by |w_b|, no bias, no relu; relu moves
+ * nothing further), so b's output is within tol * (S_b + T). (ref_a is
+ * rounded to float32 to be ref_b's input: 2^-24 S_b, far inside it.) */
+static void run_chain(const char *name, c3_case a, c3_case b) {
+    normalized(&a);
+    uint32_t od1[3], od2[3];
+    out_dims(&a, od1);
+    b.n = a.n, b.c = a.oc, b.d = od1[0], b.h = od1[1], b.w = od1[2], b.dtype = a.dtype;
+    normalized(&b);
+    out_dims(&b, od2);
+    size_t isp = (size_t)a.d * a.h * a.w, sp1 = (size_t)od1[0] * od1[1] * od1[2],
+           sp2 = (size_t)od2[0] * od2[1] * od2[2];
+    size_t nx = a.n * a.c * isp, ny1 = a.n * a.oc * sp1, ny2 = b.n * b.oc * sp2;
+    size_t nwa = weight_count(&a), nwb = weight_count(&b);
+    float *x0 = nn_rand_floats(nx, -1, 1, 41 + nx), *wa0 = nn_rand_floats(nwa, -1, 1, 43 + nwa),
+          *wb0 = nn_rand_floats(nwb, -1, 1, 47 + nwb), *ba0 = nn_rand_floats(a.oc, -1, 1, 53),
+          *bb0 = nn_rand_floats(b.oc, -1, 1, 59);
+    float *x = rounded(x0, nx, a.dtype), *wa = rounded(wa0, nwa, a.dtype),
+          *wb = rounded(wb0, nwb, a.dtype), *ba = rounded(ba0, a.oc, a.dtype),
+          *bb = rounded(bb0, b.oc, a.dtype);
+    double *y1 = malloc(ny1 * sizeof *y1), *s1 = malloc(ny1 * sizeof *s1),
+           *y2 = malloc(ny2 * sizeof *y2), *s2 = malloc(ny2 * sizeof *s2),
+           *t2 = malloc(ny2 * sizeof *t2), *t2s = malloc(ny2 * sizeof *t2s);
+    reference(&a, x, wa, a.bias ? ba : NULL, od1, y1, s1);
+    float *y1f = malloc(ny1 * sizeof *y1f), *s1f = malloc(ny1 * sizeof *s1f),
+          *wbabs = malloc(nwb * sizeof *wbabs);
+    for (size_t i = 0; i < ny1; i++) {
+        y1f[i] = (float)y1[i];
+        s1f[i] = (float)s1[i];
+    }
+    for (size_t i = 0; i < nwb; i++)
+        wbabs[i] = fabsf(wb[i]);
+    reference(&b, y1f, wb, b.bias ? bb : NULL, od2, y2, s2);
+    c3_case carry = b;
+    carry.relu = false;
+    reference(&carry, s1f, wbabs, NULL, od2, t2, t2s);
+
+    lmnn_shape xs = input_shape(&a), bas = LMNN_SHAPE(a.oc), bbs = LMNN_SHAPE(b.oc);
+    float *xin = a.nhwc ? channels_last(x0, a.n, a.c, isp) : x0;
+    lmnn_tensor xt, wat = {0}, wbt = {0}, bat = {0}, bbt = {0}, ya = {0}, yb = {0};
+    lmnn_conv3d_options oa, ob;
+    options_of(&a, &oa);
+    options_of(&b, &ob);
+    CHECK_OK(nn_upload(&xs, xin, a.dtype, a.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
+    CHECK_OK(weight_of(&a, wa0, &oa, &wat));
+    CHECK_OK(weight_of(&b, wb0, &ob, &wbt));
+    if (a.bias) CHECK_OK(nn_upload(&bas, ba0, a.dtype, LMNN_TILE, &bat));
+    if (b.bias) CHECK_OK(nn_upload(&bbs, bb0, a.dtype, LMNN_TILE, &bbt));
+    CHECK_OK(a.transpose ? lmnn_conv_transpose3d(xt, wat, bat, &oa, &ya)
+                         : lmnn_conv3d(xt, wat, bat, &oa, &ya));
+    CHECK_OK(b.transpose ? lmnn_conv_transpose3d(ya, wbt, bbt, &ob, &yb)
+                         : lmnn_conv3d(ya, wbt, bbt, &ob, &yb));
+    char first[128];
+    snprintf(first, sizeof first, "%s: 1st", name);
+    lmnn_layout el;
+    lmnn_shape es = output_shape(&a, od1, &el);
+    if (!output_is(first, ya, &es, el, a.dtype)) return;
+    es = output_shape(&b, od2, &el);
+    if (!output_is(name, yb, &es, el, b.dtype)) return;
+    float *ga = nn_download(ya), *gb = nn_download(yb);
+    CHECK(ga && gb);
+    float *gac = channels_last(ga, a.n, (uint32_t)sp1, a.oc); /* a's is flat: NDHWC */
+    float *gbc = b.nhwc || b.flat ? channels_last(gb, b.n, (uint32_t)sp2, b.oc) : gb;
+    double r1 = compared(first, &a, od1, gac, y1, s1, NULL);
+    double r2 = compared(name, &b, od2, gbc, y2, s2, t2);
+    if (r1 > worst_ratio_) worst_ratio_ = r1;
+    if (r2 > worst_ratio_) worst_ratio_ = r2;
+    if (a.dtype == LMNN_FLOAT32 && !a.rm_out) CHECK(nn_padding_is_zero(ya));
+    if (b.dtype == LMNN_FLOAT32 && !b.rm_out) CHECK(nn_padding_is_zero(yb));
+    lmnn_tensor ts[] = {xt, wat, wbt, bat, bbt, ya, yb};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        if (ts[i].id) lmnn_tensor_free(ts[i]);
+    if (gbc != gb) free(gbc);
+    if (xin != x0) free(xin);
+    free(ga), free(gb), free(gac), free(x0), free(wa0), free(wb0), free(ba0), free(bb0);
+    free(x), free(wa), free(wb), free(ba), free(bb), free(y1), free(s1), free(y2), free(s2);
+    free(t2), free(t2s), free(y1f), free(s1f), free(wbabs);
+}
+
+/* The flat forms: the output [1, 1, N * OD * OH * OW, OC] (tile, from
+ * either order), row-major, a page per image row [N * OD * OH, OW * OC];
+ * the input given flat, [1, 1, N * D * H * W, C] tile and row-major and
+ * [N * D * H, W * C] row-major and tile, with its dims. Batches of 2 with
+ * padding along d, so that a window crossing from one volume into the next
+ * (N * D images read as one batch) would show; strides, dilation, kernels
+ * that differ per dim; groups, depthwise, 1x1x1; bfloat16; prepared
+ * weights; conv_transpose3d. */
+static void test_flat(void) {
+    c3_case k = {.n = 2,
+                 .c = 4,
+                 .d = 5,
+                 .h = 6,
+                 .w = 7,
+                 .oc = 8,
+                 .kd = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .pad = {1, 1, 1, 1, 1, 1},
+                 .bias = true,
+                 .relu = true,
+                 .flat = true,
+                 .cache = true};
+    run_case("NCDHW in, flat output tile", k);
+    k.cache = false;
+    k.nhwc = true;
+    run_case("NDHWC in, flat output tile", k);
+    k.rm_out = true;
+    run_case("NDHWC in, flat output row-major", k);
+    k.rows_out = true;
+    run_case("NDHWC in, image rows out", k);
+    k.nhwc = false;
+    run_case("NCDHW in, image rows out", k);
+    k.flat = k.rm_out = k.rows_out = false;
+    k.flat_in = true;
+    run_case("flat in [1, 1, M, C] tile, 5-D output", k);
+    k.row_major = true;
+    run_case("flat in [1, 1, M, C] row-major, 5-D output", k);
+    k.flat = true;
+    run_case("flat in row-major, flat output tile", k);
+    k.rows_in = k.rows_out = true;
+    k.cache = true;
+    run_case("image rows in and out", k);
+    k.cache = false;
+    k.row_major = false;
+    run_case("image rows in as tiles, image rows out", k);
+    k.flat = k.rm_out = k.rows_out = false;
+    run_case("image rows in as tiles, 5-D output", k);
+    k.row_major = k.rm_out = true;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("image rows in, flat row-major out bf16", k);
+    k.rows_out = true;
+    run_case("image rows in and out bf16", k);
+    k.flat_in = k.rows_in = k.flat = k.rm_out = k.rows_out = k.row_major = false;
+    k.nhwc = k.flat = true;
+    run_case("NDHWC in, flat output tile bf16", k);
+    /* Geometry: kernel (2, 3, 1), stride (2, 1, 2), dilation (2, 1, 1),
+     * asymmetric padding (a front pad of 1: windows cross the volume's
+     * ends), N 2. */
+    k = (c3_case){.n = 2,
+                  .c = 5,
+                  .d = 7,
+                  .h = 6,
+                  .w = 9,
+                  .oc = 6,
+                  .kd = 2,
+                  .kh = 3,
+                  .kw = 1,
+                  .stride = {2, 1, 2},
+                  .pad = {1, 0, 2, 1, 0, 2},
+                  .dil = {2, 1, 1},
+                  .bias = true,
+                  .rows_in = true,
+                  .row_major = true,
+                  .rows_out = true};
+    run_case("kernel (2, 3, 1) s (2, 1, 2) dil (2, 1, 1), image rows", k);
+    k.rows_in = k.row_major = k.rows_out = false;
+    k.flat_in = k.flat = true;
+    run_case("the same, flat tiles in and out", k);
+    /* Stride 2 everywhere, 3 volumes of odd sizes. */
+    run_case("3x3x3 s2 p1 N 3, image rows", (c3_case){.n = 3,
+                                                      .c = 3,
+                                                      .d = 5,
+                                                      .h = 7,
+                                                      .w = 6,
+                                                      .oc = 5,
+                                                      .kd = 3,
+                                                      .kh = 3,
+                                                      .kw = 3,
+                                                      .stride = {2, 2, 2},
+                                                      .pad = {1, 1, 1, 1, 1, 1},
+                                                      .bias = true,
+                                                      .rows_in = true,
+                                                      .row_major = true,
+                                                      .rows_out = true});
+    run_case("groups 2, flat in row-major, flat out", (c3_case){.n = 2,
+                                                                .c = 6,
+                                                                .d = 4,
+                                                                .h = 5,
+                                                                .w = 6,
+                                                                .oc = 4,
+                                                                .kd = 3,
+                                                                .kh = 3,
+                                                                .kw = 3,
+                                                                .groups = 2,
+                                                                .pad = {1, 1, 1, 1, 1, 1},
+                                                                .bias = true,
+                                                                .flat_in = true,
+                                                                .row_major = true,
+                                                                .flat = true});
+    c3_case dw = {.n = 2,
+                  .c = 40,
+                  .d = 4,
+                  .h = 5,
+                  .w = 6,
+                  .oc = 40,
+                  .kd = 3,
+                  .kh = 3,
+                  .kw = 3,
+                  .groups = 40,
+                  .pad = {1, 1, 0, 1, 1, 1},
+                  .bias = true,
+                  .relu = true,
+                  .rows_in = true,
+                  .row_major = true,
+                  .rows_out = true,
+                  .must_run = "depthwise_compute.c"};
+    run_case("depthwise 40 channels, image rows", dw);
+    dw.rows_in = dw.rows_out = dw.rm_out = false;
+    dw.stride[0] = dw.stride[2] = 2;
+    dw.flat_in = dw.flat = true;
+    run_case("depthwise 40 s (2, 1, 2), flat in and out", dw);
+    /* A 1x1x1 convolution of a flat tile volume: its rows are the pixels
+     * in order, the volume is its own patch matrix (as [1, 1, N * H * W, C]
+     * for lmnn_conv2d), whatever W is. */
+    run_case("1x1x1 flat tiles in and out: no gather",
+             (c3_case){.n = 2,
+                       .c = 40,
+                       .d = 3,
+                       .h = 2,
+                       .w = 5,
+                       .oc = 24,
+                       .kd = 1,
+                       .kh = 1,
+                       .kw = 1,
+                       .bias = true,
+                       .relu = true,
+                       .flat_in = true,
+                       .flat = true,
+                       .must_not_run = "conv_im2col_reader.c"});
+    run_case("1x1x1 image rows in and out", (c3_case){.n = 2,
+                                                      .c = 8,
+                                                      .d = 3,
+                                                      .h = 2,
+                                                      .w = 5,
+                                                      .oc = 5,
+                                                      .kd = 1,
+                                                      .kh = 1,
+                                                      .kw = 1,
+                                                      .bias = true,
+                                                      .rows_in = true,
+                                                      .row_major = true,
+                                                      .rows_out = true});
+    /* Prepared weights (their matrices checked). */
+    k = (c3_case){.n = 2,
+                  .c = 4,
+                  .d = 5,
+                  .h = 6,
+                  .w = 7,
+                  .oc = 8,
+                  .kd = 3,
+                  .kh = 3,
+                  .kw = 3,
+                  .pad = {1, 1, 1, 1, 1, 1},
+                  .bias = true,
+                  .relu = true,
+                  .host_prep = true,
+                  .rows_in = true,
+                  .row_major = true,
+                  .rows_out = true};
+    run_case("prepared, image rows in and out", k);
+    k.rows_in = k.row_major = k.rows_out = k.rm_out = false;
+    k.flat_in = k.flat = true;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("prepared, flat tiles in and out bf16", k);
+    /* conv_transpose3d. */
+    c3_case t = {.n = 2,
+                 .c = 8,
+                 .d = 3,
+                 .h = 4,
+                 .w = 5,
+                 .oc = 4,
+                 .kd = 2,
+                 .kh = 2,
+                 .kw = 2,
+                 .stride = {2, 2, 2},
+                 .bias = true,
+                 .relu = true,
+                 .transpose = true,
+                 .rows_in = true,
+                 .row_major = true,
+                 .rows_out = true};
+    run_case("transposed s2 k2, image rows in and out", t);
+    run_case("transposed s2 k3 p1 outpad, flat tiles in and out",
+             (c3_case){.n = 2,
+                       .c = 4,
+                       .d = 3,
+                       .h = 3,
+                       .w = 4,
+                       .oc = 6,
+                       .kd = 3,
+                       .kh = 3,
+                       .kw = 3,
+                       .stride = {2, 2, 2},
+                       .pad = {1, 1, 1, 1, 1, 1},
+                       .outpad = {1, 1, 1},
+                       .bias = true,
+                       .transpose = true,
+                       .flat_in = true,
+                       .flat = true});
+    t.host_prep = true;
+    t.groups = 2;
+    t.rows_in = t.rows_out = t.rm_out = false;
+    t.flat_in = t.rm_out = true;
+    run_case("prepared transposed groups 2, flat row-major in and out", t);
+}
+
+/* Chains: a convolution's flat output read by the next as it is. */
+static void test_flat_chain(void) {
+    c3_case a = {.n = 2,
+                 .c = 3,
+                 .d = 5,
+                 .h = 6,
+                 .w = 7,
+                 .oc = 8,
+                 .kd = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .pad = {1, 1, 1, 1, 1, 1},
+                 .bias = true,
+                 .relu = true,
+                 .rows_out = true};
+    c3_case b = {.oc = 6,
+                 .kd = 3,
+                 .kh = 3,
+                 .kw = 3,
+                 .pad = {1, 1, 1, 1, 1, 1},
+                 .bias = true,
+                 .relu = true,
+                 .rows_in = true,
+                 .rows_out = true};
+    run_chain("conv3d image rows -> conv3d image rows", a, b);
+    b.stride[0] = b.stride[1] = b.stride[2] = 2;
+    b.rows_out = b.rm_out = false;
+    b.flat = true;
+    run_chain("conv3d image rows -> conv3d s2, flat tiles out", a, b);
+    a.rows_out = false;
+    a.rm_out = true;
+    a.host_prep = true;
+    b = (c3_case){.oc = 5,
+                  .kd = 2,
+                  .kh = 3,
+                  .kw = 3,
+                  .pad = {1, 0, 1, 1, 1, 1},
+                  .bias = true,
+                  .host_prep = true,
+                  .flat_in = true};
+    run_chain("prepared: flat row-major -> 5-D NDHWC", a, b);
+    a.dtype = LMNN_BFLOAT16;
+    a.host_prep = false;
+    a.rows_out = true;
+    b.rows_in = b.rows_out = true;
+    run_chain("conv3d image rows -> conv3d image rows bf16", a, b);
+    /* A decoder's step: conv3d then conv_transpose3d, stride 2. */
+    a = (c3_case){.n = 2,
+                  .c = 4,
+                  .d = 3,
+                  .h = 4,
+                  .w = 5,
+                  .oc = 8,
+                  .kd = 3,
+                  .kh = 3,
+                  .kw = 3,
+                  .pad = {1, 1, 1, 1, 1, 1},
+                  .bias = true,
+                  .relu = true,
+                  .rows_out = true};
+    b = (c3_case){.oc = 4,
+                  .kd = 2,
+                  .kh = 2,
+                  .kw = 2,
+                  .stride = {2, 2, 2},
+                  .bias = true,
+                  .transpose = true,
+                  .rows_in = true,
+                  .rows_out = true};
+    run_chain("conv3d image rows -> conv_transpose3d s2 image rows", a, b);
+    b.host_prep = true;
+    b.rows_out = b.rm_out = false;
+    b.flat = true;
+    run_chain("conv3d -> prepared conv_transpose3d s2, flat tiles out", a, b);
+}
+
 static void test_errors(void) {
     lmnn_shape xs = LMNN_SHAPE(1, 4, 5, 5, 5), x4s = LMNN_SHAPE(1, 4, 5, 5),
                x2s = LMNN_SHAPE(1, 4, 2, 5, 5), ws = LMNN_SHAPE(6, 4, 3, 3, 3),
                w4s = LMNN_SHAPE(6, 4, 3, 3), wbs = LMNN_SHAPE(6, 3, 3, 3, 3),
-               wts = LMNN_SHAPE(4, 3, 3, 3, 3);
+               wts = LMNN_SHAPE(4, 3, 3, 3, 3), xfs = LMNN_SHAPE(1, 1, 125, 4);
     float *v = nn_rand_floats(1000, -1, 1, 5);
-    lmnn_tensor x, x4, x2, w, w4, wb, wt, wp = {0}, out = {0};
+    lmnn_tensor x, x4, x2, xf, w, w4, wb, wt, wp = {0}, out = {0};
     CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&xfs, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &xf));
     CHECK_OK(nn_upload(&x4s, v, LMNN_FLOAT32, LMNN_TILE, &x4));
     CHECK_OK(nn_upload(&x2s, v, LMNN_FLOAT32, LMNN_TILE, &x2));
     CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
@@ -801,6 +1302,56 @@ static void test_errors(void) {
                 "lmnn_conv3d: kernel_size: (2, 3, 3) does not match the weight's shape [6, 4, 3, "
                 "3, 3]");
     o.kernel_size[0] = o.kernel_size[1] = o.kernel_size[2] = 0;
+    /* The flat forms: the dims of a flat input need NDHWC, all four set,
+     * and the input's rows to hold them ([1, 1, 125, 4] holds 1 x 5 x 5 x 5
+     * voxels of 4 channels); the row-major output needs flat_output, image
+     * rows need it row-major. */
+    o.batch_size = 1, o.input_depth = o.input_height = o.input_width = 5;
+    CHECK_FAILS(lmnn_conv3d(xf, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: batch_size, input_depth, input_height, input_width: expected "
+                "input_layout NHWC (a flat volume), given NCHW");
+    CHECK_FAILS(lmnn_conv_transpose3d(xf, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: batch_size, input_depth, input_height, input_width: "
+                "expected input_layout NHWC");
+    o.input_layout = LMNN_NHWC;
+    o.input_depth = 0;
+    CHECK_FAILS(lmnn_conv3d(xf, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: batch_size, input_depth, input_height, input_width: expected all "
+                ">= 1");
+    CHECK_ERROR_HAS("given (1, 0, 5, 5)");
+    o.input_depth = 5, o.batch_size = 0;
+    CHECK_FAILS(lmnn_conv_transpose3d(xf, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: batch_size, input_depth, input_height, input_width: "
+                "expected all >= 1");
+    CHECK_ERROR_HAS("given (0, 5, 5, 5)");
+    o.batch_size = 1, o.input_width = 4;
+    CHECK_FAILS(lmnn_conv3d(xf, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: input: shape [1, 1, 125, 4] does not hold a flat image of 5 x 5 x "
+                "4 pixels (expected [..., C] with N * H * W = 100 rows, or [..., W * C] with N * "
+                "H = 25)");
+    /* A 5-D input is no exception. */
+    o.input_depth = 2, o.input_width = 5;
+    CHECK_FAILS(lmnn_conv3d(x, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: input: shape [1, 4, 5, 5, 5] does not hold a flat image");
+    o.input_depth = 5; /* the dims right (used below) */
+    o.output_image_rows = true;
+    CHECK_FAILS(lmnn_conv3d(xf, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: output_image_rows: needs output_layout row_major (pages of a tile "
+                "image are tiles)");
+    o.flat_output = true;
+    CHECK_FAILS(lmnn_conv_transpose3d(xf, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: output_image_rows: needs output_layout row_major");
+    o.flat_output = o.output_image_rows = false;
+    o.output_layout = LMNN_ROW_MAJOR;
+    CHECK_FAILS(lmnn_conv3d(xf, w, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv3d: output_layout: row_major needs flat_output (a flat NHWC image)");
+    o.output_image_rows = true;
+    CHECK_FAILS(lmnn_conv_transpose3d(xf, wt, none, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose3d: output_layout: row_major needs flat_output");
+    o.output_image_rows = false;
+    o.output_layout = LMNN_TILE;
+    o.batch_size = o.input_depth = o.input_height = o.input_width = 0;
+    o.input_layout = LMNN_NCHW;
     /* The host preparations. */
     const size_t wsize = 6 * 4 * 27 * sizeof(float);
     const char *ops[2] = {"lmnn_conv3d_prepare_weights_host",
@@ -850,7 +1401,15 @@ static void test_errors(void) {
     o.kernel_size[0] = o.kernel_size[1] = o.kernel_size[2] = 3;
     CHECK_OK(lmnn_conv3d(x, wp, none, &o, &out));
     lmnn_tensor_free(out);
-    lmnn_tensor ts[] = {x, x4, x2, w, w4, wb, wt, wp};
+    /* ... and takes the flat input with its dims right: [1, 3, 3, 3, 6]. */
+    o.input_layout = LMNN_NHWC;
+    o.batch_size = 1, o.input_depth = o.input_height = o.input_width = 5;
+    CHECK_OK(lmnn_conv3d(xf, wp, none, &o, &out));
+    CHECK_OK(lmnn_tensor_get_info(out, &info));
+    CHECK(info.shape.rank == 5 && info.shape.dims[0] == 1 && info.shape.dims[1] == 3 &&
+          info.shape.dims[4] == 6);
+    lmnn_tensor_free(out);
+    lmnn_tensor ts[] = {x, x4, x2, xf, w, w4, wb, wt, wp};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         lmnn_tensor_free(ts[i]);
     free(v);
@@ -978,6 +1537,8 @@ int main(void) {
     TEST_RUN(test_geometry);
     TEST_RUN(test_prepared);
     TEST_RUN(test_transpose);
+    TEST_RUN(test_flat);
+    TEST_RUN(test_flat_chain);
     TEST_RUN(test_errors);
     TEST_RUN(test_capture);
     printf("largest |err| / S: %.3g\n", worst_ratio_);
