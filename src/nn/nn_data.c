@@ -850,6 +850,72 @@ static lm_status concat_tiles(const char *op, nn_tensor *const *ins, uint32_t n,
     return LM_OK;
 }
 
+/* Inputs at most for concat_cols (its runtime args hold each one's). */
+enum { CONCAT_COLS_MAX = 16 };
+
+/* Whether a concatenation along the last dim of tile tensors moves column
+ * runs of tiles (concat_cols): interleaved inputs and output (`memory`) of
+ * 2- or 4-byte elements (bfloat8_b's blocks share exponents across
+ * columns). */
+static bool concat_cols_ok(nn_tensor *const *ins, uint32_t n, uint32_t dim,
+                           const lmnn_memory_config *memory) {
+    if (n > CONCAT_COLS_MAX || dim + 1 != ins[0]->shape.rank || !tile_view_ok(ins[0]) ||
+        memory->layout != LM_BUFFER_INTERLEAVED)
+        return false;
+    uint32_t esize = nn_rm_elem_size(ins[0]->dtype);
+    if (ins[0]->dtype == LMNN_BFLOAT8_B || (esize != 2 && esize != 4)) return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (ins[i]->memory.layout != LM_BUFFER_INTERLEAVED) return false;
+    return true;
+}
+
+/* The concatenation of tile tensors `ins` along the last dim into `out`,
+ * each output tile assembled from the column runs that land in it
+ * (kernels/concat_cols.c): every element read once, no pass through
+ * row-major. */
+static lm_status concat_cols(const char *op, nn_tensor *const *ins, uint32_t n, nn_tensor *out) {
+    nn_tiles t = nn_tiles_of(&out->shape);
+    uint32_t r = out->shape.rank, wt = t.wt;
+    uint64_t units = (uint64_t)t.batch * t.ht * t.wt;
+    uint32_t tile = (uint32_t)lm_tile_size(nn_tile_format(out->dtype));
+    uint32_t args[5 + CONCAT_COLS_MAX * 4] = {tile, nn_rm_elem_size(out->dtype), wt,
+                                              out->memory.type == LM_BUFFER_DRAM, n};
+    uint32_t nargs = 5, off = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t width = ins[i]->shape.dims[r - 1];
+        args[nargs++] = width;
+        args[nargs++] = off;
+        args[nargs++] = (width + 31) / 32;
+        args[nargs++] = ins[i]->memory.type == LM_BUFFER_DRAM;
+        off += width;
+    }
+    nn_key key;
+    nn_key_init(&key, "concat_cols");
+    nn_key_add(&key, args, nargs * sizeof *args);
+    nn_key_tensor(&key, out);
+    for (uint32_t i = 0; i < n; i++)
+        nn_key_tensor(&key, ins[i]);
+    nn_program *prog = nn_cache_find(out->device, &key);
+    lm_status st = LM_OK;
+    if (!prog) {
+        nn_split split;
+        nn_program p = {0};
+        nn_kernel_spec k = {"concat_cols.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        st = nn_split_work(op, out->device, units, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, out->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 16, LM_DATA_FORMAT_UINT32, tile, 1);
+        if (!st) st = nn_program_kernel(op, &p, &k, NULL);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, args, nargs);
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, out->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[1 + CONCAT_COLS_MAX] = {out};
+    for (uint32_t i = 0; i < n; i++)
+        tensors[1 + i] = ins[i];
+    return st ? st : nn_launch(op, prog, tensors, 1 + n);
+}
+
 /* The most tile tensors one concatenation through row-major takes
  * (dm_via_rm's limit); more are concatenated a group at a time, then the
  * groups' results. */
@@ -924,9 +990,11 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
         s.dims[d] = (uint32_t)total;
         dm_out od = out_like(ts[0], &s, &mem);
         concat_ctx c = {d};
-        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && count > CONCAT_GROUP) {
+        bool cols = !concat_tiles_ok(ts, count, d) && concat_cols_ok(ts, count, d, &mem);
+        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && !cols &&
+            count > CONCAT_GROUP) {
             st = concat_groups(tensors, count, (int32_t)d, output, out);
-        } else if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d)) {
+        } else if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && !cols) {
             st = dm_via_rm(op, ts, count, &od, concat_rm, &c, out);
         } else {
             lmnn_tensor oh;
@@ -934,6 +1002,7 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
             st = dm_make(op, ts[0]->device, &od, &oh, &o);
             if (!st)
                 st = ts[0]->layout == LMNN_ROW_MAJOR ? concat_rm(op, &c, ts, count, o)
+                     : cols                          ? concat_cols(op, ts, count, o)
                                                      : concat_tiles(op, ts, count, d, o);
             if (st)
                 nn_tensor_discard(oh);

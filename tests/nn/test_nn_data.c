@@ -740,6 +740,78 @@ static void test_repeat_expand(void) {
 
 /* ---- concat, split, chunk ---- */
 
+/* Checks that the programs run since lm_device_set_profiling(true) were all
+ * `kernel`'s (and one at least); the profile stopped. */
+static void check_ran_only(const char *what, const char *kernel) {
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    bool only = n > 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(e[i].program, kernel)) {
+            printf("  %s: ran %s\n", what, e[i].program);
+            only = false;
+        }
+    lm_profile_program_free(e);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+    CHECK(only);
+}
+
+/* Concatenations along the last dim of tile tensors whose widths do not
+ * fill whole tiles (NHWC images' channels): each output tile assembled from
+ * the column runs of the inputs (kernels/concat_cols.c) -- runs crossing a
+ * face or a tile of either side, many inputs, partial tile rows, batches of
+ * matrices -- in every dtype of 2 or 4 bytes; against the host, padding
+ * zero, and the program that ran. */
+static void test_concat_columns(void) {
+    static const struct {
+        uint32_t rows, batch, n, widths[5];
+    } cases[] = {
+        {73, 1, 2, {8, 8}},        {40, 3, 3, {5, 40, 17}}, {32, 1, 2, {16, 16}},
+        {5, 2, 4, {1, 31, 33, 1}}, {64, 1, 2, {24, 20}},    {33, 1, 5, {3, 7, 11, 13, 2}},
+        {2, 4, 2, {48, 9}},
+    };
+    static const lmnn_dtype dtypes[] = {LMNN_FLOAT32, LMNN_BFLOAT16, LMNN_INT32, LMNN_UINT32};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t k = 0; k < sizeof dtypes / sizeof *dtypes; k++) {
+            cfg cf = {dtypes[k], LMNN_TILE};
+            char what[128];
+            snprintf(what, sizeof what, "concat columns case %zu (%s)", i,
+                     lmnn_dtype_name(cf.dtype));
+            size_t es = hsize(cf.dtype), outer = (size_t)cases[i].batch * cases[i].rows;
+            uint32_t total = 0;
+            void *x[5];
+            lmnn_tensor t[5], o;
+            for (uint32_t j = 0; j < cases[i].n; j++) {
+                lmnn_shape sh = LMNN_SHAPE(cases[i].batch, cases[i].rows, cases[i].widths[j]);
+                x[j] = make_data(cf.dtype, lmnn_shape_volume(&sh), i * 7 + j + k * 100);
+                CHECK_OK(up(&sh, cf, x[j], &t[j]));
+                total += cases[i].widths[j];
+            }
+            CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+            CHECK_OK(lmnn_concat(t, cases[i].n, -1, NULL, &o));
+            check_ran_only(what, "concat_cols.c");
+            uint8_t *want = malloc(outer * total * es), *w = want;
+            for (size_t q = 0; q < outer; q++)
+                for (uint32_t j = 0; j < cases[i].n; j++) {
+                    size_t len = cases[i].widths[j] * es;
+                    memcpy(w, (uint8_t *)x[j] + q * len, len);
+                    w += len;
+                }
+            void *got = down(o);
+            CHECK(same(got, want, outer * total, es, what));
+            CHECK(padding_is_zero(o));
+            free(got);
+            free(want);
+            lmnn_tensor_free(o);
+            for (uint32_t j = 0; j < cases[i].n; j++) {
+                lmnn_tensor_free(t[j]);
+                free(x[j]);
+            }
+        }
+}
+
 static void test_concat_split(void) {
     struct {
         lmnn_shape a, b, c;
@@ -1683,6 +1755,7 @@ int main(void) {
     TEST_RUN(test_pad);
     TEST_RUN(test_repeat_expand);
     TEST_RUN(test_concat_split);
+    TEST_RUN(test_concat_columns);
     TEST_RUN(test_index_select_gather);
     TEST_RUN(test_index_out_of_range);
     TEST_RUN(test_embedding);
