@@ -1,6 +1,7 @@
 /* Convolution: conv2d and conv_transpose2d as im2col on the device followed
  * by lmnn_linear (see lmnn_conv.h), and the pieces pooling shares with them
- * (nn_conv.h). */
+ * (nn_conv.h). When the weight and a tile row of patches fit in L1 the two
+ * are one program (conv_product) and the patch matrix is never stored. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,9 +325,29 @@ bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
            staged_lines(&planes, m, g->w, 0, g->c * esize) > 0;
 }
 
-lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
-                         uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
-                         const nn_conv_depthwise *dwo, lmnn_tensor *out) {
+/* The patch reader's runtime args (conv_im2col_reader.c's list). */
+#define IM2COL_ARGS 50
+
+/* What the patch reader's program is built from: nn_conv_im2col's, and the
+ * gather of nn_conv_product's. */
+typedef struct im2col_plan {
+    uint64_t m, k, taps;
+    bool dw, pooled;
+    lmnn_dtype dtype; /* of the patch matrix */
+    lmnn_shape shape;
+    nn_tiles t;
+    uint32_t esize, block, tap_batch, lines;
+    lm_data_format frm, fin; /* its rows as gathered, the image's tiles */
+    uint64_t stage;          /* bytes of staging (0: none) */
+    uint32_t args[IM2COL_ARGS];
+} im2col_plan;
+
+/* Plans the patch matrix of `img` (see nn_conv_im2col), in units of whole
+ * patch rows when `whole_rows`. */
+static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_geom *g,
+                                  nn_patch_mode mode, uint32_t fill, lmnn_dtype pool_dtype,
+                                  uint32_t pixels_per_row, const nn_conv_depthwise *dwo,
+                                  bool whole_rows, im2col_plan *pl) {
     if (g->sp != 2 && g->sp != 3) return nn_fail(LM_ERR_INTERNAL, op, "a window of %u dims", g->sp);
     uint64_t m = (uint64_t)g->n * g->oh * g->ow, taps = (uint64_t)g->kd * g->kh * g->kw;
     uint64_t k = mode == NN_PATCH_CONV ? taps * g->c : g->c;
@@ -362,20 +383,18 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
                        "input: the patch matrix (%llu x %llu) is too large", (unsigned long long)m,
                        (unsigned long long)k);
     bool pooled = mode == NN_PATCH_MAX || mode == NN_PATCH_SUM || dw;
-    lmnn_shape shape = LMNN_SHAPE((uint32_t)m, (uint32_t)k);
-    /* In DRAM whatever the image's memory: it is KH * KW times the image. */
-    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
-    lmnn_dtype dtype = pooled ? pool_dtype : img->dtype;
-    lmnn_tensor oh;
-    nn_tensor *o;
-    lm_status st = nn_tensor_new(op, img->device, &shape, dtype, LMNN_TILE, &dram, &oh, &o);
-    if (st) return st;
-    nn_tiles t = nn_tiles_of(&shape);
-    uint32_t esize = nn_rm_elem_size(img->dtype);
-    lm_data_format frm =
-        img->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(img->dtype);
-    lm_data_format fin = nn_tile_format(img->dtype), ftl = nn_tile_format(o->dtype);
-    uint32_t block = t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;
+    pl->m = m;
+    pl->k = k;
+    pl->taps = taps;
+    pl->dw = dw;
+    pl->pooled = pooled;
+    pl->shape = LMNN_SHAPE((uint32_t)m, (uint32_t)k);
+    pl->dtype = pooled ? pool_dtype : img->dtype;
+    nn_tiles t = pl->t = nn_tiles_of(&pl->shape);
+    uint32_t esize = pl->esize = nn_rm_elem_size(img->dtype);
+    pl->frm = img->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(img->dtype);
+    lm_data_format fin = pl->fin = nn_tile_format(img->dtype);
+    uint32_t block = whole_rows || t.wt < IM2COL_BLOCK ? t.wt : IM2COL_BLOCK;
     /* Pooling keeps every tap of a unit's tiles in L1 at once: at most
      * POOL_TAPS_BUDGET bytes of them. */
     while (pooled && !dw && block > 1 && taps * block * lm_tile_size(fin) > POOL_TAPS_BUDGET)
@@ -397,71 +416,104 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (weights->dtype == LMNN_FLOAT32 || weights->dtype == LMNN_BFLOAT16)
             wrow = nn_rm_elem_size(weights->dtype);
     }
-    uint32_t nb = (t.wt + block - 1) / block;
+    pl->block = block;
+    pl->tap_batch = tap_batch;
     uint32_t lines = mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, fill, g->c * esize) : 0;
     if (planes > 1 && !lines)
         return nn_fail(LM_ERR_INTERNAL, op, "input: an NCHW image whose lines cannot be staged");
-    /* tile_units.c's compile-time args (its buffers); the rest is runtime
-     * args (one compiled reader for every convolution and pooling). */
-    uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM};
+    pl->lines = lines;
+    /* Its staging of input pixels: the ring of whole lines, else KH lines
+     * of the input a unit's 32 output pixels read, when that is small. */
+    uint64_t stage = lines
+                         ? lines * staged_line_bytes(g, g->c * esize)
+                         : (uint64_t)g->kd * g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
+    pl->stage = mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET ? (stage + 15) / 16 * 16 : 0;
     /* tilize_compute.c and tile_units.c take the tile geometry as runtime
      * args 2..6 (nn_layout.c's row blocks); the reader and pool_compute.c
      * the convolution's after it, then the image's buffer, element size and
-     * mode. */
-    uint32_t args[] = {t.h,
-                       t.w,
-                       t.ht,
-                       t.wt,
-                       block,
-                       g->h,
-                       g->w,
-                       g->c,
-                       g->oh,
-                       g->ow,
-                       g->kd * g->kh, /* kernel rows */
-                       g->kw,
-                       (uint32_t)g->sh,
-                       (uint32_t)g->sw,
-                       (uint32_t)g->dh,
-                       (uint32_t)g->dw,
-                       (uint32_t)g->pt,
-                       (uint32_t)g->pl,
-                       (uint32_t)g->uh,
-                       (uint32_t)g->uw,
-                       fill,
-                       img->memory.type == LM_BUFFER_DRAM,
-                       esize,
-                       dw       ? 3
-                       : pooled ? 2
-                                : 0,
-                       mode == NN_PATCH_SUM,
-                       ppp,
-                       q,
-                       lines,
-                       dw && weights->memory.type == LM_BUFFER_DRAM,
-                       planes,
-                       tap_batch,
-                       wrow,
-                       bias != NULL,
-                       bias && bias->memory.type == LM_BUFFER_DRAM,
-                       bias ? nn_rm_elem_size(bias->dtype) : 0,
-                       act == LMNN_UNARY_INVALID ? 0 : (uint32_t)act,
-                       act == LMNN_UNARY_INVALID ? 0 : dwo->params[0],
-                       act == LMNN_UNARY_INVALID ? 0 : dwo->params[1],
-                       act == LMNN_UNARY_INVALID ? 0 : dwo->params[2],
-                       act != LMNN_UNARY_INVALID && nn_unary_in_place(act),
-                       g->d,
-                       g->od,
-                       g->kd,
-                       (uint32_t)g->sd,
-                       (uint32_t)g->dd,
-                       (uint32_t)g->pd,
-                       (uint32_t)g->ud};
-    uint32_t nargs = (uint32_t)(sizeof args / sizeof args[0]);
+     * mode. Arg 49, a core's unit step, is set by the fused product. */
+    uint32_t args[IM2COL_ARGS] = {0,
+                                  0,
+                                  t.h,
+                                  t.w,
+                                  t.ht,
+                                  t.wt,
+                                  block,
+                                  g->h,
+                                  g->w,
+                                  g->c,
+                                  g->oh,
+                                  g->ow,
+                                  g->kd * g->kh, /* kernel rows */
+                                  g->kw,
+                                  (uint32_t)g->sh,
+                                  (uint32_t)g->sw,
+                                  (uint32_t)g->dh,
+                                  (uint32_t)g->dw,
+                                  (uint32_t)g->pt,
+                                  (uint32_t)g->pl,
+                                  (uint32_t)g->uh,
+                                  (uint32_t)g->uw,
+                                  fill,
+                                  img->memory.type == LM_BUFFER_DRAM,
+                                  esize,
+                                  dw       ? 3
+                                  : pooled ? 2
+                                           : 0,
+                                  mode == NN_PATCH_SUM,
+                                  ppp,
+                                  q,
+                                  lines,
+                                  dw && weights->memory.type == LM_BUFFER_DRAM,
+                                  planes,
+                                  tap_batch,
+                                  wrow,
+                                  bias != NULL,
+                                  bias && bias->memory.type == LM_BUFFER_DRAM,
+                                  bias ? nn_rm_elem_size(bias->dtype) : 0,
+                                  act == LMNN_UNARY_INVALID ? 0 : (uint32_t)act,
+                                  act == LMNN_UNARY_INVALID ? 0 : dwo->params[0],
+                                  act == LMNN_UNARY_INVALID ? 0 : dwo->params[1],
+                                  act == LMNN_UNARY_INVALID ? 0 : dwo->params[2],
+                                  act != LMNN_UNARY_INVALID && nn_unary_in_place(act),
+                                  g->d,
+                                  g->od,
+                                  g->kd,
+                                  (uint32_t)g->sd,
+                                  (uint32_t)g->dd,
+                                  (uint32_t)g->pd,
+                                  (uint32_t)g->ud,
+                                  0};
+    memcpy(pl->args, args, sizeof args);
+    return LM_OK;
+}
+
+lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
+                         uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
+                         const nn_conv_depthwise *dwo, lmnn_tensor *out) {
+    im2col_plan pl;
+    lm_status st =
+        im2col_plan_make(op, img, g, mode, fill, pool_dtype, pixels_per_row, dwo, false, &pl);
+    if (st) return st;
+    /* In DRAM whatever the image's memory: it is KH * KW times the image. */
+    lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
+    lmnn_tensor oh;
+    nn_tensor *o;
+    st = nn_tensor_new(op, img->device, &pl.shape, pl.dtype, LMNN_TILE, &dram, &oh, &o);
+    if (st) return st;
+    nn_tensor *weights = dwo ? dwo->weights : NULL, *bias = dwo ? dwo->bias : NULL;
+    lmnn_unary_op act = dwo ? dwo->activation : LMNN_UNARY_INVALID;
+    bool dw = pl.dw, pooled = pl.pooled;
+    lm_data_format frm = pl.frm, fin = pl.fin, ftl = nn_tile_format(o->dtype);
+    uint32_t block = pl.block, esize = pl.esize, nb = (pl.t.wt + block - 1) / block;
+    /* tile_units.c's compile-time args (its buffers); the rest is runtime
+     * args (one compiled reader for every convolution and pooling). */
+    uint32_t cargs[] = {img->memory.type == LM_BUFFER_DRAM, o->memory.type == LM_BUFFER_DRAM};
+    uint32_t *args = pl.args, nargs = IM2COL_ARGS;
     nn_key key;
     nn_key_init(&key, "conv_im2col");
     nn_key_add(&key, cargs, sizeof cargs);
-    nn_key_add(&key, args, sizeof args);
+    nn_key_add(&key, args, nargs * sizeof args[0]);
     nn_key_tensor(&key, img);
     nn_key_tensor(&key, o);
     if (dw) nn_key_tensor(&key, weights);
@@ -488,27 +540,21 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (dw) compute.name = "depthwise_compute.c", compute.fp32_dest_acc = true;
         if (dw && act != LMNN_UNARY_INVALID) compute.defines = acts, compute.define_count = 2;
         nn_kernel_spec writer = {"tile_units.c", LM_PROCESSOR_DM1, cargs, 2, NULL, 0, false};
-        st = nn_split_work(op, img->device, t.ht * nb, &split);
+        st = nn_split_work(op, img->device, pl.t.ht * nb, &split);
         if (!st) st = fewer_cores(op, img->device, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, img->device, &p);
         if (!st) st = nn_program_cb(op, &p, 0, frm, 32 * 32 * esize, 2 * room);
         /* The reader's zeros for padding: a patch row of the block. */
         if (!st && fill == 0) st = nn_program_cb(op, &p, 2, frm, block * 32 * esize, 1);
-        /* Its staging of input pixels: the ring of whole lines, else KH
-         * lines of the input a unit's 32 output pixels read, when that is
-         * small. */
-        uint64_t stage =
-            lines ? lines * staged_line_bytes(g, g->c * esize)
-                  : (uint64_t)g->kd * g->kh * (31 * (uint64_t)g->sw + g->kw) * g->c * esize;
-        if (!st && mode == NN_PATCH_CONV && stage <= IM2COL_STAGE_BUDGET)
-            st = nn_program_cb(op, &p, 3, frm, (uint32_t)(stage + 15) / 16 * 16, 1);
+        /* Its staging of input pixels (im2col_plan_make). */
+        if (!st && pl.stage) st = nn_program_cb(op, &p, 3, frm, (uint32_t)pl.stage, 1);
         if (!st && pooled)
             st = nn_program_cb(op, &p, 1, fin, (uint32_t)lm_tile_size(fin),
-                               (dw ? tap_batch : (uint32_t)taps) * room);
+                               (dw ? pl.tap_batch : (uint32_t)pl.taps) * room);
         if (!st && dw) {
             lm_data_format fw = nn_tile_format(weights->dtype);
-            st = nn_program_cb(op, &p, 4, fw, (uint32_t)lm_tile_size(fw), tap_batch * room);
+            st = nn_program_cb(op, &p, 4, fw, (uint32_t)lm_tile_size(fw), pl.tap_batch * room);
             if (!st)
                 st = nn_program_cb(op, &p, 5, LM_DATA_FORMAT_FLOAT32,
                                    (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), 2 * room);
@@ -531,7 +577,7 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
         if (!st) st = nn_program_kernel(op, &p, &reader, NULL);
         if (!st) st = nn_program_kernel(op, &p, &compute, NULL);
         if (!st) st = nn_program_kernel(op, &p, &writer, NULL);
-        if (!st) st = nn_program_split_args_with(op, &p, &split, args, nargs);
+        if (!st) st = nn_program_split_args_with(op, &p, &split, args + 2, nargs - 2);
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, img->device, &key, &p, &prog);
     }
@@ -543,6 +589,52 @@ lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, 
     }
     *out = oh;
     return LM_OK;
+}
+
+/* The circular buffers of the patch reader in a gathered product (its
+ * NN_IM2COL_FUSED indices): zeros to copy from, the staging. */
+#define FUSED_CB_ZEROS 8
+#define FUSED_CB_STAGE 9
+
+static lm_status gather_buffers(const char *op, nn_program *prog, const void *ctx) {
+    const im2col_plan *pl = ctx;
+    lm_status st = nn_program_cb(op, prog, FUSED_CB_ZEROS, pl->frm, pl->block * 32 * pl->esize, 1);
+    if (!st && pl->stage)
+        st = nn_program_cb(op, prog, FUSED_CB_STAGE, pl->frm, (uint32_t)pl->stage, 1);
+    return st;
+}
+
+/* The patch matrix of `img` (NN_PATCH_CONV) times the prepared weight `wp`
+ * as nn_linear_grouped makes it, in one program that never stores the
+ * patch matrix: each tile row is gathered, tilized and multiplied in L1.
+ * LM_OK with out->id 0 when the product does not fit that form. */
+static lm_status conv_product(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
+                              lmnn_tensor bias, const lmnn_matmul_options *mo, bool raw_padding,
+                              const nn_mm_groups *groups, lmnn_tensor *out) {
+    *out = (lmnn_tensor){0};
+    im2col_plan pl;
+    lm_status st = im2col_plan_make(op, img, g, NN_PATCH_CONV, 0, 0, 1, NULL, true, &pl);
+    if (st) return st;
+    static const lm_kernel_define fused = {"NN_IM2COL_FUSED", "1"};
+    nn_mm_gather ga = {
+        .source = img,
+        .dtype = img->dtype,
+        .m = (uint32_t)pl.m,
+        .k = (uint32_t)pl.k,
+        .rows_format = pl.frm,
+        .rows_page = 32 * 32 * pl.esize,
+        .reader = {"conv_im2col_reader.c", LM_PROCESSOR_DM0, NULL, 0, &fused, 1, false},
+        .args = pl.args,
+        .nargs = IM2COL_ARGS,
+        .first_arg = 0,
+        .count_arg = 1,
+        .step_arg = IM2COL_ARGS - 1,
+        .l1_bytes = (uint64_t)pl.block * 32 * pl.esize + pl.stage,
+        .buffers = gather_buffers,
+        .ctx = &pl,
+    };
+    st = nn_linear_gathered(op, &ga, wp, bias, mo, raw_padding, groups, out);
+    return st ? nn_fail_call(st, op) : LM_OK;
 }
 
 lm_status nn_conv_finish(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
@@ -1743,8 +1835,6 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     } else if (!st && dw) {
         st = depthwise(op, img, &gm, wp, bt, opts, dtype,
                        opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);
-    } else if (!st) {
-        st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, NULL, &patches);
     }
     if (!st && !y.id) {
         lmnn_matmul_options mo;
@@ -1766,8 +1856,15 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
          * block-diagonal weight skips the tiles outside the groups. */
         nn_mm_groups grp = {0};
         if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
-        st = nn_linear_grouped(patches, wp, bt, &mo, rm_out || phases, &grp, &y);
-        if (st) st = nn_fail_call(st, op);
+        bool raw = rm_out || phases;
+        /* The patch matrix gathered as the product goes, else stored. */
+        if (!direct) st = conv_product(op, img, &gp, wp, bt, &mo, raw, &grp, &y);
+        if (!st && !y.id && !direct)
+            st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, NULL, &patches);
+        if (!st && !y.id) {
+            st = nn_linear_grouped(patches, wp, bt, &mo, raw, &grp, &y);
+            if (st) st = nn_fail_call(st, op);
+        }
         nn_tensor *yt;
         if (!st && direct && !(st = nn_get_tensor(op, "output", y, &yt))) {
             lmnn_shape flat2 = LMNN_SHAPE(gp.n * gp.oh * gp.ow, reps * oc);

@@ -330,6 +330,37 @@ lm_status nn_linear_grouped(lmnn_tensor input, lmnn_tensor weight, lmnn_tensor b
                             const lmnn_matmul_options *opts, bool raw_padding,
                             const nn_mm_groups *groups, lmnn_tensor *out);
 
+/* A product whose A is never stored: a reader kernel gathers each tile row
+ * of A, all of K, row-major into circular buffer NN_MM_CB_ROWS (a page of
+ * 32 x 32 elements per K tile) and the matmul's compute tilizes it as it
+ * comes (a convolution's patch matrix; see nn_linear_gathered). */
+#define NN_MM_CB_ROWS 7
+typedef struct nn_mm_gather {
+    nn_tensor *source; /* what the reader reads: its common arg 0 */
+    lmnn_dtype dtype;  /* A's elements (float32 or bfloat16) */
+    uint32_t m, k;     /* A's shape */
+    lm_data_format rows_format;
+    uint32_t rows_page;    /* bytes of a page of NN_MM_CB_ROWS */
+    nn_kernel_spec reader; /* on DM0 */
+    const uint32_t *args;  /* its runtime args (also the program's key) */
+    uint32_t nargs;
+    /* Args each core's are given: its first tile row of A, their count,
+     * and the step between them. */
+    uint32_t first_arg, count_arg, step_arg;
+    uint64_t l1_bytes; /* what `buffers` takes of L1 */
+    /* Makes the reader's own circular buffers (none of the matmul's). */
+    lm_status (*buffers)(const char *op, nn_program *prog, const void *ctx);
+    const void *ctx;
+} nn_mm_gather;
+
+/* nn_linear_grouped of the gathered A and `weight`, as one program: or
+ * LM_OK with out->id 0 when the product does not take that form (all of
+ * the weight and a tile row of A in L1, the output's columns in dst; not
+ * with transposes or multicast), for the caller to store A instead. */
+lm_status nn_linear_gathered(const char *op, const nn_mm_gather *a, lmnn_tensor weight,
+                             lmnn_tensor bias, const lmnn_matmul_options *opts, bool raw_padding,
+                             const nn_mm_groups *groups, lmnn_tensor *out);
+
 /* Tilize a row-major tensor into `out` (a tile tensor of the same shape), or
  * untilize a tile tensor into a row-major `out`, on the device. `out` of an
  * untilize may also have rows of another length than `in` (same volume):

@@ -78,6 +78,7 @@ enum {
     MM_ZERO_PAD = 512,
     MM_KEEP_A = 1024,       /* A's K blocks stay for a core's steps along a row of blocks */
     MM_ACT_IN_PLACE = 2048, /* the activation runs on the block in dst (nn_unary_in_place) */
+    MM_KEEP_B = 4096,       /* all of B comes once per core and stays (one column of blocks) */
 };
 
 #define CB_INTERM 0
@@ -92,6 +93,8 @@ enum {
 
 /* Circular buffers may take this much of a core's L1. */
 #define CB_BUDGET (896u * 1024u)
+/* Runtime args a gathering reader may take. */
+#define GATHER_ARGS_MAX 64
 
 void lmnn_matmul_options_init(lmnn_matmul_options *opts) {
     if (!opts) return;
@@ -225,7 +228,7 @@ static lm_status plan_shapes(const char *op, const char *an, const char *bn, mm_
 /* Block sizes, the core rectangle and the steps (see the top of the file). */
 typedef struct mm_geometry {
     uint32_t rows, mbg, nbk, mbk, mb, nb, kb, gx, gy, si, sj;
-    bool keep_a;
+    bool keep_a, keep_b;
     /* The gx x gy grid the kernels see is the device's rectangle (x, y) ->
      * core (x, y), or, folded, laid over the device's cores row by row:
      * (x, y) -> the core numbered y * gx + x. */
@@ -316,11 +319,61 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     g->keep_a =
         !p->mcast && !p->ta && g->sj > 1 &&
         fixed + (uint64_t)kblocks * g->kb * g->mb * ta + 2 * g->kb * g->nb * tb <= CB_BUDGET;
+    /* Likewise a core with several steps down one column of blocks keeps
+     * all of one B (instead of reading its panel at every step). */
+    g->keep_b = !p->mcast && p->b_shared && g->nbk == 1 && g->si > 1 &&
+                fixed + 2 * (uint64_t)g->kb * g->mb * ta + (uint64_t)kblocks * g->kb * g->nb * tb <=
+                    CB_BUDGET;
     return LM_OK;
 }
 
+/* L1 a gathered product's circular buffers leave free (of what the runtime
+ * does not reserve) for tensors kept in L1, e.g. sharded activations. */
+#define GATHER_L1_SPARE (320u * 1024u)
+
+/* The geometry of a gathered product (nn_linear_gathered): blocks of one
+ * tile row and all of K and N, so that each gathered row is tilized once
+ * and meets all of B, which each core keeps; the block rows dealt over the
+ * folded grid. False when that does not fit. */
+static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_device_info *info,
+                          mm_geometry *g) {
+    uint32_t cap = p->fp32 ? 8 : 16;
+    if (p->ta || p->tb || p->mcast || !p->b_shared || p->matrices != 1 || p->nt > cap) return false;
+    uint64_t ta = lm_tile_size(nn_tile_format(p->a->dtype));
+    uint64_t tb = lm_tile_size(nn_tile_format(p->b->dtype));
+    /* A tile row as gathered and tilized (one each: the compute tilizes
+     * what it multiplies, and a core's kernels take turns on one host
+     * thread), all of B, two output blocks, the activation's, the ones, the
+     * bias, the zeros. */
+    uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * (ga->rows_page + ta) +
+                  (uint64_t)p->kt * p->nt * tb + 3 * (uint64_t)p->nt * 4096 + 3 * 2048 +
+                  2 * (uint64_t)p->nt * 4096 + ZEROS_BYTES;
+    uint64_t free = info->l1_size - info->l1_unreserved_base;
+    if (free < GATHER_L1_SPARE || l1 > free - GATHER_L1_SPARE) return false;
+    uint32_t threads = info->num_threads ? info->num_threads : 1;
+    uint32_t cores = info->grid_x * info->grid_y;
+    if (cores > threads * MM_CORES_PER_THREAD) cores = threads * MM_CORES_PER_THREAD;
+    *g = (mm_geometry){.rows = p->mt,
+                       .mbg = p->mt,
+                       .nbk = 1,
+                       .mbk = p->mt,
+                       .mb = 1,
+                       .nb = p->nt,
+                       .kb = p->kt,
+                       .gx = 1,
+                       .sj = 1,
+                       .keep_b = true,
+                       .folded = true,
+                       .grid_x = info->grid_x};
+    g->gy = p->mt < cores ? p->mt : cores;
+    g->si = (p->mt + g->gy - 1) / g->gy;
+    return true;
+}
+
+/* The program of plan p with geometry g; with `ga`, A gathered by its
+ * reader (nn_linear_gathered) instead of read by matmul_reader.c. */
 static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, nn_tensor *o,
-                       lm_device *device, nn_program *prog) {
+                       const nn_mm_gather *ga, lm_device *device, nn_program *prog) {
     lm_data_format fa = nn_tile_format(p->a->dtype), fb = nn_tile_format(p->b->dtype);
     lm_data_format fo = nn_tile_format(o->dtype);
     lm_data_format facc = p->fp32 ? LM_DATA_FORMAT_FLOAT32 : LM_DATA_FORMAT_FLOAT16_B;
@@ -349,7 +402,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                      (o->memory.type == LM_BUFFER_DRAM ? MM_OUT_DRAM : 0) |
                      (p->bias && p->bias->memory.type == LM_BUFFER_DRAM ? MM_BIAS_DRAM : 0) |
                      ((p->m % 32 || p->n % 32) && !p->raw_padding ? MM_ZERO_PAD : 0) |
-                     (g->keep_a ? MM_KEEP_A : 0) |
+                     (g->keep_a ? MM_KEEP_A : 0) | (g->keep_b ? MM_KEEP_B : 0) |
                      (p->act && nn_unary_in_place(p->act_op) ? MM_ACT_IN_PLACE : 0);
     args[ARG_FLAGS] = flags;
     args[ARG_OUT_FMT] = (uint32_t)fo;
@@ -367,7 +420,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     }
     uint32_t nargs = ARG_MAX;
 
-    lm_kernel_define defs[2];
+    lm_kernel_define defs[3];
     uint32_t ndefs = 0;
     /* Every activation's chain, chosen by nn_op at run time: one compiled
      * kernel whatever the activation. */
@@ -376,7 +429,9 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
         defs[ndefs++] = (lm_kernel_define){"NN_MM_ACT_AT", nn_unary_fused_switch_at()};
     }
     if (p->ta) defs[ndefs++] = (lm_kernel_define){"NN_MM_TA", "1"};
+    if (ga) defs[ndefs++] = (lm_kernel_define){"NN_MM_GATHER", "1"};
     nn_kernel_spec reader = {"matmul_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+    if (ga) reader = ga->reader;
     nn_kernel_spec compute = {
         "matmul_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, defs, ndefs, p->fp32};
     nn_kernel_spec writer = {"matmul_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
@@ -395,9 +450,15 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
         }
     }
     lm_status st = nn_program_begin(op, device, prog);
-    uint32_t a_pages = g->keep_a ? (p->kt + kb - 1) / kb * mb * kb : 2 * mb * kb;
+    uint32_t kblocks = (p->kt + kb - 1) / kb;
+    /* (Gathered rows are tilized by the compute that reads them: one block
+     * of A at a time.) */
+    uint32_t a_pages = g->keep_a ? kblocks * mb * kb : ga ? mb * kb : 2 * mb * kb;
+    uint32_t b_pages = g->keep_b ? kblocks * kb * nb : 2 * kb * nb;
     if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), a_pages);
-    if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), 2 * kb * nb);
+    if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), b_pages);
+    if (!st && ga) st = nn_program_cb(op, prog, NN_MM_CB_ROWS, ga->rows_format, ga->rows_page, kb);
+    if (!st && ga) st = ga->buffers(op, prog, ga->ctx);
     if (!st) st = nn_program_cb(op, prog, CB_OUT, fo, (uint32_t)lm_tile_size(fo), 2 * mb * nb);
     if (!st && p->act)
         st = nn_program_cb(op, prog, CB_INTERM, facc, (uint32_t)lm_tile_size(facc), mb * nb);
@@ -422,6 +483,11 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     if (!st) st = nn_program_kernel(op, prog, &reader, NULL);
     if (!st) st = nn_program_kernel(op, prog, &compute, NULL);
     if (!st) st = nn_program_kernel(op, prog, &writer, NULL);
+    /* A gathering reader's own args, each core's rows of A set in them. */
+    uint32_t rargs[GATHER_ARGS_MAX];
+    if (!st && ga && ga->nargs > GATHER_ARGS_MAX)
+        st = nn_fail(LM_ERR_INTERNAL, op, "a gathering reader of %u args", ga->nargs);
+    if (!st && ga) memcpy(rargs, ga->args, ga->nargs * sizeof rargs[0]);
     for (uint32_t k = 0; k < prog->kernel_count && !st; k++)
         for (uint32_t y = 0; y < g->gy && !st; y++)
             for (uint32_t x = 0; x < g->gx && !st; x++) {
@@ -430,7 +496,16 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                     g->folded ? (lm_core){n % g->grid_x, n / g->grid_x} : (lm_core){x, y};
                 args[ARG_VX] = x;
                 args[ARG_VY] = y;
-                st = lm_set_runtime_args(prog->program, prog->kernels[k], core, args, nargs);
+                if (ga && k == 0) {
+                    /* Block rows y, y + gy, ... of one tile row each. */
+                    rargs[ga->first_arg] = y;
+                    rargs[ga->count_arg] = (g->mbk - y + g->gy - 1) / g->gy;
+                    rargs[ga->step_arg] = g->gy;
+                    st = lm_set_runtime_args(prog->program, prog->kernels[k], core, rargs,
+                                             ga->nargs);
+                } else {
+                    st = lm_set_runtime_args(prog->program, prog->kernels[k], core, args, nargs);
+                }
                 if (st) st = nn_fail_call(st, op);
             }
     if (st) nn_program_discard(prog);
@@ -525,28 +600,20 @@ static lm_status matmul_packed(const char *op, const char *an, const char *bn, l
     return st;
 }
 
-static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
-                        lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
-                        bool raw_padding, const nn_mm_groups *groups, lmnn_tensor *out) {
-    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
-    lmnn_matmul_options defaults;
-    if (!opts) {
-        lmnn_matmul_options_init(&defaults);
-        opts = &defaults;
-    }
-    mm_plan p = {0};
-    lm_status st = nn_get_tensor(op, an, a, &p.a);
-    if (!st) st = nn_check_layout(op, an, p.a, LMNN_TILE);
-    if (!st) st = nn_check_float(op, an, p.a);
-    if (!st) st = nn_get_tensor(op, bn, b, &p.b);
-    if (!st) st = nn_check_same_device(op, bn, p.b, p.a);
-    if (!st) st = nn_check_layout(op, bn, p.b, LMNN_TILE);
-    if (!st) st = nn_check_float(op, bn, p.b);
+/* Checks b, the bias and the options against p->a (set) and plans the
+ * product in *p: the output's dtype to *out_dtype. */
+static lm_status plan(const char *op, const char *an, const char *bn, lmnn_tensor b,
+                      lmnn_tensor bias, const lmnn_matmul_options *opts, bool raw_padding,
+                      const nn_mm_groups *groups, mm_plan *p, lmnn_dtype *out_dtype) {
+    lm_status st = nn_get_tensor(op, bn, b, &p->b);
+    if (!st) st = nn_check_same_device(op, bn, p->b, p->a);
+    if (!st) st = nn_check_layout(op, bn, p->b, LMNN_TILE);
+    if (!st) st = nn_check_float(op, bn, p->b);
     if (!st && bias.id) {
-        st = nn_get_tensor(op, "bias", bias, &p.bias);
-        if (!st) st = nn_check_same_device(op, "bias", p.bias, p.a);
-        if (!st) st = nn_check_layout(op, "bias", p.bias, LMNN_TILE);
-        if (!st) st = nn_check_float(op, "bias", p.bias);
+        st = nn_get_tensor(op, "bias", bias, &p->bias);
+        if (!st) st = nn_check_same_device(op, "bias", p->bias, p->a);
+        if (!st) st = nn_check_layout(op, "bias", p->bias, LMNN_TILE);
+        if (!st) st = nn_check_float(op, "bias", p->bias);
     }
     if (st) return st;
     if (opts->fp32_accumulate > LMNN_FP32_ACC_OFF)
@@ -557,77 +624,134 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
         lmnn_unary_options_init(&uo, opts->activation);
         if (!isnan(opts->activation_alpha)) uo.alpha = opts->activation_alpha;
         if (!isnan(opts->activation_beta)) uo.beta = opts->activation_beta;
-        st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, p.chain,
-                            sizeof p.chain, p.act_params, &p.act_nonzero);
+        st = nn_unary_chain(op, "activation", opts->activation, uo.alpha, uo.beta, p->chain,
+                            sizeof p->chain, p->act_params, &p->act_nonzero);
         if (st) return st;
-        p.act = true;
-        p.act_op = opts->activation;
+        p->act = true;
+        p->act_op = opts->activation;
     }
-    p.raw_padding = raw_padding;
-    p.ta = opts->transpose_a;
-    p.tb = opts->transpose_b;
-    p.mcast = opts->multicast;
-    if ((st = plan_shapes(op, an, bn, &p))) return st;
+    p->raw_padding = raw_padding;
+    p->ta = opts->transpose_a;
+    p->tb = opts->transpose_b;
+    p->mcast = opts->multicast;
+    if ((st = plan_shapes(op, an, bn, p))) return st;
     if (groups && groups->c) {
         /* (The conv's own weight: a wrong structure is an internal error.) */
         const nn_mm_groups *gr = groups;
-        if (p.tb || p.ta || !gr->cg || !gr->ocg || gr->c % gr->cg || p.n % gr->ocg ||
-            p.n / gr->ocg != gr->c / gr->cg)
+        if (p->tb || p->ta || !gr->cg || !gr->ocg || gr->c % gr->cg || p->n % gr->ocg ||
+            p->n / gr->ocg != gr->c / gr->cg)
             return nn_fail(LM_ERR_INTERNAL, op, "weight: not block-diagonal over groups");
-        p.groups = *gr;
+        p->groups = *gr;
     }
-    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : p.a->dtype;
+    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : p->a->dtype;
     if (!nn_dtype_is_float(dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
-    if (p.bias) {
-        const lmnn_shape *s = &p.bias->shape;
-        bool ok = (s->rank == 1 && s->dims[0] == p.n) ||
-                  (s->rank == 2 && s->dims[0] == 1 && s->dims[1] == p.n);
+    if (p->bias) {
+        const lmnn_shape *s = &p->bias->shape;
+        bool ok = (s->rank == 1 && s->dims[0] == p->n) ||
+                  (s->rank == 2 && s->dims[0] == 1 && s->dims[1] == p->n);
         char sb[128];
         if (!ok)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "bias: expected shape [%u] or [1, %u], given %s", p.n, p.n,
+                           "bias: expected shape [%u] or [1, %u], given %s", p->n, p->n,
                            nn_shape_str(s, sb, sizeof sb));
     }
-    if (pack_pays(&p)) return matmul_packed(op, an, bn, a, b, bias, opts, &p, out);
-    p.fp32 = opts->fp32_accumulate == LMNN_FP32_ACC_ON ||
-             (opts->fp32_accumulate == LMNN_FP32_ACC_DEFAULT &&
-              (p.a->dtype == LMNN_FLOAT32 || p.b->dtype == LMNN_FLOAT32 || dtype == LMNN_FLOAT32 ||
-               (p.bias && p.bias->dtype == LMNN_FLOAT32)));
+    p->fp32 = opts->fp32_accumulate == LMNN_FP32_ACC_ON ||
+              (opts->fp32_accumulate == LMNN_FP32_ACC_DEFAULT &&
+               (p->a->dtype == LMNN_FLOAT32 || p->b->dtype == LMNN_FLOAT32 ||
+                dtype == LMNN_FLOAT32 || (p->bias && p->bias->dtype == LMNN_FLOAT32)));
+    *out_dtype = dtype;
+    return LM_OK;
+}
 
+/* Runs plan p into a new tensor of `dtype` (A gathered by `ga`'s reader
+ * when not NULL, with geometry *gg). */
+static lm_status run(const char *op, const mm_plan *p, const lmnn_matmul_options *opts,
+                     lmnn_dtype dtype, const nn_mm_gather *ga, const mm_geometry *gg,
+                     lmnn_tensor *out) {
     lmnn_tensor oh;
     nn_tensor *o;
-    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, p.a);
-    st = nn_tensor_new(op, p.a->device, &p.out_shape, dtype, LMNN_TILE, &memory, &oh, &o);
+    lmnn_memory_config memory = nn_output_memory(&opts->output.memory, p->a);
+    lm_status st =
+        nn_tensor_new(op, p->a->device, &p->out_shape, dtype, LMNN_TILE, &memory, &oh, &o);
     if (st) return st;
     nn_key key;
-    nn_key_init(&key, "matmul");
-    nn_key_u32(&key, (uint32_t)p.ta | (uint32_t)p.tb << 1 | (uint32_t)p.fp32 << 2 |
-                         (uint32_t)(p.bias != NULL) << 3 | (uint32_t)p.act << 4 |
-                         (uint32_t)p.mcast << 5 | (uint32_t)p.raw_padding << 6);
-    nn_key_add(&key, &p.groups, sizeof p.groups); /* runtime args */
-    nn_key_u32(&key, (uint32_t)p.act_op);
-    nn_key_add(&key, p.act_params, sizeof p.act_params); /* runtime args */
-    nn_key_tensor(&key, p.a);
-    nn_key_tensor(&key, p.b);
+    nn_key_init(&key, ga ? "matmul_gathered" : "matmul");
+    nn_key_u32(&key, (uint32_t)p->ta | (uint32_t)p->tb << 1 | (uint32_t)p->fp32 << 2 |
+                         (uint32_t)(p->bias != NULL) << 3 | (uint32_t)p->act << 4 |
+                         (uint32_t)p->mcast << 5 | (uint32_t)p->raw_padding << 6);
+    nn_key_add(&key, &p->groups, sizeof p->groups); /* runtime args */
+    nn_key_u32(&key, (uint32_t)p->act_op);
+    nn_key_add(&key, p->act_params, sizeof p->act_params); /* runtime args */
+    nn_key_tensor(&key, p->a);
+    nn_key_tensor(&key, p->b);
     nn_key_tensor(&key, o);
-    if (p.bias) nn_key_tensor(&key, p.bias);
-    nn_program *prog = nn_cache_find(p.a->device, &key);
+    if (p->bias) nn_key_tensor(&key, p->bias);
+    if (ga) {
+        nn_key_add(&key, ga->args, ga->nargs * sizeof ga->args[0]);
+        nn_key_tensor(&key, ga->source);
+    }
+    nn_program *prog = nn_cache_find(p->a->device, &key);
     if (!prog) {
         mm_geometry g = {0};
         nn_program np = {0};
-        st = plan_geometry(op, &p, p.a->device, &g);
-        if (!st) st = build(op, &p, &g, o, p.a->device, &np);
-        if (!st) st = nn_cache_add(op, p.a->device, &key, &np, &prog);
+        if (gg)
+            g = *gg;
+        else
+            st = plan_geometry(op, p, p->a->device, &g);
+        if (!st) st = build(op, p, &g, o, ga, p->a->device, &np);
+        if (!st) st = nn_cache_add(op, p->a->device, &key, &np, &prog);
     }
-    if (!st) st = launch(op, prog, &p, o);
+    if (!st) st = launch(op, prog, p, o);
     if (st) {
         nn_tensor_discard(oh);
         return st;
     }
     *out = oh;
     return LM_OK;
+}
+
+static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
+                        lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
+                        bool raw_padding, const nn_mm_groups *groups, lmnn_tensor *out) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_matmul_options defaults;
+    if (!opts) {
+        lmnn_matmul_options_init(&defaults);
+        opts = &defaults;
+    }
+    mm_plan p = {0};
+    lmnn_dtype dtype;
+    lm_status st = nn_get_tensor(op, an, a, &p.a);
+    if (!st) st = nn_check_layout(op, an, p.a, LMNN_TILE);
+    if (!st) st = nn_check_float(op, an, p.a);
+    if (!st) st = plan(op, an, bn, b, bias, opts, raw_padding, groups, &p, &dtype);
+    if (st) return st;
+    if (pack_pays(&p)) return matmul_packed(op, an, bn, a, b, bias, opts, &p, out);
+    return run(op, &p, opts, dtype, NULL, NULL, out);
+}
+
+lm_status nn_linear_gathered(const char *op, const nn_mm_gather *ga, lmnn_tensor weight,
+                             lmnn_tensor bias, const lmnn_matmul_options *opts, bool raw_padding,
+                             const nn_mm_groups *groups, lmnn_tensor *out) {
+    *out = (lmnn_tensor){0};
+    /* A as the tensor it would be: [m, k] tiles in DRAM, where the patch
+     * matrix goes (the output's memory follows it by default). */
+    nn_tensor a = {.device = ga->source->device,
+                   .address = ga->source->address,
+                   .shape = LMNN_SHAPE(ga->m, ga->k),
+                   .dtype = ga->dtype,
+                   .layout = LMNN_TILE,
+                   .memory = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED}};
+    mm_plan p = {.a = &a};
+    lmnn_dtype dtype;
+    lm_device_info info;
+    mm_geometry g;
+    lm_status st = plan(op, "input", "weight", weight, bias, opts, raw_padding, groups, &p, &dtype);
+    if (!st && (st = lm_device_get_info(a.device, &info))) st = nn_fail_call(st, op);
+    if (st || !plan_gathered(&p, ga, &info, &g)) return st;
+    return run(op, &p, opts, dtype, ga, &g, out);
 }
 
 lm_status lmnn_matmul(lmnn_tensor a, lmnn_tensor b, const lmnn_matmul_options *opts,

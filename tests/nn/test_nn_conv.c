@@ -1266,6 +1266,144 @@ static void test_large(void) {
              false);
 }
 
+/* Runs a case profiled and checks how its product ran: gathered (the patch
+ * matrix never stored: conv_im2col_reader.c feeding matmul_compute.c) or
+ * stored and read back by matmul_reader.c. */
+static void run_gathered_case(const char *name, conv_case k, bool gathered) {
+    bool ran[2];
+    run_profiled(
+        name, k,
+        (const char *const[]){"conv_im2col_reader.c + matmul_compute.c", "matmul_reader.c"}, ran,
+        2);
+    if (ran[0] != gathered || ran[1] == gathered) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: the product ran %s (expected %s)", name,
+                 ran[0]   ? "gathered"
+                 : ran[1] ? "from a stored patch matrix"
+                          : "neither way",
+                 gathered ? "gathered" : "from a stored patch matrix");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+}
+
+/* Convolutions whose patch matrix is gathered as the product goes (all of
+ * the weight and a tile row of patches fit in L1, the output channels in
+ * dst): bias, in-place and other activations, groups, bfloat16 with
+ * bfloat8_b weights, a transposed convolution by phases, packed output
+ * pixels, patch rows wider than 32 tiles, 256 output channels, many tile
+ * rows over the cores, an L1 output; and those that do not fit (more
+ * output channels than dst holds, a weight too large for L1), which store
+ * it. */
+static void test_gathered(void) {
+    conv_case k = {.n = 2,
+                   .c = 12,
+                   .h = 17,
+                   .w = 19,
+                   .oc = 24,
+                   .kh = 3,
+                   .kw = 3,
+                   .pad = {1, 1, 1, 1},
+                   .bias = true,
+                   .relu = true};
+    run_gathered_case("G 3x3 bias relu", k, true);
+    k.relu = false;
+    k.act = LMNN_SILU;
+    run_gathered_case("G 3x3 bias silu", k, true);
+    k.act = LMNN_UNARY_INVALID;
+    k.groups = 2;
+    k.c = 16;
+    k.oc = 32;
+    run_gathered_case("G groups 2", k, true);
+    run_gathered_case("G bf16, bfloat8_b weights",
+                      (conv_case){.n = 1,
+                                  .c = 20,
+                                  .h = 23,
+                                  .w = 21,
+                                  .oc = 40,
+                                  .kh = 3,
+                                  .kw = 3,
+                                  .pad = {1, 1, 1, 1},
+                                  .bias = true,
+                                  .nhwc = true,
+                                  .row_major = true,
+                                  .dtype = LMNN_BFLOAT16,
+                                  .wdtype = LMNN_BFLOAT8_B},
+                      true);
+    run_gathered_case("G transposed stride 2 (phases)",
+                      (conv_case){.n = 1,
+                                  .c = 8,
+                                  .h = 9,
+                                  .w = 11,
+                                  .oc = 6,
+                                  .kh = 4,
+                                  .kw = 4,
+                                  .stride = {2, 2},
+                                  .pad = {1, 1, 1, 1},
+                                  .transpose = true,
+                                  .bias = true},
+                      true);
+    run_gathered_case("G packed pixels (1 -> 8, row-major flat out)",
+                      (conv_case){.n = 1,
+                                  .c = 1,
+                                  .h = 30,
+                                  .w = 28,
+                                  .oc = 8,
+                                  .kh = 5,
+                                  .kw = 5,
+                                  .pad = {2, 2, 2, 2},
+                                  .bias = true,
+                                  .relu = true,
+                                  .flat = true,
+                                  .rm_out = true},
+                      true);
+    run_gathered_case("G patch rows of 36 tiles",
+                      (conv_case){.n = 1,
+                                  .c = 128,
+                                  .h = 7,
+                                  .w = 9,
+                                  .oc = 16,
+                                  .kh = 3,
+                                  .kw = 3,
+                                  .pad = {1, 1, 1, 1},
+                                  .bias = true,
+                                  .nhwc = true},
+                      true);
+    run_gathered_case(
+        "G 256 output channels",
+        (conv_case){.n = 1, .c = 8, .h = 6, .w = 7, .oc = 256, .kh = 3, .kw = 3, .bias = true},
+        true);
+    run_gathered_case("G 59 tile rows, L1 output",
+                      (conv_case){.n = 3,
+                                  .c = 4,
+                                  .h = 25,
+                                  .w = 25,
+                                  .oc = 20,
+                                  .kh = 3,
+                                  .kw = 3,
+                                  .stride = {1, 1},
+                                  .pad = {1, 0, 1, 0},
+                                  .bias = true,
+                                  .nhwc = true,
+                                  .l1 = true},
+                      true);
+    run_gathered_case(
+        "G 264 output channels: stored",
+        (conv_case){.n = 1, .c = 8, .h = 6, .w = 7, .oc = 264, .kh = 3, .kw = 3, .bias = true},
+        false);
+    run_gathered_case("G 2304 x 64 weight: stored",
+                      (conv_case){.n = 1,
+                                  .c = 256,
+                                  .h = 5,
+                                  .w = 6,
+                                  .oc = 64,
+                                  .kh = 3,
+                                  .kw = 3,
+                                  .pad = {1, 1, 1, 1},
+                                  .bias = true,
+                                  .nhwc = true},
+                      false);
+}
+
 /* One convolution on a device simulated by `threads` host threads: the
  * output (NHWC, float32 on the host), or NULL. */
 static float *conv_on(uint32_t threads, const lmnn_shape *xs, const float *x, const lmnn_shape *ws,
@@ -2397,6 +2535,7 @@ int main(void) {
     TEST_RUN(test_transpose_phases);
     TEST_RUN(test_transpose_phases_bfp8);
     TEST_RUN(test_large);
+    TEST_RUN(test_gathered);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
     TEST_RUN(test_depthwise);

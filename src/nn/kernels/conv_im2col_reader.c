@@ -42,11 +42,28 @@
  * row 0 of their tiles is read (DEPTHWISE; float32 and bfloat16) or 0,
  * then (DEPTHWISE) whether there is a bias (a float32 or bfloat16 tile
  * tensor of C values, common arg 3), its is_dram and element size, and
- * depthwise_compute.c's activation args (unused here):
- * all runtime, so one
- * compiled kernel serves every convolution and pooling. Common arg 0: the
- * image's address. */
+ * depthwise_compute.c's activation args (unused here), the depth (args
+ * 42..48: D, OD, KD, sd, dd, pd, ud), and the step between a core's units
+ * (arg 49; 0: consecutive): all runtime, so one compiled kernel serves
+ * every convolution and pooling. Common arg 0: the image's address.
+ *
+ * With NN_IM2COL_FUSED the units are whole patch rows that a matmul's
+ * compute takes as they come (nn_linear_gathered), each core's every
+ * step-th tile row. */
 #include "dataflow_api.h"
+
+/* The circular buffers: the patch rows handed on, zeros to copy from, the
+ * staging. With NN_IM2COL_FUSED the rows go straight to a matmul's compute
+ * (nn_linear_gathered), whose own buffers take the low indices. */
+#ifdef NN_IM2COL_FUSED
+#define CB_ROWS 7
+#define CB_ZEROS 8
+#define CB_STAGE 9
+#else
+#define CB_ROWS 0
+#define CB_ZEROS 2
+#define CB_STAGE 3
+#endif
 
 /* Zeros for the zero fills: a page of circular buffer 2 (when the program
  * has one) zeroed once, copied from with one NoC read per run instead of a
@@ -377,10 +394,10 @@ void kernel_main(void) {
     pstride = (ppp * page / planes + align - 1) / align * align;
     img_base = get_common_arg_val(0);
     zero_size = 0;
-    if (fill == 0 && lm_l1_word(LM_L1_CB_CONFIG + 2 * LM_CB_CONFIG_STRIDE)[1]) {
-        cb_reserve_back(2, 1); /* scratch: never pushed */
-        uint32_t z = get_write_ptr(2);
-        zero_size = get_tile_size(2);
+    if (fill == 0 && lm_l1_word(LM_L1_CB_CONFIG + CB_ZEROS * LM_CB_CONFIG_STRIDE)[1]) {
+        cb_reserve_back(CB_ZEROS, 1); /* scratch: never pushed */
+        uint32_t z = get_write_ptr(CB_ZEROS);
+        zero_size = get_tile_size(CB_ZEROS);
         nn_zero(z, zero_size);
         zero_src = get_noc_addr(my_x(), my_y(), z);
     }
@@ -394,10 +411,10 @@ void kernel_main(void) {
     uint32_t stage = 0, local = 0;
     s_lines = get_arg_val(29);
     if (s_lines || (whole && dw == 1 && uw == 1 && uh == 1 && KR <= 32 &&
-                    lm_l1_word(LM_L1_CB_CONFIG + 3 * LM_CB_CONFIG_STRIDE)[1] >=
+                    lm_l1_word(LM_L1_CB_CONFIG + CB_STAGE * LM_CB_CONFIG_STRIDE)[1] >=
                         KR * (31 * (uint32_t)sw + KW) * page)) {
-        cb_reserve_back(3, 1); /* scratch: never pushed */
-        stage = get_write_ptr(3);
+        cb_reserve_back(CB_STAGE, 1); /* scratch: never pushed */
+        stage = get_write_ptr(CB_STAGE);
         local = (uint32_t)(get_noc_addr(my_x(), my_y(), 0) >> 32);
     }
     if (s_lines) {
@@ -415,9 +432,9 @@ void kernel_main(void) {
      * of circular buffer 0 (not every row: one transfer in four). */
     bool cols_zeroed = wt <= block;
     if (cols_zeroed) {
-        const volatile uint32_t *cb0 = lm_l1_word(LM_L1_CB_CONFIG);
-        cb_reserve_back(0, cb0[3]); /* the whole ring, before anything is pushed */
-        nn_zero(get_write_ptr(0), cb0[1]);
+        const volatile uint32_t *cb0 = lm_l1_word(LM_L1_CB_CONFIG + CB_ROWS * LM_CB_CONFIG_STRIDE);
+        cb_reserve_back(CB_ROWS, cb0[3]); /* the whole ring, before anything is pushed */
+        nn_zero(get_write_ptr(CB_ROWS), cb0[1]);
     }
     /* POOL_FUSED and DEPTHWISE give each unit's block once per tap, taps
      * in order. */
@@ -449,14 +466,16 @@ void kernel_main(void) {
                                    .page_size = bsize,
                                    .is_dram = get_arg_val(35)};
     if (has_bias) masks_make(h % 32 ? h % 32 : 32);
-    for (uint32_t u = first; u < first + units; u++) {
+    /* A core's units are consecutive, or (fused) every ustep-th. */
+    uint32_t ustep = get_arg_val(49) ? get_arg_val(49) : 1;
+    for (uint32_t ui = 0, u = first; ui < units; ui++, u += ustep) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
         for (uint32_t t = 0; t < taps; t++) {
             uint32_t ptap = t; /* the tap of the pooling modes */
-            cb_reserve_back(0, room);
-            uint32_t base = get_write_ptr(0);
+            cb_reserve_back(CB_ROWS, room);
+            uint32_t base = get_write_ptr(CB_ROWS);
             if (s_lines) {
                 uint32_t row0 = rb.tr * 32, count = h - row0 < 32 ? h - row0 : 32;
                 uint32_t pitch = width * esize;
@@ -593,7 +612,7 @@ void kernel_main(void) {
                 if (!cols_zeroed) zero_run(dst + valid * esize, (width - valid) * esize);
             }
             noc_async_read_barrier();
-            cb_push_back(0, room);
+            cb_push_back(CB_ROWS, room);
             if (mode == 3) {
                 /* DEPTHWISE: then the unit's columns of the tap's weights. */
                 cb_reserve_back(4, room);

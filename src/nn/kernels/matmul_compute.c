@@ -7,7 +7,14 @@
  * block's own tiles first, [m][n] with its width).
  *
  * With flags & 1024 (keep), A's K blocks stay for all of a core's steps
- * along one row of blocks (they come once).
+ * along one row of blocks (they come once); with flags & 4096 (keep_b, one
+ * column of blocks), all of B's K blocks come at the core's first step and
+ * stay for all of them.
+ *
+ * NN_MM_GATHER (a define; Mb 1): A is a convolution's patch matrix that is
+ * never stored. conv_im2col_reader.c gathers each K block's 32 rows
+ * row-major into circular buffer 7 and this kernel tilizes them into
+ * circular buffer 1, where the product reads them as usual.
  *
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
@@ -32,6 +39,7 @@
 #define CB_ONES 3
 #define CB_BIAS 4
 #define CB_AT 5
+#define CB_ROWS 7 /* NN_MM_GATHER: A's rows as gathered */
 #define CB_OUT 16
 
 #ifdef NN_MM_TA
@@ -118,7 +126,7 @@ void kernel_main(void) {
     uint32_t gx = get_arg_val(10), gy = get_arg_val(11), si = get_arg_val(12);
     uint32_t sj = get_arg_val(13), mlast = get_arg_val(14), flags = get_arg_val(16);
     bool mcast_a = flags & 1, mcast_b = flags & 2, bias = flags & 4, tb = flags & 16;
-    bool keep = flags & 1024, act_in_place = flags & 2048;
+    bool keep = flags & 1024, act_in_place = flags & 2048, keep_b = flags & 4096;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
     uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
     mm_init(CB_A, CB_B, CB_OUT);
@@ -138,13 +146,27 @@ void kernel_main(void) {
         }
         /* With `keep`, a core's steps along a row of blocks share A: its K
          * blocks come once, at the row's first step, and stay until the
-         * last (each waited for as it comes, at the first). */
+         * last (each waited for as it comes, at the first). With `keep_b`
+         * (one column of blocks) all of B comes at the core's first step
+         * and stays. */
         bool a_first = !keep || jj == 0;
         bool a_last = !keep || jj + 1 == sj || x + gx * (jj + 1) >= nbk;
-        uint32_t a0 = 0; /* where the K block's A tiles start */
-        for (uint32_t q = 0; q < kblocks; q++, a0 += keep ? ablk : 0) {
+        bool b_first = !keep_b || s == 0;
+        uint32_t a0 = 0, b0 = 0; /* where the K block's A and B tiles start */
+        for (uint32_t q = 0; q < kblocks; q++) {
+#ifdef NN_MM_GATHER
+            /* The block's rows, row-major as gathered, tilized here. */
+            if (a_in && a_first) {
+                uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
+                cb_wait_front(CB_ROWS, kb);
+                cb_reserve_back(CB_A, ablk);
+                tilize_block(CB_ROWS, kk, CB_A);
+                cb_push_back(CB_A, ablk);
+                cb_pop_front(CB_ROWS, kb);
+            }
+#endif
             if (a_in && a_first) cb_wait_front(CB_A, keep ? a0 + ablk : ablk);
-            if (b_in) cb_wait_front(CB_B, kb * nb);
+            if (b_in && b_first) cb_wait_front(CB_B, b0 + kb * nb);
             if (work) {
                 uint32_t kk = kt - q * kb < kb ? kt - q * kb : kb;
                 bool last = q + 1 == kblocks;
@@ -166,8 +188,8 @@ void kernel_main(void) {
                     for (uint32_t m = 0; m < mr; m++)
                         for (uint32_t n = 0; n < nc; n++)
                             if (live >> n & 1)
-                                matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, k * nb + n, m * nc + n,
-                                             tb);
+                                matmul_tiles(CB_AM, CB_B, a0 + m * kb + k, b0 + k * nb + n,
+                                             m * nc + n, tb);
                 }
                 if (last) {
                     if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
@@ -178,10 +200,14 @@ void kernel_main(void) {
 #endif
             }
             if (a_in && !keep) cb_pop_front(CB_A, ablk);
-            if (b_in) cb_pop_front(CB_B, kb * nb);
+            if (b_in && !keep_b) cb_pop_front(CB_B, kb * nb);
+            a0 += keep ? ablk : 0;
+            b0 += keep_b ? kb * nb : 0;
         }
         if (a_in && keep && a_last) cb_pop_front(CB_A, kblocks * ablk);
         if (work) cb_push_back(CB_OUT, mb * nb);
     }
+    /* keep_b: all of B, if the core had a step (its first). */
+    if (keep_b && y < mbk) cb_pop_front(CB_B, kblocks * kb * nb);
     if (bias) cb_pop_front(CB_ONES, 3);
 }

@@ -6,6 +6,8 @@
  * argument 2), after the two "ones" tiles the bias is added with (circular
  * buffer 3); and the output block from circular buffer 16 to the tensor at
  * common argument 1, its padding zeroed at the right and bottom edges.
+ * With flags & 4096 (keep_b) all of B's K blocks come once, at the core's
+ * first step (matmul_compute.c keeps them).
  *
  * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
  * and 42) are the core's place in the gx x gy grid, which need not be its
@@ -71,6 +73,7 @@ void kernel_main(void) {
     uint32_t si = get_arg_val(12), sj = get_arg_val(13), mlast = get_arg_val(14);
     uint32_t nlast = get_arg_val(15), flags = get_arg_val(16), fmt = get_arg_val(17);
     bool mcast = flags & 2, bias = flags & 4, tb = flags & 16, zero_pad = flags & 512;
+    bool keep_b = flags & 4096;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb;
     uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
     uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
@@ -104,7 +107,8 @@ void kernel_main(void) {
         uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
         bool work = i < mbk && j < nbk;
         uint32_t c0 = j * nb, nc = nt - c0 < nb ? nt - c0 : nb;
-        if (j < nbk && (mcast ? gy * ii < mbk : i < mbk)) {
+        /* keep_b: B comes once, at the core's first step (nbk is 1). */
+        if (j < nbk && (mcast ? gy * ii < mbk : i < mbk) && (!keep_b || s == 0)) {
             bool receiver = mcast && y != sy;
             uint32_t bbase = 0;
             if (!receiver) {
