@@ -327,16 +327,19 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
     return LM_OK;
 }
 
-/* L1 a gathered product's circular buffers leave free (of what the runtime
- * does not reserve) for tensors kept in L1, e.g. sharded activations. */
+/* L1 a gathered product's circular buffers leave to tensors: of all that
+ * the runtime does not reserve, and of what is free now (the program is
+ * cached, and later tensors, e.g. sharded activations, take L1 too). */
 #define GATHER_L1_SPARE (320u * 1024u)
+#define GATHER_L1_SPARE_NOW (64u * 1024u)
 
 /* The geometry of a gathered product (nn_linear_gathered): blocks of one
  * tile row and all of K and N, so that each gathered row is tilized once
  * and meets all of B, which each core keeps; the block rows dealt over the
- * folded grid. False when that does not fit. */
+ * folded grid. False when that does not fit (`free`: the bytes of L1 the
+ * circular buffers may take at most). */
 static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_device_info *info,
-                          mm_geometry *g) {
+                          uint64_t free, mm_geometry *g) {
     uint32_t cap = p->fp32 ? 8 : 16;
     if (p->ta || p->tb || p->mcast || !p->b_shared || p->matrices != 1 || p->nt > cap) return false;
     uint64_t ta = lm_tile_size(nn_tile_format(p->a->dtype));
@@ -348,8 +351,10 @@ static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_dev
     uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * (ga->rows_page + ta) +
                   (uint64_t)p->kt * p->nt * tb + 3 * (uint64_t)p->nt * 4096 + 3 * 2048 +
                   2 * (uint64_t)p->nt * 4096 + ZEROS_BYTES;
-    uint64_t free = info->l1_size - info->l1_unreserved_base;
-    if (free < GATHER_L1_SPARE || l1 > free - GATHER_L1_SPARE) return false;
+    uint64_t all = info->l1_size - info->l1_unreserved_base;
+    if (all < GATHER_L1_SPARE || l1 > all - GATHER_L1_SPARE || free < GATHER_L1_SPARE_NOW ||
+        l1 > free - GATHER_L1_SPARE_NOW)
+        return false;
     uint32_t threads = info->num_threads ? info->num_threads : 1;
     uint32_t cores = info->grid_x * info->grid_y;
     if (cores > threads * MM_CORES_PER_THREAD) cores = threads * MM_CORES_PER_THREAD;
@@ -748,9 +753,14 @@ lm_status nn_linear_gathered(const char *op, const nn_mm_gather *ga, lmnn_tensor
     lmnn_dtype dtype;
     lm_device_info info;
     mm_geometry g;
+    lm_memory_stats l1;
     lm_status st = plan(op, "input", "weight", weight, bias, opts, raw_padding, groups, &p, &dtype);
     if (!st && (st = lm_device_get_info(a.device, &info))) st = nn_fail_call(st, op);
-    if (st || !plan_gathered(&p, ga, &info, &g)) return st;
+    /* Buffers take L1 from the top: what is left below them, the largest
+     * free block, is where circular buffers go. */
+    if (!st && (st = lm_device_get_memory_stats(a.device, LM_BUFFER_L1, &l1)))
+        st = nn_fail_call(st, op);
+    if (st || !plan_gathered(&p, ga, &info, l1.largest_free_block_bytes, &g)) return st;
     return run(op, &p, opts, dtype, ga, &g, out);
 }
 

@@ -1404,6 +1404,64 @@ static void test_gathered(void) {
                       false);
 }
 
+/* One 3x3 convolution (64 -> 256 channels: its gathered product keeps a
+ * weight of 576 KiB in L1) with bias and relu of a fixed NHWC image: whether
+ * its product ran gathered (*out_gathered), and its output (*out, malloc'd;
+ * NULL on a failure). */
+static void conv_once(bool *out_gathered, float **out) {
+    *out = NULL;
+    lmnn_shape xs = LMNN_SHAPE(1, 9, 10, 64), ws = LMNN_SHAPE(256, 64, 3, 3), bs = LMNN_SHAPE(256);
+    float *xv = nn_rand_floats(lmnn_shape_volume(&xs), -1, 1, 71);
+    float *wv = nn_rand_floats(lmnn_shape_volume(&ws), -0.5f, 0.5f, 72);
+    float *bv = nn_rand_floats(256, -1, 1, 73);
+    lmnn_tensor x, w, b, y;
+    CHECK_OK(nn_upload(&xs, xv, LMNN_FLOAT32, LMNN_ROW_MAJOR, &x));
+    CHECK_OK(nn_upload(&ws, wv, LMNN_FLOAT32, LMNN_ROW_MAJOR, &w));
+    CHECK_OK(nn_upload(&bs, bv, LMNN_FLOAT32, LMNN_ROW_MAJOR, &b));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.activation = LMNN_RELU;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_conv2d(x, w, b, &o, &y));
+    bool ran[1];
+    ran_since((const char *const[]){"conv_im2col_reader.c + matmul_compute.c"}, ran, 1);
+    *out_gathered = ran[0];
+    *out = nn_download(y);
+    CHECK(*out != NULL);
+    lmnn_tensor_free(x), lmnn_tensor_free(w), lmnn_tensor_free(b), lmnn_tensor_free(y);
+    free(xv), free(wv), free(bv);
+}
+
+/* A product that would be gathered with L1 free is stored when L1 holds a
+ * tensor that leaves its circular buffers no room, but the stored form's
+ * (smaller) enough (and the program gathering it is cached: the choice is
+ * made before the cache), and both give the same bits: the patch rows are
+ * tilized alike, the products sum in the same order. */
+static void test_gathered_l1_full(void) {
+    bool gathered = false, gathered_full = true;
+    float *free_l1, *full;
+    conv_once(&gathered, &free_l1);
+    CHECK(gathered);
+    lm_memory_stats st;
+    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &st));
+    /* All but 700 KiB of each core's L1, in 4 KiB pages. */
+    lm_buffer_config cfg;
+    lm_buffer_config_init(&cfg);
+    cfg.type = LM_BUFFER_L1;
+    cfg.page_size = 4096;
+    cfg.size = (st.largest_free_block_bytes - (700u << 10)) / 4096 * 4096 * st.banks;
+    lm_buffer big;
+    CHECK_OK(lm_create_buffer(nn_dev(), &cfg, &big));
+    conv_once(&gathered_full, &full);
+    CHECK_OK(lm_deallocate_buffer(big));
+    CHECK(!gathered_full);
+    if (free_l1 && full) CHECK(!memcmp(free_l1, full, 9 * 10 * 256 * sizeof(float)));
+    free(free_l1);
+    free(full);
+}
+
 /* One convolution on a device simulated by `threads` host threads: the
  * output (NHWC, float32 on the host), or NULL. */
 static float *conv_on(uint32_t threads, const lmnn_shape *xs, const float *x, const lmnn_shape *ws,
@@ -2536,6 +2594,7 @@ int main(void) {
     TEST_RUN(test_transpose_phases_bfp8);
     TEST_RUN(test_large);
     TEST_RUN(test_gathered);
+    TEST_RUN(test_gathered_l1_full);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
     TEST_RUN(test_depthwise);
