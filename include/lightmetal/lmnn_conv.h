@@ -25,7 +25,14 @@
  * untilized or gathered); the existing multi-core lmnn_linear
  * multiplies it by the prepared weight matrix [KH * KW * C, OC] and adds the
  * bias and the fused activation; the [N * OH * OW, OC] result is the NHWC
- * output (for NCHW it is transposed tile by tile and reshaped). Pooling
+ * output (for NCHW it is transposed tile by tile and reshaped). When the
+ * prepared weight and a tile row of patches fit in the L1 left below the
+ * tensors L1 holds at the call (with room to spare) and the output channels
+ * fit the destination registers (256 with float32 accumulation, 512
+ * without), the gather and the product are one program instead: each core
+ * tilizes the rows it gathers and multiplies them by the weight it keeps,
+ * and the patch matrix is never stored (the same result, bit for bit).
+ * Pooling
  * gathers each window's taps the same way (padding -inf for max) and reduces
  * them as they arrive (max, or a float32 sum then multiplied by 1 / divisor),
  * on the device.

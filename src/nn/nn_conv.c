@@ -267,31 +267,49 @@ static int64_t geom_line(const nn_conv_geom *g, uint64_t b, uint32_t kr, int64_t
     return ((int64_t)(b / g->od) * g->d + vz / g->ud) * g->h + vy / g->uh;
 }
 
-/* The most input lines (counted from the first to the last) one unit of 32
- * of the m patch rows reads. Which lines a unit reads depends only on where
- * in a batch entry it starts, which repeats after OD * OH * OW / gcd(OD *
- * OH * OW, 32) units: one period is enough. */
-static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
+/* The ring's shape: a 2-D image's line l goes to slot l % lines; a 3-D
+ * image's line (its image zz = l / H, its row y = l % H) to slot (zz % zs)
+ * * hs + y % hs, lines = zs * hs: no two lines of one unit share a slot
+ * when no unit reads lines more than zs images or hs rows apart (the lines
+ * of a 3-D unit, KD images apart, would need a ring of more than 2H). */
+typedef struct staged_ring {
+    uint64_t lines, zs, hs;
+} staged_ring;
+
+/* The smallest ring for the m patch rows' units of 32. Which lines a unit
+ * reads depends only on where in a batch entry it starts, which repeats
+ * after OD * OH * OW / gcd(OD * OH * OW, 32) units: one period is enough. */
+static staged_ring staged_ring_of(const nn_conv_geom *g, uint64_t m) {
     uint64_t per_image = (uint64_t)g->oh * g->ow, units = (m + 31) / 32;
     uint64_t per_entry = per_image * g->od;
-    uint64_t period = per_entry / nn_gcd(per_entry, 32), worst = 0;
+    uint64_t period = per_entry / nn_gcd(per_entry, 32);
+    staged_ring r = {0, 0, 0};
+    bool flat = g->sp == 2;
     for (uint64_t u = 0; u < units && u < period; u++) {
         uint64_t row = u * 32, end = row + 32 < m ? row + 32 : m;
-        int64_t lo = INT64_MAX, hi = -1;
+        /* The unit's lines (2-D), or its images and rows (3-D). */
+        int64_t lo = INT64_MAX, hi = -1, ylo = INT64_MAX, yhi = -1;
         while (row < end) {
             uint64_t b = row / per_image, p = row % per_image, ox = p % g->ow;
             int64_t y0 = (int64_t)(p / g->ow) * g->sh - g->pt;
             for (uint32_t kr = 0; kr < g->kd * g->kh; kr++) {
                 int64_t line = geom_line(g, b, kr, y0);
                 if (line < 0) continue;
-                lo = line < lo ? line : lo;
-                hi = line > hi ? line : hi;
+                int64_t at = flat ? line : line / g->h, y = line % g->h;
+                lo = at < lo ? at : lo;
+                hi = at > hi ? at : hi;
+                ylo = y < ylo ? y : ylo;
+                yhi = y > yhi ? y : yhi;
             }
             row += g->ow - ox < end - row ? g->ow - ox : end - row;
         }
-        if (hi >= lo && (uint64_t)(hi - lo + 1) > worst) worst = (uint64_t)(hi - lo + 1);
+        if (hi < lo) continue;
+        if (flat && (uint64_t)(hi - lo + 1) > r.lines) r.lines = (uint64_t)(hi - lo + 1);
+        if (!flat && (uint64_t)(hi - lo + 1) > r.zs) r.zs = (uint64_t)(hi - lo + 1);
+        if (!flat && (uint64_t)(yhi - ylo + 1) > r.hs) r.hs = (uint64_t)(yhi - ylo + 1);
     }
-    return worst;
+    if (!flat) r.lines = r.zs * r.hs;
+    return r;
 }
 
 /* Channels at most for nn_conv_planes_fit: beyond a tile's rows the
@@ -299,22 +317,24 @@ static uint64_t staged_lines_max(const nn_conv_geom *g, uint64_t m) {
  * per channel and line. */
 #define PLANES_MAX_C 16
 
-/* The ring's lines for convolution g (the reader's runtime arg 29), or 0 to
- * stage runs of lines instead: whole lines need pages of image rows, no
- * dilation along W and zero fill, and the ring must fit IM2COL_STAGE_LINES
- * and the budget. Patch rows wider than a column block stage too: each
- * block's units copy their columns out of the same lines, which the units
- * of one tile row, in a row, read once. So does a transposed convolution's
- * virtually strided image: its lines are staged with the zeros between
- * the pixels, and the rows between its lines read as padding. */
-static uint32_t staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, uint32_t fill,
-                             uint32_t page) {
-    if (ppp == 1 || fill != 0 || g->dw != 1) return 0;
-    uint64_t lines = staged_lines_max(g, m);
-    if (lines == 0 || lines > IM2COL_STAGE_LINES ||
-        lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)
-        return 0;
-    return (uint32_t)lines;
+/* The ring for convolution g (the reader's runtime args 29, 50 and 51), or
+ * none (lines 0) to stage runs of lines instead: whole lines need pages of
+ * image rows, no dilation along W and zero fill, and the ring must fit
+ * IM2COL_STAGE_LINES and the budget. Patch rows wider than a column block
+ * stage too: each block's units copy their columns out of the same lines,
+ * which the units of one tile row, in a row, read once. So does a
+ * transposed convolution's virtually strided image: its lines are staged
+ * with the zeros between the pixels, and the rows between its lines read
+ * as padding. */
+static staged_ring staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp, uint32_t fill,
+                                uint32_t page) {
+    staged_ring none = {0, 0, 0};
+    if (ppp == 1 || fill != 0 || g->dw != 1) return none;
+    staged_ring r = staged_ring_of(g, m);
+    if (r.lines == 0 || r.lines > IM2COL_STAGE_LINES ||
+        r.lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)
+        return none;
+    return r;
 }
 
 bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
@@ -322,11 +342,12 @@ bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
     nn_conv_geom planes = *g;
     planes.planes = g->c;
     return g->c > 1 && g->c <= PLANES_MAX_C && g->w > 1 &&
-           staged_lines(&planes, m, g->w, 0, g->c * esize) > 0;
+           staged_lines(&planes, m, g->w, 0, g->c * esize).lines > 0;
 }
 
 /* The patch reader's runtime args (conv_im2col_reader.c's list). */
-#define IM2COL_ARGS 50
+#define IM2COL_ARGS 52
+#define IM2COL_ARG_STEP 49 /* a core's step between units (nn_conv_product) */
 
 /* What the patch reader's program is built from: nn_conv_im2col's, and the
  * gather of nn_conv_product's. */
@@ -418,7 +439,9 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
     }
     pl->block = block;
     pl->tap_batch = tap_batch;
-    uint32_t lines = mode == NN_PATCH_CONV ? staged_lines(g, m, ppp, fill, g->c * esize) : 0;
+    staged_ring ring = {0, 0, 0};
+    if (mode == NN_PATCH_CONV) ring = staged_lines(g, m, ppp, fill, g->c * esize);
+    uint32_t lines = (uint32_t)ring.lines;
     if (planes > 1 && !lines)
         return nn_fail(LM_ERR_INTERNAL, op, "input: an NCHW image whose lines cannot be staged");
     pl->lines = lines;
@@ -431,7 +454,8 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
     /* tilize_compute.c and tile_units.c take the tile geometry as runtime
      * args 2..6 (nn_layout.c's row blocks); the reader and pool_compute.c
      * the convolution's after it, then the image's buffer, element size and
-     * mode. Arg 49, a core's unit step, is set by the fused product. */
+     * mode; the depth, the unit step (IM2COL_ARG_STEP) and the ring's
+     * shape (staged_ring) last. */
     uint32_t args[IM2COL_ARGS] = {0,
                                   0,
                                   t.h,
@@ -483,7 +507,9 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
                                   (uint32_t)g->dd,
                                   (uint32_t)g->pd,
                                   (uint32_t)g->ud,
-                                  0};
+                                  0,
+                                  (uint32_t)ring.zs,
+                                  (uint32_t)ring.hs};
     memcpy(pl->args, args, sizeof args);
     return LM_OK;
 }
@@ -606,11 +632,14 @@ static lm_status gather_buffers(const char *op, nn_program *prog, const void *ct
 
 /* The patch matrix of `img` (NN_PATCH_CONV) times the prepared weight `wp`
  * as nn_linear_grouped makes it, in one program that never stores the
- * patch matrix: each tile row is gathered, tilized and multiplied in L1.
- * LM_OK with out->id 0 when the product does not fit that form. */
+ * patch matrix: each tile row is gathered, tilized and multiplied in L1;
+ * with `rm_shape` (else NULL) untilized too, as the row-major flat output
+ * of that shape (flat_rm_shape). LM_OK with out->id 0 when the product
+ * does not fit that form. */
 static lm_status conv_product(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
                               lmnn_tensor bias, const lmnn_matmul_options *mo, bool raw_padding,
-                              const nn_mm_groups *groups, lmnn_tensor *out) {
+                              const nn_mm_groups *groups, const lmnn_shape *rm_shape,
+                              lmnn_tensor *out) {
     *out = (lmnn_tensor){0};
     im2col_plan pl;
     lm_status st = im2col_plan_make(op, img, g, NN_PATCH_CONV, 0, 0, 1, NULL, true, &pl);
@@ -628,11 +657,13 @@ static lm_status conv_product(const char *op, nn_tensor *img, const nn_conv_geom
         .nargs = IM2COL_ARGS,
         .first_arg = 0,
         .count_arg = 1,
-        .step_arg = IM2COL_ARGS - 1,
+        .step_arg = IM2COL_ARG_STEP,
         .l1_bytes = (uint64_t)pl.block * 32 * pl.esize + pl.stage,
         .buffers = gather_buffers,
         .ctx = &pl,
+        .rm_len = rm_shape ? rm_shape->dims[rm_shape->rank - 1] : 0,
     };
+    if (rm_shape) ga.rm_shape = *rm_shape;
     st = nn_linear_gathered(op, &ga, wp, bias, mo, raw_padding, groups, out);
     return st ? nn_fail_call(st, op) : LM_OK;
 }
@@ -699,12 +730,17 @@ lm_status nn_conv_output_layout(const char *op, bool flat, lmnn_layout layout, b
     return LM_OK;
 }
 
+/* The row-major flat output's shape: a page per pixel or per image row. */
+static lmnn_shape flat_rm_shape(const nn_conv_geom *g, uint32_t c, bool image_rows) {
+    return image_rows ? LMNN_SHAPE(g->n * g->oh, g->ow * c)
+                      : LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c);
+}
+
 lm_status nn_conv_flat_rm(const char *op, lmnn_tensor y, const nn_conv_geom *g, uint32_t c,
                           bool image_rows, const lmnn_memory_config *memory, lmnn_tensor *out) {
     nn_tensor *t, *o;
     lm_status st = nn_get_tensor(op, "output", y, &t);
-    lmnn_shape s = image_rows ? LMNN_SHAPE(g->n * g->oh, g->ow * c)
-                              : LMNN_SHAPE(1, 1, g->n * g->oh * g->ow, c);
+    lmnn_shape s = flat_rm_shape(g, c, image_rows);
     if (!st) st = nn_tensor_new(op, t->device, &s, t->dtype, LMNN_ROW_MAJOR, memory, out, &o);
     if (!st && (st = nn_untilize(op, t, o))) nn_tensor_discard(*out);
     lmnn_tensor_free(y);
@@ -1836,6 +1872,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         st = depthwise(op, img, &gm, wp, bt, opts, dtype,
                        opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);
     }
+    bool rm_direct = false; /* y is the row-major flat output already */
     if (!st && !y.id) {
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);
@@ -1857,8 +1894,13 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         nn_mm_groups grp = {0};
         if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
         bool raw = rm_out || phases;
-        /* The patch matrix gathered as the product goes, else stored. */
-        if (!direct) st = conv_product(op, img, &gp, wp, bt, &mo, raw, &grp, &y);
+        /* The patch matrix gathered as the product goes (a row-major flat
+         * output untilized there too), else stored. */
+        lmnn_shape rms = flat_rm_shape(&gm, oc, opts->output_image_rows);
+        if (!direct)
+            st = conv_product(op, img, &gp, wp, bt, &mo, raw, &grp, rm_out && !phases ? &rms : NULL,
+                              &y);
+        rm_direct = y.id && rm_out && !phases;
         if (!st && !y.id && !direct)
             st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, NULL, &patches);
         if (!st && !y.id) {
@@ -1878,6 +1920,10 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(patches, input);
     if (!st && phases)
         return phase_finish(op, y, &gm, &gp, oc, opts, crop, dtype, rm_out, &memory, out);
+    if (!st && rm_direct) {
+        *out = y;
+        return LM_OK;
+    }
     if (!st && rm_out)
         return nn_conv_flat_rm(op, y, &gm, oc, opts->output_image_rows, &memory, out);
     if (!st)

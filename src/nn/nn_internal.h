@@ -348,6 +348,11 @@ typedef struct nn_mm_gather {
      * and the step between them. */
     uint32_t first_arg, count_arg, step_arg;
     uint64_t l1_bytes; /* what `buffers` takes of L1 */
+    /* A row-major output instead of tiles (rm_len 0: tiles): rm_shape,
+     * holding the [m, n] product's elements in the same order, in pages of
+     * rm_len elements (a multiple or a divisor of n); float32 or bfloat16. */
+    uint32_t rm_len;
+    lmnn_shape rm_shape;
     /* Makes the reader's own circular buffers (none of the matmul's). */
     lm_status (*buffers)(const char *op, nn_program *prog, const void *ctx);
     const void *ctx;

@@ -58,12 +58,13 @@ enum {
     ARG_GROUP_C,                            /* nn_mm_groups (c 0: none) */
     ARG_GROUP_CG,
     ARG_GROUP_OCG,
+    ARG_RM_LEN, /* MM_RM_OUT: elements per page of the row-major output */
     ARG_MAX
 };
 _Static_assert(ARG_VX == 41 && ARG_VY == 42, "the matmul kernels read x and y at args 41 and 42");
-_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46 && ARG_GROUP_C == 47,
+_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46 && ARG_GROUP_C == 47 && ARG_RM_LEN == 50,
                "matmul_compute.c reads the activation's parameters at args 43..45, the op at 46, "
-               "the groups at 47..49");
+               "the groups at 47..49; matmul_writer.c the row-major output's pages at 50");
 
 enum {
     MM_MCAST_A = 1,
@@ -79,6 +80,7 @@ enum {
     MM_KEEP_A = 1024,       /* A's K blocks stay for a core's steps along a row of blocks */
     MM_ACT_IN_PLACE = 2048, /* the activation runs on the block in dst (nn_unary_in_place) */
     MM_KEEP_B = 4096,       /* all of B comes once per core and stays (one column of blocks) */
+    MM_RM_OUT = 8192,       /* the output untilized, row-major (a gathered product's) */
 };
 
 #define CB_INTERM 0
@@ -90,6 +92,7 @@ enum {
 #define CB_ZEROS 6        /* the writer's zeros for the padding (MM_ZERO_PAD) */
 #define ZEROS_BYTES 1024u /* a float32 face */
 #define CB_OUT 16
+#define CB_PACK 10 /* the output's tiles on their way to being untilized */
 
 /* Circular buffers may take this much of a core's L1. */
 #define CB_BUDGET (896u * 1024u)
@@ -346,11 +349,12 @@ static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_dev
     uint64_t tb = lm_tile_size(nn_tile_format(p->b->dtype));
     /* A tile row as gathered and tilized (one each: the compute tilizes
      * what it multiplies, and a core's kernels take turns on one host
-     * thread), all of B, two output blocks, the activation's, the ones, the
-     * bias, the zeros. */
+     * thread), all of B, two output blocks, the activation's, the
+     * untilize's and two of the bias (six blocks of at most 4 KiB tiles),
+     * the ones (three bfloat16 tiles), the zeros. */
     uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * (ga->rows_page + ta) +
-                  (uint64_t)p->kt * p->nt * tb + 3 * (uint64_t)p->nt * 4096 + 3 * 2048 +
-                  2 * (uint64_t)p->nt * 4096 + ZEROS_BYTES;
+                  (uint64_t)p->kt * p->nt * tb + 6 * (uint64_t)p->nt * 4096 + 3 * 2048 +
+                  ZEROS_BYTES;
     uint64_t all = info->l1_size - info->l1_unreserved_base;
     if (all < GATHER_L1_SPARE || l1 > all - GATHER_L1_SPARE || free < GATHER_L1_SPARE_NOW ||
         l1 > free - GATHER_L1_SPARE_NOW)
@@ -408,6 +412,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                      (p->bias && p->bias->memory.type == LM_BUFFER_DRAM ? MM_BIAS_DRAM : 0) |
                      ((p->m % 32 || p->n % 32) && !p->raw_padding ? MM_ZERO_PAD : 0) |
                      (g->keep_a ? MM_KEEP_A : 0) | (g->keep_b ? MM_KEEP_B : 0) |
+                     (ga && ga->rm_len ? MM_RM_OUT : 0) |
                      (p->act && nn_unary_in_place(p->act_op) ? MM_ACT_IN_PLACE : 0);
     args[ARG_FLAGS] = flags;
     args[ARG_OUT_FMT] = (uint32_t)fo;
@@ -418,6 +423,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     args[ARG_GROUP_C] = p->groups.c;
     args[ARG_GROUP_CG] = p->groups.cg;
     args[ARG_GROUP_OCG] = p->groups.ocg;
+    args[ARG_RM_LEN] = ga ? ga->rm_len : 0;
     for (uint32_t d = 0; d < p->nd; d++) {
         args[ARG_DIMS + 3 * d] = p->od[d];
         args[ARG_DIMS + 3 * d + 1] = p->as[d];
@@ -425,7 +431,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     }
     uint32_t nargs = ARG_MAX;
 
-    lm_kernel_define defs[3];
+    lm_kernel_define defs[4];
     uint32_t ndefs = 0;
     /* Every activation's chain, chosen by nn_op at run time: one compiled
      * kernel whatever the activation. */
@@ -435,6 +441,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     }
     if (p->ta) defs[ndefs++] = (lm_kernel_define){"NN_MM_TA", "1"};
     if (ga) defs[ndefs++] = (lm_kernel_define){"NN_MM_GATHER", "1"};
+    if (ga && ga->rm_len) defs[ndefs++] = (lm_kernel_define){"NN_MM_UNTILIZE", "1"};
     nn_kernel_spec reader = {"matmul_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
     if (ga) reader = ga->reader;
     nn_kernel_spec compute = {
@@ -464,7 +471,14 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), b_pages);
     if (!st && ga) st = nn_program_cb(op, prog, NN_MM_CB_ROWS, ga->rows_format, ga->rows_page, kb);
     if (!st && ga) st = ga->buffers(op, prog, ga->ctx);
-    if (!st) st = nn_program_cb(op, prog, CB_OUT, fo, (uint32_t)lm_tile_size(fo), 2 * mb * nb);
+    if (!st && ga && ga->rm_len) {
+        /* Tiles packed, then untilized into row-major pages (Mb 1). */
+        st = nn_program_cb(op, prog, CB_PACK, fo, (uint32_t)lm_tile_size(fo), nb);
+        if (!st)
+            st = nn_program_cb(op, prog, CB_OUT, fo, 32 * 32 * nn_rm_elem_size(o->dtype), 2 * nb);
+    } else if (!st) {
+        st = nn_program_cb(op, prog, CB_OUT, fo, (uint32_t)lm_tile_size(fo), 2 * mb * nb);
+    }
     if (!st && p->act)
         st = nn_program_cb(op, prog, CB_INTERM, facc, (uint32_t)lm_tile_size(facc), mb * nb);
     if (!st && p->ta)
@@ -678,8 +692,9 @@ static lm_status run(const char *op, const mm_plan *p, const lmnn_matmul_options
     lmnn_tensor oh;
     nn_tensor *o;
     lmnn_memory_config memory = nn_output_memory(&opts->output.memory, p->a);
-    lm_status st =
-        nn_tensor_new(op, p->a->device, &p->out_shape, dtype, LMNN_TILE, &memory, &oh, &o);
+    bool rm = ga && ga->rm_len;
+    lm_status st = nn_tensor_new(op, p->a->device, rm ? &ga->rm_shape : &p->out_shape, dtype,
+                                 rm ? LMNN_ROW_MAJOR : LMNN_TILE, &memory, &oh, &o);
     if (st) return st;
     nn_key key;
     nn_key_init(&key, ga ? "matmul_gathered" : "matmul");
@@ -694,6 +709,7 @@ static lm_status run(const char *op, const mm_plan *p, const lmnn_matmul_options
     nn_key_tensor(&key, o);
     if (p->bias) nn_key_tensor(&key, p->bias);
     if (ga) {
+        nn_key_u32(&key, ga->rm_len);
         nn_key_add(&key, ga->args, ga->nargs * sizeof ga->args[0]);
         nn_key_tensor(&key, ga->source);
     }
@@ -760,7 +776,12 @@ lm_status nn_linear_gathered(const char *op, const nn_mm_gather *ga, lmnn_tensor
      * free block, is where circular buffers go. */
     if (!st && (st = lm_device_get_memory_stats(a.device, LM_BUFFER_L1, &l1)))
         st = nn_fail_call(st, op);
-    if (st || !plan_gathered(&p, ga, &info, l1.largest_free_block_bytes, &g)) return st;
+    /* A row-major output: of a dtype with a row-major form, in pages of
+     * whole rows or rows of whole pages. */
+    if (st) return st;
+    bool rm_ok = !ga->rm_len || ((dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16) &&
+                                 (ga->rm_len % p.n == 0 || p.n % ga->rm_len == 0));
+    if (!rm_ok || !plan_gathered(&p, ga, &info, l1.largest_free_block_bytes, &g)) return LM_OK;
     return run(op, &p, opts, dtype, ga, &g, out);
 }
 

@@ -1342,7 +1342,7 @@ static void test_gathered(void) {
                                   .transpose = true,
                                   .bias = true},
                       true);
-    run_gathered_case("G packed pixels (1 -> 8, row-major flat out)",
+    run_gathered_case("G packed pixels (1 -> 8, row-major flat out, no bias)",
                       (conv_case){.n = 1,
                                   .c = 1,
                                   .h = 30,
@@ -1351,10 +1351,30 @@ static void test_gathered(void) {
                                   .kh = 5,
                                   .kw = 5,
                                   .pad = {2, 2, 2, 2},
-                                  .bias = true,
                                   .relu = true,
                                   .flat = true,
-                                  .rm_out = true},
+                                  .row_major = true,
+                                  .rm_out = true,
+                                  .host_prep = true},
+                      true);
+    run_gathered_case("G image rows out, 3 -> 40, bf16",
+                      (conv_case){.n = 2,
+                                  .c = 3,
+                                  .h = 11,
+                                  .w = 13,
+                                  .oc = 40,
+                                  .kh = 3,
+                                  .kw = 3,
+                                  .pad = {1, 1, 1, 1},
+                                  .bias = true,
+                                  .relu = true,
+                                  .nhwc = true,
+                                  .row_major = true,
+                                  .flat = true,
+                                  .rm_out = true,
+                                  .rows_out = true,
+                                  .host_prep = true,
+                                  .dtype = LMNN_BFLOAT16},
                       true);
     run_gathered_case("G patch rows of 36 tiles",
                       (conv_case){.n = 1,
@@ -1402,6 +1422,77 @@ static void test_gathered(void) {
                                   .bias = true,
                                   .nhwc = true},
                       false);
+}
+
+/* A convolution of a fixed NHWC row-major image by a weight and bias
+ * prepared first (from the host's data) into a flat output in
+ * `layout` (image rows with `rows`): the output (*out, malloc'd; NULL on a
+ * failure) and the programs the call ran (*out_programs, each followed by
+ * "; "). */
+static void conv_flat(uint32_t c, uint32_t oc, uint32_t k, lmnn_layout layout, bool rows,
+                      float **out, char *out_programs, size_t size) {
+    *out = NULL;
+    out_programs[0] = '\0';
+    lmnn_shape xs = LMNN_SHAPE(2, 11, 28, c), ws = LMNN_SHAPE(oc, c, k, k), bs = LMNN_SHAPE(oc);
+    float *xv = nn_rand_floats(lmnn_shape_volume(&xs), -1, 1, 81);
+    float *wv = nn_rand_floats(lmnn_shape_volume(&ws), -0.5f, 0.5f, 82);
+    float *bv = nn_rand_floats(oc, -1, 1, 83);
+    lmnn_tensor x, w, b, bp, y;
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = (int32_t)k / 2;
+    o.activation = LMNN_RELU;
+    o.flat_output = true;
+    o.output_layout = layout;
+    o.output_image_rows = rows;
+    CHECK_OK(nn_upload(&xs, xv, LMNN_FLOAT32, LMNN_ROW_MAJOR, &x));
+    CHECK_OK(
+        lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, wv, lmnn_shape_volume(&ws) * 4, &o, &w));
+    CHECK_OK(nn_upload(&bs, bv, LMNN_FLOAT32, LMNN_ROW_MAJOR, &b));
+    CHECK_OK(lmnn_conv2d_prepare_bias(b, w, &bp));
+    lmnn_tensor_free(b);
+    b = bp;
+    free(xv), free(wv), free(bv);
+    o.kernel_size[0] = o.kernel_size[1] = (int32_t)k;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_conv2d(x, w, b, &o, &y));
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+    for (size_t i = 0, at = 0; i < n && at < size; i++)
+        at += (size_t)snprintf(out_programs + at, size - at, "%s; ", e[i].program);
+    lm_profile_program_free(e);
+    *out = nn_download(y);
+    CHECK(*out != NULL);
+    lmnn_tensor_free(x), lmnn_tensor_free(w), lmnn_tensor_free(b), lmnn_tensor_free(y);
+}
+
+/* A gathered product with a row-major flat output untilizes it itself, in
+ * the one program, with a page per image row or per pixel, output pixels
+ * packed or not: the same values as the tile output. */
+static void test_gathered_row_major(void) {
+    static const struct {
+        uint32_t c, oc, k;
+        bool rows;
+    } cases[] = {
+        {3, 40, 3, true}, {3, 40, 3, false}, {1, 8, 5, false}, {1, 8, 5, true}, {16, 24, 3, true}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        float *tile = NULL, *rm = NULL;
+        char tile_ran[512], rm_ran[512];
+        conv_flat(cases[i].c, cases[i].oc, cases[i].k, LMNN_TILE, false, &tile, tile_ran,
+                  sizeof tile_ran);
+        conv_flat(cases[i].c, cases[i].oc, cases[i].k, LMNN_ROW_MAJOR, cases[i].rows, &rm, rm_ran,
+                  sizeof rm_ran);
+        printf("  rm case %zu: %s\n", i, rm_ran);
+        CHECK(!strcmp(rm_ran, "conv_im2col_reader.c + matmul_compute.c + matmul_writer.c; "));
+        size_t nv = (size_t)2 * 11 * 28 * cases[i].oc;
+        if (tile && rm) CHECK(!memcmp(tile, rm, nv * sizeof *rm));
+        free(tile), free(rm);
+    }
 }
 
 /* One 3x3 convolution (64 -> 256 channels: its gathered product keeps a
@@ -2595,6 +2686,7 @@ int main(void) {
     TEST_RUN(test_large);
     TEST_RUN(test_gathered);
     TEST_RUN(test_gathered_l1_full);
+    TEST_RUN(test_gathered_row_major);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
     TEST_RUN(test_depthwise);

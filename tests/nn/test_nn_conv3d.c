@@ -509,6 +509,23 @@ static void test_basic(void) {
                                                                      .stride = {1, 2, 2},
                                                                      .pad = {1, 1, 1, 1, 1, 1},
                                                                      .bias = true});
+    /* Few NCDHW channels are read as planes, their lines kept in the 3-D
+     * ring (KD images apart): no transpose; the product gathered. */
+    run_case("C 3 NCDHW planes, flat out",
+             (c3_case){.n = 2,
+                       .c = 3,
+                       .d = 5,
+                       .h = 8,
+                       .w = 9,
+                       .oc = 6,
+                       .kd = 3,
+                       .kh = 3,
+                       .kw = 3,
+                       .pad = {1, 1, 1, 1, 1, 1},
+                       .bias = true,
+                       .flat = true,
+                       .must_run = "conv_im2col_reader.c + matmul_compute.c",
+                       .must_not_run = "transpose_compute.c"});
 }
 
 /* Strides, asymmetric padding, dilation and a kernel that differ per dim;

@@ -378,6 +378,21 @@ static void test_large(void) {
         run_case(&cs[i], 600 + i, NULL);
 }
 
+/* Tall products of one column of blocks, more block rows than cores: each
+ * core reads B once and keeps it over its steps (K in one block, in two
+ * blocks, and with a bias and bfloat16). */
+static void test_tall(void) {
+    mm_case cs[] = {
+        mk("[4100,200]x[200,40] fp32", LMNN_SHAPE(4100, 200), LMNN_SHAPE(200, 40), LMNN_FLOAT32),
+        mk("[2500,300]x[300,64]+[64] fp32", LMNN_SHAPE(2500, 300), LMNN_SHAPE(300, 64),
+           LMNN_FLOAT32),
+        mk("[9000,96]x[96,20]+[20] bf16", LMNN_SHAPE(9000, 96), LMNN_SHAPE(96, 20), LMNN_BFLOAT16),
+    };
+    cs[1].linear = cs[2].linear = true;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        run_case(&cs[i], 650 + i, NULL);
+}
+
 static void test_dtypes(void) {
     mm_case cs[] = {
         mk("bf16 x bfp8 weights", LMNN_SHAPE(64, 96), LMNN_SHAPE(96, 80), LMNN_BFLOAT16),
@@ -785,6 +800,7 @@ int main(void) {
     TEST_RUN(test_cache);
     TEST_RUN(test_packed);
     TEST_RUN(test_large);
+    TEST_RUN(test_tall);
     TEST_RUN(test_multicast);
     TEST_RUN(test_capture_replay);
     TEST_RUN(test_errors);

@@ -43,8 +43,9 @@
  * then (DEPTHWISE) whether there is a bias (a float32 or bfloat16 tile
  * tensor of C values, common arg 3), its is_dram and element size, and
  * depthwise_compute.c's activation args (unused here), the depth (args
- * 42..48: D, OD, KD, sd, dd, pd, ud), and the step between a core's units
- * (arg 49; 0: consecutive): all runtime, so one compiled kernel serves
+ * 42..48: D, OD, KD, sd, dd, pd, ud), the step between a core's units
+ * (arg 49; 0: consecutive) and a 3-D image's ring (args 50 and 51, see
+ * slot_of): all runtime, so one compiled kernel serves
  * every convolution and pooling. Common arg 0: the image's address.
  *
  * With NN_IM2COL_FUSED the units are whole patch rows that a matmul's
@@ -230,6 +231,17 @@ static void read_line(uint32_t line, uint32_t dst) {
 #define STAGE_LINES 64
 static uint32_t s_tag[STAGE_LINES]; /* the line in each slot */
 static uint32_t s_lines, s_pitch, s_left;
+/* A 3-D image's ring (runtime args 50 and 51, nn_conv.c's staged_ring; 0
+ * for a 2-D one): line l (image l / H, row l % H) in slot (l / H % s_zs) *
+ * s_hs + l % H % s_hs, so that the lines of a unit, KD images apart, share
+ * no slot. */
+static uint32_t s_zs, s_hs;
+
+static uint32_t slot_of(uint32_t line) {
+    if (!s_zs) return line % s_lines; /* 2-D */
+    const uint32_t H = (uint32_t)g_H;
+    return line / H % s_zs * s_hs + line % H % s_hs;
+}
 
 /* Columns c0 .. c1 - 1 (bytes of a patch row, mode 0) of patch rows row ..
  * row + count - 1 into rows `pitch` bytes apart at dst: first each input
@@ -242,15 +254,17 @@ static uint32_t s_lines, s_pitch, s_left;
 static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t c0,
                         uint32_t c1, uint32_t stage, uint64_t local) {
     const uint32_t OH = g_OH, OW = g_OW, KR = g_KH * g_KD;
-    const uint32_t page = psize, lines = s_lines, lpitch = s_pitch, left = s_left * page;
+    const uint32_t page = psize, lpitch = s_pitch, left = s_left * page;
     const int32_t sh = g_sh, pt = g_pt;
     const uint32_t end = row + count;
     for (uint32_t r = row; r < end;) {
         uint32_t b = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
         int32_t y0 = (int32_t)(p / OW) * sh - pt;
         for (uint32_t kr = 0; kr < KR; kr++) {
-            uint32_t line = line_of(b, kr, y0), slot = line % lines;
-            if (line == UINT32_MAX || s_tag[slot] == line) continue;
+            uint32_t line = line_of(b, kr, y0);
+            if (line == UINT32_MAX) continue;
+            uint32_t slot = slot_of(line);
+            if (s_tag[slot] == line) continue;
             s_tag[slot] = line;
             read_line(line, stage + slot * lpitch + left);
         }
@@ -274,7 +288,7 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
             uint32_t to = at + (a - c0), bytes = e - a;
             uint32_t line = line_of(b, kr, y0);
             if (line != UINT32_MAX) {
-                uint32_t slot = line % lines;
+                uint32_t slot = slot_of(line);
                 lm_noc_async_read_strided(local | (stage + slot * lpitch + col + (a - kr * run)),
                                           step, to, pitch, bytes, len);
             } else if (bytes <= zero_size) {
@@ -410,6 +424,7 @@ void kernel_main(void) {
      * transfers than one per tap. */
     uint32_t stage = 0, local = 0;
     s_lines = get_arg_val(29);
+    s_zs = get_arg_val(50), s_hs = get_arg_val(51);
     if (s_lines || (whole && dw == 1 && uw == 1 && uh == 1 && KR <= 32 &&
                     lm_l1_word(LM_L1_CB_CONFIG + CB_STAGE * LM_CB_CONFIG_STRIDE)[1] >=
                         KR * (31 * (uint32_t)sw + KW) * page)) {

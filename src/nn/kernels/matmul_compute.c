@@ -15,6 +15,8 @@
  * never stored. conv_im2col_reader.c gathers each K block's 32 rows
  * row-major into circular buffer 7 and this kernel tilizes them into
  * circular buffer 1, where the product reads them as usual.
+ * NN_MM_UNTILIZE (a define; Mb 1): each block goes to circular buffer 16
+ * untilized (row-major pages), through circular buffer 10.
  *
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
@@ -41,6 +43,13 @@
 #define CB_AT 5
 #define CB_ROWS 7 /* NN_MM_GATHER: A's rows as gathered */
 #define CB_OUT 16
+/* Where blocks are packed: the output, or with NN_MM_UNTILIZE tiles on
+ * their way to it, untilized (row-major pages). */
+#ifdef NN_MM_UNTILIZE
+#define CB_PACK 10
+#else
+#define CB_PACK CB_OUT
+#endif
 
 #ifdef NN_MM_TA
 #define DST_ACQUIRE() acquire_dst()
@@ -70,7 +79,7 @@ static void finish_block(uint32_t mr, uint32_t nc, bool in_place) {
             NN_MM_ACT_AT;
         DST_TO_PACK();
         for (uint32_t t = 0; t < mr * nc; t++)
-            pack_tile(t, CB_OUT);
+            pack_tile(t, CB_PACK);
         DST_RELEASE();
         return;
     }
@@ -86,7 +95,7 @@ static void finish_block(uint32_t mr, uint32_t nc, bool in_place) {
         copy_tile(CB_INTERM, 0, 0);
         NN_MM_ACT;
         DST_TO_PACK();
-        pack_tile(0, CB_OUT);
+        pack_tile(0, CB_PACK);
         DST_RELEASE();
         cb_pop_front(CB_INTERM, 1);
     }
@@ -94,7 +103,7 @@ static void finish_block(uint32_t mr, uint32_t nc, bool in_place) {
     (void)in_place;
     DST_TO_PACK();
     for (uint32_t t = 0; t < mr * nc; t++)
-        pack_tile(t, CB_OUT);
+        pack_tile(t, CB_PACK);
     DST_RELEASE();
 #endif
 }
@@ -129,7 +138,7 @@ void kernel_main(void) {
     bool keep = flags & 1024, act_in_place = flags & 2048, keep_b = flags & 4096;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb, ablk = mb * kb;
     uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
-    mm_init(CB_A, CB_B, CB_OUT);
+    mm_init(CB_A, CB_B, CB_PACK);
     if (bias) cb_wait_front(CB_ONES, 3);
     for (uint32_t s = 0; s < si * sj; s++) {
         uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
@@ -142,7 +151,7 @@ void kernel_main(void) {
             r0 = g * rows + bi * mb;
             mr = rows - bi * mb < mb ? rows - bi * mb : mb;
             nc = nt - j * nb < nb ? nt - j * nb : nb;
-            cb_reserve_back(CB_OUT, mb * nb);
+            cb_reserve_back(CB_PACK, mb * nb);
         }
         /* With `keep`, a core's steps along a row of blocks share A: its K
          * blocks come once, at the row's first step, and stay until the
@@ -205,7 +214,17 @@ void kernel_main(void) {
             b0 += keep_b ? kb * nb : 0;
         }
         if (a_in && keep && a_last) cb_pop_front(CB_A, kblocks * ablk);
-        if (work) cb_push_back(CB_OUT, mb * nb);
+        if (work) cb_push_back(CB_PACK, mb * nb);
+#ifdef NN_MM_UNTILIZE
+        /* (Mb is 1.) */
+        if (work) {
+            cb_wait_front(CB_PACK, nb);
+            cb_reserve_back(CB_OUT, nb);
+            untilize_block(CB_PACK, nc, CB_OUT);
+            cb_push_back(CB_OUT, nb);
+            cb_pop_front(CB_PACK, nb);
+        }
+#endif
     }
     /* keep_b: all of B, if the core had a step (its first). */
     if (keep_b && y < mbk) cb_pop_front(CB_B, kblocks * kb * nb);

@@ -7,7 +7,12 @@
  * buffer 3); and the output block from circular buffer 16 to the tensor at
  * common argument 1, its padding zeroed at the right and bottom edges.
  * With flags & 4096 (keep_b) all of B's K blocks come once, at the core's
- * first step (matmul_compute.c keeps them).
+ * first step (matmul_compute.c keeps them). With flags & 8192 (rm_out; Mb
+ * 1, one column of blocks) the block comes untilized, 32 rows of Nb * 32
+ * elements, and its N valid columns go to a row-major tensor of pages of
+ * `len` elements (runtime arg 50) as the same elements in the same order:
+ * whole rows to a page (len a multiple of N) or whole pages to a row (N a
+ * multiple of len).
  *
  * Runtime args: the matmul geometry (nn_matmul.c's ARG_*); x and y (args 41
  * and 42) are the core's place in the gx x gy grid, which need not be its
@@ -73,14 +78,16 @@ void kernel_main(void) {
     uint32_t si = get_arg_val(12), sj = get_arg_val(13), mlast = get_arg_val(14);
     uint32_t nlast = get_arg_val(15), flags = get_arg_val(16), fmt = get_arg_val(17);
     bool mcast = flags & 2, bias = flags & 4, tb = flags & 16, zero_pad = flags & 512;
-    bool keep_b = flags & 4096;
+    bool keep_b = flags & 4096, rm_out = flags & 8192;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb;
     uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
     uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
     InterleavedAddrGenFast b = {
         .bank_base_address = get_common_arg_val(0), .page_size = tile, .is_dram = flags & 64};
-    InterleavedAddrGenFast out = {
-        .bank_base_address = get_common_arg_val(1), .page_size = otile, .is_dram = flags & 128};
+    uint32_t len = get_arg_val(50), n = (nt - 1) * 32 + nlast, es = fmt == NN_FMT_BF16 ? 2 : 4;
+    InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(1),
+                                  .page_size = rm_out ? len * es : otile,
+                                  .is_dram = flags & 128};
     InterleavedAddrGenFast bs = {.bank_base_address = bias ? get_common_arg_val(2) : 0,
                                  .page_size = bias ? get_tile_size(CB_BIAS) : 0,
                                  .is_dram = flags & 256};
@@ -159,6 +166,29 @@ void kernel_main(void) {
         }
         cb_wait_front(CB_OUT, mb * nb);
         uint32_t rp = get_read_ptr(CB_OUT);
+        if (rm_out) {
+            /* Row q of the block is row r0 * 32 + q of the matrix, elements
+             * (r0 * 32 + q) * n.. of the flat order. */
+            uint32_t rows = r0 % mt == mt - 1 ? mlast : 32, pitch = nc * 32 * es;
+            for (uint32_t q = 0; q < rows;) {
+                uint32_t at = (r0 * 32 + q) * n, page = at / len, off = at % len;
+                if (len % n == 0) {
+                    uint32_t cnt = (len - off) / n < rows - q ? (len - off) / n : rows - q;
+                    lm_noc_async_write_strided(rp + q * pitch, pitch,
+                                               get_noc_addr_interleaved(page, &out, off * es),
+                                               n * es, n * es, cnt);
+                    q += cnt;
+                } else {
+                    for (uint32_t j = 0; j < n / len; j++)
+                        noc_async_write(rp + q * pitch + j * len * es,
+                                        get_noc_addr_interleaved(page + j, &out, 0), len * es);
+                    q++;
+                }
+            }
+            noc_async_write_barrier();
+            cb_pop_front(CB_OUT, mb * nb);
+            continue;
+        }
         for (uint32_t m = 0; m < mr; m++) {
             uint32_t r = r0 + m, vrows = r % mt == mt - 1 ? mlast : 32;
             for (uint32_t n = 0; n < nc; n++, rp += otile) {
