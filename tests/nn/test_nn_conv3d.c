@@ -509,22 +509,22 @@ static void test_basic(void) {
                                                                      .stride = {1, 2, 2},
                                                                      .pad = {1, 1, 1, 1, 1, 1},
                                                                      .bias = true});
-    /* Rows wider than a unit of 32 pixels: a unit's lines are a few rows of
-     * each of 3 images, H lines apart, in a ring keyed by (image, row). */
-    run_case("wide rows [1, 4, 5, 10, 40] as image rows", (c3_case){.n = 1,
-                                                                    .c = 4,
-                                                                    .d = 5,
-                                                                    .h = 10,
-                                                                    .w = 40,
-                                                                    .oc = 8,
-                                                                    .kd = 3,
-                                                                    .kh = 3,
-                                                                    .kw = 3,
-                                                                    .pad = {1, 1, 1, 1, 1, 1},
-                                                                    .bias = true,
-                                                                    .nhwc = true,
-                                                                    .row_major = true,
-                                                                    .rows_in = true});
+    /* Output rows of 32 pixels: a unit's lines are 3 rows of each of 3
+     * images, H lines apart, in a ring keyed by (image, row). */
+    run_case("rows of a unit [1, 4, 5, 8, 32] as image rows", (c3_case){.n = 1,
+                                                                        .c = 4,
+                                                                        .d = 5,
+                                                                        .h = 8,
+                                                                        .w = 32,
+                                                                        .oc = 8,
+                                                                        .kd = 3,
+                                                                        .kh = 3,
+                                                                        .kw = 3,
+                                                                        .pad = {1, 1, 1, 1, 1, 1},
+                                                                        .bias = true,
+                                                                        .nhwc = true,
+                                                                        .row_major = true,
+                                                                        .rows_in = true});
     /* Few NCDHW channels are read as planes, their lines kept in the 3-D
      * ring (KD images apart): no transpose; the product gathered. */
     run_case("C 3 NCDHW planes, flat out",
