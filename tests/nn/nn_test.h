@@ -5,7 +5,9 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lightmetal/nn.h"
 #include "lm_test.h"
@@ -183,6 +185,76 @@ static inline int nn_padding_is_zero(lmnn_tensor t) {
     free(raw);
     free(rm);
     return ok;
+}
+
+/* v as a tensor of `dtype` stores it (bfloat16 rounded to nearest even;
+ * others as they are), malloc'd. */
+static inline float *nn_rounded(const float *v, size_t n, lmnn_dtype dtype) {
+    float *r = malloc(n * sizeof *r);
+    for (size_t i = 0; r && i < n; i++)
+        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(v[i]) : v[i];
+    return r;
+}
+
+/* [n, c, sp] -> [n, sp, c], malloc'd: NCHW -> NHWC with sp = H * W, NCDHW
+ * -> NDHWC with sp = D * H * W; the reverse with c and sp swapped. */
+static inline float *nn_channels_last(const float *v, uint32_t n, uint32_t c, size_t sp) {
+    float *r = malloc((size_t)n * c * sp * sizeof *r);
+    for (uint32_t i = 0; r && i < n; i++)
+        for (uint32_t j = 0; j < c; j++)
+            for (size_t p = 0; p < sp; p++)
+                r[((size_t)i * sp + p) * c + j] = v[((size_t)i * c + j) * sp + p];
+    return r;
+}
+
+/* Whether a program with kernel kernels[i] ran (out[i], of `count`) since
+ * lm_device_set_profiling(true); turns profiling off. */
+static inline void nn_ran_since(const char *const *kernels, bool *out, size_t count) {
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    for (size_t j = 0; j < count; j++) {
+        out[j] = false;
+        for (size_t i = 0; i < n; i++)
+            out[j] |= strstr(e[i].program, kernels[j]) != NULL;
+    }
+    lm_profile_program_free(e);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+}
+
+/* Whether `out` has shape `es`, layout `el` and dtype `dt` (and with
+ * `dram` lies in DRAM); else fails naming both. */
+static inline bool nn_output_is(const char *name, lmnn_tensor out, const lmnn_shape *es,
+                                lmnn_layout el, lmnn_dtype dt, bool dram) {
+    lmnn_tensor_info info;
+    if (lmnn_tensor_get_info(out, &info)) {
+        test_fail_(__FILE__, __LINE__, lm_last_error());
+        return false;
+    }
+    if (info.shape.rank != es->rank ||
+        memcmp(info.shape.dims, es->dims, sizeof(uint32_t) * es->rank)) {
+        char m[256], *p = m, *end = m + sizeof m;
+        p += snprintf(p, (size_t)(end - p), "%s: output shape [", name);
+        for (uint32_t i = 0; i < info.shape.rank && p < end; i++)
+            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", info.shape.dims[i]);
+        if (p < end) p += snprintf(p, (size_t)(end - p), "], expected [");
+        for (uint32_t i = 0; i < es->rank && p < end; i++)
+            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", es->dims[i]);
+        if (p < end) snprintf(p, (size_t)(end - p), "]");
+        test_fail_(__FILE__, __LINE__, m);
+        return false;
+    }
+    if (info.layout != el || info.dtype != dt || (dram && info.memory.type != LM_BUFFER_DRAM)) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: output %s %s in memory %d, expected %s %s%s", name,
+                 info.layout == LMNN_ROW_MAJOR ? "row-major" : "tile", lmnn_dtype_name(info.dtype),
+                 (int)info.memory.type, el == LMNN_ROW_MAJOR ? "row-major" : "tile",
+                 lmnn_dtype_name(dt), dram ? " in DRAM" : "");
+        test_fail_(__FILE__, __LINE__, m);
+        return false;
+    }
+    return true;
 }
 
 #endif

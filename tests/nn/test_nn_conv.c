@@ -129,23 +129,6 @@ static void out_dims(const conv_case *k, uint32_t *oh, uint32_t *ow) {
     }
 }
 
-static float *rounded(const float *v, size_t n, lmnn_dtype dtype) {
-    float *r = malloc(n * sizeof *r);
-    for (size_t i = 0; i < n; i++)
-        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(v[i]) : v[i];
-    return r;
-}
-
-/* NCHW -> NHWC of [n, c, h, w] (or back, with c and h * w swapped). */
-static float *to_nhwc(const float *v, uint32_t n, uint32_t c, uint32_t hw) {
-    float *r = malloc((size_t)n * c * hw * sizeof *r);
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < c; j++)
-            for (uint32_t p = 0; p < hw; p++)
-                r[((size_t)i * hw + p) * c + j] = v[((size_t)i * c + j) * hw + p];
-    return r;
-}
-
 static double worst_ratio_ = 0;
 
 /* Runs one case (twice when `cache` is set, checking the second call hits
@@ -166,8 +149,8 @@ static void run_case(const char *name, conv_case k, bool cache) {
     size_t ny = (size_t)k.n * k.oc * oh * ow;
     float *x0 = nn_rand_floats(nx, -1, 1, 11 + nx), *w0 = nn_rand_floats(nw, -1, 1, 7 + nw);
     float *b0 = nn_rand_floats(k.oc, -1, 1, 3);
-    float *x = rounded(x0, nx, k.dtype), *w = rounded(w0, nw, k.dtype),
-          *b = rounded(b0, k.oc, k.dtype);
+    float *x = nn_rounded(x0, nx, k.dtype), *w = nn_rounded(w0, nw, k.dtype),
+          *b = nn_rounded(b0, k.oc, k.dtype);
     double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
     reference(&k, x, w, k.bias ? b : NULL, oh, ow, want, scale);
 
@@ -178,7 +161,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
     lmnn_shape ws =
         k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kh, k.kw) : LMNN_SHAPE(k.oc, k.c / g, k.kh, k.kw);
     lmnn_shape bs = LMNN_SHAPE(k.oc);
-    float *xin = k.nhwc ? to_nhwc(x0, k.n, k.c, k.h * k.w) : x0;
+    float *xin = k.nhwc ? nn_channels_last(x0, k.n, k.c, k.h * k.w) : x0;
     lmnn_tensor xt, wt, bt = {0}, out;
     CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
     CHECK_OK(nn_upload(&ws, w0, k.dtype, LMNN_TILE, &wt));
@@ -655,33 +638,12 @@ static void test_layouts(void) {
              false);
 }
 
-/* Row-major flat outputs (output_layout), where a convolution of stride 1
- * along W computes several output pixels per patch row: a first layer
- * (1 -> 8 channels, 4 pixels a row), a second (8 -> 16, 2 a row), widths
- * that allow fewer, padding, bias and relu, prepared (packed) weights, a
- * stride along H, bfloat16, and convolutions that cannot pack. */
-/* Whether a program with kernel kernels[i] ran (out[i], of `count`) since
- * lm_device_set_profiling(true); the profile stopped. */
-static void ran_since(const char *const *kernels, bool *out, size_t count) {
-    lm_profile_program_entry *e;
-    size_t n;
-    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
-    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
-    for (size_t j = 0; j < count; j++) {
-        out[j] = false;
-        for (size_t i = 0; i < n; i++)
-            out[j] |= strstr(e[i].program, kernels[j]) != NULL;
-    }
-    lm_profile_program_free(e);
-    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
-}
-
-/* Runs a case with the device profiling its launches: ran_since. */
+/* Runs a case with the device profiling its launches: nn_ran_since. */
 static void run_profiled(const char *name, conv_case k, const char *const *kernels, bool *out,
                          size_t count) {
     CHECK_OK(lm_device_set_profiling(nn_dev(), true));
     run_case(name, k, false);
-    ran_since(kernels, out, count);
+    nn_ran_since(kernels, out, count);
 }
 
 /* Runs a case (its output flat: no transpose of its own) with the device
@@ -819,6 +781,11 @@ static void test_pointwise(void) {
     run_pointwise_case("1x1 conv_transpose2d", k, false);
 }
 
+/* Row-major flat outputs (output_layout), where a convolution of stride 1
+ * along W computes several output pixels per patch row: a first layer
+ * (1 -> 8 channels, 4 pixels a row), a second (8 -> 16, 2 a row), widths
+ * that allow fewer, padding, bias and relu, prepared (packed) weights, a
+ * stride along H, bfloat16, and convolutions that cannot pack. */
 static void test_row_major_out(void) {
     conv_case k = {.n = 3,
                    .c = 1,
@@ -1194,7 +1161,7 @@ static void bfp8_image(uint32_t C, const char *name) {
     CHECK_OK(lm_device_set_profiling(nn_dev(), true));
     CHECK_OK(lmnn_conv2d(xt, wt, (lmnn_tensor){0}, &o, &out));
     bool ran[2];
-    ran_since((const char *const[]){"transpose_compute.c", "conv_im2col_reader.c"}, ran, 2);
+    nn_ran_since((const char *const[]){"transpose_compute.c", "conv_im2col_reader.c"}, ran, 2);
     CHECK(ran[1] && ran[0] == (C > 16));
     float *got = nn_download(out);
     CHECK(got);
@@ -1517,7 +1484,7 @@ static void conv_once(bool *out_gathered, float **out) {
     CHECK_OK(lm_device_set_profiling(nn_dev(), true));
     CHECK_OK(lmnn_conv2d(x, w, b, &o, &y));
     bool ran[1];
-    ran_since((const char *const[]){"conv_im2col_reader.c + matmul_compute.c"}, ran, 1);
+    nn_ran_since((const char *const[]){"conv_im2col_reader.c + matmul_compute.c"}, ran, 1);
     *out_gathered = ran[0];
     *out = nn_download(y);
     CHECK(*out != NULL);

@@ -148,24 +148,6 @@ static void reference(const c3_case *k, const float *x, const float *w, const fl
             }
 }
 
-static float *rounded(const float *v, size_t n, lmnn_dtype dtype) {
-    float *r = malloc(n * sizeof *r);
-    for (size_t i = 0; i < n; i++)
-        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(v[i]) : v[i];
-    return r;
-}
-
-/* [n, c, sp] -> [n, sp, c] (NCDHW -> NDHWC with sp = D * H * W; the
- * reverse with c and sp swapped). */
-static float *channels_last(const float *v, uint32_t n, uint32_t c, size_t sp) {
-    float *r = malloc((size_t)n * c * sp * sizeof *r);
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < c; j++)
-            for (size_t p = 0; p < sp; p++)
-                r[((size_t)i * sp + p) * c + j] = v[((size_t)i * c + j) * sp + p];
-    return r;
-}
-
 static void options_of(const c3_case *k, lmnn_conv3d_options *o) {
     lmnn_conv3d_options_init(o);
     o->input_layout = k->nhwc ? LMNN_NHWC : LMNN_NCHW;
@@ -267,57 +249,7 @@ static void check_prepared(const c3_case *k, lmnn_tensor wp, const float *w0, lm
     free(pv);
 }
 
-/* Whether programs of kernels[i] ran (out[i]) since profiling was turned on;
- * turns it off. */
-static void ran_since(const char *const *kernels, bool *out, size_t count) {
-    lm_profile_program_entry *e;
-    size_t n;
-    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
-    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
-    for (size_t j = 0; j < count; j++) {
-        out[j] = false;
-        for (size_t i = 0; i < n; i++)
-            out[j] |= strstr(e[i].program, kernels[j]) != NULL;
-    }
-    lm_profile_program_free(e);
-    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
-}
-
 static double worst_ratio_ = 0;
-
-/* Whether `out` has shape `es`, layout `el`, dtype `dt` and lies in DRAM;
- * else fails naming both shapes. */
-static bool output_is(const char *name, lmnn_tensor out, const lmnn_shape *es, lmnn_layout el,
-                      lmnn_dtype dt) {
-    lmnn_tensor_info info;
-    if (lmnn_tensor_get_info(out, &info)) {
-        test_fail_(__FILE__, __LINE__, lm_last_error());
-        return false;
-    }
-    if (info.shape.rank != es->rank ||
-        memcmp(info.shape.dims, es->dims, sizeof(uint32_t) * es->rank)) {
-        char m[256], *p = m, *end = m + sizeof m;
-        p += snprintf(p, (size_t)(end - p), "%s: output shape [", name);
-        for (uint32_t i = 0; i < info.shape.rank && p < end; i++)
-            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", info.shape.dims[i]);
-        if (p < end) p += snprintf(p, (size_t)(end - p), "], expected [");
-        for (uint32_t i = 0; i < es->rank && p < end; i++)
-            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", es->dims[i]);
-        if (p < end) snprintf(p, (size_t)(end - p), "]");
-        test_fail_(__FILE__, __LINE__, m);
-        return false;
-    }
-    if (info.layout != el || info.dtype != dt || info.memory.type != LM_BUFFER_DRAM) {
-        char m[256];
-        snprintf(m, sizeof m, "%s: output %s %s in memory %d, expected %s %s in DRAM", name,
-                 info.layout == LMNN_ROW_MAJOR ? "row-major" : "tile", lmnn_dtype_name(info.dtype),
-                 (int)info.memory.type, el == LMNN_ROW_MAJOR ? "row-major" : "tile",
-                 lmnn_dtype_name(dt));
-        test_fail_(__FILE__, __LINE__, m);
-        return false;
-    }
-    return true;
-}
 
 /* Checks `got` (NCDHW: case k's output, of (d, h, w) od) against the
  * reference, per element |got - want| <= tol * (scale + extra) with tol
@@ -375,8 +307,8 @@ static void run_case(const char *name, c3_case k) {
     size_t nw = (k.transpose ? (size_t)k.c * (k.oc / g) : (size_t)k.oc * (k.c / g)) * taps;
     float *x0 = nn_rand_floats(nx, -1, 1, 11 + nx), *w0 = nn_rand_floats(nw, -1, 1, 7 + nw);
     float *b0 = nn_rand_floats(k.oc, -1, 1, 3 + k.oc);
-    float *x = rounded(x0, nx, k.dtype), *w = rounded(w0, nw, k.dtype),
-          *b = rounded(b0, k.oc, k.dtype);
+    float *x = nn_rounded(x0, nx, k.dtype), *w = nn_rounded(w0, nw, k.dtype),
+          *b = nn_rounded(b0, k.oc, k.dtype);
     double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
     reference(&k, x, w, k.bias ? b : NULL, od, want, scale);
 
@@ -384,7 +316,7 @@ static void run_case(const char *name, c3_case k) {
     lmnn_shape ws = k.transpose ? LMNN_SHAPE(k.c, k.oc / g, k.kd, k.kh, k.kw)
                                 : LMNN_SHAPE(k.oc, k.c / g, k.kd, k.kh, k.kw);
     lmnn_shape bs = LMNN_SHAPE(k.oc);
-    float *xin = k.nhwc ? channels_last(x0, k.n, k.c, isp) : x0;
+    float *xin = k.nhwc ? nn_channels_last(x0, k.n, k.c, isp) : x0;
     lmnn_tensor xt, wt = {0}, bt = {0}, out = {0}, out2 = {0};
     CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
     if (k.bias) CHECK_OK(nn_upload(&bs, b0, k.dtype, LMNN_TILE, &bt));
@@ -411,7 +343,7 @@ static void run_case(const char *name, c3_case k) {
     if (k.must_run || k.must_not_run) {
         const char *kn[2] = {k.must_run ? k.must_run : "-", k.must_not_run ? k.must_not_run : "-"};
         bool ran[2];
-        ran_since(kn, ran, 2);
+        nn_ran_since(kn, ran, 2);
         if ((k.must_run && !ran[0]) || (k.must_not_run && ran[1])) {
             char m[256];
             snprintf(m, sizeof m, "%s: %s %s", name, k.must_run && !ran[0] ? kn[0] : kn[1],
@@ -431,7 +363,7 @@ static void run_case(const char *name, c3_case k) {
     }
     lmnn_layout el;
     lmnn_shape es = output_shape(&k, od, &el);
-    if (!output_is(name, out, &es, el, k.dtype)) return;
+    if (!nn_output_is(name, out, &es, el, k.dtype, true)) return;
     float *got = nn_download(out);
     CHECK(got);
     if (k.cache) { /* the second call gives the same */
@@ -442,7 +374,7 @@ static void run_case(const char *name, c3_case k) {
         CHECK(same);
     }
     if (k.nhwc || k.flat) { /* back to NCDHW */
-        float *t = channels_last(got, k.n, (uint32_t)osp, k.oc);
+        float *t = nn_channels_last(got, k.n, (uint32_t)osp, k.oc);
         free(got);
         got = t;
     }
@@ -852,9 +784,9 @@ static void run_chain(const char *name, c3_case a, c3_case b) {
     float *x0 = nn_rand_floats(nx, -1, 1, 41 + nx), *wa0 = nn_rand_floats(nwa, -1, 1, 43 + nwa),
           *wb0 = nn_rand_floats(nwb, -1, 1, 47 + nwb), *ba0 = nn_rand_floats(a.oc, -1, 1, 53),
           *bb0 = nn_rand_floats(b.oc, -1, 1, 59);
-    float *x = rounded(x0, nx, a.dtype), *wa = rounded(wa0, nwa, a.dtype),
-          *wb = rounded(wb0, nwb, a.dtype), *ba = rounded(ba0, a.oc, a.dtype),
-          *bb = rounded(bb0, b.oc, a.dtype);
+    float *x = nn_rounded(x0, nx, a.dtype), *wa = nn_rounded(wa0, nwa, a.dtype),
+          *wb = nn_rounded(wb0, nwb, a.dtype), *ba = nn_rounded(ba0, a.oc, a.dtype),
+          *bb = nn_rounded(bb0, b.oc, a.dtype);
     double *y1 = malloc(ny1 * sizeof *y1), *s1 = malloc(ny1 * sizeof *s1),
            *y2 = malloc(ny2 * sizeof *y2), *s2 = malloc(ny2 * sizeof *s2),
            *t2 = malloc(ny2 * sizeof *t2), *t2s = malloc(ny2 * sizeof *t2s);
@@ -873,7 +805,7 @@ static void run_chain(const char *name, c3_case a, c3_case b) {
     reference(&carry, s1f, wbabs, NULL, od2, t2, t2s);
 
     lmnn_shape xs = input_shape(&a), bas = LMNN_SHAPE(a.oc), bbs = LMNN_SHAPE(b.oc);
-    float *xin = a.nhwc ? channels_last(x0, a.n, a.c, isp) : x0;
+    float *xin = a.nhwc ? nn_channels_last(x0, a.n, a.c, isp) : x0;
     lmnn_tensor xt, wat = {0}, wbt = {0}, bat = {0}, bbt = {0}, ya = {0}, yb = {0};
     lmnn_conv3d_options oa, ob;
     options_of(&a, &oa);
@@ -891,13 +823,13 @@ static void run_chain(const char *name, c3_case a, c3_case b) {
     snprintf(first, sizeof first, "%s: 1st", name);
     lmnn_layout el;
     lmnn_shape es = output_shape(&a, od1, &el);
-    if (!output_is(first, ya, &es, el, a.dtype)) return;
+    if (!nn_output_is(first, ya, &es, el, a.dtype, true)) return;
     es = output_shape(&b, od2, &el);
-    if (!output_is(name, yb, &es, el, b.dtype)) return;
+    if (!nn_output_is(name, yb, &es, el, b.dtype, true)) return;
     float *ga = nn_download(ya), *gb = nn_download(yb);
     CHECK(ga && gb);
-    float *gac = channels_last(ga, a.n, (uint32_t)sp1, a.oc); /* a's is flat: NDHWC */
-    float *gbc = b.nhwc || b.flat ? channels_last(gb, b.n, (uint32_t)sp2, b.oc) : gb;
+    float *gac = nn_channels_last(ga, a.n, (uint32_t)sp1, a.oc); /* a's is flat: NDHWC */
+    float *gbc = b.nhwc || b.flat ? nn_channels_last(gb, b.n, (uint32_t)sp2, b.oc) : gb;
     double r1 = compared(first, &a, od1, gac, y1, s1, NULL);
     double r2 = compared(name, &b, od2, gbc, y2, s2, t2);
     if (r1 > worst_ratio_) worst_ratio_ = r1;
@@ -1498,8 +1430,8 @@ static bool capture_matches(const float *got, const float *x, const float *w, co
                  .pad = {1, 1, 1, 1, 1, 1},
                  .relu = true};
     uint32_t od[3] = {CD, CH, CW};
-    float *xc = channels_last(x, CN, CD * CH * CW, CC); /* NDHWC -> NCDHW */
-    float *gc = channels_last(got, CN, CD * CH * CW, COC);
+    float *xc = nn_channels_last(x, CN, CD * CH * CW, CC); /* NDHWC -> NCDHW */
+    float *gc = nn_channels_last(got, CN, CD * CH * CW, COC);
     double want[NY], scale[NY];
     reference(&k, xc, w, b, od, want, scale);
     bool ok = true;

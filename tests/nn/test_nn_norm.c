@@ -112,13 +112,6 @@ static double *ref_batch(const float *x, const lmnn_shape *s, const float *rm, c
     return y;
 }
 
-static float *rounded(const float *x, size_t n, lmnn_dtype dtype) {
-    float *r = malloc(n * sizeof *r);
-    for (size_t i = 0; i < n; i++)
-        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(x[i]) : x[i];
-    return r;
-}
-
 /* Compares an op's result with its reference: float32 within abs_tol,
  * bfloat16 within 2^-8 relative plus abs_tol; the result's padding zero. */
 #define CHECK_RESULT(OPI, DT, Y, REF, N, TOL)                                                      \
@@ -155,7 +148,7 @@ static void test_softmax_dims(void) {
         float *x = nn_rand_floats(n, -8, 4, 100 + si);
         for (int di = 0; di < 2; di++) {
             lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
-            float *xr = rounded(x, n, dtype);
+            float *xr = nn_rounded(x, n, dtype);
             lmnn_tensor a = up(s, x, dtype);
             for (uint32_t d = 0; d < s->rank; d++)
                 for (int lg = 0; lg < 2; lg++) {
@@ -271,8 +264,8 @@ static void test_layer_norm(void) {
             float *w = nn_rand_floats(len, -2, 2, 300 + nd), *b = nn_rand_floats(len, -1, 1, 400);
             for (int di = 0; di < 2; di++) {
                 lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
-                float *xr = rounded(x, n, dtype), *wr = rounded(w, len, dtype);
-                float *br = rounded(b, len, dtype);
+                float *xr = nn_rounded(x, n, dtype), *wr = nn_rounded(w, len, dtype);
+                float *br = nn_rounded(b, len, dtype);
                 lmnn_tensor a = up(s, x, dtype), wt = up(&ns, w, dtype), bt = up(&ns, b, dtype);
                 lmnn_norm_options o;
                 lmnn_norm_options_init(&o);
@@ -351,8 +344,8 @@ static void test_group_norm(void) {
         float *b = nn_rand_floats(c, -1, 1, 700);
         for (int di = 0; di < 2; di++) {
             lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
-            float *xr = rounded(x, n, dtype), *wr = rounded(w, c, dtype),
-                  *br = rounded(b, c, dtype);
+            float *xr = nn_rounded(x, n, dtype), *wr = nn_rounded(w, c, dtype),
+                  *br = nn_rounded(b, c, dtype);
             lmnn_tensor a = up(s, x, dtype), wt = up(&cs, w, dtype), bt = up(&cs, b, dtype), y;
             for (int with = 0; with < 2; with++) {
                 CHECK_OK(lmnn_group_norm(a, cases[ci].groups, with ? wt : (lmnn_tensor){0},
@@ -433,8 +426,8 @@ static void test_group_norm_channels_last(void) {
         o.channels_last = true;
         for (int di = 0; di < 2; di++) {
             lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
-            float *xr = rounded(x, n, dtype), *wr = rounded(w, c, dtype),
-                  *br = rounded(b, c, dtype);
+            float *xr = nn_rounded(x, n, dtype), *wr = nn_rounded(w, c, dtype),
+                  *br = nn_rounded(b, c, dtype);
             lmnn_tensor a = up(s, x, dtype), wt = up(&cs, w, dtype), bt = up(&cs, b, dtype), y;
             /* 0: neither, 1: both, 2: weight, 3: bias */
             for (int with = 0; with < 4; with++) {
@@ -538,9 +531,9 @@ static void test_batch_norm(void) {
         float *b = nn_rand_floats(c, -1, 1, 804);
         for (int di = 0; di < 2; di++) {
             lmnn_dtype dtype = di ? LMNN_BFLOAT16 : LMNN_FLOAT32;
-            float *xr = rounded(x, n, dtype), *rmr = rounded(rm, c, dtype);
-            float *rvr = rounded(rv, c, dtype), *wr = rounded(w, c, dtype);
-            float *br = rounded(b, c, dtype);
+            float *xr = nn_rounded(x, n, dtype), *rmr = nn_rounded(rm, c, dtype);
+            float *rvr = nn_rounded(rv, c, dtype), *wr = nn_rounded(w, c, dtype);
+            float *br = nn_rounded(b, c, dtype);
             lmnn_tensor a = up(s, x, dtype), tm = up(&cs, rm, dtype), tv = up(&cs, rv, dtype);
             lmnn_tensor tw = up(&cs, w, dtype), tb = up(&cs, b, dtype), y;
             for (int with = 0; with < 2; with++) {

@@ -132,25 +132,6 @@ static void reference(const p3_case *k, const float *x, const uint32_t *od, doub
         }
 }
 
-/* v as `dtype` stores it (malloc'ed). */
-static float *rounded(const float *v, size_t n, lmnn_dtype dtype) {
-    float *r = calloc(n ? n : 1, sizeof *r);
-    for (size_t i = 0; i < n; i++)
-        r[i] = dtype == LMNN_BFLOAT16 ? nn_bf16(v[i]) : v[i];
-    return r;
-}
-
-/* [n, c, sp] -> [n, sp, c] (NCDHW -> NDHWC with sp = D * H * W; the
- * reverse with c and sp swapped). */
-static float *channels_last(const float *v, uint32_t n, uint32_t c, size_t sp) {
-    float *r = malloc((size_t)n * c * sp * sizeof *r);
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < c; j++)
-            for (size_t p = 0; p < sp; p++)
-                r[((size_t)i * sp + p) * c + j] = v[((size_t)i * c + j) * sp + p];
-    return r;
-}
-
 static void options_of(const p3_case *k, lmnn_pool3d_options *o) {
     lmnn_pool3d_options_init(o);
     o->input_layout = k->nhwc ? LMNN_NHWC : LMNN_NCHW;
@@ -200,39 +181,6 @@ static lmnn_shape output_shape(const p3_case *k, const uint32_t *od, lmnn_layout
            : k->flat   ? LMNN_SHAPE(1, 1, k->n * od[0] * od[1] * od[2], k->c)
            : k->nhwc   ? LMNN_SHAPE(k->n, od[0], od[1], od[2], k->c)
                        : LMNN_SHAPE(k->n, k->c, od[0], od[1], od[2]);
-}
-
-/* Whether `out` has shape `es`, layout `el` and dtype `dt`; else fails
- * naming both. */
-static bool output_is(const char *name, lmnn_tensor out, const lmnn_shape *es, lmnn_layout el,
-                      lmnn_dtype dt) {
-    lmnn_tensor_info info;
-    if (lmnn_tensor_get_info(out, &info)) {
-        test_fail_(__FILE__, __LINE__, lm_last_error());
-        return false;
-    }
-    if (info.shape.rank != es->rank ||
-        memcmp(info.shape.dims, es->dims, sizeof(uint32_t) * es->rank)) {
-        char m[256], *p = m, *end = m + sizeof m;
-        p += snprintf(p, (size_t)(end - p), "%s: output shape [", name);
-        for (uint32_t i = 0; i < info.shape.rank && p < end; i++)
-            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", info.shape.dims[i]);
-        if (p < end) p += snprintf(p, (size_t)(end - p), "], expected [");
-        for (uint32_t i = 0; i < es->rank && p < end; i++)
-            p += snprintf(p, (size_t)(end - p), i ? ", %u" : "%u", es->dims[i]);
-        if (p < end) snprintf(p, (size_t)(end - p), "]");
-        test_fail_(__FILE__, __LINE__, m);
-        return false;
-    }
-    if (info.layout != el || info.dtype != dt) {
-        char m[256];
-        snprintf(m, sizeof m, "%s: output %s %s, expected %s %s", name,
-                 info.layout == LMNN_ROW_MAJOR ? "row-major" : "tile", lmnn_dtype_name(info.dtype),
-                 el == LMNN_ROW_MAJOR ? "row-major" : "tile", lmnn_dtype_name(dt));
-        test_fail_(__FILE__, __LINE__, m);
-        return false;
-    }
-    return true;
 }
 
 static double worst_avg_ = 0;
@@ -307,7 +255,7 @@ static void run_case(const char *name, p3_case k) {
                 for (uint32_t xx = 0; xx < 2 && xx < k.w; xx++)
                     x0[((size_t)z * k.h + y) * k.w + xx] = -INFINITY;
     }
-    float *x = rounded(x0, nx, k.dtype);
+    float *x = nn_rounded(x0, nx, k.dtype);
     double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
     reference(&k, x, od, want, scale);
     if (k.specials) { /* the case holds what it means to test */
@@ -319,7 +267,7 @@ static void run_case(const char *name, p3_case k) {
         CHECK(nans > 0 && ninf > 0 && nans < ny);
     }
 
-    float *xin = k.nhwc ? channels_last(x0, k.n, k.c, isp) : x0;
+    float *xin = k.nhwc ? nn_channels_last(x0, k.n, k.c, isp) : x0;
     lmnn_shape xs = input_shape(&k);
     lmnn_tensor xt, out = {0}, out2 = {0};
     CHECK_OK(nn_upload(&xs, xin, k.dtype, k.row_major ? LMNN_ROW_MAJOR : LMNN_TILE, &xt));
@@ -337,7 +285,7 @@ static void run_case(const char *name, p3_case k) {
     }
     lmnn_layout el;
     lmnn_shape es = output_shape(&k, od, &el);
-    if (!output_is(name, out, &es, el, k.dtype)) return;
+    if (!nn_output_is(name, out, &es, el, k.dtype, false)) return;
     float *got = nn_download(out);
     CHECK(got);
     if (!got) return;
@@ -349,7 +297,7 @@ static void run_case(const char *name, p3_case k) {
         CHECK(same);
     }
     if (k.nhwc || k.flat) { /* back to NCDHW */
-        float *t = channels_last(got, k.n, (uint32_t)osp, k.c);
+        float *t = nn_channels_last(got, k.n, (uint32_t)osp, k.c);
         free(got);
         got = t;
     }
@@ -905,7 +853,8 @@ static void run_pool_chain(const char *name, conv_part cp, p3_case k, lmnn_dtype
            nc = cp.n * cp.oc * csp, ny = k.n * k.c * osp;
     float *x0 = nn_rand_floats(nx, -1, 1, 61 + nx), *w0 = nn_rand_floats(nw, -1, 1, 67 + nw),
           *b0 = nn_rand_floats(cp.oc, -1, 1, 71);
-    float *x = rounded(x0, nx, dtype), *w = rounded(w0, nw, dtype), *b = rounded(b0, cp.oc, dtype);
+    float *x = nn_rounded(x0, nx, dtype), *w = nn_rounded(w0, nw, dtype),
+          *b = nn_rounded(b0, cp.oc, dtype);
     double *yc = malloc(nc * sizeof *yc), *sc = malloc(nc * sizeof *sc),
            *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale),
            *carry = malloc(ny * sizeof *carry), *junk = malloc(ny * sizeof *junk),
@@ -943,14 +892,14 @@ static void run_pool_chain(const char *name, conv_part cp, p3_case k, lmnn_dtype
                                 : LMNN_SHAPE(1, 1, cp.n * csp, cp.oc);
     char first[128];
     snprintf(first, sizeof first, "%s: conv3d", name);
-    if (!output_is(first, yt, &cs, LMNN_ROW_MAJOR, dtype)) return;
+    if (!nn_output_is(first, yt, &cs, LMNN_ROW_MAJOR, dtype, false)) return;
     lmnn_layout el;
     lmnn_shape es = output_shape(&k, od, &el);
-    if (!output_is(name, out, &es, el, dtype)) return;
+    if (!nn_output_is(name, out, &es, el, dtype, false)) return;
     float *gc = nn_download(yt), *got = nn_download(out);
     CHECK(gc && got);
-    float *gcc = channels_last(gc, cp.n, (uint32_t)csp, cp.oc); /* NDHWC -> NCDHW */
-    float *gotc = k.nhwc || k.flat ? channels_last(got, k.n, (uint32_t)osp, k.c) : got;
+    float *gcc = nn_channels_last(gc, cp.n, (uint32_t)csp, cp.oc); /* NDHWC -> NCDHW */
+    float *gotc = k.nhwc || k.flat ? nn_channels_last(got, k.n, (uint32_t)osp, k.c) : got;
     /* The convolution's output. */
     size_t cbad = nc, cnbad = 0;
     double cratio = 0;
@@ -1259,8 +1208,8 @@ static bool capture_matches(const float *got, const float *x) {
     uint32_t od[3];
     out_dims(&k, od);
     if (od[0] != COD || od[1] != COH || od[2] != COW) return false;
-    float *xc = channels_last(x, CN, CD * CH * CW, CC); /* NDHWC -> NCDHW */
-    float *gc = channels_last(got, CN, COD * COH * COW, CC);
+    float *xc = nn_channels_last(x, CN, CD * CH * CW, CC); /* NDHWC -> NCDHW */
+    float *gc = nn_channels_last(got, CN, COD * COH * COW, CC);
     double want[NY], scale[NY];
     reference(&k, xc, od, want, scale);
     bool ok = true;
