@@ -3213,6 +3213,14 @@ static lm_status infer_d2s(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, x->elem, 4, dims);
 }
 
+/* One pass of the op library's permute from x's elements, seen as six dims,
+ * to the output's shape. DepthToSpace reads an image as one (FE_IMAGE_IN):
+ * its NHWC pixels' channels split into (i, j, c) for DCR or (c, i, j) for
+ * CRD go to pixel (h * b + i, w * b + j), written as an image again
+ * ([N * H * b, W * b * C] rows) for readers of images, else as NCHW. Each
+ * output row is then two dims of the permuted view (w and j, or w and
+ * (j, c)), which the permute reads in runs from a window of the input
+ * (lmnn_permute_reshaped_to) instead of a row per pixel. */
 static lm_status lower_d2s(fe_ctx *c, const fe_node *n) {
     bool d2s = !strcmp(n->op_type, "DepthToSpace");
     int64_t bs;
@@ -3222,33 +3230,55 @@ static lm_status lower_d2s(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
     uint32_t N = (uint32_t)x->dims[0], C = (uint32_t)x->dims[1], H = (uint32_t)x->dims[2],
-             W = (uint32_t)x->dims[3], b = (uint32_t)bs;
-    uint32_t six[6];
-    int32_t perm[6];
-    if (d2s && !strcmp(mode, "DCR")) {
-        memcpy(six, (uint32_t[]){N, b, b, C / (b * b), H, W}, sizeof six);
-        memcpy(perm, (int32_t[]){0, 3, 4, 1, 5, 2}, sizeof perm);
-    } else if (d2s) {
-        memcpy(six, (uint32_t[]){N, C / (b * b), b, b, H, W}, sizeof six);
-        memcpy(perm, (int32_t[]){0, 1, 4, 2, 5, 3}, sizeof perm);
+             W = (uint32_t)x->dims[3], b = (uint32_t)bs, oc = C / (b * b);
+    bool dcr = !strcmp(mode, "DCR"), flat = false, image_out = false;
+    lmnn_tensor a, y;
+    if (d2s) {
+        st = fe_in_image(c, n, 0, &a, &flat);
+        image_out = flat && c->plans[n - c->g->nodes].nhwc_out;
     } else {
-        memcpy(six, (uint32_t[]){N, C, H / b, b, W / b, b}, sizeof six);
-        memcpy(perm, (int32_t[]){0, 3, 5, 1, 2, 4}, sizeof perm);
+        st = fe_in_dev(c, n, 0, &a);
     }
-    lmnn_tensor a, p;
-    bool owned = false;
-    if ((st = fe_in_dev(c, n, 0, &a))) return st;
-    if ((st = reshape_to(&a, &owned, 6, six))) goto fail;
-    if ((st = lmnn_permute(a, perm, 6, NULL, &p))) goto fail;
-    take(&a, &owned, p);
-    uint32_t od[4];
-    for (int i = 0; i < 4; i++)
-        od[i] = (uint32_t)o->dims[i];
-    if ((st = reshape_to(&a, &owned, 4, od))) goto fail;
-    return fe_out_dev(c, n, 0, a);
-fail:
-    if (owned) fe_free(a);
-    return fe_nn_fail(c, n, st);
+    if (st) return st;
+    lmnn_shape six,
+        to = LMNN_SHAPE(N, (uint32_t)o->dims[1], (uint32_t)o->dims[2], (uint32_t)o->dims[3]);
+    /* The permutes, by the case they serve: an image in, an image or NCHW
+     * out (DCR, CRD), an NCHW value in (DCR, CRD, SpaceToDepth). */
+    static const int32_t perms[7][6] = {
+        {0, 1, 3, 2, 4, 5}, {0, 1, 4, 2, 5, 3}, {0, 5, 1, 3, 2, 4}, {0, 3, 1, 4, 2, 5},
+        {0, 3, 4, 1, 5, 2}, {0, 1, 4, 2, 5, 3}, {0, 3, 5, 1, 2, 4},
+    };
+    const int32_t *perm;
+    if (flat) {
+        /* [N, H, W, i, j, c] (DCR) or [N, H, W, c, i, j] (CRD) */
+        six = dcr ? LMNN_SHAPE(N, H, W, b, b, oc) : LMNN_SHAPE(N, H, W, oc, b, b);
+        if (image_out) {
+            to = LMNN_SHAPE(N * H * b, W * b * oc);
+            perm = perms[dcr ? 0 : 1];
+        } else {
+            perm = perms[dcr ? 2 : 3];
+        }
+    } else if (d2s && dcr) {
+        six = LMNN_SHAPE(N, b, b, oc, H, W);
+        perm = perms[4];
+    } else if (d2s) {
+        six = LMNN_SHAPE(N, oc, b, b, H, W);
+        perm = perms[5];
+    } else {
+        six = LMNN_SHAPE(N, C, H / b, b, W / b, b);
+        perm = perms[6];
+    }
+    if ((st = lmnn_permute_reshaped_to(a, &six, perm, 6, &to, NULL, &y)))
+        return fe_nn_fail(c, n, st);
+    return fe_out_dev(c, n, 0, y);
+}
+
+/* DepthToSpace moves a float image's pixels as they are. */
+static uint32_t d2s_images(fe_ctx *c, const fe_node *n) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    return !strcmp(n->op_type, "DepthToSpace") && x->rank == 4 && fe_elem_is_float(x->elem)
+               ? FE_IMAGE_IN | FE_IMAGE_OUT
+               : 0;
 }
 
 /* ---- Trilu ---- */
@@ -3679,7 +3709,7 @@ const fe_op_def fe_ops_nn[] = {
     {"LRN", infer_lrn, lower_lrn, 0, NULL},
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0, NULL},
     {"Dropout", infer_dropout, lower_dropout, 6u, NULL},
-    {"DepthToSpace", infer_d2s, lower_d2s, 0, NULL},
+    {"DepthToSpace", infer_d2s, lower_d2s, 0, d2s_images},
     {"SpaceToDepth", infer_d2s, lower_d2s, 0, NULL},
     {"Trilu", infer_trilu, lower_trilu, 2u, NULL},
     {"Einsum", infer_einsum, lower_einsum, 0, NULL},

@@ -501,6 +501,85 @@ static bool regroup_tiles(const nn_tensor *t, const view_perm_ctx *c, const lmnn
     return true;
 }
 
+/* A permute whose output rows are each two dims of the permuted view: an
+ * NHWC image's depth-to-space, [N, H, W, b, b * C] -> [N, H, b, W, b * C]
+ * as rows [N * H * b, W * b * C]. As a permute to rows of b * C and a
+ * reshape it makes a row per b * C elements (often 1 to 4) and then joins
+ * them; here each output row is read through one BLOCK map, from a staged
+ * window of the input (or as runs of the inner dim), in one pass. `box`
+ * holds the views and maps (the input view's dims with neighbours that stay
+ * neighbours merged, and dims of 1 dropped). */
+typedef struct block_ctx {
+    uint32_t in_rank, in_dims[LMNN_MAX_DIMS];
+    uint32_t out_rank, out_dims[LMNN_MAX_DIMS];
+    dm_map map[LMNN_MAX_DIMS];
+} block_ctx;
+
+static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_shape *to,
+                       block_ctx *b) {
+    const uint32_t *v = c->view.dims, *p = c->perm.perm;
+    uint32_t n = c->view.rank, esize = nn_rm_elem_size(t->dtype);
+    if (!to || !to->rank || t->dtype == LMNN_BFLOAT8_B) return false;
+    /* Output dims (of size > 1) grouped into runs of consecutive input dims;
+     * first[g] each group's first input dim, size[g] its elements. */
+    uint32_t groups = 0, first[LMNN_MAX_DIMS], size[LMNN_MAX_DIMS], last_in = 0;
+    for (uint32_t d = 0; d < n; d++) {
+        if (v[p[d]] == 1) continue;
+        bool joins = groups && p[d] > last_in;
+        for (uint32_t i = last_in + 1; joins && i < p[d]; i++)
+            joins = v[i] == 1; /* only dims of 1 between */
+        if (joins) {
+            size[groups - 1] *= v[p[d]];
+        } else {
+            first[groups] = p[d];
+            size[groups++] = v[p[d]];
+        }
+        last_in = p[d];
+    }
+    if (groups < 2 || to->dims[to->rank - 1] != size[groups - 2] * size[groups - 1]) return false;
+    /* The input view: the groups in input order; in_of[g] group g's place. */
+    uint32_t in_of[LMNN_MAX_DIMS], stride[LMNN_MAX_DIMS];
+    for (uint32_t g = 0; g < groups; g++) {
+        in_of[g] = 0;
+        for (uint32_t h = 0; h < groups; h++)
+            in_of[g] += first[h] < first[g];
+    }
+    b->in_rank = groups;
+    for (uint32_t g = 0; g < groups; g++)
+        b->in_dims[in_of[g]] = size[g];
+    stride[groups - 1] = 1;
+    for (uint32_t i = groups - 1; i > 0; i--)
+        stride[i - 1] = stride[i] * b->in_dims[i];
+    uint32_t qs = stride[in_of[groups - 2]], rs = stride[in_of[groups - 1]];
+    uint32_t inner = size[groups - 1], width = to->dims[to->rank - 1];
+    uint64_t reach = (uint64_t)(size[groups - 2] - 1) * qs + (uint64_t)(inner - 1) * rs + 1;
+    /* Worth it when the window stages, or the inner runs are whole reads. */
+    if (reach * esize > DM_STAGE_BYTES && !(rs == 1 && inner * esize >= 64)) return false;
+    b->out_rank = groups - 1;
+    for (uint32_t g = 0; g + 2 < groups; g++) {
+        b->out_dims[g] = size[g];
+        b->map[g] = dm_identity((int32_t)in_of[g]);
+    }
+    b->out_dims[groups - 2] = width;
+    b->map[groups - 2] = (dm_map){DM_BLOCK, rs, inner, qs, (int32_t)groups - 1};
+    return true;
+}
+
+static lm_status block_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
+                          nn_tensor *out) {
+    (void)n;
+    const block_ctx *b = ctx;
+    dm_spec spec;
+    dm_spec_init(&spec, ins[0], out, false);
+    spec.in_rank = b->in_rank;
+    memcpy(spec.in_dims, b->in_dims, sizeof b->in_dims[0] * b->in_rank);
+    spec.in_page_w = ins[0]->shape.rank ? ins[0]->shape.dims[ins[0]->shape.rank - 1] : 1;
+    spec.out_rank = b->out_rank;
+    memcpy(spec.out_dims, b->out_dims, sizeof b->out_dims[0] * b->out_rank);
+    memcpy(spec.map, b->map, sizeof b->map[0] * b->out_rank);
+    return dm_run(op, &spec, ins[0], out, NULL, NULL);
+}
+
 /* lmnn_reshape(t, to) of permute result `r` (consumed) when `to` is set. */
 static lm_status reshaped_to(lmnn_tensor r, const lmnn_shape *to, const lmnn_output *output,
                              lmnn_tensor *out) {
@@ -577,9 +656,14 @@ lm_status lmnn_permute_reshaped_to(lmnn_tensor a, const lmnn_shape *shape, const
         *out = oh;
         return LM_OK;
     }
+    bool swap = swap_pays(t, &c);
+    block_ctx bc;
+    if (!swap && block_rows(t, &c, to, &bc)) {
+        dm_out od = out_like(t, to, &mem);
+        return dm_run_rm(op, t, &od, block_rm, &bc, out);
+    }
     /* Rows that stay rows go straight to `to`: the pass writes its rows in
      * order, and both shapes' rows are the same elements. */
-    bool swap = swap_pays(t, &c);
     bool rows = !swap && to && to->rank && to->dims[to->rank - 1] == s.dims[s.rank - 1];
     if (rows) c.out_view = s;
     final = rows ? *to : s;

@@ -9,6 +9,7 @@
 #include "nn/nn_internal.h"
 
 #define DM_MAX_DIMS 10 /* LMNN_MAX_DIMS and the tile view's extra dim, and one spare */
+#define DM_STAGE_BYTES (256u * 1024u) /* the largest source window staged in L1 */
 
 typedef enum dm_kind {
     DM_AFFINE = 0, /* s = a + b*o */
@@ -18,6 +19,10 @@ typedef enum dm_kind {
     DM_REFLECT = 4,
     DM_REPLICATE = 5,
     DM_INDEX = 6, /* s = index[a + b*o], zero (counted) when >= n */
+    /* s = (o / b)*n + (o % b)*a: the last box dim only, two dims of the
+     * output's rows in one (b the inner's size, n and a their steps in
+     * input elements); its src the input view's last dim. */
+    DM_BLOCK = 7,
 } dm_kind;
 
 /* Flags of a spec (the kernel's; it adds the memory ones itself). */

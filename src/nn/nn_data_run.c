@@ -5,9 +5,8 @@
 
 #include "nn/nn_data.h"
 
-/* Output chunk and staged source row limits (bytes of L1 per core). */
+/* Output chunk limit (bytes of L1 per core). */
 #define DM_CHUNK_BYTES (64u * 1024u)
-#define DM_STAGE_BYTES (256u * 1024u)
 #define DM_IDX_BLOCK 256u /* index entries cached at once: the kernel's IDX_BLOCK */
 
 /* Runtime argument positions: the kernel's DR_*. */
@@ -109,11 +108,17 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
     uint32_t nchunks = (width + chunk - 1) / chunk;
     const dm_map *last = &spec->map[R - 1];
     uint32_t stage = 0;
-    if (spec->flags & DM_TRANSPOSE)
+    if (spec->flags & DM_TRANSPOSE) {
         stage = 1;
-    else if (!tiles && !(spec->flags & DM_FLAT) && !spec->in_page_w && istride[R - 1] == 1 &&
-             !unit_runs(last) && (uint64_t)in_w * esize <= DM_STAGE_BYTES)
+    } else if (!tiles && last->kind == DM_BLOCK) {
+        /* The window a row reads: any page width, read_run crosses pages. */
+        uint64_t reach = (uint64_t)(width - 1) / last->b * last->n +
+                         (uint64_t)((width < last->b ? width : last->b) - 1) * last->a + 1;
+        if (reach * esize <= DM_STAGE_BYTES) stage = (uint32_t)reach;
+    } else if (!tiles && !(spec->flags & DM_FLAT) && !spec->in_page_w && istride[R - 1] == 1 &&
+               !unit_runs(last) && (uint64_t)in_w * esize <= DM_STAGE_BYTES) {
         stage = in_w;
+    }
     uint32_t idx_w = 0;
     if (index) idx_w = index->shape.rank ? index->shape.dims[index->shape.rank - 1] : 1;
     nn_tiles g = nn_tiles_of(&out->shape);

@@ -1244,6 +1244,99 @@ static void test_ceil_pool_images(void) {
     lm_binary_free(bin);
 }
 
+/* DepthToSpace reads the image a convolution writes (a super-resolution
+ * network's pixel shuffle): a 3x3 Conv 2 -> 12 feeds a DCR DepthToSpace
+ * (blocksize 2) whose image goes on to a 1x1 Conv 3 -> 2 (output y), and a
+ * CRD one whose NCHW result is output z. Each DepthToSpace is one
+ * data_rows pass and nothing runs for it or the first Conv but that Conv's
+ * product and the permute: no transposes between NCHW and NHWC. Against
+ * float64. */
+static void test_depth_to_space_images(void) {
+    enum { CI = 2, H = 5, W = 6, B = 2, CO = 3, C = CO * B * B, CY = 2 };
+    static float x[CI * H * W], w0[C * CI * 9], b0[C], w1[CY * CO];
+    static float y[CY * H * B * W * B], z[CO * H * B * W * B];
+    for (int i = 0; i < CI * H * W; i++)
+        x[i] = (float)((i * 37) % 41 - 20) * 0.05f;
+    for (int i = 0; i < C * CI * 9; i++)
+        w0[i] = (float)((i * 13) % 17 - 8) * 0.03f;
+    for (int i = 0; i < C; i++)
+        b0[i] = (float)(i % 5) * 0.1f - 0.2f;
+    for (int i = 0; i < CY * CO; i++)
+        w1[i] = (float)(i % 4) * 0.25f - 0.4f;
+    int64_t xd[4] = {1, CI, H, W}, wd[4] = {C, CI, 3, 3}, bd[1] = {C}, w1d[4] = {CY, CO, 1, 1};
+    int64_t yd[4] = {1, CY, H * B, W * B}, zd[4] = {1, CO, H * B, W * B}, p1[4] = {1, 1, 1, 1};
+    Onnx__GraphProto *g = ob_graph("pixel_shuffle");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    ob_output(g, ob_vi("z", ob_tensor_type(F32, 4, zd, NULL)));
+    f32_init(g, "W0", 4, wd, w0, C * CI * 9);
+    f32_init(g, "B0", 1, bd, b0, C);
+    f32_init(g, "W1", 4, w1d, w1, CY * CO);
+    Onnx__NodeProto *c0 = ob_node(g, "Conv", "c0", (const char *[]){"x", "W0", "B0", NULL},
+                                  (const char *[]){"f", NULL});
+    ob_attr_is(c0, "pads", p1, 4);
+    Onnx__NodeProto *dcr =
+        ob_node(g, "DepthToSpace", "dcr", (const char *[]){"f", NULL}, (const char *[]){"d", NULL});
+    ob_attr_i(dcr, "blocksize", B);
+    Onnx__NodeProto *crd =
+        ob_node(g, "DepthToSpace", "crd", (const char *[]){"f", NULL}, (const char *[]){"z", NULL});
+    ob_attr_i(crd, "blocksize", B);
+    ob_attr_s(crd, "mode", "CRD");
+    ob_node(g, "Conv", "c1", (const char *[]){"d", "W1", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    /* c0's and dcr's results stay images. */
+    CHECK(rep.notes && strstr(rep.notes, "layout: 2 results"));
+    lm_replay *r;
+    CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
+    const lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+    for (size_t i = 0; i < n; i++) {
+        if (!strncmp(e[i].label, "DepthToSpace", 12))
+            CHECK(!strcmp(e[i].program, "data_rows.c") && e[i].launches == 1);
+        if (!strcmp(e[i].label, "Conv c0")) CHECK(e[i].launches == 1);
+    }
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    lmfe_report_free(&rep);
+    static double f[C][H][W];
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < H; i++)
+            for (int j = 0; j < W; j++) {
+                double v = b0[c];
+                for (int k = 0; k < CI; k++)
+                    for (int u = 0; u < 3; u++)
+                        for (int t = 0; t < 3; t++) {
+                            int ii = i + u - 1, jj = j + t - 1;
+                            if (ii >= 0 && ii < H && jj >= 0 && jj < W)
+                                v += (double)w0[((c * CI + k) * 3 + u) * 3 + t] *
+                                     x[(k * H + ii) * W + jj];
+                        }
+                f[c][i][j] = v;
+            }
+    double worst = 0;
+    for (int oh = 0; oh < H * B; oh++)
+        for (int ow = 0; ow < W * B; ow++) {
+            int h = oh / B, i = oh % B, w = ow / B, j = ow % B;
+            for (int c = 0; c < CO; c++) {
+                double ez = f[(c * B + i) * B + j][h][w];
+                worst = fmax(worst, fabs(z[(c * H * B + oh) * W * B + ow] - ez));
+            }
+            for (int k = 0; k < CY; k++) {
+                double ey = 0;
+                for (int c = 0; c < CO; c++)
+                    ey += (double)w1[k * CO + c] * f[(i * B + j) * CO + c][h][w];
+                worst = fmax(worst, fabs(y[(k * H * B + oh) * W * B + ow] - ey));
+            }
+        }
+    CHECK(worst < 1e-5);
+}
+
 /* Pointwise convolutions (1x1, stride 1, no padding) read the image that
  * comes to them in NHWC tiles as their patch matrix: a 3x3 Conv (with Relu)
  * hands its result over in tiles to two 1x1 Convs in a row, none of them
@@ -4039,6 +4132,7 @@ int main(void) {
     TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_graph_outputs);
     TEST_RUN(test_ceil_pool_images);
+    TEST_RUN(test_depth_to_space_images);
     TEST_RUN(test_pointwise_convs);
     TEST_RUN(test_channels_last);
     TEST_RUN(test_group_norm_spelled);

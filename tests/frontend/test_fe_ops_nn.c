@@ -446,11 +446,24 @@ static void test_node_tests(void) {
     CHECK(bad == 0);
 }
 
+/* The text of file `name` in `dir` into buf ("" when there is none). */
+static void read_text(const char *dir, const char *name, char *buf, size_t size) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    size_t k = fread(buf, 1, size - 1, f);
+    buf[k] = 0;
+    fclose(f);
+}
+
 /* The cases make_nn_cases.py builds (opset < 13 forms, constant weights,
  * refusals, a traced compile): each passes, or for refuse_* is refused with
  * the message in its expect.txt (any other case with an expect.txt must
  * report that note when compiled). Cases named trace_* compile with a metal
- * trace, those with padded_ in their name with pad_dynamic. */
+ * trace, those with padded_ in their name with pad_dynamic; one with an
+ * atol.txt compares at that absolute tolerance. */
 static void test_built_cases(void) {
     if (system("/usr/bin/python3 -c 'import onnx, torch' 2>/dev/null") != 0) {
         printf("  skipped: /usr/bin/python3 with onnx and torch is not installed\n");
@@ -467,20 +480,13 @@ static void test_built_cases(void) {
     const char *only = getenv("LM_FE_ONLY");
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' || (only && !strstr(e->d_name, only))) continue;
-        char dir[1024], msg[1024], expect[256] = "";
+        char dir[1024], msg[1024], expect[256] = "", atol[32] = "";
         snprintf(dir, sizeof dir, "%s/%s", LM_FE_CASES_DIR, e->d_name);
         bool refuse = strncmp(e->d_name, "refuse_", 7) == 0;
-        {
-            char path[1100];
-            snprintf(path, sizeof path, "%s/expect.txt", dir);
-            FILE *f = fopen(path, "r");
-            if (f) {
-                size_t k = fread(expect, 1, sizeof expect - 1, f);
-                expect[k] = 0;
-                fclose(f);
-            }
-        }
+        read_text(dir, "expect.txt", expect, sizeof expect);
+        read_text(dir, "atol.txt", atol, sizeof atol);
         case_opts co = fp32_opts;
+        if (atol[0]) co.atol = strtod(atol, NULL);
         co.trace = strncmp(e->d_name, "trace_", 6) == 0;
         co.pad_dynamic = strstr(e->d_name, "padded_") != NULL;
         /* A case that is not refused may name a note its compile reports. */

@@ -560,6 +560,58 @@ static void test_permute_reshaped_to(void) {
     lmnn_tensor_free(a), lmnn_tensor_free(p), lmnn_tensor_free(r1), lmnn_tensor_free(r2);
 }
 
+/* Output rows made of two dims of the permuted view (a BLOCK map): NHWC
+ * images' depth-to-space as image rows (DCR, a staged window) and as NCHW
+ * (CRD; and DCR with one output channel, as a super-resolution network's
+ * last layer makes it, from a page per pixel: the window crosses pages),
+ * a window past the stage limit read as runs of 64 (float32) next to one
+ * staged (bfloat16), dims that merge across a dim of 1, and rows of 20001
+ * 4-byte elements, whose second chunk starts inside a run; every dtype
+ * and layout against the formula. Each runs as one data_rows pass on
+ * row-major tensors. */
+static void test_permute_blocks(void) {
+    view_to_case cases[] = {
+        {LMNN_SHAPE(10, 126),
+         {LMNN_SHAPE(2, 5, 7, 3, 3, 2), {0, 1, 3, 2, 4, 5}},
+         LMNN_SHAPE(30, 42)},
+        {LMNN_SHAPE(10, 126),
+         {LMNN_SHAPE(2, 5, 7, 2, 3, 3), {0, 3, 1, 4, 2, 5}},
+         LMNN_SHAPE(2, 2, 15, 21)},
+        {LMNN_SHAPE(24, 9),
+         {LMNN_SHAPE(1, 4, 6, 3, 3, 1), {0, 5, 1, 3, 2, 4}},
+         LMNN_SHAPE(1, 1, 12, 18)},
+        {LMNN_SHAPE(2, 80, 1024),
+         {LMNN_SHAPE(2, 80, 16, 64), {0, 2, 1, 3}},
+         LMNN_SHAPE(2, 16, 5120)},
+        {LMNN_SHAPE(3, 40, 12), {LMNN_SHAPE(3, 40, 1, 3, 4), {0, 4, 1, 2, 3}}, LMNN_SHAPE(3, 480)},
+        {LMNN_SHAPE(2, 60003),
+         {LMNN_SHAPE(1, 2, 6667, 3, 3), {0, 1, 3, 2, 4}},
+         LMNN_SHAPE(6, 20001)},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (size_t k = 0; k < NCFG; k++)
+            CHECK(check_op("permute_blocks", all_cfgs[k], &cases[i].in, &cases[i].to, run_view_to,
+                           view_to_src, &cases[i], 0, i * 29 + k));
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cfg rm = {LMNN_FLOAT32, LMNN_ROW_MAJOR};
+        size_t count = lmnn_shape_volume(&cases[i].in);
+        void *x = make_data(rm.dtype, count, 41 + i);
+        lmnn_tensor a = {0}, o = {0};
+        CHECK_OK(up(&cases[i].in, rm, x, &a));
+        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+        CHECK_OK(run_view_to(a, &cases[i], &o));
+        lm_profile_program_entry *e;
+        size_t n;
+        CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+        CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+        CHECK(n == 1 && e[0].launches == 1 && !strcmp(e[0].program, "data_rows.c"));
+        lm_profile_program_free(e);
+        CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+        free(x);
+        lmnn_tensor_free(a), lmnn_tensor_free(o);
+    }
+}
+
 /* ---- slice ---- */
 
 typedef struct slice_ctx {
@@ -1751,6 +1803,7 @@ int main(void) {
     TEST_RUN(test_permute);
     TEST_RUN(test_permute_reshaped);
     TEST_RUN(test_permute_reshaped_to);
+    TEST_RUN(test_permute_blocks);
     TEST_RUN(test_slice);
     TEST_RUN(test_pad);
     TEST_RUN(test_repeat_expand);

@@ -19,10 +19,15 @@
  *   REFLECT    s = |o - a| mirrored at n - 1 (reflect pad; pads < n)
  *   REPLICATE  s = clamp(o - a, 0, n - 1)
  *   INDEX      s = index[a + b*o], zero when s >= n (counted)
+ *   BLOCK      s = (o / b)*n + (o % b)*a  (last dim only: two dims of the
+ *              output row, b the inner one's size, n and a their steps in
+ *              input elements; istride 1)
  * The sum of s*istride over the dims before the last gives a source row
  * start; the last dim's map picks the row's elements: whole runs with one
  * NoC read where the map is unit-stride (AFFINE b=1, PAD, MOD), else from a
- * staged copy of the source row in L1 (when it fits) or element by element.
+ * staged copy of the source window (the DR_STAGE elements from the row's
+ * source start, all the map reaches) in L1 when it fits, else as runs
+ * (BLOCK with a = 1) or element by element.
  * FLAT mode (reshape) instead reads the output's flat range of elements from
  * the input, crossing input rows.
  *
@@ -71,6 +76,7 @@
 #define M_REFLECT 4u
 #define M_REPLICATE 5u
 #define M_INDEX 6u
+#define M_BLOCK 7u
 
 #define MAX_DIMS 10
 #define IDX_BLOCK 256u
@@ -123,6 +129,9 @@ static bool map_index(const dim_map *m, uint32_t o, uint32_t *s) {
     }
     case M_REPLICATE:
         *s = o < m->a ? 0 : o - m->a >= m->n ? m->n - 1 : o - m->a;
+        return true;
+    case M_BLOCK:
+        *s = o / m->b * m->n + o % m->b * m->a;
         return true;
     default: /* M_INDEX */
         *s = index_at(m->a + m->b * o);
@@ -200,6 +209,38 @@ static void transpose_tile(uint32_t dst, uint32_t src, uint32_t es) {
         else
             transpose_face16((uint16_t *)(uintptr_t)(dst + to),
                              (const uint16_t *)(uintptr_t)(src + from));
+    }
+}
+
+/* Output elements [c0, c0 + n) of a BLOCK last dim `m` from the staged
+ * window: runs of up to m->b elements, m->a apart, a run per quotient.
+ * Depth-to-space moves every element this way, so the runs are copied in
+ * tight loops rather than through map_index. */
+static void block_copy(uint32_t dst, uint32_t stage, const dim_map *m, uint32_t c0, uint32_t n) {
+    uint32_t q = c0 / m->b, r = c0 % m->b;
+    while (n) {
+        uint32_t len = m->b - r < n ? m->b - r : n;
+        uint32_t from = stage + (q * m->n + r * m->a) * esize;
+        if (esize == 4 && m->a == 1) {
+            nn_copy_words(dst, from, len);
+        } else if (esize == 4) {
+            volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)dst;
+            const volatile uint32_t *s = (const volatile uint32_t *)(uintptr_t)from;
+            for (uint32_t i = 0; i < len; i++, s += m->a)
+                d[i] = *s;
+        } else if (esize == 2) {
+            volatile uint16_t *d = (volatile uint16_t *)(uintptr_t)dst;
+            const volatile uint16_t *s = (const volatile uint16_t *)(uintptr_t)from;
+            for (uint32_t i = 0; i < len; i++, s += m->a)
+                d[i] = *s;
+        } else {
+            for (uint32_t i = 0; i < len; i++)
+                copy_elem(dst + i * esize, from + i * m->a * esize);
+        }
+        dst += len * esize;
+        n -= len;
+        q++;
+        r = 0;
     }
 }
 
@@ -301,20 +342,31 @@ void kernel_main(void) {
                 o += len;
             }
         } else if (last->istride == 1 && stage_cap) {
-            /* Stage the whole source row once, then pick its elements. */
+            /* Stage the source window once, then pick its elements. */
             if (src != staged_row) {
-                read_run(src, stage, in_w);
+                read_run(src, stage, stage_cap);
                 noc_async_read_barrier();
                 staged_row = src;
             }
-            for (uint32_t i = 0; i < n; i++) {
-                uint32_t s;
-                if (map_index(last, c0 + i, &s))
-                    copy_elem(buf + i * esize, stage + s * esize);
-                else {
-                    fill(buf + i * esize, 1, last->kind == M_INDEX ? 0 : fill_bits);
-                    if (last->kind == M_INDEX) invalid++;
+            if (last->kind == M_BLOCK) {
+                block_copy(buf, stage, last, c0, n);
+            } else {
+                for (uint32_t i = 0; i < n; i++) {
+                    uint32_t s;
+                    if (map_index(last, c0 + i, &s))
+                        copy_elem(buf + i * esize, stage + s * esize);
+                    else {
+                        fill(buf + i * esize, 1, last->kind == M_INDEX ? 0 : fill_bits);
+                        if (last->kind == M_INDEX) invalid++;
+                    }
                 }
+            }
+        } else if (last->istride == 1 && last->kind == M_BLOCK && last->a == 1) {
+            /* Runs of the inner dim, one read each. */
+            for (uint32_t o = c0; o < c0 + n;) {
+                uint32_t r = o % last->b, len = last->b - r < c0 + n - o ? last->b - r : c0 + n - o;
+                read_run(src + o / last->b * last->n + r, buf + (o - c0) * esize, len);
+                o += len;
             }
         } else {
             /* Element by element: the last dim moved, or its row is too long
