@@ -90,11 +90,11 @@ lm_status lmnn_permute_reshaped(lmnn_tensor a, const lmnn_shape *shape, const in
  * When a's rows (the dims of `shape` that make its second-last dim) stay
  * together as to's rows and `shape`'s last dim, a multiple of 32, stays
  * last, whole tiles move (an attention's heads split or joined on any batch
- * dims). When `to`'s rows are two dims of the permuted shape, and their
- * input window fits in L1 or the inner dim is contiguous in a, each row is
- * read in runs in the same single pass: an NHWC image's depth-to-space
- * ([N, H, W, b, b * C] -> [N, H, b, W, b * C] as rows [N * H * b,
- * W * b * C]) never makes rows of b * C elements. NULL `to`:
+ * dims). When `to`'s rows are two or three dims of the permuted shape, and
+ * their input window fits in L1 or the inner dim is contiguous in a, each
+ * row is read in runs in the same single pass: an NHWC image's
+ * depth-to-space ([N, H, W, C, b, b] -> [N, H, b, W, b, C] as rows
+ * [N * H * b, W * b * C]) never makes rows of C elements. NULL `to`:
  * lmnn_permute_reshaped. Errors name "lmnn_permute_reshaped_to" and the
  * argument. */
 lm_status lmnn_permute_reshaped_to(lmnn_tensor a, const lmnn_shape *shape, const int32_t *dims,

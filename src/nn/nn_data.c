@@ -501,18 +501,20 @@ static bool regroup_tiles(const nn_tensor *t, const view_perm_ctx *c, const lmnn
     return true;
 }
 
-/* A permute whose output rows are each two dims of the permuted view: an
- * NHWC image's depth-to-space, [N, H, W, b, b * C] -> [N, H, b, W, b * C]
- * as rows [N * H * b, W * b * C]. As a permute to rows of b * C and a
- * reshape it makes a row per b * C elements (often 1 to 4) and then joins
- * them; here each output row is read through one BLOCK map, from a staged
- * window of the input (or as runs of the inner dim), in one pass. `box`
- * holds the views and maps (the input view's dims with neighbours that stay
- * neighbours merged, and dims of 1 dropped). */
+/* A permute whose output rows are each two or three dims of the permuted
+ * view: an NHWC image's depth-to-space, [N, H, W, b, b * C] -> [N, H, b,
+ * W, b * C] as rows [N * H * b, W * b * C] (DCR), or [N, H, W, C, b, b] ->
+ * [N, H, b, W, b, C] (CRD, PyTorch's PixelShuffle). As a permute to rows
+ * of the last dim and a reshape it makes a row per b * C or C elements and
+ * then joins them; here each output row is read through one BLOCK map,
+ * from a staged window of the input (or as runs of the inner dim), in one
+ * pass. The ctx holds the views and maps (the input view's dims with
+ * neighbours that stay neighbours merged, and dims of 1 dropped). */
 typedef struct block_ctx {
     uint32_t in_rank, in_dims[LMNN_MAX_DIMS];
     uint32_t out_rank, out_dims[LMNN_MAX_DIMS];
     dm_map map[LMNN_MAX_DIMS];
+    uint32_t b2, a2; /* the BLOCK map's inner dim */
 } block_ctx;
 
 static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_shape *to,
@@ -536,7 +538,12 @@ static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_sh
         }
         last_in = p[d];
     }
-    if (groups < 2 || to->dims[to->rank - 1] != size[groups - 2] * size[groups - 1]) return false;
+    /* The last k groups (2 or 3) make to's rows. */
+    uint32_t width = to->dims[to->rank - 1], k = 0;
+    uint64_t prod = 1;
+    while (k < 3 && k < groups && prod < width)
+        prod *= size[groups - ++k];
+    if (k < 2 || prod != width) return false;
     /* The input view: the groups in input order; in_of[g] group g's place. */
     uint32_t in_of[LMNN_MAX_DIMS], stride[LMNN_MAX_DIMS];
     for (uint32_t g = 0; g < groups; g++) {
@@ -550,18 +557,26 @@ static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_sh
     stride[groups - 1] = 1;
     for (uint32_t i = groups - 1; i > 0; i--)
         stride[i - 1] = stride[i] * b->in_dims[i];
-    uint32_t qs = stride[in_of[groups - 2]], rs = stride[in_of[groups - 1]];
-    uint32_t inner = size[groups - 1], width = to->dims[to->rank - 1];
-    uint64_t reach = (uint64_t)(size[groups - 2] - 1) * qs + (uint64_t)(inner - 1) * rs + 1;
+    /* Digits (q, r, r2) of a row: with two groups r is a dim of 1. */
+    uint32_t gq = groups - k, g2 = groups - 1;
+    dm_map m = {DM_BLOCK, 0, 1, stride[in_of[gq]], (int32_t)groups - 1};
+    b->b2 = size[g2];
+    b->a2 = stride[in_of[g2]];
+    if (k == 3) {
+        m.b = size[groups - 2];
+        m.a = stride[in_of[groups - 2]];
+    }
+    uint64_t reach = (uint64_t)(size[gq] - 1) * m.n + (uint64_t)(m.b - 1) * m.a +
+                     (uint64_t)(b->b2 - 1) * b->a2 + 1;
     /* Worth it when the window stages, or the inner runs are whole reads. */
-    if (reach * esize > DM_STAGE_BYTES && !(rs == 1 && inner * esize >= 64)) return false;
-    b->out_rank = groups - 1;
-    for (uint32_t g = 0; g + 2 < groups; g++) {
+    if (reach * esize > DM_STAGE_BYTES && !(b->a2 == 1 && b->b2 * esize >= 64)) return false;
+    b->out_rank = gq + 1;
+    for (uint32_t g = 0; g < gq; g++) {
         b->out_dims[g] = size[g];
         b->map[g] = dm_identity((int32_t)in_of[g]);
     }
-    b->out_dims[groups - 2] = width;
-    b->map[groups - 2] = (dm_map){DM_BLOCK, rs, inner, qs, (int32_t)groups - 1};
+    b->out_dims[gq] = width;
+    b->map[gq] = m;
     return true;
 }
 
@@ -577,6 +592,8 @@ static lm_status block_rm(const char *op, const void *ctx, nn_tensor *const *ins
     spec.out_rank = b->out_rank;
     memcpy(spec.out_dims, b->out_dims, sizeof b->out_dims[0] * b->out_rank);
     memcpy(spec.map, b->map, sizeof b->map[0] * b->out_rank);
+    spec.block_b2 = b->b2;
+    spec.block_a2 = b->a2;
     return dm_run(op, &spec, ins[0], out, NULL, NULL);
 }
 

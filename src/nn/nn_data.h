@@ -19,9 +19,11 @@ typedef enum dm_kind {
     DM_REFLECT = 4,
     DM_REPLICATE = 5,
     DM_INDEX = 6, /* s = index[a + b*o], zero (counted) when >= n */
-    /* s = (o / b)*n + (o % b)*a: the last box dim only, two dims of the
-     * output's rows in one (b the inner's size, n and a their steps in
-     * input elements); its src the input view's last dim. */
+    /* s = (o / (b*b2))*n + (o / b2 % b)*a + (o % b2)*a2: the last box dim
+     * only, three dims of the output's rows in one (sizes any, b and b2,
+     * steps n, a and a2 in input elements; b2 and a2 are the spec's
+     * block_b2 and block_a2), whole multiples of b*b2 long; its src the
+     * input view's last dim. */
     DM_BLOCK = 7,
 } dm_kind;
 
@@ -45,6 +47,7 @@ typedef struct dm_spec {
     uint32_t box[DM_MAX_DIMS];                /* its extent; 0: the output's */
     dm_map map[DM_MAX_DIMS];                  /* per box dim, of the box index */
     uint32_t flags, fill_bits;
+    uint32_t block_b2, block_a2; /* a DM_BLOCK last map's inner dim */
     /* Row-major input read through a view of another shape (in_dims): its
      * pages' width, the tensor's last dim (0: in_dims' last). */
     uint32_t in_page_w;

@@ -29,7 +29,7 @@ enum {
     DR_W,
     DR_FMT,
     DR_DIMS = 20,
-    DR_DIM_WORDS = 7,
+    DR_DIM_WORDS = 9,
 };
 
 static void view_of(const nn_tensor *t, bool tiles, uint32_t *rank, uint32_t *dims) {
@@ -111,9 +111,11 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
     if (spec->flags & DM_TRANSPOSE) {
         stage = 1;
     } else if (!tiles && last->kind == DM_BLOCK) {
-        /* The window a row reads: any page width, read_run crosses pages. */
-        uint64_t reach = (uint64_t)(width - 1) / last->b * last->n +
-                         (uint64_t)((width < last->b ? width : last->b) - 1) * last->a + 1;
+        /* The window a row reads (the box's last dim is whole (q, r, r2)
+         * triples): any page width, read_run crosses pages. */
+        uint32_t b2 = spec->block_b2, a2 = spec->block_a2;
+        uint64_t reach = (uint64_t)(width / (last->b * b2) - 1) * last->n +
+                         (uint64_t)(last->b - 1) * last->a + (uint64_t)(b2 - 1) * a2 + 1;
         if (reach * esize <= DM_STAGE_BYTES) stage = (uint32_t)reach;
     } else if (!tiles && !(spec->flags & DM_FLAT) && !spec->in_page_w && istride[R - 1] == 1 &&
                !unit_runs(last) && (uint64_t)in_w * esize <= DM_STAGE_BYTES) {
@@ -153,6 +155,8 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
         w[4] = m->b;
         w[5] = m->n;
         w[6] = istride[d];
+        w[7] = m->kind == DM_BLOCK ? spec->block_b2 : 0;
+        w[8] = m->kind == DM_BLOCK ? spec->block_a2 : 0;
     }
     uint32_t ndesc = DR_DIMS + R * DR_DIM_WORDS;
 

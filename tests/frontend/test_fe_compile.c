@@ -1245,9 +1245,10 @@ static void test_ceil_pool_images(void) {
 }
 
 /* DepthToSpace reads the image a convolution writes (a super-resolution
- * network's pixel shuffle): a 3x3 Conv 2 -> 12 feeds a DCR DepthToSpace
- * (blocksize 2) whose image goes on to a 1x1 Conv 3 -> 2 (output y), and a
- * CRD one whose NCHW result is output z. Each DepthToSpace is one
+ * network's pixel shuffle): a 3x3 Conv 2 -> 12 feeds a CRD DepthToSpace
+ * (blocksize 2, PyTorch's PixelShuffle) whose image goes on to a 1x1 Conv
+ * 3 -> 2 (output y), and a DCR one whose NCHW result is output z. Each
+ * DepthToSpace is one
  * data_rows pass and nothing runs for it or the first Conv but that Conv's
  * product and the permute: no transposes between NCHW and NHWC. Against
  * float64. */
@@ -1277,17 +1278,17 @@ static void test_depth_to_space_images(void) {
                                   (const char *[]){"f", NULL});
     ob_attr_is(c0, "pads", p1, 4);
     Onnx__NodeProto *dcr =
-        ob_node(g, "DepthToSpace", "dcr", (const char *[]){"f", NULL}, (const char *[]){"d", NULL});
+        ob_node(g, "DepthToSpace", "dcr", (const char *[]){"f", NULL}, (const char *[]){"z", NULL});
     ob_attr_i(dcr, "blocksize", B);
     Onnx__NodeProto *crd =
-        ob_node(g, "DepthToSpace", "crd", (const char *[]){"f", NULL}, (const char *[]){"z", NULL});
+        ob_node(g, "DepthToSpace", "crd", (const char *[]){"f", NULL}, (const char *[]){"d", NULL});
     ob_attr_i(crd, "blocksize", B);
     ob_attr_s(crd, "mode", "CRD");
     ob_node(g, "Conv", "c1", (const char *[]){"d", "W1", NULL}, (const char *[]){"y", NULL});
     lm_binary *bin;
     lmfe_report rep;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
-    /* c0's and dcr's results stay images. */
+    /* c0's and crd's results stay images. */
     CHECK(rep.notes && strstr(rep.notes, "layout: 2 results"));
     lm_replay *r;
     CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
@@ -1324,13 +1325,13 @@ static void test_depth_to_space_images(void) {
         for (int ow = 0; ow < W * B; ow++) {
             int h = oh / B, i = oh % B, w = ow / B, j = ow % B;
             for (int c = 0; c < CO; c++) {
-                double ez = f[(c * B + i) * B + j][h][w];
+                double ez = f[(i * B + j) * CO + c][h][w];
                 worst = fmax(worst, fabs(z[(c * H * B + oh) * W * B + ow] - ez));
             }
             for (int k = 0; k < CY; k++) {
                 double ey = 0;
                 for (int c = 0; c < CO; c++)
-                    ey += (double)w1[k * CO + c] * f[(i * B + j) * CO + c][h][w];
+                    ey += (double)w1[k * CO + c] * f[(c * B + i) * B + j][h][w];
                 worst = fmax(worst, fabs(y[(k * H * B + oh) * W * B + ow] - ey));
             }
         }

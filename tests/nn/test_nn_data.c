@@ -560,11 +560,12 @@ static void test_permute_reshaped_to(void) {
     lmnn_tensor_free(a), lmnn_tensor_free(p), lmnn_tensor_free(r1), lmnn_tensor_free(r2);
 }
 
-/* Output rows made of two dims of the permuted view (a BLOCK map): NHWC
- * images' depth-to-space as image rows (DCR, a staged window) and as NCHW
- * (CRD; and DCR with one output channel, as a super-resolution network's
- * last layer makes it, from a page per pixel: the window crosses pages),
- * a window past the stage limit read as runs of 64 (float32) next to one
+/* Output rows made of two or three dims of the permuted view (a BLOCK
+ * map): NHWC images' depth-to-space as image rows (DCR, two dims; CRD,
+ * three, the inner one strided) and as NCHW (CRD; and DCR with one output
+ * channel, as a super-resolution network's last layer makes it, from a
+ * page per pixel: the window crosses pages), windows past the stage limit
+ * read as runs of 64 (float32; two dims and three) next to the same
  * staged (bfloat16), dims that merge across a dim of 1, and rows of 20001
  * 4-byte elements, whose second chunk starts inside a run; every dtype
  * and layout against the formula. Each runs as one data_rows pass on
@@ -577,6 +578,10 @@ static void test_permute_blocks(void) {
         {LMNN_SHAPE(10, 126),
          {LMNN_SHAPE(2, 5, 7, 2, 3, 3), {0, 3, 1, 4, 2, 5}},
          LMNN_SHAPE(2, 2, 15, 21)},
+        {LMNN_SHAPE(10, 126),
+         {LMNN_SHAPE(2, 5, 7, 2, 3, 3), {0, 1, 4, 2, 5, 3}},
+         LMNN_SHAPE(30, 42)},
+        {LMNN_SHAPE(2, 76800), {LMNN_SHAPE(2, 40, 30, 64), {0, 2, 1, 3}}, LMNN_SHAPE(2, 76800)},
         {LMNN_SHAPE(24, 9),
          {LMNN_SHAPE(1, 4, 6, 3, 3, 1), {0, 5, 1, 3, 2, 4}},
          LMNN_SHAPE(1, 1, 12, 18)},

@@ -19,9 +19,9 @@
  *   REFLECT    s = |o - a| mirrored at n - 1 (reflect pad; pads < n)
  *   REPLICATE  s = clamp(o - a, 0, n - 1)
  *   INDEX      s = index[a + b*o], zero when s >= n (counted)
- *   BLOCK      s = (o / b)*n + (o % b)*a  (last dim only: two dims of the
- *              output row, b the inner one's size, n and a their steps in
- *              input elements; istride 1)
+ *   BLOCK      s = (o / (b*b2))*n + (o / b2 % b)*a + (o % b2)*a2  (last dim
+ *              only: three dims of the output row of sizes (any, b, b2)
+ *              and steps (n, a, a2) in input elements; istride 1)
  * The sum of s*istride over the dims before the last gives a source row
  * start; the last dim's map picks the row's elements: whole runs with one
  * NoC read where the map is unit-stride (AFFINE b=1, PAD, MOD), else from a
@@ -59,7 +59,7 @@
 #define DR_W 17
 #define DR_FMT 18
 #define DR_DIMS 20
-#define DR_DIM_WORDS 7 /* size, out row stride, kind, a, b, n, istride */
+#define DR_DIM_WORDS 9 /* size, out row stride, kind, a, b, n, istride, b2, a2 */
 
 #define F_IN_DRAM 1u
 #define F_OUT_DRAM 2u
@@ -82,7 +82,7 @@
 #define IDX_BLOCK 256u
 
 typedef struct dim_map {
-    uint32_t size, ostride, kind, a, b, n, istride;
+    uint32_t size, ostride, kind, a, b, n, istride, b2, a2;
 } dim_map;
 
 static dim_map dims[MAX_DIMS];
@@ -131,7 +131,7 @@ static bool map_index(const dim_map *m, uint32_t o, uint32_t *s) {
         *s = o < m->a ? 0 : o - m->a >= m->n ? m->n - 1 : o - m->a;
         return true;
     case M_BLOCK:
-        *s = o / m->b * m->n + o % m->b * m->a;
+        *s = o / (m->b * m->b2) * m->n + o / m->b2 % m->b * m->a + o % m->b2 * m->a2;
         return true;
     default: /* M_INDEX */
         *s = index_at(m->a + m->b * o);
@@ -213,34 +213,38 @@ static void transpose_tile(uint32_t dst, uint32_t src, uint32_t es) {
 }
 
 /* Output elements [c0, c0 + n) of a BLOCK last dim `m` from the staged
- * window: runs of up to m->b elements, m->a apart, a run per quotient.
+ * window: runs of up to m->b2 elements, m->a2 apart, one per (q, r).
  * Depth-to-space moves every element this way, so the runs are copied in
  * tight loops rather than through map_index. */
 static void block_copy(uint32_t dst, uint32_t stage, const dim_map *m, uint32_t c0, uint32_t n) {
-    uint32_t q = c0 / m->b, r = c0 % m->b;
+    uint32_t q = c0 / (m->b * m->b2), r = c0 / m->b2 % m->b, r2 = c0 % m->b2;
+    uint32_t step = m->a2;
     while (n) {
-        uint32_t len = m->b - r < n ? m->b - r : n;
-        uint32_t from = stage + (q * m->n + r * m->a) * esize;
-        if (esize == 4 && m->a == 1) {
+        uint32_t len = m->b2 - r2 < n ? m->b2 - r2 : n;
+        uint32_t from = stage + (q * m->n + r * m->a + r2 * step) * esize;
+        if (esize == 4 && step == 1) {
             nn_copy_words(dst, from, len);
         } else if (esize == 4) {
             volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)dst;
             const volatile uint32_t *s = (const volatile uint32_t *)(uintptr_t)from;
-            for (uint32_t i = 0; i < len; i++, s += m->a)
+            for (uint32_t i = 0; i < len; i++, s += step)
                 d[i] = *s;
         } else if (esize == 2) {
             volatile uint16_t *d = (volatile uint16_t *)(uintptr_t)dst;
             const volatile uint16_t *s = (const volatile uint16_t *)(uintptr_t)from;
-            for (uint32_t i = 0; i < len; i++, s += m->a)
+            for (uint32_t i = 0; i < len; i++, s += step)
                 d[i] = *s;
         } else {
             for (uint32_t i = 0; i < len; i++)
-                copy_elem(dst + i * esize, from + i * m->a * esize);
+                copy_elem(dst + i * esize, from + i * step * esize);
         }
         dst += len * esize;
         n -= len;
-        q++;
-        r = 0;
+        r2 = 0;
+        if (++r == m->b) {
+            r = 0;
+            q++;
+        }
     }
 }
 
@@ -259,7 +263,7 @@ void kernel_main(void) {
         uint32_t base = DR_DIMS + d * DR_DIM_WORDS;
         dims[d] = (dim_map){get_arg_val(base),     get_arg_val(base + 1), get_arg_val(base + 2),
                             get_arg_val(base + 3), get_arg_val(base + 4), get_arg_val(base + 5),
-                            get_arg_val(base + 6)};
+                            get_arg_val(base + 6), get_arg_val(base + 7), get_arg_val(base + 8)};
     }
     in_gen =
         (InterleavedAddrGenFast){get_common_arg_val(0), in_w * esize, (flags & F_IN_DRAM) != 0};
@@ -361,11 +365,13 @@ void kernel_main(void) {
                     }
                 }
             }
-        } else if (last->istride == 1 && last->kind == M_BLOCK && last->a == 1) {
+        } else if (last->istride == 1 && last->kind == M_BLOCK && last->a2 == 1) {
             /* Runs of the inner dim, one read each. */
             for (uint32_t o = c0; o < c0 + n;) {
-                uint32_t r = o % last->b, len = last->b - r < c0 + n - o ? last->b - r : c0 + n - o;
-                read_run(src + o / last->b * last->n + r, buf + (o - c0) * esize, len);
+                uint32_t r2 = o % last->b2;
+                uint32_t len = last->b2 - r2 < c0 + n - o ? last->b2 - r2 : c0 + n - o;
+                uint32_t s = o / (last->b * last->b2) * last->n + o / last->b2 % last->b * last->a;
+                read_run(src + s + r2, buf + (o - c0) * esize, len);
                 o += len;
             }
         } else {
