@@ -3214,13 +3214,13 @@ static lm_status infer_d2s(fe_ctx *c, const fe_node *n) {
 }
 
 /* One pass of the op library's permute from x's elements, seen as six dims,
- * to the output's shape. DepthToSpace reads an image as one (FE_IMAGE_IN):
- * its NHWC pixels' channels split into (i, j, c) for DCR or (c, i, j) for
- * CRD go to pixel (h * b + i, w * b + j), written as an image again
- * ([N * H * b, W * b * C] rows) for readers of images, else as NCHW. Each
- * output row is then two dims of the permuted view (w and j, or w and
- * (j, c)), which the permute reads in runs from a window of the input
- * (lmnn_permute_reshaped_to) instead of a row per pixel. */
+ * to the output's shape. Both ops read an image as one (FE_IMAGE_IN) and
+ * write one for readers of images ([N * OH, OW * OC] rows): an NHWC pixel's
+ * channels are (i, j, c) for DCR and SpaceToDepth, (c, i, j) for CRD
+ * (PyTorch's PixelShuffle), and pixel (h * b + i, w * b + j) the one they
+ * go to or come from. Each output row is then two or three dims of the
+ * permuted view, which the permute reads in runs from a window of the
+ * input (lmnn_permute_reshaped_to) instead of a row per pixel. */
 static lm_status lower_d2s(fe_ctx *c, const fe_node *n) {
     bool d2s = !strcmp(n->op_type, "DepthToSpace");
     int64_t bs;
@@ -3231,54 +3231,34 @@ static lm_status lower_d2s(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
     uint32_t N = (uint32_t)x->dims[0], C = (uint32_t)x->dims[1], H = (uint32_t)x->dims[2],
              W = (uint32_t)x->dims[3], b = (uint32_t)bs, oc = C / (b * b);
-    bool dcr = !strcmp(mode, "DCR"), flat = false, image_out = false;
+    uint32_t OC = (uint32_t)o->dims[1], OH = (uint32_t)o->dims[2], OW = (uint32_t)o->dims[3];
+    bool in_img, out_img = c->plans[n - c->g->nodes].nhwc_out;
     lmnn_tensor a, y;
-    if (d2s) {
-        st = fe_in_image(c, n, 0, &a, &flat);
-        image_out = flat && c->plans[n - c->g->nodes].nhwc_out;
-    } else {
-        st = fe_in_dev(c, n, 0, &a);
-    }
-    if (st) return st;
-    lmnn_shape six,
-        to = LMNN_SHAPE(N, (uint32_t)o->dims[1], (uint32_t)o->dims[2], (uint32_t)o->dims[3]);
-    /* The permutes, by the case they serve: an image in, an image or NCHW
-     * out (DCR, CRD), an NCHW value in (DCR, CRD, SpaceToDepth). */
-    static const int32_t perms[7][6] = {
-        {0, 1, 3, 2, 4, 5}, {0, 1, 4, 2, 5, 3}, {0, 5, 1, 3, 2, 4}, {0, 3, 1, 4, 2, 5},
-        {0, 3, 4, 1, 5, 2}, {0, 1, 4, 2, 5, 3}, {0, 3, 5, 1, 2, 4},
+    if ((st = fe_in_image(c, n, 0, &a, &in_img))) return st;
+    /* kind: DCR, CRD, SpaceToDepth; the six dims by kind and input form */
+    int kind = !d2s ? 2 : strcmp(mode, "DCR") ? 1 : 0;
+    const lmnn_shape six[3][2] = {
+        {LMNN_SHAPE(N, b, b, oc, H, W), LMNN_SHAPE(N, H, W, b, b, oc)},
+        {LMNN_SHAPE(N, oc, b, b, H, W), LMNN_SHAPE(N, H, W, oc, b, b)},
+        {LMNN_SHAPE(N, C, H / b, b, W / b, b), LMNN_SHAPE(N, H / b, b, W / b, b, C)},
     };
-    const int32_t *perm;
-    if (flat) {
-        /* [N, H, W, i, j, c] (DCR) or [N, H, W, c, i, j] (CRD) */
-        six = dcr ? LMNN_SHAPE(N, H, W, b, b, oc) : LMNN_SHAPE(N, H, W, oc, b, b);
-        if (image_out) {
-            to = LMNN_SHAPE(N * H * b, W * b * oc);
-            perm = perms[dcr ? 0 : 1];
-        } else {
-            perm = perms[dcr ? 2 : 3];
-        }
-    } else if (d2s && dcr) {
-        six = LMNN_SHAPE(N, b, b, oc, H, W);
-        perm = perms[4];
-    } else if (d2s) {
-        six = LMNN_SHAPE(N, oc, b, b, H, W);
-        perm = perms[5];
-    } else {
-        six = LMNN_SHAPE(N, C, H / b, b, W / b, b);
-        perm = perms[6];
-    }
-    if ((st = lmnn_permute_reshaped_to(a, &six, perm, 6, &to, NULL, &y)))
+    /* [kind][input an image][output an image] */
+    static const int32_t perms[3][2][2][6] = {
+        {{{0, 3, 4, 1, 5, 2}, {0, 4, 1, 5, 2, 3}}, {{0, 5, 1, 3, 2, 4}, {0, 1, 3, 2, 4, 5}}},
+        {{{0, 1, 4, 2, 5, 3}, {0, 4, 2, 5, 3, 1}}, {{0, 3, 1, 4, 2, 5}, {0, 1, 4, 2, 5, 3}}},
+        {{{0, 3, 5, 1, 2, 4}, {0, 2, 4, 3, 5, 1}}, {{0, 2, 4, 5, 1, 3}, {0, 1, 3, 2, 4, 5}}},
+    };
+    lmnn_shape to = out_img ? LMNN_SHAPE(N * OH, OW * OC) : LMNN_SHAPE(N, OC, OH, OW);
+    if ((st = lmnn_permute_reshaped_to(a, &six[kind][in_img], perms[kind][in_img][out_img], 6, &to,
+                                       NULL, &y)))
         return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, y);
 }
 
-/* DepthToSpace moves a float image's pixels as they are. */
+/* Both move a float image's pixels as they are. */
 static uint32_t d2s_images(fe_ctx *c, const fe_node *n) {
     const fe_type *x = fe_in_type(c, n, 0);
-    return !strcmp(n->op_type, "DepthToSpace") && x->rank == 4 && fe_elem_is_float(x->elem)
-               ? FE_IMAGE_IN | FE_IMAGE_OUT
-               : 0;
+    return x->rank == 4 && fe_elem_is_float(x->elem) ? FE_IMAGE_IN | FE_IMAGE_OUT : 0;
 }
 
 /* ---- Trilu ---- */
@@ -3710,7 +3690,7 @@ const fe_op_def fe_ops_nn[] = {
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0, NULL},
     {"Dropout", infer_dropout, lower_dropout, 6u, NULL},
     {"DepthToSpace", infer_d2s, lower_d2s, 0, d2s_images},
-    {"SpaceToDepth", infer_d2s, lower_d2s, 0, NULL},
+    {"SpaceToDepth", infer_d2s, lower_d2s, 0, d2s_images},
     {"Trilu", infer_trilu, lower_trilu, 2u, NULL},
     {"Einsum", infer_einsum, lower_einsum, 0, NULL},
 };

@@ -1244,6 +1244,37 @@ static void test_ceil_pool_images(void) {
     lm_binary_free(bin);
 }
 
+/* Compiles m (its report's notes must hold `layout`), replays it on x and
+ * reads its outputs y and z. Each label in `once` (NULL-ended) ran one
+ * launch in all; a DepthToSpace's or SpaceToDepth's was data_rows.c. */
+static void run_pixel_model(Onnx__ModelProto *m, const char *layout, const float *x, size_t xs,
+                            float *y, size_t ys, float *z, size_t zs, const char *const *once) {
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    CHECK(rep.notes && strstr(rep.notes, layout));
+    lm_replay *r;
+    CHECK_OK(replay_profiled(bin, x, xs, &r));
+    CHECK_OK(lm_replay_get_output(r, "y", y, ys));
+    CHECK_OK(lm_replay_get_output(r, "z", z, zs));
+    const lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+    for (const char *const *l = once; *l; l++) {
+        uint64_t launches = 0;
+        bool moves = !strncmp(*l, "DepthToSpace", 12) || !strncmp(*l, "SpaceToDepth", 12);
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(e[i].label, *l)) {
+                launches += e[i].launches;
+                if (moves) CHECK(!strcmp(e[i].program, "data_rows.c"));
+            }
+        CHECK(launches == 1);
+    }
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    lmfe_report_free(&rep);
+}
+
 /* DepthToSpace reads the image a convolution writes (a super-resolution
  * network's pixel shuffle): a 3x3 Conv 2 -> 12 feeds a CRD DepthToSpace
  * (blocksize 2, PyTorch's PixelShuffle) whose image goes on to a 1x1 Conv
@@ -1285,26 +1316,9 @@ static void test_depth_to_space_images(void) {
     ob_attr_i(crd, "blocksize", B);
     ob_attr_s(crd, "mode", "CRD");
     ob_node(g, "Conv", "c1", (const char *[]){"d", "W1", NULL}, (const char *[]){"y", NULL});
-    lm_binary *bin;
-    lmfe_report rep;
-    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
     /* c0's and crd's results stay images. */
-    CHECK(rep.notes && strstr(rep.notes, "layout: 2 results"));
-    lm_replay *r;
-    CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
-    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
-    CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
-    const lm_profile_program_entry *e;
-    size_t n;
-    CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
-    for (size_t i = 0; i < n; i++) {
-        if (!strncmp(e[i].label, "DepthToSpace", 12))
-            CHECK(!strcmp(e[i].program, "data_rows.c") && e[i].launches == 1);
-        if (!strcmp(e[i].label, "Conv c0")) CHECK(e[i].launches == 1);
-    }
-    lm_replay_close(r);
-    lm_binary_free(bin);
-    lmfe_report_free(&rep);
+    run_pixel_model(m, "layout: 2 results", x, sizeof x, y, sizeof y, z, sizeof z,
+                    (const char *const[]){"DepthToSpace dcr", "DepthToSpace crd", "Conv c0", NULL});
     static double f[C][H][W];
     for (int c = 0; c < C; c++)
         for (int i = 0; i < H; i++)
@@ -1335,6 +1349,79 @@ static void test_depth_to_space_images(void) {
                 worst = fmax(worst, fabs(y[(k * H * B + oh) * W * B + ow] - ey));
             }
         }
+    CHECK(worst < 1e-5);
+}
+
+/* The other forms of both ops around images: a graph input (NCHW) through
+ * a CRD DepthToSpace into a 1x1 Conv (an image out of an NCHW value), that
+ * Conv's image through a SpaceToDepth into another 1x1 Conv (an image in
+ * and out: one data_rows pass) and through a second SpaceToDepth to output
+ * z (NCHW out), against float64. */
+static void test_space_depth_forms(void) {
+    enum { C = 8, H = 4, W = 6, B = 2, CU = C / (B * B), CV = 4, CS = CV * B * B, CY = 3 };
+    static float x[C * H * W], wv[CV * CU], wy[CY * CS], y[CY * H * W], z[CS * H * W];
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = (float)((i * 29) % 37 - 18) * 0.05f;
+    for (int i = 0; i < CV * CU; i++)
+        wv[i] = (float)(i % 5) * 0.3f - 0.5f;
+    for (int i = 0; i < CY * CS; i++)
+        wy[i] = (float)((i * 7) % 11) * 0.1f - 0.45f;
+    int64_t xd[4] = {1, C, H, W}, yd[4] = {1, CY, H, W}, zd[4] = {1, CS, H, W};
+    int64_t wvd[4] = {CV, CU, 1, 1}, wyd[4] = {CY, CS, 1, 1};
+    Onnx__GraphProto *g = ob_graph("space_depth");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    ob_output(g, ob_vi("z", ob_tensor_type(F32, 4, zd, NULL)));
+    f32_init(g, "Wv", 4, wvd, wv, CV * CU);
+    f32_init(g, "Wy", 4, wyd, wy, CY * CS);
+    Onnx__NodeProto *d =
+        ob_node(g, "DepthToSpace", "d2s", (const char *[]){"x", NULL}, (const char *[]){"u", NULL});
+    ob_attr_i(d, "blocksize", B);
+    ob_attr_s(d, "mode", "CRD");
+    ob_node(g, "Conv", "cv", (const char *[]){"u", "Wv", NULL}, (const char *[]){"v", NULL});
+    Onnx__NodeProto *s1 =
+        ob_node(g, "SpaceToDepth", "s2d", (const char *[]){"v", NULL}, (const char *[]){"s", NULL});
+    ob_attr_i(s1, "blocksize", B);
+    Onnx__NodeProto *s2 = ob_node(g, "SpaceToDepth", "s2dz", (const char *[]){"v", NULL},
+                                  (const char *[]){"z", NULL});
+    ob_attr_i(s2, "blocksize", B);
+    ob_node(g, "Conv", "cy", (const char *[]){"s", "Wy", NULL}, (const char *[]){"y", NULL});
+    /* u, v and s stay images. */
+    run_pixel_model(m, "layout: 3 results", x, sizeof x, y, sizeof y, z, sizeof z,
+                    (const char *const[]){"DepthToSpace d2s", "SpaceToDepth s2d", NULL});
+    /* u[c][h][w] = x[(c * B + h % B) * B + w % B][h / B][w / B]; v = Wv u;
+     * s[(i * B + j) * CV + c][h][w] = v[c][h * B + i][w * B + j]; y = Wy s. */
+    static double u[CU][H * B][W * B], v[CV][H * B][W * B], sd[CS][H][W];
+    for (int c = 0; c < CU; c++)
+        for (int h = 0; h < H * B; h++)
+            for (int w = 0; w < W * B; w++)
+                u[c][h][w] = x[(((c * B + h % B) * B + w % B) * H + h / B) * W + w / B];
+    for (int k = 0; k < CV; k++)
+        for (int h = 0; h < H * B; h++)
+            for (int w = 0; w < W * B; w++) {
+                v[k][h][w] = 0;
+                for (int c = 0; c < CU; c++)
+                    v[k][h][w] += (double)wv[k * CU + c] * u[c][h][w];
+            }
+    double worst = 0;
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < B; j++)
+            for (int c = 0; c < CV; c++)
+                for (int h = 0; h < H; h++)
+                    for (int w = 0; w < W; w++) {
+                        int k = (i * B + j) * CV + c;
+                        sd[k][h][w] = v[c][h * B + i][w * B + j];
+                        worst = fmax(worst, fabs(z[(k * H + h) * W + w] - sd[k][h][w]));
+                    }
+    for (int k = 0; k < CY; k++)
+        for (int h = 0; h < H; h++)
+            for (int w = 0; w < W; w++) {
+                double ey = 0;
+                for (int c = 0; c < CS; c++)
+                    ey += (double)wy[k * CS + c] * sd[c][h][w];
+                worst = fmax(worst, fabs(y[(k * H + h) * W + w] - ey));
+            }
     CHECK(worst < 1e-5);
 }
 
@@ -4134,6 +4221,7 @@ int main(void) {
     TEST_RUN(test_graph_outputs);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_depth_to_space_images);
+    TEST_RUN(test_space_depth_forms);
     TEST_RUN(test_pointwise_convs);
     TEST_RUN(test_channels_last);
     TEST_RUN(test_group_norm_spelled);
