@@ -517,6 +517,24 @@ typedef struct block_ctx {
     uint32_t b2, a2; /* the BLOCK map's inner dim */
 } block_ctx;
 
+/* A row-major tensor's page width (its last dim). */
+static uint32_t page_w(const nn_tensor *t) {
+    return t->shape.rank ? t->shape.dims[t->shape.rank - 1] : 1;
+}
+
+/* The row kernel's spec of `b` on a row-major input of pages of in_w. */
+static void block_spec(const block_ctx *b, uint32_t in_w, dm_spec *spec) {
+    memset(spec, 0, sizeof *spec);
+    spec->in_rank = b->in_rank;
+    memcpy(spec->in_dims, b->in_dims, sizeof b->in_dims[0] * b->in_rank);
+    spec->in_page_w = in_w;
+    spec->out_rank = b->out_rank;
+    memcpy(spec->out_dims, b->out_dims, sizeof b->out_dims[0] * b->out_rank);
+    memcpy(spec->map, b->map, sizeof b->map[0] * b->out_rank);
+    spec->block_b2 = b->b2;
+    spec->block_a2 = b->a2;
+}
+
 static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_shape *to,
                        block_ctx *b) {
     const uint32_t *v = c->view.dims, *p = c->perm.perm;
@@ -566,10 +584,6 @@ static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_sh
         m.b = size[groups - 2];
         m.a = stride[in_of[groups - 2]];
     }
-    uint64_t reach = (uint64_t)(size[gq] - 1) * m.n + (uint64_t)(m.b - 1) * m.a +
-                     (uint64_t)(b->b2 - 1) * b->a2 + 1;
-    /* Worth it when the window stages, or the inner runs are whole reads. */
-    if (reach * esize > DM_STAGE_BYTES && !(b->a2 == 1 && b->b2 * esize >= 64)) return false;
     b->out_rank = gq + 1;
     for (uint32_t g = 0; g < gq; g++) {
         b->out_dims[g] = size[g];
@@ -577,23 +591,18 @@ static bool block_rows(const nn_tensor *t, const view_perm_ctx *c, const lmnn_sh
     }
     b->out_dims[gq] = width;
     b->map[gq] = m;
-    return true;
+    /* Worth it when the window stages, or the inner runs are whole reads. */
+    dm_spec spec;
+    bool page;
+    block_spec(b, page_w(t), &spec);
+    return dm_block_stage(&spec, page_w(t), esize, &page) || (b->a2 == 1 && b->b2 * esize >= 64);
 }
 
 static lm_status block_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
                           nn_tensor *out) {
     (void)n;
-    const block_ctx *b = ctx;
     dm_spec spec;
-    dm_spec_init(&spec, ins[0], out, false);
-    spec.in_rank = b->in_rank;
-    memcpy(spec.in_dims, b->in_dims, sizeof b->in_dims[0] * b->in_rank);
-    spec.in_page_w = ins[0]->shape.rank ? ins[0]->shape.dims[ins[0]->shape.rank - 1] : 1;
-    spec.out_rank = b->out_rank;
-    memcpy(spec.out_dims, b->out_dims, sizeof b->out_dims[0] * b->out_rank);
-    memcpy(spec.map, b->map, sizeof b->map[0] * b->out_rank);
-    spec.block_b2 = b->b2;
-    spec.block_a2 = b->a2;
+    block_spec(ctx, page_w(ins[0]), &spec);
     return dm_run(op, &spec, ins[0], out, NULL, NULL);
 }
 

@@ -60,6 +60,16 @@ void dm_spec_init(dm_spec *spec, const nn_tensor *in, const nn_tensor *out, bool
 /* The identity map from output view dim to input view dim `src`. */
 dm_map dm_identity(int32_t src);
 
+/* How a row-major spec whose last map is DM_BLOCK stages its input, from
+ * the input's page width in_w and element size: the window a row reads
+ * (the elements from the row's source start to the last it takes), or,
+ * when every row's window lies inside the page its start is on, that
+ * whole page (*out_page), shared by the rows that start on it (the output
+ * rows of a depth-to-space of an image all read their input row so). A
+ * window more than 8 times its row's width is not staged per row, nor one
+ * over DM_STAGE_BYTES: 0. */
+uint32_t dm_block_stage(const dm_spec *spec, uint32_t in_w, uint32_t esize, bool *out_page);
+
 /* Runs `spec`: out's box <- in (and index, for DM_INDEX maps). With counter
  * (an L1 uint32 tensor), adds the number of elements zeroed for a bad index
  * to its first element. */

@@ -69,6 +69,35 @@ static bool unit_runs(const dm_map *m) {
     return (m->kind == DM_AFFINE && m->b == 1) || m->kind == DM_PAD || m->kind == DM_MOD;
 }
 
+/* The kernel's flag: stage the whole input page a row's source start is
+ * on, shared by the rows that start on the same page. */
+#define DR_STAGE_PAGE 128u
+
+uint32_t dm_block_stage(const dm_spec *spec, uint32_t in_w, uint32_t esize, bool *out_page) {
+    uint32_t R = spec->out_rank, in_stride[DM_MAX_DIMS] = {0};
+    const dm_map *last = &spec->map[R - 1];
+    uint32_t width = spec->box[R - 1] ? spec->box[R - 1] : spec->out_dims[R - 1];
+    uint32_t b2 = spec->block_b2, a2 = spec->block_a2;
+    uint64_t reach = (uint64_t)(width / (last->b * b2) - 1) * last->n +
+                     (uint64_t)(last->b - 1) * last->a + (uint64_t)(b2 - 1) * a2 + 1;
+    in_stride[spec->in_rank - 1] = 1;
+    for (int32_t d = (int32_t)spec->in_rank - 2; d >= 0; d--)
+        in_stride[d] = in_stride[d + 1] * spec->in_dims[d + 1];
+    /* The furthest a row's source start lies into its page. */
+    uint64_t into = 0;
+    bool pages = true;
+    for (uint32_t d = 0; d + 1 < R && pages; d++) {
+        const dm_map *m = &spec->map[d];
+        uint32_t box = spec->box[d] ? spec->box[d] : spec->out_dims[d];
+        uint64_t is = m->src >= 0 ? in_stride[m->src] : 0;
+        pages = m->kind == DM_AFFINE && m->b <= 1;
+        if (is % in_w) into += ((uint64_t)m->a + (uint64_t)m->b * (box - 1)) * is;
+    }
+    *out_page = pages && into + reach <= in_w && (uint64_t)in_w * esize <= DM_STAGE_BYTES;
+    if (*out_page) return in_w;
+    return reach * esize <= DM_STAGE_BYTES && reach <= 8ull * width ? (uint32_t)reach : 0;
+}
+
 lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *out,
                  nn_tensor *index, nn_tensor *counter) {
     uint32_t R = spec->out_rank, box[DM_MAX_DIMS], ostride[DM_MAX_DIMS], istride[DM_MAX_DIMS];
@@ -107,16 +136,13 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
     if (chunk > width) chunk = width;
     uint32_t nchunks = (width + chunk - 1) / chunk;
     const dm_map *last = &spec->map[R - 1];
-    uint32_t stage = 0;
+    uint32_t stage = 0, flags = spec->flags;
     if (spec->flags & DM_TRANSPOSE) {
         stage = 1;
     } else if (!tiles && last->kind == DM_BLOCK) {
-        /* The window a row reads (the box's last dim is whole (q, r, r2)
-         * triples): any page width, read_run crosses pages. */
-        uint32_t b2 = spec->block_b2, a2 = spec->block_a2;
-        uint64_t reach = (uint64_t)(width / (last->b * b2) - 1) * last->n +
-                         (uint64_t)(last->b - 1) * last->a + (uint64_t)(b2 - 1) * a2 + 1;
-        if (reach * esize <= DM_STAGE_BYTES) stage = (uint32_t)reach;
+        bool page;
+        stage = dm_block_stage(spec, in_w, esize, &page);
+        if (page) flags |= DR_STAGE_PAGE;
     } else if (!tiles && !(spec->flags & DM_FLAT) && !spec->in_page_w && istride[R - 1] == 1 &&
                !unit_runs(last) && (uint64_t)in_w * esize <= DM_STAGE_BYTES) {
         stage = in_w;
@@ -126,7 +152,7 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
     nn_tiles g = nn_tiles_of(&out->shape);
 
     uint32_t desc[DR_DIMS + DM_MAX_DIMS * DR_DIM_WORDS] = {0};
-    desc[DR_FLAGS] = spec->flags | (in->memory.type == LM_BUFFER_DRAM ? 1u : 0) |
+    desc[DR_FLAGS] = flags | (in->memory.type == LM_BUFFER_DRAM ? 1u : 0) |
                      (out->memory.type == LM_BUFFER_DRAM ? 2u : 0) |
                      (index && index->memory.type == LM_BUFFER_DRAM ? 4u : 0) | (counter ? 8u : 0);
     desc[DR_ESIZE] = esize;

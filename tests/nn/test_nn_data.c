@@ -562,9 +562,10 @@ static void test_permute_reshaped_to(void) {
 
 /* Output rows made of two or three dims of the permuted view (a BLOCK
  * map): NHWC images' depth-to-space as image rows (DCR, two dims; CRD,
- * three, the inner one strided) and as NCHW (CRD; and DCR with one output
- * channel, as a super-resolution network's last layer makes it, from a
- * page per pixel: the window crosses pages), windows past the stage limit
+ * three, the inner one strided) and as NCHW (CRD), each input row staged
+ * once for the output rows that read it; DCR with one output channel, as a
+ * super-resolution network's last layer makes it, from a page per pixel
+ * (each row's window staged, across pages); windows past the stage limit
  * read as runs of 64 (float32; two dims and three) next to the same
  * staged (bfloat16), dims that merge across a dim of 1, and rows of 20001
  * 4-byte elements, whose second chunk starts inside a run; every dtype

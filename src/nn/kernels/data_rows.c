@@ -68,6 +68,7 @@
 #define F_TRANSPOSE 16u
 #define F_ZERO_PAD 32u
 #define F_FLAT 64u
+#define F_STAGE_PAGE 128u /* stage the whole page the row's source starts on */
 
 #define M_AFFINE 0u
 #define M_DIV 1u
@@ -346,19 +347,22 @@ void kernel_main(void) {
                 o += len;
             }
         } else if (last->istride == 1 && stage_cap) {
-            /* Stage the source window once, then pick its elements. */
-            if (src != staged_row) {
-                read_run(src, stage, stage_cap);
+            /* Stage the source window (or its page) once, then pick its
+             * elements. */
+            uint32_t base = flags & F_STAGE_PAGE ? src - src % in_w : src;
+            uint32_t from = stage + (src - base) * esize;
+            if (base != staged_row) {
+                read_run(base, stage, stage_cap);
                 noc_async_read_barrier();
-                staged_row = src;
+                staged_row = base;
             }
             if (last->kind == M_BLOCK) {
-                block_copy(buf, stage, last, c0, n);
+                block_copy(buf, from, last, c0, n);
             } else {
                 for (uint32_t i = 0; i < n; i++) {
                     uint32_t s;
                     if (map_index(last, c0 + i, &s))
-                        copy_elem(buf + i * esize, stage + s * esize);
+                        copy_elem(buf + i * esize, from + s * esize);
                     else {
                         fill(buf + i * esize, 1, last->kind == M_INDEX ? 0 : fill_bits);
                         if (last->kind == M_INDEX) invalid++;
