@@ -26,8 +26,9 @@
  * start; the last dim's map picks the row's elements: whole runs with one
  * NoC read where the map is unit-stride (AFFINE b=1, PAD, MOD), else from a
  * staged copy of the source window (the DR_STAGE elements from the row's
- * source start, all the map reaches) in L1 when it fits, else as runs
- * (BLOCK with a = 1) or element by element.
+ * source start, all the map reaches; with F_STAGE_PAGE the whole page the
+ * start lies on, kept for the next rows that start on it) in L1 when it
+ * fits, else as runs (BLOCK with a2 = 1) or element by element.
  * FLAT mode (reshape) instead reads the output's flat range of elements from
  * the input, crossing input rows.
  *
