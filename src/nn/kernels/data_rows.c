@@ -221,6 +221,28 @@ static void transpose_tile(uint32_t dst, uint32_t src, uint32_t es) {
 static void block_copy(uint32_t dst, uint32_t stage, const dim_map *m, uint32_t c0, uint32_t n) {
     uint32_t q = c0 / (m->b * m->b2), r = c0 / m->b2 % m->b, r2 = c0 % m->b2;
     uint32_t step = m->a2;
+    if (m->b2 < 8 && esize == 4) {
+        /* Short runs: element by element, the offset stepped along, which
+         * costs less than setting up a run of 2 or 3. */
+        volatile uint32_t *d = (volatile uint32_t *)(uintptr_t)dst;
+        const volatile uint32_t *s = (const volatile uint32_t *)(uintptr_t)stage;
+        uint32_t off = q * m->n + r * m->a + r2 * step, back = (m->b2 - 1) * step;
+        for (uint32_t i = 0; i < n; i++) {
+            d[i] = s[off];
+            if (++r2 < m->b2) {
+                off += step;
+                continue;
+            }
+            r2 = 0;
+            if (++r < m->b) {
+                off += m->a - back; /* mod 2^32: the sum is the next run's start */
+            } else {
+                r = 0;
+                off = ++q * m->n;
+            }
+        }
+        return;
+    }
     while (n) {
         uint32_t len = m->b2 - r2 < n ? m->b2 - r2 : n;
         uint32_t from = stage + (q * m->n + r * m->a + r2 * step) * esize;
