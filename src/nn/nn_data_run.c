@@ -73,16 +73,23 @@ static bool unit_runs(const dm_map *m) {
  * on, shared by the rows that start on the same page. */
 #define DR_STAGE_PAGE 128u
 
+/* The input view's strides in elements; dims past its rank (flat
+ * reshapes) stay 0. */
+static void in_strides(const dm_spec *spec, uint32_t *in_stride) {
+    memset(in_stride, 0, DM_MAX_DIMS * sizeof *in_stride);
+    in_stride[spec->in_rank - 1] = 1;
+    for (int32_t d = (int32_t)spec->in_rank - 2; d >= 0; d--)
+        in_stride[d] = in_stride[d + 1] * spec->in_dims[d + 1];
+}
+
 uint32_t dm_block_stage(const dm_spec *spec, uint32_t in_w, uint32_t esize, bool *out_page) {
-    uint32_t R = spec->out_rank, in_stride[DM_MAX_DIMS] = {0};
+    uint32_t R = spec->out_rank, in_stride[DM_MAX_DIMS];
     const dm_map *last = &spec->map[R - 1];
     uint32_t width = spec->box[R - 1] ? spec->box[R - 1] : spec->out_dims[R - 1];
     uint32_t b2 = spec->block_b2, a2 = spec->block_a2;
     uint64_t reach = (uint64_t)(width / (last->b * b2) - 1) * last->n +
                      (uint64_t)(last->b - 1) * last->a + (uint64_t)(b2 - 1) * a2 + 1;
-    in_stride[spec->in_rank - 1] = 1;
-    for (int32_t d = (int32_t)spec->in_rank - 2; d >= 0; d--)
-        in_stride[d] = in_stride[d + 1] * spec->in_dims[d + 1];
+    in_strides(spec, in_stride);
     /* The furthest a row's source start lies into its page. */
     uint64_t into = 0;
     bool pages = true;
@@ -101,7 +108,7 @@ uint32_t dm_block_stage(const dm_spec *spec, uint32_t in_w, uint32_t esize, bool
 lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *out,
                  nn_tensor *index, nn_tensor *counter) {
     uint32_t R = spec->out_rank, box[DM_MAX_DIMS], ostride[DM_MAX_DIMS], istride[DM_MAX_DIMS];
-    uint32_t in_stride[DM_MAX_DIMS] = {0}; /* dims past the input's rank (flat reshapes) stay 0 */
+    uint32_t in_stride[DM_MAX_DIMS];
     uint64_t rows = 1;
     for (uint32_t d = 0; d < R; d++)
         box[d] = spec->box[d] ? spec->box[d] : spec->out_dims[d];
@@ -110,9 +117,7 @@ lm_status dm_run(const char *op, const dm_spec *spec, nn_tensor *in, nn_tensor *
         ostride[d] = (uint32_t)s;
         s *= (int32_t)spec->out_dims[d];
     }
-    in_stride[spec->in_rank - 1] = 1;
-    for (int32_t d = (int32_t)spec->in_rank - 2; d >= 0; d--)
-        in_stride[d] = in_stride[d + 1] * spec->in_dims[d + 1];
+    in_strides(spec, in_stride);
     for (uint32_t d = 0; d < R; d++)
         istride[d] = spec->map[d].src >= 0 ? in_stride[spec->map[d].src] : 0;
     for (uint32_t d = 0; d + 1 < R; d++)
