@@ -143,6 +143,21 @@ typedef struct lmnn_conv2d_options {
      * [N, H, W, C]. */
     int32_t batch_size, input_height, input_width;
     lmnn_output output; /* dtype: a float dtype; zero: the input's */
+    /* lmnn_conv2d only: a max pooling of the result (after the bias and
+     * the activation), fused into the convolution where it can be:
+     * pool_kernel (KH, KW) >= 1, (0, 0) (init): none; pool_stride >= 1, 0:
+     * the kernel's. No padding, dilation 1, floor mode: the windows that
+     * lie wholly inside the convolution's OH x OW, so the output is
+     * (OH - KH) / sh + 1 by (OW - KW) / sw + 1, in the form the options ask
+     * for. With a row-major flat output, groups 1, stride and dilation 1
+     * along W and an activation that keeps order (none, relu, relu6,
+     * leaky_relu of slope >= 0, sigmoid, tanh, hardtanh, clip, elu of
+     * alpha >= 0, softplus, hardsigmoid) each pooled output row is the max
+     * of its window's products as they are made, and nothing of the
+     * convolution's own result is stored; otherwise the convolution runs
+     * and lmnn_max_pool2d follows. */
+    int32_t pool_kernel[2];
+    int32_t pool_stride[2];
 } lmnn_conv2d_options;
 
 /* Stride 1, no padding, dilation 1, groups 1, NCHW, no activation. */
@@ -166,7 +181,13 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
  * bfloat16 result, the matrix may be packed for the P output pixels
  * lmnn_conv2d then computes per patch row: [KH * (KW + P - 1) * C, P * OC].
  * Such a weight works only with options that give the same P (else
- * LM_ERR_INVALID_ARGUMENT naming both), as ttnn's prepared weights. A
+ * LM_ERR_INVALID_ARGUMENT naming both), as ttnn's prepared weights. When
+ * the options fuse a max pooling (pool_kernel, KPH x KPW, strides SPH x
+ * SPW) into the product, the matrix holds KPW column groups, one per window
+ * column: group dx computes P pooled output pixels a patch row, pixel q from
+ * the patch row's input pixels q * SPW + dx on, so it is [KH * ((P - 1) *
+ * SPW + KPW - 1 + KW) * C, (KPW - 1) * G + P * OC], G being P * OC rounded
+ * up to a multiple of 32 (lmnn_conv2d_prepare_bias_host makes its bias). A
  * prepared [KH * KW * C, OC] matrix (opts->kernel_size set) is packed the
  * same way (or copied when P is 1). Otherwise only opts->groups and
  * opts->output are used. */
@@ -196,6 +217,21 @@ lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *
  * (waits for its pending work). Errors: a bias that does not fit the weight
  * (LM_ERR_INVALID_ARGUMENT naming both shapes). */
 lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight, lmnn_tensor *out);
+
+/* The bias lmnn_conv2d adds with `prepared_weight`, which
+ * lmnn_conv2d_prepare_weights_host made of a weight of shape `weight_shape`
+ * ([OC, C / groups, KH, KW]) with options `opts`: `data`, `size` bytes of
+ * OC float32 values, repeated once per output pixel the weight computes
+ * per patch row, [1, P * OC], in opts->output (zero: float32 in DRAM; the
+ * weight's own dtype plays no part). Unlike lmnn_conv2d_prepare_bias it
+ * needs no device read (a capture records one upload) and knows a weight
+ * prepared for a fused pooling (pool_kernel), whose columns alone do not
+ * tell P. Errors: a NULL pointer, a shape that is not rank 4, a size that
+ * is not OC float32 values, or a prepared_weight of another shape than
+ * these options make (LM_ERR_INVALID_ARGUMENT naming it). */
+lm_status lmnn_conv2d_prepare_bias_host(lmnn_tensor prepared_weight, const lmnn_shape *weight_shape,
+                                        const float *data, size_t size,
+                                        const lmnn_conv2d_options *opts, lmnn_tensor *out);
 
 /* The same for lmnn_conv_transpose2d: weight [C, OC / groups, KH, KW]
  * (PyTorch's ConvTranspose2d layout) becomes the matrix of the equivalent

@@ -109,6 +109,9 @@ typedef struct fe_fusion {
     uint32_t output; /* FE_NONE: the node's own */
     bool layer_norm;
     uint32_t group_norm; /* a group normalization spelled out: its groups (0: none) */
+    /* A MaxPool after a convolution's chain (fe_pool_fusable): its kernel
+     * and strides, for lmnn_conv2d's fused pooling; kernel 0: none. */
+    int32_t pool_kernel[2], pool_stride[2];
     double eps;
     /* Reshape -> Transposes and Reshapes: the nodes after the head, each
      * the last one's single reader, applied with it in one pass

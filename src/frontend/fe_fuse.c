@@ -18,6 +18,11 @@
  *   Normalization -> Reshape ... fuse_group_norm): the op library's
  *   Pad -> Conv/AveragePool      the zero padding taken by the reader (see
  *                                fold_pad)
+ *   Conv ... -> MaxPool          a max pooling with no padding after a
+ *                                convolution's chain: lmnn_conv2d's fused
+ *                                pooling (each pooled row the max of its
+ *                                window's products as they are made, where
+ *                                the library can; else a pooling after it)
  *   Reshape -> Transpose ...     one pass over the elements (a transformer's
  *                                heads split and moved forward, a window
  *                                partition), not tensors of the intermediate
@@ -40,11 +45,12 @@ enum {
     FUSE_ACTIVATION = 1u << 1,   /* a following activation (Relu, Sigmoid, ...) */
     FUSE_BATCHNORM = 1u << 2,    /* a following inference BatchNormalization */
     FUSE_AFTER_BINARY = 1u << 3, /* the head is an element-wise op of two or more inputs */
+    FUSE_POOL = 1u << 4,         /* a following MaxPool (fe_pool_fusable), after all the rest */
 };
 
 /* The ops whose lower applies an fe_fusion, and what it may hold. */
 static uint32_t fusable(const char *op_type) {
-    if (!strcmp(op_type, "Conv")) return FUSE_BIAS | FUSE_ACTIVATION | FUSE_BATCHNORM;
+    if (!strcmp(op_type, "Conv")) return FUSE_BIAS | FUSE_ACTIVATION | FUSE_BATCHNORM | FUSE_POOL;
     if (!strcmp(op_type, "MatMul")) return FUSE_BIAS | FUSE_ACTIVATION;
     /* (A normalization no convolution took, and the instance and group
      * normalizations: their lowers apply it.) */
@@ -742,6 +748,12 @@ lm_status fe_fuse(fe_ctx *c) {
             }
         }
         if ((fuse & FUSE_ACTIVATION) && (st = fuse_activation(c, reader, &f, &cur))) break;
+        if ((fuse & FUSE_POOL) && (next = sole_reader(c, reader, cur)) != FE_NONE &&
+            c->plans[next].placement == LMFE_ON_DEVICE &&
+            fe_pool_fusable(c, &g->nodes[next], f.pool_kernel, f.pool_stride)) {
+            c->plans[next].placement = LMFE_FUSED;
+            cur = g->nodes[next].outputs[0];
+        }
         if (cur != n->outputs[0]) {
             f.output = cur;
             c->plans[k].fusion = f;

@@ -139,6 +139,12 @@ lm_status fe_lrn_read(fe_ctx *c, const fe_node *n, float *alpha, float *beta, fl
 lm_status fe_gelu_form(fe_ctx *c, const fe_node *n, lmnn_unary_op *out);
 /* GELU of x in float64, in form LMNN_GELU (erf) or LMNN_GELU_TANH. */
 double fe_gelu_value(lmnn_unary_op form, double x);
+/* Whether MaxPool node n is one a convolution before it may take
+ * (fe_fuse.c): a 2-D window over a float image with no padding, dilation
+ * 1, no Indices output and the floor-mode size (every window wholly
+ * inside), its kernel and strides to kernel[2] and stride[2]
+ * (fe_ops_nn.c). */
+bool fe_pool_fusable(fe_ctx *c, const fe_node *n, int32_t *kernel, int32_t *stride);
 /* MeanVarianceNormalization's axes as a bit mask (fe_ops_nn.c; default 0, 2
  * and 3). */
 lm_status fe_mvn_axes(fe_ctx *c, const fe_node *n, uint32_t *mask);

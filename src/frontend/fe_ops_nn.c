@@ -1304,13 +1304,14 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
     return LM_OK;
 }
 
-/* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
- * weight wm. `image`: x is a flat NHWC image of the given N, H, W
- * (fe_in_image), else NULL; `flat_out`: give the result as one
- * (fe_plan.nhwc_out); `rows`: as a row-major one with a page per image row
- * (its readers' fastest form), with the constant weight wm packed for
- * the output pixels the library computes per patch row (made once, for an
- * input of `dims` N, H, W) when `pack`. */
+/* Constant weight wk as the op library's 2-D forms take it: a 1-D kernel
+ * [OC, C, K] is the 2-D [OC, C, 1, K]. */
+static lmnn_shape conv_weight_shape(const fe_tensor *wk) {
+    return wk->rank == 4
+               ? fe_shape(4, wk->dims)
+               : LMNN_SHAPE((uint32_t)wk->dims[0], (uint32_t)wk->dims[1], 1, (uint32_t)wk->dims[2]);
+}
+
 /* The prepared weight and bias of a convolution with options `po`, made
  * once per compile from the host constants: weight `wk` (PyTorch's layout),
  * bias `bk` (NULL: `bias` on the device, or none when that is 0 too) -- no
@@ -1331,10 +1332,7 @@ static lm_status packed_operands(fe_ctx *c, const fe_node *n, bool transpose, co
         lm_status st =
             fe_host_data(wk, LMNN_FLOAT32, c->g->values[n->inputs[1]].name, &data, &size);
         if (st) return fe_nn_fail(c, n, st);
-        /* A 1-D kernel [OC, C, K] is the 2-D [OC, C, 1, K]. */
-        lmnn_shape ws = wk->rank == 4 ? fe_shape(4, wk->dims)
-                                      : LMNN_SHAPE((uint32_t)wk->dims[0], (uint32_t)wk->dims[1], 1,
-                                                   (uint32_t)wk->dims[2]);
+        lmnn_shape ws = conv_weight_shape(wk);
         lmnn_conv2d_options wo = *po;
         wo.output.dtype = c->bfp8_weights ? LMNN_BFLOAT8_B : c->float_dtype;
         wo.kernel_size[0] = wo.kernel_size[1] = 0; /* the weight's own */
@@ -1352,7 +1350,24 @@ static lm_status packed_operands(fe_ctx *c, const fe_node *n, bool transpose, co
             st = fe_cache_put(c, bkey, *out_b);
         return st ? fe_nn_fail(c, n, st) : LM_OK;
     }
-    /* The bias once per output pixel the weight computes per patch row. */
+    /* The bias once per output pixel the weight computes per patch row:
+     * for a convolution, as the library says its weight's form takes it
+     * (a fused pooling's columns do not tell). */
+    if (!transpose) {
+        float *v = malloc((size_t)bk->count * sizeof *v);
+        if (!v) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        for (uint64_t i = 0; i < bk->count; i++)
+            v[i] = (float)fe_tensor_get_f64(bk, i);
+        lmnn_conv2d_options bo = *po;
+        bo.output.dtype = c->float_dtype;
+        bo.output.memory = (lmnn_memory_config){0};
+        lmnn_shape ws = conv_weight_shape(wk);
+        st = lmnn_conv2d_prepare_bias_host(*out_w, &ws, v, (size_t)bk->count * sizeof *v, &bo,
+                                           out_b);
+        free(v);
+        if (!st) st = fe_cache_put(c, bkey, *out_b);
+        return st ? fe_nn_fail(c, n, st) : LM_OK;
+    }
     lmnn_tensor_info info;
     if ((st = lmnn_tensor_get_info(*out_w, &info))) return fe_nn_fail(c, n, st);
     uint64_t oc = bk->count, cols = info.shape.dims[info.shape.rank - 1];
@@ -1367,6 +1382,13 @@ static lm_status packed_operands(fe_ctx *c, const fe_node *n, bool transpose, co
     return st;
 }
 
+/* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
+ * weight wm. `image`: x is a flat NHWC image of the given N, H, W
+ * (fe_in_image), else NULL; `flat_out`: give the result as one
+ * (fe_plan.nhwc_out); `rows`: as a row-major one with a page per image row
+ * (its readers' fastest form), with the constant weight wm packed for
+ * the output pixels the library computes per patch row (made once, for an
+ * input of `dims` N, H, W) when `pack`. */
 static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
                              lmnn_tensor x, const uint32_t *image, const uint32_t *dims,
                              bool flat_out, bool rows, const fe_tensor *wk, const fe_tensor *bk,
@@ -1396,6 +1418,10 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
+    for (int i = 0; i < 2 && !transpose; i++) {
+        o.pool_kernel[i] = f->pool_kernel[i];
+        o.pool_stride[i] = f->pool_stride[i];
+    }
     if (rows) {
         o.output_layout = LMNN_ROW_MAJOR;
         o.output_image_rows = true; /* the readers move a row of pixels at a time */
@@ -1418,8 +1444,11 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     lm_status st = conv_geom(c, n, transpose, &g, &oc);
     if (st) return st;
     const fe_type *xt = fe_in_type(c, n, 0);
-    const fe_type *ot = &c->g->values[n->outputs[0]].type;
     const fe_fusion *f = fusion_of(c, n);
+    /* (A fused pooling's output is the chain's: fused bias and activations
+     * keep the shape.) */
+    const fe_type *ot =
+        &c->g->values[f->pool_kernel[0] && f->output != FE_NONE ? f->output : n->outputs[0]].type;
     conv_in ci = conv_inputs(n);
     const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, ci.w);
     lmnn_tensor x, bias = {0}, r = {0};
@@ -1887,6 +1916,25 @@ static bool pool_direct(fe_ctx *c, const fe_node *n) {
     for (int i = 0; i < 4; i++)
         wide |= o.padding[i] * 2 > (o.kernel_size[i / 2] - 1) * o.dilation[i / 2] + 1;
     return !wide;
+}
+
+bool fe_pool_fusable(fe_ctx *c, const fe_node *n, int32_t *kernel, int32_t *stride) {
+    const fe_type *x = fe_in_type(c, n, 0);
+    geom g;
+    lmnn_pool2d_options o;
+    if (strcmp(n->op_type, "MaxPool") || wants_indices(n) || !x || x->rank != 4 ||
+        !fe_elem_is_float(x->elem) || pool_options(c, n, &g, &o))
+        return false;
+    const fe_type *y = &c->g->values[n->outputs[0]].type;
+    for (int i = 0; i < 2; i++) {
+        int64_t in = x->dims[2 + i], k = o.kernel_size[i], s = o.stride[i];
+        if (o.dilation[i] != 1 || o.padding[2 * i] || o.padding[2 * i + 1] || in < k ||
+            y->dims[2 + i] != (in - k) / s + 1)
+            return false;
+        kernel[i] = (int32_t)k;
+        stride[i] = (int32_t)s;
+    }
+    return true;
 }
 
 static uint32_t pool_images(fe_ctx *c, const fe_node *n) {

@@ -3,6 +3,7 @@
  * (nn_conv.h). When the weight and a tile row of patches fit in L1 the two
  * are one program (conv_product) and the patch matrix is never stored. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,7 +331,16 @@ static staged_ring staged_lines(const nn_conv_geom *g, uint64_t m, uint32_t ppp,
                                 uint32_t page) {
     staged_ring none = {0, 0, 0};
     if (ppp == 1 || fill != 0 || g->dw != 1) return none;
-    staged_ring r = staged_ring_of(g, m);
+    /* A fused pooling's units read their lines once per window row, each
+     * time pstep rows lower: the ring holds them all, as one kernel of
+     * every row between the first's top and the last's bottom would read
+     * them. */
+    nn_conv_geom all = *g;
+    if (g->prow > 1 && g->sp == 2) {
+        all.kh = (g->kh - 1) * (uint32_t)g->dh + 1 + (g->prow - 1) * (uint32_t)g->pstep;
+        all.dh = 1;
+    }
+    staged_ring r = staged_ring_of(&all, m);
     if (r.lines == 0 || r.lines > IM2COL_STAGE_LINES ||
         r.lines * staged_line_bytes(g, page) > IM2COL_STAGE_BUDGET)
         return none;
@@ -346,7 +356,7 @@ bool nn_conv_planes_fit(const nn_conv_geom *g, uint32_t esize) {
 }
 
 /* The patch reader's runtime args (conv_im2col_reader.c's list). */
-#define IM2COL_ARGS 52
+#define IM2COL_ARGS 54
 #define IM2COL_ARG_STEP 49 /* a core's step between units (nn_conv_product) */
 
 /* What the patch reader's program is built from: nn_conv_im2col's, and the
@@ -454,8 +464,8 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
     /* tilize_compute.c and tile_units.c take the tile geometry as runtime
      * args 2..6 (nn_layout.c's row blocks); the reader and pool_compute.c
      * the convolution's after it, then the image's buffer, element size and
-     * mode; the depth, the unit step (IM2COL_ARG_STEP) and the ring's
-     * shape (staged_ring) last. */
+     * mode; the depth, the unit step (IM2COL_ARG_STEP), the ring's shape
+     * (staged_ring) and a fused pooling's rows (nn_conv_geom's prow) last. */
     uint32_t args[IM2COL_ARGS] = {0,
                                   0,
                                   t.h,
@@ -509,7 +519,9 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
                                   (uint32_t)g->ud,
                                   0,
                                   (uint32_t)ring.zs,
-                                  (uint32_t)ring.hs};
+                                  (uint32_t)ring.hs,
+                                  g->prow,
+                                  (uint32_t)g->pstep};
     memcpy(pl->args, args, sizeof args);
     return LM_OK;
 }
@@ -634,12 +646,14 @@ static lm_status gather_buffers(const char *op, nn_program *prog, const void *ct
  * as nn_linear_grouped makes it, in one program that never stores the
  * patch matrix: each tile row is gathered, tilized and multiplied in L1;
  * with `rm_shape` (else NULL) untilized too, as the row-major flat output
- * of that shape (flat_rm_shape). LM_OK with out->id 0 when the product
- * does not fit that form. */
+ * of that shape (flat_rm_shape). With a fused pooling (g->prow, and
+ * `pool_groups` column groups of wp, see conv_pack), each output row the
+ * max of its window's, pool_n columns. LM_OK with out->id 0 when the
+ * product does not fit that form. */
 static lm_status conv_product(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
                               lmnn_tensor bias, const lmnn_matmul_options *mo, bool raw_padding,
                               const nn_mm_groups *groups, const lmnn_shape *rm_shape,
-                              lmnn_tensor *out) {
+                              uint32_t pool_groups, uint32_t pool_n, lmnn_tensor *out) {
     *out = (lmnn_tensor){0};
     im2col_plan pl;
     lm_status st = im2col_plan_make(op, img, g, NN_PATCH_CONV, 0, 0, 1, NULL, true, &pl);
@@ -662,6 +676,9 @@ static lm_status conv_product(const char *op, nn_tensor *img, const nn_conv_geom
         .buffers = gather_buffers,
         .ctx = &pl,
         .rm_len = rm_shape ? rm_shape->dims[rm_shape->rank - 1] : 0,
+        .pool_rows = g->prow,
+        .pool_groups = pool_groups,
+        .pool_n = pool_n,
     };
     if (rm_shape) ga.rm_shape = *rm_shape;
     st = nn_linear_gathered(op, &ga, wp, bias, mo, raw_padding, groups, out);
@@ -789,20 +806,60 @@ static uint32_t pack_factor(const nn_conv_geom *g, uint32_t oc) {
     return best;
 }
 
-/* The packed matrix [KH * (KW + P - 1) * C, P * OC] of prepared matrix m
- * [KH * KW * C, OC] (malloc'd; NULL when out of memory). */
+/* How a prepared matrix lays out its columns: P output pixels per patch
+ * row, `step` input pixels apart, each in `groups` column groups: the
+ * window columns of a max pooling fused after the product (conv_pool),
+ * pixel q of group dx at input pixel q * step + dx of the patch row. Each
+ * group is GC = P * OC columns, rounded up to whole tiles when there are
+ * more (the product maxes the groups tile by tile); the last group is not
+ * rounded, which keeps OC readable from the shape (pack_decode). {1, 1, 1}:
+ * the plain matrix; {P, 1, 1}: P output pixels a patch row. */
+typedef struct conv_pack {
+    uint32_t p, step, groups;
+} conv_pack;
+
+/* A max pooling fused after a convolution (lmnn_conv2d_options' pool_*):
+ * a kh x kw window, strides sh, sw; kh 0: none. */
+typedef struct conv_pool {
+    uint32_t kh, kw, sh, sw;
+} conv_pool;
+
+static uint32_t pack_group_cols(const conv_pack *pk, uint32_t oc) {
+    uint32_t cols = pk->p * oc;
+    return pk->groups > 1 ? (cols + 31) / 32 * 32 : cols;
+}
+
+/* Taps per kernel row of the packed matrix: the input pixels a patch row
+ * reads along W. */
+static uint32_t pack_taps(const conv_pack *pk, uint32_t kw) {
+    return (pk->p - 1) * pk->step + pk->groups - 1 + kw;
+}
+
+static uint64_t pack_rows(const conv_pack *pk, uint32_t kh, uint32_t kw, uint32_t c) {
+    return (uint64_t)kh * pack_taps(pk, kw) * c;
+}
+
+static uint64_t pack_cols(const conv_pack *pk, uint32_t oc) {
+    return (uint64_t)(pk->groups - 1) * pack_group_cols(pk, oc) + (uint64_t)pk->p * oc;
+}
+
+/* The packed matrix [pack_rows, pack_cols] of prepared matrix m [KH * KW *
+ * C, OC] (malloc'd, zeros where no tap reaches; NULL when out of memory). */
 static float *pack_matrix(const float *m, uint32_t kh, uint32_t kw, uint32_t c, uint32_t oc,
-                          uint32_t p) {
-    uint32_t pw = kw + p - 1;
-    uint64_t pcols = (uint64_t)p * oc;
-    float *pm = calloc((uint64_t)kh * pw * c * pcols, sizeof *pm);
+                          const conv_pack *pk) {
+    uint32_t pw = pack_taps(pk, kw), gc = pack_group_cols(pk, oc);
+    uint64_t pcols = pack_cols(pk, oc);
+    float *pm = calloc(pack_rows(pk, kh, kw, c) * pcols, sizeof *pm);
     if (!pm) return NULL;
     for (uint32_t y = 0; y < kh; y++)
         for (uint32_t x = 0; x < kw; x++)
             for (uint32_t ci = 0; ci < c; ci++)
-                for (uint32_t q = 0; q < p; q++)
-                    memcpy(pm + ((uint64_t)(y * pw + x + q) * c + ci) * pcols + (uint64_t)q * oc,
-                           m + ((uint64_t)(y * kw + x) * c + ci) * oc, oc * sizeof *m);
+                for (uint32_t g = 0; g < pk->groups; g++)
+                    for (uint32_t q = 0; q < pk->p; q++) {
+                        uint64_t row = (uint64_t)(y * pw + x + q * pk->step + g) * c + ci;
+                        memcpy(pm + row * pcols + (uint64_t)g * gc + (uint64_t)q * oc,
+                               m + ((uint64_t)(y * kw + x) * c + ci) * oc, oc * sizeof *m);
+                    }
     return pm;
 }
 
@@ -820,21 +877,96 @@ static lm_status pack_bias(const char *op, lmnn_tensor bias, uint32_t oc, uint32
     return st ? nn_fail_call(st, op) : LM_OK;
 }
 
-/* The P lmnn_conv2d computes with these options for a kh x kw kernel from c
- * to oc channels: 1 unless they ask for a row-major flat output of a flat
- * input of known dims (the geometry conv() works out, the same way). */
-static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh, uint32_t kw,
-                          uint32_t oc) {
+/* Whether activation `act` (alpha and beta as the options give them, NaN
+ * for the default) keeps order, a <= b giving f(a) <= f(b): then it may
+ * follow a max, max(f(a), f(b)) being f(max(a, b)), as the bias may. */
+static bool keeps_order(lmnn_unary_op act, double alpha) {
+    switch (act) {
+    case LMNN_UNARY_INVALID:
+    case LMNN_RELU:
+    case LMNN_RELU6:
+    case LMNN_RELU_MAX:
+    case LMNN_RELU_MIN:
+    case LMNN_SIGMOID:
+    case LMNN_TANH:
+    case LMNN_HARDTANH:
+    case LMNN_CLAMP:
+    case LMNN_SELU:
+    case LMNN_HARDSIGMOID:
+    case LMNN_SOFTSIGN:
+        return true;
+    case LMNN_LEAKY_RELU:
+    case LMNN_ELU:
+        return isnan(alpha) || alpha >= 0;
+    case LMNN_SOFTPLUS:
+        return isnan(alpha) || alpha > 0;
+    default:
+        return false;
+    }
+}
+
+/* Whether options o ask for a pooling their product can take (pool_pack
+ * says whether the geometry lets it): a row-major flat output of one group
+ * and an activation that keeps order. */
+static bool pool_fuses(const lmnn_conv2d_options *o) {
+    return o->pool_kernel[0] > 0 && o->output_layout == LMNN_ROW_MAJOR && o->flat_output &&
+           o->groups == 1 && keeps_order(o->activation, o->activation_alpha);
+}
+
+/* The options' pooling (checked by nn_conv_run; kh 0: none). */
+static conv_pool pool_of(const lmnn_conv2d_options *o) {
+    if (o->pool_kernel[0] < 1 || o->pool_kernel[1] < 1) return (conv_pool){0, 0, 0, 0};
+    uint32_t kh = (uint32_t)o->pool_kernel[0], kw = (uint32_t)o->pool_kernel[1];
+    return (conv_pool){kh, kw, o->pool_stride[0] > 0 ? (uint32_t)o->pool_stride[0] : kh,
+                       o->pool_stride[1] > 0 ? (uint32_t)o->pool_stride[1] : kw};
+}
+
+/* The packing of convolution g (oc output channels) with pooling `pl`
+ * fused after its product, when the geometry lets it: stride and dilation
+ * 1 along W, and B's columns and one group's beside them in dst (8 float32
+ * tiles; see matmul_compute.c's pool_step). Its P, of 1..8 dividing the
+ * pooled width, weighed as pack_factor weighs, with KH window rows of
+ * patch rows each. */
+static bool pool_pack(const nn_conv_geom *g, uint32_t oc, const conv_pool *pl, conv_pack *out) {
+    if (g->sw != 1 || g->dw != 1 || g->uw != 1 || g->sp != 2 || g->oh < pl->kh || g->ow < pl->kw)
+        return false;
+    uint32_t poh = (g->oh - pl->kh) / pl->sh + 1, pow = (g->ow - pl->kw) / pl->sw + 1;
+    uint64_t m = (uint64_t)g->n * poh * pow, best_cost = 0;
+    bool found = false;
+    for (uint32_t p = 1; p <= 8; p++) {
+        conv_pack pk = {p, pl->sw, pl->kw};
+        uint64_t gt = tiles32((uint64_t)p * oc);
+        if (pow % p || (uint64_t)p * oc > 256 || gt * (1 + pl->kw) > 8) continue;
+        uint64_t cost = pl->kh * (64 * tiles32(m / p) *
+                                      tiles32(pack_rows(&pk, g->kh, g->kw, g->c)) * gt * pl->kw +
+                                  m / p * g->kh);
+        if (!found || cost < best_cost) {
+            *out = pk;
+            best_cost = cost;
+            found = true;
+        }
+    }
+    return found;
+}
+
+/* The form of the matrix lmnn_conv2d multiplies by with these options for
+ * a kh x kw kernel from c to oc channels, as prepare() makes it: pooled
+ * (pool_pack) or packed (pack_factor) when they ask for a row-major flat
+ * output of a flat input of known dims (the geometry nn_conv_run works
+ * out, the same way), else plain. */
+static conv_pack opts_form(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh, uint32_t kw,
+                           uint32_t oc) {
+    conv_pack plain = {1, 1, 1};
     if (!o || o->output_layout != LMNN_ROW_MAJOR || !o->flat_output || o->groups != 1 ||
         o->batch_size < 1 || o->input_height < 1 || o->input_width < 1 || o->stride[0] < 1 ||
         o->stride[1] != 1 || o->dilation[0] < 1 || o->dilation[1] != 1)
-        return 1;
+        return plain;
     for (int i = 0; i < 4; i++)
-        if (o->padding[i] < 0) return 1;
+        if (o->padding[i] < 0) return plain;
     int64_t eh = (int64_t)o->dilation[0] * (kh - 1) + 1;
     int64_t oh = ((int64_t)o->input_height + o->padding[0] + o->padding[1] - eh) / o->stride[0] + 1;
     int64_t ow = (int64_t)o->input_width + o->padding[2] + o->padding[3] - kw + 1;
-    if (oh < 1 || ow < 1 || oh > (1 << 24) || ow > (1 << 24)) return 1;
+    if (oh < 1 || ow < 1 || oh > (1 << 24) || ow > (1 << 24)) return plain;
     nn_conv_geom g = {.n = (uint32_t)o->batch_size,
                       .h = (uint32_t)o->input_height,
                       .w = (uint32_t)o->input_width,
@@ -847,7 +979,10 @@ static uint32_t opts_pack(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh,
                       .dw = 1,
                       .uw = 1};
     nn_conv_geom_2d(&g);
-    return pack_factor(&g, oc);
+    conv_pool pl = pool_of(o);
+    conv_pack pk;
+    if (pool_fuses(o) && pool_pack(&g, oc, &pl, &pk)) return pk;
+    return (conv_pack){pack_factor(&g, oc), 1, 1};
 }
 
 /* ---- transposed convolutions by phases ----
@@ -1019,13 +1154,13 @@ static lm_status phase_finish(const char *op, lmnn_tensor y, const nn_conv_geom 
 
 /* The prepared matrix of a weight of shape `ws` (see
  * lmnn_conv2d_prepare_weights) whose float32 values `src` holds (NULL: read
- * them from `weight`), as a new tile tensor on `device`: packed for `pack`
- * output pixels per patch row, or (a transposed convolution, stride[0] *
- * stride[1] > 1) the phase matrix of that stride. */
+ * them from `weight`), as a new tile tensor on `device`: packed in form
+ * `pk`, or (a transposed convolution, stride[0] * stride[1] > 1) the phase
+ * matrix of that stride. */
 static lm_status prepare(const char *op, lm_device *device, bool transpose, const lmnn_shape *ws,
                          const float *src, lmnn_tensor weight, int32_t groups, lmnn_dtype dtype,
-                         const lmnn_memory_config *memory, uint32_t pack, const uint32_t *stride,
-                         lmnn_tensor *out) {
+                         const lmnn_memory_config *memory, const conv_pack *pk,
+                         const uint32_t *stride, lmnn_tensor *out) {
     char s[128];
     lm_status st;
     if (ws->rank != 4)
@@ -1116,9 +1251,15 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
                     }
         lmnn_shape ms = LMNN_SHAPE((uint32_t)rows, oc);
         float *pm = m;
-        if (pack > 1) {
-            pm = pack_matrix(m, kh, kw, c, oc, pack);
-            ms = LMNN_SHAPE(kh * (kw + pack - 1) * c, pack * oc);
+        if (pk->p > 1 || pk->groups > 1) {
+            if (pack_rows(pk, kh, kw, c) * pack_cols(pk, oc) > ((uint64_t)1 << 32)) {
+                free(read);
+                free(m);
+                return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "weight: shape %s is too large",
+                               nn_shape_str(ws, s, sizeof s));
+            }
+            pm = pack_matrix(m, kh, kw, c, oc, pk);
+            ms = LMNN_SHAPE((uint32_t)pack_rows(pk, kh, kw, c), (uint32_t)pack_cols(pk, oc));
         } else if (stride[0] * stride[1] > 1) {
             uint32_t sh = stride[0], sw = stride[1];
             uint64_t prows = (uint64_t)((kh + sh - 1) / sh) * ((kw + sw - 1) / sw) * c;
@@ -1146,8 +1287,8 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
 }
 
 /* A prepared matrix of shape `ws` ([KH * KW * C, OC]) in the form `opts`
- * run with: packed for p output pixels per patch row (p = 1: a copy). Its
- * float32 values are `src` (NULL: read them from `weight`). */
+ * run with (opts_form; the plain form: a copy). Its float32 values are
+ * `src` (NULL: read them from `weight`). */
 static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws, const float *src,
                         lmnn_tensor weight, lmnn_dtype dtype, const lmnn_memory_config *memory,
                         const lmnn_conv2d_options *opts, lmnn_tensor *out) {
@@ -1165,7 +1306,9 @@ static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws,
                        nn_shape_str(ws, s, sizeof s));
     uint32_t c = rows / ((uint32_t)kh * (uint32_t)kw);
     /* bfloat8_b shares exponents along a row: packing would regroup them. */
-    uint32_t p = dtype == LMNN_BFLOAT8_B ? 1 : opts_pack(opts, c, (uint32_t)kh, (uint32_t)kw, oc);
+    conv_pack pk = {1, 1, 1};
+    if (dtype != LMNN_BFLOAT8_B) pk = opts_form(opts, c, (uint32_t)kh, (uint32_t)kw, oc);
+    bool plain = pk.p == 1 && pk.groups == 1;
     uint64_t vol = (uint64_t)rows * oc;
     float *read = src ? NULL : malloc(vol * sizeof *read), *pm = NULL;
     lm_status st = src || read ? LM_OK : nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
@@ -1175,8 +1318,8 @@ static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws,
         else
             src = read;
     }
-    if (!st && !(pm = p > 1 ? pack_matrix(src, (uint32_t)kh, (uint32_t)kw, c, oc, p)
-                            : (float *)(uintptr_t)src))
+    if (!st && !(pm = plain ? (float *)(uintptr_t)src
+                            : pack_matrix(src, (uint32_t)kh, (uint32_t)kw, c, oc, &pk)))
         st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
     if (!st) {
         lmnn_tensor_options to;
@@ -1184,7 +1327,8 @@ static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws,
         to.dtype = dtype;
         to.layout = LMNN_TILE;
         to.memory = *memory;
-        lmnn_shape ms = LMNN_SHAPE((uint32_t)kh * ((uint32_t)kw + p - 1) * c, p * oc);
+        lmnn_shape ms = LMNN_SHAPE((uint32_t)pack_rows(&pk, (uint32_t)kh, (uint32_t)kw, c),
+                                   (uint32_t)pack_cols(&pk, oc));
         st = nn_check_memory(op, &to.memory);
         if (!st &&
             (st = lmnn_from_host(device, &ms, pm, lmnn_shape_volume(&ms) * sizeof *pm, &to, out)))
@@ -1205,11 +1349,11 @@ static lm_status prepare_conv2d(const char *op, lm_device *device, const lmnn_sh
     lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w_dtype;
     lmnn_memory_config memory = nn_memory_over(opts ? &opts->output.memory : NULL, *w_memory);
     if (ws->rank == 2) return repack(op, device, ws, src, weight, dtype, &memory, opts, out);
-    uint32_t pack = 1;
+    conv_pack pk = {1, 1, 1};
     if (ws->rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)
-        pack = opts_pack(opts, ws->dims[1], ws->dims[2], ws->dims[3], ws->dims[0]);
-    return prepare(op, device, false, ws, src, weight, opts ? opts->groups : 1, dtype, &memory,
-                   pack, (const uint32_t[]){1, 1}, out);
+        pk = opts_form(opts, ws->dims[1], ws->dims[2], ws->dims[3], ws->dims[0]);
+    return prepare(op, device, false, ws, src, weight, opts ? opts->groups : 1, dtype, &memory, &pk,
+                   (const uint32_t[]){1, 1}, out);
 }
 
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
@@ -1304,6 +1448,64 @@ lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight
     return st;
 }
 
+lm_status lmnn_conv2d_prepare_bias_host(lmnn_tensor prepared_weight, const lmnn_shape *weight_shape,
+                                        const float *data, size_t size,
+                                        const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+    const char *op = "lmnn_conv2d_prepare_bias_host";
+    char s1[128], s2[128], s3[128];
+    if (!weight_shape || !data || !out)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s is NULL",
+                       !weight_shape ? "weight_shape"
+                       : !data       ? "data"
+                                     : "out");
+    nn_tensor *w;
+    lm_status st = nn_get_tensor(op, "prepared_weight", prepared_weight, &w);
+    if (st) return st;
+    if (weight_shape->rank != 4 || !lmnn_shape_volume(weight_shape))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight_shape: expected [OC, C / groups, KH, KW], given %s",
+                       nn_shape_str(weight_shape, s1, sizeof s1));
+    const uint32_t *d = weight_shape->dims;
+    uint32_t oc = d[0], c = d[1] * (opts && opts->groups > 0 ? (uint32_t)opts->groups : 1);
+    if (size != (uint64_t)oc * sizeof(float))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "size: %u output channels (shape %s) need %llu bytes, given %zu", oc,
+                       nn_shape_str(weight_shape, s1, sizeof s1),
+                       (unsigned long long)oc * sizeof(float), size);
+    /* The form prepare_conv2d gave the weight, and the shape it has then:
+     * the depthwise form, or a matrix (packed for one group only). */
+    conv_pack pk = {1, 1, 1};
+    uint32_t g = opts && opts->groups > 0 ? (uint32_t)opts->groups : 1;
+    bool dw = depthwise_form(false, g, c, oc);
+    if (g == 1 && w->dtype != LMNN_BFLOAT8_B) pk = opts_form(opts, c, d[2], d[3], oc);
+    lmnn_shape ms =
+        dw ? LMNN_SHAPE(d[2] * d[3], 1, c)
+           : LMNN_SHAPE((uint32_t)pack_rows(&pk, d[2], d[3], c), (uint32_t)pack_cols(&pk, oc));
+    if (w->shape.rank != ms.rank || memcmp(w->shape.dims, ms.dims, ms.rank * sizeof ms.dims[0]))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "prepared_weight: shape %s is not what these options make of a weight of "
+                       "shape %s (%s)",
+                       nn_shape_str(&w->shape, s1, sizeof s1),
+                       nn_shape_str(weight_shape, s2, sizeof s2), nn_shape_str(&ms, s3, sizeof s3));
+    float *v = malloc((size_t)oc * pk.p * sizeof *v);
+    if (!v) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory");
+    for (uint32_t q = 0; q < pk.p; q++)
+        memcpy(v + (size_t)q * oc, data, oc * sizeof *v);
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = opts && opts->output.dtype ? opts->output.dtype : LMNN_FLOAT32;
+    to.layout = LMNN_TILE;
+    to.memory = nn_memory_over(
+        opts ? &opts->output.memory : NULL,
+        (lmnn_memory_config){.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED});
+    lmnn_shape ps = LMNN_SHAPE(1, pk.p * oc);
+    if (!(st = nn_check_memory(op, &to.memory)) &&
+        (st = lmnn_from_host(w->device, &ps, v, (size_t)pk.p * oc * sizeof *v, &to, out)))
+        st = nn_fail_call(st, op);
+    free(v);
+    return st;
+}
+
 /* lmnn_conv_transpose2d_prepare_weights of a weight of shape `ws`: the
  * phase matrix when the options run by phases, else the flipped one. */
 static lm_status prepare_transpose(const char *op, lm_device *device, const lmnn_shape *ws,
@@ -1313,8 +1515,8 @@ static lm_status prepare_transpose(const char *op, lm_device *device, const lmnn
     uint32_t stride[2] = {1, 1}, th, tw;
     if (ws->rank == 4 && phase_taps(opts, ws->dims[2], ws->dims[3], &th, &tw))
         stride[0] = (uint32_t)opts->stride[0], stride[1] = (uint32_t)opts->stride[1];
-    return prepare(op, device, true, ws, src, weight, opts ? opts->groups : 1, dtype, memory, 1,
-                   stride, out);
+    return prepare(op, device, true, ws, src, weight, opts ? opts->groups : 1, dtype, memory,
+                   &(conv_pack){1, 1, 1}, stride, out);
 }
 
 lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
@@ -1349,8 +1551,8 @@ lm_status nn_conv_prepare_host(const char *op, lm_device *device, bool transpose
                                const lmnn_shape *ws, const float *src, int32_t groups,
                                lmnn_dtype dtype, const lmnn_memory_config *memory,
                                lmnn_tensor *out) {
-    return prepare(op, device, transpose, ws, src, (lmnn_tensor){0}, groups, dtype, memory, 1,
-                   (const uint32_t[]){1, 1}, out);
+    return prepare(op, device, transpose, ws, src, (lmnn_tensor){0}, groups, dtype, memory,
+                   &(conv_pack){1, 1, 1}, (const uint32_t[]){1, 1}, out);
 }
 
 /* ---- the ops ---- */
@@ -1578,6 +1780,61 @@ static lm_status depth_geom(const char *op, bool transpose, const nn_conv_depth 
     return LM_OK;
 }
 
+/* Whether matrix shape d ([rows, cols]) is a pooled form (pool_pack's, of
+ * any P) for a kh x kw kernel of c channels and pooling pl: its P read from
+ * the rows, its OC from the columns (which grow with OC: the last group is
+ * not rounded). */
+static bool pack_decode(const uint32_t *d, uint32_t kh, uint32_t kw, uint32_t c,
+                        const conv_pool *pl, conv_pack *out, uint32_t *out_oc) {
+    uint64_t khc = (uint64_t)kh * c, least = (uint64_t)kw + pl->kw - 1;
+    if (d[0] % khc || d[0] / khc < least || (d[0] / khc - least) % pl->sw) return false;
+    uint64_t p = (d[0] / khc - least) / pl->sw + 1;
+    if (p > 8) return false;
+    conv_pack pk = {(uint32_t)p, pl->sw, pl->kw};
+    for (uint32_t oc = 1; oc * p <= 256; oc++) {
+        uint64_t cols = pack_cols(&pk, oc);
+        if (cols > d[1]) break;
+        if (cols == d[1]) {
+            *out = pk;
+            *out_oc = oc;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Convolution gm with options o and then lmnn_max_pool2d of pooling pl,
+ * for a pooling the product does not take: the pooling reads the
+ * convolution's result in the form o asks for and gives its own in it. */
+static lm_status conv_then_pool(const char *op, lmnn_tensor input, lmnn_tensor weight,
+                                lmnn_tensor bias, const lmnn_conv2d_options *o,
+                                const nn_conv_geom *gm, const conv_pool *pl, lmnn_tensor *out) {
+    lmnn_conv2d_options co = *o;
+    co.pool_kernel[0] = co.pool_kernel[1] = co.pool_stride[0] = co.pool_stride[1] = 0;
+    lmnn_tensor y;
+    lm_status st = nn_conv_run(op, false, input, weight, bias, &co, NULL, &y);
+    if (st) return st;
+    lmnn_pool2d_options po;
+    lmnn_pool2d_options_init(&po);
+    po.kernel_size[0] = (int32_t)pl->kh;
+    po.kernel_size[1] = (int32_t)pl->kw;
+    po.stride[0] = (int32_t)pl->sh;
+    po.stride[1] = (int32_t)pl->sw;
+    po.input_layout = o->flat_output ? LMNN_NHWC : o->input_layout;
+    if (o->flat_output) {
+        po.batch_size = (int32_t)gm->n;
+        po.input_height = (int32_t)gm->oh;
+        po.input_width = (int32_t)gm->ow;
+        po.flat_output = true;
+        po.output_layout = o->output_layout;
+        po.output_image_rows = o->output_image_rows;
+    }
+    po.output = o->output;
+    st = lmnn_max_pool2d(y, &po, out);
+    lmnn_tensor_free(y);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
 lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_tensor weight,
                       lmnn_tensor bias, const lmnn_conv2d_options *opts, const nn_conv_depth *dp,
                       lmnn_tensor *out) {
@@ -1618,6 +1875,22 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     if (!st) st = check_pair(op, "output_padding", opts->output_padding, 0);
     if (!st) st = check_pair(op, "kernel_size", opts->kernel_size, 0);
     if (st) return st;
+    /* A max pooling after it (pool_of; fused below where it can be). */
+    const int32_t *pk = opts->pool_kernel, *ps = opts->pool_stride;
+    if (pk[0] < 0 || pk[1] < 0 || (pk[0] > 0) != (pk[1] > 0))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "pool_kernel: expected (KH, KW) >= 1, or (0, 0) for no pooling, given (%d, "
+                       "%d)",
+                       pk[0], pk[1]);
+    if (ps[0] < 0 || ps[1] < 0)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "pool_stride: expected >= 1, or 0 for the kernel's, given (%d, %d)", ps[0],
+                       ps[1]);
+    conv_pool pool = pool_of(opts);
+    if (pool.kh && (transpose || dp))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "pool_kernel: only lmnn_conv2d fuses a pooling, given (%d, %d)", pk[0],
+                       pk[1]);
     for (int i = 0; i < 4; i++)
         if (opts->padding[i] < 0)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -1640,6 +1913,9 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
      * neither). */
     uint32_t kd = 1, kh = 0, kw = 0, oc = 0, pack = 1, th = 0, tw = 0;
     bool phases = false;
+    /* A prepared weight in a pooled form (pack_decode), its form. */
+    bool pooled_w = false;
+    conv_pack wform = {1, 1, 1};
     /* Prepared: a matrix, or the depthwise form [KH * KW, 1, C]. */
     bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[1] == 1);
     const uint32_t *d = w->shape.dims;
@@ -1673,7 +1949,10 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
          * convolution's phase matrix, TH * TW taps, SH * SW * OC columns. */
         uint64_t khc = (uint64_t)kh * c, phs = (uint64_t)opts->stride[0] * opts->stride[1];
         bool by_phases = transpose && phase_taps(opts, kh, kw, &th, &tw);
-        if (by_phases && d[0] == (uint64_t)th * tw * c && d[1] % phs == 0) {
+        if (pool.kh && pack_decode(d, kh, kw, c, &pool, &wform, &oc)) {
+            pooled_w = true;
+            pack = wform.p;
+        } else if (by_phases && d[0] == (uint64_t)th * tw * c && d[1] % phs == 0) {
             phases = true;
             oc = (uint32_t)(d[1] / phs);
         } else if (d[0] % khc == 0 && d[0] / khc > kw && d[1] % (d[0] / khc - kw + 1) == 0) {
@@ -1802,11 +2081,40 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         if ((st = conv_activation(op, opts, &uo, params, &nz))) return st;
     }
 
+    /* The pooling: fused into the product (its output rows gathered once
+     * per window row, its window columns the weight's column groups:
+     * pool_pack), else after it. */
+    conv_pack form = {1, 1, 1};
+    bool pooled = false;
+    nn_conv_geom go = gm; /* the output's image: the pooling's */
+    if (pool.kh) {
+        if (gm.oh < pool.kh || gm.ow < pool.kw)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "pool_kernel: (%u, %u) is larger than the convolution's output (%u x "
+                           "%u)",
+                           pool.kh, pool.kw, gm.oh, gm.ow);
+        go.oh = (gm.oh - pool.kh) / pool.sh + 1;
+        go.ow = (gm.ow - pool.kw) / pool.sw + 1;
+        pooled = pool_fuses(opts) && rm_out && (prepared || w->dtype != LMNN_BFLOAT8_B) &&
+                 pool_pack(&gm, oc, &pool, &form);
+        char take[64] = "do not fuse it";
+        if (pooled) snprintf(take, sizeof take, "take %u", form.p);
+        if (pooled_w && (!pooled || form.p != wform.p))
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "weight: shape %s is prepared for a pooling fused into the product, "
+                           "%u output pixels per patch row, and these options %s (prepare it with "
+                           "the options of this call)",
+                           nn_shape_str(&w->shape, s1, sizeof s1), wform.p, take);
+        /* (A weight prepared without the pooling runs without it.) */
+        if (!pooled || (prepared && !pooled_w))
+            return conv_then_pool(op, input, weight, bias, opts, &gm, &pool, out);
+        pack = form.p;
+    }
     /* Output pixels per patch row (a row-major result only: the product's
      * tiles are not the output's); a prepared weight says how many. */
-    if (!prepared && rm_out && !transpose && g == 1 && w->dtype != LMNN_BFLOAT8_B && !dp)
+    if (!pooled && !prepared && rm_out && !transpose && g == 1 && w->dtype != LMNN_BFLOAT8_B && !dp)
         pack = pack_factor(&gm, oc);
-    if (prepared && pack > 1 && (!rm_out || transpose || pack != pack_factor(&gm, oc)))
+    if (!pooled && prepared && pack > 1 && (!rm_out || transpose || pack != pack_factor(&gm, oc)))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "weight: shape %s is prepared for %u output pixels per patch row, and "
                        "these options take %u (prepare it with the options of this call)",
@@ -1823,7 +2131,18 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     nn_conv_geom gp = gm;
     uint32_t crop[2] = {0, 0};
     if (phases) phase_geom(&gm, opts, th, tw, &gp, crop);
-    if (pack > 1) {
+    if (pooled) {
+        /* Window row 0's output rows; the reader moves down pstep rows for
+         * each next one. */
+        gp.oh = go.oh;
+        gp.ow = go.ow / pack;
+        gp.sh = gm.sh * (int32_t)pool.sh;
+        gp.sw = (int32_t)(pack * pool.sw);
+        gp.kw = pack_taps(&form, kw);
+        gp.prow = pool.kh;
+        gp.pstep = gm.sh;
+    } else if (pack > 1) {
+        form.p = pack;
         gp.kw = kw + pack - 1;
         gp.sw = (int32_t)pack;
         gp.ow = gm.ow / pack;
@@ -1836,7 +2155,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                                 phases ? (uint32_t)opts->stride[1] : 1};
     if (!prepared)
         st = prepare(op, w->device, transpose, &ws, NULL, weight, opts->groups, w->dtype,
-                     &w->memory, pack, phase_stride, &wp);
+                     &w->memory, &form, phase_stride, &wp);
     if (!st && b && b->layout != LMNN_TILE) {
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);
@@ -1860,8 +2179,8 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     /* A 1x1 convolution of stride 1 reads each pixel's channels as they
      * are: an image already in NHWC tiles, pixel after pixel, is its own
      * patch matrix. */
-    bool direct =
-        !st && !dw && (!transpose || phases) && pack == 1 && pointwise_tiles(x, &gp, opts, flat_in);
+    bool direct = !st && !dw && (!transpose || phases) && pack == 1 && !pooled &&
+                  pointwise_tiles(x, &gp, opts, flat_in);
     if (direct) patches = input;
     if (!st && !direct)
         st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, planes, &rows, &img);
@@ -1873,6 +2192,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        opts->input_layout == LMNN_NHWC || flat ? &memory : NULL, &y);
     }
     bool rm_direct = false; /* y is the row-major flat output already */
+    bool unfused = false;
     if (!st && !y.id) {
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);
@@ -1896,14 +2216,17 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         bool raw = rm_out || phases;
         /* The patch matrix gathered as the product goes (a row-major flat
          * output untilized there too), else stored. */
-        lmnn_shape rms = flat_rm_shape(&gm, oc, opts->output_image_rows);
+        lmnn_shape rms = flat_rm_shape(&go, oc, opts->output_image_rows);
         if (!direct)
             st = conv_product(op, img, &gp, wp, bt, &mo, raw, &grp, rm_out && !phases ? &rms : NULL,
-                              &y);
+                              pooled ? pool.kw : 1, pooled ? pack * oc : 0, &y);
         rm_direct = y.id && rm_out && !phases;
-        if (!st && !y.id && !direct)
+        /* A pooled product that does not fit L1 here: the pooling after
+         * the convolution instead (below). */
+        unfused = pooled && !st && !y.id;
+        if (!st && !y.id && !direct && !unfused)
             st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, NULL, &patches);
-        if (!st && !y.id) {
+        if (!st && !y.id && !unfused) {
             st = nn_linear_grouped(patches, wp, bt, &mo, raw, &grp, &y);
             if (st) st = nn_fail_call(st, op);
         }
@@ -1918,6 +2241,11 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     drop(bt, bias);
     drop(rows, input);
     drop(patches, input);
+    if (unfused && prepared)
+        return nn_fail(LM_ERR_OUT_OF_DEVICE_MEMORY, op,
+                       "weight: prepared for a pooling fused into the product, which does not "
+                       "fit in L1 here (prepare it without pool_kernel)");
+    if (unfused) return conv_then_pool(op, input, weight, bias, opts, &gm, &pool, out);
     if (!st && phases)
         return phase_finish(op, y, &gm, &gp, oc, opts, crop, dtype, rm_out, &memory, out);
     if (!st && rm_direct) {
@@ -1925,7 +2253,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         return LM_OK;
     }
     if (!st && rm_out)
-        return nn_conv_flat_rm(op, y, &gm, oc, opts->output_image_rows, &memory, out);
+        return nn_conv_flat_rm(op, y, &go, oc, opts->output_image_rows, &memory, out);
     if (!st)
         st = nn_conv_finish(op, y, &gm, oc, flat ? LMNN_NHWC : opts->input_layout, flat, &memory,
                             out);

@@ -27,6 +27,11 @@ typedef struct nn_conv_geom {
      * (a page per pixel or per image row); C, an NCHW row-major image (a
      * page per row of one channel: nn_conv_planes_fit says when). */
     uint32_t planes;
+    /* A max pooling fused after a convolution's product (see
+     * nn_mm_gather's pool_*): each unit of patch rows is gathered prow
+     * times, the top padding less by pstep more each time (0: none). */
+    uint32_t prow;
+    int32_t pstep;
 } nn_conv_geom;
 
 /* The dims of image `x` in `layout` order: rank 4, or (NHWC, `flat` = the

@@ -353,6 +353,12 @@ typedef struct nn_mm_gather {
      * rm_len elements (a multiple or a divisor of n); float32 or bfloat16. */
     uint32_t rm_len;
     lmnn_shape rm_shape;
+    /* A max pooling fused after the product (0 or 1 and 1: none; see
+     * matmul_compute.c's NN_MM_POOL): each output tile row is the max of
+     * pool_rows tile rows the reader gathers one after the other, and of
+     * pool_groups column groups of B's; the output is pool_n columns, one
+     * group's, and the bias (added after the max) pool_n values. */
+    uint32_t pool_rows, pool_groups, pool_n;
     /* Makes the reader's own circular buffers (none of the matmul's). */
     lm_status (*buffers)(const char *op, nn_program *prog, const void *ctx);
     const void *ctx;

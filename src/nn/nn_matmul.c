@@ -59,12 +59,15 @@ enum {
     ARG_GROUP_CG,
     ARG_GROUP_OCG,
     ARG_RM_LEN, /* MM_RM_OUT: elements per page of the row-major output */
+    ARG_POOL,   /* a fused max pooling: rows | column groups << 16 (1 | 1 << 16: none) */
     ARG_MAX
 };
 _Static_assert(ARG_VX == 41 && ARG_VY == 42, "the matmul kernels read x and y at args 41 and 42");
-_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46 && ARG_GROUP_C == 47 && ARG_RM_LEN == 50,
+_Static_assert(ARG_ACT == 43 && ARG_ACT_OP == 46 && ARG_GROUP_C == 47 && ARG_RM_LEN == 50 &&
+                   ARG_POOL == 51,
                "matmul_compute.c reads the activation's parameters at args 43..45, the op at 46, "
-               "the groups at 47..49; matmul_writer.c the row-major output's pages at 50");
+               "the groups at 47..49, the pooling at 51; matmul_writer.c the row-major output's "
+               "pages at 50");
 
 enum {
     MM_MCAST_A = 1,
@@ -123,6 +126,10 @@ typedef struct mm_plan {
     uint32_t act_params[NN_UNARY_PARAMS];
     lmnn_unary_op act_op;
     nn_mm_groups groups; /* c 0: a dense b */
+    /* A fused max pooling (nn_mm_gather's pool_*, set before plan(); 0:
+     * none, which plan() makes 1 and 1): the output is n_out columns,
+     * nt_out tiles, of the n of B. */
+    uint32_t pool_rows, pool_groups, n_out, nt_out;
 } mm_plan;
 
 /* Cores per host thread a folded grid uses at most (plan_geometry). */
@@ -343,8 +350,12 @@ static lm_status plan_geometry(const char *op, const mm_plan *p, lm_device *devi
  * circular buffers may take at most). */
 static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_device_info *info,
                           uint64_t free, mm_geometry *g) {
-    uint32_t cap = p->fp32 ? 8 : 16;
-    if (p->ta || p->tb || p->mcast || !p->b_shared || p->matrices != 1 || p->nt > cap) return false;
+    /* dst holds the output's columns; with a pooling, one product's
+     * columns beside the max of those before (matmul_compute.c's
+     * pool_step). */
+    uint32_t cap = p->fp32 ? 8 : 16,
+             cols = p->pool_rows * p->pool_groups > 1 ? p->nt_out + p->nt : p->nt;
+    if (p->ta || p->tb || p->mcast || !p->b_shared || p->matrices != 1 || cols > cap) return false;
     uint64_t ta = lm_tile_size(nn_tile_format(p->a->dtype));
     uint64_t tb = lm_tile_size(nn_tile_format(p->b->dtype));
     /* A tile row as gathered and tilized (one each: the compute tilizes
@@ -352,7 +363,7 @@ static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_dev
      * thread), all of B, two output blocks, the activation's, the
      * untilize's and two of the bias (six blocks of at most 4 KiB tiles),
      * the ones (three bfloat16 tiles), the zeros. */
-    uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * (ga->rows_page + ta) +
+    uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * (ga->rows_page + ta * p->pool_rows) +
                   (uint64_t)p->kt * p->nt * tb + 6 * (uint64_t)p->nt * 4096 + 3 * 2048 +
                   ZEROS_BYTES;
     uint64_t all = info->l1_size - info->l1_unreserved_base;
@@ -402,7 +413,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     args[ARG_SI] = g->si;
     args[ARG_SJ] = g->sj;
     args[ARG_MLAST] = p->m - 32 * (p->mt - 1);
-    args[ARG_NLAST] = p->n - 32 * (p->nt - 1);
+    args[ARG_NLAST] = p->n_out - 32 * (p->nt_out - 1);
     uint32_t flags = (p->mcast && g->gx > 1 ? MM_MCAST_A : 0) |
                      (p->mcast && g->gy > 1 && p->b_shared ? MM_MCAST_B : 0) |
                      (p->bias ? MM_BIAS : 0) | (p->ta ? MM_TA : 0) | (p->tb ? MM_TB : 0) |
@@ -410,7 +421,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                      (p->b->memory.type == LM_BUFFER_DRAM ? MM_B_DRAM : 0) |
                      (o->memory.type == LM_BUFFER_DRAM ? MM_OUT_DRAM : 0) |
                      (p->bias && p->bias->memory.type == LM_BUFFER_DRAM ? MM_BIAS_DRAM : 0) |
-                     ((p->m % 32 || p->n % 32) && !p->raw_padding ? MM_ZERO_PAD : 0) |
+                     ((p->m % 32 || p->n_out % 32) && !p->raw_padding ? MM_ZERO_PAD : 0) |
                      (g->keep_a ? MM_KEEP_A : 0) | (g->keep_b ? MM_KEEP_B : 0) |
                      (ga && ga->rm_len ? MM_RM_OUT : 0) |
                      (p->act && nn_unary_in_place(p->act_op) ? MM_ACT_IN_PLACE : 0);
@@ -424,6 +435,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     args[ARG_GROUP_CG] = p->groups.cg;
     args[ARG_GROUP_OCG] = p->groups.ocg;
     args[ARG_RM_LEN] = ga ? ga->rm_len : 0;
+    args[ARG_POOL] = p->pool_rows | p->pool_groups << 16;
     for (uint32_t d = 0; d < p->nd; d++) {
         args[ARG_DIMS + 3 * d] = p->od[d];
         args[ARG_DIMS + 3 * d + 1] = p->as[d];
@@ -431,7 +443,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     }
     uint32_t nargs = ARG_MAX;
 
-    lm_kernel_define defs[4];
+    lm_kernel_define defs[5];
     uint32_t ndefs = 0;
     /* Every activation's chain, chosen by nn_op at run time: one compiled
      * kernel whatever the activation. */
@@ -442,6 +454,8 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     if (p->ta) defs[ndefs++] = (lm_kernel_define){"NN_MM_TA", "1"};
     if (ga) defs[ndefs++] = (lm_kernel_define){"NN_MM_GATHER", "1"};
     if (ga && ga->rm_len) defs[ndefs++] = (lm_kernel_define){"NN_MM_UNTILIZE", "1"};
+    if (p->pool_rows > 1 || p->pool_groups > 1)
+        defs[ndefs++] = (lm_kernel_define){"NN_MM_POOL", "1"};
     nn_kernel_spec reader = {"matmul_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
     if (ga) reader = ga->reader;
     nn_kernel_spec compute = {
@@ -465,7 +479,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     uint32_t kblocks = (p->kt + kb - 1) / kb;
     /* (Gathered rows are tilized by the compute that reads them: one block
      * of A at a time.) */
-    uint32_t a_pages = g->keep_a ? kblocks * mb * kb : ga ? mb * kb : 2 * mb * kb;
+    uint32_t a_pages = g->keep_a ? kblocks * mb * kb : ga ? mb * kb * p->pool_rows : 2 * mb * kb;
     uint32_t b_pages = g->keep_b ? kblocks * kb * nb : 2 * kb * nb;
     if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), a_pages);
     if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), b_pages);
@@ -484,7 +498,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     if (!st && p->ta)
         st = nn_program_cb(op, prog, CB_AT, LM_DATA_FORMAT_FLOAT32,
                            (uint32_t)lm_tile_size(LM_DATA_FORMAT_FLOAT32), mb * kb);
-    if (!st && (p->m % 32 || p->n % 32))
+    if (!st && (p->m % 32 || p->n_out % 32))
         st = nn_program_cb(op, prog, CB_ZEROS, LM_DATA_FORMAT_FLOAT32, ZEROS_BYTES, 1);
     if (!st && p->bias) {
         lm_data_format fbias = nn_tile_format(p->bias->dtype);
@@ -662,18 +676,35 @@ static lm_status plan(const char *op, const char *an, const char *bn, lmnn_tenso
             return nn_fail(LM_ERR_INTERNAL, op, "weight: not block-diagonal over groups");
         p->groups = *gr;
     }
+    if (p->pool_rows > 1 || p->pool_groups > 1) {
+        /* (The convolution's own product: a wrong structure is an internal
+         * error.) */
+        uint32_t gr = p->pool_groups;
+        if (!p->pool_rows || !gr || p->nt % gr || tiles_of(p->n_out) != p->nt / gr || p->groups.c ||
+            p->ta || p->tb || p->matrices != 1)
+            return nn_fail(LM_ERR_INTERNAL, op,
+                           "a fused pooling of %u rows and %u groups of %u columns does not fit "
+                           "the product's %u columns",
+                           p->pool_rows, gr, p->n_out, p->n);
+        p->nt_out = p->nt / gr;
+        p->out_shape = LMNN_SHAPE(p->m, p->n_out);
+    } else {
+        p->pool_rows = p->pool_groups = 1;
+        p->n_out = p->n;
+        p->nt_out = p->nt;
+    }
     lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : p->a->dtype;
     if (!nn_dtype_is_float(dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
     if (p->bias) {
         const lmnn_shape *s = &p->bias->shape;
-        bool ok = (s->rank == 1 && s->dims[0] == p->n) ||
-                  (s->rank == 2 && s->dims[0] == 1 && s->dims[1] == p->n);
+        bool ok = (s->rank == 1 && s->dims[0] == p->n_out) ||
+                  (s->rank == 2 && s->dims[0] == 1 && s->dims[1] == p->n_out);
         char sb[128];
         if (!ok)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                           "bias: expected shape [%u] or [1, %u], given %s", p->n, p->n,
+                           "bias: expected shape [%u] or [1, %u], given %s", p->n_out, p->n_out,
                            nn_shape_str(s, sb, sizeof sb));
     }
     p->fp32 = opts->fp32_accumulate == LMNN_FP32_ACC_ON ||
@@ -710,6 +741,7 @@ static lm_status run(const char *op, const mm_plan *p, const lmnn_matmul_options
     if (p->bias) nn_key_tensor(&key, p->bias);
     if (ga) {
         nn_key_u32(&key, ga->rm_len);
+        nn_key_u32(&key, p->pool_rows | p->pool_groups << 16);
         nn_key_add(&key, ga->args, ga->nargs * sizeof ga->args[0]);
         nn_key_tensor(&key, ga->source);
     }
@@ -765,7 +797,8 @@ lm_status nn_linear_gathered(const char *op, const nn_mm_gather *ga, lmnn_tensor
                    .dtype = ga->dtype,
                    .layout = LMNN_TILE,
                    .memory = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED}};
-    mm_plan p = {.a = &a};
+    mm_plan p = {
+        .a = &a, .pool_rows = ga->pool_rows, .pool_groups = ga->pool_groups, .n_out = ga->pool_n};
     lmnn_dtype dtype;
     lm_device_info info;
     mm_geometry g;
@@ -776,11 +809,11 @@ lm_status nn_linear_gathered(const char *op, const nn_mm_gather *ga, lmnn_tensor
      * free block, is where circular buffers go. */
     if (!st && (st = lm_device_get_memory_stats(a.device, LM_BUFFER_L1, &l1)))
         st = nn_fail_call(st, op);
+    if (st) return st;
     /* A row-major output: of a dtype with a row-major form, in pages of
      * whole rows or rows of whole pages. */
-    if (st) return st;
     bool rm_ok = !ga->rm_len || ((dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16) &&
-                                 (ga->rm_len % p.n == 0 || p.n % ga->rm_len == 0));
+                                 (ga->rm_len % p.n_out == 0 || p.n_out % ga->rm_len == 0));
     if (!rm_ok || !plan_gathered(&p, ga, &info, l1.largest_free_block_bytes, &g)) return LM_OK;
     return run(op, &p, opts, dtype, ga, &g, out);
 }

@@ -38,6 +38,8 @@ typedef struct conv_case {
     /* The weight's dtype, given (PyTorch's layout, uploaded) or asked of the
      * preparation (zero: the case's). */
     lmnn_dtype wdtype;
+    /* A max pooling after it (pool_kernel; 0: none) and its strides. */
+    int32_t pool[2], pool_stride[2];
 } conv_case;
 
 /* The reference, NCHW: out [n, oc, oh, ow] and the scale S per element. */
@@ -113,6 +115,8 @@ static void reference(const conv_case *k, const float *x, const float *w, const 
                 if ((k->relu || k->act == LMNN_RELU) && y[i] < 0) y[i] = 0;
                 if (k->act == LMNN_CLAMP) y[i] = fmin(fmax(y[i], k->alpha), k->beta);
                 if (k->act == LMNN_SILU) y[i] /= 1 + exp(-y[i]);
+                if (k->act == LMNN_LEAKY_RELU && y[i] < 0) y[i] *= k->alpha;
+                if (k->act == LMNN_GELU) y[i] *= 0.5 * (1 + erf(y[i] / sqrt(2.0)));
             }
 }
 
@@ -127,6 +131,36 @@ static void out_dims(const conv_case *k, uint32_t *oh, uint32_t *ow) {
         *ow = (uint32_t)(((int64_t)k->w - 1) * k->stride[1] - k->pad[2] - k->pad[3] + ew +
                          k->outpad[1]);
     }
+}
+
+/* The max pooling of case k over reference y (NCHW, oh x ow), its scale
+ * the largest of the window's; *oh and *ow become the pooling's. */
+static void pool_reference(const conv_case *k, double **y, double **s, uint32_t *oh, uint32_t *ow) {
+    uint32_t kh = (uint32_t)k->pool[0], kw = (uint32_t)k->pool[1];
+    uint32_t sh = k->pool_stride[0] ? (uint32_t)k->pool_stride[0] : kh;
+    uint32_t sw = k->pool_stride[1] ? (uint32_t)k->pool_stride[1] : kw;
+    uint32_t ph = (*oh - kh) / sh + 1, pw = (*ow - kw) / sw + 1;
+    size_t np = (size_t)k->n * k->oc * ph * pw;
+    double *py = malloc(np * sizeof *py), *ps = malloc(np * sizeof *ps);
+    for (uint32_t m = 0; m < k->n * k->oc; m++)
+        for (uint32_t oy = 0; oy < ph; oy++)
+            for (uint32_t ox = 0; ox < pw; ox++) {
+                size_t o = ((size_t)m * ph + oy) * pw + ox;
+                py[o] = -INFINITY;
+                ps[o] = 0;
+                for (uint32_t dy = 0; dy < kh; dy++)
+                    for (uint32_t dx = 0; dx < kw; dx++) {
+                        size_t i = ((size_t)m * *oh + oy * sh + dy) * *ow + ox * sw + dx;
+                        py[o] = fmax(py[o], (*y)[i]);
+                        ps[o] = fmax(ps[o], (*s)[i]);
+                    }
+            }
+    free(*y);
+    free(*s);
+    *y = py;
+    *s = ps;
+    *oh = ph;
+    *ow = pw;
 }
 
 static double worst_ratio_ = 0;
@@ -176,10 +210,12 @@ static void run_case(const char *name, conv_case k, bool cache) {
     o.input_layout = k.nhwc ? LMNN_NHWC : LMNN_NCHW;
     if (k.relu) o.activation = LMNN_RELU;
     if (k.act) o.activation = k.act;
-    if (k.act == LMNN_CLAMP) {
+    if (k.act == LMNN_CLAMP || k.act == LMNN_LEAKY_RELU) {
         o.activation_alpha = k.alpha;
         o.activation_beta = k.beta;
     }
+    memcpy(o.pool_kernel, k.pool, sizeof o.pool_kernel);
+    memcpy(o.pool_stride, k.pool_stride, sizeof o.pool_stride);
     o.flat_output = k.flat;
     if (k.rm_out) o.output_layout = LMNN_ROW_MAJOR;
     o.output_image_rows = k.rows_out;
@@ -266,7 +302,16 @@ static void run_case(const char *name, conv_case k, bool cache) {
                       wi.shape.dims[1] == k.c);
             }
         }
-        if (k.bias && !k.dw_upload) { /* the bias prepared for it, as ttnn's */
+        if (k.bias && k.host_prep && !k.transpose) {
+            /* From the host, for the options the weight was made with. */
+            lmnn_conv2d_options bo = o;
+            bo.output.dtype = k.dtype;
+            bo.kernel_size[0] = bo.kernel_size[1] = 0;
+            lmnn_tensor pb;
+            CHECK_OK(lmnn_conv2d_prepare_bias_host(wp, &ws, b0, k.oc * sizeof *b0, &bo, &pb));
+            lmnn_tensor_free(bt);
+            bt = pb;
+        } else if (k.bias && !k.dw_upload) { /* the bias prepared for it, as ttnn's */
             lmnn_tensor pb;
             CHECK_OK(lmnn_conv2d_prepare_bias(bt, wp, &pb));
             lmnn_tensor_free(bt);
@@ -286,6 +331,10 @@ static void run_case(const char *name, conv_case k, bool cache) {
         CHECK_EQ_U64(after.misses, before.misses);
         CHECK(after.hits > before.hits);
         lmnn_tensor_free(out2);
+    }
+    if (k.pool[0]) {
+        pool_reference(&k, &want, &scale, &oh, &ow);
+        ny = (size_t)k.n * k.oc * oh * ow;
     }
     lmnn_tensor_info info;
     CHECK_OK(lmnn_tensor_get_info(out, &info));
@@ -1900,6 +1949,237 @@ static void test_transpose_phases_bfp8(void) {
     lmnn_tensor_free(x), lmnn_tensor_free(w), lmnn_tensor_free(a), lmnn_tensor_free(b);
 }
 
+/* Runs a pooled case profiled and checks whether the pooling ran in the
+ * product (one program: the patch reader feeding matmul_compute.c, which
+ * maxes each window's products) or after the convolution (pool_compute.c). */
+static void run_pooled_case(const char *name, conv_case k, bool fused) {
+    bool ran[2];
+    run_profiled(name, k,
+                 (const char *const[]){"conv_im2col_reader.c + matmul_compute.c", "pool_compute.c"},
+                 ran, 2);
+    if (!ran[0] || ran[1] == fused) {
+        char m[256];
+        snprintf(m, sizeof m, "%s: the pooling ran %s (expected %s)", name,
+                 ran[1] ? "after the convolution" : "in the product",
+                 fused ? "in the product" : "after the convolution");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+}
+
+/* A max pooling fused into the convolution (pool_kernel): the Fashion-MNIST
+ * CNN's two layers (an NCHW image of one channel; image rows of 8
+ * channels), overlapping windows on odd sizes (the last row and column of
+ * the convolution's output left out), windows of one row or one column,
+ * stride 1, dilation along H, a strided convolution, leaky relu and clamp,
+ * bfloat16, 64 output channels, a weight and bias prepared on the host;
+ * and the cases that pool after the convolution instead, with the same
+ * values: an activation that does not keep order (GELU, leaky relu of a
+ * negative slope), too many output channels for dst, a tile or NCHW
+ * output (bfloat8_b weights: test_pool_errors). */
+static void test_pool_fused(void) {
+    conv_case cnn1 = {.n = 4,
+                      .c = 1,
+                      .h = 28,
+                      .w = 28,
+                      .oc = 8,
+                      .kh = 3,
+                      .kw = 3,
+                      .pad = {1, 1, 1, 1},
+                      .bias = true,
+                      .relu = true,
+                      .flat = true,
+                      .rm_out = true,
+                      .rows_out = true,
+                      .pool = {2, 2}};
+    run_pooled_case("cnn conv1 + pool", cnn1, true);
+    conv_case cnn2 = {.n = 4,
+                      .c = 8,
+                      .h = 14,
+                      .w = 14,
+                      .oc = 16,
+                      .kh = 3,
+                      .kw = 3,
+                      .nhwc = true,
+                      .row_major = true,
+                      .flat_in = true,
+                      .rows_in = true,
+                      .bias = true,
+                      .relu = true,
+                      .flat = true,
+                      .rm_out = true,
+                      .rows_out = true,
+                      .pool = {2, 2}};
+    run_pooled_case("cnn conv2 + pool", cnn2, true);
+    conv_case k = {.n = 2,
+                   .c = 3,
+                   .h = 17,
+                   .w = 19,
+                   .oc = 24,
+                   .kh = 3,
+                   .kw = 3,
+                   .stride = {2, 1},
+                   .pad = {1, 0, 2, 1},
+                   .nhwc = true,
+                   .bias = true,
+                   .act = LMNN_LEAKY_RELU,
+                   .alpha = 0.1,
+                   .flat = true,
+                   .rm_out = true,
+                   .pool = {3, 3},
+                   .pool_stride = {2, 2}};
+    run_pooled_case("3x3/2 windows, odd sizes", k, true);
+    k.rows_out = true;
+    k.act = LMNN_CLAMP, k.alpha = -0.3, k.beta = 0.4;
+    k.pool_stride[1] = 3;
+    run_pooled_case("3x3/(2,3) windows, clamp", k, true);
+    conv_case row = {.n = 3,
+                     .c = 5,
+                     .h = 9,
+                     .w = 12,
+                     .oc = 7,
+                     .kh = 2,
+                     .kw = 3,
+                     .dil = {2, 1},
+                     .nhwc = true,
+                     .flat = true,
+                     .rm_out = true,
+                     .pool = {1, 2}};
+    run_pooled_case("1x2 windows, dilation along H", row, true);
+    row.pool[0] = 2, row.pool[1] = 1, row.bias = true;
+    run_pooled_case("2x1 windows", row, true);
+    row.pool[1] = 2, row.pool_stride[0] = row.pool_stride[1] = 1;
+    run_pooled_case("2x2 windows, stride 1", row, true);
+    conv_case wide = cnn2;
+    wide.oc = 64;
+    wide.dtype = LMNN_BFLOAT16;
+    run_pooled_case("64 channels, bfloat16", wide, true);
+    conv_case prep = k;
+    prep.host_prep = true;
+    prep.flat_in = true; /* the dims the weight is packed for */
+    run_pooled_case("prepared on the host", prep, true);
+    prep.act = LMNN_RELU;
+    prep.pool[0] = prep.pool[1] = 2, prep.pool_stride[0] = prep.pool_stride[1] = 0;
+    run_pooled_case("prepared on the host, 2x2", prep, true);
+
+    conv_case after = k;
+    after.act = LMNN_GELU;
+    run_pooled_case("gelu: pooled after", after, false);
+    after.act = LMNN_LEAKY_RELU, after.alpha = -0.5;
+    run_pooled_case("negative slope: pooled after", after, false);
+    after = wide;
+    after.oc = 96;
+    after.dtype = LMNN_FLOAT32;
+    run_pooled_case("96 channels: pooled after", after, false);
+    after = k;
+    after.rm_out = after.rows_out = false;
+    run_pooled_case("tile output: pooled after", after, false);
+    after.flat = after.nhwc = false;
+    run_pooled_case("NCHW output: pooled after", after, false);
+}
+
+/* The fused pooling's bad options and mismatched prepared operands. */
+static void test_pool_errors(void) {
+    lmnn_shape xs = LMNN_SHAPE(1, 4, 6, 6), ws = LMNN_SHAPE(8, 4, 3, 3);
+    float *v = nn_rand_floats(1000, -1, 1, 9);
+    lmnn_tensor x, w, out, wp, bp;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.pool_kernel[0] = -1, o.pool_kernel[1] = 2;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: pool_kernel: expected (KH, KW) >= 1, or (0, 0) for no pooling, "
+                "given (-1, 2)");
+    o.pool_kernel[0] = 2, o.pool_kernel[1] = 0;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: pool_kernel: expected (KH, KW) >= 1, or (0, 0) for no pooling, "
+                "given (2, 0)");
+    o.pool_kernel[1] = 2, o.pool_stride[1] = -2;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: pool_stride: expected >= 1, or 0 for the kernel's, given (0, -2)");
+    o.pool_stride[1] = 0, o.pool_kernel[0] = 5;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: pool_kernel: (5, 2) is larger than the convolution's output (4 x "
+                "4)");
+    o.pool_kernel[0] = 2;
+    lmnn_shape wts = LMNN_SHAPE(4, 8, 3, 3);
+    CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: pool_kernel: only lmnn_conv2d fuses a pooling, given (2, "
+                "2)");
+    (void)wts;
+    /* A weight prepared for the fused pooling, then used with options that
+     * do not fuse it. */
+    o.flat_output = true;
+    o.output_layout = LMNN_ROW_MAJOR;
+    o.batch_size = 1, o.input_height = 6, o.input_width = 6;
+    o.input_layout = LMNN_NCHW;
+    CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 288 * sizeof *v, &o, &wp));
+    lmnn_tensor_info wi;
+    CHECK_OK(lmnn_tensor_get_info(wp, &wi));
+    /* Groups of P * 8 columns, rounded to 32 but the last: P 1 (pooled
+     * width 2; P 2's wider patch rows cost more) gives 32 + 8 columns and
+     * taps 0 + 1 + 3 = 4 a kernel row. */
+    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 3 * 4 * 4 && wi.shape.dims[1] == 40);
+    lmnn_conv2d_options u = o;
+    u.kernel_size[0] = u.kernel_size[1] = 3;
+    u.activation = LMNN_GELU;
+    lmnn_conv2d_options u4 = u; /* the input as it is, [N, C, H, W] */
+    u4.batch_size = u4.input_height = u4.input_width = 0;
+    CHECK_FAILS(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &u4, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [48, 40] is prepared for a pooling fused into the "
+                "product, 1 output pixels per patch row, and these options do not fuse it "
+                "(prepare it with the options of this call)");
+    /* Its bias from the host; errors. */
+    CHECK_OK(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 8 * sizeof *v, &o, &bp));
+    CHECK_OK(lmnn_tensor_get_info(bp, &wi));
+    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 1 && wi.shape.dims[1] == 8);
+    lmnn_tensor_free(bp);
+    CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, NULL, v, 32, &o, &bp), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias_host: weight_shape is NULL");
+    CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 32, &o, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias_host: out is NULL");
+    lmnn_shape w3 = LMNN_SHAPE(8, 4, 9);
+    CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, &w3, v, 32, &o, &bp), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias_host: weight_shape: expected [OC, C / groups, KH, KW], "
+                "given [8, 4, 9]");
+    CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 28, &o, &bp), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias_host: size: 8 output channels (shape [8, 4, 3, 3]) "
+                "need 32 bytes, given 28");
+    CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 32, &u, &bp), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d_prepare_bias_host: prepared_weight: shape [48, 40] is not what "
+                "these options make of a weight of shape [8, 4, 3, 3] ([48, 16])");
+    lmnn_tensor_free(wp);
+    CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 32, &o, &bp), LM_ERR_INVALID_HANDLE,
+                "lmnn_conv2d_prepare_bias_host: prepared_weight");
+    /* bfloat8_b weights are never packed (their blocks share exponents
+     * along rows): prepared plain, and a PyTorch-layout one pools after
+     * the convolution. */
+    o.output.dtype = LMNN_BFLOAT8_B;
+    CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 288 * sizeof *v, &o, &wp));
+    CHECK_OK(lmnn_tensor_get_info(wp, &wi));
+    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 36 && wi.shape.dims[1] == 8);
+    lmnn_tensor_free(wp);
+    lmnn_tensor w8;
+    CHECK_OK(nn_upload(&ws, v, LMNN_BFLOAT8_B, LMNN_TILE, &w8));
+    lmnn_conv2d_options o4 = o;
+    o4.output.dtype = 0;
+    o4.batch_size = o4.input_height = o4.input_width = 0;
+    o4.input_layout = LMNN_NCHW;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_conv2d(x, w8, (lmnn_tensor){0}, &o4, &out));
+    bool ran[1];
+    nn_ran_since((const char *const[]){"pool_compute.c"}, ran, 1);
+    CHECK(ran[0]);
+    CHECK_OK(lmnn_tensor_get_info(out, &wi));
+    CHECK(wi.shape.rank == 4 && wi.shape.dims[0] == 1 && wi.shape.dims[1] == 1 &&
+          wi.shape.dims[2] == 4 && wi.shape.dims[3] == 8 && wi.layout == LMNN_ROW_MAJOR);
+    lmnn_tensor_free(out);
+    lmnn_tensor_free(w8);
+    lmnn_tensor_free(x);
+    lmnn_tensor_free(w);
+    free(v);
+}
+
 static void test_errors(void) {
     lmnn_shape xs = LMNN_SHAPE(1, 4, 5, 5), ws = LMNN_SHAPE(6, 2, 3, 3), s3 = LMNN_SHAPE(4, 5, 5);
     float *v = nn_rand_floats(1000, -1, 1, 5);
@@ -2653,6 +2933,8 @@ int main(void) {
     TEST_RUN(test_large);
     TEST_RUN(test_gathered);
     TEST_RUN(test_gathered_l1_full);
+    TEST_RUN(test_pool_fused);
+    TEST_RUN(test_pool_errors);
     TEST_RUN(test_gathered_row_major);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);

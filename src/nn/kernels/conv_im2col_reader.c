@@ -44,8 +44,9 @@
  * tensor of C values, common arg 3), its is_dram and element size, and
  * depthwise_compute.c's activation args (unused here), the depth (args
  * 42..48: D, OD, KD, sd, dd, pd, ud), the step between a core's units
- * (arg 49; 0: consecutive) and a 3-D image's ring (args 50 and 51, see
- * slot_of): all runtime, so one compiled kernel serves
+ * (arg 49; 0: consecutive), a 3-D image's ring (args 50 and 51, see
+ * slot_of) and a fused max pooling's rows and row step (args 52 and 53, 0
+ * for none; CONV only): all runtime, so one compiled kernel serves
  * every convolution and pooling. Common arg 0: the image's address.
  *
  * With NN_IM2COL_FUSED the units are whole patch rows that a matmul's
@@ -452,8 +453,13 @@ void kernel_main(void) {
         nn_zero(get_write_ptr(CB_ROWS), cb0[1]);
     }
     /* POOL_FUSED and DEPTHWISE give each unit's block once per tap, taps
-     * in order. */
-    uint32_t taps = mode >= 2 ? KR * KW : 1;
+     * in order. So does CONV with a max pooling fused after the product
+     * (args 52 and 53: the pooling window's rows and the output rows
+     * between them, in input rows; see matmul_compute.c's NN_MM_POOL): its
+     * unit once per window row, the top padding less by the step each
+     * time (the window's columns are the product's column groups). */
+    int32_t pt0 = pt, prow_step = (int32_t)get_arg_val(53);
+    uint32_t taps = mode >= 2 ? KR * KW : get_arg_val(52) ? get_arg_val(52) : 1;
     /* Whole pixels a row (the pooling modes and a depthwise convolution's
      * per-tap matrices), not strided virtually: pool_rows. */
     bool fast_pool = mode != 0 && uh == 1 && uw == 1 && cols_zeroed;
@@ -489,6 +495,7 @@ void kernel_main(void) {
         uint32_t valid = w - col0 < width ? w - col0 : width;
         for (uint32_t t = 0; t < taps; t++) {
             uint32_t ptap = t; /* the tap of the pooling modes */
+            if (mode == 0) g_pt = pt = pt0 - (int32_t)t * prow_step;
             cb_reserve_back(CB_ROWS, room);
             uint32_t base = get_write_ptr(CB_ROWS);
             if (s_lines) {

@@ -18,6 +18,15 @@
  * NN_MM_UNTILIZE (a define; Mb 1): each block goes to circular buffer 16
  * untilized (row-major pages), through circular buffer 10.
  *
+ * NN_MM_POOL (a define, with NN_MM_GATHER): a max pooling fused after the
+ * product (runtime arg 51: rows | groups << 16). A step's output tile row
+ * is the max of `rows` gathered tile rows' products (the window's rows of
+ * the pooling, gathered one after the other) and, in each, of `groups`
+ * column groups of nc / groups tiles (its columns: B holds their weights
+ * group after group); the bias and the activation follow on one group's
+ * tiles, which alone are packed. Valid for an activation that keeps order
+ * (max(f(a), f(b)) = f(max(a, b))), as the bias does: nn_conv.c fuses only
+ * such.
  * NN_MM_ACT (a define): the activation's SFPU chain on dst 0; the block then
  * goes through circular buffer 0 tile by tile, as unary_compute.c runs it.
  * It is every activation's chain in a switch on nn_op (runtime arg 46, the
@@ -128,6 +137,39 @@ static void add_bias(uint32_t r, uint32_t mr, uint32_t nc, uint32_t nb, uint32_t
     cb_pop_front(CB_BIAS, nb);
 }
 
+#ifdef NN_MM_POOL
+/* One step of NN_MM_POOL: the output tile row's `rows` gathered tile rows
+ * (each all of K, kt tiles), all tilized first (tilizing uses dst), then
+ * their products with B (K x nc tiles, nb a row) and the max of them all,
+ * left in dst 0 .. nc / groups - 1 (acquired here). The first product goes
+ * to dst 0 .. nc - 1, each later one to dst nc / groups .., cleared first
+ * (products add to dst). */
+static void pool_step(uint32_t kt, uint32_t nc, uint32_t nb, uint32_t rows, uint32_t groups) {
+    uint32_t nco = nc / groups;
+    for (uint32_t t = 0; t < rows; t++) {
+        cb_wait_front(CB_ROWS, kt);
+        cb_reserve_back(CB_A, kt);
+        tilize_block(CB_ROWS, kt, CB_A);
+        cb_push_back(CB_A, kt);
+        cb_pop_front(CB_ROWS, kt);
+    }
+    cb_wait_front(CB_A, rows * kt);
+    DST_ACQUIRE();
+    for (uint32_t t = 0; t < rows; t++) {
+        uint32_t at = t == 0 ? 0 : nco;
+        for (uint32_t n = 0; t > 0 && n < nc; n++)
+            fill_tile(at + n, 0.0f);
+        for (uint32_t k = 0; k < kt; k++)
+            for (uint32_t n = 0; n < nc; n++)
+                matmul_tiles(CB_A, CB_B, t * kt + k, k * nb + n, at + n, false);
+        for (uint32_t g = t == 0 ? 1 : 0; g < groups; g++)
+            for (uint32_t i = 0; i < nco; i++)
+                binary_max_tile(i, at + g * nco + i, i);
+    }
+    cb_pop_front(CB_A, rows * kt);
+}
+#endif
+
 void kernel_main(void) {
     uint32_t mt = get_arg_val(0), kt = get_arg_val(1), nt = get_arg_val(2), rows = get_arg_val(3);
     uint32_t mbg = get_arg_val(4), nbk = get_arg_val(5), mbk = get_arg_val(6);
@@ -161,6 +203,18 @@ void kernel_main(void) {
         bool a_first = !keep || jj == 0;
         bool a_last = !keep || jj + 1 == sj || x + gx * (jj + 1) >= nbk;
         bool b_first = !keep_b || s == 0;
+#ifdef NN_MM_POOL
+        /* (Gathered: one K block, all of B kept, one column block.) The
+         * output block is one column group. */
+        if (b_first) cb_wait_front(CB_B, kt * nb);
+        if (work) {
+            uint32_t prow = get_arg_val(51) & 0xffff, pgrp = get_arg_val(51) >> 16;
+            pool_step(kt, nc, nb, prow, pgrp);
+            nc /= pgrp;
+            if (bias) add_bias(r0, mr, nc, nb, mt, mlast);
+            finish_block(mr, nc, act_in_place);
+        }
+#else
         uint32_t a0 = 0, b0 = 0; /* where the K block's A and B tiles start */
         for (uint32_t q = 0; q < kblocks; q++) {
 #ifdef NN_MM_GATHER
@@ -213,6 +267,7 @@ void kernel_main(void) {
             a0 += keep ? ablk : 0;
             b0 += keep_b ? kb * nb : 0;
         }
+#endif
         if (a_in && keep && a_last) cb_pop_front(CB_A, kblocks * ablk);
         if (work) cb_push_back(CB_PACK, mb * nb);
 #ifdef NN_MM_UNTILIZE

@@ -84,7 +84,11 @@ void kernel_main(void) {
     uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
     InterleavedAddrGenFast b = {
         .bank_base_address = get_common_arg_val(0), .page_size = tile, .is_dram = flags & 64};
-    uint32_t len = get_arg_val(50), n = (nt - 1) * 32 + nlast, es = fmt == NN_FMT_BF16 ? 2 : 4;
+    /* With a pooling fused (matmul_compute.c's NN_MM_POOL: arg 51 holds
+     * the column groups in its upper half) the output is one column group
+     * of B's: ont of its nt tiles, onc of a block's nc. */
+    uint32_t groups = get_arg_val(51) >> 16, ont = nt / groups;
+    uint32_t len = get_arg_val(50), n = (ont - 1) * 32 + nlast, es = fmt == NN_FMT_BF16 ? 2 : 4;
     InterleavedAddrGenFast out = {.bank_base_address = get_common_arg_val(1),
                                   .page_size = rm_out ? len * es : otile,
                                   .is_dram = flags & 128};
@@ -113,7 +117,7 @@ void kernel_main(void) {
     for (uint32_t s = 0; s < si * sj; s++) {
         uint32_t ii = s / sj, jj = s % sj, i = y + gy * ii, j = x + gx * jj;
         bool work = i < mbk && j < nbk;
-        uint32_t c0 = j * nb, nc = nt - c0 < nb ? nt - c0 : nb;
+        uint32_t c0 = j * nb, nc = nt - c0 < nb ? nt - c0 : nb, onc = nc / groups;
         /* keep_b: B comes once, at the core's first step (nbk is 1). */
         if (j < nbk && (mcast ? gy * ii < mbk : i < mbk) && (!keep_b || s == 0)) {
             bool receiver = mcast && y != sy;
@@ -159,7 +163,7 @@ void kernel_main(void) {
         if (bias) {
             cb_reserve_back(CB_BIAS, nb);
             uint32_t wp = get_write_ptr(CB_BIAS);
-            for (uint32_t n = 0; n < nc; n++)
+            for (uint32_t n = 0; n < onc; n++)
                 noc_async_read_tile(c0 + n, &bs, wp + n * bs.page_size);
             noc_async_read_barrier();
             cb_push_back(CB_BIAS, nb);
@@ -169,7 +173,7 @@ void kernel_main(void) {
         if (rm_out) {
             /* Row q of the block is row r0 * 32 + q of the matrix, elements
              * (r0 * 32 + q) * n.. of the flat order. */
-            uint32_t rows = r0 % mt == mt - 1 ? mlast : 32, pitch = nc * 32 * es;
+            uint32_t rows = r0 % mt == mt - 1 ? mlast : 32, pitch = onc * 32 * es;
             for (uint32_t q = 0; q < rows;) {
                 uint32_t at = (r0 * 32 + q) * n, page = at / len, off = at % len;
                 if (len % n == 0) {
@@ -191,10 +195,10 @@ void kernel_main(void) {
         }
         for (uint32_t m = 0; m < mr; m++) {
             uint32_t r = r0 + m, vrows = r % mt == mt - 1 ? mlast : 32;
-            for (uint32_t n = 0; n < nc; n++, rp += otile) {
-                uint32_t vcols = c0 + n == nt - 1 ? nlast : 32;
+            for (uint32_t n = 0; n < onc; n++, rp += otile) {
+                uint32_t vcols = c0 + n == ont - 1 ? nlast : 32;
                 if (zero_pad && (vrows < 32 || vcols < 32)) zero_outside(rp, fmt, vrows, vcols);
-                noc_async_write_tile(r * nt + c0 + n, &out, rp);
+                noc_async_write_tile(r * ont + c0 + n, &out, rp);
             }
         }
         noc_async_write_barrier();
