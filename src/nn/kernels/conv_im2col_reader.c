@@ -254,52 +254,113 @@ static uint32_t slot_of(uint32_t line) {
  * is staged as one narrower is. */
 static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t count, uint32_t c0,
                         uint32_t c1, uint32_t stage, uint64_t local) {
-    const uint32_t OH = g_OH, OW = g_OW, KR = g_KH * g_KD;
-    const uint32_t page = psize, lpitch = s_pitch, left = s_left * page;
-    const int32_t sh = g_sh, pt = g_pt;
+    /* The geometry in locals (as pool_rows'): a NoC call clobbers memory. */
+    const uint32_t OH = g_OH, OW = g_OW, KR = g_KH * g_KD, H = (uint32_t)g_H, per = OH * OW;
+    const uint32_t page = psize, lpitch = s_pitch, left = s_left * page, nlines = s_lines;
+    const int32_t sh = g_sh, pt = g_pt, dh = g_dh;
+    const uint32_t sw = (uint32_t)g_sw, pl = (uint32_t)g_pl;
+    /* A 2-D image not strided virtually, in a ring of l % lines (the
+     * common case): kernel row kr of output image b reads line b * H + y0 +
+     * kr * dh when that row is inside the image, worked out here rather
+     * than by line_of. With dh 1 an output row's lines are a range, and the
+     * ranges of the output rows after it only move down: each row stages
+     * those of its range past the last one staged. */
+    const bool plain = g_flat && g_uh == 1 && !s_zs;
     const uint32_t end = row + count;
+    uint32_t next = 0; /* dh 1: the lines before this one are staged */
     for (uint32_t r = row; r < end;) {
-        uint32_t b = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
+        uint32_t b = r / per, p = r % per, ox = p % OW;
         int32_t y0 = (int32_t)(p / OW) * sh - pt;
+        r += OW - ox < end - r ? OW - ox : end - r;
+        if (plain && dh == 1) {
+            int32_t lo = y0 > 0 ? y0 : 0, hi = y0 + (int32_t)KR;
+            if (hi > (int32_t)H) hi = (int32_t)H;
+            uint32_t line = b * H + (uint32_t)lo, last = b * H + (uint32_t)hi;
+            if (line < next) line = next;
+            for (; line < last; line++) {
+                uint32_t slot = line % nlines;
+                if (s_tag[slot] == line) continue;
+                s_tag[slot] = line;
+                read_line(line, stage + slot * lpitch + left);
+            }
+            if (last > next) next = last;
+            continue;
+        }
         for (uint32_t kr = 0; kr < KR; kr++) {
-            uint32_t line = line_of(b, kr, y0);
-            if (line == UINT32_MAX) continue;
-            uint32_t slot = slot_of(line);
+            uint32_t line, slot;
+            if (plain) {
+                uint32_t vy = (uint32_t)(y0 + (int32_t)kr * dh);
+                if (vy >= H) continue;
+                line = b * H + vy;
+                slot = line % nlines;
+            } else {
+                line = line_of(b, kr, y0);
+                if (line == UINT32_MAX) continue;
+                slot = slot_of(line);
+            }
             if (s_tag[slot] == line) continue;
             s_tag[slot] = line;
             read_line(line, stage + slot * lpitch + left);
         }
-        r += OW - ox < end - r ? OW - ox : end - r;
     }
     noc_async_read_barrier(); /* staged before it is copied */
-    const uint32_t step = (uint32_t)g_sw * page, run = g_KW * page;
-    for (uint32_t r = row; r < end;) {
-        uint32_t b = r / (OH * OW), p = r % (OH * OW), ox = p % OW;
-        uint32_t len = OW - ox < end - r ? OW - ox : end - r;
-        int32_t y0 = (int32_t)(p / OW) * sh - pt;
-        /* Pixel ox * sw - pl of the line: at or right of its padding. */
-        uint32_t col = (uint32_t)((int32_t)(ox * (uint32_t)g_sw) - g_pl) * page + left;
-        uint32_t at = dst + (r - row) * pitch;
-        /* Kernel row kr is bytes [kr * run, kr * run + run) of a patch row:
-         * the rows the window reaches, and of each the part inside it. */
-        uint32_t kr = c0 / run, kend = (c1 + run - 1) / run;
-        for (; kr < kend; kr++) {
-            uint32_t a = kr * run > c0 ? kr * run : c0;
-            uint32_t e = kr * run + run < c1 ? kr * run + run : c1;
-            uint32_t to = at + (a - c0), bytes = e - a;
-            uint32_t line = line_of(b, kr, y0);
-            if (line != UINT32_MAX) {
-                uint32_t slot = slot_of(line);
-                lm_noc_async_read_strided(local | (stage + slot * lpitch + col + (a - kr * run)),
-                                          step, to, pitch, bytes, len);
-            } else if (bytes <= zero_size) {
-                lm_noc_async_read_strided(zero_src, 0, to, pitch, bytes, len);
+    const uint32_t step = sw * page, run = g_KW * page, zsize = zero_size;
+    const uint64_t zsrc = zero_src;
+    /* Kernel row kr is bytes [kr * run, kr * run + run) of a patch row:
+     * the rows the window reaches, and of each the part inside it. Each
+     * output row's patch rows read that part from one staged line, `step`
+     * bytes apart: one strided read. In the plain case, m whole output
+     * rows of one image whose lines for kr are inside it and follow in the
+     * ring (sh slots apart) are m strided reads of the same shape, or, when
+     * that is fewer, one per patch of a row taking it down all m rows. */
+    const uint32_t kr0 = c0 / run, kend = (c1 + run - 1) / run;
+    for (uint32_t kr = kr0; kr < kend; kr++) {
+        const uint32_t a = kr * run > c0 ? kr * run : c0;
+        const uint32_t bytes = (kr * run + run < c1 ? kr * run + run : c1) - a;
+        for (uint32_t r = row; r < end;) {
+            uint32_t b = r / per, p = r % per, oy = p / OW, ox = p % OW;
+            uint32_t len = OW - ox < end - r ? OW - ox : end - r;
+            int32_t y0 = (int32_t)oy * sh - pt;
+            uint32_t to = dst + (r - row) * pitch + (a - c0), line, slot = 0, m = 1;
+            if (plain) {
+                uint32_t vy = (uint32_t)(y0 + (int32_t)kr * dh);
+                line = vy < H ? b * H + vy : UINT32_MAX;
+                if (line != UINT32_MAX) {
+                    slot = line % nlines;
+                    if (ox == 0 && len == OW) {
+                        uint32_t rows = (end - r) / OW, n;
+                        if (rows > OH - oy) rows = OH - oy;
+                        n = (H - 1 - vy) / (uint32_t)sh + 1; /* lines left in the image */
+                        if (rows > n) rows = n;
+                        n = (nlines - 1 - slot) / (uint32_t)sh + 1; /* before the ring wraps */
+                        m = rows < n ? rows : n;
+                    }
+                }
             } else {
-                for (uint32_t j = 0; j < len; j++)
-                    nn_zero(to + j * pitch, bytes);
+                line = line_of(b, kr, y0);
+                if (line != UINT32_MAX) slot = slot_of(line);
             }
+            /* Pixel ox * sw - pl of the line: at or right of its padding. */
+            uint32_t src = stage + slot * lpitch + (ox * sw - pl) * page + left + (a - kr * run);
+            if (line == UINT32_MAX) {
+                if (bytes <= zsize)
+                    lm_noc_async_read_strided(zsrc, 0, to, pitch, bytes, len);
+                else
+                    for (uint32_t j = 0; j < len; j++)
+                        nn_zero(to + j * pitch, bytes);
+            } else if (m > 1 && len < m) {
+                for (uint32_t j = 0; j < len; j++)
+                    lm_noc_async_read_strided(local | (src + j * step), (uint32_t)sh * lpitch,
+                                              to + j * pitch, len * pitch, bytes, m);
+                len *= m;
+            } else {
+                for (uint32_t i = 0; i < m; i++)
+                    lm_noc_async_read_strided(local | (src + i * (uint32_t)sh * lpitch), step,
+                                              to + i * len * pitch, pitch, bytes, len);
+                len *= m;
+            }
+            r += len;
         }
-        r += len;
     }
 }
 
