@@ -149,13 +149,16 @@ typedef struct lmnn_conv2d_options {
      * the kernel's. No padding, dilation 1, floor mode: the windows that
      * lie wholly inside the convolution's OH x OW, so the output is
      * (OH - KH) / sh + 1 by (OW - KW) / sw + 1, in the form the options ask
-     * for. With a row-major flat output, groups 1, stride and dilation 1
-     * along W and an activation that keeps order (none, relu, relu6,
-     * leaky_relu of slope >= 0, sigmoid, tanh, hardtanh, clip, elu of
-     * alpha >= 0, softplus, hardsigmoid) each pooled output row is the max
-     * of its window's products as they are made, and nothing of the
-     * convolution's own result is stored; otherwise the convolution runs
-     * and lmnn_max_pool2d follows. */
+     * for. With groups 1, stride and dilation 1 along W, an activation
+     * that keeps order (none, relu, relu6, relu_max, relu_min, leaky_relu
+     * of slope >= 0, elu of alpha >= 0, selu, sigmoid, tanh, hardtanh,
+     * clamp, hardsigmoid, softplus, softsign), at most 8 float32 tiles of
+     * (KW + 1) * OC columns in dst and a product that fits L1 (as
+     * lmnn_conv2d's own), each pooled output row is the max of its
+     * window's products as they are made, and nothing of the convolution's
+     * own result is stored (a row-major flat output also packs several
+     * pooled pixels a patch row); otherwise the convolution runs and
+     * lmnn_max_pool2d follows. */
     int32_t pool_kernel[2];
     int32_t pool_stride[2];
 } lmnn_conv2d_options;

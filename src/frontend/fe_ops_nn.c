@@ -1426,7 +1426,7 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
         o.output_layout = LMNN_ROW_MAJOR;
         o.output_image_rows = true; /* the readers move a row of pixels at a time */
     }
-    if ((rows || transpose) && wk) {
+    if ((rows || transpose || o.pool_kernel[0]) && wk) {
         lmnn_conv2d_options po = o;
         po.batch_size = (int32_t)dims[0];
         po.input_height = (int32_t)dims[1];
@@ -1487,8 +1487,10 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_tensor *bk = f->bias                       ? f->bias
                           : !integer && fe_has_in(n, 2) ? fe_in_const(c, n, 2)
                                                         : NULL;
+    /* (A fused pooling's weight has a form of its own for any output.) */
+    bool pooled = f->pool_kernel[0] && !transpose && g.sp == 2;
     bool host_packed =
-        (rows || (transpose && g.sp != 3)) && wk && !integer && (bk || !fe_has_in(n, 2));
+        (rows || pooled || (transpose && g.sp != 3)) && wk && !integer && (bk || !fe_has_in(n, 2));
     uint64_t bkey = key_of(KEY_CONV_W_FUSED, ((uint64_t)(n - c->g->nodes) << 32) | 0xffffu);
     if (host_packed) {
         /* packed_operands uploads the weight and bias */

@@ -906,11 +906,18 @@ static bool keeps_order(lmnn_unary_op act, double alpha) {
 }
 
 /* Whether options o ask for a pooling their product can take (pool_pack
- * says whether the geometry lets it): a row-major flat output of one group
- * and an activation that keeps order. */
+ * says whether the geometry lets it): one group and an activation that
+ * keeps order. */
 static bool pool_fuses(const lmnn_conv2d_options *o) {
-    return o->pool_kernel[0] > 0 && o->output_layout == LMNN_ROW_MAJOR && o->flat_output &&
-           o->groups == 1 && keeps_order(o->activation, o->activation_alpha);
+    return o->pool_kernel[0] > 0 && o->groups == 1 &&
+           keeps_order(o->activation, o->activation_alpha);
+}
+
+/* Whether one pooled output pixel a patch row fits dst: B's columns, one
+ * column group per window column, and one group's beside them (8 float32
+ * tiles; see matmul_compute.c's pool_step). */
+static bool pool_fits_dst(uint32_t p, uint32_t oc, const conv_pool *pl) {
+    return tiles32((uint64_t)p * oc) * (1 + pl->kw) <= 8;
 }
 
 /* The options' pooling (checked by nn_conv_run; kh 0: none). */
@@ -923,20 +930,21 @@ static conv_pool pool_of(const lmnn_conv2d_options *o) {
 
 /* The packing of convolution g (oc output channels) with pooling `pl`
  * fused after its product, when the geometry lets it: stride and dilation
- * 1 along W, and B's columns and one group's beside them in dst (8 float32
- * tiles; see matmul_compute.c's pool_step). Its P, of 1..8 dividing the
- * pooled width, weighed as pack_factor weighs, with KH window rows of
- * patch rows each. */
-static bool pool_pack(const nn_conv_geom *g, uint32_t oc, const conv_pool *pl, conv_pack *out) {
+ * 1 along W, and pool_fits_dst. Its P, of 1..max_p (8 for a row-major
+ * output, whose order is the pixels'; 1 for tiles) dividing the pooled
+ * width, weighed as pack_factor weighs, with KH window rows of patch rows
+ * each. */
+static bool pool_pack(const nn_conv_geom *g, uint32_t oc, const conv_pool *pl, uint32_t max_p,
+                      conv_pack *out) {
     if (g->sw != 1 || g->dw != 1 || g->uw != 1 || g->sp != 2 || g->oh < pl->kh || g->ow < pl->kw)
         return false;
     uint32_t poh = (g->oh - pl->kh) / pl->sh + 1, pow = (g->ow - pl->kw) / pl->sw + 1;
     uint64_t m = (uint64_t)g->n * poh * pow, best_cost = 0;
     bool found = false;
-    for (uint32_t p = 1; p <= 8; p++) {
+    for (uint32_t p = 1; p <= max_p; p++) {
         conv_pack pk = {p, pl->sw, pl->kw};
         uint64_t gt = tiles32((uint64_t)p * oc);
-        if (pow % p || (uint64_t)p * oc > 256 || gt * (1 + pl->kw) > 8) continue;
+        if (pow % p || (uint64_t)p * oc > 256 || !pool_fits_dst(p, oc, pl)) continue;
         uint64_t cost = pl->kh * (64 * tiles32(m / p) *
                                       tiles32(pack_rows(&pk, g->kh, g->kw, g->c)) * gt * pl->kw +
                                   m / p * g->kh);
@@ -953,13 +961,17 @@ static bool pool_pack(const nn_conv_geom *g, uint32_t oc, const conv_pool *pl, c
  * a kh x kw kernel from c to oc channels, as prepare() makes it: pooled
  * (pool_pack) or packed (pack_factor) when they ask for a row-major flat
  * output of a flat input of known dims (the geometry nn_conv_run works
- * out, the same way), else plain. */
+ * out, the same way); pooled with one output pixel a patch row when they
+ * fuse a pooling into a tile output; else plain. */
 static conv_pack opts_form(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh, uint32_t kw,
                            uint32_t oc) {
     conv_pack plain = {1, 1, 1};
-    if (!o || o->output_layout != LMNN_ROW_MAJOR || !o->flat_output || o->groups != 1 ||
-        o->batch_size < 1 || o->input_height < 1 || o->input_width < 1 || o->stride[0] < 1 ||
-        o->stride[1] != 1 || o->dilation[0] < 1 || o->dilation[1] != 1)
+    if (!o || o->groups != 1 || o->stride[1] != 1 || o->dilation[1] != 1) return plain;
+    conv_pool pl = pool_of(o);
+    if (o->output_layout != LMNN_ROW_MAJOR || !o->flat_output)
+        return pool_fuses(o) && pool_fits_dst(1, oc, &pl) ? (conv_pack){1, pl.sw, pl.kw} : plain;
+    if (o->batch_size < 1 || o->input_height < 1 || o->input_width < 1 || o->stride[0] < 1 ||
+        o->dilation[0] < 1)
         return plain;
     for (int i = 0; i < 4; i++)
         if (o->padding[i] < 0) return plain;
@@ -979,9 +991,8 @@ static conv_pack opts_form(const lmnn_conv2d_options *o, uint32_t c, uint32_t kh
                       .dw = 1,
                       .uw = 1};
     nn_conv_geom_2d(&g);
-    conv_pool pl = pool_of(o);
     conv_pack pk;
-    if (pool_fuses(o) && pool_pack(&g, oc, &pl, &pk)) return pk;
+    if (pool_fuses(o) && pool_pack(&g, oc, &pl, 8, &pk)) return pk;
     return (conv_pack){pack_factor(&g, oc), 1, 1};
 }
 
@@ -2095,8 +2106,8 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                            pool.kh, pool.kw, gm.oh, gm.ow);
         go.oh = (gm.oh - pool.kh) / pool.sh + 1;
         go.ow = (gm.ow - pool.kw) / pool.sw + 1;
-        pooled = pool_fuses(opts) && rm_out && (prepared || w->dtype != LMNN_BFLOAT8_B) &&
-                 pool_pack(&gm, oc, &pool, &form);
+        pooled = pool_fuses(opts) && !transpose && (prepared || w->dtype != LMNN_BFLOAT8_B) &&
+                 pool_pack(&gm, oc, &pool, rm_out ? 8 : 1, &form);
         char take[64] = "do not fuse it";
         if (pooled) snprintf(take, sizeof take, "take %u", form.p);
         if (pooled_w && (!pooled || form.p != wform.p))
@@ -2255,7 +2266,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     if (!st && rm_out)
         return nn_conv_flat_rm(op, y, &go, oc, opts->output_image_rows, &memory, out);
     if (!st)
-        st = nn_conv_finish(op, y, &gm, oc, flat ? LMNN_NHWC : opts->input_layout, flat, &memory,
+        st = nn_conv_finish(op, y, &go, oc, flat ? LMNN_NHWC : opts->input_layout, flat, &memory,
                             out);
     return st;
 }

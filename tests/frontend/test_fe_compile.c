@@ -1352,6 +1352,185 @@ static void test_depth_to_space_images(void) {
     CHECK(worst < 1e-5);
 }
 
+/* out[n][o][y][x] = bias[o] + conv(in, w) of an NCHW image, 3x3 kernel,
+ * `pad` zeros around, float64 (for test_conv_pool_fused). */
+static void conv3x3_ref(const double *in, int n, int c, int h, int w, const float *wt,
+                        const float *bias, int oc, int pad, double *out) {
+    int oh = h + 2 * pad - 2, ow = w + 2 * pad - 2;
+    for (int b = 0; b < n; b++)
+        for (int o = 0; o < oc; o++)
+            for (int y = 0; y < oh; y++)
+                for (int x = 0; x < ow; x++) {
+                    double v = bias ? bias[o] : 0;
+                    for (int k = 0; k < c; k++)
+                        for (int u = 0; u < 3; u++)
+                            for (int t = 0; t < 3; t++) {
+                                int iy = y + u - pad, ix = x + t - pad;
+                                if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+                                    v += (double)wt[((o * c + k) * 3 + u) * 3 + t] *
+                                         in[((b * c + k) * h + iy) * w + ix];
+                            }
+                    out[((b * oc + o) * oh + y) * ow + x] = v;
+                }
+}
+
+/* out = max pooling of an NCHW image, k x k windows, stride s, `pad` rows
+ * and columns of -inf around (ONNX's floor size). */
+static void maxpool_ref(const double *in, int nc, int h, int w, int k, int s, int pad, double *out,
+                        int *oh, int *ow) {
+    *oh = (h + 2 * pad - k) / s + 1;
+    *ow = (w + 2 * pad - k) / s + 1;
+    for (int m = 0; m < nc; m++)
+        for (int y = 0; y < *oh; y++)
+            for (int x = 0; x < *ow; x++) {
+                double v = -INFINITY;
+                for (int u = 0; u < k; u++)
+                    for (int t = 0; t < k; t++) {
+                        int iy = y * s + u - pad, ix = x * s + t - pad;
+                        if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+                            v = fmax(v, in[(m * h + iy) * w + ix]);
+                    }
+                out[(m * *oh + y) * *ow + x] = v;
+            }
+}
+
+/* A max pooling with no padding after a convolution's chain is fused into
+ * its lmnn_conv2d (the pooled rows the max of their windows' products):
+ * Conv -> Relu -> MaxPool 3x3/2 -> Conv -> LeakyRelu -> MaxPool 2x2/2 (odd
+ * sizes: the last row and column left out) -> 1x1 Conv (output y), each
+ * pooled convolution one launch and no MaxPool launch of its own; a
+ * MaxPool with padding (after a 1x1 Conv, output z) is not fused and runs
+ * itself. Against float64. */
+static void test_conv_pool_fused(void) {
+    enum { N = 2, C = 3, H = 19, W = 21, C0 = 8, C1 = 6, C2 = 4, C3 = 2 };
+    static float x[N * C * H * W], w0[C0 * C * 9], b0[C0], w1[C1 * C0 * 9], b1[C1], w2[C2 * C];
+    static float w3[C3 * C1], y[N * C3 * 3 * 4], z[N * C2 * 10 * 11];
+    for (int i = 0; i < C3 * C1; i++)
+        w3[i] = (float)(i % 4) * 0.25f - 0.4f;
+    for (int i = 0; i < N * C * H * W; i++)
+        x[i] = (float)((i * 37) % 41 - 20) * 0.05f;
+    for (int i = 0; i < C0 * C * 9; i++)
+        w0[i] = (float)((i * 13) % 17 - 8) * 0.03f;
+    for (int i = 0; i < C1 * C0 * 9; i++)
+        w1[i] = (float)((i * 7) % 19 - 9) * 0.02f;
+    for (int i = 0; i < C2 * C; i++)
+        w2[i] = (float)(i % 5) * 0.2f - 0.4f;
+    for (int i = 0; i < C0; i++)
+        b0[i] = (float)(i % 5) * 0.1f - 0.2f;
+    for (int i = 0; i < C1; i++)
+        b1[i] = (float)(i % 3) * 0.1f - 0.1f;
+    int64_t xd[4] = {N, C, H, W}, w0d[4] = {C0, C, 3, 3}, b0d[1] = {C0}, w1d[4] = {C1, C0, 3, 3};
+    int64_t b1d[1] = {C1}, w2d[4] = {C2, C, 1, 1}, yd[4] = {N, C3, 3, 4}, zd[4] = {N, C2, 10, 11};
+    int64_t w3d[4] = {C3, C1, 1, 1};
+    int64_t p1[4] = {1, 1, 1, 1}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2};
+    Onnx__GraphProto *g = ob_graph("conv_pool");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    ob_output(g, ob_vi("z", ob_tensor_type(F32, 4, zd, NULL)));
+    f32_init(g, "W0", 4, w0d, w0, C0 * C * 9);
+    f32_init(g, "B0", 1, b0d, b0, C0);
+    f32_init(g, "W1", 4, w1d, w1, C1 * C0 * 9);
+    f32_init(g, "B1", 1, b1d, b1, C1);
+    f32_init(g, "W2", 4, w2d, w2, C2 * C);
+    f32_init(g, "W3", 4, w3d, w3, C3 * C1);
+    ob_attr_is(ob_node(g, "Conv", "c0", (const char *[]){"x", "W0", "B0", NULL},
+                       (const char *[]){"a", NULL}),
+               "pads", p1, 4);
+    ob_node(g, "Relu", "r0", (const char *[]){"a", NULL}, (const char *[]){"ar", NULL});
+    Onnx__NodeProto *p0 =
+        ob_node(g, "MaxPool", "p0", (const char *[]){"ar", NULL}, (const char *[]){"ap", NULL});
+    ob_attr_is(p0, "kernel_shape", k3, 2);
+    ob_attr_is(p0, "strides", s2, 2);
+    ob_node(g, "Conv", "c1", (const char *[]){"ap", "W1", "B1", NULL}, (const char *[]){"b", NULL});
+    ob_attr_f(
+        ob_node(g, "LeakyRelu", "r1", (const char *[]){"b", NULL}, (const char *[]){"br", NULL}),
+        "alpha", 0.2f);
+    Onnx__NodeProto *p1n =
+        ob_node(g, "MaxPool", "p1", (const char *[]){"br", NULL}, (const char *[]){"bp", NULL});
+    ob_attr_is(p1n, "kernel_shape", k2, 2);
+    ob_attr_is(p1n, "strides", s2, 2);
+    ob_node(g, "Conv", "c3", (const char *[]){"bp", "W3", NULL}, (const char *[]){"y", NULL});
+    ob_node(g, "Conv", "c2", (const char *[]){"x", "W2", NULL}, (const char *[]){"c", NULL});
+    Onnx__NodeProto *p2 =
+        ob_node(g, "MaxPool", "p2", (const char *[]){"c", NULL}, (const char *[]){"z", NULL});
+    ob_attr_is(p2, "kernel_shape", k3, 2);
+    ob_attr_is(p2, "strides", s2, 2);
+    ob_attr_is(p2, "pads", p1, 4);
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    uint32_t fused = 0, ran = 0;
+    for (size_t i = 0; i < rep.op_count; i++)
+        if (!strcmp(rep.ops[i].op_type, "MaxPool"))
+            *(rep.ops[i].placement == LMFE_FUSED ? &fused : &ran) += rep.ops[i].count;
+    CHECK(fused == 2 && ran == 1);
+    lmfe_report_free(&rep);
+    lm_replay *r;
+    CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
+    const lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+    uint64_t c0_launches = 0, c1_launches = 0, p2_launches = 0, fused_launches = 0;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(strcmp(e[i].label, "MaxPool p0") && strcmp(e[i].label, "MaxPool p1"));
+        c0_launches += !strcmp(e[i].label, "Conv c0") ? e[i].launches : 0;
+        c1_launches += !strcmp(e[i].label, "Conv c1") ? e[i].launches : 0;
+        p2_launches += !strcmp(e[i].label, "MaxPool p2") ? e[i].launches : 0;
+        if (!strcmp(e[i].label, "Conv c0") || !strcmp(e[i].label, "Conv c1"))
+            fused_launches +=
+                strstr(e[i].program, "conv_im2col_reader.c + matmul_compute.c") ? e[i].launches : 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("  %s: %s x%llu\n", e[i].label, e[i].program, (unsigned long long)e[i].launches);
+    CHECK(c0_launches == 1 && c1_launches == 1 && fused_launches == 2 && p2_launches >= 1);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+
+    static double xv[N * C * H * W], a[N * C0 * H * W], ap[N * C0 * 9 * 10], bv[N * C1 * 7 * 8];
+    static double pv[N * C1 * 3 * 4], yv[N * C3 * 3 * 4], cv[N * C2 * H * W];
+    static double zv[N * C2 * 10 * 11];
+    for (int i = 0; i < N * C * H * W; i++)
+        xv[i] = x[i];
+    conv3x3_ref(xv, N, C, H, W, w0, b0, C0, 1, a);
+    for (int i = 0; i < N * C0 * H * W; i++)
+        a[i] = fmax(a[i], 0);
+    int ph, pw;
+    maxpool_ref(a, N * C0, H, W, 3, 2, 0, ap, &ph, &pw);
+    CHECK(ph == 9 && pw == 10);
+    conv3x3_ref(ap, N, C0, 9, 10, w1, b1, C1, 0, bv);
+    for (int i = 0; i < N * C1 * 7 * 8; i++)
+        bv[i] = bv[i] < 0 ? 0.2 * bv[i] : bv[i];
+    maxpool_ref(bv, N * C1, 7, 8, 2, 2, 0, pv, &ph, &pw);
+    CHECK(ph == 3 && pw == 4);
+    for (int b = 0; b < N; b++)
+        for (int o = 0; o < C3; o++)
+            for (int p = 0; p < 12; p++) {
+                double v = 0;
+                for (int k = 0; k < C1; k++)
+                    v += (double)w3[o * C1 + k] * pv[(b * C1 + k) * 12 + p];
+                yv[(b * C3 + o) * 12 + p] = v;
+            }
+    for (int b = 0; b < N; b++)
+        for (int o = 0; o < C2; o++)
+            for (int p = 0; p < H * W; p++) {
+                double v = 0;
+                for (int k = 0; k < C; k++)
+                    v += (double)w2[o * C + k] * xv[(b * C + k) * H * W + p];
+                cv[(b * C2 + o) * H * W + p] = v;
+            }
+    maxpool_ref(cv, N * C2, H, W, 3, 2, 1, zv, &ph, &pw);
+    CHECK(ph == 10 && pw == 11);
+    double worst = 0;
+    for (int i = 0; i < N * C3 * 3 * 4; i++)
+        worst = fmax(worst, fabs(y[i] - yv[i]));
+    for (int i = 0; i < N * C2 * 10 * 11; i++)
+        worst = fmax(worst, fabs(z[i] - zv[i]));
+    CHECK(worst < 1e-5);
+}
+
 /* The other forms of both ops around images: a graph input (NCHW) through
  * a CRD DepthToSpace into a 1x1 Conv (an image out of an NCHW value), that
  * Conv's image through a SpaceToDepth into another 1x1 Conv (an image in
@@ -4222,6 +4401,7 @@ int main(void) {
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_depth_to_space_images);
     TEST_RUN(test_space_depth_forms);
+    TEST_RUN(test_conv_pool_fused);
     TEST_RUN(test_pointwise_convs);
     TEST_RUN(test_channels_last);
     TEST_RUN(test_group_norm_spelled);

@@ -1972,10 +1972,11 @@ static void run_pooled_case(const char *name, conv_case k, bool fused) {
  * the convolution's output left out), windows of one row or one column,
  * stride 1, dilation along H, a strided convolution, leaky relu and clamp,
  * bfloat16, 64 output channels, a weight and bias prepared on the host;
- * and the cases that pool after the convolution instead, with the same
- * values: an activation that does not keep order (GELU, leaky relu of a
- * negative slope), too many output channels for dst, a tile or NCHW
- * output (bfloat8_b weights: test_pool_errors). */
+ * tile, NHWC and NCHW outputs (one pooled pixel a patch row); and the
+ * cases that pool after the convolution instead, with the same values: an
+ * activation that does not keep order (GELU, leaky relu of a negative
+ * slope), too many output channels for dst (bfloat8_b weights:
+ * test_pool_errors). */
 static void test_pool_fused(void) {
     conv_case cnn1 = {.n = 4,
                       .c = 1,
@@ -2070,11 +2071,17 @@ static void test_pool_fused(void) {
     after.oc = 96;
     after.dtype = LMNN_FLOAT32;
     run_pooled_case("96 channels: pooled after", after, false);
-    after = k;
-    after.rm_out = after.rows_out = false;
-    run_pooled_case("tile output: pooled after", after, false);
-    after.flat = after.nhwc = false;
-    run_pooled_case("NCHW output: pooled after", after, false);
+    conv_case tiles = k;
+    tiles.rm_out = tiles.rows_out = false;
+    run_pooled_case("tile output", tiles, true);
+    tiles.flat = tiles.nhwc = false;
+    run_pooled_case("NCHW output", tiles, true);
+    tiles.host_prep = true;
+    tiles.dtype = LMNN_BFLOAT16;
+    run_pooled_case("NCHW output, prepared, bfloat16", tiles, true);
+    tiles.nhwc = true;
+    tiles.oc = 70; /* 3 tiles: 3 * (1 + 3) do not fit dst */
+    run_pooled_case("NHWC tiles, 70 channels: pooled after", tiles, false);
 }
 
 /* The fused pooling's bad options and mismatched prepared operands. */
