@@ -1375,11 +1375,11 @@ static void conv3x3_ref(const double *in, int n, int c, int h, int w, const floa
 }
 
 /* out = max pooling of an NCHW image, k x k windows, stride s, `pad` rows
- * and columns of -inf around (ONNX's floor size). */
-static void maxpool_ref(const double *in, int nc, int h, int w, int k, int s, int pad, double *out,
-                        int *oh, int *ow) {
-    *oh = (h + 2 * pad - k) / s + 1;
-    *ow = (w + 2 * pad - k) / s + 1;
+ * and columns of -inf before it and `end` after (ONNX's floor size). */
+static void maxpool_ref(const double *in, int nc, int h, int w, int k, int s, int pad, int end,
+                        double *out, int *oh, int *ow) {
+    *oh = (h + pad + end - k) / s + 1;
+    *ow = (w + pad + end - k) / s + 1;
     for (int m = 0; m < nc; m++)
         for (int y = 0; y < *oh; y++)
             for (int x = 0; x < *ow; x++) {
@@ -1399,12 +1399,13 @@ static void maxpool_ref(const double *in, int nc, int h, int w, int k, int s, in
  * Conv -> Relu -> MaxPool 3x3/2 -> Conv -> LeakyRelu -> MaxPool 2x2/2 (odd
  * sizes: the last row and column left out) -> 1x1 Conv (output y), each
  * pooled convolution one launch and no MaxPool launch of its own; a
- * MaxPool with padding (after a 1x1 Conv, output z) is not fused and runs
- * itself. Against float64. */
+ * MaxPool with padding before the image and none after (after a 1x1 Conv,
+ * output z: the size is the unpadded one's, the windows are not) is not
+ * fused and runs itself. Against float64. */
 static void test_conv_pool_fused(void) {
     enum { N = 2, C = 3, H = 19, W = 21, C0 = 8, C1 = 6, C2 = 4, C3 = 2 };
     static float x[N * C * H * W], w0[C0 * C * 9], b0[C0], w1[C1 * C0 * 9], b1[C1], w2[C2 * C];
-    static float w3[C3 * C1], y[N * C3 * 3 * 4], z[N * C2 * 10 * 11];
+    static float w3[C3 * C1], y[N * C3 * 3 * 4], z[N * C2 * 9 * 10];
     for (int i = 0; i < C3 * C1; i++)
         w3[i] = (float)(i % 4) * 0.25f - 0.4f;
     for (int i = 0; i < N * C * H * W; i++)
@@ -1420,7 +1421,7 @@ static void test_conv_pool_fused(void) {
     for (int i = 0; i < C1; i++)
         b1[i] = (float)(i % 3) * 0.1f - 0.1f;
     int64_t xd[4] = {N, C, H, W}, w0d[4] = {C0, C, 3, 3}, b0d[1] = {C0}, w1d[4] = {C1, C0, 3, 3};
-    int64_t b1d[1] = {C1}, w2d[4] = {C2, C, 1, 1}, yd[4] = {N, C3, 3, 4}, zd[4] = {N, C2, 10, 11};
+    int64_t b1d[1] = {C1}, w2d[4] = {C2, C, 1, 1}, yd[4] = {N, C3, 3, 4}, zd[4] = {N, C2, 9, 10};
     int64_t w3d[4] = {C3, C1, 1, 1};
     int64_t p1[4] = {1, 1, 1, 1}, k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2};
     Onnx__GraphProto *g = ob_graph("conv_pool");
@@ -1456,7 +1457,7 @@ static void test_conv_pool_fused(void) {
         ob_node(g, "MaxPool", "p2", (const char *[]){"c", NULL}, (const char *[]){"z", NULL});
     ob_attr_is(p2, "kernel_shape", k3, 2);
     ob_attr_is(p2, "strides", s2, 2);
-    ob_attr_is(p2, "pads", p1, 4);
+    ob_attr_is(p2, "pads", (int64_t[]){1, 1, 0, 0}, 4);
     lm_binary *bin;
     lmfe_report rep;
     CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
@@ -1491,19 +1492,19 @@ static void test_conv_pool_fused(void) {
 
     static double xv[N * C * H * W], a[N * C0 * H * W], ap[N * C0 * 9 * 10], bv[N * C1 * 7 * 8];
     static double pv[N * C1 * 3 * 4], yv[N * C3 * 3 * 4], cv[N * C2 * H * W];
-    static double zv[N * C2 * 10 * 11];
+    static double zv[N * C2 * 9 * 10];
     for (int i = 0; i < N * C * H * W; i++)
         xv[i] = x[i];
     conv3x3_ref(xv, N, C, H, W, w0, b0, C0, 1, a);
     for (int i = 0; i < N * C0 * H * W; i++)
         a[i] = fmax(a[i], 0);
     int ph, pw;
-    maxpool_ref(a, N * C0, H, W, 3, 2, 0, ap, &ph, &pw);
+    maxpool_ref(a, N * C0, H, W, 3, 2, 0, 0, ap, &ph, &pw);
     CHECK(ph == 9 && pw == 10);
     conv3x3_ref(ap, N, C0, 9, 10, w1, b1, C1, 0, bv);
     for (int i = 0; i < N * C1 * 7 * 8; i++)
         bv[i] = bv[i] < 0 ? 0.2 * bv[i] : bv[i];
-    maxpool_ref(bv, N * C1, 7, 8, 2, 2, 0, pv, &ph, &pw);
+    maxpool_ref(bv, N * C1, 7, 8, 2, 2, 0, 0, pv, &ph, &pw);
     CHECK(ph == 3 && pw == 4);
     for (int b = 0; b < N; b++)
         for (int o = 0; o < C3; o++)
@@ -1521,12 +1522,12 @@ static void test_conv_pool_fused(void) {
                     v += (double)w2[o * C + k] * xv[(b * C + k) * H * W + p];
                 cv[(b * C2 + o) * H * W + p] = v;
             }
-    maxpool_ref(cv, N * C2, H, W, 3, 2, 1, zv, &ph, &pw);
-    CHECK(ph == 10 && pw == 11);
+    maxpool_ref(cv, N * C2, H, W, 3, 2, 1, 0, zv, &ph, &pw);
+    CHECK(ph == 9 && pw == 10);
     double worst = 0;
     for (int i = 0; i < N * C3 * 3 * 4; i++)
         worst = fmax(worst, fabs(y[i] - yv[i]));
-    for (int i = 0; i < N * C2 * 10 * 11; i++)
+    for (int i = 0; i < N * C2 * 9 * 10; i++)
         worst = fmax(worst, fabs(z[i] - zv[i]));
     CHECK(worst < 1e-5);
 }
