@@ -218,7 +218,10 @@ lm_status lmnn_conv2d_prepare_weights_host(lm_device *device, const lmnn_shape *
  * weight (or one packed alike) instead of repeating the bias on the device
  * at every call, as ttnn's prepare_conv_bias. Reads the bias to the host
  * (waits for its pending work). Errors: a bias that does not fit the weight
- * (LM_ERR_INVALID_ARGUMENT naming both shapes). */
+ * (LM_ERR_INVALID_ARGUMENT naming both shapes). A weight prepared for a
+ * fused pooling (pool_kernel) does not tell P by its columns: give it
+ * lmnn_conv2d_prepare_bias_host's bias, or the bias as it is ([OC], which
+ * lmnn_conv2d repeats on the device). */
 lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight, lmnn_tensor *out);
 
 /* The bias lmnn_conv2d adds with `prepared_weight`, which

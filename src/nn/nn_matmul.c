@@ -358,12 +358,13 @@ static bool plan_gathered(const mm_plan *p, const nn_mm_gather *ga, const lm_dev
     if (p->ta || p->tb || p->mcast || !p->b_shared || p->matrices != 1 || cols > cap) return false;
     uint64_t ta = lm_tile_size(nn_tile_format(p->a->dtype));
     uint64_t tb = lm_tile_size(nn_tile_format(p->b->dtype));
-    /* A tile row as gathered and tilized (one each: the compute tilizes
-     * what it multiplies, and a core's kernels take turns on one host
+    /* A tile row as gathered and tilized (one each, one a window row of a
+     * pooling: the compute tilizes what it multiplies, and a core's
+     * kernels take turns on one host
      * thread), all of B, two output blocks, the activation's, the
      * untilize's and two of the bias (six blocks of at most 4 KiB tiles),
      * the ones (three bfloat16 tiles), the zeros. */
-    uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * (ga->rows_page + ta * p->pool_rows) +
+    uint64_t l1 = ga->l1_bytes + (uint64_t)p->kt * p->pool_rows * (ga->rows_page + ta) +
                   (uint64_t)p->kt * p->nt * tb + 6 * (uint64_t)p->nt * 4096 + 3 * 2048 +
                   ZEROS_BYTES;
     uint64_t all = info->l1_size - info->l1_unreserved_base;
@@ -483,7 +484,9 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
     uint32_t b_pages = g->keep_b ? kblocks * kb * nb : 2 * kb * nb;
     if (!st) st = nn_program_cb(op, prog, CB_A, fa, (uint32_t)lm_tile_size(fa), a_pages);
     if (!st) st = nn_program_cb(op, prog, CB_B, fb, (uint32_t)lm_tile_size(fb), b_pages);
-    if (!st && ga) st = nn_program_cb(op, prog, NN_MM_CB_ROWS, ga->rows_format, ga->rows_page, kb);
+    if (!st && ga)
+        st = nn_program_cb(op, prog, NN_MM_CB_ROWS, ga->rows_format, ga->rows_page,
+                           kb * p->pool_rows);
     if (!st && ga) st = ga->buffers(op, prog, ga->ctx);
     if (!st && ga && ga->rm_len) {
         /* Tiles packed, then untilized into row-major pages (Mb 1). */
