@@ -1970,7 +1970,7 @@ static void run_pooled_case(const char *name, conv_case k, bool fused) {
  * CNN's two layers (an NCHW image of one channel; image rows of 8
  * channels), overlapping windows on odd sizes (the last row and column of
  * the convolution's output left out), windows of one row or one column,
- * stride 1, dilation along H, a strided convolution, leaky relu and clamp,
+ * strides 1 and 3, dilation along H, a strided convolution, leaky relu and clamp,
  * bfloat16, 64 output channels, a weight and bias prepared on the host;
  * tile, NHWC and NCHW outputs (one pooled pixel a patch row); and the
  * cases that pool after the convolution instead, with the same values: an
@@ -2050,6 +2050,8 @@ static void test_pool_fused(void) {
     run_pooled_case("2x1 windows", row, true);
     row.pool[1] = 2, row.pool_stride[0] = row.pool_stride[1] = 1;
     run_pooled_case("2x2 windows, stride 1", row, true);
+    row.pool_stride[0] = 3, row.pool_stride[1] = 3;
+    run_pooled_case("2x2 windows, stride 3 (pixels left out)", row, true);
     conv_case wide = cnn2;
     wide.oc = 64;
     wide.dtype = LMNN_BFLOAT16;
