@@ -41,7 +41,8 @@
  * and 42) are the core's place in the gx x gy grid, which need not be its
  * coordinates (nn_matmul.c may fold the grid over the device). Args 47..49,
  * c, cg, ocg (c 0: none): B is block-diagonal over groups (nn_mm_groups), and
- * the products of its tiles outside every group are skipped. */
+ * the products of its tiles outside every group are skipped. Arg 51: the
+ * fused pooling's rows and groups (NN_MM_POOL). */
 #include "compute_kernel_api.h"
 
 #define CB_INTERM 0
@@ -206,7 +207,7 @@ void kernel_main(void) {
 #ifdef NN_MM_POOL
         /* (Gathered: one K block, all of B kept, one column block.) The
          * output block is one column group. */
-        if (b_first) cb_wait_front(CB_B, kt * nb);
+        if (b_in && b_first) cb_wait_front(CB_B, kt * nb);
         if (work) {
             uint32_t prow = get_arg_val(51) & 0xffff, pgrp = get_arg_val(51) >> 16;
             pool_step(kt, nc, nb, prow, pgrp);

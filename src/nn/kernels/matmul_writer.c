@@ -18,7 +18,8 @@
  * and 42) are the core's place in the gx x gy grid, which need not be its
  * coordinates (nn_matmul.c may fold the grid over the device); args 47..49
  * the groups of a block-diagonal B (nn_group_mask), whose tiles outside
- * them are not read. */
+ * them are not read; arg 51 a fused pooling's window rows and column groups
+ * (matmul_compute.c's NN_MM_POOL), of which the output is one group. */
 #include "dataflow_api.h"
 
 #define CB_B 2
