@@ -161,6 +161,14 @@ typedef struct lmnn_conv2d_options {
      * lmnn_max_pool2d follows. */
     int32_t pool_kernel[2];
     int32_t pool_stride[2];
+    /* The dtype the input's values are taken in: 0 (init), the input's
+     * own; or FLOAT32 or BFLOAT16, the values being what lmnn_typecast of
+     * the input would give (and the output's dtype by default). Where the
+     * convolution gathers its patches from the image's rows (most do),
+     * they are rounded as they are tilized, with no copy of the input; a
+     * 1x1 convolution reading tiles as they are, or a depthwise one, makes
+     * the typecast first. (A bfloat16 model fed float32 images.) */
+    lmnn_dtype input_dtype;
 } lmnn_conv2d_options;
 
 /* Stride 1, no padding, dilation 1, groups 1, NCHW, no activation. */

@@ -308,6 +308,12 @@ lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out
  * graph input), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
+/* fe_in_image for a reader that rounds its input itself (a convolution's
+ * input_dtype): a row-major float32 graph input in a mode computing in
+ * bfloat16 comes as it is, *out_cast the dtype it is to be taken in; else
+ * *out_cast is 0 and *out what fe_in_image gives. */
+lm_status fe_in_image_cast(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                           bool *out_flat, lmnn_dtype *out_cast);
 /* FE_IMAGE_ALL when element-wise node `n` can run on images: float inputs
  * and output, the output rank 4 [N, C, H, W] (or 5, [N, C, D, H, W]), each
  * input computed at run time of that shape or [N, C, 1, 1] (a gate, as

@@ -283,10 +283,13 @@ static lm_status nchw_of_image(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev *
     return fe_image_nchw(c, n, d->nhwc, t->rank, t->dims, &s, &d->tile);
 }
 
-lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat) {
+/* fe_in_image; with out_cast, fe_in_image_cast. */
+static lm_status in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat,
+                          lmnn_dtype *out_cast) {
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
+    if (out_cast) *out_cast = 0;
     *out_flat = d->nhwc.id != 0;
     if (*out_flat) {
         *out = d->nhwc;
@@ -294,16 +297,31 @@ lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
     }
     /* A value held row-major only (a graph input) goes as it is: the
      * convolution and pooling readers take row-major images, so tilizing
-     * it would be undone. */
+     * it would be undone. So does a float32 one for a reader that rounds
+     * it to bfloat16 as it tilizes (the typecast would take three
+     * launches: tilize, cast, untilize). */
     const fe_type *t = fe_in_type(c, n, i);
     if (d->rm.id && !d->tile.id && fe_image_rank(t) && fe_elem_is_float(t->elem)) {
         lmnn_tensor_info info;
-        if (!lmnn_tensor_get_info(d->rm, &info) && info.dtype == fe_dev_dtype(c, t->elem)) {
+        lmnn_dtype want = fe_dev_dtype(c, t->elem);
+        if (!lmnn_tensor_get_info(d->rm, &info) &&
+            (info.dtype == want ||
+             (out_cast && info.dtype == LMNN_FLOAT32 && want == LMNN_BFLOAT16))) {
+            if (out_cast && info.dtype != want) *out_cast = want;
             *out = d->rm;
             return LM_OK;
         }
     }
     return fe_in_dev(c, n, i, out);
+}
+
+lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat) {
+    return in_image(c, n, i, out, out_flat, NULL);
+}
+
+lm_status fe_in_image_cast(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                           bool *out_flat, lmnn_dtype *out_cast) {
+    return in_image(c, n, i, out, out_flat, out_cast);
 }
 
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {

@@ -1388,14 +1388,16 @@ static lm_status packed_operands(fe_ctx *c, const fe_node *n, bool transpose, co
  * (fe_plan.nhwc_out); `rows`: as a row-major one with a page per image row
  * (its readers' fastest form), with the constant weight wm packed for
  * the output pixels the library computes per patch row (made once, for an
- * input of `dims` N, H, W) when `pack`. */
+ * input of `dims` N, H, W) when `pack`; x's values taken in `cast` (0: its
+ * own dtype). */
 static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const geom *g,
                              lmnn_tensor x, const uint32_t *image, const uint32_t *dims,
                              bool flat_out, bool rows, const fe_tensor *wk, const fe_tensor *bk,
                              lmnn_tensor wm, lmnn_tensor bias, lmnn_unary_op act,
-                             const fe_fusion *f, lmnn_tensor *out) {
+                             const fe_fusion *f, lmnn_dtype cast, lmnn_tensor *out) {
     lmnn_conv2d_options o;
     lmnn_conv2d_options_init(&o);
+    o.input_dtype = cast;
     if (image) {
         o.input_layout = LMNN_NHWC;
         o.batch_size = (int32_t)image[0];
@@ -1453,6 +1455,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     const fe_tensor *wk = f->weight ? f->weight : fe_in_const(c, n, ci.w);
     lmnn_tensor x, bias = {0}, r = {0};
     bool xo = false, bo = false, integer = is_integer_conv(n), flat_in = false;
+    lmnn_dtype cast = 0; /* the dtype x's values are taken in (fe_in_image_cast) */
     if (integer) {
         /* x - x_zero_point in float32 (the padding is then the zero point,
          * as ConvInteger pads). */
@@ -1472,7 +1475,8 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             }
             take(&x, &xo, d);
         }
-    } else if ((st = fe_in_image(c, n, 0, &x, &flat_in))) {
+    } else if ((st = g.sp == 3 ? fe_in_image(c, n, 0, &x, &flat_in)
+                               : fe_in_image_cast(c, n, 0, &x, &flat_in, &cast))) {
         return st;
     }
     const uint32_t image[3] = {(uint32_t)xt->dims[0], (uint32_t)xt->dims[2],
@@ -1532,7 +1536,7 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
             /* A flat image in gives one out (the library keeps the order). */
             st = conv2d_call(c, n, transpose, &g, x, flat_in ? image : NULL, image,
                              flat_in || flat_out, rows, host_packed ? wk : NULL, bk, wm, bias,
-                             act ? f->activation : 0, f, &r);
+                             act ? f->activation : 0, f, cast, &r);
             if (st) {
                 st = fe_nn_fail(c, n, st);
             } else if (flat_in && !flat_out) {

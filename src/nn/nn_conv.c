@@ -373,10 +373,10 @@ typedef struct im2col_plan {
     uint32_t args[IM2COL_ARGS];
 } im2col_plan;
 
-/* Plans the patch matrix of `img` (see nn_conv_im2col), in units of whole
- * patch rows when `whole_rows`. */
+/* Plans the patch matrix of `img` in `dtype` (see nn_conv_im2col), in units
+ * of whole patch rows when `whole_rows`. */
 static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_geom *g,
-                                  nn_patch_mode mode, uint32_t fill, lmnn_dtype pool_dtype,
+                                  nn_patch_mode mode, uint32_t fill, lmnn_dtype dtype,
                                   uint32_t pixels_per_row, const nn_conv_depthwise *dwo,
                                   bool whole_rows, im2col_plan *pl) {
     if (g->sp != 2 && g->sp != 3) return nn_fail(LM_ERR_INTERNAL, op, "a window of %u dims", g->sp);
@@ -420,7 +420,7 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
     pl->dw = dw;
     pl->pooled = pooled;
     pl->shape = LMNN_SHAPE((uint32_t)m, (uint32_t)k);
-    pl->dtype = pooled ? pool_dtype : img->dtype;
+    pl->dtype = dtype ? dtype : img->dtype;
     nn_tiles t = pl->t = nn_tiles_of(&pl->shape);
     uint32_t esize = pl->esize = nn_rm_elem_size(img->dtype);
     pl->frm = img->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(img->dtype);
@@ -527,11 +527,10 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
 }
 
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
-                         uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
+                         uint32_t fill, lmnn_dtype dtype, uint32_t pixels_per_row,
                          const nn_conv_depthwise *dwo, lmnn_tensor *out) {
     im2col_plan pl;
-    lm_status st =
-        im2col_plan_make(op, img, g, mode, fill, pool_dtype, pixels_per_row, dwo, false, &pl);
+    lm_status st = im2col_plan_make(op, img, g, mode, fill, dtype, pixels_per_row, dwo, false, &pl);
     if (st) return st;
     /* In DRAM whatever the image's memory: it is KH * KW times the image. */
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
@@ -642,26 +641,28 @@ static lm_status gather_buffers(const char *op, nn_program *prog, const void *ct
     return st;
 }
 
-/* The patch matrix of `img` (NN_PATCH_CONV) times the prepared weight `wp`
- * as nn_linear_grouped makes it, in one program that never stores the
- * patch matrix: each tile row is gathered, tilized and multiplied in L1;
+/* The patch matrix of `img` (NN_PATCH_CONV) in `dtype` (0: img's) times the
+ * prepared weight `wp` as nn_linear_grouped makes it, in one program that
+ * never stores the patch matrix: each tile row is gathered, tilized (into
+ * `dtype`) and multiplied in L1;
  * with `rm_shape` (else NULL) untilized too, as the row-major flat output
  * of that shape (flat_rm_shape). With a fused pooling (g->prow, and
  * `pool_groups` column groups of wp, see conv_pack), each output row the
  * max of its window's, pool_n columns. LM_OK with out->id 0 when the
  * product does not fit that form. */
-static lm_status conv_product(const char *op, nn_tensor *img, const nn_conv_geom *g, lmnn_tensor wp,
-                              lmnn_tensor bias, const lmnn_matmul_options *mo, bool raw_padding,
+static lm_status conv_product(const char *op, nn_tensor *img, lmnn_dtype dtype,
+                              const nn_conv_geom *g, lmnn_tensor wp, lmnn_tensor bias,
+                              const lmnn_matmul_options *mo, bool raw_padding,
                               const nn_mm_groups *groups, const lmnn_shape *rm_shape,
                               uint32_t pool_groups, uint32_t pool_n, lmnn_tensor *out) {
     *out = (lmnn_tensor){0};
     im2col_plan pl;
-    lm_status st = im2col_plan_make(op, img, g, NN_PATCH_CONV, 0, 0, 1, NULL, true, &pl);
+    lm_status st = im2col_plan_make(op, img, g, NN_PATCH_CONV, 0, dtype, 1, NULL, true, &pl);
     if (st) return st;
     static const lm_kernel_define fused = {"NN_IM2COL_FUSED", "1"};
     nn_mm_gather ga = {
         .source = img,
-        .dtype = img->dtype,
+        .dtype = pl.dtype,
         .m = (uint32_t)pl.m,
         .k = (uint32_t)pl.k,
         .rows_format = pl.frm,
@@ -1886,6 +1887,12 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     if (!st) st = check_pair(op, "output_padding", opts->output_padding, 0);
     if (!st) st = check_pair(op, "kernel_size", opts->kernel_size, 0);
     if (st) return st;
+    /* The patches' dtype where they are tilized here (0: the image's). */
+    lmnn_dtype in_dtype = opts->input_dtype == x->dtype ? 0 : opts->input_dtype;
+    if (in_dtype && in_dtype != LMNN_FLOAT32 && in_dtype != LMNN_BFLOAT16)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "input_dtype: expected 0 (the input's), float32 or bfloat16, given %s",
+                       lmnn_dtype_name(in_dtype));
     /* A max pooling after it (pool_of; fused below where it can be). */
     const int32_t *pk = opts->pool_kernel, *ps = opts->pool_stride;
     if (pk[0] < 0 || pk[1] < 0 || (pk[0] > 0) != (pk[1] > 0))
@@ -2072,7 +2079,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     gm.ow = (uint32_t)ow;
     gm.dh = opts->dilation[0];
     gm.dw = opts->dilation[1];
-    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : x->dtype;
+    lmnn_dtype dtype = opts->output.dtype ? opts->output.dtype : in_dtype ? in_dtype : x->dtype;
     if (!nn_dtype_is_float(dtype))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "output.dtype: expected a float dtype, given %s", lmnn_dtype_name(dtype));
@@ -2192,9 +2199,18 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
      * patch matrix. */
     bool direct = !st && !dw && (!transpose || phases) && pack == 1 && !pooled &&
                   pointwise_tiles(x, &gp, opts, flat_in);
-    if (direct) patches = input;
+    /* Those two tilize no patches here: another input dtype is a typecast
+     * first. */
+    lmnn_tensor xin = input, cast = {0};
+    if (!st && in_dtype && (direct || dw)) {
+        if ((st = lmnn_typecast(input, in_dtype, &cast)))
+            st = nn_fail_call(st, op);
+        else if (!(st = nn_get_tensor(op, "input", cast, &x)))
+            xin = cast, in_dtype = 0;
+    }
+    if (direct) patches = xin;
     if (!st && !direct)
-        st = nn_conv_rows(op, input, x, opts->input_layout, flat_in, planes, &rows, &img);
+        st = nn_conv_rows(op, xin, x, opts->input_layout, flat_in, planes, &rows, &img);
     if (!st && direct) {
         /* The product comes in the input's shape ([N, H, W, OC], [1, 1, M,
          * OC]...): the same tiles as [M, OC], the form what follows takes. */
@@ -2229,14 +2245,15 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
          * output untilized there too), else stored. */
         lmnn_shape rms = flat_rm_shape(&go, oc, opts->output_image_rows);
         if (!direct)
-            st = conv_product(op, img, &gp, wp, bt, &mo, raw, &grp, rm_out && !phases ? &rms : NULL,
-                              pooled ? pool.kw : 1, pooled ? pack * oc : 0, &y);
+            st = conv_product(op, img, in_dtype, &gp, wp, bt, &mo, raw, &grp,
+                              rm_out && !phases ? &rms : NULL, pooled ? pool.kw : 1,
+                              pooled ? pack * oc : 0, &y);
         rm_direct = y.id && rm_out && !phases;
         /* A pooled product that does not fit L1 here: the pooling after
          * the convolution instead (below). */
         unfused = pooled && !st && !y.id;
         if (!st && !y.id && !direct && !unfused)
-            st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, 0, 1, NULL, &patches);
+            st = nn_conv_im2col(op, img, &gp, NN_PATCH_CONV, 0, in_dtype, 1, NULL, &patches);
         if (!st && !y.id && !unfused) {
             st = nn_linear_grouped(patches, wp, bt, &mo, raw, &grp, &y);
             if (st) st = nn_fail_call(st, op);
@@ -2250,8 +2267,9 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     }
     drop(wp, weight);
     drop(bt, bias);
-    drop(rows, input);
-    drop(patches, input);
+    drop(rows, xin);
+    drop(patches, xin);
+    drop(cast, input);
     if (unfused && prepared)
         return nn_fail(LM_ERR_OUT_OF_DEVICE_MEMORY, op,
                        "weight: prepared for a pooling fused into the product, which does not "

@@ -125,14 +125,15 @@ typedef struct nn_conv_depthwise {
 } nn_conv_depthwise;
 
 /* The patch matrix of `img` (from nn_conv_rows) on the device, as a new tile
- * tensor in DRAM: of img's dtype, or of pool_dtype for MAX, SUM and
- * DEPTHWISE (`dw` for DEPTHWISE, else NULL). Positions
+ * tensor in DRAM of `dtype` (required for MAX, SUM and DEPTHWISE; for CONV
+ * 0 is img's, and another float dtype rounds the image's values to it as
+ * they are tilized), `dw` for DEPTHWISE, else NULL. Positions
  * outside the image read `fill` (float32 bits). MAX and SUM may put
  * `pixels_per_row` (q) consecutive output pixels in each row: [n * oh * ow /
  * q, q * c], the same elements in the same order, q times fewer tiles when c
  * is small (q * c <= 32, q dividing n * oh * ow); 1 (or 0) otherwise. */
 lm_status nn_conv_im2col(const char *op, nn_tensor *img, const nn_conv_geom *g, nn_patch_mode mode,
-                         uint32_t fill, lmnn_dtype pool_dtype, uint32_t pixels_per_row,
+                         uint32_t fill, lmnn_dtype dtype, uint32_t pixels_per_row,
                          const nn_conv_depthwise *dw, lmnn_tensor *out);
 
 /* The result `y` ([n * oh * ow, c] tile, made by the op; consumed: it

@@ -210,7 +210,10 @@ static uint32_t cnn_images(void) {
     return (uint32_t)(n / CNN_BATCH * CNN_BATCH);
 }
 
-static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
+/* `launches`: the programs one replay launches (a bfloat16 model takes its
+ * float32 images into conv1 as they are, conv1 rounding them as it tilizes
+ * its patches: no typecast of the input of its own). */
+static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label, uint64_t launches) {
     const uint32_t images = cnn_images();
     double want = torch_accuracy();
     CHECK(want > 0 && want <= 1);
@@ -255,11 +258,14 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
 
     float *logits = malloc((size_t)CNN_BATCH * CNN_CLASSES * sizeof(float));
     uint32_t correct = 0, done = 0;
+    uint64_t ran = 0;
     t0 = now_s();
     for (; st == LM_OK && shapes && logits && done < images; done += CNN_BATCH) {
         st = lm_replay_set_input(r, "image", d.images + (size_t)done * CNN_PIXELS,
                                  (uint64_t)CNN_BATCH * CNN_PIXELS * sizeof(float));
-        if (st == LM_OK) st = lm_replay_run(r, NULL, NULL, NULL);
+        lm_replay_report rep = {0};
+        if (st == LM_OK) st = lm_replay_run(r, NULL, NULL, &rep);
+        if (done == 0) ran = rep.programs;
         if (st == LM_OK)
             st = lm_replay_get_output(r, "logits", logits,
                                       (uint64_t)CNN_BATCH * CNN_CLASSES * sizeof(float));
@@ -275,6 +281,7 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
     CHECK(shapes);
     CHECK_OK(st);
     CHECK_EQ_U64(done, images);
+    CHECK_EQ_U64(ran, launches);
 
     double acc = (double)correct / images;
     printf("  cnn %s: accuracy %.2f%% on %u images (PyTorch fp32 %.2f%% on all, difference "
@@ -285,15 +292,15 @@ static void check_cnn_accuracy(lmfe_dtype_mode dtype, const char *label) {
 }
 
 static void test_cnn_fp32(void) {
-    check_cnn_accuracy(LMFE_DTYPE_FP32, "fp32");
+    check_cnn_accuracy(LMFE_DTYPE_FP32, "fp32", 7);
 }
 
 static void test_cnn_bf16(void) {
-    check_cnn_accuracy(LMFE_DTYPE_BF16, "bf16");
+    check_cnn_accuracy(LMFE_DTYPE_BF16, "bf16", 8);
 }
 
 static void test_cnn_bfp8(void) {
-    check_cnn_accuracy(LMFE_DTYPE_BFP8, "bfp8");
+    check_cnn_accuracy(LMFE_DTYPE_BFP8, "bfp8", 13);
 }
 
 /* ----------------------------------------------------------- transformer */

@@ -2189,6 +2189,165 @@ static void test_pool_errors(void) {
     free(v);
 }
 
+/* lmnn_conv2d (or conv_transpose2d) of x (`xs`, `from` in `layout`, NCHW
+ * unless o says otherwise) and a float32 weight `ws` with o's input_dtype
+ * `to`, against x typecast to `to` first and the same options without it:
+ * the same dtype and bits. `casts`: whether the first made a typecast (a
+ * unary program) rather than rounding the values as it tilized them;
+ * `gathers` (unless -1): whether it gathered the patches into the product. */
+static void run_input_dtype_case(const char *name, const lmnn_shape *xs, lmnn_dtype from,
+                                 lmnn_layout layout, lmnn_dtype to, const lmnn_shape *ws,
+                                 bool transpose, const lmnn_conv2d_options *o, bool casts,
+                                 int gathers) {
+    size_t nx = lmnn_shape_volume(xs), nw = lmnn_shape_volume(ws);
+    /* Values with bits below bfloat16's, whose rounding shows. */
+    float *xv = nn_rand_floats(nx, -1, 1, 31 + nx), *wv = nn_rand_floats(nw, -1, 1, 37 + nw);
+    lmnn_tensor x, w, xc, y_fused, y_first;
+    CHECK_OK(nn_upload(xs, xv, from, layout, &x));
+    CHECK_OK(nn_upload(ws, wv, LMNN_FLOAT32, LMNN_TILE, &w));
+    lmnn_conv2d_options of = *o, op = *o;
+    of.input_dtype = to;
+    op.input_dtype = 0;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(transpose ? lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &of, &y_fused)
+                       : lmnn_conv2d(x, w, (lmnn_tensor){0}, &of, &y_fused));
+    bool ran[2];
+    nn_ran_since((const char *const[]){"unary_compute.c", "conv_im2col_reader.c + matmul"}, ran, 2);
+    bool cast = ran[0];
+    CHECK_OK(lmnn_typecast(x, to, &xc));
+    CHECK_OK(transpose ? lmnn_conv_transpose2d(xc, w, (lmnn_tensor){0}, &op, &y_first)
+                       : lmnn_conv2d(xc, w, (lmnn_tensor){0}, &op, &y_first));
+    lmnn_tensor_info fi, pi;
+    CHECK_OK(lmnn_tensor_get_info(y_fused, &fi));
+    CHECK_OK(lmnn_tensor_get_info(y_first, &pi));
+    float *a = nn_download(y_fused), *b = nn_download(y_first);
+    size_t na = 0, nb = 0;
+    CHECK_OK(lmnn_tensor_host_size(y_fused, &na));
+    CHECK_OK(lmnn_tensor_host_size(y_first, &nb));
+    char m[256];
+    if (fi.dtype != pi.dtype || fi.dtype != (o->output.dtype ? o->output.dtype : to)) {
+        snprintf(m, sizeof m, "%s: output %s, typecast first %s", name, lmnn_dtype_name(fi.dtype),
+                 lmnn_dtype_name(pi.dtype));
+        test_fail_(__FILE__, __LINE__, m);
+    } else if (!a || !b || na != nb || memcmp(a, b, na)) {
+        snprintf(m, sizeof m, "%s: the output differs from the typecast input's", name);
+        test_fail_(__FILE__, __LINE__, m);
+    } else if (cast != casts) {
+        snprintf(m, sizeof m, "%s: %s typecast (expected %s)", name, cast ? "a" : "no",
+                 casts ? "one" : "the patches rounded as tilized");
+        test_fail_(__FILE__, __LINE__, m);
+    } else if (gathers >= 0 && ran[1] != (gathers == 1)) {
+        snprintf(m, sizeof m, "%s: the patches were %sgathered into the product", name,
+                 ran[1] ? "" : "not ");
+        test_fail_(__FILE__, __LINE__, m);
+    }
+    printf("  %-44s %s -> %s, %s\n", name, lmnn_dtype_name(from), lmnn_dtype_name(to),
+           cast ? "typecast first" : "rounded as tilized");
+    free(a), free(b), free(xv), free(wv);
+    lmnn_tensor_free(x), lmnn_tensor_free(w), lmnn_tensor_free(xc);
+    lmnn_tensor_free(y_fused), lmnn_tensor_free(y_first);
+}
+
+/* input_dtype: the input's values as lmnn_typecast gives them, rounded as
+ * the patches are tilized where the convolution gathers them (no copy of
+ * the input: the gathered product, its stored form, by phases, a fused
+ * pooling), a typecast first where it does not (a 1x1 convolution reading
+ * NHWC tiles as they are, depthwise); and its errors. */
+static void test_input_dtype(void) {
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    lmnn_shape xs = LMNN_SHAPE(4, 1, 28, 28), ws = LMNN_SHAPE(8, 1, 3, 3);
+    /* The Fashion-MNIST CNN's first layer as a bfloat16 model runs it. */
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    o.activation = LMNN_RELU;
+    o.pool_kernel[0] = o.pool_kernel[1] = 2;
+    o.flat_output = true;
+    o.output_layout = LMNN_ROW_MAJOR;
+    o.output_image_rows = true;
+    run_input_dtype_case("row-major NCHW, pooled, image rows out", &xs, LMNN_FLOAT32,
+                         LMNN_ROW_MAJOR, LMNN_BFLOAT16, &ws, false, &o, false, 1);
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.stride[0] = o.stride[1] = 2;
+    xs = LMNN_SHAPE(2, 9, 11, 8), ws = LMNN_SHAPE(16, 8, 3, 3);
+    run_input_dtype_case("NHWC tiles, stride 2", &xs, LMNN_FLOAT32, LMNN_TILE, LMNN_BFLOAT16, &ws,
+                         false, &o, false, 1);
+    o.output.dtype = LMNN_FLOAT32;
+    run_input_dtype_case("NHWC tiles, a float32 output", &xs, LMNN_FLOAT32, LMNN_TILE,
+                         LMNN_BFLOAT16, &ws, false, &o, false, -1);
+    lmnn_conv2d_options_init(&o);
+    xs = LMNN_SHAPE(1, 3, 10, 12), ws = LMNN_SHAPE(5, 3, 3, 3);
+    run_input_dtype_case("bfloat16 taken as float32", &xs, LMNN_BFLOAT16, LMNN_ROW_MAJOR,
+                         LMNN_FLOAT32, &ws, false, &o, false, -1);
+    xs = LMNN_SHAPE(1, 4, 5, 5), ws = LMNN_SHAPE(4, 6, 3, 3);
+    o.stride[0] = o.stride[1] = 2;
+    run_input_dtype_case("transposed, stride 2", &xs, LMNN_FLOAT32, LMNN_TILE, LMNN_BFLOAT16, &ws,
+                         true, &o, false, -1);
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    xs = LMNN_SHAPE(2, 4, 32, 40), ws = LMNN_SHAPE(24, 40, 1, 1);
+    run_input_dtype_case("1x1 over NHWC tiles as they are", &xs, LMNN_FLOAT32, LMNN_TILE,
+                         LMNN_BFLOAT16, &ws, false, &o, true, -1);
+    lmnn_conv2d_options_init(&o);
+    o.groups = 16;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    xs = LMNN_SHAPE(1, 16, 9, 9), ws = LMNN_SHAPE(16, 1, 3, 3);
+    run_input_dtype_case("16 groups of one channel (one product)", &xs, LMNN_FLOAT32, LMNN_TILE,
+                         LMNN_BFLOAT16, &ws, false, &o, false, -1);
+    o.groups = 48;
+    xs = LMNN_SHAPE(1, 48, 9, 9), ws = LMNN_SHAPE(48, 1, 3, 3);
+    run_input_dtype_case("depthwise", &xs, LMNN_FLOAT32, LMNN_TILE, LMNN_BFLOAT16, &ws, false, &o,
+                         true, -1);
+    /* The patch matrix stored (L1 left too small for the gathered
+     * product, as test_gathered_l1_full). */
+    lmnn_conv2d_options_init(&o);
+    o.input_layout = LMNN_NHWC;
+    o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
+    xs = LMNN_SHAPE(1, 9, 10, 64), ws = LMNN_SHAPE(256, 64, 3, 3);
+    lm_memory_stats ms;
+    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &ms));
+    lm_buffer_config cfg;
+    lm_buffer_config_init(&cfg);
+    cfg.type = LM_BUFFER_L1;
+    cfg.page_size = 4096;
+    cfg.size = (ms.largest_free_block_bytes - (700u << 10)) / 4096 * 4096 * ms.banks;
+    lm_buffer big;
+    CHECK_OK(lm_create_buffer(nn_dev(), &cfg, &big));
+    run_input_dtype_case("the patch matrix stored", &xs, LMNN_FLOAT32, LMNN_ROW_MAJOR,
+                         LMNN_BFLOAT16, &ws, false, &o, false, 0);
+    CHECK_OK(lm_deallocate_buffer(big));
+    run_input_dtype_case("the same gathered", &xs, LMNN_FLOAT32, LMNN_ROW_MAJOR, LMNN_BFLOAT16, &ws,
+                         false, &o, false, 1);
+
+    /* Errors. */
+    xs = LMNN_SHAPE(1, 2, 4, 4), ws = LMNN_SHAPE(3, 2, 3, 3);
+    float *v = nn_rand_floats(64, -1, 1, 5);
+    lmnn_tensor x, w, out;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &x));
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w));
+    lmnn_conv2d_options_init(&o);
+    o.input_dtype = LMNN_INT32;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input_dtype: expected 0 (the input's), float32 or bfloat16, given "
+                "int32");
+    o.input_dtype = LMNN_BFLOAT8_B;
+    CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: input_dtype: expected 0 (the input's), float32 or "
+                "bfloat16, given bfloat8_b");
+    o.input_dtype = (lmnn_dtype)99;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input_dtype: expected 0 (the input's), float32 or bfloat16, given "
+                "invalid");
+    /* Its own dtype: nothing to round. */
+    o.input_dtype = LMNN_FLOAT32;
+    CHECK_OK(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(out, &info));
+    CHECK(info.dtype == LMNN_FLOAT32);
+    lmnn_tensor_free(out), lmnn_tensor_free(x), lmnn_tensor_free(w);
+    free(v);
+}
+
 static void test_errors(void) {
     lmnn_shape xs = LMNN_SHAPE(1, 4, 5, 5), ws = LMNN_SHAPE(6, 2, 3, 3), s3 = LMNN_SHAPE(4, 5, 5);
     float *v = nn_rand_floats(1000, -1, 1, 5);
@@ -2944,6 +3103,7 @@ int main(void) {
     TEST_RUN(test_gathered_l1_full);
     TEST_RUN(test_pool_fused);
     TEST_RUN(test_pool_errors);
+    TEST_RUN(test_input_dtype);
     TEST_RUN(test_gathered_row_major);
     TEST_RUN(test_threads);
     TEST_RUN(test_errors);
