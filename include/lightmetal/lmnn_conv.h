@@ -188,9 +188,13 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
  *
  * When opts ask for a row-major flat output (output_layout) and give the
  * input's batch_size, input_height and input_width (whatever input_layout
- * says), with groups 1, stride and dilation 1 along W and a float32 or
- * bfloat16 result, the matrix may be packed for the P output pixels
- * lmnn_conv2d then computes per patch row: [KH * (KW + P - 1) * C, P * OC].
+ * says), with groups 1, stride and dilation 1 along W, the matrix may be
+ * packed for the P output pixels lmnn_conv2d then computes per patch row:
+ * [KH * (KW + P - 1) * C, P * OC]. Not a bfloat8_b result of a bfloat8_b
+ * weight, which stays plain: its 16-value blocks sharing an exponent would
+ * be regrouped and its values rounded again (a bfloat8_b result of exact
+ * values, the host's float32 or a float32 or bfloat16 weight, is packed,
+ * its blocks made of the packed rows).
  * Such a weight works only with options that give the same P (else
  * LM_ERR_INVALID_ARGUMENT naming both), as ttnn's prepared weights. When
  * the options fuse a max pooling (pool_kernel, KPH x KPW, strides SPH x

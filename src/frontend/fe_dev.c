@@ -102,7 +102,7 @@ lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, v
     uint32_t *buf = malloc(size ? size : 4);
     if (!buf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (size_t i = 0; i < n; i++) {
-        if (dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16) {
+        if (dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16 || dtype == LMNN_BFLOAT8_B) {
             float f = (float)fe_tensor_get_f64(t, i);
             memcpy(&buf[i], &f, 4);
             continue;

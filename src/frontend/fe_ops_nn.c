@@ -298,7 +298,9 @@ static lm_status right_operand(fe_ctx *c, const fe_node *n, bool trans_b, lmnn_t
     uint64_t k = trans_b ? (uint64_t)b->dims[1] : (uint64_t)b->dims[0];
     uint64_t m = trans_b ? (uint64_t)b->dims[0] : (uint64_t)b->dims[1];
     if (k != ch * hw) return fe_fail(c, n, LM_ERR_INTERNAL, "B does not fit the flattened image");
+    /* (In the bfp8 mode a float B goes up as bfloat8_b: bfp8_weight.) */
     lmnn_dtype dtype = fe_dev_dtype(c, b->elem);
+    if (c->bfp8_weights && fe_elem_is_float(b->elem)) dtype = LMNN_BFLOAT8_B;
     void *data;
     size_t size;
     lm_status st = fe_host_data(b, dtype, c->g->values[n->inputs[1]].name, &data, &size);
@@ -325,19 +327,29 @@ static lm_status right_operand(fe_ctx *c, const fe_node *n, bool trans_b, lmnn_t
     return st;
 }
 
-/* In the bfp8 mode a product's constant float matrix B (input i) is held
- * as bfloat8_b, as convolution weights are: converted once per compile and
- * cached. *b is replaced (freed first when *owned). */
+/* In the bfp8 mode a product's constant float matrix B (input i, *b its
+ * device form) is held as bfloat8_b, as convolution weights are: uploaded
+ * so from the host constant (a typecast on the device would run again at
+ * every replay) and cached. *b is replaced (freed first when *owned). */
 static lm_status bfp8_weight(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *b, bool *owned) {
     const fe_type *t = fe_in_type(c, n, i);
-    if (!c->bfp8_weights || !fe_in_const(c, n, i) || !fe_elem_is_float(t->elem) || t->rank < 2)
+    const fe_tensor *k = fe_in_const(c, n, i);
+    lmnn_tensor_info info;
+    if (!c->bfp8_weights || !k || !fe_elem_is_float(t->elem) || t->rank < 2 ||
+        (!lmnn_tensor_get_info(*b, &info) && info.dtype == LMNN_BFLOAT8_B))
         return LM_OK;
     uint64_t key = key_of(KEY_BFP8_B, (uint64_t)(n - c->g->nodes));
     lmnn_tensor w;
     if (!fe_cache_get(c, key, &w)) {
-        lm_status st = lmnn_typecast(*b, LMNN_BFLOAT8_B, &w);
+        void *data;
+        size_t size;
+        lm_status st =
+            fe_host_data(k, LMNN_BFLOAT8_B, c->g->values[n->inputs[i]].name, &data, &size);
         if (st) return fe_nn_fail(c, n, st);
-        if ((st = fe_cache_put(c, key, w))) return st;
+        lmnn_shape s = fe_shape((int32_t)k->rank, k->dims);
+        st = fe_cache_upload(c, n, key, &s, data, size, LMNN_BFLOAT8_B, LMNN_TILE, &w);
+        free(data);
+        if (st) return st;
     }
     if (*owned) fe_free(*b);
     *b = w;

@@ -1298,12 +1298,22 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
     return st;
 }
 
+/* Whether a weight whose values are `from`'s may be prepared packed in
+ * `to`: bfloat8_b shares an exponent along 16 values of a row, and packing
+ * regroups rows, so bfloat8_b values put into bfloat8_b again would be
+ * rounded twice (they stay plain); exact values (float32 from the host, a
+ * float32 or bfloat16 weight) are rounded once, as packed. */
+static bool packs(lmnn_dtype from, lmnn_dtype to) {
+    return from != LMNN_BFLOAT8_B || to != LMNN_BFLOAT8_B;
+}
+
 /* A prepared matrix of shape `ws` ([KH * KW * C, OC]) in the form `opts`
  * run with (opts_form; the plain form: a copy). Its float32 values are
- * `src` (NULL: read them from `weight`). */
+ * `src` (NULL: read them from `weight`, of `w_dtype`). */
 static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws, const float *src,
-                        lmnn_tensor weight, lmnn_dtype dtype, const lmnn_memory_config *memory,
-                        const lmnn_conv2d_options *opts, lmnn_tensor *out) {
+                        lmnn_tensor weight, lmnn_dtype w_dtype, lmnn_dtype dtype,
+                        const lmnn_memory_config *memory, const lmnn_conv2d_options *opts,
+                        lmnn_tensor *out) {
     char s[128];
     int32_t kh = opts ? opts->kernel_size[0] : 0, kw = opts ? opts->kernel_size[1] : 0;
     if (kh < 1 || kw < 1)
@@ -1317,9 +1327,8 @@ static lm_status repack(const char *op, lm_device *device, const lmnn_shape *ws,
                        "weight: %u rows are not KH %d * KW %d * C (shape %s)", rows, kh, kw,
                        nn_shape_str(ws, s, sizeof s));
     uint32_t c = rows / ((uint32_t)kh * (uint32_t)kw);
-    /* bfloat8_b shares exponents along a row: packing would regroup them. */
     conv_pack pk = {1, 1, 1};
-    if (dtype != LMNN_BFLOAT8_B) pk = opts_form(opts, c, (uint32_t)kh, (uint32_t)kw, oc);
+    if (packs(w_dtype, dtype)) pk = opts_form(opts, c, (uint32_t)kh, (uint32_t)kw, oc);
     bool plain = pk.p == 1 && pk.groups == 1;
     uint64_t vol = (uint64_t)rows * oc;
     float *read = src ? NULL : malloc(vol * sizeof *read), *pm = NULL;
@@ -1360,9 +1369,10 @@ static lm_status prepare_conv2d(const char *op, lm_device *device, const lmnn_sh
                                 lmnn_tensor *out) {
     lmnn_dtype dtype = opts && opts->output.dtype ? opts->output.dtype : w_dtype;
     lmnn_memory_config memory = nn_memory_over(opts ? &opts->output.memory : NULL, *w_memory);
-    if (ws->rank == 2) return repack(op, device, ws, src, weight, dtype, &memory, opts, out);
+    if (ws->rank == 2)
+        return repack(op, device, ws, src, weight, w_dtype, dtype, &memory, opts, out);
     conv_pack pk = {1, 1, 1};
-    if (ws->rank == 4 && (!opts || opts->groups == 1) && dtype != LMNN_BFLOAT8_B)
+    if (ws->rank == 4 && (!opts || opts->groups == 1) && packs(w_dtype, dtype))
         pk = opts_form(opts, ws->dims[1], ws->dims[2], ws->dims[3], ws->dims[0]);
     return prepare(op, device, false, ws, src, weight, opts ? opts->groups : 1, dtype, &memory, &pk,
                    (const uint32_t[]){1, 1}, out);
@@ -1489,7 +1499,12 @@ lm_status lmnn_conv2d_prepare_bias_host(lmnn_tensor prepared_weight, const lmnn_
     conv_pack pk = {1, 1, 1};
     uint32_t g = opts && opts->groups > 0 ? (uint32_t)opts->groups : 1;
     bool dw = depthwise_form(false, g, c, oc);
-    if (g == 1 && w->dtype != LMNN_BFLOAT8_B) pk = opts_form(opts, c, d[2], d[3], oc);
+    if (g == 1) pk = opts_form(opts, c, d[2], d[3], oc);
+    /* (A bfloat8_b weight prepared from bfloat8_b values stays plain:
+     * packs().) */
+    if (w->dtype == LMNN_BFLOAT8_B && w->shape.rank == 2 && w->shape.dims[0] == d[2] * d[3] * c &&
+        w->shape.dims[1] == oc)
+        pk = (conv_pack){1, 1, 1};
     lmnn_shape ms =
         dw ? LMNN_SHAPE(d[2] * d[3], 1, c)
            : LMNN_SHAPE((uint32_t)pack_rows(&pk, d[2], d[3], c), (uint32_t)pack_cols(&pk, oc));

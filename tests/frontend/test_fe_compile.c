@@ -4199,7 +4199,9 @@ static void test_bf16_notes(void) {
  * stored row shares one exponent there, so next to a weight of 64 one of
  * 0.01 is lost, where bfloat16 keeps it. x is 0 where the 64s would be
  * multiplied in a Gemm and 1 elsewhere: its sums of 0.01s are 0.3, or about
- * 0 with the weights lowered; the MatMul's columns 0 and 16 sum 64s. */
+ * 0 with the weights lowered; the MatMul's columns 0 and 16 sum 64s. The
+ * weights go up as bfloat8_b from the host: a replay launches what the
+ * bf16 mode's does, no typecast of them. */
 static void test_bfp8_weights(void) {
     static float w[32 * 32], wt[32 * 32], x[32], y[32];
     for (int k = 0; k < 32; k++)
@@ -4222,6 +4224,7 @@ static void test_bfp8_weights(void) {
                       (const char *[]){"gemm", NULL}),
               "transB", 1);
     const char *path = save(m);
+    uint64_t launches[2] = {0, 0};
     for (int mode = 0; mode < 2; mode++) {
         lmfe_compile_options o;
         lmfe_compile_options_init(&o);
@@ -4231,7 +4234,9 @@ static void test_bfp8_weights(void) {
         CHECK_OK(lmfe_compile_onnx(path, &o, &bin, &rep));
         CHECK(rep.notes && (strstr(rep.notes, "bfloat8_b weights") != NULL) == (mode == 1));
         for (int out = 0; out < 2; out++) {
-            CHECK_OK(replay1(bin, "x", x, 32, out ? "gemm" : "mm", y, 32, NULL));
+            lm_replay_report rr = {0};
+            CHECK_OK(replay1(bin, "x", x, 32, out ? "gemm" : "mm", y, 32, &rr));
+            launches[mode] = rr.programs;
             for (int j = 0; j < 32; j++)
                 CHECK(!out && j % 16 == 0 ? fabsf(y[j] - 1920.0f) <= 16.0f
                       : mode              ? fabsf(y[j] - 0.3f) > 0.1f
@@ -4240,6 +4245,8 @@ static void test_bfp8_weights(void) {
         lmfe_report_free(&rep);
         lm_binary_free(bin);
     }
+    CHECK(launches[0] > 0);
+    CHECK_EQ_U64(launches[1], launches[0]);
 }
 
 static void test_inspect(void) {

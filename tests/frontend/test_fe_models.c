@@ -300,7 +300,7 @@ static void test_cnn_bf16(void) {
 }
 
 static void test_cnn_bfp8(void) {
-    check_cnn_accuracy(LMFE_DTYPE_BFP8, "bfp8", 13);
+    check_cnn_accuracy(LMFE_DTYPE_BFP8, "bfp8", 8);
 }
 
 /* ----------------------------------------------------------- transformer */

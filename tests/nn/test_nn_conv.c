@@ -2160,16 +2160,46 @@ static void test_pool_errors(void) {
     lmnn_tensor_free(wp);
     CHECK_FAILS(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 32, &o, &bp), LM_ERR_INVALID_HANDLE,
                 "lmnn_conv2d_prepare_bias_host: prepared_weight");
-    /* bfloat8_b weights are never packed (their blocks share exponents
-     * along rows): prepared plain, and a PyTorch-layout one pools after
-     * the convolution. */
+    /* A bfloat8_b weight prepared from float32 values is packed as the
+     * others are (its blocks made of the packed rows) and its pooling
+     * fuses: the float32 weight's results within bfloat8_b's rounding of
+     * each of the 36 taps (2^-7 of |x| <= 1, the weights in [-1, 1]). */
+    lmnn_conv2d_options r4 = o; /* run as the input is, [N, C, H, W] */
+    r4.kernel_size[0] = r4.kernel_size[1] = 3;
+    r4.batch_size = r4.input_height = r4.input_width = 0;
+    lmnn_tensor wf, y32, y8;
+    CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 288 * sizeof *v, &o, &wf));
     o.output.dtype = LMNN_BFLOAT8_B;
     CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 288 * sizeof *v, &o, &wp));
     CHECK_OK(lmnn_tensor_get_info(wp, &wi));
-    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 36 && wi.shape.dims[1] == 8);
-    lmnn_tensor_free(wp);
+    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 48 && wi.shape.dims[1] == 40 &&
+          wi.dtype == LMNN_BFLOAT8_B);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_conv2d(x, wp, (lmnn_tensor){0}, &r4, &y8));
+    bool pooled_after[1];
+    nn_ran_since((const char *const[]){"pool_compute.c"}, pooled_after, 1);
+    CHECK(!pooled_after[0]);
+    CHECK_OK(lmnn_conv2d(x, wf, (lmnn_tensor){0}, &r4, &y32));
+    float *g8 = nn_download(y8), *g32 = nn_download(y32);
+    double worst = 0;
+    for (int i = 0; g8 && g32 && i < 2 * 2 * 8; i++)
+        worst = fmax(worst, fabs((double)g8[i] - g32[i]));
+    free(g8), free(g32);
+    lmnn_tensor_free(y8), lmnn_tensor_free(y32), lmnn_tensor_free(wf), lmnn_tensor_free(wp);
+    printf("  bfloat8_b pooled weight: largest difference from float32's %.3g\n", worst);
+    CHECK(worst > 0 && worst <= 36.0 / 128);
+    /* One prepared from bfloat8_b values stays plain (packing would round
+     * them again), its bias from the host too; a PyTorch-layout one pools
+     * after the convolution. */
     lmnn_tensor w8;
     CHECK_OK(nn_upload(&ws, v, LMNN_BFLOAT8_B, LMNN_TILE, &w8));
+    CHECK_OK(lmnn_conv2d_prepare_weights(w8, &o, &wp));
+    CHECK_OK(lmnn_tensor_get_info(wp, &wi));
+    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 36 && wi.shape.dims[1] == 8);
+    CHECK_OK(lmnn_conv2d_prepare_bias_host(wp, &ws, v, 8 * sizeof *v, &o, &bp));
+    CHECK_OK(lmnn_tensor_get_info(bp, &wi));
+    CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == 1 && wi.shape.dims[1] == 8);
+    lmnn_tensor_free(bp), lmnn_tensor_free(wp);
     lmnn_conv2d_options o4 = o;
     o4.output.dtype = 0;
     o4.batch_size = o4.input_height = o4.input_width = 0;
