@@ -10,7 +10,9 @@
  * onnx_cnn_trace_vs_torch  the same with the CNN compiled with --trace
  *                        (the whole model one metal trace: one launch)
  * onnx_cnn_bf16_vs_torch  the same compiled in bf16 mode
+ * onnx_cnn_bfp8_vs_torch  the same compiled in bfp8 mode (bfloat8_b weights)
  * onnx_cnn_images_per_s, onnx_cnn_trace_images_per_s, onnx_cnn_bf16_images_per_s,
+ * onnx_cnn_bfp8_images_per_s,
  * onnx_torch_images_per_s  the rates behind those ratios, all of this run
  * onnx_compile_s         seconds of lmfe_compile_onnx of the CNN at batch 64,
  *                        kernel cache warm (one compile before). Goal < 10
@@ -225,6 +227,9 @@ int main(void) {
     bin = compile_cnn(dev, BATCH, LMFE_DTYPE_BF16, false, &unused);
     double bf16_med = replay_median(dev, bin, BATCH, images);
     lm_binary_free(bin);
+    bin = compile_cnn(dev, BATCH, LMFE_DTYPE_BFP8, false, &unused);
+    double bfp8_med = replay_median(dev, bin, BATCH, images);
+    lm_binary_free(bin);
     /* The same model compiled with --trace: one launch per replay. Replayed
      * on a device of its own: a traced compile leaves its trace's buffers on
      * the device it ran on, where the binary's recorded addresses are taken. */
@@ -243,15 +248,18 @@ int main(void) {
         bench_report("onnx_cnn_vs_torch", rate / torch);
         bench_report("onnx_cnn_trace_vs_torch", trace_rate / torch);
         bench_report("onnx_cnn_bf16_vs_torch", BATCH / bf16_med / torch);
+        bench_report("onnx_cnn_bfp8_vs_torch", BATCH / bfp8_med / torch);
         bench_report("onnx_torch_images_per_s", torch);
     } else {
         printf("onnx_cnn_vs_torch: skipped (%s)\n", why);
         printf("onnx_cnn_trace_vs_torch: skipped (%s)\n", why);
         printf("onnx_cnn_bf16_vs_torch: skipped (%s)\n", why);
+        printf("onnx_cnn_bfp8_vs_torch: skipped (%s)\n", why);
     }
     bench_report("onnx_cnn_images_per_s", rate);
     bench_report("onnx_cnn_trace_images_per_s", trace_rate);
     bench_report("onnx_cnn_bf16_images_per_s", BATCH / bf16_med);
+    bench_report("onnx_cnn_bfp8_images_per_s", BATCH / bfp8_med);
     bench_report("onnx_compile_s", compile_med);
     bench_report("onnx_replay_vs_live", replay_med / compile_med);
     bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
