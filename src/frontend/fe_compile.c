@@ -151,29 +151,8 @@ static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
     if (fe_type_volume(&v->type) == 0) return LM_OK; /* read_outputs names a placeholder */
     fe_node pseudo = {
         .name = v->name, .op_type = "output", .domain = "", .inputs = &vi, .input_count = 1};
-    lmnn_tensor t;
-    lm_status st = fe_in_dev_rm(c, &pseudo, 0, &t);
-    if (st) return st;
-    lmnn_dtype want = boundary_dtype(v->type.elem);
-    lmnn_tensor_info info;
-    if ((st = lmnn_tensor_get_info(t, &info))) return st;
-    lmnn_tensor u = {0};
-    if (info.dtype != want) {
-        lmnn_tensor tile;
-        if ((st = fe_in_dev(c, &pseudo, 0, &tile))) return st;
-        lmnn_tensor cast;
-        if ((st = lmnn_typecast(tile, want, &cast))) return st;
-        st = lmnn_to_layout(cast, LMNN_ROW_MAJOR, &u);
-        fe_free(cast);
-    } else {
-        /* A copy: the output's buffer must be its own, not an input's or
-         * another output's. */
-        lmnn_shape s = info.shape;
-        st = lmnn_reshape(t, &s, NULL, &u);
-    }
-    if (st) return st;
-    *out = u;
-    return LM_OK;
+    /* A buffer of its own, not an input's or another output's. */
+    return fe_in_dev_rm_copy(c, &pseudo, 0, boundary_dtype(v->type.elem), out);
 }
 
 /* The buffer that names an empty graph input or output: a tensor of no

@@ -5,7 +5,7 @@
  *          their values when it can compute them on the host
  *          (fe_set_out_const: constant folding);
  *   lower  runs the node on the device as op library calls, reading inputs
- *          with fe_in_dev / fe_in_dev_rm and handing results over with
+ *          with fe_in_dev / fe_in_image and handing results over with
  *          fe_out_dev. NULL when infer always folds.
  * Inference runs over the whole graph before anything touches the device,
  * so a model with an unsupported op fails before any device work.
@@ -300,8 +300,11 @@ lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem);
 /* Input i on the device in tile layout with its device dtype (constants are
  * uploaded once, on first use). */
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
-/* The same in row-major layout (index tensors). */
-lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
+/* Input i row-major in `dtype`, as a new tensor of the caller's (a buffer
+ * no value shares: a graph output's): a copy of the row-major form held in
+ * that dtype, else made from the tile form (typecast, untilized). */
+lm_status fe_in_dev_rm_copy(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
+                            lmnn_tensor *out);
 /* Input i of a node that reads images (FE_IMAGE_IN): the flat NHWC form
  * (fe_plan.nhwc_out's) when its producer wrote one (*out_flat
  * true), else the NCHW value: row-major when held only so (a rank-4 float

@@ -348,18 +348,28 @@ lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
     return LM_OK;
 }
 
-lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
+lm_status fe_in_dev_rm_copy(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
+                            lmnn_tensor *out) {
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
     if (!d->rm.id && !d->tile.id && (st = nchw_of_image(c, n, i, d))) return st;
-    if (!d->rm.id) {
-        lmnn_tensor t;
-        if ((st = lmnn_to_layout(d->tile, LMNN_ROW_MAJOR, &t))) return fe_nn_fail(c, n, st);
-        d->rm = t;
+    lmnn_tensor_info info;
+    if (d->rm.id && !(st = lmnn_tensor_get_info(d->rm, &info)) && info.dtype == dtype) {
+        st = lmnn_reshape(d->rm, &info.shape, NULL, out); /* a copy */
+        return st ? fe_nn_fail(c, n, st) : LM_OK;
     }
-    *out = d->rm;
-    return LM_OK;
+    /* Untilized straight into the new tensor: one launch, not an untilize
+     * and a copy. */
+    lmnn_tensor tile, cast = {0};
+    if (!st) st = fe_in_dev(c, n, i, &tile);
+    if (st) return st;
+    if ((st = lmnn_tensor_get_info(tile, &info))) return fe_nn_fail(c, n, st);
+    if (info.dtype != dtype && (st = lmnn_typecast(tile, dtype, &cast)))
+        return fe_nn_fail(c, n, st);
+    st = lmnn_to_layout(cast.id ? cast : tile, LMNN_ROW_MAJOR, out);
+    fe_free(cast);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
