@@ -29,15 +29,22 @@
  * than the copies in and out cost: the same bits, one more device copy each
  * way (captured like any other).
  *
+ * a may also be row-major (float32 or bfloat16): a matrix [M, K] whose B
+ * (untransposed) fits L1 whole and whose N fits dst is read a tile row at a
+ * time by the product's own program, which tilizes each row as it
+ * multiplies it (one launch, no tiles of a stored); any other row-major a
+ * is tilized first. The values are those of the tile a either way, and
+ * the output (tiles) follows a's memory by default.
+ *
  * Accuracy: every 32-long partial dot product is a chain of float32 fused
  * multiply-adds (lm_tile.h); with fp32 accumulation dst keeps float32 between
  * them, without it dst rounds to bfloat16 after each 32 K (as on the chip).
  * The result rounds once to the output dtype.
  *
- * Errors (lmnn_tensor.h): operands must be live float tile tensors on one
- * device; inner dims must match ("lmnn_matmul: b: inner dim 4 of shape
- * [4, 7] does not match a's inner dim 5 of shape [3, 5]"); batch dims must
- * broadcast; the output dtype, when given, a float dtype.
+ * Errors (lmnn_tensor.h): operands must be live float tensors on one
+ * device, b (and a bias) in tile layout; inner dims must match ("lmnn_matmul: b: inner dim 4 of
+ * shape [4, 7] does not match a's inner dim 5 of shape [3, 5]"); batch dims must broadcast; the
+ * output dtype, when given, a float dtype.
  */
 #ifndef LIGHTMETAL_LMNN_MATMUL_H
 #define LIGHTMETAL_LMNN_MATMUL_H

@@ -343,6 +343,11 @@ lm_status fe_out_ew(fe_ctx *c, const fe_node *n, lmnn_tensor t);
  * tensors that go through float math: a new tensor the caller frees. */
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                           bool *out_owned);
+/* fe_in_dev_float for a reader that takes a row-major tensor as well (a
+ * product's A, which tilizes its rows as it multiplies them): a float
+ * value held only row-major (a Flatten's result) as it is. */
+lm_status fe_in_dev_float_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                               bool *out_owned);
 /* The same as a new tensor of `rank` dims `dims` (the input's element
  * count): the caller frees it. Errors name the node. */
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,

@@ -390,6 +390,22 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
     return LM_OK;
 }
 
+lm_status fe_in_dev_float_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                               bool *out_owned) {
+    fe_dev *d = NULL;
+    lm_status st = in_dev_entry(c, n, i, &d);
+    if (st) return st;
+    const fe_type *t = fe_in_type(c, n, i);
+    lmnn_tensor_info info;
+    if (d->rm.id && !d->tile.id && fe_elem_is_float(t->elem) &&
+        !lmnn_tensor_get_info(d->rm, &info) && info.dtype == fe_dev_dtype(c, t->elem)) {
+        *out = d->rm;
+        *out_owned = false;
+        return LM_OK;
+    }
+    return fe_in_dev_float(c, n, i, out, out_owned);
+}
+
 /* The image frame of element-wise node `n` on images (fe_in_ew): *out_b
  * batches of *out_p pixels of C channels. */
 static void ew_frame(fe_ctx *c, const fe_node *n, uint32_t *out_b, uint32_t *out_p,

@@ -281,24 +281,34 @@ static uint32_t gemm_images(fe_ctx *c, const fe_node *n) {
     return const_right(c, n) ? FE_ROWS_IN : 0;
 }
 
-/* The right operand of the product `n`: input 1, or, when input 0 holds an
- * [N, C, H, W] image's columns in (h, w, c) order (its producer's
- * fe_plan.nhwc_rows), input 1 with its K rows (columns when trans_b)
- * permuted to that order -- made on the host, uploaded once per compile. */
+/* The right operand of the product `n` (input 1), to be used transposed
+ * when *out_tb. A constant float matrix is made on the host once per
+ * compile as [K, N] whatever trans_b says (a product of a row-major A
+ * gathers its rows only with an untransposed B), its K rows permuted to the
+ * (h, w, c) order of an [N, C, H, W] image's columns when input 0 holds
+ * them so (its producer's fe_plan.nhwc_rows), in the mode's weight dtype
+ * (bfloat8_b in the bfp8 mode: bfp8_weight). Other B as they are. */
 static lm_status right_operand(fe_ctx *c, const fe_node *n, bool trans_b, lmnn_tensor *out,
-                               bool *out_owned) {
+                               bool *out_owned, bool *out_tb) {
     uint32_t p = c->g->values[n->inputs[0]].producer;
-    if (p == FE_NONE || !c->plans[p].nhwc_rows) return fe_in_dev_float(c, n, 1, out, out_owned);
+    bool rows = p != FE_NONE && c->plans[p].nhwc_rows;
+    const fe_tensor *b = fe_in_const(c, n, 1);
+    *out_tb = trans_b;
+    if (!rows && (!trans_b || !b || b->rank != 2 || !fe_elem_is_float(b->elem)))
+        return fe_in_dev_float(c, n, 1, out, out_owned);
     *out_owned = false;
+    *out_tb = false;
     uint64_t key = key_of(KEY_ROWS_B, (uint64_t)(n - c->g->nodes));
     if (fe_cache_get(c, key, out)) return LM_OK;
-    const fe_type *img = fe_in_type(c, &c->g->nodes[p], 0);
-    const fe_tensor *b = fe_in_const(c, n, 1);
-    uint64_t ch = (uint64_t)img->dims[1], hw = (uint64_t)img->dims[2] * (uint64_t)img->dims[3];
     uint64_t k = trans_b ? (uint64_t)b->dims[1] : (uint64_t)b->dims[0];
     uint64_t m = trans_b ? (uint64_t)b->dims[0] : (uint64_t)b->dims[1];
-    if (k != ch * hw) return fe_fail(c, n, LM_ERR_INTERNAL, "B does not fit the flattened image");
-    /* (In the bfp8 mode a float B goes up as bfloat8_b: bfp8_weight.) */
+    uint64_t ch = 1, hw = 1;
+    if (rows) {
+        const fe_type *img = fe_in_type(c, &c->g->nodes[p], 0);
+        ch = (uint64_t)img->dims[1], hw = (uint64_t)img->dims[2] * (uint64_t)img->dims[3];
+        if (k != ch * hw)
+            return fe_fail(c, n, LM_ERR_INTERNAL, "B does not fit the flattened image");
+    }
     lmnn_dtype dtype = fe_dev_dtype(c, b->elem);
     if (c->bfp8_weights && fe_elem_is_float(b->elem)) dtype = LMNN_BFLOAT8_B;
     void *data;
@@ -310,18 +320,19 @@ static lm_status right_operand(fe_ctx *c, const fe_node *n, bool trans_b, lmnn_t
         free(data);
         return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
-    /* Column j = pixel * C + channel of A is ONNX's channel * H * W + pixel. */
+    /* Row j of [K, N] is B's K index i: with rows, column j = pixel * C +
+     * channel of A is ONNX's channel * H * W + pixel. */
     for (uint64_t j = 0; j < k; j++) {
-        uint64_t i = j % ch * hw + j / ch;
+        uint64_t i = rows ? j % ch * hw + j / ch : j;
         if (trans_b) {
             for (uint64_t o = 0; o < m; o++)
-                dst[o * k + j] = src[o * k + i];
+                dst[j * m + o] = src[o * k + i];
         } else {
             memcpy(dst + j * m, src + i * m, m * sizeof *dst);
         }
     }
     free(data);
-    lmnn_shape s = fe_shape(2, b->dims);
+    lmnn_shape s = LMNN_SHAPE((uint32_t)k, (uint32_t)m);
     st = fe_cache_upload(c, n, key, &s, dst, size, dtype, LMNN_TILE, out);
     free(dst);
     return st;
@@ -377,8 +388,9 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
                      fe_perm_swaps_last(bperm, (uint32_t)bt->rank);
     lm_status st = permuted ? LM_OK : fe_in_dev_float(c, n, 0, &a, &ao);
     if (st) return st;
+    bool tb = false; /* (not transposed: right_operand keeps B's form) */
     if (!b_swapped &&
-        ((st = right_operand(c, n, false, &b, &bo)) || (st = bfp8_weight(c, n, 1, &b, &bo)))) {
+        ((st = right_operand(c, n, false, &b, &bo, &tb)) || (st = bfp8_weight(c, n, 1, &b, &bo)))) {
         if (ao) fe_free(a);
         return st;
     }
@@ -654,8 +666,10 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     int64_t nn = c->g->values[n->outputs[0]].type.dims[1];
     lmnn_tensor a, b, bias = {0}, r = {0};
     bool ao, bo = false, co = false, act = false;
-    if ((st = fe_in_dev_float(c, n, 0, &a, &ao))) return st;
-    if ((st = right_operand(c, n, g.trans_b != 0, &b, &bo)) || (st = bfp8_weight(c, n, 1, &b, &bo)))
+    if ((st = fe_in_dev_float_rows(c, n, 0, &a, &ao))) return st;
+    bool tb;
+    if ((st = right_operand(c, n, g.trans_b != 0, &b, &bo, &tb)) ||
+        (st = bfp8_weight(c, n, 1, &b, &bo)))
         goto out;
     bool has_c = fe_has_in(n, 2) && g.beta != 0.0f;
     /* A [N] or [1, N] C with beta 1 is lmnn_linear's bias, added in the
@@ -668,7 +682,7 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     lmnn_matmul_options o;
     lmnn_matmul_options_init(&o);
     o.transpose_a = g.trans_a != 0;
-    o.transpose_b = g.trans_b != 0;
+    o.transpose_b = tb;
     const fe_fusion *f = fusion_of(c, n);
     act = f->activation != LMNN_UNARY_INVALID && !f->bias && (!has_c || as_bias) && g.alpha == 1.0f;
     if (act) {

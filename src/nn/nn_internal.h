@@ -362,6 +362,8 @@ typedef struct nn_mm_gather {
     /* Makes the reader's own circular buffers (none of the matmul's). */
     lm_status (*buffers)(const char *op, nn_program *prog, const void *ctx);
     const void *ctx;
+    /* The operands' names in messages (NULL: "input", "weight"). */
+    const char *a_name, *b_name;
 } nn_mm_gather;
 
 /* nn_linear_grouped of the gathered A and `weight`, as one program: or

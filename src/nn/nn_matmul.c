@@ -768,6 +768,63 @@ static lm_status run(const char *op, const mm_plan *p, const lmnn_matmul_options
     return LM_OK;
 }
 
+static lm_status no_buffers(const char *op, nn_program *prog, const void *ctx) {
+    (void)op, (void)prog, (void)ctx;
+    return LM_OK;
+}
+
+/* matmul of a row-major A (at, handle a): a matrix [M, K] in interleaved
+ * pages of a row each is gathered into the product's program, each tile row
+ * read and tilized where it is multiplied (tilize_reader.c with
+ * NN_TILIZE_GATHER, the whole of K a unit), when the product takes that form
+ * (nn_linear_gathered); otherwise, or for other shapes, A is tilized first.
+ * The output's memory follows A's, as for a tile A. */
+static lm_status matmul_rows(const char *op, const char *an, const char *bn, lmnn_tensor a,
+                             nn_tensor *at, lmnn_tensor b, lmnn_tensor bias,
+                             const lmnn_matmul_options *opts, bool raw_padding,
+                             const nn_mm_groups *groups, lmnn_tensor *out) {
+    lm_status st = LM_OK;
+    const lmnn_shape *s = &at->shape;
+    *out = (lmnn_tensor){0};
+    uint32_t esize = nn_rm_elem_size(at->dtype);
+    if (s->rank == 2 && !opts->transpose_a && at->memory.layout == LM_BUFFER_INTERLEAVED &&
+        at->page_size == s->dims[1] * esize) {
+        uint32_t m = s->dims[0], k = s->dims[1];
+        uint32_t ht = (m + 31) / 32, wt = (k + 31) / 32;
+        /* first tile row, count, h, w, ht, wt, block (all of K), step */
+        uint32_t args[8] = {0, 0, m, k, ht, wt, wt, 1};
+        uint32_t cargs[3] = {at->memory.type == LM_BUFFER_DRAM, 0, esize};
+        static const lm_kernel_define gather = {"NN_TILIZE_GATHER", "1"};
+        nn_mm_gather ga = {
+            .source = at,
+            .dtype = at->dtype,
+            .m = m,
+            .k = k,
+            .rows_format =
+                at->dtype == LMNN_FLOAT32 ? LM_DATA_FORMAT_FLOAT32 : nn_tile_format(at->dtype),
+            .rows_page = 32 * 32 * esize,
+            .reader = {"tilize_reader.c", LM_PROCESSOR_DM0, cargs, 3, &gather, 1, false},
+            .args = args,
+            .nargs = 8,
+            .first_arg = 0,
+            .count_arg = 1,
+            .step_arg = 7,
+            .buffers = no_buffers,
+            .a_name = an,
+            .b_name = bn,
+        };
+        lmnn_matmul_options o = *opts;
+        o.output.memory = nn_output_memory(&opts->output.memory, at);
+        if ((st = nn_linear_gathered(op, &ga, b, bias, &o, raw_padding, groups, out)) || out->id)
+            return st;
+    }
+    lmnn_tensor tiled;
+    if ((st = lmnn_to_layout(a, LMNN_TILE, &tiled))) return nn_fail_call(st, op);
+    st = matmul(op, an, bn, tiled, b, bias, opts, raw_padding, groups, out);
+    lmnn_tensor_free(tiled);
+    return st;
+}
+
 static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
                         lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
                         bool raw_padding, const nn_mm_groups *groups, lmnn_tensor *out) {
@@ -780,8 +837,10 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     mm_plan p = {0};
     lmnn_dtype dtype;
     lm_status st = nn_get_tensor(op, an, a, &p.a);
-    if (!st) st = nn_check_layout(op, an, p.a, LMNN_TILE);
     if (!st) st = nn_check_float(op, an, p.a);
+    if (!st && p.a->layout == LMNN_ROW_MAJOR)
+        return matmul_rows(op, an, bn, a, p.a, b, bias, opts, raw_padding, groups, out);
+    if (!st) st = nn_check_layout(op, an, p.a, LMNN_TILE);
     if (!st) st = plan(op, an, bn, b, bias, opts, raw_padding, groups, &p, &dtype);
     if (st) return st;
     if (pack_pays(&p)) return matmul_packed(op, an, bn, a, b, bias, opts, &p, out);
@@ -806,7 +865,8 @@ lm_status nn_linear_gathered(const char *op, const nn_mm_gather *ga, lmnn_tensor
     lm_device_info info;
     mm_geometry g;
     lm_memory_stats l1;
-    lm_status st = plan(op, "input", "weight", weight, bias, opts, raw_padding, groups, &p, &dtype);
+    lm_status st = plan(op, ga->a_name ? ga->a_name : "input", ga->b_name ? ga->b_name : "weight",
+                        weight, bias, opts, raw_padding, groups, &p, &dtype);
     if (!st && (st = lm_device_get_info(a.device, &info))) st = nn_fail_call(st, op);
     /* Buffers take L1 from the top: what is left below them, the largest
      * free block, is where circular buffers go. */

@@ -4196,18 +4196,19 @@ static void test_bf16_notes(void) {
 
 /* --dtype bfp8 stores a MatMul's and a Gemm's constant weights as
  * bfloat8_b, as it does convolution weights: a run of 16 weights along a
- * stored row shares one exponent there, so next to a weight of 64 one of
- * 0.01 is lost, where bfloat16 keeps it. x is 0 where the 64s would be
- * multiplied in a Gemm and 1 elsewhere: its sums of 0.01s are 0.3, or about
- * 0 with the weights lowered; the MatMul's columns 0 and 16 sum 64s. The
- * weights go up as bfloat8_b from the host: a replay launches what the
- * bf16 mode's does, no typecast of them. */
+ * stored row ([K, N], a Gemm's transB one transposed on the host) shares
+ * one exponent there, so next to a weight of 64 one of 0.01 is lost, where
+ * bfloat16 keeps it. Columns 0 and 16 of W are 64s, the others 0.01s; x is
+ * 0 at k = 0 and 16 and 1 elsewhere: the 64 columns sum to 30 * 64, the
+ * others to 0.3, or about 0 with the weights lowered. The weights go up as
+ * bfloat8_b from the host: a replay launches what the bf16 mode's does, no
+ * typecast of them. */
 static void test_bfp8_weights(void) {
     static float w[32 * 32], wt[32 * 32], x[32], y[32];
     for (int k = 0; k < 32; k++)
         for (int j = 0; j < 32; j++) {
-            w[k * 32 + j] = j % 16 == 0 ? 64.0f : 0.01f;  /* MatMul: [K, N] */
-            wt[j * 32 + k] = k % 16 == 0 ? 64.0f : 0.01f; /* Gemm, transB: [N, K] */
+            w[k * 32 + j] = j % 16 == 0 ? 64.0f : 0.01f; /* MatMul: [K, N] */
+            wt[j * 32 + k] = w[k * 32 + j];              /* Gemm, transB: [N, K] */
         }
     for (int k = 0; k < 32; k++)
         x[k] = k % 16 == 0 ? 0.0f : 1.0f;
@@ -4238,9 +4239,9 @@ static void test_bfp8_weights(void) {
             CHECK_OK(replay1(bin, "x", x, 32, out ? "gemm" : "mm", y, 32, &rr));
             launches[mode] = rr.programs;
             for (int j = 0; j < 32; j++)
-                CHECK(!out && j % 16 == 0 ? fabsf(y[j] - 1920.0f) <= 16.0f
-                      : mode              ? fabsf(y[j] - 0.3f) > 0.1f
-                                          : fabsf(y[j] - 0.3f) < 0.01f);
+                CHECK(j % 16 == 0 ? fabsf(y[j] - 1920.0f) <= 16.0f
+                      : mode      ? fabsf(y[j] - 0.3f) > 0.1f
+                                  : fabsf(y[j] - 0.3f) < 0.01f);
         }
         lmfe_report_free(&rep);
         lm_binary_free(bin);

@@ -120,6 +120,10 @@ typedef struct mm_case {
     lmnn_dtype adt, bdt;
     bool linear, bias_2d; /* lmnn_linear with a bias [N] (or [1, N]) */
     lmnn_matmul_options o;
+    /* a given row-major; then whether its rows are to be gathered into the
+     * product (1) or tilized first (0) */
+    bool a_rm;
+    int gathers;
 } mm_case;
 
 /* Per-element bound (see the top of the file). */
@@ -157,7 +161,7 @@ static void run_case(const mm_case *c, uint64_t seed, lmnn_tensor *out_t) {
     size_t na = volume(&c->as), nb = volume(&c->bs);
     float *a = nn_rand_floats(na, -1, 1, seed), *b = nn_rand_floats(nb, -1, 1, seed + 1);
     lmnn_tensor ta, tb, tbias = {0}, tc;
-    CHECK_OK(nn_upload(&c->as, a, c->adt, LMNN_TILE, &ta));
+    CHECK_OK(nn_upload(&c->as, a, c->adt, c->a_rm ? LMNN_ROW_MAJOR : LMNN_TILE, &ta));
     lmnn_tensor_options to;
     lmnn_tensor_options_init(&to);
     to.dtype = c->bdt;
@@ -178,9 +182,24 @@ static void run_case(const mm_case *c, uint64_t seed, lmnn_tensor *out_t) {
         lmnn_shape bsh = c->bias_2d ? LMNN_SHAPE(1, n) : LMNN_SHAPE(n);
         CHECK_OK(nn_upload(&bsh, bias, c->adt, LMNN_TILE, &tbias));
         sbias = nn_download(tbias);
+    }
+    if (c->a_rm) CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    if (c->linear)
         CHECK_OK(lmnn_linear(ta, tb, tbias, &c->o, &tc));
-    } else {
+    else
         CHECK_OK(lmnn_matmul(ta, tb, &c->o, &tc));
+    if (c->a_rm) {
+        /* The rows gathered into the product, or tilized first. */
+        bool ran[2];
+        nn_ran_since((const char *const[]){"tilize_reader.c + matmul_compute.c",
+                                           "tilize_reader.c + tilize_compute.c"},
+                     ran, 2);
+        if (ran[0] != (c->gathers == 1) || ran[1] == (c->gathers == 1)) {
+            char m[160];
+            snprintf(m, sizeof m, "%s: A's rows %s", c->name,
+                     ran[0] ? "gathered into the product" : "tilized first");
+            test_fail_(__FILE__, __LINE__, m);
+        }
     }
     double alpha = isnan(c->o.activation_alpha) ? -INFINITY : c->o.activation_alpha;
     double beta = isnan(c->o.activation_beta) ? INFINITY : c->o.activation_beta;
@@ -231,7 +250,7 @@ static void run_case(const mm_case *c, uint64_t seed, lmnn_tensor *out_t) {
 }
 
 static mm_case mk(const char *name, lmnn_shape as, lmnn_shape bs, lmnn_dtype dt) {
-    mm_case c = {name, as, bs, dt, dt, false, false, {0}};
+    mm_case c = {name, as, bs, dt, dt, false, false, {0}, false, 0};
     lmnn_matmul_options_init(&c.o);
     return c;
 }
@@ -290,6 +309,84 @@ static void test_transposes(void) {
     cs[5].o.transpose_a = true;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
         run_case(&cs[i], 200 + i, NULL);
+}
+
+/* A row-major a: a matrix whose product fits the gathered form (all of K
+ * and B in L1, N in dst, no transposes) reads and tilizes its rows in the
+ * product's own program; other shapes are tilized first. Either way the
+ * values are the tile a's (the same bounds); the output follows a's
+ * memory. */
+static void test_row_major_a(void) {
+    struct {
+        mm_case c;
+        bool linear, tb, ta, relu;
+        int gathers;
+    } cs[] = {
+        {mk("rm [1,784]x[784,10]+[10] (a CNN's fc)", LMNN_SHAPE(1, 784), LMNN_SHAPE(784, 10),
+            LMNN_FLOAT32),
+         true, false, false, false, 1},
+        {mk("rm [70,65]x[65,47] relu", LMNN_SHAPE(70, 65), LMNN_SHAPE(65, 47), LMNN_FLOAT32), false,
+         false, false, true, 1},
+        /* more tile rows than cores: each core takes every gy-th */
+        {mk("rm [600,65]x[65,47]+[47]", LMNN_SHAPE(600, 65), LMNN_SHAPE(65, 47), LMNN_FLOAT32),
+         true, false, false, false, 1},
+        {mk("rm bf16 [64,96]x[96,200]+[200]", LMNN_SHAPE(64, 96), LMNN_SHAPE(96, 200),
+            LMNN_BFLOAT16),
+         true, false, false, false, 1},
+        {mk("rm [33,65]x[47,65]^T+[47]", LMNN_SHAPE(33, 65), LMNN_SHAPE(47, 65), LMNN_FLOAT32),
+         true, true, false, false, 0},
+        {mk("rm [65,33]^T x[65,47]", LMNN_SHAPE(65, 33), LMNN_SHAPE(65, 47), LMNN_FLOAT32), false,
+         false, true, false, 0},
+        {mk("rm [2,33,65]x[65,47] (batched)", LMNN_SHAPE(2, 33, 65), LMNN_SHAPE(65, 47),
+            LMNN_FLOAT32),
+         false, false, false, false, 0},
+        {mk("rm [40,64]x[64,300] (N past dst)", LMNN_SHAPE(40, 64), LMNN_SHAPE(64, 300),
+            LMNN_FLOAT32),
+         false, false, false, false, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        mm_case c = cs[i].c;
+        c.linear = cs[i].linear;
+        c.o.transpose_b = cs[i].tb;
+        c.o.transpose_a = cs[i].ta;
+        if (cs[i].relu) c.o.activation = LMNN_RELU;
+        c.a_rm = true;
+        c.gathers = cs[i].gathers;
+        run_case(&c, 900 + i, NULL);
+    }
+    /* a bfloat16 a and a float32 b; the output in L1 as a is. */
+    mm_case c = mk("rm bf16 a, f32 b", LMNN_SHAPE(40, 96), LMNN_SHAPE(96, 64), LMNN_BFLOAT16);
+    c.bdt = LMNN_FLOAT32;
+    c.a_rm = true;
+    c.gathers = 1;
+    run_case(&c, 950, NULL);
+    lmnn_shape as = LMNN_SHAPE(40, 96), bs = LMNN_SHAPE(96, 64);
+    float *v = nn_rand_floats(96 * 64, -1, 1, 951);
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    to.layout = LMNN_ROW_MAJOR;
+    to.memory = (lmnn_memory_config){.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED};
+    lmnn_tensor a, b, y;
+    CHECK_OK(lmnn_from_host(nn_dev(), &as, v, 40 * 96 * sizeof *v, &to, &a));
+    CHECK_OK(nn_upload(&bs, v, LMNN_FLOAT32, LMNN_TILE, &b));
+    CHECK_OK(lmnn_matmul(a, b, NULL, &y));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(y, &info));
+    CHECK(info.memory.type == LM_BUFFER_L1 && info.layout == LMNN_TILE);
+    lmnn_tensor_free(y);
+    /* Errors name the operands as for a tile a. */
+    lmnn_shape bad = LMNN_SHAPE(95, 64);
+    lmnn_tensor b2;
+    CHECK_OK(nn_upload(&bad, v, LMNN_FLOAT32, LMNN_TILE, &b2));
+    CHECK_FAILS(lmnn_matmul(a, b2, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_matmul: b: inner dim 95 of shape [95, 64] does not match a's inner dim 96 "
+                "of shape [40, 96]");
+    CHECK_FAILS(lmnn_linear(a, b2, (lmnn_tensor){0}, NULL, &y), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_linear: weight: inner dim 95 of shape [95, 64] does not match input's "
+                "inner dim 96 of shape [40, 96]");
+    lmnn_tensor_free(a), lmnn_tensor_free(b), lmnn_tensor_free(b2);
+    free(v);
 }
 
 static void test_linear(void) {
@@ -680,8 +777,6 @@ static void test_errors(void) {
     /* Layout and dtype. */
     lmnn_tensor rm, iu;
     CHECK_OK(nn_upload(&s35, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
-    CHECK_FAILS(lmnn_matmul(rm, c, NULL, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_matmul: a: expected layout tile, given row_major");
     CHECK_FAILS(lmnn_matmul(a, rm, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_matmul: b: expected layout tile, given row_major");
     lmnn_tensor_options to;
@@ -793,6 +888,7 @@ int main(void) {
     TEST_RUN(test_batched);
     TEST_RUN(test_transposes);
     TEST_RUN(test_linear);
+    TEST_RUN(test_row_major_a);
     TEST_RUN(test_activations);
     TEST_RUN(test_padding);
     TEST_RUN(test_dtypes);

@@ -3,26 +3,42 @@
  * below the last row, as `tiles` pages of circular buffer 0.
  * Compile-time args: is_dram_in, is_dram_out, esize. Runtime args: first
  * unit, units, h, w, ht, wt, block (runtime, so that one compiled kernel
- * serves every shape). */
+ * serves every shape).
+ *
+ * With NN_TILIZE_GATHER, the reader of a product whose A is row-major
+ * (nn_matmul.c's gathered form, matmul_compute.c tilizing): its units go
+ * into circular buffer 7 (NN_MM_CB_ROWS), and the core takes every
+ * step-th unit (runtime arg 7) from `first` on, not `units` in a row. */
 #include "dataflow_api.h"
+
+#ifdef NN_TILIZE_GATHER
+#define CB_ROWS 7
+#else
+#define CB_ROWS 0
+#endif
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1);
     uint32_t esize = get_compile_time_arg_val(2), h = get_arg_val(2);
     uint32_t w = get_arg_val(3), ht = get_arg_val(4);
     uint32_t wt = get_arg_val(5), block = get_arg_val(6);
+#ifdef NN_TILIZE_GATHER
+    uint32_t step = get_arg_val(7);
+#else
+    uint32_t step = 1;
+#endif
     /* Every unit moves `room` pages, however many it fills, so no unit
      * wraps around the end of a circular buffer (2 * room pages). */
     uint32_t room = block < wt ? block : wt;
     InterleavedAddrGenFast in = {.bank_base_address = get_common_arg_val(0),
                                  .page_size = w * esize,
                                  .is_dram = get_compile_time_arg_val(0)};
-    for (uint32_t u = first; u < first + units; u++) {
+    for (uint32_t i = 0, u = first; i < units; i++, u += step) {
         nn_row_block rb = nn_row_block_of(u, ht, wt, block);
         uint32_t col0 = rb.bk * block * 32, width = rb.tiles * 32;
         uint32_t valid = w - col0 < width ? w - col0 : width;
-        cb_reserve_back(0, room);
-        uint32_t base = get_write_ptr(0);
+        cb_reserve_back(CB_ROWS, room);
+        uint32_t base = get_write_ptr(CB_ROWS);
         for (uint32_t r = 0; r < 32; r++) {
             uint32_t row = rb.tr * 32 + r, dst = base + r * width * esize;
             if (row >= h) {
@@ -36,6 +52,6 @@ void kernel_main(void) {
             nn_zero(dst + valid * esize, (width - valid) * esize);
         }
         noc_async_read_barrier();
-        cb_push_back(0, room);
+        cb_push_back(CB_ROWS, room);
     }
 }
