@@ -43,6 +43,13 @@ struct cap_recorder {
     lm_capture_options opts;
     lmb_writer *writer;
     id_map buffers, programs, kernels, cbs, traces, events;
+    /* The programs alive at begin not yet recorded (handle -> 1): each is
+     * recorded, as it is then, the first time the capture sees it used
+     * (adopt), so a binary holds only the programs its workload touches,
+     * not every program a warm program cache keeps. adopt_mutex makes a
+     * second user wait for the first's recording. */
+    idmap earlier;
+    pthread_mutex_t adopt_mutex;
     lm_status error; /* the first recording failure, reported by cap_end */
     char error_message[ERR_MESSAGE_MAX];
     uint8_t formats_seen[8]; /* lmb_DataFormat values used by CBs */
@@ -109,6 +116,28 @@ static uint32_t need(cap_recorder *r, const id_map *m, uint64_t handle, const ch
              "device) was used",
              what);
     return id;
+}
+
+static void adopt_snapshot(lm_device *dev, lm_program p, cap_recorder *r);
+
+/* Records program p, alive at begin and not recorded yet, as it is now:
+ * true when this call recorded it (the caller's own change is then in the
+ * record already). Called before the hook takes the recorder's lock (the
+ * recording goes through the hooks). */
+static bool adopt(lm_device *dev, lm_program p) {
+    cap_recorder *r = dev->capture;
+    if (!r) return false;
+    pthread_mutex_lock(&r->mutex);
+    bool earlier = !map_get(&r->programs, p.id) && idmap_find(&r->earlier, p.id);
+    pthread_mutex_unlock(&r->mutex);
+    if (!earlier) return false;
+    pthread_mutex_lock(&r->adopt_mutex);
+    pthread_mutex_lock(&r->mutex);
+    bool take = idmap_remove(&r->earlier, p.id);
+    pthread_mutex_unlock(&r->mutex);
+    if (take) adopt_snapshot(dev, p, r);
+    pthread_mutex_unlock(&r->adopt_mutex);
+    return take;
 }
 
 static fb_ref core_ranges(fb_builder *b, const lm_core_range_set *set) {
@@ -348,6 +377,9 @@ void cap_create_program(lm_device *dev, lm_program program) {
 void cap_release_program(lm_device *dev, lm_program program) {
     cap_recorder *r = lock(dev);
     if (!r) return;
+    /* Alive at begin and never used since: nothing to record. */
+    if (!map_get(&r->programs, program.id) && idmap_remove(&r->earlier, program.id))
+        return unlock(r);
     fb_builder *b = lmb_writer_builder(r->writer);
     uint32_t id = need(r, &r->programs, program.id, "program");
     lmb_ReleaseProgram_start(b);
@@ -358,6 +390,7 @@ void cap_release_program(lm_device *dev, lm_program program) {
 
 void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
                        const lm_core_range_set *cores, const lm_kernel_config *cfg) {
+    if (adopt(dev, program)) return; /* recorded with this change */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program"), kid = 0;
@@ -425,6 +458,7 @@ void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
 
 void cap_set_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel, lm_core core,
                           const uint32_t *args, uint32_t count) {
+    if (adopt(dev, program)) return; /* recorded with this change */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -443,6 +477,7 @@ void cap_set_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel, 
 
 void cap_set_common_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel,
                                  const uint32_t *args, uint32_t count) {
+    if (adopt(dev, program)) return; /* recorded with this change */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -459,6 +494,7 @@ void cap_set_common_runtime_args(lm_device *dev, lm_program program, lm_kernel k
 
 void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
                    const lm_core_range_set *cores, const lm_circular_buffer_config *cfg) {
+    if (adopt(dev, program)) return; /* recorded with this change */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program"), id = 0;
@@ -489,6 +525,7 @@ void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
 
 void cap_update_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
                    const lm_circular_buffer_config *cfg) {
+    if (adopt(dev, program)) return; /* recorded with this change */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -514,6 +551,7 @@ void cap_update_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
 
 void cap_create_semaphore(lm_device *dev, lm_program program, const lm_core_range_set *cores,
                           uint32_t initial_value, uint32_t id) {
+    if (adopt(dev, program)) return; /* recorded with this change */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -529,6 +567,7 @@ void cap_create_semaphore(lm_device *dev, lm_program program, const lm_core_rang
 }
 
 void cap_enqueue_program(lm_device *dev, uint32_t cq, lm_program program, bool blocking) {
+    adopt(dev, program);
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -702,8 +741,8 @@ static void snapshot_buffers(cap_recorder *r, lm_device *dev) {
     }
 }
 
-/* Snapshot of the programs alive at begin, through the same hooks live calls
- * use (the recorder is installed by then). */
+/* A program alive at begin, recorded when first used (adopt) through the
+ * same hooks live calls use. */
 static void snap_program(void *dev, lm_program p) {
     cap_create_program(dev, p);
 }
@@ -727,8 +766,27 @@ static void snap_semaphore(void *dev, lm_program p, const lm_core_range_set *cor
     cap_create_semaphore(dev, p, cores, initial, id);
 }
 
+static void adopt_snapshot(lm_device *dev, lm_program p, cap_recorder *r) {
+    rt_snapshot_visitor v = {dev,         snap_program, snap_kernel,   snap_args,
+                             snap_common, snap_cb,      snap_semaphore};
+    lm_status st = rt_program_snapshot_one(p, &v);
+    if (st) {
+        pthread_mutex_lock(&r->mutex);
+        fail_with_last(r, st);
+        pthread_mutex_unlock(&r->mutex);
+    }
+}
+
+static void note_earlier(void *ctx, lm_program p) {
+    cap_recorder *r = ctx;
+    if (!idmap_put(&r->earlier, p.id, 1) && !r->error)
+        fail(r, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+}
+
 static void recorder_free(cap_recorder *r) {
     if (!r) return;
+    idmap_free(&r->earlier);
+    pthread_mutex_destroy(&r->adopt_mutex);
     lmb_writer_destroy(r->writer);
     map_free(&r->buffers);
     map_free(&r->programs);
@@ -773,6 +831,7 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
     cap_recorder *r = calloc(1, sizeof *r);
     if (!r) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     pthread_mutex_init(&r->mutex, NULL);
+    pthread_mutex_init(&r->adopt_mutex, NULL);
     r->device = dev;
     if (opts) r->opts = *opts;
     lm_status st = lmb_writer_create(&r->writer);
@@ -781,11 +840,10 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
         return st;
     }
     snapshot_buffers(r, dev);
+    /* The programs alive now are recorded as they are first used (adopt). */
+    rt_program_each(dev, note_earlier, r);
     dev->capture = r;
     dev->capture_sink = &sink;
-    rt_snapshot_visitor v = {dev,         snap_program, snap_kernel,   snap_args,
-                             snap_common, snap_cb,      snap_semaphore};
-    if (!r->error) fail_with_last(r, rt_program_snapshot(dev, &v));
     /* Traces alive at begin: stored, and loaded first thing on replay. */
     for (uint32_t id = 1; id <= LM_MAX_TRACES && !r->error; id++)
         if (rt_trace_exists(dev, id)) cap_trace_exists(dev, 0, id);

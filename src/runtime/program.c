@@ -967,25 +967,18 @@ static lm_status snapshot_program(rt_program *p, const rt_snapshot_visitor *v) {
     return st;
 }
 
-lm_status rt_program_snapshot(lm_device *dev, const rt_snapshot_visitor *v) {
-    /* Oldest first, so the replay creates them (and their CBs) in order. */
-    pthread_mutex_lock(&dev->mutex);
-    uint32_t n = 0;
-    for (rt_program *p = dev->programs; p; p = p->next)
-        n++;
-    rt_program **list = calloc(n ? n : 1, sizeof *list);
-    uint32_t i = n;
-    for (rt_program *p = dev->programs; p && list; p = p->next) {
-        atomic_fetch_add(&p->refs, 1);
-        list[--i] = p;
-    }
-    pthread_mutex_unlock(&dev->mutex);
-    if (!list) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    lm_status st = LM_OK;
-    for (i = 0; i < n; i++) {
-        if (!st) st = snapshot_program(list[i], v);
-        program_unref(list[i]);
-    }
-    free(list);
+lm_status rt_program_snapshot_one(lm_program program, const rt_snapshot_visitor *v) {
+    rt_program *p;
+    lm_status st = program_ref(program, &p);
+    if (st) return st;
+    st = snapshot_program(p, v);
+    program_unref(p);
     return st;
+}
+
+void rt_program_each(lm_device *dev, void (*fn)(void *ctx, lm_program program), void *ctx) {
+    pthread_mutex_lock(&dev->mutex);
+    for (rt_program *p = dev->programs; p; p = p->next)
+        fn(ctx, (lm_program){p->handle});
+    pthread_mutex_unlock(&dev->mutex);
 }

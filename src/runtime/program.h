@@ -75,10 +75,14 @@ typedef struct rt_snapshot_visitor {
                       uint32_t initial_value, uint32_t id);
 } rt_snapshot_visitor;
 
-/* Reports every live program of the device, oldest first. Not safe against
- * concurrent changes to those programs. LM_ERR_UNSUPPORTED when a set of
+/* Reports one live program (LM_ERR_INVALID_HANDLE for a stale handle). Not
+ * safe against concurrent changes to it. LM_ERR_UNSUPPORTED when a set of
  * cores needs more than LM_MAX_CORE_RANGES rectangles. */
-lm_status rt_program_snapshot(lm_device *device, const rt_snapshot_visitor *v);
+lm_status rt_program_snapshot_one(lm_program program, const rt_snapshot_visitor *v);
+
+/* Calls fn with each live program of the device (under the device's lock:
+ * fn must not call into the runtime). */
+void rt_program_each(lm_device *device, void (*fn)(void *ctx, lm_program program), void *ctx);
 
 /* The device a program belongs to. */
 lm_status rt_program_device(lm_program program, lm_device **out_device);

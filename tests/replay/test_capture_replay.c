@@ -57,10 +57,10 @@ static lm_status make_buffers(lm_device *dev, workload *w) {
 }
 
 /* The scaling program over the workload's buffers, on all four cores,
- * reading `in` from page `first_page` on. */
-static lm_status make_program(lm_device *dev, const workload *w, uint32_t first_page,
-                              lm_program *out) {
-    lm_kernel k;
+ * reading `in` from page `first_page` on; its kernel in *out_kernel. */
+static lm_status make_program_k(lm_device *dev, const workload *w, uint32_t first_page,
+                                lm_program *out, lm_kernel *out_kernel) {
+    lm_kernel k = {0};
     lm_kernel_config kc;
     lm_kernel_config_init(&kc, LM_PROCESSOR_DM0);
     lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
@@ -73,7 +73,14 @@ static lm_status make_program(lm_device *dev, const workload *w, uint32_t first_
     for (uint32_t y = 0; y < 2 && !st; y++)
         for (uint32_t x = 0; x < 2 && !st; x++)
             st = lm_set_runtime_args(*out, k, (lm_core){x, y}, args, 3);
+    *out_kernel = k;
     return st;
+}
+
+static lm_status make_program(lm_device *dev, const workload *w, uint32_t first_page,
+                              lm_program *out) {
+    lm_kernel k;
+    return make_program_k(dev, w, first_page, out, &k);
 }
 
 /* Writes the input, runs the kernel, reads the output, checks it as golden. */
@@ -367,6 +374,99 @@ static void test_capture_snapshots_programs(void) {
     lm_binary_free(bin);
 }
 
+/* One capture of the scaling workload on a device holding program `prog`
+ * (made before the capture) and, with `others`, two more programs: one
+ * released during the capture, one never touched. */
+static lm_status capture_with(bool others, lm_binary **out_binary, uint32_t *live) {
+    lm_device *dev = open_device();
+    if (!dev) return LM_ERR_INTERNAL;
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    workload w;
+    lm_program prog, released = {0}, untouched = {0};
+    uint32_t in[WORDS];
+    input_words(in, 11);
+    lm_status st = make_buffers(dev, &w);
+    if (!st && others) st = make_program(dev, &w, 0, &released);
+    if (!st) st = make_program(dev, &w, 0, &prog);
+    if (!st && others) st = make_program(dev, &w, 0, &untouched);
+    if (!st) st = lm_light_metal_begin_capture(dev, NULL);
+    if (!st && others) st = lm_release_program(released);
+    if (!st) st = lm_enqueue_write_buffer(cq, w.in, in, false);
+    if (!st) st = lm_enqueue_program(cq, prog, false);
+    if (!st) st = lm_enqueue_read_buffer(cq, w.out, live, true);
+    if (!st) st = lm_capture_name_buffer(w.out, "out");
+    if (!st) st = lm_light_metal_end_capture(dev, out_binary);
+    lm_device_close(dev);
+    return st;
+}
+
+/* A program alive when the capture begins is recorded when the workload
+ * first uses it, as it is then: programs it never uses (a warm program
+ * cache's) stay out of the binary, which is byte for byte the one of a
+ * device that never had them; one changed during the capture (new
+ * arguments, a new circular buffer) is recorded once, with the change. */
+static void test_capture_records_programs_used(void) {
+    static uint32_t live[WORDS], live2[WORDS], replayed[WORDS];
+    lm_binary *alone, *among;
+    CHECK_OK(capture_with(false, &alone, live));
+    CHECK_OK(capture_with(true, &among, live2));
+    const void *d1, *d2;
+    uint64_t s1, s2;
+    CHECK_OK(lm_binary_data(alone, &d1, &s1));
+    CHECK_OK(lm_binary_data(among, &d2, &s2));
+    CHECK_EQ_U64(s2, s1);
+    CHECK(memcmp(d1, d2, s1) == 0);
+    CHECK(memcmp(live, live2, sizeof live) == 0);
+    lm_binary_free(alone);
+    lm_binary_free(among);
+
+    /* Changed during the capture: its output buffer, and a circular
+     * buffer added. */
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    workload w, w2;
+    CHECK_OK(make_buffers(dev, &w));
+    CHECK_OK(make_buffers(dev, &w2));
+    lm_program prog;
+    lm_kernel k;
+    CHECK_OK(make_program_k(dev, &w, 0, &prog, &k));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    uint32_t in[WORDS];
+    input_words(in, 5);
+    CHECK_OK(lm_enqueue_write_buffer(cq, w.in, in, false));
+    lm_circular_buffer_config cc;
+    lm_circular_buffer_config_init(&cc);
+    cc.total_size = 4096;
+    cc.index_count = 1;
+    cc.indices[0] = (lm_cb_index_config){2, LM_DATA_FORMAT_FLOAT32, 4096};
+    lm_circular_buffer cb;
+    lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
+    CHECK_OK(lm_create_circular_buffer(prog, &all, &cc, &cb));
+    uint64_t ia, oa;
+    lm_buffer_address(w.in, &ia);
+    lm_buffer_address(w2.out, &oa);
+    uint32_t args[] = {(uint32_t)ia, (uint32_t)oa, 0};
+    CHECK_OK(lm_set_runtime_args_range(prog, k, &all, args, 3));
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_enqueue_read_buffer(cq, w2.out, live, true));
+    CHECK_OK(lm_capture_name_buffer(w2.out, "out"));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_device_close(dev));
+    CHECK_EQ_U64(live[5], in[5] * 5u + 1u);
+    const void *data;
+    uint64_t size;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    lm_replay *r;
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
+    CHECK(memcmp(live, replayed, sizeof live) == 0);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+}
+
 /* Metal traces inside a Light Metal capture: one captured during it, one
  * that existed before it began; the binary replays both. */
 static void test_capture_with_traces(void) {
@@ -507,6 +607,7 @@ int main(void) {
     TEST_RUN(test_inputs_and_goldens);
     TEST_RUN(test_capture_mid_workload);
     TEST_RUN(test_capture_snapshots_programs);
+    TEST_RUN(test_capture_records_programs_used);
     TEST_RUN(test_capture_with_traces);
     TEST_RUN(test_capture_errors);
     TEST_RUN(test_replay_errors);
