@@ -1541,6 +1541,20 @@ static void conv_once(bool *out_gathered, float **out) {
     free(xv), free(wv), free(bv);
 }
 
+/* A buffer taking all but 700 KiB of each core's free L1, in 4 KiB pages:
+ * too little left for a gathered product's circular buffers. */
+static lm_status fill_l1(lm_buffer *out) {
+    lm_memory_stats st;
+    lm_status s = lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &st);
+    if (s) return s;
+    lm_buffer_config cfg;
+    lm_buffer_config_init(&cfg);
+    cfg.type = LM_BUFFER_L1;
+    cfg.page_size = 4096;
+    cfg.size = (st.largest_free_block_bytes - (700u << 10)) / 4096 * 4096 * st.banks;
+    return lm_create_buffer(nn_dev(), &cfg, out);
+}
+
 /* A product that would be gathered with L1 free is stored when L1 holds a
  * tensor that leaves its circular buffers no room, but the stored form's
  * (smaller) enough (and the program gathering it is cached: the choice is
@@ -1551,16 +1565,8 @@ static void test_gathered_l1_full(void) {
     float *free_l1, *full;
     conv_once(&gathered, &free_l1);
     CHECK(gathered);
-    lm_memory_stats st;
-    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &st));
-    /* All but 700 KiB of each core's L1, in 4 KiB pages. */
-    lm_buffer_config cfg;
-    lm_buffer_config_init(&cfg);
-    cfg.type = LM_BUFFER_L1;
-    cfg.page_size = 4096;
-    cfg.size = (st.largest_free_block_bytes - (700u << 10)) / 4096 * 4096 * st.banks;
     lm_buffer big;
-    CHECK_OK(lm_create_buffer(nn_dev(), &cfg, &big));
+    CHECK_OK(fill_l1(&big));
     conv_once(&gathered_full, &full);
     CHECK_OK(lm_deallocate_buffer(big));
     CHECK(!gathered_full);
@@ -2334,15 +2340,8 @@ static void test_input_dtype(void) {
     o.input_layout = LMNN_NHWC;
     o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
     xs = LMNN_SHAPE(1, 9, 10, 64), ws = LMNN_SHAPE(256, 64, 3, 3);
-    lm_memory_stats ms;
-    CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &ms));
-    lm_buffer_config cfg;
-    lm_buffer_config_init(&cfg);
-    cfg.type = LM_BUFFER_L1;
-    cfg.page_size = 4096;
-    cfg.size = (ms.largest_free_block_bytes - (700u << 10)) / 4096 * 4096 * ms.banks;
     lm_buffer big;
-    CHECK_OK(lm_create_buffer(nn_dev(), &cfg, &big));
+    CHECK_OK(fill_l1(&big));
     run_input_dtype_case("the patch matrix stored", &xs, LMNN_FLOAT32, LMNN_ROW_MAJOR,
                          LMNN_BFLOAT16, &ws, false, &o, false, 0);
     CHECK_OK(lm_deallocate_buffer(big));

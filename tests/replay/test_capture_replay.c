@@ -292,8 +292,24 @@ static void test_inputs_and_goldens(void) {
 }
 
 /* Capture begins after the buffers exist and hold data: they are snapshotted. */
+/* Replays `bin` (then freed) on a new device: its "out" must be `live`. */
+static void check_replay_out(lm_binary *bin, const uint32_t *live) {
+    static uint32_t replayed[WORDS];
+    const void *data;
+    uint64_t size;
+    lm_replay *r = NULL;
+    lm_status st = lm_binary_data(bin, &data, &size);
+    if (!st) st = lm_replay_open(data, size, &r);
+    if (!st) st = lm_replay_run(r, NULL, NULL, NULL);
+    if (!st) st = lm_replay_get_output(r, "out", replayed, sizeof replayed);
+    if (r) lm_replay_close(r);
+    lm_binary_free(bin);
+    CHECK_OK(st);
+    CHECK(memcmp(live, replayed, sizeof replayed) == 0);
+}
+
 static void test_capture_mid_workload(void) {
-    static uint32_t live[WORDS], replayed[WORDS];
+    static uint32_t live[WORDS];
     lm_device *dev = open_device();
     CHECK(dev);
     workload w;
@@ -307,16 +323,7 @@ static void test_capture_mid_workload(void) {
     lm_binary *bin;
     CHECK_OK(lm_light_metal_end_capture(dev, &bin));
     CHECK_OK(lm_device_close(dev));
-    const void *data;
-    uint64_t size;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
-    lm_replay *r;
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
-    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
-    CHECK(memcmp(live, replayed, sizeof live) == 0);
-    lm_replay_close(r);
-    lm_binary_free(bin);
+    check_replay_out(bin, live);
 }
 
 /* Programs (kernels, arguments, circular buffers, semaphores) alive when the
@@ -406,7 +413,7 @@ static lm_status capture_with(bool others, lm_binary **out_binary, uint32_t *liv
  * device that never had them; one changed during the capture (new
  * arguments, a new circular buffer) is recorded once, with the change. */
 static void test_capture_records_programs_used(void) {
-    static uint32_t live[WORDS], live2[WORDS], replayed[WORDS];
+    static uint32_t live[WORDS], live2[WORDS];
     lm_binary *alone, *among;
     CHECK_OK(capture_with(false, &alone, live));
     CHECK_OK(capture_with(true, &among, live2));
@@ -455,16 +462,7 @@ static void test_capture_records_programs_used(void) {
     CHECK_OK(lm_light_metal_end_capture(dev, &bin));
     CHECK_OK(lm_device_close(dev));
     CHECK_EQ_U64(live[5], in[5] * 5u + 1u);
-    const void *data;
-    uint64_t size;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
-    lm_replay *r;
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
-    CHECK_OK(lm_replay_get_output(r, "out", replayed, sizeof replayed));
-    CHECK(memcmp(live, replayed, sizeof live) == 0);
-    lm_replay_close(r);
-    lm_binary_free(bin);
+    check_replay_out(bin, live);
 }
 
 /* Metal traces inside a Light Metal capture: one captured during it, one
