@@ -80,6 +80,13 @@ typedef struct lmnn_matmul_options {
     lmnn_unary_op activation;
     double activation_alpha, activation_beta;
     lmnn_output output; /* dtype: float dtypes only; zero: like a (input) */
+    /* The dtype a's (input's) values are taken in: 0 (init), its own; or
+     * FLOAT32 or BFLOAT16, the values being what lmnn_typecast of a would
+     * give (and the output's dtype by default). A row-major a gathered into
+     * the product (see above) is rounded as its rows are tilized, with no
+     * copy; any other a is typecast first. (A bfloat16 model fed float32
+     * rows.) */
+    lmnn_dtype input_dtype;
 } lmnn_matmul_options;
 
 /* No transposes, default accumulation, no activation, output like a. */

@@ -345,9 +345,12 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
                           bool *out_owned);
 /* fe_in_dev_float for a reader that takes a row-major tensor as well (a
  * product's A, which tilizes its rows as it multiplies them): a float
- * value held only row-major (a Flatten's result) as it is. */
+ * value held only row-major (a Flatten's result, a graph input) as it is,
+ * *out_cast the dtype it is to be taken in when that is not its own (a
+ * float32 graph input in a mode computing in bfloat16: the matmul's
+ * input_dtype), else 0. */
 lm_status fe_in_dev_float_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
-                               bool *out_owned);
+                               bool *out_owned, lmnn_dtype *out_cast);
 /* The same as a new tensor of `rank` dims `dims` (the input's element
  * count): the caller frees it. Errors name the node. */
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,

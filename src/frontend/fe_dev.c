@@ -391,14 +391,18 @@ lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
 }
 
 lm_status fe_in_dev_float_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
-                               bool *out_owned) {
+                               bool *out_owned, lmnn_dtype *out_cast) {
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
+    *out_cast = 0;
     const fe_type *t = fe_in_type(c, n, i);
     lmnn_tensor_info info;
+    lmnn_dtype want = fe_dev_dtype(c, t->elem);
     if (d->rm.id && !d->tile.id && fe_elem_is_float(t->elem) &&
-        !lmnn_tensor_get_info(d->rm, &info) && info.dtype == fe_dev_dtype(c, t->elem)) {
+        !lmnn_tensor_get_info(d->rm, &info) &&
+        (info.dtype == want || (info.dtype == LMNN_FLOAT32 && want == LMNN_BFLOAT16))) {
+        if (info.dtype != want) *out_cast = want;
         *out = d->rm;
         *out_owned = false;
         return LM_OK;

@@ -666,7 +666,8 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     int64_t nn = c->g->values[n->outputs[0]].type.dims[1];
     lmnn_tensor a, b, bias = {0}, r = {0};
     bool ao, bo = false, co = false, act = false;
-    if ((st = fe_in_dev_float_rows(c, n, 0, &a, &ao))) return st;
+    lmnn_dtype cast;
+    if ((st = fe_in_dev_float_rows(c, n, 0, &a, &ao, &cast))) return st;
     bool tb;
     if ((st = right_operand(c, n, g.trans_b != 0, &b, &bo, &tb)) ||
         (st = bfp8_weight(c, n, 1, &b, &bo)))
@@ -683,6 +684,7 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     lmnn_matmul_options_init(&o);
     o.transpose_a = g.trans_a != 0;
     o.transpose_b = tb;
+    o.input_dtype = cast;
     const fe_fusion *f = fusion_of(c, n);
     act = f->activation != LMNN_UNARY_INVALID && !f->bias && (!has_c || as_bias) && g.alpha == 1.0f;
     if (act) {

@@ -775,10 +775,11 @@ static lm_status no_buffers(const char *op, nn_program *prog, const void *ctx) {
 
 /* matmul of a row-major A (at, handle a): a matrix [M, K] in interleaved
  * pages of a row each is gathered into the product's program, each tile row
- * read and tilized where it is multiplied (tilize_reader.c with
- * NN_TILIZE_GATHER, the whole of K a unit), when the product takes that form
- * (nn_linear_gathered); otherwise, or for other shapes, A is tilized first.
- * The output's memory follows A's, as for a tile A. */
+ * read and tilized (into opts->input_dtype when set) where it is multiplied
+ * (tilize_reader.c with NN_TILIZE_GATHER, the whole of K a unit), when the
+ * product takes that form (nn_linear_gathered); otherwise, or for other
+ * shapes, A is tilized first. The output's memory follows A's, as for a
+ * tile A. */
 static lm_status matmul_rows(const char *op, const char *an, const char *bn, lmnn_tensor a,
                              nn_tensor *at, lmnn_tensor b, lmnn_tensor bias,
                              const lmnn_matmul_options *opts, bool raw_padding,
@@ -797,7 +798,7 @@ static lm_status matmul_rows(const char *op, const char *an, const char *bn, lmn
         static const lm_kernel_define gather = {"NN_TILIZE_GATHER", "1"};
         nn_mm_gather ga = {
             .source = at,
-            .dtype = at->dtype,
+            .dtype = opts->input_dtype ? opts->input_dtype : at->dtype,
             .m = m,
             .k = k,
             .rows_format =
@@ -838,8 +839,24 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     lmnn_dtype dtype;
     lm_status st = nn_get_tensor(op, an, a, &p.a);
     if (!st) st = nn_check_float(op, an, p.a);
+    lmnn_dtype cast = opts->input_dtype;
+    if (!st && cast && cast != LMNN_FLOAT32 && cast != LMNN_BFLOAT16)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "input_dtype: expected 0 (%s's own), float32 or bfloat16, given %s", an,
+                       lmnn_dtype_name(cast));
     if (!st && p.a->layout == LMNN_ROW_MAJOR)
         return matmul_rows(op, an, bn, a, p.a, b, bias, opts, raw_padding, groups, out);
+    if (!st && cast && cast != p.a->dtype) {
+        /* A tile a is typecast first (a row-major one is rounded as its
+         * rows are tilized: matmul_rows). */
+        lmnn_tensor t;
+        if ((st = lmnn_typecast(a, cast, &t))) return nn_fail_call(st, op);
+        lmnn_matmul_options o = *opts;
+        o.input_dtype = 0;
+        st = matmul(op, an, bn, t, b, bias, &o, raw_padding, groups, out);
+        lmnn_tensor_free(t);
+        return st;
+    }
     if (!st) st = nn_check_layout(op, an, p.a, LMNN_TILE);
     if (!st) st = plan(op, an, bn, b, bias, opts, raw_padding, groups, &p, &dtype);
     if (st) return st;

@@ -4250,6 +4250,50 @@ static void test_bfp8_weights(void) {
     CHECK_EQ_U64(launches[1], launches[0]);
 }
 
+/* In the bf16 mode a Gemm reads a float32 graph input's rows itself,
+ * rounding them to bfloat16 as it tilizes them (lmnn_matmul_options'
+ * input_dtype): one launch for the product, two for the float32 output
+ * (typecast, untilize), none to tilize or typecast the input. */
+static void test_bf16_gemm_input(void) {
+    enum { M = 8, K = 64, N = 16 };
+    static float w[N * K], bias[N], x[M * K], y[M * N];
+    for (int i = 0; i < N * K; i++)
+        w[i] = (float)((i * 37) % 29) / 28 - 0.5f;
+    for (int i = 0; i < N; i++)
+        bias[i] = (float)i / 16;
+    for (int i = 0; i < M * K; i++)
+        x[i] = (float)((i * 53) % 31) / 30 - 0.5f;
+    int64_t xd[2] = {M, K}, wd[2] = {N, K}, bd[1] = {N}, yd[2] = {M, N};
+    Onnx__GraphProto *g = ob_graph("bf16_gemm");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    f32_init(g, "W", 2, wd, w, N * K);
+    f32_init(g, "B", 1, bd, bias, N);
+    ob_attr_i(ob_node(g, "Gemm", "fc", (const char *[]){"x", "W", "B", NULL},
+                      (const char *[]){"y", NULL}),
+              "transB", 1);
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.dtype = LMFE_DTYPE_BF16;
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), &o, &bin, NULL));
+    lm_replay_report rr = {0};
+    CHECK_OK(replay1(bin, "x", x, M * K, "y", y, M * N, &rr));
+    lm_binary_free(bin);
+    CHECK_EQ_U64(rr.programs, 3);
+    /* bfloat16 x and W, float32 accumulation, a bfloat16 result. */
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = bias[j], scale = fabs(bias[j]);
+            for (int k = 0; k < K; k++) {
+                want += (double)x[i * K + k] * w[j * K + k];
+                scale += fabs((double)x[i * K + k] * w[j * K + k]);
+            }
+            CHECK(fabs(y[i * N + j] - want) <= scale / 64);
+        }
+}
+
 static void test_inspect(void) {
     lmfe_model_info info;
     CHECK_OK(lmfe_inspect_onnx(save(batch_model()), &info));
@@ -4455,6 +4499,7 @@ int main(void) {
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);
     TEST_RUN(test_bfp8_weights);
+    TEST_RUN(test_bf16_gemm_input);
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);

@@ -389,6 +389,75 @@ static void test_row_major_a(void) {
     free(v);
 }
 
+/* lmnn_linear of a float32 a (`as`, in `layout`) with input_dtype bfloat16
+ * against a typecast to bfloat16 first: the same dtype and bits; `gathers`:
+ * whether a's rows went into the product (no typecast program ran). */
+static void run_cast_case(const char *name, lmnn_shape as, lmnn_shape bs, lmnn_layout layout,
+                          bool gathers) {
+    size_t na = volume(&as), nb = volume(&bs);
+    float *a = nn_rand_floats(na, -1, 1, 41 + na), *b = nn_rand_floats(nb, -1, 1, 43 + nb);
+    lmnn_tensor ta, tb, tc, y1, y2;
+    CHECK_OK(nn_upload(&as, a, LMNN_FLOAT32, layout, &ta));
+    CHECK_OK(nn_upload(&bs, b, LMNN_FLOAT32, LMNN_TILE, &tb));
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.input_dtype = LMNN_BFLOAT16;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_linear(ta, tb, (lmnn_tensor){0}, &o, &y1));
+    bool ran[2];
+    nn_ran_since((const char *const[]){"unary_compute.c", "tilize_reader.c + matmul_compute.c"},
+                 ran, 2);
+    CHECK_OK(lmnn_typecast(ta, LMNN_BFLOAT16, &tc));
+    o.input_dtype = 0;
+    CHECK_OK(lmnn_linear(tc, tb, (lmnn_tensor){0}, &o, &y2));
+    lmnn_tensor_info i1, i2;
+    CHECK_OK(lmnn_tensor_get_info(y1, &i1));
+    CHECK_OK(lmnn_tensor_get_info(y2, &i2));
+    float *g1 = nn_download(y1), *g2 = nn_download(y2);
+    size_t n1 = 0;
+    CHECK_OK(lmnn_tensor_host_size(y1, &n1));
+    bool same = g1 && g2 && !memcmp(g1, g2, n1);
+    printf("  %-40s %s, %s\n", name, ran[1] ? "rows rounded as gathered" : "typecast first",
+           same ? "the typecast a's bits" : "DIFFERENT bits");
+    free(g1), free(g2), free(a), free(b);
+    lmnn_tensor_free(ta), lmnn_tensor_free(tb), lmnn_tensor_free(tc);
+    lmnn_tensor_free(y1), lmnn_tensor_free(y2);
+    CHECK(i1.dtype == LMNN_BFLOAT16 && i2.dtype == LMNN_BFLOAT16);
+    CHECK(same);
+    CHECK(ran[1] == gathers && ran[0] != gathers);
+}
+
+/* input_dtype: a taken as bfloat16, rounded as its rows are gathered (a
+ * row-major a the product reads itself), else typecast first; its errors. */
+static void test_input_dtype(void) {
+    run_cast_case("row-major [40,200] gathered", LMNN_SHAPE(40, 200), LMNN_SHAPE(200, 24),
+                  LMNN_ROW_MAJOR, true);
+    run_cast_case("row-major [600,65] gathered", LMNN_SHAPE(600, 65), LMNN_SHAPE(65, 47),
+                  LMNN_ROW_MAJOR, true);
+    run_cast_case("row-major [40,64]x[64,300] tilized", LMNN_SHAPE(40, 64), LMNN_SHAPE(64, 300),
+                  LMNN_ROW_MAJOR, false);
+    run_cast_case("tile [70,65]", LMNN_SHAPE(70, 65), LMNN_SHAPE(65, 47), LMNN_TILE, false);
+    lmnn_shape s = LMNN_SHAPE(4, 4);
+    float v[16] = {0};
+    lmnn_tensor a, out;
+    CHECK_OK(nn_upload(&s, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.input_dtype = LMNN_INT32;
+    CHECK_FAILS(lmnn_matmul(a, a, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_matmul: input_dtype: expected 0 (a's own), float32 or bfloat16, given "
+                "int32");
+    o.input_dtype = LMNN_BFLOAT8_B;
+    CHECK_FAILS(lmnn_linear(a, a, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_linear: input_dtype: expected 0 (input's own), float32 or bfloat16, given "
+                "bfloat8_b");
+    o.input_dtype = (lmnn_dtype)77;
+    CHECK_FAILS(lmnn_matmul(a, a, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_matmul: input_dtype: expected 0 (a's own), float32 or bfloat16, given "
+                "invalid");
+    lmnn_tensor_free(a);
+}
+
 static void test_linear(void) {
     mm_case cs[] = {
         mk("linear [3,33,65]x[65,47]+[47]", LMNN_SHAPE(3, 33, 65), LMNN_SHAPE(65, 47),
@@ -889,6 +958,7 @@ int main(void) {
     TEST_RUN(test_transposes);
     TEST_RUN(test_linear);
     TEST_RUN(test_row_major_a);
+    TEST_RUN(test_input_dtype);
     TEST_RUN(test_activations);
     TEST_RUN(test_padding);
     TEST_RUN(test_dtypes);
