@@ -8,9 +8,9 @@
  * kernels, circular buffers, semaphores and runtime arguments as they are
  * then — when the workload first uses or changes it, so the binary replays
  * on its own and holds no program the workload never touched (those of a
- * warm program cache). Kernels are stored as their compiled RV32 ELF (content-addressed,
- * stored once); data written to buffers and goldens are stored once per
- * distinct content.
+ * warm program cache). Kernels are stored as their compiled RV32 ELF
+ * (content-addressed, stored once); data written to buffers and goldens are
+ * stored once per distinct content.
  *
  * Builds configured with LM_ENABLE_CAPTURE=OFF carry no recorder: these
  * functions then fail with LM_ERR_UNSUPPORTED ("capture not built in").

@@ -42,9 +42,10 @@
  * The result rounds once to the output dtype.
  *
  * Errors (lmnn_tensor.h): operands must be live float tensors on one
- * device, b (and a bias) in tile layout; inner dims must match ("lmnn_matmul: b: inner dim 4 of
- * shape [4, 7] does not match a's inner dim 5 of shape [3, 5]"); batch dims must broadcast; the
- * output dtype, when given, a float dtype.
+ * device, b (and a bias) in tile layout; inner dims must match
+ * ("lmnn_matmul: b: inner dim 4 of shape [4, 7] does not match a's inner dim
+ * 5 of shape [3, 5]"); batch dims must broadcast; the output dtype, when
+ * given, and input_dtype, float dtypes.
  */
 #ifndef LIGHTMETAL_LMNN_MATMUL_H
 #define LIGHTMETAL_LMNN_MATMUL_H
