@@ -1904,10 +1904,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     if (st) return st;
     /* The patches' dtype where they are tilized here (0: the image's). */
     lmnn_dtype in_dtype = opts->input_dtype == x->dtype ? 0 : opts->input_dtype;
-    if (in_dtype && in_dtype != LMNN_FLOAT32 && in_dtype != LMNN_BFLOAT16)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "input_dtype: expected 0 (the input's), float32 or bfloat16, given %s",
-                       lmnn_dtype_name(in_dtype));
+    if ((st = nn_check_input_dtype(op, "the input's", in_dtype))) return st;
     /* A max pooling after it (pool_of; fused below where it can be). */
     const int32_t *pk = opts->pool_kernel, *ps = opts->pool_stride;
     if (pk[0] < 0 || pk[1] < 0 || (pk[0] > 0) != (pk[1] > 0))

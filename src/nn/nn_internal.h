@@ -84,6 +84,9 @@ bool nn_shape_equal(const lmnn_shape *a, const lmnn_shape *b);
 /* ---- argument checks: each records "<op>: <arg>: expected ..., given ..." ---- */
 lm_status nn_check_layout(const char *op, const char *arg, const nn_tensor *t, lmnn_layout want);
 lm_status nn_check_float(const char *op, const char *arg, const nn_tensor *t);
+/* An options' input_dtype: 0 (`own` names the tensor's own dtype in the
+ * message, "the input's"), float32 or bfloat16. */
+lm_status nn_check_input_dtype(const char *op, const char *own, lmnn_dtype dtype);
 lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor *t,
                                const nn_tensor *first);
 /* The memory config of an op's output: `given` where set, else the input's

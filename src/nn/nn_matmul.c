@@ -840,10 +840,9 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
     lm_status st = nn_get_tensor(op, an, a, &p.a);
     if (!st) st = nn_check_float(op, an, p.a);
     lmnn_dtype cast = opts->input_dtype;
-    if (!st && cast && cast != LMNN_FLOAT32 && cast != LMNN_BFLOAT16)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "input_dtype: expected 0 (%s's own), float32 or bfloat16, given %s", an,
-                       lmnn_dtype_name(cast));
+    char own[32];
+    snprintf(own, sizeof own, "%s's own", an);
+    if (!st && (st = nn_check_input_dtype(op, own, cast))) return st;
     if (!st && p.a->layout == LMNN_ROW_MAJOR)
         return matmul_rows(op, an, bn, a, p.a, b, bias, opts, raw_padding, groups, out);
     if (!st && cast && cast != p.a->dtype) {

@@ -588,6 +588,13 @@ lm_status nn_check_float(const char *op, const char *arg, const nn_tensor *t) {
                    lmnn_dtype_name(t->dtype));
 }
 
+lm_status nn_check_input_dtype(const char *op, const char *own, lmnn_dtype dtype) {
+    if (!dtype || dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16) return LM_OK;
+    return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                   "input_dtype: expected 0 (%s), float32 or bfloat16, given %s", own,
+                   lmnn_dtype_name(dtype));
+}
+
 lm_status nn_check_same_device(const char *op, const char *arg, const nn_tensor *t,
                                const nn_tensor *first) {
     if (t->device == first->device) return LM_OK;
