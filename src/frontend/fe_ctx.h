@@ -430,7 +430,14 @@ lm_status fe_nn_fail(fe_ctx *c, const fe_node *n, lm_status st);
 void fe_free(lmnn_tensor t);
 /* `t`'s elements as host data of device dtype `dtype` (float, int32_t or
  * uint32_t; malloc'd into *out). Integers that do not fit are an error
- * naming `name`. */
+ * naming `name`; for bfloat16 and bfloat8_b, finite floats beyond
+ * bfloat16's range become its largest finite value of their sign. */
+/* Whether float data for `dtype` is saturated to bfloat16's range. */
+bool fe_dtype_saturates(lmnn_dtype dtype);
+/* `v` with finite values beyond bfloat16's range saturated (see
+ * fe_host_data): `v` itself when none is, else a malloc'd copy, also
+ * returned in *out_copy for the caller to free; NULL when out of memory. */
+const float *fe_saturated(const float *v, size_t count, float **out_copy);
 lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, void **out,
                        size_t *out_size);
 /* A host tensor the op made (an index table, a mask) on the device, in

@@ -8,6 +8,7 @@
  * flat NHWC form those take, which saves a transpose each way. The memory plan is liveness: a
  * value's tensors are freed as soon as the last node that reads it has run.
  */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,37 @@ void fe_values_release_all(fe_ctx *c) {
         c->slots[v].dev = FE_NONE;
 }
 
+/* bfloat16's largest finite value (0x7F7F). */
+#define BF16_MAX 3.38953139e38f
+
+/* A model's constant beyond bfloat16's range (float32's lowest, the usual
+ * additive attention mask) would round to an infinity, and then 0 times it,
+ * a mask's unmasked entries, is NaN: it becomes the largest finite value of
+ * its sign instead, as far from zero as bfloat16 goes. */
+static float saturate_bf16(float f) {
+    if (f > BF16_MAX && f <= FLT_MAX) return BF16_MAX;
+    if (f < -BF16_MAX && f >= -FLT_MAX) return -BF16_MAX;
+    return f;
+}
+
+bool fe_dtype_saturates(lmnn_dtype dtype) {
+    return dtype == LMNN_BFLOAT16 || dtype == LMNN_BFLOAT8_B;
+}
+
+const float *fe_saturated(const float *v, size_t count, float **out_copy) {
+    *out_copy = NULL;
+    size_t i = 0;
+    while (i < count && saturate_bf16(v[i]) == v[i])
+        i++;
+    if (i == count) return v;
+    float *copy = malloc(count * sizeof *copy);
+    if (!copy) return NULL;
+    for (size_t j = 0; j < count; j++)
+        copy[j] = saturate_bf16(v[j]);
+    *out_copy = copy;
+    return copy;
+}
+
 lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, void **out,
                        size_t *out_size) {
     if (t->elem == FE_STRING || !t->data)
@@ -104,6 +136,7 @@ lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, v
     for (size_t i = 0; i < n; i++) {
         if (dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16 || dtype == LMNN_BFLOAT8_B) {
             float f = (float)fe_tensor_get_f64(t, i);
+            if (dtype != LMNN_FLOAT32) f = saturate_bf16(f);
             memcpy(&buf[i], &f, 4);
             continue;
         }

@@ -65,8 +65,12 @@ lm_status fe_cache_upload(fe_ctx *c, const fe_node *n, uint64_t key, const lmnn_
     lmnn_tensor_options_init(&o);
     o.dtype = dtype;
     o.layout = layout;
+    float *copy = NULL;
+    if (fe_dtype_saturates(dtype) && !(data = fe_saturated(data, size / sizeof(float), &copy)))
+        return fe_nn_fail(c, n, err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory"));
     lmnn_tensor t;
     lm_status st = lmnn_from_host(c->device, shape, data, size, &o, &t);
+    free(copy);
     if (st) return fe_nn_fail(c, n, st);
     if ((st = fe_cache_put(c, key, t))) return st;
     c->weight_bytes += size;

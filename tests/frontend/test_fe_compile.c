@@ -3,6 +3,7 @@
  * weights stored once, input binding and its refusals, element types at the
  * boundary, metal-trace and golden compiles, bf16 notes, and errors that name
  * the node and what is missing. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -4294,6 +4295,123 @@ static void test_bf16_gemm_input(void) {
         }
 }
 
+/* An additive attention mask as PyTorch exports it, (1 - mask) * float32's
+ * lowest with the mask a run-time input: in the bfloat16 modes the constant
+ * must stay finite, or the unmasked entries' 0 * -inf makes the softmax
+ * NaN. */
+static void test_bf16_saturated_constants(void) {
+    enum { R = 2, C = 8 };
+    static const lmfe_dtype_mode modes[] = {LMFE_DTYPE_FP32, LMFE_DTYPE_BF16, LMFE_DTYPE_BFP8};
+    float s[R * C], mask[R * C], p[R * C], ext[R * C];
+    for (int i = 0; i < R * C; i++) {
+        s[i] = (float)((i * 7) % 11) / 4 - 1;
+        mask[i] = i % C < (i < C ? C : 5); /* row 1: the last 3 masked */
+    }
+    int64_t d[2] = {R, C};
+    float one = 1, lowest = -FLT_MAX;
+    Onnx__GraphProto *g = ob_graph("masked_softmax");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("s", ob_tensor_type(F32, 2, d, NULL)));
+    ob_input(g, ob_vi("m", ob_tensor_type(F32, 2, d, NULL)));
+    ob_output(g, ob_vi("p", ob_tensor_type(F32, 2, d, NULL)));
+    ob_output(g, ob_vi("ext", ob_tensor_type(F32, 2, d, NULL)));
+    f32_init(g, "one", 0, NULL, &one, 1);
+    f32_init(g, "lowest", 0, NULL, &lowest, 1);
+    ob_node(g, "Sub", "not", (const char *[]){"one", "m", NULL}, (const char *[]){"dropped", NULL});
+    ob_node(g, "Mul", "ext", (const char *[]){"dropped", "lowest", NULL},
+            (const char *[]){"ext", NULL});
+    ob_node(g, "Add", "z", (const char *[]){"s", "ext", NULL}, (const char *[]){"z", NULL});
+    ob_attr_i(ob_node(g, "Softmax", "p", (const char *[]){"z", NULL}, (const char *[]){"p", NULL}),
+              "axis", -1);
+    const char *path = save(m);
+    for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
+        lmfe_compile_options o;
+        lmfe_compile_options_init(&o);
+        o.dtype = modes[k];
+        lm_binary *bin;
+        lm_replay *r;
+        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+        CHECK_OK(replay_open(bin, &r));
+        CHECK_OK(lm_replay_set_input(r, "s", s, sizeof s));
+        CHECK_OK(lm_replay_set_input(r, "m", mask, sizeof mask));
+        CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+        CHECK_OK(lm_replay_get_output(r, "p", p, sizeof p));
+        CHECK_OK(lm_replay_get_output(r, "ext", ext, sizeof ext));
+        lm_replay_close(r);
+        lm_binary_free(bin);
+        /* float32's lowest, or bfloat16's (0xFF7F), not -inf. */
+        float far = modes[k] == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f;
+        for (int i = 0; i < R; i++) {
+            double sum = 0;
+            for (int j = 0; j < C; j++)
+                if (mask[i * C + j]) sum += exp(s[i * C + j]);
+            for (int j = 0; j < C; j++) {
+                int e = i * C + j;
+                CHECK(ext[e] == (mask[e] ? 0 : far));
+                double want = mask[e] ? exp(s[e]) / sum : 0;
+                if (fabs(p[e] - want) > 1.0 / 64)
+                    fprintf(stderr, "  dtype mode %d: p[%d] = %g, expected %g\n", (int)modes[k], e,
+                            (double)p[e], want);
+                CHECK(fabs(p[e] - want) <= 1.0 / 64);
+            }
+        }
+    }
+    /* A weight's too: a transposed convolution's bias. */
+    int64_t xd[4] = {1, 1, 2, 2}, wd[4] = {1, 2, 1, 1}, bd[1] = {2}, yd[4] = {1, 2, 2, 2};
+    float w[2] = {1, 2}, bias[2] = {-FLT_MAX, 0.5f}, x[4] = {1, -2, 3, 0.25f}, y[8];
+    g = ob_graph("conv_far_bias");
+    m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    f32_init(g, "W", 4, wd, w, 2);
+    f32_init(g, "B", 1, bd, bias, 2);
+    ob_node(g, "ConvTranspose", "conv", (const char *[]){"x", "W", "B", NULL},
+            (const char *[]){"y", NULL});
+    path = save(m);
+    for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
+        lmfe_compile_options o;
+        lmfe_compile_options_init(&o);
+        o.dtype = modes[k];
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+        CHECK_OK(replay1(bin, "x", x, 4, "y", y, 8, NULL));
+        lm_binary_free(bin);
+        float far = modes[k] == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f;
+        for (int i = 0; i < 4; i++) {
+            CHECK(y[i] == far);
+            CHECK(fabs(y[4 + i] - (2 * x[i] + 0.5)) <= 1.0 / 64);
+        }
+    }
+    /* And a product's constant operand, where 0 * -inf would be NaN too. */
+    int64_t md[2] = {2, 2};
+    float b[4] = {-FLT_MAX, 1, 2, 3}, eye[4] = {1, 0, 0, 1}, z[4];
+    g = ob_graph("matmul_far_weight");
+    m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, md, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, md, NULL)));
+    f32_init(g, "B", 2, md, b, 4);
+    ob_node(g, "MatMul", "mm", (const char *[]){"x", "B", NULL}, (const char *[]){"y", NULL});
+    path = save(m);
+    for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
+        lmfe_compile_options o;
+        lmfe_compile_options_init(&o);
+        o.dtype = modes[k];
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+        CHECK_OK(replay1(bin, "x", eye, 4, "y", z, 4, NULL));
+        lm_binary_free(bin);
+        CHECK(z[2] == 2 && z[3] == 3);
+        if (modes[k] != LMFE_DTYPE_BFP8) {
+            CHECK(z[0] == (modes[k] == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f));
+            CHECK(z[1] == 1);
+        } else {
+            /* bfloat8_b's largest magnitude is 127/64 * 2^127; the 1 shares
+             * the far value's block exponent and is lost, but stays finite. */
+            CHECK(z[0] <= -3.3e38f && isfinite(z[0]) && isfinite(z[1]));
+        }
+    }
+}
+
 static void test_inspect(void) {
     lmfe_model_info info;
     CHECK_OK(lmfe_inspect_onnx(save(batch_model()), &info));
@@ -4500,6 +4618,7 @@ int main(void) {
     TEST_RUN(test_bf16_notes);
     TEST_RUN(test_bfp8_weights);
     TEST_RUN(test_bf16_gemm_input);
+    TEST_RUN(test_bf16_saturated_constants);
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);

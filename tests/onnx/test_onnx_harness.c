@@ -9,7 +9,9 @@
  * list keeping the lines of tests the run left out; --all fails for any
  * test that does not pass, naming it. A hanging tool is killed
  * after the time limit ("timeout"), one killed by a signal is a "crash".
- * --const-inputs gives the inputs to compile as constants.
+ * --const-inputs gives the inputs to compile as constants. --dtype goes to
+ * compile, --scaled-atol widens the tolerance by the output's largest
+ * magnitude, and --skip leaves tests out.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -283,6 +285,36 @@ static void test_const_inputs(void) {
     CHECK(conformance("--filter relu_wrong --const-inputs --all") == 1);
 }
 
+/* --skip, --scaled-atol and --dtype. */
+static void test_modes(void) {
+    char tsv[300], skip[700];
+    snprintf(tsv, sizeof tsv, "%s/skip.tsv", base);
+    snprintf(skip, sizeof skip, "--filter relu_ --skip relu_wrong --tsv '%s'", tsv);
+    conformance(skip);
+    const char *rows = read_text(tsv);
+    CHECK(rows && strstr(rows, "test_relu_ok") && !strstr(rows, "test_relu_wrong"));
+    CHECK(conformance("--filter relu_wrong --all") == 1);
+    /* relu_wrong's 7 for 6: within 0.2 of 7, not within 0.1. */
+    CHECK(conformance("--filter relu_wrong --all --scaled-atol 0.2") == 0);
+    CHECK(conformance("--filter relu_wrong --all --scaled-atol 0.1") == 1);
+    char tool[300], calls[300], args[900], script[700];
+    snprintf(tool, sizeof tool, "%s/fake-tool-dtype", base);
+    snprintf(calls, sizeof calls, "%s/calls-dtype", base);
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> '%s'\nexit 1\n", calls);
+    write_file(tool, script, strlen(script));
+    CHECK(chmod(tool, 0755) == 0);
+    static const char *const modes[][2] = {{"", "--dtype fp32 "},
+                                           {" --dtype bfp8", "--dtype bfp8 "}};
+    for (int i = 0; i < 2; i++) {
+        remove(calls);
+        snprintf(args, sizeof args, "--filter relu_ok --cli '%s'%s", tool, modes[i][0]);
+        CHECK(conformance(args) == 0);
+        const char *text = read_text(calls);
+        CHECK(text && strstr(text, "compile ") && strstr(text, modes[i][1]));
+    }
+    CHECK(conformance("--filter relu_ok --dtype bf16 --all") == 0);
+}
+
 static void test_usage(void) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "'%s' --jobs 0 >/dev/null 2>&1", LM_CONFORMANCE_PATH);
@@ -294,6 +326,16 @@ static void test_usage(void) {
     const char *atols[] = {"-1", "2", "1e-5x", "nan"};
     for (int i = 0; i < 4; i++) {
         snprintf(cmd, sizeof cmd, "'%s' --atol %s >/dev/null 2>&1", LM_CONFORMANCE_PATH, atols[i]);
+        st = system(cmd);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+        snprintf(cmd, sizeof cmd, "'%s' --scaled-atol %s >/dev/null 2>&1", LM_CONFORMANCE_PATH,
+                 atols[i]);
+        st = system(cmd);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    }
+    const char *bad[] = {"--dtype fp16", "--dtype", "--skip"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>&1", LM_CONFORMANCE_PATH, bad[i]);
         st = system(cmd);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
     }
@@ -319,6 +361,7 @@ int main(void) {
     TEST_RUN(test_all);
     TEST_RUN(test_hang_and_crash);
     TEST_RUN(test_const_inputs);
+    TEST_RUN(test_modes);
     TEST_RUN(test_usage);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
