@@ -35,7 +35,8 @@ test: build
 # $(BUILD)/onnx-conformance.tsv, regenerates docs/onnx-conformance.md, and
 # fails when a test listed in tests/onnx/expected_pass.txt no longer passes;
 # then the same tests with every tensor input given with --const, so each op's
-# constant folding on the host is checked against the same expected outputs.
+# constant folding on the host is checked against the same expected outputs,
+# and compiled with --trace, so each op runs inside a metal trace.
 # ONNX_ARGS adds options, e.g. --update-expected (record the passing tests),
 # --filter TEXT, -v (see tests/onnx/onnx_conformance.c).
 ONNX_JOBS ?= 2
@@ -48,6 +49,9 @@ onnx-conformance: configure
 	@echo "the same tests with every input a constant (the compiler's folding):"
 	@$(BUILD)/tests/onnx_conformance --jobs $(ONNX_JOBS) --expect-file tests/onnx/expected_pass.txt \
 	    --const-inputs --tsv $(BUILD)/onnx-conformance-const.tsv
+	@echo "the same tests compiled as one metal trace each (--trace):"
+	@$(BUILD)/tests/onnx_conformance --jobs $(ONNX_JOBS) --expect-file tests/onnx/expected_pass.txt \
+	    --trace --tsv $(BUILD)/onnx-conformance-trace.tsv
 
 # The demo builds only what it runs, so a fresh machine gets there quickly.
 demo: configure

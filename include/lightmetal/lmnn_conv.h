@@ -409,6 +409,15 @@ typedef struct lmnn_pool2d_options {
      * divisor. */
     bool count_include_pad;
     int32_t divisor_override;
+    /* Average pooling whose windows take different divisors
+     * (count_include_pad false with padding, ceil_mode windows past the
+     * padding) multiplies each output row by its reciprocal, a tensor
+     * uploaded at each call unless given here: what
+     * lmnn_avg_pool2d_divisors made for this pooling and input shape. A
+     * metal trace, which may not write buffers, needs it. Zero (init): made
+     * as needed. Given elsewhere (a max pooling, one whose windows all take
+     * one divisor, another shape or dtype): LM_ERR_INVALID_ARGUMENT. */
+    lmnn_tensor divisors;
     /* As lmnn_conv2d_options' (pooling only; not the global pooling). */
     bool flat_output;
     lmnn_layout output_layout;
@@ -428,6 +437,14 @@ void lmnn_pool2d_options_init(lmnn_pool2d_options *opts);
 lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out);
 lm_status lmnn_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out);
 
+/* The divisors lmnn_avg_pool2d of `input` with `opts` would upload, made
+ * once: the float32 tile tensor [N * OH * OW, 1] of each output pixel's
+ * reciprocal divisor, the caller's (free it with lmnn_tensor_free), to give
+ * as opts->divisors. A zero tensor (id 0) when every window takes one
+ * divisor (none is uploaded then). Errors as lmnn_avg_pool2d's. */
+lm_status lmnn_avg_pool2d_divisors(lmnn_tensor input, const lmnn_pool2d_options *opts,
+                                   lmnn_tensor *out_divisors);
+
 /* 3-D pooling (torch.nn.functional.max_pool3d / avg_pool3d) on [N, C, D,
  * H, W] (LMNN_NCHW) or [N, D, H, W, C] (LMNN_NHWC), the result in the same
  * order: each window's KD x KH x KW taps gathered and reduced as they come,
@@ -443,6 +460,7 @@ typedef struct lmnn_pool3d_options {
     bool ceil_mode;      /* as lmnn_pool2d_options' */
     bool count_include_pad;
     int32_t divisor_override;
+    lmnn_tensor divisors; /* as lmnn_pool2d_options' (lmnn_avg_pool3d_divisors) */
     /* As lmnn_conv3d_options' flat forms. */
     bool flat_output;
     lmnn_layout output_layout;
@@ -460,6 +478,10 @@ void lmnn_pool3d_options_init(lmnn_pool3d_options *opts);
  * another rank than 5. */
 lm_status lmnn_max_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out);
 lm_status lmnn_avg_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out);
+
+/* As lmnn_avg_pool2d_divisors, for lmnn_avg_pool3d: [N * OD * OH * OW, 1]. */
+lm_status lmnn_avg_pool3d_divisors(lmnn_tensor input, const lmnn_pool3d_options *opts,
+                                   lmnn_tensor *out_divisors);
 
 /* The mean over each channel's H x W: [N, C, H, W] -> [N, C, 1, 1] (NHWC:
  * [N, H, W, C] -> [N, 1, 1, C]). Only opts->input_layout and opts->output are

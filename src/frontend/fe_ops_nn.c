@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "frontend/fe_ops.h"
 #include "frontend/fe_passes.h"
 
@@ -1760,7 +1761,57 @@ static lm_status crop_hw(lmnn_tensor *x, uint32_t h, uint32_t w) {
     return LM_OK;
 }
 
-enum { KEY_POOL_FACTOR = 20 };
+enum { KEY_POOL_FACTOR = 20, KEY_POOL_DIVISORS = 29 };
+
+/* lmnn_avg_pool2d (o3 NULL) or lmnn_avg_pool3d of x with `o2` or `o3`,
+ * given the divisors its windows may need: made once per node, options and
+ * shape, and kept with the weights, so that a trace compile's warm-up makes
+ * them and the trace pools without the upload it may not make. */
+static lm_status avg_pool(fe_ctx *c, const fe_node *n, lmnn_tensor x, const lmnn_pool2d_options *o2,
+                          const lmnn_pool3d_options *o3, lmnn_tensor *out) {
+    lmnn_tensor_info info;
+    lm_status st = lmnn_tensor_get_info(x, &info);
+    if (st) return st;
+    int64_t k[48];
+    size_t m = 0;
+    k[m++] = n - c->g->nodes;
+    for (uint32_t i = 0; i < info.shape.rank; i++)
+        k[m++] = info.shape.dims[i];
+    int sp = o3 ? 3 : 2;
+    for (int i = 0; i < sp; i++) {
+        k[m++] = o3 ? o3->kernel_size[i] : o2->kernel_size[i];
+        k[m++] = o3 ? o3->stride[i] : o2->stride[i];
+    }
+    for (int i = 0; i < 2 * sp; i++)
+        k[m++] = o3 ? o3->padding[i] : o2->padding[i];
+    k[m++] = o3 ? o3->ceil_mode : o2->ceil_mode;
+    k[m++] = o3 ? o3->count_include_pad : o2->count_include_pad;
+    k[m++] = o3 ? o3->divisor_override : o2->divisor_override;
+    k[m++] = o3 ? (int64_t)o3->input_layout : (int64_t)o2->input_layout;
+    k[m++] = o3 ? o3->batch_size : o2->batch_size;
+    k[m++] = o3 ? o3->input_depth : 0;
+    k[m++] = o3 ? o3->input_height : o2->input_height;
+    k[m++] = o3 ? o3->input_width : o2->input_width;
+    uint64_t key = key_of(KEY_POOL_DIVISORS, hash64(k, m * sizeof *k, 0));
+    lmnn_tensor d;
+    if (!fe_cache_get(c, key, &d)) {
+        st = o3 ? lmnn_avg_pool3d_divisors(x, o3, &d) : lmnn_avg_pool2d_divisors(x, o2, &d);
+        if (st) return st;
+        /* None needed is cached too (id 0), so it is asked once. */
+        if ((st = fe_cache_put(c, key, d))) {
+            fe_free(d);
+            return st;
+        }
+    }
+    if (o3) {
+        lmnn_pool3d_options q = *o3;
+        q.divisors = d;
+        return lmnn_avg_pool3d(x, &q, out);
+    }
+    lmnn_pool2d_options q = *o2;
+    q.divisors = d;
+    return lmnn_avg_pool2d(x, &q, out);
+}
 
 /* One 2-D pooling of x ([N, C, H, W] float tile) with options `o`, giving
  * [N, C, want_h, want_w]. A max kernel of more than 256 taps runs as two
@@ -1793,7 +1844,7 @@ static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_poo
         wide |= o->padding[i] * 2 > dk;
     }
     if (!wide) {
-        if ((st = is_max ? lmnn_max_pool2d(x, o, out) : lmnn_avg_pool2d(x, o, out))) return st;
+        if ((st = is_max ? lmnn_max_pool2d(x, o, out) : avg_pool(c, n, x, o, NULL, out))) return st;
         if ((st = crop_hw(out, want_h, want_w))) fe_free(*out);
         return st;
     }
@@ -1816,7 +1867,7 @@ static lm_status pool2d(fe_ctx *c, const fe_node *n, bool is_max, const lmnn_poo
     lmnn_pool2d_options q = *o;
     memset(q.padding, 0, sizeof q.padding);
     q.count_include_pad = true;
-    st = is_max ? lmnn_max_pool2d(xp, &q, &r) : lmnn_avg_pool2d(xp, &q, &r);
+    st = is_max ? lmnn_max_pool2d(xp, &q, &r) : avg_pool(c, n, xp, &q, NULL, &r);
     fe_free(xp);
     if (!st) st = crop_hw(&r, want_h, want_w);
     if (st || is_max || o->count_include_pad) {
@@ -1934,7 +1985,7 @@ static lm_status pool3d(fe_ctx *c, const fe_node *n, bool is_max, const geom *g,
         p.output_layout = LMNN_ROW_MAJOR;
         p.output_image_rows = true;
     }
-    return is_max ? lmnn_max_pool3d(x, &p, out) : lmnn_avg_pool3d(x, &p, out);
+    return is_max ? lmnn_max_pool3d(x, &p, out) : avg_pool(c, n, x, NULL, &p, out);
 }
 
 /* A float 2-D or 3-D pooling the op library runs in one call with ONNX's output
@@ -2136,7 +2187,7 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
         if (g.sp == 3)
             st = pool3d(c, n, is_max, &g, &o, x, flat_in, flat_out, rows, &r);
         else
-            st = is_max ? lmnn_max_pool2d(x, &o, &r) : lmnn_avg_pool2d(x, &o, &r);
+            st = is_max ? lmnn_max_pool2d(x, &o, &r) : avg_pool(c, n, x, &o, NULL, &r);
         if (st) return fe_nn_fail(c, n, st);
         if (!r.id) return fe_fail(c, n, LM_ERR_INTERNAL, "the pooling does not fit one call");
         return flat_out || !flat_in ? fe_out_from_float(c, n, 0, r) : nchw_out(c, n, r);

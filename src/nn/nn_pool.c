@@ -175,6 +175,75 @@ static int64_t divisor(const nn_conv_geom *g, const lmnn_pool2d_options *o, cons
     return size;
 }
 
+/* The output rows of plan g (N * OD * OH * OW). */
+static uint64_t out_rows(const nn_conv_geom *g) {
+    return (uint64_t)g->n * g->oh * g->ow;
+}
+
+/* An average pooling's divisors: *out_d0 when every window takes the same,
+ * else the reciprocal of each output row's (*out_recip, malloc'd). */
+static lm_status divisors(const char *op, const nn_conv_geom *g, const lmnn_pool2d_options *opts,
+                          const pool_depth *dp, int64_t *out_d0, float **out_recip) {
+    uint64_t m = out_rows(g), per_image = (uint64_t)g->oh * g->ow;
+    int64_t d0 = divisor(g, opts, dp, 0, 0, 0);
+    bool uniform = true;
+    for (uint64_t px = 0; px < per_image * g->od && uniform; px++)
+        uniform = divisor(g, opts, dp, (int64_t)(px / per_image), (int64_t)(px % per_image / g->ow),
+                          (int64_t)(px % g->ow)) == d0;
+    *out_d0 = d0;
+    *out_recip = NULL;
+    if (uniform) return LM_OK;
+    float *recip = malloc(m * sizeof *recip);
+    if (!recip) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for divisors");
+    for (uint64_t r = 0; r < m; r++) {
+        uint64_t px = r % (per_image * g->od);
+        recip[r] = (float)(1.0 / (double)divisor(g, opts, dp, (int64_t)(px / per_image),
+                                                 (int64_t)(px % per_image / g->ow),
+                                                 (int64_t)(px % g->ow)));
+    }
+    *out_recip = recip;
+    return LM_OK;
+}
+
+/* The divisors as the [m, 1] float32 tile tensor the window sums are
+ * multiplied by. */
+static lm_status upload_divisors(const char *op, lm_device *device, const float *recip, uint64_t m,
+                                 lmnn_tensor *out) {
+    lmnn_tensor_options to;
+    lmnn_tensor_options_init(&to);
+    to.dtype = LMNN_FLOAT32;
+    lmnn_shape rs = LMNN_SHAPE((uint32_t)m, 1);
+    lm_status st = lmnn_from_host(device, &rs, recip, m * sizeof *recip, &to, out);
+    return st ? nn_fail_call(st, op) : LM_OK;
+}
+
+/* opts->divisors, given for a pooling of plan p: what
+ * lmnn_avg_pool2d_divisors made for it. `needed`: its windows take
+ * different divisors (else d0 serves them all). */
+static lm_status check_given_divisors(const char *op, bool avg, const pool_plan *p, lmnn_tensor t,
+                                      bool needed, int64_t d0) {
+    if (!avg) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "divisors: given to a max pooling");
+    if (!needed)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "divisors: given, but every window of this pooling divides by %lld "
+                       "(the divisors function gives none)",
+                       (long long)d0);
+    nn_tensor *d;
+    char s[128];
+    lm_status st = nn_get_tensor(op, "divisors", t, &d);
+    if (st) return st;
+    uint64_t m = out_rows(&p->g);
+    if (d->device != p->x->device || d->dtype != LMNN_FLOAT32 || d->layout != LMNN_TILE ||
+        d->shape.rank != 2 || d->shape.dims[0] != m || d->shape.dims[1] != 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "divisors: expected the float32 tile tensor [%llu, 1] on the input's "
+                       "device that the divisors function gives, given %s %s %s",
+                       (unsigned long long)m, lmnn_dtype_name(d->dtype),
+                       d->layout == LMNN_TILE ? "tile" : "row-major",
+                       nn_shape_str(&d->shape, s, sizeof s));
+    return LM_OK;
+}
+
 static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_pool2d_options *opts,
                       const pool_depth *dp, lmnn_tensor *out) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
@@ -184,22 +253,15 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
     if (st) return st;
     const nn_conv_geom *g = &p.g;
     /* The divisors (average pooling): one for all, or one per output row. */
-    uint64_t m = (uint64_t)g->n * g->oh * g->ow, per_image = (uint64_t)g->oh * g->ow;
+    uint64_t m = out_rows(g);
     float *recip = NULL;
-    int64_t d0 = avg ? divisor(g, opts, dp, 0, 0, 0) : 1;
-    bool uniform = true;
-    for (uint64_t px = 0; avg && px < per_image * g->od && uniform; px++)
-        uniform = divisor(g, opts, dp, (int64_t)(px / per_image), (int64_t)(px % per_image / g->ow),
-                          (int64_t)(px % g->ow)) == d0;
-    if (!uniform) {
-        recip = malloc(m * sizeof *recip);
-        if (!recip) return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for divisors");
-        for (uint64_t r = 0; r < m; r++) {
-            uint64_t px = r % (per_image * g->od);
-            recip[r] = (float)(1.0 / (double)divisor(g, opts, dp, (int64_t)(px / per_image),
-                                                     (int64_t)(px % per_image / g->ow),
-                                                     (int64_t)(px % g->ow)));
-        }
+    int64_t d0 = 1;
+    if (avg && (st = divisors(op, g, opts, dp, &d0, &recip))) return st;
+    bool uniform = !recip;
+    if (opts->divisors.id &&
+        (st = check_given_divisors(op, avg, &p, opts->divisors, !uniform, d0))) {
+        free(recip);
+        return st;
     }
     lmnn_tensor rows = {0}, red = {0}, y = {0}, rt = {0};
     nn_tensor *img;
@@ -223,12 +285,10 @@ static lm_status pool(const char *op, bool avg, lmnn_tensor input, const lmnn_po
         if (opts->input_layout == LMNN_NHWC || opts->flat_output) bo.output.memory = p.memory;
         if (uniform) {
             st = lmnn_binary_scalar(LMNN_BINARY_MUL, red, 1.0 / (double)d0, &bo, &y);
+        } else if (opts->divisors.id) {
+            st = lmnn_binary(LMNN_BINARY_MUL, red, opts->divisors, &bo, &y);
         } else {
-            lmnn_tensor_options to;
-            lmnn_tensor_options_init(&to);
-            to.dtype = LMNN_FLOAT32;
-            lmnn_shape rs = LMNN_SHAPE((uint32_t)m, 1);
-            st = lmnn_from_host(p.x->device, &rs, recip, m * sizeof *recip, &to, &rt);
+            st = upload_divisors(op, p.x->device, recip, m, &rt);
             if (!st) st = lmnn_binary(LMNN_BINARY_MUL, red, rt, &bo, &y);
         }
         if (st) st = nn_fail_call(st, op);
@@ -255,6 +315,26 @@ lm_status lmnn_max_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lm
 
 lm_status lmnn_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts, lmnn_tensor *out) {
     return pool("lmnn_avg_pool2d", true, input, opts, NULL, out);
+}
+
+static lm_status make_divisors(const char *op, lmnn_tensor input, const lmnn_pool2d_options *opts,
+                               const pool_depth *dp, lmnn_tensor *out) {
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_divisors is NULL");
+    *out = (lmnn_tensor){0};
+    if (!opts) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts is NULL (kernel_size is needed)");
+    pool_plan p = {0};
+    lm_status st = plan(op, true, input, opts, dp, &p);
+    float *recip = NULL;
+    int64_t d0;
+    if (!st) st = divisors(op, &p.g, opts, dp, &d0, &recip);
+    if (!st && recip) st = upload_divisors(op, p.x->device, recip, out_rows(&p.g), out);
+    free(recip);
+    return st;
+}
+
+lm_status lmnn_avg_pool2d_divisors(lmnn_tensor input, const lmnn_pool2d_options *opts,
+                                   lmnn_tensor *out_divisors) {
+    return make_divisors("lmnn_avg_pool2d_divisors", input, opts, NULL, out_divisors);
 }
 
 void lmnn_pool3d_options_init(lmnn_pool3d_options *opts) {
@@ -310,6 +390,7 @@ static lm_status split3d(const char *op, bool avg, const lmnn_pool3d_options *o,
     o2->ceil_mode = o->ceil_mode;
     o2->count_include_pad = o->count_include_pad;
     o2->divisor_override = o->divisor_override;
+    o2->divisors = o->divisors;
     o2->output = o->output;
     *dp = (pool_depth){.kernel = k[0],
                        .stride = s[0] ? s[0] : k[0],
@@ -336,6 +417,18 @@ lm_status lmnn_max_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lm
 
 lm_status lmnn_avg_pool3d(lmnn_tensor input, const lmnn_pool3d_options *opts, lmnn_tensor *out) {
     return pool3d("lmnn_avg_pool3d", true, input, opts, out);
+}
+
+lm_status lmnn_avg_pool3d_divisors(lmnn_tensor input, const lmnn_pool3d_options *opts,
+                                   lmnn_tensor *out_divisors) {
+    const char *op = "lmnn_avg_pool3d_divisors";
+    if (!out_divisors) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_divisors is NULL");
+    *out_divisors = (lmnn_tensor){0};
+    if (!opts) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts is NULL (kernel_size is needed)");
+    lmnn_pool2d_options o2;
+    pool_depth dp;
+    lm_status st = split3d(op, true, opts, &o2, &dp);
+    return st ? st : make_divisors(op, input, &o2, &dp, out_divisors);
 }
 
 lm_status lmnn_global_avg_pool2d(lmnn_tensor input, const lmnn_pool2d_options *opts,

@@ -4173,6 +4173,54 @@ static void test_trace_and_golden(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* An average pooling whose windows take different divisors (padding not
+ * counted, ceil mode), traced: its divisors are made before the trace, which
+ * may not upload them, and the traced binary gives the eager one's bits. */
+static void test_trace_avg_pool(void) {
+    enum { C = 2, H = 6, W = 7, OH = 4, OW = 4 };
+    int64_t xd[4] = {1, C, H, W}, yd[4] = {1, C, OH, OW};
+    float x[C * H * W], y1[C * OH * OW], y2[C * OH * OW];
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = (float)((i * 13) % 17) / 8 - 1;
+    Onnx__GraphProto *g = ob_graph("avg_pool");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 4, yd, NULL)));
+    Onnx__NodeProto *n =
+        ob_node(g, "AveragePool", "pool", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    ob_attr_is(n, "kernel_shape", (const int64_t[]){3, 3}, 2);
+    ob_attr_is(n, "strides", (const int64_t[]){2, 2}, 2);
+    ob_attr_is(n, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+    ob_attr_i(n, "ceil_mode", 1);
+    const char *path = save(m);
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    lm_binary *eager, *traced;
+    lm_replay_report re, rt;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &eager, NULL));
+    o.trace = true;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &traced, NULL));
+    CHECK_OK(replay1(eager, "x", x, C * H * W, "y", y1, C * OH * OW, &re));
+    CHECK_OK(replay1(traced, "x", x, C * H * W, "y", y2, C * OH * OW, &rt));
+    CHECK(!memcmp(y1, y2, sizeof y1));
+    lm_binary_free(eager);
+    lm_binary_free(traced);
+    /* ONNX's rule: the mean of each window's elements inside the image. */
+    for (int c = 0; c < C; c++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++) {
+                double sum = 0;
+                int count = 0;
+                for (int iy = oy * 2 - 1; iy < oy * 2 + 2; iy++)
+                    for (int ix = ox * 2 - 1; ix < ox * 2 + 2; ix++)
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
+                            sum += x[(c * H + iy) * W + ix];
+                            count++;
+                        }
+                CHECK(fabs(y1[(c * OH + oy) * OW + ox] - sum / count) <= 1e-6);
+            }
+}
+
 /* bf16: the report says which nodes compute below float32. */
 static void test_bf16_notes(void) {
     const char *path = save(batch_model());
@@ -4619,6 +4667,7 @@ int main(void) {
     TEST_RUN(test_bfp8_weights);
     TEST_RUN(test_bf16_gemm_input);
     TEST_RUN(test_bf16_saturated_constants);
+    TEST_RUN(test_trace_avg_pool);
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);

@@ -581,6 +581,120 @@ static void test_errors(void) {
     free(v);
 }
 
+/* lmnn_avg_pool2d_divisors and lmnn_avg_pool3d_divisors: the divisors an
+ * average pooling whose windows differ would upload, made once. Given as
+ * opts.divisors the pooling gives the same bits without the upload, also
+ * inside a metal trace, which may not upload them; bad ones are refused. */
+static void test_divisors(void) {
+    lm_command_queue *cq = lm_device_command_queue(nn_dev(), 0);
+    float *v = nn_rand_floats(2 * 3 * 7 * 9, -2, 2, 11);
+    lmnn_shape xs = LMNN_SHAPE(2, 3, 7, 9);
+    lmnn_tensor x, d, a, b, t, out;
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    lmnn_pool2d_options o;
+    lmnn_pool2d_options_init(&o);
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    o.stride[0] = o.stride[1] = 2;
+    for (int i = 0; i < 4; i++)
+        o.padding[i] = 1;
+    o.count_include_pad = false; /* 4 x 5 outputs, corners of 4 elements */
+    CHECK_OK(lmnn_avg_pool2d_divisors(x, &o, &d));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(d, &info));
+    CHECK(info.dtype == LMNN_FLOAT32 && info.layout == LMNN_TILE && info.shape.rank == 2 &&
+          info.shape.dims[0] == 2 * 4 * 5 && info.shape.dims[1] == 1);
+    float *dv = nn_download(d);
+    CHECK(dv && dv[0] == 0.25f && dv[1] == 1.0f / 6 && dv[6] == 1.0f / 9 && dv[20] == 0.25f);
+    free(dv);
+    CHECK_OK(lmnn_avg_pool2d(x, &o, &a));
+    o.divisors = d;
+    CHECK_OK(lmnn_avg_pool2d(x, &o, &b));
+    float *ga = nn_download(a), *gb = nn_download(b);
+    CHECK(ga && gb && !memcmp(ga, gb, 2 * 3 * 4 * 5 * sizeof *ga));
+    /* In a trace: with the divisors, and without (the upload refused). */
+    uint32_t tid;
+    CHECK_OK(lm_begin_trace_capture(cq, &tid));
+    lm_status st = lmnn_avg_pool2d(x, &o, &t);
+    CHECK_OK(lm_end_trace_capture(cq, tid));
+    CHECK_OK(st);
+    CHECK_OK(lm_replay_trace(cq, tid, true));
+    float *gt = nn_download(t);
+    CHECK(gt && !memcmp(ga, gt, 2 * 3 * 4 * 5 * sizeof *ga));
+    CHECK_OK(lm_release_trace(nn_dev(), tid));
+    lmnn_tensor_free(t);
+    o.divisors = (lmnn_tensor){0};
+    CHECK_OK(lm_begin_trace_capture(cq, &tid));
+    st = lmnn_avg_pool2d(x, &o, &t);
+    CHECK_OK(lm_end_trace_capture(cq, tid));
+    CHECK(st == LM_ERR_INVALID_STATE && strstr(lm_last_error(), "capturing a trace"));
+    CHECK_OK(lm_release_trace(nn_dev(), tid));
+    /* One divisor for every window: none to make, and none taken. */
+    lmnn_pool2d_options u = o;
+    u.count_include_pad = true;
+    lmnn_tensor none;
+    CHECK_OK(lmnn_avg_pool2d_divisors(x, &u, &none));
+    CHECK(none.id == 0);
+    u.divisors = d;
+    CHECK_FAILS(lmnn_avg_pool2d(x, &u, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool2d: divisors: given, but every window of this pooling divides by 9");
+    o.divisors = d;
+    CHECK_FAILS(lmnn_max_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_max_pool2d: divisors: given to a max pooling");
+    o.stride[1] = 1; /* 4 x 9 outputs: another shape */
+    CHECK_FAILS(lmnn_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool2d: divisors: expected the float32 tile tensor [72, 1] on the "
+                "input's device that the divisors function gives, given float32 tile [40, 1]");
+    o.divisors = x;
+    CHECK_FAILS(lmnn_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "given float32 tile [2, 3, 7, 9]");
+    o.divisors = (lmnn_tensor){d.id + 1000};
+    CHECK_FAILS(lmnn_avg_pool2d(x, &o, &out), LM_ERR_INVALID_HANDLE, "lmnn_avg_pool2d: divisors");
+    CHECK_FAILS(lmnn_avg_pool2d_divisors(x, &o, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool2d_divisors: out_divisors is NULL");
+    CHECK_FAILS(lmnn_avg_pool2d_divisors(x, NULL, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool2d_divisors: opts is NULL");
+    o.kernel_size[0] = 0;
+    CHECK_FAILS(lmnn_avg_pool2d_divisors(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool2d_divisors: kernel_size: expected (h, w) >= 1, given (0, 3)");
+    CHECK(out.id == 0);
+    /* 3-D: [1, 2, 5, 6, 7], kernel 3, stride 2, padding 1: 3 x 3 x 4 outputs. */
+    float *v3 = nn_rand_floats(2 * 5 * 6 * 7, -2, 2, 13);
+    lmnn_shape s3 = LMNN_SHAPE(1, 2, 5, 6, 7);
+    lmnn_tensor x3, d3, a3, b3;
+    CHECK_OK(nn_upload(&s3, v3, LMNN_FLOAT32, LMNN_TILE, &x3));
+    lmnn_pool3d_options p;
+    lmnn_pool3d_options_init(&p);
+    for (int i = 0; i < 3; i++) {
+        p.kernel_size[i] = 3;
+        p.stride[i] = 2;
+        p.padding[2 * i] = p.padding[2 * i + 1] = 1;
+    }
+    p.count_include_pad = false;
+    CHECK_OK(lmnn_avg_pool3d_divisors(x3, &p, &d3));
+    CHECK_OK(lmnn_tensor_get_info(d3, &info));
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == 3 * 3 * 4 && info.shape.dims[1] == 1);
+    dv = nn_download(d3);
+    CHECK(dv && dv[0] == 0.125f); /* a corner: 2 x 2 x 2 */
+    free(dv);
+    CHECK_OK(lmnn_avg_pool3d(x3, &p, &a3));
+    p.divisors = d3;
+    CHECK_OK(lmnn_avg_pool3d(x3, &p, &b3));
+    float *g3a = nn_download(a3), *g3b = nn_download(b3);
+    CHECK(g3a && g3b && !memcmp(g3a, g3b, 2 * 3 * 3 * 4 * sizeof *g3a));
+    p.stride[0] = 1;
+    CHECK_FAILS(lmnn_avg_pool3d(x3, &p, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool3d: divisors: expected the float32 tile tensor [60, 1]");
+    CHECK_FAILS(lmnn_avg_pool3d_divisors(x3, &p, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool3d_divisors: out_divisors is NULL");
+    p.kernel_size[0] = 0;
+    CHECK_FAILS(lmnn_avg_pool3d_divisors(x3, &p, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_avg_pool3d_divisors: kernel_size: expected (d, h, w) >= 1");
+    lmnn_tensor all[] = {x, d, a, b, x3, d3, a3, b3};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        lmnn_tensor_free(all[i]);
+    free(ga), free(gb), free(gt), free(g3a), free(g3b), free(v), free(v3);
+}
+
 int main(void) {
     TEST_RUN(test_max);
     TEST_RUN(test_avg);
@@ -590,6 +704,7 @@ int main(void) {
     TEST_RUN(test_nan);
     TEST_RUN(test_large);
     TEST_RUN(test_errors);
+    TEST_RUN(test_divisors);
     printf("largest average |err| / S: %.3g\n", worst_avg_);
     nn_dev_close();
     return test_summary();

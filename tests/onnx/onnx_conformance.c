@@ -122,6 +122,7 @@ typedef struct config {
     bool update_expected, keep, verbose;
     bool all;          /* fail unless every test passes */
     bool const_inputs; /* every tensor input to compile as --const */
+    bool trace;        /* compile with --trace */
     unsigned jobs;
     unsigned timeout; /* seconds per child process */
     double atol;      /* the absolute tolerance (ONNX's ATOL unless --atol) */
@@ -954,7 +955,7 @@ static void run_test(worker *w) {
                  info.outputs[i].name, lmfe_elem_type_name(info.outputs[i].elem_type));
             goto done;
         }
-    argv = calloc(4 * (nin + nout) + 4 * info.input_count + 16, sizeof *argv);
+    argv = calloc(4 * (nin + nout) + 4 * info.input_count + 20, sizeof *argv);
     owned = calloc(2 * (nin + nout) + 2 * info.input_count + 4, sizeof *owned);
     if (!argv || !owned) {
         fail(w, "harness crash", "out of memory");
@@ -969,6 +970,7 @@ static void run_test(worker *w) {
     argv[ac++] = "-q";
     argv[ac++] = "--dtype"; /* conformance is fp32, said here */
     argv[ac++] = (char *)cf->dtype;
+    if (cf->trace) argv[ac++] = "--trace";
     argv[ac++] = "-o";
     char lmb[PATH_MAX + 16];
     snprintf(lmb, sizeof lmb, "%s/model.lmb", w->tmp);
@@ -1844,6 +1846,7 @@ static const char usage[] =
     "  --scaled-atol X     floats may also differ by X times the largest magnitude of\n"
     "                      their output (0 to 1; for the bfloat16 modes)\n"
     "  --dtype MODE        compile in MODE: fp32 (default), bf16 or bfp8\n"
+    "  --trace             compile each model as one metal trace (--trace)\n"
     "  --cli PATH          the lightmetal tool (default: the one built with this program)\n"
     "  --tsv FILE          write one row per test\n"
     "  --md FILE           write the Markdown report\n"
@@ -1928,6 +1931,8 @@ int main(int argc, char **argv) {
                 cf.all = true;
             else if (!strcmp(a, "--const-inputs"))
                 cf.const_inputs = true;
+            else if (!strcmp(a, "--trace"))
+                cf.trace = true;
             else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
                 cf.verbose = true;
             else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
