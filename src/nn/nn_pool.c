@@ -226,8 +226,8 @@ static lm_status check_given_divisors(const char *op, bool avg, const pool_plan 
     if (!needed)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "divisors: given, but every window of this pooling divides by %lld "
-                       "(the divisors function gives none)",
-                       (long long)d0);
+                       "(%s_divisors gives none)",
+                       (long long)d0, op);
     nn_tensor *d;
     char s[128];
     lm_status st = nn_get_tensor(op, "divisors", t, &d);
@@ -237,8 +237,8 @@ static lm_status check_given_divisors(const char *op, bool avg, const pool_plan 
         d->shape.rank != 2 || d->shape.dims[0] != m || d->shape.dims[1] != 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "divisors: expected the float32 tile tensor [%llu, 1] on the input's "
-                       "device that the divisors function gives, given %s %s %s",
-                       (unsigned long long)m, lmnn_dtype_name(d->dtype),
+                       "device that %s_divisors gives, given %s %s %s",
+                       (unsigned long long)m, op, lmnn_dtype_name(d->dtype),
                        d->layout == LMNN_TILE ? "tile" : "row-major",
                        nn_shape_str(&d->shape, s, sizeof s));
     return LM_OK;

@@ -636,14 +636,15 @@ static void test_divisors(void) {
     CHECK(none.id == 0);
     u.divisors = d;
     CHECK_FAILS(lmnn_avg_pool2d(x, &u, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_avg_pool2d: divisors: given, but every window of this pooling divides by 9");
+                "lmnn_avg_pool2d: divisors: given, but every window of this pooling divides by 9 "
+                "(lmnn_avg_pool2d_divisors gives none)");
     o.divisors = d;
     CHECK_FAILS(lmnn_max_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_max_pool2d: divisors: given to a max pooling");
     o.stride[1] = 1; /* 4 x 9 outputs: another shape */
     CHECK_FAILS(lmnn_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_avg_pool2d: divisors: expected the float32 tile tensor [72, 1] on the "
-                "input's device that the divisors function gives, given float32 tile [40, 1]");
+                "input's device that lmnn_avg_pool2d_divisors gives, given float32 tile [40, 1]");
     o.divisors = x;
     CHECK_FAILS(lmnn_avg_pool2d(x, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "given float32 tile [2, 3, 7, 9]");
@@ -683,7 +684,8 @@ static void test_divisors(void) {
     CHECK(g3a && g3b && !memcmp(g3a, g3b, 2 * 3 * 3 * 4 * sizeof *g3a));
     p.stride[0] = 1;
     CHECK_FAILS(lmnn_avg_pool3d(x3, &p, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_avg_pool3d: divisors: expected the float32 tile tensor [60, 1]");
+                "lmnn_avg_pool3d: divisors: expected the float32 tile tensor [60, 1] on the "
+                "input's device that lmnn_avg_pool3d_divisors gives");
     CHECK_FAILS(lmnn_avg_pool3d_divisors(x3, &p, NULL), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_avg_pool3d_divisors: out_divisors is NULL");
     p.kernel_size[0] = 0;
