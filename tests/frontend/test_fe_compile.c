@@ -4343,6 +4343,25 @@ static void test_bf16_gemm_input(void) {
         }
 }
 
+/* Float32's lowest as dtype mode `mode` keeps it: bfloat16's (0xFF7F), not
+ * -inf, in the bfloat16 modes. */
+static float lowest_in(lmfe_dtype_mode mode) {
+    return mode == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f;
+}
+
+/* Compiles the model at `path` in dtype mode `mode` and replays it once,
+ * input "x" to output "y". */
+static void run_in_mode(const char *path, lmfe_dtype_mode mode, const float *x, size_t xn, float *y,
+                        size_t yn) {
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.dtype = mode;
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    CHECK_OK(replay1(bin, "x", x, xn, "y", y, yn, NULL));
+    lm_binary_free(bin);
+}
+
 /* An additive attention mask as PyTorch exports it, (1 - mask) * float32's
  * lowest with the mask a run-time input: in the bfloat16 modes the constant
  * must stay finite, or the unmasked entries' 0 * -inf makes the softmax
@@ -4387,8 +4406,7 @@ static void test_bf16_saturated_constants(void) {
         CHECK_OK(lm_replay_get_output(r, "ext", ext, sizeof ext));
         lm_replay_close(r);
         lm_binary_free(bin);
-        /* float32's lowest, or bfloat16's (0xFF7F), not -inf. */
-        float far = modes[k] == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f;
+        float far = lowest_in(modes[k]);
         for (int i = 0; i < R; i++) {
             double sum = 0;
             for (int j = 0; j < C; j++)
@@ -4417,16 +4435,9 @@ static void test_bf16_saturated_constants(void) {
             (const char *[]){"y", NULL});
     path = save(m);
     for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
-        lmfe_compile_options o;
-        lmfe_compile_options_init(&o);
-        o.dtype = modes[k];
-        lm_binary *bin;
-        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
-        CHECK_OK(replay1(bin, "x", x, 4, "y", y, 8, NULL));
-        lm_binary_free(bin);
-        float far = modes[k] == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f;
+        run_in_mode(path, modes[k], x, 4, y, 8);
         for (int i = 0; i < 4; i++) {
-            CHECK(y[i] == far);
+            CHECK(y[i] == lowest_in(modes[k]));
             CHECK(fabs(y[4 + i] - (2 * x[i] + 0.5)) <= 1.0 / 64);
         }
     }
@@ -4441,16 +4452,10 @@ static void test_bf16_saturated_constants(void) {
     ob_node(g, "MatMul", "mm", (const char *[]){"x", "B", NULL}, (const char *[]){"y", NULL});
     path = save(m);
     for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
-        lmfe_compile_options o;
-        lmfe_compile_options_init(&o);
-        o.dtype = modes[k];
-        lm_binary *bin;
-        CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
-        CHECK_OK(replay1(bin, "x", eye, 4, "y", z, 4, NULL));
-        lm_binary_free(bin);
+        run_in_mode(path, modes[k], eye, 4, z, 4);
         CHECK(z[2] == 2 && z[3] == 3);
         if (modes[k] != LMFE_DTYPE_BFP8) {
-            CHECK(z[0] == (modes[k] == LMFE_DTYPE_FP32 ? -FLT_MAX : -3.38953139e38f));
+            CHECK(z[0] == lowest_in(modes[k]));
             CHECK(z[1] == 1);
         } else {
             /* bfloat8_b's largest magnitude is 127/64 * 2^127; the 1 shares

@@ -263,29 +263,33 @@ static void test_hang_and_crash(void) {
     }
 }
 
-/* --const-inputs: the inputs go to compile as constants (a fake tool logs
- * its command lines), and the outputs are still compared (the real tool). */
-static void test_const_inputs(void) {
+/* The command lines the conformance program, run on relu_ok with options
+ * `extra`, gives its tool: a fake tool logs them (and fails). "" when it
+ * did not run the tool. */
+static const char *tool_calls(const char *extra) {
     char tool[300], calls[300], args[900], script[700];
     snprintf(tool, sizeof tool, "%s/fake-tool-args", base);
     snprintf(calls, sizeof calls, "%s/calls", base);
     snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> '%s'\nexit 1\n", calls);
     write_file(tool, script, strlen(script));
-    CHECK(chmod(tool, 0755) == 0);
-    for (int konst = 0; konst < 2; konst++) {
-        remove(calls);
-        snprintf(args, sizeof args, "--filter relu_ok --cli '%s'%s", tool,
-                 konst ? " --const-inputs" : "");
-        CHECK(conformance(args) == 0);
-        const char *text = read_text(calls);
-        CHECK(text && strstr(text, "compile "));
-        CHECK(text && (strstr(text, "--const x=") != NULL) == (konst == 1));
-    }
+    remove(calls);
+    snprintf(args, sizeof args, "--filter relu_ok --cli '%s' %s", tool, extra);
+    if (chmod(tool, 0755) != 0 || conformance(args) != 0) return "";
+    const char *text = read_text(calls);
+    return text && strstr(text, "compile ") ? text : "";
+}
+
+/* --const-inputs: the inputs go to compile as constants, and the outputs
+ * are still compared (the real tool). */
+static void test_const_inputs(void) {
+    const char *plain = tool_calls("");
+    CHECK(strstr(plain, "compile ") && !strstr(plain, "--const x="));
+    CHECK(strstr(tool_calls("--const-inputs"), "--const x="));
     CHECK(conformance("--filter relu_ok --const-inputs --all") == 0);
     CHECK(conformance("--filter relu_wrong --const-inputs --all") == 1);
 }
 
-/* --skip, --scaled-atol and --dtype. */
+/* --skip, --scaled-atol, --dtype and --trace. */
 static void test_modes(void) {
     char tsv[300], skip[700];
     snprintf(tsv, sizeof tsv, "%s/skip.tsv", base);
@@ -297,22 +301,12 @@ static void test_modes(void) {
     /* relu_wrong's 7 for 6: within 0.2 of 7, not within 0.1. */
     CHECK(conformance("--filter relu_wrong --all --scaled-atol 0.2") == 0);
     CHECK(conformance("--filter relu_wrong --all --scaled-atol 0.1") == 1);
-    char tool[300], calls[300], args[900], script[700];
-    snprintf(tool, sizeof tool, "%s/fake-tool-dtype", base);
-    snprintf(calls, sizeof calls, "%s/calls-dtype", base);
-    snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> '%s'\nexit 1\n", calls);
-    write_file(tool, script, strlen(script));
-    CHECK(chmod(tool, 0755) == 0);
-    static const char *const modes[][2] = {{"", "--dtype fp32 "},
-                                           {" --dtype bfp8", "--dtype bfp8 "}};
-    for (int i = 0; i < 2; i++) {
-        remove(calls);
-        snprintf(args, sizeof args, "--filter relu_ok --cli '%s'%s", tool, modes[i][0]);
-        CHECK(conformance(args) == 0);
-        const char *text = read_text(calls);
-        CHECK(text && strstr(text, "compile ") && strstr(text, modes[i][1]));
-    }
+    const char *plain = tool_calls("");
+    CHECK(strstr(plain, "compile ") && strstr(plain, "--dtype fp32 ") && !strstr(plain, "--trace"));
+    CHECK(strstr(tool_calls("--dtype bfp8"), "--dtype bfp8 "));
+    CHECK(strstr(tool_calls("--trace"), "--trace"));
     CHECK(conformance("--filter relu_ok --dtype bf16 --all") == 0);
+    CHECK(conformance("--filter relu_ok --trace --all") == 0);
 }
 
 static void test_usage(void) {
