@@ -88,6 +88,12 @@ typedef struct lmnn_matmul_options {
      * copy; any other a is typecast first. (A bfloat16 model fed float32
      * rows.) */
     lmnn_dtype input_dtype;
+    /* TILE (init; 0 means TILE) or ROW_MAJOR: the product as [..., M, N]
+     * rows, in a float32 or bfloat16 output dtype. A row-major a gathered
+     * into the product (see above) has its result packed as rows by the
+     * same program; any other product is untilized after. (A model's
+     * output, wanted as rows.) */
+    lmnn_layout output_layout;
 } lmnn_matmul_options;
 
 /* No transposes, default accumulation, no activation, output like a. */

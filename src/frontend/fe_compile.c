@@ -39,14 +39,6 @@ void lmfe_report_free(lmfe_report *report) {
 
 /* ---- the boundary ---- */
 
-/* Storage dtype and format of a graph input or output of element type `e`. */
-static lmnn_dtype boundary_dtype(fe_elem e) {
-    if (e == FE_BFLOAT16) return LMNN_BFLOAT16;
-    if (fe_elem_is_float(e)) return LMNN_FLOAT32;
-    if (e == FE_UINT32 || e == FE_UINT64) return LMNN_UINT32;
-    return LMNN_INT32;
-}
-
 static lm_data_format boundary_format(lmnn_dtype d) {
     switch (d) {
     case LMNN_FLOAT32:
@@ -152,7 +144,7 @@ static lm_status output_tensor(fe_ctx *c, uint32_t vi, lmnn_tensor *out) {
     fe_node pseudo = {
         .name = v->name, .op_type = "output", .domain = "", .inputs = &vi, .input_count = 1};
     /* A buffer of its own, not an input's or another output's. */
-    return fe_in_dev_rm_copy(c, &pseudo, 0, boundary_dtype(v->type.elem), out);
+    return fe_in_dev_rm_own(c, &pseudo, 0, fe_boundary_dtype(v->type.elem), out);
 }
 
 /* The buffer that names an empty graph input or output: a tensor of no
@@ -162,7 +154,7 @@ static lm_status placeholder(fe_ctx *c, const fe_value *v, const char *name, lm_
     lmnn_shape shape = fe_shape(1, (const int64_t[]){1});
     lmnn_tensor_options o;
     lmnn_tensor_options_init(&o);
-    o.dtype = boundary_dtype(v->type.elem);
+    o.dtype = fe_boundary_dtype(v->type.elem);
     o.layout = LMNN_ROW_MAJOR;
     const uint32_t zero = 0;
     lm_status st = lmnn_from_host(c->device, &shape, &zero, sizeof zero, &o, out);
@@ -187,7 +179,7 @@ static lm_status create_inputs(fe_ctx *c, bool capture, const fe_tensor *const *
         }
         /* Unused inputs too: the binary takes every input the model declares. */
         if (v->konst) continue;
-        lmnn_dtype dtype = boundary_dtype(v->type.elem);
+        lmnn_dtype dtype = fe_boundary_dtype(v->type.elem);
         int64_t volume = fe_type_volume(&v->type);
         size_t size = (size_t)volume * 4;
         void *data = NULL;

@@ -155,6 +155,9 @@ typedef struct fe_dev {
      * entry `pre`'s tensor, borrowed (one reference on `pre` taken, the
      * tensor not freed here), and `perm` means nothing. */
     uint32_t borrowed;
+    /* The value whose node made this entry (fe_out_dev); FE_NONE for an
+     * input's, a constant's or a view's. */
+    uint32_t owner;
 } fe_dev;
 
 enum { FE_VIEW_TILE = 1u << 0, FE_VIEW_NHWC = 1u << 1 };
@@ -300,11 +303,21 @@ lmnn_dtype fe_dev_dtype(fe_ctx *c, fe_elem elem);
 /* Input i on the device in tile layout with its device dtype (constants are
  * uploaded once, on first use). */
 lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
-/* Input i row-major in `dtype`, as a new tensor of the caller's (a buffer
- * no value shares: a graph output's): a copy of the row-major form held in
- * that dtype, else made from the tile form (typecast, untilized). */
-lm_status fe_in_dev_rm_copy(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
-                            lmnn_tensor *out);
+/* Input i row-major in `dtype`, as a tensor of the caller's (a buffer no
+ * value shares: a graph output's, asked for after its last use): the
+ * row-major form held in that dtype, handed over when only this value
+ * holds it (a node's result, not an input's or a constant's, one output
+ * listing) and else copied; without one, made from the tile form
+ * (typecast, untilized). */
+lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
+                           lmnn_tensor *out);
+/* Storage dtype of a graph input or output of element type `e`. */
+lmnn_dtype fe_boundary_dtype(fe_elem e);
+/* Whether node n's output i (the fused chain's last value for output 0) is
+ * a float graph output no node reads, listed once: the node may give it
+ * row-major in its boundary dtype (*out_dtype) and hand it over with
+ * fe_out_dev, for the output to take as it is (fe_in_dev_rm_own). */
+bool fe_out_is_boundary(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype *out_dtype);
 /* Input i of a node that reads images (FE_IMAGE_IN): the flat NHWC form
  * (fe_plan.nhwc_out's) when its producer wrote one (*out_flat
  * true), else the NCHW value: row-major when held only so (a rank-4 float

@@ -39,7 +39,7 @@ static lm_status dev_new(fe_ctx *c, uint32_t *out) {
         c->devs = d;
         c->dev_cap = cap;
     }
-    c->devs[c->dev_count] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}, 0};
+    c->devs[c->dev_count] = (fe_dev){.pre = FE_NONE, .owner = FE_NONE};
     *out = c->dev_count++;
     return LM_OK;
 }
@@ -89,7 +89,7 @@ void fe_values_release_all(fe_ctx *c) {
         if (!(c->devs[i].borrowed & FE_VIEW_TILE)) fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);
         if (!(c->devs[i].borrowed & FE_VIEW_NHWC)) fe_free(c->devs[i].nhwc);
-        c->devs[i] = (fe_dev){{0}, {0}, {0}, 0, FE_NONE, {0}, 0};
+        c->devs[i] = (fe_dev){.pre = FE_NONE, .owner = FE_NONE};
     }
     for (uint32_t v = 0; v < c->g->value_count; v++)
         c->slots[v].dev = FE_NONE;
@@ -381,14 +381,46 @@ lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
     return LM_OK;
 }
 
-lm_status fe_in_dev_rm_copy(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
-                            lmnn_tensor *out) {
+lmnn_dtype fe_boundary_dtype(fe_elem e) {
+    if (e == FE_BFLOAT16) return LMNN_BFLOAT16;
+    if (fe_elem_is_float(e)) return LMNN_FLOAT32;
+    if (e == FE_UINT32 || e == FE_UINT64) return LMNN_UINT32;
+    return LMNN_INT32;
+}
+
+/* How many of the graph outputs are value vi. */
+static uint32_t output_listings(const fe_ctx *c, uint32_t vi) {
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < c->g->output_count; j++)
+        k += c->g->outputs[j] == vi;
+    return k;
+}
+
+/* Whether entry d belongs to value vi alone: made by vi's node for it (not
+ * an input's or a constant's, which others share), no other value bound
+ * to it, and vi one graph output only. */
+static bool held_by_only(const fe_ctx *c, uint32_t vi, uint32_t d) {
+    if (c->devs[d].owner != vi || output_listings(c, vi) != 1) return false;
+    for (uint32_t u = 0; u < c->g->value_count; u++)
+        if (u != vi && c->slots[u].dev == d) return false;
+    return true;
+}
+
+lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
+                           lmnn_tensor *out) {
     fe_dev *d = NULL;
     lm_status st = in_dev_entry(c, n, i, &d);
     if (st) return st;
     if (!d->rm.id && !d->tile.id && (st = nchw_of_image(c, n, i, d))) return st;
     lmnn_tensor_info info;
     if (d->rm.id && !(st = lmnn_tensor_get_info(d->rm, &info)) && info.dtype == dtype) {
+        /* A node's result only this value holds is handed over: the
+         * value's last use. */
+        if (held_by_only(c, n->inputs[i], (uint32_t)(d - c->devs))) {
+            *out = d->rm;
+            d->rm = (lmnn_tensor){0};
+            return LM_OK;
+        }
         st = lmnn_reshape(d->rm, &info.shape, NULL, out); /* a copy */
         return st ? fe_nn_fail(c, n, st) : LM_OK;
     }
@@ -537,6 +569,17 @@ static uint32_t out_index(fe_ctx *c, const fe_node *n, uint32_t i) {
     return i < n->output_count ? n->outputs[i] : FE_NONE;
 }
 
+bool fe_out_is_boundary(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype *out_dtype) {
+    uint32_t vi = out_index(c, n, i);
+    if (vi == FE_NONE) return false;
+    const fe_value *v = &c->g->values[vi];
+    if (!v->graph_output || v->use_count != 1 || output_listings(c, vi) != 1 ||
+        !fe_elem_is_float(v->type.elem) || (i == 0 && c->plans[n - c->g->nodes].nhwc_out))
+        return false;
+    *out_dtype = fe_boundary_dtype(v->type.elem);
+    return true;
+}
+
 lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
     uint32_t vi = out_index(c, n, i);
     if (vi == FE_NONE) {
@@ -551,6 +594,7 @@ lm_status fe_out_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
         fe_free(t);
         return fe_nn_fail(c, n, st);
     }
+    c->devs[d].owner = vi;
     if (i == 0 && c->plans[n - c->g->nodes].nhwc_out)
         c->devs[d].nhwc = t; /* a flat NHWC image, in either layout */
     else if (info.layout == LMNN_TILE)

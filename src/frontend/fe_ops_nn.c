@@ -422,6 +422,10 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
+    /* The model's output with nothing after the product: rows in the
+     * output's dtype (as lower_gemm). */
+    bool rows = matrices && !permuted && fe_out_is_boundary(c, n, 0, &o.output.dtype);
+    if (rows) o.output_layout = LMNN_ROW_MAJOR;
     if (!st) st = bias.id ? lmnn_linear(a, b, bias, &o, &r) : lmnn_matmul(a, b, &o, &r);
     if (ao) fe_free(a);
     if (bo) fe_free(b);
@@ -436,6 +440,7 @@ static lm_status lower_matmul(fe_ctx *c, const fe_node *n) {
         fe_free(r);
         return fe_nn_fail(c, n, st);
     }
+    if (rows) return fe_out_dev(c, n, 0, r);
     return finish_as(c, n, r, act, bias.id != 0, permuted ? perm : NULL);
 }
 
@@ -670,7 +675,7 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     if (st) return st;
     int64_t nn = c->g->values[n->outputs[0]].type.dims[1];
     lmnn_tensor a, b, bias = {0}, r = {0};
-    bool ao, bo = false, co = false, act = false;
+    bool ao, bo = false, co = false, act = false, rows = false;
     lmnn_dtype cast;
     if ((st = fe_in_dev_float_rows(c, n, 0, &a, &ao, &cast))) return st;
     bool tb;
@@ -691,12 +696,19 @@ static lm_status lower_gemm(fe_ctx *c, const fe_node *n) {
     o.transpose_b = tb;
     o.input_dtype = cast;
     const fe_fusion *f = fusion_of(c, n);
-    act = f->activation != LMNN_UNARY_INVALID && !f->bias && (!has_c || as_bias) && g.alpha == 1.0f;
+    bool whole = !f->bias && (!has_c || as_bias) && g.alpha == 1.0f;
+    act = f->activation != LMNN_UNARY_INVALID && whole;
     if (act) {
         o.activation = f->activation;
         o.activation_alpha = f->act_alpha;
         o.activation_beta = f->act_beta;
     }
+    /* The model's output, and nothing after the product: given as the
+     * binary's output takes it, rows in its dtype (a classifier's logits,
+     * with no untilize or typecast of their own). */
+    rows = whole && (act || f->activation == LMNN_UNARY_INVALID) &&
+           fe_out_is_boundary(c, n, 0, &o.output.dtype);
+    if (rows) o.output_layout = LMNN_ROW_MAJOR;
     st = lmnn_linear(a, b, as_bias ? bias : (lmnn_tensor){0}, &o, &r);
     if (!st && g.alpha != 1.0f) {
         lmnn_tensor s;
@@ -727,7 +739,7 @@ out:
         fe_free(r);
         return st;
     }
-    return finish(c, n, r, act, false);
+    return rows ? fe_out_dev(c, n, 0, r) : finish(c, n, r, act, false);
 }
 
 /* ---- convolution and pooling geometry ---- */

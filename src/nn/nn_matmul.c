@@ -773,21 +773,22 @@ static lm_status no_buffers(const char *op, nn_program *prog, const void *ctx) {
     return LM_OK;
 }
 
-/* matmul of a row-major A (at, handle a): a matrix [M, K] in interleaved
- * pages of a row each is gathered into the product's program, each tile row
- * read and tilized (into opts->input_dtype when set) where it is multiplied
+/* A row-major A (at, handle a) gathered into the product's program: a
+ * matrix [M, K] in interleaved pages of a row each, each tile row read and
+ * tilized (into opts->input_dtype when set) where it is multiplied
  * (tilize_reader.c with NN_TILIZE_GATHER, the whole of K a unit), when the
- * product takes that form (nn_linear_gathered); otherwise, or for other
- * shapes, A is tilized first. The output's memory follows A's, as for a
- * tile A. */
-static lm_status matmul_rows(const char *op, const char *an, const char *bn, lmnn_tensor a,
-                             nn_tensor *at, lmnn_tensor b, lmnn_tensor bias,
-                             const lmnn_matmul_options *opts, bool raw_padding,
-                             const nn_mm_groups *groups, lmnn_tensor *out) {
-    lm_status st = LM_OK;
+ * product takes that form (nn_linear_gathered); else LM_OK with out->id 0.
+ * `rows_out`: the product packed as row-major [M, N] rows. The output's
+ * memory follows A's, as for a tile A. */
+static lm_status gather_rows(const char *op, const char *an, const char *bn, nn_tensor *at,
+                             lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
+                             bool raw_padding, const nn_mm_groups *groups, bool rows_out,
+                             lmnn_tensor *out) {
     const lmnn_shape *s = &at->shape;
     *out = (lmnn_tensor){0};
     uint32_t esize = nn_rm_elem_size(at->dtype);
+    nn_tensor *bt = NULL;
+    if (rows_out && nn_get_tensor(op, bn, b, &bt)) return LM_OK; /* refused by the product */
     if (s->rank == 2 && !opts->transpose_a && at->memory.layout == LM_BUFFER_INTERLEAVED &&
         at->page_size == s->dims[1] * esize) {
         uint32_t m = s->dims[0], k = s->dims[1];
@@ -814,16 +815,59 @@ static lm_status matmul_rows(const char *op, const char *an, const char *bn, lmn
             .a_name = an,
             .b_name = bn,
         };
+        if (rows_out) {
+            ga.rm_len = bt->shape.dims[bt->shape.rank - 1];
+            ga.rm_shape = LMNN_SHAPE(m, ga.rm_len);
+        }
         lmnn_matmul_options o = *opts;
         o.output.memory = nn_output_memory(&opts->output.memory, at);
-        if ((st = nn_linear_gathered(op, &ga, b, bias, &o, raw_padding, groups, out)) || out->id)
-            return st;
+        return nn_linear_gathered(op, &ga, b, bias, &o, raw_padding, groups, out);
     }
+    return LM_OK;
+}
+
+/* matmul of a row-major A (at, handle a): gathered into the product
+ * (gather_rows) when it takes that form, else tilized first. */
+static lm_status matmul_rows(const char *op, const char *an, const char *bn, lmnn_tensor a,
+                             nn_tensor *at, lmnn_tensor b, lmnn_tensor bias,
+                             const lmnn_matmul_options *opts, bool raw_padding,
+                             const nn_mm_groups *groups, lmnn_tensor *out) {
+    lm_status st = gather_rows(op, an, bn, at, b, bias, opts, raw_padding, groups, false, out);
+    if (st || out->id) return st;
     lmnn_tensor tiled;
     if ((st = lmnn_to_layout(a, LMNN_TILE, &tiled))) return nn_fail_call(st, op);
     st = matmul(op, an, bn, tiled, b, bias, opts, raw_padding, groups, out);
     lmnn_tensor_free(tiled);
     return st;
+}
+
+/* The product in row-major rows (output_layout ROW_MAJOR): packed so by
+ * the gathered product's own program when a is row-major and gathered,
+ * else the tile product untilized. */
+static lm_status matmul_to_rows(const char *op, const char *an, const char *bn, lmnn_tensor a,
+                                lmnn_tensor b, lmnn_tensor bias, const lmnn_matmul_options *opts,
+                                bool raw_padding, const nn_mm_groups *groups, lmnn_tensor *out) {
+    lmnn_matmul_options o = *opts;
+    o.output_layout = LMNN_TILE;
+    nn_tensor *at;
+    lm_status st = nn_get_tensor(op, an, a, &at);
+    if (st) return st;
+    lmnn_dtype dtype = opts->output.dtype  ? opts->output.dtype
+                       : opts->input_dtype ? opts->input_dtype
+                                           : at->dtype;
+    if (dtype != LMNN_FLOAT32 && dtype != LMNN_BFLOAT16)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "output_layout: row_major needs a float32 or bfloat16 output, given %s",
+                       lmnn_dtype_name(dtype));
+    if (at->layout == LMNN_ROW_MAJOR && nn_dtype_is_float(at->dtype) &&
+        ((st = gather_rows(op, an, bn, at, b, bias, &o, raw_padding, groups, true, out)) ||
+         out->id))
+        return st;
+    lmnn_tensor t;
+    if ((st = matmul(op, an, bn, a, b, bias, &o, raw_padding, groups, &t))) return st;
+    st = lmnn_to_layout(t, LMNN_ROW_MAJOR, out);
+    lmnn_tensor_free(t);
+    return st ? nn_fail_call(st, op) : LM_OK;
 }
 
 static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_tensor a,
@@ -835,6 +879,11 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
         lmnn_matmul_options_init(&defaults);
         opts = &defaults;
     }
+    if (opts->output_layout == LMNN_ROW_MAJOR)
+        return matmul_to_rows(op, an, bn, a, b, bias, opts, raw_padding, groups, out);
+    if (opts->output_layout && opts->output_layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output_layout: unknown layout %d",
+                       (int)opts->output_layout);
     mm_plan p = {0};
     lmnn_dtype dtype;
     lm_status st = nn_get_tensor(op, an, a, &p.a);

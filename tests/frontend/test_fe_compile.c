@@ -4299,10 +4299,65 @@ static void test_bfp8_weights(void) {
     CHECK_EQ_U64(launches[1], launches[0]);
 }
 
+/* Products whose results are the model's outputs and nothing else's pack
+ * them as the outputs' rows, which the binary then gives as they are: two
+ * Gemms (one with its Relu fused) launch once each, and an input given
+ * back as an output (an Identity) is copied, its buffer being the input's. */
+static void test_output_rows(void) {
+    enum { M = 8, K = 64, N = 16 };
+    static float w[N * K], bias[N], x[M * K], y[M * N], z[M * N], xi[M * K];
+    for (int i = 0; i < N * K; i++)
+        w[i] = (float)((i * 37) % 29) / 28 - 0.5f;
+    for (int i = 0; i < N; i++)
+        bias[i] = (float)i / 16 - 0.5f;
+    for (int i = 0; i < M * K; i++)
+        x[i] = (float)((i * 53) % 31) / 30 - 0.5f;
+    int64_t xd[2] = {M, K}, wd[2] = {N, K}, bd[1] = {N}, yd[2] = {M, N};
+    Onnx__GraphProto *g = ob_graph("output_rows");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    ob_output(g, ob_vi("z", ob_tensor_type(F32, 2, yd, NULL)));
+    ob_output(g, ob_vi("xi", ob_tensor_type(F32, 2, xd, NULL)));
+    f32_init(g, "W", 2, wd, w, N * K);
+    f32_init(g, "B", 1, bd, bias, N);
+    ob_attr_i(ob_node(g, "Gemm", "fc", (const char *[]){"x", "W", "B", NULL},
+                      (const char *[]){"y", NULL}),
+              "transB", 1);
+    ob_attr_i(
+        ob_node(g, "Gemm", "fc2", (const char *[]){"x", "W", NULL}, (const char *[]){"h", NULL}),
+        "transB", 1);
+    ob_node(g, "Relu", "relu", (const char *[]){"h", NULL}, (const char *[]){"z", NULL});
+    ob_node(g, "Identity", "same", (const char *[]){"x", NULL}, (const char *[]){"xi", NULL});
+    lm_binary *bin;
+    lm_replay *r;
+    lm_replay_report rr;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    CHECK_OK(replay_open(bin, &r));
+    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, &rr));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
+    CHECK_OK(lm_replay_get_output(r, "xi", xi, sizeof xi));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    CHECK_EQ_U64(rr.programs, 3); /* the two products and the input's copy */
+    CHECK(!memcmp(xi, x, sizeof x));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double dot = 0;
+            for (int k = 0; k < K; k++)
+                dot += (double)x[i * K + k] * w[j * K + k];
+            CHECK(fabs(y[i * N + j] - (dot + bias[j])) <= 1e-5);
+            CHECK(fabs(z[i * N + j] - (dot > 0 ? dot : 0)) <= 1e-5);
+        }
+}
+
 /* In the bf16 mode a Gemm reads a float32 graph input's rows itself,
  * rounding them to bfloat16 as it tilizes them (lmnn_matmul_options'
- * input_dtype): one launch for the product, two for the float32 output
- * (typecast, untilize), none to tilize or typecast the input. */
+ * input_dtype), and packs the model's float32 output rows itself
+ * (output_layout): one launch in all, none to tilize or typecast the input
+ * or to typecast and untilize the output. */
 static void test_bf16_gemm_input(void) {
     enum { M = 8, K = 64, N = 16 };
     static float w[N * K], bias[N], x[M * K], y[M * N];
@@ -4330,8 +4385,8 @@ static void test_bf16_gemm_input(void) {
     lm_replay_report rr = {0};
     CHECK_OK(replay1(bin, "x", x, M * K, "y", y, M * N, &rr));
     lm_binary_free(bin);
-    CHECK_EQ_U64(rr.programs, 3);
-    /* bfloat16 x and W, float32 accumulation, a bfloat16 result. */
+    CHECK_EQ_U64(rr.programs, 1);
+    /* bfloat16 x and W, float32 accumulation and result. */
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double want = bias[j], scale = fabs(bias[j]);
@@ -4670,6 +4725,7 @@ int main(void) {
     TEST_RUN(test_trace_and_golden);
     TEST_RUN(test_bf16_notes);
     TEST_RUN(test_bfp8_weights);
+    TEST_RUN(test_output_rows);
     TEST_RUN(test_bf16_gemm_input);
     TEST_RUN(test_bf16_saturated_constants);
     TEST_RUN(test_trace_avg_pool);

@@ -458,6 +458,83 @@ static void test_input_dtype(void) {
     lmnn_tensor_free(a);
 }
 
+/* lmnn_linear with output_layout ROW_MAJOR (a of `as` in `layout` and
+ * `dtype`, relu, a bias) against the tile product: the same bits in
+ * [M, N] rows, in the output dtype `out` (0: a's); `packed`: the gathered
+ * product packed the rows itself (no untilize ran). */
+static void run_rows_case(const char *name, lmnn_shape as, lmnn_shape bs, lmnn_layout layout,
+                          lmnn_dtype dtype, lmnn_dtype out, bool packed) {
+    size_t na = volume(&as), nb = volume(&bs);
+    uint32_t n = bs.dims[1];
+    float *a = nn_rand_floats(na, -1, 1, 61 + na), *b = nn_rand_floats(nb, -1, 1, 67 + nb);
+    lmnn_shape cs = LMNN_SHAPE(n);
+    lmnn_tensor ta, tb, tc, y1, y2;
+    CHECK_OK(nn_upload(&as, a, dtype, layout, &ta));
+    CHECK_OK(nn_upload(&bs, b, LMNN_FLOAT32, LMNN_TILE, &tb));
+    CHECK_OK(nn_upload(&cs, b, LMNN_FLOAT32, LMNN_TILE, &tc));
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.activation = LMNN_RELU;
+    o.output.dtype = out;
+    o.output_layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_linear(ta, tb, tc, &o, &y1));
+    bool ran[2];
+    nn_ran_since((const char *const[]){"untilize_writer.c", "tilize_reader.c + matmul_compute.c"},
+                 ran, 2);
+    o.output_layout = 0;
+    CHECK_OK(lmnn_linear(ta, tb, tc, &o, &y2));
+    lmnn_tensor_info i1, i2;
+    CHECK_OK(lmnn_tensor_get_info(y1, &i1));
+    CHECK_OK(lmnn_tensor_get_info(y2, &i2));
+    float *g1 = nn_download(y1), *g2 = nn_download(y2);
+    size_t n2 = 0;
+    CHECK_OK(lmnn_tensor_host_size(y2, &n2));
+    bool same = g1 && g2 && !memcmp(g1, g2, n2);
+    printf("  %-44s %s, %s\n", name, ran[0] ? "untilized after" : "rows packed by the product",
+           same ? "the tile product's bits" : "DIFFERENT bits");
+    CHECK(same);
+    CHECK(i1.layout == LMNN_ROW_MAJOR && i2.layout == LMNN_TILE && i1.dtype == i2.dtype);
+    CHECK(i1.shape.rank == 2 && i1.shape.dims[0] == as.dims[0] && i1.shape.dims[1] == n);
+    CHECK(ran[0] != packed && ran[1] == (layout == LMNN_ROW_MAJOR && packed));
+    free(g1), free(g2), free(a), free(b);
+    lmnn_tensor_free(ta), lmnn_tensor_free(tb), lmnn_tensor_free(tc);
+    lmnn_tensor_free(y1), lmnn_tensor_free(y2);
+}
+
+/* output_layout ROW_MAJOR: rows packed by a gathered product, else
+ * untilized after; its errors. */
+static void test_row_major_out(void) {
+    run_rows_case("rm [1,576]x[576,10] (a CNN's fc)", LMNN_SHAPE(1, 576), LMNN_SHAPE(576, 10),
+                  LMNN_ROW_MAJOR, LMNN_FLOAT32, 0, true);
+    run_rows_case("rm [600,65]x[65,47]", LMNN_SHAPE(600, 65), LMNN_SHAPE(65, 47), LMNN_ROW_MAJOR,
+                  LMNN_FLOAT32, 0, true);
+    run_rows_case("rm bf16 [64,96]x[96,40], float32 out", LMNN_SHAPE(64, 96), LMNN_SHAPE(96, 40),
+                  LMNN_ROW_MAJOR, LMNN_BFLOAT16, LMNN_FLOAT32, true);
+    run_rows_case("rm [40,64]x[64,300] (N past dst)", LMNN_SHAPE(40, 64), LMNN_SHAPE(64, 300),
+                  LMNN_ROW_MAJOR, LMNN_FLOAT32, 0, false);
+    run_rows_case("tile [70,65]x[65,47], bf16 out", LMNN_SHAPE(70, 65), LMNN_SHAPE(65, 47),
+                  LMNN_TILE, LMNN_FLOAT32, LMNN_BFLOAT16, false);
+    lmnn_shape s = LMNN_SHAPE(4, 4);
+    float v[16] = {0};
+    lmnn_tensor a, out;
+    CHECK_OK(nn_upload(&s, v, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.output_layout = (lmnn_layout)7;
+    CHECK_FAILS(lmnn_matmul(a, a, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_matmul: output_layout: unknown layout 7");
+    o.output_layout = LMNN_ROW_MAJOR;
+    o.output.dtype = LMNN_BFLOAT8_B;
+    CHECK_FAILS(lmnn_linear(a, a, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_linear: output_layout: row_major needs a float32 or bfloat16 output, given "
+                "bfloat8_b");
+    o.output.dtype = 0;
+    CHECK_FAILS(lmnn_matmul((lmnn_tensor){0}, a, &o, &out), LM_ERR_INVALID_HANDLE,
+                "lmnn_matmul: a");
+    lmnn_tensor_free(a);
+}
+
 static void test_linear(void) {
     mm_case cs[] = {
         mk("linear [3,33,65]x[65,47]+[47]", LMNN_SHAPE(3, 33, 65), LMNN_SHAPE(65, 47),
@@ -959,6 +1036,7 @@ int main(void) {
     TEST_RUN(test_linear);
     TEST_RUN(test_row_major_a);
     TEST_RUN(test_input_dtype);
+    TEST_RUN(test_row_major_out);
     TEST_RUN(test_activations);
     TEST_RUN(test_padding);
     TEST_RUN(test_dtypes);
