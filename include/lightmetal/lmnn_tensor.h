@@ -184,6 +184,14 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size);
  * The same layout gives a copy. */
 lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor);
 
+/* lmnn_to_layout into `dtype` (ttnn.to_layout's dtype; 0: the tensor's):
+ * a float tensor tilized or untilized into float32 or bfloat16 (or
+ * tilized into bfloat8_b) in the same launch, with the values
+ * lmnn_typecast gives. The same layout: lmnn_typecast. Other dtypes:
+ * LM_ERR_INVALID_ARGUMENT (lmnn_typecast converts them). */
+lm_status lmnn_to_layout_as(lmnn_tensor tensor, lmnn_layout layout, lmnn_dtype dtype,
+                            lmnn_tensor *out_tensor);
+
 /* The tensor converted to `dtype` on the device, as a new tensor in the same
  * layout (tile layout for bfloat8_b). Between the float dtypes, int32 and
  * uint32 (others: LM_ERR_UNSUPPORTED). Float to integer truncates toward zero

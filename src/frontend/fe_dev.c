@@ -406,6 +406,10 @@ static bool held_by_only(const fe_ctx *c, uint32_t vi, uint32_t d) {
     return true;
 }
 
+static bool float_dtype(lmnn_dtype d) {
+    return d == LMNN_FLOAT32 || d == LMNN_BFLOAT16 || d == LMNN_BFLOAT8_B;
+}
+
 lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
                            lmnn_tensor *out) {
     fe_dev *d = NULL;
@@ -430,9 +434,13 @@ lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype d
     if (!st) st = fe_in_dev(c, n, i, &tile);
     if (st) return st;
     if ((st = lmnn_tensor_get_info(tile, &info))) return fe_nn_fail(c, n, st);
-    if (info.dtype != dtype && (st = lmnn_typecast(tile, dtype, &cast)))
+    /* Between float dtypes the untilize converts too (a bfloat16 model's
+     * float32 output: one launch). */
+    bool floats = float_dtype(info.dtype) && float_dtype(dtype);
+    if (info.dtype != dtype && !floats && (st = lmnn_typecast(tile, dtype, &cast)))
         return fe_nn_fail(c, n, st);
-    st = lmnn_to_layout(cast.id ? cast : tile, LMNN_ROW_MAJOR, out);
+    st = cast.id ? lmnn_to_layout(cast, LMNN_ROW_MAJOR, out)
+                 : lmnn_to_layout_as(tile, LMNN_ROW_MAJOR, dtype, out);
     fe_free(cast);
     return st ? fe_nn_fail(c, n, st) : LM_OK;
 }

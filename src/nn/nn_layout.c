@@ -312,6 +312,40 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
     return LM_OK;
 }
 
+lm_status lmnn_to_layout_as(lmnn_tensor tensor, lmnn_layout layout, lmnn_dtype dtype,
+                            lmnn_tensor *out_tensor) {
+    const char *op = "lmnn_to_layout_as";
+    nn_tensor *t;
+    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    if (st) return st;
+    if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
+    if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "layout: unknown layout %d", (int)layout);
+    if (!dtype || dtype == t->dtype) return lmnn_to_layout(tensor, layout, out_tensor);
+    /* The packer converts between float formats as it moves the rows; an
+     * integer is no float's bits. */
+    bool rows_dtype = dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16;
+    if (!nn_dtype_is_float(t->dtype) ||
+        !(rows_dtype || (dtype == LMNN_BFLOAT8_B && layout == LMNN_TILE)))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "dtype: %s %s to %s in %s layout: expected float32 or bfloat16 (or "
+                       "bfloat8_b as tiles) from a float tensor; lmnn_typecast converts others",
+                       lmnn_dtype_name(t->dtype), t->layout == LMNN_TILE ? "tiles" : "rows",
+                       lmnn_dtype_name(dtype), layout == LMNN_TILE ? "tile" : "row-major");
+    if (layout == t->layout) return lmnn_typecast(tensor, dtype, out_tensor);
+    lmnn_tensor oh;
+    nn_tensor *o;
+    if ((st = nn_tensor_new(op, t->device, &t->shape, dtype, layout, &t->memory, &oh, &o)))
+        return st;
+    st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out_tensor = oh;
+    return LM_OK;
+}
+
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_typecast";
     nn_tensor *t;

@@ -4353,6 +4353,41 @@ static void test_output_rows(void) {
         }
 }
 
+/* In the bf16 mode a float32 output that no product packs is untilized
+ * into float32 rows in one launch (lmnn_to_layout_as), not a typecast and
+ * an untilize. */
+static void test_bf16_output(void) {
+    enum { R = 4, C = 40 };
+    float x[R * C], y[R * C];
+    for (int i = 0; i < R * C; i++)
+        x[i] = (float)(i % 17) / 4 - 2;
+    int64_t d[2] = {R, C};
+    Onnx__GraphProto *g = ob_graph("bf16_output");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, d, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, d, NULL)));
+    ob_node(g, "Sigmoid", "s", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.dtype = LMFE_DTYPE_BF16;
+    lm_binary *bin;
+    lm_replay *r;
+    CHECK_OK(lmfe_compile_onnx(save(m), &o, &bin, NULL));
+    CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    const lm_profile_entry *e;
+    size_t n;
+    uint64_t output_launches = 0;
+    CHECK_OK(lm_replay_get_profile(r, &e, &n));
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(e[i].label, "output")) output_launches = e[i].launches;
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    CHECK_EQ_U64(output_launches, 1);
+    for (int i = 0; i < R * C; i++)
+        CHECK(fabs(y[i] - 1 / (1 + exp(-x[i]))) <= 1.0 / 128);
+}
+
 /* In the bf16 mode a Gemm reads a float32 graph input's rows itself,
  * rounding them to bfloat16 as it tilizes them (lmnn_matmul_options'
  * input_dtype), and packs the model's float32 output rows itself
@@ -4726,6 +4761,7 @@ int main(void) {
     TEST_RUN(test_bf16_notes);
     TEST_RUN(test_bfp8_weights);
     TEST_RUN(test_output_rows);
+    TEST_RUN(test_bf16_output);
     TEST_RUN(test_bf16_gemm_input);
     TEST_RUN(test_bf16_saturated_constants);
     TEST_RUN(test_trace_avg_pool);

@@ -145,6 +145,94 @@ static void test_layout_and_typecast(void) {
     free(x);
 }
 
+/* lmnn_to_layout_as: a tilize or untilize into another float dtype gives
+ * the bits of lmnn_to_layout and lmnn_typecast (of the tiles), in one launch,
+ * over a padded shape with NaN, infinities, a bfloat16 tie and a value
+ * that rounds past bfloat16's largest; its refusals. */
+static void test_to_layout_as(void) {
+    lmnn_shape s = LMNN_SHAPE(3, 37, 70);
+    size_t vol = lmnn_shape_volume(&s);
+    float *x = nn_rand_floats(vol, -5, 5, 17);
+    x[1] = NAN, x[2] = -INFINITY, x[3] = 1.00390625f, x[4] = 3.3999e38f;
+    lmnn_tensor rm, tl, tl16, t8;
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
+    CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, LMNN_TILE, &tl));
+    CHECK_OK(lmnn_typecast(tl, LMNN_BFLOAT16, &tl16));
+    CHECK_OK(lmnn_typecast(tl, LMNN_BFLOAT8_B, &t8));
+    static const struct {
+        int from; /* rm, tl, tl16, t8 */
+        lmnn_layout layout;
+        lmnn_dtype dtype;
+    } cases[] = {
+        {0, LMNN_TILE, LMNN_BFLOAT16},      {0, LMNN_TILE, LMNN_BFLOAT8_B},
+        {1, LMNN_ROW_MAJOR, LMNN_BFLOAT16}, {2, LMNN_ROW_MAJOR, LMNN_FLOAT32},
+        {3, LMNN_ROW_MAJOR, LMNN_FLOAT32},  {3, LMNN_ROW_MAJOR, LMNN_BFLOAT16},
+    };
+    lmnn_tensor src[4] = {rm, tl, tl16, t8};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lmnn_tensor a, c, b;
+        lmnn_tensor from = src[cases[i].from];
+        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+        CHECK_OK(lmnn_to_layout_as(from, cases[i].layout, cases[i].dtype, &a));
+        bool ran[1] = {true};
+        nn_ran_since((const char *const[]){"unary_compute.c"}, ran, 1);
+        CHECK(!ran[0]); /* no typecast program */
+        /* The reference: a typecast while in tile layout. */
+        if (cases[i].from == 0) {
+            CHECK_OK(lmnn_to_layout(from, cases[i].layout, &c));
+            CHECK_OK(lmnn_typecast(c, cases[i].dtype, &b));
+        } else {
+            CHECK_OK(lmnn_typecast(from, cases[i].dtype, &c));
+            CHECK_OK(lmnn_to_layout(c, cases[i].layout, &b));
+        }
+        lmnn_tensor_info ia, ib;
+        CHECK_OK(lmnn_tensor_get_info(a, &ia));
+        CHECK_OK(lmnn_tensor_get_info(b, &ib));
+        CHECK(ia.layout == cases[i].layout && ia.dtype == cases[i].dtype);
+        float *ga = nn_download(a), *gb = nn_download(b);
+        CHECK(ga && gb && !memcmp(ga, gb, vol * sizeof *ga));
+        free(ga), free(gb);
+        lmnn_tensor_free(a), lmnn_tensor_free(b), lmnn_tensor_free(c);
+    }
+    lmnn_tensor out, same;
+    /* Its own dtype or 0: lmnn_to_layout; the same layout: a typecast. */
+    CHECK_OK(lmnn_to_layout_as(rm, LMNN_TILE, 0, &same));
+    lmnn_tensor_info info;
+    CHECK_OK(lmnn_tensor_get_info(same, &info));
+    CHECK(info.layout == LMNN_TILE && info.dtype == LMNN_FLOAT32);
+    lmnn_tensor_free(same);
+    CHECK_OK(lmnn_to_layout_as(rm, LMNN_ROW_MAJOR, LMNN_BFLOAT16, &same));
+    CHECK_OK(lmnn_tensor_get_info(same, &info));
+    CHECK(info.layout == LMNN_ROW_MAJOR && info.dtype == LMNN_BFLOAT16);
+    lmnn_tensor_free(same);
+    CHECK_FAILS(lmnn_to_layout_as(rm, LMNN_ROW_MAJOR, LMNN_INT32, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_to_layout_as: dtype: float32 rows to int32 in row-major layout: expected "
+                "float32 or bfloat16 (or bfloat8_b as tiles) from a float tensor; lmnn_typecast "
+                "converts others");
+    CHECK_FAILS(lmnn_to_layout_as(tl, LMNN_ROW_MAJOR, LMNN_BFLOAT8_B, &out),
+                LM_ERR_INVALID_ARGUMENT, "float32 tiles to bfloat8_b in row-major layout");
+    CHECK_FAILS(lmnn_to_layout_as(rm, (lmnn_layout)9, LMNN_BFLOAT16, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_to_layout_as: layout: unknown layout 9");
+    CHECK_FAILS(lmnn_to_layout_as(rm, LMNN_TILE, LMNN_BFLOAT16, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_to_layout_as: out_tensor is NULL");
+    CHECK_FAILS(lmnn_to_layout_as((lmnn_tensor){0}, LMNN_TILE, LMNN_BFLOAT16, &out),
+                LM_ERR_INVALID_HANDLE, "lmnn_to_layout_as: tensor");
+    lmnn_tensor ints;
+    int32_t iv[6] = {1, 2, 3, 4, 5, 6};
+    lmnn_shape is = LMNN_SHAPE(2, 3);
+    lmnn_tensor_options io;
+    lmnn_tensor_options_init(&io);
+    io.dtype = LMNN_INT32;
+    io.layout = LMNN_ROW_MAJOR;
+    CHECK_OK(lmnn_from_host(nn_dev(), &is, iv, sizeof iv, &io, &ints));
+    CHECK_FAILS(lmnn_to_layout_as(ints, LMNN_TILE, LMNN_FLOAT32, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_to_layout_as: dtype: int32 rows to float32 in tile layout");
+    lmnn_tensor ts[] = {rm, tl, tl16, t8, ints};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        lmnn_tensor_free(ts[i]);
+    free(x);
+}
+
 /* float -> int as torch's .to(int32): toward zero, saturating here, NaN 0. */
 static int32_t ref_f2i(double v) {
     return isnan(v)             ? 0
@@ -416,6 +504,7 @@ int main(void) {
     TEST_RUN(test_round_trip_int);
     TEST_RUN(test_bfp8);
     TEST_RUN(test_layout_and_typecast);
+    TEST_RUN(test_to_layout_as);
     TEST_RUN(test_typecast_int);
     TEST_RUN(test_full);
     TEST_RUN(test_errors);
