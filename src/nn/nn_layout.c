@@ -280,14 +280,41 @@ lm_status lmnn_to_host(lmnn_tensor tensor, void *dst, size_t size) {
 
 /* ---- layout and dtype ---- */
 
-lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor) {
-    const char *op = "lmnn_to_layout";
-    nn_tensor *t;
-    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+/* The arguments every layout change takes: the live tensor (*out_t), an
+ * output and a known layout. */
+static lm_status layout_args(const char *op, lmnn_tensor tensor, lmnn_layout layout,
+                             const lmnn_tensor *out_tensor, nn_tensor **out_t) {
+    lm_status st = nn_get_tensor(op, "tensor", tensor, out_t);
     if (st) return st;
     if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
     if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "layout: unknown layout %d", (int)layout);
+    return LM_OK;
+}
+
+/* t tilized or untilized (into the other layout) into a new tensor of
+ * `dtype`: the program gives each side its own format, so float dtypes
+ * convert as the rows move. */
+static lm_status move_rows(const char *op, nn_tensor *t, lmnn_layout layout, lmnn_dtype dtype,
+                           lmnn_tensor *out_tensor) {
+    lmnn_tensor oh;
+    nn_tensor *o;
+    lm_status st = nn_tensor_new(op, t->device, &t->shape, dtype, layout, &t->memory, &oh, &o);
+    if (st) return st;
+    st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
+    if (st) {
+        nn_tensor_discard(oh);
+        return st;
+    }
+    *out_tensor = oh;
+    return LM_OK;
+}
+
+lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *out_tensor) {
+    const char *op = "lmnn_to_layout";
+    nn_tensor *t;
+    lm_status st = layout_args(op, tensor, layout, out_tensor, &t);
+    if (st) return st;
     if (layout == LMNN_TILE && t->layout == LMNN_TILE)
         return nn_unary_map(op, t, t->dtype, &t->memory, "", false, out_tensor);
     if (layout == LMNN_ROW_MAJOR && t->layout == LMNN_ROW_MAJOR) {
@@ -299,28 +326,15 @@ lm_status lmnn_to_layout(lmnn_tensor tensor, lmnn_layout layout, lmnn_tensor *ou
         lmnn_tensor_free(tiled);
         return st;
     }
-    lmnn_tensor oh;
-    nn_tensor *o;
-    st = nn_tensor_new(op, t->device, &t->shape, t->dtype, layout, &t->memory, &oh, &o);
-    if (st) return st;
-    st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
-    if (st) {
-        nn_tensor_discard(oh);
-        return st;
-    }
-    *out_tensor = oh;
-    return LM_OK;
+    return move_rows(op, t, layout, t->dtype, out_tensor);
 }
 
 lm_status lmnn_to_layout_as(lmnn_tensor tensor, lmnn_layout layout, lmnn_dtype dtype,
                             lmnn_tensor *out_tensor) {
     const char *op = "lmnn_to_layout_as";
     nn_tensor *t;
-    lm_status st = nn_get_tensor(op, "tensor", tensor, &t);
+    lm_status st = layout_args(op, tensor, layout, out_tensor, &t);
     if (st) return st;
-    if (!out_tensor) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out_tensor is NULL");
-    if (layout != LMNN_ROW_MAJOR && layout != LMNN_TILE)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "layout: unknown layout %d", (int)layout);
     if (!dtype || dtype == t->dtype) return lmnn_to_layout(tensor, layout, out_tensor);
     /* The packer converts between float formats as it moves the rows; an
      * integer is no float's bits. */
@@ -333,17 +347,7 @@ lm_status lmnn_to_layout_as(lmnn_tensor tensor, lmnn_layout layout, lmnn_dtype d
                        lmnn_dtype_name(t->dtype), t->layout == LMNN_TILE ? "tiles" : "rows",
                        lmnn_dtype_name(dtype), layout == LMNN_TILE ? "tile" : "row-major");
     if (layout == t->layout) return lmnn_typecast(tensor, dtype, out_tensor);
-    lmnn_tensor oh;
-    nn_tensor *o;
-    if ((st = nn_tensor_new(op, t->device, &t->shape, dtype, layout, &t->memory, &oh, &o)))
-        return st;
-    st = layout == LMNN_TILE ? nn_tilize(op, t, o) : nn_untilize(op, t, o);
-    if (st) {
-        nn_tensor_discard(oh);
-        return st;
-    }
-    *out_tensor = oh;
-    return LM_OK;
+    return move_rows(op, t, layout, dtype, out_tensor);
 }
 
 lm_status lmnn_typecast(lmnn_tensor tensor, lmnn_dtype dtype, lmnn_tensor *out_tensor) {

@@ -4299,6 +4299,30 @@ static void test_bfp8_weights(void) {
     CHECK_EQ_U64(launches[1], launches[0]);
 }
 
+/* The Gemm tests' model: fixed w [n, k], bias [n] and x [m, k], and a graph
+ * taking x with W and B as initializers and giving y = Gemm(x, W, B,
+ * transB = 1), [m, n]; *out_model is the graph's model. */
+static Onnx__GraphProto *gemm_graph(const char *name, int m, int k, int n, float *w, float *bias,
+                                    float *x, Onnx__ModelProto **out_model) {
+    for (int i = 0; i < n * k; i++)
+        w[i] = (float)((i * 37) % 29) / 28 - 0.5f;
+    for (int i = 0; i < n; i++)
+        bias[i] = (float)i / 16 - 0.5f;
+    for (int i = 0; i < m * k; i++)
+        x[i] = (float)((i * 53) % 31) / 30 - 0.5f;
+    int64_t xd[2] = {m, k}, wd[2] = {n, k}, bd[1] = {n}, yd[2] = {m, n};
+    Onnx__GraphProto *g = ob_graph(name);
+    *out_model = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    f32_init(g, "W", 2, wd, w, (size_t)n * k);
+    f32_init(g, "B", 1, bd, bias, (size_t)n);
+    ob_attr_i(ob_node(g, "Gemm", "fc", (const char *[]){"x", "W", "B", NULL},
+                      (const char *[]){"y", NULL}),
+              "transB", 1);
+    return g;
+}
+
 /* Products whose results are the model's outputs and nothing else's pack
  * them as the outputs' rows, which the binary then gives as they are: two
  * Gemms (one with its Relu fused) launch once each, and an input given
@@ -4306,24 +4330,11 @@ static void test_bfp8_weights(void) {
 static void test_output_rows(void) {
     enum { M = 8, K = 64, N = 16 };
     static float w[N * K], bias[N], x[M * K], y[M * N], z[M * N], xi[M * K];
-    for (int i = 0; i < N * K; i++)
-        w[i] = (float)((i * 37) % 29) / 28 - 0.5f;
-    for (int i = 0; i < N; i++)
-        bias[i] = (float)i / 16 - 0.5f;
-    for (int i = 0; i < M * K; i++)
-        x[i] = (float)((i * 53) % 31) / 30 - 0.5f;
-    int64_t xd[2] = {M, K}, wd[2] = {N, K}, bd[1] = {N}, yd[2] = {M, N};
-    Onnx__GraphProto *g = ob_graph("output_rows");
-    Onnx__ModelProto *m = ob_model(g);
-    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
-    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
+    int64_t xd[2] = {M, K}, yd[2] = {M, N};
+    Onnx__ModelProto *m;
+    Onnx__GraphProto *g = gemm_graph("output_rows", M, K, N, w, bias, x, &m);
     ob_output(g, ob_vi("z", ob_tensor_type(F32, 2, yd, NULL)));
     ob_output(g, ob_vi("xi", ob_tensor_type(F32, 2, xd, NULL)));
-    f32_init(g, "W", 2, wd, w, N * K);
-    f32_init(g, "B", 1, bd, bias, N);
-    ob_attr_i(ob_node(g, "Gemm", "fc", (const char *[]){"x", "W", "B", NULL},
-                      (const char *[]){"y", NULL}),
-              "transB", 1);
     ob_attr_i(
         ob_node(g, "Gemm", "fc2", (const char *[]){"x", "W", NULL}, (const char *[]){"h", NULL}),
         "transB", 1);
@@ -4396,22 +4407,8 @@ static void test_bf16_output(void) {
 static void test_bf16_gemm_input(void) {
     enum { M = 8, K = 64, N = 16 };
     static float w[N * K], bias[N], x[M * K], y[M * N];
-    for (int i = 0; i < N * K; i++)
-        w[i] = (float)((i * 37) % 29) / 28 - 0.5f;
-    for (int i = 0; i < N; i++)
-        bias[i] = (float)i / 16;
-    for (int i = 0; i < M * K; i++)
-        x[i] = (float)((i * 53) % 31) / 30 - 0.5f;
-    int64_t xd[2] = {M, K}, wd[2] = {N, K}, bd[1] = {N}, yd[2] = {M, N};
-    Onnx__GraphProto *g = ob_graph("bf16_gemm");
-    Onnx__ModelProto *m = ob_model(g);
-    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
-    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, yd, NULL)));
-    f32_init(g, "W", 2, wd, w, N * K);
-    f32_init(g, "B", 1, bd, bias, N);
-    ob_attr_i(ob_node(g, "Gemm", "fc", (const char *[]){"x", "W", "B", NULL},
-                      (const char *[]){"y", NULL}),
-              "transB", 1);
+    Onnx__ModelProto *m;
+    gemm_graph("bf16_gemm", M, K, N, w, bias, x, &m);
     lmfe_compile_options o;
     lmfe_compile_options_init(&o);
     o.dtype = LMFE_DTYPE_BF16;

@@ -133,6 +133,18 @@ static inline float *nn_download(lmnn_tensor t) {
     return v;
 }
 
+/* Whether tensors a and b hold the same host bytes (lmnn_to_host's), bit
+ * for bit. */
+static inline bool nn_same_bits(lmnn_tensor a, lmnn_tensor b) {
+    size_t na = 0, nb = 0;
+    if (lmnn_tensor_host_size(a, &na) || lmnn_tensor_host_size(b, &nb) || na != nb) return false;
+    float *ga = nn_download(a), *gb = nn_download(b);
+    bool same = ga && gb && !memcmp(ga, gb, na);
+    free(ga);
+    free(gb);
+    return same;
+}
+
 /* A float32 tile tensor of `shape` holding `data`, height-sharded in L1 on
  * cores (0, 0) and (1, 0): 32-row shards `width` columns wide (the padded
  * last dim). For ops that must refuse sharded inputs. */

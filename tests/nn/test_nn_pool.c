@@ -581,15 +581,6 @@ static void test_errors(void) {
     free(v);
 }
 
-/* Whether tensors a and b hold the same n float32 values, bit for bit. */
-static bool same_bits(lmnn_tensor a, lmnn_tensor b, size_t n) {
-    float *ga = nn_download(a), *gb = nn_download(b);
-    bool same = ga && gb && !memcmp(ga, gb, n * sizeof *ga);
-    free(ga);
-    free(gb);
-    return same;
-}
-
 /* lmnn_avg_pool2d_divisors and lmnn_avg_pool3d_divisors: the divisors an
  * average pooling whose windows differ would upload, made once. Given as
  * opts.divisors the pooling gives the same bits without the upload, also
@@ -618,7 +609,7 @@ static void test_divisors(void) {
     CHECK_OK(lmnn_avg_pool2d(x, &o, &a));
     o.divisors = d;
     CHECK_OK(lmnn_avg_pool2d(x, &o, &b));
-    CHECK(same_bits(a, b, 2 * 3 * 4 * 5));
+    CHECK(nn_same_bits(a, b));
     /* In a trace: with the divisors, and without (the upload refused). */
     uint32_t tid;
     CHECK_OK(lm_begin_trace_capture(cq, &tid));
@@ -626,7 +617,7 @@ static void test_divisors(void) {
     CHECK_OK(lm_end_trace_capture(cq, tid));
     CHECK_OK(st);
     CHECK_OK(lm_replay_trace(cq, tid, true));
-    CHECK(same_bits(a, t, 2 * 3 * 4 * 5));
+    CHECK(nn_same_bits(a, t));
     CHECK_OK(lm_release_trace(nn_dev(), tid));
     lmnn_tensor_free(t);
     o.divisors = (lmnn_tensor){0};
@@ -687,7 +678,7 @@ static void test_divisors(void) {
     CHECK_OK(lmnn_avg_pool3d(x3, &p, &a3));
     p.divisors = d3;
     CHECK_OK(lmnn_avg_pool3d(x3, &p, &b3));
-    CHECK(same_bits(a3, b3, 2 * 3 * 3 * 4));
+    CHECK(nn_same_bits(a3, b3));
     p.stride[0] = 1;
     CHECK_FAILS(lmnn_avg_pool3d(x3, &p, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_avg_pool3d: divisors: expected the float32 tile tensor [60, 1] on the "
