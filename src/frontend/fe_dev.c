@@ -95,6 +95,10 @@ void fe_values_release_all(fe_ctx *c) {
         c->slots[v].dev = FE_NONE;
 }
 
+static bool float_dtype(lmnn_dtype d) {
+    return d == LMNN_FLOAT32 || d == LMNN_BFLOAT16 || d == LMNN_BFLOAT8_B;
+}
+
 /* bfloat16's largest finite value (0x7F7F). */
 #define BF16_MAX 3.38953139e38f
 
@@ -134,9 +138,9 @@ lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, v
     uint32_t *buf = malloc(size ? size : 4);
     if (!buf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (size_t i = 0; i < n; i++) {
-        if (dtype == LMNN_FLOAT32 || dtype == LMNN_BFLOAT16 || dtype == LMNN_BFLOAT8_B) {
+        if (float_dtype(dtype)) {
             float f = (float)fe_tensor_get_f64(t, i);
-            if (dtype != LMNN_FLOAT32) f = saturate_bf16(f);
+            if (fe_dtype_saturates(dtype)) f = saturate_bf16(f);
             memcpy(&buf[i], &f, 4);
             continue;
         }
@@ -404,10 +408,6 @@ static bool held_by_only(const fe_ctx *c, uint32_t vi, uint32_t d) {
     for (uint32_t u = 0; u < c->g->value_count; u++)
         if (u != vi && c->slots[u].dev == d) return false;
     return true;
-}
-
-static bool float_dtype(lmnn_dtype d) {
-    return d == LMNN_FLOAT32 || d == LMNN_BFLOAT16 || d == LMNN_BFLOAT8_B;
 }
 
 lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
