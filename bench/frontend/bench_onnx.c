@@ -23,6 +23,11 @@
  * onnx_trace_replay_vs_live  the same for the --trace binary
  * onnx_replay_vs_live_b1  the same ratio for the CNN compiled for one
  *                        image
+ * onnx_replay_busy_vs_quiet  a replay with one busy process per CPU
+ *                        competing / a replay with none: the median over
+ *                        pairs. Sharing every CPU with one other process
+ *                        makes about 2; more means the simulator's waiting
+ *                        threads take CPU time from those doing the work
  * onnx_replay_vs_cold_live  the replay / a live run on a machine that has
  *                        never built the model's kernels (a new device and
  *                        an empty kernel cache: what the binary's
@@ -32,12 +37,14 @@
  * is the whole binary (programs, buffers, the weights' upload, the input,
  * the launches, the output). Without the models or without PyTorch the
  * figures that need them are printed as skipped. */
-#define _XOPEN_SOURCE 700 /* nftw, mkdtemp, setenv */
+#define _XOPEN_SOURCE 700 /* nftw, mkdtemp, setenv, kill */
 #include <ftw.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -51,6 +58,8 @@
 #define COMPILES 5
 #define REPLAYS 15
 #define TORCH_SECONDS "5"
+#define BUSY_PAIRS 5
+#define MAX_HOGS 64
 
 static char cnn_path[2048];
 
@@ -59,6 +68,7 @@ static void skip_all(const char *why) {
     printf("onnx_compile_s: skipped (%s)\n", why);
     printf("onnx_replay_vs_live: skipped (%s)\n", why);
     printf("onnx_replay_vs_live_b1: skipped (%s)\n", why);
+    printf("onnx_replay_busy_vs_quiet: skipped (%s)\n", why);
     printf("onnx_replay_vs_cold_live: skipped (%s)\n", why);
 }
 
@@ -125,6 +135,41 @@ static double replay_median(lm_device *dev, const lm_binary *bin, uint32_t batch
     }
     lm_replay_close(rp);
     return bench_median(replay_s, REPLAYS);
+}
+
+/* Starts n processes that only spin, into pids. */
+static void start_hogs(pid_t *pids, int n) {
+    for (int i = 0; i < n; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) bench_die("fork");
+        if (pids[i] == 0)
+            for (volatile unsigned long spin = 0;; spin++)
+                continue;
+    }
+}
+
+static void stop_hogs(const pid_t *pids, int n) {
+    for (int i = 0; i < n; i++) {
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+    }
+}
+
+/* The median over pairs of (replay with `cpus` busy processes running) /
+ * (replay without). */
+static double busy_vs_quiet(lm_device *dev, const lm_binary *bin, uint32_t batch,
+                            const float *images, unsigned cpus) {
+    int hogs = cpus > MAX_HOGS ? MAX_HOGS : (int)cpus;
+    pid_t pids[MAX_HOGS];
+    double ratio[BUSY_PAIRS];
+    for (int p = 0; p < BUSY_PAIRS; p++) {
+        double quiet = replay_median(dev, bin, batch, images);
+        start_hogs(pids, hogs);
+        double busy = replay_median(dev, bin, batch, images);
+        stop_hogs(pids, hogs);
+        ratio[p] = busy / quiet;
+    }
+    return bench_median(ratio, BUSY_PAIRS);
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
@@ -211,6 +256,7 @@ int main(void) {
     double compile_med = bench_median(compile_s, COMPILES);
 
     double replay_med = replay_median(dev, bin, BATCH, images);
+    double busy = busy_vs_quiet(dev, bin, BATCH, images, threads);
     lm_binary_free(bin);
     /* The same at one image: compile (live) and replay. */
     double compile1_s[COMPILES];
@@ -264,6 +310,7 @@ int main(void) {
     bench_report("onnx_replay_vs_live", replay_med / compile_med);
     bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
     bench_report("onnx_replay_vs_live_b1", replay1_med / compile1_med);
+    bench_report("onnx_replay_busy_vs_quiet", busy);
     bench_report("onnx_replay_vs_cold_live", replay_med / cold_compile_s(&dopts));
     return 0;
 }

@@ -861,10 +861,8 @@ static void thread_main(void *ctx, uint32_t t) {
         /* Nothing to run: poll for a core made ready or done before
          * sleeping (the other threads are finishing the launch's last cores,
          * often within microseconds, and a wake-up costs more). */
-        for (uint32_t i = 0; ln->poll && i < SIM_SPIN_POLLS; i++) {
+        for (sim_spin s = sim_spin_start(ln->poll); sim_spin_more(&s);)
             if (atomic_load(&ln->events) != seen || atomic_load(&ln->abort)) break;
-            sim_cpu_relax();
-        }
         if (atomic_load(&ln->events) != seen) continue;
         pthread_mutex_lock(&ln->mutex);
         if (!any_ready(ln) && any_left(ln) && !atomic_load(&ln->abort)) {

@@ -37,12 +37,10 @@ typedef struct worker_arg {
 /* Polls until the job differs from `seen` or the pool stops: true when it
  * did within the polls. */
 static bool poll_start(sim_pool *pool, uint64_t seen) {
-    for (uint32_t i = 0; pool->spin && i < SIM_SPIN_POLLS; i++) {
+    for (sim_spin s = sim_spin_start(pool->spin); sim_spin_more(&s);)
         if (atomic_load_explicit(&pool->job, memory_order_acquire) != seen ||
             atomic_load_explicit(&pool->stopping, memory_order_acquire))
             return true;
-        sim_cpu_relax();
-    }
     return false;
 }
 
@@ -151,10 +149,8 @@ void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *c
     }
     fn(ctx, 0);
     if (n > 1) {
-        for (uint32_t i = 0; pool->spin && i < SIM_SPIN_POLLS; i++) {
+        for (sim_spin s = sim_spin_start(pool->spin); sim_spin_more(&s);)
             if (atomic_load_explicit(&pool->finished, memory_order_acquire) >= n - 1) break;
-            sim_cpu_relax();
-        }
         if (atomic_load_explicit(&pool->finished, memory_order_acquire) < n - 1) {
             pthread_mutex_lock(&pool->mutex);
             while (atomic_load(&pool->finished) < n - 1)
