@@ -589,6 +589,85 @@ class TextPool(nn.Module):
         return F.normalize(self.proj(x), dim=-1)
 
 
+class DiffusionResBlock(nn.Module):
+    """A diffusion U-Net's residual block: GroupNorm and SiLU around two
+    convolutions, the timestep embedding added per channel."""
+
+    def __init__(self, c, tdim):
+        super().__init__()
+        self.n1, self.c1 = nn.GroupNorm(4, c), nn.Conv2d(c, c, 3, padding=1)
+        self.t = nn.Linear(tdim, c)
+        self.n2, self.c2 = nn.GroupNorm(4, c), nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x, te):
+        h = self.c1(F.silu(self.n1(x))) + self.t(te)[:, :, None, None]
+        return x + self.c2(F.silu(self.n2(h)))
+
+
+class Diffusion(nn.Module):
+    """A denoising U-Net: sinusoidal embedding of an integer timestep (an
+    input), residual blocks, a strided down-sampling, self-attention over
+    the pixels (1x1 convolutions), nearest up-sampling and a skip."""
+
+    def __init__(self):
+        super().__init__()
+        self.temb = nn.Sequential(nn.Linear(16, 32), nn.SiLU(), nn.Linear(32, 32))
+        self.inp, self.r1 = nn.Conv2d(3, 16, 3, padding=1), DiffusionResBlock(16, 32)
+        self.down, self.r2 = nn.Conv2d(16, 32, 3, 2, 1), DiffusionResBlock(32, 32)
+        self.norm, self.qkv, self.o = nn.GroupNorm(4, 32), nn.Conv2d(32, 96, 1), nn.Conv2d(32, 32, 1)
+        self.up, self.r3 = nn.Conv2d(32, 16, 3, padding=1), DiffusionResBlock(16, 32)
+        self.out = nn.Conv2d(16, 3, 3, padding=1)
+
+    def forward(self, x, t):
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(8, dtype=torch.float32) / 8)
+        angles = t[:, None].float() * freqs[None]
+        te = self.temb(torch.cat([torch.sin(angles), torch.cos(angles)], -1))
+        skip = self.r1(self.inp(x), te)
+        h = self.r2(self.down(skip), te)
+        b, c, hh, ww = h.shape
+        q, k, v = self.qkv(self.norm(h)).reshape(b, 3, c, hh * ww).unbind(1)
+        a = torch.softmax(q.transpose(1, 2) @ k / math.sqrt(c), -1)
+        h = h + self.o((v @ a.transpose(1, 2)).reshape(b, c, hh, ww))
+        h = F.interpolate(h, scale_factor=2.0, mode="nearest")
+        return self.out(F.silu(self.r3(self.up(h) + skip, te)))
+
+
+class GraphMessages(nn.Module):
+    """A message-passing graph network: messages along edges given at run
+    time, summed into each edge's target with scatter_add (several edges
+    into one node), divided by the in-degree, and a max readout."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.msg, self.upd, self.readout = nn.Linear(d, d), nn.Linear(2 * d, d), nn.Linear(d, 4)
+
+    def forward(self, x, src, dst):
+        m = F.relu(self.msg(x[src]))
+        agg = torch.zeros_like(x).scatter_add(0, dst[:, None].expand(-1, x.shape[1]), m)
+        ones = torch.ones(dst.shape[0], 1)
+        deg = torch.zeros(x.shape[0], 1).scatter_add(0, dst[:, None], ones).clamp(min=1)
+        h = F.relu(self.upd(torch.cat([x, agg / deg], 1)))
+        return self.readout(h).amax(0)
+
+
+class MixtureOfExperts(nn.Module):
+    """A top-2 mixture of experts: a router's TopK, a softmax over the two
+    scores, each token's experts' weights gathered by index and applied with
+    Einsum."""
+
+    def __init__(self, d=16, experts=4, hidden=32):
+        super().__init__()
+        self.router = nn.Linear(d, experts)
+        self.w1 = nn.Parameter(torch.randn(experts, d, hidden) * 0.2)
+        self.w2 = nn.Parameter(torch.randn(experts, hidden, d) * 0.2)
+
+    def forward(self, x):
+        score, idx = torch.topk(self.router(x), 2, -1)
+        h = F.gelu(torch.einsum("td,tkdh->tkh", x, self.w1[idx]))
+        y = torch.einsum("tkh,tkhd->tkd", h, self.w2[idx])
+        return (torch.softmax(score, -1)[..., None] * y).sum(1)
+
+
 # ---- the cases ----
 
 
@@ -669,6 +748,14 @@ def cases():
         "shifted_windows": (ShiftedWindows, 14, [("x", randn(2, 8, 8, 8))], ["y"]),
         "wavenet": (WaveNet, 14, [("x", randn(2, 8, 20))], ["y"]),
         "text_pool": (TextPool, 14, [("ids", tokens(30, 3, 7))], ["y"]),
+        "diffusion_unet": (
+            Diffusion, 17, [("x", randn(2, 3, 16, 16)), ("t", torch.tensor([3, 500]))], ["eps"]
+        ),
+        "graph_messages": (
+            GraphMessages, 16,
+            [("x", randn(10, 16)), ("src", tokens(10, 30)), ("dst", tokens(10, 30))], ["y"],
+        ),
+        "mixture_of_experts": (MixtureOfExperts, 17, [("x", randn(12, 16))], ["y"]),
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
             ["cumsum", "einsum", "gathered", "where", "max", "count"],

@@ -480,7 +480,9 @@ static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
 }
 
 /* ScatterElements and Scatter: updates and indices of one shape, each
- * element put at its own position with coordinate `axis` replaced. */
+ * element put at its own position with coordinate `axis` replaced. Along
+ * `axis` there may be more updates than the data has places (a reduction
+ * adds several into one); in every other dim a position must exist. */
 static lm_status elements_axis(fe_ctx *c, const fe_node *n, int32_t *axis) {
     const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1), *u = fe_in_type(c, n, 2);
     int64_t a;
@@ -490,11 +492,12 @@ static lm_status elements_axis(fe_ctx *c, const fe_node *n, int32_t *axis) {
     if (st) return st;
     bool ok = i->rank == d->rank && u->rank == d->rank;
     for (int32_t j = 0; ok && j < d->rank; j++)
-        ok = i->dims[j] == u->dims[j] && i->dims[j] <= d->dims[j];
+        ok = i->dims[j] == u->dims[j] && (j == *axis || i->dims[j] <= d->dims[j]);
     if (!ok)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                       "indices and updates must have one shape, of the data's rank and no "
-                       "larger in any dim");
+                       "indices and updates must have one shape, of the data's rank and, but "
+                       "along axis %d, no larger in any dim",
+                       (int)*axis);
     int64_t total = fe_type_volume(d), m = fe_type_volume(i);
     if (total >= ((int64_t)1 << 24) || total * m > ((int64_t)1 << 26))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,

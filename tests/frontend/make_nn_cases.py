@@ -9,7 +9,8 @@ as an attribute), constant (initializer) weights with groups, 1-D and
 transposed convolutions, LpNormalization, LayerNormalization's extra
 outputs, Resize against PyTorch's interpolate, and refusals. Cases named
 refuse_* must be refused with the text
-in their expect.txt; trace_* cases compile with a metal trace.
+in their expect.txt, cases named invalid_* must fail as invalid models with
+that text; trace_* cases compile with a metal trace.
 
 Usage: make_nn_cases.py OUTDIR
 """
@@ -773,6 +774,24 @@ for a in range(2):
 write_case("scatter_elements_add_negative",
            [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=-1, reduction="add")],
            [("d", ed), ("i", ei), ("u", eu)], [("y", ew)], 16)
+# A graph network's message sum (PyTorch's scatter_add along the nodes):
+# more updates along the axis than the data has rows, several into one row.
+# Its own generator, so that the cases after it keep their data.
+mrng = np.random.default_rng(11)
+md = np.zeros((4, 3), np.float32)
+mi = np.repeat(mrng.integers(0, 4, (7, 1)), 3, axis=1).astype(np.int64)
+mu = mrng.standard_normal((7, 3)).astype(np.float32)
+mw = md.copy()
+np.add.at(mw, (mi[:, 0],), mu)
+write_case("scatter_elements_add_more_updates_than_rows",
+           [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=0, reduction="add")],
+           [("d", md), ("i", mi), ("u", mu)], [("y", mw)], 16)
+write_case("invalid_scatter_elements_wider_than_data",
+           [helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=0)],
+           [("d", md), ("i", np.zeros((2, 4), np.int64)), ("u", np.ones((2, 4), np.float32))],
+           [("y", (TensorProto.FLOAT, [4, 3]))], 16,
+           expect="indices and updates must have one shape, of the data's rank and, but along "
+                  "axis 0, no larger in any dim")
 
 # QuantizeLinear to int8 per channel (ties to even, saturation), then
 # DequantizeLinear back, against NumPy; x a run-time input.

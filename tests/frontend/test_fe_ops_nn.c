@@ -460,7 +460,8 @@ static void read_text(const char *dir, const char *name, char *buf, size_t size)
 
 /* The cases make_nn_cases.py builds (opset < 13 forms, constant weights,
  * refusals, a traced compile): each passes, or for refuse_* is refused with
- * the message in its expect.txt (any other case with an expect.txt must
+ * the message in its expect.txt, or for invalid_* fails LM_ERR_INVALID_FILE
+ * with that message (any other case with an expect.txt must
  * report that note when compiled). Cases named trace_* compile with a metal
  * trace, those with padded_ in their name with pad_dynamic; one with an
  * atol.txt compares at that absolute tolerance. */
@@ -483,6 +484,7 @@ static void test_built_cases(void) {
         char dir[1024], msg[1024], expect[256] = "", atol[32] = "";
         snprintf(dir, sizeof dir, "%s/%s", LM_FE_CASES_DIR, e->d_name);
         bool refuse = strncmp(e->d_name, "refuse_", 7) == 0;
+        bool invalid = strncmp(e->d_name, "invalid_", 8) == 0;
         read_text(dir, "expect.txt", expect, sizeof expect);
         read_text(dir, "atol.txt", atol, sizeof atol);
         case_opts co = fp32_opts;
@@ -490,13 +492,16 @@ static void test_built_cases(void) {
         co.trace = strncmp(e->d_name, "trace_", 6) == 0;
         co.pad_dynamic = strstr(e->d_name, "padded_") != NULL;
         /* A case that is not refused may name a note its compile reports. */
-        if (!refuse && expect[0]) co.note = expect;
+        if (!refuse && !invalid && expect[0]) co.note = expect;
         int r = run_case(dir, &co, msg, sizeof msg);
-        bool ok = refuse ? r == 1 && expect[0] && strstr(msg, expect) : r == 0;
+        bool ok = refuse    ? r == 1 && expect[0] && strstr(msg, expect)
+                  : invalid ? r == 2 && expect[0] && strstr(msg, expect) &&
+                                  strstr(msg, "LM_ERR_INVALID_FILE")
+                            : r == 0;
         /* The lower-precision modes compile and run every case too
          * (bfloat16 math: a loose comparison, catching a wrong op rather
          * than rounding). */
-        for (int m = 1; ok && !refuse && m <= 2; m++) {
+        for (int m = 1; ok && !refuse && !invalid && m <= 2; m++) {
             case_opts lo = {co.trace, (lmfe_dtype_mode)m, 0.1, 0.1, co.pad_dynamic, NULL};
             int k = snprintf(msg, sizeof msg, "%s mode: ", m == 1 ? "bf16" : "bfp8");
             if (run_case(dir, &lo, msg + k, sizeof msg - (size_t)k) != 0) ok = false;
