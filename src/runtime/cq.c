@@ -33,6 +33,11 @@ struct lm_command_queue {
     cq_entry ring[CQ_RING_CAPACITY];
     uint32_t head, count;
     uint64_t pushed, completed; /* sequence numbers; command n has seq n (1-based) */
+    /* The smallest seq a thread sleeping on `progress` waits for (UINT64_MAX:
+     * none): the dispatcher wakes the waiters when it is reached, not at
+     * every command, which would wake a thread waiting for the end of a long
+     * run once per command. */
+    uint64_t wake_at;
     bool stopping;
     /* The first error since the last report, and how many commands it cost. */
     lm_status error;
@@ -83,7 +88,10 @@ static void *dispatcher_main(void *arg) {
         cq->count--;
         cq->completed++;
         pthread_cond_signal(&cq->not_full);
-        pthread_cond_broadcast(&cq->progress);
+        if (cq->completed >= cq->wake_at) {
+            cq->wake_at = UINT64_MAX;
+            pthread_cond_broadcast(&cq->progress);
+        }
     }
     pthread_mutex_unlock(&cq->mutex);
     return NULL;
@@ -94,6 +102,7 @@ lm_status rt_cq_create(lm_device *device, uint32_t id, lm_command_queue **out_cq
     if (!cq) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     cq->device = device;
     cq->id = id;
+    cq->wake_at = UINT64_MAX;
     pthread_mutex_init(&cq->mutex, NULL);
     pthread_cond_init(&cq->not_empty, NULL);
     pthread_cond_init(&cq->not_full, NULL);
@@ -184,10 +193,17 @@ lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn don
     return LM_OK;
 }
 
+/* Sleeps until command `seq` has completed. Called locked. */
+static void wait_locked(lm_command_queue *cq, uint64_t seq) {
+    while (cq->completed < seq) {
+        if (seq < cq->wake_at) cq->wake_at = seq;
+        pthread_cond_wait(&cq->progress, &cq->mutex);
+    }
+}
+
 lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq) {
     pthread_mutex_lock(&cq->mutex);
-    while (cq->completed < seq)
-        pthread_cond_wait(&cq->progress, &cq->mutex);
+    wait_locked(cq, seq);
     lm_status st = take_error_locked(cq);
     pthread_mutex_unlock(&cq->mutex);
     return st;
@@ -195,8 +211,7 @@ lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq) {
 
 void rt_cq_wait_completed(lm_command_queue *cq, uint64_t seq) {
     pthread_mutex_lock(&cq->mutex);
-    while (cq->completed < seq)
-        pthread_cond_wait(&cq->progress, &cq->mutex);
+    wait_locked(cq, seq);
     pthread_mutex_unlock(&cq->mutex);
 }
 

@@ -1,4 +1,8 @@
-/* Command queues: data round trips, ordering, device errors, bad arguments. */
+/* Command queues: data round trips, ordering, device errors, bad arguments,
+ * how often a waiting host thread is woken. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <sys/resource.h>
+
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
 #include "runtime/cq.h"
@@ -97,6 +101,39 @@ static void test_non_blocking_order(void) {
     for (int i = 0; i < N; i++)
         CHECK(memcmp(versions[i], reads[i], SIZE) == 0);
     CHECK_OK(lm_finish(cq)); /* finishing an idle queue is fine */
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* The times the calling thread has gone to sleep (voluntary context
+ * switches). */
+static long thread_sleeps(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw : -1;
+}
+
+/* A thread waiting for the last of many queued commands sleeps until that
+ * one completes, not once per command: the dispatcher wakes waiters when
+ * the command they wait for completes. (Going to sleep a few times is
+ * allowed: taking the queue's lock may sleep too.) */
+static void test_waiter_woken_once(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    enum { N = 600, SIZE = 256 * 1024 };
+    uint8_t *data = malloc(SIZE);
+    CHECK(data);
+    fill(data, SIZE, 7);
+    lm_buffer b;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 4096, &b));
+    for (int i = 0; i < N; i++)
+        CHECK_OK(lm_enqueue_write_buffer(cq, b, data, false));
+    long before = thread_sleeps();
+    CHECK_OK(lm_finish(cq));
+    long sleeps = thread_sleeps() - before;
+    CHECK(before >= 0);
+    if (sleeps > 20) printf("  lm_finish slept %ld times for %d commands\n", sleeps, N);
+    CHECK(sleeps <= 20);
+    free(data);
     CHECK_OK(lm_device_close(dev));
 }
 
@@ -210,6 +247,7 @@ static void test_deallocate_waits_for_queued_commands(void) {
 int main(void) {
     TEST_RUN(test_round_trip);
     TEST_RUN(test_non_blocking_order);
+    TEST_RUN(test_waiter_woken_once);
     TEST_RUN(test_big_transfers);
     TEST_RUN(test_device_error_reported_by_finish);
     TEST_RUN(test_device_error_reported_by_blocking_call);
