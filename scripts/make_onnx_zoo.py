@@ -650,6 +650,22 @@ class GraphMessages(nn.Module):
         return self.readout(h).amax(0)
 
 
+class CroppedSkip(nn.Module):
+    """A 3-D U-Net's skip connection without padding: the encoder's volume
+    cropped to the decoder's size by F.pad with negative padding, which
+    exports a Pad with negative pads, then concatenated; and a pad that
+    crops one dim while it pads another."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc, self.dec = nn.Conv3d(1, 4, 3, padding=1), nn.Conv3d(4, 4, 3)
+
+    def forward(self, v):
+        e = F.relu(self.enc(v))
+        crop = F.pad(e, (-1, -1, -1, -1, -1, -1))
+        return torch.cat([crop, F.relu(self.dec(e))], 1), F.pad(v, (2, -1, -1, 0), value=0.25)
+
+
 class MixtureOfExperts(nn.Module):
     """A top-2 mixture of experts: a router's TopK, a softmax over the two
     scores, each token's experts' weights gathered by index and applied with
@@ -755,6 +771,7 @@ def cases():
             GraphMessages, 16,
             [("x", randn(10, 16)), ("src", tokens(10, 30)), ("dst", tokens(10, 30))], ["y"],
         ),
+        "cropped_skip": (CroppedSkip, 17, [("v", randn(1, 1, 6, 7, 8))], ["y", "padded"]),
         "mixture_of_experts": (MixtureOfExperts, 17, [("x", randn(12, 16))], ["y"]),
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],

@@ -541,12 +541,14 @@ static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *o
     *out_done = false;
     fe_graph *g = c->g;
     const fe_node *n = &g->nodes[k];
-    uint32_t pads[2 * FE_MAX_RANK];
+    uint32_t pads[2 * FE_MAX_RANK], crops[2 * FE_MAX_RANK];
     lmnn_pad_options po;
     if (strcmp(n->op_type, "Pad") || !n->output_count || n->outputs[0] == FE_NONE ||
-        fe_in_type(c, n, 0)->rank != 4 || fe_pad_read(c, n, pads, &po) ||
+        fe_in_type(c, n, 0)->rank != 4 || fe_pad_read(c, n, pads, crops, &po) ||
         po.mode != LMNN_PAD_CONSTANT || po.value != 0 || pads[0] || pads[1] || pads[2] || pads[3])
         return LM_OK;
+    for (int i = 0; i < 8; i++)
+        if (crops[i]) return LM_OK;
     uint32_t v = n->outputs[0], r = sole_reader(c, reader, v);
     if (r == FE_NONE) return LM_OK;
     fe_node *rn = &g->nodes[r];

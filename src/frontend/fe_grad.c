@@ -1389,9 +1389,16 @@ static uint32_t gr_pad_dim(gr *G, uint32_t v, const fe_type *t, int32_t d, int64
  * its mirror image (reflect) or the one a dim away (wrap). One dim at a
  * time: these pads are the same done dim by dim. */
 static void gr_rule_pad(gr *G, const fe_node *n, uint32_t g) {
-    uint32_t pads[2 * FE_MAX_RANK];
+    uint32_t pads[2 * FE_MAX_RANK], crops[2 * FE_MAX_RANK];
     lmnn_pad_options o;
-    if ((G->b.st = fe_pad_read(G->b.x.c, n, pads, &o))) return;
+    if ((G->b.st = fe_pad_read(G->b.x.c, n, pads, crops, &o))) return;
+    for (int32_t i = 0; i < 2 * gr_type(G, n->inputs[0])->rank; i++)
+        if (crops[i]) {
+            G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
+                              "Gradient: the gradient of a Pad with negative pads is not "
+                              "supported");
+            return;
+        }
     if (fe_has_in(n, 2) && gr_wants(G, n->inputs[2])) {
         G->b.st = fe_fail(G->b.x.c, n, LM_ERR_UNSUPPORTED,
                           "Gradient: the gradient of Pad's constant_value is not supported");

@@ -149,8 +149,11 @@ bool fe_pool_fusable(fe_ctx *c, const fe_node *n, int32_t *kernel, int32_t *stri
  * and 3). */
 lm_status fe_mvn_axes(fe_ctx *c, const fe_node *n, uint32_t *mask);
 /* A Pad node's pads, per dim a (begin, end) pair in pads[2d], pads[2d + 1],
+ * its negative pads (ONNX's crops, which remove elements) as a pair of
+ * counts in crops[2d], crops[2d + 1] (a side has a pad or a crop, not both),
  * and its mode and value in *o (fe_ops_shape.c). Errors name the node. */
-lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o);
+lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, uint32_t *crops,
+                      lmnn_pad_options *o);
 
 /* The matrix [in, out] resampling dim d of a Resize's (or Upsample's)
  * input: output position o along d is the sum over input positions i of

@@ -1101,7 +1101,8 @@ static lm_status lower_split(fe_ctx *c, const fe_node *n) {
 
 /* ---- Pad ---- */
 
-lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_options *o) {
+lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, uint32_t *crops,
+                      lmnn_pad_options *o) {
     const fe_type *in = fe_in_type(c, n, 0);
     const char *mode;
     lm_status st = fe_attr_string(c, n, "mode", "constant", &mode);
@@ -1163,13 +1164,36 @@ lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_opti
             memcpy(raw, full, sizeof full);
         }
     }
-    /* ONNX lists all begins, then all ends; the library pairs them per dim. */
+    /* ONNX lists all begins, then all ends; the library pairs them per dim.
+     * A negative pad removes elements: the crops come off first, then the
+     * pads go on. The order decides the values only where a reflect or wrap
+     * pad reaches across a dim that the other side crops, which ONNX leaves
+     * open, so that is refused. */
     for (int32_t d = 0; d < in->rank; d++) {
-        int64_t b = raw[d], e = raw[d + in->rank];
-        if (b < 0 || e < 0)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "negative pads (cropping) are not supported");
-        pads[2 * d] = (uint32_t)b;
-        pads[2 * d + 1] = (uint32_t)e;
+        int64_t b = raw[d], e = raw[d + in->rank], dim = in->dims[d];
+        int64_t cb = b < 0 ? -b : 0, ce = e < 0 ? -e : 0;
+        if (cb + ce > dim)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "pads (%lld, %lld) of dim %d remove more than its %lld elements",
+                           (long long)b, (long long)e, d, (long long)dim);
+        if (cb + ce == dim && (cb || ce))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "pads (%lld, %lld) of dim %d remove all of its %lld elements (an empty "
+                           "tensor)",
+                           (long long)b, (long long)e, d, (long long)dim);
+        if (b > INT32_MAX || e > INT32_MAX)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "pads (%lld, %lld) of dim %d are too large",
+                           (long long)b, (long long)e, d);
+        if ((cb || ce) && (b > 0 || e > 0) &&
+            (o->mode == LMNN_PAD_REFLECT || o->mode == LMNN_PAD_CIRCULAR))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "mode '%s' with pads (%lld, %lld) of dim %d, one side cropped and the "
+                           "other padded (ONNX does not say which comes first)",
+                           mode, (long long)b, (long long)e, d);
+        pads[2 * d] = b > 0 ? (uint32_t)b : 0;
+        pads[2 * d + 1] = e > 0 ? (uint32_t)e : 0;
+        crops[2 * d] = (uint32_t)cb;
+        crops[2 * d + 1] = (uint32_t)ce;
     }
     return LM_OK;
 }
@@ -1177,26 +1201,41 @@ lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, lmnn_pad_opti
 static lm_status infer_pad(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 4);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"mode", "pads", "value", NULL});
-    uint32_t pads[2 * FE_MAX_RANK];
+    uint32_t pads[2 * FE_MAX_RANK], crops[2 * FE_MAX_RANK];
     lmnn_pad_options o;
-    if (!st) st = fe_pad_read(c, n, pads, &o);
+    if (!st) st = fe_pad_read(c, n, pads, crops, &o);
     if (st) return st;
     const fe_type *in = fe_in_type(c, n, 0);
     int64_t dims[FE_MAX_RANK];
     for (int32_t d = 0; d < in->rank; d++)
-        dims[d] = in->dims[d] + pads[2 * d] + pads[2 * d + 1];
+        dims[d] = in->dims[d] - crops[2 * d] - crops[2 * d + 1] + pads[2 * d] + pads[2 * d + 1];
     return fe_set_out_type(c, n, 0, in->elem, in->rank, dims);
 }
 
 static lm_status lower_pad(fe_ctx *c, const fe_node *n) {
-    uint32_t pads[2 * FE_MAX_RANK];
+    uint32_t pads[2 * FE_MAX_RANK], crops[2 * FE_MAX_RANK];
     lmnn_pad_options o;
-    lm_status st = fe_pad_read(c, n, pads, &o);
-    lmnn_tensor a, r;
+    lm_status st = fe_pad_read(c, n, pads, crops, &o);
+    lmnn_tensor a, cropped = {0}, r;
     if (!st) st = fe_in_dev(c, n, 0, &a);
     if (st) return st;
-    if ((st = lmnn_pad(a, pads, (uint32_t)fe_in_type(c, n, 0)->rank, &o, &r)))
+    const fe_type *in = fe_in_type(c, n, 0);
+    int32_t begins[FE_MAX_RANK], ends[FE_MAX_RANK];
+    bool crop = false;
+    for (int32_t d = 0; d < in->rank; d++) {
+        begins[d] = (int32_t)crops[2 * d];
+        ends[d] = (int32_t)(in->dims[d] - crops[2 * d + 1]);
+        crop |= crops[2 * d] || crops[2 * d + 1];
+    }
+    bool pad = false;
+    for (int32_t i = 0; i < 2 * in->rank; i++)
+        pad |= pads[i] != 0;
+    if (crop && (st = lmnn_slice(a, begins, ends, NULL, (uint32_t)in->rank, NULL, &cropped)))
         return fe_nn_fail(c, n, st);
+    if (crop && !pad) return fe_out_dev(c, n, 0, cropped);
+    st = lmnn_pad(crop ? cropped : a, pads, (uint32_t)in->rank, &o, &r);
+    fe_free(cropped);
+    if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
 }
 

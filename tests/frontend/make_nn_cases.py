@@ -3874,3 +3874,57 @@ class SeqFirstBlock(torch.nn.Module):
 torch.manual_seed(29)
 write_torch_case("transformer_seq_first_block", SeqFirstBlock(),
                  (torch.from_numpy(f32(40, 2, 64)),), ["x"], ["y"])
+
+
+# Negative pads remove elements (ONNX's crops, as PyTorch's F.pad with
+# negative padding exports them): the crops come off, then the pads go on,
+# against NumPy; x a run-time input. Its own generator, so the cases above
+# keep their data.
+crng = np.random.default_rng(13)
+cx = crng.standard_normal((2, 3, 7, 6)).astype(np.float32)
+
+
+def crop_then_pad(a, pads, mode, value=0.0):
+    r = a.ndim
+    sl = tuple(slice(max(-pads[d], 0), a.shape[d] - max(-pads[d + r], 0)) for d in range(r))
+    width = [(max(pads[d], 0), max(pads[d + r], 0)) for d in range(r)]
+    np_mode = {"constant": "constant", "edge": "edge", "reflect": "reflect", "wrap": "wrap"}[mode]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.pad(a[sl], width, mode=np_mode, **kw).astype(np.float32)
+
+
+for mode, pads in (("constant", [0, 0, -2, 1, 0, -1, 3, -2]),  # crop and pad on one dim
+                   ("edge", [0, -1, 2, -1, 0, 0, -3, 2]),
+                   ("reflect", [0, 0, -2, 3, 0, 0, -3, 0]),  # crop H, reflect-pad W
+                   ("wrap", [0, -1, 0, 0, 0, 0, 0, -4])):
+    pa = np.array(pads, np.int64)
+    write_case("pad_negative_%s" % mode,
+               [helper.make_node("Pad", ["x", "pads", "v"], ["y"], mode=mode)],
+               [("x", cx)], [("y", crop_then_pad(cx, pads, mode, 0.5))], 18,
+               inits=[("pads", pa), ("v", np.array(0.5, np.float32))])
+write_case("pad_negative_only_crops",
+           [helper.make_node("Pad", ["x", "pads"], ["y"])],
+           [("x", cx)], [("y", cx[:, :, 1:6, 2:])], 13,
+           inits=[("pads", np.array([0, 0, -1, -2, 0, 0, -1, 0], np.int64))])
+write_case("refuse_pad_reflect_crop_and_pad_one_dim",
+           [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")],
+           [("x", cx)], [("y", (TensorProto.FLOAT, [2, 3, 7, 6]))], 13,
+           inits=[("pads", np.array([0, 0, 0, -1, 0, 0, 0, 1], np.int64))],
+           expect="mode 'reflect' with pads (-1, 1) of dim 3, one side cropped and the other "
+                  "padded (ONNX does not say which comes first)")
+write_case("refuse_pad_crops_everything",
+           [helper.make_node("Pad", ["x", "pads"], ["y"])],
+           [("x", cx)], [("y", (TensorProto.FLOAT, [2, 3, 2, 6]))], 13,
+           inits=[("pads", np.array([0, 0, -4, 0, 0, 0, -3, 0], np.int64))],
+           expect="pads (-4, -3) of dim 2 remove all of its 7 elements (an empty tensor)")
+write_case("invalid_pad_crops_more_than_the_dim",
+           [helper.make_node("Pad", ["x", "pads"], ["y"])],
+           [("x", cx)], [("y", (TensorProto.FLOAT, [2, 3, 1, 6]))], 13,
+           inits=[("pads", np.array([0, 0, -5, 0, 0, 0, -3, 0], np.int64))],
+           expect="pads (-5, -3) of dim 2 remove more than its 7 elements")
+write_case("refuse_gradient_through_negative_pads",
+           [helper.make_node("Pad", ["x", "pads"], ["y"]),
+            grad_node(["x"], [], "y", ["dx"])],
+           [("x", cx)], [("dx", (TensorProto.FLOAT, [2, 3, 7, 6]))], 18, domains=TRAIN,
+           inits=[("pads", np.array([0, 0, -1, 0, 0, 0, 0, 2], np.int64))],
+           expect="(Pad): Gradient: the gradient of a Pad with negative pads is not supported")
