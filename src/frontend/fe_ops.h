@@ -57,6 +57,17 @@ extern const size_t fe_ops_index_count;
  * keeps `rows`. (fe_ops_index.c; GridSample uses it too.) */
 lm_status fe_rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out);
 
+/* Input i, when it is a constant, read as index tuples [m, k] (GatherND's
+ * and ScatterND's; k 1 and not `tuples` for the other indexing ops, whose
+ * errors name an element) whose entry j indexes data dim first + j, of size
+ * dims[j]: an entry outside
+ * [-dims[j], dims[j]) is an invalid model (LM_ERR_INVALID_FILE naming the
+ * node), as ONNX makes it an error; on the device such an index would
+ * select zeros or change nothing. A run-time input is not checked.
+ * (fe_ops_index.c.) */
+lm_status fe_check_const_indices(fe_ctx *c, const fe_node *n, uint32_t i, bool tuples, int64_t k,
+                                 int32_t first, const int64_t *dims);
+
 /* `data` (dims `dims`, time along dim `time`, 0 or 1, batch along the
  * other) with each batch entry's first len steps reversed, as a new tensor
  * in *out; `lens` the float lengths shaped [1, B] (time 0) or [B, 1]. The

@@ -78,11 +78,30 @@ static lm_status gnd_geom_of(fe_ctx *c, const fe_node *n, gnd_geom *g) {
     return LM_OK;
 }
 
+lm_status fe_check_const_indices(fe_ctx *c, const fe_node *n, uint32_t i, bool tuples, int64_t k,
+                                 int32_t first, const int64_t *dims) {
+    const fe_tensor *t = fe_in_const(c, n, i);
+    for (uint64_t e = 0; t && e < t->count; e++) {
+        int64_t v = fe_tensor_get_i64(t, e), j = (int64_t)(e % (uint64_t)k);
+        if (v >= -dims[j] && v < dims[j]) continue;
+        if (!tuples)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "element %llu of the indices is %lld, outside dim %d of size %lld",
+                           (unsigned long long)e, (long long)v, first, (long long)dims[0]);
+        return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                       "index tuple %llu: entry %lld is %lld, outside dim %lld of size %lld",
+                       (unsigned long long)(e / (uint64_t)k), (long long)j, (long long)v,
+                       (long long)(first + j), (long long)dims[j]);
+    }
+    return LM_OK;
+}
+
 static lm_status infer_gathernd(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"batch_dims", NULL});
     gnd_geom g;
     if (!st) st = gnd_geom_of(c, n, &g);
+    if (!st) st = fe_check_const_indices(c, n, 1, true, g.k, (int32_t)g.batch_dims, g.dim);
     if (st) return st;
     const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1);
     int64_t dims[FE_MAX_RANK];
@@ -417,12 +436,6 @@ static lm_status fold_scatternd(fe_ctx *c, const fe_node *n, const gnd_geom *g, 
         int64_t row = 0;
         for (int64_t j = 0; j < g->k; j++) {
             int64_t v = fe_tensor_get_i64(idx, (uint64_t)(m * g->k + j));
-            if (v < -g->dim[j] || v >= g->dim[j])
-                return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                               "index tuple %lld: entry %lld is %lld, outside dim %lld of size "
-                               "%lld",
-                               (long long)m, (long long)j, (long long)v, (long long)j,
-                               (long long)g->dim[j]);
             row += (v < 0 ? v + g->dim[j] : v) * g->stride[j];
         }
         for (int64_t e = 0; e < g->rest; e++) {
@@ -442,6 +455,7 @@ static lm_status infer_scatternd(fe_ctx *c, const fe_node *n) {
     lm_status st = infer_scatter_common(c, n, true);
     gnd_geom g;
     if (!st) st = scatternd_geom(c, n, &g);
+    if (!st) st = fe_check_const_indices(c, n, 1, true, g.k, 0, g.dim);
     reduction red = RED_NONE;
     if (!st) st = read_reduction(c, n, &red);
     if (st || !fe_in_const(c, n, 0) || !fe_in_const(c, n, 1) || !fe_in_const(c, n, 2)) return st;
@@ -510,6 +524,7 @@ static lm_status infer_scatter_elements(fe_ctx *c, const fe_node *n) {
     lm_status st = infer_scatter_common(c, n, false);
     int32_t axis;
     if (!st) st = elements_axis(c, n, &axis);
+    if (!st) st = fe_check_const_indices(c, n, 1, false, 1, axis, &fe_in_type(c, n, 0)->dims[axis]);
     return st;
 }
 

@@ -803,15 +803,8 @@ static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
         dims[r++] = idx->dims[d];
     for (int32_t d = a + 1; d < data->rank; d++)
         dims[r++] = data->dims[d];
+    if ((st = fe_check_const_indices(c, n, 1, false, 1, a, &data->dims[a]))) return st;
     const fe_tensor *kd = fe_in_const(c, n, 0), *ki = fe_in_const(c, n, 1);
-    if (ki) {
-        for (uint64_t i = 0; i < ki->count; i++) {
-            int64_t v = fe_tensor_get_i64(ki, i);
-            if (v < -data->dims[a] || v >= data->dims[a])
-                return fe_fail(c, n, LM_ERR_INVALID_FILE, "index %lld is out of range for dim %lld",
-                               (long long)v, (long long)data->dims[a]);
-        }
-    }
     if (kd && ki) {
         fe_tensor *t;
         if ((st = fe_const_new(c, kd->elem, (uint32_t)rank, dims, &t))) return fe_nn_fail(c, n, st);
@@ -898,6 +891,7 @@ static lm_status infer_gather_elements(fe_ctx *c, const fe_node *n) {
     const fe_type *data = fe_in_type(c, n, 0), *idx = fe_in_type(c, n, 1);
     if (idx->rank != data->rank)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "indices must have the data's rank");
+    if ((st = fe_check_const_indices(c, n, 1, false, 1, a, &data->dims[a]))) return st;
     return fe_set_out_type(c, n, 0, data->elem, idx->rank, idx->dims);
 }
 
@@ -1171,7 +1165,9 @@ lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, uint32_t *cro
      * open, so that is refused. */
     for (int32_t d = 0; d < in->rank; d++) {
         int64_t b = raw[d], e = raw[d + in->rank], dim = in->dims[d];
-        int64_t cb = b < 0 ? -b : 0, ce = e < 0 ? -e : 0;
+        /* (Clamped past the dim: -INT64_MIN does not exist.) */
+        int64_t cb = b >= 0 ? 0 : b < -dim ? dim + 1 : -b;
+        int64_t ce = e >= 0 ? 0 : e < -dim ? dim + 1 : -e;
         if (cb + ce > dim)
             return fe_fail(c, n, LM_ERR_INVALID_FILE,
                            "pads (%lld, %lld) of dim %d remove more than its %lld elements",

@@ -3928,3 +3928,23 @@ write_case("refuse_gradient_through_negative_pads",
            [("x", cx)], [("dx", (TensorProto.FLOAT, [2, 3, 7, 6]))], 18, domains=TRAIN,
            inits=[("pads", np.array([0, 0, -1, 0, 0, 0, 0, 2], np.int64))],
            expect="(Pad): Gradient: the gradient of a Pad with negative pads is not supported")
+
+# Constant indices outside their dim: invalid models, for every indexing op
+# (on the device such an index would select zeros or change nothing).
+ix = crng.standard_normal((4, 3)).astype(np.float32)
+for name, node, inits, shape, want in (
+        ("gather", helper.make_node("Gather", ["x", "i"], ["y"], axis=1),
+         [("i", np.array([0, -4, 2], np.int64))], [4, 3],
+         "element 1 of the indices is -4, outside dim 1 of size 3"),
+        ("gather_elements", helper.make_node("GatherElements", ["x", "i"], ["y"]),
+         [("i", np.array([[0, 3], [4, 1]], np.int64))], [2, 2],
+         "element 2 of the indices is 4, outside dim 0 of size 4"),
+        ("gathernd", helper.make_node("GatherND", ["x", "i"], ["y"]),
+         [("i", np.array([[1, 2], [3, 3]], np.int64))], [2],
+         "index tuple 1: entry 1 is 3, outside dim 1 of size 3"),
+        ("scatter_elements", helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1,
+                                              reduction="add"),
+         [("i", np.array([[0, 1, -4]], np.int64)), ("u", np.ones((1, 3), np.float32))], [4, 3],
+         "element 2 of the indices is -4, outside dim 1 of size 3")):
+    write_case("invalid_%s_index_outside_dim" % name, [node], [("x", ix)],
+               [("y", (TensorProto.FLOAT, shape))], 16, inits=inits, expect=want)
