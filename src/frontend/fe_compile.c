@@ -354,6 +354,25 @@ static lm_status memory_end(fe_ctx *c, const uint64_t base[2]) {
     return LM_OK;
 }
 
+/* The DRAM of `device`, or of the device a compile opens (the defaults). */
+static lm_status device_dram(lm_device *device, uint64_t *out_bytes) {
+    uint64_t banks, bank_size;
+    if (device) {
+        lm_device_info info;
+        lm_status st = lm_device_get_info(device, &info);
+        if (st) return st;
+        banks = info.dram_banks;
+        bank_size = info.dram_bank_size;
+    } else {
+        lm_device_options o;
+        lm_device_options_init(&o);
+        banks = o.dram_banks;
+        bank_size = o.dram_bank_size;
+    }
+    *out_bytes = banks * bank_size;
+    return LM_OK;
+}
+
 /* The device time of the run profiled (see lmfe_compile_onnx), by op type:
  * each launch label's first word is its node's op type (label_node). */
 static void add_device_time(summary *s, const lm_profile_entry *e, size_t n, lmfe_report *r) {
@@ -451,6 +470,7 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
     lmnn_tensor *outs = NULL, *ins = NULL;
 
     st = fe_graph_cut(g, opts->outputs, opts->output_count);
+    if (!st) st = device_dram(opts->device, &c.dram_bytes);
     if (!st) st = fe_plan_init(&c);
     if (!st) st = fe_bind_inputs(&c, &golden);
     if (!st) st = fe_infer_graph(&c);

@@ -255,6 +255,17 @@ static lm_status out_value(fe_ctx *c, const fe_node *n, uint32_t i, fe_value **o
     return LM_OK;
 }
 
+lm_status fe_check_fits_device(fe_ctx *c, const fe_node *n, const char *what, const fe_type *t) {
+    uint64_t volume = (uint64_t)fe_type_volume(t), size = fe_elem_size(t->elem);
+    if (!c->dram_bytes || !size || volume <= c->dram_bytes / size) return LM_OK;
+    char buf[160];
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "%s %s would take %.1f GiB, more than the device's %.1f GiB of DRAM", what,
+                   fe_type_format(t, buf, sizeof buf), (double)volume * (double)size / gib,
+                   (double)c->dram_bytes / gib);
+}
+
 lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, int32_t rank,
                           const int64_t *dims) {
     fe_value *v = NULL;
@@ -282,6 +293,9 @@ lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem,
     fe_type t = {.elem = elem, .rank = rank};
     for (int32_t d = 0; d < rank; d++)
         t.dims[d] = dims[d];
+    char what[320];
+    snprintf(what, sizeof what, "output %u ('%s')", i, v->name);
+    if ((st = fe_check_fits_device(c, n, what, &t))) return st;
     v->type = t;
     return LM_OK;
 }
@@ -307,6 +321,12 @@ lm_status fe_const_new(fe_ctx *c, fe_elem elem, uint32_t rank, const int64_t *di
         t->count *= (uint64_t)dims[d];
     }
     size_t bytes = (size_t)(t->count * fe_elem_size(elem));
+    if (c->dram_bytes && bytes > c->dram_bytes)
+        return err_set(LM_ERR_UNSUPPORTED,
+                       "a folded constant of %llu elements would take %.1f GiB, more than the "
+                       "device's %.1f GiB of DRAM",
+                       (unsigned long long)t->count, (double)bytes / (1024.0 * 1024.0 * 1024.0),
+                       (double)c->dram_bytes / (1024.0 * 1024.0 * 1024.0));
     void *data = fe_arena_alloc(&c->g->arena, bytes ? bytes : 1);
     if (!data) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     t->data = data;

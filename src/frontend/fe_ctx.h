@@ -190,6 +190,7 @@ struct fe_ctx {
     fe_dev *devs;
     uint32_t dev_count, dev_cap;
     lm_device *device;
+    uint64_t dram_bytes;    /* the device's DRAM, which no value may exceed (0: no limit) */
     lmnn_dtype float_dtype; /* FLOAT32 or BFLOAT16 */
     bool bfp8_weights;
     bool device_phase;      /* lowering (fe_in_dev may upload) */
@@ -262,6 +263,12 @@ lm_status fe_check_attrs(fe_ctx *c, const fe_node *n, const char *const *known);
 lm_status fe_axis(fe_ctx *c, const fe_node *n, int64_t axis, int32_t rank, int32_t *out);
 
 /* ---- outputs (infer) ---- */
+
+/* LM_ERR_UNSUPPORTED, naming the node (or none) and `what` ('output 0
+ * ('y')', 'graph input 'x''), when a value of type `t` would take more bytes
+ * than the device's DRAM (c->dram_bytes): such a model cannot run, and
+ * finding out when memory runs out would say less. */
+lm_status fe_check_fits_device(fe_ctx *c, const fe_node *n, const char *what, const fe_type *t);
 
 lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, int32_t rank,
                           const int64_t *dims);

@@ -746,6 +746,10 @@ out:
 
 typedef fe_geom geom;
 
+/* The largest kernel size, stride, dilation or pad: far past any image the
+ * device holds, and small enough that the geometry's sums cannot overflow. */
+#define GEOM_MAX (INT64_C(1) << 24)
+
 static lm_status ints_attr(fe_ctx *c, const fe_node *n, const char *name, int32_t count,
                            int64_t def, int64_t *out) {
     const int64_t *v;
@@ -760,8 +764,12 @@ static lm_status ints_attr(fe_ctx *c, const fe_node *n, const char *name, int32_
     if (k != (size_t)count)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "attribute %s has %zu values for %d spatial dims",
                        name, k, count);
-    for (int32_t i = 0; i < count; i++)
+    for (int32_t i = 0; i < count; i++) {
+        if (v[i] > GEOM_MAX)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "attribute %s holds %lld (at most %lld)", name,
+                           (long long)v[i], (long long)GEOM_MAX);
         out[i] = v[i];
+    }
     return LM_OK;
 }
 

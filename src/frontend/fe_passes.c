@@ -213,6 +213,9 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
                            "graph input '%s' %s: dim %d is unknown: give --input-shape %s=DIMS",
                            v->name, fe_type_format(&v->type, buf, sizeof buf), d, v->name);
         }
+        char what[320];
+        snprintf(what, sizeof what, "graph input '%s'", v->name);
+        if ((st = fe_check_fits_device(c, NULL, what, &v->type))) return st;
     }
     /* An empty input's value is known: nothing. Folding it away is what
      * lets the ops that read it see a constant. */

@@ -2044,7 +2044,8 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     nn_conv_geom gm = {.n = n, .h = h, .w = wd, .c = c, .kh = kh, .kw = kw};
     nn_conv_geom_2d(&gm);
     if (dp && (st = depth_geom(op, transpose, dp, n, id, kd, &gm))) return st;
-    int32_t ph = opts->padding[0] + opts->padding[1], pw = opts->padding[2] + opts->padding[3];
+    int64_t ph = (int64_t)opts->padding[0] + opts->padding[1],
+            pw = (int64_t)opts->padding[2] + opts->padding[3];
     int64_t eh = (int64_t)opts->dilation[0] * (kh - 1) + 1,
             ew = (int64_t)opts->dilation[1] * (kw - 1) + 1;
     int64_t oh, ow;

@@ -3948,3 +3948,48 @@ for name, node, inits, shape, want in (
          "element 2 of the indices is -4, outside dim 1 of size 3")):
     write_case("invalid_%s_index_outside_dim" % name, [node], [("x", ix)],
                [("y", (TensorProto.FLOAT, shape))], 16, inits=inits, expect=want)
+
+# Values no device holds are refused when the shapes are known, before any
+# allocation: a graph input, and a node's output.
+write_case("refuse_input_larger_than_dram",
+           [helper.make_node("Relu", ["x"], ["y"])],
+           [("x", np.zeros((1, 1), np.float32))], [("y", (TensorProto.FLOAT, [1, 1]))], 13,
+           expect="graph input 'x' float[3221225472, 2] would take 24.0 GiB, more than the "
+                  "device's 12.0 GiB of DRAM")
+# (Declared far larger than its test data, which no compile reaches.)
+big = onnx.load(os.path.join(OUT, "refuse_input_larger_than_dram", "model.onnx"))
+big.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3221225472
+big.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 2
+big.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 3221225472
+big.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 2
+onnx.save(big, os.path.join(OUT, "refuse_input_larger_than_dram", "model.onnx"))
+write_case("refuse_output_larger_than_dram",
+           [helper.make_node("Expand", ["x", "shape"], ["y"])],
+           [("x", np.zeros((1,), np.float32))], [("y", (TensorProto.FLOAT, [1 << 32]))], 13,
+           inits=[("shape", np.array([1 << 32], np.int64))],
+           expect="output 0 ('y') float[4294967296] would take 16.0 GiB, more than the device's "
+                  "12.0 GiB of DRAM")
+# Convolution geometry past any image: refused, not summed into an overflow.
+write_case("refuse_conv_pads_past_any_image",
+           [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1 << 40, 0, 0, 0])],
+           [("x", np.zeros((1, 1, 5, 5), np.float32))], [("y", (TensorProto.FLOAT, [1, 1, 3, 3]))],
+           13, inits=[("w", np.ones((1, 1, 3, 3), np.float32))],
+           expect="attribute pads holds 1099511627776 (at most 16777216)")
+# Top and bottom padding wider than the kernel: windows wholly in the
+# padding, against PyTorch.
+cpx = crng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+cpw = crng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+write_case("conv_padding_wider_than_the_kernel",
+           [helper.make_node("Conv", ["x", "w"], ["y"], pads=[5, 0, 6, 1])],
+           [("x", cpx)],
+           [("y", torch.nn.functional.conv2d(
+               torch.nn.functional.pad(torch.from_numpy(cpx), (0, 1, 5, 6)),
+               torch.from_numpy(cpw)).numpy())], 13,
+           inits=[("w", cpw)], atol=1e-5)
+write_case("refuse_folded_constant_larger_than_dram",
+           [helper.make_node("ConstantOfShape", ["s"], ["c"]),
+            helper.make_node("Add", ["x", "c"], ["y"])],
+           [("x", np.zeros((1, 1), np.float32))], [("y", (TensorProto.FLOAT, [1 << 31, 8]))], 13,
+           inits=[("s", np.array([1 << 31, 8], np.int64))],
+           expect="(ConstantOfShape): a folded constant of 17179869184 elements would take 64.0 "
+                  "GiB, more than the device's 12.0 GiB of DRAM")

@@ -431,6 +431,38 @@ static void test_shapes(void) {
                          .pad = {1, 1, 1, 1},
                          .transpose = true},
              false);
+    /* Padding wider than the kernel: the first windows lie wholly in the
+     * top padding, the last wholly in the bottom padding, and the next
+     * image's lines must still be read (a page per image row: the reader
+     * stages whole lines). */
+    run_case("padding wider than the kernel",
+             (conv_case){.n = 2,
+                         .c = 3,
+                         .h = 6,
+                         .w = 7,
+                         .oc = 4,
+                         .kh = 3,
+                         .kw = 3,
+                         .pad = {5, 6, 0, 1},
+                         .bias = true,
+                         .nhwc = true,
+                         .flat_in = true,
+                         .rows_in = true},
+             false);
+    run_case("padding wider than the kernel, stride 2",
+             (conv_case){.n = 2,
+                         .c = 3,
+                         .h = 6,
+                         .w = 7,
+                         .oc = 4,
+                         .kh = 2,
+                         .kw = 3,
+                         .stride = {2, 1},
+                         .pad = {4, 7, 1, 0},
+                         .nhwc = true,
+                         .flat_in = true,
+                         .rows_in = true},
+             false);
     run_case("1x1 kernel 5x5",
              (conv_case){.n = 1, .c = 3, .h = 5, .w = 5, .oc = 4, .kh = 1, .kw = 1}, false);
     run_case("one pixel, 1x1",
@@ -2439,6 +2471,12 @@ static void test_errors(void) {
                 "lmnn_conv2d: padding: expected [top, bottom, left, right] >= 0, given [0, 0, "
                 "-1, 0]");
     o.padding[2] = 0;
+    /* Paddings whose sum overflows int32 (and whose output no device holds). */
+    o.padding[0] = INT32_MAX;
+    o.padding[1] = 1;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: input: the output (2147483651 x 3) is too large");
+    o.padding[0] = o.padding[1] = 0;
     o.output_padding[0] = 1;
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: output_padding: expected (0, 0)");

@@ -273,8 +273,12 @@ static void stage_lines(uint32_t dst, uint32_t pitch, uint32_t row, uint32_t cou
         int32_t y0 = (int32_t)(p / OW) * sh - pt;
         r += OW - ox < end - r ? OW - ox : end - r;
         if (plain && dh == 1) {
+            /* [lo, hi) clamped to the image: empty for a window wholly in
+             * the top or the bottom padding. */
             int32_t lo = y0 > 0 ? y0 : 0, hi = y0 + (int32_t)KR;
+            if (lo > (int32_t)H) lo = (int32_t)H;
             if (hi > (int32_t)H) hi = (int32_t)H;
+            if (hi < lo) hi = lo;
             uint32_t line = b * H + (uint32_t)lo, last = b * H + (uint32_t)hi;
             if (line < next) line = next;
             for (; line < last; line++) {
