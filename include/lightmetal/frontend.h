@@ -22,7 +22,8 @@
  *    auto_pad=VALID is not supported".
  * LM_ERR_INVALID_FILE for a malformed or inconsistent model,
  * LM_ERR_UNSUPPORTED for valid models using ops, attributes or element types
- * this compiler does not implement, LM_ERR_INVALID_ARGUMENT for bad options
+ * this compiler does not implement, or values larger than the device's DRAM
+ * (refused when their shapes are known), LM_ERR_INVALID_ARGUMENT for bad options
  * (an unknown input name, a shape of the wrong rank, ...).
  *
  * Thread-safety: one compile per device at a time; separate compiles on
