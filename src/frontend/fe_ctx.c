@@ -256,8 +256,11 @@ static lm_status out_value(fe_ctx *c, const fe_node *n, uint32_t i, fe_value **o
 }
 
 lm_status fe_check_fits_device(fe_ctx *c, const fe_node *n, const char *what, const fe_type *t) {
-    uint64_t volume = (uint64_t)fe_type_volume(t), size = fe_elem_size(t->elem);
-    if (!c->dram_bytes || !size || volume <= c->dram_bytes / size) return LM_OK;
+    /* Counted as 4-byte elements whatever the type: the device holds
+     * integers and bools as 32-bit values, and a graph input crosses the
+     * binary's edge as 4 bytes an element. */
+    uint64_t volume = (uint64_t)fe_type_volume(t), size = 4;
+    if (!c->dram_bytes || volume <= c->dram_bytes / size) return LM_OK;
     char buf[160];
     const double gib = 1024.0 * 1024.0 * 1024.0;
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,

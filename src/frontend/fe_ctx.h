@@ -265,9 +265,9 @@ lm_status fe_axis(fe_ctx *c, const fe_node *n, int64_t axis, int32_t rank, int32
 /* ---- outputs (infer) ---- */
 
 /* LM_ERR_UNSUPPORTED, naming the node (or none) and `what` ('output 0
- * ('y')', 'graph input 'x''), when a value of type `t` would take more bytes
- * than the device's DRAM (c->dram_bytes): such a model cannot run, and
- * finding out when memory runs out would say less. */
+ * ('y')', 'graph input 'x''), when a value of type `t`, at 4 bytes an
+ * element, would take more than the device's DRAM (c->dram_bytes): such a
+ * model cannot run, and finding out when memory runs out would say less. */
 lm_status fe_check_fits_device(fe_ctx *c, const fe_node *n, const char *what, const fe_type *t);
 
 lm_status fe_set_out_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_elem elem, int32_t rank,

@@ -3993,3 +3993,14 @@ write_case("refuse_folded_constant_larger_than_dram",
            inits=[("s", np.array([1 << 31, 8], np.int64))],
            expect="(ConstantOfShape): a folded constant of 17179869184 elements would take 64.0 "
                   "GiB, more than the device's 12.0 GiB of DRAM")
+# A bool holds 1 byte on the host and 4 on the device and at the binary's edge.
+write_case("refuse_bool_input_larger_than_dram",
+           [helper.make_node("Not", ["x"], ["y"])],
+           [("x", np.zeros((1, 1), np.bool_))], [("y", (TensorProto.BOOL, [1, 1]))], 13,
+           expect="graph input 'x' bool[3, 2147483648] would take 24.0 GiB, more than the "
+                  "device's 12.0 GiB of DRAM")
+big = onnx.load(os.path.join(OUT, "refuse_bool_input_larger_than_dram", "model.onnx"))
+for v in (big.graph.input[0], big.graph.output[0]):
+    v.type.tensor_type.shape.dim[0].dim_value = 3
+    v.type.tensor_type.shape.dim[1].dim_value = 2147483648
+onnx.save(big, os.path.join(OUT, "refuse_bool_input_larger_than_dram", "model.onnx"))
