@@ -137,14 +137,16 @@ static double replay_median(lm_device *dev, const lm_binary *bin, uint32_t batch
     return bench_median(replay_s, REPLAYS);
 }
 
-/* Starts n processes that only spin, into pids. */
+/* Starts n processes that only spin, into pids. Each also stops when this
+ * process is gone (a benchmark that dies between start and stop_hogs). */
 static void start_hogs(pid_t *pids, int n) {
+    pid_t parent = getpid();
     for (int i = 0; i < n; i++) {
         pids[i] = fork();
         if (pids[i] < 0) bench_die("fork");
         if (pids[i] == 0)
             for (volatile unsigned long spin = 0;; spin++)
-                continue;
+                if ((spin & 0xfffff) == 0 && getppid() != parent) _exit(0);
     }
 }
 
