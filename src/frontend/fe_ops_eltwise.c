@@ -206,7 +206,7 @@ static lm_status operand_type(fe_ctx *c, const fe_node *n, uint32_t i, fe_type *
     }
     if (axis == INT64_MIN) return LM_OK; /* lined up at the end: NumPy's rule */
     if (axis < 0) axis += a->rank;
-    if (axis < 0 || axis + out->rank > a->rank)
+    if (axis < 0 || axis > a->rank - out->rank)
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis %lld does not fit B's rank %d in A's %d",
                        (long long)axis, out->rank, a->rank);
     for (int32_t d = out->rank; d < a->rank - (int32_t)axis; d++)

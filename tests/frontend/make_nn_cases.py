@@ -4004,3 +4004,10 @@ for v in (big.graph.input[0], big.graph.output[0]):
     v.type.tensor_type.shape.dim[0].dim_value = 3
     v.type.tensor_type.shape.dim[1].dim_value = 2147483648
 onnx.save(big, os.path.join(OUT, "refuse_bool_input_larger_than_dram", "model.onnx"))
+# An opset-6 broadcast axis past every rank (it overflowed when added to
+# B's rank).
+write_case("invalid_add_broadcast_axis_past_the_rank",
+           [helper.make_node("Add", ["a", "b"], ["y"], broadcast=1, axis=(1 << 63) - 1)],
+           [("a", np.zeros((2, 3), np.float32)), ("b", np.zeros((1, 3), np.float32))],
+           [("y", (TensorProto.FLOAT, [2, 3]))], 6,
+           expect="axis 9223372036854775807 does not fit B's rank 2 in A's 2")
