@@ -3951,18 +3951,25 @@ for name, node, inits, shape, want in (
 
 # Values no device holds are refused when the shapes are known, before any
 # allocation: a graph input, and a node's output.
+
+
+def redeclare(case, dims):
+    """Declares the case's input 0 and output 0 with `dims`: far larger than
+    its test data, which no compile that refuses them reaches."""
+    path = os.path.join(OUT, case, "model.onnx")
+    model = onnx.load(path)
+    for v in (model.graph.input[0], model.graph.output[0]):
+        for d, size in enumerate(dims):
+            v.type.tensor_type.shape.dim[d].dim_value = size
+    onnx.save(model, path)
+
+
 write_case("refuse_input_larger_than_dram",
            [helper.make_node("Relu", ["x"], ["y"])],
            [("x", np.zeros((1, 1), np.float32))], [("y", (TensorProto.FLOAT, [1, 1]))], 13,
            expect="graph input 'x' float[3221225472, 2] would take 24.0 GiB, more than the "
                   "device's 12.0 GiB of DRAM")
-# (Declared far larger than its test data, which no compile reaches.)
-big = onnx.load(os.path.join(OUT, "refuse_input_larger_than_dram", "model.onnx"))
-big.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3221225472
-big.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 2
-big.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 3221225472
-big.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 2
-onnx.save(big, os.path.join(OUT, "refuse_input_larger_than_dram", "model.onnx"))
+redeclare("refuse_input_larger_than_dram", [3221225472, 2])
 write_case("refuse_output_larger_than_dram",
            [helper.make_node("Expand", ["x", "shape"], ["y"])],
            [("x", np.zeros((1,), np.float32))], [("y", (TensorProto.FLOAT, [1 << 32]))], 13,
@@ -3999,11 +4006,7 @@ write_case("refuse_bool_input_larger_than_dram",
            [("x", np.zeros((1, 1), np.bool_))], [("y", (TensorProto.BOOL, [1, 1]))], 13,
            expect="graph input 'x' bool[3, 2147483648] would take 24.0 GiB, more than the "
                   "device's 12.0 GiB of DRAM")
-big = onnx.load(os.path.join(OUT, "refuse_bool_input_larger_than_dram", "model.onnx"))
-for v in (big.graph.input[0], big.graph.output[0]):
-    v.type.tensor_type.shape.dim[0].dim_value = 3
-    v.type.tensor_type.shape.dim[1].dim_value = 2147483648
-onnx.save(big, os.path.join(OUT, "refuse_bool_input_larger_than_dram", "model.onnx"))
+redeclare("refuse_bool_input_larger_than_dram", [3, 2147483648])
 # An opset-6 broadcast axis past every rank (it overflowed when added to
 # B's rank).
 write_case("invalid_add_broadcast_axis_past_the_rank",
