@@ -684,6 +684,111 @@ class MixtureOfExperts(nn.Module):
         return (torch.softmax(score, -1)[..., None] * y).sum(1)
 
 
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.w, self.eps = nn.Parameter(torch.rand(d) + 0.5), eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.w
+
+
+def rotate(x, cos, sin):
+    """Rotary position embedding, the half-split form."""
+    h = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., h:], x[..., :h]], -1) * sin
+
+
+class Llama(nn.Module):
+    """A LLaMA-style decoder step with a key/value cache: RMSNorm, rotary
+    positions looked up by the position ids given, grouped-query attention
+    (two query heads a key/value head), SwiGLU. The
+    cache grows: the past keys and values come in, the present ones (one
+    token longer per token given) go out."""
+
+    def __init__(self, vocab=64, d=32, heads=4, kv_heads=2, layers=2, ffn=48, ctx=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.h, self.kvh, self.hd = heads, kv_heads, d // heads
+        kv = kv_heads * self.hd
+        self.blocks = nn.ModuleList(
+            nn.ModuleDict(
+                dict(
+                    n1=RMSNorm(d), q=nn.Linear(d, d, bias=False), k=nn.Linear(d, kv, bias=False),
+                    v=nn.Linear(d, kv, bias=False), o=nn.Linear(d, d, bias=False),
+                    n2=RMSNorm(d), g=nn.Linear(d, ffn, bias=False),
+                    u=nn.Linear(d, ffn, bias=False), dn=nn.Linear(ffn, d, bias=False),
+                )
+            )
+            for _ in range(layers)
+        )
+        self.norm, self.head = RMSNorm(d), nn.Linear(d, vocab, bias=False)
+        inv = 1.0 / 10000 ** (torch.arange(0, self.hd, 2).float() / self.hd)
+        f = torch.outer(torch.arange(ctx).float(), inv).repeat(1, 2)
+        self.register_buffer("cos", f.cos())
+        self.register_buffer("sin", f.sin())
+
+    def repeat_kv(self, x):
+        """Each key/value head for its query heads, as Hugging Face's
+        LLaMA does it (expand and reshape). PyTorch 1.13 exports
+        repeat_interleave with a Reshape whose 0 copies the wrong dim when
+        it does not know the sequence length, a graph that no ONNX runtime
+        can run."""
+        b, h, s, d = x.shape
+        rep = self.h // self.kvh
+        return x[:, :, None].expand(b, h, rep, s, d).reshape(b, h * rep, s, d)
+
+    def block(self, blk, x, cos, sin, mask, cache):
+        """One layer; cache(k, v) gives the keys and values attended to."""
+        b, t, _ = x.shape
+        y = blk["n1"](x)
+        q = blk["q"](y).view(b, t, self.h, self.hd).transpose(1, 2)
+        k = blk["k"](y).view(b, t, self.kvh, self.hd).transpose(1, 2)
+        v = blk["v"](y).view(b, t, self.kvh, self.hd).transpose(1, 2)
+        k, v = cache(rotate(k, cos, sin), v)
+        kk, vv = self.repeat_kv(k), self.repeat_kv(v)
+        a = (rotate(q, cos, sin) @ kk.transpose(-1, -2)) / math.sqrt(self.hd)
+        a = a.masked_fill(~mask, float("-inf")).softmax(-1)
+        x = x + blk["o"]((a @ vv).transpose(1, 2).reshape(b, t, -1))
+        y = blk["n2"](x)
+        return x + blk["dn"](F.silu(blk["g"](y)) * blk["u"](y)), k, v
+
+    def forward(self, ids, pos, past_k, past_v):
+        t, p = ids.shape[1], past_k.shape[3]
+        x = self.emb(ids)
+        cos, sin = self.cos[pos][:, None], self.sin[pos][:, None]
+        mask = torch.ones(t, p + t, dtype=torch.bool).tril(p)
+        ks, vs = [], []
+        for i, blk in enumerate(self.blocks):
+            grow = lambda k, v, i=i: (torch.cat([past_k[i], k], 2), torch.cat([past_v[i], v], 2))
+            x, k, v = self.block(blk, x, cos, sin, mask, grow)
+            ks.append(k)
+            vs.append(v)
+        return self.head(self.norm(x)), torch.stack(ks), torch.stack(vs)
+
+
+class LlamaStatic(Llama):
+    """The same decoder with a cache of fixed size, as a compiled model that
+    runs step after step needs it: each token's keys and values are
+    scattered into the cache at its position, and attention is masked to
+    the positions up to it. One binary then serves every step
+    (examples/onnx_generate)."""
+
+    def forward(self, ids, pos, cache_k, cache_v):
+        b, t = ids.shape
+        x = self.emb(ids)
+        cos, sin = self.cos[pos][:, None], self.sin[pos][:, None]
+        mask = (torch.arange(cache_k.shape[3])[None, None, :] <= pos[:, :, None])[:, None]
+        at = pos[:, None, :, None].expand(b, self.kvh, t, self.hd)
+        ks, vs = [], []
+        for i, blk in enumerate(self.blocks):
+            put = lambda k, v, i=i: (cache_k[i].scatter(2, at, k), cache_v[i].scatter(2, at, v))
+            x, k, v = self.block(blk, x, cos, sin, mask, put)
+            ks.append(k)
+            vs.append(v)
+        return self.head(self.norm(x)), torch.stack(ks), torch.stack(vs)
+
+
 # ---- the cases ----
 
 
@@ -776,6 +881,18 @@ def cases():
         "tensor_ops": (
             TensorOps, 14, [("x", randn(2, 5, 4)), ("idx", torch.tensor([4, 0, 2]))],
             ["cumsum", "einsum", "gathered", "where", "max", "count"],
+        ),
+        "llama_kv_cache": (
+            Llama, 17,
+            [("ids", tokens(64, 2, 3)), ("pos", torch.tensor([[5, 6, 7], [5, 6, 7]])),
+             ("past_k", randn(2, 2, 2, 5, 8)), ("past_v", randn(2, 2, 2, 5, 8))],
+            ["logits", "present_k", "present_v"],
+        ),
+        "llama_static_cache": (
+            LlamaStatic, 17,
+            [("ids", tokens(64, 2, 1)), ("pos", torch.tensor([[5], [9]])),
+             ("cache_k", randn(2, 2, 2, 16, 8)), ("cache_v", randn(2, 2, 2, 16, 8))],
+            ["logits", "cache_k_out", "cache_v_out"],
         ),
     }
 

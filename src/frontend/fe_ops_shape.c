@@ -1055,11 +1055,31 @@ static lm_status infer_split(fe_ctx *c, const fe_node *n) {
     if (!sizes) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     st = split_sizes(c, n, &a, sizes);
     const fe_type *in = fe_in_type(c, n, 0);
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    /* A constant splits when compiling: each part is `outer` runs of
+     * sizes[i] slices of `inner` bytes, at its offset along the axis. */
+    uint64_t outer = 1, inner = fe_elem_size(in->elem), offset = 0;
+    for (int32_t d = 0; d < in->rank; d++)
+        if (d < a)
+            outer *= (uint64_t)in->dims[d];
+        else if (d > a)
+            inner *= (uint64_t)in->dims[d];
     for (uint32_t i = 0; !st && i < n->output_count; i++) {
         int64_t dims[FE_MAX_RANK];
         memcpy(dims, in->dims, sizeof dims);
         dims[a] = sizes[i];
-        st = fe_set_out_type(c, n, i, in->elem, in->rank, dims);
+        if (!k) {
+            st = fe_set_out_type(c, n, i, in->elem, in->rank, dims);
+            continue;
+        }
+        fe_tensor *t;
+        if ((st = fe_const_new(c, k->elem, k->rank, dims, &t))) break;
+        uint64_t run = (uint64_t)sizes[i] * inner, dim = (uint64_t)in->dims[a];
+        for (uint64_t o = 0; o < outer && run; o++)
+            memcpy((char *)t->data + o * run, (const char *)k->data + (o * dim + offset) * inner,
+                   run);
+        offset += (uint64_t)sizes[i];
+        st = fe_set_out_const(c, n, i, t);
     }
     free(sizes);
     return st;

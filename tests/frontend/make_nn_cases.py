@@ -4014,3 +4014,22 @@ write_case("invalid_add_broadcast_axis_past_the_rank",
            [("a", np.zeros((2, 3), np.float32)), ("b", np.zeros((1, 3), np.float32))],
            [("y", (TensorProto.FLOAT, [2, 3]))], 6,
            expect="axis 9223372036854775807 does not fit B's rank 2 in A's 2")
+# Split of a constant folds: a part of a constant shape decides an Expand's
+# output (PyTorch's repeat_interleave exports that), and the parts of a
+# constant weight, two runs each, feed the device.
+srng = np.random.default_rng(17)
+spx = srng.standard_normal((2, 2, 3)).astype(np.float32)
+spw = srng.standard_normal((2, 5, 3)).astype(np.float32)
+write_case("split_of_constants",
+           [helper.make_node("Split", ["shape", "parts"], ["head", "tail"], axis=0),
+            helper.make_node("Expand", ["x", "tail"], ["wide"]),
+            helper.make_node("Split", ["w", "wparts"], ["w0", "w1"], axis=1),
+            helper.make_node("Add", ["x", "w0"], ["y0"]),
+            helper.make_node("ReduceSum", ["w1", "axes"], ["y1"], keepdims=0)],
+           [("x", spx)],
+           [("wide", np.broadcast_to(spx, (4, 2, 2, 3)).copy()), ("y0", spx + spw[:, :2]),
+            ("y1", spw[:, 2:].sum(1))], 13,
+           inits=[("shape", np.array([7, 4, 2, 2, 3], np.int64)),
+                  ("parts", np.array([1, 4], np.int64)), ("w", spw),
+                  ("wparts", np.array([2, 3], np.int64)), ("axes", np.array([1], np.int64))],
+           atol=1e-6)
