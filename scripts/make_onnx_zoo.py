@@ -914,6 +914,41 @@ def write_pb(path, name, array):
         f.write(numpy_helper.from_array(np.array(array, order="C"), name).SerializeToString())
 
 
+GENERATE_PROMPTS = [[3, 17, 5, 9], [40, 2, 33, 11]]
+GENERATE_TOKENS = 8
+
+
+def write_generation(path, model, cache):
+    """Greedy generation with a fixed-cache decoder step (LlamaStatic), one
+    token a step, the cache fed back: the reference of examples/onnx_generate.
+    `cache` has the cache's shape; the cache starts as zeros. Writes the
+    prompts and each row's generated tokens. Refuses a reference whose
+    choice between the two best tokens is closer than 1e-3 at any step,
+    which float32 summation order could flip."""
+    ck, cv = torch.zeros_like(cache), torch.zeros_like(cache)
+    prompts = torch.tensor(GENERATE_PROMPTS)
+    n = prompts.shape[1]
+    out, ids = [], prompts[:, :1]
+    with torch.no_grad():
+        for step in range(n + GENERATE_TOKENS - 1):
+            pos = torch.full((prompts.shape[0], 1), step)
+            logits, ck, cv = model(ids, pos, ck, cv)
+            if step + 1 < n:
+                ids = prompts[:, step + 1:step + 2]
+                continue
+            top = logits[:, 0].topk(2, -1)
+            if (top.values[:, 0] - top.values[:, 1]).min() < 1e-3:
+                raise SystemExit("make_onnx_zoo: generation reference too close to call")
+            ids = top.indices[:, :1]
+            out.append(ids[:, 0])
+    tokens = torch.stack(out, 1).tolist()
+    with open(path, "w") as f:
+        for p in GENERATE_PROMPTS:
+            f.write("prompt " + ",".join(map(str, p)) + "\n")
+        for r, row in enumerate(tokens):
+            f.write(f"tokens {r}: " + " ".join(map(str, row)) + "\n")
+
+
 def write_case(out, name, make, opset, inputs, output_names):
     """Exports one case into a temporary directory, then renames it into
     place, so an interrupted run leaves no half-written case."""
@@ -940,6 +975,8 @@ def write_case(out, name, make, opset, inputs, output_names):
         write_pb(os.path.join(data, f"input_{i}.pb"), n, t.numpy())
     for i, (n, t) in enumerate(zip(output_names, outputs)):
         write_pb(os.path.join(data, f"output_{i}.pb"), n, t.numpy())
+    if isinstance(model, LlamaStatic):
+        write_generation(os.path.join(tmp, "generate.txt"), model, dict(inputs)["cache_k"])
     final = os.path.join(out, name)
     shutil.rmtree(final, ignore_errors=True)
     os.rename(tmp, final)
