@@ -29,6 +29,7 @@
  * Prints each sequence's generated tokens ("tokens R: ..."), then the steps'
  * time. Exit status: 0 when it ran, 2 for bad arguments or a binary without
  * that interface, 3 when a replay fails. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
