@@ -1030,6 +1030,11 @@ static lm_status split_sizes(fe_ctx *c, const fe_node *n, int32_t *axis, int64_t
         for (uint32_t i = 0; i < k; i++) {
             sizes[i] = t ? fe_tensor_get_i64(t, i) : attr[i];
             if (sizes[i] < 0) return fe_fail(c, n, LM_ERR_INVALID_FILE, "split[%u] is negative", i);
+            if (sizes[i] > dim - total) /* checked before the sum, which could overflow */
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "split[%u] is %lld: with the parts before it, more than the dim, "
+                               "%lld",
+                               i, (long long)sizes[i], (long long)dim);
             total += sizes[i];
         }
         if (total != dim)

@@ -509,7 +509,7 @@ static lm_status split_lengths(fe_ctx *c, const fe_node *n, int64_t dim, int64_t
         if (chunk < 1)
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "split %lld must be at least 1",
                            (long long)chunk);
-        count = (uint64_t)((dim + chunk - 1) / chunk);
+        count = (uint64_t)(dim / chunk + (dim % chunk != 0)); /* dim + chunk - 1 may overflow */
     }
     if (count > FE_MAX_SEQ)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "a sequence of %llu tensors (at most %d)",
@@ -524,6 +524,14 @@ static lm_status split_lengths(fe_ctx *c, const fe_node *n, int64_t dim, int64_t
             free(len);
             return fe_fail(c, n, LM_ERR_INVALID_FILE, "split[%llu] is negative",
                            (unsigned long long)i);
+        }
+        if (len[i] > dim - sum) { /* checked before the sum, which could overflow */
+            long long part = (long long)len[i];
+            free(len);
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "split[%llu] is %lld: with the parts before it, more than the axis' "
+                           "%lld",
+                           (unsigned long long)i, part, (long long)dim);
         }
         sum += len[i];
     }

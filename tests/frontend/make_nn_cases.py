@@ -4033,3 +4033,20 @@ write_case("split_of_constants",
                   ("parts", np.array([1, 4], np.int64)), ("w", spw),
                   ("wparts", np.array([2, 3], np.int64)), ("axes", np.array([1], np.int64))],
            atol=1e-6)
+# Parts whose int64 sum wraps around to the dim: refused at the first part
+# past it, before the sum overflows.
+write_case("invalid_split_parts_past_the_dim",
+           [helper.make_node("Split", ["x", "parts"], ["a", "b", "c", "d"], axis=1)],
+           [("x", np.zeros((2, 5), np.float32))],
+           [(o, (TensorProto.FLOAT, [2, 1])) for o in "abcd"], 13,
+           inits=[("parts", np.array([1 << 62] * 3 + [(1 << 62) + 5], np.int64))],
+           expect="split[0] is 4611686018427387904: with the parts before it, more than the "
+                  "dim, 5")
+# A chunk longer than the axis is one part, the whole axis (its part count
+# overflowed when worked out as (dim + chunk - 1) / chunk).
+stx = srng.standard_normal((4, 3)).astype(np.float32)
+write_case("split_to_sequence_chunk_past_the_dim",
+           [helper.make_node("SplitToSequence", ["x", "chunk"], ["s"], axis=0),
+            helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
+           [("x", stx)], [("y", stx)], 13,
+           inits=[("chunk", np.array((1 << 63) - 1, np.int64))])

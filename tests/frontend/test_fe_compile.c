@@ -3180,6 +3180,13 @@ static void test_sequence_refusals(void) {
                                    (const char *[]){"y", NULL});
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
                 "node 'split' (SplitToSequence): split adds up to 3, the axis has 4");
+    /* Parts whose sum would overflow: refused at the first past the axis. */
+    lens[0] = INT64_MAX;
+    ob_raw(sl, lens, sizeof lens);
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
+                "split[0] is 9223372036854775807: with the parts before it, more than the "
+                "axis' 4");
+    lens[0] = 1;
     lens[1] = 3;
     ob_raw(sl, lens, sizeof lens);
     CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_INVALID_FILE,
