@@ -192,6 +192,18 @@ lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
 lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_index_options *opts,
                       lmnn_tensor *out);
 
+/* Row scatter (ONNX ScatterND over whole rows, PyTorch's index_copy_ along
+ * dim 0, a key/value cache's update): out = a copy of `a` with row index[i]
+ * replaced by row i of `updates`, for i in order, so of several entries that
+ * name one row the last one's row stays. a is [N, W] and updates [M, W],
+ * both tile tensors of one dtype (float32, bfloat16, int32 or uint32;
+ * bfloat8_b shares exponents between rows: typecast it); index has M
+ * entries in one row. An entry outside [0, N) changes nothing. The output
+ * takes output->memory (default a's); its dtype, if given, must be a's. The
+ * copy runs on every core, the rows move on one. */
+lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor updates,
+                            const lmnn_output *output, lmnn_tensor *out);
+
 typedef struct lmnn_embedding_options {
     /* Layout of the output: default the weight's. */
     lmnn_layout layout;

@@ -6,10 +6,11 @@
  * batch's first row); for ScatterElements, an element's own position with
  * the indexed coordinate replaced. They are worked out on the device in
  * float32, exact below 2^24 rows. A gather is then one index_select of
- * whole rows. A scatter without reduction or with add is a product with
- * the one-hot matrix of the rows (each update lands where its row number
- * equals the data row's), and the rows hit are replaced or added to; mul,
- * max and min combine one update after another, in index order. */
+ * whole rows. A scatter without reduction moves the update rows into a
+ * copy of the data in index order (lmnn_scatter_rows); with add it is a
+ * product with the one-hot matrix of the rows (each update lands where its
+ * row number equals the data row's), added to the data; mul, max and min
+ * combine one update after another, in index order. */
 #include <math.h>
 #include <string.h>
 
@@ -116,15 +117,14 @@ static lm_status infer_gathernd(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, d->elem, r, dims);
 }
 
-/* Input i (index tuples [.., k]) as row numbers: a new float tensor
- * [m, 1] (negative entries count from the end of their dim). Errors name
- * the node. */
-static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_geom *g,
-                            lmnn_tensor *out) {
-    lmnn_tensor t, acc = {0};
+/* Index tuples `t` ([m, k] float; freed here) as row numbers: a new float
+ * tensor [m, 1] (negative entries count from the end of their dim). Errors
+ * name the node. */
+static lm_status tuple_rows_of(fe_ctx *c, const fe_node *n, lmnn_tensor t, const gnd_geom *g,
+                               lmnn_tensor *out) {
+    lmnn_tensor acc = {0};
     bool labeled = false; /* the error names the node already */
-    lm_status st = fe_in_float_as(c, n, i, 2, (int64_t[]){g->m, g->k}, &t);
-    if (st) return st;
+    lm_status st = LM_OK;
     for (int64_t j = 0; j < g->k && !st; j++) {
         /* entry j, made positive (+ dim where negative), times its stride */
         int32_t b[2] = {0, (int32_t)j}, e[2] = {(int32_t)g->m, (int32_t)j + 1};
@@ -171,6 +171,14 @@ static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_g
     }
     *out = acc;
     return LM_OK;
+}
+
+/* The same for input i's tuples ([.., k]). */
+static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_geom *g,
+                            lmnn_tensor *out) {
+    lmnn_tensor t;
+    lm_status st = fe_in_float_as(c, n, i, 2, (int64_t[]){g->m, g->k}, &t);
+    return st ? st : tuple_rows_of(c, n, t, g, out);
 }
 
 lm_status fe_rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out) {
@@ -222,6 +230,25 @@ static lm_status read_reduction(fe_ctx *c, const fe_node *n, reduction *out) {
     return st;
 }
 
+/* The sizes a scatter of m updates into `rows` rows (elements, for
+ * ScatterElements: `what`) takes: row numbers are computed in float32,
+ * exact below 2^24; a reduction runs over every (update, row) pair, a
+ * replacement moves only the updates. */
+static lm_status scatter_limits(fe_ctx *c, const fe_node *n, int64_t rows, int64_t m,
+                                const char *what) {
+    reduction red = RED_NONE;
+    lm_status st = read_reduction(c, n, &red);
+    if (st) return st;
+    if (rows >= ((int64_t)1 << 24))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "%lld updates into %lld %s (at most 2^24 %s)",
+                       (long long)m, (long long)rows, what, what);
+    if (red != RED_NONE && rows * m > ((int64_t)1 << 26))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "%lld updates into %lld %s with a reduction (at most 2^26 pairs of them)",
+                       (long long)m, (long long)rows, what);
+    return LM_OK;
+}
+
 /* A host table uploaded once: [rows, cols] float with element (i, j) =
  * i + j (an arange along whichever dim is longer than 1). */
 static lm_status arange_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_t rows,
@@ -241,40 +268,34 @@ static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, lmn
                               lmnn_tensor upd, int64_t N, int64_t M, int64_t rest, reduction red,
                               lmnn_tensor *out) {
     lm_status st;
-    if (red == RED_NONE || red == RED_ADD) {
+    if (red == RED_NONE) {
+        /* Rows replaced in index order: one device op moves them. */
+        lmnn_tensor idx = {0}, d = data, u = upd, d16 = {0}, u16 = {0};
+        lmnn_tensor_info di, ui;
+        if ((st = lmnn_tensor_get_info(data, &di)) || (st = lmnn_tensor_get_info(upd, &ui)))
+            return st;
+        if (di.dtype == LMNN_BFLOAT8_B && !(st = lmnn_typecast(data, LMNN_BFLOAT16, &d16)))
+            d = d16, di.dtype = LMNN_BFLOAT16;
+        if (!st && ui.dtype != di.dtype && !(st = lmnn_typecast(upd, di.dtype, &u16))) u = u16;
+        if (!st) st = fe_rows_index(rows, M, &idx);
+        if (!st) st = lmnn_scatter_rows(d, idx, u, NULL, out);
+        fe_free(idx);
+        fe_free(d16);
+        fe_free(u16);
+        return st;
+    }
+    if (red == RED_ADD) {
         /* oh [M, N]: update m lands on row n; oh^T upd sums what lands. */
-        lmnn_tensor cols, oh = {0}, s = {0}, hits = {0}, hit = {0}, keep = {0}, kept = {0};
+        lmnn_tensor cols, oh = {0}, s = {0};
         lmnn_matmul_options mo;
         lmnn_matmul_options_init(&mo);
         mo.transpose_a = true;
-        if ((st = arange_table(c, n, 1, 1, N, &cols)) ||
-            (st = lmnn_binary(LMNN_BINARY_EQ, rows, cols, NULL, &oh)) ||
-            (st = lmnn_matmul(oh, upd, &mo, &s)))
-            goto vec_done;
-        if (red == RED_ADD) {
+        if (!(st = arange_table(c, n, 1, 1, N, &cols)) &&
+            !(st = lmnn_binary(LMNN_BINARY_EQ, rows, cols, NULL, &oh)) &&
+            !(st = lmnn_matmul(oh, upd, &mo, &s)))
             st = lmnn_binary(LMNN_BINARY_ADD, data, s, NULL, out);
-            goto vec_done;
-        }
-        /* Rows hit are replaced: data * (1 - hit) + s. */
-        lmnn_tensor ones;
-        fe_tensor *t;
-        int64_t od[2] = {M, 1};
-        if ((st = fe_const_new(c, FE_FLOAT, 2, od, &t))) goto vec_done;
-        for (int64_t i = 0; i < M; i++)
-            fe_tensor_set_f64(t, (uint64_t)i, 1.0);
-        if (!(st = fe_aux(c, n, 2, t, LMNN_TILE, &ones)) &&
-            !(st = lmnn_matmul(oh, ones, &mo, &hits)) &&
-            !(st = lmnn_binary_scalar(LMNN_BINARY_GT, hits, 0.0, NULL, &hit)) &&
-            !(st = lmnn_binary_scalar(LMNN_BINARY_RSUB, hit, 1.0, NULL, &keep)) &&
-            !(st = lmnn_binary(LMNN_BINARY_MUL, data, keep, NULL, &kept)))
-            st = lmnn_binary(LMNN_BINARY_ADD, kept, s, NULL, out);
-    vec_done:
         fe_free(oh);
         fe_free(s);
-        fe_free(hits);
-        fe_free(hit);
-        fe_free(keep);
-        fe_free(kept);
         return st;
     }
     if (M > SCATTER_SERIAL_MAX)
@@ -371,11 +392,7 @@ static lm_status scatternd_geom(fe_ctx *c, const fe_node *n, gnd_geom *g) {
         g->stride[j] = s;
         s *= d->dims[j];
     }
-    if (g->rows >= ((int64_t)1 << 24) || g->rows * g->m > ((int64_t)1 << 26))
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "%lld updates into %lld rows (at most 2^24 rows and 2^26 pairs of them)",
-                       (long long)g->m, (long long)g->rows);
-    return LM_OK;
+    return scatter_limits(c, n, g->rows, g->m, "rows");
 }
 
 static lm_status infer_scatter_common(fe_ctx *c, const fe_node *n, bool nd) {
@@ -496,76 +513,131 @@ static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
 /* ScatterElements and Scatter: updates and indices of one shape, each
  * element put at its own position with coordinate `axis` replaced. Along
  * `axis` there may be more updates than the data has places (a reduction
- * adds several into one); in every other dim a position must exist. */
-static lm_status elements_axis(fe_ctx *c, const fe_node *n, int32_t *axis) {
+ * adds several into one); in every other dim a position must exist.
+ *
+ * Where the indices are known to hold one value along every dim after the
+ * axis, and those dims are the data's whole, each index picks a whole row
+ * of the data seen as [rows, rest] (rest the product of those dims), and
+ * the scatter moves rows: PyTorch's `x.scatter(d, i[..., None].expand(...),
+ * src)`, a key/value cache written at a position, and a constant that does
+ * so. Otherwise every element is its own row (rest 1). */
+typedef struct elem_geom {
+    int32_t axis;
+    int32_t row_dims; /* dims 0 .. row_dims - 1 number the rows */
+    int64_t rows, m, rest;
+} elem_geom;
+
+/* Whether input 1 is known to hold one value along dims axis + 1 .. . */
+static bool indices_constant_past(fe_ctx *c, const fe_node *n, int32_t axis) {
+    const fe_type *it = fe_in_type(c, n, 1);
+    int64_t rest = 1;
+    for (int32_t j = axis + 1; j < it->rank; j++)
+        rest *= it->dims[j];
+    const fe_tensor *k = fe_in_const(c, n, 1);
+    if (k) {
+        for (uint64_t e = 0; e < k->count; e++)
+            if (fe_tensor_get_i64(k, e) != fe_tensor_get_i64(k, e - e % (uint64_t)rest))
+                return false;
+        return true;
+    }
+    uint32_t p = c->g->values[n->inputs[1]].producer;
+    if (p == FE_NONE) return false;
+    const fe_node *e = &c->g->nodes[p];
+    if (strcmp(e->op_type, "Expand") || (e->domain[0] && strcmp(e->domain, "ai.onnx")) ||
+        e->input_count < 1)
+        return false;
+    /* Expand aligns its input's dims to the right; those past the axis must
+     * be 1 (or missing). */
+    const fe_type *src = fe_in_type(c, e, 0);
+    for (int32_t j = axis + 1; j < it->rank; j++) {
+        int32_t sj = j - (it->rank - src->rank);
+        if (sj >= 0 && src->dims[sj] != 1) return false;
+    }
+    return true;
+}
+
+static lm_status elements_geom(fe_ctx *c, const fe_node *n, elem_geom *g) {
     const fe_type *d = fe_in_type(c, n, 0), *i = fe_in_type(c, n, 1), *u = fe_in_type(c, n, 2);
     int64_t a;
     lm_status st = scatter_check_elems(c, n);
     if (!st) st = fe_attr_int(c, n, "axis", 0, &a);
-    if (!st) st = fe_axis(c, n, a, d->rank, axis);
+    if (!st) st = fe_axis(c, n, a, d->rank, &g->axis);
     if (st) return st;
-    bool ok = i->rank == d->rank && u->rank == d->rank;
-    for (int32_t j = 0; ok && j < d->rank; j++)
-        ok = i->dims[j] == u->dims[j] && (j == *axis || i->dims[j] <= d->dims[j]);
+    const int32_t axis = g->axis;
+    bool ok = i->rank == d->rank && u->rank == d->rank, whole = true;
+    for (int32_t j = 0; ok && j < d->rank; j++) {
+        ok = i->dims[j] == u->dims[j] && (j == axis || i->dims[j] <= d->dims[j]);
+        whole &= j <= axis || i->dims[j] == d->dims[j];
+    }
     if (!ok)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "indices and updates must have one shape, of the data's rank and, but "
                        "along axis %d, no larger in any dim",
-                       (int)*axis);
-    int64_t total = fe_type_volume(d), m = fe_type_volume(i);
-    if (total >= ((int64_t)1 << 24) || total * m > ((int64_t)1 << 26))
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "%lld updates into %lld elements (at most 2^24 elements and 2^26 pairs)",
-                       (long long)m, (long long)total);
-    return LM_OK;
+                       (int)axis);
+    g->row_dims = whole && indices_constant_past(c, n, axis) ? axis + 1 : d->rank;
+    g->rows = g->m = g->rest = 1;
+    for (int32_t j = 0; j < d->rank; j++) {
+        *(j < g->row_dims ? &g->rows : &g->rest) *= d->dims[j];
+        if (j < g->row_dims) g->m *= i->dims[j];
+    }
+    return scatter_limits(c, n, g->rows, g->m, g->rest > 1 ? "rows" : "elements");
 }
 
 static lm_status infer_scatter_elements(fe_ctx *c, const fe_node *n) {
     lm_status st = infer_scatter_common(c, n, false);
-    int32_t axis;
-    if (!st) st = elements_axis(c, n, &axis);
-    if (!st) st = fe_check_const_indices(c, n, 1, false, 1, axis, &fe_in_type(c, n, 0)->dims[axis]);
+    elem_geom g;
+    if (!st) st = elements_geom(c, n, &g);
+    if (!st)
+        st = fe_check_const_indices(c, n, 1, false, 1, g.axis, &fe_in_type(c, n, 0)->dims[g.axis]);
     return st;
 }
 
 static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
-    int32_t axis;
+    elem_geom eg;
     reduction red = RED_NONE;
-    lm_status st = elements_axis(c, n, &axis);
+    lm_status st = elements_geom(c, n, &eg);
     if (!st) st = read_reduction(c, n, &red);
     if (st) return st;
     const fe_type *d = fe_in_type(c, n, 0), *it = fe_in_type(c, n, 1);
-    int64_t total = fe_type_volume(d), m = fe_type_volume(it);
-    /* An element's row in the flat data: its position's part (known now)
-     * plus its index (made positive) times the axis' stride. */
+    const int32_t axis = eg.axis;
+    /* An update's row: its position's part (known now) plus its index (made
+     * positive) times the axis' row stride. */
     int64_t stride[FE_MAX_RANK], s = 1;
-    for (int32_t j = d->rank - 1; j >= 0; j--) {
+    for (int32_t j = eg.row_dims - 1; j >= 0; j--) {
         stride[j] = s;
         s *= d->dims[j];
     }
     fe_tensor *base;
-    int64_t bd[2] = {m, 1};
+    int64_t bd[2] = {eg.m, 1};
     if ((st = fe_const_new(c, FE_FLOAT, 2, bd, &base))) return fe_nn_fail(c, n, st);
-    for (int64_t e = 0; e < m; e++) {
+    for (int64_t e = 0; e < eg.m; e++) {
         int64_t rem = e, at = 0;
-        for (int32_t j = it->rank - 1; j >= 0; j--) {
+        for (int32_t j = eg.row_dims - 1; j >= 0; j--) {
             int64_t coord = rem % it->dims[j];
             rem /= it->dims[j];
             if (j != axis) at += coord * stride[j];
         }
         fe_tensor_set_f64(base, (uint64_t)e, (double)at);
     }
-    gnd_geom g = {.k = 1, .m = m, .rows = total, .rest = 1, .batches = 1};
+    gnd_geom g = {.k = 1, .m = eg.m, .rows = eg.rows, .rest = 1, .batches = 1};
     g.dim[0] = d->dims[axis];
     g.stride[0] = stride[axis];
-    lmnn_tensor idx, b, rows;
-    if ((st = tuple_rows(c, n, 1, &g, &idx))) return st;
+    /* The indices as [m, rest]; of a row's, the first stands for all. */
+    lmnn_tensor t, first = {0}, idx, b, rows;
+    if ((st = fe_in_float_as(c, n, 1, 2, (int64_t[]){eg.m, eg.rest}, &t))) return st;
+    if (eg.rest > 1) {
+        st = lmnn_slice(t, (int32_t[]){0, 0}, (int32_t[]){(int32_t)eg.m, 1}, NULL, 2, NULL, &first);
+        fe_free(t);
+        if (st) return fe_nn_fail(c, n, st);
+        t = first;
+    }
+    if ((st = tuple_rows_of(c, n, t, &g, &idx))) return st;
     if (!(st = fe_aux_f32(c, n, 4, base, &b)) &&
         (st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &rows)))
         st = fe_nn_fail(c, n, st);
     fe_free(idx);
     if (st) return st;
-    return scatter_out(c, n, rows, total, m, 1, red);
+    return scatter_out(c, n, rows, eg.rows, eg.m, eg.rest, red);
 }
 
 /* ---- ReverseSequence ----

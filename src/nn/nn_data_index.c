@@ -469,3 +469,107 @@ lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
     *out = oh;
     return LM_OK;
 }
+
+/* ---- scatter_rows ----
+ *
+ * The output starts as a page copy of `a` (every core), then one core
+ * (scatter_rows.c) moves each update row into place, in index order. */
+
+#define SR_IDX_BLOCK 512u /* scatter_rows.c's IDX_BLOCK and RUN_BLOCK */
+#define SR_RUN_BLOCK 64u
+
+/* The tile tensor argument `arg` of scatter_rows: 2-D, tiles of 2- or
+ * 4-byte elements. */
+static lm_status rows_matrix(const char *op, const char *arg, lmnn_tensor h, nn_tensor **out) {
+    lm_status st = nn_get_tensor(op, arg, h, out);
+    if (st) return st;
+    const nn_tensor *t = *out;
+    if (t->layout != LMNN_TILE || t->shape.rank != 2)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected a 2-D tile tensor, given %s %s",
+                       arg, lmnn_layout_name(t->layout),
+                       nn_shape_str(&t->shape, (char[64]){0}, 64));
+    if (t->dtype == LMNN_BFLOAT8_B)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s: bfloat8_b rows share exponents with their neighbours; typecast to "
+                       "bfloat16 first",
+                       arg);
+    return LM_OK;
+}
+
+static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_tensor *ix,
+                                 nn_program **out) {
+    uint32_t w[3][NN_ACCESSOR_WORDS], nw[3];
+    const nn_tensor *ts[3] = {o, u, ix};
+    lm_status st = LM_OK;
+    for (int k = 0; k < 3 && !st; k++)
+        st = nn_accessor_words(op, ts[k], w[k], &nw[k]);
+    if (st) return st;
+    nn_key key;
+    nn_key_init(&key, "scatter_rows");
+    for (int k = 0; k < 3; k++) {
+        nn_key_tensor(&key, ts[k]);
+        nn_key_u32(&key, nw[k]);
+        nn_key_add(&key, w[k], nw[k] * sizeof w[k][0]);
+    }
+    if ((*out = nn_cache_find(o->device, &key))) return LM_OK;
+    const uint32_t esize = o->dtype == LMNN_BFLOAT16 ? 2 : 4, wt = o->padded.dims[1] / 32;
+    uint32_t args[4 + 3 * NN_ACCESSOR_WORDS] = {u->shape.dims[0], o->shape.dims[0], wt, esize};
+    uint32_t count = 4;
+    for (int k = 0; k < 3; k++) {
+        memcpy(args + count, w[k], nw[k] * sizeof w[k][0]);
+        count += nw[k];
+    }
+    nn_split one;
+    nn_program p = {0};
+    nn_kernel_spec mover = {"scatter_rows.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+    st = nn_split_work(op, o->device, 1, &one);
+    p.cores = one.all;
+    if (!st) st = nn_program_begin(op, o->device, &p);
+    if (!st) st = nn_program_cb(op, &p, 0, LM_DATA_FORMAT_INT32, 4 * SR_IDX_BLOCK, 1);
+    if (!st) st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_UINT32, 32 * esize * SR_RUN_BLOCK, 1);
+    if (!st) st = nn_program_kernel(op, &p, &mover, NULL);
+    if (!st && (st = lm_set_runtime_args(p.program, p.kernels[0], one.cores[0], args, count)))
+        st = nn_fail_call(st, op);
+    if (st) {
+        nn_program_discard(&p);
+        return st;
+    }
+    return nn_cache_add(op, o->device, &key, &p, out);
+}
+
+lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor updates,
+                            const lmnn_output *output, lmnn_tensor *out) {
+    const char *op = "lmnn_scatter_rows";
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *t, *u, *ix;
+    lm_status st = rows_matrix(op, "a", a, &t);
+    if (!st) st = rows_matrix(op, "updates", updates, &u);
+    if (!st) st = nn_check_same_device(op, "updates", u, t);
+    if (!st) st = get_index(op, "index", index, t, &ix);
+    if (st) return st;
+    char sa[64], su[64];
+    if (u->dtype != t->dtype || u->shape.dims[1] != t->shape.dims[1])
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "updates: expected %s rows of a's width %u, given %s %s",
+                       lmnn_dtype_name(t->dtype), t->shape.dims[1], lmnn_dtype_name(u->dtype),
+                       nn_shape_str(&u->shape, su, sizeof su));
+    if (lmnn_shape_volume(&ix->shape) != u->shape.dims[0] || ix->pages > 1)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "index: expected %u entries (a row of updates each) in one row, given %s",
+                       u->shape.dims[0], nn_shape_str(&ix->shape, sa, sizeof sa));
+    if (output && output->dtype && output->dtype != t->dtype)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output: dtype %s, expected a's %s",
+                       lmnn_dtype_name(output->dtype), lmnn_dtype_name(t->dtype));
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
+    dm_out od = {t->shape, t->dtype, LMNN_TILE, mem};
+    lmnn_tensor oh = {0};
+    nn_tensor *o;
+    nn_program *prog = NULL;
+    if ((st = dm_make(op, t->device, &od, &oh, &o))) return st;
+    st = nn_copy_pages(op, t, o);
+    if (!st && u->shape.dims[0]) st = scatter_program(op, o, u, ix, &prog);
+    nn_tensor *tensors[] = {o, u, ix};
+    if (!st && prog) st = nn_launch(op, prog, tensors, 3);
+    return finish(st, oh, out, (lmnn_tensor){0}, NULL);
+}

@@ -4050,3 +4050,55 @@ write_case("split_to_sequence_chunk_past_the_dim",
             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)],
            [("x", stx)], [("y", stx)], 13,
            inits=[("chunk", np.array((1 << 63) - 1, np.int64))])
+# ScatterElements whose indices hold one value along the dims after the
+# axis (an Expand of a value with 1s there, or such a constant) moves whole
+# rows: a key/value cache written at each sequence's position, an add into
+# rows that the element form would refuse (2^35 pairs of elements), and an
+# Expand along a dim after the axis that does not qualify.
+def scatter_elements_np(data, idx, upd, axis, add=False):
+    out = data.copy()
+    for pos in np.ndindex(*idx.shape):
+        to = list(pos)
+        to[axis] = idx[pos] % data.shape[axis]
+        if add:
+            out[tuple(to)] += upd[pos]
+        else:
+            out[tuple(to)] = upd[pos]
+    return out
+
+
+kv = srng.standard_normal((2, 2, 16, 8)).astype(np.float32)
+kvu = srng.standard_normal((2, 2, 1, 8)).astype(np.float32)
+kvpos = np.array([5, 9], np.int64).reshape(2, 1, 1, 1)
+write_case("scatter_elements_rows_cache_update",
+           [helper.make_node("Expand", ["pos", "shape"], ["at"]),
+            helper.make_node("ScatterElements", ["cache", "at", "new"], ["y"], axis=2)],
+           [("cache", kv), ("pos", kvpos), ("new", kvu)],
+           [("y", scatter_elements_np(kv, np.broadcast_to(kvpos, (2, 2, 1, 8)), kvu, 2))], 16,
+           inits=[("shape", np.array([2, 2, 1, 8], np.int64))])
+rad = srng.standard_normal((64, 4096)).astype(np.float32)
+radu = srng.standard_normal((32, 4096)).astype(np.float32)
+radi = srng.integers(-64, 64, (32, 1)).astype(np.int64)
+write_case("scatter_elements_rows_add",
+           [helper.make_node("Expand", ["i", "shape"], ["at"]),
+            helper.make_node("ScatterElements", ["x", "at", "u"], ["y"], axis=0,
+                             reduction="add")],
+           [("x", rad), ("i", radi), ("u", radu)],
+           [("y", scatter_elements_np(rad, np.broadcast_to(radi, (32, 4096)), radu, 0, True))],
+           16, inits=[("shape", np.array([32, 4096], np.int64))], atol=1e-5)
+rci = np.repeat(np.array([[3], [0], [3]], np.int64), 5, 1)
+rcx = srng.standard_normal((4, 5)).astype(np.float32)
+rcu = srng.standard_normal((3, 5)).astype(np.float32)
+write_case("scatter_elements_rows_constant_indices",
+           [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=0)],
+           [("x", rcx), ("u", rcu)], [("y", scatter_elements_np(rcx, rci, rcu, 0))], 16,
+           inits=[("i", rci)])
+nqi = np.array([[1, 0, 2, 2]], np.int64)
+nqx = srng.standard_normal((3, 3, 4)).astype(np.float32)
+nqu = srng.standard_normal((2, 3, 4)).astype(np.float32)
+write_case("scatter_elements_expanded_not_rows",
+           [helper.make_node("Expand", ["i", "shape"], ["at"]),
+            helper.make_node("ScatterElements", ["x", "at", "u"], ["y"], axis=1)],
+           [("x", nqx), ("i", nqi), ("u", nqu)],
+           [("y", scatter_elements_np(nqx, np.broadcast_to(nqi, (2, 3, 4)), nqu, 1))], 16,
+           inits=[("shape", np.array([2, 3, 4], np.int64))])

@@ -1804,6 +1804,102 @@ static void test_large(void) {
     free(wv);
 }
 
+/* scatter_rows against the host: rows replaced in index order (the last
+ * of duplicates stays), entries outside [0, N) ignored, in every dtype it
+ * takes, rows across tile boundaries and matrices wider than a run block. */
+static void test_scatter_rows(void) {
+    struct {
+        uint32_t n, m, w;
+        lmnn_dtype dt;
+    } cases[] = {
+        {16, 4, 8, LMNN_FLOAT32},     {40, 7, 33, LMNN_FLOAT32}, {70, 50, 64, LMNN_BFLOAT16},
+        {33, 33, 3000, LMNN_FLOAT32}, {5, 9, 2, LMNN_INT32},     {100, 1, 17, LMNN_UINT32},
+        {64, 40, 32, LMNN_FLOAT32},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const uint32_t n = cases[c].n, m = cases[c].m, w = cases[c].w;
+        const lmnn_dtype dt = cases[c].dt;
+        lmnn_shape as = LMNN_SHAPE(n, w), us = LMNN_SHAPE(m, w), is = LMNN_SHAPE(m);
+        /* Values every dtype holds exactly: small integers. */
+        float *x = malloc((size_t)n * w * sizeof *x), *up = malloc((size_t)m * w * sizeof *up);
+        float *want = malloc((size_t)n * w * sizeof *want);
+        int32_t *idx = malloc(m * sizeof *idx);
+        uint64_t seed = c + 7;
+        for (size_t i = 0; i < (size_t)n * w; i++)
+            want[i] = x[i] = (float)(i % 97);
+        for (size_t i = 0; i < (size_t)m * w; i++)
+            up[i] = (float)(100 + i % 101);
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t r = nn_rand_u32(&seed);
+            /* Some out of range both ways; the rest may repeat. */
+            idx[i] = r % 8 == 0   ? -(int32_t)(r % 5) - 1
+                     : r % 8 == 1 ? (int32_t)(n + i % 2) /* N itself, past the last row */
+                                  : (int32_t)(r % n);
+            if (idx[i] >= 0 && (uint32_t)idx[i] < n)
+                memcpy(want + (size_t)idx[i] * w, up + (size_t)i * w, w * sizeof *up);
+        }
+        lmnn_tensor a, u, o = {0};
+        lmnn_tensor ix = upload_index(&is, (const uint32_t *)idx, LMNN_INT32);
+        CHECK_OK(nn_upload(&as, x, dt, LMNN_TILE, &a));
+        CHECK_OK(nn_upload(&us, up, dt, LMNN_TILE, &u));
+        CHECK_OK(lmnn_scatter_rows(a, ix, u, NULL, &o));
+        float *y = o.id ? nn_download(o) : NULL;
+        size_t bad = 0;
+        for (size_t i = 0; y && i < (size_t)n * w; i++)
+            if (y[i] != want[i] && bad++ < 3)
+                printf("    case %zu: element %zu (row %zu) is %g, want %g\n", c, i, i / w,
+                       (double)y[i], (double)want[i]);
+        CHECK(y && bad == 0);
+        free(y);
+        /* a itself is unchanged. */
+        y = nn_download(a);
+        CHECK(y && memcmp(y, x, (size_t)n * w * sizeof *x) == 0);
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(u);
+        lmnn_tensor_free(ix);
+        free(x);
+        free(up);
+        free(want);
+        free(idx);
+    }
+    /* Bad arguments. */
+    lmnn_shape as = LMNN_SHAPE(4, 8), us = LMNN_SHAPE(2, 8), is = LMNN_SHAPE(2);
+    float z[32] = {0};
+    uint32_t two[2] = {0, 1};
+    lmnn_tensor a, u, rm, b8, ix = upload_index(&is, two, LMNN_UINT32), o;
+    CHECK_OK(nn_upload(&as, z, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(nn_upload(&us, z, LMNN_FLOAT32, LMNN_TILE, &u));
+    CHECK_OK(nn_upload(&us, z, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
+    CHECK_OK(nn_upload(&as, z, LMNN_BFLOAT8_B, LMNN_TILE, &b8));
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, rm, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_scatter_rows: updates: expected a 2-D tile tensor, given row_major");
+    CHECK_FAILS(lmnn_scatter_rows(b8, ix, u, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "a: bfloat8_b rows share exponents with their neighbours");
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected 4 entries (a row of updates each) in one row, given [2]");
+    CHECK_FAILS(lmnn_scatter_rows(u, ix, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected 4 entries");
+    CHECK_FAILS(lmnn_scatter_rows(a, a, u, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected a row_major uint32 or int32 tensor");
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "out is NULL");
+    lmnn_output wrong = {.dtype = LMNN_BFLOAT16};
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &wrong, &o), LM_ERR_INVALID_ARGUMENT,
+                "output: dtype bfloat16, expected a's float32");
+    lmnn_shape ws = LMNN_SHAPE(2, 9);
+    lmnn_tensor wide;
+    CHECK_OK(nn_upload(&ws, z, LMNN_FLOAT32, LMNN_TILE, &wide));
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, wide, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "updates: expected float32 rows of a's width 8, given float32 [2, 9]");
+    lmnn_tensor_free(wide);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(u);
+    lmnn_tensor_free(rm);
+    lmnn_tensor_free(b8);
+    lmnn_tensor_free(ix);
+}
+
 int main(void) {
     TEST_RUN(test_reshape);
     TEST_RUN(test_permute);
@@ -1818,6 +1914,7 @@ int main(void) {
     TEST_RUN(test_index_select_gather);
     TEST_RUN(test_index_out_of_range);
     TEST_RUN(test_embedding);
+    TEST_RUN(test_scatter_rows);
     TEST_RUN(test_upsample);
     TEST_RUN(test_misc);
     TEST_RUN(test_errors);

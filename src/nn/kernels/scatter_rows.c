@@ -1,0 +1,62 @@
+/* Scatter of whole rows into a matrix, in place: row i of the updates (an
+ * [M, W] tile tensor) replaces row index[i] of the output (an [N, W] tile
+ * tensor of the same element size, which already holds the data). An index
+ * outside [0, N) (a negative one reads as one past 2^31) leaves the output as
+ * it is. The rows go in order, each written before the next is read, so of
+ * several updates of one row the last stays: one core, deterministic.
+ *
+ * In a tile, columns 16h .. 16h + 15 of rows 16v .. 16v + 15 are face 2v + h,
+ * row by row: a matrix row is, in each of its W / 32 tiles, two runs of 16
+ * elements, one a face apart. Runtime args: M, N, the tiles of a row, the
+ * element size (2 or 4 bytes), then the output's, the updates' and the
+ * index's accessor words. Common args: the output's, the updates' and the
+ * index's addresses; the index is a row-major int32 [M], one page.
+ * Circular buffers (scratch): 0 a block of index entries, 1 a block of a
+ * row's runs. */
+#include "dataflow_api.h"
+
+#define IDX_BLOCK 512 /* entries read at once: 2 KiB */
+#define RUN_BLOCK 64  /* tiles of a row moved at once: 128 runs */
+
+void kernel_main(void) {
+    const uint32_t m = get_arg_val(0), n = get_arg_val(1), wt = get_arg_val(2);
+    const uint32_t esize = get_arg_val(3), run = 16 * esize, face = 256 * esize;
+    const uint32_t tile = 4 * face;
+    nn_accessor out, upd, idx;
+    uint32_t arg = nn_accessor_init(&out, 4, get_common_arg_val(0), tile);
+    arg = nn_accessor_init(&upd, arg, get_common_arg_val(1), tile);
+    nn_accessor_init(&idx, arg, get_common_arg_val(2), 4 * m);
+    cb_reserve_back(0, 1);
+    cb_reserve_back(1, 1);
+    volatile int32_t *entries = (volatile int32_t *)(uintptr_t)get_write_ptr(0);
+    const uint32_t buf = get_write_ptr(1);
+    for (uint32_t i0 = 0; i0 < m; i0 += IDX_BLOCK) {
+        uint32_t count = m - i0 < IDX_BLOCK ? m - i0 : IDX_BLOCK;
+        noc_async_read(nn_accessor_addr(&idx, 0, 4 * i0), (uint32_t)(uintptr_t)entries, 4 * count);
+        noc_async_read_barrier();
+        for (uint32_t k = 0; k < count; k++) {
+            const uint32_t i = i0 + k, r = (uint32_t)entries[k];
+            if (r >= n) continue;
+            /* The row's place in a tile: face half and row within it. */
+            const uint32_t from = i % 32 / 16 * 2 * face + i % 16 * run;
+            const uint32_t to = r % 32 / 16 * 2 * face + r % 16 * run;
+            for (uint32_t c0 = 0; c0 < wt; c0 += RUN_BLOCK) {
+                uint32_t tiles = wt - c0 < RUN_BLOCK ? wt - c0 : RUN_BLOCK;
+                for (uint32_t c = 0; c < tiles; c++) {
+                    uint32_t src = i / 32 * wt + c0 + c, at = buf + 2 * c * run;
+                    noc_async_read(nn_accessor_addr(&upd, src, from), at, run);
+                    noc_async_read(nn_accessor_addr(&upd, src, from + face), at + run, run);
+                }
+                noc_async_read_barrier();
+                for (uint32_t c = 0; c < tiles; c++) {
+                    uint32_t dst = r / 32 * wt + c0 + c, at = buf + 2 * c * run;
+                    noc_async_write(at, nn_accessor_addr(&out, dst, to), run);
+                    noc_async_write(at + run, nn_accessor_addr(&out, dst, to + face), run);
+                }
+                /* Written before the buffer is read into again, and before
+                 * a later update of the same row. */
+                noc_async_write_barrier();
+            }
+        }
+    }
+}
