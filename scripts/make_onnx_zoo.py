@@ -789,6 +789,18 @@ class LlamaStatic(Llama):
         return self.head(self.norm(x)), torch.stack(ks), torch.stack(vs)
 
 
+class CacheWrites(nn.Module):
+    """A key/value cache of fixed size written at the positions of the
+    tokens given, the two ways PyTorch code does it: index_copy (as Hugging
+    Face's StaticCache does; exported as ScatterElements after a
+    ScatterElements on the shape) and indexed assignment (ScatterND)."""
+
+    def forward(self, k_cache, v_cache, pos, k, v):
+        v_cache = v_cache.clone()
+        v_cache[:, :, pos] = v
+        return k_cache.index_copy(2, pos, k), v_cache
+
+
 # ---- the cases ----
 
 
@@ -893,6 +905,13 @@ def cases():
             [("ids", tokens(64, 2, 1)), ("pos", torch.tensor([[5], [9]])),
              ("cache_k", randn(2, 2, 2, 16, 8)), ("cache_v", randn(2, 2, 2, 16, 8))],
             ["logits", "cache_k_out", "cache_v_out"],
+        ),
+        "cache_writes": (
+            CacheWrites, 17,
+            [("k_cache", randn(2, 4, 64, 16)), ("v_cache", randn(2, 4, 64, 16)),
+             ("pos", torch.tensor([7, 30, 31])), ("k", randn(2, 4, 3, 16)),
+             ("v", randn(2, 4, 3, 16))],
+            ["k_out", "v_out"],
         ),
     }
 

@@ -583,13 +583,49 @@ static lm_status elements_geom(fe_ctx *c, const fe_node *n, elem_geom *g) {
     return scatter_limits(c, n, g->rows, g->m, g->rest > 1 ? "rows" : "elements");
 }
 
+/* ScatterElements of constants, on the host (PyTorch's index_copy writes
+ * a shape this way). The indices were checked against the axis. */
+static lm_status fold_scatter_elements(fe_ctx *c, const fe_node *n, int32_t axis, reduction red) {
+    const fe_tensor *d = fe_in_const(c, n, 0), *idx = fe_in_const(c, n, 1);
+    const fe_tensor *u = fe_in_const(c, n, 2);
+    fe_tensor *o;
+    lm_status st = fe_const_new(c, d->elem, d->rank, d->dims, &o);
+    if (st) return st;
+    memcpy((void *)o->data, d->data, (size_t)d->count * fe_elem_size(d->elem));
+    const bool ints = !fe_elem_is_float(d->elem);
+    for (uint64_t e = 0; e < idx->count; e++) {
+        /* e's coordinates in the indices, axis' replaced, as a data offset */
+        uint64_t rem = e, to = 0, stride = 1;
+        for (int32_t j = idx->rank - 1; j >= 0; j--) {
+            int64_t coord = (int64_t)(rem % (uint64_t)idx->dims[j]);
+            rem /= (uint64_t)idx->dims[j];
+            if (j == axis) {
+                coord = fe_tensor_get_i64(idx, e);
+                if (coord < 0) coord += d->dims[j];
+            }
+            to += (uint64_t)coord * stride;
+            stride *= (uint64_t)d->dims[j];
+        }
+        if (ints)
+            fe_tensor_set_i64(o, to,
+                              combine_i(red, fe_tensor_get_i64(o, to), fe_tensor_get_i64(u, e)));
+        else
+            fe_tensor_set_f64(o, to,
+                              combine_f(red, fe_tensor_get_f64(o, to), fe_tensor_get_f64(u, e)));
+    }
+    return fe_set_out_const(c, n, 0, o);
+}
+
 static lm_status infer_scatter_elements(fe_ctx *c, const fe_node *n) {
     lm_status st = infer_scatter_common(c, n, false);
     elem_geom g;
+    reduction red = RED_NONE;
     if (!st) st = elements_geom(c, n, &g);
     if (!st)
         st = fe_check_const_indices(c, n, 1, false, 1, g.axis, &fe_in_type(c, n, 0)->dims[g.axis]);
-    return st;
+    if (!st) st = read_reduction(c, n, &red);
+    if (st || !fe_in_const(c, n, 0) || !fe_in_const(c, n, 1) || !fe_in_const(c, n, 2)) return st;
+    return fold_scatter_elements(c, n, g.axis, red);
 }
 
 static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
