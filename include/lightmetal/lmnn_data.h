@@ -175,6 +175,10 @@ typedef struct lmnn_index_options {
      * holding the number of output elements zeroed for an out-of-range index
      * (counted on the device; read it with lmnn_to_host). */
     lmnn_tensor *out_invalid_count;
+    /* An entry below 0 counts from the end of the indexed dim (-1 the last),
+     * as ONNX's Gather and GatherElements take them; one below -n still
+     * gives zero. Default false: a negative entry is out of range. */
+    bool negative_from_end;
 } lmnn_index_options;
 
 void lmnn_index_options_init(lmnn_index_options *opts);

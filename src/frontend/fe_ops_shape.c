@@ -830,33 +830,19 @@ static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, data->elem, rank, dims);
 }
 
-/* Input `i` as a row-major int32 index tensor with negative indices made
- * positive (dim `dim`); a new tensor the caller frees. */
-static lm_status positive_indices(fe_ctx *c, const fe_node *n, uint32_t i, int64_t dim,
-                                  lmnn_tensor *out) {
-    lmnn_tensor idx, f, m = {0}, fixed = {0}, t = {0};
-    bool owned;
-    lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
+/* Input `i` as a row-major int32 index tensor, a new tensor the caller
+ * frees. Negative entries stay as they are: the gathers count them from the
+ * end of the dim (lmnn_index_options.negative_from_end). */
+static lm_status row_major_indices(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
+    lmnn_tensor d, t = {0};
+    lmnn_tensor_info info;
+    lm_status st = fe_in_dev(c, n, i, &d);
     if (st) return st;
-    /* idx + dim * (idx < 0), in float32: exact for dims below 2^24. */
-    if (!(st = lmnn_binary_scalar(LMNN_BINARY_LT, f, 0.0, NULL, &m))) {
-        lmnn_binary_options o;
-        lmnn_binary_options_init(&o);
-        lmnn_tensor scaled;
-        if (!(st = lmnn_binary_scalar(LMNN_BINARY_MUL, m, (double)dim, NULL, &scaled))) {
-            st = lmnn_binary(LMNN_BINARY_ADD, f, scaled, &o, &fixed);
-            fe_free(scaled);
-        }
-    }
-    if (!st) st = lmnn_typecast(fixed, LMNN_INT32, &t);
-    if (!st) st = lmnn_to_layout(t, LMNN_ROW_MAJOR, &idx);
-    fe_free(m);
-    fe_free(fixed);
+    if (!(st = lmnn_tensor_get_info(d, &info)) && info.dtype != LMNN_INT32)
+        st = lmnn_typecast(d, LMNN_INT32, &t);
+    if (!st) st = lmnn_to_layout(t.id ? t : d, LMNN_ROW_MAJOR, out);
     fe_free(t);
-    if (owned) fe_free(f);
-    if (st) return fe_nn_fail(c, n, st);
-    *out = idx;
-    return LM_OK;
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
 static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
@@ -867,11 +853,14 @@ static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_axis(c, n, axis, data->rank, &a);
     lmnn_tensor d, idx, flat = {0}, r = {0};
     if (!st) st = fe_in_dev(c, n, 0, &d);
-    if (!st) st = positive_indices(c, n, 1, data->dims[a], &idx);
+    if (!st) st = row_major_indices(c, n, 1, &idx);
     if (st) return st;
     int64_t count = fe_type_volume(it);
     lmnn_shape s1 = fe_shape(1, &count);
-    if (!(st = lmnn_reshape(idx, &s1, NULL, &flat))) st = lmnn_index_select(d, a, flat, NULL, &r);
+    lmnn_index_options io;
+    lmnn_index_options_init(&io);
+    io.negative_from_end = true;
+    if (!(st = lmnn_reshape(idx, &s1, NULL, &flat))) st = lmnn_index_select(d, a, flat, &io, &r);
     fe_free(idx);
     fe_free(flat);
     if (st) return fe_nn_fail(c, n, st);
@@ -903,9 +892,12 @@ static lm_status lower_gather_elements(fe_ctx *c, const fe_node *n) {
     if (!st) st = fe_axis(c, n, axis, data->rank, &a);
     lmnn_tensor d, idx, r;
     if (!st) st = fe_in_dev(c, n, 0, &d);
-    if (!st) st = positive_indices(c, n, 1, data->dims[a], &idx);
+    if (!st) st = row_major_indices(c, n, 1, &idx);
     if (st) return st;
-    st = lmnn_gather(d, a, idx, NULL, &r);
+    lmnn_index_options io;
+    lmnn_index_options_init(&io);
+    io.negative_from_end = true;
+    st = lmnn_gather(d, a, idx, &io, &r);
     fe_free(idx);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);

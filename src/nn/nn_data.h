@@ -25,6 +25,7 @@ typedef enum dm_kind {
      * block_b2 and block_a2), whole multiples of b*b2 long; its src the
      * input view's last dim. */
     DM_BLOCK = 7,
+    DM_INDEX_WRAP = 8, /* DM_INDEX with an entry below 0 counted from n */
 } dm_kind;
 
 /* Flags of a spec (the kernel's; it adds the memory ones itself). */
@@ -122,6 +123,6 @@ lm_status dm_counter_new(const char *op, lm_device *device, lmnn_tensor *out_han
 
 /* Upsampling and gather (nn_data_index.c). */
 lm_status dm_gather_run(const char *op, int32_t dim, nn_tensor *a, nn_tensor *index, nn_tensor *out,
-                        nn_tensor *counter);
+                        nn_tensor *counter, bool wrap);
 
 #endif

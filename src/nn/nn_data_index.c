@@ -9,7 +9,7 @@
 #define DM_GATHER_STAGE_BYTES (256u * 1024u)
 
 void lmnn_index_options_init(lmnn_index_options *opts) {
-    if (opts) *opts = (lmnn_index_options){{0}, NULL};
+    if (opts) *opts = (lmnn_index_options){{0}, NULL, false};
 }
 
 void lmnn_embedding_options_init(lmnn_embedding_options *opts) {
@@ -55,6 +55,7 @@ static lm_status finish(lm_status st, lmnn_tensor oh, lmnn_tensor *out, lmnn_ten
 typedef struct select_ctx {
     uint32_t dim;
     nn_tensor *index, *counter;
+    dm_kind kind; /* DM_INDEX or DM_INDEX_WRAP */
 } select_ctx;
 
 static lm_status select_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
@@ -65,7 +66,7 @@ static lm_status select_rm(const char *op, const void *ctx, nn_tensor *const *in
     dm_spec_init(&spec, ins[0], out, false);
     for (uint32_t d = 0; d < spec.out_rank; d++)
         spec.map[d] = dm_identity((int32_t)d);
-    spec.map[c->dim] = (dm_map){DM_INDEX, 0, 1, spec.in_dims[c->dim], (int32_t)c->dim};
+    spec.map[c->dim] = (dm_map){c->kind, 0, 1, spec.in_dims[c->dim], (int32_t)c->dim};
     return dm_run(op, &spec, ins[0], out, c->index, c->counter);
 }
 
@@ -109,7 +110,8 @@ lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
     lmnn_tensor oh = {0}, ch = {0};
     nn_tensor *counter = NULL;
     if (opts->out_invalid_count && (st = dm_counter_new(op, t->device, &ch, &counter))) return st;
-    select_ctx c = {d, ix, counter};
+    const dm_kind kind = opts->negative_from_end ? DM_INDEX_WRAP : DM_INDEX;
+    select_ctx c = {d, ix, counter, kind};
     uint32_t r = t->shape.rank;
     if (t->layout == LMNN_TILE && r >= 3 && d < r - 2) {
         /* a batch dim of a tile tensor: whole tiles */
@@ -120,7 +122,7 @@ lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
             dm_spec_init(&spec, t, o, true);
             for (uint32_t k = 0; k < spec.out_rank; k++)
                 spec.map[k] = dm_identity((int32_t)k);
-            spec.map[d] = (dm_map){DM_INDEX, 0, 1, t->shape.dims[d], (int32_t)d};
+            spec.map[d] = (dm_map){kind, 0, 1, t->shape.dims[d], (int32_t)d};
             st = dm_run(op, &spec, t, o, ix, counter);
         }
     } else {
@@ -132,7 +134,7 @@ lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
 /* ---- gather ---- */
 
 lm_status dm_gather_run(const char *op, int32_t dim, nn_tensor *a, nn_tensor *index, nn_tensor *out,
-                        nn_tensor *counter) {
+                        nn_tensor *counter, bool wrap) {
     uint32_t R = a->shape.rank, esize = nn_rm_elem_size(a->dtype);
     uint32_t a_w = a->shape.dims[R - 1], out_w = index->shape.dims[R - 1];
     uint32_t chunk = DM_GATHER_CHUNK_BYTES / 4;
@@ -143,7 +145,8 @@ lm_status dm_gather_run(const char *op, int32_t dim, nn_tensor *a, nn_tensor *in
     uint32_t args[11 + 3 * LMNN_MAX_DIMS] = {0};
     args[2] = (a->memory.type == LM_BUFFER_DRAM ? 1u : 0) |
               (out->memory.type == LM_BUFFER_DRAM ? 2u : 0) |
-              (index->memory.type == LM_BUFFER_DRAM ? 4u : 0) | (counter ? 8u : 0);
+              (index->memory.type == LM_BUFFER_DRAM ? 4u : 0) | (counter ? 8u : 0) |
+              (wrap ? 16u : 0);
     args[3] = esize;
     args[4] = R;
     args[5] = (uint32_t)dim;
@@ -201,13 +204,14 @@ lm_status dm_gather_run(const char *op, int32_t dim, nn_tensor *a, nn_tensor *in
 typedef struct gather_ctx {
     uint32_t dim;
     nn_tensor *index, *counter;
+    bool wrap;
 } gather_ctx;
 
 static lm_status gather_rm(const char *op, const void *ctx, nn_tensor *const *ins, uint32_t n,
                            nn_tensor *out) {
     (void)n;
     const gather_ctx *c = ctx;
-    return dm_gather_run(op, (int32_t)c->dim, ins[0], c->index, out, c->counter);
+    return dm_gather_run(op, (int32_t)c->dim, ins[0], c->index, out, c->counter, c->wrap);
 }
 
 lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_index_options *opts,
@@ -235,7 +239,7 @@ lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_
     lmnn_tensor oh = {0}, ch = {0};
     nn_tensor *counter = NULL;
     if (opts->out_invalid_count && (st = dm_counter_new(op, t->device, &ch, &counter))) return st;
-    gather_ctx c = {d, ix, counter};
+    gather_ctx c = {d, ix, counter, opts->negative_from_end};
     st = dm_run_rm(op, t, &od, gather_rm, &c, &oh);
     return finish(st, oh, out, ch, opts->out_invalid_count);
 }
@@ -244,6 +248,7 @@ lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_
 
 typedef struct embed_ctx {
     nn_tensor *ids, *counter;
+    dm_kind kind;
 } embed_ctx;
 
 /* out viewed as [ids volume, D]: row i = weight row ids[i]. */
@@ -258,7 +263,7 @@ static lm_status embed_rm(const char *op, const void *ctx, nn_tensor *const *ins
     spec.in_dims[0] = w->shape.dims[0];
     spec.in_dims[1] = spec.out_dims[1] = w->shape.dims[1];
     spec.out_dims[0] = (uint32_t)lmnn_shape_volume(&c->ids->shape);
-    spec.map[0] = (dm_map){DM_INDEX, 0, 1, w->shape.dims[0], 0};
+    spec.map[0] = (dm_map){c->kind, 0, 1, w->shape.dims[0], 0};
     spec.map[1] = dm_identity(1);
     return dm_run(op, &spec, w, out, c->ids, c->counter);
 }
@@ -298,7 +303,7 @@ lm_status lmnn_embedding(lmnn_tensor ids, lmnn_tensor weight, const lmnn_embeddi
     nn_tensor *counter = NULL;
     if (opts->index.out_invalid_count && (st = dm_counter_new(op, w->device, &ch, &counter)))
         return st;
-    embed_ctx c = {ix, counter};
+    embed_ctx c = {ix, counter, opts->index.negative_from_end ? DM_INDEX_WRAP : DM_INDEX};
     st = dm_run_rm(op, w, &od, embed_rm, &c, &oh);
     return finish(st, oh, out, ch, opts->index.out_invalid_count);
 }

@@ -1804,6 +1804,103 @@ static void test_large(void) {
     free(wv);
 }
 
+/* negative_from_end: an entry below 0 counts from the end of the dim (ONNX's
+ * Gather); one below -n still gives zero, counted. index_select along each
+ * dim in both layouts, a tile batch dim, gather along each dim, embedding. */
+static int32_t wrapped(int32_t v, int32_t n) {
+    return v < 0 ? v + n : v;
+}
+
+static void test_index_negative_from_end(void) {
+    lmnn_shape s = LMNN_SHAPE(4, 6);
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i + 1);
+    int32_t ix5[] = {2, -1, -4, -5, 3};
+    lmnn_shape is = LMNN_SHAPE(5);
+    lmnn_tensor idx = upload_index(&is, (const uint32_t *)ix5, LMNN_INT32), count;
+    lmnn_index_options opts;
+    lmnn_index_options_init(&opts);
+    opts.negative_from_end = true;
+    opts.out_invalid_count = &count;
+    for (int layout = LMNN_ROW_MAJOR; layout <= LMNN_TILE; layout++) {
+        lmnn_tensor a, o;
+        CHECK_OK(nn_upload(&s, x, LMNN_FLOAT32, (lmnn_layout)layout, &a));
+        for (int d = 0; d < 2; d++) {
+            int32_t n = d ? 6 : 4, bad = 0;
+            CHECK_OK(lmnn_index_select(a, d, idx, &opts, &o));
+            float *y = nn_download(o);
+            for (int r = 0; r < (d ? 4 : 5); r++)
+                for (int k = 0; k < (d ? 5 : 6); k++) {
+                    int32_t v = wrapped(ix5[d ? k : r], n);
+                    bool ok = v >= 0 && v < n;
+                    bad += !ok;
+                    float want = !ok ? 0.0f : d ? x[r * 6 + v] : x[v * 6 + k];
+                    CHECK(y && y[r * (d ? 5 : 6) + k] == want);
+                }
+            CHECK_EQ_U64(read_count(count), (uint64_t)bad);
+            free(y);
+            lmnn_tensor_free(o);
+            lmnn_tensor_free(count);
+        }
+        int32_t gi[2 * 3] = {3, -5, -1, -7, 0, -2};
+        lmnn_shape gs = LMNN_SHAPE(2, 3);
+        lmnn_tensor gidx = upload_index(&gs, (const uint32_t *)gi, LMNN_INT32);
+        for (int d = 0; d < 2; d++) {
+            int32_t n = d ? 6 : 4, bad = 0;
+            CHECK_OK(lmnn_gather(a, d, gidx, &opts, &o));
+            float *y = nn_download(o);
+            for (int r = 0; r < 2; r++)
+                for (int k = 0; k < 3; k++) {
+                    int32_t v = wrapped(gi[r * 3 + k], n);
+                    bool ok = v >= 0 && v < n;
+                    bad += !ok;
+                    CHECK(y && y[r * 3 + k] == (!ok ? 0.0f : d ? x[r * 6 + v] : x[v * 6 + k]));
+                }
+            CHECK_EQ_U64(read_count(count), (uint64_t)bad);
+            free(y);
+            lmnn_tensor_free(o);
+            lmnn_tensor_free(count);
+        }
+        lmnn_tensor_free(gidx);
+        /* embedding: ids -1, 0, -3 are rows 3, 0, 1 */
+        int32_t ids[3] = {-1, 0, -3};
+        lmnn_shape ids_s = LMNN_SHAPE(3);
+        lmnn_tensor ih = upload_index(&ids_s, (const uint32_t *)ids, LMNN_INT32);
+        lmnn_embedding_options eo;
+        lmnn_embedding_options_init(&eo);
+        eo.index.negative_from_end = true;
+        CHECK_OK(lmnn_embedding(ih, a, &eo, &o));
+        float *y = nn_download(o);
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 6; k++)
+                CHECK(y && y[r * 6 + k] == x[wrapped(ids[r], 4) * 6 + k]);
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(ih);
+        lmnn_tensor_free(a);
+    }
+    lmnn_tensor_free(idx);
+    /* a batch dim of a tile tensor (whole tiles) */
+    lmnn_shape s3 = LMNN_SHAPE(3, 40, 33);
+    float *x3 = nn_rand_floats(3 * 40 * 33, -1, 1, 9);
+    int32_t sel[] = {-1, 0, -3};
+    lmnn_shape ss = LMNN_SHAPE(3);
+    lmnn_tensor sidx = upload_index(&ss, (const uint32_t *)sel, LMNN_INT32), a3, o3;
+    CHECK_OK(nn_upload(&s3, x3, LMNN_FLOAT32, LMNN_TILE, &a3));
+    opts.out_invalid_count = NULL;
+    CHECK_OK(lmnn_index_select(a3, 0, sidx, &opts, &o3));
+    float *y3 = nn_download(o3);
+    for (int b = 0; b < 3; b++)
+        CHECK(y3 && memcmp(y3 + b * 40 * 33, x3 + wrapped(sel[b], 3) * 40 * 33,
+                           40 * 33 * sizeof(float)) == 0);
+    free(y3);
+    free(x3);
+    lmnn_tensor_free(o3);
+    lmnn_tensor_free(a3);
+    lmnn_tensor_free(sidx);
+}
+
 /* scatter_rows against the host: rows replaced in index order (the last
  * of duplicates stays), entries outside [0, N) ignored, in every dtype it
  * takes, rows across tile boundaries and matrices wider than a run block. */
@@ -1913,6 +2010,7 @@ int main(void) {
     TEST_RUN(test_concat_columns);
     TEST_RUN(test_index_select_gather);
     TEST_RUN(test_index_out_of_range);
+    TEST_RUN(test_index_negative_from_end);
     TEST_RUN(test_embedding);
     TEST_RUN(test_scatter_rows);
     TEST_RUN(test_upsample);

@@ -3,9 +3,11 @@
  * of one output row: its indices are read at once; along the last dim the
  * source row is staged in L1 (when it fits) and picked from, along another
  * dim every element is its own NoC read. An index >= a.dims[dim] (negative
- * int32 ones too) gives zero and is counted.
+ * int32 ones too, unless flag 16 counts those from the end) gives zero and
+ * is counted.
  * Common args: a, out, index, counter (0 when unused). Runtime args: first
- * unit, units, flags (1 a in DRAM, 2 out in DRAM, 4 index in DRAM, 8 count),
+ * unit, units, flags (1 a in DRAM, 2 out in DRAM, 4 index in DRAM, 8 count,
+ * 16 negative indices from the end),
  * esize, rank, dim, a's row width, out's row width, chunk, chunks per row,
  * staged row width (0: none), then per dim: out size, a's size, a's row
  * stride (rows; the last dim's unused). Circular buffers: 16 the output
@@ -25,6 +27,7 @@ static void copy_elem(uint32_t dst, uint32_t src, uint32_t esize) {
 
 void kernel_main(void) {
     uint32_t first = get_arg_val(0), units = get_arg_val(1), flags = get_arg_val(2);
+    const bool wrap = (flags & 16) != 0;
     uint32_t esize = get_arg_val(3), rank = get_arg_val(4), dim = get_arg_val(5);
     uint32_t a_w = get_arg_val(6), out_w = get_arg_val(7), chunk = get_arg_val(8);
     uint32_t nchunks = get_arg_val(9), stage_w = get_arg_val(10);
@@ -72,6 +75,7 @@ void kernel_main(void) {
             }
             for (uint32_t k = 0; k < n; k++) {
                 uint32_t s = ix[k];
+                if (wrap && (int32_t)s < 0) s += n_dim;
                 if (s < n_dim) {
                     copy_elem(buf + k * esize, stage + s * esize, esize);
                 } else {
@@ -82,6 +86,7 @@ void kernel_main(void) {
         } else {
             for (uint32_t k = 0; k < n; k++) {
                 uint32_t s = ix[k], arow = base, col = c0 + k;
+                if (wrap && (int32_t)s < 0) s += n_dim;
                 if (s >= n_dim) {
                     nn_zero(buf + k * esize, esize);
                     invalid++;

@@ -18,7 +18,8 @@
  *   PAD        s = o - a, fill outside [0, n)
  *   REFLECT    s = |o - a| mirrored at n - 1 (reflect pad; pads < n)
  *   REPLICATE  s = clamp(o - a, 0, n - 1)
- *   INDEX      s = index[a + b*o], zero when s >= n (counted)
+ *   INDEX      s = index[a + b*o], zero when s >= n (counted); INDEX_WRAP
+ *              the same with an entry below 0 counted from n
  *   BLOCK      s = (o / (b*b2))*n + (o / b2 % b)*a + (o % b2)*a2  (last dim
  *              only: three dims of the output row of sizes (any, b, b2)
  *              and steps (n, a, a2) in input elements; istride 1)
@@ -79,6 +80,7 @@
 #define M_REPLICATE 5u
 #define M_INDEX 6u
 #define M_BLOCK 7u
+#define M_INDEX_WRAP 8u
 
 #define MAX_DIMS 10
 #define IDX_BLOCK 256u
@@ -104,6 +106,10 @@ static uint32_t index_at(uint32_t f) {
         idx_col = col;
     }
     return *(volatile uint32_t *)(uintptr_t)(idx_buf + 4 * (col - idx_col));
+}
+
+static bool is_index(uint32_t kind) {
+    return kind == M_INDEX || kind == M_INDEX_WRAP;
 }
 
 /* The source index of output index o along `m`; false: fill this position. */
@@ -135,6 +141,11 @@ static bool map_index(const dim_map *m, uint32_t o, uint32_t *s) {
     case M_BLOCK:
         *s = o / (m->b * m->b2) * m->n + o / m->b2 % m->b * m->a + o % m->b2 * m->a2;
         return true;
+    case M_INDEX_WRAP: {
+        int32_t v = (int32_t)index_at(m->a + m->b * o);
+        *s = (uint32_t)(v < 0 ? v + (int32_t)m->n : v);
+        return *s < m->n;
+    }
     default: /* M_INDEX */
         *s = index_at(m->a + m->b * o);
         return *s < m->n;
@@ -329,7 +340,7 @@ void kernel_main(void) {
                 if (!valid) continue;
                 if (!map_index(&dims[d], o, &s)) {
                     valid = false;
-                    bad_index = dims[d].kind == M_INDEX;
+                    bad_index = is_index(dims[d].kind);
                     continue;
                 }
                 src += s * dims[d].istride;
@@ -387,8 +398,8 @@ void kernel_main(void) {
                     if (map_index(last, c0 + i, &s))
                         copy_elem(buf + i * esize, from + s * esize);
                     else {
-                        fill(buf + i * esize, 1, last->kind == M_INDEX ? 0 : fill_bits);
-                        if (last->kind == M_INDEX) invalid++;
+                        fill(buf + i * esize, 1, is_index(last->kind) ? 0 : fill_bits);
+                        if (is_index(last->kind)) invalid++;
                     }
                 }
             }
@@ -409,8 +420,8 @@ void kernel_main(void) {
                 if (map_index(last, c0 + i, &s))
                     read_run(src + s * last->istride, buf + i * esize, 1);
                 else {
-                    fill(buf + i * esize, 1, last->kind == M_INDEX ? 0 : fill_bits);
-                    if (last->kind == M_INDEX) invalid++;
+                    fill(buf + i * esize, 1, is_index(last->kind) ? 0 : fill_bits);
+                    if (is_index(last->kind)) invalid++;
                 }
             }
         }
