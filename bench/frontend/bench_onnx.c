@@ -32,6 +32,14 @@
  *                        never built the model's kernels (a new device and
  *                        an empty kernel cache: what the binary's
  *                        precompiled kernels spare a new machine); one run
+ * onnx_decoder_step_ms   one step of the model zoo's fixed-cache decoder
+ *                        (llama_static_cache: two sequences, a token each,
+ *                        the cache handed back), compiled in fp32 and
+ *                        replayed as examples/onnx_generate does
+ * onnx_decoder_vs_torch  steps/s of that replay / steps/s of PyTorch CPU on
+ *                        the same model with the same threads
+ *                        (scripts/bench_torch_decoder.py): a model this
+ *                        small is a few hundred tiny launches a step
  *
  * All times are medians, all on one device opened with N threads; a replay
  * is the whole binary (programs, buffers, the weights' upload, the input,
@@ -60,6 +68,7 @@
 #define TORCH_SECONDS "5"
 #define BUSY_PAIRS 5
 #define MAX_HOGS 64
+#define DECODER_STEPS 31
 
 static char cnn_path[2048];
 
@@ -70,6 +79,8 @@ static void skip_all(const char *why) {
     printf("onnx_replay_vs_live_b1: skipped (%s)\n", why);
     printf("onnx_replay_busy_vs_quiet: skipped (%s)\n", why);
     printf("onnx_replay_vs_cold_live: skipped (%s)\n", why);
+    printf("onnx_decoder_step_ms: skipped (%s)\n", why);
+    printf("onnx_decoder_vs_torch: skipped (%s)\n", why);
 }
 
 /* Reads the first BATCH test images into dst; false when they cannot be read. */
@@ -202,23 +213,20 @@ static double cold_compile_s(const lm_device_options *dopts) {
     return s;
 }
 
-/* PyTorch's images/s with `threads` threads, or a negative value with the
- * reason in `why`. */
-static double torch_rate(unsigned threads, char *why, size_t why_size) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "'%s' '%s' --state '%s/cnn_state.pt' --threads %u --batch %d --seconds %s 2>&1",
-             LM_PYTHON3, LM_TORCH_SCRIPT, LM_ONNX_MODELS_DIR, threads, BATCH, TORCH_SECONDS);
+/* The rate a PyTorch script prints as "<key>: <value>" when run as `cmd`,
+ * or a negative value with the reason in `why`. */
+static double script_rate(const char *cmd, const char *key, char *why, size_t why_size) {
     FILE *p = popen(cmd, "r");
     if (!p) {
-        snprintf(why, why_size, "could not run %s", LM_TORCH_SCRIPT);
+        snprintf(why, why_size, "could not run %s", cmd);
         return -1;
     }
     char line[1024], last[1024] = "";
     double rate = -1;
+    size_t klen = strlen(key);
     while (fgets(line, sizeof line, p)) {
-        if (!strncmp(line, "images_per_s: ", 14))
-            rate = strtod(line + 14, NULL);
+        if (!strncmp(line, key, klen) && !strncmp(line + klen, ": ", 2))
+            rate = strtod(line + klen + 2, NULL);
         else if (line[0] != '\n')
             snprintf(last, sizeof last, "%s", line);
     }
@@ -229,6 +237,82 @@ static double torch_rate(unsigned threads, char *why, size_t why_size) {
         return -1;
     }
     return rate;
+}
+
+/* PyTorch's images/s of the CNN with `threads` threads (or < 0, see
+ * script_rate). */
+static double torch_rate(unsigned threads, char *why, size_t why_size) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s' --state '%s/cnn_state.pt' --threads %u --batch %d --seconds %s 2>&1",
+             LM_PYTHON3, LM_TORCH_SCRIPT, LM_ONNX_MODELS_DIR, threads, BATCH, TORCH_SECONDS);
+    return script_rate(cmd, "images_per_s", why, why_size);
+}
+
+/* The named buffer's size (0 when there is none); its dim `d` in *dim. */
+static uint64_t buffer_size(const lm_replay *rp, const char *name, uint32_t d, uint64_t *dim) {
+    lm_replay_buffer_info info;
+    for (uint32_t i = 0; i < lm_replay_buffer_count(rp); i++)
+        if (lm_replay_buffer_info_at(rp, i, &info) == LM_OK && !strcmp(info.name, name)) {
+            if (dim) *dim = d < info.rank ? info.shape[d] : 0;
+            return info.size;
+        }
+    return 0;
+}
+
+/* Seconds of one step of the zoo's fixed-cache decoder, the median of
+ * DECODER_STEPS (after an untimed one), each step given the last one's
+ * cache and a token and position for each sequence; or < 0 with the reason
+ * in `why`. */
+static double decoder_step_s(lm_device *dev, char *why, size_t why_size) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/zoo/llama_static_cache/model.onnx", LM_ONNX_MODELS_DIR);
+    lmfe_compile_options opts;
+    lmfe_compile_options_init(&opts);
+    opts.device = dev;
+    lm_binary *bin = NULL;
+    const void *data;
+    uint64_t size;
+    lm_replay *rp = NULL;
+    if (lmfe_compile_onnx(path, &opts, &bin, NULL) != LM_OK ||
+        lm_binary_data(bin, &data, &size) != LM_OK || lm_replay_open(data, size, &rp) != LM_OK) {
+        snprintf(why, why_size, "%s", lm_last_error());
+        lm_binary_free(bin);
+        return -1;
+    }
+    uint64_t positions = 0, ids_size = buffer_size(rp, "ids", 0, NULL);
+    uint64_t cache_size = buffer_size(rp, "cache_k", 3, &positions);
+    uint64_t logits_size = buffer_size(rp, "logits", 0, NULL);
+    int32_t *ids = calloc(1, ids_size + 1), *pos = calloc(1, ids_size + 1);
+    float *cache = calloc(2, cache_size + 1), *logits = calloc(1, logits_size + 1);
+    double step_s[DECODER_STEPS];
+    bool ok = ids && pos && cache && logits && ids_size && cache_size && logits_size && positions;
+    lm_replay_options ro;
+    lm_replay_options_init(&ro);
+    ro.check_goldens = false;
+    float *cache_v = cache + cache_size / sizeof(float);
+    for (int s = -1; ok && s < DECODER_STEPS; s++) {
+        for (uint64_t r = 0; r < ids_size / sizeof(int32_t); r++)
+            pos[r] = (int32_t)((uint64_t)(s + 1) % positions);
+        double t0 = bench_now();
+        ok = lm_replay_set_input(rp, "ids", ids, ids_size) == LM_OK &&
+             lm_replay_set_input(rp, "pos", pos, ids_size) == LM_OK &&
+             lm_replay_set_input(rp, "cache_k", cache, cache_size) == LM_OK &&
+             lm_replay_set_input(rp, "cache_v", cache_v, cache_size) == LM_OK &&
+             lm_replay_run(rp, dev, &ro, NULL) == LM_OK &&
+             lm_replay_get_output(rp, "cache_k_out", cache, cache_size) == LM_OK &&
+             lm_replay_get_output(rp, "cache_v_out", cache_v, cache_size) == LM_OK &&
+             lm_replay_get_output(rp, "logits", logits, logits_size) == LM_OK;
+        if (s >= 0) step_s[s] = bench_now() - t0;
+    }
+    if (!ok) snprintf(why, why_size, "the decoder's replay: %s", lm_last_error());
+    free(ids);
+    free(pos);
+    free(cache);
+    free(logits);
+    lm_replay_close(rp);
+    lm_binary_free(bin);
+    return ok ? bench_median(step_s, DECODER_STEPS) : -1;
 }
 
 int main(void) {
@@ -287,6 +371,11 @@ int main(void) {
     double trace_med = replay_median(dev, bin, BATCH, images);
     lm_binary_free(bin);
     lm_device_close(dev);
+    /* The decoder on a device of its own, as examples/onnx_generate runs it. */
+    char decoder_why[1200];
+    if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
+    double decoder_s = decoder_step_s(dev, decoder_why, sizeof decoder_why);
+    lm_device_close(dev);
 
     double rate = BATCH / replay_med;
     char why[1200];
@@ -314,5 +403,19 @@ int main(void) {
     bench_report("onnx_replay_vs_live_b1", replay1_med / compile1_med);
     bench_report("onnx_replay_busy_vs_quiet", busy);
     bench_report("onnx_replay_vs_cold_live", replay_med / cold_compile_s(&dopts));
+    if (decoder_s > 0) {
+        bench_report("onnx_decoder_step_ms", 1e3 * decoder_s);
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "'%s' '%s' --threads %u --seconds %s 2>&1", LM_PYTHON3,
+                 LM_TORCH_DECODER_SCRIPT, threads, TORCH_SECONDS);
+        double torch_steps = script_rate(cmd, "steps_per_s", why, sizeof why);
+        if (torch_steps > 0)
+            bench_report("onnx_decoder_vs_torch", 1.0 / decoder_s / torch_steps);
+        else
+            printf("onnx_decoder_vs_torch: skipped (%s)\n", why);
+    } else {
+        printf("onnx_decoder_step_ms: skipped (%s)\n", decoder_why);
+        printf("onnx_decoder_vs_torch: skipped (%s)\n", decoder_why);
+    }
     return 0;
 }
