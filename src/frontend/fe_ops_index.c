@@ -439,31 +439,40 @@ static int64_t combine_i(reduction red, int64_t a, int64_t b) {
     }
 }
 
+/* A scatter's fold starts from a copy of its constant data (input 0). */
+static lm_status fold_start(fe_ctx *c, const fe_node *n, fe_tensor **out) {
+    const fe_tensor *d = fe_in_const(c, n, 0);
+    lm_status st = fe_const_new(c, d->elem, d->rank, d->dims, out);
+    if (!st) memcpy((void *)(*out)->data, d->data, (size_t)d->count * fe_elem_size(d->elem));
+    return st;
+}
+
+/* Element `to` of o combined by `red` with element `from` of u. */
+static void fold_combine(fe_tensor *o, uint64_t to, const fe_tensor *u, uint64_t from,
+                         reduction red) {
+    if (fe_elem_is_float(o->elem))
+        fe_tensor_set_f64(o, to,
+                          combine_f(red, fe_tensor_get_f64(o, to), fe_tensor_get_f64(u, from)));
+    else
+        fe_tensor_set_i64(o, to,
+                          combine_i(red, fe_tensor_get_i64(o, to), fe_tensor_get_i64(u, from)));
+}
+
 /* ScatterND of constants, on the host (exporters build attention masks and
  * padded index tables this way from shapes alone). */
 static lm_status fold_scatternd(fe_ctx *c, const fe_node *n, const gnd_geom *g, reduction red) {
-    const fe_tensor *d = fe_in_const(c, n, 0), *idx = fe_in_const(c, n, 1);
-    const fe_tensor *u = fe_in_const(c, n, 2);
+    const fe_tensor *idx = fe_in_const(c, n, 1), *u = fe_in_const(c, n, 2);
     fe_tensor *o;
-    lm_status st = fe_const_new(c, d->elem, d->rank, d->dims, &o);
+    lm_status st = fold_start(c, n, &o);
     if (st) return st;
-    memcpy((void *)o->data, d->data, (size_t)d->count * fe_elem_size(d->elem));
-    bool ints = !fe_elem_is_float(d->elem);
     for (int64_t m = 0; m < g->m; m++) {
         int64_t row = 0;
         for (int64_t j = 0; j < g->k; j++) {
             int64_t v = fe_tensor_get_i64(idx, (uint64_t)(m * g->k + j));
             row += (v < 0 ? v + g->dim[j] : v) * g->stride[j];
         }
-        for (int64_t e = 0; e < g->rest; e++) {
-            uint64_t to = (uint64_t)(row * g->rest + e), from = (uint64_t)(m * g->rest + e);
-            if (ints)
-                fe_tensor_set_i64(
-                    o, to, combine_i(red, fe_tensor_get_i64(o, to), fe_tensor_get_i64(u, from)));
-            else
-                fe_tensor_set_f64(
-                    o, to, combine_f(red, fe_tensor_get_f64(o, to), fe_tensor_get_f64(u, from)));
-        }
+        for (int64_t e = 0; e < g->rest; e++)
+            fold_combine(o, (uint64_t)(row * g->rest + e), u, (uint64_t)(m * g->rest + e), red);
     }
     return fe_set_out_const(c, n, 0, o);
 }
@@ -589,10 +598,8 @@ static lm_status fold_scatter_elements(fe_ctx *c, const fe_node *n, int32_t axis
     const fe_tensor *d = fe_in_const(c, n, 0), *idx = fe_in_const(c, n, 1);
     const fe_tensor *u = fe_in_const(c, n, 2);
     fe_tensor *o;
-    lm_status st = fe_const_new(c, d->elem, d->rank, d->dims, &o);
+    lm_status st = fold_start(c, n, &o);
     if (st) return st;
-    memcpy((void *)o->data, d->data, (size_t)d->count * fe_elem_size(d->elem));
-    const bool ints = !fe_elem_is_float(d->elem);
     for (uint64_t e = 0; e < idx->count; e++) {
         /* e's coordinates in the indices, axis' replaced, as a data offset */
         uint64_t rem = e, to = 0, stride = 1;
@@ -606,12 +613,7 @@ static lm_status fold_scatter_elements(fe_ctx *c, const fe_node *n, int32_t axis
             to += (uint64_t)coord * stride;
             stride *= (uint64_t)d->dims[j];
         }
-        if (ints)
-            fe_tensor_set_i64(o, to,
-                              combine_i(red, fe_tensor_get_i64(o, to), fe_tensor_get_i64(u, e)));
-        else
-            fe_tensor_set_f64(o, to,
-                              combine_f(red, fe_tensor_get_f64(o, to), fe_tensor_get_f64(u, e)));
+        fold_combine(o, to, u, e, red);
     }
     return fe_set_out_const(c, n, 0, o);
 }
