@@ -39,6 +39,24 @@ def fail(msg):
     sys.exit(f"bench_torch_cnn: {msg}")
 
 
+def median_rate(run_once, seconds, rounds=5):
+    """The median over `rounds` timed rounds of about seconds / rounds each
+    of the units per second that run_once() does (it returns its units),
+    after one untimed call (first-call allocations and kernel choice)."""
+    round_s = seconds / rounds
+    rates = []
+    run_once()
+    for _ in range(rounds):
+        n, t0 = 0, time.perf_counter()
+        while True:
+            n += run_once()
+            elapsed = time.perf_counter() - t0
+            if elapsed >= round_s:
+                break
+        rates.append(n / elapsed)
+    return statistics.median(rates)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--state", required=True, help="cnn_state.pt from make_onnx_models.py")
@@ -80,23 +98,17 @@ def main():
         for i in range(nbatches)
     ]
 
-    rounds = 5
-    round_s = args.seconds / rounds
-    rates = []
+    k = 0
+
+    def one():
+        nonlocal k
+        model(batches[k % nbatches])
+        k += 1
+        return args.batch
+
     with torch.no_grad():
-        model(batches[0])  # warm-up: first-call allocations and kernel choice
-        k = 0
-        for _ in range(rounds):
-            n, t0 = 0, time.perf_counter()
-            while True:
-                model(batches[k % nbatches])
-                k += 1
-                n += args.batch
-                elapsed = time.perf_counter() - t0
-                if elapsed >= round_s:
-                    break
-            rates.append(n / elapsed)
-    print(f"images_per_s: {statistics.median(rates):.1f}")
+        rate = median_rate(one, args.seconds)
+    print(f"images_per_s: {rate:.1f}")
 
 
 if __name__ == "__main__":

@@ -18,15 +18,14 @@ line:
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_onnx_zoo as zoo  # noqa: E402
+from bench_torch_cnn import median_rate  # noqa: E402
 
 
 def main():
@@ -53,30 +52,19 @@ def main():
     rows = shapes["ids"].shape[0]
     ids = torch.zeros(rows, 1, dtype=torch.long)
 
-    rounds = 5
-    round_s = args.seconds / rounds
-    rates = []
+    step = 0
+
+    def one():
+        nonlocal cache_k, cache_v, ids, step
+        pos = torch.full((rows, 1), step % cache_k.shape[3])
+        logits, cache_k, cache_v = model(ids, pos, cache_k, cache_v)
+        ids = logits[:, 0].argmax(-1, keepdim=True)
+        step += 1
+        return 1
+
     with torch.no_grad():
-        step = 0
-
-        def one():
-            nonlocal cache_k, cache_v, ids, step
-            pos = torch.full((rows, 1), step % cache_k.shape[3])
-            logits, cache_k, cache_v = model(ids, pos, cache_k, cache_v)
-            ids = logits[:, 0].argmax(-1, keepdim=True)
-            step += 1
-
-        one()  # warm-up
-        for _ in range(rounds):
-            n, t0 = 0, time.perf_counter()
-            while True:
-                one()
-                n += 1
-                elapsed = time.perf_counter() - t0
-                if elapsed >= round_s:
-                    break
-            rates.append(n / elapsed)
-    print(f"steps_per_s: {statistics.median(rates):.1f}")
+        rate = median_rate(one, args.seconds)
+    print(f"steps_per_s: {rate:.1f}")
 
 
 if __name__ == "__main__":
