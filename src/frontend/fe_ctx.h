@@ -98,7 +98,9 @@ const fe_op_def *const *fe_op_all(size_t *out_count);
  * A ReduceMean heading the layer normalization older exporters spell out
  * (`layer_norm`) computes it instead, over its input's last dim: epsilon
  * `eps`, then times `weight` and plus `bias` when set (1-D, that dim's
- * size). */
+ * size). A Pow(x, 2) or Mul(x, x) heading an RMS normalization spelled out
+ * (`rms_norm`) computes that over x's last dim: epsilon `eps`, then times
+ * `weight` when set. */
 enum { FE_REGROUP_STEPS = 4 };
 
 typedef struct fe_fusion {
@@ -108,6 +110,7 @@ typedef struct fe_fusion {
     double act_alpha, act_beta;
     uint32_t output; /* FE_NONE: the node's own */
     bool layer_norm;
+    bool rms_norm;
     uint32_t group_norm; /* a group normalization spelled out: its groups (0: none) */
     /* A MaxPool after a convolution's chain (fe_pool_fusable): its kernel
      * and strides, for lmnn_conv2d's fused pooling; kernel 0: none. */

@@ -14,6 +14,8 @@
  *                                no convolution took (DenseNet's)
  *   ReduceMean -> Sub -> Pow ... a layer normalization spelled out (see
  *                                fuse_layer_norm): the op library's
+ *   Pow -> ReduceMean -> Add ... an RMS normalization spelled out (see
+ *                                fuse_rms_norm): the op library's
  *   Reshape -> Instance-         a group normalization spelled out (see
  *   Normalization -> Reshape ... fuse_group_norm): the op library's
  *   Pad -> Conv/AveragePool      the zero padding taken by the reader (see
@@ -427,6 +429,30 @@ static bool gelu_of(fe_ctx *c, uint32_t x, uint32_t *nodes, uint32_t *out_count,
     return false;
 }
 
+/* The Add of value v's only reader when it adds a scalar constant epsilon
+ * (>= 0, into *out_eps) to v, either way round; else FE_NONE. */
+static uint32_t add_eps(const fe_ctx *c, const uint32_t *reader, uint32_t v, double *out_eps) {
+    uint32_t add = sole_op(c, reader, v, "Add");
+    if (add == FE_NONE) return FE_NONE;
+    const fe_node *an = &c->g->nodes[add];
+    bool ok =
+        an->inputs[0] == v ? const_scalar(c, an, 1, out_eps) : const_scalar(c, an, 0, out_eps);
+    return ok && *out_eps >= 0 ? add : FE_NONE;
+}
+
+/* Records a normalization spelled out on its head node k: fusion f with
+ * epsilon eps, ending in value `output`; the chain's other nodes fused.
+ * True. */
+static bool record_norm(fe_ctx *c, uint32_t k, fe_fusion *f, double eps, const uint32_t *chain,
+                        uint32_t count, uint32_t output) {
+    for (uint32_t i = 0; i < count; i++)
+        c->plans[chain[i]].placement = LMFE_FUSED;
+    f->eps = eps;
+    f->output = output;
+    c->plans[k].fusion = *f;
+    return true;
+}
+
 /* The layer normalization exporters spell out before opset 17, from
  * ReduceMean node k over x's last dim:
  *   m = ReduceMean(x); d = Sub(x, m); v = ReduceMean(Pow(d, 2));
@@ -459,14 +485,9 @@ static bool fuse_layer_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
         return false;
     uint32_t mean2 = sole_op(c, reader, g->nodes[pow].outputs[0], "ReduceMean");
     if (mean2 == FE_NONE || !fe_mean_over_last_dim(c, &g->nodes[mean2])) return false;
-    uint32_t v = g->nodes[mean2].outputs[0];
-    uint32_t add = sole_op(c, reader, v, "Add");
+    uint32_t add = add_eps(c, reader, g->nodes[mean2].outputs[0], &eps);
     if (add == FE_NONE) return false;
-    const fe_node *an = &g->nodes[add];
-    if (!(an->inputs[0] == v ? const_scalar(c, an, 1, &eps) : const_scalar(c, an, 0, &eps)) ||
-        !(eps >= 0))
-        return false;
-    uint32_t sqrt = sole_op(c, reader, an->outputs[0], "Sqrt");
+    uint32_t sqrt = sole_op(c, reader, g->nodes[add].outputs[0], "Sqrt");
     if (sqrt == FE_NONE || sole_reader(c, reader, g->nodes[sqrt].outputs[0]) != div ||
         !reads2(g, div, d, g->nodes[sqrt].outputs[0]))
         return false;
@@ -484,13 +505,65 @@ static bool fuse_layer_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
             cur = g->nodes[next].outputs[0];
         }
     }
-    for (uint32_t i = 0; i < count; i++)
-        c->plans[chain[i]].placement = LMFE_FUSED;
     f.layer_norm = true;
-    f.eps = eps;
-    f.output = cur;
-    c->plans[k].fusion = f;
-    return true;
+    return record_norm(c, k, &f, eps, chain, count, cur);
+}
+
+/* The RMS normalization exporters spell out (LLaMA's and T5's: ONNX has no
+ * op for it before opset 23), from node k, Pow(x, 2) or Mul(x, x):
+ *   v = ReduceMean(k) over x's last dim; s = Sqrt(Add(v, eps));
+ *   y = Mul(x, Div(1, s)), Mul(x, Reciprocal(s)) or Div(x, s);
+ *   then Mul(y, gamma) when gamma is a constant of the dim's size, with
+ *   perhaps a Cast to x's type between (each Mul either way round), every value but the last read
+ * only inside the chain. Records it on k (fe_fusion.rms_norm) and marks the rest fused. */
+static bool fuse_rms_norm(fe_ctx *c, const uint32_t *reader, uint32_t k) {
+    fe_graph *g = c->g;
+    const fe_node *n = &g->nodes[k];
+    double two, eps, one;
+    bool pow = !strcmp(n->op_type, "Pow") && n->input_count == 2 && const_scalar(c, n, 1, &two) &&
+               two == 2;
+    if (!pow && !(!strcmp(n->op_type, "Mul") && reads2(g, k, n->inputs[0], n->inputs[0])))
+        return false;
+    uint32_t x = n->inputs[0];
+    const fe_type *xt = &g->values[x].type;
+    /* (A Pow by a [1, 1, 1] two would broadcast x to more dims.) */
+    if (!fe_elem_is_float(xt->elem) || xt->rank < 1 ||
+        g->values[n->outputs[0]].type.rank != xt->rank)
+        return false;
+    uint32_t mean = sole_op(c, reader, n->outputs[0], "ReduceMean");
+    if (mean == FE_NONE || !fe_mean_over_last_dim(c, &g->nodes[mean])) return false;
+    uint32_t add = add_eps(c, reader, g->nodes[mean].outputs[0], &eps);
+    uint32_t sqrt = add == FE_NONE ? FE_NONE : sole_op(c, reader, g->nodes[add].outputs[0], "Sqrt");
+    if (sqrt == FE_NONE) return false;
+    uint32_t s = g->nodes[sqrt].outputs[0], chain[7] = {mean, add, sqrt}, count = 3;
+    uint32_t next = sole_reader(c, reader, s);
+    if (next == FE_NONE) return false;
+    const fe_node *nn = &g->nodes[next];
+    chain[count++] = next;
+    uint32_t cur = nn->outputs[0];
+    if (!(!strcmp(nn->op_type, "Div") && reads2(g, next, x, s))) {
+        bool inverse = !strcmp(nn->op_type, "Reciprocal") ||
+                       (!strcmp(nn->op_type, "Div") && nn->input_count == 2 && nn->inputs[1] == s &&
+                        const_scalar(c, nn, 0, &one) && one == 1);
+        uint32_t mul = inverse ? sole_op(c, reader, cur, "Mul") : FE_NONE;
+        if (mul == FE_NONE || !(reads2(g, mul, x, cur) || reads2(g, mul, cur, x))) return false;
+        chain[count++] = mul;
+        cur = g->nodes[mul].outputs[0];
+    }
+    /* Hugging Face's LLaMA casts back to the input's type before the
+     * weight: a Cast to the type the value has is nothing. */
+    uint32_t cast = sole_op(c, reader, cur, "Cast"), at = cur;
+    if (cast != FE_NONE && g->values[g->nodes[cast].outputs[0]].type.elem == xt->elem)
+        at = g->nodes[cast].outputs[0];
+    fe_fusion f = c->plans[k].fusion;
+    if ((next = sole_op(c, reader, at, "Mul")) != FE_NONE &&
+        (f.weight = const_row(c, next, at, xt->dims[xt->rank - 1]))) {
+        if (at != cur) chain[count++] = cast;
+        chain[count++] = next;
+        cur = g->nodes[next].outputs[0];
+    }
+    f.rms_norm = true;
+    return record_norm(c, k, &f, eps, chain, count, cur);
 }
 
 /* Whether the layout plan may take node n (a Transpose between NCHW and
@@ -723,7 +796,7 @@ lm_status fe_fuse(fe_ctx *c) {
         bool done;
         if (c->plans[k].placement == LMFE_ON_DEVICE &&
             ((st = fuse_group_norm(c, reader, k, &done)) || done || fuse_layer_norm(c, reader, k) ||
-             fuse_regroup(c, reader, k)))
+             fuse_rms_norm(c, reader, k) || fuse_regroup(c, reader, k)))
             continue;
         uint32_t fuse = fusable(n->op_type);
         if (c->plans[k].placement != LMFE_ON_DEVICE || !fuse || !n->output_count ||

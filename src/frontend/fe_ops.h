@@ -272,4 +272,9 @@ bool fe_dropout_drops(fe_ctx *c, const fe_node *n, double *out_ratio);
  * (fe_fuse.c). */
 bool fe_mean_over_last_dim(fe_ctx *c, const fe_node *n);
 
+/* The layer or RMS normalization fe_fuse found spelled out, headed by node n
+ * (fe_fusion.layer_norm or .rms_norm): the op library's over the last dim
+ * of n's input 0, written to the chain's last value (fe_ops_reduce.c). */
+lm_status fe_lower_spelled_norm(fe_ctx *c, const fe_node *n, const fe_fusion *f);
+
 #endif

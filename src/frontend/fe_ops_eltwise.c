@@ -287,8 +287,11 @@ static lm_status infer_binary(fe_ctx *c, const fe_node *n) {
 }
 
 /* The arithmetic ops on images (FE_IMAGE_ALL): two inputs or more, float
- * ones, no legacy broadcast. */
+ * ones, no legacy broadcast. A Pow or Mul heading an RMS normalization
+ * spelled out (fe_fusion.rms_norm) works along the last dim: it reads
+ * channels-last rows held flat (FE_LAST_ALL). */
 static uint32_t binary_images(fe_ctx *c, const fe_node *n) {
+    if (c->plans[n - c->g->nodes].fusion.rms_norm) return FE_LAST_ALL;
     const bin_desc *d = bin_find(n->op_type);
     bool arith = d->kind == B_ADD || d->kind == B_SUB || d->kind == B_MUL || d->kind == B_DIV ||
                  d->kind == B_MAX || d->kind == B_MIN;
@@ -298,6 +301,7 @@ static uint32_t binary_images(fe_ctx *c, const fe_node *n) {
 static lm_status lower_binary(fe_ctx *c, const fe_node *n) {
     const bin_desc *d = bin_find(n->op_type);
     const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
+    if (f->rms_norm) return fe_lower_spelled_norm(c, n, f);
     uint32_t k = fe_in_count(n);
     lmnn_tensor acc;
     bool acc_owned;

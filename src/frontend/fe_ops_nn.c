@@ -2,7 +2,7 @@
  * ConvInteger, QLinearMatMul and QLinearConv (8-bit operands, exact float32
  * math), MaxPool, MaxUnpool (small tensors), AveragePool,
  * GlobalAveragePool, GlobalMaxPool, BatchNormalization,
- * InstanceNormalization, LayerNormalization, LpNormalization, LRN,
+ * InstanceNormalization, LayerNormalization, RMSNormalization, LpNormalization, LRN,
  * MeanVarianceNormalization, Dropout, DepthToSpace, SpaceToDepth, Trilu,
  * Einsum (one or two operands).
  *
@@ -2828,10 +2828,21 @@ lm_status fe_lower_group_norm(fe_ctx *c, const fe_node *n) {
     return st ? st : group_norm_call(c, n, f->group_norm, w, b, f->eps);
 }
 
-/* ---- LayerNormalization ---- */
+/* ---- LayerNormalization, RMSNormalization ----
+ * RMSNormalization (opset 23) is LayerNormalization without the mean, the
+ * bias and the statistics outputs: X / sqrt(mean(X^2) + epsilon) * scale
+ * over the dims from axis on. */
+
+static bool is_rms(const fe_node *n) {
+    return !strcmp(n->op_type, "RMSNormalization");
+}
 
 static lm_status infer_layernorm(fe_ctx *c, const fe_node *n) {
-    lm_status st = fe_check_inputs(c, n, 2, 3);
+    bool rms = is_rms(n);
+    lm_status st = fe_check_inputs(c, n, 2, rms ? 2 : 3);
+    if (!st && rms && n->output_count > 1)
+        st = fe_fail(c, n, LM_ERR_INVALID_FILE,
+                     "RMSNormalization has one output (Y); the node lists %u", n->output_count);
     if (!st)
         st = fe_check_attrs(c, n, (const char *const[]){"axis", "epsilon", "stash_type", NULL});
     for (uint32_t i = 0; i < 3 && !st; i++)
@@ -2879,6 +2890,28 @@ static uint32_t layernorm_images(fe_ctx *c, const fe_node *n) {
     return FE_LAST_ALL;
 }
 
+/* Input i of a normalization over X's dims from ax on (scale or bias), as
+ * the op library takes it: of the normalized shape. One that broadcasts to
+ * it ([1, D] for [T, D]) is expanded into a tensor the caller owns
+ * (*out_owned). */
+static lm_status norm_param(fe_ctx *c, const fe_node *n, uint32_t i, int32_t ax, lmnn_tensor *out,
+                            bool *out_owned) {
+    *out_owned = false;
+    lm_status st = fe_in_dev(c, n, i, out);
+    if (st) return st;
+    const fe_type *x = fe_in_type(c, n, 0), *p = fe_in_type(c, n, i);
+    bool whole = true;
+    for (int32_t d = 0; d < p->rank; d++)
+        whole &= p->dims[p->rank - 1 - d] == x->dims[x->rank - 1 - d];
+    if (whole && p->rank == x->rank - ax) return LM_OK;
+    lmnn_shape s = fe_shape(x->rank - ax, x->dims + ax);
+    lmnn_tensor e;
+    if ((st = lmnn_expand(*out, &s, NULL, &e))) return fe_nn_fail(c, n, st);
+    *out = e;
+    *out_owned = true;
+    return LM_OK;
+}
+
 static lm_status lower_layernorm(fe_ctx *c, const fe_node *n) {
     int64_t axis;
     float eps;
@@ -2888,14 +2921,20 @@ static lm_status lower_layernorm(fe_ctx *c, const fe_node *n) {
     int32_t ax;
     if (!st) st = fe_axis(c, n, axis, x->rank, &ax);
     if (st) return st;
-    lmnn_tensor a, w, b = {0}, r;
-    if ((st = fe_in_dev(c, n, 0, &a)) || (st = fe_in_dev(c, n, 1, &w))) return st;
-    if (fe_has_in(n, 2) && (st = fe_in_dev(c, n, 2, &b))) return st;
+    lmnn_tensor a, w = {0}, b = {0}, r;
+    bool w_owned = false, b_owned = false;
+    if (!(st = fe_in_dev(c, n, 0, &a)) && !(st = norm_param(c, n, 1, ax, &w, &w_owned)) &&
+        fe_has_in(n, 2))
+        st = norm_param(c, n, 2, ax, &b, &b_owned);
     lmnn_norm_options o;
     lmnn_norm_options_init(&o);
     o.eps = eps;
     o.normalized_dims = (uint32_t)(x->rank - ax);
-    if ((st = lmnn_layer_norm(a, w, b, &o, &r))) return fe_nn_fail(c, n, st);
+    if (!st && (st = is_rms(n) ? lmnn_rms_norm(a, w, &o, &r) : lmnn_layer_norm(a, w, b, &o, &r)))
+        st = fe_nn_fail(c, n, st);
+    if (w_owned) fe_free(w);
+    if (b_owned) fe_free(b);
+    if (st) return st;
     bool want_mean = n->output_count > 1 && n->outputs[1] != FE_NONE;
     bool want_inv = n->output_count > 2 && n->outputs[2] != FE_NONE;
     if (want_mean || want_inv) {
@@ -3842,6 +3881,7 @@ const fe_op_def fe_ops_nn[] = {
     {"InstanceNormalization", infer_instancenorm, lower_instancenorm, 0, fe_group_norm_images},
     {"GroupNormalization", infer_groupnorm, lower_groupnorm, 0, fe_group_norm_images},
     {"LayerNormalization", infer_layernorm, lower_layernorm, 0, layernorm_images},
+    {"RMSNormalization", infer_layernorm, lower_layernorm, 0, layernorm_images},
     {"LpNormalization", infer_lpnorm, lower_lpnorm, 0, NULL},
     {"LRN", infer_lrn, lower_lrn, 0, NULL},
     {"MeanVarianceNormalization", infer_mvn, lower_mvn, 0, NULL},

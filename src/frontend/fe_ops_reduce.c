@@ -143,9 +143,7 @@ bool fe_mean_over_last_dim(fe_ctx *c, const fe_node *n) {
     return !p.noop && p.keepdims && p.mask == 1u << (t->rank - 1);
 }
 
-/* The layer normalization fe_fuse found spelled out after ReduceMean node
- * n (fe_fusion.layer_norm): the op library's, over the last dim. */
-static lm_status lower_layer_norm(fe_ctx *c, const fe_node *n, const fe_fusion *f) {
+lm_status fe_lower_spelled_norm(fe_ctx *c, const fe_node *n, const fe_fusion *f) {
     lmnn_tensor a, w = {0}, b = {0}, r;
     lm_status st = fe_in_dev(c, n, 0, &a);
     if (!st && f->weight) st = fe_aux(c, n, 0, f->weight, LMNN_TILE, &w);
@@ -155,7 +153,8 @@ static lm_status lower_layer_norm(fe_ctx *c, const fe_node *n, const fe_fusion *
     lmnn_norm_options_init(&o);
     o.eps = f->eps;
     o.normalized_dims = 1;
-    if ((st = lmnn_layer_norm(a, w, b, &o, &r))) return fe_nn_fail(c, n, st);
+    st = f->rms_norm ? lmnn_rms_norm(a, w, &o, &r) : lmnn_layer_norm(a, w, b, &o, &r);
+    if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
 }
 
@@ -323,7 +322,7 @@ static bool spatial(const fe_type *t, const red_plan *p) {
 
 static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
     const fe_fusion *f = &c->plans[n - c->g->nodes].fusion;
-    if (f->layer_norm) return lower_layer_norm(c, n, f);
+    if (f->layer_norm) return fe_lower_spelled_norm(c, n, f);
     const red_desc *d = red_find(n->op_type);
     red_plan p;
     lm_status st = red_read(c, n, d, &p);

@@ -4102,3 +4102,43 @@ write_case("scatter_elements_expanded_not_rows",
            [("x", nqx), ("i", nqi), ("u", nqu)],
            [("y", scatter_elements_np(nqx, np.broadcast_to(nqi, (2, 3, 4)), nqu, 1))], 16,
            inits=[("shape", np.array([2, 3, 4], np.int64))])
+# RMSNormalization (opset 23): over the last dim, over the dims from axis
+# 1 with a scale of that shape, and one whose scale broadcasts along the
+# normalized dims (so does a LayerNormalization's scale and bias); a node
+# listing a second output is invalid.
+rrng = np.random.default_rng(23)
+
+
+def rms_np(x, scale, axis, eps):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    x64 = x.astype(np.float64)
+    return (x64 / np.sqrt((x64 * x64).mean(axes, keepdims=True) + eps) * scale).astype(np.float32)
+
+
+rmx = rrng.standard_normal((2, 5, 24)).astype(np.float32) * 3 + 1
+rms = rrng.standard_normal(24).astype(np.float32)
+write_case("rms_normalization_last_dim",
+           [helper.make_node("RMSNormalization", ["x", "s"], ["y"], epsilon=1e-6)],
+           [("x", rmx)], [("y", rms_np(rmx, rms, -1, 1e-6))], 23, inits=[("s", rms)])
+rmx2 = rrng.standard_normal((3, 4, 6)).astype(np.float32)
+rms2 = rrng.standard_normal((4, 6)).astype(np.float32)
+write_case("rms_normalization_axis1",
+           [helper.make_node("RMSNormalization", ["x", "s"], ["y"], axis=1)],
+           [("x", rmx2), ("s", rms2)], [("y", rms_np(rmx2, rms2, 1, 1e-5))], 23)
+rms3 = rrng.standard_normal((1, 6)).astype(np.float32)
+write_case("rms_normalization_scale_broadcast",
+           [helper.make_node("RMSNormalization", ["x", "s"], ["y"], axis=-2)],
+           [("x", rmx2)], [("y", rms_np(rmx2, rms3, -2, 1e-5))], 23, inits=[("s", rms3)])
+lnb3 = rrng.standard_normal(6).astype(np.float32)
+lnx3 = rmx2.astype(np.float64)
+lnc3 = lnx3 - lnx3.mean((1, 2), keepdims=True)
+write_case("layernorm_scale_bias_broadcast",
+           [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=1)],
+           [("x", rmx2)],
+           [("y", (lnc3 / np.sqrt((lnc3 * lnc3).mean((1, 2), keepdims=True) + 1e-5) * rms3 +
+                   lnb3).astype(np.float32))], 17, inits=[("s", rms3), ("b", lnb3)])
+write_case("invalid_rms_normalization_two_outputs",
+           [helper.make_node("RMSNormalization", ["x", "s"], ["y", "m"])],
+           [("x", rmx)], [("y", rmx), ("m", (TensorProto.FLOAT, [2, 5, 1]))], 23,
+           inits=[("s", rms)],
+           expect="RMSNormalization has one output (Y); the node lists 2")

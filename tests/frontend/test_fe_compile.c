@@ -859,6 +859,115 @@ static void test_gelu_fusion(void) {
                 "node 'y' (Gelu): attribute approximate=fast is not valid");
 }
 
+/* RMS normalization as exporters spell it (LLaMA's RMSNorm, T5's), fused
+ * into one lmnn_rms_norm (fuse_rms_norm in fe_fuse.c) in several spellings;
+ * a mean over another dim, an intermediate that is also a graph output and
+ * a power other than 2 are left alone, and a weight that is not a row of
+ * the dim's size stays a Mul of its own. Each answer against float64. */
+enum {
+    RMS_LLAMA,       /* Pow, Div(1, s), Mul(x, r), Mul(w, y) */
+    RMS_SQUARE,      /* Mul(x, x), Add(eps, v), Reciprocal, Mul(r, x), Mul(y, w) */
+    RMS_DIV_OPSET18, /* ReduceMean's axes an input, Div(x, s), no weight */
+    RMS_CAST_BACK,   /* as RMS_LLAMA with a Cast to float before the weight */
+    RMS_OTHER_DIM,   /* the mean over dim 1 */
+    RMS_S_OUT,       /* s a graph output too */
+    RMS_FOURTH,      /* Pow(x, 4) */
+    RMS_WEIGHT_WIDE, /* the weight [1, D]: fused without it */
+    RMS_FORMS
+};
+
+enum { RMS_B = 3, RMS_T = 5, RMS_D = 40 };
+
+static Onnx__ModelProto *rms_model(int form, const float *w) {
+    Onnx__GraphProto *g = ob_graph("rms");
+    Onnx__ModelProto *m = ob_model(g);
+    if (form == RMS_DIV_OPSET18) m->opset_import[0]->version = 18;
+    int64_t xd[3] = {RMS_B, RMS_T, RMS_D}, sd[3] = {RMS_B, RMS_T, 1};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, xd, NULL)));
+    if (form == RMS_S_OUT) ob_output(g, ob_vi("s", ob_tensor_type(F32, 3, sd, NULL)));
+    if (form == RMS_WEIGHT_WIDE)
+        f32_init(g, "w", 2, (const int64_t[]){1, RMS_D}, w, RMS_D);
+    else
+        f32_init(g, "w", 1, (const int64_t[]){RMS_D}, w, RMS_D);
+    static const float two = 2, four = 4, one = 1, eps = 1e-6f;
+    f32_init(g, "two", 0, NULL, form == RMS_FOURTH ? &four : &two, 1);
+    f32_init(g, "one", 0, NULL, &one, 1);
+    f32_init(g, "eps", 0, NULL, &eps, 1);
+    i64_init(g, "axes", 1, (const int64_t[]){-1});
+#define N(op, a, b, out)                                                                           \
+    ob_node(g, op, out, (const char *[]){a, b, NULL}, (const char *[]){out, NULL})
+    if (form == RMS_SQUARE)
+        N("Mul", "x", "x", "p");
+    else
+        N("Pow", "x", "two", "p");
+    if (form == RMS_DIV_OPSET18)
+        N("ReduceMean", "p", "axes", "v");
+    else
+        ob_attr_is(N("ReduceMean", "p", NULL, "v"), "axes",
+                   (const int64_t[]){form == RMS_OTHER_DIM ? 1 : -1}, 1);
+    if (form == RMS_SQUARE)
+        N("Add", "eps", "v", "e");
+    else
+        N("Add", "v", "eps", "e");
+    N("Sqrt", "e", NULL, "s");
+    switch (form) {
+    case RMS_SQUARE:
+        N("Reciprocal", "s", NULL, "r");
+        N("Mul", "r", "x", "n");
+        N("Mul", "n", "w", "y");
+        break;
+    case RMS_DIV_OPSET18:
+        N("Div", "x", "s", "y");
+        break;
+    default:
+        N("Div", "one", "s", "r");
+        N("Mul", "x", "r", form == RMS_CAST_BACK ? "n0" : "n");
+        if (form == RMS_CAST_BACK) ob_attr_i(N("Cast", "n0", NULL, "n"), "to", 1);
+        N("Mul", "w", "n", "y");
+    }
+#undef N
+    return m;
+}
+
+static void test_rms_norm_fusion(void) {
+    float w[RMS_D], x[RMS_B * RMS_T * RMS_D], y[RMS_B * RMS_T * RMS_D];
+    for (int i = 0; i < RMS_D; i++)
+        w[i] = (float)(i % 9) * 0.2f - 0.7f;
+    for (int i = 0; i < RMS_B * RMS_T * RMS_D; i++)
+        x[i] = (float)((i * 53) % 89 - 44) * 0.07f;
+    for (int form = 0; form < RMS_FORMS; form++) {
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(rms_model(form, w)), NULL, &bin, &rep));
+        bool fused = form != RMS_OTHER_DIM && form != RMS_S_OUT && form != RMS_FOURTH;
+        CHECK(placement_of(&rep, "Sqrt") == (fused ? LMFE_FUSED : LMFE_ON_DEVICE));
+        if (form == RMS_CAST_BACK) CHECK(placement_of(&rep, "Cast") == LMFE_FUSED);
+        CHECK_OK(
+            replay1(bin, "x", x, sizeof x / sizeof x[0], "y", y, sizeof y / sizeof y[0], NULL));
+        double worst = 0;
+        for (int b = 0; b < RMS_B; b++)
+            for (int t = 0; t < RMS_T; t++)
+                for (int d = 0; d < RMS_D; d++) {
+                    /* The mean over the last dim, or over dim 1 (RMS_OTHER_DIM). */
+                    double sum = 0, p = form == RMS_FOURTH ? 4 : 2;
+                    int count = form == RMS_OTHER_DIM ? RMS_T : RMS_D;
+                    for (int i = 0; i < count; i++) {
+                        int at = form == RMS_OTHER_DIM ? (b * RMS_T + i) * RMS_D + d
+                                                       : (b * RMS_T + t) * RMS_D + i;
+                        sum += pow(x[at], p);
+                    }
+                    double v = x[(b * RMS_T + t) * RMS_D + d] / sqrt(sum / count + 1e-6);
+                    if (form != RMS_DIV_OPSET18) v *= w[d];
+                    double e = fabs(y[(b * RMS_T + t) * RMS_D + d] - v) / (1 + fabs(v));
+                    worst = e > worst ? e : worst;
+                }
+        CHECK(worst < 2e-6);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
 /* An explicit Pad before a Conv or an AveragePool (TensorFlow's exports,
  * torchvision's Inception): zeros around H and W move into the reader's
  * pads (fold_pad), other pads stay a Pad. Every case against float64. */
@@ -4714,6 +4823,7 @@ int main(void) {
     TEST_RUN(test_constant_masks);
     TEST_RUN(test_reshape_transpose_fusion);
     TEST_RUN(test_gelu_fusion);
+    TEST_RUN(test_rms_norm_fusion);
     TEST_RUN(test_pad_folded);
     TEST_RUN(test_variadic_folds);
     TEST_RUN(test_shape_op_folds);
