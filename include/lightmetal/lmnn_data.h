@@ -196,17 +196,34 @@ lm_status lmnn_index_select(lmnn_tensor a, int32_t dim, lmnn_tensor index,
 lm_status lmnn_gather(lmnn_tensor a, int32_t dim, lmnn_tensor index, const lmnn_index_options *opts,
                       lmnn_tensor *out);
 
+/* Where lmnn_scatter_rows sends update row i: by default to row index[i].
+ * With index_dim > 0 an entry counts along a dim of that size, from its end
+ * when below 0 (ONNX's indices), and one outside [-index_dim, index_dim)
+ * sends nothing; the entry v (made positive) then names row v * row_scale +
+ * offsets[i]: the row of a [.., index_dim, ..] position whose other
+ * coordinates give offsets[i] (a ScatterElements of whole rows). offsets,
+ * when given, is a row-major int32 or uint32 tensor of M entries in one row,
+ * on a's device. */
+typedef struct lmnn_scatter_options {
+    lmnn_output output;  /* memory (default a's); dtype zero or a's */
+    uint32_t index_dim;  /* 0 (default): an entry is a row number itself */
+    uint32_t row_scale;  /* with index_dim: rows per step along that dim (default 1) */
+    lmnn_tensor offsets; /* with index_dim: per-entry rows added (default none) */
+} lmnn_scatter_options;
+
+void lmnn_scatter_options_init(lmnn_scatter_options *opts);
+
 /* Row scatter (ONNX ScatterND over whole rows, PyTorch's index_copy_ along
- * dim 0, a key/value cache's update): out = a copy of `a` with row index[i]
+ * dim 0, a key/value cache's update): out = a copy of `a` with row r(i)
  * replaced by row i of `updates`, for i in order, so of several entries that
- * name one row the last one's row stays. a is [N, W] and updates [M, W],
- * both tile tensors of one dtype (float32, bfloat16, int32 or uint32;
- * bfloat8_b shares exponents between rows: typecast it); index has M
- * entries in one row. An entry outside [0, N) changes nothing. The output
- * takes output->memory (default a's); its dtype, if given, must be a's. The
- * copy runs on every core, the rows move on one. */
+ * name one row the last one's row stays; r(i) is index[i], or as opts maps
+ * it. a is [N, W] and updates [M, W], both tile tensors of one dtype
+ * (float32, bfloat16, int32 or uint32; bfloat8_b shares exponents between
+ * rows: typecast it); index has M entries in one row. A row outside [0, N)
+ * changes nothing (the sums are checked, never wrapped). NULL opts: the
+ * defaults. The copy runs on every core, the rows move on one. */
 lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor updates,
-                            const lmnn_output *output, lmnn_tensor *out);
+                            const lmnn_scatter_options *opts, lmnn_tensor *out);
 
 typedef struct lmnn_embedding_options {
     /* Layout of the output: default the weight's. */

@@ -262,12 +262,29 @@ static lm_status arange_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_
     return fe_aux_f32(c, n, slot, t, out);
 }
 
-/* data [N, rest] with updates [M, rest] put at rows `rows` ([M, 1] float),
- * combined by `red`: a new tensor in *out. */
-static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, lmnn_tensor rows,
+/* Where a scatter's M updates go: float row numbers ([M, 1], `rows`), or
+ * for a replacement an int32 row-major index of M entries that
+ * lmnn_scatter_rows maps to rows itself (`index`, with index_dim, row_scale
+ * and `offsets` as lmnn_scatter_options has them), which spares the
+ * launches of the arithmetic. `offsets` is borrowed (a node's constant,
+ * fe_aux); the others are owned. */
+typedef struct scatter_to {
+    lmnn_tensor rows, index, offsets;
+    uint32_t index_dim, row_scale;
+} scatter_to;
+
+static void scatter_to_free(scatter_to *to) {
+    fe_free(to->rows);
+    fe_free(to->index);
+}
+
+/* data [N, rest] with updates [M, rest] put where `to` says, combined by
+ * `red`: a new tensor in *out. */
+static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, const scatter_to *to,
                               lmnn_tensor upd, int64_t N, int64_t M, int64_t rest, reduction red,
                               lmnn_tensor *out) {
     lm_status st;
+    lmnn_tensor rows = to->rows;
     if (red == RED_NONE) {
         /* Rows replaced in index order: one device op moves them. */
         lmnn_tensor idx = {0}, d = data, u = upd, d16 = {0}, u16 = {0};
@@ -277,8 +294,16 @@ static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, lmn
         if (di.dtype == LMNN_BFLOAT8_B && !(st = lmnn_typecast(data, LMNN_BFLOAT16, &d16)))
             d = d16, di.dtype = LMNN_BFLOAT16;
         if (!st && ui.dtype != di.dtype && !(st = lmnn_typecast(upd, di.dtype, &u16))) u = u16;
-        if (!st) st = fe_rows_index(rows, M, &idx);
-        if (!st) st = lmnn_scatter_rows(d, idx, u, NULL, out);
+        lmnn_scatter_options so;
+        lmnn_scatter_options_init(&so);
+        if (to->index.id) {
+            so.index_dim = to->index_dim;
+            so.row_scale = to->row_scale;
+            so.offsets = to->offsets;
+        } else if (!st) {
+            st = fe_rows_index(rows, M, &idx);
+        }
+        if (!st) st = lmnn_scatter_rows(d, to->index.id ? to->index : idx, u, &so, out);
         fe_free(idx);
         fe_free(d16);
         fe_free(u16);
@@ -488,9 +513,31 @@ static lm_status infer_scatternd(fe_ctx *c, const fe_node *n) {
     return fold_scatternd(c, n, &g, red);
 }
 
-/* Data (input 0, as [N, rest]) with updates (input 2, as [M, rest]) put at
- * row numbers `rows` ([M, 1] float; freed here), as output 0. */
-static lm_status scatter_out(fe_ctx *c, const fe_node *n, lmnn_tensor rows, int64_t N, int64_t M,
+/* Input 1 ([m, rest] seen so; of a row's entries the first stands for
+ * all) as an int32 row-major index of m entries, in *out. */
+static lm_status index_entries(fe_ctx *c, const fe_node *n, int64_t m, int64_t rest,
+                               lmnn_tensor *out) {
+    lmnn_tensor d, t = {0}, first = {0}, i32 = {0}, rm = {0};
+    lmnn_shape matrix = fe_shape(2, (int64_t[]){m, rest}), flat = fe_shape(1, &m);
+    lmnn_tensor_info info;
+    lm_status st = fe_in_dev(c, n, 1, &d);
+    if (st) return st;
+    if (!(st = lmnn_reshape(d, &matrix, NULL, &t)) && rest > 1)
+        st = lmnn_slice(t, (int32_t[]){0, 0}, (int32_t[]){(int32_t)m, 1}, NULL, 2, NULL, &first);
+    lmnn_tensor col = first.id ? first : t;
+    if (!st && !(st = lmnn_tensor_get_info(col, &info)) && info.dtype != LMNN_INT32)
+        st = lmnn_typecast(col, LMNN_INT32, &i32);
+    if (!st) st = lmnn_to_layout(i32.id ? i32 : col, LMNN_ROW_MAJOR, &rm);
+    if (!st) st = lmnn_reshape(rm, &flat, NULL, out);
+    lmnn_tensor junk[] = {t, first, i32, rm};
+    for (size_t k = 0; k < sizeof junk / sizeof junk[0]; k++)
+        fe_free(junk[k]);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
+}
+
+/* Data (input 0, as [N, rest]) with updates (input 2, as [M, rest]) put
+ * where `to` says (its tensors freed here), as output 0. */
+static lm_status scatter_out(fe_ctx *c, const fe_node *n, scatter_to *to, int64_t N, int64_t M,
                              int64_t rest, reduction red) {
     lmnn_tensor data = {0}, upd = {0}, y = {0}, shaped;
     const fe_type *d = fe_in_type(c, n, 0);
@@ -498,13 +545,13 @@ static lm_status scatter_out(fe_ctx *c, const fe_node *n, lmnn_tensor rows, int6
     lm_status st = fe_in_float_as(c, n, 0, 2, (int64_t[]){N, rest}, &data);
     if (!st) st = fe_in_float_as(c, n, 2, 2, (int64_t[]){M, rest}, &upd);
     if (!st) {
-        if (!(st = scatter_rows(c, n, data, rows, upd, N, M, rest, red, &y)))
+        if (!(st = scatter_rows(c, n, data, to, upd, N, M, rest, red, &y)))
             st = lmnn_reshape(y, &ds, NULL, &shaped);
         if (st) st = fe_nn_fail(c, n, st);
     }
     fe_free(data);
     fe_free(upd);
-    fe_free(rows);
+    scatter_to_free(to);
     fe_free(y);
     return st ? st : fe_out_from_float(c, n, 0, shaped);
 }
@@ -512,11 +559,19 @@ static lm_status scatter_out(fe_ctx *c, const fe_node *n, lmnn_tensor rows, int6
 static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
     gnd_geom g;
     reduction red = RED_NONE;
-    lmnn_tensor rows;
+    scatter_to to = {0};
     lm_status st = scatternd_geom(c, n, &g);
     if (!st) st = read_reduction(c, n, &red);
-    if (!st) st = tuple_rows(c, n, 1, &g, &rows);
-    return st ? st : scatter_out(c, n, rows, g.rows, g.m, g.rest, red);
+    if (st) return st;
+    if (red == RED_NONE && g.k == 1) {
+        /* One entry per tuple: the scatter counts it along the dim itself. */
+        to.index_dim = (uint32_t)g.dim[0];
+        to.row_scale = (uint32_t)g.stride[0];
+        st = index_entries(c, n, g.m, 1, &to.index);
+    } else {
+        st = tuple_rows(c, n, 1, &g, &to.rows);
+    }
+    return st ? st : scatter_out(c, n, &to, g.rows, g.m, g.rest, red);
 }
 
 /* ScatterElements and Scatter: updates and indices of one shape, each
@@ -647,7 +702,11 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     }
     fe_tensor *base;
     int64_t bd[2] = {eg.m, 1};
-    if ((st = fe_const_new(c, FE_FLOAT, 2, bd, &base))) return fe_nn_fail(c, n, st);
+    bool offset = false;
+    /* (A replacement's offsets: int32 [m], one page for the scatter.) */
+    if ((st = fe_const_new(c, red == RED_NONE ? FE_INT32 : FE_FLOAT, red == RED_NONE ? 1 : 2, bd,
+                           &base)))
+        return fe_nn_fail(c, n, st);
     for (int64_t e = 0; e < eg.m; e++) {
         int64_t rem = e, at = 0;
         for (int32_t j = eg.row_dims - 1; j >= 0; j--) {
@@ -656,12 +715,24 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
             if (j != axis) at += coord * stride[j];
         }
         fe_tensor_set_f64(base, (uint64_t)e, (double)at);
+        offset |= at != 0;
+    }
+    scatter_to to = {.index_dim = (uint32_t)d->dims[axis], .row_scale = (uint32_t)stride[axis]};
+    if (red == RED_NONE) {
+        /* The scatter adds the positions' rows itself. */
+        st = index_entries(c, n, eg.m, eg.rest, &to.index);
+        if (!st && offset) st = fe_aux(c, n, 4, base, LMNN_ROW_MAJOR, &to.offsets);
+        if (st) {
+            scatter_to_free(&to);
+            return st;
+        }
+        return scatter_out(c, n, &to, eg.rows, eg.m, eg.rest, red);
     }
     gnd_geom g = {.k = 1, .m = eg.m, .rows = eg.rows, .rest = 1, .batches = 1};
     g.dim[0] = d->dims[axis];
     g.stride[0] = stride[axis];
     /* The indices as [m, rest]; of a row's, the first stands for all. */
-    lmnn_tensor t, first = {0}, idx, b, rows;
+    lmnn_tensor t, first = {0}, idx, b;
     if ((st = fe_in_float_as(c, n, 1, 2, (int64_t[]){eg.m, eg.rest}, &t))) return st;
     if (eg.rest > 1) {
         st = lmnn_slice(t, (int32_t[]){0, 0}, (int32_t[]){(int32_t)eg.m, 1}, NULL, 2, NULL, &first);
@@ -671,11 +742,11 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     }
     if ((st = tuple_rows_of(c, n, t, &g, &idx))) return st;
     if (!(st = fe_aux_f32(c, n, 4, base, &b)) &&
-        (st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &rows)))
+        (st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &to.rows)))
         st = fe_nn_fail(c, n, st);
     fe_free(idx);
     if (st) return st;
-    return scatter_out(c, n, rows, eg.rows, eg.m, eg.rest, red);
+    return scatter_out(c, n, &to, eg.rows, eg.m, eg.rest, red);
 }
 
 /* ---- ReverseSequence ----

@@ -12,6 +12,10 @@ void lmnn_index_options_init(lmnn_index_options *opts) {
     if (opts) *opts = (lmnn_index_options){{0}, NULL, false};
 }
 
+void lmnn_scatter_options_init(lmnn_scatter_options *opts) {
+    if (opts) *opts = (lmnn_scatter_options){.row_scale = 1};
+}
+
 void lmnn_embedding_options_init(lmnn_embedding_options *opts) {
     if (!opts) return;
     opts->layout = LMNN_LAYOUT_INVALID;
@@ -501,26 +505,36 @@ static lm_status rows_matrix(const char *op, const char *arg, lmnn_tensor h, nn_
     return LM_OK;
 }
 
+/* The scatter's mapping of entries to rows (lmnn_scatter_options), as
+ * scatter_rows.c takes it. */
+typedef struct scatter_map {
+    uint32_t dim, scale;
+    nn_tensor *offsets; /* NULL: none */
+} scatter_map;
+
 static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_tensor *ix,
-                                 nn_program **out) {
-    uint32_t w[3][NN_ACCESSOR_WORDS], nw[3];
-    const nn_tensor *ts[3] = {o, u, ix};
+                                 const scatter_map *map, nn_program **out) {
+    uint32_t w[4][NN_ACCESSOR_WORDS], nw[4];
+    const nn_tensor *ts[4] = {o, u, ix, map->offsets};
+    const int count_t = map->offsets ? 4 : 3;
     lm_status st = LM_OK;
-    for (int k = 0; k < 3 && !st; k++)
+    for (int k = 0; k < count_t && !st; k++)
         st = nn_accessor_words(op, ts[k], w[k], &nw[k]);
     if (st) return st;
+    const uint32_t esize = o->dtype == LMNN_BFLOAT16 ? 2 : 4, wt = o->padded.dims[1] / 32;
+    uint32_t args[7 + 4 * NN_ACCESSOR_WORDS] = {
+        u->shape.dims[0], o->shape.dims[0], wt, esize, map->dim, map->scale, count_t == 4};
+    uint32_t count = 7;
     nn_key key;
     nn_key_init(&key, "scatter_rows");
-    for (int k = 0; k < 3; k++) {
+    nn_key_add(&key, args, count * sizeof args[0]);
+    for (int k = 0; k < count_t; k++) {
         nn_key_tensor(&key, ts[k]);
         nn_key_u32(&key, nw[k]);
         nn_key_add(&key, w[k], nw[k] * sizeof w[k][0]);
     }
     if ((*out = nn_cache_find(o->device, &key))) return LM_OK;
-    const uint32_t esize = o->dtype == LMNN_BFLOAT16 ? 2 : 4, wt = o->padded.dims[1] / 32;
-    uint32_t args[4 + 3 * NN_ACCESSOR_WORDS] = {u->shape.dims[0], o->shape.dims[0], wt, esize};
-    uint32_t count = 4;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < count_t; k++) {
         memcpy(args + count, w[k], nw[k] * sizeof w[k][0]);
         count += nw[k];
     }
@@ -532,6 +546,7 @@ static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_
     if (!st) st = nn_program_begin(op, o->device, &p);
     if (!st) st = nn_program_cb(op, &p, 0, LM_DATA_FORMAT_INT32, 4 * SR_IDX_BLOCK, 1);
     if (!st) st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_UINT32, 32 * esize * SR_RUN_BLOCK, 1);
+    if (!st) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_UINT32, 4 * SR_IDX_BLOCK, 1);
     if (!st) st = nn_program_kernel(op, &p, &mover, NULL);
     if (!st && (st = lm_set_runtime_args(p.program, p.kernels[0], one.cores[0], args, count)))
         st = nn_fail_call(st, op);
@@ -542,10 +557,38 @@ static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_
     return nn_cache_add(op, o->device, &key, &p, out);
 }
 
+/* opts' mapping, checked against t (the data) and m (the updates' rows). */
+static lm_status scatter_map_of(const char *op, const lmnn_scatter_options *opts,
+                                const nn_tensor *t, uint32_t m, scatter_map *out) {
+    *out = (scatter_map){opts->index_dim, opts->row_scale, NULL};
+    if (!opts->index_dim) {
+        if (opts->row_scale != 1 || opts->offsets.id)
+            return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                           "row_scale %u and offsets map entries along a dim: index_dim is 0",
+                           opts->row_scale);
+        return LM_OK;
+    }
+    if (opts->index_dim > INT32_MAX || !opts->row_scale)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "index_dim %u and row_scale %u: expected 1 to 2^31 - 1 and at least 1",
+                       opts->index_dim, opts->row_scale);
+    if (!opts->offsets.id) return LM_OK;
+    char s[64];
+    lm_status st = get_index(op, "offsets", opts->offsets, t, &out->offsets);
+    if (!st && (lmnn_shape_volume(&out->offsets->shape) != m || out->offsets->pages > 1))
+        st = nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                     "offsets: expected %u entries (a row of updates each) in one row, given %s", m,
+                     nn_shape_str(&out->offsets->shape, s, sizeof s));
+    return st;
+}
+
 lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor updates,
-                            const lmnn_output *output, lmnn_tensor *out) {
+                            const lmnn_scatter_options *opts, lmnn_tensor *out) {
     const char *op = "lmnn_scatter_rows";
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    lmnn_scatter_options defaults;
+    lmnn_scatter_options_init(&defaults);
+    if (!opts) opts = &defaults;
     nn_tensor *t, *u, *ix;
     lm_status st = rows_matrix(op, "a", a, &t);
     if (!st) st = rows_matrix(op, "updates", updates, &u);
@@ -562,7 +605,10 @@ lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor update
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "index: expected %u entries (a row of updates each) in one row, given %s",
                        u->shape.dims[0], nn_shape_str(&ix->shape, sa, sizeof sa));
-    if (output && output->dtype && output->dtype != t->dtype)
+    scatter_map map;
+    if ((st = scatter_map_of(op, opts, t, u->shape.dims[0], &map))) return st;
+    const lmnn_output *output = &opts->output;
+    if (output->dtype && output->dtype != t->dtype)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output: dtype %s, expected a's %s",
                        lmnn_dtype_name(output->dtype), lmnn_dtype_name(t->dtype));
     lmnn_memory_config mem;
@@ -573,8 +619,8 @@ lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor update
     nn_program *prog = NULL;
     if ((st = dm_make(op, t->device, &od, &oh, &o))) return st;
     st = nn_copy_pages(op, t, o);
-    if (!st && u->shape.dims[0]) st = scatter_program(op, o, u, ix, &prog);
-    nn_tensor *tensors[] = {o, u, ix};
-    if (!st && prog) st = nn_launch(op, prog, tensors, 3);
+    if (!st && u->shape.dims[0]) st = scatter_program(op, o, u, ix, &map, &prog);
+    nn_tensor *tensors[] = {o, u, ix, map.offsets};
+    if (!st && prog) st = nn_launch(op, prog, tensors, map.offsets ? 4 : 3);
     return finish(st, oh, out, (lmnn_tensor){0}, NULL);
 }

@@ -1901,6 +1901,84 @@ static void test_index_negative_from_end(void) {
     lmnn_tensor_free(sidx);
 }
 
+/* scatter_rows with its entries mapped (lmnn_scatter_options) against the
+ * host: a [B, H, T, W] cache seen as [B * H * T, W] written at positions
+ * along T (ScatterElements' row form: row = pos * 1 + (b * H + h) * T), with
+ * entries below 0 counted from T's end and ones outside [-T, T) dropped; the
+ * same along B (row_scale H * T, offsets h * T + t); entries mapped without
+ * offsets; and offsets large enough that a wrapped sum would land in range,
+ * which must change nothing. */
+static int64_t mapped_row(int32_t v, int64_t off, uint32_t dim, uint32_t scale, uint32_t n) {
+    if (v < -(int64_t)dim || v >= (int64_t)dim) return -1;
+    int64_t r = (int64_t)(v < 0 ? v + (int64_t)dim : v) * scale + off;
+    return r < n ? r : -1;
+}
+
+static void test_scatter_rows_mapped(void) {
+    enum { B = 2, H = 3, T = 10, W = 40, N = B * H * T };
+    struct {
+        uint32_t dim, scale, m;
+        bool offsets, huge;
+    } cases[] = {{T, 1, B * H * 2, true, false},
+                 {B, H * T, H * T, true, false},
+                 {N, 1, 12, false, false},
+                 {T, 1, 8, true, true}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const uint32_t dim = cases[c].dim, scale = cases[c].scale, m = cases[c].m;
+        lmnn_shape as = LMNN_SHAPE(N, W), us = LMNN_SHAPE(m, W), is = LMNN_SHAPE(m);
+        float *x = malloc((size_t)N * W * sizeof *x), *up = malloc((size_t)m * W * sizeof *up);
+        float *want = malloc((size_t)N * W * sizeof *want);
+        int32_t idx[64];
+        uint32_t off[64];
+        uint64_t seed = c + 31;
+        for (size_t i = 0; i < (size_t)N * W; i++)
+            want[i] = x[i] = (float)(i % 89);
+        for (size_t i = 0; i < (size_t)m * W; i++)
+            up[i] = (float)(200 + i % 103);
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t r = nn_rand_u32(&seed);
+            idx[i] = r % 7 == 0   ? (int32_t)dim
+                     : r % 7 == 1 ? -(int32_t)dim - 1
+                     : r % 7 == 2 ? (r % 2 ? INT32_MAX : INT32_MIN)
+                                  : (int32_t)(r % (2 * dim)) - (int32_t)dim;
+            /* ScatterElements' offsets: the row of the update's position
+             * with its coordinate along the dim 0. */
+            off[i] = !cases[c].offsets ? 0
+                     : cases[c].huge   ? 0xFFFFFFFFu - i
+                     : scale == 1      ? i / 2 * T
+                                       : i;
+            int64_t row = mapped_row(idx[i], off[i], dim, scale, N);
+            if (row >= 0) memcpy(want + row * W, up + (size_t)i * W, W * sizeof *up);
+        }
+        lmnn_tensor a, u, o = {0}, ix = upload_index(&is, (const uint32_t *)idx, LMNN_INT32);
+        lmnn_tensor ox = upload_index(&is, off, LMNN_UINT32);
+        CHECK_OK(nn_upload(&as, x, LMNN_FLOAT32, LMNN_TILE, &a));
+        CHECK_OK(nn_upload(&us, up, LMNN_FLOAT32, LMNN_TILE, &u));
+        lmnn_scatter_options so;
+        lmnn_scatter_options_init(&so);
+        so.index_dim = dim;
+        so.row_scale = scale;
+        if (cases[c].offsets) so.offsets = ox;
+        CHECK_OK(lmnn_scatter_rows(a, ix, u, &so, &o));
+        float *y = o.id ? nn_download(o) : NULL;
+        size_t bad = 0;
+        for (size_t i = 0; y && i < (size_t)N * W; i++)
+            if (y[i] != want[i] && bad++ < 3)
+                printf("    case %zu: element %zu (row %zu) is %g, want %g\n", c, i, i / W,
+                       (double)y[i], (double)want[i]);
+        CHECK(y && bad == 0);
+        free(y);
+        lmnn_tensor_free(o);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(u);
+        lmnn_tensor_free(ix);
+        lmnn_tensor_free(ox);
+        free(x);
+        free(up);
+        free(want);
+    }
+}
+
 /* scatter_rows against the host: rows replaced in index order (the last
  * of duplicates stays), entries outside [0, N) ignored, in every dtype it
  * takes, rows across tile boundaries and matrices wider than a run block. */
@@ -1981,9 +2059,37 @@ static void test_scatter_rows(void) {
     CHECK_FAILS(lmnn_scatter_rows(a, a, u, NULL, &o), LM_ERR_INVALID_ARGUMENT,
                 "index: expected a row_major uint32 or int32 tensor");
     CHECK_FAILS(lmnn_scatter_rows(a, ix, u, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "out is NULL");
-    lmnn_output wrong = {.dtype = LMNN_BFLOAT16};
-    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &wrong, &o), LM_ERR_INVALID_ARGUMENT,
+    lmnn_scatter_options so;
+    lmnn_scatter_options_init(&so);
+    so.output.dtype = LMNN_BFLOAT16;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
                 "output: dtype bfloat16, expected a's float32");
+    lmnn_scatter_options_init(&so);
+    so.row_scale = 2;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "row_scale 2 and offsets map entries along a dim: index_dim is 0");
+    so.row_scale = 1;
+    so.offsets = ix;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "row_scale 1 and offsets map entries along a dim: index_dim is 0");
+    so.index_dim = 4;
+    so.row_scale = 0;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "index_dim 4 and row_scale 0: expected 1 to 2^31 - 1 and at least 1");
+    so.row_scale = 1;
+    so.index_dim = 1u << 31;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "index_dim 2147483648 and row_scale 1");
+    so.index_dim = 4;
+    so.offsets = a;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "offsets: expected a row_major uint32 or int32 tensor");
+    lmnn_shape three = LMNN_SHAPE(3);
+    lmnn_tensor ix3 = upload_index(&three, (const uint32_t[]){0, 1, 2}, LMNN_UINT32);
+    so.offsets = ix3;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "offsets: expected 2 entries (a row of updates each) in one row, given [3]");
+    lmnn_tensor_free(ix3);
     lmnn_shape ws = LMNN_SHAPE(2, 9);
     lmnn_tensor wide;
     CHECK_OK(nn_upload(&ws, z, LMNN_FLOAT32, LMNN_TILE, &wide));
@@ -2013,6 +2119,7 @@ int main(void) {
     TEST_RUN(test_index_negative_from_end);
     TEST_RUN(test_embedding);
     TEST_RUN(test_scatter_rows);
+    TEST_RUN(test_scatter_rows_mapped);
     TEST_RUN(test_upsample);
     TEST_RUN(test_misc);
     TEST_RUN(test_errors);

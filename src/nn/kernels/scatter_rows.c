@@ -1,41 +1,64 @@
 /* Scatter of whole rows into a matrix, in place: row i of the updates (an
- * [M, W] tile tensor) replaces row index[i] of the output (an [N, W] tile
- * tensor of the same element size, which already holds the data). An index
- * outside [0, N) (a negative one reads as one past 2^31) leaves the output as
- * it is. The rows go in order, each written before the next is read, so of
- * several updates of one row the last stays: one core, deterministic.
+ * [M, W] tile tensor) replaces row r(i) of the output (an [N, W] tile tensor
+ * of the same element size, which already holds the data). Without a dim,
+ * r(i) is index[i]; with dim D > 0, an entry v in [-D, D) (made positive by
+ * adding D) names row v * scale + offsets[i] (offsets 0 without them), and
+ * any other entry nothing. A row outside [0, N) leaves the output as it is;
+ * the sums are checked before they are made, so none wraps into range. The
+ * rows go in order, each written before the next is read, so of several
+ * updates of one row the last stays: one core, deterministic.
  *
  * In a tile, columns 16h .. 16h + 15 of rows 16v .. 16v + 15 are face 2v + h,
  * row by row: a matrix row is, in each of its W / 32 tiles, two runs of 16
  * elements, one a face apart. Runtime args: M, N, the tiles of a row, the
- * element size (2 or 4 bytes), then the output's, the updates' and the
- * index's accessor words. Common args: the output's, the updates' and the
- * index's addresses; the index is a row-major int32 [M], one page.
- * Circular buffers (scratch): 0 a block of index entries, 1 a block of a
- * row's runs. */
+ * element size (2 or 4 bytes), D, scale, whether there are offsets, then
+ * the output's, the updates', the index's and the offsets' (when there are)
+ * accessor words. Common args: the output's, the updates', the index's and
+ * the offsets' addresses; the index and the offsets are row-major 32-bit
+ * [M], one page each. Circular buffers (scratch): 0 a block of index
+ * entries, 1 a block of a row's runs, 2 a block of offsets. */
 #include "dataflow_api.h"
 
 #define IDX_BLOCK 512 /* entries read at once: 2 KiB */
 #define RUN_BLOCK 64  /* tiles of a row moved at once: 128 runs */
 
+/* The row entry v (and its offset) names, or n when it names none. */
+static uint32_t row_of(int32_t v, uint32_t off, uint32_t n, uint32_t dim, uint32_t scale,
+                       uint32_t top) {
+    if (!dim) return (uint32_t)v < n ? (uint32_t)v : n;
+    if (v < -(int32_t)dim || v >= (int32_t)dim) return n;
+    uint32_t p = (uint32_t)(v < 0 ? v + (int32_t)dim : v);
+    if (p > top) return n; /* p * scale would pass n - 1 */
+    uint32_t r = p * scale;
+    return off < n - r ? r + off : n;
+}
+
 void kernel_main(void) {
     const uint32_t m = get_arg_val(0), n = get_arg_val(1), wt = get_arg_val(2);
     const uint32_t esize = get_arg_val(3), run = 16 * esize, face = 256 * esize;
-    const uint32_t tile = 4 * face;
-    nn_accessor out, upd, idx;
-    uint32_t arg = nn_accessor_init(&out, 4, get_common_arg_val(0), tile);
+    const uint32_t dim = get_arg_val(4), scale = get_arg_val(5), has_offsets = get_arg_val(6);
+    const uint32_t tile = 4 * face, top = n ? (n - 1) / scale : 0;
+    nn_accessor out, upd, idx, offs;
+    uint32_t arg = nn_accessor_init(&out, 7, get_common_arg_val(0), tile);
     arg = nn_accessor_init(&upd, arg, get_common_arg_val(1), tile);
-    nn_accessor_init(&idx, arg, get_common_arg_val(2), 4 * m);
+    arg = nn_accessor_init(&idx, arg, get_common_arg_val(2), 4 * m);
+    if (has_offsets) nn_accessor_init(&offs, arg, get_common_arg_val(3), 4 * m);
     cb_reserve_back(0, 1);
     cb_reserve_back(1, 1);
+    cb_reserve_back(2, 1);
     volatile int32_t *entries = (volatile int32_t *)(uintptr_t)get_write_ptr(0);
+    volatile uint32_t *offsets = (volatile uint32_t *)(uintptr_t)get_write_ptr(2);
     const uint32_t buf = get_write_ptr(1);
     for (uint32_t i0 = 0; i0 < m; i0 += IDX_BLOCK) {
         uint32_t count = m - i0 < IDX_BLOCK ? m - i0 : IDX_BLOCK;
         noc_async_read(nn_accessor_addr(&idx, 0, 4 * i0), (uint32_t)(uintptr_t)entries, 4 * count);
+        if (has_offsets)
+            noc_async_read(nn_accessor_addr(&offs, 0, 4 * i0), (uint32_t)(uintptr_t)offsets,
+                           4 * count);
         noc_async_read_barrier();
         for (uint32_t k = 0; k < count; k++) {
-            const uint32_t i = i0 + k, r = (uint32_t)entries[k];
+            const uint32_t i = i0 + k;
+            const uint32_t r = row_of(entries[k], has_offsets ? offsets[k] : 0, n, dim, scale, top);
             if (r >= n) continue;
             /* The row's place in a tile: face half and row within it. */
             const uint32_t from = i % 32 / 16 * 2 * face + i % 16 * run;
