@@ -602,8 +602,12 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
  * PACK_ROWS_PER_PRODUCT such row pieces: repacking pays at [7, 7, 768] x
  * [768, 3072] (1.7x faster) and [197, 1, 768] x [768, 2304] (4x), and loses
  * at [56, 56, 96] x [96, 384] (1.5x slower), where it would save one tile row
- * in eight. */
+ * in eight. The copies are two launches more, each worth about
+ * PACK_LAUNCH_ROW_PIECES row pieces: a decoder step's [2, 1, 32] x [32, 32]
+ * (one tile product saved) and [2, 1, 256] x [256, 256] run faster as they
+ * are, [2, 1, 512] x [512, 512] and [16, 1, 128] x [128, 128] repacked. */
 #define PACK_ROWS_PER_PRODUCT 6
+#define PACK_LAUNCH_ROW_PIECES 256
 
 static bool pack_pays(const mm_plan *p) {
     if (p->ta || !p->b_shared || p->matrices < 2 || p->raw_padding || p->b->shape.rank < 2 ||
@@ -611,7 +615,7 @@ static bool pack_pays(const mm_plan *p) {
         return false;
     uint64_t rows = p->matrices * p->m, packed = (rows + 31) / 32;
     uint64_t saved = (p->matrices * p->mt - packed) * p->kt * p->nt;
-    return saved * PACK_ROWS_PER_PRODUCT > rows * (p->kt + p->nt);
+    return saved * PACK_ROWS_PER_PRODUCT > rows * (p->kt + p->nt) + 2 * PACK_LAUNCH_ROW_PIECES;
 }
 
 static lm_status matmul_packed(const char *op, const char *an, const char *bn, lmnn_tensor a,
