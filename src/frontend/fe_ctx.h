@@ -321,6 +321,11 @@ lm_status fe_in_dev(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out);
  * (typecast, untilized). */
 lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype,
                            lmnn_tensor *out);
+/* Input i row-major in `dtype` to read: the form held so, borrowed
+ * (*out_owned false), or else one made as fe_in_dev_rm_own does, the
+ * caller's to free. */
+lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype, lmnn_tensor *out,
+                       bool *out_owned);
 /* Storage dtype of a graph input or output of element type `e`. */
 lmnn_dtype fe_boundary_dtype(fe_elem e);
 /* Whether node n's output i (the fused chain's last value for output 0) is

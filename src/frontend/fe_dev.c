@@ -445,6 +445,21 @@ lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype d
     return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
+lm_status fe_in_dev_rm(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype dtype, lmnn_tensor *out,
+                       bool *out_owned) {
+    fe_dev *d = NULL;
+    lm_status st = in_dev_entry(c, n, i, &d);
+    if (st) return st;
+    lmnn_tensor_info info;
+    if (d->rm.id && !lmnn_tensor_get_info(d->rm, &info) && info.dtype == dtype) {
+        *out = d->rm;
+        *out_owned = false;
+        return LM_OK;
+    }
+    *out_owned = true;
+    return fe_in_dev_rm_own(c, n, i, dtype, out);
+}
+
 lm_status fe_in_dev_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                           bool *out_owned) {
     lmnn_tensor t;

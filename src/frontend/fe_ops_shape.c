@@ -830,39 +830,51 @@ static lm_status infer_gather(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, data->elem, rank, dims);
 }
 
-/* Input `i` as a row-major int32 index tensor, a new tensor the caller
- * frees. Negative entries stay as they are: the gathers count them from the
- * end of the dim (lmnn_index_options.negative_from_end). */
-static lm_status row_major_indices(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out) {
-    lmnn_tensor d, t = {0};
-    lmnn_tensor_info info;
-    lm_status st = fe_in_dev(c, n, i, &d);
-    if (st) return st;
-    if (!(st = lmnn_tensor_get_info(d, &info)) && info.dtype != LMNN_INT32)
-        st = lmnn_typecast(d, LMNN_INT32, &t);
-    if (!st) st = lmnn_to_layout(t.id ? t : d, LMNN_ROW_MAJOR, out);
-    fe_free(t);
-    return st ? fe_nn_fail(c, n, st) : LM_OK;
+/* Input `i` as a row-major int32 index tensor (any shape: the gathers read
+ * its elements in order), borrowed unless *owned. Negative entries stay
+ * as they are: the gathers count them from the end of the dim
+ * (lmnn_index_options.negative_from_end). */
+static lm_status row_major_indices(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
+                                   bool *owned) {
+    return fe_in_dev_rm(c, n, i, LMNN_INT32, out, owned);
+}
+
+/* Gather along axis 0 of a constant table ([V, D]: an embedding's, a rotary
+ * cache's cos and sin): the table is uploaded row-major once and each
+ * index's row moves in one launch, the table never untilized on a run. */
+static bool gathers_table(fe_ctx *c, const fe_node *n, int32_t axis) {
+    const fe_tensor *k = fe_in_const(c, n, 0);
+    return axis == 0 && k && k->rank == 2 && fe_dev_dtype(c, k->elem) != LMNN_BFLOAT8_B &&
+           fe_in_type(c, n, 1)->rank < LMNN_MAX_DIMS;
 }
 
 static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
     int64_t axis;
     lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
-    const fe_type *data = fe_in_type(c, n, 0), *it = fe_in_type(c, n, 1);
+    const fe_type *data = fe_in_type(c, n, 0);
     int32_t a;
     if (!st) st = fe_axis(c, n, axis, data->rank, &a);
-    lmnn_tensor d, idx, flat = {0}, r = {0};
-    if (!st) st = fe_in_dev(c, n, 0, &d);
-    if (!st) st = row_major_indices(c, n, 1, &idx);
+    lmnn_tensor d, idx, r = {0};
+    bool owned = false, table = !st && gathers_table(c, n, a);
+    if (!st) {
+        st = table ? fe_aux(c, n, 0, fe_in_const(c, n, 0), LMNN_ROW_MAJOR, &d)
+                   : fe_in_dev(c, n, 0, &d);
+    }
+    if (!st) st = row_major_indices(c, n, 1, &idx, &owned);
     if (st) return st;
-    int64_t count = fe_type_volume(it);
-    lmnn_shape s1 = fe_shape(1, &count);
+    if (table) {
+        lmnn_embedding_options eo;
+        lmnn_embedding_options_init(&eo);
+        eo.index.negative_from_end = true;
+        st = lmnn_embedding(idx, d, &eo, &r);
+        if (owned) fe_free(idx);
+        return st ? fe_nn_fail(c, n, st) : fe_out_dev(c, n, 0, r);
+    }
     lmnn_index_options io;
     lmnn_index_options_init(&io);
     io.negative_from_end = true;
-    if (!(st = lmnn_reshape(idx, &s1, NULL, &flat))) st = lmnn_index_select(d, a, flat, &io, &r);
-    fe_free(idx);
-    fe_free(flat);
+    st = lmnn_index_select(d, a, idx, &io, &r);
+    if (owned) fe_free(idx);
     if (st) return fe_nn_fail(c, n, st);
     const fe_type *o = &c->g->values[n->outputs[0]].type;
     lmnn_shape so = fe_shape(o->rank, o->dims);
@@ -891,14 +903,15 @@ static lm_status lower_gather_elements(fe_ctx *c, const fe_node *n) {
     int32_t a;
     if (!st) st = fe_axis(c, n, axis, data->rank, &a);
     lmnn_tensor d, idx, r;
+    bool owned = false;
     if (!st) st = fe_in_dev(c, n, 0, &d);
-    if (!st) st = row_major_indices(c, n, 1, &idx);
+    if (!st) st = row_major_indices(c, n, 1, &idx, &owned);
     if (st) return st;
     lmnn_index_options io;
     lmnn_index_options_init(&io);
     io.negative_from_end = true;
     st = lmnn_gather(d, a, idx, &io, &r);
-    fe_free(idx);
+    if (owned) fe_free(idx);
     if (st) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
 }
