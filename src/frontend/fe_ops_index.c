@@ -117,57 +117,96 @@ static lm_status infer_gathernd(fe_ctx *c, const fe_node *n) {
     return fe_set_out_type(c, n, 0, d->elem, r, dims);
 }
 
+/* *acc += term (term freed; *acc taken over when empty). */
+static lm_status acc_add(lmnn_tensor *acc, lmnn_tensor term) {
+    if (!acc->id) {
+        *acc = term;
+        return LM_OK;
+    }
+    lmnn_tensor sum;
+    lm_status st = lmnn_binary(LMNN_BINARY_ADD, *acc, term, NULL, &sum);
+    fe_free(term);
+    if (st) return st;
+    fe_free(*acc);
+    *acc = sum;
+    return LM_OK;
+}
+
+/* *acc += the node's float constant k (uploaded once, aux slot `slot`). */
+static lm_status add_rows_const(fe_ctx *c, const fe_node *n, uint32_t slot, const fe_tensor *k,
+                                lmnn_tensor *acc) {
+    lmnn_tensor o;
+    lm_status st = fe_aux_f32(c, n, slot, k, &o);
+    if (st) return st;
+    lmnn_tensor sum;
+    if ((st = lmnn_binary(LMNN_BINARY_ADD, *acc, o, NULL, &sum))) return fe_nn_fail(c, n, st);
+    fe_free(*acc);
+    *acc = sum;
+    return LM_OK;
+}
+
 /* Index tuples `t` ([m, k] float; freed here) as row numbers: a new float
- * tensor [m, 1] (negative entries count from the end of their dim). Errors
- * name the node. */
+ * tensor [m, 1], plus `base` ([m, 1] float, a row per tuple) when given.
+ * A negative entry counts from the end of its dim; a tuple with an entry
+ * outside its dim ([-dim, dim)) gets row -1, which selects zeros and
+ * scatters nothing, rather than landing in another row. Errors name the
+ * node. */
 static lm_status tuple_rows_of(fe_ctx *c, const fe_node *n, lmnn_tensor t, const gnd_geom *g,
-                               lmnn_tensor *out) {
-    lmnn_tensor acc = {0};
-    bool labeled = false; /* the error names the node already */
+                               const fe_tensor *base, lmnn_tensor *out) {
+    lmnn_tensor acc = {0}, bad = {0};
     lm_status st = LM_OK;
     for (int64_t j = 0; j < g->k && !st; j++) {
-        /* entry j, made positive (+ dim where negative), times its stride */
+        /* entry j, made positive (+ dim where negative), times its stride;
+         * outside the dim when still below 0 or at dim and past */
         int32_t b[2] = {0, (int32_t)j}, e[2] = {(int32_t)g->m, (int32_t)j + 1};
-        lmnn_tensor col = {0}, neg = {0}, fix = {0}, pos = {0}, term = {0}, sum;
+        double dim = (double)g->dim[j];
+        lmnn_tensor col = {0}, neg = {0}, fix = {0}, pos = {0}, term = {0}, lo = {0}, hi = {0};
+        lmnn_tensor out_j = {0};
         if (!(st = lmnn_slice(t, b, e, NULL, 2, NULL, &col)) &&
             !(st = lmnn_binary_scalar(LMNN_BINARY_LT, col, 0.0, NULL, &neg)) &&
-            !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, neg, (double)g->dim[j], NULL, &fix)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, neg, dim, NULL, &fix)) &&
             !(st = lmnn_binary(LMNN_BINARY_ADD, col, fix, NULL, &pos)) &&
-            !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, pos, (double)g->stride[j], NULL, &term))) {
-            if (!acc.id) {
-                acc = term;
-                term = (lmnn_tensor){0};
-            } else if (!(st = lmnn_binary(LMNN_BINARY_ADD, acc, term, NULL, &sum))) {
-                fe_free(acc);
-                acc = sum;
-            }
-        }
-        fe_free(col);
-        fe_free(neg);
-        fe_free(fix);
-        fe_free(pos);
-        fe_free(term);
+            !(st = lmnn_binary_scalar(LMNN_BINARY_MUL, pos, (double)g->stride[j], NULL, &term)) &&
+            !(st = acc_add(&acc, term)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_LT, pos, 0.0, NULL, &lo)) &&
+            !(st = lmnn_binary_scalar(LMNN_BINARY_GE, pos, dim, NULL, &hi)) &&
+            !(st = lmnn_binary(LMNN_BINARY_ADD, lo, hi, NULL, &out_j)))
+            st = acc_add(&bad, out_j);
+        lmnn_tensor junk[] = {col, neg, fix, pos, lo, hi};
+        for (size_t q = 0; q < sizeof junk / sizeof junk[0]; q++)
+            fe_free(junk[q]);
     }
+    fe_free(t);
+    if (st) st = fe_nn_fail(c, n, st);
     if (!st && g->batch_dims) {
         /* + the batch's first row: tuple m belongs to batch m / (m / batches) */
         fe_tensor *off;
         int64_t dims[2] = {g->m, 1}, per = g->m / g->batches, span = g->rows / g->batches;
-        lmnn_tensor o, sum;
         if (!(st = fe_const_new(c, FE_FLOAT, 2, dims, &off))) {
             for (int64_t r = 0; r < g->m; r++)
                 fe_tensor_set_f64(off, (uint64_t)r, (double)(r / per * span));
-            if ((st = fe_aux_f32(c, n, 0, off, &o))) {
-                labeled = true;
-            } else if (!(st = lmnn_binary(LMNN_BINARY_ADD, acc, o, NULL, &sum))) {
-                fe_free(acc);
-                acc = sum;
-            }
+            st = add_rows_const(c, n, 0, off, &acc);
         }
     }
-    fe_free(t);
+    if (!st && base) st = add_rows_const(c, n, 4, base, &acc);
+    if (!st) {
+        /* -1 where any entry was outside its dim */
+        fe_tensor *k;
+        lmnn_tensor minus = {0}, rows;
+        if (!(st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, 1}, &k))) {
+            fe_tensor_set_f64(k, 0, -1.0);
+            st = fe_aux_f32(c, n, 5, k, &minus);
+        }
+        if (!st && (st = lmnn_where(bad, minus, acc, &rows))) st = fe_nn_fail(c, n, st);
+        if (!st) {
+            fe_free(acc);
+            acc = rows;
+        }
+    }
+    fe_free(bad);
     if (st) {
         fe_free(acc);
-        return labeled ? st : fe_nn_fail(c, n, st);
+        return st;
     }
     *out = acc;
     return LM_OK;
@@ -178,7 +217,7 @@ static lm_status tuple_rows(fe_ctx *c, const fe_node *n, uint32_t i, const gnd_g
                             lmnn_tensor *out) {
     lmnn_tensor t;
     lm_status st = fe_in_float_as(c, n, i, 2, (int64_t[]){g->m, g->k}, &t);
-    return st ? st : tuple_rows_of(c, n, t, g, out);
+    return st ? st : tuple_rows_of(c, n, t, g, NULL, out);
 }
 
 lm_status fe_rows_index(lmnn_tensor rows, int64_t m, lmnn_tensor *out) {
@@ -732,7 +771,7 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     g.dim[0] = d->dims[axis];
     g.stride[0] = stride[axis];
     /* The indices as [m, rest]; of a row's, the first stands for all. */
-    lmnn_tensor t, first = {0}, idx, b;
+    lmnn_tensor t, first = {0};
     if ((st = fe_in_float_as(c, n, 1, 2, (int64_t[]){eg.m, eg.rest}, &t))) return st;
     if (eg.rest > 1) {
         st = lmnn_slice(t, (int32_t[]){0, 0}, (int32_t[]){(int32_t)eg.m, 1}, NULL, 2, NULL, &first);
@@ -740,12 +779,7 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
         if (st) return fe_nn_fail(c, n, st);
         t = first;
     }
-    if ((st = tuple_rows_of(c, n, t, &g, &idx))) return st;
-    if (!(st = fe_aux_f32(c, n, 4, base, &b)) &&
-        (st = lmnn_binary(LMNN_BINARY_ADD, idx, b, NULL, &to.rows)))
-        st = fe_nn_fail(c, n, st);
-    fe_free(idx);
-    if (st) return st;
+    if ((st = tuple_rows_of(c, n, t, &g, offset ? base : NULL, &to.rows))) return st;
     return scatter_out(c, n, &to, eg.rows, eg.m, eg.rest, red);
 }
 

@@ -4142,3 +4142,37 @@ write_case("invalid_rms_normalization_two_outputs",
            [("x", rmx)], [("y", rmx), ("m", (TensorProto.FLOAT, [2, 5, 1]))], 23,
            inits=[("s", rms)],
            expect="RMSNormalization has one output (Y); the node lists 2")
+# Run-time indices outside their dim: a tuple with one selects zeros and
+# scatters nothing, where the row arithmetic used to land it in a
+# neighbouring row ((0, 3) of dims (4, 3) is row 3, which is (1, 0)).
+orng = np.random.default_rng(29)
+odata = orng.standard_normal((4, 3, 5)).astype(np.float32)
+oidx = np.array([[1, 2], [0, 3], [2, -4], [3, -1]], np.int64)
+oupd = orng.standard_normal((4, 5)).astype(np.float32)
+
+
+def inside(t, dims):
+    return all(-d <= v < d for v, d in zip(t, dims))
+
+
+write_case("gathernd_runtime_index_outside_dim",
+           [helper.make_node("GatherND", ["x", "i"], ["y"])], [("x", odata), ("i", oidx)],
+           [("y", np.stack([odata[tuple(t)] if inside(t, (4, 3)) else np.zeros(5, np.float32)
+                            for t in oidx]))], 13)
+osc = odata.copy()
+for t, u in zip(oidx, oupd):
+    if inside(t, (4, 3)):
+        osc[tuple(t)] = u
+write_case("scatternd_runtime_index_outside_dim",
+           [helper.make_node("ScatterND", ["x", "i", "u"], ["y"])],
+           [("x", odata), ("i", oidx), ("u", oupd)], [("y", osc)], 13)
+oex = orng.standard_normal((3, 4)).astype(np.float32)
+oei = np.array([[0, 4, -5, 2]], np.int64)
+oeu = orng.standard_normal((1, 4)).astype(np.float32)
+oey = oex.copy()
+for j in range(4):
+    if -4 <= oei[0, j] < 4:
+        oey[0, oei[0, j]] += oeu[0, j]
+write_case("scatter_elements_add_runtime_index_outside_dim",
+           [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction="add")],
+           [("x", oex), ("i", oei), ("u", oeu)], [("y", oey)], 16)
