@@ -217,9 +217,11 @@ void lmnn_scatter_options_init(lmnn_scatter_options *opts);
  * dim 0, a key/value cache's update): out = a copy of `a` with row r(i)
  * replaced by row i of `updates`, for i in order, so of several entries that
  * name one row the last one's row stays; r(i) is index[i], or as opts maps
- * it. a is [N, W] and updates [M, W], both tile tensors of one dtype
- * (float32, bfloat16, int32 or uint32; bfloat8_b shares exponents between
- * rows: typecast it); index has M entries in one row. A row outside [0, N)
+ * it. a and updates are tile tensors of one dtype (float32, bfloat16, int32
+ * or uint32; bfloat8_b shares exponents between rows: typecast it) and one
+ * last dim W, of 2 dims or more: their rows are every dim but the last, in
+ * order ([B, H, T, W] has B * H * T rows, whatever T), N of a's and M of
+ * updates'; out has a's shape. index has M entries in one row. A row outside [0, N)
  * changes nothing (the sums are checked, never wrapped). NULL opts: the
  * defaults. The copy runs on every core, the rows move on one. */
 lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor updates,

@@ -579,9 +579,27 @@ static lm_status index_entries(fe_ctx *c, const fe_node *n, int64_t m, int64_t r
 static lm_status scatter_out(fe_ctx *c, const fe_node *n, scatter_to *to, int64_t N, int64_t M,
                              int64_t rest, reduction red) {
     lmnn_tensor data = {0}, upd = {0}, y = {0}, shaped;
-    const fe_type *d = fe_in_type(c, n, 0);
+    const fe_type *d = fe_in_type(c, n, 0), *u = fe_in_type(c, n, 2);
     lmnn_shape ds = fe_shape(d->rank, d->dims);
-    lm_status st = fe_in_float_as(c, n, 0, 2, (int64_t[]){N, rest}, &data);
+    lm_status st;
+    if (red == RED_NONE && to->index.id && d->rank >= 2 && u->rank >= 2 &&
+        d->dims[d->rank - 1] == rest && u->dims[u->rank - 1] == rest) {
+        /* Rows as wide as the last dim: the scatter takes the tensors as they
+         * are held, every dim but the last its rows (no copy into [N, rest]
+         * and back), in their own dtype. */
+        lmnn_tensor_info info;
+        if ((st = fe_in_dev(c, n, 0, &data)) || (st = fe_in_dev(c, n, 2, &upd))) {
+            scatter_to_free(to);
+            return st;
+        }
+        if (!lmnn_tensor_get_info(data, &info) && info.dtype != LMNN_BFLOAT8_B) {
+            st = scatter_rows(c, n, data, to, upd, N, M, rest, red, &y);
+            scatter_to_free(to);
+            return st ? fe_nn_fail(c, n, st) : fe_out_dev(c, n, 0, y);
+        }
+        data = upd = (lmnn_tensor){0}; /* borrowed: bfloat8_b goes as below */
+    }
+    st = fe_in_float_as(c, n, 0, 2, (int64_t[]){N, rest}, &data);
     if (!st) st = fe_in_float_as(c, n, 2, 2, (int64_t[]){M, rest}, &upd);
     if (!st) {
         if (!(st = scatter_rows(c, n, data, to, upd, N, M, rest, red, &y)))

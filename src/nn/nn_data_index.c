@@ -487,21 +487,31 @@ lm_status lmnn_upsample(lmnn_tensor a, uint32_t scale_h, uint32_t scale_w,
 #define SR_IDX_BLOCK 512u /* scatter_rows.c's IDX_BLOCK and RUN_BLOCK */
 #define SR_RUN_BLOCK 64u
 
-/* The tile tensor argument `arg` of scatter_rows: 2-D, tiles of 2- or
- * 4-byte elements. */
+/* t's rows: the product of every dim but the last. */
+static uint64_t scatter_rows_of(const nn_tensor *t) {
+    return lmnn_shape_volume(&t->shape) /
+           (t->shape.dims[t->shape.rank - 1] ? t->shape.dims[t->shape.rank - 1] : 1);
+}
+
+/* The tile tensor argument `arg` of scatter_rows: 2-D or more (its rows
+ * every dim but the last, matrix by matrix), tiles of 2- or 4-byte
+ * elements, at most 2^32 - 1 rows. */
 static lm_status rows_matrix(const char *op, const char *arg, lmnn_tensor h, nn_tensor **out) {
     lm_status st = nn_get_tensor(op, arg, h, out);
     if (st) return st;
     const nn_tensor *t = *out;
-    if (t->layout != LMNN_TILE || t->shape.rank != 2)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected a 2-D tile tensor, given %s %s",
-                       arg, lmnn_layout_name(t->layout),
-                       nn_shape_str(&t->shape, (char[64]){0}, 64));
+    if (t->layout != LMNN_TILE || t->shape.rank < 2)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "%s: expected a tile tensor of 2 dims or more, given %s %s", arg,
+                       lmnn_layout_name(t->layout), nn_shape_str(&t->shape, (char[64]){0}, 64));
     if (t->dtype == LMNN_BFLOAT8_B)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "%s: bfloat8_b rows share exponents with their neighbours; typecast to "
                        "bfloat16 first",
                        arg);
+    if (scatter_rows_of(t) > UINT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: %llu rows, more than 2^32 - 1", arg,
+                       (unsigned long long)scatter_rows_of(t));
     return LM_OK;
 }
 
@@ -521,10 +531,18 @@ static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_
     for (int k = 0; k < count_t && !st; k++)
         st = nn_accessor_words(op, ts[k], w[k], &nw[k]);
     if (st) return st;
-    const uint32_t esize = o->dtype == LMNN_BFLOAT16 ? 2 : 4, wt = o->padded.dims[1] / 32;
-    uint32_t args[7 + 4 * NN_ACCESSOR_WORDS] = {
-        u->shape.dims[0], o->shape.dims[0], wt, esize, map->dim, map->scale, count_t == 4};
-    uint32_t count = 7;
+    const uint32_t r = o->shape.rank, ur = u->shape.rank;
+    const uint32_t esize = o->dtype == LMNN_BFLOAT16 ? 2 : 4, wt = o->padded.dims[r - 1] / 32;
+    uint32_t args[9 + 4 * NN_ACCESSOR_WORDS] = {(uint32_t)scatter_rows_of(u),
+                                                (uint32_t)scatter_rows_of(o),
+                                                wt,
+                                                esize,
+                                                map->dim,
+                                                map->scale,
+                                                count_t == 4,
+                                                o->shape.dims[r - 2],
+                                                u->shape.dims[ur - 2]};
+    uint32_t count = 9;
     nn_key key;
     nn_key_init(&key, "scatter_rows");
     nn_key_add(&key, args, count * sizeof args[0]);
@@ -596,17 +614,18 @@ lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor update
     if (!st) st = get_index(op, "index", index, t, &ix);
     if (st) return st;
     char sa[64], su[64];
-    if (u->dtype != t->dtype || u->shape.dims[1] != t->shape.dims[1])
+    const uint32_t w = t->shape.dims[t->shape.rank - 1], m = (uint32_t)scatter_rows_of(u);
+    if (u->dtype != t->dtype || u->shape.dims[u->shape.rank - 1] != w)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "updates: expected %s rows of a's width %u, given %s %s",
-                       lmnn_dtype_name(t->dtype), t->shape.dims[1], lmnn_dtype_name(u->dtype),
+                       lmnn_dtype_name(t->dtype), w, lmnn_dtype_name(u->dtype),
                        nn_shape_str(&u->shape, su, sizeof su));
-    if (lmnn_shape_volume(&ix->shape) != u->shape.dims[0] || ix->pages > 1)
+    if (lmnn_shape_volume(&ix->shape) != m || ix->pages > 1)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "index: expected %u entries (a row of updates each) in one row, given %s",
-                       u->shape.dims[0], nn_shape_str(&ix->shape, sa, sizeof sa));
+                       "index: expected %u entries (a row of updates each) in one row, given %s", m,
+                       nn_shape_str(&ix->shape, sa, sizeof sa));
     scatter_map map;
-    if ((st = scatter_map_of(op, opts, t, u->shape.dims[0], &map))) return st;
+    if ((st = scatter_map_of(op, opts, t, m, &map))) return st;
     const lmnn_output *output = &opts->output;
     if (output->dtype && output->dtype != t->dtype)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output: dtype %s, expected a's %s",
@@ -619,7 +638,7 @@ lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor update
     nn_program *prog = NULL;
     if ((st = dm_make(op, t->device, &od, &oh, &o))) return st;
     st = nn_copy_pages(op, t, o);
-    if (!st && u->shape.dims[0]) st = scatter_program(op, o, u, ix, &map, &prog);
+    if (!st && m) st = scatter_program(op, o, u, ix, &map, &prog);
     nn_tensor *tensors[] = {o, u, ix, map.offsets};
     if (!st && prog) st = nn_launch(op, prog, tensors, map.offsets ? 4 : 3);
     return finish(st, oh, out, (lmnn_tensor){0}, NULL);

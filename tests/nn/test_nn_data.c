@@ -1902,7 +1902,7 @@ static void test_index_negative_from_end(void) {
 }
 
 /* scatter_rows with its entries mapped (lmnn_scatter_options) against the
- * host: a [B, H, T, W] cache seen as [B * H * T, W] written at positions
+ * host: a [B, H, T, W] cache (rows B * H * T) written at positions
  * along T (ScatterElements' row form: row = pos * 1 + (b * H + h) * T), with
  * entries below 0 counted from T's end and ones outside [-T, T) dropped; the
  * same along B (row_scale H * T, offsets h * T + t); entries mapped without
@@ -1916,16 +1916,21 @@ static int64_t mapped_row(int32_t v, int64_t off, uint32_t dim, uint32_t scale, 
 
 static void test_scatter_rows_mapped(void) {
     enum { B = 2, H = 3, T = 10, W = 40, N = B * H * T };
+    /* The cache as [B, H, T, W] (rows of matrices of T, not whole tiles)
+     * or as [N, W], the updates as [.., rows, W] or [m, W]. */
     struct {
         uint32_t dim, scale, m;
         bool offsets, huge;
-    } cases[] = {{T, 1, B * H * 2, true, false},
-                 {B, H * T, H * T, true, false},
-                 {N, 1, 12, false, false},
-                 {T, 1, 8, true, true}};
+        lmnn_shape as, us;
+    } cases[] = {
+        {T, 1, B * H * 2, true, false, LMNN_SHAPE(B, H, T, W), LMNN_SHAPE(B, H, 2, W)},
+        {B, H * T, H * T, true, false, LMNN_SHAPE(B, H, T, W), LMNN_SHAPE(1, H, T, W)},
+        {N, 1, 12, false, false, LMNN_SHAPE(N, W), LMNN_SHAPE(12, W)},
+        {T, 1, 8, true, true, LMNN_SHAPE(B * H, T, W), LMNN_SHAPE(8, W)},
+    };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const uint32_t dim = cases[c].dim, scale = cases[c].scale, m = cases[c].m;
-        lmnn_shape as = LMNN_SHAPE(N, W), us = LMNN_SHAPE(m, W), is = LMNN_SHAPE(m);
+        lmnn_shape as = cases[c].as, us = cases[c].us, is = LMNN_SHAPE(m);
         float *x = malloc((size_t)N * W * sizeof *x), *up = malloc((size_t)m * W * sizeof *up);
         float *want = malloc((size_t)N * W * sizeof *want);
         int32_t idx[64];
@@ -2049,7 +2054,8 @@ static void test_scatter_rows(void) {
     CHECK_OK(nn_upload(&us, z, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
     CHECK_OK(nn_upload(&as, z, LMNN_BFLOAT8_B, LMNN_TILE, &b8));
     CHECK_FAILS(lmnn_scatter_rows(a, ix, rm, NULL, &o), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_scatter_rows: updates: expected a 2-D tile tensor, given row_major");
+                "lmnn_scatter_rows: updates: expected a tile tensor of 2 dims or more, given "
+                "row_major [2, 8]");
     CHECK_FAILS(lmnn_scatter_rows(b8, ix, u, NULL, &o), LM_ERR_INVALID_ARGUMENT,
                 "a: bfloat8_b rows share exponents with their neighbours");
     CHECK_FAILS(lmnn_scatter_rows(a, ix, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,

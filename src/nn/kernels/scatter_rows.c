@@ -1,22 +1,26 @@
-/* Scatter of whole rows into a matrix, in place: row i of the updates (an
- * [M, W] tile tensor) replaces row r(i) of the output (an [N, W] tile tensor
- * of the same element size, which already holds the data). Without a dim,
- * r(i) is index[i]; with dim D > 0, an entry v in [-D, D) (made positive by
- * adding D) names row v * scale + offsets[i] (offsets 0 without them), and
- * any other entry nothing. A row outside [0, N) leaves the output as it is;
- * the sums are checked before they are made, so none wraps into range. The
- * rows go in order, each written before the next is read, so of several
- * updates of one row the last stays: one core, deterministic.
+/* Scatter of whole rows into a tensor, in place: row i of the updates (a
+ * tile tensor whose rows are every dim but the last, M of them) replaces row
+ * r(i) of the output (one of the same width and element size, N rows, which
+ * already holds the data). Without a dim, r(i) is index[i]; with dim D > 0,
+ * an entry v in [-D, D) (made positive by adding D) names row v * scale +
+ * offsets[i] (offsets 0 without them), and any other entry nothing. A row
+ * outside [0, N) leaves the output as it is; the sums are checked before
+ * they are made, so none wraps into range. The rows go in order, each
+ * written before the next is read, so of several updates of one row the
+ * last stays: one core, deterministic.
  *
- * In a tile, columns 16h .. 16h + 15 of rows 16v .. 16v + 15 are face 2v + h,
+ * Row r of a tensor whose matrices have h rows is row r % h of matrix r / h:
+ * tile row (r / h) * ceil(h / 32) + r % h / 32, row r % h % 32 in it. In a
+ * tile, columns 16c .. 16c + 15 of rows 16v .. 16v + 15 are face 2v + c,
  * row by row: a matrix row is, in each of its W / 32 tiles, two runs of 16
  * elements, one a face apart. Runtime args: M, N, the tiles of a row, the
- * element size (2 or 4 bytes), D, scale, whether there are offsets, then
- * the output's, the updates', the index's and the offsets' (when there are)
- * accessor words. Common args: the output's, the updates', the index's and
- * the offsets' addresses; the index and the offsets are row-major 32-bit
- * [M], one page each. Circular buffers (scratch): 0 a block of index
- * entries, 1 a block of a row's runs, 2 a block of offsets. */
+ * element size (2 or 4 bytes), D, scale, whether there are offsets, the
+ * output's and the updates' rows per matrix, then the output's, the
+ * updates', the index's and the offsets' (when there are) accessor words.
+ * Common args: the output's, the updates', the index's and the offsets'
+ * addresses; the index and the offsets are row-major 32-bit [M], one page
+ * each. Circular buffers (scratch): 0 a block of index entries, 1 a block of
+ * a row's runs, 2 a block of offsets. */
 #include "dataflow_api.h"
 
 #define IDX_BLOCK 512 /* entries read at once: 2 KiB */
@@ -33,13 +37,26 @@ static uint32_t row_of(int32_t v, uint32_t off, uint32_t n, uint32_t dim, uint32
     return off < n - r ? r + off : n;
 }
 
+/* Where row r of a tensor with matrices of h rows (tile rows ht of them)
+ * is: its tile row, and its offset in a tile of the face half it starts. */
+static uint32_t tile_row(uint32_t r, uint32_t h, uint32_t ht) {
+    return r / h * ht + r % h / 32;
+}
+
+static uint32_t row_offset(uint32_t r, uint32_t h, uint32_t face, uint32_t run) {
+    uint32_t in = r % h % 32;
+    return in / 16 * 2 * face + in % 16 * run;
+}
+
 void kernel_main(void) {
     const uint32_t m = get_arg_val(0), n = get_arg_val(1), wt = get_arg_val(2);
     const uint32_t esize = get_arg_val(3), run = 16 * esize, face = 256 * esize;
     const uint32_t dim = get_arg_val(4), scale = get_arg_val(5), has_offsets = get_arg_val(6);
+    const uint32_t oh = get_arg_val(7), uh = get_arg_val(8);
+    const uint32_t oht = (oh + 31) / 32, uht = (uh + 31) / 32;
     const uint32_t tile = 4 * face, top = n ? (n - 1) / scale : 0;
     nn_accessor out, upd, idx, offs;
-    uint32_t arg = nn_accessor_init(&out, 7, get_common_arg_val(0), tile);
+    uint32_t arg = nn_accessor_init(&out, 9, get_common_arg_val(0), tile);
     arg = nn_accessor_init(&upd, arg, get_common_arg_val(1), tile);
     arg = nn_accessor_init(&idx, arg, get_common_arg_val(2), 4 * m);
     if (has_offsets) nn_accessor_init(&offs, arg, get_common_arg_val(3), 4 * m);
@@ -60,19 +77,19 @@ void kernel_main(void) {
             const uint32_t i = i0 + k;
             const uint32_t r = row_of(entries[k], has_offsets ? offsets[k] : 0, n, dim, scale, top);
             if (r >= n) continue;
-            /* The row's place in a tile: face half and row within it. */
-            const uint32_t from = i % 32 / 16 * 2 * face + i % 16 * run;
-            const uint32_t to = r % 32 / 16 * 2 * face + r % 16 * run;
+            /* The rows' tile rows and places in their tiles. */
+            const uint32_t from = row_offset(i, uh, face, run), to = row_offset(r, oh, face, run);
+            const uint32_t src_row = tile_row(i, uh, uht) * wt, dst_row = tile_row(r, oh, oht) * wt;
             for (uint32_t c0 = 0; c0 < wt; c0 += RUN_BLOCK) {
                 uint32_t tiles = wt - c0 < RUN_BLOCK ? wt - c0 : RUN_BLOCK;
                 for (uint32_t c = 0; c < tiles; c++) {
-                    uint32_t src = i / 32 * wt + c0 + c, at = buf + 2 * c * run;
+                    uint32_t src = src_row + c0 + c, at = buf + 2 * c * run;
                     noc_async_read(nn_accessor_addr(&upd, src, from), at, run);
                     noc_async_read(nn_accessor_addr(&upd, src, from + face), at + run, run);
                 }
                 noc_async_read_barrier();
                 for (uint32_t c = 0; c < tiles; c++) {
-                    uint32_t dst = r / 32 * wt + c0 + c, at = buf + 2 * c * run;
+                    uint32_t dst = dst_row + c0 + c, at = buf + 2 * c * run;
                     noc_async_write(at, nn_accessor_addr(&out, dst, to), run);
                     noc_async_write(at + run, nn_accessor_addr(&out, dst, to + face), run);
                 }
