@@ -209,6 +209,11 @@ typedef struct lmnn_scatter_options {
     uint32_t index_dim;  /* 0 (default): an entry is a row number itself */
     uint32_t row_scale;  /* with index_dim: rows per step along that dim (default 1) */
     lmnn_tensor offsets; /* with index_dim: per-entry rows added (default none) */
+    /* Entry i is element i * index_step of index, in row-major order
+     * (default 1): index holds M * index_step elements, in any shape (the
+     * first of each row of a ScatterElements' [M, W] indices, read where
+     * they are). */
+    uint32_t index_step;
 } lmnn_scatter_options;
 
 void lmnn_scatter_options_init(lmnn_scatter_options *opts);
@@ -221,7 +226,8 @@ void lmnn_scatter_options_init(lmnn_scatter_options *opts);
  * or uint32; bfloat8_b shares exponents between rows: typecast it) and one
  * last dim W, of 2 dims or more: their rows are every dim but the last, in
  * order ([B, H, T, W] has B * H * T rows, whatever T), N of a's and M of
- * updates'; out has a's shape. index has M entries in one row. A row outside [0, N)
+ * updates'; out has a's shape. index is a row-major int32 or uint32 tensor
+ * of M entries (times opts->index_step). A row outside [0, N)
  * changes nothing (the sums are checked, never wrapped). NULL opts: the
  * defaults. The copy runs on every core, the rows move on one. */
 lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor updates,

@@ -305,16 +305,18 @@ static lm_status arange_table(fe_ctx *c, const fe_node *n, uint32_t slot, int64_
  * for a replacement an int32 row-major index of M entries that
  * lmnn_scatter_rows maps to rows itself (`index`, with index_dim, row_scale
  * and `offsets` as lmnn_scatter_options has them), which spares the
- * launches of the arithmetic. `offsets` is borrowed (a node's constant,
- * fe_aux); the others are owned. */
+ * launches of the arithmetic (every index_step-th element of `index` an
+ * entry). `offsets` is borrowed (a node's constant, fe_aux), `index` owned
+ * when index_owned, `rows` owned. */
 typedef struct scatter_to {
     lmnn_tensor rows, index, offsets;
-    uint32_t index_dim, row_scale;
+    bool index_owned;
+    uint32_t index_dim, row_scale, index_step;
 } scatter_to;
 
 static void scatter_to_free(scatter_to *to) {
     fe_free(to->rows);
-    fe_free(to->index);
+    if (to->index_owned) fe_free(to->index);
 }
 
 /* data [N, rest] with updates [M, rest] put where `to` says, combined by
@@ -338,6 +340,7 @@ static lm_status scatter_rows(fe_ctx *c, const fe_node *n, lmnn_tensor data, con
         if (to->index.id) {
             so.index_dim = to->index_dim;
             so.row_scale = to->row_scale;
+            so.index_step = to->index_step;
             so.offsets = to->offsets;
         } else if (!st) {
             st = fe_rows_index(rows, M, &idx);
@@ -553,25 +556,11 @@ static lm_status infer_scatternd(fe_ctx *c, const fe_node *n) {
 }
 
 /* Input 1 ([m, rest] seen so; of a row's entries the first stands for
- * all) as an int32 row-major index of m entries, in *out. */
-static lm_status index_entries(fe_ctx *c, const fe_node *n, int64_t m, int64_t rest,
-                               lmnn_tensor *out) {
-    lmnn_tensor d, t = {0}, first = {0}, i32 = {0}, rm = {0};
-    lmnn_shape matrix = fe_shape(2, (int64_t[]){m, rest}), flat = fe_shape(1, &m);
-    lmnn_tensor_info info;
-    lm_status st = fe_in_dev(c, n, 1, &d);
-    if (st) return st;
-    if (!(st = lmnn_reshape(d, &matrix, NULL, &t)) && rest > 1)
-        st = lmnn_slice(t, (int32_t[]){0, 0}, (int32_t[]){(int32_t)m, 1}, NULL, 2, NULL, &first);
-    lmnn_tensor col = first.id ? first : t;
-    if (!st && !(st = lmnn_tensor_get_info(col, &info)) && info.dtype != LMNN_INT32)
-        st = lmnn_typecast(col, LMNN_INT32, &i32);
-    if (!st) st = lmnn_to_layout(i32.id ? i32 : col, LMNN_ROW_MAJOR, &rm);
-    if (!st) st = lmnn_reshape(rm, &flat, NULL, out);
-    lmnn_tensor junk[] = {t, first, i32, rm};
-    for (size_t k = 0; k < sizeof junk / sizeof junk[0]; k++)
-        fe_free(junk[k]);
-    return st ? fe_nn_fail(c, n, st) : LM_OK;
+ * all) as the scatter's int32 row-major index: the form held so, read in
+ * place (every rest-th element an entry: `to`'s index_step). */
+static lm_status index_entries(fe_ctx *c, const fe_node *n, int64_t rest, scatter_to *to) {
+    to->index_step = (uint32_t)rest;
+    return fe_in_dev_rm(c, n, 1, LMNN_INT32, &to->index, &to->index_owned);
 }
 
 /* Data (input 0, as [N, rest]) with updates (input 2, as [M, rest]) put
@@ -624,7 +613,7 @@ static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {
         /* One entry per tuple: the scatter counts it along the dim itself. */
         to.index_dim = (uint32_t)g.dim[0];
         to.row_scale = (uint32_t)g.stride[0];
-        st = index_entries(c, n, g.m, 1, &to.index);
+        st = index_entries(c, n, 1, &to);
     } else {
         st = tuple_rows(c, n, 1, &g, &to.rows);
     }
@@ -777,7 +766,7 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     scatter_to to = {.index_dim = (uint32_t)d->dims[axis], .row_scale = (uint32_t)stride[axis]};
     if (red == RED_NONE) {
         /* The scatter adds the positions' rows itself. */
-        st = index_entries(c, n, eg.m, eg.rest, &to.index);
+        st = index_entries(c, n, eg.rest, &to);
         if (!st && offset) st = fe_aux(c, n, 4, base, LMNN_ROW_MAJOR, &to.offsets);
         if (st) {
             scatter_to_free(&to);

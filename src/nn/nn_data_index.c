@@ -13,7 +13,7 @@ void lmnn_index_options_init(lmnn_index_options *opts) {
 }
 
 void lmnn_scatter_options_init(lmnn_scatter_options *opts) {
-    if (opts) *opts = (lmnn_scatter_options){.row_scale = 1};
+    if (opts) *opts = (lmnn_scatter_options){.row_scale = 1, .index_step = 1};
 }
 
 void lmnn_embedding_options_init(lmnn_embedding_options *opts) {
@@ -518,7 +518,7 @@ static lm_status rows_matrix(const char *op, const char *arg, lmnn_tensor h, nn_
 /* The scatter's mapping of entries to rows (lmnn_scatter_options), as
  * scatter_rows.c takes it. */
 typedef struct scatter_map {
-    uint32_t dim, scale;
+    uint32_t dim, scale, step;
     nn_tensor *offsets; /* NULL: none */
 } scatter_map;
 
@@ -533,16 +533,18 @@ static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_
     if (st) return st;
     const uint32_t r = o->shape.rank, ur = u->shape.rank;
     const uint32_t esize = o->dtype == LMNN_BFLOAT16 ? 2 : 4, wt = o->padded.dims[r - 1] / 32;
-    uint32_t args[9 + 4 * NN_ACCESSOR_WORDS] = {(uint32_t)scatter_rows_of(u),
-                                                (uint32_t)scatter_rows_of(o),
-                                                wt,
-                                                esize,
-                                                map->dim,
-                                                map->scale,
-                                                count_t == 4,
-                                                o->shape.dims[r - 2],
-                                                u->shape.dims[ur - 2]};
-    uint32_t count = 9;
+    uint32_t args[11 + 4 * NN_ACCESSOR_WORDS] = {(uint32_t)scatter_rows_of(u),
+                                                 (uint32_t)scatter_rows_of(o),
+                                                 wt,
+                                                 esize,
+                                                 map->dim,
+                                                 map->scale,
+                                                 count_t == 4,
+                                                 o->shape.dims[r - 2],
+                                                 u->shape.dims[ur - 2],
+                                                 map->step,
+                                                 ix->page_size / 4};
+    uint32_t count = 11;
     nn_key key;
     nn_key_init(&key, "scatter_rows");
     nn_key_add(&key, args, count * sizeof args[0]);
@@ -578,7 +580,7 @@ static lm_status scatter_program(const char *op, nn_tensor *o, nn_tensor *u, nn_
 /* opts' mapping, checked against t (the data) and m (the updates' rows). */
 static lm_status scatter_map_of(const char *op, const lmnn_scatter_options *opts,
                                 const nn_tensor *t, uint32_t m, scatter_map *out) {
-    *out = (scatter_map){opts->index_dim, opts->row_scale, NULL};
+    *out = (scatter_map){opts->index_dim, opts->row_scale, opts->index_step, NULL};
     if (!opts->index_dim) {
         if (opts->row_scale != 1 || opts->offsets.id)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -620,9 +622,13 @@ lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor update
                        "updates: expected %s rows of a's width %u, given %s %s",
                        lmnn_dtype_name(t->dtype), w, lmnn_dtype_name(u->dtype),
                        nn_shape_str(&u->shape, su, sizeof su));
-    if (lmnn_shape_volume(&ix->shape) != m || ix->pages > 1)
+    const uint32_t step = opts->index_step;
+    if (!step) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "index_step 0: expected at least 1");
+    if (lmnn_shape_volume(&ix->shape) != (uint64_t)m * step)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "index: expected %u entries (a row of updates each) in one row, given %s", m,
+                       "index: expected %llu elements (%u rows of updates, an entry every %u), "
+                       "given %s",
+                       (unsigned long long)m * step, m, step,
                        nn_shape_str(&ix->shape, sa, sizeof sa));
     scatter_map map;
     if ((st = scatter_map_of(op, opts, t, m, &map))) return st;

@@ -1927,7 +1927,11 @@ static void test_scatter_rows_mapped(void) {
         {B, H * T, H * T, true, false, LMNN_SHAPE(B, H, T, W), LMNN_SHAPE(1, H, T, W)},
         {N, 1, 12, false, false, LMNN_SHAPE(N, W), LMNN_SHAPE(12, W)},
         {T, 1, 8, true, true, LMNN_SHAPE(B * H, T, W), LMNN_SHAPE(8, W)},
+        {T, 1, B * H, true, false, LMNN_SHAPE(B, H, T, W), LMNN_SHAPE(B, H, 1, W)},
     };
+    /* The last case's index is [M, 3], a page per entry, its entry the
+     * first of each row (index_step 3), as ScatterElements' indices come. */
+    const size_t stepped = 4;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const uint32_t dim = cases[c].dim, scale = cases[c].scale, m = cases[c].m;
         lmnn_shape as = cases[c].as, us = cases[c].us, is = LMNN_SHAPE(m);
@@ -1950,12 +1954,18 @@ static void test_scatter_rows_mapped(void) {
              * with its coordinate along the dim 0. */
             off[i] = !cases[c].offsets ? 0
                      : cases[c].huge   ? 0xFFFFFFFFu - i
-                     : scale == 1      ? i / 2 * T
+                     : scale == 1      ? i / (c == stepped ? 1 : 2) * T
                                        : i;
             int64_t row = mapped_row(idx[i], off[i], dim, scale, N);
             if (row >= 0) memcpy(want + row * W, up + (size_t)i * W, W * sizeof *up);
         }
-        lmnn_tensor a, u, o = {0}, ix = upload_index(&is, (const uint32_t *)idx, LMNN_INT32);
+        int32_t wide[3 * 64];
+        for (uint32_t i = 0; i < 3 * m; i++)
+            wide[i] = i % 3 ? (int32_t)(i % 7) : idx[i / 3]; /* the others: rows in range */
+        lmnn_shape ws = LMNN_SHAPE(m, 3);
+        lmnn_tensor a, u, o = {0};
+        lmnn_tensor ix = c == stepped ? upload_index(&ws, (const uint32_t *)wide, LMNN_INT32)
+                                      : upload_index(&is, (const uint32_t *)idx, LMNN_INT32);
         lmnn_tensor ox = upload_index(&is, off, LMNN_UINT32);
         CHECK_OK(nn_upload(&as, x, LMNN_FLOAT32, LMNN_TILE, &a));
         CHECK_OK(nn_upload(&us, up, LMNN_FLOAT32, LMNN_TILE, &u));
@@ -1963,6 +1973,7 @@ static void test_scatter_rows_mapped(void) {
         lmnn_scatter_options_init(&so);
         so.index_dim = dim;
         so.row_scale = scale;
+        so.index_step = c == stepped ? 3 : 1;
         if (cases[c].offsets) so.offsets = ox;
         CHECK_OK(lmnn_scatter_rows(a, ix, u, &so, &o));
         float *y = o.id ? nn_download(o) : NULL;
@@ -2059,9 +2070,9 @@ static void test_scatter_rows(void) {
     CHECK_FAILS(lmnn_scatter_rows(b8, ix, u, NULL, &o), LM_ERR_INVALID_ARGUMENT,
                 "a: bfloat8_b rows share exponents with their neighbours");
     CHECK_FAILS(lmnn_scatter_rows(a, ix, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,
-                "index: expected 4 entries (a row of updates each) in one row, given [2]");
+                "index: expected 4 elements (4 rows of updates, an entry every 1), given [2]");
     CHECK_FAILS(lmnn_scatter_rows(u, ix, a, NULL, &o), LM_ERR_INVALID_ARGUMENT,
-                "index: expected 4 entries");
+                "index: expected 4 elements");
     CHECK_FAILS(lmnn_scatter_rows(a, a, u, NULL, &o), LM_ERR_INVALID_ARGUMENT,
                 "index: expected a row_major uint32 or int32 tensor");
     CHECK_FAILS(lmnn_scatter_rows(a, ix, u, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "out is NULL");
@@ -2095,6 +2106,13 @@ static void test_scatter_rows(void) {
     so.offsets = ix3;
     CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
                 "offsets: expected 2 entries (a row of updates each) in one row, given [3]");
+    lmnn_scatter_options_init(&so);
+    so.index_step = 0;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "index_step 0: expected at least 1");
+    so.index_step = 2;
+    CHECK_FAILS(lmnn_scatter_rows(a, ix, u, &so, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected 4 elements (2 rows of updates, an entry every 2), given [2]");
     lmnn_tensor_free(ix3);
     lmnn_shape ws = LMNN_SHAPE(2, 9);
     lmnn_tensor wide;

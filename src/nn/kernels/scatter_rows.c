@@ -15,12 +15,14 @@
  * row by row: a matrix row is, in each of its W / 32 tiles, two runs of 16
  * elements, one a face apart. Runtime args: M, N, the tiles of a row, the
  * element size (2 or 4 bytes), D, scale, whether there are offsets, the
- * output's and the updates' rows per matrix, then the output's, the
+ * output's and the updates' rows per matrix, the step between entries in
+ * the index and the index's elements per page, then the output's, the
  * updates', the index's and the offsets' (when there are) accessor words.
  * Common args: the output's, the updates', the index's and the offsets'
- * addresses; the index and the offsets are row-major 32-bit [M], one page
- * each. Circular buffers (scratch): 0 a block of index entries, 1 a block of
- * a row's runs, 2 a block of offsets. */
+ * addresses. The index is row-major 32-bit, entry i its element i * step;
+ * the offsets row-major 32-bit [M], one page. Circular buffers (scratch): 0
+ * a block of index entries, 1 a block of a row's runs, 2 a block of
+ * offsets. */
 #include "dataflow_api.h"
 
 #define IDX_BLOCK 512 /* entries read at once: 2 KiB */
@@ -53,12 +55,15 @@ void kernel_main(void) {
     const uint32_t esize = get_arg_val(3), run = 16 * esize, face = 256 * esize;
     const uint32_t dim = get_arg_val(4), scale = get_arg_val(5), has_offsets = get_arg_val(6);
     const uint32_t oh = get_arg_val(7), uh = get_arg_val(8);
+    const uint32_t step = get_arg_val(9), per_page = get_arg_val(10);
     const uint32_t oht = (oh + 31) / 32, uht = (uh + 31) / 32;
     const uint32_t tile = 4 * face, top = n ? (n - 1) / scale : 0;
+    /* Entries next to each other in one page come in one read. */
+    const uint32_t packed = step == 1 && per_page >= m;
     nn_accessor out, upd, idx, offs;
-    uint32_t arg = nn_accessor_init(&out, 9, get_common_arg_val(0), tile);
+    uint32_t arg = nn_accessor_init(&out, 11, get_common_arg_val(0), tile);
     arg = nn_accessor_init(&upd, arg, get_common_arg_val(1), tile);
-    arg = nn_accessor_init(&idx, arg, get_common_arg_val(2), 4 * m);
+    arg = nn_accessor_init(&idx, arg, get_common_arg_val(2), 4 * per_page);
     if (has_offsets) nn_accessor_init(&offs, arg, get_common_arg_val(3), 4 * m);
     cb_reserve_back(0, 1);
     cb_reserve_back(1, 1);
@@ -68,7 +73,16 @@ void kernel_main(void) {
     const uint32_t buf = get_write_ptr(1);
     for (uint32_t i0 = 0; i0 < m; i0 += IDX_BLOCK) {
         uint32_t count = m - i0 < IDX_BLOCK ? m - i0 : IDX_BLOCK;
-        noc_async_read(nn_accessor_addr(&idx, 0, 4 * i0), (uint32_t)(uintptr_t)entries, 4 * count);
+        if (packed) {
+            noc_async_read(nn_accessor_addr(&idx, 0, 4 * i0), (uint32_t)(uintptr_t)entries,
+                           4 * count);
+        } else {
+            for (uint32_t k = 0; k < count; k++) {
+                uint32_t e = (i0 + k) * step;
+                noc_async_read(nn_accessor_addr(&idx, e / per_page, 4 * (e % per_page)),
+                               (uint32_t)(uintptr_t)(entries + k), 4);
+            }
+        }
         if (has_offsets)
             noc_async_read(nn_accessor_addr(&offs, 0, 4 * i0), (uint32_t)(uintptr_t)offsets,
                            4 * count);
