@@ -268,6 +268,18 @@ static void test_reshape(void) {
         {LMNN_SHAPE(3, 45, 33), LMNN_SHAPE(5, 27, 33)},
         {LMNN_SHAPE(5, 7, 3), LMNN_SHAPE(35, 3)},
         {LMNN_SHAPE(2, 3, 14, 70), LMNN_SHAPE(7, 12, 70)},
+        /* The last dim changed (tile_reshape_reader.c: runs read from the
+         * input's tiles): a decoder's heads split and joined, pieces cut
+         * at input and output face rows, matrices of rows that are not
+         * whole tiles, 8,192 pieces; and 105,000 pieces, past the limit,
+         * which go through rows. */
+        {LMNN_SHAPE(2, 1, 32), LMNN_SHAPE(2, 1, 4, 8)},
+        {LMNN_SHAPE(2, 1, 4, 8), LMNN_SHAPE(2, 1, 32)},
+        {LMNN_SHAPE(6, 70), LMNN_SHAPE(10, 42)},
+        {LMNN_SHAPE(3, 17, 5), LMNN_SHAPE(5, 51)},
+        {LMNN_SHAPE(40, 45), LMNN_SHAPE(2, 36, 25)},
+        {LMNN_SHAPE(64, 1024), LMNN_SHAPE(1024, 64)},
+        {LMNN_SHAPE(35000, 2), LMNN_SHAPE(70000, 1)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (size_t k = 0; k < NCFG; k++)
@@ -292,6 +304,29 @@ static void test_reshape(void) {
         CHECK_OK(lm_device_set_profiling(nn_dev(), false));
         float *y = nn_download(b);
         CHECK(y && !memcmp(v, y, 14 * 14 * 64 * sizeof *y));
+        free(y);
+        free(v);
+        lmnn_tensor_free(a);
+        lmnn_tensor_free(b);
+    }
+    /* A small reshape of the last dim is one launch of one program. */
+    {
+        lmnn_shape in = LMNN_SHAPE(2, 1, 32), to = LMNN_SHAPE(2, 1, 4, 8);
+        float *v = make_data(LMNN_FLOAT32, 64, 6);
+        lmnn_tensor a, b;
+        CHECK_OK(nn_upload(&in, v, LMNN_FLOAT32, LMNN_TILE, &a));
+        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+        CHECK_OK(lmnn_reshape(a, &to, NULL, &b));
+        CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+        lm_profile_program_entry *e;
+        size_t n;
+        CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+        CHECK(n == 1 && e[0].launches == 1 &&
+              !strcmp(e[0].program, "tile_reshape_reader.c + tile_writer.c"));
+        lm_profile_program_free(e);
+        CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+        float *y = nn_download(b);
+        CHECK(y && !memcmp(v, y, 64 * sizeof *y));
         free(y);
         free(v);
         lmnn_tensor_free(a);
