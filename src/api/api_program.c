@@ -153,7 +153,7 @@ lm_status lm_create_kernel_from_elf(lm_program program, const void *elf, size_t 
                        fn, cfg->compile_arg_count, cfg->define_count);
     char name[24];
     snprintf(name, sizeof name, "elf-%016llx", (unsigned long long)hash64(elf, size, 0));
-    st = rt_kernel_create_from_elf(program, name, elf, size, NULL, cores, cfg, out_kernel);
+    st = rt_kernel_create_from_elf(program, name, elf, size, 0, NULL, cores, cfg, out_kernel);
     if (st) return finish(st, fn);
     CAPTURE(device_of(program), cap_create_kernel, program, *out_kernel, cores, cfg);
     return LM_OK;

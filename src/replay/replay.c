@@ -563,7 +563,9 @@ static lm_status run_command(run_state *s, fb_table e) {
         lm_core_range_set cores = core_set(lmb_CreateKernel_cores(c));
         lm_kernel k;
         lm_program p = {id_get(&s->programs, lmb_CreateKernel_program_id(c))};
-        st = rt_kernel_create_from_elf(p, label, elf, ref.size, NULL, &cores, &cfg, &k);
+        /* The hash check_blob compared is the image cache's key too. */
+        uint64_t hash = s->opts->check_blob_hashes ? ref.hash : 0;
+        st = rt_kernel_create_from_elf(p, label, elf, ref.size, hash, NULL, &cores, &cfg, &k);
         if (!st) SINK(s, create_kernel, p, k, &cores, &cfg);
         return st ? st : id_put(&s->kernels, lmb_CreateKernel_kernel_id(c), k.id);
     }

@@ -99,7 +99,7 @@ lm_status rt_kernel_create(lm_program program, const char *name, const char *pat
     jit_artifact art = {0};
     if (!st) st = rt_kernel_build(name, path, source, cfg, &art);
     if (!st)
-        st = rt_kernel_create_from_elf(program, name, art.elf, art.elf_size, source, cores, cfg,
+        st = rt_kernel_create_from_elf(program, name, art.elf, art.elf_size, 0, source, cores, cfg,
                                        out_kernel);
     free(art.elf);
     return st;

@@ -47,7 +47,7 @@ typedef struct rt_kernel {
     uint64_t handle;
     rt_program *program;
     char *name;
-    void *elf; /* the binary, kept for capture */
+    const void *elf; /* the binary, kept for capture: the image cache's copy */
     size_t elf_size;
     char *source;            /* NULL when built from an ELF */
     lm_kernel_config config; /* without compile args and defines */
@@ -289,30 +289,25 @@ static lm_status check_free_slots(const rt_program *p, const core_mask *m, uint3
 }
 
 static void kernel_free(lm_device *device, rt_kernel *k) {
-    rv_image_cache_put(device->images, k->image);
-    free(k->elf);
+    rv_image_cache_put(device->images, k->image); /* k->elf with it */
     free(k->source);
     free(k->name);
     free(k->args);
     free(k);
 }
 
-/* Places a kernel whose ELF is known (copied). `source` may be NULL. */
+/* Places a kernel whose ELF is known (copied; `hash` as
+ * rv_image_cache_get takes it). `source` may be NULL. */
 static lm_status kernel_place(rt_program *p, const char *name, const void *elf, size_t elf_size,
-                              const char *source, const core_mask *cores,
+                              uint64_t hash, const char *source, const core_mask *cores,
                               const lm_kernel_config *cfg, lm_kernel *out_kernel) {
     uint32_t proc = (uint32_t)cfg->processor - 1; /* validated: DM0, DM1 or COMPUTE */
     rt_kernel *k = calloc(1, sizeof *k);
     if (!k) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     k->cores = *cores;
-    k->elf = malloc(elf_size ? elf_size : 1);
-    lm_status st = k->elf ? LM_OK : err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    if (!st) memcpy(k->elf, elf, elf_size);
     k->elf_size = elf_size;
-    if (!st) {
-        st = rv_image_cache_get(p->device->images, k->elf, elf_size, &k->image);
-        if (st) err_prefix(st, "kernel '%s' is not a usable RV32IM binary", name);
-    }
+    lm_status st = rv_image_cache_get(p->device->images, elf, elf_size, hash, &k->image, &k->elf);
+    if (st) err_prefix(st, "kernel '%s' is not a usable RV32IM binary", name);
     if (!st) {
         k->program = p;
         k->processor = proc;
@@ -374,7 +369,7 @@ lm_status rt_kernel_check_placement(lm_program program, const lm_core_range_set 
 }
 
 lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const void *elf,
-                                    size_t elf_size, const char *source,
+                                    size_t elf_size, uint64_t hash, const char *source,
                                     const lm_core_range_set *cores, const lm_kernel_config *cfg,
                                     lm_kernel *out_kernel) {
     rt_program *p;
@@ -382,7 +377,7 @@ lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const 
     if (st) return st;
     core_mask mask;
     st = kernel_cores(p, cores, (uint32_t)cfg->processor - 1, &mask);
-    if (!st) st = kernel_place(p, name, elf, elf_size, source, &mask, cfg, out_kernel);
+    if (!st) st = kernel_place(p, name, elf, elf_size, hash, source, &mask, cfg, out_kernel);
     program_unref(p);
     return st;
 }

@@ -101,9 +101,10 @@ lm_status rt_kernel_build(const char *name, const char *path, const char *source
                           const lm_kernel_config *cfg, jit_artifact *out);
 
 /* Places a kernel from its RV32 ELF (copied; replay needs no compiler).
+ * `hash`: hash64(elf, elf_size, 0) when the caller has it already, else 0.
  * `source` (may be NULL) is kept for capture. */
 lm_status rt_kernel_create_from_elf(lm_program program, const char *name, const void *elf,
-                                    size_t elf_size, const char *source,
+                                    size_t elf_size, uint64_t hash, const char *source,
                                     const lm_core_range_set *cores, const lm_kernel_config *cfg,
                                     lm_kernel *out_kernel);
 

@@ -349,7 +349,7 @@ static lm_status own_kernels(rt_trace *t, const rt_trace_contents *in) {
         const rt_launch_kernel *k = &in->kernels[i];
         rt_launch_kernel *mine = &t->kernels[t->kernel_count];
         const rv_image *image;
-        lm_status st = rv_image_cache_get(t->device->images, k->elf, k->elf_size, &image);
+        lm_status st = rv_image_cache_get(t->device->images, k->elf, k->elf_size, 0, &image, NULL);
         if (st) return err_prefix(LM_ERR_INVALID_FILE, "trace kernel %u", i);
         char *name = strdup(k->name ? k->name : "kernel");
         void *elf = malloc(k->elf_size ? k->elf_size : 1);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "lm_test.h"
 #include "rv32/rv_test_elf.h"
 #include "sim/rv32/rv_image.h"
@@ -152,9 +153,11 @@ static void test_truncations_and_corruptions_never_crash(void) {
     }
 }
 
-/* The image cache: equal bytes share one image while held; different bytes
- * (one changed) get their own; a bad ELF is refused as rv_image_load
- * refuses it; images nothing holds are kept up to `keep`, then dropped. */
+/* The image cache: equal bytes share one image, and one copy of the bytes,
+ * while held, found by the hash given or computed; different bytes (one
+ * changed) get their own, also when given the other's hash; a bad ELF is
+ * refused as rv_image_load refuses it; images nothing holds are kept up to
+ * `keep`, then dropped. */
 static void test_image_cache(void) {
     uint8_t a[512], b[512];
     size_t size = valid_elf(a, sizeof a);
@@ -163,23 +166,25 @@ static void test_image_cache(void) {
     rv_image_cache *c;
     CHECK_OK(rv_image_cache_create(1, &c));
     const rv_image *ia, *ia2, *ib, *bad = NULL;
-    CHECK_OK(rv_image_cache_get(c, a, size, &ia));
-    CHECK_OK(rv_image_cache_get(c, a, size, &ia2));
-    CHECK(ia == ia2);
-    CHECK_OK(rv_image_cache_get(c, b, size, &ib));
-    CHECK(ib != ia);
+    const void *ea, *ea2, *eb;
+    CHECK_OK(rv_image_cache_get(c, a, size, 0, &ia, &ea));
+    CHECK(ea != (const void *)a && !memcmp(ea, a, size));
+    CHECK_OK(rv_image_cache_get(c, a, size, hash64(a, size, 0), &ia2, &ea2));
+    CHECK(ia == ia2 && ea2 == ea);
+    CHECK_OK(rv_image_cache_get(c, b, size, hash64(a, size, 0), &ib, &eb)); /* a's hash */
+    CHECK(ib != ia && eb != ea && !memcmp(eb, b, size));
     CHECK_EQ_U64(ib->data_bytes[7] ^ ia->data_bytes[7], 1);
     uint8_t e[512];
     memcpy(e, a, size);
     e[0] = 0; /* not an ELF */
-    CHECK_FAILS(rv_image_cache_get(c, e, size, &bad), LM_ERR_INVALID_FILE, "kernel ELF: ");
+    CHECK_FAILS(rv_image_cache_get(c, e, size, 0, &bad, NULL), LM_ERR_INVALID_FILE, "kernel ELF: ");
     CHECK(bad == NULL);
     rv_image_cache_put(c, ia);
     rv_image_cache_put(c, ia2); /* a unheld, kept (keep 1) */
     rv_image_cache_put(c, ib);  /* b unheld too: a, the older, is dropped */
     rv_image_cache_put(c, NULL);
     const rv_image *ib2;
-    CHECK_OK(rv_image_cache_get(c, b, size, &ib2));
+    CHECK_OK(rv_image_cache_get(c, b, size, 0, &ib2, NULL));
     CHECK(ib2 == ib); /* kept */
     rv_image_cache_put(c, ib2);
     rv_image_cache_destroy(c);

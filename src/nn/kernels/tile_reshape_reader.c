@@ -46,7 +46,8 @@ void kernel_main(void) {
             for (uint32_t c = 0; c < cols;) {
                 uint32_t ri = f / win, ci = f % win;
                 /* A piece inside one input face row and one output face row. */
-                uint32_t n = min_u32(min_u32(cols - c, 16 - c % 16), min_u32(16 - ci % 16, win - ci));
+                uint32_t n =
+                    min_u32(min_u32(cols - c, 16 - c % 16), min_u32(16 - ci % 16, win - ci));
                 uint32_t src = (ri / hin * htin + ri % hin / 32) * wtin + ci / 32;
                 noc_async_read(nn_accessor_addr(&in, src, in_tile(ri % hin, ci, face, esize)),
                                dst + in_tile(d, c, face, esize), n * esize);

@@ -65,9 +65,9 @@ static void trim(rv_image_cache *c) {
     }
 }
 
-lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size,
-                             const rv_image **out_image) {
-    uint64_t h = hash64(elf, size, 0);
+lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size, uint64_t hash,
+                             const rv_image **out_image, const void **out_elf) {
+    uint64_t h = hash ? hash : hash64(elf, size, 0);
     pthread_mutex_lock(&cache->mutex);
     for (uint32_t i = 0; i < cache->count; i++) {
         cache_entry *e = &cache->entries[i];
@@ -75,13 +75,16 @@ lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size
             e->refs++;
             e->used = ++cache->clock;
             *out_image = e->image;
+            if (out_elf) *out_elf = e->elf;
             pthread_mutex_unlock(&cache->mutex);
             return LM_OK;
         }
     }
     pthread_mutex_unlock(&cache->mutex);
     /* Decoded unlocked (it is the slow part); a racing get of the same ELF
-     * may cache a second copy, which is only memory. */
+     * may cache a second copy, which is only memory. Kept under the bytes'
+     * own hash: a caller's wrong one must not hide them from later gets. */
+    if (hash) h = hash64(elf, size, 0);
     rv_image *image;
     lm_status st = rv_image_load(elf, size, &image);
     if (st) return st;
@@ -107,6 +110,7 @@ lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size
     cache->entries[cache->count++] = (cache_entry){h, copy, size, image, 1, ++cache->clock};
     pthread_mutex_unlock(&cache->mutex);
     *out_image = image;
+    if (out_elf) *out_elf = copy;
     return LM_OK;
 }
 

@@ -30,10 +30,13 @@ void rv_image_cache_destroy(rv_image_cache *cache);
 
 /* The image of the ELF in elf[0, size): a cached one made from the same
  * bytes, else loaded (rv_image_load's LM_ERR_INVALID_FILE, or
- * LM_ERR_OUT_OF_HOST_MEMORY) and cached. The bytes are not kept by
- * reference. */
-lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size,
-                             const rv_image **out_image);
+ * LM_ERR_OUT_OF_HOST_MEMORY) and cached. `hash` is hash64(elf, size, 0)
+ * when the caller has it already (a blob checked against its file), or 0
+ * to have it computed; the bytes are compared all the same. The bytes are
+ * not kept by reference: *out_elf (when not NULL) receives the cache's copy,
+ * valid while the image is held. */
+lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size, uint64_t hash,
+                             const rv_image **out_image, const void **out_elf);
 
 /* Gives back an image rv_image_cache_get gave; NULL is accepted. */
 void rv_image_cache_put(rv_image_cache *cache, const rv_image *image);
