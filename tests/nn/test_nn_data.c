@@ -251,6 +251,31 @@ static lm_status run_reshape(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
     return lmnn_reshape(a, &c->out, NULL, out);
 }
 
+/* lmnn_reshape of a float32 tile tensor `in` to `to` (into `o`'s memory) is
+ * one launch of `program` and keeps the elements. */
+static void check_one_launch(const lmnn_shape *in, const lmnn_shape *to, const lmnn_output *o,
+                             const char *program) {
+    uint64_t count = lmnn_shape_volume(in);
+    float *v = make_data(LMNN_FLOAT32, count, 5);
+    lmnn_tensor a, b;
+    CHECK_OK(nn_upload(in, v, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_reshape(a, to, o, &b));
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    CHECK(n == 1 && e[0].launches == 1 && !strcmp(e[0].program, program));
+    lm_profile_program_free(e);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+    float *y = nn_download(b);
+    CHECK(y && !memcmp(v, y, count * sizeof *y));
+    free(y);
+    free(v);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(b);
+}
+
 static void test_reshape(void) {
     shape_ctx cases[] = {
         {LMNN_SHAPE(2, 3, 4), LMNN_SHAPE(4, 6)},
@@ -285,53 +310,13 @@ static void test_reshape(void) {
         for (size_t k = 0; k < NCFG; k++)
             CHECK(check_op("reshape", all_cfgs[k], &cases[i].in, &cases[i].out, run_reshape,
                            flat_src, &cases[i], 0, i * 31 + k));
-    /* A regrouping is one launch of one program, also into L1. */
-    {
-        lmnn_shape in = LMNN_SHAPE(1, 14, 14, 64), to = LMNN_SHAPE(196, 64);
-        float *v = make_data(LMNN_FLOAT32, 14 * 14 * 64, 5);
-        lmnn_tensor a, b;
-        CHECK_OK(nn_upload(&in, v, LMNN_FLOAT32, LMNN_TILE, &a));
-        lmnn_output l1 = {.memory = {.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED}};
-        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
-        CHECK_OK(lmnn_reshape(a, &to, &l1, &b));
-        CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
-        lm_profile_program_entry *e;
-        size_t n;
-        CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
-        CHECK(n == 1 && e[0].launches == 1 &&
-              !strcmp(e[0].program, "tile_rows_reader.c + tile_writer.c"));
-        lm_profile_program_free(e);
-        CHECK_OK(lm_device_set_profiling(nn_dev(), false));
-        float *y = nn_download(b);
-        CHECK(y && !memcmp(v, y, 14 * 14 * 64 * sizeof *y));
-        free(y);
-        free(v);
-        lmnn_tensor_free(a);
-        lmnn_tensor_free(b);
-    }
-    /* A small reshape of the last dim is one launch of one program. */
-    {
-        lmnn_shape in = LMNN_SHAPE(2, 1, 32), to = LMNN_SHAPE(2, 1, 4, 8);
-        float *v = make_data(LMNN_FLOAT32, 64, 6);
-        lmnn_tensor a, b;
-        CHECK_OK(nn_upload(&in, v, LMNN_FLOAT32, LMNN_TILE, &a));
-        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
-        CHECK_OK(lmnn_reshape(a, &to, NULL, &b));
-        CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
-        lm_profile_program_entry *e;
-        size_t n;
-        CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
-        CHECK(n == 1 && e[0].launches == 1 &&
-              !strcmp(e[0].program, "tile_reshape_reader.c + tile_writer.c"));
-        lm_profile_program_free(e);
-        CHECK_OK(lm_device_set_profiling(nn_dev(), false));
-        float *y = nn_download(b);
-        CHECK(y && !memcmp(v, y, 64 * sizeof *y));
-        free(y);
-        free(v);
-        lmnn_tensor_free(a);
-        lmnn_tensor_free(b);
-    }
+    /* A regrouping is one launch of one program, also into L1; so is a
+     * small reshape of the last dim. */
+    lmnn_output l1 = {.memory = {.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED}};
+    lmnn_shape img = LMNN_SHAPE(1, 14, 14, 64), rows = LMNN_SHAPE(196, 64);
+    lmnn_shape heads = LMNN_SHAPE(2, 1, 32), split = LMNN_SHAPE(2, 1, 4, 8);
+    check_one_launch(&img, &rows, &l1, "tile_rows_reader.c + tile_writer.c");
+    check_one_launch(&heads, &split, NULL, "tile_reshape_reader.c + tile_writer.c");
     /* LMNN_DIM_AUTO */
     lmnn_shape s = LMNN_SHAPE(6, 10), auto_s = LMNN_SHAPE(3, LMNN_DIM_AUTO, 5);
     float x[60];
