@@ -60,7 +60,9 @@ extern "C" {
  * the same second-last dim or both multiples of 32); a tile tensor of float32,
  * bfloat16, int32 or uint32 that keeps its last dim has its rows regrouped
  * into tiles of the new matrices in one pass ([1, 14, 14, C] to [196, C]);
- * else runs between rows. */
+ * one that changes its last dim in up to 65,536 pieces (a decoder's heads
+ * split, [B, 1, D] to [B, 1, H, D / H]) has each output face row read from
+ * the input's tiles in one pass; else runs between rows. */
 lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
                        lmnn_tensor *out);
 
