@@ -226,13 +226,23 @@ static bool reshape_runs_ok(const nn_tensor *t, const lmnn_shape *s) {
             t->dtype == LMNN_UINT32);
 }
 
-static lm_status reshape_runs(const char *op, nn_tensor *t, const dm_out *od, lmnn_tensor *out) {
+/* tile_reshape_reader.c over t into od: a reshape, or with `slice` the
+ * window of each matrix from row `row0` and column `col0`. */
+static lm_status tile_runs(const char *op, nn_tensor *t, const dm_out *od, bool slice,
+                           uint32_t row0, uint32_t col0, lmnn_tensor *out) {
     const lmnn_shape *si = &t->shape, *so = &od->shape;
-    uint32_t rargs[] = {si->dims[si->rank - 2], si->dims[si->rank - 1], so->dims[so->rank - 2],
-                        so->dims[so->rank - 1], t->dtype == LMNN_BFLOAT16 ? 2 : 4};
+    uint32_t rargs[] = {si->dims[si->rank - 2],
+                        si->dims[si->rank - 1],
+                        so->dims[so->rank - 2],
+                        so->dims[so->rank - 1],
+                        t->dtype == LMNN_BFLOAT16 ? 2 : 4,
+                        slice,
+                        row0,
+                        col0};
     nn_key key;
-    nn_key_init(&key, "reshape_runs");
-    tile_program tp = {"tile_reshape_reader.c", NULL, rargs, 5};
+    nn_key_init(&key, "tile_runs");
+    nn_key_add(&key, rargs, sizeof rargs); /* a slice's window is not in its shapes */
+    tile_program tp = {"tile_reshape_reader.c", NULL, rargs, 8};
     return run_tile_program(op, t, od, &key, &tp, out);
 }
 
@@ -250,7 +260,8 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
     uint32_t pages = (uint32_t)t->pages;
     if (reshape_keeps_pages(t, &s)) return run_tiles(op, t, &od, page_copy, &pages, out);
     if (regroup_rows_ok(t, &s)) return regroup_rows(op, t, &od, out);
-    if (od.layout == LMNN_TILE && reshape_runs_ok(t, &s)) return reshape_runs(op, t, &od, out);
+    if (od.layout == LMNN_TILE && reshape_runs_ok(t, &s))
+        return tile_runs(op, t, &od, false, 0, 0, out);
     return dm_run_rm(op, t, &od, reshape_rm, NULL, out);
 }
 
@@ -792,6 +803,22 @@ static bool slice_tiles_ok(const nn_tensor *t, const lmnn_shape *s, slice_ctx *c
     return true;
 }
 
+/* A slice of the last two dims alone (every other dim whole), stepping 1:
+ * each matrix's window read as runs (tile_runs), in up to
+ * RESHAPE_RUNS_MAX pieces (two per output face row at most): a rotary
+ * embedding's halves of [B, H, T, D]. */
+static bool slice_runs_ok(const nn_tensor *t, const lmnn_shape *s, const slice_ctx *c) {
+    uint32_t r = t->shape.rank;
+    if (t->layout != LMNN_TILE || r < 2 ||
+        !(t->dtype == LMNN_FLOAT32 || t->dtype == LMNN_BFLOAT16 || t->dtype == LMNN_INT32 ||
+          t->dtype == LMNN_UINT32))
+        return false;
+    for (uint32_t d = 0; d < r; d++)
+        if (c->step[d] != 1 || (d + 2 < r && s->dims[d] != t->shape.dims[d])) return false;
+    uint64_t pieces = lmnn_shape_volume(s) / s->dims[r - 1] * 2 * ((s->dims[r - 1] + 15) / 16);
+    return pieces <= RESHAPE_RUNS_MAX;
+}
+
 static void slice_tiles(dm_spec *spec, const void *ctx) {
     const slice_ctx *c = ctx;
     uint32_t r = spec->out_rank - 1;
@@ -845,6 +872,8 @@ lm_status lmnn_slice(lmnn_tensor a, const int32_t *begins, const int32_t *ends,
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
     dm_out od = out_like(t, &s, &mem);
     if (slice_tiles_ok(t, &s, &c)) return run_tiles(op, t, &od, slice_tiles, &c, out);
+    if (od.layout == LMNN_TILE && slice_runs_ok(t, &s, &c))
+        return tile_runs(op, t, &od, true, c.begin[r - 2], c.begin[r - 1], out);
     return dm_run_rm(op, t, &od, slice_rm, &c, out);
 }
 

@@ -251,6 +251,18 @@ static lm_status run_reshape(lmnn_tensor a, const void *ctx, lmnn_tensor *out) {
     return lmnn_reshape(a, &c->out, NULL, out);
 }
 
+/* Checks that the work queued since profiling was turned on was one launch
+ * of `program`; turns profiling off. */
+static void check_launched_once(const char *program) {
+    lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
+    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
+    CHECK(n == 1 && e[0].launches == 1 && !strcmp(e[0].program, program));
+    lm_profile_program_free(e);
+    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+}
+
 /* lmnn_reshape of a float32 tile tensor `in` to `to` (into `o`'s memory) is
  * one launch of `program` and keeps the elements. */
 static void check_one_launch(const lmnn_shape *in, const lmnn_shape *to, const lmnn_output *o,
@@ -261,13 +273,7 @@ static void check_one_launch(const lmnn_shape *in, const lmnn_shape *to, const l
     CHECK_OK(nn_upload(in, v, LMNN_FLOAT32, LMNN_TILE, &a));
     CHECK_OK(lm_device_set_profiling(nn_dev(), true));
     CHECK_OK(lmnn_reshape(a, to, o, &b));
-    CHECK_OK(lm_finish(lm_device_command_queue(nn_dev(), 0)));
-    lm_profile_program_entry *e;
-    size_t n;
-    CHECK_OK(lm_device_get_program_profile(nn_dev(), &e, &n));
-    CHECK(n == 1 && e[0].launches == 1 && !strcmp(e[0].program, program));
-    lm_profile_program_free(e);
-    CHECK_OK(lm_device_set_profiling(nn_dev(), false));
+    check_launched_once(program);
     float *y = nn_download(b);
     CHECK(y && !memcmp(v, y, count * sizeof *y));
     free(y);
@@ -683,6 +689,19 @@ static void test_slice(void) {
          * they are, their padding the input's. */
         {LMNN_SHAPE(40, 1, 96), {0}, {0, 0, 32}, {40, 1, 64}, {1, 1, 1}},
         {LMNN_SHAPE(2, 40, 70), {0}, {0, 0, 32}, {2, 40, 70}, {1, 1, 1}},
+        /* Windows of the last two dims read as runs (tile_reshape_reader.c):
+         * a rotary embedding's halves, and windows crossing tile and face
+         * boundaries both ways. */
+        {LMNN_SHAPE(2, 2, 1, 8), {0}, {0, 0, 0, 4}, {2, 2, 1, 8}, {1, 1, 1, 1}},
+        {LMNN_SHAPE(2, 2, 1, 8), {0}, {0, 0, 0, 0}, {2, 2, 1, 4}, {1, 1, 1, 1}},
+        {LMNN_SHAPE(3, 40, 50), {0}, {0, 5, 7}, {3, 37, 45}, {1, 1, 1}},
+        {LMNN_SHAPE(70, 33), {0}, {3, 17}, {70, 33}, {1, 1}},
+        {LMNN_SHAPE(2, 197, 64), {0}, {0, 0, 0}, {2, 1, 64}, {1, 1, 1}},
+        {LMNN_SHAPE(2, 197, 64), {0}, {0, 1, 0}, {2, 197, 64}, {1, 1, 1}},
+        {LMNN_SHAPE(4, 16, 16, 8), {0}, {0, 0, 0, 0}, {4, 16, 16, 4}, {1, 1, 1, 1}},
+        {LMNN_SHAPE(2, 17, 72), {0}, {0, 0, 24}, {2, 17, 48}, {1, 1, 1}},
+        {LMNN_SHAPE(24, 3), {0}, {0, 2}, {24, 3}, {1, 1}},
+        {LMNN_SHAPE(2, 8, 8, 8), {0}, {0, 0, 6, 0}, {2, 8, 8, 8}, {1, 1, 1, 1}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         slice_shape(&cases[i]);
@@ -690,6 +709,30 @@ static void test_slice(void) {
             CHECK(check_op("slice", all_cfgs[k], &cases[i].in, &cases[i].out, run_slice, slice_src,
                            &cases[i], 0, i * 13 + k));
     }
+    /* Such a window is one launch. */
+    lmnn_shape s = LMNN_SHAPE(2, 2, 1, 8);
+    float *v = make_data(LMNN_FLOAT32, 32, 3);
+    lmnn_tensor a, b;
+    CHECK_OK(nn_upload(&s, v, LMNN_FLOAT32, LMNN_TILE, &a));
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_slice(a, (const int32_t[]){0, 0, 0, 4}, (const int32_t[]){2, 2, 1, 8}, NULL, 4,
+                        NULL, &b));
+    check_launched_once("tile_reshape_reader.c + tile_writer.c");
+    /* Another window of the same shapes: its own, not the first one's
+     * program again (the window is part of the program's key). */
+    float *y = nn_download(b);
+    lmnn_tensor_free(b);
+    CHECK_OK(lmnn_slice(a, (const int32_t[]){0, 0, 0, 2}, (const int32_t[]){2, 2, 1, 6}, NULL, 4,
+                        NULL, &b));
+    float *y2 = nn_download(b);
+    for (int i = 0; y && y2 && i < 16; i++)
+        CHECK(y[i] == v[i / 4 * 8 + 4 + i % 4] && y2[i] == v[i / 4 * 8 + 2 + i % 4]);
+    CHECK(y && y2);
+    free(y);
+    free(y2);
+    free(v);
+    lmnn_tensor_free(a);
+    lmnn_tensor_free(b);
 }
 
 /* ---- pad ---- */
