@@ -689,9 +689,10 @@ static void test_slice(void) {
          * they are, their padding the input's. */
         {LMNN_SHAPE(40, 1, 96), {0}, {0, 0, 32}, {40, 1, 64}, {1, 1, 1}},
         {LMNN_SHAPE(2, 40, 70), {0}, {0, 0, 32}, {2, 40, 70}, {1, 1, 1}},
-        /* Windows of the last two dims read as runs (tile_reshape_reader.c):
-         * a rotary embedding's halves, and windows crossing tile and face
-         * boundaries both ways. */
+        /* Windows of the last two dims: read as runs (tile_reshape_reader.c)
+         * where they do not start on tiles (a rotary embedding's second
+         * half, a ViT's thirds, windows crossing tile and face boundaries
+         * both ways), as whole tiles where they do (the first half). */
         {LMNN_SHAPE(2, 2, 1, 8), {0}, {0, 0, 0, 4}, {2, 2, 1, 8}, {1, 1, 1, 1}},
         {LMNN_SHAPE(2, 2, 1, 8), {0}, {0, 0, 0, 0}, {2, 2, 1, 4}, {1, 1, 1, 1}},
         {LMNN_SHAPE(3, 40, 50), {0}, {0, 5, 7}, {3, 37, 45}, {1, 1, 1}},
