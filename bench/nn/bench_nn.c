@@ -32,6 +32,16 @@
  *   the two medians. nn_cached_launch_vs_enqueue_1024 is the same ratio for
  *   the 1024 matmul above (64 cores, a 2 MiB output to allocate, and host
  *   caches cold after each 20 ms run), over fewer calls.
+ *
+ * nn_small_op_vs_one_thread: what the simulator's threads cost a small op
+ *   called eagerly. A blocking op (lmnn_unary ReLU of a 64 x 64 float tensor,
+ *   four tiles on four cores, then lm_finish), each call after a millisecond
+ *   of other host work, as a program computing between ops would call it:
+ *   on the device above (as many threads as CPUs), alternately with the same
+ *   on a device of one thread, where no other thread takes part. The figure
+ *   is the ratio of the medians, N threads / one (above 1: waking the other
+ *   threads and waiting for them costs more than they save);
+ *   nn_small_op_us and nn_small_op_one_thread_us are the two.
  */
 #include <cblas.h>
 #include <string.h>
@@ -94,6 +104,33 @@ static void launch_times(lm_device *dev, lmnn_tensor a, lmnn_tensor b, const lmn
     free(t_bare);
 }
 
+/* Medians of a blocking op (ReLU, then lm_finish) on a (its device) and on
+ * b (another device), alternately, each after IDLE_US of host work. */
+#define IDLE_US 1000
+static void eager_times(lmnn_tensor a, lmnn_tensor b, int calls, double *a_us, double *b_us) {
+    double *t_a = malloc((size_t)calls * sizeof *t_a), *t_b = malloc((size_t)calls * sizeof *t_b);
+    if (!t_a || !t_b) bench_die("out of memory");
+    lmnn_tensor x[2] = {a, b}, c;
+    lmnn_tensor_info info[2];
+    if (lmnn_tensor_get_info(a, &info[0]) || lmnn_tensor_get_info(b, &info[1]))
+        bench_die("tensor info");
+    for (int i = -2; i < 2 * calls; i++) {
+        for (double t = bench_now(); bench_now() - t < IDLE_US * 1e-6;) {
+        }
+        double t0 = bench_now();
+        if (lmnn_unary(LMNN_RELU, x[i & 1], NULL, &c) ||
+            lm_finish(lm_device_command_queue(info[i & 1].device, 0)))
+            bench_die("relu");
+        double dt = bench_now() - t0;
+        if (lmnn_tensor_free(c)) bench_die("free");
+        if (i >= 0) (i & 1 ? t_b : t_a)[i / 2] = dt * 1e6;
+    }
+    *a_us = bench_median(t_a, calls);
+    *b_us = bench_median(t_b, calls);
+    free(t_a);
+    free(t_b);
+}
+
 int main(void) {
     lm_device *dev;
     lm_device_info info;
@@ -151,6 +188,21 @@ int main(void) {
     bench_report("nn_bare_enqueue_us", bare_us);
     bench_report("nn_cached_launch_vs_enqueue", op_us / bare_us);
     bench_report("nn_cached_launch_vs_enqueue_1024", op_big / bare_big);
+
+    /* ---- nn_small_op_vs_one_thread ---- */
+    lm_device_options one;
+    lm_device_options_init(&one);
+    one.num_threads = 1;
+    lm_device *dev1;
+    if (lm_device_open(&one, &dev1)) bench_die("open");
+    lmnn_tensor s1 = upload(dev1, 64, 64, 3);
+    double many_us, one_us;
+    eager_times(sa, s1, 300, &many_us, &one_us);
+    bench_report("nn_small_op_us", many_us);
+    bench_report("nn_small_op_one_thread_us", one_us);
+    bench_report("nn_small_op_vs_one_thread", many_us / one_us);
+    lmnn_tensor_free(s1);
+    lm_device_close(dev1);
 
     lmnn_tensor_free(a);
     lmnn_tensor_free(b);

@@ -72,7 +72,7 @@ struct launch {
     uint32_t threads;
     pthread_mutex_t mutex;
     pthread_cond_t changed;
-    uint32_t idle, active;
+    uint32_t idle, active; /* threads in the launch (each counts itself in), and asleep */
     /* Counts the cores that became ready or done: a thread with nothing to
      * run polls it (when the pool polls) before it sleeps on `changed`. */
     atomic_uint events;
@@ -849,6 +849,9 @@ static bool claim_and_run(launch *ln, sim_core *c, uint32_t t) {
 static void thread_main(void *ctx, uint32_t t) {
     launch *ln = ctx;
     uint32_t n = ln->desc->core_count;
+    pthread_mutex_lock(&ln->mutex);
+    ln->active++;
+    pthread_mutex_unlock(&ln->mutex);
     for (;;) {
         bool ran = false;
         unsigned seen = atomic_load(&ln->events);
@@ -939,11 +942,11 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
     if (!st) {
         uint32_t threads = sim_pool_threads(l->pool);
         ln.threads = desc->core_count < threads ? desc->core_count : threads;
-        ln.active = ln.threads;
+        ln.active = 0; /* each thread counts itself in: offered threads may not come */
         ln.poll = sim_pool_polls(l->pool);
         atomic_init(&ln.events, 0);
         atomic_init(&ln.abort, false);
-        sim_pool_run(l->pool, thread_main, &ln, ln.threads);
+        sim_pool_offer(l->pool, thread_main, &ln, ln.threads);
         if (ln.status) st = err_set(ln.status, "%s", ln.message);
     }
     pthread_cond_destroy(&ln.changed);

@@ -1,9 +1,10 @@
 /* A fixed pool of host threads that runs one parallel job at a time.
  *
  * sim_pool_run(fn, n) runs fn(ctx, 0..n-1) with every index on its own thread
- * at the same time (index 0 on the caller), which the core scheduler relies
- * on: its threads wait for one another. n is at most sim_pool_threads().
- * Concurrent sim_pool_run calls are serialised.
+ * at the same time (index 0 on the caller), so indices may wait for one
+ * another; sim_pool_offer runs index 0 and lets the other threads join
+ * while it runs. n is at most sim_pool_threads(). Concurrent jobs are
+ * serialised.
  */
 #ifndef LM_SIM_POOL_H
 #define LM_SIM_POOL_H
@@ -76,5 +77,14 @@ uint32_t sim_pool_threads(const sim_pool *pool);
 bool sim_pool_polls(const sim_pool *pool);
 
 void sim_pool_run(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *ctx, uint32_t n);
+
+/* Like sim_pool_run, but indices 1..n-1 are offered: each runs, on its own
+ * thread and alongside index 0, only if its thread takes it up before
+ * fn(ctx, 0) returns; the others do not run at all. For jobs whose index 0
+ * can do all the work alone and the others only help (the core scheduler's
+ * threads take ready cores from one another): a small launch that the
+ * caller finishes before a sleeping thread has woken does not wait for it
+ * to wake, find nothing and report back. */
+void sim_pool_offer(sim_pool *pool, void (*fn)(void *ctx, uint32_t index), void *ctx, uint32_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /* sim/sim_pool: every index of a job runs once and on its own thread, jobs
- * follow one another, bounded polling, refusals. */
+ * follow one another; an offered index runs at most once and never after
+ * the job returned; bounded polling, refusals. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ enum { MAX_INDEX = 8 };
 typedef struct job {
     _Atomic uint32_t runs[MAX_INDEX];
     _Atomic uint32_t arrived; /* for the rendezvous: every index at once */
+    _Atomic uint32_t inside;  /* indices between their start and their end */
     uint32_t n;
 } job;
 
@@ -42,6 +44,57 @@ static void run_jobs(uint32_t threads) {
             CHECK_EQ_U64(atomic_load(&j.runs[i]), i < j.n ? 1 : 0);
     }
     sim_pool_destroy(pool);
+}
+
+/* Index 0 returns at once; a helper that took its index up works a little
+ * longer, counted as inside the job meanwhile. */
+static void helper(void *ctx, uint32_t index) {
+    job *j = ctx;
+    atomic_fetch_add(&j->inside, 1);
+    if (index)
+        for (int i = 0; i < 2000; i++)
+            sim_cpu_relax();
+    atomic_fetch_add(&j->runs[index], 1);
+    atomic_fetch_sub(&j->inside, 1);
+}
+
+/* Offered jobs: a rendezvous still meets (the job stays open while index 0
+ * waits, so every thread takes its index up); when index 0 returns at
+ * once, each other index ran at most once and none is still running. Plain
+ * jobs in between must still run every index. */
+static void offer_jobs(uint32_t threads) {
+    sim_pool *pool;
+    CHECK_OK(sim_pool_create(threads, &pool));
+    for (uint32_t round = 0; round < 300; round++) {
+        job j;
+        memset(&j, 0, sizeof j);
+        j.n = 1 + round % threads;
+        switch (round % 3) {
+        case 0:
+            sim_pool_offer(pool, rendezvous, &j, j.n);
+            for (uint32_t i = 0; i < MAX_INDEX; i++)
+                CHECK_EQ_U64(atomic_load(&j.runs[i]), i < j.n ? 1 : 0);
+            break;
+        case 1:
+            sim_pool_offer(pool, helper, &j, j.n);
+            CHECK_EQ_U64(atomic_load(&j.inside), 0);
+            CHECK_EQ_U64(atomic_load(&j.runs[0]), 1);
+            for (uint32_t i = 1; i < MAX_INDEX; i++)
+                CHECK(atomic_load(&j.runs[i]) <= (i < j.n ? 1u : 0u));
+            break;
+        default:
+            sim_pool_run(pool, count, &j, j.n);
+            for (uint32_t i = 0; i < MAX_INDEX; i++)
+                CHECK_EQ_U64(atomic_load(&j.runs[i]), i < j.n ? 1 : 0);
+        }
+    }
+    sim_pool_destroy(pool);
+}
+
+static void test_offered_indices(void) {
+    offer_jobs(1);
+    offer_jobs(2);
+    offer_jobs(MAX_INDEX);
 }
 
 static void test_every_index_once(void) {
@@ -77,6 +130,7 @@ static void test_spin_bounded(void) {
 
 int main(void) {
     TEST_RUN(test_every_index_once);
+    TEST_RUN(test_offered_indices);
     TEST_RUN(test_refuses_too_many_threads);
     TEST_RUN(test_spin_bounded);
     return test_summary();
