@@ -42,6 +42,9 @@
  *   is the ratio of the medians, N threads / one (above 1: waking the other
  *   threads and waiting for them costs more than they save);
  *   nn_small_op_us and nn_small_op_one_thread_us are the two.
+ *   nn_small_op_vs_device is nn_small_op_us / the simulator's own time for
+ *   the launch (nn_small_op_device_us, the mean the device's profile gives):
+ *   what handing the op to the queue and getting the answer back adds.
  */
 #include <cblas.h>
 #include <string.h>
@@ -197,10 +200,25 @@ int main(void) {
     if (lm_device_open(&one, &dev1)) bench_die("open");
     lmnn_tensor s1 = upload(dev1, 64, 64, 3);
     double many_us, one_us;
+    lm_profile_entry *prof = NULL;
+    size_t nprof = 0;
+    if (lm_device_set_profiling(dev, true)) bench_die("profiling");
     eager_times(sa, s1, 300, &many_us, &one_us);
+    if (lm_device_set_profiling(dev, false) || lm_device_get_profile(dev, &prof, &nprof))
+        bench_die("profile");
+    double device_s = 0, launches = 0;
+    for (size_t i = 0; i < nprof; i++) {
+        device_s += prof[i].seconds;
+        launches += (double)prof[i].launches;
+    }
+    lm_profile_free(prof);
+    if (!(launches > 0)) bench_die("no launches profiled");
+    double device_us = device_s / launches * 1e6;
     bench_report("nn_small_op_us", many_us);
     bench_report("nn_small_op_one_thread_us", one_us);
     bench_report("nn_small_op_vs_one_thread", many_us / one_us);
+    bench_report("nn_small_op_device_us", device_us);
+    bench_report("nn_small_op_vs_device", many_us / device_us);
     lmnn_tensor_free(s1);
     lm_device_close(dev1);
 

@@ -16,7 +16,10 @@
  * queue, with a message. The queue is then usable again.
  *
  * Thread-safety: any thread may enqueue on any queue; a queue keeps the order
- * in which enqueue calls returned.
+ * in which enqueue calls returned. A thread waiting for a queue (a blocking
+ * call, lm_finish, lm_event_synchronize) runs the queue's commands itself
+ * while the dispatcher runs none, so the simulator's work may be done on
+ * the caller's thread; the order and the results are the same.
  */
 #ifndef LIGHTMETAL_LM_QUEUE_H
 #define LIGHTMETAL_LM_QUEUE_H

@@ -38,6 +38,9 @@ struct lm_command_queue {
      * every command, which would wake a thread waiting for the end of a long
      * run once per command. */
     uint64_t wake_at;
+    /* A thread is running the head command: the dispatcher, or a thread
+     * waiting for the queue that found it idle (see wait_locked). */
+    bool busy;
     bool stopping;
     /* The first error since the last report, and how many commands it cost. */
     lm_status error;
@@ -45,53 +48,61 @@ struct lm_command_queue {
     uint64_t skipped;
 };
 
-/* The dispatcher: pops commands in order and runs them on the backend. */
+/* Runs the head command and counts it complete. Called locked, with the
+ * queue not empty and not busy; unlocks while the command runs. */
+static void run_head_locked(lm_command_queue *cq) {
+    rt_backend *backend = cq->device->backend;
+    cq_entry entry = cq->ring[cq->head];
+    bool skip = cq->error != LM_OK;
+    cq->busy = true;
+    pthread_mutex_unlock(&cq->mutex);
+
+    lm_status st = LM_OK;
+    char message[ERR_MESSAGE_MAX];
+    if (entry.cmd.op == RT_CMD_WAIT_QUEUE) {
+        /* Not the device's business: this queue waits on the host side,
+         * and even after an error (the other queue must move on). */
+        rt_cq_wait_completed(entry.cmd.u.wait.queue, entry.cmd.u.wait.seq);
+    } else if (entry.cmd.op == RT_CMD_MARKER) {
+    } else if (!skip) {
+        double t0 = entry.timed ? rt_profile_now() : 0;
+        st = backend->ops->execute(backend, cq->id, &entry.cmd);
+        if (st) err_copy(message, sizeof message);
+        if (entry.timed)
+            rt_profile_add(cq->device->profile, entry.label, entry.program, rt_profile_now() - t0);
+    }
+    /* Release before counting the command complete, so a finished queue
+     * holds nothing. */
+    if (entry.done) entry.done(entry.done_arg);
+
+    pthread_mutex_lock(&cq->mutex);
+    cq->busy = false;
+    if (skip) {
+        cq->skipped++;
+    } else if (st) {
+        cq->error = st;
+        snprintf(cq->error_message, sizeof cq->error_message, "%s", message);
+    }
+    cq->head = (cq->head + 1) % CQ_RING_CAPACITY;
+    cq->count--;
+    cq->completed++;
+    pthread_cond_signal(&cq->not_full);
+    if (cq->completed >= cq->wake_at) {
+        cq->wake_at = UINT64_MAX;
+        pthread_cond_broadcast(&cq->progress);
+    }
+}
+
+/* The dispatcher: runs the commands in order, those a waiting thread does
+ * not run first. */
 static void *dispatcher_main(void *arg) {
     lm_command_queue *cq = arg;
-    rt_backend *backend = cq->device->backend;
     pthread_mutex_lock(&cq->mutex);
     for (;;) {
-        while (cq->count == 0 && !cq->stopping)
+        while ((cq->count == 0 || cq->busy) && !(cq->stopping && cq->count == 0))
             pthread_cond_wait(&cq->not_empty, &cq->mutex);
         if (cq->count == 0) break;
-        cq_entry entry = cq->ring[cq->head];
-        bool skip = cq->error != LM_OK;
-        pthread_mutex_unlock(&cq->mutex);
-
-        lm_status st = LM_OK;
-        char message[ERR_MESSAGE_MAX];
-        if (entry.cmd.op == RT_CMD_WAIT_QUEUE) {
-            /* Not the device's business: this queue waits on the host side,
-             * and even after an error (the other queue must move on). */
-            rt_cq_wait_completed(entry.cmd.u.wait.queue, entry.cmd.u.wait.seq);
-        } else if (entry.cmd.op == RT_CMD_MARKER) {
-        } else if (!skip) {
-            double t0 = entry.timed ? rt_profile_now() : 0;
-            st = backend->ops->execute(backend, cq->id, &entry.cmd);
-            if (st) err_copy(message, sizeof message);
-            if (entry.timed)
-                rt_profile_add(cq->device->profile, entry.label, entry.program,
-                               rt_profile_now() - t0);
-        }
-        /* Release before counting the command complete, so a finished queue
-         * holds nothing. */
-        if (entry.done) entry.done(entry.done_arg);
-
-        pthread_mutex_lock(&cq->mutex);
-        if (skip) {
-            cq->skipped++;
-        } else if (st) {
-            cq->error = st;
-            snprintf(cq->error_message, sizeof cq->error_message, "%s", message);
-        }
-        cq->head = (cq->head + 1) % CQ_RING_CAPACITY;
-        cq->count--;
-        cq->completed++;
-        pthread_cond_signal(&cq->not_full);
-        if (cq->completed >= cq->wake_at) {
-            cq->wake_at = UINT64_MAX;
-            pthread_cond_broadcast(&cq->progress);
-        }
+        run_head_locked(cq);
     }
     pthread_mutex_unlock(&cq->mutex);
     return NULL;
@@ -193,12 +204,21 @@ lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn don
     return LM_OK;
 }
 
-/* Sleeps until command `seq` has completed. Called locked. */
+/* Waits until command `seq` has completed. Called locked. A command the
+ * dispatcher has not started yet is run here, on the waiting thread: the
+ * dispatcher sleeps when the queue runs dry, and waking it, then being woken
+ * by it, costs more than a small command takes. Whatever is left after
+ * `seq` goes back to the dispatcher. */
 static void wait_locked(lm_command_queue *cq, uint64_t seq) {
     while (cq->completed < seq) {
+        if (!cq->busy && cq->count > 0) {
+            run_head_locked(cq);
+            continue;
+        }
         if (seq < cq->wake_at) cq->wake_at = seq;
         pthread_cond_wait(&cq->progress, &cq->mutex);
     }
+    if (!cq->busy && cq->count > 0) pthread_cond_signal(&cq->not_empty);
 }
 
 lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq) {

@@ -1,8 +1,11 @@
 /* Command queues: the host side of the path to the device's dispatcher.
  *
- * A queue is a bounded ring of commands consumed, in order, by one dispatcher
- * thread that hands each command to the backend. Enqueuing blocks while the
- * ring is full (back-pressure, as a real issue queue would apply).
+ * A queue is a bounded ring of commands consumed, in order and one at a
+ * time, by its dispatcher thread, which hands each command to the backend --
+ * or by a thread waiting for the queue (rt_cq_wait, rt_cq_wait_completed,
+ * rt_cq_finish), which runs commands itself while the dispatcher is not
+ * running one. Enqueuing blocks while the ring is full (back-pressure, as a
+ * real issue queue would apply).
  *
  * Errors: the first failing command's status and message are kept; commands
  * behind it are skipped (counted, not run) until a wait reports the error.
@@ -33,8 +36,10 @@ typedef void (*rt_cmd_done_fn)(void *arg);
 lm_status rt_cq_push(lm_command_queue *cq, const rt_cmd *cmd, rt_cmd_done_fn done, void *done_arg,
                      uint64_t *out_seq);
 
-/* Waits until command `seq` and all before it completed; then reports (and
- * clears) the queue's kept error, if any. */
+/* Waits until command `seq` and all before it completed, running commands
+ * on the calling thread while the dispatcher runs none (so the caller must
+ * hold no lock a command's completion takes); then reports (and clears) the
+ * queue's kept error, if any. */
 lm_status rt_cq_wait(lm_command_queue *cq, uint64_t seq);
 
 /* Waits until command `seq` completed, leaving the queue's error for its

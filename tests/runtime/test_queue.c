@@ -1,7 +1,9 @@
-/* Command queues: data round trips, ordering, device errors, bad arguments,
- * how often a waiting host thread is woken. */
+/* Command queues: data round trips, ordering (also when waiting threads run
+ * commands themselves), device errors, bad arguments, how often a waiting
+ * host thread is woken. */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "lightmetal/lightmetal.h"
 #include "lm_test.h"
@@ -101,6 +103,74 @@ static void test_non_blocking_order(void) {
     for (int i = 0; i < N; i++)
         CHECK(memcmp(versions[i], reads[i], SIZE) == 0);
     CHECK_OK(lm_finish(cq)); /* finishing an idle queue is fine */
+    CHECK_OK(lm_device_close(dev));
+}
+
+/* A thread waiting for a command runs the queue's commands itself when the
+ * dispatcher is not running one, and hands back those after the one it
+ * waits for. Blocking reads between queued writes see exactly the writes
+ * before them; queue 1, waiting on the host for an event of queue 0, has its
+ * wait run by a thread waiting on queue 1, which then runs queue 0's
+ * commands; and commands queued after the last wait complete with no thread
+ * waiting for them. */
+static void test_waiters_run_commands_in_order(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_command_queue *cq1 = lm_device_command_queue(dev, 1);
+    enum { N = 400, SIZE = 2048 };
+    static uint8_t versions[N][SIZE];
+    uint8_t out[SIZE];
+    lm_buffer b;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, SIZE, 256, &b));
+    for (int i = 0; i < N; i++) {
+        fill(versions[i], SIZE, (uint32_t)i + 100);
+        CHECK_OK(lm_enqueue_write_buffer(cq, b, versions[i], false));
+        if (i % 7 == 3) {
+            CHECK_OK(lm_enqueue_read_buffer(cq, b, out, true));
+            CHECK(memcmp(out, versions[i], SIZE) == 0);
+        }
+        if (i % 11 == 5) {
+            lm_event e;
+            CHECK_OK(lm_enqueue_record_event(cq, &e));
+            CHECK_OK(lm_enqueue_wait_for_event(cq1, e));
+            CHECK_OK(lm_enqueue_read_buffer(cq1, b, out, true));
+            CHECK(memcmp(out, versions[i], SIZE) == 0);
+        }
+    }
+    /* Rounds of: the dispatcher asleep (the queue idle a while), commands
+     * queued, the first two waited for at once -- the waiting thread usually
+     * takes them before the dispatcher is awake -- and the rest left
+     * queued, to complete with no thread waiting for them. */
+    enum { BIG = 8 << 20 };
+    uint8_t *big = calloc(1, BIG);
+    CHECK(big);
+    lm_buffer bb;
+    CHECK_OK(make_buffer(dev, LM_BUFFER_DRAM, BIG, 4096, &bb));
+    for (int r = 0; r < 30; r++) {
+        CHECK_OK(lm_finish(cq));
+        usleep(2000);
+        lm_event mid, last;
+        /* long enough for the dispatcher to wake while it runs */
+        CHECK_OK(lm_enqueue_write_buffer(cq, bb, big, false));
+        CHECK_OK(lm_enqueue_write_buffer(cq, b, versions[r], false));
+        CHECK_OK(lm_enqueue_record_event(cq, &mid));
+        for (int i = 0; i < 20; i++)
+            CHECK_OK(lm_enqueue_write_buffer(cq, b, versions[r + i], false));
+        CHECK_OK(lm_enqueue_record_event(cq, &last));
+        CHECK_OK(lm_event_synchronize(mid));
+        bool done = false;
+        /* A minute is a safety net against a hang, not a timing assumption. */
+        for (int polls = 0; polls < 60000 && !done; polls++) {
+            CHECK_OK(lm_event_query(last, &done));
+            if (!done) usleep(1000);
+        }
+        CHECK(done);
+        if (!done) break;
+    }
+    free(big);
+    CHECK_OK(lm_enqueue_read_buffer(cq, b, out, true));
+    CHECK(memcmp(out, versions[29 + 19], SIZE) == 0); /* the last round's last */
     CHECK_OK(lm_device_close(dev));
 }
 
@@ -247,6 +317,7 @@ static void test_deallocate_waits_for_queued_commands(void) {
 int main(void) {
     TEST_RUN(test_round_trip);
     TEST_RUN(test_non_blocking_order);
+    TEST_RUN(test_waiters_run_commands_in_order);
     TEST_RUN(test_waiter_woken_once);
     TEST_RUN(test_big_transfers);
     TEST_RUN(test_device_error_reported_by_finish);
