@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "base/thread.h"
 #include "runtime/device.h"
 #include "runtime/profile.h"
 #include "runtime/program.h"
@@ -97,6 +98,7 @@ static void run_head_locked(lm_command_queue *cq) {
  * not run first. */
 static void *dispatcher_main(void *arg) {
     lm_command_queue *cq = arg;
+    thread_mark_batch();
     pthread_mutex_lock(&cq->mutex);
     for (;;) {
         while ((cq->count == 0 || cq->busy) && !(cq->stopping && cq->count == 0))

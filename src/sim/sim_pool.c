@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/thread.h"
 
 struct sim_pool {
     uint32_t threads;
@@ -76,6 +77,7 @@ static void *worker_main(void *p) {
     worker_arg arg = *(worker_arg *)p;
     free(p);
     sim_pool *pool = arg.pool;
+    thread_mark_batch();
     uint64_t seen = 0;
     for (;;) {
         if (!poll_start(pool, seen)) {
