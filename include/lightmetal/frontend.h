@@ -135,10 +135,13 @@ typedef struct lmfe_compile_options {
      * Set, they get their largest size, padded: NonMaxSuppression on boxes
      * or scores known only at run time ([batch * classes * K, 3], K =
      * min(max_output_boxes_per_class, boxes): the selected rows in ONNX's
-     * order, then rows of -1), and the scan outputs of a Loop whose
-     * condition is computed at run time (a row per iteration unrolled; NaN,
-     * -1 or false in those of iterations that did not run). Such an output
-     * must be a graph output no node reads. */
+     * order, then rows of -1); NonZero of run-time data ([rank, elements]:
+     * the nonzero elements' coordinates, then columns of -1); Compress
+     * with a run-time condition (a slice per entry of the condition: the
+     * kept slices, then NaN, -1 or false by the data's type); and the scan
+     * outputs of a Loop whose condition is computed at run time (a row per
+     * iteration unrolled; NaN, -1 or false in those of iterations that did
+     * not run). Such an output must be a graph output no node reads. */
     bool pad_dynamic;
     /* The binary's outputs, by name, instead of the model's own: any node
      * output or initializer (e.g. a detector's head, before the
@@ -215,7 +218,8 @@ typedef struct lmfe_io_info {
     bool needs_value;
     /* Inputs only: the input decides only the size of an output that
      * lmfe_compile_options.pad_dynamic pads (e.g. the image a detector's
-     * NonMaxSuppression boxes come from); without that option its value
+     * NonMaxSuppression boxes come from, a NonZero's input, a Compress's
+     * condition); without that option its value
      * must be given at compile time. */
     bool padded_size;
     /* A sequence of tensors of the type above (its length is given with

@@ -91,6 +91,18 @@ lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *w
     return LM_OK;
 }
 
+bool fe_pad_value(fe_elem e, double *out) {
+    if (fe_elem_is_float(e))
+        *out = NAN;
+    else if (e == FE_BOOL)
+        *out = 0;
+    else if (e == FE_INT8 || e == FE_INT16 || e == FE_INT32 || e == FE_INT64)
+        *out = -1;
+    else
+        return false;
+    return true;
+}
+
 lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t max) {
     uint32_t k = fe_in_count(n);
     if (k < min || k > max) {

@@ -236,6 +236,10 @@ lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe
  * graph output no node reads. The error names n and the reader; `what`
  * names v and its padding ("its output is padded (rows of -1 ...)"). */
 lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *what);
+/* The padding of a padded output of element type e, in *out: NaN for
+ * floats, -1 for signed integers, false (0) for bool; false for any other
+ * type (unsigned integers have no value a result cannot take). */
+bool fe_pad_value(fe_elem e, double *out);
 
 /* Checks the input count is within [min, max] and every required input is there. */
 lm_status fe_check_inputs(fe_ctx *c, const fe_node *n, uint32_t min, uint32_t max);

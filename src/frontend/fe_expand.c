@@ -485,13 +485,12 @@ static lm_status check_padded_scan(fe_expansion *x, uint32_t carried, uint32_t k
     lm_status st = fe_check_unread(c, n, n->outputs[o], what);
     const fe_value *v = &c->g->values[n->outputs[o]];
     if (st || !v->graph_output) return st; /* unread and no output: dead */
-    fe_elem e = v->type.elem;
-    if (!fe_elem_is_float(e) && e != FE_BOOL && e != FE_INT8 && e != FE_INT16 && e != FE_INT32 &&
-        e != FE_INT64)
+    double pad;
+    if (!fe_pad_value(v->type.elem, &pad))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "scan output %u ('%s') is padded, which needs its declared element type "
                        "to be a float, a signed integer or bool (given %s)",
-                       k, v->name, fe_elem_name(e));
+                       k, v->name, fe_elem_name(v->type.elem));
     return LM_OK;
 }
 
@@ -505,12 +504,11 @@ static lm_status pad_piece(fe_expansion *x, uint32_t o, uint32_t running, uint32
     fe_elem e = x->c->g->values[n->outputs[o]].type.elem;
     fe_tensor *t;
     uint32_t pad;
+    double value = 0;
+    fe_pad_value(e, &value); /* check_padded_scan checked the type */
     lm_status st = fe_const_new(x->c, e, 0, NULL, &t);
     if (st) return st;
-    if (fe_elem_is_float(e))
-        fe_tensor_set_f64(t, 0, NAN);
-    else
-        fe_tensor_set_i64(t, 0, e == FE_BOOL ? 0 : -1);
+    fe_tensor_set_f64(t, 0, value);
     if ((st = fe_x_const(x, t, "pad", &pad))) return st;
     return node3(x, "Where", 16, (uint32_t[]){running, *piece, pad}, 3, "padded", piece);
 }

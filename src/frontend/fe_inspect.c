@@ -30,14 +30,16 @@ static bool if_decides_presence(const fe_node *n) {
 
 /* How much a value decides: nothing; only the size of an output that
  * lmfe_compile_options.pad_dynamic pads instead (NonMaxSuppression's boxes
- * and scores); or a shape, so its value is needed. (A Loop's condition
- * counts as a shape: a masked loop refuses carried sequences, and it is
- * folded loops that the tools compile when given the condition.) */
+ * and scores, NonZero's input, Compress's condition); or a shape, so its value is needed. (A Loop's
+ * condition counts as a shape: a masked loop refuses carried sequences, and it is folded loops that
+ * the tools compile when given the condition.) */
 enum { DECIDES_NOTHING, DECIDES_PADDED, DECIDES_SHAPE };
 
 /* What input i of node n decides by itself (before the walk back). */
 static uint8_t input_decides(const fe_node *n, const fe_op_def *op, uint32_t i) {
-    if (!strcmp(n->op_type, "NonMaxSuppression") && i < 2) return DECIDES_PADDED;
+    if ((!strcmp(n->op_type, "NonMaxSuppression") && i < 2) ||
+        (!strcmp(n->op_type, "NonZero") && i == 0) || (!strcmp(n->op_type, "Compress") && i == 1))
+        return DECIDES_PADDED;
     return op->value_inputs >> i & 1 ? DECIDES_SHAPE : DECIDES_NOTHING;
 }
 

@@ -9,9 +9,11 @@
  * An empty result is an empty constant (nothing runs for it), except
  * Unique's of an empty input, which is refused.
  *
- * NonMaxSuppression on run-time boxes or scores runs on the device instead
- * when the options ask for padded outputs (nms_on_device: a table of
- * overlaps, then lmnn_nms). */
+ * With the options' padded outputs (pad_dynamic), run-time values run on
+ * the device instead, into an output of the largest size the op can give:
+ * NonMaxSuppression (nms_on_device: a table of overlaps, then lmnn_nms),
+ * NonZero and Compress (the kept elements' places counted by a running
+ * sum, then one scatter). Unique of run-time values is refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +23,108 @@
 
 /* ---- NonZero ---- */
 
+/* The most elements whose places a padded NonZero or Compress counts: its
+ * running sum is exact on the device up to 2^24. */
+#define PADDED_MAX_COUNT (1 << 24)
+
+/* For padded NonZero and Compress, whose condition `cond` ([count]) is
+ * known only at run time: each entry's place in the output, [count, 1]
+ * int64 -- the number of nonzero entries up to it, less one, where it is
+ * nonzero, and `count` (past the end) where it is zero. */
+static uint32_t kept_places(fe_build *b, uint32_t cond, fe_elem elem, int64_t count) {
+    uint32_t nz = cond;
+    if (elem != FE_BOOL)
+        nz = fe_b_op(b, "Not", fe_b_op(b, "Equal", cond, fe_b_const(b, elem, 0, NULL, 0)), FE_NONE);
+    uint32_t running =
+        fe_b_op(b, "CumSum", fe_b_cast(b, nz, FE_INT64), fe_b_const(b, FE_INT64, 0, NULL, 0));
+    uint32_t place = fe_b_op(b, "Sub", running, fe_b_const(b, FE_INT64, 0, NULL, 1));
+    return fe_b_unsqueeze(
+        b, fe_b_where(b, nz, place, fe_b_const(b, FE_INT64, 0, NULL, (double)count)), 1);
+}
+
+/* A padded NonZero's or Compress's limit and its output's readers (none);
+ * `counted` names what has `count` entries, `padding` the output. */
+static lm_status check_padded(fe_ctx *c, const fe_node *n, int64_t count, const char *counted,
+                              const char *padding) {
+    if (count > PADDED_MAX_COUNT)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "with %s of %lld entries: padded, at most 2^24 (the device counts their "
+                       "places in its exact integer range)",
+                       counted, (long long)count);
+    return fe_check_unread(c, n, n->outputs[0], padding);
+}
+
+/* The refusal of a NonZero or Compress whose input `i` decides the output's
+ * size and is known only at run time, without pad_dynamic. */
+static lm_status refuse_runtime(fe_ctx *c, const fe_node *n, uint32_t i, const char *what,
+                                const char *padded) {
+    const fe_value *v = fe_in(c, n, i);
+    if (v->graph_input)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is known only at run time, and with it %s: compile with "
+                       "--pad-dynamic (options: pad_dynamic) for %s, or give it with --const "
+                       "%s=FILE",
+                       i, v->name, what, padded, v->name);
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "input %u ('%s') is known only at run time, and with it %s: compile with "
+                   "--pad-dynamic (options: pad_dynamic) for %s, or with --graph-outputs "
+                   "(options: outputs) up to values before this node",
+                   i, v->name, what, padded);
+}
+
+/* NonZero of run-time data (opts->pad_dynamic): a column for every element
+ * of x, the coordinates of the nonzero ones first, in row-major order, then
+ * columns of -1. Each element's coordinates (a constant table, [count,
+ * rank]) are scattered into a table of -1 at the element's place
+ * (kept_places), the zero elements' past the end, where a scatter of
+ * run-time indices drops them; the table is then transposed. */
+static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    int64_t count = fe_type_volume(t), rank = t->rank;
+    if (rank == 0 || count == 0) { /* no coordinates, or no elements */
+        fe_tensor *e;
+        lm_status st = fe_const_new(c, FE_INT64, 2, (const int64_t[]){rank, count}, &e);
+        return st ? fe_nn_fail(c, n, st) : fe_set_out_const(c, n, 0, e);
+    }
+    lm_status st = check_padded(
+        c, n, count, "run-time data",
+        "its output is padded (a column per element, those after the nonzero ones -1)");
+    if (st) return st;
+    fe_tensor *coords;
+    if ((st = fe_const_new(c, FE_INT64, 2, (const int64_t[]){count, rank}, &coords)))
+        return fe_nn_fail(c, n, st);
+    for (int64_t i = 0; i < count; i++) {
+        int64_t rest = i;
+        for (int64_t d = rank - 1; d >= 0; d--) {
+            fe_tensor_set_i64(coords, (uint64_t)(i * rank + d), rest % t->dims[d]);
+            rest /= t->dims[d];
+        }
+    }
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    uint32_t flat = fe_b_reshape(b, nd->inputs[0], &count, 1), table = FE_NONE;
+    uint32_t places = kept_places(b, flat, t->elem, count);
+    if (!b->st) b->st = fe_x_const(&b->x, coords, "coords", &table);
+    uint32_t base = fe_b_const(b, FE_INT64, 2, (const int64_t[]){count, rank}, -1);
+    uint32_t rows = fe_b_node(b, "ScatterND", 13, (const uint32_t[]){base, places, table}, 3, NULL);
+    fe_node *tr = NULL;
+    uint32_t out = fe_b_node(b, "Transpose", 13, &rows, 1, &tr);
+    fe_b_ints_attr(b, tr, "perm", true, (const int64_t[]){1, 0}, 2);
+    if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
+    return fe_x_end(c, &b->x, b->st);
+}
+
 static lm_status infer_nonzero(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 1);
-    const fe_tensor *x;
-    if (!st) st = fe_in_const_required(c, n, 0, &x);
     if (st) return st;
-    if (x->elem == FE_STRING)
+    if (fe_in_type(c, n, 0)->elem == FE_STRING)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "string tensors are not supported");
+    const fe_tensor *x = fe_in_const(c, n, 0);
+    if (!x && c->opts->pad_dynamic) return nonzero_padded(c, n);
+    if (!x)
+        return refuse_runtime(c, n, 0, "how many elements are nonzero",
+                              "an output of a column per element, the unused ones -1");
     uint64_t nnz = 0;
     for (uint64_t i = 0; i < x->count; i++)
         nnz += fe_tensor_get_f64(x, i) != 0;
@@ -221,19 +318,17 @@ typedef struct compress_geom {
     int64_t kept;
 } compress_geom;
 
-static lm_status compress_geom_of(fe_ctx *c, const fe_node *n, compress_geom *g) {
+/* The axis and its length, and the condition's length; checks them. */
+static lm_status compress_axis(fe_ctx *c, const fe_node *n, compress_geom *g, int64_t *cond_len) {
     static const char *const known[] = {"axis", NULL};
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, known);
-    const fe_tensor *cond;
-    if (!st) st = fe_in_const_required(c, n, 1, &cond);
     int64_t axis;
     if (!st) st = fe_attr_int(c, n, "axis", INT64_MIN, &axis);
     if (st) return st;
-    const fe_type *x = fe_in_type(c, n, 0);
-    if (cond->rank != 1)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "condition must be 1-D, given rank %u",
-                       cond->rank);
+    const fe_type *x = fe_in_type(c, n, 0), *ct = fe_in_type(c, n, 1);
+    if (ct->rank != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "condition must be 1-D, given rank %u", ct->rank);
     g->axis = -1;
     g->length = fe_type_volume(x);
     if (axis != INT64_MIN) {
@@ -242,22 +337,96 @@ static lm_status compress_geom_of(fe_ctx *c, const fe_node *n, compress_geom *g)
     }
     /* A condition shorter than the axis drops what it does not reach;
      * longer, its extra entries would select nothing there is. */
-    if ((int64_t)cond->count > g->length)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "condition has %llu entries but the %s has %lld",
-                       (unsigned long long)cond->count, g->axis < 0 ? "flattened input" : "axis",
+    *cond_len = ct->dims[0];
+    if (*cond_len > g->length)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "condition has %lld entries but the %s has %lld",
+                       (long long)*cond_len, g->axis < 0 ? "flattened input" : "axis",
                        (long long)g->length);
-    g->keep = fe_arena_alloc(&c->g->arena, (cond->count ? cond->count : 1) * sizeof *g->keep);
+    return LM_OK;
+}
+
+static lm_status compress_geom_of(fe_ctx *c, const fe_node *n, compress_geom *g) {
+    int64_t len;
+    lm_status st = compress_axis(c, n, g, &len);
+    const fe_tensor *cond = fe_in_const(c, n, 1);
+    /* An empty condition keeps nothing, whatever it is. */
+    if (!st && len > 0) st = fe_in_const_required(c, n, 1, &cond);
+    if (st) return st;
+    g->keep = fe_arena_alloc(&c->g->arena, (size_t)(len ? len : 1) * sizeof *g->keep);
     if (!g->keep) return fe_nn_fail(c, n, err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory"));
     g->kept = 0;
-    for (uint64_t i = 0; i < cond->count; i++)
-        if (fe_tensor_get_f64(cond, i) != 0) g->keep[g->kept++] = (int64_t)i;
+    for (int64_t i = 0; i < len; i++)
+        if (fe_tensor_get_f64(cond, (uint64_t)i) != 0) g->keep[g->kept++] = i;
     return LM_OK; /* kept may be 0: an empty result */
+}
+
+/* Compress with a run-time condition (opts->pad_dynamic): along the axis
+ * (or of the flattened data), a slice for every entry of the condition, the
+ * kept ones first, in order, then padding (NaN, -1 or false by the data's
+ * type). The data's slices, moved to the front, are scattered into padding
+ * at their places (kept_places), those not kept past the end. */
+static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geom *g, int64_t len) {
+    const fe_type *x = fe_in_type(c, n, 0), *ct = fe_in_type(c, n, 1);
+    double pad;
+    if (!fe_pad_value(x->elem, &pad))
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "its output is padded, which needs the data's element type to be a "
+                       "float, a signed integer or bool (given %s)",
+                       fe_elem_name(x->elem));
+    lm_status st = check_padded(c, n, len, "a run-time condition",
+                                "its output is padded (a slice per entry of the condition, "
+                                "those after the kept ones NaN, -1 or false)");
+    if (st) return st;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    int32_t axis = g->axis < 0 ? 0 : g->axis, rank = g->axis < 0 ? 1 : x->rank;
+    int64_t dims[FE_MAX_RANK] = {g->length};
+    if (g->axis >= 0) memcpy(dims, x->dims, (size_t)rank * sizeof *dims);
+    uint32_t data = g->axis < 0 ? fe_b_reshape(b, nd->inputs[0], dims, 1) : nd->inputs[0];
+    if (len < g->length) data = fe_b_slice(b, data, axis, 0, len);
+    dims[axis] = len;
+    /* The axis first: perm moves it there, and back. */
+    int64_t perm[FE_MAX_RANK], back[FE_MAX_RANK], moved[FE_MAX_RANK];
+    for (int32_t d = 0, k = 1; d < rank; d++)
+        if (d != axis) perm[k++] = d;
+    perm[0] = axis;
+    for (int32_t d = 0; d < rank; d++) {
+        back[perm[d]] = d;
+        moved[d] = dims[perm[d]];
+    }
+    fe_node *tn = NULL;
+    if (axis != 0) {
+        data = fe_b_node(b, "Transpose", 13, &data, 1, &tn);
+        fe_b_ints_attr(b, tn, "perm", true, perm, rank);
+    }
+    /* Scatters move numbers: bool goes as int32, false as 0. */
+    fe_elem held = x->elem == FE_BOOL ? FE_INT32 : x->elem;
+    if (held != x->elem) data = fe_b_cast(b, data, held);
+    uint32_t places = kept_places(b, nd->inputs[1], ct->elem, len);
+    uint32_t base = fe_b_const(b, held, (uint32_t)rank, moved, pad);
+    uint32_t out = fe_b_node(b, "ScatterND", 13, (const uint32_t[]){base, places, data}, 3, NULL);
+    if (held != x->elem) out = fe_b_cast(b, out, x->elem);
+    if (axis != 0) {
+        out = fe_b_node(b, "Transpose", 13, &out, 1, &tn);
+        fe_b_ints_attr(b, tn, "perm", true, back, rank);
+    }
+    if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
+    return fe_x_end(c, &b->x, b->st);
 }
 
 static lm_status infer_compress(fe_ctx *c, const fe_node *n) {
     compress_geom g;
-    lm_status st = compress_geom_of(c, n, &g);
+    int64_t len;
+    lm_status st = compress_axis(c, n, &g, &len);
     if (st) return st;
+    if (!fe_in_const(c, n, 1) && len > 0) {
+        if (c->opts->pad_dynamic) return compress_padded(c, n, &g, len);
+        return refuse_runtime(c, n, 1, "how many slices are kept",
+                              "an output of a slice per entry of the condition, the unused ones "
+                              "padding");
+    }
+    if ((st = compress_geom_of(c, n, &g))) return st;
     const fe_type *x = fe_in_type(c, n, 0);
     int64_t dims[FE_MAX_RANK] = {g.kept};
     int32_t rank = 1;

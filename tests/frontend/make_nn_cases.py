@@ -1215,7 +1215,10 @@ write_case("refuse_compress_runtime_condition",
             helper.make_node("Compress", ["x", "c"], ["y"])],
            [("x", f32(6))], [("y", (TensorProto.FLOAT, [3]))], 11,
            inits=[("zero", np.zeros(1, np.float32))],
-           expect="input 1 ('c') decides the output shape but is computed at run time")
+           expect="input 1 ('c') is known only at run time, and with it how many slices are "
+                  "kept: compile with --pad-dynamic (options: pad_dynamic) for an output of a "
+                  "slice per entry of the condition, the unused ones padding, or with "
+                  "--graph-outputs (options: outputs) up to values before this node")
 # Empty tensors (a 0 dim) are known constants with no elements: an empty
 # graph input still is one of the binary's inputs, empty outputs are named
 # with their shapes, and ops that meet one fold (Concat skips it).
@@ -1253,8 +1256,9 @@ write_case("refuse_reduce_empty_int_max",
 write_case("refuse_nonzero_runtime_input",
            [helper.make_node("NonZero", ["x"], ["y"])],
            [("x", f32(4))], [("y", (TensorProto.INT64, [1, 4]))], 13,
-           expect="input 0 ('x') decides the output shape, so its value must be known at compile "
-                  "time: give it as a constant (--const x=FILE)")
+           expect="input 0 ('x') is known only at run time, and with it how many elements are "
+                  "nonzero: compile with --pad-dynamic (options: pad_dynamic) for an output of a "
+                  "column per element, the unused ones -1, or give it with --const x=FILE")
 
 
 def tfidf_np(x, mode, min_n, max_n, max_skip, starts, columns, pool, weights=None):
@@ -4176,3 +4180,80 @@ for j in range(4):
 write_case("scatter_elements_add_runtime_index_outside_dim",
            [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction="add")],
            [("x", oex), ("i", oei), ("u", oeu)], [("y", oey)], 16)
+
+# NonZero and Compress of values known only at run time, compiled with
+# pad_dynamic: NonZero gives a column per element, the nonzero elements'
+# coordinates first (row-major order), then -1; Compress a slice per entry
+# of the condition, the kept ones first, then NaN, -1 or false by type.
+prng = np.random.default_rng(23)  # its own: the cases above keep their data
+
+
+def nonzero_padded(x):
+    out = np.full((x.ndim, x.size), -1, np.int64)
+    nz = np.array(np.nonzero(x), np.int64).reshape(x.ndim, -1)
+    out[:, :nz.shape[1]] = nz
+    return out
+
+
+def compress_padded(x, cond, axis, pad):
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    x = np.take(x, np.arange(len(cond)), axis=axis)
+    kept = np.compress(cond, x, axis=axis)
+    out = np.full(x.shape, pad, x.dtype)
+    idx = [slice(None)] * x.ndim
+    idx[axis] = slice(0, kept.shape[axis])
+    out[tuple(idx)] = kept
+    return out
+
+
+pnx = prng.standard_normal((3, 4, 5)).astype(np.float32)
+pnx[0, 1, 2] = np.nan  # NaN is not zero
+pnx[2, 0, 0] = -0.0
+write_case("padded_nonzero_runtime",
+           [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("NonZero", ["r"], ["y"])],
+           [("x", pnx)], [("y", nonzero_padded(np.maximum(np.nan_to_num(pnx, nan=1.0), 0)))],
+           13)
+pni = np.array([[0, 3, 0, -2], [0, 0, 5, 0], [7, 0, 0, 0]], np.int32)
+write_case("padded_nonzero_int_input", [helper.make_node("NonZero", ["x"], ["y"])],
+           [("x", pni)], [("y", nonzero_padded(pni))], 13)
+pnb = prng.standard_normal(9).astype(np.float32)
+write_case("padded_nonzero_bool_none_kept",
+           [helper.make_node("Greater", ["x", "big"], ["b"]),
+            helper.make_node("NonZero", ["b"], ["y"])],
+           [("x", pnb)], [("y", nonzero_padded(pnb > 100))], 13,
+           inits=[("big", np.array(100, np.float32))])
+pcx = prng.standard_normal((3, 6, 2)).astype(np.float32)
+pcc = np.array([0.5, -1, 2, -3, 0.1], np.float32)
+write_case("padded_compress_runtime_condition_axis1",
+           [helper.make_node("Greater", ["c", "zero"], ["cb"]),
+            helper.make_node("Compress", ["x", "cb"], ["y"], axis=1)],
+           [("x", pcx), ("c", pcc)], [("y", compress_padded(pcx, pcc > 0, 1, np.nan))], 13,
+           inits=[("zero", np.array(0, np.float32))])
+pfx = (np.arange(10, dtype=np.int64).reshape(2, 5) * 7 - 20)
+pfc = np.array([1, 0, 0, 1, 1, 0, 1, 0, 0, 1], bool)
+write_case("padded_compress_flattened_int64", [helper.make_node("Compress", ["x", "c"], ["y"])],
+           [("x", pfx), ("c", pfc)], [("y", compress_padded(pfx, pfc, None, -1))], 13)
+pbx = prng.random((4, 3)) > 0.5
+pbc = np.array([0, 1, 1, 0], bool)
+write_case("padded_compress_bool_data_axis0",
+           [helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
+           [("x", pbx), ("c", pbc)], [("y", compress_padded(pbx, pbc, 0, False))], 13)
+write_case("refuse_nonzero_runtime",
+           [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("NonZero", ["r"], ["y"])],
+           [("x", pnx)], [("y", (TensorProto.INT64, [3, 60]))], 13,
+           expect="input 0 ('r') is known only at run time, and with it how many elements are "
+                  "nonzero: compile with --pad-dynamic")
+write_case("refuse_padded_nonzero_read",
+           [helper.make_node("NonZero", ["x"], ["n"]),
+            helper.make_node("Transpose", ["n"], ["y"], name="reader")],
+           [("x", pni)], [("y", (TensorProto.INT64, [12, 2]))], 13,
+           expect="its output is padded (a column per element, those after the nonzero ones "
+                  "-1), so it must be a graph output no node reads; node 'reader' (Transpose) "
+                  "reads it")
+write_case("refuse_padded_compress_uint8",
+           [helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
+           [("x", np.arange(8, dtype=np.uint8).reshape(4, 2)), ("c", pbc)],
+           [("y", (TensorProto.UINT8, [4, 2]))], 13,
+           expect="its output is padded, which needs the data's element type to be a float, a "
+                  "signed integer or bool (given uint8)")

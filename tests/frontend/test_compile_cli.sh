@@ -228,6 +228,15 @@ expect_ok nms_pad_dynamic "NonMaxSuppression             1  device" compile "$N/
 expect_ok nms_padded_shape "selected_indices" info "$W/nms.lmb"
 expect_ok nms_padded_run "goldens" run "$W/nms.lmb"
 expect_error pad_dynamic_value 2 "--pad-dynamic" compile "$N/model.onnx" -o "$W/x.lmb" --pad-dynamic=1
+Z="$D/test_nonzero_example"
+expect_ok info_nonzero "(decides output sizes: compile with --pad-dynamic, or give it with --const)" \
+    compile "$Z/model.onnx" --info
+expect_error nonzero_runtime 2 "input 0 ('condition') is known only at run time, and with it how many elements are nonzero: compile with --pad-dynamic (options: pad_dynamic) for an output of a column per element, the unused ones -1, or give it with --const condition=FILE" \
+    compile "$Z/model.onnx" -o "$W/x.lmb"
+expect_ok nonzero_pad_dynamic "ScatterND" compile "$Z/model.onnx" -o "$W/nz.lmb" --pad-dynamic \
+    --golden condition="$Z/test_data_set_0/input_0.pb"
+expect_ok nonzero_padded_shape "Int64 stored as Int32, shape (2, 4)" info "$W/nz.lmb"
+expect_ok nonzero_padded_run "goldens" run "$W/nz.lmb"
 printf 'not a model' >"$W/bad.onnx"
 expect_error bad_file 2 "bad.onnx" compile "$W/bad.onnx" -o "$W/x.lmb"
 expect_error missing_file 2 "nope.onnx" compile "$W/nope.onnx" -o "$W/x.lmb"

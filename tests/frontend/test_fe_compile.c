@@ -1216,6 +1216,26 @@ static void test_shape_op_folds(void) {
     lm_binary_free(bin);
 }
 
+/* A padded NonZero counts its elements' places on the device, exactly up
+ * to 2^24 of them: a bigger input is refused when compiling (before
+ * anything is allocated for it). */
+static void test_padded_nonzero_limit(void) {
+    Onnx__GraphProto *g = ob_graph("big");
+    Onnx__ModelProto *m = ob_model(g);
+    int64_t xd[2] = {4097, 4096};
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(I64, 2, (const int64_t[]){2, -1}, NULL)));
+    ob_node(g, "NonZero", "nz", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    const char *path = save(m);
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    o.pad_dynamic = true;
+    lm_binary *bin;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'nz' (NonZero): with run-time data of 16781312 entries: padded, at most "
+                "2^24 (the device counts their places in its exact integer range)");
+}
+
 /* lmfe_compile_options.outputs: a model compiled up to values inside it.
  * After them comes a NonZero of run-time data (refused when compiled) that
  * reads a second input, k; cut at b = Exp(a) and a = Relu(x), in that order,
@@ -1235,7 +1255,10 @@ static void test_graph_outputs(void) {
     const char *path = save(m);
     lm_binary *bin;
     CHECK_FAILS(lmfe_compile_onnx(path, NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
-                "decides the output shape but is computed at run time");
+                "input 0 ('bk') is known only at run time, and with it how many elements are "
+                "nonzero: compile with --pad-dynamic (options: pad_dynamic) for an output of a "
+                "column per element, the unused ones -1, or with --graph-outputs (options: "
+                "outputs) up to values before this node");
 
     const char *cut[2] = {"b", "a"};
     lmfe_compile_options o;
@@ -4828,6 +4851,7 @@ int main(void) {
     TEST_RUN(test_variadic_folds);
     TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_graph_outputs);
+    TEST_RUN(test_padded_nonzero_limit);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_depth_to_space_images);
     TEST_RUN(test_space_depth_forms);
