@@ -392,7 +392,7 @@ static size_t note(char *buf, size_t size, size_t len, const char *fmt, ...) {
 lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
     char buf[1024];
     size_t len = 0;
-    uint32_t int_nodes = 0, images = 0, flattened = 0, last = 0, random = 0;
+    uint32_t int_nodes = 0, double_nodes = 0, images = 0, flattened = 0, last = 0, random = 0;
     for (uint32_t k = 0; k < c->g->node_count; k++) {
         const fe_node *n = &c->g->nodes[k];
         images += c->plans[k].nhwc_out;
@@ -402,6 +402,7 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
             continue;
         fe_elem e = c->g->values[n->outputs[0]].type.elem;
         int_nodes += fe_elem_is_int(e);
+        double_nodes += e == FE_DOUBLE;
         random += fe_draws_random((fe_ctx *)c, n);
     }
     if (r->lowered_nodes)
@@ -415,6 +416,11 @@ lm_status fe_report_notes(const fe_ctx *c, lmfe_report *r) {
                    "integers: %u device nodes hold integers as int32 (exact for "
                    "|x| < 2^31; their arithmetic is exact for |x| < 2^24)\n",
                    int_nodes);
+    if (double_nodes)
+        len = note(buf, sizeof buf, len,
+                   "float64: %u device node%s compute%s float64 values in float32 (about 7 "
+                   "significant digits; magnitudes beyond 3.4e38 become infinities)\n",
+                   double_nodes, double_nodes == 1 ? "" : "s", double_nodes == 1 ? "s" : "");
     if (images)
         len = note(buf, sizeof buf, len,
                    "layout: %u results of convolutions, poolings, element-wise ops and reshapes "

@@ -228,6 +228,8 @@ expect_ok nms_pad_dynamic "NonMaxSuppression             1  device" compile "$N/
 expect_ok nms_padded_shape "selected_indices" info "$W/nms.lmb"
 expect_ok nms_padded_run "goldens" run "$W/nms.lmb"
 expect_error pad_dynamic_value 2 "--pad-dynamic" compile "$N/model.onnx" -o "$W/x.lmb" --pad-dynamic=1
+expect_ok float64_note "float64: 1 device node computes float64 values in float32 (about 7 significant digits; magnitudes beyond 3.4e38 become infinities)" \
+    compile "$3/pytorch-operator/test_operator_add_broadcast/model.onnx" -o "$W/f64.lmb"
 Z="$D/test_nonzero_example"
 expect_ok info_nonzero "(decides output sizes: compile with --pad-dynamic, or give it with --const)" \
     compile "$Z/model.onnx" --info
