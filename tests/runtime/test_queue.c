@@ -2,6 +2,7 @@
  * commands themselves), device errors, bad arguments, how often a waiting
  * host thread is woken. */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -174,6 +175,32 @@ static void test_waiters_run_commands_in_order(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+static void note_policy(void *arg) {
+    *(int *)arg = sched_getscheduler(0);
+}
+
+/* The dispatcher runs as batch work: woken by a command, it does not
+ * preempt the host thread that queued it. (The command completes with no
+ * thread waiting, so the dispatcher is the one that runs it.) */
+static void test_dispatcher_is_batch(void) {
+    lm_device *dev = open_small();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    int policy = -2;
+    uint64_t seq = 0;
+    rt_cmd cmd = {.op = RT_CMD_MARKER};
+    CHECK_OK(rt_cq_push(cq, &cmd, note_policy, &policy, &seq));
+    for (int polls = 0; polls < 60000 && !rt_cq_completed(cq, seq); polls++)
+        usleep(1000); /* a safety net against a hang, not a timing assumption */
+    CHECK(rt_cq_completed(cq, seq));
+#ifdef SCHED_BATCH
+    CHECK(policy == SCHED_BATCH);
+#else
+    CHECK(policy != -2);
+#endif
+    CHECK_OK(lm_device_close(dev));
+}
+
 /* The times the calling thread has gone to sleep (voluntary context
  * switches). */
 static long thread_sleeps(void) {
@@ -318,6 +345,7 @@ int main(void) {
     TEST_RUN(test_round_trip);
     TEST_RUN(test_non_blocking_order);
     TEST_RUN(test_waiters_run_commands_in_order);
+    TEST_RUN(test_dispatcher_is_batch);
     TEST_RUN(test_waiter_woken_once);
     TEST_RUN(test_big_transfers);
     TEST_RUN(test_device_error_reported_by_finish);

@@ -1,6 +1,9 @@
 /* sim/sim_pool: every index of a job runs once and on its own thread, jobs
  * follow one another; an offered index runs at most once and never after
- * the job returned; bounded polling, refusals. */
+ * the job returned; the pool's threads are batch work; bounded polling,
+ * refusals. */
+#define _GNU_SOURCE /* SCHED_BATCH */
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -105,6 +108,27 @@ static void test_every_index_once(void) {
     run_jobs(MAX_INDEX);
 }
 
+static _Atomic int policies[MAX_INDEX];
+
+static void record_policy(void *ctx, uint32_t index) {
+    (void)ctx;
+    atomic_store(&policies[index], sched_getscheduler(0));
+}
+
+/* The pool's own threads run as batch work (a woken one does not preempt
+ * the host's threads); the caller's thread keeps its policy. */
+static void test_threads_are_batch(void) {
+    sim_pool *pool;
+    CHECK_OK(sim_pool_create(4, &pool));
+    sim_pool_run(pool, record_policy, NULL, 4);
+    CHECK(atomic_load(&policies[0]) == sched_getscheduler(0));
+#ifdef SCHED_BATCH
+    for (int i = 1; i < 4; i++)
+        CHECK(atomic_load(&policies[i]) == SCHED_BATCH);
+#endif
+    sim_pool_destroy(pool);
+}
+
 static void test_refuses_too_many_threads(void) {
     sim_pool *pool;
     CHECK_FAILS(sim_pool_create(1u << 16, &pool), LM_ERR_INVALID_ARGUMENT,
@@ -131,6 +155,7 @@ static void test_spin_bounded(void) {
 int main(void) {
     TEST_RUN(test_every_index_once);
     TEST_RUN(test_offered_indices);
+    TEST_RUN(test_threads_are_batch);
     TEST_RUN(test_refuses_too_many_threads);
     TEST_RUN(test_spin_bounded);
     return test_summary();
