@@ -138,7 +138,9 @@ typedef struct lmfe_compile_options {
      * order, then rows of -1); NonZero of run-time data ([rank, elements]:
      * the nonzero elements' coordinates, then columns of -1); Compress
      * with a run-time condition (a slice per entry of the condition: the
-     * kept slices, then NaN, -1 or false by the data's type); and the scan
+     * kept slices, then NaN, -1 or false by the data's type); Unique of
+     * run-time values, flattened (Y, indices and counts an entry per
+     * element, the groups' first, then padding); and the scan
      * outputs of a Loop whose condition is computed at run time (a row per
      * iteration unrolled; NaN, -1 or false in those of iterations that did
      * not run). Such an output must be a graph output no node reads. */
@@ -218,8 +220,8 @@ typedef struct lmfe_io_info {
     bool needs_value;
     /* Inputs only: the input decides only the size of an output that
      * lmfe_compile_options.pad_dynamic pads (e.g. the image a detector's
-     * NonMaxSuppression boxes come from, a NonZero's input, a Compress's
-     * condition); without that option its value
+     * NonMaxSuppression boxes come from, a NonZero's or Unique's input, a
+     * Compress's condition); without that option its value
      * must be given at compile time. */
     bool padded_size;
     /* A sequence of tensors of the type above (its length is given with

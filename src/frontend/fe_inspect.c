@@ -30,7 +30,8 @@ static bool if_decides_presence(const fe_node *n) {
 
 /* How much a value decides: nothing; only the size of an output that
  * lmfe_compile_options.pad_dynamic pads instead (NonMaxSuppression's boxes
- * and scores, NonZero's input, Compress's condition); or a shape, so its value is needed. (A Loop's
+ * and scores, NonZero's and Unique's input, Compress's condition); or a
+ * shape, so its value is needed. (A Loop's
  * condition counts as a shape: a masked loop refuses carried sequences, and it is folded loops that
  * the tools compile when given the condition.) */
 enum { DECIDES_NOTHING, DECIDES_PADDED, DECIDES_SHAPE };
@@ -38,7 +39,8 @@ enum { DECIDES_NOTHING, DECIDES_PADDED, DECIDES_SHAPE };
 /* What input i of node n decides by itself (before the walk back). */
 static uint8_t input_decides(const fe_node *n, const fe_op_def *op, uint32_t i) {
     if ((!strcmp(n->op_type, "NonMaxSuppression") && i < 2) ||
-        (!strcmp(n->op_type, "NonZero") && i == 0) || (!strcmp(n->op_type, "Compress") && i == 1))
+        (!strcmp(n->op_type, "NonZero") && i == 0) || (!strcmp(n->op_type, "Unique") && i == 0) ||
+        (!strcmp(n->op_type, "Compress") && i == 1))
         return DECIDES_PADDED;
     return op->value_inputs >> i & 1 ? DECIDES_SHAPE : DECIDES_NOTHING;
 }

@@ -13,7 +13,8 @@
  * the device instead, into an output of the largest size the op can give:
  * NonMaxSuppression (nms_on_device: a table of overlaps, then lmnn_nms),
  * NonZero and Compress (the kept elements' places counted by a running
- * sum, then one scatter). Unique of run-time values is refused. */
+ * sum, then one scatter), and Unique of the flattened input (a sort, then
+ * the groups numbered by a running sum and scattered). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,17 @@ static lm_status check_padded(fe_ctx *c, const fe_node *n, int64_t count, const 
                        "places in its exact integer range)",
                        counted, (long long)count);
     return fe_check_unread(c, n, n->outputs[0], padding);
+}
+
+/* The padding of outputs of element type e (fe_pad_value), or an error:
+ * `what` says which outputs are padded, `whose` whose type it is. */
+static lm_status padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what,
+                            const char *whose, double *out) {
+    if (fe_pad_value(e, out)) return LM_OK;
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "%s padded, which needs the %s element type to be a float, a signed integer "
+                   "or bool (given %s)",
+                   what, whose, fe_elem_name(e));
 }
 
 /* The refusal of a NonZero or Compress whose input `i` decides the output's
@@ -251,18 +263,167 @@ static lm_status int_vector(fe_ctx *c, const fe_node *n, uint32_t out, const uin
     return fe_set_out_const(c, n, out, t);
 }
 
+/* The most elements a padded Unique sorts: lmnn_topk keeps a row's
+ * results in one core's L1. */
+#define UNIQUE_MAX_COUNT 32768
+
+/* Output i of the node, or FE_NONE when it does not ask for it. */
+static uint32_t node_out(const fe_node *n, uint32_t i) {
+    return i < n->output_count ? n->outputs[i] : FE_NONE;
+}
+
+/* `v` ([count]) sorted ascending, ties in index order (TopK); the
+ * positions the sorted values came from in *out_from. */
+static uint32_t sort_ascending(fe_build *b, uint32_t v, int64_t count, uint32_t *out_from) {
+    uint32_t sorted = FE_NONE;
+    *out_from = FE_NONE;
+    if (!b->st && !(b->st = fe_x_value(&b->x, "sorted", &sorted)))
+        b->st = fe_x_value(&b->x, "from", out_from);
+    fe_node *topk = b->st ? NULL : fe_x_node(&b->x, "TopK", 11, 2, 2);
+    if (!b->st && !topk) b->st = fe_x_oom();
+    if (!topk) return FE_NONE;
+    topk->inputs[0] = v;
+    topk->inputs[1] = fe_b_ints(b, &count, 1);
+    topk->outputs[0] = sorted;
+    topk->outputs[1] = *out_from;
+    fe_b_ints_attr(b, topk, "largest", false, (const int64_t[]){0}, 1);
+    fe_b_ints_attr(b, topk, "axis", false, (const int64_t[]){0}, 1);
+    return sorted;
+}
+
+/* Unique of run-time values (opts->pad_dynamic), flattened (or a 1-D input
+ * along its axis): Y, indices and counts get an entry per element, the
+ * groups' first and then padding (NaN, -1 or false; -1), inverse_indices
+ * its exact size. Device ops: the values sorted ascending (TopK, ties in
+ * index order, so each group's first is its first occurrence), a new group
+ * wherever a value differs from the one before (NaNs make one group, as
+ * NumPy's unique), a running sum numbering the groups, then scatters by
+ * group: the values and first indices (the groups' first entries), the
+ * counts (a scatter-add of ones), and each element's group at its index.
+ * With sorted 0 the groups are then put in the order of their first
+ * occurrences (another TopK, of the first indices) and renumbered. */
+static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    int64_t count = fe_type_volume(t);
+    double pad;
+    lm_status st = padding_of(c, n, t->elem, "its outputs are", "input's", &pad);
+    if (st) return st;
+    if (count > UNIQUE_MAX_COUNT)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "with run-time values, %lld elements: padded, at most %d (they are "
+                       "sorted on one core)",
+                       (long long)count, UNIQUE_MAX_COUNT);
+    static const char *const what[4] = {
+        "output 0 (Y) is padded (an entry per element, those after the distinct values NaN, "
+        "-1 or false)",
+        "output 1 (indices) is padded (an entry per element, -1 after the groups')", NULL,
+        "output 3 (counts) is padded (an entry per element, -1 after the groups')"};
+    for (uint32_t i = 0; i < 4 && !st; i++)
+        if (what[i] && node_out(n, i) != FE_NONE)
+            st = fe_check_unread(c, n, node_out(n, i), what[i]);
+    if (st) return st;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    fe_elem held = t->elem == FE_BOOL ? FE_INT32 : t->elem;
+    uint32_t flat = fe_b_reshape(b, nd->inputs[0], &count, 1);
+    if (held != t->elem) flat = fe_b_cast(b, flat, held);
+    /* Sorted ascending, with where each value came from. */
+    uint32_t from, v = sort_ascending(b, flat, count, &from);
+    /* Whether each sorted value starts a group: the first, and any that
+     * differs from the one before (two NaNs do not). */
+    uint32_t fresh = fe_b_const(b, FE_BOOL, 1, (const int64_t[]){1}, 1);
+    if (count > 1) {
+        uint32_t cur = fe_b_slice(b, v, 0, 1, count), prev = fe_b_slice(b, v, 0, 0, count - 1);
+        uint32_t same = fe_b_op(b, "Equal", cur, prev);
+        if (fe_elem_is_float(held))
+            same = fe_b_op(b, "Or", same,
+                           fe_b_op(b, "And", fe_b_op(b, "IsNaN", cur, FE_NONE),
+                                   fe_b_op(b, "IsNaN", prev, FE_NONE)));
+        fresh = fe_b_concat(b, (const uint32_t[]){fresh, fe_b_op(b, "Not", same, FE_NONE)}, 2, 0);
+    }
+    uint32_t fresh_i = fe_b_cast(b, fresh, FE_INT64);
+    uint32_t group =
+        fe_b_op(b, "Sub", fe_b_op(b, "CumSum", fresh_i, fe_b_const(b, FE_INT64, 0, NULL, 0)),
+                fe_b_const(b, FE_INT64, 0, NULL, 1));
+    uint32_t first_at = fe_b_unsqueeze(
+        b, fe_b_where(b, fresh, group, fe_b_const(b, FE_INT64, 0, NULL, (double)count)), 1);
+    uint32_t groups = fe_b_sum(b, fresh_i, (const int64_t[]){0}, 1); /* [1] */
+    int64_t one_d[1] = {count};
+    uint32_t y =
+        fe_b_node(b, "ScatterND", 13,
+                  (const uint32_t[]){fe_b_const(b, held, 1, one_d, pad), first_at, v}, 3, NULL);
+    uint32_t first = fe_b_node(
+        b, "ScatterND", 13,
+        (const uint32_t[]){fe_b_const(b, FE_INT64, 1, one_d, -1), first_at, from}, 3, NULL);
+    fe_node *add = NULL;
+    uint32_t sizes = fe_b_node(b, "ScatterElements", 16,
+                               (const uint32_t[]){fe_b_const(b, FE_INT64, 1, one_d, 0), group,
+                                                  fe_b_const(b, FE_INT64, 1, one_d, 1)},
+                               3, &add);
+    fe_b_attr(b, add,
+              (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
+    fe_tensor *iota;
+    st = fe_const_new(c, FE_INT64, 1, one_d, &iota);
+    if (st) b->st = b->st ? b->st : fe_nn_fail(c, n, st);
+    for (int64_t i = 0; !st && i < count; i++)
+        fe_tensor_set_i64(iota, (uint64_t)i, i);
+    uint32_t positions = FE_NONE;
+    if (!b->st) b->st = fe_x_const(&b->x, iota, "positions", &positions);
+    uint32_t real = fe_b_op(b, "Less", positions, groups);
+    uint32_t counts = fe_b_where(b, real, sizes, fe_b_const(b, FE_INT64, 0, NULL, -1));
+    /* Each element's group, at its own index. */
+    uint32_t inverse = fe_b_node(
+        b, "ScatterND", 13,
+        (const uint32_t[]){fe_b_const(b, FE_INT64, 1, one_d, 0), fe_b_unsqueeze(b, from, 1), group},
+        3, NULL);
+    if (!sorted) {
+        /* The groups in the order of their first occurrences (padding's
+         * after: keyed past every index), and each group's new number. */
+        uint32_t key = fe_b_where(b, real, first, fe_b_const(b, FE_INT64, 0, NULL, (double)count));
+        uint32_t order;
+        sort_ascending(b, key, count, &order);
+        uint32_t renumber = fe_b_node(b, "ScatterND", 13,
+                                      (const uint32_t[]){fe_b_const(b, FE_INT64, 1, one_d, 0),
+                                                         fe_b_unsqueeze(b, order, 1), positions},
+                                      3, NULL);
+        y = fe_b_node(b, "Gather", 13, (const uint32_t[]){y, order}, 2, NULL);
+        first = fe_b_node(b, "Gather", 13, (const uint32_t[]){first, order}, 2, NULL);
+        counts = fe_b_node(b, "Gather", 13, (const uint32_t[]){counts, order}, 2, NULL);
+        inverse = fe_b_node(b, "Gather", 13, (const uint32_t[]){renumber, inverse}, 2, NULL);
+    }
+    if (held != t->elem) y = fe_b_cast(b, y, t->elem);
+    const uint32_t results[4] = {y, first, inverse, counts};
+    for (uint32_t i = 0; i < 4; i++)
+        if (!b->st && node_out(nd, i) != FE_NONE)
+            b->st = fe_x_identity(&b->x, results[i], node_out(nd, i));
+    return fe_x_end(c, &b->x, b->st);
+}
+
 static lm_status infer_unique(fe_ctx *c, const fe_node *n) {
     static const char *const known[] = {"axis", "sorted", NULL};
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (!st) st = fe_check_attrs(c, n, known);
-    const fe_tensor *x;
-    if (!st) st = fe_in_const_required(c, n, 0, &x);
     int64_t sorted, axis;
     if (!st) st = fe_attr_int(c, n, "sorted", 1, &sorted);
     if (!st) st = fe_attr_int(c, n, "axis", INT64_MIN, &axis);
     if (st) return st;
-    if (x->elem == FE_STRING)
+    const fe_type *tx = fe_in_type(c, n, 0);
+    if (tx->elem == FE_STRING)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "string tensors are not supported");
+    const fe_tensor *x = fe_in_const(c, n, 0);
+    if (!x && fe_type_volume(tx) > 0) {
+        bool flat = axis == INT64_MIN || tx->rank == 1;
+        if (c->opts->pad_dynamic && flat) return unique_padded(c, n, sorted != 0);
+        if (c->opts->pad_dynamic)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "with run-time values, Unique along an axis of a %u-D input is not "
+                           "supported (padded, it takes the flattened input or a 1-D one)",
+                           tx->rank);
+        return refuse_runtime(c, n, 0, "how many distinct values there are",
+                              "outputs of an entry per element, the unused ones padding");
+    }
+    if ((st = fe_in_const_required(c, n, 0, &x))) return st;
     if (x->count == 0)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an input with no elements is not supported");
     slices s = {.x = x, .outer = 1, .inner = 1, .ints = !fe_elem_is_float(x->elem)};
@@ -368,14 +529,11 @@ static lm_status compress_geom_of(fe_ctx *c, const fe_node *n, compress_geom *g)
 static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geom *g, int64_t len) {
     const fe_type *x = fe_in_type(c, n, 0), *ct = fe_in_type(c, n, 1);
     double pad;
-    if (!fe_pad_value(x->elem, &pad))
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "its output is padded, which needs the data's element type to be a "
-                       "float, a signed integer or bool (given %s)",
-                       fe_elem_name(x->elem));
-    lm_status st = check_padded(c, n, len, "a run-time condition",
-                                "its output is padded (a slice per entry of the condition, "
-                                "those after the kept ones NaN, -1 or false)");
+    lm_status st = padding_of(c, n, x->elem, "its output is", "data's", &pad);
+    if (!st)
+        st = check_padded(c, n, len, "a run-time condition",
+                          "its output is padded (a slice per entry of the condition, "
+                          "those after the kept ones NaN, -1 or false)");
     if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);

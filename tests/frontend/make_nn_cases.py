@@ -4257,3 +4257,70 @@ write_case("refuse_padded_compress_uint8",
            [("y", (TensorProto.UINT8, [4, 2]))], 13,
            expect="its output is padded, which needs the data's element type to be a float, a "
                   "signed integer or bool (given uint8)")
+
+# Unique of values known only at run time, compiled with pad_dynamic (the
+# flattened input): Y, indices and counts get an entry per element, the
+# groups' first, then padding (NaN, -1 or false; -1); inverse_indices its
+# exact size. NaNs make one group, as NumPy's unique.
+
+
+def unique_padded(x, sorted_):
+    flat = x.reshape(-1)
+    u, idx, inv, cnt = np.unique(flat, return_index=True, return_inverse=True,
+                                 return_counts=True)
+    if not sorted_:
+        order = np.argsort(idx, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        u, idx, cnt, inv = u[order], idx[order], cnt[order], rank[inv]
+    pad = np.nan if x.dtype.kind == "f" else (False if x.dtype == bool else -1)
+    y = np.full(flat.size, pad, x.dtype)
+    y[:len(u)] = u
+    first = np.full(flat.size, -1, np.int64)
+    first[:len(idx)] = idx
+    counts = np.full(flat.size, -1, np.int64)
+    counts[:len(cnt)] = cnt
+    return [("y", y), ("first", first), ("inverse", inv.astype(np.int64)), ("counts", counts)]
+
+
+puf = (prng.integers(0, 5, (3, 4)) * 0.5).astype(np.float32)
+for s_ in (1, 0):
+    write_case("padded_unique_runtime_sorted%d" % s_,
+               [helper.make_node("Relu", ["x"], ["r"]),
+                helper.make_node("Unique", ["r"], ["y", "first", "inverse", "counts"],
+                                 sorted=s_)],
+               [("x", puf)], unique_padded(puf, s_), 13)
+pun = np.array([2, np.nan, 1, 2, np.nan, -0.0, 0.0, 1], np.float32)
+write_case("padded_unique_nan_and_signed_zero",
+           [helper.make_node("Identity", ["x"], ["xi"]),
+            helper.make_node("Unique", ["xi"], ["y", "first", "inverse", "counts"])],
+           [("x", pun)], unique_padded(pun, 1), 13)
+pui = prng.integers(-3, 3, (11,)).astype(np.int64)
+write_case("padded_unique_int64_axis0_y_and_inverse",
+           [helper.make_node("Unique", ["x"], ["y", "", "inverse"], axis=0, sorted=0)],
+           [("x", pui)], [unique_padded(pui, 0)[0], unique_padded(pui, 0)[2]], 13)
+pub = np.array([[True, False], [True, True]])
+write_case("padded_unique_bool",
+           [helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"], sorted=0)],
+           [("x", pub)], unique_padded(pub, 0), 13)
+# inverse_indices has its exact size: a node may read it.
+write_case("padded_unique_inverse_read",
+           [helper.make_node("Unique", ["x"], ["y", "", "inverse"]),
+            helper.make_node("Cast", ["inverse"], ["inv_f"], to=TensorProto.FLOAT)],
+           [("x", pui)], [unique_padded(pui, 1)[0],
+                          ("inv_f", unique_padded(pui, 1)[2][1].astype(np.float32))], 13)
+write_case("refuse_unique_runtime",
+           [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Unique", ["r"], ["y"])],
+           [("x", puf)], [("y", (TensorProto.FLOAT, [12]))], 13,
+           expect="input 0 ('r') is known only at run time, and with it how many distinct values "
+                  "there are: compile with --pad-dynamic")
+write_case("refuse_padded_unique_axis_2d",
+           [helper.make_node("Unique", ["x"], ["y"], axis=1)],
+           [("x", puf)], [("y", (TensorProto.FLOAT, [3, 4]))], 13,
+           expect="with run-time values, Unique along an axis of a 2-D input is not supported")
+write_case("refuse_padded_unique_counts_read",
+           [helper.make_node("Unique", ["x"], ["y", "", "", "counts"]),
+            helper.make_node("Neg", ["counts"], ["z"], name="neg")],
+           [("x", pui)], [("z", (TensorProto.INT64, [11]))], 13,
+           expect="output 3 (counts) is padded (an entry per element, -1 after the groups'), so "
+                  "it must be a graph output no node reads; node 'neg' (Neg) reads it")

@@ -1217,9 +1217,9 @@ static void test_shape_op_folds(void) {
 }
 
 /* A padded NonZero counts its elements' places on the device, exactly up
- * to 2^24 of them: a bigger input is refused when compiling (before
- * anything is allocated for it). */
-static void test_padded_nonzero_limit(void) {
+ * to 2^24 of them, and a padded Unique sorts its input on one core: bigger
+ * inputs are refused when compiling (before anything is allocated). */
+static void test_padded_limits(void) {
     Onnx__GraphProto *g = ob_graph("big");
     Onnx__ModelProto *m = ob_model(g);
     int64_t xd[2] = {4097, 4096};
@@ -1234,6 +1234,17 @@ static void test_padded_nonzero_limit(void) {
     CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_UNSUPPORTED,
                 "node 'nz' (NonZero): with run-time data of 16781312 entries: padded, at most "
                 "2^24 (the device counts their places in its exact integer range)");
+
+    /* A padded Unique sorts on one core: at most 32768 elements. */
+    g = ob_graph("many");
+    m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, (const int64_t[]){32769}, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, (const int64_t[]){-1}, NULL)));
+    ob_node(g, "Unique", "u", (const char *[]){"x", NULL}, (const char *[]){"y", NULL});
+    path = save(m);
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'u' (Unique): with run-time values, 32769 elements: padded, at most 32768 "
+                "(they are sorted on one core)");
 }
 
 /* lmfe_compile_options.outputs: a model compiled up to values inside it.
@@ -4851,7 +4862,7 @@ int main(void) {
     TEST_RUN(test_variadic_folds);
     TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_graph_outputs);
-    TEST_RUN(test_padded_nonzero_limit);
+    TEST_RUN(test_padded_limits);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_depth_to_space_images);
     TEST_RUN(test_space_depth_forms);
