@@ -231,11 +231,17 @@ const fe_tensor *fe_in_const(fe_ctx *c, const fe_node *n, uint32_t i);
 /* The input's value, which must be known at compile time: else an error
  * saying so (and what to do about a graph input). */
 lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe_tensor **out);
-/* Padded outputs (opts->pad_dynamic) hold rows that are not results, which
- * only the program reading them can tell apart: value v of node n must be a
- * graph output no node reads. The error names n and the reader; `what`
- * names v and its padding ("its output is padded (rows of -1 ...)"). */
+/* A padded scan output (opts->pad_dynamic) holds rows that are not
+ * results, which only the program reading it can tell apart: value v of
+ * node n must be a graph output no node reads. The error names n and the
+ * reader; `what` names v and its padding. (Other padded outputs may go
+ * through the readers fe_padded_read allows.) */
 lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *what);
+/* Before node n is inferred: when it reads a padded value (fe_value.padded)
+ * and keeps padding apart (Identity, Transpose, Gather, GatherND), marks
+ * its output padded, or rewrites it to give padding where the indices it
+ * reads were padding; any other reader is an error naming it. */
+lm_status fe_padded_read(fe_ctx *c, const fe_node *n);
 /* The padding of a padded output of element type e, in *out: NaN for
  * floats, -1 for signed integers, false (0) for bool; false for any other
  * type (unsigned integers have no value a result cannot take). */

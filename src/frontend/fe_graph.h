@@ -170,6 +170,9 @@ typedef struct fe_node {
      * which boxes overlap, not boxes (its own rewrite, fe_ops_select.c);
      * never set from a file. */
     bool nms_overlaps;
+    /* Made by fe_padded_read's rewrite of a Gather of padded indices: it
+     * reads padded values knowingly (its own results are masked after). */
+    bool pad_masked;
 } fe_node;
 
 /* A graph attribute (If's branches, Loop's and Scan's bodies), kept by
@@ -211,6 +214,11 @@ typedef struct fe_value {
     const uint32_t *seq;
     bool graph_output;
     bool initializer;
+    /* A padded output (lmfe_compile_options.pad_dynamic) or what a reader
+     * that keeps padding made of one: 1 + the dim whose entries past the
+     * results are padding (fe_pad_value's by element type); 0: none.
+     * Only the readers fe_padded_read allows may read it. */
+    uint8_t padded;
 } fe_value;
 
 typedef struct fe_graph {

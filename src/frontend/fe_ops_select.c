@@ -14,7 +14,9 @@
  * NonMaxSuppression (nms_on_device: a table of overlaps, then lmnn_nms),
  * NonZero and Compress (the kept elements' places counted by a running
  * sum, then one scatter), and Unique of the flattened input (a sort, then
- * the groups numbered by a running sum and scattered). */
+ * the groups numbered by a running sum and scattered). Such outputs are
+ * marked padded (fe_value.padded), and fe_padded_read lets only the ops
+ * that keep padding apart read them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +45,23 @@ static uint32_t kept_places(fe_build *b, uint32_t cond, fe_elem elem, int64_t co
         b, fe_b_where(b, nz, place, fe_b_const(b, FE_INT64, 0, NULL, (double)count)), 1);
 }
 
-/* A padded NonZero's or Compress's limit and its output's readers (none);
- * `counted` names what has `count` entries, `padding` the output. */
-static lm_status check_padded(fe_ctx *c, const fe_node *n, int64_t count, const char *counted,
-                              const char *padding) {
+/* A padded NonZero's or Compress's limit; `counted` names what has `count`
+ * entries. */
+static lm_status check_padded(fe_ctx *c, const fe_node *n, int64_t count, const char *counted) {
     if (count > PADDED_MAX_COUNT)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "with %s of %lld entries: padded, at most 2^24 (the device counts their "
                        "places in its exact integer range)",
                        counted, (long long)count);
-    return fe_check_unread(c, n, n->outputs[0], padding);
+    return LM_OK;
+}
+
+/* Ends a padded output's rewrite: marks node output `out` padded along
+ * `dim` (fe_value.padded) once the rewrite is in place. */
+static lm_status end_padded(fe_ctx *c, fe_build *b, uint32_t out, int32_t dim) {
+    lm_status st = fe_x_end(c, &b->x, b->st);
+    if (!st && out != FE_NONE) c->g->values[out].padded = (uint8_t)(dim + 1);
+    return st;
 }
 
 /* The padding of outputs of element type e (fe_pad_value), or an error:
@@ -98,9 +107,7 @@ static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
         lm_status st = fe_const_new(c, FE_INT64, 2, (const int64_t[]){rank, count}, &e);
         return st ? fe_nn_fail(c, n, st) : fe_set_out_const(c, n, 0, e);
     }
-    lm_status st = check_padded(
-        c, n, count, "run-time data",
-        "its output is padded (a column per element, those after the nonzero ones -1)");
+    lm_status st = check_padded(c, n, count, "run-time data");
     if (st) return st;
     fe_tensor *coords;
     if ((st = fe_const_new(c, FE_INT64, 2, (const int64_t[]){count, rank}, &coords)))
@@ -124,7 +131,7 @@ static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
     uint32_t out = fe_b_node(b, "Transpose", 13, &rows, 1, &tr);
     fe_b_ints_attr(b, tr, "perm", true, (const int64_t[]){1, 0}, 2);
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return fe_x_end(c, &b->x, b->st);
+    return end_padded(c, b, nd->outputs[0], 1);
 }
 
 static lm_status infer_nonzero(fe_ctx *c, const fe_node *n) {
@@ -313,15 +320,6 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
                        "with run-time values, %lld elements: padded, at most %d (they are "
                        "sorted on one core)",
                        (long long)count, UNIQUE_MAX_COUNT);
-    static const char *const what[4] = {
-        "output 0 (Y) is padded (an entry per element, those after the distinct values NaN, "
-        "-1 or false)",
-        "output 1 (indices) is padded (an entry per element, -1 after the groups')", NULL,
-        "output 3 (counts) is padded (an entry per element, -1 after the groups')"};
-    for (uint32_t i = 0; i < 4 && !st; i++)
-        if (what[i] && node_out(n, i) != FE_NONE)
-            st = fe_check_unread(c, n, node_out(n, i), what[i]);
-    if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
@@ -397,7 +395,12 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
     for (uint32_t i = 0; i < 4; i++)
         if (!b->st && node_out(nd, i) != FE_NONE)
             b->st = fe_x_identity(&b->x, results[i], node_out(nd, i));
-    return fe_x_end(c, &b->x, b->st);
+    /* Y, indices and counts are padded; inverse_indices is not. */
+    uint32_t outs[3] = {node_out(nd, 0), node_out(nd, 1), node_out(nd, 3)};
+    if ((st = end_padded(c, b, outs[0], 0))) return st;
+    for (int i = 1; i < 3; i++)
+        if (outs[i] != FE_NONE) c->g->values[outs[i]].padded = 1;
+    return LM_OK;
 }
 
 static lm_status infer_unique(fe_ctx *c, const fe_node *n) {
@@ -530,10 +533,7 @@ static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geo
     const fe_type *x = fe_in_type(c, n, 0), *ct = fe_in_type(c, n, 1);
     double pad;
     lm_status st = padding_of(c, n, x->elem, "its output is", "data's", &pad);
-    if (!st)
-        st = check_padded(c, n, len, "a run-time condition",
-                          "its output is padded (a slice per entry of the condition, "
-                          "those after the kept ones NaN, -1 or false)");
+    if (!st) st = check_padded(c, n, len, "a run-time condition");
     if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
@@ -570,7 +570,7 @@ static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geo
         fe_b_ints_attr(b, tn, "perm", true, back, rank);
     }
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return fe_x_end(c, &b->x, b->st);
+    return end_padded(c, b, nd->outputs[0], axis);
 }
 
 static lm_status infer_compress(fe_ctx *c, const fe_node *n) {
@@ -716,9 +716,6 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
                        "with run-time boxes, %lld batch entries of %lld boxes make a table of "
                        "overlaps over %d entries (batch entries x boxes x boxes)",
                        (long long)B, (long long)N, NMS_MAX_TABLE);
-    lm_status st = fe_check_unread(c, n, n->outputs[0],
-                                   "its output is padded (rows of -1 after the selected ones)");
-    if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
@@ -776,7 +773,7 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
         fe_b_ints_attr(b, sel, "center_point_box", false, (const int64_t[]){center}, 1);
     }
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return fe_x_end(c, &b->x, b->st);
+    return end_padded(c, b, nd->outputs[0], 0);
 }
 
 /* Greedy selection per batch entry and class, on the host when the boxes
@@ -892,6 +889,119 @@ static lm_status lower_nms(fe_ctx *c, const fe_node *n) {
     o.score_threshold = score_min;
     if ((st = lmnn_nms(scores, over, &o, &r))) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
+}
+
+/* ---- reading padded values ---- */
+
+/* Value v's padded dim, or -1. */
+static int32_t padded_dim(const fe_ctx *c, uint32_t v) {
+    return v == FE_NONE ? -1 : (int32_t)c->g->values[v].padded - 1;
+}
+
+/* An axis attribute, made non-negative against `rank`. */
+static lm_status axis_attr(fe_ctx *c, const fe_node *n, int32_t rank, int32_t *out) {
+    int64_t axis;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    return st ? st : fe_axis(c, n, axis, rank, out);
+}
+
+/* Gather or GatherND of padded indices: the op as it is (marked to read
+ * them), then padding wherever an index tuple was padding (-1, which a
+ * padded output of indices holds nowhere else: its entries are
+ * coordinates, never negative). The result is padded along the indices'
+ * padded dim, at `dim`. */
+static lm_status mask_gathered(fe_ctx *c, const fe_node *n, bool nd_form, int32_t axis,
+                               int32_t dim) {
+    const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
+    double pad;
+    lm_status st =
+        padding_of(c, n, td->elem, "what it gathers from padded indices is", "data's", &pad);
+    if (st) return st;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    fe_node *copy = NULL;
+    uint32_t got = fe_b_node(b, nd->op_type, nd->opset, nd->inputs, nd->input_count, &copy);
+    if (copy) {
+        copy->attrs = nd->attrs;
+        copy->attr_count = nd->attr_count;
+    }
+    /* Where the tuples were padding, shaped to broadcast over the result:
+     * Gather's [1]*axis + indices + [1]*rest, GatherND's tuples + [1]*rest. */
+    uint32_t idx = nd->inputs[1];
+    int64_t shape[FE_MAX_RANK];
+    uint32_t rank = 0;
+    for (int32_t d = 0; !nd_form && d < axis; d++)
+        shape[rank++] = 1;
+    int32_t tuple_dims = nd_form ? ti->rank - 1 : ti->rank;
+    for (int32_t d = 0; d < tuple_dims; d++)
+        shape[rank++] = ti->dims[d];
+    int32_t rest = nd_form ? td->rank - (int32_t)ti->dims[ti->rank - 1] : td->rank - axis - 1;
+    for (int32_t d = 0; d < rest; d++)
+        shape[rank++] = 1;
+    if (nd_form) idx = fe_b_slice(b, idx, ti->rank - 1, 0, 1);
+    uint32_t was_pad = fe_b_reshape(
+        b, fe_b_op(b, "Equal", idx, fe_b_const(b, ti->elem, 0, NULL, -1)), shape, rank);
+    uint32_t out = fe_b_where(b, was_pad, fe_b_const(b, td->elem, 0, NULL, pad), got);
+    if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
+    /* Every node of the rewrite reads the padded indices knowingly. */
+    for (uint32_t i = 0; i < b->x.count; i++)
+        b->x.nodes[i].pad_masked = true;
+    return end_padded(c, b, nd->outputs[0], dim);
+}
+
+lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
+    int32_t k = -1, d = -1;
+    for (uint32_t i = 0; i < n->input_count && k < 0; i++)
+        if ((d = padded_dim(c, n->inputs[i])) >= 0) k = (int32_t)i;
+    if (k < 0 || n->pad_masked) return LM_OK;
+    const fe_value *v = fe_in(c, n, (uint32_t)k);
+    const fe_type *t = &v->type;
+    uint32_t out = n->output_count ? n->outputs[0] : FE_NONE;
+    lm_status st = LM_OK;
+    if (!strcmp(n->op_type, "Identity")) {
+        if (out != FE_NONE) c->g->values[out].padded = (uint8_t)(d + 1);
+        return LM_OK;
+    }
+    if (!strcmp(n->op_type, "Transpose")) {
+        const fe_attr *perm = fe_node_attr(n, "perm");
+        int32_t to = t->rank - 1 - d; /* no perm: the dims reversed */
+        for (uint32_t j = 0; perm && perm->type == FE_ATTR_INTS && j < perm->count; j++)
+            if (perm->ints[j] == d) to = (int32_t)j;
+        if (out != FE_NONE) c->g->values[out].padded = (uint8_t)(to + 1);
+        return LM_OK;
+    }
+    bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
+    if ((gather || gather_nd) && padded_dim(c, n->inputs[0]) >= 0 && n->input_count > 1 &&
+        padded_dim(c, n->inputs[1]) >= 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "both its inputs are padded (only one of the data and the indices may be)");
+    if (gather) {
+        const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
+        int32_t axis;
+        if ((st = axis_attr(c, n, td->rank, &axis))) return st;
+        if (k == 1) return mask_gathered(c, n, false, axis, axis + d);
+        if (d == axis)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, the axis it gathers along: "
+                           "gather along another dim, or in the program that reads the output",
+                           v->name, d);
+        if (out != FE_NONE)
+            c->g->values[out].padded = (uint8_t)((d < axis ? d : d + ti->rank - 1) + 1);
+        return LM_OK;
+    }
+    if (gather_nd && k == 1) {
+        int64_t batch_dims;
+        if ((st = fe_attr_int(c, n, "batch_dims", 0, &batch_dims))) return st;
+        if (batch_dims == 0 && d < t->rank - 1) return mask_gathered(c, n, true, 0, d);
+    }
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "input %d ('%s') is padded (its entries past the results along dim %d are "
+                   "padding: NaN, -1 or false by type), and only Identity, Transpose, Gather and "
+                   "GatherND (batch_dims 0, the indices padded before their last dim) keep "
+                   "padding apart: make it a graph output, or read it in the program that reads "
+                   "the binary's outputs",
+                   k, v->name, d);
 }
 
 const fe_op_def fe_ops_select[] = {

@@ -284,7 +284,13 @@ lm_status fe_infer_graph(fe_ctx *c) {
                                v->name);
         }
         c->expanded = false;
-        lm_status st = op->infer(c, n);
+        lm_status st = fe_padded_read(c, n);
+        if (st) return st;
+        if (c->expanded) {
+            k--; /* rewritten: the new nodes at k come next */
+            continue;
+        }
+        st = op->infer(c, n);
         if (st) return st;
         if (c->expanded) {
             k--; /* the nodes now at k come next (unsigned wrap at 0 is undone by k++) */

@@ -3261,13 +3261,29 @@ write_case("padded_nms_center_runtime_scores",
            [("sel", nms_padded(cc, cs, 100, nms_threshold(cb, 0.5), -np.inf, center=True))], 11,
            inits=[("m", np.array([100], np.int64)),
                   ("iou", np.array([nms_threshold(cb, 0.5)], np.float32))])
+# A detector's post-processing on the padded selection: the selected box
+# indices (a Gather of column 2, padded like the rows), then the boxes they
+# pick (a Gather of padded indices: padding, NaN, where they were padding).
+nsel = nms_padded(nmb, nms_s, 6, thr, 0.14)  # classes left short: rows of -1
+nidx = nsel[:, 2]
+npick = np.where(nidx[:, None] < 0, np.nan, nmb[0][np.maximum(nidx, 0)]).astype(np.float32)
+assert (nidx < 0).any()
+write_case("padded_nms_then_gathers",
+           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m", "iou", "sthr"], ["sel"]),
+            helper.make_node("Gather", ["sel", "col"], ["idx"], axis=1),
+            helper.make_node("Gather", ["b0", "idx"], ["picked"], axis=0)],
+           [("boxes", nmb), ("s", nms_s)], [("idx", nidx), ("picked", npick)], 11,
+           inits=[("m", np.array([6], np.int64)), ("iou", np.array([thr], np.float32)),
+                  ("sthr", np.array([0.14], np.float32)), ("col", np.array(2, np.int64)),
+                  ("b0", nmb[0])])
 write_case("refuse_padded_nms_read",
            [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"]),
-            helper.make_node("Gather", ["sel", "col"], ["idx"], axis=1)],
-           [("boxes", nmb), ("s", nms_s)], [("idx", (TensorProto.INT64, [36]))], 11,
-           inits=[("m", np.array([5], np.int64)), ("col", np.array(2, np.int64))],
-           expect="its output is padded (rows of -1 after the selected ones), so it must be a "
-                  "graph output no node reads; node '(unnamed)' (Gather) reads it")
+            helper.make_node("ReduceMax", ["sel"], ["top"], keepdims=0, name="top")],
+           [("boxes", nmb), ("s", nms_s)], [("top", (TensorProto.INT64, []))], 11,
+           inits=[("m", np.array([5], np.int64))],
+           expect="node 'top' (ReduceMax): input 0 ('sel') is padded (its entries past the "
+                  "results along dim 0 are padding: NaN, -1 or false by type), and only "
+                  "Identity, Transpose, Gather and GatherND")
 # Many picks from one run-time table: 100 clusters of 3 boxes (IoUs within a
 # cluster 0.68 and 0.82, none across), so each cluster keeps one and the
 # output ring of the packing turns over; max_output_boxes_per_class above
@@ -4246,11 +4262,46 @@ write_case("refuse_nonzero_runtime",
                   "nonzero: compile with --pad-dynamic")
 write_case("refuse_padded_nonzero_read",
            [helper.make_node("NonZero", ["x"], ["n"]),
-            helper.make_node("Transpose", ["n"], ["y"], name="reader")],
-           [("x", pni)], [("y", (TensorProto.INT64, [12, 2]))], 13,
-           expect="its output is padded (a column per element, those after the nonzero ones "
-                  "-1), so it must be a graph output no node reads; node 'reader' (Transpose) "
-                  "reads it")
+            helper.make_node("Neg", ["n"], ["y"], name="reader")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2, 12]))], 13,
+           expect="node 'reader' (Neg): input 0 ('n') is padded (its entries past the results "
+                  "along dim 1 are padding: NaN, -1 or false by type), and only Identity, "
+                  "Transpose, Gather and GatherND (batch_dims 0, the indices padded before "
+                  "their last dim) keep padding apart: make it a graph output, or read it in "
+                  "the program that reads the binary's outputs")
+# PyTorch's exports: torch.nonzero (NonZero, then Transpose: a row per
+# element) and x[mask] (then GatherND: the kept values, then NaN).
+pmx = prng.standard_normal((3, 5)).astype(np.float32)
+pnzt = nonzero_padded(pmx > 0.5).T.copy()
+write_case("padded_nonzero_transposed",
+           [helper.make_node("Greater", ["x", "half"], ["m"]),
+            helper.make_node("NonZero", ["m"], ["n"]),
+            helper.make_node("Transpose", ["n"], ["y"], perm=[1, 0])],
+           [("x", pmx)], [("y", pnzt)], 13, inits=[("half", np.array(0.5, np.float32))])
+pms = np.full(15, np.nan, np.float32)
+pms[:int((pmx > 0.5).sum())] = pmx[pmx > 0.5]
+write_case("padded_masked_select",
+           [helper.make_node("Greater", ["x", "half"], ["m"]),
+            helper.make_node("NonZero", ["m"], ["n"]),
+            helper.make_node("Transpose", ["n"], ["t"], perm=[1, 0]),
+            helper.make_node("GatherND", ["x", "t"], ["y"])],
+           [("x", pmx)], [("y", pms)], 13, inits=[("half", np.array(0.5, np.float32))])
+# Compress's padded output read by a Gather along another dim: still
+# padded along the compressed one.
+pcg = compress_padded(pcx, pcc > 0, 1, np.nan)[:, :, 1]
+write_case("padded_compress_then_gather",
+           [helper.make_node("Greater", ["c", "zero"], ["cb"]),
+            helper.make_node("Compress", ["x", "cb"], ["k"], axis=1),
+            helper.make_node("Gather", ["k", "one"], ["y"], axis=2)],
+           [("x", pcx), ("c", pcc)], [("y", pcg)], 13,
+           inits=[("zero", np.array(0, np.float32)), ("one", np.array(1, np.int64))])
+write_case("refuse_padded_gather_along_padded_dim",
+           [helper.make_node("NonZero", ["x"], ["n"]),
+            helper.make_node("Gather", ["n", "zero"], ["y"], axis=1, name="g")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2]))], 13,
+           inits=[("zero", np.array(0, np.int64))],
+           expect="node 'g' (Gather): input 0 ('n') is padded along dim 1, the axis it gathers "
+                  "along: gather along another dim, or in the program that reads the output")
 write_case("refuse_padded_compress_uint8",
            [helper.make_node("Compress", ["x", "c"], ["y"], axis=0)],
            [("x", np.arange(8, dtype=np.uint8).reshape(4, 2)), ("c", pbc)],
@@ -4322,5 +4373,5 @@ write_case("refuse_padded_unique_counts_read",
            [helper.make_node("Unique", ["x"], ["y", "", "", "counts"]),
             helper.make_node("Neg", ["counts"], ["z"], name="neg")],
            [("x", pui)], [("z", (TensorProto.INT64, [11]))], 13,
-           expect="output 3 (counts) is padded (an entry per element, -1 after the groups'), so "
-                  "it must be a graph output no node reads; node 'neg' (Neg) reads it")
+           expect="node 'neg' (Neg): input 0 ('counts') is padded (its entries past the "
+                  "results along dim 0 are padding")
