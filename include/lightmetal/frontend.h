@@ -143,8 +143,10 @@ typedef struct lmfe_compile_options {
      * element, the groups' first, then padding); and the scan
      * outputs of a Loop whose condition is computed at run time (a row per
      * iteration unrolled; NaN, -1 or false in those of iterations that did
-     * not run). Only Identity, Transpose, Gather and GatherND may read a
-     * padded output, keeping its padding apart (a scan output: nothing). */
+     * not run). Only ops that keep the padding apart may read a padded
+     * output (docs/frontend.md: Identity, Transpose, Squeeze, Unsqueeze,
+     * Slice and Split leaving the padded dim whole, Gather, GatherND); a
+     * scan output, none. */
     bool pad_dynamic;
     /* The binary's outputs, by name, instead of the model's own: any node
      * output or initializer (e.g. a detector's head, before the

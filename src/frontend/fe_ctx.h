@@ -238,9 +238,10 @@ lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe
  * through the readers fe_padded_read allows.) */
 lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *what);
 /* Before node n is inferred: when it reads a padded value (fe_value.padded)
- * and keeps padding apart (Identity, Transpose, Gather, GatherND), marks
- * its output padded, or rewrites it to give padding where the indices it
- * reads were padding; any other reader is an error naming it. */
+ * and keeps padding apart (Identity, Transpose, Squeeze, Unsqueeze, Slice,
+ * Split, Gather, GatherND), marks its outputs padded, or rewrites it to
+ * give padding where the indices it reads were padding; any other reader
+ * is an error naming it. */
 lm_status fe_padded_read(fe_ctx *c, const fe_node *n);
 /* The padding of a padded output of element type e, in *out: NaN for
  * floats, -1 for signed integers, false (0) for bool; false for any other

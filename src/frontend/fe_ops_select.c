@@ -950,6 +950,100 @@ static lm_status mask_gathered(fe_ctx *c, const fe_node *n, bool nd_form, int32_
     return end_padded(c, b, nd->outputs[0], dim);
 }
 
+/* The int list of input i (a constant: else an error), or of attribute
+ * `name` when the node has no such input; *out_count 0 when neither. At
+ * most FE_MAX_RANK entries are kept. */
+static lm_status ints_of(fe_ctx *c, const fe_node *n, uint32_t i, const char *name, int64_t *out,
+                         uint32_t *out_count) {
+    *out_count = 0;
+    if (fe_has_in(n, i)) {
+        const fe_tensor *t;
+        lm_status st = fe_in_const_required(c, n, i, &t);
+        for (uint64_t k = 0; !st && k < t->count && k < FE_MAX_RANK; k++)
+            out[(*out_count)++] = fe_tensor_get_i64(t, k);
+        return st;
+    }
+    const int64_t *v;
+    size_t count;
+    lm_status st = fe_attr_ints(c, n, name, &v, &count);
+    for (size_t k = 0; !st && k < count && k < FE_MAX_RANK; k++)
+        out[(*out_count)++] = v[k];
+    return st;
+}
+
+/* Where padded dim d of a rank-r input goes through Squeeze, Unsqueeze,
+ * Slice or Split (*out_dim), or an error when the op cuts into it. */
+static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, int32_t d,
+                              int32_t *out_dim) {
+    const fe_type *t = &v->type;
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count;
+    lm_status st;
+    const char *op = n->op_type;
+    *out_dim = d;
+    if (!strcmp(op, "Squeeze")) {
+        if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
+        bool gone[FE_MAX_RANK] = {false};
+        for (int32_t a = 0; a < t->rank; a++)
+            gone[a] = !count && t->dims[a] == 1;
+        for (uint32_t k = 0; k < count; k++) {
+            int32_t a;
+            if ((st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
+            gone[a] = true;
+        }
+        if (gone[d])
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, which it squeezes", v->name, d);
+        for (int32_t a = 0; a < d; a++)
+            *out_dim -= gone[a];
+        return LM_OK;
+    }
+    if (!strcmp(op, "Unsqueeze")) {
+        if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
+        int32_t out_rank = t->rank + (int32_t)count;
+        bool added[FE_MAX_RANK] = {false};
+        for (uint32_t k = 0; k < count; k++) {
+            int32_t a;
+            if ((st = fe_axis(c, n, axes[k], out_rank, &a))) return st;
+            added[a] = true;
+        }
+        for (int32_t j = 0, i = 0; j < out_rank; j++)
+            if (!added[j] && i++ == d) *out_dim = j;
+        return LM_OK;
+    }
+    if (!strcmp(op, "Split")) {
+        int64_t axis;
+        int32_t a;
+        if ((st = fe_attr_int(c, n, "axis", 0, &axis)) || (st = fe_axis(c, n, axis, t->rank, &a)))
+            return st;
+        if (a == d)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, which it splits", v->name, d);
+        return LM_OK;
+    }
+    /* Slice: every slice along the padded dim must keep all of it. */
+    bool attrs = n->opset < 10;
+    int64_t starts[FE_MAX_RANK], ends[FE_MAX_RANK], steps[FE_MAX_RANK];
+    uint32_t ns, ne, nsteps;
+    if ((st = ints_of(c, n, attrs ? 99 : 1, "starts", starts, &ns)) ||
+        (st = ints_of(c, n, attrs ? 99 : 2, "ends", ends, &ne)) ||
+        (st = ints_of(c, n, attrs ? 99 : 3, "axes", axes, &count)) ||
+        (st = ints_of(c, n, attrs ? 99 : 4, "steps", steps, &nsteps)))
+        return st;
+    for (uint32_t k = 0; k < ns && k < ne; k++) {
+        int32_t a = (int32_t)k;
+        if (count && (st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
+        int64_t step = k < nsteps ? steps[k] : 1, len = t->dims[d];
+        bool whole = step == 1 && (starts[k] == 0 || starts[k] <= -len) && ends[k] >= len;
+        if (a == d && !whole)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, which it slices into (a slice "
+                           "must keep that dim whole)",
+                           v->name, d);
+    }
+    return LM_OK;
+}
+
 lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     int32_t k = -1, d = -1;
     for (uint32_t i = 0; i < n->input_count && k < 0; i++)
@@ -969,6 +1063,14 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
         for (uint32_t j = 0; perm && perm->type == FE_ATTR_INTS && j < perm->count; j++)
             if (perm->ints[j] == d) to = (int32_t)j;
         if (out != FE_NONE) c->g->values[out].padded = (uint8_t)(to + 1);
+        return LM_OK;
+    }
+    if (k == 0 && (!strcmp(n->op_type, "Squeeze") || !strcmp(n->op_type, "Unsqueeze") ||
+                   !strcmp(n->op_type, "Slice") || !strcmp(n->op_type, "Split"))) {
+        int32_t to;
+        if ((st = reshaped_dim(c, n, v, d, &to))) return st;
+        for (uint32_t o = 0; o < n->output_count; o++)
+            if (n->outputs[o] != FE_NONE) c->g->values[n->outputs[o]].padded = (uint8_t)(to + 1);
         return LM_OK;
     }
     bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
@@ -997,7 +1099,8 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     }
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                    "input %d ('%s') is padded (its entries past the results along dim %d are "
-                   "padding: NaN, -1 or false by type), and only Identity, Transpose, Gather and "
+                   "padding: NaN, -1 or false by type), and only Identity, Transpose, "
+                   "Squeeze, Unsqueeze, Slice and Split (leaving that dim whole), Gather and "
                    "GatherND (batch_dims 0, the indices padded before their last dim) keep "
                    "padding apart: make it a graph output, or read it in the program that reads "
                    "the binary's outputs",

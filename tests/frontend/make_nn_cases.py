@@ -3283,7 +3283,7 @@ write_case("refuse_padded_nms_read",
            inits=[("m", np.array([5], np.int64))],
            expect="node 'top' (ReduceMax): input 0 ('sel') is padded (its entries past the "
                   "results along dim 0 are padding: NaN, -1 or false by type), and only "
-                  "Identity, Transpose, Gather and GatherND")
+                  "Identity, Transpose, Squeeze, Unsqueeze, Slice and Split")
 # Many picks from one run-time table: 100 clusters of 3 boxes (IoUs within a
 # cluster 0.68 and 0.82, none across), so each cluster keeps one and the
 # output ring of the packing turns over; max_output_boxes_per_class above
@@ -4266,9 +4266,10 @@ write_case("refuse_padded_nonzero_read",
            [("x", pni)], [("y", (TensorProto.INT64, [2, 12]))], 13,
            expect="node 'reader' (Neg): input 0 ('n') is padded (its entries past the results "
                   "along dim 1 are padding: NaN, -1 or false by type), and only Identity, "
-                  "Transpose, Gather and GatherND (batch_dims 0, the indices padded before "
-                  "their last dim) keep padding apart: make it a graph output, or read it in "
-                  "the program that reads the binary's outputs")
+                  "Transpose, Squeeze, Unsqueeze, Slice and Split (leaving that dim whole), "
+                  "Gather and GatherND (batch_dims 0, the indices padded before their last dim) "
+                  "keep padding apart: make it a graph output, or read it in the program that "
+                  "reads the binary's outputs")
 # PyTorch's exports: torch.nonzero (NonZero, then Transpose: a row per
 # element) and x[mask] (then GatherND: the kept values, then NaN).
 pmx = prng.standard_normal((3, 5)).astype(np.float32)
@@ -4375,3 +4376,52 @@ write_case("refuse_padded_unique_counts_read",
            [("x", pui)], [("z", (TensorProto.INT64, [11]))], 13,
            expect="node 'neg' (Neg): input 0 ('counts') is padded (its entries past the "
                   "results along dim 0 are padding")
+
+# Readers that keep padding apart by leaving the padded dim whole:
+# PyTorch's torch.where(mask) (NonZero, Transpose, Split, Squeeze) and
+# nonzero().squeeze(1) feeding index_select (Unsqueeze and Slice too).
+pwm = prng.standard_normal((3, 4)).astype(np.float32)
+pwr, pwc = np.where(pwm > 0.5)
+pw_rows = np.full(12, -1, np.int64)
+pw_rows[:len(pwr)] = pwr
+pw_cols = np.full(12, -1, np.int64)
+pw_cols[:len(pwc)] = pwc
+write_case("padded_torch_where",
+           [helper.make_node("Greater", ["x", "half"], ["m"]),
+            helper.make_node("NonZero", ["m"], ["n"]),
+            helper.make_node("Transpose", ["n"], ["t"], perm=[1, 0]),
+            helper.make_node("Split", ["t"], ["r1", "c1"], axis=1),
+            helper.make_node("Squeeze", ["r1", "one"], ["rows"]),
+            helper.make_node("Squeeze", ["c1", "one"], ["cols"])],
+           [("x", pwm)], [("rows", pw_rows), ("cols", pw_cols)], 13,
+           inits=[("half", np.array(0.5, np.float32)), ("one", np.array([1], np.int64))])
+pv = prng.standard_normal(7).astype(np.float32)
+pfeat = prng.standard_normal((7, 3)).astype(np.float32)
+pk = np.nonzero(pv > 0.2)[0]
+psel = np.full((1, 7, 3), np.nan, np.float32)
+psel[0, :len(pk)] = pfeat[pk]
+write_case("padded_nonzero_squeeze_slice_index_select",
+           [helper.make_node("Greater", ["v", "lim"], ["m"]),
+            helper.make_node("NonZero", ["m"], ["n"]),
+            helper.make_node("Transpose", ["n"], ["t"], perm=[1, 0]),
+            helper.make_node("Slice", ["t", "z", "big", "ax1"], ["s"]),
+            helper.make_node("Squeeze", ["s", "ax1"], ["idx"]),
+            helper.make_node("Gather", ["feat", "idx"], ["g"], axis=0),
+            helper.make_node("Unsqueeze", ["g", "z"], ["y"])],
+           [("v", pv), ("feat", pfeat)], [("y", psel)], 13,
+           inits=[("lim", np.array(0.2, np.float32)), ("z", np.array([0], np.int64)),
+                  ("big", np.array([100], np.int64)), ("ax1", np.array([1], np.int64))])
+write_case("refuse_padded_slice_into_padded_dim",
+           [helper.make_node("NonZero", ["x"], ["n"]),
+            helper.make_node("Slice", ["n", "z", "two", "one"], ["y"], name="cut")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2, 2]))], 13,
+           inits=[("z", np.array([0], np.int64)), ("two", np.array([2], np.int64)),
+                  ("one", np.array([1], np.int64))],
+           expect="node 'cut' (Slice): input 0 ('n') is padded along dim 1, which it slices into "
+                  "(a slice must keep that dim whole)")
+write_case("refuse_padded_split_padded_dim",
+           [helper.make_node("NonZero", ["x"], ["n"]),
+            helper.make_node("Split", ["n"], ["a", "b"], axis=1, name="halves")],
+           [("x", pni)], [("a", (TensorProto.INT64, [2, 6])), ("b", (TensorProto.INT64, [2, 6]))],
+           13, expect="node 'halves' (Split): input 0 ('n') is padded along dim 1, which it "
+                      "splits")
