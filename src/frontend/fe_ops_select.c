@@ -1001,6 +1001,9 @@ static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, in
     if (!strcmp(op, "Unsqueeze")) {
         if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
         int32_t out_rank = t->rank + (int32_t)count;
+        if (out_rank > FE_MAX_RANK)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d; at most %d",
+                           out_rank, FE_MAX_RANK);
         bool added[FE_MAX_RANK] = {false};
         for (uint32_t k = 0; k < count; k++) {
             int32_t a;

@@ -4425,3 +4425,9 @@ write_case("refuse_padded_split_padded_dim",
            [("x", pni)], [("a", (TensorProto.INT64, [2, 6])), ("b", (TensorProto.INT64, [2, 6]))],
            13, expect="node 'halves' (Split): input 0 ('n') is padded along dim 1, which it "
                       "splits")
+write_case("refuse_padded_unsqueeze_too_many_dims",
+           [helper.make_node("NonZero", ["x"], ["n"]),
+            helper.make_node("Unsqueeze", ["n", "axes"], ["y"], name="up")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2, 12]))], 13,
+           inits=[("axes", np.arange(7, dtype=np.int64))],
+           expect="node 'up' (Unsqueeze): the result would have rank 9; at most 8")
