@@ -917,6 +917,13 @@ static lm_status mask_gathered(fe_ctx *c, const fe_node *n, bool nd_form, int32_
     lm_status st =
         padding_of(c, n, td->elem, "what it gathers from padded indices is", "data's", &pad);
     if (st) return st;
+    /* The result's rank, checked here: the op's own check comes later. */
+    int32_t rest = nd_form ? td->rank - (int32_t)ti->dims[ti->rank - 1] : td->rank - axis - 1;
+    int32_t tuple_dims = nd_form ? ti->rank - 1 : ti->rank;
+    int32_t out_rank = (nd_form ? 0 : axis) + tuple_dims + (rest > 0 ? rest : 0);
+    if (out_rank > FE_MAX_RANK)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d; at most %d",
+                       out_rank, FE_MAX_RANK);
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
@@ -933,10 +940,8 @@ static lm_status mask_gathered(fe_ctx *c, const fe_node *n, bool nd_form, int32_
     uint32_t rank = 0;
     for (int32_t d = 0; !nd_form && d < axis; d++)
         shape[rank++] = 1;
-    int32_t tuple_dims = nd_form ? ti->rank - 1 : ti->rank;
     for (int32_t d = 0; d < tuple_dims; d++)
         shape[rank++] = ti->dims[d];
-    int32_t rest = nd_form ? td->rank - (int32_t)ti->dims[ti->rank - 1] : td->rank - axis - 1;
     for (int32_t d = 0; d < rest; d++)
         shape[rank++] = 1;
     if (nd_form) idx = fe_b_slice(b, idx, ti->rank - 1, 0, 1);

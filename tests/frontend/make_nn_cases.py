@@ -4431,3 +4431,9 @@ write_case("refuse_padded_unsqueeze_too_many_dims",
            [("x", pni)], [("y", (TensorProto.INT64, [2, 12]))], 13,
            inits=[("axes", np.arange(7, dtype=np.int64))],
            expect="node 'up' (Unsqueeze): the result would have rank 9; at most 8")
+write_case("refuse_padded_gather_result_rank_9",
+           [helper.make_node("NonZero", ["x"], ["n"]),
+            helper.make_node("Gather", ["table", "n"], ["y"], axis=7, name="wide")],
+           [("x", pni[:2, :3].copy())], [("y", (TensorProto.FLOAT, [2, 6]))], 13,
+           inits=[("table", np.zeros((1, 1, 1, 1, 1, 1, 1, 4), np.float32))],
+           expect="node 'wide' (Gather): the result would have rank 9; at most 8")
