@@ -1978,6 +1978,19 @@ static int64_t mapped_row(int32_t v, int64_t off, uint32_t dim, uint32_t scale, 
     return r < n ? r : -1;
 }
 
+/* A scatter's result `o` ([rows, w] float32) against `want`, element for
+ * element; the first mismatches of case c are printed. */
+static void check_scattered(lmnn_tensor o, const float *want, size_t rows, size_t w, size_t c) {
+    float *y = o.id ? nn_download(o) : NULL;
+    size_t bad = 0;
+    for (size_t i = 0; y && i < rows * w; i++)
+        if (y[i] != want[i] && bad++ < 3)
+            printf("    case %zu: element %zu (row %zu) is %g, want %g\n", c, i, i / w,
+                   (double)y[i], (double)want[i]);
+    CHECK(y && bad == 0);
+    free(y);
+}
+
 static void test_scatter_rows_mapped(void) {
     enum { B = 2, H = 3, T = 10, W = 40, N = B * H * T };
     /* The cache as [B, H, T, W] (rows of matrices of T, not whole tiles)
@@ -2040,14 +2053,7 @@ static void test_scatter_rows_mapped(void) {
         so.index_step = c == stepped ? 3 : 1;
         if (cases[c].offsets) so.offsets = ox;
         CHECK_OK(lmnn_scatter_rows(a, ix, u, &so, &o));
-        float *y = o.id ? nn_download(o) : NULL;
-        size_t bad = 0;
-        for (size_t i = 0; y && i < (size_t)N * W; i++)
-            if (y[i] != want[i] && bad++ < 3)
-                printf("    case %zu: element %zu (row %zu) is %g, want %g\n", c, i, i / W,
-                       (double)y[i], (double)want[i]);
-        CHECK(y && bad == 0);
-        free(y);
+        check_scattered(o, want, N, W, c);
         lmnn_tensor_free(o);
         lmnn_tensor_free(a);
         lmnn_tensor_free(u);
@@ -2098,16 +2104,9 @@ static void test_scatter_rows(void) {
         CHECK_OK(nn_upload(&as, x, dt, LMNN_TILE, &a));
         CHECK_OK(nn_upload(&us, up, dt, LMNN_TILE, &u));
         CHECK_OK(lmnn_scatter_rows(a, ix, u, NULL, &o));
-        float *y = o.id ? nn_download(o) : NULL;
-        size_t bad = 0;
-        for (size_t i = 0; y && i < (size_t)n * w; i++)
-            if (y[i] != want[i] && bad++ < 3)
-                printf("    case %zu: element %zu (row %zu) is %g, want %g\n", c, i, i / w,
-                       (double)y[i], (double)want[i]);
-        CHECK(y && bad == 0);
-        free(y);
+        check_scattered(o, want, n, w, c);
         /* a itself is unchanged. */
-        y = nn_download(a);
+        float *y = nn_download(a);
         CHECK(y && memcmp(y, x, (size_t)n * w * sizeof *x) == 0);
         free(y);
         lmnn_tensor_free(o);
