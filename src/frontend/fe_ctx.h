@@ -237,12 +237,22 @@ lm_status fe_in_const_required(fe_ctx *c, const fe_node *n, uint32_t i, const fe
  * reader; `what` names v and its padding. (Other padded outputs may go
  * through the readers fe_padded_read allows.) */
 lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *what);
-/* Before node n is inferred: when it reads a padded value (fe_value.padded)
- * and keeps padding apart (Identity, Transpose, Squeeze, Unsqueeze, Slice,
- * Split, Gather, GatherND), marks its outputs padded, or rewrites it to
- * give padding where the indices it reads were padding; any other reader
- * is an error naming it. */
+/* Reading padded values (fe_padded.c). fe_mark_padded marks value v padded
+ * along `dim`, bool vector `valid` saying which entries along it are
+ * results (fe_value.padded, pad_valid). Before node n is inferred,
+ * fe_padded_read lets it read padded values when it keeps padding apart
+ * (docs/frontend.md lists those ops), marking its outputs padded or
+ * rewriting it (c->expanded) so that padding takes no part in what it
+ * computes; any other reader is an error naming it. After n is inferred,
+ * fe_padded_written puts padding back into a computed padded output (a
+ * rewrite, c->expanded), or marks a reshape's. fe_padding_of is
+ * fe_pad_value's padding of element type e, or an error naming n: `what`
+ * says which outputs are padded, `whose` whose type e is. */
+void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid);
 lm_status fe_padded_read(fe_ctx *c, const fe_node *n);
+lm_status fe_padded_written(fe_ctx *c, const fe_node *n);
+lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what, const char *whose,
+                        double *out);
 /* The padding of a padded output of element type e, in *out: NaN for
  * floats, -1 for signed integers, false (0) for bool; false for any other
  * type (unsigned integers have no value a result cannot take). */

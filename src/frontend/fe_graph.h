@@ -170,8 +170,9 @@ typedef struct fe_node {
      * which boxes overlap, not boxes (its own rewrite, fe_ops_select.c);
      * never set from a file. */
     bool nms_overlaps;
-    /* Made by fe_padded_read's rewrite of a Gather of padded indices: it
-     * reads padded values knowingly (its own results are masked after). */
+    /* Made by a rewrite of a reader of padded values (fe_padded.c): it
+     * reads them knowingly, and its results' padding is already in place
+     * (or masked after it by the rewrite). */
     bool pad_masked;
 } fe_node;
 
@@ -219,6 +220,10 @@ typedef struct fe_value {
      * results are padding (fe_pad_value's by element type); 0: none.
      * Only the readers fe_padded_read allows may read it. */
     uint8_t padded;
+    /* With padded: 1 + the value saying which entries along that dim are
+     * results, a bool vector as long as the dim (its trues first). Values
+     * padded by one op share it. */
+    uint32_t pad_valid;
 } fe_value;
 
 typedef struct fe_graph {

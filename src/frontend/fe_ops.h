@@ -271,6 +271,13 @@ bool fe_dropout_drops(fe_ctx *c, const fe_node *n, double *out_ratio);
  * keeping it (fe_ops_reduce.c): how a spelled-out layer norm starts
  * (fe_fuse.c). */
 bool fe_mean_over_last_dim(fe_ctx *c, const fe_node *n);
+/* Whether n is a Reduce*, ArgMax, ArgMin, Softmax, LogSoftmax or Hardmax
+ * node; if so, the dims of input 0 it works along (a bit mask: a Reduce*
+ * with no axes and noop_with_empty_axes none) and whether its result keeps
+ * them (as 1s; the Softmax-like keep their shape), or the node's error in
+ * *out_st (fe_fail's, naming it). */
+bool fe_reduce_dims(fe_ctx *c, const fe_node *n, uint32_t *out_mask, bool *out_keepdims,
+                    lm_status *out_st);
 
 /* The layer or RMS normalization fe_fuse found spelled out, headed by node n
  * (fe_fusion.layer_norm or .rms_norm): the op library's over the last dim

@@ -584,6 +584,40 @@ static lm_status axis_read(fe_ctx *c, const fe_node *n, axis_plan *p) {
     return LM_OK;
 }
 
+bool fe_reduce_dims(fe_ctx *c, const fe_node *n, uint32_t *out_mask, bool *out_keepdims,
+                    lm_status *out_st) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    const red_desc *d = red_find(n->op_type);
+    bool arg = !strcmp(n->op_type, "ArgMax") || !strcmp(n->op_type, "ArgMin");
+    bool softmax = !strcmp(n->op_type, "Softmax") || !strcmp(n->op_type, "LogSoftmax") ||
+                   !strcmp(n->op_type, "Hardmax");
+    *out_st = LM_OK;
+    *out_mask = 0;
+    *out_keepdims = true;
+    if ((!d && !arg && !softmax) || !t || t->rank < 0) return false;
+    if (d) {
+        red_plan p;
+        if ((*out_st = red_read(c, n, d, &p))) return true;
+        *out_mask = p.noop ? 0 : p.mask;
+        *out_keepdims = p.keepdims || p.noop;
+    } else if (arg) {
+        int64_t axis, keepdims;
+        int32_t ax;
+        if (!(*out_st = fe_attr_int(c, n, "axis", 0, &axis)) &&
+            !(*out_st = fe_attr_int(c, n, "keepdims", 1, &keepdims)) &&
+            !(*out_st = fe_axis(c, n, axis, t->rank, &ax))) {
+            *out_mask = 1u << ax;
+            *out_keepdims = keepdims != 0;
+        }
+    } else {
+        axis_plan p;
+        if ((*out_st = axis_read(c, n, &p))) return true;
+        /* Before opset 13 the op works on the dims from the axis on, as one. */
+        *out_mask = n->opset < 13 ? (1u << t->rank) - (1u << p.axis) : 1u << p.axis;
+    }
+    return true;
+}
+
 static lm_status infer_softmax(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 1, 1);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"axis", NULL});

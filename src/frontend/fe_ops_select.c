@@ -15,8 +15,8 @@
  * NonZero and Compress (the kept elements' places counted by a running
  * sum, then one scatter), and Unique of the flattened input (a sort, then
  * the groups numbered by a running sum and scattered). Such outputs are
- * marked padded (fe_value.padded), and fe_padded_read lets only the ops
- * that keep padding apart read them. */
+ * marked padded, with which of their entries are results (fe_mark_padded),
+ * and only the ops that keep padding apart may read them (fe_padded.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +33,17 @@
 /* For padded NonZero and Compress, whose condition `cond` ([count]) is
  * known only at run time: each entry's place in the output, [count, 1]
  * int64 -- the number of nonzero entries up to it, less one, where it is
- * nonzero, and `count` (past the end) where it is zero. */
-static uint32_t kept_places(fe_build *b, uint32_t cond, fe_elem elem, int64_t count) {
+ * nonzero, and `count` (past the end) where it is zero; and in *out_valid
+ * which of `count` output places hold an entry ([count] bool). */
+static uint32_t kept_places(fe_build *b, uint32_t cond, fe_elem elem, int64_t count,
+                            uint32_t *out_valid) {
     uint32_t nz = cond;
     if (elem != FE_BOOL)
         nz = fe_b_op(b, "Not", fe_b_op(b, "Equal", cond, fe_b_const(b, elem, 0, NULL, 0)), FE_NONE);
     uint32_t running =
         fe_b_op(b, "CumSum", fe_b_cast(b, nz, FE_INT64), fe_b_const(b, FE_INT64, 0, NULL, 0));
+    *out_valid =
+        fe_b_op(b, "Less", fe_b_iota(b, count), fe_b_slice(b, running, 0, count - 1, count));
     uint32_t place = fe_b_op(b, "Sub", running, fe_b_const(b, FE_INT64, 0, NULL, 1));
     return fe_b_unsqueeze(
         b, fe_b_where(b, nz, place, fe_b_const(b, FE_INT64, 0, NULL, (double)count)), 1);
@@ -57,22 +61,12 @@ static lm_status check_padded(fe_ctx *c, const fe_node *n, int64_t count, const 
 }
 
 /* Ends a padded output's rewrite: marks node output `out` padded along
- * `dim` (fe_value.padded) once the rewrite is in place. */
-static lm_status end_padded(fe_ctx *c, fe_build *b, uint32_t out, int32_t dim) {
+ * `dim`, `valid` saying which entries are results (fe_mark_padded), once
+ * the rewrite is in place. */
+static lm_status end_padded(fe_ctx *c, fe_build *b, uint32_t out, int32_t dim, uint32_t valid) {
     lm_status st = fe_x_end(c, &b->x, b->st);
-    if (!st && out != FE_NONE) c->g->values[out].padded = (uint8_t)(dim + 1);
+    if (!st) fe_mark_padded(c, out, dim, valid);
     return st;
-}
-
-/* The padding of outputs of element type e (fe_pad_value), or an error:
- * `what` says which outputs are padded, `whose` whose type it is. */
-static lm_status padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what,
-                            const char *whose, double *out) {
-    if (fe_pad_value(e, out)) return LM_OK;
-    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                   "%s padded, which needs the %s element type to be a float, a signed integer "
-                   "or bool (given %s)",
-                   what, whose, fe_elem_name(e));
 }
 
 /* The refusal of a NonZero or Compress whose input `i` decides the output's
@@ -123,7 +117,7 @@ static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
     uint32_t flat = fe_b_reshape(b, nd->inputs[0], &count, 1), table = FE_NONE;
-    uint32_t places = kept_places(b, flat, t->elem, count);
+    uint32_t valid, places = kept_places(b, flat, t->elem, count, &valid);
     if (!b->st) b->st = fe_x_const(&b->x, coords, "coords", &table);
     uint32_t base = fe_b_const(b, FE_INT64, 2, (const int64_t[]){count, rank}, -1);
     uint32_t rows = fe_b_node(b, "ScatterND", 13, (const uint32_t[]){base, places, table}, 3, NULL);
@@ -131,7 +125,7 @@ static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
     uint32_t out = fe_b_node(b, "Transpose", 13, &rows, 1, &tr);
     fe_b_ints_attr(b, tr, "perm", true, (const int64_t[]){1, 0}, 2);
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return end_padded(c, b, nd->outputs[0], 1);
+    return end_padded(c, b, nd->outputs[0], 1, valid);
 }
 
 static lm_status infer_nonzero(fe_ctx *c, const fe_node *n) {
@@ -313,7 +307,7 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
     const fe_type *t = fe_in_type(c, n, 0);
     int64_t count = fe_type_volume(t);
     double pad;
-    lm_status st = padding_of(c, n, t->elem, "its outputs are", "input's", &pad);
+    lm_status st = fe_padding_of(c, n, t->elem, "its outputs are", "input's", &pad);
     if (st) return st;
     if (count > UNIQUE_MAX_COUNT)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -361,13 +355,7 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
                                3, &add);
     fe_b_attr(b, add,
               (fe_attr){.name = "reduction", .type = FE_ATTR_STRING, .s = "add", .s_len = 3});
-    fe_tensor *iota;
-    st = fe_const_new(c, FE_INT64, 1, one_d, &iota);
-    if (st) b->st = b->st ? b->st : fe_nn_fail(c, n, st);
-    for (int64_t i = 0; !st && i < count; i++)
-        fe_tensor_set_i64(iota, (uint64_t)i, i);
-    uint32_t positions = FE_NONE;
-    if (!b->st) b->st = fe_x_const(&b->x, iota, "positions", &positions);
+    uint32_t positions = fe_b_iota(b, count);
     uint32_t real = fe_b_op(b, "Less", positions, groups);
     uint32_t counts = fe_b_where(b, real, sizes, fe_b_const(b, FE_INT64, 0, NULL, -1));
     /* Each element's group, at its own index. */
@@ -397,9 +385,9 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
             b->st = fe_x_identity(&b->x, results[i], node_out(nd, i));
     /* Y, indices and counts are padded; inverse_indices is not. */
     uint32_t outs[3] = {node_out(nd, 0), node_out(nd, 1), node_out(nd, 3)};
-    if ((st = end_padded(c, b, outs[0], 0))) return st;
+    if ((st = end_padded(c, b, outs[0], 0, real))) return st;
     for (int i = 1; i < 3; i++)
-        if (outs[i] != FE_NONE) c->g->values[outs[i]].padded = 1;
+        fe_mark_padded(c, outs[i], 0, real);
     return LM_OK;
 }
 
@@ -532,7 +520,7 @@ static lm_status compress_geom_of(fe_ctx *c, const fe_node *n, compress_geom *g)
 static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geom *g, int64_t len) {
     const fe_type *x = fe_in_type(c, n, 0), *ct = fe_in_type(c, n, 1);
     double pad;
-    lm_status st = padding_of(c, n, x->elem, "its output is", "data's", &pad);
+    lm_status st = fe_padding_of(c, n, x->elem, "its output is", "data's", &pad);
     if (!st) st = check_padded(c, n, len, "a run-time condition");
     if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
@@ -561,7 +549,7 @@ static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geo
     /* Scatters move numbers: bool goes as int32, false as 0. */
     fe_elem held = x->elem == FE_BOOL ? FE_INT32 : x->elem;
     if (held != x->elem) data = fe_b_cast(b, data, held);
-    uint32_t places = kept_places(b, nd->inputs[1], ct->elem, len);
+    uint32_t valid, places = kept_places(b, nd->inputs[1], ct->elem, len, &valid);
     uint32_t base = fe_b_const(b, held, (uint32_t)rank, moved, pad);
     uint32_t out = fe_b_node(b, "ScatterND", 13, (const uint32_t[]){base, places, data}, 3, NULL);
     if (held != x->elem) out = fe_b_cast(b, out, x->elem);
@@ -570,7 +558,7 @@ static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geo
         fe_b_ints_attr(b, tn, "perm", true, back, rank);
     }
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return end_padded(c, b, nd->outputs[0], axis);
+    return end_padded(c, b, nd->outputs[0], axis, valid);
 }
 
 static lm_status infer_compress(fe_ctx *c, const fe_node *n) {
@@ -708,7 +696,8 @@ enum { NMS_MAX_TABLE = 1 << 26 };
  * marked to read that table instead of boxes, which lmnn_nms runs (the
  * greedy rounds of every batch entry and class, and the packing into
  * ONNX's order: batch, class, then score; rows past the last pick -1). */
-static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double iou_max) {
+static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double iou_max,
+                               int64_t rows) {
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
     int64_t B = tb->dims[0], N = tb->dims[1];
     if (N > NMS_MAX_TABLE / N / B)
@@ -773,7 +762,10 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
         fe_b_ints_attr(b, sel, "center_point_box", false, (const int64_t[]){center}, 1);
     }
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return end_padded(c, b, nd->outputs[0], 0);
+    /* A row is a pick where its batch index is not -1. */
+    uint32_t first = fe_b_reshape(b, fe_b_slice(b, out, 1, 0, 1), &rows, 1);
+    uint32_t valid = fe_b_op(b, "GreaterOrEqual", first, fe_b_const(b, FE_INT64, 0, NULL, 0));
+    return end_padded(c, b, nd->outputs[0], 0, valid);
 }
 
 /* Greedy selection per batch entry and class, on the host when the boxes
@@ -811,7 +803,8 @@ static lm_status infer_nms(fe_ctx *c, const fe_node *n) {
                                (const int64_t[]){batches * classes * (int64_t)per_class, 3});
     const fe_tensor *boxes = fe_in_const(c, n, 0), *scores = fe_in_const(c, n, 1);
     if ((!boxes || !scores) && per_class && batches && classes) {
-        if (c->opts->pad_dynamic) return nms_on_device(c, n, center, iou_max);
+        if (c->opts->pad_dynamic)
+            return nms_on_device(c, n, center, iou_max, batches * classes * (int64_t)per_class);
         const fe_value *v = fe_in(c, n, boxes ? 1 : 0);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "input %u ('%s') is known only at run time, and with it how many boxes "
@@ -889,230 +882,6 @@ static lm_status lower_nms(fe_ctx *c, const fe_node *n) {
     o.score_threshold = score_min;
     if ((st = lmnn_nms(scores, over, &o, &r))) return fe_nn_fail(c, n, st);
     return fe_out_dev(c, n, 0, r);
-}
-
-/* ---- reading padded values ---- */
-
-/* Value v's padded dim, or -1. */
-static int32_t padded_dim(const fe_ctx *c, uint32_t v) {
-    return v == FE_NONE ? -1 : (int32_t)c->g->values[v].padded - 1;
-}
-
-/* An axis attribute, made non-negative against `rank`. */
-static lm_status axis_attr(fe_ctx *c, const fe_node *n, int32_t rank, int32_t *out) {
-    int64_t axis;
-    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
-    return st ? st : fe_axis(c, n, axis, rank, out);
-}
-
-/* Gather or GatherND of padded indices: the op as it is (marked to read
- * them), then padding wherever an index tuple was padding (-1, which a
- * padded output of indices holds nowhere else: its entries are
- * coordinates, never negative). The result is padded along the indices'
- * padded dim, at `dim`. */
-static lm_status mask_gathered(fe_ctx *c, const fe_node *n, bool nd_form, int32_t axis,
-                               int32_t dim) {
-    const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
-    double pad;
-    lm_status st =
-        padding_of(c, n, td->elem, "what it gathers from padded indices is", "data's", &pad);
-    if (st) return st;
-    /* The result's rank, checked here: the op's own check comes later. */
-    int32_t rest = nd_form ? td->rank - (int32_t)ti->dims[ti->rank - 1] : td->rank - axis - 1;
-    int32_t tuple_dims = nd_form ? ti->rank - 1 : ti->rank;
-    int32_t out_rank = (nd_form ? 0 : axis) + tuple_dims + (rest > 0 ? rest : 0);
-    if (out_rank > FE_MAX_RANK)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d; at most %d",
-                       out_rank, FE_MAX_RANK);
-    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
-    fe_x_begin(c, n, &b->x);
-    const fe_node *nd = &b->x.node;
-    fe_node *copy = NULL;
-    uint32_t got = fe_b_node(b, nd->op_type, nd->opset, nd->inputs, nd->input_count, &copy);
-    if (copy) {
-        copy->attrs = nd->attrs;
-        copy->attr_count = nd->attr_count;
-    }
-    /* Where the tuples were padding, shaped to broadcast over the result:
-     * Gather's [1]*axis + indices + [1]*rest, GatherND's tuples + [1]*rest. */
-    uint32_t idx = nd->inputs[1];
-    int64_t shape[FE_MAX_RANK];
-    uint32_t rank = 0;
-    for (int32_t d = 0; !nd_form && d < axis; d++)
-        shape[rank++] = 1;
-    for (int32_t d = 0; d < tuple_dims; d++)
-        shape[rank++] = ti->dims[d];
-    for (int32_t d = 0; d < rest; d++)
-        shape[rank++] = 1;
-    if (nd_form) idx = fe_b_slice(b, idx, ti->rank - 1, 0, 1);
-    uint32_t was_pad = fe_b_reshape(
-        b, fe_b_op(b, "Equal", idx, fe_b_const(b, ti->elem, 0, NULL, -1)), shape, rank);
-    uint32_t out = fe_b_where(b, was_pad, fe_b_const(b, td->elem, 0, NULL, pad), got);
-    if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    /* Every node of the rewrite reads the padded indices knowingly. */
-    for (uint32_t i = 0; i < b->x.count; i++)
-        b->x.nodes[i].pad_masked = true;
-    return end_padded(c, b, nd->outputs[0], dim);
-}
-
-/* The int list of input i (a constant: else an error), or of attribute
- * `name` when the node has no such input; *out_count 0 when neither. At
- * most FE_MAX_RANK entries are kept. */
-static lm_status ints_of(fe_ctx *c, const fe_node *n, uint32_t i, const char *name, int64_t *out,
-                         uint32_t *out_count) {
-    *out_count = 0;
-    if (fe_has_in(n, i)) {
-        const fe_tensor *t;
-        lm_status st = fe_in_const_required(c, n, i, &t);
-        for (uint64_t k = 0; !st && k < t->count && k < FE_MAX_RANK; k++)
-            out[(*out_count)++] = fe_tensor_get_i64(t, k);
-        return st;
-    }
-    const int64_t *v;
-    size_t count;
-    lm_status st = fe_attr_ints(c, n, name, &v, &count);
-    for (size_t k = 0; !st && k < count && k < FE_MAX_RANK; k++)
-        out[(*out_count)++] = v[k];
-    return st;
-}
-
-/* Where padded dim d of a rank-r input goes through Squeeze, Unsqueeze,
- * Slice or Split (*out_dim), or an error when the op cuts into it. */
-static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, int32_t d,
-                              int32_t *out_dim) {
-    const fe_type *t = &v->type;
-    int64_t axes[FE_MAX_RANK];
-    uint32_t count;
-    lm_status st;
-    const char *op = n->op_type;
-    *out_dim = d;
-    if (!strcmp(op, "Squeeze")) {
-        if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
-        bool gone[FE_MAX_RANK] = {false};
-        for (int32_t a = 0; a < t->rank; a++)
-            gone[a] = !count && t->dims[a] == 1;
-        for (uint32_t k = 0; k < count; k++) {
-            int32_t a;
-            if ((st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
-            gone[a] = true;
-        }
-        if (gone[d])
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "input 0 ('%s') is padded along dim %d, which it squeezes", v->name, d);
-        for (int32_t a = 0; a < d; a++)
-            *out_dim -= gone[a];
-        return LM_OK;
-    }
-    if (!strcmp(op, "Unsqueeze")) {
-        if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
-        int32_t out_rank = t->rank + (int32_t)count;
-        if (out_rank > FE_MAX_RANK)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d; at most %d",
-                           out_rank, FE_MAX_RANK);
-        bool added[FE_MAX_RANK] = {false};
-        for (uint32_t k = 0; k < count; k++) {
-            int32_t a;
-            if ((st = fe_axis(c, n, axes[k], out_rank, &a))) return st;
-            added[a] = true;
-        }
-        for (int32_t j = 0, i = 0; j < out_rank; j++)
-            if (!added[j] && i++ == d) *out_dim = j;
-        return LM_OK;
-    }
-    if (!strcmp(op, "Split")) {
-        int64_t axis;
-        int32_t a;
-        if ((st = fe_attr_int(c, n, "axis", 0, &axis)) || (st = fe_axis(c, n, axis, t->rank, &a)))
-            return st;
-        if (a == d)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "input 0 ('%s') is padded along dim %d, which it splits", v->name, d);
-        return LM_OK;
-    }
-    /* Slice: every slice along the padded dim must keep all of it. */
-    bool attrs = n->opset < 10;
-    int64_t starts[FE_MAX_RANK], ends[FE_MAX_RANK], steps[FE_MAX_RANK];
-    uint32_t ns, ne, nsteps;
-    if ((st = ints_of(c, n, attrs ? 99 : 1, "starts", starts, &ns)) ||
-        (st = ints_of(c, n, attrs ? 99 : 2, "ends", ends, &ne)) ||
-        (st = ints_of(c, n, attrs ? 99 : 3, "axes", axes, &count)) ||
-        (st = ints_of(c, n, attrs ? 99 : 4, "steps", steps, &nsteps)))
-        return st;
-    for (uint32_t k = 0; k < ns && k < ne; k++) {
-        int32_t a = (int32_t)k;
-        if (count && (st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
-        int64_t step = k < nsteps ? steps[k] : 1, len = t->dims[d];
-        bool whole = step == 1 && (starts[k] == 0 || starts[k] <= -len) && ends[k] >= len;
-        if (a == d && !whole)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "input 0 ('%s') is padded along dim %d, which it slices into (a slice "
-                           "must keep that dim whole)",
-                           v->name, d);
-    }
-    return LM_OK;
-}
-
-lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
-    int32_t k = -1, d = -1;
-    for (uint32_t i = 0; i < n->input_count && k < 0; i++)
-        if ((d = padded_dim(c, n->inputs[i])) >= 0) k = (int32_t)i;
-    if (k < 0 || n->pad_masked) return LM_OK;
-    const fe_value *v = fe_in(c, n, (uint32_t)k);
-    const fe_type *t = &v->type;
-    uint32_t out = n->output_count ? n->outputs[0] : FE_NONE;
-    lm_status st = LM_OK;
-    if (!strcmp(n->op_type, "Identity")) {
-        if (out != FE_NONE) c->g->values[out].padded = (uint8_t)(d + 1);
-        return LM_OK;
-    }
-    if (!strcmp(n->op_type, "Transpose")) {
-        const fe_attr *perm = fe_node_attr(n, "perm");
-        int32_t to = t->rank - 1 - d; /* no perm: the dims reversed */
-        for (uint32_t j = 0; perm && perm->type == FE_ATTR_INTS && j < perm->count; j++)
-            if (perm->ints[j] == d) to = (int32_t)j;
-        if (out != FE_NONE) c->g->values[out].padded = (uint8_t)(to + 1);
-        return LM_OK;
-    }
-    if (k == 0 && (!strcmp(n->op_type, "Squeeze") || !strcmp(n->op_type, "Unsqueeze") ||
-                   !strcmp(n->op_type, "Slice") || !strcmp(n->op_type, "Split"))) {
-        int32_t to;
-        if ((st = reshaped_dim(c, n, v, d, &to))) return st;
-        for (uint32_t o = 0; o < n->output_count; o++)
-            if (n->outputs[o] != FE_NONE) c->g->values[n->outputs[o]].padded = (uint8_t)(to + 1);
-        return LM_OK;
-    }
-    bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
-    if ((gather || gather_nd) && padded_dim(c, n->inputs[0]) >= 0 && n->input_count > 1 &&
-        padded_dim(c, n->inputs[1]) >= 0)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "both its inputs are padded (only one of the data and the indices may be)");
-    if (gather) {
-        const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
-        int32_t axis;
-        if ((st = axis_attr(c, n, td->rank, &axis))) return st;
-        if (k == 1) return mask_gathered(c, n, false, axis, axis + d);
-        if (d == axis)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "input 0 ('%s') is padded along dim %d, the axis it gathers along: "
-                           "gather along another dim, or in the program that reads the output",
-                           v->name, d);
-        if (out != FE_NONE)
-            c->g->values[out].padded = (uint8_t)((d < axis ? d : d + ti->rank - 1) + 1);
-        return LM_OK;
-    }
-    if (gather_nd && k == 1) {
-        int64_t batch_dims;
-        if ((st = fe_attr_int(c, n, "batch_dims", 0, &batch_dims))) return st;
-        if (batch_dims == 0 && d < t->rank - 1) return mask_gathered(c, n, true, 0, d);
-    }
-    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                   "input %d ('%s') is padded (its entries past the results along dim %d are "
-                   "padding: NaN, -1 or false by type), and only Identity, Transpose, "
-                   "Squeeze, Unsqueeze, Slice and Split (leaving that dim whole), Gather and "
-                   "GatherND (batch_dims 0, the indices padded before their last dim) keep "
-                   "padding apart: make it a graph output, or read it in the program that reads "
-                   "the binary's outputs",
-                   k, v->name, d);
 }
 
 const fe_op_def fe_ops_select[] = {

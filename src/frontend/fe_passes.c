@@ -291,6 +291,7 @@ lm_status fe_infer_graph(fe_ctx *c) {
             continue;
         }
         st = op->infer(c, n);
+        if (!st && !c->expanded) st = fe_padded_written(c, n);
         if (st) return st;
         if (c->expanded) {
             k--; /* the nodes now at k come next (unsigned wrap at 0 is undone by k++) */

@@ -117,6 +117,8 @@ uint32_t fe_b_const(fe_build *b, fe_elem elem, uint32_t rank, const int64_t *dim
 uint32_t fe_b_scalar(fe_build *b, double v);
 /* A 1-D int64 constant. */
 uint32_t fe_b_ints(fe_build *b, const int64_t *v, uint32_t count);
+/* 0, 1, ..., count - 1: a 1-D int64 constant. */
+uint32_t fe_b_iota(fe_build *b, int64_t count);
 uint32_t fe_b_cast(fe_build *b, uint32_t v, fe_elem to);
 uint32_t fe_b_where(fe_build *b, uint32_t cond, uint32_t x, uint32_t y);
 /* The sum over `axes` (kept as 1s). */

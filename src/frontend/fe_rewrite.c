@@ -228,6 +228,17 @@ uint32_t fe_b_ints(fe_build *b, const int64_t *v, uint32_t count) {
     return out;
 }
 
+uint32_t fe_b_iota(fe_build *b, int64_t count) {
+    if (b->st) return FE_NONE;
+    fe_tensor *t;
+    uint32_t out;
+    if ((b->st = fe_const_new(b->x.c, FE_INT64, 1, &count, &t))) return FE_NONE;
+    for (int64_t i = 0; i < count; i++)
+        fe_tensor_set_i64(t, (uint64_t)i, i);
+    if ((b->st = fe_x_const(&b->x, t, "positions", &out))) return FE_NONE;
+    return out;
+}
+
 uint32_t fe_b_cast(fe_build *b, uint32_t v, fe_elem to) {
     fe_node *n = NULL;
     uint32_t out = fe_b_node(b, "Cast", 13, &v, 1, &n);

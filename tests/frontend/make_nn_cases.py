@@ -3278,12 +3278,13 @@ write_case("padded_nms_then_gathers",
                   ("b0", nmb[0])])
 write_case("refuse_padded_nms_read",
            [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"]),
-            helper.make_node("ReduceMax", ["sel"], ["top"], keepdims=0, name="top")],
-           [("boxes", nmb), ("s", nms_s)], [("top", (TensorProto.INT64, []))], 11,
+            helper.make_node("Concat", ["sel", "sel"], ["both"], axis=0, name="both")],
+           [("boxes", nmb), ("s", nms_s)], [("both", (TensorProto.INT64, [20, 3]))], 11,
            inits=[("m", np.array([5], np.int64))],
-           expect="node 'top' (ReduceMax): input 0 ('sel') is padded (its entries past the "
-                  "results along dim 0 are padding: NaN, -1 or false by type), and only "
-                  "Identity, Transpose, Squeeze, Unsqueeze, Slice and Split")
+           expect="node 'both' (Concat): input 0 ('sel') is padded (its entries past the "
+                  "results along dim 0 are padding: NaN, -1 or false by type), and Concat is "
+                  "not among the ops that keep padding apart ('lightmetal compile --help' lists "
+                  "them)")
 # Many picks from one run-time table: 100 clusters of 3 boxes (IoUs within a
 # cluster 0.68 and 0.82, none across), so each cluster keeps one and the
 # output ring of the packing turns over; max_output_boxes_per_class above
@@ -4262,14 +4263,13 @@ write_case("refuse_nonzero_runtime",
                   "nonzero: compile with --pad-dynamic")
 write_case("refuse_padded_nonzero_read",
            [helper.make_node("NonZero", ["x"], ["n"]),
-            helper.make_node("Neg", ["n"], ["y"], name="reader")],
-           [("x", pni)], [("y", (TensorProto.INT64, [2, 12]))], 13,
-           expect="node 'reader' (Neg): input 0 ('n') is padded (its entries past the results "
-                  "along dim 1 are padding: NaN, -1 or false by type), and only Identity, "
-                  "Transpose, Squeeze, Unsqueeze, Slice and Split (leaving that dim whole), "
-                  "Gather and GatherND (batch_dims 0, the indices padded before their last dim) "
-                  "keep padding apart: make it a graph output, or read it in the program that "
-                  "reads the binary's outputs")
+            helper.make_node("Shape", ["n"], ["y"], name="reader")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2]))], 13,
+           expect="node 'reader' (Shape): input 0 ('n') is padded (its entries past the results "
+                  "along dim 1 are padding: NaN, -1 or false by type), and Shape is not among "
+                  "the ops that keep padding apart ('lightmetal compile --help' lists them): "
+                  "make it a graph output, or read it in the program that reads the binary's "
+                  "outputs")
 # PyTorch's exports: torch.nonzero (NonZero, then Transpose: a row per
 # element) and x[mask] (then GatherND: the kept values, then NaN).
 pmx = prng.standard_normal((3, 5)).astype(np.float32)
@@ -4370,13 +4370,12 @@ write_case("refuse_padded_unique_axis_2d",
            [helper.make_node("Unique", ["x"], ["y"], axis=1)],
            [("x", puf)], [("y", (TensorProto.FLOAT, [3, 4]))], 13,
            expect="with run-time values, Unique along an axis of a 2-D input is not supported")
-write_case("refuse_padded_unique_counts_read",
+# Counts read by an element-wise op: -1 stays the padding.
+pucn = unique_padded(pui, 1)[3][1]
+write_case("padded_unique_counts_negated",
            [helper.make_node("Unique", ["x"], ["y", "", "", "counts"]),
             helper.make_node("Neg", ["counts"], ["z"], name="neg")],
-           [("x", pui)], [("z", (TensorProto.INT64, [11]))], 13,
-           expect="node 'neg' (Neg): input 0 ('counts') is padded (its entries past the "
-                  "results along dim 0 are padding")
-
+           [("x", pui)], [("z", np.where(pucn >= 0, -pucn, -1))], 13)
 # Readers that keep padding apart by leaving the padded dim whole:
 # PyTorch's torch.where(mask) (NonZero, Transpose, Split, Squeeze) and
 # nonzero().squeeze(1) feeding index_select (Unsqueeze and Slice too).
@@ -4436,4 +4435,211 @@ write_case("refuse_padded_gather_result_rank_9",
             helper.make_node("Gather", ["table", "n"], ["y"], axis=7, name="wide")],
            [("x", pni[:2, :3].copy())], [("y", (TensorProto.FLOAT, [2, 6]))], 13,
            inits=[("table", np.zeros((1, 1, 1, 1, 1, 1, 1, 4), np.float32))],
-           expect="node 'wide' (Gather): the result would have rank 9; at most 8")
+           expect="node 'wide' (Gather): the result would have rank 9")
+
+# Computing from padded values (pad_dynamic): element-wise ops, reductions,
+# matrix products and the Softmax-like ops. Along the padded dim the
+# padding takes no part (a sum of x[mask] is the sum of the selected
+# values, a mean divides by their number); along other dims each result is
+# its entries', and padding stays where the entries were padding.
+pq = np.random.default_rng(29)  # its own: the cases above keep their data
+
+
+def padded_to(v, length, pad, axis=0):
+    """v padded with `pad` to `length` entries along `axis`."""
+    shape = list(v.shape)
+    shape[axis] = length
+    out = np.full(shape, pad, v.dtype)
+    idx = [slice(None)] * v.ndim
+    idx[axis] = slice(0, v.shape[axis])
+    out[tuple(idx)] = v
+    return out
+
+
+def masked_select_nodes(x, out, lim="lim"):
+    """PyTorch's export of x[x > lim]: NonZero, Transpose, GatherND."""
+    return [helper.make_node("Greater", [x, lim], [out + "_m"]),
+            helper.make_node("NonZero", [out + "_m"], [out + "_n"]),
+            helper.make_node("Transpose", [out + "_n"], [out + "_t"], perm=[1, 0]),
+            helper.make_node("GatherND", [x, out + "_t"], [out])]
+
+
+pqx = pq.standard_normal((4, 6)).astype(np.float32)
+pqs = pqx[pqx > 0.3]
+pq_lim = [("lim", np.array(0.3, np.float32))]
+write_case("padded_masked_reductions",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("ReduceSum", ["s"], ["sum"], keepdims=0),
+            helper.make_node("ReduceMean", ["s"], ["mean"], keepdims=0),
+            helper.make_node("ReduceMax", ["s"], ["max"], keepdims=0),
+            helper.make_node("ReduceMin", ["s"], ["min"], keepdims=1),
+            helper.make_node("ReduceProd", ["s"], ["prod"], keepdims=0),
+            helper.make_node("ReduceL2", ["s"], ["l2"], keepdims=0),
+            helper.make_node("ReduceLogSumExp", ["s"], ["lse"], keepdims=0),
+            helper.make_node("ArgMax", ["s"], ["amax"], axis=0, keepdims=0),
+            helper.make_node("ArgMin", ["s"], ["amin"], axis=0, keepdims=1)],
+           [("x", pqx)],
+           [("sum", np.array(pqs.sum(), np.float32)), ("mean", np.array(pqs.mean(), np.float32)),
+            ("max", np.array(pqs.max(), np.float32)), ("min", np.array([pqs.min()], np.float32)),
+            ("prod", np.array(pqs.prod(), np.float32)),
+            ("l2", np.array(np.sqrt((pqs * pqs).sum()), np.float32)),
+            ("lse", np.array(np.log(np.exp(pqs).sum()), np.float32)),
+            ("amax", np.array(pqs.argmax(), np.int64)),
+            ("amin", np.array([pqs.argmin()], np.int64))], 13, inits=pq_lim)
+pq_pos = pqs > 1.0
+write_case("padded_masked_eltwise",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Mul", ["s", "two"], ["s2"]),
+            helper.make_node("Add", ["s2", "one"], ["lin"]),
+            helper.make_node("Greater", ["s", "one"], ["pos"]),
+            helper.make_node("Cast", ["pos"], ["pos_i"], to=TensorProto.INT64),
+            helper.make_node("ReduceSum", ["pos_i"], ["count"], keepdims=0),
+            helper.make_node("Mul", ["s", "ten"], ["s10"]),
+            helper.make_node("Cast", ["s10"], ["tenths"], to=TensorProto.INT32),
+            helper.make_node("Where", ["pos", "s", "zero"], ["big"]),
+            helper.make_node("Clip", ["s", "zero", "one"], ["clipped"])],
+           [("x", pqx)],
+           [("lin", padded_to(pqs * 2 + 1, 24, np.nan)), ("pos", padded_to(pq_pos, 24, False)),
+            ("count", np.array(pq_pos.sum(), np.int64)),
+            ("tenths", padded_to((pqs * 10).astype(np.int32), 24, -1)),
+            ("big", padded_to(np.where(pq_pos, pqs, 0).astype(np.float32), 24, np.nan)),
+            ("clipped", padded_to(np.clip(pqs, 0, 1), 24, np.nan))], 13,
+           inits=pq_lim + [("two", np.array(2, np.float32)), ("one", np.array(1, np.float32)),
+                           ("ten", np.array(10, np.float32)), ("zero", np.array(0, np.float32))])
+# Rows kept by a run-time condition (Compress along 0) through a linear
+# layer: each padded row stays padding; along the rows the padding is left
+# out.
+pqr = pq.standard_normal((6, 4)).astype(np.float32)
+pqc = np.array([0.4, -1, 0.2, 0.7, -0.3, 0.9], np.float32)
+pqw = pq.standard_normal((4, 3)).astype(np.float32)
+pqb = pq.standard_normal(3).astype(np.float32)
+pq_rows = pqr[pqc > 0]
+pq_m = pq_rows @ pqw
+pq_sm = np.exp(pq_m - pq_m.max(1, keepdims=True))
+pq_sm /= pq_sm.sum(1, keepdims=True)
+write_case("padded_compress_rows_matmul",
+           [helper.make_node("Greater", ["c", "zero"], ["cb"]),
+            helper.make_node("Compress", ["x", "cb"], ["k"], axis=0),
+            helper.make_node("MatMul", ["k", "w"], ["m"]),
+            helper.make_node("Gemm", ["k", "w", "bias"], ["g"]),
+            helper.make_node("Softmax", ["m"], ["sm"], axis=1),
+            helper.make_node("ArgMax", ["m"], ["am"], axis=1, keepdims=0),
+            helper.make_node("ReduceSum", ["m", "ax1"], ["rs"], keepdims=1),
+            helper.make_node("ReduceMean", ["k"], ["col_mean"], axes=[0], keepdims=1),
+            helper.make_node("ReduceMean", ["k"], ["all_mean"], keepdims=0)],
+           [("x", pqr), ("c", pqc)],
+           [("m", padded_to(pq_m, 6, np.nan)), ("g", padded_to(pq_m + pqb, 6, np.nan)),
+            ("sm", padded_to(pq_sm.astype(np.float32), 6, np.nan)),
+            ("am", padded_to(pq_m.argmax(1), 6, -1)),
+            ("rs", padded_to(pq_m.sum(1, keepdims=True), 6, np.nan)),
+            ("col_mean", pq_rows.mean(0, keepdims=True)),
+            ("all_mean", np.array(pq_rows.mean(), np.float32))], 13,
+           inits=[("zero", np.array(0, np.float32)), ("w", pqw), ("bias", pqb),
+                  ("ax1", np.array([1], np.int64))])
+# Reshapes that keep the padded dim whole, and a reduction over the others.
+pqf = pq.standard_normal((5, 2, 3)).astype(np.float32)
+pqfc = np.array([1, 0, 1, 1, 0], bool)
+pq_kept = pqf[pqfc]
+write_case("padded_compress_flatten_reshape",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("Flatten", ["k"], ["flat"], axis=1),
+            helper.make_node("Reshape", ["flat", "shape"], ["y"]),
+            helper.make_node("ReduceMax", ["k"], ["top"], axes=[1, 2], keepdims=0)],
+           [("x", pqf), ("c", pqfc)],
+           [("y", padded_to(pq_kept.reshape(3, 3, 2), 5, np.nan)),
+            ("top", padded_to(pq_kept.max((1, 2)), 5, np.nan))], 13,
+           inits=[("shape", np.array([5, 3, 2], np.int64))])
+# Along the padded dim: softmax and running sums over the selected values.
+pq_e = np.exp(pqs - pqs.max())
+pq_cs = np.cumsum(pqs).astype(np.float32)
+write_case("padded_masked_softmax_cumsum",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Softmax", ["s"], ["sm"], axis=0),
+            helper.make_node("LogSoftmax", ["s"], ["lsm"], axis=0),
+            helper.make_node("CumSum", ["s", "ax0"], ["cs"]),
+            helper.make_node("CumSum", ["s", "ax0"], ["csr"], reverse=1),
+            helper.make_node("CumSum", ["s", "ax0"], ["cse"], exclusive=1)],
+           [("x", pqx)],
+           [("sm", padded_to((pq_e / pq_e.sum()).astype(np.float32), 24, np.nan)),
+            ("lsm", padded_to((pqs - pqs.max() - np.log(pq_e.sum())).astype(np.float32), 24,
+                              np.nan)),
+            ("cs", padded_to(pq_cs, 24, np.nan)),
+            ("csr", padded_to(np.cumsum(pqs[::-1])[::-1].astype(np.float32), 24, np.nan)),
+            ("cse", padded_to(np.concatenate([[0], pq_cs[:-1]]).astype(np.float32), 24,
+                              np.nan))], 13,
+           inits=pq_lim + [("ax0", np.array(0, np.int64))])
+# Two values selected with the same mask meet entry for entry.
+pqy = pq.standard_normal((4, 6)).astype(np.float32)
+write_case("padded_two_selects_one_mask",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("GatherND", ["y", "s_t"], ["sy"]),
+            helper.make_node("Mul", ["s", "sy"], ["prod"]),
+            helper.make_node("ReduceSum", ["prod"], ["dot"], keepdims=0)],
+           [("x", pqx), ("y", pqy)],
+           [("prod", padded_to(pqs * pqy[pqx > 0.3], 24, np.nan)),
+            ("dot", np.array((pqs * pqy[pqx > 0.3]).sum(), np.float32))], 13, inits=pq_lim)
+# A detector's selection reduced: the largest batch, class and box index
+# picked (opset 11: axes an attribute).
+pq_nms = nms_padded(nmb, nms_s, 5, 0.5, 0.0)
+write_case("padded_nms_reduce_max",
+           [helper.make_node("NonMaxSuppression", ["boxes", "s", "m", "iou", "thr"], ["sel"]),
+            helper.make_node("ReduceMax", ["sel"], ["top"], axes=[0], keepdims=0)],
+           [("boxes", nmb), ("s", nms_s)],
+           [("top", pq_nms[pq_nms[:, 0] >= 0].max(0))], 11,
+           inits=[("m", np.array([5], np.int64)), ("iou", np.array([0.5], np.float32)),
+                  ("thr", np.array([0.0], np.float32))])
+write_case("refuse_padded_meets_full_dim",
+           masked_select_nodes("x", "s") + [helper.make_node("Add", ["s", "ramp"], ["y"],
+                                                             name="ramp_add")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [24]))], 13,
+           inits=pq_lim + [("ramp", np.arange(24, dtype=np.float32))],
+           expect="node 'ramp_add' (Add): input 0 ('s') is padded along dim 0, and input 1 "
+                  "('ramp') has 24 entries along it (only a value of one entry there, or one "
+                  "padded by the same op, may meet padding)")
+write_case("refuse_padded_two_masks",
+           masked_select_nodes("x", "a") + masked_select_nodes("y", "b") +
+           [helper.make_node("Add", ["a", "b"], ["z"], name="mix")],
+           [("x", pqx), ("y", pqy)], [("z", (TensorProto.FLOAT, [24]))], 13, inits=pq_lim,
+           expect="node 'mix' (Add): inputs 0 ('a') and 1 ('b') are padded by different ops "
+                  "(their results may not line up)")
+write_case("refuse_padded_argmax_last_index",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("ArgMax", ["s"], ["am"], axis=0, select_last_index=1, name="last")],
+           [("x", pqx)], [("am", (TensorProto.INT64, [1]))], 13, inits=pq_lim,
+           expect="node 'last' (ArgMax): input 0 ('s') is padded along dim 0, the axis it works "
+                  "along, where with select_last_index a result tied with the padding's "
+                  "stand-in would lose to it")
+write_case("refuse_padded_reshape_merges",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("Reshape", ["k", "shape"], ["y"], name="merge")],
+           [("x", pqr), ("c", pqfc[:1].repeat(6))], [("y", (TensorProto.FLOAT, [24]))], 13,
+           inits=[("shape", np.array([24], np.int64))],
+           expect="node 'merge' (Reshape): input 0 ('k') is padded along dim 0, which it merges "
+                  "with other dims or splits (a reshape must keep that dim whole)")
+write_case("refuse_padded_matmul_contracted",
+           masked_select_nodes("x", "s") + [helper.make_node("MatMul", ["s", "w"], ["y"],
+                                                             name="mm")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [3]))], 13,
+           inits=pq_lim + [("w", np.ones((24, 3), np.float32))],
+           expect="node 'mm' (MatMul): input 0 ('s') is padded along dim 0: a matrix product "
+                  "keeps padding apart only in the rows (or batch dims) of its first input")
+write_case("refuse_padded_cast_uint8",
+           masked_select_nodes("x", "s") + [helper.make_node("Cast", ["s"], ["y"],
+                                                             to=TensorProto.UINT8, name="u8")],
+           [("x", pqx)], [("y", (TensorProto.UINT8, [24]))], 13, inits=pq_lim,
+           expect="node 'u8' (Cast): its output is padded, which needs the result's element "
+                  "type to be a float, a signed integer or bool (given uint8)")
+# Nothing selected: a sum of no values is 0, a mean NaN, a max -inf, an
+# ArgMax 0, a softmax all padding.
+write_case("padded_masked_none_selected",
+           masked_select_nodes("x", "s", "big") +
+           [helper.make_node("ReduceSum", ["s"], ["sum"], keepdims=0),
+            helper.make_node("ReduceMean", ["s"], ["mean"], keepdims=0),
+            helper.make_node("ReduceMax", ["s"], ["max"], keepdims=0),
+            helper.make_node("ArgMax", ["s"], ["am"], axis=0, keepdims=0),
+            helper.make_node("Softmax", ["s"], ["sm"], axis=0)],
+           [("x", pqx)],
+           [("sum", np.array(0, np.float32)), ("mean", np.array(np.nan, np.float32)),
+            ("max", np.array(-np.inf, np.float32)), ("am", np.array(0, np.int64)),
+            ("sm", np.full(24, np.nan, np.float32))], 13,
+           inits=[("big", np.array(100, np.float32))])

@@ -1,0 +1,536 @@
+/* Reading padded values (lmfe_compile_options.pad_dynamic).
+ *
+ * A padded value holds its results first along one dim, then padding
+ * (fe_pad_value's: NaN, -1 or false by type). Which entries along that dim
+ * are results is a bool vector as long as the dim (fe_value.pad_valid), made
+ * by the op that padded the value (fe_ops_select.c, fe_expand.c's scans
+ * aside) and shared by every value made from it. Only ops that keep padding
+ * apart may read a padded value, in one of three ways:
+ *
+ * - moving entries whole (Identity, Transpose; Squeeze, Unsqueeze, Slice and
+ *   Split leaving the padded dim whole; Reshape and Flatten keeping it; Gather
+ *   of padded data along another dim): the result is padded along wherever
+ *   the op puts that dim, and its padding is the input's;
+ * - computing each result from entries at the same place along the padded
+ *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops and
+ *   CumSum along other dims; MatMul and Gemm of padded rows; Gather and
+ *   GatherND of padded indices): the op runs as it is, then a Where puts the
+ *   result type's padding back where the entries were padding
+ *   (fe_padded_written), since what the op makes of padding is anything;
+ * - working along the padded dim (Reduce*, ArgMax, ArgMin, Softmax,
+ *   LogSoftmax, Hardmax, CumSum): the padding is first replaced by what
+ *   cannot change the op's result (0 for a sum, 1 for a product, the lowest
+ *   value for a max, ...), and a mean divides by the number of results.
+ *
+ * Any other reader is an error naming it, the value and the padded dim. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
+
+void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid) {
+    if (v == FE_NONE) return;
+    c->g->values[v].padded = (uint8_t)(dim + 1);
+    c->g->values[v].pad_valid = valid + 1;
+}
+
+lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what,
+                        const char *whose, double *out) {
+    if (fe_pad_value(e, out)) return LM_OK;
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "%s padded, which needs the %s element type to be a float, a signed integer "
+                   "or bool (given %s)",
+                   what, whose, fe_elem_name(e));
+}
+
+/* Value v's padded dim, or -1. */
+static int32_t padded_dim(const fe_ctx *c, uint32_t v) {
+    return v == FE_NONE ? -1 : (int32_t)c->g->values[v].padded - 1;
+}
+
+/* The vector of which entries of padded value v are results. */
+static uint32_t valid_of(const fe_ctx *c, uint32_t v) {
+    return c->g->values[v].pad_valid - 1;
+}
+
+/* Marks every output of n padded along `dim`, as input i is. */
+static void mark_outputs(fe_ctx *c, const fe_node *n, uint32_t i, int32_t dim) {
+    uint32_t valid = valid_of(c, n->inputs[i]);
+    for (uint32_t o = 0; o < n->output_count; o++)
+        fe_mark_padded(c, n->outputs[o], dim, valid);
+}
+
+/* `valid` ([len]) shaped to broadcast over a rank-`rank` value padded along
+ * `dim`. */
+static uint32_t valid_along(fe_build *b, uint32_t valid, int64_t len, int32_t rank, int32_t dim) {
+    int64_t shape[FE_MAX_RANK];
+    for (int32_t a = 0; a < rank; a++)
+        shape[a] = a == dim ? len : 1;
+    return rank == 1 ? valid : fe_b_reshape(b, valid, shape, (uint32_t)rank);
+}
+
+/* The op's name in the lists below. */
+static bool is_op(const fe_node *n, const char *const *names) {
+    for (; *names; names++)
+        if (!strcmp(n->op_type, *names)) return true;
+    return false;
+}
+
+static bool is_eltwise(const fe_node *n) {
+    for (size_t i = 0; i < fe_ops_eltwise_count; i++)
+        if (!strcmp(fe_ops_eltwise[i].op_type, n->op_type))
+            return strcmp(n->op_type, "Identity") != 0;
+    return false;
+}
+
+/* Whether n computes its results from the entries at their place along a
+ * padded input's padded dim (the second way above), so that its padded
+ * outputs get padding put back. */
+static bool computes(fe_ctx *c, const fe_node *n) {
+    static const char *const others[] = {"MatMul", "Gemm", "CumSum", NULL};
+    if (is_eltwise(n) || is_op(n, others)) return true;
+    if (!strcmp(n->op_type, "Gather") || !strcmp(n->op_type, "GatherND"))
+        return n->input_count > 1 && padded_dim(c, n->inputs[1]) >= 0;
+    uint32_t mask;
+    bool keep;
+    lm_status st;
+    bool is = fe_reduce_dims(c, n, &mask, &keep, &st);
+    if (st) err_clear(); /* the node's own error, which its inference gave first */
+    return is;
+}
+
+/* ---- moving entries ---- */
+
+/* The int list of input i (a constant: else an error), or of attribute
+ * `name` when the node has no such input; *out_count 0 when neither. At
+ * most FE_MAX_RANK entries are kept. */
+static lm_status ints_of(fe_ctx *c, const fe_node *n, uint32_t i, const char *name, int64_t *out,
+                         uint32_t *out_count) {
+    *out_count = 0;
+    if (fe_has_in(n, i)) {
+        const fe_tensor *t;
+        lm_status st = fe_in_const_required(c, n, i, &t);
+        for (uint64_t k = 0; !st && k < t->count && k < FE_MAX_RANK; k++)
+            out[(*out_count)++] = fe_tensor_get_i64(t, k);
+        return st;
+    }
+    const int64_t *v;
+    size_t count;
+    lm_status st = fe_attr_ints(c, n, name, &v, &count);
+    for (size_t k = 0; !st && k < count && k < FE_MAX_RANK; k++)
+        out[(*out_count)++] = v[k];
+    return st;
+}
+
+/* Where padded dim d of a rank-r input goes through Squeeze, Unsqueeze,
+ * Slice or Split (*out_dim), or an error when the op cuts into it. */
+static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, int32_t d,
+                              int32_t *out_dim) {
+    const fe_type *t = &v->type;
+    int64_t axes[FE_MAX_RANK];
+    uint32_t count;
+    lm_status st;
+    const char *op = n->op_type;
+    *out_dim = d;
+    if (!strcmp(op, "Squeeze")) {
+        if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
+        bool gone[FE_MAX_RANK] = {false};
+        for (int32_t a = 0; a < t->rank; a++)
+            gone[a] = !count && t->dims[a] == 1;
+        for (uint32_t k = 0; k < count; k++) {
+            int32_t a;
+            if ((st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
+            gone[a] = true;
+        }
+        if (gone[d])
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, which it squeezes", v->name, d);
+        for (int32_t a = 0; a < d; a++)
+            *out_dim -= gone[a];
+        return LM_OK;
+    }
+    if (!strcmp(op, "Unsqueeze")) {
+        if ((st = ints_of(c, n, 1, "axes", axes, &count))) return st;
+        int32_t out_rank = t->rank + (int32_t)count;
+        if (out_rank > FE_MAX_RANK)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the result would have rank %d; at most %d",
+                           out_rank, FE_MAX_RANK);
+        bool added[FE_MAX_RANK] = {false};
+        for (uint32_t k = 0; k < count; k++) {
+            int32_t a;
+            if ((st = fe_axis(c, n, axes[k], out_rank, &a))) return st;
+            added[a] = true;
+        }
+        for (int32_t j = 0, i = 0; j < out_rank; j++)
+            if (!added[j] && i++ == d) *out_dim = j;
+        return LM_OK;
+    }
+    if (!strcmp(op, "Split")) {
+        int64_t axis;
+        int32_t a;
+        if ((st = fe_attr_int(c, n, "axis", 0, &axis)) || (st = fe_axis(c, n, axis, t->rank, &a)))
+            return st;
+        if (a == d)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, which it splits", v->name, d);
+        return LM_OK;
+    }
+    /* Slice: every slice along the padded dim must keep all of it. */
+    bool attrs = n->opset < 10;
+    int64_t starts[FE_MAX_RANK], ends[FE_MAX_RANK], steps[FE_MAX_RANK];
+    uint32_t ns, ne, nsteps;
+    if ((st = ints_of(c, n, attrs ? 99 : 1, "starts", starts, &ns)) ||
+        (st = ints_of(c, n, attrs ? 99 : 2, "ends", ends, &ne)) ||
+        (st = ints_of(c, n, attrs ? 99 : 3, "axes", axes, &count)) ||
+        (st = ints_of(c, n, attrs ? 99 : 4, "steps", steps, &nsteps)))
+        return st;
+    for (uint32_t k = 0; k < ns && k < ne; k++) {
+        int32_t a = (int32_t)k;
+        if (count && (st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
+        int64_t step = k < nsteps ? steps[k] : 1, len = t->dims[d];
+        bool whole = step == 1 && (starts[k] == 0 || starts[k] <= -len) && ends[k] >= len;
+        if (a == d && !whole)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, which it slices into (a slice "
+                           "must keep that dim whole)",
+                           v->name, d);
+    }
+    return LM_OK;
+}
+
+/* After a Reshape or Flatten of a value padded along dim d: the result is
+ * padded along the dim that holds the same entries (as many before it, as
+ * many in it), or an error when the op merges or splits that dim. */
+static lm_status mark_reshaped(fe_ctx *c, const fe_node *n, int32_t d) {
+    const fe_value *v = fe_in(c, n, 0);
+    const fe_type *t = &v->type, *o = &c->g->values[n->outputs[0]].type;
+    int64_t before = 1, out_before = 1;
+    for (int32_t a = 0; a < d; a++)
+        before *= t->dims[a];
+    for (int32_t a = 0; a < o->rank; a++) {
+        if (out_before == before && o->dims[a] == t->dims[d]) {
+            fe_mark_padded(c, n->outputs[0], a, valid_of(c, n->inputs[0]));
+            return LM_OK;
+        }
+        out_before *= o->dims[a];
+    }
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "input 0 ('%s') is padded along dim %d, which it merges with other dims or "
+                   "splits (a reshape must keep that dim whole)",
+                   v->name, d);
+}
+
+/* ---- computing from entries in place ---- */
+
+/* An element-wise op (NumPy broadcasting) reading padded input k (padded
+ * along d): every other input has one entry along that dim of the result,
+ * or is padded along it by the same op. */
+static lm_status eltwise_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    /* CastLike's second input gives only a type. */
+    uint32_t inputs = strcmp(n->op_type, "CastLike") ? n->input_count : 1;
+    int32_t rank = 0;
+    for (uint32_t i = 0; i < inputs; i++)
+        if (fe_has_in(n, i) && fe_in_type(c, n, i)->rank > rank) rank = fe_in_type(c, n, i)->rank;
+    const fe_value *pv = fe_in(c, n, k);
+    int32_t dim = d + rank - pv->type.rank;
+    for (uint32_t i = 0; i < inputs; i++) {
+        if (i == k || !fe_has_in(n, i)) continue;
+        const fe_value *v = fe_in(c, n, i);
+        int32_t a = dim - (rank - v->type.rank), pd = padded_dim(c, n->inputs[i]);
+        if (pd >= 0 && (pd != a || valid_of(c, n->inputs[i]) != valid_of(c, n->inputs[k])))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "inputs %u ('%s') and %u ('%s') are padded %s (their results may not "
+                           "line up)",
+                           k, pv->name, i, v->name,
+                           pd != a ? "along different dims of the result" : "by different ops");
+        if (pd < 0 && a >= 0 && v->type.dims[a] != 1)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input %u ('%s') is padded along dim %d, and input %u ('%s') has %lld "
+                           "entries along it (only a value of one entry there, or one padded by "
+                           "the same op, may meet padding)",
+                           k, pv->name, d, i, v->name, (long long)v->type.dims[a]);
+    }
+    mark_outputs(c, n, k, dim);
+    return LM_OK;
+}
+
+/* MatMul or Gemm of input 0 padded along its rows (or, for MatMul, a batch
+ * dim that input 1 does not have): the result is padded along them. */
+static lm_status matmul_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    if (!fe_has_in(n, 1)) return LM_OK; /* its inference names what is missing */
+    const fe_value *a = fe_in(c, n, 0);
+    const fe_type *tb = fe_in_type(c, n, 1);
+    int32_t ra = a->type.rank, rb = tb ? tb->rank : 0;
+    bool gemm = !strcmp(n->op_type, "Gemm");
+    int64_t trans_a = 0;
+    lm_status st = gemm ? fe_attr_int(c, n, "transA", 0, &trans_a) : LM_OK;
+    if (st) return st;
+    int32_t rows = gemm ? (trans_a ? 1 : 0) : ra - 2;
+    bool ok = k == 0 && ra >= 2 && (d == rows || (!gemm && d < rows && rb <= 2));
+    if (ok && gemm && fe_has_in(n, 2)) { /* C broadcasts over the rows */
+        const fe_type *tc = fe_in_type(c, n, 2);
+        ok = padded_dim(c, n->inputs[2]) < 0 && (tc->rank < 2 || tc->dims[0] == 1);
+    }
+    if (!ok || padded_dim(c, n->inputs[1]) >= 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is padded along dim %d: a matrix product keeps padding "
+                       "apart only in the rows (or batch dims) of its first input, with no other "
+                       "input padded or having rows",
+                       k, fe_in(c, n, k)->name, d);
+    int32_t dim = gemm ? 0 : rb == 1 ? d : d + (rb > ra ? rb - ra : 0);
+    mark_outputs(c, n, 0, dim);
+    return LM_OK;
+}
+
+/* ---- working along the padded dim ---- */
+
+/* The value padding is replaced by before op n works along the padded dim
+ * of an `e` input: what leaves its result as the results' alone. */
+static double neutral(const fe_node *n, fe_elem e) {
+    static const char *const lowest[] = {"ReduceMax",  "ArgMax",  "ReduceLogSumExp", "Softmax",
+                                         "LogSoftmax", "Hardmax", NULL};
+    bool low = is_op(n, lowest),
+         high = !strcmp(n->op_type, "ReduceMin") || !strcmp(n->op_type, "ArgMin");
+    if (!strcmp(n->op_type, "ReduceProd")) return 1;
+    if (!low && !high) return 0;
+    if (fe_elem_is_float(e)) return low ? -INFINITY : INFINITY;
+    /* Integers are int32 on the device (int8 and int16 their own range). */
+    double top = e == FE_INT8 ? INT8_MAX : e == FE_INT16 ? INT16_MAX : INT32_MAX;
+    return low ? -top - 1 : top;
+}
+
+/* A copy of the node being rewritten (name, attributes, inputs and outputs,
+ * in arrays of its own) appended to the rewrite; valid until the next node
+ * is added. */
+static fe_node *copy_node(fe_build *b) {
+    const fe_node *nd = &b->x.node;
+    fe_node *m =
+        b->st ? NULL : fe_x_node(&b->x, nd->op_type, nd->opset, nd->input_count, nd->output_count);
+    if (!b->st && !m) b->st = fe_x_oom();
+    if (!m) return NULL;
+    uint32_t *in = m->inputs, *out = m->outputs;
+    *m = *nd;
+    m->inputs = memcpy(in, nd->inputs, nd->input_count * sizeof *in);
+    m->outputs = memcpy(out, nd->outputs, nd->output_count * sizeof *out);
+    return m;
+}
+
+/* The number of results along the padded dim (the trues of `valid`) times
+ * `others`, a scalar of the build's element type. */
+static uint32_t result_count(fe_build *b, uint32_t valid, int64_t others) {
+    uint32_t n = fe_b_sum(b, fe_b_cast(b, valid, b->elem), (const int64_t[]){0}, 1);
+    if (others > 1) n = fe_b_op(b, "Mul", n, fe_b_scalar(b, (double)others));
+    return fe_b_reshape(b, n, NULL, 0);
+}
+
+/* Reduce*, ArgMax, ArgMin, a Softmax-like op or CumSum along the padded dim
+ * d of input 0 (dims `mask`): the op on the input with padding replaced
+ * (neutral), writing n's outputs; a ReduceMean becomes a ReduceSum divided
+ * by the number of results summed. A Softmax-like op's and CumSum's results
+ * stay padded (fe_padded_written puts the padding back). */
+static lm_status along_padded(fe_ctx *c, const fe_node *n, int32_t d, uint32_t mask) {
+    const fe_value *pv = fe_in(c, n, 0);
+    const fe_type *t = &pv->type;
+    int64_t last = 0, keepdims = 1;
+    lm_status st = fe_attr_int(c, n, "select_last_index", 0, &last);
+    if (!st) st = fe_attr_int(c, n, "keepdims", 1, &keepdims);
+    if (st) return st;
+    if (last)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input 0 ('%s') is padded along dim %d, the axis it works along, where "
+                       "with select_last_index a result tied with the padding's stand-in would "
+                       "lose to it",
+                       pv->name, d);
+    bool mean = !strcmp(n->op_type, "ReduceMean");
+    if (mean && !fe_elem_is_float(t->elem)) return LM_OK; /* its inference refuses it */
+    uint32_t valid = valid_of(c, n->inputs[0]);
+    static const char *const shaped_ops[] = {"Softmax", "LogSoftmax", "Hardmax", "CumSum", NULL};
+    bool shaped = is_op(n, shaped_ops);
+    uint32_t out = n->outputs[0];
+    fe_build bb = {.elem = t->elem}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    uint32_t kept = fe_b_where(b, valid_along(b, valid, t->dims[d], t->rank, d), nd->inputs[0],
+                               fe_b_const(b, t->elem, 0, NULL, neutral(nd, t->elem)));
+    if (mean) {
+        int64_t axes[FE_MAX_RANK], others = 1;
+        uint32_t count = 0;
+        for (int32_t a = 0; a < t->rank; a++)
+            if (mask & (1u << a)) {
+                axes[count++] = a;
+                others *= a == d ? 1 : t->dims[a];
+            }
+        fe_node *sum_node = NULL;
+        uint32_t sum = fe_b_node(b, "ReduceSum", 13,
+                                 (const uint32_t[]){kept, fe_b_ints(b, axes, count)}, 2, &sum_node);
+        fe_b_ints_attr(b, sum_node, "keepdims", false, &keepdims, 1);
+        uint32_t results = result_count(b, valid, others);
+        fe_node *div = b->st ? NULL : fe_x_node(&b->x, "Div", 13, 2, 1);
+        if (!b->st && !div) b->st = fe_x_oom();
+        if (div) {
+            div->inputs[0] = sum;
+            div->inputs[1] = results;
+            div->outputs[0] = nd->outputs[0];
+        }
+    } else {
+        fe_node *op = copy_node(b);
+        if (op) op->inputs[0] = kept;
+    }
+    /* The rewrite's nodes read the padded input knowingly, but the op's
+     * copy (the last node) reads the kept entries, and a shaped result of
+     * it is padded, its padding put back after it. */
+    for (uint32_t i = 0; i < b->x.count; i++)
+        b->x.nodes[i].pad_masked = mean || i + 1 < b->x.count;
+    if ((st = fe_x_end(c, &b->x, b->st))) return st;
+    if (shaped) fe_mark_padded(c, out, d, valid);
+    return LM_OK;
+}
+
+/* ---- the readers ---- */
+
+/* A reader that works along dims `mask` of input 0, padded along d: along
+ * it (along_padded), or along others, its result padded where the op
+ * leaves that dim. */
+static lm_status reduce_read(fe_ctx *c, const fe_node *n, int32_t d, uint32_t mask, bool keep) {
+    if (mask & (1u << d)) return along_padded(c, n, d, mask);
+    int32_t dim = d;
+    for (int32_t a = 0; !keep && a < d; a++)
+        dim -= (mask >> a) & 1;
+    mark_outputs(c, n, 0, dim);
+    return LM_OK;
+}
+
+/* CumSum of input 0 padded along d: along d or another dim. */
+static lm_status cumsum_read(fe_ctx *c, const fe_node *n, int32_t d) {
+    const fe_tensor *axis;
+    int32_t a;
+    lm_status st = fe_in_const_required(c, n, 1, &axis);
+    if (!st && axis->count != 1)
+        return fe_fail(c, n, LM_ERR_INVALID_FILE, "axis must have one entry, given %llu",
+                       (unsigned long long)axis->count);
+    if (!st) st = fe_axis(c, n, fe_tensor_get_i64(axis, 0), fe_in_type(c, n, 0)->rank, &a);
+    if (st) return st;
+    if (a == d) return along_padded(c, n, d, 1u << d);
+    mark_outputs(c, n, 0, d);
+    return LM_OK;
+}
+
+/* The refusal of any other reader. */
+static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "input %u ('%s') is padded (its entries past the results along dim %d are "
+                   "padding: NaN, -1 or false by type), and %s is not among the ops that keep "
+                   "padding apart ('lightmetal compile --help' lists them): make it a graph "
+                   "output, or read it in the program that reads the binary's outputs",
+                   k, fe_in(c, n, k)->name, d, n->op_type);
+}
+
+lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
+    uint32_t k = 0;
+    int32_t d = -1;
+    for (uint32_t i = 0; i < n->input_count && d < 0; i++)
+        if ((d = padded_dim(c, n->inputs[i])) >= 0) k = i;
+    if (d < 0 || n->pad_masked) return LM_OK;
+    const fe_value *v = fe_in(c, n, k);
+    const fe_type *t = &v->type;
+    lm_status st = LM_OK;
+    static const char *const whole[] = {"Squeeze", "Unsqueeze", "Slice", "Split", NULL};
+    static const char *const reshapes[] = {"Reshape", "Flatten", NULL};
+    if (!strcmp(n->op_type, "Identity")) {
+        mark_outputs(c, n, k, d);
+        return LM_OK;
+    }
+    if (!strcmp(n->op_type, "Transpose")) {
+        const fe_attr *perm = fe_node_attr(n, "perm");
+        int32_t to = t->rank - 1 - d; /* no perm: the dims reversed */
+        for (uint32_t j = 0; perm && perm->type == FE_ATTR_INTS && j < perm->count; j++)
+            if (perm->ints[j] == d) to = (int32_t)j;
+        mark_outputs(c, n, k, to);
+        return LM_OK;
+    }
+    if (k == 0 && is_op(n, whole)) {
+        int32_t to;
+        if ((st = reshaped_dim(c, n, v, d, &to))) return st;
+        mark_outputs(c, n, k, to);
+        return LM_OK;
+    }
+    if (k == 0 && is_op(n, reshapes)) return LM_OK; /* marked once inferred */
+    bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
+    if ((gather || gather_nd) && padded_dim(c, n->inputs[0]) >= 0 && n->input_count > 1 &&
+        padded_dim(c, n->inputs[1]) >= 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "both its inputs are padded (only one of the data and the indices may be)");
+    if (gather) {
+        const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
+        int32_t axis;
+        int64_t a;
+        if ((st = fe_attr_int(c, n, "axis", 0, &a)) || (st = fe_axis(c, n, a, td->rank, &axis)))
+            return st;
+        if (k == 1) { /* the indices' padding gives padding (fe_padded_written) */
+            mark_outputs(c, n, 1, axis + d);
+            return LM_OK;
+        }
+        if (d == axis)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input 0 ('%s') is padded along dim %d, the axis it gathers along: "
+                           "gather along another dim, or in the program that reads the output",
+                           v->name, d);
+        mark_outputs(c, n, 0, d < axis ? d : d + ti->rank - 1);
+        return LM_OK;
+    }
+    if (gather_nd && k == 1) {
+        int64_t batch_dims;
+        if ((st = fe_attr_int(c, n, "batch_dims", 0, &batch_dims))) return st;
+        if (batch_dims == 0 && d < t->rank - 1) {
+            mark_outputs(c, n, 1, d);
+            return LM_OK;
+        }
+    }
+    if (is_eltwise(n)) return eltwise_read(c, n, k, d);
+    if (!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"))
+        return matmul_read(c, n, k, d);
+    if (k == 0 && !strcmp(n->op_type, "CumSum")) return cumsum_read(c, n, d);
+    uint32_t mask;
+    bool keep;
+    if (k == 0 && fe_reduce_dims(c, n, &mask, &keep, &st))
+        return st ? st : reduce_read(c, n, d, mask, keep);
+    return refuse(c, n, k, d);
+}
+
+/* A computed padded output (output 0: the ops that compute have one): n as
+ * it is into a value of its own, then a Where giving the padding of the
+ * output's type where the entries were padding and the result elsewhere. */
+static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
+    fe_value v = c->g->values[n->outputs[0]]; /* a copy: the array grows */
+    double pad;
+    lm_status st = fe_padding_of(c, n, v.type.elem, "its output is", "result's", &pad);
+    if (st) return st;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    uint32_t own = FE_NONE, dim = v.padded - 1u;
+    b->st = fe_x_value(&b->x, "computed", &own);
+    fe_node *op = copy_node(b);
+    if (op) op->outputs[0] = own;
+    uint32_t valid = valid_along(b, v.pad_valid - 1, v.type.dims[dim], v.type.rank, (int32_t)dim);
+    uint32_t fill = fe_b_const(b, v.type.elem, 0, NULL, pad);
+    fe_node *w = b->st ? NULL : fe_x_node(&b->x, "Where", 16, 3, 1);
+    if (!b->st && !w) b->st = fe_x_oom();
+    if (w) {
+        memcpy(w->inputs, (const uint32_t[]){valid, own, fill}, sizeof(uint32_t[3]));
+        w->outputs[0] = b->x.node.outputs[0];
+    }
+    for (uint32_t i = 0; i < b->x.count; i++)
+        b->x.nodes[i].pad_masked = true;
+    return fe_x_end(c, &b->x, b->st);
+}
+
+lm_status fe_padded_written(fe_ctx *c, const fe_node *n) {
+    if (n->pad_masked || !n->output_count || n->outputs[0] == FE_NONE) return LM_OK;
+    int32_t d = n->input_count ? padded_dim(c, n->inputs[0]) : -1;
+    if (d >= 0 && (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Flatten")))
+        return mark_reshaped(c, n, d);
+    return padded_dim(c, n->outputs[0]) >= 0 && computes(c, n) ? restore_padding(c, n) : LM_OK;
+}
