@@ -224,8 +224,8 @@ static lm_status fold_reduce(fe_ctx *c, const fe_node *n, const red_desc *d, con
                 acc[oi] += x * x;
                 iacc[oi] += xi * xi;
                 break;
-            case R_LOG_SUM_EXP:
-                acc[oi] += exp(x - mx[oi]);
+            case R_LOG_SUM_EXP: /* an infinite max shifts nothing (inf - inf is NaN) */
+                acc[oi] += exp(x - (isfinite(mx[oi]) ? mx[oi] : 0));
                 break;
             }
         }
@@ -268,7 +268,7 @@ static lm_status fold_reduce(fe_ctx *c, const fe_node *n, const red_desc *d, con
             v = log(v);
             break;
         case R_LOG_SUM_EXP:
-            v = mx[i] + log(v);
+            v = (isfinite(mx[i]) ? mx[i] : 0) + log(v);
             break;
         default:
             break;
@@ -383,13 +383,17 @@ static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
         break;
     case R_LOG_SUM_EXP: {
         /* m + log(sum(exp(x - m))) with m the max over the same dims (kept
-         * as size-1 dims to broadcast), so large inputs do not overflow. An
-         * all -inf slice gives m = -inf: x - m is NaN there, so that case
-         * falls back to m itself. */
+         * as size-1 dims to broadcast), so large inputs do not overflow.
+         * An infinite max is clamped to the largest finite bfloat16 (also a
+         * float32), since inf - inf would be NaN: an all -inf slice then
+         * gives log(0) + m = -inf, and one holding +inf gives +inf, as
+         * log(sum(exp(x))) does. */
         lmnn_reduce_options ok = o;
         ok.keepdim = true;
-        lmnn_tensor m = {0}, e = {0}, s = {0}, mk = {0};
-        if (!(st = lmnn_max(x, &ok, &m)) && !(st = lmnn_binary(LMNN_BINARY_SUB, x, m, NULL, &e))) {
+        lmnn_tensor m = {0}, e = {0}, s = {0}, mk = {0}, raw = {0};
+        const double top = 0x1.fep127;
+        if (!(st = lmnn_max(x, &ok, &raw)) && !(st = lmnn_clamp(raw, -top, top, &m)) &&
+            !(st = lmnn_binary(LMNN_BINARY_SUB, x, m, NULL, &e))) {
             take(&x, &owned, e);
             if (!(st = lmnn_exp(x, &e))) {
                 take(&x, &owned, e);
@@ -411,6 +415,7 @@ static lm_status lower_reduce(fe_ctx *c, const fe_node *n) {
                 }
             }
         }
+        fe_free(raw);
         fe_free(m);
         fe_free(mk);
         break;

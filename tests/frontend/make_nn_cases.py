@@ -4637,9 +4637,21 @@ write_case("padded_masked_none_selected",
             helper.make_node("ReduceMean", ["s"], ["mean"], keepdims=0),
             helper.make_node("ReduceMax", ["s"], ["max"], keepdims=0),
             helper.make_node("ArgMax", ["s"], ["am"], axis=0, keepdims=0),
-            helper.make_node("Softmax", ["s"], ["sm"], axis=0)],
+            helper.make_node("Softmax", ["s"], ["sm"], axis=0),
+            helper.make_node("ReduceLogSumExp", ["s"], ["lse"], keepdims=0)],
            [("x", pqx)],
            [("sum", np.array(0, np.float32)), ("mean", np.array(np.nan, np.float32)),
             ("max", np.array(-np.inf, np.float32)), ("am", np.array(0, np.int64)),
-            ("sm", np.full(24, np.nan, np.float32))], 13,
+            ("sm", np.full(24, np.nan, np.float32)), ("lse", np.array(-np.inf, np.float32))], 13,
            inits=[("big", np.array(100, np.float32))])
+# LogSumExp of infinities, on the device and folded: log(sum(exp(x))) is
+# -inf for a row of -inf and +inf for a row holding +inf (the max it is
+# shifted by must not make inf - inf).
+lse_x = np.array([[-np.inf, -np.inf, -np.inf], [1, np.inf, 2], [1, 2, 3], [-np.inf, 0, 1]],
+                 np.float32)
+with np.errstate(divide="ignore"):
+    lse_want = np.log(np.exp(lse_x.astype(np.float64)).sum(1)).astype(np.float32)
+write_case("reduce_log_sum_exp_infinite",
+           [helper.make_node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0),
+            helper.make_node("ReduceLogSumExp", ["k"], ["yk"], axes=[1], keepdims=0)],
+           [("x", lse_x)], [("y", lse_want), ("yk", lse_want)], 13, inits=[("k", lse_x)])
