@@ -37,8 +37,8 @@ void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid) {
     c->g->values[v].pad_valid = valid + 1;
 }
 
-lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what,
-                        const char *whose, double *out) {
+lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what, const char *whose,
+                        double *out) {
     if (fe_pad_value(e, out)) return LM_OK;
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                    "%s padded, which needs the %s element type to be a float, a signed integer "
@@ -290,8 +290,8 @@ static lm_status matmul_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
 /* The value padding is replaced by before op n works along the padded dim
  * of an `e` input: what leaves its result as the results' alone. */
 static double neutral(const fe_node *n, fe_elem e) {
-    static const char *const lowest[] = {"ReduceMax",  "ArgMax",  "ReduceLogSumExp", "Softmax",
-                                         "LogSoftmax", "Hardmax", NULL};
+    static const char *const lowest[] = {
+        "ReduceMax", "ArgMax", "ReduceLogSumExp", "Softmax", "LogSoftmax", "Hardmax", NULL};
     bool low = is_op(n, lowest),
          high = !strcmp(n->op_type, "ReduceMin") || !strcmp(n->op_type, "ArgMin");
     if (!strcmp(n->op_type, "ReduceProd")) return 1;
