@@ -4655,3 +4655,13 @@ write_case("reduce_log_sum_exp_infinite",
            [helper.make_node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0),
             helper.make_node("ReduceLogSumExp", ["k"], ["yk"], axes=[1], keepdims=0)],
            [("x", lse_x)], [("y", lse_want), ("yk", lse_want)], 13, inits=[("k", lse_x)])
+# Indices kept by a run-time Compress may hold -1 (the last entry): where
+# the result is padding is the Compress's own record, not the value -1.
+pq_idx = np.array([2, -1, 0, -1, 1], np.int64)
+pq_keep = np.array([True, True, False, True, False])
+pq_tab = np.array([10, 20, 30, 40], np.float32)
+write_case("padded_compress_kept_minus_one_index",
+           [helper.make_node("Compress", ["idx", "keep"], ["k"], axis=0),
+            helper.make_node("Gather", ["tab", "k"], ["y"], axis=0)],
+           [("idx", pq_idx), ("keep", pq_keep)],
+           [("y", padded_to(pq_tab[pq_idx[pq_keep]], 5, np.nan))], 13, inits=[("tab", pq_tab)])
