@@ -64,6 +64,10 @@ static lm_status check_padded(fe_ctx *c, const fe_node *n, int64_t count, const 
  * `dim`, `valid` saying which entries are results (fe_mark_padded), once
  * the rewrite is in place. */
 static lm_status end_padded(fe_ctx *c, fe_build *b, uint32_t out, int32_t dim, uint32_t valid) {
+    /* The rewrite reads padded inputs knowingly (fe_padded.c masks what
+     * decides the selection): its own nodes keep padding out. */
+    for (uint32_t i = 0; i < b->x.count; i++)
+        b->x.nodes[i].pad_masked = true;
     lm_status st = fe_x_end(c, &b->x, b->st);
     if (!st) fe_mark_padded(c, out, dim, valid);
     return st;

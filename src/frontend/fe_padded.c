@@ -5,22 +5,27 @@
  * are results is a bool vector as long as the dim (fe_value.pad_valid), made
  * by the op that padded the value (fe_ops_select.c, fe_expand.c's scans
  * aside) and shared by every value made from it. Only ops that keep padding
- * apart may read a padded value, in one of three ways:
+ * apart may read a padded value, in one of four ways:
  *
- * - moving entries whole (Identity, Transpose; Squeeze, Unsqueeze, Slice and
- *   Split leaving the padded dim whole; Reshape and Flatten keeping it; Gather
- *   of padded data along another dim): the result is padded along wherever
- *   the op puts that dim, and its padding is the input's;
+ * - moving entries whole (Identity, Transpose; Squeeze, Unsqueeze and Split
+ *   leaving the padded dim whole; Reshape and Flatten keeping it; Slice
+ *   counting from the front of it, its record of results sliced alike;
+ *   Gather of padded data along another dim): the result is padded along
+ *   wherever the op puts that dim, and its padding is the input's;
  * - computing each result from entries at the same place along the padded
- *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops and
- *   CumSum along other dims; MatMul and Gemm of padded rows; Gather and
- *   GatherND of padded indices): the op runs as it is, then a Where puts the
- *   result type's padding back where the entries were padding
+ *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops,
+ *   CumSum and TopK along other dims; MatMul and Gemm of padded rows; Gather
+ *   and GatherND of padded indices): the op runs as it is, then a Where puts
+ *   the result type's padding back where the entries were padding
  *   (fe_padded_written), since what the op makes of padding is anything;
  * - working along the padded dim (Reduce*, ArgMax, ArgMin, Softmax,
- *   LogSoftmax, Hardmax, CumSum): the padding is first replaced by what
- *   cannot change the op's result (0 for a sum, 1 for a product, the lowest
- *   value for a max, ...), and a mean divides by the number of results.
+ *   LogSoftmax, Hardmax, CumSum, TopK): the padding is first replaced by
+ *   what cannot change the op's result (0 for a sum, 1 for a product, the
+ *   lowest value for a max, ...), and a mean divides by the number of
+ *   results;
+ * - selecting (NonZero, Compress, NonMaxSuppression): what decides the
+ *   selection has its padding replaced by what is never selected, and the
+ *   op pads its own output (fe_ops_select.c).
  *
  * Any other reader is an error naming it, the value and the padded dim. */
 #include <math.h>
@@ -90,7 +95,7 @@ static bool is_eltwise(const fe_node *n) {
  * padded input's padded dim (the second way above), so that its padded
  * outputs get padding put back. */
 static bool computes(fe_ctx *c, const fe_node *n) {
-    static const char *const others[] = {"MatMul", "Gemm", "CumSum", NULL};
+    static const char *const others[] = {"MatMul", "Gemm", "CumSum", "TopK", NULL};
     if (is_eltwise(n) || is_op(n, others)) return true;
     if (!strcmp(n->op_type, "Gather") || !strcmp(n->op_type, "GatherND"))
         return n->input_count > 1 && padded_dim(c, n->inputs[1]) >= 0;
@@ -126,10 +131,14 @@ static lm_status ints_of(fe_ctx *c, const fe_node *n, uint32_t i, const char *na
 }
 
 /* Where padded dim d of a rank-r input goes through Squeeze, Unsqueeze,
- * Slice or Split (*out_dim), or an error when the op cuts into it. */
+ * Slice or Split (*out_dim), or an error when the op cuts into it in a way
+ * that would not keep the results first. A Slice that cuts it keeps them
+ * first when it counts from the front: its start, end and step there in
+ * cut[] (cut[2] 0 when it keeps the dim whole). */
 static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, int32_t d,
-                              int32_t *out_dim) {
+                              int32_t *out_dim, int64_t cut[3]) {
     const fe_type *t = &v->type;
+    cut[2] = 0;
     int64_t axes[FE_MAX_RANK];
     uint32_t count;
     lm_status st;
@@ -178,7 +187,8 @@ static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, in
                            "input 0 ('%s') is padded along dim %d, which it splits", v->name, d);
         return LM_OK;
     }
-    /* Slice: every slice along the padded dim must keep all of it. */
+    /* Slice: along the padded dim, from a start >= 0 by a step >= 1 to an
+     * end >= 0 (a count from the front, not from the results' end). */
     bool attrs = n->opset < 10;
     int64_t starts[FE_MAX_RANK], ends[FE_MAX_RANK], steps[FE_MAX_RANK];
     uint32_t ns, ne, nsteps;
@@ -191,12 +201,18 @@ static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, in
         int32_t a = (int32_t)k;
         if (count && (st = fe_axis(c, n, axes[k], t->rank, &a))) return st;
         int64_t step = k < nsteps ? steps[k] : 1, len = t->dims[d];
-        bool whole = step == 1 && (starts[k] == 0 || starts[k] <= -len) && ends[k] >= len;
-        if (a == d && !whole)
+        int64_t start = starts[k] <= -len ? 0 : starts[k];
+        bool whole = step == 1 && start == 0 && ends[k] >= len;
+        if (a != d || whole) continue;
+        if (step < 1 || start < 0 || ends[k] < 0)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "input 0 ('%s') is padded along dim %d, which it slices into (a slice "
-                           "must keep that dim whole)",
-                           v->name, d);
+                           "input 0 ('%s') is padded along dim %d, which it slices %s (only the "
+                           "run knows where the results end: a slice of that dim must count "
+                           "from its front, with a start and an end >= 0 and a step >= 1)",
+                           v->name, d, step < 1 ? "backwards" : "from the end");
+        cut[0] = start;
+        cut[1] = ends[k] < len ? ends[k] : len;
+        cut[2] = step;
     }
     return LM_OK;
 }
@@ -287,19 +303,23 @@ static lm_status matmul_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
 
 /* ---- working along the padded dim ---- */
 
+/* The lowest (or highest) value of element type e on the device. */
+static double extreme(fe_elem e, bool lowest) {
+    if (fe_elem_is_float(e)) return lowest ? -INFINITY : INFINITY;
+    /* Integers are int32 on the device (int8 and int16 their own range). */
+    double top = e == FE_INT8 ? INT8_MAX : e == FE_INT16 ? INT16_MAX : INT32_MAX;
+    return lowest ? -top - 1 : top;
+}
+
 /* The value padding is replaced by before op n works along the padded dim
  * of an `e` input: what leaves its result as the results' alone. */
 static double neutral(const fe_node *n, fe_elem e) {
     static const char *const lowest[] = {
         "ReduceMax", "ArgMax", "ReduceLogSumExp", "Softmax", "LogSoftmax", "Hardmax", NULL};
-    bool low = is_op(n, lowest),
-         high = !strcmp(n->op_type, "ReduceMin") || !strcmp(n->op_type, "ArgMin");
     if (!strcmp(n->op_type, "ReduceProd")) return 1;
-    if (!low && !high) return 0;
-    if (fe_elem_is_float(e)) return low ? -INFINITY : INFINITY;
-    /* Integers are int32 on the device (int8 and int16 their own range). */
-    double top = e == FE_INT8 ? INT8_MAX : e == FE_INT16 ? INT16_MAX : INT32_MAX;
-    return low ? -top - 1 : top;
+    if (is_op(n, lowest)) return extreme(e, true);
+    if (!strcmp(n->op_type, "ReduceMin") || !strcmp(n->op_type, "ArgMin")) return extreme(e, false);
+    return 0;
 }
 
 /* A copy of the node being rewritten (name, attributes, inputs and outputs,
@@ -324,6 +344,21 @@ static uint32_t result_count(fe_build *b, uint32_t valid, int64_t others) {
     uint32_t n = fe_b_sum(b, fe_b_cast(b, valid, b->elem), (const int64_t[]){0}, 1);
     if (others > 1) n = fe_b_op(b, "Mul", n, fe_b_scalar(b, (double)others));
     return fe_b_reshape(b, n, NULL, 0);
+}
+
+/* Appends to rewrite b input i of the node rewritten (padded along d) with
+ * its padding replaced by `fill` (a Where, reading the padding knowingly),
+ * then the node's copy reading that instead; the copy, valid until the next
+ * node is added. */
+static fe_node *copy_masked(fe_build *b, uint32_t i, int32_t d, double fill) {
+    uint32_t in = b->x.node.inputs[i];
+    fe_value v = b->x.c->g->values[in]; /* a copy: the array grows */
+    uint32_t kept = fe_b_where(b, valid_along(b, v.pad_valid - 1, v.type.dims[d], v.type.rank, d),
+                               in, fe_b_const(b, v.type.elem, 0, NULL, fill));
+    if (!b->st) b->x.nodes[b->x.count - 1].pad_masked = true;
+    fe_node *op = copy_node(b);
+    if (op) op->inputs[i] = kept;
+    return op;
 }
 
 /* Reduce*, ArgMax, ArgMin, a Softmax-like op or CumSum along the padded dim
@@ -353,9 +388,11 @@ static lm_status along_padded(fe_ctx *c, const fe_node *n, int32_t d, uint32_t m
     fe_build bb = {.elem = t->elem}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
-    uint32_t kept = fe_b_where(b, valid_along(b, valid, t->dims[d], t->rank, d), nd->inputs[0],
-                               fe_b_const(b, t->elem, 0, NULL, neutral(nd, t->elem)));
-    if (mean) {
+    if (!mean) {
+        copy_masked(b, 0, d, neutral(nd, t->elem));
+    } else {
+        uint32_t kept = fe_b_where(b, valid_along(b, valid, t->dims[d], t->rank, d), nd->inputs[0],
+                                   fe_b_const(b, t->elem, 0, NULL, 0));
         int64_t axes[FE_MAX_RANK], others = 1;
         uint32_t count = 0;
         for (int32_t a = 0; a < t->rank; a++)
@@ -375,15 +412,11 @@ static lm_status along_padded(fe_ctx *c, const fe_node *n, int32_t d, uint32_t m
             div->inputs[1] = results;
             div->outputs[0] = nd->outputs[0];
         }
-    } else {
-        fe_node *op = copy_node(b);
-        if (op) op->inputs[0] = kept;
+        for (uint32_t i = 0; i < b->x.count; i++)
+            b->x.nodes[i].pad_masked = true;
     }
-    /* The rewrite's nodes read the padded input knowingly, but the op's
-     * copy (the last node) reads the kept entries, and a shaped result of
-     * it is padded, its padding put back after it. */
-    for (uint32_t i = 0; i < b->x.count; i++)
-        b->x.nodes[i].pad_masked = mean || i + 1 < b->x.count;
+    /* The copy reads the kept entries, and a shaped result of it is
+     * padded, its padding put back after it. */
     if ((st = fe_x_end(c, &b->x, b->st))) return st;
     if (shaped) fe_mark_padded(c, out, d, valid);
     return LM_OK;
@@ -418,6 +451,116 @@ static lm_status cumsum_read(fe_ctx *c, const fe_node *n, int32_t d) {
     return LM_OK;
 }
 
+/* Ends rewrite b of node n; then marks n's outputs padded along `dim` by
+ * `valid` (FE_NONE: not marked). */
+static lm_status end_marked(fe_ctx *c, fe_build *b, const fe_node *n, int32_t dim, uint32_t valid) {
+    uint32_t outs[8], count = n->output_count < 8 ? n->output_count : 8;
+    memcpy(outs, n->outputs, count * sizeof *outs); /* n moves with the splice */
+    lm_status st = fe_x_end(c, &b->x, b->st);
+    for (uint32_t o = 0; !st && valid != FE_NONE && o < count; o++)
+        fe_mark_padded(c, outs[o], dim, valid);
+    return st;
+}
+
+/* A slice of the padded dim d that keeps a slice's results first: from a
+ * start >= 0, by a step >= 1, to an end >= 0 (a count from the front, not
+ * from the results' end, which only the run knows). The copy of n, then its
+ * outputs padded by the same slice of which entries are results. */
+static lm_status slice_padded(fe_ctx *c, const fe_node *n, int32_t to, const int64_t cut[3]) {
+    uint32_t valid = valid_of(c, n->inputs[0]);
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    uint32_t in[5] = {valid, fe_b_ints(b, &cut[0], 1), fe_b_ints(b, &cut[1], 1),
+                      fe_b_ints(b, (const int64_t[]){0}, 1), fe_b_ints(b, &cut[2], 1)};
+    uint32_t kept = fe_b_node(b, "Slice", 13, in, 5, NULL);
+    fe_node *op = copy_node(b);
+    if (op) op->pad_masked = true;
+    return end_marked(c, b, n, to, b->st ? FE_NONE : kept);
+}
+
+/* NonZero, Compress and NonMaxSuppression reading padded values: the
+ * input that decides what they select has its padding replaced by what is
+ * never selected -- zero for NonZero's input and Compress's condition, NaN
+ * for NonMaxSuppression's scores (NaN takes no part) -- and the op, padding
+ * its own output (fe_ops_select.c), reads that. */
+static lm_status select_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    bool nms = !strcmp(n->op_type, "NonMaxSuppression"), compress = !strcmp(n->op_type, "Compress");
+    uint32_t decides = nms || compress ? 1 : 0;
+    int32_t want = nms ? 2 : compress ? 0 : d, at = padded_dim(c, n->inputs[decides]);
+    const fe_value *v = fe_in(c, n, k);
+    if (compress && k == 0 && at < 0) {
+        /* A known condition along another dim moves whole slices. */
+        int64_t axis = INT64_MIN;
+        int32_t a = -1;
+        lm_status st = fe_attr_int(c, n, "axis", INT64_MIN, &axis);
+        if (!st && axis != INT64_MIN) st = fe_axis(c, n, axis, v->type.rank, &a);
+        if (st) return st;
+        if (fe_in_const(c, n, 1) && a >= 0 && a != d) {
+            mark_outputs(c, n, 0, d);
+            return LM_OK;
+        }
+    }
+    bool matched = at == want;
+    if (matched && k != decides) { /* the other input padded alike */
+        int32_t a = -1;
+        int64_t axis = 0;
+        lm_status st = compress ? fe_attr_int(c, n, "axis", INT64_MIN, &axis) : LM_OK;
+        if (!st && compress && axis != INT64_MIN) st = fe_axis(c, n, axis, v->type.rank, &a);
+        if (st) return st;
+        matched =
+            valid_of(c, n->inputs[k]) == valid_of(c, n->inputs[decides]) && d == (nms ? 1 : a);
+    }
+    if (!matched)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is padded along dim %d: %s reads padded values only when "
+                       "its %s is padded (along dim %d)%s",
+                       k, v->name, d, n->op_type,
+                       nms        ? "scores input"
+                       : compress ? "condition"
+                                  : "input",
+                       want,
+                       nms        ? ", and its boxes, if padded, by the same op along dim 1"
+                       : compress ? ", and its data, if padded, by the same op along its axis"
+                                  : "");
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    fe_node *op = copy_masked(b, decides, want, nms ? NAN : 0);
+    if (op) op->pad_masked = true; /* its own rewrite reads the rest */
+    return fe_x_end(c, &b->x, b->st);
+}
+
+/* TopK of input 0 padded along d: along d, the padding replaced by what
+ * loses to every result, its first K entries padded as the input's first K
+ * are; along another dim, each padded row's results are padding. */
+static lm_status topk_read(fe_ctx *c, const fe_node *n, int32_t d) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    int64_t axis, largest, k = 0;
+    int32_t a;
+    const fe_tensor *kt = NULL;
+    lm_status st = fe_attr_int(c, n, "axis", -1, &axis);
+    if (!st) st = fe_attr_int(c, n, "largest", 1, &largest);
+    if (!st) st = fe_axis(c, n, axis, t->rank, &a);
+    if (!st && n->opset >= 10) st = fe_in_const_required(c, n, 1, &kt);
+    if (st) return st;
+    if (a != d) {
+        mark_outputs(c, n, 0, d);
+        return LM_OK;
+    }
+    if (kt && kt->count == 1) k = fe_tensor_get_i64(kt, 0);
+    if (!kt) {
+        const fe_attr *ka = fe_node_attr(n, "k");
+        k = ka && ka->type == FE_ATTR_INT ? ka->i : 0;
+    }
+    if (k < 0 || k > t->dims[d]) return LM_OK; /* its inference names the error */
+    fe_build bb = {.elem = t->elem}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    double fill = extreme(t->elem, largest != 0);
+    /* Made before the copy: the padding put back after it reads it. */
+    uint32_t first = fe_b_slice(b, valid_of(c, n->inputs[0]), 0, 0, k);
+    copy_masked(b, 0, d, fill);
+    return end_marked(c, b, n, d, b->st ? FE_NONE : first);
+}
+
 /* The refusal of any other reader. */
 static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -439,6 +582,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     lm_status st = LM_OK;
     static const char *const whole[] = {"Squeeze", "Unsqueeze", "Slice", "Split", NULL};
     static const char *const reshapes[] = {"Reshape", "Flatten", NULL};
+    static const char *const selects[] = {"NonZero", "Compress", "NonMaxSuppression", NULL};
     if (!strcmp(n->op_type, "Identity")) {
         mark_outputs(c, n, k, d);
         return LM_OK;
@@ -453,24 +597,32 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     }
     if (k == 0 && is_op(n, whole)) {
         int32_t to;
-        if ((st = reshaped_dim(c, n, v, d, &to))) return st;
+        int64_t cut[3];
+        if ((st = reshaped_dim(c, n, v, d, &to, cut))) return st;
+        if (cut[2]) return slice_padded(c, n, to, cut);
         mark_outputs(c, n, k, to);
         return LM_OK;
     }
+    if (is_op(n, selects)) return select_read(c, n, k, d);
+    if (k == 0 && !strcmp(n->op_type, "TopK")) return topk_read(c, n, d);
     if (k == 0 && is_op(n, reshapes)) return LM_OK; /* marked once inferred */
     bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
-    if ((gather || gather_nd) && padded_dim(c, n->inputs[0]) >= 0 && n->input_count > 1 &&
-        padded_dim(c, n->inputs[1]) >= 0)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "both its inputs are padded (only one of the data and the indices may be)");
+    int32_t di = n->input_count > 1 ? padded_dim(c, n->inputs[1]) : -1;
     if (gather) {
         const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
         int32_t axis;
         int64_t a;
         if ((st = fe_attr_int(c, n, "axis", 0, &a)) || (st = fe_axis(c, n, a, td->rank, &axis)))
             return st;
-        if (k == 1) { /* the indices' padding gives padding (fe_padded_written) */
-            mark_outputs(c, n, 1, axis + d);
+        if (k == 0 && di >= 0 && d != axis)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "both its inputs are padded, the data along dim %d and not along the "
+                           "axis it gathers along (%d), which would leave the result padded "
+                           "along two dims",
+                           d, axis);
+        if (di >= 0) { /* the indices' padding gives padding (fe_padded_written); */
+            /* padded data is read only where the indices' results point */
+            mark_outputs(c, n, 1, axis + di);
             return LM_OK;
         }
         if (d == axis)
@@ -481,13 +633,22 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
         mark_outputs(c, n, 0, d < axis ? d : d + ti->rank - 1);
         return LM_OK;
     }
-    if (gather_nd && k == 1) {
+    if (gather_nd && di >= 0) {
+        /* Padded data must be padded along a dim the index tuples pick
+         * (not one the result keeps), as Gather's along its axis. */
+        const fe_type *ti = fe_in_type(c, n, 1);
         int64_t batch_dims;
         if ((st = fe_attr_int(c, n, "batch_dims", 0, &batch_dims))) return st;
-        if (batch_dims == 0 && d < t->rank - 1) {
-            mark_outputs(c, n, 1, d);
+        bool picked = k == 1 || (ti->rank > 0 && d < ti->dims[ti->rank - 1]);
+        if (batch_dims == 0 && di < ti->rank - 1 && picked) {
+            mark_outputs(c, n, 1, di);
             return LM_OK;
         }
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input 1 ('%s') is padded along dim %d: GatherND keeps padding apart with "
+                       "batch_dims 0, indices padded before their last dim, and data, if padded "
+                       "too, padded along a dim the index tuples pick",
+                       fe_in(c, n, 1)->name, di);
     }
     if (is_eltwise(n)) return eltwise_read(c, n, k, d);
     if (!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"))
@@ -500,27 +661,42 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     return refuse(c, n, k, d);
 }
 
-/* A computed padded output (output 0: the ops that compute have one): n as
- * it is into a value of its own, then a Where giving the padding of the
- * output's type where the entries were padding and the result elsewhere. */
+/* Computed padded outputs: n as it is into values of its own, then for
+ * each padded output a Where giving the padding of its type where the
+ * entries were padding and the result elsewhere. */
 static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
-    fe_value v = c->g->values[n->outputs[0]]; /* a copy: the array grows */
-    double pad;
-    lm_status st = fe_padding_of(c, n, v.type.elem, "its output is", "result's", &pad);
-    if (st) return st;
+    enum { MAX_OUTS = 2 }; /* TopK's; the others that compute have one */
+    fe_value v[MAX_OUTS];  /* copies: the array grows */
+    double pad[MAX_OUTS];
+    uint32_t count = n->output_count < MAX_OUTS ? n->output_count : MAX_OUTS;
+    for (uint32_t o = 0; o < count; o++) {
+        v[o] = n->outputs[o] == FE_NONE ? (fe_value){0} : c->g->values[n->outputs[o]];
+        lm_status st =
+            v[o].padded ? fe_padding_of(c, n, v[o].type.elem, "its output is", "result's", &pad[o])
+                        : LM_OK;
+        if (st) return st;
+    }
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
-    uint32_t own = FE_NONE, dim = v.padded - 1u;
-    b->st = fe_x_value(&b->x, "computed", &own);
+    uint32_t own[MAX_OUTS];
+    for (uint32_t o = 0; o < count; o++) {
+        own[o] = n->outputs[o];
+        if (v[o].padded && !b->st) b->st = fe_x_value(&b->x, "computed", &own[o]);
+    }
     fe_node *op = copy_node(b);
-    if (op) op->outputs[0] = own;
-    uint32_t valid = valid_along(b, v.pad_valid - 1, v.type.dims[dim], v.type.rank, (int32_t)dim);
-    uint32_t fill = fe_b_const(b, v.type.elem, 0, NULL, pad);
-    fe_node *w = b->st ? NULL : fe_x_node(&b->x, "Where", 16, 3, 1);
-    if (!b->st && !w) b->st = fe_x_oom();
-    if (w) {
-        memcpy(w->inputs, (const uint32_t[]){valid, own, fill}, sizeof(uint32_t[3]));
-        w->outputs[0] = b->x.node.outputs[0];
+    if (op) memcpy(op->outputs, own, count * sizeof *own);
+    for (uint32_t o = 0; o < count; o++) {
+        if (!v[o].padded) continue;
+        uint32_t dim = v[o].padded - 1u;
+        uint32_t valid =
+            valid_along(b, v[o].pad_valid - 1, v[o].type.dims[dim], v[o].type.rank, (int32_t)dim);
+        uint32_t fill = fe_b_const(b, v[o].type.elem, 0, NULL, pad[o]);
+        fe_node *w = b->st ? NULL : fe_x_node(&b->x, "Where", 16, 3, 1);
+        if (!b->st && !w) b->st = fe_x_oom();
+        if (w) {
+            memcpy(w->inputs, (const uint32_t[]){valid, own[o], fill}, sizeof(uint32_t[3]));
+            w->outputs[0] = b->x.node.outputs[o];
+        }
     }
     for (uint32_t i = 0; i < b->x.count; i++)
         b->x.nodes[i].pad_masked = true;
@@ -532,5 +708,8 @@ lm_status fe_padded_written(fe_ctx *c, const fe_node *n) {
     int32_t d = n->input_count ? padded_dim(c, n->inputs[0]) : -1;
     if (d >= 0 && (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Flatten")))
         return mark_reshaped(c, n, d);
-    return padded_dim(c, n->outputs[0]) >= 0 && computes(c, n) ? restore_padding(c, n) : LM_OK;
+    bool padded = false;
+    for (uint32_t o = 0; o < n->output_count; o++)
+        padded |= padded_dim(c, n->outputs[o]) >= 0;
+    return padded && computes(c, n) ? restore_padding(c, n) : LM_OK;
 }

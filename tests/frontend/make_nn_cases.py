@@ -4410,14 +4410,13 @@ write_case("padded_nonzero_squeeze_slice_index_select",
            [("v", pv), ("feat", pfeat)], [("y", psel)], 13,
            inits=[("lim", np.array(0.2, np.float32)), ("z", np.array([0], np.int64)),
                   ("big", np.array([100], np.int64)), ("ax1", np.array([1], np.int64))])
-write_case("refuse_padded_slice_into_padded_dim",
+# A slice from the front of the padded dim keeps the results first.
+write_case("padded_slice_into_padded_dim",
            [helper.make_node("NonZero", ["x"], ["n"]),
             helper.make_node("Slice", ["n", "z", "two", "one"], ["y"], name="cut")],
-           [("x", pni)], [("y", (TensorProto.INT64, [2, 2]))], 13,
+           [("x", pni)], [("y", nonzero_padded(pni)[:, :2].copy())], 13,
            inits=[("z", np.array([0], np.int64)), ("two", np.array([2], np.int64)),
-                  ("one", np.array([1], np.int64))],
-           expect="node 'cut' (Slice): input 0 ('n') is padded along dim 1, which it slices into "
-                  "(a slice must keep that dim whole)")
+                  ("one", np.array([1], np.int64))])
 write_case("refuse_padded_split_padded_dim",
            [helper.make_node("NonZero", ["x"], ["n"]),
             helper.make_node("Split", ["n"], ["a", "b"], axis=1, name="halves")],
@@ -4665,3 +4664,122 @@ write_case("padded_compress_kept_minus_one_index",
             helper.make_node("Gather", ["tab", "k"], ["y"], axis=0)],
            [("idx", pq_idx), ("keep", pq_keep)],
            [("y", padded_to(pq_tab[pq_idx[pq_keep]], 5, np.nan))], 13, inits=[("tab", pq_tab)])
+
+# A detector's post-processing as torchvision writes it, all on padded
+# values: boxes scoring above a threshold (torch.where, then indexing),
+# small ones removed (a mask of the padded boxes, NonZero of it), NMS of
+# what is left, the best few kept (a slice from the front) and gathered.
+# Also TopK of the kept scores.
+pd_r = np.random.default_rng(31)
+pd_xy = pd_r.uniform(0, 40, (16, 2)).astype(np.float32)
+pd_wh = pd_r.uniform(0.5, 12, (16, 2)).astype(np.float32)
+pd_boxes = np.concatenate([pd_xy, pd_xy + pd_wh], 1)
+pd_boxes[3] = pd_boxes[5] + 0.5  # two close pairs for NMS to suppress
+pd_boxes[9] = pd_boxes[2] - 0.25
+pd_scores = pd_r.uniform(0, 1, 16).astype(np.float32)
+pd_scores[[3, 9]] = [0.97, 0.95]
+for pd_thr in (0.3, 0.9):
+    pd_keep = pd_scores > pd_thr
+    pd_b1, pd_s1 = pd_boxes[pd_keep], pd_scores[pd_keep]
+    pd_ok = ((pd_b1[:, 2] - pd_b1[:, 0]) >= 2) & ((pd_b1[:, 3] - pd_b1[:, 1]) >= 2)
+    pd_b2, pd_s2 = pd_b1[pd_ok], pd_s1[pd_ok]
+    pd_sel = nms_np(pd_b2[None].astype(np.float64), pd_s2[None, None], 16, 0.5, -np.inf)
+    pd_top = pd_sel[:5, 2]
+    pd_k3 = np.argsort(-pd_s1, kind="stable")[:3]
+    write_case("padded_detector_postprocess_thr%g" % pd_thr,
+               [helper.make_node("Greater", ["scores", "thr"], ["keep"]),
+                helper.make_node("NonZero", ["keep"], ["nz"]),
+                helper.make_node("Squeeze", ["nz", "ax0"], ["inds"]),
+                helper.make_node("Gather", ["boxes", "inds"], ["b1"], axis=0),
+                helper.make_node("Gather", ["scores", "inds"], ["s1"], axis=0),
+                helper.make_node("Slice", ["b1", "c0", "c1", "ax1"], ["x0"]),
+                helper.make_node("Slice", ["b1", "c1", "c2", "ax1"], ["y0"]),
+                helper.make_node("Slice", ["b1", "c2", "c3", "ax1"], ["x1"]),
+                helper.make_node("Slice", ["b1", "c3", "c4", "ax1"], ["y1"]),
+                helper.make_node("Sub", ["x1", "x0"], ["w"]),
+                helper.make_node("Sub", ["y1", "y0"], ["h"]),
+                helper.make_node("GreaterOrEqual", ["w", "min_size"], ["w_ok"]),
+                helper.make_node("GreaterOrEqual", ["h", "min_size"], ["h_ok"]),
+                helper.make_node("And", ["w_ok", "h_ok"], ["ok2"]),
+                helper.make_node("Squeeze", ["ok2", "ax1"], ["ok"]),
+                helper.make_node("NonZero", ["ok"], ["nz2"]),
+                helper.make_node("Squeeze", ["nz2", "ax0"], ["k2"]),
+                helper.make_node("Gather", ["b1", "k2"], ["b2"], axis=0),
+                helper.make_node("Gather", ["s1", "k2"], ["s2"], axis=0),
+                helper.make_node("Unsqueeze", ["b2", "ax0"], ["bb"]),
+                helper.make_node("Unsqueeze", ["s2", "ax01"], ["ss"]),
+                helper.make_node("NonMaxSuppression", ["bb", "ss", "max_out", "iou"], ["sel"]),
+                helper.make_node("Gather", ["sel", "two"], ["idx"], axis=1),
+                helper.make_node("Slice", ["idx", "c0", "c5", "ax0"], ["top"]),
+                helper.make_node("Gather", ["b2", "top"], ["out_boxes"], axis=0),
+                helper.make_node("Gather", ["s2", "top"], ["out_scores"], axis=0),
+                helper.make_node("TopK", ["s1", "k3"], ["best", "best_at"], axis=0)],
+               [("boxes", pd_boxes), ("scores", pd_scores)],
+               [("out_boxes", padded_to(pd_b2[pd_top], 5, np.nan)),
+                ("out_scores", padded_to(pd_s2[pd_top], 5, np.nan)),
+                ("best", padded_to(pd_s1[pd_k3], 3, np.nan)),
+                ("best_at", padded_to(pd_k3.astype(np.int64), 3, -1))], 13,
+               inits=[("thr", np.array(pd_thr, np.float32)), ("min_size", np.array(2, np.float32)),
+                      ("ax0", np.array([0], np.int64)), ("ax1", np.array([1], np.int64)),
+                      ("ax01", np.array([0, 1], np.int64)), ("two", np.array(2, np.int64)),
+                      ("max_out", np.array([16], np.int64)), ("iou", np.array([0.5], np.float32)),
+                      ("k3", np.array([3], np.int64))] +
+               [("c%d" % i, np.array([i], np.int64)) for i in range(6)])
+# s[s > 1] of a selection s = x[x > lim]: NonZero of a padded mask (its
+# padding never selected), then GatherND of padded data with padded
+# indices; and a front slice of the selection (s[1:4]).
+pq_ss = pqs[pqs > 1]
+write_case("padded_select_of_selection",
+           masked_select_nodes("x", "s") + masked_select_nodes("s", "ss", "one") +
+           [helper.make_node("Slice", ["s", "c1", "c4", "c0"], ["mid"]),
+            helper.make_node("ReduceSum", ["ss"], ["ss_sum"], keepdims=0)],
+           [("x", pqx)],
+           [("ss", padded_to(pq_ss, 24, np.nan)),
+            ("mid", padded_to(pqs[1:4], 3, np.nan)),
+            ("ss_sum", np.array(pq_ss.sum(), np.float32))], 13,
+           inits=pq_lim + [("one", np.array(1, np.float32)), ("c0", np.array([0], np.int64)),
+                           ("c1", np.array([1], np.int64)), ("c4", np.array([4], np.int64))])
+write_case("refuse_padded_slice_from_end",
+           masked_select_nodes("x", "s") + [helper.make_node("Slice", ["s", "m2", "big", "c0"],
+                                                             ["y"], name="tail")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [2]))], 13,
+           inits=pq_lim + [("m2", np.array([-2], np.int64)), ("big", np.array([99], np.int64)),
+                           ("c0", np.array([0], np.int64))],
+           expect="node 'tail' (Slice): input 0 ('s') is padded along dim 0, which it slices "
+                  "from the end (only the run knows where the results end: a slice of that dim "
+                  "must count from its front, with a start and an end >= 0 and a step >= 1)")
+write_case("refuse_padded_slice_backwards",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Slice", ["s", "big", "m99", "c0", "m1"], ["y"], name="rev")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [24]))], 13,
+           inits=pq_lim + [("m99", np.array([-99], np.int64)), ("big", np.array([99], np.int64)),
+                           ("c0", np.array([0], np.int64)), ("m1", np.array([-1], np.int64))],
+           expect="node 'rev' (Slice): input 0 ('s') is padded along dim 0, which it slices "
+                  "backwards")
+write_case("refuse_padded_nms_boxes_only",
+           [helper.make_node("Compress", ["boxes", "keep"], ["b"], axis=1),
+            helper.make_node("NonMaxSuppression", ["b", "s", "m"], ["sel"], name="nms")],
+           [("boxes", nmb), ("keep", np.ones(14, bool)), ("s", nms_s)],
+           [("sel", (TensorProto.INT64, [30, 3]))], 11,
+           inits=[("m", np.array([5], np.int64))],
+           expect="node 'nms' (NonMaxSuppression): input 0 ('b') is padded along dim 1: "
+                  "NonMaxSuppression reads padded values only when its scores input is padded "
+                  "(along dim 2), and its boxes, if padded, by the same op along dim 1")
+write_case("refuse_padded_compress_known_condition",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("Compress", ["k", "fixed"], ["y"], axis=0, name="again")],
+           [("x", pqr), ("c", pqc > 0)], [("y", (TensorProto.FLOAT, [2, 4]))], 13,
+           inits=[("fixed", np.array([1, 0, 1], bool))],
+           expect="node 'again' (Compress): input 0 ('k') is padded along dim 0: Compress reads "
+                  "padded values only when its condition is padded (along dim 0), and its data, "
+                  "if padded, by the same op along its axis")
+write_case("refuse_padded_gather_two_padded_dims",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("NonZero", ["c"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "c0"], ["idx"]),
+            helper.make_node("Gather", ["k", "idx"], ["y"], axis=1, name="cols")],
+           [("x", pqr), ("c", pqc > 0)], [("y", (TensorProto.FLOAT, [6, 6]))], 13,
+           inits=[("c0", np.array([0], np.int64))],
+           expect="node 'cols' (Gather): both its inputs are padded, the data along dim 0 and "
+                  "not along the axis it gathers along (1), which would leave the result padded "
+                  "along two dims")
