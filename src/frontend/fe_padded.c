@@ -10,8 +10,9 @@
  * - moving entries whole (Identity, Transpose; Squeeze, Unsqueeze and Split
  *   leaving the padded dim whole; Reshape and Flatten keeping it; Slice
  *   counting from the front of it, its record of results sliced alike;
- *   Gather of padded data along another dim): the result is padded along
- *   wherever the op puts that dim, and its padding is the input's;
+ *   Gather of padded data along another dim; Concat along another dim of
+ *   values padded alike): the result is padded along wherever the op puts
+ *   that dim, and its padding is the input's;
  * - computing each result from entries at the same place along the padded
  *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops,
  *   CumSum and TopK along other dims; MatMul and Gemm of padded rows; Gather
@@ -561,6 +562,34 @@ static lm_status topk_read(fe_ctx *c, const fe_node *n, int32_t d) {
     return end_marked(c, b, n, d, b->st ? FE_NONE : first);
 }
 
+/* Concat along another dim of values all padded by the same op along the
+ * same dim (torch.cat([boxes, scores[:, None]], 1) after a selection): the
+ * result is padded along it. */
+static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    int64_t axis;
+    int32_t a;
+    lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
+    if (!st) st = fe_axis(c, n, axis, fe_in_type(c, n, k)->rank, &a);
+    if (st) return st;
+    for (uint32_t i = 0; i < n->input_count && a != d; i++) {
+        int32_t pd = padded_dim(c, n->inputs[i]);
+        if (pd != d || valid_of(c, n->inputs[i]) != valid_of(c, n->inputs[k]))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input %u ('%s') is padded along dim %d and input %u ('%s') is %s: "
+                           "Concat keeps padding apart when every input is padded by the same "
+                           "op along the same dim, and it joins along another",
+                           k, fe_in(c, n, k)->name, d, i, fe_in(c, n, i)->name,
+                           pd < 0 ? "not" : "padded otherwise");
+    }
+    if (a == d)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is padded along dim %d, the axis it joins along (the "
+                       "results of each part would not come first)",
+                       k, fe_in(c, n, k)->name, d);
+    mark_outputs(c, n, k, d);
+    return LM_OK;
+}
+
 /* The refusal of any other reader. */
 static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -605,6 +634,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     }
     if (is_op(n, selects)) return select_read(c, n, k, d);
     if (k == 0 && !strcmp(n->op_type, "TopK")) return topk_read(c, n, d);
+    if (!strcmp(n->op_type, "Concat")) return concat_read(c, n, k, d);
     if (k == 0 && is_op(n, reshapes)) return LM_OK; /* marked once inferred */
     bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
     int32_t di = n->input_count > 1 ? padded_dim(c, n->inputs[1]) : -1;

@@ -3278,11 +3278,11 @@ write_case("padded_nms_then_gathers",
                   ("b0", nmb[0])])
 write_case("refuse_padded_nms_read",
            [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"]),
-            helper.make_node("Concat", ["sel", "sel"], ["both"], axis=0, name="both")],
-           [("boxes", nmb), ("s", nms_s)], [("both", (TensorProto.INT64, [20, 3]))], 11,
-           inits=[("m", np.array([5], np.int64))],
-           expect="node 'both' (Concat): input 0 ('sel') is padded (its entries past the "
-                  "results along dim 0 are padding: NaN, -1 or false by type), and Concat is "
+            helper.make_node("Tile", ["sel", "reps"], ["both"], name="both")],
+           [("boxes", nmb), ("s", nms_s)], [("both", (TensorProto.INT64, [60, 3]))], 11,
+           inits=[("m", np.array([5], np.int64)), ("reps", np.array([2, 1], np.int64))],
+           expect="node 'both' (Tile): input 0 ('sel') is padded (its entries past the "
+                  "results along dim 0 are padding: NaN, -1 or false by type), and Tile is "
                   "not among the ops that keep padding apart ('lightmetal compile --help' lists "
                   "them)")
 # Many picks from one run-time table: 100 clusters of 3 boxes (IoUs within a
@@ -4783,3 +4783,32 @@ write_case("refuse_padded_gather_two_padded_dims",
            expect="node 'cols' (Gather): both its inputs are padded, the data along dim 0 and "
                   "not along the axis it gathers along (1), which would leave the result padded "
                   "along two dims")
+# Detections as one table: torch.cat([boxes, scores[:, None]], 1) of a
+# selection; joining along the padded dim is refused.
+pq_cat = np.concatenate([pd_b1, pd_s1[:, None]], 1)
+write_case("padded_concat_selected_columns",
+           [helper.make_node("Greater", ["scores", "thr"], ["keep"]),
+            helper.make_node("NonZero", ["keep"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "ax0"], ["inds"]),
+            helper.make_node("Gather", ["boxes", "inds"], ["b1"], axis=0),
+            helper.make_node("Gather", ["scores", "inds"], ["s1"], axis=0),
+            helper.make_node("Unsqueeze", ["s1", "ax1"], ["s1c"]),
+            helper.make_node("Concat", ["b1", "s1c"], ["y"], axis=1)],
+           [("boxes", pd_boxes), ("scores", pd_scores)], [("y", padded_to(pq_cat, 16, np.nan))],
+           13, inits=[("thr", np.array(pd_thr, np.float32)), ("ax0", np.array([0], np.int64)),
+                      ("ax1", np.array([1], np.int64))])
+write_case("refuse_padded_concat_along_padded_dim",
+           masked_select_nodes("x", "s") + [helper.make_node("Concat", ["s", "s"], ["y"], axis=0,
+                                                             name="cat")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [48]))], 13, inits=pq_lim,
+           expect="node 'cat' (Concat): input 0 ('s') is padded along dim 0, the axis it joins "
+                  "along (the results of each part would not come first)")
+write_case("refuse_padded_concat_with_unpadded",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Unsqueeze", ["s", "ax1"], ["s2"]),
+            helper.make_node("Concat", ["s2", "col"], ["y"], axis=1, name="cat")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [24, 2]))], 13,
+           inits=pq_lim + [("ax1", np.array([1], np.int64)), ("col", np.ones((24, 1), np.float32))],
+           expect="node 'cat' (Concat): input 0 ('s2') is padded along dim 0 and input 1 ('col') is "
+                  "not: Concat keeps padding apart when every input is padded by the same op along "
+                  "the same dim, and it joins along another")
