@@ -244,8 +244,9 @@ lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *w
  * (docs/frontend.md lists those ops), marking its outputs padded or
  * rewriting it (c->expanded) so that padding takes no part in what it
  * computes; any other reader is an error naming it. After n is inferred,
- * fe_padded_written puts padding back into a computed padded output (a
- * rewrite, c->expanded), or marks a reshape's. fe_padding_of is
+ * fe_padded_written marks a computed padded output dirty (its padding is
+ * whatever the op made of it) or a reshape's padded, and puts padding back
+ * into a dirty graph output (a rewrite, c->expanded). fe_padding_of is
  * fe_pad_value's padding of element type e, or an error naming n: `what`
  * says which outputs are padded, `whose` whose type e is. */
 void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid);

@@ -224,6 +224,10 @@ typedef struct fe_value {
      * results, a bool vector as long as the dim (its trues first). Values
      * padded by one op share it. */
     uint32_t pad_valid;
+    /* With padded: its padding holds whatever the op that computed it made
+     * of padding, not yet put back to fe_pad_value's (fe_padded.c puts it
+     * back where a reader, or the graph's outputs, need it). */
+    bool pad_dirty;
 } fe_value;
 
 typedef struct fe_graph {

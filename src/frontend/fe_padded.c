@@ -16,9 +16,13 @@
  * - computing each result from entries at the same place along the padded
  *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops,
  *   CumSum and TopK along other dims; MatMul and Gemm of padded rows; Gather
- *   and GatherND of padded indices): the op runs as it is, then a Where puts
- *   the result type's padding back where the entries were padding
- *   (fe_padded_written), since what the op makes of padding is anything;
+ *   and GatherND of padded indices): the op runs as it is, and what it
+ *   makes of padding (anything) stays there, the value dirty
+ *   (fe_value.pad_dirty), until a graph output needs padding: a Where then
+ *   puts the type's padding back (fe_padded_written). Every reader either
+ *   computes in place, masks the padding out first, moves it whole (its
+ *   result dirty alike), or gathers with it (out-of-range indices give
+ *   zero on the device), so none needs it back before;
  * - working along the padded dim (Reduce*, ArgMax, ArgMin, Softmax,
  *   LogSoftmax, Hardmax, CumSum, TopK): the padding is first replaced by
  *   what cannot change the op's result (0 for a sum, 1 for a product, the
@@ -41,6 +45,7 @@ void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid) {
     if (v == FE_NONE) return;
     c->g->values[v].padded = (uint8_t)(dim + 1);
     c->g->values[v].pad_valid = valid + 1;
+    c->g->values[v].pad_dirty = false;
 }
 
 lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what, const char *whose,
@@ -62,11 +67,15 @@ static uint32_t valid_of(const fe_ctx *c, uint32_t v) {
     return c->g->values[v].pad_valid - 1;
 }
 
-/* Marks every output of n padded along `dim`, as input i is. */
+/* Marks every output of n padded along `dim`, as input i is (its padding
+ * moved whole: dirty if input i's is). */
 static void mark_outputs(fe_ctx *c, const fe_node *n, uint32_t i, int32_t dim) {
     uint32_t valid = valid_of(c, n->inputs[i]);
-    for (uint32_t o = 0; o < n->output_count; o++)
+    bool dirty = c->g->values[n->inputs[i]].pad_dirty;
+    for (uint32_t o = 0; o < n->output_count; o++) {
         fe_mark_padded(c, n->outputs[o], dim, valid);
+        if (n->outputs[o] != FE_NONE) c->g->values[n->outputs[o]].pad_dirty = dirty;
+    }
 }
 
 /* `valid` ([len]) shaped to broadcast over a rank-`rank` value padded along
@@ -230,6 +239,7 @@ static lm_status mark_reshaped(fe_ctx *c, const fe_node *n, int32_t d) {
     for (int32_t a = 0; a < o->rank; a++) {
         if (out_before == before && o->dims[a] == t->dims[d]) {
             fe_mark_padded(c, n->outputs[0], a, valid_of(c, n->inputs[0]));
+            c->g->values[n->outputs[0]].pad_dirty = v->pad_dirty;
             return LM_OK;
         }
         out_before *= o->dims[a];
@@ -307,7 +317,10 @@ static lm_status matmul_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
 /* The lowest (or highest) value of element type e on the device. */
 static double extreme(fe_elem e, bool lowest) {
     if (fe_elem_is_float(e)) return lowest ? -INFINITY : INFINITY;
-    /* Integers are int32 on the device (int8 and int16 their own range). */
+    /* Integers are int32 or uint32 on the device (the 8- and 16-bit ones
+     * their own range). */
+    if (e == FE_UINT8 || e == FE_UINT16 || e == FE_UINT32 || e == FE_UINT64)
+        return lowest ? 0 : e == FE_UINT8 ? UINT8_MAX : e == FE_UINT16 ? UINT16_MAX : UINT32_MAX;
     double top = e == FE_INT8 ? INT8_MAX : e == FE_INT16 ? INT16_MAX : INT32_MAX;
     return lowest ? -top - 1 : top;
 }
@@ -453,13 +466,16 @@ static lm_status cumsum_read(fe_ctx *c, const fe_node *n, int32_t d) {
 }
 
 /* Ends rewrite b of node n; then marks n's outputs padded along `dim` by
- * `valid` (FE_NONE: not marked). */
-static lm_status end_marked(fe_ctx *c, fe_build *b, const fe_node *n, int32_t dim, uint32_t valid) {
+ * `valid` (FE_NONE: not marked), their padding dirty or not. */
+static lm_status end_marked(fe_ctx *c, fe_build *b, const fe_node *n, int32_t dim, uint32_t valid,
+                            bool dirty) {
     uint32_t outs[8], count = n->output_count < 8 ? n->output_count : 8;
     memcpy(outs, n->outputs, count * sizeof *outs); /* n moves with the splice */
     lm_status st = fe_x_end(c, &b->x, b->st);
-    for (uint32_t o = 0; !st && valid != FE_NONE && o < count; o++)
+    for (uint32_t o = 0; !st && valid != FE_NONE && o < count; o++) {
         fe_mark_padded(c, outs[o], dim, valid);
+        if (outs[o] != FE_NONE) c->g->values[outs[o]].pad_dirty = dirty;
+    }
     return st;
 }
 
@@ -476,7 +492,7 @@ static lm_status slice_padded(fe_ctx *c, const fe_node *n, int32_t to, const int
     uint32_t kept = fe_b_node(b, "Slice", 13, in, 5, NULL);
     fe_node *op = copy_node(b);
     if (op) op->pad_masked = true;
-    return end_marked(c, b, n, to, b->st ? FE_NONE : kept);
+    return end_marked(c, b, n, to, b->st ? FE_NONE : kept, c->g->values[n->inputs[0]].pad_dirty);
 }
 
 /* NonZero, Compress and NonMaxSuppression reading padded values: the
@@ -559,7 +575,7 @@ static lm_status topk_read(fe_ctx *c, const fe_node *n, int32_t d) {
     /* Made before the copy: the padding put back after it reads it. */
     uint32_t first = fe_b_slice(b, valid_of(c, n->inputs[0]), 0, 0, k);
     copy_masked(b, 0, d, fill);
-    return end_marked(c, b, n, d, b->st ? FE_NONE : first);
+    return end_marked(c, b, n, d, b->st ? FE_NONE : first, false);
 }
 
 /* Concat along another dim of values all padded by the same op along the
@@ -587,6 +603,10 @@ static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
                        "results of each part would not come first)",
                        k, fe_in(c, n, k)->name, d);
     mark_outputs(c, n, k, d);
+    bool dirty = false;
+    for (uint32_t i = 0; i < n->input_count; i++)
+        dirty |= c->g->values[n->inputs[i]].pad_dirty;
+    c->g->values[n->outputs[0]].pad_dirty = dirty;
     return LM_OK;
 }
 
@@ -691,14 +711,19 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     return refuse(c, n, k, d);
 }
 
-/* Computed padded outputs: n as it is into values of its own, then for
- * each padded output a Where giving the padding of its type where the
- * entries were padding and the result elsewhere. */
+/* Puts the padding back into n's padded outputs: n as it is into values of
+ * its own, then for each padded output a Where giving the padding of its
+ * type where the entries were padding and the result elsewhere. */
 static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
-    enum { MAX_OUTS = 2 }; /* TopK's; the others that compute have one */
-    fe_value v[MAX_OUTS];  /* copies: the array grows */
+    enum { MAX_OUTS = 16 };
+    fe_value v[MAX_OUTS]; /* copies: the array grows */
     double pad[MAX_OUTS];
-    uint32_t count = n->output_count < MAX_OUTS ? n->output_count : MAX_OUTS;
+    uint32_t count = n->output_count;
+    if (count > MAX_OUTS)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "its outputs are padded, and putting their padding back is done for at "
+                       "most %d outputs (given %u)",
+                       MAX_OUTS, count);
     for (uint32_t o = 0; o < count; o++) {
         v[o] = n->outputs[o] == FE_NONE ? (fe_value){0} : c->g->values[n->outputs[o]];
         lm_status st =
@@ -730,16 +755,31 @@ static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
     }
     for (uint32_t i = 0; i < b->x.count; i++)
         b->x.nodes[i].pad_masked = true;
-    return fe_x_end(c, &b->x, b->st);
+    uint32_t outs[MAX_OUTS];
+    memcpy(outs, n->outputs, count * sizeof *outs); /* n moves with the splice */
+    lm_status st = fe_x_end(c, &b->x, b->st);
+    for (uint32_t o = 0; !st && o < count; o++)
+        if (v[o].padded) c->g->values[outs[o]].pad_dirty = false;
+    return st;
 }
 
 lm_status fe_padded_written(fe_ctx *c, const fe_node *n) {
-    if (n->pad_masked || !n->output_count || n->outputs[0] == FE_NONE) return LM_OK;
-    int32_t d = n->input_count ? padded_dim(c, n->inputs[0]) : -1;
-    if (d >= 0 && (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Flatten")))
-        return mark_reshaped(c, n, d);
-    bool padded = false;
-    for (uint32_t o = 0; o < n->output_count; o++)
-        padded |= padded_dim(c, n->outputs[o]) >= 0;
-    return padded && computes(c, n) ? restore_padding(c, n) : LM_OK;
+    if (!n->pad_masked) {
+        int32_t d = n->input_count ? padded_dim(c, n->inputs[0]) : -1;
+        if (d >= 0 && (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Flatten"))) {
+            lm_status st = mark_reshaped(c, n, d);
+            if (st) return st;
+        } else if (computes(c, n)) {
+            /* What the op made of padding stays until a reader needs it
+             * back: most compute in place or mask it out themselves. */
+            for (uint32_t o = 0; o < n->output_count; o++)
+                if (padded_dim(c, n->outputs[o]) >= 0) c->g->values[n->outputs[o]].pad_dirty = true;
+        }
+    }
+    /* The graph's outputs hold fe_pad_value's padding. */
+    for (uint32_t o = 0; o < n->output_count; o++) {
+        const fe_value *v = n->outputs[o] == FE_NONE ? NULL : &c->g->values[n->outputs[o]];
+        if (v && v->padded && v->pad_dirty && v->graph_output) return restore_padding(c, n);
+    }
+    return LM_OK;
 }

@@ -4812,3 +4812,48 @@ write_case("refuse_padded_concat_with_unpadded",
            expect="node 'cat' (Concat): input 0 ('s2') is padded along dim 0 and input 1 ('col') is "
                   "not: Concat keeps padding apart when every input is padded by the same op along "
                   "the same dim, and it joins along another")
+# What an op computes from padding is put back to padding only where it is
+# needed: at the binary's outputs, also after ops that move entries whole.
+# Indices computed from padding may point anywhere (here idx where it is
+# >= 0, its results, and 2^30 in its padding): a gather of them reads zero
+# out of range, and its result's padding is put back like any other.
+pq_nz = np.nonzero(pqx.reshape(-1) > 0.3)[0]
+pq_tab2 = np.arange(24, dtype=np.float32) * 10
+write_case("padded_dirty_paths",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Mul", ["s", "two"], ["s2"]),
+            helper.make_node("Unsqueeze", ["s2", "ax1"], ["col"]),
+            helper.make_node("Slice", ["s2", "c0", "c4", "c0"], ["head"]),
+            helper.make_node("Concat", ["col", "col"], ["pair"], axis=1),
+            helper.make_node("NonZero", ["xm"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "c0"], ["idx"]),
+            helper.make_node("Less", ["idx", "zero_i"], ["neg"]),
+            helper.make_node("Where", ["neg", "far", "idx"], ["idx0"]),
+            helper.make_node("Gather", ["tab", "idx0"], ["looked"], axis=0),
+            helper.make_node("TopK", ["s", "k3"], ["best", "best_at"], axis=0),
+            helper.make_node("Gather", ["s", "best_at"], ["best_again"], axis=0)],
+           [("x", pqx), ("xm", (pqx.reshape(-1) > 0.3))],
+           [("col", padded_to((pqs * 2)[:, None], 24, np.nan)),
+            ("head", padded_to((pqs * 2)[:4], 4, np.nan)),
+            ("pair", padded_to(np.stack([pqs * 2, pqs * 2], 1), 24, np.nan)),
+            ("looked", padded_to(pq_tab2[pq_nz], 24, np.nan)),
+            ("best_again", np.sort(pqs)[::-1][:3].copy())], 13,
+           inits=pq_lim + [("two", np.array(2, np.float32)), ("ax1", np.array([1], np.int64)),
+                           ("c0", np.array([0], np.int64)), ("c4", np.array([4], np.int64)),
+                           ("zero_i", np.array(0, np.int64)),
+                           ("far", np.array(1 << 30, np.int64)), ("tab", pq_tab2),
+                           ("k3", np.array([3], np.int64))])
+# Unsigned values computed from padded ones have no padding value, yet
+# reducing along the padded dim needs none: the sum and the max of the
+# selected values as uint8.
+pq_u8 = (pqs * 10).astype(np.uint8)
+write_case("padded_uint8_reduced",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Mul", ["s", "ten"], ["s10"]),
+            helper.make_node("Cast", ["s10"], ["u"], to=TensorProto.UINT8),
+            helper.make_node("ReduceSum", ["u"], ["total"], keepdims=0),
+            helper.make_node("ReduceMin", ["u"], ["least"], keepdims=0)],
+           [("x", pqx)],
+           [("total", np.array(pq_u8.astype(np.uint64).sum() % 256, np.uint8)),
+            ("least", np.array(pq_u8.min(), np.uint8))], 13,
+           inits=pq_lim + [("ten", np.array(10, np.float32))])
