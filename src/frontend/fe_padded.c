@@ -30,7 +30,9 @@
  *   results;
  * - selecting (NonZero, Compress, NonMaxSuppression): what decides the
  *   selection has its padding replaced by what is never selected, and the
- *   op pads its own output (fe_ops_select.c).
+ *   op pads its own output (fe_ops_select.c); scattering (ScatterND,
+ *   ScatterElements): padded indices are replaced by ones out of range,
+ *   which write nothing.
  *
  * Any other reader is an error naming it, the value and the padded dim. */
 #include <math.h>
@@ -610,6 +612,31 @@ static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
     return LM_OK;
 }
 
+/* ScatterND or ScatterElements of padded indices (and updates padded by the
+ * same op along the same dim, or not padded): the padding's indices are
+ * replaced by one past every dim, which scatters nothing, so only the
+ * results are written. */
+static lm_status scatter_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    bool nd = !strcmp(n->op_type, "ScatterND");
+    int32_t di = n->input_count > 1 ? padded_dim(c, n->inputs[1]) : -1;
+    int32_t du = n->input_count > 2 ? padded_dim(c, n->inputs[2]) : -1;
+    const fe_type *ti = n->input_count > 1 ? fe_in_type(c, n, 1) : NULL;
+    bool ok = k > 0 && di >= 0 && (!nd || di < ti->rank - 1) &&
+              (du < 0 || (du == di && valid_of(c, n->inputs[2]) == valid_of(c, n->inputs[1])));
+    if (!ok)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is padded along dim %d: %s keeps padding apart when its "
+                       "indices are padded (%s) and its updates, if padded, by the same op along "
+                       "the same dim; its data may not be",
+                       k, fe_in(c, n, k)->name, d, n->op_type,
+                       nd ? "before their last dim" : "along any dim");
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    fe_node *op = copy_masked(b, 1, di, INT32_MAX);
+    if (op) op->pad_masked = true; /* it reads the padded updates knowingly */
+    return fe_x_end(c, &b->x, b->st);
+}
+
 /* The refusal of any other reader. */
 static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -632,6 +659,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     static const char *const whole[] = {"Squeeze", "Unsqueeze", "Slice", "Split", NULL};
     static const char *const reshapes[] = {"Reshape", "Flatten", NULL};
     static const char *const selects[] = {"NonZero", "Compress", "NonMaxSuppression", NULL};
+    static const char *const scatters[] = {"ScatterND", "ScatterElements", NULL};
     if (!strcmp(n->op_type, "Identity")) {
         mark_outputs(c, n, k, d);
         return LM_OK;
@@ -655,6 +683,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     if (is_op(n, selects)) return select_read(c, n, k, d);
     if (k == 0 && !strcmp(n->op_type, "TopK")) return topk_read(c, n, d);
     if (!strcmp(n->op_type, "Concat")) return concat_read(c, n, k, d);
+    if (is_op(n, scatters)) return scatter_read(c, n, k, d);
     if (k == 0 && is_op(n, reshapes)) return LM_OK; /* marked once inferred */
     bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
     int32_t di = n->input_count > 1 ? padded_dim(c, n->inputs[1]) : -1;

@@ -4857,3 +4857,36 @@ write_case("padded_uint8_reduced",
            [("total", np.array(pq_u8.astype(np.uint64).sum() % 256, np.uint8)),
             ("least", np.array(pq_u8.min(), np.uint8))], 13,
            inits=pq_lim + [("ten", np.array(10, np.float32))])
+# Writing at selected places: out[idx] = v (ScatterND) and scatter_
+# (ScatterElements) with padded indices and updates write the results only.
+pq_at = np.nonzero(pqx.reshape(-1) > 0.3)[0]
+pq_nd = np.zeros((4, 6), np.float32)
+pq_nd[pqx > 0.3] = pqs * 3
+pq_el = np.full((2, 24), -1, np.float32)
+pq_el[1, pq_at] = pqs
+write_case("padded_scatter_selected",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Mul", ["s", "three"], ["v"]),
+            helper.make_node("ScatterND", ["zeros", "s_t", "v"], ["nd"]),
+            helper.make_node("Reshape", ["x", "flat"], ["xf"])] +
+           masked_select_nodes("xf", "f") +
+           [helper.make_node("Squeeze", ["f_t", "c1"], ["at1"]),
+            helper.make_node("Unsqueeze", ["at1", "c0"], ["at_row"]),
+            helper.make_node("Unsqueeze", ["f", "c0"], ["f_row"]),
+            helper.make_node("ScatterElements", ["minus", "at_row", "f_row"], ["el_row"], axis=1),
+            helper.make_node("Concat", ["minus", "el_row"], ["el"], axis=0)],
+           [("x", pqx)], [("nd", pq_nd), ("el", pq_el)], 13,
+           inits=pq_lim + [("three", np.array(3, np.float32)),
+                           ("zeros", np.zeros((4, 6), np.float32)),
+                           ("minus", np.full((1, 24), -1, np.float32)),
+                           ("flat", np.array([24], np.int64)),
+                           ("c0", np.array([0], np.int64)), ("c1", np.array([1], np.int64))])
+write_case("refuse_padded_scatter_updates_only",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("ScatterND", ["zeros", "at", "s"], ["y"], name="put")],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [24]))], 13,
+           inits=pq_lim + [("zeros", np.zeros(24, np.float32)),
+                           ("at", np.arange(24, dtype=np.int64)[:, None])],
+           expect="node 'put' (ScatterND): input 2 ('s') is padded along dim 0: ScatterND keeps "
+                  "padding apart when its indices are padded (before their last dim) and its "
+                  "updates, if padded, by the same op along the same dim; its data may not be")
