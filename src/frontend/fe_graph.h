@@ -228,6 +228,11 @@ typedef struct fe_value {
      * of padding, not yet put back to fe_pad_value's (fe_padded.c puts it
      * back where a reader, or the graph's outputs, need it). */
     bool pad_dirty;
+    /* 1 + the value saying which places of a padded NonZero's or
+     * Compress's output reading this value (as the condition) hold
+     * results: made by the first such op, shared by the others, so that
+     * their outputs are padded alike; 0: none yet. */
+    uint32_t selected_valid;
 } fe_value;
 
 typedef struct fe_graph {

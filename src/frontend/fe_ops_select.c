@@ -30,20 +30,24 @@
  * running sum is exact on the device up to 2^24. */
 #define PADDED_MAX_COUNT (1 << 24)
 
-/* For padded NonZero and Compress, whose condition `cond` ([count]) is
- * known only at run time: each entry's place in the output, [count, 1]
- * int64 -- the number of nonzero entries up to it, less one, where it is
- * nonzero, and `count` (past the end) where it is zero; and in *out_valid
- * which of `count` output places hold an entry ([count] bool). */
-static uint32_t kept_places(fe_build *b, uint32_t cond, fe_elem elem, int64_t count,
+/* For padded NonZero and Compress, whose condition `cond` ([count]; value
+ * `key` of the graph, flattened) is known only at run time: each entry's
+ * place in the output, [count, 1] int64 -- the number of nonzero entries up
+ * to it, less one, where it is nonzero, and `count` (past the end) where it
+ * is zero; and in *out_valid which of `count` output places hold an entry
+ * ([count] bool), the same value for every such op on `key`. */
+static uint32_t kept_places(fe_build *b, uint32_t cond, fe_elem elem, int64_t count, uint32_t key,
                             uint32_t *out_valid) {
     uint32_t nz = cond;
     if (elem != FE_BOOL)
         nz = fe_b_op(b, "Not", fe_b_op(b, "Equal", cond, fe_b_const(b, elem, 0, NULL, 0)), FE_NONE);
     uint32_t running =
         fe_b_op(b, "CumSum", fe_b_cast(b, nz, FE_INT64), fe_b_const(b, FE_INT64, 0, NULL, 0));
-    *out_valid =
-        fe_b_op(b, "Less", fe_b_iota(b, count), fe_b_slice(b, running, 0, count - 1, count));
+    uint32_t shared = b->x.c->g->values[key].selected_valid;
+    *out_valid = shared ? shared - 1
+                        : fe_b_op(b, "Less", fe_b_iota(b, count),
+                                  fe_b_slice(b, running, 0, count - 1, count));
+    if (!b->st) b->x.c->g->values[key].selected_valid = *out_valid + 1;
     uint32_t place = fe_b_op(b, "Sub", running, fe_b_const(b, FE_INT64, 0, NULL, 1));
     return fe_b_unsqueeze(
         b, fe_b_where(b, nz, place, fe_b_const(b, FE_INT64, 0, NULL, (double)count)), 1);
@@ -121,7 +125,7 @@ static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
     uint32_t flat = fe_b_reshape(b, nd->inputs[0], &count, 1), table = FE_NONE;
-    uint32_t valid, places = kept_places(b, flat, t->elem, count, &valid);
+    uint32_t valid, places = kept_places(b, flat, t->elem, count, nd->inputs[0], &valid);
     if (!b->st) b->st = fe_x_const(&b->x, coords, "coords", &table);
     uint32_t base = fe_b_const(b, FE_INT64, 2, (const int64_t[]){count, rank}, -1);
     uint32_t rows = fe_b_node(b, "ScatterND", 13, (const uint32_t[]){base, places, table}, 3, NULL);
@@ -553,7 +557,7 @@ static lm_status compress_padded(fe_ctx *c, const fe_node *n, const compress_geo
     /* Scatters move numbers: bool goes as int32, false as 0. */
     fe_elem held = x->elem == FE_BOOL ? FE_INT32 : x->elem;
     if (held != x->elem) data = fe_b_cast(b, data, held);
-    uint32_t valid, places = kept_places(b, nd->inputs[1], ct->elem, len, &valid);
+    uint32_t valid, places = kept_places(b, nd->inputs[1], ct->elem, len, nd->inputs[1], &valid);
     uint32_t base = fe_b_const(b, held, (uint32_t)rank, moved, pad);
     uint32_t out = fe_b_node(b, "ScatterND", 13, (const uint32_t[]){base, places, data}, 3, NULL);
     if (held != x->elem) out = fe_b_cast(b, out, x->elem);

@@ -637,6 +637,78 @@ static lm_status scatter_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d
     return fe_x_end(c, &b->x, b->st);
 }
 
+/* How the readers of value v (written by node `at`) use it, through the
+ * results of those that compute from it: as a shape (an input whose value
+ * decides a shape: Reshape's shape, Expand's, ...) or as data (anything
+ * else that reaches a graph output or leaves the graph's view, as a
+ * subgraph's read). */
+enum { USE_SHAPE = 1, USE_DATA = 2 };
+static unsigned uses_of(const fe_ctx *c, uint32_t at, uint32_t v, int depth) {
+    const fe_graph *g = c->g;
+    unsigned uses = g->values[v].graph_output || depth > 32 ? USE_DATA : 0;
+    for (uint32_t j = at + 1; j < g->node_count && uses != (USE_SHAPE | USE_DATA); j++) {
+        const fe_node *r = &g->nodes[j];
+        for (uint32_t i = 0; i < r->implicit_count; i++)
+            if (r->implicit[i] == v) uses |= USE_DATA;
+        for (uint32_t i = 0; i < r->input_count; i++) {
+            if (r->inputs[i] != v) continue;
+            const fe_op_def *op = fe_op_find(r->op_type);
+            if (op && i < 32 && (op->value_inputs >> i & 1)) {
+                uses |= USE_SHAPE;
+                continue;
+            }
+            for (uint32_t o = 0; o < r->output_count; o++)
+                if (r->outputs[o] != FE_NONE) uses |= uses_of(c, j, r->outputs[o], depth + 1);
+        }
+    }
+    return uses;
+}
+
+/* Shape or Size of a value padded along d. Where the result only decides
+ * shapes (an exporter's Reshape to [len(x), ...] of x itself), it is the
+ * padded size, known when compiling, as the shapes inside the binary are.
+ * Where it is data (len(x) in arithmetic: x.var()'s divisor), it is the
+ * size the run gives: the number of results along d, computed on the
+ * device. Both at once is refused. */
+static lm_status shape_read(fe_ctx *c, const fe_node *n, int32_t d) {
+    unsigned uses = uses_of(c, (uint32_t)(n - c->g->nodes), n->outputs[0], 0);
+    const fe_value *v = fe_in(c, n, 0);
+    if (uses == USE_SHAPE) return LM_OK; /* the padded size: inferred as any other */
+    if (uses & USE_SHAPE)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input 0 ('%s') is padded along dim %d, and its result is used both as a "
+                       "shape (where it is the padded size, fixed when compiling) and as data "
+                       "(where it is the run's number of results)",
+                       v->name, d);
+    fe_type t = v->type;
+    int64_t start = 0, end = t.rank;
+    bool size = !strcmp(n->op_type, "Size");
+    lm_status st = size ? LM_OK : fe_attr_int(c, n, "start", 0, &start);
+    if (!st && !size) st = fe_attr_int(c, n, "end", t.rank, &end);
+    if (st) return st;
+    start = start < 0 ? start + t.rank : start;
+    end = end < 0 ? end + t.rank : end;
+    start = start < 0 ? 0 : start > t.rank ? t.rank : start;
+    end = end < start ? start : end > t.rank ? t.rank : end;
+    fe_build bb = {.elem = FE_INT64}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    uint32_t count = fe_b_sum(b, fe_b_cast(b, valid_of(c, n->inputs[0]), FE_INT64),
+                              (const int64_t[]){0}, 1); /* [1] */
+    uint32_t out;
+    if (size) {
+        int64_t others = fe_type_volume(&t) / (t.dims[d] ? t.dims[d] : 1);
+        out = fe_b_reshape(b, fe_b_op(b, "Mul", count, fe_b_scalar(b, (double)others)), NULL, 0);
+    } else {
+        uint32_t parts[FE_MAX_RANK];
+        for (int64_t a = start; a < end; a++)
+            parts[a - start] = a == d ? count : fe_b_ints(b, &t.dims[a], 1);
+        out = end > start ? fe_b_concat(b, parts, (uint32_t)(end - start), 0)
+                          : fe_b_const(b, FE_INT64, 1, (const int64_t[]){0}, 0);
+    }
+    if (!b->st) b->st = fe_x_identity(&b->x, out, b->x.node.outputs[0]);
+    return fe_x_end(c, &b->x, b->st);
+}
+
 /* The refusal of any other reader. */
 static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -684,6 +756,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     if (k == 0 && !strcmp(n->op_type, "TopK")) return topk_read(c, n, d);
     if (!strcmp(n->op_type, "Concat")) return concat_read(c, n, k, d);
     if (is_op(n, scatters)) return scatter_read(c, n, k, d);
+    if (!strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size")) return shape_read(c, n, d);
     if (k == 0 && is_op(n, reshapes)) return LM_OK; /* marked once inferred */
     bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
     int32_t di = n->input_count > 1 ? padded_dim(c, n->inputs[1]) : -1;

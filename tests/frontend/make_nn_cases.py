@@ -4263,10 +4263,11 @@ write_case("refuse_nonzero_runtime",
                   "nonzero: compile with --pad-dynamic")
 write_case("refuse_padded_nonzero_read",
            [helper.make_node("NonZero", ["x"], ["n"]),
-            helper.make_node("Shape", ["n"], ["y"], name="reader")],
-           [("x", pni)], [("y", (TensorProto.INT64, [2]))], 13,
-           expect="node 'reader' (Shape): input 0 ('n') is padded (its entries past the results "
-                  "along dim 1 are padding: NaN, -1 or false by type), and Shape is not among "
+            helper.make_node("Expand", ["n", "shape"], ["y"], name="reader")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2, 2, 12]))], 13,
+           inits=[("shape", np.array([2, 2, 12], np.int64))],
+           expect="node 'reader' (Expand): input 0 ('n') is padded (its entries past the results "
+                  "along dim 1 are padding: NaN, -1 or false by type), and Expand is not among "
                   "the ops that keep padding apart ('lightmetal compile --help' lists them): "
                   "make it a graph output, or read it in the program that reads the binary's "
                   "outputs")
@@ -4890,3 +4891,48 @@ write_case("refuse_padded_scatter_updates_only",
            expect="node 'put' (ScatterND): input 2 ('s') is padded along dim 0: ScatterND keeps "
                   "padding apart when its indices are padded (before their last dim) and its "
                   "updates, if padded, by the same op along the same dim; its data may not be")
+# Shape of a padded value: where it only decides shapes (an exporter's
+# Reshape of v to [len(idx)] before out[idx] = v) it is the padded size;
+# where it is data (torch's var: the sum of squares over len(s) - 1) it is
+# the run's number of results. Two NonZeros of one mask (b[k] and s[k]
+# exported apart) pad alike, so their results may meet.
+pq_var = pqs.astype(np.float64).var(ddof=1)
+write_case("padded_shape_as_data_or_shape",
+           masked_select_nodes("xf", "s") +
+           [helper.make_node("ReduceMean", ["s"], ["mean"], keepdims=0),
+            helper.make_node("Sub", ["s", "mean"], ["dev"]),
+            helper.make_node("Mul", ["dev", "dev"], ["sq"]),
+            helper.make_node("ReduceSum", ["sq"], ["ssq"], keepdims=0),
+            helper.make_node("Shape", ["s"], ["len"]),
+            helper.make_node("ReduceProd", ["len"], ["n"], keepdims=0),
+            helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
+            helper.make_node("Sub", ["nf", "one"], ["n1"]),
+            helper.make_node("Div", ["ssq", "n1"], ["var"]),
+            helper.make_node("Size", ["s"], ["size"]),
+            helper.make_node("NonZero", ["s_m"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "c0"], ["idx"]),
+            helper.make_node("Shape", ["idx"], ["idx_len"]),
+            helper.make_node("Reshape", ["s", "idx_len"], ["v"]),
+            helper.make_node("Transpose", ["nz"], ["nz_t"], perm=[1, 0]),
+            helper.make_node("ScatterND", ["zeros", "nz_t", "v"], ["put"]),
+            helper.make_node("GatherND", ["xf", "nz_t"], ["again"]),
+            helper.make_node("Unsqueeze", ["again", "c1"], ["again_c"]),
+            helper.make_node("Unsqueeze", ["v", "c1"], ["v_c"]),
+            helper.make_node("Concat", ["v_c", "again_c"], ["both"], axis=1)],
+           [("xf", pqx.reshape(-1))],
+           [("var", np.array(pq_var, np.float32)), ("size", np.array(len(pqs), np.int64)),
+            ("put", np.where(pqx.reshape(-1) > 0.3, pqx.reshape(-1), 0).astype(np.float32)),
+            ("both", padded_to(np.stack([pqs, pqs], 1), 24, np.nan))], 13,
+           inits=pq_lim + [("one", np.array(1, np.float32)), ("c0", np.array([0], np.int64)),
+                           ("c1", np.array([1], np.int64)),
+                           ("zeros", np.zeros(24, np.float32))])
+write_case("refuse_padded_shape_as_both",
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Shape", ["s"], ["len"], name="len"),
+            helper.make_node("Reshape", ["s", "len"], ["y"]),
+            helper.make_node("Cast", ["len"], ["n"], to=TensorProto.FLOAT)],
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [24])), ("n", (TensorProto.FLOAT, [1]))], 13,
+           inits=pq_lim,
+           expect="node 'len' (Shape): input 0 ('s') is padded along dim 0, and its result is "
+                  "used both as a shape (where it is the padded size, fixed when compiling) and "
+                  "as data (where it is the run's number of results)")
