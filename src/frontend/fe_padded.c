@@ -105,7 +105,7 @@ static bool is_eltwise(const fe_node *n) {
 
 /* Whether n computes its results from the entries at their place along a
  * padded input's padded dim (the second way above), so that its padded
- * outputs get padding put back. */
+ * outputs hold whatever it made of padding (dirty). */
 static bool computes(fe_ctx *c, const fe_node *n) {
     static const char *const others[] = {"MatMul", "Gemm", "CumSum", "TopK", NULL};
     if (is_eltwise(n) || is_op(n, others)) return true;
@@ -362,16 +362,21 @@ static uint32_t result_count(fe_build *b, uint32_t valid, int64_t others) {
     return fe_b_reshape(b, n, NULL, 0);
 }
 
-/* Appends to rewrite b input i of the node rewritten (padded along d) with
- * its padding replaced by `fill` (a Where, reading the padding knowingly),
- * then the node's copy reading that instead; the copy, valid until the next
- * node is added. */
-static fe_node *copy_masked(fe_build *b, uint32_t i, int32_t d, double fill) {
+/* Input i of the node rewritten (padded along d) with its padding replaced
+ * by `fill`: a Where appended to rewrite b, reading the padding knowingly. */
+static uint32_t masked_input(fe_build *b, uint32_t i, int32_t d, double fill) {
     uint32_t in = b->x.node.inputs[i];
     fe_value v = b->x.c->g->values[in]; /* a copy: the array grows */
     uint32_t kept = fe_b_where(b, valid_along(b, v.pad_valid - 1, v.type.dims[d], v.type.rank, d),
                                in, fe_b_const(b, v.type.elem, 0, NULL, fill));
     if (!b->st) b->x.nodes[b->x.count - 1].pad_masked = true;
+    return kept;
+}
+
+/* masked_input, then the node's copy reading it instead of input i; the
+ * copy, valid until the next node is added. */
+static fe_node *copy_masked(fe_build *b, uint32_t i, int32_t d, double fill) {
+    uint32_t kept = masked_input(b, i, d, fill);
     fe_node *op = copy_node(b);
     if (op) op->inputs[i] = kept;
     return op;
@@ -381,7 +386,7 @@ static fe_node *copy_masked(fe_build *b, uint32_t i, int32_t d, double fill) {
  * d of input 0 (dims `mask`): the op on the input with padding replaced
  * (neutral), writing n's outputs; a ReduceMean becomes a ReduceSum divided
  * by the number of results summed. A Softmax-like op's and CumSum's results
- * stay padded (fe_padded_written puts the padding back). */
+ * stay padded, dirty as any computed value (fe_padded_written). */
 static lm_status along_padded(fe_ctx *c, const fe_node *n, int32_t d, uint32_t mask) {
     const fe_value *pv = fe_in(c, n, 0);
     const fe_type *t = &pv->type;
@@ -407,8 +412,7 @@ static lm_status along_padded(fe_ctx *c, const fe_node *n, int32_t d, uint32_t m
     if (!mean) {
         copy_masked(b, 0, d, neutral(nd, t->elem));
     } else {
-        uint32_t kept = fe_b_where(b, valid_along(b, valid, t->dims[d], t->rank, d), nd->inputs[0],
-                                   fe_b_const(b, t->elem, 0, NULL, 0));
+        uint32_t kept = masked_input(b, 0, d, 0);
         int64_t axes[FE_MAX_RANK], others = 1;
         uint32_t count = 0;
         for (int32_t a = 0; a < t->rank; a++)
