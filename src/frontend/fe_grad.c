@@ -1610,12 +1610,15 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
     /* Letters for the labels: a letter stays itself, an ellipsis dim's
      * digit takes a letter no term uses. */
     char letter[128] = {0};
-    const char *terms[3] = {e.in[0], e.count > 1 ? e.in[1] : "", e.out};
-    for (int t = 0; t < 3; t++)
+    const char *terms[FE_EINSUM_MAX_OPERANDS + 1];
+    for (uint32_t t = 0; t < e.count; t++)
+        terms[t] = e.in[t];
+    terms[e.count] = e.out;
+    for (uint32_t t = 0; t <= e.count; t++)
         for (const char *q = terms[t]; *q; q++)
             if (*q >= 'A') letter[(int)*q] = *q;
     int free_ch = 'a';
-    for (int t = 0; t < 3; t++)
+    for (uint32_t t = 0; t <= e.count; t++)
         for (const char *q = terms[t]; *q; q++) {
             if (letter[(int)*q]) continue;
             while (free_ch <= 'z' && letter[free_ch])
@@ -1625,9 +1628,19 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
         }
     for (uint32_t k = 0; k < e.count && gr_ok(G); k++) {
         if (!gr_wants(G, n->inputs[k])) continue;
-        const char *own = e.in[k], *other = e.count > 1 ? e.in[1 - k] : "";
+        /* The gradient of operand k is the Einsum of g and the other
+         * operands, to k's distinct labels. */
+        const char *own = e.in[k];
+        char other[FE_EINSUM_MAX_OPERANDS * FE_MAX_RANK + 1] = "";
+        uint32_t ins[FE_EINSUM_MAX_OPERANDS], nins = 0;
+        ins[nins++] = g;
+        for (uint32_t o = 0; o < e.count; o++)
+            if (o != k) {
+                strcat(other, e.in[o]);
+                ins[nins++] = G->map[n->inputs[o]];
+            }
         fe_type tk = *gr_type(G, n->inputs[k]);
-        char keep[FE_MAX_RANK + 1] = "", eq[4 * FE_MAX_RANK + 8];
+        char keep[FE_MAX_RANK + 1] = "", eq[(FE_EINSUM_MAX_OPERANDS + 2) * (FE_MAX_RANK + 1) + 4];
         /* Per dim: its label appears only here; it repeats one before it
          * (a diagonal: the gradient is computed over the distinct labels,
          * then put on the diagonal). */
@@ -1643,9 +1656,10 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
         size_t at = 0;
         for (const char *q = e.out; *q; q++)
             eq[at++] = letter[(int)*q];
-        if (e.count > 1) {
+        for (uint32_t o = 0; o < e.count; o++) {
+            if (o == k) continue;
             eq[at++] = ',';
-            for (const char *q = other; *q; q++)
+            for (const char *q = e.in[o]; *q; q++)
                 eq[at++] = letter[(int)*q];
         }
         snprintf(eq + at, sizeof eq - at, "->%s", keep);
@@ -1661,8 +1675,7 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
             }
             strcpy(copy, eq);
             fe_node *m = NULL;
-            v = fe_b_node(&G->b, "Einsum", 12, (const uint32_t[]){g, G->map[n->inputs[1 - k]]},
-                          e.count, &m);
+            v = fe_b_node(&G->b, "Einsum", 12, ins, nins, &m);
             fe_b_attr(
                 &G->b, m,
                 (fe_attr){

@@ -173,15 +173,18 @@ lm_status fe_pad_read(fe_ctx *c, const fe_node *n, uint32_t *pads, uint32_t *cro
  * constant in the graph's arena. Errors name the node. */
 lm_status fe_resize_matrix(fe_ctx *c, const fe_node *n, int32_t d, fe_tensor **out);
 
-/* An Einsum node's equation: one or two operands' subscripts and the
- * output's, as one label per dim: letters, and for the dims an ellipsis
- * covers the labels '0', '1', ... (right-aligned: the last ellipsis dim is
- * the same label in every operand). A label may repeat within an operand
- * (a diagonal). Dims one label names have one size (no broadcasting).
+/* Operands an Einsum may have: more is refused, naming the node. */
+#define FE_EINSUM_MAX_OPERANDS 16
+
+/* An Einsum node's equation: the operands' subscripts and the output's, as
+ * one label per dim: letters, and for the dims an ellipsis covers the
+ * labels '0', '1', ... (right-aligned: the last ellipsis dim is the same
+ * label in every operand). A label may repeat within an operand (a
+ * diagonal). Dims one label names have one size (no broadcasting).
  * (fe_ops_nn.c.) Errors name the node. */
 typedef struct fe_einsum {
     uint32_t count;
-    char in[2][FE_MAX_RANK + 1];
+    char in[FE_EINSUM_MAX_OPERANDS][FE_MAX_RANK + 1];
     char out[FE_MAX_RANK + 1];
     int64_t size[128]; /* per label, -1 unset */
 } fe_einsum;

@@ -3551,25 +3551,29 @@ lm_status fe_einsum_read(fe_ctx *c, const fe_node *n, fe_einsum *e) {
     memset(e, 0, sizeof *e);
     for (int i = 0; i < 128; i++)
         e->size[i] = -1;
-    /* raw[0..1]: the operands, raw[2]: the output; '.' marks an ellipsis. */
-    char raw[3][FE_MAX_RANK + 2] = {"", "", ""};
-    uint32_t len[3] = {0, 0, 0}, part = 0, k = fe_in_count(n);
+    /* raw[0..count-1]: the operands, raw[FE_EINSUM_MAX_OPERANDS]: the
+     * output; '.' marks an ellipsis. */
+    enum { OUT = FE_EINSUM_MAX_OPERANDS };
+    char raw[OUT + 1][FE_MAX_RANK + 2];
+    uint32_t len[OUT + 1], part = 0, k = fe_in_count(n);
+    memset(raw, 0, sizeof raw);
+    memset(len, 0, sizeof len);
     bool arrow = false;
     for (const char *p = eq; *p; p++) {
         char ch = *p;
         if (ch == ' ') continue;
         if (ch == ',' && !arrow) {
-            if (part >= 1)
+            if (part + 1 >= OUT)
                 return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                               "attribute equation=%s: more than two operands are not supported",
-                               eq);
-            part = 1;
+                               "attribute equation=%s: more than %d operands are not supported", eq,
+                               FE_EINSUM_MAX_OPERANDS);
+            part++;
             continue;
         }
         if (ch == '-' && p[1] == '>' && !arrow) {
             arrow = true;
             e->count = part + 1;
-            part = 2;
+            part = OUT;
             p++;
             continue;
         }
@@ -3595,7 +3599,7 @@ lm_status fe_einsum_read(fe_ctx *c, const fe_node *n, fe_einsum *e) {
         return fe_fail(c, n, LM_ERR_INVALID_FILE, "equation %s names %u operands, given %u", eq,
                        e->count, k);
     /* The dims each operand's ellipsis covers; the most of them. */
-    int32_t er[2] = {0, 0}, ell = 0;
+    int32_t er[FE_EINSUM_MAX_OPERANDS] = {0}, ell = 0;
     for (uint32_t i = 0; i < e->count; i++) {
         const fe_type *t = fe_in_type(c, n, i);
         bool has = strchr(raw[i], '.') != NULL;
@@ -3631,16 +3635,16 @@ lm_status fe_einsum_read(fe_ctx *c, const fe_node *n, fe_einsum *e) {
     }
     uint32_t o = 0;
     if (arrow) {
-        for (uint32_t j = 0; j < len[2]; j++) {
-            if (raw[2][j] == '.') {
+        for (uint32_t j = 0; j < len[OUT]; j++) {
+            if (raw[OUT][j] == '.') {
                 for (int32_t d = 0; d < ell && o < FE_MAX_RANK; d++)
                     e->out[o++] = (char)('0' + d);
                 continue;
             }
-            if (o >= FE_MAX_RANK || strchr(e->out, raw[2][j]))
+            if (o >= FE_MAX_RANK || strchr(e->out, raw[OUT][j]))
                 return fe_fail(c, n, LM_ERR_INVALID_FILE,
-                               "equation %s: output subscript %c repeats", eq, raw[2][j]);
-            e->out[o++] = raw[2][j];
+                               "equation %s: output subscript %c repeats", eq, raw[OUT][j]);
+            e->out[o++] = raw[OUT][j];
         }
     } else {
         /* Implicit output: the ellipsis dims, then the letters written once,
@@ -3667,16 +3671,23 @@ lm_status fe_einsum_read(fe_ctx *c, const fe_node *n, fe_einsum *e) {
 }
 
 static lm_status infer_einsum(fe_ctx *c, const fe_node *n) {
-    lm_status st = fe_check_inputs(c, n, 1, 2);
+    uint32_t k = fe_in_count(n);
+    if (k > FE_EINSUM_MAX_OPERANDS)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "%u operands: more than %d are not supported", k,
+                       FE_EINSUM_MAX_OPERANDS);
+    /* Every operand is required. */
+    lm_status st = fe_check_inputs(c, n, k ? k : 1, FE_EINSUM_MAX_OPERANDS);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){"equation", NULL});
-    for (uint32_t i = 0; i < 2 && !st; i++)
+    for (uint32_t i = 0; i < k && !st; i++)
         st = fe_check_elem(c, n, i, numeric_types);
     einsum_eq e;
     if (!st) st = fe_einsum_read(c, n, &e);
     if (st) return st;
     const fe_type *a = fe_in_type(c, n, 0);
-    if (e.count == 2 && fe_in_type(c, n, 1)->elem != a->elem)
-        return fe_fail(c, n, LM_ERR_INVALID_FILE, "the operands' element types differ");
+    for (uint32_t i = 1; i < e.count; i++)
+        if (fe_in_type(c, n, i)->elem != a->elem)
+            return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                           "the operands' element types differ (operand %u's from operand 0's)", i);
     for (uint32_t i = 0; i < e.count; i++)
         if (fe_type_volume(fe_in_type(c, n, i)) == 0)
             return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
@@ -3775,90 +3786,171 @@ static lm_status einsum_diagonals(fe_ctx *c, const fe_node *n, uint32_t op, lmnn
     return LM_OK;
 }
 
-/* One operand: diagonals, sums, then a permute. Two: each operand's own letters that
- * the output drops are summed first; then A becomes [batch, M, K] and B
- * [batch, K, N] (batch: letters in both and the output; K: in both, not
- * the output) for one batched matmul, whose [batch, M, N] result is
- * reshaped and permuted to the output's order. */
+/* Operands a and b (letters ha, hb; each consumed when owned) contracted
+ * into *out (letters *hr: batch, then a's own, then b's own), keeping the
+ * letters `need` names: each operand's letters that neither `need` nor the
+ * other names are summed first; then A becomes [batch, M, K] and B [batch,
+ * K, N] (batch: letters in both and `need`; K: in both, not `need`) for one
+ * batched matmul, whose [batch, M, N] result is reshaped to the letters. */
+static lm_status einsum_pair(const fe_einsum *e, lmnn_tensor *ta, bool *oa, char *ha,
+                             lmnn_tensor *tb, bool *ob, char *hb, const char *need,
+                             lmnn_tensor *out, char *hr) {
+    lmnn_tensor *t[2] = {ta, tb};
+    bool *owned[2] = {oa, ob};
+    char *have[2] = {ha, hb};
+    lm_status st;
+    for (uint32_t i = 0; i < 2; i++) {
+        char keep[(FE_EINSUM_MAX_OPERANDS + 2) * FE_MAX_RANK + 2];
+        snprintf(keep, sizeof keep, "%s%s", need, have[1 - i]);
+        if ((st = einsum_sum_out(t[i], owned[i], have[i], keep))) return st;
+    }
+    char batch[FE_MAX_RANK + 1] = "", am[FE_MAX_RANK + 1] = "", bn[FE_MAX_RANK + 1] = "",
+                             k[FE_MAX_RANK + 1] = "";
+    uint32_t nb = 0, nm = 0, nn = 0, nk = 0;
+    uint64_t vb = 1, vm = 1, vn = 1, vk = 1;
+    for (uint32_t d = 0; ha[d]; d++) {
+        char ch = ha[d];
+        bool in_b = strchr(hb, ch) != NULL, kept = strchr(need, ch) != NULL;
+        uint64_t sz = (uint64_t)e->size[(int)ch];
+        if (in_b && kept)
+            batch[nb++] = ch, vb *= sz;
+        else if (in_b)
+            k[nk++] = ch, vk *= sz;
+        else
+            am[nm++] = ch, vm *= sz;
+    }
+    for (uint32_t d = 0; hb[d]; d++)
+        if (!strchr(ha, hb[d])) bn[nn++] = hb[d], vn *= (uint64_t)e->size[(int)hb[d]];
+    char wa[3 * FE_MAX_RANK + 1], wb[3 * FE_MAX_RANK + 1]; /* room for the format checker */
+    snprintf(wa, sizeof wa, "%s%s%s", batch, am, k);
+    snprintf(wb, sizeof wb, "%s%s%s", batch, k, bn);
+    if ((st = einsum_permute(ta, oa, ha, wa)) || (st = einsum_permute(tb, ob, hb, wb)) ||
+        (st =
+             reshape_to(ta, oa, 3, (const uint32_t[]){(uint32_t)vb, (uint32_t)vm, (uint32_t)vk})) ||
+        (st = reshape_to(tb, ob, 3, (const uint32_t[]){(uint32_t)vb, (uint32_t)vk, (uint32_t)vn})))
+        return st;
+    if ((st = lmnn_matmul(*ta, *tb, NULL, out))) return st;
+    char got[3 * FE_MAX_RANK + 1];
+    snprintf(got, sizeof got, "%s%s%s", batch, am, bn);
+    uint32_t gd[FE_MAX_RANK], gr = (uint32_t)strlen(got);
+    for (uint32_t d = 0; d < gr; d++)
+        gd[d] = (uint32_t)e->size[(int)got[d]];
+    bool rowned = true;
+    if ((st = reshape_to(out, &rowned, gr, gd))) {
+        fe_free(*out);
+        return st;
+    }
+    memcpy(hr, got, gr + 1);
+    return LM_OK;
+}
+
+/* The letters operands i and j of the live ones keep when contracted: those
+ * of either that the output or another live operand names (in `need`, which
+ * gets those names), their count in *out_rank and the elements they span
+ * (as a double: a product of sizes may pass any integer). */
+static double einsum_pair_volume(const fe_einsum *e, char have[][FE_MAX_RANK + 1], const bool *live,
+                                 uint32_t i, uint32_t j, char *need, size_t need_size,
+                                 uint32_t *out_rank) {
+    size_t at = (size_t)snprintf(need, need_size, "%s", e->out);
+    for (uint32_t o = 0; o < e->count; o++)
+        if (live[o] && o != i && o != j)
+            at += (size_t)snprintf(need + at, need_size - at, "%s", have[o]);
+    char seen[128] = {0};
+    double vol = 1;
+    uint32_t rank = 0;
+    const char *terms[2] = {have[i], have[j]};
+    for (uint32_t t = 0; t < 2; t++)
+        for (const char *q = terms[t]; *q; q++)
+            if (!seen[(int)*q] && strchr(need, *q)) {
+                seen[(int)*q] = 1;
+                vol *= (double)e->size[(int)*q];
+                rank++;
+            }
+    *out_rank = rank;
+    return vol;
+}
+
+/* One operand: diagonals, sums, then a permute. More: each operand's
+ * diagonals, then pairs contracted (einsum_pair) until one is left, each
+ * time the pair whose result is smallest (the first such): a chain of
+ * products keeps its intermediates small whatever the equation's order.
+ * The last is permuted to the output's order. */
 static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
     einsum_eq e;
     lm_status st = fe_einsum_read(c, n, &e);
     if (st) return st;
-    lmnn_tensor t[2] = {{0}, {0}}, r = {0};
-    bool owned[2] = {false, false}, rowned = false;
-    char have[2][FE_MAX_RANK + 1];
+    lmnn_tensor t[FE_EINSUM_MAX_OPERANDS] = {{0}};
+    bool owned[FE_EINSUM_MAX_OPERANDS] = {false}, live[FE_EINSUM_MAX_OPERANDS] = {false};
+    char have[FE_EINSUM_MAX_OPERANDS][FE_MAX_RANK + 1];
+    uint32_t last = 0;
     for (uint32_t i = 0; i < e.count && !st; i++) {
         st = fe_in_dev_float(c, n, i, &t[i], &owned[i]);
         memcpy(have[i], e.in[i], sizeof have[i]);
+        live[i] = !st;
     }
     for (uint32_t i = 0; i < e.count && !st; i++)
         st = einsum_diagonals(c, n, i, &t[i], &owned[i], have[i]);
     if (st) goto out;
-    if (e.count == 1) {
-        if ((st = einsum_sum_out(&t[0], &owned[0], have[0], e.out)) ||
-            (st = einsum_permute(&t[0], &owned[0], have[0], e.out)))
-            goto fail;
-        r = t[0];
-        rowned = owned[0];
-        owned[0] = false;
-    } else {
-        /* Letters an operand keeps: the output's and the other operand's. */
-        for (uint32_t i = 0; i < 2; i++) {
-            char keep[2 * FE_MAX_RANK + 2];
-            snprintf(keep, sizeof keep, "%s%s", e.out, e.in[1 - i]);
-            if ((st = einsum_sum_out(&t[i], &owned[i], have[i], keep))) goto fail;
+    for (uint32_t left = e.count; left > 1; left--) {
+        char need[(FE_EINSUM_MAX_OPERANDS + 1) * FE_MAX_RANK + 1];
+        double best = 0;
+        uint32_t bi = 0, bj = 0;
+        for (uint32_t i = 0; i < e.count; i++)
+            for (uint32_t j = i + 1; live[i] && j < e.count; j++) {
+                uint32_t rank;
+                double v = live[j]
+                               ? einsum_pair_volume(&e, have, live, i, j, need, sizeof need, &rank)
+                               : 0;
+                if (live[j] && rank <= FE_MAX_RANK && (!bj || v < best)) {
+                    best = v;
+                    bi = i;
+                    bj = j;
+                }
+            }
+        if (!bj) {
+            st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                         "contracting the operands in pairs makes a tensor of more than %d dims",
+                         FE_MAX_RANK);
+            goto out;
         }
-        char batch[FE_MAX_RANK + 1] = "", am[FE_MAX_RANK + 1] = "", bn[FE_MAX_RANK + 1] = "",
-                                 k[FE_MAX_RANK + 1] = "";
-        uint32_t nb = 0, nm = 0, nn = 0, nk = 0;
-        uint64_t vb = 1, vm = 1, vn = 1, vk = 1;
-        for (uint32_t d = 0; have[0][d]; d++) {
-            char ch = have[0][d];
-            bool in_b = strchr(have[1], ch) != NULL, in_o = strchr(e.out, ch) != NULL;
-            uint64_t sz = (uint64_t)e.size[(int)ch];
-            if (in_b && in_o)
-                batch[nb++] = ch, vb *= sz;
-            else if (in_b)
-                k[nk++] = ch, vk *= sz;
-            else
-                am[nm++] = ch, vm *= sz;
+        if (best > (double)UINT32_MAX) {
+            st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                         "contracting the operands in pairs makes a tensor of %.0f elements (at "
+                         "most %u)",
+                         best, UINT32_MAX);
+            goto out;
         }
-        for (uint32_t d = 0; have[1][d]; d++)
-            if (!strchr(have[0], have[1][d]))
-                bn[nn++] = have[1][d], vn *= (uint64_t)e.size[(int)have[1][d]];
-        char wa[3 * FE_MAX_RANK + 1], wb[3 * FE_MAX_RANK + 1]; /* room for the format checker */
-        snprintf(wa, sizeof wa, "%s%s%s", batch, am, k);
-        snprintf(wb, sizeof wb, "%s%s%s", batch, k, bn);
-        if ((st = einsum_permute(&t[0], &owned[0], have[0], wa)) ||
-            (st = einsum_permute(&t[1], &owned[1], have[1], wb)) ||
-            (st = reshape_to(&t[0], &owned[0], 3,
-                             (const uint32_t[]){(uint32_t)vb, (uint32_t)vm, (uint32_t)vk})) ||
-            (st = reshape_to(&t[1], &owned[1], 3,
-                             (const uint32_t[]){(uint32_t)vb, (uint32_t)vk, (uint32_t)vn})))
+        uint32_t rank;
+        einsum_pair_volume(&e, have, live, bi, bj, need, sizeof need, &rank);
+        lmnn_tensor r;
+        if ((st = einsum_pair(&e, &t[bi], &owned[bi], have[bi], &t[bj], &owned[bj], have[bj], need,
+                              &r, have[bi])))
             goto fail;
-        if ((st = lmnn_matmul(t[0], t[1], NULL, &r))) goto fail;
-        rowned = true;
-        char got[3 * FE_MAX_RANK + 1];
-        snprintf(got, sizeof got, "%s%s%s", batch, am, bn);
-        uint32_t gd[FE_MAX_RANK], gr = (uint32_t)strlen(got);
-        for (uint32_t d = 0; d < gr; d++)
-            gd[d] = (uint32_t)e.size[(int)got[d]];
-        if ((st = reshape_to(&r, &rowned, gr, gd)) ||
-            (st = einsum_permute(&r, &rowned, got, e.out)))
-            goto fail;
+        if (owned[bi]) fe_free(t[bi]);
+        if (owned[bj]) fe_free(t[bj]);
+        t[bi] = r;
+        owned[bi] = true;
+        owned[bj] = live[bj] = false;
     }
+    while (!live[last])
+        last++;
+    if ((st = einsum_sum_out(&t[last], &owned[last], have[last], e.out)) ||
+        (st = einsum_permute(&t[last], &owned[last], have[last], e.out)))
+        goto fail;
     goto out;
 fail:
     st = fe_nn_fail(c, n, st);
 out:
-    for (uint32_t i = 0; i < 2; i++)
-        if (owned[i]) fe_free(t[i]);
-    if (st) {
-        if (rowned) fe_free(r);
-        return st;
+    if (!st && !owned[last]) {
+        /* The input itself (one operand, nothing to do). */
+        for (uint32_t i = 0; i < e.count; i++)
+            if (owned[i]) fe_free(t[i]);
+        return fe_out_alias(c, n, 0, 0);
     }
-    if (!rowned) return fe_out_alias(c, n, 0, 0);
-    return fe_out_from_float(c, n, 0, r);
+    for (uint32_t i = 0; i < e.count; i++)
+        if (owned[i] && (st || i != last)) fe_free(t[i]);
+    if (st) return st;
+    return fe_out_from_float(c, n, 0, t[last]);
 }
 
 const fe_op_def fe_ops_nn[] = {

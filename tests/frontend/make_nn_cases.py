@@ -4936,3 +4936,65 @@ write_case("refuse_padded_shape_as_both",
            expect="node 'len' (Shape): input 0 ('s') is padded along dim 0, and its result is "
                   "used both as a shape (where it is the padded size, fixed when compiling) and "
                   "as data (where it is the run's number of results)")
+
+# Einsum of more than two operands, contracted in pairs, the smallest result
+# first: a chain (whose greedy order is not the equation's), a bilinear
+# form, an outer product, ellipses, diagonals, a scalar, labels summed
+# within one operand.
+ez_ = np.random.default_rng(41)
+
+
+def e32(*shape):
+    return ez_.standard_normal(shape).astype(np.float32)
+
+
+for i, (eq, shapes) in enumerate((("bij,bjk,ik->bi", ((3, 4, 5), (3, 5, 6), (4, 6))),
+                                  ("ij,jk,kl,lm->im", ((5, 40), (40, 30), (30, 2), (2, 3))),
+                                  ("i,j,k->ijk", ((3,), (4,), (5,))),
+                                  ("...ij,...jk,...kl->...il", ((2, 3, 4, 5), (3, 5, 6), (6, 2))),
+                                  ("ii,ij,j->i", ((4, 4), (4, 5), (5,))),
+                                  ("i,i,i", ((7,), (7,), (7,))),
+                                  ("ab,bc,cd->a", ((3, 4), (4, 5), (5, 6))),
+                                  ("bi,bij,bjk,bk->b", ((2, 3), (2, 3, 4), (2, 4, 5), (2, 5))),
+                                  ("ab,cd,ac,bd->", ((3, 4), (5, 6), (3, 5), (4, 6))))):
+    ops = [e32(*sh) for sh in shapes]
+    names = ["a", "b", "c", "d"][:len(ops)]
+    write_case("einsum_operands_%d" % i, [helper.make_node("Einsum", names, ["y"], equation=eq)],
+               list(zip(names, ops)),
+               [("y", np.asarray(np.einsum(eq, *[o.astype(np.float64) for o in ops]), np.float32))],
+               12)
+e17 = [("x%d" % i, e32(2)) for i in range(17)]
+write_case("refuse_einsum_17_operands",
+           [helper.make_node("Einsum", [n_ for n_, _ in e17], ["y"], equation=",".join(["i"] * 17),
+                             name="e17")],
+           e17, [("y", (TensorProto.FLOAT, []))], 12,
+           expect="node 'e17' (Einsum): 17 operands: more than 16 are not supported")
+write_case("invalid_einsum_operand_types",
+           [helper.make_node("Einsum", ["a", "b", "c"], ["y"], equation="i,i,i->i", name="mixed")],
+           [("a", e32(3)), ("b", e32(3)), ("c", np.arange(3, dtype=np.int32))],
+           [("y", (TensorProto.FLOAT, [3]))], 12,
+           expect="node 'mixed' (Einsum): the operands' element types differ (operand 2's from "
+                  "operand 0's)")
+# The gradients of a three-operand Einsum: each the Einsum of the incoming
+# gradient and the two other operands.
+ga_, gb_, gc_, gw_ = e32(3, 4, 5), e32(3, 5, 6), e32(4, 6), e32(3, 4)
+_, grads = torch_grads(
+    lambda A, B, C: (torch.einsum("bij,bjk,ik->bi", A, B, C) * torch.from_numpy(gw_)).sum(),
+    [ga_, gb_, gc_])
+write_case("gradient_einsum_three_operands",
+           [helper.make_node("Einsum", ["a", "b", "c"], ["e"], equation="bij,bjk,ik->bi")]
+           + weighted_sum([("e", "w")])
+           + [grad_node(["a", "b", "c"], [], "y", ["da", "db", "dc"])],
+           [("a", ga_), ("b", gb_), ("c", gc_)],
+           [("da", grads[0]), ("db", grads[1]), ("dc", grads[2])], 12,
+           inits=[("w", gw_)], domains=TRAIN)
+# An equation every pairing of which makes an intermediate of more than 8
+# dims (each operand and the output have at most 8).
+e_wide = ["dojin", "fcegdjah", "lgicnapb", "delbcjm", "hngmolcf"]
+write_case("refuse_einsum_wide_intermediate",
+           [helper.make_node("Einsum", ["a", "b", "c", "d", "e"], ["y"],
+                             equation=",".join(e_wide) + "->ejhdbgo", name="wide")],
+           [(n_, e32(*[2] * len(s_))) for n_, s_ in zip("abcde", e_wide)],
+           [("y", (TensorProto.FLOAT, [2] * 7))], 12,
+           expect="node 'wide' (Einsum): contracting the operands in pairs makes a tensor of more "
+                  "than 8 dims")
