@@ -1649,7 +1649,10 @@ static void gr_rule_einsum(gr *G, const fe_node *n, uint32_t g) {
         for (int32_t d = 0; d < tk.rank; d++) {
             repeat[d] = memchr(own, own[d], (size_t)d) != NULL;
             diagonal |= repeat[d];
-            lonely[d] = !strchr(e.out, own[d]) && !strchr(other, own[d]);
+            /* (A dim of 1 another operand broadcasts: its gradient is
+             * summed over the label, as a lonely one's.) */
+            lonely[d] = (!strchr(e.out, own[d]) && !strchr(other, own[d])) ||
+                        (tk.dims[d] == 1 && e.size[(int)own[d]] > 1);
             if (!lonely[d] && !repeat[d]) keep[kc++] = letter[(int)own[d]];
         }
         keep[kc] = 0;

@@ -180,8 +180,8 @@ lm_status fe_resize_matrix(fe_ctx *c, const fe_node *n, int32_t d, fe_tensor **o
  * one label per dim: letters, and for the dims an ellipsis covers the
  * labels '0', '1', ... (right-aligned: the last ellipsis dim is the same
  * label in every operand). A label may repeat within an operand (a
- * diagonal). Dims one label names have one size (no broadcasting).
- * (fe_ops_nn.c.) Errors name the node. */
+ * diagonal). Dims one label names have one size, `size`, or 1 in an
+ * operand it is broadcast in. (fe_ops_nn.c.) Errors name the node. */
 typedef struct fe_einsum {
     uint32_t count;
     char in[FE_EINSUM_MAX_OPERANDS][FE_MAX_RANK + 1];

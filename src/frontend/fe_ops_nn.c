@@ -3621,16 +3621,24 @@ lm_status fe_einsum_read(fe_ctx *c, const fe_node *n, fe_einsum *e) {
             for (int32_t d = 0; d < er[i]; d++)
                 e->in[i][o++] = (char)('0' + ell - er[i] + d);
         }
+        /* A label repeated within an operand has one size there; across
+         * operands a size of 1 broadcasts (as NumPy's einsum). */
         const fe_type *t = fe_in_type(c, n, i);
         for (int32_t d = 0; d < t->rank; d++) {
-            int64_t *sz = &e->size[(int)e->in[i][d]];
-            if (*sz >= 0 && *sz != t->dims[d])
-                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                               "equation %s: subscript %c is %lld and %lld long (broadcasting "
-                               "is not supported)",
-                               eq, e->in[i][d] >= 'A' ? e->in[i][d] : '.', (long long)*sz,
+            char lab = e->in[i][d], shown = lab >= 'A' ? lab : '.';
+            const char *first = memchr(e->in[i], lab, (size_t)d);
+            if (first && t->dims[first - e->in[i]] != t->dims[d])
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "equation %s: subscript %c repeats in operand %u with sizes %lld "
+                               "and %lld",
+                               eq, shown, i, (long long)t->dims[first - e->in[i]],
                                (long long)t->dims[d]);
-            *sz = t->dims[d];
+            int64_t *sz = &e->size[(int)lab];
+            if (*sz > 1 && t->dims[d] != 1 && *sz != t->dims[d])
+                return fe_fail(c, n, LM_ERR_INVALID_FILE,
+                               "equation %s: subscript %c is %lld and %lld long", eq, shown,
+                               (long long)*sz, (long long)t->dims[d]);
+            if (*sz <= 1) *sz = t->dims[d];
         }
     }
     uint32_t o = 0;
@@ -3786,6 +3794,25 @@ static lm_status einsum_diagonals(fe_ctx *c, const fe_node *n, uint32_t op, lmnn
     return LM_OK;
 }
 
+/* Operand t (its type ty, labels `labels`; consumed when *owned) repeated
+ * along its dims of 1 whose label another operand gives a greater size. */
+static lm_status einsum_broadcast(const fe_einsum *e, const fe_type *ty, const char *labels,
+                                  lmnn_tensor *t, bool *owned) {
+    uint32_t reps[FE_MAX_RANK];
+    bool any = false;
+    for (int32_t d = 0; d < ty->rank; d++) {
+        int64_t size = e->size[(int)labels[d]];
+        reps[d] = ty->dims[d] == 1 && size > 1 ? (uint32_t)size : 1;
+        any |= reps[d] > 1;
+    }
+    if (!any) return LM_OK;
+    lmnn_tensor r;
+    lm_status st = lmnn_repeat(*t, reps, (uint32_t)ty->rank, NULL, &r);
+    if (st) return st;
+    take(t, owned, r);
+    return LM_OK;
+}
+
 /* Operands a and b (letters ha, hb; each consumed when owned) contracted
  * into *out (letters *hr: batch, then a's own, then b's own), keeping the
  * letters `need` names: each operand's letters that neither `need` nor the
@@ -3871,10 +3898,9 @@ static double einsum_pair_volume(const fe_einsum *e, char have[][FE_MAX_RANK + 1
 }
 
 /* One operand: diagonals, sums, then a permute. More: each operand's
- * diagonals, then pairs contracted (einsum_pair) until one is left, each
- * time the pair whose result is smallest (the first such): a chain of
- * products keeps its intermediates small whatever the equation's order.
- * The last is permuted to the output's order. */
+ * broadcast dims repeated and its diagonals taken, then pairs contracted (einsum_pair) until one is
+ * left, each time the pair whose result is smallest (the first such): a chain of products keeps its
+ * intermediates small whatever the equation's order. The last is permuted to the output's order. */
 static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
     einsum_eq e;
     lm_status st = fe_einsum_read(c, n, &e);
@@ -3888,6 +3914,9 @@ static lm_status lower_einsum(fe_ctx *c, const fe_node *n) {
         memcpy(have[i], e.in[i], sizeof have[i]);
         live[i] = !st;
     }
+    for (uint32_t i = 0; i < e.count && !st; i++)
+        if ((st = einsum_broadcast(&e, fe_in_type(c, n, i), have[i], &t[i], &owned[i])))
+            st = fe_nn_fail(c, n, st);
     for (uint32_t i = 0; i < e.count && !st; i++)
         st = einsum_diagonals(c, n, i, &t[i], &owned[i], have[i]);
     if (st) goto out;

@@ -4998,3 +4998,35 @@ write_case("refuse_einsum_wide_intermediate",
            [("y", (TensorProto.FLOAT, [2] * 7))], 12,
            expect="node 'wide' (Einsum): contracting the operands in pairs makes a tensor of more "
                   "than 8 dims")
+# Einsum operands broadcast along labels of size 1 (as NumPy's einsum and
+# PyTorch's): batch dims, ellipses, a contracted label; the gradient of a
+# broadcast operand summed over the label.
+for i, (eq, shapes) in enumerate((("...ij,...jk->...ik", ((1, 3, 4), (5, 4, 6))),
+                                  ("bij,bjk->bik", ((1, 2, 3), (4, 3, 5))),
+                                  ("ij,jk", ((2, 1), (3, 4))),
+                                  ("bi,bi,b->bi", ((1, 4), (3, 4), (3,))),
+                                  ("...i,i->...", ((2, 1, 5), (5,))))):
+    ops = [e32(*sh) for sh in shapes]
+    names = ["a", "b", "c"][:len(ops)]
+    write_case("einsum_broadcast_%d" % i, [helper.make_node("Einsum", names, ["y"], equation=eq)],
+               list(zip(names, ops)),
+               [("y", np.asarray(np.einsum(eq, *[o.astype(np.float64) for o in ops]), np.float32))],
+               12)
+write_case("invalid_einsum_sizes",
+           [helper.make_node("Einsum", ["a", "b"], ["y"], equation="ij,jk", name="sizes")],
+           [("a", e32(2, 3)), ("b", e32(4, 5))], [("y", (TensorProto.FLOAT, [2, 5]))], 12,
+           expect="node 'sizes' (Einsum): equation ij,jk: subscript j is 3 and 4 long")
+write_case("invalid_einsum_diagonal_sizes",
+           [helper.make_node("Einsum", ["a"], ["y"], equation="ii->i", name="diag")],
+           [("a", e32(1, 4))], [("y", (TensorProto.FLOAT, [4]))], 12,
+           expect="node 'diag' (Einsum): equation ii->i: subscript i repeats in operand 0 with "
+                  "sizes 1 and 4")
+gb1_, gb2_, gbw_ = e32(1, 2, 3), e32(4, 3, 5), e32(4, 2, 5)
+_, grads = torch_grads(
+    lambda A, B: (torch.einsum("bij,bjk->bik", A, B) * torch.from_numpy(gbw_)).sum(), [gb1_, gb2_])
+write_case("gradient_einsum_broadcast",
+           [helper.make_node("Einsum", ["a", "b"], ["e"], equation="bij,bjk->bik")]
+           + weighted_sum([("e", "w")])
+           + [grad_node(["a", "b"], [], "y", ["da", "db"])],
+           [("a", gb1_), ("b", gb2_)], [("da", grads[0]), ("db", grads[1])], 12,
+           inits=[("w", gbw_)], domains=TRAIN)
