@@ -42,10 +42,11 @@ cp "${XXHASH_HEADER:-/usr/include/xxhash.h}" "$tmp/xxhash/"
 flags="-O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I$src/include -I$tmp/include -I$src/src
        -I$src/kernel-sdk/include -I$tmp/xxhash -ffp-contract=off -fno-math-errno -fno-trapping-math
        -DLM_ENABLE_CAPTURE=1 -DLM_KERNEL_SDK_DIR=\"$src/kernel-sdk\""
-# The AVX2 tile kernels only when the target (not the build host) is x86-64.
+# The AVX2 and AVX-512 tile kernels only when the target (not the build
+# host) is x86-64.
 x86=false
 case "$($cc -dumpmachine)" in
-x86_64-*) x86=true flags="$flags -DTILE_HAVE_AVX2=1 -DHASH_HAVE_AVX2=1" ;;
+x86_64-*) x86=true flags="$flags -DTILE_HAVE_X86=1 -DHASH_HAVE_AVX2=1" ;;
 esac
 
 # The op library (src/nn) and the model frontend (src/frontend) are left out:
@@ -57,6 +58,10 @@ for f in $(cd "$src" && find src -name '*.c' -not -path 'src/nn/*' -not -path 's
     */tile_kern_avx2.c)
         $x86 || continue
         extra="-mavx2 -mfma"
+        ;;
+    */tile_kern_avx512.c)
+        $x86 || continue
+        extra="-mavx512f -mavx2 -mfma"
         ;;
     */hash_avx2.c)
         $x86 || continue

@@ -1555,11 +1555,11 @@ static void run_all_ops(tile_dst *d, const float *a, const float *b) {
     (void)tile_where(d, 6, 5, 4, 3, true);
 }
 
-static void test_avx2_matches_portable(void) {
+/* Every op of kernel set `name` against the portable set, the state after
+ * each single op compared, not only at the end. */
+static void simd_matches_portable(const char *name) {
     static tile_dst d1, d2;
     static float a[TILE_ELEMS], b[TILE_ELEMS];
-    tile_force_portable(false);
-    printf("  kernels in use: %s\n", tile_kernels_name());
     for (int rep = 0; rep < 40; rep++) {
         bool fp32 = rep & 1;
         if (rep < 20) {
@@ -1569,37 +1569,79 @@ static void test_avx2_matches_portable(void) {
             fill_random(a, -2, 2);
             fill_random(b, -2, 2);
         }
-        /* Compare the state after every single op, not only at the end. */
         for (int op = 1; op < TILE_SFPU_COUNT_; op++) {
             tile_dst_init(&d1, fp32);
             tile_dst_init(&d2, fp32);
             memcpy(d1.reg[0], a, sizeof a);
             memcpy(d2.reg[0], a, sizeof a);
-            tile_force_portable(true);
+            CHECK(tile_force_kernels("portable"));
             CHECK_OK(run_sfpu(&d1, 0, (tile_sfpu_op)op));
-            tile_force_portable(false);
+            CHECK(tile_force_kernels(name));
             CHECK_OK(run_sfpu(&d2, 0, (tile_sfpu_op)op));
             if (memcmp(d1.reg[0], d2.reg[0], sizeof a) != 0) {
                 for (int i = 0; i < TILE_ELEMS; i++)
                     if (f2u(d1.reg[0][i]) != f2u(d2.reg[0][i])) {
                         char m[200];
-                        snprintf(m, sizeof m, "%s(%a): portable %a, simd %a",
-                                 tile_sfpu_op_name((tile_sfpu_op)op), a[i], d1.reg[0][i],
+                        snprintf(m, sizeof m, "%s(%a): portable %a, %s %a",
+                                 tile_sfpu_op_name((tile_sfpu_op)op), a[i], d1.reg[0][i], name,
                                  d2.reg[0][i]);
                         test_fail_(__FILE__, __LINE__, m);
+                        tile_force_kernels(NULL);
                         return;
                     }
             }
         }
+        /* Matmuls on their own (run_all_ops' later ops overwrite theirs),
+         * accumulating onto a nonzero dst, plain and with B transposed;
+         * then the identity times values halfway between two bfloat16s
+         * (bf16 rounding's ties, both ways). */
+        static float eye[TILE_ELEMS], ties[TILE_ELEMS];
+        for (int i = 0; i < TILE_ELEMS; i++) {
+            eye[i] = i / TILE_DIM == i % TILE_DIM ? 1.0f : 0.0f;
+            ties[i] = u2f((f2u(b[i]) & 0xffff0000u) | 0x8000u);
+        }
+        for (int t = 0; t < 3; t++) {
+            const float *x = t < 2 ? a : eye, *y = t < 2 ? b : ties;
+            tile_dst_init(&d1, fp32);
+            tile_dst_init(&d2, fp32);
+            memcpy(d1.reg[0], t < 2 ? b : eye, sizeof b);
+            memcpy(d2.reg[0], t < 2 ? b : eye, sizeof b);
+            CHECK(tile_force_kernels("portable"));
+            CHECK_OK(tile_matmul(&d1, 0, x, y, t == 1));
+            CHECK(tile_force_kernels(name));
+            CHECK_OK(tile_matmul(&d2, 0, x, y, t == 1));
+            CHECK(memcmp(d1.reg[0], d2.reg[0], sizeof a) == 0);
+        }
         tile_dst_init(&d1, fp32);
         tile_dst_init(&d2, fp32);
-        tile_force_portable(true);
+        CHECK(tile_force_kernels("portable"));
         run_all_ops(&d1, a, b);
-        tile_force_portable(false);
+        CHECK(tile_force_kernels(name));
         run_all_ops(&d2, a, b);
         CHECK(memcmp(d1.reg, d2.reg, sizeof d1.reg) == 0);
     }
-    tile_force_portable(false);
+    tile_force_kernels(NULL);
+}
+
+static void test_simd_matches_portable(void) {
+    printf("  kernels in use: %s\n", tile_kernels_name());
+    static const char *const sets[] = {"avx2", "avx512"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        if (!tile_force_kernels(sets[i])) {
+            printf("  kernels %s: not available here\n", sets[i]);
+            continue;
+        }
+        CHECK(!strcmp(tile_kernels_name(), sets[i]));
+        simd_matches_portable(sets[i]);
+    }
+    /* A set nobody has changes nothing; NULL goes back to the best. */
+    const char *best = tile_kernels_name();
+    CHECK(!tile_force_kernels("avx1024"));
+    CHECK(!strcmp(tile_kernels_name(), best));
+    CHECK(tile_force_kernels("portable"));
+    CHECK(!strcmp(tile_kernels_name(), "portable"));
+    CHECK(tile_force_kernels(NULL));
+    CHECK(!strcmp(tile_kernels_name(), best));
 }
 
 /* Results do not depend on run or on history: the same inputs twice give the
@@ -1723,7 +1765,7 @@ int main(void) {
     TEST_RUN(test_dst_binary_new_ops);
     TEST_RUN(test_where);
     TEST_RUN(test_fmaf_correctly_rounded);
-    TEST_RUN(test_avx2_matches_portable);
+    TEST_RUN(test_simd_matches_portable);
     TEST_RUN(test_repeatable);
     TEST_RUN(test_threads_match_serial);
     TEST_RUN(test_golden_bits);

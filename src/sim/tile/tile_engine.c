@@ -10,19 +10,47 @@
 
 /* ---- kernel selection ------------------------------------------------------ */
 
-static atomic_bool force_portable_flag;
+/* The set tile_force_kernels chose; NULL: the best available. */
+static const tile_kernels *_Atomic forced_kernels;
 
-void tile_force_portable(bool force) {
-    atomic_store(&force_portable_flag, force);
+static const tile_kernels *best_kernels(void) {
+#if defined(TILE_HAVE_X86)
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        if (__builtin_cpu_supports("avx512f")) return &tile_kernels_avx512;
+        return &tile_kernels_avx2;
+    }
+#endif
+    return &tile_kernels_portable;
 }
 
 static const tile_kernels *kernels(void) {
-#if defined(TILE_HAVE_AVX2)
-    if (!atomic_load_explicit(&force_portable_flag, memory_order_relaxed) &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return &tile_kernels_avx2;
+    const tile_kernels *k = atomic_load_explicit(&forced_kernels, memory_order_relaxed);
+    return k ? k : best_kernels();
+}
+
+bool tile_force_kernels(const char *name) {
+    if (!name) {
+        atomic_store(&forced_kernels, NULL);
+        return true;
+    }
+    /* Every set up to the best is available: each needs what the one before
+     * it needs and more. */
+    const tile_kernels *sets[] = {
+        &tile_kernels_portable,
+#if defined(TILE_HAVE_X86)
+        &tile_kernels_avx2,
+        &tile_kernels_avx512
 #endif
-    return &tile_kernels_portable;
+    };
+    const tile_kernels *best = best_kernels();
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        if (!strcmp(sets[i]->name, name)) {
+            atomic_store(&forced_kernels, sets[i]);
+            return true;
+        }
+        if (sets[i] == best) break;
+    }
+    return false;
 }
 
 const char *tile_kernels_name(void) {

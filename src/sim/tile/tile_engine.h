@@ -127,7 +127,7 @@
  * because those values come from kernel code. Pointers are trusted.
  *
  * Thread-safety: a tile_dst belongs to one caller at a time; the operations
- * keep no other state. tile_force_portable() is global and meant for tests and
+ * keep no other state. tile_force_kernels() is global and meant for tests and
  * benchmarks.
  */
 #ifndef LM_SIM_TILE_ENGINE_H
@@ -405,11 +405,14 @@ lm_status tile_dst_rand(tile_dst *dst, uint32_t idx, tile_rand *r, float from, f
 /* dst[idx] -> memory tile in `format` (tt-metal's pack_tile). */
 lm_status tile_pack_dst(const tile_dst *dst, uint32_t idx, lm_data_format format, void *out);
 
-/* Forces the portable kernels even where AVX2 is available (tests compare the
- * two paths; results are identical by design). */
-void tile_force_portable(bool force);
+/* Forces kernel set `name` ("portable", "avx2" or "avx512"), or with NULL
+ * goes back to the default, the best one this build and CPU run. Returns
+ * false, changing nothing, when the set is not available here. Global (every
+ * thread's ops); meant for tests and benchmarks comparing the sets, whose
+ * results are identical by design. */
+bool tile_force_kernels(const char *name);
 
-/* Name of the kernel set in use: "avx2" or "portable". */
+/* Name of the kernel set in use: "avx512", "avx2" or "portable". */
 const char *tile_kernels_name(void);
 
 /* Short names of the enum values, for messages and tests ("exp", "add", ...);

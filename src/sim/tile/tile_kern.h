@@ -1,10 +1,10 @@
-/* Kernel sets behind the tile engine: the same arithmetic compiled for two
+/* Kernel sets behind the tile engine: the same arithmetic compiled for three
  * targets. tile_kern_body.h holds the element-wise and SFPU kernels once
- * (their scalar math in tile_kern_math.h); it is compiled plainly (portable)
- * and with AVX2+FMA enabled, and both compilations
- * perform the identical sequence of IEEE operations per element, so they give
- * identical bits. Only matmul has a hand-written AVX2 version, which keeps the
- * portable version's order of fused multiply-adds.
+ * (their scalar math in tile_kern_math.h); it is compiled plainly (portable),
+ * with AVX2+FMA and with AVX-512F enabled, and every compilation performs the
+ * identical sequence of IEEE operations per element, so they give identical
+ * bits. Only matmul has hand-written AVX2 and AVX-512 versions, which keep
+ * the portable version's order of fused multiply-adds.
  *
  * Kernels trust their arguments (the engine validated them); output buffers do
  * not alias inputs.
@@ -41,8 +41,9 @@ typedef struct tile_kernels {
 } tile_kernels;
 
 extern const tile_kernels tile_kernels_portable;
-#if defined(TILE_HAVE_AVX2)
+#if defined(TILE_HAVE_X86)
 extern const tile_kernels tile_kernels_avx2;
+extern const tile_kernels tile_kernels_avx512;
 #endif
 
 #endif
