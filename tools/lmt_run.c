@@ -455,7 +455,7 @@ static int save_outputs(lm_replay *r, const run_args *ra) {
 typedef struct profile_row {
     const char *label; /* a label, or an op: the first word of labels */
     size_t label_len;
-    uint64_t launches;
+    uint64_t launches, instructions;
     double seconds;
 } profile_row;
 
@@ -468,23 +468,25 @@ static int by_time(const void *a, const void *b) {
 
 static void print_rows(const char *what, const profile_row *rows, size_t n, size_t shown,
                        double total) {
-    printf("  %11s %6s %9s  %s\n", "time", "share", "launches", what);
+    printf("  %11s %6s %13s %9s  %s\n", "time", "share", "instructions", "launches", what);
     for (size_t i = 0; i < n && i < shown; i++)
-        printf("  %8.2f ms %5.1f%% %9" PRIu64 "  %.*s\n", rows[i].seconds * 1e3,
-               total > 0 ? 100 * rows[i].seconds / total : 0.0, rows[i].launches,
-               (int)rows[i].label_len, rows[i].label[0] ? rows[i].label : "(no label)");
+        printf("  %8.2f ms %5.1f%% %13" PRIu64 " %9" PRIu64 "  %.*s\n", rows[i].seconds * 1e3,
+               total > 0 ? 100 * rows[i].seconds / total : 0.0, rows[i].instructions,
+               rows[i].launches, (int)rows[i].label_len,
+               rows[i].label[0] ? rows[i].label : "(no label)");
     if (n > shown) printf("  (%zu more: --json lists every one)\n", n - shown);
 }
 
-/* Adds a launch count and time to the row of `key` in rows[0..*n), made
- * if new (rows has room for every key). */
+/* Adds a launch count, instructions and time to the row of `key` in
+ * rows[0..*n), made if new (rows has room for every key). */
 static void add_to_row(profile_row *rows, size_t *n, const char *key, size_t len, uint64_t launches,
-                       double seconds) {
+                       uint64_t instructions, double seconds) {
     size_t k = 0;
     while (k < *n && !(rows[k].label_len == len && !memcmp(rows[k].label, key, len)))
         k++;
-    if (k == *n) rows[(*n)++] = (profile_row){key, len, 0, 0};
+    if (k == *n) rows[(*n)++] = (profile_row){key, len, 0, 0, 0};
     rows[k].launches += launches;
+    rows[k].instructions += instructions;
     rows[k].seconds += seconds;
 }
 
@@ -498,27 +500,30 @@ static void print_profile(const lm_profile_entry *e, size_t n, const lm_profile_
         return;
     }
     double total = 0;
-    uint64_t launches = 0;
+    uint64_t launches = 0, instructions = 0;
     bool words = false;
     profile_row *ops = rows + n, *programs = rows + 2 * n;
     size_t op_count = 0, program_count = 0;
     for (size_t i = 0; i < n; i++) {
         /* e[] is in order of first launch, so the addresses of its labels
          * (one allocation, in order) break ties in that order. */
-        rows[i] = (profile_row){e[i].label, strlen(e[i].label), e[i].launches, e[i].seconds};
+        rows[i] = (profile_row){e[i].label, strlen(e[i].label), e[i].launches, e[i].instructions,
+                                e[i].seconds};
         total += e[i].seconds;
         launches += e[i].launches;
+        instructions += e[i].instructions;
         const char *space = strchr(e[i].label, ' ');
         words |= space != NULL;
         add_to_row(ops, &op_count, e[i].label,
                    space ? (size_t)(space - e[i].label) : strlen(e[i].label), e[i].launches,
-                   e[i].seconds);
+                   e[i].instructions, e[i].seconds);
     }
     for (size_t i = 0; i < pn; i++)
         add_to_row(programs, &program_count, pe[i].program, strlen(pe[i].program), pe[i].launches,
-                   pe[i].seconds);
-    printf("  profile:     %" PRIu64 " launch%s, %.3f s in the simulator, by label:\n", launches,
-           launches == 1 ? "" : "es", total);
+                   pe[i].instructions, pe[i].seconds);
+    printf("  profile:     %" PRIu64 " launch%s, %.3f s in the simulator, %" PRIu64
+           " kernel instructions, by label:\n",
+           launches, launches == 1 ? "" : "es", total, instructions);
     qsort(rows, n, sizeof *rows, by_time);
     print_rows("label", rows, n, PROFILE_ROWS, total);
     /* A binary compiled with --trace replays as one launch per trace. */
@@ -589,6 +594,7 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
                 lmt_json_cstr(&j, "label", prof->labels[i].label);
                 lmt_json_u64(&j, "launches", prof->labels[i].launches);
                 lmt_json_double(&j, "seconds", prof->labels[i].seconds);
+                lmt_json_u64(&j, "instructions", prof->labels[i].instructions);
                 lmt_json_end_object(&j);
             }
             lmt_json_end_array(&j);
@@ -599,6 +605,7 @@ static void print_summary(const run_args *ra, lm_status st, const lm_replay_repo
                 lmt_json_cstr(&j, "program", prof->programs[i].program);
                 lmt_json_u64(&j, "launches", prof->programs[i].launches);
                 lmt_json_double(&j, "seconds", prof->programs[i].seconds);
+                lmt_json_u64(&j, "instructions", prof->programs[i].instructions);
                 lmt_json_end_object(&j);
             }
             lmt_json_end_array(&j);

@@ -23,6 +23,10 @@
  * onnx_trace_replay_vs_live  the same for the --trace binary
  * onnx_replay_vs_live_b1  the same ratio for the CNN compiled for one
  *                        image
+ * onnx_cnn_kernel_instructions  RISC-V instructions the CNN's kernels run in
+ *                        one replay (batch 64, fp32; the profile's count):
+ *                        unlike the times, the same on every run, so a
+ *                        change to a kernel shows exactly
  * onnx_replay_busy_vs_quiet  a replay with one busy process per CPU
  *                        competing / a replay with none: the median over
  *                        pairs. Sharing every CPU with one other process
@@ -75,6 +79,7 @@ static char cnn_path[2048];
 static void skip_all(const char *why) {
     printf("onnx_cnn_vs_torch: skipped (%s)\n", why);
     printf("onnx_compile_s: skipped (%s)\n", why);
+    printf("onnx_cnn_kernel_instructions: skipped (%s)\n", why);
     printf("onnx_replay_vs_live: skipped (%s)\n", why);
     printf("onnx_replay_vs_live_b1: skipped (%s)\n", why);
     printf("onnx_replay_busy_vs_quiet: skipped (%s)\n", why);
@@ -124,9 +129,10 @@ static lm_binary *compile_cnn(lm_device *dev, uint32_t batch, lmfe_dtype_mode dt
 }
 
 /* The median time of a replay of `bin` (compiled for `batch` images) on
- * `images` (after an untimed one). */
+ * `images` (after an untimed one, profiled when `out_instructions` is not
+ * NULL: the kernels' instructions, summed). */
 static double replay_median(lm_device *dev, const lm_binary *bin, uint32_t batch,
-                            const float *images) {
+                            const float *images, uint64_t *out_instructions) {
     const void *data;
     uint64_t size;
     lm_replay *rp;
@@ -136,9 +142,22 @@ static double replay_median(lm_device *dev, const lm_binary *bin, uint32_t batch
         bench_die("lm_replay_set_input");
     static float logits[BATCH * CLASSES];
     double replay_s[REPLAYS];
+    lm_replay_options profiled;
+    lm_replay_options_init(&profiled);
+    profiled.profile = true;
     for (int i = -1; i < REPLAYS; i++) {
         double t0 = bench_now();
-        if (lm_replay_run(rp, dev, NULL, NULL) != LM_OK) bench_die("lm_replay_run");
+        bool profile = i < 0 && out_instructions;
+        if (lm_replay_run(rp, dev, profile ? &profiled : NULL, NULL) != LM_OK)
+            bench_die("lm_replay_run");
+        if (profile) {
+            const lm_profile_entry *e;
+            size_t n;
+            if (lm_replay_get_profile(rp, &e, &n) != LM_OK) bench_die("lm_replay_get_profile");
+            *out_instructions = 0;
+            for (size_t k = 0; k < n; k++)
+                *out_instructions += e[k].instructions;
+        }
         if (lm_replay_get_output(rp, "logits", logits, (uint64_t)batch * CLASSES * sizeof(float)) !=
             LM_OK)
             bench_die("lm_replay_get_output");
@@ -176,9 +195,9 @@ static double busy_vs_quiet(lm_device *dev, const lm_binary *bin, uint32_t batch
     pid_t pids[MAX_HOGS];
     double ratio[BUSY_PAIRS];
     for (int p = 0; p < BUSY_PAIRS; p++) {
-        double quiet = replay_median(dev, bin, batch, images);
+        double quiet = replay_median(dev, bin, batch, images, NULL);
         start_hogs(pids, hogs);
-        double busy = replay_median(dev, bin, batch, images);
+        double busy = replay_median(dev, bin, batch, images, NULL);
         stop_hogs(pids, hogs);
         ratio[p] = busy / quiet;
     }
@@ -341,7 +360,8 @@ int main(void) {
     }
     double compile_med = bench_median(compile_s, COMPILES);
 
-    double replay_med = replay_median(dev, bin, BATCH, images);
+    uint64_t cnn_instructions = 0;
+    double replay_med = replay_median(dev, bin, BATCH, images, &cnn_instructions);
     double busy = busy_vs_quiet(dev, bin, BATCH, images, threads);
     lm_binary_free(bin);
     /* The same at one image: compile (live) and replay. */
@@ -352,15 +372,15 @@ int main(void) {
         bin = compile_cnn(dev, 1, LMFE_DTYPE_FP32, false, &compile1_s[i]);
     }
     double compile1_med = bench_median(compile1_s, COMPILES);
-    double replay1_med = replay_median(dev, bin, 1, images);
+    double replay1_med = replay_median(dev, bin, 1, images, NULL);
     lm_binary_free(bin);
     /* The bf16 mode, the one meant for speed. */
     double unused;
     bin = compile_cnn(dev, BATCH, LMFE_DTYPE_BF16, false, &unused);
-    double bf16_med = replay_median(dev, bin, BATCH, images);
+    double bf16_med = replay_median(dev, bin, BATCH, images, NULL);
     lm_binary_free(bin);
     bin = compile_cnn(dev, BATCH, LMFE_DTYPE_BFP8, false, &unused);
-    double bfp8_med = replay_median(dev, bin, BATCH, images);
+    double bfp8_med = replay_median(dev, bin, BATCH, images, NULL);
     lm_binary_free(bin);
     /* The same model compiled with --trace: one launch per replay. Replayed
      * on a device of its own: a traced compile leaves its trace's buffers on
@@ -368,7 +388,7 @@ int main(void) {
     bin = compile_cnn(dev, BATCH, LMFE_DTYPE_FP32, true, &compile_s[0]);
     lm_device_close(dev);
     if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
-    double trace_med = replay_median(dev, bin, BATCH, images);
+    double trace_med = replay_median(dev, bin, BATCH, images, NULL);
     lm_binary_free(bin);
     lm_device_close(dev);
     /* The decoder on a device of its own, as examples/onnx_generate runs it. */
@@ -398,6 +418,7 @@ int main(void) {
     bench_report("onnx_cnn_bf16_images_per_s", BATCH / bf16_med);
     bench_report("onnx_cnn_bfp8_images_per_s", BATCH / bfp8_med);
     bench_report("onnx_compile_s", compile_med);
+    bench_report("onnx_cnn_kernel_instructions", (double)cnn_instructions);
     bench_report("onnx_replay_vs_live", replay_med / compile_med);
     bench_report("onnx_trace_replay_vs_live", trace_med / compile_med);
     bench_report("onnx_replay_vs_live_b1", replay1_med / compile1_med);

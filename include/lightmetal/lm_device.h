@@ -152,7 +152,8 @@ lm_status lm_device_read_l1(lm_device *device, lm_core core, uint64_t address, u
  *
  * A launch label names the program launches and trace replays enqueued
  * after it, on any queue of the device and from any thread, until the next
- * label. The profile sums the time of launches by label, and a Light Metal
+ * label. The profile sums the time and the kernels' instructions of
+ * launches by label, and a Light Metal
  * capture records the label with each EnqueueProgram, so a replay of the
  * binary profiles under the same names (the ONNX compiler labels each
  * node's launches "OpType node-name"). */
@@ -173,6 +174,12 @@ typedef struct lm_profile_entry {
     const char *label; /* "" for launches made with no label */
     uint64_t launches; /* program launches and trace replays (a trace counts once) */
     double seconds;    /* wall time the simulator spent running them */
+    /* RISC-V instructions their kernels retired, on every core and processor.
+     * Unlike the time it does not depend on the host, its load or the thread
+     * count: the same launches on the same data count the same, unless a
+     * kernel polls memory in a loop of its own (a blocking call such as
+     * cb_wait_front counts once, when it returns). */
+    uint64_t instructions;
 } lm_profile_entry;
 
 /* Starts timing every launch, clearing what was measured before, or stops
@@ -206,6 +213,7 @@ typedef struct lm_profile_program_entry {
                           * for a trace replay */
     uint64_t launches;
     double seconds;
+    uint64_t instructions; /* as lm_profile_entry's */
 } lm_profile_program_entry;
 
 /* The same launches as lm_device_get_profile, one entry per (label,

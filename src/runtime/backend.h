@@ -6,7 +6,9 @@
  * Contract: execute() runs one command to completion on the device. On failure
  * it returns LM_ERR_DEVICE_FAULT (or another status) and leaves the detail in
  * the calling thread's error message. Several threads may call execute() at
- * once (one per command queue).
+ * once (one per command queue). For a program launch or a trace replay it
+ * adds the RISC-V instructions the kernels retired to *instructions (also
+ * when it fails); other commands leave it alone.
  */
 #ifndef LM_RUNTIME_BACKEND_H
 #define LM_RUNTIME_BACKEND_H
@@ -20,7 +22,8 @@ typedef struct rt_backend rt_backend;
 
 typedef struct rt_backend_ops {
     void (*destroy)(rt_backend *backend);
-    lm_status (*execute)(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd);
+    lm_status (*execute)(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd,
+                         uint64_t *instructions);
 } rt_backend_ops;
 
 struct rt_backend {

@@ -81,7 +81,7 @@ static void write_reserved_l1(sim_backend *sb, const rt_launch *l, const rt_laun
     }
 }
 
-static lm_status run_program(sim_backend *sb, const rt_launch *l) {
+static lm_status run_program(sim_backend *sb, const rt_launch *l, uint64_t *instructions) {
     sim_core_kernels *cores = calloc(l->core_count ? l->core_count : 1, sizeof *cores);
     if (!cores) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory for a launch");
     pthread_mutex_lock(&sb->launch_mutex);
@@ -109,14 +109,16 @@ static lm_status run_program(sim_backend *sb, const rt_launch *l) {
         .print = print_line,
         .print_ctx = sb,
     };
-    lm_status st = sim_launch_run(sb->launcher, &desc);
+    uint64_t retired = 0;
+    lm_status st = sim_launch_run(sb->launcher, &desc, &retired);
     pthread_mutex_unlock(&sb->launch_mutex);
+    *instructions += retired;
     free(cores);
     return st;
 }
 
 /* Runs the launches of a trace stream, read in place from device DRAM. */
-static lm_status run_trace(sim_backend *sb, const rt_cmd *cmd) {
+static lm_status run_trace(sim_backend *sb, const rt_cmd *cmd, uint64_t *instructions) {
     const uint8_t *at = sim_dram(sb->memory, 0) + cmd->u.trace.address;
     const uint32_t *stream = (const uint32_t *)at;
     size_t n = cmd->u.trace.size / sizeof(uint32_t), pos = 0;
@@ -126,7 +128,7 @@ static lm_status run_trace(sim_backend *sb, const rt_cmd *cmd) {
         lm_status st =
             rt_trace_decode(stream, n, &pos, cmd->u.trace.kernel_count, sb->memory->num_cores, &l);
         l.kernels = (rt_launch_kernel *)cmd->u.trace.kernels;
-        if (!st) st = run_program(sb, &l);
+        if (!st) st = run_program(sb, &l, instructions);
         if (st) return err_prefix(st, "trace launch %u", launch);
         launch++;
     }
@@ -197,7 +199,8 @@ static lm_status write_hashed(sim_backend *sb, const struct rt_cmd_write *w) {
     return LM_OK;
 }
 
-static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd) {
+static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *cmd,
+                             uint64_t *instructions) {
     sim_backend *sb = (sim_backend *)backend;
     switch (cmd->op) {
     case RT_CMD_WRITE_BUFFER:
@@ -208,9 +211,9 @@ static lm_status sim_execute(rt_backend *backend, uint32_t cq_id, const rt_cmd *
         move(sb, &cmd->u.read.place, cmd->u.read.dst, false);
         return LM_OK;
     case RT_CMD_PROGRAM:
-        return run_program(sb, cmd->u.program.launch);
+        return run_program(sb, cmd->u.program.launch, instructions);
     case RT_CMD_TRACE:
-        return run_trace(sb, cmd);
+        return run_trace(sb, cmd, instructions);
     case RT_CMD_FAULT:
         return err_set(LM_ERR_DEVICE_FAULT, "%s", cmd->u.fault.message);
     case RT_CMD_MARKER: /* the queue handles these itself */

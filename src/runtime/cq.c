@@ -67,10 +67,12 @@ static void run_head_locked(lm_command_queue *cq) {
     } else if (entry.cmd.op == RT_CMD_MARKER) {
     } else if (!skip) {
         double t0 = entry.timed ? rt_profile_now() : 0;
-        st = backend->ops->execute(backend, cq->id, &entry.cmd);
+        uint64_t instructions = 0;
+        st = backend->ops->execute(backend, cq->id, &entry.cmd, &instructions);
         if (st) err_copy(message, sizeof message);
         if (entry.timed)
-            rt_profile_add(cq->device->profile, entry.label, entry.program, rt_profile_now() - t0);
+            rt_profile_add(cq->device->profile, entry.label, entry.program, rt_profile_now() - t0,
+                           instructions);
     }
     /* Release before counting the command complete, so a finished queue
      * holds nothing. */

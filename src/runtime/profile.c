@@ -14,7 +14,7 @@
 /* What one program did under one label since profiling was enabled. */
 typedef struct profile_cell {
     uint32_t label, program; /* text ids (label 0: none) */
-    uint64_t launches;
+    uint64_t launches, instructions;
     double seconds;
 } profile_cell;
 
@@ -194,18 +194,20 @@ static bool grow_cells(rt_profile *p) {
     return true;
 }
 
-void rt_profile_add(rt_profile *p, uint32_t label, uint32_t program, double seconds) {
+void rt_profile_add(rt_profile *p, uint32_t label, uint32_t program, double seconds,
+                    uint64_t instructions) {
     pthread_mutex_lock(&p->mutex);
     uint32_t *slot = p->cell_cap ? cell_slot(p, label, program) : NULL;
     if (!slot || !*slot) {
         /* Out of memory: the launch goes unmeasured. */
         if (!grow_cells(p)) goto done;
-        p->cells[p->cell_count] = (profile_cell){label, program, 0, 0};
+        p->cells[p->cell_count] = (profile_cell){label, program, 0, 0, 0};
         slot = cell_slot(p, label, program);
         *slot = ++p->cell_count;
     }
     profile_cell *c = &p->cells[*slot - 1];
     c->launches++;
+    c->instructions += instructions;
     c->seconds += seconds;
 done:
     pthread_mutex_unlock(&p->mutex);
@@ -248,6 +250,7 @@ lm_status rt_profile_copy(rt_profile *p, lm_profile_entry **out_entries, size_t 
         if (!to->label) to->label = put_text(&text, text_or_empty(p, c->label));
         to->launches += c->launches;
         to->seconds += c->seconds;
+        to->instructions += c->instructions;
     }
     pthread_mutex_unlock(&p->mutex);
     free(first);
@@ -273,7 +276,7 @@ lm_status rt_profile_copy_programs(rt_profile *p, lm_profile_program_entry **out
         const profile_cell *c = &p->cells[i];
         const char *label = put_text(&text, text_or_empty(p, c->label));
         const char *program = put_text(&text, text_or_empty(p, c->program));
-        e[i] = (lm_profile_program_entry){label, program, c->launches, c->seconds};
+        e[i] = (lm_profile_program_entry){label, program, c->launches, c->seconds, c->instructions};
     }
     pthread_mutex_unlock(&p->mutex);
     *out_entries = e;

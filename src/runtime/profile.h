@@ -44,9 +44,10 @@ bool rt_profile_enabled(const rt_profile *p);
 /* Starts timing (clearing what was measured) or stops. */
 void rt_profile_set_enabled(rt_profile *p, bool enable);
 
-/* Adds one launch of `seconds` of program `program` under label `label`
- * (ids; 0 for none). */
-void rt_profile_add(rt_profile *p, uint32_t label, uint32_t program, double seconds);
+/* Adds one launch of `seconds` and `instructions` (retired by its kernels)
+ * of program `program` under label `label` (ids; 0 for none). */
+void rt_profile_add(rt_profile *p, uint32_t label, uint32_t program, double seconds,
+                    uint64_t instructions);
 
 /* The measured labels in order of first launch, as lm_device_get_profile
  * gives them (one allocation, lm_profile_free). */

@@ -898,7 +898,7 @@ static void load_cbs(sim_core *c) {
     }
 }
 
-lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
+lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc, uint64_t *out_instructions) {
     sim_memory *mem = l->memory;
     launch ln = {.desc = desc, .memory = mem, .caches = l->caches};
     ln.cores = calloc(desc->core_count ? desc->core_count : 1, sizeof *ln.cores);
@@ -948,6 +948,13 @@ lm_status sim_launch_run(sim_launcher *l, const sim_launch_desc *desc) {
         atomic_init(&ln.abort, false);
         sim_pool_offer(l->pool, thread_main, &ln, ln.threads);
         if (ln.status) st = err_set(ln.status, "%s", ln.message);
+    }
+    if (out_instructions) {
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < desc->core_count; i++)
+            for (uint32_t p = 0; p < LM_NUM_PROCESSORS; p++)
+                if (ln.cores[i].harts[p].present) sum += ln.cores[i].harts[p].hart.instret;
+        *out_instructions = sum;
     }
     pthread_cond_destroy(&ln.changed);
     pthread_mutex_destroy(&ln.mutex);

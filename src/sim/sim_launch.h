@@ -16,6 +16,12 @@
  * Errors: LM_ERR_DEVICE_FAULT with a message naming the core (x,y), the
  * processor, the kernel, the pc and what went wrong; for a deadlock, what each
  * blocked hart waits on. Device memory written before the fault stays written.
+ *
+ * Instructions: *out_instructions (when not NULL) is set to the RISC-V
+ * instructions every hart of the launch retired, also when it fails. An
+ * ecall that blocks counts once, when it completes, so the count does not
+ * depend on scheduling or the thread count -- unless a kernel polls memory
+ * in a loop of its own.
  */
 #ifndef LM_SIM_LAUNCH_H
 #define LM_SIM_LAUNCH_H
@@ -55,7 +61,8 @@ typedef struct sim_launcher sim_launcher;
 lm_status sim_launcher_create(sim_memory *memory, sim_pool *pool, sim_launcher **out_launcher);
 void sim_launcher_destroy(sim_launcher *launcher);
 
-lm_status sim_launch_run(sim_launcher *launcher, const sim_launch_desc *desc);
+lm_status sim_launch_run(sim_launcher *launcher, const sim_launch_desc *desc,
+                         uint64_t *out_instructions);
 
 /* Name of a processor for messages: "DM0", "DM1", "COMPUTE". */
 const char *sim_processor_name(uint32_t processor);

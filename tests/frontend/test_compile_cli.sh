@@ -81,6 +81,20 @@ expect_ok run_profile_by_program "1  binary_reader.c + binary_compute.c + tile_w
 expect_ok run_profile_programs_json \
     '"program": "binary_reader.c + binary_compute.c + tile_writer.c"' \
     run "$W/add.lmb" --profile --json
+expect_ok run_profile_instructions "instructions  launches  label" run "$W/add.lmb" --profile
+# The kernels' instructions, unlike the times, are the same on any thread
+# count.
+lm run "$W/add.lmb" --profile --json --threads 1
+rc1=$rc
+grep '"instructions"' "$W/out" >"$W/instructions1"
+lm run "$W/add.lmb" --profile --json --threads 2
+grep '"instructions"' "$W/out" >"$W/instructions2"
+if [ "$rc1" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$(wc -l <"$W/instructions1")" -ge 2 ] &&
+    ! grep -q '"instructions": 0' "$W/instructions1" && cmp -s "$W/instructions1" "$W/instructions2"; then
+    pass run_profile_instructions_threads
+else
+    fail run_profile_instructions_threads "exit $rc1/$rc: $(cat "$W/instructions1" "$W/instructions2")"
+fi
 expect_error run_profile_value 2 "--profile takes no value" run "$W/add.lmb" --profile=5
 lm compile -q "$D/test_add/model.onnx" -o "$W/add_trace.lmb" --trace
 expect_ok run_profile_trace "1  trace 1" run "$W/add_trace.lmb" --profile

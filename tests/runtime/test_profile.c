@@ -2,7 +2,9 @@
  * launch, profiling off by default and restarted when enabled, a trace
  * replay counted once, labels kept by a Light Metal capture and given back
  * by its replay's profile (also when replayed into a new capture), the
- * detail by (label, program), and the bad arguments. */
+ * detail by (label, program), the kernels' instructions (the same on any
+ * thread count, also when kernels block on each other), and the bad
+ * arguments. */
 #include <stdlib.h>
 
 #include "lightmetal/lightmetal.h"
@@ -15,7 +17,9 @@ static const char *busy_kernel = "#include \"dataflow_api.h\"\n"
                                  "    for (uint32_t i = 0; i < 2000; i++) w[i % 64] += i;\n"
                                  "}\n";
 
-static lm_device *open_device(void) {
+/* A device of two cores simulated by `threads` host threads (0: one per
+ * CPU). */
+static lm_device *open_device_threads(uint32_t threads) {
     lm_device_options o;
     lm_device_options_init(&o);
     o.grid_x = 2;
@@ -23,8 +27,13 @@ static lm_device *open_device(void) {
     o.dram_banks = 1;
     o.dram_bank_size = 16 << 20;
     o.trace_region_size = 1 << 20;
+    o.num_threads = threads;
     lm_device *dev = NULL;
     return lm_device_open(&o, &dev) ? NULL : dev;
+}
+
+static lm_device *open_device(void) {
+    return open_device_threads(0);
 }
 
 static lm_status make_program(lm_device *dev, lm_program *out) {
@@ -177,6 +186,105 @@ static void test_profile_by_program(void) {
     lm_profile_program_free(NULL);
     CHECK_OK(lm_release_trace(dev, id));
     CHECK_OK(lm_device_close(dev));
+}
+
+/* DM0 pushes `n` (runtime arg 0) pages of circular buffer 0 one at a time,
+ * after a loop of n steps, then raises the other core's semaphore; DM1
+ * waits for each page and pops it, then waits for its semaphore. DM1 blocks
+ * in cb_wait_front and noc_semaphore_wait for as long as the scheduling
+ * makes it (the other core may run before, after or beside this one). */
+static const char *producer = "#include \"dataflow_api.h\"\n"
+                              "void kernel_main(void) {\n"
+                              "    uint32_t n = get_arg_val(0);\n"
+                              "    volatile uint32_t *w = (volatile uint32_t *)0x20000;\n"
+                              "    for (uint32_t i = 0; i < n; i++) w[i % 64] += i;\n"
+                              "    for (uint32_t i = 0; i < n; i++) {\n"
+                              "        cb_reserve_back(0, 1);\n"
+                              "        *(volatile uint32_t *)get_write_ptr(0) = i;\n"
+                              "        cb_push_back(0, 1);\n"
+                              "    }\n"
+                              "    noc_semaphore_inc(get_noc_addr(1 - my_x(), my_y(), "
+                              "get_semaphore(0)), 1);\n"
+                              "}\n";
+static const char *consumer = "#include \"dataflow_api.h\"\n"
+                              "void kernel_main(void) {\n"
+                              "    uint32_t n = get_arg_val(0);\n"
+                              "    for (uint32_t i = 0; i < n; i++) {\n"
+                              "        cb_wait_front(0, 1);\n"
+                              "        cb_pop_front(0, 1);\n"
+                              "    }\n"
+                              "    noc_semaphore_wait((volatile uint32_t *)get_semaphore(0), 1);\n"
+                              "}\n";
+
+/* Instructions of one launch of the producer and consumer on both cores, n
+ * pages each, under a device of `threads` threads; the second element is
+ * the instructions of a trace of two such launches. */
+static void pipeline_instructions(uint32_t threads, uint32_t n, uint64_t out[2]) {
+    out[0] = out[1] = 0;
+    lm_device *dev = open_device_threads(threads);
+    CHECK(dev);
+    if (!dev) return;
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    lm_core_range_set cores = lm_core_range_set_of(0, 0, 1, 0);
+    lm_program p;
+    CHECK_OK(lm_create_program(dev, &p));
+    lm_circular_buffer_config cb;
+    lm_circular_buffer_config_init(&cb);
+    cb.total_size = 2 * 64;
+    cb.index_count = 1;
+    cb.indices[0] = (lm_cb_index_config){0, LM_DATA_FORMAT_FLOAT32, 64};
+    lm_circular_buffer h;
+    CHECK_OK(lm_create_circular_buffer(p, &cores, &cb, &h));
+    uint32_t sem;
+    CHECK_OK(lm_create_semaphore(p, &cores, 0, &sem));
+    lm_kernel_config dm0, dm1;
+    lm_kernel_config_init(&dm0, LM_PROCESSOR_DM0);
+    lm_kernel_config_init(&dm1, LM_PROCESSOR_DM1);
+    lm_kernel kp, kc;
+    CHECK_OK(lm_create_kernel_from_string(p, "producer", producer, &cores, &dm0, &kp));
+    CHECK_OK(lm_create_kernel_from_string(p, "consumer", consumer, &cores, &dm1, &kc));
+    CHECK_OK(lm_set_runtime_args_range(p, kp, &cores, &n, 1));
+    CHECK_OK(lm_set_runtime_args_range(p, kc, &cores, &n, 1));
+    CHECK_OK(lm_device_set_profiling(dev, true));
+    CHECK_OK(launch(dev, p, "direct"));
+    uint32_t id;
+    CHECK_OK(lm_begin_trace_capture(cq, &id));
+    CHECK_OK(launch(dev, p, NULL));
+    CHECK_OK(launch(dev, p, NULL));
+    CHECK_OK(lm_end_trace_capture(cq, id));
+    CHECK_OK(lm_device_set_launch_label(dev, "trace"));
+    CHECK_OK(lm_replay_trace(cq, id, true));
+    lm_profile_entry *e;
+    size_t count;
+    CHECK_OK(lm_device_get_profile(dev, &e, &count));
+    CHECK(count == 2 && !strcmp(e[0].label, "direct") && !strcmp(e[1].label, "trace"));
+    out[0] = count == 2 ? e[0].instructions : 0;
+    out[1] = count == 2 ? e[1].instructions : 0;
+    lm_profile_free(e);
+    /* The labels' counts are the sums of their programs'. */
+    lm_profile_program_entry *pe;
+    CHECK_OK(lm_device_get_program_profile(dev, &pe, &count));
+    CHECK(count == 2 && pe[0].instructions == out[0] && pe[1].instructions == out[1]);
+    lm_profile_program_free(pe);
+    CHECK_OK(lm_release_trace(dev, id));
+    CHECK_OK(lm_device_close(dev));
+}
+
+static void test_profile_instructions(void) {
+    uint64_t one[2], four[2], longer[2], longest[2];
+    pipeline_instructions(1, 40, one);
+    pipeline_instructions(4, 40, four);
+    CHECK(one[0] > 2 * 40 * 4); /* at least a few instructions a step, on each core */
+    /* The same on any thread count, though DM1 blocks differently. */
+    CHECK_EQ_U64(four[0], one[0]);
+    CHECK_EQ_U64(four[1], one[1]);
+    /* A trace of two launches counts both. */
+    CHECK_EQ_U64(one[1], 2 * one[0]);
+    /* Each step costs the same: the count grows linearly with n. */
+    pipeline_instructions(2, 80, longer);
+    pipeline_instructions(2, 120, longest);
+    CHECK(longer[0] > one[0]);
+    CHECK_EQ_U64(longest[0] - longer[0], longer[0] - one[0]);
 }
 
 static void test_bad_arguments(void) {
@@ -341,6 +449,7 @@ static void test_capture_and_replay(void) {
 int main(void) {
     TEST_RUN(test_profile_by_label);
     TEST_RUN(test_profile_by_program);
+    TEST_RUN(test_profile_instructions);
     TEST_RUN(test_bad_arguments);
     TEST_RUN(test_many_labels);
     TEST_RUN(test_capture_and_replay);
