@@ -839,9 +839,9 @@ lm_status rt_launch_build(lm_program program, lm_device *device, rt_launch **out
     l->words = w.words;
     l->word_count = w.count;
     for (uint32_t i = 0; i < p->kernel_count && !st; i++)
-        l->kernels[i] =
-            (rt_launch_kernel){p->kernels[i]->image, p->kernels[i]->name, p->kernels[i]->fp32_acc,
-                               p->kernels[i]->elf, p->kernels[i]->elf_size};
+        l->kernels[i] = (rt_launch_kernel){p->kernels[i]->image,    p->kernels[i]->name,
+                                           p->kernels[i]->fp32_acc, p->kernels[i]->elf,
+                                           p->kernels[i]->elf_size, 0};
     l->kernel_count = p->kernel_count;
     pthread_mutex_unlock(&p->mutex);
     if (st) {

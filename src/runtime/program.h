@@ -29,6 +29,7 @@ typedef struct rt_launch_kernel {
     bool fp32_acc;   /* compute kernels: dst holds float32 */
     const void *elf; /* the binary the image came from (serialized traces) */
     size_t elf_size;
+    uint64_t hash; /* hash64(elf, elf_size, 0) when known (a file's content address), or 0 */
 } rt_launch_kernel;
 
 typedef struct rt_launch_core {

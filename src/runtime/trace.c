@@ -26,7 +26,7 @@ struct rt_trace {
     uint64_t address, size;
     rt_launch_kernel *kernels;
     uint32_t kernel_count, launch_total;
-    bool owns_kernels; /* loaded traces own their images, names and ELFs */
+    bool owns_kernels; /* loaded traces hold their images (and so ELFs) and own their names */
     atomic_uint pins;  /* replays queued or running */
     /* Buffers deallocated while this trace was being captured: their memory
      * stays taken until the trace is released, because its launches may use
@@ -79,9 +79,8 @@ static void trace_free(rt_trace *t) {
         rt_buffer_release_object(t->held[i]);
     free(t->held);
     for (uint32_t i = 0; t->owns_kernels && i < t->kernel_count; i++) {
-        rv_image_cache_put(t->device->images, t->kernels[i].image);
+        rv_image_cache_put(t->device->images, t->kernels[i].image); /* and with it the ELF */
         free((void *)t->kernels[i].name);
-        free((void *)t->kernels[i].elf);
     }
     for (uint32_t i = 0; i < t->launch_count; i++)
         rt_launch_free(t->launches[i]);
@@ -340,25 +339,52 @@ lm_status rt_trace_export(lm_device *dev, uint32_t id, rt_trace_contents *out) {
     return LM_OK;
 }
 
-/* The kernels of a loaded trace: images from the ELFs, copies of everything. */
+/* The kernels of a loaded trace: each an image held in the device's cache
+ * (whose copy of the ELF the entry points at) and a name of its own. A
+ * trace lists a kernel once per launch that runs it, and those entries
+ * share their bytes (a file holds each distinct ELF once): an entry whose
+ * ELF lies where an earlier one's does takes another hold on that image
+ * rather than hashing and comparing the same bytes again. `first` is an
+ * open-addressed table of entry index + 1 by ELF address. */
 static lm_status own_kernels(rt_trace *t, const rt_trace_contents *in) {
-    t->kernels = calloc(in->kernel_count ? in->kernel_count : 1, sizeof *t->kernels);
-    if (!t->kernels) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    t->owns_kernels = true;
-    for (uint32_t i = 0; i < in->kernel_count; i++) {
-        const rt_launch_kernel *k = &in->kernels[i];
-        rt_launch_kernel *mine = &t->kernels[t->kernel_count];
-        const rv_image *image;
-        lm_status st = rv_image_cache_get(t->device->images, k->elf, k->elf_size, 0, &image, NULL);
-        if (st) return err_prefix(LM_ERR_INVALID_FILE, "trace kernel %u", i);
-        char *name = strdup(k->name ? k->name : "kernel");
-        void *elf = malloc(k->elf_size ? k->elf_size : 1);
-        if (name && elf) memcpy(elf, k->elf, k->elf_size);
-        *mine = (rt_launch_kernel){image, name, k->fp32_acc, elf, k->elf_size};
-        t->kernel_count++;
-        if (!name || !elf) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    uint32_t n = in->kernel_count, bits = 4;
+    while ((UINT64_C(1) << bits) < 2 * (uint64_t)n) /* at most half full: probes end */
+        bits++;
+    const uint64_t mask = (UINT64_C(1) << bits) - 1;
+    uint32_t *first = calloc((size_t)mask + 1, sizeof *first);
+    t->kernels = calloc(n ? n : 1, sizeof *t->kernels);
+    if (!first || !t->kernels) {
+        free(first);
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     }
-    return LM_OK;
+    t->owns_kernels = true;
+    lm_status st = LM_OK;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        const rt_launch_kernel *k = &in->kernels[i];
+        uint64_t at = (uint64_t)(uintptr_t)k->elf * 0x9E3779B97F4A7C15u >> (64 - bits);
+        while (first[at] && in->kernels[first[at] - 1].elf != k->elf)
+            at = (at + 1) & mask;
+        const rt_launch_kernel *same = first[at] ? &t->kernels[first[at] - 1] : NULL;
+        const rv_image *image;
+        const void *elf;
+        if (same && same->elf_size == k->elf_size) {
+            rv_image_cache_hold(t->device->images, same->image);
+            image = same->image;
+            elf = same->elf;
+        } else if (rv_image_cache_get(t->device->images, k->elf, k->elf_size, k->hash, &image,
+                                      &elf)) {
+            st = err_prefix(LM_ERR_INVALID_FILE, "trace kernel %u", i);
+            break;
+        } else if (!same) {
+            first[at] = i + 1;
+        }
+        char *name = strdup(k->name ? k->name : "kernel");
+        t->kernels[i] = (rt_launch_kernel){image, name, k->fp32_acc, elf, k->elf_size, k->hash};
+        t->kernel_count = i + 1;
+        if (!name) st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    }
+    free(first);
+    return st;
 }
 
 lm_status rt_trace_import(lm_command_queue *cq, const rt_trace_contents *in, uint32_t *out_id) {

@@ -23,8 +23,8 @@ lm_status trace_blob_load(lm_command_queue *cq, const void *file, uint32_t file_
             st =
                 err_set(LM_ERR_INVALID_FILE, "trace %u: kernel %u's binary is missing", file_id, i);
         else
-            kernels[i] = (rt_launch_kernel){NULL, k[i].name, k[i].fp32_acc,
-                                            lmb_blob_data(file, root, elf), elf.size};
+            kernels[i] = (rt_launch_kernel){
+                NULL, k[i].name, k[i].fp32_acc, lmb_blob_data(file, root, elf), elf.size, elf.hash};
     }
     c.kernels = kernels;
     c.kernel_count = n;

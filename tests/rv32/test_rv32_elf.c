@@ -191,9 +191,34 @@ static void test_image_cache(void) {
     rv_image_cache_destroy(NULL);
 }
 
+/* A hold is one more get of an image already held: with nothing kept
+ * unheld (keep 0), the image outlives one put per get but not one more. */
+static void test_image_cache_hold(void) {
+    uint8_t a[512], b[512];
+    size_t size = valid_elf(a, sizeof a);
+    memcpy(b, a, size);
+    b[size - 1] ^= 1;
+    rv_image_cache *c;
+    CHECK_OK(rv_image_cache_create(0, &c));
+    const rv_image *ia, *ia2, *ib;
+    const void *ea, *ea2;
+    CHECK_OK(rv_image_cache_get(c, a, size, 0, &ia, &ea));
+    rv_image_cache_hold(c, ia);
+    rv_image_cache_put(c, ia); /* held once more: stays */
+    CHECK_OK(rv_image_cache_get(c, b, size, 0, &ib, NULL));
+    rv_image_cache_put(c, ib); /* b unheld and dropped; a still held */
+    CHECK_EQ_U64(ia->data_bytes[7], a[size - 1]);
+    CHECK_OK(rv_image_cache_get(c, a, size, 0, &ia2, &ea2));
+    CHECK(ia2 == ia && ea2 == ea);
+    rv_image_cache_put(c, ia2);
+    rv_image_cache_put(c, ia); /* the hold's put: now dropped */
+    rv_image_cache_destroy(c);
+}
+
 int main(void) {
     TEST_RUN(test_valid_image);
     TEST_RUN(test_image_cache);
+    TEST_RUN(test_image_cache_hold);
     TEST_RUN(test_rejects_bad_header);
     TEST_RUN(test_rejects_bad_segments);
     TEST_RUN(test_rejects_bad_entry);

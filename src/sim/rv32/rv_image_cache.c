@@ -114,6 +114,17 @@ lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size
     return LM_OK;
 }
 
+void rv_image_cache_hold(rv_image_cache *cache, const rv_image *image) {
+    pthread_mutex_lock(&cache->mutex);
+    for (uint32_t i = 0; i < cache->count; i++) {
+        if (cache->entries[i].image != image) continue;
+        cache->entries[i].refs++;
+        cache->entries[i].used = ++cache->clock;
+        break;
+    }
+    pthread_mutex_unlock(&cache->mutex);
+}
+
 void rv_image_cache_put(rv_image_cache *cache, const rv_image *image) {
     if (!image) return;
     pthread_mutex_lock(&cache->mutex);

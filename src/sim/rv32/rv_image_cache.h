@@ -38,6 +38,12 @@ void rv_image_cache_destroy(rv_image_cache *cache);
 lm_status rv_image_cache_get(rv_image_cache *cache, const void *elf, size_t size, uint64_t hash,
                              const rv_image **out_image, const void **out_elf);
 
+/* One more hold on an image that rv_image_cache_get gave and that is still
+ * held, matched by one more rv_image_cache_put: a caller holding the same
+ * ELF many times over takes the image once by its bytes, then again by
+ * the image, without hashing or comparing the bytes each time. */
+void rv_image_cache_hold(rv_image_cache *cache, const rv_image *image);
+
 /* Gives back an image rv_image_cache_get gave; NULL is accepted. */
 void rv_image_cache_put(rv_image_cache *cache, const rv_image *image);
 
