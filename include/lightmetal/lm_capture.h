@@ -2,13 +2,16 @@
  *
  * Between lm_light_metal_begin_capture and lm_light_metal_end_capture, every
  * successful public API call on the device becomes a command of the binary,
- * in the order the calls returned (several threads may call at once). Capture
- * may begin at any point: buffers already alive are snapshotted first with
- * their current contents, and a program already alive is recorded — its
- * kernels, circular buffers, semaphores and runtime arguments as they are
- * then — when the workload first uses or changes it, so the binary replays
- * on its own and holds no program the workload never touched (those of a
- * warm program cache). Kernels are stored as their compiled RV32 ELF
+ * in the order the calls returned (several threads may call at once), with
+ * one exception for programs: a program, whether alive when the capture
+ * begins or made during it, is recorded — its kernels, circular buffers,
+ * semaphores and runtime arguments as they are then — when the workload
+ * first enqueues it outside a metal trace, and its changes after that as
+ * they are made. So the binary holds no program that never runs as one:
+ * not those of a warm program cache, nor those that run only inside
+ * traces, whose launches the traces hold. Capture may begin at any point:
+ * buffers already alive are snapshotted first with their current contents.
+ * Kernels are stored as their compiled RV32 ELF
  * (content-addressed, stored once); data written to buffers and goldens are
  * stored once per distinct content.
  *

@@ -43,12 +43,14 @@ struct cap_recorder {
     lm_capture_options opts;
     lmb_writer *writer;
     id_map buffers, programs, kernels, cbs, traces, events;
-    /* The programs alive at begin not yet recorded (handle -> 1): each is
-     * recorded, as it is then, the first time the capture sees it used
-     * (adopt), so a binary holds only the programs its workload touches,
-     * not every program a warm program cache keeps. adopt_mutex makes a
-     * second user wait for the first's recording. */
-    idmap earlier;
+    /* The programs not recorded yet (handle -> 1): those alive at begin
+     * and those made since, until the workload first enqueues them outside
+     * a metal trace (adopt), when each is recorded as it is then. So a
+     * binary holds only the programs its workload runs as programs: not
+     * those a warm program cache keeps, nor those that run only inside a
+     * trace, whose launches the trace holds. adopt_mutex makes a second
+     * enqueuer wait for the first's recording. */
+    idmap unrecorded;
     pthread_mutex_t adopt_mutex;
     lm_status error; /* the first recording failure, reported by cap_end */
     char error_message[ERR_MESSAGE_MAX];
@@ -120,24 +122,28 @@ static uint32_t need(cap_recorder *r, const id_map *m, uint64_t handle, const ch
 
 static void adopt_snapshot(lm_device *dev, lm_program p, cap_recorder *r);
 
-/* Records program p, alive at begin and not recorded yet, as it is now:
- * true when this call recorded it (the caller's own change is then in the
- * record already). Called before the hook takes the recorder's lock (the
- * recording goes through the hooks). */
-static bool adopt(lm_device *dev, lm_program p) {
+/* Whether program p is not recorded yet: a change to it is then not a
+ * command, since adopt records the program as it is when first enqueued. */
+static bool unrecorded(lm_device *dev, lm_program p) {
     cap_recorder *r = dev->capture;
     if (!r) return false;
     pthread_mutex_lock(&r->mutex);
-    bool earlier = !map_get(&r->programs, p.id) && idmap_find(&r->earlier, p.id);
+    bool pending = !map_get(&r->programs, p.id) && idmap_find(&r->unrecorded, p.id);
     pthread_mutex_unlock(&r->mutex);
-    if (!earlier) return false;
+    return pending;
+}
+
+/* Records program p, if not recorded yet, as it is now. Called before the
+ * hook takes the recorder's lock (the recording goes through the hooks). */
+static void adopt(lm_device *dev, lm_program p) {
+    cap_recorder *r = dev->capture;
+    if (!unrecorded(dev, p)) return;
     pthread_mutex_lock(&r->adopt_mutex);
     pthread_mutex_lock(&r->mutex);
-    bool take = idmap_remove(&r->earlier, p.id);
+    bool take = idmap_remove(&r->unrecorded, p.id);
     pthread_mutex_unlock(&r->mutex);
     if (take) adopt_snapshot(dev, p, r);
     pthread_mutex_unlock(&r->adopt_mutex);
-    return take;
 }
 
 static fb_ref core_ranges(fb_builder *b, const lm_core_range_set *set) {
@@ -358,7 +364,8 @@ void cap_finish(lm_device *dev, uint32_t cq) {
 
 /* ---- programs ---- */
 
-void cap_create_program(lm_device *dev, lm_program program) {
+/* The CreateProgram of a program being adopted (adopt_snapshot). */
+static void record_program(lm_device *dev, lm_program program) {
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t id;
@@ -374,11 +381,19 @@ void cap_create_program(lm_device *dev, lm_program program) {
     unlock(r);
 }
 
+void cap_create_program(lm_device *dev, lm_program program) {
+    cap_recorder *r = lock(dev);
+    if (!r) return;
+    if (!idmap_put(&r->unrecorded, program.id, 1) && !r->error)
+        fail(r, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    unlock(r);
+}
+
 void cap_release_program(lm_device *dev, lm_program program) {
     cap_recorder *r = lock(dev);
     if (!r) return;
-    /* Alive at begin and never used since: nothing to record. */
-    if (!map_get(&r->programs, program.id) && idmap_remove(&r->earlier, program.id))
+    /* Never enqueued outside a trace: nothing to record. */
+    if (!map_get(&r->programs, program.id) && idmap_remove(&r->unrecorded, program.id))
         return unlock(r);
     fb_builder *b = lmb_writer_builder(r->writer);
     uint32_t id = need(r, &r->programs, program.id, "program");
@@ -390,7 +405,7 @@ void cap_release_program(lm_device *dev, lm_program program) {
 
 void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
                        const lm_core_range_set *cores, const lm_kernel_config *cfg) {
-    if (adopt(dev, program)) return; /* recorded with this change */
+    if (unrecorded(dev, program)) return; /* recorded as it is when first enqueued */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program"), kid = 0;
@@ -458,7 +473,7 @@ void cap_create_kernel(lm_device *dev, lm_program program, lm_kernel kernel,
 
 void cap_set_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel, lm_core core,
                           const uint32_t *args, uint32_t count) {
-    if (adopt(dev, program)) return; /* recorded with this change */
+    if (unrecorded(dev, program)) return; /* recorded as it is when first enqueued */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -477,7 +492,7 @@ void cap_set_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel, 
 
 void cap_set_common_runtime_args(lm_device *dev, lm_program program, lm_kernel kernel,
                                  const uint32_t *args, uint32_t count) {
-    if (adopt(dev, program)) return; /* recorded with this change */
+    if (unrecorded(dev, program)) return; /* recorded as it is when first enqueued */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -494,7 +509,7 @@ void cap_set_common_runtime_args(lm_device *dev, lm_program program, lm_kernel k
 
 void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
                    const lm_core_range_set *cores, const lm_circular_buffer_config *cfg) {
-    if (adopt(dev, program)) return; /* recorded with this change */
+    if (unrecorded(dev, program)) return; /* recorded as it is when first enqueued */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program"), id = 0;
@@ -525,7 +540,7 @@ void cap_create_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
 
 void cap_update_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
                    const lm_circular_buffer_config *cfg) {
-    if (adopt(dev, program)) return; /* recorded with this change */
+    if (unrecorded(dev, program)) return; /* recorded as it is when first enqueued */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -551,7 +566,7 @@ void cap_update_cb(lm_device *dev, lm_program program, lm_circular_buffer cb,
 
 void cap_create_semaphore(lm_device *dev, lm_program program, const lm_core_range_set *cores,
                           uint32_t initial_value, uint32_t id) {
-    if (adopt(dev, program)) return; /* recorded with this change */
+    if (unrecorded(dev, program)) return; /* recorded as it is when first enqueued */
     cap_recorder *r = lock(dev);
     if (!r) return;
     uint32_t pid = need(r, &r->programs, program.id, "program");
@@ -741,10 +756,10 @@ static void snapshot_buffers(cap_recorder *r, lm_device *dev) {
     }
 }
 
-/* A program alive at begin, recorded when first used (adopt) through the
- * same hooks live calls use. */
+/* A program recorded when first enqueued (adopt) through the same hooks
+ * live calls use. */
 static void snap_program(void *dev, lm_program p) {
-    cap_create_program(dev, p);
+    record_program(dev, p);
 }
 static void snap_kernel(void *dev, lm_program p, lm_kernel k, const lm_core_range_set *cores,
                         const lm_kernel_config *cfg) {
@@ -777,15 +792,15 @@ static void adopt_snapshot(lm_device *dev, lm_program p, cap_recorder *r) {
     }
 }
 
-static void note_earlier(void *ctx, lm_program p) {
+static void note_unrecorded(void *ctx, lm_program p) {
     cap_recorder *r = ctx;
-    if (!idmap_put(&r->earlier, p.id, 1) && !r->error)
+    if (!idmap_put(&r->unrecorded, p.id, 1) && !r->error)
         fail(r, LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
 }
 
 static void recorder_free(cap_recorder *r) {
     if (!r) return;
-    idmap_free(&r->earlier);
+    idmap_free(&r->unrecorded);
     pthread_mutex_destroy(&r->adopt_mutex);
     lmb_writer_destroy(r->writer);
     map_free(&r->buffers);
@@ -840,8 +855,8 @@ lm_status cap_begin(lm_device *dev, const lm_capture_options *opts) {
         return st;
     }
     snapshot_buffers(r, dev);
-    /* The programs alive now are recorded as they are first used (adopt). */
-    rt_program_each(dev, note_earlier, r);
+    /* The programs alive now are recorded when first enqueued (adopt). */
+    rt_program_each(dev, note_unrecorded, r);
     dev->capture = r;
     dev->capture_sink = &sink;
     /* Traces alive at begin: stored, and loaded first thing on replay. */

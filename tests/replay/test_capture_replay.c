@@ -465,6 +465,65 @@ static void test_capture_records_programs_used(void) {
     check_replay_out(bin, live);
 }
 
+/* One capture of the scaling workload run as a metal trace of program
+ * `prog`, made before the capture or (`during`) in it; with `during`, also
+ * a program made in the capture, changed and never enqueued. */
+static lm_status capture_traced(bool during, lm_binary **out_binary, uint32_t *live) {
+    lm_device *dev = open_device();
+    if (!dev) return LM_ERR_INTERNAL;
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    workload w;
+    lm_program prog, idle;
+    lm_kernel k;
+    uint32_t in[WORDS], trace, args[3] = {0, 0, 0};
+    input_words(in, 13);
+    lm_core_range_set all = lm_core_range_set_of(0, 0, 1, 1);
+    lm_status st = make_buffers(dev, &w);
+    if (!st && !during) st = make_program(dev, &w, 0, &prog);
+    if (!st) st = lm_light_metal_begin_capture(dev, NULL);
+    if (!st && during) st = make_program(dev, &w, 0, &prog);
+    if (!st && during) st = make_program_k(dev, &w, 0, &idle, &k);
+    if (!st && during) st = lm_set_runtime_args_range(idle, k, &all, args, 3);
+    if (!st) st = lm_enqueue_write_buffer(cq, w.in, in, false);
+    if (!st) st = lm_begin_trace_capture(cq, &trace);
+    if (!st) st = lm_enqueue_program(cq, prog, false);
+    if (!st) st = lm_end_trace_capture(cq, trace);
+    if (!st) st = lm_replay_trace(cq, trace, false);
+    if (!st) st = lm_enqueue_read_buffer(cq, w.out, live, true);
+    if (!st) st = lm_capture_name_buffer(w.out, "out");
+    if (!st) st = lm_light_metal_end_capture(dev, out_binary);
+    lm_device_close(dev);
+    return st;
+}
+
+/* A program that runs only inside a metal trace is not in the binary, made
+ * during the capture or before it: the trace holds its launches. So is one
+ * made during the capture and never enqueued. Both binaries are byte for
+ * byte the same, and replay the workload. */
+static void test_capture_leaves_out_programs_run_only_in_traces(void) {
+    static uint32_t live[WORDS], live2[WORDS], in[WORDS];
+    lm_binary *before, *during;
+    CHECK_OK(capture_traced(false, &before, live));
+    CHECK_OK(capture_traced(true, &during, live2));
+    CHECK(memcmp(live, live2, sizeof live) == 0);
+    input_words(in, 13);
+    CHECK_EQ_U64(live[3], in[3] * 5u + 1u);
+    const void *d1, *d2;
+    uint64_t s1, s2;
+    CHECK_OK(lm_binary_data(before, &d1, &s1));
+    CHECK_OK(lm_binary_data(during, &d2, &s2));
+    CHECK_EQ_U64(s2, s1);
+    CHECK(memcmp(d1, d2, s1) == 0);
+    lm_replay *r;
+    lm_replay_report rep;
+    CHECK_OK(lm_replay_open(d2, s2, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, &rep));
+    CHECK_EQ_U64(rep.programs, 1); /* the trace */
+    lm_replay_close(r);
+    lm_binary_free(before);
+    check_replay_out(during, live);
+}
+
 /* Metal traces inside a Light Metal capture: one captured during it, one
  * that existed before it began; the binary replays both. */
 static void test_capture_with_traces(void) {
@@ -607,6 +666,7 @@ int main(void) {
     TEST_RUN(test_capture_snapshots_programs);
     TEST_RUN(test_capture_records_programs_used);
     TEST_RUN(test_capture_with_traces);
+    TEST_RUN(test_capture_leaves_out_programs_run_only_in_traces);
     TEST_RUN(test_capture_errors);
     TEST_RUN(test_replay_errors);
     return test_summary();
