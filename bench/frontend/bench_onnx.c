@@ -44,6 +44,9 @@
  *                        the same model with the same threads
  *                        (scripts/bench_torch_decoder.py): a model this
  *                        small is a few hundred tiny launches a step
+ * onnx_decoder_trace_step_ms, onnx_decoder_trace_vs_torch  the same with
+ *                        the decoder compiled with --trace (a step is one
+ *                        trace launch)
  *
  * All times are medians, all on one device opened with N threads; a replay
  * is the whole binary (programs, buffers, the weights' upload, the input,
@@ -86,6 +89,8 @@ static void skip_all(const char *why) {
     printf("onnx_replay_vs_cold_live: skipped (%s)\n", why);
     printf("onnx_decoder_step_ms: skipped (%s)\n", why);
     printf("onnx_decoder_vs_torch: skipped (%s)\n", why);
+    printf("onnx_decoder_trace_step_ms: skipped (%s)\n", why);
+    printf("onnx_decoder_trace_vs_torch: skipped (%s)\n", why);
 }
 
 /* Reads the first BATCH test images into dst; false when they cannot be read. */
@@ -279,23 +284,31 @@ static uint64_t buffer_size(const lm_replay *rp, const char *name, uint32_t d, u
     return 0;
 }
 
-/* Seconds of one step of the zoo's fixed-cache decoder, the median of
- * DECODER_STEPS (after an untimed one), each step given the last one's
- * cache and a token and position for each sequence; or < 0 with the reason
- * in `why`. */
-static double decoder_step_s(lm_device *dev, char *why, size_t why_size) {
+/* Seconds of one step of the zoo's fixed-cache decoder compiled with or
+ * without --trace, the median of DECODER_STEPS (after an untimed one), each
+ * step given the last one's cache and a token and position for each
+ * sequence; or < 0 with the reason in `why`. Compiled on a device of its
+ * own and replayed on another, opened once for all steps, as
+ * examples/onnx_generate runs it. */
+static double decoder_step_s(const lm_device_options *dopts, bool trace, char *why,
+                             size_t why_size) {
     char path[2048];
     snprintf(path, sizeof path, "%s/zoo/llama_static_cache/model.onnx", LM_ONNX_MODELS_DIR);
     lmfe_compile_options opts;
     lmfe_compile_options_init(&opts);
-    opts.device = dev;
+    opts.trace = trace;
     lm_binary *bin = NULL;
     const void *data;
     uint64_t size;
     lm_replay *rp = NULL;
-    if (lmfe_compile_onnx(path, &opts, &bin, NULL) != LM_OK ||
+    lm_device *dev = NULL;
+    bool made = lm_device_open(dopts, &opts.device) == LM_OK &&
+                lmfe_compile_onnx(path, &opts, &bin, NULL) == LM_OK;
+    lm_device_close(opts.device);
+    if (!made || lm_device_open(dopts, &dev) != LM_OK ||
         lm_binary_data(bin, &data, &size) != LM_OK || lm_replay_open(data, size, &rp) != LM_OK) {
         snprintf(why, why_size, "%s", lm_last_error());
+        lm_device_close(dev);
         lm_binary_free(bin);
         return -1;
     }
@@ -331,7 +344,28 @@ static double decoder_step_s(lm_device *dev, char *why, size_t why_size) {
     free(logits);
     lm_replay_close(rp);
     lm_binary_free(bin);
+    lm_device_close(dev);
     return ok ? bench_median(step_s, DECODER_STEPS) : -1;
+}
+
+/* onnx_decoder<kind>_step_ms and onnx_decoder<kind>_vs_torch from a step's
+ * seconds (< 0: skipped for `why`) and PyTorch's steps/s (< 0: skipped for
+ * `torch_why`). */
+static void report_decoder(const char *kind, double step_s, const char *why, double torch_steps,
+                           const char *torch_why) {
+    char step[64], vs[64];
+    snprintf(step, sizeof step, "onnx_decoder%s_step_ms", kind);
+    snprintf(vs, sizeof vs, "onnx_decoder%s_vs_torch", kind);
+    if (step_s <= 0) {
+        printf("%s: skipped (%s)\n", step, why);
+        printf("%s: skipped (%s)\n", vs, why);
+        return;
+    }
+    bench_report(step, 1e3 * step_s);
+    if (torch_steps > 0)
+        bench_report(vs, 1.0 / step_s / torch_steps);
+    else
+        printf("%s: skipped (%s)\n", vs, torch_why);
 }
 
 int main(void) {
@@ -391,11 +425,11 @@ int main(void) {
     double trace_med = replay_median(dev, bin, BATCH, images, NULL);
     lm_binary_free(bin);
     lm_device_close(dev);
-    /* The decoder on a device of its own, as examples/onnx_generate runs it. */
-    char decoder_why[1200];
-    if (lm_device_open(&dopts, &dev) != LM_OK) bench_die("lm_device_open");
-    double decoder_s = decoder_step_s(dev, decoder_why, sizeof decoder_why);
-    lm_device_close(dev);
+    /* The decoder, each way compiled. */
+    char decoder_why[1200], decoder_trace_why[1200];
+    double decoder_s = decoder_step_s(&dopts, false, decoder_why, sizeof decoder_why);
+    double decoder_trace_s =
+        decoder_step_s(&dopts, true, decoder_trace_why, sizeof decoder_trace_why);
 
     double rate = BATCH / replay_med;
     char why[1200];
@@ -424,19 +458,13 @@ int main(void) {
     bench_report("onnx_replay_vs_live_b1", replay1_med / compile1_med);
     bench_report("onnx_replay_busy_vs_quiet", busy);
     bench_report("onnx_replay_vs_cold_live", replay_med / cold_compile_s(&dopts));
-    if (decoder_s > 0) {
-        bench_report("onnx_decoder_step_ms", 1e3 * decoder_s);
-        char cmd[8192];
-        snprintf(cmd, sizeof cmd, "'%s' '%s' --threads %u --seconds %s 2>&1", LM_PYTHON3,
-                 LM_TORCH_DECODER_SCRIPT, threads, TORCH_SECONDS);
-        double torch_steps = script_rate(cmd, "steps_per_s", why, sizeof why);
-        if (torch_steps > 0)
-            bench_report("onnx_decoder_vs_torch", 1.0 / decoder_s / torch_steps);
-        else
-            printf("onnx_decoder_vs_torch: skipped (%s)\n", why);
-    } else {
-        printf("onnx_decoder_step_ms: skipped (%s)\n", decoder_why);
-        printf("onnx_decoder_vs_torch: skipped (%s)\n", decoder_why);
-    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --threads %u --seconds %s 2>&1", LM_PYTHON3,
+             LM_TORCH_DECODER_SCRIPT, threads, TORCH_SECONDS);
+    double torch_steps = decoder_s > 0 || decoder_trace_s > 0
+                             ? script_rate(cmd, "steps_per_s", why, sizeof why)
+                             : -1;
+    report_decoder("", decoder_s, decoder_why, torch_steps, why);
+    report_decoder("_trace", decoder_trace_s, decoder_trace_why, torch_steps, why);
     return 0;
 }

@@ -1,7 +1,8 @@
 # The test example_onnx_generate: compiles the zoo's fixed-cache decoder step
-# (llama_static_cache) with the CLI, runs examples/onnx_generate on the
-# prompts of the case's generate.txt, and checks that each sequence's tokens
-# are PyTorch's greedy ones there (scripts/make_onnx_zoo.py makes them with
+# (llama_static_cache) with the CLI, without and with --trace (each step one
+# trace launch), runs examples/onnx_generate on the prompts of the case's
+# generate.txt, and checks that each sequence's tokens are PyTorch's greedy
+# ones there (scripts/make_onnx_zoo.py makes them with
 # the same model, one token a step, and refuses a reference whose two best
 # tokens are within 1e-3 at any step). Then feeds it bad arguments and a
 # binary of another interface, each refused with its message.
@@ -15,12 +16,6 @@ endforeach()
 
 file(MAKE_DIRECTORY ${WORK})
 set(lmb ${WORK}/decoder.lmb)
-execute_process(COMMAND ${CLI} compile ${ZOO}/llama_static_cache/model.onnx -o ${lmb} -q
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "lightmetal compile failed (${rc}):\n${out}")
-endif()
-
 file(STRINGS ${ZOO}/llama_static_cache/generate.txt lines)
 set(args)
 set(want)
@@ -35,17 +30,25 @@ if(NOT args OR NOT want)
   message(FATAL_ERROR "${ZOO}/llama_static_cache/generate.txt holds no prompts or tokens")
 endif()
 
-execute_process(COMMAND ${GENERATE} ${lmb} ${args}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("${out}")
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "onnx_generate failed (${rc}): ${err}")
-endif()
-string(REGEX MATCHALL "tokens [0-9]+:[ 0-9]*\n" got "${out}")
-string(REPLACE ";" "" got "${got}")
-if(NOT got STREQUAL want)
-  message(FATAL_ERROR "onnx_generate's tokens:\n${got}PyTorch's:\n${want}")
-endif()
+foreach(trace "" --trace)
+  set(step ${WORK}/decoder${trace}.lmb)
+  execute_process(COMMAND ${CLI} compile ${ZOO}/llama_static_cache/model.onnx -o ${step} -q ${trace}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "lightmetal compile ${trace} failed (${rc}):\n${out}")
+  endif()
+  execute_process(COMMAND ${GENERATE} ${step} ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${trace} ${out}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "onnx_generate ${trace} failed (${rc}): ${err}")
+  endif()
+  string(REGEX MATCHALL "tokens [0-9]+:[ 0-9]*\n" got "${out}")
+  string(REPLACE ";" "" got "${got}")
+  if(NOT got STREQUAL want)
+    message(FATAL_ERROR "onnx_generate's tokens (${step}):\n${got}PyTorch's:\n${want}")
+  endif()
+endforeach()
 
 # Bad arguments and a binary that is not a decoder step: exit 2 and a message.
 execute_process(COMMAND ${CLI} compile ${ZOO}/gpt/model.onnx -o ${WORK}/gpt.lmb -q
@@ -78,4 +81,4 @@ foreach(i RANGE 1 8)
                         "'${want_${i}}')")
   endif()
 endforeach()
-message("onnx_generate: PyTorch's greedy tokens; 8 bad uses refused")
+message("onnx_generate: PyTorch's greedy tokens, with and without --trace; 8 bad uses refused")

@@ -524,6 +524,50 @@ static void test_capture_leaves_out_programs_run_only_in_traces(void) {
     check_replay_out(during, live);
 }
 
+/* A program made during the capture, run first inside a trace and then, on
+ * new input, as a program: recorded at that enqueue, as it is then, and the
+ * binary replays both runs. */
+static void test_capture_records_program_first_run_after_trace(void) {
+    static uint32_t live[WORDS], in[WORDS], in2[WORDS];
+    lm_device *dev = open_device();
+    CHECK(dev);
+    lm_command_queue *cq = lm_device_command_queue(dev, 0);
+    workload w;
+    lm_program prog;
+    lm_kernel k;
+    uint32_t trace;
+    input_words(in, 3);
+    input_words(in2, 17);
+    CHECK_OK(make_buffers(dev, &w));
+    CHECK_OK(lm_light_metal_begin_capture(dev, NULL));
+    CHECK_OK(make_program_k(dev, &w, 0, &prog, &k));
+    CHECK_OK(lm_enqueue_write_buffer(cq, w.in, in, false));
+    CHECK_OK(lm_begin_trace_capture(cq, &trace));
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_end_trace_capture(cq, trace));
+    CHECK_OK(lm_replay_trace(cq, trace, false));
+    CHECK_OK(lm_enqueue_read_buffer(cq, w.out, live, true));
+    CHECK_EQ_U64(live[7], in[7] * 5u + 1u);
+    CHECK_OK(lm_enqueue_write_buffer(cq, w.in, in2, false));
+    CHECK_OK(lm_enqueue_program(cq, prog, false));
+    CHECK_OK(lm_enqueue_read_buffer(cq, w.out, live, true));
+    CHECK_EQ_U64(live[7], in2[7] * 5u + 1u);
+    CHECK_OK(lm_capture_name_buffer(w.out, "out"));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    CHECK_OK(lm_device_close(dev));
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    lm_replay_report rep;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, &rep));
+    CHECK_EQ_U64(rep.programs, 2); /* the trace, then the program */
+    lm_replay_close(r);
+    check_replay_out(bin, live);
+}
+
 /* Metal traces inside a Light Metal capture: one captured during it, one
  * that existed before it began; the binary replays both. */
 static void test_capture_with_traces(void) {
@@ -667,6 +711,7 @@ int main(void) {
     TEST_RUN(test_capture_records_programs_used);
     TEST_RUN(test_capture_with_traces);
     TEST_RUN(test_capture_leaves_out_programs_run_only_in_traces);
+    TEST_RUN(test_capture_records_program_first_run_after_trace);
     TEST_RUN(test_capture_errors);
     TEST_RUN(test_replay_errors);
     return test_summary();
