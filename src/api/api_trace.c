@@ -114,7 +114,7 @@ lm_status lm_load_trace(lm_command_queue *cq, const void *data, uint64_t size,
         return err_set(LM_ERR_INVALID_FILE,
                        "%s: a serialized trace holds exactly one trace, not %u", fn, traces.len);
     uint32_t id = lmb_TraceDescriptor_trace_id(fb_vec_table(traces, 0));
-    st = trace_blob_load(cq, data, id, out_trace_id);
+    st = trace_blob_load(cq, data, id, false, out_trace_id); /* every blob checked above */
     if (st) return finish(st, fn);
     CAPTURE(rt_cq_device(cq), cap_trace_exists, rt_cq_id(cq), *out_trace_id);
     return LM_OK;

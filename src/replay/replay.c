@@ -753,7 +753,7 @@ static lm_status run_command(run_state *s, fb_table e) {
             (st = check_blob(s, "the trace", lmb_blob_data(r->data, r->root, ref), ref)))
             return st;
         st = trace_blob_load(queue(s, lmb_LoadTrace_cq_id(c)), r->data, lmb_LoadTrace_trace_id(c),
-                             &id);
+                             s->opts->check_blob_hashes, &id);
         if (!st) SINK(s, trace_exists, cq_id_of(s, lmb_LoadTrace_cq_id(c)), id);
         return st ? st : id_put(&s->traces, lmb_LoadTrace_trace_id(c), id);
     }

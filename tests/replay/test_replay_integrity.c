@@ -51,8 +51,10 @@ static void input_words(uint32_t *w) {
 
 /* The whole workload under capture: names "in" and "out", one golden.
  * `spin` iterations of busy work per core (0: none). A launch that faults
- * (the watchdog) is captured all the same, without the golden. */
-static lm_status capture(lm_device *dev, uint32_t spin, lm_binary **out_binary) {
+ * (the watchdog) is captured all the same, without the golden. With
+ * `traced` the program runs as a metal trace, which then holds the only
+ * reference to its kernel. */
+static lm_status capture(lm_device *dev, uint32_t spin, bool traced, lm_binary **out_binary) {
     lm_command_queue *cq = lm_device_command_queue(dev, 0);
     lm_buffer_config c;
     lm_buffer_config_init(&c);
@@ -81,7 +83,11 @@ static lm_status capture(lm_device *dev, uint32_t spin, lm_binary **out_binary) 
     for (uint32_t y = 0; y < 2 && !st; y++)
         for (uint32_t x = 0; x < 2 && !st; x++)
             st = lm_set_runtime_args(prog, k, (lm_core){x, y}, args, 3);
+    uint32_t trace;
+    if (!st && traced) st = lm_begin_trace_capture(cq, &trace);
     if (!st) st = lm_enqueue_program(cq, prog, false);
+    if (!st && traced) st = lm_end_trace_capture(cq, trace);
+    if (!st && traced) st = lm_replay_trace(cq, trace, false);
     if (!st) st = lm_enqueue_read_buffer(cq, out, result, true);
     if (st == LM_ERR_DEVICE_FAULT)
         st = LM_OK;
@@ -97,11 +103,12 @@ typedef struct file {
     uint64_t size;
 } file;
 
-static bool captured(uint32_t spin, uint64_t watchdog, file *f) {
+static bool captured_as(uint32_t spin, uint64_t watchdog, bool traced, file *f) {
     lm_device *dev = open_device(watchdog);
     lm_binary *bin = NULL;
     const void *d;
-    bool ok = dev && capture(dev, spin, &bin) == LM_OK && lm_binary_data(bin, &d, &f->size) == 0;
+    bool ok =
+        dev && capture(dev, spin, traced, &bin) == LM_OK && lm_binary_data(bin, &d, &f->size) == 0;
     if (ok) {
         f->data = malloc(f->size);
         ok = f->data != NULL;
@@ -110,6 +117,10 @@ static bool captured(uint32_t spin, uint64_t watchdog, file *f) {
     lm_binary_free(bin);
     lm_device_close(dev);
     return ok;
+}
+
+static bool captured(uint32_t spin, uint64_t watchdog, file *f) {
+    return captured_as(spin, watchdog, false, f);
 }
 
 /* The first command of `type` in a (verified) file. */
@@ -176,6 +187,30 @@ static void test_changed_kernel_is_refused(void) {
     lm_replay_close(r);
     /* Opting out runs it (the user says the file was checked before). */
     CHECK_OK(run(&f, false, true, 0, &rep, &r));
+    lm_replay_close(r);
+    free(f.data);
+}
+
+/* The same for a kernel only a metal trace names: refused as the trace
+ * loads, before anything runs. */
+static void test_changed_trace_kernel_is_refused(void) {
+    file f;
+    CHECK(captured_as(0, 0, true, &f));
+    CHECK(command(&f, LMB_Command_CreateKernel) == NULL); /* the trace holds the launch */
+    fb_vec bins = lmb_LightMetalBinary_kernel_binaries(lmb_root(f.data));
+    CHECK_EQ_U64(bins.len, 1);
+    lmb_BlobRef ref = lmb_vec_BlobRef_at(bins, 0);
+    lm_replay_report rep;
+    lm_replay *r;
+    CHECK_OK(run(&f, true, true, 0, &rep, &r)); /* as captured, it runs */
+    lm_replay_close(r);
+    blob(&f, ref)[ref.size - 1] ^= 0x5a;
+    CHECK_FAILS(run(&f, true, true, 0, &rep, &r), LM_ERR_INVALID_FILE, "blob-hash-mismatch");
+    CHECK_ERROR_HAS("(LoadTrace)");
+    CHECK_ERROR_HAS("a kernel ELF of");
+    CHECK(report_untouched(&rep));
+    lm_replay_close(r);
+    CHECK_OK(run(&f, false, true, 0, &rep, &r)); /* opted out: runs */
     lm_replay_close(r);
     free(f.data);
 }
@@ -572,6 +607,7 @@ int main(void) {
     setenv("LM_CACHE_DIR", "test_replay_cache", 0);
     TEST_RUN(test_defaults);
     TEST_RUN(test_changed_kernel_is_refused);
+    TEST_RUN(test_changed_trace_kernel_is_refused);
     TEST_RUN(test_changed_data_is_refused);
     TEST_RUN(test_changed_golden_is_refused);
     TEST_RUN(test_changed_table_is_refused);
