@@ -165,7 +165,8 @@ void lmfe_compile_options_init(lmfe_compile_options *opts);
 typedef enum lmfe_placement {
     LMFE_ON_DEVICE = 0, /* op library programs, recorded in the binary */
     LMFE_FOLDED = 1,    /* computed at compile time; its result is a constant */
-    LMFE_VIEW = 2,      /* no device work (a reshape of a row-major view, an identity) */
+    LMFE_VIEW = 2,      /* no launch: a view of its input (a reshape that keeps the
+                         * pages, an identity), or a transpose its reader applies */
     LMFE_FUSED = 3,     /* merged into another node's op (e.g. Add and Relu into MatMul) */
     LMFE_REMOVED = 4,   /* dead: nothing uses its outputs */
 } lmfe_placement;

@@ -53,11 +53,29 @@ extern "C" {
 /* A dim of `shape` left for lmnn_reshape to work out (PyTorch's -1). */
 #define LMNN_DIM_AUTO 0xFFFFFFFFu
 
+/* `a`'s elements as a tensor of `shape` without moving them (ttnn's view):
+ * a new handle on a's buffer, for shapes that keep a's pages in their order
+ * -- row-major with the same last dim; tile layout with the same last dim
+ * and the same second-last dim or both multiples of 32 (no padding rows
+ * between matrices that were not there before). At most one dim
+ * LMNN_DIM_AUTO. The buffer is freed with the last handle on it, whichever
+ * goes first; lmnn_tensor_info.shared says another handle is still on it.
+ * No op writes its inputs, so a view behaves as a copy would, except that
+ * a write to the buffer itself (lm_enqueue_write_buffer) shows in both.
+ * LM_ERR_INVALID_ARGUMENT for another volume or a shape that reorders the
+ * pages (naming both shapes; lmnn_reshape copies those). No device work. */
+lm_status lmnn_view(lmnn_tensor a, const lmnn_shape *shape, lmnn_tensor *out);
+
+/* A copy of `a` in a buffer of its own (ttnn's clone), into output's memory
+ * (default a's; output.dtype zero or a's): one page copy on the device. */
+lm_status lmnn_clone(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out);
+
 /* The elements of `a`, in row-major order, in a tensor of `shape` (the same
- * volume; at most one dim LMNN_DIM_AUTO). Always a copy on the device (a
- * tensor owns its buffer): a page copy when the page order is unchanged
- * (row-major with the same last dim; tile layout with the same last dim and
- * the same second-last dim or both multiples of 32); a tile tensor of float32,
+ * volume; at most one dim LMNN_DIM_AUTO). A view (lmnn_view: no device
+ * work, the buffer shared) when the shape keeps a's pages in order and
+ * `output` asks for a's memory (NULL does), as ttnn's reshape; otherwise a
+ * copy on the device: a page copy when the page order is unchanged (into
+ * other memory); a tile tensor of float32,
  * bfloat16, int32 or uint32 that keeps its last dim has its rows regrouped
  * into tiles of the new matrices in one pass ([1, 14, 14, C] to [196, C]);
  * one that changes its last dim in up to 65,536 pieces (a decoder's heads

@@ -228,8 +228,10 @@ lm_status lmnn_create_sharded_memory_config(lm_device *device, const lmnn_shape 
 lm_status lmnn_to_memory_config(lmnn_tensor tensor, const lmnn_memory_config *memory,
                                 lmnn_tensor *out_tensor);
 
-/* Frees the tensor's device memory (after its pending work) and the handle.
- * Freeing the zero handle is a no-op; freeing twice is LM_ERR_INVALID_HANDLE. */
+/* Frees the handle, and the tensor's device memory (after its pending work)
+ * unless a view still uses it (lmnn_view: the last handle on a buffer frees
+ * it). Freeing the zero handle is a no-op; freeing twice is
+ * LM_ERR_INVALID_HANDLE. */
 lm_status lmnn_tensor_free(lmnn_tensor tensor);
 
 typedef struct lmnn_tensor_info {
@@ -240,6 +242,12 @@ typedef struct lmnn_tensor_info {
     lmnn_layout layout;
     lmnn_memory_config memory; /* with its shard spec when sharded (else zero) */
     lm_buffer buffer;          /* owned by the tensor: do not deallocate */
+    /* This tensor is a view (lmnn_view, lmnn_reshape) of a buffer made for
+     * another tensor, which may be gone by now. */
+    bool view;
+    /* Another live tensor is on the same buffer (a view of this one, or
+     * the one this is a view of): a write to the buffer shows in both. */
+    bool shared;
 } lmnn_tensor_info;
 
 lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info);

@@ -100,13 +100,17 @@ static lm_status summary_add(summary *s, const char *op, lmfe_placement p, doubl
  * node has no name) for profiles, in this run and in the binary's replays.
  * Bytes that are not printable UTF-8 become '?' (a label is one line of
  * text, and the file's names need not be valid UTF-8). */
+static void node_label(const fe_node *n, char label[LM_MAX_LAUNCH_LABEL + 1]) {
+    if (n->name[0])
+        snprintf(label, LM_MAX_LAUNCH_LABEL + 1, "%s %s", n->op_type, n->name);
+    else
+        snprintf(label, LM_MAX_LAUNCH_LABEL + 1, "%s #%u", n->op_type, (unsigned)n->index);
+    text_clean(label);
+}
+
 static lm_status label_node(fe_ctx *c, const fe_node *n) {
     char label[LM_MAX_LAUNCH_LABEL + 1];
-    if (n->name[0])
-        snprintf(label, sizeof label, "%s %s", n->op_type, n->name);
-    else
-        snprintf(label, sizeof label, "%s #%u", n->op_type, (unsigned)n->index);
-    text_clean(label);
+    node_label(n, label);
     return lm_device_set_launch_label(c->device, label);
 }
 
@@ -397,6 +401,17 @@ static lm_status take_profile(fe_ctx *c, lm_profile_entry **out, size_t *out_cou
     return st ? st : lm_device_get_profile(c->device, out, out_count);
 }
 
+/* Whether node n's lowering launched a program in the run profiled: a
+ * node that launched nothing (a reshape that kept the pages, so a view of
+ * its input; a transpose its reader applies) did no device work. */
+static bool launched(const fe_node *n, const lm_profile_entry *e, size_t count) {
+    char label[LM_MAX_LAUNCH_LABEL + 1];
+    node_label(n, label);
+    for (size_t i = 0; i < count; i++)
+        if (e[i].launches && !strcmp(e[i].label, label)) return true;
+    return false;
+}
+
 static lm_status report_fill(fe_ctx *c, const double *node_seconds, double seconds,
                              const lm_profile_entry *profile, size_t profile_count,
                              lmfe_report *r) {
@@ -408,9 +423,11 @@ static lm_status report_fill(fe_ctx *c, const double *node_seconds, double secon
         /* The registry's name, which outlives the graph (every node of a
          * compiled model has a registered op). */
         const fe_op_def *op = fe_op_find(n->op_type);
-        st = summary_add(&s, op ? op->op_type : "?", c->plans[k].placement, node_seconds[k]);
+        lmfe_placement p = c->plans[k].placement;
+        if (p == LMFE_ON_DEVICE && !launched(n, profile, profile_count)) p = LMFE_VIEW;
+        st = summary_add(&s, op ? op->op_type : "?", p, node_seconds[k]);
         r->nodes++;
-        r->device_nodes += c->plans[k].placement == LMFE_ON_DEVICE;
+        r->device_nodes += p == LMFE_ON_DEVICE;
         r->lowered_nodes += c->plans[k].lowered_precision;
     }
     if (st) {

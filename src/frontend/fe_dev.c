@@ -419,13 +419,14 @@ lm_status fe_in_dev_rm_own(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype d
     lmnn_tensor_info info;
     if (d->rm.id && !(st = lmnn_tensor_get_info(d->rm, &info)) && info.dtype == dtype) {
         /* A node's result only this value holds is handed over: the
-         * value's last use. */
-        if (held_by_only(c, n->inputs[i], (uint32_t)(d - c->devs))) {
+         * value's last use. Not a view, nor a tensor a view still reads:
+         * the buffer is not this value's alone (an input's, named so). */
+        if (!info.view && !info.shared && held_by_only(c, n->inputs[i], (uint32_t)(d - c->devs))) {
             *out = d->rm;
             d->rm = (lmnn_tensor){0};
             return LM_OK;
         }
-        st = lmnn_reshape(d->rm, &info.shape, NULL, out); /* a copy */
+        st = lmnn_clone(d->rm, NULL, out);
         return st ? fe_nn_fail(c, n, st) : LM_OK;
     }
     /* Untilized straight into the new tensor: one launch, not an untilize

@@ -37,7 +37,8 @@ static lm_status i64_vector(fe_ctx *c, const fe_node *n, const int64_t *vals, in
     return fe_set_out_const(c, n, 0, t);
 }
 
-/* The reshape of a value computed at run time: the device copies. */
+/* The reshape of a value computed at run time: a view of it where the pages
+ * keep their order (lmnn_reshape), else the device copies. */
 static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     const fe_plan *plan = &c->plans[n - c->g->nodes];
     lmnn_tensor a, r;

@@ -246,6 +246,46 @@ static lm_status tile_runs(const char *op, nn_tensor *t, const dm_out *od, bool 
     return run_tile_program(op, t, od, &key, &tp, out);
 }
 
+/* t's pages, in their order, are those of a tensor of shape `s`: row-major
+ * with the same last dim, or as reshape_keeps_pages. */
+static bool view_ok(const nn_tensor *t, const lmnn_shape *s) {
+    if (t->layout == LMNN_ROW_MAJOR) return nn_tiles_of(&t->shape).w == nn_tiles_of(s).w;
+    return reshape_keeps_pages(t, s);
+}
+
+lm_status lmnn_view(lmnn_tensor a, const lmnn_shape *shape, lmnn_tensor *out) {
+    const char *op = "lmnn_view";
+    char s1[128], s2[128];
+    nn_tensor *t = NULL;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    lmnn_shape s;
+    if ((st = reshape_shape(op, t, shape, &s))) return st;
+    if (!view_ok(t, &s))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "shape: a %s tensor of shape %s holds its elements in other pages than "
+                       "a's shape %s (%s; lmnn_reshape copies)",
+                       lmnn_layout_name(t->layout), nn_shape_str(&s, s1, sizeof s1),
+                       nn_shape_str(&t->shape, s2, sizeof s2),
+                       t->layout == LMNN_ROW_MAJOR
+                           ? "a view keeps the last dim"
+                           : "a view keeps the last dim, and the second-last one or both "
+                             "second-last dims are multiples of 32");
+    return nn_tensor_view(op, t, &s, out);
+}
+
+lm_status lmnn_clone(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out) {
+    const char *op = "lmnn_clone";
+    nn_tensor *t = NULL;
+    lm_status st = get_input(op, "a", a, out, &t);
+    if (st) return st;
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
+    dm_out od = out_like(t, &t->shape, &mem);
+    uint32_t pages = (uint32_t)t->pages;
+    return run_tiles(op, t, &od, page_copy, &pages, out);
+}
+
 lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output *output,
                        lmnn_tensor *out) {
     const char *op = "lmnn_reshape";
@@ -256,6 +296,8 @@ lm_status lmnn_reshape(lmnn_tensor a, const lmnn_shape *shape, const lmnn_output
     if ((st = reshape_shape(op, t, shape, &s))) return st;
     lmnn_memory_config mem;
     if ((st = dm_out_memory(op, output, t, &mem))) return st;
+    if (view_ok(t, &s) && mem.type == t->memory.type && mem.layout == t->memory.layout)
+        return nn_tensor_view(op, t, &s, out);
     dm_out od = out_like(t, &s, &mem);
     uint32_t pages = (uint32_t)t->pages;
     if (reshape_keeps_pages(t, &s)) return run_tiles(op, t, &od, page_copy, &pages, out);

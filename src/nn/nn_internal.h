@@ -41,6 +41,11 @@ typedef struct nn_tensor {
     lmnn_memory_config memory;
     uint64_t pages;
     uint32_t page_size;
+    /* The handles on `buffer` (views, nn_tensor_view): NULL while this
+     * tensor has never shared it; else one count all of them point to, the
+     * buffer freed with the last. Read and changed under the handle lock. */
+    uint32_t *sharers;
+    bool view; /* made by nn_tensor_view on another tensor's buffer */
 } nn_tensor;
 
 /* The tensor behind handle `t`, checked: "<op>: <arg>: ..." errors for a zero,
@@ -56,6 +61,12 @@ lm_status nn_tensor_new(const char *op, lm_device *device, const lmnn_shape *sha
 
 /* Frees a tensor the op created, on an error path (never fails). */
 void nn_tensor_discard(lmnn_tensor t);
+
+/* A new handle on t's buffer as `shape` (pages in the same order: the
+ * caller checks that), the buffer shared until the last handle on it is
+ * freed. Errors name `op`. */
+lm_status nn_tensor_view(const char *op, nn_tensor *t, const lmnn_shape *shape,
+                         lmnn_tensor *out_handle);
 
 /* Gives tensor t (the op's own, just made) another shape of the same pages
  * in the same order: in tile layout the same last two dims and matrix

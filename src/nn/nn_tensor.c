@@ -442,14 +442,18 @@ static lm_status tensor_free(const char *op, lmnn_tensor handle, bool quiet) {
     void *obj = NULL;
     handle_table_lock(&tensors);
     handle_check c = handle_get_locked(&tensors, handle.id, NN_TENSOR_TAG, &obj);
-    if (c == HANDLE_OK) handle_free_locked(&tensors, handle.id);
-    handle_table_unlock(&tensors);
     if (c != HANDLE_OK) {
+        handle_table_unlock(&tensors);
         if (quiet) return LM_OK;
         return nn_fail(LM_ERR_INVALID_HANDLE, op, "tensor handle %s", handle_check_string(c));
     }
+    handle_free_locked(&tensors, handle.id);
     nn_tensor *t = obj;
-    lm_status st = t->device ? lm_deallocate_buffer(t->buffer) : LM_OK;
+    /* The buffer goes with the last handle on it. */
+    bool last = !t->sharers || --*t->sharers == 0;
+    if (last) free(t->sharers);
+    handle_table_unlock(&tensors);
+    lm_status st = last && t->device ? lm_deallocate_buffer(t->buffer) : LM_OK;
     free(t);
     return st && !quiet ? nn_fail_call(st, op) : LM_OK;
 }
@@ -464,6 +468,40 @@ lm_status nn_tensor_new_any(const char *op, lm_device *device, const lmnn_shape 
                             lmnn_dtype dtype, lmnn_layout layout, const lmnn_memory_config *memory,
                             lmnn_tensor *out_handle, nn_tensor **out_tensor) {
     return tensor_new(op, device, shape, dtype, layout, memory, true, out_handle, out_tensor);
+}
+
+lm_status nn_tensor_view(const char *op, nn_tensor *t, const lmnn_shape *shape,
+                         lmnn_tensor *out_handle) {
+    nn_tensor *v = malloc(sizeof *v);
+    uint32_t *count = t->sharers ? NULL : malloc(sizeof *count);
+    if (!v || (!t->sharers && !count)) {
+        free(v);
+        free(count);
+        return nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no memory for a tensor");
+    }
+    *v = *t;
+    v->view = true;
+    nn_tensor_retag(v, shape);
+    uint64_t id = 0;
+    handle_table_lock(&tensors);
+    lm_status st = handle_alloc_locked(&tensors, NN_TENSOR_TAG, v, &id);
+    if (!st) {
+        if (!t->sharers) {
+            *count = 1;
+            t->sharers = count;
+            count = NULL;
+        }
+        ++*t->sharers;
+        v->sharers = t->sharers;
+    }
+    handle_table_unlock(&tensors);
+    free(count);
+    if (st) {
+        free(v);
+        return nn_fail(st, op, "no memory for a tensor handle");
+    }
+    out_handle->id = id;
+    return LM_OK;
 }
 
 void nn_tensor_discard(lmnn_tensor t) {
@@ -499,7 +537,11 @@ lm_status lmnn_tensor_get_info(lmnn_tensor tensor, lmnn_tensor_info *out_info) {
                                    .dtype = t->dtype,
                                    .layout = t->layout,
                                    .memory = t->memory,
-                                   .buffer = t->buffer};
+                                   .buffer = t->buffer,
+                                   .view = t->view};
+    handle_table_lock(&tensors);
+    out_info->shared = t->sharers && *t->sharers > 1;
+    handle_table_unlock(&tensors);
     return LM_OK;
 }
 
@@ -562,6 +604,15 @@ static lm_status capture_name(const char *op, lmnn_tensor tensor, const char *na
         o.element_type = element_type;
     }
     st = lm_capture_name_buffer_ex(t->buffer, name, &o);
+    if (st && (t->view || t->sharers)) {
+        /* The likely cause: a reshape that kept the pages is a view. */
+        char was[512];
+        err_copy(was, sizeof was);
+        return nn_fail(st, op,
+                       "%s (the tensor shares its buffer with another, a view made by "
+                       "lmnn_view or lmnn_reshape: name an lmnn_clone of it)",
+                       was);
+    }
     return st ? nn_fail_call(st, op) : LM_OK;
 }
 

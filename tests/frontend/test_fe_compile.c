@@ -718,7 +718,9 @@ static void test_reshape_transpose_fusion(void) {
         lm_binary *bin;
         lmfe_report rep;
         CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
-        CHECK(placement_of(&rep, "Transpose") == (both ? LMFE_ON_DEVICE : LMFE_FUSED));
+        /* Alone it fuses into the reshape; with v an output too it is a
+         * permutation the output's conversion applies: no launch of its own. */
+        CHECK(placement_of(&rep, "Transpose") == (both ? LMFE_VIEW : LMFE_FUSED));
         CHECK_OK(replay1(bin, "x", x, 6 * 2 * 96, "y", y, 6 * 2 * 96, NULL));
         CHECK(!memcmp(y, want, sizeof y));
         if (both) {
@@ -1385,6 +1387,86 @@ static void test_ceil_pool_images(void) {
             }
     CHECK(worst < 1e-6);
     lmfe_report_free(&rep);
+    lm_binary_free(bin);
+}
+
+/* Reshapes that keep the pages in order are views (lmnn_view): no launch.
+ * x [2, 2, 16, 8] (a decoder's cache of 2 heads): t = x + x; Unsqueeze(t,
+ * 2) then Reshape to [4, 16, 8] keep the tiles in order, and y = r * r
+ * reads them where t's Add wrote them. Outputs z = Reshape(x) and w =
+ * Squeeze(Unsqueeze(x)) are views of the input's buffer until they are
+ * outputs: then each is copied into a buffer of its own, named apart from
+ * x's. Replayed twice with new inputs. */
+static void test_reshape_views(void) {
+    enum { N = 2 * 2 * 16 * 8 };
+    static float x[N], y[N], z[N], w[N];
+    int64_t xd[4] = {2, 2, 16, 8}, rd[3] = {4, 16, 8}, ax2[1] = {2};
+    Onnx__GraphProto *g = ob_graph("views");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, rd, NULL)));
+    ob_output(g, ob_vi("z", ob_tensor_type(F32, 3, rd, NULL)));
+    ob_output(g, ob_vi("w", ob_tensor_type(F32, 4, xd, NULL)));
+    i64_init(g, "shape", 3, rd);
+    i64_init(g, "axes", 1, ax2);
+    ob_node(g, "Add", "add", (const char *[]){"x", "x", NULL}, (const char *[]){"t", NULL});
+    ob_node(g, "Unsqueeze", "u", (const char *[]){"t", "axes", NULL}, (const char *[]){"u", NULL});
+    ob_node(g, "Reshape", "r", (const char *[]){"u", "shape", NULL}, (const char *[]){"r", NULL});
+    ob_node(g, "Mul", "mul", (const char *[]){"r", "r", NULL}, (const char *[]){"y", NULL});
+    ob_node(g, "Reshape", "rz", (const char *[]){"x", "shape", NULL}, (const char *[]){"z", NULL});
+    ob_node(g, "Unsqueeze", "uw", (const char *[]){"x", "axes", NULL},
+            (const char *[]){"xw", NULL});
+    ob_node(g, "Squeeze", "sw", (const char *[]){"xw", "axes", NULL}, (const char *[]){"w", NULL});
+    lm_binary *bin;
+    lmfe_report rep;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+    /* The report says so: every reshape a view, two nodes launched. */
+    CHECK(placement_of(&rep, "Unsqueeze") == LMFE_VIEW &&
+          placement_of(&rep, "Reshape") == LMFE_VIEW &&
+          placement_of(&rep, "Squeeze") == LMFE_VIEW && rep.op_count == 5 && rep.device_nodes == 2);
+    lmfe_report_free(&rep);
+    for (int run = 0; run < 2; run++) {
+        for (int i = 0; i < N; i++)
+            x[i] = (float)((i * 37 + run * 11) % 101 - 50) * 0.03125f;
+        lm_replay *r;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+        CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+        CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
+        CHECK_OK(lm_replay_get_output(r, "w", w, sizeof w));
+        for (int i = 0; i < N; i++) {
+            CHECK(y[i] == 4 * x[i] * x[i]);
+            CHECK(z[i] == x[i] && w[i] == x[i]);
+        }
+        const lm_profile_program_entry *e;
+        size_t n;
+        CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+        for (size_t i = 0; i < n; i++) {
+            printf("  %s: %s x%llu\n", e[i].label, e[i].program, (unsigned long long)e[i].launches);
+            CHECK(strcmp(e[i].label, "Unsqueeze u") && strcmp(e[i].label, "Reshape r") &&
+                  strcmp(e[i].label, "Reshape rz") && strcmp(e[i].label, "Unsqueeze uw") &&
+                  strcmp(e[i].label, "Squeeze sw"));
+        }
+        lm_replay_close(r);
+    }
+    lm_binary_free(bin);
+    /* An output that only reshapes the input, which nothing tilizes: the
+     * row-major input's view, copied whole (one launch) as the output. */
+    Onnx__GraphProto *g2 = ob_graph("view_out");
+    Onnx__ModelProto *m2 = ob_model(g2);
+    ob_input(g2, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+    ob_output(g2, ob_vi("z", ob_tensor_type(F32, 3, rd, NULL)));
+    i64_init(g2, "shape", 3, rd);
+    ob_node(g2, "Reshape", "rz", (const char *[]){"x", "shape", NULL}, (const char *[]){"z", NULL});
+    CHECK_OK(lmfe_compile_onnx(save(m2), NULL, &bin, NULL));
+    lm_replay *r;
+    CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+    CHECK_OK(lm_replay_get_output(r, "z", z, sizeof z));
+    CHECK(!memcmp(z, x, sizeof x));
+    const lm_profile_program_entry *e;
+    size_t n;
+    CHECK_OK(lm_replay_get_program_profile(r, &e, &n));
+    CHECK(n == 1 && !strcmp(e[0].label, "output") && e[0].launches == 1);
+    lm_replay_close(r);
     lm_binary_free(bin);
 }
 
@@ -4864,6 +4946,7 @@ int main(void) {
     TEST_RUN(test_graph_outputs);
     TEST_RUN(test_padded_limits);
     TEST_RUN(test_ceil_pool_images);
+    TEST_RUN(test_reshape_views);
     TEST_RUN(test_depth_to_space_images);
     TEST_RUN(test_space_depth_forms);
     TEST_RUN(test_conv_pool_fused);

@@ -72,6 +72,68 @@ static void test_capture_replay(void) {
     free(x2);
 }
 
+/* Views under capture: the input x is read through a view (the handle x
+ * freed first: the buffer goes with the view), the result is a view of a
+ * tile tensor; naming a view of a named buffer is refused with the cause,
+ * naming a clone of it works. Replays with a new input as computed live. */
+static void test_capture_views(void) {
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    float *x = nn_rand_floats(ROWS * COLS, -2, 2, 5), *x2 = nn_rand_floats(ROWS * COLS, -2, 2, 6);
+    float want[ROWS * COLS], got[ROWS * COLS];
+    for (int i = 0; i < ROWS * COLS; i++)
+        want[i] = x2[i] * x2[i];
+    lmnn_shape s = LMNN_SHAPE(ROWS, COLS), s3 = LMNN_SHAPE(1, ROWS, COLS);
+    lmnn_tensor_options o;
+    lmnn_tensor_options_init(&o);
+    o.dtype = LMNN_FLOAT32;
+    o.layout = LMNN_ROW_MAJOR;
+    lm_capture_options co;
+    lm_capture_options_init(&co);
+    CHECK_OK(lm_light_metal_begin_capture(dev, &co));
+    lmnn_tensor xin, xv, xt, sq, sqv, y, yc;
+    CHECK_OK(lmnn_from_host(dev, &s, x, sizeof got, &o, &xin));
+    CHECK_OK(lmnn_capture_name(xin, "x"));
+    CHECK_OK(lmnn_view(xin, &s3, &xv));
+    CHECK_OK(lmnn_tensor_free(xin));
+    CHECK_OK(lmnn_to_layout(xv, LMNN_TILE, &xt));
+    CHECK_OK(lmnn_tensor_free(xv));
+    CHECK_OK(lmnn_mul(xt, xt, &sq));
+    CHECK_OK(lmnn_reshape(sq, &s, NULL, &sqv)); /* [1, R, C] -> [R, C]: a view */
+    CHECK_OK(lmnn_tensor_free(sq));
+    CHECK_OK(lmnn_to_layout(sqv, LMNN_ROW_MAJOR, &y));
+    CHECK_OK(lmnn_capture_name(y, "y"));
+    CHECK_OK(lmnn_view(y, &s3, &yc));
+    CHECK_FAILS(lmnn_capture_name(yc, "y3"), LM_ERR_INVALID_ARGUMENT,
+                "is already named 'y' (asked for 'y3') (the tensor shares its buffer with "
+                "another, a view made by lmnn_view or lmnn_reshape: name an lmnn_clone of it)");
+    lmnn_tensor y3;
+    CHECK_OK(lmnn_clone(yc, NULL, &y3));
+    CHECK_OK(lmnn_capture_name(y3, "y3"));
+    lm_binary *bin;
+    CHECK_OK(lm_light_metal_end_capture(dev, &bin));
+    lmnn_tensor all[] = {xt, sqv, y, yc, y3};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        CHECK_OK(lmnn_tensor_free(all[i]));
+    CHECK_OK(lm_device_close(dev));
+
+    lm_replay *r;
+    REPLAY_RUN(bin, r);
+    CHECK_OK(lm_replay_set_input(r, "x", x2, sizeof got));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", got, sizeof got));
+    for (int i = 0; i < ROWS * COLS; i++)
+        CHECK(got[i] == want[i]);
+    memset(got, 0, sizeof got);
+    CHECK_OK(lm_replay_get_output(r, "y3", got, sizeof got));
+    for (int i = 0; i < ROWS * COLS; i++)
+        CHECK(got[i] == want[i]);
+    lm_replay_close(r);
+    lm_binary_free(bin);
+    free(x);
+    free(x2);
+}
+
 /* The model as one metal trace: warmed up eagerly (programs compiled and
  * cached), captured once, replayed with new input data. */
 static void test_metal_trace(void) {
@@ -124,6 +186,7 @@ static void test_metal_trace(void) {
 
 int main(void) {
     TEST_RUN(test_capture_replay);
+    TEST_RUN(test_capture_views);
     TEST_RUN(test_metal_trace);
     nn_dev_close();
     return test_summary();

@@ -342,6 +342,143 @@ static void test_reshape(void) {
     lmnn_tensor_free(b);
 }
 
+/* Launches queued since profiling was turned on; turns profiling off. */
+static size_t launches_since(void) {
+    lm_profile_program_entry *e;
+    size_t n, total = 0;
+    if (lm_finish(lm_device_command_queue(nn_dev(), 0)) ||
+        lm_device_get_program_profile(nn_dev(), &e, &n))
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        total += e[i].launches;
+    lm_profile_program_free(e);
+    lm_device_set_profiling(nn_dev(), false);
+    return total;
+}
+
+static uint64_t dram_allocated(void) {
+    lm_memory_stats ms;
+    return lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &ms) ? UINT64_MAX
+                                                                     : ms.total_allocated_bytes;
+}
+
+/* lmnn_view: a second handle on the same buffer, no device work; the
+ * buffer outlives whichever handle goes first and goes with the last;
+ * a write to it shows through both. lmnn_reshape is a view where it can
+ * be; lmnn_clone always copies. */
+static void test_view_clone(void) {
+    float x[2 * 64 * 96];
+    for (size_t i = 0; i < sizeof x / sizeof *x; i++)
+        x[i] = (float)i * 0.5f - 100.0f;
+    const struct {
+        lmnn_shape in, to;
+        lmnn_layout layout;
+    } cases[] = {
+        {LMNN_SHAPE(2, 64, 96), LMNN_SHAPE(128, 96), LMNN_TILE},
+        {LMNN_SHAPE(2, 2, 16, 8), LMNN_SHAPE(2, 2, 1, 16, 8), LMNN_TILE},
+        {LMNN_SHAPE(2, 1, 8), LMNN_SHAPE(2, 1, 1, 8), LMNN_TILE},
+        {LMNN_SHAPE(5, 7, 3), LMNN_SHAPE(35, 3), LMNN_ROW_MAJOR},
+        {LMNN_SHAPE(24), LMNN_SHAPE(1, 24), LMNN_ROW_MAJOR},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        uint64_t before = dram_allocated();
+        lmnn_tensor a, v;
+        CHECK_OK(nn_upload(&cases[k].in, x, LMNN_FLOAT32, cases[k].layout, &a));
+        uint64_t one = dram_allocated() - before;
+        CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+        CHECK_OK(k % 2 ? lmnn_view(a, &cases[k].to, &v) : lmnn_reshape(a, &cases[k].to, NULL, &v));
+        CHECK(launches_since() == 0);
+        CHECK(dram_allocated() - before == one);
+        lmnn_tensor_info ia, iv;
+        CHECK_OK(lmnn_tensor_get_info(a, &ia));
+        CHECK_OK(lmnn_tensor_get_info(v, &iv));
+        CHECK(ia.buffer.id == iv.buffer.id && ia.shared && iv.shared && !ia.view && iv.view);
+        CHECK(shape_eq(&iv.shape, &cases[k].to) && iv.layout == cases[k].layout);
+        /* The source freed first: the view still reads its elements. */
+        CHECK_OK(lmnn_tensor_free(a));
+        CHECK(dram_allocated() - before == one);
+        CHECK_OK(lmnn_tensor_get_info(v, &iv));
+        CHECK(!iv.shared && iv.view);
+        float *y = nn_download(v);
+        CHECK(y && !memcmp(y, x, lmnn_shape_volume(&cases[k].to) * sizeof *y));
+        free(y);
+        CHECK_OK(lmnn_tensor_free(v));
+        CHECK(dram_allocated() == before);
+    }
+
+    /* A write to the buffer shows through every handle on it; a clone's
+     * buffer is its own (one launch), also into L1. */
+    lmnn_shape rs = LMNN_SHAPE(4, 6), flat = LMNN_SHAPE(2, 2, 6);
+    lmnn_tensor a, v, c, c1;
+    CHECK_OK(nn_upload(&rs, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    CHECK_OK(lmnn_view(a, &flat, &v));
+    CHECK_OK(lm_device_set_profiling(nn_dev(), true));
+    CHECK_OK(lmnn_clone(v, NULL, &c));
+    CHECK(launches_since() == 1);
+    lmnn_output l1 = {.memory = {.type = LM_BUFFER_L1, .layout = LM_BUFFER_INTERLEAVED}};
+    CHECK_OK(lmnn_clone(a, &l1, &c1));
+    lmnn_tensor_info ia, ic, ic1;
+    CHECK_OK(lmnn_tensor_get_info(a, &ia));
+    CHECK_OK(lmnn_tensor_get_info(c, &ic));
+    CHECK_OK(lmnn_tensor_get_info(c1, &ic1));
+    CHECK(ic.buffer.id != ia.buffer.id && !ic.shared && !ic.view && shape_eq(&ic.shape, &flat));
+    CHECK(ic1.memory.type == LM_BUFFER_L1 && !ic1.shared);
+    float z[24];
+    for (int i = 0; i < 24; i++)
+        z[i] = (float)(i * i);
+    CHECK_OK(lm_enqueue_write_buffer(lm_device_command_queue(nn_dev(), 0), ia.buffer, z, true));
+    float *ya = nn_download(a), *yv = nn_download(v), *yc = nn_download(c), *yc1 = nn_download(c1);
+    CHECK(ya && yv && yc && yc1);
+    CHECK(!memcmp(ya, z, sizeof z) && !memcmp(yv, z, sizeof z));
+    CHECK(!memcmp(yc, x, sizeof z) && !memcmp(yc1, x, sizeof z));
+    free(ya);
+    free(yv);
+    free(yc);
+    free(yc1);
+
+    /* lmnn_reshape into other memory copies; so does one that moves pages. */
+    lmnn_tensor r1, r2;
+    CHECK_OK(lmnn_reshape(a, &flat, &l1, &r1));
+    lmnn_shape wide = LMNN_SHAPE(2, 12);
+    CHECK_OK(lmnn_reshape(a, &wide, NULL, &r2));
+    lmnn_tensor_info i1, i2;
+    CHECK_OK(lmnn_tensor_get_info(r1, &i1));
+    CHECK_OK(lmnn_tensor_get_info(r2, &i2));
+    CHECK(i1.buffer.id != ia.buffer.id && i2.buffer.id != ia.buffer.id && !i1.shared);
+
+    /* Bad views and clones. */
+    lmnn_tensor o = {0}, t;
+    lmnn_shape bad = LMNN_SHAPE(5, 5);
+    CHECK_FAILS(lmnn_view(a, &wide, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_view: shape: a row_major tensor of shape [2, 12] holds its elements in other "
+                "pages than a's shape [4, 6] (a view keeps the last dim; lmnn_reshape copies)");
+    CHECK_FAILS(lmnn_view(a, &bad, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_view: shape: [5, 5] cannot hold the 24 elements of a's shape [4, 6]");
+    CHECK_FAILS(lmnn_view(a, NULL, &o), LM_ERR_INVALID_ARGUMENT, "lmnn_view: shape is NULL");
+    CHECK_FAILS(lmnn_view(a, &flat, NULL), LM_ERR_INVALID_ARGUMENT, "lmnn_view: out is NULL");
+    CHECK(o.id == 0);
+    lmnn_shape t3 = LMNN_SHAPE(2, 3, 4), t6 = LMNN_SHAPE(6, 4);
+    CHECK_OK(nn_upload(&t3, x, LMNN_FLOAT32, LMNN_TILE, &t));
+    CHECK_FAILS(lmnn_view(t, &t6, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_view: shape: a tile tensor of shape [6, 4] holds its elements in other pages "
+                "than a's shape [2, 3, 4] (a view keeps the last dim, and the second-last one or "
+                "both second-last dims are multiples of 32; lmnn_reshape copies)");
+    lmnn_output bf = {.dtype = LMNN_BFLOAT16};
+    CHECK_FAILS(lmnn_clone(t, &bf, &o), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_clone: output.dtype: expected float32 (the input's; data movement does not "
+                "convert), given bfloat16");
+    CHECK_FAILS(lmnn_clone(t, NULL, NULL), LM_ERR_INVALID_ARGUMENT, "lmnn_clone: out is NULL");
+    lmnn_tensor gone = v;
+    CHECK_OK(lmnn_tensor_free(v));
+    CHECK_FAILS(lmnn_view(gone, &rs, &o), LM_ERR_INVALID_HANDLE, "lmnn_view: a: tensor handle");
+    CHECK_FAILS(lmnn_clone(gone, NULL, &o), LM_ERR_INVALID_HANDLE, "lmnn_clone: a: tensor handle");
+    CHECK_FAILS(lmnn_tensor_free(gone), LM_ERR_INVALID_HANDLE, "lmnn_tensor_free");
+    CHECK(o.id == 0);
+    lmnn_tensor all[] = {a, c, c1, r1, r2, t};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        CHECK_OK(lmnn_tensor_free(all[i]));
+}
+
 /* ---- permute / transpose ---- */
 
 typedef struct perm_ctx {
@@ -2192,6 +2329,7 @@ static void test_scatter_rows(void) {
 
 int main(void) {
     TEST_RUN(test_reshape);
+    TEST_RUN(test_view_clone);
     TEST_RUN(test_permute);
     TEST_RUN(test_permute_reshaped);
     TEST_RUN(test_permute_reshaped_to);
