@@ -113,6 +113,37 @@ static void test_bfp8(void) {
     lmnn_tensor_free(f);
 }
 
+/* A tilize on the device zeroes the padding whatever its circular buffers
+ * held before (a tilize of nonzero rows first): matrices whose last tile
+ * row is partial after whole ones ([300, 80, 20]: each core's units of 32,
+ * 32 and 16 rows share buffer slots), one row each ([97, 1, 40]), rows
+ * wider than one block of tiles ([5, 40, 300]), and few units. */
+static void test_tilize_padding(void) {
+    const lmnn_shape shapes[] = {LMNN_SHAPE(300, 80, 20), LMNN_SHAPE(97, 1, 40),
+                                 LMNN_SHAPE(5, 40, 300), LMNN_SHAPE(7, 33, 8),
+                                 LMNN_SHAPE(2, 64, 64)};
+    lmnn_shape dirty_shape = LMNN_SHAPE(64, 64, 64);
+    float *ones = nn_rand_floats(lmnn_shape_volume(&dirty_shape), 1, 2, 7);
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        lmnn_tensor d, dt, rm, tl;
+        CHECK_OK(nn_upload(&dirty_shape, ones, LMNN_FLOAT32, LMNN_ROW_MAJOR, &d));
+        CHECK_OK(lmnn_to_layout(d, LMNN_TILE, &dt));
+        size_t vol = lmnn_shape_volume(&shapes[i]);
+        float *x = nn_rand_floats(vol, -3, 3, 20 + i);
+        CHECK_OK(nn_upload(&shapes[i], x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &rm));
+        CHECK_OK(lmnn_to_layout(rm, LMNN_TILE, &tl));
+        CHECK(nn_padding_is_zero(tl));
+        float *y = nn_download(tl);
+        CHECK(y && !memcmp(x, y, vol * sizeof *x));
+        free(x);
+        free(y);
+        lmnn_tensor all[] = {d, dt, rm, tl};
+        for (size_t k = 0; k < 4; k++)
+            CHECK_OK(lmnn_tensor_free(all[k]));
+    }
+    free(ones);
+}
+
 static void test_layout_and_typecast(void) {
     lmnn_shape s = LMNN_SHAPE(2, 50, 90);
     size_t vol = lmnn_shape_volume(&s);
@@ -502,6 +533,7 @@ int main(void) {
     TEST_RUN(test_round_trip_int);
     TEST_RUN(test_bfp8);
     TEST_RUN(test_layout_and_typecast);
+    TEST_RUN(test_tilize_padding);
     TEST_RUN(test_to_layout_as);
     TEST_RUN(test_typecast_int);
     TEST_RUN(test_full);
