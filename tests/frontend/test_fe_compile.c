@@ -2838,8 +2838,9 @@ static void test_regroup_by_steps(void) {
  * them (fe_out_permuted): a sequence-first attention's input projection
  * (Transpose, MatMul with a bias, Slice of the last dim, Reshape and
  * Transpose to heads, and to keys, [heads, D, S], read by a MatMul as its
- * B transposed) runs on the batch-first tensor, with heads of 16 (rows
- * moved) and of 32 (whole tiles: lmnn_split_heads); a second Transpose
+ * B transposed) runs on the batch-first tensor, with heads of 16 (runs of
+ * face rows) and of 32 (whole tiles), each split one launch of
+ * lmnn_split_heads; a second Transpose
  * composes with the first; a graph output and an element-wise reader get
  * the permuted tensor made. Every output against float64. */
 static void test_permutations_not_made(void) {
@@ -2897,6 +2898,19 @@ static void test_permutations_not_made(void) {
 #undef NODE
         lm_binary *bin;
         CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        /* Each heads split, keys too, is one launch of attn_heads.c. */
+        lm_replay *r;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &r));
+        const lm_profile_program_entry *prof;
+        size_t n, splits = 0;
+        CHECK_OK(lm_replay_get_program_profile(r, &prof, &n));
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(prof[i].label, "Reshape r") || !strcmp(prof[i].label, "Reshape r2")) {
+                CHECK(!strcmp(prof[i].program, "attn_heads.c") && prof[i].launches == 1);
+                splits++;
+            }
+        CHECK(splits == 2);
+        lm_replay_close(r);
         /* heads[j][s][d] = q[s] flat at j * D + d */
         for (int j = 0; j < B * H; j++)
             for (int s_ = 0; s_ < S; s_++)
