@@ -283,9 +283,11 @@ uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n) {
 }
 
 /* Pass p as the attention helpers' when it is one of theirs: heads split,
- * pre [B, S, H * D] to [B, H, S, D] (lmnn_split_heads), or to [B, H, D, S]
+ * pre [B, S, H * D] (or [S, H * D], a batch of 1) to [B, H, S, D]
+ * (lmnn_split_heads), or to [B, H, D, S]
  * for keys (*out_keys: the same split, its last two dims still to swap);
- * or heads joined, pre [H, S, D] to [S, H * D] (lmnn_concat_heads). They
+ * or heads joined, pre [B, H, S, D] to [B, S, H * D] or [H, S, D] to [S,
+ * H * D] (lmnn_concat_heads). They
  * move runs of face rows from tile to tile in one launch (whole tiles when
  * D is a multiple of 32), where the general pass untilizes, moves rows and
  * tilizes again (three launches: the zoo's BERT, heads of 8, replays in
@@ -298,11 +300,20 @@ static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out,
     lm_status st = lmnn_tensor_get_info(pre, &i);
     const uint32_t *atoms = p->dims, count = p->count;
     const int32_t *q = p->q;
-    if (st || i.shape.rank != 3 || i.layout != LMNN_TILE) return st;
-    if (count == 3 && q[0] == 1 && q[1] == 0 && q[2] == 2 &&
+    if (st || i.layout != LMNN_TILE) return st;
+    /* Heads joined: [B, H, S, D] to [B, S, H * D], or [H, S, D] to [S, H *
+     * D]. */
+    if (i.shape.rank == 4 && count == 4 && q[0] == 0 && q[1] == 2 && q[2] == 1 && q[3] == 3 &&
+        !memcmp(atoms, i.shape.dims, 4 * sizeof *atoms))
+        return lmnn_concat_heads(pre, NULL, out);
+    if (i.shape.rank == 3 && count == 3 && q[0] == 1 && q[1] == 0 && q[2] == 2 &&
         !memcmp(atoms, i.shape.dims, 3 * sizeof *atoms))
-        return lmnn_concat_heads(pre, NULL, out); /* heads joined: [H, S, D] to [S, H * D] */
-    uint32_t b = i.shape.dims[0], first = b > 1;  /* a batch of 1 is no atom */
+        return lmnn_concat_heads(pre, NULL, out);
+    /* Heads split: [B, S, H * D], or [S, H * D] as a batch of 1. */
+    bool unbatched = i.shape.rank == 2;
+    if (unbatched) i.shape = LMNN_SHAPE(1, i.shape.dims[0], i.shape.dims[1]);
+    if (i.shape.rank != 3) return LM_OK;
+    uint32_t b = i.shape.dims[0], first = b > 1; /* a batch of 1 is no atom */
     if (count != 3 + first || atoms[first] != i.shape.dims[1] ||
         atoms[first + 1] * atoms[first + 2] != i.shape.dims[2])
         return LM_OK;
@@ -310,7 +321,11 @@ static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out,
                          keys[2][4] = {{1, 2, 0}, {0, 2, 3, 1}};
     *out_keys = !memcmp(q, keys[first], count * sizeof *q);
     if (!*out_keys && memcmp(q, split[first], count * sizeof *q)) return LM_OK;
-    return lmnn_split_heads(pre, atoms[first + 1], NULL, out);
+    lmnn_tensor in = pre;
+    if (unbatched && (st = lmnn_view(pre, &i.shape, &in))) return st;
+    st = lmnn_split_heads(in, atoms[first + 1], NULL, out);
+    if (unbatched) lmnn_tensor_free(in);
+    return st;
 }
 
 /* The chain step by step, from the value itself (the fallback when no one

@@ -2947,6 +2947,57 @@ static void test_permutations_not_made(void) {
     }
 }
 
+/* A transformer's heads joined back (Transpose (0, 2, 1, 3) then Reshape
+ * to [B, S, H * D], and without a batch (1, 0, 2) to [S, H * D]) is one
+ * launch of attn_heads.c (lmnn_concat_heads), as the split before it, for
+ * heads of 8: z = 3 * 2x through split, scale and join, exactly. */
+static void test_heads_joined(void) {
+    enum { B = 2, S = 12, H = 4, D = 8 };
+    static float x[B * S * H * D], z[B * S * H * D];
+    for (int i = 0; i < B * S * H * D; i++)
+        x[i] = (float)((i * 13) % 41 - 20) * 0.25f;
+    for (int batch = 0; batch < 2; batch++) {
+        int r = batch ? 4 : 3;
+        int64_t xd[3] = {B, S, H * D}, x2[2] = {B * S, H * D};
+        int64_t sd[4] = {B, S, H, D}, s3[3] = {B * S, H, D};
+        const int64_t *perm = batch ? (const int64_t[]){0, 2, 1, 3} : (const int64_t[]){1, 0, 2};
+        Onnx__GraphProto *g = ob_graph("join");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, batch ? 3 : 2, batch ? xd : x2, NULL)));
+        ob_output(g, ob_vi("z", ob_tensor_type(F32, batch ? 3 : 2, batch ? xd : x2, NULL)));
+        i64_init(g, "heads", r, batch ? sd : s3);
+        i64_init(g, "flat", batch ? 3 : 2, batch ? xd : x2);
+        f32_init(g, "two", 0, NULL, (const float[]){2}, 1);
+        f32_init(g, "three", 0, NULL, (const float[]){3}, 1);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        NODE("Mul", "a", "x", "two");
+        NODE("Reshape", "split", "a", "heads");
+        ob_attr_is(NODE("Transpose", "h", "split"), "perm", perm, r);
+        NODE("Mul", "s", "h", "three");
+        ob_attr_is(NODE("Transpose", "back", "s"), "perm", perm, r);
+        NODE("Reshape", "z", "back", "flat");
+#undef NODE
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "z", z, sizeof z));
+        for (int i = 0; i < B * S * H * D; i++)
+            CHECK(z[i] == 6 * x[i]);
+        const lm_profile_program_entry *e;
+        size_t n, heads = 0;
+        CHECK_OK(lm_replay_get_program_profile(rp, &e, &n));
+        for (size_t i = 0; i < n; i++) {
+            CHECK(!strstr(e[i].program, "data_rows.c"));
+            if (!strcmp(e[i].program, "attn_heads.c")) heads += e[i].launches;
+        }
+        CHECK(heads == 2);
+        lm_replay_close(rp);
+        lm_binary_free(bin);
+    }
+}
+
 /* Index and mask tensors built from constants alone (a shifted-window
  * attention's mask: ScatterND into zeros, then Expand) fold on the host, with
  * each reduction applied in index order to a row two tuples hit (one by a
@@ -4971,6 +5022,7 @@ int main(void) {
     TEST_RUN(test_group_norm_images);
     TEST_RUN(test_conv3d_volume);
     TEST_RUN(test_permutations_not_made);
+    TEST_RUN(test_heads_joined);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);
     TEST_RUN(test_channel_shuffle);
