@@ -284,15 +284,12 @@ uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n) {
 
 /* Pass p as the attention helpers' when it is one of theirs: heads split,
  * pre [B, S, H * D] (or [S, H * D], a batch of 1) to [B, H, S, D]
- * (lmnn_split_heads), or to [B, H, D, S]
- * for keys (*out_keys: the same split, its last two dims still to swap);
- * or heads joined, pre [B, H, S, D] to [B, S, H * D] or [H, S, D] to [S,
- * H * D] (lmnn_concat_heads). They
+ * (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same
+ * split, its last two dims still to swap); or heads joined, pre [B, H, S,
+ * D] to [B, S, H * D] or [H, S, D] to [S, H * D] (lmnn_concat_heads). They
  * move runs of face rows from tile to tile in one launch (whole tiles when
  * D is a multiple of 32), where the general pass untilizes, moves rows and
- * tilizes again (three launches: the zoo's BERT, heads of 8, replays in
- * 575,581 kernel instructions this way, 710,269 that way). *out zero when
- * it is not. */
+ * tilizes again: three launches. *out zero when it is not. */
 static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out, bool *out_keys) {
     *out = (lmnn_tensor){0};
     *out_keys = false;
@@ -301,8 +298,7 @@ static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out,
     const uint32_t *atoms = p->dims, count = p->count;
     const int32_t *q = p->q;
     if (st || i.layout != LMNN_TILE) return st;
-    /* Heads joined: [B, H, S, D] to [B, S, H * D], or [H, S, D] to [S, H *
-     * D]. */
+    /* Heads joined, with a batch or without. */
     if (i.shape.rank == 4 && count == 4 && q[0] == 0 && q[1] == 2 && q[2] == 1 && q[3] == 3 &&
         !memcmp(atoms, i.shape.dims, 4 * sizeof *atoms))
         return lmnn_concat_heads(pre, NULL, out);
