@@ -241,7 +241,7 @@ typedef struct lmnn_tensor_info {
     lmnn_dtype dtype;
     lmnn_layout layout;
     lmnn_memory_config memory; /* with its shard spec when sharded (else zero) */
-    lm_buffer buffer;          /* owned by the tensor: do not deallocate */
+    lm_buffer buffer;          /* the tensor's (and its views'): do not deallocate */
     /* This tensor is a view (lmnn_view, lmnn_reshape) of a buffer made for
      * another tensor, which may be gone by now. */
     bool view;
