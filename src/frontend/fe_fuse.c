@@ -587,8 +587,12 @@ static bool fuse_regroup(fe_ctx *c, const uint32_t *reader, uint32_t k) {
         if (r == FE_NONE) break;
         const fe_node *rn = &g->nodes[r];
         bool t = !strcmp(rn->op_type, "Transpose");
+        /* A transpose to or from NHWC is left to the layout plan when it
+         * may read an image: not right after the head, whose plain reshape
+         * makes none (GPT's keys, [B, S, H, D] to [B, H, D, S], look like
+         * NCHW to NHWC). */
         if ((!t && strcmp(rn->op_type, "Reshape")) || rn->inputs[0] != v ||
-            (t && takes_images(c, rn)))
+            (t && count && takes_images(c, rn)))
             break;
         f.steps[count] = r;
         if (!fe_regroup_fits(c, n, f.steps, count + 1)) break;
