@@ -10,6 +10,9 @@
  *                            for q @ k)
  *   lmnn_concat_heads        [B, H, S, D] -> [B, S, H*D] (or [H, S, D] ->
  *                            [S, H*D])
+ *   lmnn_concat_heads_seq_first
+ *                            [B, H, S, D] -> [S*B, H*D] (PyTorch's
+ *                            sequence-first attention, rows flattened)
  *   lmnn_scaled_dot_product_attention
  *                            softmax(q @ k^T * scale + mask) @ v
  *
@@ -63,6 +66,13 @@ lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output 
 /* a [B, H, S, D] (rank 4) -> [B, S, H*D], the inverse of lmnn_split_heads;
  * a [H, S, D] (rank 3, one batch entry) -> [S, H*D]. */
 lm_status lmnn_concat_heads(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out);
+
+/* a [B, H, S, D] (rank 4) -> [S*B, H*D]: row s*B + b holds the heads of
+ * batch entry b at position s, as PyTorch's sequence-first
+ * MultiheadAttention joins them ([S, B, H*D]) before its output
+ * projection, flattened so that no row is padded. `output` as for
+ * lmnn_concat_heads. */
+lm_status lmnn_concat_heads_seq_first(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out);
 
 typedef struct lmnn_split_qkv_options {
     uint32_t num_heads; /* H (required, > 0) */

@@ -286,7 +286,8 @@ uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n) {
  * pre [B, S, H * D] (or [S, H * D], a batch of 1) to [B, H, S, D]
  * (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same
  * split, its last two dims still to swap); or heads joined, pre [B, H, S,
- * D] to [B, S, H * D] or [H, S, D] to [S, H * D] (lmnn_concat_heads). They
+ * D] to [B, S, H * D] or [H, S, D] to [S, H * D] (lmnn_concat_heads), or
+ * sequence first to [S, B, H * D] (lmnn_concat_heads_seq_first). They
  * move runs of face rows from tile to tile in one launch (whole tiles when
  * D is a multiple of 32), where the general pass untilizes, moves rows and
  * tilizes again: three launches. *out zero when it is not. */
@@ -305,6 +306,18 @@ static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out,
     if (i.shape.rank == 3 && count == 3 && q[0] == 1 && q[1] == 0 && q[2] == 2 &&
         !memcmp(atoms, i.shape.dims, 3 * sizeof *atoms))
         return lmnn_concat_heads(pre, NULL, out);
+    /* Sequence first, [B, H, S, D] (or [B * H, S, D]) to [S, B, H * D]. */
+    if (count == 4 && q[0] == 2 && q[1] == 0 && q[2] == 1 && q[3] == 3 &&
+        ((i.shape.rank == 4 && !memcmp(atoms, i.shape.dims, 4 * sizeof *atoms)) ||
+         (i.shape.rank == 3 && (uint64_t)atoms[0] * atoms[1] == i.shape.dims[0] &&
+          !memcmp(atoms + 2, i.shape.dims + 1, 2 * sizeof *atoms)))) {
+        lmnn_shape bhsd = LMNN_SHAPE(atoms[0], atoms[1], atoms[2], atoms[3]);
+        lmnn_tensor in = pre;
+        if (i.shape.rank == 3 && (st = lmnn_view(pre, &bhsd, &in))) return st;
+        st = lmnn_concat_heads_seq_first(in, NULL, out);
+        if (in.id != pre.id) lmnn_tensor_free(in);
+        return st;
+    }
     /* Heads split: [B, S, H * D], or [S, H * D] as a batch of 1. */
     bool unbatched = i.shape.rank == 2;
     if (unbatched) i.shape = LMNN_SHAPE(1, i.shape.dims[0], i.shape.dims[1]);

@@ -85,15 +85,19 @@ static bool heads_kernel_fits(const nn_tensor *t) {
     return t->layout == LMNN_TILE && t->dtype != LMNN_BFLOAT8_B;
 }
 
-/* The head split (mode 0: `parts` outputs [B, H, S, D] from [B, S,
- * parts*H*D]) or concatenation (mode 1: [B, S, H*D] from [B, H, S, D]) of a
- * tile tensor in one program (attn_heads.c). */
+/* Modes of attn_heads.c. */
+enum { HEADS_SPLIT, HEADS_CONCAT, HEADS_CONCAT_SEQ_FIRST };
+
+/* The head split (`parts` outputs [B, H, S, D] from [B, S, parts*H*D]) or
+ * concatenation ([B, S, H*D], or sequence first [S*B, H*D], from [B, H, S,
+ * D]) of a tile tensor in one program (attn_heads.c). */
 static lm_status heads_tiles(const char *op, nn_tensor *in, uint32_t mode, uint32_t parts,
                              uint32_t heads, const lmnn_memory_config *memory, lmnn_tensor *outs) {
     const uint32_t *dims = in->shape.dims;
-    uint32_t d = mode == 0 ? dims[2] / (parts * heads) : dims[3];
-    lmnn_shape os = mode == 0 ? LMNN_SHAPE(dims[0], heads, dims[1], d)
-                              : LMNN_SHAPE(dims[0], dims[2], heads * d);
+    uint32_t d = mode == HEADS_SPLIT ? dims[2] / (parts * heads) : dims[3];
+    lmnn_shape os = mode == HEADS_SPLIT    ? LMNN_SHAPE(dims[0], heads, dims[1], d)
+                    : mode == HEADS_CONCAT ? LMNN_SHAPE(dims[0], dims[2], heads * d)
+                                           : LMNN_SHAPE(dims[2] * dims[0], heads * d);
     nn_tensor *o[3] = {NULL, NULL, NULL};
     lm_status st = LM_OK;
     for (uint32_t p = 0; p < parts; p++)
@@ -135,8 +139,9 @@ static lm_status heads_tiles(const char *op, nn_tensor *in, uint32_t mode, uint3
                                mode,
                                in->dtype == LMNN_BFLOAT16 ? 2u : 4u,
                                in->memory.type == LM_BUFFER_DRAM,
-                               o[0]->memory.type == LM_BUFFER_DRAM};
-            st = lm_set_runtime_args(p.program, p.kernels[0], split.cores[i], args, 15);
+                               o[0]->memory.type == LM_BUFFER_DRAM,
+                               dims[0]};
+            st = lm_set_runtime_args(p.program, p.kernels[0], split.cores[i], args, 16);
             if (st) st = nn_fail_call(st, op);
         }
         if (st) nn_program_discard(&p);
@@ -178,46 +183,60 @@ lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output 
     if (st) return st;
     if (heads_kernel_fits(t)) {
         lmnn_memory_config memory = nn_output_memory(&o.memory, t);
-        return heads_tiles(op, t, 0, 1, num_heads, &memory, out);
+        return heads_tiles(op, t, HEADS_SPLIT, 1, num_heads, &memory, out);
     }
     return heads_of(op, t, a, num_heads, false, &o, out);
 }
 
-lm_status lmnn_concat_heads(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out) {
-    const char *op = "lmnn_concat_heads";
+/* [B, H, S, D] (or, not `seq_first`, one batch entry [H, S, D]) -> [B, S,
+ * H*D] ([S, H*D]), or with `seq_first` [S*B, H*D]. */
+static lm_status concat_heads(const char *op, lmnn_tensor a, bool seq_first,
+                              const lmnn_output *output, lmnn_tensor *out) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     nn_tensor *t = NULL;
     lmnn_output o;
     char sb[128];
     lm_status st = nn_get_tensor(op, "a", a, &t);
     if (st) return st;
-    if (t->shape.rank != 4 && t->shape.rank != 3)
+    if (t->shape.rank != 4 && (seq_first || t->shape.rank != 3))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "a: expected rank 4 [B, H, S, D] or 3 [H, S, D], given shape %s",
-                       nn_shape_str(&t->shape, sb, sizeof sb));
+                       "a: expected rank 4 [B, H, S, D]%s, given shape %s",
+                       seq_first ? "" : " or 3 [H, S, D]", nn_shape_str(&t->shape, sb, sizeof sb));
     if ((st = check_output(op, output, t, &o))) return st;
     /* [H, S, D] is one batch entry: the same pages as [1, H, S, D]. */
     bool one = t->shape.rank == 3;
     nn_tensor in = *t;
     if (one) in.shape = LMNN_SHAPE(1, t->shape.dims[0], t->shape.dims[1], t->shape.dims[2]);
     const uint32_t *d = in.shape.dims;
-    if ((uint64_t)d[1] * d[3] > UINT32_MAX)
-        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: H*D of shape %s overflows",
+    if ((uint64_t)d[1] * d[3] > UINT32_MAX || (uint64_t)d[2] * d[0] > UINT32_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "a: %s of shape %s overflows",
+                       (uint64_t)d[1] * d[3] > UINT32_MAX ? "H*D" : "S*B",
                        nn_shape_str(&t->shape, sb, sizeof sb));
-    lmnn_shape joined = one ? LMNN_SHAPE(d[2], d[1] * d[3]) : LMNN_SHAPE(d[0], d[2], d[1] * d[3]);
+    lmnn_shape joined = seq_first ? LMNN_SHAPE(d[2] * d[0], d[1] * d[3])
+                        : one     ? LMNN_SHAPE(d[2], d[1] * d[3])
+                                  : LMNN_SHAPE(d[0], d[2], d[1] * d[3]);
     if (heads_kernel_fits(t)) {
         lmnn_memory_config memory = nn_output_memory(&o.memory, t);
-        if ((st = heads_tiles(op, &in, 1, 1, d[1], &memory, out))) return st;
+        uint32_t mode = seq_first ? HEADS_CONCAT_SEQ_FIRST : HEADS_CONCAT;
+        if ((st = heads_tiles(op, &in, mode, 1, d[1], &memory, out))) return st;
         nn_tensor *r = NULL;
         if (one && !nn_get_tensor(op, "out", *out, &r)) nn_tensor_retag(r, &joined);
         return LM_OK;
     }
-    static const int32_t perm4[] = {0, 2, 1, 3}, perm3[] = {1, 0, 2};
+    static const int32_t perm4[] = {0, 2, 1, 3}, perm3[] = {1, 0, 2}, seq[] = {2, 0, 1, 3};
     lmnn_tensor p = {0};
-    st = inner(lmnn_permute(a, one ? perm3 : perm4, 4 - one, NULL, &p), op);
+    st = inner(lmnn_permute(a, seq_first ? seq : one ? perm3 : perm4, 4 - one, NULL, &p), op);
     if (!st) st = inner(lmnn_reshape(p, &joined, &o, out), op);
     nn_tensor_discard(p);
     return st;
+}
+
+lm_status lmnn_concat_heads(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out) {
+    return concat_heads("lmnn_concat_heads", a, false, output, out);
+}
+
+lm_status lmnn_concat_heads_seq_first(lmnn_tensor a, const lmnn_output *output, lmnn_tensor *out) {
+    return concat_heads("lmnn_concat_heads_seq_first", a, true, output, out);
 }
 
 lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
@@ -242,7 +261,7 @@ lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
         /* One program for the three; a transposed key is one more (a tile
          * transpose). */
         lmnn_memory_config memory = nn_output_memory(&o.memory, t);
-        st = heads_tiles(op, t, 0, 3, opts->num_heads, &memory, res);
+        st = heads_tiles(op, t, HEADS_SPLIT, 3, opts->num_heads, &memory, res);
         if (!st && opts->transpose_key) {
             lmnn_tensor kt = {0};
             st = inner(lmnn_transpose(res[1], -2, -1, &o, &kt), op);

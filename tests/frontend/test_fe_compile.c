@@ -2947,6 +2947,19 @@ static void test_permutations_not_made(void) {
     }
 }
 
+/* The launches of attn_heads.c in a profiled replay; SIZE_MAX when
+ * data_rows.c (the general pass's row moves) ran or there is no profile. */
+static size_t heads_launches(lm_replay *rp) {
+    const lm_profile_program_entry *e;
+    size_t n, heads = 0;
+    if (lm_replay_get_program_profile(rp, &e, &n) != LM_OK) return SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (strstr(e[i].program, "data_rows.c")) return SIZE_MAX;
+        if (!strcmp(e[i].program, "attn_heads.c")) heads += e[i].launches;
+    }
+    return heads;
+}
+
 /* A transformer's heads joined back (Transpose (0, 2, 1, 3) then Reshape
  * to [B, S, H * D], and without a batch (1, 0, 2) to [S, H * D]) is one
  * launch of attn_heads.c (lmnn_concat_heads), as the split before it, for
@@ -2985,17 +2998,103 @@ static void test_heads_joined(void) {
         CHECK_OK(lm_replay_get_output(rp, "z", z, sizeof z));
         for (int i = 0; i < B * S * H * D; i++)
             CHECK(z[i] == 6 * x[i]);
-        const lm_profile_program_entry *e;
-        size_t n, heads = 0;
-        CHECK_OK(lm_replay_get_program_profile(rp, &e, &n));
-        for (size_t i = 0; i < n; i++) {
-            CHECK(!strstr(e[i].program, "data_rows.c"));
-            if (!strcmp(e[i].program, "attn_heads.c")) heads += e[i].launches;
-        }
-        CHECK(heads == 2);
+        CHECK(heads_launches(rp) == 2);
         lm_replay_close(rp);
         lm_binary_free(bin);
     }
+}
+
+/* Heads joined sequence first, as PyTorch's MultiheadAttention does:
+ * [B * H, S, D] moved by (1, 0, 2) and reshaped to [S * B, H * D], and [B,
+ * H, S, D] moved by (2, 0, 1, 3) to [S, B, H * D]: one launch of
+ * attn_heads.c (lmnn_concat_heads_seq_first), no data_rows.c, exactly 3x. */
+static void test_heads_joined_seq_first(void) {
+    enum { B = 2, H = 4, S = 17, D = 6 };
+    static float x[B * H * S * D], z[B * H * S * D];
+    for (int i = 0; i < B * H * S * D; i++)
+        x[i] = (float)((i * 7) % 37 - 18) * 0.5f;
+    for (int four = 0; four < 2; four++) {
+        int64_t x3[3] = {B * H, S, D}, x4[4] = {B, H, S, D};
+        int64_t z2[2] = {S * B, H * D}, z3[3] = {S, B, H * D};
+        Onnx__GraphProto *g = ob_graph("join_seq_first");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, four ? 4 : 3, four ? x4 : x3, NULL)));
+        ob_output(g, ob_vi("z", ob_tensor_type(F32, four ? 3 : 2, four ? z3 : z2, NULL)));
+        i64_init(g, "flat", four ? 3 : 2, four ? z3 : z2);
+        f32_init(g, "three", 0, NULL, (const float[]){3}, 1);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        NODE("Mul", "s", "x", "three");
+        ob_attr_is(NODE("Transpose", "t", "s"), "perm",
+                   four ? (const int64_t[]){2, 0, 1, 3} : (const int64_t[]){1, 0, 2}, four ? 4 : 3);
+        NODE("Reshape", "z", "t", "flat");
+#undef NODE
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "z", z, sizeof z));
+        bool same = true;
+        for (int s_ = 0; s_ < S; s_++)
+            for (int b = 0; b < B; b++)
+                for (int j = 0; j < H * D; j++)
+                    same = same && z[(s_ * B + b) * H * D + j] ==
+                                       3 * x[((b * H + j / D) * S + s_) * D + j % D];
+        CHECK(same);
+        CHECK(heads_launches(rp) == 1);
+        lm_replay_close(rp);
+        lm_binary_free(bin);
+    }
+}
+
+/* GPT's attention scores: queries split as [B, S, H, D] and moved by (0, 2,
+ * 1, 3), keys by (0, 2, 3, 1) to [B, H, D, S] (a perm that looks like NCHW
+ * to NHWC, but from a plain reshape, no image), then one MatMul. The two
+ * splits are two launches of attn_heads.c, nothing goes through
+ * data_rows.c, and the scores match float64. */
+static void test_keys_split_batched(void) {
+    enum { B = 2, S = 16, H = 4, D = 8, C = H * D };
+    static float x[B * S * C], got[B * H * S * S];
+    for (int i = 0; i < B * S * C; i++)
+        x[i] = (float)((i * 29) % 53 - 26) * 0.05f;
+    int64_t xd[3] = {B, S, C}, hd[4] = {B, S, H, D}, sd[4] = {B, H, S, S};
+    Onnx__GraphProto *g = ob_graph("keys");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+    ob_output(g, ob_vi("scores", ob_tensor_type(F32, 4, sd, NULL)));
+    i64_init(g, "heads", 4, hd);
+    f32_init(g, "two", 0, NULL, (const float[]){2}, 1);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+    NODE("Mul", "k", "x", "two");
+    NODE("Reshape", "rq", "x", "heads");
+    ob_attr_is(NODE("Transpose", "q", "rq"), "perm", (const int64_t[]){0, 2, 1, 3}, 4);
+    NODE("Reshape", "rk", "k", "heads");
+    ob_attr_is(NODE("Transpose", "kt", "rk"), "perm", (const int64_t[]){0, 2, 3, 1}, 4);
+    NODE("MatMul", "scores", "q", "kt");
+#undef NODE
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+    lm_replay *rp;
+    CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+    CHECK_OK(lm_replay_get_output(rp, "scores", got, sizeof got));
+    CHECK(heads_launches(rp) == 2);
+    lm_replay_close(rp);
+    double worst = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int s_ = 0; s_ < S; s_++)
+                for (int u = 0; u < S; u++) {
+                    double want = 0;
+                    for (int d = 0; d < D; d++)
+                        want += (double)x[(b * S + s_) * C + h * D + d] * 2 *
+                                x[(b * S + u) * C + h * D + d];
+                    double err =
+                        fabs(got[((b * H + h) * S + s_) * S + u] - want) / (1 + fabs(want));
+                    worst = err > worst ? err : worst;
+                }
+    CHECK(worst < 2e-6);
+    lm_binary_free(bin);
 }
 
 /* Index and mask tensors built from constants alone (a shifted-window
@@ -5022,6 +5121,8 @@ int main(void) {
     TEST_RUN(test_group_norm_images);
     TEST_RUN(test_conv3d_volume);
     TEST_RUN(test_permutations_not_made);
+    TEST_RUN(test_keys_split_batched);
+    TEST_RUN(test_heads_joined_seq_first);
     TEST_RUN(test_heads_joined);
     TEST_RUN(test_window_partitions);
     TEST_RUN(test_regroup_by_steps);

@@ -79,6 +79,23 @@ static void check_heads(uint32_t b, uint32_t s, uint32_t h, uint32_t d, lmnn_dty
     got = nn_download(back);
     CHECK(got && !memcmp(got, x, n * sizeof *got));
     free(got);
+    /* Sequence first: row is * b + ib of [S*B, H*D] is x's row (ib, is). */
+    lmnn_tensor seq;
+    CHECK_OK(lmnn_concat_heads_seq_first(sp, NULL, &seq));
+    CHECK_OK(lmnn_tensor_get_info(seq, &info));
+    CHECK(info.shape.rank == 2 && info.shape.dims[0] == s * b && info.shape.dims[1] == h * d);
+    CHECK(info.layout == layout && info.dtype == dtype);
+    got = nn_download(seq);
+    CHECK(got != NULL);
+    bool same = got != NULL;
+    for (uint32_t is = 0; is < s && same; is++)
+        for (uint32_t ib = 0; ib < b; ib++)
+            same = same && !memcmp(got + ((size_t)is * b + ib) * h * d,
+                                   x + ((size_t)ib * s + is) * h * d, h * d * sizeof *got);
+    CHECK(same);
+    if (layout == LMNN_TILE && dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(seq));
+    free(got);
+    lmnn_tensor_free(seq);
     if (b == 1) { /* one batch entry as [H, S, D] -> [S, H*D] */
         lmnn_shape hsd = LMNN_SHAPE(h, s, d);
         lmnn_tensor one, flat;
@@ -590,6 +607,14 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_concat_heads(t2, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_concat_heads: a: expected rank 4 [B, H, S, D] or 3 [H, S, D], given shape "
                 "[20, 64]");
+    CHECK_FAILS(
+        lmnn_concat_heads_seq_first(t2, NULL, &out), LM_ERR_INVALID_ARGUMENT,
+        "lmnn_concat_heads_seq_first: a: expected rank 4 [B, H, S, D], given shape [20, 64]");
+    CHECK_FAILS(lmnn_concat_heads_seq_first(q, &oo, &out), LM_ERR_UNSUPPORTED,
+                "lmnn_concat_heads_seq_first: memory config: sharded tensors are not supported "
+                "yet");
+    CHECK_FAILS(lmnn_concat_heads_seq_first(q, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_concat_heads_seq_first: out is NULL");
     lmnn_tensor_free(t2);
     lmnn_tensor oq, ok, ov;
     lmnn_split_qkv_options so;
@@ -612,6 +637,8 @@ static void test_errors(void) {
                 "lmnn_split_heads: a: tensor handle");
     CHECK_FAILS(lmnn_concat_heads((lmnn_tensor){0}, NULL, &out), LM_ERR_INVALID_HANDLE,
                 "lmnn_concat_heads: a: tensor handle");
+    CHECK_FAILS(lmnn_concat_heads_seq_first(dead, NULL, &out), LM_ERR_INVALID_HANDLE,
+                "lmnn_concat_heads_seq_first: a: tensor handle");
 
     /* A tensor on another device. */
     lm_device *dev2;

@@ -8,12 +8,16 @@
  *   mode 1 (concat)  in [B, H, S, D] -> out [B, S, H*D]: output matrix b,
  *                    element (i, j) is input matrix b*H + j/D, element
  *                    (i, j % D).
+ *   mode 2 (concat, sequence first) in [B, H, S, D] -> out [S*B, H*D]:
+ *                    element (i, j) is input matrix (i % B)*H + j/D,
+ *                    element (i / B, j % D).
  * Only the logical region is read; edge tiles are zeroed first, so the
  * padding stays zero. When D is a multiple of 32 every output tile is one
  * whole input tile (same rows, padding included): one read per tile.
  * Runtime args: first, count (output tiles over all parts), H, D, per-part
  * tiles, out ht, wt, h, w, in ht, wt, mode, esize (2 or 4 bytes), in is_dram,
- * out is_dram (all runtime: one compiled kernel for every split and merge).
+ * out is_dram, B (mode 2; all runtime: one compiled kernel for every split
+ * and merge).
  * Common args: input, outputs. CB 16 is the scratch tile. */
 #include "dataflow_api.h"
 
@@ -28,6 +32,7 @@ void kernel_main(void) {
     uint32_t mode = A(11), esize = A(12);
     uint32_t first = A(0), count = A(1), heads = A(2), d = A(3), per_part = A(4);
     uint32_t oht = A(5), owt = A(6), oh = A(7), ow = A(8), iht = A(9), iwt = A(10);
+    uint32_t batch = mode == 2 ? A(15) : 1;
     uint32_t page = get_tile_size(16);
     InterleavedAddrGenFast in = {
         .bank_base_address = get_common_arg_val(0), .page_size = page, .is_dram = A(13)};
@@ -38,7 +43,7 @@ void kernel_main(void) {
         uint32_t m = t / (oht * owt), tr = (t / owt) % oht, tc = t % owt;
         uint32_t rows, cols;
         nn_tile_extent(t, oht, owt, oh, ow, &rows, &cols);
-        if (d % 32 == 0) {
+        if (d % 32 == 0 && mode < 2) {
             uint32_t sm, sct;
             if (mode == 0) {
                 sm = m / heads;
@@ -53,14 +58,20 @@ void kernel_main(void) {
             nn_zero(addr, page);
         }
         for (uint32_t r = 0; r < rows; r++) {
-            uint32_t i = tr * 32 + r;
+            /* Output row tr * 32 + r reads input row i of matrix mb*H + h
+             * (mode 2: output rows are (i, mb) pairs, B to an input row). */
+            uint32_t i = tr * 32 + r, mb = m;
+            if (mode == 2) {
+                mb = i % batch;
+                i /= batch;
+            }
             for (uint32_t c = 0; c < cols;) {
                 uint32_t j = tc * 32 + c, sm, sc, run = cols - c;
                 if (mode == 0) {
                     sm = m / heads;
                     sc = part * heads * d + (m % heads) * d + j;
                 } else {
-                    sm = m * heads + j / d;
+                    sm = mb * heads + j / d;
                     sc = j % d;
                     if (d - sc < run) run = d - sc;
                 }
