@@ -4,6 +4,9 @@
  * PyTorch give them (B batch, S sequence, H heads, D head size):
  *
  *   lmnn_split_heads         [B, S, H*D] -> [B, H, S, D]
+ *   lmnn_split_heads_seq_first
+ *                            [S, B, H*D] -> [B, H, S, D] (PyTorch's
+ *                            sequence-first attention)
  *   lmnn_split_query_key_value_and_split_heads
  *                            [B, S, 3*H*D] -> q, v [B, H, S, D] and k
  *                            [B, H, S, D] (or [B, H, D, S] transposed, ready
@@ -62,6 +65,12 @@ extern "C" {
  * or a's. */
 lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output *output,
                            lmnn_tensor *out);
+
+/* a [S, B, H*D] (rank 3, sequence first, as PyTorch's MultiheadAttention
+ * takes it without batch_first) -> [B, H, S, D]; otherwise as
+ * lmnn_split_heads. */
+lm_status lmnn_split_heads_seq_first(lmnn_tensor a, uint32_t num_heads, const lmnn_output *output,
+                                     lmnn_tensor *out);
 
 /* a [B, H, S, D] (rank 4) -> [B, S, H*D], the inverse of lmnn_split_heads;
  * a [H, S, D] (rank 3, one batch entry) -> [S, H*D]. */

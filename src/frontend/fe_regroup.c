@@ -285,7 +285,8 @@ uint32_t fe_regroup_images(fe_ctx *c, const fe_node *n) {
 /* Pass p as the attention helpers' when it is one of theirs: heads split,
  * pre [B, S, H * D] (or [S, H * D], a batch of 1) to [B, H, S, D]
  * (lmnn_split_heads), or to [B, H, D, S] for keys (*out_keys: the same
- * split, its last two dims still to swap); or heads joined, pre [B, H, S,
+ * split, its last two dims still to swap), or pre sequence first [S, B, H *
+ * D] to either (lmnn_split_heads_seq_first); or heads joined, pre [B, H, S,
  * D] to [B, S, H * D] or [H, S, D] to [S, H * D] (lmnn_concat_heads), or
  * sequence first to [S, B, H * D] (lmnn_concat_heads_seq_first). They
  * move runs of face rows from tile to tile in one launch (whole tiles when
@@ -317,6 +318,14 @@ static lm_status heads_pass(lmnn_tensor pre, const rg_plan *p, lmnn_tensor *out,
         st = lmnn_concat_heads_seq_first(in, NULL, out);
         if (in.id != pre.id) lmnn_tensor_free(in);
         return st;
+    }
+    /* Heads split sequence first: [S, B, H * D] to [B, H, S, D] or keys. */
+    static const int32_t seq_split[4] = {1, 2, 0, 3}, seq_keys[4] = {1, 2, 3, 0};
+    if (i.shape.rank == 3 && count == 4 && atoms[0] == i.shape.dims[0] &&
+        atoms[1] == i.shape.dims[1] && (uint64_t)atoms[2] * atoms[3] == i.shape.dims[2]) {
+        *out_keys = !memcmp(q, seq_keys, sizeof seq_keys);
+        if (*out_keys || !memcmp(q, seq_split, sizeof seq_split))
+            return lmnn_split_heads_seq_first(pre, atoms[2], NULL, out);
     }
     /* Heads split: [B, S, H * D], or [S, H * D] as a batch of 1. */
     bool unbatched = i.shape.rank == 2;

@@ -55,18 +55,20 @@ static lm_status check_output(const char *op, const lmnn_output *output, const n
     return LM_OK;
 }
 
-/* [B, S, H*D] checks shared by split_heads and the QKV split: `parts` is 1 or
- * 3 (the last dim holds that many H*D blocks). */
+/* [B, S, H*D] (or [S, B, H*D]) checks shared by split_heads and the QKV
+ * split: `parts` is 1 or 3 (the last dim holds that many H*D blocks). */
 static lm_status check_heads_input(const char *op, const char *arg, lmnn_tensor a,
-                                   uint32_t num_heads, uint32_t parts, nn_tensor **out_t) {
+                                   uint32_t num_heads, uint32_t parts, bool seq_first,
+                                   nn_tensor **out_t) {
     nn_tensor *t = NULL;
     char s[128];
     lm_status st = nn_get_tensor(op, arg, a, &t);
     if (st) return st;
     if (t->shape.rank != 3)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "%s: expected rank 3 [B, S, %sH*D], given shape %s", arg,
-                       parts == 3 ? "3*" : "", nn_shape_str(&t->shape, s, sizeof s));
+                       "%s: expected rank 3 [%s, %sH*D], given shape %s", arg,
+                       seq_first ? "S, B" : "B, S", parts == 3 ? "3*" : "",
+                       nn_shape_str(&t->shape, s, sizeof s));
     if (num_heads == 0)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "num_heads: expected > 0, given 0");
     uint32_t last = t->shape.dims[2];
@@ -86,18 +88,21 @@ static bool heads_kernel_fits(const nn_tensor *t) {
 }
 
 /* Modes of attn_heads.c. */
-enum { HEADS_SPLIT, HEADS_CONCAT, HEADS_CONCAT_SEQ_FIRST };
+enum { HEADS_SPLIT, HEADS_CONCAT, HEADS_CONCAT_SEQ_FIRST, HEADS_SPLIT_SEQ_FIRST };
 
-/* The head split (`parts` outputs [B, H, S, D] from [B, S, parts*H*D]) or
- * concatenation ([B, S, H*D], or sequence first [S*B, H*D], from [B, H, S,
- * D]) of a tile tensor in one program (attn_heads.c). */
+/* The head split (`parts` outputs [B, H, S, D] from [B, S, parts*H*D], or
+ * one from sequence-first [S, B, H*D]) or concatenation ([B, S, H*D], or
+ * sequence first [S*B, H*D], from [B, H, S, D]) of a tile tensor in one
+ * program (attn_heads.c). */
 static lm_status heads_tiles(const char *op, nn_tensor *in, uint32_t mode, uint32_t parts,
                              uint32_t heads, const lmnn_memory_config *memory, lmnn_tensor *outs) {
     const uint32_t *dims = in->shape.dims;
-    uint32_t d = mode == HEADS_SPLIT ? dims[2] / (parts * heads) : dims[3];
-    lmnn_shape os = mode == HEADS_SPLIT    ? LMNN_SHAPE(dims[0], heads, dims[1], d)
-                    : mode == HEADS_CONCAT ? LMNN_SHAPE(dims[0], dims[2], heads * d)
-                                           : LMNN_SHAPE(dims[2] * dims[0], heads * d);
+    bool splits = mode == HEADS_SPLIT || mode == HEADS_SPLIT_SEQ_FIRST;
+    uint32_t d = splits ? dims[2] / (parts * heads) : dims[3];
+    lmnn_shape os = mode == HEADS_SPLIT             ? LMNN_SHAPE(dims[0], heads, dims[1], d)
+                    : mode == HEADS_SPLIT_SEQ_FIRST ? LMNN_SHAPE(dims[1], heads, dims[0], d)
+                    : mode == HEADS_CONCAT          ? LMNN_SHAPE(dims[0], dims[2], heads * d)
+                                                    : LMNN_SHAPE(dims[2] * dims[0], heads * d);
     nn_tensor *o[3] = {NULL, NULL, NULL};
     lm_status st = LM_OK;
     for (uint32_t p = 0; p < parts; p++)
@@ -158,34 +163,53 @@ static lm_status heads_tiles(const char *op, nn_tensor *in, uint32_t mode, uint3
     return st;
 }
 
-/* [B, S, H*D] -> [B, H, S, D] (or [B, H, D, S] with `transpose`) by a
- * reshape to [B, S, H, D] and a permute (what heads_tiles cannot move). */
+/* [B, S, H*D] (or with `seq_first` [S, B, H*D]) -> [B, H, S, D] (or [B,
+ * H, D, S] with `transpose`) by a reshape to [B, S, H, D] ([S, B, H, D])
+ * and a permute (what heads_tiles cannot move). */
 static lm_status heads_of(const char *op, nn_tensor *t, lmnn_tensor a, uint32_t num_heads,
-                          bool transpose, const lmnn_output *output, lmnn_tensor *out) {
-    uint32_t b = t->shape.dims[0], s = t->shape.dims[1], d = t->shape.dims[2] / num_heads;
-    lmnn_shape split = LMNN_SHAPE(b, s, num_heads, d);
-    static const int32_t perm[] = {0, 2, 1, 3}, perm_t[] = {0, 2, 3, 1};
+                          bool seq_first, bool transpose, const lmnn_output *output,
+                          lmnn_tensor *out) {
+    const uint32_t *dims = t->shape.dims;
+    lmnn_shape split = LMNN_SHAPE(dims[0], dims[1], num_heads, dims[2] / num_heads);
+    static const int32_t perm[] = {0, 2, 1, 3}, perm_t[] = {0, 2, 3, 1}, seq[] = {1, 2, 0, 3};
     lmnn_tensor r = {0};
     lm_status st = inner(lmnn_reshape(a, &split, NULL, &r), op);
-    if (!st) st = inner(lmnn_permute(r, transpose ? perm_t : perm, 4, output, out), op);
+    if (!st)
+        st = inner(lmnn_permute(r,
+                                seq_first   ? seq
+                                : transpose ? perm_t
+                                            : perm,
+                                4, output, out),
+                   op);
     nn_tensor_discard(r);
     return st;
 }
 
-lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output *output,
-                           lmnn_tensor *out) {
-    const char *op = "lmnn_split_heads";
+/* [B, S, H*D] (or with `seq_first` [S, B, H*D]) -> [B, H, S, D]. */
+static lm_status split_heads(const char *op, lmnn_tensor a, uint32_t num_heads, bool seq_first,
+                             const lmnn_output *output, lmnn_tensor *out) {
     if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
     nn_tensor *t = NULL;
     lmnn_output o;
-    lm_status st = check_heads_input(op, "a", a, num_heads, 1, &t);
+    lm_status st = check_heads_input(op, "a", a, num_heads, 1, seq_first, &t);
     if (!st) st = check_output(op, output, t, &o);
     if (st) return st;
     if (heads_kernel_fits(t)) {
         lmnn_memory_config memory = nn_output_memory(&o.memory, t);
-        return heads_tiles(op, t, HEADS_SPLIT, 1, num_heads, &memory, out);
+        return heads_tiles(op, t, seq_first ? HEADS_SPLIT_SEQ_FIRST : HEADS_SPLIT, 1, num_heads,
+                           &memory, out);
     }
-    return heads_of(op, t, a, num_heads, false, &o, out);
+    return heads_of(op, t, a, num_heads, seq_first, false, &o, out);
+}
+
+lm_status lmnn_split_heads(lmnn_tensor a, uint32_t num_heads, const lmnn_output *output,
+                           lmnn_tensor *out) {
+    return split_heads("lmnn_split_heads", a, num_heads, false, output, out);
+}
+
+lm_status lmnn_split_heads_seq_first(lmnn_tensor a, uint32_t num_heads, const lmnn_output *output,
+                                     lmnn_tensor *out) {
+    return split_heads("lmnn_split_heads_seq_first", a, num_heads, true, output, out);
 }
 
 /* [B, H, S, D] (or, not `seq_first`, one batch entry [H, S, D]) -> [B, S,
@@ -253,7 +277,7 @@ lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "opts is NULL (num_heads must be given)");
     nn_tensor *t = NULL;
     lmnn_output o;
-    lm_status st = check_heads_input(op, "qkv", qkv, opts->num_heads, 3, &t);
+    lm_status st = check_heads_input(op, "qkv", qkv, opts->num_heads, 3, false, &t);
     if (!st) st = check_output(op, &opts->output, t, &o);
     if (st) return st;
     lmnn_tensor parts[3] = {{0}}, res[3] = {{0}};
@@ -276,8 +300,8 @@ lm_status lmnn_split_query_key_value_and_split_heads(lmnn_tensor qkv,
             nn_tensor *pt = NULL;
             st = nn_get_tensor(op, "qkv", parts[i], &pt);
             if (!st)
-                st = heads_of(op, pt, parts[i], opts->num_heads, i == 1 && opts->transpose_key, &o,
-                              &res[i]);
+                st = heads_of(op, pt, parts[i], opts->num_heads, false,
+                              i == 1 && opts->transpose_key, &o, &res[i]);
         }
     }
     free_all(parts, 3);

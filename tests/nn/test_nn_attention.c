@@ -96,6 +96,30 @@ static void check_heads(uint32_t b, uint32_t s, uint32_t h, uint32_t d, lmnn_dty
     if (layout == LMNN_TILE && dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(seq));
     free(got);
     lmnn_tensor_free(seq);
+    /* Split sequence first: x read as [S, B, H*D] -> [B, H, S, D]; joined
+     * back sequence first, x again as [S*B, H*D]. */
+    lmnn_shape sbc = LMNN_SHAPE(s, b, h * d);
+    lmnn_tensor xs, hs, joined;
+    CHECK_OK(nn_upload(&sbc, x, dtype, layout, &xs));
+    CHECK_OK(lmnn_split_heads_seq_first(xs, h, NULL, &hs));
+    CHECK_OK(lmnn_tensor_get_info(hs, &info));
+    CHECK(info.shape.rank == 4 && info.shape.dims[0] == b && info.shape.dims[1] == h &&
+          info.shape.dims[2] == s && info.shape.dims[3] == d);
+    got = nn_download(hs);
+    same = got != NULL;
+    for (uint32_t ib = 0; ib < b && same; ib++)
+        for (uint32_t ih = 0; ih < h; ih++)
+            for (uint32_t is = 0; is < s; is++)
+                same = same && !memcmp(got + (((size_t)ib * h + ih) * s + is) * d,
+                                       x + ((size_t)is * b + ib) * h * d + ih * d, d * sizeof *got);
+    CHECK(same);
+    free(got);
+    if (layout == LMNN_TILE && dtype == LMNN_FLOAT32) CHECK(nn_padding_is_zero(hs));
+    CHECK_OK(lmnn_concat_heads_seq_first(hs, NULL, &joined));
+    got = nn_download(joined);
+    CHECK(got && !memcmp(got, x, n * sizeof *got));
+    free(got);
+    lmnn_tensor_free(xs), lmnn_tensor_free(hs), lmnn_tensor_free(joined);
     if (b == 1) { /* one batch entry as [H, S, D] -> [S, H*D] */
         lmnn_shape hsd = LMNN_SHAPE(h, s, d);
         lmnn_tensor one, flat;
@@ -607,6 +631,14 @@ static void test_errors(void) {
     CHECK_FAILS(lmnn_concat_heads(t2, NULL, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_concat_heads: a: expected rank 4 [B, H, S, D] or 3 [H, S, D], given shape "
                 "[20, 64]");
+    CHECK_FAILS(lmnn_split_heads_seq_first(t2, 4, NULL, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_split_heads_seq_first: a: expected rank 3 [S, B, H*D], given shape "
+                "[20, 64]");
+    CHECK_FAILS(lmnn_split_heads_seq_first(o3, 5, NULL, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_split_heads_seq_first: a: last dim 64 of shape [2, 20, 64] is not a "
+                "multiple of 5 heads");
+    CHECK_FAILS(lmnn_split_heads_seq_first(o3, 4, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_split_heads_seq_first: out is NULL");
     CHECK_FAILS(
         lmnn_concat_heads_seq_first(t2, NULL, &out), LM_ERR_INVALID_ARGUMENT,
         "lmnn_concat_heads_seq_first: a: expected rank 4 [B, H, S, D], given shape [20, 64]");
@@ -639,6 +671,8 @@ static void test_errors(void) {
                 "lmnn_concat_heads: a: tensor handle");
     CHECK_FAILS(lmnn_concat_heads_seq_first(dead, NULL, &out), LM_ERR_INVALID_HANDLE,
                 "lmnn_concat_heads_seq_first: a: tensor handle");
+    CHECK_FAILS(lmnn_split_heads_seq_first(dead, 4, NULL, &out), LM_ERR_INVALID_HANDLE,
+                "lmnn_split_heads_seq_first: a: tensor handle");
 
     /* A tensor on another device. */
     lm_device *dev2;

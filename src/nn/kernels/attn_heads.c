@@ -11,6 +11,9 @@
  *   mode 2 (concat, sequence first) in [B, H, S, D] -> out [S*B, H*D]:
  *                    element (i, j) is input matrix (i % B)*H + j/D,
  *                    element (i / B, j % D).
+ *   mode 3 (split, sequence first) in [S, B, H*D] -> out [B, H, S, D]:
+ *                    matrix m = b*H + h, element (i, j) is input matrix i,
+ *                    element (b, h*D + j).
  * Only the logical region is read; edge tiles are zeroed first, so the
  * padding stays zero. When D is a multiple of 32 every output tile is one
  * whole input tile (same rows, padding included): one read per tile.
@@ -33,6 +36,7 @@ void kernel_main(void) {
     uint32_t first = A(0), count = A(1), heads = A(2), d = A(3), per_part = A(4);
     uint32_t oht = A(5), owt = A(6), oh = A(7), ow = A(8), iht = A(9), iwt = A(10);
     uint32_t batch = mode == 2 ? A(15) : 1;
+    bool split = mode == 0 || mode == 3;
     uint32_t page = get_tile_size(16);
     InterleavedAddrGenFast in = {
         .bank_base_address = get_common_arg_val(0), .page_size = page, .is_dram = A(13)};
@@ -57,19 +61,25 @@ void kernel_main(void) {
         } else if (rows < 32 || cols < 32) {
             nn_zero(addr, page);
         }
+        /* A split's batch entry and first input column, the same for the
+         * whole tile. */
+        uint32_t mbatch = m / heads, col0 = part * heads * d + (m % heads) * d;
         for (uint32_t r = 0; r < rows; r++) {
-            /* Output row tr * 32 + r reads input row i of matrix mb*H + h
-             * (mode 2: output rows are (i, mb) pairs, B to an input row). */
-            uint32_t i = tr * 32 + r, mb = m;
+            /* Output row tr * 32 + r reads row i of input matrix sm (splits)
+             * or of input matrix mb*H + the head of its column (joins; mode
+             * 2's output rows are (i, mb) pairs, B to an input row). */
+            uint32_t i = tr * 32 + r, mb = m, sm = mbatch;
             if (mode == 2) {
                 mb = i % batch;
                 i /= batch;
+            } else if (mode == 3) {
+                sm = i;
+                i = mbatch;
             }
             for (uint32_t c = 0; c < cols;) {
-                uint32_t j = tc * 32 + c, sm, sc, run = cols - c;
-                if (mode == 0) {
-                    sm = m / heads;
-                    sc = part * heads * d + (m % heads) * d + j;
+                uint32_t j = tc * 32 + c, sc, run = cols - c;
+                if (split) {
+                    sc = col0 + j;
                 } else {
                     sm = mb * heads + j / d;
                     sc = j % d;
