@@ -361,10 +361,11 @@ bool fe_out_is_boundary(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_dtype *out
  * graph input), else the tile form. fe_in_dev on a value held only as a flat
  * image makes the NCHW form (a transpose on the device) and keeps it. */
 lm_status fe_in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out, bool *out_flat);
-/* fe_in_image for a reader that rounds its input itself (a convolution's
- * input_dtype): a row-major float32 graph input in a mode computing in
- * bfloat16 comes as it is, *out_cast the dtype it is to be taken in; else
- * *out_cast is 0 and *out what fe_in_image gives. */
+/* fe_in_image for a convolution, which rounds its input itself (its
+ * input_dtype) and views a row-major 1-D signal as [N, C, 1, L]: a
+ * row-major graph input of rank 3 comes as it is too, and a float32 one in
+ * a mode computing in bfloat16 with *out_cast the dtype it is to be taken
+ * in; else *out_cast is 0 and *out what fe_in_image gives. */
 lm_status fe_in_image_cast(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *out,
                            bool *out_flat, lmnn_dtype *out_cast);
 /* FE_IMAGE_ALL when element-wise node `n` can run on images: float inputs
@@ -406,7 +407,8 @@ lm_status fe_in_dev_float_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_ten
 lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, const int64_t *dims,
                          lmnn_tensor *out);
 /* Whether a value of type t can be held as a flat image: rank 4 [N, C, H,
- * W], or 5 [N, C, D, H, W] (its pixels the D * H * W voxels). */
+ * W], 5 [N, C, D, H, W] (its pixels the D * H * W voxels), or 3 [N, C, L]
+ * (a 1-D convolution's signal, its pixels the L samples). */
 bool fe_image_rank(const fe_type *t);
 /* The pixels of one batch entry's channel of an image type: the product of
  * its dims after the channels. */

@@ -236,7 +236,7 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
 }
 
 bool fe_image_rank(const fe_type *t) {
-    return t->rank == 4 || t->rank == 5;
+    return t->rank >= 3 && t->rank <= 5;
 }
 
 int64_t fe_image_pixels(const fe_type *t) {
@@ -336,9 +336,12 @@ static lm_status in_image(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *
      * convolution and pooling readers take row-major images, so tilizing
      * it would be undone. So does a float32 one for a reader that rounds
      * it to bfloat16 as it tilizes (the typecast would take three
-     * launches: tilize, cast, untilize). */
+     * launches: tilize, cast, untilize). A 1-D signal only to a
+     * convolution (fe_in_image_cast's reader), which views it as [N, C, 1,
+     * L]; other readers of rank 3 take tiles. */
     const fe_type *t = fe_in_type(c, n, i);
-    if (d->rm.id && !d->tile.id && fe_image_rank(t) && fe_elem_is_float(t->elem)) {
+    if (d->rm.id && !d->tile.id && (t->rank >= 4 || out_cast) && fe_image_rank(t) &&
+        fe_elem_is_float(t->elem)) {
         lmnn_tensor_info info;
         lmnn_dtype want = fe_dev_dtype(c, t->elem);
         if (!lmnn_tensor_get_info(d->rm, &info) &&

@@ -608,23 +608,26 @@ static bool fuse_regroup(fe_ctx *c, const uint32_t *reader, uint32_t k) {
     return true;
 }
 
-/* Pad node k (constant zeros around H and W of an [N, C, H, W] value) read
- * only by a Conv or an AveragePool (counting the padding, without
- * ceil_mode): its pads move into the reader's, which then reads the Pad's
- * input (an exporter's explicit padding, TensorFlow's and torchvision
- * Inception's). The padded copy is never made, and an image stays an image
- * for the reader. */
+/* Pad node k (constant zeros around H and W of an [N, C, H, W] value, or
+ * around L of an [N, C, L] one) read only by a Conv or an AveragePool
+ * (counting the padding, without ceil_mode): its pads move into the
+ * reader's, which then reads the Pad's input (an exporter's explicit
+ * padding, TensorFlow's and torchvision Inception's, a causal 1-D
+ * convolution's left padding). The padded copy is never made, and an image
+ * stays an image for the reader. */
 static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *out_done) {
     *out_done = false;
     fe_graph *g = c->g;
     const fe_node *n = &g->nodes[k];
     uint32_t pads[2 * FE_MAX_RANK], crops[2 * FE_MAX_RANK];
     lmnn_pad_options po;
+    /* [N, C, H, W] or [N, C, L]: sp spatial dims. */
+    int32_t rank = n->input_count ? fe_in_type(c, n, 0)->rank : 0, sp = rank - 2;
     if (strcmp(n->op_type, "Pad") || !n->output_count || n->outputs[0] == FE_NONE ||
-        fe_in_type(c, n, 0)->rank != 4 || fe_pad_read(c, n, pads, crops, &po) ||
+        (rank != 3 && rank != 4) || fe_pad_read(c, n, pads, crops, &po) ||
         po.mode != LMNN_PAD_CONSTANT || po.value != 0 || pads[0] || pads[1] || pads[2] || pads[3])
         return LM_OK;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 2 * rank; i++)
         if (crops[i]) return LM_OK;
     uint32_t v = n->outputs[0], r = sole_reader(c, reader, v);
     if (r == FE_NONE) return LM_OK;
@@ -638,26 +641,30 @@ static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *o
     size_t count;
     int64_t include = 1, ceil_mode = 0;
     if (fe_attr_string(c, rn, "auto_pad", "NOTSET", &auto_pad) || strcmp(auto_pad, "NOTSET") ||
-        fe_attr_ints(c, rn, "pads", &own, &count) || (own && count != 4) ||
+        fe_attr_ints(c, rn, "pads", &own, &count) || (own && count != (size_t)(2 * sp)) ||
         (pool && (fe_attr_int(c, rn, "count_include_pad", 0, &include) ||
                   fe_attr_int(c, rn, "ceil_mode", 0, &ceil_mode))))
         return LM_OK;
-    bool own_pads = own && (own[0] || own[1] || own[2] || own[3]);
+    bool own_pads = false;
+    for (int32_t i = 0; own && i < 2 * sp; i++)
+        own_pads |= own[i] != 0;
     /* The reader's own padding counted as zeros too, or none of it. */
     if (pool && (ceil_mode || (!include && own_pads))) return LM_OK;
     fe_attr *attrs = fe_arena_alloc(&g->arena, (rn->attr_count + 2) * sizeof *attrs);
-    int64_t *sum = fe_arena_alloc(&g->arena, 4 * sizeof *sum);
+    int64_t *sum = fe_arena_alloc(&g->arena, (size_t)(2 * sp) * sizeof *sum);
     if (!attrs || !sum) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-    /* ONNX's pads: H and W begins, then their ends; the Pad's per dim. */
-    for (int d = 0; d < 2; d++) {
+    /* ONNX's pads: the spatial dims' begins, then their ends; the Pad's
+     * per dim. */
+    for (int32_t d = 0; d < sp; d++) {
         sum[d] = (own ? own[d] : 0) + pads[2 * (d + 2)];
-        sum[d + 2] = (own ? own[d + 2] : 0) + pads[2 * (d + 2) + 1];
+        sum[d + sp] = (own ? own[d + sp] : 0) + pads[2 * (d + 2) + 1];
     }
     uint32_t m = 0;
     for (uint32_t i = 0; i < rn->attr_count; i++)
         if (strcmp(rn->attrs[i].name, "pads") && strcmp(rn->attrs[i].name, "count_include_pad"))
             attrs[m++] = rn->attrs[i];
-    attrs[m++] = (fe_attr){.name = "pads", .type = FE_ATTR_INTS, .ints = sum, .count = 4};
+    attrs[m++] =
+        (fe_attr){.name = "pads", .type = FE_ATTR_INTS, .ints = sum, .count = (size_t)(2 * sp)};
     if (pool) attrs[m++] = (fe_attr){.name = "count_include_pad", .type = FE_ATTR_INT, .i = 1};
     rn->attrs = attrs;
     rn->attr_count = m;

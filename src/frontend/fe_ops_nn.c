@@ -1532,8 +1532,9 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
                                : fe_in_image_cast(c, n, 0, &x, &flat_in, &cast))) {
         return st;
     }
-    const uint32_t image[3] = {(uint32_t)xt->dims[0], (uint32_t)xt->dims[2],
-                               (uint32_t)(xt->rank > 3 ? xt->dims[3] : 1)};
+    /* The image's N, H, W: a 1-D one is a row (H = 1), as geom_2d has it. */
+    const uint32_t image[3] = {(uint32_t)xt->dims[0], (uint32_t)(g.sp == 1 ? 1 : xt->dims[2]),
+                               (uint32_t)(g.sp == 1 ? xt->dims[2] : xt->dims[3])};
     bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
     /* A row-major result for readers of images (a bfloat8_b one stays in
      * tiles: bfloat8_b has no row-major form); with a constant weight, its
@@ -1575,26 +1576,45 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
         }
     }
     bool act = f->activation != LMNN_UNARY_INVALID;
-    if (g.sp == 1) {
-        if ((st = reshape_to(&x, &xo, 4,
-                             (const uint32_t[]){(uint32_t)xt->dims[0], (uint32_t)xt->dims[1], 1,
-                                                (uint32_t)xt->dims[2]})))
+    lmnn_tensor_info xi;
+    if (g.sp == 1 && !flat_in && !lmnn_tensor_get_info(x, &xi) && xi.layout == LMNN_TILE) {
+        /* A 1-D signal [N, C, L] in tiles: its NHWC image [N, L, C] is one
+         * tile transpose away, which the library reads as a flat image
+         * (NCHW as [N, C, 1, L] would cost a copy into that shape, and the
+         * library's own transposes into NHWC and back). */
+        lmnn_tensor t;
+        if ((st = lmnn_transpose(x, -1, -2, NULL, &t))) {
+            if (xo) fe_free(x);
+            if (bo) fe_free(bias);
             return fe_nn_fail(c, n, st);
+        }
+        take(&x, &xo, t);
+        flat_in = true;
+    } else if (g.sp == 1 && !flat_in &&
+               (st = reshape_to(&x, &xo, 4,
+                                (const uint32_t[]){(uint32_t)xt->dims[0], (uint32_t)xt->dims[1], 1,
+                                                   (uint32_t)xt->dims[2]}))) {
+        return fe_nn_fail(c, n, st);
     }
     if (g.sp != 3) {
         lmnn_tensor wm = {0};
         bool wo = false;
         if (!host_packed) st = conv_weight(c, n, wk, transpose, g.group, 0, &wm, &wo);
+        /* A flat image in gives one out (the library keeps the order); a
+         * 1-D result is flat too, [N * OL, OC], two launches from its NCL
+         * form (as [N, OL, OC], transposed) where the library's NCHW
+         * result [N, OC, 1, OL] would be one matrix of one row per
+         * channel to copy out. */
+        bool flat_res = flat_in || flat_out || g.sp == 1;
         if (!st) {
-            /* A flat image in gives one out (the library keeps the order). */
-            st = conv2d_call(c, n, transpose, &g, x, flat_in ? image : NULL, image,
-                             flat_in || flat_out, rows, host_packed ? wk : NULL, bk, wm, bias,
-                             act ? f->activation : 0, f, cast, &r);
+            st = conv2d_call(c, n, transpose, &g, x, flat_in ? image : NULL, image, flat_res, rows,
+                             host_packed ? wk : NULL, bk, wm, bias, act ? f->activation : 0, f,
+                             cast, &r);
             if (st) {
                 st = fe_nn_fail(c, n, st);
-            } else if (flat_in && !flat_out) {
+            } else if (flat_res && !flat_out) {
                 lmnn_tensor t = {0};
-                lmnn_shape s = fe_shape(4, ot->dims);
+                lmnn_shape s = fe_shape(ot->rank, ot->dims);
                 st = fe_image_nchw(c, n, r, ot->rank, ot->dims, &s, &t);
                 fe_free(r);
                 r = t;
@@ -1655,14 +1675,6 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     if (xo) fe_free(x);
     if (bo) fe_free(bias);
     if (st) return st;
-    if (g.sp == 1) {
-        bool ro = true;
-        uint32_t dims[3] = {(uint32_t)ot->dims[0], (uint32_t)ot->dims[1], (uint32_t)ot->dims[2]};
-        if ((st = reshape_to(&r, &ro, 3, dims))) {
-            fe_free(r);
-            return fe_nn_fail(c, n, st);
-        }
-    }
     if (ci.quant) {
         lmnn_tensor y = {0};
         if ((st = requantize(c, n, r, &y))) return fe_nn_fail(c, n, st);
@@ -2188,11 +2200,19 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
     if (pool_direct(c, n) && !wants_indices(n)) {
         /* One call, NHWC in and/or out as planned (fe_layout.c). */
         if ((st = fe_in_image(c, n, 0, &x, &flat_in))) return st;
+        xo = false;
+        if (g.sp == 1 && !flat_in) {
+            /* A 1-D signal in tiles: its image [N, L, C] is one tile
+             * transpose away (as a 1-D convolution takes it). */
+            if ((st = lmnn_transpose(x, -1, -2, NULL, &x))) return fe_nn_fail(c, n, st);
+            xo = flat_in = true;
+        }
         if (flat_in) {
+            /* A 1-D image is a row (H = 1), as geom_2d has it. */
             o.input_layout = LMNN_NHWC;
             o.batch_size = (int32_t)N;
-            o.input_height = (int32_t)xt->dims[2];
-            o.input_width = (int32_t)xt->dims[3];
+            o.input_height = (int32_t)(g.sp == 1 ? 1 : xt->dims[2]);
+            o.input_width = (int32_t)(g.sp == 1 ? xt->dims[2] : xt->dims[3]);
         }
         /* A flat image in gives one out (the library keeps the order). */
         bool flat_out = c->plans[n - c->g->nodes].nhwc_out;
@@ -2208,6 +2228,7 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
             st = pool3d(c, n, is_max, &g, &o, x, flat_in, flat_out, rows, &r);
         else
             st = is_max ? lmnn_max_pool2d(x, &o, &r) : avg_pool(c, n, x, &o, NULL, &r);
+        if (xo) fe_free(x);
         if (st) return fe_nn_fail(c, n, st);
         if (!r.id) return fe_fail(c, n, LM_ERR_INTERNAL, "the pooling does not fit one call");
         return flat_out || !flat_in ? fe_out_from_float(c, n, 0, r) : nchw_out(c, n, r);

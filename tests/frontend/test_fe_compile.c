@@ -970,6 +970,202 @@ static void test_rms_norm_fusion(void) {
     }
 }
 
+/* 1-D convolutions as a WaveNet or TCN block has them: a stem (a 1x1
+ * Conv, or an element-wise Mul, whose result stays [N, C, L] in tiles),
+ * a causal left Pad folded into a dilated Conv, Relu, a residual Add, and
+ * a Conv with its own pads. With a Conv stem every value between them is
+ * a flat NHWC image (nothing reshaped into [N, C, 1, L] and back); from the
+ * Mul, the signal is one tile transpose into the image a Conv reads.
+ * Against float64. */
+enum { C1_N = 2, C1_C = 3, C1_L = 37, C1_H = 8, C1_O = 4, C1_K = 3, C1_D = 2 };
+
+/* out[n][o][l] = b[o] + sum over c, k of w[o][c][k] in[n][c][l * 1 + k * dil - pad]. */
+static void conv1d_ref(const double *in, int cin, const float *w, const float *b, int cout, int k,
+                       int dil, int pad, double *out) {
+    for (int n = 0; n < C1_N; n++)
+        for (int o = 0; o < cout; o++)
+            for (int l = 0; l < C1_L; l++) {
+                double acc = b[o];
+                for (int c = 0; c < cin; c++)
+                    for (int t = 0; t < k; t++) {
+                        int at = l + t * dil - pad;
+                        if (at >= 0 && at < C1_L)
+                            acc += w[(o * cin + c) * k + t] * in[(n * cin + c) * C1_L + at];
+                    }
+                out[(n * cout + o) * C1_L + l] = acc;
+            }
+}
+
+static void test_conv1d_images(void) {
+    static float x[C1_N * C1_C * C1_L], y[C1_N * C1_O * C1_L];
+    static float w0[C1_H * C1_C], w1[C1_H * C1_H * C1_K], w2[C1_O * C1_H * C1_K];
+    static float b0[C1_H], b1[C1_H], b2[C1_O];
+    static double xd[C1_N * C1_C * C1_L], s[C1_N * C1_H * C1_L], r[C1_N * C1_H * C1_L];
+    static double want[C1_N * C1_O * C1_L];
+    for (int i = 0; i < C1_N * C1_C * C1_L; i++)
+        xd[i] = x[i] = (float)((i * 31) % 47 - 23) * 0.05f;
+    for (int i = 0; i < C1_H * C1_C; i++)
+        w0[i] = (float)((i * 7) % 11 - 5) * 0.1f;
+    for (int i = 0; i < C1_H * C1_H * C1_K; i++)
+        w1[i] = (float)((i * 13) % 17 - 8) * 0.04f;
+    for (int i = 0; i < C1_O * C1_H * C1_K; i++)
+        w2[i] = (float)((i * 5) % 19 - 9) * 0.05f;
+    for (int i = 0; i < C1_H; i++)
+        b0[i] = b1[i] = (float)i * 0.05f - 0.2f;
+    for (int i = 0; i < C1_O; i++)
+        b2[i] = (float)i * 0.1f;
+    for (int stem = 0; stem < 2; stem++) {
+        Onnx__GraphProto *g = ob_graph("conv1d");
+        Onnx__ModelProto *m = ob_model(g);
+        int ch = stem ? C1_H : C1_C; /* the block's channels */
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, (const int64_t[]){C1_N, C1_C, C1_L}, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, (const int64_t[]){C1_N, C1_O, C1_L}, NULL)));
+        f32_init(g, "w0", 3, (const int64_t[]){C1_H, C1_C, 1}, w0, C1_H * C1_C);
+        f32_init(g, "b0", 1, (const int64_t[]){C1_H}, b0, C1_H);
+        f32_init(g, "w1", 3, (const int64_t[]){ch, ch, C1_K}, w1, (size_t)(ch * ch * C1_K));
+        f32_init(g, "b1", 1, (const int64_t[]){ch}, b1, (size_t)ch);
+        f32_init(g, "w2", 3, (const int64_t[]){C1_O, ch, C1_K}, w2, (size_t)(C1_O * ch * C1_K));
+        f32_init(g, "b2", 1, (const int64_t[]){C1_O}, b2, C1_O);
+        f32_init(g, "two", 0, NULL, (const float[]){2}, 1);
+        i64_init(g, "pads", 6, (const int64_t[]){0, 0, (C1_K - 1) * C1_D, 0, 0, 0});
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        if (stem)
+            NODE("Conv", "s", "x", "w0", "b0");
+        else
+            NODE("Mul", "s", "x", "two");
+        NODE("Pad", "p", "s", "pads");
+        ob_attr_is(NODE("Conv", "c1", "p", "w1", "b1"), "dilations", (const int64_t[]){C1_D}, 1);
+        NODE("Relu", "r", "c1");
+        NODE("Add", "a", "s", "r");
+        ob_attr_is(NODE("Conv", "y", "a", "w2", "b2"), "pads", (const int64_t[]){1, 1}, 2);
+#undef NODE
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(placement_of(&rep, "Pad") == LMFE_FUSED);
+        if (stem) CHECK(rep.notes && strstr(rep.notes, "layout: 3 results"));
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "y", y, sizeof y));
+        /* The convolutions' launches: with the stem, each one's product,
+         * c1's untilize of its input and y's result to NCHW (a reshape and
+         * a transpose: 7); from the Mul, for c1 and y each the transpose in,
+         * the untilize, the product, and the two out (10). Signals reshaped
+         * into [N, C, 1, L] and back took 18 and more. */
+        const lm_profile_program_entry *e;
+        size_t n, convs = 0;
+        CHECK_OK(lm_replay_get_program_profile(rp, &e, &n));
+        for (size_t i = 0; i < n; i++)
+            if (!strncmp(e[i].label, "Conv ", 5)) convs += e[i].launches;
+        CHECK(convs == (stem ? 7u : 10u));
+        lm_replay_close(rp);
+        /* s, then r = relu(conv(s, causal)) + s, then y. */
+        if (stem)
+            conv1d_ref(xd, C1_C, w0, b0, C1_H, 1, 1, 0, s);
+        else
+            for (int i = 0; i < C1_N * C1_C * C1_L; i++)
+                s[i] = 2 * xd[i];
+        conv1d_ref(s, ch, w1, b1, ch, C1_K, C1_D, (C1_K - 1) * C1_D, r);
+        for (int i = 0; i < C1_N * ch * C1_L; i++)
+            r[i] = (r[i] > 0 ? r[i] : 0) + s[i];
+        conv1d_ref(r, ch, w2, b2, C1_O, C1_K, 1, 1, want);
+        double worst = 0;
+        for (int i = 0; i < C1_N * C1_O * C1_L; i++) {
+            double err = fabs(y[i] - want[i]) / (1 + fabs(want[i]));
+            worst = err > worst ? err : worst;
+        }
+        CHECK(worst < 2e-6);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
+/* 1-D poolings between 1-D convolutions (an audio classifier's): Conv,
+ * MaxPool (3, stride 2, padded), AveragePool (2, stride 1), Conv, each
+ * reading the last one's flat image; and a MaxPool of a signal held in
+ * tiles (after a Mul), one tile transpose into its image. Against float64. */
+static void test_pool1d_images(void) {
+    enum { N = 2, C = 3, L = 37, O = 5, PL = (L + 2 - 3) / 2 + 1, AL = PL - 1 };
+    static float x[N * C * L], w1[O * C * 3], w2[O * O], b[O], y[N * O * AL];
+    static double xd[N * C * L], c1[N * O * L], mp[N * O * PL], ap[N * O * AL];
+    for (int i = 0; i < N * C * L; i++)
+        xd[i] = x[i] = (float)((i * 17) % 29 - 14) * 0.1f;
+    for (int i = 0; i < O * C * 3; i++)
+        w1[i] = (float)((i * 5) % 13 - 6) * 0.1f;
+    for (int i = 0; i < O * O; i++)
+        w2[i] = (float)((i * 3) % 7 - 3) * 0.2f;
+    for (int i = 0; i < O; i++)
+        b[i] = (float)i * 0.1f - 0.2f;
+    for (int stem = 0; stem < 2; stem++) {
+        int ch = stem ? O : C;
+        Onnx__GraphProto *g = ob_graph("pool1d");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, (const int64_t[]){N, C, L}, NULL)));
+        ob_output(g, ob_vi("y", ob_tensor_type(F32, 3, (const int64_t[]){N, O, AL}, NULL)));
+        f32_init(g, "w1", 3, (const int64_t[]){O, C, 3}, w1, O * C * 3);
+        f32_init(g, "w2", 3, (const int64_t[]){O, ch, 1}, w2, (size_t)(O * ch));
+        f32_init(g, "b", 1, (const int64_t[]){O}, b, O);
+        f32_init(g, "one", 0, NULL, (const float[]){1}, 1);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        if (stem)
+            ob_attr_is(NODE("Conv", "c1", "x", "w1", "b"), "pads", (const int64_t[]){1, 1}, 2);
+        else
+            NODE("Mul", "c1", "x", "one");
+        Onnx__NodeProto *mx = NODE("MaxPool", "mp", "c1");
+        ob_attr_is(mx, "kernel_shape", (const int64_t[]){3}, 1);
+        ob_attr_is(mx, "strides", (const int64_t[]){2}, 1);
+        ob_attr_is(mx, "pads", (const int64_t[]){1, 1}, 2);
+        ob_attr_is(NODE("AveragePool", "ap", "mp"), "kernel_shape", (const int64_t[]){2}, 1);
+        NODE("Conv", "y", "ap", "w2", "b");
+#undef NODE
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK(rep.notes && strstr(rep.notes, stem ? "layout: 3 results" : "layout: 2 results"));
+        CHECK_OK(replay1(bin, "x", x, N * C * L, "y", y, N * O * AL, NULL));
+        if (stem)
+            for (int n = 0; n < N; n++)
+                for (int o = 0; o < O; o++)
+                    for (int l = 0; l < L; l++) {
+                        double acc = b[o];
+                        for (int c = 0; c < C; c++)
+                            for (int t = 0; t < 3; t++)
+                                if (l + t - 1 >= 0 && l + t - 1 < L)
+                                    acc +=
+                                        w1[(o * C + c) * 3 + t] * xd[(n * C + c) * L + l + t - 1];
+                        c1[(n * O + o) * L + l] = acc;
+                    }
+        else
+            memcpy(c1, xd, sizeof xd);
+        for (int r = 0; r < N * ch; r++) {
+            for (int l = 0; l < PL; l++) {
+                double v = -INFINITY;
+                for (int t = 0; t < 3; t++)
+                    if (2 * l + t - 1 >= 0 && 2 * l + t - 1 < L && c1[r * L + 2 * l + t - 1] > v)
+                        v = c1[r * L + 2 * l + t - 1];
+                mp[r * PL + l] = v;
+            }
+            for (int l = 0; l < AL; l++)
+                ap[r * AL + l] = (mp[r * PL + l] + mp[r * PL + l + 1]) / 2;
+        }
+        double worst = 0;
+        for (int n = 0; n < N; n++)
+            for (int o = 0; o < O; o++)
+                for (int l = 0; l < AL; l++) {
+                    double want = b[o];
+                    for (int c = 0; c < ch; c++)
+                        want += w2[o * ch + c] * ap[(n * ch + c) * AL + l];
+                    double err = fabs(y[(n * O + o) * AL + l] - want) / (1 + fabs(want));
+                    worst = err > worst ? err : worst;
+                }
+        CHECK(worst < 2e-6);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+    }
+}
+
 /* An explicit Pad before a Conv or an AveragePool (TensorFlow's exports,
  * torchvision's Inception): zeros around H and W move into the reader's
  * pads (fold_pad), other pads stay a Pad. Every case against float64. */
@@ -3047,54 +3243,67 @@ static void test_heads_joined_seq_first(void) {
     }
 }
 
-/* GPT's attention scores: queries split as [B, S, H, D] and moved by (0, 2,
- * 1, 3), keys by (0, 2, 3, 1) to [B, H, D, S] (a perm that looks like NCHW
- * to NHWC, but from a plain reshape, no image), then one MatMul. The two
- * splits are two launches of attn_heads.c, nothing goes through
+/* Attention scores with the heads split by Reshape and Transpose: GPT's,
+ * x [B, S, H * D] as [B, S, H, D], queries moved by (0, 2, 1, 3) and keys
+ * by (0, 2, 3, 1) to [B, H, D, S] (a perm that looks like NCHW to NHWC, but
+ * from a plain reshape, no image); and sequence first, PyTorch's
+ * MultiheadAttention without batch_first, x [S, B, H * D] as [S, B * H, D],
+ * queries moved by (1, 0, 2) and keys by (1, 2, 0). Then one MatMul. The
+ * two splits are two launches of attn_heads.c, nothing goes through
  * data_rows.c, and the scores match float64. */
-static void test_keys_split_batched(void) {
+static void test_keys_split(void) {
     enum { B = 2, S = 16, H = 4, D = 8, C = H * D };
     static float x[B * S * C], got[B * H * S * S];
     for (int i = 0; i < B * S * C; i++)
         x[i] = (float)((i * 29) % 53 - 26) * 0.05f;
-    int64_t xd[3] = {B, S, C}, hd[4] = {B, S, H, D}, sd[4] = {B, H, S, S};
-    Onnx__GraphProto *g = ob_graph("keys");
-    Onnx__ModelProto *m = ob_model(g);
-    ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
-    ob_output(g, ob_vi("scores", ob_tensor_type(F32, 4, sd, NULL)));
-    i64_init(g, "heads", 4, hd);
-    f32_init(g, "two", 0, NULL, (const float[]){2}, 1);
+    for (int seq_first = 0; seq_first < 2; seq_first++) {
+        int64_t xd[3] = {B, S, C}, hd[4] = {B, S, H, D}, sd[4] = {B, H, S, S};
+        int64_t xs[3] = {S, B, C}, hs[3] = {S, B * H, D}, ss[3] = {B * H, S, S};
+        Onnx__GraphProto *g = ob_graph("keys");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, seq_first ? xs : xd, NULL)));
+        ob_output(g,
+                  ob_vi("scores", ob_tensor_type(F32, 4 - seq_first, seq_first ? ss : sd, NULL)));
+        i64_init(g, "heads", 4 - seq_first, seq_first ? hs : hd);
+        f32_init(g, "two", 0, NULL, (const float[]){2}, 1);
 #define NODE(op, out, ...)                                                                         \
     ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
-    NODE("Mul", "k", "x", "two");
-    NODE("Reshape", "rq", "x", "heads");
-    ob_attr_is(NODE("Transpose", "q", "rq"), "perm", (const int64_t[]){0, 2, 1, 3}, 4);
-    NODE("Reshape", "rk", "k", "heads");
-    ob_attr_is(NODE("Transpose", "kt", "rk"), "perm", (const int64_t[]){0, 2, 3, 1}, 4);
-    NODE("MatMul", "scores", "q", "kt");
+        NODE("Mul", "k", "x", "two");
+        NODE("Reshape", "rq", "x", "heads");
+        ob_attr_is(NODE("Transpose", "q", "rq"), "perm",
+                   seq_first ? (const int64_t[]){1, 0, 2} : (const int64_t[]){0, 2, 1, 3},
+                   4 - seq_first);
+        NODE("Reshape", "rk", "k", "heads");
+        ob_attr_is(NODE("Transpose", "kt", "rk"), "perm",
+                   seq_first ? (const int64_t[]){1, 2, 0} : (const int64_t[]){0, 2, 3, 1},
+                   4 - seq_first);
+        NODE("MatMul", "scores", "q", "kt");
 #undef NODE
-    lm_binary *bin;
-    CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
-    lm_replay *rp;
-    CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
-    CHECK_OK(lm_replay_get_output(rp, "scores", got, sizeof got));
-    CHECK(heads_launches(rp) == 2);
-    lm_replay_close(rp);
-    double worst = 0;
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int s_ = 0; s_ < S; s_++)
-                for (int u = 0; u < S; u++) {
-                    double want = 0;
-                    for (int d = 0; d < D; d++)
-                        want += (double)x[(b * S + s_) * C + h * D + d] * 2 *
-                                x[(b * S + u) * C + h * D + d];
-                    double err =
-                        fabs(got[((b * H + h) * S + s_) * S + u] - want) / (1 + fabs(want));
-                    worst = err > worst ? err : worst;
-                }
-    CHECK(worst < 2e-6);
-    lm_binary_free(bin);
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "scores", got, sizeof got));
+        CHECK(heads_launches(rp) == 2);
+        lm_replay_close(rp);
+        double worst = 0;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int s_ = 0; s_ < S; s_++)
+                    for (int u = 0; u < S; u++) {
+                        /* Rows of x: (b, s) batch first, (s, b) sequence first. */
+                        int rs = seq_first ? s_ * B + b : b * S + s_;
+                        int ru = seq_first ? u * B + b : b * S + u;
+                        double want = 0;
+                        for (int d = 0; d < D; d++)
+                            want += (double)x[rs * C + h * D + d] * 2 * x[ru * C + h * D + d];
+                        double err =
+                            fabs(got[((b * H + h) * S + s_) * S + u] - want) / (1 + fabs(want));
+                        worst = err > worst ? err : worst;
+                    }
+        CHECK(worst < 2e-6);
+        lm_binary_free(bin);
+    }
 }
 
 /* Index and mask tensors built from constants alone (a shifted-window
@@ -5105,6 +5314,8 @@ int main(void) {
     TEST_RUN(test_gelu_fusion);
     TEST_RUN(test_rms_norm_fusion);
     TEST_RUN(test_pad_folded);
+    TEST_RUN(test_conv1d_images);
+    TEST_RUN(test_pool1d_images);
     TEST_RUN(test_variadic_folds);
     TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_graph_outputs);
@@ -5121,7 +5332,7 @@ int main(void) {
     TEST_RUN(test_group_norm_images);
     TEST_RUN(test_conv3d_volume);
     TEST_RUN(test_permutations_not_made);
-    TEST_RUN(test_keys_split_batched);
+    TEST_RUN(test_keys_split);
     TEST_RUN(test_heads_joined_seq_first);
     TEST_RUN(test_heads_joined);
     TEST_RUN(test_window_partitions);
