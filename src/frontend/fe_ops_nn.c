@@ -1435,6 +1435,17 @@ static lm_status packed_operands(fe_ctx *c, const fe_node *n, bool transpose, co
     return st;
 }
 
+/* A 1-D signal [N, C, L] held in tiles (*x, owned when *owned) as the flat
+ * NHWC image a convolution or pooling reads: [N, L, C], one tile transpose
+ * (as [N, C, 1, L] it would cost a copy into that shape, and the library's
+ * own transposes into NHWC and back). *x is then owned. */
+static lm_status signal_image(lmnn_tensor *x, bool *owned) {
+    lmnn_tensor t;
+    lm_status st = lmnn_transpose(*x, -1, -2, NULL, &t);
+    if (!st) take(x, owned, t);
+    return st;
+}
+
 /* One 2-D (or 1-D as 2-D) convolution of x (NCHW tile, 4-D) with prepared
  * weight wm. `image`: x is a flat NHWC image of the given N, H, W
  * (fe_in_image), else NULL; `flat_out`: give the result as one
@@ -1578,17 +1589,11 @@ static lm_status lower_conv_common(fe_ctx *c, const fe_node *n, bool transpose) 
     bool act = f->activation != LMNN_UNARY_INVALID;
     lmnn_tensor_info xi;
     if (g.sp == 1 && !flat_in && !lmnn_tensor_get_info(x, &xi) && xi.layout == LMNN_TILE) {
-        /* A 1-D signal [N, C, L] in tiles: its NHWC image [N, L, C] is one
-         * tile transpose away, which the library reads as a flat image
-         * (NCHW as [N, C, 1, L] would cost a copy into that shape, and the
-         * library's own transposes into NHWC and back). */
-        lmnn_tensor t;
-        if ((st = lmnn_transpose(x, -1, -2, NULL, &t))) {
+        if ((st = signal_image(&x, &xo))) {
             if (xo) fe_free(x);
             if (bo) fe_free(bias);
             return fe_nn_fail(c, n, st);
         }
-        take(&x, &xo, t);
         flat_in = true;
     } else if (g.sp == 1 && !flat_in &&
                (st = reshape_to(&x, &xo, 4,
@@ -2202,10 +2207,8 @@ static lm_status lower_pool(fe_ctx *c, const fe_node *n) {
         if ((st = fe_in_image(c, n, 0, &x, &flat_in))) return st;
         xo = false;
         if (g.sp == 1 && !flat_in) {
-            /* A 1-D signal in tiles: its image [N, L, C] is one tile
-             * transpose away (as a 1-D convolution takes it). */
-            if ((st = lmnn_transpose(x, -1, -2, NULL, &x))) return fe_nn_fail(c, n, st);
-            xo = flat_in = true;
+            if ((st = signal_image(&x, &xo))) return fe_nn_fail(c, n, st);
+            flat_in = true;
         }
         if (flat_in) {
             /* A 1-D image is a row (H = 1), as geom_2d has it. */
