@@ -573,6 +573,28 @@ static bool takes_images(fe_ctx *c, const fe_node *n) {
     return def && def->images && def->images(c, n);
 }
 
+/* Whether Reshape node k keeps the last two dims (a view of the same tiles)
+ * and is read by a Transpose that keeps the last dim but moves the one
+ * before (the rows of each matrix: not a permutation of whole tiles,
+ * which the chain makes as well as anyone): then the reshape
+ * heads no pass, the transpose stays a permutation not yet made, and a
+ * reshape after it heads its own (heads joined from the [B, KV, G, S, D]
+ * of a grouped-query product, fe_ops_nn.c). */
+static bool view_then_kept_last(fe_ctx *c, const uint32_t *reader, uint32_t k) {
+    const fe_node *n = &c->g->nodes[k];
+    const fe_type *in = fe_in_type(c, n, 0), *out = &c->g->values[n->outputs[0]].type;
+    uint32_t r = sole_reader(c, reader, n->outputs[0]);
+    if (in->rank < 2 || out->rank < 2 || in->dims[in->rank - 1] != out->dims[out->rank - 1] ||
+        in->dims[in->rank - 2] != out->dims[out->rank - 2] || r == FE_NONE ||
+        strcmp(c->g->nodes[r].op_type, "Transpose") != 0)
+        return false;
+    const int64_t *perm;
+    size_t count;
+    return !fe_attr_ints(c, &c->g->nodes[r], "perm", &perm, &count) && perm &&
+           count == (size_t)out->rank && perm[count - 1] == out->rank - 1 &&
+           perm[count - 2] != out->rank - 2;
+}
+
 /* Reshape node k -> Transposes and Reshapes, each the sole reader of the
  * last (up to FE_REGROUP_STEPS): recorded on k while they still make one
  * pass (fe_regroup.c). */
@@ -581,6 +603,7 @@ static bool fuse_regroup(fe_ctx *c, const uint32_t *reader, uint32_t k) {
     const fe_node *n = &g->nodes[k];
     if (strcmp(n->op_type, "Reshape")) return false;
     fe_fusion f = c->plans[k].fusion;
+    if (view_then_kept_last(c, reader, k)) return false;
     uint32_t v = n->outputs[0], count = 0;
     while (count < FE_REGROUP_STEPS) {
         uint32_t r = sole_reader(c, reader, v);

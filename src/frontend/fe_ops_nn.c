@@ -231,6 +231,80 @@ static lm_status matmul_shape(fe_ctx *c, const fe_node *n, const fe_type *a, con
     return LM_OK;
 }
 
+/* ---- grouped-query attention ----
+ *
+ * LLaMA-family models (grouped-query attention) give each key and value
+ * head to G query heads by copying it before the products (HF's repeat_kv):
+ * [B, KV, S, D] -> Unsqueeze -> Expand to [B, KV, G, S, D] -> Reshape to
+ * [B, KV * G, S, D] (-> a Transpose of the last two dims, for the keys) ->
+ * MatMul with [B, KV * G, M, K]. The product broadcasts instead: the other
+ * operand viewed as [B, KV, G, M, K] times the [B, KV, 1, S, D] before the
+ * Expand, the result viewed back as [B, KV * G, M, N]. The same products,
+ * with no copies of the heads. */
+
+/* The producer of value v when it is a node of op `op`, or NULL. */
+static const fe_node *made_by(const fe_ctx *c, uint32_t v, const char *op) {
+    uint32_t k = v == FE_NONE ? FE_NONE : c->g->values[v].producer;
+    return k != FE_NONE && !strcmp(c->g->nodes[k].op_type, op) ? &c->g->nodes[k] : NULL;
+}
+
+/* MatMul node n (a: [B, H, M, K]) as the broadcast product above when its
+ * b is the heads repeated: *out_done. */
+static lm_status grouped_product(fe_ctx *c, const fe_node *n, bool *out_done) {
+    *out_done = false;
+    const fe_type *a = fe_in_type(c, n, 0), *b = fe_in_type(c, n, 1);
+    if (a->rank != 4 || b->rank != 4 || !fe_elem_is_float(a->elem)) return LM_OK;
+    const fe_node *t = made_by(c, n->inputs[1], "Transpose");
+    const int64_t *perm = NULL;
+    size_t count = 0;
+    if (t && (fe_attr_ints(c, t, "perm", &perm, &count) || count != 4 || perm[0] != 0 ||
+              perm[1] != 1 || perm[2] != 3 || perm[3] != 2))
+        return LM_OK;
+    bool keys = t != NULL;
+    const fe_node *r = made_by(c, keys ? t->inputs[0] : n->inputs[1], "Reshape");
+    const fe_node *e = r ? made_by(c, r->inputs[0], "Expand") : NULL;
+    if (!e) return LM_OK;
+    const fe_type *rep = fe_in_type(c, r, 0), *one = fe_in_type(c, e, 0);
+    const fe_type *heads = &c->g->values[r->outputs[0]].type;
+    if (rep->rank != 5 || one->rank != 5 || one->dims[2] != 1 || rep->dims[2] < 2 ||
+        fe_in_const(c, e, 0))
+        return LM_OK;
+    for (int32_t d = 0; d < 5; d++)
+        if (d != 2 && one->dims[d] != rep->dims[d]) return LM_OK;
+    int64_t kv = rep->dims[1], g = rep->dims[2];
+    if (heads->dims[0] != rep->dims[0] || heads->dims[1] != kv * g || a->dims[0] != rep->dims[0] ||
+        a->dims[1] != kv * g)
+        return LM_OK;
+    fe_type o;
+    lm_status st = matmul_shape(c, n, a, b, &o);
+    if (st) return st;
+    fe_build bb = {.elem = a->elem}, *bd = &bb;
+    fe_x_begin(c, n, &bd->x);
+    const fe_node *nd = &bd->x.node;
+    fe_node *ra = NULL, *mm = NULL;
+    uint32_t a5 = fe_b_node(
+        bd, "Reshape", 13,
+        (const uint32_t[]){
+            nd->inputs[0],
+            fe_b_ints(bd, (const int64_t[]){a->dims[0], kv, g, a->dims[2], a->dims[3]}, 5)},
+        2, &ra);
+    if (ra) ra->name = nd->name; /* each new node's profile label is the node's */
+    uint32_t b5 = e->inputs[0];
+    if (keys) {
+        fe_node *tr = NULL;
+        b5 = fe_b_node(bd, "Transpose", 13, &b5, 1, &tr);
+        fe_b_ints_attr(bd, tr, "perm", true, (const int64_t[]){0, 1, 2, 4, 3}, 5);
+        if (tr) tr->name = nd->name;
+    }
+    uint32_t p5 = fe_b_node(bd, "MatMul", 13, (const uint32_t[]){a5, b5}, 2, &mm);
+    if (mm) mm->name = nd->name;
+    uint32_t shape = fe_b_ints(bd, o.dims, 4), out = nd->outputs[0];
+    if (!bd->st) bd->st = fe_x_op(&bd->x, "Reshape", p5, shape, &out);
+    if (!bd->st) bd->x.nodes[bd->x.count - 1].name = nd->name;
+    *out_done = !bd->st;
+    return fe_x_end(c, &bd->x, bd->st);
+}
+
 static lm_status infer_matmul(fe_ctx *c, const fe_node *n) {
     lm_status st = fe_check_inputs(c, n, 2, 2);
     if (!st) st = fe_check_attrs(c, n, (const char *const[]){NULL});
@@ -245,6 +319,8 @@ static lm_status infer_matmul(fe_ctx *c, const fe_node *n) {
     if ((st = matmul_shape(c, n, a, b, &o))) return st;
     if (fe_type_volume(a) == 0 || fe_type_volume(b) == 0)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "empty operands are not supported");
+    bool done;
+    if ((st = grouped_product(c, n, &done)) || done) return st;
     return fe_set_out_type(c, n, 0, a->elem, o.rank, o.dims);
 }
 

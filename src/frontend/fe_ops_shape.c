@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
 
 static lm_status no_attrs(fe_ctx *c, const fe_node *n) {
     return fe_check_attrs(c, n, (const char *const[]){NULL});
@@ -492,6 +493,86 @@ static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
 
 /* ---- Concat ---- */
 
+/* ---- a Concat of columns ----
+ *
+ * A Concat along the last axis whose pieces are each a Slice of one value x
+ * along x's last axis only, or the Neg of one, is x times a constant matrix
+ * of zeros and ones (minus ones for the negated pieces) that puts each of
+ * x's columns where the Concat has it: one product instead of a launch per
+ * piece and one for the Concat. The rotary position embedding's
+ * rotate_half ([-x2, x1] of x's halves: LLaMA's, GPT-NeoX's) is this, as is
+ * any reordering of a row's columns; ttnn's rotary embedding multiplies by
+ * such a transformation matrix too. Each result is one product by 1 or -1
+ * plus zeros, so finite values come out exact; an infinity in x makes NaN
+ * in the other columns of its row, as 0 * inf does. Rows of more than
+ * COLUMNS_MAX columns keep the copies, which cost less than the product's
+ * work that grows with the square of the row. */
+#define COLUMNS_MAX 256
+
+/* Whether value v is a Slice (*neg: the Neg of one) of a value computed at
+ * run time that cuts only its last axis; *x is that value and *p the
+ * Slice's plan. */
+static bool column_piece(fe_ctx *c, uint32_t v, uint32_t *x, bool *neg, fe_slice_plan *p) {
+    const fe_graph *g = c->g;
+    uint32_t k = v == FE_NONE ? FE_NONE : g->values[v].producer;
+    *neg = k != FE_NONE && !strcmp(g->nodes[k].op_type, "Neg") && g->nodes[k].input_count == 1;
+    if (*neg) {
+        v = g->nodes[k].inputs[0];
+        k = v == FE_NONE ? FE_NONE : g->values[v].producer;
+    }
+    if (k == FE_NONE || strcmp(g->nodes[k].op_type, "Slice") != 0) return false;
+    const fe_node *s = &g->nodes[k];
+    if (s->inputs[0] == FE_NONE || fe_in_const(c, s, 0) || fe_slice_read(c, s, p)) return false;
+    const fe_type *t = fe_in_type(c, s, 0);
+    for (int32_t d = 0; d + 1 < t->rank; d++)
+        if (p->begin[d] != 0 || p->dims[d] != t->dims[d] || p->step[d] != 1 || p->flip[d])
+            return false;
+    *x = s->inputs[0];
+    return true;
+}
+
+/* Concat node n, of type `out` along its last axis, as the product of its
+ * pieces' one source by a constant (above), when it is such a Concat:
+ * *out_done. */
+static lm_status concat_columns(fe_ctx *c, const fe_node *n, const fe_type *out, bool *out_done) {
+    *out_done = false;
+    int32_t r = out->rank;
+    uint32_t count = fe_in_count(n), x = FE_NONE, xi;
+    fe_slice_plan p;
+    bool neg;
+    if (r < 2 || count < 2 || !fe_elem_is_float(out->elem) || out->dims[r - 1] > COLUMNS_MAX)
+        return LM_OK;
+    for (uint32_t i = 0; i < count; i++)
+        if (!column_piece(c, n->inputs[i], &xi, &neg, &p) || (x != FE_NONE && xi != x))
+            return LM_OK;
+        else
+            x = xi;
+    int64_t rows = c->g->values[x].type.dims[r - 1], cols = out->dims[r - 1];
+    if (rows > COLUMNS_MAX) return LM_OK;
+    fe_tensor *m;
+    lm_status st = fe_const_new(c, out->elem, 2, (const int64_t[]){rows, cols}, &m);
+    if (st) return fe_nn_fail(c, n, st);
+    for (uint64_t i = 0; i < m->count; i++)
+        fe_tensor_set_f64(m, i, 0.0);
+    int64_t col = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        column_piece(c, n->inputs[i], &xi, &neg, &p);
+        int64_t len = p.dims[r - 1];
+        for (int64_t j = 0; j < len; j++, col++) {
+            int64_t from = p.begin[r - 1] + (p.flip[r - 1] ? len - 1 - j : j) * p.step[r - 1];
+            fe_tensor_set_f64(m, (uint64_t)(from * cols + col), neg ? -1.0 : 1.0);
+        }
+    }
+    fe_expansion e;
+    fe_x_begin(c, n, &e);
+    uint32_t mv, result = n->outputs[0];
+    st = fe_x_const(&e, m, "columns", &mv);
+    if (!st) st = fe_x_op(&e, "MatMul", x, mv, &result);
+    if (!st) e.nodes[e.count - 1].name = n->name; /* its profile label stays the Concat's */
+    *out_done = !st;
+    return fe_x_end(c, &e, st);
+}
+
 static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
     int64_t axis;
     lm_status st = fe_check_inputs(c, n, 1, 1024);
@@ -539,6 +620,8 @@ static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
             }
         return fe_set_out_const(c, n, 0, t);
     }
+    bool done;
+    if (a == out.rank - 1 && ((st = concat_columns(c, n, &out, &done)) || done)) return st;
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
 
@@ -849,14 +932,50 @@ static bool gathers_table(fe_ctx *c, const fe_node *n, int32_t axis) {
            fe_in_type(c, n, 1)->rank < LMNN_MAX_DIMS;
 }
 
+/* Whether constant indices `k` into a dim of `dim` are one run first,
+ * first + 1, ... (negative ones counted from the end): *out_first. */
+static bool index_run(const fe_tensor *k, int64_t dim, int64_t *out_first) {
+    for (uint64_t j = 0; j < k->count; j++) {
+        int64_t v = fe_tensor_get_i64(k, j);
+        if (v < 0) v += dim;
+        if (j == 0) *out_first = v;
+        if (v != *out_first + (int64_t)j) return false;
+    }
+    return k->count > 0;
+}
+
+/* Gather node n along axis a with constant indices that are one run (a
+ * decoder's layer picked from a stacked cache): a slice, whole tiles when
+ * the axis is before the last two, where the index select moves rows. */
+static lm_status gather_run(fe_ctx *c, const fe_node *n, int32_t a, int64_t first) {
+    const fe_type *data = fe_in_type(c, n, 0), *o = &c->g->values[n->outputs[0]].type;
+    int32_t b[FE_MAX_RANK], e[FE_MAX_RANK], s[FE_MAX_RANK];
+    for (int32_t d = 0; d < data->rank; d++) {
+        b[d] = 0;
+        e[d] = (int32_t)data->dims[d];
+        s[d] = 1;
+    }
+    b[a] = (int32_t)first;
+    e[a] = (int32_t)(first + (int64_t)fe_in_const(c, n, 1)->count);
+    lmnn_tensor d, r;
+    lm_status st = fe_in_dev(c, n, 0, &d);
+    if (st) return st;
+    if ((st = lmnn_slice(d, b, e, s, (uint32_t)data->rank, NULL, &r))) return fe_nn_fail(c, n, st);
+    lmnn_shape so = fe_shape(o->rank, o->dims);
+    return (st = fe_reshape_owned(c, n, r, &so, &r)) ? st : fe_out_dev(c, n, 0, r);
+}
+
 static lm_status lower_gather(fe_ctx *c, const fe_node *n) {
-    int64_t axis;
+    int64_t axis, first;
     lm_status st = fe_attr_int(c, n, "axis", 0, &axis);
     const fe_type *data = fe_in_type(c, n, 0);
     int32_t a;
     if (!st) st = fe_axis(c, n, axis, data->rank, &a);
     lmnn_tensor d, idx, r = {0};
     bool owned = false, table = !st && gathers_table(c, n, a);
+    const fe_tensor *ki = fe_in_const(c, n, 1);
+    if (!st && !table && ki && index_run(ki, data->dims[a], &first))
+        return gather_run(c, n, a, first);
     if (!st) {
         st = table ? fe_aux(c, n, 0, fe_in_const(c, n, 0), LMNN_ROW_MAJOR, &d)
                    : fe_in_dev(c, n, 0, &d);

@@ -3306,6 +3306,286 @@ static void test_keys_split(void) {
     }
 }
 
+/* Launches in rp's program profile whose label starts with `label` and
+ * whose program's name holds `program` (NULL: any); SIZE_MAX without a
+ * profile. */
+static size_t launches_of(lm_replay *rp, const char *label, const char *program) {
+    const lm_profile_program_entry *e;
+    size_t n, launches = 0;
+    if (lm_replay_get_program_profile(rp, &e, &n) != LM_OK) return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        if ((!label || !strncmp(e[i].label, label, strlen(label))) &&
+            (!program || strstr(e[i].program, program)))
+            launches += e[i].launches;
+    return launches;
+}
+
+static size_t program_launches(lm_replay *rp, const char *program) {
+    return launches_of(rp, NULL, program);
+}
+
+/* A Concat along the last axis of Slices of one value along that axis, some
+ * negated, is one product by a constant matrix of 0 and +-1: rotary
+ * embeddings' rotate_half ([-x2, x1] of x's halves), and pieces taken with
+ * steps, backwards and overlapping. It is exact, and no Slice, Neg or Concat
+ * program runs. Slices of two values, or that also cut another axis, stay
+ * copies, with the same values. */
+static void test_concat_columns(void) {
+    enum { B = 2, H = 3, S = 5, D = 8 };
+    static float x[B * H * S * D], z[B * H * S * 2 * D];
+    for (int i = 0; i < B * H * S * D; i++)
+        x[i] = (float)((i * 37) % 61 - 30) * 0.125f;
+    /* Per form, the result's columns: x's column + 1, negative when negated,
+     * and in form 3 the columns from the second half one row further on. */
+    static const int cols[4][2 * D] = {
+        {-5, -6, -7, -8, 1, 2, 3, 4},
+        {8, 6, 4, 2, -1, -4, -7, 3, 4, 5, 6, 7, 8},
+        {-5, -6, -7, -8, 1, 2, 3, 4},
+        {-5, -6, -7, -8, 1, 2, 3, 4},
+    };
+    static const int widths[4] = {8, 13, 8, 8};
+    for (int form = 0; form < 4; form++) {
+        int w = widths[form], rows = form == 3 ? S - 1 : S;
+        int64_t xd[4] = {B, H, S, D}, zd[4] = {B, H, rows, w};
+        Onnx__GraphProto *g = ob_graph("columns");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+        ob_output(g, ob_vi("z", ob_tensor_type(F32, 4, zd, NULL)));
+        i64_init(g, "last", 1, (const int64_t[]){-1});
+        i64_init(g, "zero", 1, (const int64_t[]){0});
+        i64_init(g, "two", 1, (const int64_t[]){2});
+        i64_init(g, "three", 1, (const int64_t[]){3});
+        i64_init(g, "four", 1, (const int64_t[]){4});
+        i64_init(g, "seven", 1, (const int64_t[]){7});
+        i64_init(g, "eight", 1, (const int64_t[]){8});
+        i64_init(g, "before", 1, (const int64_t[]){-100});
+        i64_init(g, "back2", 1, (const int64_t[]){-2});
+        /* Form 3's cuts of axes (-1, 2): columns 0:4 of rows 1:S, 4:8 of 0:S-1. */
+        i64_init(g, "axes2", 2, (const int64_t[]){-1, 2});
+        i64_init(g, "lo_from", 2, (const int64_t[]){0, 1});
+        i64_init(g, "lo_to", 2, (const int64_t[]){4, S});
+        i64_init(g, "hi_from", 2, (const int64_t[]){4, 0});
+        i64_init(g, "hi_to", 2, (const int64_t[]){8, S - 1});
+        f32_init(g, "half", 0, NULL, (const float[]){0.5f}, 1);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        NODE("Mul", "a", "x", "half");
+        NODE("Mul", "b", "x", "half");
+        if (form == 1) { /* backwards by 2, negated steps of 3, a window */
+            NODE("Slice", "back", "a", "seven", "before", "last", "back2");
+            NODE("Slice", "thirds", "a", "zero", "eight", "last", "three");
+            NODE("Neg", "nthirds", "thirds");
+            NODE("Slice", "mid", "a", "two", "eight", "last");
+            ob_attr_i(NODE("Concat", "z", "back", "nthirds", "mid"), "axis", 3);
+        } else {
+            /* rotate_half; of the halves of two values; cutting rows too */
+            if (form == 3) {
+                NODE("Slice", "lo", "a", "lo_from", "lo_to", "axes2");
+                NODE("Slice", "hi", "a", "hi_from", "hi_to", "axes2");
+            } else {
+                NODE("Slice", "lo", "a", "zero", "four", "last");
+                NODE("Slice", "hi", form == 2 ? "b" : "a", "four", "eight", "last");
+            }
+            NODE("Neg", "nhi", "hi");
+            ob_attr_i(NODE("Concat", "z", "nhi", "lo"), "axis", -1);
+        }
+#undef NODE
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "z", z, (size_t)(B * H * rows * w) * sizeof *z));
+        int wrong = 0;
+        for (int bh = 0; bh < B * H; bh++)
+            for (int r = 0; r < rows; r++)
+                for (int j = 0; j < w; j++) {
+                    int from = cols[form][j], row = bh * S + r + (form == 3 && from > 0);
+                    float want = 0.5f * (from < 0 ? -x[row * D - from - 1] : x[row * D + from - 1]);
+                    wrong += z[(bh * rows + r) * w + j] != want;
+                }
+        CHECK(wrong == 0);
+        bool product = form < 2;
+        CHECK(program_launches(rp, "matmul_reader.c") == (product ? 1 : 0));
+        if (product)
+            CHECK(program_launches(rp, "concat_cols.c") + program_launches(rp, "data_rows.c") +
+                      program_launches(rp, "tile_reshape_reader.c") ==
+                  0);
+        lm_replay_close(rp);
+        lm_binary_free(bin);
+    }
+}
+
+/* Grouped-query attention as LLaMA exports it: each of KV key and value
+ * heads repeated for G query heads (Unsqueeze, Expand, Reshape: HF's
+ * repeat_kv) before the products, the keys then transposed. The products
+ * broadcast the unrepeated heads instead: no Expand runs, the heads join in
+ * one attn_heads launch, and the result matches float64. With the heads
+ * repeated along another axis, or a batch that differs, the graph runs as
+ * written, with the same values. */
+static void test_grouped_query(void) {
+    enum { B = 2, S = 5, H = 4, KV = 2, G = H / KV, D = 8, C = (H + 2 * KV) * D };
+    static float x[B * S * C], got[B * S * H * D];
+    for (int i = 0; i < B * S * C; i++)
+        x[i] = (float)((i * 23) % 47 - 23) * 0.0625f;
+    for (int form = 0; form < 2; form++) {
+        int64_t xd[3] = {B, S, C}, od[3] = {B, S, H * D};
+        Onnx__GraphProto *g = ob_graph("gqa");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+        ob_output(g, ob_vi("out", ob_tensor_type(F32, 3, od, NULL)));
+        i64_init(g, "last", 1, (const int64_t[]){-1});
+        i64_init(g, "q_from", 1, (const int64_t[]){0});
+        i64_init(g, "k_from", 1, (const int64_t[]){H * D});
+        i64_init(g, "v_from", 1, (const int64_t[]){(H + KV) * D});
+        i64_init(g, "v_to", 1, (const int64_t[]){C});
+        i64_init(g, "q_heads", 4, (const int64_t[]){B, S, H, D});
+        i64_init(g, "kv_heads", 4, (const int64_t[]){B, S, KV, D});
+        /* Form 1 repeats along a new axis 3 ([B, KV, S, G, D]): a different
+         * order of the heads' rows, which the product cannot broadcast. */
+        i64_init(g, "axis", 1, (const int64_t[]){form ? 3 : 2});
+        i64_init(g, "expanded", 5,
+                 form ? (const int64_t[]){B, KV, S, G, D} : (const int64_t[]){B, KV, G, S, D});
+        i64_init(g, "repeated", 4, (const int64_t[]){B, H, S, D});
+        i64_init(g, "joined", 3, od);
+        f32_init(g, "scale", 0, NULL, (const float[]){0.125f}, 1);
+#define NODE(op, out, ...)                                                                         \
+    ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
+        NODE("Slice", "q2", "x", "q_from", "k_from", "last");
+        NODE("Slice", "k2", "x", "k_from", "v_from", "last");
+        NODE("Slice", "v2", "x", "v_from", "v_to", "last");
+        NODE("Reshape", "q3", "q2", "q_heads");
+        NODE("Reshape", "k3", "k2", "kv_heads");
+        NODE("Reshape", "v3", "v2", "kv_heads");
+        const int64_t heads[4] = {0, 2, 1, 3};
+        ob_attr_is(NODE("Transpose", "q", "q3"), "perm", heads, 4);
+        ob_attr_is(NODE("Transpose", "k", "k3"), "perm", heads, 4);
+        ob_attr_is(NODE("Transpose", "v", "v3"), "perm", heads, 4);
+        NODE("Unsqueeze", "k5", "k", "axis");
+        NODE("Expand", "kx", "k5", "expanded");
+        NODE("Reshape", "kr", "kx", "repeated");
+        NODE("Unsqueeze", "v5", "v", "axis");
+        NODE("Expand", "vx", "v5", "expanded");
+        NODE("Reshape", "vr", "vx", "repeated");
+        ob_attr_is(NODE("Transpose", "kt", "kr"), "perm", (const int64_t[]){0, 1, 3, 2}, 4);
+        NODE("MatMul", "scores", "q", "kt");
+        NODE("Mul", "probs", "scores", "scale");
+        NODE("MatMul", "o", "probs", "vr");
+        ob_attr_is(NODE("Transpose", "ot", "o"), "perm", heads, 4);
+        NODE("Reshape", "out", "ot", "joined");
+#undef NODE
+        lm_binary *bin;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "out", got, sizeof got));
+        if (form == 0) {
+            CHECK(launches_of(rp, "Expand", NULL) == 0);
+            CHECK(launches_of(rp, "Reshape kr", NULL) + launches_of(rp, "Reshape vr", NULL) == 0);
+            /* The join: one launch, attn_heads.c's. */
+            CHECK(launches_of(rp, "Reshape out", NULL) == 1);
+            CHECK(launches_of(rp, "Reshape out", "attn_heads.c") == 1);
+        } else {
+            CHECK(launches_of(rp, "Expand", NULL) > 0);
+        }
+        lm_replay_close(rp);
+        lm_binary_free(bin);
+        /* Head h reads key/value head h / G (form 0) or h % KV (form 1). */
+        double worst = 0;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                int kv = form ? -1 : h / G;
+                for (int i = 0; i < S; i++)
+                    for (int d = 0; d < D; d++) {
+                        double want = 0;
+                        for (int j = 0; j < S; j++) {
+                            /* Form 1's repeated [B, KV, S, G, D] read as
+                             * [B, H, S, D]: row r of head h is row
+                             * (h * S + r) / G of key head (h * S + r) / (S * G)... */
+                            int kh = kv, kj = j;
+                            if (form) {
+                                int flat = h * S + j; /* row in [B, KV*S*G] order */
+                                kh = flat / (S * G);
+                                kj = flat % (S * G) / G;
+                            }
+                            double score = 0;
+                            for (int e = 0; e < D; e++)
+                                score += (double)x[(b * S + i) * C + h * D + e] *
+                                         x[(b * S + kj) * C + (H + kh) * D + e];
+                            want += score * 0.125 * x[(b * S + kj) * C + (H + KV + kh) * D + d];
+                        }
+                        double err =
+                            fabs(got[(b * S + i) * H * D + h * D + d] - want) / (1 + fabs(want));
+                        worst = err > worst ? err : worst;
+                    }
+            }
+        CHECK(worst < 1e-5);
+    }
+}
+
+/* A Gather with constant indices that are one run (a decoder's layer picked
+ * from a stacked cache: a scalar, negative too, or several in a row) is a
+ * slice, one copy of whole tiles, from a graph input and from a value in
+ * tiles; indices out of order stay an index select, which untilizes
+ * first. All exact. */
+static void test_gather_run(void) {
+    enum { L = 3, B = 4, S = 5, D = 8 };
+    static float x[L * B * S * D], z[L * B * S * D];
+    for (int i = 0; i < L * B * S * D; i++)
+        x[i] = (float)((i * 31) % 67 - 33) * 0.25f;
+    static const struct {
+        int axis, count, idx[2]; /* count 0: a scalar index */
+        bool run;
+    } forms[] = {
+        {0, 0, {1, 0}, true},   {0, 0, {-1, 0}, true}, {1, 2, {1, 2}, true},
+        {1, 2, {-2, -1}, true}, {1, 2, {2, 0}, false},
+    };
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+        for (int tiles = 0; tiles < 2; tiles++) {
+            int axis = forms[f].axis, count = forms[f].count, picked = count ? count : 1;
+            int64_t xd[4] = {L, B, S, D}, zd[4], id[1] = {count};
+            int zr = 0;
+            for (int d = 0; d < 4; d++)
+                if (d != axis)
+                    zd[zr++] = xd[d];
+                else if (count)
+                    zd[zr++] = count;
+            Onnx__GraphProto *g = ob_graph("gather");
+            Onnx__ModelProto *m = ob_model(g);
+            ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
+            ob_output(g, ob_vi("z", ob_tensor_type(F32, zr, zd, NULL)));
+            const int64_t idx[2] = {forms[f].idx[0], forms[f].idx[1]};
+            Onnx__TensorProto *it = ob_tensor("idx", I64, count ? 1 : 0, id);
+            ob_raw(it, idx, (size_t)picked * sizeof *idx);
+            ob_init(g, it);
+            f32_init(g, "one", 0, NULL, (const float[]){1}, 1);
+            ob_node(g, "Mul", "t", (const char *[]){"x", "one", NULL}, (const char *[]){"t", NULL});
+            ob_attr_i(ob_node(g, "Gather", "z", (const char *[]){tiles ? "t" : "x", "idx", NULL},
+                              (const char *[]){"z", NULL}),
+                      "axis", axis);
+            lm_binary *bin;
+            CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
+            lm_replay *rp;
+            CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+            size_t n = (size_t)(L * B * S * D / xd[axis] * picked);
+            CHECK_OK(lm_replay_get_output(rp, "z", z, n * sizeof *z));
+            int wrong = 0;
+            for (size_t i = 0; i < n; i++) {
+                /* z's element i: (outer, j, inner) over the picked axis. */
+                size_t inner = axis ? S * D : B * S * D;
+                size_t o = i / (inner * (size_t)picked), j = i / inner % (size_t)picked;
+                int v = forms[f].idx[j] < 0 ? forms[f].idx[j] + (int)xd[axis] : forms[f].idx[j];
+                wrong += z[i] != x[(o * (size_t)xd[axis] + (size_t)v) * inner + i % inner];
+            }
+            CHECK(wrong == 0);
+            /* One copy of whole tiles; an index select untilizes first (the
+             * output's own untilize aside). */
+            CHECK(program_launches(rp, "data_rows.c") == 1);
+            CHECK(program_launches(rp, "untilize_writer.c") == (forms[f].run ? 1 : 2));
+            lm_replay_close(rp);
+            lm_binary_free(bin);
+        }
+}
+
 /* Index and mask tensors built from constants alone (a shifted-window
  * attention's mask: ScatterND into zeros, then Expand) fold on the host, with
  * each reduction applied in index order to a row two tuples hit (one by a
@@ -5333,6 +5613,9 @@ int main(void) {
     TEST_RUN(test_conv3d_volume);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_keys_split);
+    TEST_RUN(test_concat_columns);
+    TEST_RUN(test_grouped_query);
+    TEST_RUN(test_gather_run);
     TEST_RUN(test_heads_joined_seq_first);
     TEST_RUN(test_heads_joined);
     TEST_RUN(test_window_partitions);
