@@ -493,26 +493,32 @@ static lm_status lower_transpose(fe_ctx *c, const fe_node *n) {
 
 /* ---- Concat ---- */
 
-/* ---- a Concat of columns ----
+/* ---- a Concat of slices ----
  *
- * A Concat along the last axis whose pieces are each a Slice of one value x
- * along x's last axis only, or the Neg of one, is x times a constant matrix
- * of zeros and ones (minus ones for the negated pieces) that puts each of
- * x's columns where the Concat has it: one product instead of a launch per
- * piece and one for the Concat. The rotary position embedding's
- * rotate_half ([-x2, x1] of x's halves: LLaMA's, GPT-NeoX's) is this, as is
- * any reordering of a row's columns; ttnn's rotary embedding multiplies by
- * such a transformation matrix too. Each result is one product by 1 or -1
+ * A Concat whose pieces are each a Slice of one value x along the Concat's
+ * axis only, or the Neg of one, picks x's positions along that axis in a
+ * new order. Along the last axis that is x times a constant matrix of zeros
+ * and ones (minus ones for the negated pieces), along the second-last the
+ * same matrix times x: one product instead of a launch per piece and the
+ * Concat's own (a row of tiles is not cut and pasted by whole tiles). The
+ * rotary position embedding's rotate_half ([-x2, x1] of x's halves:
+ * LLaMA's, GPT-NeoX's) is the first, as is any reordering of a row's
+ * columns; ttnn's rotary embedding multiplies by such a transformation
+ * matrix too. torch.roll along the rows of channels-last windows (Swin's
+ * shifted windows) is the second. Each result is one product by 1 or -1
  * plus zeros, so finite values come out exact; an infinity in x makes NaN
- * in the other columns of its row, as 0 * inf does. Rows of more than
- * COLUMNS_MAX columns keep the copies, which cost less than the product's
- * work that grows with the square of the row. */
-#define COLUMNS_MAX 256
+ * in the other entries of its row (column), as 0 * inf does. Dims of more
+ * than PICK_MAX keep the copies, which cost less than the product's work
+ * that grows with the square of the dim. Along an axis before those, with
+ * no piece negated, the positions are whole tiles and the Concat is a
+ * Gather of them (torch.roll along H). */
+#define PICK_MAX 256
 
 /* Whether value v is a Slice (*neg: the Neg of one) of a value computed at
- * run time that cuts only its last axis; *x is that value and *p the
- * Slice's plan. */
-static bool column_piece(fe_ctx *c, uint32_t v, uint32_t *x, bool *neg, fe_slice_plan *p) {
+ * run time that cuts only axis a; *x is that value and *p the Slice's
+ * plan. */
+static bool slice_piece(fe_ctx *c, uint32_t v, int32_t a, uint32_t *x, bool *neg,
+                        fe_slice_plan *p) {
     const fe_graph *g = c->g;
     uint32_t k = v == FE_NONE ? FE_NONE : g->values[v].producer;
     *neg = k != FE_NONE && !strcmp(g->nodes[k].op_type, "Neg") && g->nodes[k].input_count == 1;
@@ -524,50 +530,66 @@ static bool column_piece(fe_ctx *c, uint32_t v, uint32_t *x, bool *neg, fe_slice
     const fe_node *s = &g->nodes[k];
     if (s->inputs[0] == FE_NONE || fe_in_const(c, s, 0) || fe_slice_read(c, s, p)) return false;
     const fe_type *t = fe_in_type(c, s, 0);
-    for (int32_t d = 0; d + 1 < t->rank; d++)
-        if (p->begin[d] != 0 || p->dims[d] != t->dims[d] || p->step[d] != 1 || p->flip[d])
+    for (int32_t d = 0; d < t->rank; d++)
+        if (d != a &&
+            (p->begin[d] != 0 || p->dims[d] != t->dims[d] || p->step[d] != 1 || p->flip[d]))
             return false;
     *x = s->inputs[0];
     return true;
 }
 
-/* Concat node n, of type `out` along its last axis, as the product of its
- * pieces' one source by a constant (above), when it is such a Concat:
- * *out_done. */
-static lm_status concat_columns(fe_ctx *c, const fe_node *n, const fe_type *out, bool *out_done) {
+/* Concat node n, of type `out` along axis a, as the product or Gather above
+ * when it is such a Concat: *out_done. */
+static lm_status concat_slices(fe_ctx *c, const fe_node *n, const fe_type *out, int32_t a,
+                               bool *out_done) {
     *out_done = false;
     int32_t r = out->rank;
     uint32_t count = fe_in_count(n), x = FE_NONE, xi;
     fe_slice_plan p;
-    bool neg;
-    if (r < 2 || count < 2 || !fe_elem_is_float(out->elem) || out->dims[r - 1] > COLUMNS_MAX)
+    bool neg, negated = false, product = a >= r - 2;
+    if (r < 2 || count < 2 || !fe_elem_is_float(out->elem) || (product && out->dims[a] > PICK_MAX))
         return LM_OK;
-    for (uint32_t i = 0; i < count; i++)
-        if (!column_piece(c, n->inputs[i], &xi, &neg, &p) || (x != FE_NONE && xi != x))
-            return LM_OK;
-        else
-            x = xi;
-    int64_t rows = c->g->values[x].type.dims[r - 1], cols = out->dims[r - 1];
-    if (rows > COLUMNS_MAX) return LM_OK;
-    fe_tensor *m;
-    lm_status st = fe_const_new(c, out->elem, 2, (const int64_t[]){rows, cols}, &m);
-    if (st) return fe_nn_fail(c, n, st);
-    for (uint64_t i = 0; i < m->count; i++)
-        fe_tensor_set_f64(m, i, 0.0);
-    int64_t col = 0;
     for (uint32_t i = 0; i < count; i++) {
-        column_piece(c, n->inputs[i], &xi, &neg, &p);
-        int64_t len = p.dims[r - 1];
-        for (int64_t j = 0; j < len; j++, col++) {
-            int64_t from = p.begin[r - 1] + (p.flip[r - 1] ? len - 1 - j : j) * p.step[r - 1];
-            fe_tensor_set_f64(m, (uint64_t)(from * cols + col), neg ? -1.0 : 1.0);
+        if (!slice_piece(c, n->inputs[i], a, &xi, &neg, &p) || (x != FE_NONE && xi != x))
+            return LM_OK;
+        x = xi;
+        negated |= neg;
+    }
+    int64_t from_dim = c->g->values[x].type.dims[a], to_dim = out->dims[a];
+    if ((product && from_dim > PICK_MAX) || (!product && negated)) return LM_OK;
+    /* The pick: a matrix [from, to] (columns), [to, from] (rows), or the
+     * indices. */
+    fe_tensor *m;
+    const int64_t *dims =
+        a == r - 1 ? (const int64_t[]){from_dim, to_dim} : (const int64_t[]){to_dim, from_dim};
+    lm_status st = product ? fe_const_new(c, out->elem, 2, dims, &m)
+                           : fe_const_new(c, FE_INT64, 1, &to_dim, &m);
+    if (st) return fe_nn_fail(c, n, st);
+    for (uint64_t i = 0; product && i < m->count; i++)
+        fe_tensor_set_f64(m, i, 0.0);
+    int64_t to = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        slice_piece(c, n->inputs[i], a, &xi, &neg, &p);
+        int64_t len = p.dims[a];
+        for (int64_t j = 0; j < len; j++, to++) {
+            int64_t from = p.begin[a] + (p.flip[a] ? len - 1 - j : j) * p.step[a];
+            if (!product)
+                fe_tensor_set_i64(m, (uint64_t)to, from);
+            else
+                fe_tensor_set_f64(
+                    m, (uint64_t)(a == r - 1 ? from * to_dim + to : to * from_dim + from),
+                    neg ? -1.0 : 1.0);
         }
     }
     fe_expansion e;
     fe_x_begin(c, n, &e);
     uint32_t mv, result = n->outputs[0];
-    st = fe_x_const(&e, m, "columns", &mv);
-    if (!st) st = fe_x_op(&e, "MatMul", x, mv, &result);
+    st = fe_x_const(&e, m, "pick", &mv);
+    if (!st && product)
+        st = a == r - 1 ? fe_x_op(&e, "MatMul", x, mv, &result)
+                        : fe_x_op(&e, "MatMul", mv, x, &result);
+    if (!st && !product && !(st = fe_x_op(&e, "Gather", x, mv, &result)))
+        st = fe_x_int_attr(&e, &e.nodes[e.count - 1], "axis", false, a);
     if (!st) e.nodes[e.count - 1].name = n->name; /* its profile label stays the Concat's */
     *out_done = !st;
     return fe_x_end(c, &e, st);
@@ -621,7 +643,7 @@ static lm_status infer_concat(fe_ctx *c, const fe_node *n) {
         return fe_set_out_const(c, n, 0, t);
     }
     bool done;
-    if (a == out.rank - 1 && ((st = concat_columns(c, n, &out, &done)) || done)) return st;
+    if ((st = concat_slices(c, n, &out, a, &done)) || done) return st;
     return fe_set_out_type(c, n, 0, out.elem, out.rank, out.dims);
 }
 

@@ -4,6 +4,7 @@
  * boundary, metal-trace and golden compiles, bf16 notes, and errors that name
  * the node and what is missing. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -3324,92 +3325,134 @@ static size_t program_launches(lm_replay *rp, const char *program) {
     return launches_of(rp, NULL, program);
 }
 
-/* A Concat along the last axis of Slices of one value along that axis, some
- * negated, is one product by a constant matrix of 0 and +-1: rotary
- * embeddings' rotate_half ([-x2, x1] of x's halves), and pieces taken with
- * steps, backwards and overlapping. It is exact, and no Slice, Neg or Concat
- * program runs. Slices of two values, or that also cut another axis, stay
- * copies, with the same values. */
-static void test_concat_columns(void) {
-    enum { B = 2, H = 3, S = 5, D = 8 };
+/* A Concat of Slices of one value along the Concat's axis, some negated:
+ * along the last axis (rotary embeddings' rotate_half, [-x2, x1] of x's
+ * halves; pieces taken with steps, backwards and overlapping) one product
+ * by a constant matrix of 0 and +-1, and along the second-last (torch.roll
+ * of rows) the same from the left; along an outer axis (torch.roll of
+ * whole matrices) a Gather of whole tiles. No Slice, Neg or Concat program
+ * runs, and the values are exact. Slices of two values, slices that also
+ * cut another axis and a negated piece along an outer axis stay copies,
+ * with the same values. */
+static void test_concat_slices(void) {
+    enum { B = 2, H = 3, S = 5, D = 8, PIECES = 3 };
     static float x[B * H * S * D], z[B * H * S * 2 * D];
     for (int i = 0; i < B * H * S * D; i++)
         x[i] = (float)((i * 37) % 61 - 30) * 0.125f;
-    /* Per form, the result's columns: x's column + 1, negative when negated,
-     * and in form 3 the columns from the second half one row further on. */
-    static const int cols[4][2 * D] = {
-        {-5, -6, -7, -8, 1, 2, 3, 4},
-        {8, 6, 4, 2, -1, -4, -7, 3, 4, 5, 6, 7, 8},
-        {-5, -6, -7, -8, 1, 2, 3, 4},
-        {-5, -6, -7, -8, 1, 2, 3, 4},
+    enum { PRODUCT, GATHER, COPIES };
+    static const struct {
+        int axis, kind;
+        struct {
+            int from, to, step; /* to INT_MIN: past the start */
+            bool neg, other;    /* negated; of the second value */
+        } piece[PIECES];
+    } forms[] = {
+        {3, PRODUCT, {{4, 8, 1, true, false}, {0, 4, 1, false, false}}},
+        {3,
+         PRODUCT,
+         {{7, INT_MIN, -2, false, false}, {0, 8, 3, true, false}, {2, 8, 1, false, false}}},
+        {2, PRODUCT, {{3, 5, 1, false, false}, {0, 3, 1, true, false}}},
+        {1, GATHER, {{2, 3, 1, false, false}, {0, 2, 1, false, false}}},
+        {3, COPIES, {{4, 8, 1, true, true}, {0, 4, 1, false, false}}},
+        {1, COPIES, {{2, 3, 1, true, false}, {0, 2, 1, false, false}}},
     };
-    static const int widths[4] = {8, 13, 8, 8};
-    for (int form = 0; form < 4; form++) {
-        int w = widths[form], rows = form == 3 ? S - 1 : S;
-        int64_t xd[4] = {B, H, S, D}, zd[4] = {B, H, rows, w};
-        Onnx__GraphProto *g = ob_graph("columns");
+    for (size_t f = 0; f <= sizeof forms / sizeof forms[0]; f++) {
+        /* The last form: rotate_half of slices that also cut axis 2 (rows
+         * 1.. for the second half, 0..S-2 for the first). */
+        bool rows_cut = f == sizeof forms / sizeof forms[0];
+        int axis = rows_cut ? 3 : forms[f].axis, kind = rows_cut ? COPIES : forms[f].kind;
+        int64_t xd[4] = {B, H, S, D}, zd[4] = {B, H, S, D};
+        /* pos[j]: position along the axis the result's j-th comes from
+         * (+1; negative when negated, +100 when of the second value). */
+        int pos[2 * D], width = 0;
+        for (int i = 0; i < PIECES && !rows_cut && forms[f].piece[i].step; i++) {
+            int from = forms[f].piece[i].from, to = forms[f].piece[i].to;
+            int step = forms[f].piece[i].step;
+            for (int v = from; step > 0 ? v < to : v >= 0; v += step)
+                pos[width++] = (forms[f].piece[i].neg ? -1 : 1) *
+                               (v + 1 + (forms[f].piece[i].other ? 100 : 0));
+        }
+        if (rows_cut) {
+            static const int rot[8] = {-5, -6, -7, -8, 1, 2, 3, 4};
+            memcpy(pos, rot, sizeof rot);
+            width = 8;
+            zd[2] = S - 1;
+        }
+        zd[axis] = width;
+        Onnx__GraphProto *g = ob_graph("slices");
         Onnx__ModelProto *m = ob_model(g);
         ob_input(g, ob_vi("x", ob_tensor_type(F32, 4, xd, NULL)));
         ob_output(g, ob_vi("z", ob_tensor_type(F32, 4, zd, NULL)));
-        i64_init(g, "last", 1, (const int64_t[]){-1});
-        i64_init(g, "zero", 1, (const int64_t[]){0});
-        i64_init(g, "two", 1, (const int64_t[]){2});
-        i64_init(g, "three", 1, (const int64_t[]){3});
-        i64_init(g, "four", 1, (const int64_t[]){4});
-        i64_init(g, "seven", 1, (const int64_t[]){7});
-        i64_init(g, "eight", 1, (const int64_t[]){8});
-        i64_init(g, "before", 1, (const int64_t[]){-100});
-        i64_init(g, "back2", 1, (const int64_t[]){-2});
-        /* Form 3's cuts of axes (-1, 2): columns 0:4 of rows 1:S, 4:8 of 0:S-1. */
-        i64_init(g, "axes2", 2, (const int64_t[]){-1, 2});
-        i64_init(g, "lo_from", 2, (const int64_t[]){0, 1});
-        i64_init(g, "lo_to", 2, (const int64_t[]){4, S});
-        i64_init(g, "hi_from", 2, (const int64_t[]){4, 0});
-        i64_init(g, "hi_to", 2, (const int64_t[]){8, S - 1});
         f32_init(g, "half", 0, NULL, (const float[]){0.5f}, 1);
 #define NODE(op, out, ...)                                                                         \
     ob_node(g, op, out, (const char *[]){__VA_ARGS__, NULL}, (const char *[]){out, NULL})
         NODE("Mul", "a", "x", "half");
         NODE("Mul", "b", "x", "half");
-        if (form == 1) { /* backwards by 2, negated steps of 3, a window */
-            NODE("Slice", "back", "a", "seven", "before", "last", "back2");
-            NODE("Slice", "thirds", "a", "zero", "eight", "last", "three");
-            NODE("Neg", "nthirds", "thirds");
-            NODE("Slice", "mid", "a", "two", "eight", "last");
-            ob_attr_i(NODE("Concat", "z", "back", "nthirds", "mid"), "axis", 3);
-        } else {
-            /* rotate_half; of the halves of two values; cutting rows too */
-            if (form == 3) {
-                NODE("Slice", "lo", "a", "lo_from", "lo_to", "axes2");
-                NODE("Slice", "hi", "a", "hi_from", "hi_to", "axes2");
+        const char *parts[PIECES] = {NULL};
+        int count = 0;
+        for (int i = 0; i < PIECES; i++) {
+            char name[8], bounds[4][16];
+            if (rows_cut ? i == 2 : !forms[f].piece[i].step) break;
+            int64_t v[4][2];
+            int k = rows_cut ? 2 : 1;
+            if (rows_cut) { /* columns 4:8 of rows 0:S-1, then 0:4 of 1:S */
+                v[0][0] = i ? 0 : 4, v[0][1] = i ? 1 : 0;
+                v[1][0] = i ? 4 : 8, v[1][1] = i ? S : S - 1;
+                v[2][0] = 3, v[2][1] = 2;
+                v[3][0] = 1, v[3][1] = 1;
             } else {
-                NODE("Slice", "lo", "a", "zero", "four", "last");
-                NODE("Slice", "hi", form == 2 ? "b" : "a", "four", "eight", "last");
+                v[0][0] = forms[f].piece[i].from, v[1][0] = forms[f].piece[i].to;
+                if (v[1][0] == INT_MIN) v[1][0] = -100;
+                v[2][0] = axis, v[3][0] = forms[f].piece[i].step;
             }
-            NODE("Neg", "nhi", "hi");
-            ob_attr_i(NODE("Concat", "z", "nhi", "lo"), "axis", -1);
+            for (int j = 0; j < 4; j++) {
+                snprintf(bounds[j], sizeof bounds[j], "p%d_%d", i, j);
+                i64_init(g, bounds[j], k, v[j]);
+            }
+            snprintf(name, sizeof name, "s%d", i);
+            NODE("Slice", name, !rows_cut && forms[f].piece[i].other ? "b" : "a", bounds[0],
+                 bounds[1], bounds[2], bounds[3]);
+            char *kept = ob_str(name);
+            if (rows_cut ? i == 0 : forms[f].piece[i].neg) {
+                snprintf(name, sizeof name, "n%d", i);
+                NODE("Neg", name, kept);
+                kept = ob_str(name);
+            }
+            parts[count++] = kept;
         }
+        Onnx__NodeProto *cat =
+            ob_node(g, "Concat", "z",
+                    (const char *[]){parts[0], parts[1], count > 2 ? parts[2] : NULL, NULL},
+                    (const char *[]){"z", NULL});
+        ob_attr_i(cat, "axis", axis == 3 ? -1 : axis);
 #undef NODE
         lm_binary *bin;
         CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, NULL));
         lm_replay *rp;
         CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
-        CHECK_OK(lm_replay_get_output(rp, "z", z, (size_t)(B * H * rows * w) * sizeof *z));
+        size_t n = (size_t)(zd[0] * zd[1] * zd[2] * zd[3]);
+        CHECK_OK(lm_replay_get_output(rp, "z", z, n * sizeof *z));
         int wrong = 0;
-        for (int bh = 0; bh < B * H; bh++)
-            for (int r = 0; r < rows; r++)
-                for (int j = 0; j < w; j++) {
-                    int from = cols[form][j], row = bh * S + r + (form == 3 && from > 0);
-                    float want = 0.5f * (from < 0 ? -x[row * D - from - 1] : x[row * D + from - 1]);
-                    wrong += z[(bh * rows + r) * w + j] != want;
-                }
+        for (size_t i = 0; i < n; i++) {
+            int64_t at[4], rest = (int64_t)i;
+            for (int d = 3; d >= 0; d--) {
+                at[d] = rest % zd[d];
+                rest /= zd[d];
+            }
+            int from = pos[at[axis]];
+            bool negated = from < 0;
+            from = abs(from) % 100 - 1;
+            at[axis] = from;
+            if (rows_cut && !negated) at[2]++;
+            float want = 0.5f * x[((at[0] * H + at[1]) * S + at[2]) * D + at[3]];
+            wrong += z[i] != (negated ? -want : want);
+        }
         CHECK(wrong == 0);
-        bool product = form < 2;
-        CHECK(program_launches(rp, "matmul_reader.c") == (product ? 1 : 0));
-        if (product)
-            CHECK(program_launches(rp, "concat_cols.c") + program_launches(rp, "data_rows.c") +
-                      program_launches(rp, "tile_reshape_reader.c") ==
-                  0);
+        CHECK(program_launches(rp, "matmul_reader.c") == (kind == PRODUCT ? 1 : 0));
+        CHECK((launches_of(rp, "Gather z", NULL) > 0) == (kind == GATHER));
+        size_t copies = program_launches(rp, "concat_cols.c") + launches_of(rp, "Slice", NULL) +
+                        launches_of(rp, "Neg", NULL);
+        CHECK(kind == COPIES ? copies > 0 : copies == 0);
         lm_replay_close(rp);
         lm_binary_free(bin);
     }
@@ -5613,7 +5656,7 @@ int main(void) {
     TEST_RUN(test_conv3d_volume);
     TEST_RUN(test_permutations_not_made);
     TEST_RUN(test_keys_split);
-    TEST_RUN(test_concat_columns);
+    TEST_RUN(test_concat_slices);
     TEST_RUN(test_grouped_query);
     TEST_RUN(test_gather_run);
     TEST_RUN(test_heads_joined_seq_first);
