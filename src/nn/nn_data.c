@@ -1065,16 +1065,18 @@ static lm_status concat_tiles(const char *op, nn_tensor *const *ins, uint32_t n,
     return LM_OK;
 }
 
-/* Inputs at most for concat_cols (its runtime args hold each one's). */
-enum { CONCAT_COLS_MAX = 16 };
+/* Inputs at most for concat_cols and concat_rows (their runtime args hold
+ * each one's). */
+enum { CONCAT_RUNS_MAX = 16 };
 
-/* Whether a concatenation along the last dim of tile tensors moves column
- * runs of tiles (concat_cols): interleaved inputs and output (`memory`) of
- * 2- or 4-byte elements (bfloat8_b's blocks share exponents across
- * columns). */
-static bool concat_cols_ok(nn_tensor *const *ins, uint32_t n, uint32_t dim,
+/* Whether a concatenation along the last or second-last dim of tile
+ * tensors moves column or row runs of tiles (concat_runs): interleaved
+ * inputs and output (`memory`) of 2- or 4-byte elements (bfloat8_b's
+ * blocks share exponents across a face row's columns). */
+static bool concat_runs_ok(nn_tensor *const *ins, uint32_t n, uint32_t dim,
                            const lmnn_memory_config *memory) {
-    if (n > CONCAT_COLS_MAX || dim + 1 != ins[0]->shape.rank || !tile_view_ok(ins[0]) ||
+    uint32_t r = ins[0]->shape.rank;
+    if (n > CONCAT_RUNS_MAX || r < 2 || dim + 2 < r || !tile_view_ok(ins[0]) ||
         memory->layout != LM_BUFFER_INTERLEAVED)
         return false;
     uint32_t esize = nn_rm_elem_size(ins[0]->dtype);
@@ -1084,28 +1086,34 @@ static bool concat_cols_ok(nn_tensor *const *ins, uint32_t n, uint32_t dim,
     return true;
 }
 
-/* The concatenation of tile tensors `ins` along the last dim into `out`,
- * each output tile assembled from the column runs that land in it
- * (kernels/concat_cols.c): every element read once, no pass through
+/* The concatenation of tile tensors `ins` along the last dim (or, with
+ * `rows`, the second-last) into `out`, each output tile assembled from the
+ * column (row) runs that land in it (kernels/concat_cols.c,
+ * kernels/concat_rows.c): every element read once, no pass through
  * row-major. */
-static lm_status concat_cols(const char *op, nn_tensor *const *ins, uint32_t n, nn_tensor *out) {
+static lm_status concat_runs(const char *op, nn_tensor *const *ins, uint32_t n, nn_tensor *out,
+                             bool rows) {
     nn_tiles t = nn_tiles_of(&out->shape);
-    uint32_t r = out->shape.rank, wt = t.wt;
+    uint32_t dim = out->shape.rank - (rows ? 2 : 1);
     uint64_t units = (uint64_t)t.batch * t.ht * t.wt;
     uint32_t tile = (uint32_t)lm_tile_size(nn_tile_format(out->dtype));
-    uint32_t args[5 + CONCAT_COLS_MAX * 4] = {tile, nn_rm_elem_size(out->dtype), wt,
-                                              out->memory.type == LM_BUFFER_DRAM, n};
-    uint32_t nargs = 5, off = 0;
+    uint32_t args[6 + CONCAT_RUNS_MAX * 4] = {tile, nn_rm_elem_size(out->dtype)};
+    uint32_t nargs = 2, off = 0;
+    if (rows) args[nargs++] = t.ht;
+    args[nargs++] = t.wt;
+    args[nargs++] = out->memory.type == LM_BUFFER_DRAM;
+    args[nargs++] = n;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t width = ins[i]->shape.dims[r - 1];
-        args[nargs++] = width;
+        uint32_t extent = ins[i]->shape.dims[dim];
+        args[nargs++] = extent;
         args[nargs++] = off;
-        args[nargs++] = (width + 31) / 32;
+        args[nargs++] = (extent + 31) / 32;
         args[nargs++] = ins[i]->memory.type == LM_BUFFER_DRAM;
-        off += width;
+        off += extent;
     }
+    const char *kernel = rows ? "concat_rows.c" : "concat_cols.c";
     nn_key key;
-    nn_key_init(&key, "concat_cols");
+    nn_key_init(&key, kernel);
     nn_key_add(&key, args, nargs * sizeof *args);
     nn_key_tensor(&key, out);
     for (uint32_t i = 0; i < n; i++)
@@ -1115,7 +1123,7 @@ static lm_status concat_cols(const char *op, nn_tensor *const *ins, uint32_t n, 
     if (!prog) {
         nn_split split;
         nn_program p = {0};
-        nn_kernel_spec k = {"concat_cols.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec k = {kernel, LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         st = nn_split_work(op, out->device, units, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, out->device, &p);
@@ -1125,7 +1133,7 @@ static lm_status concat_cols(const char *op, nn_tensor *const *ins, uint32_t n, 
         if (st) nn_program_discard(&p);
         if (!st) st = nn_cache_add(op, out->device, &key, &p, &prog);
     }
-    nn_tensor *tensors[1 + CONCAT_COLS_MAX] = {out};
+    nn_tensor *tensors[1 + CONCAT_RUNS_MAX] = {out};
     for (uint32_t i = 0; i < n; i++)
         tensors[1 + i] = ins[i];
     return st ? st : nn_launch(op, prog, tensors, 1 + n);
@@ -1205,11 +1213,11 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
         s.dims[d] = (uint32_t)total;
         dm_out od = out_like(ts[0], &s, &mem);
         concat_ctx c = {d};
-        bool cols = !concat_tiles_ok(ts, count, d) && concat_cols_ok(ts, count, d, &mem);
-        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && !cols &&
+        bool runs = !concat_tiles_ok(ts, count, d) && concat_runs_ok(ts, count, d, &mem);
+        if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && !runs &&
             count > CONCAT_GROUP) {
             st = concat_groups(tensors, count, (int32_t)d, output, out);
-        } else if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && !cols) {
+        } else if (ts[0]->layout == LMNN_TILE && !concat_tiles_ok(ts, count, d) && !runs) {
             st = dm_via_rm(op, ts, count, &od, concat_rm, &c, out);
         } else {
             lmnn_tensor oh;
@@ -1217,8 +1225,8 @@ lm_status lmnn_concat(const lmnn_tensor *tensors, uint32_t count, int32_t dim,
             st = dm_make(op, ts[0]->device, &od, &oh, &o);
             if (!st)
                 st = ts[0]->layout == LMNN_ROW_MAJOR ? concat_rm(op, &c, ts, count, o)
-                     : cols                          ? concat_cols(op, ts, count, o)
-                                                     : concat_tiles(op, ts, count, d, o);
+                     : runs ? concat_runs(op, ts, count, o, d + 2 == ts[0]->shape.rank)
+                            : concat_tiles(op, ts, count, d, o);
             if (st)
                 nn_tensor_discard(oh);
             else

@@ -1018,14 +1018,16 @@ static void check_ran_only(const char *what, const char *kernel) {
 }
 
 /* Concatenations along the last dim of tile tensors whose widths do not
- * fill whole tiles (NHWC images' channels): each output tile assembled from
- * the column runs of the inputs (kernels/concat_cols.c) -- runs crossing a
- * face or a tile of either side, many inputs, partial tile rows, batches of
- * matrices -- in every dtype of 2 or 4 bytes; against the host, padding
- * zero, and the program that ran. */
-static void test_concat_columns(void) {
+ * fill whole tiles (NHWC images' channels), or with `rows` along the
+ * second-last whose heights do not (a key/value cache grown by a token):
+ * each output tile assembled from the column or row runs of the inputs
+ * (kernels/concat_cols.c, kernels/concat_rows.c) -- runs crossing a face or
+ * a tile of either side, many inputs, partial tiles, batches of matrices
+ * -- in every dtype of 2 or 4 bytes; against the host, padding zero, and
+ * the program that ran. Each case's `fixed` is the other dim's size. */
+static void check_concat_runs(bool rows) {
     static const struct {
-        uint32_t rows, batch, n, widths[5];
+        uint32_t fixed, batch, n, extents[5];
     } cases[] = {
         {73, 1, 2, {8, 8}},        {40, 3, 3, {5, 40, 17}}, {32, 1, 2, {16, 16}},
         {5, 2, 4, {1, 31, 33, 1}}, {64, 1, 2, {24, 20}},    {33, 1, 5, {3, 7, 11, 13, 2}},
@@ -1036,30 +1038,35 @@ static void test_concat_columns(void) {
         for (size_t k = 0; k < sizeof dtypes / sizeof *dtypes; k++) {
             cfg cf = {dtypes[k], LMNN_TILE};
             char what[128];
-            snprintf(what, sizeof what, "concat columns case %zu (%s)", i,
+            snprintf(what, sizeof what, "concat %s case %zu (%s)", rows ? "rows" : "columns", i,
                      lmnn_dtype_name(cf.dtype));
-            size_t es = hsize(cf.dtype), outer = (size_t)cases[i].batch * cases[i].rows;
+            /* The result is `outer` blocks, each the inputs' blocks of
+             * extent x inner elements one after the other. */
+            size_t es = hsize(cf.dtype), inner = rows ? cases[i].fixed : 1;
+            size_t outer = rows ? cases[i].batch : (size_t)cases[i].batch * cases[i].fixed;
             uint32_t total = 0;
             void *x[5];
             lmnn_tensor t[5], o;
             for (uint32_t j = 0; j < cases[i].n; j++) {
-                lmnn_shape sh = LMNN_SHAPE(cases[i].batch, cases[i].rows, cases[i].widths[j]);
+                uint32_t e = cases[i].extents[j];
+                lmnn_shape sh = rows ? LMNN_SHAPE(cases[i].batch, e, cases[i].fixed)
+                                     : LMNN_SHAPE(cases[i].batch, cases[i].fixed, e);
                 x[j] = make_data(cf.dtype, lmnn_shape_volume(&sh), i * 7 + j + k * 100);
                 CHECK_OK(up(&sh, cf, x[j], &t[j]));
-                total += cases[i].widths[j];
+                total += e;
             }
             CHECK_OK(lm_device_set_profiling(nn_dev(), true));
-            CHECK_OK(lmnn_concat(t, cases[i].n, -1, NULL, &o));
-            check_ran_only(what, "concat_cols.c");
-            uint8_t *want = malloc(outer * total * es), *w = want;
+            CHECK_OK(lmnn_concat(t, cases[i].n, rows ? -2 : -1, NULL, &o));
+            check_ran_only(what, rows ? "concat_rows.c" : "concat_cols.c");
+            uint8_t *want = malloc(outer * total * inner * es), *w = want;
             for (size_t q = 0; q < outer; q++)
                 for (uint32_t j = 0; j < cases[i].n; j++) {
-                    size_t len = cases[i].widths[j] * es;
+                    size_t len = cases[i].extents[j] * inner * es;
                     memcpy(w, (uint8_t *)x[j] + q * len, len);
                     w += len;
                 }
             void *got = down(o);
-            CHECK(same(got, want, outer * total, es, what));
+            CHECK(same(got, want, outer * total * inner, es, what));
             CHECK(padding_is_zero(o));
             free(got);
             free(want);
@@ -1069,6 +1076,14 @@ static void test_concat_columns(void) {
                 free(x[j]);
             }
         }
+}
+
+static void test_concat_columns(void) {
+    check_concat_runs(false);
+}
+
+static void test_concat_rows(void) {
+    check_concat_runs(true);
 }
 
 static void test_concat_split(void) {
@@ -2339,6 +2354,7 @@ int main(void) {
     TEST_RUN(test_repeat_expand);
     TEST_RUN(test_concat_split);
     TEST_RUN(test_concat_columns);
+    TEST_RUN(test_concat_rows);
     TEST_RUN(test_index_select_gather);
     TEST_RUN(test_index_out_of_range);
     TEST_RUN(test_index_negative_from_end);
