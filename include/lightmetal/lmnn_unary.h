@@ -95,6 +95,13 @@ typedef enum lmnn_unary_op {
     LMNN_HEAVISIDE, /* alpha = the value at 0 (torch.heaviside's values; default 0) */
     LMNN_RELU_MAX,  /* min(max(x, 0), alpha) (alpha default 6) */
     LMNN_RELU_MIN,  /* max(x, alpha) (alpha default 0) */
+    /* x * alpha and x / alpha (a division, not a product with 1 / alpha),
+     * alpha rounded to float32 (default 1): ttnn's MUL_UNARY_SFPU and
+     * DIV_UNARY_SFPU, mostly to be fused after another op (attention's
+     * scores scaled as the product that makes them is stored). The same
+     * values as lmnn_mul_scalar and lmnn_div_scalar. */
+    LMNN_MUL_UNARY,
+    LMNN_DIV_UNARY,
     LMNN_UNARY_OP_COUNT_
 } lmnn_unary_op;
 

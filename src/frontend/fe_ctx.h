@@ -486,6 +486,9 @@ void fe_free(lmnn_tensor t);
  * bfloat16's range become its largest finite value of their sign. */
 /* Whether float data for `dtype` is saturated to bfloat16's range. */
 bool fe_dtype_saturates(lmnn_dtype dtype);
+/* Scalar `f` as a constant of `dtype` holds it: saturated when the dtype
+ * saturates (fe_dtype_saturates), else itself. */
+float fe_saturate_scalar(lmnn_dtype dtype, float f);
 /* `v` with finite values beyond bfloat16's range saturated (see
  * fe_host_data): `v` itself when none is, else a malloc'd copy, also
  * returned in *out_copy for the caller to free; NULL when out of memory. */

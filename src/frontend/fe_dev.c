@@ -116,6 +116,10 @@ bool fe_dtype_saturates(lmnn_dtype dtype) {
     return dtype == LMNN_BFLOAT16 || dtype == LMNN_BFLOAT8_B;
 }
 
+float fe_saturate_scalar(lmnn_dtype dtype, float f) {
+    return fe_dtype_saturates(dtype) ? saturate_bf16(f) : f;
+}
+
 const float *fe_saturated(const float *v, size_t count, float **out_copy) {
     *out_copy = NULL;
     size_t i = 0;

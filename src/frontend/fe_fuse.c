@@ -188,7 +188,26 @@ static bool pytorch_hardsigmoid(fe_ctx *c, const fe_node *n) {
            !fe_attr_float(c, n, "beta", 0.5f, &beta) && alpha == (float)(1.0 / 6.0) && beta == 0.5f;
 }
 
-static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bool *out_done) {
+/* Whether Mul or Div node n takes value v times (over) a one-element
+ * float constant, and gives v's shape (a constant of a higher rank would
+ * broadcast v): *out_s, the constant as the device's dtype holds it (a
+ * float32 lowest saturated in the bfloat16 modes, as the Mul's own
+ * constant would be: an attention mask's 0 * lowest must stay 0). */
+static bool scaled_by(fe_ctx *c, const fe_node *n, uint32_t v, double *out_s) {
+    if (fe_in_count(n) != 2) return false;
+    uint32_t k = n->inputs[0] == v ? 1 : 0;
+    const fe_tensor *s = fe_in_const(c, n, k);
+    const fe_type *vt = &c->g->values[v].type, *ot = &c->g->values[n->outputs[0]].type;
+    if (n->inputs[1 - k] != v || (k == 0 && n->op_type[0] == 'D') || !s || s->count != 1 ||
+        !fe_elem_is_float(s->elem) || ot->rank != vt->rank ||
+        memcmp(ot->dims, vt->dims, (size_t)vt->rank * sizeof *vt->dims))
+        return false;
+    *out_s = fe_saturate_scalar(fe_dev_dtype(c, ot->elem), (float)fe_tensor_get_f64(s, 0));
+    return true;
+}
+
+static lm_status fold_activation(fe_ctx *c, const fe_node *act, uint32_t cur, fe_fusion *f,
+                                 bool *out_done) {
     *out_done = false;
     lm_status st = LM_OK;
     if (!strcmp(act->op_type, "Relu") && act->attr_count == 0) {
@@ -204,6 +223,10 @@ static lm_status fold_activation(fe_ctx *c, const fe_node *act, fe_fusion *f, bo
         f->act_alpha = alpha;
     } else if (!strcmp(act->op_type, "Gelu")) {
         if ((st = fe_gelu_form(c, act, &f->activation))) return st;
+    } else if ((!strcmp(act->op_type, "Mul") || !strcmp(act->op_type, "Div")) &&
+               scaled_by(c, act, cur, &f->act_alpha)) {
+        /* A scale (attention's scores by sqrt(d)) as the result is stored. */
+        f->activation = act->op_type[0] == 'M' ? LMNN_MUL_UNARY : LMNN_DIV_UNARY;
     } else if (!strcmp(act->op_type, "HardSwish") && act->attr_count == 0) {
         f->activation = LMNN_HARDSWISH;
     } else if (!strcmp(act->op_type, "HardSigmoid") && pytorch_hardsigmoid(c, act)) {
@@ -720,7 +743,7 @@ static lm_status fuse_activation(fe_ctx *c, const uint32_t *reader, fe_fusion *f
             c->plans[gelu[i]].placement = LMFE_FUSED;
         *cur = next;
     } else if ((next = sole_reader(c, reader, *cur)) != FE_NONE) {
-        lm_status st = fold_activation(c, &g->nodes[next], f, &done);
+        lm_status st = fold_activation(c, &g->nodes[next], *cur, f, &done);
         if (st) return st;
         if (done) {
             c->plans[next].placement = LMFE_FUSED;

@@ -900,7 +900,10 @@ static bool keeps_order(lmnn_unary_op act, double alpha) {
     case LMNN_ELU:
         return isnan(alpha) || alpha >= 0;
     case LMNN_SOFTPLUS:
+    case LMNN_DIV_UNARY:
         return isnan(alpha) || alpha > 0;
+    case LMNN_MUL_UNARY:
+        return isnan(alpha) || alpha >= 0;
     default:
         return false;
     }

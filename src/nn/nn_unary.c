@@ -208,6 +208,9 @@ static const unary_def defs[LMNN_UNARY_OP_COUNT_] = {
     [LMNN_HEAVISIDE] = {"heaviside", "heaviside_tile(0, $A)", true, 0, 0},
     [LMNN_RELU_MAX] = {"relu_max", "relu_max_tile(0, $A)", true, 6.0, 0},
     [LMNN_RELU_MIN] = {"relu_min", "relu_min_tile(0, $A)", true, 0, 0},
+    /* NaN at 0 for an alpha of +-Inf or NaN (mul), 0 or NaN (div). */
+    [LMNN_MUL_UNARY] = {"mul_unary", "mul_unary_tile(0, $A)", true, 1.0, 0},
+    [LMNN_DIV_UNARY] = {"div_unary", "div_unary_tile(0, $A)", true, 1.0, 0},
 };
 
 const char *lmnn_unary_op_name(lmnn_unary_op op) {

@@ -3629,6 +3629,70 @@ static void test_gather_run(void) {
         }
 }
 
+/* Attention's scores scaled by a constant (Div by sqrt(d) as BERT and GPT-2
+ * export it, or a Mul by its inverse, the constant on either side) are
+ * scaled by the product as it stores them: the Div or Mul is fused, no
+ * element-wise program runs, and the values match float64. A constant
+ * divided by the scores stays a Div of its own. */
+static void test_scale_fused(void) {
+    enum { B = 2, S = 5, D = 8 };
+    static float x[B * S * D], got[B * S * S];
+    for (int i = 0; i < B * S * D; i++)
+        x[i] = (float)((i * 19) % 43 - 21) * 0.125f;
+    static const struct {
+        const char *op;
+        bool const_first, fused;
+        float c;
+    } forms[] = {
+        {"Div", false, true, 2.8284271f},
+        {"Mul", false, true, 0.35355339f},
+        {"Mul", true, true, -0.5f},
+        {"Div", true, false, 3.0f},
+    };
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        int64_t xd[3] = {B, S, D}, sd[3] = {B, S, S};
+        Onnx__GraphProto *g = ob_graph("scaled");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
+        ob_output(g, ob_vi("z", ob_tensor_type(F32, 3, sd, NULL)));
+        f32_init(g, "c", 0, NULL, &forms[f].c, 1);
+        ob_attr_is(
+            ob_node(g, "Transpose", "t", (const char *[]){"x", NULL}, (const char *[]){"xt", NULL}),
+            "perm", (const int64_t[]){0, 2, 1}, 3);
+        ob_node(g, "MatMul", "mm", (const char *[]){"x", "xt", NULL}, (const char *[]){"s", NULL});
+        ob_node(g, forms[f].op, "scale",
+                forms[f].const_first ? (const char *[]){"c", "s", NULL}
+                                     : (const char *[]){"s", "c", NULL},
+                (const char *[]){"z", NULL});
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), NULL, &bin, &rep));
+        CHECK((placement_of(&rep, forms[f].op) == LMFE_FUSED) == forms[f].fused);
+        lm_replay *rp;
+        CHECK_OK(replay_profiled(bin, x, sizeof x, &rp));
+        CHECK_OK(lm_replay_get_output(rp, "z", got, sizeof got));
+        CHECK((program_launches(rp, "binary_compute.c") + program_launches(rp, "unary_compute.c") ==
+               0) == forms[f].fused);
+        lm_replay_close(rp);
+        lmfe_report_free(&rep);
+        lm_binary_free(bin);
+        double worst = 0;
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < S; i++)
+                for (int j = 0; j < S; j++) {
+                    double dot = 0;
+                    for (int e = 0; e < D; e++)
+                        dot += (double)x[(b * S + i) * D + e] * x[(b * S + j) * D + e];
+                    double want = !strcmp(forms[f].op, "Mul") ? dot * forms[f].c
+                                  : forms[f].const_first      ? forms[f].c / dot
+                                                              : dot / forms[f].c;
+                    double err = fabs(got[(b * S + i) * S + j] - want) / (1 + fabs(want));
+                    worst = err > worst ? err : worst;
+                }
+        CHECK(worst < 1e-6);
+    }
+}
+
 /* Index and mask tensors built from constants alone (a shifted-window
  * attention's mask: ScatterND into zeros, then Expand) fold on the host, with
  * each reduction applied in index order to a row two tuples hit (one by a
@@ -5659,6 +5723,7 @@ int main(void) {
     TEST_RUN(test_concat_slices);
     TEST_RUN(test_grouped_query);
     TEST_RUN(test_gather_run);
+    TEST_RUN(test_scale_fused);
     TEST_RUN(test_heads_joined_seq_first);
     TEST_RUN(test_heads_joined);
     TEST_RUN(test_window_partitions);

@@ -138,6 +138,15 @@ static double r_relu_min(double x, double a, double b) {
     (void)b;
     return isnan(x) ? x : fmax(x, a);
 }
+/* In float32, as the engine computes them (alpha rounded to float32). */
+static double r_mul_unary(double x, double a, double b) {
+    (void)b;
+    return (float)x * (float)a;
+}
+static double r_div_unary(double x, double a, double b) {
+    (void)b;
+    return (float)x / (float)a;
+}
 static double r_leaky_relu(double x, double a, double b) {
     (void)b;
     return x >= 0 ? x : a * x;
@@ -235,6 +244,10 @@ static const unary_case cases[] = {
     {LMNN_RELU_MAX, r_relu_max, -10, 10, NAN, NAN, 0, 0},
     {LMNN_RELU_MAX, r_relu_max, -10, 10, 2.5, 0, 0, 0},
     {LMNN_RELU_MIN, r_relu_min, -10, 10, 1.5, 0, 0, 0},
+    {LMNN_MUL_UNARY, r_mul_unary, -10, 10, NAN, NAN, 0, 0},
+    {LMNN_MUL_UNARY, r_mul_unary, -10, 10, -0.35355339059327373, 0, 0, 0},
+    {LMNN_DIV_UNARY, r_div_unary, -10, 10, 2.8284271247461903, 0, 0, 0},
+    {LMNN_DIV_UNARY, r_div_unary, -10, 10, -3, 0, 0, 0},
 };
 
 /* The largest errors measured per case and dtype, printed as a table. */
