@@ -1065,8 +1065,7 @@ static lm_status concat_tiles(const char *op, nn_tensor *const *ins, uint32_t n,
     return LM_OK;
 }
 
-/* Inputs at most for concat_cols and concat_rows (their runtime args hold
- * each one's). */
+/* Inputs at most for concat_runs (its runtime args hold each one's). */
 enum { CONCAT_RUNS_MAX = 16 };
 
 /* Whether a concatenation along the last or second-last dim of tile
@@ -1088,21 +1087,17 @@ static bool concat_runs_ok(nn_tensor *const *ins, uint32_t n, uint32_t dim,
 
 /* The concatenation of tile tensors `ins` along the last dim (or, with
  * `rows`, the second-last) into `out`, each output tile assembled from the
- * column (row) runs that land in it (kernels/concat_cols.c,
- * kernels/concat_rows.c): every element read once, no pass through
- * row-major. */
+ * column (row) runs that land in it (kernels/concat_runs.c): every element
+ * read once, no pass through row-major. */
 static lm_status concat_runs(const char *op, nn_tensor *const *ins, uint32_t n, nn_tensor *out,
                              bool rows) {
     nn_tiles t = nn_tiles_of(&out->shape);
     uint32_t dim = out->shape.rank - (rows ? 2 : 1);
     uint64_t units = (uint64_t)t.batch * t.ht * t.wt;
     uint32_t tile = (uint32_t)lm_tile_size(nn_tile_format(out->dtype));
-    uint32_t args[6 + CONCAT_RUNS_MAX * 4] = {tile, nn_rm_elem_size(out->dtype)};
-    uint32_t nargs = 2, off = 0;
-    if (rows) args[nargs++] = t.ht;
-    args[nargs++] = t.wt;
-    args[nargs++] = out->memory.type == LM_BUFFER_DRAM;
-    args[nargs++] = n;
+    uint32_t args[7 + CONCAT_RUNS_MAX * 4] = {
+        tile, nn_rm_elem_size(out->dtype), t.ht, t.wt, out->memory.type == LM_BUFFER_DRAM, rows, n};
+    uint32_t nargs = 7, off = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t extent = ins[i]->shape.dims[dim];
         args[nargs++] = extent;
@@ -1111,9 +1106,8 @@ static lm_status concat_runs(const char *op, nn_tensor *const *ins, uint32_t n, 
         args[nargs++] = ins[i]->memory.type == LM_BUFFER_DRAM;
         off += extent;
     }
-    const char *kernel = rows ? "concat_rows.c" : "concat_cols.c";
     nn_key key;
-    nn_key_init(&key, kernel);
+    nn_key_init(&key, "concat_runs");
     nn_key_add(&key, args, nargs * sizeof *args);
     nn_key_tensor(&key, out);
     for (uint32_t i = 0; i < n; i++)
@@ -1123,7 +1117,7 @@ static lm_status concat_runs(const char *op, nn_tensor *const *ins, uint32_t n, 
     if (!prog) {
         nn_split split;
         nn_program p = {0};
-        nn_kernel_spec k = {kernel, LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec k = {"concat_runs.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
         st = nn_split_work(op, out->device, units, &split);
         p.cores = split.all;
         if (!st) st = nn_program_begin(op, out->device, &p);

@@ -3450,7 +3450,7 @@ static void test_concat_slices(void) {
         CHECK(wrong == 0);
         CHECK(program_launches(rp, "matmul_reader.c") == (kind == PRODUCT ? 1 : 0));
         CHECK((launches_of(rp, "Gather z", NULL) > 0) == (kind == GATHER));
-        size_t copies = program_launches(rp, "concat_cols.c") + launches_of(rp, "Slice", NULL) +
+        size_t copies = program_launches(rp, "concat_runs.c") + launches_of(rp, "Slice", NULL) +
                         launches_of(rp, "Neg", NULL);
         CHECK(kind == COPIES ? copies > 0 : copies == 0);
         lm_replay_close(rp);

@@ -1021,7 +1021,7 @@ static void check_ran_only(const char *what, const char *kernel) {
  * fill whole tiles (NHWC images' channels), or with `rows` along the
  * second-last whose heights do not (a key/value cache grown by a token):
  * each output tile assembled from the column or row runs of the inputs
- * (kernels/concat_cols.c, kernels/concat_rows.c) -- runs crossing a face or
+ * (kernels/concat_runs.c) -- runs crossing a face or
  * a tile of either side, many inputs, partial tiles, batches of matrices
  * -- in every dtype of 2 or 4 bytes; against the host, padding zero, and
  * the program that ran. Each case's `fixed` is the other dim's size. */
@@ -1057,7 +1057,7 @@ static void check_concat_runs(bool rows) {
             }
             CHECK_OK(lm_device_set_profiling(nn_dev(), true));
             CHECK_OK(lmnn_concat(t, cases[i].n, rows ? -2 : -1, NULL, &o));
-            check_ran_only(what, rows ? "concat_rows.c" : "concat_cols.c");
+            check_ran_only(what, "concat_runs.c");
             uint8_t *want = malloc(outer * total * inner * es), *w = want;
             for (size_t q = 0; q < outer; q++)
                 for (uint32_t j = 0; j < cases[i].n; j++) {
