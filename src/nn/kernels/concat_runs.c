@@ -43,7 +43,8 @@ void kernel_main(void) {
         if (o0 + 32 > total) nn_zero(buf, tile); /* what no input fills */
         for (uint32_t i = 0; i < inputs; i++) {
             const uint32_t at = CR_INPUTS + 1 + i * CR_INPUT_WORDS;
-            uint32_t extent = get_arg_val(at), off = get_arg_val(at + 1), tiles = get_arg_val(at + 2);
+            uint32_t extent = get_arg_val(at), off = get_arg_val(at + 1),
+                     tiles = get_arg_val(at + 2);
             bool dram = get_arg_val(at + 3) != 0;
             uint32_t base = get_common_arg_val(1 + i);
             /* Output positions [a, b) of this tile come from input i, in runs
@@ -55,8 +56,8 @@ void kernel_main(void) {
                 if (run > 16 - fi % 16) run = 16 - fi % 16;
                 /* The input tile: the same tile column of row from / 32 of
                  * the same matrix, or the same tile row's column from / 32. */
-                uint32_t page = rows ? (tr / ht * tiles + from / 32) * wt + tc
-                                     : tr * tiles + from / 32;
+                uint32_t page =
+                    rows ? (tr / ht * tiles + from / 32) * wt + tc : tr * tiles + from / 32;
                 uint32_t sat = (fi / 16 * along * 256 + fi % 16 * pitch) * esize;
                 uint32_t dat = (to / 16 * along * 256 + to % 16 * pitch) * esize;
                 for (uint32_t h = 0; h < 2; h++) {
