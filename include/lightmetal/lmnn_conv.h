@@ -58,8 +58,8 @@
  * start of the next's included), so it costs about the multiply-adds of
  * separate per-group products rounded up to whole tiles.
  * A depthwise convolution (groups = C = OC) of more than 32 channels is
- * prepared instead as [KH * KW, 1, C], each tap's weights for every
- * channel, and runs as each tap's patch matrix times its row of weights,
+ * prepared instead as [1, KH * KW, C], a row of every channel's weights per
+ * tap, and runs as each tap's patch matrix times its row of weights,
  * summed over the taps (float32 products and sums, rounded once) as the
  * patches are gathered, neither stored, the bias and the activation applied
  * to the sums before they are rounded: one launch and KH * KW multiply-adds
@@ -179,10 +179,10 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
  * (C = (C / groups) * opts->groups), row (kh * KW + kw) * C + c, of the
  * weight's dtype (opts->output.dtype if set) and memory (opts->output.memory
  * if set); a depthwise weight of more than 32 channels (groups = C = OC)
- * becomes [KH * KW, 1, C], element (kh * KW + kw, 0, c), in bfloat16 when
+ * becomes [1, KH * KW, C], element (0, kh * KW + kw, c), in bfloat16 when
  * bfloat8_b is asked for (whose 16-element blocks would share one exponent
  * across channels). lmnn_conv2d takes
- * either form of any size (with opts->kernel_size), a [KH * KW, 1, C] one
+ * either form of any size (with opts->kernel_size), a [1, KH * KW, C] one
  * when groups = C. Reads the weight to the host (waits for its pending
  * work).
  *
@@ -357,7 +357,7 @@ void lmnn_conv3d_options_init(lmnn_conv3d_options *opts);
  * (`size` bytes at `data`) of `shape` [OC, C / groups, KD, KH, KW]: a tile
  * tensor [KD * KH * KW * C, OC], row ((kd * KH + kh) * KW + kw) * C + c,
  * holding every group (block-diagonal); a depthwise weight of more than 32
- * channels becomes [KD * KH * KW, 1, C]. float32 in DRAM unless
+ * channels becomes [1, KD * KH * KW, C]. float32 in DRAM unless
  * opts->output says otherwise (bfloat16 for a depthwise bfloat8_b). No
  * device read: inside a Light Metal capture it records one upload.
  * lmnn_conv3d then takes it with opts->kernel_size set. Only opts->groups

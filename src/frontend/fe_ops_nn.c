@@ -14,7 +14,7 @@
  *
  * Convolution weights: a constant weight becomes the op library's prepared
  * matrix on the host ([KH * KW * C, OC], block-diagonal over groups, or a
- * depthwise weight of more than 32 channels as [KH * KW, 1, C]; the
+ * depthwise weight of more than 32 channels as [1, KH * KW, C]; the
  * kernel flipped for ConvTranspose) and is uploaded once per compile (the
  * per-compile cache below, keyed by the weight's value, so a traced compile,
  * which runs the model twice, prepares it once). A weight computed at run
@@ -1242,7 +1242,7 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
     return infer_conv_common(c, n, true);
 }
 
-/* The prepared weight matrix [KH * KW * C, OC] (or depthwise [KH * KW, 1, C]) of constant `w`
+/* The prepared weight matrix [KH * KW * C, OC] (or depthwise [1, KH * KW, C]) of constant `w`
  * (conv: [OC, C / g, KH, KW]; transpose: [C, OC / g, KH, KW]), 1-D kernels as KH = 1; for a 3-D
  * kernel the depth tap `kd`. Made once per compile; in the mode's float dtype (bfloat8_b weights in
  * the bfp8 mode), or float32 when `exact`; `zp` (one value or one per output channel of a
@@ -1281,7 +1281,7 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
     uint64_t ch = transpose ? d0 : d1 * g, oc = transpose ? d1 * g : d0;
     uint64_t cg = ch / g, ocg = oc / g, rows = kh * kw * ch;
     /* A depthwise weight of more than a tile of channels takes the op
-     * library's depthwise form, [KH * KW, 1, C] (lmnn_conv2d_prepare_weights'
+     * library's depthwise form, [1, KH * KW, C] (lmnn_conv2d_prepare_weights'
      * rule): one tap's weights a row, no block-diagonal zeros. */
     bool depthwise = !transpose && g == ch && oc == ch && ch > 32;
     if (!depthwise && rows * oc > (UINT64_C(1) << 28))
@@ -1303,7 +1303,7 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
                     else
                         m[((ty * kw + tx) * ch + ci) * oc + o] = (float)v;
                 }
-    lmnn_shape s = depthwise ? LMNN_SHAPE((uint32_t)(kh * kw), 1, (uint32_t)ch)
+    lmnn_shape s = depthwise ? LMNN_SHAPE(1, (uint32_t)(kh * kw), (uint32_t)ch)
                              : LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
     /* Exact (integer) weights stay float32 whatever the mode. */
     lm_status st = fe_cache_upload(c, n, key, &s, m, lmnn_shape_volume(&s) * sizeof *m,

@@ -388,9 +388,9 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
         return nn_fail(LM_ERR_INTERNAL, op, "pooling: %u pixels per row do not fit", q);
     nn_tensor *weights = dwo ? dwo->weights : NULL, *bias = dwo ? dwo->bias : NULL;
     if (dw != (weights != NULL) ||
-        (dw && (weights->layout != LMNN_TILE || weights->shape.rank != 3 ||
-                weights->shape.dims[0] != taps || weights->shape.dims[1] != 1 ||
-                weights->shape.dims[2] != g->c)))
+        (dw &&
+         (weights->layout != LMNN_TILE || weights->shape.rank != 3 || weights->shape.dims[0] != 1 ||
+          weights->shape.dims[1] != taps || weights->shape.dims[2] != g->c)))
         return nn_fail(LM_ERR_INTERNAL, op, "depthwise: weights do not fit the taps");
     uint64_t bias_n = 1;
     for (uint32_t d = 0; bias && d < bias->shape.rank; d++)
@@ -435,17 +435,16 @@ static lm_status im2col_plan_make(const char *op, nn_tensor *img, const nn_conv_
     if (dw && block > DEPTHWISE_BLOCK) block = DEPTHWISE_BLOCK;
     /* Taps depthwise_compute.c multiplies into dst between two passes of
      * the sums through L1: as many as the budget holds of their tiles and
-     * weights. Of float32 and bfloat16 weights the reader moves only row 0
-     * of each tile, all a row broadcast reads (not of bfloat8_b: its
-     * exponents are apart from its values). */
+     * weights. The reader moves each tap's row of weights to row 0 of a
+     * tile, all a row broadcast reads: it is told the bytes of an element
+     * (1: bfloat8_b's mantissas, whose exponents lie apart). */
     uint32_t tap_batch = 1, wrow = 0;
     if (dw) {
         uint64_t per_tap =
             (uint64_t)block * (lm_tile_size(fin) + lm_tile_size(nn_tile_format(weights->dtype)));
         uint64_t fit = DEPTHWISE_TAPS_BUDGET / per_tap;
         tap_batch = (uint32_t)(fit < 1 ? 1 : fit < taps ? fit : taps);
-        if (weights->dtype == LMNN_FLOAT32 || weights->dtype == LMNN_BFLOAT16)
-            wrow = nn_rm_elem_size(weights->dtype);
+        wrow = weights->dtype == LMNN_BFLOAT8_B ? 1 : nn_rm_elem_size(weights->dtype);
     }
     pl->block = block;
     pl->tap_batch = tap_batch;
@@ -1215,9 +1214,9 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
     if ((st = nn_check_memory(op, &to.memory))) return st;
     uint64_t vol = lmnn_shape_volume(ws), rows = (uint64_t)kh * kw * c;
     if (depthwise_form(transpose, g, c, oc)) {
-        /* [KH * KW, 1, C]: tap t's row holds every channel's weight there
-         * (the weight is [C, 1, KH, KW]). bfloat16 for bfloat8_b: its
-         * blocks would share exponents across 16 channels. */
+        /* [1, KH * KW, C]: tap t's row holds every channel's weight there
+         * (the weight is [C, 1, KH, KW]), 32 taps a tile row. bfloat16 for
+         * bfloat8_b: its blocks would share exponents across 16 channels. */
         if (to.dtype == LMNN_BFLOAT8_B) to.dtype = LMNN_BFLOAT16;
         float *read = src ? NULL : malloc(vol * sizeof *read), *m = malloc(vol * sizeof *m);
         if ((!src && !read) || !m)
@@ -1229,7 +1228,7 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
             for (uint32_t ci = 0; ci < c; ci++)
                 for (uint32_t t = 0; t < kh * kw; t++)
                     m[(uint64_t)t * c + ci] = src[(uint64_t)ci * kh * kw + t];
-            lmnn_shape ms = LMNN_SHAPE(kh * kw, 1, c);
+            lmnn_shape ms = LMNN_SHAPE(1, kh * kw, c);
             if ((st = lmnn_from_host(device, &ms, m, vol * sizeof *m, &to, out)))
                 st = nn_fail_call(st, op);
         }
@@ -1509,7 +1508,7 @@ lm_status lmnn_conv2d_prepare_bias_host(lmnn_tensor prepared_weight, const lmnn_
         w->shape.dims[1] == oc)
         pk = (conv_pack){1, 1, 1};
     lmnn_shape ms =
-        dw ? LMNN_SHAPE(d[2] * d[3], 1, c)
+        dw ? LMNN_SHAPE(1, d[2] * d[3], c)
            : LMNN_SHAPE((uint32_t)pack_rows(&pk, d[2], d[3], c), (uint32_t)pack_cols(&pk, oc));
     if (w->shape.rank != ms.rank || memcmp(w->shape.dims, ms.dims, ms.rank * sizeof ms.dims[0]))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
@@ -1606,7 +1605,7 @@ static lm_status conv_activation(const char *op, const lmnn_conv2d_options *opts
 }
 
 /* The depthwise convolution (depthwise_form) of image rows `img` by
- * prepared weight wp ([KH * KW, 1, C]): each tap's [M, C] patch matrix
+ * prepared weight wp ([1, KH * KW, C]): each tap's [M, C] patch matrix
  * times its row of weights, products and their sum over the taps in
  * float32 as the patches are gathered (NN_PATCH_DEPTHWISE: neither patches
  * nor products are stored), then the bias and the activation, rounded once
@@ -1715,7 +1714,7 @@ static lm_status weight_channels(const char *op, bool transpose, const nn_tensor
 /* The kernel of a 3-D convolution's weight `w` (*kd x *kh x *kw) and its
  * output channels: rank 5 in PyTorch's layout, or prepared for the kernel
  * the options give, as a matrix [KD * KH * KW * C, OC] or in the depthwise
- * form [KD * KH * KW, 1, C]; *ws4: the weight's shape with KD and KH as
+ * form [1, KD * KH * KW, C]; *ws4: the weight's shape with KD and KH as
  * one dim (rank 5), the form the 2-D preparation takes. */
 static lm_status weight_3d(const char *op, bool transpose, const nn_tensor *w, const nn_tensor *x,
                            uint32_t c, uint32_t g, const lmnn_conv2d_options *opts,
@@ -1737,11 +1736,11 @@ static lm_status weight_3d(const char *op, bool transpose, const nn_tensor *w, c
         *ws4 = LMNN_SHAPE(d[0], d[1], d[2] * d[3], d[4]);
         return LM_OK;
     }
-    bool matrix = w->shape.rank == 2, depthwise = w->shape.rank == 3 && d[1] == 1;
+    bool matrix = w->shape.rank == 2, depthwise = w->shape.rank == 3 && d[0] == 1;
     if (!matrix && !depthwise)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "weight: expected rank 5 (%s), a prepared [KD * KH * KW * C, OC] or a "
-                       "prepared depthwise [KD * KH * KW, 1, C], given shape %s",
+                       "prepared depthwise [1, KD * KH * KW, C], given shape %s",
                        transpose ? "C, OC / groups, KD, KH, KW" : "OC, C / groups, KD, KH, KW",
                        nn_shape_str(&w->shape, s1, sizeof s1));
     if (!dp->kd || !opts->kernel_size[0] || !opts->kernel_size[1])
@@ -1752,10 +1751,10 @@ static lm_status weight_3d(const char *op, bool transpose, const nn_tensor *w, c
                        opts->kernel_size[1]);
     *kd = dp->kd, *kh = (uint32_t)opts->kernel_size[0], *kw = (uint32_t)opts->kernel_size[1];
     uint64_t taps = (uint64_t)*kd * *kh * *kw;
-    if (depthwise && (transpose || g != c || d[0] != taps || d[2] != c))
+    if (depthwise && (transpose || g != c || d[1] != taps || d[2] != c))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "weight: shape %s is not a prepared depthwise weight for these options "
-                       "(expected [KD * KH * KW, 1, C] = [%llu, 1, %u], groups = C, not "
+                       "(expected [1, KD * KH * KW, C] = [1, %llu, %u], groups = C, not "
                        "transposed)",
                        nn_shape_str(&w->shape, s1, sizeof s1), (unsigned long long)taps, c);
     if (matrix && d[0] != taps * c)
@@ -1949,8 +1948,8 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     /* A prepared weight in a pooled form (pack_decode), its form. */
     bool pooled_w = false;
     conv_pack wform = {1, 1, 1};
-    /* Prepared: a matrix, or the depthwise form [KH * KW, 1, C]. */
-    bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[1] == 1);
+    /* Prepared: a matrix, or the depthwise form [1, KH * KW, C]. */
+    bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[0] == 1);
     const uint32_t *d = w->shape.dims;
     lmnn_shape ws = w->shape; /* as prepare() takes it */
     if (dp) {
@@ -1966,10 +1965,10 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         kh = (uint32_t)opts->kernel_size[0];
         kw = (uint32_t)opts->kernel_size[1];
         oc = c;
-        if (transpose || g != c || d[0] != kh * kw || d[1] != 1 || d[2] != c)
+        if (transpose || g != c || d[0] != 1 || d[1] != kh * kw || d[2] != c)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                            "weight: shape %s is not a prepared depthwise weight for these "
-                           "options (expected [KH * KW, 1, C] = [%u, 1, %u], groups = C, not "
+                           "options (expected [1, KH * KW, C] = [1, %u, %u], groups = C, not "
                            "transposed)",
                            nn_shape_str(&w->shape, s1, sizeof s1), kh * kw, c);
         if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
@@ -2022,7 +2021,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     } else {
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "weight: expected rank 4 (%s), a prepared [KH * KW * C, OC] or a prepared "
-                       "depthwise [KH * KW, 1, C], given shape %s",
+                       "depthwise [1, KH * KW, C], given shape %s",
                        transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
                        nn_shape_str(&w->shape, s1, sizeof s1));
     }

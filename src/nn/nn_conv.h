@@ -114,7 +114,7 @@ typedef enum nn_patch_mode {
 } nn_patch_mode;
 
 /* A depthwise convolution's operands (NN_PATCH_DEPTHWISE): the prepared
- * weights [KH * KW, 1, C] in tiles, and optionally (NULL, LMNN_UNARY_INVALID:
+ * weights [1, KH * KW, C] in tiles, and optionally (NULL, LMNN_UNARY_INVALID:
  * none) a float32 or bfloat16 tile bias of C values and an activation with
  * f(0) = 0 (its nn_unary_chain parameters), applied to the float32 sums in
  * that order before they are rounded and stored; the padding stays zero. */

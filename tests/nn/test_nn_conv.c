@@ -1,6 +1,6 @@
 /* conv2d and conv_transpose2d against a float64 host reference: 1x1 kernels,
  * one-pixel images, odd sizes, strides, dilations, asymmetric padding, groups
- * (depthwise included, and its per-tap form [KH * KW, 1, C]), batches,
+ * (depthwise included, and its per-tap form [1, KH * KW, C]), batches,
  * NCHW / NHWC in both layouts, prepared weights, bias and a fused
  * activation, float32 and bfloat16, a large multi-core case, the program
  * cache and the errors; NCHW images of few channels read as they are (the
@@ -32,7 +32,7 @@ typedef struct conv_case {
     lmnn_unary_op act;
     double alpha, beta;
     /* The weight prepared by lmnn_conv2d_prepare_weights_host from the host
-     * data, or uploaded as the depthwise form [KH * KW, 1, C] by the test
+     * data, or uploaded as the depthwise form [1, KH * KW, C] by the test
      * (with the bias as given, [OC]); both with kernel_size, as prepared. */
     bool host_prep, dw_upload;
     /* The weight's dtype, given (PyTorch's layout, uploaded) or asked of the
@@ -251,7 +251,7 @@ static void run_case(const char *name, conv_case k, bool cache) {
         for (uint32_t c = 0; c < k.c; c++)
             for (uint32_t t = 0; t < taps; t++)
                 m[t * k.c + c] = w0[c * taps + t];
-        lmnn_shape ms = LMNN_SHAPE(taps, 1, k.c);
+        lmnn_shape ms = LMNN_SHAPE(1, taps, k.c);
         lm_status ust = nn_upload(&ms, m, wd, LMNN_TILE, &wp);
         free(m);
         CHECK_OK(ust);
@@ -273,13 +273,13 @@ static void run_case(const char *name, conv_case k, bool cache) {
         wuse = wp;
         if (dw_case) {
             /* Depthwise: more than 32 channels (or uploaded so) give
-             * [KH * KW, 1, C], element (t, 0, c) = weight (c, 0, t); fewer
+             * [1, KH * KW, C], element (0, t, c) = weight (c, 0, t); fewer
              * the block-diagonal [KH * KW * C, C]. */
             lmnn_tensor_info wi;
             CHECK_OK(lmnn_tensor_get_info(wp, &wi));
             CHECK(wi.layout == LMNN_TILE && wi.dtype == wd);
             if (k.c > 32 || k.dw_upload) {
-                lmnn_shape es = LMNN_SHAPE(taps, 1, k.c);
+                lmnn_shape es = LMNN_SHAPE(1, taps, k.c);
                 CHECK(wi.shape.rank == 3 && !memcmp(wi.shape.dims, es.dims, sizeof(uint32_t) * 3));
                 float *pv = nn_download(wp);
                 CHECK(pv);
@@ -2526,7 +2526,7 @@ static void test_errors(void) {
     o.kernel_size[0] = o.kernel_size[1] = 0;
     CHECK_FAILS(lmnn_conv2d(x, x3, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW), a prepared [KH * "
-                "KW * C, OC] or a prepared depthwise [KH * KW, 1, C], given shape");
+                "KW * C, OC] or a prepared depthwise [1, KH * KW, C], given shape");
     o.groups = 4;
     CHECK_FAILS(lmnn_conv2d_prepare_weights(w, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_weights: weight: output channels 6 (dim 0 of shape [6, 2, 3, "
@@ -2582,7 +2582,7 @@ static void test_errors(void) {
  * row-major outputs, L1; bias as given ([OC]) or prepared for the weight;
  * relu, clamp (0, 6) and silu fused into the bias add or alone; the weight
  * in PyTorch's layout, prepared on the device or from the host (checked to
- * be [KH * KW, 1, C], element (t, 0, c) = weight (c, 0, t)) or uploaded as
+ * be [1, KH * KW, C], element (0, t, c) = weight (c, 0, t)) or uploaded as
  * that form by hand, for C <= 32 too; float32, bfloat16 and a bfloat8_b
  * weight. 32 channels or fewer keep the block-diagonal matrix. */
 static void test_depthwise(void) {
@@ -2636,7 +2636,7 @@ static void test_depthwise(void) {
     k.dtype = 0;
     run_case("dw 48 5x5 bfloat8_b PyTorch weight", k, false);
     k.dw_upload = true;
-    run_case("dw 48 5x5 bfloat8_b [25, 1, 48]", k, false);
+    run_case("dw 48 5x5 bfloat8_b [1, 25, 48]", k, false);
     k = (conv_case){.n = 1,
                     .c = 96,
                     .h = 6,
@@ -2716,7 +2716,7 @@ static void test_depthwise(void) {
                     .prepared = true};
     run_case("dw 32 block-diagonal prepared", k, false);
     k.prepared = false, k.dw_upload = true;
-    run_case("dw 32 uploaded [9, 1, 32]", k, false);
+    run_case("dw 32 uploaded [1, 9, 32]", k, false);
     k = (conv_case){.n = 1,
                     .c = 5,
                     .h = 4,
@@ -2847,7 +2847,7 @@ static void test_depthwise_fused(void) {
 }
 
 /* One depthwise convolution from the PyTorch-layout weight, the depthwise
- * form [KH * KW, 1, C] and the block-diagonal [KH * KW * C, C] (both
+ * form [1, KH * KW, C] and the block-diagonal [KH * KW * C, C] (both
  * uploaded by hand; the latter runs as one product whatever C): for 32
  * channels (the PyTorch weight takes the block-diagonal form) and 48 (the
  * depthwise one), the three agree with each other and the reference. */
@@ -2879,7 +2879,7 @@ static void test_depthwise_forms(void) {
         double *want = malloc(ny * sizeof *want), *scale = malloc(ny * sizeof *scale);
         reference(&k, x, w, b, oh, ow, want, scale);
         lmnn_shape xs = LMNN_SHAPE(2, c, 6, 7), ws = LMNN_SHAPE(c, 1, 3, 3),
-                   s3 = LMNN_SHAPE(9, 1, c), s2 = LMNN_SHAPE(9 * c, c), bs = LMNN_SHAPE(c);
+                   s3 = LMNN_SHAPE(1, 9, c), s2 = LMNN_SHAPE(9 * c, c), bs = LMNN_SHAPE(c);
         lmnn_tensor xt, wt[3], bt, out;
         CHECK_OK(nn_upload(&xs, x, LMNN_FLOAT32, LMNN_TILE, &xt));
         CHECK_OK(nn_upload(&ws, w, LMNN_FLOAT32, LMNN_TILE, &wt[0]));
@@ -2906,7 +2906,7 @@ static void test_depthwise_forms(void) {
                 ratio[f] = fmax(ratio[f], fabs(got[f][i] - want[i]) / s);
             ratio[3] = fmax(ratio[3], fabs(got[1][i] - got[2][i]) / s);
         }
-        printf("  dw %u err/S: PyTorch weight %.3g, [9, 1, %u] %.3g, [%u, %u] %.3g, "
+        printf("  dw %u err/S: PyTorch weight %.3g, [1, 9, %u] %.3g, [%u, %u] %.3g, "
                "between the two %.3g\n",
                c, ratio[0], c, ratio[1], 9 * c, c, ratio[2], ratio[3]);
         for (int f = 0; f < 4; f++)
@@ -2923,8 +2923,8 @@ static void test_depthwise_forms(void) {
 
 /* A prepared depthwise weight that does not fit the call. */
 static void test_depthwise_errors(void) {
-    lmnn_shape xs = LMNN_SHAPE(1, 48, 5, 5), s3 = LMNN_SHAPE(9, 1, 48), s25 = LMNN_SHAPE(25, 1, 48),
-               s40 = LMNN_SHAPE(9, 1, 40), s2 = LMNN_SHAPE(9, 2, 48), bs = LMNN_SHAPE(16);
+    lmnn_shape xs = LMNN_SHAPE(1, 48, 5, 5), s3 = LMNN_SHAPE(1, 9, 48), s25 = LMNN_SHAPE(1, 25, 48),
+               s40 = LMNN_SHAPE(1, 9, 40), s2 = LMNN_SHAPE(9, 2, 48), bs = LMNN_SHAPE(16);
     float *v = nn_rand_floats(9 * 2 * 48 * 25, -1, 1, 41);
     lmnn_tensor x, w, w25, w40, wrm, w2, b16, out = {0};
     CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
@@ -2943,43 +2943,43 @@ static void test_depthwise_errors(void) {
     o.padding[0] = o.padding[1] = o.padding[2] = o.padding[3] = 1;
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: kernel_size: expected (KH, KW) >= 1 with a prepared weight (shape "
-                "[9, 1, 48]), given (0, 0)");
+                "[1, 9, 48]), given (0, 0)");
     o.kernel_size[0] = o.kernel_size[1] = 3;
     CHECK_FAILS(lmnn_conv2d(x, w25, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: weight: shape [25, 1, 48] is not a prepared depthwise weight for "
-                "these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, not "
+                "lmnn_conv2d: weight: shape [1, 25, 48] is not a prepared depthwise weight for "
+                "these options (expected [1, KH * KW, C] = [1, 9, 48], groups = C, not "
                 "transposed)");
     CHECK_FAILS(lmnn_conv2d(x, w40, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: weight: shape [9, 1, 40] is not a prepared depthwise weight for "
-                "these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, not "
+                "lmnn_conv2d: weight: shape [1, 9, 40] is not a prepared depthwise weight for "
+                "these options (expected [1, KH * KW, C] = [1, 9, 48], groups = C, not "
                 "transposed)");
     o.groups = 16;
     CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv2d: weight: shape [9, 1, 48] is not a prepared depthwise weight for "
-                "these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, not "
+                "lmnn_conv2d: weight: shape [1, 9, 48] is not a prepared depthwise weight for "
+                "these options (expected [1, KH * KW, C] = [1, 9, 48], groups = C, not "
                 "transposed)");
     o.groups = 48;
     CHECK_FAILS(lmnn_conv2d(x, wrm, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: weight: expected layout tile, given row_major");
     CHECK_FAILS(lmnn_conv2d(x, w2, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW), a prepared [KH * "
-                "KW * C, OC] or a prepared depthwise [KH * KW, 1, C], given shape [9, 2, 48]");
+                "KW * C, OC] or a prepared depthwise [1, KH * KW, C], given shape [9, 2, 48]");
     CHECK_FAILS(lmnn_conv2d(x, w, b16, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: bias: expected shape [48] or [1, 48], given [16]");
     lmnn_tensor pb = {0};
     CHECK_FAILS(lmnn_conv2d_prepare_bias(b16, w, &pb), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_bias: bias: shape [16] does not fit prepared_weight of shape "
-                "[9, 1, 48] (expected [OC] or [1, OC]: its output channels, or for a packed "
+                "[1, 9, 48] (expected [OC] or [1, OC]: its output channels, or for a packed "
                 "matrix a divisor of its columns)");
     CHECK(pb.id == 0);
     CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
-                "lmnn_conv_transpose2d: weight: shape [9, 1, 48] is not a prepared depthwise "
-                "weight for these options (expected [KH * KW, 1, C] = [9, 1, 48], groups = C, "
+                "lmnn_conv_transpose2d: weight: shape [1, 9, 48] is not a prepared depthwise "
+                "weight for these options (expected [1, KH * KW, C] = [1, 9, 48], groups = C, "
                 "not transposed)");
     o.kernel_size[0] = o.kernel_size[1] = 0;
     CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv_transpose2d: kernel_size: expected (KH, KW) >= 1 with a prepared "
-                "weight (shape [9, 1, 48]), given (0, 0)");
+                "weight (shape [1, 9, 48]), given (0, 0)");
     CHECK(out.id == 0);
     CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_DRAM, &dram1));
     CHECK_OK(lm_device_get_memory_stats(nn_dev(), LM_BUFFER_L1, &l11));

@@ -3,7 +3,7 @@
  * bias and a fused relu; NCDHW and NDHWC volumes (tile and row-major), the
  * result in the input's order; strides, asymmetric padding, dilation and
  * kernels that differ per dim; groups and depthwise (40 channels: the
- * per-tap form [KD * KH * KW, 1, C] and its compute kernel); one and three
+ * per-tap form [1, KD * KH * KW, C] and its compute kernel); one and three
  * input channels; patch rows wider than 1024 columns (48 channels, 3x3x3);
  * a 1x1x1 convolution over an NDHWC tile volume whose W is 32 (the volume
  * is its own patch matrix: no gather); bfloat16; weights prepared from host
@@ -204,7 +204,7 @@ static lmnn_shape output_shape(const c3_case *k, const uint32_t *od, lmnn_layout
 /* The prepared weight `wp` is the header's matrix of the PyTorch weight
  * `w0` (float32 host data): [KD * KH * KW * C, OC], row t * C + c (t the
  * flat tap (kd * KH + kh) * KW + kw), zeros outside the groups, the kernel
- * flipped for a transposed one; or [KD * KH * KW, 1, C], element (t, 0, c),
+ * flipped for a transposed one; or [1, KD * KH * KW, C], element (0, t, c),
  * for a depthwise one of more than 32 channels. Values as `dtype` stores
  * them. */
 static void check_prepared(const c3_case *k, lmnn_tensor wp, const float *w0, lmnn_dtype dtype) {
@@ -214,7 +214,7 @@ static void check_prepared(const c3_case *k, lmnn_tensor wp, const float *w0, lm
     lmnn_tensor_info wi;
     CHECK_OK(lmnn_tensor_get_info(wp, &wi));
     CHECK(wi.layout == LMNN_TILE && wi.dtype == dtype);
-    lmnn_shape es = dw ? LMNN_SHAPE(taps, 1, k->c) : LMNN_SHAPE(taps * k->c, k->oc);
+    lmnn_shape es = dw ? LMNN_SHAPE(1, taps, k->c) : LMNN_SHAPE(taps * k->c, k->oc);
     CHECK(wi.shape.rank == es.rank && !memcmp(wi.shape.dims, es.dims, sizeof(uint32_t) * es.rank));
     float *pv = nn_download(wp);
     CHECK(pv);

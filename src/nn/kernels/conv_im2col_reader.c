@@ -23,9 +23,9 @@
  *     (q output pixels a row, whole tiles wide), each given KH * KW times,
  *     once per tap (for pool_compute.c, which reduces them as they come).
  *   DEPTHWISE (mode 3): POOL_FUSED's units (q = 1), each tap's block
- *     followed by the unit's column tiles of the tap's weights (a
- *     [KH * KW, 1, C] tile tensor, common arg 2) in circular buffer 4, for
- *     depthwise_compute.c.
+ *     followed by the unit's column tiles of the tap's weights (row t of
+ *     a [1, KH * KW, C] tile tensor, common arg 2, moved to row 0) in
+ *     circular buffer 4, for depthwise_compute.c.
  * The rows of an output pixel read runs of channels: one NoC read per tap
  * and pixel (per block of columns).
  *
@@ -38,8 +38,8 @@
  * see stage_lines), the weights' is_dram (DEPTHWISE), planes (1; or C for
  * an NCHW image, a page per row of one channel: staged lines only, each
  * interleaved into NHWC order as it is staged), depthwise_compute.c's taps
- * per batch (DEPTHWISE; unused here), the weights' element size when only
- * row 0 of their tiles is read (DEPTHWISE; float32 and bfloat16) or 0,
+ * per batch (DEPTHWISE; unused here), the weights' element size
+ * (DEPTHWISE; 1 for bfloat8_b, see read_row),
  * then (DEPTHWISE) whether there is a bias (a float32 or bfloat16 tile
  * tensor of C values, common arg 3), its is_dram and element size, and
  * depthwise_compute.c's activation args (unused here), the depth (args
@@ -153,10 +153,25 @@ static void copy_patches(uint32_t dst, uint32_t pitch, uint32_t len, uint32_t st
     }
 }
 
-/* Row 0 of the float32 or bfloat16 tile at `src` (elements of `esize`
- * bytes) to the tile at dst: faces 0 and 1 each begin with 16 of it. */
-static void read_row0(uint64_t src, uint32_t dst, uint32_t esize) {
-    lm_noc_async_read_strided(src, 256 * esize, dst, 256 * esize, 16 * esize, 2);
+/* Row r of the tiles read_row reads: a tile row is 16 elements in each of
+ * faces 2 (r / 16) and 2 (r / 16) + 1. `esize` is the bytes of an element,
+ * 1 for bfloat8_b, whose face rows' exponents come first (a byte each, 16
+ * a face), then the faces' mantissas. */
+typedef struct tile_row {
+    uint32_t at, exp, esize; /* bytes from the tile: the row, its exponent */
+} tile_row;
+
+static tile_row tile_row_of(uint32_t r, uint32_t esize) {
+    uint32_t elem = (r / 16) * 2 * 256 + (r % 16) * 16;
+    return (tile_row){esize == 1 ? 64 + elem : elem * esize, (r / 16) * 2 * 16 + r % 16, esize};
+}
+
+/* Row `row` of the tile at `src` to row 0 of the tile at dst (the rest of
+ * dst is left as it was: a row broadcast reads row 0 only). */
+static void read_row(uint64_t src, const tile_row *row, uint32_t dst) {
+    uint32_t e = row->esize;
+    if (e == 1) lm_noc_async_read_strided(src + row->exp, 16, dst, 16, 1, 2);
+    lm_noc_async_read_strided(src + row->at, 256 * e, dst + (e == 1 ? 64 : 0), 256 * e, 16 * e, 2);
 }
 
 /* Circular buffer 7's two bfloat16 tiles, pushed once: all ones, and ones
@@ -537,9 +552,8 @@ void kernel_main(void) {
     g_VD = (g_D - 1) * g_ud + 1;
     g_flat = g_D == 1 && g_OD == 1 && KD == 1 && g_pd == 0;
     uint32_t wsize = mode == 3 ? get_tile_size(4) : 0;
-    /* The weights' element size when only row 0 of their tiles is read
-     * (the compute broadcasts it down the rows: faces 0 and 1 each begin
-     * with 16 of it), else 0. */
+    /* The weights' element size (read_row: the compute broadcasts row 0
+     * of each tile down the rows, so each tap's row is moved there). */
     uint32_t wrow = get_arg_val(33);
     InterleavedAddrGenFast wgen = {
         .bank_base_address = get_common_arg_val(2), .page_size = wsize, .is_dram = get_arg_val(30)};
@@ -548,6 +562,7 @@ void kernel_main(void) {
      * through (masks_make). */
     bool has_bias = mode == 3 && get_arg_val(34);
     uint32_t brow = has_bias ? get_arg_val(36) : 0, bsize = has_bias ? get_tile_size(6) : 0;
+    tile_row row0 = tile_row_of(0, brow);
     InterleavedAddrGenFast bgen = {.bank_base_address = has_bias ? get_common_arg_val(3) : 0,
                                    .page_size = bsize,
                                    .is_dram = get_arg_val(35)};
@@ -701,16 +716,13 @@ void kernel_main(void) {
             noc_async_read_barrier();
             cb_push_back(CB_ROWS, room);
             if (mode == 3) {
-                /* DEPTHWISE: then the unit's columns of the tap's weights. */
+                /* DEPTHWISE: then the unit's columns of the tap's weights,
+                 * row t of the [1, taps, C] weights moved to row 0. */
                 cb_reserve_back(4, room);
-                uint32_t at = get_write_ptr(4);
-                for (uint32_t i = 0; i < rb.tiles; i++) {
-                    uint32_t page = t * wt + rb.bk * block + i;
-                    if (wrow)
-                        read_row0(get_noc_addr_interleaved(page, &wgen, 0), at + i * wsize, wrow);
-                    else
-                        noc_async_read_tile(page, &wgen, at + i * wsize);
-                }
+                uint32_t at = get_write_ptr(4), page = t / 32 * wt + rb.bk * block;
+                tile_row row = tile_row_of(t % 32, wrow);
+                for (uint32_t i = 0; i < rb.tiles; i++)
+                    read_row(get_noc_addr_interleaved(page + i, &wgen, 0), &row, at + i * wsize);
                 noc_async_read_barrier();
                 cb_push_back(4, room);
             }
@@ -718,8 +730,8 @@ void kernel_main(void) {
                 cb_reserve_back(6, room);
                 uint32_t at = get_write_ptr(6);
                 for (uint32_t i = 0; i < rb.tiles; i++)
-                    read_row0(get_noc_addr_interleaved(rb.bk * block + i, &bgen, 0), at + i * bsize,
-                              brow);
+                    read_row(get_noc_addr_interleaved(rb.bk * block + i, &bgen, 0), &row0,
+                             at + i * bsize);
                 noc_async_read_barrier();
                 cb_push_back(6, room);
             }
