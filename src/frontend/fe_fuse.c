@@ -725,10 +725,47 @@ static lm_status fold_pad(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *o
     return LM_OK;
 }
 
+/* A single-node activation (fold_activation) after shape-only node k
+ * (Reshape, Flatten, Squeeze, Unsqueeze) that reads value `cur`: an
+ * element-wise map commutes with them, so it is folded into f and node k
+ * reshapes the mapped value into the activation's own result instead. A
+ * grouped-query attention's scores (a view of the broadcast product) are
+ * scaled so. The activation's node is marked fused; `cur` stays. */
+static lm_status fold_through_shape(fe_ctx *c, uint32_t *reader, uint32_t k, uint32_t cur,
+                                    fe_fusion *f, bool *out_done) {
+    *out_done = false;
+    fe_graph *g = c->g;
+    fe_node *n = &g->nodes[k];
+    static const char *const shape_only[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+    bool shape = false;
+    for (size_t i = 0; i < sizeof shape_only / sizeof *shape_only; i++)
+        shape |= !strcmp(n->op_type, shape_only[i]);
+    if (!shape || !n->input_count || n->inputs[0] != cur || n->output_count != 1) return LM_OK;
+    uint32_t r = n->outputs[0], a = sole_reader(c, reader, r);
+    if (a == FE_NONE || g->nodes[a].output_count != 1) return LM_OK;
+    fe_node *an = &g->nodes[a];
+    uint32_t d = an->outputs[0];
+    const fe_type *rt = &g->values[r].type, *dt = &g->values[d].type;
+    if (rt->elem != dt->elem) return LM_OK;
+    lm_status st = fold_activation(c, an, r, f, out_done);
+    if (st || !*out_done) return st;
+    /* k now makes d; r, which only the activation read, is left unmade. */
+    n->outputs[0] = d;
+    g->values[d].producer = k;
+    for (uint32_t i = 0; i < an->input_count; i++)
+        if (an->inputs[i] == r) an->inputs[i] = FE_NONE;
+    g->values[r].use_count = 0;
+    g->values[r].producer = FE_NONE;
+    reader[r] = FE_NONE;
+    c->plans[a].placement = LMFE_FUSED;
+    return LM_OK;
+}
+
 /* The activation after value *cur, if any (x * Sigmoid(x) and its kin,
- * GELU spelled out, or a single node fold_activation takes): recorded in f,
- * its nodes marked fused, *cur moved on to its result. */
-static lm_status fuse_activation(fe_ctx *c, const uint32_t *reader, fe_fusion *f, uint32_t *cur) {
+ * GELU spelled out, or a single node fold_activation takes, also past a
+ * shape-only node: fold_through_shape): recorded in f, its nodes marked
+ * fused, *cur moved on to its result. */
+static lm_status fuse_activation(fe_ctx *c, uint32_t *reader, fe_fusion *f, uint32_t *cur) {
     fe_graph *g = c->g;
     uint32_t sig, mul, gelu[GELU_NODES], count = 0, next;
     lmnn_unary_op gated;
@@ -748,6 +785,8 @@ static lm_status fuse_activation(fe_ctx *c, const uint32_t *reader, fe_fusion *f
         if (done) {
             c->plans[next].placement = LMFE_FUSED;
             *cur = g->nodes[next].outputs[0];
+        } else {
+            return fold_through_shape(c, reader, next, *cur, f, &done);
         }
     }
     return LM_OK;
@@ -764,7 +803,7 @@ static lm_status fuse_activation(fe_ctx *c, const uint32_t *reader, fe_fusion *f
  * and b are ones and zeros: gamma and beta as they are). Recorded on k
  * (fe_fusion.group_norm), the rest marked fused: the op library normalizes
  * x's groups where they are, with no reshaped copies. */
-static lm_status fuse_group_norm(fe_ctx *c, const uint32_t *reader, uint32_t k, bool *out_done) {
+static lm_status fuse_group_norm(fe_ctx *c, uint32_t *reader, uint32_t k, bool *out_done) {
     *out_done = false;
     fe_graph *g = c->g;
     const fe_node *n = &g->nodes[k];
@@ -886,9 +925,16 @@ lm_status fe_fuse(fe_ctx *c) {
             c->plans[next].placement = LMFE_FUSED;
             cur = g->nodes[next].outputs[0];
         }
+        /* (fe_pool_fusable writes f's window even when it says no: f is
+         * kept only when something was fused, an activation maybe past a
+         * shape-only node, cur then unmoved.) */
         if (cur != n->outputs[0]) {
             f.output = cur;
             c->plans[k].fusion = f;
+        } else if (f.activation != c->plans[k].fusion.activation) {
+            c->plans[k].fusion.activation = f.activation;
+            c->plans[k].fusion.act_alpha = f.act_alpha;
+            c->plans[k].fusion.act_beta = f.act_beta;
         }
     }
     free(reader);

@@ -3633,7 +3633,9 @@ static void test_gather_run(void) {
  * export it, or a Mul by its inverse, the constant on either side) are
  * scaled by the product as it stores them: the Div or Mul is fused, no
  * element-wise program runs, and the values match float64. A constant
- * divided by the scores stays a Div of its own. */
+ * divided by the scores stays a Div of its own. So is the scale after a
+ * Reshape or Flatten of the scores (a grouped-query attention's view of its
+ * broadcast product), unless the reshaped scores are also a graph output. */
 static void test_scale_fused(void) {
     enum { B = 2, S = 5, D = 8 };
     static float x[B * S * D], got[B * S * S];
@@ -3643,26 +3645,42 @@ static void test_scale_fused(void) {
         const char *op;
         bool const_first, fused;
         float c;
+        const char *via; /* a shape-only node between the product and the scale */
+        bool via_out;    /* its result also a graph output */
     } forms[] = {
-        {"Div", false, true, 2.8284271f},
-        {"Mul", false, true, 0.35355339f},
-        {"Mul", true, true, -0.5f},
-        {"Div", true, false, 3.0f},
+        {"Div", false, true, 2.8284271f, NULL, false},
+        {"Mul", false, true, 0.35355339f, NULL, false},
+        {"Mul", true, true, -0.5f, NULL, false},
+        {"Div", true, false, 3.0f, NULL, false},
+        {"Div", false, true, 4.0f, "Reshape", false},
+        {"Mul", true, true, 0.25f, "Flatten", false},
+        {"Div", false, false, 4.0f, "Reshape", true},
     };
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
-        int64_t xd[3] = {B, S, D}, sd[3] = {B, S, S};
+        int64_t xd[3] = {B, S, D}, sd[3] = {B, S, S}, rd[2] = {B * S, S}, fd[2] = {B, S * S};
+        const char *via = forms[f].via;
+        bool flat = via && !strcmp(via, "Flatten");
         Onnx__GraphProto *g = ob_graph("scaled");
         Onnx__ModelProto *m = ob_model(g);
         ob_input(g, ob_vi("x", ob_tensor_type(F32, 3, xd, NULL)));
-        ob_output(g, ob_vi("z", ob_tensor_type(F32, 3, sd, NULL)));
+        ob_output(g, ob_vi("z", via ? ob_tensor_type(F32, 2, flat ? fd : rd, NULL)
+                                    : ob_tensor_type(F32, 3, sd, NULL)));
+        if (forms[f].via_out) ob_output(g, ob_vi("v", ob_tensor_type(F32, 2, rd, NULL)));
         f32_init(g, "c", 0, NULL, &forms[f].c, 1);
         ob_attr_is(
             ob_node(g, "Transpose", "t", (const char *[]){"x", NULL}, (const char *[]){"xt", NULL}),
             "perm", (const int64_t[]){0, 2, 1}, 3);
         ob_node(g, "MatMul", "mm", (const char *[]){"x", "xt", NULL}, (const char *[]){"s", NULL});
+        if (via && flat) {
+            ob_node(g, via, "view", (const char *[]){"s", NULL}, (const char *[]){"v", NULL});
+        } else if (via) {
+            i64_init(g, "rd", 2, rd);
+            ob_node(g, via, "view", (const char *[]){"s", "rd", NULL}, (const char *[]){"v", NULL});
+        }
+        const char *in = via ? "v" : "s";
         ob_node(g, forms[f].op, "scale",
-                forms[f].const_first ? (const char *[]){"c", "s", NULL}
-                                     : (const char *[]){"s", "c", NULL},
+                forms[f].const_first ? (const char *[]){"c", in, NULL}
+                                     : (const char *[]){in, "c", NULL},
                 (const char *[]){"z", NULL});
         lm_binary *bin;
         lmfe_report rep;
