@@ -56,7 +56,13 @@
  * product neither reads nor multiplies the matrix's tiles that lie outside
  * every group (a tile row holding the end of one tap's channels and the
  * start of the next's included), so it costs about the multiply-adds of
- * separate per-group products rounded up to whole tiles.
+ * separate per-group products rounded up to whole tiles. Nor is such a
+ * tile stored: the prepared weight is the matrix's compact form, a tile
+ * tensor [T, 32, 32] holding of each tile row of 32 its tiles from the
+ * first to the last that meets a group, row after row (T of them in all),
+ * whenever that leaves tiles out; lmnn_conv2d then takes it with
+ * options.kernel_size and options.out_channels set. A ResNeXt's 32 groups
+ * of 4 channels keep a quarter of the tiles or fewer.
  * A depthwise convolution (groups = C = OC) of more than 32 channels is
  * prepared instead as [1, KH * KW, C], a row of every channel's weights per
  * tap, and runs as each tap's patch matrix times its row of weights,
@@ -112,6 +118,9 @@ typedef struct lmnn_conv2d_options {
     int32_t output_padding[2]; /* conv_transpose2d only: added at the bottom / right */
     /* (KH, KW): required with a prepared weight; else 0 or the weight's. */
     int32_t kernel_size[2];
+    /* OC: required with a compact grouped weight (whose shape does not say
+     * it); else 0 or the weight's. */
+    int32_t out_channels;
     /* DEFAULT here means ON: the patch rows are long (KH * KW * C). */
     lmnn_fp32_accumulate fp32_accumulate;
     /* Fused after the bias (lmnn_matmul_options' activation). */
@@ -178,13 +187,14 @@ void lmnn_conv2d_options_init(lmnn_conv2d_options *opts);
  * KW] (PyTorch's Conv2d layout) becomes a tile tensor [KH * KW * C, OC]
  * (C = (C / groups) * opts->groups), row (kh * KW + kw) * C + c, of the
  * weight's dtype (opts->output.dtype if set) and memory (opts->output.memory
- * if set); a depthwise weight of more than 32 channels (groups = C = OC)
- * becomes [1, KH * KW, C], element (0, kh * KW + kw, c), in bfloat16 when
- * bfloat8_b is asked for (whose 16-element blocks would share one exponent
- * across channels). lmnn_conv2d takes
- * either form of any size (with opts->kernel_size), a [1, KH * KW, C] one
- * when groups = C. Reads the weight to the host (waits for its pending
- * work).
+ * if set); with groups > 1 its compact form [T, 32, 32] (see Weights above)
+ * when that leaves tiles out; a depthwise weight of more than 32 channels
+ * (groups = C = OC) becomes [1, KH * KW, C], element (0, kh * KW + kw, c), in
+ * bfloat16 when bfloat8_b is asked for (whose 16-element blocks would share
+ * one exponent across channels). lmnn_conv2d takes
+ * either form of any size (with opts->kernel_size; a compact one with
+ * opts->out_channels too), a [1, KH * KW, C] one when groups = C. Reads the
+ * weight to the host (waits for its pending work).
  *
  * When opts ask for a row-major flat output (output_layout) and give the
  * input's batch_size, input_height and input_width (whatever input_layout

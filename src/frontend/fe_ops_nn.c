@@ -1242,7 +1242,8 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
     return infer_conv_common(c, n, true);
 }
 
-/* The prepared weight matrix [KH * KW * C, OC] (or depthwise [1, KH * KW, C]) of constant `w`
+/* The prepared weight matrix [KH * KW * C, OC] (or depthwise [1, KH * KW, C], or a grouped 2-D
+ * one's compact form, lmnn_conv2d_prepare_weights') of constant `w`
  * (conv: [OC, C / g, KH, KW]; transpose: [C, OC / g, KH, KW]), 1-D kernels as KH = 1; for a 3-D
  * kernel the depth tap `kd`. Made once per compile; in the mode's float dtype (bfloat8_b weights in
  * the bfp8 mode), or float32 when `exact`; `zp` (one value or one per output channel of a
@@ -1253,6 +1254,38 @@ static lm_status infer_convt(fe_ctx *c, const fe_node *n) {
  * one dim), which lmnn_conv3d takes. Depth taps are below 0xff (infer's
  * limit on a 3-D kernel's depth). */
 #define CONV_KD_ALL 0xff
+
+/* Constant weight wk as the op library's 2-D forms take it: a 1-D kernel
+ * [OC, C, K] is the 2-D [OC, C, 1, K]. */
+static lmnn_shape conv_weight_shape(const fe_tensor *wk) {
+    return wk->rank == 4
+               ? fe_shape(4, wk->dims)
+               : LMNN_SHAPE((uint32_t)wk->dims[0], (uint32_t)wk->dims[1], 1, (uint32_t)wk->dims[2]);
+}
+
+/* Grouped weight `w` (of `groups`) whose values `v` are in PyTorch's layout
+ * (a 1-D kernel as KH = 1), prepared by the op library in `dtype` and cached under `key`. */
+static lm_status grouped_weight(fe_ctx *c, const fe_node *n, uint64_t key, const fe_tensor *w,
+                                int64_t groups, const float *v, lmnn_dtype dtype,
+                                lmnn_tensor *out) {
+    lmnn_shape ws = conv_weight_shape(w);
+    uint64_t count = lmnn_shape_volume(&ws);
+    float *copy = NULL;
+    if (fe_dtype_saturates(dtype) && !(v = fe_saturated(v, count, &copy)))
+        return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.groups = (int32_t)groups;
+    o.output.dtype = dtype;
+    lm_status st = lmnn_conv2d_prepare_weights_host(c->device, &ws, v, count * sizeof *v, &o, out);
+    free(copy);
+    lmnn_tensor_info info;
+    if (!st && (st = lmnn_tensor_get_info(*out, &info))) fe_free(*out);
+    if (st) return fe_nn_fail(c, n, st);
+    if ((st = fe_cache_put(c, key, *out))) return st;
+    c->weight_bytes += lmnn_shape_volume(&info.shape) * sizeof(float);
+    return LM_OK;
+}
 
 static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, bool fused,
                               bool exact, const fe_tensor *zp, bool transpose, int64_t groups,
@@ -1284,9 +1317,13 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
      * library's depthwise form, [1, KH * KW, C] (lmnn_conv2d_prepare_weights'
      * rule): one tap's weights a row, no block-diagonal zeros. */
     bool depthwise = !transpose && g == ch && oc == ch && ch > 32;
+    /* Any other grouped 2-D weight goes to the op library in PyTorch's
+     * layout: it stores the block-diagonal matrix's compact form (no tile
+     * outside every group). */
+    bool grouped = !transpose && !depthwise && g > 1 && w->rank <= 4 && kd == 0;
     if (!depthwise && rows * oc > (UINT64_C(1) << 28))
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "the weight is too large");
-    float *m = calloc(depthwise ? rows : rows * oc, sizeof *m);
+    float *m = calloc(depthwise ? rows : grouped ? d0 * d1 * kh * kw : rows * oc, sizeof *m);
     if (!m) return err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     for (uint64_t a = 0; a < d0; a++)
         for (uint64_t b = 0; b < d1; b++)
@@ -1300,14 +1337,22 @@ static lm_status weight_const(fe_ctx *c, const fe_node *n, const fe_tensor *w, b
                     uint64_t ty = transpose ? kh - 1 - y : y, tx = transpose ? kw - 1 - x : x;
                     if (depthwise)
                         m[(y * kw + x) * ch + a] = (float)v;
+                    else if (grouped)
+                        m[src] = (float)v;
                     else
                         m[((ty * kw + tx) * ch + ci) * oc + o] = (float)v;
                 }
-    lmnn_shape s = depthwise ? LMNN_SHAPE(1, (uint32_t)(kh * kw), (uint32_t)ch)
-                             : LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
     /* Exact (integer) weights stay float32 whatever the mode. */
-    lm_status st = fe_cache_upload(c, n, key, &s, m, lmnn_shape_volume(&s) * sizeof *m,
-                                   exact ? LMNN_FLOAT32 : c->float_dtype, LMNN_TILE, out);
+    lmnn_dtype dtype = exact ? LMNN_FLOAT32 : c->float_dtype;
+    lm_status st;
+    if (grouped) {
+        st = grouped_weight(c, n, key, w, groups, m, dtype, out);
+    } else {
+        lmnn_shape s = depthwise ? LMNN_SHAPE(1, (uint32_t)(kh * kw), (uint32_t)ch)
+                                 : LMNN_SHAPE((uint32_t)rows, (uint32_t)oc);
+        st = fe_cache_upload(c, n, key, &s, m, lmnn_shape_volume(&s) * sizeof *m, dtype, LMNN_TILE,
+                             out);
+    }
     free(m);
     /* A depthwise weight stays in the mode's float dtype: in bfloat8_b its
      * 16-channel blocks would share one exponent (the block-diagonal
@@ -1433,14 +1478,6 @@ static lm_status conv_weight(fe_ctx *c, const fe_node *n, const fe_tensor *wk, b
     return LM_OK;
 }
 
-/* Constant weight wk as the op library's 2-D forms take it: a 1-D kernel
- * [OC, C, K] is the 2-D [OC, C, 1, K]. */
-static lmnn_shape conv_weight_shape(const fe_tensor *wk) {
-    return wk->rank == 4
-               ? fe_shape(4, wk->dims)
-               : LMNN_SHAPE((uint32_t)wk->dims[0], (uint32_t)wk->dims[1], 1, (uint32_t)wk->dims[2]);
-}
-
 /* The prepared weight and bias of a convolution with options `po`, made
  * once per compile from the host constants: weight `wk` (PyTorch's layout),
  * bias `bk` (NULL: `bias` on the device, or none when that is 0 too) -- no
@@ -1550,6 +1587,8 @@ static lm_status conv2d_call(fe_ctx *c, const fe_node *n, bool transpose, const 
     o.kernel_size[0] = kernel[0];
     o.kernel_size[1] = kernel[1];
     o.groups = (int32_t)g->group;
+    /* (A grouped weight's compact form does not say.) */
+    if (!transpose) o.out_channels = (int32_t)c->g->values[n->outputs[0]].type.dims[1];
     if (transpose) {
         int32_t op = (int32_t)g->out_pad[g->sp - 1];
         o.output_padding[0] = g->sp == 1 ? 0 : (int32_t)g->out_pad[g->sp - 2];

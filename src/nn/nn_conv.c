@@ -1170,11 +1170,12 @@ static lm_status phase_finish(const char *op, lmnn_tensor y, const nn_conv_geom 
  * lmnn_conv2d_prepare_weights) whose float32 values `src` holds (NULL: read
  * them from `weight`), as a new tile tensor on `device`: packed in form
  * `pk`, or (a transposed convolution, stride[0] * stride[1] > 1) the phase
- * matrix of that stride. */
+ * matrix of that stride, or (`compact`, groups > 1) the block-diagonal
+ * matrix's compact form when that leaves tiles out. */
 static lm_status prepare(const char *op, lm_device *device, bool transpose, const lmnn_shape *ws,
                          const float *src, lmnn_tensor weight, int32_t groups, lmnn_dtype dtype,
                          const lmnn_memory_config *memory, const conv_pack *pk,
-                         const uint32_t *stride, lmnn_tensor *out) {
+                         const uint32_t *stride, bool compact, lmnn_tensor *out) {
     char s[128];
     lm_status st;
     if (ws->rank != 4)
@@ -1287,6 +1288,13 @@ static lm_status prepare(const char *op, lm_device *device, bool transpose, cons
             }
             pm = phase_matrix(m, kh, kw, c, oc, sh, sw);
             ms = LMNN_SHAPE((uint32_t)prows, sh * sw * oc);
+        } else if (compact && g > 1) {
+            nn_mm_groups grp = {c, c / g, oc / g, (uint32_t)rows};
+            uint64_t t = nn_group_tiles(&grp, oc);
+            if (t < (rows + 31) / 32 * ((oc + 31) / 32)) {
+                pm = nn_group_compact(&grp, oc, m);
+                ms = LMNN_SHAPE((uint32_t)t, 32, 32);
+            }
         }
         if (!pm)
             st = nn_fail(LM_ERR_OUT_OF_HOST_MEMORY, op, "no host memory for the weight");
@@ -1377,7 +1385,7 @@ static lm_status prepare_conv2d(const char *op, lm_device *device, const lmnn_sh
     if (ws->rank == 4 && (!opts || opts->groups == 1) && packs(w_dtype, dtype))
         pk = opts_form(opts, ws->dims[1], ws->dims[2], ws->dims[3], ws->dims[0]);
     return prepare(op, device, false, ws, src, weight, opts ? opts->groups : 1, dtype, &memory, &pk,
-                   (const uint32_t[]){1, 1}, out);
+                   (const uint32_t[]){1, 1}, true, out);
 }
 
 lm_status lmnn_conv2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
@@ -1440,8 +1448,12 @@ lm_status lmnn_conv2d_prepare_bias(lmnn_tensor bias, lmnn_tensor prepared_weight
     if (st) return st;
     const lmnn_shape *bs = &b->shape;
     uint32_t oc = bs->rank == 1 ? bs->dims[0] : bs->rank == 2 && bs->dims[0] == 1 ? bs->dims[1] : 0;
-    /* The weight's columns: P * OC for a packed matrix, OC otherwise. */
+    /* The weight's columns: P * OC for a packed matrix, OC otherwise (a
+     * compact grouped form [T, 32, 32] does not say: the bias's). */
+    bool compact = w->shape.rank == 3 && w->shape.dims[0] > 1 && w->shape.dims[1] == 32 &&
+                   w->shape.dims[2] == 32;
     uint32_t cols = w->shape.rank == 2   ? w->shape.dims[1]
+                    : compact            ? oc
                     : w->shape.rank == 3 ? w->shape.dims[2] /* depthwise */
                     : w->shape.rank == 4 ? w->shape.dims[0]
                                          : 0;
@@ -1510,6 +1522,15 @@ lm_status lmnn_conv2d_prepare_bias_host(lmnn_tensor prepared_weight, const lmnn_
     lmnn_shape ms =
         dw ? LMNN_SHAPE(1, d[2] * d[3], c)
            : LMNN_SHAPE((uint32_t)pack_rows(&pk, d[2], d[3], c), (uint32_t)pack_cols(&pk, oc));
+    /* With groups, the block-diagonal matrix's compact form when it leaves
+     * tiles out (the matrix itself is taken too). */
+    if (g > 1 && !dw && oc % g == 0 && c % g == 0) {
+        nn_mm_groups grp = {c, c / g, oc / g, ms.dims[0]};
+        uint64_t t = nn_group_tiles(&grp, oc);
+        if (t < (uint64_t)((ms.dims[0] + 31) / 32) * ((oc + 31) / 32) &&
+            (w->shape.rank != 2 || w->shape.dims[0] != ms.dims[0] || w->shape.dims[1] != oc))
+            ms = LMNN_SHAPE((uint32_t)t, 32, 32);
+    }
     if (w->shape.rank != ms.rank || memcmp(w->shape.dims, ms.dims, ms.rank * sizeof ms.dims[0]))
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
                        "prepared_weight: shape %s is not what these options make of a weight of "
@@ -1545,7 +1566,7 @@ static lm_status prepare_transpose(const char *op, lm_device *device, const lmnn
     if (ws->rank == 4 && phase_taps(opts, ws->dims[2], ws->dims[3], &th, &tw))
         stride[0] = (uint32_t)opts->stride[0], stride[1] = (uint32_t)opts->stride[1];
     return prepare(op, device, true, ws, src, weight, opts ? opts->groups : 1, dtype, memory,
-                   &(conv_pack){1, 1, 1}, stride, out);
+                   &(conv_pack){1, 1, 1}, stride, false, out);
 }
 
 lm_status lmnn_conv_transpose2d_prepare_weights(lmnn_tensor weight, const lmnn_conv2d_options *opts,
@@ -1581,7 +1602,7 @@ lm_status nn_conv_prepare_host(const char *op, lm_device *device, bool transpose
                                lmnn_dtype dtype, const lmnn_memory_config *memory,
                                lmnn_tensor *out) {
     return prepare(op, device, transpose, ws, src, (lmnn_tensor){0}, groups, dtype, memory,
-                   &(conv_pack){1, 1, 1}, (const uint32_t[]){1, 1}, out);
+                   &(conv_pack){1, 1, 1}, (const uint32_t[]){1, 1}, false, out);
 }
 
 /* ---- the ops ---- */
@@ -1685,6 +1706,38 @@ static lm_status check_pair(const char *op, const char *arg, const int32_t *v, i
         if (v[i] < min)
             return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected (h, w) >= %d, given (%d, %d)",
                            arg, min, v[0], v[1]);
+    return LM_OK;
+}
+
+/* Checks a grouped weight's compact form `w` ([T, 32, 32], see
+ * lmnn_conv2d_prepare_weights) against the call: groups g > 1, a KH x KW
+ * kernel over c input channels and `out_channels` (*oc), whose matrix's
+ * compact form has T tiles. */
+static lm_status compact_weight(const char *op, const nn_tensor *w, bool transpose, uint32_t c,
+                                uint32_t kh, uint32_t kw, uint32_t g, int32_t out_channels,
+                                uint32_t *oc) {
+    char s1[128];
+    nn_shape_str(&w->shape, s1, sizeof s1);
+    if (transpose || g < 2)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: shape %s is a compact grouped weight, which only a convolution "
+                       "of groups > 1 takes (given groups %u%s)",
+                       s1, g, transpose ? ", transposed" : "");
+    if (out_channels < 1 || (uint32_t)out_channels % g)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "out_channels: expected a multiple of groups %u with a compact grouped "
+                       "weight (shape %s), given %d",
+                       g, s1, out_channels);
+    uint64_t rows = (uint64_t)kh * kw * c;
+    nn_mm_groups grp = {c, c / g, (uint32_t)out_channels / g, (uint32_t)rows};
+    uint64_t t = rows > UINT32_MAX ? 0 : nn_group_tiles(&grp, (uint32_t)out_channels);
+    if (t != w->shape.dims[0])
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weight: shape %s is not the compact form of a %u x %u kernel over %u "
+                       "channels in %u groups to %d outputs (which has %llu tiles)",
+                       s1, kh, kw, c, g, out_channels, (unsigned long long)t);
+    if (w->layout != LMNN_TILE) return nn_check_layout(op, "weight", w, LMNN_TILE);
+    *oc = (uint32_t)out_channels;
     return LM_OK;
 }
 
@@ -1948,8 +2001,11 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
     /* A prepared weight in a pooled form (pack_decode), its form. */
     bool pooled_w = false;
     conv_pack wform = {1, 1, 1};
-    /* Prepared: a matrix, or the depthwise form [1, KH * KW, C]. */
-    bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[0] == 1);
+    /* Prepared: a matrix, the depthwise form [1, KH * KW, C] or a grouped
+     * matrix's compact form [T, 32, 32] (T > 1). */
+    bool compact = w->shape.rank == 3 && w->shape.dims[0] > 1 && w->shape.dims[1] == 32 &&
+                   w->shape.dims[2] == 32;
+    bool prepared = w->shape.rank == 2 || (w->shape.rank == 3 && w->shape.dims[0] == 1) || compact;
     const uint32_t *d = w->shape.dims;
     lmnn_shape ws = w->shape; /* as prepare() takes it */
     if (dp) {
@@ -1961,6 +2017,11 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        "given (%d, %d)",
                        nn_shape_str(&w->shape, s1, sizeof s1), opts->kernel_size[0],
                        opts->kernel_size[1]);
+    } else if (compact) {
+        kh = (uint32_t)opts->kernel_size[0];
+        kw = (uint32_t)opts->kernel_size[1];
+        if ((st = compact_weight(op, w, transpose, c, kh, kw, g, opts->out_channels, &oc)))
+            return st;
     } else if (prepared && w->shape.rank == 3) {
         kh = (uint32_t)opts->kernel_size[0];
         kw = (uint32_t)opts->kernel_size[1];
@@ -2020,8 +2081,9 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         phases = transpose && phase_taps(opts, kh, kw, &th, &tw);
     } else {
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
-                       "weight: expected rank 4 (%s), a prepared [KH * KW * C, OC] or a prepared "
-                       "depthwise [1, KH * KW, C], given shape %s",
+                       "weight: expected rank 4 (%s), a prepared [KH * KW * C, OC], a prepared "
+                       "depthwise [1, KH * KW, C] or a compact grouped [T, 32, 32], given shape "
+                       "%s",
                        transpose ? "C, OC / groups, KH, KW" : "OC, C / groups, KH, KW",
                        nn_shape_str(&w->shape, s1, sizeof s1));
     }
@@ -2031,6 +2093,10 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                        "groups: the weight's %u output channels (shape %s) are not a multiple of "
                        "groups %u",
                        oc, nn_shape_str(&w->shape, s1, sizeof s1), g);
+    if (opts->out_channels && (opts->out_channels < 0 || (uint32_t)opts->out_channels != oc))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "out_channels: given %d, but the weight (shape %s) has %u output channels",
+                       opts->out_channels, nn_shape_str(&w->shape, s1, sizeof s1), oc);
     /* The bias: [OC] or [1, OC], or prepared for the output pixels per
      * patch row (checked below, once they are known). */
     uint32_t bias_n = 0;
@@ -2188,7 +2254,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
                                 phases ? (uint32_t)opts->stride[1] : 1};
     if (!prepared)
         st = prepare(op, w->device, transpose, &ws, NULL, weight, opts->groups, w->dtype,
-                     &w->memory, &form, phase_stride, &wp);
+                     &w->memory, &form, phase_stride, false, &wp);
     if (!st && b && b->layout != LMNN_TILE) {
         st = lmnn_to_layout(bias, LMNN_TILE, &bt);
         if (st) st = nn_fail_call(st, op);
@@ -2202,7 +2268,8 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         }
     }
     /* A prepared block-diagonal matrix still runs as one product. */
-    bool dw = w->shape.rank == 3 || (!prepared && depthwise_form(transpose, g, c, oc));
+    bool dw =
+        (w->shape.rank == 3 && !compact) || (!prepared && depthwise_form(transpose, g, c, oc));
     /* An NCHW image of few channels is read as it is (its transpose to
      * NHWC tiles would be mostly padding). */
     uint32_t esize = nn_rm_elem_size(x->dtype == LMNN_FLOAT32 ? LMNN_FLOAT32 : LMNN_BFLOAT16);
@@ -2254,7 +2321,7 @@ lm_status nn_conv_run(const char *op, bool transpose, lmnn_tensor input, lmnn_te
         /* A row-major result is untilized: its padding is never read. A
          * block-diagonal weight skips the tiles outside the groups. */
         nn_mm_groups grp = {0};
-        if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g};
+        if (g > 1 && pack == 1) grp = (nn_mm_groups){c, c / g, oc / g, compact ? kh * kw * c : 0};
         bool raw = rm_out || phases;
         /* The patch matrix gathered as the product goes (a row-major flat
          * output untilized there too), else stored. */

@@ -331,10 +331,23 @@ lm_status nn_linear_raw_padding(lmnn_tensor input, lmnn_tensor weight, lmnn_tens
 /* A weight [taps * c, oc] that is block-diagonal over groups (a grouped
  * convolution's prepared matrix: row tap * c + ch and column o are in the
  * same group when ch / cg == o / ocg, and zero otherwise). A tile row of
- * the weight may hold channels of two taps or more (nn_group_mask). */
+ * the weight may hold channels of two taps or more (nn_group_mask). With
+ * k (its rows, taps * c) the weight is in the compact form instead: a tile
+ * tensor [T, 32, 32] of each tile row's tiles from the first to the last
+ * that meet a group (nn_group_span), a row after another (nn_group_compact
+ * makes it). */
 typedef struct nn_mm_groups {
     uint32_t c, cg, ocg;
+    uint32_t k; /* 0: the weight is the block-diagonal matrix itself */
 } nn_mm_groups;
+
+/* Tiles of the compact form of the [g->k, n] weight that `g` describes. */
+uint64_t nn_group_tiles(const nn_mm_groups *g, uint32_t n);
+
+/* The compact form's elements (nn_group_tiles(g, n) tiles, each 32 x 32
+ * row-major) from the row-major [g->k, n] matrix `m`, into a new array
+ * (NULL when out of host memory; the caller frees it). */
+float *nn_group_compact(const nn_mm_groups *g, uint32_t n, const float *m);
 
 /* lmnn_linear (nn_linear_raw_padding with `raw_padding`) by such a weight:
  * the products of the weight's tiles that lie wholly outside the groups are

@@ -24,9 +24,11 @@
  * out and bias for the writer. */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "nn/kernels/nn_kernel.h" /* nn_group_span, as the writer reads B */
 #include "nn/nn_internal.h"
 
 enum {
@@ -84,6 +86,7 @@ enum {
     MM_ACT_IN_PLACE = 2048, /* the activation runs on the block in dst (nn_unary_in_place) */
     MM_KEEP_B = 4096,       /* all of B comes once per core and stays (one column of blocks) */
     MM_RM_OUT = 8192,       /* the output untilized, row-major (a gathered product's) */
+    MM_COMPACT_B = 16384,   /* B in the compact form of nn_mm_groups */
 };
 
 #define CB_INTERM 0
@@ -112,7 +115,8 @@ void lmnn_matmul_options_init(lmnn_matmul_options *opts) {
 /* What the checks found and the program needs. */
 typedef struct mm_plan {
     nn_tensor *a, *b, *bias;
-    bool ta, tb; /* tile-level transposes (tb also for a rank-1 b) */
+    lmnn_shape b_shape; /* B's as a matrix (its own, but for a compact one) */
+    bool ta, tb;        /* tile-level transposes (tb also for a rank-1 b) */
     bool mcast;
     bool fp32;
     uint32_t m, n, mt, kt, nt;
@@ -139,6 +143,31 @@ static uint32_t tiles_of(uint32_t n) {
     return (n + 31) / 32;
 }
 
+uint64_t nn_group_tiles(const nn_mm_groups *g, uint32_t n) {
+    uint32_t kt = tiles_of(g->k), nt = tiles_of(n), lo, hi;
+    uint64_t t = 0;
+    for (uint32_t k = 0; k < kt; k++) {
+        nn_group_span(k, g->c, g->cg, g->ocg, nt, &lo, &hi);
+        t += hi - lo + 1;
+    }
+    return t;
+}
+
+float *nn_group_compact(const nn_mm_groups *g, uint32_t n, const float *m) {
+    uint32_t kt = tiles_of(g->k), nt = tiles_of(n), lo, hi;
+    float *out = calloc(nn_group_tiles(g, n) * 1024, sizeof *out);
+    if (!out) return NULL;
+    float *t = out;
+    for (uint32_t k = 0; k < kt; k++) {
+        nn_group_span(k, g->c, g->cg, g->ocg, nt, &lo, &hi);
+        for (uint32_t j = lo; j <= hi; j++, t += 1024)
+            for (uint32_t r = 0; r < 32 && k * 32 + r < g->k; r++)
+                for (uint32_t q = 0; q < 32 && j * 32 + q < n; q++)
+                    t[r * 32 + q] = m[(uint64_t)(k * 32 + r) * n + j * 32 + q];
+    }
+    return out;
+}
+
 /* The batch dims of `s` (all but the last two; none for rank < 3). */
 static uint32_t batch_rank(const lmnn_shape *s) {
     return s->rank > 2 ? s->rank - 2 : 0;
@@ -146,7 +175,7 @@ static uint32_t batch_rank(const lmnn_shape *s) {
 
 /* Checks the operands' shapes and works out the result's. */
 static lm_status plan_shapes(const char *op, const char *an, const char *bn, mm_plan *p) {
-    const lmnn_shape *as = &p->a->shape, *bs = &p->b->shape;
+    const lmnn_shape *as = &p->a->shape, *bs = &p->b_shape;
     char s1[128], s2[128];
     if (as->rank == 0)
         return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "%s: expected rank >= 1, given a rank-0 tensor",
@@ -420,6 +449,7 @@ static lm_status build(const char *op, const mm_plan *p, const mm_geometry *g, n
                      (p->bias ? MM_BIAS : 0) | (p->ta ? MM_TA : 0) | (p->tb ? MM_TB : 0) |
                      (p->a->memory.type == LM_BUFFER_DRAM ? MM_A_DRAM : 0) |
                      (p->b->memory.type == LM_BUFFER_DRAM ? MM_B_DRAM : 0) |
+                     (p->groups.k ? MM_COMPACT_B : 0) |
                      (o->memory.type == LM_BUFFER_DRAM ? MM_OUT_DRAM : 0) |
                      (p->bias && p->bias->memory.type == LM_BUFFER_DRAM ? MM_BIAS_DRAM : 0) |
                      ((p->m % 32 || p->n_out % 32) && !p->raw_padding ? MM_ZERO_PAD : 0) |
@@ -610,7 +640,7 @@ static lm_status matmul(const char *op, const char *an, const char *bn, lmnn_ten
 #define PACK_LAUNCH_ROW_PIECES 256
 
 static bool pack_pays(const mm_plan *p) {
-    if (p->ta || !p->b_shared || p->matrices < 2 || p->raw_padding || p->b->shape.rank < 2 ||
+    if (p->ta || !p->b_shared || p->matrices < 2 || p->raw_padding || p->b_shape.rank < 2 ||
         p->a->shape.rank < 3 || p->m % 32 == 0)
         return false;
     uint64_t rows = p->matrices * p->m, packed = (rows + 31) / 32;
@@ -674,26 +704,37 @@ static lm_status plan(const char *op, const char *an, const char *bn, lmnn_tenso
     p->ta = opts->transpose_a;
     p->tb = opts->transpose_b;
     p->mcast = opts->multicast;
+    p->b_shape = p->b->shape;
+    const nn_mm_groups *gr = groups && groups->c ? groups : NULL;
+    if (gr && gr->k) {
+        /* A compact B: the matrix it stands for (its tile count is checked
+         * below, once the structure is). */
+        if (!gr->cg || !gr->ocg)
+            return nn_fail(LM_ERR_INTERNAL, op, "weight: not block-diagonal over groups");
+        p->b_shape = LMNN_SHAPE(gr->k, gr->c / gr->cg * gr->ocg);
+    }
     if ((st = plan_shapes(op, an, bn, p))) return st;
-    if (groups && groups->c) {
+    if (gr) {
         /* (The conv's own weight: a wrong structure is an internal error.) */
-        const nn_mm_groups *gr = groups;
+        const lmnn_shape *bs = &p->b->shape;
         if (p->tb || p->ta || !gr->cg || !gr->ocg || gr->c % gr->cg || p->n % gr->ocg ||
-            p->n / gr->ocg != gr->c / gr->cg)
+            p->n / gr->ocg != gr->c / gr->cg ||
+            (gr->k && (bs->rank != 3 || bs->dims[1] != 32 || bs->dims[2] != 32 ||
+                       bs->dims[0] != nn_group_tiles(gr, p->n))))
             return nn_fail(LM_ERR_INTERNAL, op, "weight: not block-diagonal over groups");
         p->groups = *gr;
     }
     if (p->pool_rows > 1 || p->pool_groups > 1) {
         /* (The convolution's own product: a wrong structure is an internal
          * error.) */
-        uint32_t gr = p->pool_groups;
-        if (!p->pool_rows || !gr || p->nt % gr || tiles_of(p->n_out) != p->nt / gr || p->groups.c ||
+        uint32_t pg = p->pool_groups;
+        if (!p->pool_rows || !pg || p->nt % pg || tiles_of(p->n_out) != p->nt / pg || p->groups.c ||
             p->ta || p->tb || p->matrices != 1)
             return nn_fail(LM_ERR_INTERNAL, op,
                            "a fused pooling of %u rows and %u groups of %u columns does not fit "
                            "the product's %u columns",
-                           p->pool_rows, gr, p->n_out, p->n);
-        p->nt_out = p->nt / gr;
+                           p->pool_rows, pg, p->n_out, p->n);
+        p->nt_out = p->nt / pg;
         p->out_shape = LMNN_SHAPE(p->m, p->n_out);
     } else {
         p->pool_rows = p->pool_groups = 1;

@@ -165,6 +165,26 @@ static void pool_reference(const conv_case *k, double **y, double **s, uint32_t 
 
 static double worst_ratio_ = 0;
 
+/* Tiles of the compact form of case k's block-diagonal weight [KH * KW *
+ * C, OC]: per tile row (its 32 rows, channel r % C each, the rows past the
+ * matrix's too), the tile columns from the first to the last output of
+ * the rows' groups, counted element by element. */
+static uint64_t compact_tiles(const conv_case *k) {
+    uint32_t g = (uint32_t)k->groups, cg = k->c / g, ocg = k->oc / g;
+    uint32_t rows = k->kh * k->kw * k->c, nt = (k->oc + 31) / 32;
+    uint64_t t = 0;
+    for (uint32_t kt = 0; kt < (rows + 31) / 32; kt++) {
+        uint32_t lo = nt, hi = 0;
+        for (uint32_t r = kt * 32; r < kt * 32 + 32; r++) {
+            uint32_t grp = r % k->c / cg, first = grp * ocg / 32, last = (grp * ocg + ocg - 1) / 32;
+            lo = first < lo ? first : lo;
+            hi = last > hi ? last : hi;
+        }
+        t += hi - lo + 1;
+    }
+    return t;
+}
+
 /* Runs one case (twice when `cache` is set, checking the second call hits
  * the program cache) and checks it against the reference. */
 static void run_case(const char *name, conv_case k, bool cache) {
@@ -270,7 +290,21 @@ static void run_case(const char *name, conv_case k, bool cache) {
     if (k.prepared || k.host_prep || k.dw_upload) {
         o.kernel_size[0] = (int32_t)k.kh;
         o.kernel_size[1] = (int32_t)k.kw;
+        o.out_channels = (int32_t)k.oc;
         wuse = wp;
+        if (k.groups > 1 && !dw_case && !k.transpose) {
+            /* Groups: the block-diagonal matrix's compact form, when it
+             * leaves tiles out. */
+            lmnn_tensor_info wi;
+            CHECK_OK(lmnn_tensor_get_info(wp, &wi));
+            uint64_t t = compact_tiles(&k), full = (taps * k.c + 31) / 32 * ((k.oc + 31) / 32);
+            if (t < full)
+                CHECK(wi.shape.rank == 3 && wi.shape.dims[0] == t && wi.shape.dims[1] == 32 &&
+                      wi.shape.dims[2] == 32);
+            else
+                CHECK(wi.shape.rank == 2 && wi.shape.dims[0] == taps * k.c &&
+                      wi.shape.dims[1] == k.oc);
+        }
         if (dw_case) {
             /* Depthwise: more than 32 channels (or uploaded so) give
              * [1, KH * KW, C], element (0, t, c) = weight (c, 0, t); fewer
@@ -2526,7 +2560,8 @@ static void test_errors(void) {
     o.kernel_size[0] = o.kernel_size[1] = 0;
     CHECK_FAILS(lmnn_conv2d(x, x3, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW), a prepared [KH * "
-                "KW * C, OC] or a prepared depthwise [1, KH * KW, C], given shape");
+                "KW * C, OC], a prepared depthwise [1, KH * KW, C] or a compact grouped [T, 32, "
+                "32], given shape");
     o.groups = 4;
     CHECK_FAILS(lmnn_conv2d_prepare_weights(w, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d_prepare_weights: weight: output channels 6 (dim 0 of shape [6, 2, 3, "
@@ -2921,6 +2956,119 @@ static void test_depthwise_forms(void) {
     }
 }
 
+/* Grouped convolutions by prepared weights, from the device and from the
+ * host: the compact form (compact_tiles' count of tiles, checked in
+ * run_case) wherever it leaves tiles out, with ResNeXt's and RegNet's
+ * channel counts, bias, activation, bfloat16; the results as the
+ * reference's. A compact weight the call does not fit is an
+ * error naming what is wrong. */
+static void test_grouped_compact(void) {
+    static const conv_case cases[] = {
+        {.n = 1, .c = 128, .h = 6, .w = 7, .oc = 128, .kh = 3, .kw = 3, .groups = 32},
+        {.n = 2, .c = 64, .h = 9, .w = 9, .oc = 128, .kh = 3, .kw = 3, .groups = 8, .bias = true},
+        {.n = 1,
+         .c = 104,
+         .h = 9,
+         .w = 8,
+         .oc = 104,
+         .kh = 3,
+         .kw = 3,
+         .groups = 13,
+         .stride = {2, 2},
+         .pad = {1, 1, 1, 1},
+         .bias = true,
+         .relu = true},
+        {.n = 1,
+         .c = 64,
+         .h = 8,
+         .w = 9,
+         .oc = 80,
+         .kh = 3,
+         .kw = 2,
+         .groups = 16,
+         .stride = {2, 1},
+         .pad = {1, 0, 1, 1},
+         .bias = true},
+        {.n = 2, .c = 40, .h = 6, .w = 7, .oc = 80, .kh = 3, .kw = 3, .groups = 8},
+        {.n = 1, .c = 256, .h = 5, .w = 5, .oc = 256, .kh = 1, .kw = 1, .groups = 4, .bias = true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conv_case k = cases[i];
+        char name[96];
+        snprintf(name, sizeof name, "groups %d, %u -> %u, %ux%u, prepared", k.groups, k.c, k.oc,
+                 k.kh, k.kw);
+        k.prepared = true;
+        run_case(name, k, i == 0);
+        k.prepared = false, k.host_prep = true;
+        snprintf(name, sizeof name, "groups %d, %u -> %u, %ux%u, host", k.groups, k.c, k.oc, k.kh,
+                 k.kw);
+        run_case(name, k, false);
+    }
+    conv_case k = cases[1];
+    k.prepared = true;
+    k.dtype = LMNN_BFLOAT16;
+    run_case("groups 8, bf16, prepared", k, false);
+
+    /* The compact form of [288 * 4, 128] by groups of 32 x 4: T tiles. */
+    lmnn_shape xs = LMNN_SHAPE(1, 128, 5, 5), ws = LMNN_SHAPE(128, 4, 3, 3);
+    float *v = nn_rand_floats(128 * 4 * 9, -1, 1, 51);
+    lmnn_tensor x, w, out = {0};
+    CHECK_OK(nn_upload(&xs, v, LMNN_FLOAT32, LMNN_TILE, &x));
+    lmnn_conv2d_options o;
+    lmnn_conv2d_options_init(&o);
+    o.groups = 32;
+    CHECK_OK(lmnn_conv2d_prepare_weights_host(nn_dev(), &ws, v, 128 * 4 * 9 * sizeof *v, &o, &w));
+    lmnn_tensor_info wi;
+    CHECK_OK(lmnn_tensor_get_info(w, &wi));
+    uint64_t t = compact_tiles(&(conv_case){.c = 128, .oc = 128, .kh = 3, .kw = 3, .groups = 32});
+    CHECK(wi.shape.rank == 3 && wi.shape.dims[0] == t && t == 36);
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: out_channels: expected a multiple of groups 32 with a compact "
+                "grouped weight (shape [36, 32, 32]), given 0");
+    o.out_channels = 96;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [36, 32, 32] is not the compact form of a 3 x 3 "
+                "kernel over 128 channels in 32 groups to 96 outputs (which has 54 tiles)");
+    o.out_channels = 128;
+    o.kernel_size[0] = o.kernel_size[1] = 1;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [36, 32, 32] is not the compact form of a 1 x 1 "
+                "kernel over 128 channels in 32 groups to 128 outputs (which has 4 tiles)");
+    o.kernel_size[0] = o.kernel_size[1] = 3;
+    o.groups = 1;
+    CHECK_FAILS(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: weight: shape [36, 32, 32] is a compact grouped weight, which only "
+                "a convolution of groups > 1 takes (given groups 1)");
+    o.groups = 32;
+    CHECK_FAILS(lmnn_conv_transpose2d(x, w, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv_transpose2d: weight: shape [36, 32, 32] is a compact grouped weight, "
+                "which only a convolution of groups > 1 takes (given groups 32, transposed)");
+    CHECK(out.id == 0);
+    CHECK_OK(lmnn_conv2d(x, w, (lmnn_tensor){0}, &o, &out));
+    lmnn_tensor_free(out);
+    out = (lmnn_tensor){0};
+    /* Any other weight: out_channels 0 or the weight's own. */
+    lmnn_tensor w4;
+    CHECK_OK(nn_upload(&ws, v, LMNN_FLOAT32, LMNN_TILE, &w4));
+    o.out_channels = 64;
+    CHECK_FAILS(lmnn_conv2d(x, w4, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: out_channels: given 64, but the weight (shape [128, 4, 3, 3]) has "
+                "128 output channels");
+    o.out_channels = -128;
+    CHECK_FAILS(lmnn_conv2d(x, w4, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
+                "lmnn_conv2d: out_channels: given -128, but the weight (shape [128, 4, 3, 3]) has "
+                "128 output channels");
+    CHECK(out.id == 0);
+    o.out_channels = 128;
+    CHECK_OK(lmnn_conv2d(x, w4, (lmnn_tensor){0}, &o, &out));
+    lmnn_tensor_free(out);
+    lmnn_tensor_free(w4);
+    lmnn_tensor_free(w);
+    lmnn_tensor_free(x);
+    free(v);
+}
+
 /* A prepared depthwise weight that does not fit the call. */
 static void test_depthwise_errors(void) {
     lmnn_shape xs = LMNN_SHAPE(1, 48, 5, 5), s3 = LMNN_SHAPE(1, 9, 48), s25 = LMNN_SHAPE(1, 25, 48),
@@ -2963,7 +3111,8 @@ static void test_depthwise_errors(void) {
                 "lmnn_conv2d: weight: expected layout tile, given row_major");
     CHECK_FAILS(lmnn_conv2d(x, w2, (lmnn_tensor){0}, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: weight: expected rank 4 (OC, C / groups, KH, KW), a prepared [KH * "
-                "KW * C, OC] or a prepared depthwise [1, KH * KW, C], given shape [9, 2, 48]");
+                "KW * C, OC], a prepared depthwise [1, KH * KW, C] or a compact grouped [T, 32, "
+                "32], given shape [9, 2, 48]");
     CHECK_FAILS(lmnn_conv2d(x, w, b16, &o, &out), LM_ERR_INVALID_ARGUMENT,
                 "lmnn_conv2d: bias: expected shape [48] or [1, 48], given [16]");
     lmnn_tensor pb = {0};
@@ -3178,6 +3327,7 @@ int main(void) {
     TEST_RUN(test_depthwise_fused);
     TEST_RUN(test_depthwise_forms);
     TEST_RUN(test_depthwise_errors);
+    TEST_RUN(test_grouped_compact);
     TEST_RUN(test_depthwise_memory);
     TEST_RUN(test_capture);
     printf("largest |err| / S: %.3g\n", worst_ratio_);

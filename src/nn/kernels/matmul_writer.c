@@ -18,7 +18,9 @@
  * and 42) are the core's place in the gx x gy grid, which need not be its
  * coordinates (nn_matmul.c may fold the grid over the device); args 47..49
  * the groups of a block-diagonal B (nn_group_mask), whose tiles outside
- * them are not read; arg 51 a fused pooling's window rows and column groups
+ * them are not read, and with flags & 16384 (compact_b) B holds of each
+ * tile row only its tiles from the first to the last that meet a group
+ * (nn_group_span), a row after another; arg 51 a fused pooling's window rows and column groups
  * (matmul_compute.c's NN_MM_POOL), of which the output is one group. */
 #include "dataflow_api.h"
 
@@ -79,7 +81,7 @@ void kernel_main(void) {
     uint32_t si = get_arg_val(12), sj = get_arg_val(13), mlast = get_arg_val(14);
     uint32_t nlast = get_arg_val(15), flags = get_arg_val(16), fmt = get_arg_val(17);
     bool mcast = flags & 2, bias = flags & 4, tb = flags & 16, zero_pad = flags & 512;
-    bool keep_b = flags & 4096, rm_out = flags & 8192;
+    bool keep_b = flags & 4096, rm_out = flags & 8192, compact_b = flags & 16384;
     uint32_t x = get_arg_val(41), y = get_arg_val(42), kblocks = (kt + kb - 1) / kb;
     uint32_t gc = get_arg_val(47), gcg = get_arg_val(48), gocg = get_arg_val(49);
     uint32_t tile = get_tile_size(CB_B), otile = get_tile_size(CB_OUT), block = kb * nb;
@@ -127,6 +129,7 @@ void kernel_main(void) {
                 uint32_t g = i / mbg, r0 = g * rows + i % mbg * mb;
                 bbase = b_batch(r0 / mt) * kt * nt + c0 * nstride;
             }
+            uint32_t row_at = 0; /* compact_b: tile row k's first tile */
             for (uint32_t q = 0; q < kblocks; q++) {
                 cb_reserve_back(CB_B, block);
                 uint32_t wp = get_write_ptr(CB_B);
@@ -141,6 +144,12 @@ void kernel_main(void) {
                          * kernel skips them. */
                         uint32_t live = nn_group_mask(k0 + k, gc, gcg, gocg, c0, nc);
                         uint32_t id = bbase + (k0 + k) * kstride, dst = wp + k * nb * tile;
+                        if (compact_b) {
+                            uint32_t lo, hi;
+                            nn_group_span(k0 + k, gc, gcg, gocg, nt, &lo, &hi);
+                            id = row_at + c0 - lo; /* tile c0's place, were it stored */
+                            row_at += hi - lo + 1;
+                        }
                         for (uint32_t n = 0; n < nc; n++, id += nstride, dst += tile)
                             if (live >> n & 1) noc_async_read_tile(id, &b, dst);
                     }

@@ -112,6 +112,23 @@ static inline uint32_t nn_group_mask(uint32_t k, uint32_t c, uint32_t cg, uint32
     return mask;
 }
 
+/* Of tile row k of such a B (nt tile columns), the first and the last
+ * tile columns that meet a group: B's compact form (nn_mm_groups.k) stores
+ * each row's tiles from *lo to *hi, a row after another. */
+static inline void nn_group_span(uint32_t k, uint32_t c, uint32_t cg, uint32_t ocg, uint32_t nt,
+                                 uint32_t *lo, uint32_t *hi) {
+    *lo = nt - 1, *hi = 0;
+    for (uint32_t r = k * 32, end = r + 32; r < end;) {
+        uint32_t ch = r % c, run = c - ch < end - r ? c - ch : end - r;
+        uint32_t a = ch / cg * ocg / 32, b = (((ch + run - 1) / cg + 1) * ocg - 1) / 32;
+        if (a < *lo) *lo = a;
+        if (b > *hi) *hi = b;
+        r += run;
+    }
+    if (*hi > nt - 1) *hi = nt - 1;
+    if (*lo > *hi) *lo = *hi;
+}
+
 /* Sets `n` bytes at L1 `addr` to zero. */
 #ifdef NN_DM
 /* tt-metal's TensorAccessor over runtime-arg words (lm_tensor_accessor_args'
