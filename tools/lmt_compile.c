@@ -615,10 +615,9 @@ int lmt_cmd_compile(int argc, char **argv) {
         args_free(&ca);
         return LMT_EXIT_INVALID;
     }
-    const void *data;
     uint64_t size = 0;
     rc = LMT_EXIT_OK;
-    if (lm_binary_data(bin, &data, &size) || lm_binary_save(bin, ca.output)) {
+    if (lm_binary_size(bin, &size) || lm_binary_save(bin, ca.output)) {
         lmt_error("compile", "%s", lm_last_error());
         rc = LMT_EXIT_INVALID;
     } else if (!ca.quiet) {

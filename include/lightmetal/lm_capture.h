@@ -146,8 +146,14 @@ lm_status lm_capture_name_buffer_ex(lm_buffer buffer, const char *name,
  * tmpfs); elsewhere a "<path>.tmp.XXXXXX" may stay behind. */
 lm_status lm_binary_save(const lm_binary *binary, const char *path);
 
-/* The binary's bytes, valid until lm_binary_free. */
+/* The binary's bytes, valid until lm_binary_free. The first call makes
+ * them: a copy of the whole file in memory, which lm_binary_save and
+ * lm_binary_size do without. */
 lm_status lm_binary_data(const lm_binary *binary, const void **out_data, uint64_t *out_size);
+
+/* The size in bytes of the file lm_binary_save writes (and of
+ * lm_binary_data's bytes). LM_ERR_INVALID_ARGUMENT for a NULL argument. */
+lm_status lm_binary_size(const lm_binary *binary, uint64_t *out_size);
 
 void lm_binary_free(lm_binary *binary);
 

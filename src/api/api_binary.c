@@ -60,6 +60,15 @@ lm_status lm_binary_data(const lm_binary *binary, const void **out_data, uint64_
     return LM_OK;
 }
 
+lm_status lm_binary_size(const lm_binary *binary, uint64_t *out_size) {
+    if (!binary || !out_size)
+        return err_set(LM_ERR_INVALID_ARGUMENT, "lm_binary_size: NULL argument");
+    const file_chunk *chunks;
+    size_t count;
+    lmb_writer_chunks(binary->writer, &chunks, &count, out_size);
+    return LM_OK;
+}
+
 void lm_binary_free(lm_binary *binary) {
     if (!binary) return;
     lmb_writer_destroy(binary->writer);

@@ -135,6 +135,14 @@ static void test_capture_errors(void) {
     CHECK_NAMED_ONCE(lm_light_metal_begin_capture(dev, NULL), "lm_light_metal_begin_capture");
     CHECK_OK(lm_light_metal_end_capture(dev, &bin));
     CHECK_NAMED_ONCE(lm_binary_save(bin, "no/such/dir/x.lmb"), "lm_binary_save");
+    uint64_t size = 0;
+    const void *data;
+    uint64_t data_size = 0;
+    CHECK_NAMED_ONCE(lm_binary_size(NULL, &size), "lm_binary_size");
+    CHECK_NAMED_ONCE(lm_binary_size(bin, NULL), "lm_binary_size");
+    CHECK_OK(lm_binary_size(bin, &size));
+    CHECK_OK(lm_binary_data(bin, &data, &data_size));
+    CHECK(size > 0 && size == data_size);
     lm_binary_free(bin);
     lm_device_options o;
     lm_device_options_init(&o);
