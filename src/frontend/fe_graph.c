@@ -99,6 +99,7 @@ struct fe_arena_block {
     fe_arena_block *next;
     size_t size; /* usable bytes after the header */
     size_t used;
+    void *adopted; /* fe_arena_adopt's allocation, freed with the block */
     /* Keeps the payload 16-byte aligned. */
     _Alignas(16) unsigned char data[];
 };
@@ -117,23 +118,37 @@ static fe_arena_block *arena_new_block(fe_arena *arena, size_t size) {
     return b;
 }
 
+/* A block of one allocation, linked behind the head so the head keeps its
+ * space. */
+static void link_own(fe_arena *arena, fe_arena_block *own, size_t bytes) {
+    fe_arena_block *b = arena->head;
+    if (b) {
+        own->next = b->next;
+        b->next = own;
+    } else {
+        arena->head = own;
+    }
+    arena->bytes += bytes;
+}
+
+bool fe_arena_adopt(fe_arena *arena, void *allocation, size_t size) {
+    fe_arena_block *own = calloc(1, sizeof *own);
+    if (!own) return false;
+    own->adopted = allocation;
+    link_own(arena, own, size);
+    return true;
+}
+
 void *fe_arena_alloc(fe_arena *arena, size_t size) {
     if (size > FE_ARENA_MAX) return NULL;
     size_t rounded = (size + 15u) & ~(size_t)15u;
     if (rounded == 0) rounded = 16;
     fe_arena_block *b = arena->head;
     if (rounded > FE_ARENA_BLOCK / 4) {
-        /* Its own block, linked behind the head so the head keeps its space. */
         fe_arena_block *own = calloc(1, sizeof *own + rounded);
         if (!own) return NULL;
         own->size = own->used = rounded;
-        if (b) {
-            own->next = b->next;
-            b->next = own;
-        } else {
-            arena->head = own;
-        }
-        arena->bytes += rounded;
+        link_own(arena, own, rounded);
         return own->data;
     }
     if (!b || b->size - b->used < rounded) {
@@ -159,6 +174,7 @@ void fe_arena_free(fe_arena *arena) {
     fe_arena_block *b = arena->head;
     while (b) {
         fe_arena_block *next = b->next;
+        free(b->adopted);
         free(b);
         b = next;
     }

@@ -65,6 +65,10 @@ void *fe_arena_alloc(fe_arena *arena, size_t size);
 /* A NUL-terminated copy of `len` bytes (the bytes may contain NULs: callers
  * that need C strings check for them). */
 char *fe_arena_strndup(fe_arena *arena, const char *s, size_t len);
+/* Hands `allocation` (from malloc, holding `size` bytes in use) to the arena,
+ * which frees it with the rest; false (the caller keeps it) when the host is
+ * out of memory. */
+bool fe_arena_adopt(fe_arena *arena, void *allocation, size_t size);
 void fe_arena_free(fe_arena *arena);
 
 /* ---- tensors known on the host ---- */

@@ -6,7 +6,8 @@
  * gets a message saying where it breaks and a depth bomb cannot overflow
  * protobuf-c's recursion. protobuf-c then unpacks with an allocator capped
  * to a multiple of the file size, the result is copied into the graph's
- * arena and the message freed. The graph is checked as it is built (names
+ * arena (large tensor data handed over rather than copied) and the message
+ * freed. The graph is checked as it is built (names
  * resolve, values are produced once, tensor data matches its shape) and
  * sorted topologically.
  */
@@ -321,6 +322,24 @@ static void *alloc_data(loader *L, uint64_t bytes) {
     return fe_arena_alloc(L->arena, bytes ? (size_t)bytes : 1);
 }
 
+/* A tensor's raw_data of this many bytes or more is not copied: the arena
+ * takes protobuf-c's allocation of it (a model's weights, which would
+ * otherwise be held twice until the message is freed). */
+#define FE_PB_ADOPT_BYTES ((size_t)64 << 10)
+
+/* The arena takes tp's raw_data (pb_alloc's block) as it is; NULL when out
+ * of host memory. The message is the loader's own unpacked one: it gives up
+ * the data, so freeing it leaves the data be. */
+static void *adopt_raw_data(loader *L, const Onnx__TensorProto *tp) {
+    Onnx__TensorProto *own = (Onnx__TensorProto *)tp;
+    void *data = own->raw_data.data;
+    if (!fe_arena_adopt(L->arena, (unsigned char *)data - PB_HEADER, own->raw_data.len))
+        return NULL;
+    own->raw_data.data = NULL;
+    own->raw_data.len = 0;
+    return data;
+}
+
 static bool parse_u64(const char *s, uint64_t *out) {
     if (!s || !*s) return false;
     uint64_t v = 0;
@@ -597,8 +616,12 @@ static lm_status convert_tensor(loader *L, const Onnx__TensorProto *tp, const ch
     } else if (tp->has_raw_data) {
         if (tp->raw_data.len != bytes)
             return size_mismatch(L, what, "raw_data", tp->raw_data.len, bytes, t);
-        if (!(dst = alloc_data(L, bytes))) return oom(L);
-        if (bytes) memcpy(dst, tp->raw_data.data, (size_t)bytes);
+        if (bytes >= FE_PB_ADOPT_BYTES) {
+            if (!(dst = adopt_raw_data(L, tp))) return oom(L);
+        } else {
+            if (!(dst = alloc_data(L, bytes))) return oom(L);
+            if (bytes) memcpy(dst, tp->raw_data.data, (size_t)bytes);
+        }
     } else {
         st = copy_typed(L, tp, what, t, bytes, &dst);
     }

@@ -409,6 +409,65 @@ static void test_large_graph(void) {
     ob_free_all();
 }
 
+/* Tensors whose raw_data the graph takes over from the parsed message (64
+ * KiB or more): an initializer, a bool one (normalized to 0/1 in place) and
+ * a Constant's; and a load that fails after taking them over. */
+static void test_large_tensors(void) {
+    enum { NF = 40000, NB = 70000 };
+    float *fv = malloc(NF * sizeof *fv);
+    uint8_t *bv = malloc(NB);
+    CHECK(fv && bv);
+    for (int i = 0; i < NF; i++)
+        fv[i] = (float)i * 0.5f - 7;
+    for (int i = 0; i < NB; i++)
+        bv[i] = (uint8_t)(i * 37);
+    for (int fail = 0; fail < 2; fail++) {
+        Onnx__GraphProto *gp = ob_graph("g");
+        Onnx__ModelProto *m = ob_model(gp);
+        int64_t fd[2] = {200, 200}, bd[1] = {NB};
+        Onnx__TensorProto *w = ob_tensor("w", FE_FLOAT, 2, fd);
+        ob_raw(w, fv, NF * sizeof *fv);
+        ob_init(gp, w);
+        Onnx__TensorProto *b = ob_tensor("b", FE_BOOL, 1, bd);
+        ob_raw(b, bv, NB);
+        ob_init(gp, b);
+        Onnx__NodeProto *c = ob_node(gp, "Constant", "c", NULL, (const char *[]){"k", NULL});
+        Onnx__TensorProto *kt = ob_tensor(NULL, FE_FLOAT, 2, fd);
+        ob_raw(kt, fv, NF * sizeof *fv);
+        ob_attr(c, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t = kt;
+        ob_node(gp, "Add", "add", (const char *[]){"w", fail ? "nowhere" : "k", NULL},
+                (const char *[]){"y", NULL});
+        ob_output(gp, ob_vi("y", NULL));
+        ob_output(gp, ob_vi("b", NULL));
+        fe_graph *g = NULL;
+        if (fail) {
+            CHECK_MODEL_FAILS(m, LM_ERR_INVALID_FILE, "'nowhere'");
+            ob_free_all();
+            continue;
+        }
+        CHECK_OK(load_model(m, &g));
+        const fe_value *wv = value_named(g, "w"), *bvv = value_named(g, "b");
+        CHECK(wv && wv->konst && wv->konst->count == NF && bvv && bvv->konst);
+        CHECK(((uintptr_t)wv->konst->data % 16) == 0);
+        CHECK(memcmp(wv->konst->data, fv, NF * sizeof *fv) == 0);
+        const uint8_t *bb = bvv->konst->data;
+        bool ok = bvv->konst->count == NB;
+        for (int i = 0; ok && i < NB; i++)
+            ok = bb[i] == (bv[i] != 0);
+        CHECK(ok);
+        const fe_node *cn = NULL;
+        for (uint32_t i = 0; i < g->node_count; i++)
+            if (!strcmp(g->nodes[i].op_type, "Constant")) cn = &g->nodes[i];
+        CHECK(cn && cn->attr_count == 1);
+        const fe_tensor *kc = cn ? cn->attrs[0].t : NULL;
+        CHECK(kc && kc->count == NF && memcmp(kc->data, fv, NF * sizeof *fv) == 0);
+        fe_graph_free(g);
+        ob_free_all();
+    }
+    free(fv);
+    free(bv);
+}
+
 static void test_helpers(void) {
     CHECK(fe_elem_size(FE_FLOAT) == 4 && fe_elem_size(FE_BOOL) == 1);
     CHECK(fe_elem_size(FE_BFLOAT16) == 2 && fe_elem_size(FE_STRING) == 0);
@@ -1120,6 +1179,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_elem_types);
     TEST_RUN(test_topological_order);
     TEST_RUN(test_large_graph);
+    TEST_RUN(test_large_tensors);
     TEST_RUN(test_helpers);
     TEST_RUN(test_truncated);
     TEST_RUN(test_mutations);
