@@ -31,6 +31,7 @@
 #include "lightmetal/nn.h"
 
 typedef struct fe_ctx fe_ctx;
+typedef struct fe_pad_concat fe_pad_concat;
 
 typedef struct fe_op_def {
     const char *op_type;
@@ -211,6 +212,9 @@ struct fe_ctx {
      * now at its place, which inference takes next (fe_expand.c). */
     bool expanded;
     uint32_t unrolled; /* expansions so far (fe_expand.c bounds them) */
+    /* The Concats along a padded dim made so far (fe_padded.c), in the
+     * graph's arena. */
+    fe_pad_concat *pad_concats;
 };
 
 /* ---- errors ---- */
@@ -250,6 +254,9 @@ lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *w
  * fe_pad_value's padding of element type e, or an error naming n: `what`
  * says which outputs are padded, `whose` whose type e is. */
 void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid);
+/* The longest axis a CumSum of run-time data takes (its product by a
+ * triangular matrix of that side). */
+#define FE_CUMSUM_MAX 4096
 lm_status fe_padded_read(fe_ctx *c, const fe_node *n);
 lm_status fe_padded_written(fe_ctx *c, const fe_node *n);
 lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what, const char *whose,

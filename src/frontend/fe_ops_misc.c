@@ -212,7 +212,7 @@ static lm_status infer_cumsum(fe_ctx *c, const fe_node *n) {
                        fe_elem_name(t->elem));
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k) return fold_cumsum(c, n, k, axis);
-    if (t->dims[axis] > 4096)
+    if (t->dims[axis] > FE_CUMSUM_MAX)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an axis of %lld elements is too long",
                        (long long)t->dims[axis]);
     return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);

@@ -12,7 +12,8 @@
  *   counting from the front of it, its record of results sliced alike;
  *   Gather of padded data along another dim; Concat along another dim of
  *   values padded alike): the result is padded along wherever the op puts
- *   that dim, and its padding is the input's;
+ *   that dim, and its padding is the input's; Concat along the padded dim
+ *   gathers the parts' results first, its result padded by its own record;
  * - computing each result from entries at the same place along the padded
  *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops,
  *   CumSum and TopK along other dims; MatMul and Gemm of padded rows; Gather
@@ -584,6 +585,118 @@ static lm_status topk_read(fe_ctx *c, const fe_node *n, int32_t d) {
     return end_marked(c, b, n, d, b->st ? FE_NONE : first, false);
 }
 
+/* A Concat along a padded dim made so far: each part's record of results
+ * (FE_NONE for a part not padded) and length, and the gather's indices and
+ * the record of results that the parts made. */
+struct fe_pad_concat {
+    struct fe_pad_concat *next;
+    uint32_t count;
+    uint32_t *valids;
+    int64_t *lens;
+    uint32_t from, kept;
+};
+
+/* The Concat made from parts of these records and lengths, or NULL. */
+static const fe_pad_concat *pad_concat_find(const fe_ctx *c, const fe_pad_concat *key) {
+    for (const fe_pad_concat *p = c->pad_concats; p; p = p->next)
+        if (p->count == key->count &&
+            !memcmp(p->valids, key->valids, key->count * sizeof *key->valids) &&
+            !memcmp(p->lens, key->lens, key->count * sizeof *key->lens))
+            return p;
+    return NULL;
+}
+
+/* Concat along padded dim d of values padded along it (by any ops) or not
+ * padded (every entry a result): the result holds each input's results in
+ * turn, then every input's padding. The inputs joined as they are, then
+ * gathered along d in the order of a stable partition of the joined record
+ * of results: an entry goes to the number of results before it (a CumSum)
+ * when it is one, else after every result (a detector's per-class or
+ * per-level selections joined for one NMS). Concats of parts with the same
+ * records share the order and the result's record, so what they make lines
+ * up (the boxes, the scores and the labels joined alike). */
+static lm_status concat_padded(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    uint32_t count = n->input_count;
+    bool dirty = false;
+    for (uint32_t i = 0; i < count; i++) {
+        int32_t pd = padded_dim(c, n->inputs[i]);
+        if (pd >= 0 && pd != d)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "input %u ('%s') is padded along dim %d, the axis it joins along, and "
+                           "input %u ('%s') along dim %d: the result would be padded along two "
+                           "dims",
+                           k, fe_in(c, n, k)->name, d, i, fe_in(c, n, i)->name, pd);
+        dirty |= c->g->values[n->inputs[i]].pad_dirty;
+    }
+    fe_arena *arena = &c->g->arena;
+    fe_pad_concat *key = fe_arena_alloc(arena, sizeof *key);
+    if (key) key->valids = fe_arena_alloc(arena, count * sizeof *key->valids);
+    if (key && key->valids) key->lens = fe_arena_alloc(arena, count * sizeof *key->lens);
+    if (!key || !key->valids || !key->lens) return fe_x_oom();
+    key->count = count;
+    int64_t total = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        key->lens[i] = fe_in_type(c, n, i)->dims[d];
+        key->valids[i] = padded_dim(c, n->inputs[i]) == d ? valid_of(c, n->inputs[i]) : FE_NONE;
+        total += key->lens[i];
+    }
+    /* (The CumSum's limit, named here: its node is the rewrite's.) */
+    if (total > FE_CUMSUM_MAX)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "joins %lld entries along its padded dim %d, more than the %d a Concat "
+                       "along a padded dim supports",
+                       (long long)total, d, FE_CUMSUM_MAX);
+    const fe_pad_concat *made = pad_concat_find(c, key);
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    uint32_t joined = fe_b_concat(b, b->x.node.inputs, count, d);
+    if (!b->st && count > 1) b->x.nodes[b->x.count - 1].pad_masked = true;
+    if (made) {
+        key->from = made->from;
+        key->kept = made->kept;
+    } else {
+        uint32_t *parts = malloc(count * sizeof *parts);
+        if (!parts && !b->st) b->st = fe_x_oom();
+        for (uint32_t i = 0; parts && i < count; i++)
+            parts[i] = key->valids[i] != FE_NONE ? key->valids[i]
+                                                 : fe_b_const(b, FE_BOOL, 1, &key->lens[i], 1);
+        uint32_t valid = parts ? fe_b_concat(b, parts, count, 0) : FE_NONE;
+        free(parts);
+        uint32_t before = fe_b_node(
+            b, "CumSum", 14,
+            (const uint32_t[]){fe_b_cast(b, valid, FE_INT64), fe_b_const(b, FE_INT64, 0, NULL, 0)},
+            2, NULL);
+        uint32_t results = fe_b_slice(b, before, 0, total - 1, total);
+        uint32_t at = fe_b_iota(b, total);
+        /* A result's place: the results up to it, less one; padding's:
+         * after every result, by the padding before it (its place less the
+         * results). */
+        uint32_t to =
+            fe_b_where(b, valid, fe_b_op(b, "Sub", before, fe_b_const(b, FE_INT64, 0, NULL, 1)),
+                       fe_b_op(b, "Sub", fe_b_op(b, "Add", results, at), before));
+        /* The gather's indices: which entry goes to each place. */
+        key->from = fe_b_node(b, "ScatterElements", 13, (const uint32_t[]){at, to, at}, 3, NULL);
+        /* (Made before the gather: the result's padding, put back after
+         * it, reads it.) */
+        key->kept = fe_b_node(b, "Gather", 13, (const uint32_t[]){valid, key->from}, 2, NULL);
+    }
+    fe_node *g = b->st ? NULL : fe_x_node(&b->x, "Gather", 13, 2, 1);
+    if (!b->st && !g) b->st = fe_x_oom();
+    if (g) {
+        g->inputs[0] = joined;
+        g->inputs[1] = key->from;
+        g->outputs[0] = b->x.node.outputs[0];
+        int64_t axis = d;
+        fe_b_ints_attr(b, g, "axis", false, &axis, 1);
+    }
+    lm_status st = end_marked(c, b, n, d, b->st ? FE_NONE : key->kept, dirty);
+    if (!st && !made) {
+        key->next = c->pad_concats;
+        c->pad_concats = key;
+    }
+    return st;
+}
+
 /* Concat along another dim of values all padded by the same op along the
  * same dim (torch.cat([boxes, scores[:, None]], 1) after a selection): the
  * result is padded along it. */
@@ -603,11 +716,7 @@ static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
                            k, fe_in(c, n, k)->name, d, i, fe_in(c, n, i)->name,
                            pd < 0 ? "not" : "padded otherwise");
     }
-    if (a == d)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "input %u ('%s') is padded along dim %d, the axis it joins along (the "
-                       "results of each part would not come first)",
-                       k, fe_in(c, n, k)->name, d);
+    if (a == d) return concat_padded(c, n, k, d);
     mark_outputs(c, n, k, d);
     bool dirty = false;
     for (uint32_t i = 0; i < n->input_count; i++)

@@ -4798,12 +4798,57 @@ write_case("padded_concat_selected_columns",
            [("boxes", pd_boxes), ("scores", pd_scores)], [("y", padded_to(pq_cat, 16, np.nan))],
            13, inits=[("thr", np.array(pd_thr, np.float32)), ("ax0", np.array([0], np.int64)),
                       ("ax1", np.array([1], np.int64))])
-write_case("refuse_padded_concat_along_padded_dim",
+# Joining along the padded dim: each part's results in turn, then the
+# padding; parts of different selections, or not padded; a reduction of the
+# result counts its results only. Per-class selections joined for one NMS:
+# the boxes and the scores joined alike (one order for both).
+pq_t = pqx[pqx > -0.5]
+pq_fixed = np.array([7, 8, 9], np.float32)
+pq_y = np.concatenate([pqs, pq_fixed, pq_t])
+pc_boxes = pq.uniform(0, 10, (16, 4)).astype(np.float32)
+pc_sc = pq.uniform(0, 1, (16, 3)).astype(np.float32)
+pc_nodes = []
+for j in range(3):
+    pc_nodes += [helper.make_node("Gather", ["sc", "j%d" % j], ["s%d" % j], axis=1),
+                 helper.make_node("Greater", ["s%d" % j, "thr"], ["k%d" % j]),
+                 helper.make_node("NonZero", ["k%d" % j], ["n%d" % j]),
+                 helper.make_node("Squeeze", ["n%d" % j, "ax0"], ["i%d" % j]),
+                 helper.make_node("Gather", ["boxes", "i%d" % j], ["b%d" % j], axis=0),
+                 helper.make_node("Gather", ["s%d" % j, "i%d" % j], ["ss%d" % j], axis=0)]
+write_case("padded_concat_along_padded_dim",
+           masked_select_nodes("x", "s") + masked_select_nodes("x", "t", "lim2") + pc_nodes +
+           [helper.make_node("Concat", ["s", "fixed", "t"], ["y"], axis=0),
+            helper.make_node("ReduceSum", ["y"], ["ysum"], keepdims=0),
+            helper.make_node("Concat", ["b0", "b1", "b2"], ["allb"], axis=0),
+            helper.make_node("Concat", ["ss0", "ss1", "ss2"], ["alls"], axis=0)],
+           [("x", pqx), ("boxes", pc_boxes), ("sc", pc_sc)],
+           [("y", padded_to(pq_y, 51, np.nan)), ("ysum", np.array(pq_y.sum(), np.float32)),
+            ("allb", padded_to(np.concatenate([pc_boxes[pc_sc[:, j] > 0.6] for j in range(3)]),
+                               48, np.nan)),
+            ("alls", padded_to(np.concatenate([pc_sc[pc_sc[:, j] > 0.6, j] for j in range(3)]),
+                               48, np.nan))], 13,
+           inits=pq_lim + [("lim2", np.array(-0.5, np.float32)), ("fixed", pq_fixed),
+                           ("thr", np.array(0.6, np.float32)), ("ax0", np.array([0], np.int64))] +
+           [("j%d" % j, np.array(j, np.int64)) for j in range(3)], atol=1e-5)
+write_case("refuse_padded_concat_two_padded_dims",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0)] +
+           masked_select_nodes("x", "s") +
+           [helper.make_node("Unsqueeze", ["s", "ax0"], ["row"]),
+            helper.make_node("Slice", ["row", "c0", "c4", "ax1"], ["row4"]),
+            helper.make_node("Concat", ["k", "row4"], ["y"], axis=0, name="cat")],
+           [("x", pqr), ("c", pqc > 0)], [("y", (TensorProto.FLOAT, [7, 4]))], 13,
+           inits=pq_lim + [("ax0", np.array([0], np.int64)), ("ax1", np.array([1], np.int64)),
+                           ("c0", np.array([0], np.int64)), ("c4", np.array([4], np.int64))],
+           expect="node 'cat' (Concat): input 0 ('k') is padded along dim 0, the axis it joins "
+                  "along, and input 1 ('row4') along dim 1: the result would be padded along two "
+                  "dims")
+pq_long = pq.standard_normal(2100).astype(np.float32)
+write_case("refuse_padded_concat_too_long",
            masked_select_nodes("x", "s") + [helper.make_node("Concat", ["s", "s"], ["y"], axis=0,
                                                              name="cat")],
-           [("x", pqx)], [("y", (TensorProto.FLOAT, [48]))], 13, inits=pq_lim,
-           expect="node 'cat' (Concat): input 0 ('s') is padded along dim 0, the axis it joins "
-                  "along (the results of each part would not come first)")
+           [("x", pq_long)], [("y", (TensorProto.FLOAT, [4200]))], 13, inits=pq_lim,
+           expect="node 'cat' (Concat): joins 4200 entries along its padded dim 0, more than the "
+                  "4096 a Concat along a padded dim supports")
 write_case("refuse_padded_concat_with_unpadded",
            masked_select_nodes("x", "s") +
            [helper.make_node("Unsqueeze", ["s", "ax1"], ["s2"]),
