@@ -254,9 +254,10 @@ lm_status fe_check_unread(fe_ctx *c, const fe_node *n, uint32_t v, const char *w
  * fe_pad_value's padding of element type e, or an error naming n: `what`
  * says which outputs are padded, `whose` whose type e is. */
 void fe_mark_padded(fe_ctx *c, uint32_t v, int32_t dim, uint32_t valid);
-/* The longest axis a CumSum of run-time data takes (its product by a
- * triangular matrix of that side). */
-#define FE_CUMSUM_MAX 4096
+/* The longest axis a CumSum of run-time data takes: its sums are float32,
+ * whose integers (the positions and counts it makes for NonZero, Compress
+ * and a Concat of padded values) are exact below 2^24. */
+#define FE_CUMSUM_MAX (INT64_C(1) << 24)
 lm_status fe_padded_read(fe_ctx *c, const fe_node *n);
 lm_status fe_padded_written(fe_ctx *c, const fe_node *n);
 lm_status fe_padding_of(fe_ctx *c, const fe_node *n, fe_elem e, const char *what, const char *whose,

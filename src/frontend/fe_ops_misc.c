@@ -213,9 +213,117 @@ static lm_status infer_cumsum(fe_ctx *c, const fe_node *n) {
     const fe_tensor *k = fe_in_const(c, n, 0);
     if (k) return fold_cumsum(c, n, k, axis);
     if (t->dims[axis] > FE_CUMSUM_MAX)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "an axis of %lld elements is too long",
-                       (long long)t->dims[axis]);
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "an axis of %lld elements is too long (at most %lld: the sums are "
+                       "float32, exact for integers below that)",
+                       (long long)t->dims[axis], (long long)FE_CUMSUM_MAX);
     return fe_set_out_type(c, n, 0, t->elem, t->rank, t->dims);
+}
+
+/* The square matrix of side `len` that multiplies a row into its prefix
+ * sums: y[j] = sum over i of x[i] * m[i][j]. */
+static lm_status prefix_matrix(fe_ctx *c, int64_t len, bool reverse, bool exclusive,
+                               fe_tensor **out) {
+    lm_status st = fe_const_new(c, FE_FLOAT, 2, (const int64_t[]){len, len}, out);
+    for (int64_t i = 0; !st && i < len; i++)
+        for (int64_t j = 0; j < len; j++) {
+            bool in = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+            fe_tensor_set_f64(*out, (uint64_t)(i * len + j), in);
+        }
+    return st;
+}
+
+/* Rows this long or shorter are summed by one product with the square
+ * matrix (CUMSUM_DIRECT^2 floats in the binary at most); longer ones in
+ * blocks of CUMSUM_BLOCK. */
+#define CUMSUM_DIRECT 256
+#define CUMSUM_BLOCK 32
+
+/* The prefix sums (inclusive or exclusive, from the front or the back)
+ * along the last dim of float tile tensor x of shape s, a new tensor. A
+ * long row is cut into blocks of CUMSUM_BLOCK: each block's own sums (one
+ * product by the block's matrix), plus the exclusive sums of the block
+ * totals before it, made the same way (so any length, a few launches a
+ * level). fe_aux slots: 0 the block's matrix, 1 the last level's. */
+static lm_status prefix_sums(fe_ctx *c, const fe_node *n, lmnn_tensor x, lmnn_shape s, bool reverse,
+                             bool exclusive, lmnn_tensor *out) {
+    uint32_t rank = s.rank, len = s.dims[rank - 1];
+    lmnn_matmul_options o;
+    lmnn_matmul_options_init(&o);
+    o.fp32_accumulate = LMNN_FP32_ACC_ON;
+    fe_tensor *tri;
+    lmnn_tensor m;
+    lm_status st;
+    if (len <= CUMSUM_DIRECT) {
+        if (!(st = prefix_matrix(c, len, reverse, exclusive, &tri)) &&
+            !(st = fe_aux(c, n, 1, tri, LMNN_TILE, &m)) && (st = lmnn_matmul(x, m, &o, out)))
+            st = fe_nn_fail(c, n, st);
+        return st;
+    }
+    if (rank == LMNN_MAX_DIMS)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "a run of %u entries along a dim of a rank-%u tensor is too long (its "
+                       "blocks would need one more dim)",
+                       len, rank);
+    uint32_t blocks = (len + CUMSUM_BLOCK - 1) / CUMSUM_BLOCK, whole = blocks * CUMSUM_BLOCK;
+    lmnn_shape bs = s, ts = s, os;
+    bs.dims[rank - 1] = ts.dims[rank - 1] = blocks;
+    bs.dims[rank] = CUMSUM_BLOCK;
+    bs.rank = rank + 1;
+    os = bs;
+    os.dims[rank] = 1;
+    /* x in whole blocks, [..., blocks, CUMSUM_BLOCK]: zeros after the row
+     * add nothing either way. */
+    lmnn_tensor t = {0}, inb = {0}, tot = {0}, off = {0}, u = {0};
+    if (whole != len) {
+        uint32_t pads[2 * LMNN_MAX_DIMS] = {0};
+        pads[2 * rank - 1] = whole - len;
+        lmnn_pad_options po;
+        lmnn_pad_options_init(&po);
+        if ((st = lmnn_pad(x, pads, rank, &po, &t))) return fe_nn_fail(c, n, st);
+        if ((st = fe_reshape_owned(c, n, t, &bs, &t))) return st;
+    } else if ((st = lmnn_reshape(x, &bs, NULL, &t))) {
+        return fe_nn_fail(c, n, st);
+    }
+    /* Each block's inclusive sums: its total at its end (from the back, at
+     * its start). */
+    if (!(st = prefix_matrix(c, CUMSUM_BLOCK, reverse, false, &tri)) &&
+        !(st = fe_aux(c, n, 0, tri, LMNN_TILE, &m)) && (st = lmnn_matmul(t, m, &o, &inb)))
+        st = fe_nn_fail(c, n, st);
+    int32_t begins[LMNN_MAX_DIMS] = {0}, ends[LMNN_MAX_DIMS];
+    for (uint32_t d = 0; d < bs.rank; d++)
+        ends[d] = (int32_t)bs.dims[d];
+    begins[rank] = reverse ? 0 : CUMSUM_BLOCK - 1;
+    ends[rank] = begins[rank] + 1;
+    if (!st && (st = lmnn_slice(inb, begins, ends, NULL, bs.rank, NULL, &tot)))
+        st = fe_nn_fail(c, n, st);
+    if (!st && !(st = fe_reshape_owned(c, n, tot, &ts, &tot)))
+        st = prefix_sums(c, n, tot, ts, reverse, true, &off);
+    if (!st) st = fe_reshape_owned(c, n, off, &os, &off);
+    if (!st && (st = lmnn_binary(LMNN_BINARY_ADD, inb, off, NULL, &u))) st = fe_nn_fail(c, n, st);
+    if (!st && exclusive) {
+        fe_free(inb);
+        inb = u;
+        u = (lmnn_tensor){0};
+        if ((st = lmnn_binary(LMNN_BINARY_SUB, inb, t, NULL, &u))) st = fe_nn_fail(c, n, st);
+    }
+    fe_free(t);
+    fe_free(inb);
+    fe_free(tot);
+    fe_free(off);
+    lmnn_shape ws = s;
+    ws.dims[rank - 1] = whole;
+    if (!st) st = fe_reshape_owned(c, n, u, &ws, &u);
+    if (st || whole == len) {
+        if (st) fe_free(u);
+        *out = u;
+        return st;
+    }
+    for (uint32_t d = 0; d < rank; d++)
+        ends[d] = (int32_t)s.dims[d];
+    st = lmnn_slice(u, begins, ends, NULL, rank, NULL, out);
+    fe_free(u);
+    return st ? fe_nn_fail(c, n, st) : LM_OK;
 }
 
 static lm_status lower_cumsum(fe_ctx *c, const fe_node *n) {
@@ -226,39 +334,31 @@ static lm_status lower_cumsum(fe_ctx *c, const fe_node *n) {
     if (!st) st = cumsum_axis(c, n, &axis);
     if (st) return st;
     const fe_type *t = fe_in_type(c, n, 0);
-    int64_t len = t->dims[axis], tdims[2] = {len, len};
-    fe_tensor *tri;
-    if ((st = fe_const_new(c, FE_FLOAT, 2, tdims, &tri))) return fe_nn_fail(c, n, st);
-    /* y[j] = sum over i of x[i] * tri[i][j]. */
-    for (int64_t i = 0; i < len; i++)
-        for (int64_t j = 0; j < len; j++) {
-            bool in = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
-            fe_tensor_set_f64(tri, (uint64_t)(i * len + j), in);
-        }
     int32_t rank = t->rank, perm[FE_MAX_RANK];
     for (int32_t d = 0; d < rank; d++)
         perm[d] = d;
     perm[axis] = rank - 1;
     perm[rank - 1] = axis;
-    lmnn_tensor x, m, moved = {0}, prod = {0}, r = {0};
+    lmnn_shape s = fe_shape((uint32_t)rank, t->dims);
+    s.dims[axis] = (uint32_t)t->dims[rank - 1];
+    s.dims[rank - 1] = (uint32_t)t->dims[axis];
+    lmnn_tensor x, moved = {0}, sums = {0}, r = {0};
     bool xo = false;
     if ((st = fe_in_dev_float(c, n, 0, &x, &xo))) return st;
     bool swap = axis != rank - 1;
-    lmnn_matmul_options o;
-    lmnn_matmul_options_init(&o);
-    o.fp32_accumulate = LMNN_FP32_ACC_ON;
-    if (!(st = fe_aux(c, n, 0, tri, LMNN_TILE, &m)) &&
-        !(st = swap ? lmnn_permute(x, perm, (uint32_t)rank, NULL, &moved) : LM_OK) &&
-        !(st = lmnn_matmul(swap ? moved : x, m, &o, &prod)))
-        st = swap ? lmnn_permute(prod, perm, (uint32_t)rank, NULL, &r) : LM_OK;
+    if (swap && (st = lmnn_permute(x, perm, (uint32_t)rank, NULL, &moved)))
+        st = fe_nn_fail(c, n, st);
+    if (!st) st = prefix_sums(c, n, swap ? moved : x, s, reverse, exclusive, &sums);
+    if (!st && swap && (st = lmnn_permute(sums, perm, (uint32_t)rank, NULL, &r)))
+        st = fe_nn_fail(c, n, st);
     if (!st && !swap) {
-        r = prod;
-        prod = (lmnn_tensor){0};
+        r = sums;
+        sums = (lmnn_tensor){0};
     }
+    fe_free(sums);
     fe_free(moved);
-    fe_free(prod);
     if (xo) fe_free(x);
-    if (st) return fe_nn_fail(c, n, st);
+    if (st) return st;
     return fe_out_from_float(c, n, 0, r);
 }
 

@@ -643,9 +643,9 @@ static lm_status concat_padded(fe_ctx *c, const fe_node *n, uint32_t k, int32_t 
     /* (The CumSum's limit, named here: its node is the rewrite's.) */
     if (total > FE_CUMSUM_MAX)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "joins %lld entries along its padded dim %d, more than the %d a Concat "
-                       "along a padded dim supports",
-                       (long long)total, d, FE_CUMSUM_MAX);
+                       "joins %lld entries along its padded dim %d, more than the %lld a "
+                       "Concat along a padded dim supports",
+                       (long long)total, d, (long long)FE_CUMSUM_MAX);
     const fe_pad_concat *made = pad_concat_find(c, key);
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);

@@ -4842,13 +4842,34 @@ write_case("refuse_padded_concat_two_padded_dims",
            expect="node 'cat' (Concat): input 0 ('k') is padded along dim 0, the axis it joins "
                   "along, and input 1 ('row4') along dim 1: the result would be padded along two "
                   "dims")
-pq_long = pq.standard_normal(2100).astype(np.float32)
-write_case("refuse_padded_concat_too_long",
-           masked_select_nodes("x", "s") + [helper.make_node("Concat", ["s", "s"], ["y"], axis=0,
-                                                             name="cat")],
-           [("x", pq_long)], [("y", (TensorProto.FLOAT, [4200]))], 13, inits=pq_lim,
-           expect="node 'cat' (Concat): joins 4200 entries along its padded dim 0, more than the "
-                  "4096 a Concat along a padded dim supports")
+# A long CumSum (blocks of 32 summed, their totals summed the same way, two
+# levels) along a dim that is not the last, in each direction, inclusive
+# and exclusive; small integers, so every sum is exact.
+cs_x = pq.integers(-4, 5, (1000, 3)).astype(np.float32)
+cs_f = np.cumsum(cs_x, 0)
+cs_r = np.cumsum(cs_x[::-1], 0)[::-1]
+write_case("cumsum_long",
+           [helper.make_node("CumSum", ["x", "ax"], ["f"]),
+            helper.make_node("CumSum", ["x", "ax"], ["fe"], exclusive=1),
+            helper.make_node("CumSum", ["x", "ax"], ["r"], reverse=1),
+            helper.make_node("CumSum", ["x", "ax"], ["re"], reverse=1, exclusive=1)],
+           [("x", cs_x)],
+           [("f", cs_f), ("fe", cs_f - cs_x), ("r", np.ascontiguousarray(cs_r)),
+            ("re", np.ascontiguousarray(cs_r - cs_x))], 14,
+           inits=[("ax", np.array(0, np.int64))])
+# Long selections: a mask of 6000 entries (NonZero's positions a CumSum of
+# that length, in blocks), then joined with itself along the padded dim.
+# Multiples of 1/64 below 4 and a threshold of 0.25: the same selection in
+# bfloat16.
+pq_long = (np.round(np.clip(pq.standard_normal(6000), -3.9, 3.9) * 64) / 64).astype(np.float32)
+pq_ls = pq_long[pq_long > 0.25]
+write_case("padded_long_selection",
+           masked_select_nodes("x", "s") + [helper.make_node("Concat", ["s", "s"], ["y"], axis=0),
+                                            helper.make_node("ReduceSum", ["y"], ["ysum"],
+                                                             keepdims=0)],
+           [("x", pq_long)], [("y", padded_to(np.concatenate([pq_ls, pq_ls]), 12000, np.nan)),
+                              ("ysum", np.array(2 * pq_ls.sum(dtype=np.float64), np.float32))],
+           13, inits=[("lim", np.array(0.25, np.float32))], atol=1e-3)
 write_case("refuse_padded_concat_with_unpadded",
            masked_select_nodes("x", "s") +
            [helper.make_node("Unsqueeze", ["s", "ax1"], ["s2"]),

@@ -5663,6 +5663,24 @@ static void test_lppool_refusals(void) {
 }
 
 /* MaxRoiPool's attributes and inputs (its values are built cases). */
+/* A CumSum of run-time data sums in float32, exact for integers below
+ * 2^24: a longer axis is refused before anything runs. */
+static void test_cumsum_limit(void) {
+    int64_t d[1] = {((int64_t)1 << 24) + 1};
+    Onnx__GraphProto *g = ob_graph("cs");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, d, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 1, d, NULL)));
+    i64_init(g, "axis", 1, (const int64_t[]){0});
+    ob_node(g, "CumSum", "cs", (const char *[]){"x", "axis", NULL}, (const char *[]){"y", NULL});
+    lm_binary *bin = NULL;
+    CHECK_FAILS(lmfe_compile_onnx(save(m), NULL, &bin, NULL), LM_ERR_UNSUPPORTED,
+                "node 'cs' (CumSum): an axis of 16777217 elements is too long (at most 16777216: "
+                "the sums are float32, exact for integers below that)");
+    CHECK(bin == NULL);
+    ob_free_all();
+}
+
 static void test_maxroipool_refusals(void) {
     int64_t dx[4] = {1, 2, 8, 8}, dr[2] = {3, 5}, dy[4] = {3, 2, 2, 2};
     Onnx__GraphProto *g = ob_graph("rp");
@@ -5789,6 +5807,7 @@ int main(void) {
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);
+    TEST_RUN(test_cumsum_limit);
     remove(model_path);
     ob_free_all();
     return test_summary();
