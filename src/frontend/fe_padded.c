@@ -14,6 +14,8 @@
  *   values padded alike): the result is padded along wherever the op puts
  *   that dim, and its padding is the input's; Concat along the padded dim
  *   gathers the parts' results first, its result padded by its own record;
+ *   an If of a run-time condition picks it, or an empty branch output as
+ *   all padding;
  * - computing each result from entries at the same place along the padded
  *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops,
  *   CumSum and TopK along other dims; MatMul and Gemm of padded rows; Gather
@@ -822,6 +824,78 @@ static lm_status shape_read(fe_ctx *c, const fe_node *n, int32_t d) {
     return fe_x_end(c, &b->x, b->st);
 }
 
+/* The second step of an If whose condition is computed at run time (its
+ * inputs the condition, the then branch's outputs and the else branch's:
+ * fe_expand.c), some of them padded. Each output is picked as the If
+ * would, knowing the padding: between values padded by the same op along
+ * the same dim, a Where, padded alike; between a padded value and one
+ * empty along that dim (a branch that returns nothing, as torchvision's
+ * batched_nms does for no boxes), the padded value, its record of results
+ * kept where the condition picks it (all padding where it picks the empty
+ * one); between values not padded, a Where. */
+static lm_status if_read(fe_ctx *c, const fe_node *n) {
+    uint32_t outs = n->output_count;
+    if (n->step != 1 || n->input_count != 1 + 2 * outs) return LM_OK; /* the If names it */
+    /* Per output: its record of results (FE_NONE: not padded), its padded
+     * dim and the value (n moves with the splice). */
+    uint32_t *marks = malloc(3 * (outs ? outs : 1) * sizeof *marks);
+    if (!marks) return fe_x_oom();
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    uint32_t cond = n->inputs[0];
+    for (uint32_t j = 0; j < outs; j++) {
+        uint32_t out = n->outputs[j], a = n->inputs[1 + j], e = n->inputs[1 + outs + j];
+        marks[3 * j] = FE_NONE;
+        marks[3 * j + 2] = out;
+        if (out == FE_NONE || b->st) continue;
+        int32_t da = padded_dim(c, a), de = padded_dim(c, e);
+        const fe_type ta = c->g->values[a].type, te = c->g->values[e].type;
+        bool same = ta.elem == te.elem && ta.rank == te.rank, empty = same && (da < 0 || de < 0);
+        int32_t d = da >= 0 ? da : de;
+        for (int32_t k = 0; same && k < ta.rank; k++) {
+            same &= ta.dims[k] == te.dims[k];
+            empty &= k == d ? (da >= 0 ? te.dims[k] : ta.dims[k]) == 0 : ta.dims[k] == te.dims[k];
+        }
+        bool alike = same && da >= 0 && da == de && valid_of(c, a) == valid_of(c, e);
+        if (empty && d >= 0) {
+            /* The padded one, its results where the condition picks it. */
+            bool then = da >= 0;
+            uint32_t picked = then ? cond : fe_b_op(b, "Not", cond, FE_NONE);
+            marks[3 * j] = fe_b_op(b, "And", valid_of(c, then ? a : e), picked);
+            if (!b->st) b->st = fe_x_identity(&b->x, then ? a : e, out);
+        } else if (alike || (same && da < 0 && de < 0)) {
+            fe_node *w = fe_x_node(&b->x, "Where", 16, 3, 1);
+            if (!w) b->st = fe_x_oom();
+            if (w) {
+                memcpy(w->inputs, (const uint32_t[]){cond, a, e}, sizeof(uint32_t[3]));
+                w->outputs[0] = out;
+            }
+            if (alike) marks[3 * j] = valid_of(c, a);
+        } else {
+            char ka[96], ke[96];
+            b->st = fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                            "the condition ('%s') is computed at run time, so each output is "
+                            "picked between the branches, but output %u is %s%s in then_branch "
+                            "and %s%s in else_branch (padded values are picked from values "
+                            "padded by the same op, or from values empty along the padded dim)",
+                            fe_in(c, n, 0)->name, j, fe_type_format(&ta, ka, sizeof ka),
+                            da >= 0 ? " padded" : "", fe_type_format(&te, ke, sizeof ke),
+                            de >= 0 ? " padded" : "");
+        }
+        marks[3 * j + 1] = (uint32_t)d;
+    }
+    for (uint32_t i = 0; !b->st && i < b->x.count; i++)
+        b->x.nodes[i].pad_masked = true;
+    lm_status st = fe_x_end(c, &b->x, b->st);
+    for (uint32_t j = 0; !st && j < outs; j++)
+        if (marks[3 * j] != FE_NONE) {
+            fe_mark_padded(c, marks[3 * j + 2], (int32_t)marks[3 * j + 1], marks[3 * j]);
+            c->g->values[marks[3 * j + 2]].pad_dirty = true;
+        }
+    free(marks);
+    return st;
+}
+
 /* The refusal of any other reader. */
 static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
     return fe_fail(c, n, LM_ERR_UNSUPPORTED,
@@ -849,6 +923,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
         mark_outputs(c, n, k, d);
         return LM_OK;
     }
+    if (!strcmp(n->op_type, "If")) return if_read(c, n);
     if (!strcmp(n->op_type, "Transpose")) {
         const fe_attr *perm = fe_node_attr(n, "perm");
         int32_t to = t->rank - 1 - d; /* no perm: the dims reversed */

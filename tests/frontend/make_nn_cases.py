@@ -4870,6 +4870,48 @@ write_case("padded_long_selection",
            [("x", pq_long)], [("y", padded_to(np.concatenate([pq_ls, pq_ls]), 12000, np.nan)),
                               ("ysum", np.array(2 * pq_ls.sum(dtype=np.float64), np.float32))],
            13, inits=[("lim", np.array(0.25, np.float32))], atol=1e-3)
+# An If whose condition is computed at run time from a selection's count
+# (torchvision's batched_nms: no boxes, an empty result): a branch empty
+# along the padded dim gives all padding; branches padded by the same op
+# give a Where, padded alike.
+def if_padded_nodes(then_nodes, then_out, else_nodes, else_out, name="pick"):
+    tg = helper.make_graph(then_nodes, "then", [],
+                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                            for o in then_out])
+    eg = helper.make_graph(else_nodes, "else", [],
+                           [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                            for o in else_out])
+    return (masked_select_nodes("x", "s") +
+            [helper.make_node("Size", ["s"], ["count"]),
+             helper.make_node("Equal", ["count", "zero_i"], ["none"]),
+             helper.make_node("If", ["none"], ["y", "y2"], then_branch=tg, else_branch=eg,
+                              name=name)])
+pif_then = [helper.make_node("Constant", [], ["nothing"],
+                             value=numpy_helper.from_array(np.zeros(0, np.float32))),
+            helper.make_node("Mul", ["s", "two"], ["s2"])]
+pif_else = [helper.make_node("Mul", ["s", "two"], ["d"]),
+            helper.make_node("Mul", ["s", "three"], ["s3"])]
+pif_inits = pq_lim + [("zero_i", np.array(0, np.int64)), ("two", np.array(2, np.float32)),
+                      ("three", np.array(3, np.float32))]
+for tag, xin in (("", pqx), ("_none_selected", np.minimum(pqx, 0.25))):
+    sel = xin[xin > 0.3]
+    write_case("padded_if_empty_branch" + tag,
+               if_padded_nodes(pif_then, ["nothing", "s2"], pif_else, ["d", "s3"]),
+               [("x", xin)],
+               [("y", padded_to(sel * 2, 24, np.nan)),
+                ("y2", padded_to(sel * (2 if len(sel) == 0 else 3), 24, np.nan))], 13,
+               inits=pif_inits)
+write_case("refuse_padded_if_unpadded_branch",
+           if_padded_nodes([helper.make_node("Mul", ["s", "two"], ["a"]),
+                            helper.make_node("Mul", ["s", "two"], ["b"])], ["a", "b"],
+                           [helper.make_node("Identity", ["ones"], ["c"]),
+                            helper.make_node("Mul", ["s", "three"], ["e"])], ["c", "e"]),
+           [("x", pqx)], [("y", (TensorProto.FLOAT, [24])), ("y2", (TensorProto.FLOAT, [24]))],
+           13, inits=pif_inits + [("ones", np.ones(24, np.float32))],
+           expect="node 'pick' (If): the condition ('none') is computed at run time, so each "
+                  "output is picked between the branches, but output 0 is float[24] padded in "
+                  "then_branch and float[24] in else_branch (padded values are picked from values "
+                  "padded by the same op, or from values empty along the padded dim)")
 write_case("refuse_padded_concat_with_unpadded",
            masked_select_nodes("x", "s") +
            [helper.make_node("Unsqueeze", ["s", "ax1"], ["s2"]),
