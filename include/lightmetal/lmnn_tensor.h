@@ -162,8 +162,12 @@ void lmnn_tensor_options_init(lmnn_tensor_options *opts);
 
 /* Creates a tensor of `shape` on `device` from `data`: lmnn_shape_volume
  * elements of the dtype's host element type, row-major, `size` bytes exactly.
- * The host converts float data to bfloat16 when the dtype asks for it; the
- * tilize (and the bfloat8_b packing) runs on the device. NULL opts: the
+ * An interleaved tile tensor is tilized on the host and written as its tiles
+ * (one write, no program: what a capture records for a weight), unless its
+ * tiles would be large and mostly padding (a column or a row vector: 1 MiB
+ * of tiles or more, over 4 times the data); then, as for any other tile
+ * tensor, the rows are written and the tilize (and the bfloat8_b packing)
+ * runs on the device, so that a capture stores the data. NULL opts: the
  * defaults. */
 lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void *data, size_t size,
                          const lmnn_tensor_options *opts, lmnn_tensor *out_tensor);

@@ -166,6 +166,24 @@ lm_status fe_host_data(const fe_tensor *t, lmnn_dtype dtype, const char *name, v
     return LM_OK;
 }
 
+/* Whether fe_host_data's `count` words are one value, and enough of them
+ * that filling them on the device beats storing them: the value, as
+ * lmnn_full takes it, in *out. */
+static bool uniform_value(const uint32_t *w, uint64_t count, lmnn_dtype dtype, double *out) {
+    enum { FILL_MIN_ELEMENTS = 4096 };
+    if (count < FILL_MIN_ELEMENTS) return false;
+    for (uint64_t i = 1; i < count; i++)
+        if (w[i] != w[0]) return false;
+    if (float_dtype(dtype)) {
+        float f;
+        memcpy(&f, &w[0], sizeof f);
+        *out = f;
+    } else {
+        *out = dtype == LMNN_UINT32 ? (double)w[0] : (double)(int32_t)w[0];
+    }
+    return true;
+}
+
 /* Uploads constant value `vi` (tile layout, device dtype), sharing the
  * device tensor of an equal constant uploaded before. */
 static lm_status upload_const(fe_ctx *c, const fe_node *n, uint32_t vi) {
@@ -193,7 +211,12 @@ static lm_status upload_const(fe_ctx *c, const fe_node *n, uint32_t vi) {
     o.dtype = dtype;
     o.layout = LMNN_TILE;
     lmnn_tensor tt;
-    st = lmnn_from_host(c->device, &shape, data, size, &o, &tt);
+    double fill;
+    bool uniform = uniform_value(data, t->count, dtype, &fill);
+    if (uniform)
+        st = lmnn_full(c->device, &shape, fill, &o, &tt);
+    else
+        st = lmnn_from_host(c->device, &shape, data, size, &o, &tt);
     free(data);
     if (st) return fe_nn_fail(c, n, st);
     uint32_t d;
@@ -202,7 +225,7 @@ static lm_status upload_const(fe_ctx *c, const fe_node *n, uint32_t vi) {
         return st;
     }
     c->devs[d].tile = tt;
-    c->weight_bytes += size;
+    if (!uniform) c->weight_bytes += size;
     slot_bind(c, vi, d);
     /* The cache holds its own reference, so an equal constant read later
      * finds the tensor even after this value's last use. */

@@ -237,6 +237,12 @@ typedef struct fe_value {
      * results: made by the first such op, shared by the others, so that
      * their outputs are padded alike; 0: none yet. */
     uint32_t selected_valid;
+    /* A Shape's output that only decides shapes, read from a value padded
+     * along a dim: 1 + that value, and the entry of the shape that is its
+     * padded dim. A ConstantOfShape or Expand to this shape (torch's
+     * full_like, zeros_like, expand_as) is padded alike; 0: none. */
+    uint32_t shape_of_padded;
+    uint8_t shape_padded_at;
 } fe_value;
 
 typedef struct fe_graph {

@@ -711,7 +711,9 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
     if (N > NMS_MAX_TABLE / N / B)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "with run-time boxes, %lld batch entries of %lld boxes make a table of "
-                       "overlaps over %d entries (batch entries x boxes x boxes)",
+                       "overlaps over %d entries (batch entries x boxes x boxes): compile with "
+                       "--graph-outputs (options: outputs) up to the boxes and scores, and select "
+                       "them in the program that reads the binary's outputs",
                        (long long)B, (long long)N, NMS_MAX_TABLE);
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);

@@ -788,13 +788,6 @@ static unsigned uses_of(const fe_ctx *c, uint32_t at, uint32_t v, int depth) {
 static lm_status shape_read(fe_ctx *c, const fe_node *n, int32_t d) {
     unsigned uses = uses_of(c, (uint32_t)(n - c->g->nodes), n->outputs[0], 0);
     const fe_value *v = fe_in(c, n, 0);
-    if (uses == USE_SHAPE) return LM_OK; /* the padded size: inferred as any other */
-    if (uses & USE_SHAPE)
-        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                       "input 0 ('%s') is padded along dim %d, and its result is used both as a "
-                       "shape (where it is the padded size, fixed when compiling) and as data "
-                       "(where it is the run's number of results)",
-                       v->name, d);
     fe_type t = v->type;
     int64_t start = 0, end = t.rank;
     bool size = !strcmp(n->op_type, "Size");
@@ -805,6 +798,20 @@ static lm_status shape_read(fe_ctx *c, const fe_node *n, int32_t d) {
     end = end < 0 ? end + t.rank : end;
     start = start < 0 ? 0 : start > t.rank ? t.rank : start;
     end = end < start ? start : end > t.rank ? t.rank : end;
+    if (uses == USE_SHAPE) { /* the padded size: inferred as any other */
+        if (!size && d >= start && d < end && n->outputs[0] != FE_NONE) {
+            fe_value *o = &c->g->values[n->outputs[0]];
+            o->shape_of_padded = n->inputs[0] + 1;
+            o->shape_padded_at = (uint8_t)(d - start);
+        }
+        return LM_OK;
+    }
+    if (uses & USE_SHAPE)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input 0 ('%s') is padded along dim %d, and its result is used both as a "
+                       "shape (where it is the padded size, fixed when compiling) and as data "
+                       "(where it is the run's number of results)",
+                       v->name, d);
     fe_build bb = {.elem = FE_INT64}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     uint32_t count = fe_b_sum(b, fe_b_cast(b, valid_of(c, n->inputs[0]), FE_INT64),
@@ -1049,11 +1056,44 @@ static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
     memcpy(outs, n->outputs, count * sizeof *outs); /* n moves with the splice */
     lm_status st = fe_x_end(c, &b->x, b->st);
     for (uint32_t o = 0; !st && o < count; o++)
-        if (v[o].padded) c->g->values[outs[o]].pad_dirty = false;
+        if (v[o].padded) {
+            c->g->values[outs[o]].pad_dirty = false;
+            /* computed again by the Where (a folded constant's value had
+             * the padding wrong) */
+            c->g->values[outs[o]].konst = NULL;
+        }
     return st;
 }
 
+/* ConstantOfShape or Expand (of an input not padded) to the shape of a
+ * value padded along a dim (shape_read): its result is padded alike where
+ * it holds one value along that dim -- torch's full_like(x) holds a value
+ * for each of x's results, then for each of x's padding entries, which is
+ * then padding. Its padding holds the fill, not yet the type's (dirty). */
+static void mark_shaped_like(fe_ctx *c, const fe_node *n) {
+    bool expand = !strcmp(n->op_type, "Expand");
+    if ((!expand && strcmp(n->op_type, "ConstantOfShape")) || n->input_count < 1u + expand ||
+        n->outputs[0] == FE_NONE)
+        return;
+    const fe_value *s = fe_in(c, n, expand);
+    if (!s || !s->shape_of_padded || s->type.rank != 1) return;
+    uint32_t src = s->shape_of_padded - 1;
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    int32_t at = (int32_t)(o->rank - s->type.dims[0]) + s->shape_padded_at;
+    int32_t from = padded_dim(c, src);
+    if (at < 0 || at >= o->rank || from < 0 || o->dims[at] != c->g->values[src].type.dims[from])
+        return;
+    if (expand) { /* the input broadcast along that dim, and not padded itself */
+        const fe_type *x = fe_in_type(c, n, 0);
+        int32_t xa = at - (o->rank - x->rank);
+        if (padded_dim(c, n->inputs[0]) >= 0 || (xa >= 0 && x->dims[xa] != 1)) return;
+    }
+    fe_mark_padded(c, n->outputs[0], at, valid_of(c, src));
+    c->g->values[n->outputs[0]].pad_dirty = true;
+}
+
 lm_status fe_padded_written(fe_ctx *c, const fe_node *n) {
+    if (!n->pad_masked) mark_shaped_like(c, n);
     if (!n->pad_masked) {
         int32_t d = n->input_count ? padded_dim(c, n->inputs[0]) : -1;
         if (d >= 0 && (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Flatten"))) {

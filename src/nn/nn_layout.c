@@ -153,6 +153,18 @@ static lm_status from_host_tiles(const char *op, lm_device *device, const lmnn_s
     return LM_OK;
 }
 
+/* Whether the whole tiles of `shape` would be mostly padding (a vector, a
+ * column) and large: the data is then written as rows and tilized on the
+ * device, so that a capture stores the data, not the tiles (a column of
+ * 1M floats is 4 MB of rows, 128 MB of tiles). */
+static bool sparse_tiles(const lmnn_shape *shape, lmnn_dtype dtype) {
+    enum { SPARSE_MIN_BYTES = 1 << 20, SPARSE_RATIO = 4 };
+    nn_tiles g = nn_tiles_of(shape);
+    uint64_t tiles = (uint64_t)g.batch * g.ht * g.wt * lm_tile_size(nn_tile_format(dtype));
+    return tiles >= SPARSE_MIN_BYTES &&
+           tiles / SPARSE_RATIO > lmnn_shape_volume(shape) * lmnn_dtype_host_size(dtype);
+}
+
 lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void *data, size_t size,
                          const lmnn_tensor_options *opts, lmnn_tensor *out_tensor) {
     const char *op = "lmnn_from_host";
@@ -189,7 +201,8 @@ lm_status lmnn_from_host(lm_device *device, const lmnn_shape *shape, const void 
     if (sharded && (st = nn_check_memory_any(op, "opts.memory", device, &opts->memory, shape,
                                              opts->layout, NULL)))
         return st;
-    if (tile && !sharded) return from_host_tiles(op, device, shape, data, opts, out_tensor);
+    if (tile && !sharded && !sparse_tiles(shape, opts->dtype))
+        return from_host_tiles(op, device, shape, data, opts, out_tensor);
     lmnn_memory_config dram = {.type = LM_BUFFER_DRAM, .layout = LM_BUFFER_INTERLEAVED};
     lmnn_tensor rh, th = {0}, sh = {0};
     nn_tensor *r, *t = NULL, *staged = NULL;

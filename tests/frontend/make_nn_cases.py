@@ -3400,7 +3400,9 @@ write_case("refuse_padded_nms_overlap_table",
             ("s", np.zeros((1, 1, 8193), np.float32))],
            [("sel", (TensorProto.INT64, [1, 3]))], 11, inits=[("m", np.array([1], np.int64))],
            expect="with run-time boxes, 1 batch entries of 8193 boxes make a table of overlaps "
-                  "over 67108864 entries")
+                  "over 67108864 entries (batch entries x boxes x boxes): compile with "
+                  "--graph-outputs (options: outputs) up to the boxes and scores, and select them "
+                  "in the program that reads the binary's outputs")
 # Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
 # overlap nothing, so every class keeps all 8, in score order with ties to
 # the lower box).
@@ -4829,6 +4831,37 @@ write_case("padded_concat_along_padded_dim",
                                48, np.nan))], 13,
            inits=pq_lim + [("lim2", np.array(-0.5, np.float32)), ("fixed", pq_fixed),
                            ("thr", np.array(0.6, np.float32)), ("ax0", np.array([0], np.int64))] +
+           [("j%d" % j, np.array(j, np.int64)) for j in range(3)], atol=1e-5)
+# torch.full_like / zeros_like / expand_as of a padded value (torchvision's
+# per-class labels, joined with the boxes and shifted apart by class as
+# batched_nms does): a ConstantOfShape or Expand to its Shape is padded
+# alike, so the labels line up with the boxes they were made for.
+pc_counts = [int((pc_sc[:, j] > 0.6).sum()) for j in range(3)]
+pc_labels = np.concatenate([np.full(pc_counts[j], j + 1, np.int64) for j in range(3)])
+pc_allb = np.concatenate([pc_boxes[pc_sc[:, j] > 0.6] for j in range(3)])
+write_case("padded_full_like",
+           pc_nodes +
+           [helper.make_node("Shape", ["ss%d" % j], ["sh%d" % j]) for j in range(3)] +
+           [helper.make_node("ConstantOfShape", ["sh%d" % j], ["lab%d" % j],
+                             value=numpy_helper.from_array(np.array([j + 1], np.int64)))
+            for j in range(3)] +
+           [helper.make_node("Concat", ["b0", "b1", "b2"], ["allb"], axis=0),
+            helper.make_node("Concat", ["lab0", "lab1", "lab2"], ["labels"], axis=0),
+            helper.make_node("Cast", ["labels"], ["lf"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["lf", "hundred"], ["off"]),
+            helper.make_node("Unsqueeze", ["off", "ax1"], ["off2"]),
+            helper.make_node("Add", ["allb", "off2"], ["shifted"]),
+            helper.make_node("Expand", ["half", "sh0"], ["halves"]),
+            helper.make_node("Add", ["ss0", "halves"], ["ss0h"])],
+           [("boxes", pc_boxes), ("sc", pc_sc)],
+           [("lab0", padded_to(pc_labels[:pc_counts[0]], 16, -1)),
+            ("labels", padded_to(pc_labels, 48, -1)),
+            ("shifted", padded_to(pc_allb + 100 * pc_labels[:, None].astype(np.float32), 48,
+                                  np.nan)),
+            ("ss0h", padded_to(pc_sc[pc_sc[:, 0] > 0.6, 0] + 0.5, 16, np.nan))], 13,
+           inits=[("thr", np.array(0.6, np.float32)), ("ax0", np.array([0], np.int64)),
+                  ("ax1", np.array([1], np.int64)), ("hundred", np.array(100, np.float32)),
+                  ("half", np.array([0.5], np.float32))] +
            [("j%d" % j, np.array(j, np.int64)) for j in range(3)], atol=1e-5)
 write_case("refuse_padded_concat_two_padded_dims",
            [helper.make_node("Compress", ["x", "c"], ["k"], axis=0)] +
