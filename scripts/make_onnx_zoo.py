@@ -4,7 +4,8 @@ exporter writes them, each with an input and PyTorch's output for it.
 
 Usage: make_onnx_zoo.py --out DIR [--threads N]
 
-Needs Debian's python3-torch, python3-numpy and python3-onnx. The build runs
+Needs Debian's python3-torch, python3-numpy and python3-onnx, and for the
+detectors python3-torchvision. The build runs
 it once into the build tree (target onnx_models); nothing here is needed to
 build lightmetal or to replay a binary.
 
@@ -24,6 +25,7 @@ Range/meshgrid) and several opsets of the same network.
 """
 
 import argparse
+import collections
 import math
 import os
 import shutil
@@ -801,6 +803,79 @@ class CacheWrites(nn.Module):
         return k_cache.index_copy(2, pos, k), v_cache
 
 
+# ---- detectors (torchvision) ----
+
+
+class TinyBackbone(nn.Module):
+    """Three strided convolutions, their outputs the feature maps a
+    detector's head reads (strides 2, 4 and 8)."""
+
+    def __init__(self, ch=16):
+        super().__init__()
+        self.out_channels = ch
+        self.stem = nn.Sequential(nn.Conv2d(3, ch, 3, 2, 1), nn.BatchNorm2d(ch), nn.ReLU())
+        self.down1 = nn.Sequential(nn.Conv2d(ch, ch, 3, 2, 1), nn.ReLU())
+        self.down2 = nn.Sequential(nn.Conv2d(ch, ch, 3, 2, 1), nn.ReLU())
+
+    def forward(self, x):
+        a = self.stem(x)
+        b = self.down1(a)
+        return collections.OrderedDict([("0", a), ("1", b), ("2", self.down2(b))])
+
+
+DETECTIONS = 20
+
+
+class Detector(nn.Module):
+    """A torchvision detector on one image, its detections as a tuple:
+    torchvision's own post-processing (scores above a threshold per level
+    or class, top-k, batched NMS, the best DETECTIONS), which compiles with
+    --pad-dynamic into outputs of DETECTIONS rows, the unused ones padding
+    (padded_outputs)."""
+
+    padded_outputs = DETECTIONS
+
+    def __init__(self, kind):
+        super().__init__()
+        try:
+            from torchvision.models.detection import RetinaNet
+            from torchvision.models.detection.anchor_utils import (AnchorGenerator,
+                                                                   DefaultBoxGenerator)
+            from torchvision.models.detection.ssd import SSD
+        except ImportError as e:
+            sys.exit(f"make_onnx_zoo: {e}: the detectors need Debian's python3-torchvision "
+                     "(run scripts/install-deps.sh)")
+        backbone = TinyBackbone()
+        if kind == "retinanet":
+            anchors = AnchorGenerator(((12,), (24,), (48,)), ((0.5, 1.0, 2.0),) * 3)
+            self.net = RetinaNet(backbone, num_classes=5, min_size=64, max_size=64,
+                                 anchor_generator=anchors, score_thresh=0.5,
+                                 detections_per_img=DETECTIONS, topk_candidates=40)
+            scale = 0.1
+        else:
+            backbone.out_channels = [backbone.out_channels] * 3
+            self.net = SSD(backbone, DefaultBoxGenerator([[2], [2], [2]]), (64, 64),
+                           num_classes=4, score_thresh=0.85, topk_candidates=40,
+                           detections_per_img=DETECTIONS)
+            scale = 0.05
+        # Random weights give scores all alike (RetinaNet's prior of 0.01);
+        # moved apart, the detections are a real selection.
+        with torch.no_grad():
+            for p in self.net.parameters():
+                p.add_(torch.randn_like(p) * scale)
+            if kind == "retinanet":
+                self.net.head.classification_head.cls_logits.bias.zero_()
+
+    def forward(self, x):
+        d = self.net([x])[0]
+        if not torch.onnx.is_in_onnx_export():
+            s = torch.sort(d["scores"]).values
+            # float32 rounding could swap two detections closer than this
+            if len(s) > 1 and (s[1:] - s[:-1]).min() < 1e-5:
+                raise SystemExit("make_onnx_zoo: detector reference too close to call")
+        return d["boxes"], d["scores"], d["labels"]
+
+
 # ---- the cases ----
 
 
@@ -913,6 +988,14 @@ def cases():
              ("v", randn(2, 4, 3, 16))],
             ["k_out", "v_out"],
         ),
+        "padded_retinanet": (
+            lambda: Detector("retinanet"), 13, [("x", torch.rand(3, 64, 64))],
+            ["boxes", "scores", "labels"],
+        ),
+        "padded_ssd": (
+            lambda: Detector("ssd"), 13, [("x", torch.rand(3, 64, 64))],
+            ["boxes", "scores", "labels"],
+        ),
     }
 
 
@@ -993,7 +1076,13 @@ def write_case(out, name, make, opset, inputs, output_names):
     for i, (n, t) in enumerate(inputs):
         write_pb(os.path.join(data, f"input_{i}.pb"), n, t.numpy())
     for i, (n, t) in enumerate(zip(output_names, outputs)):
-        write_pb(os.path.join(data, f"output_{i}.pb"), n, t.numpy())
+        t = t.numpy()
+        rows = getattr(model, "padded_outputs", 0)
+        if rows:  # the binary's padding: NaN for floats, -1 for integers
+            pad = np.full((rows,) + t.shape[1:], np.nan if t.dtype.kind == "f" else -1, t.dtype)
+            pad[: len(t)] = t
+            t = pad
+        write_pb(os.path.join(data, f"output_{i}.pb"), n, t)
     if isinstance(model, LlamaStatic):
         write_generation(os.path.join(tmp, "generate.txt"), model, dict(inputs)["cache_k"])
     final = os.path.join(out, name)

@@ -10,7 +10,9 @@
  *      and output_N.pb (the N-th graph output);
  *   3. runs `lightmetal compile MODEL -o T/model.lmb --const NAME=input_N.pb`
  *      for the inputs that decide shapes (and `--input-shape NAME=DIMS` with
- *      the test data's dims for inputs whose declared shape is open), then
+ *      the test data's dims for inputs whose declared shape is open;
+ *      --pad-dynamic for a test named padded_*, whose expected outputs
+ *      are padded as the binary's are), then
  *      `lightmetal run T/model.lmb --input NAME=T/in_N.npy ... --output
  *      NAME=T/out_N.npy ...` as child processes (stdout dropped, stderr
  *      captured, each killed with its process group after --timeout
@@ -116,7 +118,8 @@ typedef struct config {
     const char *roots[MAX_ROOTS];
     size_t root_count;
     const char *filter;
-    const char *skip; /* tests whose set/name contains it are not run */
+    const char *skip; /* tests whose set/name contains one of its comma-separated
+                         parts are not run */
     const char *cli;
     const char *tsv, *md, *expect_file;
     bool update_expected, keep, verbose;
@@ -160,6 +163,18 @@ static char *xprintf(const char *fmt, ...) {
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+/* Whether --skip leaves set/name `full` out: it contains one of the
+ * comma-separated parts. */
+static bool skipped(const config *cf, const char *full) {
+    for (const char *p = cf->skip; p && *p;) {
+        size_t len = strcspn(p, ",");
+        for (const char *f = full; len && *f; f++)
+            if (!strncmp(f, p, len)) return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
 }
 
 static bool is_dir(const char *path) {
@@ -971,6 +986,9 @@ static void run_test(worker *w) {
     argv[ac++] = "--dtype"; /* conformance is fp32, said here */
     argv[ac++] = (char *)cf->dtype;
     if (cf->trace) argv[ac++] = "--trace";
+    /* A model whose outputs are padded (a detector's selections): its
+     * expected outputs are padded as the binary's are, NaN or -1. */
+    if (strstr(t->name, "padded_")) argv[ac++] = "--pad-dynamic";
     argv[ac++] = "-o";
     char lmb[PATH_MAX + 16];
     snprintf(lmb, sizeof lmb, "%s/model.lmb", w->tmp);
@@ -1446,8 +1464,8 @@ static test_case *discover(const config *cf, size_t *out_n) {
             if (e->d_name[0] == '.') continue;
             char *dir = xprintf("%s/%s", root, e->d_name);
             char *full = xprintf("%s/%s", base, e->d_name);
-            bool keep = is_dir(dir) && (!cf->filter || strstr(full, cf->filter)) &&
-                        (!cf->skip || !strstr(full, cf->skip));
+            bool keep =
+                is_dir(dir) && (!cf->filter || strstr(full, cf->filter)) && !skipped(cf, full);
             free(full);
             if (!keep) {
                 free(dir);
@@ -1816,8 +1834,7 @@ static const test_case *find_test(const test_case *tests, size_t n, const char *
 /* A listed test this run was asked to run: its set is one of the roots and
  * it matches the filter. */
 static bool in_scope(const config *cf, const char *full) {
-    if ((cf->filter && !strstr(full, cf->filter)) || (cf->skip && strstr(full, cf->skip)))
-        return false;
+    if ((cf->filter && !strstr(full, cf->filter)) || skipped(cf, full)) return false;
     for (size_t r = 0; r < cf->root_count; r++) {
         const char *base = strrchr(cf->roots[r], '/');
         base = base && base[1] ? base + 1 : cf->roots[r];
@@ -1885,7 +1902,7 @@ static const char usage[] =
     "  --data DIR          a data root of test directories (repeatable; default:\n"
     "                      " LM_ONNX_TESTDATA "/{node,pytorch-converted,pytorch-operator,simple})\n"
     "  --filter TEXT       only the tests whose set/name contains TEXT\n"
-    "  --skip TEXT         not the tests whose set/name contains TEXT\n"
+    "  --skip TEXT[,TEXT]  not the tests whose set/name contains one of the TEXTs\n"
     "  --jobs N            tests run in N processes at once (default 2)\n"
     "  --timeout S         seconds each compile and each run may take (default 120)\n"
     "  --atol X            the absolute tolerance of float comparisons (default ONNX's\n"

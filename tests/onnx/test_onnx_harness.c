@@ -11,7 +11,8 @@
  * after the time limit ("timeout"), one killed by a signal is a "crash".
  * --const-inputs gives the inputs to compile as constants. --dtype goes to
  * compile, --scaled-atol widens the tolerance by the output's largest
- * magnitude, and --skip leaves tests out.
+ * magnitude, and --skip leaves tests out (any of a comma-separated list);
+ * a test named padded_* compiles with --pad-dynamic.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -96,6 +97,8 @@ static void make_all(void) {
     make_test("test_relu_no_output", "Relu", NULL, NULL, true);
     make_test("test_relu_no_data", "Relu", relu, NULL, false);
     make_test("test_unknown_op", "NoSuchOpAnywhere", relu, NULL, true);
+    /* Compiled with --pad-dynamic (its name). */
+    make_test("test_padded_neg", "Relu", relu, NULL, true);
     /* An unreadable model with valid test data. */
     make_test("test_garbage", "Relu", relu, NULL, true);
     char path[600];
@@ -297,6 +300,12 @@ static void test_modes(void) {
     conformance(skip);
     const char *rows = read_text(tsv);
     CHECK(rows && strstr(rows, "test_relu_ok") && !strstr(rows, "test_relu_wrong"));
+    snprintf(skip, sizeof skip, "--filter test_ --skip nothing,relu_wrong,,relu_sh --tsv '%s'",
+             tsv);
+    conformance(skip);
+    rows = read_text(tsv);
+    CHECK(rows && strstr(rows, "test_relu_ok") && !strstr(rows, "test_relu_wrong") &&
+          !strstr(rows, "test_relu_shape") && strstr(rows, "test_padded_neg"));
     CHECK(conformance("--filter relu_wrong --all") == 1);
     /* relu_wrong's 7 for 6: within 0.2 of 7, not within 0.1. */
     CHECK(conformance("--filter relu_wrong --all --scaled-atol 0.2") == 0);
@@ -305,6 +314,9 @@ static void test_modes(void) {
     CHECK(strstr(plain, "compile ") && strstr(plain, "--dtype fp32 ") && !strstr(plain, "--trace"));
     CHECK(strstr(tool_calls("--dtype bfp8"), "--dtype bfp8 "));
     CHECK(strstr(tool_calls("--trace"), "--trace"));
+    CHECK(!strstr(plain, "--pad-dynamic"));
+    CHECK(strstr(tool_calls("--filter padded_neg"), "--pad-dynamic"));
+    CHECK(conformance("--filter padded_neg --all") == 0);
     CHECK(conformance("--filter relu_ok --dtype bf16 --all") == 0);
     CHECK(conformance("--filter relu_ok --trace --all") == 0);
 }
