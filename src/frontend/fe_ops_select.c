@@ -281,9 +281,10 @@ static uint32_t node_out(const fe_node *n, uint32_t i) {
     return i < n->output_count ? n->outputs[i] : FE_NONE;
 }
 
-/* `v` ([count]) sorted ascending, ties in index order (TopK); the
- * positions the sorted values came from in *out_from. */
-static uint32_t sort_ascending(fe_build *b, uint32_t v, int64_t count, uint32_t *out_from) {
+/* `v` ([count]) sorted ascending (descending when `largest`), ties in
+ * index order (TopK); the positions the sorted values came from in
+ * *out_from. */
+static uint32_t sort_by(fe_build *b, uint32_t v, int64_t count, bool largest, uint32_t *out_from) {
     uint32_t sorted = FE_NONE;
     *out_from = FE_NONE;
     if (!b->st && !(b->st = fe_x_value(&b->x, "sorted", &sorted)))
@@ -295,7 +296,7 @@ static uint32_t sort_ascending(fe_build *b, uint32_t v, int64_t count, uint32_t 
     topk->inputs[1] = fe_b_ints(b, &count, 1);
     topk->outputs[0] = sorted;
     topk->outputs[1] = *out_from;
-    fe_b_ints_attr(b, topk, "largest", false, (const int64_t[]){0}, 1);
+    fe_b_ints_attr(b, topk, "largest", false, (const int64_t[]){largest}, 1);
     fe_b_ints_attr(b, topk, "axis", false, (const int64_t[]){0}, 1);
     return sorted;
 }
@@ -329,7 +330,7 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
     uint32_t flat = fe_b_reshape(b, nd->inputs[0], &count, 1);
     if (held != t->elem) flat = fe_b_cast(b, flat, held);
     /* Sorted ascending, with where each value came from. */
-    uint32_t from, v = sort_ascending(b, flat, count, &from);
+    uint32_t from, v = sort_by(b, flat, count, false, &from);
     /* Whether each sorted value starts a group: the first, and any that
      * differs from the one before (two NaNs do not). */
     uint32_t fresh = fe_b_const(b, FE_BOOL, 1, (const int64_t[]){1}, 1);
@@ -376,7 +377,7 @@ static lm_status unique_padded(fe_ctx *c, const fe_node *n, bool sorted) {
          * after: keyed past every index), and each group's new number. */
         uint32_t key = fe_b_where(b, real, first, fe_b_const(b, FE_INT64, 0, NULL, (double)count));
         uint32_t order;
-        sort_ascending(b, key, count, &order);
+        sort_by(b, key, count, false, &order);
         uint32_t renumber = fe_b_node(b, "ScatterND", 13,
                                       (const uint32_t[]){fe_b_const(b, FE_INT64, 1, one_d, 0),
                                                          fe_b_unsqueeze(b, order, 1), positions},
@@ -694,8 +695,165 @@ static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def,
 }
 
 /* The most entries of the table of which boxes overlap ([batch, boxes,
- * boxes]). */
-enum { NMS_MAX_TABLE = 1 << 26 };
+ * boxes]) made whole; more boxes of one batch entry and class (at most
+ * NMS_MAX_BLOCKED, TopK's most) are compared a block of NMS_BLOCK at a
+ * time (nms_blocked). */
+enum { NMS_MAX_TABLE = 1 << 26, NMS_MAX_BLOCKED = 32768, NMS_BLOCK = 1024 };
+
+/* Boxes as their extents along y and x and their areas, from their four
+ * coordinates `v` (any one shape each). */
+typedef struct nms_extents {
+    uint32_t lo[2], hi[2], area;
+} nms_extents;
+
+static nms_extents box_extents(fe_build *b, const uint32_t v[4], bool center) {
+    nms_extents e;
+    for (int a = 0; a < 2; a++) {
+        if (center) { /* [x_center, y_center, width, height] */
+            uint32_t mid = v[1 - a], half = fe_b_op(b, "Mul", v[3 - a], fe_b_scalar(b, 0.5));
+            e.lo[a] = fe_b_op(b, "Sub", mid, half);
+            e.hi[a] = fe_b_op(b, "Add", mid, half);
+        } else { /* [y1, x1, y2, x2], either diagonal */
+            e.lo[a] = fe_b_op(b, "Min", v[a], v[a + 2]);
+            e.hi[a] = fe_b_op(b, "Max", v[a], v[a + 2]);
+        }
+    }
+    e.area =
+        fe_b_op(b, "Mul", fe_b_op(b, "Sub", e.hi[0], e.lo[0]), fe_b_op(b, "Sub", e.hi[1], e.lo[1]));
+    return e;
+}
+
+/* Whether boxes i overlap boxes j (IoU above iou_max; a box of no area
+ * overlaps nothing), 0/1 float32 as their shapes broadcast. */
+static uint32_t box_overlaps(fe_build *b, const nms_extents *i, const nms_extents *j,
+                             double iou_max) {
+    uint32_t side[2], zero = fe_b_scalar(b, 0.0);
+    for (int a = 0; a < 2; a++)
+        side[a] = fe_b_op(b, "Relu",
+                          fe_b_op(b, "Sub", fe_b_op(b, "Min", i->hi[a], j->hi[a]),
+                                  fe_b_op(b, "Max", i->lo[a], j->lo[a])),
+                          FE_NONE);
+    uint32_t inter = fe_b_op(b, "Mul", side[0], side[1]);
+    uint32_t iou =
+        fe_b_op(b, "Div", inter, fe_b_op(b, "Sub", fe_b_op(b, "Add", i->area, j->area), inter));
+    uint32_t both = fe_b_op(b, "And", fe_b_op(b, "Greater", i->area, zero),
+                            fe_b_op(b, "Greater", j->area, zero));
+    return fe_b_cast(b,
+                     fe_b_op(b, "Greater", fe_b_where(b, both, iou, zero), fe_b_scalar(b, iou_max)),
+                     FE_FLOAT);
+}
+
+/* A NonMaxSuppression node marked to read a table of overlaps (lower_nms:
+ * lmnn_nms), on inputs in[count]; its output. */
+static uint32_t nms_marked(fe_build *b, const fe_node *nd, uint32_t *in, uint32_t count,
+                           bool center) {
+    fe_node *sel = NULL;
+    uint32_t out = fe_b_node(b, "NonMaxSuppression", nd->opset, in, count, &sel);
+    if (sel) {
+        sel->nms_overlaps = true;
+        fe_b_ints_attr(b, sel, "center_point_box", false, (const int64_t[]){center}, 1);
+    }
+    return out;
+}
+
+/* One batch entry and class of more boxes than a whole table takes
+ * (opts->pad_dynamic): the boxes sorted by score (candidates: above the
+ * threshold), then a block of NMS_BLOCK at a time: a box of the block is
+ * out when a box kept from an earlier block overlaps it (a product of the
+ * earlier ones' record of kept boxes with their table against the block),
+ * and the rest go through lmnn_nms on the block's own table (their scores
+ * in order, so it keeps them as the greedy rounds over all would). The
+ * first `rows` kept, as ONNX's rows (0, 0, box), scattered into a table
+ * of -1. Tables of at most boxes x NMS_BLOCK entries; N^2 / 2 compared. */
+static lm_status nms_blocked(fe_ctx *c, const fe_node *n, bool center, double iou_max,
+                             int64_t rows) {
+    const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
+    int64_t N = tb->dims[1];
+    double score_min;
+    lm_status st = nms_scalar(c, n, 4, -INFINITY, &score_min);
+    if (st) return st;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    const fe_node *nd = &b->x.node;
+    uint32_t boxes = nd->inputs[0], scores = nd->inputs[1];
+    if (tb->elem != FE_FLOAT) boxes = fe_b_cast(b, boxes, FE_FLOAT);
+    if (ts->elem != FE_FLOAT) scores = fe_b_cast(b, scores, FE_FLOAT);
+    boxes = fe_b_reshape(b, boxes, (const int64_t[]){N, 4}, 2);
+    scores = fe_b_reshape(b, scores, &N, 1);
+    /* Candidates (NaN is none) by score, best first; the rest last. */
+    uint32_t low = fe_b_scalar(b, -INFINITY);
+    uint32_t key =
+        fe_b_where(b, fe_b_op(b, "Greater", scores, fe_b_scalar(b, score_min)), scores, low);
+    uint32_t order, sorted = sort_by(b, key, N, true, &order);
+    uint32_t alive = fe_b_op(b, "Greater", sorted, low);
+    uint32_t by_score = fe_b_node(b, "Gather", 13, (const uint32_t[]){boxes, order}, 2, NULL);
+    uint32_t col[4], row[4];
+    for (int64_t k = 0; k < 4; k++) {
+        col[k] = fe_b_slice(b, by_score, 1, k, k + 1); /* [N, 1] */
+        row[k] = fe_b_reshape(b, col[k], (const int64_t[]){1, N}, 2);
+    }
+    nms_extents ec = box_extents(b, col, center), er = box_extents(b, row, center);
+    uint32_t kept = FE_NONE; /* [1, r0] 0/1: the boxes kept so far */
+    for (int64_t r0 = 0; r0 < N && !b->st; r0 += NMS_BLOCK) {
+        int64_t r1 = r0 + NMS_BLOCK < N ? r0 + NMS_BLOCK : N, len = r1 - r0;
+        nms_extents bi, bj, prev;
+        for (int a = 0; a < 3; a++) {
+            uint32_t *di = a < 2 ? &bi.lo[a] : &bi.area, *dj = a < 2 ? &bj.lo[a] : &bj.area;
+            *di = fe_b_slice(b, a < 2 ? ec.lo[a] : ec.area, 0, r0, r1);
+            *dj = fe_b_slice(b, a < 2 ? er.lo[a] : er.area, 1, r0, r1);
+            if (a < 2) {
+                bi.hi[a] = fe_b_slice(b, ec.hi[a], 0, r0, r1);
+                bj.hi[a] = fe_b_slice(b, er.hi[a], 1, r0, r1);
+            }
+        }
+        uint32_t in = fe_b_slice(b, alive, 0, r0, r1);
+        if (kept != FE_NONE) { /* out when a kept earlier box overlaps it */
+            for (int a = 0; a < 2; a++) {
+                prev.lo[a] = fe_b_slice(b, ec.lo[a], 0, 0, r0);
+                prev.hi[a] = fe_b_slice(b, ec.hi[a], 0, 0, r0);
+            }
+            prev.area = fe_b_slice(b, ec.area, 0, 0, r0);
+            uint32_t hits =
+                fe_b_node(b, "MatMul", 13,
+                          (const uint32_t[]){kept, box_overlaps(b, &prev, &bj, iou_max)}, 2, NULL);
+            uint32_t hit =
+                fe_b_op(b, "Greater", fe_b_reshape(b, hits, &len, 1), fe_b_scalar(b, 0.5));
+            in = fe_b_op(b, "And", in, fe_b_op(b, "Not", hit, FE_NONE));
+        }
+        uint32_t sc = fe_b_where(b, in, fe_b_slice(b, sorted, 0, r0, r1), fe_b_scalar(b, NAN));
+        uint32_t table =
+            fe_b_reshape(b, box_overlaps(b, &bi, &bj, iou_max), (const int64_t[]){1, len, len}, 3);
+        uint32_t sel_in[3] = {table, fe_b_reshape(b, sc, (const int64_t[]){1, 1, len}, 3),
+                              fe_b_ints(b, &len, 1)};
+        uint32_t sel = nms_marked(b, nd, sel_in, 3, center);
+        /* The block's kept boxes as 0/1 [1, len]: rows (0, 0, j), then -1. */
+        uint32_t picked = fe_b_slice(b, sel, 1, 2, 3); /* [len, 1] */
+        uint32_t at = fe_b_reshape(b, fe_b_iota(b, len), (const int64_t[]){1, len}, 2);
+        uint32_t mine = fe_b_sum(b, fe_b_cast(b, fe_b_op(b, "Equal", picked, at), FE_FLOAT),
+                                 (const int64_t[]){0}, 1);
+        kept = kept == FE_NONE ? mine : fe_b_concat(b, (const uint32_t[]){kept, mine}, 2, 1);
+    }
+    /* The first `rows` kept, by score: kept box j (in score order) to the
+     * row of the kept ones before it, the rest past the end (dropped). */
+    uint32_t is_kept = fe_b_op(b, "Greater", fe_b_reshape(b, kept, &N, 1), fe_b_scalar(b, 0.5));
+    uint32_t running =
+        fe_b_op(b, "CumSum", fe_b_cast(b, is_kept, FE_INT64), fe_b_const(b, FE_INT64, 0, NULL, 0));
+    uint32_t place = fe_b_op(b, "Sub", running, fe_b_const(b, FE_INT64, 0, NULL, 1));
+    uint32_t to = fe_b_where(
+        b,
+        fe_b_op(b, "And", is_kept,
+                fe_b_op(b, "Less", place, fe_b_const(b, FE_INT64, 0, NULL, (double)rows))),
+        place, fe_b_const(b, FE_INT64, 0, NULL, (double)rows));
+    uint32_t parts[2] = {fe_b_const(b, FE_INT64, 2, (const int64_t[]){N, 2}, 0),
+                         fe_b_unsqueeze(b, order, 1)};
+    uint32_t picks = fe_b_concat(b, parts, 2, 1);
+    uint32_t base = fe_b_const(b, FE_INT64, 2, (const int64_t[]){rows, 3}, -1);
+    uint32_t out = fe_b_node(b, "ScatterND", 13,
+                             (const uint32_t[]){base, fe_b_unsqueeze(b, to, 1), picks}, 3, NULL);
+    if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
+    uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, rows), fe_b_slice(b, running, 0, N - 1, N));
+    return end_padded(c, b, nd->outputs[0], 0, valid);
+}
 
 /* The selection on the device, for run-time boxes or scores
  * (opts->pad_dynamic): the node gives way to ops computing which boxes
@@ -703,18 +861,24 @@ enum { NMS_MAX_TABLE = 1 << 26 };
  * [batch, boxes, boxes] 0/1 table in float32, and a NonMaxSuppression node
  * marked to read that table instead of boxes, which lmnn_nms runs (the
  * greedy rounds of every batch entry and class, and the packing into
- * ONNX's order: batch, class, then score; rows past the last pick -1). */
+ * ONNX's order: batch, class, then score; rows past the last pick -1).
+ * More boxes than the table takes go by blocks (nms_blocked) for one batch
+ * entry and class. */
 static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double iou_max,
                                int64_t rows) {
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
     int64_t B = tb->dims[0], N = tb->dims[1];
-    if (N > NMS_MAX_TABLE / N / B)
+    if (N > NMS_MAX_TABLE / N / B) {
+        if (B == 1 && ts->dims[1] == 1 && N <= NMS_MAX_BLOCKED)
+            return nms_blocked(c, n, center, iou_max, rows);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "with run-time boxes, %lld batch entries of %lld boxes make a table of "
-                       "overlaps over %d entries (batch entries x boxes x boxes): compile with "
-                       "--graph-outputs (options: outputs) up to the boxes and scores, and select "
-                       "them in the program that reads the binary's outputs",
-                       (long long)B, (long long)N, NMS_MAX_TABLE);
+                       "overlaps over %d entries (batch entries x boxes x boxes; one batch "
+                       "entry and one class of up to %d boxes are compared by blocks): compile "
+                       "with --graph-outputs (options: outputs) up to the boxes and scores, and "
+                       "select them in the program that reads the binary's outputs",
+                       (long long)B, (long long)N, NMS_MAX_TABLE, NMS_MAX_BLOCKED);
+    }
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
@@ -729,48 +893,14 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
         as_i[k] = fe_b_reshape(b, coord, (const int64_t[]){B, N, 1}, 3);
         as_j[k] = fe_b_reshape(b, coord, (const int64_t[]){B, 1, N}, 3);
     }
-    uint32_t lo[2][2], hi[2][2], area[2]; /* [i or j][axis] */
-    for (int s = 0; s < 2; s++) {
-        const uint32_t *v = s ? as_j : as_i;
-        for (int a = 0; a < 2; a++) {
-            if (center) { /* [x_center, y_center, width, height] */
-                uint32_t mid = v[1 - a], half = fe_b_op(b, "Mul", v[3 - a], fe_b_scalar(b, 0.5));
-                lo[s][a] = fe_b_op(b, "Sub", mid, half);
-                hi[s][a] = fe_b_op(b, "Add", mid, half);
-            } else { /* [y1, x1, y2, x2], either diagonal */
-                lo[s][a] = fe_b_op(b, "Min", v[a], v[a + 2]);
-                hi[s][a] = fe_b_op(b, "Max", v[a], v[a + 2]);
-            }
-        }
-        area[s] = fe_b_op(b, "Mul", fe_b_op(b, "Sub", hi[s][0], lo[s][0]),
-                          fe_b_op(b, "Sub", hi[s][1], lo[s][1]));
-    }
-    uint32_t side[2], zero = fe_b_scalar(b, 0.0);
-    for (int a = 0; a < 2; a++)
-        side[a] = fe_b_op(b, "Relu",
-                          fe_b_op(b, "Sub", fe_b_op(b, "Min", hi[0][a], hi[1][a]),
-                                  fe_b_op(b, "Max", lo[0][a], lo[1][a])),
-                          FE_NONE);
-    uint32_t inter = fe_b_op(b, "Mul", side[0], side[1]);
-    uint32_t iou =
-        fe_b_op(b, "Div", inter, fe_b_op(b, "Sub", fe_b_op(b, "Add", area[0], area[1]), inter));
-    uint32_t both = fe_b_op(b, "And", fe_b_op(b, "Greater", area[0], zero),
-                            fe_b_op(b, "Greater", area[1], zero));
-    uint32_t over =
-        fe_b_cast(b, fe_b_op(b, "Greater", fe_b_where(b, both, iou, zero), fe_b_scalar(b, iou_max)),
-                  FE_FLOAT);
+    nms_extents ei = box_extents(b, as_i, center), ej = box_extents(b, as_j, center);
+    uint32_t over = box_overlaps(b, &ei, &ej, iou_max);
     /* The selection: this node again, on the table (its scalar inputs as
      * they were). */
     uint32_t in[5] = {over, scores, FE_NONE, FE_NONE, FE_NONE};
     for (uint32_t i = 2; i < nd->input_count && i < 5; i++)
         in[i] = nd->inputs[i];
-    fe_node *sel = NULL;
-    uint32_t out = fe_b_node(b, "NonMaxSuppression", nd->opset, in,
-                             nd->input_count < 5 ? nd->input_count : 5, &sel);
-    if (sel) {
-        sel->nms_overlaps = true;
-        fe_b_ints_attr(b, sel, "center_point_box", false, (const int64_t[]){center}, 1);
-    }
+    uint32_t out = nms_marked(b, nd, in, nd->input_count < 5 ? nd->input_count : 5, center);
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
     /* A row is a pick where its batch index is not -1. */
     uint32_t first = fe_b_reshape(b, fe_b_slice(b, out, 1, 0, 1), &rows, 1);

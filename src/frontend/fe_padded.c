@@ -232,9 +232,50 @@ static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, in
     return LM_OK;
 }
 
+/* A Reshape or Flatten of a value padded along dim d that merges d with
+ * the dims after it into the result's dim `a` (boxes [N, C, 4] as [N * C,
+ * 4]): the result is padded along `a`, each of d's entries there `inner`
+ * times in a row, so its record is the input's so repeated (its results
+ * still first). The op's copy and the record's nodes replace it. Anything
+ * else (a < 0: no dim of the result starts where d does) is refused. */
+static fe_node *copy_node(fe_build *b);
+
+static lm_status merge_reshaped(fe_ctx *c, const fe_node *n, int32_t d, int32_t a) {
+    const fe_value *v = fe_in(c, n, 0);
+    const fe_type *t = &v->type, *o = &c->g->values[n->outputs[0]].type;
+    int64_t inner = 1, len = t->dims[d];
+    for (int32_t e = d + 1; a >= 0 && e < t->rank && len * inner < o->dims[a]; e++)
+        inner *= t->dims[e];
+    if (a < 0 || len * inner != o->dims[a] || inner == 0)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input 0 ('%s') is padded along dim %d, which it merges with dims before "
+                       "it or splits (a reshape must keep that dim whole, or merge it with the "
+                       "dims after it)",
+                       v->name, d);
+    uint32_t out = n->outputs[0], valid = valid_of(c, n->inputs[0]);
+    bool dirty = v->pad_dirty;
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    /* (The record first: a Where putting the copy's padding back reads it.) */
+    uint32_t all = fe_b_const(b, FE_BOOL, 2, (const int64_t[]){1, inner}, 1);
+    uint32_t rec = fe_b_op(b, "And", fe_b_unsqueeze(b, valid, 1), all);
+    rec = fe_b_reshape(b, rec, (const int64_t[]){len * inner}, 1);
+    copy_node(b);
+    for (uint32_t i = 0; !b->st && i < b->x.count; i++)
+        b->x.nodes[i].pad_masked = true;
+    lm_status st = fe_x_end(c, &b->x, b->st);
+    if (!st) {
+        fe_mark_padded(c, out, a, rec);
+        c->g->values[out].pad_dirty = dirty;
+    }
+    return st;
+}
+
 /* After a Reshape or Flatten of a value padded along dim d: the result is
  * padded along the dim that holds the same entries (as many before it, as
- * many in it), or an error when the op merges or splits that dim. */
+ * many in it), or along the dim it merges d into with the dims after it
+ * (merge_reshaped); an error when the op splits that dim or merges it with
+ * dims before it. */
 static lm_status mark_reshaped(fe_ctx *c, const fe_node *n, int32_t d) {
     const fe_value *v = fe_in(c, n, 0);
     const fe_type *t = &v->type, *o = &c->g->values[n->outputs[0]].type;
@@ -247,12 +288,10 @@ static lm_status mark_reshaped(fe_ctx *c, const fe_node *n, int32_t d) {
             c->g->values[n->outputs[0]].pad_dirty = v->pad_dirty;
             return LM_OK;
         }
+        if (out_before == before) return merge_reshaped(c, n, d, a);
         out_before *= o->dims[a];
     }
-    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                   "input 0 ('%s') is padded along dim %d, which it merges with other dims or "
-                   "splits (a reshape must keep that dim whole)",
-                   v->name, d);
+    return merge_reshaped(c, n, d, -1);
 }
 
 /* ---- computing from entries in place ---- */
@@ -699,6 +738,57 @@ static lm_status concat_padded(fe_ctx *c, const fe_node *n, uint32_t k, int32_t 
     return st;
 }
 
+/* Expand of input 0 padded along d that keeps d's length (broadcasting
+ * other dims: a detector's indices viewed as [n, 1, 1, 1] and expanded to
+ * a scatter's [n, C, H, W]): the result is padded along it, where the
+ * result's rank puts it. */
+static lm_status refuse(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d);
+
+static lm_status expand_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    const fe_type *t = fe_in_type(c, n, 0);
+    const fe_tensor *shape = n->input_count == 2 ? fe_in_const(c, n, 1) : NULL;
+    if (k != 0 || !shape || shape->rank != 1) return refuse(c, n, k, d);
+    int32_t len = (int32_t)shape->count, rank = len > t->rank ? len : t->rank;
+    int32_t to = d + rank - t->rank, at = to - (rank - len);
+    int64_t want = at >= 0 ? fe_tensor_get_i64(shape, (uint64_t)at) : 1;
+    if (want != 1 && want != t->dims[d])
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input 0 ('%s') is padded along dim %d, which it would broadcast to %lld "
+                       "entries (only other dims may be broadcast)",
+                       fe_in(c, n, 0)->name, d, (long long)want);
+    mark_outputs(c, n, 0, to);
+    return LM_OK;
+}
+
+/* RoiAlign of padded regions (rois and batch_indices padded along dim 0,
+ * by the same op where both are; a detector's proposals): each region's
+ * result is its own, so the result is padded along dim 0 alike. The
+ * padding's regions are read as box 0 of image 0 (NaN corners would pick
+ * no pixels). */
+static lm_status roialign_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    uint32_t valid = valid_of(c, n->inputs[k]);
+    bool ok = k > 0 && d == 0 && n->input_count == 3;
+    for (uint32_t i = 0; ok && i < 3; i++) {
+        int32_t pd = padded_dim(c, n->inputs[i]);
+        ok = pd < 0 ? i == 0 : i > 0 && pd == 0 && valid_of(c, n->inputs[i]) == valid;
+    }
+    if (!ok)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is padded along dim %d: RoiAlign keeps padding apart "
+                       "when its regions (rois, batch_indices) are padded along dim 0 by the same "
+                       "op, and its image is not",
+                       k, fe_in(c, n, k)->name, d);
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    uint32_t in[2] = {FE_NONE, FE_NONE};
+    for (uint32_t i = 1; i < 3; i++)
+        if (padded_dim(c, n->inputs[i]) == 0) in[i - 1] = masked_input(b, i, 0, 0);
+    fe_node *op = copy_node(b);
+    for (uint32_t i = 1; op && i < 3; i++)
+        if (in[i - 1] != FE_NONE) op->inputs[i] = in[i - 1];
+    return end_marked(c, b, n, 0, valid, true);
+}
+
 /* Concat along another dim of values all padded by the same op along the
  * same dim (torch.cat([boxes, scores[:, None]], 1) after a selection): the
  * result is padded along it. */
@@ -718,7 +808,8 @@ static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
                            k, fe_in(c, n, k)->name, d, i, fe_in(c, n, i)->name,
                            pd < 0 ? "not" : "padded otherwise");
     }
-    if (a == d) return concat_padded(c, n, k, d);
+    /* (A Concat of one input is that input, padding and all.) */
+    if (a == d && n->input_count > 1) return concat_padded(c, n, k, d);
     mark_outputs(c, n, k, d);
     bool dirty = false;
     for (uint32_t i = 0; i < n->input_count; i++)
@@ -733,23 +824,34 @@ static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
  * results are written. */
 static lm_status scatter_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
     bool nd = !strcmp(n->op_type, "ScatterND");
-    int32_t di = n->input_count > 1 ? padded_dim(c, n->inputs[1]) : -1;
-    int32_t du = n->input_count > 2 ? padded_dim(c, n->inputs[2]) : -1;
-    const fe_type *ti = n->input_count > 1 ? fe_in_type(c, n, 1) : NULL;
-    bool ok = k > 0 && di >= 0 && (!nd || di < ti->rank - 1) &&
-              (du < 0 || (du == di && valid_of(c, n->inputs[2]) == valid_of(c, n->inputs[1])));
+    if (n->input_count < 3) return LM_OK; /* its inference names what is missing */
+    int32_t dd = padded_dim(c, n->inputs[0]), di = padded_dim(c, n->inputs[1]),
+            du = padded_dim(c, n->inputs[2]);
+    const fe_type *td = fe_in_type(c, n, 0), *ti = fe_in_type(c, n, 1);
+    int64_t axis = 0;
+    int32_t a = 0;
+    lm_status st = nd ? LM_OK : fe_attr_int(c, n, "axis", 0, &axis);
+    if (!st && !nd) st = fe_axis(c, n, axis, td->rank, &a);
+    if (st) return st;
+    /* Padded data: along the dim the indices pick (its rows keep their
+     * record; the indices' results point at its results). */
+    bool ok = (dd < 0 || dd == a) && (di < 0 || !nd || di < ti->rank - 1) &&
+              (du < 0 || (du == di && valid_of(c, n->inputs[2]) == valid_of(c, n->inputs[1]))) &&
+              (di >= 0 || (dd >= 0 && du < 0));
     if (!ok)
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "input %u ('%s') is padded along dim %d: %s keeps padding apart when its "
                        "indices are padded (%s) and its updates, if padded, by the same op along "
-                       "the same dim; its data may not be",
+                       "the same dim; its data, if padded, along the dim %s",
                        k, fe_in(c, n, k)->name, d, n->op_type,
-                       nd ? "before their last dim" : "along any dim");
+                       nd ? "before their last dim" : "along any dim",
+                       nd ? "the index tuples' first entry picks (0)" : "of its axis");
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
-    fe_node *op = copy_masked(b, 1, di, INT32_MAX);
+    fe_node *op = di >= 0 ? copy_masked(b, 1, di, INT32_MAX) : copy_node(b);
     if (op) op->pad_masked = true; /* it reads the padded updates knowingly */
-    return fe_x_end(c, &b->x, b->st);
+    if (dd < 0) return fe_x_end(c, &b->x, b->st);
+    return end_marked(c, b, n, dd, valid_of(c, n->inputs[0]), true);
 }
 
 /* How the readers of value v (written by node `at`) use it, through the
@@ -772,6 +874,12 @@ static unsigned uses_of(const fe_ctx *c, uint32_t at, uint32_t v, int depth) {
                 uses |= USE_SHAPE;
                 continue;
             }
+            if (i == 0 && !strcmp(r->op_type, "If")) {
+                /* A condition picks between branches whose outputs have
+                 * one shape (a run-time If's must): it never decides one. */
+                uses |= USE_DATA;
+                continue;
+            }
             for (uint32_t o = 0; o < r->output_count; o++)
                 if (r->outputs[o] != FE_NONE) uses |= uses_of(c, j, r->outputs[o], depth + 1);
         }
@@ -779,12 +887,53 @@ static unsigned uses_of(const fe_ctx *c, uint32_t at, uint32_t v, int depth) {
     return uses;
 }
 
+/* Value v when known before the nodes up to it are inferred: an
+ * initializer, or a Constant node's tensor. */
+static const fe_tensor *known_early(const fe_ctx *c, uint32_t v) {
+    const fe_value *x = &c->g->values[v];
+    if (x->konst) return x->konst;
+    if (x->producer == FE_NONE) return NULL;
+    const fe_node *p = &c->g->nodes[x->producer];
+    const fe_attr *a = strcmp(p->op_type, "Constant") ? NULL : fe_node_attr(p, "value");
+    return a && a->type == FE_ATTR_TENSOR ? a->t : NULL;
+}
+
+/* Whether a reader of Shape node n's output (`len` entries) may read its
+ * entry `at` (the padded dim's): every reader but a Gather of constant
+ * indices that all point elsewhere (x.shape[1] of a padded x, a static
+ * dim). */
+static bool reads_entry(fe_ctx *c, const fe_node *n, int64_t at, int64_t len) {
+    const fe_graph *g = c->g;
+    uint32_t v = n->outputs[0];
+    if (v == FE_NONE) return false;
+    if (g->values[v].graph_output) return true;
+    for (uint32_t j = (uint32_t)(n - g->nodes) + 1; j < g->node_count; j++) {
+        const fe_node *r = &g->nodes[j];
+        for (uint32_t i = 0; i < r->implicit_count; i++)
+            if (r->implicit[i] == v) return true;
+        for (uint32_t i = 0; i < r->input_count; i++) {
+            if (r->inputs[i] != v) continue;
+            const fe_tensor *idx = r->input_count == 2 ? known_early(c, r->inputs[1]) : NULL;
+            int64_t axis = 0;
+            if (i != 0 || strcmp(r->op_type, "Gather") || !idx ||
+                fe_attr_int(c, r, "axis", 0, &axis) || (axis != 0 && axis != -1))
+                return true;
+            for (uint64_t e = 0; e < idx->count; e++) {
+                int64_t k = fe_tensor_get_i64(idx, e);
+                if ((k < 0 ? k + len : k) == at) return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Shape or Size of a value padded along d. Where the result only decides
  * shapes (an exporter's Reshape to [len(x), ...] of x itself), it is the
  * padded size, known when compiling, as the shapes inside the binary are.
  * Where it is data (len(x) in arithmetic: x.var()'s divisor), it is the
  * size the run gives: the number of results along d, computed on the
- * device. Both at once is refused. */
+ * device. Both at once is refused. A Shape whose readers only pick other
+ * dims (x.shape[1]) is known. */
 static lm_status shape_read(fe_ctx *c, const fe_node *n, int32_t d) {
     unsigned uses = uses_of(c, (uint32_t)(n - c->g->nodes), n->outputs[0], 0);
     const fe_value *v = fe_in(c, n, 0);
@@ -798,6 +947,8 @@ static lm_status shape_read(fe_ctx *c, const fe_node *n, int32_t d) {
     end = end < 0 ? end + t.rank : end;
     start = start < 0 ? 0 : start > t.rank ? t.rank : start;
     end = end < start ? start : end > t.rank ? t.rank : end;
+    if (!size && d >= start && d < end && !reads_entry(c, n, d - start, end - start))
+        return LM_OK;        /* the other dims: known */
     if (uses == USE_SHAPE) { /* the padded size: inferred as any other */
         if (!size && d >= start && d < end && n->outputs[0] != FE_NONE) {
             fe_value *o = &c->g->values[n->outputs[0]];
@@ -951,6 +1102,8 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     if (k == 0 && !strcmp(n->op_type, "TopK")) return topk_read(c, n, d);
     if (!strcmp(n->op_type, "Concat")) return concat_read(c, n, k, d);
     if (is_op(n, scatters)) return scatter_read(c, n, k, d);
+    if (!strcmp(n->op_type, "RoiAlign")) return roialign_read(c, n, k, d);
+    if (!strcmp(n->op_type, "Expand")) return expand_read(c, n, k, d);
     if (!strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size")) return shape_read(c, n, d);
     if (k == 0 && is_op(n, reshapes)) return LM_OK; /* marked once inferred */
     bool gather = !strcmp(n->op_type, "Gather"), gather_nd = !strcmp(n->op_type, "GatherND");
@@ -1092,13 +1245,52 @@ static void mark_shaped_like(fe_ctx *c, const fe_node *n) {
     c->g->values[n->outputs[0]].pad_dirty = true;
 }
 
+/* Carries a shape's record of which entry is a padded value's size
+ * (shape_read) through what an exporter makes of it: x.size(0) (a Gather
+ * of that entry), a scalar unsqueezed, a Concat with other sizes, casts;
+ * a scalar's entry is itself (0). */
+static void carry_shape_link(fe_ctx *c, const fe_node *n) {
+    static const char *const moves[] = {"Identity", "Cast", "Unsqueeze", "Squeeze", NULL};
+    uint32_t out = n->output_count ? n->outputs[0] : FE_NONE;
+    if (out == FE_NONE || !n->input_count || !fe_has_in(n, 0)) return;
+    if (c->g->values[out].type.rank > 1) return;
+    uint32_t link = 0;
+    int64_t at = 0;
+    const fe_value *x = fe_in(c, n, 0);
+    if (is_op(n, moves)) {
+        link = x->shape_of_padded;
+        at = x->shape_padded_at;
+    } else if (!strcmp(n->op_type, "Gather") && n->input_count == 2 && x->shape_of_padded &&
+               x->type.rank == 1) {
+        const fe_tensor *idx = fe_in_const(c, n, 1);
+        int64_t k = idx && idx->count == 1 ? fe_tensor_get_i64(idx, 0) : -1 - x->type.dims[0];
+        if ((k < 0 ? k + x->type.dims[0] : k) == x->shape_padded_at) link = x->shape_of_padded;
+    } else if (!strcmp(n->op_type, "Concat")) {
+        int64_t offset = 0;
+        for (uint32_t i = 0; i < n->input_count; i++) {
+            const fe_value *p = fe_in(c, n, i);
+            if (p->shape_of_padded) {
+                if (link) return; /* two sizes of padded values: neither */
+                link = p->shape_of_padded;
+                at = offset + p->shape_padded_at;
+            }
+            offset += p->type.rank == 1 ? p->type.dims[0] : 1;
+        }
+    }
+    if (link && at < FE_MAX_RANK) {
+        c->g->values[out].shape_of_padded = link;
+        c->g->values[out].shape_padded_at = (uint8_t)at;
+    }
+}
+
 lm_status fe_padded_written(fe_ctx *c, const fe_node *n) {
+    if (!n->pad_masked) carry_shape_link(c, n);
     if (!n->pad_masked) mark_shaped_like(c, n);
     if (!n->pad_masked) {
         int32_t d = n->input_count ? padded_dim(c, n->inputs[0]) : -1;
         if (d >= 0 && (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Flatten"))) {
             lm_status st = mark_reshaped(c, n, d);
-            if (st) return st;
+            if (st || c->expanded) return st; /* (merged: the copy comes next) */
         } else if (computes(c, n)) {
             /* What the op made of padding stays until a reader needs it
              * back: most compute in place or mask it out themselves. */

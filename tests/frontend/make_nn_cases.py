@@ -3396,13 +3396,76 @@ write_case("topk_k100",
 # masked loop's scan output of a type with no padding value.
 write_case("refuse_padded_nms_overlap_table",
            [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
-           [("boxes", np.zeros((1, 8193, 4), np.float32)),
-            ("s", np.zeros((1, 1, 8193), np.float32))],
-           [("sel", (TensorProto.INT64, [1, 3]))], 11, inits=[("m", np.array([1], np.int64))],
-           expect="with run-time boxes, 1 batch entries of 8193 boxes make a table of overlaps "
-                  "over 67108864 entries (batch entries x boxes x boxes): compile with "
+           [("boxes", np.zeros((2, 5793, 4), np.float32)),
+            ("s", np.zeros((2, 1, 5793), np.float32))],
+           [("sel", (TensorProto.INT64, [2, 3]))], 11, inits=[("m", np.array([1], np.int64))],
+           expect="with run-time boxes, 2 batch entries of 5793 boxes make a table of overlaps "
+                  "over 67108864 entries (batch entries x boxes x boxes; one batch entry and one "
+                  "class of up to 32768 boxes are compared by blocks): compile with "
                   "--graph-outputs (options: outputs) up to the boxes and scores, and select them "
                   "in the program that reads the binary's outputs")
+# More boxes than a whole table of overlaps takes (9000: 81M pairs), one
+# batch entry and class: compared a block at a time, each block's boxes
+# against the boxes kept from earlier blocks, then among themselves.
+# Against greedy NMS in float64, with an IoU threshold 1e-5 from every
+# pair's IoU; two limits on the picks: 150 (fewer than are kept) and every
+# box (rows of -1 after the picks). Selections depend on the scores' and
+# the IoUs' precision, so the case is float32 only (_fp32).
+def nms_greedy(c, scores, max_out, iou_thr, score_thr):
+    """c: [n, 4] corners (y1, x1, y2, x2), float64; one class."""
+    area = (c[:, 2] - c[:, 0]) * (c[:, 3] - c[:, 1])
+    order = sorted(np.nonzero(scores > score_thr)[0], key=lambda i: (-scores[i], i))
+    out, gone = [], np.zeros(len(c), bool)
+    for i in order:
+        if gone[i]:
+            continue
+        out.append(i)
+        if len(out) == max_out:
+            break
+        h = np.minimum(c[i, 2], c[:, 2]) - np.maximum(c[i, 0], c[:, 0])
+        w = np.minimum(c[i, 3], c[:, 3]) - np.maximum(c[i, 1], c[:, 1])
+        inter = np.where((h > 0) & (w > 0), h * w, 0.0)
+        iou = inter / (area[i] + area - inter)
+        gone |= (iou > iou_thr) & (area > 0) & (area[i] > 0)
+    return out
+
+
+nbk = np.random.default_rng(23)
+nbk_n = 9000
+nbk_lo = nbk.integers(0, 300, (nbk_n, 2))
+nbk_boxes = np.concatenate([nbk_lo, nbk_lo + nbk.integers(4, 41, (nbk_n, 2))], 1).astype(np.float64)
+nbk_s = ((nbk.permutation(nbk_n) + 1) / 16384.0).astype(np.float32)
+nbk_area = (nbk_boxes[:, 2] - nbk_boxes[:, 0]) * (nbk_boxes[:, 3] - nbk_boxes[:, 1])
+nbk_ious = []
+for r in range(0, nbk_n, 500):
+    c = nbk_boxes[r:r + 500, None, :]
+    h = np.minimum(c[..., 2], nbk_boxes[None, :, 2]) - np.maximum(c[..., 0], nbk_boxes[None, :, 0])
+    w = np.minimum(c[..., 3], nbk_boxes[None, :, 3]) - np.maximum(c[..., 1], nbk_boxes[None, :, 1])
+    inter = np.where((h > 0) & (w > 0), h * w, 0.0)
+    iou = inter / (nbk_area[r:r + 500, None] + nbk_area[None, :] - inter)
+    nbk_ious.append(np.unique(iou[(iou > 0.4) & (iou < 0.6)]))
+nbk_ious = np.unique(np.concatenate(nbk_ious))
+nbk_thr = next(t for t in np.arange(0.5, 0.6, 1e-4)
+               if np.abs(nbk_ious - np.float32(t)).min() > 1e-5)
+nbk_thr = np.float32(nbk_thr)
+
+
+def nbk_rows(max_out):
+    kept = nms_greedy(nbk_boxes, nbk_s, max_out, float(nbk_thr), 0.1)
+    out = np.full((min(max_out, nbk_n), 3), -1, np.int64)
+    out[:len(kept), 0] = out[:len(kept), 1] = 0
+    out[:len(kept), 2] = kept
+    return out
+
+
+write_case("padded_nms_blocked_fp32",
+           [helper.make_node("Identity", ["b"], ["boxes"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "s", "m150", "iou", "sthr"], ["top"]),
+            helper.make_node("NonMaxSuppression", ["boxes", "s", "mall", "iou", "sthr"], ["all"])],
+           [("b", nbk_boxes.astype(np.float32)[None]), ("s", nbk_s[None, None])],
+           [("top", nbk_rows(150)), ("all", nbk_rows(nbk_n))], 11,
+           inits=[("m150", np.array([150], np.int64)), ("mall", np.array([nbk_n], np.int64)),
+                  ("iou", np.array([nbk_thr], np.float32)), ("sthr", np.array([0.1], np.float32))])
 # Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
 # overlap nothing, so every class keeps all 8, in score order with ties to
 # the lower box).
@@ -4265,11 +4328,11 @@ write_case("refuse_nonzero_runtime",
                   "nonzero: compile with --pad-dynamic")
 write_case("refuse_padded_nonzero_read",
            [helper.make_node("NonZero", ["x"], ["n"]),
-            helper.make_node("Expand", ["n", "shape"], ["y"], name="reader")],
-           [("x", pni)], [("y", (TensorProto.INT64, [2, 2, 12]))], 13,
-           inits=[("shape", np.array([2, 2, 12], np.int64))],
-           expect="node 'reader' (Expand): input 0 ('n') is padded (its entries past the results "
-                  "along dim 1 are padding: NaN, -1 or false by type), and Expand is not among "
+            helper.make_node("Tile", ["n", "reps"], ["y"], name="reader")],
+           [("x", pni)], [("y", (TensorProto.INT64, [2, 24]))], 13,
+           inits=[("reps", np.array([1, 2], np.int64))],
+           expect="node 'reader' (Tile): input 0 ('n') is padded (its entries past the results "
+                  "along dim 1 are padding: NaN, -1 or false by type), and Tile is not among "
                   "the ops that keep padding apart ('lightmetal compile --help' lists them): "
                   "make it a graph output, or read it in the program that reads the binary's "
                   "outputs")
@@ -4611,13 +4674,29 @@ write_case("refuse_padded_argmax_last_index",
            expect="node 'last' (ArgMax): input 0 ('s') is padded along dim 0, the axis it works "
                   "along, where with select_last_index a result tied with the padding's "
                   "stand-in would lose to it")
+# A reshape that merges the padded dim with the dims after it (boxes
+# [N, C, 4] as [N * C, 4]): padded along the merged dim, each record entry
+# repeated; merging it with a dim before it is refused.
+pq_rows = pqr[pqc > 0]
+write_case("padded_reshape_merges",
+           [helper.make_node("Greater", ["c", "zero"], ["m"]),
+            helper.make_node("Compress", ["x", "m"], ["k"], axis=0),
+            helper.make_node("Reshape", ["k", "shape"], ["y"]),
+            helper.make_node("ReduceSum", ["y"], ["ysum"], keepdims=0)],
+           [("x", pqr), ("c", pqc)],
+           [("y", padded_to(pq_rows.reshape(-1), 24, np.nan)),
+            ("ysum", np.array(pq_rows.sum(), np.float32))], 13,
+           inits=[("shape", np.array([24], np.int64)), ("zero", np.array(0, np.float32))],
+           atol=1e-5)
 write_case("refuse_padded_reshape_merges",
            [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
-            helper.make_node("Reshape", ["k", "shape"], ["y"], name="merge")],
+            helper.make_node("Transpose", ["k"], ["kt"], perm=[1, 0]),
+            helper.make_node("Reshape", ["kt", "shape"], ["y"], name="merge")],
            [("x", pqr), ("c", pqfc[:1].repeat(6))], [("y", (TensorProto.FLOAT, [24]))], 13,
            inits=[("shape", np.array([24], np.int64))],
-           expect="node 'merge' (Reshape): input 0 ('k') is padded along dim 0, which it merges "
-                  "with other dims or splits (a reshape must keep that dim whole)")
+           expect="node 'merge' (Reshape): input 0 ('kt') is padded along dim 1, which it merges "
+                  "with dims before it or splits (a reshape must keep that dim whole, or merge it "
+                  "with the dims after it)")
 write_case("refuse_padded_matmul_contracted",
            masked_select_nodes("x", "s") + [helper.make_node("MatMul", ["s", "w"], ["y"],
                                                              name="mm")],
@@ -4863,6 +4942,83 @@ write_case("padded_full_like",
                   ("ax1", np.array([1], np.int64)), ("hundred", np.array(100, np.float32)),
                   ("half", np.array([0.5], np.float32))] +
            [("j%d" % j, np.array(j, np.int64)) for j in range(3)], atol=1e-5)
+# A two-stage detector's box head over its padded proposals (torchvision's
+# MultiScaleRoIAlign and Faster R-CNN's roi_heads, exported): the
+# proposals through a one-input Concat and an If on their element count
+# (a run-time condition, numel() == 0); the batch indices and the pooled
+# result's zeros made from their size (Shape, Gather, Unsqueeze, Concat,
+# ConstantOfShape: padded alike); RoiAlign of them; the pooled rows
+# scattered into the zeros by indices from a selection over them (Expand
+# of the indices, ScatterElements into padded data); x.shape[1] of a
+# padded x known when compiling (an exporter's conditional Squeeze); a
+# linear layer, and its [N, 3] reshaped to [N * 3].
+rp_x = pq.standard_normal((1, 2, 8, 8)).astype(np.float32)
+rp_boxes = np.array([[0, 0, 4, 4], [1, 2, 7, 6], [2.5, 1, 5, 7.5], [0, 3, 8, 8], [3, 3, 6, 5],
+                     [1, 1, 2, 2]], np.float32)
+rp_sc = np.array([0.9, 0.1, 0.6, 0.8, 0.2, 0.7], np.float32)
+rp_keep = rp_sc > 0.5
+rp_rois = rp_boxes[rp_keep]
+rp_pooled = roi_align_np(rp_x, rp_rois, np.zeros(len(rp_rois), np.int64), 2, 2, 2, 1.0, True,
+                         False).reshape(len(rp_rois), 8)
+rp_w = pq.standard_normal((8, 3)).astype(np.float32)
+rp_then = helper.make_graph([helper.make_node("Squeeze", ["q", "ax1"], ["qs"])], "then", [],
+                            [helper.make_tensor_value_info("qs", TensorProto.INT64, None)])
+rp_else = helper.make_graph([helper.make_node("Identity", ["q"], ["qi"])], "else", [],
+                            [helper.make_tensor_value_info("qi", TensorProto.INT64, None)])
+rp_none = helper.make_graph([helper.make_node("Constant", [], ["nothing"],
+                                              value=numpy_helper.from_array(
+                                                  np.zeros((0, 4), np.float32)))],
+                            "then", [],
+                            [helper.make_tensor_value_info("nothing", TensorProto.FLOAT, None)])
+rp_some = helper.make_graph([helper.make_node("Identity", ["rois1"], ["kept"])], "else", [],
+                            [helper.make_tensor_value_info("kept", TensorProto.FLOAT, None)])
+write_case("padded_roi_pool",
+           [helper.make_node("Greater", ["scores", "thr"], ["m"]),
+            helper.make_node("NonZero", ["m"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "ax0"], ["idx"]),
+            helper.make_node("Gather", ["boxes", "idx"], ["rois"], axis=0),
+            helper.make_node("Concat", ["rois"], ["rois1"], axis=0),
+            helper.make_node("Shape", ["rois1"], ["sh1"]),
+            helper.make_node("ReduceProd", ["sh1"], ["numel"], keepdims=0),
+            helper.make_node("Equal", ["numel", "zero_i"], ["empty"]),
+            helper.make_node("If", ["empty"], ["rois2"], then_branch=rp_none,
+                             else_branch=rp_some),
+            helper.make_node("Shape", ["rois2"], ["sh2"]),
+            helper.make_node("Gather", ["sh2", "zero_i"], ["n2"], axis=0),
+            helper.make_node("Unsqueeze", ["n2", "ax0"], ["n2v"]),
+            helper.make_node("ConstantOfShape", ["n2v"], ["bidx"],
+                             value=numpy_helper.from_array(np.array([0], np.int64))),
+            helper.make_node("Concat", ["n2v", "eight"], ["zshape"], axis=0),
+            helper.make_node("ConstantOfShape", ["zshape"], ["zeros"],
+                             value=numpy_helper.from_array(np.array([0], np.float32))),
+            helper.make_node("RoiAlign", ["x", "rois2", "bidx"], ["pooled"], output_height=2,
+                             output_width=2, sampling_ratio=2, spatial_scale=1.0),
+            helper.make_node("Concat", ["n2v", "minus1"], ["fshape"], axis=0),
+            helper.make_node("Reshape", ["pooled", "fshape"], ["flat"]),
+            helper.make_node("ReduceSum", ["flat", "ax1"], ["rs"], keepdims=0),
+            helper.make_node("Greater", ["rs", "low"], ["m2"]),
+            helper.make_node("NonZero", ["m2"], ["nz2"]),
+            helper.make_node("Squeeze", ["nz2", "ax0"], ["j"]),
+            helper.make_node("Gather", ["flat", "j"], ["upd"], axis=0),
+            helper.make_node("Unsqueeze", ["j", "ax1"], ["j2"]),
+            helper.make_node("Expand", ["j2", "eshape"], ["ind"]),
+            helper.make_node("ScatterElements", ["zeros", "ind", "upd"], ["out"], axis=0),
+            helper.make_node("MatMul", ["out", "w"], ["lin"]),
+            helper.make_node("Reshape", ["lin", "minus1"], ["lin_flat"]),
+            helper.make_node("Unsqueeze", ["idx", "ax1"], ["q"]),
+            helper.make_node("Shape", ["q"], ["qsh"]),
+            helper.make_node("Gather", ["qsh", "one_i"], ["qdim"], axis=0),
+            helper.make_node("Equal", ["qdim", "one_i"], ["is_one"]),
+            helper.make_node("If", ["is_one"], ["sq"], then_branch=rp_then, else_branch=rp_else)],
+           [("x", rp_x), ("boxes", rp_boxes), ("scores", rp_sc)],
+           [("out", padded_to(rp_pooled, 6, np.nan)),
+            ("lin_flat", padded_to((rp_pooled @ rp_w).reshape(-1), 18, np.nan)),
+            ("sq", padded_to(np.nonzero(rp_keep)[0].astype(np.int64), 6, -1))], 16,
+           inits=[("thr", np.array(0.5, np.float32)), ("ax0", np.array([0], np.int64)),
+                  ("ax1", np.array([1], np.int64)), ("zero_i", np.array(0, np.int64)),
+                  ("one_i", np.array(1, np.int64)), ("eight", np.array([8], np.int64)),
+                  ("minus1", np.array([-1], np.int64)), ("low", np.array(-1e9, np.float32)),
+                  ("eshape", np.array([6, 8], np.int64)), ("w", rp_w)], atol=1e-5)
 write_case("refuse_padded_concat_two_padded_dims",
            [helper.make_node("Compress", ["x", "c"], ["k"], axis=0)] +
            masked_select_nodes("x", "s") +
@@ -5031,7 +5187,8 @@ write_case("refuse_padded_scatter_updates_only",
                            ("at", np.arange(24, dtype=np.int64)[:, None])],
            expect="node 'put' (ScatterND): input 2 ('s') is padded along dim 0: ScatterND keeps "
                   "padding apart when its indices are padded (before their last dim) and its "
-                  "updates, if padded, by the same op along the same dim; its data may not be")
+                  "updates, if padded, by the same op along the same dim; its data, if padded, "
+                  "along the dim the index tuples' first entry picks (0)")
 # Shape of a padded value: where it only decides shapes (an exporter's
 # Reshape of v to [len(idx)] before out[idx] = v) it is the padded size;
 # where it is data (torch's var: the sum of squares over len(s) - 1) it is
