@@ -8,18 +8,20 @@
  * apart may read a padded value, in one of four ways:
  *
  * - moving entries whole (Identity, Transpose; Squeeze, Unsqueeze and Split
- *   leaving the padded dim whole; Reshape and Flatten keeping it; Slice
- *   counting from the front of it, its record of results sliced alike;
- *   Gather of padded data along another dim; Concat along another dim of
- *   values padded alike): the result is padded along wherever the op puts
- *   that dim, and its padding is the input's; Concat along the padded dim
- *   gathers the parts' results first, its result padded by its own record;
- *   an If of a run-time condition picks it, or an empty branch output as
- *   all padding;
+ *   leaving the padded dim whole; Reshape and Flatten keeping it, or
+ *   merging it with the dims after it, its record repeated; Expand of other
+ *   dims; Slice counting from the front of it, its record of results sliced
+ *   alike; Gather of padded data along another dim; Concat along another
+ *   dim of values padded alike): the result is padded along wherever the op
+ *   puts that dim, and its padding is the input's; Concat along the padded
+ *   dim gathers the parts' results first, its result padded by its own
+ *   record; an If of a run-time condition picks it, or an empty branch
+ *   output as all padding;
  * - computing each result from entries at the same place along the padded
  *   dim (element-wise ops; reductions, ArgMax, ArgMin, Softmax-like ops,
  *   CumSum and TopK along other dims; MatMul and Gemm of padded rows; Gather
- *   and GatherND of padded indices): the op runs as it is, and what it
+ *   and GatherND of padded indices; RoiAlign of padded regions, read as
+ *   box 0 in the padding): the op runs as it is, and what it
  *   makes of padding (anything) stays there, the value dirty
  *   (fe_value.pad_dirty), until a graph output needs padding: a Where then
  *   puts the type's padding back (fe_padded_written). Every reader either
@@ -35,7 +37,11 @@
  *   selection has its padding replaced by what is never selected, and the
  *   op pads its own output (fe_ops_select.c); scattering (ScatterND,
  *   ScatterElements): padded indices are replaced by ones out of range,
- *   which write nothing.
+ *   which write nothing, into data padded or not (padded: along the dim
+ *   the indices pick, the result padded alike);
+ * - sizing (Shape, Size): the padded size where the result decides shapes
+ *   (a ConstantOfShape or Expand to it is padded alike: full_like), the
+ *   run's count where it is data.
  *
  * Any other reader is an error naming it, the value and the padded dim. */
 #include <math.h>

@@ -5019,6 +5019,31 @@ write_case("padded_roi_pool",
                   ("one_i", np.array(1, np.int64)), ("eight", np.array([8], np.int64)),
                   ("minus1", np.array([-1], np.int64)), ("low", np.array(-1e9, np.float32)),
                   ("eshape", np.array([6, 8], np.int64)), ("w", rp_w)], atol=1e-5)
+write_case("refuse_padded_roialign_image",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("RoiAlign", ["k", "rois", "bidx"], ["y"], name="pool")],
+           [("x", rp_x.repeat(3, 0)), ("c", np.array([True, False, True]))],
+           [("y", (TensorProto.FLOAT, [2, 2, 1, 1]))], 16,
+           inits=[("rois", rp_boxes[:2]), ("bidx", np.zeros(2, np.int64))],
+           expect="node 'pool' (RoiAlign): input 0 ('k') is padded along dim 0: RoiAlign keeps "
+                  "padding apart when its regions (rois, batch_indices) are padded along dim 0 "
+                  "by the same op, and its image is not")
+write_case("refuse_padded_expand_padded_dim",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("Expand", ["k", "shape"], ["y"], name="wide")],
+           [("x", pqr[:1]), ("c", np.array([True]))], [("y", (TensorProto.FLOAT, [3, 4]))], 13,
+           inits=[("shape", np.array([3, 4], np.int64))],
+           expect="node 'wide' (Expand): input 0 ('k') is padded along dim 0, which it would "
+                  "broadcast to 3 entries (only other dims may be broadcast)")
+write_case("refuse_padded_scatter_data_other_axis",
+           [helper.make_node("Compress", ["x", "c"], ["k"], axis=0),
+            helper.make_node("ScatterElements", ["k", "at", "v"], ["y"], axis=1, name="put")],
+           [("x", pqr), ("c", pqc > 0)], [("y", (TensorProto.FLOAT, [6, 4]))], 13,
+           inits=[("at", np.zeros((6, 1), np.int64)), ("v", np.ones((6, 1), np.float32))],
+           expect="node 'put' (ScatterElements): input 0 ('k') is padded along dim 0: "
+                  "ScatterElements keeps padding apart when its indices are padded (along any "
+                  "dim) and its updates, if padded, by the same op along the same dim; its data, "
+                  "if padded, along the dim of its axis")
 write_case("refuse_padded_concat_two_padded_dims",
            [helper.make_node("Compress", ["x", "c"], ["k"], axis=0)] +
            masked_select_nodes("x", "s") +
