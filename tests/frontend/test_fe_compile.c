@@ -5681,6 +5681,59 @@ static void test_cumsum_limit(void) {
     ob_free_all();
 }
 
+/* A large constant of one value is filled on the device, not stored: the
+ * binary of x + 2.5 (a 256 x 256 constant, 256 KiB of data) is smaller by
+ * about that than the one of x + a ramp of the same shape, and both give
+ * the sums. Under 4096 elements a constant is stored (one write). */
+static lm_status add_const_binary(const float *c, int64_t side, lm_binary **out) {
+    int64_t d[2] = {side, side};
+    Onnx__GraphProto *g = ob_graph("add");
+    Onnx__ModelProto *m = ob_model(g);
+    ob_input(g, ob_vi("x", ob_tensor_type(F32, 2, d, NULL)));
+    ob_output(g, ob_vi("y", ob_tensor_type(F32, 2, d, NULL)));
+    f32_init(g, "c", 2, d, c, (size_t)(side * side));
+    ob_node(g, "Add", "add", (const char *[]){"x", "c", NULL}, (const char *[]){"y", NULL});
+    lm_status st = lmfe_compile_onnx(save(m), NULL, out, NULL);
+    ob_free_all();
+    return st;
+}
+
+static void test_uniform_constant(void) {
+    enum { SIDE = 256, N = SIDE * SIDE };
+    float *c = malloc(N * sizeof *c), *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    CHECK(c && x && y);
+    if (!c || !x || !y) goto done;
+    for (int i = 0; i < N; i++) {
+        c[i] = 2.5f;
+        x[i] = (float)(i % 97) - 40.0f;
+    }
+    lm_binary *fill = NULL, *ramp = NULL;
+    CHECK_OK(add_const_binary(c, SIDE, &fill));
+    for (int i = 0; i < N; i++)
+        c[i] = (float)(i % 251);
+    CHECK_OK(add_const_binary(c, SIDE, &ramp));
+    uint64_t fill_size = 0, ramp_size = 0;
+    CHECK_OK(lm_binary_size(fill, &fill_size));
+    CHECK_OK(lm_binary_size(ramp, &ramp_size));
+    CHECK(fill_size + N * sizeof(float) * 3 / 4 < ramp_size);
+    CHECK_OK(replay1(fill, "x", x, N, "y", y, N, NULL));
+    bool same = true;
+    for (int i = 0; i < N; i++)
+        same &= y[i] == x[i] + 2.5f;
+    CHECK(same);
+    CHECK_OK(replay1(ramp, "x", x, N, "y", y, N, NULL));
+    same = true;
+    for (int i = 0; i < N; i++)
+        same &= y[i] == x[i] + (float)(i % 251);
+    CHECK(same);
+    lm_binary_free(fill);
+    lm_binary_free(ramp);
+done:
+    free(c);
+    free(x);
+    free(y);
+}
+
 static void test_maxroipool_refusals(void) {
     int64_t dx[4] = {1, 2, 8, 8}, dr[2] = {3, 5}, dy[4] = {3, 2, 2, 2};
     Onnx__GraphProto *g = ob_graph("rp");
@@ -5808,6 +5861,7 @@ int main(void) {
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);
     TEST_RUN(test_cumsum_limit);
+    TEST_RUN(test_uniform_constant);
     remove(model_path);
     ob_free_all();
     return test_summary();
