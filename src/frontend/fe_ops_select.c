@@ -698,7 +698,7 @@ static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def,
  * boxes]) made whole; more boxes of one batch entry and class (at most
  * NMS_MAX_BLOCKED, TopK's most) are compared a block of NMS_BLOCK at a
  * time (nms_blocked). */
-enum { NMS_MAX_TABLE = 1 << 26, NMS_MAX_BLOCKED = 32768, NMS_BLOCK = 1024 };
+enum { NMS_MAX_TABLE = 1 << 27, NMS_MAX_BLOCKED = 32768, NMS_BLOCK = 1024 };
 
 /* Boxes as their extents along y and x and their areas, from their four
  * coordinates `v` (any one shape each). */

@@ -3396,15 +3396,15 @@ write_case("topk_k100",
 # masked loop's scan output of a type with no padding value.
 write_case("refuse_padded_nms_overlap_table",
            [helper.make_node("NonMaxSuppression", ["boxes", "s", "m"], ["sel"])],
-           [("boxes", np.zeros((2, 5793, 4), np.float32)),
-            ("s", np.zeros((2, 1, 5793), np.float32))],
+           [("boxes", np.zeros((2, 8193, 4), np.float32)),
+            ("s", np.zeros((2, 1, 8193), np.float32))],
            [("sel", (TensorProto.INT64, [2, 3]))], 11, inits=[("m", np.array([1], np.int64))],
-           expect="with run-time boxes, 2 batch entries of 5793 boxes make a table of overlaps "
-                  "over 67108864 entries (batch entries x boxes x boxes; one batch entry and one "
+           expect="with run-time boxes, 2 batch entries of 8193 boxes make a table of overlaps "
+                  "over 134217728 entries (batch entries x boxes x boxes; one batch entry and one "
                   "class of up to 32768 boxes are compared by blocks): compile with "
                   "--graph-outputs (options: outputs) up to the boxes and scores, and select them "
                   "in the program that reads the binary's outputs")
-# More boxes than a whole table of overlaps takes (9000: 81M pairs), one
+# More boxes than a whole table of overlaps takes (12000: 144M pairs), one
 # batch entry and class: compared a block at a time, each block's boxes
 # against the boxes kept from earlier blocks, then among themselves.
 # Against greedy NMS in float64, with an IoU threshold 1e-5 from every
@@ -3431,8 +3431,8 @@ def nms_greedy(c, scores, max_out, iou_thr, score_thr):
 
 
 nbk = np.random.default_rng(23)
-nbk_n = 9000
-nbk_lo = nbk.integers(0, 300, (nbk_n, 2))
+nbk_n = 12000
+nbk_lo = nbk.integers(0, 350, (nbk_n, 2))
 nbk_boxes = np.concatenate([nbk_lo, nbk_lo + nbk.integers(4, 41, (nbk_n, 2))], 1).astype(np.float64)
 nbk_s = ((nbk.permutation(nbk_n) + 1) / 16384.0).astype(np.float32)
 nbk_area = (nbk_boxes[:, 2] - nbk_boxes[:, 0]) * (nbk_boxes[:, 3] - nbk_boxes[:, 1])
