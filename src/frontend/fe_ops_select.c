@@ -743,6 +743,15 @@ static uint32_t box_overlaps(fe_build *b, const nms_extents *i, const nms_extent
                      FE_FLOAT);
 }
 
+/* The rewritten node's boxes and scores (types tb, ts) as float32. */
+static void nms_float_inputs(fe_build *b, const fe_type *tb, const fe_type *ts, uint32_t *boxes,
+                             uint32_t *scores) {
+    *boxes = b->x.node.inputs[0];
+    *scores = b->x.node.inputs[1];
+    if (tb->elem != FE_FLOAT) *boxes = fe_b_cast(b, *boxes, FE_FLOAT);
+    if (ts->elem != FE_FLOAT) *scores = fe_b_cast(b, *scores, FE_FLOAT);
+}
+
 /* A NonMaxSuppression node marked to read a table of overlaps (lower_nms:
  * lmnn_nms), on inputs in[count]; its output. */
 static uint32_t nms_marked(fe_build *b, const fe_node *nd, uint32_t *in, uint32_t count,
@@ -775,9 +784,8 @@ static lm_status nms_blocked(fe_ctx *c, const fe_node *n, bool center, double io
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
-    uint32_t boxes = nd->inputs[0], scores = nd->inputs[1];
-    if (tb->elem != FE_FLOAT) boxes = fe_b_cast(b, boxes, FE_FLOAT);
-    if (ts->elem != FE_FLOAT) scores = fe_b_cast(b, scores, FE_FLOAT);
+    uint32_t boxes, scores;
+    nms_float_inputs(b, tb, ts, &boxes, &scores);
     boxes = fe_b_reshape(b, boxes, (const int64_t[]){N, 4}, 2);
     scores = fe_b_reshape(b, scores, &N, 1);
     /* Candidates (NaN is none) by score, best first; the rest last. */
@@ -882,9 +890,8 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     const fe_node *nd = &b->x.node;
-    uint32_t boxes = nd->inputs[0], scores = nd->inputs[1];
-    if (tb->elem != FE_FLOAT) boxes = fe_b_cast(b, boxes, FE_FLOAT);
-    if (ts->elem != FE_FLOAT) scores = fe_b_cast(b, scores, FE_FLOAT);
+    uint32_t boxes, scores;
+    nms_float_inputs(b, tb, ts, &boxes, &scores);
     /* Whether box i's IoU with box j is above the threshold, [B, N, N] as
      * 0/1: each box's extents and area as [B, N, 1] (i) and [B, 1, N] (j). */
     uint32_t as_i[4], as_j[4];
