@@ -321,6 +321,7 @@ static lm_status check_seed_input(fe_ctx *c) {
 static void compile_cleanup(fe_ctx *c) {
     if (c->device) fe_values_release_all(c);
     free(c->devs);
+    free(c->nms_waiting);
     free(c->consts);
     free(c->slots);
     free(c->plans);

@@ -215,6 +215,10 @@ struct fe_ctx {
     /* The Concats along a padded dim made so far (fe_padded.c), in the
      * graph's arena. */
     fe_pad_concat *pad_concats;
+    /* NonMaxSuppressions waiting for fe_nms_resolve: each one's output
+     * and the record of its results (fe_value.pad_valid), made already. */
+    uint32_t (*nms_waiting)[2];
+    uint32_t nms_waiting_count, nms_waiting_cap;
 };
 
 /* ---- errors ---- */

@@ -695,10 +695,13 @@ static lm_status nms_scalar(fe_ctx *c, const fe_node *n, uint32_t i, double def,
 }
 
 /* The most entries of the table of which boxes overlap ([batch, boxes,
- * boxes]) made whole; more boxes of one batch entry and class (at most
- * NMS_MAX_BLOCKED, TopK's most) are compared a block of NMS_BLOCK at a
- * time (nms_blocked). */
-enum { NMS_MAX_TABLE = 1 << 27, NMS_MAX_BLOCKED = 32768, NMS_BLOCK = 1024 };
+ * boxes]) made whole. More boxes of one batch entry and class go by blocks
+ * of NMS_BLOCK (nms_blocked), comparing at most NMS_MAX_PAIRS pairs of
+ * boxes; TopK sorts at most NMS_SORT boxes at once. */
+enum { NMS_MAX_TABLE = 1 << 27, NMS_MAX_PAIRS = 1 << 30, NMS_BLOCK = 1024, NMS_SORT = 32768 };
+/* TopK's rounds for the most boxes the pairs allow (a block's own table
+ * alone compares NMS_BLOCK pairs a box). */
+enum { NMS_SORT_ROUNDS = NMS_MAX_PAIRS / NMS_BLOCK / NMS_SORT };
 
 /* Boxes as their extents along y and x and their areas, from their four
  * coordinates `v` (any one shape each). */
@@ -765,21 +768,64 @@ static uint32_t nms_marked(fe_build *b, const fe_node *nd, uint32_t *in, uint32_
     return out;
 }
 
+/* key ([count], no NaN) sorted descending, ties in index order, by TopK in
+ * rounds of NMS_SORT: what a round took (every entry above its last, and
+ * those equal to it up to its index) becomes -inf for the next rounds.
+ * Every entry above -inf comes once, in order, before the rest (an entry
+ * taken early may come again later as -inf, where nothing reads it). */
+static uint32_t sort_desc(fe_build *b, uint32_t key, int64_t count, uint32_t *out_from) {
+    if (count <= NMS_SORT) return sort_by(b, key, count, true, out_from);
+    uint32_t sorted[NMS_SORT_ROUNDS], from[NMS_SORT_ROUNDS], rounds = 0;
+    uint32_t at = fe_b_iota(b, count), low = fe_b_scalar(b, -INFINITY);
+    for (int64_t done = 0; done < count && rounds < NMS_SORT_ROUNDS; rounds++) {
+        int64_t take = count - done < NMS_SORT ? count - done : NMS_SORT;
+        sorted[rounds] = sort_by(b, key, take, true, &from[rounds]);
+        done += take;
+        if (done < count) {
+            uint32_t last = fe_b_slice(b, sorted[rounds], 0, take - 1, take);
+            uint32_t last_at = fe_b_slice(b, from[rounds], 0, take - 1, take);
+            uint32_t tied = fe_b_op(b, "And", fe_b_op(b, "Equal", key, last),
+                                    fe_b_op(b, "LessOrEqual", at, last_at));
+            uint32_t taken = fe_b_op(b, "Or", fe_b_op(b, "Greater", key, last), tied);
+            key = fe_b_where(b, taken, low, key);
+        }
+    }
+    *out_from = fe_b_concat(b, from, rounds, 0);
+    return fe_b_concat(b, sorted, rounds, 0);
+}
+
+/* Pairs of boxes nms_blocked compares for `count` boxes of which `cap`
+ * kept ones are read. */
+static uint64_t nms_blocked_pairs(int64_t count, int64_t cap) {
+    uint64_t pairs = 0;
+    for (int64_t r0 = 0; r0 < count; r0 += NMS_BLOCK) {
+        uint64_t len = (uint64_t)(count - r0 < NMS_BLOCK ? count - r0 : NMS_BLOCK);
+        pairs += (uint64_t)(r0 < cap ? r0 : cap) * len + len * len;
+    }
+    return pairs;
+}
+
 /* One batch entry and class of more boxes than a whole table takes
- * (opts->pad_dynamic): the boxes sorted by score (candidates: above the
+ * (opts->pad_dynamic), of which the model reads the first `cap` selected
+ * (fe_nms_resolve). The boxes sorted by score (candidates: above the
  * threshold), then a block of NMS_BLOCK at a time: a box of the block is
- * out when a box kept from an earlier block overlaps it (a product of the
- * earlier ones' record of kept boxes with their table against the block),
- * and the rest go through lmnn_nms on the block's own table (their scores
- * in order, so it keeps them as the greedy rounds over all would). The
- * first `rows` kept, as ONNX's rows (0, 0, box), scattered into a table
- * of -1. Tables of at most boxes x NMS_BLOCK entries; N^2 / 2 compared. */
-static lm_status nms_blocked(fe_ctx *c, const fe_node *n, bool center, double iou_max,
-                             int64_t rows) {
+ * out when a box kept before it overlaps it -- the list of kept boxes holds
+ * the first `cap`, their extents and index, zero area past its count (a
+ * box of no area overlaps nothing) -- and the rest go through lmnn_nms on
+ * the block's own table (their scores in order, so it keeps them as the
+ * greedy rounds over all would); the block's kept boxes then join the list
+ * (a scatter past the count, those beyond `cap` dropped). The first `cap`
+ * rows are exact: a box kept after them is never compared, but it would be
+ * selected later than they were. Rows (0, 0, box), then -1; the record of
+ * which rows are results is written into `valid_out`. */
+static lm_status nms_blocked(fe_ctx *c, const fe_node *n, int64_t rows, int64_t cap,
+                             uint32_t valid_out, uint32_t *out_nodes) {
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
-    int64_t N = tb->dims[1];
-    double score_min;
-    lm_status st = nms_scalar(c, n, 4, -INFINITY, &score_min);
+    int64_t N = tb->dims[1], center;
+    double score_min, iou_max;
+    lm_status st = fe_attr_int(c, n, "center_point_box", 0, &center);
+    if (!st) st = nms_scalar(c, n, 3, 0, &iou_max);
+    if (!st) st = nms_scalar(c, n, 4, -INFINITY, &score_min);
     if (st) return st;
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
@@ -792,7 +838,7 @@ static lm_status nms_blocked(fe_ctx *c, const fe_node *n, bool center, double io
     uint32_t low = fe_b_scalar(b, -INFINITY);
     uint32_t key =
         fe_b_where(b, fe_b_op(b, "Greater", scores, fe_b_scalar(b, score_min)), scores, low);
-    uint32_t order, sorted = sort_by(b, key, N, true, &order);
+    uint32_t order, sorted = sort_desc(b, key, N, &order);
     uint32_t alive = fe_b_op(b, "Greater", sorted, low);
     uint32_t by_score = fe_b_node(b, "Gather", 13, (const uint32_t[]){boxes, order}, 2, NULL);
     uint32_t col[4], row[4];
@@ -800,30 +846,36 @@ static lm_status nms_blocked(fe_ctx *c, const fe_node *n, bool center, double io
         col[k] = fe_b_slice(b, by_score, 1, k, k + 1); /* [N, 1] */
         row[k] = fe_b_reshape(b, col[k], (const int64_t[]){1, N}, 2);
     }
-    nms_extents ec = box_extents(b, col, center), er = box_extents(b, row, center);
-    uint32_t kept = FE_NONE; /* [1, r0] 0/1: the boxes kept so far */
+    nms_extents ec = box_extents(b, col, !!center), er = box_extents(b, row, !!center);
+    /* Each box's record in the list: its extents, area and index, [N, 6]. */
+    uint32_t fields[6] = {ec.lo[0], ec.lo[1], ec.hi[0],
+                          ec.hi[1], ec.area,  fe_b_cast(b, fe_b_unsqueeze(b, order, 1), FE_FLOAT)};
+    uint32_t record = fe_b_concat(b, fields, 6, 1);
+    uint32_t list = fe_b_const(b, FE_FLOAT, 2, (const int64_t[]){cap, 6}, 0);
+    uint32_t count = fe_b_const(b, FE_INT64, 1, (const int64_t[]){1}, 0);
     for (int64_t r0 = 0; r0 < N && !b->st; r0 += NMS_BLOCK) {
         int64_t r1 = r0 + NMS_BLOCK < N ? r0 + NMS_BLOCK : N, len = r1 - r0;
-        nms_extents bi, bj, prev;
-        for (int a = 0; a < 3; a++) {
-            uint32_t *di = a < 2 ? &bi.lo[a] : &bi.area, *dj = a < 2 ? &bj.lo[a] : &bj.area;
-            *di = fe_b_slice(b, a < 2 ? ec.lo[a] : ec.area, 0, r0, r1);
-            *dj = fe_b_slice(b, a < 2 ? er.lo[a] : er.area, 1, r0, r1);
-            if (a < 2) {
-                bi.hi[a] = fe_b_slice(b, ec.hi[a], 0, r0, r1);
-                bj.hi[a] = fe_b_slice(b, er.hi[a], 1, r0, r1);
-            }
+        int64_t held = r0 < cap ? r0 : cap; /* the list's entries that may be filled */
+        nms_extents bi, bj;
+        for (int a = 0; a < 2; a++) {
+            bi.lo[a] = fe_b_slice(b, ec.lo[a], 0, r0, r1);
+            bi.hi[a] = fe_b_slice(b, ec.hi[a], 0, r0, r1);
+            bj.lo[a] = fe_b_slice(b, er.lo[a], 1, r0, r1);
+            bj.hi[a] = fe_b_slice(b, er.hi[a], 1, r0, r1);
         }
+        bi.area = fe_b_slice(b, ec.area, 0, r0, r1);
+        bj.area = fe_b_slice(b, er.area, 1, r0, r1);
         uint32_t in = fe_b_slice(b, alive, 0, r0, r1);
-        if (kept != FE_NONE) { /* out when a kept earlier box overlaps it */
+        if (held > 0) { /* out when a box kept before overlaps it */
+            uint32_t kept = fe_b_slice(b, list, 0, 0, held);
+            nms_extents prev;
             for (int a = 0; a < 2; a++) {
-                prev.lo[a] = fe_b_slice(b, ec.lo[a], 0, 0, r0);
-                prev.hi[a] = fe_b_slice(b, ec.hi[a], 0, 0, r0);
+                prev.lo[a] = fe_b_slice(b, kept, 1, a, a + 1);
+                prev.hi[a] = fe_b_slice(b, kept, 1, 2 + a, 3 + a);
             }
-            prev.area = fe_b_slice(b, ec.area, 0, 0, r0);
+            prev.area = fe_b_slice(b, kept, 1, 4, 5);
             uint32_t hits =
-                fe_b_node(b, "MatMul", 13,
-                          (const uint32_t[]){kept, box_overlaps(b, &prev, &bj, iou_max)}, 2, NULL);
+                fe_b_sum(b, box_overlaps(b, &prev, &bj, iou_max), (const int64_t[]){0}, 1);
             uint32_t hit =
                 fe_b_op(b, "Greater", fe_b_reshape(b, hits, &len, 1), fe_b_scalar(b, 0.5));
             in = fe_b_op(b, "And", in, fe_b_op(b, "Not", hit, FE_NONE));
@@ -833,34 +885,180 @@ static lm_status nms_blocked(fe_ctx *c, const fe_node *n, bool center, double io
             fe_b_reshape(b, box_overlaps(b, &bi, &bj, iou_max), (const int64_t[]){1, len, len}, 3);
         uint32_t sel_in[3] = {table, fe_b_reshape(b, sc, (const int64_t[]){1, 1, len}, 3),
                               fe_b_ints(b, &len, 1)};
-        uint32_t sel = nms_marked(b, nd, sel_in, 3, center);
-        /* The block's kept boxes as 0/1 [1, len]: rows (0, 0, j), then -1. */
+        uint32_t sel = nms_marked(b, nd, sel_in, 3, !!center);
+        /* The block's kept boxes as 0/1 [len]: rows (0, 0, j), then -1. */
         uint32_t picked = fe_b_slice(b, sel, 1, 2, 3); /* [len, 1] */
         uint32_t at = fe_b_reshape(b, fe_b_iota(b, len), (const int64_t[]){1, len}, 2);
-        uint32_t mine = fe_b_sum(b, fe_b_cast(b, fe_b_op(b, "Equal", picked, at), FE_FLOAT),
-                                 (const int64_t[]){0}, 1);
-        kept = kept == FE_NONE ? mine : fe_b_concat(b, (const uint32_t[]){kept, mine}, 2, 1);
+        uint32_t hit_at = fe_b_cast(b, fe_b_op(b, "Equal", picked, at), FE_INT64);
+        uint32_t mine = fe_b_reshape(b, fe_b_sum(b, hit_at, (const int64_t[]){0}, 1), &len, 1);
+        /* ... into the list after the count (past `cap`: dropped). */
+        uint32_t running = fe_b_op(b, "CumSum", mine, fe_b_const(b, FE_INT64, 0, NULL, 0));
+        uint32_t place = fe_b_op(b, "Sub", fe_b_op(b, "Add", running, count),
+                                 fe_b_const(b, FE_INT64, 0, NULL, 1));
+        uint32_t to =
+            fe_b_where(b, fe_b_op(b, "Greater", mine, fe_b_const(b, FE_INT64, 0, NULL, 0)), place,
+                       fe_b_const(b, FE_INT64, 0, NULL, (double)cap));
+        uint32_t in3[3] = {list, fe_b_unsqueeze(b, to, 1), fe_b_slice(b, record, 0, r0, r1)};
+        list = fe_b_node(b, "ScatterND", 13, in3, 3, NULL);
+        count = fe_b_op(b, "Add", count, fe_b_sum(b, mine, (const int64_t[]){0}, 1));
     }
-    /* The first `rows` kept, by score: kept box j (in score order) to the
-     * row of the kept ones before it, the rest past the end (dropped). */
-    uint32_t is_kept = fe_b_op(b, "Greater", fe_b_reshape(b, kept, &N, 1), fe_b_scalar(b, 0.5));
-    uint32_t running =
-        fe_b_op(b, "CumSum", fe_b_cast(b, is_kept, FE_INT64), fe_b_const(b, FE_INT64, 0, NULL, 0));
-    uint32_t place = fe_b_op(b, "Sub", running, fe_b_const(b, FE_INT64, 0, NULL, 1));
-    uint32_t to = fe_b_where(
-        b,
-        fe_b_op(b, "And", is_kept,
-                fe_b_op(b, "Less", place, fe_b_const(b, FE_INT64, 0, NULL, (double)rows))),
-        place, fe_b_const(b, FE_INT64, 0, NULL, (double)rows));
-    uint32_t parts[2] = {fe_b_const(b, FE_INT64, 2, (const int64_t[]){N, 2}, 0),
-                         fe_b_unsqueeze(b, order, 1)};
-    uint32_t picks = fe_b_concat(b, parts, 2, 1);
-    uint32_t base = fe_b_const(b, FE_INT64, 2, (const int64_t[]){rows, 3}, -1);
-    uint32_t out = fe_b_node(b, "ScatterND", 13,
-                             (const uint32_t[]){base, fe_b_unsqueeze(b, to, 1), picks}, 3, NULL);
+    /* Rows (0, 0, box) of the list's first `count`, then -1. */
+    uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, rows), count);
+    uint32_t box = fe_b_cast(b, fe_b_slice(b, list, 1, 5, 6), FE_INT64);
+    uint32_t sel = fe_b_concat(
+        b, (const uint32_t[]){fe_b_const(b, FE_INT64, 2, (const int64_t[]){cap, 2}, 0), box}, 2, 1);
+    if (rows > cap) {
+        uint32_t rest = fe_b_const(b, FE_INT64, 2, (const int64_t[]){rows - cap, 3}, -1);
+        sel = fe_b_concat(b, (const uint32_t[]){sel, rest}, 2, 0);
+    }
+    uint32_t out =
+        fe_b_where(b, fe_b_unsqueeze(b, valid, 1), sel, fe_b_const(b, FE_INT64, 0, NULL, -1));
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, rows), fe_b_slice(b, running, 0, N - 1, N));
-    return end_padded(c, b, nd->outputs[0], 0, valid);
+    if (!b->st) b->st = fe_x_identity(&b->x, valid, valid_out);
+    *out_nodes = b->x.count;
+    return end_padded(c, b, nd->outputs[0], 0, valid_out);
+}
+
+/* How many of its first entries along dim 0 the model reads of value v, at
+ * most `all` (fe_nms_resolve): through readers that keep each entry at its
+ * place along dim 0 (element-wise ops of the same rank, Gather of other
+ * dims or by v's entries along dim 0, Squeeze and Unsqueeze of other dims,
+ * Concat along another dim, Slice of other dims) up to a Slice of dim 0
+ * from its start. Any other reader, a graph output or a reader kept only
+ * at run time (not folded) reads all. */
+static int64_t leading_read(fe_ctx *c, uint32_t v, int64_t all, int depth);
+
+static int64_t read_by(fe_ctx *c, const fe_node *r, uint32_t i, int64_t all, int depth) {
+    const fe_graph *g = c->g;
+    if (r->output_count < 1 || r->outputs[0] == FE_NONE) return all;
+    uint32_t o = r->outputs[0];
+    const fe_type *tin = &g->values[r->inputs[i]].type, *tout = &g->values[o].type;
+    if (tin->rank < 1 || tout->rank < 1) return all;
+    int64_t axis = 0;
+    const int64_t *axes = NULL;
+    size_t axis_count = 0;
+    if (!strcmp(r->op_type, "Gather") || !strcmp(r->op_type, "Concat")) {
+        if (fe_attr_int(c, r, "axis", 0, &axis)) return all;
+        if (axis < 0) axis += g->values[r->inputs[0]].type.rank; /* data's (Concat: any input's) */
+        if (!strcmp(r->op_type, "Concat") ? axis != 0 : (i == 0) == (axis != 0))
+            return leading_read(c, o, all, depth + 1);
+        return all;
+    }
+    if (!strcmp(r->op_type, "Squeeze") || !strcmp(r->op_type, "Unsqueeze")) {
+        const fe_tensor *t = r->input_count > 1 ? g->values[r->inputs[1]].konst : NULL;
+        int32_t rank = !strcmp(r->op_type, "Squeeze") ? tin->rank : tout->rank;
+        if (i != 0 || (r->input_count > 1 && !t)) return all;
+        if (!t && fe_attr_ints(c, r, "axes", &axes, &axis_count)) return all;
+        uint64_t k_count = t ? t->count : axis_count;
+        if (!k_count && !strcmp(r->op_type, "Squeeze")) return all; /* every dim of 1 */
+        for (uint64_t k = 0; k < k_count; k++) {
+            int64_t a = t ? fe_tensor_get_i64(t, k) : axes[k];
+            if (a == 0 || a == -(int64_t)rank) return all;
+        }
+        return leading_read(c, o, all, depth + 1);
+    }
+    if (!strcmp(r->op_type, "Slice")) {
+        const fe_tensor *st = NULL, *en = NULL, *ax = NULL, *sp = NULL;
+        if (i != 0 || r->input_count < 3 || !(st = g->values[r->inputs[1]].konst) ||
+            !(en = g->values[r->inputs[2]].konst) ||
+            (fe_has_in(r, 3) && !(ax = g->values[r->inputs[3]].konst)) ||
+            (fe_has_in(r, 4) && !(sp = g->values[r->inputs[4]].konst)))
+            return all;
+        for (uint64_t k = 0; k < st->count && k < en->count; k++) {
+            int64_t a = ax ? fe_tensor_get_i64(ax, k) : (int64_t)k;
+            if (a != 0 && a != -(int64_t)tin->rank) continue;
+            int64_t from = fe_tensor_get_i64(st, k), to = fe_tensor_get_i64(en, k);
+            if ((sp && fe_tensor_get_i64(sp, k) != 1) || from != 0 || to < 0) return all;
+            return to < all ? to : all; /* the first `to` of dim 0 */
+        }
+        return leading_read(c, o, all, depth + 1);
+    }
+    for (size_t k = 0; k < fe_ops_eltwise_count; k++)
+        if (!strcmp(fe_ops_eltwise[k].op_type, r->op_type))
+            return tin->rank == tout->rank && tin->dims[0] == tout->dims[0]
+                       ? leading_read(c, o, all, depth + 1)
+                       : all;
+    return all;
+}
+
+static int64_t leading_read(fe_ctx *c, uint32_t v, int64_t all, int depth) {
+    const fe_graph *g = c->g;
+    if (g->values[v].graph_output || depth > 64) return all;
+    int64_t most = 0;
+    for (uint32_t k = 0; k < g->node_count && most < all; k++) {
+        const fe_node *r = &g->nodes[k];
+        if (c->plans[k].placement == LMFE_FOLDED) continue; /* reads v's type only */
+        for (uint32_t i = 0; i < r->input_count && most < all; i++) {
+            if (r->inputs[i] != v) continue;
+            int64_t got = read_by(c, r, i, all, depth);
+            if (got > most) most = got;
+        }
+    }
+    return most;
+}
+
+/* Puts off the rewrite of a NonMaxSuppression of one batch entry and class
+ * of more boxes than a table takes until inference has reached every
+ * reader (fe_nms_resolve): its output typed and padded now, by a record of
+ * results that the rewrite will write. */
+static lm_status nms_wait(fe_ctx *c, const fe_node *n, int64_t rows) {
+    lm_status st = fe_set_out_type(c, n, 0, FE_INT64, 2, (const int64_t[]){rows, 3});
+    if (st) return st;
+    if (c->nms_waiting_count == c->nms_waiting_cap) {
+        uint32_t cap = c->nms_waiting_cap ? 2 * c->nms_waiting_cap : 4;
+        uint32_t(*w)[2] = realloc(c->nms_waiting, cap * sizeof *w);
+        if (!w) return fe_x_oom();
+        c->nms_waiting = w;
+        c->nms_waiting_cap = cap;
+    }
+    fe_expansion x;
+    fe_x_begin(c, n, &x);
+    uint32_t valid;
+    if ((st = fe_x_value(&x, "valid", &valid))) return st;
+    fe_type *t = &c->g->values[valid].type;
+    t->elem = FE_BOOL;
+    t->rank = 1;
+    t->dims[0] = rows;
+    c->nms_waiting[c->nms_waiting_count][0] = n->outputs[0];
+    c->nms_waiting[c->nms_waiting_count++][1] = valid;
+    fe_mark_padded(c, n->outputs[0], 0, valid);
+    return LM_OK;
+}
+
+lm_status fe_nms_resolve(fe_ctx *c) {
+    fe_graph *g = c->g;
+    for (uint32_t w = 0; w < c->nms_waiting_count; w++) {
+        uint32_t out = c->nms_waiting[w][0], valid = c->nms_waiting[w][1], k = 0;
+        while (k < g->node_count &&
+               (g->nodes[k].output_count < 1 || g->nodes[k].outputs[0] != out ||
+                strcmp(g->nodes[k].op_type, "NonMaxSuppression")))
+            k++;
+        if (k == g->node_count)
+            return err_set(LM_ERR_INTERNAL, "a NonMaxSuppression waiting to be rewritten is gone");
+        const fe_node *n = &g->nodes[k];
+        c->current = n;
+        int64_t rows = g->values[out].type.dims[0], N = fe_in_type(c, n, 0)->dims[1];
+        /* The rows read: of the selection, and of its record of results
+         * (which a count of them reads whole). */
+        int64_t cap = leading_read(c, out, rows, 0), cap_valid = leading_read(c, valid, rows, 0);
+        if (cap_valid > cap) cap = cap_valid;
+        if (cap < 1) cap = 1;
+        uint64_t pairs = nms_blocked_pairs(N, cap);
+        if (pairs > NMS_MAX_PAIRS || N > PADDED_MAX_COUNT)
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                           "with run-time boxes, %lld boxes of which the model reads the first "
+                           "%lld selected compare %llu pairs of boxes (at most 2^30; a Slice of "
+                           "the selection from its start reads fewer): compile with "
+                           "--graph-outputs (options: outputs) up to the boxes and scores, and "
+                           "select them in the program that reads the binary's outputs",
+                           (long long)N, (long long)cap, (unsigned long long)pairs);
+        uint32_t added = 0;
+        lm_status st = nms_blocked(c, n, rows, cap, valid, &added);
+        if (!st) st = fe_infer_range(c, k, k + added);
+        if (st) return st;
+    }
+    c->current = NULL;
+    return LM_OK;
 }
 
 /* The selection on the device, for run-time boxes or scores
@@ -877,15 +1075,16 @@ static lm_status nms_on_device(fe_ctx *c, const fe_node *n, bool center, double 
     const fe_type *tb = fe_in_type(c, n, 0), *ts = fe_in_type(c, n, 1);
     int64_t B = tb->dims[0], N = tb->dims[1];
     if (N > NMS_MAX_TABLE / N / B) {
-        if (B == 1 && ts->dims[1] == 1 && N <= NMS_MAX_BLOCKED)
-            return nms_blocked(c, n, center, iou_max, rows);
+        if (B == 1 && ts->dims[1] == 1) return nms_wait(c, n, rows);
         return fe_fail(c, n, LM_ERR_UNSUPPORTED,
                        "with run-time boxes, %lld batch entries of %lld boxes make a table of "
-                       "overlaps over %d entries (batch entries x boxes x boxes; one batch "
-                       "entry and one class of up to %d boxes are compared by blocks): compile "
-                       "with --graph-outputs (options: outputs) up to the boxes and scores, and "
-                       "select them in the program that reads the binary's outputs",
-                       (long long)B, (long long)N, NMS_MAX_TABLE, NMS_MAX_BLOCKED);
+                       "overlaps over %d entries (batch entries x boxes x boxes; more boxes are "
+                       "compared by blocks for one batch entry of one class only, given %lld x "
+                       "%lld): compile with --graph-outputs (options: outputs) up to the boxes "
+                       "and scores, and select them in the program that reads the binary's "
+                       "outputs",
+                       (long long)B, (long long)N, NMS_MAX_TABLE, (long long)B,
+                       (long long)ts->dims[1]);
     }
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);

@@ -257,70 +257,86 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden) {
 
 /* ---- inference ---- */
 
-lm_status fe_infer_graph(fe_ctx *c) {
+/* Infers node *k; a node rewritten into others leaves *k one before them,
+ * so that they come next. */
+static lm_status infer_node(fe_ctx *c, uint32_t *k) {
     fe_graph *g = c->g;
-    for (uint32_t k = 0; k < g->node_count; k++) {
-        const fe_node *n = &g->nodes[k];
-        c->current = n;
-        bool training = !strcmp(n->domain, FE_TRAINING_DOMAIN);
-        if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0 && !training)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "ops of domain '%s' are not supported",
-                           n->domain);
-        const fe_op_def *op = training ? fe_op_find_training(n->op_type) : fe_op_find(n->op_type);
-        if (!op)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s%s%s is not supported",
-                           training ? n->domain : "", training ? "." : "", n->op_type);
-        for (uint32_t i = 0; i < n->input_count; i++) {
-            const fe_value *v = fe_in(c, n, i);
-            if (v && v->is_seq && !fe_op_takes_sequences(op))
-                return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                               "input %u ('%s') is %s; %s takes tensors (%s)", i, v->name,
-                               v->is_opt ? "an optional" : "a sequence", n->op_type,
-                               v->is_opt ? "OptionalGetElement reads what an optional holds"
-                                         : "a sequence's tensors are read with SequenceAt or "
-                                           "ConcatFromSequence");
-            if (v && !v->is_seq && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
-                return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
-                               v->name);
+    const fe_node *n = &g->nodes[*k];
+    c->current = n;
+    bool training = !strcmp(n->domain, FE_TRAINING_DOMAIN);
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0 && !training)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "ops of domain '%s' are not supported", n->domain);
+    const fe_op_def *op = training ? fe_op_find_training(n->op_type) : fe_op_find(n->op_type);
+    if (!op)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED, "op %s%s%s is not supported",
+                       training ? n->domain : "", training ? "." : "", n->op_type);
+    for (uint32_t i = 0; i < n->input_count; i++) {
+        const fe_value *v = fe_in(c, n, i);
+        if (v && v->is_seq && !fe_op_takes_sequences(op))
+            return fe_fail(c, n, LM_ERR_UNSUPPORTED, "input %u ('%s') is %s; %s takes tensors (%s)",
+                           i, v->name, v->is_opt ? "an optional" : "a sequence", n->op_type,
+                           v->is_opt ? "OptionalGetElement reads what an optional holds"
+                                     : "a sequence's tensors are read with SequenceAt or "
+                                       "ConcatFromSequence");
+        if (v && !v->is_seq && (v->type.elem == FE_UNDEFINED || v->type.rank < 0))
+            return fe_fail(c, n, LM_ERR_INVALID_FILE, "input %u ('%s') has no known type", i,
+                           v->name);
+    }
+    c->expanded = false;
+    lm_status st = fe_padded_read(c, n);
+    if (st) return st;
+    if (c->expanded) {
+        (*k)--; /* rewritten: the new nodes at k come next (a wrap at 0 is undone by k++) */
+        return LM_OK;
+    }
+    st = op->infer(c, n);
+    if (!st && !c->expanded) st = fe_padded_written(c, n);
+    if (st) return st;
+    if (c->expanded) {
+        (*k)--;
+        return LM_OK;
+    }
+    bool folded = true;
+    for (uint32_t i = 0; i < n->output_count; i++) {
+        if (n->outputs[i] == FE_NONE) continue;
+        fe_value *v = &g->values[n->outputs[i]];
+        if (v->is_seq) continue; /* a list of values: nothing runs for it */
+        if (v->type.elem == FE_UNDEFINED || v->type.rank < 0)
+            return fe_fail(c, n, LM_ERR_INTERNAL, "output %u ('%s') got no type", i, v->name);
+        if (!v->konst && fe_type_volume(&v->type) == 0) {
+            /* An empty result is known whatever the inputs hold. */
+            fe_tensor *t;
+            if ((st = fe_const_new(c, v->type.elem, (uint32_t)v->type.rank, v->type.dims, &t)))
+                return st;
+            v->konst = t;
         }
-        c->expanded = false;
-        lm_status st = fe_padded_read(c, n);
-        if (st) return st;
-        if (c->expanded) {
-            k--; /* rewritten: the new nodes at k come next */
-            continue;
-        }
-        st = op->infer(c, n);
-        if (!st && !c->expanded) st = fe_padded_written(c, n);
-        if (st) return st;
-        if (c->expanded) {
-            k--; /* the nodes now at k come next (unsigned wrap at 0 is undone by k++) */
-            continue;
-        }
-        bool folded = true;
-        for (uint32_t i = 0; i < n->output_count; i++) {
-            if (n->outputs[i] == FE_NONE) continue;
-            fe_value *v = &g->values[n->outputs[i]];
-            if (v->is_seq) continue; /* a list of values: nothing runs for it */
-            if (v->type.elem == FE_UNDEFINED || v->type.rank < 0)
-                return fe_fail(c, n, LM_ERR_INTERNAL, "output %u ('%s') got no type", i, v->name);
-            if (!v->konst && fe_type_volume(&v->type) == 0) {
-                /* An empty result is known whatever the inputs hold. */
-                fe_tensor *t;
-                if ((st = fe_const_new(c, v->type.elem, (uint32_t)v->type.rank, v->type.dims, &t)))
-                    return st;
-                v->konst = t;
-            }
-            folded &= v->konst != NULL;
-        }
-        if (folded)
-            c->plans[k].placement = LMFE_FOLDED;
-        else if (!op->lower)
-            return fe_fail(c, n, LM_ERR_UNSUPPORTED,
-                           "runs only on values known at compile time (it has no device form)");
+        folded &= v->konst != NULL;
+    }
+    if (folded)
+        c->plans[*k].placement = LMFE_FOLDED;
+    else if (!op->lower)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "runs only on values known at compile time (it has no device form)");
+    return LM_OK;
+}
+
+lm_status fe_infer_range(fe_ctx *c, uint32_t from, uint32_t to) {
+    fe_graph *g = c->g;
+    lm_status st = LM_OK;
+    for (uint32_t k = from; !st && k < to; k++) {
+        uint32_t before = g->node_count;
+        st = infer_node(c, &k);
+        to += g->node_count - before; /* a rewrite's nodes take the place of one */
     }
     c->current = NULL;
-    return fe_seq_bind_outputs(c);
+    return st;
+}
+
+lm_status fe_infer_graph(fe_ctx *c) {
+    lm_status st = fe_infer_range(c, 0, c->g->node_count);
+    /* Selections whose size waited for what reads them (fe_ops_select.c). */
+    if (!st) st = fe_nms_resolve(c);
+    return st ? st : fe_seq_bind_outputs(c);
 }
 
 const char *fe_output_name(const fe_graph *g, uint32_t k) {

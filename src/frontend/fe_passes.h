@@ -16,9 +16,18 @@ lm_status fe_bind_inputs(fe_ctx *c, const fe_tensor ***out_golden);
  * options give); before fe_bind_inputs (fe_sequence.c). */
 lm_status fe_seq_bind_inputs(fe_ctx *c);
 
-/* Type and shape inference with constant folding, node by node; sequence
- * graph outputs then become their tensors (fe_seq_bind_outputs). */
+/* Type and shape inference with constant folding, node by node; then the
+ * selections that waited for their readers (fe_nms_resolve), and sequence
+ * graph outputs become their tensors (fe_seq_bind_outputs). */
 lm_status fe_infer_graph(fe_ctx *c);
+/* Inference of nodes [from, to), where `to` moves along as rewrites put
+ * several nodes in the place of one. */
+lm_status fe_infer_range(fe_ctx *c, uint32_t from, uint32_t to);
+/* NonMaxSuppressions of more boxes than a table of overlaps takes, whose
+ * rewrite waited until inference had reached every reader of their output
+ * (to learn how many of its rows are read): rewritten now, and their new
+ * nodes inferred (fe_ops_select.c). */
+lm_status fe_nms_resolve(fe_ctx *c);
 lm_status fe_seq_bind_outputs(fe_ctx *c);
 
 /* The binary's name of graph output k. */

@@ -3400,10 +3400,9 @@ write_case("refuse_padded_nms_overlap_table",
             ("s", np.zeros((2, 1, 8193), np.float32))],
            [("sel", (TensorProto.INT64, [2, 3]))], 11, inits=[("m", np.array([1], np.int64))],
            expect="with run-time boxes, 2 batch entries of 8193 boxes make a table of overlaps "
-                  "over 134217728 entries (batch entries x boxes x boxes; one batch entry and one "
-                  "class of up to 32768 boxes are compared by blocks): compile with "
-                  "--graph-outputs (options: outputs) up to the boxes and scores, and select them "
-                  "in the program that reads the binary's outputs")
+                  "over 134217728 entries (batch entries x boxes x boxes; more boxes are compared "
+                  "by blocks for one batch entry of one class only, given 2 x 1): compile with "
+                  "--graph-outputs")
 # More boxes than a whole table of overlaps takes (12000: 144M pairs), one
 # batch entry and class: compared a block at a time, each block's boxes
 # against the boxes kept from earlier blocks, then among themselves.
@@ -3466,6 +3465,77 @@ write_case("padded_nms_blocked_fp32",
            [("top", nbk_rows(150)), ("all", nbk_rows(nbk_n))], 11,
            inits=[("m150", np.array([150], np.int64)), ("mall", np.array([nbk_n], np.int64)),
                   ("iou", np.array([nbk_thr], np.float32)), ("sthr", np.array([0.1], np.float32))])
+# More boxes than TopK sorts at once (36000: two rounds) and than the pairs
+# allow when every selected box is read, with no limit on the picks (as
+# torchvision exports its NMS); the model reads the first 100 picks (a Slice
+# after the index column), so only those are kept and compared: exact
+# against greedy NMS in float64 (every IoU of a kept box at least 1e-5 from
+# the threshold). Read whole, 50000 boxes are refused by their pairs.
+nsl = np.random.default_rng(29)
+nsl_n = 36000
+nsl_lo = nsl.integers(0, 700, (nsl_n, 2))
+nsl_boxes = np.concatenate([nsl_lo, nsl_lo + nsl.integers(4, 41, (nsl_n, 2))], 1).astype(np.float64)
+nsl_s = ((nsl.permutation(nsl_n) + 1) / 65536.0).astype(np.float32)
+
+
+def nsl_margin(thr):
+    """The closest any IoU of the first 100 kept boxes comes to thr."""
+    kept = nms_greedy(nsl_boxes, nsl_s, 100, thr, 0.05)
+    c = nsl_boxes
+    area = (c[:, 2] - c[:, 0]) * (c[:, 3] - c[:, 1])
+    worst = np.inf
+    for i in kept:
+        h = np.minimum(c[i, 2], c[:, 2]) - np.maximum(c[i, 0], c[:, 0])
+        w = np.minimum(c[i, 3], c[:, 3]) - np.maximum(c[i, 1], c[:, 1])
+        inter = np.where((h > 0) & (w > 0), h * w, 0.0)
+        worst = min(worst, np.abs(inter / (area[i] + area - inter) - thr).min())
+    return kept, worst
+
+
+nsl_thr = next(t for t in np.arange(0.3, 0.4, 1e-3).astype(np.float32)
+               if nsl_margin(float(t))[1] > 1e-5)
+nsl_kept = np.array(nsl_margin(float(nsl_thr))[0], np.int64)
+assert len(nsl_kept) == 100
+nsl_nodes = [helper.make_node("NonMaxSuppression", ["b", "s", "m", "iou", "sthr"], ["sel"]),
+             helper.make_node("Gather", ["sel", "col"], ["idx2"], axis=1),
+             helper.make_node("Squeeze", ["idx2", "one"], ["idx"]),
+             helper.make_node("Slice", ["idx", "zero", "hundred"], ["first"]),
+             helper.make_node("Gather", ["b0", "first"], ["picked"], axis=0)]
+nsl_inits = [("m", np.array([2 ** 63 - 1], np.int64)), ("iou", np.array([nsl_thr], np.float32)),
+             ("sthr", np.array([0.05], np.float32)), ("col", np.array([2], np.int64)),
+             ("one", np.array([1], np.int64)), ("zero", np.array([0], np.int64)),
+             ("hundred", np.array([100], np.int64)), ("b0", nsl_boxes.astype(np.float32))]
+write_case("padded_nms_sliced_fp32", nsl_nodes,
+           [("b", nsl_boxes.astype(np.float32)[None]), ("s", nsl_s[None, None])],
+           [("first", nsl_kept), ("picked", nsl_boxes[nsl_kept].astype(np.float32))], 11,
+           inits=nsl_inits)
+write_case("refuse_padded_nms_pairs", nsl_nodes[:1],
+           [("b", np.zeros((1, 50000, 4), np.float32)), ("s", np.zeros((1, 1, 50000), np.float32))],
+           [("sel", (TensorProto.INT64, [50000, 3]))], 11, inits=nsl_inits[:3],
+           expect="with run-time boxes, 50000 boxes of which the model reads the first 50000 "
+                  "selected compare ")
+# TopK's rounds meeting inside a tie: 33000 boxes, scores equal in threes;
+# the best 32766 one box (each suppresses the rest: one kept), the next
+# three (positions 32766 to 32768, across the first round's end) and the
+# rest apart, so every one of them is kept, in score order and then index
+# order. The model reads the first 300 picks (of at most 235).
+nsr = np.random.default_rng(31)
+nsr_n, nsr_top = 33000, 32766
+nsr_rank = nsr.permutation(nsr_n)  # box i's place in score order
+nsr_s = ((nsr_n - nsr_rank // 3) / 65536.0).astype(np.float32)
+nsr_apart = np.array([[100 + 20 * (q // 30), 100 + 20 * (q % 30)] for q in range(nsr_n - nsr_top)])
+nsr_lo = np.zeros((nsr_n, 2))
+nsr_lo[nsr_rank >= nsr_top] = nsr_apart[nsr_rank[nsr_rank >= nsr_top] - nsr_top]
+nsr_boxes = np.concatenate([nsr_lo, nsr_lo + 10], 1)
+nsr_kept = np.array(nms_greedy(nsr_boxes, nsr_s, 300, 0.5, 0.0), np.int64)
+assert len(nsr_kept) == nsr_n - nsr_top + 1
+nsr_first = np.full(300, -1, np.int64)
+nsr_first[:len(nsr_kept)] = nsr_kept
+write_case("padded_nms_sort_rounds_fp32", nsl_nodes[:4],
+           [("b", nsr_boxes.astype(np.float32)[None]), ("s", nsr_s[None, None])],
+           [("first", nsr_first)], 11,
+           inits=nsl_inits[:2] + [("sthr", np.array([0.0], np.float32))] + nsl_inits[3:5] +
+           [("zero", np.array([0], np.int64)), ("hundred", np.array([300], np.int64))])
 # Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
 # overlap nothing, so every class keeps all 8, in score order with ties to
 # the lower box).
