@@ -637,33 +637,46 @@ typedef struct elem_geom {
     int64_t rows, m, rest;
 } elem_geom;
 
-/* Whether input 1 is known to hold one value along dims axis + 1 .. . */
-static bool indices_constant_past(fe_ctx *c, const fe_node *n, int32_t axis) {
-    const fe_type *it = fe_in_type(c, n, 1);
+/* Whether value v (of the indices' rank `rank`, v's dims aligned to the
+ * right) is known to hold one value along dims axis + 1 .. : each such dim
+ * is 1 in v, or v is a constant that does, an Expand of such a value, or an
+ * element-wise result of such values (the mask a padded reader puts in
+ * front of indices: Where(valid, indices, out of range)). */
+static bool uniform_past(fe_ctx *c, uint32_t v, int32_t rank, int32_t axis, int depth) {
+    if (v == FE_NONE || depth > 8) return false;
+    const fe_value *val = &c->g->values[v];
+    const fe_type *t = &val->type;
     int64_t rest = 1;
-    for (int32_t j = axis + 1; j < it->rank; j++)
-        rest *= it->dims[j];
-    const fe_tensor *k = fe_in_const(c, n, 1);
-    if (k) {
+    for (int32_t j = axis + 1; j < rank; j++) {
+        int32_t tj = j - (rank - t->rank);
+        if (tj >= 0) rest *= t->dims[tj];
+    }
+    if (rest == 1) return true;
+    if (t->rank > rank) return false;
+    if (val->konst) {
+        const fe_tensor *k = val->konst;
+        uint64_t run = (uint64_t)rest;
         for (uint64_t e = 0; e < k->count; e++)
-            if (fe_tensor_get_i64(k, e) != fe_tensor_get_i64(k, e - e % (uint64_t)rest))
-                return false;
+            if (fe_tensor_get_i64(k, e) != fe_tensor_get_i64(k, e - e % run)) return false;
         return true;
     }
-    uint32_t p = c->g->values[n->inputs[1]].producer;
-    if (p == FE_NONE) return false;
-    const fe_node *e = &c->g->nodes[p];
-    if (strcmp(e->op_type, "Expand") || (e->domain[0] && strcmp(e->domain, "ai.onnx")) ||
-        e->input_count < 1)
-        return false;
-    /* Expand aligns its input's dims to the right; those past the axis must
-     * be 1 (or missing). */
-    const fe_type *src = fe_in_type(c, e, 0);
-    for (int32_t j = axis + 1; j < it->rank; j++) {
-        int32_t sj = j - (it->rank - src->rank);
-        if (sj >= 0 && src->dims[sj] != 1) return false;
-    }
+    if (val->producer == FE_NONE) return false;
+    const fe_node *p = &c->g->nodes[val->producer];
+    if (p->domain[0] && strcmp(p->domain, "ai.onnx")) return false;
+    if (!strcmp(p->op_type, "Expand"))
+        return p->input_count >= 1 && uniform_past(c, p->inputs[0], rank, axis, depth + 1);
+    bool eltwise = false;
+    for (size_t k = 0; k < fe_ops_eltwise_count && !eltwise; k++)
+        eltwise = !strcmp(fe_ops_eltwise[k].op_type, p->op_type);
+    if (!eltwise || p->input_count < 1) return false;
+    for (uint32_t i = 0; i < p->input_count; i++)
+        if (!uniform_past(c, p->inputs[i], rank, axis, depth + 1)) return false;
     return true;
+}
+
+/* Whether input 1 is known to hold one value along dims axis + 1 .. . */
+static bool indices_constant_past(fe_ctx *c, const fe_node *n, int32_t axis) {
+    return uniform_past(c, n->inputs[1], fe_in_type(c, n, 1)->rank, axis, 0);
 }
 
 static lm_status elements_geom(fe_ctx *c, const fe_node *n, elem_geom *g) {

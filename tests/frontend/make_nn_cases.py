@@ -5274,6 +5274,33 @@ write_case("padded_scatter_selected",
                            ("minus", np.full((1, 24), -1, np.float32)),
                            ("flat", np.array([24], np.int64)),
                            ("c0", np.array([0], np.int64)), ("c1", np.array([1], np.int64))])
+# torchvision's MultiScaleRoIAlign puts each level's pooled regions back in
+# place: result[idx] = pooled, exported as a ScatterElements whose indices
+# are idx viewed [-1, 1, 1, 1] and expanded to the pooled shape. With idx
+# selected at run time (padded), the indices reach the scatter masked
+# (a Where over the expanded ones), still one value per row: whole rows
+# move.
+pq_feat = pq.standard_normal((6, 3, 2, 2)).astype(np.float32)
+pq_keep = np.nonzero(pqx.reshape(-1)[:6] > 0.3)[0]
+pq_put = np.zeros((6, 3, 2, 2), np.float32)
+pq_put[pq_keep] = pq_feat[pq_keep] * 2
+write_case("padded_scatter_rows_expanded",
+           [helper.make_node("Reshape", ["x", "flat"], ["xf"]),
+            helper.make_node("Slice", ["xf", "c0", "c6"], ["x6"]),
+            helper.make_node("Greater", ["x6", "lim"], ["m"]),
+            helper.make_node("NonZero", ["m"], ["nz"]),
+            helper.make_node("Squeeze", ["nz", "c0"], ["idx"]),
+            helper.make_node("Gather", ["feat", "idx"], ["picked"], axis=0),
+            helper.make_node("Mul", ["picked", "two"], ["pooled"]),
+            helper.make_node("Reshape", ["idx", "col4"], ["idx4"]),
+            helper.make_node("Shape", ["pooled"], ["shp"]),
+            helper.make_node("Expand", ["idx4", "shp"], ["at"]),
+            helper.make_node("ScatterElements", ["zeros", "at", "pooled"], ["put"], axis=0)],
+           [("x", pqx)], [("put", pq_put)], 13,
+           inits=pq_lim + [("flat", np.array([24], np.int64)), ("c0", np.array([0], np.int64)),
+                           ("c6", np.array([6], np.int64)), ("two", np.array(2, np.float32)),
+                           ("feat", pq_feat), ("col4", np.array([-1, 1, 1, 1], np.int64)),
+                           ("zeros", np.zeros((6, 3, 2, 2), np.float32))])
 write_case("refuse_padded_scatter_updates_only",
            masked_select_nodes("x", "s") +
            [helper.make_node("ScatterND", ["zeros", "at", "s"], ["y"], name="put")],
