@@ -746,27 +746,28 @@ static lm_status lower_roialign_adaptive(fe_ctx *c, const fe_node *n, const ra_p
     return fe_out_dev(c, n, 0, y);
 }
 
+/* Sample `i` of `ratio` per bin, as fractions of a bin from the RoI's start
+ * [1, bins]: bin + (i + 0.5) / ratio, a host table (aux slot `slot`). */
+static lmnn_tensor ra_fractions(fe_ctx *c, const fe_node *n, fe_work *k, uint32_t slot,
+                                int64_t bins, int64_t i, int64_t ratio) {
+    lmnn_tensor t = {0};
+    fe_tensor *f;
+    if (k->st) return t;
+    if ((k->st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, bins}, &f))) return t;
+    for (int64_t j = 0; j < bins; j++)
+        fe_tensor_set_f64(f, (uint64_t)j, (double)j + ((double)i + 0.5) / (double)ratio);
+    k->st = fe_aux_f32(c, n, slot, f, &t);
+    return t;
+}
+
 static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     ra_params p;
     lm_status st = ra_params_of(c, n, &p);
     if (st) return st;
     if (p.ratio == 0) return lower_roialign_adaptive(c, n, &p);
-    int64_t R = p.rois, P = p.oh * p.ratio, Q = p.ow * p.ratio, G = R * P * Q;
-    /* Host tables: the samples' fractions of a bin along each axis. */
-    fe_tensor *fy_t, *fx_t;
-    if ((st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, P}, &fy_t)) ||
-        (st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){1, Q}, &fx_t)))
-        return fe_nn_fail(c, n, st);
-    for (int64_t i = 0; i < P; i++)
-        fe_tensor_set_f64(fy_t, (uint64_t)i,
-                          (double)(i / p.ratio) + ((double)(i % p.ratio) + 0.5) / (double)p.ratio);
-    for (int64_t i = 0; i < Q; i++)
-        fe_tensor_set_f64(fx_t, (uint64_t)i,
-                          (double)(i / p.ratio) + ((double)(i % p.ratio) + 0.5) / (double)p.ratio);
-    lmnn_tensor x, rois, fy, fx, bidx;
-    if ((st = fe_aux_f32(c, n, 0, fy_t, &fy)) || (st = fe_aux_f32(c, n, 1, fx_t, &fx)) ||
-        (st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &rois)))
-        return st;
+    int64_t R = p.rois, G = R * p.oh * p.ow;
+    lmnn_tensor x, rois, bidx;
+    if ((st = fe_in_dev(c, n, 0, &x)) || (st = fe_in_dev(c, n, 1, &rois))) return st;
     if ((st = fe_in_float_as(c, n, 2, 3, (int64_t[]){R, 1, 1}, &bidx))) return st;
 
     fe_work *k = calloc(1, sizeof *k);
@@ -782,33 +783,50 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
         int32_t b[2] = {0, i}, e[2] = {(int32_t)R, i + 1};
         col[i] = k->st ? t : fe_work_keep(k, lmnn_slice(r32, b, e, NULL, 2, NULL, &t), &t);
     }
-    /* y [R, P] as [R, P, 1] and x [R, Q] as [R, 1, Q]: their taps broadcast
-     * to the G samples. */
-    lmnn_shape ys = LMNN_SHAPE((uint32_t)R, (uint32_t)P, 1),
-               xs = LMNN_SHAPE((uint32_t)R, 1, (uint32_t)Q);
-    lmnn_tensor yc = ra_coords(k, &p, col[1], col[3], p.oh, fy);
-    lmnn_tensor xc = ra_coords(k, &p, col[0], col[2], p.ow, fx);
-    lmnn_tensor y3 = k->st ? t : fe_work_keep(k, lmnn_reshape(yc, &ys, NULL, &t), &t);
-    lmnn_tensor x3 = k->st ? t : fe_work_keep(k, lmnn_reshape(xc, &xs, NULL, &t), &t);
-    gs_axis ay, ax;
-    ra_axis_taps(k, y3, p.h, &ay);
-    ra_axis_taps(k, x3, p.w, &ax);
     lmnn_tensor base = fe_work_scalar(k, LMNN_BINARY_MUL, bidx, (double)(p.h * p.w));
-    gs_sample(k, img, base, (const gs_axis *const[]){&ay, &ax}, (const int64_t[]){p.w, 1}, 2, G,
-              p.take_max, NULL, &acc);
-    /* [R, OH, ratio, OW, ratio, C]: pool each bin's samples. */
-    lmnn_shape bins = {6,
-                       {(uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ratio, (uint32_t)p.ow,
-                        (uint32_t)p.ratio, (uint32_t)p.ch}};
-    lmnn_tensor b6 = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
-    lmnn_reduce_options ro;
-    lmnn_reduce_options_init(&ro);
-    ro.dims[0] = 2;
-    ro.dims[1] = 4;
-    ro.dim_count = 2;
-    lmnn_tensor pooled =
-        k->st ? t
-              : fe_work_keep(k, p.take_max ? lmnn_max(b6, &ro, &t) : lmnn_mean(b6, &ro, &t), &t);
+    /* One sample of every bin at a time: its y [R, OH] as [R, OH, 1] and x
+     * [R, OW] as [R, 1, OW] broadcast to the G = R * OH * OW samples, [G, C]
+     * in the output's order, pooled into the sum (or max) of the ones
+     * before. (All samples at once would need a pooling over a dim of
+     * `ratio` entries, which tiles pad to 32.) */
+    lmnn_shape ys = LMNN_SHAPE((uint32_t)R, (uint32_t)p.oh, 1),
+               xs = LMNN_SHAPE((uint32_t)R, 1, (uint32_t)p.ow);
+    for (int64_t sy = 0; sy < p.ratio && !k->st; sy++) {
+        for (int64_t sx = 0; sx < p.ratio && !k->st; sx++) {
+            uint32_t mark = k->count;
+            lmnn_tensor fy = ra_fractions(c, n, k, 2 * (uint32_t)sy, p.oh, sy, p.ratio);
+            lmnn_tensor fx = ra_fractions(c, n, k, 2 * (uint32_t)sx + 1, p.ow, sx, p.ratio);
+            lmnn_tensor yc = ra_coords(k, &p, col[1], col[3], p.oh, fy);
+            lmnn_tensor xc = ra_coords(k, &p, col[0], col[2], p.ow, fx);
+            lmnn_tensor y3 = k->st ? t : fe_work_keep(k, lmnn_reshape(yc, &ys, NULL, &t), &t);
+            lmnn_tensor x3 = k->st ? t : fe_work_keep(k, lmnn_reshape(xc, &xs, NULL, &t), &t);
+            gs_axis ay, ax;
+            ra_axis_taps(k, y3, p.h, &ay);
+            ra_axis_taps(k, x3, p.w, &ax);
+            lmnn_tensor part = {0};
+            gs_sample(k, img, base, (const gs_axis *const[]){&ay, &ax}, (const int64_t[]){p.w, 1},
+                      2, G, p.take_max, NULL, &part);
+            fe_work_release(k, mark);
+            if (k->st) break;
+            if (!acc.id) {
+                acc = part;
+                continue;
+            }
+            lmnn_tensor sum;
+            k->st = lmnn_binary(p.take_max ? LMNN_BINARY_MAXIMUM : LMNN_BINARY_ADD, acc, part, NULL,
+                                &sum);
+            fe_free(part);
+            if (!k->st) {
+                fe_free(acc);
+                acc = sum;
+            }
+        }
+    }
+    /* [R, OH, OW, C], the mean of each bin's samples. */
+    lmnn_shape bins = LMNN_SHAPE((uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ow, (uint32_t)p.ch);
+    lmnn_tensor pooled = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
+    if (!p.take_max && p.ratio > 1)
+        pooled = fe_work_scalar(k, LMNN_BINARY_MUL, pooled, 1.0 / (double)(p.ratio * p.ratio));
     if (!k->st) k->st = lmnn_permute(pooled, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
     st = k->st;
     fe_work_release(k, 0);
