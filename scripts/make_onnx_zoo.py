@@ -838,10 +838,11 @@ class Detector(nn.Module):
     def __init__(self, kind):
         super().__init__()
         try:
-            from torchvision.models.detection import RetinaNet
+            from torchvision.models.detection import FasterRCNN, RetinaNet
             from torchvision.models.detection.anchor_utils import (AnchorGenerator,
                                                                    DefaultBoxGenerator)
             from torchvision.models.detection.ssd import SSD
+            from torchvision.ops import MultiScaleRoIAlign
         except ImportError as e:
             sys.exit(f"make_onnx_zoo: {e}: the detectors need Debian's python3-torchvision "
                      "(run scripts/install-deps.sh)")
@@ -852,6 +853,17 @@ class Detector(nn.Module):
                                  anchor_generator=anchors, score_thresh=0.5,
                                  detections_per_img=DETECTIONS, topk_candidates=40)
             scale = 0.1
+        elif kind == "faster_rcnn":
+            # 200 proposals x 60 classes: 12,000 boxes into the box head's
+            # NMS, more than a table of overlaps takes, of which the model
+            # reads the first DETECTIONS (keep[:detections_per_img]).
+            anchors = AnchorGenerator(((12,), (24,), (48,)), ((0.5, 1.0, 2.0),) * 3)
+            self.net = FasterRCNN(backbone, num_classes=61, min_size=64, max_size=64,
+                                  rpn_anchor_generator=anchors,
+                                  box_roi_pool=MultiScaleRoIAlign(["0", "1", "2"], 7, 2),
+                                  rpn_pre_nms_top_n_test=300, rpn_post_nms_top_n_test=200,
+                                  box_detections_per_img=DETECTIONS, representation_size=64)
+            scale = 0.05
         else:
             backbone.out_channels = [backbone.out_channels] * 3
             self.net = SSD(backbone, DefaultBoxGenerator([[2], [2], [2]]), (64, 64),
@@ -865,6 +877,13 @@ class Detector(nn.Module):
                 p.add_(torch.randn_like(p) * scale)
             if kind == "retinanet":
                 self.net.head.classification_head.cls_logits.bias.zero_()
+            if kind == "faster_rcnn":  # features and class scores spread out
+                head = self.net.roi_heads.box_head
+                for fc in (head.fc6, head.fc7):
+                    fc.weight.normal_(0, fc.weight.shape[1] ** -0.5)
+                cls = self.net.roi_heads.box_predictor.cls_score
+                cls.weight.normal_(0, 0.3)
+                cls.bias.normal_(0, 1.0)
 
     def forward(self, x):
         d = self.net([x])[0]
@@ -994,6 +1013,10 @@ def cases():
         ),
         "padded_ssd": (
             lambda: Detector("ssd"), 13, [("x", torch.rand(3, 64, 64))],
+            ["boxes", "scores", "labels"],
+        ),
+        "padded_faster_rcnn": (
+            lambda: Detector("faster_rcnn"), 13, [("x", torch.rand(3, 64, 64))],
             ["boxes", "scores", "labels"],
         ),
     }

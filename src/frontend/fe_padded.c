@@ -824,6 +824,23 @@ static lm_status concat_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
     return LM_OK;
 }
 
+/* The input of the Expand that wrote value v when that input is padded
+ * along dim d as v is (by the same op, of v's rank), else FE_NONE. */
+static uint32_t expanded_from(const fe_ctx *c, uint32_t v, int32_t d) {
+    uint32_t p = c->g->values[v].producer;
+    if (p == FE_NONE) return FE_NONE;
+    const fe_node *e = &c->g->nodes[p];
+    if (strcmp(e->op_type, "Expand") || (e->domain[0] && strcmp(e->domain, "ai.onnx")) ||
+        e->input_count != 2)
+        return FE_NONE;
+    uint32_t src = e->inputs[0];
+    const fe_value *s = &c->g->values[src], *x = &c->g->values[v];
+    if (padded_dim(c, src) != d || valid_of(c, src) != valid_of(c, v) ||
+        s->type.rank != x->type.rank || s->type.dims[d] != x->type.dims[d])
+        return FE_NONE;
+    return src;
+}
+
 /* ScatterND or ScatterElements of padded indices (and updates padded by the
  * same op along the same dim, or not padded): the padding's indices are
  * replaced by one past every dim, which scatters nothing, so only the
@@ -854,7 +871,25 @@ static lm_status scatter_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d
                        nd ? "the index tuples' first entry picks (0)" : "of its axis");
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
-    fe_node *op = di >= 0 ? copy_masked(b, 1, di, INT32_MAX) : copy_node(b);
+    uint32_t src = di >= 0 ? expanded_from(c, n->inputs[1], di) : FE_NONE;
+    fe_node *op;
+    if (src != FE_NONE) {
+        /* Indices expanded from fewer (torchvision's idx[:, None, None,
+         * None].expand(...)): masked before the Expand, which then makes
+         * them again. */
+        const fe_node *e = &c->g->nodes[c->g->values[n->inputs[1]].producer];
+        uint32_t shape = e->inputs[1];
+        fe_value v = c->g->values[src]; /* a copy: the array grows */
+        uint32_t kept =
+            fe_b_where(b, valid_along(b, v.pad_valid - 1, v.type.dims[di], v.type.rank, di), src,
+                       fe_b_const(b, v.type.elem, 0, NULL, INT32_MAX));
+        if (!b->st) b->x.nodes[b->x.count - 1].pad_masked = true;
+        kept = fe_b_node(b, "Expand", 13, (const uint32_t[]){kept, shape}, 2, NULL);
+        if (!b->st) b->x.nodes[b->x.count - 1].pad_masked = true;
+        if ((op = copy_node(b))) op->inputs[1] = kept;
+    } else {
+        op = di >= 0 ? copy_masked(b, 1, di, INT32_MAX) : copy_node(b);
+    }
     if (op) op->pad_masked = true; /* it reads the padded updates knowingly */
     if (dd < 0) return fe_x_end(c, &b->x, b->st);
     return end_marked(c, b, n, dd, valid_of(c, n->inputs[0]), true);
