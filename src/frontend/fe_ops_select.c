@@ -902,7 +902,9 @@ static lm_status nms_blocked(fe_ctx *c, const fe_node *n, int64_t rows, int64_t 
         list = fe_b_node(b, "ScatterND", 13, in3, 3, NULL);
         count = fe_b_op(b, "Add", count, fe_b_sum(b, mine, (const int64_t[]){0}, 1));
     }
-    /* Rows (0, 0, box) of the list's first `count`, then -1. */
+    /* Rows (0, 0, box) of the list's first `count` (past `cap`, boxes
+     * compared with the first `cap` kept only: no rows), then -1. */
+    count = fe_b_op(b, "Min", count, fe_b_const(b, FE_INT64, 1, (const int64_t[]){1}, (double)cap));
     uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, rows), count);
     uint32_t box = fe_b_cast(b, fe_b_slice(b, list, 1, 5, 6), FE_INT64);
     uint32_t sel = fe_b_concat(

@@ -3536,6 +3536,20 @@ write_case("padded_nms_sort_rounds_fp32", nsl_nodes[:4],
            [("first", nsr_first)], 11,
            inits=nsl_inits[:2] + [("sthr", np.array([0.0], np.float32))] + nsl_inits[3:5] +
            [("zero", np.array([0], np.int64)), ("hundred", np.array([300], np.int64))])
+# The first 20 picks read, and how many there are (Size of the selection,
+# data): the count reads the record of picks whole, so every kept box is
+# kept, not only the first 20.
+nbk_all = nbk_rows(nbk_n)
+nbk_count = int((nbk_all[:, 0] >= 0).sum())
+write_case("padded_nms_sliced_counted_fp32",
+           [helper.make_node("NonMaxSuppression", ["b", "s", "mall", "iou", "sthr"], ["sel"]),
+            helper.make_node("Slice", ["sel", "zero", "twenty"], ["first"]),
+            helper.make_node("Size", ["sel"], ["elements"])],
+           [("b", nbk_boxes.astype(np.float32)[None]), ("s", nbk_s[None, None])],
+           [("first", nbk_all[:20]), ("elements", np.array(3 * nbk_count, np.int64))], 11,
+           inits=[("mall", np.array([nbk_n], np.int64)), ("iou", np.array([nbk_thr], np.float32)),
+                  ("sthr", np.array([0.1], np.float32)), ("zero", np.array([0], np.int64)),
+                  ("twenty", np.array([20], np.int64))])
 # Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
 # overlap nothing, so every class keeps all 8, in score order with ties to
 # the lower box).
