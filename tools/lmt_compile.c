@@ -52,6 +52,9 @@ const char lmt_compile_help[] =
     "                           (recorded as N, default 0: the numbers the ops'\n"
     "                           seeds alone give); without it every run of the\n"
     "                           binary draws the same numbers\n"
+    "  --trace-region MIB       with --trace: the trace region of the device the\n"
+    "                           binary runs on, MiB per DRAM bank (1 to 512,\n"
+    "                           default 8): a model of many launches needs more\n"
     "  --pad-dynamic            give outputs whose size the run decides their\n"
     "                           largest size, padded: NonMaxSuppression on boxes\n"
     "                           known only at run time (the selected rows, then\n"
@@ -126,6 +129,7 @@ typedef struct compile_args {
     lmfe_dtype_mode dtype;
     const char *seed_input; /* --seed-input NAME[=VALUE] */
     uint32_t seed_value;
+    uint64_t trace_region_mib; /* --trace-region */
     bool trace, info, quiet, list_ops, pad_dynamic;
 } compile_args;
 
@@ -369,6 +373,10 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
         } else if (!strcmp(a.opt, "--trace")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->trace = true;
+        } else if (!strcmp(a.opt, "--trace-region")) {
+            if (!lmt_args_value(&a, &v) ||
+                !lmt_parse_u64("compile", a.opt, v, 1, 512, &ca->trace_region_mib))
+                return LMT_EXIT_INVALID;
         } else if (!strcmp(a.opt, "--pad-dynamic")) {
             if (!lmt_args_no_value(&a)) return LMT_EXIT_INVALID;
             ca->pad_dynamic = true;
@@ -409,6 +417,10 @@ static int parse_compile_args(int argc, char **argv, compile_args *ca) {
     }
     if (!ca->info && !ca->output) {
         lmt_error("compile", "missing -o FILE (where to write the binary)");
+        return LMT_EXIT_INVALID;
+    }
+    if (ca->trace_region_mib && !ca->trace) {
+        lmt_error("compile", "--trace-region sizes the trace of --trace: give --trace too");
         return LMT_EXIT_INVALID;
     }
     return -1;
@@ -570,6 +582,7 @@ int lmt_cmd_compile(int argc, char **argv) {
     o.golden_input_count = ca.golden_count;
     o.dtype = ca.dtype;
     o.trace = ca.trace;
+    o.trace_region_size = ca.trace_region_mib << 20;
     o.pad_dynamic = ca.pad_dynamic;
     o.seed_input = ca.seed_input;
     o.seed_value = ca.seed_value;

@@ -279,10 +279,14 @@ static void print_text(const info *in) {
     printf("read by:        lightmetal %s (binary format %d.%d)\n", LMT_VERSION_STRING,
            LMB_FORMAT_MAJOR, LMB_FORMAT_MINOR);
     fb_table sys = lmb_LightMetalBinary_system(root);
-    printf("system:         grid %ux%u, L1 %u bytes, DRAM %u banks x %" PRIu64 " bytes\n",
+    printf("system:         grid %ux%u, L1 %u bytes, DRAM %u banks x %" PRIu64 " bytes",
            lmb_SystemDescriptor_grid_x(sys), lmb_SystemDescriptor_grid_y(sys),
            lmb_SystemDescriptor_l1_size(sys), lmb_SystemDescriptor_dram_banks(sys),
            lmb_SystemDescriptor_dram_bank_size(sys));
+    /* (0: a binary from before the field, replayed with the default.) */
+    if (lmb_SystemDescriptor_trace_region_size(sys))
+        printf(", trace region %" PRIu64 " bytes", lmb_SystemDescriptor_trace_region_size(sys));
+    printf("\n");
     fb_vec fmts = lmb_SystemDescriptor_data_formats(sys);
     printf("data formats:  ");
     for (uint32_t i = 0; i < fmts.len; i++)

@@ -108,6 +108,13 @@ typedef struct lmfe_compile_options {
     size_t golden_input_count;
     lmfe_dtype_mode dtype;
     bool trace; /* wrap the model in a metal trace: replay is one launch */
+    /* With trace and no device: the trace region of the device the compile
+     * opens (and its replays), bytes per DRAM bank, a multiple of 32 up to
+     * half a bank (lm_device_options.trace_region_size); 0: the device's
+     * default, 8 MiB. The model's trace must fit it: a compile whose trace
+     * does not fails with LM_ERR_OUT_OF_DEVICE_MEMORY naming its size.
+     * Given with a device (or without trace): LM_ERR_INVALID_ARGUMENT. */
+    uint64_t trace_region_size;
     /* Device to compile on; NULL: the compile opens a default device
      * (lm_device_options_init) and closes it. The binary then asks replay
      * for that device's descriptor. The compile restarts the device's

@@ -280,6 +280,10 @@ static lm_status run_model(fe_ctx *c, bool capture, const fe_tensor *const *gold
     if (!st) st = st3;
     if (tracing) {
         lm_status st2 = lm_end_trace_capture(cq, trace_id);
+        if (st2 == LM_ERR_OUT_OF_DEVICE_MEMORY && !st)
+            err_prefix(st2, "the model's trace is larger than the device's trace region: compile "
+                            "with a larger --trace-region (options: trace_region_size, or a "
+                            "device opened with a larger lm_device_options.trace_region_size)");
         if (!st2) {
             c->trace_id = trace_id;
             c->traced = true;
@@ -500,10 +504,18 @@ lm_status lmfe_compile_onnx(const char *path, const lmfe_compile_options *opts,
                 !(outs = calloc(g->output_count ? g->output_count : 1, sizeof *outs)) ||
                 !(ins = calloc(g->input_count ? g->input_count : 1, sizeof *ins))))
         st = err_set(LM_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if (!st && opts->trace_region_size && (opts->device || !opts->trace))
+        st = err_set(LM_ERR_INVALID_ARGUMENT,
+                     "opts->trace_region_size is the trace region of the device a traced "
+                     "compile opens: %s",
+                     opts->device ? "open opts->device with lm_device_options.trace_region_size"
+                                  : "set opts->trace too");
     if (!st && !opts->device) {
         lm_device_options dopts;
         lm_device_options_init(&dopts);
+        if (opts->trace_region_size) dopts.trace_region_size = opts->trace_region_size;
         st = lm_device_open(&dopts, &own);
+        if (st && opts->trace_region_size) err_prefix(st, "opts->trace_region_size");
     }
     c.device = opts->device ? opts->device : own;
     uint64_t memory_base[2];

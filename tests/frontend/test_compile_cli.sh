@@ -12,7 +12,7 @@ rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$(dirname "$0")/../tools/check_lib.sh"
 
 expect_ok help "usage: lightmetal compile MODEL.onnx -o FILE.lmb" compile --help
-for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --seed-input --pad-dynamic --graph-outputs --info "exit codes"; do
+for words in --input-shape --dim --sequence --absent --const --golden --dtype --trace --trace-region --seed-input --pad-dynamic --graph-outputs --info "exit codes"; do
     expect_ok "help_mentions_$words" "$words" compile --help
 done
 expect_ok listed "compile an ONNX model into a binary" --help
@@ -98,6 +98,15 @@ fi
 expect_error run_profile_value 2 "--profile takes no value" run "$W/add.lmb" --profile=5
 lm compile -q "$D/test_add/model.onnx" -o "$W/add_trace.lmb" --trace
 expect_ok run_profile_trace "1  trace 1" run "$W/add_trace.lmb" --profile
+# The trace region a traced compile's device keeps, recorded for its replays.
+lm compile -q "$D/test_add/model.onnx" -o "$W/add_r.lmb" --trace --trace-region 32
+expect_ok trace_region "trace region 33554432 bytes" info "$W/add_r.lmb"
+expect_error trace_region_needs_trace 2 "--trace-region sizes the trace of --trace: give --trace too" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --trace-region 32
+expect_error trace_region_zero 2 "--trace-region: '0' is not an integer in [1, 512]" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --trace --trace-region 0
+expect_error trace_region_word 2 "--trace-region: 'big' is not an integer in [1, 512]" \
+    compile "$D/test_add/model.onnx" -o "$W/x.lmb" --trace --trace-region big
 expect_ok run_profile_trace_hint "a metal trace is timed as one launch" run "$W/add_trace.lmb" --profile
 lm run "$W/add.lmb" --json
 if [ "$rc" -eq 0 ] && ! grep -q '"profile"' "$W/out"; then

@@ -5185,6 +5185,64 @@ static void test_trace_and_golden(void) {
     CHECK_OK(lm_device_close(dev));
 }
 
+/* trace_region_size: the trace region of the device a traced compile opens,
+ * recorded for its replays; a trace larger than the region is refused with
+ * its size and the way out; the option without trace, or with the caller's
+ * device, is refused. (test_compile_cli.sh reads the region from the
+ * binary.) */
+static void test_trace_region(void) {
+    float w[12], b[4], x[15], y[20], want[20];
+    for (int i = 0; i < 12; i++)
+        w[i] = (float)(i % 5) - 2.0f;
+    for (int i = 0; i < 4; i++)
+        b[i] = 0.25f * (float)i;
+    for (int i = 0; i < 15; i++)
+        x[i] = (float)i * 0.2f - 1.0f;
+    const char *path = save(mlp_model(w, b));
+    lmfe_compile_options o;
+    lmfe_compile_options_init(&o);
+    lm_binary *bin;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    CHECK_OK(replay1(bin, "x", x, 15, "y", want, 20, NULL));
+    lm_binary_free(bin);
+
+    o.trace = true;
+    o.trace_region_size = 32u << 20;
+    CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
+    const void *data;
+    uint64_t size;
+    lm_replay *r;
+    CHECK_OK(lm_binary_data(bin, &data, &size));
+    CHECK_OK(lm_replay_open(data, size, &r));
+    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
+    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    CHECK(!memcmp(y, want, sizeof y));
+    lm_replay_close(r);
+    lm_binary_free(bin);
+
+    o.trace_region_size = 64; /* far less than the model's trace */
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_OUT_OF_DEVICE_MEMORY,
+                "the model's trace is larger than the device's trace region: compile with a "
+                "larger --trace-region (options: trace_region_size");
+    CHECK_ERROR_HAS("bytes does not fit the trace region");
+    o.trace_region_size = 1000; /* not a multiple of 32 */
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->trace_region_size");
+    o.trace_region_size = 32u << 20;
+    o.trace = false;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "opts->trace_region_size is the trace region of the device a traced compile "
+                "opens: set opts->trace too");
+    o.trace = true;
+    lm_device *dev;
+    CHECK_OK(lm_device_open(NULL, &dev));
+    o.device = dev;
+    CHECK_FAILS(lmfe_compile_onnx(path, &o, &bin, NULL), LM_ERR_INVALID_ARGUMENT,
+                "open opts->device with lm_device_options.trace_region_size");
+    CHECK_OK(lm_device_close(dev));
+}
+
 /* An average pooling whose windows take different divisors (padding not
  * counted, ceil mode), traced: its divisors are made before the trace, which
  * may not upload them, and the traced binary gives the eager one's bits. */
@@ -5857,6 +5915,7 @@ int main(void) {
     TEST_RUN(test_bf16_gemm_input);
     TEST_RUN(test_bf16_saturated_constants);
     TEST_RUN(test_trace_avg_pool);
+    TEST_RUN(test_trace_region);
     TEST_RUN(test_inspect);
     TEST_RUN(test_lppool_refusals);
     TEST_RUN(test_maxroipool_refusals);
