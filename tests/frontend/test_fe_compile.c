@@ -5209,16 +5209,8 @@ static void test_trace_region(void) {
     o.trace = true;
     o.trace_region_size = 32u << 20;
     CHECK_OK(lmfe_compile_onnx(path, &o, &bin, NULL));
-    const void *data;
-    uint64_t size;
-    lm_replay *r;
-    CHECK_OK(lm_binary_data(bin, &data, &size));
-    CHECK_OK(lm_replay_open(data, size, &r));
-    CHECK_OK(lm_replay_set_input(r, "x", x, sizeof x));
-    CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
-    CHECK_OK(lm_replay_get_output(r, "y", y, sizeof y));
+    CHECK_OK(replay1(bin, "x", x, 15, "y", y, 20, NULL));
     CHECK(!memcmp(y, want, sizeof y));
-    lm_replay_close(r);
     lm_binary_free(bin);
 
     o.trace_region_size = 64; /* far less than the model's trace */
