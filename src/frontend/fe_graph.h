@@ -178,6 +178,11 @@ typedef struct fe_node {
      * reads them knowingly, and its results' padding is already in place
      * (or masked after it by the rewrite). */
     bool pad_masked;
+    /* ScatterElements: input 1 holds one index per row of the data seen as
+     * [rows, rest] (its dims after the axis 1: what an Expand spread over
+     * the updates' shape, read before it; fe_ops_index.c). Never set from
+     * a file. */
+    bool index_rows;
 } fe_node;
 
 /* A graph attribute (If's branches, Loop's and Scan's bodies), kept by

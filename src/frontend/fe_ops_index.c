@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "frontend/fe_ops.h"
+#include "frontend/fe_passes.h"
 
 /* ---- GatherND ---- */
 
@@ -689,15 +690,18 @@ static lm_status elements_geom(fe_ctx *c, const fe_node *n, elem_geom *g) {
     const int32_t axis = g->axis;
     bool ok = i->rank == d->rank && u->rank == d->rank, whole = true;
     for (int32_t j = 0; ok && j < d->rank; j++) {
-        ok = i->dims[j] == u->dims[j] && (j == axis || i->dims[j] <= d->dims[j]);
-        whole &= j <= axis || i->dims[j] == d->dims[j];
+        int64_t idim = n->index_rows && j > axis ? u->dims[j] : i->dims[j];
+        ok = idim == u->dims[j] && (j == axis || idim <= d->dims[j]) &&
+             (!n->index_rows || j <= axis || i->dims[j] == 1);
+        whole &= j <= axis || idim == d->dims[j];
     }
     if (!ok)
         return fe_fail(c, n, LM_ERR_INVALID_FILE,
                        "indices and updates must have one shape, of the data's rank and, but "
                        "along axis %d, no larger in any dim",
                        (int)axis);
-    g->row_dims = whole && indices_constant_past(c, n, axis) ? axis + 1 : d->rank;
+    g->row_dims =
+        whole && (n->index_rows || indices_constant_past(c, n, axis)) ? axis + 1 : d->rank;
     g->rows = g->m = g->rest = 1;
     for (int32_t j = 0; j < d->rank; j++) {
         *(j < g->row_dims ? &g->rows : &g->rest) *= d->dims[j];
@@ -732,11 +736,41 @@ static lm_status fold_scatter_elements(fe_ctx *c, const fe_node *n, int32_t axis
     return fe_set_out_const(c, n, 0, o);
 }
 
+/* A ScatterElements of whole rows whose indices an Expand spread from one
+ * per row (idx[:, None, None, None].expand(...)) reads them before the
+ * Expand (index_rows), which then has no reader: its copy as large as the
+ * updates is never made. */
+static lm_status read_rows_before_expand(fe_ctx *c, const fe_node *n, const elem_geom *g) {
+    uint32_t p = c->g->values[n->inputs[1]].producer;
+    if (n->index_rows || g->rest == 1 || fe_in_const(c, n, 1) || p == FE_NONE) return LM_OK;
+    const fe_node *e = &c->g->nodes[p];
+    if (strcmp(e->op_type, "Expand") || (e->domain[0] && strcmp(e->domain, "ai.onnx")) ||
+        e->input_count != 2)
+        return LM_OK;
+    const fe_type *src = &c->g->values[e->inputs[0]].type, *it = fe_in_type(c, n, 1);
+    if (src->rank != it->rank) return LM_OK;
+    for (int32_t j = 0; j < it->rank; j++)
+        if (j < g->row_dims ? src->dims[j] != it->dims[j] : src->dims[j] != 1) return LM_OK;
+    uint32_t from = e->inputs[0];
+    fe_build b = {.elem = FE_FLOAT};
+    fe_x_begin(c, n, &b.x);
+    fe_node *m = fe_b_copy_node(&b);
+    if (m) {
+        m->inputs[1] = from;
+        m->index_rows = true;
+    }
+    return fe_x_end(c, &b.x, b.st);
+}
+
 static lm_status infer_scatter_elements(fe_ctx *c, const fe_node *n) {
     lm_status st = infer_scatter_common(c, n, false);
     elem_geom g;
     reduction red = RED_NONE;
     if (!st) st = elements_geom(c, n, &g);
+    if (!st && g.row_dims < fe_in_type(c, n, 0)->rank) {
+        st = read_rows_before_expand(c, n, &g);
+        if (st || c->expanded) return st;
+    }
     if (!st)
         st = fe_check_const_indices(c, n, 1, false, 1, g.axis, &fe_in_type(c, n, 0)->dims[g.axis]);
     if (!st) st = read_reduction(c, n, &red);
@@ -779,7 +813,7 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     scatter_to to = {.index_dim = (uint32_t)d->dims[axis], .row_scale = (uint32_t)stride[axis]};
     if (red == RED_NONE) {
         /* The scatter adds the positions' rows itself. */
-        st = index_entries(c, n, eg.rest, &to);
+        st = index_entries(c, n, n->index_rows ? 1 : eg.rest, &to);
         if (!st && offset) st = fe_aux(c, n, 4, base, LMNN_ROW_MAJOR, &to.offsets);
         if (st) {
             scatter_to_free(&to);
@@ -792,8 +826,9 @@ static lm_status lower_scatter_elements(fe_ctx *c, const fe_node *n) {
     g.stride[0] = stride[axis];
     /* The indices as [m, rest]; of a row's, the first stands for all. */
     lmnn_tensor t, first = {0};
-    if ((st = fe_in_float_as(c, n, 1, 2, (int64_t[]){eg.m, eg.rest}, &t))) return st;
-    if (eg.rest > 1) {
+    int64_t per_row = n->index_rows ? 1 : eg.rest;
+    if ((st = fe_in_float_as(c, n, 1, 2, (int64_t[]){eg.m, per_row}, &t))) return st;
+    if (per_row > 1) {
         st = lmnn_slice(t, (int32_t[]){0, 0}, (int32_t[]){(int32_t)eg.m, 1}, NULL, 2, NULL, &first);
         fe_free(t);
         if (st) return fe_nn_fail(c, n, st);

@@ -244,7 +244,6 @@ static lm_status reshaped_dim(fe_ctx *c, const fe_node *n, const fe_value *v, in
  * times in a row, so its record is the input's so repeated (its results
  * still first). The op's copy and the record's nodes replace it. Anything
  * else (a < 0: no dim of the result starts where d does) is refused. */
-static fe_node *copy_node(fe_build *b);
 
 static lm_status merge_reshaped(fe_ctx *c, const fe_node *n, int32_t d, int32_t a) {
     const fe_value *v = fe_in(c, n, 0);
@@ -266,7 +265,7 @@ static lm_status merge_reshaped(fe_ctx *c, const fe_node *n, int32_t d, int32_t 
     uint32_t all = fe_b_const(b, FE_BOOL, 2, (const int64_t[]){1, inner}, 1);
     uint32_t rec = fe_b_op(b, "And", fe_b_unsqueeze(b, valid, 1), all);
     rec = fe_b_reshape(b, rec, (const int64_t[]){len * inner}, 1);
-    copy_node(b);
+    fe_b_copy_node(b);
     for (uint32_t i = 0; !b->st && i < b->x.count; i++)
         b->x.nodes[i].pad_masked = true;
     lm_status st = fe_x_end(c, &b->x, b->st);
@@ -386,22 +385,6 @@ static double neutral(const fe_node *n, fe_elem e) {
     return 0;
 }
 
-/* A copy of the node being rewritten (name, attributes, inputs and outputs,
- * in arrays of its own) appended to the rewrite; valid until the next node
- * is added. */
-static fe_node *copy_node(fe_build *b) {
-    const fe_node *nd = &b->x.node;
-    fe_node *m =
-        b->st ? NULL : fe_x_node(&b->x, nd->op_type, nd->opset, nd->input_count, nd->output_count);
-    if (!b->st && !m) b->st = fe_x_oom();
-    if (!m) return NULL;
-    uint32_t *in = m->inputs, *out = m->outputs;
-    *m = *nd;
-    m->inputs = memcpy(in, nd->inputs, nd->input_count * sizeof *in);
-    m->outputs = memcpy(out, nd->outputs, nd->output_count * sizeof *out);
-    return m;
-}
-
 /* The number of results along the padded dim (the trues of `valid`) times
  * `others`, a scalar of the build's element type. */
 static uint32_t result_count(fe_build *b, uint32_t valid, int64_t others) {
@@ -425,7 +408,7 @@ static uint32_t masked_input(fe_build *b, uint32_t i, int32_t d, double fill) {
  * copy, valid until the next node is added. */
 static fe_node *copy_masked(fe_build *b, uint32_t i, int32_t d, double fill) {
     uint32_t kept = masked_input(b, i, d, fill);
-    fe_node *op = copy_node(b);
+    fe_node *op = fe_b_copy_node(b);
     if (op) op->inputs[i] = kept;
     return op;
 }
@@ -544,7 +527,7 @@ static lm_status slice_padded(fe_ctx *c, const fe_node *n, int32_t to, const int
     uint32_t in[5] = {valid, fe_b_ints(b, &cut[0], 1), fe_b_ints(b, &cut[1], 1),
                       fe_b_ints(b, (const int64_t[]){0}, 1), fe_b_ints(b, &cut[2], 1)};
     uint32_t kept = fe_b_node(b, "Slice", 13, in, 5, NULL);
-    fe_node *op = copy_node(b);
+    fe_node *op = fe_b_copy_node(b);
     if (op) op->pad_masked = true;
     return end_marked(c, b, n, to, b->st ? FE_NONE : kept, c->g->values[n->inputs[0]].pad_dirty);
 }
@@ -789,7 +772,7 @@ static lm_status roialign_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t 
     uint32_t in[2] = {FE_NONE, FE_NONE};
     for (uint32_t i = 1; i < 3; i++)
         if (padded_dim(c, n->inputs[i]) == 0) in[i - 1] = masked_input(b, i, 0, 0);
-    fe_node *op = copy_node(b);
+    fe_node *op = fe_b_copy_node(b);
     for (uint32_t i = 1; op && i < 3; i++)
         if (in[i - 1] != FE_NONE) op->inputs[i] = in[i - 1];
     return end_marked(c, b, n, 0, valid, true);
@@ -886,9 +869,9 @@ static lm_status scatter_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d
         if (!b->st) b->x.nodes[b->x.count - 1].pad_masked = true;
         kept = fe_b_node(b, "Expand", 13, (const uint32_t[]){kept, shape}, 2, NULL);
         if (!b->st) b->x.nodes[b->x.count - 1].pad_masked = true;
-        if ((op = copy_node(b))) op->inputs[1] = kept;
+        if ((op = fe_b_copy_node(b))) op->inputs[1] = kept;
     } else {
-        op = di >= 0 ? copy_masked(b, 1, di, INT32_MAX) : copy_node(b);
+        op = di >= 0 ? copy_masked(b, 1, di, INT32_MAX) : fe_b_copy_node(b);
     }
     if (op) op->pad_masked = true; /* it reads the padded updates knowingly */
     if (dd < 0) return fe_x_end(c, &b->x, b->st);
@@ -1229,7 +1212,7 @@ static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
         own[o] = n->outputs[o];
         if (v[o].padded && !b->st) b->st = fe_x_value(&b->x, "computed", &own[o]);
     }
-    fe_node *op = copy_node(b);
+    fe_node *op = fe_b_copy_node(b);
     if (op) memcpy(op->outputs, own, count * sizeof *own);
     for (uint32_t o = 0; o < count; o++) {
         if (!v[o].padded) continue;

@@ -113,6 +113,10 @@ typedef struct fe_build {
  * *out_node when not NULL. */
 uint32_t fe_b_node(fe_build *b, const char *op, int64_t opset, const uint32_t *in, uint32_t n_in,
                    fe_node **out_node);
+/* A copy of the node being rewritten (name, attributes, flags, inputs and
+ * outputs, in arrays of its own) appended to the rewrite; valid until the
+ * next node is added. */
+fe_node *fe_b_copy_node(fe_build *b);
 /* op(a) or op(a, c) (c FE_NONE for one input). */
 uint32_t fe_b_op(fe_build *b, const char *op, uint32_t a, uint32_t c);
 /* Appends attribute a (its arrays in the graph's arena, or static) to n. */

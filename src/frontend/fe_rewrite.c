@@ -228,6 +228,19 @@ uint32_t fe_b_ints(fe_build *b, const int64_t *v, uint32_t count) {
     return out;
 }
 
+fe_node *fe_b_copy_node(fe_build *b) {
+    const fe_node *nd = &b->x.node;
+    fe_node *m =
+        b->st ? NULL : fe_x_node(&b->x, nd->op_type, nd->opset, nd->input_count, nd->output_count);
+    if (!b->st && !m) b->st = fe_x_oom();
+    if (!m) return NULL;
+    uint32_t *in = m->inputs, *out = m->outputs;
+    *m = *nd;
+    m->inputs = memcpy(in, nd->inputs, nd->input_count * sizeof *in);
+    m->outputs = memcpy(out, nd->outputs, nd->output_count * sizeof *out);
+    return m;
+}
+
 uint32_t fe_b_iota(fe_build *b, int64_t count) {
     if (b->st) return FE_NONE;
     fe_tensor *t;
