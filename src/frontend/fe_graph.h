@@ -242,6 +242,11 @@ typedef struct fe_value {
      * results: made by the first such op, shared by the others, so that
      * their outputs are padded alike; 0: none yet. */
     uint32_t selected_valid;
+    /* A padded NonZero's output when its condition is 1-D: 1 + that
+     * condition ([1, count]: the places of its trues), for a TopK of what
+     * it selects to read the condition instead (fe_topk_of_selection);
+     * 0: none. */
+    uint32_t nonzero_of;
     /* A Shape's output that only decides shapes, read from a value padded
      * along a dim: 1 + that value, and the entry of the shape that is its
      * padded dim. A ConstantOfShape or Expand to this shape (torch's

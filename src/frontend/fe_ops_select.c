@@ -133,7 +133,10 @@ static lm_status nonzero_padded(fe_ctx *c, const fe_node *n) {
     uint32_t out = fe_b_node(b, "Transpose", 13, &rows, 1, &tr);
     fe_b_ints_attr(b, tr, "perm", true, (const int64_t[]){1, 0}, 2);
     if (!b->st) b->st = fe_x_identity(&b->x, out, nd->outputs[0]);
-    return end_padded(c, b, nd->outputs[0], 1, valid);
+    uint32_t result = nd->outputs[0], cond = nd->inputs[0];
+    if ((st = end_padded(c, b, result, 1, valid))) return st;
+    if (rank == 1) c->g->values[result].nonzero_of = cond + 1;
+    return LM_OK;
 }
 
 static lm_status infer_nonzero(fe_ctx *c, const fe_node *n) {
@@ -167,6 +170,165 @@ static lm_status infer_nonzero(fe_ctx *c, const fe_node *n) {
         k++;
     }
     return fe_set_out_const(c, n, 0, t);
+}
+
+/* ---- TopK of a selection ----
+ *
+ * Detectors keep the scores above a threshold, then the best k of those:
+ * torchvision's RetinaNet and FCOS, per feature level, keep = scores > t,
+ * scores[keep].topk(k), and where(keep)[0] read at the TopK's indices.
+ * Padded, the selection is as long as the scores, and a vector is stored
+ * as tile rows: a RetinaNet level of 8.2M scores at 800 pixels made a
+ * gigabyte for each vector of the selection's places, running sum and
+ * scatter. Yet the best k of the selected scores are the best k of all
+ * the scores with the others replaced by -inf, which every selected one
+ * beats (a score above a threshold is neither -inf nor NaN), ties alike in
+ * the scores' order; and the places of the selected scores read at the
+ * TopK's indices are that TopK's own indices. So the TopK reads the scores
+ * masked, each such read of the places becomes its indices, and the
+ * selection is dead. Its results are the first min(k, selected) entries. */
+
+/* The number of dims of t other than 1. */
+static int32_t long_dims(const fe_type *t) {
+    int32_t n = 0;
+    for (int32_t a = 0; a < t->rank; a++)
+        n += t->dims[a] != 1;
+    return n;
+}
+
+/* The 1-D condition whose padded NonZero's places value v holds, moved
+ * whole ([1, count], [count, 1], [count]), or FE_NONE. Every value on the
+ * way has at most one dim other than 1 and as many elements, so each move
+ * keeps the places in order (a Gather picks along a dim of 1, a Slice
+ * steps forward). */
+static uint32_t places_of(fe_ctx *c, uint32_t v) {
+    static const char *const moves[] = {"Identity",  "Squeeze", "Unsqueeze", "Reshape", "Flatten",
+                                        "Transpose", "Split",   "Gather",    "Slice",   NULL};
+    const fe_graph *g = c->g;
+    for (int depth = 0; v != FE_NONE && depth < 32; depth++) {
+        const fe_value *val = &g->values[v];
+        if (!fe_type_is_known(&val->type) || long_dims(&val->type) > 1) return FE_NONE;
+        if (val->nonzero_of) return val->nonzero_of - 1;
+        if (val->producer == FE_NONE) return FE_NONE;
+        const fe_node *p = &g->nodes[val->producer];
+        bool known = false;
+        for (size_t k = 0; moves[k]; k++)
+            known |= !strcmp(p->op_type, moves[k]);
+        if (!known || !p->input_count || p->inputs[0] == FE_NONE) return FE_NONE;
+        const fe_type *in = &g->values[p->inputs[0]].type;
+        if (!fe_type_is_known(in) || fe_type_volume(in) != fe_type_volume(&val->type))
+            return FE_NONE;
+        int64_t a = 0;
+        if (!strcmp(p->op_type, "Gather")) {
+            if (fe_attr_int(c, p, "axis", 0, &a)) return FE_NONE;
+            if (a < 0) a += in->rank;
+            if (a < 0 || a >= in->rank || in->dims[a] != 1) return FE_NONE;
+        }
+        if (!strcmp(p->op_type, "Slice") && fe_has_in(p, 4)) {
+            const fe_tensor *steps = g->values[p->inputs[4]].konst;
+            for (uint64_t k = 0; steps && k < steps->count; k++)
+                if (fe_tensor_get_i64(steps, k) < 1) return FE_NONE;
+            if (!steps) return FE_NONE;
+        }
+        v = p->inputs[0];
+    }
+    return FE_NONE;
+}
+
+/* 1 when condition m selects the entries of x above something (x > t,
+ * t < x), -1 below (x < t, t > x), else 0; m as long as x. */
+static int selects_beyond(const fe_ctx *c, uint32_t m, uint32_t x) {
+    const fe_value *mv = &c->g->values[m];
+    if (mv->producer == FE_NONE || mv->type.rank != 1) return 0;
+    const fe_node *p = &c->g->nodes[mv->producer];
+    bool gt = !strcmp(p->op_type, "Greater"), lt = !strcmp(p->op_type, "Less");
+    if ((!gt && !lt) || p->input_count != 2 || c->g->values[x].type.dims[0] != mv->type.dims[0])
+        return 0;
+    if (p->inputs[0] == x) return gt ? 1 : -1;
+    if (p->inputs[1] == x) return gt ? -1 : 1;
+    return 0;
+}
+
+/* The readers of TopK n's indices (node `self`) when each is a Gather
+ * (axis 0) of the places of condition m at them, in out_readers[*out_count]
+ * (at most `cap`); false when any other reads them. */
+static bool places_readers(fe_ctx *c, const fe_node *n, uint32_t self, uint32_t m,
+                           uint32_t *out_readers, uint32_t cap, uint32_t *out_count) {
+    const fe_graph *g = c->g;
+    uint32_t idx = n->outputs[1], count = 0;
+    *out_count = 0;
+    if (idx == FE_NONE) return true;
+    if (g->values[idx].graph_output) return false;
+    for (uint32_t k = 0; k < g->node_count; k++) {
+        const fe_node *r = &g->nodes[k];
+        for (uint32_t j = 0; j < r->implicit_count; j++)
+            if (r->implicit[j] == idx) return false;
+        for (uint32_t j = 0; j < r->input_count; j++) {
+            if (r->inputs[j] != idx) continue;
+            int64_t a = 0;
+            if (k <= self || j != 1 || strcmp(r->op_type, "Gather") || r->input_count != 2 ||
+                count == cap || fe_attr_int(c, r, "axis", 0, &a) || (a != 0 && a != -1) ||
+                g->values[r->inputs[0]].type.rank != 1 || places_of(c, r->inputs[0]) != m)
+                return false;
+            out_readers[count++] = k;
+        }
+    }
+    *out_count = count;
+    return true;
+}
+
+lm_status fe_topk_of_selection(fe_ctx *c, const fe_node *n, int64_t k, bool largest,
+                               bool *out_done) {
+    *out_done = false;
+    fe_graph *g = c->g;
+    const fe_value *sv = &g->values[n->inputs[0]];
+    if (sv->type.rank != 1 || sv->producer == FE_NONE || n->output_count != 2) return LM_OK;
+    /* The selected values: x gathered at the places of m's trues. */
+    const fe_node *p = &g->nodes[sv->producer];
+    bool nd = !strcmp(p->op_type, "GatherND");
+    int64_t a = 0;
+    if ((!nd && strcmp(p->op_type, "Gather")) || p->input_count != 2 ||
+        fe_attr_int(c, p, nd ? "batch_dims" : "axis", 0, &a) || (a != 0 && (nd || a != -1)))
+        return LM_OK;
+    uint32_t x = p->inputs[0], m = places_of(c, p->inputs[1]);
+    const fe_type *xt = &g->values[x].type, *it = &g->values[p->inputs[1]].type;
+    if (m == FE_NONE || xt->rank != 1 || !fe_elem_is_float(xt->elem) || g->values[x].padded ||
+        (nd && (it->rank != 2 || it->dims[1] != 1)) || (!nd && it->rank != 1))
+        return LM_OK;
+    int dir = selects_beyond(c, m, x);
+    if (!dir || (dir > 0) != largest) return LM_OK;
+    uint32_t self = (uint32_t)(n - g->nodes), readers[16], count;
+    if (!places_readers(c, n, self, m, readers, 16, &count)) return LM_OK;
+
+    fe_elem e = xt->elem;
+    uint32_t outs[2] = {n->outputs[0], n->outputs[1]};
+    fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
+    fe_x_begin(c, n, &b->x);
+    /* The record first: what puts padding back after the TopK reads it. */
+    uint32_t selected = fe_b_sum(b, fe_b_cast(b, m, FE_FLOAT), (const int64_t[]){0}, 1);
+    uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, k), fe_b_cast(b, selected, FE_INT64));
+    uint32_t scores =
+        fe_b_where(b, m, x, fe_b_const(b, e, 0, NULL, largest ? -INFINITY : INFINITY));
+    fe_node *op = fe_b_copy_node(b);
+    if (op) op->inputs[0] = scores;
+    if (!b->st)
+        for (uint32_t r = 0; r < count; r++) { /* idx[i] is i */
+            fe_node *rd = &g->nodes[readers[r]];
+            g->values[rd->inputs[0]].use_count--;
+            rd->op_type = "Identity";
+            rd->inputs[0] = outs[1];
+            rd->input_count = 1;
+            rd->attr_count = 0;
+        }
+    lm_status st = fe_x_end(c, &b->x, b->st);
+    if (st) return st;
+    for (uint32_t o = 0; o < 2; o++) {
+        if (outs[o] == FE_NONE) continue;
+        fe_mark_padded(c, outs[o], 0, valid);
+        c->g->values[outs[o]].pad_dirty = true; /* -inf and its places */
+    }
+    *out_done = true;
+    return LM_OK;
 }
 
 /* ---- Unique ---- */

@@ -585,7 +585,9 @@ static lm_status select_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
 
 /* TopK of input 0 padded along d: along d, the padding replaced by what
  * loses to every result, its first K entries padded as the input's first K
- * are; along another dim, each padded row's results are padding. */
+ * are (or, of values a threshold selected, the values masked instead:
+ * fe_topk_of_selection); along another dim, each padded row's results are
+ * padding. */
 static lm_status topk_read(fe_ctx *c, const fe_node *n, int32_t d) {
     const fe_type *t = fe_in_type(c, n, 0);
     int64_t axis, largest, k = 0;
@@ -606,6 +608,9 @@ static lm_status topk_read(fe_ctx *c, const fe_node *n, int32_t d) {
         k = ka && ka->type == FE_ATTR_INT ? ka->i : 0;
     }
     if (k < 0 || k > t->dims[d]) return LM_OK; /* its inference names the error */
+    bool done = false;
+    if (t->rank == 1 && ((st = fe_topk_of_selection(c, n, k, largest != 0, &done)) || done))
+        return st;
     fe_build bb = {.elem = t->elem}, *b = &bb;
     fe_x_begin(c, n, &b->x);
     double fill = extreme(t->elem, largest != 0);

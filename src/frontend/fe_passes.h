@@ -28,6 +28,12 @@ lm_status fe_infer_range(fe_ctx *c, uint32_t from, uint32_t to);
  * (to learn how many of its rows are read): rewritten now, and their new
  * nodes inferred (fe_ops_select.c). */
 lm_status fe_nms_resolve(fe_ctx *c);
+/* TopK node n (k best, `largest`) of a padded 1-D selection that reads
+ * better as a TopK of the selected values' source: rewritten so
+ * (*out_done), the reads of the selection's places at its indices made
+ * reads of its indices (fe_ops_select.c); else nothing changes. */
+lm_status fe_topk_of_selection(fe_ctx *c, const fe_node *n, int64_t k, bool largest,
+                               bool *out_done);
 lm_status fe_seq_bind_outputs(fe_ctx *c);
 
 /* The binary's name of graph output k. */

@@ -3550,6 +3550,56 @@ write_case("padded_nms_sliced_counted_fp32",
            inits=[("mall", np.array([nbk_n], np.int64)), ("iou", np.array([nbk_thr], np.float32)),
                   ("sthr", np.array([0.1], np.float32)), ("zero", np.array([0], np.int64)),
                   ("twenty", np.array([20], np.int64))])
+# A detector's per-level selection as torchvision exports it (RetinaNet,
+# FCOS): the scores above a threshold (GatherND of the NonZero), their
+# places (a second NonZero, split and squeezed), k = min(K, how many) and
+# the places of the best k. Read as a TopK of the scores masked (the padded
+# selection is then never made). Scores in steps of 1/64 (ties in index
+# order), with NaN and infinities; `a` selects more than K = 300, `b`
+# fewer (the rest padding).
+tsl = np.random.default_rng(41)
+tsl_a = (tsl.integers(0, 64, 20000) / 64).astype(np.float32)
+tsl_a[[7, 700, 7000]] = [np.nan, np.inf, -np.inf]
+tsl_b = np.where(tsl.random(20000) < 0.01, tsl_a, np.float32(0.25)).astype(np.float32)
+
+
+def tsl_nodes(x):
+    p = x + "_"
+    return [helper.make_node("Greater", [x, "thr"], [p + "keep"]),
+            helper.make_node("NonZero", [p + "keep"], [p + "nz"]),
+            helper.make_node("Transpose", [p + "nz"], [p + "nzt"], perm=[1, 0]),
+            helper.make_node("GatherND", [x, p + "nzt"], [p + "sel"]),
+            helper.make_node("NonZero", [p + "keep"], [p + "nz2"]),
+            helper.make_node("Transpose", [p + "nz2"], [p + "nzt2"], perm=[1, 0]),
+            helper.make_node("Split", [p + "nzt2", "one"], [p + "col"], axis=1),
+            helper.make_node("Squeeze", [p + "col", "one"], [p + "idx"]),
+            helper.make_node("Shape", [p + "idx"], [p + "shape"]),
+            helper.make_node("Gather", [p + "shape", "zero0"], [p + "n"], axis=0),
+            helper.make_node("Unsqueeze", [p + "n", "zero"], [p + "n1"]),
+            helper.make_node("Concat", ["cap", p + "n1"], [p + "both"], axis=0),
+            helper.make_node("ReduceMin", [p + "both"], [p + "k0"], keepdims=0),
+            helper.make_node("Reshape", [p + "k0", "one"], [p + "k"]),
+            helper.make_node("TopK", [p + "sel", p + "k"], [x + "_v", p + "i"]),
+            helper.make_node("Gather", [p + "idx", p + "i"], [x + "_pos"], axis=0)]
+
+
+def tsl_best(x, k=300):
+    sel = np.nonzero(x > 0.5)[0]
+    order = sel[np.argsort(-x[sel], kind="stable")][:k]
+    v = np.full(k, np.nan, np.float32)
+    pos = np.full(k, -1, np.int64)
+    v[:len(order)], pos[:len(order)] = x[order], order
+    return v, pos
+
+
+assert (tsl_a > 0.5).sum() > 300 and 0 < (tsl_b > 0.5).sum() < 300
+write_case("padded_topk_of_selection_fp32", tsl_nodes("a") + tsl_nodes("b"),
+           [("a", tsl_a), ("b", tsl_b)],
+           [("a_v", tsl_best(tsl_a)[0]), ("a_pos", tsl_best(tsl_a)[1]),
+            ("b_v", tsl_best(tsl_b)[0]), ("b_pos", tsl_best(tsl_b)[1])], 13,
+           inits=[("thr", np.array(0.5, np.float32)), ("one", np.array([1], np.int64)),
+                  ("zero", np.array([0], np.int64)), ("zero0", np.array(0, np.int64)),
+                  ("cap", np.array([300], np.int64))])
 # Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
 # overlap nothing, so every class keeps all 8, in score order with ties to
 # the lower box).

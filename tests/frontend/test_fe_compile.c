@@ -1446,6 +1446,108 @@ static void test_padded_limits(void) {
                 "(they are sorted on one core)");
 }
 
+/* The best k of the run-time values above (or below) a threshold, with the
+ * selection's places read at the TopK's indices (a detector's
+ * scores[keep].topk(k) and where(keep)[0][indices]): chosen among the
+ * values masked, so the padded selection (a running sum and a scatter as
+ * long as the values) is never made. Each form compiles once and replays
+ * values of which more than k are selected and fewer (the rest padding:
+ * NaN and -1), ties, NaN and infinities among them; the results equal the
+ * selection's, ties in index order. The selection stays when the TopK's
+ * indices are read otherwise, or when it keeps values below the threshold
+ * and the TopK takes the largest. */
+static void test_topk_of_selection(void) {
+    enum { N = 64, K = 8 };
+    static const struct {
+        const char *cmp, *a, *b; /* the condition cmp(a, b) */
+        bool above, largest, indices_out, rewritten;
+    } forms[] = {
+        {"Greater", "x", "t", true, true, false, true},
+        {"Less", "x", "t", false, false, false, true},
+        {"Less", "t", "x", true, true, true, false},   /* indices also an output */
+        {"Less", "x", "t", false, true, false, false}, /* below, the largest */
+    };
+    float xs[2][N];
+    for (int i = 0; i < N; i++) {
+        xs[0][i] = (float)((i * 37) % 16) / 16; /* ties: 4 of each */
+        xs[1][i] = i % 13 == 5 ? 0.75f : 0.5f;  /* 5 above, none below */
+    }
+    xs[0][3] = NAN;
+    xs[0][9] = INFINITY;
+    xs[0][20] = -INFINITY;
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        Onnx__GraphProto *g = ob_graph("select");
+        Onnx__ModelProto *m = ob_model(g);
+        ob_input(g, ob_vi("x", ob_tensor_type(F32, 1, (const int64_t[]){N}, NULL)));
+        ob_output(g, ob_vi("v", ob_tensor_type(F32, 1, (const int64_t[]){K}, NULL)));
+        ob_output(g, ob_vi("pos", ob_tensor_type(I64, 1, (const int64_t[]){K}, NULL)));
+        if (forms[f].indices_out)
+            ob_output(g, ob_vi("i", ob_tensor_type(I64, 1, (const int64_t[]){K}, NULL)));
+        f32_init(g, "t", 0, NULL, (const float[]){0.5f}, 1);
+        i64_init(g, "k", 1, (const int64_t[]){K});
+        i64_init(g, "axes", 1, (const int64_t[]){0});
+        ob_node(g, forms[f].cmp, "keep", (const char *[]){forms[f].a, forms[f].b, NULL},
+                (const char *[]){"m", NULL});
+        ob_node(g, "NonZero", "nz", (const char *[]){"m", NULL}, (const char *[]){"nz", NULL});
+        ob_attr_is(ob_node(g, "Transpose", "tr", (const char *[]){"nz", NULL},
+                           (const char *[]){"tr", NULL}),
+                   "perm", (const int64_t[]){1, 0}, 2);
+        ob_node(g, "GatherND", "sel", (const char *[]){"x", "tr", NULL},
+                (const char *[]){"s", NULL});
+        ob_node(g, "Squeeze", "places", (const char *[]){"nz", "axes", NULL},
+                (const char *[]){"idx", NULL});
+        ob_attr_i(ob_node(g, "TopK", "best", (const char *[]){"s", "k", NULL},
+                          (const char *[]){"v", "i", NULL}),
+                  "largest", forms[f].largest);
+        ob_node(g, "Gather", "at", (const char *[]){"idx", "i", NULL},
+                (const char *[]){"pos", NULL});
+        lmfe_compile_options o;
+        lmfe_compile_options_init(&o);
+        o.pad_dynamic = true;
+        lm_binary *bin;
+        lmfe_report rep;
+        CHECK_OK(lmfe_compile_onnx(save(m), &o, &bin, &rep));
+        lmfe_placement want = forms[f].rewritten ? LMFE_REMOVED : LMFE_ON_DEVICE;
+        CHECK(placement_of(&rep, "GatherND") == want);
+        CHECK(placement_of(&rep, "CumSum") == want);
+        lmfe_report_free(&rep);
+        for (int run = 0; run < 2; run++) {
+            const float *x = xs[run];
+            /* The reference: the selected places in order of value, ties
+             * (and NaN, never selected) in index order. */
+            int64_t sel[N];
+            int count = 0;
+            for (int i = 0; i < N; i++)
+                if (forms[f].above ? x[i] > 0.5f : x[i] < 0.5f) sel[count++] = i;
+            for (int a = 1; a < count; a++)
+                for (int b = a; b > 0; b--) {
+                    float p = x[sel[b - 1]], q = x[sel[b]];
+                    if (!(forms[f].largest ? q > p : q < p)) break;
+                    int64_t tmp = sel[b];
+                    sel[b] = sel[b - 1];
+                    sel[b - 1] = tmp;
+                }
+            lm_replay *r;
+            CHECK_OK(replay_open(bin, &r));
+            float v[K];
+            int32_t pos[K]; /* int64 outputs come out as int32 */
+            CHECK_OK(lm_replay_set_input(r, "x", x, sizeof xs[run]));
+            CHECK_OK(lm_replay_run(r, NULL, NULL, NULL));
+            CHECK_OK(lm_replay_get_output(r, "v", v, sizeof v));
+            CHECK_OK(lm_replay_get_output(r, "pos", pos, sizeof pos));
+            lm_replay_close(r);
+            for (int j = 0; j < K; j++) {
+                if (j < count) {
+                    CHECK(pos[j] == sel[j] && v[j] == x[sel[j]]);
+                } else {
+                    CHECK(pos[j] == -1 && isnan(v[j]));
+                }
+            }
+        }
+        lm_binary_free(bin);
+    }
+}
+
 /* lmfe_compile_options.outputs: a model compiled up to values inside it.
  * After them comes a NonZero of run-time data (refused when compiled) that
  * reads a second input, k; cut at b = Exp(a) and a = Relu(x), in that order,
@@ -5846,6 +5948,7 @@ int main(void) {
     TEST_RUN(test_shape_op_folds);
     TEST_RUN(test_graph_outputs);
     TEST_RUN(test_padded_limits);
+    TEST_RUN(test_topk_of_selection);
     TEST_RUN(test_ceil_pool_images);
     TEST_RUN(test_reshape_views);
     TEST_RUN(test_depth_to_space_images);
