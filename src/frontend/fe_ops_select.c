@@ -235,18 +235,48 @@ static uint32_t places_of(fe_ctx *c, uint32_t v) {
     return FE_NONE;
 }
 
-/* 1 when condition m selects the entries of x above something (x > t,
- * t < x), -1 below (x < t, t > x), else 0; m as long as x. */
-static int selects_beyond(const fe_ctx *c, uint32_t m, uint32_t x) {
+/* 1 when condition m selects the entries of x above a threshold (x > t,
+ * t < x), -1 below (x < t, t > x), else 0; m as long as x. The threshold
+ * in *out_t. */
+static int selects_beyond(const fe_ctx *c, uint32_t m, uint32_t x, uint32_t *out_t) {
     const fe_value *mv = &c->g->values[m];
     if (mv->producer == FE_NONE || mv->type.rank != 1) return 0;
     const fe_node *p = &c->g->nodes[mv->producer];
     bool gt = !strcmp(p->op_type, "Greater"), lt = !strcmp(p->op_type, "Less");
     if ((!gt && !lt) || p->input_count != 2 || c->g->values[x].type.dims[0] != mv->type.dims[0])
         return 0;
-    if (p->inputs[0] == x) return gt ? 1 : -1;
-    if (p->inputs[1] == x) return gt ? -1 : 1;
-    return 0;
+    if (p->inputs[0] == x)
+        *out_t = p->inputs[1];
+    else if (p->inputs[1] == x)
+        *out_t = p->inputs[0];
+    else
+        return 0;
+    return (p->inputs[0] == x) == gt ? 1 : -1;
+}
+
+/* Elements of a value of type t as the device stores it in tiles (its
+ * last two dims padded to multiples of 32; a vector as rows). */
+static double tiled_elements(const fe_type *t) {
+    double n = 1;
+    for (int32_t a = 0; a + 2 < t->rank; a++)
+        n *= (double)t->dims[a];
+    int64_t h = t->rank >= 2 ? t->dims[t->rank - 2] : 1, w = t->rank ? t->dims[t->rank - 1] : 1;
+    return n * (double)((h + 31) / 32 * 32) * (double)((w + 31) / 32 * 32);
+}
+
+/* What 1-D value x was reshaped from, when that is stored in fewer tiles
+ * (a detector's scores, [1, anchors, classes], flattened), or FE_NONE. */
+static uint32_t flattened_from(const fe_ctx *c, uint32_t x) {
+    const fe_value *xv = &c->g->values[x];
+    if (xv->producer == FE_NONE || strcmp(c->g->nodes[xv->producer].op_type, "Reshape"))
+        return FE_NONE;
+    uint32_t y = c->g->nodes[xv->producer].inputs[0];
+    const fe_type *yt = &c->g->values[y].type;
+    if (!fe_type_is_known(yt) || c->g->values[y].padded ||
+        fe_type_volume(yt) != fe_type_volume(&xv->type) ||
+        tiled_elements(yt) >= tiled_elements(&xv->type))
+        return FE_NONE;
+    return y;
 }
 
 /* The readers of TopK n's indices (node `self`) when each is a Gather
@@ -295,20 +325,34 @@ lm_status fe_topk_of_selection(fe_ctx *c, const fe_node *n, int64_t k, bool larg
     if (m == FE_NONE || xt->rank != 1 || !fe_elem_is_float(xt->elem) || g->values[x].padded ||
         (nd && (it->rank != 2 || it->dims[1] != 1)) || (!nd && it->rank != 1))
         return LM_OK;
-    int dir = selects_beyond(c, m, x);
+    uint32_t t = FE_NONE;
+    int dir = selects_beyond(c, m, x, &t);
     if (!dir || (dir > 0) != largest) return LM_OK;
     uint32_t self = (uint32_t)(n - g->nodes), readers[16], count;
     if (!places_readers(c, n, self, m, readers, 16, &count)) return LM_OK;
+    /* The element-wise work on what x was flattened from, when that is
+     * stored in fewer tiles: a vector's tile rows hold 32 times its
+     * elements. */
+    uint32_t src = flattened_from(c, x);
+    const fe_type *tt = &g->values[t].type;
+    if (src == FE_NONE || fe_type_volume(tt) != 1) src = x;
+    int32_t rank = g->values[src].type.rank > tt->rank ? g->values[src].type.rank : tt->rank;
+    int64_t all[FE_MAX_RANK], len = xt->dims[0];
+    for (int32_t d = 0; d < rank; d++)
+        all[d] = d;
 
     fe_elem e = xt->elem;
     uint32_t outs[2] = {n->outputs[0], n->outputs[1]};
     fe_build bb = {.elem = FE_FLOAT}, *b = &bb;
     fe_x_begin(c, n, &b->x);
+    uint32_t cond = src == x ? m : fe_b_op(b, dir > 0 ? "Greater" : "Less", src, t);
     /* The record first: what puts padding back after the TopK reads it. */
-    uint32_t selected = fe_b_sum(b, fe_b_cast(b, m, FE_FLOAT), (const int64_t[]){0}, 1);
-    uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, k), fe_b_cast(b, selected, FE_INT64));
+    uint32_t selected = fe_b_sum(b, fe_b_cast(b, cond, FE_FLOAT), all, (uint32_t)rank);
+    selected = fe_b_cast(b, fe_b_reshape(b, selected, (const int64_t[]){1}, 1), FE_INT64);
+    uint32_t valid = fe_b_op(b, "Less", fe_b_iota(b, k), selected);
     uint32_t scores =
-        fe_b_where(b, m, x, fe_b_const(b, e, 0, NULL, largest ? -INFINITY : INFINITY));
+        fe_b_where(b, cond, src, fe_b_const(b, e, 0, NULL, largest ? -INFINITY : INFINITY));
+    if (src != x) scores = fe_b_reshape(b, scores, &len, 1);
     fe_node *op = fe_b_copy_node(b);
     if (op) op->inputs[0] = scores;
     if (!b->st)

@@ -3556,7 +3556,9 @@ write_case("padded_nms_sliced_counted_fp32",
 # the places of the best k. Read as a TopK of the scores masked (the padded
 # selection is then never made). Scores in steps of 1/64 (ties in index
 # order), with NaN and infinities; `a` selects more than K = 300, `b`
-# fewer (the rest padding).
+# fewer (the rest padding). `a` comes as [250, 80] and is flattened (as
+# torchvision flattens [1, anchors, classes]): the threshold then reads
+# that, stored in full tiles.
 tsl = np.random.default_rng(41)
 tsl_a = (tsl.integers(0, 64, 20000) / 64).astype(np.float32)
 tsl_a[[7, 700, 7000]] = [np.nan, np.inf, -np.inf]
@@ -3593,13 +3595,14 @@ def tsl_best(x, k=300):
 
 
 assert (tsl_a > 0.5).sum() > 300 and 0 < (tsl_b > 0.5).sum() < 300
-write_case("padded_topk_of_selection_fp32", tsl_nodes("a") + tsl_nodes("b"),
-           [("a", tsl_a), ("b", tsl_b)],
+write_case("padded_topk_of_selection_fp32",
+           [helper.make_node("Reshape", ["a2", "flat"], ["a"])] + tsl_nodes("a") + tsl_nodes("b"),
+           [("a2", tsl_a.reshape(250, 80)), ("b", tsl_b)],
            [("a_v", tsl_best(tsl_a)[0]), ("a_pos", tsl_best(tsl_a)[1]),
             ("b_v", tsl_best(tsl_b)[0]), ("b_pos", tsl_best(tsl_b)[1])], 13,
            inits=[("thr", np.array(0.5, np.float32)), ("one", np.array([1], np.int64)),
                   ("zero", np.array([0], np.int64)), ("zero0", np.array(0, np.int64)),
-                  ("cap", np.array([300], np.int64))])
+                  ("cap", np.array([300], np.int64)), ("flat", np.array([-1], np.int64))])
 # Many groups: 2 batch entries x 500 classes of 8 boxes with no area (they
 # overlap nothing, so every class keeps all 8, in score order with ties to
 # the lower box).
