@@ -822,12 +822,18 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
             }
         }
     }
-    /* [R, OH, OW, C], the mean of each bin's samples. */
-    lmnn_shape bins = LMNN_SHAPE((uint32_t)R, (uint32_t)p.oh, (uint32_t)p.ow, (uint32_t)p.ch);
+    /* [R, OH * OW, C], the mean of each bin's samples, to [R, C, OH * OW]:
+     * the last two dims swapped, tile by tile (moving C ahead of OH and OW
+     * in [R, OH, OW, C] would go element by element), then [R, C, OH, OW]. */
+    lmnn_shape bins = LMNN_SHAPE((uint32_t)R, (uint32_t)(p.oh * p.ow), (uint32_t)p.ch);
+    lmnn_shape out4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p.ch, (uint32_t)p.oh, (uint32_t)p.ow);
     lmnn_tensor pooled = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
     if (!p.take_max && p.ratio > 1)
         pooled = fe_work_scalar(k, LMNN_BINARY_MUL, pooled, 1.0 / (double)(p.ratio * p.ratio));
-    if (!k->st) k->st = lmnn_permute(pooled, (const int32_t[]){0, 3, 1, 2}, 4, NULL, &y);
+    lmnn_tensor planes =
+        k->st ? t
+              : fe_work_keep(k, lmnn_permute(pooled, (const int32_t[]){0, 2, 1}, 3, NULL, &t), &t);
+    if (!k->st) k->st = lmnn_reshape(planes, &out4, NULL, &y);
     st = k->st;
     fe_work_release(k, 0);
     free(k);
