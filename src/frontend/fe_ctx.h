@@ -150,7 +150,10 @@ typedef struct fe_plan {
 typedef struct fe_dev {
     lmnn_tensor tile, rm; /* tile-layout and row-major forms (either may be 0) */
     lmnn_tensor nhwc;     /* the flat NHWC image form (fe_plan.nhwc_out), or 0 */
-    uint32_t refs;        /* values that point here and are still to be used */
+    /* The value as rows, [dim 0, the rest] in tiles (fe_out_rows), or 0:
+     * the other forms are made from it when a reader asks for them. */
+    lmnn_tensor rows;
+    uint32_t refs; /* values that point here and are still to be used */
     /* A permutation not yet made (fe_out_permuted): the value is entry
      * `pre`'s tile form with its dims permuted by `perm`; FE_NONE: none. */
     uint32_t pre;
@@ -458,6 +461,16 @@ bool fe_out_view(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j, uint32_t a
                  const lmnn_shape *shape);
 /* Output i is input j (Identity and friends): no device work. */
 lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j);
+/* Hands `t` ([dim 0, the rest of output i's dims], tiles; consumed) over
+ * as output i held as rows: a reader that takes rows (fe_in_float_as of
+ * that shape, a Flatten after dim 0) reads it as it is, any other the
+ * value's own shape, made when first read. A row-wise scatter's result
+ * goes so, sparing a relayout each way when its dims after the first are
+ * small (RoiAlign's [R, C, 7, 7]: each 7x7 plane pads a 32x32 tile). */
+lm_status fe_out_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t);
+/* Input i's rows form (fe_out_rows) when it has one of `shape` (NULL:
+ * any; not owned), else a zero handle. */
+lmnn_tensor fe_in_rows(fe_ctx *c, const fe_node *n, uint32_t i, const lmnn_shape *shape);
 /* ---- permutations not yet made ----
  * A Transpose that keeps the last dim only records its permutation: its
  * output is held as "pre permuted by perm". Readers that can work on `pre`

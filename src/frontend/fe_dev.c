@@ -50,7 +50,8 @@ static void dev_release(fe_ctx *c, uint32_t d) {
     if (!(dev->borrowed & FE_VIEW_TILE)) fe_free(dev->tile);
     fe_free(dev->rm);
     if (!(dev->borrowed & FE_VIEW_NHWC)) fe_free(dev->nhwc);
-    dev->tile = dev->rm = dev->nhwc = (lmnn_tensor){0};
+    fe_free(dev->rows);
+    dev->tile = dev->rm = dev->nhwc = dev->rows = (lmnn_tensor){0};
     dev->borrowed = 0;
     uint32_t pre = dev->pre;
     dev->pre = FE_NONE;
@@ -89,6 +90,7 @@ void fe_values_release_all(fe_ctx *c) {
         if (!(c->devs[i].borrowed & FE_VIEW_TILE)) fe_free(c->devs[i].tile);
         fe_free(c->devs[i].rm);
         if (!(c->devs[i].borrowed & FE_VIEW_NHWC)) fe_free(c->devs[i].nhwc);
+        fe_free(c->devs[i].rows);
         c->devs[i] = (fe_dev){.pre = FE_NONE, .owner = FE_NONE};
     }
     for (uint32_t v = 0; v < c->g->value_count; v++)
@@ -241,7 +243,9 @@ static lm_status upload_const(fe_ctx *c, const fe_node *n, uint32_t vi) {
     return LM_OK;
 }
 
-static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **out) {
+/* Input i's device entry (a constant uploaded, a permutation not yet made
+ * made now). */
+static lm_status entry_of(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **out) {
     if (!fe_has_in(n, i)) return fe_fail(c, n, LM_ERR_INTERNAL, "input %u is missing", i);
     uint32_t vi = n->inputs[i];
     if (c->slots[vi].dev == FE_NONE) {
@@ -260,6 +264,18 @@ static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **
     }
     *out = d;
     return LM_OK;
+}
+
+/* entry_of, with a value held as rows given its own shape too. */
+static lm_status in_dev_entry(fe_ctx *c, const fe_node *n, uint32_t i, fe_dev **out) {
+    lm_status st = entry_of(c, n, i, out);
+    fe_dev *d = *out;
+    if (!st && !d->tile.id && !d->rm.id && !d->nhwc.id && d->rows.id) {
+        const fe_type *t = &c->g->values[n->inputs[i]].type;
+        lmnn_shape s = fe_shape(t->rank, t->dims);
+        if ((st = lmnn_reshape(d->rows, &s, NULL, &d->tile))) return fe_nn_fail(c, n, st);
+    }
+    return st;
 }
 
 bool fe_image_rank(const fe_type *t) {
@@ -594,9 +610,16 @@ lm_status fe_in_float_as(fe_ctx *c, const fe_node *n, uint32_t i, int32_t rank, 
                          lmnn_tensor *out) {
     lmnn_tensor f;
     bool owned = false;
+    lmnn_shape s = fe_shape(rank, dims);
+    lmnn_tensor rows = fe_in_rows(c, n, i, &s);
+    lmnn_tensor_info info;
+    if (rows.id && !lmnn_tensor_get_info(rows, &info) &&
+        (info.dtype == LMNN_FLOAT32 || info.dtype == LMNN_BFLOAT16)) {
+        lm_status st = lmnn_reshape(rows, &s, NULL, out); /* a view: the caller's to free */
+        return st ? fe_nn_fail(c, n, st) : LM_OK;
+    }
     lm_status st = fe_in_dev_float(c, n, i, &f, &owned);
     if (st) return st;
-    lmnn_shape s = fe_shape(rank, dims);
     st = lmnn_reshape(f, &s, NULL, out);
     if (owned) fe_free(f);
     return st ? fe_nn_fail(c, n, st) : LM_OK;
@@ -663,10 +686,34 @@ lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
     uint32_t vi = out_index(c, n, i);
     if (vi == FE_NONE) return LM_OK;
     fe_dev *d = NULL;
-    lm_status st = in_dev_entry(c, n, j, &d);
+    lm_status st = entry_of(c, n, j, &d); /* any form: the output is the same */
     if (st) return st;
     bind_value(c, vi, (uint32_t)(d - c->devs));
     return LM_OK;
+}
+
+lm_status fe_out_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
+    uint32_t vi = out_index(c, n, i), d;
+    lm_status st = vi == FE_NONE ? LM_OK : to_value_dtype(c, vi, &t);
+    if (!st && vi != FE_NONE) st = dev_new(c, &d);
+    if (st || vi == FE_NONE) {
+        fe_free(t);
+        return st ? fe_nn_fail(c, n, st) : LM_OK;
+    }
+    c->devs[d].owner = vi;
+    c->devs[d].rows = t;
+    bind_value(c, vi, d);
+    return LM_OK;
+}
+
+lmnn_tensor fe_in_rows(fe_ctx *c, const fe_node *n, uint32_t i, const lmnn_shape *shape) {
+    lmnn_tensor none = {0};
+    if (!fe_has_in(n, i) || c->slots[n->inputs[i]].dev == FE_NONE) return none;
+    lmnn_tensor t = c->devs[c->slots[n->inputs[i]].dev].rows;
+    lmnn_tensor_info info;
+    if (!t.id || lmnn_tensor_get_info(t, &info) || (shape && !same_shape(&info.shape, shape)))
+        return none;
+    return t;
 }
 
 lm_status fe_out_from_float(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {

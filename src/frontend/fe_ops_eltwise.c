@@ -1088,7 +1088,12 @@ static lm_status infer_castlike(fe_ctx *c, const fe_node *n) {
 
 static lm_status lower_cast(fe_ctx *c, const fe_node *n) {
     fe_elem from = fe_in_type(c, n, 0)->elem, to = c->g->values[n->outputs[0]].type.elem;
-    lmnn_tensor a, r;
+    lmnn_tensor a, r, rows = fe_in_rows(c, n, 0, NULL);
+    lmnn_tensor_info info;
+    /* A value held as rows, cast to what it is already: as it is held. */
+    if (rows.id && to != FE_BOOL && !lmnn_tensor_get_info(rows, &info) &&
+        info.dtype == fe_dev_dtype(c, to))
+        return fe_out_alias(c, n, 0, 0);
     lm_status st = fe_in_dev(c, n, 0, &a);
     if (st) return st;
     if (to == FE_BOOL && from != FE_BOOL) {
@@ -1103,7 +1108,6 @@ static lm_status lower_cast(fe_ctx *c, const fe_node *n) {
         return fe_out_from_float(c, n, 0, r);
     }
     lmnn_dtype want = fe_dev_dtype(c, to);
-    lmnn_tensor_info info;
     if ((st = lmnn_tensor_get_info(a, &info))) return fe_nn_fail(c, n, st);
     if (info.dtype == want) return fe_out_alias(c, n, 0, 0);
     if ((st = lmnn_typecast(a, want, &r))) return fe_nn_fail(c, n, st);

@@ -824,9 +824,11 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     }
     /* [R, OH * OW, C], the mean of each bin's samples, to [R, C, OH * OW]:
      * the last two dims swapped, tile by tile (moving C ahead of OH and OW
-     * in [R, OH, OW, C] would go element by element), then [R, C, OH, OW]. */
+     * in [R, OH, OW, C] would go element by element), then held as rows
+     * [R, C * OH * OW] (fe_out_rows): a box head's scatter and Flatten take
+     * them so, where [R, C, OH, OW] would pad each 7x7 plane to a tile. */
     lmnn_shape bins = LMNN_SHAPE((uint32_t)R, (uint32_t)(p.oh * p.ow), (uint32_t)p.ch);
-    lmnn_shape out4 = LMNN_SHAPE((uint32_t)R, (uint32_t)p.ch, (uint32_t)p.oh, (uint32_t)p.ow);
+    lmnn_shape out4 = LMNN_SHAPE((uint32_t)R, (uint32_t)(p.ch * p.oh * p.ow));
     lmnn_tensor pooled = k->st ? t : fe_work_keep(k, lmnn_reshape(acc, &bins, NULL, &t), &t);
     if (!p.take_max && p.ratio > 1)
         pooled = fe_work_scalar(k, LMNN_BINARY_MUL, pooled, 1.0 / (double)(p.ratio * p.ratio));
@@ -839,7 +841,7 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     free(k);
     fe_free(acc);
     if (st) return fe_nn_fail(c, n, st);
-    return fe_out_dev(c, n, 0, y);
+    return fe_out_rows(c, n, 0, y);
 }
 
 /* ---- MaxRoiPool (opset 1) ----

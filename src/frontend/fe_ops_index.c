@@ -568,9 +568,8 @@ static lm_status index_entries(fe_ctx *c, const fe_node *n, int64_t rest, scatte
  * where `to` says (its tensors freed here), as output 0. */
 static lm_status scatter_out(fe_ctx *c, const fe_node *n, scatter_to *to, int64_t N, int64_t M,
                              int64_t rest, reduction red) {
-    lmnn_tensor data = {0}, upd = {0}, y = {0}, shaped;
+    lmnn_tensor data = {0}, upd = {0}, y = {0};
     const fe_type *d = fe_in_type(c, n, 0), *u = fe_in_type(c, n, 2);
-    lmnn_shape ds = fe_shape(d->rank, d->dims);
     lm_status st;
     if (red == RED_NONE && to->index.id && d->rank >= 2 && u->rank >= 2 &&
         d->dims[d->rank - 1] == rest && u->dims[u->rank - 1] == rest) {
@@ -591,16 +590,15 @@ static lm_status scatter_out(fe_ctx *c, const fe_node *n, scatter_to *to, int64_
     }
     st = fe_in_float_as(c, n, 0, 2, (int64_t[]){N, rest}, &data);
     if (!st) st = fe_in_float_as(c, n, 2, 2, (int64_t[]){M, rest}, &upd);
-    if (!st) {
-        if (!(st = scatter_rows(c, n, data, to, upd, N, M, rest, red, &y)))
-            st = lmnn_reshape(y, &ds, NULL, &shaped);
-        if (st) st = fe_nn_fail(c, n, st);
-    }
+    if (!st && (st = scatter_rows(c, n, data, to, upd, N, M, rest, red, &y)))
+        st = fe_nn_fail(c, n, st);
     fe_free(data);
     fe_free(upd);
     scatter_to_free(to);
-    fe_free(y);
-    return st ? st : fe_out_from_float(c, n, 0, shaped);
+    if (st) return st;
+    /* Held as the rows it was scattered in: a reader of rows (the next
+     * scatter, a Flatten) takes them, any other the value's own shape. */
+    return fe_out_rows(c, n, 0, y);
 }
 
 static lm_status lower_scatternd(fe_ctx *c, const fe_node *n) {

@@ -46,14 +46,21 @@ static lm_status lower_reshape_to_out(fe_ctx *c, const fe_node *n) {
     int32_t perm[FE_MAX_RANK];
     lm_status st;
     if (plan->fusion.group_norm) return fe_lower_group_norm(c, n);
+    lmnn_shape s =
+        fe_shape(c->g->values[n->outputs[0]].type.rank, c->g->values[n->outputs[0]].type.dims);
+    /* Held as rows (a Flatten after a row-wise scatter): reshaped from them,
+     * a view when they are the new shape. */
+    lmnn_tensor rows = fe_in_rows(c, n, 0, NULL);
+    if (rows.id && !plan->fusion.step_count && !plan->nhwc_out) {
+        if ((st = lmnn_reshape(rows, &s, NULL, &r))) return fe_nn_fail(c, n, st);
+        return fe_out_dev(c, n, 0, r);
+    }
     /* With transposes fused, or a permutation not yet made: one pass. */
     if (plan->fusion.step_count ||
         (!plan->nhwc_out && !plan->nhwc_rows && fe_in_permuted(c, n, 0, &a, perm)))
         return fe_lower_regroup(c, n);
     bool flat;
     if ((st = fe_in_image(c, n, 0, &a, &flat))) return st;
-    lmnn_shape s =
-        fe_shape(c->g->values[n->outputs[0]].type.rank, c->g->values[n->outputs[0]].type.dims);
     /* An image goes to NCHW order and the new shape in one transpose, or,
      * flattened for readers that take its own order, to the new shape. */
     if (flat && plan->nhwc_rows) {

@@ -5368,6 +5368,31 @@ write_case("padded_scatter_rows_expanded",
                            ("c6", np.array([6], np.int64)), ("two", np.array(2, np.float32)),
                            ("feat", pq_feat), ("col4", np.array([-1, 1, 1, 1], np.int64)),
                            ("zeros", np.zeros((6, 3, 2, 2), np.float32))])
+# A scatter of whole rows hands its result over as the rows it scattered
+# ([6, 3 * 5 * 5]): the next scatter and a Flatten read them as they are,
+# a Cast to the same type passes them on, and a graph output (and the Add)
+# reads [6, 3, 5, 5] made from them.
+sr = np.random.default_rng(43)
+sr_base = sr.standard_normal((6, 3, 5, 5)).astype(np.float32)
+sr_u1, sr_u2 = (sr.standard_normal((2, 3, 5, 5)).astype(np.float32) for _ in range(2))
+sr_w = sr.standard_normal((75, 4)).astype(np.float32)
+sr_i1, sr_i2 = np.array([4, 1]), np.array([1, 5])
+sr_a = sr_base.copy()
+sr_a[sr_i1] = sr_u1
+sr_b = sr_a.copy()
+sr_b[sr_i2] = sr_u2
+write_case("scatter_rows_held",
+           [helper.make_node("ScatterElements", ["x", "i1", "u1"], ["a"], axis=0),
+            helper.make_node("Cast", ["a"], ["a32"], to=TensorProto.FLOAT),
+            helper.make_node("ScatterElements", ["a32", "i2", "u2"], ["b"], axis=0),
+            helper.make_node("Flatten", ["b"], ["flat"], axis=1),
+            helper.make_node("MatMul", ["flat", "w"], ["y"]),
+            helper.make_node("Add", ["a", "b"], ["ab"])],
+           [("x", sr_base), ("u1", sr_u1), ("u2", sr_u2)],
+           [("y", sr_b.reshape(6, 75) @ sr_w), ("b", sr_b), ("ab", sr_a + sr_b)], 13,
+           inits=[("i1", np.broadcast_to(sr_i1[:, None, None, None], (2, 3, 5, 5)).copy()),
+                  ("i2", np.broadcast_to(sr_i2[:, None, None, None], (2, 3, 5, 5)).copy()),
+                  ("w", sr_w)], atol=1e-5)
 write_case("refuse_padded_scatter_updates_only",
            masked_select_nodes("x", "s") +
            [helper.make_node("ScatterND", ["zeros", "at", "s"], ["y"], name="put")],
