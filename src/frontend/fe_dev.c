@@ -692,17 +692,28 @@ lm_status fe_out_alias(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t j) {
     return LM_OK;
 }
 
-lm_status fe_out_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
-    uint32_t vi = out_index(c, n, i), d;
-    lm_status st = vi == FE_NONE ? LM_OK : to_value_dtype(c, vi, &t);
-    if (!st && vi != FE_NONE) st = dev_new(c, &d);
+/* A new entry for output i's value, *t made the value's dtype, in *out_d;
+ * FE_NONE there, *t freed, when nothing reads the output or on failure. */
+static lm_status out_entry(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor *t,
+                           uint32_t *out_d) {
+    uint32_t vi = out_index(c, n, i);
+    lm_status st = vi == FE_NONE ? LM_OK : to_value_dtype(c, vi, t);
+    if (!st && vi != FE_NONE) st = dev_new(c, out_d);
     if (st || vi == FE_NONE) {
-        fe_free(t);
+        fe_free(*t);
+        *out_d = FE_NONE;
         return st ? fe_nn_fail(c, n, st) : LM_OK;
     }
-    c->devs[d].owner = vi;
+    return LM_OK;
+}
+
+lm_status fe_out_rows(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor t) {
+    uint32_t d;
+    lm_status st = out_entry(c, n, i, &t, &d);
+    if (st || d == FE_NONE) return st;
+    c->devs[d].owner = out_index(c, n, i);
     c->devs[d].rows = t;
-    bind_value(c, vi, d);
+    bind_value(c, c->devs[d].owner, d);
     return LM_OK;
 }
 
@@ -764,13 +775,9 @@ static lm_status out_pending(fe_ctx *c, const fe_node *n, uint32_t i, uint32_t p
 
 lm_status fe_out_permuted(fe_ctx *c, const fe_node *n, uint32_t i, lmnn_tensor pre,
                           const int32_t *perm) {
-    uint32_t vi = out_index(c, n, i), d;
-    lm_status st = vi == FE_NONE ? LM_OK : to_value_dtype(c, vi, &pre);
-    if (!st && vi != FE_NONE) st = dev_new(c, &d);
-    if (st || vi == FE_NONE) {
-        fe_free(pre);
-        return st ? fe_nn_fail(c, n, st) : LM_OK;
-    }
+    uint32_t d;
+    lm_status st = out_entry(c, n, i, &pre, &d);
+    if (st || d == FE_NONE) return st;
     c->devs[d].tile = pre;
     st = out_pending(c, n, i, d, perm);
     if (st) fe_free(pre);
