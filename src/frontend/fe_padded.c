@@ -112,12 +112,42 @@ static bool is_eltwise(const fe_node *n) {
     return false;
 }
 
+/* Ops that make each entry along dim 0 of their result (an image of a
+ * batch, a region's features) from input 0's entry there alone, their
+ * other inputs weights or parameters: a padded batch goes through them
+ * entry by entry (per_entry_read says when the attributes allow it). */
+static bool per_entry(const fe_node *n) {
+    static const char *const ops[] = {"Conv",
+                                      "ConvTranspose",
+                                      "MaxPool",
+                                      "AveragePool",
+                                      "LpPool",
+                                      "GlobalAveragePool",
+                                      "GlobalMaxPool",
+                                      "GlobalLpPool",
+                                      "BatchNormalization",
+                                      "InstanceNormalization",
+                                      "GroupNormalization",
+                                      "LayerNormalization",
+                                      "MeanVarianceNormalization",
+                                      "LpNormalization",
+                                      "LRN",
+                                      "DepthToSpace",
+                                      "SpaceToDepth",
+                                      "Resize",
+                                      "Upsample",
+                                      "Pad",
+                                      NULL};
+    return is_op(n, ops);
+}
+
 /* Whether n computes its results from the entries at their place along a
  * padded input's padded dim (the second way above), so that its padded
  * outputs hold whatever it made of padding (dirty). */
 static bool computes(fe_ctx *c, const fe_node *n) {
     static const char *const others[] = {"MatMul", "Gemm", "CumSum", "TopK", NULL};
     if (is_eltwise(n) || is_op(n, others)) return true;
+    if (per_entry(n)) return n->input_count && padded_dim(c, n->inputs[0]) == 0;
     if (!strcmp(n->op_type, "Gather") || !strcmp(n->op_type, "GatherND"))
         return n->input_count > 1 && padded_dim(c, n->inputs[1]) >= 0;
     uint32_t mask;
@@ -359,6 +389,87 @@ static lm_status matmul_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d)
     int32_t dim = gemm ? 0 : rb == 1 ? d : d + (rb > ra ? rb - ra : 0);
     mark_outputs(c, n, 0, dim);
     return LM_OK;
+}
+
+/* What Pad n adds before dim 0 of its rank-`rank` input (its pads, an
+ * attribute before opset 11, then a constant input over all dims or over
+ * its axes); an error when they are computed at run time. */
+static lm_status pad_begin_of_dim0(fe_ctx *c, const fe_node *n, int32_t rank, int64_t *out) {
+    int64_t pads[2 * FE_MAX_RANK], axes[FE_MAX_RANK];
+    uint32_t count, axis_count = 0;
+    *out = 0;
+    lm_status st = ints_of(c, n, n->opset < 11 ? 99 : 1, "pads", pads, &count);
+    if (!st && fe_has_in(n, 3)) st = ints_of(c, n, 3, "", axes, &axis_count);
+    if (st) return st;
+    if (!axis_count) {
+        *out = count ? pads[0] : 0;
+        return LM_OK;
+    }
+    for (uint32_t j = 0; j < axis_count && j < count; j++) {
+        int32_t a;
+        if ((st = fe_axis(c, n, axes[j], rank, &a))) return st;
+        if (a == 0) *out = pads[j];
+    }
+    return LM_OK;
+}
+
+/* An op of per_entry reading input k padded along dim d: a batch padded
+ * along dim 0 (input 0), no other input padded, and nothing in the op
+ * working across dim 0 (a normalization over it, BatchNormalization's
+ * training statistics, a resize of it). The result is padded along dim 0
+ * as the input is; what the op makes of padding stays there (dirty). */
+static lm_status per_entry_read(fe_ctx *c, const fe_node *n, uint32_t k, int32_t d) {
+    const char *op = n->op_type;
+    const fe_type *t = fe_in_type(c, n, 0);
+    const char *across = NULL;
+    for (uint32_t i = 1; i < n->input_count; i++)
+        if (padded_dim(c, n->inputs[i]) >= 0) across = "it reads another padded input";
+    int64_t axis = 0;
+    lm_status st = LM_OK;
+    if (!strcmp(op, "LayerNormalization") || !strcmp(op, "LpNormalization")) {
+        if ((st = fe_attr_int(c, n, "axis", -1, &axis))) return st;
+        if ((axis < 0 ? axis + t->rank : axis) == 0) across = "it normalizes along dim 0";
+    } else if (!strcmp(op, "MeanVarianceNormalization")) {
+        const int64_t *axes, def[] = {0, 2, 3};
+        size_t count = 3;
+        const fe_attr *a = fe_node_attr(n, "axes");
+        axes = def;
+        if (a && (st = fe_attr_ints(c, n, "axes", &axes, &count))) return st;
+        for (size_t j = 0; j < count; j++)
+            if ((axes[j] < 0 ? axes[j] + t->rank : axes[j]) == 0)
+                across = "it normalizes along dim 0";
+    } else if (!strcmp(op, "BatchNormalization")) {
+        if ((st = fe_attr_int(c, n, "training_mode", 0, &axis))) return st;
+        for (uint32_t o = 1; o < n->output_count; o++)
+            axis |= n->outputs[o] != FE_NONE; /* statistics asked for (before opset 14) */
+        if (axis) across = "it computes training statistics over dim 0";
+    } else if (!strcmp(op, "Pad") && k == 0 && d == 0) {
+        /* (and nothing after: per_entry_written) */
+        int64_t begin;
+        if ((st = pad_begin_of_dim0(c, n, t->rank, &begin))) return st;
+        if (begin) across = "it pads dim 0";
+    }
+    if (k != 0 || d != 0 || across)
+        return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                       "input %u ('%s') is padded along dim %d: %s keeps padding apart when "
+                       "its input 0 is padded along dim 0 (a batch, entry by entry)%s%s",
+                       k, fe_in(c, n, k)->name, d, op, across ? ", but " : "",
+                       across ? across : "");
+    mark_outputs(c, n, 0, 0);
+    return LM_OK;
+}
+
+/* After an op of per_entry read a padded batch: the result has as many
+ * entries along dim 0 as the input, known only once inferred (a Resize's
+ * scales, what a Pad adds after the batch). */
+static lm_status per_entry_written(fe_ctx *c, const fe_node *n) {
+    const fe_value *v = fe_in(c, n, 0), *o = &c->g->values[n->outputs[0]];
+    if (o->type.rank >= 1 && o->type.dims[0] == v->type.dims[0]) return LM_OK;
+    return fe_fail(c, n, LM_ERR_UNSUPPORTED,
+                   "input 0 ('%s') is padded along dim 0, which it %s (from %lld entries to "
+                   "%lld): the results would not stay first",
+                   v->name, !strcmp(n->op_type, "Pad") ? "pads" : "resizes",
+                   (long long)v->type.dims[0], (long long)(o->type.rank ? o->type.dims[0] : 1));
 }
 
 /* ---- working along the padded dim ---- */
@@ -1182,6 +1293,7 @@ lm_status fe_padded_read(fe_ctx *c, const fe_node *n) {
     if (is_eltwise(n)) return eltwise_read(c, n, k, d);
     if (!strcmp(n->op_type, "MatMul") || !strcmp(n->op_type, "Gemm"))
         return matmul_read(c, n, k, d);
+    if (per_entry(n)) return per_entry_read(c, n, k, d);
     if (k == 0 && !strcmp(n->op_type, "CumSum")) return cumsum_read(c, n, d);
     uint32_t mask;
     bool keep;
@@ -1247,12 +1359,37 @@ static lm_status restore_padding(fe_ctx *c, const fe_node *n) {
     return st;
 }
 
+/* Range(0, len(x), 1) of a value x padded along a dim (shape_read: the
+ * padded size): entry i is the place of x's entry i, so the result is
+ * padded alike (torch.arange(len(x)) to pair each of x's entries with its
+ * place: Mask R-CNN's mask_prob[arange(len(labels)), labels]). Its padding
+ * holds places, not yet the type's (dirty). */
+static void mark_range_like(fe_ctx *c, const fe_node *n) {
+    if (n->input_count != 3 || n->outputs[0] == FE_NONE || !fe_has_in(n, 1)) return;
+    const fe_value *limit = fe_in(c, n, 1);
+    const fe_tensor *start = fe_in_const(c, n, 0), *delta = fe_in_const(c, n, 2);
+    if (!limit->shape_of_padded || limit->shape_padded_at != 0 ||
+        fe_type_volume(&limit->type) != 1 || !start || !delta || start->count != 1 ||
+        delta->count != 1 || fe_tensor_get_i64(start, 0) != 0 || fe_tensor_get_i64(delta, 0) != 1)
+        return;
+    uint32_t src = limit->shape_of_padded - 1;
+    int32_t from = padded_dim(c, src);
+    const fe_type *o = &c->g->values[n->outputs[0]].type;
+    if (from < 0 || o->rank != 1 || o->dims[0] != c->g->values[src].type.dims[from]) return;
+    fe_mark_padded(c, n->outputs[0], 0, valid_of(c, src));
+    c->g->values[n->outputs[0]].pad_dirty = true;
+}
+
 /* ConstantOfShape or Expand (of an input not padded) to the shape of a
  * value padded along a dim (shape_read): its result is padded alike where
  * it holds one value along that dim -- torch's full_like(x) holds a value
  * for each of x's results, then for each of x's padding entries, which is
  * then padding. Its padding holds the fill, not yet the type's (dirty). */
 static void mark_shaped_like(fe_ctx *c, const fe_node *n) {
+    if (!strcmp(n->op_type, "Range")) {
+        mark_range_like(c, n);
+        return;
+    }
     bool expand = !strcmp(n->op_type, "Expand");
     if ((!expand && strcmp(n->op_type, "ConstantOfShape")) || n->input_count < 1u + expand ||
         n->outputs[0] == FE_NONE)
@@ -1321,6 +1458,10 @@ lm_status fe_padded_written(fe_ctx *c, const fe_node *n) {
             lm_status st = mark_reshaped(c, n, d);
             if (st || c->expanded) return st; /* (merged: the copy comes next) */
         } else if (computes(c, n)) {
+            if (per_entry(n) && n->outputs[0] != FE_NONE) {
+                lm_status st = per_entry_written(c, n);
+                if (st) return st;
+            }
             /* What the op made of padding stays until a reader needs it
              * back: most compute in place or mask it out themselves. */
             for (uint32_t o = 0; o < n->output_count; o++)

@@ -4751,6 +4751,87 @@ write_case("padded_compress_flatten_reshape",
            [("y", padded_to(pq_kept.reshape(3, 3, 2), 5, np.nan)),
             ("top", padded_to(pq_kept.max((1, 2)), 5, np.nan))], 13,
            inits=[("shape", np.array([5, 3, 2], np.int64))])
+# A padded batch of images through ops that work entry by entry (Mask
+# R-CNN's mask head on its selected regions): convolutions, a batch norm,
+# pooling, a Pad and a Resize of the other dims, an instance norm; and
+# torchvision's mask_prob[arange(len(x)), labels], whose arange is as long
+# as the padded batch and so padded alike.
+pbi_rng = np.random.default_rng(61)  # its own: the cases below keep their data
+pqi = pbi_rng.standard_normal((5, 3, 6, 6)).astype(np.float32)
+pqic = np.array([0.5, -1, 0.3, 0.8, -0.2], np.float32)
+pqi_w = (pbi_rng.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float32)
+pqi_b = pbi_rng.standard_normal(4).astype(np.float32)
+pqi_bn = [pbi_rng.uniform(0.5, 1.5, 4).astype(np.float32), pbi_rng.standard_normal(4).astype(np.float32),
+          pbi_rng.standard_normal(4).astype(np.float32), pbi_rng.uniform(0.5, 1.5, 4).astype(np.float32)]
+pqi_tw = (pbi_rng.standard_normal((4, 2, 2, 2)) * 0.3).astype(np.float32)
+pqi_is = pbi_rng.uniform(0.5, 1.5, 4).astype(np.float32)
+pqi_ib = pbi_rng.standard_normal(4).astype(np.float32)
+with torch.no_grad():
+    tt = torch.from_numpy
+    pqi_k = tt(pqi[pqic > 0])
+    pqi_c = torch.nn.functional.conv2d(pqi_k, tt(pqi_w), tt(pqi_b), padding=1)
+    pqi_c = torch.nn.functional.batch_norm(pqi_c, tt(pqi_bn[2]), tt(pqi_bn[3]), tt(pqi_bn[0]),
+                                           tt(pqi_bn[1]), eps=1e-5).relu()
+    pqi_p = torch.nn.functional.max_pool2d(pqi_c, 2)
+    pqi_p = torch.nn.functional.pad(pqi_p, (1, 1, 1, 1))
+    pqi_r = torch.nn.functional.interpolate(pqi_p, scale_factor=2, mode="nearest")
+    pqi_y = torch.nn.functional.instance_norm(pqi_r, weight=tt(pqi_is), bias=tt(pqi_ib), eps=1e-5)
+    pqi_g = torch.nn.functional.conv_transpose2d(pqi_c, tt(pqi_tw), stride=2).mean((2, 3),
+                                                                                   keepdim=True)
+    pqi_red = pqi_k.mean((2, 3))
+pqi_red = pqi_red.numpy()
+write_case("padded_compress_images",
+           [helper.make_node("Greater", ["c", "zero"], ["cb"]),
+            helper.make_node("Compress", ["x", "cb"], ["k"], axis=0),
+            helper.make_node("Conv", ["k", "w", "b"], ["conv"], pads=[1, 1, 1, 1]),
+            helper.make_node("BatchNormalization", ["conv", "bn_s", "bn_b", "bn_m", "bn_v"],
+                             ["bn"]),
+            helper.make_node("Relu", ["bn"], ["relu"]),
+            helper.make_node("MaxPool", ["relu"], ["pool"], kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("Pad", ["pool", "pads"], ["padded"]),
+            helper.make_node("Resize", ["padded", "", "scales"], ["big"], mode="nearest"),
+            helper.make_node("InstanceNormalization", ["big", "in_s", "in_b"], ["y"]),
+            helper.make_node("ConvTranspose", ["relu", "tw"], ["up"], strides=[2, 2]),
+            helper.make_node("GlobalAveragePool", ["up"], ["g"]),
+            # mask_prob[arange(len(k)), labels] as torchvision exports it
+            helper.make_node("ReduceMean", ["k"], ["red"], axes=[2, 3], keepdims=0),
+            helper.make_node("ArgMax", ["red"], ["lab"], axis=1, keepdims=0),
+            helper.make_node("Shape", ["k"], ["ks"]),
+            helper.make_node("Gather", ["ks", "zero_i"], ["n"], axis=0),
+            helper.make_node("Range", ["zero_i", "n", "one_i"], ["ar"]),
+            helper.make_node("Mul", ["ar", "three"], ["row"]),
+            helper.make_node("Add", ["row", "lab"], ["flat_idx"]),
+            helper.make_node("Reshape", ["red", "minus1"], ["red_flat"]),
+            helper.make_node("Gather", ["red_flat", "flat_idx"], ["picked"], axis=0)],
+           [("x", pqi), ("c", pqic)],
+           [("y", padded_to(pqi_y.numpy(), 5, np.nan)), ("g", padded_to(pqi_g.numpy(), 5, np.nan)),
+            ("picked", padded_to(pqi_red.max(1), 5, np.nan))], 13,
+           inits=[("zero", np.array(0, np.float32)), ("w", pqi_w), ("b", pqi_b),
+                  ("bn_s", pqi_bn[0]), ("bn_b", pqi_bn[1]), ("bn_m", pqi_bn[2]),
+                  ("bn_v", pqi_bn[3]), ("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)),
+                  ("scales", np.array([1, 1, 2, 2], np.float32)), ("in_s", pqi_is),
+                  ("in_b", pqi_ib), ("tw", pqi_tw), ("zero_i", np.array(0, np.int64)),
+                  ("one_i", np.array(1, np.int64)), ("three", np.array(3, np.int64)),
+                  ("minus1", np.array([-1], np.int64))], atol=1e-5)
+# ... and what works across the batch is refused, naming it.
+for tag, node, inits_, expect in [
+        ("pad", helper.make_node("Pad", ["k", "pads"], ["y"]),
+         [("pads", np.array([1, 0, 0, 0, 0, 0, 0, 0], np.int64))],
+         "Pad keeps padding apart when its input 0 is padded along dim 0 (a batch, entry by "
+         "entry), but it pads dim 0"),
+        ("pad_after", helper.make_node("Pad", ["k", "pads"], ["y"]),
+         [("pads", np.array([0, 0, 0, 0, 2, 0, 0, 0], np.int64))],
+         "is padded along dim 0, which it pads (from 5 entries to 7)"),
+        ("resize", helper.make_node("Resize", ["k", "", "scales"], ["y"], mode="nearest"),
+         [("scales", np.array([2, 1, 1, 1], np.float32))],
+         "is padded along dim 0, which it resizes (from 5 entries to 10)"),
+        ("mvn", helper.make_node("MeanVarianceNormalization", ["k"], ["y"]), [],
+         "but it normalizes along dim 0")]:
+    write_case("refuse_padded_batch_" + tag,
+               [helper.make_node("Greater", ["c", "zero"], ["cb"]),
+                helper.make_node("Compress", ["x", "cb"], ["k"], axis=0), node],
+               [("x", pqi), ("c", pqic)], [("y", (F, ["n", 3, 6, 6]))], 13,
+               inits=[("zero", np.array(0, np.float32))] + inits_, expect=expect)
 # Along the padded dim: softmax and running sums over the selected values.
 pq_e = np.exp(pqs - pqs.max())
 pq_cs = np.cumsum(pqs).astype(np.float32)
