@@ -238,6 +238,21 @@ typedef struct lmnn_scatter_options {
 
 void lmnn_scatter_options_init(lmnn_scatter_options *opts);
 
+/* Weighted row gather (bilinear and trilinear sampling: RoiAlign's and
+ * GridSample's taps): out[g, :] = the sum over taps t of weights[t, g] *
+ * a[index[t, g], :]. a is a row-major float32 or bfloat16 tensor [rows, C];
+ * index a row-major int32 or uint32 tensor [T, G] of 1 to
+ * LMNN_GATHER_TAPS_MAX taps, weights a row-major float32 tensor of the
+ * same shape, all on one device. out is a new tile tensor [G, C] of a's
+ * dtype (output: memory, default a's; its dtype unset or a's). The sums are
+ * float32, in tap order, rounded once to out's dtype. An int32 entry below
+ * 0 counts from the end of a's rows (-1 the last), as ONNX's Gather does;
+ * one outside [-rows, rows) (a uint32 one outside [0, rows)) reads zeros,
+ * whatever its weight. Errors as lmnn_index_select's. */
+#define LMNN_GATHER_TAPS_MAX 64u
+lm_status lmnn_gather_rows_weighted(lmnn_tensor a, lmnn_tensor index, lmnn_tensor weights,
+                                    const lmnn_output *output, lmnn_tensor *out);
+
 /* Row scatter (ONNX ScatterND over whole rows, PyTorch's index_copy_ along
  * dim 0, a key/value cache's update): out = a copy of `a` with row r(i)
  * replaced by row i of `updates`, for i in order, so of several entries that

@@ -249,6 +249,105 @@ static lmnn_tensor gs_float32(fe_work *k, lmnn_tensor a) {
     return info.dtype == LMNN_FLOAT32 ? a : fe_work_keep(k, lmnn_typecast(a, LMNN_FLOAT32, &t), &t);
 }
 
+/* Taps gathered by one lmnn_gather_rows_weighted (gs_gather): each one's
+ * rows and weights [1, G], row-major (int32 and float32), owned here. */
+typedef struct gs_taps {
+    uint32_t count;
+    lmnn_tensor rows[LMNN_GATHER_TAPS_MAX], weights[LMNN_GATHER_TAPS_MAX];
+} gs_taps;
+
+static void gs_taps_free(gs_taps *list) {
+    for (uint32_t i = 0; i < list->count; i++) {
+        fe_free(list->rows[i]);
+        fe_free(list->weights[i]);
+    }
+    list->count = 0;
+}
+
+/* The number of combinations of one tap of each of the `count` axes. */
+static uint32_t gs_combinations(const gs_axis *const *axes, uint32_t count) {
+    uint32_t n = 1;
+    for (uint32_t a = 0; a < count; a++)
+        n *= axes[a]->taps;
+    return n;
+}
+
+/* The rows (base + sum of index * stride) and the weight (the product of
+ * the taps' weights) of the combination `pick` of one tap of each of the
+ * `count` axes, kept on the work list. */
+static void gs_tap(fe_work *k, lmnn_tensor base, const gs_axis *const *axes, const int64_t *strides,
+                   uint32_t count, const uint32_t *pick, lmnn_tensor *out_at, lmnn_tensor *out_wt) {
+    lmnn_tensor at = base, wt = {0};
+    for (uint32_t a = 0; a < count; a++) {
+        lmnn_tensor idx = axes[a]->index[pick[a]], w = axes[a]->weight[pick[a]];
+        at = fe_work_binary(
+            k, LMNN_BINARY_ADD, at,
+            strides[a] == 1 ? idx : fe_work_scalar(k, LMNN_BINARY_MUL, idx, (double)strides[a]));
+        wt = a ? fe_work_binary(k, LMNN_BINARY_MUL, wt, w) : w;
+    }
+    *out_at = at;
+    *out_wt = wt;
+}
+
+/* Steps `pick` to the next combination, the last axis fastest; false
+ * after the last. */
+static bool gs_next(uint32_t *pick, const gs_axis *const *axes, uint32_t count) {
+    for (uint32_t a = count; a-- > 0;) {
+        if (++pick[a] < axes[a]->taps) return true;
+        pick[a] = 0;
+    }
+    return false;
+}
+
+/* Appends to `list` every combination of one tap of each of the `count`
+ * axes (room for them checked by the caller): rows base + sum of index *
+ * stride, weight the product of the taps' weights, G of each. */
+static void gs_taps_add(fe_work *k, gs_taps *list, lmnn_tensor base, const gs_axis *const *axes,
+                        const int64_t *strides, uint32_t count, int64_t G) {
+    lmnn_tensor t = {0};
+    lmnn_shape row = LMNN_SHAPE(1, (uint32_t)G);
+    uint32_t pick[3] = {0, 0, 0};
+    for (bool more = true; more && !k->st; more = gs_next(pick, axes, count)) {
+        uint32_t mark = k->count;
+        lmnn_tensor at, wt;
+        gs_tap(k, base, axes, strides, count, pick, &at, &wt);
+        lmnn_tensor ri = k->st ? t : fe_work_keep(k, fe_rows_index(at, G, &t), &t);
+        lmnn_tensor w32 = gs_float32(k, wt);
+        lmnn_tensor wr = k->st ? t : fe_work_keep(k, lmnn_to_layout(w32, LMNN_ROW_MAJOR, &t), &t);
+        lmnn_tensor r = {0}, w = {0};
+        if (!k->st && !(k->st = lmnn_reshape(ri, &row, NULL, &r)) &&
+            (k->st = lmnn_reshape(wr, &row, NULL, &w)))
+            fe_free(r);
+        if (!k->st) {
+            list->rows[list->count] = r;
+            list->weights[list->count++] = w;
+        }
+        fe_work_release(k, mark);
+    }
+}
+
+/* The sum over the list's taps of weight times row of image rows `img`
+ * (row-major float32 or bfloat16), [G, C] in float32 in the list's order,
+ * in one weighted gather (no tap's rows made on their own). A new tensor,
+ * or zero on failure (k->st). */
+static lmnn_tensor gs_gather(fe_work *k, lmnn_tensor img, const gs_taps *list) {
+    lmnn_tensor rows = {0}, weights = {0}, out = {0};
+    if (k->st) return out;
+    k->st = lmnn_concat(list->rows, list->count, 0, NULL, &rows);
+    if (!k->st) k->st = lmnn_concat(list->weights, list->count, 0, NULL, &weights);
+    if (!k->st) k->st = lmnn_gather_rows_weighted(img, rows, weights, NULL, &out);
+    fe_free(rows);
+    fe_free(weights);
+    return k->st ? (lmnn_tensor){0} : out;
+}
+
+/* Whether image rows `img` can be gathered by gs_gather. */
+static bool gs_gatherable(fe_work *k, lmnn_tensor img) {
+    lmnn_tensor_info info;
+    return !k->st && !lmnn_tensor_get_info(img, &info) &&
+           (info.dtype == LMNN_FLOAT32 || info.dtype == LMNN_BFLOAT16);
+}
+
 /* The G samples [G, C] of image rows `img` (row-major) at every combination
  * of one tap of each of the `count` axes: rows base + sum of index * stride
  * over the axes, each times the product of the taps' weights, combined by
@@ -259,19 +358,20 @@ static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_ax
                       const int64_t *strides, uint32_t count, int64_t G, bool take_max,
                       const lmnn_shape *dense, lmnn_tensor *out) {
     lmnn_tensor t = {0}, acc = {0};
+    if (!take_max && !dense && gs_combinations(axes, count) <= LMNN_GATHER_TAPS_MAX &&
+        gs_gatherable(k, img)) {
+        gs_taps list = {0};
+        gs_taps_add(k, &list, base, axes, strides, count, G);
+        *out = gs_gather(k, img, &list);
+        gs_taps_free(&list);
+        return;
+    }
     lmnn_shape column = LMNN_SHAPE((uint32_t)G, 1);
     uint32_t pick[3] = {0, 0, 0};
-    for (bool more = true; more && !k->st;) {
+    for (bool more = true; more && !k->st; more = gs_next(pick, axes, count)) {
         uint32_t mark = k->count;
-        lmnn_tensor at = base, wt = {0};
-        for (uint32_t a = 0; a < count; a++) {
-            lmnn_tensor idx = axes[a]->index[pick[a]], w = axes[a]->weight[pick[a]];
-            at = fe_work_binary(k, LMNN_BINARY_ADD, at,
-                                strides[a] == 1
-                                    ? idx
-                                    : fe_work_scalar(k, LMNN_BINARY_MUL, idx, (double)strides[a]));
-            wt = a ? fe_work_binary(k, LMNN_BINARY_MUL, wt, w) : w;
-        }
+        lmnn_tensor at, wt;
+        gs_tap(k, base, axes, strides, count, pick, &at, &wt);
         lmnn_tensor_info wi;
         if (!dense && !k->st && !(k->st = lmnn_tensor_get_info(wt, &wi)) &&
             (wi.shape.rank != 2 || wi.shape.dims[1] != 1))
@@ -295,14 +395,6 @@ static void gs_sample(fe_work *k, lmnn_tensor img, lmnn_tensor base, const gs_ax
             }
         }
         fe_work_release(k, mark);
-        /* The next combination, the last axis fastest. */
-        more = false;
-        for (uint32_t a = count; a-- > 0 && !more;) {
-            if (++pick[a] < axes[a]->taps)
-                more = true;
-            else
-                pick[a] = 0;
-        }
     }
     if (k->st) {
         fe_free(acc);
@@ -760,6 +852,48 @@ static lmnn_tensor ra_fractions(fe_ctx *c, const fe_node *n, fe_work *k, uint32_
     return t;
 }
 
+/* The 0/1 table [bins, OH * OW] spreading a [R, bins] tensor along y
+ * (`along_y`: bins OH) or x (OW) over the [R, OH * OW] samples of every
+ * bin: entry [i, j] is 1 where sample j lies in bin i (aux slot `slot`). */
+static lmnn_tensor ra_spread_table(fe_ctx *c, const fe_node *n, fe_work *k, uint32_t slot,
+                                   const ra_params *p, bool along_y) {
+    lmnn_tensor t = {0};
+    fe_tensor *f;
+    int64_t bins = along_y ? p->oh : p->ow, cols = p->oh * p->ow;
+    if (k->st || (k->st = fe_const_new(c, FE_FLOAT, 2, (int64_t[]){bins, cols}, &f))) return t;
+    for (int64_t j = 0; j < cols; j++)
+        fe_tensor_set_f64(f, (uint64_t)((along_y ? j / p->ow : j % p->ow) * cols + j), 1.0);
+    k->st = fe_aux_f32(c, n, slot, f, &t);
+    return t;
+}
+
+/* v [R, bins] (times `scale`) spread to [R, OH * OW] by `table`: a product
+ * with one term a column, so exact. */
+static lmnn_tensor ra_spread(fe_work *k, lmnn_tensor v, lmnn_tensor table, double scale) {
+    lmnn_tensor t = {0};
+    if (scale != 1.0) v = fe_work_scalar(k, LMNN_BINARY_MUL, v, scale);
+    return k->st ? t : fe_work_keep(k, lmnn_matmul(v, table, NULL, &t), &t);
+}
+
+/* One sample of every bin ([R, OH] coordinates yc, [R, OW] xc) as taps of
+ * the [R, OH * OW] samples, appended to `list`: the taps are worked out on
+ * [R, OH] and [R, OW] and only then spread over the bins (broadcasting [R,
+ * OH, 1] with [R, 1, OW] would make every op's operands R tiles). */
+static void ra_sample_taps(fe_work *k, const ra_params *p, lmnn_tensor yc, lmnn_tensor xc,
+                           lmnn_tensor base, const lmnn_tensor spread[2], int64_t G,
+                           gs_taps *list) {
+    gs_axis ay, ax, sy = {.taps = 2}, sx = {.taps = 2};
+    ra_axis_taps(k, yc, p->h, &ay);
+    ra_axis_taps(k, xc, p->w, &ax);
+    for (uint32_t i = 0; i < 2; i++) {
+        sy.index[i] = ra_spread(k, ay.index[i], spread[0], (double)p->w);
+        sy.weight[i] = ra_spread(k, ay.weight[i], spread[0], 1.0);
+        sx.index[i] = ra_spread(k, ax.index[i], spread[1], 1.0);
+        sx.weight[i] = ra_spread(k, ax.weight[i], spread[1], 1.0);
+    }
+    gs_taps_add(k, list, base, (const gs_axis *const[]){&sy, &sx}, (const int64_t[]){1, 1}, 2, G);
+}
+
 static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
     ra_params p;
     lm_status st = ra_params_of(c, n, &p);
@@ -791,6 +925,18 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
      * `ratio` entries, which tiles pad to 32.) */
     lmnn_shape ys = LMNN_SHAPE((uint32_t)R, (uint32_t)p.oh, 1),
                xs = LMNN_SHAPE((uint32_t)R, 1, (uint32_t)p.ow);
+    /* Averaged, every sample's taps go into one weighted gather when they
+     * are few enough (sampling_ratio up to 4). */
+    gs_taps all = {0};
+    bool one_gather = !p.take_max && p.ratio * p.ratio * 4 <= (int64_t)LMNN_GATHER_TAPS_MAX &&
+                      gs_gatherable(k, img);
+    lmnn_tensor spread[2] = {{0}, {0}}, base2 = {0};
+    if (one_gather) {
+        lmnn_shape r2 = LMNN_SHAPE((uint32_t)R, 1);
+        spread[0] = ra_spread_table(c, n, k, 1000, &p, true);
+        spread[1] = ra_spread_table(c, n, k, 1001, &p, false);
+        base2 = k->st ? t : fe_work_keep(k, lmnn_reshape(base, &r2, NULL, &t), &t);
+    }
     for (int64_t sy = 0; sy < p.ratio && !k->st; sy++) {
         for (int64_t sx = 0; sx < p.ratio && !k->st; sx++) {
             uint32_t mark = k->count;
@@ -798,6 +944,11 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
             lmnn_tensor fx = ra_fractions(c, n, k, 2 * (uint32_t)sx + 1, p.ow, sx, p.ratio);
             lmnn_tensor yc = ra_coords(k, &p, col[1], col[3], p.oh, fy);
             lmnn_tensor xc = ra_coords(k, &p, col[0], col[2], p.ow, fx);
+            if (one_gather) {
+                ra_sample_taps(k, &p, yc, xc, base2, spread, G, &all);
+                fe_work_release(k, mark);
+                continue;
+            }
             lmnn_tensor y3 = k->st ? t : fe_work_keep(k, lmnn_reshape(yc, &ys, NULL, &t), &t);
             lmnn_tensor x3 = k->st ? t : fe_work_keep(k, lmnn_reshape(xc, &xs, NULL, &t), &t);
             gs_axis ay, ax;
@@ -822,6 +973,8 @@ static lm_status lower_roialign(fe_ctx *c, const fe_node *n) {
             }
         }
     }
+    if (one_gather) acc = gs_gather(k, img, &all);
+    gs_taps_free(&all);
     /* [R, OH * OW, C], the mean of each bin's samples, to [R, C, OH * OW]:
      * the last two dims swapped, tile by tile (moving C ahead of OH and OW
      * in [R, OH, OW, C] would go element by element), then held as rows

@@ -649,3 +649,123 @@ lm_status lmnn_scatter_rows(lmnn_tensor a, lmnn_tensor index, lmnn_tensor update
     if (!st && prog) st = nn_launch(op, prog, tensors, map.offsets ? 4 : 3);
     return finish(st, oh, out, (lmnn_tensor){0}, NULL);
 }
+
+/* ---- weighted row gather ---- */
+
+/* L1 the tilized taps of one unit may take (circular buffer 3). */
+#define GW_TAPS_BYTES (512u * 1024u)
+
+lm_status lmnn_gather_rows_weighted(lmnn_tensor a, lmnn_tensor index, lmnn_tensor weights,
+                                    const lmnn_output *output, lmnn_tensor *out) {
+    const char *op = "lmnn_gather_rows_weighted";
+    char s1[128], s2[128];
+    if (!out) return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "out is NULL");
+    nn_tensor *t, *ix, *w;
+    lm_status st = nn_get_tensor(op, "a", a, &t);
+    if (!st) st = get_index(op, "index", index, t, &ix);
+    if (!st) st = nn_get_tensor(op, "weights", weights, &w);
+    if (!st) st = nn_check_same_device(op, "weights", w, t);
+    if (st) return st;
+    if (t->layout != LMNN_ROW_MAJOR || t->shape.rank != 2 ||
+        (t->dtype != LMNN_FLOAT32 && t->dtype != LMNN_BFLOAT16))
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "a: expected a row_major float32 or bfloat16 tensor of 2 dims, given %s "
+                       "%s %s",
+                       lmnn_layout_name(t->layout), lmnn_dtype_name(t->dtype),
+                       nn_shape_str(&t->shape, s1, sizeof s1));
+    if (ix->shape.rank != 2 || ix->shape.dims[0] < 1 || ix->shape.dims[0] > LMNN_GATHER_TAPS_MAX)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "index: expected [taps, rows] with 1 to %u taps, given %s",
+                       LMNN_GATHER_TAPS_MAX, nn_shape_str(&ix->shape, s1, sizeof s1));
+    if (w->layout != LMNN_ROW_MAJOR || w->dtype != LMNN_FLOAT32 || w->shape.rank != 2 ||
+        w->shape.dims[0] != ix->shape.dims[0] || w->shape.dims[1] != ix->shape.dims[1])
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op,
+                       "weights: expected a row_major float32 tensor of index's shape %s, given "
+                       "%s %s %s",
+                       nn_shape_str(&ix->shape, s1, sizeof s1), lmnn_layout_name(w->layout),
+                       lmnn_dtype_name(w->dtype), nn_shape_str(&w->shape, s2, sizeof s2));
+    if (output && output->dtype && output->dtype != t->dtype)
+        return nn_fail(LM_ERR_INVALID_ARGUMENT, op, "output: dtype %s, expected a's %s",
+                       lmnn_dtype_name(output->dtype), lmnn_dtype_name(t->dtype));
+    uint32_t rows = t->shape.dims[0], cols = t->shape.dims[1];
+    uint32_t taps = ix->shape.dims[0], g = ix->shape.dims[1];
+    lmnn_memory_config mem;
+    if ((st = dm_out_memory(op, output, t, &mem))) return st;
+    dm_out od = {LMNN_SHAPE(g, cols), t->dtype, LMNN_TILE, mem};
+    lmnn_tensor oh = {0};
+    nn_tensor *o;
+    if ((st = dm_make(op, t->device, &od, &oh, &o))) return st;
+    if (!g || !cols || !rows) return finish(LM_OK, oh, out, (lmnn_tensor){0}, NULL);
+    /* Each unit a block of 32 rows by `group` column tiles, a divisor of
+     * the row's tiles (so no unit wraps a circular buffer), as many as dst
+     * holds in float32 and the taps' tiles leave L1 for. */
+    uint32_t esize = nn_rm_elem_size(t->dtype), tile = 1024 * esize, wt = (cols + 31) / 32;
+    uint32_t group = 8;
+    while (group > 1 && (wt % group || (uint64_t)taps * group * tile > GW_TAPS_BYTES))
+        group--;
+    uint32_t groups = wt / group;
+    uint64_t units = (uint64_t)((g + 31) / 32) * groups;
+    uint32_t args[10] = {0};
+    args[2] = (t->memory.type == LM_BUFFER_DRAM ? 1u : 0) |
+              (ix->memory.type == LM_BUFFER_DRAM ? 2u : 0) |
+              (w->memory.type == LM_BUFFER_DRAM ? 4u : 0) | (ix->dtype == LMNN_UINT32 ? 8u : 0);
+    args[3] = esize;
+    args[4] = rows;
+    args[5] = cols;
+    args[6] = g;
+    args[7] = taps;
+    args[8] = group;
+    args[9] = groups;
+    nn_key key;
+    nn_key_init(&key, "gather_rows_weighted");
+    nn_key_add(&key, args + 2, 8 * sizeof *args);
+    nn_key_tensor(&key, t);
+    nn_key_tensor(&key, ix);
+    nn_key_tensor(&key, w);
+    nn_key_tensor(&key, o);
+    nn_program *prog = nn_cache_find(t->device, &key);
+    if (!prog) {
+        nn_split split, tiles;
+        nn_program p = {0};
+        lm_data_format fin = nn_tile_format(t->dtype), fout = nn_tile_format(o->dtype);
+        uint32_t wargs[NN_TILE_WRITER_ARGS], nw = 0;
+        /* (a negative weight times a zero column past the last makes -0) */
+        st = nn_tile_writer_args(op, o, 3, cols % 32 != 0, wargs, &nw);
+        nn_kernel_spec reader = {
+            "gather_weighted_reader.c", LM_PROCESSOR_DM0, NULL, 0, NULL, 0, false};
+        nn_kernel_spec compute = {
+            "gather_weighted_compute.c", LM_PROCESSOR_COMPUTE, NULL, 0, NULL, 0, true};
+        nn_kernel_spec writer = {"tile_writer.c", LM_PROCESSOR_DM1, NULL, 0, NULL, 0, false};
+        lm_kernel rk = {0}, ck = {0}, wk = {0};
+        if (!st) st = nn_split_work(op, t->device, units, &split);
+        p.cores = split.all;
+        if (!st) st = nn_program_begin(op, t->device, &p);
+        if (!st) st = nn_program_cb(op, &p, 0, fin, tile, 2 * group);
+        if (!st) st = nn_program_cb(op, &p, 1, LM_DATA_FORMAT_FLOAT32, 4096, taps);
+        if (!st) st = nn_program_cb(op, &p, 2, LM_DATA_FORMAT_FLOAT32, 4096, 1);
+        if (!st) st = nn_program_cb(op, &p, 3, fin, tile, taps * group);
+        if (!st) st = nn_program_cb(op, &p, 16, fout, o->page_size, 2 * group);
+        if (!st) st = nn_program_kernel(op, &p, &reader, &rk);
+        if (!st) st = nn_program_kernel(op, &p, &compute, &ck);
+        if (!st) st = nn_program_kernel(op, &p, &writer, &wk);
+        /* The writer counts tiles, the others units. */
+        tiles = split;
+        for (uint32_t i = 0; i < split.num_cores; i++) {
+            tiles.first[i] = split.first[i] * group;
+            tiles.count[i] = split.count[i] * group;
+        }
+        if (!st) st = nn_kernel_split_args(op, &p, wk, &tiles, wargs, nw);
+        for (uint32_t i = 0; !st && i < split.num_cores; i++) {
+            args[0] = split.first[i];
+            args[1] = split.count[i];
+            st = lm_set_runtime_args(p.program, rk, split.cores[i], args, 10);
+            if (!st) st = lm_set_runtime_args(p.program, ck, split.cores[i], args, 10);
+            if (st) st = nn_fail_call(st, op);
+        }
+        if (st) nn_program_discard(&p);
+        if (!st) st = nn_cache_add(op, t->device, &key, &p, &prog);
+    }
+    nn_tensor *tensors[] = {t, ix, w, o};
+    if (!st) st = nn_launch(op, prog, tensors, 4);
+    return finish(st, oh, out, (lmnn_tensor){0}, NULL);
+}

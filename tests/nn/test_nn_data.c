@@ -1409,6 +1409,83 @@ static void test_index_out_of_range(void) {
         lmnn_tensor_free(ts[i]);
 }
 
+/* Weighted row gather: every output row the float32 sum, in tap order, of
+ * its taps' rows times their weights; out-of-range rows read zeros,
+ * negative int32 entries count from the end; several column groups and a
+ * partial last one, a partial last block of rows, bfloat16 rows. */
+static void test_gather_rows_weighted(void) {
+    const uint32_t rows = 37, taps = 5, g = 70;
+    uint32_t widths[] = {256, 45, 1};
+    for (int wi = 0; wi < 3; wi++) {
+        uint32_t c = widths[wi];
+        for (int bf = 0; bf < 2; bf++) {
+            lmnn_dtype dt = bf ? LMNN_BFLOAT16 : LMNN_FLOAT32;
+            lmnn_shape as = LMNN_SHAPE(rows, c), is = LMNN_SHAPE(taps, g);
+            float *x = nn_rand_floats((size_t)rows * c, -2, 2, 40 + wi);
+            float *xr = nn_rounded(x, (size_t)rows * c, dt);
+            float *w = nn_rand_floats((size_t)taps * g, -1, 1, 50 + wi);
+            int32_t *ix = malloc(sizeof *ix * taps * g);
+            uint64_t seed = 60 + (uint64_t)wi;
+            for (uint32_t k = 0; k < taps * g; k++)
+                ix[k] = (int32_t)(nn_rand_u32(&seed) % (2 * rows + 6)) - (int32_t)rows - 3;
+            lmnn_tensor a, idx = upload_index(&is, (const uint32_t *)ix, LMNN_INT32), wt, o;
+            CHECK_OK(nn_upload(&as, x, dt, LMNN_ROW_MAJOR, &a));
+            CHECK_OK(nn_upload(&is, w, LMNN_FLOAT32, LMNN_ROW_MAJOR, &wt));
+            CHECK_OK(lmnn_gather_rows_weighted(a, idx, wt, NULL, &o));
+            lmnn_shape os = LMNN_SHAPE(g, c);
+            CHECK(nn_output_is("gather_rows_weighted", o, &os, LMNN_TILE, dt, true));
+            float *y = nn_download(o);
+            size_t wrong = 0;
+            for (uint32_t r = 0; r < g; r++)
+                for (uint32_t k = 0; k < c; k++) {
+                    float sum = 0;
+                    for (uint32_t t = 0; t < taps; t++) {
+                        int32_t v = ix[t * g + r];
+                        v = v < 0 ? v + (int32_t)rows : v;
+                        float term = v >= 0 && v < (int32_t)rows ? xr[(size_t)v * c + k] : 0.0f;
+                        sum = t ? sum + w[t * g + r] * term : w[t * g + r] * term;
+                    }
+                    wrong += y[(size_t)r * c + k] != (bf ? nn_bf16(sum) : sum);
+                }
+            CHECK_EQ_U64(wrong, 0);
+            if (!bf) CHECK(nn_padding_is_zero(o)); /* (it reads float32 tiles) */
+            free(x);
+            free(xr);
+            free(w);
+            free(ix);
+            free(y);
+            lmnn_tensor ts[] = {a, idx, wt, o};
+            for (int i = 0; i < 4; i++)
+                lmnn_tensor_free(ts[i]);
+        }
+    }
+    /* Bad arguments name what is wrong. */
+    lmnn_shape as = LMNN_SHAPE(4, 8), is = LMNN_SHAPE(2, 3), big = LMNN_SHAPE(65, 3);
+    float x[32] = {0}, w[6] = {0};
+    int32_t ix[6] = {0};
+    lmnn_tensor a, at, idx = upload_index(&is, (const uint32_t *)ix, LMNN_INT32), wt, wbad, o;
+    CHECK_OK(nn_upload(&as, x, LMNN_FLOAT32, LMNN_ROW_MAJOR, &a));
+    CHECK_OK(nn_upload(&as, x, LMNN_FLOAT32, LMNN_TILE, &at));
+    CHECK_OK(nn_upload(&is, w, LMNN_FLOAT32, LMNN_ROW_MAJOR, &wt));
+    CHECK_OK(nn_upload(&is, w, LMNN_BFLOAT16, LMNN_ROW_MAJOR, &wbad));
+    CHECK_FAILS(lmnn_gather_rows_weighted(at, idx, wt, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "a: expected a row_major float32 or bfloat16 tensor of 2 dims, given tile");
+    CHECK_FAILS(lmnn_gather_rows_weighted(a, idx, wbad, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "weights: expected a row_major float32 tensor of index's shape [2, 3]");
+    CHECK_FAILS(lmnn_gather_rows_weighted(a, wt, wt, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected a row_major uint32 or int32 tensor");
+    CHECK_FAILS(lmnn_gather_rows_weighted(a, idx, wt, NULL, NULL), LM_ERR_INVALID_ARGUMENT,
+                "out is NULL");
+    int32_t *many = calloc(65 * 3, sizeof *many);
+    lmnn_tensor idx_big = upload_index(&big, (const uint32_t *)many, LMNN_INT32);
+    CHECK_FAILS(lmnn_gather_rows_weighted(a, idx_big, wt, NULL, &o), LM_ERR_INVALID_ARGUMENT,
+                "index: expected [taps, rows] with 1 to 64 taps, given [65, 3]");
+    free(many);
+    lmnn_tensor ts[] = {a, at, idx, wt, wbad, idx_big};
+    for (int i = 0; i < 6; i++)
+        lmnn_tensor_free(ts[i]);
+}
+
 static void test_embedding(void) {
     lmnn_shape ws = LMNN_SHAPE(50, 40), is = LMNN_SHAPE(2, 7);
     uint32_t ids[14];
@@ -2359,6 +2436,7 @@ int main(void) {
     TEST_RUN(test_index_out_of_range);
     TEST_RUN(test_index_negative_from_end);
     TEST_RUN(test_embedding);
+    TEST_RUN(test_gather_rows_weighted);
     TEST_RUN(test_scatter_rows);
     TEST_RUN(test_scatter_rows_mapped);
     TEST_RUN(test_upsample);
