@@ -1412,12 +1412,15 @@ static void test_index_out_of_range(void) {
 /* Weighted row gather: every output row the float32 sum, in tap order, of
  * its taps' rows times their weights; out-of-range rows read zeros,
  * negative int32 entries count from the end; several column groups and a
- * partial last one, a partial last block of rows, bfloat16 rows. */
+ * partial last one, a partial last block of rows, bfloat16 rows, the most
+ * taps. */
 static void test_gather_rows_weighted(void) {
-    const uint32_t rows = 37, taps = 5, g = 70;
-    uint32_t widths[] = {256, 45, 1};
-    for (int wi = 0; wi < 3; wi++) {
-        uint32_t c = widths[wi];
+    const uint32_t rows = 37, g = 70;
+    /* (the last: the most taps, whose tilized blocks take L1 enough that a
+     * unit narrows to 2 of the 32 column tiles) */
+    uint32_t widths[] = {256, 45, 1, 1000}, tap_counts[] = {5, 5, 5, LMNN_GATHER_TAPS_MAX};
+    for (int wi = 0; wi < 4; wi++) {
+        uint32_t c = widths[wi], taps = tap_counts[wi];
         for (int bf = 0; bf < 2; bf++) {
             lmnn_dtype dt = bf ? LMNN_BFLOAT16 : LMNN_FLOAT32;
             lmnn_shape as = LMNN_SHAPE(rows, c), is = LMNN_SHAPE(taps, g);
