@@ -300,14 +300,20 @@ static bool gs_next(uint32_t *pick, const gs_axis *const *axes, uint32_t count) 
 }
 
 /* Appends to `list` every combination of one tap of each of the `count`
- * axes (room for them checked by the caller): rows base + sum of index *
- * stride, weight the product of the taps' weights, G of each. */
+ * axes (the caller makes room for them: more is an internal error): rows
+ * base + sum of index * stride, weight the product of the taps' weights, G
+ * of each. */
 static void gs_taps_add(fe_work *k, gs_taps *list, lmnn_tensor base, const gs_axis *const *axes,
                         const int64_t *strides, uint32_t count, int64_t G) {
     lmnn_tensor t = {0};
     lmnn_shape row = LMNN_SHAPE(1, (uint32_t)G);
     uint32_t pick[3] = {0, 0, 0};
     for (bool more = true; more && !k->st; more = gs_next(pick, axes, count)) {
+        if (list->count == LMNN_GATHER_TAPS_MAX) {
+            k->st = err_set(LM_ERR_INTERNAL, "a weighted gather of more than %u taps",
+                            LMNN_GATHER_TAPS_MAX);
+            break;
+        }
         uint32_t mark = k->count;
         lmnn_tensor at, wt;
         gs_tap(k, base, axes, strides, count, pick, &at, &wt);
